@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+)
+
+type pgOps struct{ pool *pgxpool.Pool }
+
+func (p pgOps) Exec(ctx context.Context, sql string) error {
+	_, err := p.pool.Exec(ctx, sql)
+	return err
+}
+
+func (p pgOps) Count(ctx context.Context, sql string) (int64, error) {
+	var n int64
+	err := p.pool.QueryRow(ctx, sql).Scan(&n)
+	return n, err
+}
+
+func (p pgOps) Close() { p.pool.Close() }
+
+func runPostgres(ctx context.Context, o *options, logger *slog.Logger) error {
+	cfg, err := pgxpool.ParseConfig(o.databaseURL)
+	if err != nil {
+		return fmt.Errorf("parse database URL: %w", err)
+	}
+	if !strings.Contains(o.databaseURL, "pool_max_conns") {
+		cfg.MaxConns = int32(o.poolMaxConns)
+	}
+	if cfg.ConnConfig.RuntimeParams == nil {
+		cfg.ConnConfig.RuntimeParams = map[string]string{}
+	}
+	if cfg.ConnConfig.RuntimeParams["application_name"] == "" {
+		cfg.ConnConfig.RuntimeParams["application_name"] = "drover-peer-river"
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	defer pool.Close()
+
+	var syncCommit string
+	if err := pool.QueryRow(ctx, "SHOW synchronous_commit").Scan(&syncCommit); err != nil {
+		return fmt.Errorf("ping: %w", err)
+	}
+	settings := fmt.Sprintf("pgx v5 pgxpool MaxConns=%d (river bench: pgxpool default); synchronous_commit=%s", cfg.MaxConns, syncCommit)
+	var insertDriver riverdriver.Driver[pgx.Tx] // nil unless latency: must stay a nil interface
+	if o.scenario == "latency" {
+		icfg := cfg.Copy()
+		icfg.MaxConns = int32(o.insertConcurrency)
+		ipool, err := pgxpool.NewWithConfig(ctx, icfg)
+		if err != nil {
+			return fmt.Errorf("connect (insert pool): %w", err)
+		}
+		defer ipool.Close()
+		insertDriver = riverpgxv5.New(ipool)
+	}
+	return bench(ctx, o, logger, "postgres", settings, riverpgxv5.New(pool), insertDriver, pgOps{pool},
+		[]string{"TRUNCATE river_job", "VACUUM ANALYZE river_job"})
+}

@@ -1,0 +1,409 @@
+// Package drover is a job queue for fleets of workers: typed jobs, batched
+// claims and completions, leases with fencing, and a store that is either
+// PostgreSQL (droverpg) or an embedded SQLite file (droversqlite).
+//
+// A client inserts jobs and, when it has queues configured, works them:
+//
+//	workers := drover.NewWorkers()
+//	drover.AddWorker(workers, drover.WorkFunc(func(ctx context.Context, j *drover.Job[EmailArgs]) error {
+//		return send(ctx, j.Args)
+//	}))
+//	client, err := drover.NewClient(droverpg.New(pool), &drover.Config{
+//		Queues:  map[string]drover.QueueConfig{drover.DefaultQueue: {MaxWorkers: 100}},
+//		Workers: workers,
+//	})
+package drover
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	mrand "math/rand/v2"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/droverhq/drover/internal/completer"
+	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/internal/leadership"
+	"github.com/droverhq/drover/internal/maintenance"
+	"github.com/droverhq/drover/internal/notifier"
+	"github.com/droverhq/drover/internal/producer"
+)
+
+// Defaults for Config.
+const (
+	JobTimeoutDefault         = time.Minute
+	LeaseDurationDefault      = 30 * time.Second
+	StopTimeoutDefault        = 10 * time.Second
+	CompletedRetentionDefault = 24 * time.Hour
+	CancelledRetentionDefault = 7 * 24 * time.Hour
+	DiscardedRetentionDefault = 7 * 24 * time.Hour
+	PruneIntervalDefault      = time.Minute
+	LeaderTTLDefault          = 15 * time.Second
+)
+
+// Config configures a Client. The zero value of every field picks its
+// default.
+type Config struct {
+	// ID names this client in leases and leadership; default
+	// host-pid-random. It must be unique among running clients.
+	ID string
+	// Queues this client works, with their concurrency. A client with no
+	// queues only inserts and inspects.
+	Queues map[string]QueueConfig
+	// Workers handle jobs by kind. When set, inserting a kind without a
+	// worker fails before anything is stored.
+	Workers *Workers
+	Logger  *slog.Logger
+	// MaxAttempts is the default for jobs inserted without one.
+	MaxAttempts int
+	// JobTimeout cancels a handler's context after this long, unless the
+	// job or its worker says otherwise. Negative: no timeout.
+	JobTimeout time.Duration
+	// LeaseDuration is how long a claimed job stays held without a
+	// heartbeat. Running jobs are heartbeaten every third of it, so it only
+	// bounds how soon a dead worker's jobs come back.
+	LeaseDuration time.Duration
+	// RescueInterval is how often the leader returns expired leases;
+	// default a quarter of LeaseDuration, at most 15 s.
+	RescueInterval time.Duration
+	// PollInterval is the fallback fetch interval when no notification
+	// arrives; default chosen by the driver.
+	PollInterval time.Duration
+	// StopTimeout is how long Stop waits for running jobs before cancelling
+	// their contexts.
+	StopTimeout time.Duration
+	// Retention of finished jobs by final state. Negative keeps them
+	// forever; -1 is not special beyond that. Completed jobs are kept 24 h
+	// by default so that JobGet and the ledger of a bench can read them.
+	CompletedRetention time.Duration
+	CancelledRetention time.Duration
+	DiscardedRetention time.Duration
+	PruneInterval      time.Duration
+	// RetryPolicy returns how long to wait before attempt+1 after attempt
+	// failed; default attempt⁴ seconds plus jitter.
+	RetryPolicy func(attempt int) time.Duration
+	// LeaderTTL bounds how long maintenance pauses when the leader dies.
+	LeaderTTL time.Duration
+}
+
+// QueueConfig configures one queue of a client.
+type QueueConfig struct {
+	// MaxWorkers is how many jobs of the queue run at once in this client.
+	MaxWorkers int
+	// ClaimMax caps the jobs of one claim statement; default 500.
+	ClaimMax int
+}
+
+func (c *Config) withDefaults(d driver.Driver) (*Config, error) {
+	cfg := *c
+	if cfg.ID == "" {
+		host, _ := os.Hostname()
+		b := make([]byte, 4)
+		_, _ = rand.Read(b)
+		cfg.ID = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b))
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.MaxAttempts == 0 {
+		cfg.MaxAttempts = DefaultMaxAttempts
+	}
+	if cfg.JobTimeout == 0 {
+		cfg.JobTimeout = JobTimeoutDefault
+	}
+	if cfg.LeaseDuration == 0 {
+		cfg.LeaseDuration = LeaseDurationDefault
+	}
+	if cfg.RescueInterval == 0 {
+		cfg.RescueInterval = min(cfg.LeaseDuration/4, 15*time.Second)
+	}
+	if cfg.PollInterval == 0 {
+		cfg.PollInterval = d.PollInterval()
+	}
+	if cfg.StopTimeout == 0 {
+		cfg.StopTimeout = StopTimeoutDefault
+	}
+	if cfg.CompletedRetention == 0 {
+		cfg.CompletedRetention = CompletedRetentionDefault
+	}
+	if cfg.CancelledRetention == 0 {
+		cfg.CancelledRetention = CancelledRetentionDefault
+	}
+	if cfg.DiscardedRetention == 0 {
+		cfg.DiscardedRetention = DiscardedRetentionDefault
+	}
+	if cfg.PruneInterval == 0 {
+		cfg.PruneInterval = PruneIntervalDefault
+	}
+	if cfg.RetryPolicy == nil {
+		cfg.RetryPolicy = DefaultRetryPolicy
+	}
+	if cfg.LeaderTTL == 0 {
+		cfg.LeaderTTL = LeaderTTLDefault
+	}
+	if cfg.MaxAttempts < 1 {
+		return nil, invalidf("config: MaxAttempts %d must be at least 1", cfg.MaxAttempts)
+	}
+	if cfg.LeaseDuration < 100*time.Millisecond {
+		return nil, invalidf("config: LeaseDuration %s is too short (minimum 100ms)", cfg.LeaseDuration)
+	}
+	for name, q := range cfg.Queues {
+		if err := ValidateQueue(name); err != nil {
+			return nil, fmt.Errorf("config: %w", err)
+		}
+		if q.MaxWorkers < 1 || q.MaxWorkers > 100_000 {
+			return nil, invalidf("config: queue %q: MaxWorkers %d must be between 1 and 100000", name, q.MaxWorkers)
+		}
+		if q.ClaimMax < 0 {
+			return nil, invalidf("config: queue %q: ClaimMax %d must not be negative", name, q.ClaimMax)
+		}
+	}
+	if len(cfg.Queues) > 0 && cfg.Workers == nil {
+		return nil, invalidf("config: queues are configured but no Workers are")
+	}
+	return &cfg, nil
+}
+
+// DefaultRetryPolicy waits attempt⁴ seconds plus up to 10% jitter (1 s, 16 s,
+// 81 s, 4 min, …, about 4.5 days at attempt 25), so that a struggling
+// dependency gets room to recover and retries of many jobs spread out.
+func DefaultRetryPolicy(attempt int) time.Duration {
+	base := math.Pow(float64(attempt), 4)
+	jitter := base * 0.1 * mrand.Float64()
+	return time.Duration((base + jitter) * float64(time.Second))
+}
+
+// Client inserts, inspects and works jobs. TTx is the transaction type of
+// the driver (pgx.Tx for droverpg, *sql.Tx for droversqlite), used by
+// InsertTx.
+type Client[TTx any] struct {
+	config *Config
+	driver driver.TxDriver[TTx]
+
+	mu        sync.Mutex
+	started   bool
+	stopped   chan struct{}
+	stopFetch context.CancelFunc
+	stopWork  context.CancelCauseFunc
+	stopBG    context.CancelFunc
+	producers map[string]*producer.Producer
+	tracker   *producer.Tracker
+	completer *completer.Completer
+	prodWG    sync.WaitGroup
+	bgWG      sync.WaitGroup
+	metrics   *clientMetrics
+}
+
+// NewClient returns a client on d. Nothing runs until Start.
+func NewClient[TTx any](d driver.TxDriver[TTx], config *Config) (*Client[TTx], error) {
+	if d == nil {
+		return nil, errors.New("drover: driver is nil")
+	}
+	if config == nil {
+		config = &Config{}
+	}
+	cfg, err := config.withDefaults(d)
+	if err != nil {
+		return nil, err
+	}
+	return &Client[TTx]{config: cfg, driver: d, metrics: &clientMetrics{}}, nil
+}
+
+// ID is the client's identity in leases and leadership.
+func (c *Client[TTx]) ID() string { return c.config.ID }
+
+// Driver returns the store the client runs on.
+func (c *Client[TTx]) Driver() driver.TxDriver[TTx] { return c.driver }
+
+// Start begins working the configured queues. It fails if the store is not
+// migrated. Background loops run until Stop.
+func (c *Client[TTx]) Start(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.started {
+		return errors.New("drover: client already started")
+	}
+	if err := checkSchema(ctx, c.driver); err != nil {
+		return err
+	}
+	cfg := c.config
+	log := cfg.Logger
+
+	fetchCtx, stopFetch := context.WithCancel(context.Background())
+	workCtx, stopWork := context.WithCancelCause(context.Background())
+	bgCtx, stopBG := context.WithCancel(context.Background())
+	c.stopFetch, c.stopWork, c.stopBG = stopFetch, stopWork, stopBG
+	c.stopped = make(chan struct{})
+	c.tracker = producer.NewTracker()
+	c.completer = completer.New(c.driver, completer.Config{
+		Logger: log,
+		OnFlushed: func(results []driver.Result, accepted []int64, took time.Duration) {
+			for _, r := range results {
+				c.tracker.Remove(r.ID, r.Attempt)
+			}
+			c.metrics.flushed(len(results), len(accepted), took)
+		},
+	})
+	c.producers = make(map[string]*producer.Producer, len(cfg.Queues))
+	for name, q := range cfg.Queues {
+		c.producers[name] = producer.New(c.driver, c.tracker, c.completer.Submit, c.runJob, producer.Config{
+			Queue: name, MaxWorkers: q.MaxWorkers, ClaimMax: q.ClaimMax, Owner: cfg.ID,
+			Lease: cfg.LeaseDuration, PollInterval: cfg.PollInterval, Logger: log,
+		})
+	}
+
+	c.goBG(func() { c.completer.Run(bgCtx) })
+	if len(c.producers) > 0 {
+		c.goBG(func() {
+			(&producer.Heartbeat{Exec: c.driver, Tracker: c.tracker, Lease: cfg.LeaseDuration,
+				Interval: cfg.LeaseDuration / 3, Logger: log}).Run(bgCtx)
+		})
+		if l := c.driver.NewListener(); l != nil {
+			c.goBG(func() {
+				(&notifier.Notifier{Listener: l, Wake: c.wake, WakeAll: c.wakeAll, Logger: log}).Run(bgCtx)
+			})
+		}
+	}
+	c.goBG(func() { c.runElector(bgCtx) })
+	for _, p := range c.producers {
+		c.prodWG.Add(1)
+		go func() {
+			defer c.prodWG.Done()
+			p.Run(fetchCtx, workCtx)
+		}()
+	}
+	c.started = true
+	log.Info("drover client started", "id", cfg.ID, "driver", c.driver.Name(), "queues", len(c.producers))
+	return nil
+}
+
+func (c *Client[TTx]) goBG(fn func()) {
+	c.bgWG.Add(1)
+	go func() {
+		defer c.bgWG.Done()
+		fn()
+	}()
+}
+
+func (c *Client[TTx]) wake(queue string) {
+	if p, ok := c.producers[queue]; ok {
+		p.Wake()
+	}
+}
+
+func (c *Client[TTx]) wakeAll() {
+	for _, p := range c.producers {
+		p.Wake()
+	}
+}
+
+// runElector campaigns for leadership and runs maintenance while leader.
+func (c *Client[TTx]) runElector(ctx context.Context) {
+	cfg := c.config
+	var stopMaint context.CancelFunc
+	var maintWG sync.WaitGroup
+	e := &leadership.Elector{
+		Exec: c.driver, ID: cfg.ID, TTL: cfg.LeaderTTL, Logger: cfg.Logger,
+		OnChange: func(leader bool) {
+			if !leader {
+				if stopMaint != nil {
+					stopMaint()
+					maintWG.Wait()
+					stopMaint = nil
+				}
+				cfg.Logger.Info("maintenance leadership lost", "id", cfg.ID)
+				return
+			}
+			cfg.Logger.Info("maintenance leadership gained", "id", cfg.ID)
+			var mctx context.Context
+			mctx, stopMaint = context.WithCancel(ctx)
+			rescuer := &maintenance.Rescuer{Exec: c.driver, Interval: cfg.RescueInterval, Logger: cfg.Logger,
+				OnRescued: func(n int) { c.metrics.rescued.Add(int64(n)) }}
+			pruner := &maintenance.Pruner{Exec: c.driver, Interval: cfg.PruneInterval, Logger: cfg.Logger,
+				Completed: cfg.CompletedRetention, Cancelled: cfg.CancelledRetention, Discarded: cfg.DiscardedRetention}
+			maintWG.Add(2)
+			go func() { defer maintWG.Done(); rescuer.Run(mctx) }()
+			go func() { defer maintWG.Done(); pruner.Run(mctx) }()
+		},
+	}
+	e.Run(ctx)
+	if stopMaint != nil {
+		stopMaint()
+		maintWG.Wait()
+	}
+}
+
+// Stop shuts the client down gracefully: it stops fetching, releases jobs
+// claimed but not started, waits for running jobs up to Config.StopTimeout
+// (or ctx's deadline, whichever is first), then cancels their contexts and
+// releases them too, writes every result, and resigns leadership. Released
+// jobs are claimable by other clients at once, without waiting for a lease
+// to expire. If ctx ends before handlers return, Stop returns ctx's error
+// and those jobs come back when their leases expire.
+func (c *Client[TTx]) Stop(ctx context.Context) error {
+	c.mu.Lock()
+	if !c.started {
+		c.mu.Unlock()
+		return errors.New("drover: client not started")
+	}
+	c.started = false
+	c.mu.Unlock()
+
+	c.stopFetch()
+	prodDone := make(chan struct{})
+	go func() { c.prodWG.Wait(); close(prodDone) }()
+
+	soft := time.NewTimer(c.config.StopTimeout)
+	defer soft.Stop()
+	var err error
+	select {
+	case <-prodDone:
+	case <-soft.C:
+		c.stopWork(producer.ErrShutdown)
+	case <-ctx.Done():
+		c.stopWork(producer.ErrShutdown)
+	}
+	select {
+	case <-prodDone:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	c.stopWork(producer.ErrShutdown)
+
+	if err == nil {
+		// Every producer has returned, so nothing submits any more.
+		c.completer.Close()
+		select {
+		case <-c.completer.Done():
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+	}
+	c.stopBG()
+	c.bgWG.Wait()
+	close(c.stopped)
+	c.config.Logger.Info("drover client stopped", "id", c.config.ID)
+	return err
+}
+
+// Stopped is closed when Stop has finished.
+func (c *Client[TTx]) Stopped() <-chan struct{} { return c.stopped }
+
+// checkSchema fails with an actionable message when the store is behind.
+func checkSchema(ctx context.Context, d driver.Driver) error {
+	v, err := d.SchemaVersion(ctx)
+	if err != nil {
+		return err
+	}
+	ms := d.Migrations()
+	if latest := ms[len(ms)-1].Version; v < latest {
+		return fmt.Errorf("%w: schema %q is at version %d (latest %d), run: drover migrate", ErrSchemaMissing, d.Schema(), v, latest)
+	}
+	return nil
+}

@@ -1,0 +1,778 @@
+package drover_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/droverpg"
+	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/internal/testdb"
+)
+
+func TestMain(m *testing.M) { testdb.Main(m) }
+
+// client is what the conformance suite needs of a drover.Client, whatever
+// its transaction type.
+type client interface {
+	ID() string
+	Insert(ctx context.Context, args drover.Args, opts *drover.InsertOpts) (*drover.JobRow, error)
+	InsertMany(ctx context.Context, jobs []drover.InsertManyParams) ([]int64, error)
+	Start(ctx context.Context) error
+	Stop(ctx context.Context) error
+	JobGet(ctx context.Context, id int64) (*drover.JobRow, error)
+	JobList(ctx context.Context, p drover.JobListParams) ([]*drover.JobRow, error)
+	JobCancel(ctx context.Context, id int64) (*drover.JobRow, error)
+	JobRetry(ctx context.Context, id int64) (*drover.JobRow, error)
+	JobCountByState(ctx context.Context, queue string) (map[drover.JobState]int64, error)
+}
+
+// store is one driver under test. Everything store-specific lives in these
+// constructors; the tests below are the same for every store.
+type store struct {
+	name string
+	// open returns a migrated driver on a store of its own.
+	open func(t *testing.T) driver.Driver
+	// newClient makes a client on d.
+	newClient func(t *testing.T, d driver.Driver, cfg *drover.Config) client
+	// insertTx inserts args in a transaction of the store's own type and
+	// commits or rolls back.
+	insertTx func(t *testing.T, d driver.Driver, c client, args drover.Args, commit bool) int64
+}
+
+var stores = []store{pgStore}
+
+var pgStore = store{
+	name: "postgres",
+	open: func(t *testing.T) driver.Driver {
+		d, err := droverpg.New(testdb.NewPool(t), droverpg.WithSchema(testdb.NewSchema(t)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		migrate(t, d)
+		return d
+	},
+	newClient: func(t *testing.T, d driver.Driver, cfg *drover.Config) client {
+		c, err := drover.NewClient(d.(*droverpg.Driver), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	},
+	insertTx: func(t *testing.T, d driver.Driver, c client, args drover.Args, commit bool) int64 {
+		ctx := context.Background()
+		pool := d.(*droverpg.Driver).Pool()
+		tx, err := pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback(ctx)
+		row, err := c.(*drover.Client[pgx.Tx]).InsertTx(ctx, tx, args, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if commit {
+			if err := tx.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return row.ID
+	},
+}
+
+func migrate(t *testing.T, d driver.Driver) {
+	t.Helper()
+	if _, err := drover.Migrate(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// forEachStore runs fn as a parallel subtest per store.
+func forEachStore(t *testing.T, fn func(t *testing.T, s store)) {
+	t.Helper()
+	for _, s := range stores {
+		t.Run(s.name, func(t *testing.T) {
+			t.Parallel()
+			fn(t, s)
+		})
+	}
+}
+
+// Test job kinds.
+
+type noopArgs struct {
+	N int `json:"n"`
+}
+
+func (noopArgs) Kind() string { return "test.noop" }
+
+type scriptArgs struct {
+	// Fail is how many attempts fail before one succeeds; -1 always.
+	Fail   int    `json:"fail"`
+	Panic  bool   `json:"panic,omitempty"`
+	Cancel bool   `json:"cancel,omitempty"`
+	Block  bool   `json:"block,omitempty"` // wait for ctx to end
+	Sleep  string `json:"sleep,omitempty"`
+	Tag    string `json:"tag,omitempty"`
+}
+
+func (scriptArgs) Kind() string { return "test.script" }
+
+// recorder remembers which jobs ran, in which order, how often.
+type recorder struct {
+	mu      sync.Mutex
+	order   []int64
+	runs    map[int64]int
+	started chan int64
+}
+
+func newRecorder() *recorder {
+	return &recorder{runs: map[int64]int{}, started: make(chan int64, 100_000)}
+}
+
+func (r *recorder) record(id int64) {
+	r.mu.Lock()
+	r.order = append(r.order, id)
+	r.runs[id]++
+	r.mu.Unlock()
+	select {
+	case r.started <- id:
+	default:
+	}
+}
+
+func (r *recorder) snapshot() ([]int64, map[int64]int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	runs := make(map[int64]int, len(r.runs))
+	for k, v := range r.runs {
+		runs[k] = v
+	}
+	return append([]int64(nil), r.order...), runs
+}
+
+func testWorkers(rec *recorder) *drover.Workers {
+	w := drover.NewWorkers()
+	drover.AddWorker(w, drover.WorkFunc(func(ctx context.Context, j *drover.Job[noopArgs]) error {
+		rec.record(j.ID)
+		return nil
+	}))
+	drover.AddWorker(w, drover.WorkFunc(func(ctx context.Context, j *drover.Job[scriptArgs]) error {
+		rec.record(j.ID)
+		a := j.Args
+		if a.Sleep != "" {
+			d, _ := time.ParseDuration(a.Sleep)
+			select {
+			case <-time.After(d):
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		if a.Block {
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		if a.Panic {
+			panic("boom")
+		}
+		if a.Cancel {
+			return drover.Cancel(errors.New("not wanted"))
+		}
+		if a.Fail < 0 || j.Attempt <= a.Fail {
+			return fmt.Errorf("attempt %d failed on purpose", j.Attempt)
+		}
+		return nil
+	}))
+	return w
+}
+
+type bundle struct {
+	s      store
+	d      driver.Driver
+	rec    *recorder
+	client client
+}
+
+// setup returns a store of its own and an unstarted client on it with fast
+// timings, working queue "default" with the given concurrency.
+func setup(t *testing.T, s store, maxWorkers int, mutate ...func(*drover.Config)) *bundle {
+	t.Helper()
+	d := s.open(t)
+	rec := newRecorder()
+	cfg := fastConfig(rec, maxWorkers)
+	for _, m := range mutate {
+		m(cfg)
+	}
+	return &bundle{s: s, d: d, rec: rec, client: s.newClient(t, d, cfg)}
+}
+
+func fastConfig(rec *recorder, maxWorkers int) *drover.Config {
+	return &drover.Config{
+		Queues:        map[string]drover.QueueConfig{drover.DefaultQueue: {MaxWorkers: maxWorkers}},
+		Workers:       testWorkers(rec),
+		Logger:        slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})),
+		RetryPolicy:   func(int) time.Duration { return 10 * time.Millisecond },
+		LeaseDuration: 2 * time.Second,
+		PollInterval:  50 * time.Millisecond,
+		StopTimeout:   2 * time.Second,
+		LeaderTTL:     2 * time.Second,
+	}
+}
+
+func (b *bundle) start(t *testing.T) {
+	t.Helper()
+	startClient(t, b.client)
+}
+
+func startClient(t *testing.T, c client) {
+	t.Helper()
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = c.Stop(ctx) // already stopped is fine
+	})
+}
+
+func (b *bundle) insert(t *testing.T, args drover.Args, opts *drover.InsertOpts) int64 {
+	t.Helper()
+	row, err := b.client.Insert(context.Background(), args, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return row.ID
+}
+
+// waitState polls the store until job id is in state want.
+func waitState(t *testing.T, c client, id int64, want drover.JobState) *drover.JobRow {
+	t.Helper()
+	var row *drover.JobRow
+	waitFor(t, fmt.Sprintf("job %d to be %s", id, want), func() bool {
+		var err error
+		row, err = c.JobGet(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return row.State == want
+	})
+	return row
+}
+
+// waitFor polls cond until it holds, failing after 20 s. Polling a store is
+// how a test observes another process's progress; it never stands in for
+// an assertion about timing.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestInsertAndWork(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		b := setup(t, s, 4)
+		id := b.insert(t, noopArgs{N: 7}, &drover.InsertOpts{Tags: []string{"a", "b"}, Metadata: json.RawMessage(`{"k":"v"}`)})
+		row, err := b.client.JobGet(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if row.State != drover.JobStateAvailable || row.Kind != "test.noop" || row.Queue != "default" || row.Attempt != 0 {
+			t.Fatalf("inserted row = %+v", row)
+		}
+		if string(row.EncodedArgs) != `{"n": 7}` && string(row.EncodedArgs) != `{"n":7}` {
+			t.Fatalf("args = %s", row.EncodedArgs)
+		}
+		if strings.Join(row.Tags, ",") != "a,b" {
+			t.Fatalf("tags = %v", row.Tags)
+		}
+		b.start(t)
+		done := waitState(t, b.client, id, drover.JobStateCompleted)
+		if done.Attempt != 1 || done.FinalizedAt == nil || len(done.Errors) != 0 {
+			t.Fatalf("completed row = %+v", done)
+		}
+		var meta map[string]string
+		if err := json.Unmarshal(done.Metadata, &meta); err != nil || meta["k"] != "v" {
+			t.Fatalf("metadata = %s (%v)", done.Metadata, err)
+		}
+		if _, runs := b.rec.snapshot(); runs[id] != 1 {
+			t.Fatalf("job ran %d times, want 1", runs[id])
+		}
+	})
+}
+
+func TestInsertManyOrderAndIDs(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		b := setup(t, s, 1)
+		params := make([]drover.InsertManyParams, 12_000)
+		for i := range params {
+			params[i] = drover.InsertManyParams{Args: noopArgs{N: i}}
+		}
+		ids, err := b.client.InsertMany(context.Background(), params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ids) != len(params) {
+			t.Fatalf("got %d ids, want %d", len(ids), len(params))
+		}
+		for i := 1; i < len(ids); i++ {
+			if ids[i] <= ids[i-1] {
+				t.Fatalf("ids not increasing in input order at %d: %d, %d", i, ids[i-1], ids[i])
+			}
+		}
+		row, err := b.client.JobGet(context.Background(), ids[4321])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var a noopArgs
+		if err := json.Unmarshal(row.EncodedArgs, &a); err != nil || a.N != 4321 {
+			t.Fatalf("job %d args = %s", ids[4321], row.EncodedArgs)
+		}
+	})
+}
+
+type unknownArgs struct{}
+
+func (unknownArgs) Kind() string { return "test.unknown" }
+
+func TestInsertRejectsBadInput(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		b := setup(t, s, 1)
+		ctx := context.Background()
+		cases := []struct {
+			name string
+			args drover.Args
+			opts *drover.InsertOpts
+			want string
+		}{
+			{"unknown kind", unknownArgs{}, nil, `unknown job kind "test.unknown"`},
+			{"bad queue", noopArgs{}, &drover.InsertOpts{Queue: "no spaces"}, `queue "no spaces"`},
+			{"priority range", noopArgs{}, &drover.InsertOpts{Priority: 40000}, "priority 40000"},
+			{"negative attempts", noopArgs{}, &drover.InsertOpts{MaxAttempts: -1}, "max attempts -1"},
+			{"metadata not object", noopArgs{}, &drover.InsertOpts{Metadata: json.RawMessage(`[1]`)}, "metadata: must be a JSON object"},
+			{"metadata invalid", noopArgs{}, &drover.InsertOpts{Metadata: json.RawMessage(`{"a":}`)}, "metadata: invalid JSON at offset"},
+			{"tag comma", noopArgs{}, &drover.InsertOpts{Tags: []string{"a,b"}}, `tag "a,b"`},
+			{"run at range", noopArgs{}, &drover.InsertOpts{RunAt: time.Date(12000, 1, 1, 0, 0, 0, 0, time.UTC)}, "run at"},
+		}
+		for _, tc := range cases {
+			_, err := b.client.Insert(ctx, tc.args, tc.opts)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s: err = %v, want it to contain %q", tc.name, err, tc.want)
+			}
+		}
+		// A bad job in the middle of a batch stores nothing at all.
+		_, err := b.client.InsertMany(ctx, []drover.InsertManyParams{
+			{Args: noopArgs{N: 1}}, {Args: noopArgs{N: 2}, Opts: &drover.InsertOpts{Queue: "bad queue"}},
+		})
+		if err == nil || !strings.Contains(err.Error(), "job 2 of 2") {
+			t.Fatalf("InsertMany err = %v", err)
+		}
+		counts, err := b.client.JobCountByState(ctx, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(counts) != 0 {
+			t.Fatalf("store holds jobs after rejected inserts: %v", counts)
+		}
+	})
+}
+
+func TestRetriesThenCompletes(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		b := setup(t, s, 2)
+		b.start(t)
+		id := b.insert(t, scriptArgs{Fail: 2}, nil)
+		row := waitState(t, b.client, id, drover.JobStateCompleted)
+		if row.Attempt != 3 || len(row.Errors) != 2 {
+			t.Fatalf("attempt = %d, errors = %d; want 3 and 2", row.Attempt, len(row.Errors))
+		}
+		for i, e := range row.Errors {
+			if e.Attempt != i+1 || !strings.Contains(e.Error, "failed on purpose") {
+				t.Fatalf("error %d = %+v", i, e)
+			}
+		}
+	})
+}
+
+func TestDiscardAfterMaxAttempts(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		b := setup(t, s, 2)
+		b.start(t)
+		id := b.insert(t, scriptArgs{Fail: -1}, &drover.InsertOpts{MaxAttempts: 3})
+		row := waitState(t, b.client, id, drover.JobStateDiscarded)
+		if row.Attempt != 3 || len(row.Errors) != 3 {
+			t.Fatalf("attempt = %d, errors = %d; want 3 and 3", row.Attempt, len(row.Errors))
+		}
+		if _, runs := b.rec.snapshot(); runs[id] != 3 {
+			t.Fatalf("ran %d times, want 3", runs[id])
+		}
+	})
+}
+
+func TestPanicIsAnError(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		b := setup(t, s, 2)
+		b.start(t)
+		id := b.insert(t, scriptArgs{Panic: true}, &drover.InsertOpts{MaxAttempts: 1})
+		row := waitState(t, b.client, id, drover.JobStateDiscarded)
+		if len(row.Errors) != 1 || row.Errors[0].Error != "panic: boom" || !strings.Contains(row.Errors[0].Trace, "goroutine") {
+			t.Fatalf("errors = %+v", row.Errors)
+		}
+		// The client survived and still works jobs.
+		waitState(t, b.client, b.insert(t, noopArgs{}, nil), drover.JobStateCompleted)
+	})
+}
+
+func TestWorkerCancel(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		b := setup(t, s, 2)
+		b.start(t)
+		id := b.insert(t, scriptArgs{Cancel: true}, nil)
+		row := waitState(t, b.client, id, drover.JobStateCancelled)
+		if row.Attempt != 1 || len(row.Errors) != 1 || !strings.Contains(row.Errors[0].Error, "not wanted") {
+			t.Fatalf("row = %+v", row)
+		}
+	})
+}
+
+func TestTimeout(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		b := setup(t, s, 2)
+		b.start(t)
+		id := b.insert(t, scriptArgs{Block: true}, &drover.InsertOpts{Timeout: 50 * time.Millisecond, MaxAttempts: 1})
+		row := waitState(t, b.client, id, drover.JobStateDiscarded)
+		if len(row.Errors) != 1 || !strings.Contains(row.Errors[0].Error, "timed out after 50ms") {
+			t.Fatalf("errors = %+v", row.Errors)
+		}
+	})
+}
+
+func TestScheduledJobWaitsForItsTime(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		b := setup(t, s, 2)
+		b.start(t)
+		at := time.Now().Add(700 * time.Millisecond)
+		id := b.insert(t, noopArgs{}, &drover.InsertOpts{RunAt: at})
+		row, err := b.client.JobGet(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if row.State != drover.JobStateScheduled {
+			t.Fatalf("state = %s, want scheduled", row.State)
+		}
+		row = waitState(t, b.client, id, drover.JobStateCompleted)
+		if row.AttemptedAt.Before(at) {
+			t.Fatalf("ran at %s, before its time %s", row.AttemptedAt, at)
+		}
+	})
+}
+
+func TestPriorityOrder(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		b := setup(t, s, 1)
+		var want []int64
+		prios := []int{5, -3, 0, 5, -3, 32767, -32768}
+		type ip struct {
+			id   int64
+			prio int
+		}
+		var ins []ip
+		for _, p := range prios {
+			ins = append(ins, ip{b.insert(t, noopArgs{}, &drover.InsertOpts{Priority: p}), p})
+		}
+		sort.SliceStable(ins, func(i, j int) bool { return ins[i].prio < ins[j].prio })
+		for _, x := range ins {
+			want = append(want, x.id)
+		}
+		b.start(t)
+		waitFor(t, "all jobs", func() bool { o, _ := b.rec.snapshot(); return len(o) == len(want) })
+		got, _ := b.rec.snapshot()
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("run order %v, want %v", got, want)
+		}
+	})
+}
+
+func TestJobCancel(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		b := setup(t, s, 2)
+		ctx := context.Background()
+		waiting := b.insert(t, noopArgs{}, &drover.InsertOpts{RunAt: time.Now().Add(time.Hour)})
+		row, err := b.client.JobCancel(ctx, waiting)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if row.State != drover.JobStateCancelled {
+			t.Fatalf("cancelled waiting job is %s", row.State)
+		}
+		b.start(t)
+		running := b.insert(t, scriptArgs{Block: true}, nil)
+		waitState(t, b.client, running, drover.JobStateRunning)
+		if _, err := b.client.JobCancel(ctx, running); err != nil {
+			t.Fatal(err)
+		}
+		// The heartbeat (every third of the 2 s lease) delivers the cancel.
+		row = waitState(t, b.client, running, drover.JobStateCancelled)
+		if row.Attempt != 1 {
+			t.Fatalf("attempt = %d", row.Attempt)
+		}
+		if _, err := b.client.JobCancel(ctx, 1<<40); !errors.Is(err, drover.ErrNotFound) {
+			t.Fatalf("cancel of missing job: %v", err)
+		}
+	})
+}
+
+func TestJobRetry(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		b := setup(t, s, 2)
+		b.start(t)
+		ctx := context.Background()
+		id := b.insert(t, scriptArgs{Fail: 1}, &drover.InsertOpts{MaxAttempts: 1})
+		waitState(t, b.client, id, drover.JobStateDiscarded)
+		row, err := b.client.JobRetry(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if row.State.Finished() || row.MaxAttempts != 2 {
+			t.Fatalf("retried row = %+v", row)
+		}
+		row = waitState(t, b.client, id, drover.JobStateCompleted)
+		if row.Attempt != 2 || len(row.Errors) != 1 {
+			t.Fatalf("attempt = %d errors = %d", row.Attempt, len(row.Errors))
+		}
+		later := b.insert(t, noopArgs{}, &drover.InsertOpts{RunAt: time.Now().Add(time.Hour)})
+		if _, err := b.client.JobRetry(ctx, later); err != nil {
+			t.Fatal(err)
+		}
+		waitState(t, b.client, later, drover.JobStateCompleted)
+	})
+}
+
+func TestJobListFiltersAndPages(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		b := setup(t, s, 1)
+		ctx := context.Background()
+		var ids []int64
+		for i := range 25 {
+			opts := &drover.InsertOpts{}
+			if i%5 == 0 {
+				opts.RunAt = time.Now().Add(time.Hour)
+			}
+			if i%2 == 0 {
+				opts.Queue = "other"
+			}
+			ids = append(ids, b.insert(t, noopArgs{N: i}, opts))
+		}
+		var got []int64
+		var after int64
+		for {
+			page, err := b.client.JobList(ctx, drover.JobListParams{Limit: 7, After: after})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(page) == 0 {
+				break
+			}
+			for _, r := range page {
+				got = append(got, r.ID)
+			}
+			after = page[len(page)-1].ID
+		}
+		if fmt.Sprint(got) != fmt.Sprint(ids) {
+			t.Fatalf("pages = %v, want %v", got, ids)
+		}
+		sched, err := b.client.JobList(ctx, drover.JobListParams{States: []drover.JobState{drover.JobStateScheduled}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(sched) != 5 {
+			t.Fatalf("scheduled = %d, want 5", len(sched))
+		}
+		other, err := b.client.JobList(ctx, drover.JobListParams{Queue: "other", States: []drover.JobState{drover.JobStateAvailable}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(other) != 10 { // 13 even indexes, 3 of them scheduled
+			t.Fatalf("available in other = %d, want 10", len(other))
+		}
+		if _, err := b.client.JobList(ctx, drover.JobListParams{States: []drover.JobState{"bogus"}}); err == nil {
+			t.Fatal("bogus state accepted")
+		}
+	})
+}
+
+func TestInsertTxVisibleOnlyOnCommit(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		b := setup(t, s, 1)
+		ctx := context.Background()
+		rolledBack := s.insertTx(t, b.d, b.client, noopArgs{N: 1}, false)
+		committed := s.insertTx(t, b.d, b.client, noopArgs{N: 2}, true)
+		if _, err := b.client.JobGet(ctx, rolledBack); !errors.Is(err, drover.ErrNotFound) {
+			t.Fatalf("rolled back job: err = %v, want not found", err)
+		}
+		b.start(t)
+		waitState(t, b.client, committed, drover.JobStateCompleted)
+	})
+}
+
+func TestStartNeedsMigration(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		b := setup(t, s, 1)
+		ctx := context.Background()
+		res, err := drover.Migrate(ctx, b.d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Applied) != 0 || res.Version < 1 {
+			t.Fatalf("second migrate = %+v, want nothing applied", res)
+		}
+		cur, latest, err := drover.MigrationStatus(ctx, b.d)
+		if err != nil || cur != latest {
+			t.Fatalf("status = %d/%d, %v", cur, latest, err)
+		}
+	})
+}
+
+// TestLeaseExpiryRescueAndFencing claims a job as a worker that then dies,
+// lets its lease expire, and checks that the rescuer returns it, that a
+// live client completes it, and that the dead worker's late result is
+// rejected.
+func TestLeaseExpiryRescueAndFencing(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		b := setup(t, s, 2)
+		ctx := context.Background()
+		id := b.insert(t, noopArgs{}, nil)
+		claimed, err := b.d.JobClaim(ctx, driver.ClaimParams{Queue: "default", Max: 10, Owner: "dead-worker", Lease: 200 * time.Millisecond})
+		if err != nil || len(claimed) != 1 || claimed[0].ID != id || claimed[0].Attempt != 1 {
+			t.Fatalf("claim = %v, %v", claimed, err)
+		}
+		b.start(t)
+		row := waitState(t, b.client, id, drover.JobStateCompleted)
+		if row.Attempt != 2 || len(row.Errors) != 1 || !strings.Contains(row.Errors[0].Error, "lease expired") {
+			t.Fatalf("rescued row = %+v", row)
+		}
+		accepted, err := b.d.JobFinish(ctx, []driver.Result{{ID: id, Attempt: 1, Outcome: driver.OutcomeDiscarded}})
+		if err != nil || len(accepted) != 0 {
+			t.Fatalf("late result accepted = %v, %v", accepted, err)
+		}
+		if row, _ := b.client.JobGet(ctx, id); row.State != drover.JobStateCompleted {
+			t.Fatalf("late result changed the job to %s", row.State)
+		}
+	})
+}
+
+// TestHeartbeatKeepsLongJob runs a job longer than its lease: heartbeats
+// must keep it from being rescued.
+func TestHeartbeatKeepsLongJob(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		b := setup(t, s, 2, func(c *drover.Config) { c.LeaseDuration = 300 * time.Millisecond })
+		b.start(t)
+		id := b.insert(t, scriptArgs{Sleep: "1200ms"}, nil)
+		row := waitState(t, b.client, id, drover.JobStateCompleted)
+		if row.Attempt != 1 || len(row.Errors) != 0 {
+			t.Fatalf("long job was rescued: %+v", row)
+		}
+	})
+}
+
+// TestGracefulStopReleases stops a client whose handlers ignore nothing but
+// their context: after the soft timeout they are interrupted, and every
+// claimed job (running or still buffered) is released for other clients at
+// once, its attempt undone.
+func TestGracefulStopReleases(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		b := setup(t, s, 2, func(c *drover.Config) {
+			c.StopTimeout = 200 * time.Millisecond
+			c.LeaseDuration = time.Minute // release must not wait for expiry
+		})
+		ctx := context.Background()
+		var ids []int64
+		for range 6 {
+			ids = append(ids, b.insert(t, scriptArgs{Block: true}, nil))
+		}
+		b.start(t)
+		waitFor(t, "two jobs running", func() bool { o, _ := b.rec.snapshot(); return len(o) == 2 })
+		stopCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if err := b.client.Stop(stopCtx); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range ids {
+			row, err := b.client.JobGet(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if row.State != drover.JobStateAvailable || row.Attempt != 0 || row.LeaseOwner != "" {
+				t.Fatalf("job %d after stop = state %s attempt %d owner %q", id, row.State, row.Attempt, row.LeaseOwner)
+			}
+		}
+		// Another client takes them over at once.
+		rec := newRecorder()
+		other := s.newClient(t, b.d, fastConfig(rec, 10))
+		startClient(t, other)
+		waitFor(t, "six jobs restarted elsewhere", func() bool { o, _ := rec.snapshot(); return len(o) == 6 })
+	})
+}
+
+// TestExactlyOnceUnderConcurrency runs several clients with many workers
+// over tens of thousands of jobs and checks, from the store and from the
+// handlers, that every job ran and completed exactly once.
+func TestExactlyOnceUnderConcurrency(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		const jobs, clients = 20_000, 3
+		b := setup(t, s, 50)
+		ctx := context.Background()
+		params := make([]drover.InsertManyParams, jobs)
+		for i := range params {
+			params[i] = drover.InsertManyParams{Args: noopArgs{N: i}}
+		}
+		ids, err := b.client.InsertMany(ctx, params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := newRecorder()
+		var started atomic.Int32
+		for range clients {
+			c := s.newClient(t, b.d, fastConfig(rec, 50))
+			startClient(t, c)
+			started.Add(1)
+		}
+		waitFor(t, "all jobs completed", func() bool {
+			counts, err := b.client.JobCountByState(ctx, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return counts[drover.JobStateCompleted] == jobs
+		})
+		_, runs := rec.snapshot()
+		for _, id := range ids {
+			if runs[id] != 1 {
+				t.Fatalf("job %d ran %d times", id, runs[id])
+			}
+		}
+		if len(runs) != jobs {
+			t.Fatalf("%d distinct jobs ran, want %d", len(runs), jobs)
+		}
+		counts, _ := b.client.JobCountByState(ctx, "")
+		if counts[drover.JobStateAvailable]+counts[drover.JobStateRunning] != 0 {
+			t.Fatalf("jobs left behind: %v", counts)
+		}
+	})
+}

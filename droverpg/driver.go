@@ -1,0 +1,219 @@
+// Package droverpg runs Drover on PostgreSQL through a pgx v5 pool. It is
+// the production store: many processes on many machines share one
+// database, claim with FOR UPDATE SKIP LOCKED and wake each other with
+// LISTEN/NOTIFY.
+package droverpg
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io/fs"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/droverhq/drover/internal/driver"
+)
+
+//go:embed queries.sql
+var queriesSQL string
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// DefaultSchema is the schema Drover's tables live in unless told otherwise.
+const DefaultSchema = "drover"
+
+// Option configures a Driver.
+type Option func(*Driver)
+
+// WithSchema puts Drover's tables in schema instead of DefaultSchema.
+func WithSchema(schema string) Option {
+	return func(d *Driver) { d.schema = schema }
+}
+
+// Driver is the PostgreSQL store. Create it with New.
+type Driver struct {
+	executor
+	pool       *pgxpool.Pool
+	schema     string
+	migrations []driver.Migration
+}
+
+var _ driver.TxDriver[pgx.Tx] = (*Driver)(nil)
+
+// New returns a driver on pool. The pool stays the caller's: Close does not
+// close it.
+func New(pool *pgxpool.Pool, opts ...Option) (*Driver, error) {
+	d := &Driver{pool: pool, schema: DefaultSchema}
+	for _, o := range opts {
+		o(d)
+	}
+	if err := driver.ValidateSchema(d.schema); err != nil {
+		return nil, err
+	}
+	prefix := pgx.Identifier{d.schema}.Sanitize() + "."
+	q, err := driver.ParseQueries(queriesSQL, prefix)
+	if err != nil {
+		return nil, fmt.Errorf("droverpg: %w", err)
+	}
+	d.migrations, err = loadMigrations(prefix)
+	if err != nil {
+		return nil, err
+	}
+	d.executor = executor{db: pool, q: q, schema: d.schema, channel: notifyChannel(d.schema)}
+	return d, nil
+}
+
+func loadMigrations(prefix string) ([]driver.Migration, error) {
+	entries, err := fs.ReadDir(migrationFiles, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	var ms []driver.Migration
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), ".up.sql")
+		if !ok {
+			continue
+		}
+		num, label, _ := strings.Cut(name, "_")
+		v, err := strconv.Atoi(num)
+		if err != nil {
+			return nil, fmt.Errorf("droverpg: migration %s: bad number", e.Name())
+		}
+		body, err := migrationFiles.ReadFile(path.Join("migrations", e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, driver.Migration{Version: v, Name: label, SQL: strings.ReplaceAll(string(body), "{schema}", prefix)})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].Version < ms[j].Version })
+	return ms, nil
+}
+
+// notifyChannel is the LISTEN channel for one schema, so that several
+// Drover schemas in one database do not wake each other.
+func notifyChannel(schema string) string { return "drover_insert_" + schema }
+
+// Name implements driver.Driver.
+func (d *Driver) Name() string { return "postgres" }
+
+// Schema implements driver.Driver.
+func (d *Driver) Schema() string { return d.schema }
+
+// Pool returns the pool the driver runs on.
+func (d *Driver) Pool() *pgxpool.Pool { return d.pool }
+
+// Migrations implements driver.Driver.
+func (d *Driver) Migrations() []driver.Migration { return d.migrations }
+
+// PollInterval implements driver.Driver. Notifications carry wake-ups
+// between processes, so polling is only a safety net.
+func (d *Driver) PollInterval() time.Duration { return time.Second }
+
+// Close implements driver.Driver. The pool belongs to the caller.
+func (d *Driver) Close() error { return nil }
+
+// UnwrapExecutor implements driver.TxDriver: statements run in the caller's
+// transaction, and insert notifications are delivered when it commits.
+func (d *Driver) UnwrapExecutor(tx pgx.Tx) driver.Executor {
+	e := d.executor
+	e.db = tx
+	return &e
+}
+
+// SchemaVersion implements driver.Driver.
+func (d *Driver) SchemaVersion(ctx context.Context) (int, error) {
+	var v int
+	err := d.pool.QueryRow(ctx, d.q["SchemaVersion"]).Scan(&v)
+	if isUndefinedTable(err) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read schema version: %w", err)
+	}
+	return v, nil
+}
+
+// MigrateTx implements driver.Driver. A transaction-scoped advisory lock
+// keyed by the schema serialises concurrent migrators.
+func (d *Driver) MigrateTx(ctx context.Context, fn func(context.Context, driver.Migrator) error) error {
+	return pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
+		h := fnv.New64a()
+		h.Write([]byte("drover.migrate." + d.schema))
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(h.Sum64())); err != nil {
+			return fmt.Errorf("take migration lock: %w", err)
+		}
+		if _, err := tx.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{d.schema}.Sanitize()); err != nil {
+			return fmt.Errorf("create schema %s: %w", d.schema, err)
+		}
+		if _, err := tx.Exec(ctx, d.q["MigrationsTable"]); err != nil {
+			return fmt.Errorf("create migrations table: %w", err)
+		}
+		return fn(ctx, &migrator{tx: tx, q: d.q})
+	})
+}
+
+type migrator struct {
+	tx pgx.Tx
+	q  map[string]string
+}
+
+func (m *migrator) Version(ctx context.Context) (int, error) {
+	var v int
+	err := m.tx.QueryRow(ctx, m.q["SchemaVersion"]).Scan(&v)
+	return v, err
+}
+
+func (m *migrator) Apply(ctx context.Context, mig driver.Migration) error {
+	if _, err := m.tx.Exec(ctx, mig.SQL); err != nil {
+		return fmt.Errorf("migration %03d_%s: %w", mig.Version, mig.Name, err)
+	}
+	_, err := m.tx.Exec(ctx, m.q["MigrationRecord"], mig.Version, mig.Name)
+	return err
+}
+
+// NewListener implements driver.Driver.
+func (d *Driver) NewListener() driver.Listener {
+	return &listener{pool: d.pool, channel: d.channel}
+}
+
+type listener struct {
+	pool    *pgxpool.Pool
+	channel string
+}
+
+// Listen holds one dedicated connection (outside the pool, so the pool's
+// budget stays for claims and completions) and forwards notifications.
+func (l *listener) Listen(ctx context.Context, onConnect func(), onInsert func(string)) error {
+	conn, err := pgx.ConnectConfig(ctx, l.pool.Config().ConnConfig.Copy())
+	if err != nil {
+		return fmt.Errorf("listener connect: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{l.channel}.Sanitize()); err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	onConnect()
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		onInsert(n.Payload)
+	}
+}
+
+func isUndefinedTable(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "42P01" || pgErr.Code == "3F000")
+}

@@ -1,0 +1,346 @@
+package droverpg
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/droverhq/drover/internal/driver"
+)
+
+// dbtx is what both a pool and a transaction offer.
+type dbtx interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+}
+
+// executor runs the driver's statements on a pool or on a caller's
+// transaction.
+type executor struct {
+	db      dbtx
+	q       map[string]string
+	schema  string
+	channel string
+}
+
+// insertChunk bounds the rows of one INSERT statement: large enough that
+// per-statement overhead vanishes, small enough that parameter arrays stay
+// cheap to build and send.
+const insertChunk = 5000
+
+func (e *executor) JobInsertMany(ctx context.Context, jobs []driver.InsertParams) ([]int64, error) {
+	if len(jobs) == 0 {
+		return nil, nil
+	}
+	now := time.Now()
+	b := &pgx.Batch{}
+	notify := map[string]bool{}
+	for start := 0; start < len(jobs); start += insertChunk {
+		chunk := jobs[start:min(start+insertChunk, len(jobs))]
+		n := len(chunk)
+		var (
+			queues   = make([]string, n)
+			kinds    = make([]string, n)
+			args     = make([]string, n)
+			metas    = make([]string, n)
+			tags     = make([]string, n)
+			prios    = make([]int16, n)
+			maxAtt   = make([]int32, n)
+			runAts   = make([]*time.Time, n)
+			timeouts = make([]int64, n)
+		)
+		for i := range chunk {
+			j := &chunk[i]
+			queues[i], kinds[i], args[i] = j.Queue, j.Kind, string(j.Args)
+			metas[i] = "{}"
+			if len(j.Metadata) > 0 {
+				metas[i] = string(j.Metadata)
+			}
+			tags[i] = strings.Join(j.Tags, ",")
+			prios[i], maxAtt[i], timeouts[i] = int16(j.Priority), int32(j.MaxAttempts), j.Timeout.Milliseconds()
+			if !j.RunAt.IsZero() {
+				runAts[i] = &j.RunAt
+			}
+			if j.RunAt.IsZero() || !j.RunAt.After(now) {
+				notify[j.Queue] = true
+			}
+		}
+		b.Queue(e.q["JobInsertMany"], queues, kinds, args, metas, tags, prios, maxAtt, runAts, timeouts)
+	}
+	if len(notify) > 0 {
+		qs := make([]string, 0, len(notify))
+		for q := range notify {
+			qs = append(qs, q)
+		}
+		b.Queue(e.q["Notify"], e.channel, qs)
+	}
+	br := e.db.SendBatch(ctx, b)
+	defer br.Close()
+	ids := make([]int64, 0, len(jobs))
+	for start := 0; start < len(jobs); start += insertChunk {
+		rows, err := br.Query()
+		if err != nil {
+			return nil, e.wrap("insert jobs", err)
+		}
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, e.wrap("insert jobs", err)
+			}
+			ids = append(ids, id)
+		}
+		if err := rows.Err(); err != nil {
+			return nil, e.wrap("insert jobs", err)
+		}
+	}
+	if len(notify) > 0 {
+		if _, err := br.Exec(); err != nil {
+			return nil, e.wrap("notify", err)
+		}
+	}
+	if err := br.Close(); err != nil {
+		return nil, e.wrap("insert jobs", err)
+	}
+	return ids, nil
+}
+
+func (e *executor) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*driver.JobRow, error) {
+	rows, err := e.db.Query(ctx, e.q["JobClaim"], p.Queue, p.Max, p.Owner, float64(p.Lease.Milliseconds()))
+	if err != nil {
+		return nil, e.wrap("claim jobs", err)
+	}
+	defer rows.Close()
+	jobs := make([]*driver.JobRow, 0, p.Max)
+	for rows.Next() {
+		j := &driver.JobRow{State: driver.StateRunning}
+		var timeoutMS int64
+		var owner *string
+		if err := rows.Scan(&j.ID, &j.Queue, &j.Kind, &j.Priority, &j.Args, &j.Metadata, &j.Tags, &j.Attempt,
+			&j.MaxAttempts, &j.Errors, &timeoutMS, &j.CreatedAt, &j.RunAt, &j.AttemptedAt, &owner,
+			&j.LeaseExpiresAt, &j.CancelRequested); err != nil {
+			return nil, e.wrap("claim jobs", err)
+		}
+		j.Timeout = time.Duration(timeoutMS) * time.Millisecond
+		if owner != nil {
+			j.LeaseOwner = *owner
+		}
+		jobs = append(jobs, j)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, e.wrap("claim jobs", err)
+	}
+	return jobs, nil
+}
+
+func (e *executor) JobFinish(ctx context.Context, results []driver.Result) ([]int64, error) {
+	n := len(results)
+	ids := make([]int64, n)
+	attempts := make([]int32, n)
+	outcomes := make([]int16, n)
+	errs := make([]*string, n)
+	runAts := make([]*time.Time, n)
+	for i := range results {
+		r := &results[i]
+		ids[i], attempts[i], outcomes[i] = r.ID, int32(r.Attempt), int16(r.Outcome)
+		if r.Error != nil {
+			s := string(r.Error)
+			errs[i] = &s
+		}
+		if !r.RunAt.IsZero() {
+			runAts[i] = &r.RunAt
+		}
+	}
+	rows, err := e.db.Query(ctx, e.q["JobFinish"], ids, attempts, outcomes, errs, runAts)
+	if err != nil {
+		return nil, e.wrap("finish jobs", err)
+	}
+	accepted, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, e.wrap("finish jobs", err)
+	}
+	return accepted, nil
+}
+
+func (e *executor) JobHeartbeat(ctx context.Context, p driver.HeartbeatParams) (driver.HeartbeatResult, error) {
+	var res driver.HeartbeatResult
+	attempts := make([]int32, len(p.Attempts))
+	for i, a := range p.Attempts {
+		attempts[i] = int32(a)
+	}
+	rows, err := e.db.Query(ctx, e.q["JobHeartbeat"], p.IDs, attempts, float64(p.Lease.Milliseconds()))
+	if err != nil {
+		return res, e.wrap("heartbeat", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var held, cancel bool
+		if err := rows.Scan(&id, &held, &cancel); err != nil {
+			return res, e.wrap("heartbeat", err)
+		}
+		if !held {
+			res.Lost = append(res.Lost, id)
+		} else if cancel {
+			res.CancelRequested = append(res.CancelRequested, id)
+		}
+	}
+	return res, e.wrap("heartbeat", rows.Err())
+}
+
+func (e *executor) JobRescue(ctx context.Context, p driver.RescueParams) (int, error) {
+	var n int
+	err := e.db.QueryRow(ctx, e.q["JobRescue"], p.Now, p.Limit).Scan(&n)
+	return n, e.wrap("rescue jobs", err)
+}
+
+func (e *executor) JobPrune(ctx context.Context, p driver.PruneParams) (int, error) {
+	cutoff := func(d time.Duration) *time.Time {
+		if d < 0 {
+			return nil
+		}
+		t := p.Now.Add(-d)
+		return &t
+	}
+	tag, err := e.db.Exec(ctx, e.q["JobPrune"], cutoff(p.CompletedRetention), cutoff(p.CancelledRetention),
+		cutoff(p.DiscardedRetention), p.Limit)
+	if err != nil {
+		return 0, e.wrap("prune jobs", err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// scanJob reads the column list shared by JobGet and JobList.
+func scanJob(row pgx.Row) (*driver.JobRow, error) {
+	j := &driver.JobRow{}
+	var state string
+	var timeoutMS int64
+	var owner *string
+	err := row.Scan(&j.ID, &state, &j.Queue, &j.Kind, &j.Priority, &j.Args, &j.Metadata, &j.Tags, &j.Attempt,
+		&j.MaxAttempts, &j.Errors, &timeoutMS, &j.CreatedAt, &j.RunAt, &j.AttemptedAt, &j.FinalizedAt, &owner,
+		&j.LeaseExpiresAt, &j.CancelRequested)
+	if err != nil {
+		return nil, err
+	}
+	j.State = driver.State(state)
+	j.Timeout = time.Duration(timeoutMS) * time.Millisecond
+	if owner != nil {
+		j.LeaseOwner = *owner
+	}
+	return j, nil
+}
+
+func (e *executor) JobGet(ctx context.Context, id int64) (*driver.JobRow, error) {
+	j, err := scanJob(e.db.QueryRow(ctx, e.q["JobGet"], id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("job %d: %w", id, driver.ErrNotFound)
+	}
+	if err != nil {
+		return nil, e.wrap("get job", err)
+	}
+	return j, nil
+}
+
+func (e *executor) JobList(ctx context.Context, p driver.ListParams) ([]*driver.JobRow, error) {
+	states := make([]string, len(p.States))
+	for i, s := range p.States {
+		states[i] = string(s)
+	}
+	now := p.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	rows, err := e.db.Query(ctx, e.q["JobList"], p.Queue, p.Kind, p.AfterID, states, now, p.Limit)
+	if err != nil {
+		return nil, e.wrap("list jobs", err)
+	}
+	defer rows.Close()
+	var jobs []*driver.JobRow
+	for rows.Next() {
+		j, err := scanJob(rows)
+		if err != nil {
+			return nil, e.wrap("list jobs", err)
+		}
+		jobs = append(jobs, j)
+	}
+	return jobs, e.wrap("list jobs", rows.Err())
+}
+
+func (e *executor) JobCancel(ctx context.Context, id int64, now time.Time) (*driver.JobRow, error) {
+	var n int
+	if err := e.db.QueryRow(ctx, e.q["JobCancel"], id, now).Scan(&n); err != nil {
+		return nil, e.wrap("cancel job", err)
+	}
+	return e.JobGet(ctx, id)
+}
+
+func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*driver.JobRow, error) {
+	rows, err := e.db.Query(ctx, e.q["JobRetry"], id, now)
+	if err != nil {
+		return nil, e.wrap("retry job", err)
+	}
+	queues, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, e.wrap("retry job", err)
+	}
+	if len(queues) > 0 {
+		if _, err := e.db.Exec(ctx, e.q["Notify"], e.channel, queues); err != nil {
+			return nil, e.wrap("notify", err)
+		}
+	}
+	return e.JobGet(ctx, id)
+}
+
+func (e *executor) JobCountByState(ctx context.Context, queue string) (map[driver.State]int64, error) {
+	rows, err := e.db.Query(ctx, e.q["JobCountByState"], queue)
+	if err != nil {
+		return nil, e.wrap("count jobs", err)
+	}
+	defer rows.Close()
+	counts := map[driver.State]int64{}
+	for rows.Next() {
+		var s string
+		var n int64
+		if err := rows.Scan(&s, &n); err != nil {
+			return nil, e.wrap("count jobs", err)
+		}
+		counts[driver.State(s)] += n
+	}
+	return counts, e.wrap("count jobs", rows.Err())
+}
+
+func (e *executor) LeaderElect(ctx context.Context, p driver.LeaderParams) (bool, error) {
+	var holder string
+	err := e.db.QueryRow(ctx, e.q["LeaderElect"], p.Name, p.ID, float64(p.TTL.Milliseconds())).Scan(&holder)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, e.wrap("elect leader", err)
+	}
+	return holder == p.ID, nil
+}
+
+func (e *executor) LeaderResign(ctx context.Context, name, id string) error {
+	_, err := e.db.Exec(ctx, e.q["LeaderResign"], name, id)
+	return e.wrap("resign leader", err)
+}
+
+// wrap names the operation and turns a missing table into ErrSchemaMissing,
+// whose message tells the user what to run.
+func (e *executor) wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if isUndefinedTable(err) {
+		return fmt.Errorf("%s: %w: schema %q is not at the current version, run: drover migrate", op, driver.ErrSchemaMissing, e.schema)
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}

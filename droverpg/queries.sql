@@ -1,0 +1,232 @@
+-- Every statement the PostgreSQL driver runs. "{schema}" becomes the quoted
+-- schema name followed by a dot. Hot-path statements take arrays so that one
+-- statement covers a whole batch.
+
+-- name: JobInsertMany
+INSERT INTO {schema}jobs (queue, kind, args, metadata, tags, priority, max_attempts, run_at, timeout_ms)
+SELECT queue, kind, args, metadata, string_to_array(tags, ','), priority, max_attempts, coalesce(run_at, now()), timeout_ms
+FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::jsonb[], $5::text[], $6::smallint[], $7::integer[], $8::timestamptz[], $9::bigint[])
+    WITH ORDINALITY AS p(queue, kind, args, metadata, tags, priority, max_attempts, run_at, timeout_ms, ord)
+ORDER BY ord
+RETURNING id;
+
+-- name: Notify
+SELECT pg_notify($1, queue) FROM unnest($2::text[]) AS queue;
+
+-- name: JobClaim
+WITH picked AS (
+    SELECT id
+    FROM {schema}jobs
+    WHERE state = 'available' AND queue = $1 AND run_at <= now()
+    ORDER BY priority, run_at, id
+    LIMIT $2
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE {schema}jobs j
+SET state = 'running',
+    attempt = j.attempt + 1,
+    attempted_at = now(),
+    lease_owner = $3,
+    lease_expires_at = now() + $4::float8 * interval '1 millisecond'
+FROM picked
+WHERE j.id = picked.id
+RETURNING j.id, j.queue, j.kind, j.priority, j.args, j.metadata, j.tags, j.attempt, j.max_attempts,
+    j.errors, j.timeout_ms, j.created_at, j.run_at, j.attempted_at, j.lease_owner, j.lease_expires_at, j.cancel_requested;
+
+-- name: JobFinish
+-- Outcomes: 1 completed, 2 retry, 3 discarded, 4 cancelled, 5 released.
+-- Every result is fenced by (id, attempt, state running). Rows that finish
+-- move to finished_jobs; retried and released rows stay and wait again. A
+-- retry or release of a job whose cancel was requested finishes it as
+-- cancelled instead.
+WITH r AS (
+    SELECT * FROM unnest($1::bigint[], $2::integer[], $3::smallint[], $4::jsonb[], $5::timestamptz[])
+        AS r(id, attempt, outcome, error, run_at)
+),
+done AS (
+    DELETE FROM {schema}jobs j
+    USING r
+    WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running'
+      AND (r.outcome IN (1, 3, 4) OR j.cancel_requested)
+    RETURNING j.*, r.outcome, r.error AS new_error
+),
+moved AS (
+    INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, args, metadata, tags, attempt,
+        max_attempts, errors, timeout_ms, created_at, run_at, attempted_at, finalized_at)
+    SELECT id,
+        CASE outcome WHEN 1 THEN 'completed' WHEN 3 THEN 'discarded' ELSE 'cancelled' END,
+        queue, kind, priority, args, metadata, tags, attempt, max_attempts,
+        CASE WHEN new_error IS NULL THEN errors ELSE coalesce(errors, '[]'::jsonb) || jsonb_build_array(new_error) END,
+        timeout_ms, created_at, run_at, attempted_at, now()
+    FROM done
+),
+waiting AS (
+    UPDATE {schema}jobs j
+    SET state = 'available',
+        run_at = CASE WHEN r.outcome = 5 THEN now() ELSE r.run_at END,
+        attempt = CASE WHEN r.outcome = 5 THEN j.attempt - 1 ELSE j.attempt END,
+        errors = CASE WHEN r.error IS NULL THEN j.errors ELSE coalesce(j.errors, '[]'::jsonb) || jsonb_build_array(r.error) END,
+        lease_owner = NULL,
+        lease_expires_at = NULL
+    FROM r
+    WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running'
+      AND r.outcome IN (2, 5) AND NOT j.cancel_requested
+    RETURNING j.id
+)
+SELECT id FROM done
+UNION ALL
+SELECT id FROM waiting;
+
+-- name: JobHeartbeat
+WITH r AS (
+    SELECT * FROM unnest($1::bigint[], $2::integer[]) AS r(id, attempt)
+),
+held AS (
+    UPDATE {schema}jobs j
+    SET lease_expires_at = now() + $3::float8 * interval '1 millisecond'
+    FROM r
+    WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running'
+    RETURNING j.id, j.cancel_requested
+)
+SELECT r.id, held.id IS NOT NULL, coalesce(held.cancel_requested, false)
+FROM r LEFT JOIN held ON held.id = r.id;
+
+-- name: JobRescue
+WITH expired AS (
+    SELECT id
+    FROM {schema}jobs
+    WHERE state = 'running' AND lease_expires_at < $1
+    ORDER BY lease_expires_at
+    LIMIT $2
+    FOR UPDATE SKIP LOCKED
+),
+done AS (
+    DELETE FROM {schema}jobs j
+    USING expired
+    WHERE j.id = expired.id AND (j.attempt >= j.max_attempts OR j.cancel_requested)
+    RETURNING j.*
+),
+moved AS (
+    INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, args, metadata, tags, attempt,
+        max_attempts, errors, timeout_ms, created_at, run_at, attempted_at, finalized_at)
+    SELECT id, CASE WHEN cancel_requested THEN 'cancelled' ELSE 'discarded' END,
+        queue, kind, priority, args, metadata, tags, attempt, max_attempts,
+        coalesce(errors, '[]'::jsonb) || jsonb_build_array(jsonb_build_object(
+            'attempt', attempt, 'at', now(), 'error', 'lease expired: the worker stopped heartbeating (crashed or lost its connection)')),
+        timeout_ms, created_at, run_at, attempted_at, now()
+    FROM done
+),
+waiting AS (
+    UPDATE {schema}jobs j
+    SET state = 'available',
+        run_at = now(),
+        errors = coalesce(j.errors, '[]'::jsonb) || jsonb_build_array(jsonb_build_object(
+            'attempt', j.attempt, 'at', now(), 'error', 'lease expired: the worker stopped heartbeating (crashed or lost its connection)')),
+        lease_owner = NULL,
+        lease_expires_at = NULL
+    FROM expired
+    WHERE j.id = expired.id AND j.attempt < j.max_attempts AND NOT j.cancel_requested
+    RETURNING j.id
+)
+SELECT (SELECT count(*) FROM done) + (SELECT count(*) FROM waiting);
+
+-- name: JobPrune
+DELETE FROM {schema}finished_jobs
+WHERE id IN (
+    SELECT id FROM {schema}finished_jobs
+    WHERE (state = 'completed' AND finalized_at < $1)
+       OR (state = 'cancelled' AND finalized_at < $2)
+       OR (state = 'discarded' AND finalized_at < $3)
+    LIMIT $4
+);
+
+-- name: JobGet
+SELECT id, CASE WHEN state = 'available' AND run_at > now() THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END,
+    queue, kind, priority, args, metadata, tags, attempt, max_attempts, errors, timeout_ms, created_at, run_at,
+    attempted_at, NULL::timestamptz, lease_owner, lease_expires_at, cancel_requested
+FROM {schema}jobs WHERE id = $1
+UNION ALL
+SELECT id, state, queue, kind, priority, args, metadata, tags, attempt, max_attempts, errors, timeout_ms, created_at, run_at,
+    attempted_at, finalized_at, NULL, NULL, false
+FROM {schema}finished_jobs WHERE id = $1
+LIMIT 1;
+
+-- name: JobList
+SELECT * FROM (
+    SELECT id, CASE WHEN state = 'available' AND run_at > $5 THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END AS ustate,
+        queue, kind, priority, args, metadata, tags, attempt, max_attempts, errors, timeout_ms, created_at, run_at,
+        attempted_at, NULL::timestamptz AS finalized_at, lease_owner, lease_expires_at, cancel_requested
+    FROM {schema}jobs
+    WHERE id > $3 AND ($1 = '' OR queue = $1) AND ($2 = '' OR kind = $2)
+    UNION ALL
+    SELECT id, state, queue, kind, priority, args, metadata, tags, attempt, max_attempts, errors, timeout_ms, created_at, run_at,
+        attempted_at, finalized_at, NULL, NULL, false
+    FROM {schema}finished_jobs
+    WHERE id > $3 AND ($1 = '' OR queue = $1) AND ($2 = '' OR kind = $2)
+) j
+WHERE cardinality($4::text[]) = 0 OR ustate = ANY($4::text[])
+ORDER BY id
+LIMIT $6;
+
+-- name: JobCancel
+WITH done AS (
+    DELETE FROM {schema}jobs WHERE id = $1 AND state = 'available' RETURNING *
+),
+moved AS (
+    INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, args, metadata, tags, attempt,
+        max_attempts, errors, timeout_ms, created_at, run_at, attempted_at, finalized_at)
+    SELECT id, 'cancelled', queue, kind, priority, args, metadata, tags, attempt, max_attempts,
+        errors, timeout_ms, created_at, run_at, attempted_at, $2
+    FROM done
+),
+flagged AS (
+    UPDATE {schema}jobs SET cancel_requested = true WHERE id = $1 AND state = 'running' RETURNING id
+)
+SELECT (SELECT count(*) FROM done) + (SELECT count(*) FROM flagged);
+
+-- name: JobRetry
+WITH revived AS (
+    DELETE FROM {schema}finished_jobs WHERE id = $1 RETURNING *
+),
+inserted AS (
+    INSERT INTO {schema}jobs (id, state, queue, kind, priority, args, metadata, tags, attempt, max_attempts,
+        errors, timeout_ms, created_at, run_at, attempted_at)
+    SELECT id, 'available', queue, kind, priority, args, metadata, tags, attempt, greatest(max_attempts, attempt + 1),
+        errors, timeout_ms, created_at, $2, attempted_at
+    FROM revived
+    RETURNING queue
+),
+rescheduled AS (
+    UPDATE {schema}jobs SET run_at = $2 WHERE id = $1 AND state = 'available' RETURNING queue
+)
+SELECT queue FROM inserted UNION ALL SELECT queue FROM rescheduled;
+
+-- name: JobCountByState
+SELECT CASE WHEN state = 'available' AND run_at > now() THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END AS s, count(*)
+FROM {schema}jobs WHERE $1 = '' OR queue = $1 GROUP BY s
+UNION ALL
+SELECT state, count(*) FROM {schema}finished_jobs WHERE $1 = '' OR queue = $1 GROUP BY state;
+
+-- name: LeaderElect
+INSERT INTO {schema}leaders (name, leader_id, expires_at)
+VALUES ($1, $2, now() + $3::float8 * interval '1 millisecond')
+ON CONFLICT (name) DO UPDATE
+SET leader_id = excluded.leader_id, expires_at = excluded.expires_at
+WHERE {schema}leaders.leader_id = excluded.leader_id OR {schema}leaders.expires_at < now()
+RETURNING leader_id;
+
+-- name: LeaderResign
+DELETE FROM {schema}leaders WHERE name = $1 AND leader_id = $2;
+
+-- name: SchemaVersion
+SELECT coalesce(max(version), 0) FROM {schema}schema_migrations;
+
+-- name: MigrationsTable
+CREATE TABLE IF NOT EXISTS {schema}schema_migrations (
+    version    integer     PRIMARY KEY,
+    name       text        NOT NULL,
+    applied_at timestamptz NOT NULL DEFAULT now()
+);
+
+-- name: MigrationRecord
+INSERT INTO {schema}schema_migrations (version, name) VALUES ($1, $2);

@@ -1,0 +1,470 @@
+// Package droversqlite runs Drover on an embedded SQLite file through the
+// cgo-free modernc.org/sqlite driver. It suits one machine: a single process,
+// or a few processes sharing one file, with no server to run.
+//
+// SQLite allows one writer at a time per file, so the driver funnels every
+// write through one connection and starts each write transaction with BEGIN
+// IMMEDIATE: a transaction takes the file's write lock before it reads
+// anything, so writers in other processes queue on busy_timeout instead of
+// failing halfway with SQLITE_BUSY. Reads go through a separate pool of
+// read-only connections, which WAL mode lets run alongside the writer.
+package droversqlite
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"path"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+
+	"github.com/droverhq/drover/internal/driver"
+)
+
+//go:embed queries.sql
+var queriesSQL string
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// DefaultSchema is the table prefix Drover uses unless told otherwise.
+const DefaultSchema = "drover"
+
+// busyTimeout is how long a connection waits for another one's lock before
+// giving up. Write transactions are short (a batch of a few hundred rows),
+// so ten seconds only runs out when something is badly wrong.
+const busyTimeout = 10 * time.Second
+
+// readConns bounds the read-only pool. Reads (inspection, counts) are rare
+// next to claims and completions, and two cores gain nothing from more.
+const readConns = 4
+
+// pollInterval is the fallback fetch interval. Inserts made in this process
+// wake listeners at once through the in-process hub, but SQLite has no way to
+// tell another process that rows arrived, so a worker process only sees jobs
+// inserted elsewhere when it polls. An empty claim is one indexed lookup on a
+// local file (tens of microseconds), so polling every 50 ms keeps that
+// latency low at a negligible cost.
+const pollInterval = 50 * time.Millisecond
+
+// Option configures a Driver.
+type Option func(*Driver)
+
+// WithSchema names Drover's tables "<schema>_jobs" and so on instead of
+// "drover_jobs", so several Drover installations can share one file.
+func WithSchema(schema string) Option {
+	return func(d *Driver) { d.schema = schema }
+}
+
+// Driver is the SQLite store. Create it with Open, or with New on a
+// *sql.DB of your own.
+type Driver struct {
+	executor
+	schema     string
+	migrations []driver.Migration
+	owned      []*sql.DB // closed by Close: what Open opened
+}
+
+var _ driver.TxDriver[*sql.Tx] = (*Driver)(nil)
+
+// Open opens (creating it if missing) the database at dsnOrPath for
+// Drover's own use. dsnOrPath is a file path, a "sqlite://path" or
+// "sqlite:path" URL, a "file:" URI, or ":memory:" ("sqlite::memory:") for a
+// private in-memory database that lives until Close.
+//
+// The file is put in WAL mode with synchronous=NORMAL: commits then append to
+// the log without waiting for the disk, and a crash can lose at most the last
+// transactions, never corrupt the file. Writes use one connection, reads a
+// small pool of query_only connections.
+func Open(ctx context.Context, dsnOrPath string, opts ...Option) (*Driver, error) {
+	target, err := parseTarget(dsnOrPath)
+	if err != nil {
+		return nil, err
+	}
+	d, err := newDriver(opts)
+	if err != nil {
+		return nil, err
+	}
+
+	if target.memory {
+		// A shared-cache memory database is visible to every connection
+		// that names it, and it lives as long as one of them is open. Reads
+		// still go through the writer: connections sharing a cache lock
+		// whole tables against each other instead of reading a snapshot,
+		// which a second pool would only turn into waits and deadlock
+		// errors.
+		w, err := openPool(ctx, "file:"+target.name+"?mode=memory&cache=shared&_txlock=immediate", 1, false)
+		if err != nil {
+			return nil, err
+		}
+		d.owned = []*sql.DB{w}
+		d.init(w, w, "memory:"+target.name)
+		return d, nil
+	}
+
+	w, err := openPool(ctx, target.dsn(false), 1, true)
+	if err != nil {
+		return nil, err
+	}
+	r, err := openPool(ctx, target.dsn(true), readConns, false)
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	d.owned = []*sql.DB{w, r}
+	key, err := hubKey(ctx, w)
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
+	d.init(w, r, key)
+	return d, nil
+}
+
+// New returns a driver on db, a *sql.DB of the "sqlite" driver that the
+// caller opened, so that jobs can be inserted in the caller's transactions
+// (see UnwrapExecutor). db stays the caller's: Close does not close it.
+//
+// Reads and writes both use db. Write transactions begin the way db's DSN
+// says, so open it with _txlock=immediate and a busy_timeout when several
+// connections or processes write to the file, and prefer
+// db.SetMaxOpenConns(1) for the writer: SQLite runs one writer at a time
+// anyway, and a single connection turns lock waits into a queue in Go.
+func New(db *sql.DB, opts ...Option) (*Driver, error) {
+	d, err := newDriver(opts)
+	if err != nil {
+		return nil, err
+	}
+	key, err := hubKey(context.Background(), db)
+	if err != nil {
+		return nil, err
+	}
+	d.init(db, db, key)
+	return d, nil
+}
+
+func newDriver(opts []Option) (*Driver, error) {
+	d := &Driver{schema: DefaultSchema}
+	for _, o := range opts {
+		o(d)
+	}
+	if err := driver.ValidateSchema(d.schema); err != nil {
+		return nil, err
+	}
+	prefix := d.schema + "_"
+	q, err := driver.ParseQueries(queriesSQL, prefix)
+	if err != nil {
+		return nil, fmt.Errorf("droversqlite: %w", err)
+	}
+	d.migrations, err = loadMigrations(prefix)
+	if err != nil {
+		return nil, err
+	}
+	d.executor = executor{shared: &shared{q: q, schema: d.schema}}
+	return d, nil
+}
+
+func (d *Driver) init(writer, reader *sql.DB, key string) {
+	s := d.shared
+	s.writer, s.reader = writer, reader
+	s.hubKey = key + "\x00" + d.schema
+	s.stmts = map[stmtKey]*sql.Stmt{}
+}
+
+// target is a parsed Open argument.
+type target struct {
+	memory bool
+	name   string     // memory: the unique shared-cache name
+	path   string     // file: the path SQLite opens
+	query  url.Values // file: parameters the caller gave in a file: URI
+}
+
+func parseTarget(s string) (target, error) {
+	switch {
+	case strings.HasPrefix(s, "sqlite://"):
+		s = strings.TrimPrefix(s, "sqlite://")
+	case strings.HasPrefix(s, "sqlite:"):
+		s = strings.TrimPrefix(s, "sqlite:")
+	}
+	if s == "" {
+		return target{}, errors.New("droversqlite: no database file given")
+	}
+	if s == ":memory:" || s == "file::memory:" {
+		var b [8]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return target{}, err
+		}
+		return target{memory: true, name: "drover-" + hex.EncodeToString(b[:])}, nil
+	}
+	t := target{path: s, query: url.Values{}}
+	if rest, ok := strings.CutPrefix(s, "file:"); ok {
+		p, raw, _ := strings.Cut(rest, "?")
+		q, err := url.ParseQuery(raw)
+		if err != nil {
+			return target{}, fmt.Errorf("droversqlite: %q: %w", s, err)
+		}
+		if q.Get("mode") == "memory" {
+			return target{}, fmt.Errorf("droversqlite: %q: use :memory: for an in-memory database", s)
+		}
+		t.path, t.query = p, q
+	}
+	abs, err := filepath.Abs(t.path)
+	if err != nil {
+		return target{}, fmt.Errorf("droversqlite: %q: %w", s, err)
+	}
+	t.path = abs
+	return t, nil
+}
+
+// dsn is the modernc DSN of a writer or reader connection. The caller's own
+// parameters come first so that Drover's settings, which its correctness
+// depends on, win.
+func (t target) dsn(reader bool) string {
+	q := url.Values{}
+	for k, v := range t.query {
+		q[k] = v
+	}
+	q.Del("_pragma")
+	q["_pragma"] = append([]string(nil), t.query["_pragma"]...)
+	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(busyTimeout.Milliseconds(), 10)+")")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	if reader {
+		q.Add("_pragma", "query_only(1)")
+	} else {
+		q.Set("_txlock", "immediate")
+		// A larger page cache keeps the claim index and the tail of the
+		// hot table in memory between batches (negative: KiB).
+		q.Add("_pragma", "cache_size(-65536)")
+	}
+	return "file:" + (&url.URL{Path: t.path}).EscapedPath() + "?" + q.Encode()
+}
+
+// openPool opens a *sql.DB of at most conns connections and checks that it
+// works. Connections never expire: each one holds SQLite's parsed schema and
+// its prepared statements, which are worth keeping.
+func openPool(ctx context.Context, dsn string, conns int, writer bool) (*sql.DB, error) {
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("droversqlite: open: %w", err)
+	}
+	db.SetMaxOpenConns(conns)
+	db.SetMaxIdleConns(conns)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+	// The first connection applies the pragmas; journal_mode(WAL) is
+	// persistent and needs the write lock once, so do it on the writer
+	// before readers arrive.
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("droversqlite: open: %w", err)
+	}
+	_ = writer
+	return db, nil
+}
+
+// hubKey names the database db is connected to, so that every Driver on one
+// file in this process shares one notification hub. SQLite reports the
+// absolute path of the main database; a memory database has none, and then
+// only drivers on this very *sql.DB share notifications.
+func hubKey(ctx context.Context, db *sql.DB) (string, error) {
+	rows, err := db.QueryContext(ctx, "PRAGMA database_list")
+	if err != nil {
+		return "", fmt.Errorf("droversqlite: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var seq int
+		var name, file string
+		if err := rows.Scan(&seq, &name, &file); err != nil {
+			return "", fmt.Errorf("droversqlite: %w", err)
+		}
+		if name == "main" && file != "" {
+			return "file:" + file, nil
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return "", fmt.Errorf("droversqlite: %w", err)
+	}
+	return fmt.Sprintf("db:%p", db), nil
+}
+
+func loadMigrations(prefix string) ([]driver.Migration, error) {
+	entries, err := fs.ReadDir(migrationFiles, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	var ms []driver.Migration
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), ".up.sql")
+		if !ok {
+			continue
+		}
+		num, label, _ := strings.Cut(name, "_")
+		v, err := strconv.Atoi(num)
+		if err != nil {
+			return nil, fmt.Errorf("droversqlite: migration %s: bad number", e.Name())
+		}
+		body, err := migrationFiles.ReadFile(path.Join("migrations", e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, driver.Migration{Version: v, Name: label, SQL: strings.ReplaceAll(string(body), "{schema}", prefix)})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].Version < ms[j].Version })
+	return ms, nil
+}
+
+// Name implements driver.Driver.
+func (d *Driver) Name() string { return "sqlite" }
+
+// Schema implements driver.Driver.
+func (d *Driver) Schema() string { return d.schema }
+
+// DB returns the database the driver writes through, for example to begin
+// a transaction whose *sql.Tx goes to UnwrapExecutor.
+func (d *Driver) DB() *sql.DB { return d.writer }
+
+// Migrations implements driver.Driver.
+func (d *Driver) Migrations() []driver.Migration { return d.migrations }
+
+// PollInterval implements driver.Driver. Notifications cannot cross
+// processes on SQLite, so polling is how a worker process learns of jobs
+// another process inserted; see pollInterval.
+func (d *Driver) PollInterval() time.Duration { return pollInterval }
+
+// Close implements driver.Driver. It closes the connections Open made; a
+// *sql.DB given to New belongs to the caller and stays open.
+func (d *Driver) Close() error {
+	d.mu.Lock()
+	for k, s := range d.stmts {
+		s.Close()
+		delete(d.stmts, k)
+	}
+	d.mu.Unlock()
+	var errs []error
+	for _, db := range d.owned {
+		errs = append(errs, db.Close())
+	}
+	d.owned = nil
+	return errors.Join(errs...)
+}
+
+// UnwrapExecutor implements driver.TxDriver: statements run in tx, which
+// stays the caller's to commit or roll back. Listeners in this process are
+// woken as soon as an insert runs rather than at commit, since database/sql
+// offers no commit hook; a listener that wakes early finds nothing yet and
+// the poll picks the jobs up after the commit.
+func (d *Driver) UnwrapExecutor(tx *sql.Tx) driver.Executor {
+	return &executor{shared: d.shared, tx: tx}
+}
+
+// SchemaVersion implements driver.Driver.
+func (d *Driver) SchemaVersion(ctx context.Context) (int, error) {
+	var v int
+	err := d.reader.QueryRowContext(ctx, d.q["SchemaVersion"]).Scan(&v)
+	if isMissingTable(err) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read schema version: %w", err)
+	}
+	return v, nil
+}
+
+// MigrateTx implements driver.Driver. The BEGIN IMMEDIATE transaction is the
+// lock: it holds the file's write lock from its first statement, so a second
+// migrator, in this process or another, waits and then sees the versions the
+// first one recorded.
+func (d *Driver) MigrateTx(ctx context.Context, fn func(context.Context, driver.Migrator) error) error {
+	return d.writeTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, d.q["MigrationsTable"]); err != nil {
+			return fmt.Errorf("create migrations table: %w", err)
+		}
+		return fn(ctx, &migrator{tx: tx, q: d.q})
+	})
+}
+
+type migrator struct {
+	tx *sql.Tx
+	q  map[string]string
+}
+
+func (m *migrator) Version(ctx context.Context) (int, error) {
+	var v int
+	err := m.tx.QueryRowContext(ctx, m.q["SchemaVersion"]).Scan(&v)
+	return v, err
+}
+
+func (m *migrator) Apply(ctx context.Context, mig driver.Migration) error {
+	if _, err := m.tx.ExecContext(ctx, mig.SQL); err != nil {
+		return fmt.Errorf("migration %03d_%s: %w", mig.Version, mig.Name, err)
+	}
+	_, err := m.tx.ExecContext(ctx, m.q["MigrationRecord"], mig.Version, mig.Name, time.Now().UnixMicro())
+	return err
+}
+
+// NewListener implements driver.Driver. The listener hears inserts made by
+// any Driver on the same database in this process.
+func (d *Driver) NewListener() driver.Listener {
+	return &listener{key: d.hubKey}
+}
+
+// isMissingTable reports whether err is SQLite's complaint about a table
+// that does not exist, which means the schema was never migrated.
+func isMissingTable(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "no such table")
+}
+
+// stmtKey names a prepared statement on one pool.
+type stmtKey struct {
+	db   *sql.DB
+	name string
+}
+
+// shared is what a Driver and the executors it hands out have in common.
+type shared struct {
+	q      map[string]string
+	schema string
+	writer *sql.DB
+	reader *sql.DB
+	hubKey string
+
+	mu    sync.Mutex
+	stmts map[stmtKey]*sql.Stmt
+}
+
+// stmt returns the named statement prepared on db, preparing it on first
+// use. Preparing lazily lets a driver be created before the schema exists
+// (a statement on a missing table fails to prepare), and once prepared, a
+// statement is compiled once per connection instead of once per call.
+func (s *shared) stmt(ctx context.Context, db *sql.DB, name string) (*sql.Stmt, error) {
+	k := stmtKey{db, name}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st := s.stmts[k]; st != nil {
+		return st, nil
+	}
+	q, ok := s.q[name]
+	if !ok {
+		return nil, fmt.Errorf("droversqlite: no query %s", name)
+	}
+	st, err := db.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	s.stmts[k] = st
+	return st, nil
+}

@@ -1,0 +1,259 @@
+-- Every statement the SQLite driver runs. "{schema}" becomes the table
+-- prefix ("drover_"). SQLite has no array parameters, so statements that
+-- cover a batch take one JSON array and unpack it with json_each: one
+-- statement per batch, never one per job. Times are unix microseconds; ?
+-- parameters named "now" come from the Go clock, which every process on the
+-- machine shares.
+
+-- name: JobInsertMany
+-- ?1 is a JSON array of [queue, kind, args, metadata, tags, priority,
+-- max_attempts, run_at or null, timeout_ms] rows; ?2 is now. args, metadata
+-- and tags arrive as JSON strings holding the encoded text, so they are
+-- stored byte for byte as the caller encoded them. json_each walks the array
+-- in order, and one writer assigns AUTOINCREMENT IDs in that order.
+INSERT INTO {schema}jobs (queue, kind, args, metadata, tags, priority, max_attempts, run_at, timeout_ms, created_at)
+SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, coalesce(value->>7, ?2), value->>8, ?2
+FROM json_each(?1)
+RETURNING id;
+
+-- name: JobInsertHead
+-- The multi-row VALUES form of JobInsertMany: this head is followed by one
+-- JobInsertRow per job.
+INSERT INTO {schema}jobs (queue, kind, args, metadata, tags, priority, max_attempts, run_at, timeout_ms, created_at) VALUES
+
+-- name: JobInsertRow
+(?, ?, CAST(? AS TEXT), CAST(? AS TEXT), ?, ?, ?, ?, ?, ?)
+
+-- name: JobClaim
+-- ?1 queue, ?2 max, ?3 owner, ?4 now, ?5 lease expiry. The subquery walks
+-- the claim index in its order and stops after ?2 rows; the write lock the
+-- statement holds keeps every other claimer out until it commits, which is
+-- what SKIP LOCKED buys on PostgreSQL.
+UPDATE {schema}jobs
+SET state = 'running',
+    attempt = attempt + 1,
+    attempted_at = ?4,
+    lease_owner = ?3,
+    lease_expires_at = ?5
+WHERE id IN (
+    SELECT id FROM {schema}jobs
+    WHERE state = 'available' AND queue = ?1 AND run_at <= ?4
+    ORDER BY priority, run_at, id
+    LIMIT ?2
+)
+RETURNING id, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at,
+    lease_owner, lease_expires_at, cancel_requested, tags, metadata, errors, args;
+
+-- name: JobFinishMove
+-- Outcomes: 1 completed, 2 retry, 3 discarded, 4 cancelled, 5 released.
+-- ?1 is a JSON array of [id, attempt, outcome, error or null, run_at] rows,
+-- ?2 is now. Every result is fenced by (id, attempt, state running). This
+-- copies the rows that finish into finished_jobs; JobFinishDelete then
+-- removes the very same rows from the hot table. A retry or release of a
+-- job whose cancel was requested finishes it as cancelled instead.
+INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at,
+    run_at, attempted_at, finalized_at, tags, metadata, errors, args)
+SELECT j.id,
+    CASE r.value->>2 WHEN 1 THEN 'completed' WHEN 3 THEN 'discarded' ELSE 'cancelled' END,
+    j.queue, j.kind, j.priority, j.attempt, j.max_attempts, j.timeout_ms, j.created_at, j.run_at, j.attempted_at, ?2,
+    j.tags, j.metadata,
+    CASE WHEN r.value->>3 IS NULL THEN j.errors ELSE json_insert(coalesce(j.errors, '[]'), '$[#]', r.value->3) END,
+    j.args
+FROM json_each(?1) AS r CROSS JOIN {schema}jobs AS j
+WHERE j.id = r.value->>0 AND j.attempt = r.value->>1 AND j.state = 'running'
+  AND (r.value->>2 IN (1, 3, 4) OR j.cancel_requested);
+
+-- name: JobFinishDelete
+DELETE FROM {schema}jobs
+WHERE id IN (
+    SELECT j.id
+    FROM json_each(?1) AS r CROSS JOIN {schema}jobs AS j
+    WHERE j.id = r.value->>0 AND j.attempt = r.value->>1 AND j.state = 'running'
+      AND (r.value->>2 IN (1, 3, 4) OR j.cancel_requested)
+)
+RETURNING id;
+
+-- name: JobFinishWait
+-- Retried and released rows stay in the hot table and wait again; a release
+-- undoes the attempt so that it does not count against max_attempts.
+UPDATE {schema}jobs AS j
+SET state = 'available',
+    run_at = CASE WHEN r.outcome = 5 THEN ?2 ELSE r.run_at END,
+    attempt = CASE WHEN r.outcome = 5 THEN j.attempt - 1 ELSE j.attempt END,
+    errors = CASE WHEN r.error IS NULL THEN j.errors ELSE json_insert(coalesce(j.errors, '[]'), '$[#]', json(r.error)) END,
+    lease_owner = NULL,
+    lease_expires_at = NULL
+FROM (
+    SELECT value->>0 AS id, value->>1 AS attempt, value->>2 AS outcome, value->>3 AS error, coalesce(value->>4, ?2) AS run_at
+    FROM json_each(?1)
+    WHERE value->>2 IN (2, 5)
+) AS r
+WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running' AND NOT j.cancel_requested
+RETURNING j.id;
+
+-- name: JobHeartbeat
+-- ?1 is a JSON array of [id, attempt] rows, ?2 the new lease expiry. It
+-- returns the attempts still held; the rest are lost.
+UPDATE {schema}jobs AS j
+SET lease_expires_at = ?2
+FROM (SELECT value->>0 AS id, value->>1 AS attempt FROM json_each(?1)) AS r
+WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running'
+RETURNING j.id, j.cancel_requested;
+
+-- name: JobRescueSelect
+-- ?1 cutoff, ?2 limit: the leases to take back, oldest expiry first.
+SELECT id FROM {schema}jobs
+WHERE state = 'running' AND lease_expires_at < ?1
+ORDER BY lease_expires_at
+LIMIT ?2;
+
+-- name: JobRescueMove
+-- ?1 JSON array of IDs from JobRescueSelect, ?2 now, ?3 now as RFC 3339 text
+-- for the recorded error. Out of attempts (or cancel requested): finished.
+INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at,
+    run_at, attempted_at, finalized_at, tags, metadata, errors, args)
+SELECT id, CASE WHEN cancel_requested THEN 'cancelled' ELSE 'discarded' END,
+    queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, ?2,
+    tags, metadata,
+    json_insert(coalesce(errors, '[]'), '$[#]', json_object('attempt', attempt, 'at', ?3,
+        'error', 'lease expired: the worker stopped heartbeating (crashed or lost its connection)')),
+    args
+FROM {schema}jobs
+WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'running'
+  AND (attempt >= max_attempts OR cancel_requested);
+
+-- name: JobRescueDelete
+DELETE FROM {schema}jobs
+WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'running'
+  AND (attempt >= max_attempts OR cancel_requested);
+
+-- name: JobRescueWait
+-- Attempts left: available again at once, with the lease error recorded.
+UPDATE {schema}jobs
+SET state = 'available',
+    run_at = ?2,
+    errors = json_insert(coalesce(errors, '[]'), '$[#]', json_object('attempt', attempt, 'at', ?3,
+        'error', 'lease expired: the worker stopped heartbeating (crashed or lost its connection)')),
+    lease_owner = NULL,
+    lease_expires_at = NULL
+WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'running';
+
+-- name: JobPrune
+-- A NULL cutoff (negative retention) matches nothing: those jobs are kept.
+DELETE FROM {schema}finished_jobs
+WHERE id IN (
+    SELECT id FROM {schema}finished_jobs
+    WHERE (state = 'completed' AND finalized_at < ?1)
+       OR (state = 'cancelled' AND finalized_at < ?2)
+       OR (state = 'discarded' AND finalized_at < ?3)
+    LIMIT ?4
+);
+
+-- name: JobGet
+-- ?1 id, ?2 now. Scheduled and retryable are derived from run_at here, so no
+-- loop ever has to move them when their time comes.
+SELECT id, CASE WHEN state = 'available' AND run_at > ?2 THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END,
+    queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, NULL,
+    lease_owner, lease_expires_at, cancel_requested, tags, metadata, errors, args
+FROM {schema}jobs WHERE id = ?1
+UNION ALL
+SELECT id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, finalized_at,
+    NULL, NULL, 0, tags, metadata, errors, args
+FROM {schema}finished_jobs WHERE id = ?1
+LIMIT 1;
+
+-- name: JobList
+-- ?1 queue or '', ?2 kind or '', ?3 after ID, ?4 JSON array of states ('[]'
+-- for all), ?5 now, ?6 limit. Each table is walked in ID order from the
+-- cursor and stops at the limit on its own, so a page costs the same deep
+-- into a large table as at its start.
+SELECT * FROM (
+    SELECT * FROM (
+        SELECT id, CASE WHEN state = 'available' AND run_at > ?5 THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END AS ustate,
+            queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, NULL AS finalized_at,
+            lease_owner, lease_expires_at, cancel_requested, tags, metadata, errors, args
+        FROM {schema}jobs
+        WHERE id > ?3 AND (?1 = '' OR queue = ?1) AND (?2 = '' OR kind = ?2)
+          AND (?4 = '[]' OR (CASE WHEN state = 'available' AND run_at > ?5 THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END) IN (SELECT value FROM json_each(?4)))
+        ORDER BY id
+        LIMIT ?6
+    )
+    UNION ALL
+    SELECT * FROM (
+        SELECT id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, finalized_at,
+            NULL, NULL, 0, tags, metadata, errors, args
+        FROM {schema}finished_jobs
+        WHERE id > ?3 AND (?1 = '' OR queue = ?1) AND (?2 = '' OR kind = ?2)
+          AND (?4 = '[]' OR state IN (SELECT value FROM json_each(?4)))
+        ORDER BY id
+        LIMIT ?6
+    )
+)
+ORDER BY id
+LIMIT ?6;
+
+-- name: JobCancelMove
+-- ?1 id, ?2 now. A waiting job is finished as cancelled at once.
+INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at,
+    run_at, attempted_at, finalized_at, tags, metadata, errors, args)
+SELECT id, 'cancelled', queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, ?2,
+    tags, metadata, errors, args
+FROM {schema}jobs WHERE id = ?1 AND state = 'available';
+
+-- name: JobCancelDelete
+DELETE FROM {schema}jobs WHERE id = ?1 AND state = 'available';
+
+-- name: JobCancelFlag
+-- A running job is flagged: its worker hears of it at the next heartbeat
+-- and its result turns into cancelled.
+UPDATE {schema}jobs SET cancel_requested = 1 WHERE id = ?1 AND state = 'running';
+
+-- name: JobRetryReschedule
+-- ?1 id, ?2 now. A waiting job becomes claimable now.
+UPDATE {schema}jobs SET run_at = ?2 WHERE id = ?1 AND state = 'available' RETURNING queue;
+
+-- name: JobRetryRevive
+-- A finished job returns to the hot table under its own ID, with one more
+-- attempt allowed if it had used them all.
+INSERT INTO {schema}jobs (id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at,
+    attempted_at, tags, metadata, errors, args)
+SELECT id, 'available', queue, kind, priority, attempt, max(max_attempts, attempt + 1), timeout_ms, created_at, ?2,
+    attempted_at, tags, metadata, errors, args
+FROM {schema}finished_jobs WHERE id = ?1
+RETURNING queue;
+
+-- name: JobRetryDelete
+DELETE FROM {schema}finished_jobs WHERE id = ?1;
+
+-- name: JobCountByState
+SELECT CASE WHEN state = 'available' AND run_at > ?2 THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END AS s, count(*)
+FROM {schema}jobs WHERE ?1 = '' OR queue = ?1 GROUP BY s
+UNION ALL
+SELECT state, count(*) FROM {schema}finished_jobs WHERE ?1 = '' OR queue = ?1 GROUP BY state;
+
+-- name: LeaderElect
+-- ?1 name, ?2 id, ?3 expiry, ?4 now. The upsert takes a free or expired
+-- role, or extends our own; RETURNING yields no row when another holder's
+-- lease is still running.
+INSERT INTO {schema}leaders (name, leader_id, expires_at)
+VALUES (?1, ?2, ?3)
+ON CONFLICT (name) DO UPDATE
+SET leader_id = excluded.leader_id, expires_at = excluded.expires_at
+WHERE {schema}leaders.leader_id = excluded.leader_id OR {schema}leaders.expires_at < ?4
+RETURNING leader_id;
+
+-- name: LeaderResign
+DELETE FROM {schema}leaders WHERE name = ?1 AND leader_id = ?2;
+
+-- name: SchemaVersion
+SELECT coalesce(max(version), 0) FROM {schema}schema_migrations;
+
+-- name: MigrationsTable
+CREATE TABLE IF NOT EXISTS {schema}schema_migrations (
+    version    INTEGER PRIMARY KEY,
+    name       TEXT    NOT NULL,
+    applied_at INTEGER NOT NULL
+);
+
+-- name: MigrationRecord
+INSERT INTO {schema}schema_migrations (version, name, applied_at) VALUES (?1, ?2, ?3);

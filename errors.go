@@ -1,0 +1,42 @@
+package drover
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/droverhq/drover/internal/driver"
+)
+
+// ErrNotFound is returned when no job has the requested ID.
+var ErrNotFound = driver.ErrNotFound
+
+// ErrSchemaMissing is returned when the store is not migrated to the version
+// this binary needs. Run `drover migrate` or call Migrate.
+var ErrSchemaMissing = driver.ErrSchemaMissing
+
+// ErrUnknownKind is returned when inserting a job whose kind no registered
+// worker handles, before anything is stored.
+var ErrUnknownKind = errors.New("unknown job kind")
+
+// ErrInvalid is wrapped by every error about bad input (args, options,
+// queue names), so callers can tell input errors from store failures.
+var ErrInvalid = errors.New("invalid input")
+
+// Cancel wraps err so that returning it from Work finishes the job as
+// cancelled instead of retrying it.
+func Cancel(err error) error {
+	if err == nil {
+		err = errors.New("cancelled by worker")
+	}
+	return &cancelError{err: err}
+}
+
+type cancelError struct{ err error }
+
+func (e *cancelError) Error() string { return "cancel: " + e.err.Error() }
+func (e *cancelError) Unwrap() error { return e.err }
+
+// invalidf builds an input error that names the offending field.
+func invalidf(format string, a ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, a...))
+}

@@ -1,0 +1,172 @@
+package drover
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync/atomic"
+	"time"
+
+	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/internal/producer"
+)
+
+// runJob runs one attempt: it finds the worker, applies the timeout, turns a
+// panic into an error and decides the outcome. It never returns without a
+// result, so every claimed attempt is accounted for.
+func (c *Client[TTx]) runJob(ctx context.Context, r *driver.JobRow) driver.Result {
+	row := jobRowFromDriver(r)
+	res := driver.Result{ID: r.ID, Attempt: r.Attempt}
+	unit, ok := c.config.Workers.byKind[r.Kind]
+	if !ok {
+		// Another process of the fleet may know the kind; retry there.
+		return c.failed(row, res, fmt.Errorf("%w %q: no worker registered in client %s", ErrUnknownKind, r.Kind, c.config.ID), "")
+	}
+
+	timeout := c.config.JobTimeout
+	if t, ok := unit.timeout(row); ok {
+		timeout = t
+	}
+	if row.Timeout > 0 {
+		timeout = row.Timeout
+	}
+	jobCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if timeout > 0 {
+		var cancelTimeout context.CancelFunc
+		jobCtx, cancelTimeout = context.WithTimeoutCause(jobCtx, timeout, fmt.Errorf("job timed out after %s", timeout))
+		defer cancelTimeout()
+	}
+	c.tracker.Started(r.ID, cancel)
+
+	err, trace := safeWork(jobCtx, unit, row)
+	cause := context.Cause(jobCtx)
+	switch {
+	case err == nil:
+		res.Outcome = driver.OutcomeCompleted
+		c.metrics.completed.Add(1)
+		return res
+	case errors.Is(cause, producer.ErrShutdown):
+		res.Outcome = driver.OutcomeReleased
+		res.Error = encodeAttemptError(row.Attempt, fmt.Errorf("%w: %w", producer.ErrShutdown, err), "")
+		return res
+	case errors.Is(cause, producer.ErrCancelRequested):
+		res.Outcome = driver.OutcomeCancelled
+		res.Error = encodeAttemptError(row.Attempt, err, trace)
+		return res
+	}
+	var ce *cancelError
+	if errors.As(err, &ce) {
+		res.Outcome = driver.OutcomeCancelled
+		res.Error = encodeAttemptError(row.Attempt, err, trace)
+		return res
+	}
+	if cause != nil && jobCtx.Err() != nil && !errors.Is(err, cause) {
+		err = fmt.Errorf("%w (%w)", err, cause)
+	}
+	return c.failed(row, res, err, trace)
+}
+
+// failed turns an error into a retry or, out of attempts, a discard.
+func (c *Client[TTx]) failed(row *JobRow, res driver.Result, err error, trace string) driver.Result {
+	c.metrics.failed.Add(1)
+	res.Error = encodeAttemptError(row.Attempt, err, trace)
+	if row.Attempt >= row.MaxAttempts {
+		res.Outcome = driver.OutcomeDiscarded
+		return res
+	}
+	res.Outcome = driver.OutcomeRetry
+	if unit, ok := c.config.Workers.byKind[row.Kind]; ok {
+		if at, ok := unit.nextRetry(row); ok {
+			res.RunAt = at
+			return res
+		}
+	}
+	res.RunAt = time.Now().Add(c.config.RetryPolicy(row.Attempt))
+	return res
+}
+
+// safeWork runs the handler and recovers a panic into an error with its
+// stack, so one bad job cannot crash the process and lose every other
+// attempt it holds.
+func safeWork(ctx context.Context, unit workUnit, row *JobRow) (err error, trace string) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v", p)
+			trace = string(debug.Stack())
+		}
+	}()
+	err = unit.work(ctx, row)
+	if err != nil {
+		if detailed := fmt.Sprintf("%+v", err); detailed != err.Error() {
+			trace = detailed
+		}
+	}
+	return err, trace
+}
+
+func encodeAttemptError(attempt int, err error, trace string) []byte {
+	b, mErr := json.Marshal(AttemptError{Attempt: attempt, At: time.Now().UTC(), Error: err.Error(), Trace: trace})
+	if mErr != nil {
+		b, _ = json.Marshal(AttemptError{Attempt: attempt, At: time.Now().UTC(), Error: fmt.Sprintf("%q", err.Error())})
+	}
+	return b
+}
+
+// clientMetrics are cumulative counters, cheap enough for the hot path.
+type clientMetrics struct {
+	completed, failed, rescued atomic.Int64
+	flushes, flushedResults    atomic.Int64
+	acceptedResults, flushNano atomic.Int64
+}
+
+func (m *clientMetrics) flushed(results, accepted int, took time.Duration) {
+	m.flushes.Add(1)
+	m.flushedResults.Add(int64(results))
+	m.acceptedResults.Add(int64(accepted))
+	m.flushNano.Add(int64(took))
+}
+
+// Stats are cumulative counters of a running client, for benches and
+// metrics. Durations are totals; divide by the matching count for means.
+type Stats struct {
+	Claims         int64
+	ClaimedJobs    int64
+	ClaimTime      time.Duration
+	Ran            int64
+	RunTime        time.Duration
+	Completed      int64
+	Failed         int64
+	Rescued        int64
+	Flushes        int64
+	FlushedResults int64
+	FlushTime      time.Duration
+	// Held is the number of attempts claimed and not yet written.
+	Held int
+}
+
+// Stats returns the client's counters.
+func (c *Client[TTx]) Stats() Stats {
+	s := Stats{
+		Completed: c.metrics.completed.Load(), Failed: c.metrics.failed.Load(), Rescued: c.metrics.rescued.Load(),
+		Flushes: c.metrics.flushes.Load(), FlushedResults: c.metrics.flushedResults.Load(),
+		FlushTime: time.Duration(c.metrics.flushNano.Load()),
+	}
+	c.mu.Lock()
+	producers, tracker := c.producers, c.tracker
+	c.mu.Unlock()
+	for _, p := range producers {
+		ps := p.Stats()
+		s.Claims += ps.Claims
+		s.ClaimedJobs += ps.ClaimedJobs
+		s.ClaimTime += time.Duration(ps.ClaimNanos)
+		s.Ran += ps.Ran
+		s.RunTime += time.Duration(ps.RunNanos)
+	}
+	if tracker != nil {
+		s.Held = tracker.Len()
+	}
+	return s
+}

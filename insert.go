@@ -1,0 +1,289 @@
+package drover
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/droverhq/drover/internal/driver"
+)
+
+// InsertOpts are per-job options. Zero values take the defaults: queue
+// "default", priority 0, run now, Config.MaxAttempts, no tags.
+type InsertOpts struct {
+	// Queue is where the job waits; only clients serving that queue run it.
+	Queue string
+	// Priority orders jobs within a queue: lower runs first. Any int16.
+	Priority int
+	// RunAt schedules the job; zero or a past time means now.
+	RunAt time.Time
+	// MaxAttempts bounds attempts before the job is discarded.
+	MaxAttempts int
+	// Tags label the job for filtering (no commas).
+	Tags []string
+	// Metadata is free-form JSON (an object) stored with the job.
+	Metadata json.RawMessage
+	// Timeout overrides the worker's and client's timeout for this job.
+	Timeout time.Duration
+}
+
+// ArgsWithOpts may be implemented by Args to give defaults for every job of
+// that kind; explicit InsertOpts fields win.
+type ArgsWithOpts interface {
+	InsertOpts() InsertOpts
+}
+
+// InsertManyParams is one job of an InsertMany call.
+type InsertManyParams struct {
+	Args Args
+	Opts *InsertOpts
+}
+
+// RawArgs carries a kind and already-encoded JSON args, for callers that do
+// not have a Go type for the job (the CLI, the HTTP API, other languages).
+type RawArgs struct {
+	KindName string
+	JSON     json.RawMessage
+}
+
+// Kind implements Args.
+func (r RawArgs) Kind() string { return r.KindName }
+
+// MarshalJSON returns the raw args unchanged.
+func (r RawArgs) MarshalJSON() ([]byte, error) { return r.JSON, nil }
+
+// Input limits. They keep one bad job from bloating the hot table or
+// stalling every claim that reads it.
+const (
+	// MaxArgsBytes bounds encoded args.
+	MaxArgsBytes = 1 << 20
+	// MaxMetadataBytes bounds encoded metadata.
+	MaxMetadataBytes = 64 << 10
+	// maxJSONDepth bounds nesting of args and metadata.
+	maxJSONDepth = 64
+	// DefaultQueue is the queue of jobs inserted without one.
+	DefaultQueue = "default"
+	// DefaultMaxAttempts is the default number of attempts before discard.
+	DefaultMaxAttempts = 25
+)
+
+var (
+	queuePattern = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.:-]{0,127}$`)
+	kindPattern  = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.:/-]{0,254}$`)
+)
+
+// ValidateQueue reports whether name can be a queue name.
+func ValidateQueue(name string) error {
+	if !queuePattern.MatchString(name) {
+		return invalidf("queue %q: use 1-128 letters, digits, '_', '.', ':' or '-', starting with a letter or digit", name)
+	}
+	return nil
+}
+
+func validateKind(kind string) error {
+	if !kindPattern.MatchString(kind) {
+		return invalidf("kind %q: use 1-255 letters, digits, '_', '.', ':', '/' or '-', starting with a letter or digit", kind)
+	}
+	return nil
+}
+
+// ValidateJSON checks encoded JSON the way inserts do: well formed, within
+// the size limit and nesting depth. what names the field in the error.
+func ValidateJSON(what string, data []byte, limit int) error {
+	if len(data) > limit {
+		return invalidf("%s: %d bytes is over the limit of %d", what, len(data), limit)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	depth := 0
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			var syn *json.SyntaxError
+			if errors.As(err, &syn) {
+				return invalidf("%s: invalid JSON at offset %d: %s", what, syn.Offset, syn.Error())
+			}
+			return invalidf("%s: invalid JSON at offset %d: %v", what, dec.InputOffset(), err)
+		}
+		if d, ok := tok.(json.Delim); ok {
+			if d == '{' || d == '[' {
+				depth++
+				if depth > maxJSONDepth {
+					return invalidf("%s: nested deeper than %d levels", what, maxJSONDepth)
+				}
+			} else {
+				depth--
+			}
+		}
+	}
+	if !json.Valid(data) {
+		return invalidf("%s: invalid JSON (%d bytes)", what, len(data))
+	}
+	return nil
+}
+
+// buildInsert validates one job and turns it into driver parameters. Every
+// check happens here, before any statement runs, so a bad job in a batch
+// stores nothing.
+func (c *Client[TTx]) buildInsert(args Args, opts *InsertOpts) (driver.InsertParams, error) {
+	var p driver.InsertParams
+	if args == nil {
+		return p, invalidf("args: nil")
+	}
+	kind := args.Kind()
+	if err := validateKind(kind); err != nil {
+		return p, err
+	}
+	if c.config.Workers != nil && !c.config.Workers.has(kind) {
+		return p, fmt.Errorf("%w %q: register a worker for it with AddWorker before inserting", ErrUnknownKind, kind)
+	}
+	var o InsertOpts
+	if d, ok := args.(ArgsWithOpts); ok {
+		o = d.InsertOpts()
+	}
+	if opts != nil {
+		mergeOpts(&o, opts)
+	}
+	encoded, err := json.Marshal(args)
+	if err != nil {
+		return p, invalidf("args of kind %q: %v", kind, err)
+	}
+	if err := ValidateJSON("args", encoded, MaxArgsBytes); err != nil {
+		return p, err
+	}
+	if o.Queue == "" {
+		o.Queue = DefaultQueue
+	}
+	if err := ValidateQueue(o.Queue); err != nil {
+		return p, err
+	}
+	if o.Priority < math.MinInt16 || o.Priority > math.MaxInt16 {
+		return p, invalidf("priority %d: must be between %d and %d", o.Priority, math.MinInt16, math.MaxInt16)
+	}
+	if o.MaxAttempts == 0 {
+		o.MaxAttempts = c.config.MaxAttempts
+	}
+	if o.MaxAttempts < 1 || o.MaxAttempts > 1_000_000 {
+		return p, invalidf("max attempts %d: must be between 1 and 1000000", o.MaxAttempts)
+	}
+	if !o.RunAt.IsZero() && (o.RunAt.Year() < 1970 || o.RunAt.Year() > 9999) {
+		return p, invalidf("run at %s: out of range (years 1970-9999)", o.RunAt.Format(time.RFC3339))
+	}
+	if o.Timeout < 0 {
+		return p, invalidf("timeout %s: must not be negative", o.Timeout)
+	}
+	for _, t := range o.Tags {
+		if t == "" || len(t) > 255 || strings.ContainsAny(t, ",\x00") {
+			return p, invalidf("tag %q: must be 1-255 characters without commas", t)
+		}
+	}
+	if len(o.Metadata) > 0 {
+		if err := ValidateJSON("metadata", o.Metadata, MaxMetadataBytes); err != nil {
+			return p, err
+		}
+		if trimmed := bytes.TrimSpace(o.Metadata); len(trimmed) == 0 || trimmed[0] != '{' {
+			return p, invalidf("metadata: must be a JSON object")
+		}
+	}
+	return driver.InsertParams{
+		Queue:       o.Queue,
+		Kind:        kind,
+		Args:        encoded,
+		Metadata:    o.Metadata,
+		Tags:        o.Tags,
+		Priority:    o.Priority,
+		MaxAttempts: o.MaxAttempts,
+		RunAt:       o.RunAt,
+		Timeout:     o.Timeout,
+	}, nil
+}
+
+func mergeOpts(dst, src *InsertOpts) {
+	if src.Queue != "" {
+		dst.Queue = src.Queue
+	}
+	if src.Priority != 0 {
+		dst.Priority = src.Priority
+	}
+	if !src.RunAt.IsZero() {
+		dst.RunAt = src.RunAt
+	}
+	if src.MaxAttempts != 0 {
+		dst.MaxAttempts = src.MaxAttempts
+	}
+	if src.Tags != nil {
+		dst.Tags = src.Tags
+	}
+	if src.Metadata != nil {
+		dst.Metadata = src.Metadata
+	}
+	if src.Timeout != 0 {
+		dst.Timeout = src.Timeout
+	}
+}
+
+// Insert stores one job and returns it as inserted.
+func (c *Client[TTx]) Insert(ctx context.Context, args Args, opts *InsertOpts) (*JobRow, error) {
+	return c.insertOne(ctx, c.driver, args, opts)
+}
+
+// InsertTx stores one job inside the caller's transaction: the job becomes
+// visible, and workers are woken, only if that transaction commits.
+func (c *Client[TTx]) InsertTx(ctx context.Context, tx TTx, args Args, opts *InsertOpts) (*JobRow, error) {
+	return c.insertOne(ctx, c.driver.UnwrapExecutor(tx), args, opts)
+}
+
+// InsertMany stores many jobs in one round trip and returns their IDs in
+// input order. Either all are stored or, on any error, none.
+func (c *Client[TTx]) InsertMany(ctx context.Context, jobs []InsertManyParams) ([]int64, error) {
+	return c.insertMany(ctx, c.driver, jobs)
+}
+
+// InsertManyTx is InsertMany inside the caller's transaction.
+func (c *Client[TTx]) InsertManyTx(ctx context.Context, tx TTx, jobs []InsertManyParams) ([]int64, error) {
+	return c.insertMany(ctx, c.driver.UnwrapExecutor(tx), jobs)
+}
+
+func (c *Client[TTx]) insertOne(ctx context.Context, exec driver.Executor, args Args, opts *InsertOpts) (*JobRow, error) {
+	p, err := c.buildInsert(args, opts)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := exec.JobInsertMany(ctx, []driver.InsertParams{p})
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	row := &JobRow{
+		ID: ids[0], State: JobStateAvailable, Queue: p.Queue, Kind: p.Kind, Priority: p.Priority,
+		EncodedArgs: p.Args, Metadata: p.Metadata, Tags: p.Tags, MaxAttempts: p.MaxAttempts,
+		Timeout: p.Timeout, CreatedAt: now, RunAt: p.RunAt,
+	}
+	if row.RunAt.IsZero() {
+		row.RunAt = now
+	} else if row.RunAt.After(now) {
+		row.State = JobStateScheduled
+	}
+	return row, nil
+}
+
+func (c *Client[TTx]) insertMany(ctx context.Context, exec driver.Executor, jobs []InsertManyParams) ([]int64, error) {
+	params := make([]driver.InsertParams, len(jobs))
+	for i, j := range jobs {
+		p, err := c.buildInsert(j.Args, j.Opts)
+		if err != nil {
+			return nil, fmt.Errorf("job %d of %d: %w", i+1, len(jobs), err)
+		}
+		params[i] = p
+	}
+	return exec.JobInsertMany(ctx, params)
+}

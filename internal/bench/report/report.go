@@ -1,0 +1,218 @@
+// Package report writes the results of a `drover bench` run: a JSON file
+// that later runs and tools can compare against, a terminal table, a
+// Markdown section for docs/benchmarks.md and an SVG chart.
+//
+// Every output is rendered from the same Report value so that the figures in
+// the docs, the chart and the JSON file can never disagree.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/droverhq/drover/internal/bench/stats"
+)
+
+// System is the value of Report.System for Drover's own runs; the field
+// exists so that reports of other queues measured with the same scenarios
+// can sit beside Drover's.
+const System = "drover"
+
+// The drivers a report can name in Report.Driver.
+const (
+	DriverPostgres = "postgres"
+	DriverSQLite   = "sqlite"
+)
+
+// Report is the machine-readable result of one bench scenario. Its JSON keys
+// are a published format: docs and comparison tools read them, so renaming
+// one is a breaking change.
+type Report struct {
+	Scenario string `json:"scenario"`
+	// System is the queue under test, System for Drover.
+	System string `json:"system"`
+	// Driver is DriverPostgres or DriverSQLite.
+	Driver string `json:"driver"`
+	// Settings describes the knobs of the run (batch size, workers, …) in
+	// free text, as printed by the bench command.
+	Settings string `json:"settings"`
+	// Command is the exact command line that reproduces the run.
+	Command   string    `json:"command"`
+	Commit    string    `json:"commit"`
+	Machine   string    `json:"machine"`
+	StartedAt time.Time `json:"started_at"`
+
+	Jobs       int64   `json:"jobs"`
+	Seconds    float64 `json:"seconds"`
+	JobsPerSec float64 `json:"jobs_per_sec"`
+	// SteadyJobsPerSec is the rate after warm-up, see stats.SteadyState.
+	SteadyJobsPerSec float64 `json:"steady_jobs_per_sec"`
+	// SteadyNote explains how the steady-state rate was derived.
+	SteadyNote   string  `json:"steady_note"`
+	InsertPerSec float64 `json:"insert_per_sec"`
+
+	// LatencyMs is the end-to-end latency of jobs, insert to completion.
+	LatencyMs stats.Percentiles `json:"latency_ms"`
+	// StartLatencyMs is the time from insert to the handler starting.
+	StartLatencyMs stats.Percentiles `json:"start_latency_ms"`
+	// Lost counts jobs inserted but never completed; Duplicates counts
+	// extra executions of a job. Both must be 0 for a valid run.
+	Lost       int64 `json:"lost"`
+	Duplicates int64 `json:"duplicates"`
+
+	Windows []stats.Window `json:"windows"`
+	// Points holds one entry per process or stream count of a scaling
+	// scenario.
+	Points []Point `json:"points,omitempty"`
+	// DB holds database-side figures (transactions, WAL bytes, dead
+	// tuples, …) whose set depends on the driver.
+	DB map[string]any `json:"db,omitempty"`
+	// Floor is the reference the run is compared against, such as the
+	// rate of the bare SQL a queue cannot beat.
+	Floor *Floor   `json:"floor,omitempty"`
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Floor is a reference throughput measured with its own command, so that a
+// reader can reproduce it as well.
+type Floor struct {
+	Name       string  `json:"name"`
+	JobsPerSec float64 `json:"jobs_per_sec"`
+	Command    string  `json:"command"`
+}
+
+// Point is the result of a scaling scenario at one degree of parallelism:
+// either Processes or Streams is set, the other left 0.
+type Point struct {
+	Processes        int               `json:"processes,omitempty"`
+	Streams          int               `json:"streams,omitempty"`
+	Jobs             int64             `json:"jobs"`
+	Seconds          float64           `json:"seconds"`
+	JobsPerSec       float64           `json:"jobs_per_sec"`
+	SteadyJobsPerSec float64           `json:"steady_jobs_per_sec"`
+	Factor           float64           `json:"factor"`
+	Efficiency       float64           `json:"efficiency"`
+	LatencyMs        stats.Percentiles `json:"latency_ms"`
+	StartLatencyMs   stats.Percentiles `json:"start_latency_ms"`
+	Lost             int64             `json:"lost"`
+	Duplicates       int64             `json:"duplicates"`
+}
+
+// K returns the point's degree of parallelism, Processes if set, otherwise
+// Streams.
+func (p Point) K() int {
+	if p.Processes != 0 {
+		return p.Processes
+	}
+	return p.Streams
+}
+
+// New returns a report for scenario on driver with the fields that describe
+// the environment already filled in: System, Commit, Machine and StartedAt
+// (now, in UTC, so that reports from different machines sort together).
+func New(scenario, driver string) *Report {
+	return &Report{
+		Scenario:  scenario,
+		System:    System,
+		Driver:    driver,
+		Commit:    Commit(),
+		Machine:   Machine(),
+		StartedAt: time.Now().UTC(),
+	}
+}
+
+// ApplyScaling fills in Factor and Efficiency of every point with
+// stats.Scaling. It uses the steady-state rates when every point has one,
+// because warm-up weighs more on short high-K runs and would understate
+// their scaling; otherwise it uses the whole-run rates for all points, so
+// that the factors never mix the two.
+func (r *Report) ApplyScaling() {
+	useSteady := useSteadyRates(r.Points)
+	in := make([]stats.Point, 0, len(r.Points))
+	for _, p := range r.Points {
+		rate := p.JobsPerSec
+		if useSteady {
+			rate = p.SteadyJobsPerSec
+		}
+		in = append(in, stats.Point{K: p.K(), JobsPerSec: rate})
+	}
+	scaled := stats.Scaling(in)
+	// Scaling sorts and drops K < 1, so match results back by K; equal K
+	// values are matched in order, as Scaling's sort is stable.
+	used := make([]bool, len(scaled))
+	for i := range r.Points {
+		r.Points[i].Factor, r.Points[i].Efficiency = 0, 0
+		for j, s := range scaled {
+			if !used[j] && s.K == r.Points[i].K() {
+				used[j] = true
+				r.Points[i].Factor, r.Points[i].Efficiency = s.Factor, s.Efficiency
+				break
+			}
+		}
+	}
+}
+
+// useSteadyRates reports whether every point has a steady-state rate, in
+// which case charts and scaling factors use those instead of whole-run rates.
+func useSteadyRates(points []Point) bool {
+	if len(points) == 0 {
+		return false
+	}
+	for _, p := range points {
+		if p.SteadyJobsPerSec <= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// SteadyNote returns stats.SteadyRule followed by what the rule decided for
+// ws, so that a reader of the report can tell how much of the run the steady
+// rate covers without recomputing it.
+func SteadyNote(ws []stats.Window) string {
+	if len(ws) == 0 {
+		return stats.SteadyRule + " No windows were recorded."
+	}
+	first, end, _ := stats.SteadyRange(ws)
+	var secs float64
+	for _, w := range ws[first:end] {
+		secs += w.Seconds
+	}
+	if first == 0 && end == len(ws) {
+		note := fmt.Sprintf("%s This run: all %d window(s) (%s s) count, so the steady rate equals the whole-run rate",
+			stats.SteadyRule, len(ws), formatFloat(secs, 1))
+		if len(ws) < 3 {
+			note += " (too few windows to detect warm-up)"
+		}
+		return note + "."
+	}
+	note := fmt.Sprintf("%s This run: windows %d–%d of %d (%s s) are steady", stats.SteadyRule, first+1, end, len(ws), formatFloat(secs, 1))
+	if first > 0 {
+		note += fmt.Sprintf("; %d warm-up window(s) excluded", first)
+	}
+	if end < len(ws) {
+		note += "; the final partial window excluded"
+	}
+	return note + "."
+}
+
+// WriteJSON writes r as indented JSON to path, creating its directory if
+// needed so that a bench run never loses its results to a missing folder.
+func WriteJSON(path string, r *Report) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("report: encode %s: %w", path, err)
+	}
+	if dir := filepath.Dir(path); dir != "." {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,101 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+)
+
+// WriteTable prints a human-readable summary of r: the headline figures,
+// then the scaling points and the per-window series when present, so that
+// whoever runs the bench can judge warm-up and scaling at a glance without
+// opening the JSON. Write errors are ignored, as for any terminal output.
+func WriteTable(w io.Writer, r *Report) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	row := func(label, value string) {
+		fmt.Fprintf(tw, "%s\t%s\n", label, value)
+	}
+
+	row("scenario", r.Scenario)
+	row("system / driver", r.System+" / "+r.Driver)
+	if r.Settings != "" {
+		row("settings", r.Settings)
+	}
+	if r.Command != "" {
+		row("command", r.Command)
+	}
+	row("commit", r.Commit)
+	row("machine", r.Machine)
+	if !r.StartedAt.IsZero() {
+		row("started", r.StartedAt.Format("2006-01-02 15:04:05 MST"))
+	}
+	row("jobs", formatInt(r.Jobs))
+	row("seconds", formatFloat(r.Seconds, 2))
+	row("jobs/s", formatRate(r.JobsPerSec))
+	row("steady jobs/s", formatRate(r.SteadyJobsPerSec))
+	row("insert/s", formatRate(r.InsertPerSec))
+	row("latency ms p50/p95/p99/max", formatPercentiles(r.LatencyMs))
+	row("start latency ms p50/p95/p99/max", formatPercentiles(r.StartLatencyMs))
+	row("lost / duplicates", formatInt(r.Lost)+" / "+formatInt(r.Duplicates))
+	if r.Floor != nil {
+		row("floor ("+r.Floor.Name+") jobs/s", formatRate(r.Floor.JobsPerSec))
+	}
+	for _, k := range sortedKeys(r.DB) {
+		row("db "+k, formatAny(r.DB[k]))
+	}
+	tw.Flush()
+
+	if len(r.Points) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintf(tw, "%s\tjobs\tseconds\tjobs/s\tsteady jobs/s\tfactor\tefficiency\tp50 ms\tp99 ms\tstart p99 ms\tlost\tdup\n", kLabel(r.Points))
+		for _, p := range r.Points {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+				p.K(), formatInt(p.Jobs), formatFloat(p.Seconds, 2),
+				formatRate(p.JobsPerSec), formatRate(p.SteadyJobsPerSec),
+				formatRatio(p.Factor), formatRatio(p.Efficiency),
+				formatMs(p.LatencyMs.P50), formatMs(p.LatencyMs.P99), formatMs(p.StartLatencyMs.P99),
+				formatInt(p.Lost), formatInt(p.Duplicates))
+		}
+		tw.Flush()
+	}
+
+	if len(r.Windows) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(tw, "start s\tseconds\tjobs\tjobs/s\tclaim ms\tcomplete ms\thandler ms\tbacklog\tp99 ms")
+		for _, win := range r.Windows {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+				formatFloat(win.StartSec, 1), formatFloat(win.Seconds, 1), formatInt(win.Jobs),
+				formatRate(win.Rate), formatMs(win.ClaimMs), formatMs(win.CompleteMs), formatMs(win.HandlerMs),
+				formatInt(win.Backlog), formatMs(win.P99Ms))
+		}
+		tw.Flush()
+	}
+
+	if r.SteadyNote != "" || len(r.Notes) > 0 {
+		fmt.Fprintln(w)
+	}
+	if r.SteadyNote != "" {
+		fmt.Fprintln(w, r.SteadyNote)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintln(w, "note: "+n)
+	}
+}
+
+// kLabel names the parallelism column after what the points vary, so that a
+// reader does not have to guess whether K counts processes or streams.
+func kLabel(points []Point) string {
+	var procs, streams bool
+	for _, p := range points {
+		procs = procs || p.Processes != 0
+		streams = streams || (p.Processes == 0 && p.Streams != 0)
+	}
+	switch {
+	case procs && !streams:
+		return "processes"
+	case streams && !procs:
+		return "streams"
+	default:
+		return "K"
+	}
+}

@@ -1,0 +1,150 @@
+// Package completer writes the outcomes of job attempts to the store in
+// batches. Workers hand results over and move on; the completer turns
+// whatever has accumulated into one statement, so a process finishing
+// 100,000 jobs a second issues a few hundred statements, not 100,000.
+package completer
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/droverhq/drover/internal/driver"
+)
+
+// Defaults for Config.
+const (
+	BatchSizeDefault   = 1000
+	MaxInFlightDefault = 4
+)
+
+// Config tunes a Completer.
+type Config struct {
+	// BatchSize caps the results of one statement.
+	BatchSize int
+	// MaxInFlight caps concurrent flushes. While they are all busy, new
+	// results accumulate into the next batch, so batches grow exactly when
+	// the store is the bottleneck and stay small (low latency) when not.
+	MaxInFlight int
+	// Buffer is how many results may wait before Submit blocks, pushing
+	// back on workers when the store falls behind.
+	Buffer int
+	Logger *slog.Logger
+	// OnFlushed is called after each successful flush with the results it
+	// covered and the IDs the store accepted (fencing may reject some).
+	OnFlushed func(results []driver.Result, accepted []int64, took time.Duration)
+}
+
+// Completer batches results. Run it in a goroutine; Submit from any number
+// of goroutines.
+type Completer struct {
+	cfg  Config
+	exec driver.Executor
+	in   chan driver.Result
+	done chan struct{}
+}
+
+// New returns a completer writing through exec.
+func New(exec driver.Executor, cfg Config) *Completer {
+	if cfg.BatchSize <= 0 {
+		cfg.BatchSize = BatchSizeDefault
+	}
+	if cfg.MaxInFlight <= 0 {
+		cfg.MaxInFlight = MaxInFlightDefault
+	}
+	if cfg.Buffer <= 0 {
+		cfg.Buffer = cfg.BatchSize * cfg.MaxInFlight
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Completer{cfg: cfg, exec: exec, in: make(chan driver.Result, cfg.Buffer), done: make(chan struct{})}
+}
+
+// Submit queues one result, blocking while the buffer is full.
+func (c *Completer) Submit(r driver.Result) {
+	c.in <- r
+}
+
+// Close tells Run that no more results will come; Run flushes what it has
+// and returns. Submit must not be called after Close.
+func (c *Completer) Close() {
+	close(c.in)
+}
+
+// Run flushes results until Close is called and everything is written, or
+// until ctx ends (results still unwritten then are left to the lease
+// rescuer: their jobs run again, nothing is lost). Failed flushes are retried
+// with backoff, so a database outage delays completions instead of dropping
+// them.
+func (c *Completer) Run(ctx context.Context) {
+	defer close(c.done)
+	slots := make(chan struct{}, c.cfg.MaxInFlight)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		var first driver.Result
+		select {
+		case r, ok := <-c.in:
+			if !ok {
+				return
+			}
+			first = r
+		case <-ctx.Done():
+			return
+		}
+		batch := make([]driver.Result, 1, c.cfg.BatchSize)
+		batch[0] = first
+		// Wait for a flush slot while gathering: everything that arrives
+		// while all flushers are busy joins this batch.
+	gather:
+		for len(batch) < c.cfg.BatchSize {
+			select {
+			case r, ok := <-c.in:
+				if !ok {
+					break gather
+				}
+				batch = append(batch, r)
+			case slots <- struct{}{}:
+				goto flush
+			}
+		}
+		slots <- struct{}{}
+	flush:
+		wg.Add(1)
+		go func(batch []driver.Result) {
+			defer wg.Done()
+			defer func() { <-slots }()
+			c.flush(ctx, batch)
+		}(batch)
+	}
+}
+
+// Done is closed when Run has returned.
+func (c *Completer) Done() <-chan struct{} { return c.done }
+
+func (c *Completer) flush(ctx context.Context, batch []driver.Result) {
+	backoff := 50 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		start := time.Now()
+		accepted, err := c.exec.JobFinish(ctx, batch)
+		if err == nil {
+			if c.cfg.OnFlushed != nil {
+				c.cfg.OnFlushed(batch, accepted, time.Since(start))
+			}
+			return
+		}
+		if ctx.Err() != nil {
+			c.cfg.Logger.Warn("completer stopped with unwritten results; their jobs will be rescued when their leases expire",
+				"results", len(batch), "error", err)
+			return
+		}
+		c.cfg.Logger.Error("writing job results failed; retrying", "results", len(batch), "attempt", attempt, "error", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 5*time.Second)
+	}
+}

@@ -1,0 +1,315 @@
+// Package driver declares what a store must do for Drover. Every query the
+// engine runs goes through these interfaces, so PostgreSQL and SQLite differ
+// only inside their implementations and one conformance suite
+// (drivertest) holds both to the same behaviour.
+package driver
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrNotFound is returned by single-job calls when no job has the given ID.
+var ErrNotFound = errors.New("job not found")
+
+// ErrSchemaMissing is returned when the store has not been migrated (or is
+// behind the binary's migrations). Its message tells the user what to run.
+var ErrSchemaMissing = errors.New("schema not migrated")
+
+// Driver is a store that Drover can run on. It is safe for concurrent use.
+type Driver interface {
+	Executor
+
+	// Name is the store's short name ("postgres", "sqlite"), used in logs
+	// and bench reports.
+	Name() string
+
+	// Schema is the validated schema (PostgreSQL) or table prefix (SQLite)
+	// that every query of this driver uses.
+	Schema() string
+
+	// Migrations returns the driver's numbered migrations, lowest first.
+	Migrations() []Migration
+
+	// MigrateTx runs fn inside one transaction holding the store's
+	// migration lock, so that two processes migrating at once apply each
+	// migration exactly once.
+	MigrateTx(ctx context.Context, fn func(ctx context.Context, m Migrator) error) error
+
+	// SchemaVersion reports the highest applied migration, or 0 when the
+	// schema (or its version table) does not exist yet.
+	SchemaVersion(ctx context.Context) (int, error)
+
+	// NewListener returns a listener for insert notifications, or nil when
+	// the store cannot push them (the client then relies on polling).
+	NewListener() Listener
+
+	// PollInterval is the fallback fetch interval that suits the store when
+	// no notification arrives: long where notifications are reliable,
+	// short where they cannot cross processes.
+	PollInterval() time.Duration
+
+	// Close releases what the driver opened itself. A pool or database
+	// handle passed in by the caller stays open.
+	Close() error
+}
+
+// TxDriver is a Driver that can also run inside a transaction owned by the
+// caller, whose type depends on the store (pgx.Tx, *sql.Tx).
+type TxDriver[TTx any] interface {
+	Driver
+
+	// UnwrapExecutor returns an Executor whose statements run in tx.
+	UnwrapExecutor(tx TTx) Executor
+}
+
+// Migration is one numbered schema change.
+type Migration struct {
+	Version int
+	Name    string
+	SQL     string
+}
+
+// Migrator applies migrations inside MigrateTx.
+type Migrator interface {
+	// Version is the highest applied migration in this transaction.
+	Version(ctx context.Context) (int, error)
+	// Apply runs m and records it as applied.
+	Apply(ctx context.Context, m Migration) error
+}
+
+// Executor holds every query the engine runs. Each method is one statement
+// (or one round trip) whatever the number of jobs it covers: the hot path
+// stays batched because the interface offers nothing per job.
+type Executor interface {
+	// JobInsertMany inserts jobs and returns their IDs in input order. Jobs
+	// that are claimable now wake listeners of their queues (one
+	// notification per queue, delivered when the enclosing transaction
+	// commits).
+	JobInsertMany(ctx context.Context, jobs []InsertParams) ([]int64, error)
+
+	// JobClaim moves up to Max claimable jobs of one queue to running under
+	// a lease held by Owner, highest priority (lowest number) first, then
+	// oldest run_at, then lowest ID, skipping rows other claimers hold.
+	JobClaim(ctx context.Context, p ClaimParams) ([]*JobRow, error)
+
+	// JobFinish applies outcomes of attempts. Each result is fenced by
+	// (ID, Attempt): it applies only if the job is still running in that
+	// very attempt, so a worker whose lease was rescued cannot overwrite
+	// the job. It returns the IDs whose result was accepted.
+	JobFinish(ctx context.Context, results []Result) ([]int64, error)
+
+	// JobHeartbeat extends the leases of running attempts and reports which
+	// of them have been asked to cancel.
+	JobHeartbeat(ctx context.Context, p HeartbeatParams) (HeartbeatResult, error)
+
+	// JobRescue returns running jobs whose lease expired before Now to
+	// available (or to discarded when out of attempts), recording a lease
+	// error on them, and reports how many it moved.
+	JobRescue(ctx context.Context, p RescueParams) (int, error)
+
+	// JobPrune deletes finished jobs that are past retention, at most
+	// Limit per call so that one call never holds locks for long.
+	JobPrune(ctx context.Context, p PruneParams) (int, error)
+
+	// JobGet returns one job, running or finished.
+	JobGet(ctx context.Context, id int64) (*JobRow, error)
+
+	// JobList returns jobs matching a filter, ordered by ID, keyset
+	// paginated.
+	JobList(ctx context.Context, p ListParams) ([]*JobRow, error)
+
+	// JobCancel cancels a job that has not finished: a waiting job is
+	// finished as cancelled at once; a running one is flagged so that its
+	// worker is told at the next heartbeat and its result becomes
+	// cancelled. It returns the job as it stands after the call.
+	JobCancel(ctx context.Context, id int64, now time.Time) (*JobRow, error)
+
+	// JobRetry makes a job claimable now: a finished job returns to the
+	// hot table, a waiting one has its run_at moved to now. A running job
+	// is left alone. It returns the job as it stands after the call.
+	JobRetry(ctx context.Context, id int64, now time.Time) (*JobRow, error)
+
+	// JobCountByState counts jobs per state, for inspection and benches.
+	JobCountByState(ctx context.Context, queue string) (map[State]int64, error)
+
+	// LeaderElect takes or keeps the named leadership for ID until TTL
+	// from now and reports whether ID holds it.
+	LeaderElect(ctx context.Context, p LeaderParams) (bool, error)
+
+	// LeaderResign gives up the named leadership if ID holds it.
+	LeaderResign(ctx context.Context, name, id string) error
+}
+
+// Listener delivers insert notifications from other connections and
+// processes.
+type Listener interface {
+	// Listen blocks until ctx ends or the connection fails, calling
+	// onInsert with the queue name of every notification received. It
+	// calls onConnect each time it is ready to receive, so the caller can
+	// fetch once to cover the gap while it was not listening.
+	Listen(ctx context.Context, onConnect func(), onInsert func(queue string)) error
+}
+
+// State is the state of a job as users see it.
+type State string
+
+// Stored states. The hot table only ever holds available, pending and
+// running rows; scheduled and retryable are available rows whose run_at is
+// in the future (attempt zero or not), so no loop has to move them when
+// their time comes.
+const (
+	StateAvailable State = "available"
+	StateScheduled State = "scheduled"
+	StateRetryable State = "retryable"
+	StateRunning   State = "running"
+	StateCompleted State = "completed"
+	StateCancelled State = "cancelled"
+	StateDiscarded State = "discarded"
+)
+
+// States lists every state, in lifecycle order.
+var States = []State{StateScheduled, StateAvailable, StateRetryable, StateRunning, StateCompleted, StateCancelled, StateDiscarded}
+
+// Finished reports whether s is final.
+func (s State) Finished() bool {
+	return s == StateCompleted || s == StateCancelled || s == StateDiscarded
+}
+
+// Valid reports whether s is a known state.
+func (s State) Valid() bool {
+	for _, v := range States {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+// InsertParams is one job to insert. Args and Metadata are encoded JSON.
+type InsertParams struct {
+	Queue       string
+	Kind        string
+	Args        []byte
+	Metadata    []byte
+	Tags        []string
+	Priority    int
+	MaxAttempts int
+	RunAt       time.Time // zero: now, by the store's clock
+	Timeout     time.Duration
+}
+
+// ClaimParams selects jobs to claim.
+type ClaimParams struct {
+	Queue string
+	Max   int
+	Owner string
+	Lease time.Duration
+}
+
+// Outcome is what became of one attempt.
+type Outcome uint8
+
+// Outcomes an attempt can have.
+const (
+	// OutcomeCompleted finishes the job as completed.
+	OutcomeCompleted Outcome = iota + 1
+	// OutcomeRetry returns the job to available at Result.RunAt, unless a
+	// cancel was requested meanwhile (then it is cancelled).
+	OutcomeRetry
+	// OutcomeDiscarded finishes the job as discarded (out of attempts).
+	OutcomeDiscarded
+	// OutcomeCancelled finishes the job as cancelled.
+	OutcomeCancelled
+	// OutcomeReleased returns the job to available at once and undoes the
+	// attempt, for jobs that a stopping client claimed but never finished:
+	// another process may take them without waiting for the lease.
+	OutcomeReleased
+)
+
+// Result is the outcome of one attempt, fenced by (ID, Attempt).
+type Result struct {
+	ID      int64
+	Attempt int
+	Outcome Outcome
+	// Error is the encoded AttemptError of a failed attempt, or nil.
+	Error []byte
+	// RunAt is when a retried job becomes claimable again.
+	RunAt time.Time
+}
+
+// HeartbeatParams names running attempts whose leases to extend.
+type HeartbeatParams struct {
+	IDs      []int64
+	Attempts []int
+	Lease    time.Duration
+}
+
+// HeartbeatResult reports what the store thinks of the attempts in a
+// heartbeat.
+type HeartbeatResult struct {
+	// Lost lists attempts the store no longer holds as running under that
+	// attempt (rescued, cancelled before start, or finished elsewhere).
+	Lost []int64
+	// CancelRequested lists attempts whose job was asked to cancel.
+	CancelRequested []int64
+}
+
+// RescueParams bounds one rescue pass.
+type RescueParams struct {
+	Now   time.Time
+	Limit int
+	// Error is the encoded AttemptError recorded on every rescued job.
+	Error []byte
+}
+
+// PruneParams says how long finished jobs are kept, per final state. A
+// negative retention keeps jobs forever; zero prunes at once.
+type PruneParams struct {
+	Now                time.Time
+	CompletedRetention time.Duration
+	CancelledRetention time.Duration
+	DiscardedRetention time.Duration
+	Limit              int
+}
+
+// ListParams filters JobList. Empty fields match everything.
+type ListParams struct {
+	States  []State
+	Queue   string
+	Kind    string
+	AfterID int64 // keyset cursor: only IDs greater than this
+	Limit   int
+	Now     time.Time
+}
+
+// LeaderParams is one election attempt.
+type LeaderParams struct {
+	Name string
+	ID   string
+	TTL  time.Duration
+}
+
+// JobRow is a job as stored.
+type JobRow struct {
+	ID              int64
+	State           State
+	Queue           string
+	Kind            string
+	Priority        int
+	Args            []byte
+	Metadata        []byte
+	Tags            []string
+	Attempt         int
+	MaxAttempts     int
+	Errors          []byte // JSON array of attempt errors, nil when none
+	Timeout         time.Duration
+	CreatedAt       time.Time
+	RunAt           time.Time
+	AttemptedAt     *time.Time
+	FinalizedAt     *time.Time
+	LeaseOwner      string
+	LeaseExpiresAt  *time.Time
+	CancelRequested bool
+}

@@ -1,0 +1,67 @@
+package driver
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// schemaPattern is what a schema name may look like. Names are validated
+// before they reach SQL and then quoted as well, so no user input is ever
+// spliced into a statement unchecked.
+var schemaPattern = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,47}$`)
+
+// ValidateSchema checks a schema name (PostgreSQL) or table prefix (SQLite).
+func ValidateSchema(schema string) error {
+	if !schemaPattern.MatchString(schema) {
+		return fmt.Errorf("schema %q is invalid: use 1-48 lowercase letters, digits and underscores, not starting with a digit", schema)
+	}
+	return nil
+}
+
+// ParseQueries reads a file of named statements in the form
+//
+//	-- name: JobClaim
+//	SELECT …;
+//
+// and returns them by name with every "{schema}" replaced by prefix. Keeping
+// each driver's SQL in one such file lets a reader see every statement a
+// store runs in one place, as SQL rather than Go strings.
+func ParseQueries(src, prefix string) (map[string]string, error) {
+	queries := make(map[string]string)
+	var name string
+	var body strings.Builder
+	flush := func() error {
+		if name == "" {
+			return nil
+		}
+		q := strings.TrimSpace(body.String())
+		q = strings.TrimSuffix(q, ";")
+		if q == "" {
+			return fmt.Errorf("query %s is empty", name)
+		}
+		if _, dup := queries[name]; dup {
+			return fmt.Errorf("query %s is defined twice", name)
+		}
+		queries[name] = strings.ReplaceAll(q, "{schema}", prefix)
+		body.Reset()
+		return nil
+	}
+	for _, line := range strings.Split(src, "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "-- name:"); ok {
+			if err := flush(); err != nil {
+				return nil, err
+			}
+			name = strings.TrimSpace(rest)
+			continue
+		}
+		if name != "" {
+			body.WriteString(line)
+			body.WriteByte('\n')
+		}
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	return queries, nil
+}

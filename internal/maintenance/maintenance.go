@@ -1,0 +1,101 @@
+// Package maintenance holds the singleton loops that only the elected
+// leader runs: the rescuer returns jobs whose lease expired, the pruner
+// deletes finished jobs past retention.
+package maintenance
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/droverhq/drover/internal/driver"
+)
+
+// batchLimit bounds one rescue or prune statement; a pass repeats until a
+// statement comes back short.
+const batchLimit = 10_000
+
+// Rescuer returns running jobs whose lease expired (their worker died or
+// lost the store) to available, or discards them when out of attempts.
+type Rescuer struct {
+	Exec     driver.Executor
+	Interval time.Duration
+	Logger   *slog.Logger
+	// OnRescued is called with the number of jobs each pass moved.
+	OnRescued func(n int)
+}
+
+// Run rescues every Interval until ctx ends.
+func (r *Rescuer) Run(ctx context.Context) {
+	every(ctx, r.Interval, func() {
+		n, err := r.RunOnce(ctx)
+		if err != nil && ctx.Err() == nil {
+			r.Logger.Error("rescuing expired leases failed", "error", err)
+		}
+		if n > 0 {
+			r.Logger.Info("rescued jobs whose lease expired", "jobs", n)
+		}
+		if r.OnRescued != nil {
+			r.OnRescued(n)
+		}
+	})
+}
+
+// RunOnce runs one pass and reports how many jobs it moved.
+func (r *Rescuer) RunOnce(ctx context.Context) (int, error) {
+	total := 0
+	for {
+		n, err := r.Exec.JobRescue(ctx, driver.RescueParams{Now: time.Now(), Limit: batchLimit})
+		total += n
+		if err != nil || n < batchLimit {
+			return total, err
+		}
+	}
+}
+
+// Pruner deletes finished jobs past their retention.
+type Pruner struct {
+	Exec     driver.Executor
+	Interval time.Duration
+	// Retention per final state; negative keeps forever.
+	Completed, Cancelled, Discarded time.Duration
+	Logger                          *slog.Logger
+}
+
+// Run prunes every Interval until ctx ends.
+func (p *Pruner) Run(ctx context.Context) {
+	every(ctx, p.Interval, func() {
+		if _, err := p.RunOnce(ctx); err != nil && ctx.Err() == nil {
+			p.Logger.Error("pruning finished jobs failed", "error", err)
+		}
+	})
+}
+
+// RunOnce runs one pass and reports how many jobs it deleted.
+func (p *Pruner) RunOnce(ctx context.Context) (int, error) {
+	total := 0
+	for {
+		n, err := p.Exec.JobPrune(ctx, driver.PruneParams{
+			Now: time.Now(), CompletedRetention: p.Completed, CancelledRetention: p.Cancelled,
+			DiscardedRetention: p.Discarded, Limit: batchLimit,
+		})
+		total += n
+		if err != nil || n < batchLimit {
+			return total, err
+		}
+	}
+}
+
+// every runs fn at once and then every interval until ctx ends.
+func every(ctx context.Context, interval time.Duration, fn func()) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		fn()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

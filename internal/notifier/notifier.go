@@ -1,0 +1,50 @@
+// Package notifier keeps one listening connection per client and turns
+// insert notifications into producer wake-ups, reconnecting with backoff
+// when the connection drops.
+package notifier
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/droverhq/drover/internal/driver"
+)
+
+// Notifier relays insert notifications to producers by queue.
+type Notifier struct {
+	Listener driver.Listener
+	// Wake is called with a queue name when jobs arrive in it.
+	Wake func(queue string)
+	// WakeAll is called after every (re)connect, to cover notifications
+	// missed while not listening.
+	WakeAll func()
+	Logger  *slog.Logger
+}
+
+// Run listens until ctx ends.
+func (n *Notifier) Run(ctx context.Context) {
+	backoff := 100 * time.Millisecond
+	for {
+		connected := false
+		err := n.Listener.Listen(ctx, func() {
+			connected = true
+			backoff = 100 * time.Millisecond
+			n.WakeAll()
+		}, n.Wake)
+		if ctx.Err() != nil {
+			return
+		}
+		if connected {
+			n.Logger.Warn("notification connection lost; reconnecting (polling covers the gap)", "error", err)
+		} else {
+			n.Logger.Warn("cannot listen for notifications; retrying (polling covers the gap)", "backoff", backoff, "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 10*time.Second)
+	}
+}

@@ -1,0 +1,232 @@
+// Package producer fetches jobs of one queue and runs them. It claims in
+// batches into a bounded local buffer, refills before the buffer is empty,
+// and sleeps when the queue is drained until a notification, a poll tick or
+// its own free capacity says there may be work.
+package producer
+
+import (
+	"context"
+	"log/slog"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/droverhq/drover/internal/driver"
+)
+
+// ClaimMaxDefault caps one claim statement. Past a few hundred rows the
+// per-statement overhead is already amortised, and bigger claims only hold
+// jobs away from other processes for longer.
+const ClaimMaxDefault = 500
+
+// claimTimeout bounds one claim statement.
+const claimTimeout = 30 * time.Second
+
+// Config configures one queue's producer.
+type Config struct {
+	Queue string
+	// MaxWorkers is the number of handlers that run at once.
+	MaxWorkers int
+	// Prefetch is how many claimed jobs may wait in the local buffer beyond
+	// the running ones; default MaxWorkers, so a refill can be in flight
+	// while every worker is busy.
+	Prefetch int
+	// ClaimMax caps one claim statement.
+	ClaimMax int
+	Owner    string
+	Lease    time.Duration
+	// PollInterval is the fallback fetch interval when no notification
+	// arrives.
+	PollInterval time.Duration
+	Logger       *slog.Logger
+}
+
+// Runner runs one claimed attempt under ctx and returns its result.
+type Runner func(ctx context.Context, row *driver.JobRow) driver.Result
+
+// Stats are cumulative counters of a producer, for benches and metrics.
+type Stats struct {
+	Claims      int64
+	ClaimedJobs int64
+	ClaimNanos  int64
+	Ran         int64
+	RunNanos    int64
+}
+
+// Producer fetches and runs the jobs of one queue.
+type Producer struct {
+	cfg     Config
+	exec    driver.Executor
+	tracker *Tracker
+	submit  func(driver.Result)
+	run     Runner
+
+	wake     chan struct{}
+	freed    chan struct{}
+	buffer   chan *driver.JobRow
+	inflight atomic.Int64
+	stopping atomic.Bool
+
+	claims, claimedJobs, claimNanos, ran, runNanos atomic.Int64
+}
+
+// New returns a producer. submit hands results to the completer.
+func New(exec driver.Executor, tracker *Tracker, submit func(driver.Result), run Runner, cfg Config) *Producer {
+	if cfg.MaxWorkers <= 0 {
+		cfg.MaxWorkers = 1
+	}
+	if cfg.Prefetch <= 0 {
+		cfg.Prefetch = cfg.MaxWorkers
+	}
+	if cfg.ClaimMax <= 0 {
+		cfg.ClaimMax = ClaimMaxDefault
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Producer{
+		cfg: cfg, exec: exec, tracker: tracker, submit: submit, run: run,
+		wake:   make(chan struct{}, 1),
+		freed:  make(chan struct{}, 1),
+		buffer: make(chan *driver.JobRow, cfg.MaxWorkers+cfg.Prefetch),
+	}
+}
+
+// Queue is the queue this producer serves.
+func (p *Producer) Queue() string { return p.cfg.Queue }
+
+// Wake tells the producer that jobs may have arrived. It never blocks, and
+// wake-ups that arrive while one is pending coalesce into one fetch.
+func (p *Producer) Wake() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Stats returns cumulative counters.
+func (p *Producer) Stats() Stats {
+	return Stats{Claims: p.claims.Load(), ClaimedJobs: p.claimedJobs.Load(), ClaimNanos: p.claimNanos.Load(),
+		Ran: p.ran.Load(), RunNanos: p.runNanos.Load()}
+}
+
+// Run fetches until fetchCtx ends, running jobs under contexts derived from
+// workCtx. Once fetching stops, jobs still waiting in the buffer are
+// released (not run), and Run returns when every running handler has
+// returned.
+func (p *Producer) Run(fetchCtx, workCtx context.Context) {
+	var wg sync.WaitGroup
+	for range p.cfg.MaxWorkers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p.work(workCtx)
+		}()
+	}
+	p.fetchLoop(fetchCtx)
+	p.stopping.Store(true)
+	close(p.buffer)
+	wg.Wait()
+}
+
+func (p *Producer) work(ctx context.Context) {
+	for row := range p.buffer {
+		var res driver.Result
+		if p.stopping.Load() {
+			res = driver.Result{ID: row.ID, Attempt: row.Attempt, Outcome: driver.OutcomeReleased}
+		} else {
+			start := time.Now()
+			res = p.run(ctx, row)
+			p.runNanos.Add(int64(time.Since(start)))
+			p.ran.Add(1)
+		}
+		p.submit(res)
+		p.inflight.Add(-1)
+		select {
+		case p.freed <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (p *Producer) fetchLoop(ctx context.Context) {
+	limit := int64(p.cfg.MaxWorkers + p.cfg.Prefetch)
+	// Refill once a quarter of the capacity is free (the buffer runs low),
+	// not only when it is empty, so workers never wait on a round trip.
+	lowWater := max(1, min(int64(p.cfg.ClaimMax), limit/4))
+	poll := time.NewTimer(p.cfg.PollInterval)
+	defer poll.Stop()
+	drained := false
+	backoff := 100 * time.Millisecond
+	for {
+		free := limit - p.inflight.Load()
+		if !drained && free >= lowWater {
+			n, err := p.claim(ctx, int(min(free, int64(p.cfg.ClaimMax))))
+			if err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				p.cfg.Logger.Error("claiming jobs failed; backing off", "queue", p.cfg.Queue, "backoff", backoff, "error", err)
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(backoff):
+				}
+				backoff = min(backoff*2, 5*time.Second)
+				continue
+			}
+			backoff = 100 * time.Millisecond
+			// A short claim means the queue is drained for now: wait for
+			// a notification or the poll instead of asking again.
+			drained = n < int(min(free, int64(p.cfg.ClaimMax)))
+			if !drained {
+				continue
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-p.wake:
+			drained = false
+		case <-poll.C:
+			drained = false
+			poll.Reset(p.cfg.PollInterval)
+		case <-p.freed:
+		}
+	}
+}
+
+func (p *Producer) claim(ctx context.Context, n int) (int, error) {
+	// The claim itself is not cancelled with ctx: a statement cancelled
+	// after the store committed it would strand the claimed rows until
+	// their leases expire. A stopping producer releases them instead.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
+	defer cancel()
+	start := time.Now()
+	rows, err := p.exec.JobClaim(ctx, driver.ClaimParams{Queue: p.cfg.Queue, Max: n, Owner: p.cfg.Owner, Lease: p.cfg.Lease})
+	if err != nil {
+		return 0, err
+	}
+	p.claims.Add(1)
+	p.claimNanos.Add(int64(time.Since(start)))
+	p.claimedJobs.Add(int64(len(rows)))
+	sort.Slice(rows, func(i, j int) bool {
+		a, b := rows[i], rows[j]
+		if a.Priority != b.Priority {
+			return a.Priority < b.Priority
+		}
+		if !a.RunAt.Equal(b.RunAt) {
+			return a.RunAt.Before(b.RunAt)
+		}
+		return a.ID < b.ID
+	})
+	for _, row := range rows {
+		p.tracker.Add(row.ID, row.Attempt)
+	}
+	p.inflight.Add(int64(len(rows)))
+	for _, row := range rows {
+		p.buffer <- row // never blocks: inflight accounting keeps room
+	}
+	return len(rows), nil
+}

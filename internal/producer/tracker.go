@@ -1,0 +1,99 @@
+package producer
+
+import (
+	"context"
+	"errors"
+	"sync"
+)
+
+// Causes with which a running job's context is cancelled, so the runner can
+// tell why its handler was interrupted.
+var (
+	// ErrCancelRequested: someone cancelled the job while it ran.
+	ErrCancelRequested = errors.New("job cancelled while running")
+	// ErrLeaseLost: the store no longer holds this attempt as running (its
+	// lease expired and it was rescued); any result will be rejected.
+	ErrLeaseLost = errors.New("lease lost: the job was rescued after its lease expired")
+	// ErrShutdown: the client is stopping and stopped waiting for the job.
+	ErrShutdown = errors.New("client stopping: job interrupted")
+)
+
+// Tracker knows every attempt this process holds, from claim until its
+// result is written, so that one heartbeat can extend all their leases and
+// a cancel request can reach the right handler.
+type Tracker struct {
+	mu       sync.Mutex
+	attempts map[int64]*tracked
+}
+
+type tracked struct {
+	attempt int
+	cancel  context.CancelCauseFunc
+	cause   error // set when cancelled before the handler started
+}
+
+// NewTracker returns an empty tracker.
+func NewTracker() *Tracker {
+	return &Tracker{attempts: make(map[int64]*tracked)}
+}
+
+// Add records a claimed attempt.
+func (t *Tracker) Add(id int64, attempt int) {
+	t.mu.Lock()
+	t.attempts[id] = &tracked{attempt: attempt}
+	t.mu.Unlock()
+}
+
+// Started attaches the handler's cancel function. If the attempt was
+// cancelled before it started, the handler's context is cancelled at once.
+func (t *Tracker) Started(id int64, cancel context.CancelCauseFunc) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if a, ok := t.attempts[id]; ok {
+		a.cancel = cancel
+		if a.cause != nil {
+			cancel(a.cause)
+		}
+	}
+}
+
+// Remove forgets an attempt whose result has been written.
+func (t *Tracker) Remove(id int64, attempt int) {
+	t.mu.Lock()
+	if a, ok := t.attempts[id]; ok && a.attempt == attempt {
+		delete(t.attempts, id)
+	}
+	t.mu.Unlock()
+}
+
+// Cancel interrupts the handler of id (now, or as soon as it starts).
+func (t *Tracker) Cancel(id int64, cause error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if a, ok := t.attempts[id]; ok {
+		a.cause = cause
+		if a.cancel != nil {
+			a.cancel(cause)
+		}
+	}
+}
+
+// Snapshot returns the attempts held right now.
+func (t *Tracker) Snapshot() (ids []int64, attempts []int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ids = make([]int64, 0, len(t.attempts))
+	attempts = make([]int, 0, len(t.attempts))
+	for id, a := range t.attempts {
+		ids = append(ids, id)
+		attempts = append(attempts, a.attempt)
+	}
+	return ids, attempts
+}
+
+// Len is the number of attempts held.
+func (t *Tracker) Len() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.attempts)
+}

@@ -1,0 +1,99 @@
+package drover
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/droverhq/drover/internal/driver"
+)
+
+// JobState is where a job is in its life.
+type JobState string
+
+// Job states. A job waits as scheduled (its time has not come), available or
+// retryable (it failed and waits for its backoff), runs as running, and ends
+// as completed, cancelled or discarded (out of attempts).
+const (
+	JobStateScheduled JobState = JobState(driver.StateScheduled)
+	JobStateAvailable JobState = JobState(driver.StateAvailable)
+	JobStateRetryable JobState = JobState(driver.StateRetryable)
+	JobStateRunning   JobState = JobState(driver.StateRunning)
+	JobStateCompleted JobState = JobState(driver.StateCompleted)
+	JobStateCancelled JobState = JobState(driver.StateCancelled)
+	JobStateDiscarded JobState = JobState(driver.StateDiscarded)
+)
+
+// Finished reports whether the state is final.
+func (s JobState) Finished() bool { return driver.State(s).Finished() }
+
+// JobRow is a job as stored, without decoded args.
+type JobRow struct {
+	ID          int64
+	State       JobState
+	Queue       string
+	Kind        string
+	Priority    int
+	EncodedArgs json.RawMessage
+	Metadata    json.RawMessage
+	Tags        []string
+	// Attempt counts the attempts started so far, this one included.
+	Attempt     int
+	MaxAttempts int
+	// Errors holds one entry per failed attempt, oldest first.
+	Errors      []AttemptError
+	Timeout     time.Duration
+	CreatedAt   time.Time
+	RunAt       time.Time
+	AttemptedAt *time.Time
+	FinalizedAt *time.Time
+	// LeaseOwner and LeaseExpiresAt are set while the job runs: the client
+	// that holds it and until when, unless it heartbeats again.
+	LeaseOwner      string
+	LeaseExpiresAt  *time.Time
+	CancelRequested bool
+}
+
+// Job is a job with its args decoded, as a Worker receives it.
+type Job[T Args] struct {
+	*JobRow
+	Args T
+}
+
+// AttemptError records why one attempt failed.
+type AttemptError struct {
+	Attempt int       `json:"attempt"`
+	At      time.Time `json:"at"`
+	Error   string    `json:"error"`
+	// Trace is the stack of a panic, or the detailed (%+v) form of an error
+	// when it differs from its message.
+	Trace string `json:"trace,omitempty"`
+}
+
+func jobRowFromDriver(r *driver.JobRow) *JobRow {
+	row := &JobRow{
+		ID:              r.ID,
+		State:           JobState(r.State),
+		Queue:           r.Queue,
+		Kind:            r.Kind,
+		Priority:        r.Priority,
+		EncodedArgs:     r.Args,
+		Metadata:        r.Metadata,
+		Tags:            r.Tags,
+		Attempt:         r.Attempt,
+		MaxAttempts:     r.MaxAttempts,
+		Timeout:         r.Timeout,
+		CreatedAt:       r.CreatedAt,
+		RunAt:           r.RunAt,
+		AttemptedAt:     r.AttemptedAt,
+		FinalizedAt:     r.FinalizedAt,
+		LeaseOwner:      r.LeaseOwner,
+		LeaseExpiresAt:  r.LeaseExpiresAt,
+		CancelRequested: r.CancelRequested,
+	}
+	if len(r.Errors) > 0 {
+		// A row whose errors do not decode still shows everything else;
+		// the raw errors stay in the store.
+		_ = json.Unmarshal(r.Errors, &row.Errors)
+	}
+	return row
+}

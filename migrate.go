@@ -1,0 +1,63 @@
+package drover
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/droverhq/drover/internal/driver"
+)
+
+// Migration is one applied schema change.
+type Migration struct {
+	Version int
+	Name    string
+}
+
+// MigrateResult says what Migrate did.
+type MigrateResult struct {
+	// Applied lists the migrations this call applied (none when the store
+	// was already current).
+	Applied []Migration
+	// Version is the schema version after the call.
+	Version int
+}
+
+// Migrate brings the store's schema to the latest version this binary
+// knows. It is idempotent, and safe to run from several processes at once:
+// the store's migration lock lets each migration apply exactly once.
+func Migrate(ctx context.Context, d driver.Driver) (*MigrateResult, error) {
+	res := &MigrateResult{}
+	err := d.MigrateTx(ctx, func(ctx context.Context, m driver.Migrator) error {
+		v, err := m.Version(ctx)
+		if err != nil {
+			return fmt.Errorf("read schema version: %w", err)
+		}
+		res.Version = v
+		for _, mig := range d.Migrations() {
+			if mig.Version <= v {
+				continue
+			}
+			if err := m.Apply(ctx, mig); err != nil {
+				return err
+			}
+			res.Applied = append(res.Applied, Migration{Version: mig.Version, Name: mig.Name})
+			res.Version = mig.Version
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("migrate schema %q: %w", d.Schema(), err)
+	}
+	return res, nil
+}
+
+// MigrationStatus reports the store's schema version and the latest this
+// binary knows.
+func MigrationStatus(ctx context.Context, d driver.Driver) (current, latest int, err error) {
+	current, err = d.SchemaVersion(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	ms := d.Migrations()
+	return current, ms[len(ms)-1].Version, nil
+}

@@ -1,0 +1,153 @@
+package drover
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Args are the typed arguments of a job. Kind names the job type in the
+// store; it must be stable across deploys because stored jobs refer to it.
+// Implement it on a struct value type (not a pointer), and make the struct
+// encodable with encoding/json.
+type Args interface {
+	Kind() string
+}
+
+// Worker works jobs of one kind.
+type Worker[T Args] interface {
+	// Work runs one attempt of job. Returning nil completes the job; an
+	// error schedules a retry with backoff until the job's attempts run
+	// out, then discards it; an error made with Cancel finishes it as
+	// cancelled without retry. A panic is recovered and treated as an
+	// error. ctx is cancelled when the job's timeout passes, when someone
+	// cancels the job, or when a stopping client gives up waiting.
+	Work(ctx context.Context, job *Job[T]) error
+}
+
+// WorkerTimeout may be implemented by a Worker to set the timeout of its
+// kind, overriding Config.JobTimeout. A job's own InsertOpts.Timeout wins
+// over both. A negative duration means no timeout.
+type WorkerTimeout[T Args] interface {
+	Timeout(job *Job[T]) time.Duration
+}
+
+// WorkerNextRetry may be implemented by a Worker to choose when a failed
+// job runs again, overriding Config.RetryPolicy.
+type WorkerNextRetry[T Args] interface {
+	NextRetry(job *Job[T]) time.Time
+}
+
+// WorkFunc turns a function into a Worker, for handlers that need no state.
+func WorkFunc[T Args](f func(ctx context.Context, job *Job[T]) error) Worker[T] {
+	return workFunc[T](f)
+}
+
+type workFunc[T Args] func(context.Context, *Job[T]) error
+
+func (f workFunc[T]) Work(ctx context.Context, job *Job[T]) error { return f(ctx, job) }
+
+// Workers is the set of workers a client can run, by kind. Build it with
+// NewWorkers and AddWorker before creating the client.
+type Workers struct {
+	byKind map[string]workUnit
+}
+
+// NewWorkers returns an empty set of workers.
+func NewWorkers() *Workers {
+	return &Workers{byKind: make(map[string]workUnit)}
+}
+
+// AddWorker registers w for the kind of T. It panics when the kind is
+// already registered, because two handlers for one kind is a programming
+// error that must not reach production; use AddWorkerSafely to get an error
+// instead.
+func AddWorker[T Args](workers *Workers, w Worker[T]) {
+	if err := AddWorkerSafely(workers, w); err != nil {
+		panic(err)
+	}
+}
+
+// AddWorkerSafely registers w for the kind of T, or reports why it cannot.
+func AddWorkerSafely[T Args](workers *Workers, w Worker[T]) error {
+	var zero T
+	kind := zero.Kind()
+	if err := validateKind(kind); err != nil {
+		return err
+	}
+	if _, dup := workers.byKind[kind]; dup {
+		return fmt.Errorf("worker for kind %q is already registered", kind)
+	}
+	workers.byKind[kind] = &typedUnit[T]{worker: w}
+	return nil
+}
+
+// Kinds returns the registered kinds.
+func (w *Workers) Kinds() []string {
+	kinds := make([]string, 0, len(w.byKind))
+	for k := range w.byKind {
+		kinds = append(kinds, k)
+	}
+	return kinds
+}
+
+func (w *Workers) has(kind string) bool {
+	if w == nil {
+		return false
+	}
+	_, ok := w.byKind[kind]
+	return ok
+}
+
+// workUnit erases the type parameter so the engine can hold workers of every
+// kind in one map; each unit decodes its own args.
+type workUnit interface {
+	work(ctx context.Context, row *JobRow) error
+	timeout(row *JobRow) (time.Duration, bool)
+	nextRetry(row *JobRow) (time.Time, bool)
+}
+
+type typedUnit[T Args] struct {
+	worker Worker[T]
+}
+
+func (u *typedUnit[T]) decode(row *JobRow) (*Job[T], error) {
+	job := &Job[T]{JobRow: row}
+	if err := json.Unmarshal(row.EncodedArgs, &job.Args); err != nil {
+		return nil, fmt.Errorf("decode args of %s job %d: %w", row.Kind, row.ID, err)
+	}
+	return job, nil
+}
+
+func (u *typedUnit[T]) work(ctx context.Context, row *JobRow) error {
+	job, err := u.decode(row)
+	if err != nil {
+		return err
+	}
+	return u.worker.Work(ctx, job)
+}
+
+func (u *typedUnit[T]) timeout(row *JobRow) (time.Duration, bool) {
+	wt, ok := u.worker.(WorkerTimeout[T])
+	if !ok {
+		return 0, false
+	}
+	job, err := u.decode(row)
+	if err != nil {
+		return 0, false
+	}
+	return wt.Timeout(job), true
+}
+
+func (u *typedUnit[T]) nextRetry(row *JobRow) (time.Time, bool) {
+	wr, ok := u.worker.(WorkerNextRetry[T])
+	if !ok {
+		return time.Time{}, false
+	}
+	job, err := u.decode(row)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return wr.NextRetry(job), true
+}
