@@ -142,7 +142,10 @@ type Stats struct {
 	Rescued        int64
 	Flushes        int64
 	FlushedResults int64
-	FlushTime      time.Duration
+	// Written counts results the store accepted (fencing rejects late
+	// ones): the number of attempts that really ended.
+	Written   int64
+	FlushTime time.Duration
 	// Held is the number of attempts claimed and not yet written.
 	Held int
 }
@@ -152,6 +155,7 @@ func (c *Client[TTx]) Stats() Stats {
 	s := Stats{
 		Completed: c.metrics.completed.Load(), Failed: c.metrics.failed.Load(), Rescued: c.metrics.rescued.Load(),
 		Flushes: c.metrics.flushes.Load(), FlushedResults: c.metrics.flushedResults.Load(),
+		Written:   c.metrics.acceptedResults.Load(),
 		FlushTime: time.Duration(c.metrics.flushNano.Load()),
 	}
 	c.mu.Lock()

@@ -209,8 +209,17 @@ func (e *executor) JobPrune(ctx context.Context, p driver.PruneParams) (int, err
 		t := p.Now.Add(-d)
 		return &t
 	}
-	tag, err := e.db.Exec(ctx, e.q["JobPrune"], cutoff(p.CompletedRetention), cutoff(p.CancelledRetention),
-		cutoff(p.DiscardedRetention), p.Limit)
+	cutoffs := []*time.Time{cutoff(p.CompletedRetention), cutoff(p.CancelledRetention), cutoff(p.DiscardedRetention)}
+	var latest *time.Time
+	for _, c := range cutoffs {
+		if c != nil && (latest == nil || c.After(*latest)) {
+			latest = c
+		}
+	}
+	if latest == nil {
+		return 0, nil // everything is kept forever
+	}
+	tag, err := e.db.Exec(ctx, e.q["JobPrune"], cutoffs[0], cutoffs[1], cutoffs[2], p.Limit, latest)
 	if err != nil {
 		return 0, e.wrap("prune jobs", err)
 	}

@@ -131,12 +131,15 @@ waiting AS (
 SELECT (SELECT count(*) FROM done) + (SELECT count(*) FROM waiting);
 
 -- name: JobPrune
+-- $5 is the latest of the cutoffs: no row past it can be due, and the bound
+-- lets the BRIN index skip every recent block range.
 DELETE FROM {schema}finished_jobs
 WHERE id IN (
     SELECT id FROM {schema}finished_jobs
-    WHERE (state = 'completed' AND finalized_at < $1)
+    WHERE finalized_at < $5
+      AND ((state = 'completed' AND finalized_at < $1)
        OR (state = 'cancelled' AND finalized_at < $2)
-       OR (state = 'discarded' AND finalized_at < $3)
+       OR (state = 'discarded' AND finalized_at < $3))
     LIMIT $4
 );
 

@@ -105,7 +105,7 @@ func Open(ctx context.Context, dsnOrPath string, opts ...Option) (*Driver, error
 		// whole tables against each other instead of reading a snapshot,
 		// which a second pool would only turn into waits and deadlock
 		// errors.
-		w, err := openPool(ctx, "file:"+target.name+"?mode=memory&cache=shared&_txlock=immediate", 1, false)
+		w, err := openPool(ctx, "file:"+target.name+"?mode=memory&cache=shared&_txlock=immediate", 1)
 		if err != nil {
 			return nil, err
 		}
@@ -114,11 +114,11 @@ func Open(ctx context.Context, dsnOrPath string, opts ...Option) (*Driver, error
 		return d, nil
 	}
 
-	w, err := openPool(ctx, target.dsn(false), 1, true)
+	w, err := openPool(ctx, target.dsn(false), 1)
 	if err != nil {
 		return nil, err
 	}
-	r, err := openPool(ctx, target.dsn(true), readConns, false)
+	r, err := openPool(ctx, target.dsn(true), readConns)
 	if err != nil {
 		w.Close()
 		return nil, err
@@ -180,7 +180,6 @@ func (d *Driver) init(writer, reader *sql.DB, key string) {
 	s := d.shared
 	s.writer, s.reader = writer, reader
 	s.hubKey = key + "\x00" + d.schema
-	s.stmts = map[stmtKey]*sql.Stmt{}
 }
 
 // target is a parsed Open argument.
@@ -255,7 +254,7 @@ func (t target) dsn(reader bool) string {
 // openPool opens a *sql.DB of at most conns connections and checks that it
 // works. Connections never expire: each one holds SQLite's parsed schema and
 // its prepared statements, which are worth keeping.
-func openPool(ctx context.Context, dsn string, conns int, writer bool) (*sql.DB, error) {
+func openPool(ctx context.Context, dsn string, conns int) (*sql.DB, error) {
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("droversqlite: open: %w", err)
@@ -264,14 +263,13 @@ func openPool(ctx context.Context, dsn string, conns int, writer bool) (*sql.DB,
 	db.SetMaxIdleConns(conns)
 	db.SetConnMaxLifetime(0)
 	db.SetConnMaxIdleTime(0)
-	// The first connection applies the pragmas; journal_mode(WAL) is
-	// persistent and needs the write lock once, so do it on the writer
-	// before readers arrive.
+	// Connect now, so that a bad path fails Open rather than the first
+	// query, and so that the writer has switched the file to WAL (a
+	// persistent setting) before any reader connects.
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("droversqlite: open: %w", err)
 	}
-	_ = writer
 	return db, nil
 }
 
@@ -349,10 +347,10 @@ func (d *Driver) PollInterval() time.Duration { return pollInterval }
 // *sql.DB given to New belongs to the caller and stays open.
 func (d *Driver) Close() error {
 	d.mu.Lock()
-	for k, s := range d.stmts {
+	for _, s := range d.stmts {
 		s.Close()
-		delete(d.stmts, k)
 	}
+	d.stmts, d.prepared = nil, false
 	d.mu.Unlock()
 	var errs []error
 	for _, db := range d.owned {
@@ -389,12 +387,18 @@ func (d *Driver) SchemaVersion(ctx context.Context) (int, error) {
 // migrator, in this process or another, waits and then sees the versions the
 // first one recorded.
 func (d *Driver) MigrateTx(ctx context.Context, fn func(context.Context, driver.Migrator) error) error {
-	return d.writeTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, d.q["MigrationsTable"]); err != nil {
-			return fmt.Errorf("create migrations table: %w", err)
-		}
-		return fn(ctx, &migrator{tx: tx, q: d.q})
-	})
+	tx, err := d.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, d.q["MigrationsTable"]); err != nil {
+		return fmt.Errorf("create migrations table: %w", err)
+	}
+	if err := fn(ctx, &migrator{tx: tx, q: d.q}); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 type migrator struct {
@@ -428,12 +432,6 @@ func isMissingTable(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "no such table")
 }
 
-// stmtKey names a prepared statement on one pool.
-type stmtKey struct {
-	db   *sql.DB
-	name string
-}
-
 // shared is what a Driver and the executors it hands out have in common.
 type shared struct {
 	q      map[string]string
@@ -442,29 +440,79 @@ type shared struct {
 	reader *sql.DB
 	hubKey string
 
-	mu    sync.Mutex
-	stmts map[stmtKey]*sql.Stmt
+	mu       sync.Mutex
+	prepared bool
+	stmts    map[stmtKey]*sql.Stmt
 }
 
-// stmt returns the named statement prepared on db, preparing it on first
-// use. Preparing lazily lets a driver be created before the schema exists
-// (a statement on a missing table fails to prepare), and once prepared, a
-// statement is compiled once per connection instead of once per call.
-func (s *shared) stmt(ctx context.Context, db *sql.DB, name string) (*sql.Stmt, error) {
-	k := stmtKey{db, name}
+// stmtKey names a prepared statement on one pool.
+type stmtKey struct {
+	db   *sql.DB
+	name string
+}
+
+// readQueries run on the reader pool as well as, inside write transactions,
+// on the writer.
+var readQueries = []string{"JobGet", "JobList", "JobCountByState"}
+
+// unprepared are the queries that are not statements of their own (templates)
+// or that must work before the schema exists (migrations).
+var unprepared = map[string]bool{
+	"JobInsertHead": true, "JobInsertRow": true,
+	"SchemaVersion": true, "MigrationsTable": true, "MigrationRecord": true,
+}
+
+// ready prepares every statement once, the first time the schema is there.
+// It has to happen before a write transaction begins: the writer pool has a
+// single connection, which the transaction holds, so preparing on the pool
+// from inside it would wait forever. Once prepared, a statement is compiled
+// once per connection instead of once per call. A missing schema fails here,
+// and the next call tries again, so migrating later just works.
+func (s *shared) ready(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if st := s.stmts[k]; st != nil {
-		return st, nil
+	if s.prepared {
+		return nil
 	}
-	q, ok := s.q[name]
-	if !ok {
-		return nil, fmt.Errorf("droversqlite: no query %s", name)
+	stmts := map[stmtKey]*sql.Stmt{}
+	prepare := func(db *sql.DB, name string) error {
+		k := stmtKey{db, name}
+		if stmts[k] != nil {
+			return nil
+		}
+		st, err := db.PrepareContext(ctx, s.q[name])
+		if err != nil {
+			return err
+		}
+		stmts[k] = st
+		return nil
 	}
-	st, err := db.PrepareContext(ctx, q)
+	var err error
+	for name := range s.q {
+		if !unprepared[name] {
+			err = errors.Join(err, prepare(s.writer, name))
+		}
+	}
+	for _, name := range readQueries {
+		err = errors.Join(err, prepare(s.reader, name))
+	}
 	if err != nil {
-		return nil, err
+		for _, st := range stmts {
+			st.Close()
+		}
+		return err
 	}
-	s.stmts[k] = st
+	s.stmts, s.prepared = stmts, true
+	return nil
+}
+
+// stmt returns the named statement prepared on db by ready.
+func (s *shared) stmt(db *sql.DB, name string) (*sql.Stmt, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.stmts[stmtKey{db, name}]
+	if st == nil {
+		return nil, fmt.Errorf("droversqlite: statement %s is not prepared", name)
+	}
 	return st, nil
 }

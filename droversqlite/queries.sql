@@ -41,35 +41,42 @@ WHERE id IN (
     ORDER BY priority, run_at, id
     LIMIT ?2
 )
-RETURNING id, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at,
+RETURNING id, 'running', queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, NULL,
     lease_owner, lease_expires_at, cancel_requested, tags, metadata, errors, args;
 
 -- name: JobFinishMove
 -- Outcomes: 1 completed, 2 retry, 3 discarded, 4 cancelled, 5 released.
--- ?1 is a JSON array of [id, attempt, outcome, error or null, run_at] rows,
--- ?2 is now. Every result is fenced by (id, attempt, state running). This
--- copies the rows that finish into finished_jobs; JobFinishDelete then
--- removes the very same rows from the hot table. A retry or release of a
--- job whose cancel was requested finishes it as cancelled instead.
+-- ?1 is a JSON array of [id, attempt, outcome, error or null, run_at or
+-- null] rows, ?2 is now. Every result is fenced by (id, attempt, state
+-- running). This copies the rows that finish into finished_jobs;
+-- JobFinishDelete then removes the very same rows from the hot table, in the
+-- same transaction. A retry or release of a job whose cancel was requested
+-- finishes it as cancelled instead. CROSS JOIN keeps the batch as the outer
+-- loop, so each result costs one primary key lookup.
 INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at,
     run_at, attempted_at, finalized_at, tags, metadata, errors, args)
 SELECT j.id,
-    CASE r.value->>2 WHEN 1 THEN 'completed' WHEN 3 THEN 'discarded' ELSE 'cancelled' END,
+    CASE r.outcome WHEN 1 THEN 'completed' WHEN 3 THEN 'discarded' ELSE 'cancelled' END,
     j.queue, j.kind, j.priority, j.attempt, j.max_attempts, j.timeout_ms, j.created_at, j.run_at, j.attempted_at, ?2,
     j.tags, j.metadata,
-    CASE WHEN r.value->>3 IS NULL THEN j.errors ELSE json_insert(coalesce(j.errors, '[]'), '$[#]', r.value->3) END,
+    CASE WHEN r.error IS NULL THEN j.errors ELSE json_insert(coalesce(j.errors, '[]'), '$[#]', json(r.error)) END,
     j.args
-FROM json_each(?1) AS r CROSS JOIN {schema}jobs AS j
-WHERE j.id = r.value->>0 AND j.attempt = r.value->>1 AND j.state = 'running'
-  AND (r.value->>2 IN (1, 3, 4) OR j.cancel_requested);
+FROM (
+    SELECT value->>0 AS id, value->>1 AS attempt, value->>2 AS outcome, nullif(value->3, 'null') AS error
+    FROM json_each(?1)
+) AS r
+CROSS JOIN {schema}jobs AS j
+WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running'
+  AND (r.outcome IN (1, 3, 4) OR j.cancel_requested);
 
 -- name: JobFinishDelete
 DELETE FROM {schema}jobs
 WHERE id IN (
     SELECT j.id
-    FROM json_each(?1) AS r CROSS JOIN {schema}jobs AS j
-    WHERE j.id = r.value->>0 AND j.attempt = r.value->>1 AND j.state = 'running'
-      AND (r.value->>2 IN (1, 3, 4) OR j.cancel_requested)
+    FROM (SELECT value->>0 AS id, value->>1 AS attempt, value->>2 AS outcome FROM json_each(?1)) AS r
+    CROSS JOIN {schema}jobs AS j
+    WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running'
+      AND (r.outcome IN (1, 3, 4) OR j.cancel_requested)
 )
 RETURNING id;
 
@@ -78,18 +85,18 @@ RETURNING id;
 -- undoes the attempt so that it does not count against max_attempts.
 UPDATE {schema}jobs AS j
 SET state = 'available',
-    run_at = CASE WHEN r.outcome = 5 THEN ?2 ELSE r.run_at END,
+    run_at = CASE WHEN r.outcome = 5 THEN ?2 ELSE coalesce(r.run_at, ?2) END,
     attempt = CASE WHEN r.outcome = 5 THEN j.attempt - 1 ELSE j.attempt END,
     errors = CASE WHEN r.error IS NULL THEN j.errors ELSE json_insert(coalesce(j.errors, '[]'), '$[#]', json(r.error)) END,
     lease_owner = NULL,
     lease_expires_at = NULL
 FROM (
-    SELECT value->>0 AS id, value->>1 AS attempt, value->>2 AS outcome, value->>3 AS error, coalesce(value->>4, ?2) AS run_at
+    SELECT value->>0 AS id, value->>1 AS attempt, value->>2 AS outcome, nullif(value->3, 'null') AS error, value->>4 AS run_at
     FROM json_each(?1)
     WHERE value->>2 IN (2, 5)
 ) AS r
 WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running' AND NOT j.cancel_requested
-RETURNING j.id;
+RETURNING id;
 
 -- name: JobHeartbeat
 -- ?1 is a JSON array of [id, attempt] rows, ?2 the new lease expiry. It
@@ -98,45 +105,43 @@ UPDATE {schema}jobs AS j
 SET lease_expires_at = ?2
 FROM (SELECT value->>0 AS id, value->>1 AS attempt FROM json_each(?1)) AS r
 WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running'
-RETURNING j.id, j.cancel_requested;
+RETURNING id, cancel_requested;
 
--- name: JobRescueSelect
--- ?1 cutoff, ?2 limit: the leases to take back, oldest expiry first.
-SELECT id FROM {schema}jobs
-WHERE state = 'running' AND lease_expires_at < ?1
-ORDER BY lease_expires_at
-LIMIT ?2;
+-- name: JobRescueMark
+-- ?1 cutoff, ?2 limit, ?3 now, ?4 now as RFC 3339 text for the recorded
+-- error. Takes back the leases that expired before the cutoff, oldest
+-- first: each row gets the lease error and returns to available; rows out
+-- of attempts (or asked to cancel) keep their run_at and are reported with
+-- finish = 1 so that JobRescueMove and JobRescueDelete finish them in the
+-- same transaction. Being a write, this first statement also takes the
+-- write lock before anything is read.
+UPDATE {schema}jobs
+SET state = 'available',
+    run_at = CASE WHEN attempt >= max_attempts OR cancel_requested THEN run_at ELSE ?3 END,
+    errors = json_insert(coalesce(errors, '[]'), '$[#]', json_object('attempt', attempt, 'at', ?4,
+        'error', 'lease expired: the worker stopped heartbeating (crashed or lost its connection)')),
+    lease_owner = NULL,
+    lease_expires_at = NULL
+WHERE id IN (
+    SELECT id FROM {schema}jobs
+    WHERE state = 'running' AND lease_expires_at < ?1
+    ORDER BY lease_expires_at
+    LIMIT ?2
+)
+RETURNING id, attempt >= max_attempts OR cancel_requested AS finish;
 
 -- name: JobRescueMove
--- ?1 JSON array of IDs from JobRescueSelect, ?2 now, ?3 now as RFC 3339 text
--- for the recorded error. Out of attempts (or cancel requested): finished.
+-- ?1 JSON array of the IDs JobRescueMark reported to finish, ?2 now.
 INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at,
     run_at, attempted_at, finalized_at, tags, metadata, errors, args)
 SELECT id, CASE WHEN cancel_requested THEN 'cancelled' ELSE 'discarded' END,
     queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, ?2,
-    tags, metadata,
-    json_insert(coalesce(errors, '[]'), '$[#]', json_object('attempt', attempt, 'at', ?3,
-        'error', 'lease expired: the worker stopped heartbeating (crashed or lost its connection)')),
-    args
+    tags, metadata, errors, args
 FROM {schema}jobs
-WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'running'
-  AND (attempt >= max_attempts OR cancel_requested);
+WHERE id IN (SELECT value FROM json_each(?1));
 
 -- name: JobRescueDelete
-DELETE FROM {schema}jobs
-WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'running'
-  AND (attempt >= max_attempts OR cancel_requested);
-
--- name: JobRescueWait
--- Attempts left: available again at once, with the lease error recorded.
-UPDATE {schema}jobs
-SET state = 'available',
-    run_at = ?2,
-    errors = json_insert(coalesce(errors, '[]'), '$[#]', json_object('attempt', attempt, 'at', ?3,
-        'error', 'lease expired: the worker stopped heartbeating (crashed or lost its connection)')),
-    lease_owner = NULL,
-    lease_expires_at = NULL
-WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'running';
+DELETE FROM {schema}jobs WHERE id IN (SELECT value FROM json_each(?1));
 
 -- name: JobPrune
 -- A NULL cutoff (negative retention) matches nothing: those jobs are kept.

@@ -150,43 +150,73 @@ func (p *Producer) work(ctx context.Context) {
 	}
 }
 
+// claimResult is what one claim goroutine reports back to the fetch loop.
+type claimResult struct {
+	asked, got int
+	err        error
+}
+
 func (p *Producer) fetchLoop(ctx context.Context) {
 	limit := int64(p.cfg.MaxWorkers + p.cfg.Prefetch)
+	claimMax := int64(p.cfg.ClaimMax)
 	// Refill once a quarter of the capacity is free (the buffer runs low),
 	// not only when it is empty, so workers never wait on a round trip.
-	lowWater := max(1, min(int64(p.cfg.ClaimMax), limit/4))
+	lowWater := max(1, min(claimMax, limit/4))
+	// A second claim may be in flight while the first one runs, but only
+	// where capacity holds two full claims: that is where one claim's round
+	// trip, not the store, caps throughput. Smaller producers claim one
+	// batch at a time, which keeps strict priority order.
+	maxInFlight := 1
+	if limit >= 2*claimMax {
+		maxInFlight = 2
+	}
+	results := make(chan claimResult, maxInFlight)
+	inFlight := 0
 	poll := time.NewTimer(p.cfg.PollInterval)
 	defer poll.Stop()
 	drained := false
 	backoff := 100 * time.Millisecond
+	var retry <-chan time.Time
 	for {
-		free := limit - p.inflight.Load()
-		if !drained && free >= lowWater {
-			n, err := p.claim(ctx, int(min(free, int64(p.cfg.ClaimMax))))
-			if err != nil {
-				if ctx.Err() != nil {
-					return
+		// inflight counts running and buffered jobs plus room reserved
+		// by claims under way, so claims never overfill the buffer.
+		for !drained && retry == nil && inFlight < maxInFlight {
+			free := limit - p.inflight.Load()
+			if free < lowWater {
+				break
+			}
+			n := min(free, claimMax)
+			p.inflight.Add(n)
+			inFlight++
+			go func() {
+				got, err := p.claim(ctx, int(n))
+				results <- claimResult{asked: int(n), got: got, err: err}
+			}()
+		}
+		select {
+		case <-ctx.Done():
+			for ; inFlight > 0; inFlight-- {
+				r := <-results
+				p.inflight.Add(int64(r.got - r.asked))
+			}
+			return
+		case r := <-results:
+			inFlight--
+			p.inflight.Add(int64(r.got - r.asked))
+			if r.err != nil {
+				if ctx.Err() == nil {
+					p.cfg.Logger.Error("claiming jobs failed; backing off", "queue", p.cfg.Queue, "backoff", backoff, "error", r.err)
 				}
-				p.cfg.Logger.Error("claiming jobs failed; backing off", "queue", p.cfg.Queue, "backoff", backoff, "error", err)
-				select {
-				case <-ctx.Done():
-					return
-				case <-time.After(backoff):
-				}
+				retry = time.After(backoff)
 				backoff = min(backoff*2, 5*time.Second)
 				continue
 			}
 			backoff = 100 * time.Millisecond
 			// A short claim means the queue is drained for now: wait for
 			// a notification or the poll instead of asking again.
-			drained = n < int(min(free, int64(p.cfg.ClaimMax)))
-			if !drained {
-				continue
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
+			drained = r.got < r.asked
+		case <-retry:
+			retry = nil
 		case <-p.wake:
 			drained = false
 		case <-poll.C:
@@ -224,9 +254,8 @@ func (p *Producer) claim(ctx context.Context, n int) (int, error) {
 	for _, row := range rows {
 		p.tracker.Add(row.ID, row.Attempt)
 	}
-	p.inflight.Add(int64(len(rows)))
 	for _, row := range rows {
-		p.buffer <- row // never blocks: inflight accounting keeps room
+		p.buffer <- row // never blocks: the fetch loop reserved room
 	}
 	return len(rows), nil
 }

@@ -131,7 +131,9 @@ type BenchArgs struct {
 	InsertedAt int64 `json:"inserted_at,omitempty"`
 }
 
-func (BenchArgs) Kind() string { return "drover_peer_bench" }
+const benchKind = "drover_peer_bench"
+
+func (BenchArgs) Kind() string { return benchKind }
 
 // BenchWorker does nothing but count executions per job (to detect
 // duplicates) and, in the latency scenario, record insert→start latency.
@@ -250,7 +252,7 @@ func run(o *options) error {
 // does not compete with the working client for the working client's pool: the
 // usual deployment, where jobs are inserted by other processes than the
 // workers. When nil, the working client inserts.
-func bench[TTx any](ctx context.Context, o *options, logger *slog.Logger, driverName, driverSettings string, driver riverdriver.Driver[TTx], insertDriver riverdriver.Driver[TTx], db dbOps, resetSQL []string) error {
+func bench[TTx any](ctx context.Context, o *options, logger *slog.Logger, driverName, driverSettings string, driver riverdriver.Driver[TTx], insertDriver riverdriver.Driver[TTx], db dbOps, resetSQL, latencySeedSQL []string) error {
 	startedAt := time.Now()
 
 	// 1. Migrate River's schema.
@@ -266,6 +268,13 @@ func bench[TTx any](ctx context.Context, o *options, logger *slog.Logger, driver
 	for _, q := range resetSQL {
 		if err := db.Exec(ctx, q); err != nil {
 			return fmt.Errorf("reset (%s): %w", q, err)
+		}
+	}
+	if o.scenario == "latency" {
+		for _, q := range latencySeedSQL {
+			if err := db.Exec(ctx, q); err != nil {
+				return fmt.Errorf("seed (%s): %w", q, err)
+			}
 		}
 	}
 
@@ -494,11 +503,11 @@ wait:
 
 	countCtx, cancelCount := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancelCount()
-	completedInDB, err := db.Count(countCtx, "SELECT count(*) FROM river_job WHERE state = 'completed'")
+	completedInDB, err := db.Count(countCtx, "SELECT count(*) FROM river_job WHERE kind = '"+benchKind+"' AND state = 'completed'")
 	if err != nil {
 		return fmt.Errorf("count completed: %w", err)
 	}
-	notCompleted, err := db.Count(countCtx, "SELECT count(*) FROM river_job WHERE state <> 'completed'")
+	notCompleted, err := db.Count(countCtx, "SELECT count(*) FROM river_job WHERE kind = '"+benchKind+"' AND state <> 'completed'")
 	if err != nil {
 		return fmt.Errorf("count not completed: %w", err)
 	}

@@ -56,5 +56,5 @@ func runSQLite(ctx context.Context, o *options, logger *slog.Logger) error {
 	}
 	settings := fmt.Sprintf("modernc.org/sqlite, database/sql MaxOpenConns=1 (River's SQLite driver recommendation), journal_mode=%s, synchronous=%s, busy_timeout=10s; River's SQLite driver completes and inserts one row per statement and has no LISTEN/NOTIFY (polls)", mode, sync)
 	return bench(ctx, o, logger, "sqlite", settings, riversqlite.New(db), nil, sqliteOps{db},
-		[]string{"DELETE FROM river_job"})
+		[]string{"DELETE FROM river_job"}, nil)
 }

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/droverhq/drover"
+)
+
+// maxCount bounds --count. One InsertMany of this many rows is a single
+// statement of a few megabytes; more is a load test, which is what
+// `drover bench` is for.
+const maxCount = 100_000
+
+// enqueueFlags are the options of `drover enqueue`.
+type enqueueFlags struct {
+	queue       string
+	priority    int
+	at          string
+	maxAttempts int
+	tags        []string
+	metadata    string
+	count       int
+	json        bool
+}
+
+func (c *cli) enqueueCommand() *cobra.Command {
+	var f enqueueFlags
+	cmd := &cobra.Command{
+		Use:   "enqueue KIND JSON",
+		Short: "Insert a job",
+		Long: `enqueue inserts a job of kind KIND with the JSON args given, and prints its id.
+
+A worker registered for KIND runs it. With --count N it inserts N copies in one
+statement: all of them or, on any error, none.`,
+		Example: `  drover enqueue email '{"to":"ada@example.com"}'
+  drover enqueue report '{"day":"2025-01-02"}' --queue reports --at 10m --tags nightly,eu
+  drover enqueue noop '{}' --count 1000 --json`,
+		Args: argsNamed("KIND", "JSON"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			params, err := f.params(args[0], args[1], time.Now())
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			client, closeStore, err := c.openClient(ctx)
+			if err != nil {
+				return err
+			}
+			defer closeStore()
+			ids, err := client.InsertMany(ctx, params)
+			if err != nil {
+				// Every copy is the same job, so the "job 1 of N" that
+				// InsertMany puts before an input error says nothing.
+				if inner := errors.Unwrap(err); errors.Is(err, drover.ErrInvalid) &&
+					inner != nil && inner != drover.ErrInvalid && errors.Is(inner, drover.ErrInvalid) {
+					err = inner
+				}
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if f.json {
+				return writeJSON(out, struct {
+					IDs []int64 `json:"ids"`
+				}{ids})
+			}
+			var b strings.Builder
+			for _, id := range ids {
+				fmt.Fprintln(&b, id)
+			}
+			_, err = fmt.Fprint(out, b.String())
+			return err
+		},
+	}
+	markNeedsStore(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&f.queue, "queue", drover.DefaultQueue, "queue the job waits in")
+	fl.IntVar(&f.priority, "priority", 0, "priority within the queue, lower runs first (-32768 to 32767)")
+	fl.StringVar(&f.at, "at", "", "when to run: an RFC 3339 time (2025-01-02T15:04:05Z) or a duration from now (10m); default now")
+	fl.IntVar(&f.maxAttempts, "max-attempts", 0, fmt.Sprintf("attempts before the job is discarded (default %d)", drover.DefaultMaxAttempts))
+	fl.StringSliceVar(&f.tags, "tags", nil, "comma-separated tags to filter jobs by")
+	fl.StringVar(&f.metadata, "metadata", "", "free-form JSON object stored with the job")
+	fl.IntVar(&f.count, "count", 1, fmt.Sprintf("insert this many copies in one statement (at most %d)", maxCount))
+	fl.BoolVar(&f.json, "json", false, `print {"ids":[…]} instead of one id per line`)
+	return cmd
+}
+
+// params checks everything about the job that can be checked without the
+// store, so that a mistake is reported as such (exit code 2) even when the
+// store is down, and builds the InsertMany batch.
+func (f *enqueueFlags) params(kind, args string, now time.Time) ([]drover.InsertManyParams, error) {
+	if err := drover.ValidateJSON("args", []byte(args), drover.MaxArgsBytes); err != nil {
+		return nil, err
+	}
+	if err := drover.ValidateQueue(f.queue); err != nil {
+		return nil, fmt.Errorf("--queue: %w", err)
+	}
+	if f.priority < math.MinInt16 || f.priority > math.MaxInt16 {
+		return nil, usagef("--priority %d: must be between %d and %d", f.priority, math.MinInt16, math.MaxInt16)
+	}
+	if f.maxAttempts < 0 {
+		return nil, usagef("--max-attempts %d: must be at least 1", f.maxAttempts)
+	}
+	if f.count < 1 || f.count > maxCount {
+		return nil, usagef("--count %d: must be between 1 and %d", f.count, maxCount)
+	}
+	runAt, err := parseAt(f.at, now)
+	if err != nil {
+		return nil, err
+	}
+	var metadata json.RawMessage
+	if f.metadata != "" {
+		if err := drover.ValidateJSON("--metadata", []byte(f.metadata), drover.MaxMetadataBytes); err != nil {
+			return nil, err
+		}
+		if trimmed := strings.TrimSpace(f.metadata); !strings.HasPrefix(trimmed, "{") {
+			return nil, usagef("--metadata: must be a JSON object")
+		}
+		metadata = json.RawMessage(f.metadata)
+	}
+	opts := &drover.InsertOpts{
+		Queue:       f.queue,
+		Priority:    f.priority,
+		RunAt:       runAt,
+		MaxAttempts: f.maxAttempts,
+		Tags:        f.tags,
+		Metadata:    metadata,
+	}
+	raw := drover.RawArgs{KindName: kind, JSON: json.RawMessage(args)}
+	params := make([]drover.InsertManyParams, f.count)
+	for i := range params {
+		params[i] = drover.InsertManyParams{Args: raw, Opts: opts}
+	}
+	return params, nil
+}
+
+// parseAt reads --at: an absolute time, or a duration from now because
+// "in ten minutes" is what one usually means at a shell.
+func parseAt(s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil {
+		return now.Add(d), nil
+	}
+	return time.Time{}, usagef("--at %q: use an RFC 3339 time (2025-01-02T15:04:05Z) or a duration from now (10m, 1h30m)", s)
+}

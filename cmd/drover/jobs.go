@@ -1,0 +1,251 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/internal/storeurl"
+)
+
+// jobStates are the states --state accepts, in the order of a job's life.
+var jobStates = []drover.JobState{
+	drover.JobStateScheduled,
+	drover.JobStateAvailable,
+	drover.JobStateRetryable,
+	drover.JobStateRunning,
+	drover.JobStateCompleted,
+	drover.JobStateCancelled,
+	drover.JobStateDiscarded,
+}
+
+// maxListLimit matches what drover.Client.JobList accepts.
+const maxListLimit = 10_000
+
+func (c *cli) jobsCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "jobs",
+		Short: "List, inspect, retry and cancel jobs",
+		// A group runs only to reject what is not one of its commands:
+		// cobra would otherwise print the help and exit 0 for a typo.
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+				msg += fmt.Sprintf(" (did you mean %s?)", strings.Join(s, " or "))
+			}
+			return usagef("%s", msg)
+		},
+	}
+	cmd.AddCommand(c.jobsListCommand(), c.jobsGetCommand())
+	cmd.AddCommand(c.jobsChangeCommand("retry", "Make a job run again as soon as possible",
+		`retry makes a job run again now: a finished job (completed, cancelled or
+discarded) becomes available, with one more attempt if it had none left; a
+scheduled or retryable job becomes available at once. A running job is left
+alone. It prints the job after the change.`,
+		storeurl.Client.JobRetry))
+	cmd.AddCommand(c.jobsChangeCommand("cancel", "Cancel a job",
+		`cancel cancels a job: a waiting job is cancelled at once; a running one is
+told to stop at its worker's next heartbeat and ends as cancelled unless it
+completes first. A finished job is left as it is. It prints the job after the
+change.`,
+		storeurl.Client.JobCancel))
+	return cmd
+}
+
+func (c *cli) jobsListCommand() *cobra.Command {
+	var (
+		states []string
+		p      drover.JobListParams
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List jobs in id order",
+		Long: `list prints jobs in id order, a page at a time: pass the last id printed
+as --after to get the next page.`,
+		Example: `  drover jobs list --state available,running --queue default
+  drover jobs list --kind email --limit 20 --after 1040 --json`,
+		Args: argsNamed(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			for _, s := range states {
+				st, err := parseState(s)
+				if err != nil {
+					return err
+				}
+				p.States = append(p.States, st)
+			}
+			if p.Queue != "" {
+				if err := drover.ValidateQueue(p.Queue); err != nil {
+					return fmt.Errorf("--queue: %w", err)
+				}
+			}
+			if p.Limit < 1 || p.Limit > maxListLimit {
+				return usagef("--limit %d: must be between 1 and %d", p.Limit, maxListLimit)
+			}
+			if p.After < 0 {
+				return usagef("--after %d: must not be negative", p.After)
+			}
+			ctx := cmd.Context()
+			client, closeStore, err := c.openClient(ctx)
+			if err != nil {
+				return err
+			}
+			defer closeStore()
+			jobs, err := client.JobList(ctx, p)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJobsJSON(cmd.OutOrStdout(), jobs)
+			}
+			if err := writeJobTable(cmd.OutOrStdout(), jobs); err != nil {
+				return err
+			}
+			if len(jobs) == p.Limit {
+				// On stderr, so that the table stays clean for pipes.
+				fmt.Fprintf(cmd.ErrOrStderr(), "more jobs may follow: add --after %d\n", jobs[len(jobs)-1].ID)
+			}
+			return nil
+		},
+	}
+	markNeedsStore(cmd)
+	fl := cmd.Flags()
+	fl.StringSliceVar(&states, "state", nil, "only jobs in these states (comma-separated): "+joinStates())
+	fl.StringVar(&p.Queue, "queue", "", "only jobs of this queue")
+	fl.StringVar(&p.Kind, "kind", "", "only jobs of this kind")
+	fl.IntVar(&p.Limit, "limit", 100, fmt.Sprintf("at most this many jobs (1 to %d)", maxListLimit))
+	fl.Int64Var(&p.After, "after", 0, "only jobs with a greater id: the last id of the previous page")
+	fl.BoolVar(&asJSON, "json", false, "print the jobs as a JSON array")
+	return cmd
+}
+
+func (c *cli) jobsGetCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "get ID",
+		Short: "Show one job with its args, metadata, tags and errors",
+		Args:  argsNamed("ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := parseID(args[0])
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			client, closeStore, err := c.openClient(ctx)
+			if err != nil {
+				return err
+			}
+			defer closeStore()
+			job, err := client.JobGet(ctx, id)
+			if err != nil {
+				return notFound(id, err)
+			}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), toJobJSON(job))
+			}
+			return writeJobDetail(cmd.OutOrStdout(), job)
+		},
+	}
+	markNeedsStore(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the job as JSON")
+	return cmd
+}
+
+// jobsChangeCommand builds `jobs retry` and `jobs cancel`, which differ
+// only in the client call and in what they explain.
+func (c *cli) jobsChangeCommand(name, short, long string,
+	change func(storeurl.Client, context.Context, int64) (*drover.JobRow, error)) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   name + " ID",
+		Short: short,
+		Long:  long,
+		Args:  argsNamed("ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := parseID(args[0])
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			client, closeStore, err := c.openClient(ctx)
+			if err != nil {
+				return err
+			}
+			defer closeStore()
+			job, err := change(client, ctx, id)
+			if err != nil {
+				return notFound(id, err)
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				return writeJSON(out, toJobJSON(job))
+			}
+			if err := writeJobTable(out, []*drover.JobRow{job}); err != nil {
+				return err
+			}
+			if note := changeNote(name, job); note != "" {
+				_, err = fmt.Fprintln(out, note)
+			}
+			return err
+		},
+	}
+	markNeedsStore(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the job after the change as JSON")
+	return cmd
+}
+
+// changeNote explains a retry or cancel that did not (yet) do what its
+// name says, so that nobody takes the unchanged state for a failure.
+func changeNote(action string, j *drover.JobRow) string {
+	switch {
+	case action == "cancel" && j.State == drover.JobStateRunning:
+		return fmt.Sprintf("job %d is running: it was asked to stop at its worker's next heartbeat", j.ID)
+	case action == "cancel" && j.State != drover.JobStateCancelled && j.State.Finished():
+		return fmt.Sprintf("job %d had already finished as %s: left as it is", j.ID, j.State)
+	case action == "retry" && j.State == drover.JobStateRunning:
+		return fmt.Sprintf("job %d is running: left as it is", j.ID)
+	}
+	return ""
+}
+
+func parseID(s string) (int64, error) {
+	id, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || id < 1 {
+		return 0, usagef("job ID %q: must be a positive integer", s)
+	}
+	return id, nil
+}
+
+// notFound words a missing job the same way whatever the store.
+func notFound(id int64, err error) error {
+	if errors.Is(err, drover.ErrNotFound) {
+		return fmt.Errorf("job %d: %w", id, drover.ErrNotFound)
+	}
+	return err
+}
+
+func parseState(s string) (drover.JobState, error) {
+	for _, st := range jobStates {
+		if strings.EqualFold(s, string(st)) {
+			return st, nil
+		}
+	}
+	return "", usagef("--state %q: use %s", s, joinStates())
+}
+
+func joinStates() string {
+	names := make([]string, len(jobStates))
+	for i, s := range jobStates {
+		names[i] = string(s)
+	}
+	return strings.Join(names, ", ")
+}

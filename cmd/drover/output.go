@@ -1,0 +1,185 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/droverhq/drover"
+)
+
+// writeJSON prints v indented, for people piping into jq and for scripts.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// jobJSON is a job in --json output. The CLI spells out its own field names
+// rather than encoding drover.JobRow, so that its output is a stable
+// interface of its own, in the snake_case that shell tools expect.
+type jobJSON struct {
+	ID              int64                 `json:"id"`
+	State           drover.JobState       `json:"state"`
+	Queue           string                `json:"queue"`
+	Kind            string                `json:"kind"`
+	Priority        int                   `json:"priority"`
+	Args            json.RawMessage       `json:"args"`
+	Metadata        json.RawMessage       `json:"metadata,omitempty"`
+	Tags            []string              `json:"tags"`
+	Attempt         int                   `json:"attempt"`
+	MaxAttempts     int                   `json:"max_attempts"`
+	Errors          []drover.AttemptError `json:"errors"`
+	TimeoutMS       int64                 `json:"timeout_ms,omitempty"`
+	CreatedAt       time.Time             `json:"created_at"`
+	RunAt           time.Time             `json:"run_at"`
+	AttemptedAt     *time.Time            `json:"attempted_at,omitempty"`
+	FinalizedAt     *time.Time            `json:"finalized_at,omitempty"`
+	LeaseOwner      string                `json:"lease_owner,omitempty"`
+	LeaseExpiresAt  *time.Time            `json:"lease_expires_at,omitempty"`
+	CancelRequested bool                  `json:"cancel_requested"`
+}
+
+func toJobJSON(j *drover.JobRow) jobJSON {
+	out := jobJSON{
+		ID:              j.ID,
+		State:           j.State,
+		Queue:           j.Queue,
+		Kind:            j.Kind,
+		Priority:        j.Priority,
+		Args:            j.EncodedArgs,
+		Metadata:        j.Metadata,
+		Tags:            j.Tags,
+		Attempt:         j.Attempt,
+		MaxAttempts:     j.MaxAttempts,
+		Errors:          j.Errors,
+		TimeoutMS:       j.Timeout.Milliseconds(),
+		CreatedAt:       j.CreatedAt,
+		RunAt:           j.RunAt,
+		AttemptedAt:     j.AttemptedAt,
+		FinalizedAt:     j.FinalizedAt,
+		LeaseOwner:      j.LeaseOwner,
+		LeaseExpiresAt:  j.LeaseExpiresAt,
+		CancelRequested: j.CancelRequested,
+	}
+	// Empty lists print as [] so that scripts can index them without a
+	// null check.
+	if out.Tags == nil {
+		out.Tags = []string{}
+	}
+	if out.Errors == nil {
+		out.Errors = []drover.AttemptError{}
+	}
+	if len(out.Args) == 0 {
+		out.Args = json.RawMessage("null")
+	}
+	return out
+}
+
+func writeJobsJSON(w io.Writer, jobs []*drover.JobRow) error {
+	out := make([]jobJSON, len(jobs))
+	for i, j := range jobs {
+		out[i] = toJobJSON(j)
+	}
+	return writeJSON(w, out)
+}
+
+// lastErrorWidth keeps a table row on one terminal line even when an error
+// message is long; `jobs get` shows the whole message.
+const lastErrorWidth = 60
+
+// writeJobTable prints jobs as an aligned table, one row each.
+func writeJobTable(w io.Writer, jobs []*drover.JobRow) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTATE\tQUEUE\tKIND\tATTEMPT\tRUN AT\tLAST ERROR")
+	for _, j := range jobs {
+		lastErr := "-"
+		if n := len(j.Errors); n > 0 {
+			lastErr = truncate(oneLine(j.Errors[n-1].Error), lastErrorWidth)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d/%d\t%s\t%s\n",
+			j.ID, j.State, j.Queue, j.Kind, j.Attempt, j.MaxAttempts, formatTime(j.RunAt), lastErr)
+	}
+	return tw.Flush()
+}
+
+// writeJobDetail prints everything about one job, including args, metadata
+// and the error of every failed attempt, for `drover jobs get`.
+func writeJobDetail(w io.Writer, j *drover.JobRow) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	field := func(name, value string) { fmt.Fprintf(tw, "%s:\t%s\n", name, value) }
+	field("id", strconv.FormatInt(j.ID, 10))
+	field("state", string(j.State))
+	field("queue", j.Queue)
+	field("kind", j.Kind)
+	field("priority", strconv.Itoa(j.Priority))
+	field("attempt", fmt.Sprintf("%d/%d", j.Attempt, j.MaxAttempts))
+	field("tags", orDash(strings.Join(j.Tags, ", ")))
+	if j.Timeout != 0 {
+		field("timeout", j.Timeout.String())
+	}
+	field("created at", formatTime(j.CreatedAt))
+	field("run at", formatTime(j.RunAt))
+	field("attempted at", formatTimePtr(j.AttemptedAt))
+	field("finalized at", formatTimePtr(j.FinalizedAt))
+	if j.LeaseOwner != "" {
+		field("lease", fmt.Sprintf("%s until %s", j.LeaseOwner, formatTimePtr(j.LeaseExpiresAt)))
+	}
+	if j.CancelRequested {
+		field("cancel", "requested")
+	}
+	field("args", orDash(string(j.EncodedArgs)))
+	field("metadata", orDash(string(j.Metadata)))
+	if len(j.Errors) == 0 {
+		field("errors", "none")
+	} else {
+		field("errors", strconv.Itoa(len(j.Errors)))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, e := range j.Errors {
+		fmt.Fprintf(w, "  attempt %d at %s: %s\n", e.Attempt, formatTime(e.At), e.Error)
+		for line := range strings.Lines(e.Trace) {
+			fmt.Fprintf(w, "      %s", line)
+		}
+		if e.Trace != "" && !strings.HasSuffix(e.Trace, "\n") {
+			fmt.Fprintln(w)
+		}
+	}
+	return nil
+}
+
+// formatTime prints times to the second in the local zone with its offset:
+// readable at a terminal, and still unambiguous when pasted elsewhere.
+func formatTime(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.Local().Format(time.RFC3339)
+}
+
+func formatTimePtr(t *time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	return formatTime(*t)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func truncate(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}

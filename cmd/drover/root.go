@@ -1,0 +1,424 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"os/signal"
+	"regexp"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/internal/bench"
+	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/internal/storeurl"
+)
+
+// Exit codes. Scripts tell a mistake in the command line (2), which retrying
+// cannot fix, from a failure of the store or the job (1), which it may.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+// Environment variables that stand in for global flags, so that a shell or
+// a container can point every command at one store once.
+const (
+	envDatabaseURL = "DATABASE_URL"
+	envSchema      = "DROVER_SCHEMA"
+	defaultSchema  = "drover"
+)
+
+// needsStore annotates commands that talk to a store. Their URL and schema
+// are validated before they run, so a typo is reported as a usage error
+// rather than as whatever the store makes of it.
+const needsStore = "drover/needs-store"
+
+// usageError marks an error as the caller's mistake (exit code 2), as
+// opposed to a failure while doing what was asked (exit code 1).
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+func usagef(format string, a ...any) error {
+	return &usageError{err: fmt.Errorf(format, a...)}
+}
+
+// cli is one run of the command tree: the global flags, what the running
+// command resolved from them, and where output goes. Keeping it in a value
+// rather than in package variables lets tests run many commands in one
+// process.
+type cli struct {
+	stdout, stderr io.Writer
+	getenv         func(string) string
+
+	// Global flags as parsed.
+	flagURL      string
+	flagSchema   string
+	flagLogLevel string
+
+	// running is set once cobra has parsed the command line and handed
+	// control to a command, so that errors before that point, which are
+	// all about the command line, exit with the usage code.
+	running bool
+
+	// Resolved by prepare from the flags and the environment.
+	rawURL    string
+	urlSource string
+	schema    string
+	target    storeurl.Target
+	logger    *slog.Logger
+
+	// workerCmd is `drover worker`, whose default log level is info
+	// because its log is its only output.
+	workerCmd *cobra.Command
+}
+
+// run executes the command line args and returns the process exit code. It
+// is main without the process: tests call it with their own writers and
+// environment.
+func run(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	// The first interrupt cancels the context so that a worker stops
+	// gracefully and a long command returns; unregistering then lets a
+	// second interrupt kill the process the usual way.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	context.AfterFunc(ctx, stop)
+
+	c := &cli{
+		stdout: stdout,
+		stderr: stderr,
+		getenv: getenv,
+		logger: newLogger(stderr, slog.LevelWarn),
+	}
+	root := c.newRootCommand()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		return exitOK
+	}
+	return c.fail(ctx, cmd, err)
+}
+
+func (c *cli) newRootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "drover",
+		Short: "Run and inspect a Drover job queue",
+		Long: `drover runs and inspects a Drover job queue on PostgreSQL or an embedded SQLite file.
+
+The store comes from --database-url or $DATABASE_URL: postgres://user:password@host:5432/db
+for PostgreSQL, sqlite:///path/to/file.db for SQLite. With neither, the embedded
+store ./drover.db is created and migrated on first use.`,
+		// Errors are printed by run, as one line; the full usage is only
+		// for --help.
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err: err} })
+
+	pf := root.PersistentFlags()
+	pf.StringVar(&c.flagURL, "database-url", "",
+		"store to use: postgres://… or sqlite:///path (default $DATABASE_URL, else the embedded store ./drover.db)")
+	pf.StringVar(&c.flagSchema, "schema", "",
+		`PostgreSQL schema or SQLite table prefix of Drover's tables (default $DROVER_SCHEMA, else "drover")`)
+	pf.StringVar(&c.flagLogLevel, "log-level", "",
+		"log level on stderr: debug, info, warn or error (default warn; info for worker)")
+
+	benchCmd := bench.NewCommand(c.benchEnv)
+	c.workerCmd = bench.NewWorkerCommand(c.benchEnv)
+	markNeedsStore(benchCmd)
+	markNeedsStore(c.workerCmd)
+
+	root.AddCommand(
+		c.migrateCommand(),
+		c.enqueueCommand(),
+		c.jobsCommand(),
+		c.versionCommand(),
+		benchCmd,
+		c.workerCmd,
+	)
+	c.instrument(root)
+	return root
+}
+
+// markNeedsStore annotates cmd and its subcommands as talking to a store.
+func markNeedsStore(cmd *cobra.Command) {
+	if cmd.Annotations == nil {
+		cmd.Annotations = map[string]string{}
+	}
+	cmd.Annotations[needsStore] = "true"
+	for _, sub := range cmd.Commands() {
+		markNeedsStore(sub)
+	}
+}
+
+// instrument wraps the run function of every command in the tree so that
+// it records that parsing is over and resolves the global flags first. It
+// wraps rather than using PersistentPreRunE because cobra runs only the
+// nearest persistent hook, and the bench commands, written elsewhere, may
+// bring their own.
+func (c *cli) instrument(cmd *cobra.Command) {
+	for _, sub := range cmd.Commands() {
+		c.instrument(sub)
+	}
+	runE, runFn := cmd.RunE, cmd.Run
+	if runE == nil && runFn == nil {
+		return
+	}
+	cmd.Run = nil
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		c.running = true
+		if err := c.prepare(cmd); err != nil {
+			return err
+		}
+		if runE != nil {
+			return runE(cmd, args)
+		}
+		runFn(cmd, args)
+		return nil
+	}
+}
+
+// prepare resolves the global flags for cmd: flags win over the
+// environment, and both are checked before anything connects.
+func (c *cli) prepare(cmd *cobra.Command) error {
+	level, err := c.logLevel(cmd)
+	if err != nil {
+		return err
+	}
+	c.logger = newLogger(c.stderr, level)
+
+	c.rawURL, c.urlSource = c.flagURL, "--database-url"
+	if !cmd.Flags().Changed("database-url") {
+		if v := c.getenv(envDatabaseURL); v != "" {
+			c.rawURL, c.urlSource = v, envDatabaseURL
+		}
+	}
+	schemaSource := "--schema"
+	c.schema = c.flagSchema
+	if !cmd.Flags().Changed("schema") {
+		c.schema, schemaSource = c.getenv(envSchema), envSchema
+		if c.schema == "" {
+			c.schema = defaultSchema
+		}
+	}
+
+	if cmd.Annotations[needsStore] == "" {
+		return nil
+	}
+	if err := driver.ValidateSchema(c.schema); err != nil {
+		return usagef("%s: %v", schemaSource, err)
+	}
+	t, err := storeurl.Parse(c.rawURL, c.urlSource)
+	if err != nil {
+		return &usageError{err: err}
+	}
+	c.target = t
+	return nil
+}
+
+func (c *cli) logLevel(cmd *cobra.Command) (slog.Level, error) {
+	switch strings.ToLower(c.flagLogLevel) {
+	case "":
+		if cmd == c.workerCmd {
+			return slog.LevelInfo, nil
+		}
+		return slog.LevelWarn, nil
+	case "debug":
+		return slog.LevelDebug, nil
+	case "info":
+		return slog.LevelInfo, nil
+	case "warn", "warning":
+		return slog.LevelWarn, nil
+	case "error":
+		return slog.LevelError, nil
+	}
+	return 0, usagef("--log-level %q: use debug, info, warn or error", c.flagLogLevel)
+}
+
+func newLogger(w io.Writer, level slog.Level) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+}
+
+// benchEnv hands the resolved global flags to `drover bench` and `drover
+// worker`. It is called when they run, after prepare.
+func (c *cli) benchEnv() bench.Env {
+	return bench.Env{
+		DatabaseURL: c.rawURL,
+		Schema:      c.schema,
+		Logger:      c.logger,
+		Stdout:      c.stdout,
+		Stderr:      c.stderr,
+	}
+}
+
+// logf prints what opening the store did (creating ./drover.db, migrating
+// it) whatever the log level: it is rare, and it tells a user who gave no
+// URL where their jobs went.
+func (c *cli) logf(format string, args ...any) {
+	fmt.Fprintf(c.stderr, format+"\n", args...)
+}
+
+// openStore opens the store the global flags name. Commands that work with
+// jobs pass current: on SQLite the schema is then migrated if needed, so
+// that the first `drover enqueue` on a machine just works, while on
+// PostgreSQL, where migrating is a deliberate step for whoever owns the
+// database, a schema that is behind is an error that says what to run.
+func (c *cli) openStore(ctx context.Context, current bool) (*storeurl.Store, error) {
+	st, err := storeurl.Open(ctx, c.target, storeurl.Options{
+		Schema:      c.schema,
+		AutoMigrate: current && (c.target.Default || c.target.Kind == storeurl.SQLite),
+		Logf:        c.logf,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !current {
+		return st, nil
+	}
+	version, latest, err := drover.MigrationStatus(ctx, st.Driver)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	if version < latest {
+		st.Close()
+		return nil, &schemaBehindError{schema: st.Driver.Schema(), version: version, latest: latest}
+	}
+	return st, nil
+}
+
+// openClient opens the store, checked to be current, and a client on it
+// that only inserts and inspects.
+func (c *cli) openClient(ctx context.Context) (storeurl.Client, func(), error) {
+	st, err := c.openStore(ctx, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	client, err := st.NewClient(&drover.Config{Logger: c.logger})
+	if err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	return client, st.Close, nil
+}
+
+// schemaBehindError says which command brings the schema up to date. It
+// matches drover.ErrSchemaMissing for callers that test for it.
+type schemaBehindError struct {
+	schema          string
+	version, latest int
+}
+
+func (e *schemaBehindError) Error() string {
+	return fmt.Sprintf("schema %q is at version %d (latest %d), run: drover migrate", e.schema, e.version, e.latest)
+}
+
+func (e *schemaBehindError) Unwrap() error { return drover.ErrSchemaMissing }
+
+// fail prints err as one line and returns the exit code for it.
+func (c *cli) fail(ctx context.Context, cmd *cobra.Command, err error) int {
+	var ue *usageError
+	usage := !c.running || errors.As(err, &ue) || errors.Is(err, drover.ErrInvalid)
+	msg := err.Error()
+	if errors.Is(err, drover.ErrInvalid) {
+		// The exit code already says the input was at fault; the generic
+		// prefix would only push the field name away from the start.
+		msg = strings.Replace(msg, drover.ErrInvalid.Error()+": ", "", 1)
+	}
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		msg = "interrupted"
+	}
+	fmt.Fprintf(c.stderr, "drover: %s\n", c.redact(oneLine(msg)))
+	if usage {
+		fmt.Fprintf(c.stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
+		return exitUsage
+	}
+	return exitFailure
+}
+
+// oneLine folds a multi-line message (cobra's suggestions, errors joined by
+// a driver) into one line, so that every failure is a single line of
+// stderr that a log collector keeps together.
+func oneLine(msg string) string {
+	if head, sugg, ok := strings.Cut(msg, "\n\nDid you mean this?\n"); ok {
+		msg = fmt.Sprintf("%s (did you mean %s?)", head, strings.Join(strings.Fields(sugg), " or "))
+	}
+	var parts []string
+	for line := range strings.Lines(msg) {
+		if line = strings.TrimSpace(line); line != "" {
+			parts = append(parts, line)
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// keywordPassword finds a password in a keyword/value connection string,
+// which has no URL structure for Redact to work on.
+var keywordPassword = regexp.MustCompile(`(?i)(password\s*=\s*)('[^']*'|\S+)`)
+
+// redact removes any password of the database URL, whether it came from the
+// flag or the environment, from msg. storeurl already redacts what it
+// reports; this is the last line of defence for messages from elsewhere
+// (drivers, cobra) that might quote the URL.
+func (c *cli) redact(msg string) string {
+	for _, raw := range []string{c.flagURL, c.getenv(envDatabaseURL)} {
+		pw := urlPassword(raw)
+		if pw == "" {
+			continue
+		}
+		msg = strings.ReplaceAll(msg, pw, "xxxxx")
+		if dec, err := url.PathUnescape(pw); err == nil && dec != "" {
+			msg = strings.ReplaceAll(msg, dec, "xxxxx")
+		}
+	}
+	return keywordPassword.ReplaceAllString(msg, "${1}xxxxx")
+}
+
+// urlPassword returns the password of raw, also when raw does not parse as
+// a URL (a bad port, say), which is exactly when it may be echoed back.
+func urlPassword(raw string) string {
+	_, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return ""
+	}
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return ""
+	}
+	_, pw, _ := strings.Cut(rest[:at], ":")
+	return pw
+}
+
+// argsNamed accepts exactly the named positional arguments and says which
+// are missing or how many are extra, as a usage error.
+func argsNamed(names ...string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		switch {
+		case len(args) < len(names):
+			missing := names[len(args):]
+			noun := "argument"
+			if len(missing) > 1 {
+				noun = "arguments"
+			}
+			return usagef("%s: missing %s %s", cmd.Name(), noun, strings.Join(missing, " and "))
+		case len(args) > len(names):
+			if len(names) == 0 {
+				return usagef("%s: takes no arguments, got %q", cmd.Name(), args)
+			}
+			return usagef("%s: too many arguments: want %s, got %d", cmd.Name(), strings.Join(names, " "), len(args))
+		}
+		return nil
+	}
+}

@@ -1,0 +1,35 @@
+package droverpg
+
+import (
+	"context"
+	"fmt"
+)
+
+// DBStats reports database-side figures for the bench: size and dead
+// tuples of the hot table, and the database's commit counter (whose delta
+// over a run, divided by jobs, is transactions per job).
+func (d *Driver) DBStats(ctx context.Context) (map[string]any, error) {
+	var (
+		xacts, tupIns, dead, live, size, idxSize int64
+	)
+	err := d.pool.QueryRow(ctx, `
+		SELECT
+			(SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()),
+			coalesce(s.n_tup_ins, 0), coalesce(s.n_dead_tup, 0), coalesce(s.n_live_tup, 0),
+			pg_table_size(c.oid), pg_indexes_size(c.oid)
+		FROM pg_class c
+		JOIN pg_namespace n ON n.oid = c.relnamespace
+		LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid
+		WHERE n.nspname = $1 AND c.relname = 'jobs'`, d.schema).Scan(&xacts, &tupIns, &dead, &live, &size, &idxSize)
+	if err != nil {
+		return nil, fmt.Errorf("read database stats: %w", err)
+	}
+	return map[string]any{
+		"transactions":         xacts,
+		"jobs_dead_tuples":     dead,
+		"jobs_live_tuples":     live,
+		"jobs_table_bytes":     size,
+		"jobs_index_bytes":     idxSize,
+		"jobs_tuples_inserted": tupIns,
+	}, nil
+}

@@ -1,0 +1,937 @@
+package droversqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/internal/driver"
+)
+
+// setup returns a migrated driver on a fresh file.
+func setup(t testing.TB, opts ...Option) *Driver {
+	t.Helper()
+	d := open(t, filepath.Join(t.TempDir(), "drover.db"), opts...)
+	migrate(t, d)
+	return d
+}
+
+func open(t testing.TB, path string, opts ...Option) *Driver {
+	t.Helper()
+	d, err := Open(context.Background(), path, opts...)
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+// migrate applies every migration the driver has not applied yet, the way
+// the root package's migrate command does.
+func migrate(t testing.TB, d *Driver) {
+	t.Helper()
+	err := d.MigrateTx(context.Background(), func(ctx context.Context, m driver.Migrator) error {
+		v, err := m.Version(ctx)
+		if err != nil {
+			return err
+		}
+		for _, mig := range d.Migrations() {
+			if mig.Version > v {
+				if err := m.Apply(ctx, mig); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+}
+
+func job(queue string) driver.InsertParams {
+	return driver.InsertParams{Queue: queue, Kind: "noop", Args: []byte(`{}`), MaxAttempts: 3}
+}
+
+func insert(t testing.TB, e driver.Executor, jobs ...driver.InsertParams) []int64 {
+	t.Helper()
+	ids, err := e.JobInsertMany(context.Background(), jobs)
+	if err != nil {
+		t.Fatalf("insert: %v", err)
+	}
+	return ids
+}
+
+func claim(t testing.TB, e driver.Executor, queue string, n int, lease time.Duration) []*driver.JobRow {
+	t.Helper()
+	jobs, err := e.JobClaim(context.Background(), driver.ClaimParams{Queue: queue, Max: n, Owner: "w1", Lease: lease})
+	if err != nil {
+		t.Fatalf("claim: %v", err)
+	}
+	return jobs
+}
+
+func get(t testing.TB, e driver.Executor, id int64) *driver.JobRow {
+	t.Helper()
+	j, err := e.JobGet(context.Background(), id)
+	if err != nil {
+		t.Fatalf("get %d: %v", id, err)
+	}
+	return j
+}
+
+func ids(jobs []*driver.JobRow) []int64 {
+	out := make([]int64, len(jobs))
+	for i, j := range jobs {
+		out[i] = j.ID
+	}
+	return out
+}
+
+// attemptErrors decodes a job's errors column.
+func attemptErrors(t testing.TB, j *driver.JobRow) []map[string]any {
+	t.Helper()
+	if j.Errors == nil {
+		return nil
+	}
+	var errs []map[string]any
+	if err := json.Unmarshal(j.Errors, &errs); err != nil {
+		t.Fatalf("job %d errors %q: %v", j.ID, j.Errors, err)
+	}
+	return errs
+}
+
+func TestInsertAndClaimOrder(t *testing.T) {
+	ctx := context.Background()
+	d := setup(t)
+	past := time.Now().Add(-time.Hour)
+	in := []driver.InsertParams{
+		{Queue: "q", Kind: "a", Args: []byte(`{"n":0}`), Priority: 2, MaxAttempts: 3},
+		{Queue: "q", Kind: "a", Args: []byte(`{"n":1}`), Priority: 1, MaxAttempts: 3},
+		{Queue: "q", Kind: "a", Args: []byte(`{"n":2}`), Priority: 1, MaxAttempts: 3, RunAt: past},
+		{Queue: "q", Kind: "a", Args: []byte(`{"n":3}`), Priority: 1, MaxAttempts: 3},
+		{Queue: "q", Kind: "a", Args: []byte(`{"n":4}`), Priority: 0, MaxAttempts: 3, RunAt: time.Now().Add(time.Hour)},
+		{Queue: "other", Kind: "a", Args: []byte(`{"n":5}`), MaxAttempts: 3},
+	}
+	got := insert(t, d, in...)
+	if len(got) != len(in) || !slices.IsSorted(got) {
+		t.Fatalf("ids %v: want %d ascending", got, len(in))
+	}
+
+	// Priority first, then run_at, then ID; the future job and the other
+	// queue are not claimable.
+	jobs := claim(t, d, "q", 3, time.Minute)
+	if want := []int64{got[2], got[1], got[3]}; !slices.Equal(ids(jobs), want) {
+		t.Fatalf("claimed %v, want %v", ids(jobs), want)
+	}
+	jobs = append(jobs, claim(t, d, "q", 10, time.Minute)...)
+	if want := []int64{got[2], got[1], got[3], got[0]}; !slices.Equal(ids(jobs), want) {
+		t.Fatalf("claimed %v, want %v", ids(jobs), want)
+	}
+	if more := claim(t, d, "q", 10, time.Minute); len(more) != 0 {
+		t.Fatalf("claimed future job %v", ids(more))
+	}
+
+	j := jobs[0]
+	if j.State != driver.StateRunning || j.Attempt != 1 || j.LeaseOwner != "w1" || j.AttemptedAt == nil ||
+		j.LeaseExpiresAt == nil || j.FinalizedAt != nil || j.CancelRequested {
+		t.Fatalf("claimed row %+v", j)
+	}
+	if d := j.LeaseExpiresAt.Sub(*j.AttemptedAt); d != time.Minute {
+		t.Errorf("lease %v, want 1m", d)
+	}
+	if !j.RunAt.Equal(past.Truncate(time.Microsecond)) {
+		t.Errorf("run_at %v, want %v", j.RunAt, past)
+	}
+	if string(j.Args) != `{"n":2}` || string(j.Metadata) != `{}` || j.Tags == nil || len(j.Tags) != 0 || j.Errors != nil {
+		t.Errorf("payload args=%s metadata=%s tags=%v errors=%s", j.Args, j.Metadata, j.Tags, j.Errors)
+	}
+	if n, err := d.JobCountByState(ctx, "q"); err != nil || n[driver.StateRunning] != 4 || n[driver.StateScheduled] != 1 {
+		t.Errorf("counts %v %v", n, err)
+	}
+}
+
+func TestInsertRoundTrip(t *testing.T) {
+	d := setup(t)
+	runAt := time.Date(2030, 1, 2, 3, 4, 5, 678912345, time.UTC)
+	in := driver.InsertParams{
+		Queue: "q\"uote", Kind: "kind\\\n\t", Args: []byte(`{ "s": "é \u0001 \"x\"",  "n": [1, 2] }`),
+		Metadata: []byte(`{"m":true}`), Tags: []string{"a", "b,c", `"q"`}, Priority: 3, MaxAttempts: 7,
+		RunAt: runAt, Timeout: 1500 * time.Millisecond,
+	}
+	id := insert(t, d, in)[0]
+	j := get(t, d, id)
+	want := driver.JobRow{ID: id, State: driver.StateScheduled, Queue: in.Queue, Kind: in.Kind, Priority: 3,
+		Args: in.Args, Metadata: in.Metadata, Tags: in.Tags, MaxAttempts: 7, Timeout: in.Timeout,
+		RunAt: runAt.Truncate(time.Microsecond)}
+	if j.Queue != want.Queue || j.Kind != want.Kind || j.State != want.State || j.Priority != want.Priority ||
+		string(j.Args) != string(want.Args) || string(j.Metadata) != string(want.Metadata) ||
+		!slices.Equal(j.Tags, want.Tags) || j.MaxAttempts != want.MaxAttempts || j.Timeout != want.Timeout ||
+		!j.RunAt.Equal(want.RunAt) || j.Attempt != 0 || j.AttemptedAt != nil {
+		t.Fatalf("got %+v\nwant %+v", j, want)
+	}
+	if time.Since(j.CreatedAt) > time.Minute || j.CreatedAt.Location() != time.UTC {
+		t.Errorf("created_at %v", j.CreatedAt)
+	}
+}
+
+func TestInsertWakesListeners(t *testing.T) {
+	d := setup(t)
+	// A second driver on the same file shares the hub, as two clients in
+	// one process would.
+	other := open(t, d.writerPath(t))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	connected := make(chan struct{})
+	got := make(chan string, 10)
+	go d.NewListener().Listen(ctx, func() { close(connected) }, func(q string) { got <- q })
+	<-connected
+
+	insert(t, other, job("later"))
+	insert(t, other, driver.InsertParams{Queue: "future", Kind: "k", Args: []byte(`{}`), MaxAttempts: 1, RunAt: time.Now().Add(time.Hour)})
+	insert(t, other, job("now"), job("now"))
+	select {
+	case q := <-got:
+		if q != "later" {
+			t.Fatalf("first notification %q", q)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no notification")
+	}
+	select {
+	case q := <-got:
+		if q != "now" {
+			t.Fatalf("second notification %q, want now (future jobs wake nobody)", q)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no notification")
+	}
+}
+
+// writerPath is the file the driver opened.
+func (d *Driver) writerPath(t testing.TB) string {
+	t.Helper()
+	path, ok := strings.CutPrefix(strings.Split(d.hubKey, "\x00")[0], "file:")
+	if !ok {
+		t.Fatalf("driver on %q has no file", d.hubKey)
+	}
+	return path
+}
+
+func TestFinish(t *testing.T) {
+	ctx := context.Background()
+	errJSON := []byte(`{"attempt":1,"at":"2024-01-01T00:00:00Z","error":"boom"}`)
+	later := time.Now().Add(time.Hour)
+	tests := []struct {
+		name    string
+		outcome driver.Outcome
+		err     []byte
+		runAt   time.Time
+		cancel  bool // request a cancel before finishing
+		state   driver.State
+		attempt int
+		errs    int
+	}{
+		{name: "completed", outcome: driver.OutcomeCompleted, state: driver.StateCompleted, attempt: 1},
+		{name: "completed after cancel request", outcome: driver.OutcomeCompleted, cancel: true, state: driver.StateCompleted, attempt: 1},
+		{name: "retry", outcome: driver.OutcomeRetry, err: errJSON, runAt: later, state: driver.StateRetryable, attempt: 1, errs: 1},
+		{name: "retry now", outcome: driver.OutcomeRetry, err: errJSON, runAt: time.Now().Add(-time.Second), state: driver.StateAvailable, attempt: 1, errs: 1},
+		{name: "retry after cancel request", outcome: driver.OutcomeRetry, err: errJSON, runAt: later, cancel: true, state: driver.StateCancelled, attempt: 1, errs: 1},
+		{name: "discarded", outcome: driver.OutcomeDiscarded, err: errJSON, state: driver.StateDiscarded, attempt: 1, errs: 1},
+		{name: "cancelled", outcome: driver.OutcomeCancelled, err: errJSON, state: driver.StateCancelled, attempt: 1, errs: 1},
+		{name: "released", outcome: driver.OutcomeReleased, state: driver.StateAvailable, attempt: 0},
+		{name: "released with error", outcome: driver.OutcomeReleased, err: errJSON, state: driver.StateAvailable, attempt: 0, errs: 1},
+		{name: "released after cancel request", outcome: driver.OutcomeReleased, cancel: true, state: driver.StateCancelled, attempt: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := setup(t)
+			id := insert(t, d, job("q"))[0]
+			j := claim(t, d, "q", 1, time.Minute)[0]
+			if tt.cancel {
+				if _, err := d.JobCancel(ctx, id, time.Now()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// A stale attempt is fenced off and changes nothing.
+			acc, err := d.JobFinish(ctx, []driver.Result{{ID: id, Attempt: j.Attempt + 1, Outcome: tt.outcome, Error: tt.err, RunAt: tt.runAt}})
+			if err != nil || len(acc) != 0 {
+				t.Fatalf("stale finish accepted %v, %v", acc, err)
+			}
+			if got := get(t, d, id); got.State != driver.StateRunning {
+				t.Fatalf("stale finish moved job to %s", got.State)
+			}
+			acc, err = d.JobFinish(ctx, []driver.Result{{ID: id, Attempt: j.Attempt, Outcome: tt.outcome, Error: tt.err, RunAt: tt.runAt}})
+			if err != nil || !slices.Equal(acc, []int64{id}) {
+				t.Fatalf("finish accepted %v, %v", acc, err)
+			}
+			got := get(t, d, id)
+			if got.State != tt.state || got.Attempt != tt.attempt || len(attemptErrors(t, got)) != tt.errs {
+				t.Fatalf("state %s attempt %d errors %s, want %s %d %d", got.State, got.Attempt, got.Errors, tt.state, tt.attempt, tt.errs)
+			}
+			if tt.errs > 0 && attemptErrors(t, got)[0]["error"] != "boom" {
+				t.Errorf("errors %s", got.Errors)
+			}
+			if got.State.Finished() != (got.FinalizedAt != nil) || got.LeaseOwner != "" || got.LeaseExpiresAt != nil {
+				t.Errorf("finalized_at %v lease %q %v", got.FinalizedAt, got.LeaseOwner, got.LeaseExpiresAt)
+			}
+			if tt.state == driver.StateRetryable && !got.RunAt.Equal(tt.runAt.Truncate(time.Microsecond)) {
+				t.Errorf("run_at %v, want %v", got.RunAt, tt.runAt)
+			}
+			// A second result for the same attempt is fenced off too.
+			acc, err = d.JobFinish(ctx, []driver.Result{{ID: id, Attempt: j.Attempt, Outcome: driver.OutcomeCompleted}})
+			if err != nil || len(acc) != 0 {
+				t.Fatalf("second finish accepted %v, %v", acc, err)
+			}
+		})
+	}
+}
+
+func TestFinishBatch(t *testing.T) {
+	ctx := context.Background()
+	d := setup(t)
+	insert(t, d, job("q"), job("q"), job("q"), job("q"))
+	jobs := claim(t, d, "q", 4, time.Minute)
+	e1 := []byte(`{"error":"one"}`)
+	acc, err := d.JobFinish(ctx, []driver.Result{
+		{ID: jobs[0].ID, Attempt: 1, Outcome: driver.OutcomeCompleted},
+		{ID: jobs[1].ID, Attempt: 1, Outcome: driver.OutcomeRetry, Error: e1, RunAt: time.Now().Add(time.Hour)},
+		{ID: jobs[2].ID, Attempt: 2, Outcome: driver.OutcomeCompleted}, // stale
+		{ID: jobs[3].ID, Attempt: 1, Outcome: driver.OutcomeDiscarded, Error: e1},
+		{ID: 999999, Attempt: 1, Outcome: driver.OutcomeCompleted}, // unknown
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(acc)
+	if want := []int64{jobs[0].ID, jobs[1].ID, jobs[3].ID}; !slices.Equal(acc, want) {
+		t.Fatalf("accepted %v, want %v", acc, want)
+	}
+	// The retried job keeps its errors across attempts.
+	if _, err := d.JobRetry(ctx, jobs[1].ID, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	j := claim(t, d, "q", 1, time.Minute)[0]
+	if j.ID != jobs[1].ID || j.Attempt != 2 {
+		t.Fatalf("reclaimed %d attempt %d", j.ID, j.Attempt)
+	}
+	if _, err := d.JobFinish(ctx, []driver.Result{{ID: j.ID, Attempt: 2, Outcome: driver.OutcomeDiscarded, Error: []byte(`{"error":"two"}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	errs := attemptErrors(t, get(t, d, j.ID))
+	if len(errs) != 2 || errs[0]["error"] != "one" || errs[1]["error"] != "two" {
+		t.Fatalf("errors %v", errs)
+	}
+}
+
+func TestHeartbeat(t *testing.T) {
+	ctx := context.Background()
+	d := setup(t)
+	insert(t, d, job("q"), job("q"), job("q"), job("q"))
+	jobs := claim(t, d, "q", 4, time.Second)
+	if _, err := d.JobCancel(ctx, jobs[1].ID, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.JobFinish(ctx, []driver.Result{{ID: jobs[2].ID, Attempt: 1, Outcome: driver.OutcomeCompleted}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := d.JobHeartbeat(ctx, driver.HeartbeatParams{
+		IDs:      []int64{jobs[0].ID, jobs[1].ID, jobs[2].ID, jobs[3].ID},
+		Attempts: []int{1, 1, 1, 2}, // jobs[3]: wrong attempt
+		Lease:    time.Hour,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int64{jobs[2].ID, jobs[3].ID}; !slices.Equal(res.Lost, want) {
+		t.Errorf("lost %v, want %v", res.Lost, want)
+	}
+	if want := []int64{jobs[1].ID}; !slices.Equal(res.CancelRequested, want) {
+		t.Errorf("cancel requested %v, want %v", res.CancelRequested, want)
+	}
+	j := get(t, d, jobs[0].ID)
+	if time.Until(*j.LeaseExpiresAt) < 50*time.Minute {
+		t.Errorf("lease not extended: %v", j.LeaseExpiresAt)
+	}
+	if j := get(t, d, jobs[3].ID); time.Until(*j.LeaseExpiresAt) > time.Minute {
+		t.Errorf("lease of a lost attempt extended: %v", j.LeaseExpiresAt)
+	}
+}
+
+func TestRescue(t *testing.T) {
+	ctx := context.Background()
+	d := setup(t)
+	in := []driver.InsertParams{job("q"), job("q"), job("q"), job("q")}
+	in[1].MaxAttempts = 1
+	got := insert(t, d, in...)
+	expired := claim(t, d, "q", 3, -time.Second) // leases already over
+	claim(t, d, "q", 1, time.Hour)               // got[3]: lease still running
+	if _, err := d.JobCancel(ctx, got[2], time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if len(expired) != 3 {
+		t.Fatalf("claimed %d", len(expired))
+	}
+
+	n, err := d.JobRescue(ctx, driver.RescueParams{Now: time.Now(), Limit: 2})
+	if err != nil || n != 2 {
+		t.Fatalf("rescued %d, %v; want 2 (limit)", n, err)
+	}
+	n, err = d.JobRescue(ctx, driver.RescueParams{Now: time.Now(), Limit: 100})
+	if err != nil || n != 1 {
+		t.Fatalf("rescued %d, %v; want 1", n, err)
+	}
+	if n, _ := d.JobRescue(ctx, driver.RescueParams{Now: time.Now(), Limit: 100}); n != 0 {
+		t.Fatalf("rescued %d again", n)
+	}
+
+	for _, tt := range []struct {
+		id      int64
+		state   driver.State
+		attempt int
+	}{
+		{got[0], driver.StateRetryable, 1}, // back to available with an error recorded
+		{got[1], driver.StateDiscarded, 1}, // out of attempts
+		{got[2], driver.StateCancelled, 1}, // cancel was requested
+		{got[3], driver.StateRunning, 1},   // lease not expired
+	} {
+		j := get(t, d, tt.id)
+		state := j.State
+		if state == driver.StateRetryable || state == driver.StateAvailable {
+			// Rescued jobs are claimable at once: available, or retryable
+			// only in the microsecond it takes to read them back.
+			state = driver.StateRetryable
+		}
+		if state != tt.state || j.Attempt != tt.attempt {
+			t.Errorf("job %d: %s attempt %d, want %s %d", tt.id, j.State, j.Attempt, tt.state, tt.attempt)
+		}
+		if tt.state == driver.StateRunning {
+			continue
+		}
+		errs := attemptErrors(t, j)
+		if len(errs) != 1 || !strings.HasPrefix(errs[0]["error"].(string), "lease expired") || errs[0]["attempt"] != 1.0 {
+			t.Errorf("job %d errors %s", tt.id, j.Errors)
+		}
+		if at, err := time.Parse(time.RFC3339Nano, errs[0]["at"].(string)); err != nil || time.Since(at) > time.Minute {
+			t.Errorf("job %d error time %v %v", tt.id, errs[0]["at"], err)
+		}
+		if j.LeaseOwner != "" || j.LeaseExpiresAt != nil {
+			t.Errorf("job %d keeps its lease", tt.id)
+		}
+	}
+	if j := claim(t, d, "q", 10, time.Minute); !slices.Equal(ids(j), []int64{got[0]}) {
+		t.Errorf("claimable after rescue: %v", ids(j))
+	}
+}
+
+func TestPrune(t *testing.T) {
+	ctx := context.Background()
+	d := setup(t)
+	got := insert(t, d, job("q"), job("q"), job("q"), job("q"), job("q"))
+	jobs := claim(t, d, "q", 3, time.Minute)
+	if _, err := d.JobFinish(ctx, []driver.Result{
+		{ID: jobs[0].ID, Attempt: 1, Outcome: driver.OutcomeCompleted},
+		{ID: jobs[1].ID, Attempt: 1, Outcome: driver.OutcomeCompleted},
+		{ID: jobs[2].ID, Attempt: 1, Outcome: driver.OutcomeDiscarded},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.JobCancel(ctx, got[3], time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().Add(time.Hour)
+	tests := []struct {
+		name                            string
+		completed, cancelled, discarded time.Duration
+		limit, want                     int
+	}{
+		{"too recent", 2 * time.Hour, 2 * time.Hour, 2 * time.Hour, 100, 0},
+		{"kept forever", -1, -1, -1, 100, 0},
+		{"limit", 0, -1, -1, 1, 1},
+		{"completed", 0, -1, -1, 100, 1},
+		{"rest", -1, time.Minute, 0, 100, 2},
+	}
+	for _, tt := range tests {
+		n, err := d.JobPrune(ctx, driver.PruneParams{Now: now, CompletedRetention: tt.completed,
+			CancelledRetention: tt.cancelled, DiscardedRetention: tt.discarded, Limit: tt.limit})
+		if err != nil || n != tt.want {
+			t.Fatalf("%s: pruned %d, %v; want %d", tt.name, n, err, tt.want)
+		}
+	}
+	counts, err := d.JobCountByState(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[driver.State]int64{driver.StateAvailable: 1, driver.StateRunning: 0}; counts[driver.StateAvailable] != 1 || len(counts) != 1 {
+		t.Fatalf("counts %v, want %v", counts, want)
+	}
+}
+
+func TestGetAndList(t *testing.T) {
+	ctx := context.Background()
+	d := setup(t)
+	future := time.Now().Add(time.Hour)
+	got := insert(t, d,
+		job("a"),
+		driver.InsertParams{Queue: "a", Kind: "other", Args: []byte(`{}`), MaxAttempts: 3, RunAt: future},
+		job("b"),
+		job("b"),
+		job("a"),
+		job("a"),
+	)
+	// got[2] running; got[3] retryable; got[4] completed; got[5] stays available.
+	if j := claim(t, d, "b", 2, time.Minute); len(j) != 2 {
+		t.Fatal("claim b")
+	}
+	if j := claim(t, d, "a", 2, time.Minute); !slices.Equal(ids(j), []int64{got[0], got[4]}) {
+		t.Fatalf("claim a: %v", ids(j))
+	}
+	if _, err := d.JobFinish(ctx, []driver.Result{
+		{ID: got[3], Attempt: 1, Outcome: driver.OutcomeRetry, Error: []byte(`{}`), RunAt: future},
+		{ID: got[4], Attempt: 1, Outcome: driver.OutcomeCompleted},
+		{ID: got[0], Attempt: 1, Outcome: driver.OutcomeReleased},
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	states := map[int64]driver.State{
+		got[0]: driver.StateAvailable, got[1]: driver.StateScheduled, got[2]: driver.StateRunning,
+		got[3]: driver.StateRetryable, got[4]: driver.StateCompleted, got[5]: driver.StateAvailable,
+	}
+	for id, want := range states {
+		if j := get(t, d, id); j.State != want {
+			t.Errorf("job %d: %s, want %s", id, j.State, want)
+		}
+	}
+	if _, err := d.JobGet(ctx, 424242); !errors.Is(err, driver.ErrNotFound) || !strings.Contains(err.Error(), "424242") {
+		t.Errorf("missing job: %v", err)
+	}
+
+	tests := []struct {
+		name string
+		p    driver.ListParams
+		want []int64
+	}{
+		{"all", driver.ListParams{Limit: 100}, got},
+		{"page 1", driver.ListParams{Limit: 2}, got[:2]},
+		{"page 2", driver.ListParams{Limit: 2, AfterID: got[1]}, got[2:4]},
+		{"page 3", driver.ListParams{Limit: 2, AfterID: got[3]}, got[4:]},
+		{"past the end", driver.ListParams{Limit: 2, AfterID: got[5]}, nil},
+		{"queue", driver.ListParams{Queue: "b", Limit: 100}, got[2:4]},
+		{"kind", driver.ListParams{Kind: "other", Limit: 100}, got[1:2]},
+		{"available", driver.ListParams{States: []driver.State{driver.StateAvailable}, Limit: 100}, []int64{got[0], got[5]}},
+		{"scheduled or retryable", driver.ListParams{States: []driver.State{driver.StateScheduled, driver.StateRetryable}, Limit: 100}, []int64{got[1], got[3]}},
+		{"completed in a", driver.ListParams{Queue: "a", States: []driver.State{driver.StateCompleted}, Limit: 100}, got[4:5]},
+		{"running and completed, paged", driver.ListParams{States: []driver.State{driver.StateRunning, driver.StateCompleted}, Limit: 1, AfterID: got[2]}, got[4:5]},
+		{"waiting jobs are available later", driver.ListParams{States: []driver.State{driver.StateAvailable}, Now: future.Add(time.Minute), Limit: 100}, []int64{got[0], got[1], got[3], got[5]}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			jobs, err := d.JobList(ctx, tt.p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(ids(jobs), tt.want) {
+				t.Fatalf("got %v, want %v", ids(jobs), tt.want)
+			}
+			for _, j := range jobs {
+				if want := states[j.ID]; j.State != want && tt.p.Now.IsZero() {
+					t.Errorf("job %d listed as %s, want %s", j.ID, j.State, want)
+				}
+			}
+		})
+	}
+}
+
+func TestCancelAndRetry(t *testing.T) {
+	ctx := context.Background()
+	d := setup(t)
+	future := time.Now().Add(time.Hour)
+	in := []driver.InsertParams{job("q"), job("q"), job("q")}
+	in[1].RunAt = future
+	in[2].MaxAttempts = 1
+	got := insert(t, d, in...)
+	running := claim(t, d, "q", 1, time.Minute)[0]
+	if running.ID != got[0] {
+		t.Fatalf("claimed %d", running.ID)
+	}
+
+	// Cancel: a waiting job is finished at once, a running one flagged.
+	now := time.Now()
+	j, err := d.JobCancel(ctx, got[1], now)
+	if err != nil || j.State != driver.StateCancelled || j.FinalizedAt == nil || !j.FinalizedAt.Equal(now.Truncate(time.Microsecond)) {
+		t.Fatalf("cancel scheduled: %+v %v", j, err)
+	}
+	j, err = d.JobCancel(ctx, got[0], now)
+	if err != nil || j.State != driver.StateRunning || !j.CancelRequested {
+		t.Fatalf("cancel running: %+v %v", j, err)
+	}
+	// Cancelling a finished job changes nothing.
+	j, err = d.JobCancel(ctx, got[1], now.Add(time.Minute))
+	if err != nil || j.State != driver.StateCancelled || !j.FinalizedAt.Equal(now.Truncate(time.Microsecond)) {
+		t.Fatalf("cancel cancelled: %+v %v", j, err)
+	}
+	if _, err := d.JobCancel(ctx, 999999, now); !errors.Is(err, driver.ErrNotFound) {
+		t.Fatalf("cancel missing: %v", err)
+	}
+
+	// Retry: a running job is left alone.
+	j, err = d.JobRetry(ctx, got[0], now)
+	if err != nil || j.State != driver.StateRunning || !j.CancelRequested {
+		t.Fatalf("retry running: %+v %v", j, err)
+	}
+
+	// A finished job returns to the hot table, claimable at once, with an
+	// attempt to spare; listeners hear of it.
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	connected, woken := make(chan struct{}), make(chan string, 10)
+	go d.NewListener().Listen(lctx, func() { close(connected) }, func(q string) { woken <- q })
+	<-connected
+	if acc, err := d.JobFinish(ctx, []driver.Result{{ID: got[0], Attempt: 1, Outcome: driver.OutcomeRetry, RunAt: future}}); err != nil || len(acc) != 1 {
+		t.Fatalf("finish: %v %v", acc, err)
+	}
+	claim(t, d, "q", 1, time.Minute)
+	if _, err := d.JobFinish(ctx, []driver.Result{{ID: got[2], Attempt: 1, Outcome: driver.OutcomeDiscarded, Error: []byte(`{"error":"x"}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []int64{got[0], got[1], got[2]} {
+		before := get(t, d, id)
+		j, err := d.JobRetry(ctx, id, time.Now())
+		if err != nil || j.State != driver.StateAvailable || j.FinalizedAt != nil || j.CancelRequested {
+			t.Fatalf("retry %d (%s): %+v %v", id, before.State, j, err)
+		}
+		if j.Attempt != before.Attempt || j.MaxAttempts != max(before.MaxAttempts, before.Attempt+1) ||
+			string(j.Errors) != string(before.Errors) || j.Queue != "q" {
+			t.Errorf("retry %d: %+v, before %+v", id, j, before)
+		}
+		select {
+		case q := <-woken:
+			if q != "q" {
+				t.Errorf("woken for %q", q)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("retry %d woke nobody", id)
+		}
+	}
+	if j := claim(t, d, "q", 10, time.Minute); len(j) != 3 {
+		t.Fatalf("claimable after retry: %v", ids(j))
+	}
+	if _, err := d.JobRetry(ctx, 999999, now); !errors.Is(err, driver.ErrNotFound) {
+		t.Fatalf("retry missing: %v", err)
+	}
+	// IDs stay unique after jobs went through finished_jobs and back.
+	next := insert(t, d, job("q"))[0]
+	if next <= got[2] {
+		t.Fatalf("new ID %d reuses an old one (last %d)", next, got[2])
+	}
+}
+
+func TestIDsNotReused(t *testing.T) {
+	ctx := context.Background()
+	d := setup(t)
+	first := insert(t, d, job("q"), job("q"))
+	jobs := claim(t, d, "q", 2, time.Minute)
+	if _, err := d.JobFinish(ctx, []driver.Result{
+		{ID: jobs[0].ID, Attempt: 1, Outcome: driver.OutcomeCompleted},
+		{ID: jobs[1].ID, Attempt: 1, Outcome: driver.OutcomeCompleted},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// The hot table is empty now; a plain rowid table would start over.
+	if next := insert(t, d, job("q"))[0]; next <= first[1] {
+		t.Fatalf("ID %d reused (finished jobs hold %v)", next, first)
+	}
+}
+
+func TestLeaderElection(t *testing.T) {
+	ctx := context.Background()
+	d := setup(t)
+	elect := func(id string, ttl time.Duration) bool {
+		t.Helper()
+		ok, err := d.LeaderElect(ctx, driver.LeaderParams{Name: "maint", ID: id, TTL: ttl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if !elect("a", time.Hour) {
+		t.Fatal("a not elected on a free role")
+	}
+	if elect("b", time.Hour) {
+		t.Fatal("b took an unexpired lease")
+	}
+	if !elect("a", 50*time.Millisecond) {
+		t.Fatal("a could not keep its lease")
+	}
+	if elect("b", time.Hour) {
+		t.Fatal("b took the lease before it expired")
+	}
+	time.Sleep(60 * time.Millisecond)
+	if !elect("b", time.Hour) {
+		t.Fatal("b not elected after expiry")
+	}
+	if elect("a", time.Hour) {
+		t.Fatal("a took b's lease")
+	}
+	if err := d.LeaderResign(ctx, "maint", "a"); err != nil { // not a's to give up
+		t.Fatal(err)
+	}
+	if elect("a", time.Hour) {
+		t.Fatal("a's resignation released b's lease")
+	}
+	if err := d.LeaderResign(ctx, "maint", "b"); err != nil {
+		t.Fatal(err)
+	}
+	if !elect("a", time.Hour) {
+		t.Fatal("a not elected after b resigned")
+	}
+}
+
+func TestMigrations(t *testing.T) {
+	ctx := context.Background()
+	d := open(t, filepath.Join(t.TempDir(), "m.db"))
+	if v, err := d.SchemaVersion(ctx); err != nil || v != 0 {
+		t.Fatalf("fresh version %d, %v", v, err)
+	}
+	migrate(t, d)
+	migrate(t, d) // idempotent
+	want := d.Migrations()[len(d.Migrations())-1].Version
+	if v, err := d.SchemaVersion(ctx); err != nil || v != want {
+		t.Fatalf("version %d, %v; want %d", v, err, want)
+	}
+	if ms := d.Migrations(); ms[0].Version != 1 || ms[0].Name != "init" || !strings.Contains(ms[0].SQL, "drover_jobs") {
+		t.Fatalf("migrations %+v", ms[0])
+	}
+
+	// Two drivers migrating one file at once apply each migration once.
+	path := filepath.Join(t.TempDir(), "race.db")
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() { migrate(t, open(t, path)) })
+	}
+	wg.Wait()
+	var n int
+	if err := open(t, path).reader.QueryRowContext(ctx, "SELECT count(*) FROM drover_schema_migrations").Scan(&n); err != nil || n != len(d.Migrations()) {
+		t.Fatalf("recorded %d migrations, %v", n, err)
+	}
+}
+
+func TestSchemaMissing(t *testing.T) {
+	ctx := context.Background()
+	d := open(t, filepath.Join(t.TempDir(), "empty.db"), WithSchema("acme"))
+	calls := map[string]func() error{
+		"insert": func() error { _, err := d.JobInsertMany(ctx, []driver.InsertParams{job("q")}); return err },
+		"claim":  func() error { _, err := d.JobClaim(ctx, driver.ClaimParams{Queue: "q", Max: 1}); return err },
+		"get":    func() error { _, err := d.JobGet(ctx, 1); return err },
+		"list":   func() error { _, err := d.JobList(ctx, driver.ListParams{Limit: 1}); return err },
+		"finish": func() error { _, err := d.JobFinish(ctx, []driver.Result{{ID: 1, Attempt: 1, Outcome: 1}}); return err },
+		"elect": func() error {
+			_, err := d.LeaderElect(ctx, driver.LeaderParams{Name: "x", ID: "y", TTL: time.Second})
+			return err
+		},
+	}
+	for name, call := range calls {
+		err := call()
+		if !errors.Is(err, driver.ErrSchemaMissing) || !strings.Contains(err.Error(), `schema "acme" is not at the current version, run: drover migrate`) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+func TestWithSchema(t *testing.T) {
+	if _, err := Open(context.Background(), filepath.Join(t.TempDir(), "x.db"), WithSchema("Bad-Name")); err == nil {
+		t.Fatal("invalid schema accepted")
+	}
+	path := filepath.Join(t.TempDir(), "shared.db")
+	a, b := open(t, path, WithSchema("alpha")), open(t, path, WithSchema("beta"))
+	migrate(t, a)
+	migrate(t, b)
+	insert(t, a, job("q"))
+	if jobs := claim(t, b, "q", 10, time.Minute); len(jobs) != 0 {
+		t.Fatalf("beta claimed alpha's jobs")
+	}
+	if jobs := claim(t, a, "q", 10, time.Minute); len(jobs) != 1 {
+		t.Fatalf("alpha claimed %d", len(jobs))
+	}
+	if a.Schema() != "alpha" || a.Name() != "sqlite" {
+		t.Fatalf("schema %q name %q", a.Schema(), a.Name())
+	}
+}
+
+func TestMemory(t *testing.T) {
+	ctx := context.Background()
+	d, err := Open(ctx, "sqlite::memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	other, err := Open(ctx, ":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	migrate(t, d)
+	id := insert(t, d, job("q"))[0]
+	if j := get(t, d, id); j.State != driver.StateAvailable {
+		t.Fatalf("state %s", j.State)
+	}
+	// Every :memory: driver has a database of its own.
+	if v, err := other.SchemaVersion(ctx); err != nil || v != 0 {
+		t.Fatalf("second memory database is at version %d, %v", v, err)
+	}
+}
+
+func TestNewAndCallerTransaction(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "tx.db")
+	db, err := sql.Open("sqlite", "file:"+path+"?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	d, err := New(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	migrate(t, d)
+
+	// Rolled back: nothing stays.
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rolled := insert(t, d.UnwrapExecutor(tx), job("q"))
+	if j := get(t, d.UnwrapExecutor(tx), rolled[0]); j.State != driver.StateAvailable {
+		t.Fatalf("job not visible in its transaction: %s", j.State)
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.JobGet(ctx, rolled[0]); !errors.Is(err, driver.ErrNotFound) {
+		t.Fatalf("rolled back job found: %v", err)
+	}
+
+	// Committed: the job is there, for this driver and for one Open made.
+	tx, err = db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(ctx, "CREATE TABLE app_users (name TEXT)"); err != nil {
+		t.Fatal(err)
+	}
+	committed := insert(t, d.UnwrapExecutor(tx), job("q"), job("q"))
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	opened := open(t, path)
+	if jobs := claim(t, opened, "q", 10, time.Minute); !slices.Equal(ids(jobs), committed) {
+		t.Fatalf("claimed %v, want %v", ids(jobs), committed)
+	}
+	// Close leaves the caller's database open.
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.PingContext(ctx); err != nil {
+		t.Fatalf("caller's db closed: %v", err)
+	}
+}
+
+// TestConcurrentClaimsAcrossDrivers runs two drivers on one file, each with
+// its own writer connection as two processes would have, claiming from
+// several goroutines: the write lock must hand every job out exactly once.
+func TestConcurrentClaimsAcrossDrivers(t *testing.T) {
+	ctx := context.Background()
+	const total = 20000
+	path := filepath.Join(t.TempDir(), "race.db")
+	a := open(t, path)
+	migrate(t, a)
+	b := open(t, path)
+	in := make([]driver.InsertParams, total)
+	for i := range in {
+		in[i] = job("q")
+	}
+	insert(t, a, in...)
+
+	var mu sync.Mutex
+	seen := make(map[int64]int, total)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for i := range 8 {
+		d := []*Driver{a, b}[i%2]
+		wg.Go(func() {
+			for {
+				jobs, err := d.JobClaim(ctx, driver.ClaimParams{Queue: "q", Max: 37, Owner: fmt.Sprint("w", i), Lease: time.Minute})
+				if err != nil {
+					errs <- err
+					return
+				}
+				if len(jobs) == 0 {
+					return
+				}
+				res := make([]driver.Result, len(jobs))
+				for k, j := range jobs {
+					res[k] = driver.Result{ID: j.ID, Attempt: j.Attempt, Outcome: driver.OutcomeCompleted}
+				}
+				if acc, err := d.JobFinish(ctx, res); err != nil || len(acc) != len(res) {
+					errs <- fmt.Errorf("finish: accepted %d of %d: %v", len(acc), len(res), err)
+					return
+				}
+				mu.Lock()
+				for _, j := range jobs {
+					seen[j.ID]++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if len(seen) != total {
+		t.Fatalf("claimed %d distinct jobs, want %d", len(seen), total)
+	}
+	for id, n := range seen {
+		if n != 1 {
+			t.Fatalf("job %d claimed %d times", id, n)
+		}
+	}
+	counts, err := b.JobCountByState(ctx, "q")
+	if err != nil || counts[driver.StateCompleted] != total || len(counts) != 1 {
+		t.Fatalf("counts %v %v", counts, err)
+	}
+}
+
+func TestParseTarget(t *testing.T) {
+	abs, _ := filepath.Abs("rel.db")
+	tests := []struct {
+		in, path string
+		memory   bool
+	}{
+		{"sqlite::memory:", "", true},
+		{":memory:", "", true},
+		{"sqlite:///tmp/x.db", "/tmp/x.db", false},
+		{"sqlite://rel.db", abs, false},
+		{"/tmp/x.db", "/tmp/x.db", false},
+		{"file:/tmp/x.db?_pragma=foreign_keys(1)", "/tmp/x.db", false},
+	}
+	for _, tt := range tests {
+		got, err := parseTarget(tt.in)
+		if err != nil || got.memory != tt.memory || (!tt.memory && got.path != tt.path) {
+			t.Errorf("%s: %+v %v", tt.in, got, err)
+		}
+	}
+	if _, err := parseTarget("sqlite:"); err == nil {
+		t.Error("empty target accepted")
+	}
+}

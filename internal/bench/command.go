@@ -1,0 +1,258 @@
+package bench
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/droverhq/drover"
+
+	"github.com/droverhq/drover/internal/bench/report"
+	"github.com/droverhq/drover/internal/storeurl"
+)
+
+// NewCommand returns `drover bench` with one subcommand per scenario.
+func NewCommand(env func() Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "bench SCENARIO",
+		Short: "Measure throughput, latency and scaling on the configured store",
+		Long: "Measure what Drover does on the store the database URL names (the embedded ./drover.db\n" +
+			"when none is given). Scenarios: burndown, steady, latency, scale, streams.\n" +
+			"Every run prints a progress line every 2s, a table at the end, and can write\n" +
+			"--json, --markdown and --plot output. Jobs are checked from the store: a run\n" +
+			"that loses a job fails.",
+		Args: cobra.NoArgs,
+	}
+	type scenario struct {
+		name, short string
+		defaults    func(*options)
+		run         func(r *runner, ctx context.Context) (*report.Report, error)
+	}
+	scenarios := []scenario{
+		{"burndown", "Insert --jobs jobs with the bulk path, then work them off", func(o *options) {},
+			func(r *runner, ctx context.Context) (*report.Report, error) { return r.burndown(ctx) }},
+		{"steady", "Produce and work at once for --duration (fixed --rate or as fast as possible)", func(o *options) {
+			o.batch = 100
+		}, func(r *runner, ctx context.Context) (*report.Report, error) { return r.steady(ctx, "steady") }},
+		{"latency", "Produce one job per insert at a fixed --rate below capacity; report latency percentiles", func(o *options) {
+			o.rate, o.batch, o.concurrency = 1000, 1, 50
+		}, func(r *runner, ctx context.Context) (*report.Report, error) { return r.steady(ctx, "latency") }},
+		{"scale", "Burn down with K separate worker processes for each K of --processes", func(o *options) {
+			o.processes, o.jobs, o.concurrency = []int{1, 2, 4, 8}, 0, 50
+		}, func(r *runner, ctx context.Context) (*report.Report, error) { return r.scale(ctx) }},
+		{"streams", "Sweep S producer and S consumer streams over --streams", func(o *options) {
+			o.batch, o.concurrency = 1, 10
+		}, func(r *runner, ctx context.Context) (*report.Report, error) { return r.streams(ctx) }},
+	}
+	for _, sc := range scenarios {
+		o := options{
+			queue: "bench", jobs: 200_000, duration: 10 * time.Second, producers: 4, batch: 100,
+			concurrency: 200, window: 2 * time.Second, lease: 30 * time.Second, progress: 2 * time.Second,
+			streams: []int{4, 8, 16, 64},
+		}
+		sc.defaults(&o)
+		var (
+			processes, streams, priorityMix string
+			jsonPath, plotPath              string
+			markdown                        bool
+		)
+		sub := &cobra.Command{
+			Use:   sc.name,
+			Short: sc.short,
+			Args:  cobra.NoArgs,
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				var err error
+				if processes != "" {
+					if o.processes, err = parseInts("--processes", processes, 0); err != nil {
+						return err
+					}
+				}
+				if o.streams, err = parseInts("--streams", streams, 1); err != nil {
+					return err
+				}
+				if priorityMix != "" {
+					if o.priorityMix, err = parseInts("--priority-mix", priorityMix, -32768); err != nil {
+						return err
+					}
+				}
+				if err := o.validate(sc.name); err != nil {
+					return err
+				}
+				return run(cmd.Context(), env(), o, sc.name, func(r *runner, ctx context.Context) (*report.Report, error) {
+					return sc.run(r, ctx)
+				}, jsonPath, plotPath, markdown)
+			},
+		}
+		f := sub.Flags()
+		f.StringVar(&o.queue, "queue", o.queue, "queue name prefix (each run gets a fresh queue under it)")
+		f.IntVar(&o.jobs, "jobs", o.jobs, "jobs per burndown (scale: per point; 0 sizes points to --duration)")
+		f.DurationVar(&o.duration, "duration", o.duration, "how long steady, latency and streams points run (scale: target length of a point)")
+		f.Float64Var(&o.rate, "rate", o.rate, "jobs inserted per second in total (0: as fast as possible)")
+		f.IntVar(&o.producers, "producers", o.producers, "producer goroutines (steady, latency)")
+		f.IntVar(&o.batch, "batch", o.batch, "jobs per insert call of a producer")
+		f.IntVar(&o.concurrency, "concurrency", o.concurrency, "jobs run at once per worker client or process")
+		f.IntVar(&o.claimMax, "claim-max", o.claimMax, "cap on jobs per claim statement (0: default)")
+		def := ""
+		if len(o.processes) > 0 {
+			def = joinInts(o.processes)
+		}
+		f.StringVar(&processes, "processes", def, "worker processes: a list for scale (1,2,4,8); one number elsewhere (0 or empty: workers in the bench process)")
+		f.StringVar(&streams, "streams", joinInts(o.streams), "stream counts to sweep (streams)")
+		f.DurationVar(&o.work, "work", o.work, "each job sleeps this long (I/O-bound work; 0: noop)")
+		f.DurationVar(&o.cpu, "cpu", o.cpu, "each job spins the CPU this long")
+		f.IntVar(&o.payloadBytes, "payload-bytes", o.payloadBytes, "pad each job's args to about this many bytes")
+		f.StringVar(&priorityMix, "priority-mix", "", "priorities to cycle through, e.g. 0,0,0,1")
+		f.DurationVar(&o.window, "window", o.window, "length of a measurement window (2s-10s)")
+		f.DurationVar(&o.lease, "lease", o.lease, "lease of claimed jobs")
+		f.StringVar(&jsonPath, "json", "", "write the machine-readable report to this file")
+		f.StringVar(&plotPath, "plot", "", "draw the run to this .svg file (throughput and efficiency against K, or rate and p99 over time)")
+		f.BoolVar(&markdown, "markdown", false, "print a section ready to paste into docs/benchmarks.md")
+		cmd.AddCommand(sub)
+	}
+	return cmd
+}
+
+func (o *options) validate(scenario string) error {
+	switch {
+	case o.jobs < 0:
+		return fmt.Errorf("--jobs %d: must not be negative", o.jobs)
+	case o.jobs == 0 && scenario == "burndown":
+		return fmt.Errorf("--jobs 0: a burndown needs jobs")
+	case o.duration <= 0:
+		return fmt.Errorf("--duration %s: must be positive", o.duration)
+	case o.rate < 0:
+		return fmt.Errorf("--rate %g: must not be negative", o.rate)
+	case o.producers < 1:
+		return fmt.Errorf("--producers %d: must be at least 1", o.producers)
+	case o.batch < 1 || o.batch > 100_000:
+		return fmt.Errorf("--batch %d: must be between 1 and 100000", o.batch)
+	case o.concurrency < 1 || o.concurrency > 100_000:
+		return fmt.Errorf("--concurrency %d: must be between 1 and 100000", o.concurrency)
+	case o.work < 0 || o.cpu < 0:
+		return fmt.Errorf("--work and --cpu must not be negative")
+	case o.payloadBytes < 0 || o.payloadBytes > 1<<20:
+		return fmt.Errorf("--payload-bytes %d: must be between 0 and 1048576", o.payloadBytes)
+	case o.window < 2*time.Second || o.window > 10*time.Second:
+		return fmt.Errorf("--window %s: must be between 2s and 10s", o.window)
+	case o.lease < time.Second:
+		return fmt.Errorf("--lease %s: must be at least 1s", o.lease)
+	case scenario == "scale" && len(o.processes) == 0:
+		return fmt.Errorf("--processes: scale needs at least one process count")
+	case scenario != "scale" && len(o.processes) > 1:
+		return fmt.Errorf("--processes: only scale takes a list")
+	}
+	return nil
+}
+
+func parseInts(flag, s string, minimum int) ([]int, error) {
+	var out []int
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		n, err := strconv.Atoi(part)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %q is not a whole number", flag, part)
+		}
+		if n < minimum || n > 1024 && flag != "--priority-mix" || n > 32767 {
+			return nil, fmt.Errorf("%s: %d is out of range", flag, n)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
+}
+
+// run opens the store, runs one scenario and writes its outputs.
+func run(ctx context.Context, env Env, o options, scenario string,
+	fn func(*runner, context.Context) (*report.Report, error), jsonPath, plotPath string, markdown bool) error {
+	target, err := storeurl.Parse(env.DatabaseURL, "--database-url")
+	if err != nil {
+		return err
+	}
+	maxConns := 0
+	if target.Kind == storeurl.Postgres {
+		// Producers, consumers, the completer's flushes and the listener
+		// all want a connection at once in the streams sweep.
+		maxConns = max(8, 2*o.producers+4, 3*maxOf(o.streams)+4)
+	}
+	store, err := storeurl.Open(ctx, target, storeurl.Options{Schema: env.Schema, AutoMigrate: true, MaxConns: maxConns,
+		Logf: func(f string, a ...any) { fmt.Fprintf(env.Stderr, f+"\n", a...) }})
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	inserts, err := store.NewClient(&drover.Config{Logger: discardLogger()})
+	if err != nil {
+		return err
+	}
+	id := make([]byte, 3)
+	_, _ = rand.Read(id)
+	r := &runner{env: env, opts: o, store: store, inserts: inserts, out: env.Stdout,
+		payload: strings.Repeat("x", o.payloadBytes), runID: hex.EncodeToString(id)}
+	rep, err := fn(r, ctx)
+	if rep == nil {
+		return err
+	}
+	rep.Command = commandLine(target)
+	fmt.Fprintln(env.Stdout)
+	report.WriteTable(env.Stdout, rep)
+	if markdown {
+		fmt.Fprintln(env.Stdout)
+		fmt.Fprint(env.Stdout, report.Markdown(rep))
+	}
+	if jsonPath != "" {
+		if werr := report.WriteJSON(jsonPath, rep); werr != nil {
+			return werr
+		}
+	}
+	if plotPath != "" {
+		if werr := report.WriteSVG(plotPath, rep); werr != nil {
+			return werr
+		}
+	}
+	return err
+}
+
+func maxOf(xs []int) int {
+	m := 0
+	for _, x := range xs {
+		m = max(m, x)
+	}
+	return m
+}
+
+// commandLine reproduces the command as run, with the binary called drover
+// and any password in a URL flag hidden.
+func commandLine(t storeurl.Target) string {
+	args := append([]string{"drover"}, os.Args[1:]...)
+	if base := filepath.Base(os.Args[0]); base != "drover" && !strings.HasSuffix(base, ".test") {
+		args[0] = "drover"
+	}
+	for i, a := range args {
+		if strings.Contains(a, "://") {
+			args[i] = storeurl.Redact(a)
+		}
+	}
+	line := strings.Join(args, " ")
+	if t.Kind == storeurl.Postgres && !strings.Contains(line, "--database-url") {
+		line = "DATABASE_URL=" + t.Redacted() + " " + line
+	}
+	return line
+}

@@ -1,0 +1,260 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/internal/bench/stats"
+	"github.com/droverhq/drover/internal/storeurl"
+)
+
+// fleet is the set of workers a scenario measures: clients in this process
+// or separate worker processes. Either way it reports cumulative counters
+// so the scenario can cut windows.
+type fleet interface {
+	start(ctx context.Context) error
+	// counters sums every worker's cumulative counters.
+	counters() workerStats
+	stop(ctx context.Context) error
+}
+
+// workerStats is what a worker reports: its client's counters plus the
+// pickup latency its handlers saw.
+type workerStats struct {
+	drover.Stats
+	// P99Ms is the 99th percentile of insert→start latency seen so far.
+	P99Ms float64 `json:"p99_ms"`
+	Ready bool    `json:"ready"`
+}
+
+func (w workerStats) toCounters(backlog int64) stats.Counters {
+	return stats.Counters{
+		Jobs:          w.Written,
+		ClaimNanos:    int64(w.ClaimTime),
+		ClaimCount:    w.Claims,
+		CompleteNanos: int64(w.FlushTime),
+		CompleteCount: w.Flushes,
+		HandlerNanos:  int64(w.RunTime),
+		HandlerCount:  w.Ran,
+		Backlog:       backlog,
+	}
+}
+
+func add(a, b workerStats) workerStats {
+	a.Claims += b.Claims
+	a.ClaimedJobs += b.ClaimedJobs
+	a.ClaimTime += b.ClaimTime
+	a.Ran += b.Ran
+	a.RunTime += b.RunTime
+	a.Completed += b.Completed
+	a.Failed += b.Failed
+	a.Rescued += b.Rescued
+	a.Flushes += b.Flushes
+	a.FlushedResults += b.FlushedResults
+	a.FlushTime += b.FlushTime
+	a.Written += b.Written
+	a.Held += b.Held
+	a.P99Ms = max(a.P99Ms, b.P99Ms)
+	return a
+}
+
+// workerConfig is the configuration of one worker client.
+type workerConfig struct {
+	Queue       string
+	Concurrency int
+	ClaimMax    int
+	Lease       time.Duration
+}
+
+func (w workerConfig) clientConfig(s *storeurl.Store) *drover.Config {
+	return &drover.Config{
+		Queues:        map[string]drover.QueueConfig{w.Queue: {MaxWorkers: w.Concurrency, ClaimMax: w.ClaimMax}},
+		Workers:       Workers(),
+		LeaseDuration: w.Lease,
+		Logger:        discardLogger(),
+	}
+}
+
+// localFleet runs n clients in this process, sharing one store.
+type localFleet struct {
+	store   *storeurl.Store
+	cfg     workerConfig
+	n       int
+	clients []storeurl.Client
+}
+
+func (f *localFleet) start(ctx context.Context) error {
+	for range f.n {
+		c, err := f.store.NewClient(f.cfg.clientConfig(f.store))
+		if err != nil {
+			return err
+		}
+		if err := c.Start(ctx); err != nil {
+			return err
+		}
+		f.clients = append(f.clients, c)
+	}
+	return nil
+}
+
+func (f *localFleet) counters() workerStats {
+	var sum workerStats
+	for _, c := range f.clients {
+		sum = add(sum, workerStats{Stats: c.Stats()})
+	}
+	sum.P99Ms = pickup.Load().Snapshot().P99
+	sum.Ready = true
+	return sum
+}
+
+func (f *localFleet) stop(ctx context.Context) error {
+	var errs []error
+	for _, c := range f.clients {
+		errs = append(errs, c.Stop(ctx))
+	}
+	return errors.Join(errs...)
+}
+
+// procFleet runs n `drover worker` processes: the bench binary re-executes
+// itself, so what is measured is exactly what a user deploys.
+type procFleet struct {
+	env   Env
+	cfg   workerConfig
+	n     int
+	extra []string // extra arguments, e.g. to run in a network namespace
+
+	mu    sync.Mutex
+	procs []*workerProc
+}
+
+type workerProc struct {
+	cmd    *exec.Cmd
+	last   workerStats
+	exited chan struct{}
+	err    error
+}
+
+func (f *procFleet) start(ctx context.Context) error {
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find own binary to start workers: %w", err)
+	}
+	for i := range f.n {
+		args := append([]string{}, f.extra...)
+		args = append(args, self, "worker",
+			"--schema", f.env.Schema,
+			"--queue", f.cfg.Queue,
+			"--concurrency", strconv.Itoa(f.cfg.Concurrency),
+			"--claim-max", strconv.Itoa(f.cfg.ClaimMax),
+			"--lease", f.cfg.Lease.String(),
+			"--stats", "250ms",
+			"--log-level", "error",
+		)
+		cmd := exec.Command(args[0], args[1:]...)
+		// The URL travels in the environment, not argv, so that ps never
+		// shows a password.
+		cmd.Env = append(os.Environ(), "DATABASE_URL="+f.env.DatabaseURL)
+		cmd.Stderr = f.env.Stderr
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			return err
+		}
+		if err := cmd.Start(); err != nil {
+			return fmt.Errorf("start worker %d: %w", i+1, err)
+		}
+		p := &workerProc{cmd: cmd, exited: make(chan struct{})}
+		f.mu.Lock()
+		f.procs = append(f.procs, p)
+		f.mu.Unlock()
+		go f.read(p, out)
+	}
+	// Wait until every worker has started its client, so start-up is not
+	// billed to the queue.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ready := 0
+		f.mu.Lock()
+		for _, p := range f.procs {
+			select {
+			case <-p.exited:
+				f.mu.Unlock()
+				return fmt.Errorf("worker process exited during start-up: %v", p.err)
+			default:
+			}
+			if p.last.Ready {
+				ready++
+			}
+		}
+		f.mu.Unlock()
+		if ready == f.n {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("only %d of %d worker processes started within 30s", ready, f.n)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+func (f *procFleet) read(p *workerProc, out io.Reader) {
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		var ws workerStats
+		if json.Unmarshal(sc.Bytes(), &ws) == nil {
+			f.mu.Lock()
+			p.last = ws
+			f.mu.Unlock()
+		}
+	}
+	p.err = p.cmd.Wait()
+	close(p.exited)
+}
+
+func (f *procFleet) counters() workerStats {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var sum workerStats
+	for _, p := range f.procs {
+		sum = add(sum, p.last)
+	}
+	return sum
+}
+
+// stop sends SIGTERM, which makes each worker stop gracefully (release
+// what it holds, write every result, print final counters).
+func (f *procFleet) stop(ctx context.Context) error {
+	f.mu.Lock()
+	procs := f.procs
+	f.mu.Unlock()
+	for _, p := range procs {
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	}
+	var errs []error
+	for _, p := range procs {
+		select {
+		case <-p.exited:
+			if p.err != nil {
+				errs = append(errs, fmt.Errorf("worker %d: %w", p.cmd.Process.Pid, p.err))
+			}
+		case <-ctx.Done():
+			_ = p.cmd.Process.Kill()
+			errs = append(errs, fmt.Errorf("worker %d did not stop in time; killed", p.cmd.Process.Pid))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,358 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/internal/bench/report"
+	"github.com/droverhq/drover/internal/bench/stats"
+	"github.com/droverhq/drover/internal/storeurl"
+)
+
+// options are the flags of every scenario; each scenario reads the ones
+// that make sense for it.
+type options struct {
+	queue        string
+	jobs         int
+	duration     time.Duration
+	rate         float64
+	producers    int
+	batch        int
+	concurrency  int
+	claimMax     int
+	processes    []int
+	streams      []int
+	work         time.Duration
+	cpu          time.Duration
+	payloadBytes int
+	priorityMix  []int
+	window       time.Duration
+	lease        time.Duration
+	progress     time.Duration
+}
+
+// runner holds what one bench invocation shares across its points.
+type runner struct {
+	env     Env
+	opts    options
+	store   *storeurl.Store
+	inserts storeurl.Client // an insert-only client
+	out     io.Writer
+	payload string
+	// runID keeps queue names of separate runs apart.
+	runID string
+}
+
+// jobArgs builds the args of the seq-th job.
+func (r *runner) jobArgs(seq int64, stamp bool) Args {
+	a := Args{Seq: seq, WorkNS: int64(r.opts.work), CPUNS: int64(r.opts.cpu), Payload: r.payload}
+	if stamp {
+		a.At = time.Now().UnixNano()
+	}
+	return a
+}
+
+func (r *runner) jobOpts(queue string, seq int64) *drover.InsertOpts {
+	o := &drover.InsertOpts{Queue: queue}
+	if len(r.opts.priorityMix) > 0 {
+		o.Priority = r.opts.priorityMix[int(seq)%len(r.opts.priorityMix)]
+	}
+	return o
+}
+
+// insertBacklog inserts n jobs in InsertMany chunks and returns their ID
+// range and the insert rate.
+func (r *runner) insertBacklog(ctx context.Context, queue string, n int) (*idRange, float64, error) {
+	const chunk = 10_000
+	ids := &idRange{}
+	start := time.Now()
+	for done := 0; done < n; done += chunk {
+		batch := make([]drover.InsertManyParams, min(chunk, n-done))
+		for i := range batch {
+			seq := int64(done + i)
+			batch[i] = drover.InsertManyParams{Args: r.jobArgs(seq, false), Opts: r.jobOpts(queue, seq)}
+		}
+		got, err := r.inserts.InsertMany(ctx, batch)
+		if err != nil {
+			return nil, 0, fmt.Errorf("insert backlog: %w", err)
+		}
+		ids.add(got)
+	}
+	return ids, float64(n) / time.Since(start).Seconds(), nil
+}
+
+// idRange tracks the IDs a run inserted.
+type idRange struct {
+	mu       sync.Mutex
+	min, max int64
+	n        int64
+}
+
+func (r *idRange) add(ids []int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, id := range ids {
+		if r.n == 0 || id < r.min {
+			r.min = id
+		}
+		if id > r.max {
+			r.max = id
+		}
+		r.n++
+	}
+}
+
+// measurement is what watching a fleet produced.
+type measurement struct {
+	windows []stats.Window
+	seconds float64
+	jobs    int64
+	final   workerStats
+}
+
+// watch samples the fleet until it has written target results (target > 0)
+// or for duration (duration > 0), printing a progress line as it goes.
+// backlog reports jobs waiting, from the scenario's own accounting.
+func (r *runner) watch(ctx context.Context, f fleet, label string, target int64, duration time.Duration, backlog func(written int64) int64) (measurement, error) {
+	var m measurement
+	base := f.counters()
+	start := time.Now()
+	sampler := stats.NewSampler(start, r.opts.window)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	lastProgress, lastJobs, lastMove := start, int64(0), start
+	relative := func(c workerStats) workerStats {
+		c.Stats.Written -= base.Written
+		c.Stats.Claims -= base.Claims
+		c.Stats.ClaimTime -= base.ClaimTime
+		c.Stats.Flushes -= base.Flushes
+		c.Stats.FlushTime -= base.FlushTime
+		c.Stats.Ran -= base.Ran
+		c.Stats.RunTime -= base.RunTime
+		return c
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return m, ctx.Err()
+		case <-tick.C:
+		}
+		now := time.Now()
+		c := relative(f.counters())
+		bl := backlog(c.Written)
+		sampler.Sample(now, c.toCounters(bl))
+		if c.Written > lastJobs {
+			lastMove = now
+		}
+		if now.Sub(lastProgress) >= r.opts.progress {
+			rate := float64(c.Written-lastJobs) / now.Sub(lastProgress).Seconds()
+			p99 := "-"
+			if c.P99Ms > 0 {
+				p99 = fmt.Sprintf("%.1fms", c.P99Ms)
+			}
+			fmt.Fprintf(r.out, "%-10s %6.1fs  done %9d  rate %9.0f/s  backlog %9d  pickup p99 %s\n",
+				label, now.Sub(start).Seconds(), c.Written, rate, bl, p99)
+			lastProgress, lastJobs = now, c.Written
+		}
+		finished := (target > 0 && c.Written >= target) || (duration > 0 && now.Sub(start) >= duration)
+		if finished {
+			sampler.Flush(now, c.toCounters(bl))
+			m.windows = sampler.Windows()
+			m.seconds = now.Sub(start).Seconds()
+			m.jobs = c.Written
+			m.final = c
+			return m, nil
+		}
+		if now.Sub(lastMove) > 60*time.Second {
+			return m, fmt.Errorf("%s: no job finished for 60s (done %d of %d): workers stalled", label, c.Written, target)
+		}
+	}
+}
+
+// verdict is what the store says about a run's jobs.
+type verdict struct {
+	completed, waiting int64
+	duplicates         int64
+	latency, start     stats.Percentiles
+}
+
+// verify reads the run's jobs back from the store: how many completed, how
+// many still wait, how often any ran more than once, and their latencies
+// by the store's own timestamps.
+func (r *runner) verify(ctx context.Context, queue string, ids *idRange) (verdict, error) {
+	var v verdict
+	if ids.n == 0 {
+		return v, nil
+	}
+	lat, startLat := stats.NewLatency(), stats.NewLatency()
+	after := ids.min - 1
+	for {
+		page, err := r.inserts.JobList(ctx, drover.JobListParams{Queue: queue, After: after, Limit: 10_000})
+		if err != nil {
+			return v, fmt.Errorf("verify from store: %w", err)
+		}
+		for _, j := range page {
+			if j.ID > ids.max {
+				break
+			}
+			switch {
+			case j.State == drover.JobStateCompleted:
+				v.completed++
+				v.duplicates += int64(j.Attempt - 1)
+				if j.FinalizedAt != nil {
+					lat.Record(j.FinalizedAt.Sub(j.CreatedAt))
+				}
+				if j.AttemptedAt != nil {
+					startLat.Record(j.AttemptedAt.Sub(j.CreatedAt))
+				}
+			case !j.State.Finished():
+				v.waiting++
+			}
+		}
+		if len(page) < 10_000 || page[len(page)-1].ID >= ids.max {
+			break
+		}
+		after = page[len(page)-1].ID
+	}
+	v.latency, v.start = lat.Snapshot(), startLat.Snapshot()
+	return v, nil
+}
+
+// dbStatser is implemented by drivers that can report database-side
+// figures (PostgreSQL).
+type dbStatser interface {
+	DBStats(ctx context.Context) (map[string]any, error)
+}
+
+func (r *runner) dbStats(ctx context.Context) map[string]any {
+	if s, ok := r.store.Driver.(dbStatser); ok {
+		if m, err := s.DBStats(ctx); err == nil {
+			return m
+		}
+	}
+	return nil
+}
+
+// dbDelta records before/after figures and the transactions per job.
+func dbDelta(before, after map[string]any, jobs int64) map[string]any {
+	if before == nil || after == nil {
+		return nil
+	}
+	out := map[string]any{}
+	for k, v := range after {
+		out[k+"_after"] = v
+		out[k+"_before"] = before[k]
+	}
+	if jobs > 0 {
+		b, _ := before["transactions"].(int64)
+		a, _ := after["transactions"].(int64)
+		out["transactions_per_job"] = math.Round(float64(a-b)/float64(jobs)*1000) / 1000
+	}
+	return out
+}
+
+// producers insert jobs for a while, at a fixed total rate or as fast as
+// they can, and count what they inserted.
+type producers struct {
+	r        *runner
+	queue    string
+	n        int
+	batch    int
+	rate     float64
+	ids      idRange
+	inserted atomic.Int64
+	errs     chan error
+	seq      atomic.Int64
+}
+
+func (p *producers) run(ctx context.Context) {
+	var wg sync.WaitGroup
+	p.errs = make(chan error, p.n)
+	for range p.n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := p.loop(ctx); err != nil && ctx.Err() == nil {
+				p.errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(p.errs)
+}
+
+func (p *producers) loop(ctx context.Context) error {
+	// Each producer paces its own share of the rate: one batch every
+	// interval, on a schedule that does not drift when a batch is slow.
+	var interval time.Duration
+	if p.rate > 0 {
+		interval = time.Duration(float64(time.Second) * float64(p.batch) * float64(p.n) / p.rate)
+	}
+	next := time.Now()
+	for ctx.Err() == nil {
+		if interval > 0 {
+			if d := time.Until(next); d > 0 {
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-time.After(d):
+				}
+			}
+			next = next.Add(interval)
+		}
+		if p.batch == 1 {
+			seq := p.seq.Add(1)
+			row, err := p.r.inserts.Insert(ctx, p.r.jobArgs(seq, true), p.r.jobOpts(p.queue, seq))
+			if err != nil {
+				return err
+			}
+			p.ids.add([]int64{row.ID})
+		} else {
+			batch := make([]drover.InsertManyParams, p.batch)
+			for i := range batch {
+				seq := p.seq.Add(1)
+				batch[i] = drover.InsertManyParams{Args: p.r.jobArgs(seq, true), Opts: p.r.jobOpts(p.queue, seq)}
+			}
+			got, err := p.r.inserts.InsertMany(ctx, batch)
+			if err != nil {
+				return err
+			}
+			p.ids.add(got)
+		}
+		p.inserted.Add(int64(p.batch))
+	}
+	return nil
+}
+
+// settings describes a run's knobs for the report.
+func (r *runner) settings(extra ...string) string {
+	o := r.opts
+	parts := []string{
+		fmt.Sprintf("concurrency %d per worker", o.concurrency),
+		fmt.Sprintf("claim max %d", max(o.claimMax, 500)),
+		fmt.Sprintf("work %s, cpu %s", o.work, o.cpu),
+		fmt.Sprintf("payload %d B", o.payloadBytes),
+		fmt.Sprintf("window %s", o.window),
+	}
+	if len(o.priorityMix) > 0 {
+		parts = append(parts, fmt.Sprintf("priority mix %v", o.priorityMix))
+	}
+	return strings.Join(append(parts, extra...), "; ")
+}
+
+func (r *runner) newReport(scenario string) *report.Report {
+	rep := report.New(scenario, r.store.Target.Kind)
+	return rep
+}
+
+// errLost is returned when a run's store check finds lost jobs, so that the
+// command fails loudly instead of printing a good-looking rate.
+var errLost = errors.New("jobs were lost")

@@ -1,0 +1,320 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/droverhq/drover/internal/bench/report"
+	"github.com/droverhq/drover/internal/bench/stats"
+)
+
+// queueName gives every run (and every point of a sweep) a queue of its
+// own, so that jobs left by earlier runs never mix into a measurement.
+func (r *runner) queueName(suffix string) string {
+	if suffix == "" {
+		return fmt.Sprintf("%s_%s", r.opts.queue, r.runID)
+	}
+	return fmt.Sprintf("%s_%s_%s", r.opts.queue, r.runID, suffix)
+}
+
+func (r *runner) workerConfig(queue string) workerConfig {
+	return workerConfig{Queue: queue, Concurrency: r.opts.concurrency, ClaimMax: r.opts.claimMax, Lease: r.opts.lease}
+}
+
+// fleetFor returns k worker processes, or (k == 0) one client in this
+// process.
+func (r *runner) fleetFor(queue string, k int) fleet {
+	if k == 0 {
+		return &localFleet{store: r.store, cfg: r.workerConfig(queue), n: 1}
+	}
+	return &procFleet{env: r.env, cfg: r.workerConfig(queue), n: k}
+}
+
+// burndown inserts a backlog, then works it off and reports both rates.
+func (r *runner) burndown(ctx context.Context) (*report.Report, error) {
+	rep := r.newReport("burndown")
+	queue := r.queueName("")
+	k := 0
+	if len(r.opts.processes) > 0 {
+		k = r.opts.processes[0]
+	}
+	pt, err := r.burnPoint(ctx, queue, k, r.opts.jobs, "burndown")
+	if err != nil {
+		return nil, err
+	}
+	rep.Settings = r.settings(fmt.Sprintf("workers: %s", describeFleet(k)))
+	fillFromPoint(rep, pt)
+	return rep, checkLost(pt)
+}
+
+func describeFleet(k int) string {
+	if k == 0 {
+		return "1 client in the bench process"
+	}
+	return fmt.Sprintf("%d worker processes", k)
+}
+
+// point is one measured run.
+type point struct {
+	report.Point
+	insertPerSec float64
+	windows      []stats.Window
+	steadyNote   string
+	db           map[string]any
+	waiting      int64
+}
+
+// burnPoint runs one burndown: n jobs into queue, worked by fleet k.
+func (r *runner) burnPoint(ctx context.Context, queue string, k, n int, label string) (point, error) {
+	var pt point
+	dbBefore := r.dbStats(ctx)
+	fmt.Fprintf(r.out, "%-10s inserting %d jobs into queue %s\n", label, n, queue)
+	ids, insertRate, err := r.insertBacklog(ctx, queue, n)
+	if err != nil {
+		return pt, err
+	}
+	fmt.Fprintf(r.out, "%-10s inserted %d jobs at %.0f/s; starting %s\n", label, n, insertRate, describeFleet(k))
+	pickup.Store(stats.NewLatency())
+	f := r.fleetFor(queue, k)
+	if err := f.start(ctx); err != nil {
+		return pt, err
+	}
+	m, err := r.watch(ctx, f, label, int64(n), 0, func(written int64) int64 { return int64(n) - written })
+	stopCtx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if serr := f.stop(stopCtx); err == nil {
+		err = serr
+	}
+	if err != nil {
+		return pt, err
+	}
+	v, err := r.verify(ctx, queue, ids)
+	if err != nil {
+		return pt, err
+	}
+	pt = r.pointFrom(m, v, ids.n)
+	pt.insertPerSec = insertRate
+	pt.db = dbDelta(dbBefore, r.dbStats(ctx), int64(n))
+	if k > 0 {
+		pt.Processes = k
+	}
+	return pt, nil
+}
+
+func (r *runner) pointFrom(m measurement, v verdict, inserted int64) point {
+	_, steady := stats.SteadyState(m.windows)
+	pt := point{
+		Point: report.Point{
+			Jobs: m.jobs, Seconds: m.seconds, JobsPerSec: float64(m.jobs) / m.seconds, SteadyJobsPerSec: steady,
+			LatencyMs: v.latency, StartLatencyMs: v.start,
+			Lost: inserted - v.completed - v.waiting, Duplicates: v.duplicates,
+		},
+		windows:    m.windows,
+		steadyNote: report.SteadyNote(m.windows),
+		waiting:    v.waiting,
+	}
+	return pt
+}
+
+func fillFromPoint(rep *report.Report, pt point) {
+	rep.Jobs = pt.Jobs
+	rep.Seconds = pt.Seconds
+	rep.JobsPerSec = pt.JobsPerSec
+	rep.SteadyJobsPerSec = pt.SteadyJobsPerSec
+	rep.SteadyNote = pt.steadyNote
+	rep.InsertPerSec = pt.insertPerSec
+	rep.LatencyMs = pt.LatencyMs
+	rep.StartLatencyMs = pt.StartLatencyMs
+	rep.Lost = pt.Lost
+	rep.Duplicates = pt.Duplicates
+	rep.Windows = pt.windows
+	rep.DB = pt.db
+}
+
+func checkLost(pt point) error {
+	if pt.Lost != 0 {
+		return fmt.Errorf("%w: %d jobs inserted were neither completed nor waiting in the store", errLost, pt.Lost)
+	}
+	return nil
+}
+
+// steady runs producers and workers together for the duration and reports
+// both rates, the backlog and latency. latency is the same shape at a fixed
+// rate well below capacity, one job per insert.
+func (r *runner) steady(ctx context.Context, scenario string) (*report.Report, error) {
+	rep := r.newReport(scenario)
+	queue := r.queueName("")
+	k := 0
+	if len(r.opts.processes) > 0 {
+		k = r.opts.processes[0]
+	}
+	pt, err := r.steadyPoint(ctx, queue, k, 1, r.opts.producers, scenario)
+	if err != nil {
+		return nil, err
+	}
+	rate := "as fast as possible"
+	if r.opts.rate > 0 {
+		rate = fmt.Sprintf("%.0f jobs/s", r.opts.rate)
+	}
+	rep.Settings = r.settings(fmt.Sprintf("workers: %s", describeFleet(k)),
+		fmt.Sprintf("%d producers, batch %d, rate %s", r.opts.producers, r.opts.batch, rate),
+		fmt.Sprintf("duration %s", r.opts.duration))
+	fillFromPoint(rep, pt)
+	rep.Notes = append(rep.Notes, fmt.Sprintf("backlog at the end of the producing phase: %d jobs", pt.waiting))
+	if scenario == "latency" && k == 0 {
+		rep.Notes = append(rep.Notes, "start_latency_ms is measured by the handler (insert→handler start); latency_ms by the store (insert→completion written)")
+	}
+	return rep, checkLost(pt)
+}
+
+// steadyPoint produces into queue for the duration while workers (k
+// processes, or `clients` clients in this process) work it, then drains.
+func (r *runner) steadyPoint(ctx context.Context, queue string, k, clients, nProducers int, label string) (point, error) {
+	var pt point
+	dbBefore := r.dbStats(ctx)
+	pickup.Store(stats.NewLatency())
+	var f fleet
+	if k > 0 {
+		f = &procFleet{env: r.env, cfg: r.workerConfig(queue), n: k}
+	} else {
+		f = &localFleet{store: r.store, cfg: r.workerConfig(queue), n: clients}
+	}
+	if err := f.start(ctx); err != nil {
+		return pt, err
+	}
+	stopCtx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	defer f.stop(stopCtx)
+
+	prodCtx, stopProducers := context.WithCancel(ctx)
+	p := &producers{r: r, queue: queue, n: nProducers, batch: r.opts.batch, rate: r.opts.rate}
+	prodStart := time.Now()
+	prodDone := make(chan struct{})
+	go func() { p.run(prodCtx); close(prodDone) }()
+	m, err := r.watch(ctx, f, label, 0, r.opts.duration, func(written int64) int64 { return p.inserted.Load() - written })
+	stopProducers()
+	<-prodDone
+	insertRate := float64(p.inserted.Load()) / time.Since(prodStart).Seconds()
+	if err != nil {
+		return pt, err
+	}
+	if perr := <-p.errs; perr != nil {
+		return pt, fmt.Errorf("producer: %w", perr)
+	}
+	backlog := p.ids.n - m.jobs
+	// Drain what is left so that the store check can account for every job.
+	drain, err := r.watch(ctx, f, label+"/drain", max(p.ids.n-m.jobs, 1), 0, func(written int64) int64 { return p.ids.n - m.jobs - written })
+	if err != nil && backlog > 0 {
+		return pt, err
+	}
+	_ = drain
+	if err := f.stop(stopCtx); err != nil {
+		return pt, err
+	}
+	v, err := r.verify(ctx, queue, &p.ids)
+	if err != nil {
+		return pt, err
+	}
+	pt = r.pointFrom(m, v, p.ids.n)
+	pt.waiting = backlog
+	pt.insertPerSec = insertRate
+	pt.db = dbDelta(dbBefore, r.dbStats(ctx), p.ids.n)
+	if lf, ok := f.(*localFleet); ok {
+		_ = lf
+		pt.StartLatencyMs = pickup.Load().Snapshot()
+	}
+	return pt, nil
+}
+
+// scale runs a burndown per process count K and reports the curve.
+func (r *runner) scale(ctx context.Context) (*report.Report, error) {
+	rep := r.newReport("scale")
+	var prev *point
+	for _, k := range r.opts.processes {
+		n := r.opts.jobs
+		if n == 0 {
+			n = r.jobsFor(k, prev)
+		}
+		pt, err := r.burnPoint(ctx, r.queueName(fmt.Sprintf("k%d", k)), k, n, fmt.Sprintf("K=%d", k))
+		if err != nil {
+			return nil, err
+		}
+		pt.Processes = k
+		rep.Points = append(rep.Points, pt.Point)
+		rep.Windows = append(rep.Windows, pt.windows...)
+		rep.Lost += pt.Lost
+		rep.Duplicates += pt.Duplicates
+		rep.Jobs += pt.Jobs
+		rep.Seconds += pt.Seconds
+		if err := checkLost(pt); err != nil {
+			return nil, err
+		}
+		prev = &pt
+	}
+	rep.ApplyScaling()
+	rep.Settings = r.settings("each point is a burndown by K `drover worker` processes started by the bench")
+	rep.SteadyNote = stats.SteadyRule
+	if rep.Seconds > 0 {
+		rep.JobsPerSec = float64(rep.Jobs) / rep.Seconds
+	}
+	best := 0.0
+	for _, p := range rep.Points {
+		best = max(best, p.SteadyJobsPerSec)
+	}
+	rep.SteadyJobsPerSec = best
+	rep.Notes = append(rep.Notes, "jobs_per_sec and seconds at the top level sum all points; steady_jobs_per_sec is the best point")
+	return rep, nil
+}
+
+// jobsFor sizes a point so that it runs about the requested duration:
+// from the previous point's rate scaled to K, or from the job cost.
+func (r *runner) jobsFor(k int, prev *point) int {
+	secs := r.opts.duration.Seconds()
+	var rate float64
+	switch {
+	case prev != nil:
+		rate = prev.SteadyJobsPerSec * float64(k) / float64(prev.Processes)
+	case r.opts.work > 0:
+		rate = float64(r.opts.concurrency*k) / (r.opts.work + r.opts.cpu).Seconds()
+	case r.opts.cpu > 0:
+		rate = float64(k) / r.opts.cpu.Seconds()
+	default:
+		rate = 50_000
+	}
+	return int(min(max(rate*secs, 10_000), 2_000_000))
+}
+
+// streams sweeps the number of producer and consumer streams: S producers
+// inserting one job at a time and S consumer clients in this process.
+func (r *runner) streams(ctx context.Context) (*report.Report, error) {
+	rep := r.newReport("streams")
+	for _, s := range r.opts.streams {
+		pt, err := r.steadyPoint(ctx, r.queueName(fmt.Sprintf("s%d", s)), 0, s, s, fmt.Sprintf("S=%d", s))
+		if err != nil {
+			return nil, err
+		}
+		pt.Streams = s
+		rep.Points = append(rep.Points, pt.Point)
+		rep.Windows = append(rep.Windows, pt.windows...)
+		rep.Lost += pt.Lost
+		rep.Duplicates += pt.Duplicates
+		rep.Jobs += pt.Jobs
+		rep.Seconds += pt.Seconds
+		if err := checkLost(pt); err != nil {
+			return nil, err
+		}
+	}
+	rep.ApplyScaling()
+	rate := "as fast as possible"
+	if r.opts.rate > 0 {
+		rate = fmt.Sprintf("%.0f jobs/s in total", r.opts.rate)
+	}
+	rep.Settings = r.settings(fmt.Sprintf("S producers inserting one job per call (%s), S consumer clients in one process, %s per point", rate, r.opts.duration))
+	rep.SteadyNote = stats.SteadyRule
+	if rep.Seconds > 0 {
+		rep.JobsPerSec = float64(rep.Jobs) / rep.Seconds
+	}
+	rep.Notes = append(rep.Notes, "start_latency_ms per point is measured by the handler (insert→handler start)")
+	return rep, nil
+}

@@ -1,0 +1,113 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/droverhq/drover/internal/bench/stats"
+	"github.com/droverhq/drover/internal/storeurl"
+)
+
+// pickup records insert→start latency of bench jobs run in this process;
+// each measured run installs a fresh recorder.
+var pickup atomic.Pointer[stats.Latency]
+
+func init() { pickup.Store(stats.NewLatency()) }
+
+func discardLogger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+}
+
+// NewWorkerCommand returns `drover worker`: a worker process that runs
+// Drover's built-in bench job kind until SIGINT or SIGTERM, then stops
+// gracefully. The bench's scale scenarios start several of them; users can
+// run it to try Drover out against their own store.
+func NewWorkerCommand(env func() Env) *cobra.Command {
+	var (
+		cfg         workerConfig
+		statsEvery  time.Duration
+		stopTimeout time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "worker",
+		Short: "Run a worker process for Drover's built-in job kind (drover.bench)",
+		Long: "Run a worker process that works jobs of Drover's built-in kind drover.bench (noop, sleep or\n" +
+			"CPU work as its args say) until SIGINT or SIGTERM, then stops gracefully: running jobs\n" +
+			"finish within --stop-timeout or are released for other workers at once.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			e := env()
+			if cfg.Concurrency < 1 {
+				return fmt.Errorf("--concurrency %d: must be at least 1", cfg.Concurrency)
+			}
+			target, err := storeurl.Parse(e.DatabaseURL, "--database-url")
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			store, err := storeurl.Open(ctx, target, storeurl.Options{Schema: e.Schema, AutoMigrate: target.Kind == storeurl.SQLite,
+				Logf: func(f string, a ...any) { e.Logger.Info(fmt.Sprintf(f, a...)) }})
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			ccfg := cfg.clientConfig(store)
+			ccfg.Logger = e.Logger
+			ccfg.StopTimeout = stopTimeout
+			client, err := store.NewClient(ccfg)
+			if err != nil {
+				return err
+			}
+			if err := client.Start(ctx); err != nil {
+				return err
+			}
+			e.Logger.Info("worker started", "id", client.ID(), "queue", cfg.Queue, "concurrency", cfg.Concurrency)
+			enc := json.NewEncoder(e.Stdout)
+			report := func() {
+				if statsEvery > 0 {
+					_ = enc.Encode(workerStats{Stats: client.Stats(), P99Ms: pickup.Load().Snapshot().P99, Ready: true})
+				}
+			}
+			report()
+			var tick <-chan time.Time
+			if statsEvery > 0 {
+				t := time.NewTicker(statsEvery)
+				defer t.Stop()
+				tick = t.C
+			}
+		loop:
+			for {
+				select {
+				case <-ctx.Done():
+					break loop
+				case <-tick:
+					report()
+				}
+			}
+			e.Logger.Info("worker stopping")
+			sctx, cancel := context.WithTimeout(context.Background(), stopTimeout+10*time.Second)
+			defer cancel()
+			err = client.Stop(sctx)
+			report()
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.Queue, "queue", "bench", "queue to work")
+	f.IntVar(&cfg.Concurrency, "concurrency", 100, "jobs run at once")
+	f.IntVar(&cfg.ClaimMax, "claim-max", 0, "cap on jobs per claim statement (0: default)")
+	f.DurationVar(&cfg.Lease, "lease", 30*time.Second, "lease of a claimed job; a dead worker's jobs return after it")
+	f.DurationVar(&statsEvery, "stats", 0, "print cumulative counters as a JSON line this often (0: never)")
+	f.DurationVar(&stopTimeout, "stop-timeout", 10*time.Second, "on SIGTERM, how long running jobs may finish before they are interrupted and released")
+	return cmd
+}

@@ -1,0 +1,238 @@
+// Package storeurl turns a database URL into a Drover store and a client
+// on it, for the CLI and the bench: "postgres://…" opens PostgreSQL,
+// "sqlite:///path" (or "sqlite::memory:") the embedded store, and an empty
+// URL the default file ./drover.db. Errors name the flag and the problem
+// and never print a password.
+package storeurl
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/droverpg"
+	"github.com/droverhq/drover/droversqlite"
+	"github.com/droverhq/drover/internal/driver"
+)
+
+// DefaultPath is the embedded store used when no URL is given.
+const DefaultPath = "drover.db"
+
+// Kinds of store.
+const (
+	Postgres = "postgres"
+	SQLite   = "sqlite"
+)
+
+// Target is a parsed database URL.
+type Target struct {
+	Kind string
+	// URL is the URL to connect with (PostgreSQL) or the path or memory
+	// name (SQLite).
+	URL string
+	// Default is set when no URL was given and the default file is used.
+	Default bool
+}
+
+// Redacted returns the URL with any password replaced, for logs and
+// errors.
+func (t Target) Redacted() string { return Redact(t.URL) }
+
+// Parse validates a database URL. flag names where it came from in error
+// messages ("--database-url").
+func Parse(raw, flag string) (Target, error) {
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		return Target{Kind: SQLite, URL: DefaultPath, Default: true}, nil
+	}
+	if rest, ok := strings.CutPrefix(raw, "sqlite:"); ok {
+		switch {
+		case rest == ":memory:":
+			return Target{Kind: SQLite, URL: ":memory:"}, nil
+		case strings.HasPrefix(rest, "//"):
+			path := strings.TrimPrefix(rest, "//")
+			if path == "" || path == "/" {
+				return Target{}, fmt.Errorf("%s: sqlite URL has no file path (use sqlite:///path/to/file.db)", flag)
+			}
+			return Target{Kind: SQLite, URL: path}, nil
+		case rest != "":
+			return Target{Kind: SQLite, URL: rest}, nil
+		}
+		return Target{}, fmt.Errorf("%s: sqlite URL has no file path (use sqlite:///path/to/file.db)", flag)
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		// url's messages quote parts of the input; make sure no password
+		// survives in them.
+		msg := err.Error()
+		if u2, _ := url.Parse(raw); u2 == nil {
+			msg = redactAny(msg, raw)
+		}
+		return Target{}, fmt.Errorf("%s: %s", flag, msg)
+	}
+	switch u.Scheme {
+	case "postgres", "postgresql":
+	case "":
+		return Target{}, fmt.Errorf("%s: %q has no scheme (use postgres://… or sqlite:///path)", flag, Redact(raw))
+	default:
+		return Target{}, fmt.Errorf("%s: unsupported scheme %q (use postgres://… or sqlite:///path)", flag, u.Scheme)
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return Target{}, fmt.Errorf("%s: invalid port %q", flag, p)
+		}
+	}
+	if _, err := pgxpool.ParseConfig(raw); err != nil {
+		return Target{}, fmt.Errorf("%s: %s", flag, redactAny(err.Error(), raw))
+	}
+	return Target{Kind: Postgres, URL: raw}, nil
+}
+
+// Redact hides the password of a URL.
+func Redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	if _, has := u.User.Password(); has {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}
+
+// redactAny removes the password of raw from msg, even when raw does not
+// parse as a URL.
+func redactAny(msg, raw string) string {
+	if at := strings.LastIndex(raw, "@"); at > 0 {
+		if scheme := strings.Index(raw, "://"); scheme >= 0 && scheme+3 < at {
+			userinfo := raw[scheme+3 : at]
+			if _, pw, ok := strings.Cut(userinfo, ":"); ok && pw != "" {
+				msg = strings.ReplaceAll(msg, pw, "xxxxx")
+			}
+		}
+	}
+	return msg
+}
+
+// Client is what the CLI and the bench use of a drover.Client, whatever
+// its transaction type.
+type Client interface {
+	ID() string
+	Insert(ctx context.Context, args drover.Args, opts *drover.InsertOpts) (*drover.JobRow, error)
+	InsertMany(ctx context.Context, jobs []drover.InsertManyParams) ([]int64, error)
+	Start(ctx context.Context) error
+	Stop(ctx context.Context) error
+	JobGet(ctx context.Context, id int64) (*drover.JobRow, error)
+	JobList(ctx context.Context, p drover.JobListParams) ([]*drover.JobRow, error)
+	JobCancel(ctx context.Context, id int64) (*drover.JobRow, error)
+	JobRetry(ctx context.Context, id int64) (*drover.JobRow, error)
+	JobCountByState(ctx context.Context, queue string) (map[drover.JobState]int64, error)
+	Stats() drover.Stats
+}
+
+var (
+	_ Client = (*drover.Client[pgx.Tx])(nil)
+	_ Client = (*drover.Client[*sql.Tx])(nil)
+)
+
+// Options tune Open.
+type Options struct {
+	Schema string
+	// AutoMigrate migrates the schema when it is behind. Commands that need
+	// a store do this on the embedded default so that the first run works
+	// with no set-up; on PostgreSQL only the bench does it.
+	AutoMigrate bool
+	// MaxConns sizes the PostgreSQL pool; 0 lets pgx choose.
+	MaxConns int
+	// Logf reports what Open did (for example creating ./drover.db).
+	Logf func(format string, args ...any)
+}
+
+// Store is an open store.
+type Store struct {
+	Target Target
+	Driver driver.Driver
+	// NewClient makes a client of the right transaction type.
+	NewClient func(cfg *drover.Config) (Client, error)
+	close     func()
+}
+
+// Close releases the store.
+func (s *Store) Close() { s.close() }
+
+// Open connects to the store a Target names and checks that it answers.
+func Open(ctx context.Context, t Target, opts Options) (*Store, error) {
+	if opts.Schema == "" {
+		opts.Schema = "drover"
+	}
+	if opts.Logf == nil {
+		opts.Logf = func(string, ...any) {}
+	}
+	var s *Store
+	switch t.Kind {
+	case Postgres:
+		cfg, err := pgxpool.ParseConfig(t.URL)
+		if err != nil {
+			return nil, fmt.Errorf("--database-url: %s", redactAny(err.Error(), t.URL))
+		}
+		if opts.MaxConns > 0 {
+			cfg.MaxConns = int32(opts.MaxConns)
+		}
+		pool, err := pgxpool.NewWithConfig(ctx, cfg)
+		if err != nil {
+			return nil, fmt.Errorf("open %s: %s", t.Redacted(), redactAny(err.Error(), t.URL))
+		}
+		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err = pool.Ping(pctx)
+		cancel()
+		if err != nil {
+			pool.Close()
+			host := net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port)))
+			return nil, fmt.Errorf("cannot connect to PostgreSQL at %s (is the database up?): %s", host, redactAny(err.Error(), t.URL))
+		}
+		d, err := droverpg.New(pool, droverpg.WithSchema(opts.Schema))
+		if err != nil {
+			pool.Close()
+			return nil, fmt.Errorf("--schema: %w", err)
+		}
+		s = &Store{Target: t, Driver: d, close: pool.Close,
+			NewClient: func(cfg *drover.Config) (Client, error) { return drover.NewClient(d, cfg) }}
+	case SQLite:
+		if t.Default {
+			opts.Logf("no --database-url or DATABASE_URL: using the embedded store ./%s", DefaultPath)
+		}
+		d, err := droversqlite.Open(ctx, t.URL, droversqlite.WithSchema(opts.Schema))
+		if err != nil {
+			return nil, fmt.Errorf("open sqlite store %s: %w", t.URL, err)
+		}
+		s = &Store{Target: t, Driver: d, close: func() { _ = d.Close() },
+			NewClient: func(cfg *drover.Config) (Client, error) { return drover.NewClient(d, cfg) }}
+	default:
+		return nil, fmt.Errorf("unknown store kind %q", t.Kind)
+	}
+	if opts.AutoMigrate {
+		res, err := drover.Migrate(ctx, s.Driver)
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		for _, m := range res.Applied {
+			opts.Logf("migrated schema %q to version %d (%s)", opts.Schema, m.Version, m.Name)
+		}
+	}
+	return s, nil
+}
