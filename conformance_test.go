@@ -776,3 +776,67 @@ func TestExactlyOnceUnderConcurrency(t *testing.T) {
 		}
 	})
 }
+
+// TestMaintenanceSurvivesLeaderStop stops the client that leads maintenance
+// and checks that another one takes over: a job whose worker died is still
+// rescued and completed.
+func TestMaintenanceSurvivesLeaderStop(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		b := setup(t, s, 2)
+		ctx := context.Background()
+		b.start(t) // first to start: leads
+		rec := newRecorder()
+		follower := s.newClient(t, b.d, fastConfig(rec, 2))
+		startClient(t, follower)
+		stopCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if err := b.client.Stop(stopCtx); err != nil {
+			t.Fatal(err)
+		}
+		id := b.insert(t, noopArgs{}, &drover.InsertOpts{Queue: "orphans"})
+		if _, err := b.d.JobClaim(ctx, driver.ClaimParams{Queue: "orphans", Max: 1, Owner: "dead", Lease: 100 * time.Millisecond}); err != nil {
+			t.Fatal(err)
+		}
+		// Nobody works "orphans"; only the rescuer can move the job.
+		waitFor(t, "rescue by the new leader", func() bool {
+			row, err := follower.JobGet(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return row.State == drover.JobStateAvailable && row.Attempt == 1 && len(row.Errors) == 1
+		})
+	})
+}
+
+// TestPrunerRemovesExpiredFinishedJobs keeps completed jobs for a moment
+// and discarded ones forever.
+func TestPrunerRemovesExpiredFinishedJobs(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		b := setup(t, s, 2, func(c *drover.Config) {
+			c.CompletedRetention = time.Millisecond
+			c.DiscardedRetention = -1
+			c.PruneInterval = 50 * time.Millisecond
+		})
+		b.start(t)
+		ctx := context.Background()
+		done := b.insert(t, noopArgs{}, nil)
+		failed := b.insert(t, scriptArgs{Fail: -1}, &drover.InsertOpts{MaxAttempts: 1})
+		waitFor(t, "completed job pruned", func() bool {
+			_, err := b.client.JobGet(ctx, done)
+			return errors.Is(err, drover.ErrNotFound)
+		})
+		if _, runs := b.rec.snapshot(); runs[done] != 1 {
+			t.Fatalf("pruned job ran %d times", runs[done])
+		}
+		waitState(t, b.client, failed, drover.JobStateDiscarded)
+		// A prune pass that completes after the discard leaves it alone.
+		later := b.insert(t, noopArgs{}, nil)
+		waitFor(t, "second completed job pruned", func() bool {
+			_, err := b.client.JobGet(ctx, later)
+			return errors.Is(err, drover.ErrNotFound)
+		})
+		if row, err := b.client.JobGet(ctx, failed); err != nil || row.State != drover.JobStateDiscarded {
+			t.Fatalf("discarded job kept forever: %v, %v", row, err)
+		}
+	})
+}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -275,9 +276,11 @@ func (e *executor) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*drive
 	if p.Max <= 0 {
 		return nil, nil
 	}
-	now := micros(time.Now())
+	now := fromMicros(micros(time.Now()))
+	lease := now.Add(p.Lease).Truncate(time.Microsecond)
 	sc := newScanner(p.Max)
-	err := e.query(ctx, nil, e.writer, "JobClaim", sc.scan, p.Queue, p.Max, p.Owner, now, now+p.Lease.Microseconds())
+	sc.claim = &claimed{queue: p.Queue, owner: p.Owner, attemptedAt: now, lease: lease}
+	err := e.query(ctx, nil, e.writer, "JobClaim", sc.scan, p.Queue, p.Max, p.Owner, micros(now), micros(lease))
 	if err != nil {
 		return nil, e.wrap("claim jobs", err)
 	}
@@ -302,37 +305,41 @@ func (e *executor) JobFinish(ctx context.Context, results []driver.Result) ([]in
 	now := micros(time.Now())
 	buf := getBuf()
 	defer putBuf(buf)
-	b := append((*buf)[:0], '[')
+	b := append((*buf)[:0], '{')
 	waits := false
 	for i := range results {
 		r := &results[i]
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, '[')
+		b = append(b, '"')
 		b = strconv.AppendInt(b, r.ID, 10)
-		b = append(b, ',')
-		b = strconv.AppendInt(b, int64(r.Attempt), 10)
-		b = append(b, ',')
-		b = strconv.AppendUint(b, uint64(r.Outcome), 10)
-		b = append(b, ',')
-		if len(r.Error) == 0 {
-			b = append(b, "null"...)
+		b = append(b, '"', ':')
+		packed := int64(r.Attempt)<<3 | int64(r.Outcome&7)
+		if len(r.Error) == 0 && r.RunAt.IsZero() {
+			b = strconv.AppendInt(b, packed, 10)
 		} else {
-			b = append(b, r.Error...)
+			b = append(b, '[')
+			b = strconv.AppendInt(b, packed, 10)
+			b = append(b, ',')
+			if len(r.Error) == 0 {
+				b = append(b, "null"...)
+			} else {
+				b = append(b, r.Error...)
+			}
+			b = append(b, ',')
+			if r.RunAt.IsZero() {
+				b = append(b, "null"...)
+			} else {
+				b = strconv.AppendInt(b, micros(r.RunAt), 10)
+			}
+			b = append(b, ']')
 		}
-		b = append(b, ',')
-		if r.RunAt.IsZero() {
-			b = append(b, "null"...)
-		} else {
-			b = strconv.AppendInt(b, micros(r.RunAt), 10)
-		}
-		b = append(b, ']')
 		if r.Outcome == driver.OutcomeRetry || r.Outcome == driver.OutcomeReleased {
 			waits = true
 		}
 	}
-	b = append(b, ']')
+	b = append(b, '}')
 	*buf = b
 	batch := string(b)
 
@@ -346,11 +353,15 @@ func (e *executor) JobFinish(ctx context.Context, results []driver.Result) ([]in
 		return nil
 	}
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
-		if _, err := e.exec(ctx, tx, "JobFinishMove", batch, now); err != nil {
+		accepted = accepted[:0]
+		if err := e.query(ctx, tx, e.writer, "JobFinishMove", collect, batch, now); err != nil {
 			return err
 		}
-		if err := e.query(ctx, tx, e.writer, "JobFinishDelete", collect, batch); err != nil {
-			return err
+		if len(accepted) > 0 {
+			*buf = appendIDs((*buf)[:0], accepted)
+			if _, err := e.exec(ctx, tx, "JobFinishDelete", string(*buf)); err != nil {
+				return err
+			}
 		}
 		if !waits {
 			return nil
@@ -436,7 +447,7 @@ func (e *executor) JobRescue(ctx context.Context, p driver.RescueParams) (int, e
 		if err != nil || len(finish) == 0 {
 			return err
 		}
-		ids := appendIDs(nil, finish)
+		ids := string(appendIDs(nil, finish))
 		if _, err := e.exec(ctx, tx, "JobRescueMove", ids, micros(now)); err != nil {
 			return err
 		}
@@ -450,7 +461,7 @@ func (e *executor) JobRescue(ctx context.Context, p driver.RescueParams) (int, e
 }
 
 // appendIDs encodes ids as a JSON array for json_each.
-func appendIDs(b []byte, ids []int64) string {
+func appendIDs(b []byte, ids []int64) []byte {
 	b = append(b, '[')
 	for i, id := range ids {
 		if i > 0 {
@@ -458,7 +469,7 @@ func appendIDs(b []byte, ids []int64) string {
 		}
 		b = strconv.AppendInt(b, id, 10)
 	}
-	return string(append(b, ']'))
+	return append(b, ']')
 }
 
 func (e *executor) JobPrune(ctx context.Context, p driver.PruneParams) (int, error) {
@@ -623,8 +634,12 @@ func (e *executor) wrap(op string, err error) error {
 }
 
 // jobColumns is the number of columns of the job column list shared by
-// JobClaim, JobGet and JobList.
-const jobColumns = 19
+// JobGet and JobList; JobClaim returns the first claimColumns of its own
+// list (see queries.sql).
+const (
+	jobColumns   = 19
+	claimColumns = 6
+)
 
 // jobBox holds a job and the times its pointer fields point to, so that one
 // allocation per chunk of rows serves what would otherwise be four per row.
@@ -633,8 +648,8 @@ type jobBox struct {
 	attemptedAt, finalizedAt, leaseExpireAt time.Time
 }
 
-// scanner decodes rows of the job column list. Scanning into *any hands
-// the driver's values over as they are, without the reflection that
+// scanner decodes rows of job columns. Scanning into *any hands the
+// driver's values over as they are, without the reflection that
 // database/sql uses to convert into typed destinations.
 type scanner struct {
 	vals  [jobColumns]any
@@ -642,6 +657,15 @@ type scanner struct {
 	boxes []jobBox
 	chunk int
 	jobs  []*driver.JobRow
+
+	// claim is set when scanning JobClaim's shorter column list; it holds
+	// the values that statement set and does not return.
+	claim *claimed
+}
+
+type claimed struct {
+	queue, owner       string
+	attemptedAt, lease time.Time
 }
 
 func newScanner(expect int) *scanner {
@@ -653,15 +677,23 @@ func newScanner(expect int) *scanner {
 	return sc
 }
 
-func (sc *scanner) scan(rows *sql.Rows) error {
-	if err := rows.Scan(sc.dest[:]...); err != nil {
-		return err
-	}
+// box returns the next free job of the current chunk.
+func (sc *scanner) box() *jobBox {
 	if len(sc.boxes) == cap(sc.boxes) {
 		sc.boxes = make([]jobBox, 0, max(sc.chunk, 16))
 	}
 	sc.boxes = sc.boxes[:len(sc.boxes)+1]
-	box := &sc.boxes[len(sc.boxes)-1]
+	return &sc.boxes[len(sc.boxes)-1]
+}
+
+func (sc *scanner) scan(rows *sql.Rows) error {
+	if sc.claim != nil {
+		return sc.scanClaimed(rows)
+	}
+	if err := rows.Scan(sc.dest[:]...); err != nil {
+		return err
+	}
+	box := sc.box()
 	j := &box.row
 	v := &sc.vals
 	j.ID = asInt(v[0])
@@ -688,14 +720,68 @@ func (sc *scanner) scan(rows *sql.Rows) error {
 		j.LeaseExpiresAt = &box.leaseExpireAt
 	}
 	j.CancelRequested = asInt(v[14]) != 0
-	tags, err := decodeTags(v[15])
+	return sc.payload(j, v[15:19])
+}
+
+func (sc *scanner) scanClaimed(rows *sql.Rows) error {
+	if err := rows.Scan(sc.dest[:claimColumns]...); err != nil {
+		return err
+	}
+	box := sc.box()
+	j := &box.row
+	v := &sc.vals
+	c := sc.claim
+	var n [7]int64
+	if err := parseInts(asString(v[0]), n[:]); err != nil {
+		return fmt.Errorf("claim: %w", err)
+	}
+	j.ID = n[0]
+	j.State = driver.StateRunning
+	j.Queue = c.queue
+	j.Kind = asString(v[1])
+	j.Priority = int(n[1])
+	j.Attempt = int(n[2])
+	j.MaxAttempts = int(n[3])
+	j.Timeout = time.Duration(n[4]) * time.Millisecond
+	j.CreatedAt = fromMicros(n[5])
+	j.RunAt = fromMicros(n[6])
+	box.attemptedAt, box.leaseExpireAt = c.attemptedAt, c.lease
+	j.AttemptedAt, j.LeaseExpiresAt = &box.attemptedAt, &box.leaseExpireAt
+	j.LeaseOwner = c.owner
+	return sc.payload(j, v[2:6])
+}
+
+// parseInts reads len(out) comma-separated integers.
+func parseInts(s string, out []int64) error {
+	for i := range out {
+		field := s
+		if k := strings.IndexByte(s, ','); k >= 0 {
+			field, s = s[:k], s[k+1:]
+		} else {
+			s = ""
+		}
+		v, err := strconv.ParseInt(field, 10, 64)
+		if err != nil {
+			return err
+		}
+		out[i] = v
+	}
+	return nil
+}
+
+// payload decodes the trailing tags, metadata, errors and args columns.
+func (sc *scanner) payload(j *driver.JobRow, v []any) error {
+	tags, err := decodeTags(v[0])
 	if err != nil {
 		return fmt.Errorf("job %d: tags: %w", j.ID, err)
 	}
 	j.Tags = tags
-	j.Metadata = asBytes(v[16])
-	j.Errors = asBytes(v[17])
-	j.Args = asBytes(v[18])
+	j.Metadata = asBytes(v[1])
+	if j.Metadata == nil {
+		j.Metadata = []byte("{}")
+	}
+	j.Errors = asBytes(v[2])
+	j.Args = asBytes(v[3])
 	sc.jobs = append(sc.jobs, j)
 	return nil
 }

@@ -11,9 +11,10 @@
 -- and tags arrive as JSON strings holding the encoded text, so they are
 -- stored byte for byte as the caller encoded them. json_each walks the array
 -- in order, and one writer assigns AUTOINCREMENT IDs in that order.
+WITH b(v) AS MATERIALIZED (SELECT value FROM json_each(?1))
 INSERT INTO {schema}jobs (queue, kind, args, metadata, tags, priority, max_attempts, run_at, timeout_ms, created_at)
-SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, coalesce(value->>7, ?2), value->>8, ?2
-FROM json_each(?1)
+SELECT v->>0, v->>1, v->>2, v->>3, v->>4, v->>5, v->>6, coalesce(v->>7, ?2), v->>8, ?2
+FROM b
 RETURNING id;
 
 -- name: JobInsertHead
@@ -28,7 +29,10 @@ INSERT INTO {schema}jobs (queue, kind, args, metadata, tags, priority, max_attem
 -- ?1 queue, ?2 max, ?3 owner, ?4 now, ?5 lease expiry. The subquery walks
 -- the claim index in its order and stops after ?2 rows; the write lock the
 -- statement holds keeps every other claimer out until it commits, which is
--- what SKIP LOCKED buys on PostgreSQL.
+-- what SKIP LOCKED buys on PostgreSQL. RETURNING leaves out what the caller
+-- knows already (queue, state, owner, the new times, cancel_requested,
+-- which an available row never has set): every column read costs, and this
+-- is the hottest statement.
 UPDATE {schema}jobs
 SET state = 'running',
     attempt = attempt + 1,
@@ -41,18 +45,23 @@ WHERE id IN (
     ORDER BY priority, run_at, id
     LIMIT ?2
 )
-RETURNING id, 'running', queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, NULL,
-    lease_owner, lease_expires_at, cancel_requested, tags, metadata, errors, args;
+RETURNING concat_ws(',', id, priority, attempt, max_attempts, timeout_ms, created_at, run_at),
+    kind, nullif(tags, '[]'), nullif(metadata, '{}'), errors, args;
 
 -- name: JobFinishMove
 -- Outcomes: 1 completed, 2 retry, 3 discarded, 4 cancelled, 5 released.
--- ?1 is a JSON array of [id, attempt, outcome, error or null, run_at or
--- null] rows, ?2 is now. Every result is fenced by (id, attempt, state
--- running). This copies the rows that finish into finished_jobs;
--- JobFinishDelete then removes the very same rows from the hot table, in the
--- same transaction. A retry or release of a job whose cancel was requested
--- finishes it as cancelled instead. CROSS JOIN keeps the batch as the outer
--- loop, so each result costs one primary key lookup.
+-- ?1 is a JSON object keyed by job ID. Each value packs the attempt and the
+-- outcome into one integer, attempt * 8 + outcome, or, when the result
+-- carries an error or a run_at, is an array [attempt * 8 + outcome, error or
+-- null, run_at or null]. A successful result thus unpacks from json_each's
+-- key and atom alone, with no JSON parsing per row. ?2 is now.
+--
+-- Every result is fenced by (id, attempt, state running). This copies the
+-- rows that finish into finished_jobs and returns their IDs, which
+-- JobFinishDelete then removes from the hot table in the same transaction.
+-- A retry or release of a job whose cancel was requested finishes it as
+-- cancelled instead. CROSS JOIN keeps the batch as the outer loop, so each
+-- result costs one primary key lookup.
 INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at,
     run_at, attempted_at, finalized_at, tags, metadata, errors, args)
 SELECT j.id,
@@ -62,27 +71,27 @@ SELECT j.id,
     CASE WHEN r.error IS NULL THEN j.errors ELSE json_insert(coalesce(j.errors, '[]'), '$[#]', json(r.error)) END,
     j.args
 FROM (
-    SELECT value->>0 AS id, value->>1 AS attempt, value->>2 AS outcome, nullif(value->3, 'null') AS error
-    FROM json_each(?1)
+    WITH p AS MATERIALIZED (
+        SELECT CAST(key AS INTEGER) AS id,
+            CASE WHEN type = 'array' THEN value->>0 ELSE value END AS packed,
+            CASE WHEN type = 'array' THEN nullif(value->1, 'null') END AS error
+        FROM json_each(?1)
+    )
+    SELECT id, packed >> 3 AS attempt, packed & 7 AS outcome, error FROM p
 ) AS r
 CROSS JOIN {schema}jobs AS j
 WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running'
-  AND (r.outcome IN (1, 3, 4) OR j.cancel_requested);
+  AND (r.outcome IN (1, 3, 4) OR j.cancel_requested)
+RETURNING id;
 
 -- name: JobFinishDelete
-DELETE FROM {schema}jobs
-WHERE id IN (
-    SELECT j.id
-    FROM (SELECT value->>0 AS id, value->>1 AS attempt, value->>2 AS outcome FROM json_each(?1)) AS r
-    CROSS JOIN {schema}jobs AS j
-    WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running'
-      AND (r.outcome IN (1, 3, 4) OR j.cancel_requested)
-)
-RETURNING id;
+-- ?1 is a JSON array of the IDs JobFinishMove returned.
+DELETE FROM {schema}jobs WHERE id IN (SELECT value FROM json_each(?1));
 
 -- name: JobFinishWait
 -- Retried and released rows stay in the hot table and wait again; a release
--- undoes the attempt so that it does not count against max_attempts.
+-- undoes the attempt so that it does not count against max_attempts. ?1 and
+-- ?2 are as for JobFinishMove.
 UPDATE {schema}jobs AS j
 SET state = 'available',
     run_at = CASE WHEN r.outcome = 5 THEN ?2 ELSE coalesce(r.run_at, ?2) END,
@@ -91,9 +100,15 @@ SET state = 'available',
     lease_owner = NULL,
     lease_expires_at = NULL
 FROM (
-    SELECT value->>0 AS id, value->>1 AS attempt, value->>2 AS outcome, nullif(value->3, 'null') AS error, value->>4 AS run_at
-    FROM json_each(?1)
-    WHERE value->>2 IN (2, 5)
+    WITH p AS MATERIALIZED (
+        SELECT CAST(key AS INTEGER) AS id,
+            CASE WHEN type = 'array' THEN value->>0 ELSE value END AS packed,
+            CASE WHEN type = 'array' THEN nullif(value->1, 'null') END AS error,
+            CASE WHEN type = 'array' THEN value->>2 END AS run_at
+        FROM json_each(?1)
+    )
+    SELECT id, packed >> 3 AS attempt, packed & 7 AS outcome, error, run_at FROM p
+    WHERE packed & 7 IN (2, 5)
 ) AS r
 WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running' AND NOT j.cancel_requested
 RETURNING id;

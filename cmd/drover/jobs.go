@@ -31,19 +31,6 @@ func (c *cli) jobsCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "jobs",
 		Short: "List, inspect, retry and cancel jobs",
-		// A group runs only to reject what is not one of its commands:
-		// cobra would otherwise print the help and exit 0 for a typo.
-		Args: cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return cmd.Help()
-			}
-			msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
-			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
-				msg += fmt.Sprintf(" (did you mean %s?)", strings.Join(s, " or "))
-			}
-			return usagef("%s", msg)
-		},
 	}
 	cmd.AddCommand(c.jobsListCommand(), c.jobsGetCommand())
 	cmd.AddCommand(c.jobsChangeCommand("retry", "Make a job run again as soon as possible",

@@ -93,7 +93,12 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) in
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	context.AfterFunc(ctx, stop)
+	return execute(ctx, args, stdout, stderr, getenv)
+}
 
+// execute is run under a context of the caller's, which tests use to
+// bound every command they run.
+func execute(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	c := &cli{
 		stdout: stdout,
 		stderr: stderr,
@@ -168,13 +173,23 @@ func markNeedsStore(cmd *cobra.Command) {
 // wraps rather than using PersistentPreRunE because cobra runs only the
 // nearest persistent hook, and the bench commands, written elsewhere, may
 // bring their own.
+//
+// Groups of subcommands below the root get a run function too: cobra
+// would otherwise answer a mistyped subcommand ("drover jobs lst") with the
+// help text and exit code 0, which hides the mistake from scripts.
 func (c *cli) instrument(cmd *cobra.Command) {
 	for _, sub := range cmd.Commands() {
 		c.instrument(sub)
 	}
 	runE, runFn := cmd.RunE, cmd.Run
 	if runE == nil && runFn == nil {
-		return
+		if !cmd.HasParent() || !cmd.HasSubCommands() {
+			return
+		}
+		runE = groupRun
+		if cmd.Args == nil {
+			cmd.Args = cobra.ArbitraryArgs
+		}
 	}
 	cmd.Run = nil
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
@@ -188,6 +203,23 @@ func (c *cli) instrument(cmd *cobra.Command) {
 		runFn(cmd, args)
 		return nil
 	}
+}
+
+// groupRun runs a group of subcommands given no subcommand: it shows the
+// group's help, or rejects what is not one of its subcommands.
+func groupRun(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return cmd.Help()
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		// cobra applies this default only on the root's own lookup.
+		cmd.SuggestionsMinimumDistance = 2
+	}
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		msg += fmt.Sprintf(" (did you mean %s?)", strings.Join(s, " or "))
+	}
+	return usagef("%s", msg)
 }
 
 // prepare resolves the global flags for cmd: flags win over the

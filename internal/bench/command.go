@@ -123,31 +123,31 @@ func NewCommand(env func() Env) *cobra.Command {
 func (o *options) validate(scenario string) error {
 	switch {
 	case o.jobs < 0:
-		return fmt.Errorf("--jobs %d: must not be negative", o.jobs)
+		return usagef("--jobs %d: must not be negative", o.jobs)
 	case o.jobs == 0 && scenario == "burndown":
-		return fmt.Errorf("--jobs 0: a burndown needs jobs")
+		return usagef("--jobs 0: a burndown needs jobs")
 	case o.duration <= 0:
-		return fmt.Errorf("--duration %s: must be positive", o.duration)
+		return usagef("--duration %s: must be positive", o.duration)
 	case o.rate < 0:
-		return fmt.Errorf("--rate %g: must not be negative", o.rate)
+		return usagef("--rate %g: must not be negative", o.rate)
 	case o.producers < 1:
-		return fmt.Errorf("--producers %d: must be at least 1", o.producers)
+		return usagef("--producers %d: must be at least 1", o.producers)
 	case o.batch < 1 || o.batch > 100_000:
-		return fmt.Errorf("--batch %d: must be between 1 and 100000", o.batch)
+		return usagef("--batch %d: must be between 1 and 100000", o.batch)
 	case o.concurrency < 1 || o.concurrency > 100_000:
-		return fmt.Errorf("--concurrency %d: must be between 1 and 100000", o.concurrency)
+		return usagef("--concurrency %d: must be between 1 and 100000", o.concurrency)
 	case o.work < 0 || o.cpu < 0:
-		return fmt.Errorf("--work and --cpu must not be negative")
+		return usagef("--work and --cpu must not be negative")
 	case o.payloadBytes < 0 || o.payloadBytes > 1<<20:
-		return fmt.Errorf("--payload-bytes %d: must be between 0 and 1048576", o.payloadBytes)
+		return usagef("--payload-bytes %d: must be between 0 and 1048576", o.payloadBytes)
 	case o.window < 2*time.Second || o.window > 10*time.Second:
-		return fmt.Errorf("--window %s: must be between 2s and 10s", o.window)
+		return usagef("--window %s: must be between 2s and 10s", o.window)
 	case o.lease < time.Second:
-		return fmt.Errorf("--lease %s: must be at least 1s", o.lease)
+		return usagef("--lease %s: must be at least 1s", o.lease)
 	case scenario == "scale" && len(o.processes) == 0:
-		return fmt.Errorf("--processes: scale needs at least one process count")
+		return usagef("--processes: scale needs at least one process count")
 	case scenario != "scale" && len(o.processes) > 1:
-		return fmt.Errorf("--processes: only scale takes a list")
+		return usagef("--processes: only scale takes a list")
 	}
 	return nil
 }
@@ -161,10 +161,10 @@ func parseInts(flag, s string, minimum int) ([]int, error) {
 		}
 		n, err := strconv.Atoi(part)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %q is not a whole number", flag, part)
+			return nil, usagef("%s: %q is not a whole number", flag, part)
 		}
 		if n < minimum || n > 1024 && flag != "--priority-mix" || n > 32767 {
-			return nil, fmt.Errorf("%s: %d is out of range", flag, n)
+			return nil, usagef("%s: %d is out of range", flag, n)
 		}
 		out = append(out, n)
 	}
@@ -255,4 +255,10 @@ func commandLine(t storeurl.Target) string {
 		line = "DATABASE_URL=" + t.Redacted() + " " + line
 	}
 	return line
+}
+
+// usagef builds a usage error: the CLI exits 2 for it and prints only the
+// message.
+func usagef(format string, a ...any) error {
+	return fmt.Errorf("%w: %s", drover.ErrInvalid, fmt.Sprintf(format, a...))
 }

@@ -47,7 +47,7 @@ func NewWorkerCommand(env func() Env) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			e := env()
 			if cfg.Concurrency < 1 {
-				return fmt.Errorf("--concurrency %d: must be at least 1", cfg.Concurrency)
+				return usagef("--concurrency %d: must be at least 1", cfg.Concurrency)
 			}
 			target, err := storeurl.Parse(e.DatabaseURL, "--database-url")
 			if err != nil {

@@ -70,6 +70,11 @@ func Parse(raw, flag string) (Target, error) {
 		}
 		return Target{}, fmt.Errorf("%s: sqlite URL has no file path (use sqlite:///path/to/file.db)", flag)
 	}
+	if port, ok := rawPort(raw); ok {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return Target{}, fmt.Errorf("%s: invalid port %q", flag, port)
+		}
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		var ue *url.Error
@@ -100,6 +105,31 @@ func Parse(raw, flag string) (Target, error) {
 		return Target{}, fmt.Errorf("%s: %s", flag, redactAny(err.Error(), raw))
 	}
 	return Target{Kind: Postgres, URL: raw}, nil
+}
+
+// rawPort finds the port of a URL's host without parsing the rest, so that
+// a bad port gets its own message rather than the URL parser's.
+func rawPort(raw string) (string, bool) {
+	_, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return "", false
+	}
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	if at := strings.LastIndex(rest, "@"); at >= 0 {
+		rest = rest[at+1:]
+	}
+	if strings.HasPrefix(rest, "[") { // [ipv6]:port
+		_, after, _ := strings.Cut(rest, "]")
+		port, ok := strings.CutPrefix(after, ":")
+		return port, ok
+	}
+	if strings.Contains(rest, ",") { // several hosts: leave it to pgx
+		return "", false
+	}
+	_, port, ok := strings.Cut(rest, ":")
+	return port, ok
 }
 
 // Redact hides the password of a URL.

@@ -15,7 +15,11 @@ const { parseArgs } = require("node:util");
 const { performance } = require("node:perf_hooks");
 const { EventEmitter } = require("node:events");
 const fs = require("node:fs");
+const os = require("node:os");
 const path = require("node:path");
+// As graphile-worker's perfTest does: don't log every successful job. It is
+// read when graphile-worker is loaded, so set it before require().
+if (!process.env.NO_LOG_SUCCESS) process.env.NO_LOG_SUCCESS = "1";
 const { Pool } = require("pg");
 const gw = require("graphile-worker");
 
@@ -129,7 +133,10 @@ function quietLogger() {
 // ---------------------------------------------------------------- child ----
 
 async function child(o) {
-  const send = (msg) => process.send(msg);
+  // Resolves once the message is handed to the IPC channel, so that exiting
+  // right after does not drop it.
+  const send = (msg) =>
+    new Promise((res, rej) => process.send(msg, (err) => (err ? rej(err) : res())));
   const pgPool = new Pool({
     connectionString: o.databaseUrl,
     max: o.concurrency + 1,
@@ -137,8 +144,6 @@ async function child(o) {
   });
   pgPool.on("error", (e) => console.error("pg pool error", e));
   pgPool.on("connect", (client) => client.on("error", (e) => console.error("pg client error", e)));
-  // As graphile-worker's perfTest does: don't log every successful job.
-  process.env.NO_LOG_SUCCESS = "1";
 
   const latency = o.scenario === "latency";
   const startLat = []; // ms, insert -> task start
@@ -226,7 +231,7 @@ async function child(o) {
   };
 
   const finish = async (startedMs) => {
-    send({
+    await send({
       type: "done",
       pid: process.pid,
       startedMs,
@@ -268,10 +273,27 @@ async function child(o) {
       process.exit(1);
     });
   }
-  send({ type: "ready", pid: process.pid });
+  await send({ type: "ready", pid: process.pid });
 }
 
 // --------------------------------------------------------------- parent ----
+
+// The command that reproduces the run, shell-quoted.
+function commandLine() {
+  const q = (a) => (a === "" || /[^\w@%+=:,./-]/.test(a) ? `'${a.replace(/'/g, "'\\''")}'` : a);
+  return ["node", path.relative(process.cwd(), __filename) || __filename, ...process.argv.slice(2)]
+    .map(q)
+    .join(" ");
+}
+
+// The machine, described the way `drover bench` does.
+function machine() {
+  const cpus = os.cpus();
+  const model = cpus.length ? cpus[0].model.trim().replace(/\s+/g, " ") : "";
+  const cpu = `${cpus.length} CPUs` + (model ? ` (${model})` : "");
+  const gib = Math.round(os.totalmem() / 2 ** 30);
+  return [`${process.platform}/${process.arch}`, cpu, `${gib} GiB RAM`, `node ${process.version}`].join(", ");
+}
 
 function percentile(sorted, q) {
   if (sorted.length === 0) return 0;
@@ -287,6 +309,7 @@ function summary(values) {
     p95: r3(percentile(s, 0.95)),
     p99: r3(percentile(s, 0.99)),
     max: r3(s.length ? s[s.length - 1] : 0),
+    count: s.length,
   };
 }
 
@@ -303,13 +326,21 @@ async function startChildren(o) {
     let onReady, onDone, failReady, failDone;
     readies.push(new Promise((res, rej) => ((onReady = res), (failReady = rej))));
     dones.push(new Promise((res, rej) => ((onDone = res), (failDone = rej))));
+    dones[dones.length - 1].catch(() => {}); // handled where awaited
     kid.on("message", (m) => {
       if (m.type === "ready") onReady(m);
       else if (m.type === "done") onDone(m);
     });
-    kid.on("exit", (code) => {
-      if (code !== 0) {
-        const err = new Error(`worker process ${kid.pid} exited with ${code}`);
+    let gotDone = false;
+    kid.on("message", (m) => {
+      if (m.type === "done") gotDone = true;
+    });
+    // 'close' comes after the IPC channel is closed, so after any message.
+    kid.on("close", (code, signal) => {
+      if (code !== 0 || !gotDone) {
+        const err = new Error(
+          `worker process ${kid.pid} exited (code ${code}, signal ${signal}) without reporting`,
+        );
         failReady(err);
         failDone(err);
         console.error(err.message);
@@ -464,7 +495,7 @@ async function parent(o) {
 
   const r1 = (x) => Math.round(x * 10) / 10;
   const r3 = (x) => Math.round(x * 1000) / 1000;
-  const zero = { p50: 0, p95: 0, p99: 0, max: 0 };
+  const zero = { p50: 0, p95: 0, p99: 0, max: 0, count: 0 };
   const batchDesc = (v) => (v >= 0 ? `${v}ms` : "off");
   const settings = [
     `graphile-worker perfTest settings: ${o.processes} worker process(es) x concurrentJobs ${o.concurrency} (pg pool ${o.concurrency + 1} each)`,
@@ -495,6 +526,7 @@ async function parent(o) {
       "steady_jobs_per_sec excludes the first 10% of completed jobs: (jobs - ceil(jobs/10)) / (end - time of the ceil(jobs/10)-th task completion)",
     insert_per_sec: insertSecs > 0 ? r1(inserted / insertSecs) : 0,
     latency_ms: zero,
+    start_latency_ms: zero,
     lost: inserted - completedInDb,
     duplicates: Math.max(0, successes - completedInDb),
     insert_seconds: r3(insertSecs),
@@ -504,6 +536,8 @@ async function parent(o) {
     locked_in_db: db.locked,
     task_successes: successes,
     task_failures: failures,
+    command: commandLine(),
+    machine: machine(),
     node_version: process.version,
     started_at: startedAt.toISOString(),
   };

@@ -84,35 +84,38 @@ func parseFlags() *options {
 
 // latencyMS is the shared latency object of the report.
 type latencyMS struct {
-	P50 float64 `json:"p50"`
-	P95 float64 `json:"p95"`
-	P99 float64 `json:"p99"`
-	Max float64 `json:"max"`
+	P50   float64 `json:"p50"`
+	P95   float64 `json:"p95"`
+	P99   float64 `json:"p99"`
+	Max   float64 `json:"max"`
+	Count int64   `json:"count"`
 }
 
 // report carries the keys shared with `drover bench` plus a few extras.
 type report struct {
-	Scenario         string     `json:"scenario"`
-	System           string     `json:"system"`
-	Driver           string     `json:"driver"`
-	Settings         string     `json:"settings"`
-	Jobs             int        `json:"jobs"`
-	Seconds          float64    `json:"seconds"`
-	JobsPerSec       float64    `json:"jobs_per_sec"`
-	SteadyJobsPerSec float64    `json:"steady_jobs_per_sec"`
-	SteadyNote       string     `json:"steady_note"`
-	InsertPerSec     float64    `json:"insert_per_sec"`
-	LatencyMS        latencyMS  `json:"latency_ms"`
-	Lost             int64      `json:"lost"`
-	Duplicates       int64      `json:"duplicates"`
-	InsertSeconds    float64    `json:"insert_seconds"`
-	CompletedInDB    int64      `json:"completed_in_db"`
-	NotCompletedInDB int64      `json:"not_completed_in_db"`
-	StartLatencyMS   *latencyMS `json:"start_latency_ms,omitempty"`
-	TargetRate       int        `json:"target_rate,omitempty"`
-	GoVersion        string     `json:"go_version"`
-	GOMAXPROCS       int        `json:"gomaxprocs"`
-	StartedAt        string     `json:"started_at"`
+	Scenario         string    `json:"scenario"`
+	System           string    `json:"system"`
+	Driver           string    `json:"driver"`
+	Settings         string    `json:"settings"`
+	Jobs             int       `json:"jobs"`
+	Seconds          float64   `json:"seconds"`
+	JobsPerSec       float64   `json:"jobs_per_sec"`
+	SteadyJobsPerSec float64   `json:"steady_jobs_per_sec"`
+	SteadyNote       string    `json:"steady_note"`
+	InsertPerSec     float64   `json:"insert_per_sec"`
+	LatencyMS        latencyMS `json:"latency_ms"`
+	Lost             int64     `json:"lost"`
+	Duplicates       int64     `json:"duplicates"`
+	InsertSeconds    float64   `json:"insert_seconds"`
+	CompletedInDB    int64     `json:"completed_in_db"`
+	NotCompletedInDB int64     `json:"not_completed_in_db"`
+	StartLatencyMS   latencyMS `json:"start_latency_ms"`
+	TargetRate       int       `json:"target_rate,omitempty"`
+	Command          string    `json:"command"`
+	Machine          string    `json:"machine"`
+	GoVersion        string    `json:"go_version"`
+	GOMAXPROCS       int       `json:"gomaxprocs"`
+	StartedAt        string    `json:"started_at"`
 }
 
 const steadyNote = "steady_jobs_per_sec excludes the first 10% of completed jobs: (jobs - ceil(jobs/10)) / (time of last completion - time of the ceil(jobs/10)-th completion)"
@@ -184,10 +187,11 @@ func (s *syncHist) summary() latencyMS {
 	defer s.mu.Unlock()
 	ms := func(ns int64) float64 { return math.Round(float64(ns)/1e3) / 1e3 }
 	return latencyMS{
-		P50: ms(s.h.ValueAtQuantile(50)),
-		P95: ms(s.h.ValueAtQuantile(95)),
-		P99: ms(s.h.ValueAtQuantile(99)),
-		Max: ms(s.h.Max()),
+		P50:   ms(s.h.ValueAtQuantile(50)),
+		P95:   ms(s.h.ValueAtQuantile(95)),
+		P99:   ms(s.h.ValueAtQuantile(99)),
+		Max:   ms(s.h.Max()),
+		Count: s.h.TotalCount(),
 	}
 }
 
@@ -353,6 +357,8 @@ func bench[TTx any](ctx context.Context, o *options, logger *slog.Logger, driver
 		System:     riverVersion(),
 		Driver:     driverName,
 		SteadyNote: steadyNote,
+		Command:    commandLine(),
+		Machine:    machine(),
 		GoVersion:  runtime.Version(),
 		GOMAXPROCS: runtime.GOMAXPROCS(0),
 		StartedAt:  startedAt.UTC().Format(time.RFC3339),
@@ -529,7 +535,7 @@ wait:
 	if o.scenario == "latency" {
 		rep.LatencyMS = completeH.summary()
 		s := worker.startH.summary()
-		rep.StartLatencyMS = &s
+		rep.StartLatencyMS = s
 	}
 
 	insertDesc := fmt.Sprintf("InsertManyFast in chunks of %d", o.insertChunk)
@@ -577,6 +583,50 @@ func steadyRate(times []int64, jobs int) float64 {
 		return 0
 	}
 	return float64(len(times)-skip) / span
+}
+
+// commandLine is the command that reproduces the run, shell-quoted.
+func commandLine() string {
+	parts := make([]string, len(os.Args))
+	for i, a := range os.Args {
+		if a == "" || strings.ContainsAny(a, " \t'\"$\\*?[]{}()<>|&;#~") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		parts[i] = a
+	}
+	return strings.Join(parts, " ")
+}
+
+// machine describes the machine the way `drover bench` does: OS/arch, CPUs
+// and model, memory, Go version.
+func machine() string {
+	var model string
+	var memKB uint64
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				model = strings.Join(strings.Fields(v), " ")
+				break
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+				fmt.Sscanf(strings.TrimSpace(rest), "%d", &memKB)
+				break
+			}
+		}
+	}
+	cpu := fmt.Sprintf("%d CPUs", runtime.NumCPU())
+	if model != "" {
+		cpu += " (" + model + ")"
+	}
+	parts := []string{runtime.GOOS + "/" + runtime.GOARCH, cpu}
+	if memKB > 0 {
+		parts = append(parts, fmt.Sprintf("%.0f GiB RAM", float64(memKB)/(1<<20)))
+	}
+	return strings.Join(append(parts, runtime.Version()), ", ")
 }
 
 func round1(f float64) float64 { return math.Round(f*10) / 10 }

@@ -1,0 +1,58 @@
+package storeurl
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParse(t *testing.T) {
+	cases := []struct {
+		raw      string
+		kind     string
+		url      string
+		wantErr  string
+		noSecret bool
+	}{
+		{raw: "", kind: SQLite, url: DefaultPath},
+		{raw: "sqlite:///tmp/x.db", kind: SQLite, url: "/tmp/x.db"},
+		{raw: "sqlite::memory:", kind: SQLite, url: ":memory:"},
+		{raw: "sqlite:rel.db", kind: SQLite, url: "rel.db"},
+		{raw: "postgres://u:pw@localhost:5432/db", kind: Postgres, url: "postgres://u:pw@localhost:5432/db"},
+		{raw: "postgresql://localhost/db?sslmode=disable", kind: Postgres, url: "postgresql://localhost/db?sslmode=disable"},
+		{raw: "postgres://h:54x32/db", wantErr: `--database-url: invalid port "54x32"`},
+		{raw: "postgres://u:secret@h:99999/db", wantErr: `--database-url: invalid port "99999"`, noSecret: true},
+		{raw: "mysql://h/db", wantErr: `unsupported scheme "mysql"`},
+		{raw: "sqlite://", wantErr: "sqlite URL has no file path"},
+		{raw: "localhost:5432", wantErr: "--database-url"},
+		{raw: "postgres://u:secret@[::1/db", wantErr: "--database-url", noSecret: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.raw, func(t *testing.T) {
+			got, err := Parse(tc.raw, "--database-url")
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				if tc.noSecret && strings.Contains(err.Error(), "secret") {
+					t.Fatalf("error leaks the password: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Kind != tc.kind || got.URL != tc.url {
+				t.Fatalf("got %+v, want kind %s url %s", got, tc.kind, tc.url)
+			}
+		})
+	}
+}
+
+func TestRedact(t *testing.T) {
+	if got := Redact("postgres://bob:hunter2@db:5432/x"); strings.Contains(got, "hunter2") || !strings.Contains(got, "bob") {
+		t.Fatalf("Redact = %s", got)
+	}
+	if got := Redact("postgres://db/x"); got != "postgres://db/x" {
+		t.Fatalf("Redact changed a URL without password: %s", got)
+	}
+}
