@@ -2,11 +2,13 @@ package drover_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -18,6 +20,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverpg"
+	"github.com/droverhq/drover/droversqlite"
 	"github.com/droverhq/drover/internal/driver"
 	"github.com/droverhq/drover/internal/testdb"
 )
@@ -52,7 +55,7 @@ type store struct {
 	insertTx func(t *testing.T, d driver.Driver, c client, args drover.Args, commit bool) int64
 }
 
-var stores = []store{pgStore}
+var stores = []store{pgStore, sqliteStore}
 
 var pgStore = store{
 	name: "postgres",
@@ -85,6 +88,44 @@ var pgStore = store{
 		}
 		if commit {
 			if err := tx.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return row.ID
+	},
+}
+
+var sqliteStore = store{
+	name: "sqlite",
+	open: func(t *testing.T) driver.Driver {
+		d, err := droversqlite.Open(context.Background(), filepath.Join(t.TempDir(), "drover.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { d.Close() })
+		migrate(t, d)
+		return d
+	},
+	newClient: func(t *testing.T, d driver.Driver, cfg *drover.Config) client {
+		c, err := drover.NewClient(d.(*droversqlite.Driver), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	},
+	insertTx: func(t *testing.T, d driver.Driver, c client, args drover.Args, commit bool) int64 {
+		ctx := context.Background()
+		tx, err := d.(*droversqlite.Driver).DB().BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback()
+		row, err := c.(*drover.Client[*sql.Tx]).InsertTx(ctx, tx, args, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if commit {
+			if err := tx.Commit(); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -157,8 +157,15 @@ func (c *Client[TTx]) buildInsert(args Args, opts *InsertOpts) (driver.InsertPar
 	if err != nil {
 		return p, invalidf("args of kind %q: %v", kind, err)
 	}
-	if err := ValidateJSON("args", encoded, MaxArgsBytes); err != nil {
-		return p, err
+	// json.Marshal only produces valid JSON, and a Go value's nesting is
+	// bounded by its type, so typed args need only the size check. Raw args
+	// come from outside (CLI, HTTP) and get the full check.
+	if _, raw := args.(RawArgs); raw {
+		if err := ValidateJSON("args", encoded, MaxArgsBytes); err != nil {
+			return p, err
+		}
+	} else if len(encoded) > MaxArgsBytes {
+		return p, invalidf("args: %d bytes is over the limit of %d", len(encoded), MaxArgsBytes)
 	}
 	if o.Queue == "" {
 		o.Queue = DefaultQueue

@@ -2,12 +2,27 @@
 // cgo-free modernc.org/sqlite driver. It suits one machine: a single process,
 // or a few processes sharing one file, with no server to run.
 //
+//	d, err := droversqlite.Open(ctx, "sqlite:///var/lib/app/jobs.db")
+//	...
+//	defer d.Close()
+//
+// Open gives Drover a database of its own; New runs on a *sql.DB the
+// application already has, so that jobs can be inserted in the application's
+// own transactions (UnwrapExecutor).
+//
 // SQLite allows one writer at a time per file, so the driver funnels every
 // write through one connection and starts each write transaction with BEGIN
 // IMMEDIATE: a transaction takes the file's write lock before it reads
 // anything, so writers in other processes queue on busy_timeout instead of
-// failing halfway with SQLITE_BUSY. Reads go through a separate pool of
-// read-only connections, which WAL mode lets run alongside the writer.
+// failing halfway with SQLITE_BUSY. That lock is also what makes a claim
+// exclusive, where PostgreSQL needs FOR UPDATE SKIP LOCKED. Reads go through
+// a separate pool of query_only connections, which WAL mode lets run
+// alongside the writer.
+//
+// SQLite cannot notify other connections of inserts. Drivers on the same
+// file in one process share an in-process hub instead, so their listeners
+// hear of inserts at once; other processes find new jobs by polling, which
+// is why PollInterval is short.
 package droversqlite
 
 import (
@@ -22,6 +37,7 @@ import (
 	"net/url"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -137,11 +153,16 @@ func Open(ctx context.Context, dsnOrPath string, opts ...Option) (*Driver, error
 // caller opened, so that jobs can be inserted in the caller's transactions
 // (see UnwrapExecutor). db stays the caller's: Close does not close it.
 //
-// Reads and writes both use db. Write transactions begin the way db's DSN
-// says, so open it with _txlock=immediate and a busy_timeout when several
-// connections or processes write to the file, and prefer
-// db.SetMaxOpenConns(1) for the writer: SQLite runs one writer at a time
-// anyway, and a single connection turns lock waits into a queue in Go.
+// Reads and writes both use db, which must be a file (or a shared-cache
+// memory database) so that all its connections see one database. Write
+// transactions begin the way db's DSN says. Every write transaction of the
+// driver, migrations aside, starts with a statement that writes, which takes
+// the lock before anything is read even in a DEFERRED transaction; still,
+// a busy_timeout is needed for connections and processes to wait for each
+// other, and _txlock=immediate is the safer setting for MigrateTx and for
+// the application's own transactions. Prefer db.SetMaxOpenConns(1): SQLite
+// runs one writer at a time anyway, and one connection turns lock waits into
+// a queue in Go.
 func New(db *sql.DB, opts ...Option) (*Driver, error) {
 	d, err := newDriver(opts)
 	if err != nil {
@@ -168,6 +189,7 @@ func newDriver(opts []Option) (*Driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("droversqlite: %w", err)
 	}
+	insertQueries(q)
 	d.migrations, err = loadMigrations(prefix)
 	if err != nil {
 		return nil, err
@@ -227,16 +249,32 @@ func parseTarget(s string) (target, error) {
 	return t, nil
 }
 
-// dsn is the modernc DSN of a writer or reader connection. The caller's own
-// parameters come first so that Drover's settings, which its correctness
-// depends on, win.
+// ownedSettings are the DSN keys through which modernc would set what dsn
+// sets itself: a caller's value for them is dropped, since Drover's
+// correctness across processes depends on WAL, the busy timeout and
+// IMMEDIATE transactions.
+var ownedSettings = []string{"_txlock", "_busy_timeout", "_timeout", "_journal_mode", "_journal",
+	"_synchronous", "_sync", "_query_only"}
+
+// ownedPragmas are the pragmas dsn sets; see ownedSettings.
+var ownedPragmas = []string{"busy_timeout", "journal_mode", "synchronous", "query_only", "cache_size", "temp_store"}
+
+// dsn is the modernc DSN of a writer or reader connection: the caller's
+// parameters from a file: URI, less the settings Drover owns, plus Drover's.
 func (t target) dsn(reader bool) string {
 	q := url.Values{}
 	for k, v := range t.query {
-		q[k] = v
+		if !slices.Contains(ownedSettings, k) && k != "_pragma" {
+			q[k] = v
+		}
 	}
-	q.Del("_pragma")
-	q["_pragma"] = append([]string(nil), t.query["_pragma"]...)
+	for _, p := range t.query["_pragma"] {
+		name, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(p)), "(")
+		name, _, _ = strings.Cut(name, "=")
+		if !slices.Contains(ownedPragmas, strings.TrimSpace(name)) {
+			q.Add("_pragma", p)
+		}
+	}
 	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(busyTimeout.Milliseconds(), 10)+")")
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(NORMAL)")
@@ -245,8 +283,11 @@ func (t target) dsn(reader bool) string {
 	} else {
 		q.Set("_txlock", "immediate")
 		// A larger page cache keeps the claim index and the tail of the
-		// hot table in memory between batches (negative: KiB).
+		// hot table in memory between batches (negative: KiB), and the
+		// temporary tables behind RETURNING and MATERIALIZED never spill
+		// to a file.
 		q.Add("_pragma", "cache_size(-65536)")
+		q.Add("_pragma", "temp_store(MEMORY)")
 	}
 	return "file:" + (&url.URL{Path: t.path}).EscapedPath() + "?" + q.Encode()
 }
@@ -332,7 +373,10 @@ func (d *Driver) Name() string { return "sqlite" }
 func (d *Driver) Schema() string { return d.schema }
 
 // DB returns the database the driver writes through, for example to begin
-// a transaction whose *sql.Tx goes to UnwrapExecutor.
+// a transaction whose *sql.Tx goes to UnwrapExecutor. For a driver from
+// Open it has a single connection, the file's only writer: while a
+// transaction on it is open, run Drover calls through UnwrapExecutor(tx),
+// since any other write waits for the transaction to end.
 func (d *Driver) DB() *sql.DB { return d.writer }
 
 // Migrations implements driver.Driver.

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -19,9 +21,18 @@ import (
 // setup returns a migrated driver on a fresh file.
 func setup(t testing.TB, opts ...Option) *Driver {
 	t.Helper()
-	d := open(t, filepath.Join(t.TempDir(), "drover.db"), opts...)
-	migrate(t, d)
+	d, _ := setupFile(t, opts...)
 	return d
+}
+
+// setupFile is setup that also returns the file, for tests that open it
+// again.
+func setupFile(t testing.TB, opts ...Option) (*Driver, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "drover.db")
+	d := open(t, path, opts...)
+	migrate(t, d)
+	return d, path
 }
 
 func open(t testing.TB, path string, opts ...Option) *Driver {
@@ -38,7 +49,13 @@ func open(t testing.TB, path string, opts ...Option) *Driver {
 // the root package's migrate command does.
 func migrate(t testing.TB, d *Driver) {
 	t.Helper()
-	err := d.MigrateTx(context.Background(), func(ctx context.Context, m driver.Migrator) error {
+	if err := applyAll(context.Background(), d); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+}
+
+func applyAll(ctx context.Context, d *Driver) error {
+	return d.MigrateTx(ctx, func(ctx context.Context, m driver.Migrator) error {
 		v, err := m.Version(ctx)
 		if err != nil {
 			return err
@@ -52,9 +69,6 @@ func migrate(t testing.TB, d *Driver) {
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatalf("migrate: %v", err)
-	}
 }
 
 func job(queue string) driver.InsertParams {
@@ -183,11 +197,42 @@ func TestInsertRoundTrip(t *testing.T) {
 	}
 }
 
-func TestInsertWakesListeners(t *testing.T) {
+// TestInsertManyIDs checks that the IDs of a batch cut into statements of
+// several sizes come back in input order, each naming its own job.
+func TestInsertManyIDs(t *testing.T) {
+	ctx := context.Background()
 	d := setup(t)
+	for _, n := range []int{1, 7, 9, 500, 1234} {
+		in := make([]driver.InsertParams, n)
+		for i := range in {
+			in[i] = job("q")
+			in[i].Args = []byte(fmt.Sprintf(`{"i":%d}`, i))
+		}
+		got := insert(t, d, in...)
+		if len(got) != n {
+			t.Fatalf("%d jobs: %d IDs", n, len(got))
+		}
+		for i, id := range got {
+			if i > 0 && id <= got[i-1] {
+				t.Fatalf("%d jobs: IDs not ascending at %d: %v", n, i, got[i-1:i+1])
+			}
+			if i%97 == 0 || i == n-1 {
+				if j := get(t, d, id); string(j.Args) != string(in[i].Args) {
+					t.Fatalf("%d jobs: ID %d holds %s, want %s", n, id, j.Args, in[i].Args)
+				}
+			}
+		}
+	}
+	if n, err := d.JobCountByState(ctx, "q"); err != nil || n[driver.StateAvailable] != 1+7+9+500+1234 {
+		t.Fatalf("counts %v %v", n, err)
+	}
+}
+
+func TestInsertWakesListeners(t *testing.T) {
+	d, path := setupFile(t)
 	// A second driver on the same file shares the hub, as two clients in
 	// one process would.
-	other := open(t, d.writerPath(t))
+	other := open(t, path)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	connected := make(chan struct{})
@@ -214,16 +259,6 @@ func TestInsertWakesListeners(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("no notification")
 	}
-}
-
-// writerPath is the file the driver opened.
-func (d *Driver) writerPath(t testing.TB) string {
-	t.Helper()
-	path, ok := strings.CutPrefix(strings.Split(d.hubKey, "\x00")[0], "file:")
-	if !ok {
-		t.Fatalf("driver on %q has no file", d.hubKey)
-	}
-	return path
 }
 
 func TestFinish(t *testing.T) {
@@ -329,6 +364,31 @@ func TestFinishBatch(t *testing.T) {
 	errs := attemptErrors(t, get(t, d, j.ID))
 	if len(errs) != 2 || errs[0]["error"] != "one" || errs[1]["error"] != "two" {
 		t.Fatalf("errors %v", errs)
+	}
+}
+
+func TestFinishDuplicatesAndStale(t *testing.T) {
+	ctx := context.Background()
+	d := setup(t)
+	insert(t, d, job("q"), job("q"), job("q"))
+	jobs := claim(t, d, "q", 3, time.Minute)
+	acc, err := d.JobFinish(ctx, []driver.Result{
+		{ID: jobs[0].ID, Attempt: 1, Outcome: driver.OutcomeCompleted},
+		{ID: jobs[0].ID, Attempt: 1, Outcome: driver.OutcomeDiscarded},                  // duplicate: ignored
+		{ID: jobs[1].ID, Attempt: 7, Outcome: driver.OutcomeRetry, Error: []byte(`{}`)}, // stale
+		{ID: jobs[2].ID, Attempt: 1, Outcome: driver.OutcomeReleased},
+		{ID: jobs[1].ID, Attempt: 1, Outcome: driver.OutcomeCompleted}, // same job, current attempt: a duplicate too
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int64{jobs[0].ID, jobs[2].ID}; !slices.Equal(acc, want) {
+		t.Fatalf("accepted %v, want %v", acc, want)
+	}
+	for id, want := range map[int64]driver.State{jobs[0].ID: driver.StateCompleted, jobs[1].ID: driver.StateRunning, jobs[2].ID: driver.StateAvailable} {
+		if j := get(t, d, id); j.State != want {
+			t.Errorf("job %d: %s, want %s", id, j.State, want)
+		}
 	}
 }
 
@@ -470,7 +530,7 @@ func TestPrune(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := map[driver.State]int64{driver.StateAvailable: 1, driver.StateRunning: 0}; counts[driver.StateAvailable] != 1 || len(counts) != 1 {
+	if want := map[driver.State]int64{driver.StateAvailable: 1}; !maps.Equal(counts, want) {
 		t.Fatalf("counts %v, want %v", counts, want)
 	}
 }
@@ -714,11 +774,16 @@ func TestMigrations(t *testing.T) {
 
 	// Two drivers migrating one file at once apply each migration once.
 	path := filepath.Join(t.TempDir(), "race.db")
-	var wg sync.WaitGroup
-	for range 3 {
-		wg.Go(func() { migrate(t, open(t, path)) })
+	drivers := []*Driver{open(t, path), open(t, path), open(t, path)}
+	errs := make(chan error, len(drivers))
+	for _, d := range drivers {
+		go func() { errs <- applyAll(ctx, d) }()
 	}
-	wg.Wait()
+	for range drivers {
+		if err := <-errs; err != nil {
+			t.Fatalf("concurrent migrate: %v", err)
+		}
+	}
 	var n int
 	if err := open(t, path).reader.QueryRowContext(ctx, "SELECT count(*) FROM drover_schema_migrations").Scan(&n); err != nil || n != len(d.Migrations()) {
 		t.Fatalf("recorded %d migrations, %v", n, err)
@@ -832,10 +897,42 @@ func TestNewAndCallerTransaction(t *testing.T) {
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}
+	// The rolled-back ID was seen once and names no other job later, as
+	// with a PostgreSQL sequence.
+	if committed[0] <= rolled[0] {
+		t.Fatalf("IDs %v reuse the rolled-back %d", committed, rolled[0])
+	}
 	opened := open(t, path)
 	if jobs := claim(t, opened, "q", 10, time.Minute); !slices.Equal(ids(jobs), committed) {
 		t.Fatalf("claimed %v, want %v", ids(jobs), committed)
 	}
+	// Finishing in the caller's transaction, with a stale result that makes
+	// the driver roll back to its savepoint, leaves the transaction usable.
+	running := claim(t, opened, "q", 10, time.Minute)
+	if len(running) != 0 {
+		t.Fatalf("claimed %d jobs twice", len(running))
+	}
+	tx, err = db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc, err := d.UnwrapExecutor(tx).JobFinish(ctx, []driver.Result{
+		{ID: committed[0], Attempt: 1, Outcome: driver.OutcomeCompleted},
+		{ID: committed[1], Attempt: 2, Outcome: driver.OutcomeCompleted},
+	})
+	if err != nil || !slices.Equal(acc, committed[:1]) {
+		t.Fatalf("finish in transaction: %v %v", acc, err)
+	}
+	if _, err := tx.ExecContext(ctx, "INSERT INTO app_users VALUES ('ann')"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if j := get(t, d, committed[0]); j.State != driver.StateCompleted {
+		t.Fatalf("state after commit %s", j.State)
+	}
+
 	// Close leaves the caller's database open.
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
@@ -933,5 +1030,48 @@ func TestParseTarget(t *testing.T) {
 	}
 	if _, err := parseTarget("sqlite:"); err == nil {
 		t.Error("empty target accepted")
+	}
+
+	// A caller's settings survive unless Drover owns them.
+	got, err := parseTarget("file:/tmp/x.db?_pragma=foreign_keys(1)&_pragma=busy_timeout(5)&_journal_mode=DELETE&_txlock=deferred&cache=private")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dsn, err := url.ParseQuery(strings.SplitN(got.dsn(false), "?", 2)[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	pragmas := dsn["_pragma"]
+	if !slices.Contains(pragmas, "foreign_keys(1)") || slices.Contains(pragmas, "busy_timeout(5)") ||
+		!slices.Contains(pragmas, "busy_timeout(10000)") || !slices.Contains(pragmas, "journal_mode(WAL)") ||
+		dsn.Get("_journal_mode") != "" || dsn.Get("_txlock") != "immediate" || dsn.Get("cache") != "private" {
+		t.Errorf("writer DSN %v", dsn)
+	}
+	reader, _ := url.ParseQuery(strings.SplitN(got.dsn(true), "?", 2)[1])
+	if !slices.Contains(reader["_pragma"], "query_only(1)") || reader.Get("_txlock") != "" {
+		t.Errorf("reader DSN %v", reader)
+	}
+}
+
+func TestListener(t *testing.T) {
+	d := setup(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	connects := 0
+	done := make(chan error)
+	go func() {
+		done <- d.NewListener().Listen(ctx, func() { connects++ }, func(string) {})
+	}()
+	time.Sleep(20 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) || connects != 1 {
+			t.Fatalf("Listen returned %v after %d connects", err, connects)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Listen did not return when its context ended")
+	}
+	if d.PollInterval() <= 0 || d.PollInterval() > time.Second {
+		t.Errorf("poll interval %v", d.PollInterval())
 	}
 }

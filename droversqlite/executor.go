@@ -123,16 +123,36 @@ func micros(t time.Time) int64 { return t.UnixMicro() }
 
 func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
 
-// insertChunk bounds the jobs of one INSERT statement, so that one huge
-// InsertMany does not build a parameter of hundreds of megabytes.
-const insertChunk = 10000
+// insertSizes are the row counts of the prepared multi-row INSERT
+// statements. A batch is cut into as many of the largest as fit, then the
+// next smaller ones, so each statement is compiled once per connection and
+// a batch of any size runs few of them. 500 rows bind 5,000 values, far
+// below SQLite's limit of 32,766 per statement.
+var insertSizes = []int{500, 64, 8, 1}
+
+// insertColumns is the number of values JobInsertRow binds per job.
+const insertColumns = 10
+
+func insertQueryName(rows int) string { return "JobInsert" + strconv.Itoa(rows) }
+
+// insertQueries builds the prepared INSERT statements of insertSizes from
+// the head and row templates in queries.sql.
+func insertQueries(q map[string]string) {
+	for _, n := range insertSizes {
+		rows := make([]string, n)
+		for i := range rows {
+			rows[i] = q["JobInsertRow"]
+		}
+		q[insertQueryName(n)] = q["JobInsertHead"] + "\n" + strings.Join(rows, ",\n")
+	}
+}
 
 func (e *executor) JobInsertMany(ctx context.Context, jobs []driver.InsertParams) ([]int64, error) {
 	if len(jobs) == 0 {
 		return nil, nil
 	}
 	now := time.Now()
-	nowUS := micros(now)
+	nowArg := any(micros(now)) // boxed once, shared by every row
 	var wake []string
 	for i := range jobs {
 		j := &jobs[i]
@@ -141,104 +161,125 @@ func (e *executor) JobInsertMany(ctx context.Context, jobs []driver.InsertParams
 		}
 	}
 	ids := make([]int64, 0, len(jobs))
-	buf := getBuf()
-	defer putBuf(buf)
+	args := make([]any, 0, min(len(jobs), insertSizes[0])*insertColumns)
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
-		for start := 0; start < len(jobs); start += insertChunk {
-			chunk := jobs[start:min(start+insertChunk, len(jobs))]
-			*buf = appendInsertBatch((*buf)[:0], chunk)
-			first := len(ids)
-			err := e.query(ctx, tx, e.writer, "JobInsertMany", func(rows *sql.Rows) error {
-				var id int64
-				if err := rows.Scan(&id); err != nil {
-					return err
-				}
-				ids = append(ids, id)
-				return nil
-			}, string(*buf), nowUS)
-			if err != nil {
+		ids = ids[:0]
+		if high := highestID(e.hubKey, 0); high > 0 {
+			if _, err := e.exec(ctx, tx, "JobSequenceRaise", high); err != nil {
 				return err
 			}
-			// One writer hands out AUTOINCREMENT IDs in insertion order,
-			// which is input order, so ascending IDs are input order
-			// whatever order RETURNING reports them in.
-			slices.Sort(ids[first:])
+			if _, err := e.exec(ctx, tx, "JobSequenceCreate", high); err != nil {
+				return err
+			}
+		}
+		rest := jobs
+		for _, size := range insertSizes {
+			if len(rest) < size {
+				continue
+			}
+			n := len(rest) / size * size
+			if err := e.insertChunks(ctx, tx, rest[:n], size, nowArg, args, &ids); err != nil {
+				return err
+			}
+			rest = rest[n:]
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, e.wrap("insert jobs", err)
 	}
-	if len(ids) != len(jobs) {
-		return nil, fmt.Errorf("insert jobs: stored %d of %d jobs", len(ids), len(jobs))
-	}
 	notify(e.hubKey, wake)
 	return ids, nil
 }
 
-// appendInsertBatch encodes jobs as the JSON array JobInsertMany unpacks:
-// one [queue, kind, args, metadata, tags, priority, max_attempts, run_at,
-// timeout_ms] row per job. Args and metadata travel as JSON strings so that
-// SQLite stores their text exactly as encoded; tags travel as an array.
-func appendInsertBatch(b []byte, jobs []driver.InsertParams) []byte {
-	b = append(b, '[')
-	for i := range jobs {
-		j := &jobs[i]
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, '[')
-		b = appendString(b, j.Queue)
-		b = append(b, ',')
-		b = appendString(b, j.Kind)
-		b = append(b, ',')
-		b = appendString(b, j.Args)
-		b = append(b, ',')
-		if len(j.Metadata) == 0 {
-			b = append(b, `"{}"`...)
-		} else {
-			b = appendString(b, j.Metadata)
-		}
-		b = append(b, ',', '"')
-		b = appendTags(b, j.Tags, true)
-		b = append(b, '"', ',')
-		b = strconv.AppendInt(b, int64(j.Priority), 10)
-		b = append(b, ',')
-		b = strconv.AppendInt(b, int64(j.MaxAttempts), 10)
-		b = append(b, ',')
-		if j.RunAt.IsZero() {
-			b = append(b, "null"...)
-		} else {
-			b = strconv.AppendInt(b, micros(j.RunAt), 10)
-		}
-		b = append(b, ',')
-		b = strconv.AppendInt(b, j.Timeout.Milliseconds(), 10)
-		b = append(b, ']')
+// insertChunks inserts jobs, whose number is a multiple of size, with the
+// statement of that many rows, and appends their IDs to ids.
+func (e *executor) insertChunks(ctx context.Context, tx *sql.Tx, jobs []driver.InsertParams, size int, now any, args []any, ids *[]int64) error {
+	st, err := e.prep(ctx, tx, e.writer, insertQueryName(size))
+	if err != nil {
+		return err
 	}
-	return append(b, ']')
+	defer e.done(st)
+	for start := 0; start < len(jobs); start += size {
+		args = args[:0]
+		for i := range jobs[start : start+size] {
+			args = appendInsertArgs(args, &jobs[start+i], now)
+		}
+		res, err := st.ExecContext(ctx, args...)
+		if err != nil {
+			return err
+		}
+		last, err := res.LastInsertId()
+		if err != nil {
+			return err
+		}
+		// The statement inserted its rows in order while holding the write
+		// lock, and AUTOINCREMENT gives each new row the highest ID so far
+		// plus one, so the chunk's IDs are the size consecutive ones ending
+		// at the last. This spares a RETURNING clause, which SQLite would
+		// buffer row by row.
+		for k := int64(size) - 1; k >= 0; k-- {
+			*ids = append(*ids, last-k)
+		}
+		// Remembered at once: even if the transaction does not commit,
+		// these IDs have been seen.
+		highestID(e.hubKey, last)
+	}
+	return nil
 }
 
-// appendTags appends tags as a JSON array of strings, escaped once more when
-// nested inside a JSON string.
-func appendTags(b []byte, tags []string, nested bool) []byte {
+// idHighs holds, per database and table prefix, the highest job ID this
+// process has handed out; see JobSequenceRaise in queries.sql.
+var idHighs = struct {
+	sync.Mutex
+	m map[string]int64
+}{m: map[string]int64{}}
+
+// highestID raises the remembered highest ID of the database key to id and
+// returns it.
+func highestID(key string, id int64) int64 {
+	idHighs.Lock()
+	defer idHighs.Unlock()
+	if id > idHighs.m[key] {
+		idHighs.m[key] = id
+	}
+	return idHighs.m[key]
+}
+
+// appendInsertArgs appends one job's values in JobInsertRow's order.
+func appendInsertArgs(args []any, j *driver.InsertParams, now any) []any {
+	meta := j.Metadata
+	if len(meta) == 0 {
+		meta = emptyObject
+	}
+	tags := any("[]")
+	if len(j.Tags) > 0 {
+		tags = string(appendTags(nil, j.Tags))
+	}
+	runAt := now
+	if !j.RunAt.IsZero() {
+		runAt = micros(j.RunAt)
+	}
+	return append(args, j.Queue, j.Kind, j.Args, meta, tags, int64(j.Priority), int64(j.MaxAttempts), runAt,
+		j.Timeout.Milliseconds(), now)
+}
+
+var emptyObject = []byte("{}")
+
+// appendTags appends tags as a JSON array of strings.
+func appendTags(b []byte, tags []string) []byte {
 	b = append(b, '[')
 	for i, t := range tags {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		if nested {
-			// The quotes of the inner string are themselves escaped.
-			inner := appendString(nil, t)
-			b = appendEscaped(b, inner)
-		} else {
-			b = appendString(b, t)
-		}
+		b = appendString(b, t)
 	}
 	return append(b, ']')
 }
 
 // appendString appends s as a quoted JSON string.
-func appendString[T string | []byte](b []byte, s T) []byte {
+func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	b = appendEscaped(b, s)
 	return append(b, '"')
@@ -246,7 +287,7 @@ func appendString[T string | []byte](b []byte, s T) []byte {
 
 // appendEscaped appends s with the characters JSON strings cannot hold
 // raw escaped. Bytes from 0x80 up pass through: SQLite reads them as UTF-8.
-func appendEscaped[T string | []byte](b []byte, s T) []byte {
+func appendEscaped(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	start := 0
 	for i := 0; i < len(s); i++ {
@@ -274,12 +315,14 @@ func appendEscaped[T string | []byte](b []byte, s T) []byte {
 
 func (e *executor) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*driver.JobRow, error) {
 	if p.Max <= 0 {
-		return nil, nil
+		return []*driver.JobRow{}, nil
 	}
 	now := fromMicros(micros(time.Now()))
 	lease := now.Add(p.Lease).Truncate(time.Microsecond)
 	sc := newScanner(p.Max)
 	sc.claim = &claimed{queue: p.Queue, owner: p.Owner, attemptedAt: now, lease: lease}
+	// One statement needs no explicit transaction: in autocommit mode it
+	// takes the write lock (waiting on busy_timeout) before it reads.
 	err := e.query(ctx, nil, e.writer, "JobClaim", sc.scan, p.Queue, p.Max, p.Owner, micros(now), micros(lease))
 	if err != nil {
 		return nil, e.wrap("claim jobs", err)
@@ -288,7 +331,7 @@ func (e *executor) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*drive
 	// order they were picked.
 	slices.SortFunc(sc.jobs, func(a, b *driver.JobRow) int {
 		if a.Priority != b.Priority {
-			return a.Priority - b.Priority
+			return cmp.Compare(a.Priority, b.Priority)
 		}
 		if c := a.RunAt.Compare(b.RunAt); c != 0 {
 			return c
@@ -302,11 +345,151 @@ func (e *executor) JobFinish(ctx context.Context, results []driver.Result) ([]in
 	if len(results) == 0 {
 		return nil, nil
 	}
+	results = uniqueResults(results)
 	now := micros(time.Now())
 	buf := getBuf()
 	defer putBuf(buf)
-	b := append((*buf)[:0], '{')
+	var waits bool
+	*buf, waits = appendResults((*buf)[:0], results)
+	batch := string(*buf)
+	var accepted []int64
+	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		accepted, err = e.finish(ctx, tx, results, batch, now, waits)
+		return err
+	})
+	if err != nil {
+		return nil, e.wrap("finish jobs", err)
+	}
+	return accepted, nil
+}
+
+// finish applies a batch of results inside a savepoint. It bets that every
+// result passes its fence, which is the common case, and checks the bet
+// against the number of rows the statements changed: none of them needs
+// RETURNING then. When the bet is lost (some results were stale), it rolls
+// back to the savepoint, asks which results pass, and applies the batch
+// again. A savepoint rather than the transaction, so that this also works
+// inside a caller's transaction.
+func (e *executor) finish(ctx context.Context, tx *sql.Tx, results []driver.Result, batch string, now int64, waits bool) ([]int64, error) {
+	if _, err := e.exec(ctx, tx, "FinishSavepoint"); err != nil {
+		return nil, err
+	}
+	accepted, err := e.finishInSavepoint(ctx, tx, results, batch, now, waits)
+	if err != nil {
+		// Leave a caller's transaction as it was before the call.
+		_, _ = e.exec(context.WithoutCancel(ctx), tx, "FinishRollback")
+		_, _ = e.exec(context.WithoutCancel(ctx), tx, "FinishRelease")
+		return nil, err
+	}
+	if _, err := e.exec(ctx, tx, "FinishRelease"); err != nil {
+		return nil, err
+	}
+	return accepted, nil
+}
+
+func (e *executor) finishInSavepoint(ctx context.Context, tx *sql.Tx, results []driver.Result, batch string, now int64, waits bool) ([]int64, error) {
+	n, err := e.applyResults(ctx, tx, batch, now, waits)
+	if err != nil {
+		return nil, err
+	}
+	if n == len(results) {
+		accepted := make([]int64, len(results))
+		for i := range results {
+			accepted[i] = results[i].ID
+		}
+		return accepted, nil
+	}
+
+	if _, err := e.exec(ctx, tx, "FinishRollback"); err != nil {
+		return nil, err
+	}
+	pass := make(map[int64]bool, len(results))
+	err = e.query(ctx, tx, e.writer, "JobFinishFenced", func(rows *sql.Rows) error {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return err
+		}
+		pass[id] = true
+		return nil
+	}, batch)
+	if err != nil {
+		return nil, err
+	}
+	if n, err = e.applyResults(ctx, tx, batch, now, waits); err != nil {
+		return nil, err
+	}
+	if n != len(pass) {
+		return nil, fmt.Errorf("%d results pass their fence but %d were applied", len(pass), n)
+	}
+	accepted := make([]int64, 0, len(pass))
+	for i := range results {
+		if pass[results[i].ID] {
+			accepted = append(accepted, results[i].ID)
+		}
+	}
+	return accepted, nil
+}
+
+// applyResults runs the finish statements and reports how many results
+// they applied.
+func (e *executor) applyResults(ctx context.Context, tx *sql.Tx, batch string, now int64, waits bool) (int, error) {
+	res, err := e.exec(ctx, tx, "JobFinishMove", batch, now)
+	if err != nil {
+		return 0, err
+	}
+	moved, err := res.RowsAffected()
+	if err != nil {
+		return 0, err
+	}
+	if moved > 0 {
+		res, err := e.exec(ctx, tx, "JobFinishDelete", batch)
+		if err != nil {
+			return 0, err
+		}
+		if deleted, err := res.RowsAffected(); err != nil || deleted != moved {
+			return 0, errors.Join(err, fmt.Errorf("moved %d finished jobs but removed %d", moved, deleted))
+		}
+	}
+	if !waits {
+		return int(moved), nil
+	}
+	res, err = e.exec(ctx, tx, "JobFinishWait", batch, now)
+	if err != nil {
+		return 0, err
+	}
+	waited, err := res.RowsAffected()
+	return int(moved + waited), err
+}
+
+// uniqueResults keeps the first result of each job. Two results for one job
+// in a batch could both pass the fence, and the second copy into
+// finished_jobs would then fail the whole batch.
+func uniqueResults(results []driver.Result) []driver.Result {
+	seen := make(map[int64]struct{}, len(results))
+	for i := range results {
+		if _, dup := seen[results[i].ID]; !dup {
+			seen[results[i].ID] = struct{}{}
+			continue
+		}
+		out := append([]driver.Result(nil), results[:i]...)
+		for _, r := range results[i+1:] {
+			if _, dup := seen[r.ID]; !dup {
+				seen[r.ID] = struct{}{}
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	return results
+}
+
+// appendResults encodes results as the JSON object the finish statements
+// unpack (see JobFinishMove in queries.sql) and reports whether any of them
+// returns its job to waiting.
+func appendResults(b []byte, results []driver.Result) ([]byte, bool) {
 	waits := false
+	b = append(b, '{')
 	for i := range results {
 		r := &results[i]
 		if i > 0 {
@@ -339,39 +522,7 @@ func (e *executor) JobFinish(ctx context.Context, results []driver.Result) ([]in
 			waits = true
 		}
 	}
-	b = append(b, '}')
-	*buf = b
-	batch := string(b)
-
-	accepted := make([]int64, 0, len(results))
-	collect := func(rows *sql.Rows) error {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return err
-		}
-		accepted = append(accepted, id)
-		return nil
-	}
-	err := e.writeTx(ctx, func(tx *sql.Tx) error {
-		accepted = accepted[:0]
-		if err := e.query(ctx, tx, e.writer, "JobFinishMove", collect, batch, now); err != nil {
-			return err
-		}
-		if len(accepted) > 0 {
-			*buf = appendIDs((*buf)[:0], accepted)
-			if _, err := e.exec(ctx, tx, "JobFinishDelete", string(*buf)); err != nil {
-				return err
-			}
-		}
-		if !waits {
-			return nil
-		}
-		return e.query(ctx, tx, e.writer, "JobFinishWait", collect, batch, now)
-	})
-	if err != nil {
-		return nil, e.wrap("finish jobs", err)
-	}
-	return accepted, nil
+	return append(b, '}'), waits
 }
 
 func (e *executor) JobHeartbeat(ctx context.Context, p driver.HeartbeatParams) (driver.HeartbeatResult, error) {
@@ -384,18 +535,17 @@ func (e *executor) JobHeartbeat(ctx context.Context, p driver.HeartbeatParams) (
 	}
 	buf := getBuf()
 	defer putBuf(buf)
-	b := append((*buf)[:0], '[')
+	b := append((*buf)[:0], '{')
 	for i, id := range p.IDs {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, '[')
+		b = append(b, '"')
 		b = strconv.AppendInt(b, id, 10)
-		b = append(b, ',')
+		b = append(b, '"', ':')
 		b = strconv.AppendInt(b, int64(p.Attempts[i]), 10)
-		b = append(b, ']')
 	}
-	b = append(b, ']')
+	b = append(b, '}')
 	*buf = b
 
 	held := make(map[int64]bool, len(p.IDs)) // ID -> cancel requested
@@ -554,18 +704,22 @@ func (e *executor) JobCancel(ctx context.Context, id int64, now time.Time) (*dri
 func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*driver.JobRow, error) {
 	var job *driver.JobRow
 	var queue string
+	var woken bool
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
-		queue = ""
-		scanQueue := func(rows *sql.Rows) error { return rows.Scan(&queue) }
+		woken = false
+		scanQueue := func(rows *sql.Rows) error {
+			woken = true
+			return rows.Scan(&queue)
+		}
 		// Reschedule before reviving, so a revived row is not touched twice.
 		if err := e.query(ctx, tx, e.writer, "JobRetryReschedule", scanQueue, id, micros(now)); err != nil {
 			return err
 		}
-		if queue == "" {
+		if !woken {
 			if err := e.query(ctx, tx, e.writer, "JobRetryRevive", scanQueue, id, micros(now)); err != nil {
 				return err
 			}
-			if queue != "" {
+			if woken {
 				if _, err := e.exec(ctx, tx, "JobRetryDelete", id); err != nil {
 					return err
 				}
@@ -578,7 +732,7 @@ func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*driv
 	if err != nil {
 		return nil, e.wrap("retry job", err)
 	}
-	if queue != "" {
+	if woken {
 		notify(e.hubKey, []string{queue})
 	}
 	return job, nil
@@ -634,11 +788,11 @@ func (e *executor) wrap(op string, err error) error {
 }
 
 // jobColumns is the number of columns of the job column list shared by
-// JobGet and JobList; JobClaim returns the first claimColumns of its own
-// list (see queries.sql).
+// JobGet and JobList; JobClaim returns a shorter list of claimColumns (see
+// queries.sql).
 const (
 	jobColumns   = 19
-	claimColumns = 6
+	claimColumns = 12
 )
 
 // jobBox holds a job and the times its pointer fields point to, so that one
@@ -731,42 +885,20 @@ func (sc *scanner) scanClaimed(rows *sql.Rows) error {
 	j := &box.row
 	v := &sc.vals
 	c := sc.claim
-	var n [7]int64
-	if err := parseInts(asString(v[0]), n[:]); err != nil {
-		return fmt.Errorf("claim: %w", err)
-	}
-	j.ID = n[0]
+	j.ID = asInt(v[0])
 	j.State = driver.StateRunning
 	j.Queue = c.queue
 	j.Kind = asString(v[1])
-	j.Priority = int(n[1])
-	j.Attempt = int(n[2])
-	j.MaxAttempts = int(n[3])
-	j.Timeout = time.Duration(n[4]) * time.Millisecond
-	j.CreatedAt = fromMicros(n[5])
-	j.RunAt = fromMicros(n[6])
+	j.Priority = int(asInt(v[2]))
+	j.Attempt = int(asInt(v[3]))
+	j.MaxAttempts = int(asInt(v[4]))
+	j.Timeout = time.Duration(asInt(v[5])) * time.Millisecond
+	j.CreatedAt = fromMicros(asInt(v[6]))
+	j.RunAt = fromMicros(asInt(v[7]))
 	box.attemptedAt, box.leaseExpireAt = c.attemptedAt, c.lease
 	j.AttemptedAt, j.LeaseExpiresAt = &box.attemptedAt, &box.leaseExpireAt
 	j.LeaseOwner = c.owner
-	return sc.payload(j, v[2:6])
-}
-
-// parseInts reads len(out) comma-separated integers.
-func parseInts(s string, out []int64) error {
-	for i := range out {
-		field := s
-		if k := strings.IndexByte(s, ','); k >= 0 {
-			field, s = s[:k], s[k+1:]
-		} else {
-			s = ""
-		}
-		v, err := strconv.ParseInt(field, 10, 64)
-		if err != nil {
-			return err
-		}
-		out[i] = v
-	}
-	return nil
+	return sc.payload(j, v[8:12])
 }
 
 // payload decodes the trailing tags, metadata, errors and args columns.
@@ -777,7 +909,7 @@ func (sc *scanner) payload(j *driver.JobRow, v []any) error {
 	}
 	j.Tags = tags
 	j.Metadata = asBytes(v[1])
-	if j.Metadata == nil {
+	if j.Metadata == nil { // JobClaim returns the default as NULL
 		j.Metadata = []byte("{}")
 	}
 	j.Errors = asBytes(v[2])

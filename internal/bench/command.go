@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -61,7 +62,7 @@ func NewCommand(env func() Env) *cobra.Command {
 		sc.defaults(&o)
 		var (
 			processes, streams, priorityMix string
-			jsonPath, plotPath              string
+			jsonPath, plotPath, cpuProfile  string
 			markdown                        bool
 		)
 		sub := &cobra.Command{
@@ -85,6 +86,17 @@ func NewCommand(env func() Env) *cobra.Command {
 				}
 				if err := o.validate(sc.name); err != nil {
 					return err
+				}
+				if cpuProfile != "" {
+					f, err := os.Create(cpuProfile)
+					if err != nil {
+						return err
+					}
+					defer f.Close()
+					if err := pprof.StartCPUProfile(f); err != nil {
+						return err
+					}
+					defer pprof.StopCPUProfile()
 				}
 				return run(cmd.Context(), env(), o, sc.name, func(r *runner, ctx context.Context) (*report.Report, error) {
 					return sc.run(r, ctx)
@@ -115,6 +127,7 @@ func NewCommand(env func() Env) *cobra.Command {
 		f.StringVar(&jsonPath, "json", "", "write the machine-readable report to this file")
 		f.StringVar(&plotPath, "plot", "", "draw the run to this .svg file (throughput and efficiency against K, or rate and p99 over time)")
 		f.BoolVar(&markdown, "markdown", false, "print a section ready to paste into docs/benchmarks.md")
+		f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the bench process to this file (go tool pprof)")
 		cmd.AddCommand(sub)
 	}
 	return cmd

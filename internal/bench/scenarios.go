@@ -185,7 +185,12 @@ func (r *runner) steadyPoint(ctx context.Context, queue string, k, clients, nPro
 	}
 	stopCtx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	defer f.stop(stopCtx)
+	stopped := false
+	defer func() {
+		if !stopped {
+			_ = f.stop(stopCtx)
+		}
+	}()
 
 	prodCtx, stopProducers := context.WithCancel(ctx)
 	p := &producers{r: r, queue: queue, n: nProducers, batch: r.opts.batch, rate: r.opts.rate}
@@ -202,13 +207,14 @@ func (r *runner) steadyPoint(ctx context.Context, queue string, k, clients, nPro
 	if perr := <-p.errs; perr != nil {
 		return pt, fmt.Errorf("producer: %w", perr)
 	}
+	// Drain what is left so that the store check accounts for every job.
 	backlog := p.ids.n - m.jobs
-	// Drain what is left so that the store check can account for every job.
-	drain, err := r.watch(ctx, f, label+"/drain", max(p.ids.n-m.jobs, 1), 0, func(written int64) int64 { return p.ids.n - m.jobs - written })
-	if err != nil && backlog > 0 {
-		return pt, err
+	if backlog > 0 {
+		if _, err := r.watch(ctx, f, label+"/drain", backlog, 0, func(written int64) int64 { return backlog - written }); err != nil {
+			return pt, err
+		}
 	}
-	_ = drain
+	stopped = true
 	if err := f.stop(stopCtx); err != nil {
 		return pt, err
 	}
@@ -220,8 +226,9 @@ func (r *runner) steadyPoint(ctx context.Context, queue string, k, clients, nPro
 	pt.waiting = backlog
 	pt.insertPerSec = insertRate
 	pt.db = dbDelta(dbBefore, r.dbStats(ctx), p.ids.n)
-	if lf, ok := f.(*localFleet); ok {
-		_ = lf
+	if k == 0 {
+		// In-process handlers saw the real start; the store only knows
+		// the claim.
 		pt.StartLatencyMs = pickup.Load().Snapshot()
 	}
 	return pt, nil
