@@ -259,6 +259,13 @@ var ownedSettings = []string{"_txlock", "_busy_timeout", "_timeout", "_journal_m
 // ownedPragmas are the pragmas dsn sets; see ownedSettings.
 var ownedPragmas = []string{"busy_timeout", "journal_mode", "synchronous", "query_only", "cache_size", "temp_store"}
 
+// pageSize is the page size of a database file Open creates. 16 KiB pages
+// measured about 5% faster than SQLite's default of 4 KiB on the claim and
+// finish path: a batch of a few hundred rows dirties fewer pages, so there
+// are fewer B-tree rebalances and fewer frames to append to the WAL. It only
+// takes effect on a new file; an existing one keeps its page size.
+const pageSize = 16384
+
 // dsn is the modernc DSN of a writer or reader connection: the caller's
 // parameters from a file: URI, less the settings Drover owns, plus Drover's.
 func (t target) dsn(reader bool) string {
@@ -268,20 +275,29 @@ func (t target) dsn(reader bool) string {
 			q[k] = v
 		}
 	}
+	callerPageSize := false
 	for _, p := range t.query["_pragma"] {
 		name, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(p)), "(")
 		name, _, _ = strings.Cut(name, "=")
-		if !slices.Contains(ownedPragmas, strings.TrimSpace(name)) {
+		name = strings.TrimSpace(name)
+		callerPageSize = callerPageSize || name == "page_size"
+		if !slices.Contains(ownedPragmas, name) {
 			q.Add("_pragma", p)
 		}
 	}
 	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(busyTimeout.Milliseconds(), 10)+")")
-	q.Add("_pragma", "journal_mode(WAL)")
+	// modernc applies the _journal_mode shorthand after every _pragma, so
+	// the page size below is set while a new file is still empty: turning
+	// on WAL writes the first page and fixes the size.
+	q.Set("_journal_mode", "WAL")
 	q.Add("_pragma", "synchronous(NORMAL)")
 	if reader {
 		q.Add("_pragma", "query_only(1)")
 	} else {
 		q.Set("_txlock", "immediate")
+		if !callerPageSize {
+			q.Add("_pragma", "page_size("+strconv.Itoa(pageSize)+")")
+		}
 		// A larger page cache keeps the claim index and the tail of the
 		// hot table in memory between batches (negative: KiB), and the
 		// temporary tables behind RETURNING and MATERIALIZED never spill
