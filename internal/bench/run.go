@@ -118,12 +118,13 @@ type measurement struct {
 	final   workerStats
 }
 
-// watch samples the fleet until it has written target results (target > 0)
-// or for duration (duration > 0), printing a progress line as it goes.
-// backlog reports jobs waiting, from the scenario's own accounting.
-func (r *runner) watch(ctx context.Context, f fleet, label string, target int64, duration time.Duration, backlog func(written int64) int64) (measurement, error) {
+// watch samples the fleet until it has written target results since base
+// (target > 0) or for duration (duration > 0), printing a progress line as
+// it goes. backlog reports jobs waiting, from the scenario's own
+// accounting. Counting from an explicit base lets a second watch (a drain)
+// continue exactly where the first stopped.
+func (r *runner) watch(ctx context.Context, f fleet, label string, base workerStats, target int64, duration time.Duration, backlog func(written int64) int64) (measurement, error) {
 	var m measurement
-	base := f.counters()
 	start := time.Now()
 	sampler := stats.NewSampler(start, r.opts.window)
 	tick := time.NewTicker(100 * time.Millisecond)
@@ -273,14 +274,17 @@ type producers struct {
 	seq      atomic.Int64
 }
 
-func (p *producers) run(ctx context.Context) {
+// run produces until stop is closed. Inserts run under ctx, not stop, so
+// that stopping never abandons an insert halfway and every job that was
+// stored is also counted.
+func (p *producers) run(ctx context.Context, stop <-chan struct{}) {
 	var wg sync.WaitGroup
 	p.errs = make(chan error, p.n)
 	for range p.n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := p.loop(ctx); err != nil && ctx.Err() == nil {
+			if err := p.loop(ctx, stop); err != nil && ctx.Err() == nil {
 				p.errs <- err
 			}
 		}()
@@ -289,7 +293,7 @@ func (p *producers) run(ctx context.Context) {
 	close(p.errs)
 }
 
-func (p *producers) loop(ctx context.Context) error {
+func (p *producers) loop(ctx context.Context, stop <-chan struct{}) error {
 	// Each producer paces its own share of the rate: one batch every
 	// interval, on a schedule that does not drift when a batch is slow.
 	var interval time.Duration
@@ -297,10 +301,19 @@ func (p *producers) loop(ctx context.Context) error {
 		interval = time.Duration(float64(time.Second) * float64(p.batch) * float64(p.n) / p.rate)
 	}
 	next := time.Now()
-	for ctx.Err() == nil {
+	for {
+		select {
+		case <-stop:
+			return nil
+		case <-ctx.Done():
+			return nil
+		default:
+		}
 		if interval > 0 {
 			if d := time.Until(next); d > 0 {
 				select {
+				case <-stop:
+					return nil
 				case <-ctx.Done():
 					return nil
 				case <-time.After(d):
@@ -329,7 +342,6 @@ func (p *producers) loop(ctx context.Context) error {
 		}
 		p.inserted.Add(int64(p.batch))
 	}
-	return nil
 }
 
 // settings describes a run's knobs for the report.

@@ -80,7 +80,7 @@ func (r *runner) burnPoint(ctx context.Context, queue string, k, n int, label st
 	if err := f.start(ctx); err != nil {
 		return pt, err
 	}
-	m, err := r.watch(ctx, f, label, int64(n), 0, func(written int64) int64 { return int64(n) - written })
+	m, err := r.watch(ctx, f, label, f.counters(), int64(n), 0, func(written int64) int64 { return int64(n) - written })
 	stopCtx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if serr := f.stop(stopCtx); err == nil {
@@ -192,13 +192,14 @@ func (r *runner) steadyPoint(ctx context.Context, queue string, k, clients, nPro
 		}
 	}()
 
-	prodCtx, stopProducers := context.WithCancel(ctx)
+	stopProducers := make(chan struct{})
 	p := &producers{r: r, queue: queue, n: nProducers, batch: r.opts.batch, rate: r.opts.rate}
+	base := f.counters()
 	prodStart := time.Now()
 	prodDone := make(chan struct{})
-	go func() { p.run(prodCtx); close(prodDone) }()
-	m, err := r.watch(ctx, f, label, 0, r.opts.duration, func(written int64) int64 { return p.inserted.Load() - written })
-	stopProducers()
+	go func() { p.run(ctx, stopProducers); close(prodDone) }()
+	m, err := r.watch(ctx, f, label, base, 0, r.opts.duration, func(written int64) int64 { return p.inserted.Load() - written })
+	close(stopProducers)
 	<-prodDone
 	insertRate := float64(p.inserted.Load()) / time.Since(prodStart).Seconds()
 	if err != nil {
@@ -210,7 +211,7 @@ func (r *runner) steadyPoint(ctx context.Context, queue string, k, clients, nPro
 	// Drain what is left so that the store check accounts for every job.
 	backlog := p.ids.n - m.jobs
 	if backlog > 0 {
-		if _, err := r.watch(ctx, f, label+"/drain", backlog, 0, func(written int64) int64 { return backlog - written }); err != nil {
+		if _, err := r.watch(ctx, f, label+"/drain", base, p.ids.n, 0, func(written int64) int64 { return p.ids.n - written }); err != nil {
 			return pt, err
 		}
 	}
