@@ -10,11 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"io/fs"
-	"path"
-	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -66,38 +61,12 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("droverpg: %w", err)
 	}
-	d.migrations, err = loadMigrations(prefix)
+	d.migrations, err = driver.LoadMigrations(migrationFiles, "migrations", prefix)
 	if err != nil {
 		return nil, err
 	}
 	d.executor = executor{db: pool, q: q, schema: d.schema, channel: notifyChannel(d.schema)}
 	return d, nil
-}
-
-func loadMigrations(prefix string) ([]driver.Migration, error) {
-	entries, err := fs.ReadDir(migrationFiles, "migrations")
-	if err != nil {
-		return nil, err
-	}
-	var ms []driver.Migration
-	for _, e := range entries {
-		name, ok := strings.CutSuffix(e.Name(), ".up.sql")
-		if !ok {
-			continue
-		}
-		num, label, _ := strings.Cut(name, "_")
-		v, err := strconv.Atoi(num)
-		if err != nil {
-			return nil, fmt.Errorf("droverpg: migration %s: bad number", e.Name())
-		}
-		body, err := migrationFiles.ReadFile(path.Join("migrations", e.Name()))
-		if err != nil {
-			return nil, err
-		}
-		ms = append(ms, driver.Migration{Version: v, Name: label, SQL: strings.ReplaceAll(string(body), "{schema}", prefix)})
-	}
-	sort.Slice(ms, func(i, j int) bool { return ms[i].Version < ms[j].Version })
-	return ms, nil
 }
 
 // notifyChannel is the LISTEN channel for one schema, so that several

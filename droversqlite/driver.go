@@ -33,12 +33,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
-	"path"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -190,7 +187,7 @@ func newDriver(opts []Option) (*Driver, error) {
 		return nil, fmt.Errorf("droversqlite: %w", err)
 	}
 	insertQueries(q)
-	d.migrations, err = loadMigrations(prefix)
+	d.migrations, err = driver.LoadMigrations(migrationFiles, "migrations", prefix)
 	if err != nil {
 		return nil, err
 	}
@@ -354,32 +351,6 @@ func hubKey(ctx context.Context, db *sql.DB) (string, error) {
 		return "", fmt.Errorf("droversqlite: %w", err)
 	}
 	return fmt.Sprintf("db:%p", db), nil
-}
-
-func loadMigrations(prefix string) ([]driver.Migration, error) {
-	entries, err := fs.ReadDir(migrationFiles, "migrations")
-	if err != nil {
-		return nil, err
-	}
-	var ms []driver.Migration
-	for _, e := range entries {
-		name, ok := strings.CutSuffix(e.Name(), ".up.sql")
-		if !ok {
-			continue
-		}
-		num, label, _ := strings.Cut(name, "_")
-		v, err := strconv.Atoi(num)
-		if err != nil {
-			return nil, fmt.Errorf("droversqlite: migration %s: bad number", e.Name())
-		}
-		body, err := migrationFiles.ReadFile(path.Join("migrations", e.Name()))
-		if err != nil {
-			return nil, err
-		}
-		ms = append(ms, driver.Migration{Version: v, Name: label, SQL: strings.ReplaceAll(string(body), "{schema}", prefix)})
-	}
-	sort.Slice(ms, func(i, j int) bool { return ms[i].Version < ms[j].Version })
-	return ms, nil
 }
 
 // Name implements driver.Driver.

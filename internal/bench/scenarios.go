@@ -249,17 +249,10 @@ func (r *runner) scale(ctx context.Context) (*report.Report, error) {
 			return nil, err
 		}
 		pt.Processes = k
-		rep.Points = append(rep.Points, pt.Point)
-		rep.Windows = append(rep.Windows, pt.windows...)
-		rep.Lost += pt.Lost
-		rep.Duplicates += pt.Duplicates
-		rep.Jobs += pt.Jobs
-		rep.Seconds += pt.Seconds
-		if err := checkLost(pt); err != nil {
+		if err := addPoint(rep, pt); err != nil {
 			return nil, err
 		}
 		prev = &pt
-		takeIfBest(rep, pt)
 	}
 	rep.ApplyScaling()
 	rep.Settings = r.settings("each point is a burndown by K `drover worker` processes started by the bench")
@@ -271,16 +264,27 @@ func (r *runner) scale(ctx context.Context) (*report.Report, error) {
 	return rep, nil
 }
 
-// takeIfBest puts the figures of the fastest point so far at the top level
-// of a sweep's report.
-func takeIfBest(rep *report.Report, pt point) {
+// addPoint adds one point of a sweep to its report: totals at the top
+// level, and the figures of the fastest point so far. It fails when the
+// point lost jobs.
+func addPoint(rep *report.Report, pt point) error {
+	rep.Points = append(rep.Points, pt.Point)
+	rep.Windows = append(rep.Windows, pt.windows...)
+	rep.Lost += pt.Lost
+	rep.Duplicates += pt.Duplicates
+	rep.Jobs += pt.Jobs
+	rep.Seconds += pt.Seconds
+	if err := checkLost(pt); err != nil {
+		return err
+	}
 	if pt.SteadyJobsPerSec < rep.SteadyJobsPerSec {
-		return
+		return nil
 	}
 	rep.SteadyJobsPerSec = pt.SteadyJobsPerSec
 	rep.InsertPerSec = pt.insertPerSec
 	rep.LatencyMs = pt.LatencyMs
 	rep.StartLatencyMs = pt.StartLatencyMs
+	return nil
 }
 
 // jobsFor sizes a point so that it runs about the requested duration:
@@ -311,16 +315,9 @@ func (r *runner) streams(ctx context.Context) (*report.Report, error) {
 			return nil, err
 		}
 		pt.Streams = s
-		rep.Points = append(rep.Points, pt.Point)
-		rep.Windows = append(rep.Windows, pt.windows...)
-		rep.Lost += pt.Lost
-		rep.Duplicates += pt.Duplicates
-		rep.Jobs += pt.Jobs
-		rep.Seconds += pt.Seconds
-		if err := checkLost(pt); err != nil {
+		if err := addPoint(rep, pt); err != nil {
 			return nil, err
 		}
-		takeIfBest(rep, pt)
 	}
 	rep.ApplyScaling()
 	rate := "as fast as possible"

@@ -2,7 +2,11 @@ package driver
 
 import (
 	"fmt"
+	"io/fs"
+	"path"
 	"regexp"
+	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -64,4 +68,32 @@ func ParseQueries(src, prefix string) (map[string]string, error) {
 		return nil, err
 	}
 	return queries, nil
+}
+
+// LoadMigrations reads the numbered migrations NNN_name.up.sql in dir of
+// fsys, lowest first, with every "{schema}" replaced by prefix.
+func LoadMigrations(fsys fs.FS, dir, prefix string) ([]Migration, error) {
+	entries, err := fs.ReadDir(fsys, dir)
+	if err != nil {
+		return nil, err
+	}
+	var ms []Migration
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), ".up.sql")
+		if !ok {
+			continue
+		}
+		num, label, _ := strings.Cut(name, "_")
+		v, err := strconv.Atoi(num)
+		if err != nil {
+			return nil, fmt.Errorf("migration %s: name must start with its number", e.Name())
+		}
+		body, err := fs.ReadFile(fsys, path.Join(dir, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, Migration{Version: v, Name: label, SQL: strings.ReplaceAll(string(body), "{schema}", prefix)})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].Version < ms[j].Version })
+	return ms, nil
 }
