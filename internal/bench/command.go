@@ -205,9 +205,11 @@ func run(ctx context.Context, env Env, o options, scenario string,
 	}
 	maxConns := 0
 	if target.Kind == storeurl.Postgres {
-		// Producers, consumers, the completer's flushes and the listener
-		// all want a connection at once in the streams sweep.
-		maxConns = max(8, 2*o.producers+4, 3*maxOf(o.streams)+4)
+		// Producers and consumers share one pool; each consumer client
+		// also holds a listening connection outside it. Sized so that the
+		// streams sweep's 64 clients stay under a default
+		// max_connections of 100 plus the 64 listeners' headroom.
+		maxConns = max(8, o.producers+4, maxOf(o.streams)+8)
 	}
 	store, err := storeurl.Open(ctx, target, storeurl.Options{Schema: env.Schema, AutoMigrate: true, MaxConns: maxConns,
 		Logf: func(f string, a ...any) { fmt.Fprintf(env.Stderr, f+"\n", a...) }})

@@ -17,6 +17,7 @@ import (
 const (
 	BatchSizeDefault   = 1000
 	MaxInFlightDefault = 4
+	CooldownDefault    = time.Millisecond
 )
 
 // Config tunes a Completer.
@@ -30,6 +31,12 @@ type Config struct {
 	// Buffer is how many results may wait before Submit blocks, pushing
 	// back on workers when the store falls behind.
 	Buffer int
+	// Cooldown is the least time between the starts of two flushes. It
+	// only bites when results trickle in faster than flushes finish
+	// (many small jobs, many clients): each result then waits at most this
+	// long, and the store sees one commit per cooldown instead of one per
+	// job. Under a backlog flushes take longer than this anyway.
+	Cooldown time.Duration
 	Logger *slog.Logger
 	// OnFlushed is called after each successful flush with the results it
 	// covered and the IDs the store accepted (fencing may reject some).
@@ -52,6 +59,9 @@ func New(exec driver.Executor, cfg Config) *Completer {
 	}
 	if cfg.MaxInFlight <= 0 {
 		cfg.MaxInFlight = MaxInFlightDefault
+	}
+	if cfg.Cooldown == 0 {
+		cfg.Cooldown = CooldownDefault
 	}
 	if cfg.Buffer <= 0 {
 		cfg.Buffer = cfg.BatchSize * cfg.MaxInFlight
@@ -81,6 +91,7 @@ func (c *Completer) Close() {
 func (c *Completer) Run(ctx context.Context) {
 	defer close(c.done)
 	slots := make(chan struct{}, c.cfg.MaxInFlight)
+	var lastFlush time.Time
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for {
@@ -96,22 +107,34 @@ func (c *Completer) Run(ctx context.Context) {
 		}
 		batch := make([]driver.Result, 1, c.cfg.BatchSize)
 		batch[0] = first
-		// Wait for a flush slot while gathering: everything that arrives
-		// while all flushers are busy joins this batch.
+		// Wait for a flush slot, and for the cooldown since the previous
+		// flush began, while gathering: everything that arrives meanwhile
+		// joins this batch.
+		var cooldown <-chan time.Time
+		if wait := time.Until(lastFlush.Add(c.cfg.Cooldown)); wait > 0 {
+			cooldown = time.After(wait)
+		}
 	gather:
 		for len(batch) < c.cfg.BatchSize {
+			var slot chan struct{}
+			if cooldown == nil {
+				slot = slots
+			}
 			select {
 			case r, ok := <-c.in:
 				if !ok {
 					break gather
 				}
 				batch = append(batch, r)
-			case slots <- struct{}{}:
+			case <-cooldown:
+				cooldown = nil
+			case slot <- struct{}{}:
 				goto flush
 			}
 		}
 		slots <- struct{}{}
 	flush:
+		lastFlush = time.Now()
 		wg.Add(1)
 		go func(batch []driver.Result) {
 			defer wg.Done()

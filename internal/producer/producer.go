@@ -21,6 +21,13 @@ import (
 // jobs away from other processes for longer.
 const ClaimMaxDefault = 500
 
+// claimCooldown is the least time between the starts of two claims of one
+// producer. Notifications arrive per insert; without it, a stream of
+// single-job inserts makes every idle producer claim once per job. With it,
+// wake-ups within a millisecond share one claim, and pickup waits at most a
+// millisecond longer.
+const claimCooldown = time.Millisecond
+
 // maxClaimsInFlight caps concurrent claims of one producer.
 const maxClaimsInFlight = 4
 
@@ -215,15 +222,21 @@ func (p *Producer) fetchLoop(ctx context.Context) {
 	defer poll.Stop()
 	drained := false
 	backoff := 100 * time.Millisecond
-	var retry <-chan time.Time
+	var retry, cooldown <-chan time.Time
+	var lastClaim time.Time
 	for {
 		// inflight counts running and buffered jobs plus room reserved
 		// by claims under way, so claims never overfill the buffer.
-		for !drained && retry == nil && inFlight < maxInFlight {
+		for !drained && retry == nil && cooldown == nil && inFlight < maxInFlight {
 			free := limit - p.inflight.Load()
 			if free < lowWater {
 				break
 			}
+			if wait := time.Until(lastClaim.Add(claimCooldown)); wait > 0 {
+				cooldown = time.After(wait)
+				break
+			}
+			lastClaim = time.Now()
 			n := min(free, claimMax)
 			p.inflight.Add(n)
 			inFlight++
@@ -256,6 +269,8 @@ func (p *Producer) fetchLoop(ctx context.Context) {
 			drained = r.got < r.asked
 		case <-retry:
 			retry = nil
+		case <-cooldown:
+			cooldown = nil
 		case <-p.wake:
 			drained = false
 		case <-poll.C:
