@@ -233,6 +233,22 @@ type dbStatser interface {
 	DBStats(ctx context.Context) (map[string]any, error)
 }
 
+// vacuumer is implemented by drivers whose store benefits from a vacuum
+// between runs (PostgreSQL).
+type vacuumer interface {
+	Vacuum(ctx context.Context) error
+}
+
+// settle vacuums the store where that means something, so that a run is
+// not billed for the dead rows and stale statistics of the runs before it.
+// It happens outside every measured interval.
+func (r *runner) settle(ctx context.Context) error {
+	if v, ok := r.store.Driver.(vacuumer); ok {
+		return v.Vacuum(ctx)
+	}
+	return nil
+}
+
 func (r *runner) dbStats(ctx context.Context) map[string]any {
 	if s, ok := r.store.Driver.(dbStatser); ok {
 		if m, err := s.DBStats(ctx); err == nil {

@@ -74,6 +74,9 @@ func (r *runner) burnPoint(ctx context.Context, queue string, k, n int, label st
 	if err != nil {
 		return pt, err
 	}
+	if err := r.settle(ctx); err != nil {
+		return pt, err
+	}
 	fmt.Fprintf(r.out, "%-10s inserted %d jobs at %.0f/s; starting %s\n", label, n, insertRate, describeFleet(k))
 	pickup.Store(stats.NewLatency())
 	f := r.fleetFor(queue, k)
@@ -172,6 +175,9 @@ func (r *runner) steady(ctx context.Context, scenario string) (*report.Report, e
 // processes, or `clients` clients in this process) work it, then drains.
 func (r *runner) steadyPoint(ctx context.Context, queue string, k, clients, nProducers int, label string) (point, error) {
 	var pt point
+	if err := r.settle(ctx); err != nil {
+		return pt, err
+	}
 	dbBefore := r.dbStats(ctx)
 	pickup.Store(stats.NewLatency())
 	var f fleet

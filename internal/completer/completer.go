@@ -37,7 +37,7 @@ type Config struct {
 	// long, and the store sees one commit per cooldown instead of one per
 	// job. Under a backlog flushes take longer than this anyway.
 	Cooldown time.Duration
-	Logger *slog.Logger
+	Logger   *slog.Logger
 	// OnFlushed is called after each successful flush with the results it
 	// covered and the IDs the store accepted (fencing may reject some).
 	OnFlushed func(results []driver.Result, accepted []int64, took time.Duration)
