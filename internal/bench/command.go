@@ -42,6 +42,7 @@ func NewCommand(env func() Env) *cobra.Command {
 			// Noop jobs finish in microseconds: a deep buffer keeps claims
 			// at their full batch size, as River's bench does with 2,000.
 			o.concurrency = 1000
+			o.floor = true
 		},
 			func(r *runner, ctx context.Context) (*report.Report, error) { return r.burndown(ctx) }},
 		{"steady", "Produce and work at once for --duration (fixed --rate or as fast as possible)", func(o *options) {
@@ -51,7 +52,7 @@ func NewCommand(env func() Env) *cobra.Command {
 			o.rate, o.batch, o.concurrency = 1000, 1, 50
 		}, func(r *runner, ctx context.Context) (*report.Report, error) { return r.steady(ctx, "latency") }},
 		{"scale", "Burn down with K separate worker processes for each K of --processes", func(o *options) {
-			o.processes, o.jobs, o.concurrency = []int{1, 2, 4, 8}, 0, 50
+			o.processes, o.jobs, o.concurrency, o.floor = []int{1, 2, 4, 8}, 0, 50, true
 		}, func(r *runner, ctx context.Context) (*report.Report, error) { return r.scale(ctx) }},
 		{"streams", "Sweep S producer and S consumer streams over --streams", func(o *options) {
 			o.batch, o.concurrency = 1, 10
@@ -128,6 +129,7 @@ func NewCommand(env func() Env) *cobra.Command {
 		f.StringVar(&priorityMix, "priority-mix", "", "priorities to cycle through, e.g. 0,0,0,1")
 		f.DurationVar(&o.window, "window", o.window, "length of a measurement window (2s-10s)")
 		f.DurationVar(&o.lease, "lease", o.lease, "lease of claimed jobs")
+		f.BoolVar(&o.floor, "floor", o.floor, "also measure the raw SQL floor on PostgreSQL (claim 500 with SKIP LOCKED and delete, 4 clients) and report Drover against it")
 		f.StringVar(&jsonPath, "json", "", "write the machine-readable report to this file")
 		f.StringVar(&plotPath, "plot", "", "draw the run to this .svg file (throughput and efficiency against K, or rate and p99 over time)")
 		f.BoolVar(&markdown, "markdown", false, "print a section ready to paste into docs/benchmarks.md")
@@ -228,6 +230,9 @@ func run(ctx context.Context, env Env, o options, scenario string,
 	rep, err := fn(r, ctx)
 	if rep == nil {
 		return err
+	}
+	if err == nil {
+		err = r.floor(ctx, rep)
 	}
 	rep.Command = commandLine(target)
 	fmt.Fprintln(env.Stdout)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/internal/bench/report"
 	"github.com/droverhq/drover/internal/bench/stats"
 	"github.com/droverhq/drover/internal/storeurl"
@@ -37,6 +38,8 @@ type options struct {
 	window       time.Duration
 	lease        time.Duration
 	progress     time.Duration
+	// floor also measures the raw SQL floor where the store supports it.
+	floor bool
 }
 
 // runner holds what one bench invocation shares across its points.
@@ -231,6 +234,35 @@ func (r *runner) verify(ctx context.Context, queue string, ids *idRange) (verdic
 // figures (PostgreSQL).
 type dbStatser interface {
 	DBStats(ctx context.Context) (map[string]any, error)
+}
+
+// floorer is implemented by drivers that can measure the raw SQL floor of
+// a queue on their store (PostgreSQL).
+type floorer interface {
+	Floor(ctx context.Context, rows, batch, clients int) (float64, error)
+}
+
+// floor measures the raw SQL floor in the same run as the scenario, so that
+// the report can say how close Drover comes to bare SQL on this database.
+func (r *runner) floor(ctx context.Context, rep *report.Report) error {
+	f, ok := r.store.Driver.(floorer)
+	if !ok || !r.opts.floor {
+		return nil
+	}
+	const rows, batch, clients = 200_000, 500, 4
+	fmt.Fprintf(r.out, "floor      measuring the raw SQL floor (%d rows, batch %d, %d clients)\n", rows, batch, clients)
+	rate, err := f.Floor(ctx, rows, batch, clients)
+	if err != nil {
+		return err
+	}
+	rep.Floor = &report.Floor{Name: "raw SQL floor (claim 500 with SKIP LOCKED, delete; 4 clients)",
+		JobsPerSec: rate, Command: fmt.Sprintf(droverpg.FloorCommand, clients, batch, rows)}
+	best := rep.SteadyJobsPerSec
+	if best == 0 {
+		best = rep.JobsPerSec
+	}
+	rep.Notes = append(rep.Notes, fmt.Sprintf("Drover reached %.2f× the raw SQL floor measured in this run (%.0f jobs/s)", best/rate, rate))
+	return nil
 }
 
 // vacuumer is implemented by drivers whose store benefits from a vacuum
