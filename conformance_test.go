@@ -881,3 +881,54 @@ func TestPrunerRemovesExpiredFinishedJobs(t *testing.T) {
 		}
 	})
 }
+
+// TestStopReleasesBufferedJobsAtOnce stops a client whose two workers are
+// busy and checks that the jobs it had claimed but not started are
+// released while the running ones are still running, not after them.
+func TestStopReleasesBufferedJobsAtOnce(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		b := setup(t, s, 2, func(c *drover.Config) {
+			c.StopTimeout = 30 * time.Second
+			c.LeaseDuration = time.Minute
+		})
+		ctx := context.Background()
+		var running, buffered []int64
+		for i := range 6 {
+			id := b.insert(t, scriptArgs{Sleep: "1500ms"}, &drover.InsertOpts{Priority: i})
+			if i < 2 {
+				running = append(running, id)
+			} else {
+				buffered = append(buffered, id)
+			}
+		}
+		b.start(t)
+		waitFor(t, "two jobs running", func() bool { o, _ := b.rec.snapshot(); return len(o) == 2 })
+		stopped := make(chan error, 1)
+		go func() { stopped <- b.client.Stop(ctx) }()
+		waitFor(t, "buffered jobs released", func() bool {
+			for _, id := range buffered {
+				row, err := b.client.JobGet(ctx, id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if row.State != drover.JobStateAvailable {
+					return false
+				}
+			}
+			return true
+		})
+		for _, id := range running {
+			if row, _ := b.client.JobGet(ctx, id); row.State != drover.JobStateRunning {
+				t.Fatalf("job %d is %s while its handler still runs", id, row.State)
+			}
+		}
+		if err := <-stopped; err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range running {
+			if row, _ := b.client.JobGet(ctx, id); row.State != drover.JobStateCompleted {
+				t.Fatalf("running job %d ended %s, want completed within the grace period", id, row.State)
+			}
+		}
+	})
+}

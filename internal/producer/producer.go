@@ -78,6 +78,7 @@ type Producer struct {
 	buffer   chan *driver.JobRow
 	inflight atomic.Int64
 	stopping atomic.Bool
+	stopped  chan struct{} // closed with stopping set
 
 	claims, claimedJobs, claimNanos, ran, runNanos atomic.Int64
 }
@@ -98,9 +99,10 @@ func New(exec driver.Executor, tracker *Tracker, submit func(driver.Result), run
 	}
 	return &Producer{
 		cfg: cfg, exec: exec, tracker: tracker, submit: submit, run: run,
-		wake:   make(chan struct{}, 1),
-		freed:  make(chan struct{}, 1),
-		buffer: make(chan *driver.JobRow, cfg.MaxWorkers+cfg.Prefetch),
+		wake:    make(chan struct{}, 1),
+		stopped: make(chan struct{}),
+		freed:   make(chan struct{}, 1),
+		buffer:  make(chan *driver.JobRow, cfg.MaxWorkers+cfg.Prefetch),
 	}
 }
 
@@ -134,6 +136,7 @@ func (p *Producer) Run(fetchCtx, workCtx context.Context) {
 	}()
 	p.fetchLoop(fetchCtx)
 	p.stopping.Store(true)
+	close(p.stopped)
 	close(p.buffer)
 	<-dispatched
 }
@@ -148,7 +151,14 @@ func (p *Producer) dispatch(ctx context.Context) {
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, p.cfg.MaxWorkers)
 	for row := range p.buffer {
-		sem <- struct{}{}
+		// A stopping producer releases buffered jobs at once instead of
+		// holding them until a running job frees a slot.
+		select {
+		case sem <- struct{}{}:
+		case <-p.stopped:
+			p.runOne(ctx, row)
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer func() {
