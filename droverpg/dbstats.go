@@ -47,3 +47,17 @@ func (d *Driver) Vacuum(ctx context.Context) error {
 	}
 	return nil
 }
+
+// TerminateBackends kills every client connection to the database except
+// the caller's own, as `pg_terminate_backend` would in an outage; the chaos
+// bench uses it to prove that clients reconnect and lose nothing.
+func (d *Driver) TerminateBackends(ctx context.Context) (int, error) {
+	var n int
+	err := d.pool.QueryRow(ctx, `
+		SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()`).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("terminate backends: %w", err)
+	}
+	return n, nil
+}

@@ -152,3 +152,32 @@ func TestBadFlags(t *testing.T) {
 		}
 	}
 }
+
+func TestChaosLosesNothingOnSQLite(t *testing.T) {
+	for _, fault := range []string{"kill-worker", "sigterm", "add-worker"} {
+		t.Run(fault, func(t *testing.T) {
+			t.Parallel()
+			runCmd, _ := setup(t)
+			rep, out, err := runCmd("chaos", "--fault", fault, "--duration", "6s", "--rate", "300", "--work", "20ms", "--lease", "2s")
+			if err != nil {
+				t.Fatalf("chaos %s failed: %v\n%s", fault, err, out)
+			}
+			for _, key := range []string{"lost", "duplicates", "recovery_seconds", "jobs_per_sec_before",
+				"jobs_per_sec_during", "jobs_per_sec_after", "unexplained_duplicates", "fault"} {
+				if _, ok := rep[key]; !ok {
+					t.Errorf("report lacks %q", key)
+				}
+			}
+			if rep["lost"].(float64) != 0 || rep["unexplained_duplicates"].(float64) != 0 {
+				t.Fatalf("lost = %v, unexplained duplicates = %v", rep["lost"], rep["unexplained_duplicates"])
+			}
+			if rep["jobs"].(float64) < 1000 {
+				t.Fatalf("only %v jobs ran", rep["jobs"])
+			}
+		})
+	}
+	runCmd, _ := setup(t)
+	if _, _, err := runCmd("chaos", "--fault", "nope", "--duration", "3s"); err == nil || !strings.Contains(err.Error(), `--fault "nope"`) {
+		t.Fatalf("unknown fault: err = %v", err)
+	}
+}

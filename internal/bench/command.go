@@ -57,6 +57,10 @@ func NewCommand(env func() Env) *cobra.Command {
 		{"streams", "Sweep S producer and S consumer streams over --streams", func(o *options) {
 			o.batch, o.concurrency = 1, 10
 		}, func(r *runner, ctx context.Context) (*report.Report, error) { return r.streams(ctx) }},
+		{"chaos", "Run a steady load on worker processes, inject --fault, and prove nothing was lost", func(o *options) {
+			o.duration, o.rate, o.batch, o.concurrency, o.lease = 30*time.Second, 2000, 10, 50, 5*time.Second
+			o.work, o.processes, o.fault = 5*time.Millisecond, []int{2}, "kill-worker"
+		}, func(r *runner, ctx context.Context) (*report.Report, error) { return r.chaos(ctx, r.opts.fault) }},
 	}
 	for _, sc := range scenarios {
 		o := options{
@@ -129,6 +133,9 @@ func NewCommand(env func() Env) *cobra.Command {
 		f.StringVar(&priorityMix, "priority-mix", "", "priorities to cycle through, e.g. 0,0,0,1")
 		f.DurationVar(&o.window, "window", o.window, "length of a measurement window (2s-10s)")
 		f.DurationVar(&o.lease, "lease", o.lease, "lease of claimed jobs")
+		if sc.name == "chaos" {
+			f.StringVar(&o.fault, "fault", o.fault, "fault to inject: "+faultNames())
+		}
 		f.BoolVar(&o.floor, "floor", o.floor, "also measure the raw SQL floor on PostgreSQL (claim 500 with SKIP LOCKED and delete, 4 clients) and report Drover against it")
 		f.StringVar(&jsonPath, "json", "", "write the machine-readable report to this file")
 		f.StringVar(&plotPath, "plot", "", "draw the run to this .svg file (throughput and efficiency against K, or rate and p99 over time)")

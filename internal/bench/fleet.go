@@ -143,65 +143,84 @@ type workerProc struct {
 	last   workerStats
 	exited chan struct{}
 	err    error
+	// killed marks a process the bench killed on purpose (chaos), whose
+	// exit status is expected.
+	killed bool
 }
 
 func (f *procFleet) start(ctx context.Context) error {
+	for range f.n {
+		if err := f.spawn(); err != nil {
+			return err
+		}
+	}
+	return f.waitReady(ctx)
+}
+
+// spawn starts one more worker process.
+func (f *procFleet) spawn() error {
 	self, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("find own binary to start workers: %w", err)
 	}
-	for i := range f.n {
-		args := append([]string{}, f.extra...)
-		args = append(args, self, "worker",
-			"--schema", f.env.Schema,
-			"--queue", f.cfg.Queue,
-			"--concurrency", strconv.Itoa(f.cfg.Concurrency),
-			"--claim-max", strconv.Itoa(f.cfg.ClaimMax),
-			"--lease", f.cfg.Lease.String(),
-			"--stats", "250ms",
-			"--log-level", "error",
-		)
-		cmd := exec.Command(args[0], args[1:]...)
-		// The URL travels in the environment, not argv, so that ps never
-		// shows a password.
-		cmd.Env = append(os.Environ(), "DATABASE_URL="+f.env.DatabaseURL)
-		cmd.Stderr = f.env.Stderr
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			return err
-		}
-		if err := cmd.Start(); err != nil {
-			return fmt.Errorf("start worker %d: %w", i+1, err)
-		}
-		p := &workerProc{cmd: cmd, exited: make(chan struct{})}
-		f.mu.Lock()
-		f.procs = append(f.procs, p)
-		f.mu.Unlock()
-		go f.read(p, out)
+	args := append([]string{}, f.extra...)
+	args = append(args, self, "worker",
+		"--schema", f.env.Schema,
+		"--queue", f.cfg.Queue,
+		"--concurrency", strconv.Itoa(f.cfg.Concurrency),
+		"--claim-max", strconv.Itoa(f.cfg.ClaimMax),
+		"--lease", f.cfg.Lease.String(),
+		"--stats", "250ms",
+		"--log-level", "error",
+	)
+	cmd := exec.Command(args[0], args[1:]...)
+	// The URL travels in the environment, not argv, so that ps never
+	// shows a password.
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+f.env.DatabaseURL)
+	cmd.Stderr = f.env.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
 	}
-	// Wait until every worker has started its client, so start-up is not
-	// billed to the queue.
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start worker process: %w", err)
+	}
+	p := &workerProc{cmd: cmd, exited: make(chan struct{})}
+	f.mu.Lock()
+	f.procs = append(f.procs, p)
+	f.mu.Unlock()
+	go f.read(p, out)
+	return nil
+}
+
+// waitReady waits until every live worker has started its client, so
+// start-up is not billed to the queue.
+func (f *procFleet) waitReady(ctx context.Context) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		ready := 0
+		ready, live := 0, 0
 		f.mu.Lock()
 		for _, p := range f.procs {
 			select {
 			case <-p.exited:
-				f.mu.Unlock()
-				return fmt.Errorf("worker process exited during start-up: %v", p.err)
+				if !p.killed {
+					f.mu.Unlock()
+					return fmt.Errorf("worker process exited during start-up: %v", p.err)
+				}
+				continue
 			default:
 			}
+			live++
 			if p.last.Ready {
 				ready++
 			}
 		}
 		f.mu.Unlock()
-		if ready == f.n {
+		if ready == live {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("only %d of %d worker processes started within 30s", ready, f.n)
+			return fmt.Errorf("only %d of %d worker processes started within 30s", ready, live)
 		}
 		select {
 		case <-ctx.Done():
@@ -209,6 +228,26 @@ func (f *procFleet) start(ctx context.Context) error {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// signalOne sends sig to the oldest live worker process and reports its
+// pid. SIGKILL marks the process as killed on purpose.
+func (f *procFleet) signalOne(sig syscall.Signal) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, p := range f.procs {
+		select {
+		case <-p.exited:
+			continue
+		default:
+		}
+		if p.killed {
+			continue
+		}
+		p.killed = true // SIGTERM exits 0, SIGKILL does not: both are expected
+		return p.cmd.Process.Pid, p.cmd.Process.Signal(sig)
+	}
+	return 0, errors.New("no live worker process to signal")
 }
 
 func (f *procFleet) read(p *workerProc, out io.Reader) {
@@ -248,7 +287,7 @@ func (f *procFleet) stop(ctx context.Context) error {
 	for _, p := range procs {
 		select {
 		case <-p.exited:
-			if p.err != nil {
+			if p.err != nil && !p.killed {
 				errs = append(errs, fmt.Errorf("worker %d: %w", p.cmd.Process.Pid, p.err))
 			}
 		case <-ctx.Done():

@@ -40,6 +40,8 @@ type options struct {
 	progress     time.Duration
 	// floor also measures the raw SQL floor where the store supports it.
 	floor bool
+	// fault is the chaos scenario's fault.
+	fault string
 }
 
 // runner holds what one bench invocation shares across its points.
@@ -92,17 +94,23 @@ func (r *runner) insertBacklog(ctx context.Context, queue string, n int) (*idRan
 	return ids, float64(n) / time.Since(start).Seconds(), nil
 }
 
-// idRange tracks the IDs a run inserted.
+// idRange tracks the IDs a run inserted: their range, and with set non-nil
+// each one, for runs where an insert can fail after the store committed it
+// (chaos), so that only jobs known to be inserted are checked.
 type idRange struct {
 	mu       sync.Mutex
 	min, max int64
 	n        int64
+	set      map[int64]struct{}
 }
 
 func (r *idRange) add(ids []int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, id := range ids {
+		if r.set != nil {
+			r.set[id] = struct{}{}
+		}
 		if r.n == 0 || id < r.min {
 			r.min = id
 		}
@@ -185,7 +193,9 @@ func (r *runner) watch(ctx context.Context, f fleet, label string, base workerSt
 type verdict struct {
 	completed, waiting int64
 	duplicates         int64
-	latency, start     stats.Percentiles
+	// unexplained counts extra runs without an expired lease behind them.
+	unexplained    int64
+	latency, start stats.Percentiles
 }
 
 // verify reads the run's jobs back from the store: how many completed, how
@@ -207,10 +217,16 @@ func (r *runner) verify(ctx context.Context, queue string, ids *idRange) (verdic
 			if j.ID > ids.max {
 				break
 			}
+			if ids.set != nil {
+				if _, ok := ids.set[j.ID]; !ok {
+					continue
+				}
+			}
 			switch {
 			case j.State == drover.JobStateCompleted:
 				v.completed++
 				v.duplicates += int64(j.Attempt - 1)
+				v.unexplained += int64(max(0, j.Attempt-1-leaseErrors(j)))
 				if j.FinalizedAt != nil {
 					lat.Record(j.FinalizedAt.Sub(j.CreatedAt))
 				}
@@ -320,12 +336,20 @@ type producers struct {
 	inserted atomic.Int64
 	errs     chan error
 	seq      atomic.Int64
+	// exact tracks every inserted ID (see idRange).
+	exact bool
+	// tally, when set, makes producers count failed inserts and go on, as
+	// a user's producer with retries would, instead of ending the run.
+	tally *errorTally
 }
 
 // run produces until stop is closed. Inserts run under ctx, not stop, so
 // that stopping never abandons an insert halfway and every job that was
 // stored is also counted.
 func (p *producers) run(ctx context.Context, stop <-chan struct{}) {
+	if p.exact && p.ids.set == nil {
+		p.ids.set = map[int64]struct{}{}
+	}
 	var wg sync.WaitGroup
 	p.errs = make(chan error, p.n)
 	for range p.n {
@@ -373,6 +397,9 @@ func (p *producers) loop(ctx context.Context, stop <-chan struct{}) error {
 			seq := p.seq.Add(1)
 			row, err := p.r.inserts.Insert(ctx, p.r.jobArgs(seq, true), p.r.jobOpts(p.queue, seq))
 			if err != nil {
+				if p.tolerate(err) {
+					continue
+				}
 				return err
 			}
 			p.ids.add([]int64{row.ID})
@@ -384,12 +411,26 @@ func (p *producers) loop(ctx context.Context, stop <-chan struct{}) error {
 			}
 			got, err := p.r.inserts.InsertMany(ctx, batch)
 			if err != nil {
+				if p.tolerate(err) {
+					continue
+				}
 				return err
 			}
 			p.ids.add(got)
 		}
 		p.inserted.Add(int64(p.batch))
 	}
+}
+
+// tolerate records a failed insert and pauses briefly when the producers
+// are meant to ride out faults; it reports whether to go on.
+func (p *producers) tolerate(err error) bool {
+	if p.tally == nil {
+		return false
+	}
+	p.tally.add(fmt.Errorf("insert: %w", err))
+	time.Sleep(50 * time.Millisecond)
+	return true
 }
 
 // settings describes a run's knobs for the report.

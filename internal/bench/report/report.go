@@ -72,8 +72,30 @@ type Report struct {
 	DB map[string]any `json:"db,omitempty"`
 	// Floor is the reference the run is compared against, such as the
 	// rate of the bare SQL a queue cannot beat.
-	Floor *Floor   `json:"floor,omitempty"`
+	Floor *Floor `json:"floor,omitempty"`
+	// Chaos holds what a fault-injection run measured; its keys sit at the
+	// top level of the JSON report.
+	*Chaos
 	Notes []string `json:"notes,omitempty"`
+}
+
+// Chaos is the outcome of a run with an injected fault. Rates are steady
+// rates of the windows before the fault, while it lasted, and after it.
+type Chaos struct {
+	Fault            string  `json:"fault"`
+	FaultAtSec       float64 `json:"fault_at_sec"`
+	FaultSeconds     float64 `json:"fault_seconds"`
+	JobsPerSecBefore float64 `json:"jobs_per_sec_before"`
+	JobsPerSecDuring float64 `json:"jobs_per_sec_during"`
+	JobsPerSecAfter  float64 `json:"jobs_per_sec_after"`
+	// RecoverySeconds is the time from the fault's start until a window
+	// reached 90% of the rate before it; -1 if none did.
+	RecoverySeconds float64 `json:"recovery_seconds"`
+	// UnexplainedDuplicates counts extra runs of jobs whose errors show no
+	// expired lease: runs that should never have happened.
+	UnexplainedDuplicates int64 `json:"unexplained_duplicates"`
+	// Errors are the errors users saw (worker logs aside), with counts.
+	Errors map[string]int `json:"errors"`
 }
 
 // Floor is a reference throughput measured with its own command, so that a

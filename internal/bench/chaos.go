@@ -1,0 +1,279 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/internal/bench/report"
+	"github.com/droverhq/drover/internal/bench/stats"
+)
+
+// Faults that `drover bench chaos` can inject.
+var faults = map[string]string{
+	"kill-worker":        "SIGKILL one worker process; its jobs come back when their leases expire",
+	"kill-worker-repeat": "SIGKILL a worker process and start a new one, three times during the fault window",
+	"add-worker":         "start one more worker process; it must take its share",
+	"sigterm":            "SIGTERM one worker process; it finishes or releases what it holds at once",
+	"backend-kill":       "pg_terminate_backend on every client connection twice a second (PostgreSQL)",
+}
+
+// backendKiller is implemented by drivers whose store can kill the client
+// connections of other sessions (PostgreSQL).
+type backendKiller interface {
+	TerminateBackends(ctx context.Context) (int, error)
+}
+
+// chaos runs a steady load on worker processes, injects a fault a third of
+// the way through for a third of the run, drains, and checks from the store
+// that no job was lost and that every extra run of a job is explained by
+// an expired lease.
+func (r *runner) chaos(ctx context.Context, fault string) (*report.Report, error) {
+	if _, ok := faults[fault]; !ok {
+		return nil, usagef("--fault %q: must be one of %s", fault, faultNames())
+	}
+	killer, canKill := r.store.Driver.(backendKiller)
+	if fault == "backend-kill" && !canKill {
+		return nil, usagef("--fault backend-kill needs PostgreSQL")
+	}
+	rep := r.newReport("chaos")
+	k := 2
+	if len(r.opts.processes) > 0 && r.opts.processes[0] > 0 {
+		k = r.opts.processes[0]
+	}
+	queue := r.queueName("chaos")
+	f := &procFleet{env: r.env, cfg: r.workerConfig(queue), n: k}
+	if err := f.start(ctx); err != nil {
+		return nil, err
+	}
+	stopCtx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	stopped := false
+	defer func() {
+		if !stopped {
+			_ = f.stop(stopCtx)
+		}
+	}()
+
+	faultAt, faultLen := r.opts.duration/3, r.opts.duration/3
+	seen := &errorTally{counts: map[string]int{}}
+	stopProducers := make(chan struct{})
+	p := &producers{r: r, queue: queue, n: r.opts.producers, batch: r.opts.batch, rate: r.opts.rate, exact: true, tally: seen}
+	base := f.counters()
+	start := time.Now()
+	prodDone := make(chan struct{})
+	go func() { p.run(ctx, stopProducers); close(prodDone) }()
+	injected := make(chan error, 1)
+	go func() { injected <- r.inject(ctx, fault, f, killer, start, faultAt, faultLen, seen) }()
+
+	m, err := r.watch(ctx, f, "chaos", base, 0, r.opts.duration, func(written int64) int64 { return p.inserted.Load() - written })
+	close(stopProducers)
+	<-prodDone
+	if ierr := <-injected; err == nil && ierr != nil {
+		err = fmt.Errorf("inject %s: %w", fault, ierr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	// Drain, watching the store rather than the workers' counters: a
+	// killed worker's last results never reach the counters, and its jobs
+	// wait for their leases to expire.
+	if err := r.drainStore(ctx, queue, 3*r.opts.lease+time.Minute); err != nil {
+		return nil, err
+	}
+	stopped = true
+	if err := f.stop(stopCtx); err != nil {
+		return nil, err
+	}
+	v, err := r.verify(ctx, queue, &p.ids)
+	if err != nil {
+		return nil, err
+	}
+	pt := r.pointFrom(m, v, p.ids.n)
+	fillFromPoint(rep, pt)
+	rep.InsertPerSec = float64(p.ids.n) / m.seconds
+	rep.Chaos = chaosFigures(fault, m.windows, faultAt, faultLen, v.unexplained, seen.snapshot())
+	rep.Settings = r.settings(fmt.Sprintf("%d worker processes", k), fmt.Sprintf("lease %s", r.opts.lease),
+		fmt.Sprintf("fault %s at %s for %s: %s", fault, faultAt, faultLen, faults[fault]),
+		fmt.Sprintf("%d producers, batch %d, rate %.0f jobs/s", r.opts.producers, r.opts.batch, r.opts.rate))
+	if rep.Lost != 0 {
+		return rep, fmt.Errorf("%w: %d jobs", errLost, rep.Lost)
+	}
+	if v.unexplained != 0 {
+		return rep, fmt.Errorf("%d jobs ran more than once without an expired lease", v.unexplained)
+	}
+	return rep, nil
+}
+
+func faultNames() string {
+	names := make([]string, 0, len(faults))
+	for n := range faults {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
+}
+
+// inject carries out the fault on its schedule.
+func (r *runner) inject(ctx context.Context, fault string, f *procFleet, killer backendKiller,
+	start time.Time, at, length time.Duration, seen *errorTally) error {
+	sleepUntil := func(t time.Time) bool {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(time.Until(t)):
+			return true
+		}
+	}
+	if !sleepUntil(start.Add(at)) {
+		return nil
+	}
+	fmt.Fprintf(r.out, "chaos      injecting %s at %.1fs\n", fault, time.Since(start).Seconds())
+	switch fault {
+	case "kill-worker":
+		_, err := f.signalOne(syscall.SIGKILL)
+		return err
+	case "sigterm":
+		_, err := f.signalOne(syscall.SIGTERM)
+		return err
+	case "add-worker":
+		if err := f.spawn(); err != nil {
+			return err
+		}
+		return f.waitReady(ctx)
+	case "kill-worker-repeat":
+		for i := range 3 {
+			if i > 0 && !sleepUntil(start.Add(at+time.Duration(i)*length/3)) {
+				return nil
+			}
+			if _, err := f.signalOne(syscall.SIGKILL); err != nil {
+				return err
+			}
+			if err := f.spawn(); err != nil {
+				return err
+			}
+		}
+		return nil
+	case "backend-kill":
+		end := start.Add(at + length)
+		for time.Now().Before(end) {
+			if _, err := killer.TerminateBackends(ctx); err != nil {
+				seen.add(err)
+			}
+			if !sleepUntil(time.Now().Add(500 * time.Millisecond)) {
+				return nil
+			}
+		}
+		return nil
+	}
+	return nil
+}
+
+// chaosFigures splits the windows around the fault.
+func chaosFigures(fault string, ws []stats.Window, at, length time.Duration, unexplained int64, errs map[string]int) *report.Chaos {
+	c := &report.Chaos{Fault: fault, FaultAtSec: at.Seconds(), FaultSeconds: length.Seconds(),
+		RecoverySeconds: -1, UnexplainedDuplicates: unexplained, Errors: errs}
+	var before, during, after []stats.Window
+	for _, w := range ws {
+		switch mid := w.StartSec + w.Seconds/2; {
+		case mid < at.Seconds():
+			before = append(before, w)
+		case mid < (at + length).Seconds():
+			during = append(during, w)
+		default:
+			after = append(after, w)
+		}
+	}
+	c.JobsPerSecBefore, c.JobsPerSecDuring, c.JobsPerSecAfter = rateOf(before), rateOf(during), rateOf(after)
+	for _, w := range append(during, after...) {
+		if c.JobsPerSecBefore > 0 && w.Rate >= 0.9*c.JobsPerSecBefore {
+			c.RecoverySeconds = max(0, w.StartSec+w.Seconds-at.Seconds())
+			break
+		}
+	}
+	return c
+}
+
+func rateOf(ws []stats.Window) float64 {
+	var jobs int64
+	var secs float64
+	for _, w := range ws {
+		jobs += w.Jobs
+		secs += w.Seconds
+	}
+	if secs == 0 {
+		return 0
+	}
+	return float64(jobs) / secs
+}
+
+// errorTally counts the errors users saw, by message.
+type errorTally struct {
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+func (t *errorTally) add(err error) {
+	msg := err.Error()
+	if len(msg) > 160 {
+		msg = msg[:160]
+	}
+	t.mu.Lock()
+	t.counts[msg]++
+	t.mu.Unlock()
+}
+
+func (t *errorTally) snapshot() map[string]int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make(map[string]int, len(t.counts))
+	for k, v := range t.counts {
+		out[k] = v
+	}
+	return out
+}
+
+// leaseErrors counts the attempts of a job that ended with an expired
+// lease: the only reason a job may legitimately run twice.
+func leaseErrors(j *drover.JobRow) int {
+	n := 0
+	for _, e := range j.Errors {
+		if strings.HasPrefix(e.Error, "lease expired") {
+			n++
+		}
+	}
+	return n
+}
+
+// drainStore waits until no job of queue waits or runs, by the store.
+func (r *runner) drainStore(ctx context.Context, queue string, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		counts, err := r.inserts.JobCountByState(ctx, queue)
+		if err != nil {
+			return fmt.Errorf("drain: %w", err)
+		}
+		left := int64(0)
+		for s, n := range counts {
+			if !s.Finished() {
+				left += n
+			}
+		}
+		if left == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("drain: %d jobs still waiting or running after %s", left, limit)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
