@@ -894,7 +894,7 @@ func TestStopReleasesBufferedJobsAtOnce(t *testing.T) {
 		ctx := context.Background()
 		var running, buffered []int64
 		for i := range 6 {
-			id := b.insert(t, scriptArgs{Sleep: "1500ms"}, &drover.InsertOpts{Priority: i})
+			id := b.insert(t, scriptArgs{Sleep: "3s"}, &drover.InsertOpts{Priority: i})
 			if i < 2 {
 				running = append(running, id)
 			} else {
