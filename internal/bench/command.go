@@ -5,11 +5,13 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -212,6 +214,11 @@ func run(ctx context.Context, env Env, o options, scenario string,
 	if err != nil {
 		return err
 	}
+	// Progress lines, fault notices and the worker processes' stderr are
+	// written from several goroutines: one lock keeps lines whole.
+	var mu sync.Mutex
+	env.Stdout = &lockedWriter{mu: &mu, w: env.Stdout}
+	env.Stderr = &lockedWriter{mu: &mu, w: env.Stderr}
 	maxConns := 0
 	if target.Kind == storeurl.Postgres {
 		// Producers and consumers share one pool; each consumer client
@@ -292,4 +299,16 @@ func commandLine(t storeurl.Target) string {
 // message.
 func usagef(format string, a ...any) error {
 	return fmt.Errorf("%w: %s", drover.ErrInvalid, fmt.Sprintf(format, a...))
+}
+
+// lockedWriter serialises writes to w.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

@@ -1,0 +1,97 @@
+package droverpg_test
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/droverpg"
+	"github.com/droverhq/drover/internal/testdb"
+)
+
+// TestSurvivesServerRestart stops PostgreSQL (fast shutdown) while a client
+// works, keeps it down for a moment, starts it again, and checks that the
+// client reconnects on its own and that every job completes.
+func TestSurvivesServerRestart(t *testing.T) {
+	if os.Getenv(testdb.EnvURL) != "" {
+		t.Skip("restarts the server: needs the throwaway cluster, not " + testdb.EnvURL)
+	}
+	ctx := context.Background()
+	cluster := testdb.Cluster(t)
+	pool := testdb.NewPool(t)
+	d, err := droverpg.New(pool, droverpg.WithSchema(testdb.NewSchema(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := drover.Migrate(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	workers := drover.NewWorkers()
+	drover.AddWorker(workers, drover.WorkFunc(func(ctx context.Context, j *drover.Job[sleepArgs]) error {
+		time.Sleep(time.Duration(j.Args.Ms) * time.Millisecond)
+		return nil
+	}))
+	client, err := drover.NewClient(d, &drover.Config{
+		Queues:        map[string]drover.QueueConfig{drover.DefaultQueue: {MaxWorkers: 20}},
+		Workers:       workers,
+		Logger:        slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError + 1})),
+		LeaseDuration: 2 * time.Second,
+		PollInterval:  100 * time.Millisecond,
+		LeaderTTL:     2 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const jobs = 3000
+	params := make([]drover.InsertManyParams, jobs)
+	for i := range params {
+		params[i] = drover.InsertManyParams{Args: sleepArgs{Ms: 5}}
+	}
+	if _, err := client.InsertMany(ctx, params); err != nil {
+		t.Fatal(err)
+	}
+	if err := client.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer client.Stop(ctx)
+
+	// Let it work a little, then take the server away mid-run.
+	waitCompleted(t, client, 200)
+	if err := cluster.StopServer(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second) // the outage itself
+	if err := cluster.StartServer(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitCompleted(t, client, jobs)
+	counts, err := client.JobCountByState(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if counts[drover.JobStateAvailable]+counts[drover.JobStateRunning]+counts[drover.JobStateDiscarded] != 0 {
+		t.Fatalf("jobs left behind or discarded after the restart: %v", counts)
+	}
+}
+
+// waitCompleted polls until at least n jobs are completed, tolerating the
+// errors of an outage.
+func waitCompleted(t *testing.T, c *drover.Client[pgx.Tx], n int64) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		counts, err := c.JobCountByState(context.Background(), "")
+		if err == nil && counts[drover.JobStateCompleted] >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("fewer than %d jobs completed after 60s: %v (last error %v)", n, counts, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
