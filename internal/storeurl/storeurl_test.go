@@ -56,3 +56,24 @@ func TestRedact(t *testing.T) {
 		t.Fatalf("Redact changed a URL without password: %s", got)
 	}
 }
+
+// FuzzParse checks that URL parsing never panics and never echoes a
+// password in its errors.
+func FuzzParse(f *testing.F) {
+	for _, seed := range []string{"", "postgres://u:pw@h:5432/db", "postgres://h:54x32/db", "sqlite:///x.db", "sqlite::memory:", "mysql://h", "postgres://u:pw@[::1", "%%"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		_, err := Parse(raw, "--database-url")
+		if err == nil {
+			return
+		}
+		if !strings.HasPrefix(err.Error(), "--database-url") {
+			t.Fatalf("error %q does not name the flag", err)
+		}
+		const secret = "s3cr3tpw"
+		if _, err := Parse("postgres://user:"+secret+"@"+raw, "--database-url"); err != nil && strings.Contains(err.Error(), secret) {
+			t.Fatalf("error leaks the password: %q", err)
+		}
+	})
+}
