@@ -22,25 +22,15 @@ import (
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/droversqlite"
 	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/internal/storeurl"
 	"github.com/droverhq/drover/internal/testdb"
 )
 
 func TestMain(m *testing.M) { testdb.Main(m) }
 
 // client is what the conformance suite needs of a drover.Client, whatever
-// its transaction type.
-type client interface {
-	ID() string
-	Insert(ctx context.Context, args drover.Args, opts *drover.InsertOpts) (*drover.JobRow, error)
-	InsertMany(ctx context.Context, jobs []drover.InsertManyParams) ([]int64, error)
-	Start(ctx context.Context) error
-	Stop(ctx context.Context) error
-	JobGet(ctx context.Context, id int64) (*drover.JobRow, error)
-	JobList(ctx context.Context, p drover.JobListParams) ([]*drover.JobRow, error)
-	JobCancel(ctx context.Context, id int64) (*drover.JobRow, error)
-	JobRetry(ctx context.Context, id int64) (*drover.JobRow, error)
-	JobCountByState(ctx context.Context, queue string) (map[drover.JobState]int64, error)
-}
+// its transaction type: the same view the CLI and the bench have.
+type client = storeurl.Client
 
 // store is one driver under test. Everything store-specific lives in these
 // constructors; the tests below are the same for every store.

@@ -2,7 +2,6 @@ package droverpg_test
 
 import (
 	"context"
-	"log/slog"
 	"os"
 	"testing"
 	"time"
@@ -10,7 +9,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/droverhq/drover"
-	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/internal/testdb"
 )
 
@@ -23,42 +21,8 @@ func TestSurvivesServerRestart(t *testing.T) {
 	}
 	ctx := context.Background()
 	cluster := testdb.Cluster(t)
-	pool := testdb.NewPool(t)
-	d, err := droverpg.New(pool, droverpg.WithSchema(testdb.NewSchema(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := drover.Migrate(ctx, d); err != nil {
-		t.Fatal(err)
-	}
-	workers := drover.NewWorkers()
-	drover.AddWorker(workers, drover.WorkFunc(func(ctx context.Context, j *drover.Job[sleepArgs]) error {
-		time.Sleep(time.Duration(j.Args.Ms) * time.Millisecond)
-		return nil
-	}))
-	client, err := drover.NewClient(d, &drover.Config{
-		Queues:        map[string]drover.QueueConfig{drover.DefaultQueue: {MaxWorkers: 20}},
-		Workers:       workers,
-		Logger:        slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError + 1})),
-		LeaseDuration: 2 * time.Second,
-		PollInterval:  100 * time.Millisecond,
-		LeaderTTL:     2 * time.Second,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	const jobs = 3000
-	params := make([]drover.InsertManyParams, jobs)
-	for i := range params {
-		params[i] = drover.InsertManyParams{Args: sleepArgs{Ms: 5}}
-	}
-	if _, err := client.InsertMany(ctx, params); err != nil {
-		t.Fatal(err)
-	}
-	if err := client.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer client.Stop(ctx)
+	client := startSleepers(t, jobs, 5)
 
 	// Let it work a little, then take the server away mid-run.
 	waitCompleted(t, client, 200)
