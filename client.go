@@ -188,7 +188,6 @@ type Client[TTx any] struct {
 
 	mu        sync.Mutex
 	started   bool
-	stopped   chan struct{}
 	stopFetch context.CancelFunc
 	stopWork  context.CancelCauseFunc
 	stopBG    context.CancelFunc
@@ -218,9 +217,6 @@ func NewClient[TTx any](d driver.TxDriver[TTx], config *Config) (*Client[TTx], e
 // ID is the client's identity in leases and leadership.
 func (c *Client[TTx]) ID() string { return c.config.ID }
 
-// Driver returns the store the client runs on.
-func (c *Client[TTx]) Driver() driver.TxDriver[TTx] { return c.driver }
-
 // Start begins working the configured queues. It fails if the store is not
 // migrated. Background loops run until Stop.
 func (c *Client[TTx]) Start(ctx context.Context) error {
@@ -239,7 +235,6 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 	workCtx, stopWork := context.WithCancelCause(context.Background())
 	bgCtx, stopBG := context.WithCancel(context.Background())
 	c.stopFetch, c.stopWork, c.stopBG = stopFetch, stopWork, stopBG
-	c.stopped = make(chan struct{})
 	c.tracker = producer.NewTracker()
 	c.completer = completer.New(c.driver, completer.Config{
 		Logger: log,
@@ -387,13 +382,9 @@ func (c *Client[TTx]) Stop(ctx context.Context) error {
 	}
 	c.stopBG()
 	c.bgWG.Wait()
-	close(c.stopped)
 	c.config.Logger.Info("drover client stopped", "id", c.config.ID)
 	return err
 }
-
-// Stopped is closed when Stop has finished.
-func (c *Client[TTx]) Stopped() <-chan struct{} { return c.stopped }
 
 // checkSchema fails with an actionable message when the store is behind.
 func checkSchema(ctx context.Context, d driver.Driver) error {
