@@ -28,6 +28,10 @@ const ClaimMaxDefault = 500
 // millisecond longer.
 const claimCooldown = time.Millisecond
 
+// maxEmptyCooldown caps the cooldown after claims that found nothing. It
+// also bounds the extra pickup latency of a producer that was idle.
+const maxEmptyCooldown = 16 * time.Millisecond
+
 // maxClaimsInFlight caps concurrent claims of one producer.
 const maxClaimsInFlight = 4
 
@@ -234,6 +238,12 @@ func (p *Producer) fetchLoop(ctx context.Context) {
 	backoff := 100 * time.Millisecond
 	var retry, cooldown <-chan time.Time
 	var lastClaim time.Time
+	// A claim that finds nothing lost the race for the jobs a notification
+	// announced (every listening producer hears every insert). Each empty
+	// claim in a row doubles the cooldown, up to maxEmptyCooldown, so idle
+	// producers of a busy fleet stop crowding the store; one that gets
+	// jobs is back to the base cooldown at once.
+	cooldownNow := claimCooldown
 	for {
 		// inflight counts running and buffered jobs plus room reserved
 		// by claims under way, so claims never overfill the buffer.
@@ -242,7 +252,7 @@ func (p *Producer) fetchLoop(ctx context.Context) {
 			if free < lowWater {
 				break
 			}
-			if wait := time.Until(lastClaim.Add(claimCooldown)); wait > 0 {
+			if wait := time.Until(lastClaim.Add(cooldownNow)); wait > 0 {
 				cooldown = time.After(wait)
 				break
 			}
@@ -277,6 +287,11 @@ func (p *Producer) fetchLoop(ctx context.Context) {
 			// A short claim means the queue is drained for now: wait for
 			// a notification or the poll instead of asking again.
 			drained = r.got < r.asked
+			if r.got == 0 {
+				cooldownNow = min(2*cooldownNow, maxEmptyCooldown)
+			} else {
+				cooldownNow = claimCooldown
+			}
 		case <-retry:
 			retry = nil
 		case <-cooldown:
