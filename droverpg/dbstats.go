@@ -61,3 +61,53 @@ func (d *Driver) TerminateBackends(ctx context.Context) (int, error) {
 	}
 	return n, nil
 }
+
+// HoldConnections opens n connections to the database and keeps them idle
+// until release is called, as another client exhausting max_connections
+// would. The chaos bench uses it; n is capped by what the server accepts.
+func (d *Driver) HoldConnections(ctx context.Context, n int) (release func(), held int, err error) {
+	var conns []*pgx.Conn
+	release = func() {
+		for _, c := range conns {
+			_ = c.Close(context.Background())
+		}
+	}
+	cfg := d.pool.Config().ConnConfig
+	for range n {
+		c, err := pgx.ConnectConfig(ctx, cfg.Copy())
+		if err != nil {
+			break // the server is full: that is the point
+		}
+		conns = append(conns, c)
+	}
+	return release, len(conns), nil
+}
+
+// HoldSnapshot opens a transaction that keeps a snapshot (and so pins the
+// MVCC horizon: vacuum cannot remove dead rows) until release is called, as
+// a forgotten long transaction elsewhere would.
+func (d *Driver) HoldSnapshot(ctx context.Context) (release func(), err error) {
+	conn, err := pgx.ConnectConfig(ctx, d.pool.Config().ConnConfig.Copy())
+	if err != nil {
+		return nil, fmt.Errorf("hold snapshot: %w", err)
+	}
+	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
+	if err == nil {
+		_, err = tx.Exec(ctx, "SELECT txid_current()")
+	}
+	if err != nil {
+		_ = conn.Close(ctx)
+		return nil, fmt.Errorf("hold snapshot: %w", err)
+	}
+	return func() {
+		_ = tx.Rollback(context.Background())
+		_ = conn.Close(context.Background())
+	}, nil
+}
+
+// MaxConnections reports the server's max_connections.
+func (d *Driver) MaxConnections(ctx context.Context) (int, error) {
+	var n int
+	err := d.pool.QueryRow(ctx, "SELECT current_setting('max_connections')::int").Scan(&n)
+	return n, err
+}

@@ -180,4 +180,9 @@ func TestChaosLosesNothingOnSQLite(t *testing.T) {
 	if _, _, err := runCmd("chaos", "--fault", "nope", "--duration", "3s"); err == nil || !strings.Contains(err.Error(), `--fault "nope"`) {
 		t.Fatalf("unknown fault: err = %v", err)
 	}
+	for _, fault := range []string{"backend-kill", "pool-exhaust", "idle-tx"} {
+		if _, _, err := runCmd("chaos", "--fault", fault, "--duration", "3s"); err == nil || !strings.Contains(err.Error(), "needs PostgreSQL") {
+			t.Fatalf("%s on SQLite: err = %v", fault, err)
+		}
+	}
 }

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -21,6 +22,15 @@ var faults = map[string]string{
 	"add-worker":         "start one more worker process; it must take its share",
 	"sigterm":            "SIGTERM one worker process; it finishes or releases what it holds at once",
 	"backend-kill":       "pg_terminate_backend on every client connection twice a second (PostgreSQL)",
+	"pool-exhaust":       "another client holds all but 5 of max_connections for the fault window (PostgreSQL)",
+	"idle-tx":            "a transaction held open elsewhere pins the MVCC horizon for the fault window (PostgreSQL)",
+}
+
+// pgFaulter is implemented by drivers whose store can be put under
+// connection and MVCC pressure (PostgreSQL).
+type pgFaulter interface {
+	HoldConnections(ctx context.Context, n int) (release func(), held int, err error)
+	HoldSnapshot(ctx context.Context) (release func(), err error)
 }
 
 // backendKiller is implemented by drivers whose store can kill the client
@@ -38,8 +48,9 @@ func (r *runner) chaos(ctx context.Context, fault string) (*report.Report, error
 		return nil, usagef("--fault %q: must be one of %s", fault, faultNames())
 	}
 	killer, canKill := r.store.Driver.(backendKiller)
-	if fault == "backend-kill" && !canKill {
-		return nil, usagef("--fault backend-kill needs PostgreSQL")
+	pressure, canPress := r.store.Driver.(pgFaulter)
+	if (fault == "backend-kill" && !canKill) || ((fault == "pool-exhaust" || fault == "idle-tx") && !canPress) {
+		return nil, usagef("--fault %s needs PostgreSQL", fault)
 	}
 	rep := r.newReport("chaos")
 	k := 2
@@ -69,7 +80,7 @@ func (r *runner) chaos(ctx context.Context, fault string) (*report.Report, error
 	prodDone := make(chan struct{})
 	go func() { p.run(ctx, stopProducers); close(prodDone) }()
 	injected := make(chan error, 1)
-	go func() { injected <- r.inject(ctx, fault, f, killer, start, faultAt, faultLen, seen) }()
+	go func() { injected <- r.inject(ctx, fault, f, killer, pressure, start, faultAt, faultLen, seen) }()
 
 	m, err := r.watch(ctx, f, "chaos", base, 0, r.opts.duration, func(written int64) int64 { return p.inserted.Load() - written })
 	close(stopProducers)
@@ -120,7 +131,7 @@ func faultNames() string {
 }
 
 // inject carries out the fault on its schedule.
-func (r *runner) inject(ctx context.Context, fault string, f *procFleet, killer backendKiller,
+func (r *runner) inject(ctx context.Context, fault string, f *procFleet, killer backendKiller, pressure pgFaulter,
 	start time.Time, at, length time.Duration, seen *errorTally) error {
 	sleepUntil := func(t time.Time) bool {
 		select {
@@ -158,6 +169,27 @@ func (r *runner) inject(ctx context.Context, fault string, f *procFleet, killer 
 				return err
 			}
 		}
+		return nil
+	case "pool-exhaust":
+		var max int
+		if err := r.maxConnections(ctx, &max); err != nil {
+			return err
+		}
+		release, held, err := pressure.HoldConnections(ctx, max)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(r.out, "chaos      holding %d connections\n", held)
+		sleepUntil(start.Add(at + length))
+		release()
+		return nil
+	case "idle-tx":
+		release, err := pressure.HoldSnapshot(ctx)
+		if err != nil {
+			return err
+		}
+		sleepUntil(start.Add(at + length))
+		release()
 		return nil
 	case "backend-kill":
 		end := start.Add(at + length)
@@ -276,4 +308,23 @@ func (r *runner) drainStore(ctx context.Context, queue string, limit time.Durati
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
+}
+
+// maxConnections reads how many connections to hold for pool-exhaust:
+// all the server accepts but 5, so that the store stays reachable for the
+// clients that already hold connections and barely for anyone else.
+func (r *runner) maxConnections(ctx context.Context, n *int) error {
+	type querier interface {
+		MaxConnections(ctx context.Context) (int, error)
+	}
+	q, ok := r.store.Driver.(querier)
+	if !ok {
+		return errors.New("store cannot report max_connections")
+	}
+	m, err := q.MaxConnections(ctx)
+	if err != nil {
+		return err
+	}
+	*n = max(0, m-5)
+	return nil
 }
