@@ -4,7 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -24,6 +29,7 @@ var faults = map[string]string{
 	"backend-kill":       "pg_terminate_backend on every client connection twice a second (PostgreSQL)",
 	"pool-exhaust":       "another client holds all but 5 of max_connections for the fault window (PostgreSQL)",
 	"idle-tx":            "a transaction held open elsewhere pins the MVCC horizon for the fault window (PostgreSQL)",
+	"pg-restart":         "restart PostgreSQL (pg_ctl restart -m fast on --pg-data, the server must be local) (PostgreSQL)",
 }
 
 // pgFaulter is implemented by drivers whose store can be put under
@@ -49,8 +55,11 @@ func (r *runner) chaos(ctx context.Context, fault string) (*report.Report, error
 	}
 	killer, canKill := r.store.Driver.(backendKiller)
 	pressure, canPress := r.store.Driver.(pgFaulter)
-	if (fault == "backend-kill" && !canKill) || ((fault == "pool-exhaust" || fault == "idle-tx") && !canPress) {
+	if (fault == "backend-kill" && !canKill) || ((fault == "pool-exhaust" || fault == "idle-tx" || fault == "pg-restart") && !canPress) {
 		return nil, usagef("--fault %s needs PostgreSQL", fault)
+	}
+	if fault == "pg-restart" && r.opts.pgData == "" {
+		return nil, usagef("--fault pg-restart needs --pg-data: the data directory of the local server to restart")
 	}
 	rep := r.newReport("chaos")
 	k := 2
@@ -182,6 +191,12 @@ func (r *runner) inject(ctx context.Context, fault string, f *procFleet, killer 
 		fmt.Fprintf(r.out, "chaos      holding %d connections\n", held)
 		sleepUntil(start.Add(at + length))
 		release()
+		return nil
+	case "pg-restart":
+		if err := pgCtl(ctx, r.opts.pgData, "restart", "-m", "fast", "-w", "-t", "60"); err != nil {
+			return fmt.Errorf("pg_ctl: %w", err)
+		}
+		fmt.Fprintf(r.out, "chaos      PostgreSQL restarted at %.1fs\n", time.Since(start).Seconds())
 		return nil
 	case "idle-tx":
 		release, err := pressure.HoldSnapshot(ctx)
@@ -326,5 +341,39 @@ func (r *runner) maxConnections(ctx context.Context, n *int) error {
 		return err
 	}
 	*n = max(0, m-5)
+	return nil
+}
+
+// pgCtl runs pg_ctl on a local data directory, as the directory's owner
+// when this process is root (PostgreSQL refuses to run as root).
+func pgCtl(ctx context.Context, dataDir string, args ...string) error {
+	bin, err := exec.LookPath("pg_ctl")
+	if err != nil {
+		matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin/pg_ctl")
+		if len(matches) == 0 {
+			return errors.New("pg_ctl not found on PATH or in /usr/lib/postgresql/*/bin")
+		}
+		bin = matches[len(matches)-1]
+	}
+	argv := append([]string{bin, "-D", dataDir}, args...)
+	if os.Geteuid() == 0 {
+		info, err := os.Stat(dataDir)
+		if err != nil {
+			return err
+		}
+		owner, err := user.LookupId(strconv.Itoa(int(info.Sys().(*syscall.Stat_t).Uid)))
+		if err != nil {
+			return err
+		}
+		argv = append([]string{"runuser", "-u", owner.Username, "--"}, argv...)
+	}
+	// The restarted server inherits pg_ctl's output: capturing it through
+	// a pipe would wait for the server to exit. Send it to the null device
+	// and read only pg_ctl's exit status.
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, nil, nil
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s: %w", strings.Join(args, " "), err)
+	}
 	return nil
 }

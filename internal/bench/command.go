@@ -137,6 +137,7 @@ func NewCommand(env func() Env) *cobra.Command {
 		f.DurationVar(&o.lease, "lease", o.lease, "lease of claimed jobs")
 		if sc.name == "chaos" {
 			f.StringVar(&o.fault, "fault", o.fault, "fault to inject: "+faultNames())
+			f.StringVar(&o.pgData, "pg-data", "", "data directory of the local PostgreSQL server (pg-restart)")
 		}
 		f.BoolVar(&o.floor, "floor", o.floor, "also measure the raw SQL floor on PostgreSQL (claim 500 with SKIP LOCKED and delete, 4 clients) and report Drover against it")
 		f.StringVar(&jsonPath, "json", "", "write the machine-readable report to this file")

@@ -40,8 +40,9 @@ type options struct {
 	progress     time.Duration
 	// floor also measures the raw SQL floor where the store supports it.
 	floor bool
-	// fault is the chaos scenario's fault.
-	fault string
+	// fault is the chaos scenario's fault; pgData the local data
+	// directory that pg-restart restarts.
+	fault, pgData string
 }
 
 // runner holds what one bench invocation shares across its points.
