@@ -122,19 +122,9 @@ func (c *cli) jobsGetCommand() *cobra.Command {
 		Short: "Show one job with its args, metadata, tags and errors",
 		Args:  argsNamed("ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := parseID(args[0])
+			job, err := c.callByID(cmd.Context(), args[0], storeurl.Client.JobGet)
 			if err != nil {
 				return err
-			}
-			ctx := cmd.Context()
-			client, closeStore, err := c.openClient(ctx)
-			if err != nil {
-				return err
-			}
-			defer closeStore()
-			job, err := client.JobGet(ctx, id)
-			if err != nil {
-				return notFound(id, err)
 			}
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), toJobJSON(job))
@@ -145,6 +135,26 @@ func (c *cli) jobsGetCommand() *cobra.Command {
 	markNeedsStore(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the job as JSON")
 	return cmd
+}
+
+// callByID parses a job ID argument, opens the store and makes one call
+// about that job, turning "no such job" into a message that names it.
+func (c *cli) callByID(ctx context.Context, arg string,
+	call func(storeurl.Client, context.Context, int64) (*drover.JobRow, error)) (*drover.JobRow, error) {
+	id, err := parseID(arg)
+	if err != nil {
+		return nil, err
+	}
+	client, closeStore, err := c.openClient(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer closeStore()
+	job, err := call(client, ctx, id)
+	if err != nil {
+		return nil, notFound(id, err)
+	}
+	return job, nil
 }
 
 // jobsChangeCommand builds `jobs retry` and `jobs cancel`, which differ
@@ -158,19 +168,9 @@ func (c *cli) jobsChangeCommand(name, short, long string,
 		Long:  long,
 		Args:  argsNamed("ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := parseID(args[0])
+			job, err := c.callByID(cmd.Context(), args[0], change)
 			if err != nil {
 				return err
-			}
-			ctx := cmd.Context()
-			client, closeStore, err := c.openClient(ctx)
-			if err != nil {
-				return err
-			}
-			defer closeStore()
-			job, err := change(client, ctx, id)
-			if err != nil {
-				return notFound(id, err)
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {

@@ -120,6 +120,7 @@ func (r *runner) pointFrom(m measurement, v verdict, inserted int64) point {
 	return pt
 }
 
+// fillFromPoint puts one measured point at the top level of a report.
 func fillFromPoint(rep *report.Report, pt point) {
 	rep.Jobs = pt.Jobs
 	rep.Seconds = pt.Seconds
