@@ -111,3 +111,40 @@ func (d *Driver) MaxConnections(ctx context.Context) (int, error) {
 	err := d.pool.QueryRow(ctx, "SELECT current_setting('max_connections')::int").Scan(&n)
 	return n, err
 }
+
+// TableHealth is one sample of the hot table's physical state, taken by the
+// bench's long runs to show that size and dead tuples stay flat under load.
+type TableHealth struct {
+	LiveTuples, DeadTuples   int64
+	TableBytes, IndexBytes   int64
+	FinishedBytes            int64
+	DeadPercent, FreePercent float64 // from pgstattuple; -1 when unavailable
+	AutovacuumCount          int64
+}
+
+// Health samples the hot table from pg_stat_user_tables and, when the
+// pgstattuple extension can be created (it needs a superuser and the
+// server's contrib files), from an exact scan of the hot table, which is
+// cheap because that table only holds work in flight.
+func (d *Driver) Health(ctx context.Context) (TableHealth, error) {
+	h := TableHealth{DeadPercent: -1, FreePercent: -1}
+	err := d.pool.QueryRow(ctx, `
+		SELECT coalesce(s.n_live_tup, 0), coalesce(s.n_dead_tup, 0),
+			pg_table_size(c.oid), pg_indexes_size(c.oid),
+			pg_total_relation_size(to_regclass(quote_ident($1) || '.finished_jobs')),
+			coalesce(s.autovacuum_count, 0)
+		FROM pg_class c
+		JOIN pg_namespace n ON n.oid = c.relnamespace
+		LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid
+		WHERE n.nspname = $1 AND c.relname = 'jobs'`, d.schema).Scan(
+		&h.LiveTuples, &h.DeadTuples, &h.TableBytes, &h.IndexBytes, &h.FinishedBytes, &h.AutovacuumCount)
+	if err != nil {
+		return h, fmt.Errorf("read table health: %w", err)
+	}
+	if _, err := d.pool.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pgstattuple"); err != nil {
+		return h, nil // not available here: the statistics above still tell the trend
+	}
+	_ = d.pool.QueryRow(ctx, `SELECT dead_tuple_percent, free_percent FROM pgstattuple(to_regclass(quote_ident($1) || '.jobs'))`,
+		d.schema).Scan(&h.DeadPercent, &h.FreePercent)
+	return h, nil
+}

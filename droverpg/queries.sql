@@ -78,18 +78,36 @@ UNION ALL
 SELECT id FROM waiting;
 
 -- name: JobHeartbeat
+-- A heartbeat never waits for a row lock. It holds the locks of every row it
+-- extends until it commits, so if it also waited it could deadlock with a
+-- finish of the same process that locks some of those rows in another order
+-- (measured: a few deadlocks a minute under steady load). A row some other
+-- statement holds (that finish, an admin's cancel) is skipped this round and
+-- still counts as held while the snapshot shows it running under this
+-- attempt; a lease is extended every third of its length, so one skipped
+-- round never lets it expire.
 WITH r AS (
     SELECT * FROM unnest($1::bigint[], $2::integer[]) AS r(id, attempt)
 ),
-held AS (
+mine AS (
+    SELECT j.id, j.cancel_requested
+    FROM {schema}jobs j JOIN r ON j.id = r.id AND j.attempt = r.attempt
+    WHERE j.state = 'running'
+),
+locked AS (
+    SELECT j.id
+    FROM {schema}jobs j JOIN r ON j.id = r.id AND j.attempt = r.attempt
+    WHERE j.state = 'running'
+    FOR UPDATE OF j SKIP LOCKED
+),
+extended AS (
     UPDATE {schema}jobs j
     SET lease_expires_at = now() + $3::float8 * interval '1 millisecond'
-    FROM r
-    WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running'
-    RETURNING j.id, j.cancel_requested
+    FROM locked
+    WHERE j.id = locked.id
 )
-SELECT r.id, held.id IS NOT NULL, coalesce(held.cancel_requested, false)
-FROM r LEFT JOIN held ON held.id = r.id;
+SELECT r.id, mine.id IS NOT NULL, coalesce(mine.cancel_requested, false)
+FROM r LEFT JOIN mine ON mine.id = r.id;
 
 -- name: JobRescue
 WITH expired AS (

@@ -135,6 +135,9 @@ func NewCommand(env func() Env) *cobra.Command {
 		f.StringVar(&priorityMix, "priority-mix", "", "priorities to cycle through, e.g. 0,0,0,1")
 		f.DurationVar(&o.window, "window", o.window, "length of a measurement window (2s-10s)")
 		f.DurationVar(&o.lease, "lease", o.lease, "lease of claimed jobs")
+		if sc.name == "steady" {
+			f.DurationVar(&o.healthEvery, "health-every", 0, "sample the hot table's size and dead tuples this often (PostgreSQL; 0: off)")
+		}
 		if sc.name == "chaos" {
 			f.StringVar(&o.fault, "fault", o.fault, "fault to inject: "+faultNames())
 			f.StringVar(&o.pgData, "pg-data", "", "data directory of the local PostgreSQL server (pg-restart)")

@@ -43,6 +43,9 @@ type options struct {
 	// fault is the chaos scenario's fault; pgData the local data
 	// directory that pg-restart restarts.
 	fault, pgData string
+	// healthEvery, when set, samples the hot table's health that often
+	// during a steady run.
+	healthEvery time.Duration
 }
 
 // runner holds what one bench invocation shares across its points.

@@ -153,7 +153,9 @@ func (r *runner) steady(ctx context.Context, scenario string) (*report.Report, e
 	if len(r.opts.processes) > 0 {
 		k = r.opts.processes[0]
 	}
+	stopHealth := r.sampleHealth(ctx, rep)
 	pt, err := r.steadyPoint(ctx, queue, k, 1, r.opts.producers, scenario)
+	stopHealth()
 	if err != nil {
 		return nil, err
 	}

@@ -83,6 +83,19 @@ func Markdown(r *Report) string {
 		}
 	}
 
+	if len(r.Health) > 0 {
+		var tsv strings.Builder
+		writeHealth(&tsv, r.Health)
+		b.WriteString("\n")
+		for i, line := range strings.Split(strings.TrimSpace(tsv.String()), "\n") {
+			cols := strings.Split(line, "\t")
+			fmt.Fprintf(&b, "| %s |\n", strings.Join(cols, " | "))
+			if i == 0 {
+				b.WriteString(strings.Repeat("|---:", len(cols)) + "|\n")
+			}
+		}
+	}
+
 	if r.SteadyNote != "" {
 		fmt.Fprintf(&b, "\n%s\n", oneLine(r.SteadyNote))
 	}

@@ -73,6 +73,9 @@ type Report struct {
 	// Floor is the reference the run is compared against, such as the
 	// rate of the bare SQL a queue cannot beat.
 	Floor *Floor `json:"floor,omitempty"`
+	// Health samples the hot table during a long run (--health-every), to
+	// show whether its size and dead tuples stay flat.
+	Health []HealthSample `json:"health,omitempty"`
 	// Chaos holds what a fault-injection run measured; its keys sit at the
 	// top level of the JSON report.
 	*Chaos
@@ -96,6 +99,21 @@ type Chaos struct {
 	UnexplainedDuplicates int64 `json:"unexplained_duplicates"`
 	// Errors are the errors users saw (worker logs aside), with counts.
 	Errors map[string]int `json:"errors"`
+}
+
+// HealthSample is the hot table's physical state at one moment of a run.
+// DeadPercent and FreePercent come from pgstattuple and are -1 where it is
+// not available.
+type HealthSample struct {
+	AtSec           float64 `json:"at_sec"`
+	LiveTuples      int64   `json:"live_tuples"`
+	DeadTuples      int64   `json:"dead_tuples"`
+	TableBytes      int64   `json:"table_bytes"`
+	IndexBytes      int64   `json:"index_bytes"`
+	FinishedBytes   int64   `json:"finished_bytes"`
+	DeadPercent     float64 `json:"dead_percent"`
+	FreePercent     float64 `json:"free_percent"`
+	AutovacuumCount int64   `json:"autovacuum_count"`
 }
 
 // Floor is a reference throughput measured with its own command, so that a

@@ -71,6 +71,12 @@ func WriteTable(w io.Writer, r *Report) {
 		tw.Flush()
 	}
 
+	if len(r.Health) > 0 {
+		fmt.Fprintln(w)
+		writeHealth(tw, r.Health)
+		tw.Flush()
+	}
+
 	if r.SteadyNote != "" || len(r.Notes) > 0 {
 		fmt.Fprintln(w)
 	}
@@ -97,5 +103,18 @@ func kLabel(points []Point) string {
 		return "streams"
 	default:
 		return "K"
+	}
+}
+
+// writeHealth prints one line per health sample, tab-separated for w (a
+// tabwriter or a Markdown table writer alike).
+func writeHealth(w io.Writer, hs []HealthSample) {
+	fmt.Fprintln(w, "at s\tlive rows\tdead rows\ttable KiB\tindex KiB\tdead %\tfree %\tautovacuums\tfinished MiB")
+	for _, h := range hs {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			formatFloat(h.AtSec, 0), formatInt(h.LiveTuples), formatInt(h.DeadTuples),
+			formatInt(h.TableBytes/1024), formatInt(h.IndexBytes/1024),
+			formatFloat(h.DeadPercent, 1), formatFloat(h.FreePercent, 1),
+			formatInt(h.AutovacuumCount), formatInt(h.FinishedBytes>>20))
 	}
 }
