@@ -922,3 +922,47 @@ func TestStopReleasesBufferedJobsAtOnce(t *testing.T) {
 		}
 	})
 }
+
+// TestClaimAfterPosition checks the claim-position variant of JobClaim that
+// producers use while full claims are slow: it claims, in claim order, only
+// rows past the position, and leaves the rows before it available.
+func TestClaimAfterPosition(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		ctx := context.Background()
+		d := s.open(t)
+		var params []driver.InsertParams
+		for _, prio := range []int{0, 0, 0, 1, 1, 2} {
+			params = append(params, driver.InsertParams{Queue: "q", Kind: "k", Args: []byte(`{}`), Priority: prio, MaxAttempts: 1})
+		}
+		ids, err := d.JobInsertMany(ctx, params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, err := d.JobClaim(ctx, driver.ClaimParams{Queue: "q", Max: 2, Owner: "a", Lease: time.Minute})
+		if err != nil || len(first) != 2 || first[0].ID != ids[0] || first[1].ID != ids[1] {
+			t.Fatalf("full claim: %v, %v; want jobs %v", first, err, ids[:2])
+		}
+		// Past the fourth job (priority 1): the fifth and sixth, in order,
+		// and nothing of the third (priority 0, before the position).
+		fourth, err := d.JobGet(ctx, ids[3])
+		if err != nil {
+			t.Fatal(err)
+		}
+		after := &driver.ClaimPosition{Priority: fourth.Priority, RunAt: fourth.RunAt, ID: fourth.ID}
+		got, err := d.JobClaim(ctx, driver.ClaimParams{Queue: "q", Max: 10, Owner: "b", Lease: time.Minute, After: after})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var gotIDs []int64
+		for _, r := range got {
+			gotIDs = append(gotIDs, r.ID)
+		}
+		if fmt.Sprint(gotIDs) != fmt.Sprint(ids[4:]) {
+			t.Fatalf("claim after job %d: got %v, want %v", fourth.ID, gotIDs, ids[4:])
+		}
+		rest, err := d.JobClaim(ctx, driver.ClaimParams{Queue: "q", Max: 10, Owner: "c", Lease: time.Minute})
+		if err != nil || len(rest) != 2 || rest[0].ID != ids[2] || rest[1].ID != ids[3] {
+			t.Fatalf("full claim after the positional one: %v, %v; want jobs %v", rest, err, ids[2:4])
+		}
+	})
+}

@@ -58,6 +58,9 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Driver, error) {
 	}
 	prefix := pgx.Identifier{d.schema}.Sanitize() + "."
 	q, err := driver.ParseQueries(queriesSQL, prefix)
+	if err == nil {
+		err = driver.WithClaimAfter(q, "AND (priority, run_at, id) > ($5, $6, $7)")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("droverpg: %w", err)
 	}

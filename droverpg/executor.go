@@ -113,7 +113,11 @@ func (e *executor) JobInsertMany(ctx context.Context, jobs []driver.InsertParams
 }
 
 func (e *executor) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*driver.JobRow, error) {
-	rows, err := e.db.Query(ctx, e.q["JobClaim"], p.Queue, p.Max, p.Owner, float64(p.Lease.Milliseconds()))
+	name, args := "JobClaim", []any{p.Queue, p.Max, p.Owner, float64(p.Lease.Milliseconds())}
+	if p.After != nil {
+		name, args = "JobClaimAfter", append(args, int16(p.After.Priority), p.After.RunAt, p.After.ID)
+	}
+	rows, err := e.db.Query(ctx, e.q[name], args...)
 	if err != nil {
 		return nil, e.wrap("claim jobs", err)
 	}

@@ -323,7 +323,11 @@ func (e *executor) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*drive
 	sc.claim = &claimed{queue: p.Queue, owner: p.Owner, attemptedAt: now, lease: lease}
 	// One statement needs no explicit transaction: in autocommit mode it
 	// takes the write lock (waiting on busy_timeout) before it reads.
-	err := e.query(ctx, nil, e.writer, "JobClaim", sc.scan, p.Queue, p.Max, p.Owner, micros(now), micros(lease))
+	name, args := "JobClaim", []any{p.Queue, p.Max, p.Owner, micros(now), micros(lease)}
+	if p.After != nil {
+		name, args = "JobClaimAfter", append(args, p.After.Priority, micros(p.After.RunAt), p.After.ID)
+	}
+	err := e.query(ctx, nil, e.writer, name, sc.scan, args...)
 	if err != nil {
 		return nil, e.wrap("claim jobs", err)
 	}

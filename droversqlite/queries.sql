@@ -49,7 +49,7 @@ SET state = 'running',
     lease_expires_at = ?5
 WHERE id IN (
     SELECT id FROM {schema}jobs
-    WHERE state = 'available' AND queue = ?1 AND run_at <= ?4
+    WHERE state = 'available' AND queue = ?1 AND run_at <= ?4 /*after*/
     ORDER BY priority, run_at, id
     LIMIT ?2
 )

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strings"
 	"time"
@@ -37,14 +38,29 @@ func (c *cli) enqueueCommand() *cobra.Command {
 		Short: "Insert a job",
 		Long: `enqueue inserts a job of kind KIND with the JSON args given, and prints its id.
 
-A worker registered for KIND runs it. With --count N it inserts N copies in one
-statement: all of them or, on any error, none.`,
+A worker registered for KIND runs it. JSON "-" reads the args from standard
+input (for args too large for a command line). With --count N it inserts N
+copies in one statement: all of them or, on any error, none.`,
 		Example: `  drover enqueue email '{"to":"ada@example.com"}'
   drover enqueue report '{"day":"2025-01-02"}' --queue reports --at 10m --tags nightly,eu
-  drover enqueue noop '{}' --count 1000 --json`,
+  drover enqueue noop '{}' --count 1000 --json
+  drover enqueue render - < scene.json`,
 		Args: argsNamed("KIND", "JSON"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			params, err := f.params(args[0], args[1], time.Now())
+			argsJSON := args[1]
+			if argsJSON == "-" {
+				// One byte past the limit is enough for the validator to
+				// name the limit; reading more would only cost memory.
+				data, err := io.ReadAll(io.LimitReader(cmd.InOrStdin(), drover.MaxArgsBytes+1))
+				if err != nil {
+					return fmt.Errorf("args: read standard input: %w", err)
+				}
+				if len(data) > drover.MaxArgsBytes {
+					return usagef("args: standard input holds more than the limit of %d bytes", drover.MaxArgsBytes)
+				}
+				argsJSON = string(data)
+			}
+			params, err := f.params(args[0], argsJSON, time.Now())
 			if err != nil {
 				return err
 			}

@@ -1,8 +1,13 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -42,6 +47,10 @@ func TestBadInput(t *testing.T) {
 	}{
 		{"args not JSON", []string{"enqueue", "k", `{"a":1,}`}, exitUsage,
 			"drover: args: invalid JSON at offset 7: invalid character '}' looking for beginning of object key string"},
+		{"args nested too deep", []string{"enqueue", "k", strings.Repeat("[", 100) + strings.Repeat("]", 100)}, exitUsage,
+			"drover: args: nested deeper than 64 levels"},
+		{"unknown chaos fault", []string{"bench", "chaos", "--fault", "unplug"}, exitUsage,
+			`drover: --fault "unplug": must be one of add-worker, backend-kill, idle-tx, kill-worker, kill-worker-repeat, pg-restart, pool-exhaust, sigterm`},
 		{"args not JSON at all", []string{"enqueue", "k", `hello`}, exitUsage,
 			"drover: args: invalid JSON at offset 1: invalid character 'h' looking for beginning of value"},
 		{"metadata not JSON", []string{"enqueue", "k", `{}`, "--metadata", `{"a"}`}, exitUsage,
@@ -245,4 +254,58 @@ func TestSourceNamedInErrors(t *testing.T) {
 			checkFailure(t, runCLI(t, tt.env, tt.args...), exitUsage, tt.want)
 		})
 	}
+}
+
+// TestArgsFromStdin reads args with JSON "-": args of a size no command line
+// can carry are stored intact, and args over the limit are refused with the
+// limit named and nothing stored.
+func TestArgsFromStdin(t *testing.T) {
+	f := backends[0].setup(t).migrated(t)
+	withStdin := func(t *testing.T, data string) {
+		t.Helper()
+		file := filepath.Join(t.TempDir(), "stdin")
+		if err := os.WriteFile(file, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		in, err := os.Open(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		old := os.Stdin
+		os.Stdin = in
+		t.Cleanup(func() { os.Stdin = old; in.Close() })
+	}
+
+	big := `{"blob":"` + strings.Repeat("x", 512<<10) + `"}`
+	withStdin(t, big)
+	id := strings.TrimSpace(f.mustRun(t, "enqueue", "k", "-"))
+	_, client := f.open(t)
+	n, err := strconv.ParseInt(id, 10, 64)
+	if err != nil {
+		t.Fatalf("enqueue printed %q, want an id", id)
+	}
+	row, err := client.JobGet(context.Background(), n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored struct{ Blob string }
+	if err := json.Unmarshal(row.EncodedArgs, &stored); err != nil || len(stored.Blob) != 512<<10 {
+		t.Errorf("stored args hold a blob of %d bytes (%v), want %d", len(stored.Blob), err, 512<<10)
+	}
+
+	before := f.countJobs(t)
+	withStdin(t, `{"blob":"`+strings.Repeat("x", 2<<20)+`"}`)
+	checkFailure(t, f.run(t, "enqueue", "k", "-"), exitUsage, "drover: args: standard input holds more than the limit of 1048576 bytes")
+	if after := f.countJobs(t); after != before {
+		t.Errorf("store went from %d to %d jobs", before, after)
+	}
+}
+
+// TestSQLiteDirectoryMissing names the missing directory instead of
+// SQLite's "unable to open database file".
+func TestSQLiteDirectoryMissing(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "absent")
+	r := runCLI(t, nil, "--database-url", "sqlite://"+dir+"/jobs.db", "jobs", "list")
+	checkFailure(t, r, exitFailure, fmt.Sprintf(
+		"drover: open sqlite store %s/jobs.db: directory %s does not exist (create it, or point --database-url elsewhere)", dir, dir))
 }

@@ -186,3 +186,25 @@ func TestChaosLosesNothingOnSQLite(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseInts checks that list flags never panic, name the flag in every
+// error, and return only values within range.
+func FuzzParseInts(f *testing.F) {
+	for _, seed := range []string{"1,2,4,8", "", "0", "-1", "1,,2", "x", "99999999999999999999", "1025", " 3 "} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := parseInts("--processes", s, 0)
+		if err != nil {
+			if !strings.Contains(err.Error(), "--processes: ") {
+				t.Fatalf("error %q does not name the flag", err)
+			}
+			return
+		}
+		for _, n := range got {
+			if n < 0 || n > 1024 {
+				t.Fatalf("parseInts(%q) returned %d, out of range", s, n)
+			}
+		}
+	})
+}

@@ -50,9 +50,6 @@ type backendKiller interface {
 // that no job was lost and that every extra run of a job is explained by
 // an expired lease.
 func (r *runner) chaos(ctx context.Context, fault string) (*report.Report, error) {
-	if _, ok := faults[fault]; !ok {
-		return nil, usagef("--fault %q: must be one of %s", fault, faultNames())
-	}
 	killer, canKill := r.store.Driver.(backendKiller)
 	pressure, canPress := r.store.Driver.(pgFaulter)
 	if (fault == "backend-kill" && !canKill) || ((fault == "pool-exhaust" || fault == "idle-tx" || fault == "pg-restart") && !canPress) {

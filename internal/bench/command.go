@@ -180,6 +180,8 @@ func (o *options) validate(scenario string) error {
 		return usagef("--processes: scale needs at least one process count")
 	case scenario != "scale" && len(o.processes) > 1:
 		return usagef("--processes: only scale takes a list")
+	case scenario == "chaos" && faults[o.fault] == "":
+		return usagef("--fault %q: must be one of %s", o.fault, faultNames())
 	}
 	return nil
 }

@@ -206,6 +206,21 @@ type ClaimParams struct {
 	Max   int
 	Owner string
 	Lease time.Duration
+	// After, when set, claims only rows past this position of the claim
+	// order. A producer passes the last row it claimed while full claims
+	// are slow: when a long transaction elsewhere pins PostgreSQL's MVCC
+	// horizon, the index entries of every job claimed since then stay in
+	// the claim index (vacuum cannot remove them), and a claim from the
+	// head walks all of them. Starting past them keeps claims cheap.
+	After *ClaimPosition
+}
+
+// ClaimPosition is a row's place in the claim order (priority, run_at,
+// id).
+type ClaimPosition struct {
+	Priority int
+	RunAt    time.Time
+	ID       int64
 }
 
 // Outcome is what became of one attempt.

@@ -97,3 +97,19 @@ func LoadMigrations(fsys fs.FS, dir, prefix string) ([]Migration, error) {
 	sort.Slice(ms, func(i, j int) bool { return ms[i].Version < ms[j].Version })
 	return ms, nil
 }
+
+// ClaimAfterMarker is the comment in a driver's JobClaim statement where
+// WithClaimAfter puts the ClaimParams.After condition.
+const ClaimAfterMarker = "/*after*/"
+
+// WithClaimAfter adds JobClaimAfter to q: JobClaim with cond (the driver's
+// spelling of "(priority, run_at, id) > After") at ClaimAfterMarker, so
+// that both variants come from one statement text.
+func WithClaimAfter(q map[string]string, cond string) error {
+	claim := q["JobClaim"]
+	if !strings.Contains(claim, ClaimAfterMarker) {
+		return fmt.Errorf("JobClaim has no %s marker", ClaimAfterMarker)
+	}
+	q["JobClaimAfter"] = strings.Replace(claim, ClaimAfterMarker, cond, 1)
+	return nil
+}

@@ -83,6 +83,7 @@ type Producer struct {
 	inflight atomic.Int64
 	stopping atomic.Bool
 	stopped  chan struct{} // closed with stopping set
+	position position
 
 	claims, claimedJobs, claimNanos, ran, runNanos atomic.Int64
 }
@@ -313,23 +314,23 @@ func (p *Producer) claim(ctx context.Context, n int) (int, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
 	defer cancel()
 	start := time.Now()
-	rows, err := p.exec.JobClaim(ctx, driver.ClaimParams{Queue: p.cfg.Queue, Max: n, Owner: p.cfg.Owner, Lease: p.cfg.Lease})
+	after := p.position.after(start)
+	rows, err := p.exec.JobClaim(ctx, driver.ClaimParams{Queue: p.cfg.Queue, Max: n, Owner: p.cfg.Owner, Lease: p.cfg.Lease, After: after})
 	if err != nil {
 		return 0, err
 	}
+	took := time.Since(start)
 	p.claims.Add(1)
-	p.claimNanos.Add(int64(time.Since(start)))
+	p.claimNanos.Add(int64(took))
 	p.claimedJobs.Add(int64(len(rows)))
 	sort.Slice(rows, func(i, j int) bool {
-		a, b := rows[i], rows[j]
-		if a.Priority != b.Priority {
-			return a.Priority < b.Priority
-		}
-		if !a.RunAt.Equal(b.RunAt) {
-			return a.RunAt.Before(b.RunAt)
-		}
-		return a.ID < b.ID
+		return before(positionOf(rows[i]), positionOf(rows[j]))
 	})
+	var last *driver.JobRow
+	if len(rows) > 0 {
+		last = rows[len(rows)-1]
+	}
+	p.position.observe(time.Now(), after == nil, took, last)
 	for _, row := range rows {
 		p.tracker.Add(row.ID, row.Attempt)
 	}

@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -244,6 +246,11 @@ func Open(ctx context.Context, t Target, opts Options) (*Store, error) {
 	case SQLite:
 		if t.Default {
 			opts.Logf("no --database-url or DATABASE_URL: using the embedded store ./%s", DefaultPath)
+		}
+		if dir := filepath.Dir(t.URL); t.URL != ":memory:" {
+			if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+				return nil, fmt.Errorf("open sqlite store %s: directory %s does not exist (create it, or point --database-url elsewhere)", t.URL, dir)
+			}
 		}
 		d, err := droversqlite.Open(ctx, t.URL, droversqlite.WithSchema(opts.Schema))
 		if err != nil {

@@ -1,0 +1,80 @@
+package producer
+
+import (
+	"sync"
+	"time"
+
+	"github.com/droverhq/drover/internal/driver"
+)
+
+// slowClaim is the duration past which a full claim (one from the head of
+// the claim index) counts as slow. A healthy claim takes a millisecond or
+// two; one that takes this long is walking dead index entries that vacuum
+// cannot remove, typically because a long transaction elsewhere pins the
+// MVCC horizon.
+const slowClaim = 50 * time.Millisecond
+
+// positionalSpan is how many times a slow full claim's duration the
+// producer then claims past its last position before it tries the head
+// again, so that full claims cost at most about a tenth of its claim time;
+// minPositionalSpan bounds it from below.
+const (
+	positionalSpan    = 10
+	minPositionalSpan = time.Second
+)
+
+// position decides where a claim starts. Normally every claim starts at the
+// head of the claim order, so no waiting row is ever passed over. After a
+// slow full claim, claims start past the last row this producer claimed
+// (driver.ClaimParams.After) for a while: the dead entries that made the
+// claim slow all sit before that row, and new, released and retried rows
+// sort after it. A row that sorts before it (a higher priority inserted
+// meanwhile) waits only until the next full claim.
+type position struct {
+	mu    sync.Mutex
+	last  *driver.ClaimPosition
+	until time.Time
+}
+
+// after returns the position a claim starting now should pass, or nil for
+// a full claim.
+func (p *position) after(now time.Time) *driver.ClaimPosition {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.last == nil || !now.Before(p.until) {
+		return nil
+	}
+	pos := *p.last
+	return &pos
+}
+
+// observe records a finished claim: how long it took, whether it was a
+// full claim, and the last row it claimed in claim order (nil if none).
+func (p *position) observe(now time.Time, full bool, took time.Duration, last *driver.JobRow) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if last != nil {
+		pos := positionOf(last)
+		if full || p.last == nil || before(*p.last, pos) {
+			p.last = &pos
+		}
+	}
+	if full && took >= slowClaim {
+		p.until = now.Add(max(minPositionalSpan, positionalSpan*took))
+	}
+}
+
+func positionOf(r *driver.JobRow) driver.ClaimPosition {
+	return driver.ClaimPosition{Priority: r.Priority, RunAt: r.RunAt, ID: r.ID}
+}
+
+// before reports whether a sorts before b in claim order.
+func before(a, b driver.ClaimPosition) bool {
+	if a.Priority != b.Priority {
+		return a.Priority < b.Priority
+	}
+	if !a.RunAt.Equal(b.RunAt) {
+		return a.RunAt.Before(b.RunAt)
+	}
+	return a.ID < b.ID
+}
