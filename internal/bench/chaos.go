@@ -64,7 +64,7 @@ func (r *runner) chaos(ctx context.Context, fault string) (*report.Report, error
 		k = r.opts.processes[0]
 	}
 	queue := r.queueName("chaos")
-	f := &procFleet{env: r.env, cfg: r.workerConfig(queue), n: k}
+	f := r.procFleet(queue, k)
 	if err := f.start(ctx); err != nil {
 		return nil, err
 	}

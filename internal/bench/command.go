@@ -135,6 +135,11 @@ func NewCommand(env func() Env) *cobra.Command {
 		f.StringVar(&priorityMix, "priority-mix", "", "priorities to cycle through, e.g. 0,0,0,1")
 		f.DurationVar(&o.window, "window", o.window, "length of a measurement window (2s-10s)")
 		f.DurationVar(&o.lease, "lease", o.lease, "lease of claimed jobs")
+		if sc.name != "streams" {
+			f.BoolVar(&o.remote, "remote", false, "put worker processes behind a TCP proxy (Toxiproxy) to the database, as on other hosts")
+			f.DurationVar(&o.latency, "latency", 0, "round-trip latency the proxy adds between worker processes and the database (implies --remote; ms resolution)")
+			f.BoolVar(&o.netns, "netns", false, "also run worker processes in a network namespace of their own, reaching the proxy over a veth pair (implies --remote; needs root)")
+		}
 		if sc.name == "steady" {
 			f.DurationVar(&o.healthEvery, "health-every", 0, "sample the hot table's size and dead tuples this often (PostgreSQL; 0: off)")
 		}
@@ -180,6 +185,10 @@ func (o *options) validate(scenario string) error {
 		return usagef("--processes: scale needs at least one process count")
 	case scenario != "scale" && len(o.processes) > 1:
 		return usagef("--processes: only scale takes a list")
+	case o.latency < 0 || o.latency > 10*time.Second:
+		return usagef("--latency %s: must be between 0 and 10s", o.latency)
+	case (o.remote || o.netns || o.latency > 0) && len(o.processes) == 0:
+		return usagef("--remote, --latency and --netns apply to worker processes: give --processes")
 	case scenario == "chaos" && faults[o.fault] == "":
 		return usagef("--fault %q: must be one of %s", o.fault, faultNames())
 	}
@@ -247,6 +256,19 @@ func run(ctx context.Context, env Env, o options, scenario string,
 	_, _ = rand.Read(id)
 	r := &runner{env: env, opts: o, store: store, inserts: inserts, out: env.Stdout,
 		payload: strings.Repeat("x", o.payloadBytes), runID: hex.EncodeToString(id)}
+	if o.remote || o.netns || o.latency > 0 {
+		if target.Kind != storeurl.Postgres {
+			return usagef("--remote, --latency and --netns need PostgreSQL: SQLite workers share a file, not a network")
+		}
+		ns := ""
+		if o.netns {
+			ns = "drover-bench-" + r.runID
+		}
+		if r.remote, err = startRemote(ctx, target.URL, o.latency, ns); err != nil {
+			return err
+		}
+		defer r.remote.close()
+	}
 	rep, err := fn(r, ctx)
 	if rep == nil {
 		return err

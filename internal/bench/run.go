@@ -46,6 +46,10 @@ type options struct {
 	// healthEvery, when set, samples the hot table's health that often
 	// during a steady run.
 	healthEvery time.Duration
+	// remote puts worker processes behind a proxy that adds latency to
+	// their round trips; netns also runs them in a network namespace.
+	remote, netns bool
+	latency       time.Duration
 }
 
 // runner holds what one bench invocation shares across its points.
@@ -58,6 +62,8 @@ type runner struct {
 	payload string
 	// runID keeps queue names of separate runs apart.
 	runID string
+	// remote, when set, is the network hop worker processes sit behind.
+	remote *remote
 }
 
 // jobArgs builds the args of the seq-th job.
@@ -449,6 +455,13 @@ func (r *runner) settings(extra ...string) string {
 	}
 	if len(o.priorityMix) > 0 {
 		parts = append(parts, fmt.Sprintf("priority mix %v", o.priorityMix))
+	}
+	if r.remote != nil {
+		hop := fmt.Sprintf("worker processes behind a Toxiproxy hop adding %s round trip", o.latency)
+		if r.remote.netns != "" {
+			hop += ", in a network namespace of their own (veth)"
+		}
+		parts = append(parts, hop)
 	}
 	return strings.Join(append(parts, extra...), "; ")
 }

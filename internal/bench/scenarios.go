@@ -28,7 +28,18 @@ func (r *runner) fleetFor(queue string, k int) fleet {
 	if k == 0 {
 		return &localFleet{store: r.store, cfg: r.workerConfig(queue), n: 1}
 	}
-	return &procFleet{env: r.env, cfg: r.workerConfig(queue), n: k}
+	return r.procFleet(queue, k)
+}
+
+// procFleet returns k worker processes working queue, behind the remote
+// hop when there is one.
+func (r *runner) procFleet(queue string, k int) *procFleet {
+	f := &procFleet{env: r.env, cfg: r.workerConfig(queue), n: k}
+	if r.remote != nil {
+		f.env.DatabaseURL = r.remote.url
+		f.extra = r.remote.wrap()
+	}
+	return f
 }
 
 // burndown inserts a backlog, then works it off and reports both rates.
@@ -185,7 +196,7 @@ func (r *runner) steadyPoint(ctx context.Context, queue string, k, clients, nPro
 	pickup.Store(stats.NewLatency())
 	var f fleet
 	if k > 0 {
-		f = &procFleet{env: r.env, cfg: r.workerConfig(queue), n: k}
+		f = r.procFleet(queue, k)
 	} else {
 		f = &localFleet{store: r.store, cfg: r.workerConfig(queue), n: clients}
 	}
