@@ -45,6 +45,10 @@ const (
 	DiscardedRetentionDefault = 7 * 24 * time.Hour
 	PruneIntervalDefault      = time.Minute
 	LeaderTTLDefault          = 15 * time.Second
+	// PollOnlyInterval is the default PollInterval with PollOnly: polls
+	// then carry every wake-up, so they come often; a poll that finds
+	// nothing costs one index probe.
+	PollOnlyInterval = 100 * time.Millisecond
 )
 
 // Config configures a Client. The zero value of every field picks its
@@ -73,8 +77,15 @@ type Config struct {
 	// default a quarter of LeaseDuration, at most 15 s.
 	RescueInterval time.Duration
 	// PollInterval is the fallback fetch interval when no notification
-	// arrives; default chosen by the driver.
+	// arrives; default chosen by the driver, or PollOnlyInterval with
+	// PollOnly.
 	PollInterval time.Duration
+	// PollOnly makes producers find new jobs by polling alone, without a
+	// listening connection. Use it where LISTEN cannot work: behind
+	// PgBouncer in transaction pooling mode (which hands each transaction
+	// to any server connection, so notifications never reach the
+	// listener), or where a connection per process is one too many.
+	PollOnly bool
 	// StopTimeout is how long Stop waits for running jobs before cancelling
 	// their contexts.
 	StopTimeout time.Duration
@@ -125,6 +136,9 @@ func (c *Config) withDefaults(d driver.Driver) (*Config, error) {
 	}
 	if cfg.PollInterval == 0 {
 		cfg.PollInterval = d.PollInterval()
+		if cfg.PollOnly {
+			cfg.PollInterval = min(cfg.PollInterval, PollOnlyInterval)
+		}
 	}
 	if cfg.StopTimeout == 0 {
 		cfg.StopTimeout = StopTimeoutDefault
@@ -259,7 +273,7 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 			(&producer.Heartbeat{Exec: c.driver, Tracker: c.tracker, Lease: cfg.LeaseDuration,
 				Interval: cfg.LeaseDuration / 3, Logger: log}).Run(bgCtx)
 		})
-		if l := c.driver.NewListener(); l != nil {
+		if l := c.driver.NewListener(); l != nil && !cfg.PollOnly {
 			c.goBG(func() {
 				(&notifier.Notifier{Listener: l, Wake: c.wake, WakeAll: c.wakeAll, Logger: log}).Run(bgCtx)
 			})

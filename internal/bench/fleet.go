@@ -75,6 +75,7 @@ type workerConfig struct {
 	Concurrency int
 	ClaimMax    int
 	Lease       time.Duration
+	PollOnly    bool
 }
 
 func (w workerConfig) clientConfig(s *storeurl.Store) *drover.Config {
@@ -82,6 +83,7 @@ func (w workerConfig) clientConfig(s *storeurl.Store) *drover.Config {
 		Queues:        map[string]drover.QueueConfig{w.Queue: {MaxWorkers: w.Concurrency, ClaimMax: w.ClaimMax}},
 		Workers:       Workers(),
 		LeaseDuration: w.Lease,
+		PollOnly:      w.PollOnly,
 		Logger:        discardLogger(),
 	}
 }
