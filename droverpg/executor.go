@@ -378,21 +378,35 @@ func (e *executor) JobCancel(ctx context.Context, id int64, now time.Time) (*dri
 	return e.JobGet(ctx, id)
 }
 
+// JobRetry reads the job back in the transaction that retried it, so that
+// it returns the job as the retry left it: a worker woken by the
+// notification (sent on commit) may otherwise have run it already.
 func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*driver.JobRow, error) {
-	rows, err := e.db.Query(ctx, e.q["JobRetry"], id, now)
-	if err != nil {
-		return nil, e.wrap("retry job", err)
-	}
-	queues, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, e.wrap("retry job", err)
-	}
-	if len(queues) > 0 {
-		if _, err := e.db.Exec(ctx, e.q["Notify"], e.channel, queues); err != nil {
-			return nil, e.wrap("notify", err)
+	var job *driver.JobRow
+	err := pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, e.q["JobRetry"], id, now)
+		if err != nil {
+			return err
 		}
+		queues, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
+		if len(queues) > 0 {
+			if _, err := tx.Exec(ctx, e.q["Notify"], e.channel, queues); err != nil {
+				return fmt.Errorf("notify: %w", err)
+			}
+		}
+		job, err = (&executor{db: tx, q: e.q, schema: e.schema, channel: e.channel}).JobGet(ctx, id)
+		return err
+	})
+	if errors.Is(err, driver.ErrNotFound) {
+		return nil, err
 	}
-	return e.JobGet(ctx, id)
+	if err != nil {
+		return nil, e.wrap("retry job", err)
+	}
+	return job, nil
 }
 
 func (e *executor) JobCountByState(ctx context.Context, queue string) (map[driver.State]int64, error) {
