@@ -87,17 +87,33 @@ UNION ALL
 SELECT id, false FROM waiting;
 
 -- name: JobHeartbeat
+-- Rows another transaction has locked are skipped, not waited for: they
+-- are being finished (or cancelled) right now. Waiting would queue the
+-- heartbeat behind that transaction while it holds the leases of every
+-- other attempt it already extended, and a finish waiting on one of those
+-- would close a deadlock (workflow and batch finishes hold their rows for
+-- more than one statement). A skipped attempt that is still running under
+-- that attempt counts as held; its lease is extended next time.
 WITH r AS (
     SELECT * FROM unnest($1::bigint[], $2::integer[]) AS r(id, attempt)
+),
+free AS (
+    SELECT j.id FROM {schema}jobs j
+    WHERE j.id = ANY($1::bigint[]) AND j.state = 'running'
+    FOR NO KEY UPDATE SKIP LOCKED
 ),
 held AS (
     UPDATE {schema}jobs j
     SET lease_expires_at = now() + $3::float8 * interval '1 millisecond'
     FROM r
     WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running'
+      AND j.id = ANY(ARRAY(SELECT id FROM free))
     RETURNING j.id, j.cancel_requested
 )
-SELECT r.id, held.id IS NOT NULL, coalesce(held.cancel_requested, false)
+SELECT r.id,
+    held.id IS NOT NULL OR (NOT EXISTS (SELECT 1 FROM free WHERE free.id = r.id) AND EXISTS (
+        SELECT 1 FROM {schema}jobs b WHERE b.id = r.id AND b.attempt = r.attempt AND b.state = 'running')),
+    coalesce(held.cancel_requested, false)
 FROM r LEFT JOIN held ON held.id = r.id;
 
 -- name: JobRescue
