@@ -34,10 +34,11 @@ func notAccepted(results []driver.Result, accepted []int64) []driver.Result {
 }
 
 // settle releases or cancels the dependants of jobs that ended in tx,
-// counts batch members and releases callbacks (JobFlowLock, then
-// JobFlowSettle, in one round trip).
+// counts batch members and releases callbacks (JobFlowNoJIT, JobFlowLock,
+// then JobFlowSettle, in one round trip).
 func (e *executor) settle(ctx context.Context, tx pgx.Tx, ended []int64) error {
 	b := &pgx.Batch{}
+	b.Queue(e.q["JobFlowNoJIT"])
 	b.Queue(e.q["JobFlowLock"], ended)
 	b.Queue(e.q["JobFlowSettle"], ended, e.channel)
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
