@@ -41,11 +41,14 @@ func (c *Client[TTx]) runJob(ctx context.Context, r *driver.JobRow) driver.Resul
 	}
 	c.tracker.Started(r.ID, cancel)
 
-	err, trace := safeWork(jobCtx, unit, row)
+	res.Flow = r.Flow // settles dependants and batch on finish (result.go)
+	attempt := &attemptState{exec: c.driver}
+	err, trace := safeWork(jobCtx, unit, row, attempt)
 	cause := context.Cause(jobCtx)
 	switch {
 	case err == nil:
 		res.Outcome = driver.OutcomeCompleted
+		res.Output = attempt.output
 		c.metrics.completed.Add(1)
 		return res
 	case errors.Is(cause, producer.ErrShutdown):
@@ -91,14 +94,14 @@ func (c *Client[TTx]) failed(row *JobRow, res driver.Result, err error, trace st
 // safeWork runs the handler and recovers a panic into an error with its
 // stack, so one bad job cannot crash the process and lose every other
 // attempt it holds.
-func safeWork(ctx context.Context, unit workUnit, row *JobRow) (err error, trace string) {
+func safeWork(ctx context.Context, unit workUnit, row *JobRow, attempt *attemptState) (err error, trace string) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("panic: %v", p)
 			trace = string(debug.Stack())
 		}
 	}()
-	err = unit.work(ctx, row)
+	err = unit.work(ctx, row, attempt)
 	if err != nil {
 		if detailed := fmt.Sprintf("%+v", err); detailed != err.Error() {
 			trace = detailed

@@ -32,6 +32,13 @@ type InsertOpts struct {
 	Metadata json.RawMessage
 	// Timeout overrides the worker's and client's timeout for this job.
 	Timeout time.Duration
+
+	// DependsOn lists stored jobs this one waits for (workflow.go): it
+	// stays pending until all of them completed.
+	DependsOn []int64
+	// ReleaseOnParentFailure runs the job when a job it depends on is
+	// cancelled or discarded, instead of cancelling it too.
+	ReleaseOnParentFailure bool
 }
 
 // ArgsWithOpts may be implemented by Args to give defaults for every job of
@@ -236,6 +243,12 @@ func mergeOpts(dst, src *InsertOpts) {
 	if src.Timeout != 0 {
 		dst.Timeout = src.Timeout
 	}
+	if src.DependsOn != nil {
+		dst.DependsOn = src.DependsOn
+	}
+	if src.ReleaseOnParentFailure {
+		dst.ReleaseOnParentFailure = true
+	}
 }
 
 // Insert stores one job and returns it as inserted.
@@ -265,7 +278,12 @@ func (c *Client[TTx]) insertOne(ctx context.Context, exec driver.Executor, args 
 	if err != nil {
 		return nil, err
 	}
-	ids, err := exec.JobInsertMany(ctx, []driver.InsertParams{p})
+	var ids []int64
+	if opts != nil && len(opts.DependsOn) > 0 { // a workflow step (workflow.go)
+		ids, err = c.insertDependants(ctx, exec, []InsertManyParams{{Args: args, Opts: opts}}, nil)
+	} else {
+		ids, err = exec.JobInsertMany(ctx, []driver.InsertParams{p})
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -280,10 +298,24 @@ func (c *Client[TTx]) insertOne(ctx context.Context, exec driver.Executor, args 
 	} else if row.RunAt.After(now) {
 		row.State = JobStateScheduled
 	}
+	if opts != nil && len(opts.DependsOn) > 0 {
+		// It may be pending or not, depending on its parents: ask, in
+		// the same transaction.
+		r, err := exec.JobGet(ctx, ids[0])
+		if err != nil {
+			return nil, err
+		}
+		return jobRowFromDriver(r), nil
+	}
 	return row, nil
 }
 
 func (c *Client[TTx]) insertMany(ctx context.Context, exec driver.Executor, jobs []InsertManyParams) ([]int64, error) {
+	for _, j := range jobs {
+		if j.Opts != nil && len(j.Opts.DependsOn) > 0 { // workflow steps (workflow.go)
+			return c.insertDependants(ctx, exec, jobs, nil)
+		}
+	}
 	params := make([]driver.InsertParams, len(jobs))
 	for i, j := range jobs {
 		p, err := c.buildInsert(j.Args, j.Opts)

@@ -10,10 +10,12 @@ import (
 // JobState is where a job is in its life.
 type JobState string
 
-// Job states. A job waits as scheduled (its time has not come), available or
-// retryable (it failed and waits for its backoff), runs as running, and ends
-// as completed, cancelled or discarded (out of attempts).
+// Job states. A job waits as pending (for jobs it depends on, see
+// Workflow), scheduled (its time has not come), available or retryable (it
+// failed and waits for its backoff), runs as running, and ends as
+// completed, cancelled or discarded (out of attempts).
 const (
+	JobStatePending   JobState = JobState(driver.StatePending)
 	JobStateScheduled JobState = JobState(driver.StateScheduled)
 	JobStateAvailable JobState = JobState(driver.StateAvailable)
 	JobStateRetryable JobState = JobState(driver.StateRetryable)
@@ -51,12 +53,18 @@ type JobRow struct {
 	LeaseOwner      string
 	LeaseExpiresAt  *time.Time
 	CancelRequested bool
+	// BatchID is the batch the job belongs to, or the batch a callback
+	// reports on; 0 for none. Set on jobs handed to workers.
+	BatchID int64
 }
 
 // Job is a job with its args decoded, as a Worker receives it.
 type Job[T Args] struct {
 	*JobRow
 	Args T
+	// attempt is the running attempt's link to its client (result.go);
+	// nil in a Job built outside a client.
+	attempt *attemptState
 }
 
 // AttemptError records why one attempt failed.
@@ -89,6 +97,7 @@ func jobRowFromDriver(r *driver.JobRow) *JobRow {
 		LeaseOwner:      r.LeaseOwner,
 		LeaseExpiresAt:  r.LeaseExpiresAt,
 		CancelRequested: r.CancelRequested,
+		BatchID:         r.BatchID,
 	}
 	if len(r.Errors) > 0 {
 		// A row whose errors do not decode still shows everything else;

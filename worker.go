@@ -103,7 +103,7 @@ func (w *Workers) has(kind string) bool {
 // workUnit erases the type parameter so the engine can hold workers of every
 // kind in one map; each unit decodes its own args.
 type workUnit interface {
-	work(ctx context.Context, row *JobRow) error
+	work(ctx context.Context, row *JobRow, attempt *attemptState) error
 	timeout(row *JobRow) (time.Duration, bool)
 	nextRetry(row *JobRow) (time.Time, bool)
 }
@@ -120,11 +120,12 @@ func (u *typedUnit[T]) decode(row *JobRow) (*Job[T], error) {
 	return job, nil
 }
 
-func (u *typedUnit[T]) work(ctx context.Context, row *JobRow) error {
+func (u *typedUnit[T]) work(ctx context.Context, row *JobRow, attempt *attemptState) error {
 	job, err := u.decode(row)
 	if err != nil {
 		return err
 	}
+	job.attempt = attempt
 	return u.worker.Work(ctx, job)
 }
 

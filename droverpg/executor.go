@@ -19,6 +19,7 @@ type dbtx interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+	Begin(ctx context.Context) (pgx.Tx, error)
 }
 
 // executor runs the driver's statements on a pool or on a caller's
@@ -129,7 +130,7 @@ func (e *executor) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*drive
 		var owner *string
 		if err := rows.Scan(&j.ID, &j.Queue, &j.Kind, &j.Priority, &j.Args, &j.Metadata, &j.Tags, &j.Attempt,
 			&j.MaxAttempts, &j.Errors, &timeoutMS, &j.CreatedAt, &j.RunAt, &j.AttemptedAt, &owner,
-			&j.LeaseExpiresAt, &j.CancelRequested); err != nil {
+			&j.LeaseExpiresAt, &j.CancelRequested, &j.BatchID, &j.Flow); err != nil {
 			return nil, e.wrap("claim jobs", err)
 		}
 		j.Timeout = time.Duration(timeoutMS) * time.Millisecond
@@ -144,13 +145,58 @@ func (e *executor) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*drive
 	return jobs, nil
 }
 
+// JobFinish applies results with one statement when none of them belongs
+// to a workflow or batch. Results of such jobs (or of jobs that became one
+// while they ran, which the plain statement's fence turns away) go through
+// finishFlow instead, which settles them in the same transaction.
 func (e *executor) JobFinish(ctx context.Context, results []driver.Result) ([]int64, error) {
+	if !anyFlow(results) {
+		accepted, _, err := e.finish(ctx, e.db, results, false)
+		if err != nil || len(accepted) == len(results) {
+			return accepted, err
+		}
+		// Either stale results (rescued, cancelled) or jobs that gained
+		// dependants while they ran: the flow path's fence tells them
+		// apart.
+		more, err := e.finishFlow(ctx, notAccepted(results, accepted))
+		if err != nil {
+			return nil, err
+		}
+		return append(accepted, more...), nil
+	}
+	return e.finishFlow(ctx, results)
+}
+
+// finishFlow finishes results and settles the jobs that ended, in one
+// transaction (a savepoint inside a caller's one).
+func (e *executor) finishFlow(ctx context.Context, results []driver.Result) ([]int64, error) {
+	var accepted []int64
+	err := pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
+		var settle []int64
+		var err error
+		accepted, settle, err = e.finish(ctx, tx, results, true)
+		if err != nil || len(settle) == 0 {
+			return err
+		}
+		return e.settle(ctx, tx, settle)
+	})
+	if err != nil {
+		return nil, e.wrap("finish jobs", err)
+	}
+	return accepted, nil
+}
+
+// finish runs the JobFinish statement on db and returns the accepted IDs
+// and, among them, the jobs to settle. flow false turns away jobs that must
+// be settled.
+func (e *executor) finish(ctx context.Context, db dbtx, results []driver.Result, flow bool) (accepted, settle []int64, err error) {
 	n := len(results)
 	ids := make([]int64, n)
 	attempts := make([]int32, n)
 	outcomes := make([]int16, n)
 	errs := make([]*string, n)
 	runAts := make([]*time.Time, n)
+	var outputs []*string // nil (SQL NULL) unless some result has one
 	for i := range results {
 		r := &results[i]
 		ids[i], attempts[i], outcomes[i] = r.ID, int32(r.Attempt), int16(r.Outcome)
@@ -161,16 +207,35 @@ func (e *executor) JobFinish(ctx context.Context, results []driver.Result) ([]in
 		if !r.RunAt.IsZero() {
 			runAts[i] = &r.RunAt
 		}
+		if r.Output != nil {
+			if outputs == nil {
+				outputs = make([]*string, n)
+			}
+			s := string(r.Output)
+			outputs[i] = &s
+		}
 	}
-	rows, err := e.db.Query(ctx, e.q["JobFinish"], ids, attempts, outcomes, errs, runAts)
+	rows, err := db.Query(ctx, e.q["JobFinish"], ids, attempts, outcomes, errs, runAts, outputs, flow)
 	if err != nil {
-		return nil, e.wrap("finish jobs", err)
+		return nil, nil, e.wrap("finish jobs", err)
 	}
-	accepted, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil {
-		return nil, e.wrap("finish jobs", err)
+	defer rows.Close()
+	accepted = make([]int64, 0, n)
+	for rows.Next() {
+		var id int64
+		var needsSettle bool
+		if err := rows.Scan(&id, &needsSettle); err != nil {
+			return nil, nil, e.wrap("finish jobs", err)
+		}
+		accepted = append(accepted, id)
+		if needsSettle {
+			settle = append(settle, id)
+		}
 	}
-	return accepted, nil
+	if err := rows.Err(); err != nil {
+		return nil, nil, e.wrap("finish jobs", err)
+	}
+	return accepted, settle, nil
 }
 
 func (e *executor) JobHeartbeat(ctx context.Context, p driver.HeartbeatParams) (driver.HeartbeatResult, error) {
@@ -199,9 +264,20 @@ func (e *executor) JobHeartbeat(ctx context.Context, p driver.HeartbeatParams) (
 	return res, e.wrap("heartbeat", rows.Err())
 }
 
+// JobRescue runs in a transaction so that jobs it discards or cancels are
+// settled (workflows, batches) before anyone sees them ended.
 func (e *executor) JobRescue(ctx context.Context, p driver.RescueParams) (int, error) {
 	var n int
-	err := e.db.QueryRow(ctx, e.q["JobRescue"], p.Now, p.Limit).Scan(&n)
+	err := pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
+		var settle []int64
+		if err := tx.QueryRow(ctx, e.q["JobRescue"], p.Now, p.Limit).Scan(&n, &settle); err != nil {
+			return err
+		}
+		if len(settle) == 0 {
+			return nil
+		}
+		return e.settle(ctx, tx, settle)
+	})
 	return n, e.wrap("rescue jobs", err)
 }
 
@@ -286,29 +362,55 @@ func (e *executor) JobList(ctx context.Context, p driver.ListParams) ([]*driver.
 	return jobs, e.wrap("list jobs", rows.Err())
 }
 
+// JobCancel runs in a transaction so that a cancelled job with dependants
+// or a batch is settled with it.
 func (e *executor) JobCancel(ctx context.Context, id int64, now time.Time) (*driver.JobRow, error) {
-	var n int
-	if err := e.db.QueryRow(ctx, e.q["JobCancel"], id, now).Scan(&n); err != nil {
+	err := pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
+		var n int
+		var settle bool
+		if err := tx.QueryRow(ctx, e.q["JobCancel"], id, now).Scan(&n, &settle); err != nil {
+			return err
+		}
+		if !settle {
+			return nil
+		}
+		return e.settle(ctx, tx, []int64{id})
+	})
+	if err != nil {
 		return nil, e.wrap("cancel job", err)
 	}
 	return e.JobGet(ctx, id)
 }
 
+// JobRetry reads the job back in the transaction that retried it, so that
+// it returns the job as the retry left it: a worker woken by the
+// notification (sent on commit) may otherwise have run it already.
 func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*driver.JobRow, error) {
-	rows, err := e.db.Query(ctx, e.q["JobRetry"], id, now)
-	if err != nil {
-		return nil, e.wrap("retry job", err)
-	}
-	queues, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, e.wrap("retry job", err)
-	}
-	if len(queues) > 0 {
-		if _, err := e.db.Exec(ctx, e.q["Notify"], e.channel, queues); err != nil {
-			return nil, e.wrap("notify", err)
+	var job *driver.JobRow
+	err := pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, e.q["JobRetry"], id, now)
+		if err != nil {
+			return err
 		}
+		queues, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
+		if len(queues) > 0 {
+			if _, err := tx.Exec(ctx, e.q["Notify"], e.channel, queues); err != nil {
+				return fmt.Errorf("notify: %w", err)
+			}
+		}
+		job, err = (&executor{db: tx, q: e.q, schema: e.schema, channel: e.channel}).JobGet(ctx, id)
+		return err
+	})
+	if errors.Is(err, driver.ErrNotFound) {
+		return nil, err
 	}
-	return e.JobGet(ctx, id)
+	if err != nil {
+		return nil, e.wrap("retry job", err)
+	}
+	return job, nil
 }
 
 func (e *executor) JobCountByState(ctx context.Context, queue string) (map[driver.State]int64, error) {

@@ -487,7 +487,9 @@ type stmtKey struct {
 
 // readQueries run on the reader pool as well as, inside write transactions,
 // on the writer.
-var readQueries = []string{"JobGet", "JobList", "JobCountByState"}
+var readQueries = []string{"JobGet", "JobList", "JobCountByState",
+	// Workflows and batches (flow.go).
+	"BatchGet", "BatchResults", "JobResults", "JobParentResults"}
 
 // unprepared are the queries that are not statements of their own (templates)
 // or that must work before the schema exists (migrations).

@@ -357,14 +357,16 @@ func (e *executor) JobFinish(ctx context.Context, results []driver.Result) ([]in
 	*buf, waits = appendResults((*buf)[:0], results)
 	batch := string(*buf)
 	var accepted []int64
+	var woken []string
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		accepted, err = e.finish(ctx, tx, results, batch, now, waits)
+		accepted, woken, err = e.finish(ctx, tx, results, batch, now, waits)
 		return err
 	})
 	if err != nil {
 		return nil, e.wrap("finish jobs", err)
 	}
+	notify(e.hubKey, woken)
 	return accepted, nil
 }
 
@@ -375,64 +377,88 @@ func (e *executor) JobFinish(ctx context.Context, results []driver.Result) ([]in
 // back to the savepoint, asks which results pass, and applies the batch
 // again. A savepoint rather than the transaction, so that this also works
 // inside a caller's transaction.
-func (e *executor) finish(ctx context.Context, tx *sql.Tx, results []driver.Result, batch string, now int64, waits bool) ([]int64, error) {
+//
+// Jobs that must be settled (workflows, batches) are settled in the same
+// savepoint; finish returns the queues whose jobs that made available.
+func (e *executor) finish(ctx context.Context, tx *sql.Tx, results []driver.Result, batch string, now int64, waits bool) ([]int64, []string, error) {
 	if _, err := e.exec(ctx, tx, "FinishSavepoint"); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	accepted, err := e.finishInSavepoint(ctx, tx, results, batch, now, waits)
+	accepted, woken, err := e.finishInSavepoint(ctx, tx, results, batch, now, waits)
 	if err != nil {
 		// Leave a caller's transaction as it was before the call.
 		_, _ = e.exec(context.WithoutCancel(ctx), tx, "FinishRollback")
 		_, _ = e.exec(context.WithoutCancel(ctx), tx, "FinishRelease")
-		return nil, err
+		return nil, nil, err
 	}
 	if _, err := e.exec(ctx, tx, "FinishRelease"); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return accepted, nil
+	return accepted, woken, nil
 }
 
-func (e *executor) finishInSavepoint(ctx context.Context, tx *sql.Tx, results []driver.Result, batch string, now int64, waits bool) ([]int64, error) {
+func (e *executor) finishInSavepoint(ctx context.Context, tx *sql.Tx, results []driver.Result, batch string, now int64, waits bool) ([]int64, []string, error) {
 	n, err := e.applyResults(ctx, tx, batch, now, waits)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if n == len(results) {
 		accepted := make([]int64, len(results))
 		for i := range results {
 			accepted[i] = results[i].ID
 		}
-		return accepted, nil
+		woken, err := e.settleFinished(ctx, tx, results, accepted)
+		return accepted, woken, err
 	}
 
 	if _, err := e.exec(ctx, tx, "FinishRollback"); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	pass := make(map[int64]bool, len(results))
+	pass := make(map[int64]bool, len(results)) // ID -> must be settled
 	err = e.query(ctx, tx, e.writer, "JobFinishFenced", func(rows *sql.Rows) error {
 		var id int64
-		if err := rows.Scan(&id); err != nil {
+		var settle bool
+		if err := rows.Scan(&id, &settle); err != nil {
 			return err
 		}
-		pass[id] = true
+		pass[id] = settle
 		return nil
 	}, batch)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	// A job that gained dependants while it ran was turned away by the
+	// settle bit: apply its result with the bit set.
+	var flagged []driver.Result
+	for i := range results {
+		if settle, ok := pass[results[i].ID]; ok && settle && results[i].Flow&driver.FlowSettle == 0 {
+			if flagged == nil {
+				flagged = slices.Clone(results)
+			}
+			flagged[i].Flow |= driver.FlowHasDependants
+		}
+	}
+	if flagged != nil {
+		results = flagged
+		buf := getBuf()
+		defer putBuf(buf)
+		*buf, waits = appendResults((*buf)[:0], results)
+		batch = string(*buf)
 	}
 	if n, err = e.applyResults(ctx, tx, batch, now, waits); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if n != len(pass) {
-		return nil, fmt.Errorf("%d results pass their fence but %d were applied", len(pass), n)
+		return nil, nil, fmt.Errorf("%d results pass their fence but %d were applied", len(pass), n)
 	}
 	accepted := make([]int64, 0, len(pass))
 	for i := range results {
-		if pass[results[i].ID] {
+		if _, ok := pass[results[i].ID]; ok {
 			accepted = append(accepted, results[i].ID)
 		}
 	}
-	return accepted, nil
+	woken, err := e.settleFinished(ctx, tx, results, accepted)
+	return accepted, woken, err
 }
 
 // applyResults runs the finish statements and reports how many results
@@ -502,8 +528,11 @@ func appendResults(b []byte, results []driver.Result) ([]byte, bool) {
 		b = append(b, '"')
 		b = strconv.AppendInt(b, r.ID, 10)
 		b = append(b, '"', ':')
-		packed := int64(r.Attempt)<<3 | int64(r.Outcome&7)
-		if len(r.Error) == 0 && r.RunAt.IsZero() {
+		packed := int64(r.Attempt)<<4 | int64(r.Outcome&7)
+		if r.Flow&driver.FlowSettle != 0 {
+			packed |= 8
+		}
+		if len(r.Error) == 0 && r.RunAt.IsZero() && r.Output == nil {
 			b = strconv.AppendInt(b, packed, 10)
 		} else {
 			b = append(b, '[')
@@ -519,6 +548,12 @@ func appendResults(b []byte, results []driver.Result) ([]byte, bool) {
 				b = append(b, "null"...)
 			} else {
 				b = strconv.AppendInt(b, micros(r.RunAt), 10)
+			}
+			b = append(b, ',')
+			if r.Output == nil {
+				b = append(b, "null"...)
+			} else {
+				b = append(b, r.Output...)
 			}
 			b = append(b, ']')
 		}
@@ -583,18 +618,22 @@ func (e *executor) JobHeartbeat(ctx context.Context, p driver.HeartbeatParams) (
 func (e *executor) JobRescue(ctx context.Context, p driver.RescueParams) (int, error) {
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	var n int
-	var finish []int64
+	var finish, settle []int64
+	var woken []string
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
-		n, finish = 0, finish[:0]
+		n, finish, settle = 0, finish[:0], settle[:0]
 		err := e.query(ctx, tx, e.writer, "JobRescueMark", func(rows *sql.Rows) error {
 			var id int64
-			var done bool
-			if err := rows.Scan(&id, &done); err != nil {
+			var done, flow bool
+			if err := rows.Scan(&id, &done, &flow); err != nil {
 				return err
 			}
 			n++
 			if done {
 				finish = append(finish, id)
+				if flow {
+					settle = append(settle, id)
+				}
 			}
 			return nil
 		}, micros(p.Now), p.Limit, micros(now), now.Format(time.RFC3339Nano))
@@ -605,12 +644,16 @@ func (e *executor) JobRescue(ctx context.Context, p driver.RescueParams) (int, e
 		if _, err := e.exec(ctx, tx, "JobRescueMove", ids, micros(now)); err != nil {
 			return err
 		}
-		_, err = e.exec(ctx, tx, "JobRescueDelete", ids)
+		if _, err = e.exec(ctx, tx, "JobRescueDelete", ids); err != nil {
+			return err
+		}
+		woken, err = e.settle(ctx, tx, settle)
 		return err
 	})
 	if err != nil {
 		return 0, e.wrap("rescue jobs", err)
 	}
+	notify(e.hubKey, woken)
 	return n, nil
 }
 
@@ -685,8 +728,13 @@ func (e *executor) JobList(ctx context.Context, p driver.ListParams) ([]*driver.
 
 func (e *executor) JobCancel(ctx context.Context, id int64, now time.Time) (*driver.JobRow, error) {
 	var job *driver.JobRow
+	var woken []string
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
-		if _, err := e.exec(ctx, tx, "JobCancelMove", id, micros(now)); err != nil {
+		var settle bool
+		err := e.query(ctx, tx, e.writer, "JobCancelMove", func(rows *sql.Rows) error {
+			return rows.Scan(&settle)
+		}, id, micros(now))
+		if err != nil {
 			return err
 		}
 		if _, err := e.exec(ctx, tx, "JobCancelDelete", id); err != nil {
@@ -695,13 +743,19 @@ func (e *executor) JobCancel(ctx context.Context, id int64, now time.Time) (*dri
 		if _, err := e.exec(ctx, tx, "JobCancelFlag", id); err != nil {
 			return err
 		}
-		var err error
+		woken = nil
+		if settle {
+			if woken, err = e.settle(ctx, tx, []int64{id}); err != nil {
+				return err
+			}
+		}
 		job, err = e.get(ctx, tx, id)
 		return err
 	})
 	if err != nil {
 		return nil, e.wrap("cancel job", err)
 	}
+	notify(e.hubKey, woken)
 	return job, nil
 }
 
@@ -796,7 +850,7 @@ func (e *executor) wrap(op string, err error) error {
 // queries.sql).
 const (
 	jobColumns   = 19
-	claimColumns = 12
+	claimColumns = 14
 )
 
 // jobBox holds a job and the times its pointer fields point to, so that one
@@ -902,6 +956,8 @@ func (sc *scanner) scanClaimed(rows *sql.Rows) error {
 	box.attemptedAt, box.leaseExpireAt = c.attemptedAt, c.lease
 	j.AttemptedAt, j.LeaseExpiresAt = &box.attemptedAt, &box.leaseExpireAt
 	j.LeaseOwner = c.owner
+	j.BatchID = asInt(v[12])
+	j.Flow = int(asInt(v[13]))
 	return sc.payload(j, v[8:12])
 }
 

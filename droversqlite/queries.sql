@@ -54,15 +54,21 @@ WHERE id IN (
     LIMIT ?2
 )
 RETURNING id, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at,
-    nullif(tags, '[]'), nullif(metadata, '{}'), errors, args;
+    nullif(tags, '[]'), nullif(metadata, '{}'), errors, args, batch_id, flow;
 
 -- name: JobFinishMove
 -- Outcomes: 1 completed, 2 retry, 3 discarded, 4 cancelled, 5 released.
--- ?1 is a JSON object keyed by job ID. Each value packs the attempt and the
--- outcome into one integer, attempt * 8 + outcome, or, when the result
--- carries an error or a run_at, is an array [attempt * 8 + outcome, error or
--- null, run_at or null]. A successful result thus unpacks from json_each's
--- key and atom alone, with no JSON parsing per row. ?2 is now.
+-- ?1 is a JSON object keyed by job ID. Each value packs the attempt, the
+-- settle bit and the outcome into one integer, attempt * 16 + settle * 8 +
+-- outcome, or, when the result carries an error, a run_at or a result, is
+-- an array [packed, error or null, run_at or null, result or null]. A
+-- successful result thus unpacks from json_each's key and atom alone, with
+-- no JSON parsing per row. ?2 is now.
+--
+-- Workflows and batches: a result without the settle bit does not finish a
+-- job whose stored flow says it must be settled (a dependant was added
+-- while it ran); the executor then sets the bit and applies the batch again
+-- (see finishInSavepoint), and settles the jobs that ended.
 --
 -- Every result is fenced by (id, attempt, state running). This copies the
 -- rows that finish into finished_jobs; JobFinishDelete then removes them
@@ -74,25 +80,27 @@ RETURNING id, kind, priority, attempt, max_attempts, timeout_ms, created_at, run
 -- tenth of the cost of a finish (see JobFinish in executor.go for how the
 -- accepted IDs are known without it).
 INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at,
-    run_at, attempted_at, finalized_at, tags, metadata, errors, args)
+    run_at, attempted_at, finalized_at, tags, metadata, errors, args, batch_id, flow, result)
 SELECT j.id,
     CASE r.outcome WHEN 1 THEN 'completed' WHEN 3 THEN 'discarded' ELSE 'cancelled' END,
     j.queue, j.kind, j.priority, j.attempt, j.max_attempts, j.timeout_ms, j.created_at, j.run_at, j.attempted_at, ?2,
     j.tags, j.metadata,
     CASE WHEN r.error IS NULL THEN j.errors ELSE json_insert(coalesce(j.errors, '[]'), '$[#]', json(r.error)) END,
-    j.args
+    j.args, j.batch_id, j.flow, CASE WHEN r.outcome = 1 THEN r.result END
 FROM (
     WITH p AS MATERIALIZED (
         SELECT CAST(key AS INTEGER) AS id,
             CASE WHEN type = 'array' THEN value->>0 ELSE value END AS packed,
-            CASE WHEN type = 'array' THEN nullif(value->1, 'null') END AS error
+            CASE WHEN type = 'array' THEN nullif(value->1, 'null') END AS error,
+            CASE WHEN type = 'array' THEN nullif(value->3, 'null') END AS result
         FROM json_each(?1)
     )
-    SELECT id, packed >> 3 AS attempt, packed & 7 AS outcome, error FROM p
+    SELECT id, packed >> 4 AS attempt, packed & 8 AS settle, packed & 7 AS outcome, error, result FROM p
 ) AS r
 CROSS JOIN {schema}jobs AS j
 WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running'
-  AND (r.outcome IN (1, 3, 4) OR j.cancel_requested);
+  AND (r.outcome IN (1, 3, 4) OR j.cancel_requested)
+  AND (r.settle OR j.flow & 3 = 0);
 
 -- name: JobFinishDelete
 -- ?1 as for JobFinishMove. A job lives in exactly one of the two tables
@@ -121,16 +129,17 @@ FROM (
             CASE WHEN type = 'array' THEN value->>2 END AS run_at
         FROM json_each(?1)
     )
-    SELECT id, packed >> 3 AS attempt, packed & 7 AS outcome, error, run_at FROM p
+    SELECT id, packed >> 4 AS attempt, packed & 7 AS outcome, error, run_at FROM p
     WHERE packed & 7 IN (2, 5)
 ) AS r
 WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running' AND NOT j.cancel_requested;
 
 -- name: JobFinishFenced
--- ?1 as for JobFinishMove: the results that pass the fence. Only run when a
--- batch was not accepted whole, to tell which of its results were.
-SELECT j.id
-FROM (SELECT CAST(key AS INTEGER) AS id, (CASE WHEN type = 'array' THEN value->>0 ELSE value END) >> 3 AS attempt
+-- ?1 as for JobFinishMove: the results that pass the fence, and whether
+-- their jobs must be settled. Only run when a batch was not accepted whole,
+-- to tell which of its results were.
+SELECT j.id, j.flow & 3 <> 0
+FROM (SELECT CAST(key AS INTEGER) AS id, (CASE WHEN type = 'array' THEN value->>0 ELSE value END) >> 4 AS attempt
       FROM json_each(?1)) AS r
 CROSS JOIN {schema}jobs AS j
 WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running';
@@ -174,15 +183,15 @@ WHERE id IN (
     ORDER BY lease_expires_at
     LIMIT ?2
 )
-RETURNING id, attempt >= max_attempts OR cancel_requested AS finish;
+RETURNING id, attempt >= max_attempts OR cancel_requested AS finish, flow & 3 <> 0 AS settle;
 
 -- name: JobRescueMove
 -- ?1 JSON array of the IDs JobRescueMark reported to finish, ?2 now.
 INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at,
-    run_at, attempted_at, finalized_at, tags, metadata, errors, args)
+    run_at, attempted_at, finalized_at, tags, metadata, errors, args, batch_id, flow)
 SELECT id, CASE WHEN cancel_requested THEN 'cancelled' ELSE 'discarded' END,
     queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, ?2,
-    tags, metadata, errors, args
+    tags, metadata, errors, args, batch_id, flow
 FROM {schema}jobs
 WHERE id IN (SELECT value FROM json_each(?1));
 
@@ -244,15 +253,18 @@ ORDER BY id
 LIMIT ?6;
 
 -- name: JobCancelMove
--- ?1 id, ?2 now. A waiting job is finished as cancelled at once.
+-- ?1 id, ?2 now. A waiting job (available, or pending on other jobs) is
+-- finished as cancelled at once. Returns whether it must be settled
+-- (workflows, batches).
 INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at,
-    run_at, attempted_at, finalized_at, tags, metadata, errors, args)
+    run_at, attempted_at, finalized_at, tags, metadata, errors, args, batch_id, flow)
 SELECT id, 'cancelled', queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, ?2,
-    tags, metadata, errors, args
-FROM {schema}jobs WHERE id = ?1 AND state = 'available';
+    tags, metadata, errors, args, batch_id, flow
+FROM {schema}jobs WHERE id = ?1 AND state IN ('available', 'pending')
+RETURNING flow & 3 <> 0;
 
 -- name: JobCancelDelete
-DELETE FROM {schema}jobs WHERE id = ?1 AND state = 'available';
+DELETE FROM {schema}jobs WHERE id = ?1 AND state IN ('available', 'pending');
 
 -- name: JobCancelFlag
 -- A running job is flagged: its worker hears of it at the next heartbeat
@@ -308,3 +320,152 @@ CREATE TABLE IF NOT EXISTS {schema}schema_migrations (
 
 -- name: MigrationRecord
 INSERT INTO {schema}schema_migrations (version, name, applied_at) VALUES (?1, ?2, ?3);
+
+-- Workflows and batches (flow.go). None of these runs for plain jobs.
+
+-- name: JobFlowMark
+-- ?1 JSON object keyed by the ID of each inserted job whose flow columns
+-- differ from a plain job's, valued [waiting_on, flow]; ?2 the batch ID or
+-- NULL. Jobs that wait become pending, outside the claim index.
+UPDATE {schema}jobs AS j
+SET waiting_on = r.value->>0,
+    state = CASE WHEN r.value->>0 > 0 THEN 'pending' ELSE j.state END,
+    flow = r.value->>1,
+    batch_id = ?2
+FROM json_each(?1) AS r
+WHERE j.id = CAST(r.key AS INTEGER);
+
+-- name: JobFlowMarkParents
+-- ?1 JSON array of stored parents. Marks those that have not ended as
+-- having dependants and returns them.
+UPDATE {schema}jobs SET flow = flow | 2 WHERE id IN (SELECT value FROM json_each(?1)) RETURNING id;
+
+-- name: JobFlowEndedParents
+SELECT id, state FROM {schema}finished_jobs WHERE id IN (SELECT value FROM json_each(?1));
+
+-- name: JobFlowInsertDeps
+-- ?1 JSON array of [parent, child] pairs.
+INSERT OR IGNORE INTO {schema}job_deps (parent_id, child_id)
+SELECT value->>0, value->>1 FROM json_each(?1);
+
+-- name: BatchCreate
+INSERT INTO {schema}batches (total, created_at) VALUES (?1, ?2);
+
+-- name: BatchSetCallback
+UPDATE {schema}batches SET callback_job_id = ?2 WHERE id = ?1;
+
+-- name: JobFlowDoomed
+-- ?1 JSON array of jobs that ended in this transaction. Returns the pending
+-- dependants to cancel because a parent ended without completing, and
+-- their own such dependants, recursively, each with the parent that caused
+-- it (jobs asking to be released in that case are left out).
+WITH RECURSIVE doomed(id, cause, cause_state) AS (
+    SELECT e.child_id, f.id, f.state
+    FROM {schema}finished_jobs f
+    JOIN {schema}job_deps e ON e.parent_id = f.id
+    JOIN {schema}jobs c ON c.id = e.child_id
+    WHERE f.id IN (SELECT value FROM json_each(?1)) AND f.state <> 'completed'
+      AND c.state = 'pending' AND c.flow & 4 = 0
+    UNION
+    SELECT e.child_id, d.id, 'cancelled'
+    FROM doomed d
+    JOIN {schema}job_deps e ON e.parent_id = d.id
+    JOIN {schema}jobs c ON c.id = e.child_id
+    WHERE c.state = 'pending' AND c.flow & 4 = 0
+)
+SELECT id, min(cause), cause_state FROM doomed GROUP BY id;
+
+-- name: JobFlowCancelMove
+-- ?1 JSON object mapping each doomed job's ID to its error message, ?2 now,
+-- ?3 now as RFC 3339 text for the recorded error.
+INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at,
+    run_at, attempted_at, finalized_at, tags, metadata, errors, args, batch_id, flow)
+SELECT j.id, 'cancelled', j.queue, j.kind, j.priority, j.attempt, j.max_attempts, j.timeout_ms, j.created_at, j.run_at,
+    j.attempted_at, ?2, j.tags, j.metadata,
+    json_insert(coalesce(j.errors, '[]'), '$[#]', json_object('attempt', j.attempt, 'at', ?3, 'error', r.value)),
+    j.args, j.batch_id, j.flow
+FROM json_each(?1) AS r
+CROSS JOIN {schema}jobs AS j
+WHERE j.id = CAST(r.key AS INTEGER) AND j.state = 'pending';
+
+-- name: JobFlowCancelDelete
+DELETE FROM {schema}jobs
+WHERE id IN (SELECT CAST(key AS INTEGER) FROM json_each(?1)) AND state = 'pending';
+
+-- name: JobFlowRelease
+-- ?1 JSON array of every job that ended (cancelled dependants included,
+-- already gone from this table). Each pending dependant has one parent
+-- fewer to wait for per parent that ended, and becomes available at zero.
+UPDATE {schema}jobs AS j
+SET waiting_on = j.waiting_on - m.n,
+    state = CASE WHEN j.waiting_on = m.n THEN 'available' ELSE 'pending' END
+FROM (
+    SELECT child_id, count(*) AS n FROM {schema}job_deps
+    WHERE parent_id IN (SELECT value FROM json_each(?1))
+    GROUP BY child_id
+) AS m
+WHERE j.id = m.child_id AND j.state = 'pending'
+RETURNING queue, state;
+
+-- name: JobFlowCount
+-- ?1 as for JobFlowRelease, ?2 now. Counts batch members that ended on
+-- their batch rows and returns the callbacks of batches now complete;
+-- JobFlowCallback releases each only while it is still pending, so a
+-- callback runs once however often its batch is seen complete.
+UPDATE {schema}batches AS b
+SET completed = b.completed + c.completed,
+    cancelled = b.cancelled + c.cancelled,
+    discarded = b.discarded + c.discarded,
+    finished_at = CASE WHEN b.finished_at IS NULL AND b.completed + b.cancelled + b.discarded + c.n >= b.total
+        THEN ?2 ELSE b.finished_at END
+FROM (
+    SELECT batch_id,
+        sum(state = 'completed') AS completed, sum(state = 'cancelled') AS cancelled,
+        sum(state = 'discarded') AS discarded, count(*) AS n
+    FROM {schema}finished_jobs
+    WHERE id IN (SELECT value FROM json_each(?1)) AND flow & 1 = 1
+    GROUP BY batch_id
+) AS c
+WHERE b.id = c.batch_id
+RETURNING callback_job_id, completed + cancelled + discarded >= total;
+
+-- name: JobFlowCallback
+UPDATE {schema}jobs SET state = 'available', waiting_on = 0
+WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'pending'
+RETURNING queue;
+
+-- name: BatchGet
+-- The counts of running and retrying members match jobs_batch_idx's
+-- predicate, so they read that small index only.
+-- SQLite uses a partial index only when the query repeats its terms.
+SELECT b.id, b.total, b.completed, b.cancelled, b.discarded,
+    (SELECT count(*) FROM {schema}jobs j WHERE j.batch_id = b.id AND j.flow & 1 = 1
+        AND (j.state = 'running' OR j.attempt > 0) AND j.state = 'running'),
+    (SELECT count(*) FROM {schema}jobs j WHERE j.batch_id = b.id AND j.flow & 1 = 1
+        AND (j.state = 'running' OR j.attempt > 0) AND j.state = 'available'),
+    coalesce(b.callback_job_id, 0), b.created_at, b.finished_at
+FROM {schema}batches b WHERE b.id = ?1;
+
+-- name: BatchResults
+-- Members only: the callback carries the batch ID too.
+SELECT id, state, kind, result FROM {schema}finished_jobs
+WHERE batch_id = ?1 AND id > ?2 AND flow & 1 = 1
+ORDER BY id
+LIMIT ?3;
+
+-- name: JobResults
+-- ?1 JSON array of IDs.
+SELECT id, state, kind, result FROM {schema}finished_jobs WHERE id IN (SELECT value FROM json_each(?1))
+UNION ALL
+SELECT id, state, kind, NULL FROM {schema}jobs WHERE id IN (SELECT value FROM json_each(?1))
+ORDER BY id;
+
+-- name: JobParentResults
+SELECT f.id, f.state, f.kind, f.result
+FROM {schema}job_deps e JOIN {schema}finished_jobs f ON f.id = e.parent_id
+WHERE e.child_id = ?1
+UNION ALL
+SELECT j.id, j.state, j.kind, NULL
+FROM {schema}job_deps e JOIN {schema}jobs j ON j.id = e.parent_id
+WHERE e.child_id = ?1
+ORDER BY 1;

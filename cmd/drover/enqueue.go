@@ -29,6 +29,10 @@ type enqueueFlags struct {
 	metadata    string
 	count       int
 	json        bool
+	// batch inserts the copies as one batch, with an optional callback
+	// (docs/batches.md).
+	batch                      bool
+	callbackKind, callbackArgs string
 }
 
 func (c *cli) enqueueCommand() *cobra.Command {
@@ -40,10 +44,13 @@ func (c *cli) enqueueCommand() *cobra.Command {
 
 A worker registered for KIND runs it. JSON "-" reads the args from standard
 input (for args too large for a command line). With --count N it inserts N
-copies in one statement: all of them or, on any error, none.`,
+copies in one statement: all of them or, on any error, none. With --batch the
+copies form one batch (see drover batch ID), optionally with a --callback job
+that runs once when the last of them ended.`,
 		Example: `  drover enqueue email '{"to":"ada@example.com"}'
   drover enqueue report '{"day":"2025-01-02"}' --queue reports --at 10m --tags nightly,eu
   drover enqueue noop '{}' --count 1000 --json
+  drover enqueue simulate '{"steps":100}' --count 5000 --batch --callback report
   drover enqueue render - < scene.json`,
 		Args: argsNamed("KIND", "JSON"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -70,6 +77,9 @@ copies in one statement: all of them or, on any error, none.`,
 				return err
 			}
 			defer closeStore()
+			if f.batch {
+				return f.insertBatch(cmd, client, params)
+			}
 			ids, err := client.InsertMany(ctx, params)
 			if err != nil {
 				// Every copy is the same job, so the "job 1 of N" that
@@ -104,6 +114,9 @@ copies in one statement: all of them or, on any error, none.`,
 	fl.StringVar(&f.metadata, "metadata", "", "free-form JSON object stored with the job")
 	fl.IntVar(&f.count, "count", 1, fmt.Sprintf("insert this many copies in one statement (at most %d)", maxCount))
 	fl.BoolVar(&f.json, "json", false, `print {"ids":[…]} instead of one id per line`)
+	fl.BoolVar(&f.batch, "batch", false, "insert the copies as one batch; prints the batch ID first")
+	fl.StringVar(&f.callbackKind, "callback", "", "with --batch: kind of a job to run once when the batch ended")
+	fl.StringVar(&f.callbackArgs, "callback-args", "{}", "JSON args of the --callback job")
 	return cmd
 }
 
@@ -122,6 +135,14 @@ func (f *enqueueFlags) params(kind, args string, now time.Time) ([]drover.Insert
 	}
 	if f.maxAttempts < 0 {
 		return nil, usagef("--max-attempts %d: must be at least 1", f.maxAttempts)
+	}
+	if !f.batch && f.callbackKind != "" {
+		return nil, usagef("--callback: only with --batch")
+	}
+	if f.callbackKind != "" {
+		if err := drover.ValidateJSON("--callback-args", []byte(f.callbackArgs), drover.MaxArgsBytes); err != nil {
+			return nil, err
+		}
 	}
 	if f.count < 1 || f.count > maxCount {
 		return nil, usagef("--count %d: must be between 1 and %d", f.count, maxCount)

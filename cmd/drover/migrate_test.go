@@ -1,28 +1,57 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
+
+	"github.com/droverhq/drover/droversqlite"
+	"github.com/droverhq/drover/internal/driver"
 )
+
+// knownMigrations are the migrations this binary applies (both stores
+// number them alike), so that expected outputs follow new migrations.
+func knownMigrations(t *testing.T) []driver.Migration {
+	t.Helper()
+	d, err := droversqlite.Open(context.Background(), ":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	return d.Migrations()
+}
+
+// latestVersion is the highest migration this binary knows.
+func latestVersion(t *testing.T) int {
+	ms := knownMigrations(t)
+	return ms[len(ms)-1].Version
+}
 
 func TestMigrate(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			f := b.setup(t)
 			s := f.schema
+			latest := latestVersion(t)
+			var applied strings.Builder
+			for _, m := range knownMigrations(t) {
+				fmt.Fprintf(&applied, "applied %03d_%s\n", m.Version, m.Name)
+			}
 			steps := []struct {
 				args []string
 				want string
 			}{
-				{[]string{"migrate", "--status"}, fmt.Sprintf("schema %q: version 0 of 1 (run: drover migrate)\n", s)},
-				{[]string{"migrate"}, "applied 001_init\n"},
+				{[]string{"migrate", "--status"}, fmt.Sprintf("schema %q: version 0 of %d (run: drover migrate)\n", s, latest)},
+				{[]string{"migrate"}, applied.String()},
 				// The second run finds nothing to do.
-				{[]string{"migrate"}, fmt.Sprintf("schema %q is up to date at version 1\n", s)},
-				{[]string{"migrate", "--status"}, fmt.Sprintf("schema %q: version 1 of 1\n", s)},
+				{[]string{"migrate"}, fmt.Sprintf("schema %q is up to date at version %d\n", s, latest)},
+				{[]string{"migrate", "--status"}, fmt.Sprintf("schema %q: version %d of %d\n", s, latest, latest)},
 				{[]string{"migrate", "--status", "--json"},
-					fmt.Sprintf("{\n  \"schema\": %q,\n  \"version\": 1,\n  \"latest\": 1,\n  \"up_to_date\": true\n}\n", s)},
+					fmt.Sprintf("{\n  \"schema\": %q,\n  \"version\": %d,\n  \"latest\": %d,\n  \"up_to_date\": true\n}\n", s, latest, latest)},
 				{[]string{"migrate", "--json"},
-					fmt.Sprintf("{\n  \"schema\": %q,\n  \"applied\": [],\n  \"version\": 1\n}\n", s)},
+					fmt.Sprintf("{\n  \"schema\": %q,\n  \"applied\": [],\n  \"version\": %d\n}\n", s, latest)},
 			}
 			for _, st := range steps {
 				r := f.run(t, st.args...)
@@ -37,8 +66,20 @@ func TestMigrate(t *testing.T) {
 func TestMigrateJSONApplied(t *testing.T) {
 	f := setup(t)
 	r := f.run(t, "migrate", "--json")
-	want := fmt.Sprintf("{\n  \"schema\": %q,\n  \"applied\": [\n    {\n      \"version\": 1,\n      \"name\": \"init\"\n    }\n  ],\n  \"version\": 1\n}\n", f.schema)
-	if r.code != exitOK || r.stdout != want {
-		t.Fatalf("%s\nwant stdout %q", r, want)
+	type applied struct {
+		Version int    `json:"version"`
+		Name    string `json:"name"`
+	}
+	want := struct {
+		Schema  string    `json:"schema"`
+		Applied []applied `json:"applied"`
+		Version int       `json:"version"`
+	}{Schema: f.schema, Version: latestVersion(t)}
+	for _, m := range knownMigrations(t) {
+		want.Applied = append(want.Applied, applied{m.Version, m.Name})
+	}
+	b, _ := json.MarshalIndent(want, "", "  ")
+	if r.code != exitOK || r.stdout != string(b)+"\n" {
+		t.Fatalf("%s\nwant stdout %q", r, string(b)+"\n")
 	}
 }

@@ -28,7 +28,7 @@ func NewCommand(env func() Env) *cobra.Command {
 		Use:   "bench SCENARIO",
 		Short: "Measure throughput, latency and scaling on the configured store",
 		Long: "Measure what Drover does on the store the database URL names (the embedded ./drover.db\n" +
-			"when none is given). Scenarios: burndown, steady, latency, scale, streams.\n" +
+			"when none is given). Scenarios: burndown, steady, latency, scale, streams, runs, dag, chaos.\n" +
 			"Every run prints a progress line every 2s, a table at the end, and can write\n" +
 			"--json, --markdown and --plot output. Jobs are checked from the store: a run\n" +
 			"that loses a job fails.",
@@ -59,6 +59,12 @@ func NewCommand(env func() Env) *cobra.Command {
 		{"streams", "Sweep S producer and S consumer streams over --streams", func(o *options) {
 			o.batch, o.concurrency = 1, 10
 		}, func(r *runner, ctx context.Context) (*report.Report, error) { return r.streams(ctx) }},
+		{"runs", "Insert a batch of --jobs simulation runs with results, work it with each K of --processes, check every result", func(o *options) {
+			o.jobs, o.processes, o.concurrency = 500_000, []int{1, 3}, 1000
+		}, func(r *runner, ctx context.Context) (*report.Report, error) { return r.runs(ctx) }},
+		{"dag", "Work off N workflows of --steps noop steps for each N of --instances; report actions/s per N", func(o *options) {
+			o.instances, o.steps, o.concurrency = []int{1000, 10_000, 50_000, 500_000}, 3, 1000
+		}, func(r *runner, ctx context.Context) (*report.Report, error) { return r.dag(ctx) }},
 		{"chaos", "Run a steady load on worker processes, inject --fault, and prove nothing was lost", func(o *options) {
 			o.duration, o.rate, o.batch, o.concurrency, o.lease = 30*time.Second, 2000, 10, 50, 5*time.Second
 			o.work, o.processes, o.fault = 5*time.Millisecond, []int{2}, "kill-worker"
@@ -73,6 +79,7 @@ func NewCommand(env func() Env) *cobra.Command {
 		sc.defaults(&o)
 		var (
 			processes, streams, priorityMix string
+			instances                       string
 			jsonPath, plotPath, cpuProfile  string
 			markdown                        bool
 		)
@@ -89,6 +96,11 @@ func NewCommand(env func() Env) *cobra.Command {
 				}
 				if o.streams, err = parseInts("--streams", streams, 1); err != nil {
 					return err
+				}
+				if instances != "" {
+					if o.instances, err = parseCounts("--instances", instances); err != nil {
+						return err
+					}
 				}
 				if priorityMix != "" {
 					if o.priorityMix, err = parseInts("--priority-mix", priorityMix, -32768); err != nil {
@@ -143,6 +155,10 @@ func NewCommand(env func() Env) *cobra.Command {
 		if sc.name == "steady" {
 			f.DurationVar(&o.healthEvery, "health-every", 0, "sample the hot table's size and dead tuples this often (PostgreSQL; 0: off)")
 		}
+		if sc.name == "dag" {
+			f.StringVar(&instances, "instances", joinInts(o.instances), "workflow counts N to sweep")
+			f.IntVar(&o.steps, "steps", o.steps, "steps of each workflow (a chain)")
+		}
 		if sc.name == "chaos" {
 			f.StringVar(&o.fault, "fault", o.fault, "fault to inject: "+faultNames())
 			f.StringVar(&o.pgData, "pg-data", "", "data directory of the local PostgreSQL server (pg-restart)")
@@ -183,7 +199,11 @@ func (o *options) validate(scenario string) error {
 		return usagef("--lease %s: must be at least 1s", o.lease)
 	case scenario == "scale" && len(o.processes) == 0:
 		return usagef("--processes: scale needs at least one process count")
-	case scenario != "scale" && len(o.processes) > 1:
+	case scenario == "dag" && (o.steps < 1 || o.steps > 100):
+		return usagef("--steps %d: must be between 1 and 100", o.steps)
+	case scenario == "runs" && (o.jobs < 1 || len(o.processes) == 0):
+		return usagef("runs needs --jobs and at least one count in --processes")
+	case scenario != "scale" && scenario != "runs" && len(o.processes) > 1:
 		return usagef("--processes: only scale takes a list")
 	case o.latency < 0 || o.latency > 10*time.Second:
 		return usagef("--latency %s: must be between 0 and 10s", o.latency)
@@ -210,6 +230,27 @@ func parseInts(flag, s string, minimum int) ([]int, error) {
 			return nil, usagef("%s: %d is out of range", flag, n)
 		}
 		out = append(out, n)
+	}
+	return out, nil
+}
+
+// parseCounts parses a list of positive counts too large for parseInts
+// (workflow instances).
+func parseCounts(flag, s string) ([]int, error) {
+	var out []int
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		n, err := strconv.Atoi(part)
+		if err != nil || n < 1 || n > 10_000_000 {
+			return nil, usagef("%s: %q is not a count between 1 and 10000000", flag, part)
+		}
+		out = append(out, n)
+	}
+	if len(out) == 0 {
+		return nil, usagef("%s: no counts", flag)
 	}
 	return out, nil
 }

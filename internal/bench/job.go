@@ -29,6 +29,8 @@ func (Args) Kind() string { return "drover.bench" }
 func Workers() *drover.Workers {
 	w := drover.NewWorkers()
 	drover.AddWorker(w, drover.WorkFunc(work))
+	drover.AddWorker(w, drover.WorkFunc(runSim))  // runs scenario (flow.go)
+	drover.AddWorker(w, drover.WorkFunc(runStep)) // dag scenario (flow.go)
 	return w
 }
 

@@ -40,6 +40,10 @@ type options struct {
 	progress     time.Duration
 	// floor also measures the raw SQL floor where the store supports it.
 	floor bool
+	// instances are the workflow counts of the dag scenario, steps the
+	// length of each workflow (flow.go).
+	instances []int
+	steps     int
 	// fault is the chaos scenario's fault; pgData the local data
 	// directory that pg-restart restarts.
 	fault, pgData string

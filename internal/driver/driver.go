@@ -140,6 +140,12 @@ type Executor interface {
 
 	// LeaderResign gives up the named leadership if ID holds it.
 	LeaderResign(ctx context.Context, name, id string) error
+
+	// Workflows and batches (flow.go). JobFinish, JobRescue and JobCancel
+	// settle the jobs they end in the same transaction: dependants are
+	// released or cancelled, batch counters counted and a batch's callback
+	// released when its last member ends.
+	FlowExecutor
 }
 
 // Listener delivers insert notifications from other connections and
@@ -160,6 +166,7 @@ type State string
 // in the future (attempt zero or not), so no loop has to move them when
 // their time comes.
 const (
+	StatePending   State = "pending" // waits for other jobs (flow.go)
 	StateAvailable State = "available"
 	StateScheduled State = "scheduled"
 	StateRetryable State = "retryable"
@@ -170,7 +177,7 @@ const (
 )
 
 // States lists every state, in lifecycle order.
-var States = []State{StateScheduled, StateAvailable, StateRetryable, StateRunning, StateCompleted, StateCancelled, StateDiscarded}
+var States = []State{StatePending, StateScheduled, StateAvailable, StateRetryable, StateRunning, StateCompleted, StateCancelled, StateDiscarded}
 
 // Finished reports whether s is final.
 func (s State) Finished() bool {
@@ -252,6 +259,13 @@ type Result struct {
 	Error []byte
 	// RunAt is when a retried job becomes claimable again.
 	RunAt time.Time
+	// Flow is the claimed row's Flow (flow.go): a nonzero value makes the
+	// finish settle the job's dependants and batch; zero keeps the plain
+	// path, which still checks the stored flags in case a dependant was
+	// added while the job ran.
+	Flow int
+	// Output is the encoded result a completed job stores, or nil.
+	Output []byte
 }
 
 // HeartbeatParams names running attempts whose leases to extend.
@@ -327,4 +341,9 @@ type JobRow struct {
 	LeaseOwner      string
 	LeaseExpiresAt  *time.Time
 	CancelRequested bool
+	// BatchID is the batch the job belongs to (or, for a batch's callback,
+	// reports on); 0 for none.
+	BatchID int64
+	// Flow holds the FlowFlag bits of the job (flow.go).
+	Flow int
 }

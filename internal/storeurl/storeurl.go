@@ -174,6 +174,15 @@ type Client interface {
 	JobRetry(ctx context.Context, id int64) (*drover.JobRow, error)
 	JobCountByState(ctx context.Context, queue string) (map[drover.JobState]int64, error)
 	Stats() drover.Stats
+
+	// Workflows and batches.
+	InsertWorkflow(ctx context.Context, w *drover.Workflow) ([]int64, error)
+	InsertChain(ctx context.Context, jobs []drover.InsertManyParams) ([]int64, error)
+	InsertBatch(ctx context.Context, jobs []drover.InsertManyParams, opts *drover.BatchOpts) (*drover.InsertedBatch, error)
+	BatchGet(ctx context.Context, id int64) (*drover.Batch, error)
+	BatchResults(ctx context.Context, batchID int64, fn func(drover.JobResult) error) error
+	JobResult(ctx context.Context, id int64) (*drover.JobResult, error)
+	JobParentResults(ctx context.Context, id int64) ([]drover.JobResult, error)
 }
 
 var (

@@ -127,8 +127,10 @@ type Floor struct {
 // Point is the result of a scaling scenario at one degree of parallelism:
 // either Processes or Streams is set, the other left 0.
 type Point struct {
-	Processes        int               `json:"processes,omitempty"`
-	Streams          int               `json:"streams,omitempty"`
+	Processes int `json:"processes,omitempty"`
+	Streams   int `json:"streams,omitempty"`
+	// Instances is the number of workflows of a dag point.
+	Instances        int               `json:"instances,omitempty"`
 	Jobs             int64             `json:"jobs"`
 	Seconds          float64           `json:"seconds"`
 	JobsPerSec       float64           `json:"jobs_per_sec"`
@@ -147,7 +149,10 @@ func (p Point) K() int {
 	if p.Processes != 0 {
 		return p.Processes
 	}
-	return p.Streams
+	if p.Streams != 0 {
+		return p.Streams
+	}
+	return p.Instances
 }
 
 // New returns a report for scenario on driver with the fields that describe

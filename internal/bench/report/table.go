@@ -91,12 +91,15 @@ func WriteTable(w io.Writer, r *Report) {
 // kLabel names the parallelism column after what the points vary, so that a
 // reader does not have to guess whether K counts processes or streams.
 func kLabel(points []Point) string {
-	var procs, streams bool
+	var procs, streams, instances bool
 	for _, p := range points {
 		procs = procs || p.Processes != 0
 		streams = streams || (p.Processes == 0 && p.Streams != 0)
+		instances = instances || p.Instances != 0
 	}
 	switch {
+	case instances:
+		return "instances"
 	case procs && !streams:
 		return "processes"
 	case streams && !procs:

@@ -1,0 +1,183 @@
+package drover
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/droverhq/drover/internal/driver"
+)
+
+// BatchOpts are the options of InsertBatch.
+type BatchOpts struct {
+	// Callback, when set, is a job inserted with the batch as pending and
+	// made available, exactly once, by the transaction that ends the
+	// batch's last member (completed, cancelled or discarded). Its
+	// Job.BatchID names the batch, so it can read the progress and results.
+	Callback     Args
+	CallbackOpts *InsertOpts
+}
+
+// InsertedBatch is what InsertBatch stored.
+type InsertedBatch struct {
+	ID int64
+	// JobIDs are the members' IDs in input order.
+	JobIDs []int64
+	// CallbackID is the callback job's ID, 0 without one.
+	CallbackID int64
+}
+
+// InsertBatch stores jobs as one batch, in one transaction, through the
+// bulk insert path: a batch of any size is a few statements. Members may
+// also depend on stored jobs (InsertOpts.DependsOn). Either everything is
+// stored or, on any error, nothing.
+func (c *Client[TTx]) InsertBatch(ctx context.Context, jobs []InsertManyParams, opts *BatchOpts) (*InsertedBatch, error) {
+	return c.insertBatch(ctx, c.driver, jobs, opts)
+}
+
+// InsertBatchTx is InsertBatch inside the caller's transaction.
+func (c *Client[TTx]) InsertBatchTx(ctx context.Context, tx TTx, jobs []InsertManyParams, opts *BatchOpts) (*InsertedBatch, error) {
+	return c.insertBatch(ctx, c.driver.UnwrapExecutor(tx), jobs, opts)
+}
+
+func (c *Client[TTx]) insertBatch(ctx context.Context, exec driver.Executor, jobs []InsertManyParams, opts *BatchOpts) (*InsertedBatch, error) {
+	if len(jobs) == 0 {
+		return nil, invalidf("batch: no jobs")
+	}
+	p := driver.FlowInsertParams{Batch: true, Jobs: make([]driver.FlowJob, len(jobs))}
+	for i, j := range jobs {
+		fj, err := c.buildFlowJob(j)
+		if err != nil {
+			return nil, fmt.Errorf("job %d of %d: %w", i+1, len(jobs), err)
+		}
+		p.Jobs[i] = fj
+	}
+	if opts != nil && opts.Callback != nil {
+		if opts.CallbackOpts != nil && len(opts.CallbackOpts.DependsOn) > 0 {
+			return nil, invalidf("batch callback: cannot depend on other jobs; it waits for the batch")
+		}
+		cb, err := c.buildInsert(opts.Callback, opts.CallbackOpts)
+		if err != nil {
+			return nil, fmt.Errorf("batch callback: %w", err)
+		}
+		p.Callback = &cb
+	}
+	res, err := exec.JobInsertFlow(ctx, p)
+	if err != nil {
+		return nil, flowInsertError(err)
+	}
+	return &InsertedBatch{ID: res.BatchID, JobIDs: res.IDs, CallbackID: res.CallbackID}, nil
+}
+
+// Batch is a batch's progress. Every member is in exactly one of Pending,
+// Running, Failed, Completed, Cancelled and Discarded.
+type Batch struct {
+	ID    int64
+	Total int64
+	// Pending members wait to run: available, scheduled, or pending on
+	// jobs they depend on.
+	Pending int64
+	Running int64
+	// Failed members failed an attempt and wait for their retry; they have
+	// not ended.
+	Failed    int64
+	Completed int64
+	Cancelled int64
+	Discarded int64
+	// CallbackJobID is the callback job's ID, 0 without one.
+	CallbackJobID int64
+	CreatedAt     time.Time
+	// FinishedAt is when the last member ended, nil until then.
+	FinishedAt *time.Time
+}
+
+// Finished reports whether every member has ended.
+func (b *Batch) Finished() bool { return b.FinishedAt != nil }
+
+// BatchGet returns a batch's progress. It reads one row plus the batch's
+// running and retrying members from an index that holds only those, so
+// it costs the same for a batch of ten jobs and of a million.
+func (c *Client[TTx]) BatchGet(ctx context.Context, id int64) (*Batch, error) {
+	r, err := c.driver.BatchGet(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	b := &Batch{
+		ID: r.ID, Total: r.Total, Running: r.Running, Failed: r.Retrying,
+		Completed: r.Completed, Cancelled: r.Cancelled, Discarded: r.Discarded,
+		CallbackJobID: r.CallbackJobID, CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt,
+	}
+	b.Pending = max(0, b.Total-b.Running-b.Failed-b.Completed-b.Cancelled-b.Discarded)
+	return b, nil
+}
+
+// batchResultsPage is how many results BatchResults reads per statement.
+const batchResultsPage = 1000
+
+// BatchResults calls fn with every member of a batch that has ended, in ID
+// order, reading them a page at a time so that a batch of any size streams
+// in bounded memory. It stops at fn's first error and returns it.
+func (c *Client[TTx]) BatchResults(ctx context.Context, batchID int64, fn func(JobResult) error) error {
+	var after int64
+	for {
+		rows, err := c.driver.BatchResults(ctx, driver.BatchResultsParams{BatchID: batchID, AfterID: after, Limit: batchResultsPage})
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			if err := fn(jobResultFromDriver(r)); err != nil {
+				return err
+			}
+		}
+		if len(rows) < batchResultsPage {
+			return nil
+		}
+		after = rows[len(rows)-1].ID
+	}
+}
+
+// JobResult is a job's state and the result its worker set.
+type JobResult struct {
+	ID    int64
+	State JobState
+	Kind  string
+	// Result is what the worker passed to Job.SetResult, nil unless the
+	// job completed with one.
+	Result json.RawMessage
+}
+
+func jobResultFromDriver(r driver.ResultRow) JobResult {
+	return JobResult{ID: r.ID, State: JobState(r.State), Kind: r.Kind, Result: r.Result}
+}
+
+// JobResult returns a job's state and result.
+func (c *Client[TTx]) JobResult(ctx context.Context, id int64) (*JobResult, error) {
+	rows, err := c.driver.JobResults(ctx, []int64{id})
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("job %d: %w", id, ErrNotFound)
+	}
+	r := jobResultFromDriver(rows[0])
+	return &r, nil
+}
+
+// JobParentResults returns the state and result of every job that job id
+// depends on, in ID order.
+func (c *Client[TTx]) JobParentResults(ctx context.Context, id int64) ([]JobResult, error) {
+	return parentResults(ctx, c.driver, id)
+}
+
+func parentResults(ctx context.Context, exec driver.Executor, id int64) ([]JobResult, error) {
+	rows, err := exec.JobParentResults(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]JobResult, len(rows))
+	for i, r := range rows {
+		out[i] = jobResultFromDriver(r)
+	}
+	return out, nil
+}

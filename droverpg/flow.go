@@ -1,0 +1,252 @@
+package droverpg
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/droverhq/drover/internal/driver"
+)
+
+// Workflows and batches: the statements are the "flow" section of
+// queries.sql. Plain jobs never reach any of this.
+
+// anyFlow reports whether some result must be settled when it ends.
+func anyFlow(results []driver.Result) bool { return driver.NeedsSettle(results) }
+
+// notAccepted returns the results whose IDs are not in accepted.
+func notAccepted(results []driver.Result, accepted []int64) []driver.Result {
+	in := make(map[int64]bool, len(accepted))
+	for _, id := range accepted {
+		in[id] = true
+	}
+	var rest []driver.Result
+	for _, r := range results {
+		if !in[r.ID] {
+			rest = append(rest, r)
+		}
+	}
+	return rest
+}
+
+// settle releases or cancels the dependants of jobs that ended in tx,
+// counts batch members and releases callbacks (JobFlowNoJIT, JobFlowLock,
+// then JobFlowSettle, in one round trip).
+func (e *executor) settle(ctx context.Context, tx pgx.Tx, ended []int64) error {
+	b := &pgx.Batch{}
+	b.Queue(e.q["JobFlowNoJIT"])
+	b.Queue(e.q["JobFlowLock"], ended)
+	b.Queue(e.q["JobFlowSettle"], ended, e.channel)
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return fmt.Errorf("settle: %w", err)
+	}
+	return nil
+}
+
+func (e *executor) JobInsertFlow(ctx context.Context, p driver.FlowInsertParams) (driver.FlowInsertResult, error) {
+	var res driver.FlowInsertResult
+	err := pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
+		var err error
+		res, err = e.insertFlow(ctx, tx, p)
+		return err
+	})
+	if err != nil {
+		if errors.Is(err, driver.ErrNotFound) || errors.Is(err, driver.ErrDependencyFailed) {
+			return res, err
+		}
+		return res, e.wrap("insert jobs", err)
+	}
+	return res, nil
+}
+
+func (e *executor) insertFlow(ctx context.Context, tx pgx.Tx, p driver.FlowInsertParams) (driver.FlowInsertResult, error) {
+	var res driver.FlowInsertResult
+	live := map[int64]bool{}
+	ended := map[int64]driver.State{}
+	if parents := driver.FlowParents(p); len(parents) > 0 {
+		// Lock and mark the parents still in the hot table first, so none
+		// of them can end unnoticed between this and the insert.
+		rows, err := tx.Query(ctx, e.q["JobFlowMarkParents"], parents)
+		if err != nil {
+			return res, err
+		}
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return res, err
+		}
+		for _, id := range ids {
+			live[id] = true
+		}
+		rows, err = tx.Query(ctx, e.q["JobFlowEndedParents"], parents)
+		if err != nil {
+			return res, err
+		}
+		var id int64
+		var state string
+		if _, err := pgx.ForEachRow(rows, []any{&id, &state}, func() error {
+			ended[id] = driver.State(state)
+			return nil
+		}); err != nil {
+			return res, err
+		}
+	}
+	plan, err := driver.PlanFlowInsert(p, live, ended)
+	if err != nil {
+		return res, err
+	}
+	var batchID *int64
+	if p.Batch {
+		if err := tx.QueryRow(ctx, e.q["BatchCreate"], len(p.Jobs)).Scan(&res.BatchID); err != nil {
+			return res, err
+		}
+		batchID = &res.BatchID
+	}
+	if p.Batch && p.Callback != nil {
+		ids, err := e.insertFlowRows(ctx, tx, []driver.InsertParams{*p.Callback}, []driver.State{driver.StatePending},
+			[]int{1}, []int{0}, batchID)
+		if err != nil {
+			return res, err
+		}
+		res.CallbackID = ids[0]
+		if _, err := tx.Exec(ctx, e.q["BatchSetCallback"], res.BatchID, res.CallbackID); err != nil {
+			return res, err
+		}
+	}
+	jobs := make([]driver.InsertParams, len(p.Jobs))
+	for i := range p.Jobs {
+		jobs[i] = p.Jobs[i].InsertParams
+	}
+	if res.IDs, err = e.insertFlowRows(ctx, tx, jobs, plan.States, plan.WaitingOn, plan.Flow, batchID); err != nil {
+		return res, err
+	}
+	var parents, children []int64
+	for i := range p.Jobs {
+		for _, id := range plan.Parents[i] {
+			parents, children = append(parents, id), append(children, res.IDs[i])
+		}
+		for _, k := range p.Jobs[i].After {
+			parents, children = append(parents, res.IDs[k]), append(children, res.IDs[i])
+		}
+	}
+	if len(parents) > 0 {
+		if _, err := tx.Exec(ctx, e.q["JobFlowInsertDeps"], parents, children); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// insertFlowRows inserts jobs with their flow columns, in chunks like
+// JobInsertMany, and wakes the queues of the ones available now.
+func (e *executor) insertFlowRows(ctx context.Context, tx pgx.Tx, jobs []driver.InsertParams, states []driver.State,
+	waitingOn, flow []int, batchID *int64) ([]int64, error) {
+	now := time.Now()
+	notify := map[string]bool{}
+	ids := make([]int64, 0, len(jobs))
+	for start := 0; start < len(jobs); start += insertChunk {
+		end := min(start+insertChunk, len(jobs))
+		n := end - start
+		var (
+			queues   = make([]string, n)
+			kinds    = make([]string, n)
+			args     = make([]string, n)
+			metas    = make([]string, n)
+			tags     = make([]string, n)
+			prios    = make([]int16, n)
+			maxAtt   = make([]int32, n)
+			runAts   = make([]*time.Time, n)
+			timeouts = make([]int64, n)
+			st       = make([]string, n)
+			waits    = make([]int32, n)
+			flows    = make([]int16, n)
+			batches  = make([]*int64, n)
+		)
+		for i := range n {
+			j := &jobs[start+i]
+			queues[i], kinds[i], args[i] = j.Queue, j.Kind, string(j.Args)
+			metas[i] = "{}"
+			if len(j.Metadata) > 0 {
+				metas[i] = string(j.Metadata)
+			}
+			tags[i] = strings.Join(j.Tags, ",")
+			prios[i], maxAtt[i], timeouts[i] = int16(j.Priority), int32(j.MaxAttempts), j.Timeout.Milliseconds()
+			if !j.RunAt.IsZero() {
+				runAts[i] = &j.RunAt
+			}
+			st[i], waits[i], flows[i], batches[i] = string(states[start+i]), int32(waitingOn[start+i]), int16(flow[start+i]), batchID
+			if states[start+i] == driver.StateAvailable && (j.RunAt.IsZero() || !j.RunAt.After(now)) {
+				notify[j.Queue] = true
+			}
+		}
+		rows, err := tx.Query(ctx, e.q["JobInsertFlow"], queues, kinds, args, metas, tags, prios, maxAtt, runAts, timeouts,
+			st, waits, flows, batches)
+		if err != nil {
+			return nil, err
+		}
+		chunk, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, chunk...)
+	}
+	if len(notify) > 0 {
+		qs := make([]string, 0, len(notify))
+		for q := range notify {
+			qs = append(qs, q)
+		}
+		if _, err := tx.Exec(ctx, e.q["Notify"], e.channel, qs); err != nil {
+			return nil, err
+		}
+	}
+	return ids, nil
+}
+
+func (e *executor) BatchGet(ctx context.Context, id int64) (*driver.BatchRow, error) {
+	b := &driver.BatchRow{}
+	err := e.db.QueryRow(ctx, e.q["BatchGet"], id).Scan(&b.ID, &b.Total, &b.Completed, &b.Cancelled, &b.Discarded,
+		&b.Running, &b.Retrying, &b.CallbackJobID, &b.CreatedAt, &b.FinishedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("batch %d: %w", id, driver.ErrNotFound)
+	}
+	if err != nil {
+		return nil, e.wrap("get batch", err)
+	}
+	return b, nil
+}
+
+func (e *executor) BatchResults(ctx context.Context, p driver.BatchResultsParams) ([]driver.ResultRow, error) {
+	return e.results(ctx, "batch results", "BatchResults", p.BatchID, p.AfterID, p.Limit)
+}
+
+func (e *executor) JobResults(ctx context.Context, ids []int64) ([]driver.ResultRow, error) {
+	return e.results(ctx, "job results", "JobResults", ids)
+}
+
+func (e *executor) JobParentResults(ctx context.Context, childID int64) ([]driver.ResultRow, error) {
+	return e.results(ctx, "parent results", "JobParentResults", childID)
+}
+
+// results runs a statement returning (id, state, kind, result) rows.
+func (e *executor) results(ctx context.Context, op, name string, args ...any) ([]driver.ResultRow, error) {
+	rows, err := e.db.Query(ctx, e.q[name], args...)
+	if err != nil {
+		return nil, e.wrap(op, err)
+	}
+	var out []driver.ResultRow
+	var r driver.ResultRow
+	var state string
+	_, err = pgx.ForEachRow(rows, []any{&r.ID, &state, &r.Kind, &r.Result}, func() error {
+		r.State = driver.State(state)
+		out = append(out, r)
+		r.Result = nil
+		return nil
+	})
+	if err != nil {
+		return nil, e.wrap(op, err)
+	}
+	return out, nil
+}

@@ -1,0 +1,333 @@
+package droversqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/droverhq/drover/internal/driver"
+)
+
+// Workflows and batches: the statements are the "flow" section of
+// queries.sql. Plain jobs never reach any of this.
+
+// settleFinished settles the accepted results whose claimed rows say they
+// must be (the finish statements turned away the others that must).
+func (e *executor) settleFinished(ctx context.Context, tx *sql.Tx, results []driver.Result, accepted []int64) ([]string, error) {
+	if !driver.NeedsSettle(results) {
+		return nil, nil
+	}
+	ok := make(map[int64]bool, len(accepted))
+	for _, id := range accepted {
+		ok[id] = true
+	}
+	var ended []int64
+	for i := range results {
+		if results[i].Flow&driver.FlowSettle != 0 && ok[results[i].ID] {
+			ended = append(ended, results[i].ID)
+		}
+	}
+	return e.settle(ctx, tx, ended)
+}
+
+// settle runs in the transaction that ended jobs (moved them to
+// finished_jobs; IDs of jobs that did not end are ignored). It cancels the
+// pending dependants of jobs that did not complete, recursively, releases
+// every other dependant whose last parent ended, counts batch members and
+// releases the callbacks of batches now complete. It returns the queues to
+// wake once the transaction commits.
+func (e *executor) settle(ctx context.Context, tx *sql.Tx, ended []int64) ([]string, error) {
+	if len(ended) == 0 {
+		return nil, nil
+	}
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	var doomed []int64
+	msgs := []byte{'{'}
+	err := e.query(ctx, tx, e.writer, "JobFlowDoomed", func(rows *sql.Rows) error {
+		var id, cause int64
+		var state string
+		if err := rows.Scan(&id, &cause, &state); err != nil {
+			return err
+		}
+		if len(doomed) > 0 {
+			msgs = append(msgs, ',')
+		}
+		doomed = append(doomed, id)
+		msgs = appendString(msgs, strconv.FormatInt(id, 10))
+		msgs = append(msgs, ':')
+		msgs = appendString(msgs, fmt.Sprintf("dependency %d ended as %s", cause, state))
+		return nil
+	}, string(appendIDs(nil, ended)))
+	if err != nil {
+		return nil, fmt.Errorf("settle: %w", err)
+	}
+	if len(doomed) > 0 {
+		msgs = append(msgs, '}')
+		if _, err := e.exec(ctx, tx, "JobFlowCancelMove", string(msgs), micros(now), now.Format(time.RFC3339Nano)); err != nil {
+			return nil, fmt.Errorf("settle: cancel dependants: %w", err)
+		}
+		if _, err := e.exec(ctx, tx, "JobFlowCancelDelete", string(msgs)); err != nil {
+			return nil, fmt.Errorf("settle: cancel dependants: %w", err)
+		}
+	}
+	all := string(appendIDs(nil, append(slices.Clone(ended), doomed...)))
+
+	var woken []string
+	wake := func(q string) {
+		if !slices.Contains(woken, q) {
+			woken = append(woken, q)
+		}
+	}
+	err = e.query(ctx, tx, e.writer, "JobFlowRelease", func(rows *sql.Rows) error {
+		var queue, state string
+		if err := rows.Scan(&queue, &state); err != nil {
+			return err
+		}
+		if driver.State(state) == driver.StateAvailable {
+			wake(queue)
+		}
+		return nil
+	}, all)
+	if err != nil {
+		return nil, fmt.Errorf("settle: release dependants: %w", err)
+	}
+
+	var callbacks []int64
+	err = e.query(ctx, tx, e.writer, "JobFlowCount", func(rows *sql.Rows) error {
+		var callback sql.NullInt64
+		var complete bool
+		if err := rows.Scan(&callback, &complete); err != nil {
+			return err
+		}
+		if complete && callback.Valid {
+			callbacks = append(callbacks, callback.Int64)
+		}
+		return nil
+	}, all, micros(now))
+	if err != nil {
+		return nil, fmt.Errorf("settle: count batches: %w", err)
+	}
+	if len(callbacks) > 0 {
+		err = e.query(ctx, tx, e.writer, "JobFlowCallback", func(rows *sql.Rows) error {
+			var queue string
+			if err := rows.Scan(&queue); err != nil {
+				return err
+			}
+			wake(queue)
+			return nil
+		}, string(appendIDs(nil, callbacks)))
+		if err != nil {
+			return nil, fmt.Errorf("settle: release callbacks: %w", err)
+		}
+	}
+	return woken, nil
+}
+
+func (e *executor) JobInsertFlow(ctx context.Context, p driver.FlowInsertParams) (driver.FlowInsertResult, error) {
+	var res driver.FlowInsertResult
+	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		res, err = e.insertFlow(ctx, tx, p)
+		return err
+	})
+	if err != nil {
+		if errors.Is(err, driver.ErrNotFound) || errors.Is(err, driver.ErrDependencyFailed) {
+			return driver.FlowInsertResult{}, err
+		}
+		return driver.FlowInsertResult{}, e.wrap("insert jobs", err)
+	}
+	var wake []string
+	now := time.Now()
+	for i := range p.Jobs {
+		j := &p.Jobs[i]
+		if (j.RunAt.IsZero() || !j.RunAt.After(now)) && !slices.Contains(wake, j.Queue) {
+			wake = append(wake, j.Queue)
+		}
+	}
+	notify(e.hubKey, wake)
+	return res, nil
+}
+
+func (e *executor) insertFlow(ctx context.Context, tx *sql.Tx, p driver.FlowInsertParams) (driver.FlowInsertResult, error) {
+	var res driver.FlowInsertResult
+	live := map[int64]bool{}
+	ended := map[int64]driver.State{}
+	if parents := driver.FlowParents(p); len(parents) > 0 {
+		ids := string(appendIDs(nil, parents))
+		err := e.query(ctx, tx, e.writer, "JobFlowMarkParents", func(rows *sql.Rows) error {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			live[id] = true
+			return nil
+		}, ids)
+		if err != nil {
+			return res, err
+		}
+		err = e.query(ctx, tx, e.writer, "JobFlowEndedParents", func(rows *sql.Rows) error {
+			var id int64
+			var state string
+			if err := rows.Scan(&id, &state); err != nil {
+				return err
+			}
+			ended[id] = driver.State(state)
+			return nil
+		}, ids)
+		if err != nil {
+			return res, err
+		}
+	}
+	plan, err := driver.PlanFlowInsert(p, live, ended)
+	if err != nil {
+		return res, err
+	}
+	var batchID any // NULL unless a batch
+	if p.Batch {
+		r, err := e.exec(ctx, tx, "BatchCreate", len(p.Jobs), micros(time.Now()))
+		if err != nil {
+			return res, err
+		}
+		if res.BatchID, err = r.LastInsertId(); err != nil {
+			return res, err
+		}
+		batchID = res.BatchID
+	}
+
+	// The rows go in through the plain insert path, in this transaction,
+	// and then get their flow columns: the callback (if any) first.
+	jobs := make([]driver.InsertParams, 0, len(p.Jobs)+1)
+	callback := p.Batch && p.Callback != nil
+	if callback {
+		jobs = append(jobs, *p.Callback)
+	}
+	for i := range p.Jobs {
+		jobs = append(jobs, p.Jobs[i].InsertParams)
+	}
+	ids, err := (&executor{shared: e.shared, tx: tx}).JobInsertMany(ctx, jobs)
+	if err != nil {
+		return res, err
+	}
+	marks := []byte{'{'}
+	mark := func(id int64, waitingOn, flow int) {
+		if len(marks) > 1 {
+			marks = append(marks, ',')
+		}
+		marks = append(marks, '"')
+		marks = strconv.AppendInt(marks, id, 10)
+		marks = append(marks, '"', ':', '[')
+		marks = strconv.AppendInt(marks, int64(waitingOn), 10)
+		marks = append(marks, ',')
+		marks = strconv.AppendInt(marks, int64(flow), 10)
+		marks = append(marks, ']')
+	}
+	if callback {
+		res.CallbackID, ids = ids[0], ids[1:]
+		mark(res.CallbackID, 1, 0)
+		if _, err := e.exec(ctx, tx, "BatchSetCallback", res.BatchID, res.CallbackID); err != nil {
+			return res, err
+		}
+	}
+	res.IDs = ids
+	for i, id := range ids {
+		if plan.WaitingOn[i] > 0 || plan.Flow[i] != 0 || p.Batch {
+			mark(id, plan.WaitingOn[i], plan.Flow[i])
+		}
+	}
+	marks = append(marks, '}')
+	if len(marks) > 2 {
+		if _, err := e.exec(ctx, tx, "JobFlowMark", string(marks), batchID); err != nil {
+			return res, err
+		}
+	}
+
+	edges := []byte{'['}
+	for i := range p.Jobs {
+		add := func(parent int64) {
+			if len(edges) > 1 {
+				edges = append(edges, ',')
+			}
+			edges = append(edges, '[')
+			edges = strconv.AppendInt(edges, parent, 10)
+			edges = append(edges, ',')
+			edges = strconv.AppendInt(edges, ids[i], 10)
+			edges = append(edges, ']')
+		}
+		for _, parent := range plan.Parents[i] {
+			add(parent)
+		}
+		for _, k := range p.Jobs[i].After {
+			add(ids[k])
+		}
+	}
+	if len(edges) > 1 {
+		edges = append(edges, ']')
+		if _, err := e.exec(ctx, tx, "JobFlowInsertDeps", string(edges)); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+func (e *executor) BatchGet(ctx context.Context, id int64) (*driver.BatchRow, error) {
+	var b *driver.BatchRow
+	err := e.query(ctx, nil, e.reader, "BatchGet", func(rows *sql.Rows) error {
+		b = &driver.BatchRow{}
+		var created int64
+		var finished sql.NullInt64
+		if err := rows.Scan(&b.ID, &b.Total, &b.Completed, &b.Cancelled, &b.Discarded, &b.Running, &b.Retrying,
+			&b.CallbackJobID, &created, &finished); err != nil {
+			return err
+		}
+		b.CreatedAt = fromMicros(created)
+		if finished.Valid {
+			t := fromMicros(finished.Int64)
+			b.FinishedAt = &t
+		}
+		return nil
+	}, id)
+	if err != nil {
+		return nil, e.wrap("get batch", err)
+	}
+	if b == nil {
+		return nil, fmt.Errorf("batch %d: %w", id, driver.ErrNotFound)
+	}
+	return b, nil
+}
+
+func (e *executor) BatchResults(ctx context.Context, p driver.BatchResultsParams) ([]driver.ResultRow, error) {
+	return e.results(ctx, "batch results", "BatchResults", p.BatchID, p.AfterID, p.Limit)
+}
+
+func (e *executor) JobResults(ctx context.Context, ids []int64) ([]driver.ResultRow, error) {
+	return e.results(ctx, "job results", "JobResults", string(appendIDs(nil, ids)))
+}
+
+func (e *executor) JobParentResults(ctx context.Context, childID int64) ([]driver.ResultRow, error) {
+	return e.results(ctx, "parent results", "JobParentResults", childID)
+}
+
+// results runs a statement returning (id, state, kind, result) rows.
+func (e *executor) results(ctx context.Context, op, name string, args ...any) ([]driver.ResultRow, error) {
+	var out []driver.ResultRow
+	err := e.query(ctx, nil, e.reader, name, func(rows *sql.Rows) error {
+		var r driver.ResultRow
+		var state string
+		var result any
+		if err := rows.Scan(&r.ID, &state, &r.Kind, &result); err != nil {
+			return err
+		}
+		r.State = driver.State(state)
+		r.Result = asBytes(result)
+		out = append(out, r)
+		return nil
+	}, args...)
+	if err != nil {
+		return nil, e.wrap(op, err)
+	}
+	return out, nil
+}

@@ -1,0 +1,211 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrDependencyFailed is returned when a job is inserted to depend on a job
+// that already ended without completing, unless it asks to be released in
+// that case.
+var ErrDependencyFailed = errors.New("dependency did not complete")
+
+// Flow bits of a job (the flow column). Only jobs with FlowSettle bits make
+// finishing do more than move the row: plain jobs pay nothing for
+// workflows and batches.
+const (
+	// FlowBatchMember counts the job's end on its batch row.
+	FlowBatchMember = 1
+	// FlowHasDependants releases or cancels the job's dependants when it
+	// ends.
+	FlowHasDependants = 2
+	// FlowReleaseOnParentFailure makes a dependant run when a parent ends
+	// without completing, instead of being cancelled with it.
+	FlowReleaseOnParentFailure = 4
+	// FlowSettle are the bits whose jobs must be settled when they end.
+	FlowSettle = FlowBatchMember | FlowHasDependants
+)
+
+// FlowExecutor holds the statements of workflows (jobs that wait for other
+// jobs) and batches (jobs counted together, with results and a callback).
+type FlowExecutor interface {
+	// JobInsertFlow inserts jobs with dependencies and/or as one batch, in
+	// one transaction, and returns their IDs in input order. A job with
+	// parents that have not all completed is stored as pending and becomes
+	// available in the transaction that ends its last parent.
+	JobInsertFlow(ctx context.Context, p FlowInsertParams) (FlowInsertResult, error)
+
+	// BatchGet returns a batch's progress: its counters are one row, and its
+	// running and retrying members are read from an index that holds only
+	// those, never scanning the batch.
+	BatchGet(ctx context.Context, id int64) (*BatchRow, error)
+
+	// BatchResults returns a page of a batch's finished members in ID
+	// order, with their results, after AfterID.
+	BatchResults(ctx context.Context, p BatchResultsParams) ([]ResultRow, error)
+
+	// JobResults returns the state and result of each of ids that exists
+	// (jobs not yet finished have no result), in ID order.
+	JobResults(ctx context.Context, ids []int64) ([]ResultRow, error)
+
+	// JobParentResults returns JobResults for the parents of a job.
+	JobParentResults(ctx context.Context, childID int64) ([]ResultRow, error)
+}
+
+// FlowJob is one job of JobInsertFlow with its dependencies.
+type FlowJob struct {
+	InsertParams
+	// After lists the positions, in the same call, of earlier jobs this one
+	// depends on. Only earlier positions: a call can never form a cycle.
+	After []int
+	// DependsOn lists IDs of stored jobs this one depends on.
+	DependsOn []int64
+	// ReleaseOnParentFailure runs the job when a parent is cancelled or
+	// discarded, instead of cancelling it too.
+	ReleaseOnParentFailure bool
+}
+
+// FlowInsertParams is one JobInsertFlow call.
+type FlowInsertParams struct {
+	Jobs []FlowJob
+	// Batch makes the jobs one new batch.
+	Batch bool
+	// Callback, with Batch, is a job made available in the transaction
+	// that ends the batch's last member.
+	Callback *InsertParams
+}
+
+// FlowInsertResult reports what JobInsertFlow stored.
+type FlowInsertResult struct {
+	IDs        []int64
+	BatchID    int64
+	CallbackID int64
+}
+
+// BatchRow is a batch's progress.
+type BatchRow struct {
+	ID        int64
+	Total     int64
+	Completed int64
+	Cancelled int64
+	Discarded int64
+	// Running counts members running now; Retrying those waiting for a
+	// retry after a failed attempt.
+	Running       int64
+	Retrying      int64
+	CallbackJobID int64
+	CreatedAt     time.Time
+	// FinishedAt is when the last member ended, nil until then.
+	FinishedAt *time.Time
+}
+
+// BatchResultsParams pages BatchResults.
+type BatchResultsParams struct {
+	BatchID int64
+	AfterID int64
+	Limit   int
+}
+
+// ResultRow is a job's state and stored result.
+type ResultRow struct {
+	ID     int64
+	State  State
+	Kind   string
+	Result []byte // nil unless the job completed with a result
+}
+
+// NeedsSettle reports whether any result's claimed row says its job must be
+// settled when it ends.
+func NeedsSettle(results []Result) bool {
+	for i := range results {
+		if results[i].Flow&FlowSettle != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// FlowInsertPlan is what JobInsertFlow works out before writing: each job's
+// stored state, flow bits and waiting count, and the edges to store. Drivers
+// compute it with PlanFlowInsert once they know which stored parents have
+// ended, so that both stores apply the same rules.
+type FlowInsertPlan struct {
+	States    []State // StatePending or StateAvailable
+	Flow      []int
+	WaitingOn []int
+	// Parents[i] lists the stored parents of job i; children within the
+	// call are in Jobs[i].After.
+	Parents [][]int64
+}
+
+// PlanFlowInsert computes the plan of p given ended, the stored parents
+// that have ended, by ID, with their final state (parents not in ended are
+// still waiting or running). It fails when a job depends on a job that
+// does not exist or, without ReleaseOnParentFailure, on one that ended
+// without completing.
+func PlanFlowInsert(p FlowInsertParams, live map[int64]bool, ended map[int64]State) (FlowInsertPlan, error) {
+	n := len(p.Jobs)
+	plan := FlowInsertPlan{States: make([]State, n), Flow: make([]int, n), WaitingOn: make([]int, n), Parents: make([][]int64, n)}
+	for i := range p.Jobs {
+		j := &p.Jobs[i]
+		if p.Batch {
+			plan.Flow[i] |= FlowBatchMember
+		}
+		if j.ReleaseOnParentFailure {
+			plan.Flow[i] |= FlowReleaseOnParentFailure
+		}
+		seen := make(map[int64]bool, len(j.DependsOn))
+		for _, id := range j.DependsOn {
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			switch st, ok := ended[id]; {
+			case ok && st == StateCompleted:
+				// Met already; the edge is still stored so the child
+				// can read the parent's result.
+			case ok && !j.ReleaseOnParentFailure:
+				return plan, fmt.Errorf("job %d of %d depends on job %d, which ended as %s: %w", i+1, n, id, st, ErrDependencyFailed)
+			case ok:
+			case live[id]:
+				plan.WaitingOn[i]++
+			default:
+				return plan, fmt.Errorf("job %d of %d depends on job %d: %w", i+1, n, id, ErrNotFound)
+			}
+			plan.Parents[i] = append(plan.Parents[i], id)
+		}
+		after := make(map[int]bool, len(j.After))
+		for _, k := range j.After {
+			if k < 0 || k >= i {
+				return plan, fmt.Errorf("job %d of %d: can only depend on an earlier job of the same call, not position %d", i+1, n, k+1)
+			}
+			if !after[k] {
+				after[k] = true
+				plan.WaitingOn[i]++
+				plan.Flow[k] |= FlowHasDependants
+			}
+		}
+		plan.States[i] = StateAvailable
+		if plan.WaitingOn[i] > 0 {
+			plan.States[i] = StatePending
+		}
+	}
+	return plan, nil
+}
+
+// FlowParents returns the distinct stored parents of p's jobs.
+func FlowParents(p FlowInsertParams) []int64 {
+	seen := map[int64]bool{}
+	var ids []int64
+	for i := range p.Jobs {
+		for _, id := range p.Jobs[i].DependsOn {
+			if !seen[id] {
+				seen[id] = true
+				ids = append(ids, id)
+			}
+		}
+	}
+	return ids
+}
