@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/internal/jobjson"
 	"github.com/droverhq/drover/internal/storeurl"
 )
 
@@ -127,7 +128,7 @@ func (c *cli) jobsGetCommand() *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), toJobJSON(job))
+				return writeJSON(cmd.OutOrStdout(), jobjson.From(job))
 			}
 			return writeJobDetail(cmd.OutOrStdout(), job)
 		},
@@ -174,7 +175,7 @@ func (c *cli) jobsChangeCommand(name, short, long string,
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
-				return writeJSON(out, toJobJSON(job))
+				return writeJSON(out, jobjson.From(job))
 			}
 			if err := writeJobTable(out, []*drover.JobRow{job}); err != nil {
 				return err
