@@ -180,7 +180,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(rec, http.StatusNotFound, fmt.Sprintf("no such endpoint: %s %s (see /openapi.json)", r.Method, r.URL.Path))
 		return
 	}
-	h.ServeHTTP(rec, r)
+	// Through the mux again rather than h, so that it sets the path
+	// values of the pattern on r.
+	s.mux.ServeHTTP(rec, r)
 }
 
 type tokenKey struct{}
