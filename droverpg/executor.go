@@ -325,6 +325,23 @@ func (e *executor) JobCountByState(ctx context.Context, queue string) (map[drive
 	return counts, e.wrap("count jobs", rows.Err())
 }
 
+func (e *executor) QueueStats(ctx context.Context, now time.Time) ([]driver.QueueStat, error) {
+	rows, err := e.db.Query(ctx, e.q["QueueStats"], now)
+	if err != nil {
+		return nil, e.wrap("queue stats", err)
+	}
+	defer rows.Close()
+	var out []driver.QueueStat
+	for rows.Next() {
+		var q driver.QueueStat
+		if err := rows.Scan(&q.Queue, &q.Available, &q.Scheduled, &q.Retryable, &q.Running, &q.OldestAvailable); err != nil {
+			return nil, e.wrap("queue stats", err)
+		}
+		out = append(out, q)
+	}
+	return out, e.wrap("queue stats", rows.Err())
+}
+
 func (e *executor) LeaderElect(ctx context.Context, p driver.LeaderParams) (bool, error) {
 	var holder string
 	err := e.db.QueryRow(ctx, e.q["LeaderElect"], p.Name, p.ID, float64(p.TTL.Milliseconds())).Scan(&holder)

@@ -210,6 +210,18 @@ FROM {schema}jobs WHERE $1 = '' OR queue = $1 GROUP BY s
 UNION ALL
 SELECT state, count(*) FROM {schema}finished_jobs WHERE $1 = '' OR queue = $1 GROUP BY state;
 
+-- name: QueueStats
+-- One pass over the hot table only; finished jobs are never counted here.
+SELECT queue,
+    count(*) FILTER (WHERE state = 'available' AND run_at <= $1),
+    count(*) FILTER (WHERE state = 'available' AND run_at > $1 AND attempt = 0),
+    count(*) FILTER (WHERE state = 'available' AND run_at > $1 AND attempt > 0),
+    count(*) FILTER (WHERE state = 'running'),
+    min(run_at) FILTER (WHERE state = 'available' AND run_at <= $1)
+FROM {schema}jobs
+GROUP BY queue
+ORDER BY queue;
+
 -- name: LeaderElect
 INSERT INTO {schema}leaders (name, leader_id, expires_at)
 VALUES ($1, $2, now() + $3::float8 * interval '1 millisecond')

@@ -755,6 +755,27 @@ func (e *executor) JobCountByState(ctx context.Context, queue string) (map[drive
 	return counts, nil
 }
 
+func (e *executor) QueueStats(ctx context.Context, now time.Time) ([]driver.QueueStat, error) {
+	var out []driver.QueueStat
+	err := e.query(ctx, nil, e.reader, "QueueStats", func(rows *sql.Rows) error {
+		var q driver.QueueStat
+		var oldest sql.NullInt64
+		if err := rows.Scan(&q.Queue, &q.Available, &q.Scheduled, &q.Retryable, &q.Running, &oldest); err != nil {
+			return err
+		}
+		if oldest.Valid {
+			t := fromMicros(oldest.Int64)
+			q.OldestAvailable = &t
+		}
+		out = append(out, q)
+		return nil
+	}, micros(now))
+	if err != nil {
+		return nil, e.wrap("queue stats", err)
+	}
+	return out, nil
+}
+
 func (e *executor) LeaderElect(ctx context.Context, p driver.LeaderParams) (bool, error) {
 	now := time.Now()
 	var holder string

@@ -282,6 +282,19 @@ FROM {schema}jobs WHERE ?1 = '' OR queue = ?1 GROUP BY s
 UNION ALL
 SELECT state, count(*) FROM {schema}finished_jobs WHERE ?1 = '' OR queue = ?1 GROUP BY state;
 
+-- name: QueueStats
+-- ?1 now. One pass over the hot table only; finished jobs are never
+-- counted here.
+SELECT queue,
+    sum(state = 'available' AND run_at <= ?1),
+    sum(state = 'available' AND run_at > ?1 AND attempt = 0),
+    sum(state = 'available' AND run_at > ?1 AND attempt > 0),
+    sum(state = 'running'),
+    min(CASE WHEN state = 'available' AND run_at <= ?1 THEN run_at END)
+FROM {schema}jobs
+GROUP BY queue
+ORDER BY queue;
+
 -- name: LeaderElect
 -- ?1 name, ?2 id, ?3 expiry, ?4 now. The upsert takes a free or expired
 -- role, or extends our own; RETURNING yields no row when another holder's

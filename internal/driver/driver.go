@@ -134,6 +134,13 @@ type Executor interface {
 	// JobCountByState counts jobs per state, for inspection and benches.
 	JobCountByState(ctx context.Context, queue string) (map[State]int64, error)
 
+	// QueueStats summarises the hot table per queue: jobs waiting (by
+	// kind of wait) and running, and the run_at of the oldest claimable
+	// job. It reads only the hot table, so its cost follows the work that
+	// waits, never the history kept in finished jobs; callers still sample
+	// it on an interval rather than per request.
+	QueueStats(ctx context.Context, now time.Time) ([]QueueStat, error)
+
 	// LeaderElect takes or keeps the named leadership for ID until TTL
 	// from now and reports whether ID holds it.
 	LeaderElect(ctx context.Context, p LeaderParams) (bool, error)
@@ -282,6 +289,18 @@ type ListParams struct {
 	AfterID int64 // keyset cursor: only IDs greater than this
 	Limit   int
 	Now     time.Time
+}
+
+// QueueStat is one queue's line of QueueStats.
+type QueueStat struct {
+	Queue     string
+	Available int64 // claimable now
+	Scheduled int64 // waiting for run_at, never attempted
+	Retryable int64 // waiting for run_at after a failed attempt
+	Running   int64
+	// OldestAvailable is the run_at of the oldest claimable job, nil when
+	// none is claimable: now minus it is how far the queue lags.
+	OldestAvailable *time.Time
 }
 
 // LeaderParams is one election attempt.

@@ -171,6 +171,7 @@ type Client interface {
 	JobCancel(ctx context.Context, id int64) (*drover.JobRow, error)
 	JobRetry(ctx context.Context, id int64) (*drover.JobRow, error)
 	JobCountByState(ctx context.Context, queue string) (map[drover.JobState]int64, error)
+	QueueStats(ctx context.Context) ([]drover.QueueStats, error)
 	Claim(ctx context.Context, p drover.ClaimParams) ([]*drover.JobRow, error)
 	Finish(ctx context.Context, results []drover.AttemptResult) (*drover.FinishReport, error)
 	ExtendLeases(ctx context.Context, attempts []drover.AttemptRef, lease time.Duration) (*drover.LeaseReport, error)
