@@ -28,6 +28,7 @@ func (c *cli) serveCommand() *cobra.Command {
 		maxBody    int64
 		maxBatch   int
 		maxWait    time.Duration
+		sample     time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -67,7 +68,7 @@ Every request but GET /healthz needs a bearer token from the tokens file
 			}
 			defer ln.Close()
 			return c.serve(cmd.Context(), ln, server.Config{Tokens: tokens, Logger: c.logger,
-				MaxBodyBytes: maxBody, MaxBatch: maxBatch, MaxWait: maxWait})
+				MaxBodyBytes: maxBody, MaxBatch: maxBatch, MaxWait: maxWait, SampleInterval: sample})
 		},
 	}
 	markNeedsStore(cmd)
@@ -77,6 +78,7 @@ Every request but GET /healthz needs a bearer token from the tokens file
 	fl.Int64Var(&maxBody, "max-body", server.MaxBodyBytesDefault, "largest request body in bytes")
 	fl.IntVar(&maxBatch, "max-batch", server.MaxBatchDefault, "most jobs, results or attempts in one request")
 	fl.DurationVar(&maxWait, "max-wait", server.MaxWaitDefault, "longest long poll a claim may ask for")
+	fl.DurationVar(&sample, "sample-interval", server.SampleIntervalDefault, "how often queue figures are read from the store for metrics and the dashboard")
 	cmd.AddCommand(c.tokenCommand())
 	return cmd
 }
@@ -94,7 +96,7 @@ func (c *cli) serve(ctx context.Context, ln net.Listener, cfg server.Config) err
 	if err != nil {
 		return err
 	}
-	cfg.Client, cfg.Driver = client, st.Driver
+	cfg.Client, cfg.Driver, cfg.PoolStats = client, st.Driver, st.PoolStats
 	srv, err := server.New(cfg)
 	if err != nil {
 		return usagef("%v", err)

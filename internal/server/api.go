@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/internal/jobjson"
 )
@@ -99,6 +101,13 @@ func (s *Server) enqueue(w http.ResponseWriter, r *http.Request) error {
 	ids, err := s.cfg.Client.InsertMany(r.Context(), params)
 	if err != nil {
 		return err
+	}
+	for _, j := range req.Jobs {
+		queue := j.Queue
+		if queue == "" {
+			queue = drover.DefaultQueue
+		}
+		s.metrics.inserted.WithLabelValues(queue, j.Kind).Inc()
 	}
 	writeJSON(w, http.StatusCreated, map[string]any{"ids": ids})
 	return nil
@@ -208,10 +217,12 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request) error {
 		// Take the wake-up channel before claiming, so that jobs
 		// inserted between the claim and the wait end the wait.
 		woken := s.waiter.wait(req.Queue)
+		start := time.Now()
 		jobs, err := s.cfg.Client.Claim(ctx, p)
 		if err != nil {
 			return err
 		}
+		s.claimed(p, jobs, time.Since(start))
 		if len(jobs) > 0 || wait == 0 {
 			writeJSON(w, http.StatusOK, map[string]any{"jobs": jobjson.FromAll(jobs)})
 			return nil
@@ -254,10 +265,12 @@ func (s *Server) finish(w http.ResponseWriter, r *http.Request) error {
 			results[i].RetryAt = *x.RetryAt
 		}
 	}
+	start := time.Now()
 	rep, err := s.cfg.Client.Finish(r.Context(), results)
 	if err != nil {
 		return err
 	}
+	s.finished(results, rep, time.Since(start))
 	writeJSON(w, http.StatusOK, map[string]any{"accepted": nonNil(rep.Accepted), "rejected": nonNil(rep.Rejected)})
 	return nil
 }
@@ -282,10 +295,17 @@ func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) error {
 	for i, a := range req.Attempts {
 		refs[i] = drover.AttemptRef{ID: a.ID, Attempt: a.Attempt}
 	}
-	rep, err := s.cfg.Client.ExtendLeases(r.Context(), refs, time.Duration(req.LeaseMS)*time.Millisecond)
+	lease := time.Duration(req.LeaseMS) * time.Millisecond
+	rep, err := s.cfg.Client.ExtendLeases(r.Context(), refs, lease)
 	if err != nil {
 		return err
 	}
+	ids := make([]int64, len(refs))
+	for i, a := range refs {
+		ids[i] = a.ID
+	}
+	now := time.Now()
+	s.inflight.extended(ids, rep.Lost, now.Add(lease), now)
 	writeJSON(w, http.StatusOK, map[string]any{"lost": rep.Lost, "cancel_requested": rep.CancelRequested})
 	return nil
 }
@@ -321,4 +341,47 @@ func nonNil(ids []int64) []int64 {
 		return []int64{}
 	}
 	return ids
+}
+
+// claimed remembers the attempts of a claim and measures it.
+func (s *Server) claimed(p drover.ClaimParams, jobs []*drover.JobRow, took time.Duration) {
+	now := time.Now()
+	attempts := make([]attemptInfo, len(jobs))
+	runAts := make([]time.Time, len(jobs))
+	for i, j := range jobs {
+		a := attemptInfo{id: j.ID, attempt: j.Attempt, queue: j.Queue, kind: j.Kind, started: now, expires: now.Add(p.Lease)}
+		if j.AttemptedAt != nil {
+			a.started = *j.AttemptedAt
+		}
+		if j.LeaseExpiresAt != nil {
+			a.expires = *j.LeaseExpiresAt
+		}
+		attempts[i], runAts[i] = a, j.RunAt
+	}
+	s.inflight.claimed(p.Owner, p.Queue, attempts, now)
+	s.metrics.observeClaim(attempts, runAts, took)
+}
+
+// finished counts the accepted results by outcome and forgets their
+// attempts.
+func (s *Server) finished(results []drover.AttemptResult, rep *drover.FinishReport, took time.Duration) {
+	now := time.Now()
+	s.metrics.finishSize.Observe(float64(len(results)))
+	s.metrics.finishSeconds.Observe(took.Seconds())
+	s.metrics.rejected.Add(float64(len(rep.Rejected)))
+	accepted := make(map[int64]bool, len(rep.Accepted))
+	for _, id := range rep.Accepted {
+		accepted[id] = true
+	}
+	for _, r := range results {
+		a, known := s.inflight.finished(r.ID, r.Attempt)
+		if accepted[r.ID] {
+			s.metrics.observeResult(r.Outcome, a, known, now)
+		}
+	}
+}
+
+func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) error {
+	promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}).ServeHTTP(w, r)
+	return nil
 }

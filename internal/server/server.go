@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -33,9 +34,10 @@ var OpenAPI []byte
 
 // Defaults for Config.
 const (
-	MaxBodyBytesDefault = 8 << 20
-	MaxBatchDefault     = 10_000
-	MaxWaitDefault      = time.Minute
+	MaxBodyBytesDefault   = 8 << 20
+	MaxBatchDefault       = 10_000
+	MaxWaitDefault        = time.Minute
+	SampleIntervalDefault = 5 * time.Second
 )
 
 // Config configures a Server.
@@ -56,15 +58,24 @@ type Config struct {
 	MaxBatch int
 	// MaxWait caps how long a claim may long-poll.
 	MaxWait time.Duration
+	// SampleInterval is how often the queue figures (depth, oldest job)
+	// are read from the store for metrics and the dashboard. The read
+	// scans the waiting jobs, so it runs on this interval whatever the
+	// number of scrapes and viewers.
+	SampleInterval time.Duration
+	// PoolStats reads the store's connection pool for metrics; optional.
+	PoolStats func() storeurl.PoolStats
 }
 
 // Server serves the API. Run its background loops with Run.
 type Server struct {
-	cfg     Config
-	auth    *authenticator
-	waiter  *waiter
-	mux     *http.ServeMux
-	running atomic.Bool
+	cfg      Config
+	auth     *authenticator
+	waiter   *waiter
+	inflight *inflight
+	metrics  *metrics
+	mux      *http.ServeMux
+	running  atomic.Bool
 }
 
 // New returns a server on cfg.
@@ -84,28 +95,62 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxWait == 0 {
 		cfg.MaxWait = MaxWaitDefault
 	}
+	if cfg.SampleInterval == 0 {
+		cfg.SampleInterval = SampleIntervalDefault
+	}
 	if cfg.MaxBodyBytes < 1024 {
 		return nil, fmt.Errorf("server: max body %d bytes is too small (minimum 1024)", cfg.MaxBodyBytes)
 	}
 	if cfg.MaxBatch < 1 || cfg.MaxBatch > drover.MaxAttemptsPerCall {
 		return nil, fmt.Errorf("server: max batch %d must be between 1 and %d", cfg.MaxBatch, drover.MaxAttemptsPerCall)
 	}
-	s := &Server{cfg: cfg, auth: newAuthenticator(cfg.Tokens), waiter: newWaiter(), mux: http.NewServeMux()}
+	s := &Server{cfg: cfg, auth: newAuthenticator(cfg.Tokens), waiter: newWaiter(), inflight: newInflight(),
+		metrics: newMetrics(cfg.Client, cfg.PoolStats), mux: http.NewServeMux()}
 	s.routes()
 	return s, nil
 }
 
 // Run keeps the server's background loops going until ctx ends: the
-// notification listener that ends long polls as soon as jobs arrive.
+// notification listener that ends long polls as soon as jobs arrive, and
+// the sampler of queue figures.
 func (s *Server) Run(ctx context.Context) {
 	s.running.Store(true)
 	defer s.running.Store(false)
-	l := s.cfg.Driver.NewListener()
-	if l == nil {
-		<-ctx.Done()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	if l := s.cfg.Driver.NewListener(); l != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			(&notifier.Notifier{Listener: l, Wake: s.waiter.wake, WakeAll: s.waiter.wakeAll, Logger: s.cfg.Logger}).Run(ctx)
+		}()
+	}
+	s.sample(ctx)
+	t := time.NewTicker(s.cfg.SampleInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.sample(ctx)
+		}
+	}
+}
+
+// sample reads the queue figures once. A failure only logs: the figures
+// go stale, and /readyz reports the store.
+func (s *Server) sample(ctx context.Context) {
+	now := time.Now()
+	s.inflight.sweep(now)
+	stats, err := s.cfg.Client.QueueStats(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.cfg.Logger.Warn("sampling queue figures failed", "error", err)
+		}
 		return
 	}
-	(&notifier.Notifier{Listener: l, Wake: s.waiter.wake, WakeAll: s.waiter.wakeAll, Logger: s.cfg.Logger}).Run(ctx)
+	s.metrics.observeSample(stats, now)
 }
 
 // route is one endpoint: who may call it and what handles it. A nil
@@ -133,6 +178,7 @@ func (s *Server) routes() {
 		"POST /v1/finish":           {work, s.finish},
 		"POST /v1/heartbeat":        {work, s.heartbeat},
 		"GET /v1/stats":             {admin, s.stats},
+		"GET /metrics":              {admin, s.serveMetrics},
 	} {
 		s.mux.Handle(pattern, s.endpoint(pattern, rt))
 	}
