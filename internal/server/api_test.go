@@ -72,7 +72,8 @@ func TestEveryOperationAnswersWithItsScopes(t *testing.T) {
 func TestWithoutTokenOnlyHealthzAnswers(t *testing.T) {
 	forEachStore(t, func(t *testing.T, b *bundle) {
 		b.must(t, http.StatusOK, "", "GET", "/healthz", nil)
-		paths := []string{"/readyz", "/openapi.json", "/v1/jobs", "/v1/jobs/1", "/v1/stats", "/no/such/path", "/"}
+		paths := []string{"/readyz", "/openapi.json", "/metrics", "/v1/jobs", "/v1/jobs/1", "/v1/stats", "/no/such/path",
+			"/", "/ui/jobs", "/ui/jobs/1", "/ui/history.json"}
 		headers := map[string]string{"none": "", "basic": "Basic dXNlcjpwdw==", "empty bearer": "Bearer ",
 			"unknown": "Bearer drv_not-a-real-token"}
 		for name, h := range headers {
@@ -81,11 +82,19 @@ func TestWithoutTokenOnlyHealthzAnswers(t *testing.T) {
 				if h != "" {
 					req.Header.Set("Authorization", h)
 				}
-				resp, err := http.DefaultClient.Do(req)
+				resp, err := noRedirect.Do(req)
 				if err != nil {
 					t.Fatal(err)
 				}
 				resp.Body.Close()
+				if strings.HasPrefix(p, "/ui/") && p != "/ui/history.json" && h == "" || p == "/" && h == "" {
+					// A browser opening the dashboard is sent to the
+					// login form, which shows nothing of the store.
+					if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/login" {
+						t.Errorf("GET / without credentials = %d to %q, want 303 to /login", resp.StatusCode, resp.Header.Get("Location"))
+					}
+					continue
+				}
 				if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") == "" {
 					t.Errorf("GET %s with %s credentials = %d, want 401 with WWW-Authenticate", p, name, resp.StatusCode)
 				}
@@ -101,6 +110,9 @@ func TestWithoutTokenOnlyHealthzAnswers(t *testing.T) {
 		}
 	})
 }
+
+// noRedirect shows redirects instead of following them.
+var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
 func TestEnqueueInspectCancelRetry(t *testing.T) {
 	forEachStore(t, func(t *testing.T, b *bundle) {

@@ -74,8 +74,13 @@ type Server struct {
 	waiter   *waiter
 	inflight *inflight
 	metrics  *metrics
+	history  *history
+	pages    *pages
 	mux      *http.ServeMux
 	running  atomic.Bool
+	// pagePatterns are the dashboard's patterns, whose unauthenticated
+	// visitors are sent to the login form.
+	pagePatterns map[string]bool
 }
 
 // New returns a server on cfg.
@@ -105,7 +110,8 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("server: max batch %d must be between 1 and %d", cfg.MaxBatch, drover.MaxAttemptsPerCall)
 	}
 	s := &Server{cfg: cfg, auth: newAuthenticator(cfg.Tokens), waiter: newWaiter(), inflight: newInflight(),
-		metrics: newMetrics(cfg.Client, cfg.PoolStats), mux: http.NewServeMux()}
+		metrics: newMetrics(cfg.Client, cfg.PoolStats), history: newHistory(time.Now()), pages: newPages(),
+		mux: http.NewServeMux(), pagePatterns: map[string]bool{}}
 	s.routes()
 	return s, nil
 }
@@ -151,6 +157,7 @@ func (s *Server) sample(ctx context.Context) {
 		return
 	}
 	s.metrics.observeSample(stats, now)
+	s.history.add(stats, now)
 }
 
 // route is one endpoint: who may call it and what handles it. A nil
@@ -182,6 +189,31 @@ func (s *Server) routes() {
 	} {
 		s.mux.Handle(pattern, s.endpoint(pattern, rt))
 	}
+	for pattern, h := range s.htmlRoutes() {
+		s.mux.Handle(pattern, s.htmlEndpoint(pattern, h))
+		s.pagePatterns[pattern] = true
+	}
+	s.mux.Handle("GET /login", s.htmlPublic(s.loginPage))
+	s.mux.Handle("POST /login", s.htmlPublic(s.login))
+	s.mux.Handle("POST /logout", s.htmlPublic(s.logout))
+	s.mux.Handle("GET /ui/static/", s.static())
+}
+
+// public are the patterns that answer without a token: the liveness
+// check, and what a browser needs to log in to the dashboard (the login
+// form and its stylesheet), none of which shows anything of the store.
+var public = map[string]bool{
+	"GET /healthz": true, "GET /login": true, "POST /login": true, "POST /logout": true, "GET /ui/static/": true,
+}
+
+// htmlPublic serves a page that needs no token.
+func (s *Server) htmlPublic(h func(w http.ResponseWriter, r *http.Request) error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			status, msg := s.classify(r, err)
+			writeError(w, status, msg)
+		}
+	})
 }
 
 // Handler returns the server's HTTP handler.
@@ -202,8 +234,14 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.cfg.Logger.Debug("http request", "method", r.Method, "path", r.URL.Path, "status", rec.status,
 			"token", tokName, "took", time.Since(start))
 	}()
-	if pattern != "GET /healthz" {
+	if !public[pattern] {
 		tok, err := s.auth.authenticate(r)
+		if err != nil && s.pagePatterns[pattern] && r.Method == http.MethodGet && r.Header.Get("Authorization") == "" &&
+			pattern != "GET /ui/history.json" {
+			// A person opening the dashboard: show the login form.
+			http.Redirect(rec, r, "/login", http.StatusSeeOther)
+			return
+		}
 		if err != nil {
 			rec.Header().Set("WWW-Authenticate", `Bearer realm="drover"`)
 			writeError(rec, http.StatusUnauthorized, err.Error())
