@@ -37,7 +37,7 @@ func chromium(t *testing.T) string {
 
 // queueRow is a queue as the overview shows it.
 type queueRow struct {
-	Queue                                   string
+	Queue                                    string
 	Available, Scheduled, Retryable, Running int64
 }
 
