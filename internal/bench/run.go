@@ -40,6 +40,9 @@ type options struct {
 	progress     time.Duration
 	// floor also measures the raw SQL floor where the store supports it.
 	floor bool
+	// via is how workers reach the store: viaClient (a drover.Client) or
+	// viaHTTP (drover serve's API).
+	via string
 	// fault is the chaos scenario's fault; pgData the local data
 	// directory that pg-restart restarts.
 	fault, pgData string
