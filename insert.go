@@ -265,7 +265,10 @@ func (c *Client[TTx]) insertOne(ctx context.Context, exec driver.Executor, args 
 	if err != nil {
 		return nil, err
 	}
-	ids, err := exec.JobInsertMany(ctx, []driver.InsertParams{p})
+	params := []driver.InsertParams{p}
+	c.injectTrace(ctx, params)
+	p = params[0]
+	ids, err := exec.JobInsertMany(ctx, params)
 	if err != nil {
 		return nil, err
 	}
@@ -292,5 +295,6 @@ func (c *Client[TTx]) insertMany(ctx context.Context, exec driver.Executor, jobs
 		}
 		params[i] = p
 	}
+	c.injectTrace(ctx, params)
 	return exec.JobInsertMany(ctx, params)
 }

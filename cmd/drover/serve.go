@@ -12,6 +12,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/internal/server"
@@ -29,6 +33,7 @@ func (c *cli) serveCommand() *cobra.Command {
 		maxBatch   int
 		maxWait    time.Duration
 		sample     time.Duration
+		otel       bool
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -67,8 +72,21 @@ Every request but GET /healthz needs a bearer token from the tokens file
 				return usagef("--listen %s: %v", listen, err)
 			}
 			defer ln.Close()
-			return c.serve(cmd.Context(), ln, server.Config{Tokens: tokens, Logger: c.logger,
-				MaxBodyBytes: maxBody, MaxBatch: maxBatch, MaxWait: maxWait, SampleInterval: sample})
+			cfg := server.Config{Tokens: tokens, Logger: c.logger,
+				MaxBodyBytes: maxBody, MaxBatch: maxBatch, MaxWait: maxWait, SampleInterval: sample}
+			if otel {
+				tp, err := newTracerProvider(cmd.Context())
+				if err != nil {
+					return err
+				}
+				defer func() {
+					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+					defer cancel()
+					_ = tp.Shutdown(ctx) // flushes the last spans
+				}()
+				cfg.TracerProvider = tp
+			}
+			return c.serve(cmd.Context(), ln, cfg)
 		},
 	}
 	markNeedsStore(cmd)
@@ -78,6 +96,7 @@ Every request but GET /healthz needs a bearer token from the tokens file
 	fl.Int64Var(&maxBody, "max-body", server.MaxBodyBytesDefault, "largest request body in bytes")
 	fl.IntVar(&maxBatch, "max-batch", server.MaxBatchDefault, "most jobs, results or attempts in one request")
 	fl.DurationVar(&maxWait, "max-wait", server.MaxWaitDefault, "longest long poll a claim may ask for")
+	fl.BoolVar(&otel, "otel", false, "export OpenTelemetry traces over OTLP/HTTP, configured by the standard OTEL_EXPORTER_OTLP_* variables")
 	fl.DurationVar(&sample, "sample-interval", server.SampleIntervalDefault, "how often queue figures are read from the store for metrics and the dashboard")
 	cmd.AddCommand(c.tokenCommand())
 	return cmd
@@ -92,7 +111,7 @@ func (c *cli) serve(ctx context.Context, ln net.Listener, cfg server.Config) err
 		return err
 	}
 	defer st.Close()
-	client, err := st.NewClient(&drover.Config{Logger: c.logger})
+	client, err := st.NewClient(&drover.Config{Logger: c.logger, TracerProvider: cfg.TracerProvider})
 	if err != nil {
 		return err
 	}
@@ -169,4 +188,16 @@ admin (everything, including cancel, retry, stats and the dashboard).`,
 	cmd.Flags().StringVar(&name, "name", "", "name of the token, shown in logs (required)")
 	cmd.Flags().StringSliceVar(&scopes, "scope", nil, "scopes, comma-separated: enqueue, work, admin (required)")
 	return cmd
+}
+
+// newTracerProvider exports spans over OTLP/HTTP in batches. Where to (and
+// headers, timeouts) comes from the standard OTEL_EXPORTER_OTLP_*
+// environment variables, as every OpenTelemetry SDK reads them.
+func newTracerProvider(ctx context.Context) (*sdktrace.TracerProvider, error) {
+	exp, err := otlptracehttp.New(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("--otel: %w", err)
+	}
+	res := resource.NewSchemaless(attribute.String("service.name", "drover"))
+	return sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res)), nil
 }

@@ -1,8 +1,10 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -10,6 +12,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/internal/jobjson"
@@ -98,7 +101,12 @@ func (s *Server) enqueue(w http.ResponseWriter, r *http.Request) error {
 		}
 		params[i] = drover.InsertManyParams{Args: drover.RawArgs{KindName: j.Kind, JSON: j.Args}, Opts: opts}
 	}
-	ids, err := s.cfg.Client.InsertMany(r.Context(), params)
+	ctx := r.Context()
+	if s.cfg.TracerProvider != nil {
+		// The caller's trace context, if it sent one, becomes the jobs'.
+		ctx = propagation.TraceContext{}.Extract(ctx, propagation.HeaderCarrier(r.Header))
+	}
+	ids, err := s.cfg.Client.InsertMany(ctx, params)
 	if err != nil {
 		return err
 	}
@@ -356,6 +364,9 @@ func (s *Server) claimed(p drover.ClaimParams, jobs []*drover.JobRow, took time.
 		if j.LeaseExpiresAt != nil {
 			a.expires = *j.LeaseExpiresAt
 		}
+		if s.cfg.TracerProvider != nil {
+			a.metadata = j.Metadata
+		}
 		attempts[i], runAts[i] = a, j.RunAt
 	}
 	s.inflight.claimed(p.Owner, p.Queue, attempts, now)
@@ -379,8 +390,20 @@ func (s *Server) finished(results []drover.AttemptResult, rep *drover.FinishRepo
 	}
 	for _, r := range results {
 		a, known := s.inflight.finished(r.ID, r.Attempt)
-		if accepted[r.ID] {
-			s.metrics.observeResult(r.Outcome, a, known, now)
+		if !accepted[r.ID] {
+			continue
+		}
+		s.metrics.observeResult(r.Outcome, a, known, now)
+		if tp := s.cfg.TracerProvider; tp != nil && known {
+			// The run happened in the worker; its span covers claim to
+			// result, as the server saw it.
+			_, span := drover.StartJobSpan(context.Background(), tp, &drover.JobRow{ID: r.ID, Kind: a.kind, Queue: a.queue,
+				Attempt: r.Attempt, Metadata: a.metadata}, a.started)
+			var err error
+			if r.Outcome == drover.AttemptFailed {
+				err = errors.New(cmp.Or(r.Error, "failed without a message"))
+			}
+			drover.EndJobSpan(span, string(r.Outcome), err, now)
 		}
 	}
 }

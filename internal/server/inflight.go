@@ -36,6 +36,9 @@ type attemptInfo struct {
 	worker      string
 	started     time.Time
 	expires     time.Time
+	// metadata is kept only when tracing is on, to link the run's span
+	// to the span that enqueued the job.
+	metadata []byte
 }
 
 type workerState struct {

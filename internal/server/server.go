@@ -21,6 +21,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/internal/driver"
 	"github.com/droverhq/drover/internal/notifier"
@@ -65,6 +67,11 @@ type Config struct {
 	SampleInterval time.Duration
 	// PoolStats reads the store's connection pool for metrics; optional.
 	PoolStats func() storeurl.PoolStats
+	// TracerProvider turns tracing on: an enqueue's W3C traceparent
+	// header becomes the jobs' trace context, and each attempt an HTTP
+	// worker reports gets a span from claim to result, linked to the span
+	// that enqueued the job. Give the Client the same provider. Nil: off.
+	TracerProvider trace.TracerProvider
 }
 
 // Server serves the API. Run its background loops with Run.

@@ -88,7 +88,7 @@ type bundle struct {
 	router routers.Router
 }
 
-func setup(t *testing.T, open func(t *testing.T) (driver.Driver, storeurl.Client)) *bundle {
+func setup(t *testing.T, open func(t *testing.T) (driver.Driver, storeurl.Client), mutate ...func(*server.Config)) *bundle {
 	t.Helper()
 	d, client := open(t)
 	b := &bundle{client: client, tokens: map[server.Scope]string{}}
@@ -101,8 +101,12 @@ func setup(t *testing.T, open func(t *testing.T) (driver.Driver, storeurl.Client
 		b.tokens[sc] = secret
 		toks = append(toks, tok)
 	}
-	srv, err := server.New(server.Config{Client: client, Driver: d, Tokens: toks, Logger: quietLogger(),
-		MaxBodyBytes: 64 << 10, MaxBatch: 100, MaxWait: 5 * time.Second, SampleInterval: 20 * time.Millisecond})
+	cfg := server.Config{Client: client, Driver: d, Tokens: toks, Logger: quietLogger(),
+		MaxBodyBytes: 64 << 10, MaxBatch: 100, MaxWait: 5 * time.Second, SampleInterval: 20 * time.Millisecond}
+	for _, m := range mutate {
+		m(&cfg)
+	}
+	srv, err := server.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
