@@ -335,10 +335,9 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := make(map[string]int64, 7)
-	for _, st := range []drover.JobState{drover.JobStateScheduled, drover.JobStateAvailable, drover.JobStateRetryable,
-		drover.JobStateRunning, drover.JobStateCompleted, drover.JobStateCancelled, drover.JobStateDiscarded} {
-		out[string(st)] = counts[st]
+	out := make(map[string]int64, len(jobStates))
+	for _, st := range jobStates {
+		out[st] = counts[drover.JobState(st)]
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"queue": queue, "counts": out})
 	return nil

@@ -120,7 +120,7 @@ func (s *Server) htmlRoutes() map[string]func(w http.ResponseWriter, r *http.Req
 
 // htmlEndpoint renders a handler's error as an error page rather than
 // JSON, since a person reads it.
-func (s *Server) htmlEndpoint(pattern string, h func(w http.ResponseWriter, r *http.Request) error) http.Handler {
+func (s *Server) htmlEndpoint(h func(w http.ResponseWriter, r *http.Request) error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tok := r.Context().Value(tokenKey{}).(*Token)
 		if !tok.Allows(ScopeAdmin) {
@@ -234,6 +234,8 @@ func (f jobFilter) params() (drover.JobListParams, error) {
 	return p, nil
 }
 
+// jobStates are the states in the order of a job's life, for the filter
+// of the jobs page and the counts of /v1/stats.
 var jobStates = []string{"scheduled", "available", "retryable", "running", "completed", "cancelled", "discarded"}
 
 const jobsPageSize = 50

@@ -197,7 +197,7 @@ func (s *Server) routes() {
 		s.mux.Handle(pattern, s.endpoint(pattern, rt))
 	}
 	for pattern, h := range s.htmlRoutes() {
-		s.mux.Handle(pattern, s.htmlEndpoint(pattern, h))
+		s.mux.Handle(pattern, s.htmlEndpoint(h))
 		s.pagePatterns[pattern] = true
 	}
 	s.mux.Handle("GET /login", s.htmlPublic(s.loginPage))
