@@ -7,6 +7,12 @@ import (
 	"github.com/droverhq/drover/internal/driver"
 )
 
+// The public stats types mirror the driver's, so that they convert.
+var (
+	_ = QueueStats(driver.QueueStat{})
+	_ = FinishedStats(driver.FinishedStat{})
+)
+
 // QueueStats is the state of one queue's waiting and running work.
 type QueueStats struct {
 	Queue     string
@@ -35,5 +41,29 @@ func (c *Client[TTx]) QueueStats(ctx context.Context) ([]QueueStats, error) {
 	return out, nil
 }
 
-// QueueStats and driver.QueueStat must stay convertible.
-var _ = QueueStats(driver.QueueStat{})
+// FinishedStats summarises one queue's jobs finished in a window.
+type FinishedStats struct {
+	Queue                           string
+	Completed, Cancelled, Discarded int64
+	// PickupP50, PickupP95 and PickupP99 are nearest-rank percentiles of
+	// how long completed jobs waited, from run_at to the start of their
+	// last attempt.
+	PickupP50, PickupP95, PickupP99 time.Duration
+}
+
+// FinishedStats summarises the jobs of every queue finished in (since,
+// until]: throughput and pickup latency over that window, whichever process
+// ran them. It reads the recent end of finished jobs through their index
+// on finalized_at; sample it on an interval, each window starting where the
+// previous one ended, so that no job counts twice.
+func (c *Client[TTx]) FinishedStats(ctx context.Context, since, until time.Time) ([]FinishedStats, error) {
+	rows, err := c.driver.FinishedStats(ctx, since, until)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]FinishedStats, len(rows))
+	for i, r := range rows {
+		out[i] = FinishedStats(r)
+	}
+	return out, nil
+}

@@ -342,6 +342,28 @@ func (e *executor) QueueStats(ctx context.Context, now time.Time) ([]driver.Queu
 	return out, e.wrap("queue stats", rows.Err())
 }
 
+func (e *executor) FinishedStats(ctx context.Context, since, until time.Time) ([]driver.FinishedStat, error) {
+	rows, err := e.db.Query(ctx, e.q["FinishedStats"], since, until)
+	if err != nil {
+		return nil, e.wrap("finished stats", err)
+	}
+	defer rows.Close()
+	var out []driver.FinishedStat
+	for rows.Next() {
+		var f driver.FinishedStat
+		var p50, p95, p99 float64
+		if err := rows.Scan(&f.Queue, &f.Completed, &f.Cancelled, &f.Discarded, &p50, &p95, &p99); err != nil {
+			return nil, e.wrap("finished stats", err)
+		}
+		f.PickupP50, f.PickupP95, f.PickupP99 = msDuration(p50), msDuration(p95), msDuration(p99)
+		out = append(out, f)
+	}
+	return out, e.wrap("finished stats", rows.Err())
+}
+
+// msDuration converts fractional milliseconds.
+func msDuration(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
+
 func (e *executor) LeaderElect(ctx context.Context, p driver.LeaderParams) (bool, error) {
 	var holder string
 	err := e.db.QueryRow(ctx, e.q["LeaderElect"], p.Name, p.ID, float64(p.TTL.Milliseconds())).Scan(&holder)

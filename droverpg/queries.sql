@@ -222,6 +222,32 @@ FROM {schema}jobs
 GROUP BY queue
 ORDER BY queue;
 
+-- name: FinishedStats
+-- Jobs finished in ($1, $2], per queue, with nearest-rank percentiles of the
+-- pickup latency (ms) of the completed ones. The BRIN index on finalized_at
+-- keeps this to the recent end of the table.
+WITH w AS (
+    SELECT queue, state, extract(epoch FROM coalesce(attempted_at, run_at) - run_at) * 1000 AS lat
+    FROM {schema}finished_jobs
+    WHERE finalized_at > $1 AND finalized_at <= $2
+),
+r AS (
+    SELECT queue, state, lat,
+        row_number() OVER (PARTITION BY queue, state ORDER BY lat) AS rn,
+        count(*) OVER (PARTITION BY queue, state) AS n
+    FROM w
+)
+SELECT queue,
+    count(*) FILTER (WHERE state = 'completed'),
+    count(*) FILTER (WHERE state = 'cancelled'),
+    count(*) FILTER (WHERE state = 'discarded'),
+    coalesce(max(lat) FILTER (WHERE state = 'completed' AND rn = (n * 50 + 99) / 100), 0)::float8,
+    coalesce(max(lat) FILTER (WHERE state = 'completed' AND rn = (n * 95 + 99) / 100), 0)::float8,
+    coalesce(max(lat) FILTER (WHERE state = 'completed' AND rn = (n * 99 + 99) / 100), 0)::float8
+FROM r
+GROUP BY queue
+ORDER BY queue;
+
 -- name: LeaderElect
 INSERT INTO {schema}leaders (name, leader_id, expires_at)
 VALUES ($1, $2, now() + $3::float8 * interval '1 millisecond')

@@ -776,6 +776,25 @@ func (e *executor) QueueStats(ctx context.Context, now time.Time) ([]driver.Queu
 	return out, nil
 }
 
+func (e *executor) FinishedStats(ctx context.Context, since, until time.Time) ([]driver.FinishedStat, error) {
+	var out []driver.FinishedStat
+	err := e.query(ctx, nil, e.reader, "FinishedStats", func(rows *sql.Rows) error {
+		var f driver.FinishedStat
+		var p50, p95, p99 int64
+		if err := rows.Scan(&f.Queue, &f.Completed, &f.Cancelled, &f.Discarded, &p50, &p95, &p99); err != nil {
+			return err
+		}
+		f.PickupP50, f.PickupP95, f.PickupP99 = time.Duration(p50)*time.Microsecond,
+			time.Duration(p95)*time.Microsecond, time.Duration(p99)*time.Microsecond
+		out = append(out, f)
+		return nil
+	}, micros(since), micros(until))
+	if err != nil {
+		return nil, e.wrap("finished stats", err)
+	}
+	return out, nil
+}
+
 func (e *executor) LeaderElect(ctx context.Context, p driver.LeaderParams) (bool, error) {
 	now := time.Now()
 	var holder string

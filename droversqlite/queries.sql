@@ -295,6 +295,30 @@ FROM {schema}jobs
 GROUP BY queue
 ORDER BY queue;
 
+-- name: FinishedStats
+-- ?1 since, ?2 until. Jobs finished in (since, until], per queue, with nearest-rank
+-- percentiles of the pickup latency (microseconds) of the completed ones.
+-- The index on (state, finalized_at) keeps this to the recent rows.
+WITH w AS (
+    SELECT queue, state, coalesce(attempted_at, run_at) - run_at AS lat
+    FROM {schema}finished_jobs
+    WHERE state IN ('completed', 'cancelled', 'discarded') AND finalized_at > ?1 AND finalized_at <= ?2
+),
+r AS (
+    SELECT queue, state, lat,
+        row_number() OVER (PARTITION BY queue, state ORDER BY lat) AS rn,
+        count(*) OVER (PARTITION BY queue, state) AS n
+    FROM w
+)
+SELECT queue,
+    sum(state = 'completed'), sum(state = 'cancelled'), sum(state = 'discarded'),
+    coalesce(max(CASE WHEN state = 'completed' AND rn = (n * 50 + 99) / 100 THEN lat END), 0),
+    coalesce(max(CASE WHEN state = 'completed' AND rn = (n * 95 + 99) / 100 THEN lat END), 0),
+    coalesce(max(CASE WHEN state = 'completed' AND rn = (n * 99 + 99) / 100 THEN lat END), 0)
+FROM r
+GROUP BY queue
+ORDER BY queue;
+
 -- name: LeaderElect
 -- ?1 name, ?2 id, ?3 expiry, ?4 now. The upsert takes a free or expired
 -- role, or extends our own; RETURNING yields no row when another holder's

@@ -141,6 +141,14 @@ type Executor interface {
 	// it on an interval rather than per request.
 	QueueStats(ctx context.Context, now time.Time) ([]QueueStat, error)
 
+	// FinishedStats summarises jobs finished in (since, until] per queue: how
+	// many completed, were cancelled or discarded, and the percentiles of
+	// the pickup latency (run_at to the start of the last attempt) of the
+	// completed ones. It reads only the recent end of finished jobs
+	// through the index on finalized_at, for charts sampled on an
+	// interval.
+	FinishedStats(ctx context.Context, since, until time.Time) ([]FinishedStat, error)
+
 	// LeaderElect takes or keeps the named leadership for ID until TTL
 	// from now and reports whether ID holds it.
 	LeaderElect(ctx context.Context, p LeaderParams) (bool, error)
@@ -301,6 +309,15 @@ type QueueStat struct {
 	// OldestAvailable is the run_at of the oldest claimable job, nil when
 	// none is claimable: now minus it is how far the queue lags.
 	OldestAvailable *time.Time
+}
+
+// FinishedStat is one queue's line of FinishedStats.
+type FinishedStat struct {
+	Queue                           string
+	Completed, Cancelled, Discarded int64
+	// Pickup latency percentiles (nearest rank) of the completed jobs;
+	// zero when none completed.
+	PickupP50, PickupP95, PickupP99 time.Duration
 }
 
 // LeaderParams is one election attempt.

@@ -370,9 +370,6 @@ func (s *Server) claimed(p drover.ClaimParams, jobs []*drover.JobRow, took time.
 	}
 	s.inflight.claimed(p.Owner, p.Queue, attempts, now)
 	s.metrics.observeClaim(attempts, runAts, took)
-	for i, a := range attempts {
-		s.history.observePickup(a.started.Sub(runAts[i]))
-	}
 }
 
 // finished counts the accepted results by outcome and forgets their
@@ -382,7 +379,6 @@ func (s *Server) finished(results []drover.AttemptResult, rep *drover.FinishRepo
 	s.metrics.finishSize.Observe(float64(len(results)))
 	s.metrics.finishSeconds.Observe(took.Seconds())
 	s.metrics.rejected.Add(float64(len(rep.Rejected)))
-	s.history.observeResults(len(rep.Accepted))
 	accepted := make(map[int64]bool, len(rep.Accepted))
 	for _, id := range rep.Accepted {
 		accepted[id] = true

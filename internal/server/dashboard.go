@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"net/http"
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -38,6 +39,10 @@ var funcs = template.FuncMap{
 		}
 		return strings.Join(s, ", ")
 	},
+	"ms": func(d time.Duration) string {
+		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64)
+	},
+	"rate": func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
 	"age": func(t *time.Time, now time.Time) string {
 		if t == nil {
 			return "-"
@@ -199,16 +204,56 @@ func (s *Server) static() http.Handler {
 	}))
 }
 
+// queueRow is one line of the overview: a queue's waiting and running
+// jobs, and its throughput and latency over the last sample's window.
+type queueRow struct {
+	drover.QueueStats
+	PerSecond float64
+	Finished  drover.FinishedStats
+}
+
+// queueRows joins a sample's two lists by queue: a queue that has nothing
+// waiting but finished jobs in the window is busy, and is shown too.
+func queueRows(p Point) []queueRow {
+	byName := map[string]*queueRow{}
+	var rows []*queueRow
+	row := func(q string) *queueRow {
+		if r, ok := byName[q]; ok {
+			return r
+		}
+		r := &queueRow{QueueStats: drover.QueueStats{Queue: q}}
+		byName[q] = r
+		rows = append(rows, r)
+		return r
+	}
+	for _, q := range p.Queues {
+		row(q.Queue).QueueStats = q
+	}
+	for _, f := range p.Finished {
+		r := row(f.Queue)
+		r.Finished = f
+		if p.Seconds > 0 {
+			r.PerSecond = float64(f.Completed) / p.Seconds
+		}
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].Queue < rows[j].Queue })
+	out := make([]queueRow, len(rows))
+	for i, r := range rows {
+		out[i] = *r
+	}
+	return out
+}
+
 func (s *Server) overviewPage(w http.ResponseWriter, r *http.Request) error {
 	p, _ := s.history.latest()
 	return render(w, http.StatusOK, s.pages.overview, struct {
 		page
-		Queues     []drover.QueueStats
+		Queues     []queueRow
 		Sampled    time.Time
 		Interval   time.Duration
 		IntervalMS int64
 		Workers    []WorkerInfo
-	}{page{Title: "Queues"}, p.Queues, p.At, s.cfg.SampleInterval, s.cfg.SampleInterval.Milliseconds(), s.inflight.workerList()})
+	}{page{Title: "Queues"}, queueRows(p), p.At, s.cfg.SampleInterval, s.cfg.SampleInterval.Milliseconds(), s.inflight.workerList()})
 }
 
 func (s *Server) historyJSON(w http.ResponseWriter, _ *http.Request) error {

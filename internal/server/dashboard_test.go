@@ -2,12 +2,14 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/internal/server"
@@ -111,6 +113,51 @@ func TestDashboardSession(t *testing.T) {
 			map[string]string{"Cookie": session, "Origin": b.url})
 		if status != http.StatusSeeOther || b.stored(t, id).State != drover.JobStateCancelled {
 			t.Fatalf("same-origin cancel = %d, job %s", status, b.stored(t, id).State)
+		}
+	})
+}
+
+// TestHistoryCountsEachFinishedJobOnce: the samples' windows follow each
+// other without overlap, so over the history every finished job is
+// counted exactly once, whichever process finished it.
+func TestHistoryCountsEachFinishedJobOnce(t *testing.T) {
+	forEachStore(t, func(t *testing.T, b *bundle) {
+		ids := b.enqueue(t, map[string]any{"kind": "k", "args": 1}, map[string]any{"kind": "k", "args": 2},
+			map[string]any{"kind": "k", "args": 3, "max_attempts": 1})
+		jobs := b.claim(t, map[string]any{"queue": "default", "worker": "w", "max": 3})
+		if len(jobs) != 3 {
+			t.Fatalf("claimed %d", len(jobs))
+		}
+		b.must(t, http.StatusOK, server.ScopeWork, "POST", "/v1/finish", map[string]any{"results": []any{
+			map[string]any{"id": ids[0], "attempt": 1, "outcome": "completed"},
+			map[string]any{"id": ids[1], "attempt": 1, "outcome": "completed"},
+			map[string]any{"id": ids[2], "attempt": 1, "outcome": "failed", "max_attempts": 1},
+		}})
+		finishedAt := b.stored(t, ids[0]).FinalizedAt
+		var completed, discarded int64
+		waitFor(t, "the history to cover the finishes", func() bool {
+			req, _ := http.NewRequest("GET", b.url+"/ui/history.json", nil)
+			req.Header.Set("Authorization", "Bearer "+b.tokens[server.ScopeAdmin])
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var points []server.Point
+			if err := json.NewDecoder(resp.Body).Decode(&points); err != nil {
+				t.Fatal(err)
+			}
+			completed, discarded = 0, 0
+			for _, p := range points {
+				for _, f := range p.Finished {
+					completed += f.Completed
+					discarded += f.Discarded
+				}
+			}
+			return len(points) > 0 && points[len(points)-1].At.After(finishedAt.Add(time.Second))
+		})
+		if completed != 2 || discarded != 1 {
+			t.Fatalf("history counts %d completed and %d discarded, want 2 and 1", completed, discarded)
 		}
 	})
 }

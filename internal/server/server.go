@@ -117,7 +117,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("server: max batch %d must be between 1 and %d", cfg.MaxBatch, drover.MaxAttemptsPerCall)
 	}
 	s := &Server{cfg: cfg, auth: newAuthenticator(cfg.Tokens), waiter: newWaiter(), inflight: newInflight(),
-		metrics: newMetrics(cfg.Client, cfg.PoolStats), history: newHistory(time.Now()), pages: newPages(),
+		metrics: newMetrics(cfg.Client, cfg.PoolStats), history: &history{}, pages: newPages(),
 		mux: http.NewServeMux(), pagePatterns: map[string]bool{}}
 	s.routes()
 	return s, nil
@@ -151,20 +151,27 @@ func (s *Server) Run(ctx context.Context) {
 	}
 }
 
-// sample reads the queue figures once. A failure only logs: the figures
-// go stale, and /readyz reports the store.
+// sample reads the queue figures once, and what finished since the
+// previous sample. A failure only logs: the figures go stale, and /readyz
+// reports the store.
 func (s *Server) sample(ctx context.Context) {
 	now := time.Now()
 	s.inflight.sweep(now)
 	stats, err := s.cfg.Client.QueueStats(ctx)
-	if err != nil {
-		if ctx.Err() == nil {
-			s.cfg.Logger.Warn("sampling queue figures failed", "error", err)
+	if err == nil {
+		s.metrics.observeSample(stats, now)
+		since := now.Add(-s.cfg.SampleInterval)
+		if prev, ok := s.history.latest(); ok {
+			since = prev.At
 		}
-		return
+		var finished []drover.FinishedStats
+		if finished, err = s.cfg.Client.FinishedStats(ctx, since, now); err == nil {
+			s.history.add(Point{At: now, Seconds: now.Sub(since).Seconds(), Queues: stats, Finished: finished})
+		}
 	}
-	s.metrics.observeSample(stats, now)
-	s.history.add(stats, now)
+	if err != nil && ctx.Err() == nil {
+		s.cfg.Logger.Warn("sampling queue figures failed", "error", err)
+	}
 }
 
 // route is one endpoint: who may call it and what handles it. A nil

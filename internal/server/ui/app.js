@@ -35,13 +35,19 @@
       .then(function (points) {
         var avail = [], running = [], rate = [], p50 = [], p95 = [], p99 = [];
         points.forEach(function (p) {
-          var a = 0, r = 0;
+          var a = 0, r = 0, done = 0, l50 = 0, l95 = 0, l99 = 0;
           (p.queues || []).forEach(function (q) { a += q.Available; r += q.Running; });
-          avail.push(a); running.push(r); rate.push(p.rate);
-          p50.push(p.pickup_ms.p50 || 0); p95.push(p.pickup_ms.p95 || 0); p99.push(p.pickup_ms.p99 || 0);
+          // Durations arrive in nanoseconds; percentiles of different
+          // queues cannot be merged, so the chart shows the slowest.
+          (p.finished || []).forEach(function (f) {
+            done += f.Completed;
+            l50 = Math.max(l50, f.PickupP50 / 1e6); l95 = Math.max(l95, f.PickupP95 / 1e6); l99 = Math.max(l99, f.PickupP99 / 1e6);
+          });
+          avail.push(a); running.push(r); rate.push(p.seconds > 0 ? done / p.seconds : 0);
+          p50.push(l50); p95.push(l95); p99.push(l99);
         });
         draw("chart-depth", [avail, running], ["available", "running"]);
-        draw("chart-rate", [rate], ["results/s"]);
+        draw("chart-rate", [rate], ["completed/s"]);
         draw("chart-latency", [p50, p95, p99], ["p50", "p95", "p99"]);
       })
       .catch(function () {});
