@@ -11,6 +11,7 @@ import (
 var (
 	_ = QueueStats(driver.QueueStat{})
 	_ = FinishedStats(driver.FinishedStat{})
+	_ = LeaseOwner(driver.LeaseOwner{})
 )
 
 // QueueStats is the state of one queue's waiting and running work.
@@ -64,6 +65,31 @@ func (c *Client[TTx]) FinishedStats(ctx context.Context, since, until time.Time)
 	out := make([]FinishedStats, len(rows))
 	for i, r := range rows {
 		out[i] = FinishedStats(r)
+	}
+	return out, nil
+}
+
+// LeaseOwner is a process that holds running jobs.
+type LeaseOwner struct {
+	// Owner is the client's ID (Config.ID) or the HTTP worker's name.
+	Owner   string
+	Running int64
+	// LeaseExpiresAt is the latest expiry of its leases; heartbeats push
+	// it forward, so a date in the past means the process stopped
+	// heartbeating and its jobs are about to be rescued.
+	LeaseExpiresAt time.Time
+}
+
+// LeaseOwners lists the processes holding running jobs, Go clients and
+// HTTP workers alike, from one pass over the hot table.
+func (c *Client[TTx]) LeaseOwners(ctx context.Context) ([]LeaseOwner, error) {
+	rows, err := c.driver.LeaseOwners(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]LeaseOwner, len(rows))
+	for i, r := range rows {
+		out[i] = LeaseOwner(r)
 	}
 	return out, nil
 }

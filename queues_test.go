@@ -109,3 +109,32 @@ func TestFinishedStats(t *testing.T) {
 		}
 	})
 }
+
+func TestLeaseOwners(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		b := remoteSetup(t, s)
+		ctx := context.Background()
+		raw := drover.RawArgs{KindName: "k", JSON: []byte(`{}`)}
+		for range 3 {
+			b.insert(t, raw, nil)
+		}
+		claim := func(owner string, n int, lease time.Duration) {
+			if jobs, err := b.client.Claim(ctx, drover.ClaimParams{Queue: "default", Max: n, Owner: owner, Lease: lease}); err != nil || len(jobs) != n {
+				t.Fatalf("claim for %s: %v, %v", owner, jobs, err)
+			}
+		}
+		before := time.Now()
+		claim("alpha", 2, time.Minute)
+		claim("beta", 1, time.Hour)
+		owners, err := b.client.LeaseOwners(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(owners) != 2 || owners[0].Owner != "alpha" || owners[0].Running != 2 || owners[1].Owner != "beta" || owners[1].Running != 1 {
+			t.Fatalf("owners = %+v", owners)
+		}
+		if d := owners[1].LeaseExpiresAt.Sub(before); d < 59*time.Minute || d > 61*time.Minute {
+			t.Fatalf("beta's lease runs until %v, want about an hour after %v", owners[1].LeaseExpiresAt, before)
+		}
+	})
+}

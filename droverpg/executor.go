@@ -364,6 +364,27 @@ func (e *executor) FinishedStats(ctx context.Context, since, until time.Time) ([
 // msDuration converts fractional milliseconds.
 func msDuration(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
 
+func (e *executor) LeaseOwners(ctx context.Context) ([]driver.LeaseOwner, error) {
+	rows, err := e.db.Query(ctx, e.q["LeaseOwners"])
+	if err != nil {
+		return nil, e.wrap("lease owners", err)
+	}
+	defer rows.Close()
+	var out []driver.LeaseOwner
+	for rows.Next() {
+		var o driver.LeaseOwner
+		var owner *string
+		if err := rows.Scan(&owner, &o.Running, &o.LeaseExpiresAt); err != nil {
+			return nil, e.wrap("lease owners", err)
+		}
+		if owner != nil {
+			o.Owner = *owner
+		}
+		out = append(out, o)
+	}
+	return out, e.wrap("lease owners", rows.Err())
+}
+
 func (e *executor) LeaderElect(ctx context.Context, p driver.LeaderParams) (bool, error) {
 	var holder string
 	err := e.db.QueryRow(ctx, e.q["LeaderElect"], p.Name, p.ID, float64(p.TTL.Milliseconds())).Scan(&holder)

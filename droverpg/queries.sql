@@ -248,6 +248,13 @@ FROM r
 GROUP BY queue
 ORDER BY queue;
 
+-- name: LeaseOwners
+SELECT lease_owner, count(*), max(lease_expires_at)
+FROM {schema}jobs
+WHERE state = 'running'
+GROUP BY lease_owner
+ORDER BY lease_owner;
+
 -- name: LeaderElect
 INSERT INTO {schema}leaders (name, leader_id, expires_at)
 VALUES ($1, $2, now() + $3::float8 * interval '1 millisecond')

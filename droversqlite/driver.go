@@ -484,7 +484,7 @@ type stmtKey struct {
 
 // readQueries run on the reader pool as well as, inside write transactions,
 // on the writer.
-var readQueries = []string{"JobGet", "JobList", "JobCountByState", "QueueStats", "FinishedStats"}
+var readQueries = []string{"JobGet", "JobList", "JobCountByState", "QueueStats", "FinishedStats", "LeaseOwners"}
 
 // unprepared are the queries that are not statements of their own (templates)
 // or that must work before the schema exists (migrations).

@@ -795,6 +795,25 @@ func (e *executor) FinishedStats(ctx context.Context, since, until time.Time) ([
 	return out, nil
 }
 
+func (e *executor) LeaseOwners(ctx context.Context) ([]driver.LeaseOwner, error) {
+	var out []driver.LeaseOwner
+	err := e.query(ctx, nil, e.reader, "LeaseOwners", func(rows *sql.Rows) error {
+		var o driver.LeaseOwner
+		var owner sql.NullString
+		var expires int64
+		if err := rows.Scan(&owner, &o.Running, &expires); err != nil {
+			return err
+		}
+		o.Owner, o.LeaseExpiresAt = owner.String, fromMicros(expires)
+		out = append(out, o)
+		return nil
+	})
+	if err != nil {
+		return nil, e.wrap("lease owners", err)
+	}
+	return out, nil
+}
+
 func (e *executor) LeaderElect(ctx context.Context, p driver.LeaderParams) (bool, error) {
 	now := time.Now()
 	var holder string

@@ -319,6 +319,13 @@ FROM r
 GROUP BY queue
 ORDER BY queue;
 
+-- name: LeaseOwners
+SELECT lease_owner, count(*), max(lease_expires_at)
+FROM {schema}jobs
+WHERE state = 'running'
+GROUP BY lease_owner
+ORDER BY lease_owner;
+
 -- name: LeaderElect
 -- ?1 name, ?2 id, ?3 expiry, ?4 now. The upsert takes a free or expired
 -- role, or extends our own; RETURNING yields no row when another holder's

@@ -149,6 +149,12 @@ type Executor interface {
 	// interval.
 	FinishedStats(ctx context.Context, since, until time.Time) ([]FinishedStat, error)
 
+	// LeaseOwners lists every process (lease owner) that holds running
+	// jobs, with how many and until when its leases run, from one pass
+	// over the hot table: the workers that are alive and working, Go
+	// clients and HTTP workers alike.
+	LeaseOwners(ctx context.Context) ([]LeaseOwner, error)
+
 	// LeaderElect takes or keeps the named leadership for ID until TTL
 	// from now and reports whether ID holds it.
 	LeaderElect(ctx context.Context, p LeaderParams) (bool, error)
@@ -318,6 +324,15 @@ type FinishedStat struct {
 	// Pickup latency percentiles (nearest rank) of the completed jobs;
 	// zero when none completed.
 	PickupP50, PickupP95, PickupP99 time.Duration
+}
+
+// LeaseOwner is one line of LeaseOwners.
+type LeaseOwner struct {
+	Owner   string
+	Running int64
+	// LeaseExpiresAt is the latest lease expiry among its jobs: each
+	// heartbeat pushes it forward, so it shows the process is alive.
+	LeaseExpiresAt time.Time
 }
 
 // LeaderParams is one election attempt.

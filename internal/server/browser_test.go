@@ -156,6 +156,9 @@ func browse(t *testing.T, b *bundle, exe string, shot func(string) string) {
 		t.Fatalf("the store has queues %v, want default, images and reports", want)
 	}
 	run("wait for the charts", chromedp.WaitReady(chromedp.CSS("#chart-depth polyline")))
+	if owners := text("#processes tbody"); !strings.Contains(owners, "py-worker-1") {
+		t.Errorf("processes table = %q, want py-worker-1 holding its running job", owners)
+	}
 	if worker := text("#workers tbody"); !strings.Contains(worker, "py-worker-1") {
 		t.Errorf("workers table = %q, want py-worker-1", worker)
 	}

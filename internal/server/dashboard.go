@@ -43,6 +43,13 @@ var funcs = template.FuncMap{
 		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64)
 	},
 	"rate": func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
+	"until": func(t, now time.Time) string {
+		d := t.Sub(now).Round(time.Second)
+		if d < 0 {
+			return (-d).String() + " ago"
+		}
+		return "in " + d.String()
+	},
 	"age": func(t *time.Time, now time.Time) string {
 		if t == nil {
 			return "-"
@@ -252,8 +259,10 @@ func (s *Server) overviewPage(w http.ResponseWriter, r *http.Request) error {
 		Sampled    time.Time
 		Interval   time.Duration
 		IntervalMS int64
+		Owners     []drover.LeaseOwner
 		Workers    []WorkerInfo
-	}{page{Title: "Queues"}, queueRows(p), p.At, s.cfg.SampleInterval, s.cfg.SampleInterval.Milliseconds(), s.inflight.workerList()})
+	}{page{Title: "Queues"}, queueRows(p), p.At, s.cfg.SampleInterval, s.cfg.SampleInterval.Milliseconds(), p.Owners,
+		s.inflight.workerList()})
 }
 
 func (s *Server) historyJSON(w http.ResponseWriter, _ *http.Request) error {

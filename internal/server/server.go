@@ -164,9 +164,11 @@ func (s *Server) sample(ctx context.Context) {
 		if prev, ok := s.history.latest(); ok {
 			since = prev.At
 		}
-		var finished []drover.FinishedStats
-		if finished, err = s.cfg.Client.FinishedStats(ctx, since, now); err == nil {
-			s.history.add(Point{At: now, Seconds: now.Sub(since).Seconds(), Queues: stats, Finished: finished})
+		p := Point{At: now, Seconds: now.Sub(since).Seconds(), Queues: stats}
+		if p.Finished, err = s.cfg.Client.FinishedStats(ctx, since, now); err == nil {
+			if p.Owners, err = s.cfg.Client.LeaseOwners(ctx); err == nil {
+				s.history.add(p)
+			}
 		}
 	}
 	if err != nil && ctx.Err() == nil {

@@ -172,6 +172,7 @@ type Client interface {
 	JobRetry(ctx context.Context, id int64) (*drover.JobRow, error)
 	JobCountByState(ctx context.Context, queue string) (map[drover.JobState]int64, error)
 	QueueStats(ctx context.Context) ([]drover.QueueStats, error)
+	LeaseOwners(ctx context.Context) ([]drover.LeaseOwner, error)
 	FinishedStats(ctx context.Context, since, until time.Time) ([]drover.FinishedStats, error)
 	Claim(ctx context.Context, p drover.ClaimParams) ([]*drover.JobRow, error)
 	Finish(ctx context.Context, results []drover.AttemptResult) (*drover.FinishReport, error)
