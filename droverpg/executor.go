@@ -290,6 +290,13 @@ func (e *executor) JobCancel(ctx context.Context, id int64, now time.Time) (*dri
 	return e.JobGet(ctx, id)
 }
 
+func (e *executor) JobDiscard(ctx context.Context, id int64, now time.Time) (*driver.JobRow, error) {
+	if _, err := e.db.Exec(ctx, e.q["JobDiscard"], id, now); err != nil {
+		return nil, e.wrap("discard job", err)
+	}
+	return e.JobGet(ctx, id)
+}
+
 func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*driver.JobRow, error) {
 	rows, err := e.db.Query(ctx, e.q["JobRetry"], id, now)
 	if err != nil {

@@ -187,6 +187,16 @@ flagged AS (
 )
 SELECT (SELECT count(*) FROM done) + (SELECT count(*) FROM flagged);
 
+-- name: JobDiscard
+WITH done AS (
+    DELETE FROM {schema}jobs WHERE id = $1 AND state = 'available' RETURNING *
+)
+INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, args, metadata, tags, attempt,
+    max_attempts, errors, timeout_ms, created_at, run_at, attempted_at, finalized_at)
+SELECT id, 'discarded', queue, kind, priority, args, metadata, tags, attempt, max_attempts,
+    errors, timeout_ms, created_at, run_at, attempted_at, $2
+FROM done;
+
 -- name: JobRetry
 WITH revived AS (
     DELETE FROM {schema}finished_jobs WHERE id = $1 RETURNING *

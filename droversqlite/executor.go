@@ -701,6 +701,25 @@ func (e *executor) JobCancel(ctx context.Context, id int64, now time.Time) (*dri
 	return job, nil
 }
 
+func (e *executor) JobDiscard(ctx context.Context, id int64, now time.Time) (*driver.JobRow, error) {
+	var job *driver.JobRow
+	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+		if _, err := e.exec(ctx, tx, "JobDiscardMove", id, micros(now)); err != nil {
+			return err
+		}
+		if _, err := e.exec(ctx, tx, "JobCancelDelete", id); err != nil {
+			return err
+		}
+		var err error
+		job, err = e.get(ctx, tx, id)
+		return err
+	})
+	if err != nil {
+		return nil, e.wrap("discard job", err)
+	}
+	return job, nil
+}
+
 func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*driver.JobRow, error) {
 	var job *driver.JobRow
 	var queue string

@@ -259,6 +259,15 @@ DELETE FROM {schema}jobs WHERE id = ?1 AND state = 'available';
 -- and its result turns into cancelled.
 UPDATE {schema}jobs SET cancel_requested = 1 WHERE id = ?1 AND state = 'running';
 
+-- name: JobDiscardMove
+-- ?1 id, ?2 now. A waiting job is finished as discarded at once; the row
+-- leaves the hot table with JobCancelDelete.
+INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at,
+    run_at, attempted_at, finalized_at, tags, metadata, errors, args)
+SELECT id, 'discarded', queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, ?2,
+    tags, metadata, errors, args
+FROM {schema}jobs WHERE id = ?1 AND state = 'available';
+
 -- name: JobRetryReschedule
 -- ?1 id, ?2 now. A waiting job becomes claimable now.
 UPDATE {schema}jobs SET run_at = ?2 WHERE id = ?1 AND state = 'available' RETURNING queue;

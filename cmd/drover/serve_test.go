@@ -8,11 +8,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/internal/jobjson"
 	"github.com/droverhq/drover/internal/server"
 )
 
@@ -148,6 +151,27 @@ func TestServe(t *testing.T) {
 			}
 			if strings.Contains(stderr.String(), secret) {
 				t.Fatal("the server logged a token")
+			}
+		})
+	}
+}
+
+func TestJobsDiscard(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			f := b.setup(t).migrated(t)
+			id := f.enqueue(t, "email", `{}`)[0]
+			sid := strconv.FormatInt(id, 10)
+			var j jobjson.Job
+			decodeJSON(t, f.mustRun(t, "jobs", "discard", sid, "--json"), &j)
+			if j.ID != id || j.State != drover.JobStateDiscarded || f.getJob(t, id).State != drover.JobStateDiscarded {
+				t.Fatalf("after discard: %+v, stored %s", j, f.getJob(t, id).State)
+			}
+			if out := f.mustRun(t, "jobs", "retry", sid); !strings.Contains(out, "available") {
+				t.Fatalf("retry after discard:\n%s", out)
+			}
+			if r := f.run(t, "jobs", "discard", "0"); r.code != exitUsage || !strings.Contains(r.stderr, `job ID "0"`) {
+				t.Fatalf("discard 0:\n%s", r)
 			}
 		})
 	}

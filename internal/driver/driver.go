@@ -126,6 +126,12 @@ type Executor interface {
 	// cancelled. It returns the job as it stands after the call.
 	JobCancel(ctx context.Context, id int64, now time.Time) (*JobRow, error)
 
+	// JobDiscard finishes a waiting job (available, scheduled or
+	// retryable) as discarded at once, for work that should never run. A
+	// running or finished job is left alone. It returns the job as it
+	// stands after the call.
+	JobDiscard(ctx context.Context, id int64, now time.Time) (*JobRow, error)
+
 	// JobRetry makes a job claimable now: a finished job returns to the
 	// hot table, a waiting one has its run_at moved to now. A running job
 	// is left alone. It returns the job as it stands after the call.

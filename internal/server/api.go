@@ -194,6 +194,10 @@ func (s *Server) retryJob(w http.ResponseWriter, r *http.Request) error {
 	return s.byID(w, r, s.cfg.Client.JobRetry)
 }
 
+func (s *Server) discardJob(w http.ResponseWriter, r *http.Request) error {
+	return s.byID(w, r, s.cfg.Client.JobDiscard)
+}
+
 // claim claims up to max jobs for a worker, waiting up to wait_ms for some
 // to arrive when none is claimable. A worker that dies after the claim
 // loses nothing: the jobs come back when their leases expire.

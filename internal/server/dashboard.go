@@ -119,14 +119,15 @@ func render(w http.ResponseWriter, status int, t *template.Template, data any) e
 // htmlRoutes are the dashboard's pages and actions, all admin only.
 func (s *Server) htmlRoutes() map[string]func(w http.ResponseWriter, r *http.Request) error {
 	return map[string]func(w http.ResponseWriter, r *http.Request) error{
-		"GET /{$}":                  s.overviewPage,
-		"GET /ui/jobs":              s.jobsPage,
-		"GET /ui/jobs/find":         s.findJob,
-		"GET /ui/jobs/{id}":         s.jobPage,
-		"POST /ui/jobs/{id}/retry":  s.jobAction(s.cfg.Client.JobRetry, "retried"),
-		"POST /ui/jobs/{id}/cancel": s.jobAction(s.cfg.Client.JobCancel, "cancel requested"),
-		"POST /ui/bulk":             s.bulk,
-		"GET /ui/history.json":      s.historyJSON,
+		"GET /{$}":                   s.overviewPage,
+		"GET /ui/jobs":               s.jobsPage,
+		"GET /ui/jobs/find":          s.findJob,
+		"GET /ui/jobs/{id}":          s.jobPage,
+		"POST /ui/jobs/{id}/retry":   s.jobAction(s.cfg.Client.JobRetry, "retried"),
+		"POST /ui/jobs/{id}/cancel":  s.jobAction(s.cfg.Client.JobCancel, "cancel requested"),
+		"POST /ui/jobs/{id}/discard": s.jobAction(s.cfg.Client.JobDiscard, "discarded if it was waiting"),
+		"POST /ui/bulk":              s.bulk,
+		"GET /ui/history.json":       s.historyJSON,
 	}
 }
 
@@ -369,7 +370,7 @@ func (s *Server) jobAction(call func(context.Context, int64) (*drover.JobRow, er
 // bulkPage is how many jobs a bulk action reads per round.
 const bulkPage = 1000
 
-// bulk retries or cancels every job matching a filter, on every page, not
+// bulk retries, cancels or discards every job matching a filter, on every page, not
 // just the one shown. It walks the filter by keyset pages, so it never
 // holds more than one page, and each job changes in its own statement:
 // the same guarded change as the single-job action, so a job that moved
@@ -382,8 +383,10 @@ func (s *Server) bulk(w http.ResponseWriter, r *http.Request) error {
 		call = s.cfg.Client.JobRetry
 	case "cancel":
 		call = s.cfg.Client.JobCancel
+	case "discard":
+		call = s.cfg.Client.JobDiscard
 	default:
-		return badRequest("action %q: use retry or cancel", action)
+		return badRequest("action %q: use retry, cancel or discard", action)
 	}
 	p, err := f.params()
 	if err != nil {

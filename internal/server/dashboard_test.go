@@ -60,10 +60,16 @@ func TestBulkActionCoversTheWholeFilter(t *testing.T) {
 		if b.stored(t, other).State != drover.JobStateAvailable {
 			t.Fatal("bulk cancel touched a job outside the filter")
 		}
-		status, body, _ = b.post(t, "/ui/bulk", url.Values{"action": {"discard"}},
+		status, body, _ = b.post(t, "/ui/bulk", url.Values{"action": {"explode"}},
 			map[string]string{"Authorization": "Bearer " + b.tokens[server.ScopeAdmin]})
-		if status != http.StatusBadRequest || !strings.Contains(body, `action &#34;discard&#34;: use retry or cancel`) {
+		if status != http.StatusBadRequest || !strings.Contains(body, `action &#34;explode&#34;: use retry, cancel or discard`) {
 			t.Fatalf("unknown bulk action = %d: %s", status, body)
+		}
+		// Discard everything waiting in the default queue: the one job.
+		status, _, _ = b.post(t, "/ui/bulk", url.Values{"action": {"discard"}, "queue": {"default"}},
+			map[string]string{"Authorization": "Bearer " + b.tokens[server.ScopeAdmin]})
+		if status != http.StatusSeeOther || b.stored(t, other).State != drover.JobStateDiscarded {
+			t.Fatalf("bulk discard = %d, job %s", status, b.stored(t, other).State)
 		}
 	})
 }

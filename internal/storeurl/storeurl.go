@@ -170,6 +170,7 @@ type Client interface {
 	JobList(ctx context.Context, p drover.JobListParams) ([]*drover.JobRow, error)
 	JobCancel(ctx context.Context, id int64) (*drover.JobRow, error)
 	JobRetry(ctx context.Context, id int64) (*drover.JobRow, error)
+	JobDiscard(ctx context.Context, id int64) (*drover.JobRow, error)
 	JobCountByState(ctx context.Context, queue string) (map[drover.JobState]int64, error)
 	QueueStats(ctx context.Context) ([]drover.QueueStats, error)
 	LeaseOwners(ctx context.Context) ([]drover.LeaseOwner, error)
