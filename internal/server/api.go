@@ -216,6 +216,11 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request) error {
 	if req.Worker == "" {
 		return badRequest("worker: required, an ID of the worker process (it becomes the jobs' lease owner)")
 	}
+	// Checked before waiting, so that no wake-up channel is made for a
+	// name that can never be a queue.
+	if err := drover.ValidateQueue(req.Queue); err != nil {
+		return err
+	}
 	wait := time.Duration(req.WaitMS) * time.Millisecond
 	if req.WaitMS < 0 || wait > s.cfg.MaxWait {
 		return badRequest("wait_ms %d: must be between 0 and %d", req.WaitMS, s.cfg.MaxWait.Milliseconds())

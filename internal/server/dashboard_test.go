@@ -160,7 +160,7 @@ func TestHistoryCountsEachFinishedJobOnce(t *testing.T) {
 					discarded += f.Discarded
 				}
 			}
-			return len(points) > 0 && points[len(points)-1].At.After(finishedAt.Add(time.Second))
+			return len(points) > 0 && points[len(points)-1].Until.After(finishedAt.Add(time.Second))
 		})
 		if completed != 2 || discarded != 1 {
 			t.Fatalf("history counts %d completed and %d discarded, want 2 and 1", completed, discarded)

@@ -12,10 +12,12 @@ import (
 const historyLen = 360
 
 // Point is one sample of the dashboard: the queues' waiting and running
-// jobs, and what finished since the previous sample, whichever process
-// ran it.
+// jobs, and what finished in its window, whichever process ran it.
 type Point struct {
-	At       time.Time              `json:"at"`
+	At time.Time `json:"at"`
+	// Until ends the window of finished jobs, a second before At; the
+	// window starts where the previous sample's ended.
+	Until    time.Time              `json:"until"`
 	Seconds  float64                `json:"seconds"` // length of the window
 	Queues   []drover.QueueStats    `json:"queues"`
 	Finished []drover.FinishedStats `json:"finished"`

@@ -34,6 +34,10 @@ import (
 //go:embed openapi.json
 var OpenAPI []byte
 
+// finishedSettle is how far behind the sample the window of finished jobs
+// ends: longer than a finishing transaction takes to commit.
+const finishedSettle = time.Second
+
 // Defaults for Config.
 const (
 	MaxBodyBytesDefault   = 8 << 20
@@ -160,12 +164,17 @@ func (s *Server) sample(ctx context.Context) {
 	stats, err := s.cfg.Client.QueueStats(ctx)
 	if err == nil {
 		s.metrics.observeSample(stats, now)
-		since := now.Add(-s.cfg.SampleInterval)
+		// The window of finished jobs ends a little in the past: a job's
+		// finalized_at is taken inside its finishing transaction, which
+		// becomes visible only at commit, so a window ending now would
+		// miss (for good) jobs whose transactions commit after this read.
+		until := now.Add(-finishedSettle)
+		since := until.Add(-s.cfg.SampleInterval)
 		if prev, ok := s.history.latest(); ok {
-			since = prev.At
+			since = prev.Until
 		}
-		p := Point{At: now, Seconds: now.Sub(since).Seconds(), Queues: stats}
-		if p.Finished, err = s.cfg.Client.FinishedStats(ctx, since, now); err == nil {
+		p := Point{At: now, Until: until, Seconds: until.Sub(since).Seconds(), Queues: stats}
+		if p.Finished, err = s.cfg.Client.FinishedStats(ctx, since, until); err == nil {
 			if p.Owners, err = s.cfg.Client.LeaseOwners(ctx); err == nil {
 				s.history.add(p)
 			}
