@@ -27,6 +27,8 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/droverhq/drover/internal/completer"
 	"github.com/droverhq/drover/internal/driver"
 	"github.com/droverhq/drover/internal/leadership"
@@ -101,6 +103,10 @@ type Config struct {
 	RetryPolicy func(attempt int) time.Duration
 	// LeaderTTL bounds how long maintenance pauses when the leader dies.
 	LeaderTTL time.Duration
+	// TracerProvider turns on OpenTelemetry tracing: inserts carry the
+	// caller's trace context in the job's metadata, and each run gets a
+	// span linked to it. Nil (the default) leaves tracing off.
+	TracerProvider trace.TracerProvider
 }
 
 // QueueConfig configures one queue of a client.

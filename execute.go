@@ -9,20 +9,49 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/droverhq/drover/internal/driver"
 	"github.com/droverhq/drover/internal/producer"
 )
 
-// runJob runs one attempt: it finds the worker, applies the timeout, turns a
-// panic into an error and decides the outcome. It never returns without a
-// result, so every claimed attempt is accounted for.
+// runJob runs one attempt, in a span of its own when tracing is on. Every
+// result carries the claimed row's flow flags, which settle its dependants
+// and batch on finish (result.go), whatever the outcome.
 func (c *Client[TTx]) runJob(ctx context.Context, r *driver.JobRow) driver.Result {
-	row := jobRowFromDriver(r)
-	res := driver.Result{ID: r.ID, Attempt: r.Attempt}
-	unit, ok := c.config.Workers.byKind[r.Kind]
+	res := c.tracedAttempt(ctx, jobRowFromDriver(r))
+	res.Flow = r.Flow
+	return res
+}
+
+// tracedAttempt is runAttempt in a span of its own when tracing is on.
+func (c *Client[TTx]) tracedAttempt(ctx context.Context, row *JobRow) driver.Result {
+	if tp := c.config.TracerProvider; tp != nil {
+		var span trace.Span
+		ctx, span = StartJobSpan(ctx, tp, row, time.Time{})
+		res := c.runAttempt(ctx, row)
+		var err error
+		if len(res.Error) > 0 {
+			var ae AttemptError
+			if json.Unmarshal(res.Error, &ae) == nil {
+				err = errors.New(ae.Error)
+			}
+		}
+		EndJobSpan(span, outcomeName(res.Outcome), err, time.Time{})
+		return res
+	}
+	return c.runAttempt(ctx, row)
+}
+
+// runAttempt runs one attempt: it finds the worker, applies the timeout,
+// turns a panic into an error and decides the outcome. It never returns
+// without a result, so every claimed attempt is accounted for.
+func (c *Client[TTx]) runAttempt(ctx context.Context, row *JobRow) driver.Result {
+	res := driver.Result{ID: row.ID, Attempt: row.Attempt}
+	unit, ok := c.config.Workers.byKind[row.Kind]
 	if !ok {
 		// Another process of the fleet may know the kind; retry there.
-		return c.failed(row, res, fmt.Errorf("%w %q: no worker registered in client %s", ErrUnknownKind, r.Kind, c.config.ID), "")
+		return c.failed(row, res, fmt.Errorf("%w %q: no worker registered in client %s", ErrUnknownKind, row.Kind, c.config.ID), "")
 	}
 
 	timeout := c.config.JobTimeout
@@ -39,9 +68,8 @@ func (c *Client[TTx]) runJob(ctx context.Context, r *driver.JobRow) driver.Resul
 		jobCtx, cancelTimeout = context.WithTimeoutCause(jobCtx, timeout, fmt.Errorf("job timed out after %s", timeout))
 		defer cancelTimeout()
 	}
-	c.tracker.Started(r.ID, cancel)
+	c.tracker.Started(row.ID, cancel)
 
-	res.Flow = r.Flow // settles dependants and batch on finish (result.go)
 	attempt := &attemptState{exec: c.driver}
 	err, trace := safeWork(jobCtx, unit, row, attempt)
 	cause := context.Cause(jobCtx)

@@ -282,7 +282,10 @@ func (c *Client[TTx]) insertOne(ctx context.Context, exec driver.Executor, args 
 	if opts != nil && len(opts.DependsOn) > 0 { // a workflow step (workflow.go)
 		ids, err = c.insertDependants(ctx, exec, []InsertManyParams{{Args: args, Opts: opts}}, nil)
 	} else {
-		ids, err = exec.JobInsertMany(ctx, []driver.InsertParams{p})
+		params := []driver.InsertParams{p}
+		c.injectTrace(ctx, params)
+		p = params[0]
+		ids, err = exec.JobInsertMany(ctx, params)
 	}
 	if err != nil {
 		return nil, err
@@ -324,5 +327,6 @@ func (c *Client[TTx]) insertMany(ctx context.Context, exec driver.Executor, jobs
 		}
 		params[i] = p
 	}
+	c.injectTrace(ctx, params)
 	return exec.JobInsertMany(ctx, params)
 }

@@ -72,6 +72,18 @@ func (c *Client[TTx]) JobCancel(ctx context.Context, id int64) (*JobRow, error) 
 	return jobRowFromDriver(r), nil
 }
 
+// JobDiscard gives up on a job that has not started: a waiting job
+// (available, scheduled or retryable) is finished as discarded at once and
+// never runs. A running job is left alone (cancel it instead), as is a
+// finished one. It returns the job after the call.
+func (c *Client[TTx]) JobDiscard(ctx context.Context, id int64) (*JobRow, error) {
+	r, err := c.driver.JobDiscard(ctx, id, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	return jobRowFromDriver(r), nil
+}
+
 // JobRetry makes a job run again as soon as possible: a finished job
 // (completed, cancelled or discarded) is made available with one more
 // attempt allowed if it had none left; a scheduled or retryable job becomes

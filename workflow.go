@@ -115,6 +115,14 @@ func (c *Client[TTx]) insertDependants(ctx context.Context, exec driver.Executor
 		}
 		p.Jobs[i] = fj
 	}
+	params := make([]driver.InsertParams, len(p.Jobs))
+	for i := range p.Jobs {
+		params[i] = p.Jobs[i].InsertParams
+	}
+	c.injectTrace(ctx, params)
+	for i := range p.Jobs {
+		p.Jobs[i].InsertParams = params[i]
+	}
 	res, err := exec.JobInsertFlow(ctx, p)
 	if err != nil {
 		return nil, flowInsertError(err)

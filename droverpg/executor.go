@@ -382,6 +382,13 @@ func (e *executor) JobCancel(ctx context.Context, id int64, now time.Time) (*dri
 	return e.JobGet(ctx, id)
 }
 
+func (e *executor) JobDiscard(ctx context.Context, id int64, now time.Time) (*driver.JobRow, error) {
+	if _, err := e.db.Exec(ctx, e.q["JobDiscard"], id, now); err != nil {
+		return nil, e.wrap("discard job", err)
+	}
+	return e.JobGet(ctx, id)
+}
+
 // JobRetry reads the job back in the transaction that retried it, so that
 // it returns the job as the retry left it: a worker woken by the
 // notification (sent on commit) may otherwise have run it already.
@@ -429,6 +436,66 @@ func (e *executor) JobCountByState(ctx context.Context, queue string) (map[drive
 		counts[driver.State(s)] += n
 	}
 	return counts, e.wrap("count jobs", rows.Err())
+}
+
+func (e *executor) QueueStats(ctx context.Context, now time.Time) ([]driver.QueueStat, error) {
+	rows, err := e.db.Query(ctx, e.q["QueueStats"], now)
+	if err != nil {
+		return nil, e.wrap("queue stats", err)
+	}
+	defer rows.Close()
+	var out []driver.QueueStat
+	for rows.Next() {
+		var q driver.QueueStat
+		if err := rows.Scan(&q.Queue, &q.Available, &q.Scheduled, &q.Retryable, &q.Running, &q.OldestAvailable); err != nil {
+			return nil, e.wrap("queue stats", err)
+		}
+		out = append(out, q)
+	}
+	return out, e.wrap("queue stats", rows.Err())
+}
+
+func (e *executor) FinishedStats(ctx context.Context, since, until time.Time) ([]driver.FinishedStat, error) {
+	rows, err := e.db.Query(ctx, e.q["FinishedStats"], since, until)
+	if err != nil {
+		return nil, e.wrap("finished stats", err)
+	}
+	defer rows.Close()
+	var out []driver.FinishedStat
+	for rows.Next() {
+		var f driver.FinishedStat
+		var p50, p95, p99 float64
+		if err := rows.Scan(&f.Queue, &f.Completed, &f.Cancelled, &f.Discarded, &p50, &p95, &p99); err != nil {
+			return nil, e.wrap("finished stats", err)
+		}
+		f.PickupP50, f.PickupP95, f.PickupP99 = msDuration(p50), msDuration(p95), msDuration(p99)
+		out = append(out, f)
+	}
+	return out, e.wrap("finished stats", rows.Err())
+}
+
+// msDuration converts fractional milliseconds.
+func msDuration(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
+
+func (e *executor) LeaseOwners(ctx context.Context) ([]driver.LeaseOwner, error) {
+	rows, err := e.db.Query(ctx, e.q["LeaseOwners"])
+	if err != nil {
+		return nil, e.wrap("lease owners", err)
+	}
+	defer rows.Close()
+	var out []driver.LeaseOwner
+	for rows.Next() {
+		var o driver.LeaseOwner
+		var owner *string
+		if err := rows.Scan(&owner, &o.Running, &o.LeaseExpiresAt); err != nil {
+			return nil, e.wrap("lease owners", err)
+		}
+		if owner != nil {
+			o.Owner = *owner
+		}
+		out = append(out, o)
+	}
+	return out, e.wrap("lease owners", rows.Err())
 }
 
 func (e *executor) LeaderElect(ctx context.Context, p driver.LeaderParams) (bool, error) {

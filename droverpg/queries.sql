@@ -220,6 +220,16 @@ flagged AS (
 SELECT (SELECT count(*) FROM done) + (SELECT count(*) FROM flagged),
     coalesce((SELECT flow & 3 <> 0 FROM done), false);
 
+-- name: JobDiscard
+WITH done AS (
+    DELETE FROM {schema}jobs WHERE id = $1 AND state = 'available' RETURNING *
+)
+INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, args, metadata, tags, attempt,
+    max_attempts, errors, timeout_ms, created_at, run_at, attempted_at, finalized_at)
+SELECT id, 'discarded', queue, kind, priority, args, metadata, tags, attempt, max_attempts,
+    errors, timeout_ms, created_at, run_at, attempted_at, $2
+FROM done;
+
 -- name: JobRetry
 WITH revived AS (
     DELETE FROM {schema}finished_jobs WHERE id = $1 RETURNING *
@@ -242,6 +252,51 @@ SELECT CASE WHEN state = 'available' AND run_at > now() THEN CASE WHEN attempt =
 FROM {schema}jobs WHERE $1 = '' OR queue = $1 GROUP BY s
 UNION ALL
 SELECT state, count(*) FROM {schema}finished_jobs WHERE $1 = '' OR queue = $1 GROUP BY state;
+
+-- name: QueueStats
+-- One pass over the hot table only; finished jobs are never counted here.
+SELECT queue,
+    count(*) FILTER (WHERE state = 'available' AND run_at <= $1),
+    count(*) FILTER (WHERE state = 'available' AND run_at > $1 AND attempt = 0),
+    count(*) FILTER (WHERE state = 'available' AND run_at > $1 AND attempt > 0),
+    count(*) FILTER (WHERE state = 'running'),
+    min(run_at) FILTER (WHERE state = 'available' AND run_at <= $1)
+FROM {schema}jobs
+GROUP BY queue
+ORDER BY queue;
+
+-- name: FinishedStats
+-- Jobs finished in ($1, $2], per queue, with nearest-rank percentiles of the
+-- pickup latency (ms) of the completed ones. The BRIN index on finalized_at
+-- keeps this to the recent end of the table.
+WITH w AS (
+    SELECT queue, state, extract(epoch FROM coalesce(attempted_at, run_at) - run_at) * 1000 AS lat
+    FROM {schema}finished_jobs
+    WHERE finalized_at > $1 AND finalized_at <= $2
+),
+r AS (
+    SELECT queue, state, lat,
+        row_number() OVER (PARTITION BY queue, state ORDER BY lat) AS rn,
+        count(*) OVER (PARTITION BY queue, state) AS n
+    FROM w
+)
+SELECT queue,
+    count(*) FILTER (WHERE state = 'completed'),
+    count(*) FILTER (WHERE state = 'cancelled'),
+    count(*) FILTER (WHERE state = 'discarded'),
+    coalesce(max(lat) FILTER (WHERE state = 'completed' AND rn = (n * 50 + 99) / 100), 0)::float8,
+    coalesce(max(lat) FILTER (WHERE state = 'completed' AND rn = (n * 95 + 99) / 100), 0)::float8,
+    coalesce(max(lat) FILTER (WHERE state = 'completed' AND rn = (n * 99 + 99) / 100), 0)::float8
+FROM r
+GROUP BY queue
+ORDER BY queue;
+
+-- name: LeaseOwners
+SELECT lease_owner, count(*), max(lease_expires_at)
+FROM {schema}jobs
+WHERE state = 'running'
+GROUP BY lease_owner
+ORDER BY lease_owner;
 
 -- name: LeaderElect
 INSERT INTO {schema}leaders (name, leader_id, expires_at)

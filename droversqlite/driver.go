@@ -487,7 +487,7 @@ type stmtKey struct {
 
 // readQueries run on the reader pool as well as, inside write transactions,
 // on the writer.
-var readQueries = []string{"JobGet", "JobList", "JobCountByState",
+var readQueries = []string{"JobGet", "JobList", "JobCountByState", "QueueStats", "FinishedStats", "LeaseOwners",
 	// Workflows and batches (flow.go).
 	"BatchGet", "BatchResults", "JobResults", "JobParentResults"}
 

@@ -759,6 +759,25 @@ func (e *executor) JobCancel(ctx context.Context, id int64, now time.Time) (*dri
 	return job, nil
 }
 
+func (e *executor) JobDiscard(ctx context.Context, id int64, now time.Time) (*driver.JobRow, error) {
+	var job *driver.JobRow
+	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+		if _, err := e.exec(ctx, tx, "JobDiscardMove", id, micros(now)); err != nil {
+			return err
+		}
+		if _, err := e.exec(ctx, tx, "JobCancelDelete", id); err != nil {
+			return err
+		}
+		var err error
+		job, err = e.get(ctx, tx, id)
+		return err
+	})
+	if err != nil {
+		return nil, e.wrap("discard job", err)
+	}
+	return job, nil
+}
+
 func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*driver.JobRow, error) {
 	var job *driver.JobRow
 	var queue string
@@ -811,6 +830,65 @@ func (e *executor) JobCountByState(ctx context.Context, queue string) (map[drive
 		return nil, e.wrap("count jobs", err)
 	}
 	return counts, nil
+}
+
+func (e *executor) QueueStats(ctx context.Context, now time.Time) ([]driver.QueueStat, error) {
+	var out []driver.QueueStat
+	err := e.query(ctx, nil, e.reader, "QueueStats", func(rows *sql.Rows) error {
+		var q driver.QueueStat
+		var oldest sql.NullInt64
+		if err := rows.Scan(&q.Queue, &q.Available, &q.Scheduled, &q.Retryable, &q.Running, &oldest); err != nil {
+			return err
+		}
+		if oldest.Valid {
+			t := fromMicros(oldest.Int64)
+			q.OldestAvailable = &t
+		}
+		out = append(out, q)
+		return nil
+	}, micros(now))
+	if err != nil {
+		return nil, e.wrap("queue stats", err)
+	}
+	return out, nil
+}
+
+func (e *executor) FinishedStats(ctx context.Context, since, until time.Time) ([]driver.FinishedStat, error) {
+	var out []driver.FinishedStat
+	err := e.query(ctx, nil, e.reader, "FinishedStats", func(rows *sql.Rows) error {
+		var f driver.FinishedStat
+		var p50, p95, p99 int64
+		if err := rows.Scan(&f.Queue, &f.Completed, &f.Cancelled, &f.Discarded, &p50, &p95, &p99); err != nil {
+			return err
+		}
+		f.PickupP50, f.PickupP95, f.PickupP99 = time.Duration(p50)*time.Microsecond,
+			time.Duration(p95)*time.Microsecond, time.Duration(p99)*time.Microsecond
+		out = append(out, f)
+		return nil
+	}, micros(since), micros(until))
+	if err != nil {
+		return nil, e.wrap("finished stats", err)
+	}
+	return out, nil
+}
+
+func (e *executor) LeaseOwners(ctx context.Context) ([]driver.LeaseOwner, error) {
+	var out []driver.LeaseOwner
+	err := e.query(ctx, nil, e.reader, "LeaseOwners", func(rows *sql.Rows) error {
+		var o driver.LeaseOwner
+		var owner sql.NullString
+		var expires int64
+		if err := rows.Scan(&owner, &o.Running, &expires); err != nil {
+			return err
+		}
+		o.Owner, o.LeaseExpiresAt = owner.String, fromMicros(expires)
+		out = append(out, o)
+		return nil
+	})
+	if err != nil {
+		return nil, e.wrap("lease owners", err)
+	}
+	return out, nil
 }
 
 func (e *executor) LeaderElect(ctx context.Context, p driver.LeaderParams) (bool, error) {

@@ -271,6 +271,15 @@ DELETE FROM {schema}jobs WHERE id = ?1 AND state IN ('available', 'pending');
 -- and its result turns into cancelled.
 UPDATE {schema}jobs SET cancel_requested = 1 WHERE id = ?1 AND state = 'running';
 
+-- name: JobDiscardMove
+-- ?1 id, ?2 now. A waiting job is finished as discarded at once; the row
+-- leaves the hot table with JobCancelDelete.
+INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at,
+    run_at, attempted_at, finalized_at, tags, metadata, errors, args)
+SELECT id, 'discarded', queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, ?2,
+    tags, metadata, errors, args
+FROM {schema}jobs WHERE id = ?1 AND state = 'available';
+
 -- name: JobRetryReschedule
 -- ?1 id, ?2 now. A waiting job becomes claimable now.
 UPDATE {schema}jobs SET run_at = ?2 WHERE id = ?1 AND state = 'available' RETURNING queue;
@@ -293,6 +302,50 @@ SELECT CASE WHEN state = 'available' AND run_at > ?2 THEN CASE WHEN attempt = 0 
 FROM {schema}jobs WHERE ?1 = '' OR queue = ?1 GROUP BY s
 UNION ALL
 SELECT state, count(*) FROM {schema}finished_jobs WHERE ?1 = '' OR queue = ?1 GROUP BY state;
+
+-- name: QueueStats
+-- ?1 now. One pass over the hot table only; finished jobs are never
+-- counted here.
+SELECT queue,
+    sum(state = 'available' AND run_at <= ?1),
+    sum(state = 'available' AND run_at > ?1 AND attempt = 0),
+    sum(state = 'available' AND run_at > ?1 AND attempt > 0),
+    sum(state = 'running'),
+    min(CASE WHEN state = 'available' AND run_at <= ?1 THEN run_at END)
+FROM {schema}jobs
+GROUP BY queue
+ORDER BY queue;
+
+-- name: FinishedStats
+-- ?1 since, ?2 until. Jobs finished in (since, until], per queue, with nearest-rank
+-- percentiles of the pickup latency (microseconds) of the completed ones.
+-- The index on (state, finalized_at) keeps this to the recent rows.
+WITH w AS (
+    SELECT queue, state, coalesce(attempted_at, run_at) - run_at AS lat
+    FROM {schema}finished_jobs
+    WHERE state IN ('completed', 'cancelled', 'discarded') AND finalized_at > ?1 AND finalized_at <= ?2
+),
+r AS (
+    SELECT queue, state, lat,
+        row_number() OVER (PARTITION BY queue, state ORDER BY lat) AS rn,
+        count(*) OVER (PARTITION BY queue, state) AS n
+    FROM w
+)
+SELECT queue,
+    sum(state = 'completed'), sum(state = 'cancelled'), sum(state = 'discarded'),
+    coalesce(max(CASE WHEN state = 'completed' AND rn = (n * 50 + 99) / 100 THEN lat END), 0),
+    coalesce(max(CASE WHEN state = 'completed' AND rn = (n * 95 + 99) / 100 THEN lat END), 0),
+    coalesce(max(CASE WHEN state = 'completed' AND rn = (n * 99 + 99) / 100 THEN lat END), 0)
+FROM r
+GROUP BY queue
+ORDER BY queue;
+
+-- name: LeaseOwners
+SELECT lease_owner, count(*), max(lease_expires_at)
+FROM {schema}jobs
+WHERE state = 'running'
+GROUP BY lease_owner
+ORDER BY lease_owner;
 
 -- name: LeaderElect
 -- ?1 name, ?2 id, ?3 expiry, ?4 now. The upsert takes a free or expired

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/internal/jobjson"
 	"github.com/droverhq/drover/internal/storeurl"
 )
 
@@ -45,6 +46,12 @@ told to stop at its worker's next heartbeat and ends as cancelled unless it
 completes first. A finished job is left as it is. It prints the job after the
 change.`,
 		storeurl.Client.JobCancel))
+	cmd.AddCommand(c.jobsChangeCommand("discard", "Discard a job that has not started",
+		`discard gives up on a job that has not started: a waiting job (available,
+scheduled or retryable) is finished as discarded at once and never runs. A
+running job is left alone (cancel it instead), as is a finished one. It
+prints the job after the change.`,
+		storeurl.Client.JobDiscard))
 	return cmd
 }
 
@@ -127,7 +134,7 @@ func (c *cli) jobsGetCommand() *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), toJobJSON(job))
+				return writeJSON(cmd.OutOrStdout(), jobjson.From(job))
 			}
 			return writeJobDetail(cmd.OutOrStdout(), job)
 		},
@@ -174,7 +181,7 @@ func (c *cli) jobsChangeCommand(name, short, long string,
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
-				return writeJSON(out, toJobJSON(job))
+				return writeJSON(out, jobjson.From(job))
 			}
 			if err := writeJobTable(out, []*drover.JobRow{job}); err != nil {
 				return err
@@ -200,6 +207,10 @@ func changeNote(action string, j *drover.JobRow) string {
 		return fmt.Sprintf("job %d had already finished as %s: left as it is", j.ID, j.State)
 	case action == "retry" && j.State == drover.JobStateRunning:
 		return fmt.Sprintf("job %d is running: left as it is", j.ID)
+	case action == "discard" && j.State == drover.JobStateRunning:
+		return fmt.Sprintf("job %d is running: left as it is (cancel it to stop it)", j.ID)
+	case action == "discard" && j.State != drover.JobStateDiscarded && j.State.Finished():
+		return fmt.Sprintf("job %d had already finished as %s: left as it is", j.ID, j.State)
 	}
 	return ""
 }

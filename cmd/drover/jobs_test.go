@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/internal/jobjson"
 )
 
 func TestEnqueueRoundTrip(t *testing.T) {
@@ -21,14 +22,14 @@ func TestEnqueueRoundTrip(t *testing.T) {
 		name  string
 		args  []string
 		count int
-		check func(t *testing.T, j jobJSON)
+		check func(t *testing.T, j jobjson.Job)
 	}{
 		{
 			name:  "defaults",
 			args:  []string{"email", `{"to":"ada@example.com"}`},
 			count: 1,
-			check: func(t *testing.T, j jobJSON) {
-				want := jobJSON{State: drover.JobStateAvailable, Queue: "default", Kind: "email", MaxAttempts: drover.DefaultMaxAttempts}
+			check: func(t *testing.T, j jobjson.Job) {
+				want := jobjson.Job{State: drover.JobStateAvailable, Queue: "default", Kind: "email", MaxAttempts: drover.DefaultMaxAttempts}
 				if j.State != want.State || j.Queue != want.Queue || j.Kind != want.Kind || j.MaxAttempts != want.MaxAttempts ||
 					j.Priority != 0 || j.Attempt != 0 || len(j.Tags) != 0 || len(j.Errors) != 0 {
 					t.Errorf("job = %+v, want defaults %+v", j, want)
@@ -43,7 +44,7 @@ func TestEnqueueRoundTrip(t *testing.T) {
 			args: []string{"report", `{"day":"2025-01-02","n":[1,2]}`, "--queue", "reports", "--priority", "-5",
 				"--max-attempts", "3", "--tags", "nightly,eu", "--metadata", `{"source":"cli"}`},
 			count: 1,
-			check: func(t *testing.T, j jobJSON) {
+			check: func(t *testing.T, j jobjson.Job) {
 				if j.Queue != "reports" || j.Priority != -5 || j.MaxAttempts != 3 || !slices.Equal(j.Tags, []string{"nightly", "eu"}) {
 					t.Errorf("job = %+v", j)
 				}
@@ -56,7 +57,7 @@ func TestEnqueueRoundTrip(t *testing.T) {
 			name:  "at a duration from now",
 			args:  []string{"later", `{}`, "--at", "1h"},
 			count: 1,
-			check: func(t *testing.T, j jobJSON) {
+			check: func(t *testing.T, j jobjson.Job) {
 				if d := time.Until(j.RunAt); j.State != drover.JobStateScheduled || d < 58*time.Minute || d > time.Hour {
 					t.Errorf("state %s, run_at in %s; want scheduled in about 1h", j.State, d)
 				}
@@ -66,7 +67,7 @@ func TestEnqueueRoundTrip(t *testing.T) {
 			name:  "at a time",
 			args:  []string{"later", `{}`, "--at", future.Format(time.RFC3339)},
 			count: 1,
-			check: func(t *testing.T, j jobJSON) {
+			check: func(t *testing.T, j jobjson.Job) {
 				if j.State != drover.JobStateScheduled || !j.RunAt.Equal(future) {
 					t.Errorf("state %s, run_at %s; want scheduled at %s", j.State, j.RunAt, future)
 				}
@@ -76,7 +77,7 @@ func TestEnqueueRoundTrip(t *testing.T) {
 			name:  "at a past time runs now",
 			args:  []string{"late", `{}`, "--at", "2001-02-03T04:05:06+02:00"},
 			count: 1,
-			check: func(t *testing.T, j jobJSON) {
+			check: func(t *testing.T, j jobjson.Job) {
 				if j.State != drover.JobStateAvailable {
 					t.Errorf("state %s, want available", j.State)
 				}
@@ -86,7 +87,7 @@ func TestEnqueueRoundTrip(t *testing.T) {
 			name:  "count",
 			args:  []string{"fanout", `{"x":1}`, "--count", "5"},
 			count: 5,
-			check: func(t *testing.T, j jobJSON) {
+			check: func(t *testing.T, j jobjson.Job) {
 				if j.Kind != "fanout" || !sameJSON(t, j.Args, []byte(`{"x":1}`)) {
 					t.Errorf("job = %+v", j)
 				}
@@ -164,7 +165,7 @@ func TestJobsList(t *testing.T) {
 			}
 			for _, tt := range tests {
 				t.Run(tt.name, func(t *testing.T) {
-					var jobs []jobJSON
+					var jobs []jobjson.Job
 					decodeJSON(t, f.mustRun(t, append([]string{"jobs", "list", "--json"}, tt.args...)...), &jobs)
 					var got []int64
 					for _, j := range jobs {
@@ -234,7 +235,7 @@ func TestRetryAndCancel(t *testing.T) {
 			id := f.enqueue(t, "email", `{}`)[0]
 			sid := strconv.FormatInt(id, 10)
 
-			var j jobJSON
+			var j jobjson.Job
 			decodeJSON(t, f.mustRun(t, "jobs", "cancel", sid, "--json"), &j)
 			if j.ID != id || j.State != drover.JobStateCancelled || j.FinalizedAt == nil {
 				t.Fatalf("after cancel: %+v", j)
@@ -248,7 +249,7 @@ func TestRetryAndCancel(t *testing.T) {
 				t.Errorf("second cancel printed:\n%s", out)
 			}
 
-			j = jobJSON{} // fields the output omits must read as zero
+			j = jobjson.Job{} // fields the output omits must read as zero
 			decodeJSON(t, f.mustRun(t, "jobs", "retry", sid, "--json"), &j)
 			if j.State != drover.JobStateAvailable || j.FinalizedAt != nil {
 				t.Fatalf("after retry: %+v", j)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/internal/jobjson"
 	"github.com/droverhq/drover/internal/storeurl"
 	"github.com/droverhq/drover/internal/testdb"
 )
@@ -172,9 +173,9 @@ func (f *fixture) enqueue(t *testing.T, args ...string) []int64 {
 }
 
 // getJSON runs `drover jobs get ID --json` and decodes it.
-func (f *fixture) getJSON(t *testing.T, id int64) jobJSON {
+func (f *fixture) getJSON(t *testing.T, id int64) jobjson.Job {
 	t.Helper()
-	var j jobJSON
+	var j jobjson.Job
 	decodeJSON(t, f.mustRun(t, "jobs", "get", strconv.FormatInt(id, 10), "--json"), &j)
 	return j
 }

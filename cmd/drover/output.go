@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/internal/jobjson"
 )
 
 // writeJSON prints v indented, for people piping into jq and for scripts.
@@ -19,73 +20,8 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// jobJSON is a job in --json output. The CLI spells out its own field names
-// rather than encoding drover.JobRow, so that its output is a stable
-// interface of its own, in the snake_case that shell tools expect.
-type jobJSON struct {
-	ID              int64                 `json:"id"`
-	State           drover.JobState       `json:"state"`
-	Queue           string                `json:"queue"`
-	Kind            string                `json:"kind"`
-	Priority        int                   `json:"priority"`
-	Args            json.RawMessage       `json:"args"`
-	Metadata        json.RawMessage       `json:"metadata,omitempty"`
-	Tags            []string              `json:"tags"`
-	Attempt         int                   `json:"attempt"`
-	MaxAttempts     int                   `json:"max_attempts"`
-	Errors          []drover.AttemptError `json:"errors"`
-	TimeoutMS       int64                 `json:"timeout_ms,omitempty"`
-	CreatedAt       time.Time             `json:"created_at"`
-	RunAt           time.Time             `json:"run_at"`
-	AttemptedAt     *time.Time            `json:"attempted_at,omitempty"`
-	FinalizedAt     *time.Time            `json:"finalized_at,omitempty"`
-	LeaseOwner      string                `json:"lease_owner,omitempty"`
-	LeaseExpiresAt  *time.Time            `json:"lease_expires_at,omitempty"`
-	CancelRequested bool                  `json:"cancel_requested"`
-}
-
-func toJobJSON(j *drover.JobRow) jobJSON {
-	out := jobJSON{
-		ID:              j.ID,
-		State:           j.State,
-		Queue:           j.Queue,
-		Kind:            j.Kind,
-		Priority:        j.Priority,
-		Args:            j.EncodedArgs,
-		Metadata:        j.Metadata,
-		Tags:            j.Tags,
-		Attempt:         j.Attempt,
-		MaxAttempts:     j.MaxAttempts,
-		Errors:          j.Errors,
-		TimeoutMS:       j.Timeout.Milliseconds(),
-		CreatedAt:       j.CreatedAt,
-		RunAt:           j.RunAt,
-		AttemptedAt:     j.AttemptedAt,
-		FinalizedAt:     j.FinalizedAt,
-		LeaseOwner:      j.LeaseOwner,
-		LeaseExpiresAt:  j.LeaseExpiresAt,
-		CancelRequested: j.CancelRequested,
-	}
-	// Empty lists print as [] so that scripts can index them without a
-	// null check.
-	if out.Tags == nil {
-		out.Tags = []string{}
-	}
-	if out.Errors == nil {
-		out.Errors = []drover.AttemptError{}
-	}
-	if len(out.Args) == 0 {
-		out.Args = json.RawMessage("null")
-	}
-	return out
-}
-
 func writeJobsJSON(w io.Writer, jobs []*drover.JobRow) error {
-	out := make([]jobJSON, len(jobs))
-	for i, j := range jobs {
-		out[i] = toJobJSON(j)
-	}
-	return writeJSON(w, out)
+	return writeJSON(w, jobjson.FromAll(jobs))
 }
 
 // lastErrorWidth keeps a table row on one terminal line even when an error

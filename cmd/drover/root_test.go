@@ -11,6 +11,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/droverhq/drover/internal/jobjson"
 )
 
 func TestEmbeddedDefault(t *testing.T) {
@@ -28,7 +30,7 @@ func TestEmbeddedDefault(t *testing.T) {
 	}
 	// The second command finds the job, and says once more where it looks.
 	r = runCLI(t, nil, "jobs", "list", "--json")
-	var jobs []jobJSON
+	var jobs []jobjson.Job
 	decodeJSON(t, r.stdout, &jobs)
 	if r.code != exitOK || len(jobs) != 1 || jobs[0].Kind != "hello" || r.stderr != notice {
 		t.Fatalf("jobs list on the embedded store:\n%s", r)

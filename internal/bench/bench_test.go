@@ -99,13 +99,15 @@ func TestScenariosEndToEndOnSQLite(t *testing.T) {
 		points int
 	}{
 		{"burndown", []string{"burndown", "--jobs", "3000", "--concurrency", "50"}, 0},
+		{"burndown", []string{"burndown", "--jobs", "3000", "--concurrency", "50", "--via", "http"}, 0},
+		{"steady", []string{"steady", "--duration", "2s", "--rate", "500", "--batch", "10", "--via", "http"}, 0},
 		{"steady", []string{"steady", "--duration", "2s", "--rate", "1000", "--batch", "10"}, 0},
 		{"latency", []string{"latency", "--duration", "2s", "--rate", "200"}, 0},
 		{"scale", []string{"scale", "--processes", "1,2", "--jobs", "2000", "--concurrency", "20"}, 2},
 		{"streams", []string{"streams", "--streams", "1,2", "--duration", "2s", "--rate", "300"}, 2},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			t.Parallel()
 			runCmd, dir := setup(t)
 			rep, out, err := runCmd(tc.args...)
@@ -163,6 +165,8 @@ func TestBadFlags(t *testing.T) {
 		{"steady", "--window", "1s"},
 		{"latency", "--rate", "-1"},
 		{"burndown", "--processes", "1,2"},
+		{"burndown", "--via", "carrier-pigeon"},
+		{"burndown", "--via", "http", "--processes", "2"},
 	}
 	for _, args := range cases {
 		if _, _, err := runCmd(args...); err == nil {

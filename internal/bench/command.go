@@ -22,6 +22,12 @@ import (
 	"github.com/droverhq/drover/internal/storeurl"
 )
 
+// How bench workers reach the store.
+const (
+	viaClient = "client"
+	viaHTTP   = "http"
+)
+
 // NewCommand returns `drover bench` with one subcommand per scenario.
 func NewCommand(env func() Env) *cobra.Command {
 	cmd := &cobra.Command{
@@ -72,7 +78,7 @@ func NewCommand(env func() Env) *cobra.Command {
 	}
 	for _, sc := range scenarios {
 		o := options{
-			queue: "bench", jobs: 200_000, duration: 10 * time.Second, producers: 4, batch: 100,
+			queue: "bench", via: viaClient, jobs: 200_000, duration: 10 * time.Second, producers: 4, batch: 100,
 			concurrency: 200, window: 2 * time.Second, lease: 30 * time.Second, progress: 2 * time.Second,
 			streams: []int{4, 8, 16, 64},
 		}
@@ -159,6 +165,9 @@ func NewCommand(env func() Env) *cobra.Command {
 			f.StringVar(&instances, "instances", joinInts(o.instances), "workflow counts N to sweep")
 			f.IntVar(&o.steps, "steps", o.steps, "steps of each workflow (a chain)")
 		}
+		if sc.name == "burndown" || sc.name == "steady" || sc.name == "latency" {
+			f.StringVar(&o.via, "via", o.via, "how workers reach the store: client (a Go client) or http (drover serve's API on loopback)")
+		}
 		if sc.name == "chaos" {
 			f.StringVar(&o.fault, "fault", o.fault, "fault to inject: "+faultNames())
 			f.StringVar(&o.pgData, "pg-data", "", "data directory of the local PostgreSQL server (pg-restart)")
@@ -211,6 +220,10 @@ func (o *options) validate(scenario string) error {
 		return usagef("--remote, --latency and --netns apply to worker processes: give --processes")
 	case scenario == "chaos" && faults[o.fault] == "":
 		return usagef("--fault %q: must be one of %s", o.fault, faultNames())
+	case o.via != viaClient && o.via != viaHTTP:
+		return usagef("--via %q: use client or http", o.via)
+	case o.via == viaHTTP && len(o.processes) > 0 && o.processes[0] > 0:
+		return usagef("--via http runs its HTTP workers in the bench process: leave --processes out")
 	}
 	return nil
 }

@@ -190,7 +190,7 @@ func (r *runner) dag(ctx context.Context) (*report.Report, error) {
 		}
 		rates = append(rates, pt.JobsPerSec)
 	}
-	rep.Settings = r.settings(fmt.Sprintf("N workflow instances, each a chain of %d noop steps, inserted before the workers start; workers: %s", steps, describeFleet(k)))
+	rep.Settings = r.settings(fmt.Sprintf("N workflow instances, each a chain of %d noop steps, inserted before the workers start; workers: %s", steps, r.describeFleet(k)))
 	rep.SteadyNote = stats.SteadyRule
 	if rep.Seconds > 0 {
 		rep.JobsPerSec = float64(rep.Jobs) / rep.Seconds

@@ -44,6 +44,9 @@ type options struct {
 	// length of each workflow (flow.go).
 	instances []int
 	steps     int
+	// via is how workers reach the store: viaClient (a drover.Client) or
+	// viaHTTP (drover serve's API).
+	via string
 	// fault is the chaos scenario's fault; pgData the local data
 	// directory that pg-restart restarts.
 	fault, pgData string

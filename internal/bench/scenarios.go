@@ -25,6 +25,9 @@ func (r *runner) workerConfig(queue string) workerConfig {
 // fleetFor returns k worker processes, or (k == 0) one client in this
 // process.
 func (r *runner) fleetFor(queue string, k int) fleet {
+	if r.opts.via == viaHTTP {
+		return &httpFleet{store: r.store, cfg: r.workerConfig(queue)}
+	}
 	if k == 0 {
 		return &localFleet{store: r.store, cfg: r.workerConfig(queue), n: 1}
 	}
@@ -54,12 +57,15 @@ func (r *runner) burndown(ctx context.Context) (*report.Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep.Settings = r.settings(fmt.Sprintf("workers: %s", describeFleet(k)))
+	rep.Settings = r.settings(fmt.Sprintf("workers: %s", r.describeFleet(k)))
 	fillFromPoint(rep, pt)
 	return rep, checkLost(pt)
 }
 
-func describeFleet(k int) string {
+func (r *runner) describeFleet(k int) string {
+	if r.opts.via == viaHTTP {
+		return fmt.Sprintf("%d HTTP claim loops through drover serve's API on loopback, in the bench process", httpStreams)
+	}
 	if k == 0 {
 		return "1 client in the bench process"
 	}
@@ -88,7 +94,7 @@ func (r *runner) burnPoint(ctx context.Context, queue string, k, n int, label st
 	if err := r.settle(ctx); err != nil {
 		return pt, err
 	}
-	fmt.Fprintf(r.out, "%-10s inserted %d jobs at %.0f/s; starting %s\n", label, n, insertRate, describeFleet(k))
+	fmt.Fprintf(r.out, "%-10s inserted %d jobs at %.0f/s; starting %s\n", label, n, insertRate, r.describeFleet(k))
 	pickup.Store(stats.NewLatency())
 	f := r.fleetFor(queue, k)
 	if err := f.start(ctx); err != nil {
@@ -174,7 +180,7 @@ func (r *runner) steady(ctx context.Context, scenario string) (*report.Report, e
 	if r.opts.rate > 0 {
 		rate = fmt.Sprintf("%.0f jobs/s", r.opts.rate)
 	}
-	rep.Settings = r.settings(fmt.Sprintf("workers: %s", describeFleet(k)),
+	rep.Settings = r.settings(fmt.Sprintf("workers: %s", r.describeFleet(k)),
 		fmt.Sprintf("%d producers, batch %d, rate %s", r.opts.producers, r.opts.batch, rate),
 		fmt.Sprintf("duration %s", r.opts.duration))
 	fillFromPoint(rep, pt)

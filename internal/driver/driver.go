@@ -126,6 +126,12 @@ type Executor interface {
 	// cancelled. It returns the job as it stands after the call.
 	JobCancel(ctx context.Context, id int64, now time.Time) (*JobRow, error)
 
+	// JobDiscard finishes a waiting job (available, scheduled or
+	// retryable) as discarded at once, for work that should never run. A
+	// running or finished job is left alone. It returns the job as it
+	// stands after the call.
+	JobDiscard(ctx context.Context, id int64, now time.Time) (*JobRow, error)
+
 	// JobRetry makes a job claimable now: a finished job returns to the
 	// hot table, a waiting one has its run_at moved to now. A running job
 	// is left alone. It returns the job as it stands after the call.
@@ -133,6 +139,27 @@ type Executor interface {
 
 	// JobCountByState counts jobs per state, for inspection and benches.
 	JobCountByState(ctx context.Context, queue string) (map[State]int64, error)
+
+	// QueueStats summarises the hot table per queue: jobs waiting (by
+	// kind of wait) and running, and the run_at of the oldest claimable
+	// job. It reads only the hot table, so its cost follows the work that
+	// waits, never the history kept in finished jobs; callers still sample
+	// it on an interval rather than per request.
+	QueueStats(ctx context.Context, now time.Time) ([]QueueStat, error)
+
+	// FinishedStats summarises jobs finished in (since, until] per queue: how
+	// many completed, were cancelled or discarded, and the percentiles of
+	// the pickup latency (run_at to the start of the last attempt) of the
+	// completed ones. It reads only the recent end of finished jobs
+	// through the index on finalized_at, for charts sampled on an
+	// interval.
+	FinishedStats(ctx context.Context, since, until time.Time) ([]FinishedStat, error)
+
+	// LeaseOwners lists every process (lease owner) that holds running
+	// jobs, with how many and until when its leases run, from one pass
+	// over the hot table: the workers that are alive and working, Go
+	// clients and HTTP workers alike.
+	LeaseOwners(ctx context.Context) ([]LeaseOwner, error)
 
 	// LeaderElect takes or keeps the named leadership for ID until TTL
 	// from now and reports whether ID holds it.
@@ -311,6 +338,36 @@ type ListParams struct {
 	AfterID int64 // keyset cursor: only IDs greater than this
 	Limit   int
 	Now     time.Time
+}
+
+// QueueStat is one queue's line of QueueStats.
+type QueueStat struct {
+	Queue     string
+	Available int64 // claimable now
+	Scheduled int64 // waiting for run_at, never attempted
+	Retryable int64 // waiting for run_at after a failed attempt
+	Running   int64
+	// OldestAvailable is the run_at of the oldest claimable job, nil when
+	// none is claimable: now minus it is how far the queue lags.
+	OldestAvailable *time.Time
+}
+
+// FinishedStat is one queue's line of FinishedStats.
+type FinishedStat struct {
+	Queue                           string
+	Completed, Cancelled, Discarded int64
+	// Pickup latency percentiles (nearest rank) of the completed jobs;
+	// zero when none completed.
+	PickupP50, PickupP95, PickupP99 time.Duration
+}
+
+// LeaseOwner is one line of LeaseOwners.
+type LeaseOwner struct {
+	Owner   string
+	Running int64
+	// LeaseExpiresAt is the latest lease expiry among its jobs: each
+	// heartbeat pushes it forward, so it shows the process is alive.
+	LeaseExpiresAt time.Time
 }
 
 // LeaderParams is one election attempt.

@@ -172,7 +172,14 @@ type Client interface {
 	JobList(ctx context.Context, p drover.JobListParams) ([]*drover.JobRow, error)
 	JobCancel(ctx context.Context, id int64) (*drover.JobRow, error)
 	JobRetry(ctx context.Context, id int64) (*drover.JobRow, error)
+	JobDiscard(ctx context.Context, id int64) (*drover.JobRow, error)
 	JobCountByState(ctx context.Context, queue string) (map[drover.JobState]int64, error)
+	QueueStats(ctx context.Context) ([]drover.QueueStats, error)
+	LeaseOwners(ctx context.Context) ([]drover.LeaseOwner, error)
+	FinishedStats(ctx context.Context, since, until time.Time) ([]drover.FinishedStats, error)
+	Claim(ctx context.Context, p drover.ClaimParams) ([]*drover.JobRow, error)
+	Finish(ctx context.Context, results []drover.AttemptResult) (*drover.FinishReport, error)
+	ExtendLeases(ctx context.Context, attempts []drover.AttemptRef, lease time.Duration) (*drover.LeaseReport, error)
 	Stats() drover.Stats
 
 	// Workflows and batches.
@@ -203,10 +210,21 @@ type Options struct {
 	Logf func(format string, args ...any)
 }
 
+// PoolStats are the figures of a store's connection pool, for metrics.
+type PoolStats struct {
+	Open, InUse, Idle, Max int
+	// WaitCount and WaitDuration total the waits for a free connection.
+	WaitCount    int64
+	WaitDuration time.Duration
+}
+
 // Store is an open store.
 type Store struct {
 	Target Target
 	Driver driver.Driver
+	// PoolStats reads the connection pool: pgx's pool on PostgreSQL, the
+	// single writer connection (where SQLite's contention is) on SQLite.
+	PoolStats func() PoolStats
 	// NewClient makes a client of the right transaction type.
 	NewClient func(cfg *drover.Config) (Client, error)
 	close     func()
@@ -251,6 +269,11 @@ func Open(ctx context.Context, t Target, opts Options) (*Store, error) {
 			return nil, fmt.Errorf("--schema: %w", err)
 		}
 		s = &Store{Target: t, Driver: d, close: pool.Close,
+			PoolStats: func() PoolStats {
+				st := pool.Stat()
+				return PoolStats{Open: int(st.TotalConns()), InUse: int(st.AcquiredConns()), Idle: int(st.IdleConns()),
+					Max: int(st.MaxConns()), WaitCount: st.EmptyAcquireCount(), WaitDuration: st.EmptyAcquireWaitTime()}
+			},
 			NewClient: func(cfg *drover.Config) (Client, error) { return drover.NewClient(d, cfg) }}
 	case SQLite:
 		if t.Default {
@@ -266,6 +289,11 @@ func Open(ctx context.Context, t Target, opts Options) (*Store, error) {
 			return nil, fmt.Errorf("open sqlite store %s: %w", t.URL, err)
 		}
 		s = &Store{Target: t, Driver: d, close: func() { _ = d.Close() },
+			PoolStats: func() PoolStats {
+				st := d.DB().Stats()
+				return PoolStats{Open: st.OpenConnections, InUse: st.InUse, Idle: st.Idle, Max: st.MaxOpenConnections,
+					WaitCount: st.WaitCount, WaitDuration: st.WaitDuration}
+			},
 			NewClient: func(cfg *drover.Config) (Client, error) { return drover.NewClient(d, cfg) }}
 	default:
 		return nil, fmt.Errorf("unknown store kind %q", t.Kind)

@@ -1,0 +1,203 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/internal/server"
+)
+
+// envTokens names the tokens file when --tokens is not given, so that a
+// container can mount it without changing its command line.
+const envTokens = "DROVER_TOKENS_FILE"
+
+func (c *cli) serveCommand() *cobra.Command {
+	var (
+		listen     string
+		tokensPath string
+		maxBody    int64
+		maxBatch   int
+		maxWait    time.Duration
+		sample     time.Duration
+		otel       bool
+	)
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the HTTP API",
+		Long: `serve answers the HTTP API on --listen: enqueue, claim and finish jobs from any
+language, inspect, cancel and retry them. The API is described at /openapi.json.
+
+Every request but GET /healthz needs a bearer token from the tokens file
+(--tokens or $DROVER_TOKENS_FILE), which holds only hashes of tokens:
+'drover serve token' makes one. The server also runs the store's maintenance
+(returning the jobs of dead workers, pruning finished jobs).`,
+		Example: `  drover serve token --name ci --scope enqueue >> tokens   # prints the secret on stderr
+  drover serve --listen 127.0.0.1:8080 --tokens tokens`,
+		Args: argsNamed(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if tokensPath == "" {
+				tokensPath = c.getenv(envTokens)
+			}
+			var tokens []server.Token
+			if tokensPath != "" {
+				f, err := os.Open(tokensPath)
+				if err != nil {
+					return usagef("--tokens: %v", err)
+				}
+				tokens, err = server.ParseTokens(f)
+				f.Close()
+				if err != nil {
+					return usagef("--tokens %s: %v", tokensPath, err)
+				}
+			}
+			if len(tokens) == 0 {
+				c.logger.Warn("no tokens configured: only /healthz answers; make one with: drover serve token")
+			}
+			ln, err := net.Listen("tcp", listen)
+			if err != nil {
+				return usagef("--listen %s: %v", listen, err)
+			}
+			defer ln.Close()
+			cfg := server.Config{Tokens: tokens, Logger: c.logger,
+				MaxBodyBytes: maxBody, MaxBatch: maxBatch, MaxWait: maxWait, SampleInterval: sample}
+			if otel {
+				tp, err := newTracerProvider(cmd.Context())
+				if err != nil {
+					return err
+				}
+				defer func() {
+					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+					defer cancel()
+					_ = tp.Shutdown(ctx) // flushes the last spans
+				}()
+				cfg.TracerProvider = tp
+			}
+			return c.serve(cmd.Context(), ln, cfg)
+		},
+	}
+	markNeedsStore(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&listen, "listen", "127.0.0.1:8080", "address to listen on")
+	fl.StringVar(&tokensPath, "tokens", "", "tokens file: NAME SCOPES sha256:HEX per line (default $"+envTokens+")")
+	fl.Int64Var(&maxBody, "max-body", server.MaxBodyBytesDefault, "largest request body in bytes")
+	fl.IntVar(&maxBatch, "max-batch", server.MaxBatchDefault, "most jobs, results or attempts in one request")
+	fl.DurationVar(&maxWait, "max-wait", server.MaxWaitDefault, "longest long poll a claim may ask for")
+	fl.BoolVar(&otel, "otel", false, "export OpenTelemetry traces over OTLP/HTTP, configured by the standard OTEL_EXPORTER_OTLP_* variables")
+	fl.DurationVar(&sample, "sample-interval", server.SampleIntervalDefault, "how often queue figures are read from the store for metrics and the dashboard")
+	cmd.AddCommand(c.tokenCommand())
+	return cmd
+}
+
+// serve runs the API on ln until ctx ends, then shuts down gracefully:
+// open requests (long polls included) get the time to finish, and the
+// client writes what it holds.
+func (c *cli) serve(ctx context.Context, ln net.Listener, cfg server.Config) error {
+	st, err := c.openStore(ctx, true)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	client, err := st.NewClient(&drover.Config{Logger: c.logger, TracerProvider: cfg.TracerProvider})
+	if err != nil {
+		return err
+	}
+	cfg.Client, cfg.Driver, cfg.PoolStats = client, st.Driver, st.PoolStats
+	srv, err := server.New(cfg)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	if err := client.Start(ctx); err != nil {
+		return err
+	}
+	defer func() {
+		stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = client.Stop(stopCtx)
+	}()
+	loopCtx, stopLoops := context.WithCancel(context.Background())
+	loopsDone := make(chan struct{})
+	go func() { defer close(loopsDone); srv.Run(loopCtx) }()
+	defer func() { stopLoops(); <-loopsDone }()
+
+	hs := &http.Server{
+		Handler:           srv.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(c.logger.Handler(), slog.LevelWarn),
+	}
+	c.logger.Info("drover serve listening", "addr", ln.Addr().String(), "store", st.Target.Redacted(), "tokens", len(cfg.Tokens))
+	fmt.Fprintf(c.stderr, "drover: serving on http://%s\n", ln.Addr())
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(shutCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return nil
+}
+
+func (c *cli) tokenCommand() *cobra.Command {
+	var (
+		name   string
+		scopes []string
+	)
+	cmd := &cobra.Command{
+		Use:   "token",
+		Short: "Make a new API token",
+		Long: `token makes a random bearer token. It prints the line for the tokens file
+(name, scopes, SHA-256 of the token) on stdout and the token itself on
+stderr: the token is shown once and stored nowhere.
+
+Scopes: enqueue (insert and read jobs), work (claim, heartbeat, finish),
+admin (everything, including cancel, retry, stats and the dashboard).`,
+		Example: `  drover serve token --name billing-worker --scope work >> tokens`,
+		Args:    argsNamed(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			sc := make([]server.Scope, len(scopes))
+			for i, s := range scopes {
+				sc[i] = server.Scope(strings.TrimSpace(s))
+			}
+			secret, tok, err := server.NewToken(name, sc)
+			if err != nil {
+				return usagef("%v", err)
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "token for %s (shown once, keep it secret): %s\n", name, secret)
+			_, err = fmt.Fprintln(cmd.OutOrStdout(), tok.Line())
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&name, "name", "", "name of the token, shown in logs (required)")
+	cmd.Flags().StringSliceVar(&scopes, "scope", nil, "scopes, comma-separated: enqueue, work, admin (required)")
+	return cmd
+}
+
+// newTracerProvider exports spans over OTLP/HTTP in batches. Where to (and
+// headers, timeouts) comes from the standard OTEL_EXPORTER_OTLP_*
+// environment variables, as every OpenTelemetry SDK reads them.
+func newTracerProvider(ctx context.Context) (*sdktrace.TracerProvider, error) {
+	exp, err := otlptracehttp.New(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("--otel: %w", err)
+	}
+	res := resource.NewSchemaless(attribute.String("service.name", "drover"))
+	return sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res)), nil
+}

@@ -1,0 +1,220 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/internal/jobjson"
+	"github.com/droverhq/drover/internal/server"
+	"github.com/droverhq/drover/internal/storeurl"
+)
+
+// httpStreams is how many claim loops the HTTP fleet runs at once, so that
+// one loop's claim or finish round trip does not leave the workers idle.
+const httpStreams = 4
+
+// httpFleet works jobs the way a worker in another language would: through
+// `drover serve`'s HTTP API, served from this process on a loopback port.
+// Comparing its rate with the in-process client's gives the cost of the
+// HTTP hop (JSON both ways, one claim and one finish round trip per batch,
+// no completer batching across requests).
+type httpFleet struct {
+	store *storeurl.Store
+	cfg   workerConfig
+
+	client storeurl.Client
+	hs     *http.Server
+	url    string
+	secret string
+	http   *http.Client
+	quit   chan struct{}
+	cancel context.CancelFunc
+	loops  sync.WaitGroup // the claim loops
+	bg     sync.WaitGroup // the HTTP server and the API server's loops
+
+	claims, claimedJobs, claimNanos atomic.Int64
+	ran, runNanos                   atomic.Int64
+	flushes, flushed, flushNanos    atomic.Int64
+	written                         atomic.Int64
+
+	errMu sync.Mutex
+	err   error
+}
+
+func (f *httpFleet) start(ctx context.Context) error {
+	client, err := f.store.NewClient(&drover.Config{Logger: discardLogger(), LeaseDuration: f.cfg.Lease})
+	if err != nil {
+		return err
+	}
+	secret, tok, err := server.NewToken("bench", []server.Scope{server.ScopeWork})
+	if err != nil {
+		return err
+	}
+	srv, err := server.New(server.Config{Client: client, Driver: f.store.Driver, Tokens: []server.Token{tok}, Logger: discardLogger()})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	f.client, f.secret, f.url = client, secret, "http://"+ln.Addr().String()
+	f.hs = &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	f.http = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * httpStreams}}
+	f.quit = make(chan struct{})
+	loopCtx, cancel := context.WithCancel(context.Background())
+	f.cancel = cancel
+	f.bg.Add(2)
+	go func() { defer f.bg.Done(); _ = f.hs.Serve(ln) }()
+	go func() { defer f.bg.Done(); srv.Run(loopCtx) }()
+	per := min(max(f.cfg.Concurrency/httpStreams, 1), drover.MaxClaim)
+	for i := range httpStreams {
+		f.loops.Add(1)
+		go func() {
+			defer f.loops.Done()
+			if err := f.loop(fmt.Sprintf("bench-http-%d", i), per); err != nil {
+				f.fail(err)
+			}
+		}()
+	}
+	return nil
+}
+
+func (f *httpFleet) fail(err error) {
+	f.errMu.Lock()
+	defer f.errMu.Unlock()
+	if f.err == nil {
+		f.err = err
+	}
+}
+
+// loop claims a batch, runs it, reports it, until the fleet stops. A batch
+// claimed is always finished before the loop checks for the stop, so that
+// stopping loses nothing and leaves no lease to expire.
+func (f *httpFleet) loop(worker string, per int) error {
+	for {
+		select {
+		case <-f.quit:
+			return nil
+		default:
+		}
+		start := time.Now()
+		var claimed struct {
+			Jobs []jobjson.Job `json:"jobs"`
+		}
+		if err := f.post("/v1/claim", map[string]any{"queue": f.cfg.Queue, "worker": worker, "max": per,
+			"lease_ms": f.cfg.Lease.Milliseconds(), "wait_ms": 200}, &claimed); err != nil {
+			return err
+		}
+		if len(claimed.Jobs) == 0 {
+			continue
+		}
+		f.claims.Add(1)
+		f.claimedJobs.Add(int64(len(claimed.Jobs)))
+		f.claimNanos.Add(int64(time.Since(start)))
+
+		results := make([]map[string]any, len(claimed.Jobs))
+		var wg sync.WaitGroup
+		for i, j := range claimed.Jobs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				results[i] = f.run(j)
+			}()
+		}
+		wg.Wait()
+
+		start = time.Now()
+		var done struct {
+			Accepted []int64 `json:"accepted"`
+		}
+		if err := f.post("/v1/finish", map[string]any{"results": results}, &done); err != nil {
+			return err
+		}
+		f.flushes.Add(1)
+		f.flushed.Add(int64(len(results)))
+		f.written.Add(int64(len(done.Accepted)))
+		f.flushNanos.Add(int64(time.Since(start)))
+	}
+}
+
+// run runs one job with the bench's own handler and returns its result.
+func (f *httpFleet) run(j jobjson.Job) map[string]any {
+	start := time.Now()
+	defer func() {
+		f.ran.Add(1)
+		f.runNanos.Add(int64(time.Since(start)))
+	}()
+	res := map[string]any{"id": j.ID, "attempt": j.Attempt, "outcome": "completed"}
+	var args Args
+	err := json.Unmarshal(j.Args, &args)
+	if err == nil {
+		err = work(context.Background(), &drover.Job[Args]{JobRow: &drover.JobRow{ID: j.ID, Attempt: j.Attempt}, Args: args})
+	}
+	if err != nil {
+		res["outcome"], res["error"], res["max_attempts"] = "failed", err.Error(), j.MaxAttempts
+	}
+	return res
+}
+
+// post sends one API request and decodes its answer.
+func (f *httpFleet) post(path string, body, out any) error {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequest("POST", f.url+path, bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+f.secret)
+	resp, err := f.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("POST %s: %d: %s", path, resp.StatusCode, bytes.TrimSpace(data))
+	}
+	return json.Unmarshal(data, out)
+}
+
+func (f *httpFleet) counters() workerStats {
+	return workerStats{
+		Stats: drover.Stats{
+			Claims: f.claims.Load(), ClaimedJobs: f.claimedJobs.Load(), ClaimTime: time.Duration(f.claimNanos.Load()),
+			Ran: f.ran.Load(), RunTime: time.Duration(f.runNanos.Load()), Completed: f.ran.Load(),
+			Flushes: f.flushes.Load(), FlushedResults: f.flushed.Load(), Written: f.written.Load(),
+			FlushTime: time.Duration(f.flushNanos.Load()),
+		},
+		P99Ms: pickup.Load().Snapshot().P99,
+		Ready: true,
+	}
+}
+
+func (f *httpFleet) stop(ctx context.Context) error {
+	close(f.quit)
+	// Each loop finishes its batch first; then the server goes.
+	f.loops.Wait()
+	err := f.hs.Shutdown(ctx)
+	f.cancel()
+	f.bg.Wait()
+	f.errMu.Lock()
+	defer f.errMu.Unlock()
+	return errors.Join(f.err, err)
+}

@@ -1,0 +1,82 @@
+// Package jobjson is the JSON form of a job shared by the CLI's --json
+// output and the HTTP API, so that a script moving from one to the other
+// reads the same fields. The field names are spelled out here rather than
+// derived from drover.JobRow, because this form is a stable interface of
+// its own, in the snake_case that shell tools and other languages expect.
+package jobjson
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/droverhq/drover"
+)
+
+// Job is one job as JSON.
+type Job struct {
+	ID              int64                 `json:"id"`
+	State           drover.JobState       `json:"state"`
+	Queue           string                `json:"queue"`
+	Kind            string                `json:"kind"`
+	Priority        int                   `json:"priority"`
+	Args            json.RawMessage       `json:"args"`
+	Metadata        json.RawMessage       `json:"metadata,omitempty"`
+	Tags            []string              `json:"tags"`
+	Attempt         int                   `json:"attempt"`
+	MaxAttempts     int                   `json:"max_attempts"`
+	Errors          []drover.AttemptError `json:"errors"`
+	TimeoutMS       int64                 `json:"timeout_ms,omitempty"`
+	CreatedAt       time.Time             `json:"created_at"`
+	RunAt           time.Time             `json:"run_at"`
+	AttemptedAt     *time.Time            `json:"attempted_at,omitempty"`
+	FinalizedAt     *time.Time            `json:"finalized_at,omitempty"`
+	LeaseOwner      string                `json:"lease_owner,omitempty"`
+	LeaseExpiresAt  *time.Time            `json:"lease_expires_at,omitempty"`
+	CancelRequested bool                  `json:"cancel_requested"`
+}
+
+// From converts a stored job.
+func From(j *drover.JobRow) Job {
+	out := Job{
+		ID:              j.ID,
+		State:           j.State,
+		Queue:           j.Queue,
+		Kind:            j.Kind,
+		Priority:        j.Priority,
+		Args:            j.EncodedArgs,
+		Metadata:        j.Metadata,
+		Tags:            j.Tags,
+		Attempt:         j.Attempt,
+		MaxAttempts:     j.MaxAttempts,
+		Errors:          j.Errors,
+		TimeoutMS:       j.Timeout.Milliseconds(),
+		CreatedAt:       j.CreatedAt,
+		RunAt:           j.RunAt,
+		AttemptedAt:     j.AttemptedAt,
+		FinalizedAt:     j.FinalizedAt,
+		LeaseOwner:      j.LeaseOwner,
+		LeaseExpiresAt:  j.LeaseExpiresAt,
+		CancelRequested: j.CancelRequested,
+	}
+	// Empty lists encode as [] so that scripts can index them without a
+	// null check.
+	if out.Tags == nil {
+		out.Tags = []string{}
+	}
+	if out.Errors == nil {
+		out.Errors = []drover.AttemptError{}
+	}
+	if len(out.Args) == 0 {
+		out.Args = json.RawMessage("null")
+	}
+	return out
+}
+
+// FromAll converts a list of stored jobs; an empty list encodes as [].
+func FromAll(jobs []*drover.JobRow) []Job {
+	out := make([]Job, len(jobs))
+	for i, j := range jobs {
+		out[i] = From(j)
+	}
+	return out
+}

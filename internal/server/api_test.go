@@ -1,0 +1,472 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/droversqlite"
+	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/internal/server"
+	"github.com/droverhq/drover/internal/storeurl"
+)
+
+// TestEveryOperationAnswersWithItsScopes walks the OpenAPI document: every
+// operation it lists must exist, answer with a documented status and
+// schema, refuse the tokens whose scope it does not list (403) and accept
+// those it does.
+func TestEveryOperationAnswersWithItsScopes(t *testing.T) {
+	forEachStore(t, func(t *testing.T, b *bundle) {
+		b.enqueue(t, map[string]any{"kind": "k", "args": map[string]any{}})
+		bodies := map[string]any{
+			"enqueue":   map[string]any{"jobs": []any{map[string]any{"kind": "k", "args": 1}}},
+			"claim":     map[string]any{"queue": "default", "worker": "w"},
+			"finish":    map[string]any{"results": []any{map[string]any{"id": 1, "attempt": 1, "outcome": "completed"}}},
+			"heartbeat": map[string]any{"attempts": []any{map[string]any{"id": 1, "attempt": 1}}},
+		}
+		n := 0
+		for path, item := range b.doc.Paths.Map() {
+			for method, op := range item.Operations() {
+				n++
+				var scopes []server.Scope
+				if raw, ok := op.Extensions["x-drover-scopes"]; ok {
+					for _, s := range raw.([]any) {
+						scopes = append(scopes, server.Scope(s.(string)))
+					}
+				} else if path != "/healthz" {
+					t.Errorf("%s %s lists no x-drover-scopes", method, path)
+				}
+				p := strings.ReplaceAll(path, "{id}", "1")
+				for _, sc := range []server.Scope{server.ScopeEnqueue, server.ScopeWork, server.ScopeAdmin} {
+					r := b.call(t, sc, method, p, bodies[op.OperationID], true)
+					allowed := path == "/healthz" || sc == server.ScopeAdmin || slices.Contains(scopes, sc)
+					switch {
+					case allowed && (r.status == http.StatusForbidden || r.status >= 404 && r.status <= 405):
+						t.Errorf("%s %s with a %s token = %d: %s", method, path, sc, r.status, r.body)
+					case !allowed && r.status != http.StatusForbidden:
+						t.Errorf("%s %s with a %s token = %d, want 403", method, path, sc, r.status)
+					case !allowed && !strings.Contains(r.errorMessage(t), "lacks the scope"):
+						t.Errorf("403 message %q does not say what is missing", r.errorMessage(t))
+					}
+				}
+			}
+		}
+		if n < 12 {
+			t.Fatalf("openapi.json lists %d operations, want every endpoint", n)
+		}
+	})
+}
+
+// TestWithoutTokenOnlyHealthzAnswers: no token, a malformed header or an
+// unknown token gets 401 everywhere, even on paths that do not exist, so
+// that nothing about the API leaks; /healthz needs none.
+func TestWithoutTokenOnlyHealthzAnswers(t *testing.T) {
+	forEachStore(t, func(t *testing.T, b *bundle) {
+		b.must(t, http.StatusOK, "", "GET", "/healthz", nil)
+		paths := []string{"/readyz", "/openapi.json", "/metrics", "/v1/jobs", "/v1/jobs/1", "/v1/stats", "/no/such/path",
+			"/", "/ui/jobs", "/ui/jobs/1", "/ui/history.json"}
+		headers := map[string]string{"none": "", "basic": "Basic dXNlcjpwdw==", "empty bearer": "Bearer ",
+			"unknown": "Bearer drv_not-a-real-token"}
+		for name, h := range headers {
+			for _, p := range paths {
+				req, _ := http.NewRequest("GET", b.url+p, nil)
+				if h != "" {
+					req.Header.Set("Authorization", h)
+				}
+				resp, err := noRedirect.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if strings.HasPrefix(p, "/ui/") && p != "/ui/history.json" && h == "" || p == "/" && h == "" {
+					// A browser opening the dashboard is sent to the
+					// login form, which shows nothing of the store.
+					if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/login" {
+						t.Errorf("GET / without credentials = %d to %q, want 303 to /login", resp.StatusCode, resp.Header.Get("Location"))
+					}
+					continue
+				}
+				if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") == "" {
+					t.Errorf("GET %s with %s credentials = %d, want 401 with WWW-Authenticate", p, name, resp.StatusCode)
+				}
+			}
+		}
+		before := b.counts(t)
+		r := b.call(t, "", "POST", "/v1/jobs", map[string]any{"jobs": []any{map[string]any{"kind": "k", "args": 1}}}, true)
+		if r.status != http.StatusUnauthorized || !strings.Contains(r.errorMessage(t), "bearer token") {
+			t.Fatalf("enqueue without a token = %d %s", r.status, r.body)
+		}
+		if after := b.counts(t); !maps.Equal(after, before) {
+			t.Fatalf("an unauthenticated enqueue changed the store: %v -> %v", before, after)
+		}
+	})
+}
+
+// noRedirect shows redirects instead of following them.
+var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+func TestEnqueueInspectCancelRetry(t *testing.T) {
+	forEachStore(t, func(t *testing.T, b *bundle) {
+		runAt := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+		ids := b.enqueue(t,
+			map[string]any{"kind": "email", "args": map[string]any{"to": "ada"}, "tags": []string{"a", "b"},
+				"metadata": map[string]any{"team": "x"}, "priority": 3, "max_attempts": 4},
+			map[string]any{"kind": "report", "args": []int{1, 2}, "queue": "reports", "run_at": runAt},
+		)
+		row := b.stored(t, ids[0])
+		if row.Kind != "email" || string(row.EncodedArgs) != `{"to": "ada"}` && string(row.EncodedArgs) != `{"to":"ada"}` ||
+			row.Priority != 3 || row.MaxAttempts != 4 || strings.Join(row.Tags, ",") != "a,b" || row.State != drover.JobStateAvailable {
+			t.Fatalf("stored job = %+v", row)
+		}
+		if row := b.stored(t, ids[1]); row.Queue != "reports" || row.State != drover.JobStateScheduled || !row.RunAt.Equal(runAt) {
+			t.Fatalf("scheduled job = %+v", row)
+		}
+
+		var got job
+		b.must(t, http.StatusOK, server.ScopeEnqueue, "GET", fmt.Sprintf("/v1/jobs/%d", ids[0]), nil).decode(t, &got)
+		if got.ID != ids[0] || got.State != "available" || got.Kind != "email" || !jsonEqual(t, got.Args, `{"to":"ada"}`) {
+			t.Fatalf("GET job = %+v", got)
+		}
+
+		var page struct {
+			Jobs      []job  `json:"jobs"`
+			NextAfter *int64 `json:"next_after"`
+		}
+		b.must(t, http.StatusOK, server.ScopeAdmin, "GET", "/v1/jobs?state=scheduled", nil).decode(t, &page)
+		if len(page.Jobs) != 1 || page.Jobs[0].ID != ids[1] || page.NextAfter != nil {
+			t.Fatalf("list scheduled = %+v", page)
+		}
+		b.must(t, http.StatusOK, server.ScopeAdmin, "GET", "/v1/jobs?limit=1", nil).decode(t, &page)
+		if len(page.Jobs) != 1 || page.NextAfter == nil || *page.NextAfter != ids[0] {
+			t.Fatalf("first page = %+v", page)
+		}
+		b.must(t, http.StatusOK, server.ScopeAdmin, "GET", fmt.Sprintf("/v1/jobs?limit=1&after=%d", *page.NextAfter), nil).decode(t, &page)
+		if len(page.Jobs) != 1 || page.Jobs[0].ID != ids[1] {
+			t.Fatalf("second page = %+v", page)
+		}
+
+		b.must(t, http.StatusOK, server.ScopeAdmin, "POST", fmt.Sprintf("/v1/jobs/%d/cancel", ids[0]), nil).decode(t, &got)
+		if got.State != "cancelled" || b.stored(t, ids[0]).State != drover.JobStateCancelled {
+			t.Fatalf("cancel answered %s, store has %s", got.State, b.stored(t, ids[0]).State)
+		}
+		b.must(t, http.StatusOK, server.ScopeAdmin, "POST", fmt.Sprintf("/v1/jobs/%d/retry", ids[0]), nil).decode(t, &got)
+		if got.State != "available" || b.stored(t, ids[0]).State != drover.JobStateAvailable {
+			t.Fatalf("retry answered %s, store has %s", got.State, b.stored(t, ids[0]).State)
+		}
+
+		var stats struct {
+			Counts map[string]int64 `json:"counts"`
+		}
+		b.must(t, http.StatusOK, server.ScopeAdmin, "GET", "/v1/stats", nil).decode(t, &stats)
+		if stats.Counts["available"] != 1 || stats.Counts["scheduled"] != 1 || stats.Counts["completed"] != 0 {
+			t.Fatalf("stats = %v", stats.Counts)
+		}
+		b.must(t, http.StatusOK, server.ScopeAdmin, "GET", "/v1/stats?queue=reports", nil).decode(t, &stats)
+		if stats.Counts["available"] != 0 || stats.Counts["scheduled"] != 1 {
+			t.Fatalf("stats of queue reports = %v", stats.Counts)
+		}
+		r := b.call(t, server.ScopeAdmin, "GET", "/v1/jobs/999999", nil, true)
+		if r.status != http.StatusNotFound || !strings.Contains(r.errorMessage(t), "999999") {
+			t.Fatalf("missing job = %d %s", r.status, r.body)
+		}
+	})
+}
+
+// TestRemoteWorkerLifecycle works jobs the way a worker in another language
+// would: claim a batch, heartbeat, report a mix of outcomes; the store
+// must hold exactly what was reported.
+func TestRemoteWorkerLifecycle(t *testing.T) {
+	forEachStore(t, func(t *testing.T, b *bundle) {
+		ids := b.enqueue(t,
+			map[string]any{"kind": "k", "args": 1},
+			map[string]any{"kind": "k", "args": 2, "max_attempts": 3},
+			map[string]any{"kind": "k", "args": 3, "max_attempts": 1},
+			map[string]any{"kind": "k", "args": 4},
+			map[string]any{"kind": "k", "args": 5, "queue": "other"},
+		)
+		jobs := b.claim(t, map[string]any{"queue": "default", "worker": "py-7", "max": 10, "lease_ms": 60000})
+		if len(jobs) != 4 {
+			t.Fatalf("claimed %d jobs, want the 4 of queue default", len(jobs))
+		}
+		for i, j := range jobs {
+			if j.ID != ids[i] || j.Attempt != 1 || j.State != "running" || j.LeaseOwner != "py-7" || j.LeaseExpiresAt == nil {
+				t.Fatalf("claimed job %d = %+v", i, j)
+			}
+		}
+		if again := b.claim(t, map[string]any{"queue": "default", "worker": "py-8"}); len(again) != 0 {
+			t.Fatalf("a second worker claimed %d held jobs", len(again))
+		}
+
+		// Cancel one while it runs: the next heartbeat says so.
+		b.must(t, http.StatusOK, server.ScopeAdmin, "POST", fmt.Sprintf("/v1/jobs/%d/cancel", ids[3]), nil)
+		var hb struct {
+			Lost            []int64 `json:"lost"`
+			CancelRequested []int64 `json:"cancel_requested"`
+		}
+		attempts := []any{}
+		for _, j := range jobs {
+			attempts = append(attempts, map[string]any{"id": j.ID, "attempt": j.Attempt})
+		}
+		before := b.stored(t, ids[0]).LeaseExpiresAt
+		b.must(t, http.StatusOK, server.ScopeWork, "POST", "/v1/heartbeat", map[string]any{"lease_ms": 120000, "attempts": attempts}).decode(t, &hb)
+		if len(hb.Lost) != 0 || len(hb.CancelRequested) != 1 || hb.CancelRequested[0] != ids[3] {
+			t.Fatalf("heartbeat = %+v, want job %d asked to cancel", hb, ids[3])
+		}
+		if after := b.stored(t, ids[0]).LeaseExpiresAt; !after.After(*before) {
+			t.Fatalf("heartbeat did not extend the lease: %v -> %v", before, after)
+		}
+
+		var fin struct{ Accepted, Rejected []int64 }
+		b.must(t, http.StatusOK, server.ScopeWork, "POST", "/v1/finish", map[string]any{"results": []any{
+			map[string]any{"id": ids[0], "attempt": 1, "outcome": "completed"},
+			map[string]any{"id": ids[1], "attempt": 1, "outcome": "failed", "max_attempts": 3, "error": "timeout talking to S3", "trace": "File x.py, line 3"},
+			map[string]any{"id": ids[2], "attempt": 1, "outcome": "failed", "max_attempts": 1, "error": "bad row"},
+			map[string]any{"id": ids[3], "attempt": 1, "outcome": "cancelled", "error": "asked to stop"},
+			map[string]any{"id": ids[4], "attempt": 1, "outcome": "completed"},
+		}}).decode(t, &fin)
+		if len(fin.Accepted) != 4 || len(fin.Rejected) != 1 || fin.Rejected[0] != ids[4] {
+			t.Fatalf("finish = %+v, want job %d (never claimed) rejected", fin, ids[4])
+		}
+		want := map[int64]drover.JobState{ids[0]: drover.JobStateCompleted, ids[1]: drover.JobStateRetryable,
+			ids[2]: drover.JobStateDiscarded, ids[3]: drover.JobStateCancelled, ids[4]: drover.JobStateAvailable}
+		for id, st := range want {
+			if got := b.stored(t, id).State; got != st {
+				t.Errorf("job %d is %s, want %s", id, got, st)
+			}
+		}
+		if row := b.stored(t, ids[1]); len(row.Errors) != 1 || row.Errors[0].Error != "timeout talking to S3" || row.Errors[0].Trace != "File x.py, line 3" {
+			t.Fatalf("failed job errors = %+v", row.Errors)
+		}
+	})
+}
+
+// TestWorkerDeathLosesNoJob: a worker claims and dies without a word. When
+// its lease expires the job is rescued and claimed again under attempt 2;
+// the dead worker's late result is rejected and changes nothing.
+func TestWorkerDeathLosesNoJob(t *testing.T) {
+	forEachStore(t, func(t *testing.T, b *bundle) {
+		id := b.enqueue(t, map[string]any{"kind": "k", "args": 1})[0]
+		if jobs := b.claim(t, map[string]any{"queue": "default", "worker": "dies", "lease_ms": 1000}); len(jobs) != 1 {
+			t.Fatalf("claimed %d", len(jobs))
+		}
+		// The server's client runs the rescuer once started.
+		if err := b.client.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_ = b.client.Stop(ctx)
+		})
+		var jobs []job
+		waitFor(t, "the rescued job to be claimable", func() bool {
+			jobs = b.claim(t, map[string]any{"queue": "default", "worker": "lives", "wait_ms": 500})
+			return len(jobs) == 1
+		})
+		if jobs[0].ID != id || jobs[0].Attempt != 2 || len(jobs[0].Errors) != 1 || !strings.Contains(jobs[0].Errors[0].Error, "lease expired") {
+			t.Fatalf("reclaimed job = %+v", jobs[0])
+		}
+		var fin struct{ Accepted, Rejected []int64 }
+		b.must(t, http.StatusOK, server.ScopeWork, "POST", "/v1/finish", map[string]any{"results": []any{
+			map[string]any{"id": id, "attempt": 1, "outcome": "completed"}}}).decode(t, &fin)
+		if len(fin.Rejected) != 1 || len(fin.Accepted) != 0 {
+			t.Fatalf("late result = %+v, want rejected", fin)
+		}
+		if row := b.stored(t, id); row.State != drover.JobStateRunning || row.LeaseOwner != "lives" || row.Attempt != 2 {
+			t.Fatalf("late result changed the job: %+v", row)
+		}
+		b.must(t, http.StatusOK, server.ScopeWork, "POST", "/v1/finish", map[string]any{"results": []any{
+			map[string]any{"id": id, "attempt": 2, "outcome": "completed"}}}).decode(t, &fin)
+		if len(fin.Accepted) != 1 || b.stored(t, id).State != drover.JobStateCompleted {
+			t.Fatalf("live result = %+v, job %s", fin, b.stored(t, id).State)
+		}
+	})
+}
+
+// TestLongPollReturnsJobsThatArrive: a claim waiting on an empty queue
+// returns the job enqueued while it waits.
+func TestLongPollReturnsJobsThatArrive(t *testing.T) {
+	forEachStore(t, func(t *testing.T, b *bundle) {
+		var wg sync.WaitGroup
+		var jobs []job
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			jobs = b.claim(t, map[string]any{"queue": "slow", "worker": "w", "wait_ms": 5000})
+		}()
+		time.Sleep(100 * time.Millisecond) // let the claim start waiting; the test holds either way
+		id := b.enqueue(t, map[string]any{"kind": "k", "args": 1, "queue": "slow"})[0]
+		wg.Wait()
+		if len(jobs) != 1 || jobs[0].ID != id {
+			t.Fatalf("long poll returned %+v, want job %d", jobs, id)
+		}
+		// An empty queue answers an empty list once the wait is over.
+		if jobs := b.claim(t, map[string]any{"queue": "slow", "worker": "w", "wait_ms": 50}); len(jobs) != 0 {
+			t.Fatalf("empty queue returned %+v", jobs)
+		}
+	})
+}
+
+// TestBadInput sends requests that are wrong in one way each: every one
+// gets a 4xx JSON error naming the problem, and the store is unchanged.
+func TestBadInput(t *testing.T) {
+	forEachStore(t, func(t *testing.T, b *bundle) {
+		id := b.enqueue(t, map[string]any{"kind": "k", "args": 1})[0]
+		b.claim(t, map[string]any{"queue": "default", "worker": "w"})
+		big := strings.Repeat("x", 70<<10)
+		many := make([]any, 101)
+		for i := range many {
+			many[i] = map[string]any{"kind": "k", "args": i}
+		}
+		cases := []struct {
+			name         string
+			scope        server.Scope
+			method, path string
+			body         any
+			status       int
+			want         string
+		}{
+			{"not json", server.ScopeEnqueue, "POST", "/v1/jobs", `{"jobs": [`, 400, "JSON ends early"},
+			{"syntax", server.ScopeEnqueue, "POST", "/v1/jobs", `{"jobs": [}`, 400, "invalid JSON at offset"},
+			{"empty body", server.ScopeEnqueue, "POST", "/v1/jobs", ``, 400, "empty"},
+			{"trailing data", server.ScopeEnqueue, "POST", "/v1/jobs", `{"jobs":[{"kind":"k","args":1}]} {}`, 400, "after the JSON object"},
+			{"unknown field", server.ScopeEnqueue, "POST", "/v1/jobs", `{"jobs":[{"kind":"k","args":1,"queu":"x"}]}`, 400, `unknown field "queu"`},
+			{"wrong type", server.ScopeEnqueue, "POST", "/v1/jobs", `{"jobs":[{"kind":"k","args":1,"priority":"high"}]}`, 400, "priority"},
+			{"no jobs", server.ScopeEnqueue, "POST", "/v1/jobs", `{"jobs":[]}`, 400, "jobs: empty"},
+			{"no args", server.ScopeEnqueue, "POST", "/v1/jobs", `{"jobs":[{"kind":"k"}]}`, 400, "jobs[0].args: required"},
+			{"bad kind", server.ScopeEnqueue, "POST", "/v1/jobs", `{"jobs":[{"kind":"k","args":1},{"kind":"no spaces","args":1}]}`, 400, `job 2 of 2: kind "no spaces"`},
+			{"bad queue", server.ScopeEnqueue, "POST", "/v1/jobs", `{"jobs":[{"kind":"k","args":1,"queue":"a b"}]}`, 400, `queue "a b"`},
+			{"bad priority", server.ScopeEnqueue, "POST", "/v1/jobs", `{"jobs":[{"kind":"k","args":1,"priority":40000}]}`, 400, "priority 40000"},
+			{"metadata not object", server.ScopeEnqueue, "POST", "/v1/jobs", `{"jobs":[{"kind":"k","args":1,"metadata":[1]}]}`, 400, "metadata: must be a JSON object"},
+			{"negative timeout", server.ScopeEnqueue, "POST", "/v1/jobs", `{"jobs":[{"kind":"k","args":1,"timeout_ms":-1}]}`, 400, "timeout_ms -1"},
+			{"body too large", server.ScopeEnqueue, "POST", "/v1/jobs", `{"jobs":[{"kind":"k","args":"` + big + `"}]}`, 413, "over the limit of 65536 bytes"},
+			{"batch too large", server.ScopeEnqueue, "POST", "/v1/jobs", map[string]any{"jobs": many}, 413, "101 is over the limit of 100"},
+			{"form body", server.ScopeEnqueue, "POST", "/v1/jobs", nil, 415, "send application/json"},
+			{"claim without worker", server.ScopeWork, "POST", "/v1/claim", `{"queue":"default"}`, 400, "worker: required"},
+			{"claim bad max", server.ScopeWork, "POST", "/v1/claim", `{"queue":"default","worker":"w","max":5000}`, 400, "max 5000"},
+			{"claim short lease", server.ScopeWork, "POST", "/v1/claim", `{"queue":"default","worker":"w","lease_ms":10}`, 400, "lease 10ms"},
+			{"claim long wait", server.ScopeWork, "POST", "/v1/claim", `{"queue":"default","worker":"w","wait_ms":600000}`, 400, "wait_ms 600000"},
+			{"claim bad queue", server.ScopeWork, "POST", "/v1/claim", `{"queue":"","worker":"w"}`, 400, `queue ""`},
+			{"finish empty", server.ScopeWork, "POST", "/v1/finish", `{"results":[]}`, 400, "results: empty"},
+			{"finish bad outcome", server.ScopeWork, "POST", "/v1/finish", fmt.Sprintf(`{"results":[{"id":%d,"attempt":1,"outcome":"ok"}]}`, id), 400, `outcome "ok"`},
+			{"finish failed without max", server.ScopeWork, "POST", "/v1/finish", fmt.Sprintf(`{"results":[{"id":%d,"attempt":1,"outcome":"failed"}]}`, id), 400, "max_attempts"},
+			{"finish attempt 0", server.ScopeWork, "POST", "/v1/finish", fmt.Sprintf(`{"results":[{"id":%d,"attempt":0,"outcome":"completed"}]}`, id), 400, "attempt 0"},
+			{"heartbeat bad lease", server.ScopeWork, "POST", "/v1/heartbeat", fmt.Sprintf(`{"lease_ms":1,"attempts":[{"id":%d,"attempt":1}]}`, id), 400, "lease 1ms"},
+			{"heartbeat empty", server.ScopeWork, "POST", "/v1/heartbeat", `{"attempts":[]}`, 400, "attempts: empty"},
+			{"bad id", server.ScopeAdmin, "GET", "/v1/jobs/abc", nil, 400, `job id "abc"`},
+			{"negative id", server.ScopeAdmin, "POST", "/v1/jobs/-3/retry", nil, 400, `job id "-3"`},
+			{"unknown cancel", server.ScopeAdmin, "POST", "/v1/jobs/123456/cancel", nil, 404, "123456"},
+			{"bad state", server.ScopeAdmin, "GET", "/v1/jobs?state=done", nil, 400, `state "done"`},
+			{"bad limit", server.ScopeAdmin, "GET", "/v1/jobs?limit=0", nil, 400, `limit "0"`},
+			{"huge limit", server.ScopeAdmin, "GET", "/v1/jobs?limit=20000", nil, 400, "limit 20000"},
+			{"unknown parameter", server.ScopeAdmin, "GET", "/v1/jobs?sort=id", nil, 400, `query parameter "sort"`},
+			{"stats bad queue", server.ScopeAdmin, "GET", "/v1/stats?queue=a%20b", nil, 400, `queue "a b"`},
+			{"unknown path", server.ScopeAdmin, "GET", "/v2/jobs", nil, 404, "no such endpoint: GET /v2/jobs"},
+			{"wrong method", server.ScopeAdmin, "DELETE", "/v1/jobs/1", nil, 405, "method DELETE not allowed"},
+		}
+		before := b.counts(t)
+		held := b.stored(t, id)
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				var r response
+				if c.name == "form body" {
+					req, _ := http.NewRequest(c.method, b.url+c.path, strings.NewReader("a=b"))
+					req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+					req.Header.Set("Authorization", "Bearer "+b.tokens[c.scope])
+					resp, err := http.DefaultClient.Do(req)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer resp.Body.Close()
+					r = response{status: resp.StatusCode}
+					r.body, _ = io.ReadAll(resp.Body)
+				} else {
+					r = b.call(t, c.scope, c.method, c.path, c.body, false)
+				}
+				if r.status != c.status {
+					t.Fatalf("status %d, want %d: %s", r.status, c.status, r.body)
+				}
+				if msg := r.errorMessage(t); !strings.Contains(msg, c.want) {
+					t.Fatalf("message %q does not name the problem (want %q)", msg, c.want)
+				}
+			})
+		}
+		if after := b.counts(t); !maps.Equal(after, before) {
+			t.Fatalf("bad requests changed the store: %v -> %v", before, after)
+		}
+		if row := b.stored(t, id); row.State != drover.JobStateRunning || row.Attempt != held.Attempt || len(row.Errors) != 0 {
+			t.Fatalf("bad requests changed the held job: %+v", row)
+		}
+	})
+}
+
+func TestReadiness(t *testing.T) {
+	forEachStore(t, func(t *testing.T, b *bundle) {
+		var ready struct {
+			Ready  bool              `json:"ready"`
+			Checks map[string]string `json:"checks"`
+		}
+		b.must(t, http.StatusOK, server.ScopeWork, "GET", "/readyz", nil).decode(t, &ready)
+		if !ready.Ready || ready.Checks["database"] != "ok" || ready.Checks["schema"] != "ok" || ready.Checks["loops"] != "ok" {
+			t.Fatalf("readyz = %+v", ready)
+		}
+	})
+	t.Run("schema behind", func(t *testing.T) {
+		d, err := droversqlite.Open(context.Background(), filepath.Join(t.TempDir(), "unmigrated.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		client, err := drover.NewClient(d, &drover.Config{Logger: quietLogger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := setup(t, func(*testing.T) (driver.Driver, storeurl.Client) { return d, client })
+		var ready struct {
+			Ready  bool              `json:"ready"`
+			Checks map[string]string `json:"checks"`
+		}
+		b.must(t, http.StatusServiceUnavailable, server.ScopeAdmin, "GET", "/readyz", nil).decode(t, &ready)
+		if ready.Ready || !strings.Contains(ready.Checks["schema"], "drover migrate") {
+			t.Fatalf("readyz on an unmigrated store = %+v", ready)
+		}
+	})
+}
+
+func TestParseTokens(t *testing.T) {
+	_, tok, err := server.NewToken("ci", []server.Scope{server.ScopeEnqueue, server.ScopeWork})
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := "# tokens\n\n" + tok.Line() + "\n"
+	toks, err := server.ParseTokens(strings.NewReader(good))
+	if err != nil || len(toks) != 1 || toks[0].Name != "ci" || !toks[0].Allows(server.ScopeWork) || toks[0].Allows(server.ScopeAdmin) {
+		t.Fatalf("ParseTokens(%q) = %+v, %v", good, toks, err)
+	}
+	hash := strings.Fields(tok.Line())[2]
+	for _, c := range []struct{ in, want string }{
+		{"ci enqueue", "line 1: want NAME SCOPES sha256:HEX"},
+		{"ci root " + hash, `line 1: unknown scope "root"`},
+		{"ci work drv_secret", "never the token itself"},
+		{"ci work sha256:abcd", "64 hex digits"},
+		{"c!i work " + hash, `token name "c!i"`},
+		{"a work " + hash + "\nb admin " + hash, "line 2: the same token hash appears twice"},
+		{"a work " + hash + "\na admin sha256:" + strings.Repeat("0", 64), `line 2: token name "a" is used twice`},
+	} {
+		if _, err := server.ParseTokens(strings.NewReader(c.in)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ParseTokens(%q) = %v, want an error containing %q", c.in, err, c.want)
+		}
+	}
+	if _, _, err := server.NewToken("x", []server.Scope{"everything"}); err == nil || !strings.Contains(err.Error(), `unknown scope "everything"`) {
+		t.Errorf("NewToken with a bad scope = %v", err)
+	}
+}

@@ -1,0 +1,189 @@
+package server
+
+import (
+	"bufio"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Scope is a permission a token carries.
+type Scope string
+
+// Scopes. Admin includes the other two, so one operator token does all.
+const (
+	// ScopeEnqueue inserts jobs and reads them back.
+	ScopeEnqueue Scope = "enqueue"
+	// ScopeWork claims jobs, extends their leases and reports results.
+	ScopeWork Scope = "work"
+	// ScopeAdmin inspects, cancels and retries jobs, reads stats and
+	// metrics, and opens the dashboard.
+	ScopeAdmin Scope = "admin"
+)
+
+var allScopes = []Scope{ScopeEnqueue, ScopeWork, ScopeAdmin}
+
+// Token is one configured bearer token: its name (for logs), its scopes and
+// the SHA-256 of its secret. Only the hash is stored, so a leaked token
+// file grants nothing. A fast hash is enough because tokens are 256 random
+// bits, not passwords: there is nothing to guess.
+type Token struct {
+	Name   string
+	Scopes []Scope
+	Hash   [sha256.Size]byte
+}
+
+// Allows reports whether the token carries scope s.
+func (t *Token) Allows(s Scope) bool {
+	return slices.Contains(t.Scopes, s) || slices.Contains(t.Scopes, ScopeAdmin)
+}
+
+// tokenPrefix marks Drover tokens so that secret scanners can find leaked
+// ones.
+const tokenPrefix = "drv_"
+
+// NewToken returns a fresh random secret and its Token.
+func NewToken(name string, scopes []Scope) (secret string, tok Token, err error) {
+	if err := validateTokenName(name); err != nil {
+		return "", Token{}, err
+	}
+	if len(scopes) == 0 {
+		return "", Token{}, fmt.Errorf("token %q: give at least one scope (%s)", name, scopeList())
+	}
+	for _, s := range scopes {
+		if !slices.Contains(allScopes, s) {
+			return "", Token{}, fmt.Errorf("token %q: unknown scope %q (use %s)", name, s, scopeList())
+		}
+	}
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", Token{}, err
+	}
+	secret = tokenPrefix + base64.RawURLEncoding.EncodeToString(b)
+	return secret, Token{Name: name, Scopes: scopes, Hash: sha256.Sum256([]byte(secret))}, nil
+}
+
+// Line is the token as a line of a tokens file.
+func (t Token) Line() string {
+	names := make([]string, len(t.Scopes))
+	for i, s := range t.Scopes {
+		names[i] = string(s)
+	}
+	return fmt.Sprintf("%s %s sha256:%s", t.Name, strings.Join(names, ","), hex.EncodeToString(t.Hash[:]))
+}
+
+var tokenNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+
+func validateTokenName(name string) error {
+	if !tokenNamePattern.MatchString(name) {
+		return fmt.Errorf("token name %q: use 1-64 letters, digits, '_', '.' or '-'", name)
+	}
+	return nil
+}
+
+func scopeList() string {
+	names := make([]string, len(allScopes))
+	for i, s := range allScopes {
+		names[i] = string(s)
+	}
+	return strings.Join(names, ", ")
+}
+
+// ParseTokens reads a tokens file: one token per line as
+//
+//	NAME SCOPE[,SCOPE…] sha256:HEX
+//
+// with blank lines and lines starting with # ignored. `drover serve token`
+// prints such lines. Errors name the line.
+func ParseTokens(r io.Reader) ([]Token, error) {
+	var toks []Token
+	names := map[string]bool{}
+	hashes := map[[sha256.Size]byte]bool{}
+	sc := bufio.NewScanner(r)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		fields := strings.Fields(line)
+		if len(fields) != 3 {
+			return nil, fmt.Errorf("line %d: want NAME SCOPES sha256:HEX, got %d fields", n, len(fields))
+		}
+		tok := Token{Name: fields[0]}
+		if err := validateTokenName(tok.Name); err != nil {
+			return nil, fmt.Errorf("line %d: %w", n, err)
+		}
+		if names[tok.Name] {
+			return nil, fmt.Errorf("line %d: token name %q is used twice", n, tok.Name)
+		}
+		for _, s := range strings.Split(fields[1], ",") {
+			if !slices.Contains(allScopes, Scope(s)) {
+				return nil, fmt.Errorf("line %d: unknown scope %q (use %s)", n, s, scopeList())
+			}
+			tok.Scopes = append(tok.Scopes, Scope(s))
+		}
+		hexHash, ok := strings.CutPrefix(fields[2], "sha256:")
+		raw, err := hex.DecodeString(hexHash)
+		if !ok || err != nil || len(raw) != sha256.Size {
+			return nil, fmt.Errorf("line %d: hash must be sha256: and 64 hex digits (never the token itself)", n)
+		}
+		copy(tok.Hash[:], raw)
+		if hashes[tok.Hash] {
+			return nil, fmt.Errorf("line %d: the same token hash appears twice", n)
+		}
+		names[tok.Name], hashes[tok.Hash] = true, true
+		toks = append(toks, tok)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	return toks, nil
+}
+
+// authenticator finds the token of a request.
+type authenticator struct {
+	byHash map[[sha256.Size]byte]*Token
+}
+
+func newAuthenticator(tokens []Token) *authenticator {
+	a := &authenticator{byHash: make(map[[sha256.Size]byte]*Token, len(tokens))}
+	for i := range tokens {
+		a.byHash[tokens[i].Hash] = &tokens[i]
+	}
+	return a
+}
+
+// sessionCookie carries the token of a dashboard session, so that a
+// browser, which cannot set an Authorization header on a link, can
+// authenticate too.
+const sessionCookie = "drover_token"
+
+// authenticate returns the request's token, or an error saying what is
+// wrong with the credentials. Looking the hash up in a map leaks nothing
+// useful through timing: an attacker learns about hashes, not secrets.
+func (a *authenticator) authenticate(r *http.Request) (*Token, error) {
+	var secret string
+	if h := r.Header.Get("Authorization"); h != "" {
+		scheme, rest, _ := strings.Cut(h, " ")
+		if !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(rest) == "" {
+			return nil, fmt.Errorf("authorization header: use \"Bearer <token>\"")
+		}
+		secret = strings.TrimSpace(rest)
+	} else if c, err := r.Cookie(sessionCookie); err == nil && c.Value != "" {
+		secret = c.Value
+	} else {
+		return nil, fmt.Errorf("missing bearer token: send \"Authorization: Bearer <token>\"")
+	}
+	tok, ok := a.byHash[sha256.Sum256([]byte(secret))]
+	if !ok {
+		return nil, fmt.Errorf("unknown or revoked token")
+	}
+	return tok, nil
+}

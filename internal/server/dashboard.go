@@ -1,0 +1,417 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/droverhq/drover"
+)
+
+// The dashboard is server-rendered HTML with one small script for the live
+// charts; every asset is embedded in the binary, so it works with no
+// network beyond the server. No page counts the whole jobs table: the
+// queue figures come from the sampler, and job lists are keyset pages.
+
+//go:embed ui
+var uiFiles embed.FS
+
+// pages are the parsed templates.
+type pages struct {
+	login, overview, jobs, job, errorPage *template.Template
+}
+
+var funcs = template.FuncMap{
+	"join": func(s []string) string {
+		if len(s) == 0 {
+			return "-"
+		}
+		return strings.Join(s, ", ")
+	},
+	"ms": func(d time.Duration) string {
+		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64)
+	},
+	"rate": func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
+	"until": func(t, now time.Time) string {
+		d := t.Sub(now).Round(time.Second)
+		if d < 0 {
+			return (-d).String() + " ago"
+		}
+		return "in " + d.String()
+	},
+	"age": func(t *time.Time, now time.Time) string {
+		if t == nil {
+			return "-"
+		}
+		return max(now.Sub(*t), 0).Round(time.Second).String()
+	},
+	"timePtr": func(t *time.Time) string {
+		if t == nil {
+			return "-"
+		}
+		return t.Format("2006-01-02 15:04:05.000")
+	},
+	"pretty": func(raw json.RawMessage) string {
+		var b bytes.Buffer
+		if len(raw) == 0 || json.Indent(&b, raw, "", "  ") != nil {
+			return string(raw)
+		}
+		return b.String()
+	},
+	"lastError": func(j *drover.JobRow) string {
+		if len(j.Errors) == 0 {
+			return "-"
+		}
+		msg := j.Errors[len(j.Errors)-1].Error
+		if r := []rune(msg); len(r) > 80 {
+			msg = string(r[:79]) + "…"
+		}
+		return msg
+	},
+}
+
+func newPages() *pages {
+	parse := func(name string) *template.Template {
+		return template.Must(template.New(name).Funcs(funcs).ParseFS(uiFiles, "ui/layout.html", "ui/"+name))
+	}
+	return &pages{
+		login:     template.Must(template.New("login.html").ParseFS(uiFiles, "ui/login.html")),
+		overview:  parse("overview.html"),
+		jobs:      parse("jobs.html"),
+		job:       parse("job.html"),
+		errorPage: parse("error.html"),
+	}
+}
+
+// page is what every page template gets.
+type page struct {
+	Title   string
+	Flash   string
+	Message string
+}
+
+// render writes a page, or a plain error if the template fails (a bug,
+// since templates are parsed at start).
+func render(w http.ResponseWriter, status int, t *template.Template, data any) error {
+	var b bytes.Buffer
+	if err := t.Execute(&b, data); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; frame-ancestors 'none'")
+	w.WriteHeader(status)
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// htmlRoutes are the dashboard's pages and actions, all admin only.
+func (s *Server) htmlRoutes() map[string]func(w http.ResponseWriter, r *http.Request) error {
+	return map[string]func(w http.ResponseWriter, r *http.Request) error{
+		"GET /{$}":                   s.overviewPage,
+		"GET /ui/jobs":               s.jobsPage,
+		"GET /ui/jobs/find":          s.findJob,
+		"GET /ui/jobs/{id}":          s.jobPage,
+		"POST /ui/jobs/{id}/retry":   s.jobAction(s.cfg.Client.JobRetry, "retried"),
+		"POST /ui/jobs/{id}/cancel":  s.jobAction(s.cfg.Client.JobCancel, "cancel requested"),
+		"POST /ui/jobs/{id}/discard": s.jobAction(s.cfg.Client.JobDiscard, "discarded if it was waiting"),
+		"POST /ui/bulk":              s.bulk,
+		"GET /ui/history.json":       s.historyJSON,
+	}
+}
+
+// htmlEndpoint renders a handler's error as an error page rather than
+// JSON, since a person reads it.
+func (s *Server) htmlEndpoint(h func(w http.ResponseWriter, r *http.Request) error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tok := r.Context().Value(tokenKey{}).(*Token)
+		if !tok.Allows(ScopeAdmin) {
+			_ = render(w, http.StatusForbidden, s.pages.errorPage, page{Title: "Forbidden",
+				Message: fmt.Sprintf("token %q lacks the scope for the dashboard (needs admin)", tok.Name)})
+			return
+		}
+		if r.Method == http.MethodPost && !sameOrigin(r) {
+			_ = render(w, http.StatusForbidden, s.pages.errorPage, page{Title: "Forbidden",
+				Message: "cross-site request refused: the Origin header does not match this server"})
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+		if err := h(w, r); err != nil {
+			status, msg := s.classify(r, err)
+			_ = render(w, status, s.pages.errorPage, page{Title: http.StatusText(status), Message: msg})
+		}
+	})
+}
+
+// sameOrigin refuses cross-site form posts that ride on the session
+// cookie. Requests with a bearer header cannot be forged by another site,
+// so only cookie sessions are checked.
+func sameOrigin(r *http.Request) bool {
+	if r.Header.Get("Authorization") != "" {
+		return true
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		origin = r.Header.Get("Referer")
+	}
+	u, err := url.Parse(origin)
+	return err == nil && u.Host == r.Host
+}
+
+func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) error {
+	return render(w, http.StatusOK, s.pages.login, "")
+}
+
+// login checks a token typed into the form and keeps it in an HttpOnly,
+// SameSite=Strict cookie, so that scripts cannot read it and other sites
+// cannot send it.
+func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
+	r.Body = http.MaxBytesReader(w, r.Body, 4096)
+	secret := strings.TrimSpace(r.PostFormValue("token"))
+	probe, _ := http.NewRequest("GET", "/", nil)
+	probe.Header.Set("Authorization", "Bearer "+secret)
+	tok, err := s.auth.authenticate(probe)
+	if err == nil && !tok.Allows(ScopeAdmin) {
+		err = fmt.Errorf("token %q lacks the admin scope the dashboard needs", tok.Name)
+	}
+	if err != nil {
+		return render(w, http.StatusUnauthorized, s.pages.login, err.Error())
+	}
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: secret, Path: "/", HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+	return nil
+}
+
+func (s *Server) logout(w http.ResponseWriter, r *http.Request) error {
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	http.Redirect(w, r, "/login", http.StatusSeeOther)
+	return nil
+}
+
+func (s *Server) static() http.Handler {
+	sub, _ := fs.Sub(uiFiles, "ui")
+	files := http.FileServerFS(sub)
+	return http.StripPrefix("/ui/static/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, ".css") && !strings.HasSuffix(r.URL.Path, ".js") {
+			writeError(w, http.StatusNotFound, "no such asset: "+r.URL.Path)
+			return
+		}
+		files.ServeHTTP(w, r)
+	}))
+}
+
+// queueRow is one line of the overview: a queue's waiting and running
+// jobs, and its throughput and latency over the last sample's window.
+type queueRow struct {
+	drover.QueueStats
+	PerSecond float64
+	Finished  drover.FinishedStats
+}
+
+// queueRows joins a sample's two lists by queue: a queue that has nothing
+// waiting but finished jobs in the window is busy, and is shown too.
+func queueRows(p Point) []queueRow {
+	byName := map[string]*queueRow{}
+	var rows []*queueRow
+	row := func(q string) *queueRow {
+		if r, ok := byName[q]; ok {
+			return r
+		}
+		r := &queueRow{QueueStats: drover.QueueStats{Queue: q}}
+		byName[q] = r
+		rows = append(rows, r)
+		return r
+	}
+	for _, q := range p.Queues {
+		row(q.Queue).QueueStats = q
+	}
+	for _, f := range p.Finished {
+		r := row(f.Queue)
+		r.Finished = f
+		if p.Seconds > 0 {
+			r.PerSecond = float64(f.Completed) / p.Seconds
+		}
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].Queue < rows[j].Queue })
+	out := make([]queueRow, len(rows))
+	for i, r := range rows {
+		out[i] = *r
+	}
+	return out
+}
+
+func (s *Server) overviewPage(w http.ResponseWriter, r *http.Request) error {
+	p, _ := s.history.latest()
+	return render(w, http.StatusOK, s.pages.overview, struct {
+		page
+		Queues     []queueRow
+		Sampled    time.Time
+		Interval   time.Duration
+		IntervalMS int64
+		Owners     []drover.LeaseOwner
+		Workers    []WorkerInfo
+	}{page{Title: "Queues"}, queueRows(p), p.At, s.cfg.SampleInterval, s.cfg.SampleInterval.Milliseconds(), p.Owners,
+		s.inflight.workerList()})
+}
+
+func (s *Server) historyJSON(w http.ResponseWriter, _ *http.Request) error {
+	writeJSON(w, http.StatusOK, s.history.snapshot())
+	return nil
+}
+
+// jobFilter is the filter of the jobs page and of bulk actions.
+type jobFilter struct {
+	State, Queue, Kind string
+}
+
+func (f jobFilter) params() (drover.JobListParams, error) {
+	p := drover.JobListParams{Queue: f.Queue, Kind: f.Kind}
+	if f.State != "" {
+		p.States = []drover.JobState{drover.JobState(f.State)}
+	}
+	if f.Queue != "" {
+		if err := drover.ValidateQueue(f.Queue); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
+}
+
+// jobStates are the states in the order of a job's life, for the filter
+// of the jobs page and the counts of /v1/stats.
+var jobStates = []string{"scheduled", "available", "retryable", "running", "completed", "cancelled", "discarded"}
+
+const jobsPageSize = 50
+
+func (s *Server) jobsPage(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	f := jobFilter{State: q.Get("state"), Queue: q.Get("queue"), Kind: q.Get("kind")}
+	p, err := f.params()
+	if err != nil {
+		return err
+	}
+	p.Limit = jobsPageSize
+	if v := q.Get("after"); v != "" {
+		if p.After, err = strconv.ParseInt(v, 10, 64); err != nil || p.After < 0 {
+			return badRequest("after %q: must be a job id", v)
+		}
+	}
+	jobs, err := s.cfg.Client.JobList(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	next := ""
+	if len(jobs) == p.Limit {
+		v := url.Values{"state": {f.State}, "queue": {f.Queue}, "kind": {f.Kind}, "after": {strconv.FormatInt(jobs[len(jobs)-1].ID, 10)}}
+		next = "/ui/jobs?" + v.Encode()
+	}
+	return render(w, http.StatusOK, s.pages.jobs, struct {
+		page
+		Filter jobFilter
+		States []string
+		Jobs   []*drover.JobRow
+		Next   string
+	}{page{Title: "Jobs", Flash: q.Get("flash")}, f, jobStates, jobs, next})
+}
+
+func (s *Server) findJob(w http.ResponseWriter, r *http.Request) error {
+	v := strings.TrimSpace(r.URL.Query().Get("id"))
+	id, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || id < 1 {
+		return badRequest("job id %q: must be a positive integer", v)
+	}
+	http.Redirect(w, r, fmt.Sprintf("/ui/jobs/%d", id), http.StatusSeeOther)
+	return nil
+}
+
+func (s *Server) jobPage(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	job, err := s.cfg.Client.JobGet(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	return render(w, http.StatusOK, s.pages.job, struct {
+		page
+		Job *drover.JobRow
+	}{page{Title: fmt.Sprintf("Job %d", id), Flash: r.URL.Query().Get("flash")}, job})
+}
+
+func (s *Server) jobAction(call func(context.Context, int64) (*drover.JobRow, error), done string) func(w http.ResponseWriter, r *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		id, err := pathID(r)
+		if err != nil {
+			return err
+		}
+		job, err := call(r.Context(), id)
+		if err != nil {
+			return err
+		}
+		flash := fmt.Sprintf("Job %d %s: now %s.", id, done, job.State)
+		http.Redirect(w, r, fmt.Sprintf("/ui/jobs/%d?flash=%s", id, url.QueryEscape(flash)), http.StatusSeeOther)
+		return nil
+	}
+}
+
+// bulkPage is how many jobs a bulk action reads per round.
+const bulkPage = 1000
+
+// bulk retries, cancels or discards every job matching a filter, on every page, not
+// just the one shown. It walks the filter by keyset pages, so it never
+// holds more than one page, and each job changes in its own statement:
+// the same guarded change as the single-job action, so a job that moved
+// meanwhile is left as the store's rules say.
+func (s *Server) bulk(w http.ResponseWriter, r *http.Request) error {
+	f := jobFilter{State: r.PostFormValue("state"), Queue: r.PostFormValue("queue"), Kind: r.PostFormValue("kind")}
+	var call func(context.Context, int64) (*drover.JobRow, error)
+	switch action := r.PostFormValue("action"); action {
+	case "retry":
+		call = s.cfg.Client.JobRetry
+	case "cancel":
+		call = s.cfg.Client.JobCancel
+	case "discard":
+		call = s.cfg.Client.JobDiscard
+	default:
+		return badRequest("action %q: use retry, cancel or discard", action)
+	}
+	p, err := f.params()
+	if err != nil {
+		return err
+	}
+	p.Limit = bulkPage
+	n := 0
+	for {
+		jobs, err := s.cfg.Client.JobList(r.Context(), p)
+		if err != nil {
+			return err
+		}
+		for _, j := range jobs {
+			if _, err := call(r.Context(), j.ID); err != nil && !errors.Is(err, drover.ErrNotFound) {
+				return fmt.Errorf("after %d jobs: %w", n, err)
+			}
+			n++
+		}
+		if len(jobs) < p.Limit {
+			break
+		}
+		p.After = jobs[len(jobs)-1].ID
+	}
+	v := url.Values{"state": {f.State}, "queue": {f.Queue}, "kind": {f.Kind},
+		"flash": {fmt.Sprintf("%s applied to %d jobs.", r.PostFormValue("action"), n)}}
+	http.Redirect(w, r, "/ui/jobs?"+v.Encode(), http.StatusSeeOther)
+	return nil
+}

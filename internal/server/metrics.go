@@ -1,0 +1,143 @@
+package server
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/internal/storeurl"
+)
+
+// unknown labels results of attempts this server did not hand out (it
+// restarted, or another server did).
+const unknown = "unknown"
+
+// metrics are the server's Prometheus metrics. Counters and histograms
+// are fed by the requests that pass through; queue gauges by the sampler,
+// so that a scrape never queries the store.
+type metrics struct {
+	reg *prometheus.Registry
+
+	inserted  *prometheus.CounterVec
+	completed *prometheus.CounterVec
+	failed    *prometheus.CounterVec
+	cancelled *prometheus.CounterVec
+	rejected  prometheus.Counter
+
+	depth  *prometheus.GaugeVec
+	oldest *prometheus.GaugeVec
+
+	pickup *prometheus.HistogramVec
+	run    *prometheus.HistogramVec
+
+	claimSize, finishSize       prometheus.Histogram
+	claimSeconds, finishSeconds prometheus.Histogram
+}
+
+// latencyBuckets run from 1 ms to about 18 minutes: pickup latency spans
+// milliseconds on an idle queue to minutes on a backlog.
+var latencyBuckets = prometheus.ExponentialBuckets(0.001, 2, 21)
+
+// batchBuckets cover one job to the largest claim and finish batches.
+var batchBuckets = prometheus.ExponentialBuckets(1, 2, 14)
+
+func newMetrics(client storeurl.Client, pool func() storeurl.PoolStats) *metrics {
+	reg := prometheus.NewRegistry()
+	f := func(c prometheus.Collector) prometheus.Collector { reg.MustRegister(c); return c }
+	qk := []string{"queue", "kind"}
+	m := &metrics{reg: reg}
+	m.inserted = f(prometheus.NewCounterVec(prometheus.CounterOpts{Name: "drover_jobs_inserted_total",
+		Help: "Jobs enqueued through this server."}, qk)).(*prometheus.CounterVec)
+	m.completed = f(prometheus.NewCounterVec(prometheus.CounterOpts{Name: "drover_jobs_completed_total",
+		Help: "Attempts reported completed through this server and accepted by the store."}, qk)).(*prometheus.CounterVec)
+	m.failed = f(prometheus.NewCounterVec(prometheus.CounterOpts{Name: "drover_jobs_failed_total",
+		Help: "Attempts reported failed through this server and accepted (retried or discarded)."}, qk)).(*prometheus.CounterVec)
+	m.cancelled = f(prometheus.NewCounterVec(prometheus.CounterOpts{Name: "drover_jobs_cancelled_total",
+		Help: "Attempts reported cancelled through this server and accepted."}, qk)).(*prometheus.CounterVec)
+	m.rejected = f(prometheus.NewCounter(prometheus.CounterOpts{Name: "drover_results_rejected_total",
+		Help: "Results the store rejected because their attempt was no longer held (lease expired, or already finished)."})).(prometheus.Counter)
+	m.depth = f(prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "drover_queue_jobs",
+		Help: "Jobs waiting or running per queue and state, as of the last sample."}, []string{"queue", "state"})).(*prometheus.GaugeVec)
+	m.oldest = f(prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "drover_queue_oldest_available_age_seconds",
+		Help: "How long the oldest claimable job of the queue has been claimable, as of the last sample."}, []string{"queue"})).(*prometheus.GaugeVec)
+	m.pickup = f(prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "drover_job_pickup_latency_seconds",
+		Help: "From when a job became claimable to its claim through this server.", Buckets: latencyBuckets}, []string{"queue"})).(*prometheus.HistogramVec)
+	m.run = f(prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "drover_job_run_seconds",
+		Help: "From claim to result of attempts worked through this server.", Buckets: latencyBuckets}, qk)).(*prometheus.HistogramVec)
+	m.claimSize = f(prometheus.NewHistogram(prometheus.HistogramOpts{Name: "drover_claim_batch_jobs",
+		Help: "Jobs per claim that found any.", Buckets: batchBuckets})).(prometheus.Histogram)
+	m.finishSize = f(prometheus.NewHistogram(prometheus.HistogramOpts{Name: "drover_finish_batch_results",
+		Help: "Results per finish request.", Buckets: batchBuckets})).(prometheus.Histogram)
+	m.claimSeconds = f(prometheus.NewHistogram(prometheus.HistogramOpts{Name: "drover_claim_duration_seconds",
+		Help: "Duration of one claim statement.", Buckets: latencyBuckets})).(prometheus.Histogram)
+	m.finishSeconds = f(prometheus.NewHistogram(prometheus.HistogramOpts{Name: "drover_finish_duration_seconds",
+		Help: "Duration of one finish statement.", Buckets: latencyBuckets})).(prometheus.Histogram)
+	f(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "drover_lease_rescues_total",
+		Help: "Jobs whose lease expired and that this process's rescuer returned to the queue."},
+		func() float64 { return float64(client.Stats().Rescued) }))
+	if pool != nil {
+		gauge := func(name, help string, v func(storeurl.PoolStats) float64) {
+			f(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 { return v(pool()) }))
+		}
+		gauge("drover_db_pool_open_connections", "Open database connections.", func(s storeurl.PoolStats) float64 { return float64(s.Open) })
+		gauge("drover_db_pool_in_use_connections", "Database connections in use.", func(s storeurl.PoolStats) float64 { return float64(s.InUse) })
+		gauge("drover_db_pool_idle_connections", "Idle database connections.", func(s storeurl.PoolStats) float64 { return float64(s.Idle) })
+		gauge("drover_db_pool_max_connections", "Most database connections the pool opens.", func(s storeurl.PoolStats) float64 { return float64(s.Max) })
+		f(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "drover_db_pool_waits_total",
+			Help: "Times a query waited for a free connection."}, func() float64 { return float64(pool().WaitCount) }))
+		f(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "drover_db_pool_wait_seconds_total",
+			Help: "Total time queries waited for a free connection."}, func() float64 { return pool().WaitDuration.Seconds() }))
+	}
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// observeClaim records one claim's size, duration and the pickup latency
+// of each job in it.
+func (m *metrics) observeClaim(attempts []attemptInfo, runAts []time.Time, took time.Duration) {
+	m.claimSeconds.Observe(took.Seconds())
+	if len(attempts) == 0 {
+		return
+	}
+	m.claimSize.Observe(float64(len(attempts)))
+	for i, a := range attempts {
+		m.pickup.WithLabelValues(a.queue).Observe(max(a.started.Sub(runAts[i]), 0).Seconds())
+	}
+}
+
+// observeSample replaces the queue gauges with a fresh sample, so that a
+// queue that emptied out disappears rather than showing its last value.
+func (m *metrics) observeSample(stats []drover.QueueStats, now time.Time) {
+	m.depth.Reset()
+	m.oldest.Reset()
+	for _, q := range stats {
+		m.depth.WithLabelValues(q.Queue, "available").Set(float64(q.Available))
+		m.depth.WithLabelValues(q.Queue, "scheduled").Set(float64(q.Scheduled))
+		m.depth.WithLabelValues(q.Queue, "retryable").Set(float64(q.Retryable))
+		m.depth.WithLabelValues(q.Queue, "running").Set(float64(q.Running))
+		age := 0.0
+		if q.OldestAvailable != nil {
+			age = max(now.Sub(*q.OldestAvailable), 0).Seconds()
+		}
+		m.oldest.WithLabelValues(q.Queue).Set(age)
+	}
+}
+
+// observeResult counts one accepted result by its outcome.
+func (m *metrics) observeResult(outcome drover.AttemptOutcome, a attemptInfo, known bool, now time.Time) {
+	queue, kind := unknown, unknown
+	if known {
+		queue, kind = a.queue, a.kind
+		m.run.WithLabelValues(queue, kind).Observe(max(now.Sub(a.started), 0).Seconds())
+	}
+	switch outcome {
+	case drover.AttemptCompleted:
+		m.completed.WithLabelValues(queue, kind).Inc()
+	case drover.AttemptFailed:
+		m.failed.WithLabelValues(queue, kind).Inc()
+	case drover.AttemptCancelled:
+		m.cancelled.WithLabelValues(queue, kind).Inc()
+	}
+}

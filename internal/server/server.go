@@ -1,0 +1,394 @@
+// Package server is Drover's HTTP API (`drover serve`): JSON endpoints to
+// enqueue jobs, to work them from another process or language (claim with
+// long polling, extend leases, report results, all fenced by attempt
+// exactly as for Go workers), to inspect, cancel and retry them, and the
+// health checks. The API is described by openapi.json, which is embedded
+// and served, and which the contract tests hold the handlers to.
+//
+// Every request but GET /healthz needs a bearer token whose scope allows
+// it; every error is a JSON object whose message names the problem.
+package server
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/internal/notifier"
+	"github.com/droverhq/drover/internal/storeurl"
+)
+
+// OpenAPI is the API's description, served at /openapi.json.
+//
+//go:embed openapi.json
+var OpenAPI []byte
+
+// finishedSettle is how far behind the sample the window of finished jobs
+// ends: longer than a finishing transaction takes to commit.
+const finishedSettle = time.Second
+
+// Defaults for Config.
+const (
+	MaxBodyBytesDefault   = 8 << 20
+	MaxBatchDefault       = 10_000
+	MaxWaitDefault        = time.Minute
+	SampleIntervalDefault = 5 * time.Second
+)
+
+// Config configures a Server.
+type Config struct {
+	// Client inserts, claims and inspects jobs. It works no queue itself;
+	// started, it runs the store's maintenance (lease rescue, pruning).
+	Client storeurl.Client
+	// Driver is the client's store, for readiness checks and insert
+	// notifications that end long polls early.
+	Driver driver.Driver
+	// Tokens that may call the API. With none, only /healthz answers.
+	Tokens []Token
+	Logger *slog.Logger
+	// MaxBodyBytes bounds a request body.
+	MaxBodyBytes int64
+	// MaxBatch bounds the jobs of one enqueue, and the results or attempts
+	// of one finish or heartbeat.
+	MaxBatch int
+	// MaxWait caps how long a claim may long-poll.
+	MaxWait time.Duration
+	// SampleInterval is how often the queue figures (depth, oldest job)
+	// are read from the store for metrics and the dashboard. The read
+	// scans the waiting jobs, so it runs on this interval whatever the
+	// number of scrapes and viewers.
+	SampleInterval time.Duration
+	// PoolStats reads the store's connection pool for metrics; optional.
+	PoolStats func() storeurl.PoolStats
+	// TracerProvider turns tracing on: an enqueue's W3C traceparent
+	// header becomes the jobs' trace context, and each attempt an HTTP
+	// worker reports gets a span from claim to result, linked to the span
+	// that enqueued the job. Give the Client the same provider. Nil: off.
+	TracerProvider trace.TracerProvider
+}
+
+// Server serves the API. Run its background loops with Run.
+type Server struct {
+	cfg      Config
+	auth     *authenticator
+	waiter   *waiter
+	inflight *inflight
+	metrics  *metrics
+	history  *history
+	pages    *pages
+	mux      *http.ServeMux
+	running  atomic.Bool
+	// pagePatterns are the dashboard's patterns, whose unauthenticated
+	// visitors are sent to the login form.
+	pagePatterns map[string]bool
+}
+
+// New returns a server on cfg.
+func New(cfg Config) (*Server, error) {
+	if cfg.Client == nil || cfg.Driver == nil {
+		return nil, errors.New("server: Client and Driver are required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.MaxBodyBytes == 0 {
+		cfg.MaxBodyBytes = MaxBodyBytesDefault
+	}
+	if cfg.MaxBatch == 0 {
+		cfg.MaxBatch = MaxBatchDefault
+	}
+	if cfg.MaxWait == 0 {
+		cfg.MaxWait = MaxWaitDefault
+	}
+	if cfg.SampleInterval == 0 {
+		cfg.SampleInterval = SampleIntervalDefault
+	}
+	if cfg.MaxBodyBytes < 1024 {
+		return nil, fmt.Errorf("server: max body %d bytes is too small (minimum 1024)", cfg.MaxBodyBytes)
+	}
+	if cfg.MaxBatch < 1 || cfg.MaxBatch > drover.MaxAttemptsPerCall {
+		return nil, fmt.Errorf("server: max batch %d must be between 1 and %d", cfg.MaxBatch, drover.MaxAttemptsPerCall)
+	}
+	s := &Server{cfg: cfg, auth: newAuthenticator(cfg.Tokens), waiter: newWaiter(), inflight: newInflight(),
+		metrics: newMetrics(cfg.Client, cfg.PoolStats), history: &history{}, pages: newPages(),
+		mux: http.NewServeMux(), pagePatterns: map[string]bool{}}
+	s.routes()
+	return s, nil
+}
+
+// Run keeps the server's background loops going until ctx ends: the
+// notification listener that ends long polls as soon as jobs arrive, and
+// the sampler of queue figures.
+func (s *Server) Run(ctx context.Context) {
+	s.running.Store(true)
+	defer s.running.Store(false)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	if l := s.cfg.Driver.NewListener(); l != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			(&notifier.Notifier{Listener: l, Wake: s.waiter.wake, WakeAll: s.waiter.wakeAll, Logger: s.cfg.Logger}).Run(ctx)
+		}()
+	}
+	s.sample(ctx)
+	t := time.NewTicker(s.cfg.SampleInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.sample(ctx)
+		}
+	}
+}
+
+// sample reads the queue figures once, and what finished since the
+// previous sample. A failure only logs: the figures go stale, and /readyz
+// reports the store.
+func (s *Server) sample(ctx context.Context) {
+	now := time.Now()
+	s.inflight.sweep(now)
+	stats, err := s.cfg.Client.QueueStats(ctx)
+	if err == nil {
+		s.metrics.observeSample(stats, now)
+		// The window of finished jobs ends a little in the past: a job's
+		// finalized_at is taken inside its finishing transaction, which
+		// becomes visible only at commit, so a window ending now would
+		// miss (for good) jobs whose transactions commit after this read.
+		until := now.Add(-finishedSettle)
+		since := until.Add(-s.cfg.SampleInterval)
+		if prev, ok := s.history.latest(); ok {
+			since = prev.Until
+		}
+		p := Point{At: now, Until: until, Seconds: until.Sub(since).Seconds(), Queues: stats}
+		if p.Finished, err = s.cfg.Client.FinishedStats(ctx, since, until); err == nil {
+			if p.Owners, err = s.cfg.Client.LeaseOwners(ctx); err == nil {
+				s.history.add(p)
+			}
+		}
+	}
+	if err != nil && ctx.Err() == nil {
+		s.cfg.Logger.Warn("sampling queue figures failed", "error", err)
+	}
+}
+
+// route is one endpoint: who may call it and what handles it. A nil
+// scope means no token is needed.
+type route struct {
+	scopes  []Scope // any of them suffices
+	handler func(w http.ResponseWriter, r *http.Request) error
+}
+
+func (s *Server) routes() {
+	anyToken := []Scope{ScopeEnqueue, ScopeWork, ScopeAdmin}
+	reader := []Scope{ScopeEnqueue, ScopeAdmin}
+	work := []Scope{ScopeWork}
+	admin := []Scope{ScopeAdmin}
+	for pattern, rt := range map[string]route{
+		"GET /healthz":               {nil, s.healthz},
+		"GET /readyz":                {anyToken, s.readyz},
+		"GET /openapi.json":          {anyToken, s.openapi},
+		"POST /v1/jobs":              {[]Scope{ScopeEnqueue}, s.enqueue},
+		"GET /v1/jobs":               {reader, s.listJobs},
+		"GET /v1/jobs/{id}":          {reader, s.getJob},
+		"POST /v1/jobs/{id}/cancel":  {admin, s.cancelJob},
+		"POST /v1/jobs/{id}/retry":   {admin, s.retryJob},
+		"POST /v1/jobs/{id}/discard": {admin, s.discardJob},
+		"POST /v1/claim":             {work, s.claim},
+		"POST /v1/finish":            {work, s.finish},
+		"POST /v1/heartbeat":         {work, s.heartbeat},
+		"GET /v1/stats":              {admin, s.stats},
+		"GET /metrics":               {admin, s.serveMetrics},
+	} {
+		s.mux.Handle(pattern, s.endpoint(pattern, rt))
+	}
+	for pattern, h := range s.htmlRoutes() {
+		s.mux.Handle(pattern, s.htmlEndpoint(h))
+		s.pagePatterns[pattern] = true
+	}
+	s.mux.Handle("GET /login", s.htmlPublic(s.loginPage))
+	s.mux.Handle("POST /login", s.htmlPublic(s.login))
+	s.mux.Handle("POST /logout", s.htmlPublic(s.logout))
+	s.mux.Handle("GET /ui/static/", s.static())
+}
+
+// public are the patterns that answer without a token: the liveness
+// check, and what a browser needs to log in to the dashboard (the login
+// form and its stylesheet), none of which shows anything of the store.
+var public = map[string]bool{
+	"GET /healthz": true, "GET /login": true, "POST /login": true, "POST /logout": true, "GET /ui/static/": true,
+}
+
+// htmlPublic serves a page that needs no token.
+func (s *Server) htmlPublic(h func(w http.ResponseWriter, r *http.Request) error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			status, msg := s.classify(r, err)
+			writeError(w, status, msg)
+		}
+	})
+}
+
+// Handler returns the server's HTTP handler.
+func (s *Server) Handler() http.Handler {
+	return http.HandlerFunc(s.serveHTTP)
+}
+
+// serveHTTP authenticates first, so that without a token nothing but
+// /healthz reveals even which paths exist, then routes. The mux's own
+// answers for unknown paths and methods are plain text; they are turned
+// into JSON errors here.
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rec := &statusWriter{ResponseWriter: w}
+	h, pattern := s.mux.Handler(r)
+	var tokName string
+	defer func() {
+		s.cfg.Logger.Debug("http request", "method", r.Method, "path", r.URL.Path, "status", rec.status,
+			"token", tokName, "took", time.Since(start))
+	}()
+	if !public[pattern] {
+		tok, err := s.auth.authenticate(r)
+		if err != nil && s.pagePatterns[pattern] && r.Method == http.MethodGet && r.Header.Get("Authorization") == "" &&
+			pattern != "GET /ui/history.json" {
+			// A person opening the dashboard: show the login form.
+			http.Redirect(rec, r, "/login", http.StatusSeeOther)
+			return
+		}
+		if err != nil {
+			rec.Header().Set("WWW-Authenticate", `Bearer realm="drover"`)
+			writeError(rec, http.StatusUnauthorized, err.Error())
+			return
+		}
+		tokName = tok.Name
+		r = r.WithContext(context.WithValue(r.Context(), tokenKey{}, tok))
+	}
+	if pattern == "" {
+		// Not found, or the path exists with other methods: the mux
+		// knows which and sets Allow; let it decide the status, then
+		// answer in JSON.
+		probe := &statusWriter{ResponseWriter: discardWriter{header: http.Header{}}}
+		h.ServeHTTP(probe, r)
+		if allow := probe.Header().Get("Allow"); allow != "" {
+			rec.Header().Set("Allow", allow)
+			writeError(rec, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed on %s (allowed: %s)", r.Method, r.URL.Path, allow))
+			return
+		}
+		writeError(rec, http.StatusNotFound, fmt.Sprintf("no such endpoint: %s %s (see /openapi.json)", r.Method, r.URL.Path))
+		return
+	}
+	// Through the mux again rather than h, so that it sets the path
+	// values of the pattern on r.
+	s.mux.ServeHTTP(rec, r)
+}
+
+type tokenKey struct{}
+
+// endpoint wraps a handler with its scope check, the body limit and the
+// mapping of errors to statuses.
+func (s *Server) endpoint(pattern string, rt route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rt.scopes != nil {
+			tok := r.Context().Value(tokenKey{}).(*Token)
+			allowed := false
+			for _, sc := range rt.scopes {
+				allowed = allowed || tok.Allows(sc)
+			}
+			if !allowed {
+				writeError(w, http.StatusForbidden, fmt.Sprintf("token %q lacks the scope for %s (needs one of: %s)",
+					tok.Name, pattern, joinScopes(rt.scopes)))
+				return
+			}
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+		if err := rt.handler(w, r); err != nil {
+			status, msg := s.classify(r, err)
+			writeError(w, status, msg)
+		}
+	})
+}
+
+func joinScopes(scopes []Scope) string {
+	names := make([]string, len(scopes))
+	for i, s := range scopes {
+		names[i] = string(s)
+	}
+	return strings.Join(names, ", ")
+}
+
+// apiError is an error with the status it deserves.
+type apiError struct {
+	status int
+	msg    string
+}
+
+func (e *apiError) Error() string { return e.msg }
+
+func badRequest(format string, a ...any) error {
+	return &apiError{status: http.StatusBadRequest, msg: fmt.Sprintf(format, a...)}
+}
+
+// classify maps an error to a status and a message for the caller. Store
+// failures are logged in full and answered with a generic message, so
+// that connection details never reach a client.
+func (s *Server) classify(r *http.Request, err error) (int, string) {
+	var ae *apiError
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &ae):
+		return ae.status, ae.msg
+	case errors.As(err, &mbe):
+		return http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is over the limit of %d bytes", mbe.Limit)
+	case errors.Is(err, drover.ErrInvalid):
+		return http.StatusBadRequest, strings.Replace(err.Error(), drover.ErrInvalid.Error()+": ", "", 1)
+	case errors.Is(err, drover.ErrNotFound):
+		return http.StatusNotFound, err.Error()
+	case errors.Is(err, drover.ErrSchemaMissing):
+		return http.StatusServiceUnavailable, err.Error()
+	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
+		// The client went away; nobody reads this answer.
+		return 499, "client closed the request"
+	}
+	s.cfg.Logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err)
+	return http.StatusInternalServerError, "internal error: the store failed; see the server log"
+}
+
+// statusWriter remembers the status written, for the request log.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// discardWriter lets the mux's fallback handler run without answering.
+type discardWriter struct{ header http.Header }
+
+func (d discardWriter) Header() http.Header         { return d.header }
+func (d discardWriter) Write(b []byte) (int, error) { return len(b), nil }
+func (d discardWriter) WriteHeader(int)             {}

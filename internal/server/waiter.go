@@ -1,0 +1,47 @@
+package server
+
+import "sync"
+
+// waiter ends long polls early: a claim that found nothing waits on its
+// queue's channel, which is closed (waking every waiter at once) when the
+// store announces new jobs in that queue.
+type waiter struct {
+	mu    sync.Mutex
+	chans map[string]chan struct{}
+}
+
+func newWaiter() *waiter {
+	return &waiter{chans: map[string]chan struct{}{}}
+}
+
+// wait returns a channel closed at the next wake-up of queue. Take it
+// before claiming, so that jobs inserted between the claim and the wait
+// are not missed.
+func (w *waiter) wait(queue string) <-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	ch, ok := w.chans[queue]
+	if !ok {
+		ch = make(chan struct{})
+		w.chans[queue] = ch
+	}
+	return ch
+}
+
+func (w *waiter) wake(queue string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if ch, ok := w.chans[queue]; ok {
+		close(ch)
+		delete(w.chans, queue)
+	}
+}
+
+func (w *waiter) wakeAll() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for q, ch := range w.chans {
+		close(ch)
+		delete(w.chans, q)
+	}
+}

@@ -1,0 +1,268 @@
+package drover
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/droverhq/drover/internal/driver"
+)
+
+// Remote workers are processes that do not run a Client of their own: a
+// program in another language behind the HTTP API, say. They claim jobs,
+// keep their leases alive and report results through the calls below, which
+// are the very statements a Client's own producers, heartbeat and completer
+// run, so fencing by (ID, attempt) protects remote and in-process workers
+// alike: a late result from a worker whose lease was rescued is rejected.
+
+// Bounds of the remote calls. They keep one request from holding a huge
+// batch of leases or writing an unbounded statement.
+const (
+	// MaxClaim caps the jobs of one Claim.
+	MaxClaim = 1000
+	// MaxAttemptsPerCall caps the attempts of one Finish or ExtendLeases.
+	MaxAttemptsPerCall = 10_000
+	// MinRemoteLease and MaxRemoteLease bound the lease a remote worker
+	// asks for: long enough to survive a heartbeat round trip, short
+	// enough that a dead worker's jobs come back the same day.
+	MinRemoteLease = time.Second
+	MaxRemoteLease = 24 * time.Hour
+	// maxOwnerLen bounds the worker ID stored as the lease owner.
+	maxOwnerLen = 255
+	// maxErrorLen bounds the error message and trace of one attempt, which
+	// are appended to the job and travel with it forever.
+	maxErrorLen = 64 << 10
+)
+
+// ClaimParams asks for jobs for one remote worker.
+type ClaimParams struct {
+	// Queue to claim from.
+	Queue string
+	// Max is the most jobs to claim, 1 to MaxClaim.
+	Max int
+	// Owner identifies the worker in the jobs' leases.
+	Owner string
+	// Lease is how long the jobs stay held without ExtendLeases, between
+	// MinRemoteLease and MaxRemoteLease.
+	Lease time.Duration
+}
+
+// Claim moves up to p.Max claimable jobs of p.Queue to running under a lease
+// held by p.Owner and returns them, each with the attempt that every later
+// call about it must name. It returns no jobs, and no error, when none is
+// claimable.
+func (c *Client[TTx]) Claim(ctx context.Context, p ClaimParams) ([]*JobRow, error) {
+	if err := ValidateQueue(p.Queue); err != nil {
+		return nil, err
+	}
+	if p.Max < 1 || p.Max > MaxClaim {
+		return nil, invalidf("max %d: must be between 1 and %d", p.Max, MaxClaim)
+	}
+	if p.Owner == "" || len(p.Owner) > maxOwnerLen {
+		return nil, invalidf("owner %q: must be 1-%d characters", p.Owner, maxOwnerLen)
+	}
+	if p.Lease < MinRemoteLease || p.Lease > MaxRemoteLease {
+		return nil, invalidf("lease %s: must be between %s and %s", p.Lease, MinRemoteLease, MaxRemoteLease)
+	}
+	rows, err := c.driver.JobClaim(ctx, driver.ClaimParams{Queue: p.Queue, Max: p.Max, Owner: p.Owner, Lease: p.Lease})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*JobRow, len(rows))
+	for i, r := range rows {
+		out[i] = jobRowFromDriver(r)
+	}
+	return out, nil
+}
+
+// AttemptOutcome is what a remote worker reports of one attempt.
+type AttemptOutcome string
+
+// Outcomes a remote worker can report.
+const (
+	// AttemptCompleted finishes the job as completed.
+	AttemptCompleted AttemptOutcome = "completed"
+	// AttemptFailed retries the job with backoff, or discards it when the
+	// attempt was its last, exactly as a Go worker's error does.
+	AttemptFailed AttemptOutcome = "failed"
+	// AttemptCancelled finishes the job as cancelled without retry, as
+	// returning Cancel(err) from a Go worker does.
+	AttemptCancelled AttemptOutcome = "cancelled"
+)
+
+// AttemptResult is the result of one attempt of a remote worker.
+type AttemptResult struct {
+	ID int64
+	// Attempt is the attempt the job was claimed with; a result for any
+	// other attempt is rejected.
+	Attempt int
+	// MaxAttempts is the job's MaxAttempts as claimed. A failed attempt
+	// with Attempt >= MaxAttempts discards the job. The worker echoes it
+	// rather than the store looking it up, so that reporting a batch of
+	// failures stays one statement; a worker gains nothing by lying, since
+	// it could as well hold or cancel the jobs it was given.
+	MaxAttempts int
+	Outcome     AttemptOutcome
+	// Error and Trace describe a failed or cancelled attempt.
+	Error string
+	Trace string
+	// RetryAt overrides Config.RetryPolicy for a failed attempt.
+	RetryAt time.Time
+}
+
+// FinishReport says which results the store accepted. A rejected result is
+// one whose attempt the store no longer holds as running: its lease expired
+// and the job was rescued, it was released, or it was already finished.
+type FinishReport struct {
+	Accepted []int64
+	Rejected []int64
+}
+
+// Finish writes the results of remote attempts in one statement.
+func (c *Client[TTx]) Finish(ctx context.Context, results []AttemptResult) (*FinishReport, error) {
+	if len(results) == 0 {
+		return nil, invalidf("results: empty")
+	}
+	if len(results) > MaxAttemptsPerCall {
+		return nil, invalidf("results: %d is over the limit of %d per call", len(results), MaxAttemptsPerCall)
+	}
+	now := time.Now()
+	batch := make([]driver.Result, len(results))
+	seen := make(map[int64]bool, len(results))
+	for i, r := range results {
+		res, err := c.remoteResult(r, now)
+		if err != nil {
+			return nil, fmt.Errorf("result %d of %d (job %d): %w", i+1, len(results), r.ID, err)
+		}
+		if seen[r.ID] {
+			return nil, invalidf("result %d of %d: job %d appears twice", i+1, len(results), r.ID)
+		}
+		seen[r.ID] = true
+		batch[i] = res
+	}
+	accepted, err := c.driver.JobFinish(ctx, batch)
+	if err != nil {
+		return nil, err
+	}
+	rep := &FinishReport{Accepted: accepted, Rejected: []int64{}}
+	ok := make(map[int64]bool, len(accepted))
+	for _, id := range accepted {
+		ok[id] = true
+	}
+	for _, r := range results {
+		if !ok[r.ID] {
+			rep.Rejected = append(rep.Rejected, r.ID)
+		}
+	}
+	return rep, nil
+}
+
+// remoteResult validates one remote result and decides its outcome the way
+// runJob does for a Go worker.
+func (c *Client[TTx]) remoteResult(r AttemptResult, now time.Time) (driver.Result, error) {
+	res := driver.Result{ID: r.ID, Attempt: r.Attempt}
+	if r.ID < 1 {
+		return res, invalidf("id %d: must be positive", r.ID)
+	}
+	if r.Attempt < 1 {
+		return res, invalidf("attempt %d: must be at least 1 (use the attempt the job was claimed with)", r.Attempt)
+	}
+	if len(r.Error) > maxErrorLen || len(r.Trace) > maxErrorLen {
+		return res, invalidf("error and trace: each at most %d bytes", maxErrorLen)
+	}
+	switch r.Outcome {
+	case AttemptCompleted:
+		res.Outcome = driver.OutcomeCompleted
+		c.metrics.completed.Add(1)
+		return res, nil
+	case AttemptCancelled:
+		res.Outcome = driver.OutcomeCancelled
+		res.Error = encodeAttemptError(r.Attempt, remoteError(r.Error, "cancelled by worker"), r.Trace)
+		return res, nil
+	case AttemptFailed:
+	default:
+		return res, invalidf("outcome %q: must be %q, %q or %q", r.Outcome, AttemptCompleted, AttemptFailed, AttemptCancelled)
+	}
+	if r.MaxAttempts < 1 {
+		return res, invalidf("max attempts %d: a failed result must echo the job's max_attempts as claimed", r.MaxAttempts)
+	}
+	c.metrics.failed.Add(1)
+	res.Error = encodeAttemptError(r.Attempt, remoteError(r.Error, "failed without a message"), r.Trace)
+	if r.Attempt >= r.MaxAttempts {
+		res.Outcome = driver.OutcomeDiscarded
+		return res, nil
+	}
+	res.Outcome = driver.OutcomeRetry
+	res.RunAt = r.RetryAt
+	if res.RunAt.IsZero() {
+		res.RunAt = now.Add(c.config.RetryPolicy(r.Attempt))
+	}
+	return res, nil
+}
+
+// remoteError is the error recorded for a remote attempt, with a fallback
+// so that a failure is never recorded with an empty message.
+func remoteError(msg, fallback string) error {
+	if msg == "" {
+		msg = fallback
+	}
+	return errors.New(msg)
+}
+
+// AttemptRef names one attempt a remote worker holds.
+type AttemptRef struct {
+	ID      int64
+	Attempt int
+}
+
+// LeaseReport is what the store says of the attempts in ExtendLeases.
+type LeaseReport struct {
+	// Lost lists jobs whose attempt the store no longer holds (rescued
+	// after the lease expired, or finished): the worker should stop them,
+	// since their results will be rejected.
+	Lost []int64
+	// CancelRequested lists jobs someone asked to cancel: the worker
+	// should stop them and report them cancelled.
+	CancelRequested []int64
+}
+
+// ExtendLeases extends the leases of attempts a remote worker holds to
+// lease from now, in one statement, and reports the attempts it should stop.
+func (c *Client[TTx]) ExtendLeases(ctx context.Context, attempts []AttemptRef, lease time.Duration) (*LeaseReport, error) {
+	if len(attempts) == 0 {
+		return nil, invalidf("attempts: empty")
+	}
+	if len(attempts) > MaxAttemptsPerCall {
+		return nil, invalidf("attempts: %d is over the limit of %d per call", len(attempts), MaxAttemptsPerCall)
+	}
+	if lease < MinRemoteLease || lease > MaxRemoteLease {
+		return nil, invalidf("lease %s: must be between %s and %s", lease, MinRemoteLease, MaxRemoteLease)
+	}
+	p := driver.HeartbeatParams{IDs: make([]int64, len(attempts)), Attempts: make([]int, len(attempts)), Lease: lease}
+	seen := make(map[int64]bool, len(attempts))
+	for i, a := range attempts {
+		if a.ID < 1 || a.Attempt < 1 {
+			return nil, invalidf("attempt %d of %d: id %d and attempt %d must be positive", i+1, len(attempts), a.ID, a.Attempt)
+		}
+		// A worker holds at most one attempt of a job; the store reports
+		// per job, so a job named twice would get one answer for both.
+		if seen[a.ID] {
+			return nil, invalidf("attempt %d of %d: job %d appears twice", i+1, len(attempts), a.ID)
+		}
+		seen[a.ID] = true
+		p.IDs[i], p.Attempts[i] = a.ID, a.Attempt
+	}
+	res, err := c.driver.JobHeartbeat(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	rep := &LeaseReport{Lost: res.Lost, CancelRequested: res.CancelRequested}
+	if rep.Lost == nil {
+		rep.Lost = []int64{}
+	}
+	if rep.CancelRequested == nil {
+		rep.CancelRequested = []int64{}
+	}
+	return rep, nil
+}
