@@ -68,12 +68,10 @@ func (r *runner) chaos(ctx context.Context, fault string) (*report.Report, error
 	if err := f.start(ctx); err != nil {
 		return nil, err
 	}
-	stopCtx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
 	stopped := false
 	defer func() {
 		if !stopped {
-			_ = f.stop(stopCtx)
+			_ = stopFleet(f)
 		}
 	}()
 
@@ -104,7 +102,7 @@ func (r *runner) chaos(ctx context.Context, fault string) (*report.Report, error
 		return nil, err
 	}
 	stopped = true
-	if err := f.stop(stopCtx); err != nil {
+	if err := stopFleet(f); err != nil {
 		return nil, err
 	}
 	v, err := r.verify(ctx, queue, &p.ids)

@@ -276,6 +276,19 @@ func (f *procFleet) counters() workerStats {
 	return sum
 }
 
+// fleetStopTimeout bounds a fleet's graceful stop: the workers' own stop
+// timeout (10 s) for running jobs plus room to write their results.
+const fleetStopTimeout = time.Minute
+
+// stopFleet stops f within fleetStopTimeout from now. The deadline must
+// start at the stop, not with the run: a run longer than it would otherwise
+// kill its workers instead of stopping them.
+func stopFleet(f fleet) error {
+	ctx, cancel := context.WithTimeout(context.Background(), fleetStopTimeout)
+	defer cancel()
+	return f.stop(ctx)
+}
+
 // stop sends SIGTERM, which makes each worker stop gracefully (release
 // what it holds, write every result, print final counters).
 func (f *procFleet) stop(ctx context.Context) error {

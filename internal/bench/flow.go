@@ -211,9 +211,7 @@ func (r *runner) workOff(ctx context.Context, queue string, k int, label string,
 		return measurement{}, err
 	}
 	m, err := r.watch(ctx, f, label, f.counters(), n, 0, func(written int64) int64 { return n - written })
-	stopCtx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if serr := f.stop(stopCtx); err == nil {
+	if serr := stopFleet(f); err == nil {
 		err = serr
 	}
 	return m, err

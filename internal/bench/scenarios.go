@@ -101,9 +101,7 @@ func (r *runner) burnPoint(ctx context.Context, queue string, k, n int, label st
 		return pt, err
 	}
 	m, err := r.watch(ctx, f, label, f.counters(), int64(n), 0, func(written int64) int64 { return int64(n) - written })
-	stopCtx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if serr := f.stop(stopCtx); err == nil {
+	if serr := stopFleet(f); err == nil {
 		err = serr
 	}
 	if err != nil {
@@ -209,12 +207,10 @@ func (r *runner) steadyPoint(ctx context.Context, queue string, k, clients, nPro
 	if err := f.start(ctx); err != nil {
 		return pt, err
 	}
-	stopCtx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
 	stopped := false
 	defer func() {
 		if !stopped {
-			_ = f.stop(stopCtx)
+			_ = stopFleet(f)
 		}
 	}()
 
@@ -242,7 +238,7 @@ func (r *runner) steadyPoint(ctx context.Context, queue string, k, clients, nPro
 		}
 	}
 	stopped = true
-	if err := f.stop(stopCtx); err != nil {
+	if err := stopFleet(f); err != nil {
 		return pt, err
 	}
 	v, err := r.verify(ctx, queue, &p.ids)
