@@ -146,7 +146,7 @@ func (e *executor) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*drive
 // while they ran, which the plain statement's fence turns away) go through
 // finishFlow instead, which settles them in the same transaction.
 func (e *executor) JobFinish(ctx context.Context, results []driver.Result) ([]int64, error) {
-	if !anyFlow(results) {
+	if !driver.NeedsSettle(results) {
 		accepted, _, err := e.finish(ctx, e.db, results, false)
 		if err != nil || len(accepted) == len(results) {
 			return accepted, err
