@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/internal/driver"
 )
 
 // Workflows and batches, on every store. Every check reads the store: job
@@ -582,6 +583,58 @@ func TestResultTooLarge(t *testing.T) {
 		res, err := b.client.JobResult(context.Background(), id)
 		if err != nil || res.Result != nil {
 			t.Fatalf("result = %+v, %v; want none", res, err)
+		}
+	})
+}
+
+// TestRescueSettles: jobs whose worker died are discarded by the rescuer
+// (out of attempts), which settles them like a finish: the dependant is
+// cancelled, the batch counts the member and releases its callback. The dead
+// worker's late results are fenced out.
+func TestRescueSettles(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		rec := newRecorder()
+		b := setup(t, s, 4, flowWorkers(rec))
+		ctx := context.Background()
+		chain, err := b.client.InsertChain(ctx, []drover.InsertManyParams{
+			{Args: stepArgs{N: 1}, Opts: &drover.InsertOpts{MaxAttempts: 1}}, {Args: stepArgs{N: 2}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ins, err := b.client.InsertBatch(ctx, []drover.InsertManyParams{{Args: stepArgs{N: 3}, Opts: &drover.InsertOpts{MaxAttempts: 1}}},
+			&drover.BatchOpts{Callback: callbackArgs{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		claimed, err := b.d.JobClaim(ctx, driver.ClaimParams{Queue: "default", Max: 10, Owner: "dead-worker", Lease: 200 * time.Millisecond})
+		if err != nil || len(claimed) != 2 {
+			t.Fatalf("claim = %v, %v", claimed, err)
+		}
+		b.start(t)
+		waitState(t, b.client, chain[0], drover.JobStateDiscarded)
+		child := waitState(t, b.client, chain[1], drover.JobStateCancelled)
+		if len(child.Errors) != 1 || child.Errors[0].Error != fmt.Sprintf("dependency %d ended as discarded", chain[0]) {
+			t.Fatalf("child errors = %+v", child.Errors)
+		}
+		waitState(t, b.client, ins.CallbackID, drover.JobStateCompleted)
+		prog, err := b.client.BatchGet(ctx, ins.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if prog.Discarded != 1 || prog.Completed != 0 || !prog.Finished() {
+			t.Fatalf("batch progress = %+v", prog)
+		}
+		var late []driver.Result
+		for _, c := range claimed {
+			late = append(late, driver.Result{ID: c.ID, Attempt: c.Attempt, Outcome: driver.OutcomeCompleted, Flow: c.Flow, Output: []byte(`1`)})
+		}
+		accepted, err := b.d.JobFinish(ctx, late)
+		if err != nil || len(accepted) != 0 {
+			t.Fatalf("late results accepted = %v, %v", accepted, err)
+		}
+		if _, runs := rec.snapshot(); runs[chain[0]] != 0 || runs[chain[1]] != 0 || runs[ins.CallbackID] != 1 {
+			t.Fatalf("runs = %v", runs)
 		}
 	})
 }

@@ -150,10 +150,13 @@ func (e *executor) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*drive
 // while they ran, which the plain statement's fence turns away) go through
 // finishFlow instead, which settles them in the same transaction.
 func (e *executor) JobFinish(ctx context.Context, results []driver.Result) ([]int64, error) {
-	if !anyFlow(results) {
+	if !driver.NeedsSettle(results) {
 		accepted, _, err := e.finish(ctx, e.db, results, false)
-		if err != nil || len(accepted) == len(results) {
-			return accepted, err
+		if err != nil {
+			return nil, e.wrap("finish jobs", err)
+		}
+		if len(accepted) == len(results) {
+			return accepted, nil
 		}
 		// Either stale results (rescued, cancelled) or jobs that gained
 		// dependants while they ran: the flow path's fence tells them
@@ -188,7 +191,7 @@ func (e *executor) finishFlow(ctx context.Context, results []driver.Result) ([]i
 
 // finish runs the JobFinish statement on db and returns the accepted IDs
 // and, among them, the jobs to settle. flow false turns away jobs that must
-// be settled.
+// be settled. Its callers name the operation in errors.
 func (e *executor) finish(ctx context.Context, db dbtx, results []driver.Result, flow bool) (accepted, settle []int64, err error) {
 	n := len(results)
 	ids := make([]int64, n)
@@ -217,7 +220,7 @@ func (e *executor) finish(ctx context.Context, db dbtx, results []driver.Result,
 	}
 	rows, err := db.Query(ctx, e.q["JobFinish"], ids, attempts, outcomes, errs, runAts, outputs, flow)
 	if err != nil {
-		return nil, nil, e.wrap("finish jobs", err)
+		return nil, nil, err
 	}
 	defer rows.Close()
 	accepted = make([]int64, 0, n)
@@ -225,7 +228,7 @@ func (e *executor) finish(ctx context.Context, db dbtx, results []driver.Result,
 		var id int64
 		var needsSettle bool
 		if err := rows.Scan(&id, &needsSettle); err != nil {
-			return nil, nil, e.wrap("finish jobs", err)
+			return nil, nil, err
 		}
 		accepted = append(accepted, id)
 		if needsSettle {
@@ -233,7 +236,7 @@ func (e *executor) finish(ctx context.Context, db dbtx, results []driver.Result,
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, nil, e.wrap("finish jobs", err)
+		return nil, nil, err
 	}
 	return accepted, settle, nil
 }

@@ -15,9 +15,6 @@ import (
 // Workflows and batches: the statements are the "flow" section of
 // queries.sql. Plain jobs never reach any of this.
 
-// anyFlow reports whether some result must be settled when it ends.
-func anyFlow(results []driver.Result) bool { return driver.NeedsSettle(results) }
-
 // notAccepted returns the results whose IDs are not in accepted.
 func notAccepted(results []driver.Result, accepted []int64) []driver.Result {
 	in := make(map[int64]bool, len(accepted))

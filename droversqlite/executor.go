@@ -647,7 +647,7 @@ func (e *executor) JobRescue(ctx context.Context, p driver.RescueParams) (int, e
 		if _, err = e.exec(ctx, tx, "JobRescueDelete", ids); err != nil {
 			return err
 		}
-		woken, err = e.settle(ctx, tx, settle)
+		woken, err = e.settle(ctx, tx, settle, true)
 		return err
 	})
 	if err != nil {
@@ -745,7 +745,7 @@ func (e *executor) JobCancel(ctx context.Context, id int64, now time.Time) (*dri
 		}
 		woken = nil
 		if settle {
-			if woken, err = e.settle(ctx, tx, []int64{id}); err != nil {
+			if woken, err = e.settle(ctx, tx, []int64{id}, true); err != nil {
 				return err
 			}
 		}

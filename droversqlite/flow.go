@@ -26,12 +26,16 @@ func (e *executor) settleFinished(ctx context.Context, tx *sql.Tx, results []dri
 		ok[id] = true
 	}
 	var ended []int64
+	failed := false
 	for i := range results {
 		if results[i].Flow&driver.FlowSettle != 0 && ok[results[i].ID] {
 			ended = append(ended, results[i].ID)
+			// A completed outcome always ends its job completed; any
+			// other may end it cancelled or discarded.
+			failed = failed || results[i].Outcome != driver.OutcomeCompleted
 		}
 	}
-	return e.settle(ctx, tx, ended)
+	return e.settle(ctx, tx, ended, failed)
 }
 
 // settle runs in the transaction that ended jobs (moved them to
@@ -39,29 +43,33 @@ func (e *executor) settleFinished(ctx context.Context, tx *sql.Tx, results []dri
 // pending dependants of jobs that did not complete, recursively, releases
 // every other dependant whose last parent ended, counts batch members and
 // releases the callbacks of batches now complete. It returns the queues to
-// wake once the transaction commits.
-func (e *executor) settle(ctx context.Context, tx *sql.Tx, ended []int64) ([]string, error) {
+// wake once the transaction commits. failed false says every job in ended
+// completed, which spares looking for dependants to cancel.
+func (e *executor) settle(ctx context.Context, tx *sql.Tx, ended []int64, failed bool) ([]string, error) {
 	if len(ended) == 0 {
 		return nil, nil
 	}
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	var doomed []int64
 	msgs := []byte{'{'}
-	err := e.query(ctx, tx, e.writer, "JobFlowDoomed", func(rows *sql.Rows) error {
-		var id, cause int64
-		var state string
-		if err := rows.Scan(&id, &cause, &state); err != nil {
-			return err
-		}
-		if len(doomed) > 0 {
-			msgs = append(msgs, ',')
-		}
-		doomed = append(doomed, id)
-		msgs = appendString(msgs, strconv.FormatInt(id, 10))
-		msgs = append(msgs, ':')
-		msgs = appendString(msgs, fmt.Sprintf("dependency %d ended as %s", cause, state))
-		return nil
-	}, string(appendIDs(nil, ended)))
+	var err error
+	if failed {
+		err = e.query(ctx, tx, e.writer, "JobFlowDoomed", func(rows *sql.Rows) error {
+			var id, cause int64
+			var state string
+			if err := rows.Scan(&id, &cause, &state); err != nil {
+				return err
+			}
+			if len(doomed) > 0 {
+				msgs = append(msgs, ',')
+			}
+			doomed = append(doomed, id)
+			msgs = appendString(msgs, strconv.FormatInt(id, 10))
+			msgs = append(msgs, ':')
+			msgs = appendString(msgs, fmt.Sprintf("dependency %d ended as %s", cause, state))
+			return nil
+		}, string(appendIDs(nil, ended)))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("settle: %w", err)
 	}
