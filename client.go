@@ -322,9 +322,12 @@ func (c *Client[TTx]) runElector(ctx context.Context) {
 				OnRescued: func(n int) { c.metrics.rescued.Add(int64(n)) }}
 			pruner := &maintenance.Pruner{Exec: c.driver, Interval: cfg.PruneInterval, Logger: cfg.Logger,
 				Completed: cfg.CompletedRetention, Cancelled: cfg.CancelledRetention, Discarded: cfg.DiscardedRetention}
-			maintWG.Add(2)
+			// order: the promoter frees keys whose slot no finish released.
+			promoter := &maintenance.Promoter{Exec: c.driver, Interval: cfg.RescueInterval, Logger: cfg.Logger}
+			maintWG.Add(3)
 			go func() { defer maintWG.Done(); rescuer.Run(mctx) }()
 			go func() { defer maintWG.Done(); pruner.Run(mctx) }()
+			go func() { defer maintWG.Done(); promoter.Run(mctx) }()
 		},
 	}
 	e.Run(ctx)

@@ -10,10 +10,12 @@ import (
 // JobState is where a job is in its life.
 type JobState string
 
-// Job states. A job waits as scheduled (its time has not come), available or
+// Job states. A keyed job waits as blocked while earlier jobs of its key
+// hold its key's slots (InsertOpts.Key). A job waits as scheduled (its time has not come), available or
 // retryable (it failed and waits for its backoff), runs as running, and ends
 // as completed, cancelled or discarded (out of attempts).
 const (
+	JobStateBlocked   JobState = JobState(driver.StateBlocked)
 	JobStateScheduled JobState = JobState(driver.StateScheduled)
 	JobStateAvailable JobState = JobState(driver.StateAvailable)
 	JobStateRetryable JobState = JobState(driver.StateRetryable)
@@ -51,6 +53,12 @@ type JobRow struct {
 	LeaseOwner      string
 	LeaseExpiresAt  *time.Time
 	CancelRequested bool
+	// Key is the job's InsertOpts.Key, set on the jobs workers receive.
+	Key string
+	// UniqueSkippedAsDuplicate is set on the row Insert returns when the
+	// job was not stored because an unfinished job holds its unique key
+	// (InsertOpts.UniqueKey); ID is 0 then.
+	UniqueSkippedAsDuplicate bool
 }
 
 // Job is a job with its args decoded, as a Worker receives it.
@@ -89,6 +97,7 @@ func jobRowFromDriver(r *driver.JobRow) *JobRow {
 		LeaseOwner:      r.LeaseOwner,
 		LeaseExpiresAt:  r.LeaseExpiresAt,
 		CancelRequested: r.CancelRequested,
+		Key:             r.Key,
 	}
 	if len(r.Errors) > 0 {
 		// A row whose errors do not decode still shows everything else;

@@ -42,6 +42,14 @@ func (e *executor) JobInsertMany(ctx context.Context, jobs []driver.InsertParams
 	now := time.Now()
 	b := &pgx.Batch{}
 	notify := map[string]bool{}
+	// order: jobs with a key or a unique key take their own statement
+	// (keyed.go); plain jobs keep the one below. out maps each plain job
+	// back to its input position.
+	plain, special, out := driver.SplitSpecial(jobs)
+	if len(special) > 0 {
+		e.queueKeyedInsert(b, special, now, notify)
+	}
+	jobs = plain
 	for start := 0; start < len(jobs); start += insertChunk {
 		chunk := jobs[start:min(start+insertChunk, len(jobs))]
 		n := len(chunk)
@@ -83,6 +91,13 @@ func (e *executor) JobInsertMany(ctx context.Context, jobs []driver.InsertParams
 	}
 	br := e.db.SendBatch(ctx, b)
 	defer br.Close()
+	var specialIDs []int64
+	if len(special) > 0 {
+		var err error
+		if specialIDs, err = readKeyedInsert(br, special); err != nil {
+			return nil, e.wrap("insert jobs", err)
+		}
+	}
 	ids := make([]int64, 0, len(jobs))
 	for start := 0; start < len(jobs); start += insertChunk {
 		rows, err := br.Query()
@@ -109,7 +124,7 @@ func (e *executor) JobInsertMany(ctx context.Context, jobs []driver.InsertParams
 	if err := br.Close(); err != nil {
 		return nil, e.wrap("insert jobs", err)
 	}
-	return ids, nil
+	return out.Merge(ids, specialIDs), nil
 }
 
 func (e *executor) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*driver.JobRow, error) {
@@ -122,15 +137,18 @@ func (e *executor) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*drive
 	for rows.Next() {
 		j := &driver.JobRow{State: driver.StateRunning}
 		var timeoutMS int64
-		var owner *string
+		var owner, key *string
 		if err := rows.Scan(&j.ID, &j.Queue, &j.Kind, &j.Priority, &j.Args, &j.Metadata, &j.Tags, &j.Attempt,
 			&j.MaxAttempts, &j.Errors, &timeoutMS, &j.CreatedAt, &j.RunAt, &j.AttemptedAt, &owner,
-			&j.LeaseExpiresAt, &j.CancelRequested); err != nil {
+			&j.LeaseExpiresAt, &j.CancelRequested, &key); err != nil {
 			return nil, e.wrap("claim jobs", err)
 		}
 		j.Timeout = time.Duration(timeoutMS) * time.Millisecond
 		if owner != nil {
 			j.LeaseOwner = *owner
+		}
+		if key != nil {
+			j.Key = *key
 		}
 		jobs = append(jobs, j)
 	}
@@ -157,6 +175,10 @@ func (e *executor) JobFinish(ctx context.Context, results []driver.Result) ([]in
 		if !r.RunAt.IsZero() {
 			runAts[i] = &r.RunAt
 		}
+	}
+	// order: results of keyed jobs take the locking, promoting path.
+	if queues, keys := driver.ResultKeys(results); len(keys) > 0 {
+		return e.finishKeyed(ctx, queues, keys, ids, attempts, outcomes, errs, runAts)
 	}
 	rows, err := e.db.Query(ctx, e.q["JobFinish"], ids, attempts, outcomes, errs, runAts)
 	if err != nil {

@@ -10,10 +10,103 @@ FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::jsonb[], $5::text[], $6::sm
 ORDER BY ord
 RETURNING id;
 
+-- name: JobInsertKeyed
+-- Jobs with an ordering key or a unique key (plain jobs take JobInsertMany,
+-- which never reads other rows). A keyed job starts available only if no
+-- job of its key is blocked and its key has room: the jobs of the key
+-- already active plus those ahead of it in this batch stay under its
+-- key_limit. Otherwise it waits as blocked. KeyLock on the same keys runs
+-- first in the same transaction, so the count cannot go stale before
+-- commit. A unique key that an unfinished job holds skips the row; RETURNING
+-- gives the unique key of each row inserted so that the caller can tell
+-- which rows were skipped.
+WITH p AS (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::jsonb[], $5::text[], $6::smallint[], $7::integer[],
+            $8::timestamptz[], $9::bigint[], $10::text[], $11::integer[], $12::text[])
+        WITH ORDINALITY AS p(queue, kind, args, metadata, tags, priority, max_attempts, run_at, timeout_ms,
+            ordering_key, key_limit, unique_key, ord)
+),
+gated AS (
+    SELECT p.*,
+        CASE WHEN p.ordering_key IS NULL THEN 'available'
+             WHEN NOT EXISTS (SELECT 1 FROM {schema}jobs j
+                              WHERE j.queue = p.queue AND j.ordering_key = p.ordering_key AND j.state = 'blocked')
+              AND (SELECT count(*) FROM {schema}jobs j
+                   WHERE j.queue = p.queue AND j.ordering_key = p.ordering_key AND j.state IN ('available', 'running'))
+                  + row_number() OVER (PARTITION BY p.queue, p.ordering_key ORDER BY p.ord) <= p.key_limit
+             THEN 'available'
+             ELSE 'blocked' END AS state
+    FROM p
+)
+INSERT INTO {schema}jobs (state, queue, kind, args, metadata, tags, priority, max_attempts, run_at, timeout_ms,
+    ordering_key, key_limit, unique_key)
+SELECT state, queue, kind, args, metadata, string_to_array(tags, ','), priority, max_attempts, coalesce(run_at, now()),
+    timeout_ms, ordering_key, key_limit, unique_key
+FROM gated
+ORDER BY ord
+ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL DO NOTHING
+RETURNING id, unique_key;
+
+-- name: KeyLock
+-- Serialises, per (queue, ordering key), the transactions that count a
+-- key's active jobs: keyed inserts and the finishes and sweeps that promote.
+-- Transaction-scoped advisory locks, taken in one order, so that two
+-- transactions never wait on each other in a cycle. Plain jobs never take
+-- them, and keys never wait on other keys (a hash collision only makes two
+-- keys share a lock).
+SELECT count(pg_advisory_xact_lock(hashtext('{schema}jobs'), k))
+FROM (
+    SELECT DISTINCT hashtext(queue || chr(31) || ordering_key) AS k
+    FROM unnest($1::text[], $2::text[]) AS t(queue, ordering_key)
+    ORDER BY k
+) s;
+
+-- name: KeyPromote
+-- Makes the oldest blocked jobs of each (queue, ordering key) available
+-- while the key has room: its active jobs stay within the key_limit of its
+-- next blocked job. $3 is the notification channel: promoted jobs wake
+-- their queues when the transaction commits. Runs under KeyLock.
+WITH k AS (
+    SELECT DISTINCT queue, ordering_key FROM unnest($1::text[], $2::text[]) AS k(queue, ordering_key)
+),
+next AS (
+    SELECT b.id
+    FROM k
+    CROSS JOIN LATERAL (
+        SELECT j.key_limit FROM {schema}jobs j
+        WHERE j.queue = k.queue AND j.ordering_key = k.ordering_key AND j.state = 'blocked'
+        ORDER BY j.id
+        LIMIT 1
+    ) head
+    CROSS JOIN LATERAL (
+        SELECT count(*) AS n FROM {schema}jobs j
+        WHERE j.queue = k.queue AND j.ordering_key = k.ordering_key AND j.state IN ('available', 'running')
+    ) active
+    CROSS JOIN LATERAL (
+        SELECT j.id FROM {schema}jobs j
+        WHERE j.queue = k.queue AND j.ordering_key = k.ordering_key AND j.state = 'blocked'
+        ORDER BY j.id
+        LIMIT greatest(head.key_limit - active.n, 0)
+    ) b
+),
+promoted AS (
+    UPDATE {schema}jobs j SET state = 'available' FROM next WHERE j.id = next.id RETURNING j.queue
+)
+SELECT (SELECT count(*) FROM promoted),
+    (SELECT count(pg_notify($3, queue)) FROM (SELECT DISTINCT queue FROM promoted) q);
+
+-- name: KeyBlocked
+-- The keys that have blocked jobs, for the promotion sweep.
+SELECT DISTINCT queue, ordering_key FROM {schema}jobs WHERE state = 'blocked' LIMIT $1;
+
 -- name: Notify
 SELECT pg_notify($1, queue) FROM unnest($2::text[]) AS queue;
 
 -- name: JobClaim
+-- attempted_at is clock_timestamp(), read while the update runs, rather than
+-- now(), the transaction's start: planning the claim happens in between, and
+-- a keyed job promoted by a finish that committed meanwhile would otherwise
+-- appear to have started before its predecessor finished.
 WITH picked AS (
     SELECT id
     FROM {schema}jobs
@@ -25,13 +118,14 @@ WITH picked AS (
 UPDATE {schema}jobs j
 SET state = 'running',
     attempt = j.attempt + 1,
-    attempted_at = now(),
+    attempted_at = clock_timestamp(),
     lease_owner = $3,
     lease_expires_at = now() + $4::float8 * interval '1 millisecond'
 FROM picked
 WHERE j.id = picked.id
 RETURNING j.id, j.queue, j.kind, j.priority, j.args, j.metadata, j.tags, j.attempt, j.max_attempts,
-    j.errors, j.timeout_ms, j.created_at, j.run_at, j.attempted_at, j.lease_owner, j.lease_expires_at, j.cancel_requested;
+    j.errors, j.timeout_ms, j.created_at, j.run_at, j.attempted_at, j.lease_owner, j.lease_expires_at, j.cancel_requested,
+    j.ordering_key; -- order: the key tells the finish to promote (NULL for plain jobs)
 
 -- name: JobFinish
 -- Outcomes: 1 completed, 2 retry, 3 discarded, 4 cancelled, 5 released.
@@ -173,7 +267,7 @@ LIMIT $6;
 
 -- name: JobCancel
 WITH done AS (
-    DELETE FROM {schema}jobs WHERE id = $1 AND state = 'available' RETURNING *
+    DELETE FROM {schema}jobs WHERE id = $1 AND state IN ('available', 'blocked') RETURNING *
 ),
 moved AS (
     INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, args, metadata, tags, attempt,

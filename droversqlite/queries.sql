@@ -17,6 +17,45 @@ INSERT INTO {schema}jobs (queue, kind, args, metadata, tags, priority, max_attem
 -- name: JobInsertRow
 (?, ?, CAST(? AS TEXT), CAST(? AS TEXT), ?, ?, ?, ?, ?, ?)
 
+-- name: JobInsertKeyed
+-- One job with an ordering key or a unique key (plain jobs take the
+-- multi-row JobInsertHead). ?1-?10 as JobInsertRow, ?11 ordering key or
+-- NULL, ?12 key limit, ?13 unique key or NULL. A keyed job starts available
+-- only if no job of its key is blocked and fewer than its key limit are
+-- active; otherwise it waits as blocked. The write lock serialises this
+-- with every promotion. A unique key that an unfinished job holds skips the
+-- row (no row changed). WHERE true lets the parser read ON CONFLICT as the
+-- upsert clause after a SELECT.
+INSERT INTO {schema}jobs (queue, kind, args, metadata, tags, priority, max_attempts, run_at, timeout_ms, created_at,
+    ordering_key, key_limit, unique_key, state)
+SELECT ?1, ?2, CAST(?3 AS TEXT), CAST(?4 AS TEXT), ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,
+    CASE WHEN ?11 IS NULL THEN 'available'
+         WHEN NOT EXISTS (SELECT 1 FROM {schema}jobs WHERE queue = ?1 AND ordering_key = ?11 AND state = 'blocked')
+          AND (SELECT count(*) FROM {schema}jobs WHERE queue = ?1 AND ordering_key = ?11 AND state IN ('available', 'running')) < ?12
+         THEN 'available'
+         ELSE 'blocked' END
+WHERE true
+ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL DO NOTHING;
+
+-- name: KeyPromote
+-- ?1 queue, ?2 ordering key. Makes the oldest blocked jobs of the key
+-- available while it has room: its active jobs stay within the key_limit of
+-- its next blocked job.
+UPDATE {schema}jobs SET state = 'available'
+WHERE id IN (
+    SELECT id FROM {schema}jobs
+    WHERE queue = ?1 AND ordering_key = ?2 AND state = 'blocked'
+    ORDER BY id
+    LIMIT max(0, coalesce((SELECT key_limit FROM {schema}jobs
+                           WHERE queue = ?1 AND ordering_key = ?2 AND state = 'blocked' ORDER BY id LIMIT 1), 0)
+                 - (SELECT count(*) FROM {schema}jobs
+                    WHERE queue = ?1 AND ordering_key = ?2 AND state IN ('available', 'running')))
+);
+
+-- name: KeyBlocked
+-- The keys that have blocked jobs, for the promotion sweep.
+SELECT DISTINCT queue, ordering_key FROM {schema}jobs WHERE state = 'blocked' LIMIT ?1;
+
 -- name: JobSequenceRaise
 -- ?1 is the highest job ID this process has handed out. A rolled-back
 -- insert takes its AUTOINCREMENT counter back with it, and the next insert
@@ -54,7 +93,8 @@ WHERE id IN (
     LIMIT ?2
 )
 RETURNING id, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at,
-    nullif(tags, '[]'), nullif(metadata, '{}'), errors, args;
+    nullif(tags, '[]'), nullif(metadata, '{}'), errors, args,
+    ordering_key; -- order: the key tells the finish to promote (NULL for plain jobs)
 
 -- name: JobFinishMove
 -- Outcomes: 1 completed, 2 retry, 3 discarded, 4 cancelled, 5 released.
@@ -249,10 +289,10 @@ INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, attempt, ma
     run_at, attempted_at, finalized_at, tags, metadata, errors, args)
 SELECT id, 'cancelled', queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, ?2,
     tags, metadata, errors, args
-FROM {schema}jobs WHERE id = ?1 AND state = 'available';
+FROM {schema}jobs WHERE id = ?1 AND state IN ('available', 'blocked');
 
 -- name: JobCancelDelete
-DELETE FROM {schema}jobs WHERE id = ?1 AND state = 'available';
+DELETE FROM {schema}jobs WHERE id = ?1 AND state IN ('available', 'blocked');
 
 -- name: JobCancelFlag
 -- A running job is flagged: its worker hears of it at the next heartbeat

@@ -86,7 +86,8 @@ type Executor interface {
 	// JobInsertMany inserts jobs and returns their IDs in input order. Jobs
 	// that are claimable now wake listeners of their queues (one
 	// notification per queue, delivered when the enclosing transaction
-	// commits).
+	// commits). A job whose UniqueKey an unfinished job already holds (or an
+	// earlier job of the same call) is skipped and reported with ID 0.
 	JobInsertMany(ctx context.Context, jobs []InsertParams) ([]int64, error)
 
 	// JobClaim moves up to Max claimable jobs of one queue to running under
@@ -134,6 +135,14 @@ type Executor interface {
 	// JobCountByState counts jobs per state, for inspection and benches.
 	JobCountByState(ctx context.Context, queue string) (map[State]int64, error)
 
+	// JobPromote makes blocked jobs available where their key has room,
+	// oldest first, for at most Limit keys, and reports how many it moved.
+	// JobFinish promotes behind the keyed jobs it finishes; this sweep
+	// covers the paths that free a key's slot without a result (rescue of
+	// a job out of attempts, cancel, retry of a finished job). See keyed.go
+	// in the root package.
+	JobPromote(ctx context.Context, limit int) (int, error)
+
 	// LeaderElect takes or keeps the named leadership for ID until TTL
 	// from now and reports whether ID holds it.
 	LeaderElect(ctx context.Context, p LeaderParams) (bool, error)
@@ -155,12 +164,16 @@ type Listener interface {
 // State is the state of a job as users see it.
 type State string
 
-// Stored states. The hot table only ever holds available, pending and
+// Stored states. The hot table only ever holds available, blocked and
 // running rows; scheduled and retryable are available rows whose run_at is
 // in the future (attempt zero or not), so no loop has to move them when
 // their time comes.
 const (
 	StateAvailable State = "available"
+	// StateBlocked is a keyed job waiting behind earlier jobs of its key
+	// (InsertParams.Key). It sits outside the claim index until the job
+	// ahead of it finishes and promotes it to available.
+	StateBlocked   State = "blocked"
 	StateScheduled State = "scheduled"
 	StateRetryable State = "retryable"
 	StateRunning   State = "running"
@@ -170,7 +183,7 @@ const (
 )
 
 // States lists every state, in lifecycle order.
-var States = []State{StateScheduled, StateAvailable, StateRetryable, StateRunning, StateCompleted, StateCancelled, StateDiscarded}
+var States = []State{StateBlocked, StateScheduled, StateAvailable, StateRetryable, StateRunning, StateCompleted, StateCancelled, StateDiscarded}
 
 // Finished reports whether s is final.
 func (s State) Finished() bool {
@@ -198,7 +211,21 @@ type InsertParams struct {
 	MaxAttempts int
 	RunAt       time.Time // zero: now, by the store's clock
 	Timeout     time.Duration
+
+	// Key, when set, groups the job with others of its queue: at most
+	// KeyLimit of them are available or running at once, and the rest wait
+	// as blocked to start in insert order. KeyLimit is at least 1 then.
+	Key      string
+	KeyLimit int
+	// UniqueKey, when set, may be held by one unfinished job only: an
+	// insert of a second is skipped (its ID is reported as 0).
+	UniqueKey string
 }
+
+// Special reports whether the job needs the keyed insert path (a key or a
+// unique key). Plain jobs take the cheaper statement that never looks at
+// other rows.
+func (p *InsertParams) Special() bool { return p.Key != "" || p.UniqueKey != "" }
 
 // ClaimParams selects jobs to claim.
 type ClaimParams struct {
@@ -237,6 +264,10 @@ type Result struct {
 	Error []byte
 	// RunAt is when a retried job becomes claimable again.
 	RunAt time.Time
+	// Key and Queue are set when the claimed row carries a key (JobRow.Key),
+	// so that JobFinish promotes the next blocked job of that key; batches
+	// of plain results skip that work entirely.
+	Key, Queue string
 }
 
 // HeartbeatParams names running attempts whose leases to extend.
@@ -312,4 +343,6 @@ type JobRow struct {
 	LeaseOwner      string
 	LeaseExpiresAt  *time.Time
 	CancelRequested bool
+	// Key is the job's key (InsertParams.Key); set by JobClaim.
+	Key string
 }

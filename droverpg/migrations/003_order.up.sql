@@ -1,0 +1,26 @@
+-- Keyed jobs (per-key FIFO and per-key concurrency) and unique jobs.
+--
+-- A keyed job carries ordering_key and key_limit: at most key_limit jobs of
+-- one (queue, ordering_key) are available or running at once. The others
+-- wait in state 'blocked', which the claim index's predicate (state =
+-- 'available') leaves out, so a long backlog of one key costs claims of
+-- other keys nothing. The statement that finishes a keyed job promotes the
+-- oldest blocked job of its key. Plain jobs have a NULL ordering_key and
+-- never enter the key index.
+ALTER TABLE {schema}jobs
+    ADD COLUMN ordering_key text,
+    ADD COLUMN key_limit    integer NOT NULL DEFAULT 0,
+    ADD COLUMN unique_key   text;
+
+ALTER TABLE {schema}jobs DROP CONSTRAINT jobs_state_check;
+ALTER TABLE {schema}jobs ADD CONSTRAINT jobs_state_check CHECK (state IN ('available', 'blocked', 'running'));
+
+-- Serves the two questions keyed inserts and promotions ask of one key: how
+-- many of its jobs are active (state available or running) and which
+-- blocked job is next (lowest id).
+CREATE INDEX jobs_key_idx ON {schema}jobs (queue, ordering_key, state, id) WHERE ordering_key IS NOT NULL;
+
+-- Uniqueness is the index's: two inserts of the same unique key cannot both
+-- succeed, whatever their timing. The key leaves with the job when it
+-- finishes, so uniqueness holds among unfinished jobs.
+CREATE UNIQUE INDEX jobs_unique_idx ON {schema}jobs (unique_key) WHERE unique_key IS NOT NULL;
