@@ -28,7 +28,7 @@ func NewCommand(env func() Env) *cobra.Command {
 		Use:   "bench SCENARIO",
 		Short: "Measure throughput, latency and scaling on the configured store",
 		Long: "Measure what Drover does on the store the database URL names (the embedded ./drover.db\n" +
-			"when none is given). Scenarios: burndown, steady, latency, scale, streams.\n" +
+			"when none is given). Scenarios: burndown, steady, latency, scale, streams, keyed, chaos.\n" +
 			"Every run prints a progress line every 2s, a table at the end, and can write\n" +
 			"--json, --markdown and --plot output. Jobs are checked from the store: a run\n" +
 			"that loses a job fails.",
@@ -59,6 +59,9 @@ func NewCommand(env func() Env) *cobra.Command {
 		{"streams", "Sweep S producer and S consumer streams over --streams", func(o *options) {
 			o.batch, o.concurrency = 1, 10
 		}, func(r *runner, ctx context.Context) (*report.Report, error) { return r.streams(ctx) }},
+		{"keyed", "Burn down --jobs jobs spread over --keys ordering keys (at most --key-limit of a key at once); verify order and limits from the store", func(o *options) {
+			o.jobs, o.concurrency, o.keys, o.keyLimit = 100_000, 1000, 1000, 1
+		}, func(r *runner, ctx context.Context) (*report.Report, error) { return r.keyed(ctx) }},
 		{"chaos", "Run a steady load on worker processes, inject --fault, and prove nothing was lost", func(o *options) {
 			o.duration, o.rate, o.batch, o.concurrency, o.lease = 30*time.Second, 2000, 10, 50, 5*time.Second
 			o.work, o.processes, o.fault = 5*time.Millisecond, []int{2}, "kill-worker"
@@ -135,6 +138,10 @@ func NewCommand(env func() Env) *cobra.Command {
 		f.StringVar(&priorityMix, "priority-mix", "", "priorities to cycle through, e.g. 0,0,0,1")
 		f.DurationVar(&o.window, "window", o.window, "length of a measurement window (2s-10s)")
 		f.DurationVar(&o.lease, "lease", o.lease, "lease of claimed jobs")
+		if sc.name == "keyed" {
+			f.IntVar(&o.keys, "keys", o.keys, "ordering keys the jobs are spread over, round robin")
+			f.IntVar(&o.keyLimit, "key-limit", o.keyLimit, "jobs of one key active at once (1: strict FIFO per key)")
+		}
 		if sc.name == "chaos" {
 			f.StringVar(&o.fault, "fault", o.fault, "fault to inject: "+faultNames())
 			f.StringVar(&o.pgData, "pg-data", "", "data directory of the local PostgreSQL server (pg-restart)")
@@ -177,6 +184,10 @@ func (o *options) validate(scenario string) error {
 		return usagef("--processes: scale needs at least one process count")
 	case scenario != "scale" && len(o.processes) > 1:
 		return usagef("--processes: only scale takes a list")
+	case scenario == "keyed" && (o.keys < 1 || o.keys > 1_000_000):
+		return usagef("--keys %d: must be between 1 and 1000000", o.keys)
+	case scenario == "keyed" && (o.keyLimit < 1 || o.keyLimit > drover.MaxKeyLimit):
+		return usagef("--key-limit %d: must be between 1 and %d", o.keyLimit, drover.MaxKeyLimit)
 	}
 	return nil
 }

@@ -43,6 +43,9 @@ type options struct {
 	// fault is the chaos scenario's fault; pgData the local data
 	// directory that pg-restart restarts.
 	fault, pgData string
+	// keys and keyLimit shape the keyed scenario: jobs spread over keys
+	// ordering keys, at most keyLimit of a key active (0 keys: plain jobs).
+	keys, keyLimit int
 }
 
 // runner holds what one bench invocation shares across its points.
@@ -68,6 +71,9 @@ func (r *runner) jobArgs(seq int64, stamp bool) Args {
 
 func (r *runner) jobOpts(queue string, seq int64) *drover.InsertOpts {
 	o := &drover.InsertOpts{Queue: queue}
+	if r.opts.keys > 0 {
+		o.Key, o.KeyLimit = r.keyOf(seq), r.opts.keyLimit
+	}
 	if len(r.opts.priorityMix) > 0 {
 		o.Priority = r.opts.priorityMix[int(seq)%len(r.opts.priorityMix)]
 	}
