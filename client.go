@@ -90,6 +90,9 @@ type Config struct {
 	RetryPolicy func(attempt int) time.Duration
 	// LeaderTTL bounds how long maintenance pauses when the leader dies.
 	LeaderTTL time.Duration
+	// PeriodicJobs are inserted on their schedules by the leader; see
+	// PeriodicJob (periodic.go).
+	PeriodicJobs []*PeriodicJob
 }
 
 // QueueConfig configures one queue of a client.
@@ -170,6 +173,8 @@ func (c *Config) withDefaults(d driver.Driver) (*Config, error) {
 	return &cfg, nil
 }
 
+// order: periodic jobs are parsed in NewClient, next to withDefaults.
+
 // DefaultRetryPolicy waits attempt⁴ seconds plus up to 10% jitter (1 s, 16 s,
 // 81 s, 4 min, …, about 4.5 days at attempt 25), so that a struggling
 // dependency gets room to recover and retries of many jobs spread out.
@@ -197,6 +202,7 @@ type Client[TTx any] struct {
 	prodWG    sync.WaitGroup
 	bgWG      sync.WaitGroup
 	metrics   *clientMetrics
+	periodic  []periodicEntry
 }
 
 // NewClient returns a client on d. Nothing runs until Start.
@@ -211,7 +217,11 @@ func NewClient[TTx any](d driver.TxDriver[TTx], config *Config) (*Client[TTx], e
 	if err != nil {
 		return nil, err
 	}
-	return &Client[TTx]{config: cfg, driver: d, metrics: &clientMetrics{}}, nil
+	periodic, err := parsePeriodic(cfg.PeriodicJobs)
+	if err != nil {
+		return nil, err
+	}
+	return &Client[TTx]{config: cfg, driver: d, metrics: &clientMetrics{}, periodic: periodic}, nil
 }
 
 // ID is the client's identity in leases and leadership.
@@ -324,10 +334,16 @@ func (c *Client[TTx]) runElector(ctx context.Context) {
 				Completed: cfg.CompletedRetention, Cancelled: cfg.CancelledRetention, Discarded: cfg.DiscardedRetention}
 			// order: the promoter frees keys whose slot no finish released.
 			promoter := &maintenance.Promoter{Exec: c.driver, Interval: cfg.RescueInterval, Logger: cfg.Logger}
-			maintWG.Add(3)
+			// order: the leader inserts the periodic jobs.
+			sched := &scheduler{entries: c.periodic, logger: cfg.Logger,
+				insert: func(ctx context.Context, jobs []InsertManyParams) ([]int64, error) {
+					return c.insertMany(ctx, c.driver, jobs)
+				}}
+			maintWG.Add(4)
 			go func() { defer maintWG.Done(); rescuer.Run(mctx) }()
 			go func() { defer maintWG.Done(); pruner.Run(mctx) }()
 			go func() { defer maintWG.Done(); promoter.Run(mctx) }()
+			go func() { defer maintWG.Done(); sched.run(mctx) }()
 		},
 	}
 	e.Run(ctx)

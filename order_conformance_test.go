@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/droversqlite"
 )
 
 // Conformance tests for keyed jobs (per-key FIFO and per-key limits) and
@@ -365,4 +366,73 @@ func TestOrderOptionsRejectBadInput(t *testing.T) {
 			t.Fatalf("%d jobs stored after rejected inserts", len(jobs))
 		}
 	})
+}
+
+// TestPeriodicOncePerTick runs three clients with the same periodic job on
+// one store: only the leader inserts it, once per tick, which the store
+// shows as one job per tick recorded in the jobs' metadata.
+func TestPeriodicOncePerTick(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		periodic := []*drover.PeriodicJob{{
+			Name:     "cleanup",
+			Schedule: "@every 1s",
+			Construct: func() (drover.Args, *drover.InsertOpts) {
+				return scriptArgs{Tag: "cron"}, nil
+			},
+			RunOnStart: true,
+		}}
+		withPeriodic := func(cfg *drover.Config) { cfg.PeriodicJobs = periodic }
+		b := setup(t, s, 2, withPeriodic)
+		b.start(t)
+		for range 2 {
+			cfg := fastConfig(b.rec, 2)
+			withPeriodic(cfg)
+			startClient(t, s.newClient(t, b.d, cfg))
+		}
+		waitFor(t, "three periodic jobs to complete", func() bool {
+			counts, err := b.client.JobCountByState(context.Background(), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return counts[drover.JobStateCompleted] >= 3
+		})
+		ticks := map[string]int64{}
+		for _, j := range allJobs(t, b.client) {
+			var m struct {
+				Periodic string `json:"periodic"`
+				Tick     string `json:"tick"`
+			}
+			if err := json.Unmarshal(j.Metadata, &m); err != nil || m.Periodic != "cleanup" || m.Tick == "" {
+				t.Fatalf("job %d metadata %s: %v", j.ID, j.Metadata, err)
+			}
+			if other, dup := ticks[m.Tick]; dup {
+				t.Fatalf("tick %s enqueued twice: jobs %d and %d", m.Tick, other, j.ID)
+			}
+			ticks[m.Tick] = j.ID
+		}
+	})
+}
+
+func TestPeriodicConfigRejected(t *testing.T) {
+	construct := func() (drover.Args, *drover.InsertOpts) { return noopArgs{}, nil }
+	cases := []struct {
+		name string
+		jobs []*drover.PeriodicJob
+		want string
+	}{
+		{"bad schedule", []*drover.PeriodicJob{{Name: "a", Schedule: "61 * * * *", Construct: construct}}, `schedule "61 * * * *"`},
+		{"six fields", []*drover.PeriodicJob{{Name: "a", Schedule: "0 0 * * * *", Construct: construct}}, "schedule"},
+		{"no construct", []*drover.PeriodicJob{{Name: "a", Schedule: "@hourly"}}, "Construct"},
+		{"duplicate name", []*drover.PeriodicJob{
+			{Name: "a", Schedule: "@hourly", Construct: construct},
+			{Name: "a", Schedule: "@daily", Construct: construct},
+		}, `"a" is defined twice`},
+	}
+	d := sqliteStore.open(t)
+	for _, tc := range cases {
+		_, err := drover.NewClient(d.(*droversqlite.Driver), &drover.Config{PeriodicJobs: tc.jobs})
+		if !errors.Is(err, drover.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want ErrInvalid mentioning %q", tc.name, err, tc.want)
+		}
+	}
 }
