@@ -436,3 +436,38 @@ func TestPeriodicConfigRejected(t *testing.T) {
 		}
 	}
 }
+
+// TestFloodingKeyDoesNotStarveOthers floods the queue with one tenant's
+// jobs under a key limit, then inserts another tenant's: those complete
+// while most of the flood still waits.
+func TestFloodingKeyDoesNotStarveOthers(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		b := setup(t, s, 8)
+		ctx := context.Background()
+		var flood []drover.InsertManyParams
+		for range 300 {
+			flood = append(flood, drover.InsertManyParams{
+				Args: scriptArgs{Tag: "flood", Sleep: "5ms"},
+				Opts: &drover.InsertOpts{Key: "tenant-a", KeyLimit: 2},
+			})
+		}
+		if _, err := b.client.InsertMany(ctx, flood); err != nil {
+			t.Fatal(err)
+		}
+		b.start(t)
+		var late []int64
+		for range 3 {
+			late = append(late, b.insert(t, scriptArgs{Tag: "b"}, &drover.InsertOpts{Key: "tenant-b", KeyLimit: 2}))
+		}
+		for _, id := range late {
+			waitState(t, b.client, id, drover.JobStateCompleted)
+		}
+		counts, err := b.client.JobCountByState(ctx, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if counts[drover.JobStateBlocked] < 100 {
+			t.Fatalf("tenant b finished only after the flood drained: %v", counts)
+		}
+	})
+}
