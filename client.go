@@ -101,6 +101,18 @@ type QueueConfig struct {
 	MaxWorkers int
 	// ClaimMax caps the jobs of one claim statement; default 500.
 	ClaimMax int
+
+	// order: cluster-wide limits, enforced by the claim statement (see
+	// docs/ordering-and-limits.md). Give every client of the queue the
+	// same values: each claim writes its client's values to the store.
+
+	// GlobalMaxWorkers caps the queue's jobs running at once across every
+	// client (0: no cap). Jobs a client prefetched count as running.
+	GlobalMaxWorkers int
+	// RateLimit caps how many of the queue's jobs start per RatePeriod
+	// across every client, with bursts of up to RateLimit (0: no limit).
+	RateLimit  int
+	RatePeriod time.Duration
 }
 
 func (c *Config) withDefaults(d driver.Driver) (*Config, error) {
@@ -165,6 +177,9 @@ func (c *Config) withDefaults(d driver.Driver) (*Config, error) {
 		}
 		if q.ClaimMax < 0 {
 			return nil, invalidf("config: queue %q: ClaimMax %d must not be negative", name, q.ClaimMax)
+		}
+		if err := checkQueueLimits(name, q); err != nil {
+			return nil, err
 		}
 	}
 	if len(cfg.Queues) > 0 && cfg.Workers == nil {
@@ -258,7 +273,7 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 	c.producers = make(map[string]*producer.Producer, len(cfg.Queues))
 	for name, q := range cfg.Queues {
 		c.producers[name] = producer.New(c.driver, c.tracker, c.completer.Submit, c.runJob, producer.Config{
-			Queue: name, MaxWorkers: q.MaxWorkers, ClaimMax: q.ClaimMax, Owner: cfg.ID,
+			Queue: name, MaxWorkers: q.MaxWorkers, ClaimMax: q.ClaimMax, Owner: cfg.ID, Limit: q.limit(),
 			Lease: cfg.LeaseDuration, PollInterval: cfg.PollInterval, Logger: log,
 		})
 	}

@@ -471,3 +471,98 @@ func TestFloodingKeyDoesNotStarveOthers(t *testing.T) {
 		}
 	})
 }
+
+// limitedConfig returns a fast config whose default queue has cluster-wide
+// limits.
+func limitedConfig(rec *recorder, maxWorkers int, q drover.QueueConfig) *drover.Config {
+	cfg := fastConfig(rec, maxWorkers)
+	q.MaxWorkers = maxWorkers
+	cfg.Queues = map[string]drover.QueueConfig{drover.DefaultQueue: q}
+	return cfg
+}
+
+// TestQueueLimitNeverExceeded runs three clients of ten workers each on a
+// queue capped at three running jobs cluster-wide, and checks from the
+// stored run intervals that no more than three ever overlapped.
+func TestQueueLimitNeverExceeded(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		const jobs, limit = 120, 3
+		b := setup(t, s, 10)
+		var params []drover.InsertManyParams
+		for range jobs {
+			params = append(params, drover.InsertManyParams{Args: scriptArgs{Tag: "q", Sleep: "5ms"}})
+		}
+		if _, err := b.client.InsertMany(context.Background(), params); err != nil {
+			t.Fatal(err)
+		}
+		for range 3 {
+			startClient(t, s.newClient(t, b.d, limitedConfig(b.rec, 10, drover.QueueConfig{GlobalMaxWorkers: limit})))
+		}
+		waitAllFinished(t, b.client, jobs)
+		all := allJobs(t, b.client)
+		if got := maxOverlap(t, all); got > limit {
+			t.Fatalf("%d jobs ran at once, queue limit %d", got, limit)
+		}
+	})
+}
+
+// TestQueueRateLimit caps a queue at 20 job starts per 500 ms across two
+// clients. A token bucket of that size lets at most 40 start in any 500 ms
+// (a full bucket plus its refill), and 80 jobs cannot all start in less
+// than 1.5 s; the stored attempted_at times must show both.
+func TestQueueRateLimit(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		const jobs, rate, period = 80, 20, 500 * time.Millisecond
+		b := setup(t, s, 10)
+		var params []drover.InsertManyParams
+		for range jobs {
+			params = append(params, drover.InsertManyParams{Args: scriptArgs{Tag: "r"}})
+		}
+		if _, err := b.client.InsertMany(context.Background(), params); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			startClient(t, s.newClient(t, b.d, limitedConfig(b.rec, 10, drover.QueueConfig{RateLimit: rate, RatePeriod: period})))
+		}
+		waitAllFinished(t, b.client, jobs)
+		var starts []time.Time
+		for _, j := range allJobs(t, b.client) {
+			starts = append(starts, *j.AttemptedAt)
+		}
+		sort.Slice(starts, func(i, k int) bool { return starts[i].Before(starts[k]) })
+		for i := range starts {
+			k := i
+			for k < len(starts) && starts[k].Sub(starts[i]) < period {
+				k++
+			}
+			if k-i > 2*rate {
+				t.Fatalf("%d jobs started within %s of %s, more than %d", k-i, period, starts[i], 2*rate)
+			}
+		}
+		// 80 jobs: 20 from the full bucket, then 60 more at 20 per 500 ms.
+		if span := starts[len(starts)-1].Sub(starts[0]); span < 1400*time.Millisecond {
+			t.Fatalf("%d jobs started within %s, faster than the rate allows", jobs, span)
+		}
+	})
+}
+
+func TestQueueLimitConfigRejected(t *testing.T) {
+	d := sqliteStore.open(t)
+	cases := []struct {
+		q    drover.QueueConfig
+		want string
+	}{
+		{drover.QueueConfig{MaxWorkers: 1, GlobalMaxWorkers: -1}, "GlobalMaxWorkers -1"},
+		{drover.QueueConfig{MaxWorkers: 1, RateLimit: 10}, "RatePeriod 0s must be at least 1ms"},
+		{drover.QueueConfig{MaxWorkers: 1, RatePeriod: time.Second}, "needs a RateLimit"},
+		{drover.QueueConfig{MaxWorkers: 1, RateLimit: -5, RatePeriod: time.Second}, "RateLimit -5"},
+	}
+	for _, tc := range cases {
+		_, err := drover.NewClient(d.(*droversqlite.Driver), &drover.Config{
+			Queues: map[string]drover.QueueConfig{"q": tc.q}, Workers: drover.NewWorkers(),
+		})
+		if !errors.Is(err, drover.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: error %v, want ErrInvalid mentioning %q", tc.q, err, tc.want)
+		}
+	}
+}

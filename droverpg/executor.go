@@ -128,9 +128,25 @@ func (e *executor) JobInsertMany(ctx context.Context, jobs []driver.InsertParams
 }
 
 func (e *executor) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*driver.JobRow, error) {
-	rows, err := e.db.Query(ctx, e.q["JobClaim"], p.Queue, p.Max, p.Owner, float64(p.Lease.Milliseconds()))
-	if err != nil {
-		return nil, e.wrap("claim jobs", err)
+	args := []any{p.Queue, p.Max, p.Owner, float64(p.Lease.Milliseconds()), p.Limit != nil}
+	var rows pgx.Rows
+	if p.Limit != nil {
+		// order: a limited queue's claim runs after QueueLimitTake in one
+		// round trip and transaction (limits.go).
+		br := e.claimLimited(ctx, p, args)
+		defer br.Close()
+		if _, err := br.Exec(); err != nil {
+			return nil, e.wrap("claim jobs", err)
+		}
+		var err error
+		if rows, err = br.Query(); err != nil {
+			return nil, e.wrap("claim jobs", err)
+		}
+	} else {
+		var err error
+		if rows, err = e.db.Query(ctx, e.q["JobClaim"], args...); err != nil {
+			return nil, e.wrap("claim jobs", err)
+		}
 	}
 	defer rows.Close()
 	jobs := make([]*driver.JobRow, 0, p.Max)
@@ -150,6 +166,7 @@ func (e *executor) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*drive
 		if key != nil {
 			j.Key = *key
 		}
+		j.Limited = p.Limit != nil
 		jobs = append(jobs, j)
 	}
 	if err := rows.Err(); err != nil {
@@ -176,9 +193,12 @@ func (e *executor) JobFinish(ctx context.Context, results []driver.Result) ([]in
 			runAts[i] = &r.RunAt
 		}
 	}
-	// order: results of keyed jobs take the locking, promoting path.
-	if queues, keys := driver.ResultKeys(results); len(keys) > 0 {
-		return e.finishKeyed(ctx, queues, keys, ids, attempts, outcomes, errs, runAts)
+	// order: results of keyed jobs, or of jobs claimed under a queue limit,
+	// take the path that also promotes and gives slots back (keyed.go).
+	queues, keys := driver.ResultKeys(results)
+	limitedIDs, limitedAttempts := driver.LimitedResults(results)
+	if len(keys) > 0 || len(limitedIDs) > 0 {
+		return e.finishSpecial(ctx, queues, keys, limitedIDs, limitedAttempts, ids, attempts, outcomes, errs, runAts)
 	}
 	rows, err := e.db.Query(ctx, e.q["JobFinish"], ids, attempts, outcomes, errs, runAts)
 	if err != nil {

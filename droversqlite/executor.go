@@ -336,8 +336,23 @@ func (e *executor) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*drive
 		now := fromMicros(micros(time.Now()))
 		lease := now.Add(p.Lease).Truncate(time.Microsecond)
 		sc.jobs = sc.jobs[:0]
-		sc.claim = &claimed{queue: p.Queue, owner: p.Owner, attemptedAt: now, lease: lease}
-		return e.query(ctx, tx, e.writer, "JobClaim", sc.scan, p.Queue, p.Max, p.Owner, micros(now), micros(lease))
+		sc.claim = &claimed{queue: p.Queue, owner: p.Owner, attemptedAt: now, lease: lease, limited: p.Limit != nil}
+		// order: a limited queue's claim takes what its limits leave room
+		// for and counts it in (limits.go).
+		room, limited := p.Max, 0
+		if p.Limit != nil {
+			var err error
+			if room, err = e.limitRoom(ctx, tx, p, now); err != nil || room == 0 {
+				return err
+			}
+			limited = 1
+		}
+		err := e.query(ctx, tx, e.writer, "JobClaim", sc.scan, p.Queue, room, p.Owner, micros(now), micros(lease), limited)
+		if err != nil || p.Limit == nil || len(sc.jobs) == 0 {
+			return err
+		}
+		_, err = e.exec(ctx, tx, "QueueLimitCount", p.Queue, len(sc.jobs))
+		return err
 	})
 	if err != nil {
 		return nil, e.wrap("claim jobs", err)
@@ -372,6 +387,19 @@ func (e *executor) JobFinish(ctx context.Context, results []driver.Result) ([]in
 		// finalized_at is read under the write lock, like attempted_at in
 		// JobClaim.
 		now := micros(time.Now())
+		// order: limited jobs give their queue's slots back.
+		if ids, _ := driver.LimitedResults(results); len(ids) > 0 {
+			if _, err := e.exec(ctx, tx, "QueueLimitRelease", batch); err != nil {
+				return err
+			}
+			// The freed room wakes the queues' producers: a limited claim
+			// that found no room waits for this.
+			for i := range results {
+				if r := &results[i]; r.Limited && !slices.Contains(wake, r.Queue) {
+					wake = append(wake, r.Queue)
+				}
+			}
+		}
 		var err error
 		accepted, err = e.finish(ctx, tx, results, batch, now, waits)
 		if err != nil {
@@ -379,7 +407,13 @@ func (e *executor) JobFinish(ctx context.Context, results []driver.Result) ([]in
 		}
 		// order: results of keyed jobs promote the next of their keys.
 		if queues, keys := driver.ResultKeys(results); len(keys) > 0 {
-			_, wake, err = e.promote(ctx, tx, queues, keys)
+			var promoted []string
+			_, promoted, err = e.promote(ctx, tx, queues, keys)
+			for _, q := range promoted {
+				if !slices.Contains(wake, q) {
+					wake = append(wake, q)
+				}
+			}
 		}
 		return err
 	})
@@ -608,20 +642,33 @@ func (e *executor) JobRescue(ctx context.Context, p driver.RescueParams) (int, e
 	var finish []int64
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
 		n, finish = 0, finish[:0]
+		released := map[string]int{} // order: limited queue -> slots rescued
 		err := e.query(ctx, tx, e.writer, "JobRescueMark", func(rows *sql.Rows) error {
 			var id int64
 			var done bool
-			if err := rows.Scan(&id, &done); err != nil {
+			var limitedQueue sql.NullString
+			if err := rows.Scan(&id, &done, &limitedQueue); err != nil {
 				return err
 			}
 			n++
 			if done {
 				finish = append(finish, id)
 			}
+			if limitedQueue.Valid {
+				released[limitedQueue.String]++
+			}
 			return nil
 		}, micros(p.Now), p.Limit, micros(now), now.Format(time.RFC3339Nano))
-		if err != nil || len(finish) == 0 {
+		if err != nil {
 			return err
+		}
+		for queue, slots := range released {
+			if _, err := e.exec(ctx, tx, "QueueLimitCount", queue, -slots); err != nil {
+				return err
+			}
+		}
+		if len(finish) == 0 {
+			return nil
 		}
 		ids := string(appendIDs(nil, finish))
 		if _, err := e.exec(ctx, tx, "JobRescueMove", ids, micros(now)); err != nil {
@@ -846,6 +893,7 @@ type scanner struct {
 type claimed struct {
 	queue, owner       string
 	attemptedAt, lease time.Time
+	limited            bool
 }
 
 func newScanner(expect int) *scanner {
@@ -925,6 +973,7 @@ func (sc *scanner) scanClaimed(rows *sql.Rows) error {
 	j.AttemptedAt, j.LeaseExpiresAt = &box.attemptedAt, &box.leaseExpireAt
 	j.LeaseOwner = c.owner
 	j.Key = asString(v[12])
+	j.Limited = c.limited
 	return sc.payload(j, v[8:12])
 }
 

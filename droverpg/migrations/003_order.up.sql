@@ -24,3 +24,22 @@ CREATE INDEX jobs_key_idx ON {schema}jobs (queue, ordering_key, state, id) WHERE
 -- succeed, whatever their timing. The key leaves with the job when it
 -- finishes, so uniqueness holds among unfinished jobs.
 CREATE UNIQUE INDEX jobs_unique_idx ON {schema}jobs (unique_key) WHERE unique_key IS NOT NULL;
+
+-- Cluster-wide limits of a queue (QueueConfig.GlobalMaxWorkers, RateLimit).
+-- One row per limited queue, written by the claims of the clients that
+-- configure it: running counts the queue's jobs claimed under the limit and
+-- not yet finished (a claimed row carries limited = true so that its finish
+-- or rescue gives its slot back); tokens is the rate limit's bucket, refilled
+-- at rate per period_ms up to rate. Only limited claims lock the row, so
+-- unlimited queues never touch it.
+CREATE TABLE {schema}queue_limits (
+    queue       text             PRIMARY KEY,
+    max_running integer          NOT NULL DEFAULT 0,
+    rate        integer          NOT NULL DEFAULT 0,
+    period_ms   bigint           NOT NULL DEFAULT 0,
+    running     integer          NOT NULL DEFAULT 0,
+    tokens      double precision NOT NULL DEFAULT 0,
+    refilled_at timestamptz      NOT NULL DEFAULT now()
+);
+
+ALTER TABLE {schema}jobs ADD COLUMN limited boolean NOT NULL DEFAULT false;

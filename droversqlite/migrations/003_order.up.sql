@@ -28,7 +28,8 @@ CREATE TABLE {schema}jobs_new (
     args             TEXT    NOT NULL,
     ordering_key     TEXT,
     key_limit        INTEGER NOT NULL DEFAULT 0,
-    unique_key       TEXT
+    unique_key       TEXT,
+    limited          INTEGER NOT NULL DEFAULT 0
 );
 
 INSERT INTO {schema}jobs_new (id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at,
@@ -52,3 +53,14 @@ CREATE INDEX {schema}jobs_key_idx ON {schema}jobs (queue, ordering_key, state, i
 
 -- Uniqueness among unfinished jobs, enforced by the index.
 CREATE UNIQUE INDEX {schema}jobs_unique_idx ON {schema}jobs (unique_key) WHERE unique_key IS NOT NULL;
+
+-- Cluster-wide limits of a queue; see the PostgreSQL migration.
+CREATE TABLE {schema}queue_limits (
+    queue       TEXT    PRIMARY KEY,
+    max_running INTEGER NOT NULL DEFAULT 0,
+    rate        INTEGER NOT NULL DEFAULT 0,
+    period_ms   INTEGER NOT NULL DEFAULT 0,
+    running     INTEGER NOT NULL DEFAULT 0,
+    tokens      REAL    NOT NULL DEFAULT 0,
+    refilled_at INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;

@@ -233,6 +233,19 @@ type ClaimParams struct {
 	Max   int
 	Owner string
 	Lease time.Duration
+	// Limit, when set, holds the queue's cluster-wide limits: the claim
+	// takes no more jobs than they leave room for, and the claimed rows
+	// are marked Limited so that their finish gives the room back.
+	Limit *QueueLimit
+}
+
+// QueueLimit is a queue's cluster-wide limits; zero fields mean none.
+type QueueLimit struct {
+	// MaxRunning caps the queue's jobs running at once across every client.
+	MaxRunning int
+	// Rate jobs may start per Period, with bursts of up to Rate.
+	Rate   int
+	Period time.Duration
 }
 
 // Outcome is what became of one attempt.
@@ -268,6 +281,9 @@ type Result struct {
 	// so that JobFinish promotes the next blocked job of that key; batches
 	// of plain results skip that work entirely.
 	Key, Queue string
+	// Limited is set when the claimed row counts against its queue's
+	// limits (JobRow.Limited): its finish gives the slot back.
+	Limited bool
 }
 
 // HeartbeatParams names running attempts whose leases to extend.
@@ -345,4 +361,6 @@ type JobRow struct {
 	CancelRequested bool
 	// Key is the job's key (InsertParams.Key); set by JobClaim.
 	Key string
+	// Limited is set by JobClaim on rows claimed under a QueueLimit.
+	Limited bool
 }

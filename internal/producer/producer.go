@@ -49,8 +49,11 @@ type Config struct {
 	Prefetch int
 	// ClaimMax caps one claim statement.
 	ClaimMax int
-	Owner    string
-	Lease    time.Duration
+	// Limit holds the queue's cluster-wide limits, nil for none; every
+	// claim passes it to the store.
+	Limit *driver.QueueLimit
+	Owner string
+	Lease time.Duration
 	// PollInterval is the fallback fetch interval when no notification
 	// arrives.
 	PollInterval time.Duration
@@ -198,7 +201,7 @@ var stackIndex = stackPad - 1
 func (p *Producer) runOne(ctx context.Context, row *driver.JobRow) {
 	var res driver.Result
 	if p.stopping.Load() {
-		res = driver.Result{ID: row.ID, Attempt: row.Attempt, Outcome: driver.OutcomeReleased, Key: row.Key, Queue: row.Queue}
+		res = driver.Result{ID: row.ID, Attempt: row.Attempt, Outcome: driver.OutcomeReleased, Key: row.Key, Queue: row.Queue, Limited: row.Limited}
 	} else {
 		start := time.Now()
 		res = p.run(ctx, row)
@@ -313,7 +316,7 @@ func (p *Producer) claim(ctx context.Context, n int) (int, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
 	defer cancel()
 	start := time.Now()
-	rows, err := p.exec.JobClaim(ctx, driver.ClaimParams{Queue: p.cfg.Queue, Max: n, Owner: p.cfg.Owner, Lease: p.cfg.Lease})
+	rows, err := p.exec.JobClaim(ctx, driver.ClaimParams{Queue: p.cfg.Queue, Max: n, Owner: p.cfg.Owner, Lease: p.cfg.Lease, Limit: p.cfg.Limit})
 	if err != nil {
 		return 0, err
 	}
