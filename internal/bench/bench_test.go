@@ -150,6 +150,7 @@ func TestBadFlags(t *testing.T) {
 		{"latency", "--rate", "-1"},
 		{"burndown", "--processes", "1,2"},
 		{"keyed", "--keys", "0"},
+		{"burndown", "--global-limit", "-1"},
 		{"keyed", "--key-limit", "0"},
 	}
 	for _, args := range cases {

@@ -126,6 +126,7 @@ func NewCommand(env func() Env) *cobra.Command {
 		f.IntVar(&o.batch, "batch", o.batch, "jobs per insert call of a producer")
 		f.IntVar(&o.concurrency, "concurrency", o.concurrency, "jobs run at once per worker client or process")
 		f.IntVar(&o.claimMax, "claim-max", o.claimMax, "cap on jobs per claim statement (0: default)")
+		f.IntVar(&o.globalLimit, "global-limit", o.globalLimit, "cap on the queue's running jobs across every worker (QueueConfig.GlobalMaxWorkers; 0: none)")
 		def := ""
 		if len(o.processes) > 0 {
 			def = joinInts(o.processes)
@@ -178,6 +179,8 @@ func (o *options) validate(scenario string) error {
 		return usagef("--payload-bytes %d: must be between 0 and 1048576", o.payloadBytes)
 	case o.window < 2*time.Second || o.window > 10*time.Second:
 		return usagef("--window %s: must be between 2s and 10s", o.window)
+	case o.globalLimit < 0:
+		return usagef("--global-limit %d: must not be negative", o.globalLimit)
 	case o.lease < time.Second:
 		return usagef("--lease %s: must be at least 1s", o.lease)
 	case scenario == "scale" && len(o.processes) == 0:

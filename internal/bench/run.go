@@ -46,6 +46,9 @@ type options struct {
 	// keys and keyLimit shape the keyed scenario: jobs spread over keys
 	// ordering keys, at most keyLimit of a key active (0 keys: plain jobs).
 	keys, keyLimit int
+	// globalLimit caps the queue's running jobs across the fleet
+	// (QueueConfig.GlobalMaxWorkers; 0: none).
+	globalLimit int
 }
 
 // runner holds what one bench invocation shares across its points.
@@ -452,6 +455,9 @@ func (r *runner) settings(extra ...string) string {
 	}
 	if len(o.priorityMix) > 0 {
 		parts = append(parts, fmt.Sprintf("priority mix %v", o.priorityMix))
+	}
+	if o.globalLimit > 0 {
+		parts = append(parts, fmt.Sprintf("global limit %d running", o.globalLimit))
 	}
 	return strings.Join(append(parts, extra...), "; ")
 }
