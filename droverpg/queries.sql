@@ -52,11 +52,13 @@ RETURNING id, unique_key;
 -- key's active jobs: keyed inserts and the finishes and sweeps that promote.
 -- Transaction-scoped advisory locks, taken in one order, so that two
 -- transactions never wait on each other in a cycle. Plain jobs never take
--- them, and keys never wait on other keys (a hash collision only makes two
--- keys share a lock).
+-- them. Keys share 256 locks by hash: a finish batch covering hundreds of
+-- keys then holds at most 256 entries of PostgreSQL's shared lock table
+-- (sized by max_locks_per_transaction, 64 per connection by default), at
+-- the price of keys of one stripe taking turns.
 SELECT count(pg_advisory_xact_lock(hashtext('{schema}jobs'), k))
 FROM (
-    SELECT DISTINCT hashtext(queue || chr(31) || ordering_key) AS k
+    SELECT DISTINCT hashtext(queue || chr(31) || ordering_key) & 255 AS k
     FROM unnest($1::text[], $2::text[]) AS t(queue, ordering_key)
     ORDER BY k
 ) s;
