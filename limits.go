@@ -8,13 +8,14 @@ import (
 
 // Cluster-wide queue limits (QueueConfig.GlobalMaxWorkers, RateLimit).
 //
-// The store keeps one row per limited queue holding its limits, how many of
-// its jobs are claimed and unfinished, and a token bucket for the rate. A
-// claim of a limited queue locks that row, takes no more jobs than it
-// leaves room for and counts them in, in one transaction; the finish or
-// rescue of a job claimed that way (its row is marked limited) gives the
-// slot back. Queues without limits never read or lock the row, and their
-// results skip that work.
+// The store keeps one row per limited queue holding its limits and a token
+// bucket for the rate. A claim of a limited queue locks that row, so the
+// queue's limited claims take turns, and takes no more jobs than the limits
+// leave room for: the queue's rows claimed under them (marked limited) that
+// are still running, counted from a partial index, stay within the cap, and
+// each job spends a token. A job that finishes or is rescued stops running
+// and so frees its room by itself: finishes, rescues and queues without
+// limits never read or lock the row.
 
 // checkQueueLimits validates the limits of queue q.
 func checkQueueLimits(name string, q QueueConfig) error {

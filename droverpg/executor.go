@@ -166,7 +166,6 @@ func (e *executor) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*drive
 		if key != nil {
 			j.Key = *key
 		}
-		j.Limited = p.Limit != nil
 		jobs = append(jobs, j)
 	}
 	if err := rows.Err(); err != nil {
@@ -193,12 +192,9 @@ func (e *executor) JobFinish(ctx context.Context, results []driver.Result) ([]in
 			runAts[i] = &r.RunAt
 		}
 	}
-	// order: results of keyed jobs, or of jobs claimed under a queue limit,
-	// take the path that also promotes and gives slots back (keyed.go).
-	queues, keys := driver.ResultKeys(results)
-	limitedIDs, limitedAttempts := driver.LimitedResults(results)
-	if len(keys) > 0 || len(limitedIDs) > 0 {
-		return e.finishSpecial(ctx, queues, keys, limitedIDs, limitedAttempts, ids, attempts, outcomes, errs, runAts)
+	// order: results of keyed jobs take the locking, promoting path.
+	if queues, keys := driver.ResultKeys(results); len(keys) > 0 {
+		return e.finishKeyed(ctx, queues, keys, ids, attempts, outcomes, errs, runAts)
 	}
 	rows, err := e.db.Query(ctx, e.q["JobFinish"], ids, attempts, outcomes, errs, runAts)
 	if err != nil {

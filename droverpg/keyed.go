@@ -107,32 +107,19 @@ func readKeyedInsert(br pgx.BatchResults, jobs []driver.InsertParams) ([]int64, 
 	return ids, nil
 }
 
-// finishSpecial runs JobFinish with what keyed and limited results need
-// around it, in one round trip and one implicit transaction: KeyLock first,
-// so that a concurrent keyed insert cannot count a finished job as active
-// after the promotion has looked; QueueLimitRelease, which gives the limited
-// jobs' slots back; and KeyPromote after the finish.
-func (e *executor) finishSpecial(ctx context.Context, queues, keys []string, limitedIDs []int64, limitedAttempts []int32, finishArgs ...any) ([]int64, error) {
+// finishKeyed runs JobFinish between KeyLock and KeyPromote, in one round
+// trip and one implicit transaction: the lock keeps a concurrent keyed
+// insert from counting a finished job as active after the promotion has
+// looked.
+func (e *executor) finishKeyed(ctx context.Context, queues, keys []string, finishArgs ...any) ([]int64, error) {
 	b := &pgx.Batch{}
-	before := 0 // statements queued ahead of JobFinish
-	if len(keys) > 0 {
-		b.Queue(e.q["KeyLock"], queues, keys)
-		before++
-	}
-	if len(limitedIDs) > 0 {
-		b.Queue(e.q["QueueLimitRelease"], limitedIDs, limitedAttempts, e.channel)
-		before++
-	}
+	b.Queue(e.q["KeyLock"], queues, keys)
 	b.Queue(e.q["JobFinish"], finishArgs...)
-	if len(keys) > 0 {
-		b.Queue(e.q["KeyPromote"], queues, keys, e.channel)
-	}
+	b.Queue(e.q["KeyPromote"], queues, keys, e.channel)
 	br := e.db.SendBatch(ctx, b)
 	defer br.Close()
-	for range before {
-		if _, err := br.Exec(); err != nil {
-			return nil, e.wrap("finish jobs", err)
-		}
+	if _, err := br.Exec(); err != nil {
+		return nil, e.wrap("finish jobs", err)
 	}
 	rows, err := br.Query()
 	if err != nil {
@@ -142,10 +129,8 @@ func (e *executor) finishSpecial(ctx context.Context, queues, keys []string, lim
 	if err != nil {
 		return nil, e.wrap("finish jobs", err)
 	}
-	if len(keys) > 0 {
-		if _, err := br.Exec(); err != nil {
-			return nil, e.wrap("promote keyed jobs", err)
-		}
+	if _, err := br.Exec(); err != nil {
+		return nil, e.wrap("promote keyed jobs", err)
 	}
 	return accepted, e.wrap("finish jobs", br.Close())
 }

@@ -111,14 +111,21 @@ SELECT pg_notify($1, queue) FROM unnest($2::text[]) AS queue;
 -- appear to have started before its predecessor finished.
 --
 -- order: $5 is true for a queue with cluster-wide limits. QueueLimitTake
--- then ran first in the same transaction and holds the queue's limits row:
--- the claim takes no more than the row has room for (running below
--- max_running, whole tokens left), marks the rows limited and counts them
--- in. For other queues $5 is false, and the room and counted parts do
+-- then ran first in the same transaction and holds the queue's limits row,
+-- so the limited claims of the queue take turns, each seeing the rows the
+-- one before it committed. The claim takes no more than the limits leave
+-- room for: the queue's rows claimed under them and still running (counted
+-- from jobs_limited_idx) stay within max_running, and each job spends a
+-- whole token of the rate bucket. It marks the rows it claims as limited.
+-- A finish or rescue thus frees the room by itself, with no counter to
+-- maintain. For other queues $5 is false, and the room and spent parts do
 -- nothing.
 WITH room AS (
     SELECT greatest(0, least($2,
-        CASE WHEN l.max_running > 0 THEN l.max_running - l.running ELSE $2 END,
+        CASE WHEN l.max_running > 0
+            THEN l.max_running - (SELECT count(*) FROM {schema}jobs r
+                                  WHERE r.queue = $1 AND r.limited AND r.state = 'running')
+            ELSE $2 END,
         CASE WHEN l.rate > 0 THEN floor(l.tokens)::integer ELSE $2 END)) AS n
     FROM {schema}queue_limits l
     WHERE $5::boolean AND l.queue = $1
@@ -145,21 +152,19 @@ claimed AS (
         j.errors, j.timeout_ms, j.created_at, j.run_at, j.attempted_at, j.lease_owner, j.lease_expires_at, j.cancel_requested,
         j.ordering_key -- order: the key tells the finish to promote (NULL for plain jobs)
 ),
-counted AS (
+spent AS (
     UPDATE {schema}queue_limits l
-    SET running = l.running + c.n,
-        tokens = CASE WHEN l.rate > 0 THEN l.tokens - c.n ELSE l.tokens END
+    SET tokens = l.tokens - c.n
     FROM (SELECT count(*) AS n FROM claimed) c
-    WHERE $5::boolean AND l.queue = $1
+    WHERE $5::boolean AND l.queue = $1 AND l.rate > 0
 )
 SELECT * FROM claimed;
 
 -- name: QueueLimitTake
 -- Writes the queue's limits as this client configures them and refills the
 -- rate bucket for the time since the last claim. The row stays locked until
--- the claim that follows in the same transaction has counted its jobs, so
--- the limited claims of one queue take turns; claims of other queues never
--- touch the row. $2 max running, $3 rate, $4 period in ms (0: no limit).
+-- the claim that follows in the same transaction commits, so the limited
+-- claims of one queue take turns; claims of other queues never touch it. $2 max running, $3 rate, $4 period in ms (0: no limit).
 INSERT INTO {schema}queue_limits AS l (queue, max_running, rate, period_ms, tokens, refilled_at)
 VALUES ($1, $2::integer, $3::integer, $4::bigint, $3::integer, now())
 ON CONFLICT (queue) DO UPDATE
@@ -170,31 +175,6 @@ SET max_running = excluded.max_running,
         ELSE least(excluded.rate::float8,
             l.tokens + excluded.rate * extract(epoch FROM now() - l.refilled_at)::float8 * 1000 / excluded.period_ms) END,
     refilled_at = now();
-
--- name: QueueLimitRelease
--- Gives back the slots of the limited jobs among a finish batch's results:
--- those still running in the result's attempt, which JobFinish, next in the
--- same transaction, will accept. FOR UPDATE keeps the rescuer (which skips
--- locked rows) from counting them out a second time.
-WITH r AS (
-    SELECT * FROM unnest($1::bigint[], $2::integer[]) AS r(id, attempt)
-),
-held AS (
-    SELECT j.queue
-    FROM {schema}jobs j JOIN r ON j.id = r.id AND j.attempt = r.attempt
-    WHERE j.state = 'running' AND j.limited
-    FOR UPDATE OF j
-),
-released AS (
-    UPDATE {schema}queue_limits l
-    SET running = greatest(l.running - h.n, 0)
-    FROM (SELECT queue, count(*) AS n FROM held GROUP BY queue) h
-    WHERE l.queue = h.queue
-    RETURNING l.queue
-)
--- The freed room wakes the queue's producers everywhere ($3 is the
--- channel): a limited claim that found no room waits for this.
-SELECT count(pg_notify($3, queue)) FROM released;
 
 -- name: JobFinish
 -- Outcomes: 1 completed, 2 retry, 3 discarded, 4 cancelled, 5 released.
@@ -262,14 +242,6 @@ WITH expired AS (
     ORDER BY lease_expires_at
     LIMIT $2
     FOR UPDATE SKIP LOCKED
-),
-released AS (
-    -- order: rescued jobs claimed under a queue limit give their slot back.
-    UPDATE {schema}queue_limits l
-    SET running = greatest(l.running - x.n, 0)
-    FROM (SELECT j.queue, count(*) AS n FROM {schema}jobs j JOIN expired e ON e.id = j.id
-          WHERE j.limited GROUP BY j.queue) x
-    WHERE l.queue = x.queue
 ),
 done AS (
     DELETE FROM {schema}jobs j

@@ -336,9 +336,9 @@ func (e *executor) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*drive
 		now := fromMicros(micros(time.Now()))
 		lease := now.Add(p.Lease).Truncate(time.Microsecond)
 		sc.jobs = sc.jobs[:0]
-		sc.claim = &claimed{queue: p.Queue, owner: p.Owner, attemptedAt: now, lease: lease, limited: p.Limit != nil}
+		sc.claim = &claimed{queue: p.Queue, owner: p.Owner, attemptedAt: now, lease: lease}
 		// order: a limited queue's claim takes what its limits leave room
-		// for and counts it in (limits.go).
+		// for and spends rate tokens on it (limits.go).
 		room, limited := p.Max, 0
 		if p.Limit != nil {
 			var err error
@@ -351,7 +351,7 @@ func (e *executor) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*drive
 		if err != nil || p.Limit == nil || len(sc.jobs) == 0 {
 			return err
 		}
-		_, err = e.exec(ctx, tx, "QueueLimitCount", p.Queue, len(sc.jobs))
+		_, err = e.exec(ctx, tx, "QueueLimitSpend", p.Queue, len(sc.jobs))
 		return err
 	})
 	if err != nil {
@@ -387,19 +387,6 @@ func (e *executor) JobFinish(ctx context.Context, results []driver.Result) ([]in
 		// finalized_at is read under the write lock, like attempted_at in
 		// JobClaim.
 		now := micros(time.Now())
-		// order: limited jobs give their queue's slots back.
-		if ids, _ := driver.LimitedResults(results); len(ids) > 0 {
-			if _, err := e.exec(ctx, tx, "QueueLimitRelease", batch); err != nil {
-				return err
-			}
-			// The freed room wakes the queues' producers: a limited claim
-			// that found no room waits for this.
-			for i := range results {
-				if r := &results[i]; r.Limited && !slices.Contains(wake, r.Queue) {
-					wake = append(wake, r.Queue)
-				}
-			}
-		}
 		var err error
 		accepted, err = e.finish(ctx, tx, results, batch, now, waits)
 		if err != nil {
@@ -407,13 +394,7 @@ func (e *executor) JobFinish(ctx context.Context, results []driver.Result) ([]in
 		}
 		// order: results of keyed jobs promote the next of their keys.
 		if queues, keys := driver.ResultKeys(results); len(keys) > 0 {
-			var promoted []string
-			_, promoted, err = e.promote(ctx, tx, queues, keys)
-			for _, q := range promoted {
-				if !slices.Contains(wake, q) {
-					wake = append(wake, q)
-				}
-			}
+			_, wake, err = e.promote(ctx, tx, queues, keys)
 		}
 		return err
 	})
@@ -642,33 +623,20 @@ func (e *executor) JobRescue(ctx context.Context, p driver.RescueParams) (int, e
 	var finish []int64
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
 		n, finish = 0, finish[:0]
-		released := map[string]int{} // order: limited queue -> slots rescued
 		err := e.query(ctx, tx, e.writer, "JobRescueMark", func(rows *sql.Rows) error {
 			var id int64
 			var done bool
-			var limitedQueue sql.NullString
-			if err := rows.Scan(&id, &done, &limitedQueue); err != nil {
+			if err := rows.Scan(&id, &done); err != nil {
 				return err
 			}
 			n++
 			if done {
 				finish = append(finish, id)
 			}
-			if limitedQueue.Valid {
-				released[limitedQueue.String]++
-			}
 			return nil
 		}, micros(p.Now), p.Limit, micros(now), now.Format(time.RFC3339Nano))
-		if err != nil {
+		if err != nil || len(finish) == 0 {
 			return err
-		}
-		for queue, slots := range released {
-			if _, err := e.exec(ctx, tx, "QueueLimitCount", queue, -slots); err != nil {
-				return err
-			}
-		}
-		if len(finish) == 0 {
-			return nil
 		}
 		ids := string(appendIDs(nil, finish))
 		if _, err := e.exec(ctx, tx, "JobRescueMove", ids, micros(now)); err != nil {
@@ -893,7 +861,6 @@ type scanner struct {
 type claimed struct {
 	queue, owner       string
 	attemptedAt, lease time.Time
-	limited            bool
 }
 
 func newScanner(expect int) *scanner {
@@ -973,7 +940,6 @@ func (sc *scanner) scanClaimed(rows *sql.Rows) error {
 	j.AttemptedAt, j.LeaseExpiresAt = &box.attemptedAt, &box.leaseExpireAt
 	j.LeaseOwner = c.owner
 	j.Key = asString(v[12])
-	j.Limited = c.limited
 	return sc.payload(j, v[8:12])
 }
 

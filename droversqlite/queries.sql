@@ -53,11 +53,13 @@ WHERE id IN (
 );
 
 -- name: QueueLimitTake
--- ?1 queue, ?2 max running, ?3 rate, ?4 period in ms, ?5 now. Writes the
--- queue's limits as this client configures them, refills the rate bucket
--- for the time since the last claim, and returns how many jobs the claim
--- may take (at most ?6). It runs in the claim's write transaction, so
--- claims and finishes cannot interleave with it.
+-- ?1 queue, ?2 max running, ?3 rate, ?4 period in ms, ?5 now, ?6 the most
+-- the claim wants. Writes the queue's limits as this client configures
+-- them, refills the rate bucket for the time since the last claim, and
+-- returns how many jobs the claim may take: the queue's rows claimed under
+-- its limits and still running (counted from jobs_limited_idx) stay within
+-- max running, and each job needs a whole token. It runs in the claim's
+-- write transaction, so nothing interleaves with the count.
 INSERT INTO {schema}queue_limits AS l (queue, max_running, rate, period_ms, tokens, refilled_at)
 VALUES (?1, ?2, ?3, ?4, ?3, ?5)
 ON CONFLICT (queue) DO UPDATE
@@ -68,29 +70,15 @@ SET max_running = excluded.max_running,
         ELSE min(excluded.rate, l.tokens + excluded.rate * (?5 - l.refilled_at) / (excluded.period_ms * 1000.0)) END,
     refilled_at = ?5
 RETURNING max(0, min(?6,
-    CASE WHEN max_running > 0 THEN max_running - running ELSE ?6 END,
+    CASE WHEN max_running > 0
+        THEN max_running - (SELECT count(*) FROM {schema}jobs
+                            WHERE queue = ?1 AND limited = 1 AND state = 'running')
+        ELSE ?6 END,
     CASE WHEN rate > 0 THEN CAST(tokens AS INTEGER) ELSE ?6 END));
 
--- name: QueueLimitCount
--- ?1 queue, ?2 jobs claimed under its limits (negative: slots given back).
--- Claimed jobs also spend rate tokens; given-back slots do not refund them.
-UPDATE {schema}queue_limits
-SET running = max(running + ?2, 0),
-    tokens = CASE WHEN rate > 0 AND ?2 > 0 THEN tokens - ?2 ELSE tokens END
-WHERE queue = ?1;
-
--- name: QueueLimitRelease
--- ?1 as for JobFinishMove. Gives back the slots of the limited jobs among
--- the results that pass their fence, which the finish statements that
--- follow in the same transaction will accept.
-UPDATE {schema}queue_limits
-SET running = max(running - (
-    SELECT count(*)
-    FROM (SELECT CAST(key AS INTEGER) AS id, (CASE WHEN type = 'array' THEN value->>0 ELSE value END) >> 3 AS attempt
-          FROM json_each(?1)) AS r
-    CROSS JOIN {schema}jobs AS j
-    WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running' AND j.limited
-      AND j.queue = {schema}queue_limits.queue), 0);
+-- name: QueueLimitSpend
+-- ?1 queue, ?2 jobs just claimed under its limits: each spends a token.
+UPDATE {schema}queue_limits SET tokens = tokens - ?2 WHERE queue = ?1 AND rate > 0;
 
 -- name: KeyBlocked
 -- The keys that have blocked jobs, for the promotion sweep.
@@ -255,8 +243,7 @@ WHERE id IN (
     ORDER BY lease_expires_at
     LIMIT ?2
 )
-RETURNING id, attempt >= max_attempts OR cancel_requested AS finish,
-    CASE WHEN limited THEN queue END; -- order: the queue whose limit regains a slot
+RETURNING id, attempt >= max_attempts OR cancel_requested AS finish;
 
 -- name: JobRescueMove
 -- ?1 JSON array of the IDs JobRescueMark reported to finish, ?2 now.

@@ -27,19 +27,22 @@ CREATE UNIQUE INDEX jobs_unique_idx ON {schema}jobs (unique_key) WHERE unique_ke
 
 -- Cluster-wide limits of a queue (QueueConfig.GlobalMaxWorkers, RateLimit).
 -- One row per limited queue, written by the claims of the clients that
--- configure it: running counts the queue's jobs claimed under the limit and
--- not yet finished (a claimed row carries limited = true so that its finish
--- or rescue gives its slot back); tokens is the rate limit's bucket, refilled
--- at rate per period_ms up to rate. Only limited claims lock the row, so
--- unlimited queues never touch it.
+-- configure it: the limits and the rate limit's token bucket (refilled at
+-- rate per period_ms, up to rate). A limited claim locks the row, so the
+-- queue's limited claims take turns; other queues never touch it.
 CREATE TABLE {schema}queue_limits (
     queue       text             PRIMARY KEY,
     max_running integer          NOT NULL DEFAULT 0,
     rate        integer          NOT NULL DEFAULT 0,
     period_ms   bigint           NOT NULL DEFAULT 0,
-    running     integer          NOT NULL DEFAULT 0,
     tokens      double precision NOT NULL DEFAULT 0,
     refilled_at timestamptz      NOT NULL DEFAULT now()
 );
 
+-- A limited claim marks the rows it claims, and counts the queue's marked
+-- rows that are running from this index; rows that finish or stop running
+-- leave it, so no counter has to follow them. Plain rows never enter it.
+-- Heartbeats change neither column of the predicate, so their updates stay
+-- HOT.
 ALTER TABLE {schema}jobs ADD COLUMN limited boolean NOT NULL DEFAULT false;
+CREATE INDEX jobs_limited_idx ON {schema}jobs (queue) WHERE limited AND state = 'running';

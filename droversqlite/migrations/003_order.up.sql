@@ -54,13 +54,15 @@ CREATE INDEX {schema}jobs_key_idx ON {schema}jobs (queue, ordering_key, state, i
 -- Uniqueness among unfinished jobs, enforced by the index.
 CREATE UNIQUE INDEX {schema}jobs_unique_idx ON {schema}jobs (unique_key) WHERE unique_key IS NOT NULL;
 
--- Cluster-wide limits of a queue; see the PostgreSQL migration.
+-- Cluster-wide limits of a queue and the marked rows of limited claims;
+-- see the PostgreSQL migration.
 CREATE TABLE {schema}queue_limits (
     queue       TEXT    PRIMARY KEY,
     max_running INTEGER NOT NULL DEFAULT 0,
     rate        INTEGER NOT NULL DEFAULT 0,
     period_ms   INTEGER NOT NULL DEFAULT 0,
-    running     INTEGER NOT NULL DEFAULT 0,
     tokens      REAL    NOT NULL DEFAULT 0,
     refilled_at INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
+
+CREATE INDEX {schema}jobs_limited_idx ON {schema}jobs (queue) WHERE limited = 1 AND state = 'running';

@@ -234,8 +234,8 @@ type ClaimParams struct {
 	Owner string
 	Lease time.Duration
 	// Limit, when set, holds the queue's cluster-wide limits: the claim
-	// takes no more jobs than they leave room for, and the claimed rows
-	// are marked Limited so that their finish gives the room back.
+	// takes no more jobs than they leave room for, and marks the rows it
+	// claims so that later claims count them while they run.
 	Limit *QueueLimit
 }
 
@@ -281,9 +281,6 @@ type Result struct {
 	// so that JobFinish promotes the next blocked job of that key; batches
 	// of plain results skip that work entirely.
 	Key, Queue string
-	// Limited is set when the claimed row counts against its queue's
-	// limits (JobRow.Limited): its finish gives the slot back.
-	Limited bool
 }
 
 // HeartbeatParams names running attempts whose leases to extend.
@@ -361,6 +358,4 @@ type JobRow struct {
 	CancelRequested bool
 	// Key is the job's key (InsertParams.Key); set by JobClaim.
 	Key string
-	// Limited is set by JobClaim on rows claimed under a QueueLimit.
-	Limited bool
 }

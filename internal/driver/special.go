@@ -69,14 +69,3 @@ func ResultKeys(results []Result) (queues, keys []string) {
 	}
 	return queues, keys
 }
-
-// LimitedResults returns the IDs and attempts of the results whose claimed
-// row counted against its queue's limits; none for other batches.
-func LimitedResults(results []Result) (ids []int64, attempts []int32) {
-	for i := range results {
-		if results[i].Limited {
-			ids, attempts = append(ids, results[i].ID), append(attempts, int32(results[i].Attempt))
-		}
-	}
-	return ids, attempts
-}

@@ -201,7 +201,7 @@ var stackIndex = stackPad - 1
 func (p *Producer) runOne(ctx context.Context, row *driver.JobRow) {
 	var res driver.Result
 	if p.stopping.Load() {
-		res = driver.Result{ID: row.ID, Attempt: row.Attempt, Outcome: driver.OutcomeReleased, Key: row.Key, Queue: row.Queue, Limited: row.Limited}
+		res = driver.Result{ID: row.ID, Attempt: row.Attempt, Outcome: driver.OutcomeReleased, Key: row.Key, Queue: row.Queue}
 	} else {
 		start := time.Now()
 		res = p.run(ctx, row)
