@@ -39,7 +39,8 @@ type InsertOpts struct {
 	// KeyLimit jobs of a key run (or wait to run) at once, started in
 	// insert order, while jobs of other keys go on in parallel. The
 	// default KeyLimit of 1 runs a key's jobs one at a time in insert
-	// order; a job being retried keeps its place.
+	// order; a job being retried keeps its place. The row Insert returns
+	// does not say whether the job waits as blocked; JobGet does.
 	Key string
 	// KeyLimit is how many jobs of Key may be active at once (1-10000).
 	KeyLimit int
