@@ -509,7 +509,10 @@ func TestQueueLimitNeverExceeded(t *testing.T) {
 // TestQueueRateLimit caps a queue at 20 job starts per 500 ms across two
 // clients. A token bucket of that size lets at most 40 start in any 500 ms
 // (a full bucket plus its refill), and 80 jobs cannot all start in less
-// than 1.5 s; the stored attempted_at times must show both.
+// than 1.5 s; the stored attempted_at times must show both. attempted_at is
+// read a moment after the bucket was refilled, in the same transaction, so
+// a window of attempted_at times may reach a little past the bucket's: the
+// bound allows 10% for that skew (an unlimited queue starts all 80 at once).
 func TestQueueRateLimit(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s store) {
 		const jobs, rate, period = 80, 20, 500 * time.Millisecond
@@ -535,8 +538,8 @@ func TestQueueRateLimit(t *testing.T) {
 			for k < len(starts) && starts[k].Sub(starts[i]) < period {
 				k++
 			}
-			if k-i > 2*rate {
-				t.Fatalf("%d jobs started within %s of %s, more than %d", k-i, period, starts[i], 2*rate)
+			if bound := 2*rate + rate/10; k-i > bound {
+				t.Fatalf("%d jobs started within %s of %s, more than %d", k-i, period, starts[i], bound)
 			}
 		}
 		// 80 jobs: 20 from the full bucket, then 60 more at 20 per 500 ms.

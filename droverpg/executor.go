@@ -19,6 +19,7 @@ type dbtx interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+	Begin(ctx context.Context) (pgx.Tx, error)
 }
 
 // executor runs the driver's statements on a pool or on a caller's
@@ -129,27 +130,28 @@ func (e *executor) JobInsertMany(ctx context.Context, jobs []driver.InsertParams
 
 func (e *executor) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*driver.JobRow, error) {
 	args := []any{p.Queue, p.Max, p.Owner, float64(p.Lease.Milliseconds()), p.Limit != nil}
-	var rows pgx.Rows
+	var jobs []*driver.JobRow
+	var err error
 	if p.Limit != nil {
-		// order: a limited queue's claim runs after QueueLimitTake in one
-		// round trip and transaction (limits.go).
-		br := e.claimLimited(ctx, p, args)
-		defer br.Close()
-		if _, err := br.Exec(); err != nil {
-			return nil, e.wrap("claim jobs", err)
-		}
-		var err error
-		if rows, err = br.Query(); err != nil {
-			return nil, e.wrap("claim jobs", err)
-		}
+		// order: a limited queue's claim runs in a transaction that first
+		// finds its room (limits.go).
+		jobs, err = e.claimLimited(ctx, p, args, scanClaimed)
 	} else {
-		var err error
-		if rows, err = e.db.Query(ctx, e.q["JobClaim"], args...); err != nil {
-			return nil, e.wrap("claim jobs", err)
+		var rows pgx.Rows
+		if rows, err = e.db.Query(ctx, e.q["JobClaim"], args...); err == nil {
+			jobs, err = scanClaimed(rows, p.Max)
 		}
 	}
+	if err != nil {
+		return nil, e.wrap("claim jobs", err)
+	}
+	return jobs, nil
+}
+
+// scanClaimed reads JobClaim's rows, at most max, and closes them.
+func scanClaimed(rows pgx.Rows, max int) ([]*driver.JobRow, error) {
 	defer rows.Close()
-	jobs := make([]*driver.JobRow, 0, p.Max)
+	jobs := make([]*driver.JobRow, 0, max)
 	for rows.Next() {
 		j := &driver.JobRow{State: driver.StateRunning}
 		var timeoutMS int64
@@ -157,7 +159,7 @@ func (e *executor) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*drive
 		if err := rows.Scan(&j.ID, &j.Queue, &j.Kind, &j.Priority, &j.Args, &j.Metadata, &j.Tags, &j.Attempt,
 			&j.MaxAttempts, &j.Errors, &timeoutMS, &j.CreatedAt, &j.RunAt, &j.AttemptedAt, &owner,
 			&j.LeaseExpiresAt, &j.CancelRequested, &key); err != nil {
-			return nil, e.wrap("claim jobs", err)
+			return nil, err
 		}
 		j.Timeout = time.Duration(timeoutMS) * time.Millisecond
 		if owner != nil {
@@ -168,10 +170,7 @@ func (e *executor) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*drive
 		}
 		jobs = append(jobs, j)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, e.wrap("claim jobs", err)
-	}
-	return jobs, nil
+	return jobs, rows.Err()
 }
 
 func (e *executor) JobFinish(ctx context.Context, results []driver.Result) ([]int64, error) {

@@ -8,15 +8,43 @@ import (
 	"github.com/droverhq/drover/internal/driver"
 )
 
-// claimLimited sends QueueLimitTake and JobClaim for a queue with
-// cluster-wide limits as one batch, which PostgreSQL runs as one implicit
-// transaction: the limits row stays locked from the refill until the claim
-// has counted its jobs in. The caller reads both results and closes the
-// batch.
-func (e *executor) claimLimited(ctx context.Context, p driver.ClaimParams, claimArgs []any) pgx.BatchResults {
-	l := p.Limit
-	b := &pgx.Batch{}
-	b.Queue(e.q["QueueLimitTake"], p.Queue, l.MaxRunning, l.Rate, l.Period.Milliseconds())
-	b.Queue(e.q["JobClaim"], claimArgs...)
-	return e.db.SendBatch(ctx, b)
+// claimLimited claims for a queue with cluster-wide limits, in one
+// transaction: QueueLimitTake locks the queue's limits row and refills its
+// bucket, QueueLimitRoom counts what the limits leave room for (a statement
+// of its own, so that its snapshot is taken under the lock), and JobClaim
+// takes that many. The room is passed to JobClaim as its LIMIT, a value the
+// planner sees, so the claim keeps its ordered index scan. Three round
+// trips, once per claim of up to ClaimMax jobs; queues without limits take
+// none of them.
+func (e *executor) claimLimited(ctx context.Context, p driver.ClaimParams, claimArgs []any,
+	scan func(pgx.Rows, int) ([]*driver.JobRow, error)) ([]*driver.JobRow, error) {
+	var jobs []*driver.JobRow
+	err := pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
+		l := p.Limit
+		b := &pgx.Batch{}
+		b.Queue(e.q["QueueLimitTake"], p.Queue, l.MaxRunning, l.Rate, l.Period.Milliseconds())
+		b.Queue(e.q["QueueLimitRoom"], p.Queue, p.Max)
+		br := tx.SendBatch(ctx, b)
+		if _, err := br.Exec(); err != nil {
+			br.Close()
+			return err
+		}
+		var room int
+		if err := br.QueryRow().Scan(&room); err != nil {
+			br.Close()
+			return err
+		}
+		if err := br.Close(); err != nil || room == 0 {
+			return err
+		}
+		args := append([]any{}, claimArgs...)
+		args[1] = room
+		rows, err := tx.Query(ctx, e.q["JobClaim"], args...)
+		if err != nil {
+			return err
+		}
+		jobs, err = scan(rows, room)
+		return err
+	})
+	return jobs, err
 }

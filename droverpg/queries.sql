@@ -110,32 +110,17 @@ SELECT pg_notify($1, queue) FROM unnest($2::text[]) AS queue;
 -- a keyed job promoted by a finish that committed meanwhile would otherwise
 -- appear to have started before its predecessor finished.
 --
--- order: $5 is true for a queue with cluster-wide limits. QueueLimitTake
--- then ran first in the same transaction and holds the queue's limits row,
--- so the limited claims of the queue take turns, each seeing the rows the
--- one before it committed. The claim takes no more than the limits leave
--- room for: the queue's rows claimed under them and still running (counted
--- from jobs_limited_idx) stay within max_running, and each job spends a
--- whole token of the rate bucket. It marks the rows it claims as limited.
--- A finish or rescue thus frees the room by itself, with no counter to
--- maintain. For other queues $5 is false, and the room and spent parts do
--- nothing.
-WITH room AS (
-    SELECT greatest(0, least($2,
-        CASE WHEN l.max_running > 0
-            THEN l.max_running - (SELECT count(*) FROM {schema}jobs r
-                                  WHERE r.queue = $1 AND r.limited AND r.state = 'running')
-            ELSE $2 END,
-        CASE WHEN l.rate > 0 THEN floor(l.tokens)::integer ELSE $2 END)) AS n
-    FROM {schema}queue_limits l
-    WHERE $5::boolean AND l.queue = $1
-),
-picked AS (
+-- order: $5 is true for a queue with cluster-wide limits, whose claim runs
+-- inside the transaction of QueueLimitTake and QueueLimitRoom (limits.go),
+-- with $2 the room they found: it marks the rows it claims as limited and
+-- spends a rate token on each. For other queues $5 is false and the spent
+-- part does nothing.
+WITH picked AS (
     SELECT id
     FROM {schema}jobs
     WHERE state = 'available' AND queue = $1 AND run_at <= now()
     ORDER BY priority, run_at, id
-    LIMIT CASE WHEN $5::boolean THEN coalesce((SELECT n FROM room), 0) ELSE $2 END
+    LIMIT $2
     FOR UPDATE SKIP LOCKED
 ),
 claimed AS (
@@ -163,8 +148,9 @@ SELECT * FROM claimed;
 -- name: QueueLimitTake
 -- Writes the queue's limits as this client configures them and refills the
 -- rate bucket for the time since the last claim. The row stays locked until
--- the claim that follows in the same transaction commits, so the limited
--- claims of one queue take turns; claims of other queues never touch it. $2 max running, $3 rate, $4 period in ms (0: no limit).
+-- the claim's transaction commits, so the limited claims of one queue take
+-- turns; claims of other queues never touch it. $2 max running, $3 rate, $4
+-- period in ms (0: no limit).
 INSERT INTO {schema}queue_limits AS l (queue, max_running, rate, period_ms, tokens, refilled_at)
 VALUES ($1, $2::integer, $3::integer, $4::bigint, $3::integer, now())
 ON CONFLICT (queue) DO UPDATE
@@ -175,6 +161,21 @@ SET max_running = excluded.max_running,
         ELSE least(excluded.rate::float8,
             l.tokens + excluded.rate * extract(epoch FROM now() - l.refilled_at)::float8 * 1000 / excluded.period_ms) END,
     refilled_at = now();
+
+-- name: QueueLimitRoom
+-- How many jobs the claim may take, at most $2: the queue's rows claimed
+-- under its limits and still running (counted from jobs_limited_idx) stay
+-- within max_running, and each job needs a whole token. A statement of its
+-- own, after QueueLimitTake took the row lock, so that its snapshot sees
+-- every limited claim that committed before.
+SELECT greatest(0, least($2,
+    CASE WHEN l.max_running > 0
+        THEN l.max_running - (SELECT count(*) FROM {schema}jobs r
+                              WHERE r.queue = $1 AND r.limited AND r.state = 'running')
+        ELSE $2 END,
+    CASE WHEN l.rate > 0 THEN floor(l.tokens)::integer ELSE $2 END))
+FROM {schema}queue_limits l
+WHERE l.queue = $1;
 
 -- name: JobFinish
 -- Outcomes: 1 completed, 2 retry, 3 discarded, 4 cancelled, 5 released.

@@ -82,7 +82,7 @@ type workerConfig struct {
 
 func (w workerConfig) clientConfig(s *storeurl.Store) *drover.Config {
 	return &drover.Config{
-		Queues:        map[string]drover.QueueConfig{w.Queue: {MaxWorkers: w.Concurrency, ClaimMax: w.ClaimMax,
+		Queues: map[string]drover.QueueConfig{w.Queue: {MaxWorkers: w.Concurrency, ClaimMax: w.ClaimMax,
 			GlobalMaxWorkers: w.GlobalLimit}},
 		Workers:       Workers(),
 		LeaseDuration: w.Lease,
