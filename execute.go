@@ -18,7 +18,7 @@ import (
 // result, so every claimed attempt is accounted for.
 func (c *Client[TTx]) runJob(ctx context.Context, r *driver.JobRow) driver.Result {
 	row := jobRowFromDriver(r)
-	res := driver.Result{ID: r.ID, Attempt: r.Attempt}
+	res := driver.Result{ID: r.ID, Attempt: r.Attempt, Key: r.Key, Queue: r.Queue}
 	unit, ok := c.config.Workers.byKind[r.Kind]
 	if !ok {
 		// Another process of the fleet may know the kind; retry there.
