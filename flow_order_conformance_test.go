@@ -3,6 +3,7 @@ package drover_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/droverhq/drover"
@@ -189,6 +190,56 @@ func TestFlowRejectsUniqueJobs(t *testing.T) {
 		}
 		if counts[drover.JobStateAvailable] != 1 || len(counts) != 1 {
 			t.Fatalf("stored %v, want only the parent", counts)
+		}
+	})
+}
+
+// TestKeyedWorkflowsUnderConcurrency stores, for several keys, chains of a
+// plain parent and a keyed child, in calls that interleave the keys, and
+// works them with three clients: parents end in any order, and the settles
+// that release children race with the finishes of other children of their
+// keys. Every child must run after its parent, and each key's children one
+// at a time in insert order.
+func TestKeyedWorkflowsUnderConcurrency(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		const keys, perKey = 6, 12
+		b := setup(t, s, 8, flowWorkers(newRecorder()))
+		ctx := context.Background()
+		children := map[string][]int64{}
+		parentOf := map[int64]int64{}
+		for i := range perKey {
+			w := drover.NewWorkflow()
+			type pair struct{ parent, child drover.Step }
+			var pairs []pair
+			for k := range keys {
+				p := w.Add(stepArgs{N: i, Sleep: fmt.Sprintf("%dms", (i*7+k*3)%5)}, nil)
+				c := w.Add(stepArgs{N: k, Parent: true}, &drover.InsertOpts{Key: fmt.Sprintf("k%d", k)}, p)
+				pairs = append(pairs, pair{p, c})
+			}
+			ids, err := b.client.InsertWorkflow(ctx, w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, pr := range pairs {
+				key := fmt.Sprintf("k%d", k)
+				child := ids[pr.child.Index()]
+				children[key] = append(children[key], child)
+				parentOf[child] = ids[pr.parent.Index()]
+			}
+		}
+		b.start(t)
+		for range 2 {
+			cfg := fastConfig(b.rec, 8)
+			flowWorkers(b.rec)(cfg)
+			startClient(t, b.s.newClient(t, b.d, cfg))
+		}
+		waitNoneWaiting(t, b.client)
+
+		for _, ids := range children {
+			for _, id := range ids {
+				assertRanAfter(t, b.client, parentOf[id], id)
+			}
+			assertKeyOrder(t, b.client, ids...)
 		}
 	})
 }

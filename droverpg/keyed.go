@@ -108,20 +108,20 @@ func readKeyedInsert(br pgx.BatchResults, jobs []driver.InsertParams) ([]int64, 
 	return ids, nil
 }
 
-// finishKeyed runs JobFinish between KeyLock and KeyPromote, in one round
-// trip and one implicit transaction: the lock keeps a concurrent keyed
-// insert from counting a finished job as active after the promotion has
-// looked.
+// finishKeyed runs JobFinish, KeyLock and KeyPromote in one round trip and
+// one implicit transaction. The lock only has to come before the promotion
+// counts the keys' active jobs: a keyed insert that counted a finished job
+// as active holds the lock until it commits, so the promotion then sees
+// the job it stored blocked. Taking it after the finish's row locks keeps
+// one lock order (rows, then keys) with the settling transactions of
+// workflows (flow.go), which learn their keys only once they settled.
 func (e *executor) finishKeyed(ctx context.Context, queues, keys []string, finishArgs ...any) ([]int64, error) {
 	b := &pgx.Batch{}
-	b.Queue(e.q["KeyLock"], queues, keys)
 	b.Queue(e.q["JobFinish"], finishArgs...)
+	b.Queue(e.q["KeyLock"], queues, keys)
 	b.Queue(e.q["KeyPromote"], queues, keys, e.channel)
 	br := e.db.SendBatch(ctx, b)
 	defer br.Close()
-	if _, err := br.Exec(); err != nil {
-		return nil, e.wrap("finish jobs", err)
-	}
 	rows, err := br.Query()
 	if err != nil {
 		return nil, e.wrap("finish jobs", err)
@@ -133,14 +133,16 @@ func (e *executor) finishKeyed(ctx context.Context, queues, keys []string, finis
 	if _, err := br.Exec(); err != nil {
 		return nil, e.wrap("promote keyed jobs", err)
 	}
+	if _, err := br.Exec(); err != nil {
+		return nil, e.wrap("promote keyed jobs", err)
+	}
 	return accepted, e.wrap("finish jobs", br.Close())
 }
 
 // promote makes blocked jobs of the given keys available where the keys
-// have room, in tx: KeyLock then KeyPromote, in one round trip. The lock is
-// taken after the statements that freed the keys' slots, which is enough:
-// what matters is that no keyed insert counts the keys between the
-// promotion's look and the commit.
+// have room, in tx: KeyLock then KeyPromote, in one round trip, after the
+// statements that freed or filled the keys' places (see finishKeyed for
+// why the lock may come after them).
 func (e *executor) promote(ctx context.Context, tx pgx.Tx, queues, keys []string) error {
 	b := &pgx.Batch{}
 	b.Queue(e.q["KeyLock"], queues, keys)

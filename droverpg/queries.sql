@@ -52,9 +52,10 @@ RETURNING id, unique_key;
 -- name: KeyLock
 -- Serialises, per (queue, ordering key), the transactions that count a
 -- key's active jobs: keyed inserts and the finishes and sweeps that promote.
--- Transaction-scoped advisory locks, taken in one order, so that two
--- transactions never wait on each other in a cycle. Plain jobs never take
--- them. Keys share 256 locks by hash: a finish batch covering hundreds of
+-- Transaction-scoped advisory locks, taken in one order and in one
+-- statement per transaction, after any row locks the transaction takes, so
+-- that two transactions never wait on each other in a cycle. Plain jobs
+-- never take them. Keys share 256 locks by hash: a finish batch covering hundreds of
 -- keys then holds at most 256 entries of PostgreSQL's shared lock table
 -- (sized by max_locks_per_transaction, 64 per connection by default), at
 -- the price of keys of one stripe taking turns.
@@ -427,7 +428,7 @@ INSERT INTO {schema}schema_migrations (version, name) VALUES ($1, $2);
 -- name: JobInsertFlow
 -- JobInsertMany with the flow columns: pending jobs wait for waiting_on
 -- parents (or their batch, for a callback). A keyed job that does not wait
--- is gated like JobInsertKeyed (KeyLock runs first in the transaction), and
+-- is gated like JobInsertKeyed (KeyLock runs before it in the transaction), and
 -- also waits as blocked behind a pending job of its key earlier in the
 -- call; a keyed pending job holds its place in its key (KeyPromote).
 WITH p AS (
