@@ -61,6 +61,9 @@ func (c *Client[TTx]) insertBatch(ctx context.Context, exec driver.Executor, job
 		if err != nil {
 			return nil, fmt.Errorf("batch callback: %w", err)
 		}
+		if cb.UniqueKey != "" {
+			return nil, invalidf("batch callback: unique key %q: a batch's callback cannot be a unique job", cb.UniqueKey)
+		}
 		p.Callback = &cb
 	}
 	res, err := exec.JobInsertFlow(ctx, p)
@@ -75,8 +78,8 @@ func (c *Client[TTx]) insertBatch(ctx context.Context, exec driver.Executor, job
 type Batch struct {
 	ID    int64
 	Total int64
-	// Pending members wait to run: available, scheduled, or pending on
-	// jobs they depend on.
+	// Pending members wait to run: available, scheduled, pending on jobs
+	// they depend on, or blocked behind earlier jobs of their key.
 	Pending int64
 	Running int64
 	// Failed members failed an attempt and wait for their retry; they have

@@ -107,6 +107,9 @@ type Config struct {
 	// caller's trace context in the job's metadata, and each run gets a
 	// span linked to it. Nil (the default) leaves tracing off.
 	TracerProvider trace.TracerProvider
+	// PeriodicJobs are inserted on their schedules by the leader; see
+	// PeriodicJob (periodic.go).
+	PeriodicJobs []*PeriodicJob
 }
 
 // QueueConfig configures one queue of a client.
@@ -115,6 +118,18 @@ type QueueConfig struct {
 	MaxWorkers int
 	// ClaimMax caps the jobs of one claim statement; default 500.
 	ClaimMax int
+
+	// order: cluster-wide limits, enforced by the claim statement (see
+	// docs/ordering-and-limits.md). Give every client of the queue the
+	// same values: each claim writes its client's values to the store.
+
+	// GlobalMaxWorkers caps the queue's jobs running at once across every
+	// client (0: no cap). Jobs a client prefetched count as running.
+	GlobalMaxWorkers int
+	// RateLimit caps how many of the queue's jobs start per RatePeriod
+	// across every client, with bursts of up to RateLimit (0: no limit).
+	RateLimit  int
+	RatePeriod time.Duration
 }
 
 func (c *Config) withDefaults(d driver.Driver) (*Config, error) {
@@ -183,12 +198,17 @@ func (c *Config) withDefaults(d driver.Driver) (*Config, error) {
 		if q.ClaimMax < 0 {
 			return nil, invalidf("config: queue %q: ClaimMax %d must not be negative", name, q.ClaimMax)
 		}
+		if err := checkQueueLimits(name, q); err != nil {
+			return nil, err
+		}
 	}
 	if len(cfg.Queues) > 0 && cfg.Workers == nil {
 		return nil, invalidf("config: queues are configured but no Workers are")
 	}
 	return &cfg, nil
 }
+
+// order: periodic jobs are parsed in NewClient, next to withDefaults.
 
 // DefaultRetryPolicy waits attempt⁴ seconds plus up to 10% jitter (1 s, 16 s,
 // 81 s, 4 min, …, about 4.5 days at attempt 25), so that a struggling
@@ -217,6 +237,7 @@ type Client[TTx any] struct {
 	prodWG    sync.WaitGroup
 	bgWG      sync.WaitGroup
 	metrics   *clientMetrics
+	periodic  []periodicEntry
 }
 
 // NewClient returns a client on d. Nothing runs until Start.
@@ -231,7 +252,11 @@ func NewClient[TTx any](d driver.TxDriver[TTx], config *Config) (*Client[TTx], e
 	if err != nil {
 		return nil, err
 	}
-	return &Client[TTx]{config: cfg, driver: d, metrics: &clientMetrics{}}, nil
+	periodic, err := parsePeriodic(cfg.PeriodicJobs)
+	if err != nil {
+		return nil, err
+	}
+	return &Client[TTx]{config: cfg, driver: d, metrics: &clientMetrics{}, periodic: periodic}, nil
 }
 
 // ID is the client's identity in leases and leadership.
@@ -268,7 +293,7 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 	c.producers = make(map[string]*producer.Producer, len(cfg.Queues))
 	for name, q := range cfg.Queues {
 		c.producers[name] = producer.New(c.driver, c.tracker, c.completer.Submit, c.runJob, producer.Config{
-			Queue: name, MaxWorkers: q.MaxWorkers, ClaimMax: q.ClaimMax, Owner: cfg.ID,
+			Queue: name, MaxWorkers: q.MaxWorkers, ClaimMax: q.ClaimMax, Owner: cfg.ID, Limit: q.limit(),
 			Lease: cfg.LeaseDuration, PollInterval: cfg.PollInterval, Logger: log,
 		})
 	}
@@ -342,9 +367,18 @@ func (c *Client[TTx]) runElector(ctx context.Context) {
 				OnRescued: func(n int) { c.metrics.rescued.Add(int64(n)) }}
 			pruner := &maintenance.Pruner{Exec: c.driver, Interval: cfg.PruneInterval, Logger: cfg.Logger,
 				Completed: cfg.CompletedRetention, Cancelled: cfg.CancelledRetention, Discarded: cfg.DiscardedRetention}
-			maintWG.Add(2)
+			// order: the promoter frees keys whose slot no finish released.
+			promoter := &maintenance.Promoter{Exec: c.driver, Interval: cfg.RescueInterval, Logger: cfg.Logger}
+			// order: the leader inserts the periodic jobs.
+			sched := &scheduler{entries: c.periodic, logger: cfg.Logger,
+				insert: func(ctx context.Context, jobs []InsertManyParams) ([]int64, error) {
+					return c.insertMany(ctx, c.driver, jobs)
+				}}
+			maintWG.Add(4)
 			go func() { defer maintWG.Done(); rescuer.Run(mctx) }()
 			go func() { defer maintWG.Done(); pruner.Run(mctx) }()
+			go func() { defer maintWG.Done(); promoter.Run(mctx) }()
+			go func() { defer maintWG.Done(); sched.run(mctx) }()
 		},
 	}
 	e.Run(ctx)

@@ -20,7 +20,8 @@ import (
 // and batch on finish (result.go), whatever the outcome.
 func (c *Client[TTx]) runJob(ctx context.Context, r *driver.JobRow) driver.Result {
 	res := c.tracedAttempt(ctx, jobRowFromDriver(r))
-	res.Flow = r.Flow
+	// Keyed results promote the next job of their key on finish (keyed.go).
+	res.Flow, res.Key, res.Queue = r.Flow, r.Key, r.Queue
 	return res
 }
 

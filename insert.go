@@ -39,6 +39,26 @@ type InsertOpts struct {
 	// ReleaseOnParentFailure runs the job when a job it depends on is
 	// cancelled or discarded, instead of cancelling it too.
 	ReleaseOnParentFailure bool
+
+	// order: keyed and unique jobs (keyed.go, unique.go).
+
+	// Key groups jobs of one queue, like an SQS message group: at most
+	// KeyLimit jobs of a key run (or wait to run) at once, started in
+	// insert order, while jobs of other keys go on in parallel. The
+	// default KeyLimit of 1 runs a key's jobs one at a time in insert
+	// order; a job being retried keeps its place. The row Insert returns
+	// does not say whether the job waits as blocked; JobGet does.
+	Key string
+	// KeyLimit is how many jobs of Key may be active at once (1-10000).
+	KeyLimit int
+	// UniqueKey skips the insert, without failing it, while an unfinished
+	// job of the same kind holds the same unique key. Uniqueness is the
+	// store's unique index, so no race inserts two.
+	UniqueKey string
+	// UniquePeriod, when set, limits uniqueness to a time window: jobs
+	// inserted in different windows (multiples of UniquePeriod since the
+	// Unix epoch) do not collide.
+	UniquePeriod time.Duration
 }
 
 // ArgsWithOpts may be implemented by Args to give defaults for every job of
@@ -208,7 +228,7 @@ func (c *Client[TTx]) buildInsert(args Args, opts *InsertOpts) (driver.InsertPar
 			return p, invalidf("metadata: must be a JSON object")
 		}
 	}
-	return driver.InsertParams{
+	p = driver.InsertParams{
 		Queue:       o.Queue,
 		Kind:        kind,
 		Args:        encoded,
@@ -218,7 +238,12 @@ func (c *Client[TTx]) buildInsert(args Args, opts *InsertOpts) (driver.InsertPar
 		MaxAttempts: o.MaxAttempts,
 		RunAt:       o.RunAt,
 		Timeout:     o.Timeout,
-	}, nil
+	}
+	// order: Key, KeyLimit and UniqueKey are checked and set in keyed.go.
+	if err := setOrderOpts(&p, &o, time.Now()); err != nil {
+		return driver.InsertParams{}, err
+	}
+	return p, nil
 }
 
 func mergeOpts(dst, src *InsertOpts) {
@@ -249,6 +274,18 @@ func mergeOpts(dst, src *InsertOpts) {
 	if src.ReleaseOnParentFailure {
 		dst.ReleaseOnParentFailure = true
 	}
+	if src.Key != "" {
+		dst.Key = src.Key
+	}
+	if src.KeyLimit != 0 {
+		dst.KeyLimit = src.KeyLimit
+	}
+	if src.UniqueKey != "" {
+		dst.UniqueKey = src.UniqueKey
+	}
+	if src.UniquePeriod != 0 {
+		dst.UniquePeriod = src.UniquePeriod
+	}
 }
 
 // Insert stores one job and returns it as inserted.
@@ -263,7 +300,8 @@ func (c *Client[TTx]) InsertTx(ctx context.Context, tx TTx, args Args, opts *Ins
 }
 
 // InsertMany stores many jobs in one round trip and returns their IDs in
-// input order. Either all are stored or, on any error, none.
+// input order. Either all are stored or, on any error, none. A unique job
+// skipped as a duplicate (InsertOpts.UniqueKey) gets ID 0.
 func (c *Client[TTx]) InsertMany(ctx context.Context, jobs []InsertManyParams) ([]int64, error) {
 	return c.insertMany(ctx, c.driver, jobs)
 }
@@ -290,11 +328,14 @@ func (c *Client[TTx]) insertOne(ctx context.Context, exec driver.Executor, args 
 	if err != nil {
 		return nil, err
 	}
+	if ids[0] == 0 {
+		return &JobRow{Queue: p.Queue, Kind: p.Kind, UniqueSkippedAsDuplicate: true}, nil
+	}
 	now := time.Now()
 	row := &JobRow{
 		ID: ids[0], State: JobStateAvailable, Queue: p.Queue, Kind: p.Kind, Priority: p.Priority,
 		EncodedArgs: p.Args, Metadata: p.Metadata, Tags: p.Tags, MaxAttempts: p.MaxAttempts,
-		Timeout: p.Timeout, CreatedAt: now, RunAt: p.RunAt,
+		Timeout: p.Timeout, CreatedAt: now, RunAt: p.RunAt, Key: p.Key,
 	}
 	if row.RunAt.IsZero() {
 		row.RunAt = now

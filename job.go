@@ -11,11 +11,13 @@ import (
 type JobState string
 
 // Job states. A job waits as pending (for jobs it depends on, see
-// Workflow), scheduled (its time has not come), available or retryable (it
-// failed and waits for its backoff), runs as running, and ends as
-// completed, cancelled or discarded (out of attempts).
+// Workflow), blocked (behind earlier jobs of its key, see InsertOpts.Key),
+// scheduled (its time has not come), available or retryable (it failed and
+// waits for its backoff), runs as running, and ends as completed, cancelled
+// or discarded (out of attempts).
 const (
 	JobStatePending   JobState = JobState(driver.StatePending)
+	JobStateBlocked   JobState = JobState(driver.StateBlocked)
 	JobStateScheduled JobState = JobState(driver.StateScheduled)
 	JobStateAvailable JobState = JobState(driver.StateAvailable)
 	JobStateRetryable JobState = JobState(driver.StateRetryable)
@@ -56,6 +58,12 @@ type JobRow struct {
 	// BatchID is the batch the job belongs to, or the batch a callback
 	// reports on; 0 for none. Set on jobs handed to workers.
 	BatchID int64
+	// Key is the job's InsertOpts.Key, set on the jobs workers receive.
+	Key string
+	// UniqueSkippedAsDuplicate is set on the row Insert returns when the
+	// job was not stored because an unfinished job holds its unique key
+	// (InsertOpts.UniqueKey); ID is 0 then.
+	UniqueSkippedAsDuplicate bool
 }
 
 // Job is a job with its args decoded, as a Worker receives it.
@@ -98,6 +106,7 @@ func jobRowFromDriver(r *driver.JobRow) *JobRow {
 		LeaseExpiresAt:  r.LeaseExpiresAt,
 		CancelRequested: r.CancelRequested,
 		BatchID:         r.BatchID,
+		Key:             r.Key,
 	}
 	if len(r.Errors) > 0 {
 		// A row whose errors do not decode still shows everything else;

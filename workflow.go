@@ -137,6 +137,11 @@ func (c *Client[TTx]) buildFlowJob(j InsertManyParams) (driver.FlowJob, error) {
 	if err != nil {
 		return fj, err
 	}
+	if p.UniqueKey != "" {
+		// A skipped duplicate would leave its dependants waiting on a job
+		// that was never stored, and its batch one member short.
+		return fj, invalidf("unique key %q: a unique job cannot be part of a workflow or batch", p.UniqueKey)
+	}
 	fj.InsertParams = p
 	if j.Opts != nil {
 		for _, id := range j.Opts.DependsOn {

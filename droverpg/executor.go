@@ -43,6 +43,14 @@ func (e *executor) JobInsertMany(ctx context.Context, jobs []driver.InsertParams
 	now := time.Now()
 	b := &pgx.Batch{}
 	notify := map[string]bool{}
+	// order: jobs with a key or a unique key take their own statement
+	// (keyed.go); plain jobs keep the one below. out maps each plain job
+	// back to its input position.
+	plain, special, out := driver.SplitSpecial(jobs)
+	if len(special) > 0 {
+		e.queueKeyedInsert(b, special, now, notify)
+	}
+	jobs = plain
 	for start := 0; start < len(jobs); start += insertChunk {
 		chunk := jobs[start:min(start+insertChunk, len(jobs))]
 		n := len(chunk)
@@ -84,6 +92,13 @@ func (e *executor) JobInsertMany(ctx context.Context, jobs []driver.InsertParams
 	}
 	br := e.db.SendBatch(ctx, b)
 	defer br.Close()
+	var specialIDs []int64
+	if len(special) > 0 {
+		var err error
+		if specialIDs, err = readKeyedInsert(br, special); err != nil {
+			return nil, e.wrap("insert jobs", err)
+		}
+	}
 	ids := make([]int64, 0, len(jobs))
 	for start := 0; start < len(jobs); start += insertChunk {
 		rows, err := br.Query()
@@ -110,78 +125,107 @@ func (e *executor) JobInsertMany(ctx context.Context, jobs []driver.InsertParams
 	if err := br.Close(); err != nil {
 		return nil, e.wrap("insert jobs", err)
 	}
-	return ids, nil
+	return out.Merge(ids, specialIDs), nil
 }
 
 func (e *executor) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*driver.JobRow, error) {
-	name, args := "JobClaim", []any{p.Queue, p.Max, p.Owner, float64(p.Lease.Milliseconds())}
+	name, args := "JobClaim", []any{p.Queue, p.Max, p.Owner, float64(p.Lease.Milliseconds()), p.Limit != nil}
 	if p.After != nil {
 		name, args = "JobClaimAfter", append(args, int16(p.After.Priority), p.After.RunAt, p.After.ID)
 	}
-	rows, err := e.db.Query(ctx, e.q[name], args...)
+	var jobs []*driver.JobRow
+	var err error
+	if p.Limit != nil {
+		// order: a limited queue's claim runs in a transaction that first
+		// finds its room (limits.go).
+		jobs, err = e.claimLimited(ctx, p, name, args, scanClaimed)
+	} else {
+		var rows pgx.Rows
+		if rows, err = e.db.Query(ctx, e.q[name], args...); err == nil {
+			jobs, err = scanClaimed(rows, p.Max)
+		}
+	}
 	if err != nil {
-		return nil, e.wrap("claim jobs", err)
-	}
-	defer rows.Close()
-	jobs := make([]*driver.JobRow, 0, p.Max)
-	for rows.Next() {
-		j := &driver.JobRow{State: driver.StateRunning}
-		var timeoutMS int64
-		var owner *string
-		if err := rows.Scan(&j.ID, &j.Queue, &j.Kind, &j.Priority, &j.Args, &j.Metadata, &j.Tags, &j.Attempt,
-			&j.MaxAttempts, &j.Errors, &timeoutMS, &j.CreatedAt, &j.RunAt, &j.AttemptedAt, &owner,
-			&j.LeaseExpiresAt, &j.CancelRequested, &j.BatchID, &j.Flow); err != nil {
-			return nil, e.wrap("claim jobs", err)
-		}
-		j.Timeout = time.Duration(timeoutMS) * time.Millisecond
-		if owner != nil {
-			j.LeaseOwner = *owner
-		}
-		jobs = append(jobs, j)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, e.wrap("claim jobs", err)
 	}
 	return jobs, nil
 }
 
+// scanClaimed reads JobClaim's rows, at most max, and closes them.
+func scanClaimed(rows pgx.Rows, max int) ([]*driver.JobRow, error) {
+	defer rows.Close()
+	jobs := make([]*driver.JobRow, 0, max)
+	for rows.Next() {
+		j := &driver.JobRow{State: driver.StateRunning}
+		var timeoutMS int64
+		var owner, key *string
+		if err := rows.Scan(&j.ID, &j.Queue, &j.Kind, &j.Priority, &j.Args, &j.Metadata, &j.Tags, &j.Attempt,
+			&j.MaxAttempts, &j.Errors, &timeoutMS, &j.CreatedAt, &j.RunAt, &j.AttemptedAt, &owner,
+			&j.LeaseExpiresAt, &j.CancelRequested, &j.BatchID, &j.Flow, &key); err != nil {
+			return nil, err
+		}
+		j.Timeout = time.Duration(timeoutMS) * time.Millisecond
+		if owner != nil {
+			j.LeaseOwner = *owner
+		}
+		if key != nil {
+			j.Key = *key
+		}
+		jobs = append(jobs, j)
+	}
+	return jobs, rows.Err()
+}
+
 // JobFinish applies results with one statement when none of them belongs
 // to a workflow or batch. Results of such jobs (or of jobs that became one
 // while they ran, which the plain statement's fence turns away) go through
-// finishFlow instead, which settles them in the same transaction.
+// finishFlow instead, which settles them in the same transaction. Results
+// of keyed jobs also promote the next jobs of their keys; batches of plain
+// results run the plain statement alone.
 func (e *executor) JobFinish(ctx context.Context, results []driver.Result) ([]int64, error) {
-	if !driver.NeedsSettle(results) {
-		accepted, _, err := e.finish(ctx, e.db, results, false)
-		if err != nil {
-			return nil, e.wrap("finish jobs", err)
-		}
-		if len(accepted) == len(results) {
-			return accepted, nil
-		}
-		// Either stale results (rescued, cancelled) or jobs that gained
-		// dependants while they ran: the flow path's fence tells them
-		// apart.
-		more, err := e.finishFlow(ctx, notAccepted(results, accepted))
-		if err != nil {
-			return nil, err
-		}
-		return append(accepted, more...), nil
+	if driver.NeedsSettle(results) {
+		return e.finishFlow(ctx, results)
 	}
-	return e.finishFlow(ctx, results)
+	var accepted []int64
+	var err error
+	if queues, keys := driver.ResultKeys(results); len(keys) > 0 {
+		// order: results of keyed jobs take the locking, promoting path.
+		accepted, err = e.finishKeyed(ctx, queues, keys, e.finishArgs(results, false)...)
+	} else {
+		var rows pgx.Rows
+		if rows, err = e.db.Query(ctx, e.q["JobFinish"], e.finishArgs(results, false)...); err == nil {
+			accepted, _, err = readFinished(rows, len(results))
+		}
+		err = e.wrap("finish jobs", err)
+	}
+	if err != nil || len(accepted) == len(results) {
+		return accepted, err
+	}
+	// Either stale results (rescued, cancelled) or jobs that gained
+	// dependants while they ran: the flow path's fence tells them apart.
+	more, err := e.finishFlow(ctx, notAccepted(results, accepted))
+	if err != nil {
+		return nil, err
+	}
+	return append(accepted, more...), nil
 }
 
 // finishFlow finishes results and settles the jobs that ended, in one
-// transaction (a savepoint inside a caller's one).
+// transaction (a savepoint inside a caller's one), then promotes the keys
+// of keyed results and of the dependants the settle released or cancelled.
 func (e *executor) finishFlow(ctx context.Context, results []driver.Result) ([]int64, error) {
 	var accepted []int64
+	queues, keys := driver.ResultKeys(results)
 	err := pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
-		var settle []int64
-		var err error
-		accepted, settle, err = e.finish(ctx, tx, results, true)
-		if err != nil || len(settle) == 0 {
+		rows, err := tx.Query(ctx, e.q["JobFinish"], e.finishArgs(results, true)...)
+		if err != nil {
 			return err
 		}
-		return e.settle(ctx, tx, settle)
+		var ended []int64
+		if accepted, ended, err = readFinished(rows, len(results)); err != nil {
+			return err
+		}
+		return e.settle(ctx, tx, ended, queues, keys)
 	})
 	if err != nil {
 		return nil, e.wrap("finish jobs", err)
@@ -189,10 +233,9 @@ func (e *executor) finishFlow(ctx context.Context, results []driver.Result) ([]i
 	return accepted, nil
 }
 
-// finish runs the JobFinish statement on db and returns the accepted IDs
-// and, among them, the jobs to settle. flow false turns away jobs that must
-// be settled. Its callers name the operation in errors.
-func (e *executor) finish(ctx context.Context, db dbtx, results []driver.Result, flow bool) (accepted, settle []int64, err error) {
+// finishArgs returns the JobFinish parameters for results; flow false
+// turns away jobs that must be settled.
+func (e *executor) finishArgs(results []driver.Result, flow bool) []any {
 	n := len(results)
 	ids := make([]int64, n)
 	attempts := make([]int32, n)
@@ -218,10 +261,12 @@ func (e *executor) finish(ctx context.Context, db dbtx, results []driver.Result,
 			outputs[i] = &s
 		}
 	}
-	rows, err := db.Query(ctx, e.q["JobFinish"], ids, attempts, outcomes, errs, runAts, outputs, flow)
-	if err != nil {
-		return nil, nil, err
-	}
+	return []any{ids, attempts, outcomes, errs, runAts, outputs, flow}
+}
+
+// readFinished reads JobFinish's rows and closes them: the accepted IDs
+// and, among them, the jobs to settle.
+func readFinished(rows pgx.Rows, n int) (accepted, settle []int64, err error) {
 	defer rows.Close()
 	accepted = make([]int64, 0, n)
 	for rows.Next() {
@@ -235,10 +280,7 @@ func (e *executor) finish(ctx context.Context, db dbtx, results []driver.Result,
 			settle = append(settle, id)
 		}
 	}
-	if err := rows.Err(); err != nil {
-		return nil, nil, err
-	}
-	return accepted, settle, nil
+	return accepted, settle, rows.Err()
 }
 
 func (e *executor) JobHeartbeat(ctx context.Context, p driver.HeartbeatParams) (driver.HeartbeatResult, error) {
@@ -276,10 +318,7 @@ func (e *executor) JobRescue(ctx context.Context, p driver.RescueParams) (int, e
 		if err := tx.QueryRow(ctx, e.q["JobRescue"], p.Now, p.Limit).Scan(&n, &settle); err != nil {
 			return err
 		}
-		if len(settle) == 0 {
-			return nil
-		}
-		return e.settle(ctx, tx, settle)
+		return e.settle(ctx, tx, settle, nil, nil)
 	})
 	return n, e.wrap("rescue jobs", err)
 }
@@ -377,7 +416,7 @@ func (e *executor) JobCancel(ctx context.Context, id int64, now time.Time) (*dri
 		if !settle {
 			return nil
 		}
-		return e.settle(ctx, tx, []int64{id})
+		return e.settle(ctx, tx, []int64{id}, nil, nil)
 	})
 	if err != nil {
 		return nil, e.wrap("cancel job", err)

@@ -32,16 +32,38 @@ func notAccepted(results []driver.Result, accepted []int64) []driver.Result {
 
 // settle releases or cancels the dependants of jobs that ended in tx,
 // counts batch members and releases callbacks (JobFlowNoJIT, JobFlowLock,
-// then JobFlowSettle, in one round trip).
-func (e *executor) settle(ctx context.Context, tx pgx.Tx, ended []int64) error {
-	b := &pgx.Batch{}
-	b.Queue(e.q["JobFlowNoJIT"])
-	b.Queue(e.q["JobFlowLock"], ended)
-	b.Queue(e.q["JobFlowSettle"], ended, e.channel)
-	if err := tx.SendBatch(ctx, b).Close(); err != nil {
-		return fmt.Errorf("settle: %w", err)
+// then JobFlowSettle, in one round trip). Keyed dependants it released
+// wait as blocked, and keyed ones it cancelled leave their keys: it then
+// promotes their keys, with the keys of the caller's keyed results
+// (queues, keys), in the same transaction.
+func (e *executor) settle(ctx context.Context, tx pgx.Tx, ended []int64, queues, keys []string) error {
+	if len(ended) > 0 {
+		b := &pgx.Batch{}
+		b.Queue(e.q["JobFlowNoJIT"])
+		b.Queue(e.q["JobFlowLock"], ended)
+		b.Queue(e.q["JobFlowSettle"], ended, e.channel)
+		br := tx.SendBatch(ctx, b)
+		_, err := br.Exec()
+		if err == nil {
+			_, err = br.Exec()
+		}
+		var notified int
+		var kq, kk []string
+		if err == nil {
+			err = br.QueryRow().Scan(&notified, &kq, &kk)
+		}
+		if cerr := br.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("settle: %w", err)
+		}
+		queues, keys = append(queues, kq...), append(keys, kk...)
 	}
-	return nil
+	if len(keys) == 0 {
+		return nil
+	}
+	return e.promote(ctx, tx, queues, keys)
 }
 
 func (e *executor) JobInsertFlow(ctx context.Context, p driver.FlowInsertParams) (driver.FlowInsertResult, error) {
@@ -94,6 +116,13 @@ func (e *executor) insertFlow(ctx context.Context, tx pgx.Tx, p driver.FlowInser
 	plan, err := driver.PlanFlowInsert(p, live, ended)
 	if err != nil {
 		return res, err
+	}
+	// order: keyed jobs count their keys' active jobs under the keys'
+	// locks, like JobInsertKeyed.
+	if queues, keys := flowKeys(p); len(keys) > 0 {
+		if _, err := tx.Exec(ctx, e.q["KeyLock"], queues, keys); err != nil {
+			return res, err
+		}
 	}
 	var batchID *int64
 	if p.Batch {
@@ -161,6 +190,8 @@ func (e *executor) insertFlowRows(ctx context.Context, tx pgx.Tx, jobs []driver.
 			waits    = make([]int32, n)
 			flows    = make([]int16, n)
 			batches  = make([]*int64, n)
+			keys     = make([]*string, n)
+			limits   = make([]int32, n)
 		)
 		for i := range n {
 			j := &jobs[start+i]
@@ -175,12 +206,17 @@ func (e *executor) insertFlowRows(ctx context.Context, tx pgx.Tx, jobs []driver.
 				runAts[i] = &j.RunAt
 			}
 			st[i], waits[i], flows[i], batches[i] = string(states[start+i]), int32(waitingOn[start+i]), int16(flow[start+i]), batchID
+			if j.Key != "" {
+				keys[i], limits[i] = &j.Key, int32(j.KeyLimit)
+			}
+			// A keyed job may be stored blocked instead; waking its queue
+			// for nothing costs one empty claim.
 			if states[start+i] == driver.StateAvailable && (j.RunAt.IsZero() || !j.RunAt.After(now)) {
 				notify[j.Queue] = true
 			}
 		}
 		rows, err := tx.Query(ctx, e.q["JobInsertFlow"], queues, kinds, args, metas, tags, prios, maxAtt, runAts, timeouts,
-			st, waits, flows, batches)
+			st, waits, flows, batches, keys, limits)
 		if err != nil {
 			return nil, err
 		}
@@ -200,6 +236,20 @@ func (e *executor) insertFlowRows(ctx context.Context, tx pgx.Tx, jobs []driver.
 		}
 	}
 	return ids, nil
+}
+
+// flowKeys returns the (queue, key) pairs of p's keyed jobs, callback
+// included, as two parallel slices.
+func flowKeys(p driver.FlowInsertParams) (queues, keys []string) {
+	for i := range p.Jobs {
+		if j := &p.Jobs[i]; j.Key != "" {
+			queues, keys = append(queues, j.Queue), append(keys, j.Key)
+		}
+	}
+	if c := p.Callback; c != nil && c.Key != "" {
+		queues, keys = append(queues, c.Queue), append(keys, c.Key)
+	}
+	return queues, keys
 }
 
 func (e *executor) BatchGet(ctx context.Context, id int64) (*driver.BatchRow, error) {

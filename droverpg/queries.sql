@@ -10,10 +10,122 @@ FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::jsonb[], $5::text[], $6::sm
 ORDER BY ord
 RETURNING id;
 
+-- name: JobInsertKeyed
+-- Jobs with an ordering key or a unique key (plain jobs take JobInsertMany,
+-- which never reads other rows). A keyed job starts available only if no
+-- job of its key is blocked, or pending on other jobs (a workflow step
+-- holds its place in its key while it waits), and its key has room: the
+-- jobs of the key
+-- already active plus those ahead of it in this batch stay under its
+-- key_limit. Otherwise it waits as blocked. KeyLock on the same keys runs
+-- first in the same transaction, so the count cannot go stale before
+-- commit. A unique key that an unfinished job holds skips the row; RETURNING
+-- gives the unique key of each row inserted so that the caller can tell
+-- which rows were skipped.
+WITH p AS (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::jsonb[], $5::text[], $6::smallint[], $7::integer[],
+            $8::timestamptz[], $9::bigint[], $10::text[], $11::integer[], $12::text[])
+        WITH ORDINALITY AS p(queue, kind, args, metadata, tags, priority, max_attempts, run_at, timeout_ms,
+            ordering_key, key_limit, unique_key, ord)
+),
+gated AS (
+    SELECT p.*,
+        CASE WHEN p.ordering_key IS NULL THEN 'available'
+             WHEN NOT EXISTS (SELECT 1 FROM {schema}jobs j
+                              WHERE j.queue = p.queue AND j.ordering_key = p.ordering_key AND j.state IN ('blocked', 'pending'))
+              AND (SELECT count(*) FROM {schema}jobs j
+                   WHERE j.queue = p.queue AND j.ordering_key = p.ordering_key AND j.state IN ('available', 'running'))
+                  + row_number() OVER (PARTITION BY p.queue, p.ordering_key ORDER BY p.ord) <= p.key_limit
+             THEN 'available'
+             ELSE 'blocked' END AS state
+    FROM p
+)
+INSERT INTO {schema}jobs (state, queue, kind, args, metadata, tags, priority, max_attempts, run_at, timeout_ms,
+    ordering_key, key_limit, unique_key)
+SELECT state, queue, kind, args, metadata, string_to_array(tags, ','), priority, max_attempts, coalesce(run_at, now()),
+    timeout_ms, ordering_key, key_limit, unique_key
+FROM gated
+ORDER BY ord
+ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL DO NOTHING
+RETURNING id, unique_key;
+
+-- name: KeyLock
+-- Serialises, per (queue, ordering key), the transactions that count a
+-- key's active jobs: keyed inserts and the finishes and sweeps that promote.
+-- Transaction-scoped advisory locks, taken in one order and in one
+-- statement per transaction, after any row locks the transaction takes, so
+-- that two transactions never wait on each other in a cycle. Plain jobs
+-- never take them. Keys share 256 locks by hash: a finish batch covering hundreds of
+-- keys then holds at most 256 entries of PostgreSQL's shared lock table
+-- (sized by max_locks_per_transaction, 64 per connection by default), at
+-- the price of keys of one stripe taking turns.
+SELECT count(pg_advisory_xact_lock(hashtext('{schema}jobs'), k))
+FROM (
+    SELECT DISTINCT hashtext(queue || chr(31) || ordering_key) & 255 AS k
+    FROM unnest($1::text[], $2::text[]) AS t(queue, ordering_key)
+    ORDER BY k
+) s;
+
+-- name: KeyPromote
+-- Makes the oldest blocked jobs of each (queue, ordering key) available
+-- while the key has room: its active jobs stay within the key_limit of its
+-- next waiting job. A keyed job pending on other jobs (a workflow step)
+-- holds its place: promotion stops at it, and the settle that releases it
+-- makes it blocked, then promotes its key. $3 is the notification channel:
+-- promoted jobs wake their queues when the transaction commits. Runs under
+-- KeyLock.
+WITH k AS (
+    SELECT DISTINCT queue, ordering_key FROM unnest($1::text[], $2::text[]) AS k(queue, ordering_key)
+),
+next AS (
+    SELECT b.id
+    FROM k
+    CROSS JOIN LATERAL (
+        SELECT j.key_limit FROM {schema}jobs j
+        WHERE j.queue = k.queue AND j.ordering_key = k.ordering_key AND j.state = 'blocked'
+        ORDER BY j.id
+        LIMIT 1
+    ) head
+    CROSS JOIN LATERAL (
+        SELECT count(*) AS n FROM {schema}jobs j
+        WHERE j.queue = k.queue AND j.ordering_key = k.ordering_key AND j.state IN ('available', 'running')
+    ) active
+    CROSS JOIN LATERAL (
+        SELECT min(j.id) AS id FROM {schema}jobs j
+        WHERE j.queue = k.queue AND j.ordering_key = k.ordering_key AND j.state = 'pending'
+    ) pending
+    CROSS JOIN LATERAL (
+        SELECT j.id FROM {schema}jobs j
+        WHERE j.queue = k.queue AND j.ordering_key = k.ordering_key AND j.state = 'blocked'
+          AND (pending.id IS NULL OR j.id < pending.id)
+        ORDER BY j.id
+        LIMIT greatest(head.key_limit - active.n, 0)
+    ) b
+),
+promoted AS (
+    UPDATE {schema}jobs j SET state = 'available' FROM next WHERE j.id = next.id RETURNING j.queue
+)
+SELECT (SELECT count(*) FROM promoted),
+    (SELECT count(pg_notify($3, queue)) FROM (SELECT DISTINCT queue FROM promoted) q);
+
+-- name: KeyBlocked
+-- The keys that have blocked jobs, for the promotion sweep.
+SELECT DISTINCT queue, ordering_key FROM {schema}jobs WHERE state = 'blocked' LIMIT $1;
+
 -- name: Notify
 SELECT pg_notify($1, queue) FROM unnest($2::text[]) AS queue;
 
 -- name: JobClaim
+-- attempted_at is clock_timestamp(), read while the update runs, rather than
+-- now(), the transaction's start: planning the claim happens in between, and
+-- a keyed job promoted by a finish that committed meanwhile would otherwise
+-- appear to have started before its predecessor finished.
+--
+-- order: $5 is true for a queue with cluster-wide limits, whose claim runs
+-- inside the transaction of QueueLimitTake and QueueLimitRoom (limits.go),
+-- with $2 the room they found: it marks the rows it claims as limited and
+-- spends a rate token on each. For other queues $5 is false and the spent
+-- part does nothing.
 WITH picked AS (
     SELECT id
     FROM {schema}jobs
@@ -21,18 +133,61 @@ WITH picked AS (
     ORDER BY priority, run_at, id
     LIMIT $2
     FOR UPDATE SKIP LOCKED
+),
+claimed AS (
+    UPDATE {schema}jobs j
+    SET state = 'running',
+        attempt = j.attempt + 1,
+        attempted_at = clock_timestamp(),
+        lease_owner = $3,
+        lease_expires_at = now() + $4::float8 * interval '1 millisecond',
+        limited = $5::boolean
+    FROM picked
+    WHERE j.id = picked.id
+    RETURNING j.id, j.queue, j.kind, j.priority, j.args, j.metadata, j.tags, j.attempt, j.max_attempts,
+        j.errors, j.timeout_ms, j.created_at, j.run_at, j.attempted_at, j.lease_owner, j.lease_expires_at, j.cancel_requested,
+        coalesce(j.batch_id, 0), j.flow, -- flow: what the finish must settle
+        j.ordering_key -- order: the key tells the finish to promote (NULL for plain jobs)
+),
+spent AS (
+    UPDATE {schema}queue_limits l
+    SET tokens = l.tokens - c.n
+    FROM (SELECT count(*) AS n FROM claimed) c
+    WHERE $5::boolean AND l.queue = $1 AND l.rate > 0
 )
-UPDATE {schema}jobs j
-SET state = 'running',
-    attempt = j.attempt + 1,
-    attempted_at = now(),
-    lease_owner = $3,
-    lease_expires_at = now() + $4::float8 * interval '1 millisecond'
-FROM picked
-WHERE j.id = picked.id
-RETURNING j.id, j.queue, j.kind, j.priority, j.args, j.metadata, j.tags, j.attempt, j.max_attempts,
-    j.errors, j.timeout_ms, j.created_at, j.run_at, j.attempted_at, j.lease_owner, j.lease_expires_at, j.cancel_requested,
-    coalesce(j.batch_id, 0), j.flow;
+SELECT * FROM claimed;
+
+-- name: QueueLimitTake
+-- Writes the queue's limits as this client configures them and refills the
+-- rate bucket for the time since the last claim. The row stays locked until
+-- the claim's transaction commits, so the limited claims of one queue take
+-- turns; claims of other queues never touch it. $2 max running, $3 rate, $4
+-- period in ms (0: no limit).
+INSERT INTO {schema}queue_limits AS l (queue, max_running, rate, period_ms, tokens, refilled_at)
+VALUES ($1, $2::integer, $3::integer, $4::bigint, $3::integer, now())
+ON CONFLICT (queue) DO UPDATE
+SET max_running = excluded.max_running,
+    rate = excluded.rate,
+    period_ms = excluded.period_ms,
+    tokens = CASE WHEN excluded.rate = 0 THEN 0
+        ELSE least(excluded.rate::float8,
+            l.tokens + excluded.rate * extract(epoch FROM now() - l.refilled_at)::float8 * 1000 / excluded.period_ms) END,
+    refilled_at = now();
+
+-- name: QueueLimitRoom
+-- How many jobs the claim may take, at most $2: the queue's rows claimed
+-- under its limits and still running (counted from jobs_limited_idx) stay
+-- within max_running, and each job needs a whole token. A statement of its
+-- own, after QueueLimitTake took the row lock, so that its snapshot sees
+-- every limited claim that committed before.
+SELECT greatest(0, least($2,
+    CASE WHEN l.max_running > 0
+        THEN l.max_running - (SELECT count(*) FROM {schema}jobs r
+                              WHERE r.queue = $1 AND r.limited AND r.state = 'running')
+        ELSE $2 END,
+    CASE WHEN l.rate > 0 THEN floor(l.tokens)::integer ELSE $2 END))
+FROM {schema}queue_limits l
+WHERE l.queue = $1;
 
 -- name: JobFinish
 -- Outcomes: 1 completed, 2 retry, 3 discarded, 4 cancelled, 5 released.
@@ -201,11 +356,12 @@ ORDER BY id
 LIMIT $6;
 
 -- name: JobCancel
--- A waiting job (available, or pending on other jobs) is finished at once; a
--- running one is flagged. The second column says whether the finished job
--- must be settled (workflows, batches).
+-- A waiting job (available, pending on other jobs, or blocked behind its
+-- key) is finished at once; a running one is flagged. The second column
+-- says whether the finished job must be settled (workflows, batches). A
+-- keyed job's key is freed for the promoter's sweep.
 WITH done AS (
-    DELETE FROM {schema}jobs WHERE id = $1 AND state IN ('available', 'pending') RETURNING *
+    DELETE FROM {schema}jobs WHERE id = $1 AND state IN ('available', 'pending', 'blocked') RETURNING *
 ),
 moved AS (
     INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, args, metadata, tags, attempt,
@@ -326,15 +482,36 @@ INSERT INTO {schema}schema_migrations (version, name) VALUES ($1, $2);
 
 -- name: JobInsertFlow
 -- JobInsertMany with the flow columns: pending jobs wait for waiting_on
--- parents (or their batch, for a callback).
+-- parents (or their batch, for a callback). A keyed job that does not wait
+-- is gated like JobInsertKeyed (KeyLock runs before it in the transaction), and
+-- also waits as blocked behind a pending job of its key earlier in the
+-- call; a keyed pending job holds its place in its key (KeyPromote).
+WITH p AS (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::jsonb[], $5::text[], $6::smallint[], $7::integer[],
+            $8::timestamptz[], $9::bigint[], $10::text[], $11::integer[], $12::smallint[], $13::bigint[], $14::text[],
+            $15::integer[])
+        WITH ORDINALITY AS p(queue, kind, args, metadata, tags, priority, max_attempts, run_at, timeout_ms,
+            state, waiting_on, flow, batch_id, ordering_key, key_limit, ord)
+),
+gated AS (
+    SELECT p.*,
+        CASE WHEN p.state = 'pending' OR p.ordering_key IS NULL THEN p.state
+             WHEN NOT EXISTS (SELECT 1 FROM {schema}jobs j
+                              WHERE j.queue = p.queue AND j.ordering_key = p.ordering_key AND j.state IN ('blocked', 'pending'))
+              AND count(*) FILTER (WHERE p.state = 'pending')
+                  OVER (PARTITION BY p.queue, p.ordering_key ORDER BY p.ord) = 0
+              AND (SELECT count(*) FROM {schema}jobs j
+                   WHERE j.queue = p.queue AND j.ordering_key = p.ordering_key AND j.state IN ('available', 'running'))
+                  + row_number() OVER (PARTITION BY p.queue, p.ordering_key ORDER BY p.ord) <= p.key_limit
+             THEN 'available'
+             ELSE 'blocked' END AS gated_state
+    FROM p
+)
 INSERT INTO {schema}jobs (queue, kind, args, metadata, tags, priority, max_attempts, run_at, timeout_ms,
-    state, waiting_on, flow, batch_id)
+    state, waiting_on, flow, batch_id, ordering_key, key_limit)
 SELECT queue, kind, args, metadata, string_to_array(tags, ','), priority, max_attempts, coalesce(run_at, now()), timeout_ms,
-    state, waiting_on, flow, batch_id
-FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::jsonb[], $5::text[], $6::smallint[], $7::integer[], $8::timestamptz[], $9::bigint[],
-        $10::text[], $11::integer[], $12::smallint[], $13::bigint[])
-    WITH ORDINALITY AS p(queue, kind, args, metadata, tags, priority, max_attempts, run_at, timeout_ms,
-        state, waiting_on, flow, batch_id, ord)
+    gated_state, waiting_on, flow, batch_id, ordering_key, key_limit
+FROM gated
 ORDER BY ord
 RETURNING id;
 
@@ -393,7 +570,10 @@ SELECT (SELECT count(*) FROM children), (SELECT count(*) FROM counted);
 --  * counted: batch members that ended (cancelled dependants included) are
 --    counted on their batch rows; the update that counts a batch's last
 --    member releases its callback, exactly once, since counters only grow;
---  * queues that got available jobs are notified.
+--  * queues that got available jobs are notified;
+--  * keyed dependants released (and a keyed callback) wait as blocked
+--    instead: the caller promotes the keys returned, with those of keyed
+--    dependants cancelled here (settle in flow.go).
 -- Concurrent settles of one dependant serialise on its row lock and re-read
 -- it, so waiting_on is decremented once per parent.
 --
@@ -447,7 +627,9 @@ ended AS (
 released AS (
     UPDATE {schema}jobs j
     SET waiting_on = j.waiting_on - m.n,
-        state = CASE WHEN j.waiting_on = m.n THEN 'available' ELSE 'pending' END
+        state = CASE WHEN j.waiting_on > m.n THEN 'pending'
+                     WHEN j.ordering_key IS NULL THEN 'available'
+                     ELSE 'blocked' END
     FROM (
         SELECT e.child_id, count(*) AS n
         FROM ended p
@@ -456,7 +638,7 @@ released AS (
     ) m
     WHERE j.id = m.child_id AND j.state = 'pending'
       AND NOT EXISTS (SELECT 1 FROM doomed WHERE doomed.id = j.id)
-    RETURNING j.queue, j.state
+    RETURNING j.queue, j.state, j.ordering_key
 ),
 counted AS (
     UPDATE {schema}batches b
@@ -480,17 +662,29 @@ counted AS (
 ),
 callback AS (
     UPDATE {schema}jobs j
-    SET state = 'available', waiting_on = 0
+    SET state = CASE WHEN j.ordering_key IS NULL THEN 'available' ELSE 'blocked' END, waiting_on = 0
     FROM counted c
     WHERE c.just_finished AND j.id = c.callback_job_id AND j.state = 'pending'
-    RETURNING j.queue
+    RETURNING j.queue, j.state, j.ordering_key
+),
+keyed AS (
+    SELECT DISTINCT queue, ordering_key
+    FROM (
+        SELECT queue, ordering_key FROM released WHERE state = 'blocked'
+        UNION ALL
+        SELECT queue, ordering_key FROM callback WHERE state = 'blocked'
+        UNION ALL
+        SELECT queue, ordering_key FROM cancelled WHERE ordering_key IS NOT NULL
+    ) k
 )
-SELECT pg_notify($2, queue)
-FROM (
-    SELECT queue FROM released WHERE state = 'available'
-    UNION
-    SELECT queue FROM callback
-) woken;
+SELECT (SELECT count(pg_notify($2, queue))
+        FROM (
+            SELECT queue FROM released WHERE state = 'available'
+            UNION
+            SELECT queue FROM callback WHERE state = 'available'
+        ) woken),
+    (SELECT array_agg(queue ORDER BY queue, ordering_key) FROM keyed),
+    (SELECT array_agg(ordering_key ORDER BY queue, ordering_key) FROM keyed);
 
 -- name: BatchCreate
 INSERT INTO {schema}batches (total) VALUES ($1) RETURNING id;

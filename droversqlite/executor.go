@@ -153,14 +153,19 @@ func (e *executor) JobInsertMany(ctx context.Context, jobs []driver.InsertParams
 	}
 	now := time.Now()
 	nowArg := any(micros(now)) // boxed once, shared by every row
+	// order: jobs with a key or a unique key take their own statement
+	// (keyed.go); pos maps the two groups back to input order.
+	all := jobs
+	jobs, special, pos := driver.SplitSpecial(jobs)
 	var wake []string
-	for i := range jobs {
-		j := &jobs[i]
+	for i := range all {
+		j := &all[i]
 		if (j.RunAt.IsZero() || !j.RunAt.After(now)) && !slices.Contains(wake, j.Queue) {
 			wake = append(wake, j.Queue)
 		}
 	}
 	ids := make([]int64, 0, len(jobs))
+	var specialIDs []int64
 	args := make([]any, 0, min(len(jobs), insertSizes[0])*insertColumns)
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
 		ids = ids[:0]
@@ -183,13 +188,18 @@ func (e *executor) JobInsertMany(ctx context.Context, jobs []driver.InsertParams
 			}
 			rest = rest[n:]
 		}
+		if len(special) > 0 {
+			var err error
+			specialIDs, err = e.insertKeyed(ctx, tx, special, nowArg)
+			return err
+		}
 		return nil
 	})
 	if err != nil {
 		return nil, e.wrap("insert jobs", err)
 	}
 	notify(e.hubKey, wake)
-	return ids, nil
+	return pos.Merge(ids, specialIDs), nil
 }
 
 // insertChunks inserts jobs, whose number is a multiple of size, with the
@@ -317,17 +327,37 @@ func (e *executor) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*drive
 	if p.Max <= 0 {
 		return []*driver.JobRow{}, nil
 	}
-	now := fromMicros(micros(time.Now()))
-	lease := now.Add(p.Lease).Truncate(time.Microsecond)
 	sc := newScanner(p.Max)
-	sc.claim = &claimed{queue: p.Queue, owner: p.Owner, attemptedAt: now, lease: lease}
-	// One statement needs no explicit transaction: in autocommit mode it
-	// takes the write lock (waiting on busy_timeout) before it reads.
-	name, args := "JobClaim", []any{p.Queue, p.Max, p.Owner, micros(now), micros(lease)}
-	if p.After != nil {
-		name, args = "JobClaimAfter", append(args, p.After.Priority, micros(p.After.RunAt), p.After.ID)
-	}
-	err := e.query(ctx, nil, e.writer, name, sc.scan, args...)
+	// The clock is read once the transaction holds the write lock, so that
+	// attempted_at is when the claim took effect, not when it began to
+	// wait: keyed jobs' stored run intervals must follow the commit order
+	// of the finishes that promoted them.
+	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+		now := fromMicros(micros(time.Now()))
+		lease := now.Add(p.Lease).Truncate(time.Microsecond)
+		sc.jobs = sc.jobs[:0]
+		sc.claim = &claimed{queue: p.Queue, owner: p.Owner, attemptedAt: now, lease: lease}
+		// order: a limited queue's claim takes what its limits leave room
+		// for and spends rate tokens on it (limits.go).
+		room, limited := p.Max, 0
+		if p.Limit != nil {
+			var err error
+			if room, err = e.limitRoom(ctx, tx, p, now); err != nil || room == 0 {
+				return err
+			}
+			limited = 1
+		}
+		name, args := "JobClaim", []any{p.Queue, room, p.Owner, micros(now), micros(lease), limited}
+		if p.After != nil {
+			name, args = "JobClaimAfter", append(args, p.After.Priority, micros(p.After.RunAt), p.After.ID)
+		}
+		err := e.query(ctx, tx, e.writer, name, sc.scan, args...)
+		if err != nil || p.Limit == nil || len(sc.jobs) == 0 {
+			return err
+		}
+		_, err = e.exec(ctx, tx, "QueueLimitSpend", p.Queue, len(sc.jobs))
+		return err
+	})
 	if err != nil {
 		return nil, e.wrap("claim jobs", err)
 	}
@@ -350,7 +380,6 @@ func (e *executor) JobFinish(ctx context.Context, results []driver.Result) ([]in
 		return nil, nil
 	}
 	results = uniqueResults(results)
-	now := micros(time.Now())
 	buf := getBuf()
 	defer putBuf(buf)
 	var waits bool
@@ -359,8 +388,20 @@ func (e *executor) JobFinish(ctx context.Context, results []driver.Result) ([]in
 	var accepted []int64
 	var woken []string
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+		// finalized_at is read under the write lock, like attempted_at in
+		// JobClaim.
+		now := micros(time.Now())
 		var err error
 		accepted, woken, err = e.finish(ctx, tx, results, batch, now, waits)
+		if err != nil {
+			return err
+		}
+		// order: results of keyed jobs promote the next of their keys.
+		if queues, keys := driver.ResultKeys(results); len(keys) > 0 {
+			var wake []string
+			_, wake, err = e.promote(ctx, tx, queues, keys)
+			woken = addQueues(woken, wake)
+		}
 		return err
 	})
 	if err != nil {
@@ -928,7 +969,7 @@ func (e *executor) wrap(op string, err error) error {
 // queries.sql).
 const (
 	jobColumns   = 19
-	claimColumns = 14
+	claimColumns = 15
 )
 
 // jobBox holds a job and the times its pointer fields point to, so that one
@@ -1036,6 +1077,7 @@ func (sc *scanner) scanClaimed(rows *sql.Rows) error {
 	j.LeaseOwner = c.owner
 	j.BatchID = asInt(v[12])
 	j.Flow = int(asInt(v[13]))
+	j.Key = asString(v[14])
 	return sc.payload(j, v[8:12])
 }
 

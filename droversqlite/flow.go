@@ -51,15 +51,25 @@ func (e *executor) settle(ctx context.Context, tx *sql.Tx, ended []int64, failed
 	}
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	var doomed []int64
+	// Keys whose places the settle freed (cancelled keyed dependants) or
+	// filled (keyed dependants released as blocked): promoted at the end.
+	var keyQueues, keys []string
+	addKey := func(queue string, key sql.NullString) {
+		if key.Valid {
+			keyQueues, keys = append(keyQueues, queue), append(keys, key.String)
+		}
+	}
 	msgs := []byte{'{'}
 	var err error
 	if failed {
 		err = e.query(ctx, tx, e.writer, "JobFlowDoomed", func(rows *sql.Rows) error {
 			var id, cause int64
-			var state string
-			if err := rows.Scan(&id, &cause, &state); err != nil {
+			var state, queue string
+			var key sql.NullString
+			if err := rows.Scan(&id, &cause, &state, &queue, &key); err != nil {
 				return err
 			}
+			addKey(queue, key)
 			if len(doomed) > 0 {
 				msgs = append(msgs, ',')
 			}
@@ -85,18 +95,18 @@ func (e *executor) settle(ctx context.Context, tx *sql.Tx, ended []int64, failed
 	all := string(appendIDs(nil, append(slices.Clone(ended), doomed...)))
 
 	var woken []string
-	wake := func(q string) {
-		if !slices.Contains(woken, q) {
-			woken = append(woken, q)
-		}
-	}
+	wake := func(q string) { woken = addQueues(woken, []string{q}) }
 	err = e.query(ctx, tx, e.writer, "JobFlowRelease", func(rows *sql.Rows) error {
 		var queue, state string
-		if err := rows.Scan(&queue, &state); err != nil {
+		var key sql.NullString
+		if err := rows.Scan(&queue, &state, &key); err != nil {
 			return err
 		}
-		if driver.State(state) == driver.StateAvailable {
+		switch driver.State(state) {
+		case driver.StateAvailable:
 			wake(queue)
+		case driver.StateBlocked:
+			addKey(queue, key)
 		}
 		return nil
 	}, all)
@@ -121,18 +131,40 @@ func (e *executor) settle(ctx context.Context, tx *sql.Tx, ended []int64, failed
 	}
 	if len(callbacks) > 0 {
 		err = e.query(ctx, tx, e.writer, "JobFlowCallback", func(rows *sql.Rows) error {
-			var queue string
-			if err := rows.Scan(&queue); err != nil {
+			var queue, state string
+			var key sql.NullString
+			if err := rows.Scan(&queue, &state, &key); err != nil {
 				return err
 			}
-			wake(queue)
+			if driver.State(state) == driver.StateAvailable {
+				wake(queue)
+			} else {
+				addKey(queue, key)
+			}
 			return nil
 		}, string(appendIDs(nil, callbacks)))
 		if err != nil {
 			return nil, fmt.Errorf("settle: release callbacks: %w", err)
 		}
 	}
+	if len(keys) > 0 {
+		_, promoted, err := e.promote(ctx, tx, keyQueues, keys)
+		if err != nil {
+			return nil, fmt.Errorf("settle: %w", err)
+		}
+		woken = addQueues(woken, promoted)
+	}
 	return woken, nil
+}
+
+// addQueues adds to woken the queues of more it does not hold yet.
+func addQueues(woken, more []string) []string {
+	for _, q := range more {
+		if !slices.Contains(woken, q) {
+			woken = append(woken, q)
+		}
+	}
+	return woken
 }
 
 func (e *executor) JobInsertFlow(ctx context.Context, p driver.FlowInsertParams) (driver.FlowInsertResult, error) {
@@ -252,6 +284,9 @@ func (e *executor) insertFlow(ctx context.Context, tx *sql.Tx, p driver.FlowInse
 			return res, err
 		}
 	}
+	if err := e.regateKeyed(ctx, tx, p, ids); err != nil {
+		return res, err
+	}
 
 	edges := []byte{'['}
 	for i := range p.Jobs {
@@ -279,6 +314,39 @@ func (e *executor) insertFlow(ctx context.Context, tx *sql.Tx, p driver.FlowInse
 		}
 	}
 	return res, nil
+}
+
+// regateKeyed makes the keyed jobs of a flow insert take their places
+// behind the pending ones: JobInsertKeyed gated them before JobFlowMark
+// made some pending, so they all wait as blocked and KeyPromote starts
+// those the keys have room for, in ID order, stopping at a pending job.
+// Calls without keyed jobs skip it.
+func (e *executor) regateKeyed(ctx context.Context, tx *sql.Tx, p driver.FlowInsertParams, ids []int64) error {
+	keyed := false
+	for i := range p.Jobs {
+		keyed = keyed || p.Jobs[i].Key != ""
+	}
+	if !keyed {
+		return nil
+	}
+	var queues, keys []string
+	seen := map[[2]string]bool{}
+	err := e.query(ctx, tx, e.writer, "JobFlowBlockKeyed", func(rows *sql.Rows) error {
+		var qk [2]string
+		if err := rows.Scan(&qk[0], &qk[1]); err != nil {
+			return err
+		}
+		if !seen[qk] {
+			seen[qk] = true
+			queues, keys = append(queues, qk[0]), append(keys, qk[1])
+		}
+		return nil
+	}, string(appendIDs(nil, ids)))
+	if err != nil || len(keys) == 0 {
+		return err
+	}
+	_, _, err = e.promote(ctx, tx, queues, keys)
+	return err
 }
 
 func (e *executor) BatchGet(ctx context.Context, id int64) (*driver.BatchRow, error) {

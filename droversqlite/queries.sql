@@ -17,6 +17,78 @@ INSERT INTO {schema}jobs (queue, kind, args, metadata, tags, priority, max_attem
 -- name: JobInsertRow
 (?, ?, CAST(? AS TEXT), CAST(? AS TEXT), ?, ?, ?, ?, ?, ?)
 
+-- name: JobInsertKeyed
+-- One job with an ordering key or a unique key (plain jobs take the
+-- multi-row JobInsertHead). ?1-?10 as JobInsertRow, ?11 ordering key or
+-- NULL, ?12 key limit, ?13 unique key or NULL. A keyed job starts available
+-- only if no job of its key is blocked or pending on other jobs (a workflow
+-- step holds its place in its key while it waits) and fewer than its key
+-- limit are active; otherwise it waits as blocked. The write lock serialises this
+-- with every promotion. A unique key that an unfinished job holds skips the
+-- row (no row changed). WHERE true lets the parser read ON CONFLICT as the
+-- upsert clause after a SELECT.
+INSERT INTO {schema}jobs (queue, kind, args, metadata, tags, priority, max_attempts, run_at, timeout_ms, created_at,
+    ordering_key, key_limit, unique_key, state)
+SELECT ?1, ?2, CAST(?3 AS TEXT), CAST(?4 AS TEXT), ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,
+    CASE WHEN ?11 IS NULL THEN 'available'
+         WHEN NOT EXISTS (SELECT 1 FROM {schema}jobs WHERE queue = ?1 AND ordering_key = ?11 AND state IN ('blocked', 'pending'))
+          AND (SELECT count(*) FROM {schema}jobs WHERE queue = ?1 AND ordering_key = ?11 AND state IN ('available', 'running')) < ?12
+         THEN 'available'
+         ELSE 'blocked' END
+WHERE true
+ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL DO NOTHING;
+
+-- name: KeyPromote
+-- ?1 queue, ?2 ordering key. Makes the oldest blocked jobs of the key
+-- available while it has room: its active jobs stay within the key_limit of
+-- its next blocked job. A keyed job pending on other jobs (a workflow step)
+-- holds its place: promotion stops at it, and the settle that releases it
+-- makes it blocked, then promotes its key.
+UPDATE {schema}jobs SET state = 'available'
+WHERE id IN (
+    SELECT id FROM {schema}jobs
+    WHERE queue = ?1 AND ordering_key = ?2 AND state = 'blocked'
+      AND id < coalesce((SELECT min(id) FROM {schema}jobs
+                         WHERE queue = ?1 AND ordering_key = ?2 AND state = 'pending'), 9223372036854775807)
+    ORDER BY id
+    LIMIT max(0, coalesce((SELECT key_limit FROM {schema}jobs
+                           WHERE queue = ?1 AND ordering_key = ?2 AND state = 'blocked' ORDER BY id LIMIT 1), 0)
+                 - (SELECT count(*) FROM {schema}jobs
+                    WHERE queue = ?1 AND ordering_key = ?2 AND state IN ('available', 'running')))
+);
+
+-- name: QueueLimitTake
+-- ?1 queue, ?2 max running, ?3 rate, ?4 period in ms, ?5 now, ?6 the most
+-- the claim wants. Writes the queue's limits as this client configures
+-- them, refills the rate bucket for the time since the last claim, and
+-- returns how many jobs the claim may take: the queue's rows claimed under
+-- its limits and still running (counted from jobs_limited_idx) stay within
+-- max running, and each job needs a whole token. It runs in the claim's
+-- write transaction, so nothing interleaves with the count.
+INSERT INTO {schema}queue_limits AS l (queue, max_running, rate, period_ms, tokens, refilled_at)
+VALUES (?1, ?2, ?3, ?4, ?3, ?5)
+ON CONFLICT (queue) DO UPDATE
+SET max_running = excluded.max_running,
+    rate = excluded.rate,
+    period_ms = excluded.period_ms,
+    tokens = CASE WHEN excluded.rate = 0 THEN 0
+        ELSE min(excluded.rate, l.tokens + excluded.rate * (?5 - l.refilled_at) / (excluded.period_ms * 1000.0)) END,
+    refilled_at = ?5
+RETURNING max(0, min(?6,
+    CASE WHEN max_running > 0
+        THEN max_running - (SELECT count(*) FROM {schema}jobs
+                            WHERE queue = ?1 AND limited = 1 AND state = 'running')
+        ELSE ?6 END,
+    CASE WHEN rate > 0 THEN CAST(tokens AS INTEGER) ELSE ?6 END));
+
+-- name: QueueLimitSpend
+-- ?1 queue, ?2 jobs just claimed under its limits: each spends a token.
+UPDATE {schema}queue_limits SET tokens = tokens - ?2 WHERE queue = ?1 AND rate > 0;
+
+-- name: KeyBlocked
+-- The keys that have blocked jobs, for the promotion sweep.
+SELECT DISTINCT queue, ordering_key FROM {schema}jobs WHERE state = 'blocked' LIMIT ?1;
+
 -- name: JobSequenceRaise
 -- ?1 is the highest job ID this process has handed out. A rolled-back
 -- insert takes its AUTOINCREMENT counter back with it, and the next insert
@@ -33,7 +105,9 @@ SELECT '{schema}jobs', ?1
 WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = '{schema}jobs');
 
 -- name: JobClaim
--- ?1 queue, ?2 max, ?3 owner, ?4 now, ?5 lease expiry. The subquery walks
+-- ?1 queue, ?2 max, ?3 owner, ?4 now, ?5 lease expiry, ?6 limited (1 under
+-- the queue's limits); JobClaimAfter adds ?7-?9, the claim order position
+-- to start past (ClaimParams.After). The subquery walks
 -- the claim index in its order and stops after ?2 rows; the write lock the
 -- statement holds keeps every other claimer out until it commits, which is
 -- what FOR UPDATE SKIP LOCKED buys on PostgreSQL. RETURNING leaves out what
@@ -46,7 +120,8 @@ SET state = 'running',
     attempt = attempt + 1,
     attempted_at = ?4,
     lease_owner = ?3,
-    lease_expires_at = ?5
+    lease_expires_at = ?5,
+    limited = ?6 -- order: 1 when claimed under the queue's limits (limits.go)
 WHERE id IN (
     SELECT id FROM {schema}jobs
     WHERE state = 'available' AND queue = ?1 AND run_at <= ?4 /*after*/
@@ -54,7 +129,8 @@ WHERE id IN (
     LIMIT ?2
 )
 RETURNING id, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at,
-    nullif(tags, '[]'), nullif(metadata, '{}'), errors, args, batch_id, flow;
+    nullif(tags, '[]'), nullif(metadata, '{}'), errors, args, batch_id, flow,
+    ordering_key; -- order: the key tells the finish to promote (NULL for plain jobs)
 
 -- name: JobFinishMove
 -- Outcomes: 1 completed, 2 retry, 3 discarded, 4 cancelled, 5 released.
@@ -253,18 +329,19 @@ ORDER BY id
 LIMIT ?6;
 
 -- name: JobCancelMove
--- ?1 id, ?2 now. A waiting job (available, or pending on other jobs) is
--- finished as cancelled at once. Returns whether it must be settled
--- (workflows, batches).
+-- ?1 id, ?2 now. A waiting job (available, pending on other jobs, or
+-- blocked behind its key) is finished as cancelled at once. Returns whether
+-- it must be settled (workflows, batches); a keyed job's key is freed for
+-- the promoter's sweep.
 INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at,
     run_at, attempted_at, finalized_at, tags, metadata, errors, args, batch_id, flow)
 SELECT id, 'cancelled', queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, ?2,
     tags, metadata, errors, args, batch_id, flow
-FROM {schema}jobs WHERE id = ?1 AND state IN ('available', 'pending')
+FROM {schema}jobs WHERE id = ?1 AND state IN ('available', 'pending', 'blocked')
 RETURNING flow & 3 <> 0;
 
 -- name: JobCancelDelete
-DELETE FROM {schema}jobs WHERE id = ?1 AND state IN ('available', 'pending');
+DELETE FROM {schema}jobs WHERE id = ?1 AND state IN ('available', 'pending', 'blocked');
 
 -- name: JobCancelFlag
 -- A running job is flagged: its worker hears of it at the next heartbeat
@@ -411,7 +488,8 @@ UPDATE {schema}batches SET callback_job_id = ?2 WHERE id = ?1;
 -- ?1 JSON array of jobs that ended in this transaction. Returns the pending
 -- dependants to cancel because a parent ended without completing, and
 -- their own such dependants, recursively, each with the parent that caused
--- it (jobs asking to be released in that case are left out).
+-- it (jobs asking to be released in that case are left out), and its queue
+-- and ordering key: a keyed job cancelled here frees its place in its key.
 WITH RECURSIVE doomed(id, cause, cause_state) AS (
     SELECT e.child_id, f.id, f.state
     FROM {schema}finished_jobs f
@@ -426,7 +504,9 @@ WITH RECURSIVE doomed(id, cause, cause_state) AS (
     JOIN {schema}jobs c ON c.id = e.child_id
     WHERE c.state = 'pending' AND c.flow & 4 = 0
 )
-SELECT id, min(cause), cause_state FROM doomed GROUP BY id;
+SELECT d.id, min(d.cause), d.cause_state, c.queue, c.ordering_key
+FROM doomed d JOIN {schema}jobs c ON c.id = d.id
+GROUP BY d.id;
 
 -- name: JobFlowCancelMove
 -- ?1 JSON object mapping each doomed job's ID to its error message, ?2 now,
@@ -448,17 +528,20 @@ WHERE id IN (SELECT CAST(key AS INTEGER) FROM json_each(?1)) AND state = 'pendin
 -- name: JobFlowRelease
 -- ?1 JSON array of every job that ended (cancelled dependants included,
 -- already gone from this table). Each pending dependant has one parent
--- fewer to wait for per parent that ended, and becomes available at zero.
+-- fewer to wait for per parent that ended, and becomes available at zero;
+-- a keyed one becomes blocked, and the caller promotes its key.
 UPDATE {schema}jobs AS j
 SET waiting_on = j.waiting_on - m.n,
-    state = CASE WHEN j.waiting_on = m.n THEN 'available' ELSE 'pending' END
+    state = CASE WHEN j.waiting_on > m.n THEN 'pending'
+                 WHEN j.ordering_key IS NULL THEN 'available'
+                 ELSE 'blocked' END
 FROM (
     SELECT child_id, count(*) AS n FROM {schema}job_deps
     WHERE parent_id IN (SELECT value FROM json_each(?1))
     GROUP BY child_id
 ) AS m
 WHERE j.id = m.child_id AND j.state = 'pending'
-RETURNING queue, state;
+RETURNING queue, state, ordering_key;
 
 -- name: JobFlowCount
 -- ?1 as for JobFlowRelease, ?2 now. Counts batch members that ended on
@@ -483,9 +566,19 @@ WHERE b.id = c.batch_id
 RETURNING callback_job_id, completed + cancelled + discarded >= total;
 
 -- name: JobFlowCallback
-UPDATE {schema}jobs SET state = 'available', waiting_on = 0
+-- A keyed callback becomes blocked, like a keyed dependant (JobFlowRelease).
+UPDATE {schema}jobs SET state = CASE WHEN ordering_key IS NULL THEN 'available' ELSE 'blocked' END, waiting_on = 0
 WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'pending'
-RETURNING queue;
+RETURNING queue, state, ordering_key;
+
+-- name: JobFlowBlockKeyed
+-- ?1 JSON array of jobs a flow insert stored. Its keyed jobs went in
+-- through JobInsertKeyed before JobFlowMark made some of them pending, so
+-- jobs behind a pending one in the same call may have started available:
+-- they all wait as blocked, and KeyPromote then starts them in order.
+UPDATE {schema}jobs SET state = 'blocked'
+WHERE id IN (SELECT value FROM json_each(?1)) AND ordering_key IS NOT NULL AND state = 'available'
+RETURNING queue, ordering_key;
 
 -- name: BatchGet
 -- The counts of running and retrying members match jobs_batch_idx's

@@ -105,6 +105,7 @@ func TestScenariosEndToEndOnSQLite(t *testing.T) {
 		{"latency", []string{"latency", "--duration", "2s", "--rate", "200"}, 0},
 		{"scale", []string{"scale", "--processes", "1,2", "--jobs", "2000", "--concurrency", "20"}, 2},
 		{"streams", []string{"streams", "--streams", "1,2", "--duration", "2s", "--rate", "300"}, 2},
+		{"keyed", []string{"keyed", "--jobs", "3000", "--keys", "30", "--concurrency", "50"}, 0},
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -134,6 +135,9 @@ func TestScenariosEndToEndOnSQLite(t *testing.T) {
 				if _, ok := lat[k]; !ok {
 					t.Errorf("latency_ms lacks %s", k)
 				}
+			}
+			if tc.name == "keyed" && !strings.Contains(rep["settings"].(string), "verified from the store: at most 1 running per key, insert order kept") {
+				t.Errorf("keyed settings = %q, want the order check", rep["settings"])
 			}
 			if tc.points > 0 {
 				pts, _ := rep["points"].([]any)
@@ -167,6 +171,9 @@ func TestBadFlags(t *testing.T) {
 		{"burndown", "--processes", "1,2"},
 		{"burndown", "--via", "carrier-pigeon"},
 		{"burndown", "--via", "http", "--processes", "2"},
+		{"keyed", "--keys", "0"},
+		{"burndown", "--global-limit", "-1"},
+		{"keyed", "--key-limit", "0"},
 	}
 	for _, args := range cases {
 		if _, _, err := runCmd(args...); err == nil {

@@ -34,7 +34,7 @@ func NewCommand(env func() Env) *cobra.Command {
 		Use:   "bench SCENARIO",
 		Short: "Measure throughput, latency and scaling on the configured store",
 		Long: "Measure what Drover does on the store the database URL names (the embedded ./drover.db\n" +
-			"when none is given). Scenarios: burndown, steady, latency, scale, streams, runs, dag, chaos.\n" +
+			"when none is given). Scenarios: burndown, steady, latency, scale, streams, runs, dag, keyed, chaos.\n" +
 			"Every run prints a progress line every 2s, a table at the end, and can write\n" +
 			"--json, --markdown and --plot output. Jobs are checked from the store: a run\n" +
 			"that loses a job fails.",
@@ -71,6 +71,9 @@ func NewCommand(env func() Env) *cobra.Command {
 		{"dag", "Work off N workflows of --steps noop steps for each N of --instances; report actions/s per N", func(o *options) {
 			o.instances, o.steps, o.concurrency = []int{1000, 10_000, 50_000, 500_000}, 3, 1000
 		}, func(r *runner, ctx context.Context) (*report.Report, error) { return r.dag(ctx) }},
+		{"keyed", "Burn down --jobs jobs spread over --keys ordering keys (at most --key-limit of a key at once); verify order and limits from the store", func(o *options) {
+			o.jobs, o.concurrency, o.keys, o.keyLimit = 100_000, 1000, 1000, 1
+		}, func(r *runner, ctx context.Context) (*report.Report, error) { return r.keyed(ctx) }},
 		{"chaos", "Run a steady load on worker processes, inject --fault, and prove nothing was lost", func(o *options) {
 			o.duration, o.rate, o.batch, o.concurrency, o.lease = 30*time.Second, 2000, 10, 50, 5*time.Second
 			o.work, o.processes, o.fault = 5*time.Millisecond, []int{2}, "kill-worker"
@@ -141,6 +144,7 @@ func NewCommand(env func() Env) *cobra.Command {
 		f.IntVar(&o.batch, "batch", o.batch, "jobs per insert call of a producer")
 		f.IntVar(&o.concurrency, "concurrency", o.concurrency, "jobs run at once per worker client or process")
 		f.IntVar(&o.claimMax, "claim-max", o.claimMax, "cap on jobs per claim statement (0: default)")
+		f.IntVar(&o.globalLimit, "global-limit", o.globalLimit, "cap on the queue's running jobs across every worker (QueueConfig.GlobalMaxWorkers; 0: none)")
 		def := ""
 		if len(o.processes) > 0 {
 			def = joinInts(o.processes)
@@ -167,6 +171,10 @@ func NewCommand(env func() Env) *cobra.Command {
 		}
 		if sc.name == "burndown" || sc.name == "steady" || sc.name == "latency" {
 			f.StringVar(&o.via, "via", o.via, "how workers reach the store: client (a Go client) or http (drover serve's API on loopback)")
+		}
+		if sc.name == "keyed" {
+			f.IntVar(&o.keys, "keys", o.keys, "ordering keys the jobs are spread over, round robin")
+			f.IntVar(&o.keyLimit, "key-limit", o.keyLimit, "jobs of one key active at once (1: strict FIFO per key)")
 		}
 		if sc.name == "chaos" {
 			f.StringVar(&o.fault, "fault", o.fault, "fault to inject: "+faultNames())
@@ -204,6 +212,8 @@ func (o *options) validate(scenario string) error {
 		return usagef("--payload-bytes %d: must be between 0 and 1048576", o.payloadBytes)
 	case o.window < 2*time.Second || o.window > 10*time.Second:
 		return usagef("--window %s: must be between 2s and 10s", o.window)
+	case o.globalLimit < 0:
+		return usagef("--global-limit %d: must not be negative", o.globalLimit)
 	case o.lease < time.Second:
 		return usagef("--lease %s: must be at least 1s", o.lease)
 	case scenario == "scale" && len(o.processes) == 0:
@@ -224,6 +234,10 @@ func (o *options) validate(scenario string) error {
 		return usagef("--via %q: use client or http", o.via)
 	case o.via == viaHTTP && len(o.processes) > 0 && o.processes[0] > 0:
 		return usagef("--via http runs its HTTP workers in the bench process: leave --processes out")
+	case scenario == "keyed" && (o.keys < 1 || o.keys > 1_000_000):
+		return usagef("--keys %d: must be between 1 and 1000000", o.keys)
+	case scenario == "keyed" && (o.keyLimit < 1 || o.keyLimit > drover.MaxKeyLimit):
+		return usagef("--key-limit %d: must be between 1 and %d", o.keyLimit, drover.MaxKeyLimit)
 	}
 	return nil
 }

@@ -76,11 +76,15 @@ type workerConfig struct {
 	ClaimMax    int
 	Lease       time.Duration
 	PollOnly    bool
+	// GlobalLimit caps the queue's running jobs across the fleet
+	// (QueueConfig.GlobalMaxWorkers; 0: none).
+	GlobalLimit int
 }
 
 func (w workerConfig) clientConfig(s *storeurl.Store) *drover.Config {
 	return &drover.Config{
-		Queues:        map[string]drover.QueueConfig{w.Queue: {MaxWorkers: w.Concurrency, ClaimMax: w.ClaimMax}},
+		Queues: map[string]drover.QueueConfig{w.Queue: {MaxWorkers: w.Concurrency, ClaimMax: w.ClaimMax,
+			GlobalMaxWorkers: w.GlobalLimit}},
 		Workers:       Workers(),
 		LeaseDuration: w.Lease,
 		PollOnly:      w.PollOnly,
@@ -171,6 +175,7 @@ func (f *procFleet) spawn() error {
 		"--queue", f.cfg.Queue,
 		"--concurrency", strconv.Itoa(f.cfg.Concurrency),
 		"--claim-max", strconv.Itoa(f.cfg.ClaimMax),
+		"--global-limit", strconv.Itoa(f.cfg.GlobalLimit),
 		"--lease", f.cfg.Lease.String(),
 		"--stats", "250ms",
 		"--log-level", "error",

@@ -57,6 +57,12 @@ type options struct {
 	// their round trips; netns also runs them in a network namespace.
 	remote, netns bool
 	latency       time.Duration
+	// keys and keyLimit shape the keyed scenario: jobs spread over keys
+	// ordering keys, at most keyLimit of a key active (0 keys: plain jobs).
+	keys, keyLimit int
+	// globalLimit caps the queue's running jobs across the fleet
+	// (QueueConfig.GlobalMaxWorkers; 0: none).
+	globalLimit int
 }
 
 // runner holds what one bench invocation shares across its points.
@@ -84,6 +90,9 @@ func (r *runner) jobArgs(seq int64, stamp bool) Args {
 
 func (r *runner) jobOpts(queue string, seq int64) *drover.InsertOpts {
 	o := &drover.InsertOpts{Queue: queue}
+	if r.opts.keys > 0 {
+		o.Key, o.KeyLimit = r.keyOf(seq), r.opts.keyLimit
+	}
 	if len(r.opts.priorityMix) > 0 {
 		o.Priority = r.opts.priorityMix[int(seq)%len(r.opts.priorityMix)]
 	}
@@ -469,6 +478,9 @@ func (r *runner) settings(extra ...string) string {
 			hop += ", in a network namespace of their own (veth)"
 		}
 		parts = append(parts, hop)
+	}
+	if o.globalLimit > 0 {
+		parts = append(parts, fmt.Sprintf("global limit %d running", o.globalLimit))
 	}
 	return strings.Join(append(parts, extra...), "; ")
 }

@@ -19,7 +19,8 @@ func (r *runner) queueName(suffix string) string {
 }
 
 func (r *runner) workerConfig(queue string) workerConfig {
-	return workerConfig{Queue: queue, Concurrency: r.opts.concurrency, ClaimMax: r.opts.claimMax, Lease: r.opts.lease}
+	return workerConfig{Queue: queue, Concurrency: r.opts.concurrency, ClaimMax: r.opts.claimMax, Lease: r.opts.lease,
+		GlobalLimit: r.opts.globalLimit}
 }
 
 // fleetFor returns k worker processes, or (k == 0) one client in this

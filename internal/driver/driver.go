@@ -86,7 +86,8 @@ type Executor interface {
 	// JobInsertMany inserts jobs and returns their IDs in input order. Jobs
 	// that are claimable now wake listeners of their queues (one
 	// notification per queue, delivered when the enclosing transaction
-	// commits).
+	// commits). A job whose UniqueKey an unfinished job already holds (or an
+	// earlier job of the same call) is skipped and reported with ID 0.
 	JobInsertMany(ctx context.Context, jobs []InsertParams) ([]int64, error)
 
 	// JobClaim moves up to Max claimable jobs of one queue to running under
@@ -161,6 +162,14 @@ type Executor interface {
 	// clients and HTTP workers alike.
 	LeaseOwners(ctx context.Context) ([]LeaseOwner, error)
 
+	// JobPromote makes blocked jobs available where their key has room,
+	// oldest first, for at most Limit keys, and reports how many it moved.
+	// JobFinish promotes behind the keyed jobs it finishes; this sweep
+	// covers the paths that free a key's slot without a result (rescue of
+	// a job out of attempts, cancel, retry of a finished job). See keyed.go
+	// in the root package.
+	JobPromote(ctx context.Context, limit int) (int, error)
+
 	// LeaderElect takes or keeps the named leadership for ID until TTL
 	// from now and reports whether ID holds it.
 	LeaderElect(ctx context.Context, p LeaderParams) (bool, error)
@@ -188,13 +197,17 @@ type Listener interface {
 // State is the state of a job as users see it.
 type State string
 
-// Stored states. The hot table only ever holds available, pending and
-// running rows; scheduled and retryable are available rows whose run_at is
+// Stored states. The hot table only ever holds pending, available, blocked
+// and running rows; scheduled and retryable are available rows whose run_at is
 // in the future (attempt zero or not), so no loop has to move them when
 // their time comes.
 const (
 	StatePending   State = "pending" // waits for other jobs (flow.go)
 	StateAvailable State = "available"
+	// StateBlocked is a keyed job waiting behind earlier jobs of its key
+	// (InsertParams.Key). It sits outside the claim index until the job
+	// ahead of it finishes and promotes it to available.
+	StateBlocked   State = "blocked"
 	StateScheduled State = "scheduled"
 	StateRetryable State = "retryable"
 	StateRunning   State = "running"
@@ -204,7 +217,7 @@ const (
 )
 
 // States lists every state, in lifecycle order.
-var States = []State{StatePending, StateScheduled, StateAvailable, StateRetryable, StateRunning, StateCompleted, StateCancelled, StateDiscarded}
+var States = []State{StatePending, StateBlocked, StateScheduled, StateAvailable, StateRetryable, StateRunning, StateCompleted, StateCancelled, StateDiscarded}
 
 // Finished reports whether s is final.
 func (s State) Finished() bool {
@@ -232,7 +245,21 @@ type InsertParams struct {
 	MaxAttempts int
 	RunAt       time.Time // zero: now, by the store's clock
 	Timeout     time.Duration
+
+	// Key, when set, groups the job with others of its queue: at most
+	// KeyLimit of them are available or running at once, and the rest wait
+	// as blocked to start in insert order. KeyLimit is at least 1 then.
+	Key      string
+	KeyLimit int
+	// UniqueKey, when set, may be held by one unfinished job only: an
+	// insert of a second is skipped (its ID is reported as 0).
+	UniqueKey string
 }
+
+// Special reports whether the job needs the keyed insert path (a key or a
+// unique key). Plain jobs take the cheaper statement that never looks at
+// other rows.
+func (p *InsertParams) Special() bool { return p.Key != "" || p.UniqueKey != "" }
 
 // ClaimParams selects jobs to claim.
 type ClaimParams struct {
@@ -247,6 +274,10 @@ type ClaimParams struct {
 	// the claim index (vacuum cannot remove them), and a claim from the
 	// head walks all of them. Starting past them keeps claims cheap.
 	After *ClaimPosition
+	// Limit, when set, holds the queue's cluster-wide limits: the claim
+	// takes no more jobs than they leave room for, and marks the rows it
+	// claims so that later claims count them while they run.
+	Limit *QueueLimit
 }
 
 // ClaimPosition is a row's place in the claim order (priority, run_at,
@@ -255,6 +286,15 @@ type ClaimPosition struct {
 	Priority int
 	RunAt    time.Time
 	ID       int64
+}
+
+// QueueLimit is a queue's cluster-wide limits; zero fields mean none.
+type QueueLimit struct {
+	// MaxRunning caps the queue's jobs running at once across every client.
+	MaxRunning int
+	// Rate jobs may start per Period, with bursts of up to Rate.
+	Rate   int
+	Period time.Duration
 }
 
 // Outcome is what became of one attempt.
@@ -293,6 +333,10 @@ type Result struct {
 	Flow int
 	// Output is the encoded result a completed job stores, or nil.
 	Output []byte
+	// Key and Queue are set when the claimed row carries a key (JobRow.Key),
+	// so that JobFinish promotes the next blocked job of that key; batches
+	// of plain results skip that work entirely.
+	Key, Queue string
 }
 
 // HeartbeatParams names running attempts whose leases to extend.
@@ -403,4 +447,6 @@ type JobRow struct {
 	BatchID int64
 	// Flow holds the FlowFlag bits of the job (flow.go).
 	Flow int
+	// Key is the job's key (InsertParams.Key); set by JobClaim.
+	Key string
 }

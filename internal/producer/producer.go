@@ -49,8 +49,11 @@ type Config struct {
 	Prefetch int
 	// ClaimMax caps one claim statement.
 	ClaimMax int
-	Owner    string
-	Lease    time.Duration
+	// Limit holds the queue's cluster-wide limits, nil for none; every
+	// claim passes it to the store.
+	Limit *driver.QueueLimit
+	Owner string
+	Lease time.Duration
 	// PollInterval is the fallback fetch interval when no notification
 	// arrives.
 	PollInterval time.Duration
@@ -199,7 +202,7 @@ var stackIndex = stackPad - 1
 func (p *Producer) runOne(ctx context.Context, row *driver.JobRow) {
 	var res driver.Result
 	if p.stopping.Load() {
-		res = driver.Result{ID: row.ID, Attempt: row.Attempt, Outcome: driver.OutcomeReleased}
+		res = driver.Result{ID: row.ID, Attempt: row.Attempt, Outcome: driver.OutcomeReleased, Key: row.Key, Queue: row.Queue}
 	} else {
 		start := time.Now()
 		res = p.run(ctx, row)
@@ -315,7 +318,8 @@ func (p *Producer) claim(ctx context.Context, n int) (int, error) {
 	defer cancel()
 	start := time.Now()
 	after := p.position.after(start)
-	rows, err := p.exec.JobClaim(ctx, driver.ClaimParams{Queue: p.cfg.Queue, Max: n, Owner: p.cfg.Owner, Lease: p.cfg.Lease, After: after})
+	rows, err := p.exec.JobClaim(ctx, driver.ClaimParams{Queue: p.cfg.Queue, Max: n, Owner: p.cfg.Owner, Lease: p.cfg.Lease,
+		After: after, Limit: p.cfg.Limit})
 	if err != nil {
 		return 0, err
 	}

@@ -1,0 +1,188 @@
+package droverpg
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/droverhq/drover/internal/driver"
+)
+
+// Keyed jobs (per-key order and concurrency) and unique jobs: the parts of
+// the PostgreSQL driver that plain jobs never run. See KeyLock and
+// KeyPromote in queries.sql for the locking and promotion rules.
+
+// queueKeyedInsert adds KeyLock (when some jobs have a key) and
+// JobInsertKeyed to b, marking the queues to wake in notify.
+func (e *executor) queueKeyedInsert(b *pgx.Batch, jobs []driver.InsertParams, now time.Time, notify map[string]bool) {
+	n := len(jobs)
+	var (
+		queues     = make([]string, n)
+		kinds      = make([]string, n)
+		args       = make([]string, n)
+		metas      = make([]string, n)
+		tags       = make([]string, n)
+		prios      = make([]int16, n)
+		maxAtt     = make([]int32, n)
+		runAts     = make([]*time.Time, n)
+		timeouts   = make([]int64, n)
+		keys       = make([]*string, n)
+		limits     = make([]int32, n)
+		uniques    = make([]*string, n)
+		lockQueues []string
+		lockKeys   []string
+	)
+	for i := range jobs {
+		j := &jobs[i]
+		queues[i], kinds[i], args[i] = j.Queue, j.Kind, string(j.Args)
+		metas[i] = "{}"
+		if len(j.Metadata) > 0 {
+			metas[i] = string(j.Metadata)
+		}
+		tags[i] = strings.Join(j.Tags, ",")
+		prios[i], maxAtt[i], timeouts[i] = int16(j.Priority), int32(j.MaxAttempts), j.Timeout.Milliseconds()
+		if !j.RunAt.IsZero() {
+			runAts[i] = &j.RunAt
+		}
+		if j.RunAt.IsZero() || !j.RunAt.After(now) {
+			notify[j.Queue] = true
+		}
+		if j.Key != "" {
+			keys[i], limits[i] = &j.Key, int32(j.KeyLimit)
+			lockQueues, lockKeys = append(lockQueues, j.Queue), append(lockKeys, j.Key)
+		}
+		if j.UniqueKey != "" {
+			uniques[i] = &j.UniqueKey
+		}
+	}
+	if len(lockKeys) > 0 {
+		b.Queue(e.q["KeyLock"], lockQueues, lockKeys)
+	}
+	b.Queue(e.q["JobInsertKeyed"], queues, kinds, args, metas, tags, prios, maxAtt, runAts, timeouts, keys, limits, uniques)
+}
+
+// readKeyedInsert reads the results queueKeyedInsert queued and returns
+// the special jobs' IDs in their order, 0 for a unique job skipped as a
+// duplicate. Rows come back in input order, each with its unique key, so
+// a job whose unique key does not match the next row was skipped.
+func readKeyedInsert(br pgx.BatchResults, jobs []driver.InsertParams) ([]int64, error) {
+	for i := range jobs {
+		if jobs[i].Key != "" {
+			if _, err := br.Exec(); err != nil { // KeyLock
+				return nil, err
+			}
+			break
+		}
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return nil, err
+	}
+	type inserted struct {
+		id     int64
+		unique *string
+	}
+	got, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (inserted, error) {
+		var in inserted
+		err := r.Scan(&in.id, &in.unique)
+		return in, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]int64, len(jobs))
+	next := 0
+	for i := range jobs {
+		if next == len(got) {
+			break
+		}
+		u := jobs[i].UniqueKey
+		if u == "" || (got[next].unique != nil && *got[next].unique == u) {
+			ids[i] = got[next].id
+			next++
+		}
+	}
+	return ids, nil
+}
+
+// finishKeyed runs JobFinish, KeyLock and KeyPromote in one round trip and
+// one implicit transaction. The lock only has to come before the promotion
+// counts the keys' active jobs: a keyed insert that counted a finished job
+// as active holds the lock until it commits, so the promotion then sees
+// the job it stored blocked. Taking it after the finish's row locks keeps
+// one lock order (rows, then keys) with the settling transactions of
+// workflows (flow.go), which learn their keys only once they settled.
+func (e *executor) finishKeyed(ctx context.Context, queues, keys []string, finishArgs ...any) ([]int64, error) {
+	b := &pgx.Batch{}
+	b.Queue(e.q["JobFinish"], finishArgs...)
+	b.Queue(e.q["KeyLock"], queues, keys)
+	b.Queue(e.q["KeyPromote"], queues, keys, e.channel)
+	br := e.db.SendBatch(ctx, b)
+	defer br.Close()
+	rows, err := br.Query()
+	if err != nil {
+		return nil, e.wrap("finish jobs", err)
+	}
+	accepted, _, err := readFinished(rows, 0)
+	if err != nil {
+		return nil, e.wrap("finish jobs", err)
+	}
+	if _, err := br.Exec(); err != nil {
+		return nil, e.wrap("promote keyed jobs", err)
+	}
+	if _, err := br.Exec(); err != nil {
+		return nil, e.wrap("promote keyed jobs", err)
+	}
+	return accepted, e.wrap("finish jobs", br.Close())
+}
+
+// promote makes blocked jobs of the given keys available where the keys
+// have room, in tx: KeyLock then KeyPromote, in one round trip, after the
+// statements that freed or filled the keys' places (see finishKeyed for
+// why the lock may come after them).
+func (e *executor) promote(ctx context.Context, tx pgx.Tx, queues, keys []string) error {
+	b := &pgx.Batch{}
+	b.Queue(e.q["KeyLock"], queues, keys)
+	b.Queue(e.q["KeyPromote"], queues, keys, e.channel)
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return fmt.Errorf("promote keyed jobs: %w", err)
+	}
+	return nil
+}
+
+// JobPromote is the sweep: it finds keys with blocked jobs and promotes
+// what their room allows, under the same locks as a finish.
+func (e *executor) JobPromote(ctx context.Context, limit int) (int, error) {
+	rows, err := e.db.Query(ctx, e.q["KeyBlocked"], limit)
+	if err != nil {
+		return 0, e.wrap("promote keyed jobs", err)
+	}
+	var queues, keys []string
+	for rows.Next() {
+		var q, k string
+		if err := rows.Scan(&q, &k); err != nil {
+			rows.Close()
+			return 0, e.wrap("promote keyed jobs", err)
+		}
+		queues, keys = append(queues, q), append(keys, k)
+	}
+	if err := rows.Err(); err != nil || len(keys) == 0 {
+		return 0, e.wrap("promote keyed jobs", err)
+	}
+	b := &pgx.Batch{}
+	b.Queue(e.q["KeyLock"], queues, keys)
+	b.Queue(e.q["KeyPromote"], queues, keys, e.channel)
+	br := e.db.SendBatch(ctx, b)
+	defer br.Close()
+	if _, err := br.Exec(); err != nil {
+		return 0, e.wrap("promote keyed jobs", err)
+	}
+	var promoted, woken int
+	if err := br.QueryRow().Scan(&promoted, &woken); err != nil {
+		return 0, e.wrap("promote keyed jobs", err)
+	}
+	return promoted, e.wrap("promote keyed jobs", br.Close())
+}

@@ -1,0 +1,50 @@
+package droverpg
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/droverhq/drover/internal/driver"
+)
+
+// claimLimited claims for a queue with cluster-wide limits, in one
+// transaction: QueueLimitTake locks the queue's limits row and refills its
+// bucket, QueueLimitRoom counts what the limits leave room for (a statement
+// of its own, so that its snapshot is taken under the lock), and JobClaim
+// takes that many. The room is passed to JobClaim as its LIMIT, a value the
+// planner sees, so the claim keeps its ordered index scan. Three round
+// trips, once per claim of up to ClaimMax jobs; queues without limits take
+// none of them. claim is JobClaim or its positional variant, JobClaimAfter.
+func (e *executor) claimLimited(ctx context.Context, p driver.ClaimParams, claim string, claimArgs []any,
+	scan func(pgx.Rows, int) ([]*driver.JobRow, error)) ([]*driver.JobRow, error) {
+	var jobs []*driver.JobRow
+	err := pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
+		l := p.Limit
+		b := &pgx.Batch{}
+		b.Queue(e.q["QueueLimitTake"], p.Queue, l.MaxRunning, l.Rate, l.Period.Milliseconds())
+		b.Queue(e.q["QueueLimitRoom"], p.Queue, p.Max)
+		br := tx.SendBatch(ctx, b)
+		if _, err := br.Exec(); err != nil {
+			br.Close()
+			return err
+		}
+		var room int
+		if err := br.QueryRow().Scan(&room); err != nil {
+			br.Close()
+			return err
+		}
+		if err := br.Close(); err != nil || room == 0 {
+			return err
+		}
+		args := append([]any{}, claimArgs...)
+		args[1] = room
+		rows, err := tx.Query(ctx, e.q[claim], args...)
+		if err != nil {
+			return err
+		}
+		jobs, err = scan(rows, room)
+		return err
+	})
+	return jobs, err
+}

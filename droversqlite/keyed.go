@@ -1,0 +1,109 @@
+package droversqlite
+
+import (
+	"context"
+	"database/sql"
+	"slices"
+
+	"github.com/droverhq/drover/internal/driver"
+)
+
+// Keyed jobs (per-key order and concurrency) and unique jobs: the parts of
+// the SQLite driver that plain jobs never run. The write lock that every
+// write transaction holds serialises keyed inserts with promotions, which
+// PostgreSQL needs advisory locks for.
+
+// insertKeyed inserts jobs with a key or a unique key, one statement each in
+// tx (SQLite runs in process, so this costs no round trips), and returns
+// their IDs in order, 0 for a unique job skipped as a duplicate.
+func (e *executor) insertKeyed(ctx context.Context, tx *sql.Tx, jobs []driver.InsertParams, now any) ([]int64, error) {
+	st, err := e.prep(ctx, tx, e.writer, "JobInsertKeyed")
+	if err != nil {
+		return nil, err
+	}
+	defer e.done(st)
+	ids := make([]int64, len(jobs))
+	args := make([]any, 0, insertColumns+3)
+	for i := range jobs {
+		j := &jobs[i]
+		var key, unique any
+		if j.Key != "" {
+			key = j.Key
+		}
+		if j.UniqueKey != "" {
+			unique = j.UniqueKey
+		}
+		args = append(appendInsertArgs(args[:0], j, now), key, int64(j.KeyLimit), unique)
+		res, err := st.ExecContext(ctx, args...)
+		if err != nil {
+			return nil, err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			if err != nil {
+				return nil, err
+			}
+			continue // a duplicate of an unfinished unique job
+		}
+		if ids[i], err = res.LastInsertId(); err != nil {
+			return nil, err
+		}
+		highestID(e.hubKey, ids[i])
+	}
+	return ids, nil
+}
+
+// promote runs KeyPromote for each (queue, key) pair in tx and returns how
+// many jobs it promoted and the queues that got them, to wake once tx
+// commits.
+func (e *executor) promote(ctx context.Context, tx *sql.Tx, queues, keys []string) (int, []string, error) {
+	st, err := e.prep(ctx, tx, e.writer, "KeyPromote")
+	if err != nil {
+		return 0, nil, err
+	}
+	defer e.done(st)
+	total := 0
+	var wake []string
+	for i := range keys {
+		res, err := st.ExecContext(ctx, queues[i], keys[i])
+		if err != nil {
+			return 0, nil, err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return 0, nil, err
+		}
+		total += int(n)
+		if n > 0 && !slices.Contains(wake, queues[i]) {
+			wake = append(wake, queues[i])
+		}
+	}
+	return total, wake, nil
+}
+
+// JobPromote is the sweep: it finds keys with blocked jobs and promotes
+// what their room allows.
+func (e *executor) JobPromote(ctx context.Context, limit int) (int, error) {
+	var promoted int
+	var wake []string
+	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+		var queues, keys []string
+		err := e.query(ctx, tx, e.writer, "KeyBlocked", func(rows *sql.Rows) error {
+			var q, k string
+			if err := rows.Scan(&q, &k); err != nil {
+				return err
+			}
+			queues, keys = append(queues, q), append(keys, k)
+			return nil
+		}, limit)
+		if err != nil || len(keys) == 0 {
+			return err
+		}
+		promoted, wake, err = e.promote(ctx, tx, queues, keys)
+		return err
+	})
+	if err != nil {
+		return 0, e.wrap("promote keyed jobs", err)
+	}
+	notify(e.hubKey, wake)
+	return promoted, nil
+}

@@ -1,0 +1,22 @@
+package droversqlite
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"github.com/droverhq/drover/internal/driver"
+)
+
+// limitRoom writes a limited queue's limits, refills its rate bucket and
+// returns how many jobs the claim in tx may take, at most p.Max. The write
+// lock tx holds makes the count exact: no claim or finish of another
+// process interleaves with it.
+func (e *executor) limitRoom(ctx context.Context, tx *sql.Tx, p driver.ClaimParams, now time.Time) (int, error) {
+	l := p.Limit
+	room := 0
+	err := e.query(ctx, tx, e.writer, "QueueLimitTake", func(rows *sql.Rows) error {
+		return rows.Scan(&room)
+	}, p.Queue, l.MaxRunning, l.Rate, l.Period.Milliseconds(), micros(now), p.Max)
+	return room, err
+}

@@ -1,0 +1,169 @@
+package drover_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/droversqlite"
+)
+
+// openExampleStore opens a migrated SQLite store in a temporary directory
+// and returns it with a function that removes it.
+func openExampleStore(ctx context.Context) (*droversqlite.Driver, func()) {
+	dir, _ := os.MkdirTemp("", "drover-example")
+	d, err := droversqlite.Open(ctx, filepath.Join(dir, "app.db"))
+	if err != nil {
+		panic(err)
+	}
+	if _, err := drover.Migrate(ctx, d); err != nil {
+		panic(err)
+	}
+	return d, func() { d.Close(); os.RemoveAll(dir) }
+}
+
+type ChargeArgs struct {
+	Customer string `json:"customer"`
+	Step     string `json:"step"`
+}
+
+func (ChargeArgs) Kind() string { return "charge" }
+
+// Example_key runs the jobs of one customer one at a time in insert order,
+// however many workers the queue has: Key makes them a FIFO group, like an
+// SQS message group. Jobs of other keys run in parallel.
+func Example_key() {
+	ctx := context.Background()
+	d, cleanup := openExampleStore(ctx)
+	defer cleanup()
+
+	var mu sync.Mutex
+	var steps []string
+	var wg sync.WaitGroup
+	workers := drover.NewWorkers()
+	drover.AddWorker(workers, drover.WorkFunc(func(ctx context.Context, j *drover.Job[ChargeArgs]) error {
+		mu.Lock()
+		steps = append(steps, j.Args.Step)
+		mu.Unlock()
+		wg.Done()
+		return nil
+	}))
+	client, err := drover.NewClient(d, &drover.Config{
+		Queues:  map[string]drover.QueueConfig{drover.DefaultQueue: {MaxWorkers: 10}},
+		Workers: workers,
+		Logger:  slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+	if err != nil {
+		panic(err)
+	}
+	var jobs []drover.InsertManyParams
+	for _, step := range []string{"authorize", "capture", "receipt"} {
+		jobs = append(jobs, drover.InsertManyParams{
+			Args: ChargeArgs{Customer: "c-42", Step: step},
+			Opts: &drover.InsertOpts{Key: "customer:c-42"},
+		})
+	}
+	wg.Add(len(jobs))
+	ids, err := client.InsertMany(ctx, jobs)
+	if err != nil {
+		panic(err)
+	}
+	second, _ := client.JobGet(ctx, ids[1])
+	fmt.Println("before work, the second job is", second.State)
+
+	if err := client.Start(ctx); err != nil {
+		panic(err)
+	}
+	wg.Wait()
+	stopCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := client.Stop(stopCtx); err != nil {
+		panic(err)
+	}
+	fmt.Println(steps)
+	// Output:
+	// before work, the second job is blocked
+	// [authorize capture receipt]
+}
+
+type AccountReportArgs struct {
+	Account int `json:"account"`
+}
+
+func (AccountReportArgs) Kind() string { return "account_report" }
+
+// Example_uniqueKey skips a second insert while the first job with the same
+// unique key has not finished: the insert succeeds and says so.
+func Example_uniqueKey() {
+	ctx := context.Background()
+	d, cleanup := openExampleStore(ctx)
+	defer cleanup()
+	client, err := drover.NewClient(d, nil) // insert only
+	if err != nil {
+		panic(err)
+	}
+	opts := &drover.InsertOpts{UniqueKey: "account:7", UniquePeriod: time.Hour}
+	first, err := client.Insert(ctx, AccountReportArgs{Account: 7}, opts)
+	if err != nil {
+		panic(err)
+	}
+	second, err := client.Insert(ctx, AccountReportArgs{Account: 7}, opts)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("first stored:", first.ID > 0, "duplicate:", first.UniqueSkippedAsDuplicate)
+	fmt.Println("second stored:", second.ID > 0, "duplicate:", second.UniqueSkippedAsDuplicate)
+	// Output:
+	// first stored: true duplicate: false
+	// second stored: false duplicate: true
+}
+
+// ExamplePeriodicJob inserts a job at every tick of a cron schedule. Only
+// the elected leader among the clients inserts it, once per tick.
+func ExamplePeriodicJob() {
+	ctx := context.Background()
+	d, cleanup := openExampleStore(ctx)
+	defer cleanup()
+
+	ran := make(chan int, 1)
+	workers := drover.NewWorkers()
+	drover.AddWorker(workers, drover.WorkFunc(func(ctx context.Context, j *drover.Job[AccountReportArgs]) error {
+		select {
+		case ran <- j.Args.Account:
+		default:
+		}
+		return nil
+	}))
+	client, err := drover.NewClient(d, &drover.Config{
+		Queues:  map[string]drover.QueueConfig{drover.DefaultQueue: {MaxWorkers: 1}},
+		Workers: workers,
+		Logger:  slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		PeriodicJobs: []*drover.PeriodicJob{{
+			Name:     "nightly-report",
+			Schedule: "0 3 * * *", // 03:00 every day
+			Construct: func() (drover.Args, *drover.InsertOpts) {
+				return AccountReportArgs{Account: 1}, nil
+			},
+			RunOnStart: true, // and once when a leader starts
+		}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	if err := client.Start(ctx); err != nil {
+		panic(err)
+	}
+	fmt.Println("report for account", <-ran)
+	stopCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := client.Stop(stopCtx); err != nil {
+		panic(err)
+	}
+	// Output:
+	// report for account 1
+}

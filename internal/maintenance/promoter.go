@@ -1,0 +1,39 @@
+package maintenance
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/droverhq/drover/internal/driver"
+)
+
+// Promoter makes blocked keyed jobs available when their key has room but
+// no finish promoted them: a job of the key was rescued out of attempts,
+// cancelled while waiting, or a finished one was retried. Finishing a keyed
+// job promotes in the same transaction, so this sweep only covers those
+// paths, which are rare and need no better latency than the rescuer's.
+type Promoter struct {
+	Exec     driver.Executor
+	Interval time.Duration
+	Logger   *slog.Logger
+}
+
+// Run promotes every Interval until ctx ends.
+func (p *Promoter) Run(ctx context.Context) {
+	every(ctx, p.Interval, func() {
+		n, err := p.RunOnce(ctx)
+		if err != nil && ctx.Err() == nil {
+			p.Logger.Error("promoting blocked keyed jobs failed", "error", err)
+		}
+		if n > 0 {
+			p.Logger.Info("promoted blocked keyed jobs", "jobs", n)
+		}
+	})
+}
+
+// RunOnce runs one pass over at most batchLimit keys and reports how many
+// jobs it promoted.
+func (p *Promoter) RunOnce(ctx context.Context) (int, error) {
+	return p.Exec.JobPromote(ctx, batchLimit)
+}

@@ -1,0 +1,86 @@
+package drover
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/droverhq/drover/internal/driver"
+)
+
+// Keyed jobs and unique jobs.
+//
+// A keyed job (InsertOpts.Key) holds one of its key's KeyLimit slots from
+// insert until it finishes: while it waits, runs and waits for a retry.
+// Jobs that find no free slot are stored as blocked, outside the claim
+// index, so claims never read them and a long backlog of one key slows no
+// other key. Finishing a keyed job promotes the oldest blocked job of its
+// key in the same transaction; plain jobs skip that work, because only
+// results whose claimed row carried a key take that path. The store
+// serialises the insert and promotion of one key (advisory locks on
+// PostgreSQL, the write lock on SQLite); different keys never wait on each
+// other.
+//
+// A unique job (InsertOpts.UniqueKey) is skipped, and reported so, while an
+// unfinished job holds the same unique key. The store's unique index
+// enforces it, so two concurrent inserts cannot both succeed.
+
+// MaxKeyLimit bounds InsertOpts.KeyLimit.
+const MaxKeyLimit = 10_000
+
+// maxKeyBytes bounds keys and unique keys: they are indexed.
+const maxKeyBytes = 255
+
+// setOrderOpts checks the key and uniqueness options of o and sets them on
+// p. now places the job in its uniqueness window.
+func setOrderOpts(p *driver.InsertParams, o *InsertOpts, now time.Time) error {
+	if err := checkKey("key", o.Key); err != nil {
+		return err
+	}
+	if o.Key == "" && o.KeyLimit != 0 {
+		return invalidf("key limit %d: set Key too, the limit applies per key", o.KeyLimit)
+	}
+	if o.Key != "" {
+		limit := o.KeyLimit
+		if limit == 0 {
+			limit = 1
+		}
+		if limit < 1 || limit > MaxKeyLimit {
+			return invalidf("key limit %d: must be between 1 and %d", o.KeyLimit, MaxKeyLimit)
+		}
+		p.Key, p.KeyLimit = o.Key, limit
+	}
+	if err := checkKey("unique key", o.UniqueKey); err != nil {
+		return err
+	}
+	if o.UniquePeriod < 0 || (o.UniquePeriod > 0 && o.UniquePeriod < time.Microsecond) {
+		return invalidf("unique period %s: must be zero (no window) or at least 1µs", o.UniquePeriod)
+	}
+	if o.UniqueKey == "" && o.UniquePeriod != 0 {
+		return invalidf("unique period %s: set UniqueKey too", o.UniquePeriod)
+	}
+	if o.UniqueKey != "" {
+		p.UniqueKey = uniqueKey(p.Kind, o.UniqueKey, o.UniquePeriod, now)
+	}
+	return nil
+}
+
+func checkKey(what, key string) error {
+	if len(key) > maxKeyBytes || strings.ContainsRune(key, 0) {
+		return invalidf("%s %q: must be at most %d bytes without NUL characters", what, key, maxKeyBytes)
+	}
+	return nil
+}
+
+// uniqueKey is what the store's unique index holds: the kind (so that two
+// kinds never collide), the caller's key and, with a period, the start of
+// the window now falls in. A unit separator (0x1f) joins them; kinds cannot
+// contain it.
+func uniqueKey(kind, key string, period time.Duration, now time.Time) string {
+	s := kind + "\x1f" + key
+	if period > 0 {
+		us, step := now.UnixMicro(), period.Microseconds()
+		s += "\x1f" + strconv.FormatInt(us-us%step, 10)
+	}
+	return s
+}

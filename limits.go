@@ -1,0 +1,41 @@
+package drover
+
+import (
+	"time"
+
+	"github.com/droverhq/drover/internal/driver"
+)
+
+// Cluster-wide queue limits (QueueConfig.GlobalMaxWorkers, RateLimit).
+//
+// The store keeps one row per limited queue holding its limits and a token
+// bucket for the rate. A claim of a limited queue locks that row, so the
+// queue's limited claims take turns, and takes no more jobs than the limits
+// leave room for: the queue's rows claimed under them (marked limited) that
+// are still running, counted from a partial index, stay within the cap, and
+// each job spends a token. A job that finishes or is rescued stops running
+// and so frees its room by itself: finishes, rescues and queues without
+// limits never read or lock the row.
+
+// checkQueueLimits validates the limits of queue q.
+func checkQueueLimits(name string, q QueueConfig) error {
+	switch {
+	case q.GlobalMaxWorkers < 0 || q.GlobalMaxWorkers > 1_000_000:
+		return invalidf("config: queue %q: GlobalMaxWorkers %d must be between 0 (no cap) and 1000000", name, q.GlobalMaxWorkers)
+	case q.RateLimit < 0 || q.RateLimit > 1_000_000:
+		return invalidf("config: queue %q: RateLimit %d must be between 0 (no limit) and 1000000", name, q.RateLimit)
+	case q.RateLimit > 0 && q.RatePeriod < time.Millisecond:
+		return invalidf("config: queue %q: RatePeriod %s must be at least 1ms when RateLimit is set", name, q.RatePeriod)
+	case q.RateLimit == 0 && q.RatePeriod != 0:
+		return invalidf("config: queue %q: RatePeriod %s needs a RateLimit", name, q.RatePeriod)
+	}
+	return nil
+}
+
+// limit returns the queue's limits for its claims, nil when it has none.
+func (q QueueConfig) limit() *driver.QueueLimit {
+	if q.GlobalMaxWorkers == 0 && q.RateLimit == 0 {
+		return nil
+	}
+	return &driver.QueueLimit{MaxRunning: q.GlobalMaxWorkers, Rate: q.RateLimit, Period: q.RatePeriod}
+}
