@@ -27,6 +27,16 @@ const (
 	JobStateDiscarded JobState = JobState(driver.StateDiscarded)
 )
 
+// JobStates returns every job state in the order of a job's life, for
+// filters and per-state counts.
+func JobStates() []JobState {
+	out := make([]JobState, len(driver.States))
+	for i, s := range driver.States {
+		out[i] = JobState(s)
+	}
+	return out
+}
+
 // Finished reports whether the state is final.
 func (s JobState) Finished() bool { return driver.State(s).Finished() }
 

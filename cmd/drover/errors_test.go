@@ -100,7 +100,7 @@ func TestBadInput(t *testing.T) {
 		{"missing id", []string{"jobs", "retry"}, exitUsage,
 			"drover: retry: missing argument ID"},
 		{"bad state", []string{"jobs", "list", "--state", "done"}, exitUsage,
-			`drover: --state "done": use scheduled, available, retryable, running, completed, cancelled, discarded`},
+			`drover: --state "done": use pending, blocked, scheduled, available, retryable, running, completed, cancelled, discarded`},
 		{"limit zero", []string{"jobs", "list", "--limit", "0"}, exitUsage,
 			"drover: --limit 0: must be between 1 and 10000"},
 		{"migrate takes no args", []string{"migrate", "now"}, exitUsage,

@@ -15,15 +15,7 @@ import (
 )
 
 // jobStates are the states --state accepts, in the order of a job's life.
-var jobStates = []drover.JobState{
-	drover.JobStateScheduled,
-	drover.JobStateAvailable,
-	drover.JobStateRetryable,
-	drover.JobStateRunning,
-	drover.JobStateCompleted,
-	drover.JobStateCancelled,
-	drover.JobStateDiscarded,
-}
+var jobStates = drover.JobStates()
 
 // maxListLimit matches what drover.Client.JobList accepts.
 const maxListLimit = 10_000

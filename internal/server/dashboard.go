@@ -291,7 +291,13 @@ func (f jobFilter) params() (drover.JobListParams, error) {
 
 // jobStates are the states in the order of a job's life, for the filter
 // of the jobs page and the counts of /v1/stats.
-var jobStates = []string{"scheduled", "available", "retryable", "running", "completed", "cancelled", "discarded"}
+var jobStates = func() []string {
+	var out []string
+	for _, s := range drover.JobStates() {
+		out = append(out, string(s))
+	}
+	return out
+}()
 
 const jobsPageSize = 50
 
