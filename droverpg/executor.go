@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -53,35 +52,12 @@ func (e *executor) JobInsertMany(ctx context.Context, jobs []driver.InsertParams
 	jobs = plain
 	for start := 0; start < len(jobs); start += insertChunk {
 		chunk := jobs[start:min(start+insertChunk, len(jobs))]
-		n := len(chunk)
-		var (
-			queues   = make([]string, n)
-			kinds    = make([]string, n)
-			args     = make([]string, n)
-			metas    = make([]string, n)
-			tags     = make([]string, n)
-			prios    = make([]int16, n)
-			maxAtt   = make([]int32, n)
-			runAts   = make([]*time.Time, n)
-			timeouts = make([]int64, n)
-		)
 		for i := range chunk {
-			j := &chunk[i]
-			queues[i], kinds[i], args[i] = j.Queue, j.Kind, string(j.Args)
-			metas[i] = "{}"
-			if len(j.Metadata) > 0 {
-				metas[i] = string(j.Metadata)
-			}
-			tags[i] = strings.Join(j.Tags, ",")
-			prios[i], maxAtt[i], timeouts[i] = int16(j.Priority), int32(j.MaxAttempts), j.Timeout.Milliseconds()
-			if !j.RunAt.IsZero() {
-				runAts[i] = &j.RunAt
-			}
-			if j.RunAt.IsZero() || !j.RunAt.After(now) {
-				notify[j.Queue] = true
+			if dueNow(&chunk[i], now) {
+				notify[chunk[i].Queue] = true
 			}
 		}
-		b.Queue(e.q["JobInsertMany"], queues, kinds, args, metas, tags, prios, maxAtt, runAts, timeouts)
+		b.Queue(e.q["JobInsertMany"], columnsOf(chunk).params()...)
 	}
 	if len(notify) > 0 {
 		qs := make([]string, 0, len(notify))

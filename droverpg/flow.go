@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -176,55 +175,36 @@ func (e *executor) insertFlowRows(ctx context.Context, tx pgx.Tx, jobs []driver.
 	for start := 0; start < len(jobs); start += insertChunk {
 		end := min(start+insertChunk, len(jobs))
 		n := end - start
+		chunk := jobs[start:end]
 		var (
-			queues   = make([]string, n)
-			kinds    = make([]string, n)
-			args     = make([]string, n)
-			metas    = make([]string, n)
-			tags     = make([]string, n)
-			prios    = make([]int16, n)
-			maxAtt   = make([]int32, n)
-			runAts   = make([]*time.Time, n)
-			timeouts = make([]int64, n)
-			st       = make([]string, n)
-			waits    = make([]int32, n)
-			flows    = make([]int16, n)
-			batches  = make([]*int64, n)
-			keys     = make([]*string, n)
-			limits   = make([]int32, n)
+			st      = make([]string, n)
+			waits   = make([]int32, n)
+			flows   = make([]int16, n)
+			batches = make([]*int64, n)
+			keys    = make([]*string, n)
+			limits  = make([]int32, n)
 		)
-		for i := range n {
-			j := &jobs[start+i]
-			queues[i], kinds[i], args[i] = j.Queue, j.Kind, string(j.Args)
-			metas[i] = "{}"
-			if len(j.Metadata) > 0 {
-				metas[i] = string(j.Metadata)
-			}
-			tags[i] = strings.Join(j.Tags, ",")
-			prios[i], maxAtt[i], timeouts[i] = int16(j.Priority), int32(j.MaxAttempts), j.Timeout.Milliseconds()
-			if !j.RunAt.IsZero() {
-				runAts[i] = &j.RunAt
-			}
+		for i := range chunk {
+			j := &chunk[i]
 			st[i], waits[i], flows[i], batches[i] = string(states[start+i]), int32(waitingOn[start+i]), int16(flow[start+i]), batchID
 			if j.Key != "" {
 				keys[i], limits[i] = &j.Key, int32(j.KeyLimit)
 			}
 			// A keyed job may be stored blocked instead; waking its queue
 			// for nothing costs one empty claim.
-			if states[start+i] == driver.StateAvailable && (j.RunAt.IsZero() || !j.RunAt.After(now)) {
+			if states[start+i] == driver.StateAvailable && dueNow(j, now) {
 				notify[j.Queue] = true
 			}
 		}
-		rows, err := tx.Query(ctx, e.q["JobInsertFlow"], queues, kinds, args, metas, tags, prios, maxAtt, runAts, timeouts,
-			st, waits, flows, batches, keys, limits)
+		rows, err := tx.Query(ctx, e.q["JobInsertFlow"], columnsOf(chunk).params(st, waits, flows, batches, keys, limits)...)
 		if err != nil {
 			return nil, err
 		}
-		chunk, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		got, err := pgx.CollectRows(rows, pgx.RowTo[int64])
 		if err != nil {
 			return nil, err
 		}
-		ids = append(ids, chunk...)
+		ids = append(ids, got...)
 	}
 	if len(notify) > 0 {
 		qs := make([]string, 0, len(notify))

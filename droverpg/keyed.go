@@ -3,7 +3,6 @@ package droverpg
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -20,15 +19,6 @@ import (
 func (e *executor) queueKeyedInsert(b *pgx.Batch, jobs []driver.InsertParams, now time.Time, notify map[string]bool) {
 	n := len(jobs)
 	var (
-		queues     = make([]string, n)
-		kinds      = make([]string, n)
-		args       = make([]string, n)
-		metas      = make([]string, n)
-		tags       = make([]string, n)
-		prios      = make([]int16, n)
-		maxAtt     = make([]int32, n)
-		runAts     = make([]*time.Time, n)
-		timeouts   = make([]int64, n)
 		keys       = make([]*string, n)
 		limits     = make([]int32, n)
 		uniques    = make([]*string, n)
@@ -37,17 +27,7 @@ func (e *executor) queueKeyedInsert(b *pgx.Batch, jobs []driver.InsertParams, no
 	)
 	for i := range jobs {
 		j := &jobs[i]
-		queues[i], kinds[i], args[i] = j.Queue, j.Kind, string(j.Args)
-		metas[i] = "{}"
-		if len(j.Metadata) > 0 {
-			metas[i] = string(j.Metadata)
-		}
-		tags[i] = strings.Join(j.Tags, ",")
-		prios[i], maxAtt[i], timeouts[i] = int16(j.Priority), int32(j.MaxAttempts), j.Timeout.Milliseconds()
-		if !j.RunAt.IsZero() {
-			runAts[i] = &j.RunAt
-		}
-		if j.RunAt.IsZero() || !j.RunAt.After(now) {
+		if dueNow(j, now) {
 			notify[j.Queue] = true
 		}
 		if j.Key != "" {
@@ -61,7 +41,7 @@ func (e *executor) queueKeyedInsert(b *pgx.Batch, jobs []driver.InsertParams, no
 	if len(lockKeys) > 0 {
 		b.Queue(e.q["KeyLock"], lockQueues, lockKeys)
 	}
-	b.Queue(e.q["JobInsertKeyed"], queues, kinds, args, metas, tags, prios, maxAtt, runAts, timeouts, keys, limits, uniques)
+	b.Queue(e.q["JobInsertKeyed"], columnsOf(jobs).params(keys, limits, uniques)...)
 }
 
 // readKeyedInsert reads the results queueKeyedInsert queued and returns

@@ -1,0 +1,54 @@
+package droverpg
+
+import (
+	"strings"
+	"time"
+
+	"github.com/droverhq/drover/internal/driver"
+)
+
+// jobColumns holds the columns every insert statement takes, one array per
+// column for unnest: the plain, keyed and flow inserts each add their own
+// columns after these.
+type jobColumns struct {
+	queues, kinds, args, metas, tags []string
+	prios                            []int16
+	maxAtt                           []int32
+	runAts                           []*time.Time
+	timeouts                         []int64
+}
+
+// columnsOf lays jobs out as columns.
+func columnsOf(jobs []driver.InsertParams) jobColumns {
+	n := len(jobs)
+	c := jobColumns{
+		queues: make([]string, n), kinds: make([]string, n), args: make([]string, n),
+		metas: make([]string, n), tags: make([]string, n), prios: make([]int16, n),
+		maxAtt: make([]int32, n), runAts: make([]*time.Time, n), timeouts: make([]int64, n),
+	}
+	for i := range jobs {
+		j := &jobs[i]
+		c.queues[i], c.kinds[i], c.args[i] = j.Queue, j.Kind, string(j.Args)
+		c.metas[i] = "{}"
+		if len(j.Metadata) > 0 {
+			c.metas[i] = string(j.Metadata)
+		}
+		c.tags[i] = strings.Join(j.Tags, ",")
+		c.prios[i], c.maxAtt[i], c.timeouts[i] = int16(j.Priority), int32(j.MaxAttempts), j.Timeout.Milliseconds()
+		if !j.RunAt.IsZero() {
+			c.runAts[i] = &j.RunAt
+		}
+	}
+	return c
+}
+
+// params returns the columns as statement parameters $1–$9, followed by
+// extra.
+func (c jobColumns) params(extra ...any) []any {
+	return append([]any{c.queues, c.kinds, c.args, c.metas, c.tags, c.prios, c.maxAtt, c.runAts, c.timeouts}, extra...)
+}
+
+// dueNow reports whether j can run at once, so that its queue is woken.
+func dueNow(j *driver.InsertParams, now time.Time) bool {
+	return j.RunAt.IsZero() || !j.RunAt.After(now)
+}
