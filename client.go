@@ -15,6 +15,7 @@
 package drover
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -140,48 +141,26 @@ func (c *Config) withDefaults(d driver.Driver) (*Config, error) {
 		_, _ = rand.Read(b)
 		cfg.ID = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b))
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	if cfg.MaxAttempts == 0 {
-		cfg.MaxAttempts = DefaultMaxAttempts
-	}
-	if cfg.JobTimeout == 0 {
-		cfg.JobTimeout = JobTimeoutDefault
-	}
-	if cfg.LeaseDuration == 0 {
-		cfg.LeaseDuration = LeaseDurationDefault
-	}
-	if cfg.RescueInterval == 0 {
-		cfg.RescueInterval = min(cfg.LeaseDuration/4, 15*time.Second)
-	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
+	cfg.MaxAttempts = cmp.Or(cfg.MaxAttempts, DefaultMaxAttempts)
+	cfg.JobTimeout = cmp.Or(cfg.JobTimeout, JobTimeoutDefault)
+	cfg.LeaseDuration = cmp.Or(cfg.LeaseDuration, LeaseDurationDefault)
+	cfg.RescueInterval = cmp.Or(cfg.RescueInterval, min(cfg.LeaseDuration/4, 15*time.Second))
 	if cfg.PollInterval == 0 {
 		cfg.PollInterval = d.PollInterval()
 		if cfg.PollOnly {
 			cfg.PollInterval = min(cfg.PollInterval, PollOnlyInterval)
 		}
 	}
-	if cfg.StopTimeout == 0 {
-		cfg.StopTimeout = StopTimeoutDefault
-	}
-	if cfg.CompletedRetention == 0 {
-		cfg.CompletedRetention = CompletedRetentionDefault
-	}
-	if cfg.CancelledRetention == 0 {
-		cfg.CancelledRetention = CancelledRetentionDefault
-	}
-	if cfg.DiscardedRetention == 0 {
-		cfg.DiscardedRetention = DiscardedRetentionDefault
-	}
-	if cfg.PruneInterval == 0 {
-		cfg.PruneInterval = PruneIntervalDefault
-	}
+	cfg.StopTimeout = cmp.Or(cfg.StopTimeout, StopTimeoutDefault)
+	cfg.CompletedRetention = cmp.Or(cfg.CompletedRetention, CompletedRetentionDefault)
+	cfg.CancelledRetention = cmp.Or(cfg.CancelledRetention, CancelledRetentionDefault)
+	cfg.DiscardedRetention = cmp.Or(cfg.DiscardedRetention, DiscardedRetentionDefault)
+	cfg.PruneInterval = cmp.Or(cfg.PruneInterval, PruneIntervalDefault)
 	if cfg.RetryPolicy == nil {
 		cfg.RetryPolicy = DefaultRetryPolicy
 	}
-	if cfg.LeaderTTL == 0 {
-		cfg.LeaderTTL = LeaderTTLDefault
-	}
+	cfg.LeaderTTL = cmp.Or(cfg.LeaderTTL, LeaderTTLDefault)
 	if cfg.MaxAttempts < 1 {
 		return nil, invalidf("config: MaxAttempts %d must be at least 1", cfg.MaxAttempts)
 	}

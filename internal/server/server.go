@@ -10,6 +10,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
 	"errors"
@@ -99,21 +100,11 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Client == nil || cfg.Driver == nil {
 		return nil, errors.New("server: Client and Driver are required")
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	if cfg.MaxBodyBytes == 0 {
-		cfg.MaxBodyBytes = MaxBodyBytesDefault
-	}
-	if cfg.MaxBatch == 0 {
-		cfg.MaxBatch = MaxBatchDefault
-	}
-	if cfg.MaxWait == 0 {
-		cfg.MaxWait = MaxWaitDefault
-	}
-	if cfg.SampleInterval == 0 {
-		cfg.SampleInterval = SampleIntervalDefault
-	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
+	cfg.MaxBodyBytes = cmp.Or(cfg.MaxBodyBytes, MaxBodyBytesDefault)
+	cfg.MaxBatch = cmp.Or(cfg.MaxBatch, MaxBatchDefault)
+	cfg.MaxWait = cmp.Or(cfg.MaxWait, MaxWaitDefault)
+	cfg.SampleInterval = cmp.Or(cfg.SampleInterval, SampleIntervalDefault)
 	if cfg.MaxBodyBytes < 1024 {
 		return nil, fmt.Errorf("server: max body %d bytes is too small (minimum 1024)", cfg.MaxBodyBytes)
 	}
