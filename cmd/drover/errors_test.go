@@ -122,7 +122,7 @@ func TestBadInput(t *testing.T) {
 
 func TestSchemaNotMigrated(t *testing.T) {
 	f := setup(t)
-	want := fmt.Sprintf("drover: schema %q is at version 0 (latest 1), run: drover migrate", f.schema)
+	want := fmt.Sprintf("drover: schema %q is at version 0 (latest 3), run: drover migrate", f.schema)
 	for _, args := range [][]string{
 		{"enqueue", "k", `{}`},
 		{"jobs", "list"},
@@ -135,7 +135,7 @@ func TestSchemaNotMigrated(t *testing.T) {
 		})
 	}
 	// None of them migrated behind the user's back.
-	if out := f.mustRun(t, "migrate", "--status"); !strings.Contains(out, "version 0 of 1") {
+	if out := f.mustRun(t, "migrate", "--status"); !strings.Contains(out, "version 0 of 3") {
 		t.Fatalf("after failed commands: %s", out)
 	}
 }
