@@ -217,6 +217,8 @@ type Client[TTx any] struct {
 	bgWG      sync.WaitGroup
 	metrics   *clientMetrics
 	periodic  []periodicEntry
+	// limited is set when a queue has cluster-wide limits (limits.go).
+	limited bool
 }
 
 // NewClient returns a client on d. Nothing runs until Start.
@@ -235,7 +237,11 @@ func NewClient[TTx any](d driver.TxDriver[TTx], config *Config) (*Client[TTx], e
 	if err != nil {
 		return nil, err
 	}
-	return &Client[TTx]{config: cfg, driver: d, metrics: &clientMetrics{}, periodic: periodic}, nil
+	c := &Client[TTx]{config: cfg, driver: d, metrics: &clientMetrics{}, periodic: periodic}
+	for _, q := range cfg.Queues {
+		c.limited = c.limited || q.limit() != nil
+	}
+	return c, nil
 }
 
 // ID is the client's identity in leases and leadership.
@@ -267,6 +273,7 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 				c.tracker.Remove(r.ID, r.Attempt)
 			}
 			c.metrics.flushed(len(results), len(accepted), took)
+			c.wakeLimited(results) // order: finished jobs free room under queue limits
 		},
 	})
 	c.producers = make(map[string]*producer.Producer, len(cfg.Queues))

@@ -39,3 +39,24 @@ func (q QueueConfig) limit() *driver.QueueLimit {
 	}
 	return &driver.QueueLimit{MaxRunning: q.GlobalMaxWorkers, Rate: q.RateLimit, Period: q.RatePeriod}
 }
+
+// wakeLimited wakes the producers of limited queues that results of a
+// flushed finish belong to. A limited claim comes back short when the
+// limit, not the queue, ran out, and its producer then waits for a wake-up;
+// the finish of its own jobs has just freed room for it. (Room freed by
+// other processes reaches it at the next poll.) Clients without limited
+// queues return at once.
+func (c *Client[TTx]) wakeLimited(results []driver.Result) {
+	if !c.limited {
+		return
+	}
+	last := ""
+	for i := range results {
+		if q := results[i].Queue; q != last {
+			last = q
+			if c.config.Queues[q].limit() != nil {
+				c.wake(q)
+			}
+		}
+	}
+}

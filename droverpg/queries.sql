@@ -109,8 +109,12 @@ SELECT (SELECT count(*) FROM promoted),
     (SELECT count(pg_notify($3, queue)) FROM (SELECT DISTINCT queue FROM promoted) q);
 
 -- name: KeyBlocked
--- The keys that have blocked jobs, for the promotion sweep.
-SELECT DISTINCT queue, ordering_key FROM {schema}jobs WHERE state = 'blocked' LIMIT $1;
+-- The keys that have blocked jobs, for the promotion sweep. The ordering_key
+-- condition lets the planner use jobs_key_idx, which holds keyed rows only,
+-- instead of scanning the hot table of a queue of plain jobs.
+SELECT DISTINCT queue, ordering_key FROM {schema}jobs
+WHERE state = 'blocked' AND ordering_key IS NOT NULL
+LIMIT $1;
 
 -- name: Notify
 SELECT pg_notify($1, queue) FROM unnest($2::text[]) AS queue;

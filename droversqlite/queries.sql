@@ -86,8 +86,12 @@ RETURNING max(0, min(?6,
 UPDATE {schema}queue_limits SET tokens = tokens - ?2 WHERE queue = ?1 AND rate > 0;
 
 -- name: KeyBlocked
--- The keys that have blocked jobs, for the promotion sweep.
-SELECT DISTINCT queue, ordering_key FROM {schema}jobs WHERE state = 'blocked' LIMIT ?1;
+-- The keys that have blocked jobs, for the promotion sweep. The ordering_key
+-- condition lets SQLite use jobs_key_idx, which holds keyed rows only,
+-- instead of scanning the hot table of a queue of plain jobs.
+SELECT DISTINCT queue, ordering_key FROM {schema}jobs
+WHERE state = 'blocked' AND ordering_key IS NOT NULL
+LIMIT ?1;
 
 -- name: JobSequenceRaise
 -- ?1 is the highest job ID this process has handed out. A rolled-back
