@@ -343,19 +343,30 @@ FROM {schema}finished_jobs WHERE id = $1
 LIMIT 1;
 
 -- name: JobList
+-- Each table is walked in ID order from the cursor and stops at the limit on
+-- its own, so a page costs the same deep into a large table as at its
+-- start. (With the filters outside, the planner appended both tables and
+-- sorted everything past the cursor: 1.3 s a page at 3.6 million finished
+-- jobs, quadratic over a listing.)
 SELECT * FROM (
-    SELECT id, CASE WHEN state = 'available' AND run_at > $5 THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END AS ustate,
+    (SELECT id, CASE WHEN state = 'available' AND run_at > $5 THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END AS ustate,
         queue, kind, priority, args, metadata, tags, attempt, max_attempts, errors, timeout_ms, created_at, run_at,
         attempted_at, NULL::timestamptz AS finalized_at, lease_owner, lease_expires_at, cancel_requested
     FROM {schema}jobs
     WHERE id > $3 AND ($1 = '' OR queue = $1) AND ($2 = '' OR kind = $2)
+      AND (cardinality($4::text[]) = 0
+        OR CASE WHEN state = 'available' AND run_at > $5 THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END = ANY($4::text[]))
+    ORDER BY id
+    LIMIT $6)
     UNION ALL
-    SELECT id, state, queue, kind, priority, args, metadata, tags, attempt, max_attempts, errors, timeout_ms, created_at, run_at,
+    (SELECT id, state, queue, kind, priority, args, metadata, tags, attempt, max_attempts, errors, timeout_ms, created_at, run_at,
         attempted_at, finalized_at, NULL, NULL, false
     FROM {schema}finished_jobs
     WHERE id > $3 AND ($1 = '' OR queue = $1) AND ($2 = '' OR kind = $2)
+      AND (cardinality($4::text[]) = 0 OR state = ANY($4::text[]))
+    ORDER BY id
+    LIMIT $6)
 ) j
-WHERE cardinality($4::text[]) = 0 OR ustate = ANY($4::text[])
 ORDER BY id
 LIMIT $6;
 
