@@ -104,6 +104,17 @@ func (e *executor) JobInsertMany(ctx context.Context, jobs []driver.InsertParams
 	return out.Merge(ids, specialIDs), nil
 }
 
+// replan runs a statement as an unnamed one, planned afresh with its
+// parameters at every execution, instead of as a cached prepared statement.
+// The hot table swings between nearly empty and hundreds of thousands of
+// rows, and a cached generic plan made while it was small (a scan of the
+// whole table, cheap then) stays cached while the table grows, until the
+// next ANALYZE: measured as claims of 0.5–30 s, and the rate near 0, for
+// 45–70 s early in steady runs. A fresh plan sees the table's current size.
+// Claims and finishes each cover a batch of jobs, so planning them every
+// time costs little.
+const replan = pgx.QueryExecModeExec
+
 func (e *executor) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*driver.JobRow, error) {
 	name, args := "JobClaim", []any{p.Queue, p.Max, p.Owner, float64(p.Lease.Milliseconds()), p.Limit != nil}
 	if p.After != nil {
@@ -117,7 +128,7 @@ func (e *executor) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*drive
 		jobs, err = e.claimLimited(ctx, p, name, args, scanClaimed)
 	} else {
 		var rows pgx.Rows
-		if rows, err = e.db.Query(ctx, e.q[name], args...); err == nil {
+		if rows, err = e.db.Query(ctx, e.q[name], append([]any{replan}, args...)...); err == nil {
 			jobs, err = scanClaimed(rows, p.Max)
 		}
 	}
@@ -169,7 +180,7 @@ func (e *executor) JobFinish(ctx context.Context, results []driver.Result) ([]in
 		accepted, err = e.finishKeyed(ctx, queues, keys, e.finishArgs(results, false)...)
 	} else {
 		var rows pgx.Rows
-		if rows, err = e.db.Query(ctx, e.q["JobFinish"], e.finishArgs(results, false)...); err == nil {
+		if rows, err = e.db.Query(ctx, e.q["JobFinish"], append([]any{replan}, e.finishArgs(results, false)...)...); err == nil {
 			accepted, _, err = readFinished(rows, len(results))
 		}
 		err = e.wrap("finish jobs", err)
@@ -193,7 +204,7 @@ func (e *executor) finishFlow(ctx context.Context, results []driver.Result) ([]i
 	var accepted []int64
 	queues, keys := driver.ResultKeys(results)
 	err := pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, e.q["JobFinish"], e.finishArgs(results, true)...)
+		rows, err := tx.Query(ctx, e.q["JobFinish"], append([]any{replan}, e.finishArgs(results, true)...)...)
 		if err != nil {
 			return err
 		}
@@ -265,7 +276,7 @@ func (e *executor) JobHeartbeat(ctx context.Context, p driver.HeartbeatParams) (
 	for i, a := range p.Attempts {
 		attempts[i] = int32(a)
 	}
-	rows, err := e.db.Query(ctx, e.q["JobHeartbeat"], p.IDs, attempts, float64(p.Lease.Milliseconds()))
+	rows, err := e.db.Query(ctx, e.q["JobHeartbeat"], replan, p.IDs, attempts, float64(p.Lease.Milliseconds()))
 	if err != nil {
 		return res, e.wrap("heartbeat", err)
 	}

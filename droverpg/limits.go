@@ -39,7 +39,7 @@ func (e *executor) claimLimited(ctx context.Context, p driver.ClaimParams, claim
 		}
 		args := append([]any{}, claimArgs...)
 		args[1] = room
-		rows, err := tx.Query(ctx, e.q[claim], args...)
+		rows, err := tx.Query(ctx, e.q[claim], append([]any{replan}, args...)...)
 		if err != nil {
 			return err
 		}
