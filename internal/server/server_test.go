@@ -69,11 +69,11 @@ func quietLogger() *slog.Logger {
 }
 
 // forEachStore runs fn as a parallel subtest per store.
-func forEachStore(t *testing.T, fn func(t *testing.T, b *bundle)) {
+func forEachStore(t *testing.T, fn func(t *testing.T, b *bundle), mutate ...func(*server.Config)) {
 	for _, s := range stores {
 		t.Run(s.name, func(t *testing.T) {
 			t.Parallel()
-			fn(t, setup(t, s.open))
+			fn(t, setup(t, s.open, mutate...))
 		})
 	}
 }
