@@ -268,20 +268,34 @@ func (s *Server) batchResults(w http.ResponseWriter, r *http.Request) error {
 	if _, err := s.cfg.Client.BatchGet(r.Context(), id); err != nil {
 		return err
 	}
-	rows, err := s.cfg.Driver.BatchResults(r.Context(), p)
+	results, next, err := s.batchResultsPage(r.Context(), p)
 	if err != nil {
 		return err
+	}
+	resp := map[string]any{"results": results, "next_after": nil}
+	if next > 0 {
+		resp["next_after"] = next
+	}
+	writeJSON(w, http.StatusOK, resp)
+	return nil
+}
+
+// batchResultsPage reads one page of a batch's ended members and the
+// cursor of the next page, 0 on the last.
+func (s *Server) batchResultsPage(ctx context.Context, p driver.BatchResultsParams) ([]resultJSON, int64, error) {
+	rows, err := s.cfg.Driver.BatchResults(ctx, p)
+	if err != nil {
+		return nil, 0, err
 	}
 	out := make([]resultJSON, len(rows))
 	for i, row := range rows {
 		out[i] = resultFrom(row.ID, string(row.State), row.Kind, row.Result)
 	}
-	resp := map[string]any{"results": out, "next_after": nil}
+	var next int64
 	if len(rows) == p.Limit {
-		resp["next_after"] = rows[len(rows)-1].ID
+		next = rows[len(rows)-1].ID
 	}
-	writeJSON(w, http.StatusOK, resp)
-	return nil
+	return out, next, nil
 }
 
 // maxResultsPage bounds a page of batch results: at most MaxResultBytes

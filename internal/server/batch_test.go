@@ -3,7 +3,9 @@ package server_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -190,6 +192,94 @@ func TestEnqueueFlowOptions(t *testing.T) {
 		}
 		if after := b.counts(t); fmt.Sprint(after) != fmt.Sprint(before) {
 			t.Fatalf("a refused enqueue changed the store: %v -> %v", before, after)
+		}
+	})
+}
+
+// page fetches a dashboard page with an admin token.
+func (b *bundle) page(t *testing.T, path string) string {
+	t.Helper()
+	status, body := b.pageStatus(t, path)
+	if status != http.StatusOK {
+		t.Fatalf("GET %s = %d: %s", path, status, body)
+	}
+	return body
+}
+
+func (b *bundle) pageStatus(t *testing.T, path string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", b.url+path, nil)
+	req.Header.Set("Authorization", "Bearer "+b.tokens[server.ScopeAdmin])
+	resp, err := noRedirect.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+var countCell = regexp.MustCompile(`data-count="(\w+)">(\d+)<`)
+
+// TestDashboardBatchAndJobResults: the batch page shows the store's
+// counters for a batch with members in every kind of state, and a job page
+// shows its result and the jobs it depends on with theirs.
+func TestDashboardBatchAndJobResults(t *testing.T) {
+	forEachStore(t, func(t *testing.T, b *bundle) {
+		ctx := context.Background()
+		var ins struct {
+			ID  int64   `json:"id"`
+			IDs []int64 `json:"ids"`
+		}
+		jobs := make([]any, 5)
+		for i := range jobs {
+			jobs[i] = map[string]any{"kind": "m", "args": i, "max_attempts": 3}
+		}
+		b.must(t, http.StatusCreated, server.ScopeEnqueue, "POST", "/v1/batches", map[string]any{"jobs": jobs}).decode(t, &ins)
+		claimed := b.claim(t, map[string]any{"queue": "default", "worker": "w", "max": 4})
+		if len(claimed) != 4 {
+			t.Fatalf("claimed %d", len(claimed))
+		}
+		for _, j := range claimed {
+			if j.BatchID != ins.ID {
+				t.Fatalf("claimed job %d has batch_id %d, want %d", j.ID, j.BatchID, ins.ID)
+			}
+		}
+		b.must(t, http.StatusOK, server.ScopeWork, "POST", "/v1/finish", map[string]any{"results": []any{
+			map[string]any{"id": claimed[0].ID, "attempt": 1, "outcome": "completed", "result": "resized"},
+			map[string]any{"id": claimed[1].ID, "attempt": 1, "outcome": "failed", "max_attempts": 3, "error": "retry me"},
+			map[string]any{"id": claimed[2].ID, "attempt": 1, "outcome": "cancelled"},
+		}})
+		// Pending, running, failed, completed and cancelled: one each.
+		page := b.page(t, fmt.Sprintf("/ui/batches/%d", ins.ID))
+		want, err := b.client.BatchGet(ctx, ins.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantCounts := map[string]string{"total": fmt.Sprint(want.Total), "pending": fmt.Sprint(want.Pending), "running": fmt.Sprint(want.Running),
+			"failed": fmt.Sprint(want.Failed), "completed": fmt.Sprint(want.Completed), "cancelled": fmt.Sprint(want.Cancelled), "discarded": fmt.Sprint(want.Discarded)}
+		got := map[string]string{}
+		for _, m := range countCell.FindAllStringSubmatch(page, -1) {
+			got[m[1]] = m[2]
+		}
+		if fmt.Sprint(got) != fmt.Sprint(wantCounts) || want.Completed != 1 || want.Failed != 1 || want.Pending != 1 {
+			t.Fatalf("batch page counts %v, store has %+v", got, want)
+		}
+		if !strings.Contains(page, "2 of 5 ended") || !strings.Contains(page, `&#34;resized&#34;`) {
+			t.Fatalf("batch page lacks the ended count or the result:\n%s", page)
+		}
+
+		child := b.enqueue(t, map[string]any{"kind": "after", "args": 1, "depends_on": []int64{claimed[0].ID}})[0]
+		page = b.page(t, fmt.Sprintf("/ui/jobs/%d", child))
+		if !strings.Contains(page, fmt.Sprintf(`href="/ui/jobs/%d"`, claimed[0].ID)) || !strings.Contains(page, `&#34;resized&#34;`) {
+			t.Fatalf("child's page lacks its parent and the parent's result:\n%s", page)
+		}
+		page = b.page(t, fmt.Sprintf("/ui/jobs/%d", claimed[0].ID))
+		if !strings.Contains(page, `id="job-result">&#34;resized&#34;`) {
+			t.Fatalf("job page lacks its result:\n%s", page)
+		}
+		if status, body := b.pageStatus(t, "/ui/batches/999999"); status != http.StatusNotFound || !strings.Contains(body, "999999") {
+			t.Fatalf("unknown batch page = %d: %s", status, body)
 		}
 	})
 }

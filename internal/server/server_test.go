@@ -253,6 +253,7 @@ type job struct {
 	MaxAttempts    int        `json:"max_attempts"`
 	LeaseOwner     string     `json:"lease_owner"`
 	LeaseExpiresAt *time.Time `json:"lease_expires_at"`
+	BatchID        int64      `json:"batch_id"`
 	Errors         []struct {
 		Error string `json:"error"`
 		Trace string `json:"trace"`
