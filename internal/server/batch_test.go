@@ -46,8 +46,13 @@ func TestBatchOverHTTP(t *testing.T) {
 		if len(ins.IDs) != 3 || ins.ID < 1 || ins.CallbackJobID < 1 {
 			t.Fatalf("insert batch = %+v", ins)
 		}
-		if row := b.stored(t, ins.CallbackJobID); row.State != drover.JobStatePending {
-			t.Fatalf("callback before the batch ended: %s, want pending", row.State)
+		if row := b.stored(t, ins.CallbackJobID); row.State != drover.JobStatePending || row.BatchID != ins.ID {
+			t.Fatalf("callback before the batch ended: %s of batch %d, want pending of %d", row.State, row.BatchID, ins.ID)
+		}
+		var raw map[string]any
+		b.must(t, http.StatusOK, server.ScopeAdmin, "GET", fmt.Sprintf("/v1/jobs/%d", ins.IDs[0]), nil).decode(t, &raw)
+		if raw["batch_id"] != float64(ins.ID) {
+			t.Fatalf("job JSON batch_id = %v, want %d", raw["batch_id"], ins.ID)
 		}
 
 		progress := func() batchBody {
@@ -181,8 +186,8 @@ func TestEnqueueFlowOptions(t *testing.T) {
 		}
 		var raw map[string]any
 		b.must(t, http.StatusOK, server.ScopeEnqueue, "GET", fmt.Sprintf("/v1/jobs/%d", ids[2]), nil).decode(t, &raw)
-		if raw["state"] != "blocked" {
-			t.Errorf("job JSON state %v, want blocked", raw["state"])
+		if raw["key"] != "tenant-1" || raw["state"] != "blocked" {
+			t.Errorf("job JSON = key %v state %v, want tenant-1 blocked", raw["key"], raw["state"])
 		}
 		before := b.counts(t)
 		r := b.call(t, server.ScopeEnqueue, "POST", "/v1/jobs", map[string]any{"jobs": []any{
@@ -275,8 +280,8 @@ func TestDashboardBatchAndJobResults(t *testing.T) {
 			t.Fatalf("child's page lacks its parent and the parent's result:\n%s", page)
 		}
 		page = b.page(t, fmt.Sprintf("/ui/jobs/%d", claimed[0].ID))
-		if !strings.Contains(page, `id="job-result">&#34;resized&#34;`) {
-			t.Fatalf("job page lacks its result:\n%s", page)
+		if !strings.Contains(page, `id="job-result">&#34;resized&#34;`) || !strings.Contains(page, fmt.Sprintf(`href="/ui/batches/%d"`, ins.ID)) {
+			t.Fatalf("job page lacks its result or its batch:\n%s", page)
 		}
 		if status, body := b.pageStatus(t, "/ui/batches/999999"); status != http.StatusNotFound || !strings.Contains(body, "999999") {
 			t.Fatalf("unknown batch page = %d: %s", status, body)
