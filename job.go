@@ -66,9 +66,12 @@ type JobRow struct {
 	LeaseExpiresAt  *time.Time
 	CancelRequested bool
 	// BatchID is the batch the job belongs to, or the batch a callback
-	// reports on; 0 for none. Set on jobs handed to workers.
+	// reports on; 0 for none. Set on jobs handed to workers and on jobs
+	// read with JobGet and JobList.
 	BatchID int64
-	// Key is the job's InsertOpts.Key, set on the jobs workers receive.
+	// Key is the job's InsertOpts.Key, set on the jobs workers receive and
+	// on waiting and running jobs read with JobGet and JobList (a finished
+	// job no longer stores its key).
 	Key string
 	// UniqueSkippedAsDuplicate is set on the row Insert returns when the
 	// job was not stored because an unfinished job holds its unique key

@@ -2,6 +2,7 @@ package drover
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -109,6 +110,11 @@ type AttemptResult struct {
 	Trace string
 	// RetryAt overrides Config.RetryPolicy for a failed attempt.
 	RetryAt time.Time
+	// Result is the JSON a completed attempt stores as the job's result,
+	// as Job.SetResult does for a Go worker: at most MaxResultBytes, read
+	// back with JobResult, BatchResults and by dependent jobs. Only a
+	// completed outcome may carry one.
+	Result json.RawMessage
 }
 
 // FinishReport says which results the store accepted. A rejected result is
@@ -171,9 +177,21 @@ func (c *Client[TTx]) remoteResult(r AttemptResult, now time.Time) (driver.Resul
 	if len(r.Error) > maxErrorLen || len(r.Trace) > maxErrorLen {
 		return res, invalidf("error and trace: each at most %d bytes", maxErrorLen)
 	}
+	if len(r.Result) > 0 {
+		if r.Outcome != AttemptCompleted {
+			return res, invalidf("result: only a completed attempt stores a result, not a %s one", r.Outcome)
+		}
+		if len(r.Result) > MaxResultBytes {
+			return res, invalidf("result: %d bytes is over the limit of %d", len(r.Result), MaxResultBytes)
+		}
+		if !json.Valid(r.Result) {
+			return res, invalidf("result: not valid JSON")
+		}
+	}
 	switch r.Outcome {
 	case AttemptCompleted:
 		res.Outcome = driver.OutcomeCompleted
+		res.Output = r.Result
 		c.metrics.completed.Add(1)
 		return res, nil
 	case AttemptCancelled:

@@ -202,3 +202,39 @@ func TestRemoteRejectsBadInput(t *testing.T) {
 		}
 	})
 }
+
+// TestRemoteFinishStoresResult: a remote worker's completed result is
+// stored with the job as a Go worker's SetResult is, and a result that is
+// too large, not JSON or on another outcome is refused without touching
+// the job.
+func TestRemoteFinishStoresResult(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		b := remoteSetup(t, s)
+		ctx := context.Background()
+		id := b.insert(t, drover.RawArgs{KindName: "remote", JSON: []byte(`{}`)}, nil)
+		if _, err := b.client.Claim(ctx, drover.ClaimParams{Queue: "default", Max: 1, Owner: "w", Lease: time.Minute}); err != nil {
+			t.Fatal(err)
+		}
+		big := []byte(`"` + strings.Repeat("x", drover.MaxResultBytes) + `"`)
+		for name, r := range map[string]drover.AttemptResult{
+			"too large": {ID: id, Attempt: 1, Outcome: drover.AttemptCompleted, Result: big},
+			"not JSON":  {ID: id, Attempt: 1, Outcome: drover.AttemptCompleted, Result: []byte(`{`)},
+			"on failed": {ID: id, Attempt: 1, MaxAttempts: 3, Outcome: drover.AttemptFailed, Result: []byte(`1`)},
+		} {
+			if _, err := b.client.Finish(ctx, []drover.AttemptResult{r}); !errors.Is(err, drover.ErrInvalid) || !strings.Contains(err.Error(), "result") {
+				t.Errorf("%s: err = %v, want an invalid result error", name, err)
+			}
+		}
+		if row, _ := b.client.JobGet(ctx, id); row.State != drover.JobStateRunning {
+			t.Fatalf("a refused result changed the job: %+v", row)
+		}
+		rep, err := b.client.Finish(ctx, []drover.AttemptResult{{ID: id, Attempt: 1, Outcome: drover.AttemptCompleted, Result: []byte(`42`)}})
+		if err != nil || len(rep.Accepted) != 1 {
+			t.Fatalf("finish = %+v, %v", rep, err)
+		}
+		res, err := b.client.JobResult(ctx, id)
+		if err != nil || res.State != drover.JobStateCompleted || string(res.Result) != `42` {
+			t.Fatalf("JobResult = %+v, %v", res, err)
+		}
+	})
+}

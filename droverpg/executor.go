@@ -340,12 +340,19 @@ func scanJob(row pgx.Row) (*driver.JobRow, error) {
 	j := &driver.JobRow{}
 	var state string
 	var timeoutMS int64
-	var owner *string
+	var owner, key *string
+	var batchID *int64
 	err := row.Scan(&j.ID, &state, &j.Queue, &j.Kind, &j.Priority, &j.Args, &j.Metadata, &j.Tags, &j.Attempt,
 		&j.MaxAttempts, &j.Errors, &timeoutMS, &j.CreatedAt, &j.RunAt, &j.AttemptedAt, &j.FinalizedAt, &owner,
-		&j.LeaseExpiresAt, &j.CancelRequested)
+		&j.LeaseExpiresAt, &j.CancelRequested, &batchID, &key)
 	if err != nil {
 		return nil, err
+	}
+	if batchID != nil {
+		j.BatchID = *batchID
+	}
+	if key != nil {
+		j.Key = *key
 	}
 	j.State = driver.State(state)
 	j.Timeout = time.Duration(timeoutMS) * time.Millisecond

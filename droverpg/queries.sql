@@ -334,11 +334,11 @@ WHERE id IN (
 -- name: JobGet
 SELECT id, CASE WHEN state = 'available' AND run_at > now() THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END,
     queue, kind, priority, args, metadata, tags, attempt, max_attempts, errors, timeout_ms, created_at, run_at,
-    attempted_at, NULL::timestamptz, lease_owner, lease_expires_at, cancel_requested
+    attempted_at, NULL::timestamptz, lease_owner, lease_expires_at, cancel_requested, batch_id, ordering_key
 FROM {schema}jobs WHERE id = $1
 UNION ALL
 SELECT id, state, queue, kind, priority, args, metadata, tags, attempt, max_attempts, errors, timeout_ms, created_at, run_at,
-    attempted_at, finalized_at, NULL, NULL, false
+    attempted_at, finalized_at, NULL, NULL, false, batch_id, NULL
 FROM {schema}finished_jobs WHERE id = $1
 LIMIT 1;
 
@@ -351,7 +351,7 @@ LIMIT 1;
 SELECT * FROM (
     (SELECT id, CASE WHEN state = 'available' AND run_at > $5 THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END AS ustate,
         queue, kind, priority, args, metadata, tags, attempt, max_attempts, errors, timeout_ms, created_at, run_at,
-        attempted_at, NULL::timestamptz AS finalized_at, lease_owner, lease_expires_at, cancel_requested
+        attempted_at, NULL::timestamptz AS finalized_at, lease_owner, lease_expires_at, cancel_requested, batch_id, ordering_key
     FROM {schema}jobs
     WHERE id > $3 AND ($1 = '' OR queue = $1) AND ($2 = '' OR kind = $2)
       AND (cardinality($4::text[]) = 0
@@ -360,7 +360,7 @@ SELECT * FROM (
     LIMIT $6)
     UNION ALL
     (SELECT id, state, queue, kind, priority, args, metadata, tags, attempt, max_attempts, errors, timeout_ms, created_at, run_at,
-        attempted_at, finalized_at, NULL, NULL, false
+        attempted_at, finalized_at, NULL, NULL, false, batch_id, NULL
     FROM {schema}finished_jobs
     WHERE id > $3 AND ($1 = '' OR queue = $1) AND ($2 = '' OR kind = $2)
       AND (cardinality($4::text[]) = 0 OR state = ANY($4::text[]))

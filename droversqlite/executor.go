@@ -968,7 +968,7 @@ func (e *executor) wrap(op string, err error) error {
 // JobGet and JobList; JobClaim returns a shorter list of claimColumns (see
 // queries.sql).
 const (
-	jobColumns   = 19
+	jobColumns   = 21
 	claimColumns = 15
 )
 
@@ -1051,6 +1051,8 @@ func (sc *scanner) scan(rows *sql.Rows) error {
 		j.LeaseExpiresAt = &box.leaseExpireAt
 	}
 	j.CancelRequested = asInt(v[14]) != 0
+	j.BatchID = asInt(v[19])
+	j.Key = asString(v[20])
 	return sc.payload(j, v[15:19])
 }
 

@@ -294,11 +294,11 @@ WHERE id IN (
 -- loop ever has to move them when their time comes.
 SELECT id, CASE WHEN state = 'available' AND run_at > ?2 THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END,
     queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, NULL,
-    lease_owner, lease_expires_at, cancel_requested, tags, metadata, errors, args
+    lease_owner, lease_expires_at, cancel_requested, tags, metadata, errors, args, batch_id, ordering_key
 FROM {schema}jobs WHERE id = ?1
 UNION ALL
 SELECT id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, finalized_at,
-    NULL, NULL, 0, tags, metadata, errors, args
+    NULL, NULL, 0, tags, metadata, errors, args, batch_id, NULL
 FROM {schema}finished_jobs WHERE id = ?1
 LIMIT 1;
 
@@ -311,7 +311,7 @@ SELECT * FROM (
     SELECT * FROM (
         SELECT id, CASE WHEN state = 'available' AND run_at > ?5 THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END AS ustate,
             queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, NULL AS finalized_at,
-            lease_owner, lease_expires_at, cancel_requested, tags, metadata, errors, args
+            lease_owner, lease_expires_at, cancel_requested, tags, metadata, errors, args, batch_id, ordering_key
         FROM {schema}jobs
         WHERE id > ?3 AND (?1 = '' OR queue = ?1) AND (?2 = '' OR kind = ?2)
           AND (?4 = '[]' OR (CASE WHEN state = 'available' AND run_at > ?5 THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END) IN (SELECT value FROM json_each(?4)))
@@ -321,7 +321,7 @@ SELECT * FROM (
     UNION ALL
     SELECT * FROM (
         SELECT id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, finalized_at,
-            NULL, NULL, 0, tags, metadata, errors, args
+            NULL, NULL, 0, tags, metadata, errors, args, batch_id, NULL
         FROM {schema}finished_jobs
         WHERE id > ?3 AND (?1 = '' OR queue = ?1) AND (?2 = '' OR kind = ?2)
           AND (?4 = '[]' OR state IN (SELECT value FROM json_each(?4)))

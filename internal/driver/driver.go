@@ -447,6 +447,7 @@ type JobRow struct {
 	BatchID int64
 	// Flow holds the FlowFlag bits of the job (flow.go).
 	Flow int
-	// Key is the job's key (InsertParams.Key); set by JobClaim.
+	// Key is the job's key (InsertParams.Key); set by JobClaim, and by
+	// JobGet and JobList for jobs not yet finished.
 	Key string
 }

@@ -33,6 +33,10 @@ type Job struct {
 	LeaseOwner      string                `json:"lease_owner,omitempty"`
 	LeaseExpiresAt  *time.Time            `json:"lease_expires_at,omitempty"`
 	CancelRequested bool                  `json:"cancel_requested"`
+	// BatchID is the batch the job belongs to (or calls back for), 0 for none.
+	BatchID int64 `json:"batch_id,omitempty"`
+	// Key is the ordering key the job was inserted with.
+	Key string `json:"key,omitempty"`
 }
 
 // From converts a stored job.
@@ -57,6 +61,8 @@ func From(j *drover.JobRow) Job {
 		LeaseOwner:      j.LeaseOwner,
 		LeaseExpiresAt:  j.LeaseExpiresAt,
 		CancelRequested: j.CancelRequested,
+		BatchID:         j.BatchID,
+		Key:             j.Key,
 	}
 	// Empty lists encode as [] so that scripts can index them without a
 	// null check.

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/internal/driver"
 	"github.com/droverhq/drover/internal/jobjson"
 )
 
@@ -70,6 +71,64 @@ type enqueueJob struct {
 	Tags        []string        `json:"tags"`
 	Metadata    json.RawMessage `json:"metadata"`
 	TimeoutMS   int64           `json:"timeout_ms"`
+	DependsOn   []int64         `json:"depends_on"`
+	Key         string          `json:"key"`
+	KeyLimit    int             `json:"key_limit"`
+	UniqueKey   string          `json:"unique_key"`
+}
+
+// insertParams checks the jobs of a request and converts them; the store
+// checks the rest (kinds, queues, sizes) and its errors name the job.
+func (s *Server) insertParams(field string, jobs []enqueueJob) ([]drover.InsertManyParams, error) {
+	if len(jobs) == 0 {
+		return nil, badRequest("%s: empty, give at least one job", field)
+	}
+	if len(jobs) > s.cfg.MaxBatch {
+		return nil, &apiError{status: http.StatusRequestEntityTooLarge,
+			msg: fmt.Sprintf("%s: %d is over the limit of %d per request", field, len(jobs), s.cfg.MaxBatch)}
+	}
+	params := make([]drover.InsertManyParams, len(jobs))
+	for i, j := range jobs {
+		p, err := j.params()
+		if err != nil {
+			return nil, badRequest("%s[%d].%v", field, i, err)
+		}
+		params[i] = p
+	}
+	return params, nil
+}
+
+func (j enqueueJob) params() (drover.InsertManyParams, error) {
+	if len(j.Args) == 0 {
+		return drover.InsertManyParams{}, errors.New("args: required (use {} for none)")
+	}
+	if j.TimeoutMS < 0 {
+		return drover.InsertManyParams{}, fmt.Errorf("timeout_ms %d: must not be negative", j.TimeoutMS)
+	}
+	opts := &drover.InsertOpts{Queue: j.Queue, Priority: j.Priority, MaxAttempts: j.MaxAttempts,
+		Tags: j.Tags, Metadata: j.Metadata, Timeout: time.Duration(j.TimeoutMS) * time.Millisecond,
+		DependsOn: j.DependsOn, Key: j.Key, KeyLimit: j.KeyLimit, UniqueKey: j.UniqueKey}
+	if j.RunAt != nil {
+		opts.RunAt = *j.RunAt
+	}
+	return drover.InsertManyParams{Args: drover.RawArgs{KindName: j.Kind, JSON: j.Args}, Opts: opts}, nil
+}
+
+// traceContext is the request's context carrying the caller's trace
+// context, if it sent one, so that it becomes the jobs'.
+func (s *Server) traceContext(r *http.Request) context.Context {
+	ctx := r.Context()
+	if s.cfg.TracerProvider != nil {
+		ctx = propagation.TraceContext{}.Extract(ctx, propagation.HeaderCarrier(r.Header))
+	}
+	return ctx
+}
+
+// countInserted counts the jobs of a stored request by queue and kind.
+func (s *Server) countInserted(jobs []enqueueJob) {
+	for _, j := range jobs {
+		s.metrics.inserted.WithLabelValues(cmp.Or(j.Queue, drover.DefaultQueue), j.Kind).Inc()
+	}
 }
 
 func (s *Server) enqueue(w http.ResponseWriter, r *http.Request) error {
@@ -79,45 +138,181 @@ func (s *Server) enqueue(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(r, &req); err != nil {
 		return err
 	}
-	if len(req.Jobs) == 0 {
-		return badRequest("jobs: empty, give at least one job")
-	}
-	if len(req.Jobs) > s.cfg.MaxBatch {
-		return &apiError{status: http.StatusRequestEntityTooLarge,
-			msg: fmt.Sprintf("jobs: %d is over the limit of %d per request", len(req.Jobs), s.cfg.MaxBatch)}
-	}
-	params := make([]drover.InsertManyParams, len(req.Jobs))
-	for i, j := range req.Jobs {
-		if len(j.Args) == 0 {
-			return badRequest("jobs[%d].args: required (use {} for none)", i)
-		}
-		if j.TimeoutMS < 0 {
-			return badRequest("jobs[%d].timeout_ms %d: must not be negative", i, j.TimeoutMS)
-		}
-		opts := &drover.InsertOpts{Queue: j.Queue, Priority: j.Priority, MaxAttempts: j.MaxAttempts,
-			Tags: j.Tags, Metadata: j.Metadata, Timeout: time.Duration(j.TimeoutMS) * time.Millisecond}
-		if j.RunAt != nil {
-			opts.RunAt = *j.RunAt
-		}
-		params[i] = drover.InsertManyParams{Args: drover.RawArgs{KindName: j.Kind, JSON: j.Args}, Opts: opts}
-	}
-	ctx := r.Context()
-	if s.cfg.TracerProvider != nil {
-		// The caller's trace context, if it sent one, becomes the jobs'.
-		ctx = propagation.TraceContext{}.Extract(ctx, propagation.HeaderCarrier(r.Header))
-	}
-	ids, err := s.cfg.Client.InsertMany(ctx, params)
+	params, err := s.insertParams("jobs", req.Jobs)
 	if err != nil {
 		return err
 	}
-	for _, j := range req.Jobs {
-		queue := j.Queue
-		if queue == "" {
-			queue = drover.DefaultQueue
-		}
-		s.metrics.inserted.WithLabelValues(queue, j.Kind).Inc()
+	ids, err := s.cfg.Client.InsertMany(s.traceContext(r), params)
+	if err != nil {
+		return err
 	}
+	s.countInserted(req.Jobs)
 	writeJSON(w, http.StatusCreated, map[string]any{"ids": ids})
+	return nil
+}
+
+// insertBatch stores jobs as one batch, with an optional callback job that
+// becomes available once every member has ended.
+func (s *Server) insertBatch(w http.ResponseWriter, r *http.Request) error {
+	var req struct {
+		Jobs     []enqueueJob `json:"jobs"`
+		Callback *enqueueJob  `json:"callback"`
+	}
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	params, err := s.insertParams("jobs", req.Jobs)
+	if err != nil {
+		return err
+	}
+	var opts *drover.BatchOpts
+	if req.Callback != nil {
+		cb, err := req.Callback.params()
+		if err != nil {
+			return badRequest("callback.%v", err)
+		}
+		opts = &drover.BatchOpts{Callback: cb.Args, CallbackOpts: cb.Opts}
+	}
+	b, err := s.cfg.Client.InsertBatch(s.traceContext(r), params, opts)
+	if err != nil {
+		return err
+	}
+	s.countInserted(req.Jobs)
+	if req.Callback != nil {
+		s.countInserted([]enqueueJob{*req.Callback})
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{"id": b.ID, "ids": b.JobIDs, "callback_job_id": b.CallbackID})
+	return nil
+}
+
+// batchJSON is a batch's progress as JSON.
+type batchJSON struct {
+	ID            int64            `json:"id"`
+	Total         int64            `json:"total"`
+	Counts        map[string]int64 `json:"counts"`
+	CallbackJobID int64            `json:"callback_job_id,omitempty"`
+	CreatedAt     time.Time        `json:"created_at"`
+	FinishedAt    *time.Time       `json:"finished_at"`
+}
+
+func batchFrom(b *drover.Batch) batchJSON {
+	return batchJSON{ID: b.ID, Total: b.Total, CallbackJobID: b.CallbackJobID, CreatedAt: b.CreatedAt, FinishedAt: b.FinishedAt,
+		Counts: map[string]int64{"pending": b.Pending, "running": b.Running, "failed": b.Failed,
+			"completed": b.Completed, "cancelled": b.Cancelled, "discarded": b.Discarded}}
+}
+
+func batchPathID(r *http.Request) (int64, error) {
+	v := r.PathValue("id")
+	id, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || id < 1 {
+		return 0, badRequest("batch id %q: must be a positive integer", v)
+	}
+	return id, nil
+}
+
+func (s *Server) getBatch(w http.ResponseWriter, r *http.Request) error {
+	id, err := batchPathID(r)
+	if err != nil {
+		return err
+	}
+	b, err := s.cfg.Client.BatchGet(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, batchFrom(b))
+	return nil
+}
+
+// resultJSON is one job's state and result as JSON.
+type resultJSON struct {
+	ID     int64           `json:"id"`
+	State  drover.JobState `json:"state"`
+	Kind   string          `json:"kind"`
+	Result json.RawMessage `json:"result"`
+}
+
+func resultFrom(id int64, state, kind string, result []byte) resultJSON {
+	out := resultJSON{ID: id, State: drover.JobState(state), Kind: kind, Result: result}
+	if len(out.Result) == 0 {
+		out.Result = json.RawMessage("null")
+	}
+	return out
+}
+
+// batchResults pages through the ended members of a batch in ID order,
+// straight from the store's page query, so that a page costs the same
+// however deep into a large batch it is.
+func (s *Server) batchResults(w http.ResponseWriter, r *http.Request) error {
+	id, err := batchPathID(r)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	for key := range q {
+		if key != "after" && key != "limit" {
+			return badRequest("query parameter %q: unknown (use after, limit)", key)
+		}
+	}
+	p := driver.BatchResultsParams{BatchID: id, Limit: 100}
+	if v := q.Get("after"); v != "" {
+		if p.AfterID, err = strconv.ParseInt(v, 10, 64); err != nil || p.AfterID < 0 {
+			return badRequest("after %q: must be a job id (a non-negative integer)", v)
+		}
+	}
+	if v := q.Get("limit"); v != "" {
+		if p.Limit, err = strconv.Atoi(v); err != nil || p.Limit < 1 || p.Limit > maxResultsPage {
+			return badRequest("limit %q: must be an integer from 1 to %d", v, maxResultsPage)
+		}
+	}
+	// An unknown batch is a 404, not an empty page.
+	if _, err := s.cfg.Client.BatchGet(r.Context(), id); err != nil {
+		return err
+	}
+	results, next, err := s.batchResultsPage(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	resp := map[string]any{"results": results, "next_after": nil}
+	if next > 0 {
+		resp["next_after"] = next
+	}
+	writeJSON(w, http.StatusOK, resp)
+	return nil
+}
+
+// batchResultsPage reads one page of a batch's ended members and the
+// cursor of the next page, 0 on the last.
+func (s *Server) batchResultsPage(ctx context.Context, p driver.BatchResultsParams) ([]resultJSON, int64, error) {
+	rows, err := s.cfg.Driver.BatchResults(ctx, p)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]resultJSON, len(rows))
+	for i, row := range rows {
+		out[i] = resultFrom(row.ID, string(row.State), row.Kind, row.Result)
+	}
+	var next int64
+	if len(rows) == p.Limit {
+		next = rows[len(rows)-1].ID
+	}
+	return out, next, nil
+}
+
+// maxResultsPage bounds a page of batch results: at most MaxResultBytes
+// each, a page stays under a few tens of megabytes even when every result
+// is at the limit.
+const maxResultsPage = 500
+
+func (s *Server) jobResult(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	res, err := s.cfg.Client.JobResult(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, resultFrom(res.ID, string(res.State), res.Kind, res.Result))
 	return nil
 }
 
@@ -265,6 +460,7 @@ func (s *Server) finish(w http.ResponseWriter, r *http.Request) error {
 			Error       string                `json:"error"`
 			Trace       string                `json:"trace"`
 			RetryAt     *time.Time            `json:"retry_at"`
+			Result      json.RawMessage       `json:"result"`
 		} `json:"results"`
 	}
 	if err := decode(r, &req); err != nil {
@@ -277,7 +473,7 @@ func (s *Server) finish(w http.ResponseWriter, r *http.Request) error {
 	results := make([]drover.AttemptResult, len(req.Results))
 	for i, x := range req.Results {
 		results[i] = drover.AttemptResult{ID: x.ID, Attempt: x.Attempt, MaxAttempts: x.MaxAttempts,
-			Outcome: x.Outcome, Error: x.Error, Trace: x.Trace}
+			Outcome: x.Outcome, Error: x.Error, Trace: x.Trace, Result: x.Result}
 		if x.RetryAt != nil {
 			results[i].RetryAt = *x.RetryAt
 		}

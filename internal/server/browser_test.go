@@ -200,6 +200,47 @@ func browse(t *testing.T, b *bundle, exe string, shot func(string) string) {
 		t.Fatalf("after the worker finished, the page shows %q", state)
 	}
 	screenshot("job-completed")
+
+	// A batch with members pending, running and completed: opened by id
+	// from the jobs page, its progress shows the store's counters.
+	var batch struct{ ID int64 }
+	b.must(t, http.StatusCreated, server.ScopeEnqueue, "POST", "/v1/batches", map[string]any{"jobs": []any{
+		map[string]any{"kind": "thumb", "args": 1, "queue": "thumbs"}, map[string]any{"kind": "thumb", "args": 2, "queue": "thumbs"},
+		map[string]any{"kind": "thumb", "args": 3, "queue": "thumbs"}}}).decode(t, &batch)
+	members := b.claim(t, map[string]any{"queue": "thumbs", "worker": "py-worker-1", "max": 2})
+	if len(members) != 2 {
+		t.Fatalf("claimed %d members", len(members))
+	}
+	b.must(t, http.StatusOK, server.ScopeWork, "POST", "/v1/finish", map[string]any{"results": []any{
+		map[string]any{"id": members[0].ID, "attempt": 1, "outcome": "completed", "result": map[string]any{"w": 64}}}})
+	run("open the batch",
+		chromedp.Navigate(b.url+"/ui/jobs"),
+		chromedp.SetValue(chromedp.CSS("#find-batch"), fmt.Sprint(batch.ID)),
+		chromedp.Click(chromedp.CSS(`form[action="/ui/batches/find"] button`)),
+		chromedp.WaitVisible(chromedp.CSS("#batch-counts")),
+	)
+	raw, err := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify(Object.fromEntries(
+		[...document.querySelectorAll("#batch-counts [data-count]")].map(td => [td.dataset.count, Number(td.textContent)])))`))
+	if err != nil {
+		t.Fatalf("read the batch counts: %v", err)
+	}
+	var shownCounts map[string]int64
+	if err := json.Unmarshal([]byte(raw), &shownCounts); err != nil {
+		t.Fatal(err)
+	}
+	stored, err := b.client.BatchGet(context.Background(), batch.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCounts := map[string]int64{"total": stored.Total, "pending": stored.Pending, "running": stored.Running,
+		"failed": stored.Failed, "completed": stored.Completed, "cancelled": stored.Cancelled, "discarded": stored.Discarded}
+	if fmt.Sprint(shownCounts) != fmt.Sprint(wantCounts) || stored.Pending != 1 || stored.Running != 1 || stored.Completed != 1 {
+		t.Fatalf("batch page shows %v, the store has %+v", shownCounts, stored)
+	}
+	if res := text("#batch-results tbody"); !strings.Contains(res, `"w"`) || !strings.Contains(res, "64") {
+		t.Fatalf("batch results = %q, want the completed member's result", res)
+	}
+	screenshot("batch")
 }
 
 // storeQueues reads the store's queue figures in the order the overview

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/internal/driver"
 )
 
 // The dashboard is server-rendered HTML with one small script for the live
@@ -29,7 +30,7 @@ var uiFiles embed.FS
 
 // pages are the parsed templates.
 type pages struct {
-	login, overview, jobs, job, errorPage *template.Template
+	login, overview, jobs, job, batch, errorPage *template.Template
 }
 
 var funcs = template.FuncMap{
@@ -90,6 +91,7 @@ func newPages() *pages {
 		overview:  parse("overview.html"),
 		jobs:      parse("jobs.html"),
 		job:       parse("job.html"),
+		batch:     parse("batch.html"),
 		errorPage: parse("error.html"),
 	}
 }
@@ -123,6 +125,8 @@ func (s *Server) htmlRoutes() map[string]func(w http.ResponseWriter, r *http.Req
 		"GET /ui/jobs":               s.jobsPage,
 		"GET /ui/jobs/find":          s.findJob,
 		"GET /ui/jobs/{id}":          s.jobPage,
+		"GET /ui/batches/find":       s.findBatch,
+		"GET /ui/batches/{id}":       s.batchPage,
 		"POST /ui/jobs/{id}/retry":   s.jobAction(s.cfg.Client.JobRetry, "retried"),
 		"POST /ui/jobs/{id}/cancel":  s.jobAction(s.cfg.Client.JobCancel, "cancel requested"),
 		"POST /ui/jobs/{id}/discard": s.jobAction(s.cfg.Client.JobDiscard, "discarded if it was waiting"),
@@ -351,10 +355,60 @@ func (s *Server) jobPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	result, err := s.cfg.Client.JobResult(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	parents, err := s.cfg.Client.JobParentResults(r.Context(), id)
+	if err != nil {
+		return err
+	}
 	return render(w, http.StatusOK, s.pages.job, struct {
 		page
-		Job *drover.JobRow
-	}{page{Title: fmt.Sprintf("Job %d", id), Flash: r.URL.Query().Get("flash")}, job})
+		Job     *drover.JobRow
+		Result  *drover.JobResult
+		Parents []drover.JobResult
+	}{page{Title: fmt.Sprintf("Job %d", id), Flash: r.URL.Query().Get("flash")}, job, result, parents})
+}
+
+func (s *Server) findBatch(w http.ResponseWriter, r *http.Request) error {
+	v := strings.TrimSpace(r.URL.Query().Get("id"))
+	id, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || id < 1 {
+		return badRequest("batch id %q: must be a positive integer", v)
+	}
+	http.Redirect(w, r, fmt.Sprintf("/ui/batches/%d", id), http.StatusSeeOther)
+	return nil
+}
+
+// batchPage shows a batch's progress from its counters, never a count
+// over its jobs, and one page of its ended members' results.
+func (s *Server) batchPage(w http.ResponseWriter, r *http.Request) error {
+	id, err := batchPathID(r)
+	if err != nil {
+		return err
+	}
+	b, err := s.cfg.Client.BatchGet(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	p := driver.BatchResultsParams{BatchID: id, Limit: 100}
+	if v := r.URL.Query().Get("after"); v != "" {
+		if p.AfterID, err = strconv.ParseInt(v, 10, 64); err != nil || p.AfterID < 0 {
+			return badRequest("after %q: must be a job id (a non-negative integer)", v)
+		}
+	}
+	results, next, err := s.batchResultsPage(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	return render(w, http.StatusOK, s.pages.batch, struct {
+		page
+		Batch     *drover.Batch
+		Ended     int64
+		Results   []resultJSON
+		NextAfter int64
+	}{page{Title: fmt.Sprintf("Batch %d", id)}, b, b.Completed + b.Cancelled + b.Discarded, results, next})
 }
 
 func (s *Server) jobAction(call func(context.Context, int64) (*drover.JobRow, error), done string) func(w http.ResponseWriter, r *http.Request) error {

@@ -189,20 +189,24 @@ func (s *Server) routes() {
 	work := []Scope{ScopeWork}
 	admin := []Scope{ScopeAdmin}
 	for pattern, rt := range map[string]route{
-		"GET /healthz":               {nil, s.healthz},
-		"GET /readyz":                {anyToken, s.readyz},
-		"GET /openapi.json":          {anyToken, s.openapi},
-		"POST /v1/jobs":              {[]Scope{ScopeEnqueue}, s.enqueue},
-		"GET /v1/jobs":               {reader, s.listJobs},
-		"GET /v1/jobs/{id}":          {reader, s.getJob},
-		"POST /v1/jobs/{id}/cancel":  {admin, s.cancelJob},
-		"POST /v1/jobs/{id}/retry":   {admin, s.retryJob},
-		"POST /v1/jobs/{id}/discard": {admin, s.discardJob},
-		"POST /v1/claim":             {work, s.claim},
-		"POST /v1/finish":            {work, s.finish},
-		"POST /v1/heartbeat":         {work, s.heartbeat},
-		"GET /v1/stats":              {admin, s.stats},
-		"GET /metrics":               {admin, s.serveMetrics},
+		"GET /healthz":                 {nil, s.healthz},
+		"GET /readyz":                  {anyToken, s.readyz},
+		"GET /openapi.json":            {anyToken, s.openapi},
+		"POST /v1/jobs":                {[]Scope{ScopeEnqueue}, s.enqueue},
+		"GET /v1/jobs":                 {reader, s.listJobs},
+		"GET /v1/jobs/{id}":            {reader, s.getJob},
+		"GET /v1/jobs/{id}/result":     {reader, s.jobResult},
+		"POST /v1/batches":             {[]Scope{ScopeEnqueue}, s.insertBatch},
+		"GET /v1/batches/{id}":         {reader, s.getBatch},
+		"GET /v1/batches/{id}/results": {reader, s.batchResults},
+		"POST /v1/jobs/{id}/cancel":    {admin, s.cancelJob},
+		"POST /v1/jobs/{id}/retry":     {admin, s.retryJob},
+		"POST /v1/jobs/{id}/discard":   {admin, s.discardJob},
+		"POST /v1/claim":               {work, s.claim},
+		"POST /v1/finish":              {work, s.finish},
+		"POST /v1/heartbeat":           {work, s.heartbeat},
+		"GET /v1/stats":                {admin, s.stats},
+		"GET /metrics":                 {admin, s.serveMetrics},
 	} {
 		s.mux.Handle(pattern, s.endpoint(pattern, rt))
 	}

@@ -69,11 +69,11 @@ func quietLogger() *slog.Logger {
 }
 
 // forEachStore runs fn as a parallel subtest per store.
-func forEachStore(t *testing.T, fn func(t *testing.T, b *bundle)) {
+func forEachStore(t *testing.T, fn func(t *testing.T, b *bundle), mutate ...func(*server.Config)) {
 	for _, s := range stores {
 		t.Run(s.name, func(t *testing.T) {
 			t.Parallel()
-			fn(t, setup(t, s.open))
+			fn(t, setup(t, s.open, mutate...))
 		})
 	}
 }
@@ -253,6 +253,7 @@ type job struct {
 	MaxAttempts    int        `json:"max_attempts"`
 	LeaseOwner     string     `json:"lease_owner"`
 	LeaseExpiresAt *time.Time `json:"lease_expires_at"`
+	BatchID        int64      `json:"batch_id"`
 	Errors         []struct {
 		Error string `json:"error"`
 		Trace string `json:"trace"`
