@@ -5,27 +5,11 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/droverhq/drover"
-	"github.com/droverhq/drover/droversqlite"
 )
-
-// openExampleStore opens a migrated SQLite store in a temporary directory
-// and returns it with a function that removes it.
-func openExampleStore(ctx context.Context) (*droversqlite.Driver, func()) {
-	dir, _ := os.MkdirTemp("", "drover-example")
-	d, err := droversqlite.Open(ctx, filepath.Join(dir, "app.db"))
-	if err != nil {
-		panic(err)
-	}
-	if _, err := drover.Migrate(ctx, d); err != nil {
-		panic(err)
-	}
-	return d, func() { d.Close(); os.RemoveAll(dir) }
-}
 
 type ChargeArgs struct {
 	Customer string `json:"customer"`
@@ -39,7 +23,7 @@ func (ChargeArgs) Kind() string { return "charge" }
 // SQS message group. Jobs of other keys run in parallel.
 func Example_key() {
 	ctx := context.Background()
-	d, cleanup := openExampleStore(ctx)
+	d, cleanup := exampleStore(ctx)
 	defer cleanup()
 
 	var mu sync.Mutex
@@ -101,7 +85,7 @@ func (AccountReportArgs) Kind() string { return "account_report" }
 // unique key has not finished: the insert succeeds and says so.
 func Example_uniqueKey() {
 	ctx := context.Background()
-	d, cleanup := openExampleStore(ctx)
+	d, cleanup := exampleStore(ctx)
 	defer cleanup()
 	client, err := drover.NewClient(d, nil) // insert only
 	if err != nil {
@@ -127,7 +111,7 @@ func Example_uniqueKey() {
 // the elected leader among the clients inserts it, once per tick.
 func ExamplePeriodicJob() {
 	ctx := context.Background()
-	d, cleanup := openExampleStore(ctx)
+	d, cleanup := exampleStore(ctx)
 	defer cleanup()
 
 	ran := make(chan int, 1)
