@@ -46,13 +46,8 @@ func flowWorkers(rec *recorder) func(*drover.Config) {
 		drover.AddWorker(w, drover.WorkFunc(func(ctx context.Context, j *drover.Job[stepArgs]) error {
 			rec.record(j.ID)
 			a := j.Args
-			if a.Sleep != "" {
-				d, _ := time.ParseDuration(a.Sleep)
-				select {
-				case <-time.After(d):
-				case <-ctx.Done():
-					return ctx.Err()
-				}
+			if err := sleepFor(ctx, a.Sleep); err != nil {
+				return err
 			}
 			if a.Fail {
 				return errors.New("step failed on purpose")

@@ -203,13 +203,8 @@ func testWorkers(rec *recorder) *drover.Workers {
 	drover.AddWorker(w, drover.WorkFunc(func(ctx context.Context, j *drover.Job[scriptArgs]) error {
 		rec.record(j.ID)
 		a := j.Args
-		if a.Sleep != "" {
-			d, _ := time.ParseDuration(a.Sleep)
-			select {
-			case <-time.After(d):
-			case <-ctx.Done():
-				return ctx.Err()
-			}
+		if err := sleepFor(ctx, a.Sleep); err != nil {
+			return err
 		}
 		if a.Block {
 			<-ctx.Done()
@@ -965,4 +960,19 @@ func TestClaimAfterPosition(t *testing.T) {
 			t.Fatalf("full claim after the positional one: %v, %v; want jobs %v", rest, err, ids[2:4])
 		}
 	})
+}
+
+// sleepFor sleeps for the duration spec names ("" for none) unless ctx
+// ends first, as the test handlers' scripted work.
+func sleepFor(ctx context.Context, spec string) error {
+	if spec == "" {
+		return nil
+	}
+	d, _ := time.ParseDuration(spec)
+	select {
+	case <-time.After(d):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

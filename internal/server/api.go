@@ -201,14 +201,7 @@ func batchFrom(b *drover.Batch) batchJSON {
 			"completed": b.Completed, "cancelled": b.Cancelled, "discarded": b.Discarded}}
 }
 
-func batchPathID(r *http.Request) (int64, error) {
-	v := r.PathValue("id")
-	id, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || id < 1 {
-		return 0, badRequest("batch id %q: must be a positive integer", v)
-	}
-	return id, nil
-}
+func batchPathID(r *http.Request) (int64, error) { return parseID("batch", r.PathValue("id")) }
 
 func (s *Server) getBatch(w http.ResponseWriter, r *http.Request) error {
 	id, err := batchPathID(r)
@@ -354,11 +347,14 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func pathID(r *http.Request) (int64, error) {
-	v := r.PathValue("id")
+func pathID(r *http.Request) (int64, error) { return parseID("job", r.PathValue("id")) }
+
+// parseID reads the ID of a job or batch (what) from a path or form value,
+// with an error that names which ID was wrong.
+func parseID(what, v string) (int64, error) {
 	id, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || id < 1 {
-		return 0, badRequest("job id %q: must be a positive integer", v)
+		return 0, badRequest("%s id %q: must be a positive integer", what, v)
 	}
 	return id, nil
 }

@@ -123,9 +123,9 @@ func (s *Server) htmlRoutes() map[string]func(w http.ResponseWriter, r *http.Req
 	return map[string]func(w http.ResponseWriter, r *http.Request) error{
 		"GET /{$}":                   s.overviewPage,
 		"GET /ui/jobs":               s.jobsPage,
-		"GET /ui/jobs/find":          s.findJob,
+		"GET /ui/jobs/find":          findByID("job", "/ui/jobs"),
 		"GET /ui/jobs/{id}":          s.jobPage,
-		"GET /ui/batches/find":       s.findBatch,
+		"GET /ui/batches/find":       findByID("batch", "/ui/batches"),
 		"GET /ui/batches/{id}":       s.batchPage,
 		"POST /ui/jobs/{id}/retry":   s.jobAction(s.cfg.Client.JobRetry, "retried"),
 		"POST /ui/jobs/{id}/cancel":  s.jobAction(s.cfg.Client.JobCancel, "cancel requested"),
@@ -336,14 +336,17 @@ func (s *Server) jobsPage(w http.ResponseWriter, r *http.Request) error {
 	}{page{Title: "Jobs", Flash: q.Get("flash")}, f, jobStates, jobs, next})
 }
 
-func (s *Server) findJob(w http.ResponseWriter, r *http.Request) error {
-	v := strings.TrimSpace(r.URL.Query().Get("id"))
-	id, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || id < 1 {
-		return badRequest("job id %q: must be a positive integer", v)
+// findByID redirects the dashboard's "open by id" forms to the page of the
+// job or batch (what) whose ID was typed, under pathPrefix.
+func findByID(what, pathPrefix string) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		id, err := parseID(what, strings.TrimSpace(r.URL.Query().Get("id")))
+		if err != nil {
+			return err
+		}
+		http.Redirect(w, r, fmt.Sprintf("%s/%d", pathPrefix, id), http.StatusSeeOther)
+		return nil
 	}
-	http.Redirect(w, r, fmt.Sprintf("/ui/jobs/%d", id), http.StatusSeeOther)
-	return nil
 }
 
 func (s *Server) jobPage(w http.ResponseWriter, r *http.Request) error {
@@ -369,16 +372,6 @@ func (s *Server) jobPage(w http.ResponseWriter, r *http.Request) error {
 		Result  *drover.JobResult
 		Parents []drover.JobResult
 	}{page{Title: fmt.Sprintf("Job %d", id), Flash: r.URL.Query().Get("flash")}, job, result, parents})
-}
-
-func (s *Server) findBatch(w http.ResponseWriter, r *http.Request) error {
-	v := strings.TrimSpace(r.URL.Query().Get("id"))
-	id, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || id < 1 {
-		return badRequest("batch id %q: must be a positive integer", v)
-	}
-	http.Redirect(w, r, fmt.Sprintf("/ui/batches/%d", id), http.StatusSeeOther)
-	return nil
 }
 
 // batchPage shows a batch's progress from its counters, never a count
