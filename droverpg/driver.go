@@ -68,7 +68,8 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Driver, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.executor = executor{db: pool, q: q, schema: d.schema, channel: notifyChannel(d.schema)}
+	channel := notifyChannel(d.schema)
+	d.executor = executor{db: pool, waker: newWaker(pool, q["Notify"], channel), q: q, schema: d.schema, channel: channel}
 	return d, nil
 }
 
@@ -99,7 +100,7 @@ func (d *Driver) Close() error { return nil }
 // transaction, and insert notifications are delivered when it commits.
 func (d *Driver) UnwrapExecutor(tx pgx.Tx) driver.Executor {
 	e := d.executor
-	e.db = tx
+	e.db, e.waker = tx, nil
 	return &e
 }
 

@@ -24,7 +24,10 @@ type dbtx interface {
 // executor runs the driver's statements on a pool or on a caller's
 // transaction.
 type executor struct {
-	db      dbtx
+	db dbtx
+	// waker announces inserts after they commit; nil when the executor
+	// runs in a caller's transaction.
+	waker   *waker
 	q       map[string]string
 	schema  string
 	channel string
@@ -41,7 +44,7 @@ func (e *executor) JobInsertMany(ctx context.Context, jobs []driver.InsertParams
 	}
 	now := time.Now()
 	b := &pgx.Batch{}
-	notify := map[string]bool{}
+	notify := wakeSet{}
 	// order: jobs with a key or a unique key take their own statement
 	// (keyed.go); plain jobs keep the one below. out maps each plain job
 	// back to its input position.
@@ -59,12 +62,11 @@ func (e *executor) JobInsertMany(ctx context.Context, jobs []driver.InsertParams
 		}
 		b.Queue(e.q["JobInsertMany"], columnsOf(chunk).params()...)
 	}
-	if len(notify) > 0 {
-		qs := make([]string, 0, len(notify))
-		for q := range notify {
-			qs = append(qs, q)
-		}
-		b.Queue(e.q["Notify"], e.channel, qs)
+	// In a caller's transaction the notification is part of it; otherwise
+	// the waker sends it once the batch has committed (waker.go).
+	inCallerTx := e.waker == nil && len(notify) > 0
+	if inCallerTx {
+		b.Queue(e.q["Notify"], e.channel, notify.list())
 	}
 	br := e.db.SendBatch(ctx, b)
 	defer br.Close()
@@ -93,13 +95,16 @@ func (e *executor) JobInsertMany(ctx context.Context, jobs []driver.InsertParams
 			return nil, e.wrap("insert jobs", err)
 		}
 	}
-	if len(notify) > 0 {
+	if inCallerTx {
 		if _, err := br.Exec(); err != nil {
 			return nil, e.wrap("notify", err)
 		}
 	}
 	if err := br.Close(); err != nil {
 		return nil, e.wrap("insert jobs", err)
+	}
+	if e.waker != nil {
+		e.waker.wake(notify.list())
 	}
 	return out.Merge(ids, specialIDs), nil
 }
@@ -430,7 +435,7 @@ func (e *executor) JobDiscard(ctx context.Context, id int64, now time.Time) (*dr
 // notification (sent on commit) may otherwise have run it already.
 func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*driver.JobRow, error) {
 	var job *driver.JobRow
-	err := pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
+	err := e.inTx(ctx, func(tx pgx.Tx, wake wakeSet) error {
 		rows, err := tx.Query(ctx, e.q["JobRetry"], id, now)
 		if err != nil {
 			return err
@@ -439,10 +444,8 @@ func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*driv
 		if err != nil {
 			return err
 		}
-		if len(queues) > 0 {
-			if _, err := tx.Exec(ctx, e.q["Notify"], e.channel, queues); err != nil {
-				return fmt.Errorf("notify: %w", err)
-			}
+		for _, q := range queues {
+			wake[q] = true
 		}
 		job, err = (&executor{db: tx, q: e.q, schema: e.schema, channel: e.channel}).JobGet(ctx, id)
 		return err

@@ -67,9 +67,9 @@ func (e *executor) settle(ctx context.Context, tx pgx.Tx, ended []int64, queues,
 
 func (e *executor) JobInsertFlow(ctx context.Context, p driver.FlowInsertParams) (driver.FlowInsertResult, error) {
 	var res driver.FlowInsertResult
-	err := pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
+	err := e.inTx(ctx, func(tx pgx.Tx, wake wakeSet) error {
 		var err error
-		res, err = e.insertFlow(ctx, tx, p)
+		res, err = e.insertFlow(ctx, tx, p, wake)
 		return err
 	})
 	if err != nil {
@@ -81,7 +81,7 @@ func (e *executor) JobInsertFlow(ctx context.Context, p driver.FlowInsertParams)
 	return res, nil
 }
 
-func (e *executor) insertFlow(ctx context.Context, tx pgx.Tx, p driver.FlowInsertParams) (driver.FlowInsertResult, error) {
+func (e *executor) insertFlow(ctx context.Context, tx pgx.Tx, p driver.FlowInsertParams, wake wakeSet) (driver.FlowInsertResult, error) {
 	var res driver.FlowInsertResult
 	live := map[int64]bool{}
 	ended := map[int64]driver.State{}
@@ -132,7 +132,7 @@ func (e *executor) insertFlow(ctx context.Context, tx pgx.Tx, p driver.FlowInser
 	}
 	if p.Batch && p.Callback != nil {
 		ids, err := e.insertFlowRows(ctx, tx, []driver.InsertParams{*p.Callback}, []driver.State{driver.StatePending},
-			[]int{1}, []int{0}, batchID)
+			[]int{1}, []int{0}, batchID, wake)
 		if err != nil {
 			return res, err
 		}
@@ -145,7 +145,7 @@ func (e *executor) insertFlow(ctx context.Context, tx pgx.Tx, p driver.FlowInser
 	for i := range p.Jobs {
 		jobs[i] = p.Jobs[i].InsertParams
 	}
-	if res.IDs, err = e.insertFlowRows(ctx, tx, jobs, plan.States, plan.WaitingOn, plan.Flow, batchID); err != nil {
+	if res.IDs, err = e.insertFlowRows(ctx, tx, jobs, plan.States, plan.WaitingOn, plan.Flow, batchID, wake); err != nil {
 		return res, err
 	}
 	var parents, children []int64
@@ -166,11 +166,10 @@ func (e *executor) insertFlow(ctx context.Context, tx pgx.Tx, p driver.FlowInser
 }
 
 // insertFlowRows inserts jobs with their flow columns, in chunks like
-// JobInsertMany, and wakes the queues of the ones available now.
+// JobInsertMany, and adds the queues of the ones available now to wake.
 func (e *executor) insertFlowRows(ctx context.Context, tx pgx.Tx, jobs []driver.InsertParams, states []driver.State,
-	waitingOn, flow []int, batchID *int64) ([]int64, error) {
+	waitingOn, flow []int, batchID *int64, wake wakeSet) ([]int64, error) {
 	now := time.Now()
-	notify := map[string]bool{}
 	ids := make([]int64, 0, len(jobs))
 	for start := 0; start < len(jobs); start += insertChunk {
 		end := min(start+insertChunk, len(jobs))
@@ -193,7 +192,7 @@ func (e *executor) insertFlowRows(ctx context.Context, tx pgx.Tx, jobs []driver.
 			// A keyed job may be stored blocked instead; waking its queue
 			// for nothing costs one empty claim.
 			if states[start+i] == driver.StateAvailable && dueNow(j, now) {
-				notify[j.Queue] = true
+				wake[j.Queue] = true
 			}
 		}
 		rows, err := tx.Query(ctx, e.q["JobInsertFlow"], columnsOf(chunk).params(st, waits, flows, batches, keys, limits)...)
@@ -205,15 +204,6 @@ func (e *executor) insertFlowRows(ctx context.Context, tx pgx.Tx, jobs []driver.
 			return nil, err
 		}
 		ids = append(ids, got...)
-	}
-	if len(notify) > 0 {
-		qs := make([]string, 0, len(notify))
-		for q := range notify {
-			qs = append(qs, q)
-		}
-		if _, err := tx.Exec(ctx, e.q["Notify"], e.channel, qs); err != nil {
-			return nil, err
-		}
 	}
 	return ids, nil
 }

@@ -16,7 +16,7 @@ import (
 
 // queueKeyedInsert adds KeyLock (when some jobs have a key) and
 // JobInsertKeyed to b, marking the queues to wake in notify.
-func (e *executor) queueKeyedInsert(b *pgx.Batch, jobs []driver.InsertParams, now time.Time, notify map[string]bool) {
+func (e *executor) queueKeyedInsert(b *pgx.Batch, jobs []driver.InsertParams, now time.Time, notify wakeSet) {
 	n := len(jobs)
 	var (
 		keys       = make([]*string, n)
