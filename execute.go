@@ -22,6 +22,7 @@ func (c *Client[TTx]) runJob(ctx context.Context, r *driver.JobRow) driver.Resul
 	res := c.tracedAttempt(ctx, jobRowFromDriver(r))
 	// Keyed results promote the next job of their key on finish (keyed.go).
 	res.Flow, res.Key, res.Queue = r.Flow, r.Key, r.Queue
+	res.Forget = c.config.DeleteCompleted && res.Outcome == driver.OutcomeCompleted
 	return res
 }
 

@@ -192,6 +192,7 @@ func (c *Client[TTx]) remoteResult(r AttemptResult, now time.Time) (driver.Resul
 	case AttemptCompleted:
 		res.Outcome = driver.OutcomeCompleted
 		res.Output = r.Result
+		res.Forget = c.config.DeleteCompleted
 		c.metrics.completed.Add(1)
 		return res, nil
 	case AttemptCancelled:

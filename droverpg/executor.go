@@ -235,8 +235,15 @@ func (e *executor) finishArgs(results []driver.Result, flow bool) []any {
 	errs := make([]*string, n)
 	runAts := make([]*time.Time, n)
 	var outputs []*string // nil (SQL NULL) unless some result has one
+	var forget []bool     // likewise
 	for i := range results {
 		r := &results[i]
+		if r.Forget {
+			if forget == nil {
+				forget = make([]bool, n)
+			}
+			forget[i] = true
+		}
 		ids[i], attempts[i], outcomes[i] = r.ID, int32(r.Attempt), int16(r.Outcome)
 		if r.Error != nil {
 			s := string(r.Error)
@@ -253,7 +260,7 @@ func (e *executor) finishArgs(results []driver.Result, flow bool) []any {
 			outputs[i] = &s
 		}
 	}
-	return []any{ids, attempts, outcomes, errs, runAts, outputs, flow}
+	return []any{ids, attempts, outcomes, errs, runAts, outputs, flow, forget}
 }
 
 // readFinished reads JobFinish's rows and closes them: the accepted IDs

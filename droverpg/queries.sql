@@ -206,9 +206,14 @@ WHERE l.queue = $1;
 -- row said otherwise (a dependant was added while it ran): the executor
 -- sends such results again with $7 true, in a transaction that then runs
 -- JobFlowSettle on the IDs this returns with true.
+--
+-- $8 (NULL when none) marks results whose completed job is deleted instead
+-- of moved (Config.DeleteCompleted): one write instead of two. A job that
+-- stores a result, belongs to a batch or a workflow, or holds a unique key
+-- is moved regardless, because reads and inserts after it need its row.
 WITH r AS (
-    SELECT * FROM unnest($1::bigint[], $2::integer[], $3::smallint[], $4::jsonb[], $5::timestamptz[], $6::jsonb[])
-        AS r(id, attempt, outcome, error, run_at, output)
+    SELECT * FROM unnest($1::bigint[], $2::integer[], $3::smallint[], $4::jsonb[], $5::timestamptz[], $6::jsonb[], $8::boolean[])
+        AS r(id, attempt, outcome, error, run_at, output, forget)
 ),
 done AS (
     DELETE FROM {schema}jobs j
@@ -216,7 +221,7 @@ done AS (
     WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running'
       AND (r.outcome IN (1, 3, 4) OR j.cancel_requested)
       AND ($7 OR j.flow & 3 = 0)
-    RETURNING j.*, r.outcome, r.error AS new_error, r.output
+    RETURNING j.*, r.outcome, r.error AS new_error, r.output, r.forget
 ),
 moved AS (
     INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, args, metadata, tags, attempt,
@@ -227,6 +232,7 @@ moved AS (
         CASE WHEN new_error IS NULL THEN errors ELSE coalesce(errors, '[]'::jsonb) || jsonb_build_array(new_error) END,
         timeout_ms, created_at, run_at, attempted_at, now(), batch_id, flow, CASE WHEN outcome = 1 THEN output END
     FROM done
+    WHERE NOT (forget IS TRUE AND outcome = 1 AND output IS NULL AND flow = 0 AND batch_id IS NULL AND unique_key IS NULL)
 ),
 waiting AS (
     UPDATE {schema}jobs j

@@ -382,8 +382,8 @@ func (e *executor) JobFinish(ctx context.Context, results []driver.Result) ([]in
 	results = uniqueResults(results)
 	buf := getBuf()
 	defer putBuf(buf)
-	var waits bool
-	*buf, waits = appendResults((*buf)[:0], results)
+	var kinds resultKinds
+	*buf, kinds = appendResults((*buf)[:0], results)
 	batch := string(*buf)
 	var accepted []int64
 	var woken []string
@@ -392,7 +392,7 @@ func (e *executor) JobFinish(ctx context.Context, results []driver.Result) ([]in
 		// JobClaim.
 		now := micros(time.Now())
 		var err error
-		accepted, woken, err = e.finish(ctx, tx, results, batch, now, waits)
+		accepted, woken, err = e.finish(ctx, tx, results, batch, now, kinds)
 		if err != nil {
 			return err
 		}
@@ -421,11 +421,11 @@ func (e *executor) JobFinish(ctx context.Context, results []driver.Result) ([]in
 //
 // Jobs that must be settled (workflows, batches) are settled in the same
 // savepoint; finish returns the queues whose jobs that made available.
-func (e *executor) finish(ctx context.Context, tx *sql.Tx, results []driver.Result, batch string, now int64, waits bool) ([]int64, []string, error) {
+func (e *executor) finish(ctx context.Context, tx *sql.Tx, results []driver.Result, batch string, now int64, kinds resultKinds) ([]int64, []string, error) {
 	if _, err := e.exec(ctx, tx, "FinishSavepoint"); err != nil {
 		return nil, nil, err
 	}
-	accepted, woken, err := e.finishInSavepoint(ctx, tx, results, batch, now, waits)
+	accepted, woken, err := e.finishInSavepoint(ctx, tx, results, batch, now, kinds)
 	if err != nil {
 		// Leave a caller's transaction as it was before the call.
 		_, _ = e.exec(context.WithoutCancel(ctx), tx, "FinishRollback")
@@ -438,8 +438,8 @@ func (e *executor) finish(ctx context.Context, tx *sql.Tx, results []driver.Resu
 	return accepted, woken, nil
 }
 
-func (e *executor) finishInSavepoint(ctx context.Context, tx *sql.Tx, results []driver.Result, batch string, now int64, waits bool) ([]int64, []string, error) {
-	n, err := e.applyResults(ctx, tx, batch, now, waits)
+func (e *executor) finishInSavepoint(ctx context.Context, tx *sql.Tx, results []driver.Result, batch string, now int64, kinds resultKinds) ([]int64, []string, error) {
+	n, err := e.applyResults(ctx, tx, batch, now, kinds)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -477,16 +477,17 @@ func (e *executor) finishInSavepoint(ctx context.Context, tx *sql.Tx, results []
 				flagged = slices.Clone(results)
 			}
 			flagged[i].Flow |= driver.FlowHasDependants
+			flagged[i].Forget = false // a job with dependants is kept
 		}
 	}
 	if flagged != nil {
 		results = flagged
 		buf := getBuf()
 		defer putBuf(buf)
-		*buf, waits = appendResults((*buf)[:0], results)
+		*buf, kinds = appendResults((*buf)[:0], results)
 		batch = string(*buf)
 	}
-	if n, err = e.applyResults(ctx, tx, batch, now, waits); err != nil {
+	if n, err = e.applyResults(ctx, tx, batch, now, kinds); err != nil {
 		return nil, nil, err
 	}
 	if n != len(pass) {
@@ -504,7 +505,7 @@ func (e *executor) finishInSavepoint(ctx context.Context, tx *sql.Tx, results []
 
 // applyResults runs the finish statements and reports how many results
 // they applied.
-func (e *executor) applyResults(ctx context.Context, tx *sql.Tx, batch string, now int64, waits bool) (int, error) {
+func (e *executor) applyResults(ctx context.Context, tx *sql.Tx, batch string, now int64, kinds resultKinds) (int, error) {
 	res, err := e.exec(ctx, tx, "JobFinishMove", batch, now)
 	if err != nil {
 		return 0, err
@@ -522,15 +523,29 @@ func (e *executor) applyResults(ctx context.Context, tx *sql.Tx, batch string, n
 			return 0, errors.Join(err, fmt.Errorf("moved %d finished jobs but removed %d", moved, deleted))
 		}
 	}
-	if !waits {
-		return int(moved), nil
+	applied := moved
+	for _, st := range []struct {
+		name string
+		args []any
+		run  bool
+	}{
+		{"JobFinishForget", []any{batch}, kinds.forgets},
+		{"JobFinishWait", []any{batch, now}, kinds.waits},
+	} {
+		if !st.run {
+			continue
+		}
+		res, err := e.exec(ctx, tx, st.name, st.args...)
+		if err != nil {
+			return 0, err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return 0, err
+		}
+		applied += n
 	}
-	res, err = e.exec(ctx, tx, "JobFinishWait", batch, now)
-	if err != nil {
-		return 0, err
-	}
-	waited, err := res.RowsAffected()
-	return int(moved + waited), err
+	return int(applied), nil
 }
 
 // uniqueResults keeps the first result of each job. Two results for one job
@@ -555,11 +570,21 @@ func uniqueResults(results []driver.Result) []driver.Result {
 	return results
 }
 
+// resultKinds says which optional finish statements a batch of results
+// needs.
+type resultKinds struct {
+	waits   bool // some result returns its job to waiting (JobFinishWait)
+	forgets bool // some completed job is to be deleted (JobFinishForget)
+}
+
+// outcomeForget is the packed outcome of a completion with Forget set.
+const outcomeForget = 6
+
 // appendResults encodes results as the JSON object the finish statements
-// unpack (see JobFinishMove in queries.sql) and reports whether any of them
-// returns its job to waiting.
-func appendResults(b []byte, results []driver.Result) ([]byte, bool) {
-	waits := false
+// unpack (see JobFinishMove in queries.sql) and reports which statements
+// they need.
+func appendResults(b []byte, results []driver.Result) ([]byte, resultKinds) {
+	var kinds resultKinds
 	b = append(b, '{')
 	for i := range results {
 		r := &results[i]
@@ -569,7 +594,12 @@ func appendResults(b []byte, results []driver.Result) ([]byte, bool) {
 		b = append(b, '"')
 		b = strconv.AppendInt(b, r.ID, 10)
 		b = append(b, '"', ':')
-		packed := int64(r.Attempt)<<4 | int64(r.Outcome&7)
+		outcome := int64(r.Outcome & 7)
+		if r.Forget && r.Outcome == driver.OutcomeCompleted && r.Output == nil {
+			outcome = outcomeForget
+			kinds.forgets = true
+		}
+		packed := int64(r.Attempt)<<4 | outcome
 		if r.Flow&driver.FlowSettle != 0 {
 			packed |= 8
 		}
@@ -599,10 +629,10 @@ func appendResults(b []byte, results []driver.Result) ([]byte, bool) {
 			b = append(b, ']')
 		}
 		if r.Outcome == driver.OutcomeRetry || r.Outcome == driver.OutcomeReleased {
-			waits = true
+			kinds.waits = true
 		}
 	}
-	return append(b, '}'), waits
+	return append(b, '}'), kinds
 }
 
 func (e *executor) JobHeartbeat(ctx context.Context, p driver.HeartbeatParams) (driver.HeartbeatResult, error) {

@@ -162,7 +162,7 @@ RETURNING id, kind, priority, attempt, max_attempts, timeout_ms, created_at, run
 INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at,
     run_at, attempted_at, finalized_at, tags, metadata, errors, args, batch_id, flow, result)
 SELECT j.id,
-    CASE r.outcome WHEN 1 THEN 'completed' WHEN 3 THEN 'discarded' ELSE 'cancelled' END,
+    CASE r.outcome WHEN 1 THEN 'completed' WHEN 6 THEN 'completed' WHEN 3 THEN 'discarded' ELSE 'cancelled' END,
     j.queue, j.kind, j.priority, j.attempt, j.max_attempts, j.timeout_ms, j.created_at, j.run_at, j.attempted_at, ?2,
     j.tags, j.metadata,
     CASE WHEN r.error IS NULL THEN j.errors ELSE json_insert(coalesce(j.errors, '[]'), '$[#]', json(r.error)) END,
@@ -179,8 +179,23 @@ FROM (
 ) AS r
 CROSS JOIN {schema}jobs AS j
 WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running'
-  AND (r.outcome IN (1, 3, 4) OR j.cancel_requested)
+  AND (r.outcome IN (1, 3, 4) OR j.cancel_requested OR (r.outcome = 6 AND NOT (NOT j.cancel_requested AND j.flow = 0 AND j.batch_id IS NULL AND j.unique_key IS NULL)))
   AND (r.settle OR j.flow & 3 = 0);
+
+-- name: JobFinishForget
+-- ?1 as for JobFinishMove. Outcome 6 is a completion whose job is deleted
+-- instead of moved (Config.DeleteCompleted): one write instead of two. Such
+-- a result has no error, run_at or result, so it is packed as a bare
+-- integer. A job that belongs to a batch or a workflow, holds a unique key
+-- or had a cancel requested is moved by JobFinishMove instead.
+DELETE FROM {schema}jobs
+WHERE id IN (
+    SELECT j.id
+    FROM (SELECT CAST(key AS INTEGER) AS id, value >> 4 AS attempt FROM json_each(?1)
+          WHERE type = 'integer' AND value & 7 = 6) AS r
+    CROSS JOIN {schema}jobs AS j
+    WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running' AND (NOT j.cancel_requested AND j.flow = 0 AND j.batch_id IS NULL AND j.unique_key IS NULL)
+);
 
 -- name: JobFinishDelete
 -- ?1 as for JobFinishMove. A job lives in exactly one of the two tables

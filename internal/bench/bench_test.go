@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -104,6 +105,7 @@ func TestScenariosEndToEndOnSQLite(t *testing.T) {
 		{"steady", []string{"steady", "--duration", "2s", "--rate", "1000", "--batch", "10"}, 0},
 		{"latency", []string{"latency", "--duration", "2s", "--rate", "200"}, 0},
 		{"scale", []string{"scale", "--processes", "1,2", "--jobs", "2000", "--concurrency", "20"}, 2},
+		{"scale", []string{"scale", "--processes", "1", "--jobs", "2000", "--concurrency", "20", "--delete-completed"}, 1},
 		{"streams", []string{"streams", "--streams", "1,2", "--duration", "2s", "--rate", "300"}, 2},
 		{"keyed", []string{"keyed", "--jobs", "3000", "--keys", "30", "--concurrency", "50"}, 0},
 	}
@@ -126,6 +128,13 @@ func TestScenariosEndToEndOnSQLite(t *testing.T) {
 			}
 			if rep["lost"].(float64) != 0 {
 				t.Errorf("lost = %v", rep["lost"])
+			}
+			if slices.Contains(tc.args, "--delete-completed") {
+				// The jobs are gone from the store; the check must still
+				// count every one of them as completed, none as lost.
+				if pts := rep["points"].([]any); pts[0].(map[string]any)["jobs"].(float64) != 2000 {
+					t.Errorf("point = %v, want 2000 jobs", pts[0])
+				}
 			}
 			if rep["jobs"].(float64) <= 0 || rep["jobs_per_sec"].(float64) <= 0 {
 				t.Errorf("jobs = %v, jobs/s = %v", rep["jobs"], rep["jobs_per_sec"])
@@ -174,6 +183,7 @@ func TestBadFlags(t *testing.T) {
 		{"keyed", "--keys", "0"},
 		{"burndown", "--global-limit", "-1"},
 		{"keyed", "--key-limit", "0"},
+		{"keyed", "--delete-completed"},
 	}
 	for _, args := range cases {
 		if _, _, err := runCmd(args...); err == nil {

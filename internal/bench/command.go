@@ -144,6 +144,7 @@ func NewCommand(env func() Env) *cobra.Command {
 		f.IntVar(&o.batch, "batch", o.batch, "jobs per insert call of a producer")
 		f.IntVar(&o.concurrency, "concurrency", o.concurrency, "jobs run at once per worker client or process")
 		f.IntVar(&o.claimMax, "claim-max", o.claimMax, "cap on jobs per claim statement (0: default)")
+		f.BoolVar(&o.deleteCompleted, "delete-completed", o.deleteCompleted, "workers delete plain jobs as they complete (Config.DeleteCompleted); the store check then counts a job it no longer finds as completed")
 		f.IntVar(&o.globalLimit, "global-limit", o.globalLimit, "cap on the queue's running jobs across every worker (QueueConfig.GlobalMaxWorkers; 0: none)")
 		def := ""
 		if len(o.processes) > 0 {
@@ -214,6 +215,8 @@ func (o *options) validate(scenario string) error {
 		return usagef("--window %s: must be between 2s and 10s", o.window)
 	case o.globalLimit < 0:
 		return usagef("--global-limit %d: must not be negative", o.globalLimit)
+	case o.deleteCompleted && (scenario == "chaos" || scenario == "keyed"):
+		return usagef("--delete-completed: %s checks every job's history, which deleted jobs no longer have", scenario)
 	case o.lease < time.Second:
 		return usagef("--lease %s: must be at least 1s", o.lease)
 	case scenario == "scale" && len(o.processes) == 0:

@@ -79,16 +79,19 @@ type workerConfig struct {
 	// GlobalLimit caps the queue's running jobs across the fleet
 	// (QueueConfig.GlobalMaxWorkers; 0: none).
 	GlobalLimit int
+	// DeleteCompleted deletes jobs as they complete (Config.DeleteCompleted).
+	DeleteCompleted bool
 }
 
 func (w workerConfig) clientConfig(s *storeurl.Store) *drover.Config {
 	return &drover.Config{
 		Queues: map[string]drover.QueueConfig{w.Queue: {MaxWorkers: w.Concurrency, ClaimMax: w.ClaimMax,
 			GlobalMaxWorkers: w.GlobalLimit}},
-		Workers:       Workers(),
-		LeaseDuration: w.Lease,
-		PollOnly:      w.PollOnly,
-		Logger:        discardLogger(),
+		Workers:         Workers(),
+		LeaseDuration:   w.Lease,
+		PollOnly:        w.PollOnly,
+		DeleteCompleted: w.DeleteCompleted,
+		Logger:          discardLogger(),
 	}
 }
 
@@ -176,6 +179,7 @@ func (f *procFleet) spawn() error {
 		"--concurrency", strconv.Itoa(f.cfg.Concurrency),
 		"--claim-max", strconv.Itoa(f.cfg.ClaimMax),
 		"--global-limit", strconv.Itoa(f.cfg.GlobalLimit),
+		"--delete-completed="+strconv.FormatBool(f.cfg.DeleteCompleted),
 		"--lease", f.cfg.Lease.String(),
 		"--stats", "250ms",
 		"--log-level", "error",

@@ -333,6 +333,11 @@ type Result struct {
 	Flow int
 	// Output is the encoded result a completed job stores, or nil.
 	Output []byte
+	// Forget deletes the job, when this result completes it, instead of
+	// keeping it among the finished jobs (Config.DeleteCompleted). The
+	// store keeps it regardless when it stores a result, belongs to a batch
+	// or a workflow, or holds a unique key.
+	Forget bool
 	// Key and Queue are set when the claimed row carries a key (JobRow.Key),
 	// so that JobFinish promotes the next blocked job of that key; batches
 	// of plain results skip that work entirely.
