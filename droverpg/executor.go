@@ -462,16 +462,16 @@ func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*driv
 		if err != nil {
 			return err
 		}
-		if err := e.retakeUnique(ctx, tx, id); err != nil {
-			return err
-		}
 		if len(queues) > 0 {
 			if _, err := tx.Exec(ctx, e.q["Notify"], e.channel, queues); err != nil {
 				return fmt.Errorf("notify: %w", err)
 			}
 		}
-		job, err = (&executor{db: tx, q: e.q, schema: e.schema, channel: e.channel}).JobGet(ctx, id)
-		return err
+		if job, err = (&executor{db: tx, q: e.q, schema: e.schema, channel: e.channel}).JobGet(ctx, id); err != nil {
+			return err
+		}
+		// A revived unique job takes its key again, or the retry rolls back.
+		return e.retakeUnique(ctx, tx, id)
 	})
 	if errors.Is(err, driver.ErrNotFound) || errors.Is(err, driver.ErrUniqueConflict) {
 		return nil, err
