@@ -516,7 +516,9 @@ func (e *executor) finishSide(ctx context.Context, tx *sql.Tx, results []driver.
 			unique = append(unique, results[i].ID)
 		}
 	}
-	// Results that were not accepted match nothing in UniqueRelease.
+	// Results that were not accepted change nothing in UniqueRelease: their
+	// jobs did not end, or ended elsewhere, which already freed or kept
+	// their keys.
 	return woken, e.releaseUnique(ctx, tx, unique)
 }
 
