@@ -18,6 +18,11 @@ var ErrSchemaMissing = driver.ErrSchemaMissing
 // worker handles, before anything is stored.
 var ErrUnknownKind = errors.New("unknown job kind")
 
+// ErrUniqueConflict is returned by JobRetry for a finished unique job that
+// gave up its key (InsertOpts.UniqueStates) when another job holds that key
+// now: the job stays as it was.
+var ErrUniqueConflict = driver.ErrUniqueConflict
+
 // ErrInvalid is wrapped by every error about bad input (args, options,
 // queue names), so callers can tell input errors from store failures.
 var ErrInvalid = errors.New("invalid input")

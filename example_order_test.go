@@ -82,7 +82,8 @@ type AccountReportArgs struct {
 func (AccountReportArgs) Kind() string { return "account_report" }
 
 // Example_uniqueKey skips a second insert while the first job with the same
-// unique key has not finished: the insert succeeds and says so.
+// unique key has not finished: the insert succeeds and says so. Once the
+// job finishes, the key is free again (see Example_uniqueStates to keep it).
 func Example_uniqueKey() {
 	ctx := context.Background()
 	d, cleanup := exampleStore(ctx)
@@ -105,6 +106,62 @@ func Example_uniqueKey() {
 	// Output:
 	// first stored: true duplicate: false
 	// second stored: false duplicate: true
+}
+
+// Example_uniqueStates allows at most one completed report per account:
+// listing completed among UniqueStates keeps the key held by the job once
+// it completed, so a second request is skipped, while a failed report
+// (discarded or cancelled) would free the key for another try. Adding
+// UniquePeriod: 24 * time.Hour would make it one per account and day.
+func Example_uniqueStates() {
+	ctx := context.Background()
+	d, cleanup := exampleStore(ctx)
+	defer cleanup()
+
+	done := make(chan struct{})
+	workers := drover.NewWorkers()
+	drover.AddWorker(workers, drover.WorkFunc(func(ctx context.Context, j *drover.Job[AccountReportArgs]) error {
+		fmt.Println("report for account", j.Args.Account)
+		close(done)
+		return nil
+	}))
+	client, err := drover.NewClient(d, &drover.Config{
+		Queues:  map[string]drover.QueueConfig{drover.DefaultQueue: {MaxWorkers: 10}},
+		Workers: workers,
+		Logger:  slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+	if err != nil {
+		panic(err)
+	}
+	if err := client.Start(ctx); err != nil {
+		panic(err)
+	}
+	opts := &drover.InsertOpts{
+		UniqueKey:    "account:7",
+		UniqueStates: append(drover.UnfinishedStates(), drover.JobStateCompleted),
+	}
+	first, err := client.Insert(ctx, AccountReportArgs{Account: 7}, opts)
+	if err != nil {
+		panic(err)
+	}
+	<-done
+	stopCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := client.Stop(stopCtx); err != nil { // writes the result before returning
+		panic(err)
+	}
+	job, err := client.JobGet(ctx, first.ID)
+	if err != nil {
+		panic(err)
+	}
+	again, err := client.Insert(ctx, AccountReportArgs{Account: 7}, opts)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("first:", job.State, "again, duplicate:", again.UniqueSkippedAsDuplicate)
+	// Output:
+	// report for account 7
+	// first: completed again, duplicate: true
 }
 
 // ExamplePeriodicJob inserts a job at every tick of a cron schedule. Only

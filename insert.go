@@ -40,7 +40,7 @@ type InsertOpts struct {
 	// cancelled or discarded, instead of cancelling it too.
 	ReleaseOnParentFailure bool
 
-	// order: keyed and unique jobs (keyed.go, unique.go).
+	// order: keyed and unique jobs (keyed.go).
 
 	// Key groups jobs of one queue, like an SQS message group: at most
 	// KeyLimit jobs of a key run (or wait to run) at once, started in
@@ -51,14 +51,24 @@ type InsertOpts struct {
 	Key string
 	// KeyLimit is how many jobs of Key may be active at once (1-10000).
 	KeyLimit int
-	// UniqueKey skips the insert, without failing it, while an unfinished
-	// job of the same kind holds the same unique key. Uniqueness is the
-	// store's unique index, so no race inserts two.
+	// UniqueKey skips the insert, without failing it, while a job of the
+	// same kind holds the same unique key: any unfinished job, and a
+	// finished one whose final state is in its UniqueStates. Uniqueness is
+	// the store's unique index, so no race inserts two.
 	UniqueKey string
 	// UniquePeriod, when set, limits uniqueness to a time window: jobs
 	// inserted in different windows (multiples of UniquePeriod since the
 	// Unix epoch) do not collide.
 	UniquePeriod time.Duration
+	// UniqueStates lists the states in which a job holds its UniqueKey.
+	// Nil means UnfinishedStates(): the key is free again once the job
+	// finishes. Adding final states keeps it held after the job ends in
+	// one of them, until the pruner removes the job, for example
+	// append(drover.UnfinishedStates(), drover.JobStateCompleted) for "at
+	// most one completed job per key". The list must hold every unfinished
+	// state: jobs move between those without a statement that could
+	// release a key (a scheduled job becomes available with the clock).
+	UniqueStates []JobState
 }
 
 // ArgsWithOpts may be implemented by Args to give defaults for every job of
@@ -285,6 +295,9 @@ func mergeOpts(dst, src *InsertOpts) {
 	}
 	if src.UniquePeriod != 0 {
 		dst.UniquePeriod = src.UniquePeriod
+	}
+	if src.UniqueStates != nil {
+		dst.UniqueStates = src.UniqueStates
 	}
 }
 

@@ -37,6 +37,19 @@ func JobStates() []JobState {
 	return out
 }
 
+// UnfinishedStates returns the states of a job that has not finished, in
+// the order of a job's life: the states every unique job holds its key in
+// (InsertOpts.UniqueStates).
+func UnfinishedStates() []JobState {
+	var out []JobState
+	for _, s := range driver.States {
+		if !s.Finished() {
+			out = append(out, JobState(s))
+		}
+	}
+	return out
+}
+
 // Finished reports whether the state is final.
 func (s JobState) Finished() bool { return driver.State(s).Finished() }
 
@@ -74,8 +87,8 @@ type JobRow struct {
 	// job no longer stores its key).
 	Key string
 	// UniqueSkippedAsDuplicate is set on the row Insert returns when the
-	// job was not stored because an unfinished job holds its unique key
-	// (InsertOpts.UniqueKey); ID is 0 then.
+	// job was not stored because another job holds its unique key
+	// (InsertOpts.UniqueKey, UniqueStates); ID is 0 then.
 	UniqueSkippedAsDuplicate bool
 }
 

@@ -21,9 +21,13 @@ import (
 // PostgreSQL, the write lock on SQLite); different keys never wait on each
 // other.
 //
-// A unique job (InsertOpts.UniqueKey) is skipped, and reported so, while an
-// unfinished job holds the same unique key. The store's unique index
-// enforces it, so two concurrent inserts cannot both succeed.
+// A unique job (InsertOpts.UniqueKey) is skipped, and reported so, while
+// another job holds the same unique key: an unfinished one, or a finished
+// one whose final state is in its UniqueStates. Keys live in the store's
+// unique_keys table under a unique index, so two concurrent inserts cannot
+// both succeed. The insert takes the key in the statement that stores the
+// job; the transaction that ends the job frees it unless the final state
+// keeps it; only jobs flagged FlowUnique at claim take that extra step.
 
 // MaxKeyLimit bounds InsertOpts.KeyLimit.
 const MaxKeyLimit = 10_000
@@ -59,10 +63,45 @@ func setOrderOpts(p *driver.InsertParams, o *InsertOpts, now time.Time) error {
 	if o.UniqueKey == "" && o.UniquePeriod != 0 {
 		return invalidf("unique period %s: set UniqueKey too", o.UniquePeriod)
 	}
+	if o.UniqueKey == "" && o.UniqueStates != nil {
+		return invalidf("unique states %v: set UniqueKey too", o.UniqueStates)
+	}
 	if o.UniqueKey != "" {
+		final, err := uniqueFinal(o.UniqueStates)
+		if err != nil {
+			return err
+		}
 		p.UniqueKey = uniqueKey(p.Kind, o.UniqueKey, o.UniquePeriod, now)
+		p.UniqueFinal = final
 	}
 	return nil
+}
+
+// uniqueFinal checks UniqueStates and returns the final states it lists as
+// driver.FinalBit bits. Nil is the default: unfinished states only.
+func uniqueFinal(states []JobState) (int, error) {
+	if states == nil {
+		return 0, nil
+	}
+	final := 0
+	listed := map[JobState]bool{}
+	for _, s := range states {
+		if !driver.State(s).Valid() {
+			return 0, invalidf("unique states: unknown state %q (use %v)", s, JobStates())
+		}
+		listed[s] = true
+		final |= driver.FinalBit(driver.State(s))
+	}
+	var missing []JobState
+	for _, s := range UnfinishedStates() {
+		if !listed[s] {
+			missing = append(missing, s)
+		}
+	}
+	if len(missing) > 0 {
+		return 0, invalidf("unique states %v: must include every unfinished state, missing %v (start from UnfinishedStates())", states, missing)
+	}
+	return final, nil
 }
 
 func checkKey(what, key string) error {

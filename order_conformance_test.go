@@ -278,59 +278,76 @@ func TestKeyFreedWithoutResult(t *testing.T) {
 // TestUniqueUnderConcurrentInserts races inserts of one unique key, each in
 // a batch with plain jobs: exactly one unique job is stored, the others are
 // reported as skipped without failing their batches. Once that job
-// finishes, the key is free again.
+// finishes, the key is free again, unless its UniqueStates keep it held
+// by the completed job.
 func TestUniqueUnderConcurrentInserts(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s store) {
-		const racers = 8
-		b := setup(t, s, 2)
-		ctx := context.Background()
-		unique := &drover.InsertOpts{UniqueKey: "report-42"}
-		var wg sync.WaitGroup
-		idsOf := make([][]int64, racers)
-		errs := make([]error, racers)
-		for r := range racers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				idsOf[r], errs[r] = b.client.InsertMany(ctx, []drover.InsertManyParams{
-					{Args: noopArgs{N: r}},
-					{Args: scriptArgs{Tag: "u"}, Opts: unique},
-					{Args: noopArgs{N: r}},
-				})
-			}()
+		cases := []struct {
+			name         string
+			states       []drover.JobState
+			heldAfterEnd bool
+		}{
+			{"default states", nil, false},
+			{"completed listed", append(drover.UnfinishedStates(), drover.JobStateCompleted), true},
 		}
-		wg.Wait()
-		stored := 0
-		var winner int64
-		for r := range racers {
-			if errs[r] != nil {
-				t.Fatalf("racer %d: %v", r, errs[r])
-			}
-			if idsOf[r][0] == 0 || idsOf[r][2] == 0 {
-				t.Fatalf("racer %d: plain jobs not stored: %v", r, idsOf[r])
-			}
-			if idsOf[r][1] != 0 {
-				stored++
-				winner = idsOf[r][1]
-			}
-		}
-		all := allJobs(t, b.client)
-		if stored != 1 || len(all) != 2*racers+1 {
-			t.Fatalf("%d racers stored the unique job, %d jobs in the store; want 1 and %d", stored, len(all), 2*racers+1)
-		}
-		row, err := b.client.Insert(ctx, scriptArgs{Tag: "u"}, unique)
-		if err != nil || !row.UniqueSkippedAsDuplicate || row.ID != 0 {
-			t.Fatalf("insert of a held unique key: %+v, %v; want skipped", row, err)
-		}
-		// Another kind may use the same unique key.
-		if row, err := b.client.Insert(ctx, noopArgs{}, unique); err != nil || row.UniqueSkippedAsDuplicate {
-			t.Fatalf("other kind, same unique key: %+v, %v; want stored", row, err)
-		}
-		b.start(t)
-		waitState(t, b.client, winner, drover.JobStateCompleted)
-		row, err = b.client.Insert(ctx, scriptArgs{Tag: "u"}, unique)
-		if err != nil || row.UniqueSkippedAsDuplicate || row.ID == 0 {
-			t.Fatalf("insert after the holder finished: %+v, %v; want stored", row, err)
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+				const racers = 8
+				b := setup(t, s, 2)
+				ctx := context.Background()
+				unique := &drover.InsertOpts{UniqueKey: "report-42", UniqueStates: tc.states}
+				var wg sync.WaitGroup
+				idsOf := make([][]int64, racers)
+				errs := make([]error, racers)
+				for r := range racers {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						idsOf[r], errs[r] = b.client.InsertMany(ctx, []drover.InsertManyParams{
+							{Args: noopArgs{N: r}},
+							{Args: scriptArgs{Tag: "u"}, Opts: unique},
+							{Args: noopArgs{N: r}},
+						})
+					}()
+				}
+				wg.Wait()
+				stored := 0
+				var winner int64
+				for r := range racers {
+					if errs[r] != nil {
+						t.Fatalf("racer %d: %v", r, errs[r])
+					}
+					if idsOf[r][0] == 0 || idsOf[r][2] == 0 {
+						t.Fatalf("racer %d: plain jobs not stored: %v", r, idsOf[r])
+					}
+					if idsOf[r][1] != 0 {
+						stored++
+						winner = idsOf[r][1]
+					}
+				}
+				all := allJobs(t, b.client)
+				if stored != 1 || len(all) != 2*racers+1 {
+					t.Fatalf("%d racers stored the unique job, %d jobs in the store; want 1 and %d", stored, len(all), 2*racers+1)
+				}
+				row, err := b.client.Insert(ctx, scriptArgs{Tag: "u"}, unique)
+				if err != nil || !row.UniqueSkippedAsDuplicate || row.ID != 0 {
+					t.Fatalf("insert of a held unique key: %+v, %v; want skipped", row, err)
+				}
+				// Another kind may use the same unique key.
+				if row, err := b.client.Insert(ctx, noopArgs{}, unique); err != nil || row.UniqueSkippedAsDuplicate {
+					t.Fatalf("other kind, same unique key: %+v, %v; want stored", row, err)
+				}
+				b.start(t)
+				waitState(t, b.client, winner, drover.JobStateCompleted)
+				row, err = b.client.Insert(ctx, scriptArgs{Tag: "u"}, unique)
+				if err != nil || row.UniqueSkippedAsDuplicate == (row.ID != 0) || row.UniqueSkippedAsDuplicate != tc.heldAfterEnd {
+					t.Fatalf("insert after the holder completed: %+v, %v; want skipped = %v", row, err, tc.heldAfterEnd)
+				}
+				if n := len(byTag(t, allJobs(t, b.client))["u"]); tc.heldAfterEnd && n != 1 {
+					t.Fatalf("%d jobs of the key stored while the completed one keeps it, want 1", n)
+				}
+			})
 		}
 	})
 }
@@ -353,6 +370,14 @@ func TestOrderOptionsRejectBadInput(t *testing.T) {
 			{"NUL in unique key", drover.InsertOpts{UniqueKey: "a\x00b"}, "unique key"},
 			{"period without unique key", drover.InsertOpts{UniquePeriod: time.Second}, "set UniqueKey too"},
 			{"negative period", drover.InsertOpts{UniqueKey: "u", UniquePeriod: -1}, "unique period"},
+			{"unknown unique state", drover.InsertOpts{UniqueKey: "u", UniqueStates: append(drover.UnfinishedStates(), "done")},
+				`unknown state "done"`},
+			{"unique states without unique key", drover.InsertOpts{UniqueStates: drover.UnfinishedStates()}, "set UniqueKey too"},
+			{"unique states missing unfinished ones", drover.InsertOpts{UniqueKey: "u",
+				UniqueStates: []drover.JobState{drover.JobStateAvailable, drover.JobStateRunning, drover.JobStateCompleted}},
+				"missing [pending blocked scheduled retryable]"},
+			{"empty unique states", drover.InsertOpts{UniqueKey: "u", UniqueStates: []drover.JobState{}},
+				"must include every unfinished state"},
 		}
 		for _, tc := range cases {
 			_, err := b.client.InsertMany(ctx, []drover.InsertManyParams{

@@ -169,13 +169,14 @@ func scanClaimed(rows pgx.Rows, max int) ([]*driver.JobRow, error) {
 }
 
 // JobFinish applies results with one statement when none of them belongs
-// to a workflow or batch. Results of such jobs (or of jobs that became one
-// while they ran, which the plain statement's fence turns away) go through
-// finishFlow instead, which settles them in the same transaction. Results
-// of keyed jobs also promote the next jobs of their keys; batches of plain
-// results run the plain statement alone.
+// to a workflow or batch or holds a unique key. Results of such jobs (or of
+// jobs that became one while they ran, or whose remote worker did not echo
+// their flow bits, which the plain statement's fence turns away) go through
+// finishFlow instead, which settles them and frees their unique keys in the
+// same transaction. Results of keyed jobs also promote the next jobs of
+// their keys; batches of plain results run the plain statement alone.
 func (e *executor) JobFinish(ctx context.Context, results []driver.Result) ([]int64, error) {
-	if driver.NeedsSettle(results) {
+	if driver.NeedsSidePath(results) {
 		return e.finishFlow(ctx, results)
 	}
 	var accepted []int64
@@ -186,15 +187,16 @@ func (e *executor) JobFinish(ctx context.Context, results []driver.Result) ([]in
 	} else {
 		var rows pgx.Rows
 		if rows, err = e.db.Query(ctx, e.q["JobFinish"], append([]any{replan}, e.finishArgs(results, false)...)...); err == nil {
-			accepted, _, err = readFinished(rows, len(results))
+			accepted, _, _, err = readFinished(rows, len(results))
 		}
 		err = e.wrap("finish jobs", err)
 	}
 	if err != nil || len(accepted) == len(results) {
 		return accepted, err
 	}
-	// Either stale results (rescued, cancelled) or jobs that gained
-	// dependants while they ran: the flow path's fence tells them apart.
+	// Either stale results (rescued, cancelled), jobs that gained
+	// dependants while they ran, or unique jobs finished by a remote
+	// worker: the flow path's fence tells them apart.
 	more, err := e.finishFlow(ctx, notAccepted(results, accepted))
 	if err != nil {
 		return nil, err
@@ -204,7 +206,8 @@ func (e *executor) JobFinish(ctx context.Context, results []driver.Result) ([]in
 
 // finishFlow finishes results and settles the jobs that ended, in one
 // transaction (a savepoint inside a caller's one), then promotes the keys
-// of keyed results and of the dependants the settle released or cancelled.
+// of keyed results and of the dependants the settle released or cancelled,
+// then frees the unique keys of unique jobs that ended.
 func (e *executor) finishFlow(ctx context.Context, results []driver.Result) ([]int64, error) {
 	var accepted []int64
 	queues, keys := driver.ResultKeys(results)
@@ -213,11 +216,14 @@ func (e *executor) finishFlow(ctx context.Context, results []driver.Result) ([]i
 		if err != nil {
 			return err
 		}
-		var ended []int64
-		if accepted, ended, err = readFinished(rows, len(results)); err != nil {
+		var ended, unique []int64
+		if accepted, ended, unique, err = readFinished(rows, len(results)); err != nil {
 			return err
 		}
-		return e.settle(ctx, tx, ended, queues, keys)
+		if err := e.settle(ctx, tx, ended, queues, keys); err != nil {
+			return err
+		}
+		return e.releaseUnique(ctx, tx, unique)
 	})
 	if err != nil {
 		return nil, e.wrap("finish jobs", err)
@@ -264,22 +270,26 @@ func (e *executor) finishArgs(results []driver.Result, flow bool) []any {
 }
 
 // readFinished reads JobFinish's rows and closes them: the accepted IDs
-// and, among them, the jobs to settle.
-func readFinished(rows pgx.Rows, n int) (accepted, settle []int64, err error) {
+// and, among the jobs that ended, those to settle and those holding a
+// unique key.
+func readFinished(rows pgx.Rows, n int) (accepted, settle, unique []int64, err error) {
 	defer rows.Close()
 	accepted = make([]int64, 0, n)
 	for rows.Next() {
 		var id int64
-		var needsSettle bool
-		if err := rows.Scan(&id, &needsSettle); err != nil {
-			return nil, nil, err
+		var flow int32
+		if err := rows.Scan(&id, &flow); err != nil {
+			return nil, nil, nil, err
 		}
 		accepted = append(accepted, id)
-		if needsSettle {
+		if flow&driver.FlowSettle != 0 {
 			settle = append(settle, id)
 		}
+		if flow&driver.FlowUnique != 0 {
+			unique = append(unique, id)
+		}
 	}
-	return accepted, settle, rows.Err()
+	return accepted, settle, unique, rows.Err()
 }
 
 func (e *executor) JobHeartbeat(ctx context.Context, p driver.HeartbeatParams) (driver.HeartbeatResult, error) {
@@ -309,15 +319,19 @@ func (e *executor) JobHeartbeat(ctx context.Context, p driver.HeartbeatParams) (
 }
 
 // JobRescue runs in a transaction so that jobs it discards or cancels are
-// settled (workflows, batches) before anyone sees them ended.
+// settled (workflows, batches), and give up their unique keys, before
+// anyone sees them ended.
 func (e *executor) JobRescue(ctx context.Context, p driver.RescueParams) (int, error) {
 	var n int
 	err := pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
-		var settle []int64
-		if err := tx.QueryRow(ctx, e.q["JobRescue"], p.Now, p.Limit).Scan(&n, &settle); err != nil {
+		var settle, unique []int64
+		if err := tx.QueryRow(ctx, e.q["JobRescue"], p.Now, p.Limit).Scan(&n, &settle, &unique); err != nil {
 			return err
 		}
-		return e.settle(ctx, tx, settle, nil, nil)
+		if err := e.settle(ctx, tx, settle, nil, nil); err != nil {
+			return err
+		}
+		return e.releaseUnique(ctx, tx, unique)
 	})
 	return n, e.wrap("rescue jobs", err)
 }
@@ -340,11 +354,11 @@ func (e *executor) JobPrune(ctx context.Context, p driver.PruneParams) (int, err
 	if latest == nil {
 		return 0, nil // everything is kept forever
 	}
-	tag, err := e.db.Exec(ctx, e.q["JobPrune"], cutoffs[0], cutoffs[1], cutoffs[2], p.Limit, latest)
-	if err != nil {
+	var n int
+	if err := e.db.QueryRow(ctx, e.q["JobPrune"], cutoffs[0], cutoffs[1], cutoffs[2], p.Limit, latest).Scan(&n); err != nil {
 		return 0, e.wrap("prune jobs", err)
 	}
-	return int(tag.RowsAffected()), nil
+	return n, nil
 }
 
 // scanJob reads the column list shared by JobGet and JobList.
@@ -411,7 +425,8 @@ func (e *executor) JobList(ctx context.Context, p driver.ListParams) ([]*driver.
 }
 
 // JobCancel runs in a transaction so that a cancelled job with dependants
-// or a batch is settled with it.
+// or a batch is settled with it, and a unique one gives up its key unless
+// it keeps it when cancelled.
 func (e *executor) JobCancel(ctx context.Context, id int64, now time.Time) (*driver.JobRow, error) {
 	err := pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
 		var n int
@@ -419,10 +434,12 @@ func (e *executor) JobCancel(ctx context.Context, id int64, now time.Time) (*dri
 		if err := tx.QueryRow(ctx, e.q["JobCancel"], id, now).Scan(&n, &settle); err != nil {
 			return err
 		}
-		if !settle {
-			return nil
+		if settle {
+			if err := e.settle(ctx, tx, []int64{id}, nil, nil); err != nil {
+				return err
+			}
 		}
-		return e.settle(ctx, tx, []int64{id}, nil, nil)
+		return e.releaseUnique(ctx, tx, []int64{id})
 	})
 	if err != nil {
 		return nil, e.wrap("cancel job", err)
@@ -430,8 +447,14 @@ func (e *executor) JobCancel(ctx context.Context, id int64, now time.Time) (*dri
 	return e.JobGet(ctx, id)
 }
 
+// JobDiscard frees a unique job's key, unless it keeps it when discarded,
+// in the discard's transaction: both statements go in one batch, which
+// PostgreSQL runs as one implicit transaction.
 func (e *executor) JobDiscard(ctx context.Context, id int64, now time.Time) (*driver.JobRow, error) {
-	if _, err := e.db.Exec(ctx, e.q["JobDiscard"], id, now); err != nil {
+	b := &pgx.Batch{}
+	b.Queue(e.q["JobDiscard"], id, now)
+	b.Queue(e.q["UniqueRelease"], []int64{id})
+	if err := e.db.SendBatch(ctx, b).Close(); err != nil {
 		return nil, e.wrap("discard job", err)
 	}
 	return e.JobGet(ctx, id)
@@ -454,10 +477,13 @@ func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*driv
 		for _, q := range queues {
 			wake[q] = true
 		}
-		job, err = (&executor{db: tx, q: e.q, schema: e.schema, channel: e.channel}).JobGet(ctx, id)
-		return err
+		if job, err = (&executor{db: tx, q: e.q, schema: e.schema, channel: e.channel}).JobGet(ctx, id); err != nil {
+			return err
+		}
+		// A revived unique job takes its key again, or the retry rolls back.
+		return e.retakeUnique(ctx, tx, id)
 	})
-	if errors.Is(err, driver.ErrNotFound) {
+	if errors.Is(err, driver.ErrNotFound) || errors.Is(err, driver.ErrUniqueConflict) {
 		return nil, err
 	}
 	if err != nil {

@@ -2,17 +2,20 @@ package droverpg
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/droverhq/drover/internal/driver"
 )
 
 // Keyed jobs (per-key order and concurrency) and unique jobs: the parts of
-// the PostgreSQL driver that plain jobs never run. See KeyLock and
-// KeyPromote in queries.sql for the locking and promotion rules.
+// the PostgreSQL driver that plain jobs never run. See KeyLock, KeyPromote,
+// UniqueRelease and UniqueRetake in queries.sql for the locking, promotion
+// and unique key rules.
 
 // queueKeyedInsert adds KeyLock (when some jobs have a key) and
 // JobInsertKeyed to b, marking the queues to wake in notify.
@@ -22,6 +25,7 @@ func (e *executor) queueKeyedInsert(b *pgx.Batch, jobs []driver.InsertParams, no
 		keys       = make([]*string, n)
 		limits     = make([]int32, n)
 		uniques    = make([]*string, n)
+		finals     = make([]int16, n)
 		lockQueues []string
 		lockKeys   []string
 	)
@@ -35,19 +39,19 @@ func (e *executor) queueKeyedInsert(b *pgx.Batch, jobs []driver.InsertParams, no
 			lockQueues, lockKeys = append(lockQueues, j.Queue), append(lockKeys, j.Key)
 		}
 		if j.UniqueKey != "" {
-			uniques[i] = &j.UniqueKey
+			uniques[i], finals[i] = &j.UniqueKey, int16(j.UniqueFinal)
 		}
 	}
 	if len(lockKeys) > 0 {
 		b.Queue(e.q["KeyLock"], lockQueues, lockKeys)
 	}
-	b.Queue(e.q["JobInsertKeyed"], columnsOf(jobs).params(keys, limits, uniques)...)
+	table := pgx.Identifier{e.schema, "jobs"}.Sanitize()
+	b.Queue(e.q["JobInsertKeyed"], columnsOf(jobs).params(keys, limits, uniques, table, finals)...)
 }
 
 // readKeyedInsert reads the results queueKeyedInsert queued and returns
 // the special jobs' IDs in their order, 0 for a unique job skipped as a
-// duplicate. Rows come back in input order, each with its unique key, so
-// a job whose unique key does not match the next row was skipped.
+// duplicate.
 func readKeyedInsert(br pgx.BatchResults, jobs []driver.InsertParams) ([]int64, error) {
 	for i := range jobs {
 		if jobs[i].Key != "" {
@@ -61,31 +65,20 @@ func readKeyedInsert(br pgx.BatchResults, jobs []driver.InsertParams) ([]int64, 
 	if err != nil {
 		return nil, err
 	}
-	type inserted struct {
-		id     int64
-		unique *string
+	return pgx.CollectRows(rows, pgx.RowTo[int64])
+}
+
+// releaseUnique frees, in tx, the unique keys of the jobs in ids that
+// ended in a final state their key does not keep (UniqueRelease). It comes
+// after every other lock the transaction takes; see UniqueRelease.
+func (e *executor) releaseUnique(ctx context.Context, tx pgx.Tx, ids []int64) error {
+	if len(ids) == 0 {
+		return nil
 	}
-	got, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (inserted, error) {
-		var in inserted
-		err := r.Scan(&in.id, &in.unique)
-		return in, err
-	})
-	if err != nil {
-		return nil, err
+	if _, err := tx.Exec(ctx, e.q["UniqueRelease"], ids); err != nil {
+		return fmt.Errorf("release unique keys: %w", err)
 	}
-	ids := make([]int64, len(jobs))
-	next := 0
-	for i := range jobs {
-		if next == len(got) {
-			break
-		}
-		u := jobs[i].UniqueKey
-		if u == "" || (got[next].unique != nil && *got[next].unique == u) {
-			ids[i] = got[next].id
-			next++
-		}
-	}
-	return ids, nil
+	return nil
 }
 
 // finishKeyed runs JobFinish, KeyLock and KeyPromote in one round trip and
@@ -106,7 +99,7 @@ func (e *executor) finishKeyed(ctx context.Context, queues, keys []string, finis
 	if err != nil {
 		return nil, e.wrap("finish jobs", err)
 	}
-	accepted, _, err := readFinished(rows, 0)
+	accepted, _, _, err := readFinished(rows, 0)
 	if err != nil {
 		return nil, e.wrap("finish jobs", err)
 	}
@@ -165,4 +158,25 @@ func (e *executor) JobPromote(ctx context.Context, limit int) (int, error) {
 		return 0, e.wrap("promote keyed jobs", err)
 	}
 	return promoted, e.wrap("promote keyed jobs", br.Close())
+}
+
+// retakeUnique runs UniqueRetake for a job JobRetry revived in tx. When
+// another job holds the key now, it fails with ErrUniqueConflict, and the
+// caller's rollback leaves the job finished.
+func (e *executor) retakeUnique(ctx context.Context, tx pgx.Tx, id int64) error {
+	rows, err := tx.Query(ctx, e.q["UniqueRetake"], id)
+	if err != nil {
+		return err
+	}
+	holders, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.As(err, &pgErr) && pgErr.Code == "23505": // unique_violation: a holder committed meanwhile
+		return fmt.Errorf("job %d: %w", id, driver.ErrUniqueConflict)
+	case err != nil:
+		return err
+	case len(holders) > 0:
+		return fmt.Errorf("job %d: %w: job %d", id, driver.ErrUniqueConflict, holders[0])
+	}
+	return nil
 }

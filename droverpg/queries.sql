@@ -15,18 +15,23 @@ RETURNING id;
 -- which never reads other rows). A keyed job starts available only if no
 -- job of its key is blocked, or pending on other jobs (a workflow step
 -- holds its place in its key while it waits), and its key has room: the
--- jobs of the key
--- already active plus those ahead of it in this batch stay under its
--- key_limit. Otherwise it waits as blocked. KeyLock on the same keys runs
--- first in the same transaction, so the count cannot go stale before
--- commit. A unique key that an unfinished job holds skips the row; RETURNING
--- gives the unique key of each row inserted so that the caller can tell
--- which rows were skipped.
+-- jobs of the key already active plus those ahead of it in this batch stay
+-- under its key_limit. Otherwise it waits as blocked. KeyLock on the same
+-- keys runs first in the same transaction, so the count cannot go stale
+-- before commit.
+--
+-- A unique job takes its key in unique_keys in this same statement, under
+-- the unique index of held keys: the row is stored only if it got the key,
+-- and a key that another job holds (or an earlier job of this batch took)
+-- skips it. IDs are drawn from the jobs' sequence first ($13 is the quoted
+-- table name) so that the key row can name its job. Returns one row per
+-- input job, in input order: its ID, or 0 when skipped as a duplicate.
 WITH p AS (
-    SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::jsonb[], $5::text[], $6::smallint[], $7::integer[],
-            $8::timestamptz[], $9::bigint[], $10::text[], $11::integer[], $12::text[])
+    SELECT nextval(pg_get_serial_sequence($13, 'id')) AS id, p.*
+    FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::jsonb[], $5::text[], $6::smallint[], $7::integer[],
+            $8::timestamptz[], $9::bigint[], $10::text[], $11::integer[], $12::text[], $14::smallint[])
         WITH ORDINALITY AS p(queue, kind, args, metadata, tags, priority, max_attempts, run_at, timeout_ms,
-            ordering_key, key_limit, unique_key, ord)
+            ordering_key, key_limit, unique_key, unique_final, ord)
 ),
 gated AS (
     SELECT p.*,
@@ -39,15 +44,24 @@ gated AS (
              THEN 'available'
              ELSE 'blocked' END AS state
     FROM p
+),
+claimed AS (
+    INSERT INTO {schema}unique_keys (job_id, unique_key, final_states)
+    SELECT id, unique_key, unique_final FROM p WHERE unique_key IS NOT NULL ORDER BY ord
+    ON CONFLICT (unique_key) WHERE held DO NOTHING
+    RETURNING job_id
+),
+inserted AS (
+    INSERT INTO {schema}jobs (id, state, queue, kind, args, metadata, tags, priority, max_attempts, run_at, timeout_ms,
+        ordering_key, key_limit, flow)
+    SELECT id, state, queue, kind, args, metadata, string_to_array(tags, ','), priority, max_attempts, coalesce(run_at, now()),
+        timeout_ms, ordering_key, key_limit, CASE WHEN unique_key IS NULL THEN 0 ELSE 8 END
+    FROM gated
+    WHERE unique_key IS NULL OR id IN (SELECT job_id FROM claimed)
+    ORDER BY ord
+    RETURNING id
 )
-INSERT INTO {schema}jobs (state, queue, kind, args, metadata, tags, priority, max_attempts, run_at, timeout_ms,
-    ordering_key, key_limit, unique_key)
-SELECT state, queue, kind, args, metadata, string_to_array(tags, ','), priority, max_attempts, coalesce(run_at, now()),
-    timeout_ms, ordering_key, key_limit, unique_key
-FROM gated
-ORDER BY ord
-ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL DO NOTHING
-RETURNING id, unique_key;
+SELECT coalesce(i.id, 0) FROM p LEFT JOIN inserted i ON i.id = p.id ORDER BY p.ord;
 
 -- name: KeyLock
 -- Serialises, per (queue, ordering key), the transactions that count a
@@ -115,6 +129,37 @@ SELECT (SELECT count(*) FROM promoted),
 SELECT DISTINCT queue, ordering_key FROM {schema}jobs
 WHERE state = 'blocked' AND ordering_key IS NOT NULL
 LIMIT $1;
+
+-- name: UniqueRelease
+-- Frees the unique keys of the jobs in $1 that ended (are in
+-- finished_jobs) in a final state their key's final_states does not list.
+-- Runs in the transaction that ended them, after any KeyLock it takes
+-- (keyed inserts take KeyLock before their unique key, so this keeps one
+-- lock order). IDs of jobs that did not end, or hold no key, match
+-- nothing, so callers may pass every job they flagged unique.
+UPDATE {schema}unique_keys u
+SET held = false
+FROM {schema}finished_jobs f
+WHERE u.job_id = ANY($1::bigint[]) AND u.held AND f.id = u.job_id
+  AND u.final_states & CASE f.state WHEN 'completed' THEN 1 WHEN 'cancelled' THEN 2 ELSE 4 END = 0;
+
+-- name: UniqueRetake
+-- $1 is a job JobRetry just revived: if it gave up its unique key, it takes
+-- it again unless another job holds it now, whose ID this returns (the
+-- caller then rolls the retry back). A holder that has not committed yet
+-- makes the update wait for it and then fail on the unique index, which
+-- the caller reports the same way.
+WITH mine AS (
+    SELECT unique_key FROM {schema}unique_keys WHERE job_id = $1 AND NOT held
+),
+holder AS (
+    SELECT o.job_id FROM {schema}unique_keys o JOIN mine ON o.unique_key = mine.unique_key WHERE o.held
+),
+taken AS (
+    UPDATE {schema}unique_keys SET held = true
+    WHERE job_id = $1 AND NOT held AND NOT EXISTS (SELECT 1 FROM holder)
+)
+SELECT job_id FROM holder;
 
 -- name: Notify
 SELECT pg_notify($1, queue) FROM unnest($2::text[]) AS queue;
@@ -202,15 +247,18 @@ WHERE l.queue = $1;
 --
 -- Workflows and batches: $6 holds the results completed jobs store (NULL
 -- when none has one). With $7 false (the plain path) a job whose stored
--- flow says it must be settled is not finished here, even if its claimed
--- row said otherwise (a dependant was added while it ran): the executor
--- sends such results again with $7 true, in a transaction that then runs
--- JobFlowSettle on the IDs this returns with true.
+-- flow says its end must do more (bits 1 and 2: settle; bit 8: free its
+-- unique key) is not finished here, even if its claimed row said
+-- otherwise (a dependant was added while it ran, or a remote worker did
+-- not echo the bits): the executor sends such results again with $7 true,
+-- in a transaction that then runs JobFlowSettle and UniqueRelease on the
+-- IDs whose returned flow bits ask for them.
 --
 -- $8 (NULL when none) marks results whose completed job is deleted instead
 -- of moved (Config.DeleteCompleted): one write instead of two. A job that
 -- stores a result, belongs to a batch or a workflow, or holds a unique key
--- is moved regardless, because reads and inserts after it need its row.
+-- (flow bit 8) is moved regardless, because reads and inserts after it
+-- need its row.
 WITH r AS (
     SELECT * FROM unnest($1::bigint[], $2::integer[], $3::smallint[], $4::jsonb[], $5::timestamptz[], $6::jsonb[], $8::boolean[])
         AS r(id, attempt, outcome, error, run_at, output, forget)
@@ -220,7 +268,7 @@ done AS (
     USING r
     WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running'
       AND (r.outcome IN (1, 3, 4) OR j.cancel_requested)
-      AND ($7 OR j.flow & 3 = 0)
+      AND ($7 OR j.flow & 11 = 0)
     RETURNING j.*, r.outcome, r.error AS new_error, r.output, r.forget
 ),
 moved AS (
@@ -232,7 +280,7 @@ moved AS (
         CASE WHEN new_error IS NULL THEN errors ELSE coalesce(errors, '[]'::jsonb) || jsonb_build_array(new_error) END,
         timeout_ms, created_at, run_at, attempted_at, now(), batch_id, flow, CASE WHEN outcome = 1 THEN output END
     FROM done
-    WHERE NOT (forget IS TRUE AND outcome = 1 AND output IS NULL AND flow = 0 AND batch_id IS NULL AND unique_key IS NULL)
+    WHERE NOT (forget IS TRUE AND outcome = 1 AND output IS NULL AND flow = 0 AND batch_id IS NULL)
 ),
 waiting AS (
     UPDATE {schema}jobs j
@@ -247,9 +295,9 @@ waiting AS (
       AND r.outcome IN (2, 5) AND NOT j.cancel_requested
     RETURNING j.id
 )
-SELECT id, flow & 3 <> 0 FROM done
+SELECT id, flow & 11 FROM done
 UNION ALL
-SELECT id, false FROM waiting;
+SELECT id, 0 FROM waiting;
 
 -- name: JobHeartbeat
 -- A heartbeat never waits for a row lock. It holds the locks of every row it
@@ -320,22 +368,33 @@ waiting AS (
     WHERE j.id = expired.id AND j.attempt < j.max_attempts AND NOT j.cancel_requested
     RETURNING j.id
 )
--- The second column lists the finished jobs to settle (workflows, batches).
+-- The second column lists the finished jobs to settle (workflows, batches),
+-- the third those whose unique keys may have to be freed.
 SELECT (SELECT count(*) FROM done) + (SELECT count(*) FROM waiting),
-    (SELECT coalesce(array_agg(id), '{}') FROM done WHERE flow & 3 <> 0);
+    (SELECT coalesce(array_agg(id), '{}') FROM done WHERE flow & 3 <> 0),
+    (SELECT coalesce(array_agg(id), '{}') FROM done WHERE flow & 8 <> 0);
 
 -- name: JobPrune
 -- $5 is the latest of the cutoffs: no row past it can be due, and the bound
--- lets the BRIN index skip every recent block range.
-DELETE FROM {schema}finished_jobs
-WHERE id IN (
-    SELECT id FROM {schema}finished_jobs
-    WHERE finalized_at < $5
-      AND ((state = 'completed' AND finalized_at < $1)
-       OR (state = 'cancelled' AND finalized_at < $2)
-       OR (state = 'discarded' AND finalized_at < $3))
-    LIMIT $4
-);
+-- lets the BRIN index skip every recent block range. A pruned unique job
+-- (flow bit 8) takes its unique_keys row with it, held or not: a key kept
+-- by a finished job is free once that job is gone.
+WITH pruned AS (
+    DELETE FROM {schema}finished_jobs
+    WHERE id IN (
+        SELECT id FROM {schema}finished_jobs
+        WHERE finalized_at < $5
+          AND ((state = 'completed' AND finalized_at < $1)
+           OR (state = 'cancelled' AND finalized_at < $2)
+           OR (state = 'discarded' AND finalized_at < $3))
+        LIMIT $4
+    )
+    RETURNING id, flow
+),
+keys AS (
+    DELETE FROM {schema}unique_keys WHERE job_id IN (SELECT id FROM pruned WHERE flow & 8 <> 0)
+)
+SELECT count(*) FROM pruned;
 
 -- name: JobGet
 SELECT id, CASE WHEN state = 'available' AND run_at > now() THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END,
@@ -398,24 +457,29 @@ SELECT (SELECT count(*) FROM done) + (SELECT count(*) FROM flagged),
     coalesce((SELECT flow & 3 <> 0 FROM done), false);
 
 -- name: JobDiscard
+-- The unique bit (8) goes with the row, so that the pruner and a retry
+-- find the job's unique key; UniqueRelease runs next in the same
+-- transaction.
 WITH done AS (
     DELETE FROM {schema}jobs WHERE id = $1 AND state = 'available' RETURNING *
 )
 INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, args, metadata, tags, attempt,
-    max_attempts, errors, timeout_ms, created_at, run_at, attempted_at, finalized_at)
+    max_attempts, errors, timeout_ms, created_at, run_at, attempted_at, finalized_at, flow)
 SELECT id, 'discarded', queue, kind, priority, args, metadata, tags, attempt, max_attempts,
-    errors, timeout_ms, created_at, run_at, attempted_at, $2
+    errors, timeout_ms, created_at, run_at, attempted_at, $2, flow & 8
 FROM done;
 
 -- name: JobRetry
+-- A revived unique job keeps its unique bit (8); UniqueRetake runs next in
+-- the same transaction to take its key again if it gave it up.
 WITH revived AS (
     DELETE FROM {schema}finished_jobs WHERE id = $1 RETURNING *
 ),
 inserted AS (
     INSERT INTO {schema}jobs (id, state, queue, kind, priority, args, metadata, tags, attempt, max_attempts,
-        errors, timeout_ms, created_at, run_at, attempted_at)
+        errors, timeout_ms, created_at, run_at, attempted_at, flow)
     SELECT id, 'available', queue, kind, priority, args, metadata, tags, attempt, greatest(max_attempts, attempt + 1),
-        errors, timeout_ms, created_at, $2, attempted_at
+        errors, timeout_ms, created_at, $2, attempted_at, flow & 8
     FROM revived
     RETURNING queue
 ),

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"net/url"
 	"path/filepath"
 	"slices"
@@ -49,19 +50,20 @@ func open(t testing.TB, path string, opts ...Option) *Driver {
 // the root package's migrate command does.
 func migrate(t testing.TB, d *Driver) {
 	t.Helper()
-	if err := applyAll(context.Background(), d); err != nil {
+	if err := applyUpTo(context.Background(), d, math.MaxInt); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
 }
 
-func applyAll(ctx context.Context, d *Driver) error {
+// applyUpTo applies the migrations not applied yet up to version last.
+func applyUpTo(ctx context.Context, d *Driver, last int) error {
 	return d.MigrateTx(ctx, func(ctx context.Context, m driver.Migrator) error {
 		v, err := m.Version(ctx)
 		if err != nil {
 			return err
 		}
 		for _, mig := range d.Migrations() {
-			if mig.Version > v {
+			if mig.Version > v && mig.Version <= last {
 				if err := m.Apply(ctx, mig); err != nil {
 					return err
 				}
@@ -774,7 +776,7 @@ func TestMigrations(t *testing.T) {
 	drivers := []*Driver{open(t, path), open(t, path), open(t, path)}
 	errs := make(chan error, len(drivers))
 	for _, d := range drivers {
-		go func() { errs <- applyAll(ctx, d) }()
+		go func() { errs <- applyUpTo(ctx, d, math.MaxInt) }()
 	}
 	for range drivers {
 		if err := <-errs; err != nil {
@@ -784,6 +786,40 @@ func TestMigrations(t *testing.T) {
 	var n int
 	if err := open(t, path).reader.QueryRowContext(ctx, "SELECT count(*) FROM drover_schema_migrations").Scan(&n); err != nil || n != len(d.Migrations()) {
 		t.Fatalf("recorded %d migrations, %v", n, err)
+	}
+}
+
+// TestMigrationKeepsUniqueKeys stores an unfinished unique job the way
+// migration 003 did (the key on the hot row), applies migration 004 and
+// checks that the job still holds its key, is flagged so at claim, and
+// gives the key up when it completes.
+func TestMigrationKeepsUniqueKeys(t *testing.T) {
+	ctx := context.Background()
+	d := open(t, filepath.Join(t.TempDir(), "m.db"))
+	if err := applyUpTo(ctx, d, 3); err != nil {
+		t.Fatal(err)
+	}
+	const key = "noop\x1fk"
+	now := micros(time.Now())
+	if _, err := d.writer.ExecContext(ctx, `INSERT INTO drover_jobs (queue, kind, args, max_attempts, created_at, run_at, unique_key)
+		VALUES ('default', 'noop', '{}', 3, ?, ?, ?)`, now, now, key); err != nil {
+		t.Fatal(err)
+	}
+	migrate(t, d)
+	dup := job("default")
+	dup.UniqueKey = key
+	if ids := insert(t, d, dup); ids[0] != 0 {
+		t.Fatalf("insert of a key held before the migration stored job %d", ids[0])
+	}
+	jobs := claim(t, d, "default", 10, time.Minute)
+	if len(jobs) != 1 || jobs[0].Flow&driver.FlowUnique == 0 {
+		t.Fatalf("claimed %+v, want the old unique job flagged unique", jobs)
+	}
+	if _, err := d.JobFinish(ctx, []driver.Result{{ID: jobs[0].ID, Attempt: 1, Outcome: driver.OutcomeCompleted, Flow: jobs[0].Flow}}); err != nil {
+		t.Fatal(err)
+	}
+	if ids := insert(t, d, dup); ids[0] == 0 {
+		t.Fatal("key still held after the old unique job completed")
 	}
 }
 

@@ -448,36 +448,36 @@ func (e *executor) finishInSavepoint(ctx context.Context, tx *sql.Tx, results []
 		for i := range results {
 			accepted[i] = results[i].ID
 		}
-		woken, err := e.settleFinished(ctx, tx, results, accepted)
+		woken, err := e.finishSide(ctx, tx, results, accepted)
 		return accepted, woken, err
 	}
 
 	if _, err := e.exec(ctx, tx, "FinishRollback"); err != nil {
 		return nil, nil, err
 	}
-	pass := make(map[int64]bool, len(results)) // ID -> must be settled
+	pass := make(map[int64]int, len(results)) // ID -> stored FlowEnd bits
 	err = e.query(ctx, tx, e.writer, "JobFinishFenced", func(rows *sql.Rows) error {
-		var id int64
-		var settle bool
-		if err := rows.Scan(&id, &settle); err != nil {
+		var id, flow int64
+		if err := rows.Scan(&id, &flow); err != nil {
 			return err
 		}
-		pass[id] = settle
+		pass[id] = int(flow)
 		return nil
 	}, batch)
 	if err != nil {
 		return nil, nil, err
 	}
-	// A job that gained dependants while it ran was turned away by the
-	// settle bit: apply its result with the bit set.
+	// A job that gained dependants while it ran, or a unique job whose
+	// result came from a remote worker, was turned away by the settle bit:
+	// apply its result with its stored bits set.
 	var flagged []driver.Result
 	for i := range results {
-		if settle, ok := pass[results[i].ID]; ok && settle && results[i].Flow&driver.FlowSettle == 0 {
+		if flow, ok := pass[results[i].ID]; ok && flow&^results[i].Flow != 0 {
 			if flagged == nil {
 				flagged = slices.Clone(results)
 			}
-			flagged[i].Flow |= driver.FlowHasDependants
-			flagged[i].Forget = false // a job with dependants is kept
+			flagged[i].Flow |= flow
+			flagged[i].Forget = false // a job with dependants or a unique key is kept
 		}
 	}
 	if flagged != nil {
@@ -499,8 +499,26 @@ func (e *executor) finishInSavepoint(ctx context.Context, tx *sql.Tx, results []
 			accepted = append(accepted, results[i].ID)
 		}
 	}
-	woken, err := e.settleFinished(ctx, tx, results, accepted)
+	woken, err := e.finishSide(ctx, tx, results, accepted)
 	return accepted, woken, err
+}
+
+// finishSide does what the end of jobs flagged FlowEnd asks for, in the
+// finish's savepoint: it settles workflows and batches and frees unique
+// keys. It returns the queues the settle made jobs available in.
+func (e *executor) finishSide(ctx context.Context, tx *sql.Tx, results []driver.Result, accepted []int64) ([]string, error) {
+	woken, err := e.settleFinished(ctx, tx, results, accepted)
+	if err != nil {
+		return nil, err
+	}
+	var unique []int64
+	for i := range results {
+		if results[i].Flow&driver.FlowUnique != 0 {
+			unique = append(unique, results[i].ID)
+		}
+	}
+	// Results that were not accepted match nothing in UniqueRelease.
+	return woken, e.releaseUnique(ctx, tx, unique)
 }
 
 // applyResults runs the finish statements and reports how many results
@@ -600,7 +618,7 @@ func appendResults(b []byte, results []driver.Result) ([]byte, resultKinds) {
 			kinds.forgets = true
 		}
 		packed := int64(r.Attempt)<<4 | outcome
-		if r.Flow&driver.FlowSettle != 0 {
+		if r.Flow&driver.FlowEnd != 0 {
 			packed |= 8
 		}
 		if len(r.Error) == 0 && r.RunAt.IsZero() && r.Output == nil {
@@ -689,14 +707,14 @@ func (e *executor) JobHeartbeat(ctx context.Context, p driver.HeartbeatParams) (
 func (e *executor) JobRescue(ctx context.Context, p driver.RescueParams) (int, error) {
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	var n int
-	var finish, settle []int64
+	var finish, settle, unique []int64
 	var woken []string
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
-		n, finish, settle = 0, finish[:0], settle[:0]
+		n, finish, settle, unique = 0, finish[:0], settle[:0], unique[:0]
 		err := e.query(ctx, tx, e.writer, "JobRescueMark", func(rows *sql.Rows) error {
 			var id int64
-			var done, flow bool
-			if err := rows.Scan(&id, &done, &flow); err != nil {
+			var done, flow, uniq bool
+			if err := rows.Scan(&id, &done, &flow, &uniq); err != nil {
 				return err
 			}
 			n++
@@ -704,6 +722,9 @@ func (e *executor) JobRescue(ctx context.Context, p driver.RescueParams) (int, e
 				finish = append(finish, id)
 				if flow {
 					settle = append(settle, id)
+				}
+				if uniq {
+					unique = append(unique, id)
 				}
 			}
 			return nil
@@ -718,8 +739,10 @@ func (e *executor) JobRescue(ctx context.Context, p driver.RescueParams) (int, e
 		if _, err = e.exec(ctx, tx, "JobRescueDelete", ids); err != nil {
 			return err
 		}
-		woken, err = e.settle(ctx, tx, settle, true)
-		return err
+		if woken, err = e.settle(ctx, tx, settle, true); err != nil {
+			return err
+		}
+		return e.releaseUnique(ctx, tx, unique)
 	})
 	if err != nil {
 		return 0, e.wrap("rescue jobs", err)
@@ -747,13 +770,32 @@ func (e *executor) JobPrune(ctx context.Context, p driver.PruneParams) (int, err
 		}
 		return micros(p.Now.Add(-d))
 	}
-	res, err := e.exec(ctx, nil, "JobPrune", cutoff(p.CompletedRetention), cutoff(p.CancelledRetention),
-		cutoff(p.DiscardedRetention), p.Limit)
+	var n int
+	var unique []int64
+	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+		n, unique = 0, unique[:0]
+		err := e.query(ctx, tx, e.writer, "JobPrune", func(rows *sql.Rows) error {
+			var id int64
+			var uniq bool
+			if err := rows.Scan(&id, &uniq); err != nil {
+				return err
+			}
+			n++
+			if uniq {
+				unique = append(unique, id)
+			}
+			return nil
+		}, cutoff(p.CompletedRetention), cutoff(p.CancelledRetention), cutoff(p.DiscardedRetention), p.Limit)
+		if err != nil || len(unique) == 0 {
+			return err
+		}
+		_, err = e.exec(ctx, tx, "UniquePrune", string(appendIDs(nil, unique)))
+		return err
+	})
 	if err != nil {
 		return 0, e.wrap("prune jobs", err)
 	}
-	n, err := res.RowsAffected()
-	return int(n), e.wrap("prune jobs", err)
+	return n, nil
 }
 
 func (e *executor) JobGet(ctx context.Context, id int64) (*driver.JobRow, error) {
@@ -820,6 +862,9 @@ func (e *executor) JobCancel(ctx context.Context, id int64, now time.Time) (*dri
 				return err
 			}
 		}
+		if err := e.releaseUnique(ctx, tx, []int64{id}); err != nil {
+			return err
+		}
 		job, err = e.get(ctx, tx, id)
 		return err
 	})
@@ -837,6 +882,9 @@ func (e *executor) JobDiscard(ctx context.Context, id int64, now time.Time) (*dr
 			return err
 		}
 		if _, err := e.exec(ctx, tx, "JobCancelDelete", id); err != nil {
+			return err
+		}
+		if err := e.releaseUnique(ctx, tx, []int64{id}); err != nil {
 			return err
 		}
 		var err error
@@ -869,6 +917,9 @@ func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*driv
 			}
 			if woken {
 				if _, err := e.exec(ctx, tx, "JobRetryDelete", id); err != nil {
+					return err
+				}
+				if err := e.retakeUnique(ctx, tx, id); err != nil {
 					return err
 				}
 			}

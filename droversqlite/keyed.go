@@ -3,6 +3,7 @@ package droversqlite
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"slices"
 
 	"github.com/droverhq/drover/internal/driver"
@@ -14,8 +15,9 @@ import (
 // PostgreSQL needs advisory locks for.
 
 // insertKeyed inserts jobs with a key or a unique key, one statement each in
-// tx (SQLite runs in process, so this costs no round trips), and returns
-// their IDs in order, 0 for a unique job skipped as a duplicate.
+// tx (SQLite runs in process, so this costs no round trips), plus one that
+// takes the key of each unique job stored, and returns their IDs in order,
+// 0 for a unique job skipped as a duplicate.
 func (e *executor) insertKeyed(ctx context.Context, tx *sql.Tx, jobs []driver.InsertParams, now any) ([]int64, error) {
 	st, err := e.prep(ctx, tx, e.writer, "JobInsertKeyed")
 	if err != nil {
@@ -42,14 +44,50 @@ func (e *executor) insertKeyed(ctx context.Context, tx *sql.Tx, jobs []driver.In
 			if err != nil {
 				return nil, err
 			}
-			continue // a duplicate of an unfinished unique job
+			continue // another job holds its unique key
 		}
 		if ids[i], err = res.LastInsertId(); err != nil {
 			return nil, err
 		}
 		highestID(e.hubKey, ids[i])
+		if j.UniqueKey != "" {
+			if _, err := e.exec(ctx, tx, "UniqueClaim", ids[i], j.UniqueKey, int64(j.UniqueFinal)); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return ids, nil
+}
+
+// releaseUnique frees, in tx, the unique keys of the jobs in ids that
+// ended in a final state their key does not keep (UniqueRelease).
+func (e *executor) releaseUnique(ctx context.Context, tx *sql.Tx, ids []int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	if _, err := e.exec(ctx, tx, "UniqueRelease", string(appendIDs(nil, ids))); err != nil {
+		return fmt.Errorf("release unique keys: %w", err)
+	}
+	return nil
+}
+
+// retakeUnique takes the unique key of a job JobRetry revived in tx again,
+// if it gave it up. When another job holds the key now, it fails with
+// ErrUniqueConflict, and the rollback leaves the job finished. The write
+// lock keeps anyone from taking the key between the two statements.
+func (e *executor) retakeUnique(ctx context.Context, tx *sql.Tx, id int64) error {
+	var holder int64
+	err := e.query(ctx, tx, e.writer, "UniqueHolder", func(rows *sql.Rows) error {
+		return rows.Scan(&holder)
+	}, id)
+	if err != nil {
+		return err
+	}
+	if holder != 0 {
+		return fmt.Errorf("job %d: %w: job %d", id, driver.ErrUniqueConflict, holder)
+	}
+	_, err = e.exec(ctx, tx, "UniqueRetake", id)
+	return err
 }
 
 // promote runs KeyPromote for each (queue, key) pair in tx and returns how

@@ -24,19 +24,53 @@ INSERT INTO {schema}jobs (queue, kind, args, metadata, tags, priority, max_attem
 -- only if no job of its key is blocked or pending on other jobs (a workflow
 -- step holds its place in its key while it waits) and fewer than its key
 -- limit are active; otherwise it waits as blocked. The write lock serialises this
--- with every promotion. A unique key that an unfinished job holds skips the
--- row (no row changed). WHERE true lets the parser read ON CONFLICT as the
--- upsert clause after a SELECT.
+-- with every promotion. A unique key that another job holds skips the row
+-- (no row changed); otherwise UniqueClaim takes the key next, under the
+-- same write lock, so nothing can take it in between. A unique job carries
+-- flow bit 8.
 INSERT INTO {schema}jobs (queue, kind, args, metadata, tags, priority, max_attempts, run_at, timeout_ms, created_at,
-    ordering_key, key_limit, unique_key, state)
-SELECT ?1, ?2, CAST(?3 AS TEXT), CAST(?4 AS TEXT), ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,
+    ordering_key, key_limit, flow, state)
+SELECT ?1, ?2, CAST(?3 AS TEXT), CAST(?4 AS TEXT), ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,
+    CASE WHEN ?13 IS NULL THEN 0 ELSE 8 END,
     CASE WHEN ?11 IS NULL THEN 'available'
          WHEN NOT EXISTS (SELECT 1 FROM {schema}jobs WHERE queue = ?1 AND ordering_key = ?11 AND state IN ('blocked', 'pending'))
           AND (SELECT count(*) FROM {schema}jobs WHERE queue = ?1 AND ordering_key = ?11 AND state IN ('available', 'running')) < ?12
          THEN 'available'
          ELSE 'blocked' END
-WHERE true
-ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL DO NOTHING;
+WHERE ?13 IS NULL OR NOT EXISTS (SELECT 1 FROM {schema}unique_keys WHERE unique_key = ?13 AND held);
+
+-- name: UniqueClaim
+-- ?1 job ID, ?2 unique key, ?3 final states it keeps the key in. The unique
+-- index of held keys stands behind JobInsertKeyed's check: a second holder
+-- fails the insert rather than being stored.
+INSERT INTO {schema}unique_keys (job_id, unique_key, final_states) VALUES (?1, ?2, ?3);
+
+-- name: UniqueRelease
+-- ?1 JSON array of job IDs. Frees the unique keys of those that ended (are
+-- in finished_jobs) in a final state their key's final_states does not
+-- list. Runs in the transaction that ended them; IDs of jobs that did not
+-- end, or hold no key, match nothing.
+UPDATE {schema}unique_keys SET held = 0
+WHERE job_id IN (SELECT value FROM json_each(?1)) AND held
+  AND EXISTS (SELECT 1 FROM {schema}finished_jobs AS f
+              WHERE f.id = {schema}unique_keys.job_id
+                AND final_states & CASE f.state WHEN 'completed' THEN 1 WHEN 'cancelled' THEN 2 ELSE 4 END = 0);
+
+-- name: UniqueHolder
+-- ?1 a job JobRetryRevive just revived. If it gave up its unique key,
+-- returns the job that holds that key now, if any.
+SELECT o.job_id FROM {schema}unique_keys AS u
+JOIN {schema}unique_keys AS o ON o.unique_key = u.unique_key AND o.held
+WHERE u.job_id = ?1 AND NOT u.held;
+
+-- name: UniqueRetake
+-- ?1 as for UniqueHolder, which found no other holder: the job takes its
+-- key again.
+UPDATE {schema}unique_keys SET held = 1 WHERE job_id = ?1 AND NOT held;
+
+-- name: UniquePrune
+-- ?1 JSON array of pruned unique jobs: their keys go with them.
+DELETE FROM {schema}unique_keys WHERE job_id IN (SELECT value FROM json_each(?1));
 
 -- name: KeyPromote
 -- ?1 queue, ?2 ordering key. Makes the oldest blocked jobs of the key
@@ -145,10 +179,13 @@ RETURNING id, kind, priority, attempt, max_attempts, timeout_ms, created_at, run
 -- successful result thus unpacks from json_each's key and atom alone, with
 -- no JSON parsing per row. ?2 is now.
 --
--- Workflows and batches: a result without the settle bit does not finish a
--- job whose stored flow says it must be settled (a dependant was added
--- while it ran); the executor then sets the bit and applies the batch again
--- (see finishInSavepoint), and settles the jobs that ended.
+-- Workflows, batches and unique jobs: a result without the settle bit (8
+-- in the packed value) does not finish a job whose stored flow says its end
+-- must do more (bits 1 and 2: settle; bit 8: free its unique key), as when
+-- a dependant was added while it ran or a remote worker did not echo the
+-- bits; the executor then sets the job's bits on the result and applies the
+-- batch again (see finishInSavepoint), and settles the jobs that ended and
+-- frees their unique keys.
 --
 -- Every result is fenced by (id, attempt, state running). This copies the
 -- rows that finish into finished_jobs; JobFinishDelete then removes them
@@ -179,8 +216,8 @@ FROM (
 ) AS r
 CROSS JOIN {schema}jobs AS j
 WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running'
-  AND (r.outcome IN (1, 3, 4) OR j.cancel_requested OR (r.outcome = 6 AND NOT (NOT j.cancel_requested AND j.flow = 0 AND j.batch_id IS NULL AND j.unique_key IS NULL)))
-  AND (r.settle OR j.flow & 3 = 0);
+  AND (r.outcome IN (1, 3, 4) OR j.cancel_requested OR (r.outcome = 6 AND NOT (NOT j.cancel_requested AND j.flow = 0 AND j.batch_id IS NULL)))
+  AND (r.settle OR j.flow & 11 = 0);
 
 -- name: JobFinishForget
 -- ?1 as for JobFinishMove. Outcome 6 is a completion whose job is deleted
@@ -194,7 +231,7 @@ WHERE id IN (
     FROM (SELECT CAST(key AS INTEGER) AS id, value >> 4 AS attempt FROM json_each(?1)
           WHERE type = 'integer' AND value & 7 = 6) AS r
     CROSS JOIN {schema}jobs AS j
-    WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running' AND (NOT j.cancel_requested AND j.flow = 0 AND j.batch_id IS NULL AND j.unique_key IS NULL)
+    WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running' AND (NOT j.cancel_requested AND j.flow = 0 AND j.batch_id IS NULL)
 );
 
 -- name: JobFinishDelete
@@ -230,10 +267,10 @@ FROM (
 WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running' AND NOT j.cancel_requested;
 
 -- name: JobFinishFenced
--- ?1 as for JobFinishMove: the results that pass the fence, and whether
--- their jobs must be settled. Only run when a batch was not accepted whole,
--- to tell which of its results were.
-SELECT j.id, j.flow & 3 <> 0
+-- ?1 as for JobFinishMove: the results that pass the fence, and the flow
+-- bits that make their end do more (settle, free a unique key). Only run
+-- when a batch was not accepted whole, to tell which of its results were.
+SELECT j.id, j.flow & 11
 FROM (SELECT CAST(key AS INTEGER) AS id, (CASE WHEN type = 'array' THEN value->>0 ELSE value END) >> 4 AS attempt
       FROM json_each(?1)) AS r
 CROSS JOIN {schema}jobs AS j
@@ -278,7 +315,7 @@ WHERE id IN (
     ORDER BY lease_expires_at
     LIMIT ?2
 )
-RETURNING id, attempt >= max_attempts OR cancel_requested AS finish, flow & 3 <> 0 AS settle;
+RETURNING id, attempt >= max_attempts OR cancel_requested AS finish, flow & 3 <> 0 AS settle, flow & 8 <> 0 AS uniq;
 
 -- name: JobRescueMove
 -- ?1 JSON array of the IDs JobRescueMark reported to finish, ?2 now.
@@ -295,6 +332,8 @@ DELETE FROM {schema}jobs WHERE id IN (SELECT value FROM json_each(?1));
 
 -- name: JobPrune
 -- A NULL cutoff (negative retention) matches nothing: those jobs are kept.
+-- Returns each pruned job's unique bit, so that UniquePrune removes the keys
+-- of the unique ones in the same transaction.
 DELETE FROM {schema}finished_jobs
 WHERE id IN (
     SELECT id FROM {schema}finished_jobs
@@ -302,7 +341,8 @@ WHERE id IN (
        OR (state = 'cancelled' AND finalized_at < ?2)
        OR (state = 'discarded' AND finalized_at < ?3)
     LIMIT ?4
-);
+)
+RETURNING id, flow & 8 <> 0;
 
 -- name: JobGet
 -- ?1 id, ?2 now. Scheduled and retryable are derived from run_at here, so no
@@ -369,11 +409,12 @@ UPDATE {schema}jobs SET cancel_requested = 1 WHERE id = ?1 AND state = 'running'
 
 -- name: JobDiscardMove
 -- ?1 id, ?2 now. A waiting job is finished as discarded at once; the row
--- leaves the hot table with JobCancelDelete.
+-- leaves the hot table with JobCancelDelete. The unique bit (8) goes with
+-- it, so that the pruner and a retry find the job's unique key.
 INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at,
-    run_at, attempted_at, finalized_at, tags, metadata, errors, args)
+    run_at, attempted_at, finalized_at, tags, metadata, errors, args, flow)
 SELECT id, 'discarded', queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, ?2,
-    tags, metadata, errors, args
+    tags, metadata, errors, args, flow & 8
 FROM {schema}jobs WHERE id = ?1 AND state = 'available';
 
 -- name: JobRetryReschedule
@@ -382,11 +423,13 @@ UPDATE {schema}jobs SET run_at = ?2 WHERE id = ?1 AND state = 'available' RETURN
 
 -- name: JobRetryRevive
 -- A finished job returns to the hot table under its own ID, with one more
--- attempt allowed if it had used them all.
+-- attempt allowed if it had used them all. A unique job keeps its unique
+-- bit (8); UniqueHolder and UniqueRetake then take its key again if it gave
+-- it up.
 INSERT INTO {schema}jobs (id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at,
-    attempted_at, tags, metadata, errors, args)
+    attempted_at, tags, metadata, errors, args, flow)
 SELECT id, 'available', queue, kind, priority, attempt, max(max_attempts, attempt + 1), timeout_ms, created_at, ?2,
-    attempted_at, tags, metadata, errors, args
+    attempted_at, tags, metadata, errors, args, flow & 8
 FROM {schema}finished_jobs WHERE id = ?1
 RETURNING queue;
 

@@ -86,7 +86,7 @@ type Executor interface {
 	// JobInsertMany inserts jobs and returns their IDs in input order. Jobs
 	// that are claimable now wake listeners of their queues (one
 	// notification per queue, delivered when the enclosing transaction
-	// commits). A job whose UniqueKey an unfinished job already holds (or an
+	// commits). A job whose UniqueKey another job already holds (or an
 	// earlier job of the same call) is skipped and reported with ID 0.
 	JobInsertMany(ctx context.Context, jobs []InsertParams) ([]int64, error)
 
@@ -135,7 +135,10 @@ type Executor interface {
 
 	// JobRetry makes a job claimable now: a finished job returns to the
 	// hot table, a waiting one has its run_at moved to now. A running job
-	// is left alone. It returns the job as it stands after the call.
+	// is left alone. It returns the job as it stands after the call. A
+	// finished unique job that gave up its key takes it again, in the same
+	// transaction; when another job holds it now, nothing changes and the
+	// error wraps ErrUniqueConflict.
 	JobRetry(ctx context.Context, id int64, now time.Time) (*JobRow, error)
 
 	// JobCountByState counts jobs per state, for inspection and benches.
@@ -251,10 +254,33 @@ type InsertParams struct {
 	// as blocked to start in insert order. KeyLimit is at least 1 then.
 	Key      string
 	KeyLimit int
-	// UniqueKey, when set, may be held by one unfinished job only: an
-	// insert of a second is skipped (its ID is reported as 0).
+	// UniqueKey, when set, may be held by one job only: an insert of a
+	// second is skipped (its ID is reported as 0). Every unfinished job
+	// holds its key; UniqueFinal says in which final states it keeps it.
 	UniqueKey string
+	// UniqueFinal holds the FinalBit of each final state in which the job
+	// keeps its unique key; 0 frees the key when the job finishes.
+	UniqueFinal int
 }
+
+// FinalBit is a final state's bit in InsertParams.UniqueFinal, and in the
+// stores' unique_keys.final_states column; 0 for a state that is not
+// final.
+func FinalBit(s State) int {
+	switch s {
+	case StateCompleted:
+		return 1
+	case StateCancelled:
+		return 2
+	case StateDiscarded:
+		return 4
+	}
+	return 0
+}
+
+// ErrUniqueConflict is returned by JobRetry when the finished job gave up
+// its unique key and another job holds that key now.
+var ErrUniqueConflict = errors.New("unique key held by another job")
 
 // Special reports whether the job needs the keyed insert path (a key or a
 // unique key). Plain jobs take the cheaper statement that never looks at
@@ -326,10 +352,11 @@ type Result struct {
 	Error []byte
 	// RunAt is when a retried job becomes claimable again.
 	RunAt time.Time
-	// Flow is the claimed row's Flow (flow.go): a nonzero value makes the
-	// finish settle the job's dependants and batch; zero keeps the plain
-	// path, which still checks the stored flags in case a dependant was
-	// added while the job ran.
+	// Flow is the claimed row's Flow (flow.go): FlowEnd bits make the
+	// finish settle the job's dependants and batch or free its unique key;
+	// without them it keeps the plain path, which still checks the stored
+	// flags in case a dependant was added while the job ran (or the result
+	// came from a remote worker, which does not echo them).
 	Flow int
 	// Output is the encoded result a completed job stores, or nil.
 	Output []byte

@@ -26,6 +26,15 @@ const (
 	FlowReleaseOnParentFailure = 4
 	// FlowSettle are the bits whose jobs must be settled when they end.
 	FlowSettle = FlowBatchMember | FlowHasDependants
+	// FlowUnique marks a job holding a unique key (InsertParams.UniqueKey):
+	// when it ends, the key is freed unless its final state keeps it. Not
+	// a workflow bit, but it rides on the same column so that the claim
+	// already returns it and plain jobs pay nothing.
+	FlowUnique = 8
+	// FlowEnd are the bits whose jobs take the finish's side path; the
+	// plain finish statement turns such jobs away (the literal 11 in the
+	// stores' JobFinish) unless the caller says it handles them.
+	FlowEnd = FlowSettle | FlowUnique
 )
 
 // FlowExecutor holds the statements of workflows (jobs that wait for other
@@ -121,6 +130,18 @@ type ResultRow struct {
 func NeedsSettle(results []Result) bool {
 	for i := range results {
 		if results[i].Flow&FlowSettle != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// NeedsSidePath reports whether any result's claimed row says its end must
+// do more than move the row: settle a workflow or batch, or free a unique
+// key.
+func NeedsSidePath(results []Result) bool {
+	for i := range results {
+		if results[i].Flow&FlowEnd != 0 {
 			return true
 		}
 	}

@@ -75,6 +75,9 @@ type enqueueJob struct {
 	Key         string          `json:"key"`
 	KeyLimit    int             `json:"key_limit"`
 	UniqueKey   string          `json:"unique_key"`
+	// UniqueStates are the job states that hold UniqueKey
+	// (InsertOpts.UniqueStates); absent: the unfinished ones.
+	UniqueStates []drover.JobState `json:"unique_states"`
 }
 
 // insertParams checks the jobs of a request and converts them; the store
@@ -107,7 +110,7 @@ func (j enqueueJob) params() (drover.InsertManyParams, error) {
 	}
 	opts := &drover.InsertOpts{Queue: j.Queue, Priority: j.Priority, MaxAttempts: j.MaxAttempts,
 		Tags: j.Tags, Metadata: j.Metadata, Timeout: time.Duration(j.TimeoutMS) * time.Millisecond,
-		DependsOn: j.DependsOn, Key: j.Key, KeyLimit: j.KeyLimit, UniqueKey: j.UniqueKey}
+		DependsOn: j.DependsOn, Key: j.Key, KeyLimit: j.KeyLimit, UniqueKey: j.UniqueKey, UniqueStates: j.UniqueStates}
 	if j.RunAt != nil {
 		opts.RunAt = *j.RunAt
 	}

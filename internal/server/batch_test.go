@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/internal/server"
@@ -285,6 +286,55 @@ func TestDashboardBatchAndJobResults(t *testing.T) {
 		}
 		if status, body := b.pageStatus(t, "/ui/batches/999999"); status != http.StatusNotFound || !strings.Contains(body, "999999") {
 			t.Fatalf("unknown batch page = %d: %s", status, body)
+		}
+	})
+}
+
+// TestEnqueueUniqueStates: unique_states reaches the store (a completed
+// job finished by an HTTP worker keeps its key), states that leave out an
+// unfinished one are refused naming them, and a retry that would take a key
+// another job holds answers 409 and changes nothing.
+func TestEnqueueUniqueStates(t *testing.T) {
+	forEachStore(t, func(t *testing.T, b *bundle) {
+		kept := append(drover.UnfinishedStates(), drover.JobStateCompleted)
+		first := b.enqueue(t, map[string]any{"kind": "u", "args": 1, "unique_key": "day", "unique_states": kept})[0]
+		jobs := b.claim(t, map[string]any{"queue": "default", "worker": "w", "max": 10, "lease_ms": 60000})
+		if len(jobs) != 1 || jobs[0].ID != first {
+			t.Fatalf("claimed %+v, want job %d", jobs, first)
+		}
+		b.must(t, http.StatusOK, server.ScopeWork, "POST", "/v1/finish", map[string]any{"results": []any{
+			map[string]any{"id": first, "attempt": 1, "outcome": "completed"}}})
+		if got := b.stored(t, first).State; got != drover.JobStateCompleted {
+			t.Fatalf("job %d is %s, want completed", first, got)
+		}
+		if ids := b.enqueue(t, map[string]any{"kind": "u", "args": 2, "unique_key": "day", "unique_states": kept}); ids[0] != 0 {
+			t.Fatalf("insert while a completed job keeps the key stored job %d", ids[0])
+		}
+
+		before := b.counts(t)
+		r := b.call(t, server.ScopeEnqueue, "POST", "/v1/jobs", map[string]any{"jobs": []any{
+			map[string]any{"kind": "u", "args": 3, "unique_key": "x", "unique_states": []string{"running", "completed"}}}}, true)
+		if r.status != http.StatusBadRequest || !strings.Contains(r.errorMessage(t), "missing [pending blocked scheduled available retryable]") {
+			t.Fatalf("states without the unfinished ones = %d %s, want 400 naming them", r.status, r.body)
+		}
+		if after := b.counts(t); fmt.Sprint(after) != fmt.Sprint(before) {
+			t.Fatalf("a refused enqueue changed the store: %v -> %v", before, after)
+		}
+
+		// A job that gave its key up cannot retry while another holds it.
+		gone := b.enqueue(t, map[string]any{"kind": "g", "args": 1, "unique_key": "k", "run_at": time.Now().Add(time.Hour)})[0]
+		b.must(t, http.StatusOK, server.ScopeAdmin, "POST", fmt.Sprintf("/v1/jobs/%d/cancel", gone), nil)
+		holder := b.enqueue(t, map[string]any{"kind": "g", "args": 2, "unique_key": "k", "run_at": time.Now().Add(time.Hour)})[0]
+		if holder == 0 {
+			t.Fatal("key not free after its job was cancelled")
+		}
+		before = b.counts(t)
+		r = b.call(t, server.ScopeAdmin, "POST", fmt.Sprintf("/v1/jobs/%d/retry", gone), nil, true)
+		if r.status != http.StatusConflict || !strings.Contains(r.errorMessage(t), fmt.Sprint(holder)) {
+			t.Fatalf("retry while job %d holds the key = %d %s, want 409 naming it", holder, r.status, r.body)
+		}
+		if after := b.counts(t); fmt.Sprint(after) != fmt.Sprint(before) {
+			t.Fatalf("a refused retry changed the store: %v -> %v", before, after)
 		}
 	})
 }

@@ -1,0 +1,71 @@
+package droverpg_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/droverhq/drover/droverpg"
+	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/internal/testdb"
+)
+
+// applyUpTo applies d's migrations not applied yet up to version last.
+func applyUpTo(t *testing.T, d *droverpg.Driver, last int) {
+	t.Helper()
+	err := d.MigrateTx(context.Background(), func(ctx context.Context, m driver.Migrator) error {
+		v, err := m.Version(ctx)
+		if err != nil {
+			return err
+		}
+		for _, mig := range d.Migrations() {
+			if mig.Version > v && mig.Version <= last {
+				if err := m.Apply(ctx, mig); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMigrationKeepsUniqueKeys stores an unfinished unique job the way
+// migration 003 did (the key on the hot row), applies migration 004 and
+// checks that the job still holds its key, is flagged so at claim, and
+// gives the key up when it completes.
+func TestMigrationKeepsUniqueKeys(t *testing.T) {
+	ctx := context.Background()
+	schema := testdb.NewSchema(t)
+	d, err := droverpg.New(testdb.NewPool(t), droverpg.WithSchema(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	applyUpTo(t, d, 3)
+	const key = "noop\x1fk"
+	jobs := pgx.Identifier{schema, "jobs"}.Sanitize()
+	if _, err := d.Pool().Exec(ctx, `INSERT INTO `+jobs+` (queue, kind, args, max_attempts, unique_key)
+		VALUES ('default', 'noop', '{}', 3, $1)`, key); err != nil {
+		t.Fatal(err)
+	}
+	applyUpTo(t, d, 4)
+	dup := driver.InsertParams{Queue: "default", Kind: "noop", Args: []byte(`{}`), MaxAttempts: 3, UniqueKey: key}
+	if ids, err := d.JobInsertMany(ctx, []driver.InsertParams{dup}); err != nil || ids[0] != 0 {
+		t.Fatalf("insert of a key held before the migration: %v, %v; want skipped", ids, err)
+	}
+	claimed, err := d.JobClaim(ctx, driver.ClaimParams{Queue: "default", Max: 10, Owner: "w", Lease: time.Minute})
+	if err != nil || len(claimed) != 1 || claimed[0].Flow&driver.FlowUnique == 0 {
+		t.Fatalf("claimed %+v, %v; want the old unique job flagged unique", claimed, err)
+	}
+	c := claimed[0]
+	if _, err := d.JobFinish(ctx, []driver.Result{{ID: c.ID, Attempt: c.Attempt, Outcome: driver.OutcomeCompleted, Flow: c.Flow}}); err != nil {
+		t.Fatal(err)
+	}
+	if ids, err := d.JobInsertMany(ctx, []driver.InsertParams{dup}); err != nil || ids[0] == 0 {
+		t.Fatalf("insert after the old unique job completed: %v, %v; want stored", ids, err)
+	}
+}
