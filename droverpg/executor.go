@@ -427,27 +427,36 @@ func (e *executor) JobDiscard(ctx context.Context, id int64, now time.Time) (*dr
 
 // JobRetry reads the job back in the transaction that retried it, so that
 // it returns the job as the retry left it: a worker woken by the
-// notification (sent on commit) may otherwise have run it already.
+// notification (sent on commit) may otherwise have run it already. A keyed
+// job revived from
+// finished jobs comes back blocked and its key is promoted here, under
+// the key's lock, like a finish promotes it.
 func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*driver.JobRow, error) {
 	var job *driver.JobRow
 	err := pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, e.q["JobRetry"], id, now)
-		if err != nil {
+		var queue string
+		var key *string
+		var refusedFlow int
+		err := tx.QueryRow(ctx, e.q["JobRetry"], id, now).Scan(&queue, &key, &refusedFlow)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+		case err != nil:
 			return err
-		}
-		queues, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			return err
-		}
-		if len(queues) > 0 {
-			if _, err := tx.Exec(ctx, e.q["Notify"], e.channel, queues); err != nil {
+		case refusedFlow != 0:
+			return driver.RetryRefused(id, refusedFlow)
+		case key != nil:
+			if err := e.promote(ctx, tx, []string{queue}, []string{*key}); err != nil {
+				return err
+			}
+		default:
+			if _, err := tx.Exec(ctx, e.q["Notify"], e.channel, []string{queue}); err != nil {
 				return fmt.Errorf("notify: %w", err)
 			}
 		}
 		job, err = (&executor{db: tx, q: e.q, schema: e.schema, channel: e.channel}).JobGet(ctx, id)
 		return err
 	})
-	if errors.Is(err, driver.ErrNotFound) {
+	if errors.Is(err, driver.ErrNotFound) || errors.Is(err, driver.ErrNotRetryable) {
 		return nil, err
 	}
 	if err != nil {

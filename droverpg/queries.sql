@@ -220,12 +220,14 @@ done AS (
 ),
 moved AS (
     INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, args, metadata, tags, attempt,
-        max_attempts, errors, timeout_ms, created_at, run_at, attempted_at, finalized_at, batch_id, flow, result)
+        max_attempts, errors, timeout_ms, created_at, run_at, attempted_at, finalized_at, batch_id, flow, result,
+        ordering_key, key_limit) -- order: kept for JobRetry (NULL and 0 for plain jobs)
     SELECT id,
         CASE outcome WHEN 1 THEN 'completed' WHEN 3 THEN 'discarded' ELSE 'cancelled' END,
         queue, kind, priority, args, metadata, tags, attempt, max_attempts,
         CASE WHEN new_error IS NULL THEN errors ELSE coalesce(errors, '[]'::jsonb) || jsonb_build_array(new_error) END,
-        timeout_ms, created_at, run_at, attempted_at, now(), batch_id, flow, CASE WHEN outcome = 1 THEN output END
+        timeout_ms, created_at, run_at, attempted_at, now(), batch_id, flow, CASE WHEN outcome = 1 THEN output END,
+        ordering_key, key_limit
     FROM done
 ),
 waiting AS (
@@ -294,12 +296,13 @@ done AS (
 ),
 moved AS (
     INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, args, metadata, tags, attempt,
-        max_attempts, errors, timeout_ms, created_at, run_at, attempted_at, finalized_at, batch_id, flow)
+        max_attempts, errors, timeout_ms, created_at, run_at, attempted_at, finalized_at, batch_id, flow,
+        ordering_key, key_limit)
     SELECT id, CASE WHEN cancel_requested THEN 'cancelled' ELSE 'discarded' END,
         queue, kind, priority, args, metadata, tags, attempt, max_attempts,
         coalesce(errors, '[]'::jsonb) || jsonb_build_array(jsonb_build_object(
             'attempt', attempt, 'at', now(), 'error', 'lease expired: the worker stopped heartbeating (crashed or lost its connection)')),
-        timeout_ms, created_at, run_at, attempted_at, now(), batch_id, flow
+        timeout_ms, created_at, run_at, attempted_at, now(), batch_id, flow, ordering_key, key_limit
     FROM done
 ),
 waiting AS (
@@ -338,7 +341,7 @@ SELECT id, CASE WHEN state = 'available' AND run_at > now() THEN CASE WHEN attem
 FROM {schema}jobs WHERE id = $1
 UNION ALL
 SELECT id, state, queue, kind, priority, args, metadata, tags, attempt, max_attempts, errors, timeout_ms, created_at, run_at,
-    attempted_at, finalized_at, NULL, NULL, false, batch_id, NULL
+    attempted_at, finalized_at, NULL, NULL, false, batch_id, ordering_key
 FROM {schema}finished_jobs WHERE id = $1
 LIMIT 1;
 
@@ -360,7 +363,7 @@ SELECT * FROM (
     LIMIT $6)
     UNION ALL
     (SELECT id, state, queue, kind, priority, args, metadata, tags, attempt, max_attempts, errors, timeout_ms, created_at, run_at,
-        attempted_at, finalized_at, NULL, NULL, false, batch_id, NULL
+        attempted_at, finalized_at, NULL, NULL, false, batch_id, ordering_key
     FROM {schema}finished_jobs
     WHERE id > $3 AND ($1 = '' OR queue = $1) AND ($2 = '' OR kind = $2)
       AND (cardinality($4::text[]) = 0 OR state = ANY($4::text[]))
@@ -380,9 +383,10 @@ WITH done AS (
 ),
 moved AS (
     INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, args, metadata, tags, attempt,
-        max_attempts, errors, timeout_ms, created_at, run_at, attempted_at, finalized_at, batch_id, flow)
+        max_attempts, errors, timeout_ms, created_at, run_at, attempted_at, finalized_at, batch_id, flow,
+        ordering_key, key_limit)
     SELECT id, 'cancelled', queue, kind, priority, args, metadata, tags, attempt, max_attempts,
-        errors, timeout_ms, created_at, run_at, attempted_at, $2, batch_id, flow
+        errors, timeout_ms, created_at, run_at, attempted_at, $2, batch_id, flow, ordering_key, key_limit
     FROM done
 ),
 flagged AS (
@@ -396,27 +400,42 @@ WITH done AS (
     DELETE FROM {schema}jobs WHERE id = $1 AND state = 'available' RETURNING *
 )
 INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, args, metadata, tags, attempt,
-    max_attempts, errors, timeout_ms, created_at, run_at, attempted_at, finalized_at)
+    max_attempts, errors, timeout_ms, created_at, run_at, attempted_at, finalized_at, ordering_key, key_limit)
 SELECT id, 'discarded', queue, kind, priority, args, metadata, tags, attempt, max_attempts,
-    errors, timeout_ms, created_at, run_at, attempted_at, $2
+    errors, timeout_ms, created_at, run_at, attempted_at, $2, ordering_key, key_limit
 FROM done;
 
 -- name: JobRetry
+-- A finished job returns to the hot table under its own ID, with one more
+-- attempt allowed if it had used them all; a waiting one becomes claimable
+-- now. A keyed job returns to its key as blocked, and the caller promotes
+-- the key in the same transaction (KeyLock, KeyPromote), so it waits
+-- behind the key's active jobs when the key is full; its old ID puts it
+-- first among the key's blocked jobs. Batch members and jobs with
+-- dependants are not revived: their end was counted on their batch and
+-- settled their dependants, which a second end would count again. The
+-- last column reports such a job (the outer SELECT sees the row the
+-- DELETE removed, as statements see their snapshot) with its flow.
 WITH revived AS (
-    DELETE FROM {schema}finished_jobs WHERE id = $1 RETURNING *
+    DELETE FROM {schema}finished_jobs WHERE id = $1 AND flow & 3 = 0 RETURNING *
 ),
 inserted AS (
     INSERT INTO {schema}jobs (id, state, queue, kind, priority, args, metadata, tags, attempt, max_attempts,
-        errors, timeout_ms, created_at, run_at, attempted_at)
-    SELECT id, 'available', queue, kind, priority, args, metadata, tags, attempt, greatest(max_attempts, attempt + 1),
-        errors, timeout_ms, created_at, $2, attempted_at
+        errors, timeout_ms, created_at, run_at, attempted_at, batch_id, flow, ordering_key, key_limit)
+    SELECT id, CASE WHEN ordering_key IS NULL THEN 'available' ELSE 'blocked' END,
+        queue, kind, priority, args, metadata, tags, attempt, greatest(max_attempts, attempt + 1),
+        errors, timeout_ms, created_at, $2, attempted_at, batch_id, flow, ordering_key, key_limit
     FROM revived
-    RETURNING queue
+    RETURNING queue, ordering_key
 ),
 rescheduled AS (
     UPDATE {schema}jobs SET run_at = $2 WHERE id = $1 AND state = 'available' RETURNING queue
 )
-SELECT queue FROM inserted UNION ALL SELECT queue FROM rescheduled;
+SELECT queue, ordering_key, 0 FROM inserted
+UNION ALL
+SELECT queue, NULL, 0 FROM rescheduled
+UNION ALL
+SELECT queue, NULL, flow FROM {schema}finished_jobs WHERE id = $1 AND flow & 3 <> 0;
 
 -- name: JobCountByState
 SELECT CASE WHEN state = 'available' AND run_at > now() THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END AS s, count(*)
@@ -627,11 +646,12 @@ cancelled AS (
 ),
 cancelled_moved AS (
     INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, args, metadata, tags, attempt,
-        max_attempts, errors, timeout_ms, created_at, run_at, attempted_at, finalized_at, batch_id, flow)
+        max_attempts, errors, timeout_ms, created_at, run_at, attempted_at, finalized_at, batch_id, flow,
+        ordering_key, key_limit)
     SELECT id, 'cancelled', queue, kind, priority, args, metadata, tags, attempt, max_attempts,
         coalesce(errors, '[]'::jsonb) || jsonb_build_array(jsonb_build_object('attempt', attempt, 'at', now(),
             'error', format('dependency %s ended as %s', cause, cause_state))),
-        timeout_ms, created_at, run_at, attempted_at, now(), batch_id, flow
+        timeout_ms, created_at, run_at, attempted_at, now(), batch_id, flow, ordering_key, key_limit
     FROM cancelled
 ),
 ended AS (

@@ -819,27 +819,56 @@ func (e *executor) JobDiscard(ctx context.Context, id int64, now time.Time) (*dr
 	return job, nil
 }
 
+// JobRetry revives a finished job or reschedules a waiting one. A keyed
+// job revived comes back blocked and its key is promoted in the same
+// transaction, like a finish promotes it.
 func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*driver.JobRow, error) {
 	var job *driver.JobRow
-	var queue string
-	var woken bool
+	var wake []string
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
-		woken = false
+		wake = nil
+		var queue string
+		var key sql.NullString
+		found := false
 		scanQueue := func(rows *sql.Rows) error {
-			woken = true
+			found = true
 			return rows.Scan(&queue)
 		}
 		// Reschedule before reviving, so a revived row is not touched twice.
 		if err := e.query(ctx, tx, e.writer, "JobRetryReschedule", scanQueue, id, micros(now)); err != nil {
 			return err
 		}
-		if !woken {
-			if err := e.query(ctx, tx, e.writer, "JobRetryRevive", scanQueue, id, micros(now)); err != nil {
+		if found {
+			wake = []string{queue}
+		} else {
+			err := e.query(ctx, tx, e.writer, "JobRetryRevive", func(rows *sql.Rows) error {
+				found = true
+				return rows.Scan(&queue, &key)
+			}, id, micros(now))
+			if err != nil {
 				return err
 			}
-			if woken {
+			switch {
+			case found:
 				if _, err := e.exec(ctx, tx, "JobRetryDelete", id); err != nil {
 					return err
+				}
+				wake = []string{queue}
+				if key.Valid {
+					if _, wake, err = e.promote(ctx, tx, []string{queue}, []string{key.String}); err != nil {
+						return err
+					}
+				}
+			default:
+				refusedFlow := 0
+				err := e.query(ctx, tx, e.writer, "JobRetryRefused", func(rows *sql.Rows) error {
+					return rows.Scan(&refusedFlow)
+				}, id)
+				if err != nil {
+					return err
+				}
+				if refusedFlow != 0 {
+					return driver.RetryRefused(id, refusedFlow)
 				}
 			}
 		}
@@ -847,12 +876,13 @@ func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*driv
 		job, err = e.get(ctx, tx, id)
 		return err
 	})
+	if errors.Is(err, driver.ErrNotRetryable) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, e.wrap("retry job", err)
 	}
-	if woken {
-		notify(e.hubKey, []string{queue})
-	}
+	notify(e.hubKey, wake)
 	return job, nil
 }
 

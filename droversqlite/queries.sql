@@ -160,13 +160,14 @@ RETURNING id, kind, priority, attempt, max_attempts, timeout_ms, created_at, run
 -- tenth of the cost of a finish (see JobFinish in executor.go for how the
 -- accepted IDs are known without it).
 INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at,
-    run_at, attempted_at, finalized_at, tags, metadata, errors, args, batch_id, flow, result)
+    run_at, attempted_at, finalized_at, tags, metadata, errors, args, batch_id, flow, result,
+    ordering_key, key_limit) -- order: kept for JobRetry (NULL and 0 for plain jobs)
 SELECT j.id,
     CASE r.outcome WHEN 1 THEN 'completed' WHEN 3 THEN 'discarded' ELSE 'cancelled' END,
     j.queue, j.kind, j.priority, j.attempt, j.max_attempts, j.timeout_ms, j.created_at, j.run_at, j.attempted_at, ?2,
     j.tags, j.metadata,
     CASE WHEN r.error IS NULL THEN j.errors ELSE json_insert(coalesce(j.errors, '[]'), '$[#]', json(r.error)) END,
-    j.args, j.batch_id, j.flow, CASE WHEN r.outcome = 1 THEN r.result END
+    j.args, j.batch_id, j.flow, CASE WHEN r.outcome = 1 THEN r.result END, j.ordering_key, j.key_limit
 FROM (
     WITH p AS MATERIALIZED (
         SELECT CAST(key AS INTEGER) AS id,
@@ -268,10 +269,10 @@ RETURNING id, attempt >= max_attempts OR cancel_requested AS finish, flow & 3 <>
 -- name: JobRescueMove
 -- ?1 JSON array of the IDs JobRescueMark reported to finish, ?2 now.
 INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at,
-    run_at, attempted_at, finalized_at, tags, metadata, errors, args, batch_id, flow)
+    run_at, attempted_at, finalized_at, tags, metadata, errors, args, batch_id, flow, ordering_key, key_limit)
 SELECT id, CASE WHEN cancel_requested THEN 'cancelled' ELSE 'discarded' END,
     queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, ?2,
-    tags, metadata, errors, args, batch_id, flow
+    tags, metadata, errors, args, batch_id, flow, ordering_key, key_limit
 FROM {schema}jobs
 WHERE id IN (SELECT value FROM json_each(?1));
 
@@ -298,7 +299,7 @@ SELECT id, CASE WHEN state = 'available' AND run_at > ?2 THEN CASE WHEN attempt 
 FROM {schema}jobs WHERE id = ?1
 UNION ALL
 SELECT id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, finalized_at,
-    NULL, NULL, 0, tags, metadata, errors, args, batch_id, NULL
+    NULL, NULL, 0, tags, metadata, errors, args, batch_id, ordering_key
 FROM {schema}finished_jobs WHERE id = ?1
 LIMIT 1;
 
@@ -321,7 +322,7 @@ SELECT * FROM (
     UNION ALL
     SELECT * FROM (
         SELECT id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, finalized_at,
-            NULL, NULL, 0, tags, metadata, errors, args, batch_id, NULL
+            NULL, NULL, 0, tags, metadata, errors, args, batch_id, ordering_key
         FROM {schema}finished_jobs
         WHERE id > ?3 AND (?1 = '' OR queue = ?1) AND (?2 = '' OR kind = ?2)
           AND (?4 = '[]' OR state IN (SELECT value FROM json_each(?4)))
@@ -338,9 +339,9 @@ LIMIT ?6;
 -- it must be settled (workflows, batches); a keyed job's key is freed for
 -- the promoter's sweep.
 INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at,
-    run_at, attempted_at, finalized_at, tags, metadata, errors, args, batch_id, flow)
+    run_at, attempted_at, finalized_at, tags, metadata, errors, args, batch_id, flow, ordering_key, key_limit)
 SELECT id, 'cancelled', queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, ?2,
-    tags, metadata, errors, args, batch_id, flow
+    tags, metadata, errors, args, batch_id, flow, ordering_key, key_limit
 FROM {schema}jobs WHERE id = ?1 AND state IN ('available', 'pending', 'blocked')
 RETURNING flow & 3 <> 0;
 
@@ -356,9 +357,9 @@ UPDATE {schema}jobs SET cancel_requested = 1 WHERE id = ?1 AND state = 'running'
 -- ?1 id, ?2 now. A waiting job is finished as discarded at once; the row
 -- leaves the hot table with JobCancelDelete.
 INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at,
-    run_at, attempted_at, finalized_at, tags, metadata, errors, args)
+    run_at, attempted_at, finalized_at, tags, metadata, errors, args, ordering_key, key_limit)
 SELECT id, 'discarded', queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, ?2,
-    tags, metadata, errors, args
+    tags, metadata, errors, args, ordering_key, key_limit
 FROM {schema}jobs WHERE id = ?1 AND state = 'available';
 
 -- name: JobRetryReschedule
@@ -367,13 +368,24 @@ UPDATE {schema}jobs SET run_at = ?2 WHERE id = ?1 AND state = 'available' RETURN
 
 -- name: JobRetryRevive
 -- A finished job returns to the hot table under its own ID, with one more
--- attempt allowed if it had used them all.
+-- attempt allowed if it had used them all. A keyed job returns to its key
+-- as blocked and the caller promotes the key in the same transaction, so
+-- it waits behind the key's active jobs when the key is full; its old ID
+-- puts it first among the key's blocked jobs. Batch members and jobs with
+-- dependants stay finished (JobRetryRefused says why).
 INSERT INTO {schema}jobs (id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at,
-    attempted_at, tags, metadata, errors, args)
-SELECT id, 'available', queue, kind, priority, attempt, max(max_attempts, attempt + 1), timeout_ms, created_at, ?2,
-    attempted_at, tags, metadata, errors, args
-FROM {schema}finished_jobs WHERE id = ?1
-RETURNING queue;
+    attempted_at, tags, metadata, errors, args, batch_id, flow, ordering_key, key_limit)
+SELECT id, CASE WHEN ordering_key IS NULL THEN 'available' ELSE 'blocked' END,
+    queue, kind, priority, attempt, max(max_attempts, attempt + 1), timeout_ms, created_at, ?2,
+    attempted_at, tags, metadata, errors, args, batch_id, flow, ordering_key, key_limit
+FROM {schema}finished_jobs WHERE id = ?1 AND flow & 3 = 0
+RETURNING queue, ordering_key;
+
+-- name: JobRetryRefused
+-- The flow of a finished job that JobRetryRevive leaves finished: a batch
+-- member or a job with dependants, whose end was already counted or
+-- settled.
+SELECT flow FROM {schema}finished_jobs WHERE id = ?1 AND flow & 3 <> 0;
 
 -- name: JobRetryDelete
 DELETE FROM {schema}finished_jobs WHERE id = ?1;
@@ -516,11 +528,11 @@ GROUP BY d.id;
 -- ?1 JSON object mapping each doomed job's ID to its error message, ?2 now,
 -- ?3 now as RFC 3339 text for the recorded error.
 INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at,
-    run_at, attempted_at, finalized_at, tags, metadata, errors, args, batch_id, flow)
+    run_at, attempted_at, finalized_at, tags, metadata, errors, args, batch_id, flow, ordering_key, key_limit)
 SELECT j.id, 'cancelled', j.queue, j.kind, j.priority, j.attempt, j.max_attempts, j.timeout_ms, j.created_at, j.run_at,
     j.attempted_at, ?2, j.tags, j.metadata,
     json_insert(coalesce(j.errors, '[]'), '$[#]', json_object('attempt', j.attempt, 'at', ?3, 'error', r.value)),
-    j.args, j.batch_id, j.flow
+    j.args, j.batch_id, j.flow, j.ordering_key, j.key_limit
 FROM json_each(?1) AS r
 CROSS JOIN {schema}jobs AS j
 WHERE j.id = CAST(r.key AS INTEGER) AND j.state = 'pending';

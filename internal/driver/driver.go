@@ -135,7 +135,10 @@ type Executor interface {
 
 	// JobRetry makes a job claimable now: a finished job returns to the
 	// hot table, a waiting one has its run_at moved to now. A running job
-	// is left alone. It returns the job as it stands after the call.
+	// is left alone. A finished keyed job returns to its key (blocked, then
+	// promoted as far as the key has room); a finished batch member or job
+	// with dependants is refused with ErrNotRetryable. It returns the job
+	// as it stands after the call.
 	JobRetry(ctx context.Context, id int64, now time.Time) (*JobRow, error)
 
 	// JobCountByState counts jobs per state, for inspection and benches.
@@ -447,7 +450,7 @@ type JobRow struct {
 	BatchID int64
 	// Flow holds the FlowFlag bits of the job (flow.go).
 	Flow int
-	// Key is the job's key (InsertParams.Key); set by JobClaim, and by
-	// JobGet and JobList for jobs not yet finished.
+	// Key is the job's key (InsertParams.Key); set by JobClaim, JobGet and
+	// JobList.
 	Key string
 }

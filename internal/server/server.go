@@ -351,6 +351,8 @@ func (s *Server) classify(r *http.Request, err error) (int, string) {
 		return http.StatusBadRequest, strings.Replace(err.Error(), drover.ErrInvalid.Error()+": ", "", 1)
 	case errors.Is(err, drover.ErrNotFound):
 		return http.StatusNotFound, err.Error()
+	case errors.Is(err, drover.ErrNotRetryable):
+		return http.StatusConflict, err.Error()
 	case errors.Is(err, drover.ErrSchemaMissing):
 		return http.StatusServiceUnavailable, err.Error()
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
