@@ -3,10 +3,17 @@ package drover_test
 import (
 	"context"
 	"errors"
+	"sort"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/droverpg"
+	"github.com/droverhq/drover/droversqlite"
+	"github.com/droverhq/drover/internal/driver"
 )
 
 // Conformance tests for what keys do beyond order and limits (issue 7):
@@ -130,5 +137,131 @@ func TestJobRetryRefusesSettledFlowJobs(t *testing.T) {
 		if row := waitState(t, b.client, leaf, drover.JobStateCompleted); row.Attempt != 2 {
 			t.Fatalf("leaf step attempt = %d, want 2", row.Attempt)
 		}
+	})
+}
+
+// TestKeyRateLimit runs three clients on one key limited to 5 starts per
+// 500 ms (with room for 10 at once) and another key without a rate. From
+// the stored attempted_at times: a token bucket of 5 refilled at 5 per
+// 500 ms lets at most 10 start in any 500 ms (a full bucket and its
+// refill; one more is allowed for claims that pick a due job up late and
+// next to the following one), and 30 jobs need at least 2.5 s (5 at once,
+// then one every 100 ms). The key without a rate, inserted after, finished
+// before the rated key's last job started.
+func TestKeyRateLimit(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		const jobs, rate, period = 30, 5, 500 * time.Millisecond
+		b := setup(t, s, 10)
+		ctx := context.Background()
+		var rated, free []drover.InsertManyParams
+		for range jobs {
+			rated = append(rated, drover.InsertManyParams{Args: scriptArgs{Tag: "rated"},
+				Opts: &drover.InsertOpts{Key: "rated", KeyLimit: 10, KeyRate: rate, KeyRatePeriod: period}})
+			free = append(free, drover.InsertManyParams{Args: scriptArgs{Tag: "free"},
+				Opts: &drover.InsertOpts{Key: "free", KeyLimit: 10}})
+		}
+		for _, p := range [][]drover.InsertManyParams{rated, free} {
+			if _, err := b.client.InsertMany(ctx, p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		b.start(t)
+		startFleet(t, b, 2, 10)
+		waitAllFinished(t, b.client, 2*jobs)
+		groups := byTag(t, allJobs(t, b.client))
+		var starts []time.Time
+		for _, j := range groups["rated"] {
+			starts = append(starts, *j.AttemptedAt)
+		}
+		sort.Slice(starts, func(i, k int) bool { return starts[i].Before(starts[k]) })
+		for i := range starts {
+			k := i
+			for k < len(starts) && starts[k].Sub(starts[i]) < period {
+				k++
+			}
+			if bound := 2*rate + 1; k-i > bound {
+				t.Fatalf("%d jobs of the rated key started within %s of %s, more than %d", k-i, period, starts[i], bound)
+			}
+		}
+		if span := starts[len(starts)-1].Sub(starts[0]); span < 2400*time.Millisecond {
+			t.Fatalf("%d rated jobs started within %s, faster than 5 per 500 ms allows", jobs, span)
+		}
+		last := starts[len(starts)-1]
+		for _, j := range groups["free"] {
+			if !j.FinalizedAt.Before(last) {
+				t.Fatalf("job %d of the key without a rate finished at %s, not before the rated key's last start at %s",
+					j.ID, j.FinalizedAt, last)
+			}
+		}
+	})
+}
+
+func TestKeyRateRejectsBadInput(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		b := setup(t, s, 1)
+		cases := []struct {
+			name string
+			opts drover.InsertOpts
+			want string
+		}{
+			{"rate without key", drover.InsertOpts{KeyRate: 5, KeyRatePeriod: time.Second}, "key rate 5: set Key too"},
+			{"rate without period", drover.InsertOpts{Key: "k", KeyRate: 5}, "key rate period 0s"},
+			{"period without rate", drover.InsertOpts{Key: "k", KeyRatePeriod: time.Second}, "set KeyRate too"},
+			{"negative rate", drover.InsertOpts{Key: "k", KeyRate: -1, KeyRatePeriod: time.Second}, "key rate -1"},
+			{"rate too high", drover.InsertOpts{Key: "k", KeyRate: drover.MaxKeyRate + 1, KeyRatePeriod: time.Second}, "key rate 1000001"},
+			{"sub-millisecond period", drover.InsertOpts{Key: "k", KeyRate: 1, KeyRatePeriod: 1500 * time.Microsecond}, "whole number of milliseconds"},
+		}
+		for _, tc := range cases {
+			_, err := b.client.InsertMany(context.Background(), []drover.InsertManyParams{
+				{Args: noopArgs{}}, {Args: noopArgs{}, Opts: &tc.opts},
+			})
+			if !errors.Is(err, drover.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s: error %v, want ErrInvalid mentioning %q", tc.name, err, tc.want)
+			}
+		}
+		if jobs := allJobs(t, b.client); len(jobs) != 0 {
+			t.Fatalf("%d jobs stored after rejected inserts", len(jobs))
+		}
+	})
+}
+
+// keyRateBuckets counts the stored rate buckets (migration 005's
+// key_rates), which no API shows.
+func keyRateBuckets(t *testing.T, d driver.Driver) int {
+	t.Helper()
+	var n int
+	var err error
+	switch d := d.(type) {
+	case *droverpg.Driver:
+		table := pgx.Identifier{d.Schema(), "key_rates"}.Sanitize()
+		err = d.Pool().QueryRow(context.Background(), "SELECT count(*) FROM "+table).Scan(&n)
+	case *droversqlite.Driver:
+		table := `"` + d.Schema() + `_key_rates"`
+		err = d.DB().QueryRowContext(context.Background(), "SELECT count(*) FROM "+table).Scan(&n)
+	default:
+		t.Fatalf("no bucket count for %T", d)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestKeyRateBucketPruned: a key's rate bucket stays while the key has
+// jobs and goes once the key is idle and its bucket full again, so the
+// table follows the keys in use; a later insert with a rate starts anew.
+func TestKeyRateBucketPruned(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		b := setup(t, s, 4)
+		opts := &drover.InsertOpts{Key: "k", KeyRate: 2, KeyRatePeriod: 200 * time.Millisecond}
+		first := b.insert(t, scriptArgs{Tag: "k"}, opts)
+		if n := keyRateBuckets(t, b.d); n != 1 {
+			t.Fatalf("%d buckets after a rated insert, want 1", n)
+		}
+		b.start(t)
+		waitState(t, b.client, first, drover.JobStateCompleted)
+		waitFor(t, "the idle key's bucket to be deleted", func() bool { return keyRateBuckets(t, b.d) == 0 })
+		again := b.insert(t, scriptArgs{Tag: "k"}, opts)
+		waitState(t, b.client, again, drover.JobStateCompleted)
 	})
 }

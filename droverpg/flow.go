@@ -117,10 +117,23 @@ func (e *executor) insertFlow(ctx context.Context, tx pgx.Tx, p driver.FlowInser
 		return res, err
 	}
 	// order: keyed jobs count their keys' active jobs under the keys'
-	// locks, like JobInsertKeyed.
-	if queues, keys := flowKeys(p); len(keys) > 0 {
-		if _, err := tx.Exec(ctx, e.q["KeyLock"], queues, keys); err != nil {
+	// locks, like JobInsertKeyed, and store their keys' rates first.
+	keyQueues, keys := flowKeys(p)
+	if len(keys) > 0 {
+		if _, err := tx.Exec(ctx, e.q["KeyLock"], keyQueues, keys); err != nil {
 			return res, err
+		}
+		var rates keyRates
+		for i := range p.Jobs {
+			rates.add(&p.Jobs[i].InsertParams)
+		}
+		if p.Callback != nil {
+			rates.add(p.Callback)
+		}
+		if len(rates.queues) > 0 {
+			if _, err := tx.Exec(ctx, e.q["KeyRateSet"], rates.params()...); err != nil {
+				return res, err
+			}
 		}
 	}
 	var batchID *int64
@@ -161,6 +174,11 @@ func (e *executor) insertFlow(ctx context.Context, tx pgx.Tx, p driver.FlowInser
 		if _, err := tx.Exec(ctx, e.q["JobFlowInsertDeps"], parents, children); err != nil {
 			return res, err
 		}
+	}
+	if len(keys) > 0 {
+		// order: jobs of keys with a rate were stored blocked; this
+		// starts those their keys' tokens and room allow.
+		return res, e.promote(ctx, tx, keyQueues, keys)
 	}
 	return res, nil
 }

@@ -31,6 +31,10 @@ WITH p AS (
 gated AS (
     SELECT p.*,
         CASE WHEN p.ordering_key IS NULL THEN 'available'
+             -- order: a key with a rate (key_rates) starts its jobs through
+             -- KeyPromote, which runs next and spends the key's tokens.
+             WHEN EXISTS (SELECT 1 FROM {schema}key_rates r WHERE r.queue = p.queue AND r.ordering_key = p.ordering_key)
+             THEN 'blocked'
              WHEN NOT EXISTS (SELECT 1 FROM {schema}jobs j
                               WHERE j.queue = p.queue AND j.ordering_key = p.ordering_key AND j.state IN ('blocked', 'pending'))
               AND (SELECT count(*) FROM {schema}jobs j
@@ -74,11 +78,18 @@ FROM (
 -- makes it blocked, then promotes its key. $3 is the notification channel:
 -- promoted jobs wake their queues when the transaction commits. Runs under
 -- KeyLock.
+--
+-- A key with a rate (key_rates, KeyRate) spends one token per job promoted:
+-- bucket refills the key's tokens up to now, the n-th job promoted here
+-- keeps its run_at if a whole n-th token exists, and otherwise runs at the
+-- time it will exist (a scheduled job, claimable once due). spent leaves
+-- the bucket short of the tokens reserved that way, so later promotions
+-- schedule after them. Keys without a rate find no bucket row.
 WITH k AS (
     SELECT DISTINCT queue, ordering_key FROM unnest($1::text[], $2::text[]) AS k(queue, ordering_key)
 ),
 next AS (
-    SELECT b.id
+    SELECT b.id, k.queue, k.ordering_key, row_number() OVER (PARTITION BY k.queue, k.ordering_key ORDER BY b.id) AS n
     FROM k
     CROSS JOIN LATERAL (
         SELECT j.key_limit FROM {schema}jobs j
@@ -102,11 +113,61 @@ next AS (
         LIMIT greatest(head.key_limit - active.n, 0)
     ) b
 ),
+bucket AS (
+    SELECT r.queue, r.ordering_key, r.rate, r.period_ms,
+        least(r.rate::float8, r.tokens + r.rate * extract(epoch FROM now() - r.refilled_at)::float8 * 1000 / r.period_ms) AS tokens
+    FROM {schema}key_rates r JOIN k ON r.queue = k.queue AND r.ordering_key = k.ordering_key
+),
 promoted AS (
-    UPDATE {schema}jobs j SET state = 'available' FROM next WHERE j.id = next.id RETURNING j.queue
+    UPDATE {schema}jobs j
+    SET state = 'available',
+        run_at = CASE WHEN s.tokens IS NULL OR n.n <= s.tokens THEN j.run_at
+            ELSE greatest(j.run_at, now() + (n.n - s.tokens) * s.period_ms / s.rate * interval '1 millisecond') END
+    FROM next n LEFT JOIN bucket s ON s.queue = n.queue AND s.ordering_key = n.ordering_key
+    WHERE j.id = n.id
+    RETURNING j.queue
+),
+spent AS (
+    UPDATE {schema}key_rates r
+    SET tokens = s.tokens - c.n, refilled_at = now()
+    FROM bucket s JOIN (SELECT queue, ordering_key, count(*) AS n FROM next GROUP BY queue, ordering_key) c
+        ON c.queue = s.queue AND c.ordering_key = s.ordering_key
+    WHERE r.queue = s.queue AND r.ordering_key = s.ordering_key
 )
 SELECT (SELECT count(*) FROM promoted),
     (SELECT count(pg_notify($3, queue)) FROM (SELECT DISTINCT queue FROM promoted) q);
+
+-- name: KeyRateSet
+-- Stores the rate of keys inserted with KeyRate, before JobInsertKeyed in
+-- the same transaction and under KeyLock: a new bucket starts full; a
+-- changed rate keeps the tokens left, up to the new rate. The last job of
+-- a key in the call sets its rate.
+INSERT INTO {schema}key_rates AS r (queue, ordering_key, rate, period_ms, tokens, refilled_at)
+SELECT DISTINCT ON (queue, ordering_key) queue, ordering_key, rate, period_ms, rate, now()
+FROM unnest($1::text[], $2::text[], $3::integer[], $4::bigint[]) WITH ORDINALITY AS p(queue, ordering_key, rate, period_ms, ord)
+ORDER BY queue, ordering_key, ord DESC
+ON CONFLICT (queue, ordering_key) DO UPDATE
+SET rate = excluded.rate, period_ms = excluded.period_ms, tokens = least(r.tokens, excluded.rate);
+
+-- name: KeyRateIdle
+-- Buckets the sweep may delete: full again, and no unfinished job of the
+-- key in the hot table (a lookup in jobs_key_idx). At most $1.
+SELECT r.queue, r.ordering_key FROM {schema}key_rates r
+WHERE r.tokens + r.rate * extract(epoch FROM now() - r.refilled_at)::float8 * 1000 / r.period_ms >= r.rate
+  AND NOT EXISTS (SELECT 1 FROM {schema}jobs j WHERE j.queue = r.queue AND j.ordering_key = r.ordering_key)
+LIMIT $1;
+
+-- name: KeyRatePrune
+-- Deletes the buckets KeyRateIdle found, under KeyLock on their keys and
+-- checking again: an insert that stored a rate and jobs for the key
+-- meanwhile has committed (it held the lock), and its jobs keep the
+-- bucket. A bucket deleted full is what an insert with KeyRate would
+-- create anew.
+DELETE FROM {schema}key_rates r
+USING unnest($1::text[], $2::text[]) AS k(queue, ordering_key)
+WHERE r.queue = k.queue AND r.ordering_key = k.ordering_key
+  AND r.tokens + r.rate * extract(epoch FROM now() - r.refilled_at)::float8 * 1000 / r.period_ms >= r.rate
+  AND NOT EXISTS (SELECT 1 FROM {schema}jobs j WHERE j.queue = r.queue AND j.ordering_key = r.ordering_key);
 
 -- name: KeyBlocked
 -- The keys that have blocked jobs, for the promotion sweep. The ordering_key
@@ -530,6 +591,9 @@ WITH p AS (
 gated AS (
     SELECT p.*,
         CASE WHEN p.state = 'pending' OR p.ordering_key IS NULL THEN p.state
+             -- order: a key with a rate starts its jobs through KeyPromote.
+             WHEN EXISTS (SELECT 1 FROM {schema}key_rates r WHERE r.queue = p.queue AND r.ordering_key = p.ordering_key)
+             THEN 'blocked'
              WHEN NOT EXISTS (SELECT 1 FROM {schema}jobs j
                               WHERE j.queue = p.queue AND j.ordering_key = p.ordering_key AND j.state IN ('blocked', 'pending'))
               AND count(*) FILTER (WHERE p.state = 'pending')

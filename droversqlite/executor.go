@@ -21,6 +21,10 @@ import (
 type executor struct {
 	*shared
 	tx *sql.Tx
+	// flowInsert marks the executor JobInsertFlow inserts its rows with:
+	// their keys are promoted by regateKeyed once the rows have their flow
+	// states, not by JobInsertMany.
+	flowInsert bool
 }
 
 // writeTx runs fn in a write transaction: the caller's one when there is
@@ -189,8 +193,14 @@ func (e *executor) JobInsertMany(ctx context.Context, jobs []driver.InsertParams
 			rest = rest[n:]
 		}
 		if len(special) > 0 {
+			var queues, keys []string
 			var err error
-			specialIDs, err = e.insertKeyed(ctx, tx, special, nowArg)
+			specialIDs, queues, keys, err = e.insertKeyed(ctx, tx, special, nowArg)
+			if err != nil || len(keys) == 0 || e.flowInsert {
+				return err
+			}
+			// order: jobs of keys with a rate were stored blocked.
+			_, _, err = e.promote(ctx, tx, queues, keys)
 			return err
 		}
 		return nil

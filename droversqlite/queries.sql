@@ -31,6 +31,9 @@ INSERT INTO {schema}jobs (queue, kind, args, metadata, tags, priority, max_attem
     ordering_key, key_limit, unique_key, state)
 SELECT ?1, ?2, CAST(?3 AS TEXT), CAST(?4 AS TEXT), ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,
     CASE WHEN ?11 IS NULL THEN 'available'
+         -- order: a key with a rate (key_rates) starts its jobs through
+         -- KeyPromote, which the caller runs next and which spends tokens.
+         WHEN EXISTS (SELECT 1 FROM {schema}key_rates WHERE queue = ?1 AND ordering_key = ?11) THEN 'blocked'
          WHEN NOT EXISTS (SELECT 1 FROM {schema}jobs WHERE queue = ?1 AND ordering_key = ?11 AND state IN ('blocked', 'pending'))
           AND (SELECT count(*) FROM {schema}jobs WHERE queue = ?1 AND ordering_key = ?11 AND state IN ('available', 'running')) < ?12
          THEN 'available'
@@ -39,22 +42,69 @@ WHERE true
 ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL DO NOTHING;
 
 -- name: KeyPromote
--- ?1 queue, ?2 ordering key. Makes the oldest blocked jobs of the key
--- available while it has room: its active jobs stay within the key_limit of
--- its next blocked job. A keyed job pending on other jobs (a workflow step)
--- holds its place: promotion stops at it, and the settle that releases it
--- makes it blocked, then promotes its key.
-UPDATE {schema}jobs SET state = 'available'
-WHERE id IN (
-    SELECT id FROM {schema}jobs
-    WHERE queue = ?1 AND ordering_key = ?2 AND state = 'blocked'
-      AND id < coalesce((SELECT min(id) FROM {schema}jobs
-                         WHERE queue = ?1 AND ordering_key = ?2 AND state = 'pending'), 9223372036854775807)
-    ORDER BY id
-    LIMIT max(0, coalesce((SELECT key_limit FROM {schema}jobs
-                           WHERE queue = ?1 AND ordering_key = ?2 AND state = 'blocked' ORDER BY id LIMIT 1), 0)
-                 - (SELECT count(*) FROM {schema}jobs
-                    WHERE queue = ?1 AND ordering_key = ?2 AND state IN ('available', 'running')))
+-- ?1 queue, ?2 ordering key, ?3 now. Makes the oldest blocked jobs of the
+-- key available while it has room: its active jobs stay within the
+-- key_limit of its next blocked job. A keyed job pending on other jobs (a
+-- workflow step) holds its place: promotion stops at it, and the settle
+-- that releases it makes it blocked, then promotes its key.
+--
+-- A key with a rate (key_rates) spends one token per job promoted: the
+-- n-th job keeps its run_at if the bucket, refilled to now, holds a whole
+-- n-th token, and otherwise runs when that token will exist (a scheduled
+-- job). KeyRateSpend then takes the tokens from the bucket, going negative
+-- by those reserved; see the PostgreSQL statement.
+UPDATE {schema}jobs AS j
+SET state = 'available',
+    run_at = CASE WHEN s.tokens IS NULL OR s.n <= s.tokens THEN j.run_at
+        ELSE max(j.run_at, ?3 + CAST((s.n - s.tokens) * s.period_ms * 1000.0 / s.rate AS INTEGER)) END
+FROM (
+    SELECT p.id, row_number() OVER (ORDER BY p.id) AS n, b.rate, b.period_ms, b.tokens
+    FROM (
+        SELECT id FROM {schema}jobs
+        WHERE queue = ?1 AND ordering_key = ?2 AND state = 'blocked'
+          AND id < coalesce((SELECT min(id) FROM {schema}jobs
+                             WHERE queue = ?1 AND ordering_key = ?2 AND state = 'pending'), 9223372036854775807)
+        ORDER BY id
+        LIMIT max(0, coalesce((SELECT key_limit FROM {schema}jobs
+                               WHERE queue = ?1 AND ordering_key = ?2 AND state = 'blocked' ORDER BY id LIMIT 1), 0)
+                     - (SELECT count(*) FROM {schema}jobs
+                        WHERE queue = ?1 AND ordering_key = ?2 AND state IN ('available', 'running')))
+    ) AS p
+    LEFT JOIN (
+        SELECT rate, period_ms, min(rate, tokens + rate * (?3 - refilled_at) / (period_ms * 1000.0)) AS tokens
+        FROM {schema}key_rates WHERE queue = ?1 AND ordering_key = ?2
+    ) AS b ON true
+) AS s
+WHERE j.id = s.id;
+
+-- name: KeyRateSpend
+-- ?1 queue, ?2 ordering key, ?3 now, ?4 jobs KeyPromote just promoted:
+-- refills the key's bucket to now, as KeyPromote read it, and spends their
+-- tokens. No row: the key has no rate.
+UPDATE {schema}key_rates
+SET tokens = min(rate, tokens + rate * (?3 - refilled_at) / (period_ms * 1000.0)) - ?4, refilled_at = ?3
+WHERE queue = ?1 AND ordering_key = ?2;
+
+-- name: KeyRateSet
+-- ?1 queue, ?2 ordering key, ?3 rate, ?4 period in ms, ?5 now. Stores the
+-- rate of a key inserted with KeyRate, before its job: a new bucket starts
+-- full; a changed rate keeps the tokens left, up to the new rate.
+INSERT INTO {schema}key_rates AS r (queue, ordering_key, rate, period_ms, tokens, refilled_at)
+VALUES (?1, ?2, ?3, ?4, ?3, ?5)
+ON CONFLICT (queue, ordering_key) DO UPDATE
+SET rate = excluded.rate, period_ms = excluded.period_ms, tokens = min(r.tokens, excluded.rate);
+
+-- name: KeyRatePrune
+-- ?1 now, ?2 limit. Deletes the buckets of keys with no unfinished job whose
+-- bucket is full again, which an insert with KeyRate would create anew, so
+-- that the table follows the keys in use. The write lock keeps inserts out
+-- meanwhile.
+DELETE FROM {schema}key_rates
+WHERE (queue, ordering_key) IN (
+    SELECT r.queue, r.ordering_key FROM {schema}key_rates r
+    WHERE r.tokens + r.rate * (?1 - r.refilled_at) / (r.period_ms * 1000.0) >= r.rate
+      AND NOT EXISTS (SELECT 1 FROM {schema}jobs j WHERE j.queue = r.queue AND j.ordering_key = r.ordering_key)
+    LIMIT ?2
 );
 
 -- name: QueueLimitTake
@@ -593,8 +643,7 @@ RETURNING queue, state, ordering_key;
 -- jobs behind a pending one in the same call may have started available:
 -- they all wait as blocked, and KeyPromote then starts them in order.
 UPDATE {schema}jobs SET state = 'blocked'
-WHERE id IN (SELECT value FROM json_each(?1)) AND ordering_key IS NOT NULL AND state = 'available'
-RETURNING queue, ordering_key;
+WHERE id IN (SELECT value FROM json_each(?1)) AND ordering_key IS NOT NULL AND state = 'available';
 
 -- name: BatchGet
 -- The counts of running and retrying members match jobs_batch_idx's

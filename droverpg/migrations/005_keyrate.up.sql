@@ -8,3 +8,21 @@
 ALTER TABLE {schema}finished_jobs
     ADD COLUMN ordering_key text,
     ADD COLUMN key_limit    integer NOT NULL DEFAULT 0;
+
+-- Per-key rate limits (InsertOpts.KeyRate): one token bucket per (queue,
+-- ordering key) that has a rate, refilled at rate per period_ms up to rate.
+-- A keyed insert with KeyRate writes the rate here; a key with a row here
+-- has its jobs made available by KeyPromote only, which spends a token per
+-- job and schedules a job without a token for the time its token will
+-- exist (tokens then go negative: they are reserved). Claims never read
+-- this table, and plain jobs never touch it. The promotion sweep deletes
+-- the rows of keys with no unfinished job once their bucket is full again.
+CREATE TABLE {schema}key_rates (
+    queue        text             NOT NULL,
+    ordering_key text             NOT NULL,
+    rate         integer          NOT NULL,
+    period_ms    bigint           NOT NULL,
+    tokens       double precision NOT NULL,
+    refilled_at  timestamptz      NOT NULL,
+    PRIMARY KEY (queue, ordering_key)
+);

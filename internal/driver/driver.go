@@ -254,6 +254,12 @@ type InsertParams struct {
 	// as blocked to start in insert order. KeyLimit is at least 1 then.
 	Key      string
 	KeyLimit int
+	// KeyRate, when set (with a key), makes the key's jobs start at most
+	// KeyRate times per KeyRatePeriod: the insert stores the rate for the
+	// key, and every job of a key with a rate is made available by
+	// KeyPromote, which spends the key's tokens.
+	KeyRate       int
+	KeyRatePeriod time.Duration
 	// UniqueKey, when set, may be held by one unfinished job only: an
 	// insert of a second is skipped (its ID is reported as 0).
 	UniqueKey string
