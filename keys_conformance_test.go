@@ -265,3 +265,74 @@ func TestKeyRateBucketPruned(t *testing.T) {
 		waitState(t, b.client, again, drover.JobStateCompleted)
 	})
 }
+
+// TestKeyLimitIsFairAcrossKeys floods one key with 2,000 jobs, then
+// inserts five jobs of another key, both with KeyLimit 2, for one client
+// of four workers. Claims take the oldest claimable jobs first, so without
+// the limit the whole flood would start before the late key's jobs; with
+// it, the flood has at most two claimable jobs at any time, and the stored
+// attempted_at order shows the late key's five jobs all started among the
+// first few dozen starts after their insert.
+func TestKeyLimitIsFairAcrossKeys(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		const flood, late, limit = 2000, 5, 2
+		b := setup(t, s, 4)
+		ctx := context.Background()
+		var params []drover.InsertManyParams
+		for range flood {
+			params = append(params, drover.InsertManyParams{Args: scriptArgs{Tag: "flood"},
+				Opts: &drover.InsertOpts{Key: "flood", KeyLimit: limit}})
+		}
+		if _, err := b.client.InsertMany(ctx, params); err != nil {
+			t.Fatal(err)
+		}
+		b.start(t)
+		// Let the flood get going before the late key arrives.
+		waitFor(t, "the flood to start", func() bool {
+			counts, err := b.client.JobCountByState(ctx, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return counts[drover.JobStateCompleted] >= 20
+		})
+		var lateIDs []int64
+		for range late {
+			lateIDs = append(lateIDs, b.insert(t, scriptArgs{Tag: "late"}, &drover.InsertOpts{Key: "late", KeyLimit: limit}))
+		}
+		for _, id := range lateIDs {
+			waitState(t, b.client, id, drover.JobStateCompleted)
+		}
+		inserted := getJob(t, b.client, lateIDs[0]).CreatedAt
+		type start struct {
+			at   time.Time
+			late bool
+		}
+		var starts []start
+		for tag, jobs := range byTag(t, allJobs(t, b.client)) {
+			for _, j := range jobs {
+				if j.AttemptedAt != nil && !j.AttemptedAt.Before(inserted) {
+					starts = append(starts, start{*j.AttemptedAt, tag == "late"})
+				}
+			}
+		}
+		sort.Slice(starts, func(i, k int) bool { return starts[i].at.Before(starts[k].at) })
+		seen, floodStarts := 0, 0
+		for _, st := range starts {
+			if st.late {
+				if seen++; seen == late {
+					break
+				}
+			} else {
+				floodStarts++
+			}
+		}
+		// The late key runs two at a time beside the flood's two: about as
+		// many flood jobs start meanwhile as late ones. 50 leaves room for
+		// scheduling noise and is still 40 times less than the flood.
+		t.Logf("%d flood jobs started between the late key's insert and its last start", floodStarts)
+		if seen != late || floodStarts > 50 {
+			t.Fatalf("%d flood jobs started after the late key's insert and before its last of %d jobs (found %d)",
+				floodStarts, late, seen)
+		}
+	})
+}
