@@ -2,6 +2,7 @@ package drover_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sort"
 	"strings"
@@ -335,4 +336,86 @@ func TestKeyLimitIsFairAcrossKeys(t *testing.T) {
 				floodStarts, late, seen)
 		}
 	})
+}
+
+// TestPeriodicCatchUp stores the last ticks a previous leader left (hours
+// ago, which the test cannot wait for) and starts a client: it inserts the
+// latest MissedTicks ticks missed since then, each keyed and tagged with
+// its tick, for an @every schedule and a cron expression, and nothing for
+// a job without MissedTicks; the store then holds the new last ticks.
+func TestPeriodicCatchUp(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		ctx := context.Background()
+		job := func(name, schedule string, missed int) *drover.PeriodicJob {
+			return &drover.PeriodicJob{Name: name, Schedule: schedule, MissedTicks: missed,
+				Construct: func() (drover.Args, *drover.InsertOpts) { return scriptArgs{Tag: name}, nil }}
+		}
+		b := setup(t, s, 4, func(cfg *drover.Config) {
+			cfg.PeriodicJobs = []*drover.PeriodicJob{
+				job("every", "@every 1h", 3), job("hourly", "0 * * * *", 2), job("skip", "@every 1h", 0),
+			}
+		})
+		now := time.Now()
+		every := now.Truncate(time.Second).Add(-5*time.Hour - time.Minute)
+		hourly := now.Add(-10 * time.Hour)
+		if err := b.d.PeriodicTicksRecord(ctx, []string{"every", "hourly", "skip"}, []time.Time{every, hourly, every}); err != nil {
+			t.Fatal(err)
+		}
+		b.start(t)
+		waitAllFinished(t, b.client, 5)
+
+		local := now.In(time.Local)
+		top := time.Date(local.Year(), local.Month(), local.Day(), local.Hour(), 0, 0, 0, time.Local)
+		want := map[string][]time.Time{
+			"every":  {every.Add(3 * time.Hour), every.Add(4 * time.Hour), every.Add(5 * time.Hour)},
+			"hourly": {top.Add(-time.Hour), top},
+		}
+		got := map[string][]time.Time{}
+		for _, j := range allJobs(t, b.client) {
+			var m struct {
+				Periodic string    `json:"periodic"`
+				Tick     time.Time `json:"tick"`
+			}
+			if err := json.Unmarshal(j.Metadata, &m); err != nil {
+				t.Fatal(err)
+			}
+			got[m.Periodic] = append(got[m.Periodic], m.Tick)
+		}
+		for name, ticks := range got {
+			sort.Slice(ticks, func(i, k int) bool { return ticks[i].Before(ticks[k]) })
+			if len(ticks) != len(want[name]) {
+				t.Fatalf("%s: inserted ticks %v, want %v", name, ticks, want[name])
+			}
+			for i := range ticks {
+				if !ticks[i].Equal(want[name][i]) {
+					t.Fatalf("%s: inserted ticks %v, want %v", name, ticks, want[name])
+				}
+			}
+		}
+		if len(got) != 2 {
+			t.Fatalf("periodic jobs inserted: %v, want every and hourly only", got)
+		}
+		last, err := b.d.PeriodicTicks(ctx, []string{"every", "hourly", "skip"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, w := range map[string]time.Time{"every": every.Add(5 * time.Hour), "hourly": top, "skip": every} {
+			if !last[name].Equal(w) {
+				t.Fatalf("stored last tick of %s = %s, want %s", name, last[name], w)
+			}
+		}
+	})
+}
+
+func TestPeriodicMissedTicksRejected(t *testing.T) {
+	d := sqliteStore.open(t)
+	for _, missed := range []int{-1, drover.MaxMissedTicks + 1} {
+		_, err := drover.NewClient(d.(*droversqlite.Driver), &drover.Config{PeriodicJobs: []*drover.PeriodicJob{{
+			Name: "p", Schedule: "@hourly", MissedTicks: missed,
+			Construct: func() (drover.Args, *drover.InsertOpts) { return noopArgs{}, nil },
+		}}})
+		if !errors.Is(err, drover.ErrInvalid) || !strings.Contains(err.Error(), "MissedTicks") {
+			t.Errorf("MissedTicks %d: error %v, want ErrInvalid naming MissedTicks", missed, err)
+		}
+	}
 }

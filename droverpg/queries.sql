@@ -822,3 +822,15 @@ SELECT j.id, j.state, j.kind, NULL
 FROM {schema}job_deps e JOIN {schema}jobs j ON j.id = e.parent_id
 WHERE e.child_id = $1
 ORDER BY 1;
+
+-- Periodic jobs (periodic.go).
+
+-- name: PeriodicTicks
+SELECT name, tick FROM {schema}periodic_ticks WHERE name = ANY($1::text[]);
+
+-- name: PeriodicTicksRecord
+-- Keeps the later tick: a leader that lost its leadership while inserting
+-- cannot move a periodic job's last tick back.
+INSERT INTO {schema}periodic_ticks AS p (name, tick)
+SELECT * FROM unnest($1::text[], $2::timestamptz[])
+ON CONFLICT (name) DO UPDATE SET tick = greatest(p.tick, excluded.tick);

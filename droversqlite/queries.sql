@@ -680,3 +680,18 @@ SELECT j.id, j.state, j.kind, NULL
 FROM {schema}job_deps e JOIN {schema}jobs j ON j.id = e.parent_id
 WHERE e.child_id = ?1
 ORDER BY 1;
+
+-- Periodic jobs (periodic.go).
+
+-- name: PeriodicTicks
+-- ?1 JSON array of periodic job names.
+SELECT name, tick FROM {schema}periodic_ticks WHERE name IN (SELECT value FROM json_each(?1));
+
+-- name: PeriodicTicksRecord
+-- ?1 JSON object mapping names to ticks. Keeps the later tick: a leader
+-- that lost its leadership while inserting cannot move a periodic job's
+-- last tick back. WHERE true lets the parser read ON CONFLICT as the upsert
+-- clause after a SELECT.
+INSERT INTO {schema}periodic_ticks (name, tick)
+SELECT key, value FROM json_each(?1) WHERE true
+ON CONFLICT (name) DO UPDATE SET tick = max(tick, excluded.tick);

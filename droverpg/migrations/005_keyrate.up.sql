@@ -26,3 +26,12 @@ CREATE TABLE {schema}key_rates (
     refilled_at  timestamptz      NOT NULL,
     PRIMARY KEY (queue, ordering_key)
 );
+
+-- The last tick inserted per periodic job (PeriodicJob.MissedTicks), kept
+-- in the store so that a new leader, in any process, knows which ticks
+-- passed while no leader ran. One row per periodic job name, written once
+-- per tick.
+CREATE TABLE {schema}periodic_ticks (
+    name text        PRIMARY KEY,
+    tick timestamptz NOT NULL
+);

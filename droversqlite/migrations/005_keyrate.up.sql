@@ -13,3 +13,9 @@ CREATE TABLE {schema}key_rates (
     refilled_at  INTEGER NOT NULL,
     PRIMARY KEY (queue, ordering_key)
 ) WITHOUT ROWID;
+
+-- The last tick inserted per periodic job; see the PostgreSQL migration.
+CREATE TABLE {schema}periodic_ticks (
+    name TEXT    PRIMARY KEY,
+    tick INTEGER NOT NULL
+) WITHOUT ROWID;

@@ -173,6 +173,16 @@ type Executor interface {
 	// in the root package.
 	JobPromote(ctx context.Context, limit int) (int, error)
 
+	// PeriodicTicks returns the last tick recorded for each of names that
+	// has one (PeriodicTicksRecord), for a new leader to catch up ticks
+	// missed while no leader ran.
+	PeriodicTicks(ctx context.Context, names []string) (map[string]time.Time, error)
+
+	// PeriodicTicksRecord records ticks[i] as the last tick inserted for
+	// the periodic job names[i], unless a later one is stored. Names are
+	// distinct.
+	PeriodicTicksRecord(ctx context.Context, names []string, ticks []time.Time) error
+
 	// LeaderElect takes or keeps the named leadership for ID until TTL
 	// from now and reports whether ID holds it.
 	LeaderElect(ctx context.Context, p LeaderParams) (bool, error)
