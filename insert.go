@@ -53,8 +53,9 @@ type InsertOpts struct {
 	KeyLimit int
 	// KeyRate, with KeyRatePeriod, caps how often jobs of Key start,
 	// cluster-wide: a token bucket of KeyRate tokens refilled at KeyRate
-	// per KeyRatePeriod, one token per job. A job without a token waits
-	// (as blocked, then scheduled for the time its token exists). The last
+	// per KeyRatePeriod, one token per start (retries after a failed
+	// attempt included). A job without a token waits (as blocked, then
+	// scheduled for the time its token exists). The last
 	// insert that sets it sets the key's rate; the key keeps it while it
 	// has unfinished jobs or its bucket refills (see
 	// docs/ordering-and-limits.md).

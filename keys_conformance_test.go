@@ -197,6 +197,42 @@ func TestKeyRateLimit(t *testing.T) {
 	})
 }
 
+// TestKeyRateCountsRetries: ten jobs of a key limited to 5 starts per
+// 500 ms each fail once and are retried after 10 ms. Twenty starts need at
+// least 1.5 s (5 at once, then one every 100 ms); if retries did not spend
+// tokens, the ten first starts would take 0.5 s and the retries follow at
+// once. The store shows every job completed on its second attempt, the
+// last one starting at least 1.4 s after the first insert.
+func TestKeyRateCountsRetries(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		const jobs = 10
+		b := setup(t, s, 10)
+		var params []drover.InsertManyParams
+		for range jobs {
+			params = append(params, drover.InsertManyParams{Args: scriptArgs{Tag: "rated", Fail: 1},
+				Opts: &drover.InsertOpts{Key: "rated", KeyLimit: jobs, KeyRate: 5, KeyRatePeriod: 500 * time.Millisecond}})
+		}
+		if _, err := b.client.InsertMany(context.Background(), params); err != nil {
+			t.Fatal(err)
+		}
+		b.start(t)
+		waitAllFinished(t, b.client, jobs)
+		all := allJobs(t, b.client)
+		first, last := all[0].CreatedAt, all[0].CreatedAt
+		for _, j := range all {
+			if j.State != drover.JobStateCompleted || j.Attempt != 2 {
+				t.Fatalf("job %d is %s after %d attempts, want completed on the second", j.ID, j.State, j.Attempt)
+			}
+			if j.AttemptedAt.After(last) {
+				last = *j.AttemptedAt
+			}
+		}
+		if span := last.Sub(first); span < 1400*time.Millisecond {
+			t.Fatalf("20 starts of the rated key took %s from the first insert, faster than 5 per 500 ms allows", span)
+		}
+	})
+}
+
 func TestKeyRateRejectsBadInput(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s store) {
 		b := setup(t, s, 1)

@@ -177,7 +177,7 @@ func (e *executor) JobFinish(ctx context.Context, results []driver.Result) ([]in
 	var err error
 	if queues, keys := driver.ResultKeys(results); len(keys) > 0 {
 		// order: results of keyed jobs take the locking, promoting path.
-		accepted, err = e.finishKeyed(ctx, queues, keys, e.finishArgs(results, false)...)
+		accepted, err = e.finishKeyed(ctx, queues, keys, driver.KeyedRetries(results), e.finishArgs(results, false)...)
 	} else {
 		var rows pgx.Rows
 		if rows, err = e.db.Query(ctx, e.q["JobFinish"], append([]any{replan}, e.finishArgs(results, false)...)...); err == nil {
@@ -212,7 +212,7 @@ func (e *executor) finishFlow(ctx context.Context, results []driver.Result) ([]i
 		if accepted, ended, err = readFinished(rows, len(results)); err != nil {
 			return err
 		}
-		return e.settle(ctx, tx, ended, queues, keys)
+		return e.settle(ctx, tx, ended, queues, keys, driver.KeyedRetries(results))
 	})
 	if err != nil {
 		return nil, e.wrap("finish jobs", err)
@@ -305,7 +305,7 @@ func (e *executor) JobRescue(ctx context.Context, p driver.RescueParams) (int, e
 		if err := tx.QueryRow(ctx, e.q["JobRescue"], p.Now, p.Limit).Scan(&n, &settle); err != nil {
 			return err
 		}
-		return e.settle(ctx, tx, settle, nil, nil)
+		return e.settle(ctx, tx, settle, nil, nil, nil)
 	})
 	return n, e.wrap("rescue jobs", err)
 }
@@ -410,7 +410,7 @@ func (e *executor) JobCancel(ctx context.Context, id int64, now time.Time) (*dri
 		if !settle {
 			return nil
 		}
-		return e.settle(ctx, tx, []int64{id}, nil, nil)
+		return e.settle(ctx, tx, []int64{id}, nil, nil, nil)
 	})
 	if err != nil {
 		return nil, e.wrap("cancel job", err)
@@ -445,7 +445,7 @@ func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*driv
 		case refusedFlow != 0:
 			return driver.RetryRefused(id, refusedFlow)
 		case key != nil:
-			if err := e.promote(ctx, tx, []string{queue}, []string{*key}); err != nil {
+			if err := e.promote(ctx, tx, []string{queue}, []string{*key}, nil); err != nil {
 				return err
 			}
 		default:

@@ -51,7 +51,7 @@ func (e *executor) queueKeyedInsert(b *pgx.Batch, jobs []driver.InsertParams, no
 	}
 	b.Queue(e.q["JobInsertKeyed"], columnsOf(jobs).params(keys, limits, uniques)...)
 	if len(lockKeys) > 0 {
-		b.Queue(e.q["KeyPromote"], lockQueues, lockKeys, e.channel)
+		b.Queue(e.q["KeyPromote"], lockQueues, lockKeys, e.channel, []int64(nil))
 	}
 }
 
@@ -135,11 +135,14 @@ func readKeyedInsert(br pgx.BatchResults, jobs []driver.InsertParams) ([]int64, 
 // the job it stored blocked. Taking it after the finish's row locks keeps
 // one lock order (rows, then keys) with the settling transactions of
 // workflows (flow.go), which learn their keys only once they settled.
-func (e *executor) finishKeyed(ctx context.Context, queues, keys []string, finishArgs ...any) ([]int64, error) {
+//
+// retried are the keyed jobs the results retry (driver.KeyedRetries), whose
+// next starts KeyPromote counts against their keys' rates.
+func (e *executor) finishKeyed(ctx context.Context, queues, keys []string, retried []int64, finishArgs ...any) ([]int64, error) {
 	b := &pgx.Batch{}
 	b.Queue(e.q["JobFinish"], finishArgs...)
 	b.Queue(e.q["KeyLock"], queues, keys)
-	b.Queue(e.q["KeyPromote"], queues, keys, e.channel)
+	b.Queue(e.q["KeyPromote"], queues, keys, e.channel, retried)
 	br := e.db.SendBatch(ctx, b)
 	defer br.Close()
 	rows, err := br.Query()
@@ -162,11 +165,11 @@ func (e *executor) finishKeyed(ctx context.Context, queues, keys []string, finis
 // promote makes blocked jobs of the given keys available where the keys
 // have room, in tx: KeyLock then KeyPromote, in one round trip, after the
 // statements that freed or filled the keys' places (see finishKeyed for
-// why the lock may come after them).
-func (e *executor) promote(ctx context.Context, tx pgx.Tx, queues, keys []string) error {
+// why the lock may come after them, and for retried).
+func (e *executor) promote(ctx context.Context, tx pgx.Tx, queues, keys []string, retried []int64) error {
 	b := &pgx.Batch{}
 	b.Queue(e.q["KeyLock"], queues, keys)
-	b.Queue(e.q["KeyPromote"], queues, keys, e.channel)
+	b.Queue(e.q["KeyPromote"], queues, keys, e.channel, retried)
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return fmt.Errorf("promote keyed jobs: %w", err)
 	}
@@ -191,7 +194,7 @@ func (e *executor) promoteBlocked(ctx context.Context, limit int) (int, error) {
 	}
 	b := &pgx.Batch{}
 	b.Queue(e.q["KeyLock"], queues, keys)
-	b.Queue(e.q["KeyPromote"], queues, keys, e.channel)
+	b.Queue(e.q["KeyPromote"], queues, keys, e.channel, []int64(nil))
 	br := e.db.SendBatch(ctx, b)
 	defer br.Close()
 	if _, err := br.Exec(); err != nil {

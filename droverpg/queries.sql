@@ -79,39 +79,48 @@ FROM (
 -- promoted jobs wake their queues when the transaction commits. Runs under
 -- KeyLock.
 --
--- A key with a rate (key_rates, KeyRate) spends one token per job promoted:
--- bucket refills the key's tokens up to now, the n-th job promoted here
--- keeps its run_at if a whole n-th token exists, and otherwise runs at the
--- time it will exist (a scheduled job, claimable once due). spent leaves
--- the bucket short of the tokens reserved that way, so later promotions
--- schedule after them. Keys without a rate find no bucket row.
+-- A key with a rate (key_rates, KeyRate) spends one token per job promoted
+-- and per job of $4, the keyed jobs this transaction retried after a failed
+-- attempt (available again, with their backoff as run_at): bucket refills
+-- the key's tokens up to now, the n-th job here keeps its run_at if a whole
+-- n-th token exists, and otherwise runs at the time it will exist (a
+-- scheduled job, claimable once due). spent leaves the bucket short of the
+-- tokens reserved that way, so later promotions schedule after them. Keys
+-- without a rate find no bucket row, and their retried jobs are left out.
 WITH k AS (
     SELECT DISTINCT queue, ordering_key FROM unnest($1::text[], $2::text[]) AS k(queue, ordering_key)
 ),
 next AS (
-    SELECT b.id, k.queue, k.ordering_key, row_number() OVER (PARTITION BY k.queue, k.ordering_key ORDER BY b.id) AS n
-    FROM k
-    CROSS JOIN LATERAL (
-        SELECT j.key_limit FROM {schema}jobs j
-        WHERE j.queue = k.queue AND j.ordering_key = k.ordering_key AND j.state = 'blocked'
-        ORDER BY j.id
-        LIMIT 1
-    ) head
-    CROSS JOIN LATERAL (
-        SELECT count(*) AS n FROM {schema}jobs j
-        WHERE j.queue = k.queue AND j.ordering_key = k.ordering_key AND j.state IN ('available', 'running')
-    ) active
-    CROSS JOIN LATERAL (
-        SELECT min(j.id) AS id FROM {schema}jobs j
-        WHERE j.queue = k.queue AND j.ordering_key = k.ordering_key AND j.state = 'pending'
-    ) pending
-    CROSS JOIN LATERAL (
-        SELECT j.id FROM {schema}jobs j
-        WHERE j.queue = k.queue AND j.ordering_key = k.ordering_key AND j.state = 'blocked'
-          AND (pending.id IS NULL OR j.id < pending.id)
-        ORDER BY j.id
-        LIMIT greatest(head.key_limit - active.n, 0)
-    ) b
+    SELECT c.id, c.queue, c.ordering_key, row_number() OVER (PARTITION BY c.queue, c.ordering_key ORDER BY c.id) AS n
+    FROM (
+        SELECT b.id, k.queue, k.ordering_key
+        FROM k
+        CROSS JOIN LATERAL (
+            SELECT j.key_limit FROM {schema}jobs j
+            WHERE j.queue = k.queue AND j.ordering_key = k.ordering_key AND j.state = 'blocked'
+            ORDER BY j.id
+            LIMIT 1
+        ) head
+        CROSS JOIN LATERAL (
+            SELECT count(*) AS n FROM {schema}jobs j
+            WHERE j.queue = k.queue AND j.ordering_key = k.ordering_key AND j.state IN ('available', 'running')
+        ) active
+        CROSS JOIN LATERAL (
+            SELECT min(j.id) AS id FROM {schema}jobs j
+            WHERE j.queue = k.queue AND j.ordering_key = k.ordering_key AND j.state = 'pending'
+        ) pending
+        CROSS JOIN LATERAL (
+            SELECT j.id FROM {schema}jobs j
+            WHERE j.queue = k.queue AND j.ordering_key = k.ordering_key AND j.state = 'blocked'
+              AND (pending.id IS NULL OR j.id < pending.id)
+            ORDER BY j.id
+            LIMIT greatest(head.key_limit - active.n, 0)
+        ) b
+        UNION ALL
+        SELECT j.id, j.queue, j.ordering_key FROM {schema}jobs j
+        WHERE j.id = ANY($4::bigint[]) AND j.state = 'available'
+          AND EXISTS (SELECT 1 FROM {schema}key_rates r WHERE r.queue = j.queue AND r.ordering_key = j.ordering_key)
+    ) c
 ),
 bucket AS (
     SELECT r.queue, r.ordering_key, r.rate, r.period_ms,

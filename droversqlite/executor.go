@@ -200,7 +200,7 @@ func (e *executor) JobInsertMany(ctx context.Context, jobs []driver.InsertParams
 				return err
 			}
 			// order: jobs of keys with a rate were stored blocked.
-			_, _, err = e.promote(ctx, tx, queues, keys)
+			_, _, err = e.promote(ctx, tx, queues, keys, nil)
 			return err
 		}
 		return nil
@@ -406,10 +406,11 @@ func (e *executor) JobFinish(ctx context.Context, results []driver.Result) ([]in
 		if err != nil {
 			return err
 		}
-		// order: results of keyed jobs promote the next of their keys.
+		// order: results of keyed jobs promote the next of their keys,
+		// and count the retried ones against their keys' rates.
 		if queues, keys := driver.ResultKeys(results); len(keys) > 0 {
 			var wake []string
-			_, wake, err = e.promote(ctx, tx, queues, keys)
+			_, wake, err = e.promote(ctx, tx, queues, keys, driver.KeyedRetries(results))
 			woken = addQueues(woken, wake)
 		}
 		return err
@@ -865,7 +866,7 @@ func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*driv
 				}
 				wake = []string{queue}
 				if key.Valid {
-					if _, wake, err = e.promote(ctx, tx, []string{queue}, []string{key.String}); err != nil {
+					if _, wake, err = e.promote(ctx, tx, []string{queue}, []string{key.String}, nil); err != nil {
 						return err
 					}
 				}

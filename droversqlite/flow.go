@@ -148,7 +148,7 @@ func (e *executor) settle(ctx context.Context, tx *sql.Tx, ended []int64, failed
 		}
 	}
 	if len(keys) > 0 {
-		_, promoted, err := e.promote(ctx, tx, keyQueues, keys)
+		_, promoted, err := e.promote(ctx, tx, keyQueues, keys, nil)
 		if err != nil {
 			return nil, fmt.Errorf("settle: %w", err)
 		}
@@ -336,7 +336,7 @@ func (e *executor) regateKeyed(ctx context.Context, tx *sql.Tx, p driver.FlowIns
 	if _, err := e.exec(ctx, tx, "JobFlowBlockKeyed", string(appendIDs(nil, ids))); err != nil {
 		return err
 	}
-	_, _, err := e.promote(ctx, tx, queues, keys)
+	_, _, err := e.promote(ctx, tx, queues, keys, nil)
 	return err
 }
 

@@ -70,17 +70,21 @@ func (e *executor) insertKeyed(ctx context.Context, tx *sql.Tx, jobs []driver.In
 // promote runs KeyPromote for each (queue, key) pair in tx, and
 // KeyRateSpend for the keys it promoted jobs of, and returns how many jobs
 // it promoted and the queues that got them, to wake once tx commits.
-func (e *executor) promote(ctx context.Context, tx *sql.Tx, queues, keys []string) (int, []string, error) {
+// retried are the keyed jobs that tx retried after a failed attempt
+// (driver.KeyedRetries), whose next starts count against their keys'
+// rates.
+func (e *executor) promote(ctx context.Context, tx *sql.Tx, queues, keys []string, retried []int64) (int, []string, error) {
 	st, err := e.prep(ctx, tx, e.writer, "KeyPromote")
 	if err != nil {
 		return 0, nil, err
 	}
 	defer e.done(st)
 	now := micros(time.Now())
+	retriedArg := string(appendIDs(nil, retried))
 	total := 0
 	var wake []string
 	for i := range keys {
-		res, err := st.ExecContext(ctx, queues[i], keys[i], now)
+		res, err := st.ExecContext(ctx, queues[i], keys[i], now, retriedArg)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -119,7 +123,7 @@ func (e *executor) JobPromote(ctx context.Context, limit int) (int, error) {
 		if err != nil || len(keys) == 0 {
 			return err
 		}
-		promoted, wake, err = e.promote(ctx, tx, queues, keys)
+		promoted, wake, err = e.promote(ctx, tx, queues, keys, nil)
 		return err
 	})
 	if err == nil {

@@ -42,17 +42,21 @@ WHERE true
 ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL DO NOTHING;
 
 -- name: KeyPromote
--- ?1 queue, ?2 ordering key, ?3 now. Makes the oldest blocked jobs of the
--- key available while it has room: its active jobs stay within the
--- key_limit of its next blocked job. A keyed job pending on other jobs (a
--- workflow step) holds its place: promotion stops at it, and the settle
--- that releases it makes it blocked, then promotes its key.
+-- ?1 queue, ?2 ordering key, ?3 now, ?4 JSON array of the keyed jobs the
+-- transaction retried after a failed attempt ('[]' for none). Makes the
+-- oldest blocked jobs of the key available while it has room: its active
+-- jobs stay within the key_limit of its next blocked job. A keyed job
+-- pending on other jobs (a workflow step) holds its place: promotion stops
+-- at it, and the settle that releases it makes it blocked, then promotes
+-- its key.
 --
--- A key with a rate (key_rates) spends one token per job promoted: the
+-- A key with a rate (key_rates) spends one token per job promoted and per
+-- job of ?4 in the key (available again, with its backoff as run_at): the
 -- n-th job keeps its run_at if the bucket, refilled to now, holds a whole
 -- n-th token, and otherwise runs when that token will exist (a scheduled
 -- job). KeyRateSpend then takes the tokens from the bucket, going negative
--- by those reserved; see the PostgreSQL statement.
+-- by those reserved; see the PostgreSQL statement. Retried jobs of a key
+-- without a rate are left out.
 UPDATE {schema}jobs AS j
 SET state = 'available',
     run_at = CASE WHEN s.tokens IS NULL OR s.n <= s.tokens THEN j.run_at
@@ -60,15 +64,21 @@ SET state = 'available',
 FROM (
     SELECT p.id, row_number() OVER (ORDER BY p.id) AS n, b.rate, b.period_ms, b.tokens
     FROM (
+        SELECT id FROM (
+            SELECT id FROM {schema}jobs
+            WHERE queue = ?1 AND ordering_key = ?2 AND state = 'blocked'
+              AND id < coalesce((SELECT min(id) FROM {schema}jobs
+                                 WHERE queue = ?1 AND ordering_key = ?2 AND state = 'pending'), 9223372036854775807)
+            ORDER BY id
+            LIMIT max(0, coalesce((SELECT key_limit FROM {schema}jobs
+                                   WHERE queue = ?1 AND ordering_key = ?2 AND state = 'blocked' ORDER BY id LIMIT 1), 0)
+                         - (SELECT count(*) FROM {schema}jobs
+                            WHERE queue = ?1 AND ordering_key = ?2 AND state IN ('available', 'running')))
+        )
+        UNION ALL
         SELECT id FROM {schema}jobs
-        WHERE queue = ?1 AND ordering_key = ?2 AND state = 'blocked'
-          AND id < coalesce((SELECT min(id) FROM {schema}jobs
-                             WHERE queue = ?1 AND ordering_key = ?2 AND state = 'pending'), 9223372036854775807)
-        ORDER BY id
-        LIMIT max(0, coalesce((SELECT key_limit FROM {schema}jobs
-                               WHERE queue = ?1 AND ordering_key = ?2 AND state = 'blocked' ORDER BY id LIMIT 1), 0)
-                     - (SELECT count(*) FROM {schema}jobs
-                        WHERE queue = ?1 AND ordering_key = ?2 AND state IN ('available', 'running')))
+        WHERE id IN (SELECT value FROM json_each(?4)) AND queue = ?1 AND ordering_key = ?2 AND state = 'available'
+          AND EXISTS (SELECT 1 FROM {schema}key_rates WHERE queue = ?1 AND ordering_key = ?2)
     ) AS p
     LEFT JOIN (
         SELECT rate, period_ms, min(rate, tokens + rate * (?3 - refilled_at) / (period_ms * 1000.0)) AS tokens
@@ -78,7 +88,8 @@ FROM (
 WHERE j.id = s.id;
 
 -- name: KeyRateSpend
--- ?1 queue, ?2 ordering key, ?3 now, ?4 jobs KeyPromote just promoted:
+-- ?1 queue, ?2 ordering key, ?3 now, ?4 jobs KeyPromote just promoted or
+-- retried:
 -- refills the key's bucket to now, as KeyPromote read it, and spends their
 -- tokens. No row: the key has no rate.
 UPDATE {schema}key_rates
