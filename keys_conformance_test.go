@@ -233,6 +233,33 @@ func TestKeyRateCountsRetries(t *testing.T) {
 	})
 }
 
+// TestKeyRateCountsRescues: a job of a key allowed one start per ten
+// minutes is claimed by a worker that dies; its rescue makes it wait for
+// its key's next token (twenty minutes away: the key's second job holds
+// the first), where an uncounted restart would be claimable at once.
+func TestKeyRateCountsRescues(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		b := setup(t, s, 1)
+		ctx := context.Background()
+		opts := &drover.InsertOpts{Key: "k", KeyLimit: 2, KeyRate: 1, KeyRatePeriod: 10 * time.Minute}
+		first := b.insert(t, noopArgs{}, opts)
+		second := b.insert(t, noopArgs{}, opts)
+		assertStates(t, b.client, map[int64]drover.JobState{first: drover.JobStateAvailable, second: drover.JobStateScheduled})
+		claimed, err := b.d.JobClaim(ctx, driver.ClaimParams{Queue: drover.DefaultQueue, Max: 10, Owner: "dead-worker", Lease: time.Millisecond})
+		if err != nil || len(claimed) != 1 || claimed[0].ID != first {
+			t.Fatalf("claim = %v, %v", claimed, err)
+		}
+		now := time.Now()
+		if n, err := b.d.JobRescue(ctx, driver.RescueParams{Now: now.Add(time.Second), Limit: 10, Error: []byte(`{}`)}); err != nil || n != 1 {
+			t.Fatalf("rescue = %d, %v", n, err)
+		}
+		row := getJob(t, b.client, first)
+		if row.State != drover.JobStateRetryable || row.RunAt.Before(now.Add(19*time.Minute)) {
+			t.Fatalf("rescued job is %s to run at %s, want retryable about 20 minutes after %s", row.State, row.RunAt, now)
+		}
+	})
+}
+
 func TestKeyRateRejectsBadInput(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s store) {
 		b := setup(t, s, 1)

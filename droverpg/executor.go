@@ -301,11 +301,14 @@ func (e *executor) JobHeartbeat(ctx context.Context, p driver.HeartbeatParams) (
 func (e *executor) JobRescue(ctx context.Context, p driver.RescueParams) (int, error) {
 	var n int
 	err := pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
-		var settle []int64
-		if err := tx.QueryRow(ctx, e.q["JobRescue"], p.Now, p.Limit).Scan(&n, &settle); err != nil {
+		var settle, keyed []int64
+		var queues, keys []string
+		if err := tx.QueryRow(ctx, e.q["JobRescue"], p.Now, p.Limit).Scan(&n, &settle, &keyed, &queues, &keys); err != nil {
 			return err
 		}
-		return e.settle(ctx, tx, settle, nil, nil, nil)
+		// order: rescued keyed jobs start again, which their keys' rates
+		// count like a retry.
+		return e.settle(ctx, tx, settle, queues, keys, keyed)
 	})
 	return n, e.wrap("rescue jobs", err)
 }

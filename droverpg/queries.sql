@@ -385,11 +385,16 @@ waiting AS (
         lease_expires_at = NULL
     FROM expired
     WHERE j.id = expired.id AND j.attempt < j.max_attempts AND NOT j.cancel_requested
-    RETURNING j.id
+    RETURNING j.id, j.queue, j.ordering_key
 )
 -- The second column lists the finished jobs to settle (workflows, batches).
+-- order: the last three list the keyed jobs that wait again, for the
+-- caller to count their restarts against their keys' rates (KeyPromote).
 SELECT (SELECT count(*) FROM done) + (SELECT count(*) FROM waiting),
-    (SELECT coalesce(array_agg(id), '{}') FROM done WHERE flow & 3 <> 0);
+    (SELECT coalesce(array_agg(id), '{}') FROM done WHERE flow & 3 <> 0),
+    (SELECT coalesce(array_agg(id ORDER BY id), '{}') FROM waiting WHERE ordering_key IS NOT NULL),
+    (SELECT coalesce(array_agg(queue ORDER BY id), '{}') FROM waiting WHERE ordering_key IS NOT NULL),
+    (SELECT coalesce(array_agg(ordering_key ORDER BY id), '{}') FROM waiting WHERE ordering_key IS NOT NULL);
 
 -- name: JobPrune
 -- $5 is the latest of the cutoffs: no row past it can be due, and the bound

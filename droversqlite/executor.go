@@ -673,24 +673,46 @@ func (e *executor) JobRescue(ctx context.Context, p driver.RescueParams) (int, e
 	var finish, settle []int64
 	var woken []string
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
-		n, finish, settle = 0, finish[:0], settle[:0]
+		n, finish, settle, woken = 0, finish[:0], settle[:0], nil
+		var keyed []int64
+		var queues, keys []string
+		seen := map[[2]string]bool{}
 		err := e.query(ctx, tx, e.writer, "JobRescueMark", func(rows *sql.Rows) error {
 			var id int64
 			var done, flow bool
-			if err := rows.Scan(&id, &done, &flow); err != nil {
+			var queue string
+			var key sql.NullString
+			if err := rows.Scan(&id, &done, &flow, &queue, &key); err != nil {
 				return err
 			}
 			n++
-			if done {
+			switch {
+			case done:
 				finish = append(finish, id)
 				if flow {
 					settle = append(settle, id)
 				}
+			case key.Valid:
+				keyed = append(keyed, id)
+				if qk := [2]string{queue, key.String}; !seen[qk] {
+					seen[qk] = true
+					queues, keys = append(queues, queue), append(keys, key.String)
+				}
 			}
 			return nil
 		}, micros(p.Now), p.Limit, micros(now), now.Format(time.RFC3339Nano))
-		if err != nil || len(finish) == 0 {
+		if err != nil {
 			return err
+		}
+		if len(keyed) > 0 {
+			// order: rescued keyed jobs start again, which their keys'
+			// rates count like a retry.
+			if _, woken, err = e.promote(ctx, tx, queues, keys, keyed); err != nil {
+				return err
+			}
+		}
+		if len(finish) == 0 {
+			return nil
 		}
 		ids := string(appendIDs(nil, finish))
 		if _, err := e.exec(ctx, tx, "JobRescueMove", ids, micros(now)); err != nil {
@@ -699,7 +721,8 @@ func (e *executor) JobRescue(ctx context.Context, p driver.RescueParams) (int, e
 		if _, err = e.exec(ctx, tx, "JobRescueDelete", ids); err != nil {
 			return err
 		}
-		woken, err = e.settle(ctx, tx, settle, true)
+		settled, err := e.settle(ctx, tx, settle, true)
+		woken = addQueues(woken, settled)
 		return err
 	})
 	if err != nil {

@@ -325,7 +325,8 @@ WHERE id IN (
     ORDER BY lease_expires_at
     LIMIT ?2
 )
-RETURNING id, attempt >= max_attempts OR cancel_requested AS finish, flow & 3 <> 0 AS settle;
+RETURNING id, attempt >= max_attempts OR cancel_requested AS finish, flow & 3 <> 0 AS settle,
+    queue, ordering_key; -- order: keyed jobs that wait again count against their keys' rates
 
 -- name: JobRescueMove
 -- ?1 JSON array of the IDs JobRescueMark reported to finish, ?2 now.

@@ -107,7 +107,8 @@ type Executor interface {
 
 	// JobRescue returns running jobs whose lease expired before Now to
 	// available (or to discarded when out of attempts), recording a lease
-	// error on them, and reports how many it moved.
+	// error on them, and reports how many it moved. A keyed job returned to
+	// available spends a token of its key's rate, like a retry.
 	JobRescue(ctx context.Context, p RescueParams) (int, error)
 
 	// JobPrune deletes finished jobs that are past retention, at most
