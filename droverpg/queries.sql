@@ -122,23 +122,28 @@ next AS (
           AND EXISTS (SELECT 1 FROM {schema}key_rates r WHERE r.queue = j.queue AND r.ordering_key = j.ordering_key)
     ) c
 ),
+-- at is the clock read under KeyLock, not the transaction's start: a
+-- transaction that started earlier but took the lock later must not move
+-- refilled_at back, which would refill the same time twice.
 bucket AS (
-    SELECT r.queue, r.ordering_key, r.rate, r.period_ms,
-        least(r.rate::float8, r.tokens + r.rate * extract(epoch FROM now() - r.refilled_at)::float8 * 1000 / r.period_ms) AS tokens
-    FROM {schema}key_rates r JOIN k ON r.queue = k.queue AND r.ordering_key = k.ordering_key
+    SELECT r.queue, r.ordering_key, r.rate, r.period_ms, t.at,
+        least(r.rate::float8, r.tokens + r.rate * extract(epoch FROM t.at - r.refilled_at)::float8 * 1000 / r.period_ms) AS tokens
+    FROM {schema}key_rates r
+    JOIN k ON r.queue = k.queue AND r.ordering_key = k.ordering_key
+    CROSS JOIN (SELECT clock_timestamp() AS at) t
 ),
 promoted AS (
     UPDATE {schema}jobs j
     SET state = 'available',
         run_at = CASE WHEN s.tokens IS NULL OR n.n <= s.tokens THEN j.run_at
-            ELSE greatest(j.run_at, now() + (n.n - s.tokens) * s.period_ms / s.rate * interval '1 millisecond') END
+            ELSE greatest(j.run_at, s.at + (n.n - s.tokens) * s.period_ms / s.rate * interval '1 millisecond') END
     FROM next n LEFT JOIN bucket s ON s.queue = n.queue AND s.ordering_key = n.ordering_key
     WHERE j.id = n.id
     RETURNING j.queue
 ),
 spent AS (
     UPDATE {schema}key_rates r
-    SET tokens = s.tokens - c.n, refilled_at = now()
+    SET tokens = s.tokens - c.n, refilled_at = s.at
     FROM bucket s JOIN (SELECT queue, ordering_key, count(*) AS n FROM next GROUP BY queue, ordering_key) c
         ON c.queue = s.queue AND c.ordering_key = s.ordering_key
     WHERE r.queue = s.queue AND r.ordering_key = s.ordering_key
@@ -152,7 +157,7 @@ SELECT (SELECT count(*) FROM promoted),
 -- changed rate keeps the tokens left, up to the new rate. The last job of
 -- a key in the call sets its rate.
 INSERT INTO {schema}key_rates AS r (queue, ordering_key, rate, period_ms, tokens, refilled_at)
-SELECT DISTINCT ON (queue, ordering_key) queue, ordering_key, rate, period_ms, rate, now()
+SELECT DISTINCT ON (queue, ordering_key) queue, ordering_key, rate, period_ms, rate, clock_timestamp()
 FROM unnest($1::text[], $2::text[], $3::integer[], $4::bigint[]) WITH ORDINALITY AS p(queue, ordering_key, rate, period_ms, ord)
 ORDER BY queue, ordering_key, ord DESC
 ON CONFLICT (queue, ordering_key) DO UPDATE
