@@ -365,7 +365,7 @@ func (c *Client[TTx]) runElector(ctx context.Context) {
 			// order: the promoter frees keys whose slot no finish released.
 			promoter := &maintenance.Promoter{Exec: c.driver, Interval: cfg.RescueInterval, Logger: cfg.Logger}
 			// order: the leader inserts the periodic jobs.
-			sched := &scheduler{entries: c.periodic, logger: cfg.Logger,
+			sched := &scheduler{entries: c.periodic, logger: cfg.Logger, ticks: c.driver,
 				insert: func(ctx context.Context, jobs []InsertManyParams) ([]int64, error) {
 					return c.insertMany(ctx, c.driver, jobs)
 				}}

@@ -14,6 +14,12 @@ var ErrNotFound = driver.ErrNotFound
 // this binary needs. Run `drover migrate` or call Migrate.
 var ErrSchemaMissing = driver.ErrSchemaMissing
 
+// ErrNotRetryable is returned by JobRetry for a finished batch member or a
+// finished job with dependants: its end was already counted on its batch
+// and settled its dependants, so running it again would count and settle
+// twice. Insert a new job instead.
+var ErrNotRetryable = driver.ErrNotRetryable
+
 // ErrUnknownKind is returned when inserting a job whose kind no registered
 // worker handles, before anything is stored.
 var ErrUnknownKind = errors.New("unknown job kind")

@@ -75,6 +75,35 @@ func Example_key() {
 	// [authorize capture receipt]
 }
 
+// Example_keyRate caps how often the jobs of one key start, across every
+// process: here one sync per customer per minute. The first job is
+// claimable at once; the next ones wait for their tokens as scheduled jobs.
+func Example_keyRate() {
+	ctx := context.Background()
+	d, cleanup := exampleStore(ctx)
+	defer cleanup()
+	client, err := drover.NewClient(d, nil) // insert only
+	if err != nil {
+		panic(err)
+	}
+	opts := &drover.InsertOpts{Key: "customer:c-42", KeyLimit: 3, KeyRate: 1, KeyRatePeriod: time.Minute}
+	for range 3 {
+		row, err := client.Insert(ctx, ChargeArgs{Customer: "c-42", Step: "sync"}, opts)
+		if err != nil {
+			panic(err)
+		}
+		stored, err := client.JobGet(ctx, row.ID)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(stored.State, stored.RunAt.Sub(row.CreatedAt).Round(time.Minute))
+	}
+	// Output:
+	// available 0s
+	// scheduled 1m0s
+	// scheduled 2m0s
+}
+
 type AccountReportArgs struct {
 	Account int `json:"account"`
 }
@@ -191,6 +220,9 @@ func ExamplePeriodicJob() {
 				return AccountReportArgs{Account: 1}, nil
 			},
 			RunOnStart: true, // and once when a leader starts
+			// A leader that starts after downtime also inserts the ticks
+			// missed since the last one any leader inserted, up to 7.
+			MissedTicks: 7,
 		}},
 	})
 	if err != nil {

@@ -51,6 +51,16 @@ type InsertOpts struct {
 	Key string
 	// KeyLimit is how many jobs of Key may be active at once (1-10000).
 	KeyLimit int
+	// KeyRate, with KeyRatePeriod, caps how often jobs of Key start,
+	// cluster-wide: a token bucket of KeyRate tokens refilled at KeyRate
+	// per KeyRatePeriod, one token per start (retries after a failed
+	// attempt included). A job without a token waits (as blocked, then
+	// scheduled for the time its token exists). The last
+	// insert that sets it sets the key's rate; the key keeps it while it
+	// has unfinished jobs or its bucket refills (see
+	// docs/ordering-and-limits.md).
+	KeyRate       int
+	KeyRatePeriod time.Duration
 	// UniqueKey skips the insert, without failing it, while a job of the
 	// same kind holds the same unique key: any unfinished job, and a
 	// finished one whose final state is in its UniqueStates. Uniqueness is
@@ -249,7 +259,8 @@ func (c *Client[TTx]) buildInsert(args Args, opts *InsertOpts) (driver.InsertPar
 		RunAt:       o.RunAt,
 		Timeout:     o.Timeout,
 	}
-	// order: Key, KeyLimit and UniqueKey are checked and set in keyed.go.
+	// order: Key, KeyLimit, KeyRate and UniqueKey are checked and set in
+	// keyed.go.
 	if err := setOrderOpts(&p, &o, time.Now()); err != nil {
 		return driver.InsertParams{}, err
 	}
@@ -289,6 +300,12 @@ func mergeOpts(dst, src *InsertOpts) {
 	}
 	if src.KeyLimit != 0 {
 		dst.KeyLimit = src.KeyLimit
+	}
+	if src.KeyRate != 0 {
+		dst.KeyRate = src.KeyRate
+	}
+	if src.KeyRatePeriod != 0 {
+		dst.KeyRatePeriod = src.KeyRatePeriod
 	}
 	if src.UniqueKey != "" {
 		dst.UniqueKey = src.UniqueKey

@@ -89,6 +89,12 @@ func (c *Client[TTx]) JobDiscard(ctx context.Context, id int64) (*JobRow, error)
 // attempt allowed if it had none left; a scheduled or retryable job becomes
 // available now. A running job is left alone. It returns the job after the
 // call.
+//
+// A finished keyed job rejoins its key: it is blocked behind the key's
+// active jobs while the key is at its limit, and starts before the key's
+// other blocked jobs, in its original place in the insert order. A
+// finished batch member or job with dependants is refused with
+// ErrNotRetryable, because its end was already counted and settled.
 func (c *Client[TTx]) JobRetry(ctx context.Context, id int64) (*JobRow, error) {
 	r, err := c.driver.JobRetry(ctx, id, time.Now())
 	if err != nil {

@@ -32,6 +32,9 @@ import (
 // MaxKeyLimit bounds InsertOpts.KeyLimit.
 const MaxKeyLimit = 10_000
 
+// MaxKeyRate bounds InsertOpts.KeyRate.
+const MaxKeyRate = 1_000_000
+
 // maxKeyBytes bounds keys and unique keys: they are indexed.
 const maxKeyBytes = 255
 
@@ -53,6 +56,9 @@ func setOrderOpts(p *driver.InsertParams, o *InsertOpts, now time.Time) error {
 			return invalidf("key limit %d: must be between 1 and %d", o.KeyLimit, MaxKeyLimit)
 		}
 		p.Key, p.KeyLimit = o.Key, limit
+	}
+	if err := setKeyRate(p, o); err != nil {
+		return err
 	}
 	if err := checkKey("unique key", o.UniqueKey); err != nil {
 		return err
@@ -102,6 +108,24 @@ func uniqueFinal(states []JobState) (int, error) {
 		return 0, invalidf("unique states %v: must include every unfinished state, missing %v (start from UnfinishedStates())", states, missing)
 	}
 	return final, nil
+}
+
+// setKeyRate checks the per-key rate of o and sets it on p.
+func setKeyRate(p *driver.InsertParams, o *InsertOpts) error {
+	switch {
+	case o.KeyRate == 0 && o.KeyRatePeriod == 0:
+		return nil
+	case o.KeyRate == 0:
+		return invalidf("key rate period %s: set KeyRate too", o.KeyRatePeriod)
+	case o.Key == "":
+		return invalidf("key rate %d: set Key too, the rate applies per key", o.KeyRate)
+	case o.KeyRate < 0 || o.KeyRate > MaxKeyRate:
+		return invalidf("key rate %d: must be between 1 and %d", o.KeyRate, MaxKeyRate)
+	case o.KeyRatePeriod < time.Millisecond || o.KeyRatePeriod%time.Millisecond != 0:
+		return invalidf("key rate period %s: must be a whole number of milliseconds, at least 1ms", o.KeyRatePeriod)
+	}
+	p.KeyRate, p.KeyRatePeriod = o.KeyRate, o.KeyRatePeriod
+	return nil
 }
 
 func checkKey(what, key string) error {

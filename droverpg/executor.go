@@ -183,7 +183,7 @@ func (e *executor) JobFinish(ctx context.Context, results []driver.Result) ([]in
 	var err error
 	if queues, keys := driver.ResultKeys(results); len(keys) > 0 {
 		// order: results of keyed jobs take the locking, promoting path.
-		accepted, err = e.finishKeyed(ctx, queues, keys, e.finishArgs(results, false)...)
+		accepted, err = e.finishKeyed(ctx, queues, keys, driver.KeyedRetries(results), e.finishArgs(results, false)...)
 	} else {
 		var rows pgx.Rows
 		if rows, err = e.db.Query(ctx, e.q["JobFinish"], append([]any{replan}, e.finishArgs(results, false)...)...); err == nil {
@@ -220,7 +220,7 @@ func (e *executor) finishFlow(ctx context.Context, results []driver.Result) ([]i
 		if accepted, ended, unique, err = readFinished(rows, len(results)); err != nil {
 			return err
 		}
-		if err := e.settle(ctx, tx, ended, queues, keys); err != nil {
+		if err := e.settle(ctx, tx, ended, queues, keys, driver.KeyedRetries(results)); err != nil {
 			return err
 		}
 		return e.releaseUnique(ctx, tx, unique)
@@ -324,11 +324,14 @@ func (e *executor) JobHeartbeat(ctx context.Context, p driver.HeartbeatParams) (
 func (e *executor) JobRescue(ctx context.Context, p driver.RescueParams) (int, error) {
 	var n int
 	err := pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
-		var settle, unique []int64
-		if err := tx.QueryRow(ctx, e.q["JobRescue"], p.Now, p.Limit).Scan(&n, &settle, &unique); err != nil {
+		var settle, unique, keyed []int64
+		var queues, keys []string
+		if err := tx.QueryRow(ctx, e.q["JobRescue"], p.Now, p.Limit).Scan(&n, &settle, &unique, &keyed, &queues, &keys); err != nil {
 			return err
 		}
-		if err := e.settle(ctx, tx, settle, nil, nil); err != nil {
+		// order: rescued keyed jobs start again, which their keys' rates
+		// count like a retry.
+		if err := e.settle(ctx, tx, settle, queues, keys, keyed); err != nil {
 			return err
 		}
 		return e.releaseUnique(ctx, tx, unique)
@@ -435,7 +438,7 @@ func (e *executor) JobCancel(ctx context.Context, id int64, now time.Time) (*dri
 			return err
 		}
 		if settle {
-			if err := e.settle(ctx, tx, []int64{id}, nil, nil); err != nil {
+			if err := e.settle(ctx, tx, []int64{id}, nil, nil, nil); err != nil {
 				return err
 			}
 		}
@@ -462,20 +465,29 @@ func (e *executor) JobDiscard(ctx context.Context, id int64, now time.Time) (*dr
 
 // JobRetry reads the job back in the transaction that retried it, so that
 // it returns the job as the retry left it: a worker woken by the
-// notification (sent on commit) may otherwise have run it already.
+// notification (sent on commit) may otherwise have run it already. A keyed
+// job revived from
+// finished jobs comes back blocked and its key is promoted here, under
+// the key's lock, like a finish promotes it.
 func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*driver.JobRow, error) {
 	var job *driver.JobRow
 	err := e.inTx(ctx, func(tx pgx.Tx, wake wakeSet) error {
-		rows, err := tx.Query(ctx, e.q["JobRetry"], id, now)
-		if err != nil {
+		var queue string
+		var key *string
+		var refusedFlow int
+		err := tx.QueryRow(ctx, e.q["JobRetry"], id, now).Scan(&queue, &key, &refusedFlow)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+		case err != nil:
 			return err
-		}
-		queues, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			return err
-		}
-		for _, q := range queues {
-			wake[q] = true
+		case refusedFlow != 0:
+			return driver.RetryRefused(id, refusedFlow)
+		case key != nil:
+			if err := e.promote(ctx, tx, []string{queue}, []string{*key}, nil); err != nil {
+				return err
+			}
+		default:
+			wake[queue] = true
 		}
 		if job, err = (&executor{db: tx, q: e.q, schema: e.schema, channel: e.channel}).JobGet(ctx, id); err != nil {
 			return err
@@ -483,7 +495,7 @@ func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*driv
 		// A revived unique job takes its key again, or the retry rolls back.
 		return e.retakeUnique(ctx, tx, id)
 	})
-	if errors.Is(err, driver.ErrNotFound) || errors.Is(err, driver.ErrUniqueConflict) {
+	if errors.Is(err, driver.ErrNotFound) || errors.Is(err, driver.ErrUniqueConflict) || errors.Is(err, driver.ErrNotRetryable) {
 		return nil, err
 	}
 	if err != nil {

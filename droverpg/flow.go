@@ -34,8 +34,9 @@ func notAccepted(results []driver.Result, accepted []int64) []driver.Result {
 // then JobFlowSettle, in one round trip). Keyed dependants it released
 // wait as blocked, and keyed ones it cancelled leave their keys: it then
 // promotes their keys, with the keys of the caller's keyed results
-// (queues, keys), in the same transaction.
-func (e *executor) settle(ctx context.Context, tx pgx.Tx, ended []int64, queues, keys []string) error {
+// (queues, keys) and the jobs they retried (see finishKeyed), in the same
+// transaction.
+func (e *executor) settle(ctx context.Context, tx pgx.Tx, ended []int64, queues, keys []string, retried []int64) error {
 	if len(ended) > 0 {
 		b := &pgx.Batch{}
 		b.Queue(e.q["JobFlowNoJIT"])
@@ -62,7 +63,7 @@ func (e *executor) settle(ctx context.Context, tx pgx.Tx, ended []int64, queues,
 	if len(keys) == 0 {
 		return nil
 	}
-	return e.promote(ctx, tx, queues, keys)
+	return e.promote(ctx, tx, queues, keys, retried)
 }
 
 func (e *executor) JobInsertFlow(ctx context.Context, p driver.FlowInsertParams) (driver.FlowInsertResult, error) {
@@ -117,10 +118,23 @@ func (e *executor) insertFlow(ctx context.Context, tx pgx.Tx, p driver.FlowInser
 		return res, err
 	}
 	// order: keyed jobs count their keys' active jobs under the keys'
-	// locks, like JobInsertKeyed.
-	if queues, keys := flowKeys(p); len(keys) > 0 {
-		if _, err := tx.Exec(ctx, e.q["KeyLock"], queues, keys); err != nil {
+	// locks, like JobInsertKeyed, and store their keys' rates first.
+	keyQueues, keys := flowKeys(p)
+	if len(keys) > 0 {
+		if _, err := tx.Exec(ctx, e.q["KeyLock"], keyQueues, keys); err != nil {
 			return res, err
+		}
+		var rates keyRates
+		for i := range p.Jobs {
+			rates.add(&p.Jobs[i].InsertParams)
+		}
+		if p.Callback != nil {
+			rates.add(p.Callback)
+		}
+		if len(rates.queues) > 0 {
+			if _, err := tx.Exec(ctx, e.q["KeyRateSet"], rates.params()...); err != nil {
+				return res, err
+			}
 		}
 	}
 	var batchID *int64
@@ -161,6 +175,11 @@ func (e *executor) insertFlow(ctx context.Context, tx pgx.Tx, p driver.FlowInser
 		if _, err := tx.Exec(ctx, e.q["JobFlowInsertDeps"], parents, children); err != nil {
 			return res, err
 		}
+	}
+	if len(keys) > 0 {
+		// order: jobs of keys with a rate were stored blocked; this
+		// starts those their keys' tokens and room allow.
+		return res, e.promote(ctx, tx, keyQueues, keys, nil)
 	}
 	return res, nil
 }

@@ -18,7 +18,10 @@ import (
 // and unique key rules.
 
 // queueKeyedInsert adds KeyLock (when some jobs have a key) and
-// JobInsertKeyed to b, marking the queues to wake in notify.
+// JobInsertKeyed to b, marking the queues to wake in notify. With keys, it
+// also adds KeyRateSet before the insert (when some jobs have a rate) and
+// KeyPromote after it: the insert stores the jobs of keys with a rate as
+// blocked, and the promotion starts them as their tokens allow.
 func (e *executor) queueKeyedInsert(b *pgx.Batch, jobs []driver.InsertParams, now time.Time, notify wakeSet) {
 	n := len(jobs)
 	var (
@@ -28,6 +31,7 @@ func (e *executor) queueKeyedInsert(b *pgx.Batch, jobs []driver.InsertParams, no
 		finals     = make([]int16, n)
 		lockQueues []string
 		lockKeys   []string
+		rates      keyRates
 	)
 	for i := range jobs {
 		j := &jobs[i]
@@ -37,6 +41,7 @@ func (e *executor) queueKeyedInsert(b *pgx.Batch, jobs []driver.InsertParams, no
 		if j.Key != "" {
 			keys[i], limits[i] = &j.Key, int32(j.KeyLimit)
 			lockQueues, lockKeys = append(lockQueues, j.Queue), append(lockKeys, j.Key)
+			rates.add(j)
 		}
 		if j.UniqueKey != "" {
 			uniques[i], finals[i] = &j.UniqueKey, int16(j.UniqueFinal)
@@ -44,28 +49,67 @@ func (e *executor) queueKeyedInsert(b *pgx.Batch, jobs []driver.InsertParams, no
 	}
 	if len(lockKeys) > 0 {
 		b.Queue(e.q["KeyLock"], lockQueues, lockKeys)
+		if len(rates.queues) > 0 {
+			b.Queue(e.q["KeyRateSet"], rates.params()...)
+		}
 	}
 	table := pgx.Identifier{e.schema, "jobs"}.Sanitize()
 	b.Queue(e.q["JobInsertKeyed"], columnsOf(jobs).params(keys, limits, uniques, table, finals)...)
+	if len(lockKeys) > 0 {
+		b.Queue(e.q["KeyPromote"], lockQueues, lockKeys, e.channel, []int64(nil))
+	}
 }
+
+// keyRates collects the per-key rates (InsertParams.KeyRate) of an insert
+// as KeyRateSet's parameters.
+type keyRates struct {
+	queues, keys []string
+	rates        []int32
+	periods      []int64
+}
+
+func (r *keyRates) add(j *driver.InsertParams) {
+	if j.KeyRate > 0 {
+		r.queues, r.keys = append(r.queues, j.Queue), append(r.keys, j.Key)
+		r.rates, r.periods = append(r.rates, int32(j.KeyRate)), append(r.periods, j.KeyRatePeriod.Milliseconds())
+	}
+}
+
+func (r *keyRates) params() []any { return []any{r.queues, r.keys, r.rates, r.periods} }
 
 // readKeyedInsert reads the results queueKeyedInsert queued and returns
 // the special jobs' IDs in their order, 0 for a unique job skipped as a
 // duplicate.
 func readKeyedInsert(br pgx.BatchResults, jobs []driver.InsertParams) ([]int64, error) {
+	keyed, rated := false, false
 	for i := range jobs {
-		if jobs[i].Key != "" {
-			if _, err := br.Exec(); err != nil { // KeyLock
-				return nil, err
-			}
-			break
+		keyed = keyed || jobs[i].Key != ""
+		rated = rated || jobs[i].KeyRate > 0
+	}
+	if keyed {
+		if _, err := br.Exec(); err != nil { // KeyLock
+			return nil, err
+		}
+	}
+	if rated {
+		if _, err := br.Exec(); err != nil { // KeyRateSet
+			return nil, err
 		}
 	}
 	rows, err := br.Query()
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, pgx.RowTo[int64])
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, err
+	}
+	if keyed {
+		if _, err := br.Exec(); err != nil { // KeyPromote
+			return nil, err
+		}
+	}
+	return ids, nil
 }
 
 // releaseUnique frees, in tx, the unique keys of the jobs in ids that
@@ -88,11 +132,14 @@ func (e *executor) releaseUnique(ctx context.Context, tx pgx.Tx, ids []int64) er
 // the job it stored blocked. Taking it after the finish's row locks keeps
 // one lock order (rows, then keys) with the settling transactions of
 // workflows (flow.go), which learn their keys only once they settled.
-func (e *executor) finishKeyed(ctx context.Context, queues, keys []string, finishArgs ...any) ([]int64, error) {
+//
+// retried are the keyed jobs the results retry (driver.KeyedRetries), whose
+// next starts KeyPromote counts against their keys' rates.
+func (e *executor) finishKeyed(ctx context.Context, queues, keys []string, retried []int64, finishArgs ...any) ([]int64, error) {
 	b := &pgx.Batch{}
 	b.Queue(e.q["JobFinish"], finishArgs...)
 	b.Queue(e.q["KeyLock"], queues, keys)
-	b.Queue(e.q["KeyPromote"], queues, keys, e.channel)
+	b.Queue(e.q["KeyPromote"], queues, keys, e.channel, retried)
 	br := e.db.SendBatch(ctx, b)
 	defer br.Close()
 	rows, err := br.Query()
@@ -115,11 +162,11 @@ func (e *executor) finishKeyed(ctx context.Context, queues, keys []string, finis
 // promote makes blocked jobs of the given keys available where the keys
 // have room, in tx: KeyLock then KeyPromote, in one round trip, after the
 // statements that freed or filled the keys' places (see finishKeyed for
-// why the lock may come after them).
-func (e *executor) promote(ctx context.Context, tx pgx.Tx, queues, keys []string) error {
+// why the lock may come after them, and for retried).
+func (e *executor) promote(ctx context.Context, tx pgx.Tx, queues, keys []string, retried []int64) error {
 	b := &pgx.Batch{}
 	b.Queue(e.q["KeyLock"], queues, keys)
-	b.Queue(e.q["KeyPromote"], queues, keys, e.channel)
+	b.Queue(e.q["KeyPromote"], queues, keys, e.channel, retried)
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return fmt.Errorf("promote keyed jobs: %w", err)
 	}
@@ -127,37 +174,63 @@ func (e *executor) promote(ctx context.Context, tx pgx.Tx, queues, keys []string
 }
 
 // JobPromote is the sweep: it finds keys with blocked jobs and promotes
-// what their room allows, under the same locks as a finish.
+// what their room allows, under the same locks as a finish, then deletes
+// the rate buckets of idle keys (pruneKeyRates).
 func (e *executor) JobPromote(ctx context.Context, limit int) (int, error) {
-	rows, err := e.db.Query(ctx, e.q["KeyBlocked"], limit)
+	promoted, err := e.promoteBlocked(ctx, limit)
 	if err != nil {
 		return 0, e.wrap("promote keyed jobs", err)
 	}
-	var queues, keys []string
-	for rows.Next() {
-		var q, k string
-		if err := rows.Scan(&q, &k); err != nil {
-			rows.Close()
-			return 0, e.wrap("promote keyed jobs", err)
-		}
-		queues, keys = append(queues, q), append(keys, k)
-	}
-	if err := rows.Err(); err != nil || len(keys) == 0 {
-		return 0, e.wrap("promote keyed jobs", err)
+	return promoted, e.wrap("delete idle key rates", e.pruneKeyRates(ctx, limit))
+}
+
+func (e *executor) promoteBlocked(ctx context.Context, limit int) (int, error) {
+	queues, keys, err := e.keysOf(ctx, "KeyBlocked", limit)
+	if err != nil || len(keys) == 0 {
+		return 0, err
 	}
 	b := &pgx.Batch{}
 	b.Queue(e.q["KeyLock"], queues, keys)
-	b.Queue(e.q["KeyPromote"], queues, keys, e.channel)
+	b.Queue(e.q["KeyPromote"], queues, keys, e.channel, []int64(nil))
 	br := e.db.SendBatch(ctx, b)
 	defer br.Close()
 	if _, err := br.Exec(); err != nil {
-		return 0, e.wrap("promote keyed jobs", err)
+		return 0, err
 	}
 	var promoted, woken int
 	if err := br.QueryRow().Scan(&promoted, &woken); err != nil {
-		return 0, e.wrap("promote keyed jobs", err)
+		return 0, err
 	}
-	return promoted, e.wrap("promote keyed jobs", br.Close())
+	return promoted, br.Close()
+}
+
+// pruneKeyRates deletes the rate buckets of keys that have no unfinished
+// job and a full bucket, at most limit, so that the table follows the keys
+// in use rather than every key that ever had a rate. It locks the keys like
+// an insert does and checks again under the lock (KeyRatePrune).
+func (e *executor) pruneKeyRates(ctx context.Context, limit int) error {
+	queues, keys, err := e.keysOf(ctx, "KeyRateIdle", limit)
+	if err != nil || len(keys) == 0 {
+		return err
+	}
+	b := &pgx.Batch{}
+	b.Queue(e.q["KeyLock"], queues, keys)
+	b.Queue(e.q["KeyRatePrune"], queues, keys)
+	return e.db.SendBatch(ctx, b).Close()
+}
+
+// keysOf runs query, which returns (queue, key) pairs, with limit.
+func (e *executor) keysOf(ctx context.Context, query string, limit int) (queues, keys []string, err error) {
+	rows, err := e.db.Query(ctx, e.q[query], limit)
+	if err != nil {
+		return nil, nil, err
+	}
+	var q, k string
+	_, err = pgx.ForEachRow(rows, []any{&q, &k}, func() error {
+		queues, keys = append(queues, q), append(keys, k)
+		return nil
+	})
+	return queues, keys, err
 }
 
 // retakeUnique runs UniqueRetake for a job JobRetry revived in tx. When

@@ -36,6 +36,10 @@ WITH p AS (
 gated AS (
     SELECT p.*,
         CASE WHEN p.ordering_key IS NULL THEN 'available'
+             -- order: a key with a rate (key_rates) starts its jobs through
+             -- KeyPromote, which runs next and spends the key's tokens.
+             WHEN EXISTS (SELECT 1 FROM {schema}key_rates r WHERE r.queue = p.queue AND r.ordering_key = p.ordering_key)
+             THEN 'blocked'
              WHEN NOT EXISTS (SELECT 1 FROM {schema}jobs j
                               WHERE j.queue = p.queue AND j.ordering_key = p.ordering_key AND j.state IN ('blocked', 'pending'))
               AND (SELECT count(*) FROM {schema}jobs j
@@ -88,39 +92,110 @@ FROM (
 -- makes it blocked, then promotes its key. $3 is the notification channel:
 -- promoted jobs wake their queues when the transaction commits. Runs under
 -- KeyLock.
+--
+-- A key with a rate (key_rates, KeyRate) spends one token per job promoted
+-- and per job of $4, the keyed jobs this transaction retried after a failed
+-- attempt (available again, with their backoff as run_at): bucket refills
+-- the key's tokens up to now, the n-th job here keeps its run_at if a whole
+-- n-th token exists, and otherwise runs at the time it will exist (a
+-- scheduled job, claimable once due). spent leaves the bucket short of the
+-- tokens reserved that way, so later promotions schedule after them. Keys
+-- without a rate find no bucket row, and their retried jobs are left out.
 WITH k AS (
     SELECT DISTINCT queue, ordering_key FROM unnest($1::text[], $2::text[]) AS k(queue, ordering_key)
 ),
 next AS (
-    SELECT b.id
-    FROM k
-    CROSS JOIN LATERAL (
-        SELECT j.key_limit FROM {schema}jobs j
-        WHERE j.queue = k.queue AND j.ordering_key = k.ordering_key AND j.state = 'blocked'
-        ORDER BY j.id
-        LIMIT 1
-    ) head
-    CROSS JOIN LATERAL (
-        SELECT count(*) AS n FROM {schema}jobs j
-        WHERE j.queue = k.queue AND j.ordering_key = k.ordering_key AND j.state IN ('available', 'running')
-    ) active
-    CROSS JOIN LATERAL (
-        SELECT min(j.id) AS id FROM {schema}jobs j
-        WHERE j.queue = k.queue AND j.ordering_key = k.ordering_key AND j.state = 'pending'
-    ) pending
-    CROSS JOIN LATERAL (
-        SELECT j.id FROM {schema}jobs j
-        WHERE j.queue = k.queue AND j.ordering_key = k.ordering_key AND j.state = 'blocked'
-          AND (pending.id IS NULL OR j.id < pending.id)
-        ORDER BY j.id
-        LIMIT greatest(head.key_limit - active.n, 0)
-    ) b
+    SELECT c.id, c.queue, c.ordering_key, row_number() OVER (PARTITION BY c.queue, c.ordering_key ORDER BY c.id) AS n
+    FROM (
+        SELECT b.id, k.queue, k.ordering_key
+        FROM k
+        CROSS JOIN LATERAL (
+            SELECT j.key_limit FROM {schema}jobs j
+            WHERE j.queue = k.queue AND j.ordering_key = k.ordering_key AND j.state = 'blocked'
+            ORDER BY j.id
+            LIMIT 1
+        ) head
+        CROSS JOIN LATERAL (
+            SELECT count(*) AS n FROM {schema}jobs j
+            WHERE j.queue = k.queue AND j.ordering_key = k.ordering_key AND j.state IN ('available', 'running')
+        ) active
+        CROSS JOIN LATERAL (
+            SELECT min(j.id) AS id FROM {schema}jobs j
+            WHERE j.queue = k.queue AND j.ordering_key = k.ordering_key AND j.state = 'pending'
+        ) pending
+        CROSS JOIN LATERAL (
+            SELECT j.id FROM {schema}jobs j
+            WHERE j.queue = k.queue AND j.ordering_key = k.ordering_key AND j.state = 'blocked'
+              AND (pending.id IS NULL OR j.id < pending.id)
+            ORDER BY j.id
+            LIMIT greatest(head.key_limit - active.n, 0)
+        ) b
+        UNION ALL
+        SELECT j.id, j.queue, j.ordering_key FROM {schema}jobs j
+        WHERE j.id = ANY($4::bigint[]) AND j.state = 'available'
+          AND EXISTS (SELECT 1 FROM {schema}key_rates r WHERE r.queue = j.queue AND r.ordering_key = j.ordering_key)
+    ) c
+),
+-- at is the clock read under KeyLock, not the transaction's start: a
+-- transaction that started earlier but took the lock later must not move
+-- refilled_at back, which would refill the same time twice.
+bucket AS (
+    SELECT r.queue, r.ordering_key, r.rate, r.period_ms, t.at,
+        least(r.rate::float8, r.tokens + r.rate * extract(epoch FROM t.at - r.refilled_at)::float8 * 1000 / r.period_ms) AS tokens
+    FROM {schema}key_rates r
+    JOIN k ON r.queue = k.queue AND r.ordering_key = k.ordering_key
+    CROSS JOIN (SELECT clock_timestamp() AS at) t
 ),
 promoted AS (
-    UPDATE {schema}jobs j SET state = 'available' FROM next WHERE j.id = next.id RETURNING j.queue
+    UPDATE {schema}jobs j
+    SET state = 'available',
+        run_at = CASE WHEN s.tokens IS NULL OR n.n <= s.tokens THEN j.run_at
+            ELSE greatest(j.run_at, s.at + (n.n - s.tokens) * s.period_ms / s.rate * interval '1 millisecond') END
+    FROM next n LEFT JOIN bucket s ON s.queue = n.queue AND s.ordering_key = n.ordering_key
+    WHERE j.id = n.id
+    RETURNING j.queue
+),
+spent AS (
+    UPDATE {schema}key_rates r
+    SET tokens = s.tokens - c.n, refilled_at = s.at
+    FROM bucket s JOIN (SELECT queue, ordering_key, count(*) AS n FROM next GROUP BY queue, ordering_key) c
+        ON c.queue = s.queue AND c.ordering_key = s.ordering_key
+    WHERE r.queue = s.queue AND r.ordering_key = s.ordering_key
 )
 SELECT (SELECT count(*) FROM promoted),
     (SELECT count(pg_notify($3, queue)) FROM (SELECT DISTINCT queue FROM promoted) q);
+
+-- name: KeyRateSet
+-- Stores the rate of keys inserted with KeyRate, before JobInsertKeyed in
+-- the same transaction and under KeyLock: a new bucket starts full; a
+-- changed rate keeps the tokens left, up to the new rate. The last job of
+-- a key in the call sets its rate.
+INSERT INTO {schema}key_rates AS r (queue, ordering_key, rate, period_ms, tokens, refilled_at)
+SELECT DISTINCT ON (queue, ordering_key) queue, ordering_key, rate, period_ms, rate, clock_timestamp()
+FROM unnest($1::text[], $2::text[], $3::integer[], $4::bigint[]) WITH ORDINALITY AS p(queue, ordering_key, rate, period_ms, ord)
+ORDER BY queue, ordering_key, ord DESC
+ON CONFLICT (queue, ordering_key) DO UPDATE
+SET rate = excluded.rate, period_ms = excluded.period_ms, tokens = least(r.tokens, excluded.rate);
+
+-- name: KeyRateIdle
+-- Buckets the sweep may delete: full again, and no unfinished job of the
+-- key in the hot table (a lookup in jobs_key_idx). At most $1.
+SELECT r.queue, r.ordering_key FROM {schema}key_rates r
+WHERE r.tokens + r.rate * extract(epoch FROM now() - r.refilled_at)::float8 * 1000 / r.period_ms >= r.rate
+  AND NOT EXISTS (SELECT 1 FROM {schema}jobs j WHERE j.queue = r.queue AND j.ordering_key = r.ordering_key)
+LIMIT $1;
+
+-- name: KeyRatePrune
+-- Deletes the buckets KeyRateIdle found, under KeyLock on their keys and
+-- checking again: an insert that stored a rate and jobs for the key
+-- meanwhile has committed (it held the lock), and its jobs keep the
+-- bucket. A bucket deleted full is what an insert with KeyRate would
+-- create anew.
+DELETE FROM {schema}key_rates r
+USING unnest($1::text[], $2::text[]) AS k(queue, ordering_key)
+WHERE r.queue = k.queue AND r.ordering_key = k.ordering_key
+  AND r.tokens + r.rate * extract(epoch FROM now() - r.refilled_at)::float8 * 1000 / r.period_ms >= r.rate
+  AND NOT EXISTS (SELECT 1 FROM {schema}jobs j WHERE j.queue = r.queue AND j.ordering_key = r.ordering_key);
 
 -- name: KeyBlocked
 -- The keys that have blocked jobs, for the promotion sweep. The ordering_key
@@ -273,12 +348,14 @@ done AS (
 ),
 moved AS (
     INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, args, metadata, tags, attempt,
-        max_attempts, errors, timeout_ms, created_at, run_at, attempted_at, finalized_at, batch_id, flow, result)
+        max_attempts, errors, timeout_ms, created_at, run_at, attempted_at, finalized_at, batch_id, flow, result,
+        ordering_key, key_limit) -- order: kept for JobRetry (NULL and 0 for plain jobs)
     SELECT id,
         CASE outcome WHEN 1 THEN 'completed' WHEN 3 THEN 'discarded' ELSE 'cancelled' END,
         queue, kind, priority, args, metadata, tags, attempt, max_attempts,
         CASE WHEN new_error IS NULL THEN errors ELSE coalesce(errors, '[]'::jsonb) || jsonb_build_array(new_error) END,
-        timeout_ms, created_at, run_at, attempted_at, now(), batch_id, flow, CASE WHEN outcome = 1 THEN output END
+        timeout_ms, created_at, run_at, attempted_at, now(), batch_id, flow, CASE WHEN outcome = 1 THEN output END,
+        ordering_key, key_limit
     FROM done
     WHERE NOT (forget IS TRUE AND outcome = 1 AND output IS NULL AND flow = 0 AND batch_id IS NULL)
 ),
@@ -348,12 +425,13 @@ done AS (
 ),
 moved AS (
     INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, args, metadata, tags, attempt,
-        max_attempts, errors, timeout_ms, created_at, run_at, attempted_at, finalized_at, batch_id, flow)
+        max_attempts, errors, timeout_ms, created_at, run_at, attempted_at, finalized_at, batch_id, flow,
+        ordering_key, key_limit)
     SELECT id, CASE WHEN cancel_requested THEN 'cancelled' ELSE 'discarded' END,
         queue, kind, priority, args, metadata, tags, attempt, max_attempts,
         coalesce(errors, '[]'::jsonb) || jsonb_build_array(jsonb_build_object(
             'attempt', attempt, 'at', now(), 'error', 'lease expired: the worker stopped heartbeating (crashed or lost its connection)')),
-        timeout_ms, created_at, run_at, attempted_at, now(), batch_id, flow
+        timeout_ms, created_at, run_at, attempted_at, now(), batch_id, flow, ordering_key, key_limit
     FROM done
 ),
 waiting AS (
@@ -366,13 +444,18 @@ waiting AS (
         lease_expires_at = NULL
     FROM expired
     WHERE j.id = expired.id AND j.attempt < j.max_attempts AND NOT j.cancel_requested
-    RETURNING j.id
+    RETURNING j.id, j.queue, j.ordering_key
 )
 -- The second column lists the finished jobs to settle (workflows, batches),
 -- the third those whose unique keys may have to be freed.
+-- order: the last three list the keyed jobs that wait again, for the
+-- caller to count their restarts against their keys' rates (KeyPromote).
 SELECT (SELECT count(*) FROM done) + (SELECT count(*) FROM waiting),
     (SELECT coalesce(array_agg(id), '{}') FROM done WHERE flow & 3 <> 0),
-    (SELECT coalesce(array_agg(id), '{}') FROM done WHERE flow & 8 <> 0);
+    (SELECT coalesce(array_agg(id), '{}') FROM done WHERE flow & 8 <> 0),
+    (SELECT coalesce(array_agg(id ORDER BY id), '{}') FROM waiting WHERE ordering_key IS NOT NULL),
+    (SELECT coalesce(array_agg(queue ORDER BY id), '{}') FROM waiting WHERE ordering_key IS NOT NULL),
+    (SELECT coalesce(array_agg(ordering_key ORDER BY id), '{}') FROM waiting WHERE ordering_key IS NOT NULL);
 
 -- name: JobPrune
 -- $5 is the latest of the cutoffs: no row past it can be due, and the bound
@@ -403,7 +486,7 @@ SELECT id, CASE WHEN state = 'available' AND run_at > now() THEN CASE WHEN attem
 FROM {schema}jobs WHERE id = $1
 UNION ALL
 SELECT id, state, queue, kind, priority, args, metadata, tags, attempt, max_attempts, errors, timeout_ms, created_at, run_at,
-    attempted_at, finalized_at, NULL, NULL, false, batch_id, NULL
+    attempted_at, finalized_at, NULL, NULL, false, batch_id, ordering_key
 FROM {schema}finished_jobs WHERE id = $1
 LIMIT 1;
 
@@ -425,7 +508,7 @@ SELECT * FROM (
     LIMIT $6)
     UNION ALL
     (SELECT id, state, queue, kind, priority, args, metadata, tags, attempt, max_attempts, errors, timeout_ms, created_at, run_at,
-        attempted_at, finalized_at, NULL, NULL, false, batch_id, NULL
+        attempted_at, finalized_at, NULL, NULL, false, batch_id, ordering_key
     FROM {schema}finished_jobs
     WHERE id > $3 AND ($1 = '' OR queue = $1) AND ($2 = '' OR kind = $2)
       AND (cardinality($4::text[]) = 0 OR state = ANY($4::text[]))
@@ -445,9 +528,10 @@ WITH done AS (
 ),
 moved AS (
     INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, args, metadata, tags, attempt,
-        max_attempts, errors, timeout_ms, created_at, run_at, attempted_at, finalized_at, batch_id, flow)
+        max_attempts, errors, timeout_ms, created_at, run_at, attempted_at, finalized_at, batch_id, flow,
+        ordering_key, key_limit)
     SELECT id, 'cancelled', queue, kind, priority, args, metadata, tags, attempt, max_attempts,
-        errors, timeout_ms, created_at, run_at, attempted_at, $2, batch_id, flow
+        errors, timeout_ms, created_at, run_at, attempted_at, $2, batch_id, flow, ordering_key, key_limit
     FROM done
 ),
 flagged AS (
@@ -464,29 +548,44 @@ WITH done AS (
     DELETE FROM {schema}jobs WHERE id = $1 AND state = 'available' RETURNING *
 )
 INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, args, metadata, tags, attempt,
-    max_attempts, errors, timeout_ms, created_at, run_at, attempted_at, finalized_at, flow)
+    max_attempts, errors, timeout_ms, created_at, run_at, attempted_at, finalized_at, flow, ordering_key, key_limit)
 SELECT id, 'discarded', queue, kind, priority, args, metadata, tags, attempt, max_attempts,
-    errors, timeout_ms, created_at, run_at, attempted_at, $2, flow & 8
+    errors, timeout_ms, created_at, run_at, attempted_at, $2, flow & 8, ordering_key, key_limit
 FROM done;
 
 -- name: JobRetry
--- A revived unique job keeps its unique bit (8); UniqueRetake runs next in
+-- A finished job returns to the hot table under its own ID, with one more
+-- attempt allowed if it had used them all; a waiting one becomes claimable
+-- now. A keyed job returns to its key as blocked, and the caller promotes
+-- the key in the same transaction (KeyLock, KeyPromote), so it waits
+-- behind the key's active jobs when the key is full; its old ID puts it
+-- first among the key's blocked jobs. Batch members and jobs with
+-- dependants are not revived: their end was counted on their batch and
+-- settled their dependants, which a second end would count again. The
+-- last column reports such a job (the outer SELECT sees the row the
+-- DELETE removed, as statements see their snapshot) with its flow. A
+-- revived unique job keeps its unique bit (8); UniqueRetake runs next in
 -- the same transaction to take its key again if it gave it up.
 WITH revived AS (
-    DELETE FROM {schema}finished_jobs WHERE id = $1 RETURNING *
+    DELETE FROM {schema}finished_jobs WHERE id = $1 AND flow & 3 = 0 RETURNING *
 ),
 inserted AS (
     INSERT INTO {schema}jobs (id, state, queue, kind, priority, args, metadata, tags, attempt, max_attempts,
-        errors, timeout_ms, created_at, run_at, attempted_at, flow)
-    SELECT id, 'available', queue, kind, priority, args, metadata, tags, attempt, greatest(max_attempts, attempt + 1),
-        errors, timeout_ms, created_at, $2, attempted_at, flow & 8
+        errors, timeout_ms, created_at, run_at, attempted_at, batch_id, flow, ordering_key, key_limit)
+    SELECT id, CASE WHEN ordering_key IS NULL THEN 'available' ELSE 'blocked' END,
+        queue, kind, priority, args, metadata, tags, attempt, greatest(max_attempts, attempt + 1),
+        errors, timeout_ms, created_at, $2, attempted_at, batch_id, flow, ordering_key, key_limit
     FROM revived
-    RETURNING queue
+    RETURNING queue, ordering_key
 ),
 rescheduled AS (
     UPDATE {schema}jobs SET run_at = $2 WHERE id = $1 AND state = 'available' RETURNING queue
 )
-SELECT queue FROM inserted UNION ALL SELECT queue FROM rescheduled;
+SELECT queue, ordering_key, 0 FROM inserted
+UNION ALL
+SELECT queue, NULL, 0 FROM rescheduled
+UNION ALL
+SELECT queue, NULL, flow FROM {schema}finished_jobs WHERE id = $1 AND flow & 3 <> 0;
 
 -- name: JobCountByState
 SELECT CASE WHEN state = 'available' AND run_at > now() THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END AS s, count(*)
@@ -581,6 +680,9 @@ WITH p AS (
 gated AS (
     SELECT p.*,
         CASE WHEN p.state = 'pending' OR p.ordering_key IS NULL THEN p.state
+             -- order: a key with a rate starts its jobs through KeyPromote.
+             WHEN EXISTS (SELECT 1 FROM {schema}key_rates r WHERE r.queue = p.queue AND r.ordering_key = p.ordering_key)
+             THEN 'blocked'
              WHEN NOT EXISTS (SELECT 1 FROM {schema}jobs j
                               WHERE j.queue = p.queue AND j.ordering_key = p.ordering_key AND j.state IN ('blocked', 'pending'))
               AND count(*) FILTER (WHERE p.state = 'pending')
@@ -697,11 +799,12 @@ cancelled AS (
 ),
 cancelled_moved AS (
     INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, args, metadata, tags, attempt,
-        max_attempts, errors, timeout_ms, created_at, run_at, attempted_at, finalized_at, batch_id, flow)
+        max_attempts, errors, timeout_ms, created_at, run_at, attempted_at, finalized_at, batch_id, flow,
+        ordering_key, key_limit)
     SELECT id, 'cancelled', queue, kind, priority, args, metadata, tags, attempt, max_attempts,
         coalesce(errors, '[]'::jsonb) || jsonb_build_array(jsonb_build_object('attempt', attempt, 'at', now(),
             'error', format('dependency %s ended as %s', cause, cause_state))),
-        timeout_ms, created_at, run_at, attempted_at, now(), batch_id, flow
+        timeout_ms, created_at, run_at, attempted_at, now(), batch_id, flow, ordering_key, key_limit
     FROM cancelled
 ),
 ended AS (
@@ -808,3 +911,15 @@ SELECT j.id, j.state, j.kind, NULL
 FROM {schema}job_deps e JOIN {schema}jobs j ON j.id = e.parent_id
 WHERE e.child_id = $1
 ORDER BY 1;
+
+-- Periodic jobs (periodic.go).
+
+-- name: PeriodicTicks
+SELECT name, tick FROM {schema}periodic_ticks WHERE name = ANY($1::text[]);
+
+-- name: PeriodicTicksRecord
+-- Keeps the later tick: a leader that lost its leadership while inserting
+-- cannot move a periodic job's last tick back.
+INSERT INTO {schema}periodic_ticks AS p (name, tick)
+SELECT * FROM unnest($1::text[], $2::timestamptz[])
+ON CONFLICT (name) DO UPDATE SET tick = greatest(p.tick, excluded.tick);

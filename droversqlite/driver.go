@@ -489,7 +489,9 @@ type stmtKey struct {
 // on the writer.
 var readQueries = []string{"JobGet", "JobList", "JobCountByState", "QueueStats", "FinishedStats", "LeaseOwners",
 	// Workflows and batches (flow.go).
-	"BatchGet", "BatchResults", "JobResults", "JobParentResults"}
+	"BatchGet", "BatchResults", "JobResults", "JobParentResults",
+	// Periodic jobs (periodic.go).
+	"PeriodicTicks"}
 
 // unprepared are the queries that are not statements of their own (templates)
 // or that must work before the schema exists (migrations).

@@ -21,6 +21,10 @@ import (
 type executor struct {
 	*shared
 	tx *sql.Tx
+	// flowInsert marks the executor JobInsertFlow inserts its rows with:
+	// their keys are promoted by regateKeyed once the rows have their flow
+	// states, not by JobInsertMany.
+	flowInsert bool
 }
 
 // writeTx runs fn in a write transaction: the caller's one when there is
@@ -189,8 +193,14 @@ func (e *executor) JobInsertMany(ctx context.Context, jobs []driver.InsertParams
 			rest = rest[n:]
 		}
 		if len(special) > 0 {
+			var queues, keys []string
 			var err error
-			specialIDs, err = e.insertKeyed(ctx, tx, special, nowArg)
+			specialIDs, queues, keys, err = e.insertKeyed(ctx, tx, special, nowArg)
+			if err != nil || len(keys) == 0 || e.flowInsert {
+				return err
+			}
+			// order: jobs of keys with a rate were stored blocked.
+			_, _, err = e.promote(ctx, tx, queues, keys, nil)
 			return err
 		}
 		return nil
@@ -396,10 +406,11 @@ func (e *executor) JobFinish(ctx context.Context, results []driver.Result) ([]in
 		if err != nil {
 			return err
 		}
-		// order: results of keyed jobs promote the next of their keys.
+		// order: results of keyed jobs promote the next of their keys,
+		// and count the retried ones against their keys' rates.
 		if queues, keys := driver.ResultKeys(results); len(keys) > 0 {
 			var wake []string
-			_, wake, err = e.promote(ctx, tx, queues, keys)
+			_, wake, err = e.promote(ctx, tx, queues, keys, driver.KeyedRetries(results))
 			woken = addQueues(woken, wake)
 		}
 		return err
@@ -710,15 +721,21 @@ func (e *executor) JobRescue(ctx context.Context, p driver.RescueParams) (int, e
 	var finish, settle, unique []int64
 	var woken []string
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
-		n, finish, settle, unique = 0, finish[:0], settle[:0], unique[:0]
+		n, finish, settle, unique, woken = 0, finish[:0], settle[:0], unique[:0], nil
+		var keyed []int64
+		var queues, keys []string
+		seen := map[[2]string]bool{}
 		err := e.query(ctx, tx, e.writer, "JobRescueMark", func(rows *sql.Rows) error {
 			var id int64
 			var done, flow, uniq bool
-			if err := rows.Scan(&id, &done, &flow, &uniq); err != nil {
+			var queue string
+			var key sql.NullString
+			if err := rows.Scan(&id, &done, &flow, &uniq, &queue, &key); err != nil {
 				return err
 			}
 			n++
-			if done {
+			switch {
+			case done:
 				finish = append(finish, id)
 				if flow {
 					settle = append(settle, id)
@@ -726,11 +743,27 @@ func (e *executor) JobRescue(ctx context.Context, p driver.RescueParams) (int, e
 				if uniq {
 					unique = append(unique, id)
 				}
+			case key.Valid:
+				keyed = append(keyed, id)
+				if qk := [2]string{queue, key.String}; !seen[qk] {
+					seen[qk] = true
+					queues, keys = append(queues, queue), append(keys, key.String)
+				}
 			}
 			return nil
 		}, micros(p.Now), p.Limit, micros(now), now.Format(time.RFC3339Nano))
-		if err != nil || len(finish) == 0 {
+		if err != nil {
 			return err
+		}
+		if len(keyed) > 0 {
+			// order: rescued keyed jobs start again, which their keys'
+			// rates count like a retry.
+			if _, woken, err = e.promote(ctx, tx, queues, keys, keyed); err != nil {
+				return err
+			}
+		}
+		if len(finish) == 0 {
+			return nil
 		}
 		ids := string(appendIDs(nil, finish))
 		if _, err := e.exec(ctx, tx, "JobRescueMove", ids, micros(now)); err != nil {
@@ -739,7 +772,9 @@ func (e *executor) JobRescue(ctx context.Context, p driver.RescueParams) (int, e
 		if _, err = e.exec(ctx, tx, "JobRescueDelete", ids); err != nil {
 			return err
 		}
-		if woken, err = e.settle(ctx, tx, settle, true); err != nil {
+		settled, err := e.settle(ctx, tx, settle, true)
+		woken = addQueues(woken, settled)
+		if err != nil {
 			return err
 		}
 		return e.releaseUnique(ctx, tx, unique)
@@ -897,30 +932,59 @@ func (e *executor) JobDiscard(ctx context.Context, id int64, now time.Time) (*dr
 	return job, nil
 }
 
+// JobRetry revives a finished job or reschedules a waiting one. A keyed
+// job revived comes back blocked and its key is promoted in the same
+// transaction, like a finish promotes it.
 func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*driver.JobRow, error) {
 	var job *driver.JobRow
-	var queue string
-	var woken bool
+	var wake []string
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
-		woken = false
+		wake = nil
+		var queue string
+		var key sql.NullString
+		found := false
 		scanQueue := func(rows *sql.Rows) error {
-			woken = true
+			found = true
 			return rows.Scan(&queue)
 		}
 		// Reschedule before reviving, so a revived row is not touched twice.
 		if err := e.query(ctx, tx, e.writer, "JobRetryReschedule", scanQueue, id, micros(now)); err != nil {
 			return err
 		}
-		if !woken {
-			if err := e.query(ctx, tx, e.writer, "JobRetryRevive", scanQueue, id, micros(now)); err != nil {
+		if found {
+			wake = []string{queue}
+		} else {
+			err := e.query(ctx, tx, e.writer, "JobRetryRevive", func(rows *sql.Rows) error {
+				found = true
+				return rows.Scan(&queue, &key)
+			}, id, micros(now))
+			if err != nil {
 				return err
 			}
-			if woken {
+			switch {
+			case found:
 				if _, err := e.exec(ctx, tx, "JobRetryDelete", id); err != nil {
 					return err
 				}
 				if err := e.retakeUnique(ctx, tx, id); err != nil {
 					return err
+				}
+				wake = []string{queue}
+				if key.Valid {
+					if _, wake, err = e.promote(ctx, tx, []string{queue}, []string{key.String}, nil); err != nil {
+						return err
+					}
+				}
+			default:
+				refusedFlow := 0
+				err := e.query(ctx, tx, e.writer, "JobRetryRefused", func(rows *sql.Rows) error {
+					return rows.Scan(&refusedFlow)
+				}, id)
+				if err != nil {
+					return err
+				}
+				if refusedFlow != 0 {
+					return driver.RetryRefused(id, refusedFlow)
 				}
 			}
 		}
@@ -928,12 +992,13 @@ func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*driv
 		job, err = e.get(ctx, tx, id)
 		return err
 	})
+	if errors.Is(err, driver.ErrNotRetryable) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, e.wrap("retry job", err)
 	}
-	if woken {
-		notify(e.hubKey, []string{queue})
-	}
+	notify(e.hubKey, wake)
 	return job, nil
 }
 

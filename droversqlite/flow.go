@@ -148,7 +148,7 @@ func (e *executor) settle(ctx context.Context, tx *sql.Tx, ended []int64, failed
 		}
 	}
 	if len(keys) > 0 {
-		_, promoted, err := e.promote(ctx, tx, keyQueues, keys)
+		_, promoted, err := e.promote(ctx, tx, keyQueues, keys, nil)
 		if err != nil {
 			return nil, fmt.Errorf("settle: %w", err)
 		}
@@ -248,7 +248,7 @@ func (e *executor) insertFlow(ctx context.Context, tx *sql.Tx, p driver.FlowInse
 	for i := range p.Jobs {
 		jobs = append(jobs, p.Jobs[i].InsertParams)
 	}
-	ids, err := (&executor{shared: e.shared, tx: tx}).JobInsertMany(ctx, jobs)
+	ids, err := (&executor{shared: e.shared, tx: tx, flowInsert: true}).JobInsertMany(ctx, jobs)
 	if err != nil {
 		return res, err
 	}
@@ -319,33 +319,24 @@ func (e *executor) insertFlow(ctx context.Context, tx *sql.Tx, p driver.FlowInse
 // regateKeyed makes the keyed jobs of a flow insert take their places
 // behind the pending ones: JobInsertKeyed gated them before JobFlowMark
 // made some pending, so they all wait as blocked and KeyPromote starts
-// those the keys have room for, in ID order, stopping at a pending job.
-// Calls without keyed jobs skip it.
+// those the keys have room (and, with a rate, tokens) for, in ID order,
+// stopping at a pending job. Calls without keyed jobs skip it.
 func (e *executor) regateKeyed(ctx context.Context, tx *sql.Tx, p driver.FlowInsertParams, ids []int64) error {
-	keyed := false
-	for i := range p.Jobs {
-		keyed = keyed || p.Jobs[i].Key != ""
-	}
-	if !keyed {
-		return nil
-	}
 	var queues, keys []string
 	seen := map[[2]string]bool{}
-	err := e.query(ctx, tx, e.writer, "JobFlowBlockKeyed", func(rows *sql.Rows) error {
-		var qk [2]string
-		if err := rows.Scan(&qk[0], &qk[1]); err != nil {
-			return err
+	for i := range p.Jobs {
+		if j := &p.Jobs[i]; j.Key != "" && !seen[[2]string{j.Queue, j.Key}] {
+			seen[[2]string{j.Queue, j.Key}] = true
+			queues, keys = append(queues, j.Queue), append(keys, j.Key)
 		}
-		if !seen[qk] {
-			seen[qk] = true
-			queues, keys = append(queues, qk[0]), append(keys, qk[1])
-		}
+	}
+	if len(keys) == 0 {
 		return nil
-	}, string(appendIDs(nil, ids)))
-	if err != nil || len(keys) == 0 {
+	}
+	if _, err := e.exec(ctx, tx, "JobFlowBlockKeyed", string(appendIDs(nil, ids))); err != nil {
 		return err
 	}
-	_, _, err = e.promote(ctx, tx, queues, keys)
+	_, _, err := e.promote(ctx, tx, queues, keys, nil)
 	return err
 }
 

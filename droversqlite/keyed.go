@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/droverhq/drover/internal/driver"
 )
@@ -17,20 +18,34 @@ import (
 // insertKeyed inserts jobs with a key or a unique key, one statement each in
 // tx (SQLite runs in process, so this costs no round trips), plus one that
 // takes the key of each unique job stored, and returns their IDs in order,
-// 0 for a unique job skipped as a duplicate.
-func (e *executor) insertKeyed(ctx context.Context, tx *sql.Tx, jobs []driver.InsertParams, now any) ([]int64, error) {
+// 0 for a unique job skipped as a duplicate. A job with a rate stores it
+// for its key first (KeyRateSet); JobInsertKeyed stores the jobs of keys
+// with a rate as blocked, and KeyPromote then starts those the keys'
+// tokens and room allow. It returns the keys to promote, which the caller
+// promotes once the jobs are in their final state.
+func (e *executor) insertKeyed(ctx context.Context, tx *sql.Tx, jobs []driver.InsertParams, now any) (ids []int64, queues, keys []string, err error) {
 	st, err := e.prep(ctx, tx, e.writer, "JobInsertKeyed")
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	defer e.done(st)
-	ids := make([]int64, len(jobs))
+	ids = make([]int64, len(jobs))
 	args := make([]any, 0, insertColumns+3)
+	seen := map[[2]string]bool{}
 	for i := range jobs {
 		j := &jobs[i]
 		var key, unique any
 		if j.Key != "" {
 			key = j.Key
+			if qk := [2]string{j.Queue, j.Key}; !seen[qk] {
+				seen[qk] = true
+				queues, keys = append(queues, j.Queue), append(keys, j.Key)
+			}
+		}
+		if j.KeyRate > 0 {
+			if _, err := e.exec(ctx, tx, "KeyRateSet", j.Queue, j.Key, j.KeyRate, j.KeyRatePeriod.Milliseconds(), now); err != nil {
+				return nil, nil, nil, err
+			}
 		}
 		if j.UniqueKey != "" {
 			unique = j.UniqueKey
@@ -38,25 +53,25 @@ func (e *executor) insertKeyed(ctx context.Context, tx *sql.Tx, jobs []driver.In
 		args = append(appendInsertArgs(args[:0], j, now), key, int64(j.KeyLimit), unique)
 		res, err := st.ExecContext(ctx, args...)
 		if err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
 		if n, err := res.RowsAffected(); err != nil || n == 0 {
 			if err != nil {
-				return nil, err
+				return nil, nil, nil, err
 			}
 			continue // another job holds its unique key
 		}
 		if ids[i], err = res.LastInsertId(); err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
 		highestID(e.hubKey, ids[i])
 		if j.UniqueKey != "" {
 			if _, err := e.exec(ctx, tx, "UniqueClaim", ids[i], j.UniqueKey, int64(j.UniqueFinal)); err != nil {
-				return nil, err
+				return nil, nil, nil, err
 			}
 		}
 	}
-	return ids, nil
+	return ids, queues, keys, nil
 }
 
 // releaseUnique frees, in tx, the unique keys of the jobs in ids that
@@ -90,25 +105,35 @@ func (e *executor) retakeUnique(ctx context.Context, tx *sql.Tx, id int64) error
 	return err
 }
 
-// promote runs KeyPromote for each (queue, key) pair in tx and returns how
-// many jobs it promoted and the queues that got them, to wake once tx
-// commits.
-func (e *executor) promote(ctx context.Context, tx *sql.Tx, queues, keys []string) (int, []string, error) {
+// promote runs KeyPromote for each (queue, key) pair in tx, and
+// KeyRateSpend for the keys it promoted jobs of, and returns how many jobs
+// it promoted and the queues that got them, to wake once tx commits.
+// retried are the keyed jobs that tx retried after a failed attempt
+// (driver.KeyedRetries), whose next starts count against their keys'
+// rates.
+func (e *executor) promote(ctx context.Context, tx *sql.Tx, queues, keys []string, retried []int64) (int, []string, error) {
 	st, err := e.prep(ctx, tx, e.writer, "KeyPromote")
 	if err != nil {
 		return 0, nil, err
 	}
 	defer e.done(st)
+	now := micros(time.Now())
+	retriedArg := string(appendIDs(nil, retried))
 	total := 0
 	var wake []string
 	for i := range keys {
-		res, err := st.ExecContext(ctx, queues[i], keys[i])
+		res, err := st.ExecContext(ctx, queues[i], keys[i], now, retriedArg)
 		if err != nil {
 			return 0, nil, err
 		}
 		n, err := res.RowsAffected()
 		if err != nil {
 			return 0, nil, err
+		}
+		if n > 0 {
+			if _, err := e.exec(ctx, tx, "KeyRateSpend", queues[i], keys[i], now, n); err != nil {
+				return 0, nil, err
+			}
 		}
 		total += int(n)
 		if n > 0 && !slices.Contains(wake, queues[i]) {
@@ -136,9 +161,16 @@ func (e *executor) JobPromote(ctx context.Context, limit int) (int, error) {
 		if err != nil || len(keys) == 0 {
 			return err
 		}
-		promoted, wake, err = e.promote(ctx, tx, queues, keys)
+		promoted, wake, err = e.promote(ctx, tx, queues, keys, nil)
 		return err
 	})
+	if err == nil {
+		// Buckets of idle keys go with the sweep (KeyRatePrune).
+		err = e.writeTx(ctx, func(tx *sql.Tx) error {
+			_, err := e.exec(ctx, tx, "KeyRatePrune", micros(time.Now()), limit)
+			return err
+		})
+	}
 	if err != nil {
 		return 0, e.wrap("promote keyed jobs", err)
 	}

@@ -33,6 +33,9 @@ INSERT INTO {schema}jobs (queue, kind, args, metadata, tags, priority, max_attem
 SELECT ?1, ?2, CAST(?3 AS TEXT), CAST(?4 AS TEXT), ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,
     CASE WHEN ?13 IS NULL THEN 0 ELSE 8 END,
     CASE WHEN ?11 IS NULL THEN 'available'
+         -- order: a key with a rate (key_rates) starts its jobs through
+         -- KeyPromote, which the caller runs next and which spends tokens.
+         WHEN EXISTS (SELECT 1 FROM {schema}key_rates WHERE queue = ?1 AND ordering_key = ?11) THEN 'blocked'
          WHEN NOT EXISTS (SELECT 1 FROM {schema}jobs WHERE queue = ?1 AND ordering_key = ?11 AND state IN ('blocked', 'pending'))
           AND (SELECT count(*) FROM {schema}jobs WHERE queue = ?1 AND ordering_key = ?11 AND state IN ('available', 'running')) < ?12
          THEN 'available'
@@ -73,22 +76,80 @@ UPDATE {schema}unique_keys SET held = 1 WHERE job_id = ?1 AND NOT held;
 DELETE FROM {schema}unique_keys WHERE job_id IN (SELECT value FROM json_each(?1));
 
 -- name: KeyPromote
--- ?1 queue, ?2 ordering key. Makes the oldest blocked jobs of the key
--- available while it has room: its active jobs stay within the key_limit of
--- its next blocked job. A keyed job pending on other jobs (a workflow step)
--- holds its place: promotion stops at it, and the settle that releases it
--- makes it blocked, then promotes its key.
-UPDATE {schema}jobs SET state = 'available'
-WHERE id IN (
-    SELECT id FROM {schema}jobs
-    WHERE queue = ?1 AND ordering_key = ?2 AND state = 'blocked'
-      AND id < coalesce((SELECT min(id) FROM {schema}jobs
-                         WHERE queue = ?1 AND ordering_key = ?2 AND state = 'pending'), 9223372036854775807)
-    ORDER BY id
-    LIMIT max(0, coalesce((SELECT key_limit FROM {schema}jobs
-                           WHERE queue = ?1 AND ordering_key = ?2 AND state = 'blocked' ORDER BY id LIMIT 1), 0)
-                 - (SELECT count(*) FROM {schema}jobs
-                    WHERE queue = ?1 AND ordering_key = ?2 AND state IN ('available', 'running')))
+-- ?1 queue, ?2 ordering key, ?3 now, ?4 JSON array of the keyed jobs the
+-- transaction retried after a failed attempt ('[]' for none). Makes the
+-- oldest blocked jobs of the key available while it has room: its active
+-- jobs stay within the key_limit of its next blocked job. A keyed job
+-- pending on other jobs (a workflow step) holds its place: promotion stops
+-- at it, and the settle that releases it makes it blocked, then promotes
+-- its key.
+--
+-- A key with a rate (key_rates) spends one token per job promoted and per
+-- job of ?4 in the key (available again, with its backoff as run_at): the
+-- n-th job keeps its run_at if the bucket, refilled to now, holds a whole
+-- n-th token, and otherwise runs when that token will exist (a scheduled
+-- job). KeyRateSpend then takes the tokens from the bucket, going negative
+-- by those reserved; see the PostgreSQL statement. Retried jobs of a key
+-- without a rate are left out.
+UPDATE {schema}jobs AS j
+SET state = 'available',
+    run_at = CASE WHEN s.tokens IS NULL OR s.n <= s.tokens THEN j.run_at
+        ELSE max(j.run_at, ?3 + CAST((s.n - s.tokens) * s.period_ms * 1000.0 / s.rate AS INTEGER)) END
+FROM (
+    SELECT p.id, row_number() OVER (ORDER BY p.id) AS n, b.rate, b.period_ms, b.tokens
+    FROM (
+        SELECT id FROM (
+            SELECT id FROM {schema}jobs
+            WHERE queue = ?1 AND ordering_key = ?2 AND state = 'blocked'
+              AND id < coalesce((SELECT min(id) FROM {schema}jobs
+                                 WHERE queue = ?1 AND ordering_key = ?2 AND state = 'pending'), 9223372036854775807)
+            ORDER BY id
+            LIMIT max(0, coalesce((SELECT key_limit FROM {schema}jobs
+                                   WHERE queue = ?1 AND ordering_key = ?2 AND state = 'blocked' ORDER BY id LIMIT 1), 0)
+                         - (SELECT count(*) FROM {schema}jobs
+                            WHERE queue = ?1 AND ordering_key = ?2 AND state IN ('available', 'running')))
+        )
+        UNION ALL
+        SELECT id FROM {schema}jobs
+        WHERE id IN (SELECT value FROM json_each(?4)) AND queue = ?1 AND ordering_key = ?2 AND state = 'available'
+          AND EXISTS (SELECT 1 FROM {schema}key_rates WHERE queue = ?1 AND ordering_key = ?2)
+    ) AS p
+    LEFT JOIN (
+        SELECT rate, period_ms, min(rate, tokens + rate * (?3 - refilled_at) / (period_ms * 1000.0)) AS tokens
+        FROM {schema}key_rates WHERE queue = ?1 AND ordering_key = ?2
+    ) AS b ON true
+) AS s
+WHERE j.id = s.id;
+
+-- name: KeyRateSpend
+-- ?1 queue, ?2 ordering key, ?3 now, ?4 jobs KeyPromote just promoted or
+-- retried:
+-- refills the key's bucket to now, as KeyPromote read it, and spends their
+-- tokens. No row: the key has no rate.
+UPDATE {schema}key_rates
+SET tokens = min(rate, tokens + rate * (?3 - refilled_at) / (period_ms * 1000.0)) - ?4, refilled_at = ?3
+WHERE queue = ?1 AND ordering_key = ?2;
+
+-- name: KeyRateSet
+-- ?1 queue, ?2 ordering key, ?3 rate, ?4 period in ms, ?5 now. Stores the
+-- rate of a key inserted with KeyRate, before its job: a new bucket starts
+-- full; a changed rate keeps the tokens left, up to the new rate.
+INSERT INTO {schema}key_rates AS r (queue, ordering_key, rate, period_ms, tokens, refilled_at)
+VALUES (?1, ?2, ?3, ?4, ?3, ?5)
+ON CONFLICT (queue, ordering_key) DO UPDATE
+SET rate = excluded.rate, period_ms = excluded.period_ms, tokens = min(r.tokens, excluded.rate);
+
+-- name: KeyRatePrune
+-- ?1 now, ?2 limit. Deletes the buckets of keys with no unfinished job whose
+-- bucket is full again, which an insert with KeyRate would create anew, so
+-- that the table follows the keys in use. The write lock keeps inserts out
+-- meanwhile.
+DELETE FROM {schema}key_rates
+WHERE (queue, ordering_key) IN (
+    SELECT r.queue, r.ordering_key FROM {schema}key_rates r
+    WHERE r.tokens + r.rate * (?1 - r.refilled_at) / (r.period_ms * 1000.0) >= r.rate
+      AND NOT EXISTS (SELECT 1 FROM {schema}jobs j WHERE j.queue = r.queue AND j.ordering_key = r.ordering_key)
+    LIMIT ?2
 );
 
 -- name: QueueLimitTake
@@ -197,13 +258,14 @@ RETURNING id, kind, priority, attempt, max_attempts, timeout_ms, created_at, run
 -- tenth of the cost of a finish (see JobFinish in executor.go for how the
 -- accepted IDs are known without it).
 INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at,
-    run_at, attempted_at, finalized_at, tags, metadata, errors, args, batch_id, flow, result)
+    run_at, attempted_at, finalized_at, tags, metadata, errors, args, batch_id, flow, result,
+    ordering_key, key_limit) -- order: kept for JobRetry (NULL and 0 for plain jobs)
 SELECT j.id,
     CASE r.outcome WHEN 1 THEN 'completed' WHEN 6 THEN 'completed' WHEN 3 THEN 'discarded' ELSE 'cancelled' END,
     j.queue, j.kind, j.priority, j.attempt, j.max_attempts, j.timeout_ms, j.created_at, j.run_at, j.attempted_at, ?2,
     j.tags, j.metadata,
     CASE WHEN r.error IS NULL THEN j.errors ELSE json_insert(coalesce(j.errors, '[]'), '$[#]', json(r.error)) END,
-    j.args, j.batch_id, j.flow, CASE WHEN r.outcome = 1 THEN r.result END
+    j.args, j.batch_id, j.flow, CASE WHEN r.outcome = 1 THEN r.result END, j.ordering_key, j.key_limit
 FROM (
     WITH p AS MATERIALIZED (
         SELECT CAST(key AS INTEGER) AS id,
@@ -315,15 +377,16 @@ WHERE id IN (
     ORDER BY lease_expires_at
     LIMIT ?2
 )
-RETURNING id, attempt >= max_attempts OR cancel_requested AS finish, flow & 3 <> 0 AS settle, flow & 8 <> 0 AS uniq;
+RETURNING id, attempt >= max_attempts OR cancel_requested AS finish, flow & 3 <> 0 AS settle, flow & 8 <> 0 AS uniq,
+    queue, ordering_key; -- order: keyed jobs that wait again count against their keys' rates
 
 -- name: JobRescueMove
 -- ?1 JSON array of the IDs JobRescueMark reported to finish, ?2 now.
 INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at,
-    run_at, attempted_at, finalized_at, tags, metadata, errors, args, batch_id, flow)
+    run_at, attempted_at, finalized_at, tags, metadata, errors, args, batch_id, flow, ordering_key, key_limit)
 SELECT id, CASE WHEN cancel_requested THEN 'cancelled' ELSE 'discarded' END,
     queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, ?2,
-    tags, metadata, errors, args, batch_id, flow
+    tags, metadata, errors, args, batch_id, flow, ordering_key, key_limit
 FROM {schema}jobs
 WHERE id IN (SELECT value FROM json_each(?1));
 
@@ -353,7 +416,7 @@ SELECT id, CASE WHEN state = 'available' AND run_at > ?2 THEN CASE WHEN attempt 
 FROM {schema}jobs WHERE id = ?1
 UNION ALL
 SELECT id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, finalized_at,
-    NULL, NULL, 0, tags, metadata, errors, args, batch_id, NULL
+    NULL, NULL, 0, tags, metadata, errors, args, batch_id, ordering_key
 FROM {schema}finished_jobs WHERE id = ?1
 LIMIT 1;
 
@@ -376,7 +439,7 @@ SELECT * FROM (
     UNION ALL
     SELECT * FROM (
         SELECT id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, finalized_at,
-            NULL, NULL, 0, tags, metadata, errors, args, batch_id, NULL
+            NULL, NULL, 0, tags, metadata, errors, args, batch_id, ordering_key
         FROM {schema}finished_jobs
         WHERE id > ?3 AND (?1 = '' OR queue = ?1) AND (?2 = '' OR kind = ?2)
           AND (?4 = '[]' OR state IN (SELECT value FROM json_each(?4)))
@@ -393,9 +456,9 @@ LIMIT ?6;
 -- it must be settled (workflows, batches); a keyed job's key is freed for
 -- the promoter's sweep.
 INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at,
-    run_at, attempted_at, finalized_at, tags, metadata, errors, args, batch_id, flow)
+    run_at, attempted_at, finalized_at, tags, metadata, errors, args, batch_id, flow, ordering_key, key_limit)
 SELECT id, 'cancelled', queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, ?2,
-    tags, metadata, errors, args, batch_id, flow
+    tags, metadata, errors, args, batch_id, flow, ordering_key, key_limit
 FROM {schema}jobs WHERE id = ?1 AND state IN ('available', 'pending', 'blocked')
 RETURNING flow & 3 <> 0;
 
@@ -412,9 +475,9 @@ UPDATE {schema}jobs SET cancel_requested = 1 WHERE id = ?1 AND state = 'running'
 -- leaves the hot table with JobCancelDelete. The unique bit (8) goes with
 -- it, so that the pruner and a retry find the job's unique key.
 INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at,
-    run_at, attempted_at, finalized_at, tags, metadata, errors, args, flow)
+    run_at, attempted_at, finalized_at, tags, metadata, errors, args, flow, ordering_key, key_limit)
 SELECT id, 'discarded', queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, ?2,
-    tags, metadata, errors, args, flow & 8
+    tags, metadata, errors, args, flow & 8, ordering_key, key_limit
 FROM {schema}jobs WHERE id = ?1 AND state = 'available';
 
 -- name: JobRetryReschedule
@@ -423,15 +486,26 @@ UPDATE {schema}jobs SET run_at = ?2 WHERE id = ?1 AND state = 'available' RETURN
 
 -- name: JobRetryRevive
 -- A finished job returns to the hot table under its own ID, with one more
--- attempt allowed if it had used them all. A unique job keeps its unique
--- bit (8); UniqueHolder and UniqueRetake then take its key again if it gave
--- it up.
+-- attempt allowed if it had used them all. A keyed job returns to its key
+-- as blocked and the caller promotes the key in the same transaction, so
+-- it waits behind the key's active jobs when the key is full; its old ID
+-- puts it first among the key's blocked jobs. Batch members and jobs with
+-- dependants stay finished (JobRetryRefused says why). A unique job keeps
+-- its unique bit (8); UniqueHolder and UniqueRetake then take its key again
+-- if it gave it up.
 INSERT INTO {schema}jobs (id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at,
-    attempted_at, tags, metadata, errors, args, flow)
-SELECT id, 'available', queue, kind, priority, attempt, max(max_attempts, attempt + 1), timeout_ms, created_at, ?2,
-    attempted_at, tags, metadata, errors, args, flow & 8
-FROM {schema}finished_jobs WHERE id = ?1
-RETURNING queue;
+    attempted_at, tags, metadata, errors, args, batch_id, flow, ordering_key, key_limit)
+SELECT id, CASE WHEN ordering_key IS NULL THEN 'available' ELSE 'blocked' END,
+    queue, kind, priority, attempt, max(max_attempts, attempt + 1), timeout_ms, created_at, ?2,
+    attempted_at, tags, metadata, errors, args, batch_id, flow, ordering_key, key_limit
+FROM {schema}finished_jobs WHERE id = ?1 AND flow & 3 = 0
+RETURNING queue, ordering_key;
+
+-- name: JobRetryRefused
+-- The flow of a finished job that JobRetryRevive leaves finished: a batch
+-- member or a job with dependants, whose end was already counted or
+-- settled.
+SELECT flow FROM {schema}finished_jobs WHERE id = ?1 AND flow & 3 <> 0;
 
 -- name: JobRetryDelete
 DELETE FROM {schema}finished_jobs WHERE id = ?1;
@@ -574,11 +648,11 @@ GROUP BY d.id;
 -- ?1 JSON object mapping each doomed job's ID to its error message, ?2 now,
 -- ?3 now as RFC 3339 text for the recorded error.
 INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at,
-    run_at, attempted_at, finalized_at, tags, metadata, errors, args, batch_id, flow)
+    run_at, attempted_at, finalized_at, tags, metadata, errors, args, batch_id, flow, ordering_key, key_limit)
 SELECT j.id, 'cancelled', j.queue, j.kind, j.priority, j.attempt, j.max_attempts, j.timeout_ms, j.created_at, j.run_at,
     j.attempted_at, ?2, j.tags, j.metadata,
     json_insert(coalesce(j.errors, '[]'), '$[#]', json_object('attempt', j.attempt, 'at', ?3, 'error', r.value)),
-    j.args, j.batch_id, j.flow
+    j.args, j.batch_id, j.flow, j.ordering_key, j.key_limit
 FROM json_each(?1) AS r
 CROSS JOIN {schema}jobs AS j
 WHERE j.id = CAST(r.key AS INTEGER) AND j.state = 'pending';
@@ -639,8 +713,7 @@ RETURNING queue, state, ordering_key;
 -- jobs behind a pending one in the same call may have started available:
 -- they all wait as blocked, and KeyPromote then starts them in order.
 UPDATE {schema}jobs SET state = 'blocked'
-WHERE id IN (SELECT value FROM json_each(?1)) AND ordering_key IS NOT NULL AND state = 'available'
-RETURNING queue, ordering_key;
+WHERE id IN (SELECT value FROM json_each(?1)) AND ordering_key IS NOT NULL AND state = 'available';
 
 -- name: BatchGet
 -- The counts of running and retrying members match jobs_batch_idx's
@@ -677,3 +750,18 @@ SELECT j.id, j.state, j.kind, NULL
 FROM {schema}job_deps e JOIN {schema}jobs j ON j.id = e.parent_id
 WHERE e.child_id = ?1
 ORDER BY 1;
+
+-- Periodic jobs (periodic.go).
+
+-- name: PeriodicTicks
+-- ?1 JSON array of periodic job names.
+SELECT name, tick FROM {schema}periodic_ticks WHERE name IN (SELECT value FROM json_each(?1));
+
+-- name: PeriodicTicksRecord
+-- ?1 JSON object mapping names to ticks. Keeps the later tick: a leader
+-- that lost its leadership while inserting cannot move a periodic job's
+-- last tick back. WHERE true lets the parser read ON CONFLICT as the upsert
+-- clause after a SELECT.
+INSERT INTO {schema}periodic_ticks (name, tick)
+SELECT key, value FROM json_each(?1) WHERE true
+ON CONFLICT (name) DO UPDATE SET tick = max(tick, excluded.tick);

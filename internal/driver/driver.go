@@ -107,7 +107,8 @@ type Executor interface {
 
 	// JobRescue returns running jobs whose lease expired before Now to
 	// available (or to discarded when out of attempts), recording a lease
-	// error on them, and reports how many it moved.
+	// error on them, and reports how many it moved. A keyed job returned to
+	// available spends a token of its key's rate, like a retry.
 	JobRescue(ctx context.Context, p RescueParams) (int, error)
 
 	// JobPrune deletes finished jobs that are past retention, at most
@@ -135,10 +136,12 @@ type Executor interface {
 
 	// JobRetry makes a job claimable now: a finished job returns to the
 	// hot table, a waiting one has its run_at moved to now. A running job
-	// is left alone. It returns the job as it stands after the call. A
-	// finished unique job that gave up its key takes it again, in the same
-	// transaction; when another job holds it now, nothing changes and the
-	// error wraps ErrUniqueConflict.
+	// is left alone. A finished keyed job returns to its key (blocked, then
+	// promoted as far as the key has room); a finished batch member or job
+	// with dependants is refused with ErrNotRetryable. A finished unique
+	// job that gave up its key takes it again, in the same transaction;
+	// when another job holds it now, nothing changes and the error wraps
+	// ErrUniqueConflict. It returns the job as it stands after the call.
 	JobRetry(ctx context.Context, id int64, now time.Time) (*JobRow, error)
 
 	// JobCountByState counts jobs per state, for inspection and benches.
@@ -172,6 +175,16 @@ type Executor interface {
 	// a job out of attempts, cancel, retry of a finished job). See keyed.go
 	// in the root package.
 	JobPromote(ctx context.Context, limit int) (int, error)
+
+	// PeriodicTicks returns the last tick recorded for each of names that
+	// has one (PeriodicTicksRecord), for a new leader to catch up ticks
+	// missed while no leader ran.
+	PeriodicTicks(ctx context.Context, names []string) (map[string]time.Time, error)
+
+	// PeriodicTicksRecord records ticks[i] as the last tick inserted for
+	// the periodic job names[i], unless a later one is stored. Names are
+	// distinct.
+	PeriodicTicksRecord(ctx context.Context, names []string, ticks []time.Time) error
 
 	// LeaderElect takes or keeps the named leadership for ID until TTL
 	// from now and reports whether ID holds it.
@@ -254,6 +267,12 @@ type InsertParams struct {
 	// as blocked to start in insert order. KeyLimit is at least 1 then.
 	Key      string
 	KeyLimit int
+	// KeyRate, when set (with a key), makes the key's jobs start at most
+	// KeyRate times per KeyRatePeriod: the insert stores the rate for the
+	// key, and every job of a key with a rate is made available by
+	// KeyPromote, which spends the key's tokens.
+	KeyRate       int
+	KeyRatePeriod time.Duration
 	// UniqueKey, when set, may be held by one job only: an insert of a
 	// second is skipped (its ID is reported as 0). Every unfinished job
 	// holds its key; UniqueFinal says in which final states it keeps it.
@@ -479,7 +498,7 @@ type JobRow struct {
 	BatchID int64
 	// Flow holds the FlowFlag bits of the job (flow.go).
 	Flow int
-	// Key is the job's key (InsertParams.Key); set by JobClaim, and by
-	// JobGet and JobList for jobs not yet finished.
+	// Key is the job's key (InsertParams.Key); set by JobClaim, JobGet and
+	// JobList.
 	Key string
 }

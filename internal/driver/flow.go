@@ -12,6 +12,22 @@ import (
 // that case.
 var ErrDependencyFailed = errors.New("dependency did not complete")
 
+// ErrNotRetryable is returned by JobRetry for a finished job that must not
+// run again: a batch member or a job with dependants. Its end was counted
+// on its batch (which may have released its callback) or settled its
+// dependants, and a second end would count or settle again.
+var ErrNotRetryable = errors.New("job cannot be retried")
+
+// RetryRefused is the error JobRetry returns for job id, refused because of
+// its flow bits: it names which of the two reasons applies.
+func RetryRefused(id int64, flow int) error {
+	why := "it has dependants, which were released or cancelled when it ended"
+	if flow&FlowBatchMember != 0 {
+		why = "it is a batch member, and its batch already counted its end"
+	}
+	return fmt.Errorf("%w: job %d: %s; insert a new job instead", ErrNotRetryable, id, why)
+}
+
 // Flow bits of a job (the flow column). Only jobs with FlowSettle bits make
 // finishing do more than move the row: plain jobs pay nothing for
 // workflows and batches.

@@ -49,6 +49,19 @@ func (p *Positions) Merge(plainIDs, specialIDs []int64) []int64 {
 	return ids
 }
 
+// KeyedRetries returns the IDs of the keyed results that retry their job
+// after a failed attempt: for a key with a rate (InsertParams.KeyRate),
+// the promotion that follows the finish counts their next start.
+func KeyedRetries(results []Result) []int64 {
+	var ids []int64
+	for i := range results {
+		if r := &results[i]; r.Key != "" && r.Outcome == OutcomeRetry {
+			ids = append(ids, r.ID)
+		}
+	}
+	return ids
+}
+
 // ResultKeys returns the distinct (queue, key) pairs of the keyed results,
 // as two parallel slices; none for a batch of plain results.
 func ResultKeys(results []Result) (queues, keys []string) {

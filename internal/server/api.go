@@ -74,7 +74,10 @@ type enqueueJob struct {
 	DependsOn   []int64         `json:"depends_on"`
 	Key         string          `json:"key"`
 	KeyLimit    int             `json:"key_limit"`
-	UniqueKey   string          `json:"unique_key"`
+	// order: per-key rate limit (InsertOpts.KeyRate, KeyRatePeriod).
+	KeyRate         int    `json:"key_rate"`
+	KeyRatePeriodMS int64  `json:"key_rate_period_ms"`
+	UniqueKey       string `json:"unique_key"`
 	// UniqueStates are the job states that hold UniqueKey
 	// (InsertOpts.UniqueStates); absent: the unfinished ones.
 	UniqueStates []drover.JobState `json:"unique_states"`
@@ -110,7 +113,8 @@ func (j enqueueJob) params() (drover.InsertManyParams, error) {
 	}
 	opts := &drover.InsertOpts{Queue: j.Queue, Priority: j.Priority, MaxAttempts: j.MaxAttempts,
 		Tags: j.Tags, Metadata: j.Metadata, Timeout: time.Duration(j.TimeoutMS) * time.Millisecond,
-		DependsOn: j.DependsOn, Key: j.Key, KeyLimit: j.KeyLimit, UniqueKey: j.UniqueKey, UniqueStates: j.UniqueStates}
+		DependsOn: j.DependsOn, Key: j.Key, KeyLimit: j.KeyLimit, UniqueKey: j.UniqueKey, UniqueStates: j.UniqueStates,
+		KeyRate: j.KeyRate, KeyRatePeriod: time.Duration(j.KeyRatePeriodMS) * time.Millisecond}
 	if j.RunAt != nil {
 		opts.RunAt = *j.RunAt
 	}

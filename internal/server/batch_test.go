@@ -199,6 +199,23 @@ func TestEnqueueFlowOptions(t *testing.T) {
 		if after := b.counts(t); fmt.Sprint(after) != fmt.Sprint(before) {
 			t.Fatalf("a refused enqueue changed the store: %v -> %v", before, after)
 		}
+
+		// key_rate: one start a minute, so the key's second job waits
+		// for its token as a scheduled job.
+		rated := b.enqueue(t,
+			map[string]any{"kind": "r", "args": 1, "key": "rated", "key_limit": 2, "key_rate": 1, "key_rate_period_ms": 60000},
+			map[string]any{"kind": "r", "args": 2, "key": "rated", "key_limit": 2, "key_rate": 1, "key_rate_period_ms": 60000},
+		)
+		for i, want := range []drover.JobState{drover.JobStateAvailable, drover.JobStateScheduled} {
+			if got := b.stored(t, rated[i]).State; got != want {
+				t.Errorf("rated job %d is %s, want %s", i, got, want)
+			}
+		}
+		r = b.call(t, server.ScopeEnqueue, "POST", "/v1/jobs", map[string]any{"jobs": []any{
+			map[string]any{"kind": "r", "args": 1, "key": "rated", "key_rate": 1}}}, true)
+		if r.status != http.StatusBadRequest || !strings.Contains(string(r.body), "key rate period") {
+			t.Fatalf("key_rate without a period = %d %s, want 400 naming the period", r.status, r.body)
+		}
 	})
 }
 

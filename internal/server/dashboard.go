@@ -453,7 +453,10 @@ func (s *Server) bulk(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		for _, j := range jobs {
-			if _, err := call(r.Context(), j.ID); err != nil && !errors.Is(err, drover.ErrNotFound) {
+			// A job that went away, or a batch member that cannot be
+			// retried, does not stop the others.
+			if _, err := call(r.Context(), j.ID); err != nil && !errors.Is(err, drover.ErrNotFound) &&
+				!errors.Is(err, drover.ErrNotRetryable) {
 				return fmt.Errorf("after %d jobs: %w", n, err)
 			}
 			n++

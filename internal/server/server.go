@@ -351,7 +351,7 @@ func (s *Server) classify(r *http.Request, err error) (int, string) {
 		return http.StatusBadRequest, strings.Replace(err.Error(), drover.ErrInvalid.Error()+": ", "", 1)
 	case errors.Is(err, drover.ErrNotFound):
 		return http.StatusNotFound, err.Error()
-	case errors.Is(err, drover.ErrUniqueConflict):
+	case errors.Is(err, drover.ErrUniqueConflict), errors.Is(err, drover.ErrNotRetryable):
 		return http.StatusConflict, err.Error()
 	case errors.Is(err, drover.ErrSchemaMissing):
 		return http.StatusServiceUnavailable, err.Error()
