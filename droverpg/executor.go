@@ -211,7 +211,7 @@ func (e *executor) JobFinish(ctx context.Context, results []driver.Result) ([]in
 func (e *executor) finishFlow(ctx context.Context, results []driver.Result) ([]int64, error) {
 	var accepted []int64
 	queues, keys := driver.ResultKeys(results)
-	err := pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
+	err := e.inTx(ctx, func(tx pgx.Tx, wake wakeSet) error {
 		rows, err := tx.Query(ctx, e.q["JobFinish"], append([]any{replan}, e.finishArgs(results, true)...)...)
 		if err != nil {
 			return err
@@ -220,7 +220,7 @@ func (e *executor) finishFlow(ctx context.Context, results []driver.Result) ([]i
 		if accepted, ended, unique, err = readFinished(rows, len(results)); err != nil {
 			return err
 		}
-		if err := e.settle(ctx, tx, ended, queues, keys, driver.KeyedRetries(results)); err != nil {
+		if err := e.settle(ctx, tx, ended, queues, keys, driver.KeyedRetries(results), wake); err != nil {
 			return err
 		}
 		return e.releaseUnique(ctx, tx, unique)
@@ -323,7 +323,7 @@ func (e *executor) JobHeartbeat(ctx context.Context, p driver.HeartbeatParams) (
 // anyone sees them ended.
 func (e *executor) JobRescue(ctx context.Context, p driver.RescueParams) (int, error) {
 	var n int
-	err := pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
+	err := e.inTx(ctx, func(tx pgx.Tx, wake wakeSet) error {
 		var settle, unique, keyed []int64
 		var queues, keys []string
 		if err := tx.QueryRow(ctx, e.q["JobRescue"], p.Now, p.Limit).Scan(&n, &settle, &unique, &keyed, &queues, &keys); err != nil {
@@ -331,7 +331,7 @@ func (e *executor) JobRescue(ctx context.Context, p driver.RescueParams) (int, e
 		}
 		// order: rescued keyed jobs start again, which their keys' rates
 		// count like a retry.
-		if err := e.settle(ctx, tx, settle, queues, keys, keyed); err != nil {
+		if err := e.settle(ctx, tx, settle, queues, keys, keyed, wake); err != nil {
 			return err
 		}
 		return e.releaseUnique(ctx, tx, unique)
@@ -431,14 +431,14 @@ func (e *executor) JobList(ctx context.Context, p driver.ListParams) ([]*driver.
 // or a batch is settled with it, and a unique one gives up its key unless
 // it keeps it when cancelled.
 func (e *executor) JobCancel(ctx context.Context, id int64, now time.Time) (*driver.JobRow, error) {
-	err := pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
+	err := e.inTx(ctx, func(tx pgx.Tx, wake wakeSet) error {
 		var n int
 		var settle bool
 		if err := tx.QueryRow(ctx, e.q["JobCancel"], id, now).Scan(&n, &settle); err != nil {
 			return err
 		}
 		if settle {
-			if err := e.settle(ctx, tx, []int64{id}, nil, nil, nil); err != nil {
+			if err := e.settle(ctx, tx, []int64{id}, nil, nil, nil, wake); err != nil {
 				return err
 			}
 		}
@@ -483,7 +483,7 @@ func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*driv
 		case refusedFlow != 0:
 			return driver.RetryRefused(id, refusedFlow)
 		case key != nil:
-			if err := e.promote(ctx, tx, []string{queue}, []string{*key}, nil); err != nil {
+			if err := e.promote(ctx, tx, []string{queue}, []string{*key}, nil, wake); err != nil {
 				return err
 			}
 		default:

@@ -36,21 +36,20 @@ func notAccepted(results []driver.Result, accepted []int64) []driver.Result {
 // promotes their keys, with the keys of the caller's keyed results
 // (queues, keys) and the jobs they retried (see finishKeyed), in the same
 // transaction.
-func (e *executor) settle(ctx context.Context, tx pgx.Tx, ended []int64, queues, keys []string, retried []int64) error {
+func (e *executor) settle(ctx context.Context, tx pgx.Tx, ended []int64, queues, keys []string, retried []int64, wake wakeSet) error {
 	if len(ended) > 0 {
 		b := &pgx.Batch{}
 		b.Queue(e.q["JobFlowNoJIT"])
 		b.Queue(e.q["JobFlowLock"], ended)
-		b.Queue(e.q["JobFlowSettle"], ended, e.channel)
+		b.Queue(e.q["JobFlowSettle"], ended)
 		br := tx.SendBatch(ctx, b)
 		_, err := br.Exec()
 		if err == nil {
 			_, err = br.Exec()
 		}
-		var notified int
-		var kq, kk []string
+		var woken, kq, kk []string
 		if err == nil {
-			err = br.QueryRow().Scan(&notified, &kq, &kk)
+			err = br.QueryRow().Scan(&woken, &kq, &kk)
 		}
 		if cerr := br.Close(); err == nil {
 			err = cerr
@@ -58,12 +57,13 @@ func (e *executor) settle(ctx context.Context, tx pgx.Tx, ended []int64, queues,
 		if err != nil {
 			return fmt.Errorf("settle: %w", err)
 		}
+		wake.add(woken)
 		queues, keys = append(queues, kq...), append(keys, kk...)
 	}
 	if len(keys) == 0 {
 		return nil
 	}
-	return e.promote(ctx, tx, queues, keys, retried)
+	return e.promote(ctx, tx, queues, keys, retried, wake)
 }
 
 func (e *executor) JobInsertFlow(ctx context.Context, p driver.FlowInsertParams) (driver.FlowInsertResult, error) {
@@ -179,7 +179,7 @@ func (e *executor) insertFlow(ctx context.Context, tx pgx.Tx, p driver.FlowInser
 	if len(keys) > 0 {
 		// order: jobs of keys with a rate were stored blocked; this
 		// starts those their keys' tokens and room allow.
-		return res, e.promote(ctx, tx, keyQueues, keys, nil)
+		return res, e.promote(ctx, tx, keyQueues, keys, nil, wake)
 	}
 	return res, nil
 }

@@ -56,7 +56,8 @@ func (e *executor) queueKeyedInsert(b *pgx.Batch, jobs []driver.InsertParams, no
 	table := pgx.Identifier{e.schema, "jobs"}.Sanitize()
 	b.Queue(e.q["JobInsertKeyed"], columnsOf(jobs).params(keys, limits, uniques, table, finals)...)
 	if len(lockKeys) > 0 {
-		b.Queue(e.q["KeyPromote"], lockQueues, lockKeys, e.channel, []int64(nil))
+		// Its queues are woken already: notify holds every keyed job's.
+		b.Queue(e.q["KeyPromote"], lockQueues, lockKeys, []int64(nil))
 	}
 }
 
@@ -139,7 +140,7 @@ func (e *executor) finishKeyed(ctx context.Context, queues, keys []string, retri
 	b := &pgx.Batch{}
 	b.Queue(e.q["JobFinish"], finishArgs...)
 	b.Queue(e.q["KeyLock"], queues, keys)
-	b.Queue(e.q["KeyPromote"], queues, keys, e.channel, retried)
+	b.Queue(e.q["KeyPromote"], queues, keys, retried)
 	br := e.db.SendBatch(ctx, b)
 	defer br.Close()
 	rows, err := br.Query()
@@ -153,23 +154,41 @@ func (e *executor) finishKeyed(ctx context.Context, queues, keys []string, retri
 	if _, err := br.Exec(); err != nil {
 		return nil, e.wrap("promote keyed jobs", err)
 	}
-	if _, err := br.Exec(); err != nil {
+	var promoted int
+	var woken []string
+	if err := br.QueryRow().Scan(&promoted, &woken); err != nil {
 		return nil, e.wrap("promote keyed jobs", err)
 	}
-	return accepted, e.wrap("finish jobs", br.Close())
+	if err := br.Close(); err != nil {
+		return nil, e.wrap("finish jobs", err)
+	}
+	return accepted, e.wrap("notify", e.announce(ctx, woken))
 }
 
 // promote makes blocked jobs of the given keys available where the keys
 // have room, in tx: KeyLock then KeyPromote, in one round trip, after the
 // statements that freed or filled the keys' places (see finishKeyed for
-// why the lock may come after them, and for retried).
-func (e *executor) promote(ctx context.Context, tx pgx.Tx, queues, keys []string, retried []int64) error {
+// why the lock may come after them, and for retried). It adds the queues
+// of the jobs it promoted to wake.
+func (e *executor) promote(ctx context.Context, tx pgx.Tx, queues, keys []string, retried []int64, wake wakeSet) error {
 	b := &pgx.Batch{}
 	b.Queue(e.q["KeyLock"], queues, keys)
-	b.Queue(e.q["KeyPromote"], queues, keys, e.channel, retried)
-	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+	b.Queue(e.q["KeyPromote"], queues, keys, retried)
+	br := tx.SendBatch(ctx, b)
+	defer br.Close()
+	_, err := br.Exec()
+	var promoted int
+	var woken []string
+	if err == nil {
+		err = br.QueryRow().Scan(&promoted, &woken)
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return fmt.Errorf("promote keyed jobs: %w", err)
 	}
+	wake.add(woken)
 	return nil
 }
 
@@ -191,17 +210,21 @@ func (e *executor) promoteBlocked(ctx context.Context, limit int) (int, error) {
 	}
 	b := &pgx.Batch{}
 	b.Queue(e.q["KeyLock"], queues, keys)
-	b.Queue(e.q["KeyPromote"], queues, keys, e.channel, []int64(nil))
+	b.Queue(e.q["KeyPromote"], queues, keys, []int64(nil))
 	br := e.db.SendBatch(ctx, b)
 	defer br.Close()
 	if _, err := br.Exec(); err != nil {
 		return 0, err
 	}
-	var promoted, woken int
+	var promoted int
+	var woken []string
 	if err := br.QueryRow().Scan(&promoted, &woken); err != nil {
 		return 0, err
 	}
-	return promoted, br.Close()
+	if err := br.Close(); err != nil {
+		return 0, err
+	}
+	return promoted, e.announce(ctx, woken)
 }
 
 // pruneKeyRates deletes the rate buckets of keys that have no unfinished

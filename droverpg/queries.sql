@@ -89,12 +89,12 @@ FROM (
 -- while the key has room: its active jobs stay within the key_limit of its
 -- next waiting job. A keyed job pending on other jobs (a workflow step)
 -- holds its place: promotion stops at it, and the settle that releases it
--- makes it blocked, then promotes its key. $3 is the notification channel:
--- promoted jobs wake their queues when the transaction commits. Runs under
--- KeyLock.
+-- makes it blocked, then promotes its key. It returns how many jobs it
+-- promoted and their queues, which the caller wakes once the transaction
+-- has committed (waker.go). Runs under KeyLock.
 --
 -- A key with a rate (key_rates, KeyRate) spends one token per job promoted
--- and per job of $4, the keyed jobs this transaction retried after a failed
+-- and per job of $3, the keyed jobs this transaction retried after a failed
 -- attempt (available again, with their backoff as run_at): bucket refills
 -- the key's tokens up to now, the n-th job here keeps its run_at if a whole
 -- n-th token exists, and otherwise runs at the time it will exist (a
@@ -132,7 +132,7 @@ next AS (
         ) b
         UNION ALL
         SELECT j.id, j.queue, j.ordering_key FROM {schema}jobs j
-        WHERE j.id = ANY($4::bigint[]) AND j.state = 'available'
+        WHERE j.id = ANY($3::bigint[]) AND j.state = 'available'
           AND EXISTS (SELECT 1 FROM {schema}key_rates r WHERE r.queue = j.queue AND r.ordering_key = j.ordering_key)
     ) c
 ),
@@ -163,7 +163,7 @@ spent AS (
     WHERE r.queue = s.queue AND r.ordering_key = s.ordering_key
 )
 SELECT (SELECT count(*) FROM promoted),
-    (SELECT count(pg_notify($3, queue)) FROM (SELECT DISTINCT queue FROM promoted) q);
+    (SELECT coalesce(array_agg(DISTINCT queue), '{}') FROM promoted);
 
 -- name: KeyRateSet
 -- Stores the rate of keys inserted with KeyRate, before JobInsertKeyed in
@@ -747,8 +747,10 @@ counted AS (
 SELECT (SELECT count(*) FROM children), (SELECT count(*) FROM counted);
 
 -- name: JobFlowSettle
--- $1 lists jobs that ended in this transaction (moved to finished_jobs), $2
--- is the notification channel. In one statement:
+-- $1 lists jobs that ended in this transaction (moved to finished_jobs).
+-- The first column it returns lists the queues of the jobs it made
+-- available, for the caller to wake once the transaction has committed
+-- (waker.go). In one statement:
 --  * doomed: dependants still pending that are cancelled because a parent
 --    ended without completing, and their own such dependants, recursively
 --    (jobs asking to be released in that case are not cancelled);
@@ -757,7 +759,7 @@ SELECT (SELECT count(*) FROM children), (SELECT count(*) FROM counted);
 --  * counted: batch members that ended (cancelled dependants included) are
 --    counted on their batch rows; the update that counts a batch's last
 --    member releases its callback, exactly once, since counters only grow;
---  * queues that got available jobs are notified;
+--  * the queues that got available jobs are returned, to wake;
 --  * keyed dependants released (and a keyed callback) wait as blocked
 --    instead: the caller promotes the keys returned, with those of keyed
 --    dependants cancelled here (settle in flow.go).
@@ -865,7 +867,7 @@ keyed AS (
         SELECT queue, ordering_key FROM cancelled WHERE ordering_key IS NOT NULL
     ) k
 )
-SELECT (SELECT count(pg_notify($2, queue))
+SELECT (SELECT coalesce(array_agg(queue), '{}')
         FROM (
             SELECT queue FROM released WHERE state = 'available'
             UNION

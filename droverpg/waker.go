@@ -97,12 +97,33 @@ func (w *waker) send() {
 // wakeSet collects the queues an operation makes jobs available in.
 type wakeSet map[string]bool
 
+func (s wakeSet) add(queues []string) {
+	for _, q := range queues {
+		s[q] = true
+	}
+}
+
 func (s wakeSet) list() []string {
 	qs := make([]string, 0, len(s))
 	for q := range s {
 		qs = append(qs, q)
 	}
 	return qs
+}
+
+// announce wakes queues once the implicit transaction of a batch that
+// made jobs available in them has committed. In a caller's transaction it
+// notifies inside that transaction instead, delivered when it commits.
+func (e *executor) announce(ctx context.Context, queues []string) error {
+	if len(queues) == 0 {
+		return nil
+	}
+	if e.waker != nil {
+		e.waker.wake(queues)
+		return nil
+	}
+	_, err := e.db.Exec(ctx, e.q["Notify"], e.channel, queues)
+	return err
 }
 
 // inTx runs fn in a transaction and announces the queues fn adds to its
