@@ -87,6 +87,15 @@ func (e *executor) exec(ctx context.Context, tx *sql.Tx, name string, args ...an
 }
 
 // query runs a statement that returns rows and hands each row to scan.
+// queryValue runs a write statement in tx (nil: on its own) that returns
+// at most one row of one column, and returns that value, the zero value
+// without a row.
+func queryValue[T any](ctx context.Context, e *executor, tx *sql.Tx, name string, args ...any) (T, error) {
+	var v T
+	err := e.query(ctx, tx, e.writer, name, func(rows *sql.Rows) error { return rows.Scan(&v) }, args...)
+	return v, err
+}
+
 func (e *executor) query(ctx context.Context, tx *sql.Tx, db *sql.DB, name string, scan func(*sql.Rows) error, args ...any) error {
 	st, err := e.prep(ctx, tx, db, name)
 	if err != nil {
@@ -878,10 +887,7 @@ func (e *executor) JobCancel(ctx context.Context, id int64, now time.Time) (*dri
 	var job *driver.JobRow
 	var woken []string
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
-		var settle bool
-		err := e.query(ctx, tx, e.writer, "JobCancelMove", func(rows *sql.Rows) error {
-			return rows.Scan(&settle)
-		}, id, micros(now))
+		settle, err := queryValue[bool](ctx, e, tx, "JobCancelMove", id, micros(now))
 		if err != nil {
 			return err
 		}
@@ -976,10 +982,7 @@ func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*driv
 					}
 				}
 			default:
-				refusedFlow := 0
-				err := e.query(ctx, tx, e.writer, "JobRetryRefused", func(rows *sql.Rows) error {
-					return rows.Scan(&refusedFlow)
-				}, id)
+				refusedFlow, err := queryValue[int](ctx, e, tx, "JobRetryRefused", id)
 				if err != nil {
 					return err
 				}
@@ -1080,10 +1083,7 @@ func (e *executor) LeaseOwners(ctx context.Context) ([]driver.LeaseOwner, error)
 
 func (e *executor) LeaderElect(ctx context.Context, p driver.LeaderParams) (bool, error) {
 	now := time.Now()
-	var holder string
-	err := e.query(ctx, nil, e.writer, "LeaderElect", func(rows *sql.Rows) error {
-		return rows.Scan(&holder)
-	}, p.Name, p.ID, micros(now.Add(p.TTL)), micros(now))
+	holder, err := queryValue[string](ctx, e, nil, "LeaderElect", p.Name, p.ID, micros(now.Add(p.TTL)), micros(now))
 	if err != nil {
 		return false, e.wrap("elect leader", err)
 	}

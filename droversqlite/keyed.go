@@ -91,10 +91,7 @@ func (e *executor) releaseUnique(ctx context.Context, tx *sql.Tx, ids []int64) e
 // ErrUniqueConflict, and the rollback leaves the job finished. The write
 // lock keeps anyone from taking the key between the two statements.
 func (e *executor) retakeUnique(ctx context.Context, tx *sql.Tx, id int64) error {
-	var holder int64
-	err := e.query(ctx, tx, e.writer, "UniqueHolder", func(rows *sql.Rows) error {
-		return rows.Scan(&holder)
-	}, id)
+	holder, err := queryValue[int64](ctx, e, tx, "UniqueHolder", id)
 	if err != nil {
 		return err
 	}

@@ -14,9 +14,5 @@ import (
 // process interleaves with it.
 func (e *executor) limitRoom(ctx context.Context, tx *sql.Tx, p driver.ClaimParams, now time.Time) (int, error) {
 	l := p.Limit
-	room := 0
-	err := e.query(ctx, tx, e.writer, "QueueLimitTake", func(rows *sql.Rows) error {
-		return rows.Scan(&room)
-	}, p.Queue, l.MaxRunning, l.Rate, l.Period.Milliseconds(), micros(now), p.Max)
-	return room, err
+	return queryValue[int](ctx, e, tx, "QueueLimitTake", p.Queue, l.MaxRunning, l.Rate, l.Period.Milliseconds(), micros(now), p.Max)
 }
