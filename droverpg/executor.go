@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -121,9 +122,17 @@ func (e *executor) JobInsertMany(ctx context.Context, jobs []driver.InsertParams
 const replan = pgx.QueryExecModeExec
 
 func (e *executor) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*driver.JobRow, error) {
+	if err := p.CheckPart(); err != nil {
+		return nil, fmt.Errorf("claim jobs: %w", err)
+	}
 	name, args := "JobClaim", []any{p.Queue, p.Max, p.Owner, float64(p.Lease.Milliseconds()), p.Limit != nil}
 	if p.After != nil {
 		name, args = "JobClaimAfter", append(args, int16(p.After.Priority), p.After.RunAt, p.After.ID)
+	}
+	if p.Part != nil {
+		// The partition is the last parameter of either variant
+		// (driver.WithClaimPart).
+		name, args = strings.Replace(name, "JobClaim", "JobClaimPart", 1), append(args, int16(*p.Part))
 	}
 	var jobs []*driver.JobRow
 	var err error

@@ -178,7 +178,7 @@ SELECT pg_notify($1, queue) FROM unnest($2::text[]) AS queue;
 WITH picked AS (
     SELECT id
     FROM {schema}jobs
-    WHERE state = 'available' AND queue = $1 AND run_at <= now() /*after*/
+    WHERE state = 'available' AND queue = $1 /*part*/ AND run_at <= now() /*after*/
     ORDER BY priority, run_at, id
     LIMIT $2
     FOR UPDATE SKIP LOCKED
