@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -62,7 +63,8 @@ func storedParts(t *testing.T, d driver.Driver) map[int64]int {
 
 // TestClaimPartition checks ClaimParams.Part: a partitioned claim takes, in
 // claim order, only jobs stored in its partition; a global claim then sees
-// every other job; a partition out of range is refused and claims nothing.
+// every other job; a partition out of range, or with a position, is
+// refused and claims nothing.
 func TestClaimPartition(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s store) {
 		ctx := context.Background()
@@ -93,10 +95,24 @@ func TestClaimPartition(t *testing.T) {
 			t.Fatalf("all %d jobs share one partition: %v", jobs, perPart)
 		}
 
-		for _, bad := range []int{-1, driver.Partitions} {
-			_, err := d.JobClaim(ctx, driver.ClaimParams{Queue: "q", Max: jobs, Owner: "x", Lease: time.Minute, Part: &bad})
-			if err == nil {
-				t.Fatalf("claim of partition %d: no error", bad)
+		first, err := d.JobGet(ctx, ids[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		after := &driver.ClaimPosition{Priority: first.Priority, RunAt: first.RunAt, ID: first.ID}
+		low, high, zero := -1, driver.Partitions, 0
+		for _, bad := range []struct {
+			part  *int
+			after *driver.ClaimPosition
+			want  string
+		}{
+			{&low, nil, "partition -1 is out of range"},
+			{&high, nil, fmt.Sprintf("partition %d is out of range", driver.Partitions)},
+			{&zero, after, "a partition or a position, not both"},
+		} {
+			_, err := d.JobClaim(ctx, driver.ClaimParams{Queue: "q", Max: jobs, Owner: "x", Lease: time.Minute, Part: bad.part, After: bad.after})
+			if err == nil || !strings.Contains(err.Error(), bad.want) {
+				t.Fatalf("claim of partition %d after %v: %v; want an error saying %q", *bad.part, bad.after, err, bad.want)
 			}
 		}
 		if n, err := d.JobCountByState(ctx, "q"); err != nil || n[driver.StateAvailable] != jobs {
@@ -132,32 +148,27 @@ func TestClaimPartition(t *testing.T) {
 			}
 		}
 		want, rest = inOrder(want), inOrder(rest)
-		claim := func(owner string, part *int, after *driver.ClaimPosition) []int64 {
+		claim := func(owner string, part *int, max int) []int64 {
 			t.Helper()
-			rows, err := d.JobClaim(ctx, driver.ClaimParams{Queue: "q", Max: jobs, Owner: owner, Lease: time.Minute, Part: part, After: after})
+			rows, err := d.JobClaim(ctx, driver.ClaimParams{Queue: "q", Max: max, Owner: owner, Lease: time.Minute, Part: part})
 			if err != nil {
 				t.Fatal(err)
 			}
 			return rowIDs(rows)
 		}
 
-		// Past the partition's first job in claim order: the others, and
-		// nothing of any other partition.
-		first, err := d.JobGet(ctx, want[0])
-		if err != nil {
-			t.Fatal(err)
+		// The head of the partition, then the rest of it, and nothing of
+		// any other partition.
+		if got := claim("a", &part, 2); fmt.Sprint(got) != fmt.Sprint(want[:2]) {
+			t.Fatalf("claim of 2 of partition %d: got %v, want %v", part, got, want[:2])
 		}
-		after := &driver.ClaimPosition{Priority: first.Priority, RunAt: first.RunAt, ID: first.ID}
-		if got := claim("a", &part, after); fmt.Sprint(got) != fmt.Sprint(want[1:]) {
-			t.Fatalf("claim of partition %d after job %d: got %v, want %v", part, first.ID, got, want[1:])
+		if got := claim("b", &part, jobs); fmt.Sprint(got) != fmt.Sprint(want[2:]) {
+			t.Fatalf("claim of partition %d: got %v, want %v", part, got, want[2:])
 		}
-		if got := claim("b", &part, nil); fmt.Sprint(got) != fmt.Sprint(want[:1]) {
-			t.Fatalf("claim of partition %d: got %v, want %v", part, got, want[:1])
-		}
-		if got := claim("c", &part, nil); len(got) != 0 {
+		if got := claim("c", &part, jobs); len(got) != 0 {
 			t.Fatalf("claim of drained partition %d: got %v, want nothing", part, got)
 		}
-		if got := claim("d", nil, nil); fmt.Sprint(got) != fmt.Sprint(rest) {
+		if got := claim("d", nil, jobs); fmt.Sprint(got) != fmt.Sprint(rest) {
 			t.Fatalf("global claim after the partitioned ones: got %v, want %v", got, rest)
 		}
 	})

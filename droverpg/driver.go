@@ -62,7 +62,7 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Driver, error) {
 		err = driver.WithClaimAfter(q, "AND (priority, run_at, id) > ($6, $7, $8)")
 	}
 	if err == nil {
-		err = driver.WithClaimPart(q, "AND part = $6", "AND part = $9")
+		err = driver.WithClaimPart(q, "AND part = $6")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("droverpg: %w", err)

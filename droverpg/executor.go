@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -130,9 +129,7 @@ func (e *executor) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*drive
 		name, args = "JobClaimAfter", append(args, int16(p.After.Priority), p.After.RunAt, p.After.ID)
 	}
 	if p.Part != nil {
-		// The partition is the last parameter of either variant
-		// (driver.WithClaimPart).
-		name, args = strings.Replace(name, "JobClaim", "JobClaimPart", 1), append(args, int16(*p.Part))
+		name, args = "JobClaimPart", append(args, int16(*p.Part))
 	}
 	var jobs []*driver.JobRow
 	var err error

@@ -187,7 +187,7 @@ func newDriver(opts []Option) (*Driver, error) {
 		err = driver.WithClaimAfter(q, "AND (priority, run_at, id) > (?7, ?8, ?9)")
 	}
 	if err == nil {
-		err = driver.WithClaimPart(q, "AND part = ?7", "AND part = ?10")
+		err = driver.WithClaimPart(q, "AND part = ?7")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("droversqlite: %w", err)

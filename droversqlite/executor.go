@@ -355,9 +355,7 @@ func (e *executor) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*drive
 			name, args = "JobClaimAfter", append(args, p.After.Priority, micros(p.After.RunAt), p.After.ID)
 		}
 		if p.Part != nil {
-			// The partition is the last parameter of either variant
-			// (driver.WithClaimPart).
-			name, args = strings.Replace(name, "JobClaim", "JobClaimPart", 1), append(args, *p.Part)
+			name, args = "JobClaimPart", append(args, *p.Part)
 		}
 		err := e.query(ctx, tx, e.writer, name, sc.scan, args...)
 		if err != nil || p.Limit == nil || len(sc.jobs) == 0 {

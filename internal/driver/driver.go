@@ -309,7 +309,9 @@ type ClaimParams struct {
 	// Partitions-1) of the queue. Partitioned claims of several producers
 	// mostly walk different index ranges, so they stop visiting the rows
 	// each other's claims in flight hold (see docs/scaling.md). Nil claims
-	// from the whole queue.
+	// from the whole queue. A claim takes a partition or a position
+	// (After), not both: partitions advance through the claim order at
+	// their own paces, so no one position fits them all.
 	Part *int
 }
 
@@ -319,10 +321,16 @@ type ClaimParams struct {
 // deployments, while a backlog still fills each partition's claims.
 const Partitions = 16
 
-// CheckPart returns an error if Part is set but names no partition.
+// CheckPart returns an error if Part is set but names no partition, or
+// comes with After.
 func (p *ClaimParams) CheckPart() error {
-	if p.Part != nil && (*p.Part < 0 || *p.Part >= Partitions) {
+	switch {
+	case p.Part == nil:
+		return nil
+	case *p.Part < 0 || *p.Part >= Partitions:
 		return fmt.Errorf("claim partition %d is out of range 0-%d", *p.Part, Partitions-1)
+	case p.After != nil:
+		return fmt.Errorf("claim of partition %d: a claim takes a partition or a position, not both", *p.Part)
 	}
 	return nil
 }

@@ -118,18 +118,14 @@ func WithClaimAfter(q map[string]string, cond string) error {
 // WithClaimPart puts the ClaimParams.Part condition.
 const ClaimPartMarker = "/*part*/"
 
-// WithClaimPart adds the partitioned variants to q, after WithClaimAfter:
-// JobClaimPart, JobClaim with cond at ClaimPartMarker, and
-// JobClaimPartAfter, JobClaimAfter with condAfter there. The partition is
-// the claim's last parameter, so the two conditions differ only in its
-// number.
-func WithClaimPart(q map[string]string, cond, condAfter string) error {
-	for name, c := range map[string]string{"JobClaim": cond, "JobClaimAfter": condAfter} {
-		claim := q[name]
-		if !strings.Contains(claim, ClaimPartMarker) {
-			return fmt.Errorf("%s has no %s marker", name, ClaimPartMarker)
-		}
-		q[strings.Replace(name, "JobClaim", "JobClaimPart", 1)] = strings.Replace(claim, ClaimPartMarker, c, 1)
+// WithClaimPart adds JobClaimPart to q: JobClaim with cond (the driver's
+// spelling of "part = the claim's first parameter past JobClaim's own") at
+// ClaimPartMarker.
+func WithClaimPart(q map[string]string, cond string) error {
+	claim := q["JobClaim"]
+	if !strings.Contains(claim, ClaimPartMarker) {
+		return fmt.Errorf("JobClaim has no %s marker", ClaimPartMarker)
 	}
+	q["JobClaimPart"] = strings.Replace(claim, ClaimPartMarker, cond, 1)
 	return nil
 }

@@ -329,6 +329,16 @@ func (p *Producer) fetchLoop(ctx context.Context) {
 // the whole queue at once, so no slot idles while other partitions have
 // work. It returns how many jobs it handed out, with an error when a claim
 // failed (the jobs of the first one are still handed out).
+//
+// Claims past a position (position.go) are never partitioned: a position
+// is a place in the whole queue's order, and the partitions advance
+// through that order at their own paces. The last row of a partitioned
+// claim lies far past the rows other partitions have reached, so it must
+// not become the position either: measured, claims from such a position
+// ran ahead of the queue, came back short while a large backlog waited
+// behind them, and left the producers idle until their next poll, halving
+// the rate of 2 and 4 processes. A slow partitioned claim still starts
+// positional claims, from the last row of a global claim.
 func (p *Producer) claim(ctx context.Context, n int, partitioned bool) (int, error) {
 	// The claim itself is not cancelled with ctx: a statement cancelled
 	// after the store committed it would strand the claimed rows until
@@ -339,6 +349,7 @@ func (p *Producer) claim(ctx context.Context, n int, partitioned bool) (int, err
 	after := p.position.after(start)
 	params := driver.ClaimParams{Queue: p.cfg.Queue, Max: n, Owner: p.cfg.Owner, Lease: p.cfg.Lease,
 		After: after, Limit: p.cfg.Limit}
+	partitioned = partitioned && after == nil
 	if partitioned {
 		part := rand.IntN(driver.Partitions)
 		params.Part = &part
@@ -363,7 +374,7 @@ func (p *Producer) claim(ctx context.Context, n int, partitioned bool) (int, err
 		return before(positionOf(rows[i]), positionOf(rows[j]))
 	})
 	var last *driver.JobRow
-	if len(rows) > 0 {
+	if len(rows) > 0 && !partitioned {
 		last = rows[len(rows)-1]
 	}
 	if err == nil {

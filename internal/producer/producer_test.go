@@ -22,6 +22,7 @@ type claimStore struct {
 	mu        sync.Mutex
 	available map[int64]bool
 	log       []claimCall
+	refused   []error
 }
 
 type claimCall struct {
@@ -38,11 +39,12 @@ func newClaimStore(jobs int) *claimStore {
 }
 
 func (s *claimStore) JobClaim(_ context.Context, p driver.ClaimParams) ([]*driver.JobRow, error) {
-	if err := p.CheckPart(); err != nil {
-		return nil, err
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := p.CheckPart(); err != nil {
+		s.refused = append(s.refused, err)
+		return nil, err
+	}
 	var ids []int64
 	for id := range s.available {
 		if p.Part == nil || int(id%driver.Partitions) == *p.Part {
@@ -109,6 +111,9 @@ func TestPartitionedClaims(t *testing.T) {
 			}
 			store.mu.Lock()
 			defer store.mu.Unlock()
+			if len(store.refused) != 0 {
+				t.Fatalf("claims refused: %v", store.refused)
+			}
 			if len(store.available) != 0 {
 				t.Fatalf("%d jobs never claimed", len(store.available))
 			}
