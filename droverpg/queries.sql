@@ -250,10 +250,14 @@ SELECT pg_notify($1, queue) FROM unnest($2::text[]) AS queue;
 -- with $2 the room they found: it marks the rows it claims as limited and
 -- spends a rate token on each. For other queues $5 is false and the spent
 -- part does nothing.
+--
+-- Variants (driver.WithClaimAfter, driver.WithClaimPart): JobClaimAfter
+-- adds $6-$8, the claim order position to start past; JobClaimPart adds $6,
+-- the partition, served by jobs_claim_part_idx (migration 006).
 WITH picked AS (
     SELECT id
     FROM {schema}jobs
-    WHERE state = 'available' AND queue = $1 AND run_at <= now() /*after*/
+    WHERE state = 'available' AND queue = $1 /*part*/ AND run_at <= now() /*after*/
     ORDER BY priority, run_at, id
     LIMIT $2
     FOR UPDATE SKIP LOCKED

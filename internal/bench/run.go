@@ -65,6 +65,9 @@ type options struct {
 	globalLimit int
 	// deleteCompleted makes workers delete jobs as they complete.
 	deleteCompleted bool
+	// partitioned makes workers claim by partition under a backlog
+	// (QueueConfig.PartitionedClaims).
+	partitioned bool
 }
 
 // runner holds what one bench invocation shares across its points.
@@ -493,6 +496,9 @@ func (r *runner) settings(extra ...string) string {
 	}
 	if o.deleteCompleted {
 		parts = append(parts, "completed jobs deleted (Config.DeleteCompleted): the store check counts absent jobs as completed and cannot see duplicates")
+	}
+	if o.partitioned {
+		parts = append(parts, "partitioned claims (QueueConfig.PartitionedClaims)")
 	}
 	return strings.Join(append(parts, extra...), "; ")
 }

@@ -113,3 +113,19 @@ func WithClaimAfter(q map[string]string, cond string) error {
 	q["JobClaimAfter"] = strings.Replace(claim, ClaimAfterMarker, cond, 1)
 	return nil
 }
+
+// ClaimPartMarker is the comment in a driver's JobClaim statement where
+// WithClaimPart puts the ClaimParams.Part condition.
+const ClaimPartMarker = "/*part*/"
+
+// WithClaimPart adds JobClaimPart to q: JobClaim with cond (the driver's
+// spelling of "part = the claim's first parameter past JobClaim's own") at
+// ClaimPartMarker.
+func WithClaimPart(q map[string]string, cond string) error {
+	claim := q["JobClaim"]
+	if !strings.Contains(claim, ClaimPartMarker) {
+		return fmt.Errorf("JobClaim has no %s marker", ClaimPartMarker)
+	}
+	q["JobClaimPart"] = strings.Replace(claim, ClaimPartMarker, cond, 1)
+	return nil
+}

@@ -1,0 +1,148 @@
+package producer
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/internal/driver"
+)
+
+// claimStore is an in-memory store of one queue that serves JobClaim, with
+// partition id % driver.Partitions, and logs every claim it is asked for
+// and what it returned. The rest of driver.Executor is never called by a
+// producer's fetch loop.
+type claimStore struct {
+	driver.Executor
+
+	mu        sync.Mutex
+	available map[int64]bool
+	log       []claimCall
+	refused   []error
+}
+
+type claimCall struct {
+	part     *int
+	max, got int
+}
+
+func newClaimStore(jobs int) *claimStore {
+	s := &claimStore{available: make(map[int64]bool, jobs)}
+	for id := range int64(jobs) {
+		s.available[id+1] = true
+	}
+	return s
+}
+
+func (s *claimStore) JobClaim(_ context.Context, p driver.ClaimParams) ([]*driver.JobRow, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := p.CheckPart(); err != nil {
+		s.refused = append(s.refused, err)
+		return nil, err
+	}
+	var ids []int64
+	for id := range s.available {
+		if p.Part == nil || int(id%driver.Partitions) == *p.Part {
+			ids = append(ids, id)
+		}
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	ids = ids[:min(len(ids), p.Max)]
+	rows := make([]*driver.JobRow, len(ids))
+	for i, id := range ids {
+		delete(s.available, id)
+		rows[i] = &driver.JobRow{ID: id, Queue: p.Queue, Attempt: 1}
+	}
+	s.log = append(s.log, claimCall{part: p.Part, max: p.Max, got: len(rows)})
+	return rows, nil
+}
+
+// TestPartitionedClaims runs a backlog through a producer and checks the
+// claims it made: the first claim, before the producer knows of a backlog,
+// is global; a partitioned one that comes back short is followed at once
+// by a global claim for the rest; without the option no claim names a
+// partition; and every job runs exactly once either way.
+func TestPartitionedClaims(t *testing.T) {
+	for _, partitioned := range []bool{false, true} {
+		t.Run(map[bool]string{false: "global", true: "partitioned"}[partitioned], func(t *testing.T) {
+			const jobs = 400
+			store := newClaimStore(jobs)
+			var mu sync.Mutex
+			runs := make(map[int64]int)
+			done := make(chan struct{})
+			submit := func(r driver.Result) {
+				mu.Lock()
+				defer mu.Unlock()
+				runs[r.ID]++
+				if len(runs) == jobs {
+					close(done)
+				}
+			}
+			run := func(_ context.Context, row *driver.JobRow) driver.Result {
+				return driver.Result{ID: row.ID, Attempt: row.Attempt, Outcome: driver.OutcomeCompleted}
+			}
+			// Capacity for one claim of 10 at a time, so the claims
+			// (and the log) are sequential.
+			p := New(store, NewTracker(), submit, run, Config{Queue: "q", MaxWorkers: 10, ClaimMax: 10, Partitioned: partitioned,
+				Owner: "o", Lease: time.Minute, PollInterval: 10 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			ctx, cancel := context.WithCancel(context.Background())
+			stopped := make(chan struct{})
+			go func() {
+				defer close(stopped)
+				p.Run(ctx, context.Background())
+			}()
+			select {
+			case <-done:
+			case <-time.After(20 * time.Second):
+				t.Fatal("timed out waiting for every job to run")
+			}
+			cancel()
+			<-stopped
+
+			for id, n := range runs {
+				if n != 1 {
+					t.Fatalf("job %d ran %d times", id, n)
+				}
+			}
+			store.mu.Lock()
+			defer store.mu.Unlock()
+			if len(store.refused) != 0 {
+				t.Fatalf("claims refused: %v", store.refused)
+			}
+			if len(store.available) != 0 {
+				t.Fatalf("%d jobs never claimed", len(store.available))
+			}
+			if store.log[0].part != nil {
+				t.Fatalf("first claim named partition %d; want a global claim", *store.log[0].part)
+			}
+			parts := 0
+			for i, c := range store.log {
+				if c.part == nil {
+					continue
+				}
+				if !partitioned {
+					t.Fatalf("claim %d named partition %d without the option", i, *c.part)
+				}
+				parts++
+				if c.got == c.max {
+					continue
+				}
+				if i+1 == len(store.log) {
+					t.Fatalf("short claim %d of partition %d is the last claim; want a global one for the rest", i, *c.part)
+				}
+				if next := store.log[i+1]; next.part != nil || next.max != c.max-c.got {
+					t.Fatalf("short claim %d of partition %d (%d of %d) was followed by %+v; want a global claim of %d",
+						i, *c.part, c.got, c.max, next, c.max-c.got)
+				}
+			}
+			if partitioned && parts == 0 {
+				t.Fatalf("no claim named a partition in %d claims of a backlog", len(store.log))
+			}
+		})
+	}
+}
