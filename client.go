@@ -98,8 +98,9 @@ type Config struct {
 	CompletedRetention time.Duration
 	// DeleteCompleted deletes a job in the statement that completes it,
 	// instead of keeping it among the finished jobs for CompletedRetention:
-	// a completion then writes one row instead of two (measured: +23–33%
-	// noop jobs/s on PostgreSQL, docs/benchmarks.md), at the price of its
+	// a completion then writes one row instead of two (measured on
+	// PostgreSQL: +10% for the statements alone, +4% for a whole noop
+	// burn-down; docs/benchmarks.md), at the price of its
 	// history (JobGet, JobList and the dashboard no longer find it). Jobs
 	// that store a result, belong to a batch or a workflow, or hold a
 	// unique key are kept regardless, because what comes after them reads

@@ -30,6 +30,13 @@ const (
 // claim slow all sit before that row, and new, released and retried rows
 // sort after it. A row that sorts before it (a higher priority inserted
 // meanwhile) waits only until the next full claim.
+//
+// A positional claim that comes back short found nothing more past the
+// position, so whatever still waits sorts before it: the span then ends
+// within minPositionalSpan. Without that, the last jobs of a backlog sat
+// unclaimed for the rest of a long span (measured: 1,500 jobs of a noop
+// burn-down left for over 60 s with 8 processes, whose claims were slow
+// only because the machine was overloaded).
 type position struct {
 	mu    sync.Mutex
 	last  *driver.ClaimPosition
@@ -49,10 +56,14 @@ func (p *position) after(now time.Time) *driver.ClaimPosition {
 }
 
 // observe records a finished claim: how long it took, whether it was a
-// full claim, and the last row it claimed in claim order (nil if none).
-func (p *position) observe(now time.Time, full bool, took time.Duration, last *driver.JobRow) {
+// full claim, the last row it claimed in claim order (nil if none), and
+// whether it came back short (fewer rows than asked).
+func (p *position) observe(now time.Time, full bool, took time.Duration, last *driver.JobRow, short bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if !full && short {
+		p.until = minTime(p.until, now.Add(minPositionalSpan))
+	}
 	if last != nil {
 		pos := positionOf(last)
 		if full || p.last == nil || before(*p.last, pos) {
@@ -62,6 +73,13 @@ func (p *position) observe(now time.Time, full bool, took time.Duration, last *d
 	if full && took >= slowClaim {
 		p.until = now.Add(max(minPositionalSpan, positionalSpan*took))
 	}
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 func positionOf(r *driver.JobRow) driver.ClaimPosition {

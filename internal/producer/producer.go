@@ -378,7 +378,7 @@ func (p *Producer) claim(ctx context.Context, n int, partitioned bool) (int, err
 		last = rows[len(rows)-1]
 	}
 	if err == nil {
-		p.position.observe(time.Now(), after == nil, took, last)
+		p.position.observe(time.Now(), after == nil, took, last, len(rows) < n)
 	}
 	for _, row := range rows {
 		p.tracker.Add(row.ID, row.Attempt)
