@@ -54,7 +54,9 @@ type Completer struct {
 	// such flush updates its batches' counter rows, which concurrent
 	// flushes would queue on in the store (row locks held until each
 	// commits); one at a time, the results that arrive meanwhile gather
-	// into the next flush instead (measured: +35% batch members/s).
+	// into the next flush instead. Measured with `drover bench runs`
+	// (docs/benchmarks.md): +9% at 3 processes, −3% at 1, both within
+	// this machine's noise; kept for the mechanism.
 	batchLane chan struct{}
 }
 
