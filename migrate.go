@@ -3,6 +3,7 @@ package drover
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/droverhq/drover/internal/driver"
 )
@@ -26,27 +27,14 @@ type MigrateResult struct {
 // knows. It is idempotent, and safe to run from several processes at once:
 // the store's migration lock lets each migration apply exactly once.
 func Migrate(ctx context.Context, d driver.Driver) (*MigrateResult, error) {
-	res := &MigrateResult{}
-	err := d.MigrateTx(ctx, func(ctx context.Context, m driver.Migrator) error {
-		v, err := m.Version(ctx)
-		if err != nil {
-			return fmt.Errorf("read schema version: %w", err)
-		}
-		res.Version = v
-		for _, mig := range d.Migrations() {
-			if mig.Version <= v {
-				continue
-			}
-			if err := m.Apply(ctx, mig); err != nil {
-				return err
-			}
-			res.Applied = append(res.Applied, Migration{Version: mig.Version, Name: mig.Name})
-			res.Version = mig.Version
-		}
-		return nil
-	})
+	found, applied, err := driver.MigrateUpTo(ctx, d, math.MaxInt)
 	if err != nil {
 		return nil, fmt.Errorf("migrate schema %q: %w", d.Schema(), err)
+	}
+	res := &MigrateResult{Version: found}
+	for _, mig := range applied {
+		res.Applied = append(res.Applied, Migration{Version: mig.Version, Name: mig.Name})
+		res.Version = mig.Version
 	}
 	return res, nil
 }

@@ -15,21 +15,7 @@ import (
 // applyUpTo applies d's migrations not applied yet up to version last.
 func applyUpTo(t *testing.T, d *droverpg.Driver, last int) {
 	t.Helper()
-	err := d.MigrateTx(context.Background(), func(ctx context.Context, m driver.Migrator) error {
-		v, err := m.Version(ctx)
-		if err != nil {
-			return err
-		}
-		for _, mig := range d.Migrations() {
-			if mig.Version > v && mig.Version <= last {
-				if err := m.Apply(ctx, mig); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	if _, _, err := driver.MigrateUpTo(context.Background(), d, last); err != nil {
 		t.Fatal(err)
 	}
 }

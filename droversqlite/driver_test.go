@@ -57,20 +57,8 @@ func migrate(t testing.TB, d *Driver) {
 
 // applyUpTo applies the migrations not applied yet up to version last.
 func applyUpTo(ctx context.Context, d *Driver, last int) error {
-	return d.MigrateTx(ctx, func(ctx context.Context, m driver.Migrator) error {
-		v, err := m.Version(ctx)
-		if err != nil {
-			return err
-		}
-		for _, mig := range d.Migrations() {
-			if mig.Version > v && mig.Version <= last {
-				if err := m.Apply(ctx, mig); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	})
+	_, _, err := driver.MigrateUpTo(ctx, d, last)
+	return err
 }
 
 func job(queue string) driver.InsertParams {

@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"context"
 	"fmt"
 	"io/fs"
 	"path"
@@ -98,20 +99,38 @@ func LoadMigrations(fsys fs.FS, dir, prefix string) ([]Migration, error) {
 	return ms, nil
 }
 
+// MigrateUpTo applies, in d's migration transaction, the migrations of d
+// not applied yet whose version is at most last, in order. It returns the
+// schema version it found and the migrations it applied.
+func MigrateUpTo(ctx context.Context, d Driver, last int) (found int, applied []Migration, err error) {
+	err = d.MigrateTx(ctx, func(ctx context.Context, m Migrator) error {
+		v, err := m.Version(ctx)
+		if err != nil {
+			return fmt.Errorf("read schema version: %w", err)
+		}
+		found = v
+		for _, mig := range d.Migrations() {
+			if mig.Version <= v || mig.Version > last {
+				continue
+			}
+			if err := m.Apply(ctx, mig); err != nil {
+				return err
+			}
+			applied = append(applied, mig)
+		}
+		return nil
+	})
+	return found, applied, err
+}
+
 // ClaimAfterMarker is the comment in a driver's JobClaim statement where
 // WithClaimAfter puts the ClaimParams.After condition.
 const ClaimAfterMarker = "/*after*/"
 
 // WithClaimAfter adds JobClaimAfter to q: JobClaim with cond (the driver's
-// spelling of "(priority, run_at, id) > After") at ClaimAfterMarker, so
-// that both variants come from one statement text.
+// spelling of "(priority, run_at, id) > After") at ClaimAfterMarker.
 func WithClaimAfter(q map[string]string, cond string) error {
-	claim := q["JobClaim"]
-	if !strings.Contains(claim, ClaimAfterMarker) {
-		return fmt.Errorf("JobClaim has no %s marker", ClaimAfterMarker)
-	}
-	q["JobClaimAfter"] = strings.Replace(claim, ClaimAfterMarker, cond, 1)
-	return nil
+	return withClaimVariant(q, "JobClaimAfter", ClaimAfterMarker, cond)
 }
 
 // ClaimPartMarker is the comment in a driver's JobClaim statement where
@@ -122,10 +141,16 @@ const ClaimPartMarker = "/*part*/"
 // spelling of "part = the claim's first parameter past JobClaim's own") at
 // ClaimPartMarker.
 func WithClaimPart(q map[string]string, cond string) error {
+	return withClaimVariant(q, "JobClaimPart", ClaimPartMarker, cond)
+}
+
+// withClaimVariant adds the variant name of JobClaim to q, with cond at
+// marker, so that every variant comes from one statement text.
+func withClaimVariant(q map[string]string, name, marker, cond string) error {
 	claim := q["JobClaim"]
-	if !strings.Contains(claim, ClaimPartMarker) {
-		return fmt.Errorf("JobClaim has no %s marker", ClaimPartMarker)
+	if !strings.Contains(claim, marker) {
+		return fmt.Errorf("JobClaim has no %s marker", marker)
 	}
-	q["JobClaimPart"] = strings.Replace(claim, ClaimPartMarker, cond, 1)
+	q[name] = strings.Replace(claim, marker, cond, 1)
 	return nil
 }
