@@ -178,9 +178,5 @@ func parentResults(ctx context.Context, exec driver.Executor, id int64) ([]JobRe
 	if err != nil {
 		return nil, err
 	}
-	out := make([]JobResult, len(rows))
-	for i, r := range rows {
-		out[i] = jobResultFromDriver(r)
-	}
-	return out, nil
+	return mapAll(rows, jobResultFromDriver), nil
 }

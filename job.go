@@ -30,9 +30,15 @@ const (
 // JobStates returns every job state in the order of a job's life, for
 // filters and per-state counts.
 func JobStates() []JobState {
-	out := make([]JobState, len(driver.States))
-	for i, s := range driver.States {
-		out[i] = JobState(s)
+	return mapAll(driver.States, func(s driver.State) JobState { return JobState(s) })
+}
+
+// mapAll returns f applied to each element of s, in order: the store's
+// rows turned into the public types.
+func mapAll[S, D any](s []S, f func(S) D) []D {
+	out := make([]D, len(s))
+	for i, v := range s {
+		out[i] = f(v)
 	}
 	return out
 }

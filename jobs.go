@@ -53,11 +53,7 @@ func (c *Client[TTx]) JobList(ctx context.Context, p JobListParams) ([]*JobRow, 
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*JobRow, len(rows))
-	for i, r := range rows {
-		out[i] = jobRowFromDriver(r)
-	}
-	return out, nil
+	return mapAll(rows, jobRowFromDriver), nil
 }
 
 // JobCancel cancels a job. A waiting job is cancelled at once; a running one

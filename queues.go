@@ -35,11 +35,7 @@ func (c *Client[TTx]) QueueStats(ctx context.Context) ([]QueueStats, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]QueueStats, len(rows))
-	for i, r := range rows {
-		out[i] = QueueStats(r)
-	}
-	return out, nil
+	return mapAll(rows, func(r driver.QueueStat) QueueStats { return QueueStats(r) }), nil
 }
 
 // FinishedStats summarises one queue's jobs finished in a window.
@@ -62,11 +58,7 @@ func (c *Client[TTx]) FinishedStats(ctx context.Context, since, until time.Time)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]FinishedStats, len(rows))
-	for i, r := range rows {
-		out[i] = FinishedStats(r)
-	}
-	return out, nil
+	return mapAll(rows, func(r driver.FinishedStat) FinishedStats { return FinishedStats(r) }), nil
 }
 
 // LeaseOwner is a process that holds running jobs.
@@ -87,9 +79,5 @@ func (c *Client[TTx]) LeaseOwners(ctx context.Context) ([]LeaseOwner, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]LeaseOwner, len(rows))
-	for i, r := range rows {
-		out[i] = LeaseOwner(r)
-	}
-	return out, nil
+	return mapAll(rows, func(r driver.LeaseOwner) LeaseOwner { return LeaseOwner(r) }), nil
 }

@@ -70,11 +70,7 @@ func (c *Client[TTx]) Claim(ctx context.Context, p ClaimParams) ([]*JobRow, erro
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*JobRow, len(rows))
-	for i, r := range rows {
-		out[i] = jobRowFromDriver(r)
-	}
-	return out, nil
+	return mapAll(rows, jobRowFromDriver), nil
 }
 
 // AttemptOutcome is what a remote worker reports of one attempt.

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -59,10 +60,7 @@ func (r *runner) chaos(ctx context.Context, fault string) (*report.Report, error
 		return nil, usagef("--fault pg-restart needs --pg-data: the data directory of the local server to restart")
 	}
 	rep := r.newReport("chaos")
-	k := 2
-	if len(r.opts.processes) > 0 && r.opts.processes[0] > 0 {
-		k = r.opts.processes[0]
-	}
+	k := cmp.Or(r.opts.fleetSize(), 2) // chaos needs worker processes to kill
 	queue := r.queueName("chaos")
 	f := r.procFleet(queue, k)
 	if err := f.start(ctx); err != nil {

@@ -141,10 +141,7 @@ func (r *runner) runs(ctx context.Context) (*report.Report, error) {
 // steps, and works them off; it reports actions (steps) per second per N.
 func (r *runner) dag(ctx context.Context) (*report.Report, error) {
 	rep := r.newReport("dag")
-	k := 0
-	if len(r.opts.processes) > 0 {
-		k = r.opts.processes[0]
-	}
+	k := r.opts.fleetSize()
 	steps := r.opts.steps
 	var rates []float64
 	for _, n := range r.opts.instances {

@@ -19,10 +19,7 @@ import (
 func (r *runner) keyed(ctx context.Context) (*report.Report, error) {
 	rep := r.newReport("keyed")
 	queue := r.queueName("")
-	k := 0
-	if len(r.opts.processes) > 0 {
-		k = r.opts.processes[0]
-	}
+	k := r.opts.fleetSize()
 	pt, err := r.burnPoint(ctx, queue, k, r.opts.jobs, "keyed")
 	if err != nil {
 		return nil, err

@@ -70,6 +70,15 @@ type options struct {
 	partitioned bool
 }
 
+// fleetSize is the number of worker processes a single-point scenario
+// runs: the first of --processes, or 0 (one client in the bench process).
+func (o *options) fleetSize() int {
+	if len(o.processes) > 0 {
+		return o.processes[0]
+	}
+	return 0
+}
+
 // runner holds what one bench invocation shares across its points.
 type runner struct {
 	env     Env

@@ -50,10 +50,7 @@ func (r *runner) procFleet(queue string, k int) *procFleet {
 func (r *runner) burndown(ctx context.Context) (*report.Report, error) {
 	rep := r.newReport("burndown")
 	queue := r.queueName("")
-	k := 0
-	if len(r.opts.processes) > 0 {
-		k = r.opts.processes[0]
-	}
+	k := r.opts.fleetSize()
 	pt, err := r.burnPoint(ctx, queue, k, r.opts.jobs, "burndown")
 	if err != nil {
 		return nil, err
@@ -165,10 +162,7 @@ func checkLost(pt point) error {
 func (r *runner) steady(ctx context.Context, scenario string) (*report.Report, error) {
 	rep := r.newReport(scenario)
 	queue := r.queueName("")
-	k := 0
-	if len(r.opts.processes) > 0 {
-		k = r.opts.processes[0]
-	}
+	k := r.opts.fleetSize()
 	stopHealth := r.sampleHealth(ctx, rep)
 	pt, err := r.steadyPoint(ctx, queue, k, 1, r.opts.producers, scenario)
 	stopHealth()
