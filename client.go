@@ -342,10 +342,11 @@ func (c *Client[TTx]) goBG(fn func()) {
 	}()
 }
 
-func (c *Client[TTx]) wake(queue string) {
+func (c *Client[TTx]) wake(queue string) int {
 	if p, ok := c.producers[queue]; ok {
-		p.Wake()
+		return p.Wake()
 	}
+	return 0
 }
 
 func (c *Client[TTx]) wakeAll() {

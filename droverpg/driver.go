@@ -40,6 +40,7 @@ func WithSchema(schema string) Option {
 type Driver struct {
 	executor
 	pool       *pgxpool.Pool
+	hub        *hub // the listening connection its listeners share
 	schema     string
 	migrations []driver.Migration
 }
@@ -73,6 +74,7 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Driver, error) {
 	}
 	channel := notifyChannel(d.schema)
 	d.executor = executor{db: pool, waker: newWaker(pool, q["Notify"], channel), q: q, schema: d.schema, channel: channel}
+	d.hub = newHub(pool, channel)
 	return d, nil
 }
 
@@ -156,37 +158,6 @@ func (m *migrator) Apply(ctx context.Context, mig driver.Migration) error {
 	}
 	_, err := m.tx.Exec(ctx, m.q["MigrationRecord"], mig.Version, mig.Name)
 	return err
-}
-
-// NewListener implements driver.Driver.
-func (d *Driver) NewListener() driver.Listener {
-	return &listener{pool: d.pool, channel: d.channel}
-}
-
-type listener struct {
-	pool    *pgxpool.Pool
-	channel string
-}
-
-// Listen holds one dedicated connection (outside the pool, so the pool's
-// budget stays for claims and completions) and forwards notifications.
-func (l *listener) Listen(ctx context.Context, onConnect func(), onInsert func(string)) error {
-	conn, err := pgx.ConnectConfig(ctx, l.pool.Config().ConnConfig.Copy())
-	if err != nil {
-		return fmt.Errorf("listener connect: %w", err)
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{l.channel}.Sanitize()); err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
-	onConnect()
-	for {
-		n, err := conn.WaitForNotification(ctx)
-		if err != nil {
-			return err
-		}
-		onInsert(n.Payload)
-	}
 }
 
 func isUndefinedTable(err error) bool {

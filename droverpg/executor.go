@@ -57,7 +57,7 @@ func (e *executor) JobInsertMany(ctx context.Context, jobs []driver.InsertParams
 		chunk := jobs[start:min(start+insertChunk, len(jobs))]
 		for i := range chunk {
 			if dueNow(&chunk[i], now) {
-				notify[chunk[i].Queue] = true
+				notify.count(chunk[i].Queue)
 			}
 		}
 		b.Queue(e.q["JobInsertMany"], columnsOf(chunk).params()...)
@@ -66,7 +66,7 @@ func (e *executor) JobInsertMany(ctx context.Context, jobs []driver.InsertParams
 	// the waker sends it once the batch has committed (waker.go).
 	inCallerTx := e.waker == nil && len(notify) > 0
 	if inCallerTx {
-		b.Queue(e.q["Notify"], e.channel, notify.list())
+		b.Queue(e.q["Notify"], e.channel, notify.payloads())
 	}
 	br := e.db.SendBatch(ctx, b)
 	defer br.Close()
@@ -104,7 +104,7 @@ func (e *executor) JobInsertMany(ctx context.Context, jobs []driver.InsertParams
 		return nil, e.wrap("insert jobs", err)
 	}
 	if e.waker != nil {
-		e.waker.wake(notify.list())
+		e.waker.wake(notify)
 	}
 	return out.Merge(ids, specialIDs), nil
 }
@@ -493,7 +493,7 @@ func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*driv
 				return err
 			}
 		default:
-			wake[queue] = true
+			wake.count(queue)
 		}
 		if job, err = (&executor{db: tx, q: e.q, schema: e.schema, channel: e.channel}).JobGet(ctx, id); err != nil {
 			return err

@@ -211,7 +211,7 @@ func (e *executor) insertFlowRows(ctx context.Context, tx pgx.Tx, jobs []driver.
 			// A keyed job may be stored blocked instead; waking its queue
 			// for nothing costs one empty claim.
 			if states[start+i] == driver.StateAvailable && dueNow(j, now) {
-				wake[j.Queue] = true
+				wake.count(j.Queue)
 			}
 		}
 		rows, err := tx.Query(ctx, e.q["JobInsertFlow"], columnsOf(chunk).params(st, waits, flows, batches, keys, limits)...)

@@ -36,7 +36,7 @@ func (e *executor) queueKeyedInsert(b *pgx.Batch, jobs []driver.InsertParams, no
 	for i := range jobs {
 		j := &jobs[i]
 		if dueNow(j, now) {
-			notify[j.Queue] = true
+			notify.count(j.Queue)
 		}
 		if j.Key != "" {
 			keys[i], limits[i] = &j.Key, int32(j.KeyLimit)

@@ -237,7 +237,9 @@ taken AS (
 SELECT job_id FROM holder;
 
 -- name: Notify
-SELECT pg_notify($1, queue) FROM unnest($2::text[]) AS queue;
+-- Each payload names a queue, optionally followed by how many jobs it got
+-- (wakeMsg in listener.go).
+SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS payload;
 
 -- name: JobClaim
 -- attempted_at is clock_timestamp(), read while the update runs, rather than

@@ -41,26 +41,24 @@ type waker struct {
 	channel string
 
 	mu      sync.Mutex
-	pending map[string]struct{}
+	pending wakeSet
 	sending bool      // a sender goroutine runs
 	last    time.Time // start of the last send
 }
 
 func newWaker(pool *pgxpool.Pool, sql, channel string) *waker {
-	return &waker{pool: pool, sql: sql, channel: channel, pending: map[string]struct{}{}}
+	return &waker{pool: pool, sql: sql, channel: channel, pending: wakeSet{}}
 }
 
-// wake announces new jobs in queues. It never blocks: a sender goroutine,
-// started when none runs and gone once nothing is pending, does the work.
-func (w *waker) wake(queues []string) {
-	if len(queues) == 0 {
+// wake announces new jobs. It never blocks: a sender goroutine, started
+// when none runs and gone once nothing is pending, does the work.
+func (w *waker) wake(s wakeSet) {
+	if len(s) == 0 {
 		return
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for _, q := range queues {
-		w.pending[q] = struct{}{}
-	}
+	w.pending.merge(s)
 	if !w.sending {
 		w.sending = true
 		go w.send()
@@ -80,35 +78,56 @@ func (w *waker) send() {
 			time.Sleep(wait)
 			continue
 		}
-		queues := make([]string, 0, len(w.pending))
-		for q := range w.pending {
-			queues = append(queues, q)
-		}
+		payloads := w.pending.payloads()
 		clear(w.pending)
 		w.last = time.Now()
 		w.mu.Unlock()
 
 		ctx, cancel := context.WithTimeout(context.Background(), wakeTimeout)
-		_, _ = w.pool.Exec(ctx, w.sql, w.channel, queues) // polling covers a failure
+		_, _ = w.pool.Exec(ctx, w.sql, w.channel, payloads) // polling covers a failure
 		cancel()
 	}
 }
 
-// wakeSet collects the queues an operation makes jobs available in.
-type wakeSet map[string]bool
+// wakeSet collects the queues an operation makes jobs available in, with
+// how many jobs: a notification about a few jobs wakes only a few of the
+// listeners of a process (listener.go). allJobs marks a count not known,
+// which wakes every listener.
+type wakeSet map[string]int
 
+const allJobs = -1
+
+// add wakes every listener of queues.
 func (s wakeSet) add(queues []string) {
 	for _, q := range queues {
-		s[q] = true
+		s[q] = allJobs
 	}
 }
 
-func (s wakeSet) list() []string {
-	qs := make([]string, 0, len(s))
-	for q := range s {
-		qs = append(qs, q)
+// count adds one job to queue.
+func (s wakeSet) count(queue string) {
+	if s[queue] != allJobs {
+		s[queue]++
 	}
-	return qs
+}
+
+func (s wakeSet) merge(o wakeSet) {
+	for q, n := range o {
+		if n == allJobs || s[q] == allJobs {
+			s[q] = allJobs
+		} else {
+			s[q] += n
+		}
+	}
+}
+
+// payloads are the notifications to send, one per queue.
+func (s wakeSet) payloads() []string {
+	out := make([]string, 0, len(s))
+	for q, n := range s {
+		out = append(out, wakeMsg{queue: q, jobs: max(n, 0)}.String())
+	}
+	return out
 }
 
 // announce wakes queues once the implicit transaction of a batch that
@@ -118,11 +137,13 @@ func (e *executor) announce(ctx context.Context, queues []string) error {
 	if len(queues) == 0 {
 		return nil
 	}
+	wake := wakeSet{}
+	wake.add(queues)
 	if e.waker != nil {
-		e.waker.wake(queues)
+		e.waker.wake(wake)
 		return nil
 	}
-	_, err := e.db.Exec(ctx, e.q["Notify"], e.channel, queues)
+	_, err := e.db.Exec(ctx, e.q["Notify"], e.channel, wake.payloads())
 	return err
 }
 
@@ -139,13 +160,13 @@ func (e *executor) inTx(ctx context.Context, fn func(tx pgx.Tx, wake wakeSet) er
 		if e.waker != nil || len(wake) == 0 {
 			return nil
 		}
-		if _, err := tx.Exec(ctx, e.q["Notify"], e.channel, wake.list()); err != nil {
+		if _, err := tx.Exec(ctx, e.q["Notify"], e.channel, wake.payloads()); err != nil {
 			return fmt.Errorf("notify: %w", err)
 		}
 		return nil
 	})
 	if err == nil && e.waker != nil {
-		e.waker.wake(wake.list())
+		e.waker.wake(wake)
 	}
 	return err
 }

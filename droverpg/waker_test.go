@@ -30,7 +30,7 @@ func TestNotificationsFollowCommits(t *testing.T) {
 	heard := make(chan string, 100)
 	connected := make(chan struct{})
 	go func() {
-		_ = d.NewListener().Listen(ctx, func() { close(connected) }, func(q string) { heard <- q })
+		_ = d.NewListener().Listen(ctx, func() { close(connected) }, func(q string) int { heard <- q; return 1 })
 	}()
 	<-connected
 	expect := func(t *testing.T, queue string) {

@@ -227,7 +227,7 @@ func TestInsertWakesListeners(t *testing.T) {
 	defer cancel()
 	connected := make(chan struct{})
 	got := make(chan string, 10)
-	go d.NewListener().Listen(ctx, func() { close(connected) }, func(q string) { got <- q })
+	go d.NewListener().Listen(ctx, func() { close(connected) }, func(q string) int { got <- q; return 1 })
 	<-connected
 
 	insert(t, other, job("later"))
@@ -641,7 +641,7 @@ func TestCancelAndRetry(t *testing.T) {
 	lctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	connected, woken := make(chan struct{}), make(chan string, 10)
-	go d.NewListener().Listen(lctx, func() { close(connected) }, func(q string) { woken <- q })
+	go d.NewListener().Listen(lctx, func() { close(connected) }, func(q string) int { woken <- q; return 1 })
 	<-connected
 	if acc, err := d.JobFinish(ctx, []driver.Result{{ID: got[0], Attempt: 1, Outcome: driver.OutcomeRetry, RunAt: future}}); err != nil || len(acc) != 1 {
 		t.Fatalf("finish: %v %v", acc, err)
@@ -1099,7 +1099,7 @@ func TestListener(t *testing.T) {
 	connects := 0
 	done := make(chan error)
 	go func() {
-		done <- d.NewListener().Listen(ctx, func() { connects++ }, func(string) {})
+		done <- d.NewListener().Listen(ctx, func() { connects++ }, func(string) int { return 1 })
 	}()
 	time.Sleep(20 * time.Millisecond)
 	cancel()

@@ -205,10 +205,15 @@ type Executor interface {
 // processes.
 type Listener interface {
 	// Listen blocks until ctx ends or the connection fails, calling
-	// onInsert with the queue name of every notification received. It
-	// calls onConnect each time it is ready to receive, so the caller can
-	// fetch once to cover the gap while it was not listening.
-	Listen(ctx context.Context, onConnect func(), onInsert func(queue string)) error
+	// onInsert with the queue name of notifications. It calls onConnect
+	// each time it is ready to receive, so the caller can fetch once to
+	// cover the gap while it was not listening.
+	//
+	// onInsert reports how many jobs of the queue the listener's client
+	// has room to start now. A store whose listeners in one process share
+	// a connection may hand a notification about n jobs to its listeners in
+	// turn until they had room for n, instead of to all of them.
+	Listen(ctx context.Context, onConnect func(), onInsert func(queue string) (room int)) error
 }
 
 // State is the state of a job as users see it.

@@ -14,8 +14,9 @@ import (
 // Notifier relays insert notifications to producers by queue.
 type Notifier struct {
 	Listener driver.Listener
-	// Wake is called with a queue name when jobs arrive in it.
-	Wake func(queue string)
+	// Wake is called with a queue name when jobs arrive in it, and reports
+	// how many the queue has room to start now (driver.Listener).
+	Wake func(queue string) (room int)
 	// WakeAll is called after every (re)connect, to cover notifications
 	// missed while not listening.
 	WakeAll func()

@@ -85,6 +85,10 @@ type Producer struct {
 	submit  func(driver.Result)
 	run     Runner
 
+	// limit caps running, buffered and reserved jobs; claims start once
+	// lowWater of it is free (fetchLoop).
+	limit, lowWater int64
+
 	wake     chan struct{}
 	freed    chan struct{}
 	buffer   chan *driver.JobRow
@@ -110,8 +114,13 @@ func New(exec driver.Executor, tracker *Tracker, submit func(driver.Result), run
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	limit := int64(cfg.MaxWorkers + cfg.Prefetch)
 	return &Producer{
 		cfg: cfg, exec: exec, tracker: tracker, submit: submit, run: run,
+		// Refill once a quarter of the capacity is free (the buffer runs
+		// low), not only when it is empty, so workers never wait on a
+		// round trip.
+		limit: limit, lowWater: max(1, min(int64(cfg.ClaimMax), limit/4)),
 		wake:    make(chan struct{}, 1),
 		stopped: make(chan struct{}),
 		freed:   make(chan struct{}, 1),
@@ -123,12 +132,19 @@ func New(exec driver.Executor, tracker *Tracker, submit func(driver.Result), run
 func (p *Producer) Queue() string { return p.cfg.Queue }
 
 // Wake tells the producer that jobs may have arrived. It never blocks, and
-// wake-ups that arrive while one is pending coalesce into one fetch.
-func (p *Producer) Wake() {
+// wake-ups that arrive while one is pending coalesce into one fetch. It
+// reports how many jobs the producer has room to claim now (none below its
+// low-water mark, where it waits for more to free up), so that a listener
+// can stop waking other producers once the new jobs are covered.
+func (p *Producer) Wake() int {
 	select {
 	case p.wake <- struct{}{}:
 	default:
 	}
+	if free := p.limit - p.inflight.Load(); free >= p.lowWater && !p.stopping.Load() {
+		return int(free)
+	}
+	return 0
 }
 
 // Stats returns cumulative counters.
@@ -229,11 +245,8 @@ type claimResult struct {
 }
 
 func (p *Producer) fetchLoop(ctx context.Context) {
-	limit := int64(p.cfg.MaxWorkers + p.cfg.Prefetch)
+	limit, lowWater := p.limit, p.lowWater
 	claimMax := int64(p.cfg.ClaimMax)
-	// Refill once a quarter of the capacity is free (the buffer runs low),
-	// not only when it is empty, so workers never wait on a round trip.
-	lowWater := max(1, min(claimMax, limit/4))
 	// A second claim may be in flight while the first one runs, but only
 	// where capacity holds two full claims: that is where one claim's round
 	// trip, not the store, caps throughput. Smaller producers claim one

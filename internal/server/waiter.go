@@ -28,13 +28,19 @@ func (w *waiter) wait(queue string) <-chan struct{} {
 	return ch
 }
 
-func (w *waiter) wake(queue string) {
+// wake ends the long polls waiting on queue. It reports room for one job
+// when there were any, since how many their workers take is not known
+// here; listeners after it in the process are then woken too.
+func (w *waiter) wake(queue string) int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if ch, ok := w.chans[queue]; ok {
-		close(ch)
-		delete(w.chans, queue)
+	ch, ok := w.chans[queue]
+	if !ok {
+		return 0
 	}
+	close(ch)
+	delete(w.chans, queue)
+	return 1
 }
 
 func (w *waiter) wakeAll() {
