@@ -146,3 +146,61 @@ func TestPartitionedClaims(t *testing.T) {
 		})
 	}
 }
+
+// TestWakeReportsRoom checks what Wake reports to listeners: the free
+// capacity of an idle producer, nothing once claimed jobs fill it, and
+// nothing once it stops.
+func TestWakeReportsRoom(t *testing.T) {
+	const workers = 4 // capacity 8 with the default prefetch
+	store := newClaimStore(0)
+	release := make(chan struct{})
+	started := make(chan struct{}, 2*workers)
+	run := func(_ context.Context, row *driver.JobRow) driver.Result {
+		started <- struct{}{}
+		<-release
+		return driver.Result{ID: row.ID, Attempt: row.Attempt, Outcome: driver.OutcomeCompleted}
+	}
+	p := New(store, NewTracker(), func(driver.Result) {}, run, Config{Queue: "q", MaxWorkers: workers,
+		Owner: "o", Lease: time.Minute, PollInterval: time.Hour, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		p.Run(ctx, context.Background())
+	}()
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	waitFor("the first, empty claim", func() bool { store.mu.Lock(); defer store.mu.Unlock(); return len(store.log) > 0 })
+	if room := p.Wake(); room != 2*workers {
+		t.Fatalf("idle producer reports room %d, want %d", room, 2*workers)
+	}
+
+	store.mu.Lock()
+	for id := range int64(20) {
+		store.available[id+1] = true
+	}
+	store.mu.Unlock()
+	p.Wake()
+	for range workers {
+		<-started
+	}
+	waitFor("a full buffer", func() bool { return p.inflight.Load() == 2*workers })
+	if room := p.Wake(); room != 0 {
+		t.Fatalf("producer with every slot and its buffer taken reports room %d, want 0", room)
+	}
+
+	close(release)
+	cancel()
+	<-stopped
+	if room := p.Wake(); room != 0 {
+		t.Fatalf("stopped producer reports room %d, want 0", room)
+	}
+}
