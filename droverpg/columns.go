@@ -47,8 +47,3 @@ func columnsOf(jobs []driver.InsertParams) jobColumns {
 func (c jobColumns) params(extra ...any) []any {
 	return append([]any{c.queues, c.kinds, c.args, c.metas, c.tags, c.prios, c.maxAtt, c.runAts, c.timeouts}, extra...)
 }
-
-// dueNow reports whether j can run at once, so that its queue is woken.
-func dueNow(j *driver.InsertParams, now time.Time) bool {
-	return j.RunAt.IsZero() || !j.RunAt.After(now)
-}

@@ -56,7 +56,7 @@ func (e *executor) JobInsertMany(ctx context.Context, jobs []driver.InsertParams
 	for start := 0; start < len(jobs); start += insertChunk {
 		chunk := jobs[start:min(start+insertChunk, len(jobs))]
 		for i := range chunk {
-			if dueNow(&chunk[i], now) {
+			if chunk[i].Due(now) {
 				notify.count(chunk[i].Queue)
 			}
 		}

@@ -210,7 +210,7 @@ func (e *executor) insertFlowRows(ctx context.Context, tx pgx.Tx, jobs []driver.
 			}
 			// A keyed job may be stored blocked instead; waking its queue
 			// for nothing costs one empty claim.
-			if states[start+i] == driver.StateAvailable && dueNow(j, now) {
+			if states[start+i] == driver.StateAvailable && j.Due(now) {
 				wake.count(j.Queue)
 			}
 		}

@@ -35,7 +35,7 @@ func (e *executor) queueKeyedInsert(b *pgx.Batch, jobs []driver.InsertParams, no
 	)
 	for i := range jobs {
 		j := &jobs[i]
-		if dueNow(j, now) {
+		if j.Due(now) {
 			notify.count(j.Queue)
 		}
 		if j.Key != "" {

@@ -170,13 +170,7 @@ func (e *executor) JobInsertMany(ctx context.Context, jobs []driver.InsertParams
 	// (keyed.go); pos maps the two groups back to input order.
 	all := jobs
 	jobs, special, pos := driver.SplitSpecial(jobs)
-	var wake []string
-	for i := range all {
-		j := &all[i]
-		if (j.RunAt.IsZero() || !j.RunAt.After(now)) && !slices.Contains(wake, j.Queue) {
-			wake = append(wake, j.Queue)
-		}
-	}
+	wake := dueJobs(all, now)
 	ids := make([]int64, 0, len(jobs))
 	var specialIDs []int64
 	args := make([]any, 0, min(len(jobs), insertSizes[0])*insertColumns)
@@ -217,7 +211,7 @@ func (e *executor) JobInsertMany(ctx context.Context, jobs []driver.InsertParams
 	if err != nil {
 		return nil, e.wrap("insert jobs", err)
 	}
-	notify(e.hubKey, wake)
+	notifyJobs(e.hubKey, wake)
 	return pos.Merge(ids, specialIDs), nil
 }
 
@@ -340,6 +334,18 @@ func appendEscaped(b []byte, s string) []byte {
 		start = i + 1
 	}
 	return append(b, s[start:]...)
+}
+
+// dueJobs counts the jobs of each queue that can run now, for the wake-up
+// after their insert commits.
+func dueJobs(jobs []driver.InsertParams, now time.Time) map[string]int {
+	due := map[string]int{}
+	for i := range jobs {
+		if jobs[i].Due(now) {
+			due[jobs[i].Queue]++
+		}
+	}
+	return due
 }
 
 func (e *executor) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*driver.JobRow, error) {

@@ -184,7 +184,7 @@ func (e *executor) JobInsertFlow(ctx context.Context, p driver.FlowInsertParams)
 	now := time.Now()
 	for i := range p.Jobs {
 		j := &p.Jobs[i]
-		if (j.RunAt.IsZero() || !j.RunAt.After(now)) && !slices.Contains(wake, j.Queue) {
+		if j.Due(now) && !slices.Contains(wake, j.Queue) {
 			wake = append(wake, j.Queue)
 		}
 	}

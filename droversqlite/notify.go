@@ -2,6 +2,7 @@ package droversqlite
 
 import (
 	"context"
+	"slices"
 	"sync"
 )
 
@@ -10,57 +11,80 @@ import (
 // file publishes its inserts there, so a worker hears of a job the moment
 // the inserting call returns instead of at its next poll. Other processes
 // still find new jobs by polling (see pollInterval).
+//
+// As on PostgreSQL (droverpg/listener.go), an insert of n jobs wakes the
+// listeners in turn, starting one further on each time, until those woken
+// have room for n: the others would only queue behind the single writer
+// to claim nothing. Wake-ups whose count is not known (a key's next job
+// promoted, a workflow step released, a job retried) reach every listener.
 var hubs = struct {
 	sync.Mutex
-	subs map[string]map[*subscriber]struct{}
-}{subs: map[string]map[*subscriber]struct{}{}}
+	subs map[string]*hub
+}{subs: map[string]*hub{}}
 
-// subscriber is one running Listen. Notifications are merged into a set of
-// queue names, so a burst of inserts costs the listener one wake-up per
-// queue and no notification is ever dropped for want of buffer space.
+// hub holds the listeners of one database key, in the order they came.
+type hub struct {
+	subs []*subscriber
+	next int // where the next wake-up starts
+}
+
+// subscriber is one running Listen.
 type subscriber struct {
-	wake chan struct{} // capacity 1: "pending is not empty"
-
-	mu      sync.Mutex
-	pending map[string]struct{}
+	onInsert func(string) int
 }
 
 // notify wakes every listener of the database key for each queue.
 func notify(key string, queues []string) {
-	if len(queues) == 0 {
+	for _, q := range queues {
+		deliver(key, q, 0)
+	}
+}
+
+// notifyJobs wakes, for each queue, listeners of the database key in turn
+// until they have room for its jobs.
+func notifyJobs(key string, jobs map[string]int) {
+	for q, n := range jobs {
+		deliver(key, q, n)
+	}
+}
+
+// deliver wakes listeners for n jobs of queue, or all of them for n = 0.
+// The callbacks never block (driver.Listener), and run outside the lock.
+func deliver(key, queue string, n int) {
+	hubs.Lock()
+	h := hubs.subs[key]
+	if h == nil {
+		hubs.Unlock()
 		return
 	}
-	hubs.Lock()
-	defer hubs.Unlock()
-	for s := range hubs.subs[key] {
-		s.mu.Lock()
-		for _, q := range queues {
-			s.pending[q] = struct{}{}
-		}
-		s.mu.Unlock()
-		select {
-		case s.wake <- struct{}{}:
-		default:
+	subs := slices.Clone(h.subs)
+	start := h.next
+	h.next++
+	hubs.Unlock()
+	room := 0
+	for i := range subs {
+		room += subs[(start+i)%len(subs)].onInsert(queue)
+		if n > 0 && room >= n {
+			return
 		}
 	}
 }
 
-func subscribe(key string) *subscriber {
-	s := &subscriber{wake: make(chan struct{}, 1), pending: map[string]struct{}{}}
+func subscribe(key string, s *subscriber) {
 	hubs.Lock()
 	defer hubs.Unlock()
 	if hubs.subs[key] == nil {
-		hubs.subs[key] = map[*subscriber]struct{}{}
+		hubs.subs[key] = &hub{}
 	}
-	hubs.subs[key][s] = struct{}{}
-	return s
+	hubs.subs[key].subs = append(hubs.subs[key].subs, s)
 }
 
 func unsubscribe(key string, s *subscriber) {
 	hubs.Lock()
 	defer hubs.Unlock()
-	delete(hubs.subs[key], s)
-	if len(hubs.subs[key]) == 0 {
+	h := hubs.subs[key]
+	h.subs = slices.DeleteFunc(h.subs, func(x *subscriber) bool { return x == s })
+	if len(h.subs) == 0 {
 		delete(hubs.subs, key)
 	}
 }
@@ -70,30 +94,14 @@ type listener struct {
 	key string
 }
 
-// Listen is ready as soon as it has subscribed, so it calls onConnect once,
-// and then delivers queue names until ctx ends. It never fails otherwise:
-// there is no connection to lose. Every listener hears every insert: the
-// listeners of one process cost each other no round trips.
+// Listen is ready as soon as it has subscribed, so it calls onConnect once;
+// inserts call onInsert from then on, until ctx ends. It never fails
+// otherwise: there is no connection to lose.
 func (l *listener) Listen(ctx context.Context, onConnect func(), onInsert func(string) int) error {
-	s := subscribe(l.key)
+	s := &subscriber{onInsert: onInsert}
+	subscribe(l.key, s)
 	defer unsubscribe(l.key, s)
 	onConnect()
-	var queues []string
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-s.wake:
-		}
-		s.mu.Lock()
-		for q := range s.pending {
-			queues = append(queues, q)
-			delete(s.pending, q)
-		}
-		s.mu.Unlock()
-		for _, q := range queues {
-			onInsert(q)
-		}
-		queues = queues[:0]
-	}
+	<-ctx.Done()
+	return ctx.Err()
 }

@@ -288,6 +288,12 @@ type InsertParams struct {
 	UniqueFinal int
 }
 
+// Due reports whether the job can run at now (it is not scheduled later),
+// so that an insert wakes its queue.
+func (p *InsertParams) Due(now time.Time) bool {
+	return p.RunAt.IsZero() || !p.RunAt.After(now)
+}
+
 // FinalBit is a final state's bit in InsertParams.UniqueFinal, and in the
 // stores' unique_keys.final_states column; 0 for a state that is not
 // final.
