@@ -218,6 +218,75 @@ func TestInsertManyIDs(t *testing.T) {
 	}
 }
 
+// TestInsertWakesListenersWithRoom checks who an insert wakes among the
+// listeners of one process: in turn, from one further on each time, until
+// those woken have room for the inserted jobs, and every listener when a
+// finish promotes a key's next job (a count the driver does not keep).
+func TestInsertWakesListenersWithRoom(t *testing.T) {
+	keyed := func(key string) driver.InsertParams {
+		j := job("q")
+		j.Key, j.KeyLimit = key, 1
+		return j
+	}
+	tests := []struct {
+		name  string
+		rooms []int
+		act   func(t *testing.T, d *Driver)
+		want  []int
+	}{
+		{"one job at a time, in turn", []int{10, 10, 10}, func(t *testing.T, d *Driver) {
+			for range 4 {
+				insert(t, d, job("q"))
+			}
+		}, []int{2, 1, 1}},
+		{"more jobs than one listener has room for", []int{2, 2, 2}, func(t *testing.T, d *Driver) {
+			insert(t, d, job("q"), job("q"), job("q"))
+		}, []int{1, 1, 0}},
+		{"listeners without room are passed over", []int{0, 0, 5}, func(t *testing.T, d *Driver) {
+			insert(t, d, job("q"))
+		}, []int{1, 1, 1}},
+		{"jobs scheduled later wake nobody", []int{10, 10}, func(t *testing.T, d *Driver) {
+			later := job("q")
+			later.RunAt = time.Now().Add(time.Hour)
+			insert(t, d, later)
+		}, []int{0, 0}},
+		{"a promoted key wakes every listener", []int{10, 10}, func(t *testing.T, d *Driver) {
+			insert(t, d, keyed("a"), keyed("a")) // wakes one
+			rows := claim(t, d, "q", 1, time.Minute)
+			if _, err := d.JobFinish(context.Background(), []driver.Result{{ID: rows[0].ID, Attempt: rows[0].Attempt,
+				Outcome: driver.OutcomeCompleted, Key: rows[0].Key, Queue: "q"}}); err != nil {
+				t.Fatal(err)
+			}
+		}, []int{2, 1}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d := setup(t)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var mu sync.Mutex
+			woken := make([]int, len(tc.rooms))
+			for i, room := range tc.rooms {
+				connected := make(chan struct{})
+				go d.NewListener().Listen(ctx, func() { close(connected) }, func(q string) int {
+					mu.Lock()
+					defer mu.Unlock()
+					woken[i]++
+					return room
+				})
+				<-connected
+			}
+			tc.act(t, d)
+			// Delivery is synchronous: the calls above returned after it.
+			mu.Lock()
+			defer mu.Unlock()
+			if !slices.Equal(woken, tc.want) {
+				t.Fatalf("wake-ups per listener %v, want %v", woken, tc.want)
+			}
+		})
+	}
+}
+
 func TestInsertWakesListeners(t *testing.T) {
 	d, path := setupFile(t)
 	// A second driver on the same file shares the hub, as two clients in
@@ -233,7 +302,7 @@ func TestInsertWakesListeners(t *testing.T) {
 	insert(t, other, job("later"))
 	insert(t, other, driver.InsertParams{Queue: "future", Kind: "k", Args: []byte(`{}`), MaxAttempts: 1, RunAt: time.Now().Add(time.Hour)})
 	insert(t, other, job("now"), job("now"))
-	// Pending wake-ups merge into a set, so their order is not defined.
+	// The queues of one insert are woken in no defined order.
 	seen := map[string]bool{}
 	for len(seen) < 2 {
 		select {
