@@ -13,7 +13,8 @@ import (
 // bucket, QueueLimitRoom counts what the limits leave room for (a statement
 // of its own, so that its snapshot is taken under the lock), and JobClaim
 // takes that many. The room is passed to JobClaim as its LIMIT, a value the
-// planner sees, so the claim keeps its ordered index scan. Three round
+// planner sees, so the claim keeps its ordered index scan. Under a rate,
+// QueueLimitSpend then takes a token per job claimed. Three or four round
 // trips, once per claim of up to ClaimMax jobs; queues without limits take
 // none of them. claim is JobClaim or its positional variant, JobClaimAfter.
 func (e *executor) claimLimited(ctx context.Context, p driver.ClaimParams, claim string, claimArgs []any,
@@ -43,7 +44,10 @@ func (e *executor) claimLimited(ctx context.Context, p driver.ClaimParams, claim
 		if err != nil {
 			return err
 		}
-		jobs, err = scan(rows, room)
+		if jobs, err = scan(rows, room); err != nil || len(jobs) == 0 || l.Rate == 0 {
+			return err
+		}
+		_, err = tx.Exec(ctx, e.q["QueueLimitSpend"], p.Queue, len(jobs))
 		return err
 	})
 	return jobs, err

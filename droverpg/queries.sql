@@ -249,9 +249,11 @@ SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS payload;
 --
 -- order: $5 is true for a queue with cluster-wide limits, whose claim runs
 -- inside the transaction of QueueLimitTake and QueueLimitRoom (limits.go),
--- with $2 the room they found: it marks the rows it claims as limited and
--- spends a rate token on each. For other queues $5 is false and the spent
--- part does nothing.
+-- with $2 the room they found: it marks the rows it claims as limited, and
+-- QueueLimitSpend then spends a rate token on each. Other queues' claims
+-- are the statement alone: every part of it is planned at every run
+-- (replan in executor.go), and a rate-limit part that did nothing for them
+-- made up a quarter of an empty claim's cost.
 --
 -- Variants (driver.WithClaimAfter, driver.WithClaimPart): JobClaimAfter
 -- adds $6-$8, the claim order position to start past; JobClaimPart adds $6,
@@ -278,12 +280,6 @@ claimed AS (
         j.errors, j.timeout_ms, j.created_at, j.run_at, j.attempted_at, j.lease_owner, j.lease_expires_at, j.cancel_requested,
         coalesce(j.batch_id, 0), j.flow, -- flow: what the finish must settle
         j.ordering_key -- order: the key tells the finish to promote (NULL for plain jobs)
-),
-spent AS (
-    UPDATE {schema}queue_limits l
-    SET tokens = l.tokens - c.n
-    FROM (SELECT count(*) AS n FROM claimed) c
-    WHERE $5::boolean AND l.queue = $1 AND l.rate > 0
 )
 SELECT * FROM claimed;
 
@@ -303,6 +299,11 @@ SET max_running = excluded.max_running,
         ELSE least(excluded.rate::float8,
             l.tokens + excluded.rate * extract(epoch FROM now() - l.refilled_at)::float8 * 1000 / excluded.period_ms) END,
     refilled_at = now();
+
+-- name: QueueLimitSpend
+-- Spends a rate token on each of the $2 jobs the claim took, in the claim's
+-- transaction, which holds the queue's row since QueueLimitTake.
+UPDATE {schema}queue_limits SET tokens = tokens - $2 WHERE queue = $1 AND rate > 0;
 
 -- name: QueueLimitRoom
 -- How many jobs the claim may take, at most $2: the queue's rows claimed
