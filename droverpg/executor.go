@@ -191,8 +191,12 @@ func (e *executor) JobFinish(ctx context.Context, results []driver.Result) ([]in
 		// order: results of keyed jobs take the locking, promoting path.
 		accepted, err = e.finishKeyed(ctx, queues, keys, driver.KeyedRetries(results), e.finishArgs(results, false)...)
 	} else {
+		name, args := "JobFinish", e.finishArgs(results, false)
+		if ids, attempts, forget, ok := completions(results); ok {
+			name, args = "JobComplete", []any{ids, attempts, forget}
+		}
 		var rows pgx.Rows
-		if rows, err = e.db.Query(ctx, e.q["JobFinish"], append([]any{replan}, e.finishArgs(results, false)...)...); err == nil {
+		if rows, err = e.db.Query(ctx, e.q[name], append([]any{replan}, args...)...); err == nil {
 			accepted, _, _, err = readFinished(rows, len(results))
 		}
 		err = e.wrap("finish jobs", err)
@@ -235,6 +239,24 @@ func (e *executor) finishFlow(ctx context.Context, results []driver.Result) ([]i
 		return nil, e.wrap("finish jobs", err)
 	}
 	return accepted, nil
+}
+
+// completions returns the JobComplete parameters when every result
+// completes its job with no error and no stored result, and every one asks
+// the same of Forget.
+func completions(results []driver.Result) (ids []int64, attempts []int32, forget bool, ok bool) {
+	forget = results[0].Forget
+	for i := range results {
+		r := &results[i]
+		if r.Outcome != driver.OutcomeCompleted || r.Error != nil || r.Output != nil || r.Forget != forget {
+			return nil, nil, false, false
+		}
+	}
+	ids, attempts = make([]int64, len(results)), make([]int32, len(results))
+	for i := range results {
+		ids[i], attempts[i] = results[i].ID, int32(results[i].Attempt)
+	}
+	return ids, attempts, forget, true
 }
 
 // finishArgs returns the JobFinish parameters for results; flow false

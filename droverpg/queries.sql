@@ -383,6 +383,30 @@ SELECT id, flow & 11 FROM done
 UNION ALL
 SELECT id, 0 FROM waiting;
 
+-- name: JobComplete
+-- JobFinish for the commonest flush: plain jobs that all completed, with no
+-- error and no stored result. The same fence and the same rows, in a
+-- statement with half of JobFinish's planning cost (pgbench, one client,
+-- 0.25 ms against 0.49 ms), which every flush pays (replan in executor.go).
+-- $3 is Result.Forget, the same for every result of the flush: the job is
+-- then deleted instead of moved unless it belongs to a batch or a workflow.
+WITH done AS (
+    DELETE FROM {schema}jobs j
+    USING unnest($1::bigint[], $2::integer[]) AS r(id, attempt)
+    WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running' AND j.flow & 11 = 0
+    RETURNING j.*
+),
+moved AS (
+    INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, args, metadata, tags, attempt,
+        max_attempts, errors, timeout_ms, created_at, run_at, attempted_at, finalized_at, batch_id, flow,
+        ordering_key, key_limit)
+    SELECT id, 'completed', queue, kind, priority, args, metadata, tags, attempt, max_attempts, errors,
+        timeout_ms, created_at, run_at, attempted_at, now(), batch_id, flow, ordering_key, key_limit
+    FROM done
+    WHERE NOT ($3 AND flow = 0 AND batch_id IS NULL)
+)
+SELECT id, 0 FROM done;
+
 -- name: JobHeartbeat
 -- A heartbeat never waits for a row lock. It holds the locks of every row it
 -- extends until it commits, so if it also waited it could deadlock with a
