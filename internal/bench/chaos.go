@@ -84,7 +84,7 @@ func (r *runner) chaos(ctx context.Context, fault string) (*report.Report, error
 	injected := make(chan error, 1)
 	go func() { injected <- r.inject(ctx, fault, f, killer, pressure, start, faultAt, faultLen, seen) }()
 
-	m, err := r.watch(ctx, f, "chaos", base, 0, r.opts.duration, func(written int64) int64 { return p.inserted.Load() - written })
+	m, err := r.watch(ctx, f, "chaos", base, time.Now(), 0, r.opts.duration, func(written int64) int64 { return p.inserted.Load() - written })
 	close(stopProducers)
 	<-prodDone
 	if ierr := <-injected; err == nil && ierr != nil {

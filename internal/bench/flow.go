@@ -204,10 +204,11 @@ func (r *runner) dag(ctx context.Context) (*report.Report, error) {
 // written, then stops it.
 func (r *runner) workOff(ctx context.Context, queue string, k int, label string, n int64) (measurement, error) {
 	f := r.fleetFor(queue, k)
+	started := time.Now()
 	if err := f.start(ctx); err != nil {
 		return measurement{}, err
 	}
-	m, err := r.watch(ctx, f, label, f.counters(), n, 0, func(written int64) int64 { return n - written })
+	m, err := r.watch(ctx, f, label, workerStats{}, started, n, 0, func(written int64) int64 { return n - written })
 	if serr := stopFleet(f); err == nil {
 		err = serr
 	}

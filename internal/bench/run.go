@@ -171,12 +171,17 @@ type measurement struct {
 
 // watch samples the fleet until it has written target results since base
 // (target > 0) or for duration (duration > 0), printing a progress line as
-// it goes. backlog reports jobs waiting, from the scenario's own
-// accounting. Counting from an explicit base lets a second watch (a drain)
-// continue exactly where the first stopped.
-func (r *runner) watch(ctx context.Context, f fleet, label string, base workerStats, target int64, duration time.Duration, backlog func(written int64) int64) (measurement, error) {
+// it goes; its clock starts at start. backlog reports jobs waiting, from
+// the scenario's own accounting. Counting from an explicit base lets a
+// second watch (a drain) continue exactly where the first stopped.
+//
+// A fleet started on a backlog works from the moment its first worker is
+// up, before the others are: such a watch counts from a zero base and from
+// the fleet's start (burnPoint, workOff), or the results of the first workers
+// would be subtracted from the target and the watch would wait for jobs
+// that no longer exist.
+func (r *runner) watch(ctx context.Context, f fleet, label string, base workerStats, start time.Time, target int64, duration time.Duration, backlog func(written int64) int64) (measurement, error) {
 	var m measurement
-	start := time.Now()
 	sampler := stats.NewSampler(start, r.opts.window)
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()

@@ -95,10 +95,11 @@ func (r *runner) burnPoint(ctx context.Context, queue string, k, n int, label st
 	fmt.Fprintf(r.out, "%-10s inserted %d jobs at %.0f/s; starting %s\n", label, n, insertRate, r.describeFleet(k))
 	pickup.Store(stats.NewLatency())
 	f := r.fleetFor(queue, k)
+	started := time.Now()
 	if err := f.start(ctx); err != nil {
 		return pt, err
 	}
-	m, err := r.watch(ctx, f, label, f.counters(), int64(n), 0, func(written int64) int64 { return int64(n) - written })
+	m, err := r.watch(ctx, f, label, workerStats{}, started, int64(n), 0, func(written int64) int64 { return int64(n) - written })
 	if serr := stopFleet(f); err == nil {
 		err = serr
 	}
@@ -215,7 +216,7 @@ func (r *runner) steadyPoint(ctx context.Context, queue string, k, clients, nPro
 	prodStart := time.Now()
 	prodDone := make(chan struct{})
 	go func() { p.run(ctx, stopProducers); close(prodDone) }()
-	m, err := r.watch(ctx, f, label, base, 0, r.opts.duration, func(written int64) int64 { return p.inserted.Load() - written })
+	m, err := r.watch(ctx, f, label, base, time.Now(), 0, r.opts.duration, func(written int64) int64 { return p.inserted.Load() - written })
 	close(stopProducers)
 	<-prodDone
 	insertRate := float64(p.inserted.Load()) / time.Since(prodStart).Seconds()
@@ -228,7 +229,7 @@ func (r *runner) steadyPoint(ctx context.Context, queue string, k, clients, nPro
 	// Drain what is left so that the store check accounts for every job.
 	backlog := p.ids.n - m.jobs
 	if backlog > 0 {
-		if _, err := r.watch(ctx, f, label+"/drain", base, p.ids.n, 0, func(written int64) int64 { return p.ids.n - written }); err != nil {
+		if _, err := r.watch(ctx, f, label+"/drain", base, time.Now(), p.ids.n, 0, func(written int64) int64 { return p.ids.n - written }); err != nil {
 			return pt, err
 		}
 	}
