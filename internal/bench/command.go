@@ -310,10 +310,10 @@ func run(ctx context.Context, env Env, o options, scenario string,
 	env.Stderr = &lockedWriter{mu: &mu, w: env.Stderr}
 	maxConns := 0
 	if target.Kind == storeurl.Postgres {
-		// Producers and consumers share one pool; each consumer client
-		// also holds a listening connection outside it. Sized so that the
-		// streams sweep's 64 clients stay under a default
-		// max_connections of 100 plus the 64 listeners' headroom.
+		// Producers and consumers share one pool (and one listening
+		// connection outside it). Sized so that the streams sweep's 64
+		// clients each find a connection for a claim, within a default
+		// max_connections of 100.
 		maxConns = max(8, o.producers+4, maxOf(o.streams)+8)
 	}
 	store, err := storeurl.Open(ctx, target, storeurl.Options{Schema: env.Schema, AutoMigrate: true, MaxConns: maxConns,
