@@ -6,9 +6,11 @@ import (
 	"github.com/droverhq/drover/internal/driver"
 )
 
-// TestCompletions checks which flushes take JobComplete: only those whose
-// every result completes its job with nothing to store, alike in Forget.
-func TestCompletions(t *testing.T) {
+// TestFinishStatement checks which flushes take JobComplete: those whose
+// every result completes its job without an error, alike in Forget; and
+// that its arguments carry every result.
+func TestFinishStatement(t *testing.T) {
+	e := &executor{q: map[string]string{"JobFinish": "JobFinish", "JobComplete": "JobComplete"}}
 	done := func(id int64) driver.Result {
 		return driver.Result{ID: id, Attempt: 2, Outcome: driver.OutcomeCompleted}
 	}
@@ -16,33 +18,39 @@ func TestCompletions(t *testing.T) {
 		f(&r)
 		return r
 	}
+	forgotten := func(r *driver.Result) { r.Forget = true }
 	tests := []struct {
 		name    string
 		results []driver.Result
-		ok      bool
-		forget  bool
+		want    string
 	}{
-		{"plain completions", []driver.Result{done(1), done(2)}, true, false},
-		{"all forgotten", []driver.Result{with(done(1), func(r *driver.Result) { r.Forget = true }),
-			with(done(2), func(r *driver.Result) { r.Forget = true })}, true, true},
-		{"forget differs", []driver.Result{done(1), with(done(2), func(r *driver.Result) { r.Forget = true })}, false, false},
-		{"a retry", []driver.Result{done(1), with(done(2), func(r *driver.Result) { r.Outcome = driver.OutcomeRetry })}, false, false},
-		{"a discard", []driver.Result{with(done(1), func(r *driver.Result) { r.Outcome = driver.OutcomeDiscarded })}, false, false},
-		{"an error", []driver.Result{with(done(1), func(r *driver.Result) { r.Error = []byte(`{}`) })}, false, false},
-		{"a stored result", []driver.Result{with(done(1), func(r *driver.Result) { r.Output = []byte(`1`) })}, false, false},
+		{"plain completions", []driver.Result{done(1), done(2)}, "JobComplete"},
+		{"all forgotten", []driver.Result{with(done(1), forgotten), with(done(2), forgotten)}, "JobComplete"},
+		{"a stored result", []driver.Result{done(1), with(done(2), func(r *driver.Result) { r.Output = []byte(`1`) })}, "JobComplete"},
+		{"forget differs", []driver.Result{done(1), with(done(2), forgotten)}, "JobFinish"},
+		{"a retry", []driver.Result{done(1), with(done(2), func(r *driver.Result) { r.Outcome = driver.OutcomeRetry })}, "JobFinish"},
+		{"a discard", []driver.Result{with(done(1), func(r *driver.Result) { r.Outcome = driver.OutcomeDiscarded })}, "JobFinish"},
+		{"an error", []driver.Result{with(done(1), func(r *driver.Result) { r.Error = []byte(`{}`) })}, "JobFinish"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ids, attempts, forget, ok := completions(tc.results)
-			if ok != tc.ok || forget != tc.forget {
-				t.Fatalf("ok %v forget %v, want %v %v", ok, forget, tc.ok, tc.forget)
+			sql, args := e.finishStatement(tc.results, true)
+			if sql != tc.want {
+				t.Fatalf("statement %s, want %s", sql, tc.want)
 			}
-			if !ok {
+			if sql != "JobComplete" {
 				return
+			}
+			ids, attempts, outputs := args[1].([]int64), args[2].([]int32), args[3].([]*string)
+			if args[4] != true || args[5] != tc.results[0].Forget {
+				t.Fatalf("flow %v forget %v, want true %v", args[4], args[5], tc.results[0].Forget)
 			}
 			for i, r := range tc.results {
 				if ids[i] != r.ID || int(attempts[i]) != r.Attempt {
 					t.Fatalf("row %d: id %d attempt %d, want %d %d", i, ids[i], attempts[i], r.ID, r.Attempt)
+				}
+				if (r.Output == nil) != (outputs == nil || outputs[i] == nil) {
+					t.Fatalf("row %d: output %v for result output %q", i, outputs, r.Output)
 				}
 			}
 		})

@@ -191,12 +191,9 @@ func (e *executor) JobFinish(ctx context.Context, results []driver.Result) ([]in
 		// order: results of keyed jobs take the locking, promoting path.
 		accepted, err = e.finishKeyed(ctx, queues, keys, driver.KeyedRetries(results), e.finishArgs(results, false)...)
 	} else {
-		name, args := "JobFinish", e.finishArgs(results, false)
-		if ids, attempts, forget, ok := completions(results); ok {
-			name, args = "JobComplete", []any{ids, attempts, forget}
-		}
 		var rows pgx.Rows
-		if rows, err = e.db.Query(ctx, e.q[name], append([]any{replan}, args...)...); err == nil {
+		sql, args := e.finishStatement(results, false)
+		if rows, err = e.db.Query(ctx, sql, args...); err == nil {
 			accepted, _, _, err = readFinished(rows, len(results))
 		}
 		err = e.wrap("finish jobs", err)
@@ -222,7 +219,8 @@ func (e *executor) finishFlow(ctx context.Context, results []driver.Result) ([]i
 	var accepted []int64
 	queues, keys := driver.ResultKeys(results)
 	err := e.inTx(ctx, func(tx pgx.Tx, wake wakeSet) error {
-		rows, err := tx.Query(ctx, e.q["JobFinish"], append([]any{replan}, e.finishArgs(results, true)...)...)
+		sql, args := e.finishStatement(results, true)
+		rows, err := tx.Query(ctx, sql, args...)
 		if err != nil {
 			return err
 		}
@@ -241,22 +239,39 @@ func (e *executor) finishFlow(ctx context.Context, results []driver.Result) ([]i
 	return accepted, nil
 }
 
-// completions returns the JobComplete parameters when every result
-// completes its job with no error and no stored result, and every one asks
-// the same of Forget.
-func completions(results []driver.Result) (ids []int64, attempts []int32, forget bool, ok bool) {
-	forget = results[0].Forget
+// finishStatement returns the statement that finishes results and its
+// arguments: JobComplete when every result completes its job without an
+// error and every one asks the same of Forget, JobFinish otherwise. flow
+// false turns away jobs that must be settled. Both return the same
+// columns (readFinished).
+func (e *executor) finishStatement(results []driver.Result, flow bool) (string, []any) {
+	forget := results[0].Forget
 	for i := range results {
-		r := &results[i]
-		if r.Outcome != driver.OutcomeCompleted || r.Error != nil || r.Output != nil || r.Forget != forget {
-			return nil, nil, false, false
+		if r := &results[i]; r.Outcome != driver.OutcomeCompleted || r.Error != nil || r.Forget != forget {
+			return e.q["JobFinish"], append([]any{replan}, e.finishArgs(results, flow)...)
 		}
 	}
-	ids, attempts = make([]int64, len(results)), make([]int32, len(results))
+	ids, attempts := make([]int64, len(results)), make([]int32, len(results))
 	for i := range results {
 		ids[i], attempts[i] = results[i].ID, int32(results[i].Attempt)
 	}
-	return ids, attempts, forget, true
+	return e.q["JobComplete"], []any{replan, ids, attempts, outputsOf(results), flow, forget}
+}
+
+// outputsOf returns the results' stored outputs as a parameter: nil (SQL
+// NULL) unless some result has one.
+func outputsOf(results []driver.Result) []*string {
+	var outputs []*string
+	for i := range results {
+		if out := results[i].Output; out != nil {
+			if outputs == nil {
+				outputs = make([]*string, len(results))
+			}
+			s := string(out)
+			outputs[i] = &s
+		}
+	}
+	return outputs
 }
 
 // finishArgs returns the JobFinish parameters for results; flow false
@@ -268,8 +283,7 @@ func (e *executor) finishArgs(results []driver.Result, flow bool) []any {
 	outcomes := make([]int16, n)
 	errs := make([]*string, n)
 	runAts := make([]*time.Time, n)
-	var outputs []*string // nil (SQL NULL) unless some result has one
-	var forget []bool     // likewise
+	var forget []bool // nil (SQL NULL) unless some result has it
 	for i := range results {
 		r := &results[i]
 		if r.Forget {
@@ -286,15 +300,8 @@ func (e *executor) finishArgs(results []driver.Result, flow bool) []any {
 		if !r.RunAt.IsZero() {
 			runAts[i] = &r.RunAt
 		}
-		if r.Output != nil {
-			if outputs == nil {
-				outputs = make([]*string, n)
-			}
-			s := string(r.Output)
-			outputs[i] = &s
-		}
 	}
-	return []any{ids, attempts, outcomes, errs, runAts, outputs, flow, forget}
+	return []any{ids, attempts, outcomes, errs, runAts, outputsOf(results), flow, forget}
 }
 
 // readFinished reads JobFinish's rows and closes them: the accepted IDs

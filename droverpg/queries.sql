@@ -384,28 +384,30 @@ UNION ALL
 SELECT id, 0 FROM waiting;
 
 -- name: JobComplete
--- JobFinish for the commonest flush: plain jobs that all completed, with no
--- error and no stored result. The same fence and the same rows, in a
+-- JobFinish for the commonest flush: jobs that all completed without an
+-- error. The same fence, the same rows and the same columns returned, in a
 -- statement with half of JobFinish's planning cost (pgbench, one client,
 -- 0.25 ms against 0.49 ms), which every flush pays (replan in executor.go).
--- $3 is Result.Forget, the same for every result of the flush: the job is
--- then deleted instead of moved unless it belongs to a batch or a workflow.
+-- $3 holds the results completed jobs store (NULL when none has one), $4 is
+-- JobFinish's $7 (the flow path), and $5 is Result.Forget, the same for
+-- every result of the flush: a job is then deleted instead of moved unless
+-- it stores a result or belongs to a batch or a workflow.
 WITH done AS (
     DELETE FROM {schema}jobs j
-    USING unnest($1::bigint[], $2::integer[]) AS r(id, attempt)
-    WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running' AND j.flow & 11 = 0
-    RETURNING j.*
+    USING unnest($1::bigint[], $2::integer[], $3::jsonb[]) AS r(id, attempt, output)
+    WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running' AND ($4 OR j.flow & 11 = 0)
+    RETURNING j.*, r.output
 ),
 moved AS (
     INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, args, metadata, tags, attempt,
-        max_attempts, errors, timeout_ms, created_at, run_at, attempted_at, finalized_at, batch_id, flow,
+        max_attempts, errors, timeout_ms, created_at, run_at, attempted_at, finalized_at, batch_id, flow, result,
         ordering_key, key_limit)
     SELECT id, 'completed', queue, kind, priority, args, metadata, tags, attempt, max_attempts, errors,
-        timeout_ms, created_at, run_at, attempted_at, now(), batch_id, flow, ordering_key, key_limit
+        timeout_ms, created_at, run_at, attempted_at, now(), batch_id, flow, output, ordering_key, key_limit
     FROM done
-    WHERE NOT ($3 AND flow = 0 AND batch_id IS NULL)
+    WHERE NOT ($5 AND output IS NULL AND flow = 0 AND batch_id IS NULL)
 )
-SELECT id, 0 FROM done;
+SELECT id, flow & 11 FROM done;
 
 -- name: JobHeartbeat
 -- A heartbeat never waits for a row lock. It holds the locks of every row it
