@@ -36,6 +36,16 @@ const maxEmptyCooldown = 16 * time.Millisecond
 // maxClaimsInFlight caps concurrent claims of one producer.
 const maxClaimsInFlight = 4
 
+// prefetchHorizon bounds the local buffer by time: a producer buffers at
+// most as many claimed jobs as its workers are expected to start within it,
+// judged from its handlers' recent run times, and never more than
+// Config.Prefetch. Short jobs get the whole buffer. A producer of jobs that
+// run for seconds or minutes claims little more than its free slots, so
+// claimed jobs do not wait in one process's buffer for a worker to free up
+// while another process has idle workers; its claims then start as soon
+// as one slot is free instead of a quarter of its capacity.
+const prefetchHorizon = 100 * time.Millisecond
+
 // claimTimeout bounds one claim statement.
 const claimTimeout = 30 * time.Second
 
@@ -46,7 +56,8 @@ type Config struct {
 	MaxWorkers int
 	// Prefetch is how many claimed jobs may wait in the local buffer beyond
 	// the running ones; default MaxWorkers, so a refill can be in flight
-	// while every worker is busy.
+	// while every worker is busy. Producers of slow jobs buffer fewer
+	// (prefetchHorizon).
 	Prefetch int
 	// ClaimMax caps one claim statement.
 	ClaimMax int
@@ -85,10 +96,6 @@ type Producer struct {
 	submit  func(driver.Result)
 	run     Runner
 
-	// limit caps running, buffered and reserved jobs; claims start once
-	// lowWater of it is free (fetchLoop).
-	limit, lowWater int64
-
 	wake     chan struct{}
 	freed    chan struct{}
 	buffer   chan *driver.JobRow
@@ -98,6 +105,9 @@ type Producer struct {
 	position position
 
 	claims, claimedJobs, claimNanos, ran, runNanos atomic.Int64
+	// meanRun is a moving average of handler run times, in nanoseconds;
+	// 0 until the first job has run.
+	meanRun atomic.Int64
 }
 
 // New returns a producer. submit hands results to the completer.
@@ -114,13 +124,8 @@ func New(exec driver.Executor, tracker *Tracker, submit func(driver.Result), run
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	limit := int64(cfg.MaxWorkers + cfg.Prefetch)
 	return &Producer{
 		cfg: cfg, exec: exec, tracker: tracker, submit: submit, run: run,
-		// Refill once a quarter of the capacity is free (the buffer runs
-		// low), not only when it is empty, so workers never wait on a
-		// round trip.
-		limit: limit, lowWater: max(1, min(int64(cfg.ClaimMax), limit/4)),
 		wake:    make(chan struct{}, 1),
 		stopped: make(chan struct{}),
 		freed:   make(chan struct{}, 1),
@@ -141,10 +146,27 @@ func (p *Producer) Wake() int {
 	case p.wake <- struct{}{}:
 	default:
 	}
-	if free := p.limit - p.inflight.Load(); free >= p.lowWater && !p.stopping.Load() {
+	limit, lowWater := p.capacity()
+	if free := limit - p.inflight.Load(); free >= lowWater && !p.stopping.Load() {
 		return int(free)
 	}
 	return 0
+}
+
+// capacity returns how many jobs the producer may hold (running, buffered
+// and reserved by claims under way) and how many of them must be free
+// before it claims. The buffer holds what the workers are expected to
+// start within prefetchHorizon, up to Config.Prefetch, and nothing until a
+// job has run. Claims start once half the buffer is free (at least one
+// slot), so workers never wait on a claim's round trip when jobs are short;
+// with the whole buffer that is a quarter of the capacity.
+func (p *Producer) capacity() (limit, lowWater int64) {
+	workers := int64(p.cfg.MaxWorkers)
+	var buffer int64
+	if mean := p.meanRun.Load(); mean > 0 {
+		buffer = min(int64(p.cfg.Prefetch), workers*int64(prefetchHorizon)/mean)
+	}
+	return workers + buffer, max(1, min(int64(p.cfg.ClaimMax), buffer/2))
 }
 
 // Stats returns cumulative counters.
@@ -227,8 +249,16 @@ func (p *Producer) runOne(ctx context.Context, row *driver.JobRow) {
 	} else {
 		start := time.Now()
 		res = p.run(ctx, row)
-		p.runNanos.Add(int64(time.Since(start)))
+		took := int64(time.Since(start))
+		p.runNanos.Add(took)
 		p.ran.Add(1)
+		// Concurrent updates may drop one another's samples; an estimate
+		// needs no more.
+		if mean := p.meanRun.Load(); mean == 0 {
+			p.meanRun.Store(max(1, took))
+		} else {
+			p.meanRun.Store(max(1, mean+(took-mean)/16))
+		}
 	}
 	p.submit(res)
 	p.inflight.Add(-1)
@@ -245,13 +275,12 @@ type claimResult struct {
 }
 
 func (p *Producer) fetchLoop(ctx context.Context) {
-	limit, lowWater := p.limit, p.lowWater
 	claimMax := int64(p.cfg.ClaimMax)
 	// A second claim may be in flight while the first one runs, but only
-	// where capacity holds two full claims: that is where one claim's round
-	// trip, not the store, caps throughput. Smaller producers claim one
-	// batch at a time, which keeps strict priority order.
-	maxInFlight := int(max(1, min(maxClaimsInFlight, limit/(2*claimMax))))
+	// where the whole capacity holds two full claims: that is where one
+	// claim's round trip, not the store, caps throughput. Smaller producers
+	// claim one batch at a time, which keeps strict priority order.
+	maxInFlight := int(max(1, min(maxClaimsInFlight, int64(p.cfg.MaxWorkers+p.cfg.Prefetch)/(2*claimMax))))
 	results := make(chan claimResult, maxInFlight)
 	inFlight := 0
 	poll := time.NewTimer(p.cfg.PollInterval)
@@ -273,6 +302,7 @@ func (p *Producer) fetchLoop(ctx context.Context) {
 		// inflight counts running and buffered jobs plus room reserved
 		// by claims under way, so claims never overfill the buffer.
 		for !drained && retry == nil && cooldown == nil && inFlight < maxInFlight {
+			limit, lowWater := p.capacity()
 			free := limit - p.inflight.Load()
 			if free < lowWater {
 				break

@@ -21,6 +21,7 @@ type claimStore struct {
 
 	mu        sync.Mutex
 	available map[int64]bool
+	next      int64 // the highest job ID handed out by add
 	log       []claimCall
 	refused   []error
 }
@@ -30,11 +31,22 @@ type claimCall struct {
 	max, got int
 }
 
+// add makes n more jobs available, numbered after the highest so far.
+func (s *claimStore) add(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for range n {
+		s.next++
+		s.available[s.next] = true
+	}
+}
+
 func newClaimStore(jobs int) *claimStore {
 	s := &claimStore{available: make(map[int64]bool, jobs)}
 	for id := range int64(jobs) {
 		s.available[id+1] = true
 	}
+	s.next = int64(jobs)
 	return s
 }
 
@@ -151,7 +163,7 @@ func TestPartitionedClaims(t *testing.T) {
 // capacity of an idle producer, nothing once claimed jobs fill it, and
 // nothing once it stops.
 func TestWakeReportsRoom(t *testing.T) {
-	const workers = 4 // capacity 8 with the default prefetch
+	const workers = 4
 	store := newClaimStore(0)
 	release := make(chan struct{})
 	started := make(chan struct{}, 2*workers)
@@ -160,47 +172,109 @@ func TestWakeReportsRoom(t *testing.T) {
 		<-release
 		return driver.Result{ID: row.ID, Attempt: row.Attempt, Outcome: driver.OutcomeCompleted}
 	}
-	p := New(store, NewTracker(), func(driver.Result) {}, run, Config{Queue: "q", MaxWorkers: workers,
-		Owner: "o", Lease: time.Minute, PollInterval: time.Hour, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	p, stop := startProducer(t, store, run, Config{Queue: "q", MaxWorkers: workers, PollInterval: time.Hour})
+	waitFor(t, "the first, empty claim", func() bool { store.mu.Lock(); defer store.mu.Unlock(); return len(store.log) > 0 })
+	// No job has run yet, so nothing is buffered beyond the workers.
+	if room := p.Wake(); room != workers {
+		t.Fatalf("idle producer reports room %d, want %d", room, workers)
+	}
+
+	store.add(20)
+	p.Wake()
+	for range workers {
+		<-started
+	}
+	waitFor(t, "every slot taken", func() bool { return p.inflight.Load() == workers })
+	if room := p.Wake(); room != 0 {
+		t.Fatalf("producer with every slot taken reports room %d, want 0", room)
+	}
+
+	close(release)
+	stop()
+	if room := p.Wake(); room != 0 {
+		t.Fatalf("stopped producer reports room %d, want 0", room)
+	}
+}
+
+// TestBufferFollowsRunTime checks the local buffer against handler run
+// times: short jobs get the whole Prefetch, jobs that run longer than
+// prefetchHorizon get a buffer of what the workers start within it, and
+// the claims of such a producer never hold more than that.
+func TestBufferFollowsRunTime(t *testing.T) {
+	const workers = 4
+	tests := []struct {
+		name         string
+		run          time.Duration
+		jobs         int
+		limit, lowAt int64
+	}{
+		{"short jobs buffer Prefetch", 0, 200, 2 * workers, workers / 2},
+		{"slow jobs buffer what starts within the horizon", 3 * prefetchHorizon, 2 * workers, workers + 1, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			store := newClaimStore(tc.jobs)
+			var mu sync.Mutex
+			ran, held := 0, int64(0)
+			run := func(_ context.Context, row *driver.JobRow) driver.Result {
+				time.Sleep(tc.run)
+				mu.Lock()
+				ran++
+				mu.Unlock()
+				return driver.Result{ID: row.ID, Attempt: row.Attempt, Outcome: driver.OutcomeCompleted}
+			}
+			var p *Producer
+			p, stop := startProducer(t, store, run, Config{Queue: "q", MaxWorkers: workers, PollInterval: 10 * time.Millisecond})
+			waitFor(t, "every job to run", func() bool {
+				mu.Lock()
+				defer mu.Unlock()
+				if h := p.inflight.Load(); ran > workers && h > held {
+					held = h // what it holds once its run times are known
+				}
+				return ran == tc.jobs
+			})
+			stop()
+			if limit, lowAt := p.capacity(); limit != tc.limit || lowAt != tc.lowAt {
+				t.Fatalf("capacity %d, claims from %d free; want %d and %d", limit, lowAt, tc.limit, tc.lowAt)
+			}
+			if held > tc.limit {
+				t.Fatalf("held %d jobs at once, more than the capacity %d", held, tc.limit)
+			}
+		})
+	}
+}
+
+// startProducer runs a producer on store until the returned stop is
+// called (or the test ends).
+func startProducer(t *testing.T, store *claimStore, run Runner, cfg Config) (*Producer, func()) {
+	t.Helper()
+	cfg.Owner, cfg.Lease, cfg.Logger = "o", time.Minute, slog.New(slog.NewTextHandler(io.Discard, nil))
+	p := New(store, NewTracker(), func(driver.Result) {}, run, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
 		p.Run(ctx, context.Background())
 	}()
-	waitFor := func(what string, cond func() bool) {
-		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for !cond() {
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s", what)
-			}
-			time.Sleep(time.Millisecond)
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			<-stopped
+		})
+	}
+	t.Cleanup(stop)
+	return p, stop
+}
+
+// waitFor polls cond until it holds, failing the test after 10 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
 		}
-	}
-	waitFor("the first, empty claim", func() bool { store.mu.Lock(); defer store.mu.Unlock(); return len(store.log) > 0 })
-	if room := p.Wake(); room != 2*workers {
-		t.Fatalf("idle producer reports room %d, want %d", room, 2*workers)
-	}
-
-	store.mu.Lock()
-	for id := range int64(20) {
-		store.available[id+1] = true
-	}
-	store.mu.Unlock()
-	p.Wake()
-	for range workers {
-		<-started
-	}
-	waitFor("a full buffer", func() bool { return p.inflight.Load() == 2*workers })
-	if room := p.Wake(); room != 0 {
-		t.Fatalf("producer with every slot and its buffer taken reports room %d, want 0", room)
-	}
-
-	close(release)
-	cancel()
-	<-stopped
-	if room := p.Wake(); room != 0 {
-		t.Fatalf("stopped producer reports room %d, want 0", room)
+		time.Sleep(time.Millisecond)
 	}
 }
