@@ -86,35 +86,18 @@ func TestPartitionedClaims(t *testing.T) {
 			store := newClaimStore(jobs)
 			var mu sync.Mutex
 			runs := make(map[int64]int)
-			done := make(chan struct{})
-			submit := func(r driver.Result) {
+			run := func(_ context.Context, row *driver.JobRow) driver.Result {
 				mu.Lock()
 				defer mu.Unlock()
-				runs[r.ID]++
-				if len(runs) == jobs {
-					close(done)
-				}
-			}
-			run := func(_ context.Context, row *driver.JobRow) driver.Result {
+				runs[row.ID]++
 				return driver.Result{ID: row.ID, Attempt: row.Attempt, Outcome: driver.OutcomeCompleted}
 			}
 			// Capacity for one claim of 10 at a time, so the claims
 			// (and the log) are sequential.
-			p := New(store, NewTracker(), submit, run, Config{Queue: "q", MaxWorkers: 10, ClaimMax: 10, Partitioned: partitioned,
-				Owner: "o", Lease: time.Minute, PollInterval: 10 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-			ctx, cancel := context.WithCancel(context.Background())
-			stopped := make(chan struct{})
-			go func() {
-				defer close(stopped)
-				p.Run(ctx, context.Background())
-			}()
-			select {
-			case <-done:
-			case <-time.After(20 * time.Second):
-				t.Fatal("timed out waiting for every job to run")
-			}
-			cancel()
-			<-stopped
+			_, stop := startProducer(t, store, run, Config{Queue: "q", MaxWorkers: 10, ClaimMax: 10, Partitioned: partitioned,
+				PollInterval: 10 * time.Millisecond})
+			waitFor(t, "every job to run", func() bool { mu.Lock(); defer mu.Unlock(); return len(runs) == jobs })
+			stop()
 
 			for id, n := range runs {
 				if n != 1 {
