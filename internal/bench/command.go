@@ -151,7 +151,7 @@ func NewCommand(env func() Env) *cobra.Command {
 		if len(o.processes) > 0 {
 			def = joinInts(o.processes)
 		}
-		f.StringVar(&processes, "processes", def, "worker processes: a list for scale (1,2,4,8); one number elsewhere (0 or empty: workers in the bench process)")
+		f.StringVar(&processes, "processes", def, "worker processes: a list for scale (1,2,4,8); one number elsewhere (0 or empty: workers in the bench process; for streams, any other number runs each stream's consumer as a process)")
 		f.StringVar(&streams, "streams", joinInts(o.streams), "stream counts to sweep (streams)")
 		f.DurationVar(&o.work, "work", o.work, "each job sleeps this long (I/O-bound work; 0: noop)")
 		f.DurationVar(&o.cpu, "cpu", o.cpu, "each job spins the CPU this long")

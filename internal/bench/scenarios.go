@@ -324,11 +324,22 @@ func (r *runner) jobsFor(k int, prev *point) int {
 }
 
 // streams sweeps the number of producer and consumer streams: S producers
-// inserting one job at a time and S consumer clients in this process.
+// inserting one job at a time and S consumer clients in this process, or,
+// with --processes, S consumer processes: clients in one process share a
+// listening connection (droverpg/listener.go), processes each hear every
+// notification.
 func (r *runner) streams(ctx context.Context) (*report.Report, error) {
 	rep := r.newReport("streams")
+	consumers := "S consumer clients in one process"
+	if r.opts.fleetSize() > 0 {
+		consumers = "S consumer worker processes"
+	}
 	for _, s := range r.opts.streams {
-		pt, err := r.steadyPoint(ctx, r.queueName(fmt.Sprintf("s%d", s)), 0, s, s, fmt.Sprintf("S=%d", s))
+		k, clients := 0, s
+		if r.opts.fleetSize() > 0 {
+			k, clients = s, 0
+		}
+		pt, err := r.steadyPoint(ctx, r.queueName(fmt.Sprintf("s%d", s)), k, clients, s, fmt.Sprintf("S=%d", s))
 		if err != nil {
 			return nil, err
 		}
@@ -342,7 +353,7 @@ func (r *runner) streams(ctx context.Context) (*report.Report, error) {
 	if r.opts.rate > 0 {
 		rate = fmt.Sprintf("%.0f jobs/s in total", r.opts.rate)
 	}
-	rep.Settings = r.settings(fmt.Sprintf("S producers inserting one job per call (%s), S consumer clients in one process, %s per point", rate, r.opts.duration))
+	rep.Settings = r.settings(fmt.Sprintf("S producers inserting one job per call (%s), %s, %s per point", rate, consumers, r.opts.duration))
 	rep.SteadyNote = stats.SteadyRule
 	if rep.Seconds > 0 {
 		rep.JobsPerSec = float64(rep.Jobs) / rep.Seconds
