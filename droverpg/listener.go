@@ -30,9 +30,10 @@ import (
 // Sharing also lets the driver choose whom to wake. A notification about n
 // jobs goes to the listeners in turn, starting one further on each time,
 // until those woken said they had room for n; the others are not woken to
-// race for the same jobs. A notification whose count is not known (a key's next job
-// promoted, a workflow step released) goes to every listener. Listeners in
-// other processes each hear every notification on their own connection.
+// race for the same jobs. A notification whose count is not known (a key's
+// next job promoted, a workflow step released) goes to every listener.
+// Listeners in other processes each hear every notification on their own
+// connection.
 
 // NewListener implements driver.Driver.
 func (d *Driver) NewListener() driver.Listener { return d.hub }
