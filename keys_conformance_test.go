@@ -171,19 +171,9 @@ func TestKeyRateLimit(t *testing.T) {
 		startFleet(t, b, 2, 10)
 		waitAllFinished(t, b.client, 2*jobs)
 		groups := byTag(t, allJobs(t, b.client))
-		var starts []time.Time
-		for _, j := range groups["rated"] {
-			starts = append(starts, *j.AttemptedAt)
-		}
-		sort.Slice(starts, func(i, k int) bool { return starts[i].Before(starts[k]) })
-		for i := range starts {
-			k := i
-			for k < len(starts) && starts[k].Sub(starts[i]) < period {
-				k++
-			}
-			if bound := 2*rate + limit; k-i > bound {
-				t.Fatalf("%d jobs of the rated key started within %s of %s, more than %d", k-i, period, starts[i], bound)
-			}
+		starts := startTimes(groups["rated"])
+		if n, from := busiestWindow(starts, period); n > 2*rate+limit {
+			t.Fatalf("%d jobs of the rated key started within %s of %s, more than %d", n, period, from, 2*rate+limit)
 		}
 		if span := starts[len(starts)-1].Sub(starts[0]); span < 2400*time.Millisecond {
 			t.Fatalf("%d rated jobs started within %s, faster than 5 per 500 ms allows", jobs, span)
