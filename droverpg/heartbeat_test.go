@@ -7,10 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/droverhq/drover"
-	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/internal/driver"
-	"github.com/droverhq/drover/internal/testdb"
 )
 
 // TestHeartbeatNeverWaitsForRowLocks holds a row lock on a running job, as a
@@ -19,14 +16,8 @@ import (
 // the job lost, and that the next heartbeat extends the lease again.
 func TestHeartbeatNeverWaitsForRowLocks(t *testing.T) {
 	ctx := context.Background()
-	pool := testdb.NewPool(t)
-	d, err := droverpg.New(pool, droverpg.WithSchema(testdb.NewSchema(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := drover.Migrate(ctx, d); err != nil {
-		t.Fatal(err)
-	}
+	d := migrated(t)
+	pool := d.Pool()
 	if _, err := d.JobInsertMany(ctx, []driver.InsertParams{
 		{Queue: "q", Kind: "k", Args: []byte(`{}`), MaxAttempts: 3},
 		{Queue: "q", Kind: "k", Args: []byte(`{}`), MaxAttempts: 3},

@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/droverhq/drover"
-	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/internal/testdb"
 )
 
@@ -28,13 +27,7 @@ func (sleepArgs) Kind() string { return "test.sleep" }
 func startSleepers(t *testing.T, jobs, ms int) *drover.Client[pgx.Tx] {
 	t.Helper()
 	ctx := context.Background()
-	d, err := droverpg.New(testdb.NewPool(t), droverpg.WithSchema(testdb.NewSchema(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := drover.Migrate(ctx, d); err != nil {
-		t.Fatal(err)
-	}
+	d := migrated(t)
 	workers := drover.NewWorkers()
 	drover.AddWorker(workers, drover.WorkFunc(func(ctx context.Context, j *drover.Job[sleepArgs]) error {
 		time.Sleep(time.Duration(j.Args.Ms) * time.Millisecond)

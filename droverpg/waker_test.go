@@ -5,10 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/droverhq/drover"
-	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/internal/driver"
-	"github.com/droverhq/drover/internal/testdb"
 )
 
 // TestNotificationsFollowCommits checks, with a real listener, that every
@@ -19,14 +16,8 @@ import (
 func TestNotificationsFollowCommits(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	pool := testdb.NewPool(t)
-	d, err := droverpg.New(pool, droverpg.WithSchema(testdb.NewSchema(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := drover.Migrate(ctx, d); err != nil {
-		t.Fatal(err)
-	}
+	d := migrated(t)
+	pool := d.Pool()
 	heard := make(chan string, 100)
 	connected := make(chan struct{})
 	go func() {
