@@ -100,7 +100,9 @@ func (h *hub) Listen(ctx context.Context, onConnect func(), onInsert func(string
 func (h *hub) leave(sess *session, s *subscriber) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	sess.subs = slices.DeleteFunc(sess.subs, func(x *subscriber) bool { return x == s })
+	// A new slice, not an edit in place: deliver reads the old one
+	// outside the lock.
+	sess.subs = slices.DeleteFunc(slices.Clone(sess.subs), func(x *subscriber) bool { return x == s })
 	if len(sess.subs) == 0 && h.sess == sess {
 		h.sess = nil
 		sess.cancel()
@@ -132,7 +134,7 @@ func (h *hub) listen(ctx context.Context, sess *session) error {
 	}
 	h.mu.Lock()
 	sess.ready = true
-	subs := slices.Clone(sess.subs)
+	subs := sess.subs
 	h.mu.Unlock()
 	for _, s := range subs {
 		s.onConnect()
@@ -150,7 +152,7 @@ func (h *hub) listen(ctx context.Context, sess *session) error {
 // or all of them when the count is not known.
 func (h *hub) deliver(sess *session, w wakeMsg) {
 	h.mu.Lock()
-	subs := slices.Clone(sess.subs)
+	subs := sess.subs // never edited in place (Listen appends, leave replaces)
 	start := sess.next
 	sess.next++
 	h.mu.Unlock()

@@ -143,7 +143,16 @@ func (e *executor) announce(ctx context.Context, queues []string) error {
 		e.waker.wake(wake)
 		return nil
 	}
-	_, err := e.db.Exec(ctx, e.q["Notify"], e.channel, wake.payloads())
+	return e.notifyIn(ctx, e.db, wake)
+}
+
+// notifyIn sends wake's notifications through db, inside its transaction:
+// they are delivered when it commits.
+func (e *executor) notifyIn(ctx context.Context, db dbtx, wake wakeSet) error {
+	if len(wake) == 0 {
+		return nil
+	}
+	_, err := db.Exec(ctx, e.q["Notify"], e.channel, wake.payloads())
 	return err
 }
 
@@ -157,10 +166,10 @@ func (e *executor) inTx(ctx context.Context, fn func(tx pgx.Tx, wake wakeSet) er
 		if err := fn(tx, wake); err != nil {
 			return err
 		}
-		if e.waker != nil || len(wake) == 0 {
+		if e.waker != nil {
 			return nil
 		}
-		if _, err := tx.Exec(ctx, e.q["Notify"], e.channel, wake.payloads()); err != nil {
+		if err := e.notifyIn(ctx, tx, wake); err != nil {
 			return fmt.Errorf("notify: %w", err)
 		}
 		return nil
