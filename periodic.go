@@ -189,14 +189,20 @@ func lastTicks(sched cron.Schedule, from, to time.Time, n int) []time.Time {
 			from = from.Add(every.Delay * time.Duration(skip))
 		}
 	}
-	var out []time.Time
-	for t := sched.Next(from); !t.IsZero() && !t.After(to); t = sched.Next(t) {
-		if len(out) == n {
-			out = append(out[:0], out[1:]...)
-		}
-		out = append(out, t)
+	if n <= 0 {
+		return nil
 	}
-	return out
+	// A ring of the last n: the oldest is overwritten at next.
+	out, next := make([]time.Time, 0, n), 0
+	for t := sched.Next(from); !t.IsZero() && !t.After(to); t = sched.Next(t) {
+		if len(out) < n {
+			out = append(out, t)
+			continue
+		}
+		out[next] = t
+		next = (next + 1) % n
+	}
+	return append(out[next:], out[:next]...)
 }
 
 // insertDue inserts one job for each due entry in one call, then records

@@ -57,7 +57,7 @@ func deliver(key, queue string, n int) {
 		hubs.Unlock()
 		return
 	}
-	subs := slices.Clone(h.subs)
+	subs := h.subs // never edited in place (subscribe appends, unsubscribe replaces)
 	start := h.next
 	h.next++
 	hubs.Unlock()
@@ -83,7 +83,9 @@ func unsubscribe(key string, s *subscriber) {
 	hubs.Lock()
 	defer hubs.Unlock()
 	h := hubs.subs[key]
-	h.subs = slices.DeleteFunc(h.subs, func(x *subscriber) bool { return x == s })
+	// A new slice, not an edit in place: deliver reads the old one outside
+	// the lock.
+	h.subs = slices.DeleteFunc(slices.Clone(h.subs), func(x *subscriber) bool { return x == s })
 	if len(h.subs) == 0 {
 		delete(hubs.subs, key)
 	}

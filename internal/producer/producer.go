@@ -146,9 +146,18 @@ func (p *Producer) Wake() int {
 	case p.wake <- struct{}{}:
 	default:
 	}
+	if p.stopping.Load() {
+		return 0
+	}
+	return int(p.room())
+}
+
+// room returns how many jobs the producer may claim now: its free
+// capacity, or 0 while that is below the low-water mark.
+func (p *Producer) room() int64 {
 	limit, lowWater := p.capacity()
-	if free := limit - p.inflight.Load(); free >= lowWater && !p.stopping.Load() {
-		return int(free)
+	if free := limit - p.inflight.Load(); free >= lowWater {
+		return free
 	}
 	return 0
 }
@@ -302,9 +311,8 @@ func (p *Producer) fetchLoop(ctx context.Context) {
 		// inflight counts running and buffered jobs plus room reserved
 		// by claims under way, so claims never overfill the buffer.
 		for !drained && retry == nil && cooldown == nil && inFlight < maxInFlight {
-			limit, lowWater := p.capacity()
-			free := limit - p.inflight.Load()
-			if free < lowWater {
+			free := p.room()
+			if free == 0 {
 				break
 			}
 			if wait := time.Until(lastClaim.Add(cooldownNow)); wait > 0 {
