@@ -10,6 +10,7 @@ import (
 	"math"
 	"net/url"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -877,6 +878,51 @@ func TestMigrationKeepsUniqueKeys(t *testing.T) {
 	}
 	if ids := insert(t, d, dup); ids[0] == 0 {
 		t.Fatal("key still held after the old unique job completed")
+	}
+}
+
+// TestMigrationRebuildsStateChecks applies migration 007, which rebuilds
+// both job tables, to a store holding a waiting, a running and a finished
+// job: every row keeps every column, the running job still completes, new
+// IDs continue past the old ones and both tables still refuse a state that
+// is not theirs.
+func TestMigrationRebuildsStateChecks(t *testing.T) {
+	ctx := context.Background()
+	d := open(t, filepath.Join(t.TempDir(), "m.db"))
+	if err := applyUpTo(ctx, d, 6); err != nil {
+		t.Fatal(err)
+	}
+	tagged := job("q")
+	tagged.Tags, tagged.Metadata, tagged.Key, tagged.KeyLimit = []string{"a"}, []byte(`{"m":1}`), "k", 1
+	ids := insert(t, d, job("q"), job("q"), tagged)
+	running := claim(t, d, "q", 2, time.Minute)
+	if _, err := d.JobFinish(ctx, []driver.Result{{ID: running[0].ID, Attempt: 1, Outcome: driver.OutcomeCompleted}}); err != nil {
+		t.Fatal(err)
+	}
+	before := make([]*driver.JobRow, len(ids))
+	for i, id := range ids {
+		before[i] = get(t, d, id)
+	}
+
+	migrate(t, d)
+	for i, id := range ids {
+		if after := get(t, d, id); !reflect.DeepEqual(after, before[i]) {
+			t.Errorf("job %d after the migration:\n%+v\nbefore:\n%+v", id, after, before[i])
+		}
+	}
+	if acc, err := d.JobFinish(ctx, []driver.Result{{ID: running[1].ID, Attempt: 1, Outcome: driver.OutcomeCompleted}}); err != nil || len(acc) != 1 {
+		t.Fatalf("finishing the job that ran across the migration: %v, %v", acc, err)
+	}
+	if next := insert(t, d, job("q"))[0]; next <= ids[2] {
+		t.Fatalf("new job got ID %d, not past %d", next, ids[2])
+	}
+	for _, bad := range []string{
+		"UPDATE drover_jobs SET state = 'completed'",
+		"UPDATE drover_finished_jobs SET state = 'running'",
+	} {
+		if _, err := d.writer.ExecContext(ctx, bad); err == nil || !strings.Contains(err.Error(), "CHECK") {
+			t.Errorf("%s: %v, want a CHECK constraint error", bad, err)
+		}
 	}
 }
 
