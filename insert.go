@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"regexp"
 	"strings"
 	"time"
 
@@ -121,24 +120,37 @@ const (
 	DefaultMaxAttempts = 25
 )
 
-var (
-	queuePattern = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.:-]{0,127}$`)
-	kindPattern  = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.:/-]{0,254}$`)
-)
-
 // ValidateQueue reports whether name can be a queue name.
 func ValidateQueue(name string) error {
-	if !queuePattern.MatchString(name) {
+	if !validName(name, 128, "_.:-") {
 		return invalidf("queue %q: use 1-128 letters, digits, '_', '.', ':' or '-', starting with a letter or digit", name)
 	}
 	return nil
 }
 
 func validateKind(kind string) error {
-	if !kindPattern.MatchString(kind) {
+	if !validName(kind, 255, "_.:/-") {
 		return invalidf("kind %q: use 1-255 letters, digits, '_', '.', ':', '/' or '-', starting with a letter or digit", kind)
 	}
 	return nil
+}
+
+// validName reports whether s is 1 to max ASCII letters, digits or bytes
+// of punct, starting with a letter or digit. Every job of a bulk insert is
+// checked, so this is a loop rather than a regular expression, which
+// measured a tenth of the insert path's CPU.
+func validName(s string, max int, punct string) bool {
+	if len(s) == 0 || len(s) > max {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+		if !alnum && (i == 0 || strings.IndexByte(punct, c) < 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // ValidateJSON checks encoded JSON the way inserts do: well formed, within
