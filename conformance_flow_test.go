@@ -143,6 +143,16 @@ func TestWorkflowChain(t *testing.T) {
 		waitState(t, b.client, ids[2], drover.JobStateCompleted)
 		assertRanAfter(t, b.client, ids[0], ids[1])
 		assertRanAfter(t, b.client, ids[1], ids[2])
+		// A released step is due from its release, so that it queues
+		// behind jobs already waiting (and past producers' claim
+		// positions): its run_at lies after its insert and no later than
+		// its start.
+		for _, id := range ids[1:] {
+			j := getJob(t, b.client, id)
+			if !j.RunAt.After(j.CreatedAt) || j.AttemptedAt == nil || j.RunAt.After(*j.AttemptedAt) {
+				t.Fatalf("step %d: created %v, run_at %v, attempted %v; want run_at between", id, j.CreatedAt, j.RunAt, j.AttemptedAt)
+			}
+		}
 		order, runs := b.rec.snapshot()
 		if len(order) != 3 || order[0] != ids[0] || order[1] != ids[1] || order[2] != ids[2] {
 			t.Fatalf("ran %v, want %v once each in order", order, ids)

@@ -852,7 +852,15 @@ released AS (
     SET waiting_on = j.waiting_on - m.n,
         state = CASE WHEN j.waiting_on > m.n THEN 'pending'
                      WHEN j.ordering_key IS NULL THEN 'available'
-                     ELSE 'blocked' END
+                     ELSE 'blocked' END,
+        -- A job released now is due now (or when it was scheduled, if
+        -- later): it queues behind what was already waiting, and after
+        -- the position a producer's positional claims start past. The
+        -- clock, not now(), which is when this transaction began: a
+        -- finish that began earlier but commits later would otherwise
+        -- release jobs behind rows other finishes released and producers
+        -- already claimed.
+        run_at = CASE WHEN j.waiting_on > m.n THEN j.run_at ELSE greatest(j.run_at, clock_timestamp()) END
     FROM (
         SELECT e.child_id, count(*) AS n
         FROM ended p
@@ -885,7 +893,8 @@ counted AS (
 ),
 callback AS (
     UPDATE {schema}jobs j
-    SET state = CASE WHEN j.ordering_key IS NULL THEN 'available' ELSE 'blocked' END, waiting_on = 0
+    SET state = CASE WHEN j.ordering_key IS NULL THEN 'available' ELSE 'blocked' END, waiting_on = 0,
+        run_at = greatest(j.run_at, clock_timestamp()) -- due now, as a released dependant
     FROM counted c
     WHERE c.just_finished AND j.id = c.callback_job_id AND j.state = 'pending'
     RETURNING j.queue, j.state, j.ordering_key

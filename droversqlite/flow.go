@@ -109,7 +109,7 @@ func (e *executor) settle(ctx context.Context, tx *sql.Tx, ended []int64, failed
 			addKey(queue, key)
 		}
 		return nil
-	}, all)
+	}, all, micros(now))
 	if err != nil {
 		return nil, fmt.Errorf("settle: release dependants: %w", err)
 	}
@@ -142,7 +142,7 @@ func (e *executor) settle(ctx context.Context, tx *sql.Tx, ended []int64, failed
 				addKey(queue, key)
 			}
 			return nil
-		}, string(appendIDs(nil, callbacks)))
+		}, string(appendIDs(nil, callbacks)), micros(now))
 		if err != nil {
 			return nil, fmt.Errorf("settle: release callbacks: %w", err)
 		}

@@ -281,6 +281,9 @@ func (p *Producer) runOne(ctx context.Context, row *driver.JobRow) {
 type claimResult struct {
 	asked, got int
 	err        error
+	// news is the fetch loop's count of wake-ups and polls when the claim
+	// began.
+	news int
 }
 
 func (p *Producer) fetchLoop(ctx context.Context) {
@@ -295,6 +298,12 @@ func (p *Producer) fetchLoop(ctx context.Context) {
 	poll := time.NewTimer(p.cfg.PollInterval)
 	defer poll.Stop()
 	drained := false
+	// news counts the wake-ups and poll ticks the loop has taken in. A
+	// claim that comes back short drains the queue only if none came in
+	// after it began: the jobs such a wake-up announces may have been
+	// committed after the claim looked (a workflow step released while a
+	// claim ran), and waiting for the next poll would leave them idle.
+	news := 0
 	// backlog says the last claim came back full: the queue has more
 	// waiting than one claim takes, the case partitioned claims are for.
 	backlog := false
@@ -324,10 +333,10 @@ func (p *Producer) fetchLoop(ctx context.Context) {
 			p.inflight.Add(n)
 			inFlight++
 			partitioned := p.cfg.Partitioned && backlog
-			go func() {
+			go func(news int) {
 				got, err := p.claim(ctx, int(n), partitioned)
-				results <- claimResult{asked: int(n), got: got, err: err}
-			}()
+				results <- claimResult{asked: int(n), got: got, err: err, news: news}
+			}(news)
 		}
 		select {
 		case <-ctx.Done():
@@ -351,7 +360,7 @@ func (p *Producer) fetchLoop(ctx context.Context) {
 			backoff = 100 * time.Millisecond
 			// A short claim means the queue is drained for now: wait for
 			// a notification or the poll instead of asking again.
-			drained = r.got < r.asked
+			drained = r.got < r.asked && r.news == news
 			if r.got == 0 {
 				cooldownNow = min(2*cooldownNow, maxEmptyCooldown)
 			} else {
@@ -363,8 +372,10 @@ func (p *Producer) fetchLoop(ctx context.Context) {
 			cooldown = nil
 		case <-p.wake:
 			drained = false
+			news++
 		case <-poll.C:
 			drained = false
+			news++
 			poll.Reset(p.cfg.PollInterval)
 		case <-p.freed:
 		}

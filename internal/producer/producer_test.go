@@ -24,6 +24,10 @@ type claimStore struct {
 	next      int64 // the highest job ID handed out by add
 	log       []claimCall
 	refused   []error
+	// hold, when set, makes the next claim take its rows, report on
+	// entered and wait for hold before it returns them: a claim whose
+	// snapshot was taken before jobs committed, returning after they did.
+	hold, entered chan struct{}
 }
 
 type claimCall struct {
@@ -50,7 +54,20 @@ func newClaimStore(jobs int) *claimStore {
 	return s
 }
 
-func (s *claimStore) JobClaim(_ context.Context, p driver.ClaimParams) ([]*driver.JobRow, error) {
+func (s *claimStore) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*driver.JobRow, error) {
+	rows, err := s.take(p)
+	s.mu.Lock()
+	hold, entered := s.hold, s.entered
+	s.hold = nil
+	s.mu.Unlock()
+	if hold != nil {
+		entered <- struct{}{}
+		<-hold
+	}
+	return rows, err
+}
+
+func (s *claimStore) take(p driver.ClaimParams) ([]*driver.JobRow, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := p.CheckPart(); err != nil {
@@ -176,6 +193,43 @@ func TestWakeReportsRoom(t *testing.T) {
 	stop()
 	if room := p.Wake(); room != 0 {
 		t.Fatalf("stopped producer reports room %d, want 0", room)
+	}
+}
+
+// TestWakeDuringShortClaim checks that a wake-up arriving while a claim
+// runs is not lost when that claim, which looked before the announced jobs
+// committed, comes back short: the producer claims again at once instead
+// of waiting for its poll (an hour here).
+func TestWakeDuringShortClaim(t *testing.T) {
+	store := newClaimStore(0)
+	ran := make(chan int64, 10)
+	run := func(_ context.Context, row *driver.JobRow) driver.Result {
+		ran <- row.ID
+		return driver.Result{ID: row.ID, Attempt: row.Attempt, Outcome: driver.OutcomeCompleted}
+	}
+	p, _ := startProducer(t, store, run, Config{Queue: "q", MaxWorkers: 4, PollInterval: time.Hour})
+	waitFor(t, "the first, empty claim", func() bool { store.mu.Lock(); defer store.mu.Unlock(); return len(store.log) > 0 })
+
+	hold, entered := make(chan struct{}), make(chan struct{}, 1)
+	store.mu.Lock()
+	store.hold, store.entered = hold, entered
+	store.mu.Unlock()
+	p.Wake()
+	<-entered // the claim has looked: nothing there yet
+	store.add(3)
+	p.Wake()
+	waitFor(t, "the fetch loop to take the wake-up", func() bool { return len(p.wake) == 0 })
+	close(hold) // the claim comes back empty
+
+	got := map[int64]bool{}
+	timeout := time.After(10 * time.Second)
+	for len(got) < 3 {
+		select {
+		case id := <-ran:
+			got[id] = true
+		case <-timeout:
+			t.Fatalf("ran %v of jobs 1-3: the wake-up during the short claim was lost", got)
+		}
 	}
 }
 
