@@ -1,6 +1,8 @@
 package droverpg
 
 import (
+	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/droverhq/drover/internal/driver"
@@ -41,16 +43,22 @@ func TestFinishStatement(t *testing.T) {
 			if sql != "JobComplete" {
 				return
 			}
-			ids, attempts, outputs := args[1].([]int64), args[2].([]int32), args[3].([]*string)
+			ids, keys, outputs := args[1].([]int64), args[2].([]string), args[3].(*string)
 			if args[4] != true || args[5] != tc.results[0].Forget {
 				t.Fatalf("flow %v forget %v, want true %v", args[4], args[5], tc.results[0].Forget)
 			}
-			for i, r := range tc.results {
-				if ids[i] != r.ID || int(attempts[i]) != r.Attempt {
-					t.Fatalf("row %d: id %d attempt %d, want %d %d", i, ids[i], attempts[i], r.ID, r.Attempt)
+			stored := map[string]json.RawMessage{}
+			if outputs != nil {
+				if err := json.Unmarshal([]byte(*outputs), &stored); err != nil {
+					t.Fatalf("outputs %s: %v", *outputs, err)
 				}
-				if (r.Output == nil) != (outputs == nil || outputs[i] == nil) {
-					t.Fatalf("row %d: output %v for result output %q", i, outputs, r.Output)
+			}
+			for i, r := range tc.results {
+				if ids[i] != r.ID || keys[i] != fmt.Sprintf("%d:%d", r.ID, r.Attempt) {
+					t.Fatalf("row %d: id %d key %q, want %d and \"%d:%d\"", i, ids[i], keys[i], r.ID, r.ID, r.Attempt)
+				}
+				if got := stored[fmt.Sprint(r.ID)]; string(got) != string(r.Output) {
+					t.Fatalf("row %d: stored output %s, want %s", i, got, r.Output)
 				}
 			}
 		})

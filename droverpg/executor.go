@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -251,11 +252,27 @@ func (e *executor) finishStatement(results []driver.Result, flow bool) (string, 
 			return e.q["JobFinish"], append([]any{replan}, e.finishArgs(results, flow)...)
 		}
 	}
-	ids, attempts := make([]int64, len(results)), make([]int32, len(results))
+	ids, keys := make([]int64, len(results)), make([]string, len(results))
+	var outputs []byte // a JSON object by job ID; nil (SQL NULL) unless some result has one
 	for i := range results {
-		ids[i], attempts[i] = results[i].ID, int32(results[i].Attempt)
+		r := &results[i]
+		ids[i], keys[i] = r.ID, strconv.FormatInt(r.ID, 10)+":"+strconv.Itoa(r.Attempt)
+		if r.Output != nil {
+			if outputs == nil {
+				outputs = append(outputs, '{')
+			} else {
+				outputs = append(outputs, ',')
+			}
+			outputs = append(strconv.AppendQuote(outputs, strconv.FormatInt(r.ID, 10)), ':')
+			outputs = append(outputs, r.Output...)
+		}
 	}
-	return e.q["JobComplete"], []any{replan, ids, attempts, outputsOf(results), flow, forget}
+	var out *string
+	if outputs != nil {
+		o := string(append(outputs, '}'))
+		out = &o
+	}
+	return e.q["JobComplete"], []any{replan, ids, keys, out, flow, forget}
 }
 
 // outputsOf returns the results' stored outputs as a parameter: nil (SQL

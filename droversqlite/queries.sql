@@ -668,14 +668,14 @@ WHERE id IN (SELECT CAST(key AS INTEGER) FROM json_each(?1)) AND state = 'pendin
 -- parent fewer to wait for per parent that ended, and becomes available at
 -- zero, due now (or when it was scheduled, if later) so that it queues
 -- behind what was already waiting and after the position a producer's
--- positional claims start past; a keyed one becomes blocked, and the
--- caller promotes its key.
+-- positional claims start past; a keyed one becomes blocked, keeping its
+-- run_at (its key's order follows it), and the caller promotes its key.
 UPDATE {schema}jobs AS j
 SET waiting_on = j.waiting_on - m.n,
     state = CASE WHEN j.waiting_on > m.n THEN 'pending'
                  WHEN j.ordering_key IS NULL THEN 'available'
                  ELSE 'blocked' END,
-    run_at = CASE WHEN j.waiting_on > m.n THEN j.run_at ELSE max(j.run_at, ?2) END
+    run_at = CASE WHEN j.waiting_on > m.n OR j.ordering_key IS NOT NULL THEN j.run_at ELSE max(j.run_at, ?2) END
 FROM (
     SELECT child_id, count(*) AS n FROM {schema}job_deps
     WHERE parent_id IN (SELECT value FROM json_each(?1))
@@ -710,7 +710,7 @@ RETURNING callback_job_id, completed + cancelled + discarded >= total;
 -- ?2 now. A callback is released like a dependant (JobFlowRelease): due
 -- now, and blocked if keyed.
 UPDATE {schema}jobs SET state = CASE WHEN ordering_key IS NULL THEN 'available' ELSE 'blocked' END, waiting_on = 0,
-    run_at = max(run_at, ?2)
+    run_at = CASE WHEN ordering_key IS NULL THEN max(run_at, ?2) ELSE run_at END
 WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'pending'
 RETURNING queue, state, ordering_key;
 
