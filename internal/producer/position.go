@@ -27,9 +27,11 @@ const (
 // head of the claim order, so no waiting row is ever passed over. After a
 // slow full claim, claims start past the last row this producer claimed
 // (driver.ClaimParams.After) for a while: the dead entries that made the
-// claim slow all sit before that row, and new, released and retried rows
-// sort after it. A row that sorts before it (a higher priority inserted
-// meanwhile) waits only until the next full claim.
+// claim slow all sit before that row, and new, retried and released rows
+// sort after it (a workflow step released by its parents is due from its
+// release). A row that sorts before it (a higher priority inserted
+// meanwhile, a keyed job promoted in its key's order, an insert that
+// committed after a later one) waits only until the next full claim.
 //
 // A positional claim that comes back short found nothing more past the
 // position, so whatever still waits sorts before it: the span then ends
