@@ -275,50 +275,40 @@ func (e *executor) finishStatement(results []driver.Result, flow bool) (string, 
 	return e.q["JobComplete"], []any{replan, ids, keys, out, flow, forget}
 }
 
-// outputsOf returns the results' stored outputs as a parameter: nil (SQL
-// NULL) unless some result has one.
-func outputsOf(results []driver.Result) []*string {
-	var outputs []*string
-	for i := range results {
-		if out := results[i].Output; out != nil {
-			if outputs == nil {
-				outputs = make([]*string, len(results))
-			}
-			s := string(out)
-			outputs[i] = &s
-		}
-	}
-	return outputs
-}
-
-// finishArgs returns the JobFinish parameters for results; flow false
-// turns away jobs that must be settled.
+// finishArgs returns the JobFinish parameters for results: their IDs, each
+// result as a JSON array keyed by ID, and flow; flow false turns away jobs
+// that must be settled.
 func (e *executor) finishArgs(results []driver.Result, flow bool) []any {
-	n := len(results)
-	ids := make([]int64, n)
-	attempts := make([]int32, n)
-	outcomes := make([]int16, n)
-	errs := make([]*string, n)
-	runAts := make([]*time.Time, n)
-	var forget []bool // nil (SQL NULL) unless some result has it
+	ids := make([]int64, len(results))
+	b := make([]byte, 0, 32*len(results))
+	b = append(b, '{')
 	for i := range results {
 		r := &results[i]
-		if r.Forget {
-			if forget == nil {
-				forget = make([]bool, n)
-			}
-			forget[i] = true
+		ids[i] = r.ID
+		if i > 0 {
+			b = append(b, ',')
 		}
-		ids[i], attempts[i], outcomes[i] = r.ID, int32(r.Attempt), int16(r.Outcome)
-		if r.Error != nil {
-			s := string(r.Error)
-			errs[i] = &s
+		b = append(strconv.AppendQuote(b, strconv.FormatInt(r.ID, 10)), ":["...)
+		b = append(strconv.AppendInt(b, int64(r.Attempt), 10), ',')
+		b = append(strconv.AppendInt(b, int64(r.Outcome), 10), ',')
+		b = append(appendJSONOrNull(b, r.Error), ',')
+		if r.RunAt.IsZero() {
+			b = append(b, "null"...)
+		} else {
+			b = strconv.AppendQuote(b, r.RunAt.Format(time.RFC3339Nano))
 		}
-		if !r.RunAt.IsZero() {
-			runAts[i] = &r.RunAt
-		}
+		b = append(appendJSONOrNull(append(b, ','), r.Output), ',')
+		b = append(strconv.AppendBool(b, r.Forget), ']')
 	}
-	return []any{ids, attempts, outcomes, errs, runAts, outputsOf(results), flow, forget}
+	return []any{ids, string(append(b, '}')), flow}
+}
+
+// appendJSONOrNull appends encoded JSON, or null for none.
+func appendJSONOrNull(b, js []byte) []byte {
+	if js == nil {
+		return append(b, "null"...)
+	}
+	return append(b, js...)
 }
 
 // readFinished reads JobFinish's rows and closes them: the accepted IDs

@@ -327,31 +327,35 @@ WHERE l.queue = $1;
 -- retry or release of a job whose cancel was requested finishes it as
 -- cancelled instead.
 --
--- Workflows and batches: $6 holds the results completed jobs store (NULL
--- when none has one). With $7 false (the plain path) a job whose stored
+-- $1 lists the jobs' IDs. $2 is a JSON object keyed by job ID, one result
+-- each as [attempt, outcome, error, run_at, output, forget]: the error to
+-- record, when a retry is due, the output a completed job stores (null when
+-- none) and whether a completed job is forgotten. The rows are found by ID
+-- and each reads its result from $2, with no join, for the reason
+-- JobComplete gives.
+--
+-- Workflows and batches: with $3 false (the plain path) a job whose stored
 -- flow says its end must do more (bits 1 and 2: settle; bit 8: free its
 -- unique key) is not finished here, even if its claimed row said
 -- otherwise (a dependant was added while it ran, or a remote worker did
--- not echo the bits): the executor sends such results again with $7 true,
+-- not echo the bits): the executor sends such results again with $3 true,
 -- in a transaction that then runs JobFlowSettle and UniqueRelease on the
 -- IDs whose returned flow bits ask for them.
 --
--- $8 (NULL when none) marks results whose completed job is deleted instead
--- of moved (Config.DeleteCompleted): one write instead of two. A job that
--- stores a result, belongs to a batch or a workflow, or holds a unique key
--- (flow bit 8) is moved regardless, because reads and inserts after it
--- need its row.
-WITH r AS (
-    SELECT * FROM unnest($1::bigint[], $2::integer[], $3::smallint[], $4::jsonb[], $5::timestamptz[], $6::jsonb[], $8::boolean[])
-        AS r(id, attempt, outcome, error, run_at, output, forget)
-),
-done AS (
+-- A forgotten completion (Config.DeleteCompleted) deletes its job instead
+-- of moving it: one write instead of two. A job that stores a result,
+-- belongs to a batch or a workflow, or holds a unique key (flow bit 8) is
+-- moved regardless, because reads and inserts after it need its row.
+WITH done AS (
     DELETE FROM {schema}jobs j
-    USING r
-    WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running'
-      AND (r.outcome IN (1, 3, 4) OR j.cancel_requested)
-      AND ($7 OR j.flow & 11 = 0)
-    RETURNING j.*, r.outcome, r.error AS new_error, r.output, r.forget
+    WHERE j.id = ANY($1::bigint[]) AND j.state = 'running'
+      AND j.attempt = ($2::jsonb -> j.id::text ->> 0)::integer
+      AND (($2::jsonb -> j.id::text ->> 1)::integer IN (1, 3, 4) OR j.cancel_requested)
+      AND ($3 OR j.flow & 11 = 0)
+    RETURNING j.*, ($2::jsonb -> j.id::text ->> 1)::integer AS outcome,
+        nullif($2::jsonb -> j.id::text -> 2, 'null') AS new_error,
+        nullif($2::jsonb -> j.id::text -> 4, 'null') AS output,
+        ($2::jsonb -> j.id::text ->> 5)::boolean AS forget
 ),
 moved AS (
     INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, args, metadata, tags, attempt,
@@ -364,19 +368,21 @@ moved AS (
         timeout_ms, created_at, run_at, attempted_at, now(), batch_id, flow, CASE WHEN outcome = 1 THEN output END,
         ordering_key, key_limit
     FROM done
-    WHERE NOT (forget IS TRUE AND outcome = 1 AND output IS NULL AND flow = 0 AND batch_id IS NULL)
+    WHERE NOT (forget AND outcome = 1 AND output IS NULL AND flow = 0 AND batch_id IS NULL)
 ),
 waiting AS (
     UPDATE {schema}jobs j
     SET state = 'available',
-        run_at = CASE WHEN r.outcome = 5 THEN now() ELSE r.run_at END,
-        attempt = CASE WHEN r.outcome = 5 THEN j.attempt - 1 ELSE j.attempt END,
-        errors = CASE WHEN r.error IS NULL THEN j.errors ELSE coalesce(j.errors, '[]'::jsonb) || jsonb_build_array(r.error) END,
+        run_at = CASE WHEN ($2::jsonb -> j.id::text ->> 1)::integer = 5 THEN now()
+                      ELSE ($2::jsonb -> j.id::text ->> 3)::timestamptz END,
+        attempt = CASE WHEN ($2::jsonb -> j.id::text ->> 1)::integer = 5 THEN j.attempt - 1 ELSE j.attempt END,
+        errors = CASE WHEN nullif($2::jsonb -> j.id::text -> 2, 'null') IS NULL THEN j.errors
+                      ELSE coalesce(j.errors, '[]'::jsonb) || jsonb_build_array($2::jsonb -> j.id::text -> 2) END,
         lease_owner = NULL,
         lease_expires_at = NULL
-    FROM r
-    WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running'
-      AND r.outcome IN (2, 5) AND NOT j.cancel_requested
+    WHERE j.id = ANY($1::bigint[]) AND j.state = 'running'
+      AND j.attempt = ($2::jsonb -> j.id::text ->> 0)::integer
+      AND ($2::jsonb -> j.id::text ->> 1)::integer IN (2, 5) AND NOT j.cancel_requested
     RETURNING j.id
 )
 SELECT id, flow & 11 FROM done
@@ -390,7 +396,7 @@ SELECT id, 0 FROM waiting;
 -- 0.25 ms against 0.49 ms), which every flush pays (replan in executor.go).
 -- $1 lists the jobs' IDs and $2 the same jobs as 'id:attempt' keys; $3 is a
 -- JSON object of the results completed jobs store, keyed by job ID (NULL
--- when none has one); $4 is JobFinish's $7 (the flow path), and $5 is
+-- when none has one); $4 is JobFinish's $3 (the flow path), and $5 is
 -- Result.Forget, the same for every result of the flush: a job is then
 -- deleted instead of moved unless it stores a result or belongs to a batch
 -- or a workflow.
