@@ -256,7 +256,7 @@ func (e *executor) finishStatement(results []driver.Result, flow bool) (string, 
 	var outputs []byte // a JSON object by job ID; nil (SQL NULL) unless some result has one
 	for i := range results {
 		r := &results[i]
-		ids[i], keys[i] = r.ID, strconv.FormatInt(r.ID, 10)+":"+strconv.Itoa(r.Attempt)
+		ids[i], keys[i] = r.ID, attemptKey(r.ID, r.Attempt)
 		if r.Output != nil {
 			if outputs == nil {
 				outputs = append(outputs, '{')
@@ -273,6 +273,12 @@ func (e *executor) finishStatement(results []driver.Result, flow bool) (string, 
 		out = &o
 	}
 	return e.q["JobComplete"], []any{replan, ids, keys, out, flow, forget}
+}
+
+// attemptKey is a job's attempt as JobComplete and JobHeartbeat test it:
+// "id:attempt".
+func attemptKey(id int64, attempt int) string {
+	return strconv.FormatInt(id, 10) + ":" + strconv.Itoa(attempt)
 }
 
 // finishArgs returns the JobFinish parameters for results: their IDs, each
@@ -336,28 +342,36 @@ func readFinished(rows pgx.Rows, n int) (accepted, settle, unique []int64, err e
 
 func (e *executor) JobHeartbeat(ctx context.Context, p driver.HeartbeatParams) (driver.HeartbeatResult, error) {
 	var res driver.HeartbeatResult
-	attempts := make([]int32, len(p.Attempts))
-	for i, a := range p.Attempts {
-		attempts[i] = int32(a)
+	keys := make([]string, len(p.IDs))
+	for i, id := range p.IDs {
+		keys[i] = attemptKey(id, p.Attempts[i])
 	}
-	rows, err := e.db.Query(ctx, e.q["JobHeartbeat"], replan, p.IDs, attempts, float64(p.Lease.Milliseconds()))
+	rows, err := e.db.Query(ctx, e.q["JobHeartbeat"], replan, p.IDs, keys, float64(p.Lease.Milliseconds()))
 	if err != nil {
 		return res, e.wrap("heartbeat", err)
 	}
 	defer rows.Close()
+	held := make(map[int64]bool, len(p.IDs))
 	for rows.Next() {
 		var id int64
-		var held, cancel bool
-		if err := rows.Scan(&id, &held, &cancel); err != nil {
+		var cancel bool
+		if err := rows.Scan(&id, &cancel); err != nil {
 			return res, e.wrap("heartbeat", err)
 		}
-		if !held {
-			res.Lost = append(res.Lost, id)
-		} else if cancel {
+		held[id] = true
+		if cancel {
 			res.CancelRequested = append(res.CancelRequested, id)
 		}
 	}
-	return res, e.wrap("heartbeat", rows.Err())
+	if err := rows.Err(); err != nil {
+		return res, e.wrap("heartbeat", err)
+	}
+	for _, id := range p.IDs {
+		if !held[id] {
+			res.Lost = append(res.Lost, id)
+		}
+	}
+	return res, nil
 }
 
 // JobRescue runs in a transaction so that jobs it discards or cancels are

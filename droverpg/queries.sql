@@ -434,28 +434,28 @@ SELECT id, flow & 11 FROM done;
 -- still counts as held while the snapshot shows it running under this
 -- attempt; a lease is extended every third of its length, so one skipped
 -- round never lets it expire.
-WITH r AS (
-    SELECT * FROM unnest($1::bigint[], $2::integer[]) AS r(id, attempt)
-),
-mine AS (
+--
+-- $1 lists the jobs' IDs and $2 the same jobs as 'id:attempt' keys; the
+-- statement returns the jobs still held, and the caller counts the others
+-- lost. Every table is reached by ID, with no join, for the reason
+-- JobComplete gives.
+WITH mine AS (
     SELECT j.id, j.cancel_requested
-    FROM {schema}jobs j JOIN r ON j.id = r.id AND j.attempt = r.attempt
-    WHERE j.state = 'running'
+    FROM {schema}jobs j
+    WHERE j.id = ANY($1::bigint[]) AND j.id || ':' || j.attempt = ANY($2::text[]) AND j.state = 'running'
 ),
 locked AS (
     SELECT j.id
-    FROM {schema}jobs j JOIN r ON j.id = r.id AND j.attempt = r.attempt
-    WHERE j.state = 'running'
+    FROM {schema}jobs j
+    WHERE j.id = ANY($1::bigint[]) AND j.id || ':' || j.attempt = ANY($2::text[]) AND j.state = 'running'
     FOR UPDATE OF j SKIP LOCKED
 ),
 extended AS (
     UPDATE {schema}jobs j
     SET lease_expires_at = now() + $3::float8 * interval '1 millisecond'
-    FROM locked
-    WHERE j.id = locked.id
+    WHERE j.id = ANY(ARRAY(SELECT id FROM locked))
 )
-SELECT r.id, mine.id IS NOT NULL, coalesce(mine.cancel_requested, false)
-FROM r LEFT JOIN mine ON mine.id = r.id;
+SELECT id, cancel_requested FROM mine;
 
 -- name: JobRescue
 WITH expired AS (
