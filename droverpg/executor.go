@@ -263,8 +263,7 @@ func (e *executor) finishStatement(results []driver.Result, flow bool) (string, 
 			} else {
 				outputs = append(outputs, ',')
 			}
-			outputs = append(strconv.AppendQuote(outputs, strconv.FormatInt(r.ID, 10)), ':')
-			outputs = append(outputs, r.Output...)
+			outputs = append(appendKey(outputs, r.ID), r.Output...)
 		}
 	}
 	var out *string
@@ -294,7 +293,7 @@ func (e *executor) finishArgs(results []driver.Result, flow bool) []any {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(strconv.AppendQuote(b, strconv.FormatInt(r.ID, 10)), ":["...)
+		b = append(appendKey(b, r.ID), '[')
 		b = append(strconv.AppendInt(b, int64(r.Attempt), 10), ',')
 		b = append(strconv.AppendInt(b, int64(r.Outcome), 10), ',')
 		b = append(appendJSONOrNull(b, r.Error), ',')
@@ -307,6 +306,12 @@ func (e *executor) finishArgs(results []driver.Result, flow bool) []any {
 		b = append(strconv.AppendBool(b, r.Forget), ']')
 	}
 	return []any{ids, string(append(b, '}')), flow}
+}
+
+// appendKey appends a job ID as the key of a JSON object member: "id":.
+func appendKey(b []byte, id int64) []byte {
+	b = strconv.AppendInt(append(b, '"'), id, 10)
+	return append(b, '"', ':')
 }
 
 // appendJSONOrNull appends encoded JSON, or null for none.
