@@ -352,10 +352,12 @@ WITH done AS (
       AND j.attempt = ($2::jsonb -> j.id::text ->> 0)::integer
       AND (($2::jsonb -> j.id::text ->> 1)::integer IN (1, 3, 4) OR j.cancel_requested)
       AND ($3 OR j.flow & 11 = 0)
-    RETURNING j.*, ($2::jsonb -> j.id::text ->> 1)::integer AS outcome,
-        nullif($2::jsonb -> j.id::text -> 2, 'null') AS new_error,
-        nullif($2::jsonb -> j.id::text -> 4, 'null') AS output,
-        ($2::jsonb -> j.id::text ->> 5)::boolean AS forget
+    RETURNING j.*, $2::jsonb -> j.id::text AS r
+),
+ended AS (
+    SELECT done.*, (r ->> 1)::integer AS outcome, nullif(r -> 2, 'null') AS new_error,
+        nullif(r -> 4, 'null') AS output, (r ->> 5)::boolean AS forget
+    FROM done
 ),
 moved AS (
     INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, args, metadata, tags, attempt,
@@ -367,7 +369,7 @@ moved AS (
         CASE WHEN new_error IS NULL THEN errors ELSE coalesce(errors, '[]'::jsonb) || jsonb_build_array(new_error) END,
         timeout_ms, created_at, run_at, attempted_at, now(), batch_id, flow, CASE WHEN outcome = 1 THEN output END,
         ordering_key, key_limit
-    FROM done
+    FROM ended
     WHERE NOT (forget AND outcome = 1 AND output IS NULL AND flow = 0 AND batch_id IS NULL)
 ),
 waiting AS (
