@@ -29,8 +29,6 @@ func TestPosition(t *testing.T) {
 		{"fast full claims stay full", []claim{{0, true, time.Millisecond, row(0, 10), false}}, time.Millisecond, 0},
 		{"a claim just under the threshold stays full",
 			[]claim{{0, true, slowClaim - time.Microsecond, row(0, 10), false}}, time.Millisecond, 0},
-		{"a backlog's walk of dead entries switches to positional claims",
-			[]claim{{0, true, 2 * slowClaim, row(0, 10), false}}, time.Millisecond, 10},
 		{"a slow full claim switches to positional claims",
 			[]claim{{0, true, 200 * time.Millisecond, row(0, 10), false}}, 100 * time.Millisecond, 10},
 		{"positional claims move the position forward",
