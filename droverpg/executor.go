@@ -137,11 +137,11 @@ func (e *executor) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*drive
 	if p.Limit != nil {
 		// order: a limited queue's claim runs in a transaction that first
 		// finds its room (limits.go).
-		jobs, err = e.claimLimited(ctx, p, name, args, scanClaimed)
+		jobs, err = e.claimLimited(ctx, p, name, args)
 	} else {
 		var rows pgx.Rows
 		if rows, err = e.db.Query(ctx, e.q[name], append([]any{replan}, args...)...); err == nil {
-			jobs, err = scanClaimed(rows, p.Max)
+			jobs, err = scanClaimed(rows, p)
 		}
 	}
 	if err != nil {
@@ -150,28 +150,28 @@ func (e *executor) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*drive
 	return jobs, nil
 }
 
-// scanClaimed reads JobClaim's rows, at most max, and closes them.
-func scanClaimed(rows pgx.Rows, max int) ([]*driver.JobRow, error) {
+// scanClaimed reads the rows of p's claim, closes them and sorts them: the
+// claim returns them in the order it updated them, which is their order on
+// disk, and leaves out the queue and lease owner, which p names.
+func scanClaimed(rows pgx.Rows, p driver.ClaimParams) ([]*driver.JobRow, error) {
 	defer rows.Close()
-	jobs := make([]*driver.JobRow, 0, max)
+	jobs := make([]*driver.JobRow, 0, p.Max)
 	for rows.Next() {
-		j := &driver.JobRow{State: driver.StateRunning}
+		j := &driver.JobRow{State: driver.StateRunning, Queue: p.Queue, LeaseOwner: p.Owner}
 		var timeoutMS int64
-		var owner, key *string
-		if err := rows.Scan(&j.ID, &j.Queue, &j.Kind, &j.Priority, &j.Args, &j.Metadata, &j.Tags, &j.Attempt,
-			&j.MaxAttempts, &j.Errors, &timeoutMS, &j.CreatedAt, &j.RunAt, &j.AttemptedAt, &owner,
+		var key *string
+		if err := rows.Scan(&j.ID, &j.Kind, &j.Priority, &j.Args, &j.Metadata, &j.Tags, &j.Attempt,
+			&j.MaxAttempts, &j.Errors, &timeoutMS, &j.CreatedAt, &j.RunAt, &j.AttemptedAt,
 			&j.LeaseExpiresAt, &j.CancelRequested, &j.BatchID, &j.Flow, &key); err != nil {
 			return nil, err
 		}
 		j.Timeout = time.Duration(timeoutMS) * time.Millisecond
-		if owner != nil {
-			j.LeaseOwner = *owner
-		}
 		if key != nil {
 			j.Key = *key
 		}
 		jobs = append(jobs, j)
 	}
+	driver.SortClaimed(jobs)
 	return jobs, rows.Err()
 }
 

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 )
 
@@ -93,7 +94,8 @@ type Executor interface {
 
 	// JobClaim moves up to Max claimable jobs of one queue to running under
 	// a lease held by Owner, highest priority (lowest number) first, then
-	// oldest run_at, then lowest ID, skipping rows other claimers hold.
+	// oldest run_at, then lowest ID, skipping rows other claimers hold. It
+	// returns them in that order (SortClaimed).
 	JobClaim(ctx context.Context, p ClaimParams) ([]*JobRow, error)
 
 	// JobFinish applies outcomes of attempts. Each result is fenced by
@@ -371,6 +373,30 @@ type ClaimPosition struct {
 	Priority int
 	RunAt    time.Time
 	ID       int64
+}
+
+// PositionOf returns r's place in the claim order.
+func PositionOf(r *JobRow) ClaimPosition {
+	return ClaimPosition{Priority: r.Priority, RunAt: r.RunAt, ID: r.ID}
+}
+
+// Before reports whether a sorts before b in the claim order.
+func (a ClaimPosition) Before(b ClaimPosition) bool {
+	if a.Priority != b.Priority {
+		return a.Priority < b.Priority
+	}
+	if !a.RunAt.Equal(b.RunAt) {
+		return a.RunAt.Before(b.RunAt)
+	}
+	return a.ID < b.ID
+}
+
+// SortClaimed puts claimed rows in the claim order. A store whose claim
+// statement returns rows as it finds them on disk sorts them here rather
+// than in the statement, which would spend database CPU, the resource
+// every process shares, on what each client does for itself.
+func SortClaimed(rows []*JobRow) {
+	sort.Slice(rows, func(i, j int) bool { return PositionOf(rows[i]).Before(PositionOf(rows[j])) })
 }
 
 // QueueLimit is a queue's cluster-wide limits; zero fields mean none.

@@ -71,8 +71,8 @@ func (p *position) observe(now time.Time, full bool, took time.Duration, last *d
 		p.until = minTime(p.until, now.Add(minPositionalSpan))
 	}
 	if last != nil {
-		pos := positionOf(last)
-		if full || p.last == nil || before(*p.last, pos) {
+		pos := driver.PositionOf(last)
+		if full || p.last == nil || p.last.Before(pos) {
 			p.last = &pos
 		}
 	}
@@ -86,19 +86,4 @@ func minTime(a, b time.Time) time.Time {
 		return a
 	}
 	return b
-}
-
-func positionOf(r *driver.JobRow) driver.ClaimPosition {
-	return driver.ClaimPosition{Priority: r.Priority, RunAt: r.RunAt, ID: r.ID}
-}
-
-// before reports whether a sorts before b in claim order.
-func before(a, b driver.ClaimPosition) bool {
-	if a.Priority != b.Priority {
-		return a.Priority < b.Priority
-	}
-	if !a.RunAt.Equal(b.RunAt) {
-		return a.RunAt.Before(b.RunAt)
-	}
-	return a.ID < b.ID
 }

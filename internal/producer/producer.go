@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"runtime"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -427,14 +426,12 @@ func (p *Producer) claim(ctx context.Context, n int, partitioned bool) (int, err
 		if rest, err = p.exec.JobClaim(ctx, params); err == nil {
 			p.claims.Add(1)
 			rows = append(rows, rest...)
+			driver.SortClaimed(rows)
 		}
 	}
 	took := time.Since(start)
 	p.claimNanos.Add(int64(took))
 	p.claimedJobs.Add(int64(len(rows)))
-	sort.Slice(rows, func(i, j int) bool {
-		return before(positionOf(rows[i]), positionOf(rows[j]))
-	})
 	var last *driver.JobRow
 	if len(rows) > 0 && !partitioned {
 		last = rows[len(rows)-1]
