@@ -119,7 +119,12 @@ func (e *executor) JobInsertMany(ctx context.Context, jobs []driver.InsertParams
 // 45–70 s early in steady runs. A fresh plan sees the table's current size.
 // Claims and finishes each cover a batch of jobs, so planning them every
 // time costs little.
-const replan = pgx.QueryExecModeExec
+//
+// The statement's description (its parameter and result types) is cached
+// per connection, which lets pgx ask for results in binary: a claim's
+// timestamps, arrays and counters then decode without parsing text, which
+// took 5 of a noop worker process's 60% CPU (docs/benchmarks.md).
+const replan = pgx.QueryExecModeCacheDescribe
 
 func (e *executor) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*driver.JobRow, error) {
 	if err := p.CheckPart(); err != nil {
