@@ -141,21 +141,6 @@ type QueueConfig struct {
 	// across every client, with bursts of up to RateLimit (0: no limit).
 	RateLimit  int
 	RatePeriod time.Duration
-
-	// PartitionedClaims makes this client's claims, while the queue has a
-	// backlog, take from one of the queue's 16 partitions at a time, picked
-	// at random per claim, instead of from the head of the whole queue.
-	// Every job gets a partition when it is inserted. Claims of many
-	// clients then mostly walk different index ranges on PostgreSQL and
-	// stop stepping over the rows each other hold, which is where claims
-	// of a large fleet spend their time (see docs/scaling.md for when it
-	// pays and what it measured). It is opt-in because it loosens priority
-	// order under a backlog: order holds within a partition, so a
-	// high-priority job can wait until a claim picks its partition, about
-	// 16 claims of the fleet. When the queue has no backlog, claims take
-	// from the whole queue as without it, keeping pickup latency and strict
-	// priority order. SQLite has one writer and gains nothing from it.
-	PartitionedClaims bool
 }
 
 func (c *Config) withDefaults(d driver.Driver) (*Config, error) {
@@ -305,7 +290,7 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 	for name, q := range cfg.Queues {
 		c.producers[name] = producer.New(c.driver, c.tracker, c.completer.Submit, c.runJob, producer.Config{
 			Queue: name, MaxWorkers: q.MaxWorkers, ClaimMax: q.ClaimMax, Owner: cfg.ID, Limit: q.limit(),
-			Lease: cfg.LeaseDuration, PollInterval: cfg.PollInterval, Logger: log, Partitioned: q.PartitionedClaims,
+			Lease: cfg.LeaseDuration, PollInterval: cfg.PollInterval, Logger: log,
 		})
 	}
 

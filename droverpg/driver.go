@@ -62,9 +62,6 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Driver, error) {
 	if err == nil {
 		err = driver.WithClaimAfter(q, "AND (priority, run_at, id) > ($6, $7, $8)")
 	}
-	if err == nil {
-		err = driver.WithClaimPart(q, "AND part = $6")
-	}
 	if err != nil {
 		return nil, fmt.Errorf("droverpg: %w", err)
 	}

@@ -127,15 +127,9 @@ func (e *executor) JobInsertMany(ctx context.Context, jobs []driver.InsertParams
 const replan = pgx.QueryExecModeCacheDescribe
 
 func (e *executor) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*driver.JobRow, error) {
-	if err := p.CheckPart(); err != nil {
-		return nil, fmt.Errorf("claim jobs: %w", err)
-	}
 	name, args := "JobClaim", []any{p.Queue, p.Max, p.Owner, float64(p.Lease.Milliseconds()), p.Limit != nil}
 	if p.After != nil {
 		name, args = "JobClaimAfter", append(args, int16(p.After.Priority), p.After.RunAt, p.After.ID)
-	}
-	if p.Part != nil {
-		name, args = "JobClaimPart", append(args, int16(*p.Part))
 	}
 	var jobs []*driver.JobRow
 	var err error

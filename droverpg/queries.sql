@@ -264,13 +264,12 @@ SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS payload;
 -- (replan in executor.go), and a rate-limit part that did nothing for them
 -- made up a quarter of an empty claim's cost.
 --
--- Variants (driver.WithClaimAfter, driver.WithClaimPart): JobClaimAfter
--- adds $6-$8, the claim order position to start past; JobClaimPart adds $6,
--- the partition, served by jobs_claim_part_idx (migration 006).
+-- Variant (driver.WithClaimAfter): JobClaimAfter adds $6-$8, the claim
+-- order position to start past.
 WITH picked AS (
     SELECT ctid
     FROM {schema}jobs
-    WHERE state = 'available' AND queue = $1 /*part*/ AND run_at <= now() /*after*/
+    WHERE state = 'available' AND queue = $1 AND run_at <= now() /*after*/
     ORDER BY priority, run_at, id
     LIMIT $2
     FOR UPDATE SKIP LOCKED

@@ -186,9 +186,6 @@ func newDriver(opts []Option) (*Driver, error) {
 	if err == nil {
 		err = driver.WithClaimAfter(q, "AND (priority, run_at, id) > (?7, ?8, ?9)")
 	}
-	if err == nil {
-		err = driver.WithClaimPart(q, "AND part = ?7")
-	}
 	if err != nil {
 		return nil, fmt.Errorf("droversqlite: %w", err)
 	}

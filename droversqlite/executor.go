@@ -349,9 +349,6 @@ func dueJobs(jobs []driver.InsertParams, now time.Time) map[string]int {
 }
 
 func (e *executor) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*driver.JobRow, error) {
-	if err := p.CheckPart(); err != nil {
-		return nil, fmt.Errorf("claim jobs: %w", err)
-	}
 	if p.Max <= 0 {
 		return []*driver.JobRow{}, nil
 	}
@@ -378,9 +375,6 @@ func (e *executor) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*drive
 		name, args := "JobClaim", []any{p.Queue, room, p.Owner, micros(now), micros(lease), limited}
 		if p.After != nil {
 			name, args = "JobClaimAfter", append(args, p.After.Priority, micros(p.After.RunAt), p.After.ID)
-		}
-		if p.Part != nil {
-			name, args = "JobClaimPart", append(args, *p.Part)
 		}
 		err := e.query(ctx, tx, e.writer, name, sc.scan, args...)
 		if err != nil || p.Limit == nil || len(sc.jobs) == 0 {

@@ -206,8 +206,7 @@ WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = '{schema}jobs');
 -- name: JobClaim
 -- ?1 queue, ?2 max, ?3 owner, ?4 now, ?5 lease expiry, ?6 limited (1 under
 -- the queue's limits); JobClaimAfter adds ?7-?9, the claim order position
--- to start past (ClaimParams.After); JobClaimPart adds ?7, the partition
--- (ClaimParams.Part). The subquery walks
+-- to start past (ClaimParams.After). The subquery walks
 -- the claim index in its order and stops after ?2 rows; the write lock the
 -- statement holds keeps every other claimer out until it commits, which is
 -- what FOR UPDATE SKIP LOCKED buys on PostgreSQL. RETURNING leaves out what
@@ -224,7 +223,7 @@ SET state = 'running',
     limited = ?6 -- order: 1 when claimed under the queue's limits (limits.go)
 WHERE id IN (
     SELECT id FROM {schema}jobs
-    WHERE state = 'available' AND queue = ?1 /*part*/ AND run_at <= ?4 /*after*/
+    WHERE state = 'available' AND queue = ?1 AND run_at <= ?4 /*after*/
     ORDER BY priority, run_at, id
     LIMIT ?2
 )

@@ -106,8 +106,8 @@ func TestScenariosEndToEndOnSQLite(t *testing.T) {
 		{"latency", []string{"latency", "--duration", "2s", "--rate", "200"}, 0},
 		{"scale", []string{"scale", "--processes", "1,2", "--jobs", "2000", "--concurrency", "20"}, 2},
 		{"scale", []string{"scale", "--processes", "1", "--jobs", "2000", "--concurrency", "20", "--delete-completed"}, 1},
-		{"scale", []string{"scale", "--processes", "1,2", "--jobs", "2000", "--concurrency", "20", "--claim-max", "20", "--partitioned"}, 2},
-		{"burndown", []string{"burndown", "--jobs", "3000", "--concurrency", "50", "--claim-max", "20", "--partitioned"}, 0},
+		{"scale", []string{"scale", "--processes", "1,2", "--jobs", "2000", "--concurrency", "20", "--claim-max", "20"}, 2},
+		{"burndown", []string{"burndown", "--jobs", "3000", "--concurrency", "50", "--claim-max", "20"}, 0},
 		{"streams", []string{"streams", "--streams", "1,2", "--duration", "2s", "--rate", "300"}, 2},
 		{"keyed", []string{"keyed", "--jobs", "3000", "--keys", "30", "--concurrency", "50"}, 0},
 	}
@@ -146,9 +146,6 @@ func TestScenariosEndToEndOnSQLite(t *testing.T) {
 				if _, ok := lat[k]; !ok {
 					t.Errorf("latency_ms lacks %s", k)
 				}
-			}
-			if slices.Contains(tc.args, "--partitioned") && !strings.Contains(rep["settings"].(string), "partitioned claims") {
-				t.Errorf("settings = %q, want partitioned claims", rep["settings"])
 			}
 			if tc.name == "keyed" && !strings.Contains(rep["settings"].(string), "verified from the store: at most 1 running per key, insert order kept") {
 				t.Errorf("keyed settings = %q, want the order check", rep["settings"])
@@ -189,7 +186,6 @@ func TestBadFlags(t *testing.T) {
 		{"burndown", "--global-limit", "-1"},
 		{"keyed", "--key-limit", "0"},
 		{"keyed", "--delete-completed"},
-		{"burndown", "--via", "http", "--partitioned"},
 	}
 	for _, args := range cases {
 		if _, _, err := runCmd(args...); err == nil {

@@ -145,7 +145,6 @@ func NewCommand(env func() Env) *cobra.Command {
 		f.IntVar(&o.concurrency, "concurrency", o.concurrency, "jobs run at once per worker client or process")
 		f.IntVar(&o.claimMax, "claim-max", o.claimMax, "cap on jobs per claim statement (0: default)")
 		f.BoolVar(&o.deleteCompleted, "delete-completed", o.deleteCompleted, "workers delete plain jobs as they complete (Config.DeleteCompleted); the store check then counts a job it no longer finds as completed")
-		f.BoolVar(&o.partitioned, "partitioned", o.partitioned, "workers claim from one partition at a time while the queue has a backlog (QueueConfig.PartitionedClaims)")
 		f.IntVar(&o.globalLimit, "global-limit", o.globalLimit, "cap on the queue's running jobs across every worker (QueueConfig.GlobalMaxWorkers; 0: none)")
 		def := ""
 		if len(o.processes) > 0 {
@@ -218,8 +217,6 @@ func (o *options) validate(scenario string) error {
 		return usagef("--global-limit %d: must not be negative", o.globalLimit)
 	case o.deleteCompleted && (scenario == "chaos" || scenario == "keyed"):
 		return usagef("--delete-completed: %s checks every job's history, which deleted jobs no longer have", scenario)
-	case o.partitioned && o.via == viaHTTP:
-		return usagef("--partitioned: workers behind the HTTP API claim through it, which takes no partition")
 	case o.lease < time.Second:
 		return usagef("--lease %s: must be at least 1s", o.lease)
 	case scenario == "scale" && len(o.processes) == 0:

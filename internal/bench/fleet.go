@@ -81,15 +81,12 @@ type workerConfig struct {
 	GlobalLimit int
 	// DeleteCompleted deletes jobs as they complete (Config.DeleteCompleted).
 	DeleteCompleted bool
-	// Partitioned claims by partition under a backlog
-	// (QueueConfig.PartitionedClaims).
-	Partitioned bool
 }
 
 func (w workerConfig) clientConfig(s *storeurl.Store) *drover.Config {
 	return &drover.Config{
 		Queues: map[string]drover.QueueConfig{w.Queue: {MaxWorkers: w.Concurrency, ClaimMax: w.ClaimMax,
-			GlobalMaxWorkers: w.GlobalLimit, PartitionedClaims: w.Partitioned}},
+			GlobalMaxWorkers: w.GlobalLimit}},
 		Workers:         Workers(),
 		LeaseDuration:   w.Lease,
 		PollOnly:        w.PollOnly,
@@ -183,7 +180,6 @@ func (f *procFleet) spawn() error {
 		"--claim-max", strconv.Itoa(f.cfg.ClaimMax),
 		"--global-limit", strconv.Itoa(f.cfg.GlobalLimit),
 		"--delete-completed="+strconv.FormatBool(f.cfg.DeleteCompleted),
-		"--partitioned="+strconv.FormatBool(f.cfg.Partitioned),
 		"--lease", f.cfg.Lease.String(),
 		"--stats", "250ms",
 		"--log-level", "error",

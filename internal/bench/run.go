@@ -65,9 +65,6 @@ type options struct {
 	globalLimit int
 	// deleteCompleted makes workers delete jobs as they complete.
 	deleteCompleted bool
-	// partitioned makes workers claim by partition under a backlog
-	// (QueueConfig.PartitionedClaims).
-	partitioned bool
 }
 
 // fleetSize is the number of worker processes a single-point scenario
@@ -518,9 +515,6 @@ func (r *runner) settings(extra ...string) string {
 	}
 	if o.deleteCompleted {
 		parts = append(parts, "completed jobs deleted (Config.DeleteCompleted): the store check counts absent jobs as completed and cannot see duplicates")
-	}
-	if o.partitioned {
-		parts = append(parts, "partitioned claims (QueueConfig.PartitionedClaims)")
 	}
 	return strings.Join(append(parts, extra...), "; ")
 }

@@ -109,7 +109,6 @@ func NewWorkerCommand(env func() Env) *cobra.Command {
 	f.IntVar(&cfg.GlobalLimit, "global-limit", 0, "cap on the queue's running jobs across every worker (0: none)")
 	f.DurationVar(&cfg.Lease, "lease", 30*time.Second, "lease of a claimed job; a dead worker's jobs return after it")
 	f.BoolVar(&cfg.DeleteCompleted, "delete-completed", false, "delete plain jobs as they complete instead of keeping them among the finished jobs (Config.DeleteCompleted)")
-	f.BoolVar(&cfg.Partitioned, "partitioned", false, "claim from one partition at a time while the queue has a backlog (QueueConfig.PartitionedClaims)")
 	f.BoolVar(&cfg.PollOnly, "poll-only", false, "find jobs by polling alone, without LISTEN (needed behind PgBouncer in transaction pooling mode)")
 	f.DurationVar(&statsEvery, "stats", 0, "print cumulative counters as a JSON line this often (0: never)")
 	f.DurationVar(&stopTimeout, "stop-timeout", 10*time.Second, "on SIGTERM, how long running jobs may finish before they are interrupted and released")

@@ -7,7 +7,6 @@ package driver
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sort"
 	"time"
 )
@@ -337,34 +336,6 @@ type ClaimParams struct {
 	// takes no more jobs than they leave room for, and marks the rows it
 	// claims so that later claims count them while they run.
 	Limit *QueueLimit
-	// Part, when set, claims only rows of that partition (0 to
-	// Partitions-1) of the queue. Partitioned claims of several producers
-	// mostly walk different index ranges, so they stop visiting the rows
-	// each other's claims in flight hold (see docs/scaling.md). Nil claims
-	// from the whole queue. A claim takes a partition or a position
-	// (After), not both: partitions advance through the claim order at
-	// their own paces, so no one position fits them all.
-	Part *int
-}
-
-// Partitions is how many partitions the jobs of a queue are spread over:
-// every job gets a partition when it is inserted, at random on PostgreSQL.
-// Sixteen is more than the claims a fleet has in flight at once in most
-// deployments, while a backlog still fills each partition's claims.
-const Partitions = 16
-
-// CheckPart returns an error if Part is set but names no partition, or
-// comes with After.
-func (p *ClaimParams) CheckPart() error {
-	switch {
-	case p.Part == nil:
-		return nil
-	case *p.Part < 0 || *p.Part >= Partitions:
-		return fmt.Errorf("claim partition %d is out of range 0-%d", *p.Part, Partitions-1)
-	case p.After != nil:
-		return fmt.Errorf("claim of partition %d: a claim takes a partition or a position, not both", *p.Part)
-	}
-	return nil
 }
 
 // ClaimPosition is a row's place in the claim order (priority, run_at,

@@ -133,17 +133,6 @@ func WithClaimAfter(q map[string]string, cond string) error {
 	return withClaimVariant(q, "JobClaimAfter", ClaimAfterMarker, cond)
 }
 
-// ClaimPartMarker is the comment in a driver's JobClaim statement where
-// WithClaimPart puts the ClaimParams.Part condition.
-const ClaimPartMarker = "/*part*/"
-
-// WithClaimPart adds JobClaimPart to q: JobClaim with cond (the driver's
-// spelling of "part = the claim's first parameter past JobClaim's own") at
-// ClaimPartMarker.
-func WithClaimPart(q map[string]string, cond string) error {
-	return withClaimVariant(q, "JobClaimPart", ClaimPartMarker, cond)
-}
-
 // withClaimVariant adds the variant name of JobClaim to q, with cond at
 // marker, so that every variant comes from one statement text.
 func withClaimVariant(q map[string]string, name, marker, cond string) error {

@@ -7,7 +7,6 @@ package producer
 import (
 	"context"
 	"log/slog"
-	"math/rand/v2"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -63,12 +62,8 @@ type Config struct {
 	// Limit holds the queue's cluster-wide limits, nil for none; every
 	// claim passes it to the store.
 	Limit *driver.QueueLimit
-	// Partitioned claims, while the queue has a backlog, from one
-	// partition at a time (driver.ClaimParams.Part), picked at random per
-	// claim; see claim.
-	Partitioned bool
-	Owner       string
-	Lease       time.Duration
+	Owner string
+	Lease time.Duration
 	// PollInterval is the fallback fetch interval when no notification
 	// arrives.
 	PollInterval time.Duration
@@ -303,9 +298,6 @@ func (p *Producer) fetchLoop(ctx context.Context) {
 	// committed after the claim looked (a workflow step released while a
 	// claim ran), and waiting for the next poll would leave them idle.
 	news := 0
-	// backlog says the last claim came back full: the queue has more
-	// waiting than one claim takes, the case partitioned claims are for.
-	backlog := false
 	backoff := 100 * time.Millisecond
 	var retry, cooldown <-chan time.Time
 	var lastClaim time.Time
@@ -331,9 +323,8 @@ func (p *Producer) fetchLoop(ctx context.Context) {
 			n := min(free, claimMax)
 			p.inflight.Add(n)
 			inFlight++
-			partitioned := p.cfg.Partitioned && backlog
 			go func(news int) {
-				got, err := p.claim(ctx, int(n), partitioned)
+				got, err := p.claim(ctx, int(n))
 				results <- claimResult{asked: int(n), got: got, err: err, news: news}
 			}(news)
 		}
@@ -347,7 +338,6 @@ func (p *Producer) fetchLoop(ctx context.Context) {
 		case r := <-results:
 			inFlight--
 			p.inflight.Add(int64(r.got - r.asked))
-			backlog = r.err == nil && r.got == r.asked
 			if r.err != nil {
 				if ctx.Err() == nil {
 					p.cfg.Logger.Error("claiming jobs failed; backing off", "queue", p.cfg.Queue, "backoff", backoff, "error", r.err)
@@ -381,26 +371,9 @@ func (p *Producer) fetchLoop(ctx context.Context) {
 	}
 }
 
-// claim claims up to n jobs and hands them to the buffer. A partitioned
-// claim first takes from one partition picked at random, so that the
-// claims of a fleet under a backlog mostly walk different ranges of the
-// claim index and stop stepping over each other's locked rows; picking at
-// random needs no registry of partitions and visits every one of them. When
-// the partition comes back short it was drained, and the rest comes from
-// the whole queue at once, so no slot idles while other partitions have
-// work. It returns how many jobs it handed out, with an error when a claim
-// failed (the jobs of the first one are still handed out).
-//
-// Claims past a position (position.go) are never partitioned: a position
-// is a place in the whole queue's order, and the partitions advance
-// through that order at their own paces. The last row of a partitioned
-// claim lies far past the rows other partitions have reached, so it must
-// not become the position either: measured, claims from such a position
-// ran ahead of the queue, came back short while a large backlog waited
-// behind them, and left the producers idle until their next poll, halving
-// the rate of 2 and 4 processes. A slow partitioned claim still starts
-// positional claims, from the last row of a global claim.
-func (p *Producer) claim(ctx context.Context, n int, partitioned bool) (int, error) {
+// claim claims up to n jobs and hands them to the buffer. It returns how
+// many jobs it handed out, with an error when the claim failed.
+func (p *Producer) claim(ctx context.Context, n int) (int, error) {
 	// The claim itself is not cancelled with ctx: a statement cancelled
 	// after the store committed it would strand the claimed rows until
 	// their leases expire. A stopping producer releases them instead.
@@ -410,40 +383,24 @@ func (p *Producer) claim(ctx context.Context, n int, partitioned bool) (int, err
 	after := p.position.after(start)
 	params := driver.ClaimParams{Queue: p.cfg.Queue, Max: n, Owner: p.cfg.Owner, Lease: p.cfg.Lease,
 		After: after, Limit: p.cfg.Limit}
-	partitioned = partitioned && after == nil
-	if partitioned {
-		part := rand.IntN(driver.Partitions)
-		params.Part = &part
-	}
 	rows, err := p.exec.JobClaim(ctx, params)
 	if err != nil {
 		return 0, err
 	}
 	p.claims.Add(1)
-	if partitioned && len(rows) < n {
-		params.Part, params.Max = nil, n-len(rows)
-		var rest []*driver.JobRow
-		if rest, err = p.exec.JobClaim(ctx, params); err == nil {
-			p.claims.Add(1)
-			rows = append(rows, rest...)
-			driver.SortClaimed(rows)
-		}
-	}
 	took := time.Since(start)
 	p.claimNanos.Add(int64(took))
 	p.claimedJobs.Add(int64(len(rows)))
 	var last *driver.JobRow
-	if len(rows) > 0 && !partitioned {
+	if len(rows) > 0 {
 		last = rows[len(rows)-1]
 	}
-	if err == nil {
-		p.position.observe(time.Now(), after == nil, took, last, len(rows) < n)
-	}
+	p.position.observe(time.Now(), after == nil, took, last, len(rows) < n)
 	for _, row := range rows {
 		p.tracker.Add(row.ID, row.Attempt)
 	}
 	for _, row := range rows {
 		p.buffer <- row // never blocks: the fetch loop reserved room
 	}
-	return len(rows), err
+	return len(rows), nil
 }

@@ -12,9 +12,8 @@ import (
 	"github.com/droverhq/drover/internal/driver"
 )
 
-// claimStore is an in-memory store of one queue that serves JobClaim, with
-// partition id % driver.Partitions, and logs every claim it is asked for
-// and what it returned. The rest of driver.Executor is never called by a
+// claimStore is an in-memory store of one queue that serves JobClaim and
+// logs every claim it is asked for and what it returned. The rest of driver.Executor is never called by a
 // producer's fetch loop.
 type claimStore struct {
 	driver.Executor
@@ -23,7 +22,6 @@ type claimStore struct {
 	available map[int64]bool
 	next      int64 // the highest job ID handed out by add
 	log       []claimCall
-	refused   []error
 	// hold, when set, makes the next claim take its rows, report on
 	// entered and wait for hold before it returns them: a claim whose
 	// snapshot was taken before jobs committed, returning after they did.
@@ -31,7 +29,6 @@ type claimStore struct {
 }
 
 type claimCall struct {
-	part     *int
 	max, got int
 }
 
@@ -70,15 +67,9 @@ func (s *claimStore) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*dri
 func (s *claimStore) take(p driver.ClaimParams) ([]*driver.JobRow, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := p.CheckPart(); err != nil {
-		s.refused = append(s.refused, err)
-		return nil, err
-	}
 	var ids []int64
 	for id := range s.available {
-		if p.Part == nil || int(id%driver.Partitions) == *p.Part {
-			ids = append(ids, id)
-		}
+		ids = append(ids, id)
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	ids = ids[:min(len(ids), p.Max)]
@@ -87,75 +78,43 @@ func (s *claimStore) take(p driver.ClaimParams) ([]*driver.JobRow, error) {
 		delete(s.available, id)
 		rows[i] = &driver.JobRow{ID: id, Queue: p.Queue, Attempt: 1}
 	}
-	s.log = append(s.log, claimCall{part: p.Part, max: p.Max, got: len(rows)})
+	s.log = append(s.log, claimCall{max: p.Max, got: len(rows)})
 	return rows, nil
 }
 
-// TestPartitionedClaims runs a backlog through a producer and checks the
-// claims it made: the first claim, before the producer knows of a backlog,
-// is global; a partitioned one that comes back short is followed at once
-// by a global claim for the rest; without the option no claim names a
-// partition; and every job runs exactly once either way.
-func TestPartitionedClaims(t *testing.T) {
-	for _, partitioned := range []bool{false, true} {
-		t.Run(map[bool]string{false: "global", true: "partitioned"}[partitioned], func(t *testing.T) {
-			const jobs = 400
-			store := newClaimStore(jobs)
-			var mu sync.Mutex
-			runs := make(map[int64]int)
-			run := func(_ context.Context, row *driver.JobRow) driver.Result {
-				mu.Lock()
-				defer mu.Unlock()
-				runs[row.ID]++
-				return driver.Result{ID: row.ID, Attempt: row.Attempt, Outcome: driver.OutcomeCompleted}
-			}
-			// Capacity for one claim of 10 at a time, so the claims
-			// (and the log) are sequential.
-			_, stop := startProducer(t, store, run, Config{Queue: "q", MaxWorkers: 10, ClaimMax: 10, Partitioned: partitioned,
-				PollInterval: 10 * time.Millisecond})
-			waitFor(t, "every job to run", func() bool { mu.Lock(); defer mu.Unlock(); return len(runs) == jobs })
-			stop()
+// TestBacklogRunsOnce runs a backlog through a producer whose capacity
+// holds one claim at a time, and checks that every job ran exactly once and
+// that no claim took more jobs than it asked for.
+func TestBacklogRunsOnce(t *testing.T) {
+	const jobs = 400
+	store := newClaimStore(jobs)
+	var mu sync.Mutex
+	runs := make(map[int64]int)
+	run := func(_ context.Context, row *driver.JobRow) driver.Result {
+		mu.Lock()
+		defer mu.Unlock()
+		runs[row.ID]++
+		return driver.Result{ID: row.ID, Attempt: row.Attempt, Outcome: driver.OutcomeCompleted}
+	}
+	_, stop := startProducer(t, store, run, Config{Queue: "q", MaxWorkers: 10, ClaimMax: 10,
+		PollInterval: 10 * time.Millisecond})
+	waitFor(t, "every job to run", func() bool { mu.Lock(); defer mu.Unlock(); return len(runs) == jobs })
+	stop()
 
-			for id, n := range runs {
-				if n != 1 {
-					t.Fatalf("job %d ran %d times", id, n)
-				}
-			}
-			store.mu.Lock()
-			defer store.mu.Unlock()
-			if len(store.refused) != 0 {
-				t.Fatalf("claims refused: %v", store.refused)
-			}
-			if len(store.available) != 0 {
-				t.Fatalf("%d jobs never claimed", len(store.available))
-			}
-			if store.log[0].part != nil {
-				t.Fatalf("first claim named partition %d; want a global claim", *store.log[0].part)
-			}
-			parts := 0
-			for i, c := range store.log {
-				if c.part == nil {
-					continue
-				}
-				if !partitioned {
-					t.Fatalf("claim %d named partition %d without the option", i, *c.part)
-				}
-				parts++
-				if c.got == c.max {
-					continue
-				}
-				if i+1 == len(store.log) {
-					t.Fatalf("short claim %d of partition %d is the last claim; want a global one for the rest", i, *c.part)
-				}
-				if next := store.log[i+1]; next.part != nil || next.max != c.max-c.got {
-					t.Fatalf("short claim %d of partition %d (%d of %d) was followed by %+v; want a global claim of %d",
-						i, *c.part, c.got, c.max, next, c.max-c.got)
-				}
-			}
-			if partitioned && parts == 0 {
-				t.Fatalf("no claim named a partition in %d claims of a backlog", len(store.log))
-			}
-		})
+	for id, n := range runs {
+		if n != 1 {
+			t.Fatalf("job %d ran %d times", id, n)
+		}
+	}
+	store.mu.Lock()
+	defer store.mu.Unlock()
+	if len(store.available) != 0 {
+		t.Fatalf("%d jobs never claimed", len(store.available))
+	}
+	for i, c := range store.log {
+		if c.got > c.max {
+			t.Fatalf("claim %d got %d jobs, over its max of %d", i, c.got, c.max)
+		}
 	}
 }
 

@@ -1,0 +1,139 @@
+package drover_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/internal/driver"
+)
+
+// TestClaimOrder checks that claims return their jobs in claim order
+// (priority, run_at, id), which differs here from the order the rows were
+// written in: the head of the queue first, then the rest of it, then,
+// from a position (ClaimParams.After), only what sorts after it.
+func TestClaimOrder(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		ctx := context.Background()
+		d := s.open(t)
+		const jobs = 48
+		params := make([]driver.InsertParams, jobs)
+		for i := range params {
+			// Priorities against insertion order, so that claim order
+			// differs from ID order and from the order on disk.
+			params[i] = driver.InsertParams{Queue: "q", Kind: "k", Args: []byte(`{}`), Priority: 2 - i%3, MaxAttempts: 1}
+		}
+		ids, err := d.JobInsertMany(ctx, params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prio := make(map[int64]int, jobs)
+		for i, id := range ids {
+			prio[id] = params[i].Priority
+		}
+		want := slices.Clone(ids)
+		slices.SortFunc(want, func(a, b int64) int {
+			if prio[a] != prio[b] {
+				return prio[a] - prio[b]
+			}
+			return int(a - b)
+		})
+		claim := func(owner string, max int, after *driver.ClaimPosition) []*driver.JobRow {
+			t.Helper()
+			rows, err := d.JobClaim(ctx, driver.ClaimParams{Queue: "q", Max: max, Owner: owner, Lease: time.Minute, After: after})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range rows {
+				if r.Queue != "q" || r.LeaseOwner != owner || r.State != driver.StateRunning || r.Attempt != 1 {
+					t.Fatalf("claimed row %d: queue %q, owner %q, state %s, attempt %d; want q, %s, running, 1",
+						r.ID, r.Queue, r.LeaseOwner, r.State, r.Attempt, owner)
+				}
+			}
+			return rows
+		}
+
+		if got := rowIDs(claim("a", 2, nil)); fmt.Sprint(got) != fmt.Sprint(want[:2]) {
+			t.Fatalf("claim of 2: got %v, want %v", got, want[:2])
+		}
+		// Skip ten jobs of the claim order: a claim past the position of
+		// the twelfth takes only what follows it.
+		pos, err := d.JobGet(ctx, want[11])
+		if err != nil {
+			t.Fatal(err)
+		}
+		after := driver.PositionOf(pos)
+		if got := rowIDs(claim("b", jobs, &after)); fmt.Sprint(got) != fmt.Sprint(want[12:]) {
+			t.Fatalf("claim past job %d: got %v, want %v", want[11], got, want[12:])
+		}
+		if got := rowIDs(claim("c", jobs, nil)); fmt.Sprint(got) != fmt.Sprint(want[2:12]) {
+			t.Fatalf("claim of the rest: got %v, want %v", got, want[2:12])
+		}
+	})
+}
+
+func rowIDs(rows []*driver.JobRow) []int64 {
+	ids := make([]int64, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+	}
+	return ids
+}
+
+// TestBacklogRunsEveryJobOnce works a backlog of mixed priorities with one
+// and with three clients whose claims are small against it, and checks
+// from the store that every job completed and ran exactly once.
+func TestBacklogRunsEveryJobOnce(t *testing.T) {
+	for _, clients := range []int{1, 3} {
+		t.Run(fmt.Sprintf("%d clients", clients), func(t *testing.T) {
+			forEachStore(t, func(t *testing.T, s store) {
+				const jobs = 3000
+				small := func(cfg *drover.Config) {
+					cfg.Queues = map[string]drover.QueueConfig{drover.DefaultQueue: {MaxWorkers: 20, ClaimMax: 10}}
+				}
+				b := setup(t, s, 20, small)
+				ctx := context.Background()
+				params := make([]drover.InsertManyParams, jobs)
+				for i := range params {
+					params[i] = drover.InsertManyParams{Args: noopArgs{N: i}, Opts: &drover.InsertOpts{Priority: i % 4}}
+				}
+				ids, err := b.client.InsertMany(ctx, params)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var wg sync.WaitGroup
+				for range clients {
+					cfg := fastConfig(b.rec, 20)
+					small(cfg)
+					c := s.newClient(t, b.d, cfg)
+					wg.Go(func() { startClient(t, c) })
+				}
+				wg.Wait()
+				waitFor(t, "all jobs completed", func() bool {
+					counts, err := b.client.JobCountByState(ctx, "")
+					if err != nil {
+						t.Fatal(err)
+					}
+					return counts[drover.JobStateCompleted] == jobs
+				})
+				_, runs := b.rec.snapshot()
+				for _, id := range ids {
+					if runs[id] != 1 {
+						t.Fatalf("job %d ran %d times", id, runs[id])
+					}
+				}
+				if len(runs) != jobs {
+					t.Fatalf("%d distinct jobs ran, want %d", len(runs), jobs)
+				}
+				counts, err := b.client.JobCountByState(ctx, "")
+				if err != nil || counts[drover.JobStateAvailable]+counts[drover.JobStateRunning] != 0 {
+					t.Fatalf("jobs left behind: %v, %v", counts, err)
+				}
+			})
+		})
+	}
+}
