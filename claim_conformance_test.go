@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/internal/driver"
 )
 
@@ -82,58 +80,4 @@ func rowIDs(rows []*driver.JobRow) []int64 {
 		ids[i] = r.ID
 	}
 	return ids
-}
-
-// TestBacklogRunsEveryJobOnce works a backlog of mixed priorities with one
-// and with three clients whose claims are small against it, and checks
-// from the store that every job completed and ran exactly once.
-func TestBacklogRunsEveryJobOnce(t *testing.T) {
-	for _, clients := range []int{1, 3} {
-		t.Run(fmt.Sprintf("%d clients", clients), func(t *testing.T) {
-			forEachStore(t, func(t *testing.T, s store) {
-				const jobs = 3000
-				small := func(cfg *drover.Config) {
-					cfg.Queues = map[string]drover.QueueConfig{drover.DefaultQueue: {MaxWorkers: 20, ClaimMax: 10}}
-				}
-				b := setup(t, s, 20, small)
-				ctx := context.Background()
-				params := make([]drover.InsertManyParams, jobs)
-				for i := range params {
-					params[i] = drover.InsertManyParams{Args: noopArgs{N: i}, Opts: &drover.InsertOpts{Priority: i % 4}}
-				}
-				ids, err := b.client.InsertMany(ctx, params)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var wg sync.WaitGroup
-				for range clients {
-					cfg := fastConfig(b.rec, 20)
-					small(cfg)
-					c := s.newClient(t, b.d, cfg)
-					wg.Go(func() { startClient(t, c) })
-				}
-				wg.Wait()
-				waitFor(t, "all jobs completed", func() bool {
-					counts, err := b.client.JobCountByState(ctx, "")
-					if err != nil {
-						t.Fatal(err)
-					}
-					return counts[drover.JobStateCompleted] == jobs
-				})
-				_, runs := b.rec.snapshot()
-				for _, id := range ids {
-					if runs[id] != 1 {
-						t.Fatalf("job %d ran %d times", id, runs[id])
-					}
-				}
-				if len(runs) != jobs {
-					t.Fatalf("%d distinct jobs ran, want %d", len(runs), jobs)
-				}
-				counts, err := b.client.JobCountByState(ctx, "")
-				if err != nil || counts[drover.JobStateAvailable]+counts[drover.JobStateRunning] != 0 {
-					t.Fatalf("jobs left behind: %v, %v", counts, err)
-				}
-			})
-		})
-	}
 }

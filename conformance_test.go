@@ -758,8 +758,9 @@ func TestGracefulStopReleases(t *testing.T) {
 }
 
 // TestExactlyOnceUnderConcurrency runs several clients with many workers
-// over tens of thousands of jobs and checks, from the store and from the
-// handlers, that every job ran and completed exactly once.
+// over tens of thousands of jobs of mixed priorities (so that claim order
+// is not insert order) and checks, from the store and from the handlers,
+// that every job ran and completed exactly once.
 func TestExactlyOnceUnderConcurrency(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s store) {
 		const jobs, clients = 20_000, 3
@@ -767,7 +768,7 @@ func TestExactlyOnceUnderConcurrency(t *testing.T) {
 		ctx := context.Background()
 		params := make([]drover.InsertManyParams, jobs)
 		for i := range params {
-			params[i] = drover.InsertManyParams{Args: noopArgs{N: i}}
+			params[i] = drover.InsertManyParams{Args: noopArgs{N: i}, Opts: &drover.InsertOpts{Priority: i % 4}}
 		}
 		ids, err := b.client.InsertMany(ctx, params)
 		if err != nil {
