@@ -1,7 +1,6 @@
 package droversqlite
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -388,15 +387,7 @@ func (e *executor) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*drive
 	}
 	// RETURNING reports rows in no particular order; hand them out in the
 	// order they were picked.
-	slices.SortFunc(sc.jobs, func(a, b *driver.JobRow) int {
-		if a.Priority != b.Priority {
-			return cmp.Compare(a.Priority, b.Priority)
-		}
-		if c := a.RunAt.Compare(b.RunAt); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.ID, b.ID)
-	})
+	driver.SortClaimed(sc.jobs)
 	return sc.jobs, nil
 }
 

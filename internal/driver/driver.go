@@ -5,9 +5,10 @@
 package driver
 
 import (
+	"cmp"
 	"context"
 	"errors"
-	"sort"
+	"slices"
 	"time"
 )
 
@@ -351,23 +352,28 @@ func PositionOf(r *JobRow) ClaimPosition {
 	return ClaimPosition{Priority: r.Priority, RunAt: r.RunAt, ID: r.ID}
 }
 
-// Before reports whether a sorts before b in the claim order.
-func (a ClaimPosition) Before(b ClaimPosition) bool {
-	if a.Priority != b.Priority {
-		return a.Priority < b.Priority
+// Compare returns -1, 0 or +1 as a sorts before, with or after b in the
+// claim order.
+func (a ClaimPosition) Compare(b ClaimPosition) int {
+	if c := cmp.Compare(a.Priority, b.Priority); c != 0 {
+		return c
 	}
-	if !a.RunAt.Equal(b.RunAt) {
-		return a.RunAt.Before(b.RunAt)
+	if c := a.RunAt.Compare(b.RunAt); c != 0 {
+		return c
 	}
-	return a.ID < b.ID
+	return cmp.Compare(a.ID, b.ID)
 }
 
-// SortClaimed puts claimed rows in the claim order. A store whose claim
-// statement returns rows as it finds them on disk sorts them here rather
-// than in the statement, which would spend database CPU, the resource
-// every process shares, on what each client does for itself.
+// Before reports whether a sorts before b in the claim order.
+func (a ClaimPosition) Before(b ClaimPosition) bool { return a.Compare(b) < 0 }
+
+// SortClaimed puts claimed rows in the claim order. Neither store's claim
+// statement returns them in it (PostgreSQL's in disk order, SQLite's
+// RETURNING in no set order), and sorting here rather than in the
+// statement keeps the work off the database's CPU, which every process
+// shares.
 func SortClaimed(rows []*JobRow) {
-	sort.Slice(rows, func(i, j int) bool { return PositionOf(rows[i]).Before(PositionOf(rows[j])) })
+	slices.SortFunc(rows, func(a, b *JobRow) int { return PositionOf(a).Compare(PositionOf(b)) })
 }
 
 // QueueLimit is a queue's cluster-wide limits; zero fields mean none.

@@ -128,18 +128,13 @@ func MigrateUpTo(ctx context.Context, d Driver, last int) (found int, applied []
 const ClaimAfterMarker = "/*after*/"
 
 // WithClaimAfter adds JobClaimAfter to q: JobClaim with cond (the driver's
-// spelling of "(priority, run_at, id) > After") at ClaimAfterMarker.
+// spelling of "(priority, run_at, id) > After") at ClaimAfterMarker, so
+// that both claims come from one statement text.
 func WithClaimAfter(q map[string]string, cond string) error {
-	return withClaimVariant(q, "JobClaimAfter", ClaimAfterMarker, cond)
-}
-
-// withClaimVariant adds the variant name of JobClaim to q, with cond at
-// marker, so that every variant comes from one statement text.
-func withClaimVariant(q map[string]string, name, marker, cond string) error {
 	claim := q["JobClaim"]
-	if !strings.Contains(claim, marker) {
-		return fmt.Errorf("JobClaim has no %s marker", marker)
+	if !strings.Contains(claim, ClaimAfterMarker) {
+		return fmt.Errorf("JobClaim has no %s marker", ClaimAfterMarker)
 	}
-	q[name] = strings.Replace(claim, marker, cond, 1)
+	q["JobClaimAfter"] = strings.Replace(claim, ClaimAfterMarker, cond, 1)
 	return nil
 }
