@@ -149,6 +149,8 @@ shared_buffers = '1GB'
 fsync = on
 synchronous_commit = on
 full_page_writes = on
+max_wal_size = '8GB'
+checkpoint_timeout = '30min'
 EOF
 	grep -qxF "include = 'drover.conf'" "$DATA/postgresql.conf" ||
 		echo "include = 'drover.conf'" | as_pg tee -a "$DATA/postgresql.conf" >/dev/null
