@@ -218,7 +218,6 @@ type Client[TTx any] struct {
 	mu        sync.Mutex
 	started   bool
 	stopFetch context.CancelFunc
-	stopWork  context.CancelCauseFunc
 	stopBG    context.CancelFunc
 	producers map[string]*producer.Producer
 	tracker   *producer.Tracker
@@ -272,9 +271,8 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 	log := cfg.Logger
 
 	fetchCtx, stopFetch := context.WithCancel(context.Background())
-	workCtx, stopWork := context.WithCancelCause(context.Background())
 	bgCtx, stopBG := context.WithCancel(context.Background())
-	c.stopFetch, c.stopWork, c.stopBG = stopFetch, stopWork, stopBG
+	c.stopFetch, c.stopBG = stopFetch, stopBG
 	c.tracker = producer.NewTracker()
 	c.completer = completer.New(c.driver, completer.Config{
 		Logger: log,
@@ -311,7 +309,7 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 		c.prodWG.Add(1)
 		go func() {
 			defer c.prodWG.Done()
-			p.Run(fetchCtx, workCtx)
+			p.Run(fetchCtx, context.Background())
 		}()
 	}
 	c.started = true
@@ -411,16 +409,16 @@ func (c *Client[TTx]) Stop(ctx context.Context) error {
 	select {
 	case <-prodDone:
 	case <-soft.C:
-		c.stopWork(producer.ErrShutdown)
+		c.tracker.Stop(producer.ErrShutdown)
 	case <-ctx.Done():
-		c.stopWork(producer.ErrShutdown)
+		c.tracker.Stop(producer.ErrShutdown)
 	}
 	select {
 	case <-prodDone:
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
-	c.stopWork(producer.ErrShutdown)
+	c.tracker.Stop(producer.ErrShutdown)
 
 	if err == nil {
 		// Every producer has returned, so nothing submits any more.

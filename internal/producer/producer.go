@@ -178,10 +178,11 @@ func (p *Producer) Stats() Stats {
 		Ran: p.ran.Load(), RunNanos: p.runNanos.Load()}
 }
 
-// Run fetches until fetchCtx ends, running jobs under contexts derived from
-// workCtx. Once fetching stops, jobs still waiting in the buffer are
-// released (not run), and Run returns when every running handler has
-// returned.
+// Run fetches until fetchCtx ends, handing jobs to the run function with
+// workCtx, whose values reach the handlers. Handlers are interrupted through
+// the Tracker, not by cancelling workCtx (see Tracker). Once fetching stops,
+// jobs still waiting in the buffer are released (not run), and Run returns
+// when every running handler has returned.
 func (p *Producer) Run(fetchCtx, workCtx context.Context) {
 	dispatched := make(chan struct{})
 	go func() {

@@ -20,10 +20,16 @@ var (
 
 // Tracker knows every attempt this process holds, from claim until its
 // result is written, so that one heartbeat can extend all their leases and
-// a cancel request can reach the right handler.
+// a cancel request, or the client stopping, can reach the right handlers.
+//
+// Handlers are interrupted only through it: their contexts are not
+// children of one context shared by every handler, which each handler's
+// start and end would register with and remove from under that context's
+// lock (measured: 4% of a noop burn-down's throughput).
 type Tracker struct {
 	mu       sync.Mutex
 	attempts map[int64]*tracked
+	stop     error // set by Stop: every handler, running or to come, is interrupted with it
 }
 
 type tracked struct {
@@ -45,14 +51,34 @@ func (t *Tracker) Add(id int64, attempt int) {
 }
 
 // Started attaches the handler's cancel function. If the attempt was
-// cancelled before it started, the handler's context is cancelled at once.
+// cancelled before it started, or the tracker stopped, the handler's
+// context is cancelled at once.
 func (t *Tracker) Started(id int64, cancel context.CancelCauseFunc) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.stop != nil {
+		cancel(t.stop)
+		return
+	}
 	if a, ok := t.attempts[id]; ok {
 		a.cancel = cancel
 		if a.cause != nil {
 			cancel(a.cause)
+		}
+	}
+}
+
+// Stop interrupts every running handler with cause, and every handler that
+// starts from now on. The first cause given stays.
+func (t *Tracker) Stop(cause error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.stop == nil {
+		t.stop = cause
+	}
+	for _, a := range t.attempts {
+		if a.cancel != nil {
+			a.cancel(t.stop)
 		}
 	}
 }
