@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -109,6 +110,7 @@ func TestScenariosEndToEndOnSQLite(t *testing.T) {
 		{"scale", []string{"scale", "--processes", "1,2", "--jobs", "2000", "--concurrency", "20", "--claim-max", "20"}, 2},
 		{"burndown", []string{"burndown", "--jobs", "3000", "--concurrency", "50", "--claim-max", "20"}, 0},
 		{"streams", []string{"streams", "--streams", "1,2", "--duration", "2s", "--rate", "300"}, 2},
+		{"scale", []string{"scale", "--processes", "1,2", "--jobs", "1000", "--concurrency", "20", "--rounds", "3"}, 2},
 		{"keyed", []string{"keyed", "--jobs", "3000", "--keys", "30", "--concurrency", "50"}, 0},
 	}
 	for _, tc := range cases {
@@ -155,10 +157,30 @@ func TestScenariosEndToEndOnSQLite(t *testing.T) {
 				if len(pts) != tc.points {
 					t.Fatalf("points = %d, want %d", len(pts), tc.points)
 				}
+				rounds := 0
+				if i := slices.Index(tc.args, "--rounds"); i >= 0 {
+					rounds, _ = strconv.Atoi(tc.args[i+1])
+				}
 				for _, p := range pts {
 					pm := p.(map[string]any)
 					if pm["jobs_per_sec"].(float64) <= 0 || pm["efficiency"] == nil {
 						t.Errorf("point = %v", pm)
+					}
+					// Every round is reported, and the point is one of them:
+					// the median.
+					each, _ := pm["rounds"].([]any)
+					if rounds == 0 && each != nil || rounds > 0 && len(each) != rounds {
+						t.Errorf("point rounds = %v, want %d", each, rounds)
+					}
+					if rounds > 0 {
+						var rates []float64
+						for _, v := range each {
+							rates = append(rates, v.(float64))
+						}
+						slices.Sort(rates)
+						if median := rates[(len(rates)-1)/2]; pm["steady_jobs_per_sec"].(float64) != median {
+							t.Errorf("point steady jobs/s = %v, want the median of %v", pm["steady_jobs_per_sec"], rates)
+						}
 					}
 				}
 			}
@@ -186,6 +208,9 @@ func TestBadFlags(t *testing.T) {
 		{"burndown", "--global-limit", "-1"},
 		{"keyed", "--key-limit", "0"},
 		{"keyed", "--delete-completed"},
+		{"scale", "--rounds", "0"},
+		{"streams", "--rounds", "21"},
+		{"burndown", "--rounds", "3"},
 	}
 	for _, args := range cases {
 		if _, _, err := runCmd(args...); err == nil {

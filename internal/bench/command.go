@@ -152,6 +152,9 @@ func NewCommand(env func() Env) *cobra.Command {
 		}
 		f.StringVar(&processes, "processes", def, "worker processes: a list for scale (1,2,4,8); one number elsewhere (0 or empty: workers in the bench process; for streams, any other number runs each stream's consumer as a process)")
 		f.StringVar(&streams, "streams", joinInts(o.streams), "stream counts to sweep (streams)")
+		if sc.name == "scale" || sc.name == "streams" {
+			f.IntVar(&o.rounds, "rounds", 1, "run the whole sweep this many times in turn and report each point's median round, with every round's rate")
+		}
 		f.DurationVar(&o.work, "work", o.work, "each job sleeps this long (I/O-bound work; 0: noop)")
 		f.DurationVar(&o.cpu, "cpu", o.cpu, "each job spins the CPU this long")
 		f.IntVar(&o.payloadBytes, "payload-bytes", o.payloadBytes, "pad each job's args to about this many bytes")
@@ -219,6 +222,8 @@ func (o *options) validate(scenario string) error {
 		return usagef("--delete-completed: %s checks every job's history, which deleted jobs no longer have", scenario)
 	case o.lease < time.Second:
 		return usagef("--lease %s: must be at least 1s", o.lease)
+	case (scenario == "scale" || scenario == "streams") && (o.rounds < 1 || o.rounds > 20):
+		return usagef("--rounds %d: must be between 1 and 20", o.rounds)
 	case scenario == "scale" && len(o.processes) == 0:
 		return usagef("--processes: scale needs at least one process count")
 	case scenario == "dag" && (o.steps < 1 || o.steps > 100):

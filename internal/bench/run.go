@@ -40,6 +40,9 @@ type options struct {
 	progress     time.Duration
 	// floor also measures the raw SQL floor where the store supports it.
 	floor bool
+	// rounds is how many times a sweep (scale, streams) runs all its
+	// points in turn; each point reports its median round.
+	rounds int
 	// instances are the workflow counts of the dag scenario, steps the
 	// length of each workflow (flow.go).
 	instances []int

@@ -257,20 +257,18 @@ func (r *runner) steadyPoint(ctx context.Context, queue string, k, clients, nPro
 func (r *runner) scale(ctx context.Context) (*report.Report, error) {
 	rep := r.newReport("scale")
 	var prev *point
-	for _, k := range r.opts.processes {
+	err := r.sweep(rep, r.opts.processes, func(k int, round string) (point, error) {
 		n := r.opts.jobs
 		if n == 0 {
 			n = r.jobsFor(k, prev)
 		}
-		pt, err := r.burnPoint(ctx, r.queueName(fmt.Sprintf("k%d", k)), k, n, fmt.Sprintf("K=%d", k))
-		if err != nil {
-			return nil, err
-		}
+		pt, err := r.burnPoint(ctx, r.queueName(fmt.Sprintf("k%d%s", k, round)), k, n, fmt.Sprintf("K=%d%s", k, round))
 		pt.Processes = k
-		if err := addPoint(rep, pt); err != nil {
-			return nil, err
-		}
 		prev = &pt
+		return pt, err
+	})
+	if err != nil {
+		return nil, err
 	}
 	rep.ApplyScaling()
 	rep.Settings = r.settings("each point is a burndown by K `drover worker` processes started by the bench")
@@ -280,6 +278,57 @@ func (r *runner) scale(ctx context.Context) (*report.Report, error) {
 	}
 	rep.Notes = append(rep.Notes, "jobs_per_sec and seconds at the top level sum all points; steady_jobs_per_sec, insert_per_sec and the latencies are the best point's")
 	return rep, nil
+}
+
+// sweep measures every K of ks and adds the points to rep. With --rounds
+// above 1 it runs all of ks that many times in turn (1, 2, 4, 8, then 1, 2,
+// 4, 8 again), so that a slow spell of a shared machine hits every K alike
+// rather than one, and adds for each K its median round
+// (report.MedianRound). measure gets the round's suffix for queue names
+// and labels ("" when there is one round). A round that loses jobs ends
+// the sweep at once.
+func (r *runner) sweep(rep *report.Report, ks []int, measure func(k int, round string) (point, error)) error {
+	rounds := max(1, r.opts.rounds)
+	measured := make([][]point, len(ks))
+	for i := range rounds {
+		suffix := ""
+		if rounds > 1 {
+			suffix = fmt.Sprintf("_r%d", i+1)
+		}
+		for j, k := range ks {
+			pt, err := measure(k, suffix)
+			if err != nil {
+				return err
+			}
+			if err := checkLost(pt); err != nil {
+				return err
+			}
+			measured[j] = append(measured[j], pt)
+		}
+	}
+	for _, pts := range measured {
+		if len(pts) == 1 {
+			if err := addPoint(rep, pts[0]); err != nil {
+				return err
+			}
+			continue
+		}
+		each := make([]report.Point, len(pts))
+		for i, pt := range pts {
+			each[i] = pt.Point
+		}
+		// The median round's own windows, note and insert rate go with it.
+		median, at := report.MedianRound(each)
+		chosen := pts[at]
+		chosen.Point = median
+		if err := addPoint(rep, chosen); err != nil {
+			return err
+		}
+	}
+	if rounds > 1 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("each point ran %d times, all points in turn each time; a point's figures are its median round's (the lower of the middle two for an even count), its lost and duplicates count every round", rounds))
+	}
+	return nil
 }
 
 // addPoint adds one point of a sweep to its report: totals at the top
@@ -334,19 +383,17 @@ func (r *runner) streams(ctx context.Context) (*report.Report, error) {
 	if r.opts.fleetSize() > 0 {
 		consumers = "S consumer worker processes"
 	}
-	for _, s := range r.opts.streams {
+	err := r.sweep(rep, r.opts.streams, func(s int, round string) (point, error) {
 		k, clients := 0, s
 		if r.opts.fleetSize() > 0 {
 			k, clients = s, 0
 		}
-		pt, err := r.steadyPoint(ctx, r.queueName(fmt.Sprintf("s%d", s)), k, clients, s, fmt.Sprintf("S=%d", s))
-		if err != nil {
-			return nil, err
-		}
+		pt, err := r.steadyPoint(ctx, r.queueName(fmt.Sprintf("s%d%s", s, round)), k, clients, s, fmt.Sprintf("S=%d%s", s, round))
 		pt.Streams = s
-		if err := addPoint(rep, pt); err != nil {
-			return nil, err
-		}
+		return pt, err
+	})
+	if err != nil {
+		return nil, err
 	}
 	rep.ApplyScaling()
 	rate := "as fast as possible"

@@ -70,16 +70,12 @@ func Markdown(r *Report) string {
 	}
 
 	if len(r.Points) > 0 {
-		label := kLabel(r.Points)
-		fmt.Fprintf(&b, "\n| %s | Jobs | Seconds | Jobs/s | Steady jobs/s | Factor | Efficiency | p50 ms | p99 ms | Start p99 ms | Lost | Duplicates |\n", capitalise(label))
-		b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		rounds := hasRounds(r.Points)
+		headers := pointHeaders(kLabel(r.Points), rounds)
+		fmt.Fprintf(&b, "\n| %s |\n", strings.Join(headers, " | "))
+		b.WriteString(strings.Repeat("|---:", len(headers)) + "|\n")
 		for _, p := range r.Points {
-			fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-				p.K(), formatInt(p.Jobs), formatFloat(p.Seconds, 2),
-				formatRate(p.JobsPerSec), formatRate(p.SteadyJobsPerSec),
-				formatRatio(p.Factor), formatRatio(p.Efficiency),
-				formatMs(p.LatencyMs.P50), formatMs(p.LatencyMs.P99), formatMs(p.StartLatencyMs.P99),
-				formatInt(p.Lost), formatInt(p.Duplicates))
+			fmt.Fprintf(&b, "| %s |\n", strings.Join(pointCells(p, rounds), " | "))
 		}
 	}
 

@@ -50,6 +50,12 @@ func TestWriteTable(t *testing.T) {
 				"0.80",   // efficiency at K=4
 				"11.0",   // p99 at K=4
 			},
+			notWant: []string{"each round"},
+		},
+		{
+			name: "scaling points measured in rounds",
+			r:    withRounds(sampleReport(true)),
+			want: []string{"steady jobs/s of each round", "5,000 · 5,100 · 5,300"},
 		},
 	}
 	for _, tt := range tests {
@@ -69,6 +75,12 @@ func TestWriteTable(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withRounds gives r's first point three rounds, as --rounds 3 would.
+func withRounds(r *Report) *Report {
+	r.Points[0].Rounds = []float64{5000, 5100, 5300}
+	return r
 }
 
 func TestMarkdown(t *testing.T) {
@@ -104,6 +116,14 @@ func TestMarkdown(t *testing.T) {
 				"| Processes | Jobs | Seconds | Jobs/s | Steady jobs/s | Factor | Efficiency |",
 				"| 1 | 50,000 | 10.00 | 5,000 | 5,100 | 1.00 | 1.00 |",
 				"| 4 | 50,000 | 3.20 | 15,625 | 16,320 | 3.20 | 0.80 | 2.00 | 11.0 |",
+			},
+		},
+		{
+			name: "scaling points measured in rounds",
+			r:    withRounds(sampleReport(true)),
+			want: []string{
+				"| Lost | Duplicates | Steady jobs/s of each round |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+				"| 0 | 0 | 5,000 · 5,100 · 5,300 |\n",
 			},
 		},
 		{

@@ -7,10 +7,12 @@
 package report
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/droverhq/drover/internal/bench/stats"
@@ -141,6 +143,11 @@ type Point struct {
 	StartLatencyMs   stats.Percentiles `json:"start_latency_ms"`
 	Lost             int64             `json:"lost"`
 	Duplicates       int64             `json:"duplicates"`
+	// Rounds holds the steady rate of every round of a sweep run with
+	// --rounds, in the order they ran. The point's other figures are those
+	// of the median round (the lower of the middle two for an even count),
+	// except Lost and Duplicates, which count every round.
+	Rounds []float64 `json:"rounds,omitempty"`
 }
 
 // K returns the point's degree of parallelism, Processes if set, otherwise
@@ -153,6 +160,37 @@ func (p Point) K() int {
 		return p.Streams
 	}
 	return p.Instances
+}
+
+// MedianRound returns the round of rounds (points of one K) with the median
+// steady rate, the lower of the middle two for an even count, with every
+// round's steady rate in Rounds and the losses and duplicates of all rounds,
+// and that round's index in rounds. Taking a measured round rather than
+// averaging keeps the point's figures (latencies, jobs, seconds) those of
+// one real run.
+func MedianRound(rounds []Point) (Point, int) {
+	order := make([]int, len(rounds))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		return cmp.Compare(rounds[a].SteadyJobsPerSec, rounds[b].SteadyJobsPerSec)
+	})
+	at := order[(len(order)-1)/2]
+	median := rounds[at]
+	median.Rounds, median.Lost, median.Duplicates = nil, 0, 0
+	for _, r := range rounds {
+		median.Rounds = append(median.Rounds, r.SteadyJobsPerSec)
+		median.Lost += r.Lost
+		median.Duplicates += r.Duplicates
+	}
+	return median, at
+}
+
+// hasRounds reports whether any point was measured in more than one round,
+// which adds a column to the tables.
+func hasRounds(points []Point) bool {
+	return slices.ContainsFunc(points, func(p Point) bool { return len(p.Rounds) > 1 })
 }
 
 // New returns a report for scenario on driver with the fields that describe

@@ -126,6 +126,7 @@ func TestPointJSONKeys(t *testing.T) {
 	}{
 		{"processes", Point{Processes: 2}, []string{"processes"}},
 		{"streams", Point{Streams: 3}, []string{"streams"}},
+		{"rounds", Point{Processes: 2, Rounds: []float64{1, 2}}, []string{"processes", "rounds"}},
 	}
 	common := []string{"duplicates", "efficiency", "factor", "jobs", "jobs_per_sec", "latency_ms", "lost", "seconds", "start_latency_ms", "steady_jobs_per_sec"}
 	for _, tt := range tests {
@@ -138,6 +139,43 @@ func TestPointJSONKeys(t *testing.T) {
 			sort.Strings(want)
 			if got := topLevelKeys(t, b); !reflect.DeepEqual(got, want) {
 				t.Errorf("keys = %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+func TestMedianRound(t *testing.T) {
+	round := func(rate float64, lost, dup int64) Point {
+		return Point{Processes: 4, SteadyJobsPerSec: rate, Jobs: int64(rate), Lost: lost, Duplicates: dup}
+	}
+	tests := []struct {
+		name     string
+		rounds   []Point
+		wantRate float64 // the round whose figures the point keeps
+		wantAt   int     // its index
+		wantLost int64
+		wantDup  int64
+	}{
+		{"one round", []Point{round(500, 0, 0)}, 500, 0, 0, 0},
+		{"odd count: the middle", []Point{round(700, 0, 0), round(500, 0, 0), round(600, 0, 0)}, 600, 2, 0, 0},
+		{"even count: the lower middle", []Point{round(800, 0, 0), round(500, 0, 0), round(600, 0, 0), round(700, 0, 0)}, 600, 2, 0, 0},
+		{"losses and duplicates of every round count", []Point{round(500, 1, 0), round(600, 0, 2), round(700, 3, 4)}, 600, 1, 4, 6},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, at := MedianRound(tt.rounds)
+			if got.SteadyJobsPerSec != tt.wantRate || got.Jobs != int64(tt.wantRate) || at != tt.wantAt {
+				t.Errorf("kept round %d of %v jobs/s (%d jobs), want round %d of %v", at, got.SteadyJobsPerSec, got.Jobs, tt.wantAt, tt.wantRate)
+			}
+			if got.Lost != tt.wantLost || got.Duplicates != tt.wantDup {
+				t.Errorf("lost/duplicates = %d/%d, want %d/%d", got.Lost, got.Duplicates, tt.wantLost, tt.wantDup)
+			}
+			var want []float64
+			for _, r := range tt.rounds {
+				want = append(want, r.SteadyJobsPerSec)
+			}
+			if !reflect.DeepEqual(got.Rounds, want) {
+				t.Errorf("rounds = %v, want %v (in run order)", got.Rounds, want)
 			}
 		})
 	}

@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 )
 
@@ -47,14 +49,10 @@ func WriteTable(w io.Writer, r *Report) {
 
 	if len(r.Points) > 0 {
 		fmt.Fprintln(w)
-		fmt.Fprintf(tw, "%s\tjobs\tseconds\tjobs/s\tsteady jobs/s\tfactor\tefficiency\tp50 ms\tp99 ms\tstart p99 ms\tlost\tdup\n", kLabel(r.Points))
+		rounds := hasRounds(r.Points)
+		fmt.Fprintln(tw, strings.ToLower(strings.Join(pointHeaders(kLabel(r.Points), rounds), "\t")))
 		for _, p := range r.Points {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-				p.K(), formatInt(p.Jobs), formatFloat(p.Seconds, 2),
-				formatRate(p.JobsPerSec), formatRate(p.SteadyJobsPerSec),
-				formatRatio(p.Factor), formatRatio(p.Efficiency),
-				formatMs(p.LatencyMs.P50), formatMs(p.LatencyMs.P99), formatMs(p.StartLatencyMs.P99),
-				formatInt(p.Lost), formatInt(p.Duplicates))
+			fmt.Fprintln(tw, strings.Join(pointCells(p, rounds), "\t"))
 		}
 		tw.Flush()
 	}
@@ -86,6 +84,34 @@ func WriteTable(w io.Writer, r *Report) {
 	for _, n := range r.Notes {
 		fmt.Fprintln(w, "note: "+n)
 	}
+}
+
+// pointHeaders are the column names of the points table as the Markdown
+// section writes them, label naming K; the terminal table lowercases them.
+// pointCells are one point's cells, the same in both.
+func pointHeaders(label string, rounds bool) []string {
+	h := []string{capitalise(label), "Jobs", "Seconds", "Jobs/s", "Steady jobs/s", "Factor", "Efficiency",
+		"p50 ms", "p99 ms", "Start p99 ms", "Lost", "Duplicates"}
+	if rounds {
+		h = append(h, "Steady jobs/s of each round")
+	}
+	return h
+}
+
+func pointCells(p Point, rounds bool) []string {
+	c := []string{strconv.Itoa(p.K()), formatInt(p.Jobs), formatFloat(p.Seconds, 2),
+		formatRate(p.JobsPerSec), formatRate(p.SteadyJobsPerSec),
+		formatRatio(p.Factor), formatRatio(p.Efficiency),
+		formatMs(p.LatencyMs.P50), formatMs(p.LatencyMs.P99), formatMs(p.StartLatencyMs.P99),
+		formatInt(p.Lost), formatInt(p.Duplicates)}
+	if rounds {
+		each := make([]string, len(p.Rounds))
+		for i, v := range p.Rounds {
+			each[i] = formatRate(v)
+		}
+		c = append(c, strings.Join(each, " · "))
+	}
+	return c
 }
 
 // kLabel names the parallelism column after what the points vary, so that a
