@@ -342,14 +342,14 @@ func (r *runner) floor(ctx context.Context, rep *report.Report) error {
 }
 
 // vacuumer is implemented by drivers whose store benefits from a vacuum
-// between runs (PostgreSQL).
+// (and a checkpoint) between runs (PostgreSQL).
 type vacuumer interface {
 	Vacuum(ctx context.Context) error
 }
 
 // settle vacuums the store where that means something, so that a run is
-// not billed for the dead rows and stale statistics of the runs before it.
-// It happens outside every measured interval.
+// not billed for the dead rows, stale statistics and checkpoints of the
+// runs before it. It happens outside every measured interval.
 func (r *runner) settle(ctx context.Context) error {
 	if v, ok := r.store.Driver.(vacuumer); ok {
 		return v.Vacuum(ctx)
