@@ -309,7 +309,7 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 		c.prodWG.Add(1)
 		go func() {
 			defer c.prodWG.Done()
-			p.Run(fetchCtx, context.Background())
+			p.Run(fetchCtx)
 		}()
 	}
 	c.started = true
@@ -418,7 +418,6 @@ func (c *Client[TTx]) Stop(ctx context.Context) error {
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
-	c.tracker.Stop(producer.ErrShutdown)
 
 	if err == nil {
 		// Every producer has returned, so nothing submits any more.

@@ -63,9 +63,9 @@ func (c *Client[TTx]) runAttempt(ctx context.Context, row *JobRow) driver.Result
 	if row.Timeout > 0 {
 		timeout = row.Timeout
 	}
-	// The handler is interrupted through the tracker (a cancel request,
-	// the client stopping), never by ctx: see producer.Tracker.
-	jobCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	// Nothing cancels ctx: the handler is interrupted through the tracker
+	// (a cancel request, the client stopping), see producer.Tracker.
+	jobCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	if timeout > 0 {
 		var cancelTimeout context.CancelFunc

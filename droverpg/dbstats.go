@@ -38,7 +38,7 @@ func (d *Driver) DBStats(ctx context.Context) (map[string]any, error) {
 	}, nil
 }
 
-// Vacuum vacuums and analyzes Drover's tables, then asks for a checkpoint.
+// Settle vacuums and analyzes Drover's tables, then asks for a checkpoint.
 // The bench runs it between inserting a backlog and working it, so that one
 // run's dead rows and stale statistics do not bill the next run, and
 // neither does a checkpoint the runs before it brought on. After a
@@ -47,7 +47,7 @@ func (d *Driver) DBStats(ctx context.Context) (map[string]any, error) {
 // points 10-14% slower (docs/benchmarks.md, "The curves in rounds"). With
 // one just before each point, every point pays the same. A role that may
 // not checkpoint (neither superuser nor pg_checkpoint) skips it.
-func (d *Driver) Vacuum(ctx context.Context) error {
+func (d *Driver) Settle(ctx context.Context) error {
 	for _, t := range []string{"jobs", "finished_jobs"} {
 		if _, err := d.pool.Exec(ctx, "VACUUM (ANALYZE) "+pgx.Identifier{d.schema, t}.Sanitize()); err != nil {
 			return fmt.Errorf("vacuum %s: %w", t, err)

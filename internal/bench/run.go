@@ -341,18 +341,18 @@ func (r *runner) floor(ctx context.Context, rep *report.Report) error {
 	return nil
 }
 
-// vacuumer is implemented by drivers whose store benefits from a vacuum
-// (and a checkpoint) between runs (PostgreSQL).
-type vacuumer interface {
-	Vacuum(ctx context.Context) error
+// settler is implemented by drivers whose store benefits from a vacuum and
+// a checkpoint between runs (PostgreSQL).
+type settler interface {
+	Settle(ctx context.Context) error
 }
 
 // settle vacuums the store where that means something, so that a run is
 // not billed for the dead rows, stale statistics and checkpoints of the
 // runs before it. It happens outside every measured interval.
 func (r *runner) settle(ctx context.Context) error {
-	if v, ok := r.store.Driver.(vacuumer); ok {
-		return v.Vacuum(ctx)
+	if s, ok := r.store.Driver.(settler); ok {
+		return s.Settle(ctx)
 	}
 	return nil
 }

@@ -178,18 +178,17 @@ func (p *Producer) Stats() Stats {
 		Ran: p.ran.Load(), RunNanos: p.runNanos.Load()}
 }
 
-// Run fetches until fetchCtx ends, handing jobs to the run function with
-// workCtx, whose values reach the handlers. Handlers are interrupted through
-// the Tracker, not by cancelling workCtx (see Tracker). Once fetching stops,
-// jobs still waiting in the buffer are released (not run), and Run returns
-// when every running handler has returned.
-func (p *Producer) Run(fetchCtx, workCtx context.Context) {
+// Run fetches until ctx ends. Handlers get a context that nothing cancels
+// and are interrupted through the Tracker (see Tracker). Once fetching
+// stops, jobs still waiting in the buffer are released (not run), and Run
+// returns when every running handler has returned.
+func (p *Producer) Run(ctx context.Context) {
 	dispatched := make(chan struct{})
 	go func() {
 		defer close(dispatched)
-		p.dispatch(workCtx)
+		p.dispatch(context.Background())
 	}()
-	p.fetchLoop(fetchCtx)
+	p.fetchLoop(ctx)
 	p.stopping.Store(true)
 	close(p.stopped)
 	close(p.buffer)

@@ -250,7 +250,7 @@ func startProducer(t *testing.T, store *claimStore, run Runner, cfg Config) (*Pr
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
-		p.Run(ctx, context.Background())
+		p.Run(ctx)
 	}()
 	var once sync.Once
 	stop := func() {
