@@ -112,6 +112,8 @@ func TestScenariosEndToEndOnSQLite(t *testing.T) {
 		{"streams", []string{"streams", "--streams", "1,2", "--duration", "2s", "--rate", "300"}, 2},
 		{"scale", []string{"scale", "--processes", "1,2", "--jobs", "1000", "--concurrency", "20", "--rounds", "3"}, 2},
 		{"keyed", []string{"keyed", "--jobs", "3000", "--keys", "30", "--concurrency", "50"}, 0},
+		{"burndown", []string{"burndown", "--jobs", "3000", "--concurrency", "50", "--floor=false"}, 0},
+		{"keyed", []string{"keyed", "--jobs", "3000", "--keys", "30", "--concurrency", "50", "--floor"}, 0},
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -148,6 +150,16 @@ func TestScenariosEndToEndOnSQLite(t *testing.T) {
 				if _, ok := lat[k]; !ok {
 					t.Errorf("latency_ms lacks %s", k)
 				}
+			}
+			// Burndown and scale measure the store ceiling unless told
+			// not to, other scenarios only when told to; every job it
+			// inserted must have completed (the run fails otherwise).
+			wantCeiling := (tc.name == "burndown" || tc.name == "scale") && !slices.Contains(tc.args, "--floor=false") ||
+				slices.Contains(tc.args, "--floor")
+			if c, _ := rep["ceiling"].(map[string]any); wantCeiling != (c != nil) {
+				t.Errorf("ceiling = %v, want one: %v", rep["ceiling"], wantCeiling)
+			} else if c != nil && (c["jobs_per_sec"].(float64) <= 0 || !strings.Contains(out, "× the store ceiling measured in this run")) {
+				t.Errorf("ceiling = %v, or no note comparing the run with it:\n%s", c, out)
 			}
 			if tc.name == "keyed" && !strings.Contains(rep["settings"].(string), "verified from the store: at most 1 running per key, insert order kept") {
 				t.Errorf("keyed settings = %q, want the order check", rep["settings"])

@@ -318,11 +318,27 @@ type floorer interface {
 	Floor(ctx context.Context, rows, batch, clients int) (float64, error)
 }
 
-// floor measures the raw SQL floor in the same run as the scenario, so that
-// the report can say how close Drover comes to bare SQL on this database.
-func (r *runner) floor(ctx context.Context, rep *report.Report) error {
+// references measures, in the same run as the scenario, what the report
+// compares Drover against: the store ceiling (ceiling.go) on every store,
+// and the raw SQL floor where the store supports it, so that the report
+// can say how close Drover comes to its own statements and to bare SQL on
+// this database.
+func (r *runner) references(ctx context.Context, rep *report.Report) error {
+	if !r.opts.floor {
+		return nil
+	}
+	best := rep.SteadyJobsPerSec
+	if best == 0 {
+		best = rep.JobsPerSec
+	}
+	c, err := r.ceiling(ctx)
+	if err != nil {
+		return err
+	}
+	rep.Ceiling = c
+	rep.Notes = append(rep.Notes, fmt.Sprintf("Drover reached %.2f× the store ceiling measured in this run (%.0f jobs/s)", best/c.JobsPerSec, c.JobsPerSec))
 	f, ok := r.store.Driver.(floorer)
-	if !ok || !r.opts.floor {
+	if !ok {
 		return nil
 	}
 	const rows, batch, clients = 200_000, 500, 4
@@ -331,13 +347,10 @@ func (r *runner) floor(ctx context.Context, rep *report.Report) error {
 	if err != nil {
 		return err
 	}
-	rep.Floor = &report.Floor{Name: "raw SQL floor (claim 500 with SKIP LOCKED, delete; 4 clients)",
+	rep.Floor = &report.Reference{Name: "raw SQL floor (claim 500 with SKIP LOCKED, delete; 4 clients)",
 		JobsPerSec: rate, Command: fmt.Sprintf(droverpg.FloorCommand, clients, batch, rows)}
-	best := rep.SteadyJobsPerSec
-	if best == 0 {
-		best = rep.JobsPerSec
-	}
-	rep.Notes = append(rep.Notes, fmt.Sprintf("Drover reached %.2f× the raw SQL floor measured in this run (%.0f jobs/s)", best/rate, rate))
+	rep.Notes = append(rep.Notes, fmt.Sprintf("Drover reached %.2f× the raw SQL floor measured in this run (%.0f jobs/s); the store ceiling is %.2f× the floor",
+		best/rate, rate, c.JobsPerSec/rate))
 	return nil
 }
 

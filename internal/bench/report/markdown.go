@@ -58,12 +58,12 @@ func Markdown(r *Report) string {
 	row("Latency p50 / p95 / p99 / max", formatPercentiles(r.LatencyMs)+" ms")
 	row("Start latency (insert→start) p50 / p95 / p99 / max", formatPercentiles(r.StartLatencyMs)+" ms")
 	row("Lost / duplicates", formatInt(r.Lost)+" / "+formatInt(r.Duplicates))
-	if r.Floor != nil {
-		v := formatRate(r.Floor.JobsPerSec) + " jobs/s"
-		if r.Floor.Command != "" {
-			v += " (`" + r.Floor.Command + "`)"
+	for _, ref := range r.references() {
+		v := formatRate(ref.JobsPerSec) + " jobs/s"
+		if ref.Command != "" {
+			v += " (`" + ref.Command + "`)"
 		}
-		row("Floor: "+r.Floor.Name, v)
+		row(strings.ToUpper(ref.kind[:1])+ref.kind[1:]+": "+ref.Name, v)
 	}
 	for _, k := range sortedKeys(r.DB) {
 		row("Database: "+k, formatAny(r.DB[k]))

@@ -32,6 +32,7 @@ func TestWriteTable(t *testing.T) {
 				"8,512",                    // steady jobs/s
 				"45,000",                   // insert/s
 				"1.25 / 4.50 / 9.75 / 120", // latency
+				"ceiling (own statements) jobs/s", "9,500",
 				"floor (bare SKIP LOCKED) jobs/s", "11,000",
 				"db wal_bytes", "950,000,000", "db xact_commit", "123,456",
 				"start s", "70,000", // window table and a backlog
@@ -103,6 +104,7 @@ func TestMarkdown(t *testing.T) {
 				"| Throughput, steady state | 8,512 jobs/s |\n",
 				"| Latency p50 / p95 / p99 / max | 1.25 / 4.50 / 9.75 / 120 ms |\n",
 				"| Lost / duplicates | 0 / 0 |\n",
+				"| Ceiling: own statements | 9,500 jobs/s (`drover statements, no handlers`) |\n",
 				"| Floor: bare SKIP LOCKED | 11,000 jobs/s (`drover bench floor --driver postgres`) |\n",
 				"| Database: xact_commit | 123,456 |\n",
 				"\nSteady state: the reference rate",
@@ -231,6 +233,7 @@ func TestSVG(t *testing.T) {
 			wantTexts: []string{
 				"throughput: steady jobs/s by processes", "processes",
 				"efficiency (factor / K)", "1.2", "steady jobs/s (left axis)", "efficiency (right axis)",
+				"ceiling: own statements",
 				"floor: bare SKIP LOCKED",
 			},
 		},

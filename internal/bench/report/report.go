@@ -72,9 +72,13 @@ type Report struct {
 	// DB holds database-side figures (transactions, WAL bytes, dead
 	// tuples, …) whose set depends on the driver.
 	DB map[string]any `json:"db,omitempty"`
-	// Floor is the reference the run is compared against, such as the
-	// rate of the bare SQL a queue cannot beat.
-	Floor *Floor `json:"floor,omitempty"`
+	// Floor is the rate of the bare SQL a queue cannot beat, measured in
+	// the same run.
+	Floor *Reference `json:"floor,omitempty"`
+	// Ceiling is the rate of Drover's own claim and finish statements
+	// with no handlers, measured in the same run: what the store allows
+	// Drover's schema before any job runs.
+	Ceiling *Reference `json:"ceiling,omitempty"`
 	// Health samples the hot table during a long run (--health-every), to
 	// show whether its size and dead tuples stay flat.
 	Health []HealthSample `json:"health,omitempty"`
@@ -118,9 +122,9 @@ type HealthSample struct {
 	AutovacuumCount int64   `json:"autovacuum_count"`
 }
 
-// Floor is a reference throughput measured with its own command, so that a
-// reader can reproduce it as well.
-type Floor struct {
+// Reference is a throughput the run is compared against, measured with
+// its own command, so that a reader can reproduce it as well.
+type Reference struct {
 	Name       string  `json:"name"`
 	JobsPerSec float64 `json:"jobs_per_sec"`
 	Command    string  `json:"command"`
@@ -298,4 +302,23 @@ func WriteJSON(path string, r *Report) error {
 		return fmt.Errorf("report: %w", err)
 	}
 	return nil
+}
+
+// namedReference is a Reference with what it is, for output.
+type namedReference struct {
+	kind string
+	*Reference
+}
+
+// references lists the run's references, ceiling first, as every output
+// shows them.
+func (r *Report) references() []namedReference {
+	var out []namedReference
+	if r.Ceiling != nil {
+		out = append(out, namedReference{"ceiling", r.Ceiling})
+	}
+	if r.Floor != nil {
+		out = append(out, namedReference{"floor", r.Floor})
+	}
+	return out
 }

@@ -37,9 +37,10 @@ func sampleReport(scaling bool) *Report {
 			{StartSec: 10, Seconds: 5, Jobs: 42600, Rate: 8520, ClaimMs: 1.5, CompleteMs: 0.9, HandlerMs: 0.1, Backlog: 100, P99Ms: 8},
 			{StartSec: 15, Seconds: 2.5, Jobs: 100, Rate: 40, Backlog: 0, P99Ms: 2},
 		},
-		DB:    map[string]any{"xact_commit": 123456, "wal_bytes": 9.5e8},
-		Floor: &Floor{Name: "bare SKIP LOCKED", JobsPerSec: 11000, Command: "drover bench floor --driver postgres"},
-		Notes: []string{"first note", "second note"},
+		DB:      map[string]any{"xact_commit": 123456, "wal_bytes": 9.5e8},
+		Floor:   &Reference{Name: "bare SKIP LOCKED", JobsPerSec: 11000, Command: "drover bench floor --driver postgres"},
+		Ceiling: &Reference{Name: "own statements", JobsPerSec: 9500, Command: "drover statements, no handlers"},
+		Notes:   []string{"first note", "second note"},
 	}
 	r.SteadyNote = SteadyNote(r.Windows)
 	if scaling {
@@ -74,9 +75,9 @@ func TestWriteJSON(t *testing.T) {
 		"jobs", "seconds", "jobs_per_sec", "steady_jobs_per_sec", "steady_note", "insert_per_sec",
 		"latency_ms", "start_latency_ms", "lost", "duplicates", "windows",
 	}
-	optional := []string{"points", "db", "floor", "notes"}
+	optional := []string{"points", "db", "floor", "ceiling", "notes"}
 	minimal := sampleReport(false)
-	minimal.DB, minimal.Floor, minimal.Notes = nil, nil, nil
+	minimal.DB, minimal.Floor, minimal.Ceiling, minimal.Notes = nil, nil, nil, nil
 
 	tests := []struct {
 		name string

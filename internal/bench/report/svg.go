@@ -135,9 +135,11 @@ func scalingChart(r *Report) chart {
 		c.xLabel = "K (processes or streams)"
 	}
 	c.setKAxis(ks)
-	if r.Floor != nil && r.Floor.JobsPerSec > 0 {
-		c.guides = append(c.guides, guide{label: "floor: " + r.Floor.Name, value: r.Floor.JobsPerSec})
-		yMax = max(yMax, r.Floor.JobsPerSec)
+	for _, ref := range r.references() {
+		if ref.JobsPerSec > 0 {
+			c.guides = append(c.guides, guide{label: ref.kind + ": " + ref.Name, value: ref.JobsPerSec})
+			yMax = max(yMax, ref.JobsPerSec)
+		}
 	}
 	c.yTicks, c.yTop, c.yStep = niceTicks(yMax, 5)
 	if effMax <= 1.2 {

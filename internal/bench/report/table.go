@@ -39,8 +39,8 @@ func WriteTable(w io.Writer, r *Report) {
 	row("latency ms p50/p95/p99/max", formatPercentiles(r.LatencyMs))
 	row("start latency ms p50/p95/p99/max", formatPercentiles(r.StartLatencyMs))
 	row("lost / duplicates", formatInt(r.Lost)+" / "+formatInt(r.Duplicates))
-	if r.Floor != nil {
-		row("floor ("+r.Floor.Name+") jobs/s", formatRate(r.Floor.JobsPerSec))
+	for _, ref := range r.references() {
+		row(ref.kind+" ("+ref.Name+") jobs/s", formatRate(ref.JobsPerSec))
 	}
 	for _, k := range sortedKeys(r.DB) {
 		row("db "+k, formatAny(r.DB[k]))
