@@ -2,6 +2,7 @@ package completer
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -105,6 +106,96 @@ func TestCompleterFlushesBatchMembersOneAtATime(t *testing.T) {
 			}
 			if store.maxInFlight > 4 {
 				t.Errorf("%d flushes ran at once, over MaxInFlight 4", store.maxInFlight)
+			}
+		})
+	}
+}
+
+// slowStore takes a fixed time per flush and records each flush's IDs in
+// the order the flushes started.
+type slowStore struct {
+	driver.Executor // only JobFinish is called
+	took            time.Duration
+
+	mu       sync.Mutex
+	batches  [][]int64
+	finished int
+}
+
+func (s *slowStore) JobFinish(ctx context.Context, results []driver.Result) ([]int64, error) {
+	ids := make([]int64, len(results))
+	for i, r := range results {
+		ids[i] = r.ID
+	}
+	s.mu.Lock()
+	s.batches = append(s.batches, ids)
+	s.mu.Unlock()
+	time.Sleep(s.took)
+	s.mu.Lock()
+	s.finished++
+	s.mu.Unlock()
+	return ids, nil
+}
+
+// TestCooldownFollowsFlushTime checks that the gap between flush starts
+// stretches to the time the last flush took, up to maxStretch cooldowns.
+// Result 1 is flushed alone and measures the store; result 2 then starts a
+// flush at once, at time B. Result 3 comes 10 ms after B, result 4 later:
+// with a stretched gap, result 3 waits until B + the flush time and result
+// 4 joins it if it comes before then; with the plain cooldown, result 3
+// would go alone 1 cooldown after B, and so would result 4.
+func TestCooldownFollowsFlushTime(t *testing.T) {
+	tests := []struct {
+		name     string
+		took     time.Duration
+		cooldown time.Duration
+		fourth   time.Duration // when result 4 comes, after B
+		want     [][]int64
+	}{
+		{"stretched to the flush time", 150 * time.Millisecond, 20 * time.Millisecond, 70 * time.Millisecond,
+			[][]int64{{1}, {2}, {3, 4}}},
+		{"capped at maxStretch cooldowns", 500 * time.Millisecond, 10 * time.Millisecond, 300 * time.Millisecond,
+			[][]int64{{1}, {2}, {3}, {4}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			store := &slowStore{took: tt.took}
+			c := New(store, Config{Cooldown: tt.cooldown})
+			done := make(chan struct{})
+			go func() {
+				c.Run(context.Background())
+				close(done)
+			}()
+			submit := func(id int64) { c.Submit(driver.Result{ID: id, Attempt: 1, Outcome: driver.OutcomeCompleted}) }
+			finished := func(n int) {
+				t.Helper()
+				deadline := time.Now().Add(5 * time.Second)
+				for {
+					store.mu.Lock()
+					f := store.finished
+					store.mu.Unlock()
+					if f >= n {
+						return
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("%d flushes finished, want %d", f, n)
+					}
+					time.Sleep(time.Millisecond)
+				}
+			}
+			submit(1)
+			finished(1)
+			submit(2)
+			b := time.Now()
+			time.Sleep(10 * time.Millisecond)
+			submit(3)
+			time.Sleep(time.Until(b.Add(tt.fourth)))
+			submit(4)
+			c.Close()
+			<-done
+
+			if !slices.EqualFunc(store.batches, tt.want, slices.Equal) {
+				t.Errorf("flushes %v, want %v", store.batches, tt.want)
 			}
 		})
 	}

@@ -53,9 +53,15 @@ type Config struct {
 	// MaxWorkers is the number of handlers that run at once.
 	MaxWorkers int
 	// Prefetch is how many claimed jobs may wait in the local buffer beyond
-	// the running ones; default MaxWorkers, so a refill can be in flight
-	// while every worker is busy. Producers of slow jobs buffer fewer
-	// (prefetchHorizon).
+	// the running ones, so that a refill can be in flight while every
+	// worker is busy; default the larger of MaxWorkers and ClaimMax.
+	// Producers of slow jobs buffer fewer (prefetchHorizon). Below
+	// ClaimMax, short jobs would be claimed a few dozen at a time however
+	// fast they ran: with 50 workers of 10 ms jobs, a buffer of 50 made
+	// claims of 33 jobs on average, planned afresh each (droverpg's
+	// replan), and 8 such processes on 2 cores did 25K jobs/s; a buffer
+	// of 500 (100 ms of their work) made claims of 250 and 32K jobs/s
+	// (docs/benchmarks.md).
 	Prefetch int
 	// ClaimMax caps one claim statement.
 	ClaimMax int
@@ -109,11 +115,11 @@ func New(exec driver.Executor, tracker *Tracker, submit func(driver.Result), run
 	if cfg.MaxWorkers <= 0 {
 		cfg.MaxWorkers = 1
 	}
-	if cfg.Prefetch <= 0 {
-		cfg.Prefetch = cfg.MaxWorkers
-	}
 	if cfg.ClaimMax <= 0 {
 		cfg.ClaimMax = ClaimMaxDefault
+	}
+	if cfg.Prefetch <= 0 {
+		cfg.Prefetch = max(cfg.MaxWorkers, cfg.ClaimMax)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

@@ -193,19 +193,22 @@ func TestWakeDuringShortClaim(t *testing.T) {
 }
 
 // TestBufferFollowsRunTime checks the local buffer against handler run
-// times: short jobs get the whole Prefetch, jobs that run longer than
-// prefetchHorizon get a buffer of what the workers start within it, and
-// the claims of such a producer never hold more than that.
+// times: short jobs get the whole Prefetch (by default ClaimMax, or
+// MaxWorkers if that is more), jobs that run longer than prefetchHorizon
+// get a buffer of what the workers start within it, and the claims of such
+// a producer never hold more than that.
 func TestBufferFollowsRunTime(t *testing.T) {
 	const workers = 4
 	tests := []struct {
 		name         string
 		run          time.Duration
+		claimMax     int
 		jobs         int
 		limit, lowAt int64
 	}{
-		{"short jobs buffer Prefetch", 0, 200, 2 * workers, workers / 2},
-		{"slow jobs buffer what starts within the horizon", 3 * prefetchHorizon, 2 * workers, workers + 1, 1},
+		{"short jobs buffer a full claim", 0, 0, 2000, workers + ClaimMaxDefault, ClaimMaxDefault / 2},
+		{"short jobs buffer at least MaxWorkers", 0, 2, 200, 2 * workers, 2},
+		{"slow jobs buffer what starts within the horizon", 3 * prefetchHorizon, 0, 2 * workers, workers + 1, 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -220,7 +223,8 @@ func TestBufferFollowsRunTime(t *testing.T) {
 				return driver.Result{ID: row.ID, Attempt: row.Attempt, Outcome: driver.OutcomeCompleted}
 			}
 			var p *Producer
-			p, stop := startProducer(t, store, run, Config{Queue: "q", MaxWorkers: workers, PollInterval: 10 * time.Millisecond})
+			p, stop := startProducer(t, store, run, Config{Queue: "q", MaxWorkers: workers, ClaimMax: tc.claimMax,
+				PollInterval: 10 * time.Millisecond})
 			waitFor(t, "every job to run", func() bool {
 				mu.Lock()
 				defer mu.Unlock()
