@@ -231,6 +231,38 @@ func TestBadFlags(t *testing.T) {
 	}
 }
 
+// TestScaleMeasuresTheFloorCurveOnPostgres checks that scale compares each
+// K with the raw SQL floor at K clients, beside the headline floor at 4.
+func TestScaleMeasuresTheFloorCurveOnPostgres(t *testing.T) {
+	runCmd, dir := setupPG(t)
+	rep, out, err := runCmd("scale", "--processes", "1,2", "--jobs", "2000", "--concurrency", "20")
+	if err != nil {
+		t.Fatalf("scale failed: %v\n%s", err, out)
+	}
+	if f, _ := rep["floor"].(map[string]any); f == nil || f["jobs_per_sec"].(float64) <= 0 {
+		t.Errorf("headline floor = %v", rep["floor"])
+	}
+	pts, _ := rep["points"].([]any)
+	if len(pts) != 2 {
+		t.Fatalf("points = %v", rep["points"])
+	}
+	for _, p := range pts {
+		if v, _ := p.(map[string]any)["floor_jobs_per_sec"].(float64); v <= 0 {
+			t.Errorf("point %v has no floor figure", p)
+		}
+	}
+	for _, want := range []string{"measuring the raw SQL floor at K = 1", "measuring the raw SQL floor at K = 2",
+		"floor jobs/s (k clients)", "| Floor jobs/s (K clients) | × floor |"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	svg, err := os.ReadFile(filepath.Join(dir, "plot.svg"))
+	if err != nil || !strings.Contains(string(svg), `data-series="SQL floor, K clients"`) {
+		t.Errorf("plot lacks the floor's curve (%v)", err)
+	}
+}
+
 // TestChaosLosesNothingOnPostgres runs every fault the shared test cluster
 // can take (pg-restart has TestSurvivesServerRestart in droverpg) briefly:
 // nothing lost, every extra run explained by an expired lease. The faults

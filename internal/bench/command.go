@@ -184,7 +184,7 @@ func NewCommand(env func() Env) *cobra.Command {
 			f.StringVar(&o.fault, "fault", o.fault, "fault to inject: "+faultNames())
 			f.StringVar(&o.pgData, "pg-data", "", "data directory of the local PostgreSQL server (pg-restart)")
 		}
-		f.BoolVar(&o.floor, "floor", o.floor, "also measure the store ceiling (Drover's claim and finish statements with no handlers, 4 clients) and, on PostgreSQL, the raw SQL floor (claim 500 with SKIP LOCKED and delete, 4 clients), and report Drover against both")
+		f.BoolVar(&o.floor, "floor", o.floor, "also measure the store ceiling (Drover's claim and finish statements with no handlers, 4 clients) and, on PostgreSQL, the raw SQL floor (claim 500 with SKIP LOCKED and delete, 4 clients; for scale also with K clients at each K), and report Drover against both")
 		f.StringVar(&jsonPath, "json", "", "write the machine-readable report to this file")
 		f.StringVar(&plotPath, "plot", "", "draw the run to this .svg file (throughput and efficiency against K, or rate and p99 over time)")
 		f.BoolVar(&markdown, "markdown", false, "print a section ready to paste into docs/benchmarks.md")

@@ -351,6 +351,24 @@ func (r *runner) references(ctx context.Context, rep *report.Report) error {
 		JobsPerSec: rate, Command: fmt.Sprintf(droverpg.FloorCommand, clients, batch, rows)}
 	rep.Notes = append(rep.Notes, fmt.Sprintf("Drover reached %.2f× the raw SQL floor measured in this run (%.0f jobs/s); the store ceiling is %.2f× the floor",
 		best/rate, rate, c.JobsPerSec/rate))
+	if rep.Scenario != "scale" {
+		return nil
+	}
+	// The floor's own curve: K bare clients on the same CPUs, for each K
+	// of the sweep, so that a scale curve can be read against what the
+	// database itself does with as many claimers.
+	byClients := map[int]float64{clients: rate}
+	for i, p := range rep.Points {
+		k := p.Processes
+		if _, ok := byClients[k]; !ok {
+			fmt.Fprintf(r.out, "floor      measuring the raw SQL floor at K = %d (one client per worker process)\n", k)
+			if byClients[k], err = f.Floor(ctx, rows, batch, k); err != nil {
+				return err
+			}
+		}
+		rep.Points[i].FloorJobsPerSec = byClients[k]
+	}
+	rep.Notes = append(rep.Notes, fmt.Sprintf("the floor column is the raw SQL floor with K clients (%d rows, batch %d), measured after the sweep", rows, batch))
 	return nil
 }
 

@@ -70,12 +70,12 @@ func Markdown(r *Report) string {
 	}
 
 	if len(r.Points) > 0 {
-		rounds := hasRounds(r.Points)
-		headers := pointHeaders(kLabel(r.Points), rounds)
+		cols := columnsOf(r.Points)
+		headers := pointHeaders(kLabel(r.Points), cols)
 		fmt.Fprintf(&b, "\n| %s |\n", strings.Join(headers, " | "))
 		b.WriteString(strings.Repeat("|---:", len(headers)) + "|\n")
 		for _, p := range r.Points {
-			fmt.Fprintf(&b, "| %s |\n", strings.Join(pointCells(p, rounds), " | "))
+			fmt.Fprintf(&b, "| %s |\n", strings.Join(pointCells(p, cols), " | "))
 		}
 	}
 

@@ -58,6 +58,14 @@ func TestWriteTable(t *testing.T) {
 			r:    withRounds(sampleReport(true)),
 			want: []string{"steady jobs/s of each round", "5,000 · 5,100 · 5,300"},
 		},
+		{
+			name: "scaling points with the floor's curve",
+			r:    withFloorCurve(sampleReport(true)),
+			want: []string{"floor jobs/s (k clients)", "× floor",
+				"20,400", "0.80", // K = 4: 16,320 against 20,400
+				"-", // K = 2 has no floor figure
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -76,6 +84,14 @@ func TestWriteTable(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withFloorCurve gives r's points at K = 1 and 4 the raw SQL floor with
+// as many clients, leaving K = 2 without one.
+func withFloorCurve(r *Report) *Report {
+	r.Points[0].FloorJobsPerSec = 10_200
+	r.Points[2].FloorJobsPerSec = 20_400
+	return r
 }
 
 // withRounds gives r's first point three rounds, as --rounds 3 would.
@@ -126,6 +142,15 @@ func TestMarkdown(t *testing.T) {
 			want: []string{
 				"| Lost | Duplicates | Steady jobs/s of each round |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
 				"| 0 | 0 | 5,000 · 5,100 · 5,300 |\n",
+			},
+		},
+		{
+			name: "scaling points with the floor's curve",
+			r:    withFloorCurve(sampleReport(true)),
+			want: []string{
+				"| Lost | Duplicates | Floor jobs/s (K clients) | × floor |\n",
+				"| 0 | 0 | 10,200 | 0.50 |\n",
+				"| 0 | 0 | - | - |\n",
 			},
 		},
 		{
@@ -236,6 +261,12 @@ func TestSVG(t *testing.T) {
 				"ceiling: own statements",
 				"floor: bare SKIP LOCKED",
 			},
+		},
+		{
+			name:       "scaling chart with the floor's curve",
+			r:          withFloorCurve(sampleReport(true)),
+			wantSeries: []string{"steady jobs/s", "efficiency", "SQL floor, K clients"},
+			wantTexts:  []string{"SQL floor, K clients (left axis)"},
 		},
 		{
 			name:       "wide K range uses a log axis",

@@ -152,6 +152,11 @@ type Point struct {
 	// of the median round (the lower of the middle two for an even count),
 	// except Lost and Duplicates, which count every round.
 	Rounds []float64 `json:"rounds,omitempty"`
+	// FloorJobsPerSec is the raw SQL floor measured with as many clients
+	// as the point has worker processes, in the same run (scale with
+	// --floor, PostgreSQL). A curve that falls where the floor's own curve
+	// falls shows the database giving way on its CPUs, not Drover.
+	FloorJobsPerSec float64 `json:"floor_jobs_per_sec,omitempty"`
 }
 
 // K returns the point's degree of parallelism, Processes if set, otherwise

@@ -130,6 +130,12 @@ func scalingChart(r *Report) chart {
 		y2Label:  "efficiency (factor / K)",
 		series:   []series{rate, eff},
 	}
+	if floor := floorCurve(pts); len(floor.xs) > 0 {
+		c.series = append(c.series, floor)
+		for _, v := range floor.ys {
+			yMax = max(yMax, v)
+		}
+	}
 	c.xLabel = kLabel(pts)
 	if c.xLabel == "K" {
 		c.xLabel = "K (processes or streams)"
@@ -149,6 +155,18 @@ func scalingChart(r *Report) chart {
 		c.y2Ticks, c.y2Top, c.y2Step = niceTicks(effMax, 6)
 	}
 	return c
+}
+
+// floorCurve is the raw SQL floor measured with K clients at the points
+// that have it, drawn against the left axis beside Drover's rate.
+func floorCurve(pts []Point) series {
+	s := series{name: "SQL floor, K clients", color: colorMarker}
+	for _, p := range pts {
+		if p.FloorJobsPerSec > 0 {
+			s.xs, s.ys = append(s.xs, float64(p.K())), append(s.ys, p.FloorJobsPerSec)
+		}
+	}
+	return s
 }
 
 // setKAxis chooses a linear axis from 0, or a log2 axis when K spans more

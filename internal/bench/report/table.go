@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -49,10 +50,10 @@ func WriteTable(w io.Writer, r *Report) {
 
 	if len(r.Points) > 0 {
 		fmt.Fprintln(w)
-		rounds := hasRounds(r.Points)
-		fmt.Fprintln(tw, strings.ToLower(strings.Join(pointHeaders(kLabel(r.Points), rounds), "\t")))
+		cols := columnsOf(r.Points)
+		fmt.Fprintln(tw, strings.ToLower(strings.Join(pointHeaders(kLabel(r.Points), cols), "\t")))
 		for _, p := range r.Points {
-			fmt.Fprintln(tw, strings.Join(pointCells(p, rounds), "\t"))
+			fmt.Fprintln(tw, strings.Join(pointCells(p, cols), "\t"))
 		}
 		tw.Flush()
 	}
@@ -86,25 +87,49 @@ func WriteTable(w io.Writer, r *Report) {
 	}
 }
 
+// pointColumns says which optional columns the points table has: every
+// round's rate (--rounds) and the raw SQL floor at the point's number of
+// clients (scale with --floor on PostgreSQL).
+type pointColumns struct {
+	rounds, floor bool
+}
+
+func columnsOf(points []Point) pointColumns {
+	return pointColumns{
+		rounds: hasRounds(points),
+		floor:  slices.ContainsFunc(points, func(p Point) bool { return p.FloorJobsPerSec > 0 }),
+	}
+}
+
 // pointHeaders are the column names of the points table as the Markdown
 // section writes them, label naming K; the terminal table lowercases them.
 // pointCells are one point's cells, the same in both.
-func pointHeaders(label string, rounds bool) []string {
+func pointHeaders(label string, cols pointColumns) []string {
 	h := []string{capitalise(label), "Jobs", "Seconds", "Jobs/s", "Steady jobs/s", "Factor", "Efficiency",
 		"p50 ms", "p99 ms", "Start p99 ms", "Lost", "Duplicates"}
-	if rounds {
+	if cols.floor {
+		h = append(h, "Floor jobs/s (K clients)", "× floor")
+	}
+	if cols.rounds {
 		h = append(h, "Steady jobs/s of each round")
 	}
 	return h
 }
 
-func pointCells(p Point, rounds bool) []string {
+func pointCells(p Point, cols pointColumns) []string {
 	c := []string{strconv.Itoa(p.K()), formatInt(p.Jobs), formatFloat(p.Seconds, 2),
 		formatRate(p.JobsPerSec), formatRate(p.SteadyJobsPerSec),
 		formatRatio(p.Factor), formatRatio(p.Efficiency),
 		formatMs(p.LatencyMs.P50), formatMs(p.LatencyMs.P99), formatMs(p.StartLatencyMs.P99),
 		formatInt(p.Lost), formatInt(p.Duplicates)}
-	if rounds {
+	if cols.floor {
+		if p.FloorJobsPerSec > 0 {
+			c = append(c, formatRate(p.FloorJobsPerSec), formatRatio(p.SteadyJobsPerSec/p.FloorJobsPerSec))
+		} else {
+			c = append(c, "-", "-")
+		}
+	}
+	if cols.rounds {
 		each := make([]string, len(p.Rounds))
 		for i, v := range p.Rounds {
 			each[i] = formatRate(v)
