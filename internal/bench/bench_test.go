@@ -232,10 +232,11 @@ func TestBadFlags(t *testing.T) {
 }
 
 // TestScaleMeasuresTheFloorCurveOnPostgres checks that scale compares each
-// K with the raw SQL floor at K clients, beside the headline floor at 4.
+// K with the raw SQL floor at K clients, measured once per round, beside
+// the headline floor at 4.
 func TestScaleMeasuresTheFloorCurveOnPostgres(t *testing.T) {
 	runCmd, dir := setupPG(t)
-	rep, out, err := runCmd("scale", "--processes", "1,2", "--jobs", "2000", "--concurrency", "20")
+	rep, out, err := runCmd("scale", "--processes", "1,2", "--jobs", "2000", "--concurrency", "20", "--rounds", "2")
 	if err != nil {
 		t.Fatalf("scale failed: %v\n%s", err, out)
 	}
@@ -251,8 +252,13 @@ func TestScaleMeasuresTheFloorCurveOnPostgres(t *testing.T) {
 			t.Errorf("point %v has no floor figure", p)
 		}
 	}
-	for _, want := range []string{"measuring the raw SQL floor at K = 1", "measuring the raw SQL floor at K = 2",
-		"floor jobs/s (k clients)", "| Floor jobs/s (K clients) | × floor |"} {
+	// Each K's floor is measured once per round.
+	for _, k := range []string{"1", "2"} {
+		if n := strings.Count(out, "measuring the raw SQL floor at K = "+k+" "); n != 2 {
+			t.Errorf("floor at K = %s measured %d times, want 2:\n%s", k, n, out)
+		}
+	}
+	for _, want := range []string{"floor jobs/s (k clients)", "| Floor jobs/s (K clients) | × floor |", "the median of 2 measurement(s) per K"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

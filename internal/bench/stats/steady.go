@@ -62,7 +62,7 @@ func SteadyRange(ws []Window) (first, end int, rate float64) {
 		return 0, len(ws), totalRate(ws)
 	}
 
-	ref := median(rates(ws[end/2 : end]))
+	ref := Median(rates(ws[end/2 : end]))
 	if ref <= 0 {
 		return 0, len(ws), totalRate(ws)
 	}
@@ -89,7 +89,7 @@ func partialTail(ws []Window) bool {
 	for _, w := range ws[:n-1] {
 		lengths = append(lengths, w.Seconds)
 	}
-	return last.Seconds < SteadyFraction*median(lengths)
+	return last.Seconds < SteadyFraction*Median(lengths)
 }
 
 func rates(ws []Window) []float64 {
@@ -111,8 +111,8 @@ func totalRate(ws []Window) float64 {
 	return ratio(float64(jobs), secs)
 }
 
-// median returns the median of xs without modifying it, or 0 for no values.
-func median(xs []float64) float64 {
+// Median returns the median of xs without modifying it, or 0 for no values.
+func Median(xs []float64) float64 {
 	n := len(xs)
 	if n == 0 {
 		return 0

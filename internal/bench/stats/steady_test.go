@@ -135,8 +135,8 @@ func TestMedian(t *testing.T) {
 	}
 	for _, tt := range tests {
 		in := append([]float64(nil), tt.in...)
-		if got := median(in); got != tt.want {
-			t.Errorf("median(%v) = %v, want %v", tt.in, got, tt.want)
+		if got := Median(in); got != tt.want {
+			t.Errorf("Median(%v) = %v, want %v", tt.in, got, tt.want)
 		}
 		for i := range in {
 			if in[i] != tt.in[i] {
