@@ -167,8 +167,7 @@ func (p *Producer) room() int64 {
 // before it claims. The buffer holds what the workers are expected to
 // start within prefetchHorizon, up to Config.Prefetch, and nothing until a
 // job has run. Claims start once half the buffer is free (at least one
-// slot), so workers never wait on a claim's round trip when jobs are short;
-// with the whole buffer that is a quarter of the capacity.
+// slot), so workers never wait on a claim's round trip when jobs are short.
 func (p *Producer) capacity() (limit, lowWater int64) {
 	workers := int64(p.cfg.MaxWorkers)
 	var buffer int64
