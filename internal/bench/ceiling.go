@@ -37,9 +37,6 @@ func (r *runner) ceiling(ctx context.Context) (*report.Reference, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := r.settle(ctx); err != nil {
-		return nil, err
-	}
 	exec := r.store.Driver
 	g, gctx := errgroup.WithContext(ctx)
 	start := time.Now()

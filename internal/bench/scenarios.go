@@ -89,9 +89,6 @@ func (r *runner) burnPoint(ctx context.Context, queue string, k, n int, label st
 	if err != nil {
 		return pt, err
 	}
-	if err := r.settle(ctx); err != nil {
-		return pt, err
-	}
 	fmt.Fprintf(r.out, "%-10s inserted %d jobs at %.0f/s; starting %s\n", label, n, insertRate, r.describeFleet(k))
 	pickup.Store(stats.NewLatency())
 	f := r.fleetFor(queue, k)
