@@ -318,6 +318,10 @@ type dbStatser interface {
 	DBStats(ctx context.Context) (map[string]any, error)
 }
 
+// Sizes of every raw SQL floor measurement: rows in the scratch table and
+// rows per claim.
+const floorRows, floorBatch = 200_000, 500
+
 // floorer is implemented by drivers that can measure the raw SQL floor of
 // a queue on their store (PostgreSQL).
 type floorer interface {
@@ -347,7 +351,7 @@ func (r *runner) references(ctx context.Context, rep *report.Report) error {
 	if !ok {
 		return nil
 	}
-	const rows, batch, clients = 200_000, 500, 4
+	const rows, batch, clients = floorRows, floorBatch, 4
 	fmt.Fprintf(r.out, "floor      measuring the raw SQL floor (%d rows, batch %d, %d clients)\n", rows, batch, clients)
 	rate, err := f.Floor(ctx, rows, batch, clients)
 	if err != nil {
@@ -357,14 +361,19 @@ func (r *runner) references(ctx context.Context, rep *report.Report) error {
 		JobsPerSec: rate, Command: fmt.Sprintf(droverpg.FloorCommand, clients, batch, rows)}
 	rep.Notes = append(rep.Notes, fmt.Sprintf("Drover reached %.2f× the raw SQL floor measured in this run (%.0f jobs/s); the store ceiling is %.2f× the floor",
 		best/rate, rate, c.JobsPerSec/rate))
-	if rep.Scenario != "scale" {
-		return nil
+	if rep.Scenario == "scale" {
+		return r.floorCurve(ctx, f, rep)
 	}
-	// The floor's own curve: K bare clients on the same CPUs, for each K
-	// of the sweep, so that a scale curve can be read against what the
-	// database itself does with as many claimers. Each K is measured once
-	// per round, the Ks in turn as the sweep ran them, and the median kept:
-	// one short loop on shared CPUs is as noisy as one round of the sweep.
+	return nil
+}
+
+// floorCurve measures the floor's own curve: K bare clients on the same
+// CPUs for each K of the sweep, so that a scale curve can be read against
+// what the database itself does with as many claimers. Each K is measured
+// once per round, the Ks in turn as the sweep ran them, and the median
+// kept: one short loop on shared CPUs is as noisy as one round of the
+// sweep.
+func (r *runner) floorCurve(ctx context.Context, f floorer, rep *report.Report) error {
 	var ks []int
 	for _, p := range rep.Points {
 		if !slices.Contains(ks, p.Processes) {
@@ -376,7 +385,7 @@ func (r *runner) references(ctx context.Context, rep *report.Report) error {
 	for range rounds {
 		for _, k := range ks {
 			fmt.Fprintf(r.out, "floor      measuring the raw SQL floor at K = %d (one client per worker process)\n", k)
-			v, err := f.Floor(ctx, rows, batch, k)
+			v, err := f.Floor(ctx, floorRows, floorBatch, k)
 			if err != nil {
 				return err
 			}
@@ -386,7 +395,7 @@ func (r *runner) references(ctx context.Context, rep *report.Report) error {
 	for i, p := range rep.Points {
 		rep.Points[i].FloorJobsPerSec = stats.Median(rates[p.Processes])
 	}
-	rep.Notes = append(rep.Notes, fmt.Sprintf("the floor column is the raw SQL floor with K clients (%d rows, batch %d), the median of %d measurement(s) per K after the sweep", rows, batch, rounds))
+	rep.Notes = append(rep.Notes, fmt.Sprintf("the floor column is the raw SQL floor with K clients (%d rows, batch %d), the median of %d measurement(s) per K after the sweep", floorRows, floorBatch, rounds))
 	return nil
 }
 
