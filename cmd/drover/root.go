@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
 	"os"
 	"os/signal"
-	"regexp"
 	"strings"
 	"syscall"
 
@@ -398,41 +396,15 @@ func oneLine(msg string) string {
 	return strings.Join(parts, "; ")
 }
 
-// keywordPassword finds a password in a keyword/value connection string,
-// which has no URL structure for Redact to work on.
-var keywordPassword = regexp.MustCompile(`(?i)(password\s*=\s*)('[^']*'|\S+)`)
-
-// redact removes any password of the database URL, whether it came from the
-// flag or the environment, from msg. storeurl already redacts what it
+// redact removes every secret of the database URL, whether it came from
+// the flag or the environment, from msg. storeurl already redacts what it
 // reports; this is the last line of defence for messages from elsewhere
 // (drivers, cobra) that might quote the URL.
 func (c *cli) redact(msg string) string {
 	for _, raw := range []string{c.flagURL, c.getenv(envDatabaseURL)} {
-		pw := urlPassword(raw)
-		if pw == "" {
-			continue
-		}
-		msg = strings.ReplaceAll(msg, pw, "xxxxx")
-		if dec, err := url.PathUnescape(pw); err == nil && dec != "" {
-			msg = strings.ReplaceAll(msg, dec, "xxxxx")
-		}
+		msg = storeurl.RedactIn(msg, raw)
 	}
-	return keywordPassword.ReplaceAllString(msg, "${1}xxxxx")
-}
-
-// urlPassword returns the password of raw, also when raw does not parse as
-// a URL (a bad port, say), which is exactly when it may be echoed back.
-func urlPassword(raw string) string {
-	_, rest, ok := strings.Cut(raw, "://")
-	if !ok {
-		return ""
-	}
-	at := strings.LastIndex(rest, "@")
-	if at < 0 {
-		return ""
-	}
-	_, pw, _ := strings.Cut(rest[:at], ":")
-	return pw
+	return msg
 }
 
 // argsNamed accepts exactly the named positional arguments and says which

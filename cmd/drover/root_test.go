@@ -178,6 +178,9 @@ func TestRedact(t *testing.T) {
 		{"postgres://u:pw1234@h:54x32/db", `port ":54x32" pw1234`, `port ":54x32" xxxxx`},
 		{"postgres://u@h/db", "nothing to hide", "nothing to hide"},
 		{"", "host=h password=abc123 user=u", "host=h password=xxxxx user=u"},
+		{"", "host=h password='a b\\'c' user=u", "host=h password=xxxxx user=u"},
+		{"postgres://u@h/db?password=qs-secret&sslmode=disable", "dial u@h?password=qs-secret failed", "dial u@h?password=xxxxx failed"},
+		{"postgres://u@h/db?sslpassword=k3y%21", "key k3y! or k3y%21", "key xxxxx or xxxxx"},
 	}
 	for _, tt := range tests {
 		c := &cli{stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }, flagURL: tt.url}

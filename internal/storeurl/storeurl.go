@@ -14,6 +14,8 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -87,7 +89,7 @@ func Parse(raw, flag string) (Target, error) {
 		// survives in them.
 		msg := err.Error()
 		if u2, _ := url.Parse(raw); u2 == nil {
-			msg = redactAny(msg, raw)
+			msg = RedactIn(msg, raw)
 		}
 		return Target{}, fmt.Errorf("%s: %s", flag, msg)
 	}
@@ -104,7 +106,7 @@ func Parse(raw, flag string) (Target, error) {
 		}
 	}
 	if _, err := pgxpool.ParseConfig(raw); err != nil {
-		return Target{}, fmt.Errorf("%s: %s", flag, redactAny(err.Error(), raw))
+		return Target{}, fmt.Errorf("%s: %s", flag, RedactIn(err.Error(), raw))
 	}
 	return Target{Kind: Postgres, URL: raw}, nil
 }
@@ -134,30 +136,96 @@ func rawPort(raw string) (string, bool) {
 	return port, ok
 }
 
-// Redact hides the password of a URL.
+// secretParams are the connection parameters whose values are secrets. pgx
+// honours them in a URL's query string (postgres://h/db?password=…) and in
+// the keyword/value form (host=h password=…), so both are redacted.
+var secretParams = []string{"password", "sslpassword"}
+
+// keywordSecret finds a secret in a keyword/value connection string, which
+// has no URL structure to parse.
+var keywordSecret = regexp.MustCompile(`(?i)\b(password|sslpassword)(\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)`)
+
+// Redact hides every secret of a database URL (the password of its user
+// info and the password parameters of its query string, or of a
+// keyword/value connection string), for logs and reports.
 func Redact(raw string) string {
 	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		return raw
+	if err != nil || u.Scheme == "" {
+		return RedactIn(raw, raw)
 	}
-	if _, has := u.User.Password(); has {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	if u.User != nil {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), redacted)
+		}
+	}
+	if q := u.Query(); len(q) > 0 {
+		changed := false
+		for _, name := range secretParams {
+			for key := range q {
+				if strings.EqualFold(key, name) {
+					q[key] = []string{redacted}
+					changed = true
+				}
+			}
+		}
+		if changed {
+			u.RawQuery = q.Encode()
+		}
 	}
 	return u.String()
 }
 
-// redactAny removes the password of raw from msg, even when raw does not
-// parse as a URL.
-func redactAny(msg, raw string) string {
-	if at := strings.LastIndex(raw, "@"); at > 0 {
-		if scheme := strings.Index(raw, "://"); scheme >= 0 && scheme+3 < at {
-			userinfo := raw[scheme+3 : at]
-			if _, pw, ok := strings.Cut(userinfo, ":"); ok && pw != "" {
-				msg = strings.ReplaceAll(msg, pw, "xxxxx")
-			}
+// redacted replaces a secret wherever one would be printed.
+const redacted = "xxxxx"
+
+// Secrets returns the secret values raw carries, as written and, when they
+// differ, percent-decoded, so that a message quoting either form can be
+// cleaned by RedactIn. raw need not parse as a URL.
+func Secrets(raw string) []string {
+	var out []string
+	add := func(s string) {
+		if s == "" {
+			return
+		}
+		out = append(out, s)
+		if dec, err := url.QueryUnescape(s); err == nil && dec != s && dec != "" {
+			out = append(out, dec)
 		}
 	}
-	return msg
+	if _, rest, ok := strings.Cut(raw, "://"); ok {
+		authority, query, _ := strings.Cut(rest, "?")
+		if at := strings.LastIndex(authority, "@"); at > 0 {
+			if _, pw, ok := strings.Cut(authority[:at], ":"); ok {
+				add(pw)
+			}
+		}
+		for part := range strings.SplitSeq(query, "&") {
+			key, val, _ := strings.Cut(part, "=")
+			for _, name := range secretParams {
+				if strings.EqualFold(key, name) {
+					add(val)
+				}
+			}
+		}
+		return out
+	}
+	for _, m := range keywordSecret.FindAllStringSubmatch(raw, -1) {
+		add(strings.Trim(m[3], "'"))
+	}
+	return out
+}
+
+// RedactIn removes every secret of the database URL raw from msg, even when
+// raw does not parse as a URL: it is the last line of defence for messages
+// (from pgx, url, cobra) that might quote the URL or part of it.
+func RedactIn(msg, raw string) string {
+	secrets := Secrets(raw)
+	// Longest first, so that a secret containing another is replaced whole.
+	slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) })
+	for _, s := range secrets {
+		msg = strings.ReplaceAll(msg, s, redacted)
+	}
+	return keywordSecret.ReplaceAllString(msg, "${1}${2}"+redacted)
 }
 
 // Client is what the CLI and the bench use of a drover.Client, whatever
@@ -246,14 +314,14 @@ func Open(ctx context.Context, t Target, opts Options) (*Store, error) {
 	case Postgres:
 		cfg, err := pgxpool.ParseConfig(t.URL)
 		if err != nil {
-			return nil, fmt.Errorf("--database-url: %s", redactAny(err.Error(), t.URL))
+			return nil, fmt.Errorf("--database-url: %s", RedactIn(err.Error(), t.URL))
 		}
 		if opts.MaxConns > 0 {
 			cfg.MaxConns = int32(opts.MaxConns)
 		}
 		pool, err := pgxpool.NewWithConfig(ctx, cfg)
 		if err != nil {
-			return nil, fmt.Errorf("open %s: %s", t.Redacted(), redactAny(err.Error(), t.URL))
+			return nil, fmt.Errorf("open %s: %s", t.Redacted(), RedactIn(err.Error(), t.URL))
 		}
 		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		err = pool.Ping(pctx)
@@ -261,7 +329,7 @@ func Open(ctx context.Context, t Target, opts Options) (*Store, error) {
 		if err != nil {
 			pool.Close()
 			host := net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port)))
-			return nil, fmt.Errorf("cannot connect to PostgreSQL at %s (is the database up?): %s", host, redactAny(err.Error(), t.URL))
+			return nil, fmt.Errorf("cannot connect to PostgreSQL at %s (is the database up?): %s", host, RedactIn(err.Error(), t.URL))
 		}
 		d, err := droverpg.New(pool, droverpg.WithSchema(opts.Schema))
 		if err != nil {
