@@ -434,15 +434,12 @@ func (c *Client[TTx]) Stop(ctx context.Context) error {
 	return err
 }
 
-// checkSchema fails with an actionable message when the store is behind.
+// checkSchema fails with an actionable message when the store is behind
+// or ahead of this binary.
 func checkSchema(ctx context.Context, d driver.Driver) error {
 	v, err := d.SchemaVersion(ctx)
 	if err != nil {
 		return err
 	}
-	ms := d.Migrations()
-	if latest := ms[len(ms)-1].Version; v < latest {
-		return fmt.Errorf("%w: schema %q is at version %d (latest %d), run: drover migrate", ErrSchemaMissing, d.Schema(), v, latest)
-	}
-	return nil
+	return driver.CheckSchemaVersion(d.Schema(), v, driver.LatestVersion(d))
 }

@@ -676,6 +676,36 @@ func TestStartNeedsMigration(t *testing.T) {
 	})
 }
 
+// TestStartRefusesNewerSchema records a migration this binary does not know
+// and checks that Migrate and Start refuse the store, naming the versions,
+// rather than running statements written for an older schema.
+func TestStartRefusesNewerSchema(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		b := setup(t, s, 1)
+		ctx := context.Background()
+		_, latest, err := drover.MigrationStatus(ctx, b.d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = b.d.MigrateTx(ctx, func(ctx context.Context, m driver.Migrator) error {
+			return m.Apply(ctx, driver.Migration{Version: latest + 1, Name: "from_the_future", SQL: "SELECT 1"})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := drover.Migrate(ctx, b.d); !errors.Is(err, drover.ErrSchemaNewer) {
+			t.Fatalf("Migrate = %v, want ErrSchemaNewer", err)
+		}
+		err = b.client.Start(ctx)
+		if !errors.Is(err, drover.ErrSchemaNewer) || !strings.Contains(err.Error(), fmt.Sprintf("version %d", latest+1)) {
+			if err == nil {
+				b.client.Stop(ctx)
+			}
+			t.Fatalf("Start = %v, want ErrSchemaNewer naming version %d", err, latest+1)
+		}
+	})
+}
+
 // TestLeaseExpiryRescueAndFencing claims a job as a worker that then dies,
 // lets its lease expire, and checks that the rescuer returns it, that a
 // live client completes it, and that the dead worker's late result is

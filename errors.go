@@ -14,6 +14,11 @@ var ErrNotFound = driver.ErrNotFound
 // this binary needs. Run `drover migrate` or call Migrate.
 var ErrSchemaMissing = driver.ErrSchemaMissing
 
+// ErrSchemaNewer is returned when the store's schema is newer than this
+// binary knows (a newer Drover migrated it). Upgrade Drover; nothing is
+// read or written until then.
+var ErrSchemaNewer = driver.ErrSchemaNewer
+
 // ErrNotRetryable is returned by JobRetry for a finished batch member or a
 // finished job with dependants: its end was already counted on its batch
 // and settled its dependants, so running it again would count and settle

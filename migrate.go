@@ -2,6 +2,7 @@ package drover
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 
@@ -28,6 +29,9 @@ type MigrateResult struct {
 // the store's migration lock lets each migration apply exactly once.
 func Migrate(ctx context.Context, d driver.Driver) (*MigrateResult, error) {
 	found, applied, err := driver.MigrateUpTo(ctx, d, math.MaxInt)
+	if errors.Is(err, ErrSchemaNewer) {
+		return nil, err // it names the schema and says what to do
+	}
 	if err != nil {
 		return nil, fmt.Errorf("migrate schema %q: %w", d.Schema(), err)
 	}
@@ -40,12 +44,19 @@ func Migrate(ctx context.Context, d driver.Driver) (*MigrateResult, error) {
 }
 
 // MigrationStatus reports the store's schema version and the latest this
-// binary knows.
+// binary knows. CheckSchema turns them into an error when they differ.
 func MigrationStatus(ctx context.Context, d driver.Driver) (current, latest int, err error) {
 	current, err = d.SchemaVersion(ctx)
 	if err != nil {
 		return 0, 0, err
 	}
-	ms := d.Migrations()
-	return current, ms[len(ms)-1].Version, nil
+	return current, driver.LatestVersion(d), nil
+}
+
+// CheckSchema reports whether a store at version can be worked by this
+// binary, whose latest migration is latest: an error wrapping
+// ErrSchemaMissing when the store is behind (run Migrate) or
+// ErrSchemaNewer when it is ahead (upgrade Drover).
+func CheckSchema(schema string, version, latest int) error {
+	return driver.CheckSchemaVersion(schema, version, latest)
 }

@@ -45,11 +45,19 @@ migration is applied exactly once. With --status it only reports the version.`,
 						Version  int    `json:"version"`
 						Latest   int    `json:"latest"`
 						UpToDate bool   `json:"up_to_date"`
-					}{schema, version, latest, version >= latest})
+					}{schema, version, latest, version == latest})
 				}
-				if version < latest {
+				switch {
+				case version < latest:
 					_, err = fmt.Fprintf(out, "schema %q: version %d of %d (run: drover migrate)\n", schema, version, latest)
-				} else {
+				case version > latest:
+					// Reported, then refused: a script that checks the
+					// status must not go on with a binary that is too old.
+					if _, err := fmt.Fprintf(out, "schema %q: version %d, newer than this binary's %d\n", schema, version, latest); err != nil {
+						return err
+					}
+					return drover.CheckSchema(schema, version, latest)
+				default:
 					_, err = fmt.Fprintf(out, "schema %q: version %d of %d\n", schema, version, latest)
 				}
 				return err

@@ -324,9 +324,9 @@ func (c *cli) openStore(ctx context.Context, current bool) (*storeurl.Store, err
 		st.Close()
 		return nil, err
 	}
-	if version < latest {
+	if err := drover.CheckSchema(st.Driver.Schema(), version, latest); err != nil {
 		st.Close()
-		return nil, &schemaBehindError{schema: st.Driver.Schema(), version: version, latest: latest}
+		return nil, err
 	}
 	return st, nil
 }
@@ -345,19 +345,6 @@ func (c *cli) openClient(ctx context.Context) (storeurl.Client, func(), error) {
 	}
 	return client, st.Close, nil
 }
-
-// schemaBehindError says which command brings the schema up to date. It
-// matches drover.ErrSchemaMissing for callers that test for it.
-type schemaBehindError struct {
-	schema          string
-	version, latest int
-}
-
-func (e *schemaBehindError) Error() string {
-	return fmt.Sprintf("schema %q is at version %d (latest %d), run: drover migrate", e.schema, e.version, e.latest)
-}
-
-func (e *schemaBehindError) Unwrap() error { return drover.ErrSchemaMissing }
 
 // fail prints err as one line and returns the exit code for it.
 func (c *cli) fail(ctx context.Context, cmd *cobra.Command, err error) int {

@@ -19,6 +19,12 @@ var ErrNotFound = errors.New("job not found")
 // behind the binary's migrations). Its message tells the user what to run.
 var ErrSchemaMissing = errors.New("schema not migrated")
 
+// ErrSchemaNewer is returned when the store's schema is at a version newer
+// than any migration this binary knows: a newer Drover migrated it, and
+// this binary's statements may no longer match what is stored, so it
+// refuses to work rather than guess. Its message says to upgrade.
+var ErrSchemaNewer = errors.New("schema newer than this binary")
+
 // Driver is a store that Drover can run on. It is safe for concurrent use.
 type Driver interface {
 	Executor

@@ -109,6 +109,9 @@ func MigrateUpTo(ctx context.Context, d Driver, last int) (found int, applied []
 			return fmt.Errorf("read schema version: %w", err)
 		}
 		found = v
+		if latest := LatestVersion(d); v > latest {
+			return CheckSchemaVersion(d.Schema(), v, latest)
+		}
 		for _, mig := range d.Migrations() {
 			if mig.Version <= v || mig.Version > last {
 				continue
@@ -121,6 +124,46 @@ func MigrateUpTo(ctx context.Context, d Driver, last int) (found int, applied []
 		return nil
 	})
 	return found, applied, err
+}
+
+// LatestVersion is the highest migration d knows.
+func LatestVersion(d Driver) int {
+	ms := d.Migrations()
+	return ms[len(ms)-1].Version
+}
+
+// CheckSchemaVersion says whether a store at version can be worked by a
+// binary whose latest migration is latest: nil when they agree, a
+// *SchemaVersionError otherwise.
+func CheckSchemaVersion(schema string, version, latest int) error {
+	if version == latest {
+		return nil
+	}
+	return &SchemaVersionError{Schema: schema, Version: version, Latest: latest}
+}
+
+// SchemaVersionError says that a store's schema is behind this binary
+// (it wraps ErrSchemaMissing, and its message says to migrate) or ahead of
+// it (it wraps ErrSchemaNewer and says to upgrade, since statements written
+// for an older schema may misread a newer one).
+type SchemaVersionError struct {
+	Schema          string
+	Version, Latest int
+}
+
+func (e *SchemaVersionError) Error() string {
+	if e.Version < e.Latest {
+		return fmt.Sprintf("schema %q is at version %d (latest %d), run: drover migrate", e.Schema, e.Version, e.Latest)
+	}
+	return fmt.Sprintf("schema %q is at version %d, but this binary knows versions up to %d: upgrade drover to a release that knows version %d",
+		e.Schema, e.Version, e.Latest, e.Version)
+}
+
+func (e *SchemaVersionError) Unwrap() error {
+	if e.Version < e.Latest {
+		return ErrSchemaMissing
+	}
+	return ErrSchemaNewer
 }
 
 // ClaimAfterMarker is the comment in a driver's JobClaim statement where

@@ -41,6 +41,9 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	case version < latest:
 		checks["schema"] = fmt.Sprintf("at version %d of %d: run drover migrate", version, latest)
 		ready = false
+	case version > latest:
+		checks["schema"] = fmt.Sprintf("at version %d, newer than this binary's %d: upgrade drover", version, latest)
+		ready = false
 	}
 	if !s.running.Load() {
 		checks["loops"] = "not running"

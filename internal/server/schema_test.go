@@ -1,0 +1,50 @@
+package server_test
+
+import (
+	"context"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/droversqlite"
+	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/internal/server"
+	"github.com/droverhq/drover/internal/storeurl"
+)
+
+// TestReadinessOnNewerSchema checks that a server whose store was migrated
+// by a newer Drover says it is not ready, and why, instead of taking
+// traffic its statements may misapply.
+func TestReadinessOnNewerSchema(t *testing.T) {
+	ctx := context.Background()
+	d, err := droversqlite.Open(ctx, filepath.Join(t.TempDir(), "newer.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if _, err := drover.Migrate(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	latest := driver.LatestVersion(d)
+	err = d.MigrateTx(ctx, func(ctx context.Context, m driver.Migrator) error {
+		return m.Apply(ctx, driver.Migration{Version: latest + 1, Name: "from_the_future", SQL: "SELECT 1"})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := drover.NewClient(d, &drover.Config{Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := setup(t, func(*testing.T) (driver.Driver, storeurl.Client) { return d, client })
+	var ready struct {
+		Ready  bool              `json:"ready"`
+		Checks map[string]string `json:"checks"`
+	}
+	b.must(t, http.StatusServiceUnavailable, server.ScopeAdmin, "GET", "/readyz", nil).decode(t, &ready)
+	if ready.Ready || !strings.Contains(ready.Checks["schema"], "upgrade drover") {
+		t.Fatalf("readyz on a newer schema = %+v", ready)
+	}
+}
