@@ -1,7 +1,9 @@
 // Package driver declares what a store must do for Drover. Every query the
 // engine runs goes through these interfaces, so PostgreSQL and SQLite differ
-// only inside their implementations and one conformance suite
-// (drivertest) holds both to the same behaviour.
+// only inside their implementations. The conformance tests at the repository
+// root (conformance_test.go and the other *conformance*_test.go files, package
+// drover_test) run every scenario against both stores and hold them to the
+// same behaviour.
 package driver
 
 import (

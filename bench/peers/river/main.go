@@ -53,6 +53,7 @@ type options struct {
 	poolMaxConns      int
 
 	sqliteSynchronous string
+	settleAfterLoad   bool // burndown: vacuum, analyze and checkpoint after loading
 	timeout           time.Duration
 	verbose           bool
 }
@@ -76,6 +77,7 @@ func parseFlags() *options {
 	flag.IntVar(&o.poolMaxConns, "pool-max-conns", 4, "Postgres: pgxpool MaxConns unless pool_max_conns is in the URL (`river bench` uses the pgxpool default, max(4, NumCPU) = 4 here)")
 
 	flag.StringVar(&o.sqliteSynchronous, "sqlite-synchronous", "FULL", "SQLite: PRAGMA synchronous (FULL is SQLite's default and durable per commit; NORMAL is common with WAL)")
+	flag.BoolVar(&o.settleAfterLoad, "settle-after-load", true, "burndown: VACUUM (ANALYZE) river_job and CHECKPOINT between loading the jobs and starting the client, as drover bench does (PostgreSQL; SQLite, like Drover's SQLite store, does nothing)")
 	flag.DurationVar(&o.timeout, "timeout", 15*time.Minute, "give up waiting for jobs to finish after this long")
 	flag.BoolVar(&o.verbose, "v", false, "log River's info messages and progress")
 	flag.Parse()
@@ -124,6 +126,12 @@ const steadyNote = "steady_jobs_per_sec excludes the first 10% of completed jobs
 type dbOps interface {
 	Exec(ctx context.Context, sql string) error
 	Count(ctx context.Context, sql string) (int64, error)
+	// Settle brings the loaded job table to the state `drover bench` gives
+	// its own before working a backlog (droverpg.Driver.Settle): vacuumed,
+	// analysed and checkpointed. The peers are measured as their users run
+	// them, on tables autovacuum has analysed, and alike with Drover; on
+	// statistics of the empty table a peer measures our harness instead.
+	Settle(ctx context.Context) error
 	Close()
 }
 
@@ -395,6 +403,12 @@ func bench[TTx any](ctx context.Context, o *options, logger *slog.Logger, driver
 		if o.verbose {
 			logger.Info("inserted", "jobs", inserted, "seconds", insertSecs)
 		}
+		// Outside the measured interval, as in drover bench.
+		if o.settleAfterLoad {
+			if err := db.Settle(ctx); err != nil {
+				return fmt.Errorf("settle after load: %w", err)
+			}
+		}
 		target.Store(int64(inserted))
 
 		// 3b. Work them all.
@@ -541,6 +555,13 @@ wait:
 	insertDesc := fmt.Sprintf("InsertManyFast in chunks of %d", o.insertChunk)
 	if o.insertMethod == "many" {
 		insertDesc = fmt.Sprintf("InsertMany in chunks of %d", o.insertChunk)
+	}
+	if o.scenario == "burndown" && driverName == "postgres" {
+		if o.settleAfterLoad {
+			insertDesc += "; river_job VACUUM (ANALYZE)d and CHECKPOINT after loading, before the client starts (as drover bench does)"
+		} else {
+			insertDesc += "; river_job NOT analysed after loading (--settle-after-load=false)"
+		}
 	}
 	if o.scenario == "latency" {
 		who := "the working client"

@@ -27,6 +27,11 @@ func (s sqliteOps) Count(ctx context.Context, q string) (int64, error) {
 	return n, err
 }
 
+// Settle does nothing: Drover's SQLite store is not settled between loading
+// and working either (only its PostgreSQL driver implements Settle), so the
+// two SQLite runs start alike.
+func (s sqliteOps) Settle(context.Context) error { return nil }
+
 func (s sqliteOps) Close() { _ = s.db.Close() }
 
 // runSQLite opens sqlite:///path/file.db the way River's own CLI and test
