@@ -12,6 +12,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/internal/waitfor"
 )
 
 // Workflows and batches, on every store. Every check reads the store: job
@@ -416,7 +417,7 @@ func TestBatch(t *testing.T) {
 		for range 2 {
 			startClient(t, b.s.newClient(t, b.d, withMutate(fastConfig(rec, 8), flowWorkers(rec))))
 		}
-		waitFor(t, "the batch's other members to end", func() bool {
+		waitfor.Cond(t, "the batch's other members to end", func() bool {
 			p, err := b.client.BatchGet(ctx, ins.ID)
 			if err != nil {
 				t.Fatal(err)

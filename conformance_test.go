@@ -24,9 +24,8 @@ import (
 	"github.com/droverhq/drover/internal/driver"
 	"github.com/droverhq/drover/internal/storeurl"
 	"github.com/droverhq/drover/internal/testdb"
+	"github.com/droverhq/drover/internal/waitfor"
 )
-
-func TestMain(m *testing.M) { testdb.Main(m) }
 
 // client is what the conformance suite needs of a drover.Client, whatever
 // its transaction type: the same view the CLI and the bench have.
@@ -287,7 +286,7 @@ func (b *bundle) insert(t *testing.T, args drover.Args, opts *drover.InsertOpts)
 func waitState(t *testing.T, c client, id int64, want drover.JobState) *drover.JobRow {
 	t.Helper()
 	var row *drover.JobRow
-	waitFor(t, fmt.Sprintf("job %d to be %s", id, want), func() bool {
+	waitfor.Cond(t, fmt.Sprintf("job %d to be %s", id, want), func() bool {
 		var err error
 		row, err = c.JobGet(context.Background(), id)
 		if err != nil {
@@ -296,20 +295,6 @@ func waitState(t *testing.T, c client, id int64, want drover.JobState) *drover.J
 		return row.State == want
 	})
 	return row
-}
-
-// waitFor polls cond until it holds, failing after 20 s. Polling a store is
-// how a test observes another process's progress; it never stands in for
-// an assertion about timing.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 func TestInsertAndWork(t *testing.T) {
@@ -528,7 +513,7 @@ func TestPriorityOrder(t *testing.T) {
 			want = append(want, x.id)
 		}
 		b.start(t)
-		waitFor(t, "all jobs", func() bool { o, _ := b.rec.snapshot(); return len(o) == len(want) })
+		waitfor.Cond(t, "all jobs", func() bool { o, _ := b.rec.snapshot(); return len(o) == len(want) })
 		got, _ := b.rec.snapshot()
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("run order %v, want %v", got, want)
@@ -764,7 +749,7 @@ func TestGracefulStopReleases(t *testing.T) {
 			ids = append(ids, b.insert(t, scriptArgs{Block: true}, nil))
 		}
 		b.start(t)
-		waitFor(t, "two jobs running", func() bool { o, _ := b.rec.snapshot(); return len(o) == 2 })
+		waitfor.Cond(t, "two jobs running", func() bool { o, _ := b.rec.snapshot(); return len(o) == 2 })
 		stopCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 		if err := b.client.Stop(stopCtx); err != nil {
@@ -783,7 +768,7 @@ func TestGracefulStopReleases(t *testing.T) {
 		rec := newRecorder()
 		other := s.newClient(t, b.d, fastConfig(rec, 10))
 		startClient(t, other)
-		waitFor(t, "six jobs restarted elsewhere", func() bool { o, _ := rec.snapshot(); return len(o) == 6 })
+		waitfor.Cond(t, "six jobs restarted elsewhere", func() bool { o, _ := rec.snapshot(); return len(o) == 6 })
 	})
 }
 
@@ -811,7 +796,7 @@ func TestExactlyOnceUnderConcurrency(t *testing.T) {
 			startClient(t, c)
 			started.Add(1)
 		}
-		waitFor(t, "all jobs completed", func() bool {
+		waitfor.Cond(t, "all jobs completed", func() bool {
 			counts, err := b.client.JobCountByState(ctx, "")
 			if err != nil {
 				t.Fatal(err)
@@ -855,7 +840,7 @@ func TestMaintenanceSurvivesLeaderStop(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Nobody works "orphans"; only the rescuer can move the job.
-		waitFor(t, "rescue by the new leader", func() bool {
+		waitfor.Cond(t, "rescue by the new leader", func() bool {
 			row, err := follower.JobGet(ctx, id)
 			if err != nil {
 				t.Fatal(err)
@@ -878,7 +863,7 @@ func TestPrunerRemovesExpiredFinishedJobs(t *testing.T) {
 		ctx := context.Background()
 		done := b.insert(t, noopArgs{}, nil)
 		failed := b.insert(t, scriptArgs{Fail: -1}, &drover.InsertOpts{MaxAttempts: 1})
-		waitFor(t, "completed job pruned", func() bool {
+		waitfor.Cond(t, "completed job pruned", func() bool {
 			_, err := b.client.JobGet(ctx, done)
 			return errors.Is(err, drover.ErrNotFound)
 		})
@@ -888,7 +873,7 @@ func TestPrunerRemovesExpiredFinishedJobs(t *testing.T) {
 		waitState(t, b.client, failed, drover.JobStateDiscarded)
 		// A prune pass that completes after the discard leaves it alone.
 		later := b.insert(t, noopArgs{}, nil)
-		waitFor(t, "second completed job pruned", func() bool {
+		waitfor.Cond(t, "second completed job pruned", func() bool {
 			_, err := b.client.JobGet(ctx, later)
 			return errors.Is(err, drover.ErrNotFound)
 		})
@@ -918,10 +903,10 @@ func TestStopReleasesBufferedJobsAtOnce(t *testing.T) {
 			}
 		}
 		b.start(t)
-		waitFor(t, "two jobs running", func() bool { o, _ := b.rec.snapshot(); return len(o) == 2 })
+		waitfor.Cond(t, "two jobs running", func() bool { o, _ := b.rec.snapshot(); return len(o) == 2 })
 		stopped := make(chan error, 1)
 		go func() { stopped <- b.client.Stop(ctx) }()
-		waitFor(t, "buffered jobs released", func() bool {
+		waitfor.Cond(t, "buffered jobs released", func() bool {
 			for _, id := range buffered {
 				row, err := b.client.JobGet(ctx, id)
 				if err != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/internal/waitfor"
 )
 
 // Keyed jobs inside workflows and batches, on every store: a keyed job
@@ -17,7 +18,7 @@ import (
 // waitNoneWaiting waits until no job of the store is waiting or running.
 func waitNoneWaiting(t *testing.T, c client) {
 	t.Helper()
-	waitFor(t, "every job to end", func() bool {
+	waitfor.Cond(t, "every job to end", func() bool {
 		counts, err := c.JobCountByState(context.Background(), "")
 		if err != nil {
 			t.Fatal(err)

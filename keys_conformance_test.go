@@ -15,6 +15,7 @@ import (
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/droversqlite"
 	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/internal/waitfor"
 )
 
 // Conformance tests for what keys do beyond order and limits (issue 7):
@@ -315,7 +316,7 @@ func TestKeyRateBucketPruned(t *testing.T) {
 		}
 		b.start(t)
 		waitState(t, b.client, first, drover.JobStateCompleted)
-		waitFor(t, "the idle key's bucket to be deleted", func() bool { return keyRateBuckets(t, b.d) == 0 })
+		waitfor.Cond(t, "the idle key's bucket to be deleted", func() bool { return keyRateBuckets(t, b.d) == 0 })
 		again := b.insert(t, scriptArgs{Tag: "k"}, opts)
 		waitState(t, b.client, again, drover.JobStateCompleted)
 	})
@@ -343,7 +344,7 @@ func TestKeyLimitIsFairAcrossKeys(t *testing.T) {
 		}
 		b.start(t)
 		// Let the flood get going before the late key arrives.
-		waitFor(t, "the flood to start", func() bool {
+		waitfor.Cond(t, "the flood to start", func() bool {
 			counts, err := b.client.JobCountByState(ctx, "")
 			if err != nil {
 				t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droversqlite"
+	"github.com/droverhq/drover/internal/waitfor"
 )
 
 // Conformance tests for keyed jobs (per-key FIFO and per-key limits) and
@@ -121,7 +122,7 @@ func startFleet(t *testing.T, b *bundle, n, maxWorkers int) {
 
 func waitAllFinished(t *testing.T, c client, want int64) {
 	t.Helper()
-	waitFor(t, fmt.Sprintf("%d jobs to finish", want), func() bool {
+	waitfor.Cond(t, fmt.Sprintf("%d jobs to finish", want), func() bool {
 		counts, err := c.JobCountByState(context.Background(), "")
 		if err != nil {
 			t.Fatal(err)
@@ -258,7 +259,7 @@ func TestSlowKeyDoesNotStallOthers(t *testing.T) {
 		}
 		b.start(t)
 		waitState(t, b.client, stuck, drover.JobStateRunning)
-		waitFor(t, "the other keys' jobs to complete", func() bool {
+		waitfor.Cond(t, "the other keys' jobs to complete", func() bool {
 			counts, err := b.client.JobCountByState(ctx, "")
 			if err != nil {
 				t.Fatal(err)
@@ -439,7 +440,7 @@ func TestPeriodicOncePerTick(t *testing.T) {
 			withPeriodic(cfg)
 			startClient(t, s.newClient(t, b.d, cfg))
 		}
-		waitFor(t, "three periodic jobs to complete", func() bool {
+		waitfor.Cond(t, "three periodic jobs to complete", func() bool {
 			counts, err := b.client.JobCountByState(context.Background(), "")
 			if err != nil {
 				t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/internal/waitfor"
 )
 
 // remoteSetup returns a store with a client that works no queue of its
@@ -108,7 +109,7 @@ func TestRemoteLeaseRescueAndFencing(t *testing.T) {
 		waitState(t, b.client, id, drover.JobStateAvailable)
 
 		var again []*drover.JobRow
-		waitFor(t, "a second claim", func() bool {
+		waitfor.Cond(t, "a second claim", func() bool {
 			again, err = b.client.Claim(ctx, drover.ClaimParams{Queue: "default", Max: 1, Owner: "lives", Lease: time.Minute})
 			if err != nil {
 				t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/internal/waitfor"
 )
 
 // TestTracingLinksRunsToTheEnqueuer: with a TracerProvider, a job inserted
@@ -36,7 +37,7 @@ func TestTracingLinksRunsToTheEnqueuer(t *testing.T) {
 			t.Fatalf("metadata carries %v, want the enqueuing span %v", sc, parent.SpanContext())
 		}
 		var runs []sdktrace.ReadOnlySpan
-		waitFor(t, "two job spans", func() bool {
+		waitfor.Cond(t, "two job spans", func() bool {
 			runs = runs[:0]
 			for _, sp := range rec.Ended() {
 				if sp.Name() == "drover.job test.script" {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/internal/waitfor"
 )
 
 // Conformance tests for unique jobs whose keys outlive their unfinished
@@ -345,7 +346,7 @@ func TestUniquePrunerFreesKeptKeys(t *testing.T) {
 		if row, err := b.client.Insert(ctx, args, opts); err != nil || !row.UniqueSkippedAsDuplicate {
 			t.Fatalf("insert while the completed job keeps the key: %+v, %v; want skipped", row, err)
 		}
-		waitFor(t, "the completed job to be pruned", func() bool {
+		waitfor.Cond(t, "the completed job to be pruned", func() bool {
 			_, err := b.client.JobGet(ctx, id)
 			return errors.Is(err, drover.ErrNotFound)
 		})

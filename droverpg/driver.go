@@ -95,8 +95,15 @@ func (d *Driver) Migrations() []driver.Migration { return d.migrations }
 // between processes, so polling is only a safety net.
 func (d *Driver) PollInterval() time.Duration { return time.Second }
 
-// Close implements driver.Driver. The pool belongs to the caller.
-func (d *Driver) Close() error { return nil }
+// Close implements driver.Driver. It returns once the notifications of
+// inserts that already committed have gone out and the goroutine sending
+// them has returned; inserts made after it notify nobody (polls still
+// find their jobs). Listeners stop with the contexts their callers gave
+// Listen. The pool belongs to the caller and stays open.
+func (d *Driver) Close() error {
+	d.waker.close()
+	return nil
+}
 
 // UnwrapExecutor implements driver.TxDriver: statements run in the caller's
 // transaction, and insert notifications are delivered when it commits.

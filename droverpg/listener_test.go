@@ -11,6 +11,7 @@ import (
 
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/internal/testdb"
+	"github.com/droverhq/drover/internal/waitfor"
 )
 
 // fakeClient stands for one client behind a listener: it reports a fixed
@@ -120,12 +121,9 @@ func TestListenersShareOneConnection(t *testing.T) {
 	// its client or was told to stop leaves pg_stat_activity shortly after.
 	connections := func(t *testing.T, s *listenSetup, n int) {
 		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for got := listeners(t, s); got != n; got = listeners(t, s) {
-			if time.Now().After(deadline) {
-				t.Fatalf("%d listening connections, want %d", got, n)
-			}
-			time.Sleep(20 * time.Millisecond)
+		got := 0
+		if !waitfor.Within(10*time.Second, func() bool { got = listeners(t, s); return got == n }) {
+			t.Fatalf("%d listening connections, want %d", got, n)
 		}
 	}
 	woken := func(s *listenSetup) []int {

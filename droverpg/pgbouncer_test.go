@@ -23,6 +23,7 @@ import (
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/internal/testdb"
+	"github.com/droverhq/drover/internal/waitfor"
 )
 
 // TestThroughPgBouncerTransactionPooling runs two clients through PgBouncer
@@ -93,19 +94,15 @@ func TestThroughPgBouncerTransactionPooling(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = c.Stop(context.Background()) })
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		counts, err := a.JobCountByState(ctx, "")
-		if err != nil {
+	var counts map[drover.JobState]int64
+	if !waitfor.Within(60*time.Second, func() bool {
+		var err error
+		if counts, err = a.JobCountByState(ctx, ""); err != nil {
 			t.Fatal(err)
 		}
-		if counts[drover.JobStateCompleted] == jobs {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("jobs not completed through PgBouncer: %v", counts)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return counts[drover.JobStateCompleted] == jobs
+	}) {
+		t.Fatalf("jobs not completed through PgBouncer: %v", counts)
 	}
 	mu.Lock()
 	defer mu.Unlock()

@@ -14,8 +14,6 @@ import (
 	"github.com/droverhq/drover/internal/testdb"
 )
 
-func TestMain(m *testing.M) { testdb.Main(m) }
-
 type sleepArgs struct {
 	Ms int `json:"ms"`
 }

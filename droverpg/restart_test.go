@@ -10,6 +10,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/internal/testdb"
+	"github.com/droverhq/drover/internal/waitfor"
 )
 
 // TestSurvivesServerRestart stops PostgreSQL (fast shutdown) while a client
@@ -47,15 +48,12 @@ func TestSurvivesServerRestart(t *testing.T) {
 // errors of an outage.
 func waitCompleted(t *testing.T, c *drover.Client[pgx.Tx], n int64) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		counts, err := c.JobCountByState(context.Background(), "")
-		if err == nil && counts[drover.JobStateCompleted] >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("fewer than %d jobs completed after 60s: %v (last error %v)", n, counts, err)
-		}
-		time.Sleep(50 * time.Millisecond)
+	var counts map[drover.JobState]int64
+	var err error
+	if !waitfor.Within(60*time.Second, func() bool {
+		counts, err = c.JobCountByState(context.Background(), "")
+		return err == nil && counts[drover.JobStateCompleted] >= n
+	}) {
+		t.Fatalf("fewer than %d jobs completed after 60s: %v (last error %v)", n, counts, err)
 	}
 }

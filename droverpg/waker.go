@@ -43,7 +43,11 @@ type waker struct {
 	mu      sync.Mutex
 	pending wakeSet
 	sending bool      // a sender goroutine runs
+	closed  bool      // close was called: no sender starts anymore
 	last    time.Time // start of the last send
+	// sender is the sender goroutine, which close waits for so that it
+	// never outlives the driver.
+	sender sync.WaitGroup
 }
 
 func newWaker(pool *pgxpool.Pool, sql, channel string) *waker {
@@ -51,21 +55,38 @@ func newWaker(pool *pgxpool.Pool, sql, channel string) *waker {
 }
 
 // wake announces new jobs. It never blocks: a sender goroutine, started
-// when none runs and gone once nothing is pending, does the work.
+// when none runs and gone once nothing is pending, does the work. After
+// close it drops the announcement; producers' polls find those jobs.
 func (w *waker) wake(s wakeSet) {
 	if len(s) == 0 {
 		return
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.closed {
+		return
+	}
 	w.pending.merge(s)
 	if !w.sending {
 		w.sending = true
+		w.sender.Add(1)
 		go w.send()
 	}
 }
 
+// close stops the waker once the announcements already asked for have
+// gone out, so that inserts made before it still wake other processes at
+// once. It waits for the send under way and at most one more (everything
+// pending goes in one statement), each bounded by wakeTimeout.
+func (w *waker) close() {
+	w.mu.Lock()
+	w.closed = true
+	w.mu.Unlock()
+	w.sender.Wait()
+}
+
 func (w *waker) send() {
+	defer w.sender.Done()
 	for {
 		w.mu.Lock()
 		if len(w.pending) == 0 {

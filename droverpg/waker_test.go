@@ -111,4 +111,14 @@ func TestNotificationsFollowCommits(t *testing.T) {
 		finish(t, "parent")
 		expect(t, "child")
 	})
+	// Last: the driver is closed afterwards.
+	t.Run("insert just before Close", func(t *testing.T) {
+		if _, err := d.JobInsertMany(ctx, []driver.InsertParams{job("closing", "")}); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Close(); err != nil {
+			t.Fatal(err)
+		}
+		expect(t, "closing")
+	})
 }

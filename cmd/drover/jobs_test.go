@@ -14,6 +14,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/internal/jobjson"
+	"github.com/droverhq/drover/internal/waitfor"
 )
 
 func TestEnqueueRoundTrip(t *testing.T) {
@@ -327,18 +328,16 @@ func TestFailedAttemptsShown(t *testing.T) {
 func waitState(t *testing.T, f *fixture, id int64, want drover.JobState) *drover.JobRow {
 	t.Helper()
 	_, client := f.open(t)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		j, err := client.JobGet(context.Background(), id)
+	var j *drover.JobRow
+	if !waitfor.Within(30*time.Second, func() bool {
+		var err error
+		j, err = client.JobGet(context.Background(), id)
 		if err != nil && !errors.Is(err, drover.ErrNotFound) {
 			t.Fatal(err)
 		}
-		if j != nil && j.State == want {
-			return j
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("job %d did not reach %s: %+v", id, want, j)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return j != nil && j.State == want
+	}) {
+		t.Fatalf("job %d did not reach %s: %+v", id, want, j)
 	}
+	return j
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/internal/storeurl"
+	"github.com/droverhq/drover/internal/waitfor"
 )
 
 // buildBinary builds the drover command into a temporary directory, so a
@@ -220,20 +221,20 @@ func jobCounts(t *testing.T, client storeurl.Client, queue string) map[drover.Jo
 func waitCounts(t *testing.T, client storeurl.Client, queue string, w *workerProcess, timeout time.Duration,
 	done func(map[drover.JobState]int64) bool) map[drover.JobState]int64 {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		counts := jobCounts(t, client, queue)
+	var counts map[drover.JobState]int64
+	if !waitfor.Within(timeout, func() bool {
+		counts = jobCounts(t, client, queue)
 		if done(counts) {
-			return counts
+			return true
 		}
 		select {
 		case <-w.exited:
 			t.Fatalf("worker exited early (%v) with jobs at %v:\n%s", w.err, counts, w.output())
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("jobs still at %v after %s:\n%s", counts, timeout, w.output())
-		}
-		time.Sleep(10 * time.Millisecond)
+		return false
+	}) {
+		t.Fatalf("jobs still at %v after %s:\n%s", counts, timeout, w.output())
 	}
+	return counts
 }

@@ -31,9 +31,6 @@ type Elector struct {
 	leader atomic.Bool
 }
 
-// IsLeader reports whether this client holds leadership now.
-func (e *Elector) IsLeader() bool { return e.leader.Load() }
-
 // Run campaigns until ctx ends, then resigns so that another client can
 // take over at once rather than after the TTL.
 func (e *Elector) Run(ctx context.Context) {

@@ -37,7 +37,7 @@ const maxClaimsInFlight = 4
 // prefetchHorizon bounds the local buffer by time: a producer buffers at
 // most as many claimed jobs as its workers are expected to start within it,
 // judged from its handlers' recent run times, and never more than
-// Config.Prefetch. Short jobs get the whole buffer. A producer of jobs that
+// Producer.prefetch. Short jobs get the whole buffer. A producer of jobs that
 // run for seconds or minutes claims little more than its free slots, so
 // claimed jobs do not wait in one process's buffer for a worker to free up
 // while another process has idle workers; its claims then start as soon
@@ -52,17 +52,6 @@ type Config struct {
 	Queue string
 	// MaxWorkers is the number of handlers that run at once.
 	MaxWorkers int
-	// Prefetch is how many claimed jobs may wait in the local buffer beyond
-	// the running ones, so that a refill can be in flight while every
-	// worker is busy; default the larger of MaxWorkers and ClaimMax.
-	// Producers of slow jobs buffer fewer (prefetchHorizon). Below
-	// ClaimMax, short jobs would be claimed a few dozen at a time however
-	// fast they ran: with 50 workers of 10 ms jobs, a buffer of 50 made
-	// claims of 33 jobs on average, planned afresh each (droverpg's
-	// replan), and 8 such processes on 2 cores did 25K jobs/s; a buffer
-	// of 500 (100 ms of their work) made claims of 250 and 32K jobs/s
-	// (docs/benchmarks.md).
-	Prefetch int
 	// ClaimMax caps one claim statement.
 	ClaimMax int
 	// Limit holds the queue's cluster-wide limits, nil for none; every
@@ -95,6 +84,17 @@ type Producer struct {
 	tracker *Tracker
 	submit  func(driver.Result)
 	run     Runner
+	// prefetch is how many claimed jobs may wait in the local buffer
+	// beyond the running ones, so that a refill can be in flight while
+	// every worker is busy: the larger of MaxWorkers and ClaimMax.
+	// Producers of slow jobs buffer fewer (prefetchHorizon). Below
+	// ClaimMax, short jobs would be claimed a few dozen at a time however
+	// fast they ran: with 50 workers of 10 ms jobs, a buffer of 50 made
+	// claims of 33 jobs on average, planned afresh each (droverpg's
+	// replan), and 8 such processes on 2 cores did 25K jobs/s; a buffer
+	// of 500 (100 ms of their work) made claims of 250 and 32K jobs/s
+	// (docs/benchmarks.md).
+	prefetch int
 
 	wake     chan struct{}
 	freed    chan struct{}
@@ -118,23 +118,18 @@ func New(exec driver.Executor, tracker *Tracker, submit func(driver.Result), run
 	if cfg.ClaimMax <= 0 {
 		cfg.ClaimMax = ClaimMaxDefault
 	}
-	if cfg.Prefetch <= 0 {
-		cfg.Prefetch = max(cfg.MaxWorkers, cfg.ClaimMax)
-	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	prefetch := max(cfg.MaxWorkers, cfg.ClaimMax)
 	return &Producer{
-		cfg: cfg, exec: exec, tracker: tracker, submit: submit, run: run,
+		cfg: cfg, exec: exec, tracker: tracker, submit: submit, run: run, prefetch: prefetch,
 		wake:    make(chan struct{}, 1),
 		stopped: make(chan struct{}),
 		freed:   make(chan struct{}, 1),
-		buffer:  make(chan *driver.JobRow, cfg.MaxWorkers+cfg.Prefetch),
+		buffer:  make(chan *driver.JobRow, cfg.MaxWorkers+prefetch),
 	}
 }
-
-// Queue is the queue this producer serves.
-func (p *Producer) Queue() string { return p.cfg.Queue }
 
 // Wake tells the producer that jobs may have arrived. It never blocks, and
 // wake-ups that arrive while one is pending coalesce into one fetch. It
@@ -165,14 +160,14 @@ func (p *Producer) room() int64 {
 // capacity returns how many jobs the producer may hold (running, buffered
 // and reserved by claims under way) and how many of them must be free
 // before it claims. The buffer holds what the workers are expected to
-// start within prefetchHorizon, up to Config.Prefetch, and nothing until a
+// start within prefetchHorizon, up to prefetch, and nothing until a
 // job has run. Claims start once half the buffer is free (at least one
 // slot), so workers never wait on a claim's round trip when jobs are short.
 func (p *Producer) capacity() (limit, lowWater int64) {
 	workers := int64(p.cfg.MaxWorkers)
 	var buffer int64
 	if mean := p.meanRun.Load(); mean > 0 {
-		buffer = min(int64(p.cfg.Prefetch), workers*int64(prefetchHorizon)/mean)
+		buffer = min(int64(p.prefetch), workers*int64(prefetchHorizon)/mean)
 	}
 	return workers + buffer, max(1, min(int64(p.cfg.ClaimMax), buffer/2))
 }
@@ -291,7 +286,7 @@ func (p *Producer) fetchLoop(ctx context.Context) {
 	// where the whole capacity holds two full claims: that is where one
 	// claim's round trip, not the store, caps throughput. Smaller producers
 	// claim one batch at a time, which keeps strict priority order.
-	maxInFlight := int(max(1, min(maxClaimsInFlight, int64(p.cfg.MaxWorkers+p.cfg.Prefetch)/(2*claimMax))))
+	maxInFlight := int(max(1, min(maxClaimsInFlight, int64(p.cfg.MaxWorkers+p.prefetch)/(2*claimMax))))
 	results := make(chan claimResult, maxInFlight)
 	inFlight := 0
 	poll := time.NewTimer(p.cfg.PollInterval)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/internal/waitfor"
 )
 
 // claimStore is an in-memory store of one queue that serves JobClaim and
@@ -98,7 +99,7 @@ func TestBacklogRunsOnce(t *testing.T) {
 	}
 	_, stop := startProducer(t, store, run, Config{Queue: "q", MaxWorkers: 10, ClaimMax: 10,
 		PollInterval: 10 * time.Millisecond})
-	waitFor(t, "every job to run", func() bool { mu.Lock(); defer mu.Unlock(); return len(runs) == jobs })
+	waitfor.Cond(t, "every job to run", func() bool { mu.Lock(); defer mu.Unlock(); return len(runs) == jobs })
 	stop()
 
 	for id, n := range runs {
@@ -132,7 +133,7 @@ func TestWakeReportsRoom(t *testing.T) {
 		return driver.Result{ID: row.ID, Attempt: row.Attempt, Outcome: driver.OutcomeCompleted}
 	}
 	p, stop := startProducer(t, store, run, Config{Queue: "q", MaxWorkers: workers, PollInterval: time.Hour})
-	waitFor(t, "the first, empty claim", func() bool { store.mu.Lock(); defer store.mu.Unlock(); return len(store.log) > 0 })
+	waitfor.Cond(t, "the first, empty claim", func() bool { store.mu.Lock(); defer store.mu.Unlock(); return len(store.log) > 0 })
 	// No job has run yet, so nothing is buffered beyond the workers.
 	if room := p.Wake(); room != workers {
 		t.Fatalf("idle producer reports room %d, want %d", room, workers)
@@ -143,7 +144,7 @@ func TestWakeReportsRoom(t *testing.T) {
 	for range workers {
 		<-started
 	}
-	waitFor(t, "every slot taken", func() bool { return p.inflight.Load() == workers })
+	waitfor.Cond(t, "every slot taken", func() bool { return p.inflight.Load() == workers })
 	if room := p.Wake(); room != 0 {
 		t.Fatalf("producer with every slot taken reports room %d, want 0", room)
 	}
@@ -167,7 +168,7 @@ func TestWakeDuringShortClaim(t *testing.T) {
 		return driver.Result{ID: row.ID, Attempt: row.Attempt, Outcome: driver.OutcomeCompleted}
 	}
 	p, _ := startProducer(t, store, run, Config{Queue: "q", MaxWorkers: 4, PollInterval: time.Hour})
-	waitFor(t, "the first, empty claim", func() bool { store.mu.Lock(); defer store.mu.Unlock(); return len(store.log) > 0 })
+	waitfor.Cond(t, "the first, empty claim", func() bool { store.mu.Lock(); defer store.mu.Unlock(); return len(store.log) > 0 })
 
 	hold, entered := make(chan struct{}), make(chan struct{}, 1)
 	store.mu.Lock()
@@ -177,7 +178,7 @@ func TestWakeDuringShortClaim(t *testing.T) {
 	<-entered // the claim has looked: nothing there yet
 	store.add(3)
 	p.Wake()
-	waitFor(t, "the fetch loop to take the wake-up", func() bool { return len(p.wake) == 0 })
+	waitfor.Cond(t, "the fetch loop to take the wake-up", func() bool { return len(p.wake) == 0 })
 	close(hold) // the claim comes back empty
 
 	got := map[int64]bool{}
@@ -193,8 +194,8 @@ func TestWakeDuringShortClaim(t *testing.T) {
 }
 
 // TestBufferFollowsRunTime checks the local buffer against handler run
-// times: short jobs get the whole Prefetch (by default ClaimMax, or
-// MaxWorkers if that is more), jobs that run longer than prefetchHorizon
+// times: short jobs get the whole prefetch (ClaimMax, or MaxWorkers if
+// that is more), jobs that run longer than prefetchHorizon
 // get a buffer of what the workers start within it, and the claims of such
 // a producer never hold more than that.
 func TestBufferFollowsRunTime(t *testing.T) {
@@ -225,7 +226,7 @@ func TestBufferFollowsRunTime(t *testing.T) {
 			var p *Producer
 			p, stop := startProducer(t, store, run, Config{Queue: "q", MaxWorkers: workers, ClaimMax: tc.claimMax,
 				PollInterval: 10 * time.Millisecond})
-			waitFor(t, "every job to run", func() bool {
+			waitfor.Cond(t, "every job to run", func() bool {
 				mu.Lock()
 				defer mu.Unlock()
 				if h := p.inflight.Load(); ran > workers && h > held {
@@ -265,16 +266,4 @@ func startProducer(t *testing.T, store *claimStore, run Runner, cfg Config) (*Pr
 	}
 	t.Cleanup(stop)
 	return p, stop
-}
-
-// waitFor polls cond until it holds, failing the test after 10 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/droverhq/drover/internal/driver"
 	"github.com/droverhq/drover/internal/server"
 	"github.com/droverhq/drover/internal/storeurl"
+	"github.com/droverhq/drover/internal/waitfor"
 )
 
 // TestEveryOperationAnswersWithItsScopes walks the OpenAPI document: every
@@ -271,7 +272,7 @@ func TestWorkerDeathLosesNoJob(t *testing.T) {
 			_ = b.client.Stop(ctx)
 		})
 		var jobs []job
-		waitFor(t, "the rescued job to be claimable", func() bool {
+		waitfor.Cond(t, "the rescued job to be claimable", func() bool {
 			jobs = b.claim(t, map[string]any{"queue": "default", "worker": "lives", "wait_ms": 500})
 			return len(jobs) == 1
 		})

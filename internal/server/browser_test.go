@@ -17,6 +17,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/internal/server"
+	"github.com/droverhq/drover/internal/waitfor"
 )
 
 // EnvScreenshots names the directory where the browser test writes its
@@ -129,7 +130,7 @@ func browse(t *testing.T, b *bundle, exe string, shot func(string) string) {
 	// latest figures, so reload until it has sampled this work.
 	want := storeQueues(t, b)
 	var shown []queueRow
-	waitFor(t, "the overview to show the store's figures", func() bool {
+	waitfor.Cond(t, "the overview to show the store's figures", func() bool {
 		run("reload the overview", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#queues")))
 		raw, err := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify([...document.querySelectorAll("#queues tr[data-queue]")].map(tr => {
 			const f = n => Number(tr.querySelector("[data-field=" + n + "]").textContent);

@@ -13,6 +13,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/internal/server"
+	"github.com/droverhq/drover/internal/waitfor"
 )
 
 // post sends a dashboard form with the given credentials and headers.
@@ -141,7 +142,7 @@ func TestHistoryCountsEachFinishedJobOnce(t *testing.T) {
 		}})
 		finishedAt := b.stored(t, ids[0]).FinalizedAt
 		var completed, discarded int64
-		waitFor(t, "the history to cover the finishes", func() bool {
+		waitfor.Cond(t, "the history to cover the finishes", func() bool {
 			req, _ := http.NewRequest("GET", b.url+"/ui/history.json", nil)
 			req.Header.Set("Authorization", "Bearer "+b.tokens[server.ScopeAdmin])
 			resp, err := http.DefaultClient.Do(req)

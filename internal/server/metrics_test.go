@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/droverhq/drover/internal/server"
+	"github.com/droverhq/drover/internal/waitfor"
 )
 
 // scrape reads /metrics into families by name.
@@ -102,7 +103,7 @@ func TestMetricsMatchWhatHappened(t *testing.T) {
 		}
 		// The sampler catches up with the store: default has one job
 		// available and one retryable; docs one available.
-		waitFor(t, "queue gauges to match the store", func() bool {
+		waitfor.Cond(t, "queue gauges to match the store", func() bool {
 			fams := b.scrape(t)
 			return value(fams, "drover_queue_jobs", map[string]string{"queue": "default", "state": "available"}) == 1 &&
 				value(fams, "drover_queue_jobs", map[string]string{"queue": "default", "state": "retryable"}) == 1 &&

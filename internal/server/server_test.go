@@ -298,18 +298,6 @@ func (b *bundle) counts(t *testing.T) map[drover.JobState]int64 {
 	return c
 }
 
-// waitFor polls cond until it holds, failing after 20 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func jsonEqual(t *testing.T, got any, want string) bool {
 	t.Helper()
 	g, _ := json.Marshal(got)

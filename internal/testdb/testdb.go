@@ -14,6 +14,7 @@
 //
 //	func TestMain(m *testing.M) { testdb.Main(m) }
 //
+// (or hand testdb.M(m) to a wrapper such as goleak.VerifyTestMain),
 // otherwise the server would outlive the test binary.
 package testdb
 
@@ -63,9 +64,24 @@ var (
 
 // Main runs the tests and then stops the shared cluster, if one was started,
 // before exiting with the tests' status. Use it as the body of TestMain.
-func Main(m *testing.M) {
+func Main(m *testing.M) { os.Exit(M(m).Run()) }
+
+// M returns m with a Run that also stops the shared cluster once the tests
+// are done, for a TestMain that hands its tests to a wrapper which runs
+// them and then checks what they left behind, with the cluster already
+// gone:
+//
+//	func TestMain(m *testing.M) { goleak.VerifyTestMain(testdb.M(m)) }
+func M(m *testing.M) interface{ Run() int } {
 	mainUsed.Store(true)
-	code := m.Run()
+	return stopsCluster{m}
+}
+
+type stopsCluster struct{ m *testing.M }
+
+// Run runs the tests, stops the cluster and returns the exit code.
+func (s stopsCluster) Run() int {
+	code := s.m.Run()
 	mu.Lock()
 	c := cluster
 	cluster = nil
@@ -78,7 +94,7 @@ func Main(m *testing.M) {
 			}
 		}
 	}
-	os.Exit(code)
+	return code
 }
 
 // URL returns a connection string for the test database: the value of

@@ -1,0 +1,90 @@
+package maintenance
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/droverhq/drover/internal/driver"
+)
+
+// TestMain fails the package if any test leaves a goroutine behind: the
+// maintenance loops run on goroutines the leader owns, and each Run must
+// return once that goroutine's context ends.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// passStore signals maintenance passes on passed. Only the maintenance
+// calls are implemented; any other call panics.
+type passStore struct {
+	driver.Executor
+	passed chan string
+}
+
+// pass signals a pass of kind, dropping it when nobody has read the ones
+// before, so that a loop never blocks on a test that stopped listening.
+func (s *passStore) pass(kind string) {
+	select {
+	case s.passed <- kind:
+	default:
+	}
+}
+
+func (s *passStore) JobRescue(context.Context, driver.RescueParams) (int, error) {
+	s.pass("rescue")
+	return 0, nil
+}
+
+func (s *passStore) JobPrune(context.Context, driver.PruneParams) (int, error) {
+	s.pass("prune")
+	return 0, nil
+}
+
+func (s *passStore) JobPromote(context.Context, int) (int, error) {
+	s.pass("promote")
+	return 0, nil
+}
+
+// TestLoopsStopWithTheirContext runs each loop until it has made two
+// passes (the one at start and one after an interval) and checks that it
+// returns once its context ends.
+func TestLoopsStopWithTheirContext(t *testing.T) {
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	const interval = time.Millisecond
+	tests := []struct {
+		name string
+		run  func(ctx context.Context, s *passStore)
+	}{
+		{"rescue", func(ctx context.Context, s *passStore) {
+			(&Rescuer{Exec: s, Interval: interval, Logger: logger}).Run(ctx)
+		}},
+		{"prune", func(ctx context.Context, s *passStore) {
+			(&Pruner{Exec: s, Interval: interval, Logger: logger}).Run(ctx)
+		}},
+		{"promote", func(ctx context.Context, s *passStore) {
+			(&Promoter{Exec: s, Interval: interval, Logger: logger}).Run(ctx)
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := &passStore{passed: make(chan string, 1)}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				tc.run(ctx, s)
+			}()
+			for range 2 {
+				if got := <-s.passed; got != tc.name {
+					t.Fatalf("ran a %s pass, want %s", got, tc.name)
+				}
+			}
+			cancel()
+			<-done
+		})
+	}
+}
