@@ -100,7 +100,7 @@ type Config struct {
 	// instead of keeping it among the finished jobs for CompletedRetention:
 	// a completion then writes one row instead of two (measured on
 	// PostgreSQL: +10% for the statements alone, +4% for a whole noop
-	// burn-down; docs/benchmarks.md), at the price of its
+	// burn-down; docs/design/scale-out-notes.md, "Deleting completed jobs"), at the price of its
 	// history (JobGet, JobList and the dashboard no longer find it). Jobs
 	// that store a result, belong to a batch or a workflow, or hold a
 	// unique key are kept regardless, because what comes after them reads

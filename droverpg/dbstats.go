@@ -44,7 +44,7 @@ func (d *Driver) DBStats(ctx context.Context) (map[string]any, error) {
 // neither does a checkpoint the runs before it brought on. After a
 // checkpoint starts, the first change to every page writes the whole page
 // to the WAL, and a checkpoint that started inside a sweep made its later
-// points 10-14% slower (docs/benchmarks.md, "The curves in rounds"). With
+// points 10-14% slower (docs/design/measuring.md, "The curves in rounds"). With
 // one just before each point, every point pays the same. A role that may
 // not checkpoint (neither superuser nor pg_checkpoint) skips it.
 func (d *Driver) Settle(ctx context.Context) error {

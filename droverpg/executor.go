@@ -123,7 +123,7 @@ func (e *executor) JobInsertMany(ctx context.Context, jobs []driver.InsertParams
 // The statement's description (its parameter and result types) is cached
 // per connection, which lets pgx ask for results in binary: a claim's
 // timestamps, arrays and counters then decode without parsing text, which
-// took 5 of a noop worker process's 60% CPU (docs/benchmarks.md).
+// took 5 of a noop worker process's 60% CPU (docs/design/claim-and-flush.md).
 const replan = pgx.QueryExecModeCacheDescribe
 
 func (e *executor) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*driver.JobRow, error) {

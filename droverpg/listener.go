@@ -23,7 +23,7 @@ import (
 // deliveries, and that, not their claims, capped the streams bench: making
 // only the clients meant to claim do so left the rate unchanged, and
 // doubling the notifications to pass wake-ups on cut it by a quarter
-// (docs/benchmarks.md, "Notifications"). So every listener of a Driver
+// (docs/design/notifications-and-streams.md, "Notifications"). So every listener of a Driver
 // shares one connection, opened by the first Listen and closed when the
 // last one leaves.
 //

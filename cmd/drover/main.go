@@ -20,7 +20,7 @@ import (
 // A worker's live heap is small and its allocation rate high (a few small
 // objects per job), so the default of 100 collects very often: 400 measured
 // +9% burn-down throughput on PostgreSQL and +13% on SQLite, interleaved
-// runs of `drover bench burndown --jobs 300000` (docs/benchmarks.md).
+// runs of `drover bench burndown --jobs 300000` (docs/design/claim-and-flush.md).
 const gcPercent = 400
 
 func main() {

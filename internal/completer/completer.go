@@ -17,7 +17,7 @@ import (
 // Defaults for Config. Two flushes in flight rather than more: every flush
 // statement is planned afresh (droverpg's replan), so fewer, larger flushes
 // spend less of the database's CPU per job. Four measured 10% fewer noop
-// jobs a second than two on PostgreSQL (docs/benchmarks.md); one was no
+// jobs a second than two on PostgreSQL (docs/design/claim-and-flush.md); one was no
 // better than two and lets one slow flush hold up every result.
 const (
 	BatchSizeDefault   = 1000
@@ -52,7 +52,7 @@ type Config struct {
 	// results each, whose per-statement cost (planning above all) then
 	// took much of the database's CPU. Flushing no more often than the
 	// store takes to write one doubled their size and gave 10 ms jobs at
-	// 8 processes 6% more throughput (docs/benchmarks.md).
+	// 8 processes 6% more throughput (docs/design/claim-and-flush.md).
 	Cooldown time.Duration
 	Logger   *slog.Logger
 	// OnFlushed is called after each successful flush with the results it
@@ -72,7 +72,7 @@ type Completer struct {
 	// flushes would queue on in the store (row locks held until each
 	// commits); one at a time, the results that arrive meanwhile gather
 	// into the next flush instead. Measured with `drover bench runs`
-	// (docs/benchmarks.md): +9% at 3 processes, −3% at 1, both within
+	// (docs/design/workflows-and-batches.md): +9% at 3 processes, −3% at 1, both within
 	// this machine's noise; kept for the mechanism.
 	batchLane chan struct{}
 }

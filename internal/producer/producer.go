@@ -93,7 +93,7 @@ type Producer struct {
 	// claims of 33 jobs on average, planned afresh each (droverpg's
 	// replan), and 8 such processes on 2 cores did 25K jobs/s; a buffer
 	// of 500 (100 ms of their work) made claims of 250 and 32K jobs/s
-	// (docs/benchmarks.md).
+	// (docs/design/claim-and-flush.md).
 	prefetch int
 
 	wake     chan struct{}
