@@ -283,6 +283,10 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 			c.metrics.flushed(len(results), len(accepted), took)
 			c.wakeLimited(results) // order: finished jobs free room under queue limits
 		},
+		// A result the completer gives up on leaves the tracker, so that
+		// the heartbeat stops extending its lease and the rescuer takes
+		// the job back once it expires.
+		OnDropped: func(r driver.Result) { c.tracker.Remove(r.ID, r.Attempt) },
 	})
 	c.producers = make(map[string]*producer.Producer, len(cfg.Queues))
 	for name, q := range cfg.Queues {
