@@ -174,6 +174,11 @@ func (c *Config) withDefaults(d driver.Driver) (*Config, error) {
 	if cfg.MaxAttempts < 1 {
 		return nil, invalidf("config: MaxAttempts %d must be at least 1", cfg.MaxAttempts)
 	}
+	// The ID is every claimed job's lease owner: one the store cannot hold
+	// would fail every claim of the client.
+	if err := checkOwner(cfg.ID); err != nil {
+		return nil, fmt.Errorf("config: ID: %w", err)
+	}
 	if cfg.LeaseDuration < 100*time.Millisecond {
 		return nil, invalidf("config: LeaseDuration %s is too short (minimum 100ms)", cfg.LeaseDuration)
 	}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/droverpg"
+	"github.com/droverhq/drover/droversqlite"
 )
 
 // Poison values: whatever one job carries can fail only that job. These
@@ -320,6 +322,29 @@ func TestRemoteRefusesPoison(t *testing.T) {
 		}
 		if row, _ := b.client.JobGet(ctx, other.ID); row.State != drover.JobStateCompleted {
 			t.Fatalf("other job %s, want completed", row.State)
+		}
+	})
+}
+
+// TestClientIDIsChecked: a client's ID is the lease owner of every job it
+// claims, so one the store cannot hold is refused when the client is made
+// rather than failing each of its claims.
+func TestClientIDIsChecked(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		d := s.open(t)
+		for _, id := range []string{"a\x00b", "a\xffb", strings.Repeat("i", 256)} {
+			cfg := fastConfig(newRecorder(), 1)
+			cfg.ID = id
+			var err error
+			switch d := d.(type) {
+			case *droverpg.Driver:
+				_, err = drover.NewClient(d, cfg)
+			case *droversqlite.Driver:
+				_, err = drover.NewClient(d, cfg)
+			}
+			if !errors.Is(err, drover.ErrInvalid) || !strings.Contains(err.Error(), "config: ID") {
+				t.Errorf("NewClient with ID %.20q = %v, want an input error naming the ID", id, err)
+			}
 		}
 	})
 }

@@ -189,6 +189,11 @@ func sanitizeText(s string, limit int) string {
 // the message goes on.
 const truncated = "…"
 
+// ValidateOwner reports whether name can be a lease owner: a remote
+// worker's name (ClaimParams.Owner) or a client's Config.ID, which every
+// job it claims stores.
+func ValidateOwner(name string) error { return checkOwner(name) }
+
 // checkOwner checks a remote worker's name, which every job it claims
 // stores as its lease owner.
 func checkOwner(owner string) error {
