@@ -21,7 +21,8 @@ type InsertOpts struct {
 	Queue string
 	// Priority orders jobs within a queue: lower runs first. Any int16.
 	Priority int
-	// RunAt schedules the job; zero or a past time means now.
+	// RunAt schedules the job; zero or a past time means now. It must lie
+	// between MinTime and MaxTime.
 	RunAt time.Time
 	// MaxAttempts bounds attempts before the job is discarded.
 	MaxAttempts int

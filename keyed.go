@@ -92,7 +92,7 @@ func uniqueFinal(states []JobState) (int, error) {
 	listed := map[JobState]bool{}
 	for _, s := range states {
 		if !driver.State(s).Valid() {
-			return 0, invalidf("unique states: unknown state %q (use %v)", s, JobStates())
+			return 0, invalidf("unique states: unknown state %s (use %v)", echo(string(s)), JobStates())
 		}
 		listed[s] = true
 		final |= driver.FinalBit(driver.State(s))

@@ -101,10 +101,14 @@ type AttemptResult struct {
 	// it could as well hold or cancel the jobs it was given.
 	MaxAttempts int
 	Outcome     AttemptOutcome
-	// Error and Trace describe a failed or cancelled attempt.
+	// Error and Trace describe a failed or cancelled attempt, at most
+	// 64 KiB each. NUL characters and invalid UTF-8 in them are stored as
+	// U+FFFD rather than refused, so that a failure is never lost for the
+	// way it is worded.
 	Error string
 	Trace string
-	// RetryAt overrides Config.RetryPolicy for a failed attempt.
+	// RetryAt overrides Config.RetryPolicy for a failed attempt. It must
+	// lie between MinTime and MaxTime.
 	RetryAt time.Time
 	// Result is the JSON a completed attempt stores as the job's result,
 	// as Job.SetResult does for a Go worker: at most MaxResultBytes, read

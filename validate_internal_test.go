@@ -1,6 +1,7 @@
 package drover
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -103,4 +104,45 @@ func TestEchoIsShort(t *testing.T) {
 	if err == nil || len(err.Error()) > 200 {
 		t.Fatalf("checkOwner(8 MB) = %.300v (%d bytes), want a short error", err, len(err.Error()))
 	}
+}
+
+// FuzzCheckJSONText checks the escape scan against the decoder: JSON that
+// checkJSONText accepts decodes to text without a NUL, and JSON holding a
+// NUL once decoded is refused.
+func FuzzCheckJSONText(f *testing.F) {
+	for _, seed := range []string{`"a"`, `"\u0000"`, `"\\u0000"`, `"\\\u0000"`, `{"a":["\u0000"]}`, `"\ud800\udc00"`,
+		`"\ud800"`, `"\\\\\u0000"`, `"x\u00001"`, `["\\","\u0000"]`} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var v any
+		if json.Unmarshal([]byte(s), &v) != nil {
+			return // checkJSONText is only given valid JSON
+		}
+		if err := checkJSONText("x", []byte(s)); err == nil && holdsNUL(v) {
+			t.Fatalf("checkJSONText(%q) accepted JSON that decodes to a NUL", s)
+		}
+	})
+}
+
+// holdsNUL reports whether a decoded JSON value has a NUL in any string or
+// object key.
+func holdsNUL(v any) bool {
+	switch v := v.(type) {
+	case string:
+		return strings.ContainsRune(v, 0)
+	case []any:
+		for _, e := range v {
+			if holdsNUL(e) {
+				return true
+			}
+		}
+	case map[string]any:
+		for k, e := range v {
+			if strings.ContainsRune(k, 0) || holdsNUL(e) {
+				return true
+			}
+		}
+	}
+	return false
 }
