@@ -259,8 +259,8 @@ func (c *Client[TTx]) buildInsert(args Args, opts *InsertOpts) (driver.InsertPar
 		if t == "" || len(t) > 255 || strings.ContainsRune(t, ',') {
 			return p, invalidf("tag %s: must be 1-255 characters without commas", echo(t))
 		}
-		if err := checkText(fmt.Sprintf("tags[%d]", i), t); err != nil {
-			return p, err
+		if !storable(t) {
+			return p, checkText(fmt.Sprintf("tags[%d]", i), t)
 		}
 	}
 	if len(o.Metadata) > 0 {

@@ -59,8 +59,8 @@ func encodeResult(id int64, v any) ([]byte, error) {
 	if len(b) > MaxResultBytes {
 		return nil, invalidf("result of job %d: %d bytes is over the limit of %d", id, len(b), MaxResultBytes)
 	}
-	if err := checkJSONText(fmt.Sprintf("result of job %d", id), b); err != nil {
-		return nil, err
+	if err := checkJSONText("result", b); err != nil {
+		return nil, fmt.Errorf("job %d: %w", id, err)
 	}
 	return b, nil
 }

@@ -64,6 +64,9 @@ func checkInt32(what string, n int) error {
 // character. what names the field in the error, which gives the byte
 // offset rather than the value, since the value is what is broken.
 func checkText(what, s string) error {
+	if storable(s) {
+		return nil
+	}
 	if i := strings.IndexByte(s, 0); i >= 0 {
 		return invalidf("%s: contains a NUL character at byte %d, which the store cannot hold", what, i)
 	}
@@ -71,6 +74,13 @@ func checkText(what, s string) error {
 		return invalidf("%s: invalid UTF-8 at byte %d", what, invalidUTF8At([]byte(s)))
 	}
 	return nil
+}
+
+// storable reports whether a store can hold s as text: valid UTF-8
+// without NUL. Callers test it before they build a field's name for
+// checkText, so that good input costs no allocation.
+func storable(s string) bool {
+	return strings.IndexByte(s, 0) < 0 && utf8.ValidString(s)
 }
 
 // checkJSONText reports encoded JSON a store cannot hold: invalid UTF-8,
@@ -171,7 +181,7 @@ func hex4(b []byte) (rune, bool) {
 // failure itself. Text that is already fine is returned as is, without
 // a copy.
 func sanitizeText(s string, limit int) string {
-	if strings.IndexByte(s, 0) >= 0 || !utf8.ValidString(s) {
+	if !storable(s) {
 		s = strings.ToValidUTF8(s, "\uFFFD")
 		s = strings.ReplaceAll(s, "\x00", "\uFFFD")
 	}
