@@ -58,10 +58,6 @@ type Config struct {
 	// OnFlushed is called after each successful flush with the results it
 	// covered and the IDs the store accepted (fencing may reject some).
 	OnFlushed func(results []driver.Result, accepted []int64, took time.Duration)
-	// Refuse turns a result the store refused into the one to write in
-	// its place: a failed attempt whose error says why (see refuse.go).
-	// Nil uses DefaultRefuse.
-	Refuse func(r driver.Result, cause error) driver.Result
 	// OnDropped is called with a result the completer gives up on: the
 	// store refused it and its replacement too. Its job is left to its
 	// lease, so the caller must stop extending that lease.
@@ -102,9 +98,6 @@ func New(exec driver.Executor, cfg Config) *Completer {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	if cfg.Refuse == nil {
-		cfg.Refuse = DefaultRefuse
-	}
 	return &Completer{cfg: cfg, exec: exec, in: make(chan driver.Result, cfg.Buffer), done: make(chan struct{}),
 		batchLane: make(chan struct{}, 1)}
 }
@@ -124,7 +117,8 @@ func (c *Completer) Close() {
 // until ctx ends (results still unwritten then are left to the lease
 // rescuer: their jobs run again, nothing is lost). Failed flushes are retried
 // with backoff, so a database outage delays completions instead of dropping
-// them.
+// them; a flush the store refuses for its values is split instead, so that
+// one result cannot hold up the others (refuse.go).
 func (c *Completer) Run(ctx context.Context) {
 	defer close(c.done)
 	slots := make(chan struct{}, c.cfg.MaxInFlight)

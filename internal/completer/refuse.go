@@ -15,7 +15,7 @@ import (
 // each half written (or split again) on its own, so that every result but
 // the one at fault lands. That one is retried a few times, in case its
 // failure was a passing conflict, then replaced with a failed attempt that
-// says why (Config.Refuse); if the store refuses even that, it is dropped
+// says why (refusedResult); if the store refuses even that, it is dropped
 // and its job left to its lease and the rescuer. Nothing is retried
 // forever, and a batch of N results with one at fault costs about
 // 2·log2(N) extra statements.
@@ -32,8 +32,8 @@ import (
 const maxRefusals = 3
 
 // write writes batch, retrying across outages, splitting it when the store
-// refuses it. replacement marks a batch made by Refuse, which is dropped
-// rather than replaced again if refused.
+// refuses it. replacement marks a batch made by refusedResult, which is
+// dropped rather than replaced again if refused.
 func (c *Completer) write(ctx context.Context, batch []driver.Result, replacement bool) (took time.Duration, ok bool) {
 	backoff := 50 * time.Millisecond
 	// answered counts the failures in a row while the store answered the
@@ -100,7 +100,7 @@ func (c *Completer) giveUp(ctx context.Context, r driver.Result, cause error, re
 	}
 	c.cfg.Logger.Error("the store refused a job's result; recording the attempt as failed instead",
 		"job", r.ID, "attempt", r.Attempt, "error", cause)
-	return c.write(ctx, []driver.Result{c.cfg.Refuse(r, cause)}, true)
+	return c.write(ctx, []driver.Result{refusedResult(r, cause)}, true)
 }
 
 // failure is what a failed flush says about the store.
@@ -126,25 +126,25 @@ func (c *Completer) classify(ctx context.Context, err error) failure {
 	return outage
 }
 
-// DefaultRefuse is the replacement of a refused result: the same attempt,
-// with the values that could be at fault (its error and result) replaced
-// by an error that names the store's refusal. A retried, discarded,
+// refusedResult is what the completer writes in place of a refused result:
+// the same attempt, with the values that could be at fault (its error and
+// result) replaced by an error that names the store's refusal. A retried, discarded,
 // cancelled or released attempt keeps its outcome. A completed one is
 // discarded: its handler already ran to the end, and would most likely
 // produce the same result again.
-func DefaultRefuse(r driver.Result, cause error) driver.Result {
+func refusedResult(r driver.Result, cause error) driver.Result {
 	out := driver.Result{ID: r.ID, Attempt: r.Attempt, Outcome: r.Outcome, RunAt: r.RunAt, Flow: r.Flow, Key: r.Key, Queue: r.Queue}
 	if out.Outcome == driver.OutcomeCompleted {
 		out.Outcome = driver.OutcomeDiscarded
 	}
-	out.Error = RefusedError(r.Attempt, cause)
+	out.Error = refusedError(r.Attempt, cause)
 	return out
 }
 
-// RefusedError encodes the attempt error of a result the store refused, in
+// refusedError encodes the attempt error of a result the store refused, in
 // the shape of the root package's AttemptError. The store's message is
 // cut short and made storable: it may quote the very value refused.
-func RefusedError(attempt int, cause error) []byte {
+func refusedError(attempt int, cause error) []byte {
 	msg := fmt.Sprintf("the store refused this attempt's result, so it was recorded as failed: %s", cause)
 	if len(msg) > 1024 {
 		msg = msg[:1024]
