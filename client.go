@@ -174,6 +174,11 @@ func (c *Config) withDefaults(d driver.Driver) (*Config, error) {
 	if cfg.MaxAttempts < 1 {
 		return nil, invalidf("config: MaxAttempts %d must be at least 1", cfg.MaxAttempts)
 	}
+	// The ID is every claimed job's lease owner: one the store cannot hold
+	// would fail every claim of the client.
+	if err := checkOwner(cfg.ID); err != nil {
+		return nil, fmt.Errorf("config: ID: %w", err)
+	}
 	if cfg.LeaseDuration < 100*time.Millisecond {
 		return nil, invalidf("config: LeaseDuration %s is too short (minimum 100ms)", cfg.LeaseDuration)
 	}
@@ -283,6 +288,10 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 			c.metrics.flushed(len(results), len(accepted), took)
 			c.wakeLimited(results) // order: finished jobs free room under queue limits
 		},
+		// A result the completer gives up on leaves the tracker, so that
+		// the heartbeat stops extending its lease and the rescuer takes
+		// the job back once it expires.
+		OnDropped: func(r driver.Result) { c.tracker.Remove(r.ID, r.Attempt) },
 	})
 	c.producers = make(map[string]*producer.Producer, len(cfg.Queues))
 	for name, q := range cfg.Queues {

@@ -78,6 +78,10 @@ func (c *Client[TTx]) runAttempt(ctx context.Context, row *JobRow) driver.Result
 	err, trace := safeWork(jobCtx, unit, row, attempt)
 	cause := context.Cause(jobCtx)
 	switch {
+	case err == nil && attempt.refused != nil:
+		// The handler ignored SetResult's error: completing the job
+		// without the result it meant to store would hide the failure.
+		return c.failed(row, res, attempt.refused, "")
 	case err == nil:
 		res.Outcome = driver.OutcomeCompleted
 		res.Output = attempt.output
@@ -151,10 +155,17 @@ func safeWork(ctx context.Context, unit workUnit, row *JobRow, attempt *attemptS
 	return err, trace
 }
 
+// encodeAttemptError records one failed attempt. The message and trace are
+// made storable (NUL and invalid UTF-8 become U+FFFD) and cut to
+// maxErrorLen each, for Go handlers and remote workers alike: an error
+// text is whatever a handler returned, and one the store refused would
+// fail the whole batch of results it was flushed with, while one without
+// a bound would travel with the job forever.
 func encodeAttemptError(attempt int, err error, trace string) []byte {
-	b, mErr := json.Marshal(AttemptError{Attempt: attempt, At: time.Now().UTC(), Error: err.Error(), Trace: trace})
+	b, mErr := json.Marshal(AttemptError{Attempt: attempt, At: time.Now().UTC(),
+		Error: sanitizeText(err.Error(), maxErrorLen), Trace: sanitizeText(trace, maxErrorLen)})
 	if mErr != nil {
-		b, _ = json.Marshal(AttemptError{Attempt: attempt, At: time.Now().UTC(), Error: fmt.Sprintf("%q", err.Error())})
+		b, _ = json.Marshal(AttemptError{Attempt: attempt, At: time.Now().UTC(), Error: fmt.Sprintf("%q", sanitizeText(err.Error(), maxErrorLen))})
 	}
 	return b
 }

@@ -21,7 +21,8 @@ type InsertOpts struct {
 	Queue string
 	// Priority orders jobs within a queue: lower runs first. Any int16.
 	Priority int
-	// RunAt schedules the job; zero or a past time means now.
+	// RunAt schedules the job; zero or a past time means now. It must lie
+	// between MinTime and MaxTime.
 	RunAt time.Time
 	// MaxAttempts bounds attempts before the job is discarded.
 	MaxAttempts int
@@ -123,14 +124,14 @@ const (
 // ValidateQueue reports whether name can be a queue name.
 func ValidateQueue(name string) error {
 	if !validName(name, 128, "_.:-") {
-		return invalidf("queue %q: use 1-128 letters, digits, '_', '.', ':' or '-', starting with a letter or digit", name)
+		return invalidf("queue %s: use 1-128 letters, digits, '_', '.', ':' or '-', starting with a letter or digit", echo(name))
 	}
 	return nil
 }
 
 func validateKind(kind string) error {
 	if !validName(kind, 255, "_.:/-") {
-		return invalidf("kind %q: use 1-255 letters, digits, '_', '.', ':', '/' or '-', starting with a letter or digit", kind)
+		return invalidf("kind %s: use 1-255 letters, digits, '_', '.', ':', '/' or '-', starting with a letter or digit", echo(kind))
 	}
 	return nil
 }
@@ -226,6 +227,11 @@ func (c *Client[TTx]) buildInsert(args Args, opts *InsertOpts) (driver.InsertPar
 	} else if len(encoded) > MaxArgsBytes {
 		return p, invalidf("args: %d bytes is over the limit of %d", len(encoded), MaxArgsBytes)
 	}
+	// Typed args are checked too: json.Marshal writes a string's NUL as
+	// \u0000, and a json.RawMessage field passes its bytes through.
+	if err := checkJSONText("args", encoded); err != nil {
+		return p, err
+	}
 	if o.Queue == "" {
 		o.Queue = DefaultQueue
 	}
@@ -241,15 +247,20 @@ func (c *Client[TTx]) buildInsert(args Args, opts *InsertOpts) (driver.InsertPar
 	if o.MaxAttempts < 1 || o.MaxAttempts > 1_000_000 {
 		return p, invalidf("max attempts %d: must be between 1 and 1000000", o.MaxAttempts)
 	}
-	if !o.RunAt.IsZero() && (o.RunAt.Year() < 1970 || o.RunAt.Year() > 9999) {
-		return p, invalidf("run at %s: out of range (years 1970-9999)", o.RunAt.Format(time.RFC3339))
+	if !o.RunAt.IsZero() {
+		if err := checkTime("run at", o.RunAt); err != nil {
+			return p, err
+		}
 	}
 	if o.Timeout < 0 {
 		return p, invalidf("timeout %s: must not be negative", o.Timeout)
 	}
-	for _, t := range o.Tags {
-		if t == "" || len(t) > 255 || strings.ContainsAny(t, ",\x00") {
-			return p, invalidf("tag %q: must be 1-255 characters without commas", t)
+	for i, t := range o.Tags {
+		if t == "" || len(t) > 255 || strings.ContainsRune(t, ',') {
+			return p, invalidf("tag %s: must be 1-255 characters without commas", echo(t))
+		}
+		if !storable(t) {
+			return p, checkText(fmt.Sprintf("tags[%d]", i), t)
 		}
 	}
 	if len(o.Metadata) > 0 {
@@ -258,6 +269,9 @@ func (c *Client[TTx]) buildInsert(args Args, opts *InsertOpts) (driver.InsertPar
 		}
 		if trimmed := bytes.TrimSpace(o.Metadata); len(trimmed) == 0 || trimmed[0] != '{' {
 			return p, invalidf("metadata: must be a JSON object")
+		}
+		if err := checkJSONText("metadata", o.Metadata); err != nil {
+			return p, err
 		}
 	}
 	p = driver.InsertParams{

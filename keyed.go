@@ -2,7 +2,6 @@ package drover
 
 import (
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/droverhq/drover/internal/driver"
@@ -93,7 +92,7 @@ func uniqueFinal(states []JobState) (int, error) {
 	listed := map[JobState]bool{}
 	for _, s := range states {
 		if !driver.State(s).Valid() {
-			return 0, invalidf("unique states: unknown state %q (use %v)", s, JobStates())
+			return 0, invalidf("unique states: unknown state %s (use %v)", echo(string(s)), JobStates())
 		}
 		listed[s] = true
 		final |= driver.FinalBit(driver.State(s))
@@ -129,10 +128,10 @@ func setKeyRate(p *driver.InsertParams, o *InsertOpts) error {
 }
 
 func checkKey(what, key string) error {
-	if len(key) > maxKeyBytes || strings.ContainsRune(key, 0) {
-		return invalidf("%s %q: must be at most %d bytes without NUL characters", what, key, maxKeyBytes)
+	if len(key) > maxKeyBytes {
+		return invalidf("%s %s: must be at most %d bytes", what, echo(key), maxKeyBytes)
 	}
-	return nil
+	return checkText(what, key)
 }
 
 // uniqueKey is what the store's unique index holds: the kind (so that two

@@ -60,8 +60,8 @@ func (c *Client[TTx]) Claim(ctx context.Context, p ClaimParams) ([]*JobRow, erro
 	if p.Max < 1 || p.Max > MaxClaim {
 		return nil, invalidf("max %d: must be between 1 and %d", p.Max, MaxClaim)
 	}
-	if p.Owner == "" || len(p.Owner) > maxOwnerLen {
-		return nil, invalidf("owner %q: must be 1-%d characters", p.Owner, maxOwnerLen)
+	if err := checkOwner(p.Owner); err != nil {
+		return nil, err
 	}
 	if p.Lease < MinRemoteLease || p.Lease > MaxRemoteLease {
 		return nil, invalidf("lease %s: must be between %s and %s", p.Lease, MinRemoteLease, MaxRemoteLease)
@@ -101,10 +101,14 @@ type AttemptResult struct {
 	// it could as well hold or cancel the jobs it was given.
 	MaxAttempts int
 	Outcome     AttemptOutcome
-	// Error and Trace describe a failed or cancelled attempt.
+	// Error and Trace describe a failed or cancelled attempt, at most
+	// 64 KiB each. NUL characters and invalid UTF-8 in them are stored as
+	// U+FFFD rather than refused, so that a failure is never lost for the
+	// way it is worded.
 	Error string
 	Trace string
-	// RetryAt overrides Config.RetryPolicy for a failed attempt.
+	// RetryAt overrides Config.RetryPolicy for a failed attempt. It must
+	// lie between MinTime and MaxTime.
 	RetryAt time.Time
 	// Result is the JSON a completed attempt stores as the job's result,
 	// as Job.SetResult does for a Go worker: at most MaxResultBytes, read
@@ -164,11 +168,11 @@ func (c *Client[TTx]) Finish(ctx context.Context, results []AttemptResult) (*Fin
 // runJob does for a Go worker.
 func (c *Client[TTx]) remoteResult(r AttemptResult, now time.Time) (driver.Result, error) {
 	res := driver.Result{ID: r.ID, Attempt: r.Attempt}
-	if r.ID < 1 {
-		return res, invalidf("id %d: must be positive", r.ID)
+	if err := checkAttemptRef(r.ID, r.Attempt); err != nil {
+		return res, err
 	}
-	if r.Attempt < 1 {
-		return res, invalidf("attempt %d: must be at least 1 (use the attempt the job was claimed with)", r.Attempt)
+	if err := checkRemoteResult(r); err != nil {
+		return res, err
 	}
 	if len(r.Error) > maxErrorLen || len(r.Trace) > maxErrorLen {
 		return res, invalidf("error and trace: each at most %d bytes", maxErrorLen)
@@ -257,8 +261,8 @@ func (c *Client[TTx]) ExtendLeases(ctx context.Context, attempts []AttemptRef, l
 	p := driver.HeartbeatParams{IDs: make([]int64, len(attempts)), Attempts: make([]int, len(attempts)), Lease: lease}
 	seen := make(map[int64]bool, len(attempts))
 	for i, a := range attempts {
-		if a.ID < 1 || a.Attempt < 1 {
-			return nil, invalidf("attempt %d of %d: id %d and attempt %d must be positive", i+1, len(attempts), a.ID, a.Attempt)
+		if err := checkAttemptRef(a.ID, a.Attempt); err != nil {
+			return nil, fmt.Errorf("attempt %d of %d: %w", i+1, len(attempts), err)
 		}
 		// A worker holds at most one attempt of a job; the store reports
 		// per job, so a job named twice would get one answer for both.

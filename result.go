@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/droverhq/drover/internal/driver"
 )
@@ -18,6 +19,9 @@ const MaxResultBytes = 64 << 10
 type attemptState struct {
 	exec   driver.Executor
 	output []byte
+	// refused is SetResult's last error, if its last call failed: the
+	// attempt then fails even if the handler returns nil.
+	refused error
 }
 
 // SetResult records v, encoded as JSON, as the job's result. It is stored
@@ -25,20 +29,40 @@ type attemptState struct {
 // the same statement that finishes the job, and can then be read with
 // Client.JobResult, Client.BatchResults, or by the jobs that depend on
 // this one (ParentResults). A later call replaces an earlier one. Results
-// over MaxResultBytes are refused with an error wrapping ErrInvalid.
+// over MaxResultBytes, or holding text the store cannot (a NUL character,
+// invalid UTF-8), are refused with an error wrapping ErrInvalid, and the
+// attempt then fails even if the handler returns nil, unless a later call
+// succeeds.
 func (j *Job[T]) SetResult(v any) error {
 	if j.attempt == nil {
 		return errors.New("set result: the job is not running in a client")
 	}
-	b, err := json.Marshal(v)
+	b, err := encodeResult(j.ID, v)
+	j.attempt.refused = err
 	if err != nil {
-		return invalidf("result of job %d: %v", j.ID, err)
-	}
-	if len(b) > MaxResultBytes {
-		return invalidf("result of job %d: %d bytes is over the limit of %d", j.ID, len(b), MaxResultBytes)
+		return err
 	}
 	j.attempt.output = b
 	return nil
+}
+
+// encodeResult encodes a handler's result and checks that the store can
+// hold it: a string with a NUL encodes as \u0000, and a json.RawMessage
+// or custom MarshalJSON can carry invalid UTF-8, either of which
+// PostgreSQL's jsonb refuses. Refused here, it fails its own attempt
+// instead of the flush that would carry it with other jobs' results.
+func encodeResult(id int64, v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, invalidf("result of job %d: %v", id, err)
+	}
+	if len(b) > MaxResultBytes {
+		return nil, invalidf("result of job %d: %d bytes is over the limit of %d", id, len(b), MaxResultBytes)
+	}
+	if err := checkJSONText("result", b); err != nil {
+		return nil, fmt.Errorf("job %d: %w", id, err)
+	}
+	return b, nil
 }
 
 // ParentResults returns the state and result of every job this one depends

@@ -58,6 +58,10 @@ type Config struct {
 	// OnFlushed is called after each successful flush with the results it
 	// covered and the IDs the store accepted (fencing may reject some).
 	OnFlushed func(results []driver.Result, accepted []int64, took time.Duration)
+	// OnDropped is called with a result the completer gives up on: the
+	// store refused it and its replacement too. Its job is left to its
+	// lease, so the caller must stop extending that lease.
+	OnDropped func(r driver.Result)
 }
 
 // Completer batches results. Run it in a goroutine; Submit from any number
@@ -113,7 +117,8 @@ func (c *Completer) Close() {
 // until ctx ends (results still unwritten then are left to the lease
 // rescuer: their jobs run again, nothing is lost). Failed flushes are retried
 // with backoff, so a database outage delays completions instead of dropping
-// them.
+// them; a flush the store refuses for its values is split instead, so that
+// one result cannot hold up the others (refuse.go).
 func (c *Completer) Run(ctx context.Context) {
 	defer close(c.done)
 	slots := make(chan struct{}, c.cfg.MaxInFlight)
@@ -199,29 +204,8 @@ func isMember(r driver.Result) bool { return r.Flow&driver.FlowBatchMember != 0 
 func (c *Completer) Done() <-chan struct{} { return c.done }
 
 // flush writes batch, retrying failures until it is written or ctx ends,
-// and reports how long the statement that wrote it took.
+// and reports how long the statement that wrote it took. See write for
+// what happens to a batch the store refuses.
 func (c *Completer) flush(ctx context.Context, batch []driver.Result) (took time.Duration, ok bool) {
-	backoff := 50 * time.Millisecond
-	for attempt := 1; ; attempt++ {
-		start := time.Now()
-		accepted, err := c.exec.JobFinish(ctx, batch)
-		if err == nil {
-			took = time.Since(start)
-			if c.cfg.OnFlushed != nil {
-				c.cfg.OnFlushed(batch, accepted, took)
-			}
-			return took, true
-		}
-		if ctx.Err() != nil {
-			c.cfg.Logger.Warn("completer stopped with unwritten results; their jobs will be rescued when their leases expire",
-				"results", len(batch), "error", err)
-			return 0, false
-		}
-		c.cfg.Logger.Error("writing job results failed; retrying", "results", len(batch), "attempt", attempt, "error", err)
-		select {
-		case <-ctx.Done():
-		case <-time.After(backoff):
-		}
-		backoff = min(backoff*2, 5*time.Second)
-	}
+	return c.write(ctx, batch, false)
 }

@@ -417,6 +417,9 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request) error {
 	if req.Worker == "" {
 		return badRequest("worker: required, an ID of the worker process (it becomes the jobs' lease owner)")
 	}
+	if err := drover.ValidateOwner(req.Worker); err != nil {
+		return fmt.Errorf("worker: %w", err)
+	}
 	// Checked before waiting, so that no wake-up channel is made for a
 	// name that can never be a queue.
 	if err := drover.ValidateQueue(req.Queue); err != nil {

@@ -20,12 +20,20 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, errorBody{Error: msg, Status: status})
 }
 
+// writeJSON encodes v before it sends the status, so that a value that
+// cannot be encoded (a stored time past year 9999 has no JSON form) is
+// answered with a 500 naming the error instead of a 200 with an empty
+// body.
 func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		body, _ = json.Marshal(errorBody{Error: "internal error: cannot encode the answer as JSON: " + err.Error(), Status: status})
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	_ = enc.Encode(v) // the status is sent; a failed write only means the client left
+	_, _ = w.Write(append(body, '\n')) // the status is sent; a failed write only means the client left
 }
 
 // decode reads a JSON request body into v, strictly: the body must be JSON,

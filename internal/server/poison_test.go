@@ -1,0 +1,98 @@
+package server_test
+
+import (
+	"fmt"
+	"maps"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/internal/server"
+)
+
+// TestPoisonInputAnswers400 sends values the store cannot hold (invalid
+// UTF-8, NUL, \u0000, times out of range, numbers past 32 bits): each
+// gets a 400 naming the field, quoting no more than a short prefix of the
+// value, and the store is unchanged. Before, these reached the store and
+// answered 500, or were stored raw and broke the workers that claimed
+// them.
+func TestPoisonInputAnswers400(t *testing.T) {
+	forEachStore(t, func(t *testing.T, b *bundle) {
+		id := b.enqueue(t, map[string]any{"kind": "k", "args": 1})[0]
+		held := b.claim(t, map[string]any{"queue": "default", "worker": "w"})[0]
+		finish := func(fields string) string {
+			return fmt.Sprintf(`{"results":[{"id":%d,"attempt":%d,%s}]}`, id, held.Attempt, fields)
+		}
+		longWorker := strings.Repeat("w", 60<<10)
+		cases := []struct {
+			name, path, body, want string
+		}{
+			{"args with invalid UTF-8", "/v1/jobs", "{\"jobs\":[{\"kind\":\"k\",\"args\":1},{\"kind\":\"k\",\"args\":\"\xff bad\"}]}", "job 2 of 2: args: invalid UTF-8 at byte 1"},
+			{"args with NUL", "/v1/jobs", `{"jobs":[{"kind":"k","args":{"a":"\u0000"}}]}`, `job 1 of 1: args: contains \u0000`},
+			{"metadata with NUL", "/v1/jobs", `{"jobs":[{"kind":"k","args":1,"metadata":{"a":"x\u0000"}}]}`, `job 1 of 1: metadata: contains \u0000`},
+			{"tag with NUL", "/v1/jobs", `{"jobs":[{"kind":"k","args":1,"tags":["a\u0000"]}]}`, `job 1 of 1: tags[0]: contains a NUL`},
+			{"unique key with NUL", "/v1/jobs", `{"jobs":[{"kind":"k","args":1,"unique_key":"u\u0000"}]}`, "job 1 of 1: unique key: contains a NUL"},
+			{"run_at past 9999", "/v1/jobs", `{"jobs":[{"kind":"k","args":1,"run_at":"9999-12-31T23:00:00-05:00"}]}`, "job 1 of 1: run at 10000-"},
+			{"batch args with NUL", "/v1/batches", `{"jobs":[{"kind":"k","args":"\u0000"}]}`, `job 1 of 1: args: contains \u0000`},
+			{"worker with NUL", "/v1/claim", `{"queue":"default","worker":"w\u0000"}`, "worker: owner: contains a NUL"},
+			{"worker too long", "/v1/claim", `{"queue":"default","worker":"` + longWorker + `"}`, "worker: owner \"wwww"},
+			{"result with NUL", "/v1/finish", finish(`"outcome":"completed","result":{"a":"\u0000"}`), `result: contains \u0000`},
+			{"retry_at past 9999", "/v1/finish", finish(`"outcome":"failed","max_attempts":5,"retry_at":"9999-12-31T23:00:00-05:00"`), "retry at 10000-"},
+			{"retry_at before 1970", "/v1/finish", finish(`"outcome":"failed","max_attempts":5,"retry_at":"1969-12-31T00:00:00Z"`), "retry at 1969-"},
+			{"attempt past 32 bits", "/v1/finish", fmt.Sprintf(`{"results":[{"id":%d,"attempt":2147483648,"outcome":"completed"}]}`, id), "attempt 2147483648"},
+			{"max_attempts past 32 bits", "/v1/finish", finish(`"outcome":"failed","max_attempts":2147483648`), "max attempts 2147483648"},
+			{"heartbeat attempt past 32 bits", "/v1/heartbeat", fmt.Sprintf(`{"attempts":[{"id":%d,"attempt":2147483648}]}`, id), "attempt 2147483648"},
+		}
+		before := b.counts(t)
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				scope := server.ScopeWork
+				if c.path == "/v1/jobs" || c.path == "/v1/batches" {
+					scope = server.ScopeEnqueue
+				}
+				r := b.call(t, scope, "POST", c.path, c.body, false)
+				if r.status != http.StatusBadRequest {
+					t.Fatalf("status %d, want 400: %.300s", r.status, r.body)
+				}
+				if msg := r.errorMessage(t); !strings.Contains(msg, c.want) || len(msg) > 300 {
+					t.Fatalf("message %.400q does not name the problem (want %q) in a few words", msg, c.want)
+				}
+			})
+		}
+		if after := b.counts(t); !maps.Equal(after, before) {
+			t.Fatalf("bad requests changed the store: %v -> %v", before, after)
+		}
+		if row := b.stored(t, id); row.State != drover.JobStateRunning || row.Attempt != held.Attempt || len(row.Errors) != 0 {
+			t.Fatalf("bad requests changed the held job: %+v", row)
+		}
+	})
+}
+
+// TestFinishErrorWithNULIsStoredSafe: a remote worker's error and trace
+// holding a NUL are stored with U+FFFD in its place, instead of failing
+// the whole finish with a 500, and the other results of the request land.
+func TestFinishErrorWithNULIsStoredSafe(t *testing.T) {
+	forEachStore(t, func(t *testing.T, b *bundle) {
+		ids := b.enqueue(t, map[string]any{"kind": "k", "args": 1, "max_attempts": 1}, map[string]any{"kind": "k", "args": 2})
+		jobs := b.claim(t, map[string]any{"queue": "default", "worker": "w", "max": 2})
+		if len(jobs) != 2 {
+			t.Fatalf("claimed %d jobs, want 2", len(jobs))
+		}
+		var out struct{ Accepted, Rejected []int64 }
+		b.must(t, http.StatusOK, server.ScopeWork, "POST", "/v1/finish", fmt.Sprintf(`{"results":[
+			{"id":%d,"attempt":1,"outcome":"failed","max_attempts":1,"error":"x\u0000y","trace":"at\u0000line"},
+			{"id":%d,"attempt":1,"outcome":"completed"}]}`, ids[0], ids[1])).decode(t, &out)
+		if len(out.Accepted) != 2 {
+			t.Fatalf("finish accepted %v, rejected %v; want both accepted", out.Accepted, out.Rejected)
+		}
+		var got job
+		b.must(t, http.StatusOK, server.ScopeAdmin, "GET", fmt.Sprintf("/v1/jobs/%d", ids[0]), nil).decode(t, &got)
+		if got.State != "discarded" || len(got.Errors) != 1 || got.Errors[0].Error != "x\uFFFDy" || got.Errors[0].Trace != "at\uFFFDline" {
+			t.Fatalf("job %+v, want discarded with its error and trace made safe", got)
+		}
+		if row := b.stored(t, ids[1]); row.State != drover.JobStateCompleted {
+			t.Fatalf("job %d is %s, want completed", ids[1], row.State)
+		}
+	})
+}
