@@ -12,6 +12,7 @@ import (
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/droversqlite"
+	"github.com/droverhq/drover/internal/waitfor"
 )
 
 // Poison values: whatever one job carries can fail only that job. These
@@ -69,7 +70,7 @@ func TestPoisonErrorsFailOnlyTheirJobs(t *testing.T) {
 			t.Fatal(err)
 		}
 		var counts map[drover.JobState]int64
-		waitFor(t, "every job to finish", func() bool {
+		waitfor.Cond(t, "every job to finish", func() bool {
 			counts, err = b.client.JobCountByState(ctx, "")
 			if err != nil {
 				t.Fatal(err)
