@@ -302,3 +302,26 @@ def test_pydantic_args_and_results(server: Server, client: drover.Client, queue:
         worker.stop()
     assert seen == [Invoice(number=3, total=1.5)]
     assert client.job_result(job_id).result == {"number": 3, "total": 3.0}
+
+
+def test_idle_queue_holds_one_slot(server: Server, client: drover.Client, queue: str) -> None:
+    ledger = Ledger()
+    worker = drover.Worker(server.url, server.work_token, queues=[queue, queue + "-idle"], concurrency=4,
+                           poll_wait=2)
+
+    @worker.task("busy")
+    def busy(_args: dict[str, object], ctx: drover.JobContext) -> None:
+        ledger.enter(ctx.id)
+        time.sleep(0.1)
+        ledger.leave()
+
+    worker.start()
+    try:
+        time.sleep(0.5)  # both claimers are waiting on empty queues now
+        client.insert_many([drover.JobSpec("busy", {}, queue=queue) for _ in range(30)])
+        wait_for(lambda: set(states(client, queue).values()) == {"completed"}, what="completed")
+    finally:
+        worker.stop()
+    # The idle queue's long poll holds one slot (none in the moment between
+    # two of its polls); the busy queue gets the rest, not half.
+    assert ledger.peak >= 3

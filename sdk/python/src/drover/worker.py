@@ -491,10 +491,10 @@ class Worker:
 
     # Claiming.
 
-    def _reserve(self) -> int:
-        """Waits for free slots and reserves a share of them: all of them
-        with one queue, an even split between the claimers waiting with
-        several. Returns 0 when the worker stops."""
+    def _reserve(self, limit: int) -> int:
+        """Waits for free slots and reserves up to limit of them, split
+        evenly between the claimers waiting at the same time. Returns 0 when
+        the worker stops."""
         with self._lock:
             self._reserving += 1
             try:
@@ -503,7 +503,7 @@ class Worker:
                 if self._stopping:
                     return 0
                 n = max(1, self._free // self._reserving)
-                n = min(n, 1000)
+                n = min(n, limit, 1000)
                 self._free -= n
                 return n
             finally:
@@ -521,8 +521,15 @@ class Worker:
         backoff = _Backoff(cap=c.max_backoff)
         body = {"queue": queue, "worker": c.worker_id, "lease_ms": int(c.lease * 1000),
                 "wait_ms": int(c.poll_wait * 1000)}
+        # A long poll holds the slots it reserved until jobs arrive. With
+        # several queues, the claimer of a queue that was empty last time
+        # asks for one job only, so that an idle queue holds one slot, not
+        # a share the busy queues could use; the claim after a non-empty
+        # one asks for as many as are free.
+        idle = False
+        shared = len(c.queues) > 1
         while True:
-            n = self._reserve()
+            n = self._reserve(1 if idle and shared else 1000)
             if n == 0:
                 return
             if self._stopping:
@@ -545,6 +552,7 @@ class Worker:
                 continue
             backoff.reset()
             jobs = [Job.from_json(j) for j in out.get("jobs") or []]
+            idle = not jobs
             self._release_slots(n - len(jobs))
             for job in jobs:
                 self._begin(job)
