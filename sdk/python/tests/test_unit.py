@@ -82,9 +82,10 @@ class FakeServer:
     that the lease token's round trip can be checked before the real
     server sends one."""
 
-    def __init__(self) -> None:
+    def __init__(self, heartbeat_reply: dict[str, Any] | None = None) -> None:
         self.requests: list[tuple[str, dict[str, Any], dict[str, str]]] = []
         self.claimed = False
+        self.heartbeat_reply = heartbeat_reply or {"lost": [], "cancel_requested": []}
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -103,7 +104,7 @@ class FakeServer:
                                  "attempt": 1, "max_attempts": 3, "lease_token": "tok-7", "future_field": 1}]
                     out = {"jobs": jobs}
                 elif self.path == "/v1/heartbeat":
-                    out = {"lost": [], "cancel_requested": []}
+                    out = fake.heartbeat_reply
                 else:
                     out = {"accepted": [r["id"] for r in body["results"]], "rejected": []}
                 data = json.dumps(out).encode()
@@ -151,3 +152,26 @@ def test_lease_token_is_echoed_and_headers_sent() -> None:
 def test_refs_without_lease_token() -> None:
     job = drover.Job(id=3, state="running", queue="q", kind="k", args={}, attempt=2)
     assert _Held(job=job, ctx=JobContext(job, "w")).ref == {"id": 3, "attempt": 2}
+
+
+def test_lost_lease_stops_the_handler_and_drops_its_result() -> None:
+    fake = FakeServer(heartbeat_reply={"lost": [7], "cancel_requested": []})
+    reasons: list[str | None] = []
+    ended = threading.Event()
+    worker = Worker(fake.url, "drv_t", lease=1.0, poll_wait=0.2)
+
+    @worker.task("k")
+    def k(_args: dict[str, Any], ctx: JobContext) -> str:
+        ctx.cancelled.wait(5)
+        reasons.append(ctx.cancel_reason)
+        ended.set()
+        return "too late"
+
+    worker.start()
+    try:
+        assert ended.wait(5)
+    finally:
+        worker.stop()
+        fake.httpd.shutdown()
+    assert reasons == ["lease_lost"]
+    assert [p for p, _, _ in fake.requests if p == "/v1/finish"] == []

@@ -42,7 +42,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--url", default=os.environ.get("DROVER_URL"), help="server URL (default $DROVER_URL)")
     p.add_argument("--token", default=os.environ.get("DROVER_TOKEN"),
                    help="token with the work scope (default $DROVER_TOKEN)")
-    p.add_argument("--queue", action="append", dest="queues", help="queue to work (repeat for several)")
+    p.add_argument("--queue", action="append", dest="queues",
+                   help="queue to work (repeat, or separate with commas, for several)")
     p.add_argument("--concurrency", type=int, help="most jobs running at once")
     p.add_argument("--lease", type=float, help="lease of each attempt in seconds (heartbeats extend it)")
     p.add_argument("--poll-wait", type=float, help="longest long poll of a claim in seconds")
@@ -52,8 +53,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     a = p.parse_args(argv)
     logging.basicConfig(level=a.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     worker = load(a.target)
+    queues = [q.strip() for arg in a.queues for q in arg.split(",") if q.strip()] if a.queues else None
     try:
-        worker.configure(url=a.url, token=a.token, queues=a.queues, concurrency=a.concurrency, lease=a.lease,
+        worker.configure(url=a.url, token=a.token, queues=queues, concurrency=a.concurrency, lease=a.lease,
                          poll_wait=a.poll_wait, shutdown_timeout=a.shutdown_timeout, worker_id=a.worker_id)
         worker.run()
     except (ValueError, DroverError) as e:
