@@ -325,3 +325,36 @@ def test_idle_queue_holds_one_slot(server: Server, client: drover.Client, queue:
     # The idle queue's long poll holds one slot (none in the moment between
     # two of its polls); the busy queue gets the rest, not half.
     assert ledger.peak >= 3
+
+
+def test_shutdown_timeout_reports_unfinished_handlers(server: Server, client: drover.Client, queue: str) -> None:
+    started = threading.Event()
+    worker = make_worker(server, queue, concurrency=2, shutdown_timeout=0.3)
+    reasons: list[str | None] = []
+
+    @worker.task("stubborn")
+    def stubborn(_args: dict[str, object]) -> None:
+        started.set()
+        time.sleep(3)  # ignores ctx.cancelled
+
+    @worker.task("polite")
+    async def polite(_args: dict[str, object], ctx: drover.JobContext) -> None:
+        try:
+            await asyncio.sleep(30)
+        finally:
+            reasons.append(ctx.cancel_reason)
+
+    s = client.insert("stubborn", {}, queue=queue)
+    p = client.insert("polite", {}, queue=queue)
+    worker.start()
+    assert started.wait(10)
+    wait_for(lambda: client.get_job(p).state == "running", what="both running")
+    t0 = time.monotonic()
+    worker.stop()
+    assert time.monotonic() - t0 < 2.5
+    assert reasons == ["shutdown"]
+    for job_id in (s, p):
+        job = client.get_job(job_id)
+        # Failed, and available again at once rather than after its lease.
+        assert job.state == "available" and job.attempt == 1
+        assert job.errors[0].error.startswith("worker shut down before the handler finished")

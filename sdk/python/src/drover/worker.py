@@ -657,7 +657,8 @@ class Worker:
             limit = job.timeout_ms / 1000 if job.timeout_ms else (self._handlers[job.kind].timeout or 0)
             return self._failure(job, f"timed out after {limit:g}s: {message}", trace)
         if ctx.cancel_reason == "shutdown":
-            return self._failure(job, f"worker shut down before the handler finished: {message}", trace)
+            return self._failure(job, f"worker shut down before the handler finished: {message}", trace,
+                                 retry_at=datetime.now(timezone.utc))
         return self._failure(job, message, trace)
 
     def _end(self, held: _Held, result: dict[str, Any]) -> None:
@@ -825,8 +826,9 @@ class Worker:
             with self._lock:
                 while self._running > 0 and time.monotonic() < grace:
                     self._lock.wait(0.05)
+            now = datetime.now(timezone.utc)
             for h in running:
-                self._end(h, self._failure(h.job, "worker shut down before the handler finished", ""))
+                self._end(h, self._failure(h.job, "worker shut down before the handler finished", "", retry_at=now))
         with self._lock:
             self._finisher_stop = True
             self._lock.notify_all()
