@@ -1,0 +1,77 @@
+"""Drover's Python SDK: a client and a worker for ``drover serve``'s HTTP API.
+
+    client = drover.Client("http://127.0.0.1:8080", token)
+    client.insert("email", {"to": "ada@example.com"})
+
+    worker = drover.Worker("http://127.0.0.1:8080", token, concurrency=20)
+
+    @worker.task("email")
+    def send(args: dict, ctx: drover.JobContext) -> None: ...
+
+    worker.run()
+"""
+
+from ._version import __version__
+from .client import Client, Step, Workflow
+from .errors import (
+    AuthError,
+    ConflictError,
+    DroverConnectionError,
+    DroverError,
+    ForbiddenError,
+    NotFoundError,
+    PayloadTooLargeError,
+    RateLimitedError,
+    RetryableError,
+    ServerError,
+    UnauthorizedError,
+    UnavailableError,
+    ValidationError,
+)
+from .models import (
+    AttemptError,
+    Batch,
+    BatchCounts,
+    InsertedBatch,
+    Job,
+    JobPage,
+    JobResult,
+    JobSpec,
+    JobState,
+    ResultPage,
+)
+from .worker import Cancel, JobContext, Retry, Worker
+
+__all__ = [
+    "AttemptError",
+    "AuthError",
+    "Batch",
+    "BatchCounts",
+    "Cancel",
+    "Client",
+    "ConflictError",
+    "DroverConnectionError",
+    "DroverError",
+    "ForbiddenError",
+    "InsertedBatch",
+    "Job",
+    "JobContext",
+    "JobPage",
+    "JobResult",
+    "JobSpec",
+    "JobState",
+    "NotFoundError",
+    "PayloadTooLargeError",
+    "RateLimitedError",
+    "ResultPage",
+    "Retry",
+    "RetryableError",
+    "ServerError",
+    "Step",
+    "UnauthorizedError",
+    "UnavailableError",
+    "ValidationError",
+    "Worker",
+    "Workflow",
+    "__version__",
+]

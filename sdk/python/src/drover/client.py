@@ -1,0 +1,251 @@
+"""The client: insert jobs, batches and workflows; inspect, cancel, retry
+and discard them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from ._http import Transport
+from .models import (
+    Batch,
+    InsertedBatch,
+    Job,
+    JobPage,
+    JobResult,
+    JobSpec,
+    ResultPage,
+)
+
+__all__ = ["Client", "Step", "Workflow"]
+
+
+class Client:
+    """A client of one ``drover serve``.
+
+    Inserting needs a token with the ``enqueue`` scope; cancel, retry,
+    discard and stats need ``admin``. Methods raise a
+    :class:`drover.DroverError` subclass; the client never retries an
+    insert on its own (a connection error leaves it unknown whether the
+    job was stored; use ``unique_key`` to make a retry safe).
+
+    The client is safe to share between threads; use it as a context
+    manager or call :meth:`close`."""
+
+    def __init__(self, url: str, token: str, timeout: float = 30.0) -> None:
+        self._t = Transport(url, token, timeout=timeout)
+
+    def close(self) -> None:
+        self._t.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # Inserting.
+
+    def insert(
+        self,
+        kind: str,
+        args: Any = None,
+        *,
+        queue: str | None = None,
+        priority: int | None = None,
+        run_at: datetime | None = None,
+        max_attempts: int | None = None,
+        tags: Sequence[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        timeout_ms: int | None = None,
+        depends_on: Sequence[int] | None = None,
+        key: str | None = None,
+        key_limit: int | None = None,
+        key_rate: int | None = None,
+        key_rate_period_ms: int | None = None,
+        unique_key: str | None = None,
+        unique_states: Sequence[str] | None = None,
+    ) -> int:
+        """Inserts one job and returns its id (0 when ``unique_key`` made it
+        a skipped duplicate). ``args`` may be a dict, a dataclass or a
+        pydantic model; None means ``{}``."""
+        spec = JobSpec(kind=kind, args={} if args is None else args, queue=queue, priority=priority,
+                       run_at=run_at, max_attempts=max_attempts, tags=tags, metadata=metadata,
+                       timeout_ms=timeout_ms, depends_on=depends_on, key=key, key_limit=key_limit,
+                       key_rate=key_rate, key_rate_period_ms=key_rate_period_ms, unique_key=unique_key,
+                       unique_states=unique_states)
+        return self.insert_many([spec])[0]
+
+    def insert_many(self, jobs: Iterable[JobSpec]) -> list[int]:
+        """Inserts jobs in one request, all or none, and returns their ids
+        in the order given (0 for a skipped unique duplicate)."""
+        body = {"jobs": [j.to_json() for j in jobs]}
+        out = self._t.request("POST", "/v1/jobs", body, idempotent=False)
+        return [int(i) for i in out["ids"]]
+
+    def insert_batch(self, jobs: Iterable[JobSpec], callback: JobSpec | None = None) -> InsertedBatch:
+        """Inserts jobs as one batch, all or none, with an optional callback
+        job that becomes available once every member has ended."""
+        body: dict[str, Any] = {"jobs": [j.to_json() for j in jobs]}
+        if callback is not None:
+            body["callback"] = callback.to_json()
+        out = self._t.request("POST", "/v1/batches", body, idempotent=False)
+        cb = out.get("callback_job_id")
+        return InsertedBatch(id=int(out["id"]), job_ids=[int(i) for i in out["ids"]],
+                             callback_job_id=int(cb) if cb else None)
+
+    def insert_workflow(self, workflow: Workflow) -> dict[str, int]:
+        """Inserts a workflow's steps, each after the steps it depends on,
+        and returns the job id of every step by name.
+
+        The HTTP API takes dependencies as ids of stored jobs, so the steps
+        go in one request per level of the graph (roots first). Unlike a Go
+        workflow this is not all or none: if a later level fails, the
+        earlier levels are stored and will run."""
+        ids: dict[str, int] = {}
+        remaining = list(workflow.steps)
+        while remaining:
+            ready = [s for s in remaining if all(d.name in ids for d in s.after)]
+            if not ready:
+                names = ", ".join(s.name for s in remaining)
+                raise ValueError(f"workflow: steps {names} depend on each other in a cycle")
+            specs = []
+            for s in ready:
+                deps = [ids[d.name] for d in s.after] + list(s.spec.depends_on or [])
+                spec = JobSpec(**{**s.spec.__dict__, "depends_on": deps or None})
+                specs.append(spec)
+            for s, job_id in zip(ready, self.insert_many(specs), strict=True):
+                ids[s.name] = job_id
+            remaining = [s for s in remaining if s.name not in ids]
+        return ids
+
+    # Inspecting.
+
+    def get_job(self, job_id: int) -> Job:
+        """Returns one job, waiting, running or finished, with its errors."""
+        return Job.from_json(self._t.request("GET", f"/v1/jobs/{int(job_id)}"))
+
+    def list_jobs(
+        self,
+        *,
+        state: str | Sequence[str] | None = None,
+        queue: str | None = None,
+        kind: str | None = None,
+        after: int | None = None,
+        limit: int | None = None,
+    ) -> JobPage:
+        """Returns one keyset page of jobs in id order, filtered."""
+        q: dict[str, str] = {}
+        if state:
+            q["state"] = state if isinstance(state, str) else ",".join(state)
+        if queue:
+            q["queue"] = queue
+        if kind:
+            q["kind"] = kind
+        if after is not None:
+            q["after"] = str(after)
+        if limit is not None:
+            q["limit"] = str(limit)
+        out = self._t.request("GET", "/v1/jobs", query=q)
+        nxt = out.get("next_after")
+        return JobPage(jobs=[Job.from_json(j) for j in out["jobs"]], next_after=int(nxt) if nxt else None)
+
+    def iter_jobs(
+        self,
+        *,
+        state: str | Sequence[str] | None = None,
+        queue: str | None = None,
+        kind: str | None = None,
+        page_size: int = 500,
+    ) -> Iterator[Job]:
+        """Yields every job of the filter, a page at a time."""
+        after: int | None = None
+        while True:
+            page = self.list_jobs(state=state, queue=queue, kind=kind, after=after, limit=page_size)
+            yield from page.jobs
+            if page.next_after is None:
+                return
+            after = page.next_after
+
+    def job_result(self, job_id: int) -> JobResult:
+        """Returns a job's state and result (None unless it completed with
+        one)."""
+        return JobResult.from_json(self._t.request("GET", f"/v1/jobs/{int(job_id)}/result"))
+
+    def get_batch(self, batch_id: int) -> Batch:
+        return Batch.from_json(self._t.request("GET", f"/v1/batches/{int(batch_id)}"))
+
+    def batch_results(self, batch_id: int, *, after: int | None = None, limit: int | None = None) -> ResultPage:
+        """Returns one page of a batch's ended members with their results."""
+        q: dict[str, str] = {}
+        if after is not None:
+            q["after"] = str(after)
+        if limit is not None:
+            q["limit"] = str(limit)
+        out = self._t.request("GET", f"/v1/batches/{int(batch_id)}/results", query=q)
+        nxt = out.get("next_after")
+        return ResultPage(results=[JobResult.from_json(r) for r in out["results"]],
+                          next_after=int(nxt) if nxt else None)
+
+    def iter_batch_results(self, batch_id: int, page_size: int = 500) -> Iterator[JobResult]:
+        after: int | None = None
+        while True:
+            page = self.batch_results(batch_id, after=after, limit=page_size)
+            yield from page.results
+            if page.next_after is None:
+                return
+            after = page.next_after
+
+    def stats(self, queue: str | None = None) -> dict[str, int]:
+        """Returns the number of jobs by state (admin scope)."""
+        out = self._t.request("GET", "/v1/stats", query={"queue": queue} if queue else None)
+        return {k: int(v) for k, v in out["counts"].items()}
+
+    # Acting on one job (admin scope).
+
+    def cancel(self, job_id: int) -> Job:
+        """Cancels a waiting job, or asks the worker running it to stop (its
+        handler sees the request at the next heartbeat)."""
+        return Job.from_json(self._t.request("POST", f"/v1/jobs/{int(job_id)}/cancel"))
+
+    def retry(self, job_id: int) -> Job:
+        """Makes a finished or waiting job available now."""
+        return Job.from_json(self._t.request("POST", f"/v1/jobs/{int(job_id)}/retry"))
+
+    def discard(self, job_id: int) -> Job:
+        return Job.from_json(self._t.request("POST", f"/v1/jobs/{int(job_id)}/discard"))
+
+
+@dataclass(frozen=True)
+class Step:
+    """A step of a :class:`Workflow`."""
+
+    name: str
+    spec: JobSpec
+    after: tuple[Step, ...] = ()
+
+
+@dataclass
+class Workflow:
+    """Jobs with dependencies between them, inserted with
+    :meth:`Client.insert_workflow`::
+
+        wf = Workflow()
+        fetch = wf.add("fetch", "fetch", {"url": u})
+        thumb = wf.add("thumb", "thumbnail", {}, after=[fetch])
+        wf.add("notify", "notify", {}, after=[fetch, thumb])
+
+    A step runs once every step it comes after has completed."""
+
+    steps: list[Step] = field(default_factory=list)
+
+    def add(self, name: str, kind: str, args: Any = None, *, after: Sequence[Step] = (),
+            **options: Any) -> Step:
+        if any(s.name == name for s in self.steps):
+            raise ValueError(f"workflow: step name {name!r} is used twice")
+        step = Step(name=name, spec=JobSpec(kind=kind, args={} if args is None else args, **options),
+                    after=tuple(after))
+        self.steps.append(step)
+        return step

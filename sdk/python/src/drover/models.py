@@ -1,0 +1,269 @@
+"""The typed objects the client returns and takes.
+
+Each ``from_json`` reads the fields it knows and keeps the whole object in
+``raw``, so that fields a newer server adds reach the caller without an SDK
+upgrade, and a field an older server lacks does not break decoding.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Literal
+
+__all__ = [
+    "AttemptError",
+    "Batch",
+    "BatchCounts",
+    "InsertedBatch",
+    "Job",
+    "JobPage",
+    "JobResult",
+    "JobSpec",
+    "JobState",
+    "ResultPage",
+    "encode_args",
+    "parse_time",
+]
+
+JobState = Literal[
+    "pending", "blocked", "scheduled", "available", "retryable", "running", "completed", "cancelled", "discarded"
+]
+
+
+def parse_time(v: Any) -> datetime | None:
+    """Parses an RFC 3339 time as the server writes it (Go's layout, with up
+    to nine fractional digits, which datetime.fromisoformat rejects before
+    Python 3.11)."""
+    if not isinstance(v, str) or not v:
+        return None
+    s = v.replace("Z", "+00:00")
+    head, dot, rest = s.partition(".")
+    if dot:
+        digits = ""
+        i = 0
+        while i < len(rest) and rest[i].isdigit():
+            digits += rest[i]
+            i += 1
+        s = f"{head}.{(digits + '000000')[:6]}{rest[i:]}"
+    return datetime.fromisoformat(s)
+
+
+def format_time(t: datetime) -> str:
+    """Formats t for the server; a naive datetime is taken as UTC."""
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=timezone.utc)
+    return t.isoformat()
+
+
+def encode_args(args: Any) -> Any:
+    """Turns job args or a result into JSON-ready data: a dataclass becomes a
+    dict, a pydantic model its JSON form, anything else passes as is."""
+    if dataclasses.is_dataclass(args) and not isinstance(args, type):
+        return dataclasses.asdict(args)
+    dump = getattr(args, "model_dump", None)
+    if callable(dump) and not isinstance(args, type):
+        return dump(mode="json")
+    return args
+
+
+@dataclass(frozen=True)
+class AttemptError:
+    """The error of one failed attempt, with its traceback when the worker
+    sent one."""
+
+    attempt: int
+    at: datetime | None
+    error: str
+    trace: str = ""
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> AttemptError:
+        return cls(attempt=int(d.get("attempt", 0)), at=parse_time(d.get("at")), error=str(d.get("error", "")),
+                   trace=str(d.get("trace") or ""))
+
+
+@dataclass(frozen=True)
+class Job:
+    """One job as the server stores it."""
+
+    id: int
+    state: str
+    queue: str
+    kind: str
+    args: Any
+    priority: int = 0
+    metadata: dict[str, Any] = field(default_factory=dict)
+    tags: list[str] = field(default_factory=list)
+    attempt: int = 0
+    max_attempts: int = 0
+    errors: list[AttemptError] = field(default_factory=list)
+    timeout_ms: int = 0
+    created_at: datetime | None = None
+    run_at: datetime | None = None
+    attempted_at: datetime | None = None
+    finalized_at: datetime | None = None
+    lease_owner: str = ""
+    lease_expires_at: datetime | None = None
+    cancel_requested: bool = False
+    batch_id: int | None = None
+    key: str = ""
+    #: The fencing token of a claimed attempt, when the server sends one.
+    lease_token: str | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Job:
+        token = d.get("lease_token")
+        return cls(
+            id=int(d["id"]),
+            state=str(d.get("state", "")),
+            queue=str(d.get("queue", "")),
+            kind=str(d.get("kind", "")),
+            args=d.get("args"),
+            priority=int(d.get("priority") or 0),
+            metadata=dict(d.get("metadata") or {}),
+            tags=list(d.get("tags") or []),
+            attempt=int(d.get("attempt") or 0),
+            max_attempts=int(d.get("max_attempts") or 0),
+            errors=[AttemptError.from_json(e) for e in d.get("errors") or []],
+            timeout_ms=int(d.get("timeout_ms") or 0),
+            created_at=parse_time(d.get("created_at")),
+            run_at=parse_time(d.get("run_at")),
+            attempted_at=parse_time(d.get("attempted_at")),
+            finalized_at=parse_time(d.get("finalized_at")),
+            lease_owner=str(d.get("lease_owner") or ""),
+            lease_expires_at=parse_time(d.get("lease_expires_at")),
+            cancel_requested=bool(d.get("cancel_requested")),
+            batch_id=int(d["batch_id"]) if d.get("batch_id") else None,
+            key=str(d.get("key") or ""),
+            lease_token=str(token) if token else None,
+            raw=d,
+        )
+
+
+@dataclass(frozen=True)
+class JobPage:
+    """A keyset page of jobs; pass ``next_after`` as ``after`` for the next
+    page (None on the last)."""
+
+    jobs: list[Job]
+    next_after: int | None
+
+
+@dataclass(frozen=True)
+class JobResult:
+    """A job's state and the result its worker set (None unless completed
+    with one)."""
+
+    id: int
+    state: str
+    kind: str
+    result: Any
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> JobResult:
+        return cls(id=int(d["id"]), state=str(d.get("state", "")), kind=str(d.get("kind", "")),
+                   result=d.get("result"))
+
+
+@dataclass(frozen=True)
+class ResultPage:
+    """A page of a batch's ended members with their results."""
+
+    results: list[JobResult]
+    next_after: int | None
+
+
+@dataclass(frozen=True)
+class BatchCounts:
+    pending: int = 0
+    running: int = 0
+    failed: int = 0
+    completed: int = 0
+    cancelled: int = 0
+    discarded: int = 0
+
+
+@dataclass(frozen=True)
+class Batch:
+    """A batch's progress, from its counters."""
+
+    id: int
+    total: int
+    counts: BatchCounts
+    callback_job_id: int | None
+    created_at: datetime | None
+    finished_at: datetime | None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def finished(self) -> bool:
+        return self.finished_at is not None
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Batch:
+        c = d.get("counts") or {}
+        counts = BatchCounts(**{f.name: int(c.get(f.name) or 0) for f in dataclasses.fields(BatchCounts)})
+        return cls(id=int(d["id"]), total=int(d.get("total") or 0), counts=counts,
+                   callback_job_id=int(d["callback_job_id"]) if d.get("callback_job_id") else None,
+                   created_at=parse_time(d.get("created_at")), finished_at=parse_time(d.get("finished_at")),
+                   raw=d)
+
+
+@dataclass(frozen=True)
+class InsertedBatch:
+    """What inserting a batch returned: its id, its jobs' ids in the order
+    given, and the callback job's id (None without one)."""
+
+    id: int
+    job_ids: list[int]
+    callback_job_id: int | None
+
+
+@dataclass
+class JobSpec:
+    """One job to insert with :meth:`drover.Client.insert_many` or as a
+    batch member. ``args`` may be a dict, a dataclass or a pydantic model.
+
+    ``run_at`` is a datetime (naive means UTC); ``timeout_ms`` bounds one
+    attempt; ``depends_on`` names stored jobs this one waits for; ``key``,
+    ``key_limit``, ``key_rate`` and ``key_rate_period_ms`` order and limit
+    jobs of a key; ``unique_key`` and ``unique_states`` deduplicate (a
+    skipped duplicate gets id 0)."""
+
+    kind: str
+    args: Any = field(default_factory=dict)
+    queue: str | None = None
+    priority: int | None = None
+    run_at: datetime | None = None
+    max_attempts: int | None = None
+    tags: Sequence[str] | None = None
+    metadata: dict[str, Any] | None = None
+    timeout_ms: int | None = None
+    depends_on: Sequence[int] | None = None
+    key: str | None = None
+    key_limit: int | None = None
+    key_rate: int | None = None
+    key_rate_period_ms: int | None = None
+    unique_key: str | None = None
+    unique_states: Sequence[str] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The job as the server's EnqueueJob; unset options are left out so
+        that the server's defaults apply."""
+        out: dict[str, Any] = {"kind": self.kind, "args": encode_args(self.args)}
+        for f in dataclasses.fields(self):
+            if f.name in ("kind", "args"):
+                continue
+            v = getattr(self, f.name)
+            if v is None:
+                continue
+            if isinstance(v, datetime):
+                v = format_time(v)
+            elif isinstance(v, (list, tuple)):
+                v = list(v)
+            out[f.name] = v
+        return out

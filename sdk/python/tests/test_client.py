@@ -1,0 +1,134 @@
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+import drover
+from conftest import Server, free_port, wait_for
+
+
+@dataclass
+class Email:
+    to: str
+    subject: str = ""
+
+
+def test_insert_and_get_with_options(client: drover.Client, queue: str) -> None:
+    run_at = datetime.now(timezone.utc) + timedelta(hours=1)
+    job_id = client.insert("email", Email(to="ada@example.com", subject="hi"), queue=queue, priority=3,
+                           run_at=run_at, max_attempts=7, tags=["a", "b"], metadata={"tenant": "t1"},
+                           key="k1")
+    job = client.get_job(job_id)
+    assert job.id == job_id
+    assert job.kind == "email"
+    assert job.queue == queue
+    assert job.args == {"to": "ada@example.com", "subject": "hi"}
+    assert job.priority == 3
+    assert job.max_attempts == 7
+    assert job.tags == ["a", "b"]
+    assert job.metadata == {"tenant": "t1"}
+    assert job.state == "scheduled"
+    assert job.run_at is not None and abs((job.run_at - run_at).total_seconds()) < 1
+    assert job.created_at is not None
+    assert client.job_result(job_id).result is None
+
+
+def test_unique_key_skips_duplicates(client: drover.Client, queue: str) -> None:
+    first = client.insert("report", {"day": 1}, queue=queue, unique_key="report-1")
+    again = client.insert("report", {"day": 1}, queue=queue, unique_key="report-1")
+    assert first > 0
+    assert again == 0
+
+
+def test_insert_many_and_paging(client: drover.Client, queue: str) -> None:
+    ids = client.insert_many([drover.JobSpec("n", {"i": i}, queue=queue) for i in range(25)])
+    assert len(ids) == 25 and ids == sorted(ids)
+    page = client.list_jobs(queue=queue, limit=10)
+    assert [j.id for j in page.jobs] == ids[:10]
+    assert page.next_after == ids[9]
+    page2 = client.list_jobs(queue=queue, limit=10, after=page.next_after)
+    assert [j.id for j in page2.jobs] == ids[10:20]
+    assert [j.id for j in client.iter_jobs(queue=queue, page_size=7)] == ids
+    assert [j.id for j in client.iter_jobs(queue=queue, state=["available"], kind="n")] == ids
+    assert list(client.iter_jobs(queue=queue, state="completed")) == []
+
+
+def test_cancel_retry_discard(client: drover.Client, queue: str) -> None:
+    a, b = client.insert_many([drover.JobSpec("x", {}, queue=queue), drover.JobSpec("x", {}, queue=queue)])
+    assert client.cancel(a).state == "cancelled"
+    assert client.retry(a).state == "available"
+    assert client.discard(b).state == "discarded"
+    assert client.get_job(b).state == "discarded"
+
+
+def test_errors(server: Server, client: drover.Client, queue: str) -> None:
+    with pytest.raises(drover.ValidationError) as e:
+        client.insert("bad kind!", {}, queue=queue)
+    assert "kind" in e.value.message
+    assert e.value.status == 400
+    with pytest.raises(drover.ValidationError) as e:
+        client.insert("ok", {}, queue=queue, priority=10**6)
+    assert "priorit" in e.value.message
+    with pytest.raises(drover.NotFoundError):
+        client.get_job(10**12)
+    with drover.Client(server.url, "drv_wrong") as bad, pytest.raises(drover.UnauthorizedError):
+        bad.insert("x", {})
+    job_id = client.insert("x", {}, queue=queue)
+    with server.client(server.enqueue_token) as enq, pytest.raises(drover.ForbiddenError) as fe:
+        enq.cancel(job_id)
+    assert isinstance(fe.value, drover.AuthError)
+    with drover.Client(f"http://127.0.0.1:{free_port()}", "drv_x") as down, \
+            pytest.raises(drover.DroverConnectionError) as ce:
+        down.get_job(1)
+    assert ce.value.retryable
+
+
+def test_retry_conflict_for_job_with_dependants(client: drover.Client, queue: str) -> None:
+    parent = client.insert("p", {}, queue=queue)
+    client.insert("c", {}, queue=queue, depends_on=[parent])
+    client.cancel(parent)
+    with pytest.raises(drover.ConflictError):
+        client.retry(parent)
+
+
+def test_batch_and_workflow(server: Server, client: drover.Client, queue: str) -> None:
+    batch = client.insert_batch([drover.JobSpec("resize", {"n": i}, queue=queue) for i in range(3)],
+                                callback=drover.JobSpec("resized", {}, queue=queue))
+    assert len(batch.job_ids) == 3 and batch.callback_job_id is not None
+
+    wf = drover.Workflow()
+    fetch = wf.add("fetch", "fetch", {"url": "u"}, queue=queue)
+    thumb = wf.add("thumb", "thumb", {}, queue=queue, after=[fetch])
+    wf.add("notify", "notify", {}, queue=queue, after=[fetch, thumb])
+    ids = client.insert_workflow(wf)
+    assert client.get_job(ids["thumb"]).state == "pending"
+
+    order: list[str] = []
+    lock = threading.Lock()
+    worker = drover.Worker(server.url, server.work_token, queues=[queue], concurrency=4, poll_wait=1)
+
+    @worker.task("resize")
+    def resize(args: dict[str, int]) -> dict[str, int]:
+        return {"bytes": args["n"] * 10}
+
+    for kind in ("resized", "fetch", "thumb", "notify"):
+        def record(_args: object, ctx: drover.JobContext) -> None:
+            with lock:
+                order.append(ctx.kind)
+        worker.register(kind, record)
+
+    worker.start()
+    try:
+        wait_for(lambda: client.get_batch(batch.id).finished and client.get_job(ids["notify"]).state == "completed",
+                 what="batch and workflow to finish")
+    finally:
+        worker.stop()
+    b = client.get_batch(batch.id)
+    assert b.counts.completed == 3 and b.total == 3
+    results = sorted(r.result["bytes"] for r in client.iter_batch_results(batch.id, page_size=2))
+    assert results == [0, 10, 20]
+    wait_for(lambda: client.get_job(batch.callback_job_id or 0).state == "completed", what="callback")
+    assert order.index("fetch") < order.index("thumb") < order.index("notify")

@@ -1,0 +1,177 @@
+"""Tests of the parts that need no server."""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+import drover
+from drover._args import decode_args
+from drover.errors import error_for_status
+from drover.models import parse_time
+from drover.worker import JobContext, Worker, _Backoff, _Held
+
+
+def test_error_classes() -> None:
+    cases = {400: drover.ValidationError, 415: drover.ValidationError, 401: drover.UnauthorizedError,
+             403: drover.ForbiddenError, 404: drover.NotFoundError, 409: drover.ConflictError,
+             413: drover.PayloadTooLargeError, 429: drover.RateLimitedError, 503: drover.UnavailableError,
+             500: drover.ServerError}
+    for status, cls in cases.items():
+        e = error_for_status(status, "jobs[0].kind: bad", "/v1/jobs")
+        assert type(e) is cls and isinstance(e, drover.DroverError)
+        assert e.retryable == (status in (429, 500, 503))
+        assert "jobs[0].kind: bad" in str(e)
+
+
+def test_parse_time_nanoseconds() -> None:
+    t = parse_time("2026-11-22T03:50:01.123456789Z")
+    assert t == datetime(2026, 11, 22, 3, 50, 1, 123456, tzinfo=timezone.utc)
+    assert parse_time("2026-11-22T03:50:01+01:00") is not None
+    assert parse_time(None) is None
+
+
+@dataclass
+class Inner:
+    x: int
+
+
+@dataclass
+class Outer:
+    inner: Inner
+    items: list[Inner]
+    maybe: Inner | None = None
+
+
+def test_decode_args() -> None:
+    got = decode_args(Outer, {"inner": {"x": 1}, "items": [{"x": 2}], "maybe": None, "new_field": 3})
+    assert got == Outer(Inner(1), [Inner(2)])
+    assert decode_args(dict[str, Any], {"a": 1}) == {"a": 1}
+    assert decode_args(None, [1, 2]) == [1, 2]
+    with pytest.raises(TypeError):
+        decode_args(Outer, {"items": []})
+
+
+def test_backoff_grows_with_jitter_and_caps() -> None:
+    b = _Backoff(base=0.1, cap=2.0)
+    delays = [b.next() for _ in range(12)]
+    assert 0.05 <= delays[0] <= 0.1
+    assert all(d <= 2.0 for d in delays)
+    assert delays[-1] >= 1.0
+    b.reset()
+    assert b.next() <= 0.1
+
+
+def test_set_result_checks_size() -> None:
+    ctx = JobContext(drover.Job(id=1, state="running", queue="q", kind="k", args={}), "w")
+    with pytest.raises(ValueError, match="over the limit"):
+        ctx.set_result("x" * 70000)
+    with pytest.raises(ValueError, match="JSON"):
+        ctx.set_result(object())
+    ctx.set_result({"ok": True})
+
+
+class FakeServer:
+    """Answers the worker protocol from memory, recording the requests, so
+    that the lease token's round trip can be checked before the real
+    server sends one."""
+
+    def __init__(self, heartbeat_reply: dict[str, Any] | None = None) -> None:
+        self.requests: list[tuple[str, dict[str, Any], dict[str, str]]] = []
+        self.claimed = False
+        self.heartbeat_reply = heartbeat_reply or {"lost": [], "cancel_requested": []}
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                fake.requests.append((self.path, body, dict(self.headers)))
+                out: dict[str, Any]
+                if self.path == "/v1/claim":
+                    jobs = []
+                    if not fake.claimed:
+                        fake.claimed = True
+                        jobs = [{"id": 7, "state": "running", "queue": "default", "kind": "k", "args": {},
+                                 "attempt": 1, "max_attempts": 3, "lease_token": "tok-7", "future_field": 1}]
+                    out = {"jobs": jobs}
+                elif self.path == "/v1/heartbeat":
+                    out = fake.heartbeat_reply
+                else:
+                    out = {"accepted": [r["id"] for r in body["results"]], "rejected": []}
+                data = json.dumps(out).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+
+def test_lease_token_is_echoed_and_headers_sent() -> None:
+    fake = FakeServer()
+    finished = threading.Event()
+    worker = Worker(fake.url, "drv_t", lease=1.0, poll_wait=0.2)
+
+    @worker.task("k")
+    def k(_args: dict[str, Any]) -> None:
+        # Long enough for a heartbeat (every third of the 1 s lease).
+        finished.wait(0.6)
+        raise ValueError("x")
+
+    worker.start()
+    try:
+        for _ in range(100):
+            if any(p == "/v1/finish" for p, _, _ in fake.requests):
+                break
+            threading.Event().wait(0.05)
+    finally:
+        worker.stop()
+        fake.httpd.shutdown()
+    beats = [b for p, b, _ in fake.requests if p == "/v1/heartbeat"]
+    assert beats and beats[0]["attempts"] == [{"id": 7, "attempt": 1, "lease_token": "tok-7"}]
+    (result,) = next(b for p, b, _ in fake.requests if p == "/v1/finish")["results"]
+    assert result["lease_token"] == "tok-7"
+    assert result["outcome"] == "failed" and result["max_attempts"] == 3
+    for _, _, headers in fake.requests:
+        assert headers["Content-Type"] == "application/json"
+        assert headers["Authorization"] == "Bearer drv_t"
+
+
+def test_refs_without_lease_token() -> None:
+    job = drover.Job(id=3, state="running", queue="q", kind="k", args={}, attempt=2)
+    assert _Held(job=job, ctx=JobContext(job, "w")).ref == {"id": 3, "attempt": 2}
+
+
+def test_lost_lease_stops_the_handler_and_drops_its_result() -> None:
+    fake = FakeServer(heartbeat_reply={"lost": [7], "cancel_requested": []})
+    reasons: list[str | None] = []
+    ended = threading.Event()
+    worker = Worker(fake.url, "drv_t", lease=1.0, poll_wait=0.2)
+
+    @worker.task("k")
+    def k(_args: dict[str, Any], ctx: JobContext) -> str:
+        ctx.cancelled.wait(5)
+        reasons.append(ctx.cancel_reason)
+        ended.set()
+        return "too late"
+
+    worker.start()
+    try:
+        assert ended.wait(5)
+    finally:
+        worker.stop()
+        fake.httpd.shutdown()
+    assert reasons == ["lease_lost"]
+    assert [p for p, _, _ in fake.requests if p == "/v1/finish"] == []

@@ -1,0 +1,360 @@
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+import pytest
+
+import drover
+from conftest import Server, states, wait_for
+
+
+class Ledger:
+    """Every handler run, by job id, with the most handlers seen at once."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.runs: Counter[int] = Counter()
+        self.now = 0
+        self.peak = 0
+
+    def enter(self, job_id: int) -> None:
+        with self.lock:
+            self.runs[job_id] += 1
+            self.now += 1
+            self.peak = max(self.peak, self.now)
+
+    def leave(self) -> None:
+        with self.lock:
+            self.now -= 1
+
+
+def make_worker(server: Server, queue: str, **kw: object) -> drover.Worker:
+    opts: dict[str, object] = {"concurrency": 4, "poll_wait": 1.0, "lease": 5.0}
+    opts.update(kw)
+    return drover.Worker(server.url, server.work_token, queues=[queue], **opts)  # type: ignore[arg-type]
+
+
+def test_each_job_runs_once_with_results_and_concurrency(server: Server, client: drover.Client, queue: str) -> None:
+    ledger = Ledger()
+    worker = make_worker(server, queue, concurrency=8)
+
+    @worker.task("square")
+    def square(args: dict[str, int], ctx: drover.JobContext) -> dict[str, int]:
+        ledger.enter(ctx.id)
+        try:
+            time.sleep(0.03)
+            return {"sq": args["n"] ** 2}
+        finally:
+            ledger.leave()
+
+    ids = client.insert_many([drover.JobSpec("square", {"n": i}, queue=queue) for i in range(120)])
+    worker.start()
+    try:
+        wait_for(lambda: set(states(client, queue).values()) == {"completed"}, what="all jobs completed")
+    finally:
+        worker.stop()
+    assert ledger.runs == Counter({i: 1 for i in ids})
+    assert ledger.peak == 8
+    for n, job_id in enumerate(ids[:10]):
+        assert client.job_result(job_id).result == {"sq": n * n}
+    # The store, read by the CLI, agrees.
+    rows = server.jobs_list_cli("--queue", queue)
+    assert len(rows) == 120 and all(r["state"] == "completed" and r["attempt"] == 1 for r in rows)
+
+
+def test_failure_records_traceback_and_retries(server: Server, client: drover.Client, queue: str) -> None:
+    worker = make_worker(server, queue)
+
+    def flaky_inner(n: int) -> None:
+        raise ValueError(f"boom {n}")
+
+    @worker.task("flaky")
+    def flaky(args: dict[str, int], ctx: drover.JobContext) -> str:
+        if ctx.attempt == 1:
+            flaky_inner(args["n"])
+        return "ok"
+
+    job_id = client.insert("flaky", {"n": 7}, queue=queue, max_attempts=3)
+    worker.start()
+    try:
+        wait_for(lambda: client.get_job(job_id).state == "completed", what="retry to complete")
+    finally:
+        worker.stop()
+    job = client.get_job(job_id)
+    assert job.attempt == 2
+    assert len(job.errors) == 1
+    err = job.errors[0]
+    assert err.attempt == 1
+    assert err.error == "ValueError: boom 7"
+    assert "Traceback (most recent call last)" in err.trace and "flaky_inner" in err.trace
+    assert client.job_result(job_id).result == "ok"
+
+
+def test_last_failure_discards_and_cancel_exception(server: Server, client: drover.Client, queue: str) -> None:
+    worker = make_worker(server, queue)
+
+    @worker.task("doomed")
+    def doomed(_args: dict[str, object]) -> None:
+        raise RuntimeError("never works")
+
+    @worker.task("refuse")
+    def refuse(_args: dict[str, object]) -> None:
+        raise drover.Cancel("not wanted")
+
+    d = client.insert("doomed", {}, queue=queue, max_attempts=1)
+    r = client.insert("refuse", {}, queue=queue)
+    unknown = client.insert("nobody-handles-this", {}, queue=queue, max_attempts=1)
+    worker.start()
+    try:
+        wait_for(lambda: states(client, queue) == {d: "discarded", r: "cancelled", unknown: "discarded"},
+                 what="outcomes")
+    finally:
+        worker.stop()
+    assert "no handler for kind" in client.get_job(unknown).errors[0].error
+
+
+@dataclass
+class Address:
+    city: str
+
+
+@dataclass
+class Order:
+    id: int
+    lines: list[str]
+    ship_to: Address
+    note: str | None = None
+    extra: dict[str, int] = field(default_factory=dict)
+
+
+def test_typed_dataclass_args_and_async_handlers(server: Server, client: drover.Client, queue: str) -> None:
+    seen: list[Order] = []
+    worker = make_worker(server, queue)
+
+    @worker.task("order")
+    def order(args: Order, ctx: drover.JobContext) -> None:
+        seen.append(args)
+        ctx.set_result({"city": args.ship_to.city})
+
+    @worker.task("async-order")
+    async def async_order(args: Order, ctx: drover.JobContext) -> dict[str, object]:
+        await asyncio.sleep(0.05)
+        return {"id": args.id, "loop": asyncio.get_running_loop() is not None, "attempt": ctx.attempt}
+
+    a = client.insert("order", Order(1, ["x"], Address("Oslo"), extra={"k": 1}), queue=queue)
+    b = client.insert("async-order", {"id": 2, "lines": [], "ship_to": {"city": "Rome"}, "unknown": 1}, queue=queue)
+    many = client.insert_many([drover.JobSpec("async-order", Order(i, [], Address("c")), queue=queue)
+                               for i in range(10, 30)])
+    worker.start()
+    try:
+        wait_for(lambda: set(states(client, queue).values()) == {"completed"}, what="completed")
+    finally:
+        worker.stop()
+    assert seen == [Order(1, ["x"], Address("Oslo"), extra={"k": 1})]
+    assert isinstance(seen[0].ship_to, Address)
+    assert client.job_result(a).result == {"city": "Oslo"}
+    assert client.job_result(b).result == {"id": 2, "loop": True, "attempt": 1}
+    assert client.job_result(many[5]).result["id"] == 15
+
+
+def test_cancellation_reaches_sync_and_async_handlers(server: Server, client: drover.Client, queue: str) -> None:
+    started: dict[str, threading.Event] = {"sync": threading.Event(), "async": threading.Event()}
+    reasons: dict[str, str | None] = {}
+    worker = make_worker(server, queue, lease=3.0)  # heartbeats every second
+
+    @worker.task("long-sync")
+    def long_sync(_args: dict[str, object], ctx: drover.JobContext) -> None:
+        started["sync"].set()
+        if not ctx.cancelled.wait(30):
+            raise AssertionError("never cancelled")
+        reasons["sync"] = ctx.cancel_reason
+        raise drover.Cancel("stopped on request")
+
+    @worker.task("long-async")
+    async def long_async(_args: dict[str, object], ctx: drover.JobContext) -> None:
+        started["async"].set()
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            reasons["async"] = ctx.cancel_reason
+            raise
+
+    s = client.insert("long-sync", {}, queue=queue)
+    a = client.insert("long-async", {}, queue=queue)
+    worker.start()
+    try:
+        assert started["sync"].wait(10) and started["async"].wait(10)
+        client.cancel(s)
+        client.cancel(a)
+        wait_for(lambda: states(client, queue) == {s: "cancelled", a: "cancelled"}, timeout=15,
+                 what="cancelled")
+    finally:
+        worker.stop()
+    assert reasons == {"sync": "cancel_requested", "async": "cancel_requested"}
+
+
+def test_timeout_fails_the_attempt(server: Server, client: drover.Client, queue: str) -> None:
+    worker = make_worker(server, queue)
+
+    @worker.task("slow")
+    async def slow(_args: dict[str, object]) -> None:
+        await asyncio.sleep(30)
+
+    job_id = client.insert("slow", {}, queue=queue, timeout_ms=200, max_attempts=1)
+    worker.start()
+    try:
+        wait_for(lambda: client.get_job(job_id).state == "discarded", what="timed out")
+    finally:
+        worker.stop()
+    assert client.get_job(job_id).errors[0].error.startswith("timed out after 0.2s")
+
+
+def test_graceful_stop_lets_running_handlers_finish(server: Server, client: drover.Client, queue: str) -> None:
+    started = threading.Event()
+    worker = make_worker(server, queue, concurrency=2, shutdown_timeout=10)
+
+    @worker.task("slowish")
+    def slowish(_args: dict[str, object]) -> str:
+        started.set()
+        time.sleep(1.0)
+        return "done"
+
+    ids = client.insert_many([drover.JobSpec("slowish", {}, queue=queue) for _ in range(5)])
+    worker.start()
+    assert started.wait(10)
+    t0 = time.monotonic()
+    worker.stop()
+    assert time.monotonic() - t0 < 5
+    st = states(client, queue)
+    # The two running when the stop came finished and were reported; no other
+    # job was claimed.
+    assert sorted(st.values()) == ["available"] * 3 + ["completed"] * 2
+    assert all(client.job_result(i).result == "done" for i in ids if st[i] == "completed")
+
+
+def test_registration_errors(server: Server) -> None:
+    worker = drover.Worker(server.url, server.work_token)
+
+    @worker.task("a")
+    def a(_args: dict[str, object]) -> None: ...
+
+    with pytest.raises(ValueError, match="registered already"):
+        worker.register("a", a)
+    with pytest.raises(ValueError, match="concurrency"):
+        drover.Worker(concurrency=0)
+
+
+def test_bad_token_stops_the_worker(server: Server, queue: str) -> None:
+    worker = drover.Worker(server.url, "drv_nope", queues=[queue], poll_wait=1)
+
+    @worker.task("a")
+    def a(_args: dict[str, object]) -> None: ...
+
+    with pytest.raises(drover.UnauthorizedError):
+        worker.run()
+
+
+def test_several_queues_and_retry_exception(server: Server, client: drover.Client, queue: str) -> None:
+    other = queue + "-b"
+    worker = drover.Worker(server.url, server.work_token, queues=[queue, other], concurrency=3, poll_wait=1)
+
+    @worker.task("later")
+    def later(_args: dict[str, object], ctx: drover.JobContext) -> int:
+        if ctx.attempt == 1:
+            raise drover.Retry("not yet", delay=0.1)
+        return ctx.attempt
+
+    a = client.insert("later", {}, queue=queue)
+    b = client.insert("later", {}, queue=other)
+    worker.start()
+    try:
+        wait_for(lambda: client.get_job(a).state == client.get_job(b).state == "completed", what="both queues")
+    finally:
+        worker.stop()
+    assert client.job_result(a).result == client.job_result(b).result == 2
+    assert client.get_job(b).errors[0].error == "Retry: not yet"
+
+
+def test_pydantic_args_and_results(server: Server, client: drover.Client, queue: str) -> None:
+    pydantic = pytest.importorskip("pydantic")
+
+    class Invoice(pydantic.BaseModel):  # type: ignore[name-defined,misc]
+        number: int
+        total: float
+
+    worker = make_worker(server, queue)
+    seen: list[object] = []
+
+    def bill(args: Invoice) -> Invoice:
+        seen.append(args)
+        return Invoice(number=args.number, total=args.total * 2)
+
+    worker.register("bill", bill)
+    job_id = client.insert("bill", Invoice(number=3, total=1.5), queue=queue)
+    worker.start()
+    try:
+        wait_for(lambda: client.get_job(job_id).state == "completed", what="completed")
+    finally:
+        worker.stop()
+    assert seen == [Invoice(number=3, total=1.5)]
+    assert client.job_result(job_id).result == {"number": 3, "total": 3.0}
+
+
+def test_idle_queue_holds_one_slot(server: Server, client: drover.Client, queue: str) -> None:
+    ledger = Ledger()
+    worker = drover.Worker(server.url, server.work_token, queues=[queue, queue + "-idle"], concurrency=4,
+                           poll_wait=2)
+
+    @worker.task("busy")
+    def busy(_args: dict[str, object], ctx: drover.JobContext) -> None:
+        ledger.enter(ctx.id)
+        time.sleep(0.1)
+        ledger.leave()
+
+    worker.start()
+    try:
+        time.sleep(0.5)  # both claimers are waiting on empty queues now
+        client.insert_many([drover.JobSpec("busy", {}, queue=queue) for _ in range(30)])
+        wait_for(lambda: set(states(client, queue).values()) == {"completed"}, what="completed")
+    finally:
+        worker.stop()
+    # The idle queue's long poll holds one slot (none in the moment between
+    # two of its polls); the busy queue gets the rest, not half.
+    assert ledger.peak >= 3
+
+
+def test_shutdown_timeout_reports_unfinished_handlers(server: Server, client: drover.Client, queue: str) -> None:
+    started = threading.Event()
+    worker = make_worker(server, queue, concurrency=2, shutdown_timeout=0.3)
+    reasons: list[str | None] = []
+
+    @worker.task("stubborn")
+    def stubborn(_args: dict[str, object]) -> None:
+        started.set()
+        time.sleep(3)  # ignores ctx.cancelled
+
+    @worker.task("polite")
+    async def polite(_args: dict[str, object], ctx: drover.JobContext) -> None:
+        try:
+            await asyncio.sleep(30)
+        finally:
+            reasons.append(ctx.cancel_reason)
+
+    s = client.insert("stubborn", {}, queue=queue)
+    p = client.insert("polite", {}, queue=queue)
+    worker.start()
+    assert started.wait(10)
+    wait_for(lambda: client.get_job(p).state == "running", what="both running")
+    t0 = time.monotonic()
+    worker.stop()
+    assert time.monotonic() - t0 < 2.5
+    assert reasons == ["shutdown"]
+    for job_id in (s, p):
+        job = client.get_job(job_id)
+        # Failed, and available again at once rather than after its lease.
+        assert job.state == "available" and job.attempt == 1
+        assert job.errors[0].error.startswith("worker shut down before the handler finished")
