@@ -600,10 +600,13 @@ func (s *Server) finished(results []drover.AttemptResult, rep *drover.FinishRepo
 		accepted[id] = true
 	}
 	for _, r := range results {
-		a, known := s.inflight.finished(r.ID, r.Attempt)
+		// Only an accepted result ends the attempt: a rejected one may be
+		// a forgery naming the attempt of a worker that still runs it
+		// (a stale one's entry is replaced by the next claim, or expires).
 		if !accepted[r.ID] {
 			continue
 		}
+		a, known := s.inflight.finished(r.ID, r.Attempt)
 		s.metrics.observeResult(r.Outcome, a, known, now)
 		if tp := s.cfg.TracerProvider; tp != nil && known {
 			// The run happened in the worker; its span covers claim to
