@@ -373,7 +373,7 @@ func (e *executor) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*drive
 			}
 			limited = 1
 		}
-		name, args := "JobClaim", []any{p.Queue, room, p.Owner, micros(now), micros(lease), limited, token.String()}
+		name, args := "JobClaim", []any{p.Queue, room, p.Owner, micros(now), micros(lease), limited, token[:]}
 		if p.After != nil {
 			name, args = "JobClaimAfter", append(args, p.After.Priority, micros(p.After.RunAt), p.After.ID)
 		}

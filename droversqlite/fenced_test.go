@@ -27,18 +27,19 @@ func fenced(t testing.TB, d *Driver, results []driver.Result) []driver.Result {
 // storedToken reads the lease token job id holds, the zero token if none.
 func storedToken(t testing.TB, d *Driver, id int64) driver.LeaseToken {
 	t.Helper()
-	var hex sql.NullString
-	err := d.reader.QueryRowContext(context.Background(), `SELECT lease_token FROM drover_jobs WHERE id = ?`, id).Scan(&hex)
-	if errors.Is(err, sql.ErrNoRows) || (err == nil && !hex.Valid) {
+	var stored []byte
+	err := d.reader.QueryRowContext(context.Background(), `SELECT lease_token FROM drover_jobs WHERE id = ?`, id).Scan(&stored)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && stored == nil) {
 		return driver.LeaseToken{}
 	}
 	if err != nil {
 		t.Fatalf("read lease token of job %d: %v", id, err)
 	}
-	tok, err := driver.ParseLeaseToken(hex.String)
-	if err != nil {
-		t.Fatal(err)
+	var tok driver.LeaseToken
+	if len(stored) != len(tok) {
+		t.Fatalf("job %d stores a lease token of %d bytes", id, len(stored))
 	}
+	copy(tok[:], stored)
 	return tok
 }
 

@@ -209,8 +209,8 @@ WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = '{schema}jobs');
 
 -- name: JobClaim
 -- ?1 queue, ?2 max, ?3 owner, ?4 now, ?5 lease expiry, ?6 limited (1 under
--- the queue's limits), ?7 the claim's lease token (driver.LeaseToken, as
--- 32 hex digits); JobClaimAfter adds ?8-?10, the claim order position to
+-- the queue's limits), ?7 the claim's lease token (driver.LeaseToken, its
+-- 16 bytes); JobClaimAfter adds ?8-?10, the claim order position to
 -- start past (ClaimParams.After). The subquery walks
 -- the claim index in its order and stops after ?2 rows; the write lock the
 -- statement holds keeps every other claimer out until it commits, which is
@@ -241,8 +241,8 @@ RETURNING id, kind, priority, attempt, max_attempts, timeout_ms, created_at, run
 -- name: JobFinishMove
 -- Outcomes: 1 completed, 2 retry, 3 discarded, 4 cancelled, 5 released.
 -- ?1 is a JSON object keyed by "id:token", the job's ID and the lease token
--- of its claim in 32 hex digits (CAST(key AS INTEGER) reads the ID, the
--- last 32 characters are the token). Each value packs the attempt, the
+-- of its claim in 32 hex digits (CAST(key AS INTEGER) reads the ID, unhex
+-- of the last 32 characters the token's bytes, as the claim stored them). Each value packs the attempt, the
 -- settle bit and the outcome into one integer, attempt * 16 + settle * 8 +
 -- outcome, or, when the result carries an error, a run_at or a result, is
 -- an array [packed, error or null, run_at or null, result or null]. A
@@ -289,7 +289,7 @@ SELECT j.id,
     j.args, j.batch_id, j.flow, CASE WHEN r.outcome = 1 THEN r.result END, j.ordering_key, j.key_limit
 FROM (
     WITH p AS MATERIALIZED (
-        SELECT CAST(key AS INTEGER) AS id, substr(key, -32) AS token,
+        SELECT CAST(key AS INTEGER) AS id, unhex(substr(key, -32)) AS token,
             CASE WHEN type = 'array' THEN value->>0 ELSE value END AS packed,
             CASE WHEN type = 'array' THEN nullif(value->1, 'null') END AS error,
             CASE WHEN type = 'array' THEN nullif(value->3, 'null') END AS result
@@ -312,7 +312,7 @@ WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running' AND j.lease_
 DELETE FROM {schema}jobs
 WHERE id IN (
     SELECT j.id
-    FROM (SELECT CAST(key AS INTEGER) AS id, substr(key, -32) AS token, value >> 4 AS attempt FROM json_each(?1)
+    FROM (SELECT CAST(key AS INTEGER) AS id, unhex(substr(key, -32)) AS token, value >> 4 AS attempt FROM json_each(?1)
           WHERE type = 'integer' AND value & 7 = 6) AS r
     CROSS JOIN {schema}jobs AS j
     WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running' AND j.lease_token = r.token AND (NOT j.cancel_requested AND j.flow = 0 AND j.batch_id IS NULL)
@@ -347,7 +347,7 @@ SET state = 'available',
     lease_token = NULL
 FROM (
     WITH p AS MATERIALIZED (
-        SELECT CAST(key AS INTEGER) AS id, substr(key, -32) AS token,
+        SELECT CAST(key AS INTEGER) AS id, unhex(substr(key, -32)) AS token,
             CASE WHEN type = 'array' THEN value->>0 ELSE value END AS packed,
             CASE WHEN type = 'array' THEN nullif(value->1, 'null') END AS error,
             CASE WHEN type = 'array' THEN value->>2 END AS run_at
@@ -364,7 +364,7 @@ WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running' AND j.lease_
 -- bits that make their end do more (settle, free a unique key). Only run
 -- when a batch was not accepted whole, to tell which of its results were.
 SELECT j.id, j.flow & 11
-FROM (SELECT CAST(key AS INTEGER) AS id, substr(key, -32) AS token,
+FROM (SELECT CAST(key AS INTEGER) AS id, unhex(substr(key, -32)) AS token,
           (CASE WHEN type = 'array' THEN value->>0 ELSE value END) >> 4 AS attempt
       FROM json_each(?1)) AS r
 CROSS JOIN {schema}jobs AS j
@@ -386,7 +386,7 @@ RELEASE drover_finish;
 -- held; the rest are lost.
 UPDATE {schema}jobs AS j
 SET lease_expires_at = ?2
-FROM (SELECT CAST(key AS INTEGER) AS id, substr(key, -32) AS token, value AS attempt FROM json_each(?1)) AS r
+FROM (SELECT CAST(key AS INTEGER) AS id, unhex(substr(key, -32)) AS token, value AS attempt FROM json_each(?1)) AS r
 WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running' AND j.lease_token = r.token
 RETURNING id, cancel_requested;
 

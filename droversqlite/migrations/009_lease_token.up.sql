@@ -1,8 +1,9 @@
 -- Lease tokens, a capped error history with its count, and unique keys
 -- scoped to kind (and queue); see the PostgreSQL migration of the same
--- number for the reasons. The token is stored as its 32 hex digits, the
--- form the finish and heartbeat statements compare it in.
-ALTER TABLE {schema}jobs ADD COLUMN lease_token TEXT;
+-- number for the reasons. The token is stored as its 16 bytes: as 32 hex
+-- digits it made every claimed row 16 bytes longer, which measured as more
+-- page splits in the claim's update.
+ALTER TABLE {schema}jobs ADD COLUMN lease_token BLOB;
 
 ALTER TABLE {schema}jobs ADD COLUMN error_count INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE {schema}finished_jobs ADD COLUMN error_count INTEGER NOT NULL DEFAULT 0;
