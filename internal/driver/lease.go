@@ -79,12 +79,12 @@ func (t *LeaseToken) UnmarshalText(b []byte) error {
 // error in error_count. An attempt's error may be 128 KiB and a job may
 // allow a million attempts, so an unbounded history made every claim and
 // read of a much-failed job carry megabytes, and every append rewrite them.
-// The drivers splice this number into their SQL (QueryVars), so Go and the
-// stores cannot disagree on it.
+// ParseQueries splices this number into the drivers' SQL ({errors_kept}),
+// so Go and the stores cannot disagree on it.
 const ErrorsKept = 20
 
-// QueryVars are the placeholders ParseQueries replaces in every statement
+// queryVars are the placeholders ParseQueries replaces in every statement
 // besides "{schema}": values that Go and SQL share.
-var QueryVars = map[string]string{
+var queryVars = map[string]string{
 	"{errors_kept}": strconv.Itoa(ErrorsKept),
 }

@@ -30,7 +30,7 @@ func ValidateSchema(schema string) error {
 //	SELECT …;
 //
 // and returns them by name with every "{schema}" replaced by prefix and
-// every placeholder of QueryVars by its value. Keeping
+// every placeholder of queryVars by its value. Keeping
 // each driver's SQL in one such file lets a reader see every statement a
 // store runs in one place, as SQL rather than Go strings.
 func ParseQueries(src, prefix string) (map[string]string, error) {
@@ -50,7 +50,7 @@ func ParseQueries(src, prefix string) (map[string]string, error) {
 			return fmt.Errorf("query %s is defined twice", name)
 		}
 		q = strings.ReplaceAll(q, "{schema}", prefix)
-		for k, v := range QueryVars {
+		for k, v := range queryVars {
 			q = strings.ReplaceAll(q, k, v)
 		}
 		queries[name] = q
