@@ -169,8 +169,10 @@ func (c *Client[TTx]) Finish(ctx context.Context, results []AttemptResult) (*Fin
 	return rep, nil
 }
 
-// remoteResult validates one remote result and decides its outcome the way
-// runJob does for a Go worker.
+// remoteResult validates one remote result and turns it into the driver's
+// outcome the way runJob does for a Go worker, except that a failure is
+// always a retry: only the store knows the job's max_attempts for sure, and
+// it discards the job when the attempt was its last.
 func (c *Client[TTx]) remoteResult(r AttemptResult, now time.Time) (driver.Result, error) {
 	res := driver.Result{ID: r.ID, Attempt: r.Attempt, LeaseToken: r.LeaseToken}
 	if r.ID < 1 {
