@@ -633,7 +633,8 @@ func TestRescueSettles(t *testing.T) {
 		}
 		var late []driver.Result
 		for _, c := range claimed {
-			late = append(late, driver.Result{ID: c.ID, Attempt: c.Attempt, Outcome: driver.OutcomeCompleted, Flow: c.Flow, Output: []byte(`1`)})
+			late = append(late, driver.Result{ID: c.ID, Attempt: c.Attempt, LeaseToken: c.LeaseToken, Outcome: driver.OutcomeCompleted,
+				Flow: c.Flow, Output: []byte(`1`)})
 		}
 		accepted, err := b.d.JobFinish(ctx, late)
 		if err != nil || len(accepted) != 0 {

@@ -709,7 +709,8 @@ func TestLeaseExpiryRescueAndFencing(t *testing.T) {
 		if row.Attempt != 2 || len(row.Errors) != 1 || !strings.Contains(row.Errors[0].Error, "lease expired") {
 			t.Fatalf("rescued row = %+v", row)
 		}
-		accepted, err := b.d.JobFinish(ctx, []driver.Result{{ID: id, Attempt: 1, Outcome: driver.OutcomeDiscarded}})
+		accepted, err := b.d.JobFinish(ctx, []driver.Result{{ID: id, Attempt: 1, LeaseToken: claimed[0].LeaseToken,
+			Outcome: driver.OutcomeDiscarded}})
 		if err != nil || len(accepted) != 0 {
 			t.Fatalf("late result accepted = %v, %v", accepted, err)
 		}

@@ -49,7 +49,7 @@ func (c *Client[TTx]) tracedAttempt(ctx context.Context, row *JobRow) driver.Res
 // turns a panic into an error and decides the outcome. It never returns
 // without a result, so every claimed attempt is accounted for.
 func (c *Client[TTx]) runAttempt(ctx context.Context, row *JobRow) driver.Result {
-	res := driver.Result{ID: row.ID, Attempt: row.Attempt}
+	res := driver.Result{ID: row.ID, Attempt: row.Attempt, LeaseToken: row.LeaseToken}
 	unit, ok := c.config.Workers.byKind[row.Kind]
 	if !ok {
 		// Another process of the fleet may know the kind; retry there.

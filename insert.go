@@ -66,6 +66,11 @@ type InsertOpts struct {
 	// finished one whose final state is in its UniqueStates. Uniqueness is
 	// the store's unique index, so no race inserts two.
 	UniqueKey string
+	// UniqueByQueue holds UniqueKey per queue as well as per kind: jobs of
+	// one kind in two queues no longer conflict. A caller that may only
+	// enqueue into its own queue then cannot squat, with a job it never
+	// lets run, a key that inserts into other queues need.
+	UniqueByQueue bool
 	// UniquePeriod, when set, limits uniqueness to a time window: jobs
 	// inserted in different windows (multiples of UniquePeriod since the
 	// Unix epoch) do not collide.
@@ -335,6 +340,9 @@ func mergeOpts(dst, src *InsertOpts) {
 	}
 	if src.UniqueKey != "" {
 		dst.UniqueKey = src.UniqueKey
+	}
+	if src.UniqueByQueue {
+		dst.UniqueByQueue = true
 	}
 	if src.UniquePeriod != 0 {
 		dst.UniquePeriod = src.UniquePeriod

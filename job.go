@@ -72,8 +72,11 @@ type JobRow struct {
 	// Attempt counts the attempts started so far, this one included.
 	Attempt     int
 	MaxAttempts int
-	// Errors holds one entry per failed attempt, oldest first.
-	Errors      []AttemptError
+	// Errors holds the last ErrorsKept attempt errors, oldest first.
+	Errors []AttemptError
+	// ErrorCount is how many attempt errors the job recorded in all; the
+	// ones before the last ErrorsKept are no longer stored.
+	ErrorCount  int
 	Timeout     time.Duration
 	CreatedAt   time.Time
 	RunAt       time.Time
@@ -96,7 +99,28 @@ type JobRow struct {
 	// job was not stored because another job holds its unique key
 	// (InsertOpts.UniqueKey, UniqueStates); ID is 0 then.
 	UniqueSkippedAsDuplicate bool
+	// LeaseToken is the secret of the claim that handed the job out, set
+	// only on jobs a claim returns (Claim, and the jobs a Client's workers
+	// receive). A remote worker echoes it in Finish and ExtendLeases:
+	// without it, no result or lease extension is accepted. JobGet and
+	// JobList never return it.
+	LeaseToken LeaseToken
 }
+
+// LeaseToken is the unguessable secret a claim issues with the jobs it
+// hands out (see JobRow.LeaseToken). It encodes as 32 hex digits in text
+// and JSON.
+type LeaseToken = driver.LeaseToken
+
+// ParseLeaseToken reads a LeaseToken from its 32 hex digits.
+func ParseLeaseToken(s string) (LeaseToken, error) { return driver.ParseLeaseToken(s) }
+
+// ErrorsKept is how many attempt errors a job keeps (JobRow.Errors): each
+// new error drops the oldest beyond this many, while JobRow.ErrorCount
+// keeps counting. An attempt's error and trace may be up to 128 KiB and a
+// job may allow a million attempts, so an unbounded history would make
+// every claim and read of a much-failed job carry megabytes.
+const ErrorsKept = driver.ErrorsKept
 
 // Job is a job with its args decoded, as a Worker receives it.
 type Job[T Args] struct {
@@ -139,6 +163,8 @@ func jobRowFromDriver(r *driver.JobRow) *JobRow {
 		CancelRequested: r.CancelRequested,
 		BatchID:         r.BatchID,
 		Key:             r.Key,
+		ErrorCount:      r.ErrorCount,
+		LeaseToken:      r.LeaseToken,
 	}
 	if len(r.Errors) > 0 {
 		// A row whose errors do not decode still shows everything else;

@@ -71,6 +71,9 @@ func setOrderOpts(p *driver.InsertParams, o *InsertOpts, now time.Time) error {
 	if o.UniqueKey == "" && o.UniqueStates != nil {
 		return invalidf("unique states %v: set UniqueKey too", o.UniqueStates)
 	}
+	if o.UniqueKey == "" && o.UniqueByQueue {
+		return invalidf("unique by queue: set UniqueKey too")
+	}
 	if o.UniqueKey != "" {
 		final, err := uniqueFinal(o.UniqueStates)
 		if err != nil {
@@ -78,6 +81,7 @@ func setOrderOpts(p *driver.InsertParams, o *InsertOpts, now time.Time) error {
 		}
 		p.UniqueKey = uniqueKey(p.Kind, o.UniqueKey, o.UniquePeriod, now)
 		p.UniqueFinal = final
+		p.UniqueByQueue = o.UniqueByQueue
 	}
 	return nil
 }
@@ -134,8 +138,10 @@ func checkKey(what, key string) error {
 	return checkText(what, key)
 }
 
-// uniqueKey is what the store's unique index holds: the kind (so that two
-// kinds never collide), the caller's key and, with a period, the start of
+// uniqueKey is what the store's unique index holds besides the kind and,
+// with UniqueByQueue, the queue (columns of their own since migration 009):
+// the kind again (so that two kinds never collide, as keys stored before
+// that migration spell it), the caller's key and, with a period, the start of
 // the window now falls in. A unit separator (0x1f) joins them; kinds cannot
 // contain it.
 func uniqueKey(kind, key string, period time.Duration, now time.Time) string {

@@ -19,10 +19,11 @@ func TestQueueStats(t *testing.T) {
 		b.insert(t, raw, &drover.InsertOpts{RunAt: time.Now().Add(time.Hour)})
 		b.insert(t, raw, &drover.InsertOpts{Queue: "b"})
 		retried := b.insert(t, raw, &drover.InsertOpts{Queue: "b"})
-		if _, err := b.client.Claim(ctx, drover.ClaimParams{Queue: "b", Max: 2, Owner: "w", Lease: time.Minute}); err != nil {
+		claimed, err := b.client.Claim(ctx, drover.ClaimParams{Queue: "b", Max: 2, Owner: "w", Lease: time.Minute})
+		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := b.client.Finish(ctx, []drover.AttemptResult{{ID: retried, Attempt: 1, MaxAttempts: 5, Outcome: drover.AttemptFailed,
+		if _, err := b.client.Finish(ctx, []drover.AttemptResult{{ID: retried, Attempt: 1, LeaseToken: claimed[0].LeaseToken, Outcome: drover.AttemptFailed,
 			RetryAt: time.Now().Add(time.Hour)}}); err != nil {
 			t.Fatal(err)
 		}
@@ -70,7 +71,7 @@ func TestFinishedStats(t *testing.T) {
 			if i == len(ids)-1 {
 				outcome = drover.AttemptFailed
 			}
-			results = append(results, drover.AttemptResult{ID: jobs[0].ID, Attempt: 1, MaxAttempts: 1, Outcome: outcome})
+			results = append(results, drover.AttemptResult{ID: jobs[0].ID, Attempt: 1, LeaseToken: jobs[0].LeaseToken, Outcome: outcome})
 		}
 		if _, err := b.client.Finish(ctx, results); err != nil {
 			t.Fatal(err)

@@ -14,8 +14,11 @@ import (
 // program in another language behind the HTTP API, say. They claim jobs,
 // keep their leases alive and report results through the calls below, which
 // are the very statements a Client's own producers, heartbeat and completer
-// run, so fencing by (ID, attempt) protects remote and in-process workers
-// alike: a late result from a worker whose lease was rescued is rejected.
+// run, so fencing by (ID, attempt, lease token) protects remote and
+// in-process workers alike: a late result from a worker whose lease was
+// rescued is rejected, and so is any result or lease extension from a
+// caller that never held the claim, since only the claim's caller knows its
+// LeaseToken (IDs and attempts alone are easy to guess).
 
 // Bounds of the remote calls. They keep one request from holding a huge
 // batch of leases or writing an unbounded statement.
@@ -50,8 +53,8 @@ type ClaimParams struct {
 }
 
 // Claim moves up to p.Max claimable jobs of p.Queue to running under a lease
-// held by p.Owner and returns them, each with the attempt that every later
-// call about it must name. It returns no jobs, and no error, when none is
+// held by p.Owner and returns them, each with the attempt and the
+// LeaseToken that every later call about it must present. It returns no jobs, and no error, when none is
 // claimable.
 func (c *Client[TTx]) Claim(ctx context.Context, p ClaimParams) ([]*JobRow, error) {
 	if err := ValidateQueue(p.Queue); err != nil {
@@ -81,7 +84,8 @@ const (
 	// AttemptCompleted finishes the job as completed.
 	AttemptCompleted AttemptOutcome = "completed"
 	// AttemptFailed retries the job with backoff, or discards it when the
-	// attempt was its last, exactly as a Go worker's error does.
+	// attempt was the last its stored max_attempts allows, exactly as a Go
+	// worker's error does.
 	AttemptFailed AttemptOutcome = "failed"
 	// AttemptCancelled finishes the job as cancelled without retry, as
 	// returning Cancel(err) from a Go worker does.
@@ -94,11 +98,15 @@ type AttemptResult struct {
 	// Attempt is the attempt the job was claimed with; a result for any
 	// other attempt is rejected.
 	Attempt int
-	// MaxAttempts is the job's MaxAttempts as claimed. A failed attempt
-	// with Attempt >= MaxAttempts discards the job. The worker echoes it
-	// rather than the store looking it up, so that reporting a batch of
-	// failures stays one statement; a worker gains nothing by lying, since
-	// it could as well hold or cancel the jobs it was given.
+	// LeaseToken is the token the job was claimed with (JobRow.LeaseToken).
+	// A result without it, or with another, is rejected like a stale one
+	// and changes nothing.
+	LeaseToken LeaseToken
+	// MaxAttempts is ignored. Workers used to echo the job's max_attempts
+	// and a failed attempt at or past it discarded the job, which let a
+	// caller discard a job that had attempts left; the store now decides
+	// from its own max_attempts. The field stays so that existing callers
+	// compile.
 	MaxAttempts int
 	Outcome     AttemptOutcome
 	// Error and Trace describe a failed or cancelled attempt, at most
@@ -118,8 +126,9 @@ type AttemptResult struct {
 }
 
 // FinishReport says which results the store accepted. A rejected result is
-// one whose attempt the store no longer holds as running: its lease expired
-// and the job was rescued, it was released, or it was already finished.
+// one whose attempt the store no longer holds as running under that lease
+// token: its lease expired and the job was rescued, it was released, it was
+// already finished, or the token was missing or wrong.
 type FinishReport struct {
 	Accepted []int64
 	Rejected []int64
@@ -164,10 +173,12 @@ func (c *Client[TTx]) Finish(ctx context.Context, results []AttemptResult) (*Fin
 	return rep, nil
 }
 
-// remoteResult validates one remote result and decides its outcome the way
-// runJob does for a Go worker.
+// remoteResult validates one remote result and turns it into the driver's
+// outcome the way runJob does for a Go worker, except that a failure is
+// always a retry: only the store knows the job's max_attempts for sure, and
+// it discards the job when the attempt was its last.
 func (c *Client[TTx]) remoteResult(r AttemptResult, now time.Time) (driver.Result, error) {
-	res := driver.Result{ID: r.ID, Attempt: r.Attempt}
+	res := driver.Result{ID: r.ID, Attempt: r.Attempt, LeaseToken: r.LeaseToken}
 	if err := checkAttemptRef(r.ID, r.Attempt); err != nil {
 		return res, err
 	}
@@ -203,15 +214,11 @@ func (c *Client[TTx]) remoteResult(r AttemptResult, now time.Time) (driver.Resul
 	default:
 		return res, invalidf("outcome %q: must be %q, %q or %q", r.Outcome, AttemptCompleted, AttemptFailed, AttemptCancelled)
 	}
-	if r.MaxAttempts < 1 {
-		return res, invalidf("max attempts %d: a failed result must echo the job's max_attempts as claimed", r.MaxAttempts)
-	}
 	c.metrics.failed.Add(1)
 	res.Error = encodeAttemptError(r.Attempt, remoteError(r.Error, "failed without a message"), r.Trace)
-	if r.Attempt >= r.MaxAttempts {
-		res.Outcome = driver.OutcomeDiscarded
-		return res, nil
-	}
+	// Always a retry: the store discards the job instead when the attempt
+	// used up its stored max_attempts (driver.OutcomeRetry), so what the
+	// worker says of max_attempts cannot discard a job early.
 	res.Outcome = driver.OutcomeRetry
 	res.RunAt = r.RetryAt
 	if res.RunAt.IsZero() {
@@ -233,6 +240,9 @@ func remoteError(msg, fallback string) error {
 type AttemptRef struct {
 	ID      int64
 	Attempt int
+	// LeaseToken is the token the job was claimed with; a lease named
+	// without it, or with another, is not extended and is reported lost.
+	LeaseToken LeaseToken
 }
 
 // LeaseReport is what the store says of the attempts in ExtendLeases.
@@ -258,7 +268,8 @@ func (c *Client[TTx]) ExtendLeases(ctx context.Context, attempts []AttemptRef, l
 	if lease < MinRemoteLease || lease > MaxRemoteLease {
 		return nil, invalidf("lease %s: must be between %s and %s", lease, MinRemoteLease, MaxRemoteLease)
 	}
-	p := driver.HeartbeatParams{IDs: make([]int64, len(attempts)), Attempts: make([]int, len(attempts)), Lease: lease}
+	p := driver.HeartbeatParams{IDs: make([]int64, len(attempts)), Attempts: make([]int, len(attempts)),
+		Tokens: make([]driver.LeaseToken, len(attempts)), Lease: lease}
 	seen := make(map[int64]bool, len(attempts))
 	for i, a := range attempts {
 		if err := checkAttemptRef(a.ID, a.Attempt); err != nil {
@@ -270,7 +281,7 @@ func (c *Client[TTx]) ExtendLeases(ctx context.Context, attempts []AttemptRef, l
 			return nil, invalidf("attempt %d of %d: job %d appears twice", i+1, len(attempts), a.ID)
 		}
 		seen[a.ID] = true
-		p.IDs[i], p.Attempts[i] = a.ID, a.Attempt
+		p.IDs[i], p.Attempts[i], p.Tokens[i] = a.ID, a.Attempt, a.LeaseToken
 	}
 	res, err := c.driver.JobHeartbeat(ctx, p)
 	if err != nil {

@@ -40,6 +40,7 @@ func TestRemoteClaimFinish(t *testing.T) {
 			t.Fatalf("claimed %d jobs, want the 4 of queue default", len(jobs))
 		}
 		byID := map[int64]*drover.JobRow{}
+		token := func(id int64) drover.LeaseToken { return byID[id].LeaseToken }
 		for _, j := range jobs {
 			byID[j.ID] = j
 			if j.Attempt != 1 || j.LeaseOwner != "py-1" || j.LeaseExpiresAt == nil || j.State != drover.JobStateRunning {
@@ -51,10 +52,10 @@ func TestRemoteClaimFinish(t *testing.T) {
 		}
 		retryAt := time.Now().Add(time.Hour).Truncate(time.Millisecond)
 		rep, err := b.client.Finish(ctx, []drover.AttemptResult{
-			{ID: done, Attempt: 1, Outcome: drover.AttemptCompleted},
-			{ID: retried, Attempt: 1, MaxAttempts: 2, Outcome: drover.AttemptFailed, Error: "upstream 503", Trace: "at line 7", RetryAt: retryAt},
-			{ID: discarded, Attempt: 1, MaxAttempts: 1, Outcome: drover.AttemptFailed, Error: "bad input"},
-			{ID: cancelled, Attempt: 1, Outcome: drover.AttemptCancelled},
+			{ID: done, Attempt: 1, LeaseToken: token(done), Outcome: drover.AttemptCompleted},
+			{ID: retried, Attempt: 1, LeaseToken: token(retried), Outcome: drover.AttemptFailed, Error: "upstream 503", Trace: "at line 7", RetryAt: retryAt},
+			{ID: discarded, Attempt: 1, LeaseToken: token(discarded), Outcome: drover.AttemptFailed, Error: "bad input"},
+			{ID: cancelled, Attempt: 1, LeaseToken: token(cancelled), Outcome: drover.AttemptCancelled},
 			{ID: other, Attempt: 1, Outcome: drover.AttemptCompleted}, // never claimed
 		})
 		if err != nil {
@@ -83,7 +84,7 @@ func TestRemoteClaimFinish(t *testing.T) {
 		}
 
 		// A second report of the same attempts changes nothing.
-		rep, err = b.client.Finish(ctx, []drover.AttemptResult{{ID: done, Attempt: 1, Outcome: drover.AttemptFailed, MaxAttempts: 5}})
+		rep, err = b.client.Finish(ctx, []drover.AttemptResult{{ID: done, Attempt: 1, LeaseToken: token(done), Outcome: drover.AttemptFailed}})
 		if err != nil || len(rep.Accepted) != 0 {
 			t.Fatalf("repeated result: %+v, %v", rep, err)
 		}
@@ -119,18 +120,19 @@ func TestRemoteLeaseRescueAndFencing(t *testing.T) {
 		if again[0].ID != id || again[0].Attempt != 2 {
 			t.Fatalf("second claim = %+v", again[0])
 		}
-		lease, err := b.client.ExtendLeases(ctx, []drover.AttemptRef{{ID: id, Attempt: 1}}, time.Minute)
+		lease, err := b.client.ExtendLeases(ctx, []drover.AttemptRef{{ID: id, Attempt: 1, LeaseToken: jobs[0].LeaseToken}}, time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(lease.Lost) != 1 || lease.Lost[0] != id || len(lease.CancelRequested) != 0 {
 			t.Fatalf("lease report = %+v, want attempt 1 lost", lease)
 		}
-		lease, err = b.client.ExtendLeases(ctx, []drover.AttemptRef{{ID: id, Attempt: 2}}, time.Minute)
+		live := again[0].LeaseToken
+		lease, err = b.client.ExtendLeases(ctx, []drover.AttemptRef{{ID: id, Attempt: 2, LeaseToken: live}}, time.Minute)
 		if err != nil || len(lease.Lost) != 0 {
 			t.Fatalf("lease report for the live attempt = %+v, %v", lease, err)
 		}
-		rep, err := b.client.Finish(ctx, []drover.AttemptResult{{ID: id, Attempt: 1, Outcome: drover.AttemptCompleted}})
+		rep, err := b.client.Finish(ctx, []drover.AttemptResult{{ID: id, Attempt: 1, LeaseToken: jobs[0].LeaseToken, Outcome: drover.AttemptCompleted}})
 		if err != nil || len(rep.Rejected) != 1 {
 			t.Fatalf("late result = %+v, %v", rep, err)
 		}
@@ -142,13 +144,13 @@ func TestRemoteLeaseRescueAndFencing(t *testing.T) {
 		if _, err := b.client.JobCancel(ctx, id); err != nil {
 			t.Fatal(err)
 		}
-		lease, err = b.client.ExtendLeases(ctx, []drover.AttemptRef{{ID: id, Attempt: 2}}, time.Minute)
+		lease, err = b.client.ExtendLeases(ctx, []drover.AttemptRef{{ID: id, Attempt: 2, LeaseToken: live}}, time.Minute)
 		if err != nil || len(lease.CancelRequested) != 1 {
 			t.Fatalf("lease report after cancel = %+v, %v", lease, err)
 		}
 		// A failure of a job asked to cancel ends it cancelled, as for Go
 		// workers.
-		if _, err := b.client.Finish(ctx, []drover.AttemptResult{{ID: id, Attempt: 2, MaxAttempts: 25, Outcome: drover.AttemptFailed, Error: "stopped"}}); err != nil {
+		if _, err := b.client.Finish(ctx, []drover.AttemptResult{{ID: id, Attempt: 2, LeaseToken: live, Outcome: drover.AttemptFailed, Error: "stopped"}}); err != nil {
 			t.Fatal(err)
 		}
 		waitState(t, b.client, id, drover.JobStateCancelled)
@@ -183,7 +185,6 @@ func TestRemoteRejectsBadInput(t *testing.T) {
 			{nil, "results: empty"},
 			{[]drover.AttemptResult{{ID: id, Attempt: 0, Outcome: drover.AttemptCompleted}}, "attempt 0"},
 			{[]drover.AttemptResult{{ID: id, Attempt: 1, Outcome: "done"}}, `outcome "done"`},
-			{[]drover.AttemptResult{{ID: id, Attempt: 1, Outcome: drover.AttemptFailed}}, "max_attempts"},
 			{[]drover.AttemptResult{{ID: id, Attempt: 1, Outcome: drover.AttemptCompleted}, {ID: id, Attempt: 1, Outcome: drover.AttemptCompleted}}, "appears twice"},
 		}
 		for _, c := range results {
@@ -213,7 +214,8 @@ func TestRemoteFinishStoresResult(t *testing.T) {
 		b := remoteSetup(t, s)
 		ctx := context.Background()
 		id := b.insert(t, drover.RawArgs{KindName: "remote", JSON: []byte(`{}`)}, nil)
-		if _, err := b.client.Claim(ctx, drover.ClaimParams{Queue: "default", Max: 1, Owner: "w", Lease: time.Minute}); err != nil {
+		claimed, err := b.client.Claim(ctx, drover.ClaimParams{Queue: "default", Max: 1, Owner: "w", Lease: time.Minute})
+		if err != nil {
 			t.Fatal(err)
 		}
 		big := []byte(`"` + strings.Repeat("x", drover.MaxResultBytes) + `"`)
@@ -229,7 +231,8 @@ func TestRemoteFinishStoresResult(t *testing.T) {
 		if row, _ := b.client.JobGet(ctx, id); row.State != drover.JobStateRunning {
 			t.Fatalf("a refused result changed the job: %+v", row)
 		}
-		rep, err := b.client.Finish(ctx, []drover.AttemptResult{{ID: id, Attempt: 1, Outcome: drover.AttemptCompleted, Result: []byte(`42`)}})
+		rep, err := b.client.Finish(ctx, []drover.AttemptResult{{ID: id, Attempt: 1, LeaseToken: claimed[0].LeaseToken,
+			Outcome: drover.AttemptCompleted, Result: []byte(`42`)}})
 		if err != nil || len(rep.Accepted) != 1 {
 			t.Fatalf("finish = %+v, %v", rep, err)
 		}

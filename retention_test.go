@@ -58,15 +58,19 @@ func TestDeleteCompleted(t *testing.T) {
 		if len(claimed) != len(tests) {
 			t.Fatalf("claimed %d jobs, want %d", len(claimed), len(tests))
 		}
+		tokens := map[int64]drover.LeaseToken{}
+		for _, c := range claimed {
+			tokens[c.ID] = c.LeaseToken
+		}
 		var results []drover.AttemptResult
 		for _, tt := range tests {
-			results = append(results, drover.AttemptResult{ID: tt.id, Attempt: 1, MaxAttempts: 1, Outcome: tt.outcome,
+			results = append(results, drover.AttemptResult{ID: tt.id, Attempt: 1, LeaseToken: tokens[tt.id], Outcome: tt.outcome,
 				Result: tt.result, Error: "no"})
 			if tt.outcome == drover.AttemptCompleted {
 				results[len(results)-1].Error = ""
 			}
 		}
-		// A stale result (wrong attempt) is rejected and deletes nothing.
+		// A result for a job never claimed is rejected and deletes nothing.
 		stale := b.insert(t, raw(9), nil)
 		results = append(results, drover.AttemptResult{ID: stale, Attempt: 1, Outcome: drover.AttemptCompleted})
 		rep, err := b.client.Finish(ctx, results)

@@ -197,7 +197,8 @@ func TestUniqueFinishRacesInsert(t *testing.T) {
 				if err != nil || len(claimed) != 1 {
 					t.Fatalf("%s, round %d: claim = %v, %v", tc.name, round, claimed, err)
 				}
-				res := driver.Result{ID: claimed[0].ID, Attempt: claimed[0].Attempt, Outcome: driver.OutcomeCompleted}
+				res := driver.Result{ID: claimed[0].ID, Attempt: claimed[0].Attempt, LeaseToken: claimed[0].LeaseToken,
+					Outcome: driver.OutcomeCompleted}
 				if tc.echo {
 					res.Flow = claimed[0].Flow
 				}
@@ -272,7 +273,7 @@ func TestUniqueRetryRetakesTheKey(t *testing.T) {
 				t.Fatalf("claim = %v, %v; want job %d", claimed, err, id)
 			}
 			c := claimed[0]
-			res := driver.Result{ID: c.ID, Attempt: c.Attempt, Outcome: driver.OutcomeCompleted, Flow: c.Flow}
+			res := driver.Result{ID: c.ID, Attempt: c.Attempt, LeaseToken: c.LeaseToken, Outcome: driver.OutcomeCompleted, Flow: c.Flow}
 			if _, err := b.d.JobFinish(ctx, []driver.Result{res}); err != nil {
 				t.Fatal(err)
 			}

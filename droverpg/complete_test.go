@@ -13,8 +13,11 @@ import (
 // that its arguments carry every result.
 func TestFinishStatement(t *testing.T) {
 	e := &executor{q: map[string]string{"JobFinish": "JobFinish", "JobComplete": "JobComplete"}}
+	// The fence key spells the token as PostgreSQL prints a uuid.
+	token := driver.LeaseToken{0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef, 0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef}
+	const tokenText = "01234567-89ab-cdef-0123-456789abcdef"
 	done := func(id int64) driver.Result {
-		return driver.Result{ID: id, Attempt: 2, Outcome: driver.OutcomeCompleted}
+		return driver.Result{ID: id, Attempt: 2, LeaseToken: token, Outcome: driver.OutcomeCompleted}
 	}
 	with := func(r driver.Result, f func(*driver.Result)) driver.Result {
 		f(&r)
@@ -54,8 +57,8 @@ func TestFinishStatement(t *testing.T) {
 				}
 			}
 			for i, r := range tc.results {
-				if ids[i] != r.ID || keys[i] != fmt.Sprintf("%d:%d", r.ID, r.Attempt) {
-					t.Fatalf("row %d: id %d key %q, want %d and \"%d:%d\"", i, ids[i], keys[i], r.ID, r.ID, r.Attempt)
+				if want := fmt.Sprintf("%d:%d:%s", r.ID, r.Attempt, tokenText); ids[i] != r.ID || keys[i] != want {
+					t.Fatalf("row %d: id %d key %q, want %d and %q", i, ids[i], keys[i], r.ID, want)
 				}
 				if got := stored[fmt.Sprint(r.ID)]; string(got) != string(r.Output) {
 					t.Fatalf("row %d: stored output %s, want %s", i, got, r.Output)

@@ -60,7 +60,7 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Driver, error) {
 	prefix := pgx.Identifier{d.schema}.Sanitize() + "."
 	q, err := driver.ParseQueries(queriesSQL, prefix)
 	if err == nil {
-		err = driver.WithClaimAfter(q, "AND (priority, run_at, id) > ($6, $7, $8)")
+		err = driver.WithClaimAfter(q, "AND (priority, run_at, id) > ($7, $8, $9)")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("droverpg: %w", err)

@@ -127,7 +127,9 @@ func (e *executor) JobInsertMany(ctx context.Context, jobs []driver.InsertParams
 const replan = pgx.QueryExecModeCacheDescribe
 
 func (e *executor) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*driver.JobRow, error) {
-	name, args := "JobClaim", []any{p.Queue, p.Max, p.Owner, float64(p.Lease.Milliseconds()), p.Limit != nil}
+	// One token per claim: see driver.LeaseToken.
+	token := driver.NewLeaseToken()
+	name, args := "JobClaim", []any{p.Queue, p.Max, p.Owner, float64(p.Lease.Milliseconds()), p.Limit != nil, [16]byte(token)}
 	if p.After != nil {
 		name, args = "JobClaimAfter", append(args, int16(p.After.Priority), p.After.RunAt, p.After.ID)
 	}
@@ -136,11 +138,11 @@ func (e *executor) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*drive
 	if p.Limit != nil {
 		// order: a limited queue's claim runs in a transaction that first
 		// finds its room (limits.go).
-		jobs, err = e.claimLimited(ctx, p, name, args)
+		jobs, err = e.claimLimited(ctx, p, token, name, args)
 	} else {
 		var rows pgx.Rows
 		if rows, err = e.db.Query(ctx, e.q[name], append([]any{replan}, args...)...); err == nil {
-			jobs, err = scanClaimed(rows, p)
+			jobs, err = scanClaimed(rows, p, token)
 		}
 	}
 	if err != nil {
@@ -151,16 +153,17 @@ func (e *executor) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*drive
 
 // scanClaimed reads the rows of p's claim, closes them and sorts them: the
 // claim returns them in the order it updated them, which is their order on
-// disk, and leaves out the queue and lease owner, which p names.
-func scanClaimed(rows pgx.Rows, p driver.ClaimParams) ([]*driver.JobRow, error) {
+// disk, and leaves out the queue, lease owner and lease token, which p and
+// token name.
+func scanClaimed(rows pgx.Rows, p driver.ClaimParams, token driver.LeaseToken) ([]*driver.JobRow, error) {
 	defer rows.Close()
 	jobs := make([]*driver.JobRow, 0, p.Max)
 	for rows.Next() {
-		j := &driver.JobRow{State: driver.StateRunning, Queue: p.Queue, LeaseOwner: p.Owner}
+		j := &driver.JobRow{State: driver.StateRunning, Queue: p.Queue, LeaseOwner: p.Owner, LeaseToken: token}
 		var timeoutMS int64
 		var key *string
 		if err := rows.Scan(&j.ID, &j.Kind, &j.Priority, &j.Args, &j.Metadata, &j.Tags, &j.Attempt,
-			&j.MaxAttempts, &j.Errors, &timeoutMS, &j.CreatedAt, &j.RunAt, &j.AttemptedAt,
+			&j.MaxAttempts, &j.Errors, &j.ErrorCount, &timeoutMS, &j.CreatedAt, &j.RunAt, &j.AttemptedAt,
 			&j.LeaseExpiresAt, &j.CancelRequested, &j.BatchID, &j.Flow, &key); err != nil {
 			return nil, err
 		}
@@ -255,7 +258,7 @@ func (e *executor) finishStatement(results []driver.Result, flow bool) (string, 
 	var outputs []byte // a JSON object by job ID; nil (SQL NULL) unless some result has one
 	for i := range results {
 		r := &results[i]
-		ids[i], keys[i] = r.ID, attemptKey(r.ID, r.Attempt)
+		ids[i], keys[i] = r.ID, attemptKey(r.ID, r.Attempt, r.LeaseToken)
 		if r.Output != nil {
 			if outputs == nil {
 				outputs = append(outputs, '{')
@@ -274,9 +277,25 @@ func (e *executor) finishStatement(results []driver.Result, flow bool) (string, 
 }
 
 // attemptKey is a job's attempt as JobComplete and JobHeartbeat test it:
-// "id:attempt".
-func attemptKey(id int64, attempt int) string {
-	return strconv.FormatInt(id, 10) + ":" + strconv.Itoa(attempt)
+// "id:attempt:token", the token spelled as PostgreSQL prints a uuid.
+func attemptKey(id int64, attempt int, token driver.LeaseToken) string {
+	b := make([]byte, 0, 64)
+	b = strconv.AppendInt(b, id, 10)
+	b = strconv.AppendInt(append(b, ':'), int64(attempt), 10)
+	return string(appendUUID(append(b, ':'), token))
+}
+
+// appendUUID appends t in PostgreSQL's text form of a uuid,
+// 8-4-4-4-12 lowercase hex digits.
+func appendUUID(b []byte, t driver.LeaseToken) []byte {
+	const hex = "0123456789abcdef"
+	for i, c := range t {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			b = append(b, '-')
+		}
+		b = append(b, hex[c>>4], hex[c&0xf])
+	}
+	return b
 }
 
 // finishArgs returns the JobFinish parameters for results: their IDs, each
@@ -302,7 +321,8 @@ func (e *executor) finishArgs(results []driver.Result, flow bool) []any {
 			b = strconv.AppendQuote(b, r.RunAt.Format(time.RFC3339Nano))
 		}
 		b = append(appendJSONOrNull(append(b, ','), r.Output), ',')
-		b = append(strconv.AppendBool(b, r.Forget), ']')
+		b = append(strconv.AppendBool(b, r.Forget), ',', '"')
+		b = append(appendUUID(b, r.LeaseToken), '"', ']')
 	}
 	return []any{ids, string(append(b, '}')), flow}
 }
@@ -346,9 +366,12 @@ func readFinished(rows pgx.Rows, n int) (accepted, settle, unique []int64, err e
 
 func (e *executor) JobHeartbeat(ctx context.Context, p driver.HeartbeatParams) (driver.HeartbeatResult, error) {
 	var res driver.HeartbeatResult
+	if len(p.Attempts) != len(p.IDs) || len(p.Tokens) != len(p.IDs) {
+		return res, fmt.Errorf("heartbeat: %d IDs but %d attempts and %d tokens", len(p.IDs), len(p.Attempts), len(p.Tokens))
+	}
 	keys := make([]string, len(p.IDs))
 	for i, id := range p.IDs {
-		keys[i] = attemptKey(id, p.Attempts[i])
+		keys[i] = attemptKey(id, p.Attempts[i], p.Tokens[i])
 	}
 	rows, err := e.db.Query(ctx, e.q["JobHeartbeat"], replan, p.IDs, keys, float64(p.Lease.Milliseconds()))
 	if err != nil {
@@ -432,7 +455,7 @@ func scanJob(row pgx.Row) (*driver.JobRow, error) {
 	var owner, key *string
 	var batchID *int64
 	err := row.Scan(&j.ID, &state, &j.Queue, &j.Kind, &j.Priority, &j.Args, &j.Metadata, &j.Tags, &j.Attempt,
-		&j.MaxAttempts, &j.Errors, &timeoutMS, &j.CreatedAt, &j.RunAt, &j.AttemptedAt, &j.FinalizedAt, &owner,
+		&j.MaxAttempts, &j.Errors, &j.ErrorCount, &timeoutMS, &j.CreatedAt, &j.RunAt, &j.AttemptedAt, &j.FinalizedAt, &owner,
 		&j.LeaseExpiresAt, &j.CancelRequested, &batchID, &key)
 	if err != nil {
 		return nil, err

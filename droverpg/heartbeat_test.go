@@ -29,7 +29,8 @@ func TestHeartbeatNeverWaitsForRowLocks(t *testing.T) {
 		t.Fatalf("claim: %d rows, %v", len(rows), err)
 	}
 	locked, free := rows[0], rows[1]
-	hb := driver.HeartbeatParams{IDs: []int64{locked.ID, free.ID}, Attempts: []int{1, 1}, Lease: time.Hour}
+	hb := driver.HeartbeatParams{IDs: []int64{locked.ID, free.ID}, Attempts: []int{1, 1},
+		Tokens: []driver.LeaseToken{locked.LeaseToken, free.LeaseToken}, Lease: time.Hour}
 
 	table := pgx.Identifier{d.Schema(), "jobs"}.Sanitize()
 	leaseOf := func(id int64) time.Time {

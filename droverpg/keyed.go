@@ -29,6 +29,7 @@ func (e *executor) queueKeyedInsert(b *pgx.Batch, jobs []driver.InsertParams, no
 		limits     = make([]int32, n)
 		uniques    = make([]*string, n)
 		finals     = make([]int16, n)
+		byQueue    = make([]bool, n)
 		lockQueues []string
 		lockKeys   []string
 		rates      keyRates
@@ -44,7 +45,7 @@ func (e *executor) queueKeyedInsert(b *pgx.Batch, jobs []driver.InsertParams, no
 			rates.add(j)
 		}
 		if j.UniqueKey != "" {
-			uniques[i], finals[i] = &j.UniqueKey, int16(j.UniqueFinal)
+			uniques[i], finals[i], byQueue[i] = &j.UniqueKey, int16(j.UniqueFinal), j.UniqueByQueue
 		}
 	}
 	if len(lockKeys) > 0 {
@@ -54,7 +55,7 @@ func (e *executor) queueKeyedInsert(b *pgx.Batch, jobs []driver.InsertParams, no
 		}
 	}
 	table := pgx.Identifier{e.schema, "jobs"}.Sanitize()
-	b.Queue(e.q["JobInsertKeyed"], columnsOf(jobs).params(keys, limits, uniques, table, finals)...)
+	b.Queue(e.q["JobInsertKeyed"], columnsOf(jobs).params(keys, limits, uniques, table, finals, byQueue)...)
 	if len(lockKeys) > 0 {
 		// Its queues are woken already: notify holds every keyed job's.
 		b.Queue(e.q["KeyPromote"], lockQueues, lockKeys, []int64(nil))

@@ -17,7 +17,7 @@ import (
 // QueueLimitSpend then takes a token per job claimed. Three or four round
 // trips, once per claim of up to ClaimMax jobs; queues without limits take
 // none of them. claim is JobClaim or its positional variant, JobClaimAfter.
-func (e *executor) claimLimited(ctx context.Context, p driver.ClaimParams, claim string, claimArgs []any) ([]*driver.JobRow, error) {
+func (e *executor) claimLimited(ctx context.Context, p driver.ClaimParams, token driver.LeaseToken, claim string, claimArgs []any) ([]*driver.JobRow, error) {
 	var jobs []*driver.JobRow
 	err := pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
 		l := p.Limit
@@ -44,7 +44,7 @@ func (e *executor) claimLimited(ctx context.Context, p driver.ClaimParams, claim
 			return err
 		}
 		p.Max = room
-		if jobs, err = scanClaimed(rows, p); err != nil || len(jobs) == 0 || l.Rate == 0 {
+		if jobs, err = scanClaimed(rows, p, token); err != nil || len(jobs) == 0 || l.Rate == 0 {
 			return err
 		}
 		_, err = tx.Exec(ctx, e.q["QueueLimitSpend"], p.Queue, len(jobs))

@@ -49,7 +49,7 @@ func TestMigrationKeepsUniqueKeys(t *testing.T) {
 		t.Fatalf("claimed %+v, %v; want the old unique job flagged unique", claimed, err)
 	}
 	c := claimed[0]
-	if _, err := d.JobFinish(ctx, []driver.Result{{ID: c.ID, Attempt: c.Attempt, Outcome: driver.OutcomeCompleted, Flow: c.Flow}}); err != nil {
+	if _, err := d.JobFinish(ctx, []driver.Result{{ID: c.ID, Attempt: c.Attempt, LeaseToken: c.LeaseToken, Outcome: driver.OutcomeCompleted, Flow: c.Flow}}); err != nil {
 		t.Fatal(err)
 	}
 	if ids, err := d.JobInsertMany(ctx, []driver.InsertParams{dup}); err != nil || ids[0] == 0 {

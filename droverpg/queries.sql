@@ -23,15 +23,18 @@ RETURNING id;
 -- A unique job takes its key in unique_keys in this same statement, under
 -- the unique index of held keys: the row is stored only if it got the key,
 -- and a key that another job holds (or an earlier job of this batch took)
--- skips it. IDs are drawn from the jobs' sequence first ($13 is the quoted
--- table name) so that the key row can name its job. Returns one row per
+-- skips it. A key is held per kind, and per queue too for jobs inserted
+-- with $15 (InsertParams.UniqueByQueue; queue '' stands for any), so that
+-- one kind's keys never block another's. IDs are drawn from the jobs'
+-- sequence first ($13 is the quoted table name) so that the key row can
+-- name its job. Returns one row per
 -- input job, in input order: its ID, or 0 when skipped as a duplicate.
 WITH p AS (
     SELECT nextval(pg_get_serial_sequence($13, 'id')) AS id, p.*
     FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::jsonb[], $5::text[], $6::smallint[], $7::integer[],
-            $8::timestamptz[], $9::bigint[], $10::text[], $11::integer[], $12::text[], $14::smallint[])
+            $8::timestamptz[], $9::bigint[], $10::text[], $11::integer[], $12::text[], $14::smallint[], $15::boolean[])
         WITH ORDINALITY AS p(queue, kind, args, metadata, tags, priority, max_attempts, run_at, timeout_ms,
-            ordering_key, key_limit, unique_key, unique_final, ord)
+            ordering_key, key_limit, unique_key, unique_final, unique_by_queue, ord)
 ),
 gated AS (
     SELECT p.*,
@@ -50,9 +53,10 @@ gated AS (
     FROM p
 ),
 claimed AS (
-    INSERT INTO {schema}unique_keys (job_id, unique_key, final_states)
-    SELECT id, unique_key, unique_final FROM p WHERE unique_key IS NOT NULL ORDER BY ord
-    ON CONFLICT (unique_key) WHERE held DO NOTHING
+    INSERT INTO {schema}unique_keys (job_id, kind, queue, unique_key, final_states)
+    SELECT id, kind, CASE WHEN unique_by_queue THEN queue ELSE '' END, unique_key, unique_final
+    FROM p WHERE unique_key IS NOT NULL ORDER BY ord
+    ON CONFLICT (kind, queue, unique_key) WHERE held DO NOTHING
     RETURNING job_id
 ),
 inserted AS (
@@ -225,10 +229,12 @@ WHERE u.job_id = ANY($1::bigint[]) AND u.held AND f.id = u.job_id
 -- makes the update wait for it and then fail on the unique index, which
 -- the caller reports the same way.
 WITH mine AS (
-    SELECT unique_key FROM {schema}unique_keys WHERE job_id = $1 AND NOT held
+    SELECT kind, queue, unique_key FROM {schema}unique_keys WHERE job_id = $1 AND NOT held
 ),
 holder AS (
-    SELECT o.job_id FROM {schema}unique_keys o JOIN mine ON o.unique_key = mine.unique_key WHERE o.held
+    SELECT o.job_id FROM {schema}unique_keys o
+    JOIN mine ON o.kind = mine.kind AND o.queue = mine.queue AND o.unique_key = mine.unique_key
+    WHERE o.held
 ),
 taken AS (
     UPDATE {schema}unique_keys SET held = true
@@ -264,7 +270,10 @@ SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS payload;
 -- (replan in executor.go), and a rate-limit part that did nothing for them
 -- made up a quarter of an empty claim's cost.
 --
--- Variant (driver.WithClaimAfter): JobClaimAfter adds $6-$8, the claim
+-- $6 is the claim's lease token (driver.LeaseToken), stored on every row it
+-- claims and left out of RETURNING, since the caller drew it.
+--
+-- Variant (driver.WithClaimAfter): JobClaimAfter adds $7-$9, the claim
 -- order position to start past.
 WITH picked AS (
     SELECT ctid
@@ -280,10 +289,11 @@ SET state = 'running',
     attempted_at = (SELECT clock_timestamp()),
     lease_owner = $3,
     lease_expires_at = now() + $4::float8 * interval '1 millisecond',
-    limited = $5::boolean
+    limited = $5::boolean,
+    lease_token = $6::uuid
 WHERE j.ctid = ANY(ARRAY(SELECT ctid FROM picked))
 RETURNING j.id, j.kind, j.priority, j.args, j.metadata, j.tags, j.attempt, j.max_attempts,
-    j.errors, j.timeout_ms, j.created_at, j.run_at, j.attempted_at, j.lease_expires_at, j.cancel_requested,
+    j.errors, j.error_count, j.timeout_ms, j.created_at, j.run_at, j.attempted_at, j.lease_expires_at, j.cancel_requested,
     coalesce(j.batch_id, 0), j.flow, -- flow: what the finish must settle
     j.ordering_key -- order: the key tells the finish to promote (NULL for plain jobs)
 ;
@@ -327,15 +337,21 @@ WHERE l.queue = $1;
 
 -- name: JobFinish
 -- Outcomes: 1 completed, 2 retry, 3 discarded, 4 cancelled, 5 released.
--- Every result is fenced by (id, attempt, state running). Rows that finish
--- move to finished_jobs; retried and released rows stay and wait again. A
--- retry or release of a job whose cancel was requested finishes it as
--- cancelled instead.
+-- Every result is fenced by (id, attempt, lease token, state running). Rows
+-- that finish move to finished_jobs; retried and released rows stay and
+-- wait again, their lease token cleared. A retry or release of a job whose
+-- cancel was requested finishes it as cancelled instead, and a retry of a
+-- job whose stored max_attempts it used up finishes it as discarded: the
+-- store decides that, not the caller (a remote worker could claim any
+-- max_attempts).
 --
 -- $1 lists the jobs' IDs. $2 is a JSON object keyed by job ID, one result
--- each as [attempt, outcome, error, run_at, output, forget]: the error to
--- record, when a retry is due, the output a completed job stores (null when
--- none) and whether a completed job is forgotten. The rows are found by ID
+-- each as [attempt, outcome, error, run_at, output, forget, lease token]:
+-- the error to record, when a retry is due, the output a completed job
+-- stores (null when none), whether a completed job is forgotten and the
+-- token its claim issued. An error joins the job's last {errors_kept}
+-- (driver.ErrorsKept), the oldest dropped, and counts in error_count.
+-- The rows are found by ID
 -- and each reads its result from $2, with no join, for the reason
 -- JobComplete gives.
 --
@@ -355,7 +371,9 @@ WITH done AS (
     DELETE FROM {schema}jobs j
     WHERE j.id = ANY($1::bigint[]) AND j.state = 'running'
       AND j.attempt = ($2::jsonb -> j.id::text ->> 0)::integer
-      AND (($2::jsonb -> j.id::text ->> 1)::integer IN (1, 3, 4) OR j.cancel_requested)
+      AND j.lease_token = ($2::jsonb -> j.id::text ->> 6)::uuid
+      AND (($2::jsonb -> j.id::text ->> 1)::integer IN (1, 3, 4) OR j.cancel_requested
+           OR (($2::jsonb -> j.id::text ->> 1)::integer = 2 AND j.attempt >= j.max_attempts))
       AND ($3 OR j.flow & 11 = 0)
     RETURNING j.*, $2::jsonb -> j.id::text AS r
 ),
@@ -366,12 +384,17 @@ ended AS (
 ),
 moved AS (
     INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, args, metadata, tags, attempt,
-        max_attempts, errors, timeout_ms, created_at, run_at, attempted_at, finalized_at, batch_id, flow, result,
-        ordering_key, key_limit) -- order: kept for JobRetry (NULL and 0 for plain jobs)
+        max_attempts, errors, error_count, timeout_ms, created_at, run_at, attempted_at, finalized_at, batch_id, flow,
+        result, ordering_key, key_limit) -- order: kept for JobRetry (NULL and 0 for plain jobs)
     SELECT id,
-        CASE outcome WHEN 1 THEN 'completed' WHEN 3 THEN 'discarded' ELSE 'cancelled' END,
+        CASE WHEN outcome = 1 THEN 'completed'
+             WHEN outcome = 3 OR (outcome = 2 AND NOT cancel_requested) THEN 'discarded'
+             ELSE 'cancelled' END,
         queue, kind, priority, args, metadata, tags, attempt, max_attempts,
-        CASE WHEN new_error IS NULL THEN errors ELSE coalesce(errors, '[]'::jsonb) || jsonb_build_array(new_error) END,
+        CASE WHEN new_error IS NULL THEN errors
+             ELSE jsonb_path_query_array(coalesce(errors, '[]'::jsonb) || jsonb_build_array(new_error),
+                                         '$[last - {errors_kept} + 1 to last]') END,
+        error_count + (new_error IS NOT NULL)::integer,
         timeout_ms, created_at, run_at, attempted_at, now(), batch_id, flow, CASE WHEN outcome = 1 THEN output END,
         ordering_key, key_limit
     FROM ended
@@ -384,12 +407,18 @@ waiting AS (
                       ELSE ($2::jsonb -> j.id::text ->> 3)::timestamptz END,
         attempt = CASE WHEN ($2::jsonb -> j.id::text ->> 1)::integer = 5 THEN j.attempt - 1 ELSE j.attempt END,
         errors = CASE WHEN nullif($2::jsonb -> j.id::text -> 2, 'null') IS NULL THEN j.errors
-                      ELSE coalesce(j.errors, '[]'::jsonb) || jsonb_build_array($2::jsonb -> j.id::text -> 2) END,
+                      ELSE jsonb_path_query_array(coalesce(j.errors, '[]'::jsonb) || jsonb_build_array($2::jsonb -> j.id::text -> 2),
+                                                  '$[last - {errors_kept} + 1 to last]') END,
+        error_count = j.error_count + (nullif($2::jsonb -> j.id::text -> 2, 'null') IS NOT NULL)::integer,
         lease_owner = NULL,
-        lease_expires_at = NULL
+        lease_expires_at = NULL,
+        lease_token = NULL
     WHERE j.id = ANY($1::bigint[]) AND j.state = 'running'
       AND j.attempt = ($2::jsonb -> j.id::text ->> 0)::integer
-      AND ($2::jsonb -> j.id::text ->> 1)::integer IN (2, 5) AND NOT j.cancel_requested
+      AND j.lease_token = ($2::jsonb -> j.id::text ->> 6)::uuid
+      AND (($2::jsonb -> j.id::text ->> 1)::integer = 5
+           OR (($2::jsonb -> j.id::text ->> 1)::integer = 2 AND j.attempt < j.max_attempts))
+      AND NOT j.cancel_requested
     RETURNING j.id
 )
 SELECT id, flow & 11 FROM done
@@ -401,7 +430,8 @@ SELECT id, 0 FROM waiting;
 -- error. The same fence, the same rows and the same columns returned, in a
 -- statement with half of JobFinish's planning cost (pgbench, one client,
 -- 0.25 ms against 0.49 ms), which every flush pays (replan in executor.go).
--- $1 lists the jobs' IDs and $2 the same jobs as 'id:attempt' keys; $3 is a
+-- $1 lists the jobs' IDs and $2 the same jobs as 'id:attempt:lease token'
+-- keys (the fence, as in JobFinish); $3 is a
 -- JSON object of the results completed jobs store, keyed by job ID (NULL
 -- when none has one); $4 is JobFinish's $3 (the flow path), and $5 is
 -- Result.Forget, the same for every result of the flush: a job is then
@@ -417,15 +447,15 @@ SELECT id, 0 FROM waiting;
 -- flush, measured in `drover bench dag`.
 WITH done AS (
     DELETE FROM {schema}jobs j
-    WHERE j.id = ANY($1::bigint[]) AND j.id || ':' || j.attempt = ANY($2::text[])
+    WHERE j.id = ANY($1::bigint[]) AND j.id || ':' || j.attempt || ':' || j.lease_token = ANY($2::text[])
       AND j.state = 'running' AND ($4 OR j.flow & 11 = 0)
     RETURNING j.*, $3::jsonb -> j.id::text AS output
 ),
 moved AS (
     INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, args, metadata, tags, attempt,
-        max_attempts, errors, timeout_ms, created_at, run_at, attempted_at, finalized_at, batch_id, flow, result,
-        ordering_key, key_limit)
-    SELECT id, 'completed', queue, kind, priority, args, metadata, tags, attempt, max_attempts, errors,
+        max_attempts, errors, error_count, timeout_ms, created_at, run_at, attempted_at, finalized_at, batch_id, flow,
+        result, ordering_key, key_limit)
+    SELECT id, 'completed', queue, kind, priority, args, metadata, tags, attempt, max_attempts, errors, error_count,
         timeout_ms, created_at, run_at, attempted_at, now(), batch_id, flow, output, ordering_key, key_limit
     FROM done
     WHERE NOT ($5 AND output IS NULL AND flow = 0 AND batch_id IS NULL)
@@ -442,19 +472,22 @@ SELECT id, flow & 11 FROM done;
 -- attempt; a lease is extended every third of its length, so one skipped
 -- round never lets it expire.
 --
--- $1 lists the jobs' IDs and $2 the same jobs as 'id:attempt' keys; the
--- statement returns the jobs still held, and the caller counts the others
+-- $1 lists the jobs' IDs and $2 the same jobs as 'id:attempt:lease token'
+-- keys, fenced as JobFinish is: a caller without the claim's token extends
+-- nothing. The statement returns the jobs still held, and the caller counts the others
 -- lost. Every table is reached by ID, with no join, for the reason
 -- JobComplete gives.
 WITH mine AS (
     SELECT j.id, j.cancel_requested
     FROM {schema}jobs j
-    WHERE j.id = ANY($1::bigint[]) AND j.id || ':' || j.attempt = ANY($2::text[]) AND j.state = 'running'
+    WHERE j.id = ANY($1::bigint[]) AND j.id || ':' || j.attempt || ':' || j.lease_token = ANY($2::text[])
+      AND j.state = 'running'
 ),
 locked AS (
     SELECT j.id
     FROM {schema}jobs j
-    WHERE j.id = ANY($1::bigint[]) AND j.id || ':' || j.attempt = ANY($2::text[]) AND j.state = 'running'
+    WHERE j.id = ANY($1::bigint[]) AND j.id || ':' || j.attempt || ':' || j.lease_token = ANY($2::text[])
+      AND j.state = 'running'
     FOR UPDATE OF j SKIP LOCKED
 ),
 extended AS (
@@ -481,12 +514,14 @@ done AS (
 ),
 moved AS (
     INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, args, metadata, tags, attempt,
-        max_attempts, errors, timeout_ms, created_at, run_at, attempted_at, finalized_at, batch_id, flow,
+        max_attempts, errors, error_count, timeout_ms, created_at, run_at, attempted_at, finalized_at, batch_id, flow,
         ordering_key, key_limit)
     SELECT id, CASE WHEN cancel_requested THEN 'cancelled' ELSE 'discarded' END,
         queue, kind, priority, args, metadata, tags, attempt, max_attempts,
-        coalesce(errors, '[]'::jsonb) || jsonb_build_array(jsonb_build_object(
+        jsonb_path_query_array(coalesce(errors, '[]'::jsonb) || jsonb_build_array(jsonb_build_object(
             'attempt', attempt, 'at', now(), 'error', 'lease expired: the worker stopped heartbeating (crashed or lost its connection)')),
+            '$[last - {errors_kept} + 1 to last]'),
+        error_count + 1,
         timeout_ms, created_at, run_at, attempted_at, now(), batch_id, flow, ordering_key, key_limit
     FROM done
 ),
@@ -494,10 +529,13 @@ waiting AS (
     UPDATE {schema}jobs j
     SET state = 'available',
         run_at = now(),
-        errors = coalesce(j.errors, '[]'::jsonb) || jsonb_build_array(jsonb_build_object(
+        errors = jsonb_path_query_array(coalesce(j.errors, '[]'::jsonb) || jsonb_build_array(jsonb_build_object(
             'attempt', j.attempt, 'at', now(), 'error', 'lease expired: the worker stopped heartbeating (crashed or lost its connection)')),
+            '$[last - {errors_kept} + 1 to last]'),
+        error_count = j.error_count + 1,
         lease_owner = NULL,
-        lease_expires_at = NULL
+        lease_expires_at = NULL,
+        lease_token = NULL
     FROM expired
     WHERE j.id = expired.id AND j.attempt < j.max_attempts AND NOT j.cancel_requested
     RETURNING j.id, j.queue, j.ordering_key
@@ -537,12 +575,12 @@ SELECT count(*) FROM pruned;
 
 -- name: JobGet
 SELECT id, CASE WHEN state = 'available' AND run_at > now() THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END,
-    queue, kind, priority, args, metadata, tags, attempt, max_attempts, errors, timeout_ms, created_at, run_at,
-    attempted_at, NULL::timestamptz, lease_owner, lease_expires_at, cancel_requested, batch_id, ordering_key
+    queue, kind, priority, args, metadata, tags, attempt, max_attempts, errors, error_count, timeout_ms, created_at,
+    run_at, attempted_at, NULL::timestamptz, lease_owner, lease_expires_at, cancel_requested, batch_id, ordering_key
 FROM {schema}jobs WHERE id = $1
 UNION ALL
-SELECT id, state, queue, kind, priority, args, metadata, tags, attempt, max_attempts, errors, timeout_ms, created_at, run_at,
-    attempted_at, finalized_at, NULL, NULL, false, batch_id, ordering_key
+SELECT id, state, queue, kind, priority, args, metadata, tags, attempt, max_attempts, errors, error_count, timeout_ms,
+    created_at, run_at, attempted_at, finalized_at, NULL, NULL, false, batch_id, ordering_key
 FROM {schema}finished_jobs WHERE id = $1
 LIMIT 1;
 
@@ -554,8 +592,8 @@ LIMIT 1;
 -- jobs, quadratic over a listing.)
 SELECT * FROM (
     (SELECT id, CASE WHEN state = 'available' AND run_at > $5 THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END AS ustate,
-        queue, kind, priority, args, metadata, tags, attempt, max_attempts, errors, timeout_ms, created_at, run_at,
-        attempted_at, NULL::timestamptz AS finalized_at, lease_owner, lease_expires_at, cancel_requested, batch_id, ordering_key
+        queue, kind, priority, args, metadata, tags, attempt, max_attempts, errors, error_count, timeout_ms, created_at,
+        run_at, attempted_at, NULL::timestamptz AS finalized_at, lease_owner, lease_expires_at, cancel_requested, batch_id, ordering_key
     FROM {schema}jobs
     WHERE id > $3 AND ($1 = '' OR queue = $1) AND ($2 = '' OR kind = $2)
       AND (cardinality($4::text[]) = 0
@@ -563,8 +601,8 @@ SELECT * FROM (
     ORDER BY id
     LIMIT $6)
     UNION ALL
-    (SELECT id, state, queue, kind, priority, args, metadata, tags, attempt, max_attempts, errors, timeout_ms, created_at, run_at,
-        attempted_at, finalized_at, NULL, NULL, false, batch_id, ordering_key
+    (SELECT id, state, queue, kind, priority, args, metadata, tags, attempt, max_attempts, errors, error_count, timeout_ms,
+        created_at, run_at, attempted_at, finalized_at, NULL, NULL, false, batch_id, ordering_key
     FROM {schema}finished_jobs
     WHERE id > $3 AND ($1 = '' OR queue = $1) AND ($2 = '' OR kind = $2)
       AND (cardinality($4::text[]) = 0 OR state = ANY($4::text[]))
@@ -584,10 +622,10 @@ WITH done AS (
 ),
 moved AS (
     INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, args, metadata, tags, attempt,
-        max_attempts, errors, timeout_ms, created_at, run_at, attempted_at, finalized_at, batch_id, flow,
+        max_attempts, errors, error_count, timeout_ms, created_at, run_at, attempted_at, finalized_at, batch_id, flow,
         ordering_key, key_limit)
     SELECT id, 'cancelled', queue, kind, priority, args, metadata, tags, attempt, max_attempts,
-        errors, timeout_ms, created_at, run_at, attempted_at, $2, batch_id, flow, ordering_key, key_limit
+        errors, error_count, timeout_ms, created_at, run_at, attempted_at, $2, batch_id, flow, ordering_key, key_limit
     FROM done
 ),
 flagged AS (
@@ -604,9 +642,10 @@ WITH done AS (
     DELETE FROM {schema}jobs WHERE id = $1 AND state = 'available' RETURNING *
 )
 INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, args, metadata, tags, attempt,
-    max_attempts, errors, timeout_ms, created_at, run_at, attempted_at, finalized_at, flow, ordering_key, key_limit)
+    max_attempts, errors, error_count, timeout_ms, created_at, run_at, attempted_at, finalized_at, flow, ordering_key,
+    key_limit)
 SELECT id, 'discarded', queue, kind, priority, args, metadata, tags, attempt, max_attempts,
-    errors, timeout_ms, created_at, run_at, attempted_at, $2, flow & 8, ordering_key, key_limit
+    errors, error_count, timeout_ms, created_at, run_at, attempted_at, $2, flow & 8, ordering_key, key_limit
 FROM done;
 
 -- name: JobRetry
@@ -627,10 +666,10 @@ WITH revived AS (
 ),
 inserted AS (
     INSERT INTO {schema}jobs (id, state, queue, kind, priority, args, metadata, tags, attempt, max_attempts,
-        errors, timeout_ms, created_at, run_at, attempted_at, batch_id, flow, ordering_key, key_limit)
+        errors, error_count, timeout_ms, created_at, run_at, attempted_at, batch_id, flow, ordering_key, key_limit)
     SELECT id, CASE WHEN ordering_key IS NULL THEN 'available' ELSE 'blocked' END,
         queue, kind, priority, args, metadata, tags, attempt, greatest(max_attempts, attempt + 1),
-        errors, timeout_ms, created_at, $2, attempted_at, batch_id, flow, ordering_key, key_limit
+        errors, error_count, timeout_ms, created_at, $2, attempted_at, batch_id, flow, ordering_key, key_limit
     FROM revived
     RETURNING queue, ordering_key
 ),
@@ -857,11 +896,12 @@ cancelled AS (
 ),
 cancelled_moved AS (
     INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, args, metadata, tags, attempt,
-        max_attempts, errors, timeout_ms, created_at, run_at, attempted_at, finalized_at, batch_id, flow,
+        max_attempts, errors, error_count, timeout_ms, created_at, run_at, attempted_at, finalized_at, batch_id, flow,
         ordering_key, key_limit)
     SELECT id, 'cancelled', queue, kind, priority, args, metadata, tags, attempt, max_attempts,
-        coalesce(errors, '[]'::jsonb) || jsonb_build_array(jsonb_build_object('attempt', attempt, 'at', now(),
-            'error', format('dependency %s ended as %s', cause, cause_state))),
+        jsonb_path_query_array(coalesce(errors, '[]'::jsonb) || jsonb_build_array(jsonb_build_object('attempt', attempt, 'at', now(),
+            'error', format('dependency %s ended as %s', cause, cause_state))), '$[last - {errors_kept} + 1 to last]'),
+        error_count + 1,
         timeout_ms, created_at, run_at, attempted_at, now(), batch_id, flow, ordering_key, key_limit
     FROM cancelled
 ),

@@ -62,7 +62,7 @@ func TestNotificationsFollowCommits(t *testing.T) {
 			t.Fatalf("claim: %d rows, %v", len(rows), err)
 		}
 		r := rows[0]
-		if _, err := d.JobFinish(ctx, []driver.Result{{ID: r.ID, Attempt: r.Attempt, Outcome: driver.OutcomeCompleted,
+		if _, err := d.JobFinish(ctx, []driver.Result{{ID: r.ID, Attempt: r.Attempt, LeaseToken: r.LeaseToken, Outcome: driver.OutcomeCompleted,
 			Flow: r.Flow, Key: r.Key, Queue: r.Queue}}); err != nil {
 			t.Fatal(err)
 		}

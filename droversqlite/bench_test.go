@@ -45,7 +45,7 @@ func BenchmarkBurndown(b *testing.B) {
 			}
 			res = res[:0]
 			for _, j := range claimed {
-				res = append(res, driver.Result{ID: j.ID, Attempt: j.Attempt, Outcome: driver.OutcomeCompleted})
+				res = append(res, driver.Result{ID: j.ID, Attempt: j.Attempt, LeaseToken: j.LeaseToken, Outcome: driver.OutcomeCompleted})
 			}
 			acc, err := d.JobFinish(ctx, res)
 			if err != nil {

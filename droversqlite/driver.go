@@ -184,7 +184,7 @@ func newDriver(opts []Option) (*Driver, error) {
 	prefix := d.schema + "_"
 	q, err := driver.ParseQueries(queriesSQL, prefix)
 	if err == nil {
-		err = driver.WithClaimAfter(q, "AND (priority, run_at, id) > (?7, ?8, ?9)")
+		err = driver.WithClaimAfter(q, "AND (priority, run_at, id) > (?8, ?9, ?10)")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("droversqlite: %w", err)

@@ -254,8 +254,8 @@ func TestInsertWakesListenersWithRoom(t *testing.T) {
 		{"a promoted key wakes every listener", []int{10, 10}, func(t *testing.T, d *Driver) {
 			insert(t, d, keyed("a"), keyed("a")) // wakes one
 			rows := claim(t, d, "q", 1, time.Minute)
-			if _, err := d.JobFinish(context.Background(), []driver.Result{{ID: rows[0].ID, Attempt: rows[0].Attempt,
-				Outcome: driver.OutcomeCompleted, Key: rows[0].Key, Queue: "q"}}); err != nil {
+			if _, err := d.JobFinish(context.Background(), fenced(t, d, []driver.Result{{ID: rows[0].ID, Attempt: rows[0].Attempt,
+				Outcome: driver.OutcomeCompleted, Key: rows[0].Key, Queue: "q"}})); err != nil {
 				t.Fatal(err)
 			}
 		}, []int{2, 1}},
@@ -354,14 +354,14 @@ func TestFinish(t *testing.T) {
 				}
 			}
 			// A stale attempt is fenced off and changes nothing.
-			acc, err := d.JobFinish(ctx, []driver.Result{{ID: id, Attempt: j.Attempt + 1, Outcome: tt.outcome, Error: tt.err, RunAt: tt.runAt}})
+			acc, err := d.JobFinish(ctx, fenced(t, d, []driver.Result{{ID: id, Attempt: j.Attempt + 1, Outcome: tt.outcome, Error: tt.err, RunAt: tt.runAt}}))
 			if err != nil || len(acc) != 0 {
 				t.Fatalf("stale finish accepted %v, %v", acc, err)
 			}
 			if got := get(t, d, id); got.State != driver.StateRunning {
 				t.Fatalf("stale finish moved job to %s", got.State)
 			}
-			acc, err = d.JobFinish(ctx, []driver.Result{{ID: id, Attempt: j.Attempt, Outcome: tt.outcome, Error: tt.err, RunAt: tt.runAt}})
+			acc, err = d.JobFinish(ctx, fenced(t, d, []driver.Result{{ID: id, Attempt: j.Attempt, Outcome: tt.outcome, Error: tt.err, RunAt: tt.runAt}}))
 			if err != nil || !slices.Equal(acc, []int64{id}) {
 				t.Fatalf("finish accepted %v, %v", acc, err)
 			}
@@ -379,7 +379,7 @@ func TestFinish(t *testing.T) {
 				t.Errorf("run_at %v, want %v", got.RunAt, tt.runAt)
 			}
 			// A second result for the same attempt is fenced off too.
-			acc, err = d.JobFinish(ctx, []driver.Result{{ID: id, Attempt: j.Attempt, Outcome: driver.OutcomeCompleted}})
+			acc, err = d.JobFinish(ctx, fenced(t, d, []driver.Result{{ID: id, Attempt: j.Attempt, Outcome: driver.OutcomeCompleted}}))
 			if err != nil || len(acc) != 0 {
 				t.Fatalf("second finish accepted %v, %v", acc, err)
 			}
@@ -393,13 +393,13 @@ func TestFinishBatch(t *testing.T) {
 	insert(t, d, job("q"), job("q"), job("q"), job("q"))
 	jobs := claim(t, d, "q", 4, time.Minute)
 	e1 := []byte(`{"error":"one"}`)
-	acc, err := d.JobFinish(ctx, []driver.Result{
+	acc, err := d.JobFinish(ctx, fenced(t, d, []driver.Result{
 		{ID: jobs[0].ID, Attempt: 1, Outcome: driver.OutcomeCompleted},
 		{ID: jobs[1].ID, Attempt: 1, Outcome: driver.OutcomeRetry, Error: e1, RunAt: time.Now().Add(time.Hour)},
 		{ID: jobs[2].ID, Attempt: 2, Outcome: driver.OutcomeCompleted}, // stale
 		{ID: jobs[3].ID, Attempt: 1, Outcome: driver.OutcomeDiscarded, Error: e1},
 		{ID: 999999, Attempt: 1, Outcome: driver.OutcomeCompleted}, // unknown
-	})
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -415,7 +415,7 @@ func TestFinishBatch(t *testing.T) {
 	if j.ID != jobs[1].ID || j.Attempt != 2 {
 		t.Fatalf("reclaimed %d attempt %d", j.ID, j.Attempt)
 	}
-	if _, err := d.JobFinish(ctx, []driver.Result{{ID: j.ID, Attempt: 2, Outcome: driver.OutcomeDiscarded, Error: []byte(`{"error":"two"}`)}}); err != nil {
+	if _, err := d.JobFinish(ctx, fenced(t, d, []driver.Result{{ID: j.ID, Attempt: 2, Outcome: driver.OutcomeDiscarded, Error: []byte(`{"error":"two"}`)}})); err != nil {
 		t.Fatal(err)
 	}
 	errs := attemptErrors(t, get(t, d, j.ID))
@@ -429,13 +429,13 @@ func TestFinishDuplicatesAndStale(t *testing.T) {
 	d := setup(t)
 	insert(t, d, job("q"), job("q"), job("q"))
 	jobs := claim(t, d, "q", 3, time.Minute)
-	acc, err := d.JobFinish(ctx, []driver.Result{
+	acc, err := d.JobFinish(ctx, fenced(t, d, []driver.Result{
 		{ID: jobs[0].ID, Attempt: 1, Outcome: driver.OutcomeCompleted},
 		{ID: jobs[0].ID, Attempt: 1, Outcome: driver.OutcomeDiscarded},                  // duplicate: ignored
 		{ID: jobs[1].ID, Attempt: 7, Outcome: driver.OutcomeRetry, Error: []byte(`{}`)}, // stale
 		{ID: jobs[2].ID, Attempt: 1, Outcome: driver.OutcomeReleased},
 		{ID: jobs[1].ID, Attempt: 1, Outcome: driver.OutcomeCompleted}, // same job, current attempt: a duplicate too
-	})
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -457,12 +457,14 @@ func TestHeartbeat(t *testing.T) {
 	if _, err := d.JobCancel(ctx, jobs[1].ID, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.JobFinish(ctx, []driver.Result{{ID: jobs[2].ID, Attempt: 1, Outcome: driver.OutcomeCompleted}}); err != nil {
+	if _, err := d.JobFinish(ctx, fenced(t, d, []driver.Result{{ID: jobs[2].ID, Attempt: 1, Outcome: driver.OutcomeCompleted}})); err != nil {
 		t.Fatal(err)
 	}
+	ids := []int64{jobs[0].ID, jobs[1].ID, jobs[2].ID, jobs[3].ID}
 	res, err := d.JobHeartbeat(ctx, driver.HeartbeatParams{
-		IDs:      []int64{jobs[0].ID, jobs[1].ID, jobs[2].ID, jobs[3].ID},
+		IDs:      ids,
 		Attempts: []int{1, 1, 1, 2}, // jobs[3]: wrong attempt
+		Tokens:   tokensOf(t, d, ids),
 		Lease:    time.Hour,
 	})
 	if err != nil {
@@ -554,11 +556,11 @@ func TestPrune(t *testing.T) {
 	d := setup(t)
 	got := insert(t, d, job("q"), job("q"), job("q"), job("q"), job("q"))
 	jobs := claim(t, d, "q", 3, time.Minute)
-	if _, err := d.JobFinish(ctx, []driver.Result{
+	if _, err := d.JobFinish(ctx, fenced(t, d, []driver.Result{
 		{ID: jobs[0].ID, Attempt: 1, Outcome: driver.OutcomeCompleted},
 		{ID: jobs[1].ID, Attempt: 1, Outcome: driver.OutcomeCompleted},
 		{ID: jobs[2].ID, Attempt: 1, Outcome: driver.OutcomeDiscarded},
-	}); err != nil {
+	})); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := d.JobCancel(ctx, got[3], time.Now()); err != nil {
@@ -611,11 +613,11 @@ func TestGetAndList(t *testing.T) {
 	if j := claim(t, d, "a", 2, time.Minute); !slices.Equal(ids(j), []int64{got[0], got[4]}) {
 		t.Fatalf("claim a: %v", ids(j))
 	}
-	if _, err := d.JobFinish(ctx, []driver.Result{
+	if _, err := d.JobFinish(ctx, fenced(t, d, []driver.Result{
 		{ID: got[3], Attempt: 1, Outcome: driver.OutcomeRetry, Error: []byte(`{}`), RunAt: future},
 		{ID: got[4], Attempt: 1, Outcome: driver.OutcomeCompleted},
 		{ID: got[0], Attempt: 1, Outcome: driver.OutcomeReleased},
-	}); err != nil {
+	})); err != nil {
 		t.Fatal(err)
 	}
 
@@ -713,11 +715,11 @@ func TestCancelAndRetry(t *testing.T) {
 	connected, woken := make(chan struct{}), make(chan string, 10)
 	go d.NewListener().Listen(lctx, func() { close(connected) }, func(q string) int { woken <- q; return 1 })
 	<-connected
-	if acc, err := d.JobFinish(ctx, []driver.Result{{ID: got[0], Attempt: 1, Outcome: driver.OutcomeRetry, RunAt: future}}); err != nil || len(acc) != 1 {
+	if acc, err := d.JobFinish(ctx, fenced(t, d, []driver.Result{{ID: got[0], Attempt: 1, Outcome: driver.OutcomeRetry, RunAt: future}})); err != nil || len(acc) != 1 {
 		t.Fatalf("finish: %v %v", acc, err)
 	}
 	claim(t, d, "q", 1, time.Minute)
-	if _, err := d.JobFinish(ctx, []driver.Result{{ID: got[2], Attempt: 1, Outcome: driver.OutcomeDiscarded, Error: []byte(`{"error":"x"}`)}}); err != nil {
+	if _, err := d.JobFinish(ctx, fenced(t, d, []driver.Result{{ID: got[2], Attempt: 1, Outcome: driver.OutcomeDiscarded, Error: []byte(`{"error":"x"}`)}})); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []int64{got[0], got[1], got[2]} {
@@ -757,10 +759,10 @@ func TestIDsNotReused(t *testing.T) {
 	d := setup(t)
 	first := insert(t, d, job("q"), job("q"))
 	jobs := claim(t, d, "q", 2, time.Minute)
-	if _, err := d.JobFinish(ctx, []driver.Result{
+	if _, err := d.JobFinish(ctx, fenced(t, d, []driver.Result{
 		{ID: jobs[0].ID, Attempt: 1, Outcome: driver.OutcomeCompleted},
 		{ID: jobs[1].ID, Attempt: 1, Outcome: driver.OutcomeCompleted},
-	}); err != nil {
+	})); err != nil {
 		t.Fatal(err)
 	}
 	// The hot table is empty now; a plain rowid table would start over.
@@ -873,7 +875,7 @@ func TestMigrationKeepsUniqueKeys(t *testing.T) {
 	if len(jobs) != 1 || jobs[0].Flow&driver.FlowUnique == 0 {
 		t.Fatalf("claimed %+v, want the old unique job flagged unique", jobs)
 	}
-	if _, err := d.JobFinish(ctx, []driver.Result{{ID: jobs[0].ID, Attempt: 1, Outcome: driver.OutcomeCompleted, Flow: jobs[0].Flow}}); err != nil {
+	if _, err := d.JobFinish(ctx, fenced(t, d, []driver.Result{{ID: jobs[0].ID, Attempt: 1, Outcome: driver.OutcomeCompleted, Flow: jobs[0].Flow}})); err != nil {
 		t.Fatal(err)
 	}
 	if ids := insert(t, d, dup); ids[0] == 0 {
@@ -883,35 +885,54 @@ func TestMigrationKeepsUniqueKeys(t *testing.T) {
 
 // TestMigrationRebuildsStateChecks applies migration 007, which rebuilds
 // both job tables, to a store holding a waiting, a running and a finished
-// job: every row keeps every column, the running job still completes, new
-// IDs continue past the old ones and both tables still refuse a state that
-// is not theirs.
+// job: every row keeps every column, the running job is rescued (it holds
+// no lease token, which migration 009 added, so no upgraded process can
+// finish it), new IDs continue past the old ones and both tables still
+// refuse a state that is not theirs. The rows are written in SQL, since
+// the driver's statements are those of the latest schema.
 func TestMigrationRebuildsStateChecks(t *testing.T) {
 	ctx := context.Background()
 	d := open(t, filepath.Join(t.TempDir(), "m.db"))
 	if err := applyUpTo(ctx, d, 6); err != nil {
 		t.Fatal(err)
 	}
-	tagged := job("q")
-	tagged.Tags, tagged.Metadata, tagged.Key, tagged.KeyLimit = []string{"a"}, []byte(`{"m":1}`), "k", 1
-	ids := insert(t, d, job("q"), job("q"), tagged)
-	running := claim(t, d, "q", 2, time.Minute)
-	if _, err := d.JobFinish(ctx, []driver.Result{{ID: running[0].ID, Attempt: 1, Outcome: driver.OutcomeCompleted}}); err != nil {
-		t.Fatal(err)
-	}
-	before := make([]*driver.JobRow, len(ids))
-	for i, id := range ids {
-		before[i] = get(t, d, id)
-	}
-
-	migrate(t, d)
-	for i, id := range ids {
-		if after := get(t, d, id); !reflect.DeepEqual(after, before[i]) {
-			t.Errorf("job %d after the migration:\n%+v\nbefore:\n%+v", id, after, before[i])
+	now := micros(time.Now())
+	for _, q := range []string{
+		`INSERT INTO drover_jobs (id, queue, kind, args, max_attempts, created_at, run_at, state, attempt, attempted_at,
+			lease_owner, lease_expires_at) VALUES (2, 'q', 'noop', '{}', 3, ?1, ?1, 'running', 1, ?1, 'w1', ?1 + 60000000)`,
+		`INSERT INTO drover_jobs (id, queue, kind, args, max_attempts, created_at, run_at, tags, metadata, ordering_key,
+			key_limit) VALUES (3, 'q', 'noop', '{}', 3, ?1, ?1, '["a"]', '{"m":1}', 'k', 1)`,
+		`INSERT INTO drover_finished_jobs (id, state, queue, kind, priority, timeout_ms, tags, metadata, args, max_attempts, attempt, created_at, run_at,
+			attempted_at, finalized_at) VALUES (1, 'completed', 'q', 'noop', 1, 0, '[]', '{}', '{}', 3, 1, ?1, ?1, ?1, ?1)`,
+		`INSERT INTO sqlite_sequence (name, seq) VALUES ('drover_jobs', 3)`,
+	} {
+		if _, err := d.writer.ExecContext(ctx, q, now); err != nil {
+			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	if acc, err := d.JobFinish(ctx, []driver.Result{{ID: running[1].ID, Attempt: 1, Outcome: driver.OutcomeCompleted}}); err != nil || len(acc) != 1 {
-		t.Fatalf("finishing the job that ran across the migration: %v, %v", acc, err)
+	ids := []int64{1, 2, 3}
+	before := rawRows(t, d)
+
+	migrate(t, d)
+	after := rawRows(t, d)
+	for table, rows := range before {
+		for i, row := range rows {
+			for col, v := range row {
+				got, kept := after[table][i][col]
+				if !kept {
+					continue // dropped by a later migration (008: part)
+				}
+				if !reflect.DeepEqual(got, v) {
+					t.Errorf("%s row %d column %s after the migration: %v, before %v", table, i, col, got, v)
+				}
+			}
+		}
+	}
+	if n, err := d.JobRescue(ctx, driver.RescueParams{Now: time.Now().Add(time.Hour), Limit: 10}); err != nil || n != 1 {
+		t.Fatalf("rescuing the job that ran across the migration: %d, %v", n, err)
+	}
+	if j := get(t, d, ids[1]); j.State != driver.StateAvailable || j.ErrorCount != 1 {
+		t.Fatalf("job that ran across the migration: %+v", j)
 	}
 	if next := insert(t, d, job("q"))[0]; next <= ids[2] {
 		t.Fatalf("new job got ID %d, not past %d", next, ids[2])
@@ -924,6 +945,39 @@ func TestMigrationRebuildsStateChecks(t *testing.T) {
 			t.Errorf("%s: %v, want a CHECK constraint error", bad, err)
 		}
 	}
+}
+
+// rawRows reads every row of both job tables by column name, in ID order.
+func rawRows(t *testing.T, d *Driver) map[string][]map[string]any {
+	t.Helper()
+	out := map[string][]map[string]any{}
+	for _, table := range []string{"drover_jobs", "drover_finished_jobs"} {
+		rows, err := d.writer.QueryContext(context.Background(), "SELECT * FROM "+table+" ORDER BY id")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, _ := rows.Columns()
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				t.Fatal(err)
+			}
+			row := map[string]any{}
+			for i, c := range cols {
+				row[c] = vals[i]
+			}
+			out[table] = append(out[table], row)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		rows.Close()
+	}
+	return out
 }
 
 func TestSchemaMissing(t *testing.T) {
@@ -1052,10 +1106,10 @@ func TestNewAndCallerTransaction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	acc, err := d.UnwrapExecutor(tx).JobFinish(ctx, []driver.Result{
+	acc, err := d.UnwrapExecutor(tx).JobFinish(ctx, fenced(t, d, []driver.Result{
 		{ID: committed[0], Attempt: 1, Outcome: driver.OutcomeCompleted},
 		{ID: committed[1], Attempt: 2, Outcome: driver.OutcomeCompleted},
-	})
+	}))
 	if err != nil || !slices.Equal(acc, committed[:1]) {
 		t.Fatalf("finish in transaction: %v %v", acc, err)
 	}
@@ -1112,7 +1166,7 @@ func TestConcurrentClaimsAcrossDrivers(t *testing.T) {
 				}
 				res := make([]driver.Result, len(jobs))
 				for k, j := range jobs {
-					res[k] = driver.Result{ID: j.ID, Attempt: j.Attempt, Outcome: driver.OutcomeCompleted}
+					res[k] = driver.Result{ID: j.ID, Attempt: j.Attempt, LeaseToken: j.LeaseToken, Outcome: driver.OutcomeCompleted}
 				}
 				if acc, err := d.JobFinish(ctx, res); err != nil || len(acc) != len(res) {
 					errs <- fmt.Errorf("finish: accepted %d of %d: %v", len(acc), len(res), err)

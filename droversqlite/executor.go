@@ -352,6 +352,8 @@ func (e *executor) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*drive
 		return []*driver.JobRow{}, nil
 	}
 	sc := newScanner(p.Max)
+	// One token per claim: see driver.LeaseToken.
+	token := driver.NewLeaseToken()
 	// The clock is read once the transaction holds the write lock, so that
 	// attempted_at is when the claim took effect, not when it began to
 	// wait: keyed jobs' stored run intervals must follow the commit order
@@ -360,7 +362,7 @@ func (e *executor) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*drive
 		now := fromMicros(micros(time.Now()))
 		lease := now.Add(p.Lease).Truncate(time.Microsecond)
 		sc.jobs = sc.jobs[:0]
-		sc.claim = &claimed{queue: p.Queue, owner: p.Owner, attemptedAt: now, lease: lease}
+		sc.claim = &claimed{queue: p.Queue, owner: p.Owner, attemptedAt: now, lease: lease, token: token}
 		// order: a limited queue's claim takes what its limits leave room
 		// for and spends rate tokens on it (limits.go).
 		room, limited := p.Max, 0
@@ -371,7 +373,7 @@ func (e *executor) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*drive
 			}
 			limited = 1
 		}
-		name, args := "JobClaim", []any{p.Queue, room, p.Owner, micros(now), micros(lease), limited}
+		name, args := "JobClaim", []any{p.Queue, room, p.Owner, micros(now), micros(lease), limited, token[:]}
 		if p.After != nil {
 			name, args = "JobClaimAfter", append(args, p.After.Priority, micros(p.After.RunAt), p.After.ID)
 		}
@@ -615,6 +617,17 @@ type resultKinds struct {
 // outcomeForget is the packed outcome of a completion with Forget set.
 const outcomeForget = 6
 
+// appendFenceKey appends the JSON object key that the finish and heartbeat
+// statements fence a result by, "id:token" with the token in 32 hex
+// digits, followed by the colon that separates it from its value. One key
+// carries both so that a plain completion still unpacks from json_each's
+// key and atom alone (see JobFinishMove).
+func appendFenceKey(b []byte, id int64, token driver.LeaseToken) []byte {
+	b = strconv.AppendInt(append(b, '"'), id, 10)
+	b = token.AppendHex(append(b, ':'))
+	return append(b, '"', ':')
+}
+
 // appendResults encodes results as the JSON object the finish statements
 // unpack (see JobFinishMove in queries.sql) and reports which statements
 // they need.
@@ -626,9 +639,7 @@ func appendResults(b []byte, results []driver.Result) ([]byte, resultKinds) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, '"')
-		b = strconv.AppendInt(b, r.ID, 10)
-		b = append(b, '"', ':')
+		b = appendFenceKey(b, r.ID, r.LeaseToken)
 		outcome := int64(r.Outcome & 7)
 		if r.Forget && r.Outcome == driver.OutcomeCompleted && r.Output == nil {
 			outcome = outcomeForget
@@ -675,8 +686,8 @@ func (e *executor) JobHeartbeat(ctx context.Context, p driver.HeartbeatParams) (
 	if len(p.IDs) == 0 {
 		return res, nil
 	}
-	if len(p.Attempts) != len(p.IDs) {
-		return res, fmt.Errorf("heartbeat: %d IDs but %d attempts", len(p.IDs), len(p.Attempts))
+	if len(p.Attempts) != len(p.IDs) || len(p.Tokens) != len(p.IDs) {
+		return res, fmt.Errorf("heartbeat: %d IDs but %d attempts and %d tokens", len(p.IDs), len(p.Attempts), len(p.Tokens))
 	}
 	buf := getBuf()
 	defer putBuf(buf)
@@ -685,9 +696,7 @@ func (e *executor) JobHeartbeat(ctx context.Context, p driver.HeartbeatParams) (
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, '"')
-		b = strconv.AppendInt(b, id, 10)
-		b = append(b, '"', ':')
+		b = appendFenceKey(b, id, p.Tokens[i])
 		b = strconv.AppendInt(b, int64(p.Attempts[i]), 10)
 	}
 	b = append(b, '}')
@@ -1111,8 +1120,8 @@ func (e *executor) wrap(op string, err error) error {
 // JobGet and JobList; JobClaim returns a shorter list of claimColumns (see
 // queries.sql).
 const (
-	jobColumns   = 21
-	claimColumns = 15
+	jobColumns   = 22
+	claimColumns = 16
 )
 
 // jobBox holds a job and the times its pointer fields point to, so that one
@@ -1140,6 +1149,7 @@ type scanner struct {
 type claimed struct {
 	queue, owner       string
 	attemptedAt, lease time.Time
+	token              driver.LeaseToken
 }
 
 func newScanner(expect int) *scanner {
@@ -1196,6 +1206,7 @@ func (sc *scanner) scan(rows *sql.Rows) error {
 	j.CancelRequested = asInt(v[14]) != 0
 	j.BatchID = asInt(v[19])
 	j.Key = asString(v[20])
+	j.ErrorCount = int(asInt(v[21]))
 	return sc.payload(j, v[15:19])
 }
 
@@ -1223,6 +1234,8 @@ func (sc *scanner) scanClaimed(rows *sql.Rows) error {
 	j.BatchID = asInt(v[12])
 	j.Flow = int(asInt(v[13]))
 	j.Key = asString(v[14])
+	j.ErrorCount = int(asInt(v[15]))
+	j.LeaseToken = c.token
 	return sc.payload(j, v[8:12])
 }
 

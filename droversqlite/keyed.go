@@ -30,7 +30,7 @@ func (e *executor) insertKeyed(ctx context.Context, tx *sql.Tx, jobs []driver.In
 	}
 	defer e.done(st)
 	ids = make([]int64, len(jobs))
-	args := make([]any, 0, insertColumns+3)
+	args := make([]any, 0, insertColumns+4)
 	seen := map[[2]string]bool{}
 	for i := range jobs {
 		j := &jobs[i]
@@ -50,7 +50,7 @@ func (e *executor) insertKeyed(ctx context.Context, tx *sql.Tx, jobs []driver.In
 		if j.UniqueKey != "" {
 			unique = j.UniqueKey
 		}
-		args = append(appendInsertArgs(args[:0], j, now), key, int64(j.KeyLimit), unique)
+		args = append(appendInsertArgs(args[:0], j, now), key, int64(j.KeyLimit), unique, uniqueQueue(j))
 		res, err := st.ExecContext(ctx, args...)
 		if err != nil {
 			return nil, nil, nil, err
@@ -66,12 +66,21 @@ func (e *executor) insertKeyed(ctx context.Context, tx *sql.Tx, jobs []driver.In
 		}
 		highestID(e.hubKey, ids[i])
 		if j.UniqueKey != "" {
-			if _, err := e.exec(ctx, tx, "UniqueClaim", ids[i], j.UniqueKey, int64(j.UniqueFinal)); err != nil {
+			if _, err := e.exec(ctx, tx, "UniqueClaim", ids[i], j.UniqueKey, int64(j.UniqueFinal), j.Kind, uniqueQueue(j)); err != nil {
 				return nil, nil, nil, err
 			}
 		}
 	}
 	return ids, queues, keys, nil
+}
+
+// uniqueQueue is the queue j's unique key is scoped to: its own with
+// UniqueByQueue, else "" (any queue).
+func uniqueQueue(j *driver.InsertParams) string {
+	if j.UniqueByQueue {
+		return j.Queue
+	}
+	return ""
 }
 
 // releaseUnique frees, in tx, the unique keys of the jobs in ids that

@@ -117,7 +117,7 @@ func TestHelperClaimer(t *testing.T) {
 		var line strings.Builder
 		line.WriteString("claimed")
 		for i, j := range jobs {
-			res[i] = driver.Result{ID: j.ID, Attempt: j.Attempt, Outcome: driver.OutcomeCompleted}
+			res[i] = driver.Result{ID: j.ID, Attempt: j.Attempt, LeaseToken: j.LeaseToken, Outcome: driver.OutcomeCompleted}
 			fmt.Fprintf(&line, " %d", j.ID)
 		}
 		if acc, err := d.JobFinish(ctx, res); err != nil || len(acc) != len(res) {

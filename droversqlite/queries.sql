@@ -20,7 +20,9 @@ INSERT INTO {schema}jobs (queue, kind, args, metadata, tags, priority, max_attem
 -- name: JobInsertKeyed
 -- One job with an ordering key or a unique key (plain jobs take the
 -- multi-row JobInsertHead). ?1-?10 as JobInsertRow, ?11 ordering key or
--- NULL, ?12 key limit, ?13 unique key or NULL. A keyed job starts available
+-- NULL, ?12 key limit, ?13 unique key or NULL, ?14 the queue its unique key
+-- is scoped to ('' for none: InsertParams.UniqueByQueue); a unique key is
+-- always scoped to the kind. A keyed job starts available
 -- only if no job of its key is blocked or pending on other jobs (a workflow
 -- step holds its place in its key while it waits) and fewer than its key
 -- limit are active; otherwise it waits as blocked. The write lock serialises this
@@ -40,13 +42,15 @@ SELECT ?1, ?2, CAST(?3 AS TEXT), CAST(?4 AS TEXT), ?5, ?6, ?7, ?8, ?9, ?10, ?11,
           AND (SELECT count(*) FROM {schema}jobs WHERE queue = ?1 AND ordering_key = ?11 AND state IN ('available', 'running')) < ?12
          THEN 'available'
          ELSE 'blocked' END
-WHERE ?13 IS NULL OR NOT EXISTS (SELECT 1 FROM {schema}unique_keys WHERE unique_key = ?13 AND held);
+WHERE ?13 IS NULL
+   OR NOT EXISTS (SELECT 1 FROM {schema}unique_keys WHERE kind = ?2 AND queue = ?14 AND unique_key = ?13 AND held);
 
 -- name: UniqueClaim
--- ?1 job ID, ?2 unique key, ?3 final states it keeps the key in. The unique
--- index of held keys stands behind JobInsertKeyed's check: a second holder
--- fails the insert rather than being stored.
-INSERT INTO {schema}unique_keys (job_id, unique_key, final_states) VALUES (?1, ?2, ?3);
+-- ?1 job ID, ?2 unique key, ?3 final states it keeps the key in, ?4 kind,
+-- ?5 queue ('' unless scoped by queue). The unique index of held keys
+-- stands behind JobInsertKeyed's check: a second holder fails the insert
+-- rather than being stored.
+INSERT INTO {schema}unique_keys (job_id, unique_key, final_states, kind, queue) VALUES (?1, ?2, ?3, ?4, ?5);
 
 -- name: UniqueRelease
 -- ?1 JSON array of job IDs. Frees the unique keys of those that ended (are
@@ -63,7 +67,7 @@ WHERE job_id IN (SELECT value FROM json_each(?1)) AND held
 -- ?1 a job JobRetryRevive just revived. If it gave up its unique key,
 -- returns the job that holds that key now, if any.
 SELECT o.job_id FROM {schema}unique_keys AS u
-JOIN {schema}unique_keys AS o ON o.unique_key = u.unique_key AND o.held
+JOIN {schema}unique_keys AS o ON o.kind = u.kind AND o.queue = u.queue AND o.unique_key = u.unique_key AND o.held
 WHERE u.job_id = ?1 AND NOT u.held;
 
 -- name: UniqueRetake
@@ -205,13 +209,14 @@ WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = '{schema}jobs');
 
 -- name: JobClaim
 -- ?1 queue, ?2 max, ?3 owner, ?4 now, ?5 lease expiry, ?6 limited (1 under
--- the queue's limits); JobClaimAfter adds ?7-?9, the claim order position
--- to start past (ClaimParams.After). The subquery walks
+-- the queue's limits), ?7 the claim's lease token (driver.LeaseToken, its
+-- 16 bytes); JobClaimAfter adds ?8-?10, the claim order position to
+-- start past (ClaimParams.After). The subquery walks
 -- the claim index in its order and stops after ?2 rows; the write lock the
 -- statement holds keeps every other claimer out until it commits, which is
 -- what FOR UPDATE SKIP LOCKED buys on PostgreSQL. RETURNING leaves out what
--- the caller knows already (queue, state, owner, the new times, and
--- cancel_requested, which an available row never has set) and turns default
+-- the caller knows already (queue, state, owner, the new times, the lease
+-- token, and cancel_requested, which an available row never has set) and turns default
 -- tags and metadata into NULL: every column read costs, and a NULL costs
 -- least.
 UPDATE {schema}jobs
@@ -220,7 +225,8 @@ SET state = 'running',
     attempted_at = ?4,
     lease_owner = ?3,
     lease_expires_at = ?5,
-    limited = ?6 -- order: 1 when claimed under the queue's limits (limits.go)
+    limited = ?6, -- order: 1 when claimed under the queue's limits (limits.go)
+    lease_token = ?7
 WHERE id IN (
     SELECT id FROM {schema}jobs
     WHERE state = 'available' AND queue = ?1 AND run_at <= ?4 /*after*/
@@ -229,11 +235,14 @@ WHERE id IN (
 )
 RETURNING id, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at,
     nullif(tags, '[]'), nullif(metadata, '{}'), errors, args, batch_id, flow,
-    ordering_key; -- order: the key tells the finish to promote (NULL for plain jobs)
+    ordering_key, -- order: the key tells the finish to promote (NULL for plain jobs)
+    error_count;
 
 -- name: JobFinishMove
 -- Outcomes: 1 completed, 2 retry, 3 discarded, 4 cancelled, 5 released.
--- ?1 is a JSON object keyed by job ID. Each value packs the attempt, the
+-- ?1 is a JSON object keyed by "id:token", the job's ID and the lease token
+-- of its claim in 32 hex digits (CAST(key AS INTEGER) reads the ID, unhex
+-- of the last 32 characters the token's bytes, as the claim stored them). Each value packs the attempt, the
 -- settle bit and the outcome into one integer, attempt * 16 + settle * 8 +
 -- outcome, or, when the result carries an error, a run_at or a result, is
 -- an array [packed, error or null, run_at or null, result or null]. A
@@ -248,8 +257,13 @@ RETURNING id, kind, priority, attempt, max_attempts, timeout_ms, created_at, run
 -- batch again (see finishInSavepoint), and settles the jobs that ended and
 -- frees their unique keys.
 --
--- Every result is fenced by (id, attempt, state running). This copies the
--- rows that finish into finished_jobs; JobFinishDelete then removes them
+-- Every result is fenced by (id, attempt, lease token, state running): a
+-- caller that never claimed the job cannot guess the token. A retry (a
+-- failed attempt) of a job that used up its stored max_attempts finishes
+-- it as discarded, whatever the caller believed its max_attempts to be. An
+-- error joins the job's last {errors_kept} (driver.ErrorsKept), the oldest
+-- dropped, and counts in error_count. This copies the rows that finish
+-- into finished_jobs; JobFinishDelete then removes them
 -- from the hot table in the same transaction. A retry or release of a job
 -- whose cancel was requested finishes it as cancelled instead. The batch is
 -- unpacked once into a materialized table, and CROSS JOIN keeps it as the
@@ -258,27 +272,35 @@ RETURNING id, kind, priority, attempt, max_attempts, timeout_ms, created_at, run
 -- tenth of the cost of a finish (see JobFinish in executor.go for how the
 -- accepted IDs are known without it).
 INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at,
-    run_at, attempted_at, finalized_at, tags, metadata, errors, args, batch_id, flow, result,
+    run_at, attempted_at, finalized_at, tags, metadata, errors, error_count, args, batch_id, flow, result,
     ordering_key, key_limit) -- order: kept for JobRetry (NULL and 0 for plain jobs)
 SELECT j.id,
-    CASE r.outcome WHEN 1 THEN 'completed' WHEN 6 THEN 'completed' WHEN 3 THEN 'discarded' ELSE 'cancelled' END,
+    CASE WHEN r.outcome IN (1, 6) THEN 'completed'
+         WHEN r.outcome = 3 OR (r.outcome = 2 AND NOT j.cancel_requested) THEN 'discarded'
+         ELSE 'cancelled' END,
     j.queue, j.kind, j.priority, j.attempt, j.max_attempts, j.timeout_ms, j.created_at, j.run_at, j.attempted_at, ?2,
     j.tags, j.metadata,
-    CASE WHEN r.error IS NULL THEN j.errors ELSE json_insert(coalesce(j.errors, '[]'), '$[#]', json(r.error)) END,
+    CASE WHEN r.error IS NULL THEN j.errors ELSE CASE WHEN coalesce(json_array_length(j.errors), 0) < {errors_kept}
+        THEN json_insert(coalesce(j.errors, '[]'), '$[#]', json(r.error))
+        ELSE (SELECT json_insert(json_group_array(json(e.value)), '$[#]', json(r.error))
+              FROM (SELECT value FROM json_each(j.errors)
+                    WHERE key > json_array_length(j.errors) - {errors_kept} ORDER BY key) AS e) END END,
+    j.error_count + (r.error IS NOT NULL),
     j.args, j.batch_id, j.flow, CASE WHEN r.outcome = 1 THEN r.result END, j.ordering_key, j.key_limit
 FROM (
     WITH p AS MATERIALIZED (
-        SELECT CAST(key AS INTEGER) AS id,
+        SELECT CAST(key AS INTEGER) AS id, unhex(substr(key, -32)) AS token,
             CASE WHEN type = 'array' THEN value->>0 ELSE value END AS packed,
             CASE WHEN type = 'array' THEN nullif(value->1, 'null') END AS error,
             CASE WHEN type = 'array' THEN nullif(value->3, 'null') END AS result
         FROM json_each(?1)
     )
-    SELECT id, packed >> 4 AS attempt, packed & 8 AS settle, packed & 7 AS outcome, error, result FROM p
+    SELECT id, token, packed >> 4 AS attempt, packed & 8 AS settle, packed & 7 AS outcome, error, result FROM p
 ) AS r
 CROSS JOIN {schema}jobs AS j
-WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running'
-  AND (r.outcome IN (1, 3, 4) OR j.cancel_requested OR (r.outcome = 6 AND NOT (NOT j.cancel_requested AND j.flow = 0 AND j.batch_id IS NULL)))
+WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running' AND j.lease_token = r.token
+  AND (r.outcome IN (1, 3, 4) OR j.cancel_requested OR (r.outcome = 2 AND j.attempt >= j.max_attempts)
+       OR (r.outcome = 6 AND NOT (NOT j.cancel_requested AND j.flow = 0 AND j.batch_id IS NULL)))
   AND (r.settle OR j.flow & 11 = 0);
 
 -- name: JobFinishForget
@@ -290,10 +312,10 @@ WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running'
 DELETE FROM {schema}jobs
 WHERE id IN (
     SELECT j.id
-    FROM (SELECT CAST(key AS INTEGER) AS id, value >> 4 AS attempt FROM json_each(?1)
+    FROM (SELECT CAST(key AS INTEGER) AS id, unhex(substr(key, -32)) AS token, value >> 4 AS attempt FROM json_each(?1)
           WHERE type = 'integer' AND value & 7 = 6) AS r
     CROSS JOIN {schema}jobs AS j
-    WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running' AND (NOT j.cancel_requested AND j.flow = 0 AND j.batch_id IS NULL)
+    WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running' AND j.lease_token = r.token AND (NOT j.cancel_requested AND j.flow = 0 AND j.batch_id IS NULL)
 );
 
 -- name: JobFinishDelete
@@ -305,38 +327,48 @@ WHERE id IN (SELECT CAST(key AS INTEGER) FROM json_each(?1))
   AND EXISTS (SELECT 1 FROM {schema}finished_jobs AS f WHERE f.id = {schema}jobs.id);
 
 -- name: JobFinishWait
--- Retried and released rows stay in the hot table and wait again; a release
--- undoes the attempt so that it does not count against max_attempts. ?1 and
--- ?2 are as for JobFinishMove.
+-- Retried and released rows stay in the hot table and wait again, their
+-- lease token cleared; a release undoes the attempt so that it does not
+-- count against max_attempts. A retry waits only while the job has
+-- attempts left by its stored max_attempts (JobFinishMove discards it
+-- otherwise). ?1 and ?2 are as for JobFinishMove.
 UPDATE {schema}jobs AS j
 SET state = 'available',
     run_at = CASE WHEN r.outcome = 5 THEN ?2 ELSE coalesce(r.run_at, ?2) END,
     attempt = CASE WHEN r.outcome = 5 THEN j.attempt - 1 ELSE j.attempt END,
-    errors = CASE WHEN r.error IS NULL THEN j.errors ELSE json_insert(coalesce(j.errors, '[]'), '$[#]', json(r.error)) END,
+    errors = CASE WHEN r.error IS NULL THEN j.errors ELSE CASE WHEN coalesce(json_array_length(j.errors), 0) < {errors_kept}
+        THEN json_insert(coalesce(j.errors, '[]'), '$[#]', json(r.error))
+        ELSE (SELECT json_insert(json_group_array(json(e.value)), '$[#]', json(r.error))
+              FROM (SELECT value FROM json_each(j.errors)
+                    WHERE key > json_array_length(j.errors) - {errors_kept} ORDER BY key) AS e) END END,
+    error_count = j.error_count + (r.error IS NOT NULL),
     lease_owner = NULL,
-    lease_expires_at = NULL
+    lease_expires_at = NULL,
+    lease_token = NULL
 FROM (
     WITH p AS MATERIALIZED (
-        SELECT CAST(key AS INTEGER) AS id,
+        SELECT CAST(key AS INTEGER) AS id, unhex(substr(key, -32)) AS token,
             CASE WHEN type = 'array' THEN value->>0 ELSE value END AS packed,
             CASE WHEN type = 'array' THEN nullif(value->1, 'null') END AS error,
             CASE WHEN type = 'array' THEN value->>2 END AS run_at
         FROM json_each(?1)
     )
-    SELECT id, packed >> 4 AS attempt, packed & 7 AS outcome, error, run_at FROM p
+    SELECT id, token, packed >> 4 AS attempt, packed & 7 AS outcome, error, run_at FROM p
     WHERE packed & 7 IN (2, 5)
 ) AS r
-WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running' AND NOT j.cancel_requested;
+WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running' AND j.lease_token = r.token
+  AND NOT j.cancel_requested AND (r.outcome = 5 OR j.attempt < j.max_attempts);
 
 -- name: JobFinishFenced
 -- ?1 as for JobFinishMove: the results that pass the fence, and the flow
 -- bits that make their end do more (settle, free a unique key). Only run
 -- when a batch was not accepted whole, to tell which of its results were.
 SELECT j.id, j.flow & 11
-FROM (SELECT CAST(key AS INTEGER) AS id, (CASE WHEN type = 'array' THEN value->>0 ELSE value END) >> 4 AS attempt
+FROM (SELECT CAST(key AS INTEGER) AS id, unhex(substr(key, -32)) AS token,
+          (CASE WHEN type = 'array' THEN value->>0 ELSE value END) >> 4 AS attempt
       FROM json_each(?1)) AS r
 CROSS JOIN {schema}jobs AS j
-WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running';
+WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running' AND j.lease_token = r.token;
 
 -- name: FinishSavepoint
 SAVEPOINT drover_finish;
@@ -348,18 +380,21 @@ ROLLBACK TO drover_finish;
 RELEASE drover_finish;
 
 -- name: JobHeartbeat
--- ?1 is a JSON object mapping each job ID to its attempt, ?2 the new lease
--- expiry. It returns the attempts still held; the rest are lost.
+-- ?1 is a JSON object mapping "id:token" (as in JobFinishMove) to the
+-- attempt, ?2 the new lease expiry. Fenced like a finish, so that a caller
+-- without the claim's token extends nothing. It returns the attempts still
+-- held; the rest are lost.
 UPDATE {schema}jobs AS j
 SET lease_expires_at = ?2
-FROM (SELECT CAST(key AS INTEGER) AS id, value AS attempt FROM json_each(?1)) AS r
-WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running'
+FROM (SELECT CAST(key AS INTEGER) AS id, unhex(substr(key, -32)) AS token, value AS attempt FROM json_each(?1)) AS r
+WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running' AND j.lease_token = r.token
 RETURNING id, cancel_requested;
 
 -- name: JobRescueMark
 -- ?1 cutoff, ?2 limit, ?3 now, ?4 now as RFC 3339 text for the recorded
 -- error. Takes back the leases that expired before the cutoff, oldest
--- first: each row gets the lease error and returns to available; rows out
+-- first: each row gets the lease error (kept among the last {errors_kept})
+-- and returns to available; rows out
 -- of attempts (or asked to cancel) keep their run_at and are reported with
 -- finish = 1 so that JobRescueMove and JobRescueDelete finish them in the
 -- same transaction. Being a write, this first statement also takes the
@@ -367,10 +402,17 @@ RETURNING id, cancel_requested;
 UPDATE {schema}jobs
 SET state = 'available',
     run_at = CASE WHEN attempt >= max_attempts OR cancel_requested THEN run_at ELSE ?3 END,
-    errors = json_insert(coalesce(errors, '[]'), '$[#]', json_object('attempt', attempt, 'at', ?4,
-        'error', 'lease expired: the worker stopped heartbeating (crashed or lost its connection)')),
+    errors = CASE WHEN coalesce(json_array_length(errors), 0) < {errors_kept}
+        THEN json_insert(coalesce(errors, '[]'), '$[#]', json_object('attempt', attempt, 'at', ?4,
+        'error', 'lease expired: the worker stopped heartbeating (crashed or lost its connection)'))
+        ELSE (SELECT json_insert(json_group_array(json(e.value)), '$[#]', json_object('attempt', attempt, 'at', ?4,
+        'error', 'lease expired: the worker stopped heartbeating (crashed or lost its connection)'))
+              FROM (SELECT value FROM json_each(errors)
+                    WHERE key > json_array_length(errors) - {errors_kept} ORDER BY key) AS e) END,
+    error_count = error_count + 1,
     lease_owner = NULL,
-    lease_expires_at = NULL
+    lease_expires_at = NULL,
+    lease_token = NULL
 WHERE id IN (
     SELECT id FROM {schema}jobs
     WHERE state = 'running' AND lease_expires_at < ?1
@@ -383,10 +425,10 @@ RETURNING id, attempt >= max_attempts OR cancel_requested AS finish, flow & 3 <>
 -- name: JobRescueMove
 -- ?1 JSON array of the IDs JobRescueMark reported to finish, ?2 now.
 INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at,
-    run_at, attempted_at, finalized_at, tags, metadata, errors, args, batch_id, flow, ordering_key, key_limit)
+    run_at, attempted_at, finalized_at, tags, metadata, errors, error_count, args, batch_id, flow, ordering_key, key_limit)
 SELECT id, CASE WHEN cancel_requested THEN 'cancelled' ELSE 'discarded' END,
     queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, ?2,
-    tags, metadata, errors, args, batch_id, flow, ordering_key, key_limit
+    tags, metadata, errors, error_count, args, batch_id, flow, ordering_key, key_limit
 FROM {schema}jobs
 WHERE id IN (SELECT value FROM json_each(?1));
 
@@ -412,11 +454,11 @@ RETURNING id, flow & 8 <> 0;
 -- loop ever has to move them when their time comes.
 SELECT id, CASE WHEN state = 'available' AND run_at > ?2 THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END,
     queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, NULL,
-    lease_owner, lease_expires_at, cancel_requested, tags, metadata, errors, args, batch_id, ordering_key
+    lease_owner, lease_expires_at, cancel_requested, tags, metadata, errors, args, batch_id, ordering_key, error_count
 FROM {schema}jobs WHERE id = ?1
 UNION ALL
 SELECT id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, finalized_at,
-    NULL, NULL, 0, tags, metadata, errors, args, batch_id, ordering_key
+    NULL, NULL, 0, tags, metadata, errors, args, batch_id, ordering_key, error_count
 FROM {schema}finished_jobs WHERE id = ?1
 LIMIT 1;
 
@@ -429,7 +471,7 @@ SELECT * FROM (
     SELECT * FROM (
         SELECT id, CASE WHEN state = 'available' AND run_at > ?5 THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END AS ustate,
             queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, NULL AS finalized_at,
-            lease_owner, lease_expires_at, cancel_requested, tags, metadata, errors, args, batch_id, ordering_key
+            lease_owner, lease_expires_at, cancel_requested, tags, metadata, errors, args, batch_id, ordering_key, error_count
         FROM {schema}jobs
         WHERE id > ?3 AND (?1 = '' OR queue = ?1) AND (?2 = '' OR kind = ?2)
           AND (?4 = '[]' OR (CASE WHEN state = 'available' AND run_at > ?5 THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END) IN (SELECT value FROM json_each(?4)))
@@ -439,7 +481,7 @@ SELECT * FROM (
     UNION ALL
     SELECT * FROM (
         SELECT id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, finalized_at,
-            NULL, NULL, 0, tags, metadata, errors, args, batch_id, ordering_key
+            NULL, NULL, 0, tags, metadata, errors, args, batch_id, ordering_key, error_count
         FROM {schema}finished_jobs
         WHERE id > ?3 AND (?1 = '' OR queue = ?1) AND (?2 = '' OR kind = ?2)
           AND (?4 = '[]' OR state IN (SELECT value FROM json_each(?4)))
@@ -456,9 +498,9 @@ LIMIT ?6;
 -- it must be settled (workflows, batches); a keyed job's key is freed for
 -- the promoter's sweep.
 INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at,
-    run_at, attempted_at, finalized_at, tags, metadata, errors, args, batch_id, flow, ordering_key, key_limit)
+    run_at, attempted_at, finalized_at, tags, metadata, errors, error_count, args, batch_id, flow, ordering_key, key_limit)
 SELECT id, 'cancelled', queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, ?2,
-    tags, metadata, errors, args, batch_id, flow, ordering_key, key_limit
+    tags, metadata, errors, error_count, args, batch_id, flow, ordering_key, key_limit
 FROM {schema}jobs WHERE id = ?1 AND state IN ('available', 'pending', 'blocked')
 RETURNING flow & 3 <> 0;
 
@@ -475,9 +517,9 @@ UPDATE {schema}jobs SET cancel_requested = 1 WHERE id = ?1 AND state = 'running'
 -- leaves the hot table with JobCancelDelete. The unique bit (8) goes with
 -- it, so that the pruner and a retry find the job's unique key.
 INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at,
-    run_at, attempted_at, finalized_at, tags, metadata, errors, args, flow, ordering_key, key_limit)
+    run_at, attempted_at, finalized_at, tags, metadata, errors, error_count, args, flow, ordering_key, key_limit)
 SELECT id, 'discarded', queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, ?2,
-    tags, metadata, errors, args, flow & 8, ordering_key, key_limit
+    tags, metadata, errors, error_count, args, flow & 8, ordering_key, key_limit
 FROM {schema}jobs WHERE id = ?1 AND state = 'available';
 
 -- name: JobRetryReschedule
@@ -494,10 +536,10 @@ UPDATE {schema}jobs SET run_at = ?2 WHERE id = ?1 AND state = 'available' RETURN
 -- its unique bit (8); UniqueHolder and UniqueRetake then take its key again
 -- if it gave it up.
 INSERT INTO {schema}jobs (id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at,
-    attempted_at, tags, metadata, errors, args, batch_id, flow, ordering_key, key_limit)
+    attempted_at, tags, metadata, errors, error_count, args, batch_id, flow, ordering_key, key_limit)
 SELECT id, CASE WHEN ordering_key IS NULL THEN 'available' ELSE 'blocked' END,
     queue, kind, priority, attempt, max(max_attempts, attempt + 1), timeout_ms, created_at, ?2,
-    attempted_at, tags, metadata, errors, args, batch_id, flow, ordering_key, key_limit
+    attempted_at, tags, metadata, errors, error_count, args, batch_id, flow, ordering_key, key_limit
 FROM {schema}finished_jobs WHERE id = ?1 AND flow & 3 = 0
 RETURNING queue, ordering_key;
 
@@ -648,10 +690,15 @@ GROUP BY d.id;
 -- ?1 JSON object mapping each doomed job's ID to its error message, ?2 now,
 -- ?3 now as RFC 3339 text for the recorded error.
 INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at,
-    run_at, attempted_at, finalized_at, tags, metadata, errors, args, batch_id, flow, ordering_key, key_limit)
+    run_at, attempted_at, finalized_at, tags, metadata, errors, error_count, args, batch_id, flow, ordering_key, key_limit)
 SELECT j.id, 'cancelled', j.queue, j.kind, j.priority, j.attempt, j.max_attempts, j.timeout_ms, j.created_at, j.run_at,
     j.attempted_at, ?2, j.tags, j.metadata,
-    json_insert(coalesce(j.errors, '[]'), '$[#]', json_object('attempt', j.attempt, 'at', ?3, 'error', r.value)),
+    CASE WHEN coalesce(json_array_length(j.errors), 0) < {errors_kept}
+        THEN json_insert(coalesce(j.errors, '[]'), '$[#]', json_object('attempt', j.attempt, 'at', ?3, 'error', r.value))
+        ELSE (SELECT json_insert(json_group_array(json(e.value)), '$[#]', json_object('attempt', j.attempt, 'at', ?3, 'error', r.value))
+              FROM (SELECT value FROM json_each(j.errors)
+                    WHERE key > json_array_length(j.errors) - {errors_kept} ORDER BY key) AS e) END,
+    j.error_count + 1,
     j.args, j.batch_id, j.flow, j.ordering_key, j.key_limit
 FROM json_each(?1) AS r
 CROSS JOIN {schema}jobs AS j

@@ -44,7 +44,8 @@ func writeJobTable(w io.Writer, jobs []*drover.JobRow) error {
 }
 
 // writeJobDetail prints everything about one job, including args, metadata
-// and the error of every failed attempt, for `drover jobs get`.
+// and the errors of the failed attempts the store keeps, for `drover jobs
+// get`.
 func writeJobDetail(w io.Writer, j *drover.JobRow) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	field := func(name, value string) { fmt.Fprintf(tw, "%s:\t%s\n", name, value) }
@@ -70,9 +71,13 @@ func writeJobDetail(w io.Writer, j *drover.JobRow) error {
 	}
 	field("args", orDash(string(j.EncodedArgs)))
 	field("metadata", orDash(string(j.Metadata)))
-	if len(j.Errors) == 0 {
+	switch {
+	case j.ErrorCount == 0 && len(j.Errors) == 0:
 		field("errors", "none")
-	} else {
+	case j.ErrorCount > len(j.Errors):
+		// The store keeps the last ErrorsKept; say how many came before.
+		field("errors", fmt.Sprintf("%d (the last %d shown)", j.ErrorCount, len(j.Errors)))
+	default:
 		field("errors", strconv.Itoa(len(j.Errors)))
 	}
 	if err := tw.Flush(); err != nil {

@@ -3,8 +3,10 @@
 
 It claims a batch (long-polling while the queue is empty), runs each job,
 extends the leases of jobs that run long, and reports the whole batch in one
-request. Results are fenced by (id, attempt): if this process dies, its jobs
-come back when their leases expire, and a late result is rejected.
+request. Results are fenced by (id, attempt, lease_token): every call about a
+job echoes the lease_token its claim returned, so no other caller can finish
+it or extend its lease; if this process dies, its jobs come back when their
+leases expire, and a late result is rejected.
 
     DROVER_URL=http://127.0.0.1:8080 DROVER_TOKEN=drv_... python3 worker.py email
 """
@@ -60,16 +62,19 @@ def main():
                 return
             continue
         stop = threading.Event()
-        beat = threading.Thread(target=heartbeat, args=([{"id": j["id"], "attempt": j["attempt"]} for j in jobs], stop))
+        beat = threading.Thread(target=heartbeat, args=([{"id": j["id"], "attempt": j["attempt"], "lease_token": j["lease_token"]}
+                                                       for j in jobs], stop))
         beat.start()
         results = []
         for job in jobs:
-            result = {"id": job["id"], "attempt": job["attempt"], "outcome": "completed"}
+            result = {"id": job["id"], "attempt": job["attempt"], "lease_token": job["lease_token"],
+                      "outcome": "completed"}
             try:
                 handle(job)
             except Exception as e:
-                result.update(outcome="failed", error=str(e), trace=traceback.format_exc(),
-                              max_attempts=job["max_attempts"])
+                # The store decides between a retry and a discard from
+                # the job's own max_attempts; nothing to echo for it.
+                result.update(outcome="failed", error=str(e), trace=traceback.format_exc())
             results.append(result)
         stop.set()
         beat.join()

@@ -50,7 +50,7 @@ func (r *runner) ceiling(ctx context.Context) (*report.Reference, error) {
 				}
 				results := make([]driver.Result, len(rows))
 				for i, row := range rows {
-					results[i] = driver.Result{ID: row.ID, Attempt: row.Attempt, Outcome: driver.OutcomeCompleted,
+					results[i] = driver.Result{ID: row.ID, Attempt: row.Attempt, LeaseToken: row.LeaseToken, Outcome: driver.OutcomeCompleted,
 						Flow: row.Flow, Key: row.Key, Queue: row.Queue, Forget: r.opts.deleteCompleted}
 				}
 				accepted, err := exec.JobFinish(gctx, results)

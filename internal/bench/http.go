@@ -155,14 +155,14 @@ func (f *httpFleet) run(j jobjson.Job) map[string]any {
 		f.ran.Add(1)
 		f.runNanos.Add(int64(time.Since(start)))
 	}()
-	res := map[string]any{"id": j.ID, "attempt": j.Attempt, "outcome": "completed"}
+	res := map[string]any{"id": j.ID, "attempt": j.Attempt, "lease_token": j.LeaseToken, "outcome": "completed"}
 	var args Args
 	err := json.Unmarshal(j.Args, &args)
 	if err == nil {
 		err = work(context.Background(), &drover.Job[Args]{JobRow: &drover.JobRow{ID: j.ID, Attempt: j.Attempt}, Args: args})
 	}
 	if err != nil {
-		res["outcome"], res["error"], res["max_attempts"] = "failed", err.Error(), j.MaxAttempts
+		res["outcome"], res["error"] = "failed", err.Error()
 	}
 	return res
 }

@@ -103,17 +103,23 @@ type Executor interface {
 	// JobClaim moves up to Max claimable jobs of one queue to running under
 	// a lease held by Owner, highest priority (lowest number) first, then
 	// oldest run_at, then lowest ID, skipping rows other claimers hold. It
-	// returns them in that order (SortClaimed).
+	// returns them in that order (SortClaimed), each with the LeaseToken
+	// the claim drew (one NewLeaseToken per call, stored on every row).
 	JobClaim(ctx context.Context, p ClaimParams) ([]*JobRow, error)
 
 	// JobFinish applies outcomes of attempts. Each result is fenced by
-	// (ID, Attempt): it applies only if the job is still running in that
-	// very attempt, so a worker whose lease was rescued cannot overwrite
-	// the job. It returns the IDs whose result was accepted.
+	// (ID, Attempt, LeaseToken): it applies only if the job is still
+	// running in that very attempt under the token its claim issued, so
+	// neither a worker whose lease was rescued nor a caller that never
+	// claimed the job can overwrite it. A failed attempt (OutcomeRetry) of
+	// a job with no attempt left by its stored max_attempts is discarded:
+	// the store decides, whatever the caller believed. It returns the IDs
+	// whose result was accepted.
 	JobFinish(ctx context.Context, results []Result) ([]int64, error)
 
-	// JobHeartbeat extends the leases of running attempts and reports which
-	// of them have been asked to cancel.
+	// JobHeartbeat extends the leases of running attempts, fenced like
+	// JobFinish by (ID, Attempt, LeaseToken), and reports which of them
+	// have been asked to cancel.
 	JobHeartbeat(ctx context.Context, p HeartbeatParams) (HeartbeatResult, error)
 
 	// JobRescue returns running jobs whose lease expired before Now to
@@ -289,13 +295,18 @@ type InsertParams struct {
 	// KeyPromote, which spends the key's tokens.
 	KeyRate       int
 	KeyRatePeriod time.Duration
-	// UniqueKey, when set, may be held by one job only: an insert of a
-	// second is skipped (its ID is reported as 0). Every unfinished job
+	// UniqueKey, when set, may be held by one job of the kind only (of
+	// the kind and queue with UniqueByQueue): an insert of a second is
+	// skipped (its ID is reported as 0). Every unfinished job
 	// holds its key; UniqueFinal says in which final states it keeps it.
 	UniqueKey string
 	// UniqueFinal holds the FinalBit of each final state in which the job
 	// keeps its unique key; 0 frees the key when the job finishes.
 	UniqueFinal int
+	// UniqueByQueue scopes UniqueKey to the job's queue as well as its
+	// kind. A unique key is always held per kind: a caller allowed to
+	// enqueue one kind must not be able to squat the keys of another.
+	UniqueByQueue bool
 }
 
 // Due reports whether the job can run at now (it is not scheduled later),
@@ -400,10 +411,16 @@ type Outcome uint8
 const (
 	// OutcomeCompleted finishes the job as completed.
 	OutcomeCompleted Outcome = iota + 1
-	// OutcomeRetry returns the job to available at Result.RunAt, unless a
-	// cancel was requested meanwhile (then it is cancelled).
+	// OutcomeRetry is a failed attempt: it returns the job to available at
+	// Result.RunAt, unless a cancel was requested meanwhile (then it is
+	// cancelled) or the attempt was the last its stored max_attempts
+	// allows (then it is discarded). The store makes that last decision
+	// itself, so a remote worker cannot discard a job early by claiming it
+	// had fewer attempts.
 	OutcomeRetry
-	// OutcomeDiscarded finishes the job as discarded (out of attempts).
+	// OutcomeDiscarded finishes the job as discarded. Only the engine's own
+	// runner sends it, for a failed attempt it saw was the last from the
+	// claimed row; remote results are always OutcomeRetry.
 	OutcomeDiscarded
 	// OutcomeCancelled finishes the job as cancelled.
 	OutcomeCancelled
@@ -413,11 +430,14 @@ const (
 	OutcomeReleased
 )
 
-// Result is the outcome of one attempt, fenced by (ID, Attempt).
+// Result is the outcome of one attempt, fenced by (ID, Attempt,
+// LeaseToken).
 type Result struct {
 	ID      int64
 	Attempt int
-	Outcome Outcome
+	// LeaseToken is the token the attempt was claimed with.
+	LeaseToken LeaseToken
+	Outcome    Outcome
 	// Error is the encoded AttemptError of a failed attempt, or nil.
 	Error []byte
 	// RunAt is when a retried job becomes claimable again.
@@ -441,10 +461,12 @@ type Result struct {
 	Key, Queue string
 }
 
-// HeartbeatParams names running attempts whose leases to extend.
+// HeartbeatParams names running attempts whose leases to extend: IDs,
+// Attempts and Tokens are parallel, one entry per attempt.
 type HeartbeatParams struct {
 	IDs      []int64
 	Attempts []int
+	Tokens   []LeaseToken
 	Lease    time.Duration
 }
 
@@ -525,17 +547,20 @@ type LeaderParams struct {
 
 // JobRow is a job as stored.
 type JobRow struct {
-	ID              int64
-	State           State
-	Queue           string
-	Kind            string
-	Priority        int
-	Args            []byte
-	Metadata        []byte
-	Tags            []string
-	Attempt         int
-	MaxAttempts     int
-	Errors          []byte // JSON array of attempt errors, nil when none
+	ID          int64
+	State       State
+	Queue       string
+	Kind        string
+	Priority    int
+	Args        []byte
+	Metadata    []byte
+	Tags        []string
+	Attempt     int
+	MaxAttempts int
+	Errors      []byte // JSON array of the last ErrorsKept attempt errors, nil when none
+	// ErrorCount is how many errors the job recorded in all, Errors holding
+	// only the last ErrorsKept of them.
+	ErrorCount      int
 	Timeout         time.Duration
 	CreatedAt       time.Time
 	RunAt           time.Time
@@ -552,4 +577,8 @@ type JobRow struct {
 	// Key is the job's key (InsertParams.Key); set by JobClaim, JobGet and
 	// JobList.
 	Key string
+	// LeaseToken is set by JobClaim only: it is the claimer's secret, and
+	// JobGet and JobList, which anyone allowed to read jobs may call, never
+	// return it.
+	LeaseToken LeaseToken
 }

@@ -29,7 +29,8 @@ func ValidateSchema(schema string) error {
 //	-- name: JobClaim
 //	SELECT …;
 //
-// and returns them by name with every "{schema}" replaced by prefix. Keeping
+// and returns them by name with every "{schema}" replaced by prefix and
+// every placeholder of queryVars by its value. Keeping
 // each driver's SQL in one such file lets a reader see every statement a
 // store runs in one place, as SQL rather than Go strings.
 func ParseQueries(src, prefix string) (map[string]string, error) {
@@ -48,7 +49,11 @@ func ParseQueries(src, prefix string) (map[string]string, error) {
 		if _, dup := queries[name]; dup {
 			return fmt.Errorf("query %s is defined twice", name)
 		}
-		queries[name] = strings.ReplaceAll(q, "{schema}", prefix)
+		q = strings.ReplaceAll(q, "{schema}", prefix)
+		for k, v := range queryVars {
+			q = strings.ReplaceAll(q, k, v)
+		}
+		queries[name] = q
 		body.Reset()
 		return nil
 	}

@@ -14,17 +14,20 @@ import (
 
 // Job is one job as JSON.
 type Job struct {
-	ID              int64                 `json:"id"`
-	State           drover.JobState       `json:"state"`
-	Queue           string                `json:"queue"`
-	Kind            string                `json:"kind"`
-	Priority        int                   `json:"priority"`
-	Args            json.RawMessage       `json:"args"`
-	Metadata        json.RawMessage       `json:"metadata,omitempty"`
-	Tags            []string              `json:"tags"`
-	Attempt         int                   `json:"attempt"`
-	MaxAttempts     int                   `json:"max_attempts"`
+	ID          int64           `json:"id"`
+	State       drover.JobState `json:"state"`
+	Queue       string          `json:"queue"`
+	Kind        string          `json:"kind"`
+	Priority    int             `json:"priority"`
+	Args        json.RawMessage `json:"args"`
+	Metadata    json.RawMessage `json:"metadata,omitempty"`
+	Tags        []string        `json:"tags"`
+	Attempt     int             `json:"attempt"`
+	MaxAttempts int             `json:"max_attempts"`
+	// Errors holds the last drover.ErrorsKept attempt errors, oldest first;
+	// ErrorCount counts every error the job recorded.
 	Errors          []drover.AttemptError `json:"errors"`
+	ErrorCount      int                   `json:"error_count"`
 	TimeoutMS       int64                 `json:"timeout_ms,omitempty"`
 	CreatedAt       time.Time             `json:"created_at"`
 	RunAt           time.Time             `json:"run_at"`
@@ -37,6 +40,9 @@ type Job struct {
 	BatchID int64 `json:"batch_id,omitempty"`
 	// Key is the ordering key the job was inserted with.
 	Key string `json:"key,omitempty"`
+	// LeaseToken is set on jobs a claim returns, and only there: the
+	// worker echoes it when it finishes the job or extends its lease.
+	LeaseToken string `json:"lease_token,omitempty"`
 }
 
 // From converts a stored job.
@@ -63,6 +69,10 @@ func From(j *drover.JobRow) Job {
 		CancelRequested: j.CancelRequested,
 		BatchID:         j.BatchID,
 		Key:             j.Key,
+		ErrorCount:      j.ErrorCount,
+	}
+	if !j.LeaseToken.IsZero() {
+		out.LeaseToken = j.LeaseToken.String()
 	}
 	// Empty lists encode as [] so that scripts can index them without a
 	// null check.

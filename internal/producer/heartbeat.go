@@ -40,10 +40,11 @@ func (h *Heartbeat) Run(ctx context.Context) {
 
 // Beat runs one heartbeat.
 func (h *Heartbeat) Beat(ctx context.Context) error {
-	ids, attempts := h.Tracker.Snapshot()
+	ids, attempts, tokens := h.Tracker.Snapshot()
 	for start := 0; start < len(ids); start += heartbeatChunk {
 		end := min(start+heartbeatChunk, len(ids))
-		res, err := h.Exec.JobHeartbeat(ctx, driver.HeartbeatParams{IDs: ids[start:end], Attempts: attempts[start:end], Lease: h.Lease})
+		res, err := h.Exec.JobHeartbeat(ctx, driver.HeartbeatParams{IDs: ids[start:end], Attempts: attempts[start:end],
+			Tokens: tokens[start:end], Lease: h.Lease})
 		if err != nil {
 			return err
 		}

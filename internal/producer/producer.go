@@ -248,7 +248,8 @@ var stackIndex = stackPad - 1
 func (p *Producer) runOne(ctx context.Context, row *driver.JobRow) {
 	var res driver.Result
 	if p.stopping.Load() {
-		res = driver.Result{ID: row.ID, Attempt: row.Attempt, Outcome: driver.OutcomeReleased, Key: row.Key, Queue: row.Queue}
+		res = driver.Result{ID: row.ID, Attempt: row.Attempt, LeaseToken: row.LeaseToken, Outcome: driver.OutcomeReleased,
+			Key: row.Key, Queue: row.Queue}
 	} else {
 		start := time.Now()
 		res = p.run(ctx, row)
@@ -397,7 +398,7 @@ func (p *Producer) claim(ctx context.Context, n int) (int, error) {
 	}
 	p.position.observe(time.Now(), after == nil, took, last, len(rows) < n)
 	for _, row := range rows {
-		p.tracker.Add(row.ID, row.Attempt)
+		p.tracker.Add(row.ID, row.Attempt, row.LeaseToken)
 	}
 	for _, row := range rows {
 		p.buffer <- row // never blocks: the fetch loop reserved room

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"sync"
+
+	"github.com/droverhq/drover/internal/driver"
 )
 
 // Causes with which a running job's context is cancelled, so the runner can
@@ -35,6 +37,7 @@ type Tracker struct {
 
 type tracked struct {
 	attempt int
+	token   driver.LeaseToken // the claim's, which the heartbeat presents
 	cancel  context.CancelCauseFunc
 	cause   error // set when cancelled before the handler started
 }
@@ -44,10 +47,10 @@ func NewTracker() *Tracker {
 	return &Tracker{attempts: make(map[int64]*tracked)}
 }
 
-// Add records a claimed attempt.
-func (t *Tracker) Add(id int64, attempt int) {
+// Add records a claimed attempt with the lease token of its claim.
+func (t *Tracker) Add(id int64, attempt int, token driver.LeaseToken) {
 	t.mu.Lock()
-	t.attempts[id] = &tracked{attempt: attempt}
+	t.attempts[id] = &tracked{attempt: attempt, token: token}
 	t.mu.Unlock()
 }
 
@@ -105,17 +108,19 @@ func (t *Tracker) Cancel(id int64, cause error) {
 	}
 }
 
-// Snapshot returns the attempts held right now.
-func (t *Tracker) Snapshot() (ids []int64, attempts []int) {
+// Snapshot returns the attempts held right now, with their lease tokens.
+func (t *Tracker) Snapshot() (ids []int64, attempts []int, tokens []driver.LeaseToken) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	ids = make([]int64, 0, len(t.attempts))
 	attempts = make([]int, 0, len(t.attempts))
+	tokens = make([]driver.LeaseToken, 0, len(t.attempts))
 	for id, a := range t.attempts {
 		ids = append(ids, id)
 		attempts = append(attempts, a.attempt)
+		tokens = append(tokens, a.token)
 	}
-	return ids, attempts
+	return ids, attempts, tokens
 }
 
 // Len is the number of attempts held.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"testing"
+
+	"github.com/droverhq/drover/internal/driver"
 )
 
 func TestTrackerInterrupts(t *testing.T) {
@@ -27,7 +29,7 @@ func TestTrackerInterrupts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tr := NewTracker()
-			tr.Add(1, 1)
+			tr.Add(1, 1, driver.LeaseToken{})
 			var ctx context.Context
 			for _, step := range tt.steps {
 				switch step {

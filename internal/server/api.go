@@ -84,6 +84,8 @@ type enqueueJob struct {
 	// UniqueStates are the job states that hold UniqueKey
 	// (InsertOpts.UniqueStates); absent: the unfinished ones.
 	UniqueStates []drover.JobState `json:"unique_states"`
+	// UniqueByQueue holds UniqueKey per queue too (InsertOpts.UniqueByQueue).
+	UniqueByQueue bool `json:"unique_by_queue"`
 }
 
 // insertParams checks the jobs of a request and converts them; the store
@@ -117,7 +119,8 @@ func (j enqueueJob) params() (drover.InsertManyParams, error) {
 	opts := &drover.InsertOpts{Queue: j.Queue, Priority: j.Priority, MaxAttempts: j.MaxAttempts,
 		Tags: j.Tags, Metadata: j.Metadata, Timeout: time.Duration(j.TimeoutMS) * time.Millisecond,
 		DependsOn: j.DependsOn, Key: j.Key, KeyLimit: j.KeyLimit, UniqueKey: j.UniqueKey, UniqueStates: j.UniqueStates,
-		KeyRate: j.KeyRate, KeyRatePeriod: time.Duration(j.KeyRatePeriodMS) * time.Millisecond}
+		UniqueByQueue: j.UniqueByQueue,
+		KeyRate:       j.KeyRate, KeyRatePeriod: time.Duration(j.KeyRatePeriodMS) * time.Millisecond}
 	if j.RunAt != nil {
 		opts.RunAt = *j.RunAt
 	}
@@ -462,14 +465,18 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) finish(w http.ResponseWriter, r *http.Request) error {
 	var req struct {
 		Results []struct {
-			ID          int64                 `json:"id"`
-			Attempt     int                   `json:"attempt"`
-			Outcome     drover.AttemptOutcome `json:"outcome"`
-			MaxAttempts int                   `json:"max_attempts"`
-			Error       string                `json:"error"`
-			Trace       string                `json:"trace"`
-			RetryAt     *time.Time            `json:"retry_at"`
-			Result      json.RawMessage       `json:"result"`
+			ID      int64 `json:"id"`
+			Attempt int   `json:"attempt"`
+			// LeaseToken is the claim's token; a missing or wrong one gets
+			// the result rejected like a stale attempt's.
+			LeaseToken drover.LeaseToken     `json:"lease_token"`
+			Outcome    drover.AttemptOutcome `json:"outcome"`
+			// MaxAttempts is accepted and ignored (AttemptResult.MaxAttempts).
+			MaxAttempts int             `json:"max_attempts"`
+			Error       string          `json:"error"`
+			Trace       string          `json:"trace"`
+			RetryAt     *time.Time      `json:"retry_at"`
+			Result      json.RawMessage `json:"result"`
 		} `json:"results"`
 	}
 	if err := decode(r, &req); err != nil {
@@ -481,7 +488,7 @@ func (s *Server) finish(w http.ResponseWriter, r *http.Request) error {
 	}
 	results := make([]drover.AttemptResult, len(req.Results))
 	for i, x := range req.Results {
-		results[i] = drover.AttemptResult{ID: x.ID, Attempt: x.Attempt, MaxAttempts: x.MaxAttempts,
+		results[i] = drover.AttemptResult{ID: x.ID, Attempt: x.Attempt, LeaseToken: x.LeaseToken,
 			Outcome: x.Outcome, Error: x.Error, Trace: x.Trace, Result: x.Result}
 		if x.RetryAt != nil {
 			results[i].RetryAt = *x.RetryAt
@@ -501,8 +508,9 @@ func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) error {
 	var req struct {
 		LeaseMS  int64 `json:"lease_ms"`
 		Attempts []struct {
-			ID      int64 `json:"id"`
-			Attempt int   `json:"attempt"`
+			ID         int64             `json:"id"`
+			Attempt    int               `json:"attempt"`
+			LeaseToken drover.LeaseToken `json:"lease_token"`
 		} `json:"attempts"`
 	}
 	req.LeaseMS = drover.LeaseDurationDefault.Milliseconds()
@@ -515,7 +523,7 @@ func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) error {
 	}
 	refs := make([]drover.AttemptRef, len(req.Attempts))
 	for i, a := range req.Attempts {
-		refs[i] = drover.AttemptRef{ID: a.ID, Attempt: a.Attempt}
+		refs[i] = drover.AttemptRef{ID: a.ID, Attempt: a.Attempt, LeaseToken: a.LeaseToken}
 	}
 	lease := time.Duration(req.LeaseMS) * time.Millisecond
 	rep, err := s.cfg.Client.ExtendLeases(r.Context(), refs, lease)
@@ -598,10 +606,13 @@ func (s *Server) finished(results []drover.AttemptResult, rep *drover.FinishRepo
 		accepted[id] = true
 	}
 	for _, r := range results {
-		a, known := s.inflight.finished(r.ID, r.Attempt)
+		// Only an accepted result ends the attempt: a rejected one may be
+		// a forgery naming the attempt of a worker that still runs it
+		// (a stale one's entry is replaced by the next claim, or expires).
 		if !accepted[r.ID] {
 			continue
 		}
+		a, known := s.inflight.finished(r.ID, r.Attempt)
 		s.metrics.observeResult(r.Outcome, a, known, now)
 		if tp := s.cfg.TracerProvider; tp != nil && known {
 			// The run happened in the worker; its span covers claim to

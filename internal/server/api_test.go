@@ -34,8 +34,8 @@ func TestEveryOperationAnswersWithItsScopes(t *testing.T) {
 			"enqueue":     map[string]any{"jobs": []any{map[string]any{"kind": "k", "args": 1}}},
 			"insertBatch": map[string]any{"jobs": []any{map[string]any{"kind": "k", "args": 1}}},
 			"claim":       map[string]any{"queue": "default", "worker": "w"},
-			"finish":      map[string]any{"results": []any{map[string]any{"id": 1, "attempt": 1, "outcome": "completed"}}},
-			"heartbeat":   map[string]any{"attempts": []any{map[string]any{"id": 1, "attempt": 1}}},
+			"finish":      map[string]any{"results": []any{map[string]any{"id": 1, "attempt": 1, "lease_token": b.lease(1), "outcome": "completed"}}},
+			"heartbeat":   map[string]any{"attempts": []any{map[string]any{"id": 1, "attempt": 1, "lease_token": b.lease(1)}}},
 		}
 		n := 0
 		for path, item := range b.doc.Paths.Map() {
@@ -218,7 +218,7 @@ func TestRemoteWorkerLifecycle(t *testing.T) {
 		}
 		attempts := []any{}
 		for _, j := range jobs {
-			attempts = append(attempts, map[string]any{"id": j.ID, "attempt": j.Attempt})
+			attempts = append(attempts, map[string]any{"id": j.ID, "attempt": j.Attempt, "lease_token": j.LeaseToken})
 		}
 		before := b.stored(t, ids[0]).LeaseExpiresAt
 		b.must(t, http.StatusOK, server.ScopeWork, "POST", "/v1/heartbeat", map[string]any{"lease_ms": 120000, "attempts": attempts}).decode(t, &hb)
@@ -231,11 +231,11 @@ func TestRemoteWorkerLifecycle(t *testing.T) {
 
 		var fin struct{ Accepted, Rejected []int64 }
 		b.must(t, http.StatusOK, server.ScopeWork, "POST", "/v1/finish", map[string]any{"results": []any{
-			map[string]any{"id": ids[0], "attempt": 1, "outcome": "completed"},
-			map[string]any{"id": ids[1], "attempt": 1, "outcome": "failed", "max_attempts": 3, "error": "timeout talking to S3", "trace": "File x.py, line 3"},
-			map[string]any{"id": ids[2], "attempt": 1, "outcome": "failed", "max_attempts": 1, "error": "bad row"},
-			map[string]any{"id": ids[3], "attempt": 1, "outcome": "cancelled", "error": "asked to stop"},
-			map[string]any{"id": ids[4], "attempt": 1, "outcome": "completed"},
+			map[string]any{"id": ids[0], "attempt": 1, "lease_token": b.lease(ids[0]), "outcome": "completed"},
+			map[string]any{"id": ids[1], "attempt": 1, "lease_token": b.lease(ids[1]), "outcome": "failed", "max_attempts": 3, "error": "timeout talking to S3", "trace": "File x.py, line 3"},
+			map[string]any{"id": ids[2], "attempt": 1, "lease_token": b.lease(ids[2]), "outcome": "failed", "max_attempts": 1, "error": "bad row"},
+			map[string]any{"id": ids[3], "attempt": 1, "lease_token": b.lease(ids[3]), "outcome": "cancelled", "error": "asked to stop"},
+			map[string]any{"id": ids[4], "attempt": 1, "lease_token": b.lease(ids[4]), "outcome": "completed"},
 		}}).decode(t, &fin)
 		if len(fin.Accepted) != 4 || len(fin.Rejected) != 1 || fin.Rejected[0] != ids[4] {
 			t.Fatalf("finish = %+v, want job %d (never claimed) rejected", fin, ids[4])
@@ -262,6 +262,7 @@ func TestWorkerDeathLosesNoJob(t *testing.T) {
 		if jobs := b.claim(t, map[string]any{"queue": "default", "worker": "dies", "lease_ms": 1000}); len(jobs) != 1 {
 			t.Fatalf("claimed %d", len(jobs))
 		}
+		dead := b.lease(id)
 		// The server's client runs the rescuer once started.
 		if err := b.client.Start(context.Background()); err != nil {
 			t.Fatal(err)
@@ -281,7 +282,7 @@ func TestWorkerDeathLosesNoJob(t *testing.T) {
 		}
 		var fin struct{ Accepted, Rejected []int64 }
 		b.must(t, http.StatusOK, server.ScopeWork, "POST", "/v1/finish", map[string]any{"results": []any{
-			map[string]any{"id": id, "attempt": 1, "outcome": "completed"}}}).decode(t, &fin)
+			map[string]any{"id": id, "attempt": 1, "lease_token": dead, "outcome": "completed"}}}).decode(t, &fin)
 		if len(fin.Rejected) != 1 || len(fin.Accepted) != 0 {
 			t.Fatalf("late result = %+v, want rejected", fin)
 		}
@@ -289,7 +290,7 @@ func TestWorkerDeathLosesNoJob(t *testing.T) {
 			t.Fatalf("late result changed the job: %+v", row)
 		}
 		b.must(t, http.StatusOK, server.ScopeWork, "POST", "/v1/finish", map[string]any{"results": []any{
-			map[string]any{"id": id, "attempt": 2, "outcome": "completed"}}}).decode(t, &fin)
+			map[string]any{"id": id, "attempt": 2, "lease_token": b.lease(id), "outcome": "completed"}}}).decode(t, &fin)
 		if len(fin.Accepted) != 1 || b.stored(t, id).State != drover.JobStateCompleted {
 			t.Fatalf("live result = %+v, job %s", fin, b.stored(t, id).State)
 		}
@@ -362,7 +363,7 @@ func TestBadInput(t *testing.T) {
 			{"claim bad queue", server.ScopeWork, "POST", "/v1/claim", `{"queue":"","worker":"w"}`, 400, `queue ""`},
 			{"finish empty", server.ScopeWork, "POST", "/v1/finish", `{"results":[]}`, 400, "results: empty"},
 			{"finish bad outcome", server.ScopeWork, "POST", "/v1/finish", fmt.Sprintf(`{"results":[{"id":%d,"attempt":1,"outcome":"ok"}]}`, id), 400, `outcome "ok"`},
-			{"finish failed without max", server.ScopeWork, "POST", "/v1/finish", fmt.Sprintf(`{"results":[{"id":%d,"attempt":1,"outcome":"failed"}]}`, id), 400, "max_attempts"},
+			{"finish bad lease token", server.ScopeWork, "POST", "/v1/finish", fmt.Sprintf(`{"results":[{"id":%d,"attempt":1,"lease_token":"nothex","outcome":"failed"}]}`, id), 400, "lease token"},
 			{"finish attempt 0", server.ScopeWork, "POST", "/v1/finish", fmt.Sprintf(`{"results":[{"id":%d,"attempt":0,"outcome":"completed"}]}`, id), 400, "attempt 0"},
 			{"heartbeat bad lease", server.ScopeWork, "POST", "/v1/heartbeat", fmt.Sprintf(`{"lease_ms":1,"attempts":[{"id":%d,"attempt":1}]}`, id), 400, "lease 1ms"},
 			{"heartbeat empty", server.ScopeWork, "POST", "/v1/heartbeat", `{"attempts":[]}`, 400, "attempts: empty"},

@@ -41,7 +41,7 @@ func TestBatchOverHTTP(t *testing.T) {
 			CallbackJobID int64   `json:"callback_job_id"`
 		}
 		b.must(t, http.StatusCreated, server.ScopeEnqueue, "POST", "/v1/batches", map[string]any{
-			"jobs":     []any{map[string]any{"kind": "m", "args": 1}, map[string]any{"kind": "m", "args": 2}, map[string]any{"kind": "m", "args": 3}},
+			"jobs":     []any{map[string]any{"kind": "m", "args": 1}, map[string]any{"kind": "m", "args": 2}, map[string]any{"kind": "m", "args": 3, "max_attempts": 1}},
 			"callback": map[string]any{"kind": "cb", "args": map[string]any{}, "queue": "callbacks"},
 		}).decode(t, &ins)
 		if len(ins.IDs) != 3 || ins.ID < 1 || ins.CallbackJobID < 1 {
@@ -85,7 +85,7 @@ func TestBatchOverHTTP(t *testing.T) {
 		}
 		big := strings.Repeat("x", drover.MaxResultBytes)
 		r := b.call(t, server.ScopeWork, "POST", "/v1/finish", map[string]any{"results": []any{
-			map[string]any{"id": ins.IDs[0], "attempt": 1, "outcome": "completed", "result": big}}}, true)
+			map[string]any{"id": ins.IDs[0], "attempt": 1, "lease_token": b.lease(ins.IDs[0]), "outcome": "completed", "result": big}}}, true)
 		if r.status != http.StatusBadRequest || !strings.Contains(r.errorMessage(t), "over the limit of 65536") {
 			t.Fatalf("oversized result = %d %s", r.status, r.body)
 		}
@@ -94,9 +94,9 @@ func TestBatchOverHTTP(t *testing.T) {
 		}
 		var fin struct{ Accepted []int64 }
 		b.must(t, http.StatusOK, server.ScopeWork, "POST", "/v1/finish", map[string]any{"results": []any{
-			map[string]any{"id": ins.IDs[0], "attempt": 1, "outcome": "completed", "result": map[string]any{"sum": 6}},
-			map[string]any{"id": ins.IDs[1], "attempt": 1, "outcome": "completed"},
-			map[string]any{"id": ins.IDs[2], "attempt": 1, "outcome": "failed", "max_attempts": 1, "error": "boom"},
+			map[string]any{"id": ins.IDs[0], "attempt": 1, "lease_token": b.lease(ins.IDs[0]), "outcome": "completed", "result": map[string]any{"sum": 6}},
+			map[string]any{"id": ins.IDs[1], "attempt": 1, "lease_token": b.lease(ins.IDs[1]), "outcome": "completed"},
+			map[string]any{"id": ins.IDs[2], "attempt": 1, "lease_token": b.lease(ins.IDs[2]), "outcome": "failed", "error": "boom"},
 		}}).decode(t, &fin)
 		if len(fin.Accepted) != 3 {
 			t.Fatalf("finish accepted %v", fin.Accepted)
@@ -269,9 +269,9 @@ func TestDashboardBatchAndJobResults(t *testing.T) {
 			}
 		}
 		b.must(t, http.StatusOK, server.ScopeWork, "POST", "/v1/finish", map[string]any{"results": []any{
-			map[string]any{"id": claimed[0].ID, "attempt": 1, "outcome": "completed", "result": "resized"},
-			map[string]any{"id": claimed[1].ID, "attempt": 1, "outcome": "failed", "max_attempts": 3, "error": "retry me"},
-			map[string]any{"id": claimed[2].ID, "attempt": 1, "outcome": "cancelled"},
+			map[string]any{"id": claimed[0].ID, "attempt": 1, "lease_token": b.lease(claimed[0].ID), "outcome": "completed", "result": "resized"},
+			map[string]any{"id": claimed[1].ID, "attempt": 1, "lease_token": b.lease(claimed[1].ID), "outcome": "failed", "max_attempts": 3, "error": "retry me"},
+			map[string]any{"id": claimed[2].ID, "attempt": 1, "lease_token": b.lease(claimed[2].ID), "outcome": "cancelled"},
 		}})
 		// Pending, running, failed, completed and cancelled: one each.
 		page := b.page(t, fmt.Sprintf("/ui/batches/%d", ins.ID))
@@ -320,7 +320,7 @@ func TestEnqueueUniqueStates(t *testing.T) {
 			t.Fatalf("claimed %+v, want job %d", jobs, first)
 		}
 		b.must(t, http.StatusOK, server.ScopeWork, "POST", "/v1/finish", map[string]any{"results": []any{
-			map[string]any{"id": first, "attempt": 1, "outcome": "completed"}}})
+			map[string]any{"id": first, "attempt": 1, "lease_token": b.lease(first), "outcome": "completed"}}})
 		if got := b.stored(t, first).State; got != drover.JobStateCompleted {
 			t.Fatalf("job %d is %s, want completed", first, got)
 		}

@@ -79,7 +79,7 @@ func browse(t *testing.T, b *bundle, exe string, shot func(string) string) {
 		t.Fatalf("claimed %d", len(jobs))
 	}
 	b.must(t, http.StatusOK, server.ScopeWork, "POST", "/v1/finish", map[string]any{"results": []any{map[string]any{
-		"id": bad, "attempt": 1, "outcome": "failed", "max_attempts": 1, "error": "image 42 not found",
+		"id": bad, "attempt": 1, "lease_token": b.lease(bad), "outcome": "failed", "max_attempts": 1, "error": "image 42 not found",
 		"trace": "Traceback (most recent call last):\n  File \"worker.py\", line 12, in resize\nKeyError: 42"}}})
 
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
@@ -194,7 +194,7 @@ func browse(t *testing.T, b *bundle, exe string, shot func(string) string) {
 		t.Fatalf("claim after retry = %+v", again)
 	}
 	b.must(t, http.StatusOK, server.ScopeWork, "POST", "/v1/finish", map[string]any{"results": []any{
-		map[string]any{"id": bad, "attempt": 2, "outcome": "completed"}}})
+		map[string]any{"id": bad, "attempt": 2, "lease_token": b.lease(bad), "outcome": "completed"}}})
 	run("see it completed", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#job-state")))
 	state = text("#job-state")
 	if state != "completed" || b.stored(t, bad).State != drover.JobStateCompleted {
@@ -213,7 +213,7 @@ func browse(t *testing.T, b *bundle, exe string, shot func(string) string) {
 		t.Fatalf("claimed %d members", len(members))
 	}
 	b.must(t, http.StatusOK, server.ScopeWork, "POST", "/v1/finish", map[string]any{"results": []any{
-		map[string]any{"id": members[0].ID, "attempt": 1, "outcome": "completed", "result": map[string]any{"w": 64}}}})
+		map[string]any{"id": members[0].ID, "attempt": 1, "lease_token": b.lease(members[0].ID), "outcome": "completed", "result": map[string]any{"w": 64}}}})
 	run("open the batch",
 		chromedp.Navigate(b.url+"/ui/jobs"),
 		chromedp.SetValue(chromedp.CSS("#find-batch"), fmt.Sprint(batch.ID)),

@@ -136,9 +136,9 @@ func TestHistoryCountsEachFinishedJobOnce(t *testing.T) {
 			t.Fatalf("claimed %d", len(jobs))
 		}
 		b.must(t, http.StatusOK, server.ScopeWork, "POST", "/v1/finish", map[string]any{"results": []any{
-			map[string]any{"id": ids[0], "attempt": 1, "outcome": "completed"},
-			map[string]any{"id": ids[1], "attempt": 1, "outcome": "completed"},
-			map[string]any{"id": ids[2], "attempt": 1, "outcome": "failed", "max_attempts": 1},
+			map[string]any{"id": ids[0], "attempt": 1, "lease_token": b.lease(ids[0]), "outcome": "completed"},
+			map[string]any{"id": ids[1], "attempt": 1, "lease_token": b.lease(ids[1]), "outcome": "completed"},
+			map[string]any{"id": ids[2], "attempt": 1, "lease_token": b.lease(ids[2]), "outcome": "failed", "max_attempts": 1},
 		}})
 		finishedAt := b.stored(t, ids[0]).FinalizedAt
 		var completed, discarded int64

@@ -72,9 +72,9 @@ func TestMetricsMatchWhatHappened(t *testing.T) {
 			t.Fatalf("claimed %d", len(jobs))
 		}
 		b.must(t, http.StatusOK, server.ScopeWork, "POST", "/v1/finish", map[string]any{"results": []any{
-			map[string]any{"id": jobs[0].ID, "attempt": 1, "outcome": "completed"},
-			map[string]any{"id": jobs[1].ID, "attempt": 1, "outcome": "failed", "max_attempts": 25, "error": "x"},
-			map[string]any{"id": ids[3], "attempt": 1, "outcome": "completed"}, // not held: rejected
+			map[string]any{"id": jobs[0].ID, "attempt": 1, "lease_token": b.lease(jobs[0].ID), "outcome": "completed"},
+			map[string]any{"id": jobs[1].ID, "attempt": 1, "lease_token": b.lease(jobs[1].ID), "outcome": "failed", "max_attempts": 25, "error": "x"},
+			map[string]any{"id": ids[3], "attempt": 1, "lease_token": b.lease(ids[3]), "outcome": "completed"}, // not held: rejected
 		}})
 		fams := b.scrape(t)
 		for _, c := range []struct {

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -86,12 +87,15 @@ type bundle struct {
 	tokens map[server.Scope]string
 	doc    *openapi3.T
 	router routers.Router
+	// leases holds the lease token of each job's latest claim (claim),
+	// which finish and heartbeat requests echo.
+	leases map[int64]string
 }
 
 func setup(t *testing.T, open func(t *testing.T) (driver.Driver, storeurl.Client), mutate ...func(*server.Config)) *bundle {
 	t.Helper()
 	d, client := open(t)
-	b := &bundle{client: client, tokens: map[server.Scope]string{}}
+	b := &bundle{client: client, tokens: map[server.Scope]string{}, leases: map[int64]string{}}
 	var toks []server.Token
 	for _, sc := range []server.Scope{server.ScopeEnqueue, server.ScopeWork, server.ScopeAdmin} {
 		secret, tok, err := server.NewToken("t-"+string(sc), []server.Scope{sc})
@@ -254,6 +258,7 @@ type job struct {
 	LeaseOwner     string     `json:"lease_owner"`
 	LeaseExpiresAt *time.Time `json:"lease_expires_at"`
 	BatchID        int64      `json:"batch_id"`
+	LeaseToken     string     `json:"lease_token"`
 	Errors         []struct {
 		Error string `json:"error"`
 		Trace string `json:"trace"`
@@ -274,7 +279,23 @@ func (b *bundle) claim(t *testing.T, body map[string]any) []job {
 	t.Helper()
 	var out struct{ Jobs []job }
 	b.must(t, http.StatusOK, server.ScopeWork, "POST", "/v1/claim", body).decode(t, &out)
+	for _, j := range out.Jobs {
+		if len(j.LeaseToken) != 32 {
+			t.Fatalf("claimed job %d has lease token %q, want 32 hex digits", j.ID, j.LeaseToken)
+		}
+		b.leases[j.ID] = j.LeaseToken
+	}
 	return out.Jobs
+}
+
+// lease returns the lease token of job id's latest claim or, for a job
+// never claimed through the bundle, a well-formed token no claim issued,
+// as a caller that never claimed the job would send.
+func (b *bundle) lease(id int64) string {
+	if tok, ok := b.leases[id]; ok {
+		return tok
+	}
+	return strings.Repeat("0f", 16)
 }
 
 // stored returns a job as the store has it.

@@ -63,7 +63,7 @@ func TestTracingAcrossHTTP(t *testing.T) {
 		t.Fatalf("job metadata %s does not carry the enqueuing span", stored.Metadata)
 	}
 	b.must(t, http.StatusOK, server.ScopeWork, "POST", "/v1/finish", map[string]any{"results": []any{map[string]any{
-		"id": jobs[0].ID, "attempt": 1, "outcome": "failed", "max_attempts": 3, "error": "smtp down"}}})
+		"id": jobs[0].ID, "attempt": 1, "lease_token": b.lease(jobs[0].ID), "outcome": "failed", "max_attempts": 3, "error": "smtp down"}}})
 
 	var run sdktrace.ReadOnlySpan
 	for _, sp := range rec.Ended() {

@@ -1,0 +1,54 @@
+package droversqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"testing"
+
+	"github.com/droverhq/drover/internal/driver"
+)
+
+// fenced returns results with the lease token each job holds in the store
+// right now, for tests about what JobFinish does with a result rather than
+// about tokens (lease_test.go covers those): a result for a job that holds
+// none keeps the zero token. It reads through the reader pool, so that it
+// also works while a caller's transaction holds the writer.
+func fenced(t testing.TB, d *Driver, results []driver.Result) []driver.Result {
+	t.Helper()
+	out := make([]driver.Result, len(results))
+	for i, r := range results {
+		r.LeaseToken = storedToken(t, d, r.ID)
+		out[i] = r
+	}
+	return out
+}
+
+// storedToken reads the lease token job id holds, the zero token if none.
+func storedToken(t testing.TB, d *Driver, id int64) driver.LeaseToken {
+	t.Helper()
+	var stored []byte
+	err := d.reader.QueryRowContext(context.Background(), `SELECT lease_token FROM drover_jobs WHERE id = ?`, id).Scan(&stored)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && stored == nil) {
+		return driver.LeaseToken{}
+	}
+	if err != nil {
+		t.Fatalf("read lease token of job %d: %v", id, err)
+	}
+	var tok driver.LeaseToken
+	if len(stored) != len(tok) {
+		t.Fatalf("job %d stores a lease token of %d bytes", id, len(stored))
+	}
+	copy(tok[:], stored)
+	return tok
+}
+
+// tokensOf returns the tokens the jobs of ids hold, for heartbeats.
+func tokensOf(t testing.TB, d *Driver, ids []int64) []driver.LeaseToken {
+	t.Helper()
+	out := make([]driver.LeaseToken, len(ids))
+	for i, id := range ids {
+		out[i] = storedToken(t, d, id)
+	}
+	return out
+}

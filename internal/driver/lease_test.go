@@ -1,0 +1,41 @@
+package driver
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestLeaseTokenText: a token survives its text form, the zero token
+// stands for "none presented", and a malformed one is refused.
+func TestLeaseTokenText(t *testing.T) {
+	a, b := NewLeaseToken(), NewLeaseToken()
+	if a.IsZero() || a == b {
+		t.Fatalf("tokens %s and %s: want two distinct non-zero tokens", a, b)
+	}
+	text, _ := a.MarshalText()
+	var back LeaseToken
+	if err := back.UnmarshalText(text); err != nil || back != a || len(text) != 32 {
+		t.Fatalf("round trip of %s: %s, %v", text, back, err)
+	}
+	if err := back.UnmarshalText(nil); err != nil || !back.IsZero() {
+		t.Fatalf("empty text: %s, %v; want the zero token", back, err)
+	}
+	for _, bad := range []string{"abc", strings.Repeat("g", 32), strings.Repeat("0", 33)} {
+		if _, err := ParseLeaseToken(bad); err == nil {
+			t.Errorf("ParseLeaseToken(%q) accepted", bad)
+		}
+	}
+}
+
+// TestParseQueriesSplicesErrorsKept: the number of errors a statement keeps
+// is ErrorsKept itself, so the SQL cannot drift from the Go constant.
+func TestParseQueriesSplicesErrorsKept(t *testing.T) {
+	q, err := ParseQueries("-- name: Q\nSELECT {errors_kept} FROM {schema}jobs;\n", "s.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "SELECT " + strconv.Itoa(ErrorsKept) + " FROM s.jobs"; q["Q"] != want {
+		t.Fatalf("query = %q, want %q", q["Q"], want)
+	}
+}
