@@ -38,7 +38,7 @@ func TestCompleterSplitsARefusedFlush(t *testing.T) {
 		c := completer.New(b.d, completer.Config{BatchSize: total, Logger: slog.New(slog.DiscardHandler)})
 		var poisonID int64
 		for i, r := range rows {
-			res := driver.Result{ID: r.ID, Attempt: r.Attempt, Outcome: driver.OutcomeCompleted, Output: []byte(`{"ok":true}`)}
+			res := driver.Result{ID: r.ID, Attempt: r.Attempt, LeaseToken: r.LeaseToken, Outcome: driver.OutcomeCompleted, Output: []byte(`{"ok":true}`)}
 			if i == poison {
 				res.Output, poisonID = []byte(`{"s":"\u0000"}`), r.ID
 			}

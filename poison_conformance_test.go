@@ -308,8 +308,8 @@ func TestRemoteRefusesPoison(t *testing.T) {
 			t.Errorf("ExtendLeases with attempt 2^31 = %v, want an input error", err)
 		}
 		rep, err := b.client.Finish(ctx, []drover.AttemptResult{
-			{ID: failed.ID, Attempt: failed.Attempt, MaxAttempts: failed.MaxAttempts, Outcome: drover.AttemptFailed, Error: "x\x00y", Trace: "t\xffu"},
-			{ID: other.ID, Attempt: other.Attempt, Outcome: drover.AttemptCompleted},
+			{ID: failed.ID, Attempt: failed.Attempt, LeaseToken: failed.LeaseToken, Outcome: drover.AttemptFailed, Error: "x\x00y", Trace: "t\xffu"},
+			{ID: other.ID, Attempt: other.Attempt, LeaseToken: other.LeaseToken, Outcome: drover.AttemptCompleted},
 		})
 		if err != nil || len(rep.Accepted) != 2 {
 			t.Fatalf("Finish = %+v, %v; want both accepted", rep, err)

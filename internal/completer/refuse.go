@@ -133,7 +133,10 @@ func (c *Completer) classify(ctx context.Context, err error) failure {
 // discarded: its handler already ran to the end, and would most likely
 // produce the same result again.
 func refusedResult(r driver.Result, cause error) driver.Result {
-	out := driver.Result{ID: r.ID, Attempt: r.Attempt, Outcome: r.Outcome, RunAt: r.RunAt, Flow: r.Flow, Key: r.Key, Queue: r.Queue}
+	// A copy, so that whatever fences and routes the result (attempt,
+	// lease token, flow bits, key, queue) stays as it was.
+	out := r
+	out.Output = nil
 	if out.Outcome == driver.OutcomeCompleted {
 		out.Outcome = driver.OutcomeDiscarded
 	}
