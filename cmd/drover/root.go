@@ -394,6 +394,19 @@ func (c *cli) redact(msg string) string {
 	return msg
 }
 
+// listenError reports why listening on addr (--listen) failed. An address
+// that does not parse is the caller's mistake (exit 2); one the system
+// refuses (in use, not this host's, a privileged port) is a failure of
+// the moment (exit 1) that waiting or another process's exit may fix, and
+// its message is the system's reason without the usage hint.
+func listenError(addr string, err error) error {
+	var se *os.SyscallError
+	if errors.As(err, &se) {
+		return fmt.Errorf("cannot listen on %s: %w", addr, se.Err)
+	}
+	return usagef("--listen %s: %v", addr, err)
+}
+
 // argsNamed accepts exactly the named positional arguments and says which
 // are missing or how many are extra, as a usage error.
 func argsNamed(names ...string) cobra.PositionalArgs {
