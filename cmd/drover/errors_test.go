@@ -248,7 +248,7 @@ func TestSourceNamedInErrors(t *testing.T) {
 			`drover: DATABASE_URL: unsupported scheme "mysql" (use postgres://… or sqlite:///path)`},
 		{"schema flag", nil, []string{"--schema", "1x", "jobs", "list"},
 			`drover: --schema: schema "1x" is invalid: use 1-48 lowercase letters, digits and underscores, not starting with a digit`},
-		{"schema environment", map[string]string{envSchema: "1x"}, []string{"jobs", "list"},
+		{"schema environment", map[string]string{"DROVER_SCHEMA": "1x"}, []string{"jobs", "list"},
 			`drover: DROVER_SCHEMA: schema "1x" is invalid: use 1-48 lowercase letters, digits and underscores, not starting with a digit`},
 	}
 	for _, tt := range tests {

@@ -234,8 +234,10 @@ func (f *procFleet) spawn() error {
 	)
 	cmd := exec.Command(args[0], args[1:]...)
 	// The URL travels in the environment, not argv, so that ps never
-	// shows a password.
-	cmd.Env = append(os.Environ(), "DATABASE_URL="+f.env.DatabaseURL)
+	// shows a password. Both names are set: DROVER_DATABASE_URL, inherited
+	// from the user's environment, would otherwise win over DATABASE_URL
+	// and point the workers at another store than the bench's.
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+f.env.DatabaseURL, "DROVER_DATABASE_URL="+f.env.DatabaseURL)
 	cmd.Stderr = f.env.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
