@@ -496,3 +496,36 @@ func unwrapPath(err error) error {
 	}
 	return err
 }
+
+// Migrations returns the migrations of the store kind t names, with the
+// schema (PostgreSQL) or table prefix (SQLite) substituted as the driver
+// would apply them. It reads the binary's embedded SQL and touches no
+// store: nothing connects, and no SQLite file is created.
+func Migrations(ctx context.Context, t Target, schema string) ([]driver.Migration, error) {
+	switch t.Kind {
+	case Postgres:
+		cfg, err := pgxpool.ParseConfig(t.URL)
+		if err != nil {
+			return nil, fmt.Errorf("--database-url: %s", RedactIn(err.Error(), t.URL))
+		}
+		// A pool connects on first use only; this one is never used.
+		pool, err := pgxpool.NewWithConfig(ctx, cfg)
+		if err != nil {
+			return nil, fmt.Errorf("--database-url: %s", RedactIn(err.Error(), t.URL))
+		}
+		defer pool.Close()
+		d, err := droverpg.New(pool, droverpg.WithSchema(schema))
+		if err != nil {
+			return nil, fmt.Errorf("--schema: %w", err)
+		}
+		return d.Migrations(), nil
+	case SQLite:
+		d, err := droversqlite.Open(ctx, ":memory:", droversqlite.WithSchema(schema))
+		if err != nil {
+			return nil, fmt.Errorf("--schema: %w", err)
+		}
+		defer d.Close()
+		return d.Migrations(), nil
+	}
+	return nil, fmt.Errorf("unknown store kind %q", t.Kind)
+}
