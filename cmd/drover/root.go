@@ -94,8 +94,12 @@ type cli struct {
 	rawURL    string
 	urlSource string
 	schema    string
-	target    storeurl.Target
-	logger    *slog.Logger
+	// schemaFlag is set when --schema was given on the command line, as
+	// opposed to the environment, whose DROVER_SCHEMA names the
+	// application's schema: the bench works in its own unless told.
+	schemaFlag bool
+	target     storeurl.Target
+	logger     *slog.Logger
 
 	// workerCmd is `drover worker`, whose default log level is info
 	// because its log is its only output.
@@ -263,6 +267,7 @@ func (c *cli) prepare(cmd *cobra.Command) error {
 		}
 	}
 	schemaSource := c.flagSource("schema")
+	c.schemaFlag = cmd.Flags().Changed("schema") && c.fromEnv["schema"] == ""
 	c.schema = c.flagSchema
 	if c.schema == "" && !cmd.Flags().Changed("schema") {
 		c.schema = defaultSchema
@@ -346,6 +351,7 @@ func (c *cli) benchEnv() bench.Env {
 	return bench.Env{
 		DatabaseURL: c.rawURL,
 		Schema:      c.schema,
+		SchemaSet:   c.schemaFlag,
 		Logger:      c.logger,
 		Stdout:      c.stdout,
 		Stderr:      c.stderr,

@@ -82,13 +82,16 @@ func TestBenchEnv(t *testing.T) {
 		want      string // DatabaseURL
 		schema    string
 		infoLevel bool
+		// schemaSet: --schema on the command line, which alone moves the
+		// bench out of its own schema.
+		schemaSet bool
 	}{
-		{"defaults", nil, []string{"worker"}, "", "drover", true},
+		{"defaults", nil, []string{"worker"}, "", "drover", true, false},
 		{"environment", map[string]string{envDatabaseURL: "postgres://h/db", "DROVER_SCHEMA": "s"}, []string{"bench", "burndown"},
-			"postgres://h/db", "s", false},
+			"postgres://h/db", "s", false, false},
 		{"flags", map[string]string{envDatabaseURL: "postgres://h/db"},
 			[]string{"worker", "--database-url", "sqlite:///tmp/x.db", "--schema", "t", "--log-level", "error"},
-			"sqlite:///tmp/x.db", "t", false},
+			"sqlite:///tmp/x.db", "t", false, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -106,7 +109,7 @@ func TestBenchEnv(t *testing.T) {
 				t.Fatal(err)
 			}
 			e := c.benchEnv()
-			if e.DatabaseURL != tt.want || e.Schema != tt.schema || e.Stdout != &stdout || e.Stderr != &stderr {
+			if e.DatabaseURL != tt.want || e.Schema != tt.schema || e.SchemaSet != tt.schemaSet || e.Stdout != &stdout || e.Stderr != &stderr {
 				t.Errorf("env = %+v, want url %q schema %q and the run's writers", e, tt.want, tt.schema)
 			}
 			if got := e.Logger.Enabled(context.Background(), slog.LevelInfo); got != tt.infoLevel {

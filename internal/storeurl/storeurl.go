@@ -296,7 +296,12 @@ type Store struct {
 	PoolStats func() PoolStats
 	// NewClient makes a client of the right transaction type.
 	NewClient func(cfg *drover.Config) (Client, error)
-	close     func()
+	// DropSchema drops Drover's schema with every job in it: the
+	// PostgreSQL schema, or on SQLite every table with the schema's
+	// prefix. It is for stores a program made for itself (the bench's),
+	// never for an application's.
+	DropSchema func(ctx context.Context) error
+	close      func()
 }
 
 // Close releases the store.
@@ -342,7 +347,11 @@ func Open(ctx context.Context, t Target, opts Options) (*Store, error) {
 				return PoolStats{Open: int(st.TotalConns()), InUse: int(st.AcquiredConns()), Idle: int(st.IdleConns()),
 					Max: int(st.MaxConns()), WaitCount: st.EmptyAcquireCount(), WaitDuration: st.EmptyAcquireWaitTime()}
 			},
-			NewClient: func(cfg *drover.Config) (Client, error) { return drover.NewClient(d, cfg) }}
+			NewClient: func(cfg *drover.Config) (Client, error) { return drover.NewClient(d, cfg) },
+			DropSchema: func(ctx context.Context) error {
+				_, err := pool.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{opts.Schema}.Sanitize()+" CASCADE")
+				return err
+			}}
 	case SQLite:
 		if t.Default {
 			opts.Logf("no --database-url or DATABASE_URL: using the embedded store ./%s", DefaultPath)
@@ -362,7 +371,8 @@ func Open(ctx context.Context, t Target, opts Options) (*Store, error) {
 				return PoolStats{Open: st.OpenConnections, InUse: st.InUse, Idle: st.Idle, Max: st.MaxOpenConnections,
 					WaitCount: st.WaitCount, WaitDuration: st.WaitDuration}
 			},
-			NewClient: func(cfg *drover.Config) (Client, error) { return drover.NewClient(d, cfg) }}
+			NewClient:  func(cfg *drover.Config) (Client, error) { return drover.NewClient(d, cfg) },
+			DropSchema: func(ctx context.Context) error { return dropSQLitePrefix(ctx, d.DB(), opts.Schema+"_") }}
 	default:
 		return nil, fmt.Errorf("unknown store kind %q", t.Kind)
 	}
@@ -528,4 +538,37 @@ func Migrations(ctx context.Context, t Target, schema string) ([]driver.Migratio
 		return d.Migrations(), nil
 	}
 	return nil, fmt.Errorf("unknown store kind %q", t.Kind)
+}
+
+// dropSQLitePrefix drops every table whose name starts with prefix (their
+// indexes go with them), in one transaction.
+func dropSQLitePrefix(ctx context.Context, db *sql.DB, prefix string) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table' AND substr(name, 1, length(?1)) = ?1`, prefix)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return err
+		}
+		names = append(names, n)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, n := range names {
+		if _, err := tx.ExecContext(ctx, `DROP TABLE "`+strings.ReplaceAll(n, `"`, `""`)+`"`); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
 }
