@@ -158,7 +158,7 @@ SQLite. With none, the embedded store ./drover.db is created and migrated on fir
 
 	pf := root.PersistentFlags()
 	pf.StringVar(&c.flagURL, "database-url", "",
-		"store to use: postgres://… or sqlite:///path (default $DATABASE_URL, else the embedded store ./drover.db)")
+		"store to use: postgres://… or sqlite:///path (default $DROVER_DATABASE_URL or $DATABASE_URL, else the embedded store ./drover.db)")
 	pf.StringVar(&c.flagSchema, "schema", "",
 		`PostgreSQL schema or SQLite table prefix of Drover's tables (default "drover")`)
 	pf.StringVar(&c.flagLogLevel, "log-level", "",
