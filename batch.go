@@ -3,6 +3,7 @@ package drover
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -95,6 +96,21 @@ type Batch struct {
 	FinishedAt *time.Time
 }
 
+// ErrBatchNotFound is returned by BatchGet when no batch has the requested
+// ID. The error BatchGet returns also matches ErrNotFound, so a caller that
+// only asks "was it there?" need not tell batches from jobs.
+var ErrBatchNotFound = errors.New("batch not found")
+
+// batchNotFoundError names the missing batch: the stores report a missing
+// row as ErrNotFound, whose text speaks of a job.
+type batchNotFoundError struct{ id int64 }
+
+func (e *batchNotFoundError) Error() string { return fmt.Sprintf("batch %d not found", e.id) }
+
+func (e *batchNotFoundError) Is(target error) bool {
+	return target == ErrBatchNotFound || target == ErrNotFound
+}
+
 // Finished reports whether every member has ended.
 func (b *Batch) Finished() bool { return b.FinishedAt != nil }
 
@@ -103,6 +119,9 @@ func (b *Batch) Finished() bool { return b.FinishedAt != nil }
 // it costs the same for a batch of ten jobs and of a million.
 func (c *Client[TTx]) BatchGet(ctx context.Context, id int64) (*Batch, error) {
 	r, err := c.driver.BatchGet(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil, &batchNotFoundError{id: id}
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -569,8 +569,9 @@ func TestBatchRejectsBadInput(t *testing.T) {
 		if len(counts) != 0 {
 			t.Fatalf("rejected batches stored jobs: %v", counts)
 		}
-		if _, err := b.client.BatchGet(ctx, 12345); !errors.Is(err, drover.ErrNotFound) {
-			t.Fatalf("missing batch: err = %v", err)
+		_, err = b.client.BatchGet(ctx, 12345)
+		if !errors.Is(err, drover.ErrBatchNotFound) || !errors.Is(err, drover.ErrNotFound) || err.Error() != "batch 12345 not found" {
+			t.Fatalf("missing batch: err = %v, want batch 12345 not found, matching ErrBatchNotFound and ErrNotFound", err)
 		}
 	})
 }

@@ -24,14 +24,14 @@ func TestEnqueueBatch(t *testing.T) {
 			if out.Batch == 0 || len(out.IDs) != 4 || out.Callback == 0 {
 				t.Fatalf("enqueue --batch printed %+v", out)
 			}
-			var prog struct {
-				ID, Total, Pending, Completed, CallbackJobID int64
-				FinishedAt                                   *string
-			}
+			// Decoded into a map so that the test sees the keys as written:
+			// snake_case, like every other --json and the HTTP API.
+			var prog map[string]any
 			decodeJSON(t, f.mustRun(t, "batch", strconv.FormatInt(out.Batch, 10), "--json"), &prog)
-			if prog.ID != out.Batch || prog.Total != 4 || prog.Pending != 4 || prog.Completed != 0 ||
-				prog.CallbackJobID != out.Callback || prog.FinishedAt != nil {
-				t.Fatalf("batch progress = %+v", prog)
+			counts, _ := prog["counts"].(map[string]any)
+			if prog["id"] != float64(out.Batch) || prog["total"] != 4.0 || counts["pending"] != 4.0 || counts["completed"] != 0.0 ||
+				prog["callback_job_id"] != float64(out.Callback) || prog["finished_at"] != nil || prog["created_at"] == nil {
+				t.Fatalf("batch progress = %v", prog)
 			}
 			var cb jobjson.Job
 			decodeJSON(t, f.mustRun(t, "jobs", "get", strconv.FormatInt(out.Callback, 10), "--json"), &cb)
@@ -52,4 +52,18 @@ func TestEnqueueBatchBadInput(t *testing.T) {
 	f := setup(t)
 	checkFailure(t, f.run(t, "enqueue", "k", `{}`, "--callback", "report"), exitUsage, "drover: --callback: only with --batch")
 	checkFailure(t, f.run(t, "batch", "x"), exitUsage, `drover: batch ID "x": must be a positive integer`)
+}
+
+// TestBatchNotFound: a missing batch is named as a batch, not as a job.
+func TestBatchNotFound(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			f := b.setup(t).migrated(t)
+			r := f.run(t, "batch", "99")
+			checkFailure(t, r, exitFailure, "drover: batch 99 not found")
+			if strings.Contains(r.stderr, "job") {
+				t.Fatalf("the error speaks of a job:\n%s", r)
+			}
+		})
+	}
 }

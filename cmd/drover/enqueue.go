@@ -109,7 +109,7 @@ that runs once when the last of them ended.`,
 	fl.StringVar(&f.queue, "queue", drover.DefaultQueue, "queue the job waits in")
 	fl.IntVar(&f.priority, "priority", 0, "priority within the queue, lower runs first (-32768 to 32767)")
 	fl.StringVar(&f.at, "at", "", "when to run: an RFC 3339 time (2025-01-02T15:04:05Z) or a duration from now (10m); default now")
-	fl.IntVar(&f.maxAttempts, "max-attempts", 0, fmt.Sprintf("attempts before the job is discarded (default %d)", drover.DefaultMaxAttempts))
+	fl.IntVar(&f.maxAttempts, "max-attempts", drover.DefaultMaxAttempts, "attempts before the job is discarded (at least 1)")
 	fl.StringSliceVar(&f.tags, "tags", nil, "comma-separated tags to filter jobs by")
 	fl.StringVar(&f.metadata, "metadata", "", "free-form JSON object stored with the job")
 	fl.IntVar(&f.count, "count", 1, fmt.Sprintf("insert this many copies in one statement (at most %d)", maxCount))
@@ -133,7 +133,9 @@ func (f *enqueueFlags) params(kind, args string, now time.Time) ([]drover.Insert
 	if f.priority < math.MinInt16 || f.priority > math.MaxInt16 {
 		return nil, usagef("--priority %d: must be between %d and %d", f.priority, math.MinInt16, math.MaxInt16)
 	}
-	if f.maxAttempts < 0 {
+	// 0 reads as "never try", which is not what the library's zero (the
+	// default) means: the command line takes only what it says.
+	if f.maxAttempts < 1 {
 		return nil, usagef("--max-attempts %d: must be at least 1", f.maxAttempts)
 	}
 	if !f.batch && f.callbackKind != "" {

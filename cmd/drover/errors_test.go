@@ -73,6 +73,8 @@ func TestBadInput(t *testing.T) {
 			"drover: --count 0: must be between 1 and 100000"},
 		{"negative max attempts", []string{"enqueue", "k", `{}`, "--max-attempts", "-1"}, exitUsage,
 			"drover: --max-attempts -1: must be at least 1"},
+		{"zero max attempts", []string{"enqueue", "k", `{}`, "--max-attempts", "0"}, exitUsage,
+			"drover: --max-attempts 0: must be at least 1"},
 		{"bad queue", []string{"enqueue", "k", `{}`, "--queue", "no spaces"}, exitUsage,
 			`drover: --queue: queue "no spaces": use 1-128 letters, digits, '_', '.', ':' or '-', starting with a letter or digit`},
 		{"bad kind", []string{"enqueue", "bad kind!", `{}`}, exitUsage,
@@ -246,7 +248,7 @@ func TestSourceNamedInErrors(t *testing.T) {
 			`drover: DATABASE_URL: unsupported scheme "mysql" (use postgres://… or sqlite:///path)`},
 		{"schema flag", nil, []string{"--schema", "1x", "jobs", "list"},
 			`drover: --schema: schema "1x" is invalid: use 1-48 lowercase letters, digits and underscores, not starting with a digit`},
-		{"schema environment", map[string]string{envSchema: "1x"}, []string{"jobs", "list"},
+		{"schema environment", map[string]string{"DROVER_SCHEMA": "1x"}, []string{"jobs", "list"},
 			`drover: DROVER_SCHEMA: schema "1x" is invalid: use 1-48 lowercase letters, digits and underscores, not starting with a digit`},
 	}
 	for _, tt := range tests {
@@ -308,4 +310,18 @@ func TestSQLiteDirectoryMissing(t *testing.T) {
 	r := runCLI(t, nil, "--database-url", "sqlite://"+dir+"/jobs.db", "jobs", "list")
 	checkFailure(t, r, exitFailure, fmt.Sprintf(
 		"drover: open sqlite store %s/jobs.db: directory %s does not exist (create it, or point --database-url elsewhere)", dir, dir))
+}
+
+// TestServeAddressInUse: a port another process holds is a failure of the
+// moment, not a mistake in the command line: exit 1, no usage hint.
+func TestServeAddressInUse(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	addr := ln.Addr().String()
+	f := setupSQLite(t)
+	checkFailure(t, f.run(t, "--log-level", "error", "serve", "--listen", addr), exitFailure,
+		"drover: cannot listen on "+addr+": address already in use")
 }

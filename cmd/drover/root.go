@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/internal/bench"
@@ -27,13 +28,28 @@ const (
 	exitUsage   = 2
 )
 
-// Environment variables that stand in for global flags, so that a shell or
-// a container can point every command at one store once.
+// Every flag can also be set in the environment as envPrefix followed by
+// its name in upper case with underscores (--log-level: DROVER_LOG_LEVEL),
+// so that a shell or a container can configure every command once. A flag
+// on the command line wins. DATABASE_URL, the name every other tool reads,
+// is honoured after DROVER_DATABASE_URL.
 const (
+	envPrefix      = "DROVER_"
 	envDatabaseURL = "DATABASE_URL"
-	envSchema      = "DROVER_SCHEMA"
 	defaultSchema  = "drover"
 )
+
+// envHelp is the note every command's help ends with.
+const envHelp = `
+Every flag can also be set in the environment as DROVER_<FLAG>, upper case with
+underscores (--log-level debug: DROVER_LOG_LEVEL=debug; --database-url also from
+DATABASE_URL); a flag on the command line wins.
+`
+
+// envName is the environment variable that sets flag.
+func envName(flag string) string {
+	return envPrefix + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
+}
 
 // needsStore annotates commands that talk to a store. Their URL and schema
 // are validated before they run, so a typo is reported as a usage error
@@ -69,12 +85,21 @@ type cli struct {
 	// all about the command line, exit with the usage code.
 	running bool
 
+	// fromEnv maps the name of each flag that prepare set from the
+	// environment to the variable it came from, so that errors about its
+	// value can say where the value was.
+	fromEnv map[string]string
+
 	// Resolved by prepare from the flags and the environment.
 	rawURL    string
 	urlSource string
 	schema    string
-	target    storeurl.Target
-	logger    *slog.Logger
+	// schemaFlag is set when --schema was given on the command line, as
+	// opposed to the environment, whose DROVER_SCHEMA names the
+	// application's schema: the bench works in its own unless told.
+	schemaFlag bool
+	target     storeurl.Target
+	logger     *slog.Logger
 
 	// workerCmd is `drover worker`, whose default log level is info
 	// because its log is its only output.
@@ -120,21 +145,22 @@ func (c *cli) newRootCommand() *cobra.Command {
 		Short: "Run and inspect a Drover job queue",
 		Long: `drover runs and inspects a Drover job queue on PostgreSQL or an embedded SQLite file.
 
-The store comes from --database-url or $DATABASE_URL: postgres://user:password@host:5432/db
-for PostgreSQL, sqlite:///path/to/file.db for SQLite. With neither, the embedded
-store ./drover.db is created and migrated on first use.`,
+The store comes from --database-url, $DROVER_DATABASE_URL or $DATABASE_URL:
+postgres://user:password@host:5432/db for PostgreSQL, sqlite:///path/to/file.db for
+SQLite. With none, the embedded store ./drover.db is created and migrated on first use.`,
 		// Errors are printed by run, as one line; the full usage is only
 		// for --help.
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err: err} })
+	root.SetUsageTemplate(root.UsageTemplate() + envHelp)
 
 	pf := root.PersistentFlags()
 	pf.StringVar(&c.flagURL, "database-url", "",
-		"store to use: postgres://… or sqlite:///path (default $DATABASE_URL, else the embedded store ./drover.db)")
+		"store to use: postgres://… or sqlite:///path (default $DROVER_DATABASE_URL or $DATABASE_URL, else the embedded store ./drover.db)")
 	pf.StringVar(&c.flagSchema, "schema", "",
-		`PostgreSQL schema or SQLite table prefix of Drover's tables (default $DROVER_SCHEMA, else "drover")`)
+		`PostgreSQL schema or SQLite table prefix of Drover's tables (default "drover")`)
 	pf.StringVar(&c.flagLogLevel, "log-level", "",
 		"log level on stderr: debug, info, warn or error (default warn; info for worker)")
 
@@ -225,25 +251,26 @@ func groupRun(cmd *cobra.Command, args []string) error {
 // prepare resolves the global flags for cmd: flags win over the
 // environment, and both are checked before anything connects.
 func (c *cli) prepare(cmd *cobra.Command) error {
+	if err := c.applyEnv(cmd); err != nil {
+		return err
+	}
 	level, err := c.logLevel(cmd)
 	if err != nil {
 		return err
 	}
 	c.logger = newLogger(c.stderr, level)
 
-	c.rawURL, c.urlSource = c.flagURL, "--database-url"
+	c.rawURL, c.urlSource = c.flagURL, c.flagSource("database-url")
 	if !cmd.Flags().Changed("database-url") {
 		if v := c.getenv(envDatabaseURL); v != "" {
 			c.rawURL, c.urlSource = v, envDatabaseURL
 		}
 	}
-	schemaSource := "--schema"
+	schemaSource := c.flagSource("schema")
+	c.schemaFlag = cmd.Flags().Changed("schema") && c.fromEnv["schema"] == ""
 	c.schema = c.flagSchema
-	if !cmd.Flags().Changed("schema") {
-		c.schema, schemaSource = c.getenv(envSchema), envSchema
-		if c.schema == "" {
-			c.schema = defaultSchema
-		}
+	if c.schema == "" && !cmd.Flags().Changed("schema") {
+		c.schema = defaultSchema
 	}
 
 	if cmd.Annotations[needsStore] == "" {
@@ -258,6 +285,41 @@ func (c *cli) prepare(cmd *cobra.Command) error {
 	}
 	c.target = t
 	return nil
+}
+
+// applyEnv sets every flag of cmd (its own and those it inherits) that
+// the command line left alone from its DROVER_ variable, if that is set
+// and not empty. The flag then counts as given, so that code asking
+// whether the user chose a value sees the environment's choice too.
+func (c *cli) applyEnv(cmd *cobra.Command) error {
+	c.fromEnv = map[string]string{}
+	var err error
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if err != nil || f.Changed || f.Name == "help" {
+			return
+		}
+		name := envName(f.Name)
+		v := c.getenv(name)
+		if v == "" {
+			return
+		}
+		if serr := f.Value.Set(v); serr != nil {
+			err = usagef("%s=%q: invalid value for --%s: %v", name, c.redact(v), f.Name, serr)
+			return
+		}
+		f.Changed = true
+		c.fromEnv[f.Name] = name
+	})
+	return err
+}
+
+// flagSource names where a flag's value came from, for messages: the flag
+// or the variable that set it.
+func (c *cli) flagSource(flag string) string {
+	if env, ok := c.fromEnv[flag]; ok {
+		return env
+	}
+	return "--" + flag
 }
 
 func (c *cli) logLevel(cmd *cobra.Command) (slog.Level, error) {
@@ -276,7 +338,7 @@ func (c *cli) logLevel(cmd *cobra.Command) (slog.Level, error) {
 	case "error":
 		return slog.LevelError, nil
 	}
-	return 0, usagef("--log-level %q: use debug, info, warn or error", c.flagLogLevel)
+	return 0, usagef("%s %q: use debug, info, warn or error", c.flagSource("log-level"), c.flagLogLevel)
 }
 
 func newLogger(w io.Writer, level slog.Level) *slog.Logger {
@@ -289,6 +351,7 @@ func (c *cli) benchEnv() bench.Env {
 	return bench.Env{
 		DatabaseURL: c.rawURL,
 		Schema:      c.schema,
+		SchemaSet:   c.schemaFlag,
 		Logger:      c.logger,
 		Stdout:      c.stdout,
 		Stderr:      c.stderr,
@@ -359,6 +422,15 @@ func (c *cli) fail(ctx context.Context, cmd *cobra.Command, err error) int {
 	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 		msg = "interrupted"
 	}
+	// Commands name the flag whose value is wrong; when the value came
+	// from the environment, say so, or the user looks at a command line
+	// that does not have it.
+	for flag, env := range c.fromEnv {
+		if rest, ok := strings.CutPrefix(msg, "--"+flag); ok && (rest == "" || rest[0] == ' ' || rest[0] == ':') {
+			msg += fmt.Sprintf(" (set by $%s)", env)
+			break
+		}
+	}
 	fmt.Fprintf(c.stderr, "drover: %s\n", c.redact(oneLine(msg)))
 	if usage {
 		fmt.Fprintf(c.stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
@@ -388,10 +460,23 @@ func oneLine(msg string) string {
 // reports; this is the last line of defence for messages from elsewhere
 // (drivers, cobra) that might quote the URL.
 func (c *cli) redact(msg string) string {
-	for _, raw := range []string{c.flagURL, c.getenv(envDatabaseURL)} {
+	for _, raw := range []string{c.flagURL, c.getenv(envPrefix + "DATABASE_URL"), c.getenv(envDatabaseURL)} {
 		msg = storeurl.RedactIn(msg, raw)
 	}
 	return msg
+}
+
+// listenError reports why listening on addr (--listen) failed. An address
+// that does not parse is the caller's mistake (exit 2); one the system
+// refuses (in use, not this host's, a privileged port) is a failure of
+// the moment (exit 1) that waiting or another process's exit may fix, and
+// its message is the system's reason without the usage hint.
+func listenError(addr string, err error) error {
+	var se *os.SyscallError
+	if errors.As(err, &se) {
+		return fmt.Errorf("cannot listen on %s: %w", addr, se.Err)
+	}
+	return usagef("--listen %s: %v", addr, err)
 }
 
 // argsNamed accepts exactly the named positional arguments and says which

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -48,9 +49,9 @@ func TestEnvironmentDefaults(t *testing.T) {
 		wantSchema string
 	}{
 		{"both from the environment",
-			map[string]string{envDatabaseURL: f.url, envSchema: f.schema}, nil, f.schema},
+			map[string]string{envDatabaseURL: f.url, "DROVER_SCHEMA": f.schema}, nil, f.schema},
 		{"flags win over the environment",
-			map[string]string{envDatabaseURL: down, envSchema: "nope"},
+			map[string]string{envDatabaseURL: down, "DROVER_SCHEMA": "nope"},
 			[]string{"--database-url", f.url, "--schema", other.schema}, other.schema},
 		{"an empty flag means the embedded store, not the environment's",
 			map[string]string{envDatabaseURL: down}, []string{"--database-url", "", "--schema", "drover"}, "drover"},
@@ -81,13 +82,16 @@ func TestBenchEnv(t *testing.T) {
 		want      string // DatabaseURL
 		schema    string
 		infoLevel bool
+		// schemaSet: --schema on the command line, which alone moves the
+		// bench out of its own schema.
+		schemaSet bool
 	}{
-		{"defaults", nil, []string{"worker"}, "", "drover", true},
-		{"environment", map[string]string{envDatabaseURL: "postgres://h/db", envSchema: "s"}, []string{"bench", "burndown"},
-			"postgres://h/db", "s", false},
+		{"defaults", nil, []string{"worker"}, "", "drover", true, false},
+		{"environment", map[string]string{envDatabaseURL: "postgres://h/db", "DROVER_SCHEMA": "s"}, []string{"bench", "burndown"},
+			"postgres://h/db", "s", false, false},
 		{"flags", map[string]string{envDatabaseURL: "postgres://h/db"},
 			[]string{"worker", "--database-url", "sqlite:///tmp/x.db", "--schema", "t", "--log-level", "error"},
-			"sqlite:///tmp/x.db", "t", false},
+			"sqlite:///tmp/x.db", "t", false, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -105,7 +109,7 @@ func TestBenchEnv(t *testing.T) {
 				t.Fatal(err)
 			}
 			e := c.benchEnv()
-			if e.DatabaseURL != tt.want || e.Schema != tt.schema || e.Stdout != &stdout || e.Stderr != &stderr {
+			if e.DatabaseURL != tt.want || e.Schema != tt.schema || e.SchemaSet != tt.schemaSet || e.Stdout != &stdout || e.Stderr != &stderr {
 				t.Errorf("env = %+v, want url %q schema %q and the run's writers", e, tt.want, tt.schema)
 			}
 			if got := e.Logger.Enabled(context.Background(), slog.LevelInfo); got != tt.infoLevel {
@@ -120,8 +124,9 @@ func TestVersion(t *testing.T) {
 	if code := run([]string{"version"}, &stdout, &stderr, func(string) string { return "" }); code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
-	for _, want := range []string{"drover  ", "module  github.com/droverhq/drover\n", "go      " + runtime.Version() + "\n"} {
-		if !strings.Contains(stdout.String(), want) {
+	for _, want := range []string{`(?m)^drover\s+\S`, `(?m)^module\s+github.com/droverhq/drover$`,
+		`(?m)^revision\s+\S`, `(?m)^go\s+` + regexp.QuoteMeta(runtime.Version()) + `$`} {
+		if !regexp.MustCompile(want).MatchString(stdout.String()) {
 			t.Errorf("version output lacks %q:\n%s", want, stdout.String())
 		}
 	}

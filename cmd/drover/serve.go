@@ -69,7 +69,7 @@ Every request but GET /healthz needs a bearer token from the tokens file
 			}
 			ln, err := net.Listen("tcp", listen)
 			if err != nil {
-				return usagef("--listen %s: %v", listen, err)
+				return listenError(listen, err)
 			}
 			defer ln.Close()
 			cfg := server.Config{Tokens: tokens, Logger: c.logger,

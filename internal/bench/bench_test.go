@@ -76,7 +76,7 @@ func commandOn(t *testing.T, dir, url, schema string) (func(args ...string) (map
 		jsonPath := filepath.Join(dir, "report.json")
 		_ = os.Remove(jsonPath)
 		cmd := NewCommand(func() Env {
-			return Env{DatabaseURL: url, Schema: schema, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			return Env{DatabaseURL: url, Schema: schema, SchemaSet: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 				Stdout: &out, Stderr: &out}
 		})
 		cmd.SetArgs(append(args, "--json", jsonPath, "--markdown", "--plot", filepath.Join(dir, "plot.svg")))

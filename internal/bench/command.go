@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -33,8 +35,10 @@ func NewCommand(env func() Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bench SCENARIO",
 		Short: "Measure throughput, latency and scaling on the configured store",
-		Long: "Measure what Drover does on the store the database URL names (the embedded ./drover.db\n" +
-			"when none is given). Scenarios: burndown, steady, latency, scale, streams, runs, dag, keyed, chaos.\n" +
+		Long: "Measure what Drover does on the store the database URL names (the embedded ./" + benchFile + "\n" +
+			"when none is given), in a schema of its own (" + benchSchema + ") unless --schema names one, never\n" +
+			"the application's. What the bench made is dropped when it ends, on Ctrl-C too, unless --keep.\n" +
+			"Scenarios: burndown, steady, latency, scale, streams, runs, dag, keyed, chaos.\n" +
 			"Every run prints a progress line every 2s, a table at the end, and can write\n" +
 			"--json, --markdown and --plot output. Jobs are checked from the store: a run\n" +
 			"that loses a job fails.",
@@ -90,7 +94,7 @@ func NewCommand(env func() Env) *cobra.Command {
 			processes, streams, priorityMix string
 			instances                       string
 			jsonPath, plotPath, cpuProfile  string
-			markdown                        bool
+			markdown, keep                  bool
 		)
 		sub := &cobra.Command{
 			Use:   sc.name,
@@ -119,6 +123,13 @@ func NewCommand(env func() Env) *cobra.Command {
 				if err := o.validate(sc.name); err != nil {
 					return err
 				}
+				// Output paths are checked before any work, so that a typo
+				// does not cost a run of many minutes.
+				for _, out := range []struct{ flag, path string }{{"--json", jsonPath}, {"--plot", plotPath}, {"--cpuprofile", cpuProfile}} {
+					if err := checkOutputPath(out.flag, out.path); err != nil {
+						return err
+					}
+				}
 				if cpuProfile != "" {
 					f, err := os.Create(cpuProfile)
 					if err != nil {
@@ -132,7 +143,7 @@ func NewCommand(env func() Env) *cobra.Command {
 				}
 				return run(cmd.Context(), env(), o, sc.name, func(r *runner, ctx context.Context) (*report.Report, error) {
 					return sc.run(r, ctx)
-				}, jsonPath, plotPath, markdown)
+				}, jsonPath, plotPath, markdown, keep)
 			},
 		}
 		f := sub.Flags()
@@ -189,6 +200,7 @@ func NewCommand(env func() Env) *cobra.Command {
 		f.StringVar(&plotPath, "plot", "", "draw the run to this .svg file (throughput and efficiency against K, or rate and p99 over time)")
 		f.BoolVar(&markdown, "markdown", false, "print a section ready to paste into docs/benchmarks.md")
 		f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the bench process to this file (go tool pprof)")
+		f.BoolVar(&keep, "keep", false, "keep the bench's own schema (or ./"+benchFile+") after the run, to inspect its jobs")
 		cmd.AddCommand(sub)
 	}
 	return cmd
@@ -298,13 +310,121 @@ func joinInts(xs []int) string {
 	return strings.Join(s, ",")
 }
 
+// Where the bench writes unless told otherwise: its own schema, so that
+// it never mixes its jobs (hundreds of thousands, and workers that claim
+// them) with an application's, and on the embedded store its own file.
+const (
+	benchSchema = "drover_bench"
+	benchFile   = "drover-bench.db"
+)
+
+// benchTarget is where a bench run writes and what it owns there.
+type benchTarget struct {
+	storeurl.Target
+	schema string
+	// ownFile is set when the store is the bench's own SQLite file, which
+	// it removes at the end; ownSchema when the schema is the bench's own,
+	// which it drops. A schema or file the user named is left alone.
+	ownFile, ownSchema bool
+}
+
+// resolveTarget applies the bench's defaults to the user's store and
+// schema, and rewrites env so that worker processes find the same ones.
+func resolveTarget(env *Env) (benchTarget, error) {
+	target, err := storeurl.Parse(env.DatabaseURL, "--database-url")
+	if err != nil {
+		return benchTarget{}, err
+	}
+	bt := benchTarget{Target: target, schema: env.Schema}
+	if !env.SchemaSet {
+		bt.schema, bt.ownSchema = benchSchema, true
+	}
+	if target.Default {
+		bt.URL, bt.Default, bt.ownFile = benchFile, false, true
+		env.DatabaseURL = "sqlite:" + benchFile
+	}
+	env.Schema = bt.schema
+	return bt, nil
+}
+
+// describe says where the bench writes and what becomes of it.
+func (bt benchTarget) describe(keep bool) string {
+	var where, what string
+	switch {
+	case bt.ownFile:
+		where, what = fmt.Sprintf("the SQLite file ./%s (tables %s_*)", bt.URL, bt.schema), "removed"
+	case bt.Kind == storeurl.SQLite:
+		where, what = fmt.Sprintf("the tables %s_* of the SQLite file %s", bt.schema, bt.URL), "dropped"
+	default:
+		where, what = fmt.Sprintf("the schema %q of %s", bt.schema, bt.Redacted()), "dropped"
+	}
+	switch {
+	case !bt.ownFile && !bt.ownSchema:
+		return "bench: writing to " + where + "; it is yours (--schema), so it stays"
+	case keep:
+		return "bench: writing to " + where + "; --keep: it stays after the run"
+	}
+	return "bench: writing to " + where + "; " + what + " when the bench ends (--keep keeps it)"
+}
+
+// cleanup removes what the bench owns after the store is closed. It runs
+// on every way out, an interrupted run included, under a context of its
+// own: the run's is cancelled by then.
+func (bt benchTarget) cleanup(ctx context.Context, store *storeurl.Store, keep bool, stderr io.Writer) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	var err error
+	if bt.ownSchema && !bt.ownFile && !keep {
+		err = store.DropSchema(ctx)
+	}
+	store.Close()
+	if bt.ownFile && !keep {
+		for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+			if rerr := os.Remove(bt.URL + suffix); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) && err == nil {
+				err = rerr
+			}
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "bench: cleaning up %s: %v\n", bt.URL, err)
+	}
+}
+
+// checkOutputPath fails unless a file can be written at path: its
+// directory exists and takes new files, and path is not a directory.
+func checkOutputPath(flag, path string) error {
+	if path == "" {
+		return nil
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return usagef("%s %s: is a directory", flag, path)
+	}
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return usagef("%s %s: directory %s does not exist", flag, path, dir)
+	case err != nil:
+		return usagef("%s %s: %v", flag, path, err)
+	case !st.IsDir():
+		return usagef("%s %s: %s is not a directory", flag, path, dir)
+	}
+	f, err := os.CreateTemp(dir, ".drover-bench-check-*")
+	if err != nil {
+		return usagef("%s %s: directory %s is not writable", flag, path, dir)
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
 // run opens the store, runs one scenario and writes its outputs.
 func run(ctx context.Context, env Env, o options, scenario string,
-	fn func(*runner, context.Context) (*report.Report, error), jsonPath, plotPath string, markdown bool) error {
-	target, err := storeurl.Parse(env.DatabaseURL, "--database-url")
+	fn func(*runner, context.Context) (*report.Report, error), jsonPath, plotPath string, markdown, keep bool) error {
+	bt, err := resolveTarget(&env)
 	if err != nil {
 		return err
 	}
+	target := bt.Target
 	// Progress lines, fault notices and the worker processes' stderr are
 	// written from several goroutines: one lock keeps lines whole.
 	var mu sync.Mutex
@@ -318,12 +438,13 @@ func run(ctx context.Context, env Env, o options, scenario string,
 		// max_connections of 100.
 		maxConns = max(8, o.producers+4, maxOf(o.streams)+8)
 	}
+	fmt.Fprintln(env.Stderr, bt.describe(keep))
 	store, err := storeurl.Open(ctx, target, storeurl.Options{Schema: env.Schema, AutoMigrate: true, MaxConns: maxConns,
 		Logf: func(f string, a ...any) { fmt.Fprintf(env.Stderr, f+"\n", a...) }})
 	if err != nil {
 		return err
 	}
-	defer store.Close()
+	defer bt.cleanup(ctx, store, keep, env.Stderr)
 	inserts, err := store.NewClient(&drover.Config{Logger: discardLogger()})
 	if err != nil {
 		return err

@@ -16,7 +16,11 @@ type Env struct {
 	// means the embedded default.
 	DatabaseURL string
 	Schema      string
-	Logger      *slog.Logger
-	Stdout      io.Writer
-	Stderr      io.Writer
+	// SchemaSet is set when the user chose Schema with --schema. Without
+	// it the bench works in a schema of its own (benchSchema), never in
+	// the application's default one.
+	SchemaSet bool
+	Logger    *slog.Logger
+	Stdout    io.Writer
+	Stderr    io.Writer
 }

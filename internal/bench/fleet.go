@@ -34,8 +34,56 @@ type fleet interface {
 type workerStats struct {
 	drover.Stats
 	// P99Ms is the 99th percentile of insert→start latency seen so far.
-	P99Ms float64 `json:"p99_ms"`
-	Ready bool    `json:"ready"`
+	P99Ms float64
+	Ready bool
+}
+
+// workerStatsJSON is the line `drover worker --stats` prints: snake_case
+// keys like every other --json, and every duration in milliseconds with
+// the unit in its key, so that a reader never has to guess nanoseconds.
+type workerStatsJSON struct {
+	Claims         int64   `json:"claims"`
+	ClaimedJobs    int64   `json:"claimed_jobs"`
+	ClaimTimeMs    float64 `json:"claim_time_ms"`
+	Ran            int64   `json:"ran"`
+	RunTimeMs      float64 `json:"run_time_ms"`
+	Completed      int64   `json:"completed"`
+	Failed         int64   `json:"failed"`
+	Rescued        int64   `json:"rescued"`
+	Flushes        int64   `json:"flushes"`
+	FlushedResults int64   `json:"flushed_results"`
+	Written        int64   `json:"written"`
+	FlushTimeMs    float64 `json:"flush_time_ms"`
+	Held           int     `json:"held"`
+	PickupP99Ms    float64 `json:"pickup_p99_ms"`
+	Ready          bool    `json:"ready"`
+}
+
+func ms(d time.Duration) float64     { return float64(d) / float64(time.Millisecond) }
+func fromMs(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+
+func (w workerStats) MarshalJSON() ([]byte, error) {
+	return json.Marshal(workerStatsJSON{
+		Claims: w.Claims, ClaimedJobs: w.ClaimedJobs, ClaimTimeMs: ms(w.ClaimTime),
+		Ran: w.Ran, RunTimeMs: ms(w.RunTime), Completed: w.Completed, Failed: w.Failed, Rescued: w.Rescued,
+		Flushes: w.Flushes, FlushedResults: w.FlushedResults, Written: w.Written, FlushTimeMs: ms(w.FlushTime),
+		Held: w.Held, PickupP99Ms: w.P99Ms, Ready: w.Ready,
+	})
+}
+
+func (w *workerStats) UnmarshalJSON(b []byte) error {
+	var j workerStatsJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*w = workerStats{
+		Stats: drover.Stats{Claims: j.Claims, ClaimedJobs: j.ClaimedJobs, ClaimTime: fromMs(j.ClaimTimeMs),
+			Ran: j.Ran, RunTime: fromMs(j.RunTimeMs), Completed: j.Completed, Failed: j.Failed, Rescued: j.Rescued,
+			Flushes: j.Flushes, FlushedResults: j.FlushedResults, Written: j.Written, FlushTime: fromMs(j.FlushTimeMs),
+			Held: j.Held},
+		P99Ms: j.PickupP99Ms, Ready: j.Ready,
+	}
+	return nil
 }
 
 func (w workerStats) toCounters(backlog int64) stats.Counters {
@@ -186,8 +234,10 @@ func (f *procFleet) spawn() error {
 	)
 	cmd := exec.Command(args[0], args[1:]...)
 	// The URL travels in the environment, not argv, so that ps never
-	// shows a password.
-	cmd.Env = append(os.Environ(), "DATABASE_URL="+f.env.DatabaseURL)
+	// shows a password. Both names are set: DROVER_DATABASE_URL, inherited
+	// from the user's environment, would otherwise win over DATABASE_URL
+	// and point the workers at another store than the bench's.
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+f.env.DatabaseURL, "DROVER_DATABASE_URL="+f.env.DatabaseURL)
 	cmd.Stderr = f.env.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {

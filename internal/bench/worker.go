@@ -110,7 +110,7 @@ func NewWorkerCommand(env func() Env) *cobra.Command {
 	f.DurationVar(&cfg.Lease, "lease", 30*time.Second, "lease of a claimed job; a dead worker's jobs return after it")
 	f.BoolVar(&cfg.DeleteCompleted, "delete-completed", false, "delete plain jobs as they complete instead of keeping them among the finished jobs (Config.DeleteCompleted)")
 	f.BoolVar(&cfg.PollOnly, "poll-only", false, "find jobs by polling alone, without LISTEN (needed behind PgBouncer in transaction pooling mode)")
-	f.DurationVar(&statsEvery, "stats", 0, "print cumulative counters as a JSON line this often (0: never)")
+	f.DurationVar(&statsEvery, "stats", 0, "print cumulative counters as a JSON line this often (0: never); durations are in milliseconds, under keys ending in _ms")
 	f.DurationVar(&stopTimeout, "stop-timeout", 10*time.Second, "on SIGTERM, how long running jobs may finish before they are interrupted and released")
 	return cmd
 }

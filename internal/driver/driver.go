@@ -79,6 +79,10 @@ type Migration struct {
 	Version int
 	Name    string
 	SQL     string
+	// Down undoes SQL (NNN_name.down.sql), for users who run migrations
+	// with their own tool; empty when the migration has none. Drover
+	// itself never migrates down.
+	Down string
 }
 
 // Migrator applies migrations inside MigrateTx.

@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -77,7 +78,8 @@ func ParseQueries(src, prefix string) (map[string]string, error) {
 }
 
 // LoadMigrations reads the numbered migrations NNN_name.up.sql in dir of
-// fsys, lowest first, with every "{schema}" replaced by prefix.
+// fsys, lowest first, each with its NNN_name.down.sql when there is one,
+// with every "{schema}" replaced by prefix.
 func LoadMigrations(fsys fs.FS, dir, prefix string) ([]Migration, error) {
 	entries, err := fs.ReadDir(fsys, dir)
 	if err != nil {
@@ -98,7 +100,12 @@ func LoadMigrations(fsys fs.FS, dir, prefix string) ([]Migration, error) {
 		if err != nil {
 			return nil, err
 		}
-		ms = append(ms, Migration{Version: v, Name: label, SQL: strings.ReplaceAll(string(body), "{schema}", prefix)})
+		down, err := fs.ReadFile(fsys, path.Join(dir, name+".down.sql"))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		ms = append(ms, Migration{Version: v, Name: label, SQL: strings.ReplaceAll(string(body), "{schema}", prefix),
+			Down: strings.ReplaceAll(string(down), "{schema}", prefix)})
 	}
 	sort.Slice(ms, func(i, j int) bool { return ms[i].Version < ms[j].Version })
 	return ms, nil

@@ -96,3 +96,23 @@ func FromAll(jobs []*drover.JobRow) []Job {
 	}
 	return out
 }
+
+// Batch is a batch's progress as JSON, in the shape GET /v1/batches/{id}
+// answers: the members' counts by state under "counts", so that a state
+// added later is one more key rather than a new top-level field.
+type Batch struct {
+	ID            int64            `json:"id"`
+	Total         int64            `json:"total"`
+	Counts        map[string]int64 `json:"counts"`
+	CallbackJobID int64            `json:"callback_job_id,omitempty"`
+	CreatedAt     time.Time        `json:"created_at"`
+	// FinishedAt is null until the batch's last member ends.
+	FinishedAt *time.Time `json:"finished_at"`
+}
+
+// FromBatch converts a batch's progress.
+func FromBatch(b *drover.Batch) Batch {
+	return Batch{ID: b.ID, Total: b.Total, CallbackJobID: b.CallbackJobID, CreatedAt: b.CreatedAt, FinishedAt: b.FinishedAt,
+		Counts: map[string]int64{"pending": b.Pending, "running": b.Running, "failed": b.Failed,
+			"completed": b.Completed, "cancelled": b.Cancelled, "discarded": b.Discarded}}
+}

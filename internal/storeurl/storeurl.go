@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/droverhq/drover"
@@ -295,7 +296,12 @@ type Store struct {
 	PoolStats func() PoolStats
 	// NewClient makes a client of the right transaction type.
 	NewClient func(cfg *drover.Config) (Client, error)
-	close     func()
+	// DropSchema drops Drover's schema with every job in it: the
+	// PostgreSQL schema, or on SQLite every table with the schema's
+	// prefix. It is for stores a program made for itself (the bench's),
+	// never for an application's.
+	DropSchema func(ctx context.Context) error
+	close      func()
 }
 
 // Close releases the store.
@@ -328,8 +334,7 @@ func Open(ctx context.Context, t Target, opts Options) (*Store, error) {
 		cancel()
 		if err != nil {
 			pool.Close()
-			host := net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port)))
-			return nil, fmt.Errorf("cannot connect to PostgreSQL at %s (is the database up?): %s", host, RedactIn(err.Error(), t.URL))
+			return nil, connectError(err, cfg.ConnConfig.Config, t.URL)
 		}
 		d, err := droverpg.New(pool, droverpg.WithSchema(opts.Schema))
 		if err != nil {
@@ -342,14 +347,18 @@ func Open(ctx context.Context, t Target, opts Options) (*Store, error) {
 				return PoolStats{Open: int(st.TotalConns()), InUse: int(st.AcquiredConns()), Idle: int(st.IdleConns()),
 					Max: int(st.MaxConns()), WaitCount: st.EmptyAcquireCount(), WaitDuration: st.EmptyAcquireWaitTime()}
 			},
-			NewClient: func(cfg *drover.Config) (Client, error) { return drover.NewClient(d, cfg) }}
+			NewClient: func(cfg *drover.Config) (Client, error) { return drover.NewClient(d, cfg) },
+			DropSchema: func(ctx context.Context) error {
+				_, err := pool.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{opts.Schema}.Sanitize()+" CASCADE")
+				return err
+			}}
 	case SQLite:
 		if t.Default {
 			opts.Logf("no --database-url or DATABASE_URL: using the embedded store ./%s", DefaultPath)
 		}
-		if dir := filepath.Dir(t.URL); t.URL != ":memory:" {
-			if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-				return nil, fmt.Errorf("open sqlite store %s: directory %s does not exist (create it, or point --database-url elsewhere)", t.URL, dir)
+		if t.URL != ":memory:" {
+			if err := checkSQLitePath(t.URL); err != nil {
+				return nil, fmt.Errorf("open sqlite store %s: %w", t.URL, err)
 			}
 		}
 		d, err := droversqlite.Open(ctx, t.URL, droversqlite.WithSchema(opts.Schema))
@@ -362,7 +371,8 @@ func Open(ctx context.Context, t Target, opts Options) (*Store, error) {
 				return PoolStats{Open: st.OpenConnections, InUse: st.InUse, Idle: st.Idle, Max: st.MaxOpenConnections,
 					WaitCount: st.WaitCount, WaitDuration: st.WaitDuration}
 			},
-			NewClient: func(cfg *drover.Config) (Client, error) { return drover.NewClient(d, cfg) }}
+			NewClient:  func(cfg *drover.Config) (Client, error) { return drover.NewClient(d, cfg) },
+			DropSchema: func(ctx context.Context) error { return dropSQLitePrefix(ctx, d.DB(), opts.Schema+"_") }}
 	default:
 		return nil, fmt.Errorf("unknown store kind %q", t.Kind)
 	}
@@ -377,4 +387,188 @@ func Open(ctx context.Context, t Target, opts Options) (*Store, error) {
 		}
 	}
 	return s, nil
+}
+
+// connectError turns a failed first connection into one line that names
+// the cause a user can act on. pgx reports every attempt it made (with
+// sslmode=prefer, a TLS one and a plain one, per host) wrapped in
+// "failed to connect to …"; the server's answer, when there was one, is
+// the only part that says what is wrong, and its SQLSTATE says which fix
+// applies. raw is the URL as given, whose secrets never reach the message.
+func connectError(err error, cfg pgconn.Config, raw string) error {
+	host := net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port)))
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		var msg string
+		switch pgErr.Code {
+		case "28P01": // invalid_password
+			msg = fmt.Sprintf("authentication failed for user %q at PostgreSQL %s: check the password", cfg.User, host)
+		case "3D000": // invalid_catalog_name
+			msg = fmt.Sprintf("database %q does not exist on PostgreSQL at %s: create it, or fix the URL's database", cfg.Database, host)
+		case "28000": // invalid_authorization_specification: pg_hba.conf, unknown role
+			msg = fmt.Sprintf("PostgreSQL at %s refused user %q: %s (check the user and the server's pg_hba.conf)", host, cfg.User, pgErr.Message)
+		case "53300": // too_many_connections
+			msg = fmt.Sprintf("PostgreSQL at %s has no free connection: %s", host, pgErr.Message)
+		default:
+			msg = fmt.Sprintf("PostgreSQL at %s refused the connection: %s (SQLSTATE %s)", host, pgErr.Message, pgErr.Code)
+		}
+		return errors.New(RedactIn(msg, raw))
+	}
+	return errors.New(RedactIn(fmt.Sprintf("cannot connect to PostgreSQL at %s (is the database up?): %s", host, networkCause(err)), raw))
+}
+
+// networkCause is the innermost useful reason a connection attempt failed
+// without an answer from the server: refused, timed out, no such host.
+func networkCause(err error) string {
+	var dnsErr *net.DNSError
+	var opErr *net.OpError
+	var netErr net.Error
+	switch {
+	case errors.As(err, &dnsErr):
+		return dnsErr.Error()
+	case errors.As(err, &opErr) && opErr.Err != nil:
+		if opErr.Timeout() {
+			return "timed out"
+		}
+		var se *os.SyscallError
+		if errors.As(opErr.Err, &se) {
+			return se.Err.Error()
+		}
+		return opErr.Err.Error()
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
+		return "timed out"
+	}
+	// Unknown shape: keep pgx's text, folded to the last attempt's cause.
+	msg := err.Error()
+	if i := strings.LastIndex(msg, "\n"); i >= 0 {
+		msg = msg[i+1:]
+	}
+	return strings.TrimSpace(msg)
+}
+
+// checkSQLitePath says why path cannot hold a SQLite store, naming the
+// path and the cause, before SQLite reduces every such case to "unable to
+// open database file (14)": it needs the file to be a regular file it can
+// read and write, and its directory to exist and be writable, since the
+// journal and WAL files are created beside it.
+func checkSQLitePath(path string) error {
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("directory %s does not exist (create it, or point --database-url elsewhere)", dir)
+	case err != nil:
+		return fmt.Errorf("directory %s: %w", dir, unwrapPath(err))
+	case !st.IsDir():
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	st, err = os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		// Created on open: the directory must let SQLite create it.
+		if err := writableDir(dir); err != nil {
+			return err
+		}
+		return nil
+	case err != nil:
+		return unwrapPath(err)
+	case st.IsDir():
+		return fmt.Errorf("%s is a directory, not a database file (use a file in it, e.g. %s)", path, filepath.Join(path, DefaultPath))
+	case !st.Mode().IsRegular():
+		return fmt.Errorf("%s is not a regular file", path)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("cannot open the file for writing: %w", unwrapPath(err))
+	}
+	_ = f.Close()
+	return writableDir(dir)
+}
+
+// writableDir checks that a file can be created in dir, by creating one.
+func writableDir(dir string) error {
+	f, err := os.CreateTemp(dir, ".drover-write-check-*")
+	if err != nil {
+		return fmt.Errorf("directory %s is not writable: %w", dir, unwrapPath(err))
+	}
+	name := f.Name()
+	_ = f.Close()
+	_ = os.Remove(name)
+	return nil
+}
+
+// unwrapPath drops the operation and path of an *fs.PathError, which the
+// caller's message already names.
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// Migrations returns the migrations of the store kind t names, with the
+// schema (PostgreSQL) or table prefix (SQLite) substituted as the driver
+// would apply them. It reads the binary's embedded SQL and touches no
+// store: nothing connects, and no SQLite file is created.
+func Migrations(ctx context.Context, t Target, schema string) ([]driver.Migration, error) {
+	switch t.Kind {
+	case Postgres:
+		cfg, err := pgxpool.ParseConfig(t.URL)
+		if err != nil {
+			return nil, fmt.Errorf("--database-url: %s", RedactIn(err.Error(), t.URL))
+		}
+		// A pool connects on first use only; this one is never used.
+		pool, err := pgxpool.NewWithConfig(ctx, cfg)
+		if err != nil {
+			return nil, fmt.Errorf("--database-url: %s", RedactIn(err.Error(), t.URL))
+		}
+		defer pool.Close()
+		d, err := droverpg.New(pool, droverpg.WithSchema(schema))
+		if err != nil {
+			return nil, fmt.Errorf("--schema: %w", err)
+		}
+		return d.Migrations(), nil
+	case SQLite:
+		d, err := droversqlite.Open(ctx, ":memory:", droversqlite.WithSchema(schema))
+		if err != nil {
+			return nil, fmt.Errorf("--schema: %w", err)
+		}
+		defer d.Close()
+		return d.Migrations(), nil
+	}
+	return nil, fmt.Errorf("unknown store kind %q", t.Kind)
+}
+
+// dropSQLitePrefix drops every table whose name starts with prefix (their
+// indexes go with them), in one transaction.
+func dropSQLitePrefix(ctx context.Context, db *sql.DB, prefix string) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table' AND substr(name, 1, length(?1)) = ?1`, prefix)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return err
+		}
+		names = append(names, n)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, n := range names {
+		if _, err := tx.ExecContext(ctx, `DROP TABLE "`+strings.ReplaceAll(n, `"`, `""`)+`"`); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
 }

@@ -1,0 +1,2 @@
+-- Undoes 006_partition.
+ALTER TABLE {schema}jobs DROP COLUMN part;
