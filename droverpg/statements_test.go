@@ -1,0 +1,84 @@
+package droverpg
+
+import (
+	"context"
+	"math"
+	"sort"
+	"testing"
+
+	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/internal/sqlcheck"
+	"github.com/droverhq/drover/internal/testdb"
+)
+
+// unpreparable lists the statements of queries.sql that cannot be
+// prepared on their own against the migrated schema, with the reason. The
+// test fails if one of them prepares after all, so the list stays true.
+var unpreparable = map[string]string{}
+
+// TestStatementsPrepare prepares every statement the driver loaded
+// (queries.sql with the schema substituted exactly as New does, plus the
+// variants New derives, such as JobClaimAfter) against a freshly migrated
+// schema. PostgreSQL parses and analyses a statement when it is prepared:
+// every table, column, operator and parameter type must resolve, so a
+// statement that names a column a migration dropped, or a parameter whose
+// type cannot be inferred, fails here by name rather than in the one
+// conformance test that happens to run it.
+func TestStatementsPrepare(t *testing.T) {
+	ctx := context.Background()
+	d, err := New(testdb.NewPool(t), WithSchema(testdb.NewSchema(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.Close() })
+	if _, _, err := driver.MigrateUpTo(ctx, d, math.MaxInt); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := d.Pool().Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+
+	names := make([]string, 0, len(d.q))
+	for name := range d.q {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for name := range unpreparable {
+		if _, ok := d.q[name]; !ok {
+			t.Errorf("unpreparable lists %s, which queries.sql no longer has", name)
+		}
+	}
+	for _, name := range names {
+		// The unnamed statement: described (parameter and result types)
+		// but not kept, so nothing accumulates on the connection.
+		_, err := conn.Conn().PgConn().Prepare(ctx, "", d.q[name], nil)
+		why, skip := unpreparable[name]
+		switch {
+		case skip && err == nil:
+			t.Errorf("%s is listed as unpreparable (%s) but prepares: take it off the list", name, why)
+		case skip:
+			t.Logf("%s not prepared: %s (%v)", name, why, err)
+		case err != nil:
+			t.Errorf("prepare %s: %v", name, err)
+		}
+	}
+	if len(names) < 40 {
+		t.Errorf("only %d statements loaded; is queries.sql parsed?", len(names))
+	}
+	t.Logf("prepared %d statements", len(names)-len(unpreparable))
+}
+
+// TestStatementEnums checks that the numbers queries.sql writes for Go
+// enums (outcomes, flow bits, final-state bits, state names) agree with
+// internal/driver's constants.
+func TestStatementEnums(t *testing.T) {
+	q, err := driver.ParseQueries(queriesSQL, `"drover".`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range sqlcheck.Enums(q, sqlcheck.Extras{}) {
+		t.Error(p)
+	}
+}

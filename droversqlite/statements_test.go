@@ -1,0 +1,175 @@
+package droversqlite
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/internal/sqlcheck"
+)
+
+// unpreparable lists the statements of queries.sql that cannot be
+// prepared on their own against the migrated schema, with the reason. The
+// test fails if one of them prepares after all, so the list stays true.
+var unpreparable = map[string]string{
+	// Fragments that insertQueries joins into JobInsertN statements, which
+	// are prepared instead.
+	"JobInsertHead": "fragment: the head of the JobInsertN statements (insertQueries)",
+	"JobInsertRow":  "fragment: one VALUES row of the JobInsertN statements (insertQueries)",
+}
+
+// TestStatementsPrepare prepares every statement the driver loaded
+// (queries.sql with the table prefix substituted exactly as New does, plus
+// the variants it derives: JobClaimAfter and the JobInsertN statements)
+// against a freshly migrated file, on the writer. SQLite compiles a
+// statement when it is prepared: every table and column must resolve, so
+// a statement naming a column a migration dropped fails here by name.
+func TestStatementsPrepare(t *testing.T) {
+	ctx := context.Background()
+	for _, schema := range []string{DefaultSchema, "acme"} {
+		t.Run(schema, func(t *testing.T) {
+			d := open(t, filepath.Join(t.TempDir(), "statements.db"), WithSchema(schema))
+			migrate(t, d)
+			// The tables the migrations made, by their unprefixed names: a
+			// statement must reach them through the prefix it was given.
+			var tables []string
+			rows, err := d.writer.QueryContext(ctx, `SELECT substr(name, ?1) FROM sqlite_master WHERE type = 'table' AND name LIKE ?2 ESCAPE '\'`,
+				len(schema)+2, schema+`\_%`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rows.Next() {
+				var tbl string
+				if err := rows.Scan(&tbl); err != nil {
+					t.Fatal(err)
+				}
+				tables = append(tables, tbl)
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil || len(tables) < 5 {
+				t.Fatalf("tables %v, %v", tables, err)
+			}
+			names := make([]string, 0, len(d.q))
+			for name := range d.q {
+				names = append(names, name)
+			}
+			sort.Strings(names)
+			for name := range unpreparable {
+				if _, ok := d.q[name]; !ok {
+					t.Errorf("unpreparable lists %s, which queries.sql no longer has", name)
+				}
+			}
+			for _, name := range names {
+				if strings.Contains(d.q[name], "{schema}") {
+					t.Errorf("%s keeps a {schema} placeholder", name)
+				}
+				for _, tbl := range tables {
+					if schema != DefaultSchema && strings.Contains(d.q[name], DefaultSchema+"_"+tbl) {
+						t.Errorf("%s names table %s_%s under prefix %s_", name, DefaultSchema, tbl, schema)
+					}
+				}
+				st, err := d.writer.PrepareContext(ctx, d.q[name])
+				if err == nil {
+					st.Close()
+				}
+				why, skip := unpreparable[name]
+				switch {
+				case skip && err == nil:
+					t.Errorf("%s is listed as unpreparable (%s) but prepares: take it off the list", name, why)
+				case skip:
+					t.Logf("%s not prepared: %s (%v)", name, why, err)
+				case err != nil:
+					t.Errorf("prepare %s: %v", name, err)
+				}
+			}
+			if len(names) < 60 {
+				t.Errorf("only %d statements loaded; is queries.sql parsed?", len(names))
+			}
+			t.Logf("prepared %d statements", len(names)-len(unpreparable))
+		})
+	}
+}
+
+// TestStatementEnums checks that the numbers queries.sql writes for Go
+// enums (outcomes, flow bits, final-state bits, state names) agree with
+// internal/driver's constants, SQLite's own outcome outcomeForget included.
+func TestStatementEnums(t *testing.T) {
+	q, err := driver.ParseQueries(queriesSQL, "drover_")
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := sqlcheck.Extras{Outcomes: map[int]driver.State{outcomeForget: driver.StateCompleted}}
+	for _, p := range sqlcheck.Enums(q, x) {
+		t.Error(p)
+	}
+}
+
+// TestResultPacking checks the packed result of JobFinishMove and its
+// companions both ways: the SQL unpacks attempt, settle bit and outcome
+// with the shifts and masks below, and appendResults packs them so.
+func TestResultPacking(t *testing.T) {
+	q, err := driver.ParseQueries(queriesSQL, "drover_")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const (
+		attemptShift = 4
+		settleBit    = 8
+		outcomeMask  = 7
+	)
+	if int(driver.OutcomeReleased) > outcomeMask || outcomeForget > outcomeMask || outcomeForget <= int(driver.OutcomeReleased) {
+		t.Fatalf("outcomes 1-%d and outcomeForget %d must fit the mask %d without clashing", driver.OutcomeReleased, outcomeForget, outcomeMask)
+	}
+	for name, wants := range map[string][]string{
+		"JobFinishMove":   {"packed >> 4 AS attempt", "packed & 8 AS settle", "packed & 7 AS outcome"},
+		"JobFinishWait":   {"packed >> 4 AS attempt", "packed & 7 AS outcome"},
+		"JobFinishForget": {"value >> 4 AS attempt", "value & 7 = 6"},
+		"JobFinishFenced": {") >> 4 AS attempt"},
+	} {
+		for _, w := range wants {
+			if !strings.Contains(q[name], w) {
+				t.Errorf("%s does not unpack with %q (shift %d, settle bit %d, outcome mask %d, forget %d)",
+					name, w, attemptShift, settleBit, outcomeMask, outcomeForget)
+			}
+		}
+	}
+	results := []driver.Result{
+		{ID: 1, Attempt: 3, Outcome: driver.OutcomeCompleted},
+		{ID: 2, Attempt: 1, Outcome: driver.OutcomeRetry, Flow: driver.FlowBatchMember},
+		{ID: 3, Attempt: 7, Outcome: driver.OutcomeDiscarded, Flow: driver.FlowUnique},
+		{ID: 4, Attempt: 2, Outcome: driver.OutcomeCancelled},
+		{ID: 5, Attempt: 9, Outcome: driver.OutcomeReleased, Flow: driver.FlowReleaseOnParentFailure},
+		{ID: 6, Attempt: 1, Outcome: driver.OutcomeCompleted, Forget: true},
+	}
+	b, _ := appendResults(nil, results)
+	var packed map[string]json.RawMessage
+	if err := json.Unmarshal(b, &packed); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	for _, r := range results {
+		raw := packed[itoa(r.ID)]
+		var v int64
+		if err := json.Unmarshal(raw, &v); err != nil {
+			var arr []json.RawMessage
+			if err := json.Unmarshal(raw, &arr); err != nil || len(arr) == 0 || json.Unmarshal(arr[0], &v) != nil {
+				t.Fatalf("result %d packed as %s", r.ID, raw)
+			}
+		}
+		wantOutcome := int64(r.Outcome)
+		if r.Forget {
+			wantOutcome = outcomeForget
+		}
+		if v>>attemptShift != int64(r.Attempt) || v&outcomeMask != wantOutcome || (v&settleBit != 0) != (r.Flow&driver.FlowEnd != 0) {
+			t.Errorf("result %+v packed as %d: attempt %d, outcome %d, settle %v", r, v, v>>attemptShift, v&outcomeMask, v&settleBit != 0)
+		}
+	}
+}
+
+func itoa(n int64) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}

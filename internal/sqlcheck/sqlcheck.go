@@ -1,0 +1,234 @@
+// Package sqlcheck checks, for the drivers' tests, that the numbers their
+// SQL spells for Go enums agree with internal/driver's constants: job
+// outcomes (driver.Outcome), flow bits (driver.Flow*), unique-key final
+// state bits (driver.FinalBit) and state names (driver.State).
+//
+// The SQL and the Go constants are two definitions of one protocol; until
+// the statements are generated from the constants (docs/design/engine.md),
+// this is what notices that one of them changed without the other. It
+// reads the statements as text, so it checks the spellings the drivers
+// actually use and reports anything it cannot place rather than guess.
+package sqlcheck
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/droverhq/drover/internal/driver"
+)
+
+// Extras are a driver's own codes beyond the shared ones, which Enums
+// accepts where it would otherwise report them.
+type Extras struct {
+	// Outcomes are private outcome codes and the state each ends a job in
+	// (SQLite's packed 6: a completion whose job is deleted).
+	Outcomes map[int]driver.State
+}
+
+// outcomeNames are the words the statements' "Outcomes:" comments use.
+var outcomeNames = map[string]driver.Outcome{
+	"completed": driver.OutcomeCompleted,
+	"retry":     driver.OutcomeRetry,
+	"discarded": driver.OutcomeDiscarded,
+	"cancelled": driver.OutcomeCancelled,
+	"released":  driver.OutcomeReleased,
+}
+
+// outcomeState is the state a job ends in for each outcome that ends it;
+// the others (retry, released) leave it waiting.
+var outcomeState = map[driver.Outcome]driver.State{
+	driver.OutcomeCompleted: driver.StateCompleted,
+	driver.OutcomeDiscarded: driver.StateDiscarded,
+	driver.OutcomeCancelled: driver.StateCancelled,
+}
+
+// flowMasks are the flow values a statement may test or set: the named
+// bits and unions.
+var flowMasks = map[int]string{
+	driver.FlowBatchMember:            "FlowBatchMember",
+	driver.FlowHasDependants:          "FlowHasDependants",
+	driver.FlowReleaseOnParentFailure: "FlowReleaseOnParentFailure",
+	driver.FlowSettle:                 "FlowSettle",
+	driver.FlowUnique:                 "FlowUnique",
+	driver.FlowEnd:                    "FlowEnd",
+}
+
+var (
+	lineComment = regexp.MustCompile(`--[^\n]*`)
+	// "Outcomes: 1 completed, 2 retry, …" in a statement's comment.
+	outcomesDoc  = regexp.MustCompile(`Outcomes:((?:\s*\d+\s+[a-z]+,?)+)`)
+	outcomesPair = regexp.MustCompile(`(\d+)\s+([a-z]+)`)
+	// An expression that reads a result's outcome: a column or alias named
+	// outcome, PostgreSQL's JSON element 1 of a result, SQLite's low three
+	// bits of a packed result.
+	outcomeExpr = `(?:\boutcome|->>\s*1\)::integer|\b(?:packed|value)\s*&\s*7)`
+	outcomeCmp  = regexp.MustCompile(outcomeExpr + `\s*(=|<>|IN)\s*(\([\d,\s]+\)|\d+)`)
+	outcomeCase = regexp.MustCompile(`CASE\s+[\w.]*outcome\s+((?:WHEN\s+\d+\s+THEN\s+'[a-z]+'\s*)+)ELSE\s+'([a-z]+)'`)
+	whenThen    = regexp.MustCompile(`WHEN\s+(\d+)\s+THEN\s+'([a-z]+)'`)
+	// flow & 11, flow | 2 (also j.flow, and "flow &" in f.flow & 1 = 1).
+	flowOp = regexp.MustCompile(`\bflow\s*([&|])\s*(\d+)`)
+	// The finish fence, "($3 OR j.flow & 11 = 0)", and the finish's
+	// returned bits, "SELECT id, flow & 11": both are FlowEnd, the bits
+	// that send a job down the finish's side path.
+	finishFence = regexp.MustCompile(`(?:settle|\$\d+)\s+OR\s+[\w.]*flow\s*&\s*(\d+)\s*=\s*0`)
+	finishBits  = regexp.MustCompile(`SELECT\s+[\w.]*id,\s*[\w.]*flow\s*&\s*(\d+)`)
+	// Bare flow values written into the column: CASE … THEN 0 ELSE 8 END.
+	flowCase = regexp.MustCompile(`CASE WHEN unique_key IS NULL THEN 0 ELSE (\d+) END`)
+	// final_states & CASE f.state WHEN 'completed' THEN 1 … ELSE 4 END.
+	finalCase  = regexp.MustCompile(`final_states\s*&\s*CASE\s+[\w.]*state\s+((?:WHEN\s+'[a-z]+'\s+THEN\s+\d+\s*)+)ELSE\s+(\d+)\s+END`)
+	finalWhen  = regexp.MustCompile(`WHEN\s+'([a-z]+)'\s+THEN\s+(\d+)`)
+	stateCmp   = regexp.MustCompile(`\bstate\s*(?:=|<>|!=)\s*'([a-z_]+)'`)
+	stateIn    = regexp.MustCompile(`\bstate\s+(?:NOT\s+)?IN\s*\(((?:\s*'[a-z_]+'\s*,?)+)\)`)
+	quotedWord = regexp.MustCompile(`'([a-z_]+)'`)
+)
+
+// Enums checks every statement of q and returns one message per
+// disagreement, each naming the statement. It also fails when q has no
+// "Outcomes:" comment at all, or no flow test, since then it would check
+// nothing that matters.
+func Enums(q map[string]string, x Extras) []string {
+	var problems []string
+	bad := func(name, format string, args ...any) {
+		problems = append(problems, name+": "+fmt.Sprintf(format, args...))
+	}
+	validOutcome := func(n int) bool {
+		_, extra := x.Outcomes[n]
+		return (n >= int(driver.OutcomeCompleted) && n <= int(driver.OutcomeReleased)) || extra
+	}
+	sawOutcomes, sawFlow := false, false
+	names := make([]string, 0, len(q))
+	for name := range q {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		text := q[name]
+		// The documented numbering, where a statement gives one.
+		for _, m := range outcomesDoc.FindAllStringSubmatch(text, -1) {
+			sawOutcomes = true
+			seen := map[driver.Outcome]bool{}
+			for _, p := range outcomesPair.FindAllStringSubmatch(m[1], -1) {
+				n, _ := strconv.Atoi(p[1])
+				o, ok := outcomeNames[p[2]]
+				switch {
+				case !ok:
+					bad(name, "Outcomes comment names %q, which is no driver.Outcome", p[2])
+				case int(o) != n:
+					bad(name, "Outcomes comment says %d %s, but driver.Outcome for %s is %d", n, p[2], p[2], o)
+				}
+				seen[o] = true
+			}
+			if len(seen) != len(outcomeNames) {
+				bad(name, "Outcomes comment lists %d outcomes, driver has %d", len(seen), len(outcomeNames))
+			}
+		}
+		code := lineComment.ReplaceAllString(text, "")
+		// Outcome comparisons: a set must be the outcomes that end a job
+		// or those that leave it waiting; a single value must be one.
+		for _, m := range outcomeCmp.FindAllStringSubmatch(code, -1) {
+			var set []int
+			for _, f := range strings.FieldsFunc(m[2], func(r rune) bool { return r == '(' || r == ')' || r == ',' || r == ' ' }) {
+				n, _ := strconv.Atoi(f)
+				set = append(set, n)
+			}
+			for _, n := range set {
+				if !validOutcome(n) {
+					bad(name, "compares an outcome with %d, which is no driver.Outcome: %q", n, m[0])
+				}
+			}
+			if len(set) > 1 {
+				slices.Sort(set)
+				ending := []int{int(driver.OutcomeCompleted), int(driver.OutcomeDiscarded), int(driver.OutcomeCancelled)}
+				waiting := []int{int(driver.OutcomeRetry), int(driver.OutcomeReleased)}
+				slices.Sort(ending)
+				slices.Sort(waiting)
+				if !slices.Equal(set, ending) && !slices.Equal(set, waiting) {
+					bad(name, "outcome set %v is neither the ending outcomes %v nor the waiting ones %v: %q", set, ending, waiting, m[0])
+				}
+			}
+		}
+		// CASE outcome WHEN n THEN 'state' … ELSE 'state'.
+		for _, m := range outcomeCase.FindAllStringSubmatch(code, -1) {
+			for _, w := range whenThen.FindAllStringSubmatch(m[1], -1) {
+				n, _ := strconv.Atoi(w[1])
+				want, ok := outcomeState[driver.Outcome(n)]
+				if extra, isExtra := x.Outcomes[n]; isExtra {
+					want, ok = extra, true
+				}
+				if !ok || string(want) != w[2] {
+					bad(name, "maps outcome %d to state %q; driver says %q", n, w[2], want)
+				}
+			}
+			if m[2] != string(driver.StateCancelled) {
+				bad(name, "maps other outcomes to %q; the remaining ending outcome is cancelled", m[2])
+			}
+		}
+		// Flow bits.
+		for _, m := range flowOp.FindAllStringSubmatch(code, -1) {
+			sawFlow = true
+			n, _ := strconv.Atoi(m[2])
+			if _, ok := flowMasks[n]; !ok {
+				bad(name, "flow %s %d is no named flow mask (driver.Flow*): %q", m[1], n, m[0])
+			}
+		}
+		for _, re := range []*regexp.Regexp{finishFence, finishBits} {
+			for _, m := range re.FindAllStringSubmatch(code, -1) {
+				if n, _ := strconv.Atoi(m[1]); n != driver.FlowEnd {
+					bad(name, "finish tests flow bits %d; driver.FlowEnd is %d: %q", n, driver.FlowEnd, m[0])
+				}
+			}
+		}
+		for _, m := range flowCase.FindAllStringSubmatch(code, -1) {
+			if n, _ := strconv.Atoi(m[1]); n != driver.FlowUnique {
+				bad(name, "stores flow %d for a unique job; driver.FlowUnique is %d", n, driver.FlowUnique)
+			}
+		}
+		// Unique keys' final-state bits.
+		for _, m := range finalCase.FindAllStringSubmatch(code, -1) {
+			named := map[driver.State]bool{}
+			for _, w := range finalWhen.FindAllStringSubmatch(m[1], -1) {
+				n, _ := strconv.Atoi(w[2])
+				named[driver.State(w[1])] = true
+				if got := driver.FinalBit(driver.State(w[1])); got != n {
+					bad(name, "final-state bit of %s is %d; driver.FinalBit says %d", w[1], n, got)
+				}
+			}
+			var rest []driver.State
+			for _, s := range driver.States {
+				if s.Finished() && !named[s] {
+					rest = append(rest, s)
+				}
+			}
+			n, _ := strconv.Atoi(m[2])
+			if len(rest) != 1 || driver.FinalBit(rest[0]) != n {
+				bad(name, "final-state ELSE %d must be the bit of the one final state left (%v)", n, rest)
+			}
+		}
+		// State names.
+		var states []string
+		for _, m := range stateCmp.FindAllStringSubmatch(code, -1) {
+			states = append(states, m[1])
+		}
+		for _, m := range stateIn.FindAllStringSubmatch(code, -1) {
+			for _, w := range quotedWord.FindAllStringSubmatch(m[1], -1) {
+				states = append(states, w[1])
+			}
+		}
+		for _, s := range states {
+			if !driver.State(s).Valid() {
+				bad(name, "compares state with %q, which is no driver.State", s)
+			}
+		}
+	}
+	if !sawOutcomes {
+		problems = append(problems, "no statement documents its Outcomes: the outcome numbering is unchecked")
+	}
+	if !sawFlow {
+		problems = append(problems, "no statement tests flow bits: the checker found nothing to check")
+	}
+	return problems
+}
