@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -107,6 +108,30 @@ func TestMigrationsDownAndUpAgain(t *testing.T) {
 			f.migrated(t)
 			if ids := f.enqueue(t, "k", `{}`); len(ids) != 1 {
 				t.Fatalf("enqueue after migrating again printed %v", ids)
+			}
+		})
+	}
+}
+
+// TestEachMigrationDownAndUp walks the migrations newest first on a store
+// holding jobs: each down migration must apply to the schema its up
+// migration left, and the up must apply again after it, so that every
+// pair is checked on its own rather than only as part of dropping
+// everything (where the first migration's down would hide the others').
+func TestEachMigrationDownAndUp(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			f := b.setup(t).migrated(t)
+			f.enqueue(t, "k", `{}`, "--count", "3")
+			st, _ := f.open(t)
+			ms := st.Driver.Migrations()
+			for i := len(ms) - 1; i >= 1; i-- {
+				v := fmt.Sprint(ms[i].Version)
+				down := f.mustRun(t, "migrate", "--sql", "--down", "--version", v)
+				up := f.mustRun(t, "migrate", "--sql", "--version", v)
+				f.execSQL(t, st, down)
+				f.execSQL(t, st, up)
+				f.execSQL(t, st, down)
 			}
 		})
 	}
