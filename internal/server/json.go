@@ -32,12 +32,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // one object, and name no field the endpoint does not know, so that a
 // misspelt option is an error rather than silently ignored.
 func decode(r *http.Request, v any) error {
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || mt != "application/json" {
-			return &apiError{status: http.StatusUnsupportedMediaType,
-				msg: fmt.Sprintf("content type %q: send application/json", ct)}
-		}
+	if ct := r.Header.Get("Content-Type"); !isJSON(ct) {
+		return &apiError{status: http.StatusUnsupportedMediaType,
+			msg: fmt.Sprintf("content type %q: send application/json", ct)}
 	}
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
@@ -52,6 +49,13 @@ func decode(r *http.Request, v any) error {
 		return badRequest("request body: unexpected data after the JSON object")
 	}
 	return nil
+}
+
+// isJSON reports whether a Content-Type header names JSON. A missing
+// header does not: a browser's no-cors fetch of a Blob sends none.
+func isJSON(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json"
 }
 
 // jsonError words a decoding error so that it names the field or the

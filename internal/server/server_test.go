@@ -86,6 +86,7 @@ type bundle struct {
 	tokens map[server.Scope]string
 	doc    *openapi3.T
 	router routers.Router
+	srv    *server.Server
 }
 
 func setup(t *testing.T, open func(t *testing.T) (driver.Driver, storeurl.Client), mutate ...func(*server.Config)) *bundle {
@@ -115,7 +116,7 @@ func setup(t *testing.T, open func(t *testing.T) (driver.Driver, storeurl.Client
 	go func() { defer close(done); srv.Run(ctx) }()
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() { hs.Close(); cancel(); <-done })
-	b.url = hs.URL
+	b.url, b.srv = hs.URL, srv
 	b.doc, b.router = loadDoc(t)
 	return b
 }
