@@ -41,11 +41,13 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) error {
 	}
 	p := drover.JobListParams{Queue: q.Get("queue"), Kind: q.Get("kind")}
 	for _, v := range q["state"] {
-		// An empty value filters nothing, as an empty queue or kind does.
+		// An empty value filters nothing, as an empty queue or kind
+		// does; an empty state inside a list is an error.
+		if v == "" {
+			continue
+		}
 		for _, st := range strings.Split(v, ",") {
-			if st != "" {
-				p.States = append(p.States, drover.JobState(st))
-			}
+			p.States = append(p.States, drover.JobState(st))
 		}
 	}
 	var err error
