@@ -151,7 +151,7 @@ func TestBatchOverHTTP(t *testing.T) {
 		}
 		before := b.counts(t)
 		r = b.call(t, server.ScopeEnqueue, "POST", "/v1/batches", map[string]any{
-			"jobs": []any{map[string]any{"kind": "m", "args": 1}}, "callback": map[string]any{"kind": "cb", "args": 1, "depends_on": []int64{ins.IDs[0]}}}, true)
+			"jobs": []any{map[string]any{"kind": "m", "args": 1}}, "callback": map[string]any{"kind": "cb", "args": 1, "depends_on": []int64{ins.IDs[0]}}}, false)
 		if r.status != http.StatusBadRequest || !strings.Contains(r.errorMessage(t), "callback") {
 			t.Fatalf("callback with parents = %d %s", r.status, r.body)
 		}
