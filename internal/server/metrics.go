@@ -183,27 +183,26 @@ func (m *metrics) observeSample(stats []drover.QueueStats, now time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, q := range m.queues.expire(now) {
-		for _, v := range []interface {
-			DeletePartialMatch(prometheus.Labels) int
-		}{m.inserted, m.completed, m.failed, m.cancelled, m.run, m.pickup} {
+		for _, v := range []seriesDeleter{m.inserted, m.completed, m.failed, m.cancelled, m.run, m.pickup} {
 			v.DeletePartialMatch(prometheus.Labels{"queue": q})
 		}
 	}
 	for _, k := range m.kinds.expire(now) {
-		for _, v := range []interface {
-			DeletePartialMatch(prometheus.Labels) int
-		}{m.inserted, m.completed, m.failed, m.cancelled, m.run} {
+		for _, v := range []seriesDeleter{m.inserted, m.completed, m.failed, m.cancelled, m.run} {
 			v.DeletePartialMatch(prometheus.Labels{"kind": k})
 		}
 	}
 	for _, p := range m.pairs.expire(now) {
 		q, k, _ := strings.Cut(p, "\x00")
-		for _, v := range []interface {
-			DeletePartialMatch(prometheus.Labels) int
-		}{m.inserted, m.completed, m.failed, m.cancelled, m.run} {
+		for _, v := range []seriesDeleter{m.inserted, m.completed, m.failed, m.cancelled, m.run} {
 			v.DeletePartialMatch(prometheus.Labels{"queue": q, "kind": k})
 		}
 	}
+}
+
+// seriesDeleter is a metric vector whose series can be deleted by label.
+type seriesDeleter interface {
+	DeletePartialMatch(prometheus.Labels) int
 }
 
 func (m *metrics) setQueueGauges(q drover.QueueStats, now time.Time) {

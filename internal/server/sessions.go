@@ -103,13 +103,6 @@ func (s *sessions) retain(keep func([sha256.Size]byte) bool) {
 	}
 }
 
-// len is the number of sessions held, for tests.
-func (s *sessions) len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.byID)
-}
-
 func (s *sessions) sweepLocked(now time.Time) {
 	for k, v := range s.byID {
 		if !now.Before(v.expires) {
