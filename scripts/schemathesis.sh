@@ -78,16 +78,23 @@ say "drover serve on $base"
 seed_args=()
 [ "$SEED" != random ] && seed_args=(--seed "$SEED")
 status=0
-SCHEMATHESIS_HOOKS=schemathesis_hooks PYTHONPATH="$PWD/scripts" \
-	"$VENV/bin/schemathesis" --config-file scripts/schemathesis.toml run internal/server/openapi.json \
-	--url "$base" \
-	--header "Authorization: Bearer $secret" \
-	--max-examples "$MAX_EXAMPLES" \
-	"${seed_args[@]}" \
-	--request-timeout 10 \
-	--generation-database none \
-	--output-truncate true \
-	--no-color >"$work/report.txt" || status=$?
+repo=$PWD
+# Run from the scratch directory: Schemathesis keeps a cache of crashes in
+# ./.schemathesis, which must not land in the repository.
+(
+	cd "$work"
+	SCHEMATHESIS_HOOKS=schemathesis_hooks PYTHONPATH="$repo/scripts" \
+		"$VENV/bin/schemathesis" --config-file "$repo/scripts/schemathesis.toml" \
+		run "$repo/internal/server/openapi.json" \
+		--url "$base" \
+		--header "Authorization: Bearer $secret" \
+		--max-examples "$MAX_EXAMPLES" \
+		"${seed_args[@]}" \
+		--request-timeout 10 \
+		--generation-database none \
+		--output-truncate true \
+		--no-color >"$work/report.txt"
+) || status=$?
 # The report of a failure can hold request bodies of megabytes; the
 # summary and the first lines of each failure are what a reader needs.
 cut -c1-400 "$work/report.txt"
