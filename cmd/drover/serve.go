@@ -195,7 +195,9 @@ func (c *cli) serve(ctx context.Context, ln net.Listener, cfg server.Config, opt
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
-	go c.reloadTokens(loopCtx, hup, srv, opts.tokensPath)
+	reloadDone := make(chan struct{})
+	go func() { defer close(reloadDone); c.reloadTokens(loopCtx, hup, srv, opts.tokensPath) }()
+	defer func() { stopLoops(); <-reloadDone }()
 
 	hs := srv.HTTPServer(slog.NewLogLogger(c.logger.Handler(), slog.LevelWarn))
 	scheme := "http"
