@@ -261,12 +261,16 @@ func (s *Server) batchResults(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	p := driver.BatchResultsParams{BatchID: id, Limit: 100}
-	if v := q.Get("after"); v != "" {
+	// A parameter given empty is given, and the document types both as
+	// integers: "after=" is an error, as in GET /v1/jobs.
+	if q.Has("after") {
+		v := q.Get("after")
 		if p.AfterID, err = strconv.ParseInt(v, 10, 64); err != nil || p.AfterID < 0 {
 			return badRequest("after %q: must be a job id (a non-negative integer)", v)
 		}
 	}
-	if v := q.Get("limit"); v != "" {
+	if q.Has("limit") {
+		v := q.Get("limit")
 		if p.Limit, err = strconv.Atoi(v); err != nil || p.Limit < 1 || p.Limit > maxResultsPage {
 			return badRequest("limit %q: must be an integer from 1 to %d", v, maxResultsPage)
 		}

@@ -90,3 +90,26 @@ func TestJobPagesAreBoundedByRows(t *testing.T) {
 		}
 	})
 }
+
+// TestEmptyQueryValues: an empty filter (state=, queue=, kind=) filters
+// nothing, as the document's patterns allow, while an empty cursor or
+// limit, which the document types as integers, is refused.
+func TestEmptyQueryValues(t *testing.T) {
+	forEachStore(t, func(t *testing.T, b *bundle) {
+		ids := b.enqueue(t, map[string]any{"kind": "k", "args": 1}, map[string]any{"kind": "k", "args": 2})
+		var page struct {
+			Jobs []job `json:"jobs"`
+		}
+		b.must(t, http.StatusOK, server.ScopeEnqueue, "GET", "/v1/jobs?state=&queue=&kind=", nil).decode(t, &page)
+		if len(page.Jobs) != len(ids) {
+			t.Fatalf("empty filters listed %d jobs, want %d", len(page.Jobs), len(ids))
+		}
+		for _, path := range []string{"/v1/jobs?after=", "/v1/jobs?limit=", "/v1/jobs?state=available,,running",
+			"/v1/batches/1/results?after=", "/v1/batches/1/results?limit="} {
+			r := b.call(t, server.ScopeAdmin, "GET", path, nil, false)
+			if r.status != http.StatusBadRequest {
+				t.Errorf("GET %s = %d %s, want 400", path, r.status, r.body)
+			}
+		}
+	})
+}
