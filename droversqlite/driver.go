@@ -86,6 +86,7 @@ func WithSchema(schema string) Option {
 type Driver struct {
 	executor
 	schema     string
+	minFree    int64 // see WithMinFreeBytes
 	migrations []driver.Migration
 	owned      []*sql.DB // closed by Close: what Open opened
 }

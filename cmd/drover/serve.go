@@ -2,13 +2,15 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -34,6 +36,10 @@ func (c *cli) serveCommand() *cobra.Command {
 		maxWait    time.Duration
 		sample     time.Duration
 		otel       bool
+		maxConns   int
+		tlsCert    string
+		tlsKey     string
+		secure     bool
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -44,7 +50,14 @@ language, inspect, cancel and retry them. The API is described at /openapi.json.
 Every request but GET /healthz needs a bearer token from the tokens file
 (--tokens or $DROVER_TOKENS_FILE), which holds only hashes of tokens:
 'drover serve token' makes one. The server also runs the store's maintenance
-(returning the jobs of dead workers, pruning finished jobs).`,
+(returning the jobs of dead workers, pruning finished jobs).
+
+On SIGHUP the tokens file is read again: removed tokens stop working at
+once, and so do the dashboard sessions opened with them.
+
+With --tls-cert and --tls-key the server speaks HTTPS. Without them, listen
+on a loopback address, or put a TLS-terminating proxy in front (and pass
+--secure-cookies); see docs/security.md.`,
 		Example: `  drover serve token --name ci --scope enqueue >> tokens   # prints the secret on stderr
   drover serve --listen 127.0.0.1:8080 --tokens tokens`,
 		Args: argsNamed(),
@@ -52,27 +65,35 @@ Every request but GET /healthz needs a bearer token from the tokens file
 			if tokensPath == "" {
 				tokensPath = c.getenv(envTokens)
 			}
-			var tokens []server.Token
-			if tokensPath != "" {
-				f, err := os.Open(tokensPath)
-				if err != nil {
-					return usagef("--tokens: %v", err)
-				}
-				tokens, err = server.ParseTokens(f)
-				f.Close()
-				if err != nil {
-					return usagef("--tokens %s: %v", tokensPath, err)
-				}
+			if (tlsCert == "") != (tlsKey == "") {
+				return usagef("--tls-cert and --tls-key go together: give both or neither")
+			}
+			tokens, err := readTokens(tokensPath)
+			if err != nil {
+				return usagef("%v", err)
 			}
 			if len(tokens) == 0 {
 				c.logger.Warn("no tokens configured: only /healthz answers; make one with: drover serve token")
+			}
+			if tlsCert != "" {
+				// Load now, so that a bad pair is a usage error before the
+				// store is opened rather than a failure of the first
+				// handshake.
+				if _, err := tls.LoadX509KeyPair(tlsCert, tlsKey); err != nil {
+					return usagef("--tls-cert/--tls-key: %v", err)
+				}
 			}
 			ln, err := net.Listen("tcp", listen)
 			if err != nil {
 				return listenError(listen, err)
 			}
 			defer ln.Close()
-			cfg := server.Config{Tokens: tokens, Logger: c.logger,
+			if tlsCert == "" && !isLoopback(ln.Addr()) {
+				c.logger.Warn("listening on a non-loopback address without TLS: tokens and dashboard sessions cross the network in clear text; "+
+					"pass --tls-cert and --tls-key, or listen on 127.0.0.1 behind a TLS-terminating proxy (and pass --secure-cookies)",
+					"addr", ln.Addr().String())
+			}
+			cfg := server.Config{Tokens: tokens, Logger: c.logger, MaxConnections: maxConns, SecureCookies: secure,
 				MaxBodyBytes: maxBody, MaxBatch: maxBatch, MaxWait: maxWait, SampleInterval: sample}
 			if otel {
 				tp, err := newTracerProvider(cmd.Context())
@@ -86,7 +107,7 @@ Every request but GET /healthz needs a bearer token from the tokens file
 				}()
 				cfg.TracerProvider = tp
 			}
-			return c.serve(cmd.Context(), ln, cfg)
+			return c.serve(cmd.Context(), ln, cfg, serveOptions{tokensPath: tokensPath, tlsCert: tlsCert, tlsKey: tlsKey})
 		},
 	}
 	markNeedsStore(cmd)
@@ -98,14 +119,49 @@ Every request but GET /healthz needs a bearer token from the tokens file
 	fl.DurationVar(&maxWait, "max-wait", server.MaxWaitDefault, "longest long poll a claim may ask for")
 	fl.BoolVar(&otel, "otel", false, "export OpenTelemetry traces over OTLP/HTTP, configured by the standard OTEL_EXPORTER_OTLP_* variables")
 	fl.DurationVar(&sample, "sample-interval", server.SampleIntervalDefault, "how often queue figures are read from the store for metrics and the dashboard")
+	fl.IntVar(&maxConns, "max-connections", server.MaxConnectionsDefault, "most client connections open at once; more wait to be accepted")
+	fl.StringVar(&tlsCert, "tls-cert", "", "serve HTTPS with this PEM certificate (chain) file; needs --tls-key")
+	fl.StringVar(&tlsKey, "tls-key", "", "PEM private key of --tls-cert")
+	fl.BoolVar(&secure, "secure-cookies", false, "mark the dashboard cookie Secure although this server sees plain HTTP: a proxy in front terminates TLS")
 	cmd.AddCommand(c.tokenCommand())
 	return cmd
+}
+
+// readTokens reads the tokens file at path; no path means no tokens.
+func readTokens(path string) ([]server.Token, error) {
+	if path == "" {
+		return nil, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--tokens: %w", err)
+	}
+	defer f.Close()
+	tokens, err := server.ParseTokens(f)
+	if err != nil {
+		return nil, fmt.Errorf("--tokens %s: %w", path, err)
+	}
+	return tokens, nil
+}
+
+// isLoopback reports whether addr only accepts connections from this
+// machine. An unspecified address (0.0.0.0, ::) accepts them from
+// anywhere.
+func isLoopback(addr net.Addr) bool {
+	tcp, ok := addr.(*net.TCPAddr)
+	return ok && tcp.IP.IsLoopback()
+}
+
+// serveOptions are what serve needs beyond the server's Config.
+type serveOptions struct {
+	tokensPath      string // read again on SIGHUP
+	tlsCert, tlsKey string // HTTPS when set
 }
 
 // serve runs the API on ln until ctx ends, then shuts down gracefully:
 // open requests (long polls included) get the time to finish, and the
 // client writes what it holds.
-func (c *cli) serve(ctx context.Context, ln net.Listener, cfg server.Config) error {
+func (c *cli) serve(ctx context.Context, ln net.Listener, cfg server.Config, opts serveOptions) error {
 	st, err := c.openStore(ctx, true)
 	if err != nil {
 		return err
@@ -133,15 +189,31 @@ func (c *cli) serve(ctx context.Context, ln net.Listener, cfg server.Config) err
 	go func() { defer close(loopsDone); srv.Run(loopCtx) }()
 	defer func() { stopLoops(); <-loopsDone }()
 
-	hs := &http.Server{
-		Handler:           srv.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(c.logger.Handler(), slog.LevelWarn),
+	// Registered before the address is announced, so that a reload sent
+	// once the server is up never meets the signal's default action,
+	// which ends the process.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	reloadDone := make(chan struct{})
+	go func() { defer close(reloadDone); c.reloadTokens(loopCtx, hup, srv, opts.tokensPath) }()
+	defer func() { stopLoops(); <-reloadDone }()
+
+	hs := srv.HTTPServer(slog.NewLogLogger(c.logger.Handler(), slog.LevelWarn))
+	scheme := "http"
+	if opts.tlsCert != "" {
+		scheme = "https"
 	}
-	c.logger.Info("drover serve listening", "addr", ln.Addr().String(), "store", st.Target.Redacted(), "tokens", len(cfg.Tokens))
-	fmt.Fprintf(c.stderr, "drover: serving on http://%s\n", ln.Addr())
+	c.logger.Info("drover serve listening", "addr", ln.Addr().String(), "tls", opts.tlsCert != "", "store", st.Target.Redacted(), "tokens", len(cfg.Tokens))
+	fmt.Fprintf(c.stderr, "drover: serving on %s://%s\n", scheme, ln.Addr())
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() {
+		if opts.tlsCert != "" {
+			errc <- hs.ServeTLS(srv.Listener(ln), opts.tlsCert, opts.tlsKey)
+			return
+		}
+		errc <- hs.Serve(srv.Listener(ln))
+	}()
 	select {
 	case err := <-errc:
 		return err
@@ -153,6 +225,26 @@ func (c *cli) serve(ctx context.Context, ln net.Listener, cfg server.Config) err
 		return err
 	}
 	return nil
+}
+
+// reloadTokens reads the tokens file again on each signal from hup, until
+// ctx ends. A file that no longer parses keeps the tokens in force: a
+// typo must not lock every client out.
+func (c *cli) reloadTokens(ctx context.Context, hup <-chan os.Signal, srv *server.Server, path string) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+		}
+		tokens, err := readTokens(path)
+		if err != nil {
+			c.logger.Error("reloading tokens failed; the previous tokens stay in force", "error", err)
+			continue
+		}
+		srv.SetTokens(tokens)
+		c.logger.Info("tokens reloaded", "tokens", len(tokens))
+	}
 }
 
 func (c *cli) tokenCommand() *cobra.Command {

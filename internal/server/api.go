@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -24,13 +23,14 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) error {
 	return nil
 }
 
-// readyz answers 200 only when the store answers, its schema is current and
-// the server's loops run, so that a load balancer sends no traffic to a
-// server that would fail it.
+// readyz answers 200 only when the store answers, its schema is current,
+// it can take writes (where the store offers a probe: an SQLite file on a
+// full disk still answers reads) and the server's loops run, so that a
+// load balancer sends no traffic to a server that would fail it.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 	defer cancel()
-	checks := map[string]string{"database": "ok", "schema": "ok", "loops": "ok"}
+	checks := map[string]string{"database": "ok", "schema": "ok", "loops": "ok", "writes": "ok"}
 	ready := true
 	version, latest, err := drover.MigrationStatus(ctx, s.cfg.Driver)
 	switch {
@@ -44,6 +44,13 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	case version > latest:
 		checks["schema"] = fmt.Sprintf("at version %d, newer than this binary's %d: upgrade drover", version, latest)
 		ready = false
+	}
+	if p, ok := s.cfg.Driver.(driver.WriteProber); ok && err == nil {
+		if perr := p.ProbeWrite(ctx); perr != nil {
+			s.cfg.Logger.Warn("readiness: the store cannot take writes", "error", perr)
+			checks["writes"] = "failing: " + perr.Error()
+			ready = false
+		}
 	}
 	if !s.running.Load() {
 		checks["loops"] = "not running"
@@ -140,7 +147,7 @@ func (s *Server) traceContext(r *http.Request) context.Context {
 // countInserted counts the jobs of a stored request by queue and kind.
 func (s *Server) countInserted(jobs []enqueueJob) {
 	for _, j := range jobs {
-		s.metrics.inserted.WithLabelValues(cmp.Or(j.Queue, drover.DefaultQueue), j.Kind).Inc()
+		s.metrics.observeInserted(cmp.Or(j.Queue, drover.DefaultQueue), j.Kind)
 	}
 }
 
@@ -260,12 +267,16 @@ func (s *Server) batchResults(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	p := driver.BatchResultsParams{BatchID: id, Limit: 100}
-	if v := q.Get("after"); v != "" {
+	// A parameter given empty is given, and the document types both as
+	// integers: "after=" is an error, as in GET /v1/jobs.
+	if q.Has("after") {
+		v := q.Get("after")
 		if p.AfterID, err = strconv.ParseInt(v, 10, 64); err != nil || p.AfterID < 0 {
 			return badRequest("after %q: must be a job id (a non-negative integer)", v)
 		}
 	}
-	if v := q.Get("limit"); v != "" {
+	if q.Has("limit") {
+		v := q.Get("limit")
 		if p.Limit, err = strconv.Atoi(v); err != nil || p.Limit < 1 || p.Limit > maxResultsPage {
 			return badRequest("limit %q: must be an integer from 1 to %d", v, maxResultsPage)
 		}
@@ -319,44 +330,6 @@ func (s *Server) jobResult(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	writeJSON(w, http.StatusOK, resultFrom(res.ID, string(res.State), res.Kind, res.Result))
-	return nil
-}
-
-func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) error {
-	q := r.URL.Query()
-	for key := range q {
-		switch key {
-		case "state", "queue", "kind", "after", "limit":
-		default:
-			return badRequest("query parameter %q: unknown (use state, queue, kind, after, limit)", key)
-		}
-	}
-	p := drover.JobListParams{Queue: q.Get("queue"), Kind: q.Get("kind"), Limit: 100}
-	for _, v := range q["state"] {
-		for _, st := range strings.Split(v, ",") {
-			p.States = append(p.States, drover.JobState(st))
-		}
-	}
-	var err error
-	if v := q.Get("after"); v != "" {
-		if p.After, err = strconv.ParseInt(v, 10, 64); err != nil || p.After < 0 {
-			return badRequest("after %q: must be a job id (a non-negative integer)", v)
-		}
-	}
-	if v := q.Get("limit"); v != "" {
-		if p.Limit, err = strconv.Atoi(v); err != nil || p.Limit < 1 {
-			return badRequest("limit %q: must be a positive integer", v)
-		}
-	}
-	jobs, err := s.cfg.Client.JobList(r.Context(), p)
-	if err != nil {
-		return err
-	}
-	resp := map[string]any{"jobs": jobjson.FromAll(jobs), "next_after": nil}
-	if len(jobs) == p.Limit {
-		resp["next_after"] = jobs[len(jobs)-1].ID
-	}
-	writeJSON(w, http.StatusOK, resp)
 	return nil
 }
 
@@ -432,6 +405,7 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request) error {
 	if req.WaitMS < 0 || wait > s.cfg.MaxWait {
 		return badRequest("wait_ms %d: must be between 0 and %d", req.WaitMS, s.cfg.MaxWait.Milliseconds())
 	}
+	s.holdFor(w, wait)
 	p := drover.ClaimParams{Queue: req.Queue, Max: req.Max, Owner: req.Worker, Lease: time.Duration(req.LeaseMS) * time.Millisecond}
 	ctx := r.Context()
 	deadline := time.NewTimer(wait)

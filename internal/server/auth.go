@@ -147,7 +147,10 @@ func ParseTokens(r io.Reader) ([]Token, error) {
 	return toks, nil
 }
 
-// authenticator finds the token of a request.
+// authenticator finds the token of a request. It is immutable: a reload
+// of the tokens file builds a new one and swaps it in whole (Server.SetTokens),
+// so that a request sees either the old set or the new one, never half of
+// each.
 type authenticator struct {
 	byHash map[[sha256.Size]byte]*Token
 }
@@ -160,27 +163,30 @@ func newAuthenticator(tokens []Token) *authenticator {
 	return a
 }
 
-// sessionCookie carries the token of a dashboard session, so that a
-// browser, which cannot set an Authorization header on a link, can
-// authenticate too.
-const sessionCookie = "drover_token"
+// sessionCookie carries the ID of a dashboard session, so that a browser,
+// which cannot set an Authorization header on a link, can authenticate
+// too. It never holds the token itself: the session maps to the token on
+// the server, so that logging out or revoking the token ends it.
+const sessionCookie = "drover_session"
 
-// authenticate returns the request's token, or an error saying what is
-// wrong with the credentials. Looking the hash up in a map leaks nothing
-// useful through timing: an attacker learns about hashes, not secrets.
-func (a *authenticator) authenticate(r *http.Request) (*Token, error) {
-	var secret string
-	if h := r.Header.Get("Authorization"); h != "" {
-		scheme, rest, _ := strings.Cut(h, " ")
-		if !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(rest) == "" {
-			return nil, fmt.Errorf("authorization header: use \"Bearer <token>\"")
-		}
-		secret = strings.TrimSpace(rest)
-	} else if c, err := r.Cookie(sessionCookie); err == nil && c.Value != "" {
-		secret = c.Value
-	} else {
-		return nil, fmt.Errorf("missing bearer token: send \"Authorization: Bearer <token>\"")
+// bearer returns the secret of the request's Authorization header, ok
+// false when there is none, or an error when it is malformed.
+func bearer(r *http.Request) (secret string, ok bool, err error) {
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		return "", false, nil
 	}
+	scheme, rest, _ := strings.Cut(h, " ")
+	if !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(rest) == "" {
+		return "", true, fmt.Errorf("authorization header: use \"Bearer <token>\"")
+	}
+	return strings.TrimSpace(rest), true, nil
+}
+
+// lookup returns the token whose secret this is. Looking the hash up in a
+// map leaks nothing useful through timing: an attacker learns about
+// hashes, not secrets.
+func (a *authenticator) lookup(secret string) (*Token, error) {
 	tok, ok := a.byHash[sha256.Sum256([]byte(secret))]
 	if !ok {
 		return nil, fmt.Errorf("unknown or revoked token")

@@ -151,7 +151,7 @@ func TestBatchOverHTTP(t *testing.T) {
 		}
 		before := b.counts(t)
 		r = b.call(t, server.ScopeEnqueue, "POST", "/v1/batches", map[string]any{
-			"jobs": []any{map[string]any{"kind": "m", "args": 1}}, "callback": map[string]any{"kind": "cb", "args": 1, "depends_on": []int64{ins.IDs[0]}}}, true)
+			"jobs": []any{map[string]any{"kind": "m", "args": 1}}, "callback": map[string]any{"kind": "cb", "args": 1, "depends_on": []int64{ins.IDs[0]}}}, false)
 		if r.status != http.StatusBadRequest || !strings.Contains(r.errorMessage(t), "callback") {
 			t.Fatalf("callback with parents = %d %s", r.status, r.body)
 		}
@@ -212,7 +212,7 @@ func TestEnqueueFlowOptions(t *testing.T) {
 			}
 		}
 		r = b.call(t, server.ScopeEnqueue, "POST", "/v1/jobs", map[string]any{"jobs": []any{
-			map[string]any{"kind": "r", "args": 1, "key": "rated", "key_rate": 1}}}, true)
+			map[string]any{"kind": "r", "args": 1, "key": "rated", "key_rate": 1}}}, false)
 		if r.status != http.StatusBadRequest || !strings.Contains(string(r.body), "key rate period") {
 			t.Fatalf("key_rate without a period = %d %s, want 400 naming the period", r.status, r.body)
 		}

@@ -177,29 +177,53 @@ func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) error {
 	return render(w, http.StatusOK, s.pages.login, "")
 }
 
-// login checks a token typed into the form and keeps it in an HttpOnly,
-// SameSite=Strict cookie, so that scripts cannot read it and other sites
-// cannot send it.
+// login checks a token typed into the form and starts a session for it.
+// The cookie holds only the session's random ID, HttpOnly and
+// SameSite=Strict, so that scripts cannot read it and other sites cannot
+// send it; the token stays on the server, so a stolen cookie dies with
+// its session (logout, expiry, or the token's revocation) and never
+// reveals the token.
 func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	r.Body = http.MaxBytesReader(w, r.Body, 4096)
 	secret := strings.TrimSpace(r.PostFormValue("token"))
-	probe, _ := http.NewRequest("GET", "/", nil)
-	probe.Header.Set("Authorization", "Bearer "+secret)
-	tok, err := s.auth.authenticate(probe)
+	tok, err := s.auth.Load().lookup(secret)
 	if err == nil && !tok.Allows(ScopeAdmin) {
 		err = fmt.Errorf("token %q lacks the admin scope the dashboard needs", tok.Name)
 	}
 	if err != nil {
 		return render(w, http.StatusUnauthorized, s.pages.login, err.Error())
 	}
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: secret, Path: "/", HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+	id, err := s.sessions.create(tok.Hash, time.Now())
+	if err != nil {
+		return err
+	}
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: id, Path: "/", HttpOnly: true,
+		MaxAge: int(s.cfg.SessionTTL.Seconds()), SameSite: http.SameSiteStrictMode, Secure: s.secureCookie(r)})
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 	return nil
 }
 
+// secureCookie reports whether the browser reaches this server over
+// HTTPS: the server serves TLS itself, or the operator said a proxy in
+// front does (Config.SecureCookies).
+func (s *Server) secureCookie(r *http.Request) bool {
+	return r.TLS != nil || s.cfg.SecureCookies
+}
+
+// logout ends the session on the server, not only in the browser, so that
+// a copy of the cookie taken before is worthless after. Like every
+// dashboard post it must come from the dashboard's own origin: another
+// site must not be able to log a person out either.
 func (s *Server) logout(w http.ResponseWriter, r *http.Request) error {
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	if !sameOrigin(r) {
+		return render(w, http.StatusForbidden, s.pages.errorPage, page{Title: "Forbidden",
+			Message: "cross-site request refused: the Origin header does not match this server"})
+	}
+	if c, err := r.Cookie(sessionCookie); err == nil && c.Value != "" {
+		s.sessions.end(c.Value)
+	}
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, Secure: s.secureCookie(r)})
 	http.Redirect(w, r, "/login", http.StatusSeeOther)
 	return nil
 }
@@ -312,18 +336,29 @@ func (s *Server) jobsPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p.Limit = jobsPageSize
 	if v := q.Get("after"); v != "" {
 		if p.After, err = strconv.ParseInt(v, 10, 64); err != nil || p.After < 0 {
 			return badRequest("after %q: must be a job id", v)
 		}
 	}
-	jobs, err := s.cfg.Client.JobList(r.Context(), p)
-	if err != nil {
+	// The page shows no args or metadata, so the rows it keeps drop
+	// them as they are read, a chunk at a time: fifty jobs of 1 MiB
+	// args would otherwise be held whole to show their IDs and states.
+	var jobs []*drover.JobRow
+	errStop := errors.New("page full")
+	err = s.walkJobs(r.Context(), p, func(j *drover.JobRow) error {
+		j.EncodedArgs, j.Metadata = nil, nil
+		jobs = append(jobs, j)
+		if len(jobs) == jobsPageSize {
+			return errStop
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStop) {
 		return err
 	}
 	next := ""
-	if len(jobs) == p.Limit {
+	if len(jobs) == jobsPageSize {
 		v := url.Values{"state": {f.State}, "queue": {f.Queue}, "kind": {f.Kind}, "after": {strconv.FormatInt(jobs[len(jobs)-1].ID, 10)}}
 		next = "/ui/jobs?" + v.Encode()
 	}
@@ -420,12 +455,10 @@ func (s *Server) jobAction(call func(context.Context, int64) (*drover.JobRow, er
 	}
 }
 
-// bulkPage is how many jobs a bulk action reads per round.
-const bulkPage = 1000
-
 // bulk retries, cancels or discards every job matching a filter, on every page, not
-// just the one shown. It walks the filter by keyset pages, so it never
-// holds more than one page, and each job changes in its own statement:
+// just the one shown. It walks the filter by keyset chunks (walkJobs), so
+// it never holds more than a few dozen jobs whatever their args, and each
+// job changes in its own statement:
 // the same guarded change as the single-job action, so a job that moved
 // meanwhile is left as the store's rules say.
 func (s *Server) bulk(w http.ResponseWriter, r *http.Request) error {
@@ -445,26 +478,19 @@ func (s *Server) bulk(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p.Limit = bulkPage
 	n := 0
-	for {
-		jobs, err := s.cfg.Client.JobList(r.Context(), p)
-		if err != nil {
-			return err
+	err = s.walkJobs(r.Context(), p, func(j *drover.JobRow) error {
+		// A job that went away, or a batch member that cannot be
+		// retried, does not stop the others.
+		if _, err := call(r.Context(), j.ID); err != nil && !errors.Is(err, drover.ErrNotFound) &&
+			!errors.Is(err, drover.ErrNotRetryable) {
+			return fmt.Errorf("after %d jobs: %w", n, err)
 		}
-		for _, j := range jobs {
-			// A job that went away, or a batch member that cannot be
-			// retried, does not stop the others.
-			if _, err := call(r.Context(), j.ID); err != nil && !errors.Is(err, drover.ErrNotFound) &&
-				!errors.Is(err, drover.ErrNotRetryable) {
-				return fmt.Errorf("after %d jobs: %w", n, err)
-			}
-			n++
-		}
-		if len(jobs) < p.Limit {
-			break
-		}
-		p.After = jobs[len(jobs)-1].ID
+		n++
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	v := url.Values{"state": {f.State}, "queue": {f.Queue}, "kind": {f.Kind},
 		"flash": {fmt.Sprintf("%s applied to %d jobs.", r.PostFormValue("action"), n)}}

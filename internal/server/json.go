@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -40,14 +41,18 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // one object, and name no field the endpoint does not know, so that a
 // misspelt option is an error rather than silently ignored.
 func decode(r *http.Request, v any) error {
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || mt != "application/json" {
-			return &apiError{status: http.StatusUnsupportedMediaType,
-				msg: fmt.Sprintf("content type %q: send application/json", ct)}
-		}
+	if ct := r.Header.Get("Content-Type"); !isJSON(ct) {
+		return &apiError{status: http.StatusUnsupportedMediaType,
+			msg: fmt.Sprintf("content type %q: send application/json", ct)}
 	}
-	dec := json.NewDecoder(r.Body)
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return err // over the size limit: a MaxBytesError
+	}
+	if err := refuseNulls(body); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return jsonError(err)
@@ -60,6 +65,92 @@ func decode(r *http.Request, v any) error {
 		return badRequest("request body: unexpected data after the JSON object")
 	}
 	return nil
+}
+
+// anyJSON are the fields whose values are the caller's own JSON, in which
+// null is a value like any other.
+var anyJSON = map[string]bool{"args": true, "result": true, "metadata": true}
+
+// refuseNulls rejects a null anywhere in a request body but inside the
+// caller's own JSON (anyJSON). Go decodes null into a field as if the
+// field were absent, so without this check "lease_ms": null would quietly
+// mean the default, while the document, which marks no request field
+// nullable, says it is invalid; the two must agree. A body that is not
+// JSON is left to the decoder, whose errors say more.
+func refuseNulls(body []byte) error {
+	if !bytes.Contains(body, []byte("null")) {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	type frame struct {
+		object bool
+		key    string // the member whose value is read next, in an object
+		want   bool   // an object expects a key next
+	}
+	var stack []frame
+	field := func() string {
+		var parts []string
+		for _, f := range stack {
+			if f.object {
+				parts = append(parts, f.key)
+			}
+		}
+		return strings.Join(parts, ".")
+	}
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil // the end, or invalid JSON for the decoder to word
+		}
+		if n := len(stack); n > 0 && stack[n-1].object && stack[n-1].want {
+			if d, ok := tok.(json.Delim); ok && d == '}' {
+				stack = stack[:n-1]
+				if n > 1 && stack[n-2].object {
+					stack[n-2].want = true
+				}
+				continue
+			}
+			key, _ := tok.(string)
+			stack[n-1].key, stack[n-1].want = key, false
+			if anyJSON[key] {
+				var skip json.RawMessage
+				if err := dec.Decode(&skip); err != nil {
+					return nil
+				}
+				stack[n-1].want = true
+			}
+			continue
+		}
+		switch tok := tok.(type) {
+		case json.Delim:
+			switch tok {
+			case '{':
+				stack = append(stack, frame{object: true, want: true})
+				continue
+			case '[':
+				stack = append(stack, frame{})
+				continue
+			default: // ']'; '}' is handled with the keys
+				stack = stack[:len(stack)-1]
+			}
+		case nil:
+			name := field()
+			if name == "" {
+				name = "request body"
+			}
+			return badRequest("%s: null is not allowed; leave the field out for its default", name)
+		}
+		if n := len(stack); n > 0 && stack[n-1].object {
+			stack[n-1].want = true
+		}
+	}
+}
+
+// isJSON reports whether a Content-Type header names JSON. A missing
+// header does not: a browser's no-cors fetch of a Blob sends none.
+func isJSON(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json"
 }
 
 // jsonError words a decoding error so that it names the field or the

@@ -1,6 +1,10 @@
 package server
 
 import (
+	"cmp"
+	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,6 +23,13 @@ const unknown = "unknown"
 // so that a scrape never queries the store.
 type metrics struct {
 	reg *prometheus.Registry
+
+	// mu guards the limiters, and makes the admission of a label value
+	// and the update of its series one step, so that an expiry cannot
+	// delete a series between the two and leave it untracked.
+	mu                   sync.Mutex
+	maxLabels            int
+	queues, kinds, pairs *labelLimiter
 
 	inserted  *prometheus.CounterVec
 	completed *prometheus.CounterVec
@@ -43,11 +54,20 @@ var latencyBuckets = prometheus.ExponentialBuckets(0.001, 2, 21)
 // batchBuckets cover one job to the largest claim and finish batches.
 var batchBuckets = prometheus.ExponentialBuckets(1, 2, 14)
 
-func newMetrics(client storeurl.Client, pool func() storeurl.PoolStats) *metrics {
+// pairsPerLabel is how many queue-kind pairs are kept per value of each
+// label: kinds usually run in one queue or a few, and the pairs' own
+// bound keeps the product of two full labels from multiplying series.
+const pairsPerLabel = 5
+
+// newMetrics registers the metrics. maxLabels bounds the values of each
+// label (queue, kind) and labelTTL is how long an unseen value keeps its
+// series (see labelLimiter).
+func newMetrics(client storeurl.Client, pool func() storeurl.PoolStats, maxLabels int, labelTTL time.Duration) *metrics {
 	reg := prometheus.NewRegistry()
 	f := func(c prometheus.Collector) prometheus.Collector { reg.MustRegister(c); return c }
 	qk := []string{"queue", "kind"}
-	m := &metrics{reg: reg}
+	m := &metrics{reg: reg, maxLabels: maxLabels, queues: newLabelLimiter(maxLabels, labelTTL),
+		kinds: newLabelLimiter(maxLabels, labelTTL), pairs: newLabelLimiter(pairsPerLabel*maxLabels, labelTTL)}
 	m.inserted = f(prometheus.NewCounterVec(prometheus.CounterOpts{Name: "drover_jobs_inserted_total",
 		Help: "Jobs enqueued through this server."}, qk)).(*prometheus.CounterVec)
 	m.completed = f(prometheus.NewCounterVec(prometheus.CounterOpts{Name: "drover_jobs_completed_total",
@@ -94,6 +114,23 @@ func newMetrics(client storeurl.Client, pool func() storeurl.PoolStats) *metrics
 	return m
 }
 
+// labelsLocked returns the label values to count a queue and kind under:
+// their own names while they hold places, "other" past the limits.
+func (m *metrics) labelsLocked(queue, kind string, now time.Time) (string, string) {
+	queue, kind = m.queues.admit(queue, now), m.kinds.admit(kind, now)
+	if m.pairs.admit(queue+"\x00"+kind, now) == otherLabel {
+		kind = otherLabel
+	}
+	return queue, kind
+}
+
+// observeInserted counts one enqueued job.
+func (m *metrics) observeInserted(queue, kind string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.inserted.WithLabelValues(m.labelsLocked(queue, kind, time.Now())).Inc()
+}
+
 // observeClaim records one claim's size, duration and the pickup latency
 // of each job in it.
 func (m *metrics) observeClaim(attempts []attemptInfo, runAts []time.Time, took time.Duration) {
@@ -102,34 +139,94 @@ func (m *metrics) observeClaim(attempts []attemptInfo, runAts []time.Time, took 
 		return
 	}
 	m.claimSize.Observe(float64(len(attempts)))
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := time.Now()
 	for i, a := range attempts {
-		m.pickup.WithLabelValues(a.queue).Observe(max(a.started.Sub(runAts[i]), 0).Seconds())
+		m.pickup.WithLabelValues(m.queues.admit(a.queue, now)).Observe(max(a.started.Sub(runAts[i]), 0).Seconds())
 	}
 }
 
 // observeSample replaces the queue gauges with a fresh sample, so that a
 // queue that emptied out disappears rather than showing its last value.
+// The gauges show the largest queues by name, at most maxLabels of them,
+// and the sum of the rest (their oldest job, for the age) as "other".
+// It also deletes the series of label values that went unseen for their
+// time to live.
 func (m *metrics) observeSample(stats []drover.QueueStats, now time.Time) {
 	m.depth.Reset()
 	m.oldest.Reset()
-	for _, q := range stats {
-		m.depth.WithLabelValues(q.Queue, "available").Set(float64(q.Available))
-		m.depth.WithLabelValues(q.Queue, "scheduled").Set(float64(q.Scheduled))
-		m.depth.WithLabelValues(q.Queue, "retryable").Set(float64(q.Retryable))
-		m.depth.WithLabelValues(q.Queue, "running").Set(float64(q.Running))
-		age := 0.0
-		if q.OldestAvailable != nil {
-			age = max(now.Sub(*q.OldestAvailable), 0).Seconds()
+	size := func(q drover.QueueStats) int64 { return q.Available + q.Scheduled + q.Retryable + q.Running }
+	stats = slices.Clone(stats)
+	slices.SortFunc(stats, func(a, b drover.QueueStats) int {
+		return cmp.Or(cmp.Compare(size(b), size(a)), strings.Compare(a.Queue, b.Queue))
+	})
+	var rest drover.QueueStats
+	for i, q := range stats {
+		if i >= m.maxLabels {
+			rest.Available += q.Available
+			rest.Scheduled += q.Scheduled
+			rest.Retryable += q.Retryable
+			rest.Running += q.Running
+			if q.OldestAvailable != nil && (rest.OldestAvailable == nil || q.OldestAvailable.Before(*rest.OldestAvailable)) {
+				rest.OldestAvailable = q.OldestAvailable
+			}
+			continue
 		}
-		m.oldest.WithLabelValues(q.Queue).Set(age)
+		m.setQueueGauges(q, now)
 	}
+	if len(stats) > m.maxLabels {
+		rest.Queue = otherLabel
+		m.setQueueGauges(rest, now)
+	}
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, q := range m.queues.expire(now) {
+		for _, v := range []seriesDeleter{m.inserted, m.completed, m.failed, m.cancelled, m.run, m.pickup} {
+			v.DeletePartialMatch(prometheus.Labels{"queue": q})
+		}
+	}
+	for _, k := range m.kinds.expire(now) {
+		for _, v := range []seriesDeleter{m.inserted, m.completed, m.failed, m.cancelled, m.run} {
+			v.DeletePartialMatch(prometheus.Labels{"kind": k})
+		}
+	}
+	for _, p := range m.pairs.expire(now) {
+		q, k, _ := strings.Cut(p, "\x00")
+		for _, v := range []seriesDeleter{m.inserted, m.completed, m.failed, m.cancelled, m.run} {
+			v.DeletePartialMatch(prometheus.Labels{"queue": q, "kind": k})
+		}
+	}
+}
+
+// seriesDeleter is a metric vector whose series can be deleted by label.
+type seriesDeleter interface {
+	DeletePartialMatch(prometheus.Labels) int
+}
+
+func (m *metrics) setQueueGauges(q drover.QueueStats, now time.Time) {
+	m.depth.WithLabelValues(q.Queue, "available").Set(float64(q.Available))
+	m.depth.WithLabelValues(q.Queue, "scheduled").Set(float64(q.Scheduled))
+	m.depth.WithLabelValues(q.Queue, "retryable").Set(float64(q.Retryable))
+	m.depth.WithLabelValues(q.Queue, "running").Set(float64(q.Running))
+	age := 0.0
+	if q.OldestAvailable != nil {
+		age = max(now.Sub(*q.OldestAvailable), 0).Seconds()
+	}
+	m.oldest.WithLabelValues(q.Queue).Set(age)
 }
 
 // observeResult counts one accepted result by its outcome.
 func (m *metrics) observeResult(outcome drover.AttemptOutcome, a attemptInfo, known bool, now time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	queue, kind := unknown, unknown
 	if known {
 		queue, kind = a.queue, a.kind
+	}
+	queue, kind = m.labelsLocked(queue, kind, now)
+	if known {
 		m.run.WithLabelValues(queue, kind).Observe(max(now.Sub(a.started), 0).Seconds())
 	}
 	switch outcome {

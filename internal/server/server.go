@@ -12,6 +12,7 @@ package server
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -45,6 +46,15 @@ const (
 	MaxBatchDefault       = 10_000
 	MaxWaitDefault        = time.Minute
 	SampleIntervalDefault = 5 * time.Second
+	// MaxPageBytesDefault keeps a page of jobs to a few megabytes of
+	// JSON, however large their args (each at most 1 MiB).
+	MaxPageBytesDefault = 8 << 20
+	// MaxLabelValuesDefault is enough for the queues and kinds of most
+	// applications while keeping /metrics to a few thousand series.
+	MaxLabelValuesDefault = 100
+	// LabelTTLDefault lets the series of a kind or queue that went away
+	// disappear within the hour.
+	LabelTTLDefault = time.Hour
 )
 
 // Config configures a Server.
@@ -72,6 +82,31 @@ type Config struct {
 	SampleInterval time.Duration
 	// PoolStats reads the store's connection pool for metrics; optional.
 	PoolStats func() storeurl.PoolStats
+	// SecureCookies marks the dashboard's session cookie Secure even when
+	// this server sees plain HTTP: set it when a proxy in front terminates
+	// TLS, so that the browser never sends the cookie over plain HTTP. The
+	// cookie is Secure anyway when the server itself serves TLS. A flag
+	// rather than a trusted X-Forwarded-Proto header, since any client can
+	// send that header and only the operator knows whether a proxy is in
+	// front.
+	SecureCookies bool
+	// SessionTTL is how long a dashboard login lasts.
+	SessionTTL time.Duration
+	// MaxPageBytes bounds the JSON of one page of GET /v1/jobs, whatever
+	// its limit: jobs whose args are large end the page early, with a
+	// cursor to the rest.
+	MaxPageBytes int
+	// MaxLabelValues bounds the distinct values of each metrics label
+	// (queue, kind, and queue-kind pairs at five times as many); the rest
+	// are counted under "other".
+	MaxLabelValues int
+	// LabelTTL is how long a label value stays unseen before its series
+	// are deleted and its place freed for another value.
+	LabelTTL time.Duration
+	// Timeouts of the HTTP server (HTTPServer); see the defaults.
+	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	// MaxConnections caps the connections served at once (Listener).
+	MaxConnections int
 	// TracerProvider turns tracing on: an enqueue's W3C traceparent
 	// header becomes the jobs' trace context, and each attempt an HTTP
 	// worker reports gets a span from claim to result, linked to the span
@@ -82,7 +117,8 @@ type Config struct {
 // Server serves the API. Run its background loops with Run.
 type Server struct {
 	cfg      Config
-	auth     *authenticator
+	auth     atomic.Pointer[authenticator]
+	sessions *sessions
 	waiter   *waiter
 	inflight *inflight
 	metrics  *metrics
@@ -105,15 +141,28 @@ func New(cfg Config) (*Server, error) {
 	cfg.MaxBatch = cmp.Or(cfg.MaxBatch, MaxBatchDefault)
 	cfg.MaxWait = cmp.Or(cfg.MaxWait, MaxWaitDefault)
 	cfg.SampleInterval = cmp.Or(cfg.SampleInterval, SampleIntervalDefault)
+	cfg.SessionTTL = cmp.Or(cfg.SessionTTL, SessionTTLDefault)
+	cfg.MaxPageBytes = cmp.Or(cfg.MaxPageBytes, MaxPageBytesDefault)
+	cfg.MaxLabelValues = cmp.Or(cfg.MaxLabelValues, MaxLabelValuesDefault)
+	cfg.LabelTTL = cmp.Or(cfg.LabelTTL, LabelTTLDefault)
+	cfg.ReadHeaderTimeout = cmp.Or(cfg.ReadHeaderTimeout, ReadHeaderTimeoutDefault)
+	cfg.ReadTimeout = cmp.Or(cfg.ReadTimeout, ReadTimeoutDefault)
+	cfg.WriteTimeout = cmp.Or(cfg.WriteTimeout, WriteTimeoutDefault)
+	cfg.IdleTimeout = cmp.Or(cfg.IdleTimeout, IdleTimeoutDefault)
+	cfg.MaxConnections = cmp.Or(cfg.MaxConnections, MaxConnectionsDefault)
 	if cfg.MaxBodyBytes < 1024 {
 		return nil, fmt.Errorf("server: max body %d bytes is too small (minimum 1024)", cfg.MaxBodyBytes)
 	}
 	if cfg.MaxBatch < 1 || cfg.MaxBatch > drover.MaxAttemptsPerCall {
 		return nil, fmt.Errorf("server: max batch %d must be between 1 and %d", cfg.MaxBatch, drover.MaxAttemptsPerCall)
 	}
-	s := &Server{cfg: cfg, auth: newAuthenticator(cfg.Tokens), waiter: newWaiter(), inflight: newInflight(),
-		metrics: newMetrics(cfg.Client, cfg.PoolStats), history: &history{}, pages: newPages(),
+	if cfg.MaxConnections < 1 {
+		return nil, fmt.Errorf("server: max connections %d must be at least 1", cfg.MaxConnections)
+	}
+	s := &Server{cfg: cfg, sessions: newSessions(cfg.SessionTTL), waiter: newWaiter(), inflight: newInflight(),
+		metrics: newMetrics(cfg.Client, cfg.PoolStats, cfg.MaxLabelValues, cfg.LabelTTL), history: &history{}, pages: newPages(),
 		mux: http.NewServeMux(), pagePatterns: map[string]bool{}}
+	s.auth.Store(newAuthenticator(cfg.Tokens))
 	s.routes()
 	return s, nil
 }
@@ -144,6 +193,48 @@ func (s *Server) Run(ctx context.Context) {
 			s.sample(ctx)
 		}
 	}
+}
+
+// SetTokens replaces the tokens that may call the API, as a reload of the
+// tokens file does: requests after it see only the new set, and dashboard
+// sessions of tokens no longer in it end at once rather than at their
+// expiry.
+func (s *Server) SetTokens(tokens []Token) {
+	a := newAuthenticator(tokens)
+	s.auth.Store(a)
+	s.sessions.retain(func(h [sha256.Size]byte) bool { _, ok := a.byHash[h]; return ok })
+}
+
+// authenticate returns the request's token, or an error saying what is
+// wrong with its credentials. The session cookie counts only where
+// allowCookie says so (the dashboard's own routes, which check the
+// Origin of every post): a browser attaches cookies to requests that
+// other sites make it send, so the JSON API, which cannot tell such a
+// request from a program's, takes only the Authorization header, which
+// no other site can make a browser set.
+func (s *Server) authenticate(r *http.Request, allowCookie bool) (*Token, error) {
+	a := s.auth.Load()
+	secret, ok, err := bearer(r)
+	switch {
+	case err != nil:
+		return nil, err
+	case ok:
+		return a.lookup(secret)
+	}
+	c, err := r.Cookie(sessionCookie)
+	if err != nil || c.Value == "" || !allowCookie {
+		return nil, fmt.Errorf("missing bearer token: send \"Authorization: Bearer <token>\"")
+	}
+	h, ok := s.sessions.lookup(c.Value, time.Now())
+	if !ok {
+		return nil, fmt.Errorf("session expired or ended: log in again")
+	}
+	tok, ok := a.byHash[h]
+	if !ok {
+		s.sessions.end(c.Value)
+		return nil, fmt.Errorf("session ended: its token was revoked; log in again")
+	}
+	return tok, nil
 }
 
 // sample reads the queue figures once, and what finished since the
@@ -248,6 +339,9 @@ func (s *Server) Handler() http.Handler {
 // into JSON errors here.
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	// No response is to be read as anything but its declared type: a
+	// JSON error echoing input must never be sniffed into HTML.
+	w.Header().Set("X-Content-Type-Options", "nosniff")
 	rec := &statusWriter{ResponseWriter: w}
 	h, pattern := s.mux.Handler(r)
 	var tokName string
@@ -256,7 +350,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			"token", tokName, "took", time.Since(start))
 	}()
 	if !public[pattern] {
-		tok, err := s.auth.authenticate(r)
+		tok, err := s.authenticate(r, s.pagePatterns[pattern])
 		if err != nil && s.pagePatterns[pattern] && r.Method == http.MethodGet && r.Header.Get("Authorization") == "" &&
 			pattern != "GET /ui/history.json" {
 			// A person opening the dashboard: show the login form.
@@ -307,6 +401,15 @@ func (s *Server) endpoint(pattern string, rt route) http.Handler {
 					tok.Name, pattern, joinScopes(rt.scopes)))
 				return
 			}
+		}
+		// A body must say it is JSON: a browser sends text/plain,
+		// form encodings or no type at all across sites without asking
+		// first (no CORS preflight), so refusing them closes that door
+		// even to a request that somehow carries credentials.
+		if r.ContentLength != 0 && !isJSON(r.Header.Get("Content-Type")) {
+			writeError(w, http.StatusUnsupportedMediaType,
+				fmt.Sprintf("content type %q: send application/json", r.Header.Get("Content-Type")))
+			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
 		if err := rt.handler(w, r); err != nil {
@@ -375,6 +478,10 @@ func (w *statusWriter) WriteHeader(code int) {
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
+
+// Unwrap lets http.ResponseController reach the connection, for the
+// deadlines of long polls.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {

@@ -90,6 +90,7 @@ type bundle struct {
 	// leases holds the lease token of each job's latest claim (claim),
 	// which finish and heartbeat requests echo.
 	leases map[int64]string
+	srv    *server.Server
 }
 
 func setup(t *testing.T, open func(t *testing.T) (driver.Driver, storeurl.Client), mutate ...func(*server.Config)) *bundle {
@@ -119,7 +120,7 @@ func setup(t *testing.T, open func(t *testing.T) (driver.Driver, storeurl.Client
 	go func() { defer close(done); srv.Run(ctx) }()
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() { hs.Close(); cancel(); <-done })
-	b.url = hs.URL
+	b.url, b.srv = hs.URL, srv
 	b.doc, b.router = loadDoc(t)
 	return b
 }

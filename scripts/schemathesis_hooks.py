@@ -1,0 +1,62 @@
+"""Schemathesis hooks for scripts/schemathesis.sh.
+
+They drop generated request bodies that break rules openapi.json states in
+prose because OpenAPI 3.0's JSON Schema cannot: such a body is valid to the
+schema and rightly refused by the server, so without these hooks the
+positive-data check would report the refusal. Every other body, valid or
+invalid, still goes to the server and through every check.
+
+- unique_states must list every unfinished state (OpenAPI 3.0 has no
+  `contains`);
+- the attempts of one heartbeat and the results of one finish name each job
+  once (uniqueness by a member, not by the whole item);
+- depends_on names stored jobs (a reference to a job that does not exist
+  is refused with 400, which random IDs nearly always are);
+- a claim's wait_ms is capped by the server's --max-wait, which the script
+  lowers to 1 s so that long polls do not take the run's time.
+"""
+
+import schemathesis
+
+UNFINISHED = {"pending", "blocked", "scheduled", "available", "retryable", "running"}
+MAX_WAIT_MS = 1000
+
+
+def _jobs(body):
+    if not isinstance(body, dict):
+        return []
+    jobs = body.get("jobs")
+    out = list(jobs) if isinstance(jobs, list) else []
+    if isinstance(body.get("callback"), dict):
+        out.append(body["callback"])
+    return [j for j in out if isinstance(j, dict)]
+
+
+def _unique_ids(items):
+    if not isinstance(items, list):
+        return True
+    ids = [i.get("id") for i in items if isinstance(i, dict) and "id" in i]
+    hashable = [i for i in ids if isinstance(i, (int, float, str, bool))]
+    return len(hashable) == len(set(hashable))
+
+
+@schemathesis.hook
+def filter_body(ctx, body):
+    path = ctx.operation.path if ctx.operation is not None else ""
+    if path in ("/v1/jobs", "/v1/batches"):
+        for job in _jobs(body):
+            deps = job.get("depends_on")
+            if isinstance(deps, list) and deps:
+                return False
+            states = job.get("unique_states")
+            if isinstance(states, list) and all(isinstance(s, str) for s in states) and not UNFINISHED <= set(states):
+                return False
+    elif path == "/v1/heartbeat" and isinstance(body, dict):
+        return _unique_ids(body.get("attempts"))
+    elif path == "/v1/finish" and isinstance(body, dict):
+        return _unique_ids(body.get("results"))
+    elif path == "/v1/claim" and isinstance(body, dict):
+        wait = body.get("wait_ms")
+        if isinstance(wait, int) and not isinstance(wait, bool) and wait > MAX_WAIT_MS:
+            return False
+    return True
