@@ -151,7 +151,8 @@ func TestResultPacking(t *testing.T) {
 		t.Fatalf("%s: %v", b, err)
 	}
 	for _, r := range results {
-		raw := packed[itoa(r.ID)]
+		key := strings.Trim(string(appendFenceKey(nil, r.ID, r.LeaseToken)), `":`)
+		raw := packed[key]
 		var v int64
 		if err := json.Unmarshal(raw, &v); err != nil {
 			var arr []json.RawMessage
@@ -167,9 +168,4 @@ func TestResultPacking(t *testing.T) {
 			t.Errorf("result %+v packed as %d: attempt %d, outcome %d, settle %v", r, v, v>>attemptShift, v&outcomeMask, v&settleBit != 0)
 		}
 	}
-}
-
-func itoa(n int64) string {
-	b, _ := json.Marshal(n)
-	return string(b)
 }
