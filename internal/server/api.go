@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"time"
@@ -124,10 +125,10 @@ func (j enqueueJob) params() (drover.InsertManyParams, error) {
 		return drover.InsertManyParams{}, fmt.Errorf("timeout_ms %d: must not be negative", j.TimeoutMS)
 	}
 	opts := &drover.InsertOpts{Queue: j.Queue, Priority: j.Priority, MaxAttempts: j.MaxAttempts,
-		Tags: j.Tags, Metadata: j.Metadata, Timeout: time.Duration(j.TimeoutMS) * time.Millisecond,
+		Tags: j.Tags, Metadata: j.Metadata, Timeout: millis(j.TimeoutMS),
 		DependsOn: j.DependsOn, Key: j.Key, KeyLimit: j.KeyLimit, UniqueKey: j.UniqueKey, UniqueStates: j.UniqueStates,
 		UniqueByQueue: j.UniqueByQueue,
-		KeyRate:       j.KeyRate, KeyRatePeriod: time.Duration(j.KeyRatePeriodMS) * time.Millisecond}
+		KeyRate:       j.KeyRate, KeyRatePeriod: millis(j.KeyRatePeriodMS)}
 	if j.RunAt != nil {
 		opts.RunAt = *j.RunAt
 	}
@@ -401,12 +402,12 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request) error {
 	if err := drover.ValidateQueue(req.Queue); err != nil {
 		return err
 	}
-	wait := time.Duration(req.WaitMS) * time.Millisecond
+	wait := millis(req.WaitMS)
 	if req.WaitMS < 0 || wait > s.cfg.MaxWait {
 		return badRequest("wait_ms %d: must be between 0 and %d", req.WaitMS, s.cfg.MaxWait.Milliseconds())
 	}
 	s.holdFor(w, wait)
-	p := drover.ClaimParams{Queue: req.Queue, Max: req.Max, Owner: req.Worker, Lease: time.Duration(req.LeaseMS) * time.Millisecond}
+	p := drover.ClaimParams{Queue: req.Queue, Max: req.Max, Owner: req.Worker, Lease: millis(req.LeaseMS)}
 	ctx := r.Context()
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
@@ -499,17 +500,13 @@ func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) error {
 	for i, a := range req.Attempts {
 		refs[i] = drover.AttemptRef{ID: a.ID, Attempt: a.Attempt, LeaseToken: a.LeaseToken}
 	}
-	lease := time.Duration(req.LeaseMS) * time.Millisecond
+	lease := millis(req.LeaseMS)
 	rep, err := s.cfg.Client.ExtendLeases(r.Context(), refs, lease)
 	if err != nil {
 		return err
 	}
-	ids := make([]int64, len(refs))
-	for i, a := range refs {
-		ids[i] = a.ID
-	}
 	now := time.Now()
-	s.inflight.extended(ids, rep.Lost, now.Add(lease), now)
+	s.inflight.extended(refs, rep.Lost, now.Add(lease), now)
 	writeJSON(w, http.StatusOK, map[string]any{"lost": rep.Lost, "cancel_requested": rep.CancelRequested})
 	return nil
 }
@@ -552,7 +549,7 @@ func (s *Server) claimed(p drover.ClaimParams, jobs []*drover.JobRow, took time.
 	attempts := make([]attemptInfo, len(jobs))
 	runAts := make([]time.Time, len(jobs))
 	for i, j := range jobs {
-		a := attemptInfo{id: j.ID, attempt: j.Attempt, queue: j.Queue, kind: j.Kind, started: now, expires: now.Add(p.Lease)}
+		a := attemptInfo{id: j.ID, attempt: j.Attempt, token: j.LeaseToken, queue: j.Queue, kind: j.Kind, started: now, expires: now.Add(p.Lease)}
 		if j.AttemptedAt != nil {
 			a.started = *j.AttemptedAt
 		}
@@ -605,4 +602,19 @@ func (s *Server) finished(results []drover.AttemptResult, rep *drover.FinishRepo
 func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) error {
 	promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}).ServeHTTP(w, r)
 	return nil
+}
+
+// millis converts a request's milliseconds to a Duration, saturating
+// instead of wrapping: a value past what a Duration holds (about 292
+// years) must fail the range check it is given to, not wrap around into a
+// small, valid-looking duration.
+func millis(ms int64) time.Duration {
+	const limit = math.MaxInt64 / int64(time.Millisecond)
+	switch {
+	case ms > limit:
+		return math.MaxInt64
+	case ms < -limit:
+		return math.MinInt64
+	}
+	return time.Duration(ms) * time.Millisecond
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/droverhq/drover"
 	"sort"
 	"sync"
 	"time"
@@ -30,8 +31,12 @@ type inflight struct {
 
 // attemptInfo is one attempt handed out.
 type attemptInfo struct {
-	id          int64
-	attempt     int
+	id      int64
+	attempt int
+	// token is the lease token of the claim, so that a heartbeat naming
+	// the attempt with another token (a forgery, which the store reports
+	// lost) does not make the server forget the real worker's attempt.
+	token       drover.LeaseToken
 	queue, kind string
 	worker      string
 	started     time.Time
@@ -100,18 +105,26 @@ func (f *inflight) finished(id int64, attempt int) (attemptInfo, bool) {
 }
 
 // extended moves the expiry of attempts a heartbeat kept, and forgets those
-// it reported lost.
-func (f *inflight) extended(ids []int64, lost []int64, expires, now time.Time) {
+// it reported lost. Only attempts named with the token they were claimed
+// with count: the store reports a forged attempt lost, and that must not
+// end the record of the worker that really holds it.
+func (f *inflight) extended(refs []drover.AttemptRef, lost []int64, expires, now time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for _, id := range ids {
-		if a, ok := f.attempts[id]; ok {
-			a.expires = expires
-			f.seen(a.worker, now)
+	named := make(map[int64]drover.LeaseToken, len(refs))
+	for _, r := range refs {
+		a, ok := f.attempts[r.ID]
+		if !ok || a.attempt != r.Attempt || a.token != r.LeaseToken {
+			continue
 		}
+		named[r.ID] = r.LeaseToken
+		a.expires = expires
+		f.seen(a.worker, now)
 	}
 	for _, id := range lost {
-		f.drop(id)
+		if _, ok := named[id]; ok {
+			f.drop(id)
+		}
 	}
 }
 

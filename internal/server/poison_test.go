@@ -96,3 +96,24 @@ func TestFinishErrorWithNULIsStoredSafe(t *testing.T) {
 		}
 	})
 }
+
+// TestHugeMillisecondsAreRefused: lease_ms and wait_ms past what a
+// duration holds are refused by their range checks instead of wrapping
+// into a small, valid-looking lease (18446744073770 ms wrapped to about
+// 60 s), and nothing is claimed.
+func TestHugeMillisecondsAreRefused(t *testing.T) {
+	forEachStore(t, func(t *testing.T, b *bundle) {
+		id := b.enqueue(t, map[string]any{"kind": "k", "args": 1})[0]
+		for _, body := range []map[string]any{
+			{"queue": "default", "worker": "w", "lease_ms": int64(18446744073770)},
+			{"queue": "default", "worker": "w", "wait_ms": int64(18446744073710)},
+		} {
+			if r := b.call(t, server.ScopeWork, "POST", "/v1/claim", body, false); r.status != http.StatusBadRequest {
+				t.Errorf("claim %v = %d %s, want 400", body, r.status, r.body)
+			}
+		}
+		if row := b.stored(t, id); row.State != drover.JobStateAvailable {
+			t.Fatalf("job %d is %s after refused claims, want available", id, row.State)
+		}
+	})
+}

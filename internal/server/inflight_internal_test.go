@@ -1,0 +1,77 @@
+package server
+
+import (
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover"
+)
+
+// TestForgedHeartbeatKeepsTheRealAttempt: a heartbeat naming a held
+// attempt with a token it was not claimed with is reported lost by the
+// store; the server must not take that as the end of the real worker's
+// attempt, or the dashboard would show the worker holding nothing while it
+// runs the job.
+func TestForgedHeartbeatKeepsTheRealAttempt(t *testing.T) {
+	real, err := drover.ParseLeaseToken("00112233445566778899aabbccddeeff")
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged, err := drover.ParseLeaseToken("ffeeddccbbaa99887766554433221100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	tests := []struct {
+		name     string
+		ref      drover.AttemptRef
+		wantHeld int
+		moved    bool
+	}{
+		{"forged token", drover.AttemptRef{ID: 7, Attempt: 1, LeaseToken: forged}, 1, false},
+		{"stale attempt", drover.AttemptRef{ID: 7, Attempt: 2, LeaseToken: real}, 1, false},
+		{"the real worker's", drover.AttemptRef{ID: 7, Attempt: 1, LeaseToken: real}, 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newInflight()
+			f.claimed("worker-a", "default", []attemptInfo{{id: 7, attempt: 1, token: real, expires: now.Add(time.Minute)}}, now)
+			later := now.Add(time.Hour)
+			f.extended([]drover.AttemptRef{tt.ref}, []int64{7}, later, now)
+			if got := f.workerList(); len(got) != 1 || got[0].Held != tt.wantHeld {
+				t.Fatalf("workers = %+v, want worker-a holding %d", got, tt.wantHeld)
+			}
+		})
+	}
+	t.Run("kept attempts are extended only by their own token", func(t *testing.T) {
+		f := newInflight()
+		f.claimed("worker-a", "default", []attemptInfo{{id: 7, attempt: 1, token: real, expires: now.Add(time.Minute)}}, now)
+		f.extended([]drover.AttemptRef{{ID: 7, Attempt: 1, LeaseToken: forged}}, nil, now.Add(time.Hour), now)
+		if got := f.attempts[7].expires; !got.Equal(now.Add(time.Minute)) {
+			t.Fatalf("a forged heartbeat moved the expiry to %s", got)
+		}
+		f.extended([]drover.AttemptRef{{ID: 7, Attempt: 1, LeaseToken: real}}, nil, now.Add(time.Hour), now)
+		if got := f.attempts[7].expires; !got.Equal(now.Add(time.Hour)) {
+			t.Fatalf("the real heartbeat left the expiry at %s", got)
+		}
+	})
+}
+
+// TestMillisSaturates: milliseconds past what a Duration holds must not
+// wrap into a small duration that passes a range check (18446744073770 ms
+// wrapped to about 60 s, a valid lease).
+func TestMillisSaturates(t *testing.T) {
+	for _, tt := range []struct {
+		ms   int64
+		want time.Duration
+	}{
+		{1500, 1500 * time.Millisecond},
+		{-1, -time.Millisecond},
+		{18446744073770, time.Duration(1<<63 - 1)},
+		{-18446744073770, time.Duration(-1 << 63)},
+	} {
+		if got := millis(tt.ms); got != tt.want {
+			t.Errorf("millis(%d) = %s, want %s", tt.ms, got, tt.want)
+		}
+	}
+}
