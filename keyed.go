@@ -2,6 +2,7 @@ package drover
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/droverhq/drover/internal/driver"
@@ -61,6 +62,11 @@ func setOrderOpts(p *driver.InsertParams, o *InsertOpts, now time.Time) error {
 	}
 	if err := checkKey("unique key", o.UniqueKey); err != nil {
 		return err
+	}
+	if strings.ContainsRune(o.UniqueKey, uniqueSep) {
+		// Refused rather than escaped: a key holding the separator could
+		// spell another key's window (uniqueKey) and so squat it.
+		return invalidf("unique key: contains U+001F, the separator of a stored key's parts")
 	}
 	if o.UniquePeriod < 0 || (o.UniquePeriod > 0 && o.UniquePeriod < time.Microsecond) {
 		return invalidf("unique period %s: must be zero (no window) or at least 1µs", o.UniquePeriod)
@@ -145,10 +151,14 @@ func checkKey(what, key string) error {
 // the window now falls in. A unit separator (0x1f) joins them; kinds cannot
 // contain it.
 func uniqueKey(kind, key string, period time.Duration, now time.Time) string {
-	s := kind + "\x1f" + key
+	s := kind + string(uniqueSep) + key
 	if period > 0 {
 		us, step := now.UnixMicro(), period.Microseconds()
-		s += "\x1f" + strconv.FormatInt(us-us%step, 10)
+		s += string(uniqueSep) + strconv.FormatInt(us-us%step, 10)
 	}
 	return s
 }
+
+// uniqueSep joins the parts of a stored unique key. Neither kinds nor
+// callers' keys may contain it, so that no key can spell another's parts.
+const uniqueSep = '\x1f'

@@ -210,6 +210,9 @@ func TestInsertRefusesTextTheStoreCannotHold(t *testing.T) {
 		{"tag with NUL", noopArgs{}, drover.InsertOpts{Tags: []string{"a\x00"}}, "job 3 of 4: tags[0]: contains a NUL"},
 		{"key with invalid UTF-8", noopArgs{}, drover.InsertOpts{Key: "k\xff"}, "job 3 of 4: key: invalid UTF-8 at byte 1"},
 		{"unique key with NUL", noopArgs{}, drover.InsertOpts{UniqueKey: "u\x00"}, "job 3 of 4: unique key: contains a NUL"},
+		// The separator of a stored key's parts: "a\x1f<window>" without a
+		// period would squat the window of key "a" with one.
+		{"unique key with the part separator", noopArgs{}, drover.InsertOpts{UniqueKey: "a\x1f1764000000000000"}, "job 3 of 4: unique key: contains U+001F"},
 		{"run at past 9999", noopArgs{}, drover.InsertOpts{RunAt: time.Date(9999, 12, 31, 23, 0, 0, 0, time.FixedZone("", -5*3600))}, "job 3 of 4: run at 10000-"},
 		{"run at before 1970", noopArgs{}, drover.InsertOpts{RunAt: time.Date(1969, 12, 31, 0, 0, 0, 0, time.UTC)}, "job 3 of 4: run at 1969-12-31"},
 	}
