@@ -13,7 +13,11 @@ invalid, still goes to the server and through every check.
 - depends_on names stored jobs (a reference to a job that does not exist
   is refused with 400, which random IDs nearly always are);
 - a claim's wait_ms is capped by the server's --max-wait, which the script
-  lowers to 1 s so that long polls do not take the run's time.
+  lowers to 1 s so that long polls do not take the run's time;
+- no string anywhere inside args, metadata or a result may hold NUL or a
+  lone surrogate: the store cannot hold them (PostgreSQL's jsonb refuses
+  \u0000), so the server answers 400, and a schema cannot say "no NUL in
+  any nested string" of free-form JSON.
 """
 
 import schemathesis
@@ -40,11 +44,30 @@ def _unique_ids(items):
     return len(hashable) == len(set(hashable))
 
 
+def _storable(value):
+    """Whether every string (and key) in value is text the store can hold."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            return False
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate
+            return False
+        return True
+    if isinstance(value, dict):
+        return all(_storable(k) and _storable(v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(_storable(v) for v in value)
+    return True
+
+
 @schemathesis.hook
 def filter_body(ctx, body):
     path = ctx.operation.path if ctx.operation is not None else ""
     if path in ("/v1/jobs", "/v1/batches"):
         for job in _jobs(body):
+            if not _storable(job.get("args")) or not _storable(job.get("metadata")):
+                return False
             deps = job.get("depends_on")
             if isinstance(deps, list) and deps:
                 return False
@@ -54,7 +77,10 @@ def filter_body(ctx, body):
     elif path == "/v1/heartbeat" and isinstance(body, dict):
         return _unique_ids(body.get("attempts"))
     elif path == "/v1/finish" and isinstance(body, dict):
-        return _unique_ids(body.get("results"))
+        results = body.get("results")
+        if isinstance(results, list) and not all(_storable(r.get("result")) for r in results if isinstance(r, dict)):
+            return False
+        return _unique_ids(results)
     elif path == "/v1/claim" and isinstance(body, dict):
         wait = body.get("wait_ms")
         if isinstance(wait, int) and not isinstance(wait, bool) and wait > MAX_WAIT_MS:

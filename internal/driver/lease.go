@@ -48,6 +48,13 @@ func ParseLeaseToken(s string) (LeaseToken, error) {
 	if len(s) != 2*len(t) {
 		return t, fmt.Errorf("lease token: want %d hex digits, got %d characters", 2*len(t), len(s))
 	}
+	// Lower case only, as MarshalText writes it: one spelling per token,
+	// which the HTTP API's document states as a pattern.
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return LeaseToken{}, fmt.Errorf("lease token: %q at offset %d is not a lower-case hex digit", c, i)
+		}
+	}
 	if _, err := hex.Decode(t[:], []byte(s)); err != nil {
 		return LeaseToken{}, fmt.Errorf("lease token: %w", err)
 	}
@@ -58,14 +65,9 @@ func ParseLeaseToken(s string) (LeaseToken, error) {
 // as a string.
 func (t LeaseToken) MarshalText() ([]byte, error) { return t.AppendHex(nil), nil }
 
-// UnmarshalText reads what MarshalText wrote. An empty text is the zero
-// token, which matches no job: a caller that sends none is turned away
-// like a stale attempt, not refused as a malformed request.
+// UnmarshalText reads what MarshalText wrote; anything else, the empty
+// text included, is a malformed token.
 func (t *LeaseToken) UnmarshalText(b []byte) error {
-	if len(b) == 0 {
-		*t = LeaseToken{}
-		return nil
-	}
 	v, err := ParseLeaseToken(string(b))
 	if err != nil {
 		return err

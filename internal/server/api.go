@@ -443,7 +443,8 @@ func (s *Server) finish(w http.ResponseWriter, r *http.Request) error {
 			ID      int64 `json:"id"`
 			Attempt int   `json:"attempt"`
 			// LeaseToken is the claim's token; a missing or wrong one gets
-			// the result rejected like a stale attempt's.
+			// the result rejected like a stale attempt's, and one that is
+			// not 32 lower-case hex digits is a malformed request.
 			LeaseToken drover.LeaseToken     `json:"lease_token"`
 			Outcome    drover.AttemptOutcome `json:"outcome"`
 			// MaxAttempts is accepted and ignored (AttemptResult.MaxAttempts).

@@ -46,6 +46,22 @@ func TestForgedResultsAndHeartbeatsOverHTTP(t *testing.T) {
 				t.Fatalf("%s changed the job: %+v", forged.name, row)
 			}
 		}
+		// A token that is not 32 lower-case hex digits (the empty one
+		// included) is malformed: 400, and the job is untouched. A missing
+		// one is a stale attempt's (above), not a malformed request.
+		for _, bad := range []struct{ path, body string }{
+			{"/v1/finish", fmt.Sprintf(`{"results":[{"id":%d,"attempt":1,"lease_token":"","outcome":"completed"}]}`, id)},
+			{"/v1/finish", fmt.Sprintf(`{"results":[{"id":%d,"attempt":1,"lease_token":%q,"outcome":"completed"}]}`, id, strings.ToUpper(real))},
+			{"/v1/heartbeat", fmt.Sprintf(`{"lease_ms":86400000,"attempts":[{"id":%d,"attempt":1,"lease_token":"zz"}]}`, id)},
+		} {
+			r := b.call(t, server.ScopeWork, "POST", bad.path, bad.body, false)
+			if r.status != http.StatusBadRequest || !strings.Contains(string(r.body), "lease token") {
+				t.Fatalf("%s %s: %d %s, want 400 naming the lease token", bad.path, bad.body, r.status, r.body)
+			}
+			if row := b.stored(t, id); row.State != drover.JobStateRunning || row.LeaseOwner != "real" || !row.LeaseExpiresAt.Equal(*before.LeaseExpiresAt) {
+				t.Fatalf("%s changed the job: %+v", bad.body, row)
+			}
+		}
 		for _, forged := range []string{
 			fmt.Sprintf(`{"lease_ms":86400000,"attempts":[{"id":%d,"attempt":1}]}`, id),
 			fmt.Sprintf(`{"lease_ms":86400000,"attempts":[{"id":%d,"attempt":1,"lease_token":%q}]}`, id, guessed),

@@ -40,8 +40,8 @@ func TestPoisonInputAnswers400(t *testing.T) {
 			{"result with NUL", "/v1/finish", finish(`"outcome":"completed","result":{"a":"\u0000"}`), `result: contains \u0000`},
 			{"retry_at past 9999", "/v1/finish", finish(`"outcome":"failed","max_attempts":5,"retry_at":"9999-12-31T23:00:00-05:00"`), "retry at 10000-"},
 			{"retry_at before 1970", "/v1/finish", finish(`"outcome":"failed","max_attempts":5,"retry_at":"1969-12-31T00:00:00Z"`), "retry at 1969-"},
-			{"attempt past 32 bits", "/v1/finish", fmt.Sprintf(`{"results":[{"id":%d,"attempt":2147483648,"outcome":"completed"}]}`, id), "attempt 2147483648"},
-			{"heartbeat attempt past 32 bits", "/v1/heartbeat", fmt.Sprintf(`{"attempts":[{"id":%d,"attempt":2147483648}]}`, id), "attempt 2147483648"},
+			{"attempt past 32 bits", "/v1/finish", fmt.Sprintf(`{"results":[{"id":%d,"attempt":2147483648,"lease_token":%q,"outcome":"completed"}]}`, id, held.LeaseToken), "attempt 2147483648"},
+			{"heartbeat attempt past 32 bits", "/v1/heartbeat", fmt.Sprintf(`{"attempts":[{"id":%d,"attempt":2147483648,"lease_token":%q}]}`, id, held.LeaseToken), "attempt 2147483648"},
 		}
 		before := b.counts(t)
 		for _, c := range cases {
