@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgtype"
+
 	"github.com/droverhq/drover/internal/driver"
 )
 
@@ -13,9 +15,8 @@ import (
 // that its arguments carry every result.
 func TestFinishStatement(t *testing.T) {
 	e := &executor{q: map[string]string{"JobFinish": "JobFinish", "JobComplete": "JobComplete"}}
-	// The fence key spells the token as PostgreSQL prints a uuid.
+	// The fence is the "id:attempt" keys and the distinct tokens apart.
 	token := driver.LeaseToken{0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef, 0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef}
-	const tokenText = "01234567-89ab-cdef-0123-456789abcdef"
 	done := func(id int64) driver.Result {
 		return driver.Result{ID: id, Attempt: 2, LeaseToken: token, Outcome: driver.OutcomeCompleted}
 	}
@@ -46,7 +47,10 @@ func TestFinishStatement(t *testing.T) {
 			if sql != "JobComplete" {
 				return
 			}
-			ids, keys, outputs := args[1].([]int64), args[2].([]string), args[3].(*string)
+			ids, keys, outputs, tokens := args[1].([]int64), args[2].([]string), args[3].(*string), args[6].([]pgtype.UUID)
+			if len(tokens) != 1 || tokens[0].Bytes != token || !tokens[0].Valid {
+				t.Fatalf("tokens %v, want the one token of the results, once", tokens)
+			}
 			if args[4] != true || args[5] != tc.results[0].Forget {
 				t.Fatalf("flow %v forget %v, want true %v", args[4], args[5], tc.results[0].Forget)
 			}
@@ -57,7 +61,7 @@ func TestFinishStatement(t *testing.T) {
 				}
 			}
 			for i, r := range tc.results {
-				if want := fmt.Sprintf("%d:%d:%s", r.ID, r.Attempt, tokenText); ids[i] != r.ID || keys[i] != want {
+				if want := fmt.Sprintf("%d:%d", r.ID, r.Attempt); ids[i] != r.ID || keys[i] != want {
 					t.Fatalf("row %d: id %d key %q, want %d and %q", i, ids[i], keys[i], r.ID, want)
 				}
 				if got := stored[fmt.Sprint(r.ID)]; string(got) != string(r.Output) {
@@ -65,5 +69,33 @@ func TestFinishStatement(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestTokenSet checks that the fence's token list holds each token of a
+// batch once, whatever the order the attempts come in.
+func TestTokenSet(t *testing.T) {
+	a, b, c := driver.LeaseToken{1}, driver.LeaseToken{2}, driver.LeaseToken{3}
+	tests := []struct {
+		in   []driver.LeaseToken
+		want []driver.LeaseToken
+	}{
+		{nil, nil},
+		{[]driver.LeaseToken{a, a, a}, []driver.LeaseToken{a}},
+		{[]driver.LeaseToken{a, b, a, c, b}, []driver.LeaseToken{a, b, c}},
+	}
+	for _, tc := range tests {
+		var s tokenSet
+		for _, tok := range tc.in {
+			s.add(tok)
+		}
+		if len(s.uuids) != len(tc.want) {
+			t.Fatalf("%v gave %d tokens, want %v", tc.in, len(s.uuids), tc.want)
+		}
+		for i, w := range tc.want {
+			if s.uuids[i].Bytes != w || !s.uuids[i].Valid {
+				t.Fatalf("%v gave %v, want %v", tc.in, s.uuids, tc.want)
+			}
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/droverhq/drover/internal/driver"
@@ -255,10 +256,12 @@ func (e *executor) finishStatement(results []driver.Result, flow bool) (string, 
 		}
 	}
 	ids, keys := make([]int64, len(results)), make([]string, len(results))
+	var tokens tokenSet
 	var outputs []byte // a JSON object by job ID; nil (SQL NULL) unless some result has one
 	for i := range results {
 		r := &results[i]
-		ids[i], keys[i] = r.ID, attemptKey(r.ID, r.Attempt, r.LeaseToken)
+		ids[i], keys[i] = r.ID, attemptKey(r.ID, r.Attempt)
+		tokens.add(r.LeaseToken)
 		if r.Output != nil {
 			if outputs == nil {
 				outputs = append(outputs, '{')
@@ -273,20 +276,36 @@ func (e *executor) finishStatement(results []driver.Result, flow bool) (string, 
 		o := string(append(outputs, '}'))
 		out = &o
 	}
-	return e.q["JobComplete"], []any{replan, ids, keys, out, flow, forget}
+	return e.q["JobComplete"], []any{replan, ids, keys, out, flow, forget, tokens.uuids}
 }
 
 // attemptKey is a job's attempt as JobComplete and JobHeartbeat test it:
-// "id:attempt:token", the token spelled as PostgreSQL prints a uuid.
-func attemptKey(id int64, attempt int, token driver.LeaseToken) string {
-	b := make([]byte, 0, 64)
+// "id:attempt". The lease token is tested apart (tokenSet).
+func attemptKey(id int64, attempt int) string {
+	b := make([]byte, 0, 24)
 	b = strconv.AppendInt(b, id, 10)
-	b = strconv.AppendInt(append(b, ':'), int64(attempt), 10)
-	return string(appendUUID(append(b, ':'), token))
+	return string(strconv.AppendInt(append(b, ':'), int64(attempt), 10))
+}
+
+// tokenSet gathers the distinct lease tokens of a batch of attempts, for
+// the "lease_token = ANY(…)" half of the fence. Attempts come grouped by
+// the claim that issued them, so comparing with the last token added
+// catches nearly every repeat, and the set stays a handful long.
+type tokenSet struct {
+	uuids []pgtype.UUID
+}
+
+func (s *tokenSet) add(t driver.LeaseToken) {
+	for i := len(s.uuids) - 1; i >= 0; i-- {
+		if s.uuids[i].Bytes == t {
+			return
+		}
+	}
+	s.uuids = append(s.uuids, pgtype.UUID{Bytes: t, Valid: true})
 }
 
 // appendUUID appends t in PostgreSQL's text form of a uuid,
-// 8-4-4-4-12 lowercase hex digits.
+// 8-4-4-4-12 lowercase hex digits, as JobFinish reads it from its JSON.
 func appendUUID(b []byte, t driver.LeaseToken) []byte {
 	const hex = "0123456789abcdef"
 	for i, c := range t {
@@ -370,10 +389,12 @@ func (e *executor) JobHeartbeat(ctx context.Context, p driver.HeartbeatParams) (
 		return res, fmt.Errorf("heartbeat: %d IDs but %d attempts and %d tokens", len(p.IDs), len(p.Attempts), len(p.Tokens))
 	}
 	keys := make([]string, len(p.IDs))
+	var tokens tokenSet
 	for i, id := range p.IDs {
-		keys[i] = attemptKey(id, p.Attempts[i], p.Tokens[i])
+		keys[i] = attemptKey(id, p.Attempts[i])
+		tokens.add(p.Tokens[i])
 	}
-	rows, err := e.db.Query(ctx, e.q["JobHeartbeat"], replan, p.IDs, keys, float64(p.Lease.Milliseconds()))
+	rows, err := e.db.Query(ctx, e.q["JobHeartbeat"], replan, p.IDs, keys, float64(p.Lease.Milliseconds()), tokens.uuids)
 	if err != nil {
 		return res, e.wrap("heartbeat", err)
 	}

@@ -430,10 +430,16 @@ SELECT id, 0 FROM waiting;
 -- error. The same fence, the same rows and the same columns returned, in a
 -- statement with half of JobFinish's planning cost (pgbench, one client,
 -- 0.25 ms against 0.49 ms), which every flush pays (replan in executor.go).
--- $1 lists the jobs' IDs and $2 the same jobs as 'id:attempt:lease token'
--- keys (the fence, as in JobFinish); $3 is a
--- JSON object of the results completed jobs store, keyed by job ID (NULL
--- when none has one); $4 is JobFinish's $3 (the flow path), and $5 is
+-- $1 lists the jobs' IDs and $2 the same jobs as 'id:attempt' keys; $6
+-- lists the distinct lease tokens of the results (one per claim they came
+-- from, so a handful). Together they are the fence: a row must match its
+-- key and hold one of the tokens. That is as strict as pairing each token
+-- with its job, because a caller can only present tokens it was given, and
+-- a job it does not hold carries a token it was not given; and it keeps the
+-- per-row work to an integer key and a uuid compared with a short array,
+-- where a per-row 'id:attempt:token' text cost a uuid's text form per row.
+-- $3 is a JSON object of the results completed jobs store, keyed by job ID
+-- (NULL when none has one); $4 is JobFinish's $3 (the flow path), and $5 is
 -- Result.Forget, the same for every result of the flush: a job is then
 -- deleted instead of moved unless it stores a result or belongs to a batch
 -- or a workflow.
@@ -447,7 +453,8 @@ SELECT id, 0 FROM waiting;
 -- flush, measured in `drover bench dag`.
 WITH done AS (
     DELETE FROM {schema}jobs j
-    WHERE j.id = ANY($1::bigint[]) AND j.id || ':' || j.attempt || ':' || j.lease_token = ANY($2::text[])
+    WHERE j.id = ANY($1::bigint[]) AND j.id || ':' || j.attempt = ANY($2::text[])
+      AND j.lease_token = ANY($6::uuid[])
       AND j.state = 'running' AND ($4 OR j.flow & 11 = 0)
     RETURNING j.*, $3::jsonb -> j.id::text AS output
 ),
@@ -472,22 +479,22 @@ SELECT id, flow & 11 FROM done;
 -- attempt; a lease is extended every third of its length, so one skipped
 -- round never lets it expire.
 --
--- $1 lists the jobs' IDs and $2 the same jobs as 'id:attempt:lease token'
--- keys, fenced as JobFinish is: a caller without the claim's token extends
--- nothing. The statement returns the jobs still held, and the caller counts the others
+-- $1 lists the jobs' IDs, $2 the same jobs as 'id:attempt' keys and $4
+-- the distinct lease tokens they were claimed with, fenced as JobComplete
+-- is: a caller without the claim's token extends nothing. The statement returns the jobs still held, and the caller counts the others
 -- lost. Every table is reached by ID, with no join, for the reason
 -- JobComplete gives.
 WITH mine AS (
     SELECT j.id, j.cancel_requested
     FROM {schema}jobs j
-    WHERE j.id = ANY($1::bigint[]) AND j.id || ':' || j.attempt || ':' || j.lease_token = ANY($2::text[])
-      AND j.state = 'running'
+    WHERE j.id = ANY($1::bigint[]) AND j.id || ':' || j.attempt = ANY($2::text[])
+      AND j.lease_token = ANY($4::uuid[]) AND j.state = 'running'
 ),
 locked AS (
     SELECT j.id
     FROM {schema}jobs j
-    WHERE j.id = ANY($1::bigint[]) AND j.id || ':' || j.attempt || ':' || j.lease_token = ANY($2::text[])
-      AND j.state = 'running'
+    WHERE j.id = ANY($1::bigint[]) AND j.id || ':' || j.attempt = ANY($2::text[])
+      AND j.lease_token = ANY($4::uuid[]) AND j.state = 'running'
     FOR UPDATE OF j SKIP LOCKED
 ),
 extended AS (
