@@ -113,7 +113,7 @@ on a loopback address, or put a TLS-terminating proxy in front (and pass
 	markNeedsStore(cmd)
 	fl := cmd.Flags()
 	fl.StringVar(&listen, "listen", "127.0.0.1:8080", "address to listen on")
-	fl.StringVar(&tokensPath, "tokens", "", "tokens file: NAME SCOPES sha256:HEX per line (default $"+envTokens+")")
+	fl.StringVar(&tokensPath, "tokens", "", "tokens file: NAME SCOPES sha256:HEX [queues=Q,...] per line (default $"+envTokens+")")
 	fl.Int64Var(&maxBody, "max-body", server.MaxBodyBytesDefault, "largest request body in bytes")
 	fl.IntVar(&maxBatch, "max-batch", server.MaxBatchDefault, "most jobs, results or attempts in one request")
 	fl.DurationVar(&maxWait, "max-wait", server.MaxWaitDefault, "longest long poll a claim may ask for")
@@ -251,6 +251,7 @@ func (c *cli) tokenCommand() *cobra.Command {
 	var (
 		name   string
 		scopes []string
+		queues []string
 	)
 	cmd := &cobra.Command{
 		Use:   "token",
@@ -260,9 +261,14 @@ func (c *cli) tokenCommand() *cobra.Command {
 stderr: the token is shown once and stored nowhere.
 
 Scopes: enqueue (insert and read jobs), work (claim, heartbeat, finish),
-admin (everything, including cancel, retry, stats and the dashboard).`,
-		Example: `  drover serve token --name billing-worker --scope work >> tokens`,
-		Args:    argsNamed(),
+admin (everything, including cancel, retry, stats and the dashboard).
+
+--queue (repeatable) restricts an enqueue or work token to those queues:
+it may enqueue, claim and read only their jobs. Admin tokens cannot be
+restricted.`,
+		Example: `  drover serve token --name billing-worker --scope work >> tokens
+  drover serve token --name billing-worker --scope work --queue billing --queue invoices >> tokens`,
+		Args: argsNamed(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			sc := make([]server.Scope, len(scopes))
 			for i, s := range scopes {
@@ -272,6 +278,9 @@ admin (everything, including cancel, retry, stats and the dashboard).`,
 			if err != nil {
 				return usagef("%v", err)
 			}
+			if err := tok.Restrict(queues); err != nil {
+				return usagef("--queue: %v", err)
+			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "token for %s (shown once, keep it secret): %s\n", name, secret)
 			_, err = fmt.Fprintln(cmd.OutOrStdout(), tok.Line())
 			return err
@@ -279,6 +288,9 @@ admin (everything, including cancel, retry, stats and the dashboard).`,
 	}
 	cmd.Flags().StringVar(&name, "name", "", "name of the token, shown in logs (required)")
 	cmd.Flags().StringSliceVar(&scopes, "scope", nil, "scopes, comma-separated: enqueue, work, admin (required)")
+	// StringArray, not StringSlice: a queue name cannot hold a comma
+	// anyway, and one flag per queue keeps the error naming one name.
+	cmd.Flags().StringArrayVar(&queues, "queue", nil, "restrict the token to this queue (repeatable; default: every queue)")
 	return cmd
 }
 

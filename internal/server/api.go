@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -163,6 +164,9 @@ func (s *Server) enqueue(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := s.checkJobs(r, req.Jobs); err != nil {
+		return err
+	}
 	ids, err := s.cfg.Client.InsertMany(s.traceContext(r), params)
 	if err != nil {
 		return err
@@ -193,6 +197,13 @@ func (s *Server) insertBatch(w http.ResponseWriter, r *http.Request) error {
 			return badRequest("callback.%v", err)
 		}
 		opts = &drover.BatchOpts{Callback: cb.Args, CallbackOpts: cb.Opts}
+	}
+	checked := req.Jobs
+	if req.Callback != nil {
+		checked = append(slices.Clip(req.Jobs), *req.Callback)
+	}
+	if err := s.checkJobs(r, checked); err != nil {
+		return err
 	}
 	b, err := s.cfg.Client.InsertBatch(s.traceContext(r), params, opts)
 	if err != nil {
@@ -228,6 +239,9 @@ func (s *Server) getBatch(w http.ResponseWriter, r *http.Request) error {
 	id, err := batchPathID(r)
 	if err != nil {
 		return err
+	}
+	if restricted(r) {
+		return batchNotFound(id)
 	}
 	b, err := s.cfg.Client.BatchGet(r.Context(), id)
 	if err != nil {
@@ -282,6 +296,9 @@ func (s *Server) batchResults(w http.ResponseWriter, r *http.Request) error {
 			return badRequest("limit %q: must be an integer from 1 to %d", v, maxResultsPage)
 		}
 	}
+	if restricted(r) {
+		return batchNotFound(id)
+	}
 	// An unknown batch is a 404, not an empty page.
 	if _, err := s.cfg.Client.BatchGet(r.Context(), id); err != nil {
 		return err
@@ -326,6 +343,17 @@ func (s *Server) jobResult(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if restricted(r) {
+		// The result does not carry the queue; read the job first, only
+		// for the tokens that need it.
+		job, err := s.cfg.Client.JobGet(r.Context(), id)
+		if err != nil {
+			return err
+		}
+		if !requestToken(r).AllowsQueue(job.Queue) {
+			return jobNotFound(id)
+		}
+	}
 	res, err := s.cfg.Client.JobResult(r.Context(), id)
 	if err != nil {
 		return err
@@ -355,6 +383,12 @@ func (s *Server) byID(w http.ResponseWriter, r *http.Request, call func(context.
 	job, err := call(r.Context(), id)
 	if err != nil {
 		return err
+	}
+	// Only reads get here with a restricted token (the actions need
+	// admin, which cannot be restricted), so the check comes after the
+	// call; a job of another queue is answered as a missing one.
+	if tok := requestToken(r); tok != nil && !tok.AllowsQueue(job.Queue) {
+		return jobNotFound(id)
 	}
 	writeJSON(w, http.StatusOK, jobjson.From(job))
 	return nil
@@ -402,6 +436,9 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request) error {
 	if err := drover.ValidateQueue(req.Queue); err != nil {
 		return err
 	}
+	if err := checkQueue(r, req.Queue); err != nil {
+		return err
+	}
 	wait := millis(req.WaitMS)
 	if req.WaitMS < 0 || wait > s.cfg.MaxWait {
 		return badRequest("wait_ms %d: must be between 0 and %d", req.WaitMS, s.cfg.MaxWait.Milliseconds())
@@ -437,6 +474,9 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request) error {
 	}
 }
 
+// finish needs no queue check for restricted tokens: a result counts
+// only with the lease token of the attempt, which only its claim handed
+// out, and the claim was checked against the token's queues.
 func (s *Server) finish(w http.ResponseWriter, r *http.Request) error {
 	var req struct {
 		Results []struct {
@@ -480,6 +520,8 @@ func (s *Server) finish(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// heartbeat needs no queue check, for the reason finish needs none: only
+// the claimer of an attempt holds its lease token.
 func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) error {
 	var req struct {
 		LeaseMS  int64 `json:"lease_ms"`

@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/droverhq/drover"
 )
 
 // Scope is a permission a token carries.
@@ -38,6 +40,45 @@ type Token struct {
 	Name   string
 	Scopes []Scope
 	Hash   [sha256.Size]byte
+	// Queues restricts the token to these queues; nil allows every queue.
+	// It lets applications of different trust share a store without one
+	// reading or working the other's jobs. Set it with Restrict, which
+	// checks the names.
+	Queues []string
+}
+
+// Restrict limits the token to queues (nil or empty: every queue). Admin
+// tokens cannot be restricted: cancel, retry, discard, stats, metrics and
+// the dashboard span queues, and a restriction that some of them ignored
+// would promise more than it keeps.
+func (t *Token) Restrict(queues []string) error {
+	if len(queues) == 0 {
+		t.Queues = nil
+		return nil
+	}
+	if slices.Contains(t.Scopes, ScopeAdmin) {
+		return fmt.Errorf("token %q: an admin token cannot be restricted to queues (admin actions and the dashboard span every queue)", t.Name)
+	}
+	seen := make(map[string]bool, len(queues))
+	for _, q := range queues {
+		if q == "*" {
+			return fmt.Errorf("token %q: queue \"*\" (every queue) cannot be listed with others", t.Name)
+		}
+		if err := drover.ValidateQueue(q); err != nil {
+			return fmt.Errorf("token %q: %w", t.Name, err)
+		}
+		if seen[q] {
+			return fmt.Errorf("token %q: queue %q is listed twice", t.Name, q)
+		}
+		seen[q] = true
+	}
+	t.Queues = slices.Clone(queues)
+	return nil
+}
+
+// AllowsQueue reports whether the token may use queue q.
+func (t *Token) AllowsQueue(q string) bool {
+	return t.Queues == nil || slices.Contains(t.Queues, q)
 }
 
 // Allows reports whether the token carries scope s.
@@ -76,7 +117,11 @@ func (t Token) Line() string {
 	for i, s := range t.Scopes {
 		names[i] = string(s)
 	}
-	return fmt.Sprintf("%s %s sha256:%s", t.Name, strings.Join(names, ","), hex.EncodeToString(t.Hash[:]))
+	line := fmt.Sprintf("%s %s sha256:%s", t.Name, strings.Join(names, ","), hex.EncodeToString(t.Hash[:]))
+	if t.Queues != nil {
+		line += " queues=" + strings.Join(t.Queues, ",")
+	}
+	return line
 }
 
 var tokenNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
@@ -98,10 +143,13 @@ func scopeList() string {
 
 // ParseTokens reads a tokens file: one token per line as
 //
-//	NAME SCOPE[,SCOPE…] sha256:HEX
+//	NAME SCOPE[,SCOPE…] sha256:HEX [queues=QUEUE[,QUEUE…]]
 //
-// with blank lines and lines starting with # ignored. `drover serve token`
-// prints such lines. Errors name the line.
+// with blank lines and lines starting with # ignored. The optional
+// queues= field restricts the token to those queues (see Token.Restrict);
+// "queues=*", like its absence, allows every queue, so that a file can say
+// so explicitly. `drover serve token` prints such lines. Errors name the
+// line.
 func ParseTokens(r io.Reader) ([]Token, error) {
 	var toks []Token
 	names := map[string]bool{}
@@ -113,8 +161,8 @@ func ParseTokens(r io.Reader) ([]Token, error) {
 			continue
 		}
 		fields := strings.Fields(line)
-		if len(fields) != 3 {
-			return nil, fmt.Errorf("line %d: want NAME SCOPES sha256:HEX, got %d fields", n, len(fields))
+		if len(fields) != 3 && len(fields) != 4 {
+			return nil, fmt.Errorf("line %d: want NAME SCOPES sha256:HEX [queues=Q,…], got %d fields", n, len(fields))
 		}
 		tok := Token{Name: fields[0]}
 		if err := validateTokenName(tok.Name); err != nil {
@@ -137,6 +185,17 @@ func ParseTokens(r io.Reader) ([]Token, error) {
 		copy(tok.Hash[:], raw)
 		if hashes[tok.Hash] {
 			return nil, fmt.Errorf("line %d: the same token hash appears twice", n)
+		}
+		if len(fields) == 4 {
+			list, ok := strings.CutPrefix(fields[3], "queues=")
+			if !ok || list == "" {
+				return nil, fmt.Errorf("line %d: the fourth field must be queues=Q[,Q…] or queues=*", n)
+			}
+			if list != "*" {
+				if err := tok.Restrict(strings.Split(list, ",")); err != nil {
+					return nil, fmt.Errorf("line %d: %w", n, err)
+				}
+			}
 		}
 		names[tok.Name], hashes[tok.Hash] = true, true
 		toks = append(toks, tok)

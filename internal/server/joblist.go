@@ -40,6 +40,9 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	p := drover.JobListParams{Queue: q.Get("queue"), Kind: q.Get("kind")}
+	if err := checkListQueue(r, p.Queue); err != nil {
+		return err
+	}
 	for _, v := range q["state"] {
 		// An empty value filters nothing, as an empty queue or kind
 		// does; an empty state inside a list is an error.

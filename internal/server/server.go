@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -158,6 +159,13 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxConnections < 1 {
 		return nil, fmt.Errorf("server: max connections %d must be at least 1", cfg.MaxConnections)
+	}
+	for _, tok := range cfg.Tokens {
+		// Restrict refuses these; a Token built by hand could still carry
+		// both, and the admin routes do not check queues.
+		if tok.Queues != nil && slices.Contains(tok.Scopes, ScopeAdmin) {
+			return nil, fmt.Errorf("server: token %q: an admin token cannot be restricted to queues", tok.Name)
+		}
 	}
 	s := &Server{cfg: cfg, sessions: newSessions(cfg.SessionTTL), waiter: newWaiter(), inflight: newInflight(),
 		metrics: newMetrics(cfg.Client, cfg.PoolStats, cfg.MaxLabelValues, cfg.LabelTTL), history: &history{}, pages: newPages(),
