@@ -217,22 +217,6 @@ func (s *Server) insertBatch(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// batchJSON is a batch's progress as JSON.
-type batchJSON struct {
-	ID            int64            `json:"id"`
-	Total         int64            `json:"total"`
-	Counts        map[string]int64 `json:"counts"`
-	CallbackJobID int64            `json:"callback_job_id,omitempty"`
-	CreatedAt     time.Time        `json:"created_at"`
-	FinishedAt    *time.Time       `json:"finished_at"`
-}
-
-func batchFrom(b *drover.Batch) batchJSON {
-	return batchJSON{ID: b.ID, Total: b.Total, CallbackJobID: b.CallbackJobID, CreatedAt: b.CreatedAt, FinishedAt: b.FinishedAt,
-		Counts: map[string]int64{"pending": b.Pending, "running": b.Running, "failed": b.Failed,
-			"completed": b.Completed, "cancelled": b.Cancelled, "discarded": b.Discarded}}
-}
-
 func batchPathID(r *http.Request) (int64, error) { return parseID("batch", r.PathValue("id")) }
 
 func (s *Server) getBatch(w http.ResponseWriter, r *http.Request) error {
@@ -247,7 +231,7 @@ func (s *Server) getBatch(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, batchFrom(b))
+	writeJSON(w, http.StatusOK, jobjson.FromBatch(b))
 	return nil
 }
 

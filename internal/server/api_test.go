@@ -15,9 +15,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droversqlite"
-	"github.com/droverhq/drover/internal/driver"
 	"github.com/droverhq/drover/internal/server"
-	"github.com/droverhq/drover/internal/storeurl"
 	"github.com/droverhq/drover/internal/waitfor"
 )
 
@@ -431,17 +429,7 @@ func TestReadiness(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer d.Close()
-		client, err := drover.NewClient(d, &drover.Config{Logger: quietLogger()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		b := setup(t, func(*testing.T) (driver.Driver, storeurl.Client) { return d, client })
-		var ready struct {
-			Ready  bool              `json:"ready"`
-			Checks map[string]string `json:"checks"`
-		}
-		b.must(t, http.StatusServiceUnavailable, server.ScopeAdmin, "GET", "/readyz", nil).decode(t, &ready)
-		if ready.Ready || !strings.Contains(ready.Checks["schema"], "drover migrate") {
+		if ready := readinessOf(t, d); ready.Ready || !strings.Contains(ready.Checks["schema"], "drover migrate") {
 			t.Fatalf("readyz on an unmigrated store = %+v", ready)
 		}
 	})

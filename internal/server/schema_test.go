@@ -34,17 +34,27 @@ func TestReadinessOnNewerSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if ready := readinessOf(t, d); ready.Ready || !strings.Contains(ready.Checks["schema"], "upgrade drover") {
+		t.Fatalf("readyz on a newer schema = %+v", ready)
+	}
+}
+
+// readiness is what /readyz answers.
+type readiness struct {
+	Ready  bool              `json:"ready"`
+	Checks map[string]string `json:"checks"`
+}
+
+// readinessOf serves d and asks /readyz, which must answer 503: the
+// callers give stores that are not ready.
+func readinessOf(t *testing.T, d *droversqlite.Driver) readiness {
+	t.Helper()
 	client, err := drover.NewClient(d, &drover.Config{Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	b := setup(t, func(*testing.T) (driver.Driver, storeurl.Client) { return d, client })
-	var ready struct {
-		Ready  bool              `json:"ready"`
-		Checks map[string]string `json:"checks"`
-	}
+	var ready readiness
 	b.must(t, http.StatusServiceUnavailable, server.ScopeAdmin, "GET", "/readyz", nil).decode(t, &ready)
-	if ready.Ready || !strings.Contains(ready.Checks["schema"], "upgrade drover") {
-		t.Fatalf("readyz on a newer schema = %+v", ready)
-	}
+	return ready
 }
