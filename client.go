@@ -233,6 +233,9 @@ type Client[TTx any] struct {
 	periodic  []periodicEntry
 	// limited is set when a queue has cluster-wide limits (limits.go).
 	limited bool
+	// storedLimits caches the limits stored for queues that remote
+	// workers claim from (limits.go).
+	storedLimits limitCache
 }
 
 // NewClient returns a client on d. Nothing runs until Start.

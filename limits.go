@@ -1,6 +1,8 @@
 package drover
 
 import (
+	"context"
+	"sync"
 	"time"
 
 	"github.com/droverhq/drover/internal/driver"
@@ -59,4 +61,59 @@ func (c *Client[TTx]) wakeLimited(results []driver.Result) {
 			}
 		}
 	}
+}
+
+// remoteLimit returns the limits a remote claim of queue must respect. A
+// remote worker brings no configuration, so the limits come from the store,
+// where every limited claim of a Go client writes its queue's limits;
+// without this a remote claim ignored them (GlobalMaxWorkers 1, a remote
+// claim took 5 jobs). This client's own configuration, when it limits the
+// queue, wins, as it does for its own claims.
+func (c *Client[TTx]) remoteLimit(ctx context.Context, queue string) (*driver.QueueLimit, error) {
+	if l := c.config.Queues[queue].limit(); l != nil {
+		return l, nil
+	}
+	return c.storedLimits.get(ctx, queue, c.driver.QueueLimitGet)
+}
+
+// limitCacheTTL is how long a queue's stored limits are reused. Long enough
+// that remote claims of a busy queue cost no extra statement each; short
+// enough that a limit set or changed by a Go client's configuration reaches
+// remote claims within a second.
+const limitCacheTTL = time.Second
+
+// maxCachedLimits bounds the queues whose stored limits are remembered.
+const maxCachedLimits = 1024
+
+// limitCache remembers, per queue, the limits last read from the store.
+type limitCache struct {
+	mu      sync.Mutex
+	entries map[string]limitEntry
+}
+
+type limitEntry struct {
+	limit *driver.QueueLimit
+	read  time.Time
+}
+
+func (lc *limitCache) get(ctx context.Context, queue string, read func(context.Context, string) (*driver.QueueLimit, error)) (*driver.QueueLimit, error) {
+	lc.mu.Lock()
+	e, ok := lc.entries[queue]
+	lc.mu.Unlock()
+	if ok && time.Since(e.read) < limitCacheTTL {
+		return e.limit, nil
+	}
+	l, err := read(ctx, queue)
+	if err != nil {
+		return nil, err
+	}
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	if lc.entries == nil || len(lc.entries) >= maxCachedLimits {
+		// Remote workers name queues freely: start over rather than grow
+		// without bound.
+		lc.entries = map[string]limitEntry{}
+	}
+	lc.entries[queue] = limitEntry{limit: l, read: time.Now()}
+	return l, nil
 }

@@ -69,7 +69,11 @@ func (c *Client[TTx]) Claim(ctx context.Context, p ClaimParams) ([]*JobRow, erro
 	if p.Lease < MinRemoteLease || p.Lease > MaxRemoteLease {
 		return nil, invalidf("lease %s: must be between %s and %s", p.Lease, MinRemoteLease, MaxRemoteLease)
 	}
-	rows, err := c.driver.JobClaim(ctx, driver.ClaimParams{Queue: p.Queue, Max: p.Max, Owner: p.Owner, Lease: p.Lease})
+	limit, err := c.remoteLimit(ctx, p.Queue)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := c.driver.JobClaim(ctx, driver.ClaimParams{Queue: p.Queue, Max: p.Max, Owner: p.Owner, Lease: p.Lease, Limit: limit})
 	if err != nil {
 		return nil, err
 	}

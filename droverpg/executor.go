@@ -698,6 +698,19 @@ func (e *executor) LeaderElect(ctx context.Context, p driver.LeaderParams) (bool
 	return holder == p.ID, nil
 }
 
+func (e *executor) QueueLimitGet(ctx context.Context, queue string) (*driver.QueueLimit, error) {
+	var maxRunning, rate int
+	var periodMS int64
+	err := e.db.QueryRow(ctx, e.q["QueueLimitGet"], queue).Scan(&maxRunning, &rate, &periodMS)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, e.wrap("read queue limits", err)
+	}
+	return driver.StoredQueueLimit(maxRunning, rate, periodMS), nil
+}
+
 func (e *executor) LeaderResign(ctx context.Context, name, id string) error {
 	_, err := e.db.Exec(ctx, e.q["LeaderResign"], name, id)
 	return e.wrap("resign leader", err)

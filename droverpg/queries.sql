@@ -320,6 +320,11 @@ SET max_running = excluded.max_running,
 -- transaction, which holds the queue's row since QueueLimitTake.
 UPDATE {schema}queue_limits SET tokens = tokens - $2 WHERE queue = $1 AND rate > 0;
 
+-- name: QueueLimitGet
+-- The limits stored for queue $1 by the limited claims of Go clients, for
+-- remote claims to apply.
+SELECT max_running, rate, period_ms FROM {schema}queue_limits WHERE queue = $1;
+
 -- name: QueueLimitRoom
 -- How many jobs the claim may take, at most $2: the queue's rows claimed
 -- under its limits and still running (counted from jobs_limited_idx) stay

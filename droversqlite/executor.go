@@ -1096,6 +1096,20 @@ func (e *executor) LeaderElect(ctx context.Context, p driver.LeaderParams) (bool
 	return holder != "" && holder == p.ID, nil
 }
 
+func (e *executor) QueueLimitGet(ctx context.Context, queue string) (*driver.QueueLimit, error) {
+	var lim *driver.QueueLimit
+	err := e.query(ctx, nil, e.reader, "QueueLimitGet", func(rows *sql.Rows) error {
+		var maxRunning, rate int
+		var periodMS int64
+		if err := rows.Scan(&maxRunning, &rate, &periodMS); err != nil {
+			return err
+		}
+		lim = driver.StoredQueueLimit(maxRunning, rate, periodMS)
+		return nil
+	}, queue)
+	return lim, e.wrap("read queue limits", err)
+}
+
 func (e *executor) LeaderResign(ctx context.Context, name, id string) error {
 	_, err := e.exec(ctx, nil, "LeaderResign", name, id)
 	return e.wrap("resign leader", err)

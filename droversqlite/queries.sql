@@ -180,6 +180,11 @@ RETURNING max(0, min(?6,
         ELSE ?6 END,
     CASE WHEN rate > 0 THEN CAST(tokens AS INTEGER) ELSE ?6 END));
 
+-- name: QueueLimitGet
+-- The limits stored for queue ?1 by the limited claims of Go clients, for
+-- remote claims to apply.
+SELECT max_running, rate, period_ms FROM {schema}queue_limits WHERE queue = ?1;
+
 -- name: QueueLimitSpend
 -- ?1 queue, ?2 jobs just claimed under its limits: each spends a token.
 UPDATE {schema}queue_limits SET tokens = tokens - ?2 WHERE queue = ?1 AND rate > 0;

@@ -207,6 +207,11 @@ type Executor interface {
 	// distinct.
 	PeriodicTicksRecord(ctx context.Context, names []string, ticks []time.Time) error
 
+	// QueueLimitGet returns the cluster-wide limits stored for queue (the
+	// row QueueLimit claims write), or nil when none are stored. Remote
+	// claims, which carry no client configuration, apply them.
+	QueueLimitGet(ctx context.Context, queue string) (*QueueLimit, error)
+
 	// LeaderElect takes or keeps the named leadership for ID until TTL
 	// from now and reports whether ID holds it.
 	LeaderElect(ctx context.Context, p LeaderParams) (bool, error)
@@ -397,6 +402,15 @@ func (a ClaimPosition) Before(b ClaimPosition) bool { return a.Compare(b) < 0 }
 // shares.
 func SortClaimed(rows []*JobRow) {
 	slices.SortFunc(rows, func(a, b *JobRow) int { return PositionOf(a).Compare(PositionOf(b)) })
+}
+
+// StoredQueueLimit makes a QueueLimit of a stored queue_limits row, or nil
+// when the row limits nothing.
+func StoredQueueLimit(maxRunning, rate int, periodMS int64) *QueueLimit {
+	if maxRunning == 0 && rate == 0 {
+		return nil
+	}
+	return &QueueLimit{MaxRunning: maxRunning, Rate: rate, Period: time.Duration(periodMS) * time.Millisecond}
 }
 
 // QueueLimit is a queue's cluster-wide limits; zero fields mean none.
