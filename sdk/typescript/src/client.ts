@@ -70,6 +70,32 @@ export class Client {
     return { id: out.id, jobIds: out.ids, callbackJobId: out.callback_job_id || null };
   }
 
+  /**
+   * Inserts a workflow's steps, each after the steps it depends on, and
+   * returns the job id of every step by name. The API takes dependencies as
+   * ids of stored jobs, so the steps go in one request per level of the
+   * graph: unlike a Go workflow this is not all or none (if a later level
+   * fails, the earlier ones are stored and will run).
+   */
+  async insertWorkflow(workflow: Workflow): Promise<Record<string, number>> {
+    const ids: Record<string, number> = {};
+    let remaining = [...workflow.steps];
+    while (remaining.length > 0) {
+      const ready = remaining.filter((s) => s.after.every((d) => d in ids));
+      if (ready.length === 0) {
+        throw new Error(`workflow: steps ${remaining.map((s) => s.name).join(", ")} depend on each other in a cycle`);
+      }
+      const specs = ready.map((s) => {
+        const deps = [...s.after.map((d) => ids[d]!), ...(s.spec.dependsOn ?? [])];
+        return { ...s.spec, dependsOn: deps.length > 0 ? deps : undefined };
+      });
+      const got = await this.insertMany(specs);
+      ready.forEach((s, i) => (ids[s.name] = got[i]!));
+      remaining = remaining.filter((s) => !(s.name in ids));
+    }
+    return ids;
+  }
+
   /** One job, waiting, running or finished, with its last errors. */
   async getJob<A = unknown>(id: number): Promise<Job<A>> {
     return this.#t.request<Job<A>>("GET", `/v1/jobs/${positive(id)}`);
@@ -146,5 +172,41 @@ export class Client {
 
   async discard(id: number): Promise<Job> {
     return this.#t.request<Job>("POST", `/v1/jobs/${positive(id)}/discard`);
+  }
+}
+
+/** A step of a {@link Workflow}. */
+export interface Step {
+  readonly name: string;
+  readonly spec: JobSpec;
+  /** Names of the steps this one runs after. */
+  readonly after: readonly string[];
+}
+
+/**
+ * Jobs with dependencies between them, inserted with
+ * {@link Client.insertWorkflow}:
+ *
+ * ```ts
+ * const wf = new Workflow();
+ * const fetch = wf.add("fetch", { kind: "fetch", args: { url } });
+ * const thumb = wf.add("thumb", { kind: "thumbnail" }, [fetch]);
+ * wf.add("notify", { kind: "notify" }, [fetch, thumb]);
+ * ```
+ *
+ * A step runs once every step it comes after has completed.
+ */
+export class Workflow {
+  readonly steps: Step[] = [];
+
+  add(name: string, spec: JobSpec, after: ReadonlyArray<string | Step> = []): Step {
+    if (this.steps.some((s) => s.name === name)) throw new Error(`workflow: step name ${JSON.stringify(name)} is used twice`);
+    const names = after.map((a) => (typeof a === "string" ? a : a.name));
+    for (const n of names) {
+      if (!this.steps.some((s) => s.name === n)) throw new Error(`workflow: step ${JSON.stringify(name)} comes after unknown step ${JSON.stringify(n)}`);
+    }
+    const step: Step = { name, spec, after: names };
+    this.steps.push(step);
+    return step;
   }
 }

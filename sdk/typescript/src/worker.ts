@@ -320,6 +320,9 @@ export class Worker {
       `worker ${this.workerId}: queues ${this.#opts.queues.join(",")}, concurrency ${this.#opts.concurrency}, kinds ${this.kinds.join(",")}`,
     );
     this.#done = this.#lifecycle();
+    // Marked handled here, so that a worker whose error nobody awaits does
+    // not crash the process with an unhandled rejection; done still rejects.
+    this.#done.catch(() => {});
   }
 
   /** Settles once the worker has stopped: rejects with the error that stopped it (a bad token, a refused queue). */

@@ -1,7 +1,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { setTimeout as delay } from "node:timers/promises";
-import { Cancel, Retry, UnauthorizedError, Worker, type Client, type WorkerOptions } from "../src/index.js";
+import { Cancel, Retry, UnauthorizedError, Worker, Workflow, type Client, type WorkerOptions } from "../src/index.js";
 import { Server, allIn, backends, newQueue, quiet, states, waitFor } from "./helpers.js";
 
 function flakyInner(n: number): never {
@@ -169,6 +169,38 @@ for (const backend of backends()) {
       await w.stop();
       const s = await states(client, queue);
       assert.deepEqual(ids.map((i) => s.get(i)).sort(), ["available", "available", "completed", "completed"]);
+    });
+
+    test("a workflow runs in dependency order; a batch's results hold the return values", async () => {
+      const queue = newQueue();
+      const order: string[] = [];
+      const w = makeWorker(queue, { concurrency: 4 });
+      w.register<{ step: string }>("step", (job) => {
+        order.push(job.args.step);
+        return `${job.args.step}!`;
+      });
+      const wf = new Workflow();
+      const a = wf.add("a", { kind: "step", args: { step: "a" }, queue });
+      const b = wf.add("b", { kind: "step", args: { step: "b" }, queue }, [a]);
+      wf.add("c", { kind: "step", args: { step: "c" }, queue }, [a, b]);
+      const ids = await client.insertWorkflow(wf);
+      const batch = await client.insertBatch(
+        Array.from({ length: 5 }, (_, i) => ({ kind: "step", args: { step: `m${i}` }, queue })),
+        { kind: "step", args: { step: "callback" }, queue },
+      );
+      w.start();
+      try {
+        await waitFor(() => allIn(client, queue, "completed"), "every job completed");
+      } finally {
+        await w.stop();
+      }
+      assert.deepEqual(order.filter((s) => s.length === 1), ["a", "b", "c"]);
+      assert.equal((await client.jobResult(ids["c"]!)).result, "c!");
+      const results = [];
+      for await (const r of client.batchResultsAll(batch.id)) results.push(r.result);
+      assert.deepEqual(results, ["m0!", "m1!", "m2!", "m3!", "m4!"]);
+      assert.equal((await client.getBatch(batch.id)).counts.completed, 5);
+      assert.throws(() => wf.add("d", { kind: "step" }, ["nope"]), /unknown step/);
     });
 
     test("a bad token stops the worker with UnauthorizedError", async () => {
