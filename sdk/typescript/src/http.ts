@@ -48,13 +48,12 @@ export class Transport {
     const headers: Record<string, string> = {
       Authorization: "Bearer " + this.#token,
       Accept: "application/json",
+      // Sent with every request (the server wants it on every body; a GET ignores it).
+      "Content-Type": "application/json",
       "User-Agent": `drover-typescript/${VERSION}`,
     };
     let data: string | undefined;
-    if (body !== undefined || method === "POST") {
-      data = JSON.stringify(body ?? {});
-      headers["Content-Type"] = "application/json";
-    }
+    if (body !== undefined || method === "POST") data = JSON.stringify(body ?? {});
     const timeout = AbortSignal.timeout(opts.timeoutMs ?? this.timeoutMs);
     const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
     let status: number;
