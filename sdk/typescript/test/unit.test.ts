@@ -118,6 +118,10 @@ test("worker sends bearer and JSON content type, echoes lease tokens, drops a lo
   w.start();
   await waitFor(() => reason !== undefined, "the lost lease to reach the handler", 5000);
   await w.stop();
+  const c = new Client(url, "tok");
+  await assert.rejects(c.getJob(5), (e: unknown) => e instanceof NotFoundError && e.serverMessage === "no" && e.path === "/v1/jobs/5");
+  await assert.rejects(c.cancel(5), NotFoundError);
+  assert.deepEqual(seen.slice(-2).map((s) => s.path), ["/v1/jobs/5", "/v1/jobs/5/cancel"]);
   srv.close();
   for (const s of seen) {
     assert.equal(s.auth, "Bearer tok");
