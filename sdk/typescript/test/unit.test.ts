@@ -143,3 +143,56 @@ test("client errors carry the server's message; a refused connection is a Connec
   assert.throws(() => new Client("ftp://x", "t"), /want http/);
   assert.throws(() => new Client("http://x", ""), /token/);
 });
+
+test("503 and refused connections are retried with backoff; unacknowledged results are sent again", async () => {
+  let finishes = 0;
+  const claimMax: number[] = [];
+  let claimed = false;
+  const srv = createServer((req, res) => {
+    let data = "";
+    req.on("data", (c) => (data += c));
+    req.on("end", () => {
+      const body = data ? JSON.parse(data) : {};
+      res.setHeader("Content-Type", "application/json");
+      if (req.url === "/v1/claim") {
+        claimMax.push(body.max);
+        if (claimMax.length <= 2) {
+          res.statusCode = 503;
+          res.end('{"error":"store unreachable","status":503}');
+          return;
+        }
+        if (claimed) {
+          setTimeout(() => res.end('{"jobs":[]}'), 100);
+          return;
+        }
+        claimed = true;
+        res.end(JSON.stringify({ jobs: [{ id: 9, state: "running", queue: "default", kind: "k", priority: 0, args: {}, tags: [],
+          attempt: 3, max_attempts: 25, errors: [], error_count: 0, created_at: "2026-01-01T00:00:00Z",
+          run_at: "2026-01-01T00:00:00Z", cancel_requested: false, lease_token: "c".repeat(32) }] }));
+      } else if (req.url === "/v1/finish") {
+        finishes++;
+        if (finishes < 3) {
+          res.statusCode = 503;
+          res.end('{"error":"not ready","status":503}');
+          return;
+        }
+        res.end(JSON.stringify({ accepted: [9], rejected: [] }));
+      } else {
+        res.end('{"lost":[],"cancel_requested":[]}');
+      }
+    });
+  });
+  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
+  const addr = srv.address();
+  const url = `http://127.0.0.1:${typeof addr === "object" && addr ? addr.port : 0}`;
+  const w = new Worker({ url, token: "tok", concurrency: 3, pollWaitMs: 100, maxBackoffMs: 200, logger: quiet });
+  w.register("k", () => "r");
+  w.start();
+  await waitFor(() => finishes >= 3, "the result to be accepted on the third try", 5000);
+  await w.stop();
+  srv.close();
+  assert.equal(finishes, 3);
+  assert.ok(claimMax.length >= 3);
+  assert.equal(claimMax[0], 3);
+  assert.ok(claimMax.every((m) => m >= 1 && m <= 3), `claims asked for ${claimMax.join(",")}`);
+});
