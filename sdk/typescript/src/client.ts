@@ -1,0 +1,212 @@
+import { Transport } from "./http.js";
+import {
+  specToJSON,
+  type Batch,
+  type InsertOptions,
+  type InsertedBatch,
+  type Job,
+  type JobPage,
+  type JobResult,
+  type JobSpec,
+  type JobState,
+  type ResultPage,
+} from "./types.js";
+
+export interface ClientOptions {
+  /** Milliseconds before a request is abandoned; default 30 s. */
+  timeoutMs?: number;
+}
+
+export interface ListJobsOptions {
+  state?: JobState | JobState[];
+  queue?: string;
+  kind?: string;
+  after?: number;
+  /** At most 1,000; default 100. */
+  limit?: number;
+}
+
+function positive(id: number, what = "id"): number {
+  if (!Number.isSafeInteger(id) || id <= 0) throw new TypeError(`${what} ${id}: want a positive integer`);
+  return id;
+}
+
+/**
+ * A client of one `drover serve`.
+ *
+ * Inserting needs a token with the `enqueue` scope; cancel, retry, discard
+ * and stats need `admin`. Methods throw a {@link DroverError} subclass; the
+ * client never retries an insert on its own (a ConnectionError leaves it
+ * unknown whether the job was stored; use `uniqueKey` to make a retry safe).
+ */
+export class Client {
+  readonly #t: Transport;
+
+  constructor(url: string, token: string, options: ClientOptions = {}) {
+    this.#t = new Transport(url, token, options.timeoutMs ?? 30_000);
+  }
+
+  /** Inserts one job and returns its id (0 when `uniqueKey` skipped it as a duplicate). */
+  async insert<A = unknown>(kind: string, args?: A, options: InsertOptions = {}): Promise<number> {
+    const ids = await this.insertMany([{ ...options, kind, args }]);
+    return ids[0] ?? 0;
+  }
+
+  /** Inserts jobs in one request, all or none; returns their ids in order (0 for a skipped duplicate). */
+  async insertMany(jobs: JobSpec[]): Promise<number[]> {
+    const out = await this.#t.request<{ ids: number[] }>("POST", "/v1/jobs", { jobs: jobs.map(specToJSON) });
+    return out.ids;
+  }
+
+  /** Inserts jobs as one batch, all or none, with an optional callback job run once every member ended. */
+  async insertBatch(jobs: JobSpec[], callback?: JobSpec): Promise<InsertedBatch> {
+    const body: Record<string, unknown> = { jobs: jobs.map(specToJSON) };
+    if (callback) body["callback"] = specToJSON(callback);
+    const out = await this.#t.request<{ id: number; ids: number[]; callback_job_id?: number | null }>(
+      "POST",
+      "/v1/batches",
+      body,
+    );
+    return { id: out.id, jobIds: out.ids, callbackJobId: out.callback_job_id || null };
+  }
+
+  /**
+   * Inserts a workflow's steps, each after the steps it depends on, and
+   * returns the job id of every step by name. The API takes dependencies as
+   * ids of stored jobs, so the steps go in one request per level of the
+   * graph: unlike a Go workflow this is not all or none (if a later level
+   * fails, the earlier ones are stored and will run).
+   */
+  async insertWorkflow(workflow: Workflow): Promise<Record<string, number>> {
+    const ids: Record<string, number> = {};
+    let remaining = [...workflow.steps];
+    while (remaining.length > 0) {
+      const ready = remaining.filter((s) => s.after.every((d) => d in ids));
+      if (ready.length === 0) {
+        throw new Error(`workflow: steps ${remaining.map((s) => s.name).join(", ")} depend on each other in a cycle`);
+      }
+      const specs = ready.map((s) => {
+        const deps = [...s.after.map((d) => ids[d]!), ...(s.spec.dependsOn ?? [])];
+        return { ...s.spec, dependsOn: deps.length > 0 ? deps : undefined };
+      });
+      const got = await this.insertMany(specs);
+      ready.forEach((s, i) => (ids[s.name] = got[i]!));
+      remaining = remaining.filter((s) => !(s.name in ids));
+    }
+    return ids;
+  }
+
+  /** One job, waiting, running or finished, with its last errors. */
+  async getJob<A = unknown>(id: number): Promise<Job<A>> {
+    return this.#t.request<Job<A>>("GET", `/v1/jobs/${positive(id)}`);
+  }
+
+  /** One keyset page of jobs in id order. */
+  async listJobs(options: ListJobsOptions = {}): Promise<JobPage> {
+    const state = Array.isArray(options.state) ? options.state.join(",") : options.state;
+    const out = await this.#t.request<{ jobs: Job[]; next_after?: number | null }>("GET", "/v1/jobs", undefined, {
+      query: { state, queue: options.queue, kind: options.kind, after: options.after, limit: options.limit },
+    });
+    return { jobs: out.jobs, nextAfter: out.next_after || null };
+  }
+
+  /** Every job of the filter, a page at a time: `for await (const job of client.jobs({queue}))`. */
+  async *jobs(options: Omit<ListJobsOptions, "after"> = {}): AsyncGenerator<Job, void, undefined> {
+    let after: number | undefined;
+    for (;;) {
+      const page = await this.listJobs({ limit: 500, ...options, after });
+      yield* page.jobs;
+      if (page.nextAfter === null) return;
+      after = page.nextAfter;
+    }
+  }
+
+  /** A job's state and result (null unless it completed with one). */
+  async jobResult<R = unknown>(id: number): Promise<JobResult<R>> {
+    return this.#t.request<JobResult<R>>("GET", `/v1/jobs/${positive(id)}/result`);
+  }
+
+  async getBatch(id: number): Promise<Batch> {
+    return this.#t.request<Batch>("GET", `/v1/batches/${positive(id)}`);
+  }
+
+  /** One page of a batch's ended members with their results. */
+  async batchResults(id: number, options: { after?: number; limit?: number } = {}): Promise<ResultPage> {
+    const out = await this.#t.request<{ results: JobResult[]; next_after?: number | null }>(
+      "GET",
+      `/v1/batches/${positive(id)}/results`,
+      undefined,
+      { query: { after: options.after, limit: options.limit } },
+    );
+    return { results: out.results, nextAfter: out.next_after || null };
+  }
+
+  /** Every ended member of a batch with its result. */
+  async *batchResultsAll(id: number): AsyncGenerator<JobResult, void, undefined> {
+    let after: number | undefined;
+    for (;;) {
+      const page = await this.batchResults(id, { after, limit: 500 });
+      yield* page.results;
+      if (page.nextAfter === null) return;
+      after = page.nextAfter;
+    }
+  }
+
+  /** Jobs by state (admin scope). */
+  async stats(queue?: string): Promise<Record<string, number>> {
+    const out = await this.#t.request<{ counts: Record<string, number> }>("GET", "/v1/stats", undefined, {
+      query: { queue },
+    });
+    return out.counts;
+  }
+
+  /** Cancels a waiting job, or asks the worker running it to stop (its handler's signal aborts). */
+  async cancel(id: number): Promise<Job> {
+    return this.#t.request<Job>("POST", `/v1/jobs/${positive(id)}/cancel`);
+  }
+
+  /** Makes a finished or waiting job available now (409 when it cannot be retried). */
+  async retry(id: number): Promise<Job> {
+    return this.#t.request<Job>("POST", `/v1/jobs/${positive(id)}/retry`);
+  }
+
+  async discard(id: number): Promise<Job> {
+    return this.#t.request<Job>("POST", `/v1/jobs/${positive(id)}/discard`);
+  }
+}
+
+/** A step of a {@link Workflow}. */
+export interface Step {
+  readonly name: string;
+  readonly spec: JobSpec;
+  /** Names of the steps this one runs after. */
+  readonly after: readonly string[];
+}
+
+/**
+ * Jobs with dependencies between them, inserted with
+ * {@link Client.insertWorkflow}:
+ *
+ * ```ts
+ * const wf = new Workflow();
+ * const fetch = wf.add("fetch", { kind: "fetch", args: { url } });
+ * const thumb = wf.add("thumb", { kind: "thumbnail" }, [fetch]);
+ * wf.add("notify", { kind: "notify" }, [fetch, thumb]);
+ * ```
+ *
+ * A step runs once every step it comes after has completed.
+ */
+export class Workflow {
+  readonly steps: Step[] = [];
+
+  add(name: string, spec: JobSpec, after: ReadonlyArray<string | Step> = []): Step {
+    if (this.steps.some((s) => s.name === name)) throw new Error(`workflow: step name ${JSON.stringify(name)} is used twice`);
+    const names = after.map((a) => (typeof a === "string" ? a : a.name));
+    for (const n of names) {
+      if (!this.steps.some((s) => s.name === n)) throw new Error(`workflow: step ${JSON.stringify(name)} comes after unknown step ${JSON.stringify(n)}`);
+    }
+    const step: Step = { name, spec, after: names };
+    this.steps.push(step);
+    return step;
+  }
+}

@@ -1,0 +1,35 @@
+export { Client, Workflow, type Step, type ClientOptions, type ListJobsOptions } from "./client.js";
+export {
+  Worker,
+  Cancel,
+  Retry,
+  Backoff,
+  encodeResult,
+  MAX_RESULT_BYTES,
+  MAX_ERROR_BYTES,
+  type WorkerOptions,
+  type Handler,
+  type HandlerOptions,
+  type JobContext,
+  type ClaimedJob,
+  type CancelReason,
+  type Logger,
+} from "./worker.js";
+export {
+  DroverError,
+  ValidationError,
+  AuthError,
+  UnauthorizedError,
+  ForbiddenError,
+  NotFoundError,
+  ConflictError,
+  PayloadTooLargeError,
+  RetryableError,
+  RateLimitedError,
+  UnavailableError,
+  ServerError,
+  ConnectionError,
+  errorForStatus,
+} from "./errors.js";
+export type * from "./types.js";
+export type { components, operations, paths } from "./generated/api.js";

@@ -1,0 +1,119 @@
+import type { components } from "./generated/api.js";
+
+type Schemas = components["schemas"];
+
+/** The state of a job. */
+export type JobState = Schemas["Job"]["state"];
+/** One recorded attempt error, with its stack trace. */
+export type AttemptError = Schemas["AttemptError"];
+/** JSON metadata of a job. */
+export type Metadata = Record<string, unknown>;
+
+/**
+ * A job as the server returns it (generated from the OpenAPI document).
+ * `A` types `args`; it is not checked at run time.
+ */
+export type Job<A = unknown> = Omit<Schemas["Job"], "args" | "metadata"> & {
+  args: A;
+  metadata?: Metadata;
+};
+
+/** A job's state and result (null unless it completed with one). */
+export type JobResult<R = unknown> = Omit<Schemas["JobResult"], "result"> & { result: R | null };
+/** A batch's progress. */
+export type Batch = Schemas["Batch"];
+/** The outcome of a finished attempt, as sent to /v1/finish. */
+export type AttemptResult = Schemas["AttemptResult"];
+/** An attempt named in a heartbeat. */
+export type AttemptRef = Schemas["AttemptRef"];
+
+/** Insert options of a job (the fields of `EnqueueJob` besides kind and args). */
+export interface InsertOptions {
+  queue?: string;
+  /** Lower runs first. */
+  priority?: number;
+  /** Schedule the job; a Date or an RFC 3339 string. */
+  runAt?: Date | string;
+  /** 0 or absent: the server's default (25). */
+  maxAttempts?: number;
+  tags?: string[];
+  metadata?: Metadata;
+  timeoutMs?: number;
+  /** Stored jobs this one waits for. */
+  dependsOn?: number[];
+  /** Ordering key (see docs/ordering-and-limits.md). */
+  key?: string;
+  keyLimit?: number;
+  keyRate?: number;
+  keyRatePeriodMs?: number;
+  /** Skip the insert while a job of the kind holds this key (id 0). */
+  uniqueKey?: string;
+  uniqueStates?: JobState[];
+  uniqueByQueue?: boolean;
+}
+
+/** A job to insert. */
+export interface JobSpec<A = unknown> extends InsertOptions {
+  kind: string;
+  args?: A;
+}
+
+/** The JSON body of one job of an insert. */
+export type EnqueueJobJSON = {
+  kind: string;
+  args: unknown;
+  queue?: string;
+  priority?: number;
+  run_at?: string;
+  max_attempts?: number;
+  tags?: string[];
+  metadata?: Metadata;
+  timeout_ms?: number;
+  depends_on?: number[];
+  key?: string;
+  key_limit?: number;
+  key_rate?: number;
+  key_rate_period_ms?: number;
+  unique_key?: string;
+  unique_states?: JobState[];
+  unique_by_queue?: boolean;
+};
+
+export function specToJSON(spec: JobSpec): EnqueueJobJSON {
+  const out: EnqueueJobJSON = { kind: spec.kind, args: spec.args === undefined ? {} : spec.args };
+  if (spec.queue !== undefined) out.queue = spec.queue;
+  if (spec.priority !== undefined) out.priority = spec.priority;
+  if (spec.runAt !== undefined) out.run_at = spec.runAt instanceof Date ? spec.runAt.toISOString() : spec.runAt;
+  if (spec.maxAttempts !== undefined) out.max_attempts = spec.maxAttempts;
+  if (spec.tags !== undefined) out.tags = spec.tags;
+  if (spec.metadata !== undefined) out.metadata = spec.metadata;
+  if (spec.timeoutMs !== undefined) out.timeout_ms = spec.timeoutMs;
+  if (spec.dependsOn !== undefined) out.depends_on = spec.dependsOn;
+  if (spec.key !== undefined) out.key = spec.key;
+  if (spec.keyLimit !== undefined) out.key_limit = spec.keyLimit;
+  if (spec.keyRate !== undefined) out.key_rate = spec.keyRate;
+  if (spec.keyRatePeriodMs !== undefined) out.key_rate_period_ms = spec.keyRatePeriodMs;
+  if (spec.uniqueKey !== undefined) out.unique_key = spec.uniqueKey;
+  if (spec.uniqueStates !== undefined) out.unique_states = spec.uniqueStates;
+  if (spec.uniqueByQueue !== undefined) out.unique_by_queue = spec.uniqueByQueue;
+  return out;
+}
+
+/** One keyset page of jobs; pass `nextAfter` as `after` for the next, null on the last. */
+export interface JobPage {
+  jobs: Job[];
+  nextAfter: number | null;
+}
+
+/** One page of a batch's ended members with their results. */
+export interface ResultPage {
+  results: JobResult[];
+  nextAfter: number | null;
+}
+
+/** What insertBatch returns. */
+export interface InsertedBatch {
+  id: number;
+  jobIds: number[];
+  callbackJobId: number | null;
+}

@@ -1,0 +1,751 @@
+/**
+ * The worker: claims jobs over the HTTP API, runs their handlers, keeps
+ * their leases and reports their results.
+ *
+ * Its loops, all on the one event loop:
+ *
+ * - a claimer per queue long-polls `/v1/claim` for at most as many jobs as
+ *   there are free slots (it reserves the slots first), so every claimed job
+ *   starts at once and none waits in a buffer;
+ * - the heartbeat extends the leases of every held attempt in one request
+ *   every third of the lease, and delivers `cancel_requested` and lost
+ *   leases to the handlers (through their AbortSignal);
+ * - the finisher sends the results that piled up since its last request in
+ *   one `/v1/finish` request.
+ *
+ * An attempt stays held from its claim until the server has answered its
+ * result: the heartbeat keeps extending its lease while the result waits
+ * for an unreachable server, and the result is sent again until the server
+ * answers. The server's fencing by (id, attempt, lease_token) rejects a
+ * result whose lease was lost, so re-sending can never finish a job twice.
+ */
+import { hostname } from "node:os";
+import { randomBytes } from "node:crypto";
+import { DroverError, PayloadTooLargeError, ValidationError } from "./errors.js";
+import { Transport } from "./http.js";
+import type { AttemptResult, Job } from "./types.js";
+
+/** The largest result the server stores (bytes of JSON). */
+export const MAX_RESULT_BYTES = 65536;
+/** The largest error message or trace the server stores. */
+export const MAX_ERROR_BYTES = 65536;
+const MAX_PER_REQUEST = 1000;
+
+/** Throw from a handler to finish the job as cancelled, without retry. */
+export class Cancel extends Error {
+  constructor(message = "cancelled") {
+    super(message);
+    this.name = "Cancel";
+  }
+}
+
+/**
+ * Throw from a handler to fail this attempt and retry the job after
+ * `delayMs` (or at `at`) instead of the server's backoff. The attempt counts
+ * against max_attempts.
+ */
+export class Retry extends Error {
+  readonly at: Date | undefined;
+  constructor(message = "retry requested", options: { delayMs?: number; at?: Date } = {}) {
+    super(message);
+    this.name = "Retry";
+    this.at = options.at ?? (options.delayMs !== undefined ? new Date(Date.now() + options.delayMs) : undefined);
+  }
+}
+
+/** Why a handler's signal aborted. */
+export type CancelReason = "cancel_requested" | "lease_lost" | "timeout" | "shutdown";
+
+/** A job as a handler gets it: claimed, running, with its attempt and lease token. */
+export type ClaimedJob<A = unknown> = Job<A>;
+
+/** What a handler knows besides its job, and how it learns to stop. */
+export interface JobContext {
+  /**
+   * Aborts when the handler should stop: someone cancelled the job
+   * (`reason` "cancel_requested"), its lease was lost ("lease_lost": its
+   * result would be rejected and is not sent), its timeout passed
+   * ("timeout"), or the worker is shutting down and the grace period ran out
+   * ("shutdown"). Pass it to fetch and friends.
+   */
+  readonly signal: AbortSignal;
+  /** Why `signal` aborted; undefined while it has not. */
+  readonly reason: CancelReason | undefined;
+  readonly workerId: string;
+  /** Records the job's result (a handler's non-undefined return value takes precedence). */
+  setResult(value: unknown): void;
+}
+
+/** A handler: its return value (JSON, at most 64 KiB) becomes the job's result. */
+export type Handler<A = unknown, R = unknown> = (job: ClaimedJob<A>, ctx: JobContext) => R | Promise<R>;
+
+export interface HandlerOptions {
+  /** Milliseconds an attempt may run when the job has no timeout_ms of its own. */
+  timeoutMs?: number;
+}
+
+export interface Logger {
+  debug(msg: string): void;
+  info(msg: string): void;
+  warn(msg: string): void;
+  error(msg: string): void;
+}
+
+const quietDebug: Logger = {
+  debug: () => {},
+  info: (m) => console.info(`drover: ${m}`),
+  warn: (m) => console.warn(`drover: ${m}`),
+  error: (m) => console.error(`drover: ${m}`),
+};
+
+export interface WorkerOptions {
+  /** Default: $DROVER_URL (read when the worker starts). */
+  url?: string;
+  /** Default: $DROVER_TOKEN. Needs the `work` scope. */
+  token?: string;
+  /** One claimer per queue; default ["default"]. */
+  queues?: string[];
+  /** Most handlers running at once; default 10. */
+  concurrency?: number;
+  /** Lease asked for each attempt, ms (at least 1,000); heartbeats every third. Default 30 s. */
+  leaseMs?: number;
+  /** Longest long poll of a claim, ms (at most the server's --max-wait). Default 30 s. */
+  pollWaitMs?: number;
+  /** What running handlers get after stop() or SIGTERM, ms. Default 30 s. */
+  shutdownTimeoutMs?: number;
+  /** Longest wait between tries while the server is unreachable, ms. Default 10 s. */
+  maxBackoffMs?: number;
+  /** Default: hostname-pid-random. */
+  workerId?: string;
+  /** Default: console, without debug. */
+  logger?: Logger;
+}
+
+/** Exponential backoff with jitter: each delay is drawn from the upper half of a window that doubles after every failure, up to cap. */
+export class Backoff {
+  failures = 0;
+  constructor(
+    readonly baseMs = 100,
+    readonly capMs = 10_000,
+  ) {}
+  next(): number {
+    const window = Math.min(this.capMs, this.baseMs * 2 ** Math.min(this.failures, 30));
+    this.failures++;
+    return window / 2 + Math.random() * (window / 2);
+  }
+  reset(): void {
+    this.failures = 0;
+  }
+}
+
+interface Held {
+  job: Job;
+  key: string;
+  abort: AbortController;
+  reason: CancelReason | undefined;
+  lost: boolean;
+  ended: boolean;
+  timer: ReturnType<typeof setTimeout> | undefined;
+  result: AttemptResult | undefined;
+  hasResult: boolean;
+  explicitResult: unknown;
+}
+
+interface Registered {
+  fn: Handler<never, unknown>;
+  timeoutMs: number | undefined;
+}
+
+/** A promise with its resolve function, for waking loops. */
+class Signal {
+  #waiters: Array<() => void> = [];
+  wait(ms?: number): Promise<void> {
+    return new Promise((resolve) => {
+      let t: ReturnType<typeof setTimeout> | undefined;
+      const done = () => {
+        if (t) clearTimeout(t);
+        resolve();
+      };
+      this.#waiters.push(done);
+      if (ms !== undefined) t = setTimeout(() => {
+        this.#waiters = this.#waiters.filter((w) => w !== done);
+        resolve();
+      }, ms);
+    });
+  }
+  notify(): void {
+    const ws = this.#waiters;
+    this.#waiters = [];
+    for (const w of ws) w();
+  }
+}
+
+function byteLength(s: string): number {
+  return Buffer.byteLength(s, "utf8");
+}
+
+function truncate(s: string, limit: number, keepTail = false): string {
+  const b = Buffer.from(s, "utf8");
+  if (b.length <= limit) return s;
+  // Decoding a cut buffer replaces a split character with U+FFFD, which the server accepts.
+  if (keepTail) return "…" + b.subarray(b.length - (limit - 8)).toString("utf8");
+  return b.subarray(0, limit - 8).toString("utf8") + "…";
+}
+
+/** Encodes a result, throwing when it is not JSON or over 64 KiB. */
+export function encodeResult(value: unknown): unknown {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value);
+  } catch (e) {
+    throw new TypeError(`result: not JSON-encodable: ${(e as Error).message}`);
+  }
+  if (text === undefined) throw new TypeError("result: not JSON-encodable");
+  const size = byteLength(text);
+  if (size > MAX_RESULT_BYTES) throw new RangeError(`result: ${size} bytes is over the limit of ${MAX_RESULT_BYTES}`);
+  return JSON.parse(text) as unknown;
+}
+
+function errorText(e: unknown): { message: string; trace: string } {
+  if (e instanceof Error) {
+    const message = e.message ? `${e.name}: ${e.message}` : e.name;
+    return { message, trace: e.stack ?? "" };
+  }
+  return { message: `thrown: ${String(e)}`, trace: "" };
+}
+
+/** Resolves true when p settles within ms, false otherwise; leaves no timer behind. */
+async function within(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let t: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([p.then(() => true), new Promise<boolean>((r) => (t = setTimeout(() => r(false), ms)))]);
+  } finally {
+    clearTimeout(t);
+  }
+}
+
+/**
+ * Runs handlers registered by kind:
+ *
+ * ```ts
+ * const worker = new Worker({ queues: ["default"], concurrency: 20 });
+ * worker.register<{ to: string }>("email", async (job, ctx) => ({ sentTo: job.args.to }));
+ * await worker.run(); // until SIGTERM or SIGINT
+ * ```
+ */
+export class Worker {
+  readonly workerId: string;
+  readonly #opts: Required<Omit<WorkerOptions, "url" | "token" | "workerId" | "logger">> & {
+    url: string | undefined;
+    token: string | undefined;
+  };
+  readonly #log: Logger;
+  readonly #handlers = new Map<string, Registered>();
+  readonly #held = new Map<string, Held>();
+  readonly #pending = new Map<string, AttemptResult>();
+  #free = 0;
+  #running = 0;
+  #reserving = 0;
+  #started = false;
+  #stopping = false;
+  #finisherStop = false;
+  #hurry = false;
+  #fatal: unknown = undefined;
+  readonly #changed = new Signal();
+  readonly #hurried = new Signal();
+  readonly #stopRequested = new AbortController();
+  readonly #claimAbort = new AbortController();
+  readonly #hbStop = new AbortController();
+  #t: Transport | undefined;
+  #loops: { claim: Promise<void>[]; heartbeat?: Promise<void>; finisher?: Promise<void> } = { claim: [] };
+  #done: Promise<void> | undefined;
+
+  constructor(options: WorkerOptions = {}) {
+    const concurrency = options.concurrency ?? 10;
+    if (!Number.isInteger(concurrency) || concurrency < 1) throw new RangeError(`concurrency ${concurrency}: must be at least 1`);
+    const leaseMs = options.leaseMs ?? 30_000;
+    if (leaseMs < 1000) throw new RangeError(`leaseMs ${leaseMs}: must be at least 1000`);
+    const queues = options.queues ?? ["default"];
+    if (queues.length === 0) throw new RangeError("queues: give at least one queue");
+    this.#opts = {
+      url: options.url,
+      token: options.token,
+      queues,
+      concurrency,
+      leaseMs,
+      pollWaitMs: Math.max(0, options.pollWaitMs ?? 30_000),
+      shutdownTimeoutMs: Math.max(0, options.shutdownTimeoutMs ?? 30_000),
+      maxBackoffMs: Math.max(50, options.maxBackoffMs ?? 10_000),
+    };
+    this.workerId = (options.workerId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`).slice(0, 255);
+    this.#log = options.logger ?? quietDebug;
+  }
+
+  /**
+   * Registers the handler of a kind. `A` types the job's args (not checked
+   * at run time). The handler's return value becomes the job's result; a
+   * throw fails the attempt (retried with backoff until max_attempts);
+   * {@link Cancel} cancels the job, {@link Retry} retries it at a chosen time.
+   */
+  register<A = unknown, R = unknown>(kind: string, handler: Handler<A, R>, options: HandlerOptions = {}): this {
+    if (this.#started) throw new Error("worker: register handlers before start()");
+    if (this.#handlers.has(kind)) throw new Error(`kind ${JSON.stringify(kind)}: a handler is registered already`);
+    this.#handlers.set(kind, { fn: handler as Handler<never, unknown>, timeoutMs: options.timeoutMs });
+    return this;
+  }
+
+  get kinds(): string[] {
+    return [...this.#handlers.keys()].sort();
+  }
+
+  /** How many handlers run now. */
+  get running(): number {
+    return this.#running;
+  }
+
+  /** Starts the loops; returns at once. `stop()` ends them, `done` settles then. */
+  start(): void {
+    if (this.#started) throw new Error("worker: started already");
+    const url = this.#opts.url ?? process.env["DROVER_URL"];
+    const token = this.#opts.token ?? process.env["DROVER_TOKEN"];
+    if (!url || !token) throw new Error("worker: give url and token (or set DROVER_URL and DROVER_TOKEN)");
+    if (this.#handlers.size === 0) throw new Error("worker: no handlers registered (use worker.register(kind, handler))");
+    this.#t = new Transport(url, token, Math.max(30_000, this.#opts.leaseMs));
+    this.#started = true;
+    this.#free = this.#opts.concurrency;
+    this.#loops.heartbeat = this.#heartbeatLoop();
+    this.#loops.finisher = this.#finishLoop();
+    this.#loops.claim = this.#opts.queues.map((q) => this.#claimLoop(q));
+    this.#log.info(
+      `worker ${this.workerId}: queues ${this.#opts.queues.join(",")}, concurrency ${this.#opts.concurrency}, kinds ${this.kinds.join(",")}`,
+    );
+    this.#done = this.#lifecycle();
+    // Marked handled here, so that a worker whose error nobody awaits does
+    // not crash the process with an unhandled rejection; done still rejects.
+    this.#done.catch(() => {});
+  }
+
+  /** Settles once the worker has stopped: rejects with the error that stopped it (a bad token, a refused queue). */
+  get done(): Promise<void> {
+    if (!this.#done) return Promise.reject(new Error("worker: not started"));
+    return this.#done;
+  }
+
+  /**
+   * Runs until stop(), SIGTERM or SIGINT, then shuts down gracefully. A
+   * second signal stops waiting for running handlers. Rejects with the error
+   * that stopped the worker, if one did.
+   */
+  async run(): Promise<void> {
+    const remove = this.handleSignals();
+    try {
+      this.start();
+      await this.done;
+    } finally {
+      remove();
+    }
+  }
+
+  /**
+   * Makes SIGTERM and SIGINT stop the worker gracefully (a second one stops
+   * waiting for handlers). Returns a function that removes the handlers.
+   */
+  handleSignals(signals: NodeJS.Signals[] = ["SIGTERM", "SIGINT"]): () => void {
+    const on = (sig: NodeJS.Signals) => {
+      if (this.#stopRequested.signal.aborted) {
+        this.#log.warn(`second ${sig}: not waiting for running handlers`);
+        this.#hurry = true;
+        this.#changed.notify();
+        this.#hurried.notify();
+        return;
+      }
+      this.#log.info(`${sig}: stopping (no new jobs; running handlers get ${this.#opts.shutdownTimeoutMs} ms)`);
+      void this.stop().catch(() => {});
+    };
+    for (const s of signals) process.on(s, on);
+    return () => {
+      for (const s of signals) process.off(s, on);
+    };
+  }
+
+  /**
+   * Stops gracefully: no more claims, running handlers get shutdownTimeoutMs
+   * to finish, their results are reported. Resolves once stopped (also when
+   * the worker stopped on an error: that one `done` and `run()` reject with).
+   */
+  async stop(): Promise<void> {
+    if (!this.#stopRequested.signal.aborted) this.#stopRequested.abort();
+    if (!this.#done) return;
+    await this.#done.catch(() => {});
+  }
+
+  // Lifecycle.
+
+  async #lifecycle(): Promise<void> {
+    const stopped = this.#stopRequested.signal;
+    if (!stopped.aborted) await new Promise<void>((r) => stopped.addEventListener("abort", () => r(), { once: true }));
+    await this.#shutdown();
+    if (this.#fatal !== undefined) throw this.#fatal;
+  }
+
+  #fail(e: unknown): void {
+    if (this.#fatal === undefined) this.#fatal = e;
+    if (!this.#stopRequested.signal.aborted) this.#stopRequested.abort();
+  }
+
+  #wait(ms: number, signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const t = setTimeout(done, ms);
+      function done() {
+        clearTimeout(t);
+        signal.removeEventListener("abort", done);
+        resolve();
+      }
+      signal.addEventListener("abort", done, { once: true });
+    });
+  }
+
+  // Claiming.
+
+  async #reserve(limit: number): Promise<number> {
+    this.#reserving++;
+    try {
+      while (!this.#stopping && this.#free <= 0) await this.#changed.wait();
+      if (this.#stopping) return 0;
+      const n = Math.min(Math.max(1, Math.floor(this.#free / this.#reserving)), limit, MAX_PER_REQUEST);
+      this.#free -= n;
+      return n;
+    } finally {
+      this.#reserving--;
+    }
+  }
+
+  #release(n: number): void {
+    if (n > 0) {
+      this.#free += n;
+      this.#changed.notify();
+    }
+  }
+
+  async #claimLoop(queue: string): Promise<void> {
+    const o = this.#opts;
+    const t = this.#t!;
+    const backoff = new Backoff(100, o.maxBackoffMs);
+    const body = { queue, worker: this.workerId, lease_ms: o.leaseMs, wait_ms: o.pollWaitMs };
+    // With several queues, the claimer of a queue that was empty last time
+    // asks for one job only, so an idle queue holds one slot while it waits.
+    let idle = false;
+    const shared = o.queues.length > 1;
+    for (;;) {
+      const n = await this.#reserve(idle && shared ? 1 : MAX_PER_REQUEST);
+      if (n === 0) return;
+      let jobs: Job[];
+      try {
+        const out = await t.request<{ jobs?: Job[] | null }>("POST", "/v1/claim", { ...body, max: n }, {
+          timeoutMs: o.pollWaitMs + 30_000,
+          signal: this.#claimAbort.signal,
+        });
+        jobs = out.jobs ?? [];
+      } catch (e) {
+        this.#release(n);
+        if (this.#stopping) return;
+        if (!(e instanceof DroverError) || !e.retryable) {
+          this.#log.error(`claim from queue ${queue}: ${(e as Error).message}`);
+          this.#fail(e);
+          return;
+        }
+        const delay = backoff.next();
+        this.#log.warn(`claim from queue ${queue}: ${e.message}; retrying in ${Math.round(delay)} ms`);
+        await this.#wait(delay, this.#claimAbort.signal);
+        continue;
+      }
+      backoff.reset();
+      idle = jobs.length === 0;
+      this.#release(n - jobs.length);
+      for (const job of jobs) this.#begin(job);
+    }
+  }
+
+  // Running handlers.
+
+  #begin(job: Job): void {
+    const held: Held = {
+      job,
+      key: `${job.id}:${job.attempt}`,
+      abort: new AbortController(),
+      reason: undefined,
+      lost: false,
+      ended: false,
+      timer: undefined,
+      result: undefined,
+      hasResult: false,
+      explicitResult: undefined,
+    };
+    this.#held.set(held.key, held);
+    this.#running++;
+    const h = this.#handlers.get(job.kind);
+    if (!h) {
+      this.#end(held, this.#failure(job, `no handler for kind ${JSON.stringify(job.kind)} in worker ${this.workerId} (it handles ${this.kinds.join(", ")})`, ""));
+      return;
+    }
+    const timeoutMs = job.timeout_ms || h.timeoutMs;
+    if (timeoutMs) held.timer = setTimeout(() => this.#interrupt(held, "timeout"), timeoutMs);
+    const ctx: JobContext = {
+      signal: held.abort.signal,
+      get reason() {
+        return held.reason;
+      },
+      workerId: this.workerId,
+      setResult: (value: unknown) => {
+        encodeResult(value);
+        held.hasResult = true;
+        held.explicitResult = value;
+      },
+    };
+    void (async () => {
+      try {
+        const value = await (h.fn as Handler<unknown, unknown>)(job, ctx);
+        this.#end(held, this.#completed(held, value));
+      } catch (e) {
+        this.#end(held, this.#outcomeOf(held, e, timeoutMs));
+      }
+    })();
+  }
+
+  #interrupt(held: Held, reason: CancelReason): void {
+    if (held.ended || held.abort.signal.aborted) return;
+    held.reason = reason;
+    held.abort.abort(new DOMException(`job ${held.job.id}: ${reason}`, "AbortError"));
+  }
+
+  #base(job: Job, outcome: AttemptResult["outcome"]): AttemptResult {
+    const r: AttemptResult = { id: job.id, attempt: job.attempt, outcome };
+    if (job.lease_token) r.lease_token = job.lease_token;
+    return r;
+  }
+
+  #completed(held: Held, value: unknown): AttemptResult {
+    if (value === undefined && held.hasResult) value = held.explicitResult;
+    const r = this.#base(held.job, "completed");
+    if (value !== undefined) {
+      try {
+        r.result = encodeResult(value);
+      } catch (e) {
+        return this.#failure(held.job, (e as Error).message, "");
+      }
+    }
+    return r;
+  }
+
+  #failure(job: Job, message: string, trace: string, retryAt?: Date): AttemptResult {
+    const r = this.#base(job, "failed");
+    r.error = truncate(message || "failed without a message", MAX_ERROR_BYTES);
+    if (trace) r.trace = truncate(trace, MAX_ERROR_BYTES, true);
+    if (retryAt) r.retry_at = retryAt.toISOString();
+    return r;
+  }
+
+  #outcomeOf(held: Held, e: unknown, timeoutMs: number | undefined): AttemptResult {
+    const job = held.job;
+    const { message, trace } = errorText(e);
+    if (e instanceof Cancel || held.reason === "cancel_requested") {
+      const r = this.#base(job, "cancelled");
+      r.error = truncate((e instanceof Error && e.message) || "cancelled", MAX_ERROR_BYTES);
+      if (!(e instanceof Cancel) && trace) r.trace = truncate(trace, MAX_ERROR_BYTES, true);
+      return r;
+    }
+    if (e instanceof Retry) return this.#failure(job, message, "", e.at);
+    if (held.reason === "timeout") return this.#failure(job, `timed out after ${timeoutMs} ms: ${message}`, trace);
+    if (held.reason === "shutdown") {
+      return this.#failure(job, `worker shut down before the handler finished: ${message}`, trace, new Date());
+    }
+    return this.#failure(job, message, trace);
+  }
+
+  /** Frees the attempt's slot and queues its result, unless its lease was lost. */
+  #end(held: Held, result: AttemptResult): void {
+    if (held.timer) clearTimeout(held.timer);
+    if (held.ended) return;
+    held.ended = true;
+    this.#running--;
+    this.#free++;
+    if (held.lost) {
+      this.#held.delete(held.key);
+      this.#log.info(`job ${held.job.id} attempt ${held.job.attempt} ended after its lease was lost; result dropped`);
+    } else {
+      held.result = result;
+      this.#pending.set(held.key, result);
+      if (result.outcome === "failed") {
+        this.#log.warn(`job ${held.job.id} (${held.job.kind}) attempt ${held.job.attempt} failed: ${result.error ?? ""}`);
+      }
+    }
+    this.#changed.notify();
+  }
+
+  // Leases.
+
+  async #heartbeatLoop(): Promise<void> {
+    const o = this.#opts;
+    const t = this.#t!;
+    const backoff = new Backoff(100, Math.min(o.maxBackoffMs, o.leaseMs / 3));
+    let delay = o.leaseMs / 3;
+    for (;;) {
+      await this.#wait(delay, this.#hbStop.signal);
+      if (this.#hbStop.signal.aborted) return;
+      delay = o.leaseMs / 3;
+      const held = [...this.#held.values()].filter((h) => !h.lost);
+      for (let i = 0; i < held.length; i += MAX_PER_REQUEST) {
+        const chunk = held.slice(i, i + MAX_PER_REQUEST);
+        const attempts = chunk.map((h) => {
+          const ref: { id: number; attempt: number; lease_token?: string } = { id: h.job.id, attempt: h.job.attempt };
+          if (h.job.lease_token) ref.lease_token = h.job.lease_token;
+          return ref;
+        });
+        try {
+          // A heartbeat that takes half the lease is as good as lost.
+          const out = await t.request<{ lost?: number[] | null; cancel_requested?: number[] | null }>(
+            "POST",
+            "/v1/heartbeat",
+            { lease_ms: o.leaseMs, attempts },
+            { timeoutMs: Math.max(2000, o.leaseMs / 2) },
+          );
+          backoff.reset();
+          this.#applyHeartbeat(chunk, out.lost ?? [], out.cancel_requested ?? []);
+        } catch (e) {
+          delay = backoff.next();
+          this.#log.warn(`heartbeat of ${chunk.length} jobs: ${(e as Error).message}; retrying in ${Math.round(delay)} ms`);
+          break;
+        }
+      }
+    }
+  }
+
+  #applyHeartbeat(chunk: Held[], lost: number[], cancel: number[]): void {
+    const byId = new Map<number, Held[]>();
+    for (const h of chunk) {
+      const list = byId.get(h.job.id) ?? [];
+      list.push(h);
+      byId.set(h.job.id, list);
+    }
+    for (const id of lost) {
+      const entries = (byId.get(id) ?? []).sort((a, b) => a.job.attempt - b.job.attempt);
+      // With two attempts of one job held (an old one rescued and claimed again here), the older one is lost.
+      for (const h of entries.length > 1 ? entries.slice(0, -1) : entries) this.#lose(h);
+    }
+    for (const id of cancel) {
+      for (const h of byId.get(id) ?? []) {
+        this.#log.info(`job ${id}: cancel requested`);
+        this.#interrupt(h, "cancel_requested");
+      }
+    }
+  }
+
+  #lose(h: Held): void {
+    h.lost = true;
+    if (h.ended) {
+      // Most often its result landed while this heartbeat was on its way.
+      this.#pending.delete(h.key);
+      this.#held.delete(h.key);
+      this.#changed.notify();
+      return;
+    }
+    this.#log.warn(`job ${h.job.id} attempt ${h.job.attempt}: lease lost while running (the job runs again elsewhere); stopping it`);
+    this.#interrupt(h, "lease_lost");
+  }
+
+  // Results.
+
+  async #finishLoop(): Promise<void> {
+    const t = this.#t!;
+    const backoff = new Backoff(100, this.#opts.maxBackoffMs);
+    // After the server refused a batch (a rejected request stores nothing),
+    // its results are sent one at a time to find the bad one.
+    let suspects = new Set<string>();
+    for (;;) {
+      while (this.#pending.size === 0 && !this.#finisherStop) await this.#changed.wait();
+      if (this.#pending.size === 0) return;
+      suspects = new Set([...suspects].filter((k) => this.#pending.has(k)));
+      const first = suspects.values().next();
+      const keys = !first.done ? [first.value] : [...this.#pending.keys()].slice(0, MAX_PER_REQUEST);
+      const batch = keys.map((k) => this.#pending.get(k)!);
+      try {
+        const out = await t.request<{ accepted?: number[] | null; rejected?: number[] | null }>("POST", "/v1/finish", {
+          results: batch,
+        });
+        backoff.reset();
+        const rejected = new Set(out.rejected ?? []);
+        for (const r of batch) {
+          if (rejected.has(r.id)) {
+            this.#log.warn(`result of job ${r.id} attempt ${r.attempt} rejected: the server no longer holds that attempt (lease lost, or already reported)`);
+          }
+        }
+        this.#settle(keys);
+      } catch (e) {
+        if (e instanceof ValidationError || e instanceof PayloadTooLargeError) {
+          if (batch.length > 1) {
+            suspects = new Set(keys);
+            continue;
+          }
+          this.#log.error(`result of job ${keys[0]} refused: ${e.message}; dropped (the job runs again after its lease)`);
+          this.#settle(keys);
+          continue;
+        }
+        if (this.#hurry && this.#finisherStop) {
+          this.#log.error(`could not report ${this.#pending.size} results: ${(e as Error).message} (their jobs run again after their leases)`);
+          return;
+        }
+        const delay = backoff.next();
+        this.#log.warn(`reporting ${batch.length} results: ${(e as Error).message}; retrying in ${Math.round(delay)} ms`);
+        // A second signal (hurry) cuts the wait short for one last try.
+        await this.#hurried.wait(delay);
+      }
+    }
+  }
+
+  #settle(keys: string[]): void {
+    for (const k of keys) {
+      this.#pending.delete(k);
+      this.#held.delete(k);
+    }
+    this.#changed.notify();
+  }
+
+  // Shutting down.
+
+  async #shutdown(): Promise<void> {
+    const o = this.#opts;
+    this.#stopping = true;
+    this.#changed.notify();
+    this.#claimAbort.abort(); // breaks the long polls; no claim starts after
+    await Promise.all(this.#loops.claim);
+    const deadline = Date.now() + o.shutdownTimeoutMs;
+    while (this.#running > 0 && !this.#hurry && Date.now() < deadline) {
+      await this.#changed.wait(Math.min(200, Math.max(1, deadline - Date.now())));
+    }
+    const running = [...this.#held.values()].filter((h) => !h.ended);
+    if (running.length > 0) {
+      this.#log.warn(`${running.length} handlers still running after ${o.shutdownTimeoutMs} ms: aborting them`);
+      for (const h of running) this.#interrupt(h, "shutdown");
+      // A moment to react, then the attempts still running are reported as
+      // failed, so that they run again soon rather than after their leases.
+      const grace = Date.now() + 1000;
+      while (this.#running > 0 && Date.now() < grace) await this.#changed.wait(50);
+      const now = new Date();
+      for (const h of running) this.#end(h, this.#failure(h.job, "worker shut down before the handler finished", "", now));
+    }
+    this.#finisherStop = true;
+    this.#changed.notify();
+    const finisher = this.#loops.finisher!;
+    const finished = await within(finisher, Math.max(10_000, o.maxBackoffMs * 2));
+    if (!finished) {
+      this.#hurry = true;
+      this.#changed.notify();
+      this.#hurried.notify();
+      await within(finisher, o.leaseMs);
+    }
+    this.#hbStop.abort();
+    await this.#loops.heartbeat;
+    this.#log.info(`worker ${this.workerId} stopped`);
+  }
+}

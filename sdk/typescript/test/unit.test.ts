@@ -1,0 +1,198 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { createServer, type IncomingMessage } from "node:http";
+import { spawnSync } from "node:child_process";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+  Backoff,
+  ConflictError,
+  ConnectionError,
+  DroverError,
+  ForbiddenError,
+  NotFoundError,
+  PayloadTooLargeError,
+  RateLimitedError,
+  ServerError,
+  UnauthorizedError,
+  UnavailableError,
+  ValidationError,
+  Worker,
+  encodeResult,
+  errorForStatus,
+  Client,
+} from "../src/index.js";
+import { quiet, waitFor } from "./helpers.js";
+
+const pkg = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+
+test("error classes by status", () => {
+  const cases: Array<[number, new (...a: never[]) => DroverError, boolean]> = [
+    [400, ValidationError, false],
+    [415, ValidationError, false],
+    [401, UnauthorizedError, false],
+    [403, ForbiddenError, false],
+    [404, NotFoundError, false],
+    [409, ConflictError, false],
+    [413, PayloadTooLargeError, false],
+    [429, RateLimitedError, true],
+    [503, UnavailableError, true],
+    [500, ServerError, true],
+  ];
+  for (const [status, cls, retryable] of cases) {
+    const e = errorForStatus(status, "why", "/v1/x");
+    assert.ok(e instanceof cls, `${status}`);
+    assert.ok(e instanceof DroverError);
+    assert.equal(e.retryable, retryable);
+    assert.equal(e.status, status);
+    assert.equal(e.serverMessage, "why");
+    assert.equal(e.message, `/v1/x: why (HTTP ${status})`);
+  }
+  assert.equal(new ConnectionError("refused").retryable, true);
+});
+
+test("backoff grows with jitter and caps", () => {
+  const b = new Backoff(100, 1000);
+  const d = Array.from({ length: 8 }, () => b.next());
+  assert.ok(d[0]! >= 50 && d[0]! <= 100);
+  assert.ok(d[3]! >= 400 && d[3]! <= 800);
+  for (const x of d.slice(4)) assert.ok(x >= 500 && x <= 1000);
+  b.reset();
+  assert.ok(b.next() <= 100);
+});
+
+test("results must be JSON of at most 64 KiB", () => {
+  assert.deepEqual(encodeResult({ a: 1 }), { a: 1 });
+  assert.throws(() => encodeResult("x".repeat(70_000)), /over the limit/);
+  assert.throws(() => encodeResult(10n), /not JSON/);
+});
+
+test("the generated types match the OpenAPI document", () => {
+  const r = spawnSync(process.execPath, [join(pkg, "scripts", "generate.mjs"), "--check"], { encoding: "utf8" });
+  assert.equal(r.status, 0, r.stderr);
+});
+
+test("worker sends bearer and JSON content type, echoes lease tokens, drops a lost lease's result", async () => {
+  const seen: Array<{ path: string; auth: string | undefined; ctype: string | undefined; body: any }> = [];
+  let claimed = false;
+  const srv = createServer((req: IncomingMessage, res) => {
+    let data = "";
+    req.on("data", (c) => (data += c));
+    req.on("end", () => {
+      const body = data ? JSON.parse(data) : undefined;
+      seen.push({ path: req.url ?? "", auth: req.headers.authorization, ctype: req.headers["content-type"], body });
+      res.setHeader("Content-Type", "application/json");
+      if (req.url === "/v1/claim") {
+        if (claimed) {
+          setTimeout(() => res.end('{"jobs":[]}'), 200);
+          return;
+        }
+        claimed = true;
+        const job = (id: number, token: string) => ({
+          id, state: "running", queue: "default", kind: "k", priority: 0, args: { n: id }, tags: [], attempt: 1,
+          max_attempts: 25, errors: [], error_count: 0, created_at: "2026-01-01T00:00:00Z", run_at: "2026-01-01T00:00:00Z",
+          cancel_requested: false, lease_token: token,
+        });
+        res.end(JSON.stringify({ jobs: [job(1, "a".repeat(32)), job(2, "b".repeat(32))] }));
+      } else if (req.url === "/v1/heartbeat") {
+        res.end(JSON.stringify({ lost: [2], cancel_requested: [] }));
+      } else if (req.url === "/v1/finish") {
+        res.end(JSON.stringify({ accepted: body.results.map((r: { id: number }) => r.id), rejected: [] }));
+      } else {
+        res.statusCode = 404;
+        res.end('{"error":"no","status":404}');
+      }
+    });
+  });
+  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
+  const addr = srv.address();
+  const url = `http://127.0.0.1:${typeof addr === "object" && addr ? addr.port : 0}`;
+  const w = new Worker({ url, token: "tok", leaseMs: 1200, pollWaitMs: 100, concurrency: 4, logger: quiet });
+  let reason: string | undefined;
+  w.register<{ n: number }>("k", async (job, ctx) => {
+    if (job.args.n === 1) return { ok: 1 };
+    await new Promise((r) => ctx.signal.addEventListener("abort", r));
+    reason = ctx.reason;
+    return { ok: 2 };
+  });
+  w.start();
+  await waitFor(() => reason !== undefined, "the lost lease to reach the handler", 5000);
+  await w.stop();
+  const c = new Client(url, "tok");
+  await assert.rejects(c.getJob(5), (e: unknown) => e instanceof NotFoundError && e.serverMessage === "no" && e.path === "/v1/jobs/5");
+  await assert.rejects(c.cancel(5), NotFoundError);
+  assert.deepEqual(seen.slice(-2).map((s) => s.path), ["/v1/jobs/5", "/v1/jobs/5/cancel"]);
+  srv.close();
+  for (const s of seen) {
+    assert.equal(s.auth, "Bearer tok");
+    assert.equal(s.ctype, "application/json");
+  }
+  assert.equal(reason, "lease_lost");
+  const hb = seen.find((s) => s.path === "/v1/heartbeat");
+  assert.deepEqual(hb?.body.attempts, [
+    { id: 1, attempt: 1, lease_token: "a".repeat(32) },
+    { id: 2, attempt: 1, lease_token: "b".repeat(32) },
+  ].filter((a) => hb?.body.attempts.some((b: { id: number }) => b.id === a.id)));
+  const results = seen.filter((s) => s.path === "/v1/finish").flatMap((s) => s.body.results);
+  assert.deepEqual(results, [{ id: 1, attempt: 1, lease_token: "a".repeat(32), outcome: "completed", result: { ok: 1 } }]);
+});
+
+test("client errors carry the server's message; a refused connection is a ConnectionError", async () => {
+  const c = new Client("http://127.0.0.1:1", "tok", { timeoutMs: 2000 });
+  await assert.rejects(c.getJob(1), (e: unknown) => e instanceof ConnectionError && e.retryable);
+  assert.throws(() => new Client("ftp://x", "t"), /want http/);
+  assert.throws(() => new Client("http://x", ""), /token/);
+});
+
+test("503 and refused connections are retried with backoff; unacknowledged results are sent again", async () => {
+  let finishes = 0;
+  const claimMax: number[] = [];
+  let claimed = false;
+  const srv = createServer((req, res) => {
+    let data = "";
+    req.on("data", (c) => (data += c));
+    req.on("end", () => {
+      const body = data ? JSON.parse(data) : {};
+      res.setHeader("Content-Type", "application/json");
+      if (req.url === "/v1/claim") {
+        claimMax.push(body.max);
+        if (claimMax.length <= 2) {
+          res.statusCode = 503;
+          res.end('{"error":"store unreachable","status":503}');
+          return;
+        }
+        if (claimed) {
+          setTimeout(() => res.end('{"jobs":[]}'), 100);
+          return;
+        }
+        claimed = true;
+        res.end(JSON.stringify({ jobs: [{ id: 9, state: "running", queue: "default", kind: "k", priority: 0, args: {}, tags: [],
+          attempt: 3, max_attempts: 25, errors: [], error_count: 0, created_at: "2026-01-01T00:00:00Z",
+          run_at: "2026-01-01T00:00:00Z", cancel_requested: false, lease_token: "c".repeat(32) }] }));
+      } else if (req.url === "/v1/finish") {
+        finishes++;
+        if (finishes < 3) {
+          res.statusCode = 503;
+          res.end('{"error":"not ready","status":503}');
+          return;
+        }
+        res.end(JSON.stringify({ accepted: [9], rejected: [] }));
+      } else {
+        res.end('{"lost":[],"cancel_requested":[]}');
+      }
+    });
+  });
+  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
+  const addr = srv.address();
+  const url = `http://127.0.0.1:${typeof addr === "object" && addr ? addr.port : 0}`;
+  const w = new Worker({ url, token: "tok", concurrency: 3, pollWaitMs: 100, maxBackoffMs: 200, logger: quiet });
+  w.register("k", () => "r");
+  w.start();
+  await waitFor(() => finishes >= 3, "the result to be accepted on the third try", 5000);
+  await w.stop();
+  srv.close();
+  assert.equal(finishes, 3);
+  assert.ok(claimMax.length >= 3);
+  assert.equal(claimMax[0], 3);
+  assert.ok(claimMax.every((m) => m >= 1 && m <= 3), `claims asked for ${claimMax.join(",")}`);
+});

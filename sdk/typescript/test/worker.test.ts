@@ -1,0 +1,215 @@
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { setTimeout as delay } from "node:timers/promises";
+import { Cancel, Retry, UnauthorizedError, Worker, Workflow, type Client, type WorkerOptions } from "../src/index.js";
+import { Server, allIn, backends, newQueue, quiet, states, waitFor } from "./helpers.js";
+
+function flakyInner(n: number): never {
+  throw new TypeError(`boom ${n}`);
+}
+
+for (const backend of backends()) {
+  describe(`worker (${backend})`, () => {
+    let server: Server;
+    let client: Client;
+    before(async () => {
+      server = await Server.start(backend);
+      client = server.client();
+    });
+    after(async () => {
+      await server?.stop();
+    });
+    const makeWorker = (queue: string, o: WorkerOptions = {}) =>
+      new Worker({ url: server.url, token: server.workToken, queues: [queue], pollWaitMs: 1000, logger: quiet, ...o });
+
+    test("every job runs exactly once, results stored, concurrency honoured", async () => {
+      const queue = newQueue();
+      const n = 120;
+      const ids = await client.insertMany(Array.from({ length: n }, (_, i) => ({ kind: "square", args: { n: i }, queue })));
+      const runs = new Map<number, number>();
+      let now = 0;
+      let peak = 0;
+      const w = makeWorker(queue, { concurrency: 8 });
+      w.register<{ n: number }, { sq: number }>("square", async (job) => {
+        runs.set(job.id, (runs.get(job.id) ?? 0) + 1);
+        now++;
+        peak = Math.max(peak, now, w.running);
+        await delay(20);
+        now--;
+        return { sq: job.args.n * job.args.n };
+      });
+      w.start();
+      try {
+        await waitFor(() => allIn(client, queue, "completed"), "every job completed");
+      } finally {
+        await w.stop();
+      }
+      assert.deepEqual([...runs.keys()].sort((a, b) => a - b), ids);
+      assert.ok([...runs.values()].every((c) => c === 1), "a job ran twice");
+      assert.ok(peak <= 8, `peak ${peak} over concurrency 8`);
+      assert.equal(peak, 8);
+      for (let i = 0; i < 10; i++) assert.deepEqual((await client.jobResult(ids[i]!)).result, { sq: i * i });
+      const rows = server.jobsListCli("--queue", queue);
+      assert.equal(rows.length, n);
+      assert.ok(rows.every((r) => r.state === "completed"));
+    });
+
+    test("a failure records message and stack, and the job is retried", async () => {
+      const queue = newQueue();
+      const w = makeWorker(queue);
+      w.register<{ n: number }>("flaky", (job) => {
+        if (job.attempt === 1) flakyInner(job.args.n);
+        return "ok";
+      });
+      const id = await client.insert("flaky", { n: 7 }, { queue, maxAttempts: 3 });
+      w.start();
+      try {
+        await waitFor(async () => (await client.getJob(id)).state === "completed", "the retry to complete");
+      } finally {
+        await w.stop();
+      }
+      const job = await client.getJob(id);
+      assert.equal(job.attempt, 2);
+      assert.equal(job.errors.length, 1);
+      const err = job.errors[0]!;
+      assert.equal(err.attempt, 1);
+      assert.equal(err.error, "TypeError: boom 7");
+      assert.match(err.trace ?? "", /flakyInner/);
+      assert.equal((await client.jobResult(id)).result, "ok");
+    });
+
+    test("the last failure discards; Cancel cancels; Retry chooses when", async () => {
+      const queue = newQueue();
+      const w = makeWorker(queue);
+      const attempts = new Map<number, number>();
+      w.register("doomed", () => {
+        throw new Error("always");
+      });
+      w.register("cancel-me", () => {
+        throw new Cancel("not wanted");
+      });
+      w.register("later", (job) => {
+        attempts.set(job.id, job.attempt);
+        if (job.attempt === 1) throw new Retry("not yet", { delayMs: 0 });
+        return job.attempt;
+      });
+      const d = await client.insert("doomed", {}, { queue, maxAttempts: 1 });
+      const c = await client.insert("cancel-me", {}, { queue });
+      const l = await client.insert("later", {}, { queue });
+      w.start();
+      try {
+        await waitFor(async () => {
+          const s = await states(client, queue);
+          return s.get(d) === "discarded" && s.get(c) === "cancelled" && s.get(l) === "completed";
+        }, "discarded, cancelled, completed");
+      } finally {
+        await w.stop();
+      }
+      assert.equal((await client.getJob(d)).errors[0]?.error, "Error: always");
+      assert.equal((await client.getJob(c)).errors[0]?.error, "not wanted");
+      assert.equal((await client.jobResult(l)).result, 2);
+    });
+
+    test("cancellation reaches the handler through its AbortSignal", async () => {
+      const queue = newQueue();
+      const w = makeWorker(queue, { leaseMs: 3000 }); // heartbeats every second
+      let started = false;
+      let reason: string | undefined;
+      w.register("long", async (_job, ctx) => {
+        started = true;
+        await new Promise<void>((resolve, reject) => {
+          const t = setTimeout(() => reject(new Error("never cancelled")), 30_000);
+          ctx.signal.addEventListener("abort", () => {
+            clearTimeout(t);
+            reason = ctx.reason;
+            reject(ctx.signal.reason);
+          });
+        });
+      });
+      const id = await client.insert("long", {}, { queue });
+      w.start();
+      try {
+        await waitFor(() => started, "the handler to start");
+        await client.cancel(id);
+        await waitFor(async () => (await client.getJob(id)).state === "cancelled", "the job cancelled", 15_000);
+      } finally {
+        await w.stop();
+      }
+      assert.equal(reason, "cancel_requested");
+    });
+
+    test("a timeout aborts and fails the attempt", async () => {
+      const queue = newQueue();
+      const w = makeWorker(queue);
+      w.register("slow", async (_job, ctx) => {
+        await delay(30_000, undefined, { signal: ctx.signal });
+      }, { timeoutMs: 300 });
+      const id = await client.insert("slow", {}, { queue, maxAttempts: 1 });
+      w.start();
+      try {
+        await waitFor(async () => (await client.getJob(id)).state === "discarded", "the job to fail");
+      } finally {
+        await w.stop();
+      }
+      assert.match((await client.getJob(id)).errors[0]?.error ?? "", /^timed out after 300 ms/);
+    });
+
+    test("stop lets running handlers finish and report", async () => {
+      const queue = newQueue();
+      const w = makeWorker(queue, { concurrency: 2 });
+      let started = 0;
+      w.register("hang", async () => {
+        started++;
+        await delay(800);
+        return "done";
+      });
+      const ids = await client.insertMany(Array.from({ length: 4 }, () => ({ kind: "hang", args: {}, queue })));
+      w.start();
+      await waitFor(() => started === 2, "two handlers to start");
+      await w.stop();
+      const s = await states(client, queue);
+      assert.deepEqual(ids.map((i) => s.get(i)).sort(), ["available", "available", "completed", "completed"]);
+    });
+
+    test("a workflow runs in dependency order; a batch's results hold the return values", async () => {
+      const queue = newQueue();
+      const order: string[] = [];
+      const w = makeWorker(queue, { concurrency: 4 });
+      w.register<{ step: string }>("step", (job) => {
+        order.push(job.args.step);
+        return `${job.args.step}!`;
+      });
+      const wf = new Workflow();
+      const a = wf.add("a", { kind: "step", args: { step: "a" }, queue });
+      const b = wf.add("b", { kind: "step", args: { step: "b" }, queue }, [a]);
+      wf.add("c", { kind: "step", args: { step: "c" }, queue }, [a, b]);
+      const ids = await client.insertWorkflow(wf);
+      const batch = await client.insertBatch(
+        Array.from({ length: 5 }, (_, i) => ({ kind: "step", args: { step: `m${i}` }, queue })),
+        { kind: "step", args: { step: "callback" }, queue },
+      );
+      w.start();
+      try {
+        await waitFor(() => allIn(client, queue, "completed"), "every job completed");
+      } finally {
+        await w.stop();
+      }
+      assert.deepEqual(order.filter((s) => s.length === 1), ["a", "b", "c"]);
+      assert.equal((await client.jobResult(ids["c"]!)).result, "c!");
+      const results = [];
+      for await (const r of client.batchResultsAll(batch.id)) results.push(r.result);
+      assert.deepEqual(results, ["m0!", "m1!", "m2!", "m3!", "m4!"]);
+      assert.equal((await client.getBatch(batch.id)).counts.completed, 5);
+      assert.throws(() => wf.add("d", { kind: "step" }, ["nope"]), /unknown step/);
+    });
+
+    test("a bad token stops the worker with UnauthorizedError", async () => {
+      const w = new Worker({ url: server.url, token: "drv_bad", queues: [newQueue()], logger: quiet });
+      w.register("x", () => undefined);
+      w.start();
+      await assert.rejects(w.done, UnauthorizedError);
+      assert.throws(() => w.register("y", () => undefined), /before start/);
+      assert.throws(() => new Worker({ concurrency: 0 }), /concurrency/);
+    });
+  });
+}
