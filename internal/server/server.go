@@ -5,8 +5,8 @@
 // health checks. The API is described by openapi.json, which is embedded
 // and served, and which the contract tests hold the handlers to.
 //
-// Every request but GET /healthz needs a bearer token whose scope allows
-// it; every error is a JSON object whose message names the problem.
+// Every request but GET /healthz, GET /readyz and GET /openapi.json needs
+// a bearer token whose scope allows it; every error is a JSON object whose message names the problem.
 package server
 
 import (
@@ -283,14 +283,13 @@ type route struct {
 }
 
 func (s *Server) routes() {
-	anyToken := []Scope{ScopeEnqueue, ScopeWork, ScopeAdmin}
 	reader := []Scope{ScopeEnqueue, ScopeAdmin}
 	work := []Scope{ScopeWork}
 	admin := []Scope{ScopeAdmin}
 	for pattern, rt := range map[string]route{
 		"GET /healthz":                 {nil, s.healthz},
-		"GET /readyz":                  {anyToken, s.readyz},
-		"GET /openapi.json":            {anyToken, s.openapi},
+		"GET /readyz":                  {nil, s.readyz},
+		"GET /openapi.json":            {nil, s.openapi},
 		"POST /v1/jobs":                {[]Scope{ScopeEnqueue}, s.enqueue},
 		"GET /v1/jobs":                 {reader, s.listJobs},
 		"GET /v1/jobs/{id}":            {reader, s.getJob},
@@ -319,11 +318,14 @@ func (s *Server) routes() {
 	s.mux.Handle("GET /ui/static/", s.static())
 }
 
-// public are the patterns that answer without a token: the liveness
-// check, and what a browser needs to log in to the dashboard (the login
-// form and its stylesheet), none of which shows anything of the store.
+// public are the patterns that answer without a token: the liveness and
+// readiness checks (load balancers probe them), the API's description
+// (code generators fetch it), and what a browser needs to log in to the
+// dashboard (the login form and its stylesheet), none of which shows any
+// job, batch or figure of the store.
 var public = map[string]bool{
-	"GET /healthz": true, "GET /login": true, "POST /login": true, "POST /logout": true, "GET /ui/static/": true,
+	"GET /healthz": true, "GET /readyz": true, "GET /openapi.json": true,
+	"GET /login": true, "POST /login": true, "POST /logout": true, "GET /ui/static/": true,
 }
 
 // htmlPublic serves a page that needs no token.
