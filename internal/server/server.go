@@ -16,7 +16,9 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -24,6 +26,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/droverhq/drover"
@@ -31,6 +34,32 @@ import (
 	"github.com/droverhq/drover/internal/notifier"
 	"github.com/droverhq/drover/internal/storeurl"
 )
+
+// storeUnavailable reports whether err says that the store cannot be
+// reached at all, rather than that a statement failed: PostgreSQL refusing
+// or dropping connections (down, starting up, shutting down, or the
+// network between), or the store not answering before the deadline the
+// server gave it. Such requests answer 503 with Retry-After, since the same
+// request will likely succeed once the store is back. An SQLite "database
+// is locked" past the busy timeout is not an outage and stays a 500.
+func storeUnavailable(err error) bool {
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	var pe *pgconn.PgError
+	switch {
+	case errors.As(err, &ce), errors.As(err, &ne), errors.Is(err, context.DeadlineExceeded):
+		return true
+	case errors.As(err, &pe):
+		// Class 08 is connection exceptions; 57P01-57P03 are the
+		// server shutting down or not yet accepting connections.
+		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03"
+	}
+	// pgx reports a connection lost under a statement as "conn closed",
+	// and a cut stream as an unexpected EOF.
+	msg := err.Error()
+	return strings.Contains(msg, "conn closed") || errors.Is(err, io.ErrUnexpectedEOF) ||
+		strings.HasSuffix(msg, "unexpected EOF")
+}
 
 // OpenAPI is the API's description, served at /openapi.json.
 //
@@ -332,7 +361,7 @@ var public = map[string]bool{
 func (s *Server) htmlPublic(h func(w http.ResponseWriter, r *http.Request) error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := h(w, r); err != nil {
-			status, msg := s.classify(r, err)
+			status, msg := s.classify(w, r, err)
 			writeError(w, status, msg)
 		}
 	})
@@ -423,7 +452,7 @@ func (s *Server) endpoint(pattern string, rt route) http.Handler {
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
 		if err := rt.handler(w, r); err != nil {
-			status, msg := s.classify(r, err)
+			status, msg := s.classify(w, r, err)
 			writeError(w, status, msg)
 		}
 	})
@@ -452,7 +481,7 @@ func badRequest(format string, a ...any) error {
 // classify maps an error to a status and a message for the caller. Store
 // failures are logged in full and answered with a generic message, so
 // that connection details never reach a client.
-func (s *Server) classify(r *http.Request, err error) (int, string) {
+func (s *Server) classify(w http.ResponseWriter, r *http.Request, err error) (int, string) {
 	var ae *apiError
 	var mbe *http.MaxBytesError
 	switch {
@@ -471,6 +500,10 @@ func (s *Server) classify(r *http.Request, err error) (int, string) {
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
 		// The client went away; nobody reads this answer.
 		return 499, "client closed the request"
+	case r.Context().Err() == nil && storeUnavailable(err):
+		s.cfg.Logger.Warn("store unavailable", "method", r.Method, "path", r.URL.Path, "error", err)
+		w.Header().Set("Retry-After", "1")
+		return http.StatusServiceUnavailable, "the store is unavailable; retry shortly"
 	}
 	s.cfg.Logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err)
 	return http.StatusInternalServerError, "internal error: the store failed; see the server log"
