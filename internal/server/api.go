@@ -433,7 +433,19 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request) error {
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
 	poll := s.cfg.Driver.PollInterval()
+	empty := func() error {
+		writeJSON(w, http.StatusOK, map[string]any{"jobs": []any{}})
+		return nil
+	}
 	for {
+		// A server shutting down claims nothing more: the connection
+		// closes once this answer is written, and jobs claimed now could
+		// be lost with it until their leases expired.
+		select {
+		case <-s.stopping:
+			return empty()
+		default:
+		}
 		// Take the wake-up channel before claiming, so that jobs
 		// inserted between the claim and the wait end the wait.
 		woken := s.waiter.wait(req.Queue)
@@ -452,6 +464,8 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request) error {
 		case <-time.After(poll):
 		case <-deadline.C:
 			wait = 0 // one last claim, then answer
+		case <-s.stopping:
+			return empty()
 		case <-ctx.Done():
 			return ctx.Err()
 		}

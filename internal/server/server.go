@@ -156,6 +156,10 @@ type Server struct {
 	pages    *pages
 	mux      *http.ServeMux
 	running  atomic.Bool
+	// stopping is closed by Drain: long polls answer at once with an
+	// empty job list, and new claims claim nothing.
+	stopping chan struct{}
+	drain    sync.Once
 	// pagePatterns are the dashboard's patterns, whose unauthenticated
 	// visitors are sent to the login form.
 	pagePatterns map[string]bool
@@ -196,7 +200,7 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("server: token %q: an admin token cannot be restricted to queues", tok.Name)
 		}
 	}
-	s := &Server{cfg: cfg, sessions: newSessions(cfg.SessionTTL), waiter: newWaiter(), inflight: newInflight(),
+	s := &Server{cfg: cfg, stopping: make(chan struct{}), sessions: newSessions(cfg.SessionTTL), waiter: newWaiter(), inflight: newInflight(),
 		metrics: newMetrics(cfg.Client, cfg.PoolStats, cfg.MaxLabelValues, cfg.LabelTTL), history: &history{}, pages: newPages(),
 		mux: http.NewServeMux(), pagePatterns: map[string]bool{}}
 	s.auth.Store(newAuthenticator(cfg.Tokens))
@@ -230,6 +234,16 @@ func (s *Server) Run(ctx context.Context) {
 			s.sample(ctx)
 		}
 	}
+}
+
+// Drain tells the server that it is shutting down: open long-polling
+// claims answer at once with an empty job list instead of holding their
+// connections until their wait ends, and claims that arrive later claim
+// nothing, so that no job is handed to a connection about to close. Other
+// requests are served as usual. The *http.Server of HTTPServer calls it
+// when its Shutdown begins; calling it more than once is harmless.
+func (s *Server) Drain() {
+	s.drain.Do(func() { close(s.stopping) })
 }
 
 // SetTokens replaces the tokens that may call the API, as a reload of the
