@@ -36,6 +36,7 @@ func TestEveryOperationAnswersWithItsScopes(t *testing.T) {
 			"claim":       map[string]any{"queue": "default", "worker": "w"},
 			"finish":      map[string]any{"results": []any{map[string]any{"id": 1, "attempt": 1, "lease_token": b.lease(1), "outcome": "completed"}}},
 			"heartbeat":   map[string]any{"attempts": []any{map[string]any{"id": 1, "attempt": 1, "lease_token": b.lease(1)}}},
+			"release":     map[string]any{"attempts": []any{map[string]any{"id": 1, "attempt": 1, "lease_token": b.lease(1)}}},
 		}
 		n := 0
 		for path, item := range b.doc.Paths.Map() {
