@@ -94,6 +94,11 @@ const (
 	// AttemptCancelled finishes the job as cancelled without retry, as
 	// returning Cancel(err) from a Go worker does.
 	AttemptCancelled AttemptOutcome = "cancelled"
+	// AttemptSnoozed puts the job back to wait until RetryAt (required)
+	// without using an attempt: the next claim gets the same attempt
+	// number, no error is recorded, and max_attempts is not spent. A job
+	// whose cancel was requested is cancelled instead.
+	AttemptSnoozed AttemptOutcome = "snoozed"
 )
 
 // AttemptResult is the result of one attempt of a remote worker.
@@ -119,8 +124,9 @@ type AttemptResult struct {
 	// way it is worded.
 	Error string
 	Trace string
-	// RetryAt overrides Config.RetryPolicy for a failed attempt. It must
-	// lie between MinTime and MaxTime.
+	// RetryAt overrides Config.RetryPolicy for a failed attempt, and is
+	// when a snoozed job becomes claimable again. It must lie between
+	// MinTime and MaxTime.
 	RetryAt time.Time
 	// Result is the JSON a completed attempt stores as the job's result,
 	// as Job.SetResult does for a Go worker: at most MaxResultBytes, read
@@ -214,9 +220,21 @@ func (c *Client[TTx]) remoteResult(r AttemptResult, now time.Time) (driver.Resul
 		res.Outcome = driver.OutcomeCancelled
 		res.Error = encodeAttemptError(r.Attempt, remoteError(r.Error, "cancelled by worker"), r.Trace)
 		return res, nil
+	case AttemptSnoozed:
+		if r.RetryAt.IsZero() {
+			return res, invalidf("retry at: required for a snoozed attempt")
+		}
+		if r.Error != "" || r.Trace != "" {
+			return res, invalidf("error and trace: a snoozed attempt records none")
+		}
+		// A release that is due later: the store undoes the attempt.
+		res.Outcome = driver.OutcomeReleased
+		res.RunAt = r.RetryAt
+		return res, nil
 	case AttemptFailed:
 	default:
-		return res, invalidf("outcome %q: must be %q, %q or %q", r.Outcome, AttemptCompleted, AttemptFailed, AttemptCancelled)
+		return res, invalidf("outcome %q: must be %q, %q, %q or %q", r.Outcome, AttemptCompleted, AttemptFailed,
+			AttemptCancelled, AttemptSnoozed)
 	}
 	c.metrics.failed.Add(1)
 	res.Error = encodeAttemptError(r.Attempt, remoteError(r.Error, "failed without a message"), r.Trace)
@@ -238,6 +256,59 @@ func remoteError(msg, fallback string) error {
 		msg = fallback
 	}
 	return errors.New(msg)
+}
+
+// ReleaseReport says which attempts Release gave back. A rejected attempt
+// is one the store no longer holds as running under that lease token, as
+// for FinishReport.
+type ReleaseReport struct {
+	Released []int64
+	Rejected []int64
+}
+
+// Release gives back jobs a remote worker claimed but will not run (it is
+// stopping, or took more than it can start): each becomes available at
+// once, and its attempt is undone, so that it counts neither against
+// max_attempts nor as an error, and the next claim gets the same attempt
+// number. Each attempt is fenced by (ID, Attempt, LeaseToken) exactly as a
+// result is; a job whose cancel was requested is cancelled instead.
+func (c *Client[TTx]) Release(ctx context.Context, attempts []AttemptRef) (*ReleaseReport, error) {
+	if len(attempts) == 0 {
+		return nil, invalidf("attempts: empty")
+	}
+	if len(attempts) > MaxAttemptsPerCall {
+		return nil, invalidf("attempts: %d is over the limit of %d per call", len(attempts), MaxAttemptsPerCall)
+	}
+	batch := make([]driver.Result, len(attempts))
+	seen := make(map[int64]bool, len(attempts))
+	for i, a := range attempts {
+		if err := checkAttemptRef(a.ID, a.Attempt); err != nil {
+			return nil, fmt.Errorf("attempt %d of %d: %w", i+1, len(attempts), err)
+		}
+		if seen[a.ID] {
+			return nil, invalidf("attempt %d of %d: job %d appears twice", i+1, len(attempts), a.ID)
+		}
+		seen[a.ID] = true
+		batch[i] = driver.Result{ID: a.ID, Attempt: a.Attempt, LeaseToken: a.LeaseToken, Outcome: driver.OutcomeReleased}
+	}
+	released, err := c.driver.JobFinish(ctx, batch)
+	if err != nil {
+		return nil, err
+	}
+	rep := &ReleaseReport{Released: released, Rejected: []int64{}}
+	if rep.Released == nil {
+		rep.Released = []int64{}
+	}
+	ok := make(map[int64]bool, len(released))
+	for _, id := range released {
+		ok[id] = true
+	}
+	for _, a := range attempts {
+		if !ok[a.ID] {
+			rep.Rejected = append(rep.Rejected, a.ID)
+		}
+	}
+	return rep, nil
 }
 
 // AttemptRef names one attempt a remote worker holds.

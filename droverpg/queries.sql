@@ -344,7 +344,8 @@ WHERE l.queue = $1;
 -- Outcomes: 1 completed, 2 retry, 3 discarded, 4 cancelled, 5 released.
 -- Every result is fenced by (id, attempt, lease token, state running). Rows
 -- that finish move to finished_jobs; retried and released rows stay and
--- wait again, their lease token cleared. A retry or release of a job whose
+-- wait again, their lease token cleared, a released one from its run_at
+-- when given (a snooze) or now. A retry or release of a job whose
 -- cancel was requested finishes it as cancelled instead, and a retry of a
 -- job whose stored max_attempts it used up finishes it as discarded: the
 -- store decides that, not the caller (a remote worker could claim any
@@ -408,7 +409,8 @@ moved AS (
 waiting AS (
     UPDATE {schema}jobs j
     SET state = 'available',
-        run_at = CASE WHEN ($2::jsonb -> j.id::text ->> 1)::integer = 5 THEN now()
+        run_at = CASE WHEN ($2::jsonb -> j.id::text ->> 1)::integer = 5
+                      THEN coalesce(($2::jsonb -> j.id::text ->> 3)::timestamptz, now())
                       ELSE ($2::jsonb -> j.id::text ->> 3)::timestamptz END,
         attempt = CASE WHEN ($2::jsonb -> j.id::text ->> 1)::integer = 5 THEN j.attempt - 1 ELSE j.attempt END,
         errors = CASE WHEN nullif($2::jsonb -> j.id::text -> 2, 'null') IS NULL THEN j.errors

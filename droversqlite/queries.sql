@@ -334,12 +334,13 @@ WHERE id IN (SELECT CAST(key AS INTEGER) FROM json_each(?1))
 -- name: JobFinishWait
 -- Retried and released rows stay in the hot table and wait again, their
 -- lease token cleared; a release undoes the attempt so that it does not
--- count against max_attempts. A retry waits only while the job has
+-- count against max_attempts, and waits from its run_at when given (a
+-- snooze) or now. A retry waits only while the job has
 -- attempts left by its stored max_attempts (JobFinishMove discards it
 -- otherwise). ?1 and ?2 are as for JobFinishMove.
 UPDATE {schema}jobs AS j
 SET state = 'available',
-    run_at = CASE WHEN r.outcome = 5 THEN ?2 ELSE coalesce(r.run_at, ?2) END,
+    run_at = coalesce(r.run_at, ?2),
     attempt = CASE WHEN r.outcome = 5 THEN j.attempt - 1 ELSE j.attempt END,
     errors = CASE WHEN r.error IS NULL THEN j.errors ELSE CASE WHEN coalesce(json_array_length(j.errors), 0) < {errors_kept}
         THEN json_insert(coalesce(j.errors, '[]'), '$[#]', json(r.error))

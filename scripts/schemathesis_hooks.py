@@ -8,8 +8,10 @@ invalid, still goes to the server and through every check.
 
 - unique_states must list every unfinished state (OpenAPI 3.0 has no
   `contains`);
-- the attempts of one heartbeat and the results of one finish name each job
-  once (uniqueness by a member, not by the whole item);
+- the attempts of one heartbeat or release and the results of one finish
+  name each job once (uniqueness by a member, not by the whole item);
+- a snoozed result carries exactly one of retry_at and snooze_ms, and no
+  error or trace; snooze_ms goes with no other outcome;
 - depends_on names stored jobs (a reference to a job that does not exist
   is refused with 400, which random IDs nearly always are);
 - a claim's wait_ms is capped by the server's --max-wait, which the script
@@ -61,6 +63,14 @@ def _storable(value):
     return True
 
 
+def _snooze_ok(result):
+    if result.get("outcome") != "snoozed":
+        return "snooze_ms" not in result
+    if ("retry_at" in result) == ("snooze_ms" in result):
+        return False
+    return "error" not in result and "trace" not in result
+
+
 @schemathesis.hook
 def filter_body(ctx, body):
     path = ctx.operation.path if ctx.operation is not None else ""
@@ -74,11 +84,13 @@ def filter_body(ctx, body):
             states = job.get("unique_states")
             if isinstance(states, list) and all(isinstance(s, str) for s in states) and not UNFINISHED <= set(states):
                 return False
-    elif path == "/v1/heartbeat" and isinstance(body, dict):
+    elif path in ("/v1/heartbeat", "/v1/release") and isinstance(body, dict):
         return _unique_ids(body.get("attempts"))
     elif path == "/v1/finish" and isinstance(body, dict):
         results = body.get("results")
         if isinstance(results, list) and not all(_storable(r.get("result")) for r in results if isinstance(r, dict)):
+            return False
+        if isinstance(results, list) and not all(_snooze_ok(r) for r in results if isinstance(r, dict)):
             return False
         return _unique_ids(results)
     elif path == "/v1/claim" and isinstance(body, dict):

@@ -159,8 +159,9 @@ type serveOptions struct {
 }
 
 // serve runs the API on ln until ctx ends, then shuts down gracefully:
-// open requests (long polls included) get the time to finish, and the
-// client writes what it holds.
+// listening stops, open long polls answer at once with no jobs (the
+// HTTP server's Shutdown drains the API server), other open requests get
+// up to 10 s to finish, and the client writes what it holds.
 func (c *cli) serve(ctx context.Context, ln net.Listener, cfg server.Config, opts serveOptions) error {
 	st, err := c.openStore(ctx, true)
 	if err != nil {

@@ -442,9 +442,11 @@ const (
 	OutcomeDiscarded
 	// OutcomeCancelled finishes the job as cancelled.
 	OutcomeCancelled
-	// OutcomeReleased returns the job to available at once and undoes the
-	// attempt, for jobs that a stopping client claimed but never finished:
-	// another process may take them without waiting for the lease.
+	// OutcomeReleased returns the job to available and undoes the attempt,
+	// for jobs that a stopping client claimed but never finished (another
+	// process may take them without waiting for the lease) and for remote
+	// workers' releases and snoozes. The job is due at Result.RunAt when
+	// set (a snooze), at once otherwise.
 	OutcomeReleased
 )
 
@@ -458,7 +460,8 @@ type Result struct {
 	Outcome    Outcome
 	// Error is the encoded AttemptError of a failed attempt, or nil.
 	Error []byte
-	// RunAt is when a retried job becomes claimable again.
+	// RunAt is when a retried or released job becomes claimable again;
+	// zero releases a job at once (a retry always sets it).
 	RunAt time.Time
 	// Flow is the claimed row's Flow (flow.go): FlowEnd bits make the
 	// finish settle the job's dependants and batch or free its unique key;

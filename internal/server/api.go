@@ -122,8 +122,9 @@ func (j enqueueJob) params() (drover.InsertManyParams, error) {
 	if len(j.Args) == 0 {
 		return drover.InsertManyParams{}, errors.New("args: required (use {} for none)")
 	}
-	if j.TimeoutMS < 0 {
-		return drover.InsertManyParams{}, fmt.Errorf("timeout_ms %d: must not be negative", j.TimeoutMS)
+	if j.TimeoutMS < 0 || j.TimeoutMS > math.MaxInt64/int64(time.Millisecond) {
+		return drover.InsertManyParams{}, fmt.Errorf("timeout_ms %d: must be between 0 and %d", j.TimeoutMS,
+			math.MaxInt64/int64(time.Millisecond))
 	}
 	opts := &drover.InsertOpts{Queue: j.Queue, Priority: j.Priority, MaxAttempts: j.MaxAttempts,
 		Tags: j.Tags, Metadata: j.Metadata, Timeout: millis(j.TimeoutMS),
@@ -433,7 +434,19 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request) error {
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
 	poll := s.cfg.Driver.PollInterval()
+	empty := func() error {
+		writeJSON(w, http.StatusOK, map[string]any{"jobs": []any{}})
+		return nil
+	}
 	for {
+		// A server shutting down claims nothing more: the connection
+		// closes once this answer is written, and jobs claimed now could
+		// be lost with it until their leases expired.
+		select {
+		case <-s.stopping:
+			return empty()
+		default:
+		}
 		// Take the wake-up channel before claiming, so that jobs
 		// inserted between the claim and the wait end the wait.
 		woken := s.waiter.wait(req.Queue)
@@ -452,6 +465,8 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request) error {
 		case <-time.After(poll):
 		case <-deadline.C:
 			wait = 0 // one last claim, then answer
+		case <-s.stopping:
+			return empty()
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -472,11 +487,14 @@ func (s *Server) finish(w http.ResponseWriter, r *http.Request) error {
 			LeaseToken drover.LeaseToken     `json:"lease_token"`
 			Outcome    drover.AttemptOutcome `json:"outcome"`
 			// MaxAttempts is accepted and ignored (AttemptResult.MaxAttempts).
-			MaxAttempts int             `json:"max_attempts"`
-			Error       string          `json:"error"`
-			Trace       string          `json:"trace"`
-			RetryAt     *time.Time      `json:"retry_at"`
-			Result      json.RawMessage `json:"result"`
+			MaxAttempts int        `json:"max_attempts"`
+			Error       string     `json:"error"`
+			Trace       string     `json:"trace"`
+			RetryAt     *time.Time `json:"retry_at"`
+			// SnoozeMS is a snoozed attempt's delay, from now, as an
+			// alternative to retry_at.
+			SnoozeMS *int64          `json:"snooze_ms"`
+			Result   json.RawMessage `json:"result"`
 		} `json:"results"`
 	}
 	if err := decode(r, &req); err != nil {
@@ -493,6 +511,15 @@ func (s *Server) finish(w http.ResponseWriter, r *http.Request) error {
 		if x.RetryAt != nil {
 			results[i].RetryAt = *x.RetryAt
 		}
+		if x.SnoozeMS != nil {
+			if x.Outcome != drover.AttemptSnoozed || x.RetryAt != nil {
+				return badRequest("result %d: snooze_ms goes only with outcome %q, and not with retry_at", i+1, drover.AttemptSnoozed)
+			}
+			if *x.SnoozeMS < 0 || millis(*x.SnoozeMS) > maxSnooze {
+				return badRequest("result %d: snooze_ms %d: must be between 0 and %d", i+1, *x.SnoozeMS, maxSnooze.Milliseconds())
+			}
+			results[i].RetryAt = time.Now().Add(millis(*x.SnoozeMS))
+		}
 	}
 	start := time.Now()
 	rep, err := s.cfg.Client.Finish(r.Context(), results)
@@ -501,6 +528,49 @@ func (s *Server) finish(w http.ResponseWriter, r *http.Request) error {
 	}
 	s.finished(results, rep, time.Since(start))
 	writeJSON(w, http.StatusOK, map[string]any{"accepted": nonNil(rep.Accepted), "rejected": nonNil(rep.Rejected)})
+	return nil
+}
+
+// maxSnooze bounds snooze_ms: a year, far past any sensible delay, and
+// well inside the times the store takes.
+const maxSnooze = 366 * 24 * time.Hour
+
+// release gives back attempts without using them, with no queue check for
+// the reason finish needs none.
+func (s *Server) release(w http.ResponseWriter, r *http.Request) error {
+	var req struct {
+		Attempts []struct {
+			ID         int64             `json:"id"`
+			Attempt    int               `json:"attempt"`
+			LeaseToken drover.LeaseToken `json:"lease_token"`
+		} `json:"attempts"`
+	}
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	if len(req.Attempts) > s.cfg.MaxBatch {
+		return &apiError{status: http.StatusRequestEntityTooLarge,
+			msg: fmt.Sprintf("attempts: %d is over the limit of %d per request", len(req.Attempts), s.cfg.MaxBatch)}
+	}
+	refs := make([]drover.AttemptRef, len(req.Attempts))
+	for i, a := range req.Attempts {
+		refs[i] = drover.AttemptRef{ID: a.ID, Attempt: a.Attempt, LeaseToken: a.LeaseToken}
+	}
+	rep, err := s.cfg.Client.Release(r.Context(), refs)
+	if err != nil {
+		return err
+	}
+	s.metrics.rejected.Add(float64(len(rep.Rejected)))
+	released := make(map[int64]bool, len(rep.Released))
+	for _, id := range rep.Released {
+		released[id] = true
+	}
+	for _, a := range refs {
+		if released[a.ID] {
+			s.inflight.finished(a.ID, a.Attempt)
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"released": nonNil(rep.Released), "rejected": nonNil(rep.Rejected)})
 	return nil
 }
 

@@ -1,7 +1,9 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -34,6 +36,7 @@ func TestEveryOperationAnswersWithItsScopes(t *testing.T) {
 			"claim":       map[string]any{"queue": "default", "worker": "w"},
 			"finish":      map[string]any{"results": []any{map[string]any{"id": 1, "attempt": 1, "lease_token": b.lease(1), "outcome": "completed"}}},
 			"heartbeat":   map[string]any{"attempts": []any{map[string]any{"id": 1, "attempt": 1, "lease_token": b.lease(1)}}},
+			"release":     map[string]any{"attempts": []any{map[string]any{"id": 1, "attempt": 1, "lease_token": b.lease(1)}}},
 		}
 		n := 0
 		for path, item := range b.doc.Paths.Map() {
@@ -44,13 +47,13 @@ func TestEveryOperationAnswersWithItsScopes(t *testing.T) {
 					for _, s := range raw.([]any) {
 						scopes = append(scopes, server.Scope(s.(string)))
 					}
-				} else if path != "/healthz" {
+				} else if !publicPaths[path] {
 					t.Errorf("%s %s lists no x-drover-scopes", method, path)
 				}
 				p := strings.ReplaceAll(path, "{id}", "1")
 				for _, sc := range []server.Scope{server.ScopeEnqueue, server.ScopeWork, server.ScopeAdmin} {
 					r := b.call(t, sc, method, p, bodies[op.OperationID], true)
-					allowed := path == "/healthz" || sc == server.ScopeAdmin || slices.Contains(scopes, sc)
+					allowed := publicPaths[path] || sc == server.ScopeAdmin || slices.Contains(scopes, sc)
 					switch {
 					case allowed && (r.status == http.StatusForbidden || r.status >= 404 && r.status <= 405):
 						t.Errorf("%s %s with a %s token = %d: %s", method, path, sc, r.status, r.body)
@@ -68,13 +71,56 @@ func TestEveryOperationAnswersWithItsScopes(t *testing.T) {
 	})
 }
 
-// TestWithoutTokenOnlyHealthzAnswers: no token, a malformed header or an
-// unknown token gets 401 everywhere, even on paths that do not exist, so
-// that nothing about the API leaks; /healthz needs none.
-func TestWithoutTokenOnlyHealthzAnswers(t *testing.T) {
+// publicPaths are the operations that need no token: load balancers probe
+// the health checks and code generators fetch the API's description.
+var publicPaths = map[string]bool{"/healthz": true, "/readyz": true, "/openapi.json": true}
+
+// TestPublicPathsNeedNoToken: the health checks and the API's description
+// answer 200 without a token, and with a malformed or unknown one (they do
+// not look at it), and the operations openapi.json marks as needing no
+// token are exactly these.
+func TestPublicPathsNeedNoToken(t *testing.T) {
+	forEachStore(t, func(t *testing.T, b *bundle) {
+		for _, h := range []string{"", "Basic dXNlcjpwdw==", "Bearer drv_not-a-real-token"} {
+			for p := range publicPaths {
+				req, _ := http.NewRequest("GET", b.url+p, nil)
+				if h != "" {
+					req.Header.Set("Authorization", h)
+				}
+				resp, err := noRedirect.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK || !json.Valid(body) {
+					t.Errorf("GET %s with Authorization %q = %d: %s", p, h, resp.StatusCode, body)
+				}
+			}
+		}
+		r := b.must(t, http.StatusOK, "", "GET", "/openapi.json", nil)
+		if !bytes.Equal(r.body, server.OpenAPI) {
+			t.Error("GET /openapi.json without a token does not serve the document")
+		}
+		for path, item := range b.doc.Paths.Map() {
+			for method, op := range item.Operations() {
+				open := op.Security != nil && len(*op.Security) == 0
+				if open != publicPaths[path] {
+					t.Errorf("%s %s: openapi.json says needs no token = %v, want %v", method, path, open, publicPaths[path])
+				}
+			}
+		}
+	})
+}
+
+// TestWithoutTokenOnlyPublicPathsAnswer: no token, a malformed header or
+// an unknown token gets 401 everywhere but on the public paths (see
+// TestPublicPathsNeedNoToken), even on paths that do not exist, so that
+// nothing about the API leaks; /metrics in particular stays bearer-only.
+func TestWithoutTokenOnlyPublicPathsAnswer(t *testing.T) {
 	forEachStore(t, func(t *testing.T, b *bundle) {
 		b.must(t, http.StatusOK, "", "GET", "/healthz", nil)
-		paths := []string{"/readyz", "/openapi.json", "/metrics", "/v1/jobs", "/v1/jobs/1", "/v1/stats", "/no/such/path",
+		paths := []string{"/metrics", "/v1/jobs", "/v1/jobs/1", "/v1/stats", "/no/such/path",
 			"/", "/ui/jobs", "/ui/jobs/1", "/ui/history.json"}
 		headers := map[string]string{"none": "", "basic": "Basic dXNlcjpwdw==", "empty bearer": "Bearer ",
 			"unknown": "Bearer drv_not-a-real-token"}

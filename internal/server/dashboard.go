@@ -152,7 +152,7 @@ func (s *Server) htmlEndpoint(h func(w http.ResponseWriter, r *http.Request) err
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
 		if err := h(w, r); err != nil {
-			status, msg := s.classify(r, err)
+			status, msg := s.classify(w, r, err)
 			_ = render(w, status, s.pages.errorPage, page{Title: http.StatusText(status), Message: msg})
 		}
 	})

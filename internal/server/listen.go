@@ -37,7 +37,7 @@ const (
 // errorLog receives the server's own errors (TLS handshakes, bad
 // requests); nil means the standard logger.
 func (s *Server) HTTPServer(errorLog *log.Logger) *http.Server {
-	return &http.Server{
+	hs := &http.Server{
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
 		ReadTimeout:       s.cfg.ReadTimeout,
@@ -45,6 +45,10 @@ func (s *Server) HTTPServer(errorLog *log.Logger) *http.Server {
 		IdleTimeout:       s.cfg.IdleTimeout,
 		ErrorLog:          errorLog,
 	}
+	// Shutdown waits for open requests but does not cancel them: without
+	// this, a long poll would hold the shutdown for up to its whole wait.
+	hs.RegisterOnShutdown(s.Drain)
+	return hs
 }
 
 // Listener wraps ln so that at most Config.MaxConnections connections are

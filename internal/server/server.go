@@ -5,8 +5,8 @@
 // health checks. The API is described by openapi.json, which is embedded
 // and served, and which the contract tests hold the handlers to.
 //
-// Every request but GET /healthz needs a bearer token whose scope allows
-// it; every error is a JSON object whose message names the problem.
+// Every request but GET /healthz, GET /readyz and GET /openapi.json needs
+// a bearer token whose scope allows it; every error is a JSON object whose message names the problem.
 package server
 
 import (
@@ -16,7 +16,9 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -24,6 +26,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/droverhq/drover"
@@ -31,6 +34,32 @@ import (
 	"github.com/droverhq/drover/internal/notifier"
 	"github.com/droverhq/drover/internal/storeurl"
 )
+
+// storeUnavailable reports whether err says that the store cannot be
+// reached at all, rather than that a statement failed: PostgreSQL refusing
+// or dropping connections (down, starting up, shutting down, or the
+// network between), or the store not answering before the deadline the
+// server gave it. Such requests answer 503 with Retry-After, since the same
+// request will likely succeed once the store is back. An SQLite "database
+// is locked" past the busy timeout is not an outage and stays a 500.
+func storeUnavailable(err error) bool {
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	var pe *pgconn.PgError
+	switch {
+	case errors.As(err, &ce), errors.As(err, &ne), errors.Is(err, context.DeadlineExceeded):
+		return true
+	case errors.As(err, &pe):
+		// Class 08 is connection exceptions; 57P01-57P03 are the
+		// server shutting down or not yet accepting connections.
+		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03"
+	}
+	// pgx reports a connection lost under a statement as "conn closed",
+	// and a cut stream as an unexpected EOF.
+	msg := err.Error()
+	return strings.Contains(msg, "conn closed") || errors.Is(err, io.ErrUnexpectedEOF) ||
+		strings.HasSuffix(msg, "unexpected EOF")
+}
 
 // OpenAPI is the API's description, served at /openapi.json.
 //
@@ -127,6 +156,10 @@ type Server struct {
 	pages    *pages
 	mux      *http.ServeMux
 	running  atomic.Bool
+	// stopping is closed by Drain: long polls answer at once with an
+	// empty job list, and new claims claim nothing.
+	stopping chan struct{}
+	drain    sync.Once
 	// pagePatterns are the dashboard's patterns, whose unauthenticated
 	// visitors are sent to the login form.
 	pagePatterns map[string]bool
@@ -167,7 +200,7 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("server: token %q: an admin token cannot be restricted to queues", tok.Name)
 		}
 	}
-	s := &Server{cfg: cfg, sessions: newSessions(cfg.SessionTTL), waiter: newWaiter(), inflight: newInflight(),
+	s := &Server{cfg: cfg, stopping: make(chan struct{}), sessions: newSessions(cfg.SessionTTL), waiter: newWaiter(), inflight: newInflight(),
 		metrics: newMetrics(cfg.Client, cfg.PoolStats, cfg.MaxLabelValues, cfg.LabelTTL), history: &history{}, pages: newPages(),
 		mux: http.NewServeMux(), pagePatterns: map[string]bool{}}
 	s.auth.Store(newAuthenticator(cfg.Tokens))
@@ -201,6 +234,16 @@ func (s *Server) Run(ctx context.Context) {
 			s.sample(ctx)
 		}
 	}
+}
+
+// Drain tells the server that it is shutting down: open long-polling
+// claims answer at once with an empty job list instead of holding their
+// connections until their wait ends, and claims that arrive later claim
+// nothing, so that no job is handed to a connection about to close. Other
+// requests are served as usual. The *http.Server of HTTPServer calls it
+// when its Shutdown begins; calling it more than once is harmless.
+func (s *Server) Drain() {
+	s.drain.Do(func() { close(s.stopping) })
 }
 
 // SetTokens replaces the tokens that may call the API, as a reload of the
@@ -283,14 +326,13 @@ type route struct {
 }
 
 func (s *Server) routes() {
-	anyToken := []Scope{ScopeEnqueue, ScopeWork, ScopeAdmin}
 	reader := []Scope{ScopeEnqueue, ScopeAdmin}
 	work := []Scope{ScopeWork}
 	admin := []Scope{ScopeAdmin}
 	for pattern, rt := range map[string]route{
 		"GET /healthz":                 {nil, s.healthz},
-		"GET /readyz":                  {anyToken, s.readyz},
-		"GET /openapi.json":            {anyToken, s.openapi},
+		"GET /readyz":                  {nil, s.readyz},
+		"GET /openapi.json":            {nil, s.openapi},
 		"POST /v1/jobs":                {[]Scope{ScopeEnqueue}, s.enqueue},
 		"GET /v1/jobs":                 {reader, s.listJobs},
 		"GET /v1/jobs/{id}":            {reader, s.getJob},
@@ -304,6 +346,7 @@ func (s *Server) routes() {
 		"POST /v1/claim":               {work, s.claim},
 		"POST /v1/finish":              {work, s.finish},
 		"POST /v1/heartbeat":           {work, s.heartbeat},
+		"POST /v1/release":             {work, s.release},
 		"GET /v1/stats":                {admin, s.stats},
 		"GET /metrics":                 {admin, s.serveMetrics},
 	} {
@@ -319,18 +362,21 @@ func (s *Server) routes() {
 	s.mux.Handle("GET /ui/static/", s.static())
 }
 
-// public are the patterns that answer without a token: the liveness
-// check, and what a browser needs to log in to the dashboard (the login
-// form and its stylesheet), none of which shows anything of the store.
+// public are the patterns that answer without a token: the liveness and
+// readiness checks (load balancers probe them), the API's description
+// (code generators fetch it), and what a browser needs to log in to the
+// dashboard (the login form and its stylesheet), none of which shows any
+// job, batch or figure of the store.
 var public = map[string]bool{
-	"GET /healthz": true, "GET /login": true, "POST /login": true, "POST /logout": true, "GET /ui/static/": true,
+	"GET /healthz": true, "GET /readyz": true, "GET /openapi.json": true,
+	"GET /login": true, "POST /login": true, "POST /logout": true, "GET /ui/static/": true,
 }
 
 // htmlPublic serves a page that needs no token.
 func (s *Server) htmlPublic(h func(w http.ResponseWriter, r *http.Request) error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := h(w, r); err != nil {
-			status, msg := s.classify(r, err)
+			status, msg := s.classify(w, r, err)
 			writeError(w, status, msg)
 		}
 	})
@@ -421,7 +467,7 @@ func (s *Server) endpoint(pattern string, rt route) http.Handler {
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
 		if err := rt.handler(w, r); err != nil {
-			status, msg := s.classify(r, err)
+			status, msg := s.classify(w, r, err)
 			writeError(w, status, msg)
 		}
 	})
@@ -450,7 +496,7 @@ func badRequest(format string, a ...any) error {
 // classify maps an error to a status and a message for the caller. Store
 // failures are logged in full and answered with a generic message, so
 // that connection details never reach a client.
-func (s *Server) classify(r *http.Request, err error) (int, string) {
+func (s *Server) classify(w http.ResponseWriter, r *http.Request, err error) (int, string) {
 	var ae *apiError
 	var mbe *http.MaxBytesError
 	switch {
@@ -469,6 +515,10 @@ func (s *Server) classify(r *http.Request, err error) (int, string) {
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
 		// The client went away; nobody reads this answer.
 		return 499, "client closed the request"
+	case r.Context().Err() == nil && storeUnavailable(err):
+		s.cfg.Logger.Warn("store unavailable", "method", r.Method, "path", r.URL.Path, "error", err)
+		w.Header().Set("Retry-After", "1")
+		return http.StatusServiceUnavailable, "the store is unavailable; retry shortly"
 	}
 	s.cfg.Logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err)
 	return http.StatusInternalServerError, "internal error: the store failed; see the server log"

@@ -249,6 +249,7 @@ type Client interface {
 	Claim(ctx context.Context, p drover.ClaimParams) ([]*drover.JobRow, error)
 	Finish(ctx context.Context, results []drover.AttemptResult) (*drover.FinishReport, error)
 	ExtendLeases(ctx context.Context, attempts []drover.AttemptRef, lease time.Duration) (*drover.LeaseReport, error)
+	Release(ctx context.Context, attempts []drover.AttemptRef) (*drover.ReleaseReport, error)
 	Stats() drover.Stats
 
 	// Workflows and batches.
