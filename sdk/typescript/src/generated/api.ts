@@ -26,7 +26,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The server can serve: store reachable, schema current, loops running. */
+        /** The server can serve: store reachable, schema current, loops running. Needs no token. */
         get: operations["readyz"];
         put?: never;
         post?: never;
@@ -43,7 +43,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** This document. */
+        /** This document. Needs no token. */
         get: operations["openapi"];
         put?: never;
         post?: never;
@@ -150,6 +150,26 @@ export interface paths {
         put?: never;
         /** Report the results of a batch of attempts, fenced by (id, attempt). */
         post: operations["finish"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/release": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Give back attempts a worker holds but will not run, without using them.
+         * @description Each job becomes available at once, its attempt undone (the next claim gets the same attempt number; max_attempts is not spent and no error is recorded). Fenced by (id, attempt, lease_token) like a result; a job whose cancel was requested is cancelled instead.
+         */
+        post: operations["release"];
         delete?: never;
         options?: never;
         head?: never;
@@ -426,8 +446,11 @@ export interface components {
             /** @description The attempt the job was claimed with. */
             attempt: number;
             lease_token?: components["schemas"]["LeaseToken"];
-            /** @enum {string} */
-            outcome: "completed" | "failed" | "cancelled";
+            /**
+             * @description snoozed puts the job back to wait until retry_at (or snooze_ms from now; one of them is required) without using an attempt: the next claim gets the same attempt number, and no error is recorded.
+             * @enum {string}
+             */
+            outcome: "completed" | "failed" | "cancelled" | "snoozed";
             /**
              * @deprecated
              * @description Ignored; accepted for compatibility. A failed attempt retries with backoff, or discards the job when it was the last its stored max_attempts allows: the server decides, not the worker.
@@ -437,9 +460,14 @@ export interface components {
             trace?: string;
             /**
              * Format: date-time
-             * @description When a failed job runs again; default: the server's backoff.
+             * @description When a failed job runs again (default: the server's backoff), or when a snoozed one does.
              */
             retry_at?: string;
+            /**
+             * Format: int64
+             * @description Only with outcome snoozed and without retry_at: the job waits this long from now.
+             */
+            snooze_ms?: number;
             /** @description Any JSON, at most 65536 bytes, stored as the job's result; only with outcome completed. */
             result?: unknown;
         } & ({
@@ -551,24 +579,6 @@ export interface operations {
                     "application/json": components["schemas"]["Readiness"];
                 };
             };
-            /** @description No token, or an unknown one. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The token lacks the scope. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
             /** @description The store failed. */
             500: {
                 headers: {
@@ -605,24 +615,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": Record<string, never>;
-                };
-            };
-            /** @description No token, or an unknown one. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The token lacks the scope. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The store failed. */
@@ -698,6 +690,17 @@ export interface operations {
             /** @description The store failed. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unavailable (down, restarting or unreachable); retry after the Retry-After delay. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -786,6 +789,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The store is unavailable (down, restarting or unreachable); retry after the Retry-After delay. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getJob: {
@@ -847,6 +861,17 @@ export interface operations {
             /** @description The store failed. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unavailable (down, restarting or unreachable); retry after the Retry-After delay. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -929,6 +954,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The store is unavailable (down, restarting or unreachable); retry after the Retry-After delay. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     retryJob: {
@@ -987,7 +1023,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description A finished unique job gave up its key, and another job holds that key now: the job is left as it was. */
+            /** @description The job cannot run again: a finished batch member or job with dependants (its end was already counted on its batch and settled its dependants), or a finished unique job that gave up its key while another job holds that key now. The job is left as it was. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1008,6 +1044,17 @@ export interface operations {
             /** @description The store failed. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unavailable (down, restarting or unreachable); retry after the Retry-After delay. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1111,6 +1158,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The store is unavailable (down, restarting or unreachable); retry after the Retry-After delay. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     finish: {
@@ -1188,6 +1246,113 @@ export interface operations {
             /** @description The store failed. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unavailable (down, restarting or unreachable); retry after the Retry-After delay. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    release: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    attempts: components["schemas"]["AttemptRef"][];
+                };
+            };
+        };
+        responses: {
+            /** @description Which attempts were given back. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Jobs now available again (or cancelled, if their cancel was requested). */
+                        released: components["schemas"]["IDList"];
+                        /** @description Attempts the store no longer holds under that lease token: nothing changed. */
+                        rejected: components["schemas"]["IDList"];
+                    };
+                };
+            };
+            /** @description An attempt is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No token, or an unknown one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body or the batch is over the limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store failed. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unavailable (down, restarting or unreachable); retry after the Retry-After delay. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1284,6 +1449,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The store is unavailable (down, restarting or unreachable); retry after the Retry-After delay. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     stats: {
@@ -1358,6 +1534,17 @@ export interface operations {
             /** @description The store failed. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unavailable (down, restarting or unreachable); retry after the Retry-After delay. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1478,6 +1665,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The store is unavailable (down, restarting or unreachable); retry after the Retry-After delay. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getJobResult: {
@@ -1540,6 +1738,17 @@ export interface operations {
             /** @description The store failed. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unavailable (down, restarting or unreachable); retry after the Retry-After delay. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1642,6 +1851,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The store is unavailable (down, restarting or unreachable); retry after the Retry-After delay. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getBatch: {
@@ -1704,6 +1924,17 @@ export interface operations {
             /** @description The store failed. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unavailable (down, restarting or unreachable); retry after the Retry-After delay. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1780,6 +2011,17 @@ export interface operations {
             /** @description The store failed. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unavailable (down, restarting or unreachable); retry after the Retry-After delay. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
