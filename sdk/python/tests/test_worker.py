@@ -355,6 +355,62 @@ def test_shutdown_timeout_reports_unfinished_handlers(server: Server, client: dr
     assert reasons == ["shutdown"]
     for job_id in (s, p):
         job = client.get_job(job_id)
-        # Failed, and available again at once rather than after its lease.
-        assert job.state == "available" and job.attempt == 1
-        assert job.errors[0].error.startswith("worker shut down before the handler finished")
+        # Released: available again at once rather than after its lease,
+        # its attempt undone, no error recorded (not retryable).
+        assert job.state == "available" and job.attempt == 0, (job.state, job.attempt)
+        assert job.errors == []
+
+    # Another worker then runs both, as their first attempt.
+    attempts: list[int] = []
+    other = make_worker(server, queue, concurrency=2)
+
+    @other.task("stubborn")
+    def quick(_args: dict[str, object], ctx: drover.JobContext) -> str:
+        attempts.append(ctx.attempt)
+        return "done"
+
+    other.register("polite", quick)
+    other.start()
+    try:
+        wait_for(lambda: set(states(client, queue).values()) == {"completed"}, what="completed elsewhere")
+    finally:
+        other.stop()
+    assert sorted(attempts) == [1, 1]
+    for job_id in (s, p):
+        job = client.get_job(job_id)
+        assert job.attempt == 1 and job.errors == []
+        assert client.job_result(job_id).result == "done"
+
+
+def test_snooze_reruns_after_the_delay_with_the_same_attempt(
+    server: Server, client: drover.Client, queue: str
+) -> None:
+    runs: list[tuple[int, float]] = []
+    worker = make_worker(server, queue)
+
+    @worker.task("sleepy")
+    def sleepy(_args: dict[str, object], ctx: drover.JobContext) -> str:
+        runs.append((ctx.attempt, time.monotonic()))
+        if len(runs) == 1:
+            raise drover.Snooze(0.3)
+        return "awake"
+
+    job_id = client.insert("sleepy", {}, queue=queue, max_attempts=1)
+    worker.start()
+    try:
+        wait_for(lambda: client.get_job(job_id).state == "completed", what="completed after the snooze")
+        time.sleep(0.8)  # room for a wrong third run
+    finally:
+        worker.stop()
+    # Ran exactly twice, both times as attempt 1 (max_attempts=1 would have
+    # discarded it had the snooze used the attempt), the second after the delay.
+    assert [a for a, _ in runs] == [1, 1]
+    assert runs[1][1] - runs[0][1] >= 0.3
+    job = client.get_job(job_id)
+    assert job.attempt == 1 and job.errors == []
+    assert client.job_result(job_id).result == "awake"
+
+
+def test_snooze_rejects_a_negative_delay() -> None:
+    with pytest.raises(ValueError):
+        drover.Snooze(-1)

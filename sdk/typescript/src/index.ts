@@ -3,6 +3,7 @@ export {
   Worker,
   Cancel,
   Retry,
+  Snooze,
   Backoff,
   encodeResult,
   MAX_RESULT_BYTES,

@@ -18,18 +18,36 @@
  * for an unreachable server, and the result is sent again until the server
  * answers. The server's fencing by (id, attempt, lease_token) rejects a
  * result whose lease was lost, so re-sending can never finish a job twice.
+ *
+ * At shutdown, an attempt whose handler did not finish within the shutdown
+ * timeout is released (`/v1/release`): its job is available again at once
+ * and its attempt undone, as if it had never been claimed. A release is one
+ * more kind of report the finisher sends, in requests of its own. A handler
+ * that throws {@link Snooze} reports the outcome `snoozed`: the job waits for
+ * the delay without using an attempt.
  */
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
-import { DroverError, PayloadTooLargeError, ValidationError } from "./errors.js";
+import { DroverError, NotFoundError, PayloadTooLargeError, ValidationError } from "./errors.js";
 import { Transport } from "./http.js";
-import type { AttemptResult, Job } from "./types.js";
+import type { AttemptRef, AttemptResult, Job } from "./types.js";
 
 /** The largest result the server stores (bytes of JSON). */
 export const MAX_RESULT_BYTES = 65536;
 /** The largest error message or trace the server stores. */
 export const MAX_ERROR_BYTES = 65536;
 const MAX_PER_REQUEST = 1000;
+/** The longest snooze the server takes (366 days). */
+const MAX_SNOOZE_MS = 31_622_400_000;
+
+/** An attempt given back at shutdown, queued for /v1/release. */
+type Release = AttemptRef & { outcome: "released" };
+/** What the finisher sends for an attempt: a result, or a release. */
+type Report = AttemptResult | Release;
+
+function isRelease(r: Report): r is Release {
+  return r.outcome === "released";
+}
 
 /** Throw from a handler to finish the job as cancelled, without retry. */
 export class Cancel extends Error {
@@ -53,6 +71,22 @@ export class Retry extends Error {
   }
 }
 
+/**
+ * Throw from a handler to put the job back to wait `ms` milliseconds without
+ * using an attempt and without recording an error: it runs again after the
+ * delay with the same attempt number (outcome `snoozed`). For a job that
+ * cannot run yet (a rate limit upstream, a resource not ready).
+ */
+export class Snooze extends Error {
+  readonly ms: number;
+  constructor(ms: number) {
+    if (!(ms >= 0)) throw new RangeError(`snooze ${ms}: must be at least 0 ms`);
+    super(`snoozed for ${ms} ms`);
+    this.name = "Snooze";
+    this.ms = ms;
+  }
+}
+
 /** Why a handler's signal aborted. */
 export type CancelReason = "cancel_requested" | "lease_lost" | "timeout" | "shutdown";
 
@@ -66,7 +100,9 @@ export interface JobContext {
    * (`reason` "cancel_requested"), its lease was lost ("lease_lost": its
    * result would be rejected and is not sent), its timeout passed
    * ("timeout"), or the worker is shutting down and the grace period ran out
-   * ("shutdown"). Pass it to fetch and friends.
+   * ("shutdown": unless the handler then returns, or throws Cancel or
+   * Snooze, the job is released, to run again with the same attempt). Pass
+   * it to fetch and friends.
    */
   readonly signal: AbortSignal;
   /** Why `signal` aborted; undefined while it has not. */
@@ -111,7 +147,11 @@ export interface WorkerOptions {
   leaseMs?: number;
   /** Longest long poll of a claim, ms (at most the server's --max-wait). Default 30 s. */
   pollWaitMs?: number;
-  /** What running handlers get after stop() or SIGTERM, ms. Default 30 s. */
+  /**
+   * What running handlers get after stop() or SIGTERM, ms; the jobs of those
+   * still running then are released (available again at once, their
+   * attempts undone). Default 30 s.
+   */
   shutdownTimeoutMs?: number;
   /** Longest wait between tries while the server is unreachable, ms. Default 10 s. */
   maxBackoffMs?: number;
@@ -146,7 +186,7 @@ interface Held {
   lost: boolean;
   ended: boolean;
   timer: ReturnType<typeof setTimeout> | undefined;
-  result: AttemptResult | undefined;
+  result: Report | undefined;
   hasResult: boolean;
   explicitResult: unknown;
 }
@@ -242,7 +282,7 @@ export class Worker {
   readonly #log: Logger;
   readonly #handlers = new Map<string, Registered>();
   readonly #held = new Map<string, Held>();
-  readonly #pending = new Map<string, AttemptResult>();
+  readonly #pending = new Map<string, Report>();
   #free = 0;
   #running = 0;
   #reserving = 0;
@@ -285,7 +325,8 @@ export class Worker {
    * Registers the handler of a kind. `A` types the job's args (not checked
    * at run time). The handler's return value becomes the job's result; a
    * throw fails the attempt (retried with backoff until max_attempts);
-   * {@link Cancel} cancels the job, {@link Retry} retries it at a chosen time.
+   * {@link Cancel} cancels the job, {@link Retry} retries it at a chosen time,
+   * {@link Snooze} puts it back for a delay without using the attempt.
    */
   register<A = unknown, R = unknown>(kind: string, handler: Handler<A, R>, options: HandlerOptions = {}): this {
     if (this.#started) throw new Error("worker: register handlers before start()");
@@ -370,7 +411,8 @@ export class Worker {
 
   /**
    * Stops gracefully: no more claims, running handlers get shutdownTimeoutMs
-   * to finish, their results are reported. Resolves once stopped (also when
+   * to finish, their results are reported; the jobs of handlers still running
+   * then are released (available again at once, their attempts undone). Resolves once stopped (also when
    * the worker stopped on an error: that one `done` and `run()` reject with).
    */
   async stop(): Promise<void> {
@@ -525,6 +567,12 @@ export class Worker {
     return r;
   }
 
+  #releaseOf(job: Job): Release {
+    const r: Release = { id: job.id, attempt: job.attempt, outcome: "released" };
+    if (job.lease_token) r.lease_token = job.lease_token;
+    return r;
+  }
+
   #completed(held: Held, value: unknown): AttemptResult {
     if (value === undefined && held.hasResult) value = held.explicitResult;
     const r = this.#base(held.job, "completed");
@@ -546,7 +594,7 @@ export class Worker {
     return r;
   }
 
-  #outcomeOf(held: Held, e: unknown, timeoutMs: number | undefined): AttemptResult {
+  #outcomeOf(held: Held, e: unknown, timeoutMs: number | undefined): Report {
     const job = held.job;
     const { message, trace } = errorText(e);
     if (e instanceof Cancel || held.reason === "cancel_requested") {
@@ -555,16 +603,20 @@ export class Worker {
       if (!(e instanceof Cancel) && trace) r.trace = truncate(trace, MAX_ERROR_BYTES, true);
       return r;
     }
+    if (e instanceof Snooze) {
+      const r = this.#base(job, "snoozed");
+      r.snooze_ms = Math.min(MAX_SNOOZE_MS, Math.max(0, Math.round(e.ms)));
+      return r;
+    }
+    // Interrupted by the shutdown: give the attempt back unused.
+    if (held.reason === "shutdown") return this.#releaseOf(job);
     if (e instanceof Retry) return this.#failure(job, message, "", e.at);
     if (held.reason === "timeout") return this.#failure(job, `timed out after ${timeoutMs} ms: ${message}`, trace);
-    if (held.reason === "shutdown") {
-      return this.#failure(job, `worker shut down before the handler finished: ${message}`, trace, new Date());
-    }
     return this.#failure(job, message, trace);
   }
 
   /** Frees the attempt's slot and queues its result, unless its lease was lost. */
-  #end(held: Held, result: AttemptResult): void {
+  #end(held: Held, result: Report): void {
     if (held.timer) clearTimeout(held.timer);
     if (held.ended) return;
     held.ended = true;
@@ -576,7 +628,9 @@ export class Worker {
     } else {
       held.result = result;
       this.#pending.set(held.key, result);
-      if (result.outcome === "failed") {
+      if (isRelease(result)) {
+        this.#log.info(`job ${held.job.id} (${held.job.kind}) attempt ${held.job.attempt}: handler unfinished at shutdown; releasing the job`);
+      } else if (result.outcome === "failed") {
         this.#log.warn(`job ${held.job.id} (${held.job.kind}) attempt ${held.job.attempt} failed: ${result.error ?? ""}`);
       }
     }
@@ -667,21 +721,46 @@ export class Worker {
       if (this.#pending.size === 0) return;
       suspects = new Set([...suspects].filter((k) => this.#pending.has(k)));
       const first = suspects.values().next();
-      const keys = !first.done ? [first.value] : [...this.#pending.keys()].slice(0, MAX_PER_REQUEST);
+      const keys = !first.done ? [first.value] : this.#nextBatch();
       const batch = keys.map((k) => this.#pending.get(k)!);
+      // A request holds releases only, or results only.
+      const release = isRelease(batch[0]!);
       try {
-        const out = await t.request<{ accepted?: number[] | null; rejected?: number[] | null }>("POST", "/v1/finish", {
-          results: batch,
-        });
+        let out: { rejected?: number[] | null };
+        if (release) {
+          const attempts = batch.map((r) => {
+            const ref: AttemptRef = { id: r.id, attempt: r.attempt };
+            if (r.lease_token) ref.lease_token = r.lease_token;
+            return ref;
+          });
+          out = await t.request<{ released?: number[] | null; rejected?: number[] | null }>("POST", "/v1/release", { attempts });
+        } else {
+          out = await t.request<{ accepted?: number[] | null; rejected?: number[] | null }>("POST", "/v1/finish", {
+            results: batch,
+          });
+        }
         backoff.reset();
         const rejected = new Set(out.rejected ?? []);
         for (const r of batch) {
           if (rejected.has(r.id)) {
-            this.#log.warn(`result of job ${r.id} attempt ${r.attempt} rejected: the server no longer holds that attempt (lease lost, or already reported)`);
+            this.#log.warn(`${release ? "release" : "result"} of job ${r.id} attempt ${r.attempt} rejected: the server no longer holds that attempt (lease lost, or already reported)`);
           }
         }
         this.#settle(keys);
       } catch (e) {
+        if (release && e instanceof NotFoundError) {
+          // A server older than /v1/release: fail the attempts with an
+          // immediate retry instead, as workers did before.
+          this.#log.warn(`releasing ${batch.length} jobs: ${e.message}; reporting them failed instead`);
+          const now = new Date();
+          for (const k of keys) {
+            const held = this.#held.get(k);
+            if (this.#pending.has(k) && held) {
+              this.#pending.set(k, this.#failure(held.job, "worker shut down before the handler finished", "", now));
+            }
+          }
+          continue;
+        }
         if (e instanceof ValidationError || e instanceof PayloadTooLargeError) {
           if (batch.length > 1) {
             suspects = new Set(keys);
@@ -701,6 +780,18 @@ export class Worker {
         await this.#hurried.wait(delay);
       }
     }
+  }
+
+  /** The keys of the next request: pending results or releases, of the kind of the oldest pending one. */
+  #nextBatch(): string[] {
+    const release = isRelease(this.#pending.values().next().value!);
+    const keys: string[] = [];
+    for (const [k, r] of this.#pending) {
+      if (isRelease(r) !== release) continue;
+      keys.push(k);
+      if (keys.length === MAX_PER_REQUEST) break;
+    }
+    return keys;
   }
 
   #settle(keys: string[]): void {
@@ -727,12 +818,13 @@ export class Worker {
     if (running.length > 0) {
       this.#log.warn(`${running.length} handlers still running after ${o.shutdownTimeoutMs} ms: aborting them`);
       for (const h of running) this.#interrupt(h, "shutdown");
-      // A moment to react, then the attempts still running are reported as
-      // failed, so that they run again soon rather than after their leases.
+      // A moment to react, then the attempts still running are released:
+      // their jobs are available again at once, with their attempts undone,
+      // rather than after their leases (the abandoned handlers' later ends
+      // are ignored).
       const grace = Date.now() + 1000;
       while (this.#running > 0 && Date.now() < grace) await this.#changed.wait(50);
-      const now = new Date();
-      for (const h of running) this.#end(h, this.#failure(h.job, "worker shut down before the handler finished", "", now));
+      for (const h of running) this.#end(h, this.#releaseOf(h.job));
     }
     this.#finisherStop = true;
     this.#changed.notify();

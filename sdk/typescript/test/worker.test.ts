@@ -1,7 +1,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { setTimeout as delay } from "node:timers/promises";
-import { Cancel, Retry, UnauthorizedError, Worker, Workflow, type Client, type WorkerOptions } from "../src/index.js";
+import { Cancel, Retry, Snooze, UnauthorizedError, Worker, Workflow, type Client, type WorkerOptions } from "../src/index.js";
 import { Server, allIn, backends, newQueue, quiet, states, waitFor } from "./helpers.js";
 
 function flakyInner(n: number): never {
@@ -169,6 +169,90 @@ for (const backend of backends()) {
       await w.stop();
       const s = await states(client, queue);
       assert.deepEqual(ids.map((i) => s.get(i)).sort(), ["available", "available", "completed", "completed"]);
+    });
+
+    test("a handler that outlasts the shutdown timeout has its job released, not failed", async () => {
+      const queue = newQueue();
+      const w = makeWorker(queue, { concurrency: 2, shutdownTimeoutMs: 300 });
+      let started = 0;
+      const reasons: Array<string | undefined> = [];
+      w.register("stubborn", async () => {
+        started++;
+        await delay(3000); // ignores its signal
+      });
+      w.register("polite", async (_job, ctx) => {
+        started++;
+        try {
+          await delay(30_000, undefined, { signal: ctx.signal });
+        } finally {
+          reasons.push(ctx.reason);
+        }
+      });
+      const s = await client.insert("stubborn", {}, { queue });
+      const p = await client.insert("polite", {}, { queue });
+      w.start();
+      await waitFor(() => started === 2, "both handlers to start");
+      const t0 = Date.now();
+      await w.stop();
+      assert.ok(Date.now() - t0 < 2500, `stop took ${Date.now() - t0} ms`);
+      assert.deepEqual(reasons, ["shutdown"]);
+      for (const id of [s, p]) {
+        const job = await client.getJob(id);
+        // Released: available again at once rather than after its lease, its
+        // attempt undone, no error recorded (not retryable).
+        assert.equal(job.state, "available");
+        assert.equal(job.attempt, 0);
+        assert.deepEqual(job.errors, []);
+      }
+      // Another worker then runs both, as their first attempt.
+      const attempts: number[] = [];
+      const other = makeWorker(queue, { concurrency: 2 });
+      const quick = (job: { attempt: number }) => {
+        attempts.push(job.attempt);
+        return "done";
+      };
+      other.register("stubborn", quick).register("polite", quick);
+      other.start();
+      try {
+        await waitFor(() => allIn(client, queue, "completed"), "both completed elsewhere");
+      } finally {
+        await other.stop();
+      }
+      assert.deepEqual(attempts, [1, 1]);
+      for (const id of [s, p]) {
+        const job = await client.getJob(id);
+        assert.equal(job.attempt, 1);
+        assert.deepEqual(job.errors, []);
+        assert.equal((await client.jobResult(id)).result, "done");
+      }
+    });
+
+    test("Snooze reruns the job after the delay with the same attempt, exactly once more", async () => {
+      const queue = newQueue();
+      const w = makeWorker(queue);
+      const runs: Array<{ attempt: number; at: number }> = [];
+      w.register("sleepy", (job) => {
+        runs.push({ attempt: job.attempt, at: Date.now() });
+        if (runs.length === 1) throw new Snooze(300);
+        return "awake";
+      });
+      const id = await client.insert("sleepy", {}, { queue, maxAttempts: 1 });
+      w.start();
+      try {
+        await waitFor(async () => (await client.getJob(id)).state === "completed", "completed after the snooze");
+        await delay(800); // room for a wrong third run
+      } finally {
+        await w.stop();
+      }
+      // Twice, both as attempt 1 (maxAttempts 1 would have discarded the job
+      // had the snooze used the attempt), the second after the delay.
+      assert.deepEqual(runs.map((r) => r.attempt), [1, 1]);
+      assert.ok(runs[1]!.at - runs[0]!.at >= 300, `reran after ${runs[1]!.at - runs[0]!.at} ms`);
+      const job = await client.getJob(id);
+      assert.equal(job.attempt, 1);
+      assert.deepEqual(job.errors, []);
+      assert.equal((await client.jobResult(id)).result, "awake");
+      assert.throws(() => new Snooze(-1), RangeError);
     });
 
     test("a workflow runs in dependency order; a batch's results hold the return values", async () => {

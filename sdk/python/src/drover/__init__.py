@@ -40,7 +40,7 @@ from .models import (
     JobState,
     ResultPage,
 )
-from .worker import Cancel, JobContext, Retry, Worker
+from .worker import Cancel, JobContext, Retry, Snooze, Worker
 
 __all__ = [
     "AttemptError",
@@ -67,6 +67,7 @@ __all__ = [
     "Retry",
     "RetryableError",
     "ServerError",
+    "Snooze",
     "Step",
     "UnauthorizedError",
     "UnavailableError",

@@ -20,9 +20,12 @@ an unreachable server, and the result is sent again until the server
 answers. The server's fencing by (id, attempt) rejects a result whose lease
 was lost, so that re-sending can never finish a job twice.
 
-Releasing a claimed job without running it (and snoozing) needs a server
-endpoint that does not exist yet; ``_Held`` and the finisher are where it
-would go: a release is one more kind of report the finisher sends.
+At shutdown, an attempt whose handler did not finish within the shutdown
+timeout is *released* (``/v1/release``): its job is available again at once
+and its attempt undone, as if it had never been claimed. A release is one
+more kind of report the finisher sends, in requests of its own. A handler
+that raises :class:`Snooze` reports the outcome ``snoozed``: the job waits
+for the delay without using an attempt.
 """
 
 from __future__ import annotations
@@ -49,10 +52,10 @@ from typing import Any
 
 from ._args import decode_args
 from ._http import Transport
-from .errors import DroverError, PayloadTooLargeError, ValidationError
+from .errors import DroverError, NotFoundError, PayloadTooLargeError, ValidationError
 from .models import Job, encode_args, format_time
 
-__all__ = ["Cancel", "JobContext", "Retry", "Worker"]
+__all__ = ["Cancel", "JobContext", "Retry", "Snooze", "Worker"]
 
 log = logging.getLogger("drover.worker")
 
@@ -64,6 +67,11 @@ MAX_ERROR_BYTES = 65536
 # limit is 10,000, and smaller requests keep one bad result from delaying
 # many others for long.
 _MAX_PER_REQUEST = 1000
+# The longest snooze the server takes (366 days, in ms).
+_MAX_SNOOZE_MS = 31_622_400_000
+# The outcome the worker queues for an attempt it gives back; the finisher
+# sends those to /v1/release rather than /v1/finish.
+_RELEASED = "released"
 
 
 class Cancel(Exception):
@@ -84,6 +92,19 @@ class Retry(Exception):
         self.at = at
 
 
+class Snooze(Exception):
+    """Raise from a handler to put the job back to wait ``seconds`` without
+    using an attempt and without recording an error: it runs again after the
+    delay with the same attempt number (outcome ``snoozed``). For a job that
+    cannot run yet (a rate limit upstream, a resource not ready)."""
+
+    def __init__(self, seconds: float) -> None:
+        if not seconds >= 0:
+            raise ValueError(f"snooze {seconds}: must be at least 0 seconds")
+        super().__init__(f"snoozed for {seconds:g}s")
+        self.seconds = seconds
+
+
 class JobContext:
     """What a handler knows of its job, and how it learns to stop.
 
@@ -91,7 +112,9 @@ class JobContext:
     (``cancel_reason == "cancel_requested"``), its lease was lost
     (``"lease_lost"``: its result would be rejected), its timeout passed
     (``"timeout"``), or the worker is shutting down and its grace period
-    ran out (``"shutdown"``). Sync handlers check ``ctx.cancelled`` (a
+    ran out (``"shutdown"``: unless the handler then returns, or raises
+    Cancel or Snooze, the job is released, to run again with the same
+    attempt). Sync handlers check ``ctx.cancelled`` (a
     threading.Event); async handlers are also cancelled (CancelledError)."""
 
     def __init__(self, job: Job, worker_id: str) -> None:
@@ -380,7 +403,8 @@ class Worker:
         are decoded into it; otherwise it gets the JSON value. A non-None
         return value becomes the job's result; an exception fails the
         attempt (retried with backoff until max_attempts), :class:`Cancel`
-        cancels the job, :class:`Retry` retries it at a chosen time.
+        cancels the job, :class:`Retry` retries it at a chosen time,
+        :class:`Snooze` puts it back for a delay without using the attempt.
         ``timeout`` (seconds) bounds an attempt when the job has no
         timeout_ms of its own."""
 
@@ -404,7 +428,8 @@ class Worker:
     def run(self) -> None:
         """Runs until stop(), SIGTERM or SIGINT, then shuts down gracefully:
         stops claiming, gives running handlers shutdown_timeout to finish,
-        and reports their results. A second signal stops waiting for the
+        and reports their results; the jobs of handlers still running then
+        are released (available again at once, their attempts undone). A second signal stops waiting for the
         handlers. Raises the error that stopped the worker, if one did (an
         unknown token, a queue name the server refuses)."""
         main = threading.current_thread() is threading.main_thread()
@@ -651,14 +676,18 @@ class Worker:
             if not isinstance(e, (Cancel, asyncio.CancelledError)):
                 r["trace"] = _truncate(trace, MAX_ERROR_BYTES, keep_tail=True)
             return r
+        if isinstance(e, Snooze):
+            r = self._base(job, "snoozed")
+            r["snooze_ms"] = min(_MAX_SNOOZE_MS, max(0, round(e.seconds * 1000)))
+            return r
+        if ctx.cancel_reason == "shutdown":
+            # Interrupted by the shutdown: give the attempt back unused.
+            return self._base(job, _RELEASED)
         if isinstance(e, Retry):
             return self._failure(job, message, "", retry_at=e.at)
         if ctx.cancel_reason == "timeout":
             limit = job.timeout_ms / 1000 if job.timeout_ms else (self._handlers[job.kind].timeout or 0)
             return self._failure(job, f"timed out after {limit:g}s: {message}", trace)
-        if ctx.cancel_reason == "shutdown":
-            return self._failure(job, f"worker shut down before the handler finished: {message}", trace,
-                                 retry_at=datetime.now(timezone.utc))
         return self._failure(job, message, trace)
 
     def _end(self, held: _Held, result: dict[str, Any]) -> None:
@@ -683,6 +712,9 @@ class Worker:
         if result["outcome"] == "failed" and not held.lost:
             log.warning("job %d (%s) attempt %d failed: %s", held.job.id, held.job.kind, held.job.attempt,
                         result.get("error"))
+        elif result["outcome"] == _RELEASED and not held.lost:
+            log.info("job %d (%s) attempt %d: handler unfinished at shutdown; releasing the job",
+                     held.job.id, held.job.kind, held.job.attempt)
 
     # Leases.
 
@@ -755,10 +787,16 @@ class Worker:
                 if not self._pending:
                     return
                 suspects &= self._pending.keys()
-                keys = [next(iter(suspects))] if suspects else list(self._pending)[:_MAX_PER_REQUEST]
+                keys = [next(iter(suspects))] if suspects else self._next_batch()
                 batch = [self._pending[k] for k in keys]
+            # A request holds releases only, or results only.
+            release = batch[0]["outcome"] == _RELEASED
             try:
-                out = self._t.request("POST", "/v1/finish", {"results": batch})
+                if release:
+                    attempts = [{k: r[k] for k in ("id", "attempt", "lease_token") if k in r} for r in batch]
+                    out = self._t.request("POST", "/v1/release", {"attempts": attempts})
+                else:
+                    out = self._t.request("POST", "/v1/finish", {"results": batch})
             except (ValidationError, PayloadTooLargeError) as e:
                 if len(batch) > 1:
                     suspects = set(keys)
@@ -768,6 +806,18 @@ class Worker:
                 self._settle(keys)
                 continue
             except DroverError as e:
+                if release and isinstance(e, NotFoundError):
+                    # A server older than /v1/release: fail the attempts with
+                    # an immediate retry instead, as workers did before.
+                    log.warning("releasing %d jobs: %s; reporting them failed instead", len(batch), e)
+                    now = datetime.now(timezone.utc)
+                    with self._lock:
+                        for k in keys:
+                            held = self._held.get(k)
+                            if k in self._pending and held is not None:
+                                self._pending[k] = self._failure(
+                                    held.job, "worker shut down before the handler finished", "", retry_at=now)
+                    continue
                 if self._hurry.is_set() and self._finisher_stop:
                     log.error("could not report %d results: %s (their jobs run again after their leases)",
                               len(self._pending), e)
@@ -783,9 +833,24 @@ class Worker:
             rejected = {int(i) for i in out.get("rejected") or []}
             for job_id, attempt in keys:
                 if job_id in rejected:
-                    log.warning("result of job %d attempt %d rejected: the server no longer holds that "
-                                "attempt (lease lost, or already reported)", job_id, attempt)
+                    log.warning("%s of job %d attempt %d rejected: the server no longer holds that "
+                                "attempt (lease lost, or already reported)", "release" if release else "result",
+                                job_id, attempt)
             self._settle(keys)
+
+    def _next_batch(self) -> list[tuple[int, int]]:
+        """The keys of the next request: pending results or releases, of the
+        kind of the oldest pending one, at most _MAX_PER_REQUEST. Called
+        with the lock held."""
+        first = next(iter(self._pending.values()))
+        release = first["outcome"] == _RELEASED
+        keys: list[tuple[int, int]] = []
+        for k, r in self._pending.items():
+            if (r["outcome"] == _RELEASED) == release:
+                keys.append(k)
+                if len(keys) == _MAX_PER_REQUEST:
+                    break
+        return keys
 
     def _settle(self, keys: list[tuple[int, int]]) -> None:
         with self._lock:
@@ -820,15 +885,15 @@ class Worker:
             for h in running:
                 self._interrupt(h, "shutdown")
             # A moment to react to the cancellation, then the attempts that
-            # still run are reported as failed, so that they run again soon
-            # rather than after their leases.
+            # still run are released: their jobs are available again at
+            # once, with their attempts undone, rather than after their
+            # leases (the abandoned handlers' later ends are ignored).
             grace = time.monotonic() + 1.0
             with self._lock:
                 while self._running > 0 and time.monotonic() < grace:
                     self._lock.wait(0.05)
-            now = datetime.now(timezone.utc)
             for h in running:
-                self._end(h, self._failure(h.job, "worker shut down before the handler finished", "", retry_at=now))
+                self._end(h, self._base(h.job, _RELEASED))
         with self._lock:
             self._finisher_stop = True
             self._lock.notify_all()
