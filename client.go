@@ -176,7 +176,7 @@ func (c *Config) withDefaults(d driver.Driver) (*Config, error) {
 	}
 	// The ID is every claimed job's lease owner: one the store cannot hold
 	// would fail every claim of the client.
-	if err := checkOwner(cfg.ID); err != nil {
+	if err := ValidateOwner(cfg.ID); err != nil {
 		return nil, fmt.Errorf("config: ID: %w", err)
 	}
 	if cfg.LeaseDuration < 100*time.Millisecond {

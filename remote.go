@@ -63,7 +63,7 @@ func (c *Client[TTx]) Claim(ctx context.Context, p ClaimParams) ([]*JobRow, erro
 	if p.Max < 1 || p.Max > MaxClaim {
 		return nil, invalidf("max %d: must be between 1 and %d", p.Max, MaxClaim)
 	}
-	if err := checkOwner(p.Owner); err != nil {
+	if err := ValidateOwner(p.Owner); err != nil {
 		return nil, err
 	}
 	if p.Lease < MinRemoteLease || p.Lease > MaxRemoteLease {
@@ -170,17 +170,23 @@ func (c *Client[TTx]) Finish(ctx context.Context, results []AttemptResult) (*Fin
 	if err != nil {
 		return nil, err
 	}
-	rep := &FinishReport{Accepted: accepted, Rejected: []int64{}}
+	return &FinishReport{Accepted: accepted, Rejected: notIn(batch, accepted)}, nil
+}
+
+// notIn returns the IDs of results that accepted does not list, in their
+// order: the results the store turned away.
+func notIn(results []driver.Result, accepted []int64) []int64 {
 	ok := make(map[int64]bool, len(accepted))
 	for _, id := range accepted {
 		ok[id] = true
 	}
+	out := []int64{}
 	for _, r := range results {
 		if !ok[r.ID] {
-			rep.Rejected = append(rep.Rejected, r.ID)
+			out = append(out, r.ID)
 		}
 	}
-	return rep, nil
+	return out
 }
 
 // remoteResult validates one remote result and turns it into the driver's
@@ -273,42 +279,45 @@ type ReleaseReport struct {
 // number. Each attempt is fenced by (ID, Attempt, LeaseToken) exactly as a
 // result is; a job whose cancel was requested is cancelled instead.
 func (c *Client[TTx]) Release(ctx context.Context, attempts []AttemptRef) (*ReleaseReport, error) {
-	if len(attempts) == 0 {
-		return nil, invalidf("attempts: empty")
-	}
-	if len(attempts) > MaxAttemptsPerCall {
-		return nil, invalidf("attempts: %d is over the limit of %d per call", len(attempts), MaxAttemptsPerCall)
+	if err := checkAttemptRefs(attempts); err != nil {
+		return nil, err
 	}
 	batch := make([]driver.Result, len(attempts))
-	seen := make(map[int64]bool, len(attempts))
 	for i, a := range attempts {
-		if err := checkAttemptRef(a.ID, a.Attempt); err != nil {
-			return nil, fmt.Errorf("attempt %d of %d: %w", i+1, len(attempts), err)
-		}
-		if seen[a.ID] {
-			return nil, invalidf("attempt %d of %d: job %d appears twice", i+1, len(attempts), a.ID)
-		}
-		seen[a.ID] = true
 		batch[i] = driver.Result{ID: a.ID, Attempt: a.Attempt, LeaseToken: a.LeaseToken, Outcome: driver.OutcomeReleased}
 	}
 	released, err := c.driver.JobFinish(ctx, batch)
 	if err != nil {
 		return nil, err
 	}
-	rep := &ReleaseReport{Released: released, Rejected: []int64{}}
-	if rep.Released == nil {
-		rep.Released = []int64{}
+	if released == nil {
+		released = []int64{}
 	}
-	ok := make(map[int64]bool, len(released))
-	for _, id := range released {
-		ok[id] = true
+	return &ReleaseReport{Released: released, Rejected: notIn(batch, released)}, nil
+}
+
+// checkAttemptRefs validates the attempts of one Release or ExtendLeases:
+// at least one, at most MaxAttemptsPerCall, each well formed, and each job
+// named once (a worker holds at most one attempt of a job, and the store
+// answers per job, so a job named twice would get one answer for both).
+func checkAttemptRefs(attempts []AttemptRef) error {
+	if len(attempts) == 0 {
+		return invalidf("attempts: empty")
 	}
-	for _, a := range attempts {
-		if !ok[a.ID] {
-			rep.Rejected = append(rep.Rejected, a.ID)
+	if len(attempts) > MaxAttemptsPerCall {
+		return invalidf("attempts: %d is over the limit of %d per call", len(attempts), MaxAttemptsPerCall)
+	}
+	seen := make(map[int64]bool, len(attempts))
+	for i, a := range attempts {
+		if err := checkAttemptRef(a.ID, a.Attempt); err != nil {
+			return fmt.Errorf("attempt %d of %d: %w", i+1, len(attempts), err)
 		}
+		if seen[a.ID] {
+			return invalidf("attempt %d of %d: job %d appears twice", i+1, len(attempts), a.ID)
+		}
+		seen[a.ID] = true
 	}
-	return rep, nil
+	return nil
 }
 
 // AttemptRef names one attempt a remote worker holds.
@@ -334,28 +343,15 @@ type LeaseReport struct {
 // ExtendLeases extends the leases of attempts a remote worker holds to
 // lease from now, in one statement, and reports the attempts it should stop.
 func (c *Client[TTx]) ExtendLeases(ctx context.Context, attempts []AttemptRef, lease time.Duration) (*LeaseReport, error) {
-	if len(attempts) == 0 {
-		return nil, invalidf("attempts: empty")
-	}
-	if len(attempts) > MaxAttemptsPerCall {
-		return nil, invalidf("attempts: %d is over the limit of %d per call", len(attempts), MaxAttemptsPerCall)
+	if err := checkAttemptRefs(attempts); err != nil {
+		return nil, err
 	}
 	if lease < MinRemoteLease || lease > MaxRemoteLease {
 		return nil, invalidf("lease %s: must be between %s and %s", lease, MinRemoteLease, MaxRemoteLease)
 	}
 	p := driver.HeartbeatParams{IDs: make([]int64, len(attempts)), Attempts: make([]int, len(attempts)),
 		Tokens: make([]driver.LeaseToken, len(attempts)), Lease: lease}
-	seen := make(map[int64]bool, len(attempts))
 	for i, a := range attempts {
-		if err := checkAttemptRef(a.ID, a.Attempt); err != nil {
-			return nil, fmt.Errorf("attempt %d of %d: %w", i+1, len(attempts), err)
-		}
-		// A worker holds at most one attempt of a job; the store reports
-		// per job, so a job named twice would get one answer for both.
-		if seen[a.ID] {
-			return nil, invalidf("attempt %d of %d: job %d appears twice", i+1, len(attempts), a.ID)
-		}
-		seen[a.ID] = true
 		p.IDs[i], p.Attempts[i], p.Tokens[i] = a.ID, a.Attempt, a.LeaseToken
 	}
 	res, err := c.driver.JobHeartbeat(ctx, p)

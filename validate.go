@@ -202,15 +202,11 @@ const truncated = "…"
 // ValidateOwner reports whether name can be a lease owner: a remote
 // worker's name (ClaimParams.Owner) or a client's Config.ID, which every
 // job it claims stores.
-func ValidateOwner(name string) error { return checkOwner(name) }
-
-// checkOwner checks a remote worker's name, which every job it claims
-// stores as its lease owner.
-func checkOwner(owner string) error {
-	if owner == "" || len(owner) > maxOwnerLen {
-		return invalidf("owner %s: must be 1-%d bytes", echo(owner), maxOwnerLen)
+func ValidateOwner(name string) error {
+	if name == "" || len(name) > maxOwnerLen {
+		return invalidf("owner %s: must be 1-%d bytes", echo(name), maxOwnerLen)
 	}
-	return checkText("owner", owner)
+	return checkText("owner", name)
 }
 
 // checkAttemptRef checks the job ID and attempt a remote worker names;

@@ -100,9 +100,9 @@ func TestCheckTime(t *testing.T) {
 
 // TestEchoIsShort: an error about a huge bad value repeats only its start.
 func TestEchoIsShort(t *testing.T) {
-	err := checkOwner(strings.Repeat("w", 8<<20))
+	err := ValidateOwner(strings.Repeat("w", 8<<20))
 	if err == nil || len(err.Error()) > 200 {
-		t.Fatalf("checkOwner(8 MB) = %.300v (%d bytes), want a short error", err, len(err.Error()))
+		t.Fatalf("ValidateOwner(8 MB) = %.300v (%d bytes), want a short error", err, len(err.Error()))
 	}
 }
 

@@ -539,22 +539,14 @@ const maxSnooze = 366 * 24 * time.Hour
 // the reason finish needs none.
 func (s *Server) release(w http.ResponseWriter, r *http.Request) error {
 	var req struct {
-		Attempts []struct {
-			ID         int64             `json:"id"`
-			Attempt    int               `json:"attempt"`
-			LeaseToken drover.LeaseToken `json:"lease_token"`
-		} `json:"attempts"`
+		Attempts []attemptJSON `json:"attempts"`
 	}
 	if err := decode(r, &req); err != nil {
 		return err
 	}
-	if len(req.Attempts) > s.cfg.MaxBatch {
-		return &apiError{status: http.StatusRequestEntityTooLarge,
-			msg: fmt.Sprintf("attempts: %d is over the limit of %d per request", len(req.Attempts), s.cfg.MaxBatch)}
-	}
-	refs := make([]drover.AttemptRef, len(req.Attempts))
-	for i, a := range req.Attempts {
-		refs[i] = drover.AttemptRef{ID: a.ID, Attempt: a.Attempt, LeaseToken: a.LeaseToken}
+	refs, err := s.attemptRefs(req.Attempts)
+	if err != nil {
+		return err
 	}
 	rep, err := s.cfg.Client.Release(r.Context(), refs)
 	if err != nil {
@@ -574,28 +566,41 @@ func (s *Server) release(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// attemptJSON names one held attempt in a heartbeat or release request.
+type attemptJSON struct {
+	ID         int64             `json:"id"`
+	Attempt    int               `json:"attempt"`
+	LeaseToken drover.LeaseToken `json:"lease_token"`
+}
+
+// attemptRefs converts the attempts of a request, refusing more than one
+// request may carry; the client validates each.
+func (s *Server) attemptRefs(attempts []attemptJSON) ([]drover.AttemptRef, error) {
+	if len(attempts) > s.cfg.MaxBatch {
+		return nil, &apiError{status: http.StatusRequestEntityTooLarge,
+			msg: fmt.Sprintf("attempts: %d is over the limit of %d per request", len(attempts), s.cfg.MaxBatch)}
+	}
+	refs := make([]drover.AttemptRef, len(attempts))
+	for i, a := range attempts {
+		refs[i] = drover.AttemptRef(a)
+	}
+	return refs, nil
+}
+
 // heartbeat needs no queue check, for the reason finish needs none: only
 // the claimer of an attempt holds its lease token.
 func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) error {
 	var req struct {
-		LeaseMS  int64 `json:"lease_ms"`
-		Attempts []struct {
-			ID         int64             `json:"id"`
-			Attempt    int               `json:"attempt"`
-			LeaseToken drover.LeaseToken `json:"lease_token"`
-		} `json:"attempts"`
+		LeaseMS  int64         `json:"lease_ms"`
+		Attempts []attemptJSON `json:"attempts"`
 	}
 	req.LeaseMS = drover.LeaseDurationDefault.Milliseconds()
 	if err := decode(r, &req); err != nil {
 		return err
 	}
-	if len(req.Attempts) > s.cfg.MaxBatch {
-		return &apiError{status: http.StatusRequestEntityTooLarge,
-			msg: fmt.Sprintf("attempts: %d is over the limit of %d per request", len(req.Attempts), s.cfg.MaxBatch)}
-	}
-	refs := make([]drover.AttemptRef, len(req.Attempts))
-	for i, a := range req.Attempts {
-		refs[i] = drover.AttemptRef{ID: a.ID, Attempt: a.Attempt, LeaseToken: a.LeaseToken}
+	refs, err := s.attemptRefs(req.Attempts)
+	if err != nil {
+		return err
 	}
 	lease := millis(req.LeaseMS)
 	rep, err := s.cfg.Client.ExtendLeases(r.Context(), refs, lease)

@@ -111,18 +111,18 @@ func (f *inflight) finished(id int64, attempt int) (attemptInfo, bool) {
 func (f *inflight) extended(refs []drover.AttemptRef, lost []int64, expires, now time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	named := make(map[int64]drover.LeaseToken, len(refs))
+	named := make(map[int64]bool, len(refs))
 	for _, r := range refs {
 		a, ok := f.attempts[r.ID]
 		if !ok || a.attempt != r.Attempt || a.token != r.LeaseToken {
 			continue
 		}
-		named[r.ID] = r.LeaseToken
+		named[r.ID] = true
 		a.expires = expires
 		f.seen(a.worker, now)
 	}
 	for _, id := range lost {
-		if _, ok := named[id]; ok {
+		if named[id] {
 			f.drop(id)
 		}
 	}
