@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // BatchOpts are the options of InsertBatch.
@@ -42,11 +42,11 @@ func (c *Client[TTx]) InsertBatchTx(ctx context.Context, tx TTx, jobs []InsertMa
 	return c.insertBatch(ctx, c.driver.UnwrapExecutor(tx), jobs, opts)
 }
 
-func (c *Client[TTx]) insertBatch(ctx context.Context, exec driver.Executor, jobs []InsertManyParams, opts *BatchOpts) (*InsertedBatch, error) {
+func (c *Client[TTx]) insertBatch(ctx context.Context, exec droverdriver.Executor, jobs []InsertManyParams, opts *BatchOpts) (*InsertedBatch, error) {
 	if len(jobs) == 0 {
 		return nil, invalidf("batch: no jobs")
 	}
-	p := driver.FlowInsertParams{Batch: true, Jobs: make([]driver.FlowJob, len(jobs))}
+	p := droverdriver.FlowInsertParams{Batch: true, Jobs: make([]droverdriver.FlowJob, len(jobs))}
 	for i, j := range jobs {
 		fj, err := c.buildFlowJob(j)
 		if err != nil {
@@ -143,7 +143,7 @@ const batchResultsPage = 1000
 func (c *Client[TTx]) BatchResults(ctx context.Context, batchID int64, fn func(JobResult) error) error {
 	var after int64
 	for {
-		rows, err := c.driver.BatchResults(ctx, driver.BatchResultsParams{BatchID: batchID, AfterID: after, Limit: batchResultsPage})
+		rows, err := c.driver.BatchResults(ctx, droverdriver.BatchResultsParams{BatchID: batchID, AfterID: after, Limit: batchResultsPage})
 		if err != nil {
 			return err
 		}
@@ -169,7 +169,7 @@ type JobResult struct {
 	Result json.RawMessage
 }
 
-func jobResultFromDriver(r driver.ResultRow) JobResult {
+func jobResultFromDriver(r droverdriver.ResultRow) JobResult {
 	return JobResult{ID: r.ID, State: JobState(r.State), Kind: r.Kind, Result: r.Result}
 }
 
@@ -192,7 +192,7 @@ func (c *Client[TTx]) JobParentResults(ctx context.Context, id int64) ([]JobResu
 	return parentResults(ctx, c.driver, id)
 }
 
-func parentResults(ctx context.Context, exec driver.Executor, id int64) ([]JobResult, error) {
+func parentResults(ctx context.Context, exec droverdriver.Executor, id int64) ([]JobResult, error) {
 	rows, err := exec.JobParentResults(ctx, id)
 	if err != nil {
 		return nil, err

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // TestClaimOrder checks that claims return their jobs in claim order
@@ -19,11 +19,11 @@ func TestClaimOrder(t *testing.T) {
 		ctx := context.Background()
 		d := s.open(t)
 		const jobs = 48
-		params := make([]driver.InsertParams, jobs)
+		params := make([]droverdriver.InsertParams, jobs)
 		for i := range params {
 			// Priorities against insertion order, so that claim order
 			// differs from ID order and from the order on disk.
-			params[i] = driver.InsertParams{Queue: "q", Kind: "k", Args: []byte(`{}`), Priority: 2 - i%3, MaxAttempts: 1}
+			params[i] = droverdriver.InsertParams{Queue: "q", Kind: "k", Args: []byte(`{}`), Priority: 2 - i%3, MaxAttempts: 1}
 		}
 		ids, err := d.JobInsertMany(ctx, params)
 		if err != nil {
@@ -40,14 +40,14 @@ func TestClaimOrder(t *testing.T) {
 			}
 			return int(a - b)
 		})
-		claim := func(owner string, max int, after *driver.ClaimPosition) []*driver.JobRow {
+		claim := func(owner string, max int, after *droverdriver.ClaimPosition) []*droverdriver.JobRow {
 			t.Helper()
-			rows, err := d.JobClaim(ctx, driver.ClaimParams{Queue: "q", Max: max, Owner: owner, Lease: time.Minute, After: after})
+			rows, err := d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "q", Max: max, Owner: owner, Lease: time.Minute, After: after})
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, r := range rows {
-				if r.Queue != "q" || r.LeaseOwner != owner || r.State != driver.StateRunning || r.Attempt != 1 {
+				if r.Queue != "q" || r.LeaseOwner != owner || r.State != droverdriver.StateRunning || r.Attempt != 1 {
 					t.Fatalf("claimed row %d: queue %q, owner %q, state %s, attempt %d; want q, %s, running, 1",
 						r.ID, r.Queue, r.LeaseOwner, r.State, r.Attempt, owner)
 				}
@@ -64,7 +64,7 @@ func TestClaimOrder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		after := driver.PositionOf(pos)
+		after := droverdriver.PositionOf(pos)
 		if got := rowIDs(claim("b", jobs, &after)); fmt.Sprint(got) != fmt.Sprint(want[12:]) {
 			t.Fatalf("claim past job %d: got %v, want %v", want[11], got, want[12:])
 		}
@@ -74,7 +74,7 @@ func TestClaimOrder(t *testing.T) {
 	})
 }
 
-func rowIDs(rows []*driver.JobRow) []int64 {
+func rowIDs(rows []*droverdriver.JobRow) []int64 {
 	ids := make([]int64, len(rows))
 	for i, r := range rows {
 		ids[i] = r.ID

@@ -30,8 +30,8 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/internal/completer"
-	"github.com/droverhq/drover/internal/driver"
 	"github.com/droverhq/drover/internal/leadership"
 	"github.com/droverhq/drover/internal/maintenance"
 	"github.com/droverhq/drover/internal/notifier"
@@ -143,7 +143,7 @@ type QueueConfig struct {
 	RatePeriod time.Duration
 }
 
-func (c *Config) withDefaults(d driver.Driver) (*Config, error) {
+func (c *Config) withDefaults(d droverdriver.Driver) (*Config, error) {
 	cfg := *c
 	if cfg.ID == "" {
 		host, _ := os.Hostname()
@@ -218,7 +218,7 @@ func DefaultRetryPolicy(attempt int) time.Duration {
 // InsertTx.
 type Client[TTx any] struct {
 	config *Config
-	driver driver.TxDriver[TTx]
+	driver droverdriver.TxDriver[TTx]
 
 	mu        sync.Mutex
 	started   bool
@@ -239,7 +239,7 @@ type Client[TTx any] struct {
 }
 
 // NewClient returns a client on d. Nothing runs until Start.
-func NewClient[TTx any](d driver.TxDriver[TTx], config *Config) (*Client[TTx], error) {
+func NewClient[TTx any](d droverdriver.TxDriver[TTx], config *Config) (*Client[TTx], error) {
 	if d == nil {
 		return nil, errors.New("drover: driver is nil")
 	}
@@ -284,7 +284,7 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 	c.tracker = producer.NewTracker()
 	c.completer = completer.New(c.driver, completer.Config{
 		Logger: log,
-		OnFlushed: func(results []driver.Result, accepted []int64, took time.Duration) {
+		OnFlushed: func(results []droverdriver.Result, accepted []int64, took time.Duration) {
 			for _, r := range results {
 				c.tracker.Remove(r.ID, r.Attempt)
 			}
@@ -294,7 +294,7 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 		// A result the completer gives up on leaves the tracker, so that
 		// the heartbeat stops extending its lease and the rescuer takes
 		// the job back once it expires.
-		OnDropped: func(r driver.Result) { c.tracker.Remove(r.ID, r.Attempt) },
+		OnDropped: func(r droverdriver.Result) { c.tracker.Remove(r.ID, r.Attempt) },
 	})
 	c.producers = make(map[string]*producer.Producer, len(cfg.Queues))
 	for name, q := range cfg.Queues {
@@ -448,10 +448,10 @@ func (c *Client[TTx]) Stop(ctx context.Context) error {
 
 // checkSchema fails with an actionable message when the store is behind
 // or ahead of this binary.
-func checkSchema(ctx context.Context, d driver.Driver) error {
+func checkSchema(ctx context.Context, d droverdriver.Driver) error {
 	v, err := d.SchemaVersion(ctx)
 	if err != nil {
 		return err
 	}
-	return driver.CheckSchemaVersion(d.Schema(), v, driver.LatestVersion(d))
+	return droverdriver.CheckSchemaVersion(d.Schema(), v, droverdriver.LatestVersion(d))
 }

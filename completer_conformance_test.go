@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/internal/completer"
-	"github.com/droverhq/drover/internal/driver"
 )
 
 // TestCompleterSplitsARefusedFlush runs the completer on a real store with
@@ -31,14 +31,14 @@ func TestCompleterSplitsARefusedFlush(t *testing.T) {
 		if _, err := b.client.InsertMany(ctx, jobs); err != nil {
 			t.Fatal(err)
 		}
-		rows, err := b.d.JobClaim(ctx, driver.ClaimParams{Queue: drover.DefaultQueue, Max: total, Owner: "test", Lease: time.Minute})
+		rows, err := b.d.JobClaim(ctx, droverdriver.ClaimParams{Queue: drover.DefaultQueue, Max: total, Owner: "test", Lease: time.Minute})
 		if err != nil || len(rows) != total {
 			t.Fatalf("claimed %d jobs (%v), want %d", len(rows), err, total)
 		}
 		c := completer.New(b.d, completer.Config{BatchSize: total, Logger: slog.New(slog.DiscardHandler)})
 		var poisonID int64
 		for i, r := range rows {
-			res := driver.Result{ID: r.ID, Attempt: r.Attempt, LeaseToken: r.LeaseToken, Outcome: driver.OutcomeCompleted, Output: []byte(`{"ok":true}`)}
+			res := droverdriver.Result{ID: r.ID, Attempt: r.Attempt, LeaseToken: r.LeaseToken, Outcome: droverdriver.OutcomeCompleted, Output: []byte(`{"ok":true}`)}
 			if i == poison {
 				res.Output, poisonID = []byte(`{"s":"\u0000"}`), r.ID
 			}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/internal/waitfor"
 )
 
@@ -614,7 +614,7 @@ func TestRescueSettles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		claimed, err := b.d.JobClaim(ctx, driver.ClaimParams{Queue: "default", Max: 10, Owner: "dead-worker", Lease: 200 * time.Millisecond})
+		claimed, err := b.d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "default", Max: 10, Owner: "dead-worker", Lease: 200 * time.Millisecond})
 		if err != nil || len(claimed) != 2 {
 			t.Fatalf("claim = %v, %v", claimed, err)
 		}
@@ -632,9 +632,9 @@ func TestRescueSettles(t *testing.T) {
 		if prog.Discarded != 1 || prog.Completed != 0 || !prog.Finished() {
 			t.Fatalf("batch progress = %+v", prog)
 		}
-		var late []driver.Result
+		var late []droverdriver.Result
 		for _, c := range claimed {
-			late = append(late, driver.Result{ID: c.ID, Attempt: c.Attempt, LeaseToken: c.LeaseToken, Outcome: driver.OutcomeCompleted,
+			late = append(late, droverdriver.Result{ID: c.ID, Attempt: c.Attempt, LeaseToken: c.LeaseToken, Outcome: droverdriver.OutcomeCompleted,
 				Flow: c.Flow, Output: []byte(`1`)})
 		}
 		accepted, err := b.d.JobFinish(ctx, late)

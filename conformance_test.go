@@ -19,9 +19,9 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/droversqlite"
-	"github.com/droverhq/drover/internal/driver"
 	"github.com/droverhq/drover/internal/storeurl"
 	"github.com/droverhq/drover/internal/testdb"
 	"github.com/droverhq/drover/internal/waitfor"
@@ -36,19 +36,19 @@ type client = storeurl.Client
 type store struct {
 	name string
 	// open returns a migrated driver on a store of its own.
-	open func(t *testing.T) driver.Driver
+	open func(t *testing.T) droverdriver.Driver
 	// newClient makes a client on d.
-	newClient func(t *testing.T, d driver.Driver, cfg *drover.Config) client
+	newClient func(t *testing.T, d droverdriver.Driver, cfg *drover.Config) client
 	// insertTx inserts args in a transaction of the store's own type and
 	// commits or rolls back.
-	insertTx func(t *testing.T, d driver.Driver, c client, args drover.Args, commit bool) int64
+	insertTx func(t *testing.T, d droverdriver.Driver, c client, args drover.Args, commit bool) int64
 }
 
 var stores = []store{pgStore, sqliteStore}
 
 var pgStore = store{
 	name: "postgres",
-	open: func(t *testing.T) driver.Driver {
+	open: func(t *testing.T) droverdriver.Driver {
 		d, err := droverpg.New(testdb.NewPool(t), droverpg.WithSchema(testdb.NewSchema(t)))
 		if err != nil {
 			t.Fatal(err)
@@ -56,14 +56,14 @@ var pgStore = store{
 		migrate(t, d)
 		return d
 	},
-	newClient: func(t *testing.T, d driver.Driver, cfg *drover.Config) client {
+	newClient: func(t *testing.T, d droverdriver.Driver, cfg *drover.Config) client {
 		c, err := drover.NewClient(d.(*droverpg.Driver), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return c
 	},
-	insertTx: func(t *testing.T, d driver.Driver, c client, args drover.Args, commit bool) int64 {
+	insertTx: func(t *testing.T, d droverdriver.Driver, c client, args drover.Args, commit bool) int64 {
 		ctx := context.Background()
 		pool := d.(*droverpg.Driver).Pool()
 		tx, err := pool.Begin(ctx)
@@ -86,7 +86,7 @@ var pgStore = store{
 
 var sqliteStore = store{
 	name: "sqlite",
-	open: func(t *testing.T) driver.Driver {
+	open: func(t *testing.T) droverdriver.Driver {
 		d, err := droversqlite.Open(context.Background(), filepath.Join(t.TempDir(), "drover.db"))
 		if err != nil {
 			t.Fatal(err)
@@ -95,14 +95,14 @@ var sqliteStore = store{
 		migrate(t, d)
 		return d
 	},
-	newClient: func(t *testing.T, d driver.Driver, cfg *drover.Config) client {
+	newClient: func(t *testing.T, d droverdriver.Driver, cfg *drover.Config) client {
 		c, err := drover.NewClient(d.(*droversqlite.Driver), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return c
 	},
-	insertTx: func(t *testing.T, d driver.Driver, c client, args drover.Args, commit bool) int64 {
+	insertTx: func(t *testing.T, d droverdriver.Driver, c client, args drover.Args, commit bool) int64 {
 		ctx := context.Background()
 		tx, err := d.(*droversqlite.Driver).DB().BeginTx(ctx, nil)
 		if err != nil {
@@ -122,7 +122,7 @@ var sqliteStore = store{
 	},
 }
 
-func migrate(t *testing.T, d driver.Driver) {
+func migrate(t *testing.T, d droverdriver.Driver) {
 	t.Helper()
 	if _, err := drover.Migrate(context.Background(), d); err != nil {
 		t.Fatal(err)
@@ -225,7 +225,7 @@ func testWorkers(rec *recorder) *drover.Workers {
 
 type bundle struct {
 	s      store
-	d      driver.Driver
+	d      droverdriver.Driver
 	rec    *recorder
 	client client
 }
@@ -672,8 +672,8 @@ func TestStartRefusesNewerSchema(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = b.d.MigrateTx(ctx, func(ctx context.Context, m driver.Migrator) error {
-			return m.Apply(ctx, driver.Migration{Version: latest + 1, Name: "from_the_future", SQL: "SELECT 1"})
+		err = b.d.MigrateTx(ctx, func(ctx context.Context, m droverdriver.Migrator) error {
+			return m.Apply(ctx, droverdriver.Migration{Version: latest + 1, Name: "from_the_future", SQL: "SELECT 1"})
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -700,7 +700,7 @@ func TestLeaseExpiryRescueAndFencing(t *testing.T) {
 		b := setup(t, s, 2)
 		ctx := context.Background()
 		id := b.insert(t, noopArgs{}, nil)
-		claimed, err := b.d.JobClaim(ctx, driver.ClaimParams{Queue: "default", Max: 10, Owner: "dead-worker", Lease: 200 * time.Millisecond})
+		claimed, err := b.d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "default", Max: 10, Owner: "dead-worker", Lease: 200 * time.Millisecond})
 		if err != nil || len(claimed) != 1 || claimed[0].ID != id || claimed[0].Attempt != 1 {
 			t.Fatalf("claim = %v, %v", claimed, err)
 		}
@@ -709,8 +709,8 @@ func TestLeaseExpiryRescueAndFencing(t *testing.T) {
 		if row.Attempt != 2 || len(row.Errors) != 1 || !strings.Contains(row.Errors[0].Error, "lease expired") {
 			t.Fatalf("rescued row = %+v", row)
 		}
-		accepted, err := b.d.JobFinish(ctx, []driver.Result{{ID: id, Attempt: 1, LeaseToken: claimed[0].LeaseToken,
-			Outcome: driver.OutcomeDiscarded}})
+		accepted, err := b.d.JobFinish(ctx, []droverdriver.Result{{ID: id, Attempt: 1, LeaseToken: claimed[0].LeaseToken,
+			Outcome: droverdriver.OutcomeDiscarded}})
 		if err != nil || len(accepted) != 0 {
 			t.Fatalf("late result accepted = %v, %v", accepted, err)
 		}
@@ -837,7 +837,7 @@ func TestMaintenanceSurvivesLeaderStop(t *testing.T) {
 			t.Fatal(err)
 		}
 		id := b.insert(t, noopArgs{}, &drover.InsertOpts{Queue: "orphans"})
-		if _, err := b.d.JobClaim(ctx, driver.ClaimParams{Queue: "orphans", Max: 1, Owner: "dead", Lease: 100 * time.Millisecond}); err != nil {
+		if _, err := b.d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "orphans", Max: 1, Owner: "dead", Lease: 100 * time.Millisecond}); err != nil {
 			t.Fatal(err)
 		}
 		// Nobody works "orphans"; only the rescuer can move the job.
@@ -942,15 +942,15 @@ func TestClaimAfterPosition(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s store) {
 		ctx := context.Background()
 		d := s.open(t)
-		var params []driver.InsertParams
+		var params []droverdriver.InsertParams
 		for _, prio := range []int{0, 0, 0, 1, 1, 2} {
-			params = append(params, driver.InsertParams{Queue: "q", Kind: "k", Args: []byte(`{}`), Priority: prio, MaxAttempts: 1})
+			params = append(params, droverdriver.InsertParams{Queue: "q", Kind: "k", Args: []byte(`{}`), Priority: prio, MaxAttempts: 1})
 		}
 		ids, err := d.JobInsertMany(ctx, params)
 		if err != nil {
 			t.Fatal(err)
 		}
-		first, err := d.JobClaim(ctx, driver.ClaimParams{Queue: "q", Max: 2, Owner: "a", Lease: time.Minute})
+		first, err := d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "q", Max: 2, Owner: "a", Lease: time.Minute})
 		if err != nil || len(first) != 2 || first[0].ID != ids[0] || first[1].ID != ids[1] {
 			t.Fatalf("full claim: %v, %v; want jobs %v", first, err, ids[:2])
 		}
@@ -960,8 +960,8 @@ func TestClaimAfterPosition(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		after := &driver.ClaimPosition{Priority: fourth.Priority, RunAt: fourth.RunAt, ID: fourth.ID}
-		got, err := d.JobClaim(ctx, driver.ClaimParams{Queue: "q", Max: 10, Owner: "b", Lease: time.Minute, After: after})
+		after := &droverdriver.ClaimPosition{Priority: fourth.Priority, RunAt: fourth.RunAt, ID: fourth.ID}
+		got, err := d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "b", Lease: time.Minute, After: after})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -972,7 +972,7 @@ func TestClaimAfterPosition(t *testing.T) {
 		if fmt.Sprint(gotIDs) != fmt.Sprint(ids[4:]) {
 			t.Fatalf("claim after job %d: got %v, want %v", fourth.ID, gotIDs, ids[4:])
 		}
-		rest, err := d.JobClaim(ctx, driver.ClaimParams{Queue: "q", Max: 10, Owner: "c", Lease: time.Minute})
+		rest, err := d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "c", Lease: time.Minute})
 		if err != nil || len(rest) != 2 || rest[0].ID != ids[2] || rest[1].ID != ids[3] {
 			t.Fatalf("full claim after the positional one: %v, %v; want jobs %v", rest, err, ids[2:4])
 		}

@@ -4,26 +4,26 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // ErrNotFound is returned when no job has the requested ID.
-var ErrNotFound = driver.ErrNotFound
+var ErrNotFound = droverdriver.ErrNotFound
 
 // ErrSchemaMissing is returned when the store is not migrated to the version
 // this binary needs. Run `drover migrate` or call Migrate.
-var ErrSchemaMissing = driver.ErrSchemaMissing
+var ErrSchemaMissing = droverdriver.ErrSchemaMissing
 
 // ErrSchemaNewer is returned when the store's schema is newer than this
 // binary knows (a newer Drover migrated it). Upgrade Drover; nothing is
 // read or written until then.
-var ErrSchemaNewer = driver.ErrSchemaNewer
+var ErrSchemaNewer = droverdriver.ErrSchemaNewer
 
 // ErrNotRetryable is returned by JobRetry for a finished batch member or a
 // finished job with dependants: its end was already counted on its batch
 // and settled its dependants, so running it again would count and settle
 // twice. Insert a new job instead.
-var ErrNotRetryable = driver.ErrNotRetryable
+var ErrNotRetryable = droverdriver.ErrNotRetryable
 
 // ErrUnknownKind is returned when inserting a job whose kind no registered
 // worker handles, before anything is stored.
@@ -32,7 +32,7 @@ var ErrUnknownKind = errors.New("unknown job kind")
 // ErrUniqueConflict is returned by JobRetry for a finished unique job that
 // gave up its key (InsertOpts.UniqueStates) when another job holds that key
 // now: the job stays as it was.
-var ErrUniqueConflict = driver.ErrUniqueConflict
+var ErrUniqueConflict = droverdriver.ErrUniqueConflict
 
 // ErrInvalid is wrapped by every error about bad input (args, options,
 // queue names), so callers can tell input errors from store failures.

@@ -11,23 +11,23 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/internal/producer"
 )
 
 // runJob runs one attempt, in a span of its own when tracing is on. Every
 // result carries the claimed row's flow flags, which settle its dependants
 // and batch on finish (result.go), whatever the outcome.
-func (c *Client[TTx]) runJob(ctx context.Context, r *driver.JobRow) driver.Result {
+func (c *Client[TTx]) runJob(ctx context.Context, r *droverdriver.JobRow) droverdriver.Result {
 	res := c.tracedAttempt(ctx, jobRowFromDriver(r))
 	// Keyed results promote the next job of their key on finish (keyed.go).
 	res.Flow, res.Key, res.Queue = r.Flow, r.Key, r.Queue
-	res.Forget = c.config.DeleteCompleted && res.Outcome == driver.OutcomeCompleted
+	res.Forget = c.config.DeleteCompleted && res.Outcome == droverdriver.OutcomeCompleted
 	return res
 }
 
 // tracedAttempt is runAttempt in a span of its own when tracing is on.
-func (c *Client[TTx]) tracedAttempt(ctx context.Context, row *JobRow) driver.Result {
+func (c *Client[TTx]) tracedAttempt(ctx context.Context, row *JobRow) droverdriver.Result {
 	if tp := c.config.TracerProvider; tp != nil {
 		var span trace.Span
 		ctx, span = StartJobSpan(ctx, tp, row, time.Time{})
@@ -48,8 +48,8 @@ func (c *Client[TTx]) tracedAttempt(ctx context.Context, row *JobRow) driver.Res
 // runAttempt runs one attempt: it finds the worker, applies the timeout,
 // turns a panic into an error and decides the outcome. It never returns
 // without a result, so every claimed attempt is accounted for.
-func (c *Client[TTx]) runAttempt(ctx context.Context, row *JobRow) driver.Result {
-	res := driver.Result{ID: row.ID, Attempt: row.Attempt, LeaseToken: row.LeaseToken}
+func (c *Client[TTx]) runAttempt(ctx context.Context, row *JobRow) droverdriver.Result {
+	res := droverdriver.Result{ID: row.ID, Attempt: row.Attempt, LeaseToken: row.LeaseToken}
 	unit, ok := c.config.Workers.byKind[row.Kind]
 	if !ok {
 		// Another process of the fleet may know the kind; retry there.
@@ -83,22 +83,22 @@ func (c *Client[TTx]) runAttempt(ctx context.Context, row *JobRow) driver.Result
 		// without the result it meant to store would hide the failure.
 		return c.failed(row, res, attempt.refused, "")
 	case err == nil:
-		res.Outcome = driver.OutcomeCompleted
+		res.Outcome = droverdriver.OutcomeCompleted
 		res.Output = attempt.output
 		c.metrics.completed.Add(1)
 		return res
 	case errors.Is(cause, producer.ErrShutdown):
-		res.Outcome = driver.OutcomeReleased
+		res.Outcome = droverdriver.OutcomeReleased
 		res.Error = encodeAttemptError(row.Attempt, fmt.Errorf("%w: %w", producer.ErrShutdown, err), "")
 		return res
 	case errors.Is(cause, producer.ErrCancelRequested):
-		res.Outcome = driver.OutcomeCancelled
+		res.Outcome = droverdriver.OutcomeCancelled
 		res.Error = encodeAttemptError(row.Attempt, err, trace)
 		return res
 	}
 	var ce *cancelError
 	if errors.As(err, &ce) {
-		res.Outcome = driver.OutcomeCancelled
+		res.Outcome = droverdriver.OutcomeCancelled
 		res.Error = encodeAttemptError(row.Attempt, err, trace)
 		return res
 	}
@@ -118,14 +118,14 @@ func (t jobTimeout) Error() string {
 }
 
 // failed turns an error into a retry or, out of attempts, a discard.
-func (c *Client[TTx]) failed(row *JobRow, res driver.Result, err error, trace string) driver.Result {
+func (c *Client[TTx]) failed(row *JobRow, res droverdriver.Result, err error, trace string) droverdriver.Result {
 	c.metrics.failed.Add(1)
 	res.Error = encodeAttemptError(row.Attempt, err, trace)
 	if row.Attempt >= row.MaxAttempts {
-		res.Outcome = driver.OutcomeDiscarded
+		res.Outcome = droverdriver.OutcomeDiscarded
 		return res
 	}
-	res.Outcome = driver.OutcomeRetry
+	res.Outcome = droverdriver.OutcomeRetry
 	if unit, ok := c.config.Workers.byKind[row.Kind]; ok {
 		if at, ok := unit.nextRetry(row); ok {
 			res.RunAt = at

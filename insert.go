@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // InsertOpts are per-job options. Zero values take the defaults: queue
@@ -199,8 +199,8 @@ func ValidateJSON(what string, data []byte, limit int) error {
 // buildInsert validates one job and turns it into driver parameters. Every
 // check happens here, before any statement runs, so a bad job in a batch
 // stores nothing.
-func (c *Client[TTx]) buildInsert(args Args, opts *InsertOpts) (driver.InsertParams, error) {
-	var p driver.InsertParams
+func (c *Client[TTx]) buildInsert(args Args, opts *InsertOpts) (droverdriver.InsertParams, error) {
+	var p droverdriver.InsertParams
 	if args == nil {
 		return p, invalidf("args: nil")
 	}
@@ -279,7 +279,7 @@ func (c *Client[TTx]) buildInsert(args Args, opts *InsertOpts) (driver.InsertPar
 			return p, err
 		}
 	}
-	p = driver.InsertParams{
+	p = droverdriver.InsertParams{
 		Queue:       o.Queue,
 		Kind:        kind,
 		Args:        encoded,
@@ -293,7 +293,7 @@ func (c *Client[TTx]) buildInsert(args Args, opts *InsertOpts) (driver.InsertPar
 	// order: Key, KeyLimit, KeyRate and UniqueKey are checked and set in
 	// keyed.go.
 	if err := setOrderOpts(&p, &o, time.Now()); err != nil {
-		return driver.InsertParams{}, err
+		return droverdriver.InsertParams{}, err
 	}
 	return p, nil
 }
@@ -375,7 +375,7 @@ func (c *Client[TTx]) InsertManyTx(ctx context.Context, tx TTx, jobs []InsertMan
 	return c.insertMany(ctx, c.driver.UnwrapExecutor(tx), jobs)
 }
 
-func (c *Client[TTx]) insertOne(ctx context.Context, exec driver.Executor, args Args, opts *InsertOpts) (*JobRow, error) {
+func (c *Client[TTx]) insertOne(ctx context.Context, exec droverdriver.Executor, args Args, opts *InsertOpts) (*JobRow, error) {
 	p, err := c.buildInsert(args, opts)
 	if err != nil {
 		return nil, err
@@ -384,7 +384,7 @@ func (c *Client[TTx]) insertOne(ctx context.Context, exec driver.Executor, args 
 	if opts != nil && len(opts.DependsOn) > 0 { // a workflow step (workflow.go)
 		ids, err = c.insertDependants(ctx, exec, []InsertManyParams{{Args: args, Opts: opts}}, nil)
 	} else {
-		params := []driver.InsertParams{p}
+		params := []droverdriver.InsertParams{p}
 		c.injectTrace(ctx, params)
 		p = params[0]
 		ids, err = exec.JobInsertMany(ctx, params)
@@ -418,13 +418,13 @@ func (c *Client[TTx]) insertOne(ctx context.Context, exec driver.Executor, args 
 	return row, nil
 }
 
-func (c *Client[TTx]) insertMany(ctx context.Context, exec driver.Executor, jobs []InsertManyParams) ([]int64, error) {
+func (c *Client[TTx]) insertMany(ctx context.Context, exec droverdriver.Executor, jobs []InsertManyParams) ([]int64, error) {
 	for _, j := range jobs {
 		if j.Opts != nil && len(j.Opts.DependsOn) > 0 { // workflow steps (workflow.go)
 			return c.insertDependants(ctx, exec, jobs, nil)
 		}
 	}
-	params := make([]driver.InsertParams, len(jobs))
+	params := make([]droverdriver.InsertParams, len(jobs))
 	for i, j := range jobs {
 		p, err := c.buildInsert(j.Args, j.Opts)
 		if err != nil {

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // JobState is where a job is in its life.
@@ -16,21 +16,21 @@ type JobState string
 // waits for its backoff), runs as running, and ends as completed, cancelled
 // or discarded (out of attempts).
 const (
-	JobStatePending   JobState = JobState(driver.StatePending)
-	JobStateBlocked   JobState = JobState(driver.StateBlocked)
-	JobStateScheduled JobState = JobState(driver.StateScheduled)
-	JobStateAvailable JobState = JobState(driver.StateAvailable)
-	JobStateRetryable JobState = JobState(driver.StateRetryable)
-	JobStateRunning   JobState = JobState(driver.StateRunning)
-	JobStateCompleted JobState = JobState(driver.StateCompleted)
-	JobStateCancelled JobState = JobState(driver.StateCancelled)
-	JobStateDiscarded JobState = JobState(driver.StateDiscarded)
+	JobStatePending   JobState = JobState(droverdriver.StatePending)
+	JobStateBlocked   JobState = JobState(droverdriver.StateBlocked)
+	JobStateScheduled JobState = JobState(droverdriver.StateScheduled)
+	JobStateAvailable JobState = JobState(droverdriver.StateAvailable)
+	JobStateRetryable JobState = JobState(droverdriver.StateRetryable)
+	JobStateRunning   JobState = JobState(droverdriver.StateRunning)
+	JobStateCompleted JobState = JobState(droverdriver.StateCompleted)
+	JobStateCancelled JobState = JobState(droverdriver.StateCancelled)
+	JobStateDiscarded JobState = JobState(droverdriver.StateDiscarded)
 )
 
 // JobStates returns every job state in the order of a job's life, for
 // filters and per-state counts.
 func JobStates() []JobState {
-	return mapAll(driver.States, func(s driver.State) JobState { return JobState(s) })
+	return mapAll(droverdriver.States, func(s droverdriver.State) JobState { return JobState(s) })
 }
 
 // mapAll returns f applied to each element of s, in order: the store's
@@ -48,7 +48,7 @@ func mapAll[S, D any](s []S, f func(S) D) []D {
 // (InsertOpts.UniqueStates).
 func UnfinishedStates() []JobState {
 	var out []JobState
-	for _, s := range driver.States {
+	for _, s := range droverdriver.States {
 		if !s.Finished() {
 			out = append(out, JobState(s))
 		}
@@ -57,7 +57,7 @@ func UnfinishedStates() []JobState {
 }
 
 // Finished reports whether the state is final.
-func (s JobState) Finished() bool { return driver.State(s).Finished() }
+func (s JobState) Finished() bool { return droverdriver.State(s).Finished() }
 
 // JobRow is a job as stored, without decoded args.
 type JobRow struct {
@@ -110,17 +110,17 @@ type JobRow struct {
 // LeaseToken is the unguessable secret a claim issues with the jobs it
 // hands out (see JobRow.LeaseToken). It encodes as 32 hex digits in text
 // and JSON.
-type LeaseToken = driver.LeaseToken
+type LeaseToken = droverdriver.LeaseToken
 
 // ParseLeaseToken reads a LeaseToken from its 32 hex digits.
-func ParseLeaseToken(s string) (LeaseToken, error) { return driver.ParseLeaseToken(s) }
+func ParseLeaseToken(s string) (LeaseToken, error) { return droverdriver.ParseLeaseToken(s) }
 
 // ErrorsKept is how many attempt errors a job keeps (JobRow.Errors): each
 // new error drops the oldest beyond this many, while JobRow.ErrorCount
 // keeps counting. An attempt's error and trace may be up to 128 KiB and a
 // job may allow a million attempts, so an unbounded history would make
 // every claim and read of a much-failed job carry megabytes.
-const ErrorsKept = driver.ErrorsKept
+const ErrorsKept = droverdriver.ErrorsKept
 
 // Job is a job with its args decoded, as a Worker receives it.
 type Job[T Args] struct {
@@ -141,7 +141,7 @@ type AttemptError struct {
 	Trace string `json:"trace,omitempty"`
 }
 
-func jobRowFromDriver(r *driver.JobRow) *JobRow {
+func jobRowFromDriver(r *droverdriver.JobRow) *JobRow {
 	row := &JobRow{
 		ID:              r.ID,
 		State:           JobState(r.State),

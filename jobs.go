@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // JobListParams filters JobList. Empty fields match everything.
@@ -41,14 +41,14 @@ func (c *Client[TTx]) JobList(ctx context.Context, p JobListParams) ([]*JobRow, 
 			return nil, err
 		}
 	}
-	states := make([]driver.State, len(p.States))
+	states := make([]droverdriver.State, len(p.States))
 	for i, s := range p.States {
-		if !driver.State(s).Valid() {
-			return nil, invalidf("state %q: must be one of %v", s, driver.States)
+		if !droverdriver.State(s).Valid() {
+			return nil, invalidf("state %q: must be one of %v", s, droverdriver.States)
 		}
-		states[i] = driver.State(s)
+		states[i] = droverdriver.State(s)
 	}
-	rows, err := c.driver.JobList(ctx, driver.ListParams{States: states, Queue: p.Queue, Kind: p.Kind,
+	rows, err := c.driver.JobList(ctx, droverdriver.ListParams{States: states, Queue: p.Queue, Kind: p.Kind,
 		AfterID: p.After, Limit: p.Limit, Now: time.Now()})
 	if err != nil {
 		return nil, err

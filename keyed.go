@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // Keyed jobs and unique jobs.
@@ -40,7 +40,7 @@ const maxKeyBytes = 255
 
 // setOrderOpts checks the key and uniqueness options of o and sets them on
 // p. now places the job in its uniqueness window.
-func setOrderOpts(p *driver.InsertParams, o *InsertOpts, now time.Time) error {
+func setOrderOpts(p *droverdriver.InsertParams, o *InsertOpts, now time.Time) error {
 	if err := checkKey("key", o.Key); err != nil {
 		return err
 	}
@@ -93,7 +93,7 @@ func setOrderOpts(p *driver.InsertParams, o *InsertOpts, now time.Time) error {
 }
 
 // uniqueFinal checks UniqueStates and returns the final states it lists as
-// driver.FinalBit bits. Nil is the default: unfinished states only.
+// droverdriver.FinalBit bits. Nil is the default: unfinished states only.
 func uniqueFinal(states []JobState) (int, error) {
 	if states == nil {
 		return 0, nil
@@ -101,11 +101,11 @@ func uniqueFinal(states []JobState) (int, error) {
 	final := 0
 	listed := map[JobState]bool{}
 	for _, s := range states {
-		if !driver.State(s).Valid() {
+		if !droverdriver.State(s).Valid() {
 			return 0, invalidf("unique states: unknown state %s (use %v)", echo(string(s)), JobStates())
 		}
 		listed[s] = true
-		final |= driver.FinalBit(driver.State(s))
+		final |= droverdriver.FinalBit(droverdriver.State(s))
 	}
 	var missing []JobState
 	for _, s := range UnfinishedStates() {
@@ -120,7 +120,7 @@ func uniqueFinal(states []JobState) (int, error) {
 }
 
 // setKeyRate checks the per-key rate of o and sets it on p.
-func setKeyRate(p *driver.InsertParams, o *InsertOpts) error {
+func setKeyRate(p *droverdriver.InsertParams, o *InsertOpts) error {
 	switch {
 	case o.KeyRate == 0 && o.KeyRatePeriod == 0:
 		return nil

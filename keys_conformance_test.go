@@ -12,9 +12,9 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/droversqlite"
-	"github.com/droverhq/drover/internal/driver"
 	"github.com/droverhq/drover/internal/waitfor"
 )
 
@@ -237,12 +237,12 @@ func TestKeyRateCountsRescues(t *testing.T) {
 		first := b.insert(t, noopArgs{}, opts)
 		second := b.insert(t, noopArgs{}, opts)
 		assertStates(t, b.client, map[int64]drover.JobState{first: drover.JobStateAvailable, second: drover.JobStateScheduled})
-		claimed, err := b.d.JobClaim(ctx, driver.ClaimParams{Queue: drover.DefaultQueue, Max: 10, Owner: "dead-worker", Lease: time.Millisecond})
+		claimed, err := b.d.JobClaim(ctx, droverdriver.ClaimParams{Queue: drover.DefaultQueue, Max: 10, Owner: "dead-worker", Lease: time.Millisecond})
 		if err != nil || len(claimed) != 1 || claimed[0].ID != first {
 			t.Fatalf("claim = %v, %v", claimed, err)
 		}
 		now := time.Now()
-		if n, err := b.d.JobRescue(ctx, driver.RescueParams{Now: now.Add(time.Second), Limit: 10, Error: []byte(`{}`)}); err != nil || n != 1 {
+		if n, err := b.d.JobRescue(ctx, droverdriver.RescueParams{Now: now.Add(time.Second), Limit: 10, Error: []byte(`{}`)}); err != nil || n != 1 {
 			t.Fatalf("rescue = %d, %v", n, err)
 		}
 		row := getJob(t, b.client, first)
@@ -283,7 +283,7 @@ func TestKeyRateRejectsBadInput(t *testing.T) {
 
 // keyRateBuckets counts the stored rate buckets (migration 005's
 // key_rates), which no API shows.
-func keyRateBuckets(t *testing.T, d driver.Driver) int {
+func keyRateBuckets(t *testing.T, d droverdriver.Driver) int {
 	t.Helper()
 	var n int
 	var err error

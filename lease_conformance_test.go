@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // Conformance tests for what a caller that can reach the store, but never
@@ -97,47 +97,47 @@ func TestForgedFinishIsRejectedByTheDriver(t *testing.T) {
 		ctx := context.Background()
 		outcomes := []struct {
 			name   string
-			result driver.Result
-			want   driver.State
+			result droverdriver.Result
+			want   droverdriver.State
 		}{
-			{"completed", driver.Result{Outcome: driver.OutcomeCompleted}, driver.StateCompleted},
-			{"completed and forgotten", driver.Result{Outcome: driver.OutcomeCompleted, Forget: true}, ""},
-			{"retry", driver.Result{Outcome: driver.OutcomeRetry, Error: []byte(`{"error":"x"}`), RunAt: time.Now().Add(time.Hour)},
-				driver.StateRetryable},
-			{"discarded", driver.Result{Outcome: driver.OutcomeDiscarded, Error: []byte(`{"error":"x"}`)}, driver.StateDiscarded},
-			{"cancelled", driver.Result{Outcome: driver.OutcomeCancelled}, driver.StateCancelled},
-			{"released", driver.Result{Outcome: driver.OutcomeReleased}, driver.StateAvailable},
+			{"completed", droverdriver.Result{Outcome: droverdriver.OutcomeCompleted}, droverdriver.StateCompleted},
+			{"completed and forgotten", droverdriver.Result{Outcome: droverdriver.OutcomeCompleted, Forget: true}, ""},
+			{"retry", droverdriver.Result{Outcome: droverdriver.OutcomeRetry, Error: []byte(`{"error":"x"}`), RunAt: time.Now().Add(time.Hour)},
+				droverdriver.StateRetryable},
+			{"discarded", droverdriver.Result{Outcome: droverdriver.OutcomeDiscarded, Error: []byte(`{"error":"x"}`)}, droverdriver.StateDiscarded},
+			{"cancelled", droverdriver.Result{Outcome: droverdriver.OutcomeCancelled}, droverdriver.StateCancelled},
+			{"released", droverdriver.Result{Outcome: droverdriver.OutcomeReleased}, droverdriver.StateAvailable},
 		}
 		for _, o := range outcomes {
 			t.Run(o.name, func(t *testing.T) {
 				queue := "q" + fmt.Sprint(len(o.name))
-				ids, err := d.JobInsertMany(ctx, []driver.InsertParams{{Queue: queue, Kind: "k", Args: []byte(`{}`), MaxAttempts: 5}})
+				ids, err := d.JobInsertMany(ctx, []droverdriver.InsertParams{{Queue: queue, Kind: "k", Args: []byte(`{}`), MaxAttempts: 5}})
 				if err != nil {
 					t.Fatal(err)
 				}
-				claimed, err := d.JobClaim(ctx, driver.ClaimParams{Queue: queue, Max: 1, Owner: "real", Lease: time.Minute})
+				claimed, err := d.JobClaim(ctx, droverdriver.ClaimParams{Queue: queue, Max: 1, Owner: "real", Lease: time.Minute})
 				if err != nil || len(claimed) != 1 || claimed[0].ID != ids[0] {
 					t.Fatalf("claim = %v, %v", claimed, err)
 				}
 				res := o.result
 				res.ID, res.Attempt = ids[0], 1
-				for _, token := range []driver.LeaseToken{{}, driver.LeaseToken(forgedToken)} {
+				for _, token := range []droverdriver.LeaseToken{{}, droverdriver.LeaseToken(forgedToken)} {
 					res.LeaseToken = token
-					acc, err := d.JobFinish(ctx, []driver.Result{res})
+					acc, err := d.JobFinish(ctx, []droverdriver.Result{res})
 					if err != nil || len(acc) != 0 {
 						t.Fatalf("forged result with token %s: accepted %v, %v", token, acc, err)
 					}
-					if row, err := d.JobGet(ctx, ids[0]); err != nil || row.State != driver.StateRunning || row.LeaseOwner != "real" {
+					if row, err := d.JobGet(ctx, ids[0]); err != nil || row.State != droverdriver.StateRunning || row.LeaseOwner != "real" {
 						t.Fatalf("forged result changed the job: %+v, %v", row, err)
 					}
 				}
 				res.LeaseToken = claimed[0].LeaseToken
-				if acc, err := d.JobFinish(ctx, []driver.Result{res}); err != nil || len(acc) != 1 {
+				if acc, err := d.JobFinish(ctx, []droverdriver.Result{res}); err != nil || len(acc) != 1 {
 					t.Fatalf("real result: accepted %v, %v", acc, err)
 				}
 				row, err := d.JobGet(ctx, ids[0])
 				switch {
-				case o.want == "" && errors.Is(err, driver.ErrNotFound):
+				case o.want == "" && errors.Is(err, droverdriver.ErrNotFound):
 				case err != nil:
 					t.Fatal(err)
 				case row.State != o.want:
@@ -276,7 +276,7 @@ func TestErrorHistoryKeepsTheLastErrors(t *testing.T) {
 
 		// The rescuer's lease error.
 		claimOne(t, b.client, "default", "dies", time.Minute)
-		if n, err := b.d.JobRescue(ctx, driver.RescueParams{Now: time.Now().Add(time.Hour), Limit: 10}); err != nil || n != 1 {
+		if n, err := b.d.JobRescue(ctx, droverdriver.RescueParams{Now: time.Now().Add(time.Hour), Limit: 10}); err != nil || n != 1 {
 			t.Fatalf("rescue: %d, %v", n, err)
 		}
 		row, err = b.client.JobGet(ctx, id)

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // Cluster-wide queue limits (QueueConfig.GlobalMaxWorkers, RateLimit).
@@ -35,11 +35,11 @@ func checkQueueLimits(name string, q QueueConfig) error {
 }
 
 // limit returns the queue's limits for its claims, nil when it has none.
-func (q QueueConfig) limit() *driver.QueueLimit {
+func (q QueueConfig) limit() *droverdriver.QueueLimit {
 	if q.GlobalMaxWorkers == 0 && q.RateLimit == 0 {
 		return nil
 	}
-	return &driver.QueueLimit{MaxRunning: q.GlobalMaxWorkers, Rate: q.RateLimit, Period: q.RatePeriod}
+	return &droverdriver.QueueLimit{MaxRunning: q.GlobalMaxWorkers, Rate: q.RateLimit, Period: q.RatePeriod}
 }
 
 // wakeLimited wakes the producers of limited queues that results of a
@@ -48,7 +48,7 @@ func (q QueueConfig) limit() *driver.QueueLimit {
 // the finish of its own jobs has just freed room for it. (Room freed by
 // other processes reaches it at the next poll.) Clients without limited
 // queues return at once.
-func (c *Client[TTx]) wakeLimited(results []driver.Result) {
+func (c *Client[TTx]) wakeLimited(results []droverdriver.Result) {
 	if !c.limited {
 		return
 	}
@@ -69,7 +69,7 @@ func (c *Client[TTx]) wakeLimited(results []driver.Result) {
 // without this a remote claim ignored them (GlobalMaxWorkers 1, a remote
 // claim took 5 jobs). This client's own configuration, when it limits the
 // queue, wins, as it does for its own claims.
-func (c *Client[TTx]) remoteLimit(ctx context.Context, queue string) (*driver.QueueLimit, error) {
+func (c *Client[TTx]) remoteLimit(ctx context.Context, queue string) (*droverdriver.QueueLimit, error) {
 	if l := c.config.Queues[queue].limit(); l != nil {
 		return l, nil
 	}
@@ -92,11 +92,11 @@ type limitCache struct {
 }
 
 type limitEntry struct {
-	limit *driver.QueueLimit
+	limit *droverdriver.QueueLimit
 	read  time.Time
 }
 
-func (lc *limitCache) get(ctx context.Context, queue string, read func(context.Context, string) (*driver.QueueLimit, error)) (*driver.QueueLimit, error) {
+func (lc *limitCache) get(ctx context.Context, queue string, read func(context.Context, string) (*droverdriver.QueueLimit, error)) (*droverdriver.QueueLimit, error) {
 	lc.mu.Lock()
 	e, ok := lc.entries[queue]
 	lc.mu.Unlock()

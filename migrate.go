@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // Migration is one applied schema change.
@@ -27,8 +27,8 @@ type MigrateResult struct {
 // Migrate brings the store's schema to the latest version this binary
 // knows. It is idempotent, and safe to run from several processes at once:
 // the store's migration lock lets each migration apply exactly once.
-func Migrate(ctx context.Context, d driver.Driver) (*MigrateResult, error) {
-	found, applied, err := driver.MigrateUpTo(ctx, d, math.MaxInt)
+func Migrate(ctx context.Context, d droverdriver.Driver) (*MigrateResult, error) {
+	found, applied, err := droverdriver.MigrateUpTo(ctx, d, math.MaxInt)
 	if errors.Is(err, ErrSchemaNewer) {
 		return nil, err // it names the schema and says what to do
 	}
@@ -45,12 +45,12 @@ func Migrate(ctx context.Context, d driver.Driver) (*MigrateResult, error) {
 
 // MigrationStatus reports the store's schema version and the latest this
 // binary knows. CheckSchema turns them into an error when they differ.
-func MigrationStatus(ctx context.Context, d driver.Driver) (current, latest int, err error) {
+func MigrationStatus(ctx context.Context, d droverdriver.Driver) (current, latest int, err error) {
 	current, err = d.SchemaVersion(ctx)
 	if err != nil {
 		return 0, 0, err
 	}
-	return current, driver.LatestVersion(d), nil
+	return current, droverdriver.LatestVersion(d), nil
 }
 
 // CheckSchema reports whether a store at version can be worked by this
@@ -58,5 +58,5 @@ func MigrationStatus(ctx context.Context, d driver.Driver) (current, latest int,
 // ErrSchemaMissing when the store is behind (run Migrate) or
 // ErrSchemaNewer when it is ahead (upgrade Drover).
 func CheckSchema(schema string, version, latest int) error {
-	return driver.CheckSchemaVersion(schema, version, latest)
+	return droverdriver.CheckSchemaVersion(schema, version, latest)
 }

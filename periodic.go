@@ -9,7 +9,7 @@ import (
 
 	"github.com/robfig/cron/v3"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // PeriodicJob inserts a job on a schedule. Every client may carry the same
@@ -92,7 +92,7 @@ type scheduler struct {
 	entries []periodicEntry
 	insert  func(ctx context.Context, jobs []InsertManyParams) ([]int64, error)
 	// ticks reads and records the last tick of each periodic job.
-	ticks  driver.Executor
+	ticks  droverdriver.Executor
 	logger *slog.Logger
 }
 

@@ -4,14 +4,14 @@ import (
 	"context"
 	"time"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // The public stats types mirror the driver's, so that they convert.
 var (
-	_ = QueueStats(driver.QueueStat{})
-	_ = FinishedStats(driver.FinishedStat{})
-	_ = LeaseOwner(driver.LeaseOwner{})
+	_ = QueueStats(droverdriver.QueueStat{})
+	_ = FinishedStats(droverdriver.FinishedStat{})
+	_ = LeaseOwner(droverdriver.LeaseOwner{})
 )
 
 // QueueStats is the state of one queue's waiting and running work.
@@ -35,7 +35,7 @@ func (c *Client[TTx]) QueueStats(ctx context.Context) ([]QueueStats, error) {
 	if err != nil {
 		return nil, err
 	}
-	return mapAll(rows, func(r driver.QueueStat) QueueStats { return QueueStats(r) }), nil
+	return mapAll(rows, func(r droverdriver.QueueStat) QueueStats { return QueueStats(r) }), nil
 }
 
 // FinishedStats summarises one queue's jobs finished in a window.
@@ -58,7 +58,7 @@ func (c *Client[TTx]) FinishedStats(ctx context.Context, since, until time.Time)
 	if err != nil {
 		return nil, err
 	}
-	return mapAll(rows, func(r driver.FinishedStat) FinishedStats { return FinishedStats(r) }), nil
+	return mapAll(rows, func(r droverdriver.FinishedStat) FinishedStats { return FinishedStats(r) }), nil
 }
 
 // LeaseOwner is a process that holds running jobs.
@@ -79,5 +79,5 @@ func (c *Client[TTx]) LeaseOwners(ctx context.Context) ([]LeaseOwner, error) {
 	if err != nil {
 		return nil, err
 	}
-	return mapAll(rows, func(r driver.LeaseOwner) LeaseOwner { return LeaseOwner(r) }), nil
+	return mapAll(rows, func(r droverdriver.LeaseOwner) LeaseOwner { return LeaseOwner(r) }), nil
 }

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // Remote workers are processes that do not run a Client of their own: a
@@ -73,7 +73,7 @@ func (c *Client[TTx]) Claim(ctx context.Context, p ClaimParams) ([]*JobRow, erro
 	if err != nil {
 		return nil, err
 	}
-	rows, err := c.driver.JobClaim(ctx, driver.ClaimParams{Queue: p.Queue, Max: p.Max, Owner: p.Owner, Lease: p.Lease, Limit: limit})
+	rows, err := c.driver.JobClaim(ctx, droverdriver.ClaimParams{Queue: p.Queue, Max: p.Max, Owner: p.Owner, Lease: p.Lease, Limit: limit})
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +153,7 @@ func (c *Client[TTx]) Finish(ctx context.Context, results []AttemptResult) (*Fin
 		return nil, invalidf("results: %d is over the limit of %d per call", len(results), MaxAttemptsPerCall)
 	}
 	now := time.Now()
-	batch := make([]driver.Result, len(results))
+	batch := make([]droverdriver.Result, len(results))
 	seen := make(map[int64]bool, len(results))
 	for i, r := range results {
 		res, err := c.remoteResult(r, now)
@@ -175,7 +175,7 @@ func (c *Client[TTx]) Finish(ctx context.Context, results []AttemptResult) (*Fin
 
 // notIn returns the IDs of results that accepted does not list, in their
 // order: the results the store turned away.
-func notIn(results []driver.Result, accepted []int64) []int64 {
+func notIn(results []droverdriver.Result, accepted []int64) []int64 {
 	ok := make(map[int64]bool, len(accepted))
 	for _, id := range accepted {
 		ok[id] = true
@@ -193,8 +193,8 @@ func notIn(results []driver.Result, accepted []int64) []int64 {
 // outcome the way runJob does for a Go worker, except that a failure is
 // always a retry: only the store knows the job's max_attempts for sure, and
 // it discards the job when the attempt was its last.
-func (c *Client[TTx]) remoteResult(r AttemptResult, now time.Time) (driver.Result, error) {
-	res := driver.Result{ID: r.ID, Attempt: r.Attempt, LeaseToken: r.LeaseToken}
+func (c *Client[TTx]) remoteResult(r AttemptResult, now time.Time) (droverdriver.Result, error) {
+	res := droverdriver.Result{ID: r.ID, Attempt: r.Attempt, LeaseToken: r.LeaseToken}
 	if err := checkAttemptRef(r.ID, r.Attempt); err != nil {
 		return res, err
 	}
@@ -217,13 +217,13 @@ func (c *Client[TTx]) remoteResult(r AttemptResult, now time.Time) (driver.Resul
 	}
 	switch r.Outcome {
 	case AttemptCompleted:
-		res.Outcome = driver.OutcomeCompleted
+		res.Outcome = droverdriver.OutcomeCompleted
 		res.Output = r.Result
 		res.Forget = c.config.DeleteCompleted
 		c.metrics.completed.Add(1)
 		return res, nil
 	case AttemptCancelled:
-		res.Outcome = driver.OutcomeCancelled
+		res.Outcome = droverdriver.OutcomeCancelled
 		res.Error = encodeAttemptError(r.Attempt, remoteError(r.Error, "cancelled by worker"), r.Trace)
 		return res, nil
 	case AttemptSnoozed:
@@ -234,7 +234,7 @@ func (c *Client[TTx]) remoteResult(r AttemptResult, now time.Time) (driver.Resul
 			return res, invalidf("error and trace: a snoozed attempt records none")
 		}
 		// A release that is due later: the store undoes the attempt.
-		res.Outcome = driver.OutcomeReleased
+		res.Outcome = droverdriver.OutcomeReleased
 		res.RunAt = r.RetryAt
 		return res, nil
 	case AttemptFailed:
@@ -245,9 +245,9 @@ func (c *Client[TTx]) remoteResult(r AttemptResult, now time.Time) (driver.Resul
 	c.metrics.failed.Add(1)
 	res.Error = encodeAttemptError(r.Attempt, remoteError(r.Error, "failed without a message"), r.Trace)
 	// Always a retry: the store discards the job instead when the attempt
-	// used up its stored max_attempts (driver.OutcomeRetry), so what the
+	// used up its stored max_attempts (droverdriver.OutcomeRetry), so what the
 	// worker says of max_attempts cannot discard a job early.
-	res.Outcome = driver.OutcomeRetry
+	res.Outcome = droverdriver.OutcomeRetry
 	res.RunAt = r.RetryAt
 	if res.RunAt.IsZero() {
 		res.RunAt = now.Add(c.config.RetryPolicy(r.Attempt))
@@ -282,9 +282,9 @@ func (c *Client[TTx]) Release(ctx context.Context, attempts []AttemptRef) (*Rele
 	if err := checkAttemptRefs(attempts); err != nil {
 		return nil, err
 	}
-	batch := make([]driver.Result, len(attempts))
+	batch := make([]droverdriver.Result, len(attempts))
 	for i, a := range attempts {
-		batch[i] = driver.Result{ID: a.ID, Attempt: a.Attempt, LeaseToken: a.LeaseToken, Outcome: driver.OutcomeReleased}
+		batch[i] = droverdriver.Result{ID: a.ID, Attempt: a.Attempt, LeaseToken: a.LeaseToken, Outcome: droverdriver.OutcomeReleased}
 	}
 	released, err := c.driver.JobFinish(ctx, batch)
 	if err != nil {
@@ -349,8 +349,8 @@ func (c *Client[TTx]) ExtendLeases(ctx context.Context, attempts []AttemptRef, l
 	if lease < MinRemoteLease || lease > MaxRemoteLease {
 		return nil, invalidf("lease %s: must be between %s and %s", lease, MinRemoteLease, MaxRemoteLease)
 	}
-	p := driver.HeartbeatParams{IDs: make([]int64, len(attempts)), Attempts: make([]int, len(attempts)),
-		Tokens: make([]driver.LeaseToken, len(attempts)), Lease: lease}
+	p := droverdriver.HeartbeatParams{IDs: make([]int64, len(attempts)), Attempts: make([]int, len(attempts)),
+		Tokens: make([]droverdriver.LeaseToken, len(attempts)), Lease: lease}
 	for i, a := range attempts {
 		p.IDs[i], p.Attempts[i], p.Tokens[i] = a.ID, a.Attempt, a.LeaseToken
 	}

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // TestRemoteClaimRespectsStoredLimits: a queue's cluster-wide limits are
@@ -24,8 +24,8 @@ func TestRemoteClaimRespectsStoredLimits(t *testing.T) {
 		}
 		// A Go client configured with GlobalMaxWorkers 2 claims one job:
 		// its claim stores the queue's limits.
-		held, err := b.d.JobClaim(ctx, driver.ClaimParams{Queue: "limited", Max: 1, Owner: "go-client", Lease: time.Minute,
-			Limit: &driver.QueueLimit{MaxRunning: 2}})
+		held, err := b.d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "limited", Max: 1, Owner: "go-client", Lease: time.Minute,
+			Limit: &droverdriver.QueueLimit{MaxRunning: 2}})
 		if err != nil || len(held) != 1 {
 			t.Fatalf("limited claim = %d jobs, %v", len(held), err)
 		}

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // MaxResultBytes bounds the encoded result of one job. Results are stored
@@ -17,7 +17,7 @@ const MaxResultBytes = 64 << 10
 // attemptState links a running attempt to its client: what the worker set
 // as its result, and the store to read parents' results from.
 type attemptState struct {
-	exec   driver.Executor
+	exec   droverdriver.Executor
 	output []byte
 	// refused is SetResult's last error, if its last call failed: the
 	// attempt then fails even if the handler returns nil.

@@ -11,7 +11,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // Tracing is off unless Config.TracerProvider is set. Then every insert
@@ -30,7 +30,7 @@ var traceContext = propagation.TraceContext{}
 // injectTrace returns the jobs' metadata with the trace context of ctx
 // merged in, when tracing is on and ctx carries a span. Keys the caller
 // set win, so a job can carry a trace context of its own choosing.
-func (c *Client[TTx]) injectTrace(ctx context.Context, params []driver.InsertParams) {
+func (c *Client[TTx]) injectTrace(ctx context.Context, params []droverdriver.InsertParams) {
 	if c.config.TracerProvider == nil || !trace.SpanContextFromContext(ctx).IsValid() {
 		return
 	}
@@ -111,17 +111,17 @@ func EndJobSpan(span trace.Span, outcome string, err error, end time.Time) {
 }
 
 // outcomeName names a driver outcome for spans.
-func outcomeName(o driver.Outcome) string {
+func outcomeName(o droverdriver.Outcome) string {
 	switch o {
-	case driver.OutcomeCompleted:
+	case droverdriver.OutcomeCompleted:
 		return "completed"
-	case driver.OutcomeRetry:
+	case droverdriver.OutcomeRetry:
 		return "retry"
-	case driver.OutcomeDiscarded:
+	case droverdriver.OutcomeDiscarded:
 		return "discarded"
-	case driver.OutcomeCancelled:
+	case droverdriver.OutcomeCancelled:
 		return "cancelled"
-	case driver.OutcomeReleased:
+	case droverdriver.OutcomeReleased:
 		return "released"
 	}
 	return "unknown"

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/internal/waitfor"
 )
 
@@ -149,7 +149,7 @@ func TestUniqueStatesAfterTheJobEnds(t *testing.T) {
 // dies: its short lease expires and the running client's rescuer ends the
 // job, which has no attempt left.
 func claimAndAbandon(b *bundle, id int64) error {
-	claimed, err := b.d.JobClaim(context.Background(), driver.ClaimParams{
+	claimed, err := b.d.JobClaim(context.Background(), droverdriver.ClaimParams{
 		Queue: "parked", Max: 1, Owner: "dead-worker", Lease: 100 * time.Millisecond})
 	if err != nil {
 		return err
@@ -193,12 +193,12 @@ func TestUniqueFinishRacesInsert(t *testing.T) {
 				if b.insert(t, scriptArgs{Tag: tag}, opts) == 0 {
 					t.Fatalf("%s, round %d: holder not stored", tc.name, round)
 				}
-				claimed, err := b.d.JobClaim(ctx, driver.ClaimParams{Queue: queue, Max: 10, Owner: "racer", Lease: time.Minute})
+				claimed, err := b.d.JobClaim(ctx, droverdriver.ClaimParams{Queue: queue, Max: 10, Owner: "racer", Lease: time.Minute})
 				if err != nil || len(claimed) != 1 {
 					t.Fatalf("%s, round %d: claim = %v, %v", tc.name, round, claimed, err)
 				}
-				res := driver.Result{ID: claimed[0].ID, Attempt: claimed[0].Attempt, LeaseToken: claimed[0].LeaseToken,
-					Outcome: driver.OutcomeCompleted}
+				res := droverdriver.Result{ID: claimed[0].ID, Attempt: claimed[0].Attempt, LeaseToken: claimed[0].LeaseToken,
+					Outcome: droverdriver.OutcomeCompleted}
 				if tc.echo {
 					res.Flow = claimed[0].Flow
 				}
@@ -211,7 +211,7 @@ func TestUniqueFinishRacesInsert(t *testing.T) {
 					defer wg.Done()
 					<-start
 					var accepted []int64
-					accepted, errs[racers] = b.d.JobFinish(ctx, []driver.Result{res})
+					accepted, errs[racers] = b.d.JobFinish(ctx, []droverdriver.Result{res})
 					if errs[racers] == nil && len(accepted) != 1 {
 						errs[racers] = fmt.Errorf("finish accepted %v", accepted)
 					}
@@ -268,13 +268,13 @@ func TestUniqueRetryRetakesTheKey(t *testing.T) {
 		// complete works the one job waiting in the parked queue.
 		complete := func(id int64) {
 			t.Helper()
-			claimed, err := b.d.JobClaim(ctx, driver.ClaimParams{Queue: "parked", Max: 10, Owner: "test", Lease: time.Minute})
+			claimed, err := b.d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "parked", Max: 10, Owner: "test", Lease: time.Minute})
 			if err != nil || len(claimed) != 1 || claimed[0].ID != id {
 				t.Fatalf("claim = %v, %v; want job %d", claimed, err, id)
 			}
 			c := claimed[0]
-			res := driver.Result{ID: c.ID, Attempt: c.Attempt, LeaseToken: c.LeaseToken, Outcome: driver.OutcomeCompleted, Flow: c.Flow}
-			if _, err := b.d.JobFinish(ctx, []driver.Result{res}); err != nil {
+			res := droverdriver.Result{ID: c.ID, Attempt: c.Attempt, LeaseToken: c.LeaseToken, Outcome: droverdriver.OutcomeCompleted, Flow: c.Flow}
+			if _, err := b.d.JobFinish(ctx, []droverdriver.Result{res}); err != nil {
 				t.Fatal(err)
 			}
 		}

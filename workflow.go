@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // ErrDependencyFailed is returned when a job is inserted to depend on a job
 // that already ended cancelled or discarded (unless it sets
 // InsertOpts.ReleaseOnParentFailure). Nothing is stored.
-var ErrDependencyFailed = driver.ErrDependencyFailed
+var ErrDependencyFailed = droverdriver.ErrDependencyFailed
 
 // Workflow is a set of jobs with dependencies between them (a DAG), stored
 // in one call by Client.InsertWorkflow. A step waits, as pending, until
@@ -84,7 +84,7 @@ func (c *Client[TTx]) InsertChain(ctx context.Context, jobs []InsertManyParams) 
 	return c.InsertWorkflow(ctx, w)
 }
 
-func (c *Client[TTx]) insertWorkflow(ctx context.Context, exec driver.Executor, w *Workflow) ([]int64, error) {
+func (c *Client[TTx]) insertWorkflow(ctx context.Context, exec droverdriver.Executor, w *Workflow) ([]int64, error) {
 	if w == nil || len(w.steps) == 0 {
 		return nil, invalidf("workflow: no steps")
 	}
@@ -103,8 +103,8 @@ func (c *Client[TTx]) insertWorkflow(ctx context.Context, exec driver.Executor, 
 
 // insertDependants stores jobs of which some wait for others: stored jobs
 // (InsertOpts.DependsOn) or earlier jobs of the same call (after[i]).
-func (c *Client[TTx]) insertDependants(ctx context.Context, exec driver.Executor, jobs []InsertManyParams, after [][]int) ([]int64, error) {
-	p := driver.FlowInsertParams{Jobs: make([]driver.FlowJob, len(jobs))}
+func (c *Client[TTx]) insertDependants(ctx context.Context, exec droverdriver.Executor, jobs []InsertManyParams, after [][]int) ([]int64, error) {
+	p := droverdriver.FlowInsertParams{Jobs: make([]droverdriver.FlowJob, len(jobs))}
 	for i, j := range jobs {
 		fj, err := c.buildFlowJob(j)
 		if err != nil {
@@ -115,7 +115,7 @@ func (c *Client[TTx]) insertDependants(ctx context.Context, exec driver.Executor
 		}
 		p.Jobs[i] = fj
 	}
-	params := make([]driver.InsertParams, len(p.Jobs))
+	params := make([]droverdriver.InsertParams, len(p.Jobs))
 	for i := range p.Jobs {
 		params[i] = p.Jobs[i].InsertParams
 	}
@@ -131,8 +131,8 @@ func (c *Client[TTx]) insertDependants(ctx context.Context, exec driver.Executor
 }
 
 // buildFlowJob validates one job like any insert, plus its dependencies.
-func (c *Client[TTx]) buildFlowJob(j InsertManyParams) (driver.FlowJob, error) {
-	var fj driver.FlowJob
+func (c *Client[TTx]) buildFlowJob(j InsertManyParams) (droverdriver.FlowJob, error) {
+	var fj droverdriver.FlowJob
 	p, err := c.buildInsert(j.Args, j.Opts)
 	if err != nil {
 		return fj, err
@@ -158,7 +158,7 @@ func (c *Client[TTx]) buildFlowJob(j InsertManyParams) (driver.FlowJob, error) {
 // flowInsertError marks errors about dependencies as input errors: they
 // name a job that does not exist or cannot be waited for.
 func flowInsertError(err error) error {
-	if errors.Is(err, driver.ErrNotFound) || errors.Is(err, driver.ErrDependencyFailed) {
+	if errors.Is(err, droverdriver.ErrNotFound) || errors.Is(err, droverdriver.ErrDependencyFailed) {
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	return err

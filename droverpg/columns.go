@@ -4,7 +4,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // jobColumns holds the columns every insert statement takes, one array per
@@ -19,7 +19,7 @@ type jobColumns struct {
 }
 
 // columnsOf lays jobs out as columns.
-func columnsOf(jobs []driver.InsertParams) jobColumns {
+func columnsOf(jobs []droverdriver.InsertParams) jobColumns {
 	n := len(jobs)
 	c := jobColumns{
 		queues: make([]string, n), kinds: make([]string, n), args: make([]string, n),

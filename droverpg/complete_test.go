@@ -7,7 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgtype"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // TestFinishStatement checks which flushes take JobComplete: those whose
@@ -16,27 +16,27 @@ import (
 func TestFinishStatement(t *testing.T) {
 	e := &executor{q: map[string]string{"JobFinish": "JobFinish", "JobComplete": "JobComplete"}}
 	// The fence is the "id:attempt" keys and the distinct tokens apart.
-	token := driver.LeaseToken{0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef, 0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef}
-	done := func(id int64) driver.Result {
-		return driver.Result{ID: id, Attempt: 2, LeaseToken: token, Outcome: driver.OutcomeCompleted}
+	token := droverdriver.LeaseToken{0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef, 0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef}
+	done := func(id int64) droverdriver.Result {
+		return droverdriver.Result{ID: id, Attempt: 2, LeaseToken: token, Outcome: droverdriver.OutcomeCompleted}
 	}
-	with := func(r driver.Result, f func(*driver.Result)) driver.Result {
+	with := func(r droverdriver.Result, f func(*droverdriver.Result)) droverdriver.Result {
 		f(&r)
 		return r
 	}
-	forgotten := func(r *driver.Result) { r.Forget = true }
+	forgotten := func(r *droverdriver.Result) { r.Forget = true }
 	tests := []struct {
 		name    string
-		results []driver.Result
+		results []droverdriver.Result
 		want    string
 	}{
-		{"plain completions", []driver.Result{done(1), done(2)}, "JobComplete"},
-		{"all forgotten", []driver.Result{with(done(1), forgotten), with(done(2), forgotten)}, "JobComplete"},
-		{"a stored result", []driver.Result{done(1), with(done(2), func(r *driver.Result) { r.Output = []byte(`1`) })}, "JobComplete"},
-		{"forget differs", []driver.Result{done(1), with(done(2), forgotten)}, "JobFinish"},
-		{"a retry", []driver.Result{done(1), with(done(2), func(r *driver.Result) { r.Outcome = driver.OutcomeRetry })}, "JobFinish"},
-		{"a discard", []driver.Result{with(done(1), func(r *driver.Result) { r.Outcome = driver.OutcomeDiscarded })}, "JobFinish"},
-		{"an error", []driver.Result{with(done(1), func(r *driver.Result) { r.Error = []byte(`{}`) })}, "JobFinish"},
+		{"plain completions", []droverdriver.Result{done(1), done(2)}, "JobComplete"},
+		{"all forgotten", []droverdriver.Result{with(done(1), forgotten), with(done(2), forgotten)}, "JobComplete"},
+		{"a stored result", []droverdriver.Result{done(1), with(done(2), func(r *droverdriver.Result) { r.Output = []byte(`1`) })}, "JobComplete"},
+		{"forget differs", []droverdriver.Result{done(1), with(done(2), forgotten)}, "JobFinish"},
+		{"a retry", []droverdriver.Result{done(1), with(done(2), func(r *droverdriver.Result) { r.Outcome = droverdriver.OutcomeRetry })}, "JobFinish"},
+		{"a discard", []droverdriver.Result{with(done(1), func(r *droverdriver.Result) { r.Outcome = droverdriver.OutcomeDiscarded })}, "JobFinish"},
+		{"an error", []droverdriver.Result{with(done(1), func(r *droverdriver.Result) { r.Error = []byte(`{}`) })}, "JobFinish"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -75,14 +75,14 @@ func TestFinishStatement(t *testing.T) {
 // TestTokenSet checks that the fence's token list holds each token of a
 // batch once, whatever the order the attempts come in.
 func TestTokenSet(t *testing.T) {
-	a, b, c := driver.LeaseToken{1}, driver.LeaseToken{2}, driver.LeaseToken{3}
+	a, b, c := droverdriver.LeaseToken{1}, droverdriver.LeaseToken{2}, droverdriver.LeaseToken{3}
 	tests := []struct {
-		in   []driver.LeaseToken
-		want []driver.LeaseToken
+		in   []droverdriver.LeaseToken
+		want []droverdriver.LeaseToken
 	}{
 		{nil, nil},
-		{[]driver.LeaseToken{a, a, a}, []driver.LeaseToken{a}},
-		{[]driver.LeaseToken{a, b, a, c, b}, []driver.LeaseToken{a, b, c}},
+		{[]droverdriver.LeaseToken{a, a, a}, []droverdriver.LeaseToken{a}},
+		{[]droverdriver.LeaseToken{a, b, a, c, b}, []droverdriver.LeaseToken{a, b, c}},
 	}
 	for _, tc := range tests {
 		var s tokenSet

@@ -16,7 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 //go:embed queries.sql
@@ -42,10 +42,10 @@ type Driver struct {
 	pool       *pgxpool.Pool
 	hub        *hub // the listening connection its listeners share
 	schema     string
-	migrations []driver.Migration
+	migrations []droverdriver.Migration
 }
 
-var _ driver.TxDriver[pgx.Tx] = (*Driver)(nil)
+var _ droverdriver.TxDriver[pgx.Tx] = (*Driver)(nil)
 
 // New returns a driver on pool. The pool stays the caller's: Close does not
 // close it.
@@ -54,18 +54,18 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Driver, error) {
 	for _, o := range opts {
 		o(d)
 	}
-	if err := driver.ValidateSchema(d.schema); err != nil {
+	if err := droverdriver.ValidateSchema(d.schema); err != nil {
 		return nil, err
 	}
 	prefix := pgx.Identifier{d.schema}.Sanitize() + "."
-	q, err := driver.ParseQueries(queriesSQL, prefix)
+	q, err := droverdriver.ParseQueries(queriesSQL, prefix)
 	if err == nil {
-		err = driver.WithClaimAfter(q, "AND (priority, run_at, id) > ($7, $8, $9)")
+		err = droverdriver.WithClaimAfter(q, "AND (priority, run_at, id) > ($7, $8, $9)")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("droverpg: %w", err)
 	}
-	d.migrations, err = driver.LoadMigrations(migrationFiles, "migrations", prefix)
+	d.migrations, err = droverdriver.LoadMigrations(migrationFiles, "migrations", prefix)
 	if err != nil {
 		return nil, err
 	}
@@ -79,23 +79,23 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Driver, error) {
 // Drover schemas in one database do not wake each other.
 func notifyChannel(schema string) string { return "drover_insert_" + schema }
 
-// Name implements driver.Driver.
+// Name implements droverdriver.Driver.
 func (d *Driver) Name() string { return "postgres" }
 
-// Schema implements driver.Driver.
+// Schema implements droverdriver.Driver.
 func (d *Driver) Schema() string { return d.schema }
 
 // Pool returns the pool the driver runs on.
 func (d *Driver) Pool() *pgxpool.Pool { return d.pool }
 
-// Migrations implements driver.Driver.
-func (d *Driver) Migrations() []driver.Migration { return d.migrations }
+// Migrations implements droverdriver.Driver.
+func (d *Driver) Migrations() []droverdriver.Migration { return d.migrations }
 
-// PollInterval implements driver.Driver. Notifications carry wake-ups
+// PollInterval implements droverdriver.Driver. Notifications carry wake-ups
 // between processes, so polling is only a safety net.
 func (d *Driver) PollInterval() time.Duration { return time.Second }
 
-// Close implements driver.Driver. It returns once the notifications of
+// Close implements droverdriver.Driver. It returns once the notifications of
 // inserts that already committed have gone out and the goroutine sending
 // them has returned; inserts made after it notify nobody (polls still
 // find their jobs). Listeners stop with the contexts their callers gave
@@ -105,15 +105,15 @@ func (d *Driver) Close() error {
 	return nil
 }
 
-// UnwrapExecutor implements driver.TxDriver: statements run in the caller's
+// UnwrapExecutor implements droverdriver.TxDriver: statements run in the caller's
 // transaction, and insert notifications are delivered when it commits.
-func (d *Driver) UnwrapExecutor(tx pgx.Tx) driver.Executor {
+func (d *Driver) UnwrapExecutor(tx pgx.Tx) droverdriver.Executor {
 	e := d.executor
 	e.db, e.waker = tx, nil
 	return &e
 }
 
-// SchemaVersion implements driver.Driver.
+// SchemaVersion implements droverdriver.Driver.
 func (d *Driver) SchemaVersion(ctx context.Context) (int, error) {
 	var v int
 	err := d.pool.QueryRow(ctx, d.q["SchemaVersion"]).Scan(&v)
@@ -126,9 +126,9 @@ func (d *Driver) SchemaVersion(ctx context.Context) (int, error) {
 	return v, nil
 }
 
-// MigrateTx implements driver.Driver. A transaction-scoped advisory lock
+// MigrateTx implements droverdriver.Driver. A transaction-scoped advisory lock
 // keyed by the schema serialises concurrent migrators.
-func (d *Driver) MigrateTx(ctx context.Context, fn func(context.Context, driver.Migrator) error) error {
+func (d *Driver) MigrateTx(ctx context.Context, fn func(context.Context, droverdriver.Migrator) error) error {
 	return pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		h := fnv.New64a()
 		h.Write([]byte("drover.migrate." + d.schema))
@@ -156,7 +156,7 @@ func (m *migrator) Version(ctx context.Context) (int, error) {
 	return v, err
 }
 
-func (m *migrator) Apply(ctx context.Context, mig driver.Migration) error {
+func (m *migrator) Apply(ctx context.Context, mig droverdriver.Migration) error {
 	if _, err := m.tx.Exec(ctx, mig.SQL); err != nil {
 		return fmt.Errorf("migration %03d_%s: %w", mig.Version, mig.Name, err)
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // dbtx is what both a pool and a transaction offer.
@@ -40,7 +40,7 @@ type executor struct {
 // cheap to build and send.
 const insertChunk = 5000
 
-func (e *executor) JobInsertMany(ctx context.Context, jobs []driver.InsertParams) ([]int64, error) {
+func (e *executor) JobInsertMany(ctx context.Context, jobs []droverdriver.InsertParams) ([]int64, error) {
 	if len(jobs) == 0 {
 		return nil, nil
 	}
@@ -50,7 +50,7 @@ func (e *executor) JobInsertMany(ctx context.Context, jobs []driver.InsertParams
 	// order: jobs with a key or a unique key take their own statement
 	// (keyed.go); plain jobs keep the one below. out maps each plain job
 	// back to its input position.
-	plain, special, out := driver.SplitSpecial(jobs)
+	plain, special, out := droverdriver.SplitSpecial(jobs)
 	if len(special) > 0 {
 		e.queueKeyedInsert(b, special, now, notify)
 	}
@@ -127,14 +127,14 @@ func (e *executor) JobInsertMany(ctx context.Context, jobs []driver.InsertParams
 // took 5 of a noop worker process's 60% CPU (docs/design/claim-and-flush.md).
 const replan = pgx.QueryExecModeCacheDescribe
 
-func (e *executor) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*driver.JobRow, error) {
-	// One token per claim: see driver.LeaseToken.
-	token := driver.NewLeaseToken()
+func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*droverdriver.JobRow, error) {
+	// One token per claim: see droverdriver.LeaseToken.
+	token := droverdriver.NewLeaseToken()
 	name, args := "JobClaim", []any{p.Queue, p.Max, p.Owner, float64(p.Lease.Milliseconds()), p.Limit != nil, [16]byte(token)}
 	if p.After != nil {
 		name, args = "JobClaimAfter", append(args, int16(p.After.Priority), p.After.RunAt, p.After.ID)
 	}
-	var jobs []*driver.JobRow
+	var jobs []*droverdriver.JobRow
 	var err error
 	if p.Limit != nil {
 		// order: a limited queue's claim runs in a transaction that first
@@ -156,11 +156,11 @@ func (e *executor) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*drive
 // claim returns them in the order it updated them, which is their order on
 // disk, and leaves out the queue, lease owner and lease token, which p and
 // token name.
-func scanClaimed(rows pgx.Rows, p driver.ClaimParams, token driver.LeaseToken) ([]*driver.JobRow, error) {
+func scanClaimed(rows pgx.Rows, p droverdriver.ClaimParams, token droverdriver.LeaseToken) ([]*droverdriver.JobRow, error) {
 	defer rows.Close()
-	jobs := make([]*driver.JobRow, 0, p.Max)
+	jobs := make([]*droverdriver.JobRow, 0, p.Max)
 	for rows.Next() {
-		j := &driver.JobRow{State: driver.StateRunning, Queue: p.Queue, LeaseOwner: p.Owner, LeaseToken: token}
+		j := &droverdriver.JobRow{State: droverdriver.StateRunning, Queue: p.Queue, LeaseOwner: p.Owner, LeaseToken: token}
 		var timeoutMS int64
 		var key *string
 		if err := rows.Scan(&j.ID, &j.Kind, &j.Priority, &j.Args, &j.Metadata, &j.Tags, &j.Attempt,
@@ -174,7 +174,7 @@ func scanClaimed(rows pgx.Rows, p driver.ClaimParams, token driver.LeaseToken) (
 		}
 		jobs = append(jobs, j)
 	}
-	driver.SortClaimed(jobs)
+	droverdriver.SortClaimed(jobs)
 	return jobs, rows.Err()
 }
 
@@ -185,15 +185,15 @@ func scanClaimed(rows pgx.Rows, p driver.ClaimParams, token driver.LeaseToken) (
 // finishFlow instead, which settles them and frees their unique keys in the
 // same transaction. Results of keyed jobs also promote the next jobs of
 // their keys; batches of plain results run the plain statement alone.
-func (e *executor) JobFinish(ctx context.Context, results []driver.Result) ([]int64, error) {
-	if driver.NeedsSidePath(results) {
+func (e *executor) JobFinish(ctx context.Context, results []droverdriver.Result) ([]int64, error) {
+	if droverdriver.NeedsSidePath(results) {
 		return e.finishFlow(ctx, results)
 	}
 	var accepted []int64
 	var err error
-	if queues, keys := driver.ResultKeys(results); len(keys) > 0 {
+	if queues, keys := droverdriver.ResultKeys(results); len(keys) > 0 {
 		// order: results of keyed jobs take the locking, promoting path.
-		accepted, err = e.finishKeyed(ctx, queues, keys, driver.KeyedRetries(results), e.finishArgs(results, false)...)
+		accepted, err = e.finishKeyed(ctx, queues, keys, droverdriver.KeyedRetries(results), e.finishArgs(results, false)...)
 	} else {
 		var rows pgx.Rows
 		sql, args := e.finishStatement(results, false)
@@ -219,9 +219,9 @@ func (e *executor) JobFinish(ctx context.Context, results []driver.Result) ([]in
 // transaction (a savepoint inside a caller's one), then promotes the keys
 // of keyed results and of the dependants the settle released or cancelled,
 // then frees the unique keys of unique jobs that ended.
-func (e *executor) finishFlow(ctx context.Context, results []driver.Result) ([]int64, error) {
+func (e *executor) finishFlow(ctx context.Context, results []droverdriver.Result) ([]int64, error) {
 	var accepted []int64
-	queues, keys := driver.ResultKeys(results)
+	queues, keys := droverdriver.ResultKeys(results)
 	err := e.inTx(ctx, func(tx pgx.Tx, wake wakeSet) error {
 		sql, args := e.finishStatement(results, true)
 		rows, err := tx.Query(ctx, sql, args...)
@@ -232,7 +232,7 @@ func (e *executor) finishFlow(ctx context.Context, results []driver.Result) ([]i
 		if accepted, ended, unique, err = readFinished(rows, len(results)); err != nil {
 			return err
 		}
-		if err := e.settle(ctx, tx, ended, queues, keys, driver.KeyedRetries(results), wake); err != nil {
+		if err := e.settle(ctx, tx, ended, queues, keys, droverdriver.KeyedRetries(results), wake); err != nil {
 			return err
 		}
 		return e.releaseUnique(ctx, tx, unique)
@@ -248,10 +248,10 @@ func (e *executor) finishFlow(ctx context.Context, results []driver.Result) ([]i
 // error and every one asks the same of Forget, JobFinish otherwise. flow
 // false turns away jobs that must be settled. Both return the same
 // columns (readFinished).
-func (e *executor) finishStatement(results []driver.Result, flow bool) (string, []any) {
+func (e *executor) finishStatement(results []droverdriver.Result, flow bool) (string, []any) {
 	forget := results[0].Forget
 	for i := range results {
-		if r := &results[i]; r.Outcome != driver.OutcomeCompleted || r.Error != nil || r.Forget != forget {
+		if r := &results[i]; r.Outcome != droverdriver.OutcomeCompleted || r.Error != nil || r.Forget != forget {
 			return e.q["JobFinish"], append([]any{replan}, e.finishArgs(results, flow)...)
 		}
 	}
@@ -295,7 +295,7 @@ type tokenSet struct {
 	uuids []pgtype.UUID
 }
 
-func (s *tokenSet) add(t driver.LeaseToken) {
+func (s *tokenSet) add(t droverdriver.LeaseToken) {
 	for i := len(s.uuids) - 1; i >= 0; i-- {
 		if s.uuids[i].Bytes == t {
 			return
@@ -306,7 +306,7 @@ func (s *tokenSet) add(t driver.LeaseToken) {
 
 // appendUUID appends t in PostgreSQL's text form of a uuid,
 // 8-4-4-4-12 lowercase hex digits, as JobFinish reads it from its JSON.
-func appendUUID(b []byte, t driver.LeaseToken) []byte {
+func appendUUID(b []byte, t droverdriver.LeaseToken) []byte {
 	const hex = "0123456789abcdef"
 	for i, c := range t {
 		if i == 4 || i == 6 || i == 8 || i == 10 {
@@ -320,7 +320,7 @@ func appendUUID(b []byte, t driver.LeaseToken) []byte {
 // finishArgs returns the JobFinish parameters for results: their IDs, each
 // result as a JSON array keyed by ID, and flow; flow false turns away jobs
 // that must be settled.
-func (e *executor) finishArgs(results []driver.Result, flow bool) []any {
+func (e *executor) finishArgs(results []droverdriver.Result, flow bool) []any {
 	ids := make([]int64, len(results))
 	b := make([]byte, 0, 32*len(results))
 	b = append(b, '{')
@@ -373,18 +373,18 @@ func readFinished(rows pgx.Rows, n int) (accepted, settle, unique []int64, err e
 			return nil, nil, nil, err
 		}
 		accepted = append(accepted, id)
-		if flow&driver.FlowSettle != 0 {
+		if flow&droverdriver.FlowSettle != 0 {
 			settle = append(settle, id)
 		}
-		if flow&driver.FlowUnique != 0 {
+		if flow&droverdriver.FlowUnique != 0 {
 			unique = append(unique, id)
 		}
 	}
 	return accepted, settle, unique, rows.Err()
 }
 
-func (e *executor) JobHeartbeat(ctx context.Context, p driver.HeartbeatParams) (driver.HeartbeatResult, error) {
-	var res driver.HeartbeatResult
+func (e *executor) JobHeartbeat(ctx context.Context, p droverdriver.HeartbeatParams) (droverdriver.HeartbeatResult, error) {
+	var res droverdriver.HeartbeatResult
 	if len(p.Attempts) != len(p.IDs) || len(p.Tokens) != len(p.IDs) {
 		return res, fmt.Errorf("heartbeat: %d IDs but %d attempts and %d tokens", len(p.IDs), len(p.Attempts), len(p.Tokens))
 	}
@@ -425,7 +425,7 @@ func (e *executor) JobHeartbeat(ctx context.Context, p driver.HeartbeatParams) (
 // JobRescue runs in a transaction so that jobs it discards or cancels are
 // settled (workflows, batches), and give up their unique keys, before
 // anyone sees them ended.
-func (e *executor) JobRescue(ctx context.Context, p driver.RescueParams) (int, error) {
+func (e *executor) JobRescue(ctx context.Context, p droverdriver.RescueParams) (int, error) {
 	var n int
 	err := e.inTx(ctx, func(tx pgx.Tx, wake wakeSet) error {
 		var settle, unique, keyed []int64
@@ -443,7 +443,7 @@ func (e *executor) JobRescue(ctx context.Context, p driver.RescueParams) (int, e
 	return n, e.wrap("rescue jobs", err)
 }
 
-func (e *executor) JobPrune(ctx context.Context, p driver.PruneParams) (int, error) {
+func (e *executor) JobPrune(ctx context.Context, p droverdriver.PruneParams) (int, error) {
 	cutoff := func(d time.Duration) *time.Time {
 		if d < 0 {
 			return nil
@@ -469,8 +469,8 @@ func (e *executor) JobPrune(ctx context.Context, p driver.PruneParams) (int, err
 }
 
 // scanJob reads the column list shared by JobGet and JobList.
-func scanJob(row pgx.Row) (*driver.JobRow, error) {
-	j := &driver.JobRow{}
+func scanJob(row pgx.Row) (*droverdriver.JobRow, error) {
+	j := &droverdriver.JobRow{}
 	var state string
 	var timeoutMS int64
 	var owner, key *string
@@ -487,7 +487,7 @@ func scanJob(row pgx.Row) (*driver.JobRow, error) {
 	if key != nil {
 		j.Key = *key
 	}
-	j.State = driver.State(state)
+	j.State = droverdriver.State(state)
 	j.Timeout = time.Duration(timeoutMS) * time.Millisecond
 	if owner != nil {
 		j.LeaseOwner = *owner
@@ -495,10 +495,10 @@ func scanJob(row pgx.Row) (*driver.JobRow, error) {
 	return j, nil
 }
 
-func (e *executor) JobGet(ctx context.Context, id int64) (*driver.JobRow, error) {
+func (e *executor) JobGet(ctx context.Context, id int64) (*droverdriver.JobRow, error) {
 	j, err := scanJob(e.db.QueryRow(ctx, e.q["JobGet"], id))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("job %d: %w", id, driver.ErrNotFound)
+		return nil, fmt.Errorf("job %d: %w", id, droverdriver.ErrNotFound)
 	}
 	if err != nil {
 		return nil, e.wrap("get job", err)
@@ -506,7 +506,7 @@ func (e *executor) JobGet(ctx context.Context, id int64) (*driver.JobRow, error)
 	return j, nil
 }
 
-func (e *executor) JobList(ctx context.Context, p driver.ListParams) ([]*driver.JobRow, error) {
+func (e *executor) JobList(ctx context.Context, p droverdriver.ListParams) ([]*droverdriver.JobRow, error) {
 	states := make([]string, len(p.States))
 	for i, s := range p.States {
 		states[i] = string(s)
@@ -520,7 +520,7 @@ func (e *executor) JobList(ctx context.Context, p driver.ListParams) ([]*driver.
 		return nil, e.wrap("list jobs", err)
 	}
 	defer rows.Close()
-	var jobs []*driver.JobRow
+	var jobs []*droverdriver.JobRow
 	for rows.Next() {
 		j, err := scanJob(rows)
 		if err != nil {
@@ -534,7 +534,7 @@ func (e *executor) JobList(ctx context.Context, p driver.ListParams) ([]*driver.
 // JobCancel runs in a transaction so that a cancelled job with dependants
 // or a batch is settled with it, and a unique one gives up its key unless
 // it keeps it when cancelled.
-func (e *executor) JobCancel(ctx context.Context, id int64, now time.Time) (*driver.JobRow, error) {
+func (e *executor) JobCancel(ctx context.Context, id int64, now time.Time) (*droverdriver.JobRow, error) {
 	err := e.inTx(ctx, func(tx pgx.Tx, wake wakeSet) error {
 		var n int
 		var settle bool
@@ -557,7 +557,7 @@ func (e *executor) JobCancel(ctx context.Context, id int64, now time.Time) (*dri
 // JobDiscard frees a unique job's key, unless it keeps it when discarded,
 // in the discard's transaction: both statements go in one batch, which
 // PostgreSQL runs as one implicit transaction.
-func (e *executor) JobDiscard(ctx context.Context, id int64, now time.Time) (*driver.JobRow, error) {
+func (e *executor) JobDiscard(ctx context.Context, id int64, now time.Time) (*droverdriver.JobRow, error) {
 	b := &pgx.Batch{}
 	b.Queue(e.q["JobDiscard"], id, now)
 	b.Queue(e.q["UniqueRelease"], []int64{id})
@@ -573,8 +573,8 @@ func (e *executor) JobDiscard(ctx context.Context, id int64, now time.Time) (*dr
 // job revived from
 // finished jobs comes back blocked and its key is promoted here, under
 // the key's lock, like a finish promotes it.
-func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*driver.JobRow, error) {
-	var job *driver.JobRow
+func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*droverdriver.JobRow, error) {
+	var job *droverdriver.JobRow
 	err := e.inTx(ctx, func(tx pgx.Tx, wake wakeSet) error {
 		var queue string
 		var key *string
@@ -585,7 +585,7 @@ func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*driv
 		case err != nil:
 			return err
 		case refusedFlow != 0:
-			return driver.RetryRefused(id, refusedFlow)
+			return droverdriver.RetryRefused(id, refusedFlow)
 		case key != nil:
 			if err := e.promote(ctx, tx, []string{queue}, []string{*key}, nil, wake); err != nil {
 				return err
@@ -599,7 +599,7 @@ func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*driv
 		// A revived unique job takes its key again, or the retry rolls back.
 		return e.retakeUnique(ctx, tx, id)
 	})
-	if errors.Is(err, driver.ErrNotFound) || errors.Is(err, driver.ErrUniqueConflict) || errors.Is(err, driver.ErrNotRetryable) {
+	if errors.Is(err, droverdriver.ErrNotFound) || errors.Is(err, droverdriver.ErrUniqueConflict) || errors.Is(err, droverdriver.ErrNotRetryable) {
 		return nil, err
 	}
 	if err != nil {
@@ -608,33 +608,33 @@ func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*driv
 	return job, nil
 }
 
-func (e *executor) JobCountByState(ctx context.Context, queue string) (map[driver.State]int64, error) {
+func (e *executor) JobCountByState(ctx context.Context, queue string) (map[droverdriver.State]int64, error) {
 	rows, err := e.db.Query(ctx, e.q["JobCountByState"], queue)
 	if err != nil {
 		return nil, e.wrap("count jobs", err)
 	}
 	defer rows.Close()
-	counts := map[driver.State]int64{}
+	counts := map[droverdriver.State]int64{}
 	for rows.Next() {
 		var s string
 		var n int64
 		if err := rows.Scan(&s, &n); err != nil {
 			return nil, e.wrap("count jobs", err)
 		}
-		counts[driver.State(s)] += n
+		counts[droverdriver.State(s)] += n
 	}
 	return counts, e.wrap("count jobs", rows.Err())
 }
 
-func (e *executor) QueueStats(ctx context.Context, now time.Time) ([]driver.QueueStat, error) {
+func (e *executor) QueueStats(ctx context.Context, now time.Time) ([]droverdriver.QueueStat, error) {
 	rows, err := e.db.Query(ctx, e.q["QueueStats"], now)
 	if err != nil {
 		return nil, e.wrap("queue stats", err)
 	}
 	defer rows.Close()
-	var out []driver.QueueStat
+	var out []droverdriver.QueueStat
 	for rows.Next() {
-		var q driver.QueueStat
+		var q droverdriver.QueueStat
 		if err := rows.Scan(&q.Queue, &q.Available, &q.Scheduled, &q.Retryable, &q.Running, &q.OldestAvailable); err != nil {
 			return nil, e.wrap("queue stats", err)
 		}
@@ -643,15 +643,15 @@ func (e *executor) QueueStats(ctx context.Context, now time.Time) ([]driver.Queu
 	return out, e.wrap("queue stats", rows.Err())
 }
 
-func (e *executor) FinishedStats(ctx context.Context, since, until time.Time) ([]driver.FinishedStat, error) {
+func (e *executor) FinishedStats(ctx context.Context, since, until time.Time) ([]droverdriver.FinishedStat, error) {
 	rows, err := e.db.Query(ctx, e.q["FinishedStats"], since, until)
 	if err != nil {
 		return nil, e.wrap("finished stats", err)
 	}
 	defer rows.Close()
-	var out []driver.FinishedStat
+	var out []droverdriver.FinishedStat
 	for rows.Next() {
-		var f driver.FinishedStat
+		var f droverdriver.FinishedStat
 		var p50, p95, p99 float64
 		if err := rows.Scan(&f.Queue, &f.Completed, &f.Cancelled, &f.Discarded, &p50, &p95, &p99); err != nil {
 			return nil, e.wrap("finished stats", err)
@@ -665,15 +665,15 @@ func (e *executor) FinishedStats(ctx context.Context, since, until time.Time) ([
 // msDuration converts fractional milliseconds.
 func msDuration(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
 
-func (e *executor) LeaseOwners(ctx context.Context) ([]driver.LeaseOwner, error) {
+func (e *executor) LeaseOwners(ctx context.Context) ([]droverdriver.LeaseOwner, error) {
 	rows, err := e.db.Query(ctx, e.q["LeaseOwners"])
 	if err != nil {
 		return nil, e.wrap("lease owners", err)
 	}
 	defer rows.Close()
-	var out []driver.LeaseOwner
+	var out []droverdriver.LeaseOwner
 	for rows.Next() {
-		var o driver.LeaseOwner
+		var o droverdriver.LeaseOwner
 		var owner *string
 		if err := rows.Scan(&owner, &o.Running, &o.LeaseExpiresAt); err != nil {
 			return nil, e.wrap("lease owners", err)
@@ -686,7 +686,7 @@ func (e *executor) LeaseOwners(ctx context.Context) ([]driver.LeaseOwner, error)
 	return out, e.wrap("lease owners", rows.Err())
 }
 
-func (e *executor) LeaderElect(ctx context.Context, p driver.LeaderParams) (bool, error) {
+func (e *executor) LeaderElect(ctx context.Context, p droverdriver.LeaderParams) (bool, error) {
 	var holder string
 	err := e.db.QueryRow(ctx, e.q["LeaderElect"], p.Name, p.ID, float64(p.TTL.Milliseconds())).Scan(&holder)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -698,7 +698,7 @@ func (e *executor) LeaderElect(ctx context.Context, p driver.LeaderParams) (bool
 	return holder == p.ID, nil
 }
 
-func (e *executor) QueueLimitGet(ctx context.Context, queue string) (*driver.QueueLimit, error) {
+func (e *executor) QueueLimitGet(ctx context.Context, queue string) (*droverdriver.QueueLimit, error) {
 	var maxRunning, rate int
 	var periodMS int64
 	err := e.db.QueryRow(ctx, e.q["QueueLimitGet"], queue).Scan(&maxRunning, &rate, &periodMS)
@@ -708,7 +708,7 @@ func (e *executor) QueueLimitGet(ctx context.Context, queue string) (*driver.Que
 	if err != nil {
 		return nil, e.wrap("read queue limits", err)
 	}
-	return driver.StoredQueueLimit(maxRunning, rate, periodMS), nil
+	return droverdriver.StoredQueueLimit(maxRunning, rate, periodMS), nil
 }
 
 func (e *executor) LeaderResign(ctx context.Context, name, id string) error {
@@ -723,7 +723,7 @@ func (e *executor) wrap(op string, err error) error {
 		return nil
 	}
 	if isUndefinedTable(err) {
-		return fmt.Errorf("%s: %w: schema %q is not at the current version, run: drover migrate", op, driver.ErrSchemaMissing, e.schema)
+		return fmt.Errorf("%s: %w: schema %q is not at the current version, run: drover migrate", op, droverdriver.ErrSchemaMissing, e.schema)
 	}
 	return fmt.Errorf("%s: %w", op, err)
 }

@@ -8,19 +8,19 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // Workflows and batches: the statements are the "flow" section of
 // queries.sql. Plain jobs never reach any of this.
 
 // notAccepted returns the results whose IDs are not in accepted.
-func notAccepted(results []driver.Result, accepted []int64) []driver.Result {
+func notAccepted(results []droverdriver.Result, accepted []int64) []droverdriver.Result {
 	in := make(map[int64]bool, len(accepted))
 	for _, id := range accepted {
 		in[id] = true
 	}
-	var rest []driver.Result
+	var rest []droverdriver.Result
 	for _, r := range results {
 		if !in[r.ID] {
 			rest = append(rest, r)
@@ -66,15 +66,15 @@ func (e *executor) settle(ctx context.Context, tx pgx.Tx, ended []int64, queues,
 	return e.promote(ctx, tx, queues, keys, retried, wake)
 }
 
-func (e *executor) JobInsertFlow(ctx context.Context, p driver.FlowInsertParams) (driver.FlowInsertResult, error) {
-	var res driver.FlowInsertResult
+func (e *executor) JobInsertFlow(ctx context.Context, p droverdriver.FlowInsertParams) (droverdriver.FlowInsertResult, error) {
+	var res droverdriver.FlowInsertResult
 	err := e.inTx(ctx, func(tx pgx.Tx, wake wakeSet) error {
 		var err error
 		res, err = e.insertFlow(ctx, tx, p, wake)
 		return err
 	})
 	if err != nil {
-		if errors.Is(err, driver.ErrNotFound) || errors.Is(err, driver.ErrDependencyFailed) {
+		if errors.Is(err, droverdriver.ErrNotFound) || errors.Is(err, droverdriver.ErrDependencyFailed) {
 			return res, err
 		}
 		return res, e.wrap("insert jobs", err)
@@ -82,11 +82,11 @@ func (e *executor) JobInsertFlow(ctx context.Context, p driver.FlowInsertParams)
 	return res, nil
 }
 
-func (e *executor) insertFlow(ctx context.Context, tx pgx.Tx, p driver.FlowInsertParams, wake wakeSet) (driver.FlowInsertResult, error) {
-	var res driver.FlowInsertResult
+func (e *executor) insertFlow(ctx context.Context, tx pgx.Tx, p droverdriver.FlowInsertParams, wake wakeSet) (droverdriver.FlowInsertResult, error) {
+	var res droverdriver.FlowInsertResult
 	live := map[int64]bool{}
-	ended := map[int64]driver.State{}
-	if parents := driver.FlowParents(p); len(parents) > 0 {
+	ended := map[int64]droverdriver.State{}
+	if parents := droverdriver.FlowParents(p); len(parents) > 0 {
 		// Lock and mark the parents still in the hot table first, so none
 		// of them can end unnoticed between this and the insert.
 		rows, err := tx.Query(ctx, e.q["JobFlowMarkParents"], parents)
@@ -107,13 +107,13 @@ func (e *executor) insertFlow(ctx context.Context, tx pgx.Tx, p driver.FlowInser
 		var id int64
 		var state string
 		if _, err := pgx.ForEachRow(rows, []any{&id, &state}, func() error {
-			ended[id] = driver.State(state)
+			ended[id] = droverdriver.State(state)
 			return nil
 		}); err != nil {
 			return res, err
 		}
 	}
-	plan, err := driver.PlanFlowInsert(p, live, ended)
+	plan, err := droverdriver.PlanFlowInsert(p, live, ended)
 	if err != nil {
 		return res, err
 	}
@@ -145,7 +145,7 @@ func (e *executor) insertFlow(ctx context.Context, tx pgx.Tx, p driver.FlowInser
 		batchID = &res.BatchID
 	}
 	if p.Batch && p.Callback != nil {
-		ids, err := e.insertFlowRows(ctx, tx, []driver.InsertParams{*p.Callback}, []driver.State{driver.StatePending},
+		ids, err := e.insertFlowRows(ctx, tx, []droverdriver.InsertParams{*p.Callback}, []droverdriver.State{droverdriver.StatePending},
 			[]int{1}, []int{0}, batchID, wake)
 		if err != nil {
 			return res, err
@@ -155,7 +155,7 @@ func (e *executor) insertFlow(ctx context.Context, tx pgx.Tx, p driver.FlowInser
 			return res, err
 		}
 	}
-	jobs := make([]driver.InsertParams, len(p.Jobs))
+	jobs := make([]droverdriver.InsertParams, len(p.Jobs))
 	for i := range p.Jobs {
 		jobs[i] = p.Jobs[i].InsertParams
 	}
@@ -186,7 +186,7 @@ func (e *executor) insertFlow(ctx context.Context, tx pgx.Tx, p driver.FlowInser
 
 // insertFlowRows inserts jobs with their flow columns, in chunks like
 // JobInsertMany, and adds the queues of the ones available now to wake.
-func (e *executor) insertFlowRows(ctx context.Context, tx pgx.Tx, jobs []driver.InsertParams, states []driver.State,
+func (e *executor) insertFlowRows(ctx context.Context, tx pgx.Tx, jobs []droverdriver.InsertParams, states []droverdriver.State,
 	waitingOn, flow []int, batchID *int64, wake wakeSet) ([]int64, error) {
 	now := time.Now()
 	ids := make([]int64, 0, len(jobs))
@@ -210,7 +210,7 @@ func (e *executor) insertFlowRows(ctx context.Context, tx pgx.Tx, jobs []driver.
 			}
 			// A keyed job may be stored blocked instead; waking its queue
 			// for nothing costs one empty claim.
-			if states[start+i] == driver.StateAvailable && j.Due(now) {
+			if states[start+i] == droverdriver.StateAvailable && j.Due(now) {
 				wake.count(j.Queue)
 			}
 		}
@@ -229,7 +229,7 @@ func (e *executor) insertFlowRows(ctx context.Context, tx pgx.Tx, jobs []driver.
 
 // flowKeys returns the (queue, key) pairs of p's keyed jobs, callback
 // included, as two parallel slices.
-func flowKeys(p driver.FlowInsertParams) (queues, keys []string) {
+func flowKeys(p droverdriver.FlowInsertParams) (queues, keys []string) {
 	for i := range p.Jobs {
 		if j := &p.Jobs[i]; j.Key != "" {
 			queues, keys = append(queues, j.Queue), append(keys, j.Key)
@@ -241,12 +241,12 @@ func flowKeys(p driver.FlowInsertParams) (queues, keys []string) {
 	return queues, keys
 }
 
-func (e *executor) BatchGet(ctx context.Context, id int64) (*driver.BatchRow, error) {
-	b := &driver.BatchRow{}
+func (e *executor) BatchGet(ctx context.Context, id int64) (*droverdriver.BatchRow, error) {
+	b := &droverdriver.BatchRow{}
 	err := e.db.QueryRow(ctx, e.q["BatchGet"], id).Scan(&b.ID, &b.Total, &b.Completed, &b.Cancelled, &b.Discarded,
 		&b.Running, &b.Retrying, &b.CallbackJobID, &b.CreatedAt, &b.FinishedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("batch %d: %w", id, driver.ErrNotFound)
+		return nil, fmt.Errorf("batch %d: %w", id, droverdriver.ErrNotFound)
 	}
 	if err != nil {
 		return nil, e.wrap("get batch", err)
@@ -254,29 +254,29 @@ func (e *executor) BatchGet(ctx context.Context, id int64) (*driver.BatchRow, er
 	return b, nil
 }
 
-func (e *executor) BatchResults(ctx context.Context, p driver.BatchResultsParams) ([]driver.ResultRow, error) {
+func (e *executor) BatchResults(ctx context.Context, p droverdriver.BatchResultsParams) ([]droverdriver.ResultRow, error) {
 	return e.results(ctx, "batch results", "BatchResults", p.BatchID, p.AfterID, p.Limit)
 }
 
-func (e *executor) JobResults(ctx context.Context, ids []int64) ([]driver.ResultRow, error) {
+func (e *executor) JobResults(ctx context.Context, ids []int64) ([]droverdriver.ResultRow, error) {
 	return e.results(ctx, "job results", "JobResults", ids)
 }
 
-func (e *executor) JobParentResults(ctx context.Context, childID int64) ([]driver.ResultRow, error) {
+func (e *executor) JobParentResults(ctx context.Context, childID int64) ([]droverdriver.ResultRow, error) {
 	return e.results(ctx, "parent results", "JobParentResults", childID)
 }
 
 // results runs a statement returning (id, state, kind, result) rows.
-func (e *executor) results(ctx context.Context, op, name string, args ...any) ([]driver.ResultRow, error) {
+func (e *executor) results(ctx context.Context, op, name string, args ...any) ([]droverdriver.ResultRow, error) {
 	rows, err := e.db.Query(ctx, e.q[name], args...)
 	if err != nil {
 		return nil, e.wrap(op, err)
 	}
-	var out []driver.ResultRow
-	var r driver.ResultRow
+	var out []droverdriver.ResultRow
+	var r droverdriver.ResultRow
 	var state string
 	_, err = pgx.ForEachRow(rows, []any{&r.ID, &state, &r.Kind, &r.Result}, func() error {
-		r.State = driver.State(state)
+		r.State = droverdriver.State(state)
 		out = append(out, r)
 		r.Result = nil
 		return nil

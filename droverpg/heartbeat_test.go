@@ -7,7 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // TestHeartbeatNeverWaitsForRowLocks holds a row lock on a running job, as a
@@ -18,19 +18,19 @@ func TestHeartbeatNeverWaitsForRowLocks(t *testing.T) {
 	ctx := context.Background()
 	d := migrated(t)
 	pool := d.Pool()
-	if _, err := d.JobInsertMany(ctx, []driver.InsertParams{
+	if _, err := d.JobInsertMany(ctx, []droverdriver.InsertParams{
 		{Queue: "q", Kind: "k", Args: []byte(`{}`), MaxAttempts: 3},
 		{Queue: "q", Kind: "k", Args: []byte(`{}`), MaxAttempts: 3},
 	}); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := d.JobClaim(ctx, driver.ClaimParams{Queue: "q", Max: 2, Owner: "w", Lease: time.Minute})
+	rows, err := d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "q", Max: 2, Owner: "w", Lease: time.Minute})
 	if err != nil || len(rows) != 2 {
 		t.Fatalf("claim: %d rows, %v", len(rows), err)
 	}
 	locked, free := rows[0], rows[1]
-	hb := driver.HeartbeatParams{IDs: []int64{locked.ID, free.ID}, Attempts: []int{1, 1},
-		Tokens: []driver.LeaseToken{locked.LeaseToken, free.LeaseToken}, Lease: time.Hour}
+	hb := droverdriver.HeartbeatParams{IDs: []int64{locked.ID, free.ID}, Attempts: []int{1, 1},
+		Tokens: []droverdriver.LeaseToken{locked.LeaseToken, free.LeaseToken}, Lease: time.Hour}
 
 	table := pgx.Identifier{d.Schema(), "jobs"}.Sanitize()
 	leaseOf := func(id int64) time.Time {

@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // Keyed jobs (per-key order and concurrency) and unique jobs: the parts of
@@ -22,7 +22,7 @@ import (
 // also adds KeyRateSet before the insert (when some jobs have a rate) and
 // KeyPromote after it: the insert stores the jobs of keys with a rate as
 // blocked, and the promotion starts them as their tokens allow.
-func (e *executor) queueKeyedInsert(b *pgx.Batch, jobs []driver.InsertParams, now time.Time, notify wakeSet) {
+func (e *executor) queueKeyedInsert(b *pgx.Batch, jobs []droverdriver.InsertParams, now time.Time, notify wakeSet) {
 	n := len(jobs)
 	var (
 		keys       = make([]*string, n)
@@ -70,7 +70,7 @@ type keyRates struct {
 	periods      []int64
 }
 
-func (r *keyRates) add(j *driver.InsertParams) {
+func (r *keyRates) add(j *droverdriver.InsertParams) {
 	if j.KeyRate > 0 {
 		r.queues, r.keys = append(r.queues, j.Queue), append(r.keys, j.Key)
 		r.rates, r.periods = append(r.rates, int32(j.KeyRate)), append(r.periods, j.KeyRatePeriod.Milliseconds())
@@ -82,7 +82,7 @@ func (r *keyRates) params() []any { return []any{r.queues, r.keys, r.rates, r.pe
 // readKeyedInsert reads the results queueKeyedInsert queued and returns
 // the special jobs' IDs in their order, 0 for a unique job skipped as a
 // duplicate.
-func readKeyedInsert(br pgx.BatchResults, jobs []driver.InsertParams) ([]int64, error) {
+func readKeyedInsert(br pgx.BatchResults, jobs []droverdriver.InsertParams) ([]int64, error) {
 	keyed, rated := false, false
 	for i := range jobs {
 		keyed = keyed || jobs[i].Key != ""
@@ -135,7 +135,7 @@ func (e *executor) releaseUnique(ctx context.Context, tx pgx.Tx, ids []int64) er
 // one lock order (rows, then keys) with the settling transactions of
 // workflows (flow.go), which learn their keys only once they settled.
 //
-// retried are the keyed jobs the results retry (driver.KeyedRetries), whose
+// retried are the keyed jobs the results retry (droverdriver.KeyedRetries), whose
 // next starts KeyPromote counts against their keys' rates.
 func (e *executor) finishKeyed(ctx context.Context, queues, keys []string, retried []int64, finishArgs ...any) ([]int64, error) {
 	b := &pgx.Batch{}
@@ -269,11 +269,11 @@ func (e *executor) retakeUnique(ctx context.Context, tx pgx.Tx, id int64) error 
 	var pgErr *pgconn.PgError
 	switch {
 	case errors.As(err, &pgErr) && pgErr.Code == "23505": // unique_violation: a holder committed meanwhile
-		return fmt.Errorf("job %d: %w", id, driver.ErrUniqueConflict)
+		return fmt.Errorf("job %d: %w", id, droverdriver.ErrUniqueConflict)
 	case err != nil:
 		return err
 	case len(holders) > 0:
-		return fmt.Errorf("job %d: %w: job %d", id, driver.ErrUniqueConflict, holders[0])
+		return fmt.Errorf("job %d: %w: job %d", id, droverdriver.ErrUniqueConflict, holders[0])
 	}
 	return nil
 }

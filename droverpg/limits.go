@@ -5,7 +5,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // claimLimited claims for a queue with cluster-wide limits, in one
@@ -17,8 +17,8 @@ import (
 // QueueLimitSpend then takes a token per job claimed. Three or four round
 // trips, once per claim of up to ClaimMax jobs; queues without limits take
 // none of them. claim is JobClaim or its positional variant, JobClaimAfter.
-func (e *executor) claimLimited(ctx context.Context, p driver.ClaimParams, token driver.LeaseToken, claim string, claimArgs []any) ([]*driver.JobRow, error) {
-	var jobs []*driver.JobRow
+func (e *executor) claimLimited(ctx context.Context, p droverdriver.ClaimParams, token droverdriver.LeaseToken, claim string, claimArgs []any) ([]*droverdriver.JobRow, error) {
+	var jobs []*droverdriver.JobRow
 	err := pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
 		l := p.Limit
 		b := &pgx.Batch{}

@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // One listening connection per driver.
@@ -35,8 +35,8 @@ import (
 // Listeners in other processes each hear every notification on their own
 // connection.
 
-// NewListener implements driver.Driver.
-func (d *Driver) NewListener() driver.Listener { return d.hub }
+// NewListener implements droverdriver.Driver.
+func (d *Driver) NewListener() droverdriver.Listener { return d.hub }
 
 // hub is a driver's shared listening connection.
 type hub struct {
@@ -68,7 +68,7 @@ type subscriber struct {
 	onInsert  func(string) int
 }
 
-// Listen implements driver.Listener on the shared connection. It returns
+// Listen implements droverdriver.Listener on the shared connection. It returns
 // when ctx ends or when the connection fails (every listener then returns
 // the same error, and the first to call Listen again opens a new one).
 func (h *hub) Listen(ctx context.Context, onConnect func(), onInsert func(string) int) error {

@@ -9,15 +9,15 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/droverpg"
-	"github.com/droverhq/drover/internal/driver"
 	"github.com/droverhq/drover/internal/testdb"
 )
 
 // TestMigration009CapsErrorsAndScopesUniqueKeys stores, under migration
 // 008, a waiting job with 30 errors, a finished one with 3, and a unique
 // job, applies migration 009 and checks that the long history is cut to
-// the last driver.ErrorsKept with every error counted, the short one kept
+// the last droverdriver.ErrorsKept with every error counted, the short one kept
 // whole, and the unique key held under its job's kind.
 func TestMigration009CapsErrorsAndScopesUniqueKeys(t *testing.T) {
 	ctx := context.Background()
@@ -53,7 +53,7 @@ func TestMigration009CapsErrorsAndScopesUniqueKeys(t *testing.T) {
 	for _, c := range []struct {
 		id          int64
 		count, kept int
-	}{{1, 30, driver.ErrorsKept}, {2, 3, 3}} {
+	}{{1, 30, droverdriver.ErrorsKept}, {2, 3, 3}} {
 		j, err := d.JobGet(ctx, c.id)
 		if err != nil {
 			t.Fatal(err)
@@ -70,8 +70,8 @@ func TestMigration009CapsErrorsAndScopesUniqueKeys(t *testing.T) {
 	if err := d.Pool().QueryRow(ctx, `SELECT kind FROM `+keys+` WHERE job_id = 3 AND held`).Scan(&kind); err != nil || kind != "u" {
 		t.Fatalf("unique key of job 3 held under kind %q, %v; want u", kind, err)
 	}
-	dup := driver.InsertParams{Queue: "other", Kind: "u", Args: []byte(`{}`), MaxAttempts: 3, UniqueKey: "u\x1fk"}
-	if ids, err := d.JobInsertMany(ctx, []driver.InsertParams{dup}); err != nil || ids[0] != 0 {
+	dup := droverdriver.InsertParams{Queue: "other", Kind: "u", Args: []byte(`{}`), MaxAttempts: 3, UniqueKey: "u\x1fk"}
+	if ids, err := d.JobInsertMany(ctx, []droverdriver.InsertParams{dup}); err != nil || ids[0] != 0 {
 		t.Fatalf("insert of a key held before the migration: %v, %v; want skipped", ids, err)
 	}
 }

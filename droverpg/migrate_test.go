@@ -7,15 +7,15 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/droverpg"
-	"github.com/droverhq/drover/internal/driver"
 	"github.com/droverhq/drover/internal/testdb"
 )
 
 // applyUpTo applies d's migrations not applied yet up to version last.
 func applyUpTo(t *testing.T, d *droverpg.Driver, last int) {
 	t.Helper()
-	if _, _, err := driver.MigrateUpTo(context.Background(), d, last); err != nil {
+	if _, _, err := droverdriver.MigrateUpTo(context.Background(), d, last); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -40,19 +40,19 @@ func TestMigrationKeepsUniqueKeys(t *testing.T) {
 	}
 	// Migration 004 moves the key; the later ones must keep it where it is.
 	applyUpTo(t, d, len(d.Migrations()))
-	dup := driver.InsertParams{Queue: "default", Kind: "noop", Args: []byte(`{}`), MaxAttempts: 3, UniqueKey: key}
-	if ids, err := d.JobInsertMany(ctx, []driver.InsertParams{dup}); err != nil || ids[0] != 0 {
+	dup := droverdriver.InsertParams{Queue: "default", Kind: "noop", Args: []byte(`{}`), MaxAttempts: 3, UniqueKey: key}
+	if ids, err := d.JobInsertMany(ctx, []droverdriver.InsertParams{dup}); err != nil || ids[0] != 0 {
 		t.Fatalf("insert of a key held before the migration: %v, %v; want skipped", ids, err)
 	}
-	claimed, err := d.JobClaim(ctx, driver.ClaimParams{Queue: "default", Max: 10, Owner: "w", Lease: time.Minute})
-	if err != nil || len(claimed) != 1 || claimed[0].Flow&driver.FlowUnique == 0 {
+	claimed, err := d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "default", Max: 10, Owner: "w", Lease: time.Minute})
+	if err != nil || len(claimed) != 1 || claimed[0].Flow&droverdriver.FlowUnique == 0 {
 		t.Fatalf("claimed %+v, %v; want the old unique job flagged unique", claimed, err)
 	}
 	c := claimed[0]
-	if _, err := d.JobFinish(ctx, []driver.Result{{ID: c.ID, Attempt: c.Attempt, LeaseToken: c.LeaseToken, Outcome: driver.OutcomeCompleted, Flow: c.Flow}}); err != nil {
+	if _, err := d.JobFinish(ctx, []droverdriver.Result{{ID: c.ID, Attempt: c.Attempt, LeaseToken: c.LeaseToken, Outcome: droverdriver.OutcomeCompleted, Flow: c.Flow}}); err != nil {
 		t.Fatal(err)
 	}
-	if ids, err := d.JobInsertMany(ctx, []driver.InsertParams{dup}); err != nil || ids[0] == 0 {
+	if ids, err := d.JobInsertMany(ctx, []droverdriver.InsertParams{dup}); err != nil || ids[0] == 0 {
 		t.Fatalf("insert after the old unique job completed: %v, %v; want stored", ids, err)
 	}
 }

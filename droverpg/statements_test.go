@@ -6,7 +6,7 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/internal/sqlcheck"
 	"github.com/droverhq/drover/internal/testdb"
 )
@@ -31,7 +31,7 @@ func TestStatementsPrepare(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = d.Close() })
-	if _, _, err := driver.MigrateUpTo(ctx, d, math.MaxInt); err != nil {
+	if _, _, err := droverdriver.MigrateUpTo(ctx, d, math.MaxInt); err != nil {
 		t.Fatal(err)
 	}
 	conn, err := d.Pool().Acquire(ctx)
@@ -72,9 +72,9 @@ func TestStatementsPrepare(t *testing.T) {
 
 // TestStatementEnums checks that the numbers queries.sql writes for Go
 // enums (outcomes, flow bits, final-state bits, state names) agree with
-// internal/driver's constants.
+// droverdriver's constants.
 func TestStatementEnums(t *testing.T) {
-	q, err := driver.ParseQueries(queriesSQL, `"drover".`)
+	q, err := droverdriver.ParseQueries(queriesSQL, `"drover".`)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // TestNotificationsFollowCommits checks, with a real listener, that every
@@ -52,24 +52,24 @@ func TestNotificationsFollowCommits(t *testing.T) {
 			}
 		}
 	}
-	job := func(queue, key string) driver.InsertParams {
-		return driver.InsertParams{Queue: queue, Kind: "k", Args: []byte(`{}`), MaxAttempts: 3, Key: key, KeyLimit: 1}
+	job := func(queue, key string) droverdriver.InsertParams {
+		return droverdriver.InsertParams{Queue: queue, Kind: "k", Args: []byte(`{}`), MaxAttempts: 3, Key: key, KeyLimit: 1}
 	}
 	finish := func(t *testing.T, queue string) {
 		t.Helper()
-		rows, err := d.JobClaim(ctx, driver.ClaimParams{Queue: queue, Max: 1, Owner: "w", Lease: time.Minute})
+		rows, err := d.JobClaim(ctx, droverdriver.ClaimParams{Queue: queue, Max: 1, Owner: "w", Lease: time.Minute})
 		if err != nil || len(rows) != 1 {
 			t.Fatalf("claim: %d rows, %v", len(rows), err)
 		}
 		r := rows[0]
-		if _, err := d.JobFinish(ctx, []driver.Result{{ID: r.ID, Attempt: r.Attempt, LeaseToken: r.LeaseToken, Outcome: driver.OutcomeCompleted,
+		if _, err := d.JobFinish(ctx, []droverdriver.Result{{ID: r.ID, Attempt: r.Attempt, LeaseToken: r.LeaseToken, Outcome: droverdriver.OutcomeCompleted,
 			Flow: r.Flow, Key: r.Key, Queue: r.Queue}}); err != nil {
 			t.Fatal(err)
 		}
 	}
 
 	t.Run("insert", func(t *testing.T) {
-		if _, err := d.JobInsertMany(ctx, []driver.InsertParams{job("plain", "")}); err != nil {
+		if _, err := d.JobInsertMany(ctx, []droverdriver.InsertParams{job("plain", "")}); err != nil {
 			t.Fatal(err)
 		}
 		expect(t, "plain")
@@ -80,7 +80,7 @@ func TestNotificationsFollowCommits(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer tx.Rollback(ctx)
-		if _, err := d.UnwrapExecutor(tx).JobInsertMany(ctx, []driver.InsertParams{job("intx", "")}); err != nil {
+		if _, err := d.UnwrapExecutor(tx).JobInsertMany(ctx, []droverdriver.InsertParams{job("intx", "")}); err != nil {
 			t.Fatal(err)
 		}
 		quiet(t, "intx")
@@ -90,21 +90,21 @@ func TestNotificationsFollowCommits(t *testing.T) {
 		expect(t, "intx")
 	})
 	t.Run("key promoted by a finish", func(t *testing.T) {
-		if _, err := d.JobInsertMany(ctx, []driver.InsertParams{job("keyed", "a"), job("keyed", "a")}); err != nil {
+		if _, err := d.JobInsertMany(ctx, []droverdriver.InsertParams{job("keyed", "a"), job("keyed", "a")}); err != nil {
 			t.Fatal(err)
 		}
 		expect(t, "keyed")
 		finish(t, "keyed") // promotes the second job, blocked until now
 		expect(t, "keyed")
-		rows, err := d.JobClaim(ctx, driver.ClaimParams{Queue: "keyed", Max: 1, Owner: "w", Lease: time.Minute})
+		rows, err := d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "keyed", Max: 1, Owner: "w", Lease: time.Minute})
 		if err != nil || len(rows) != 1 {
 			t.Fatalf("claim of the promoted job: %d rows, %v", len(rows), err)
 		}
 	})
 	t.Run("workflow step released by a finish", func(t *testing.T) {
-		parent := driver.FlowJob{InsertParams: job("parent", "")}
-		child := driver.FlowJob{InsertParams: job("child", ""), After: []int{0}}
-		if _, err := d.JobInsertFlow(ctx, driver.FlowInsertParams{Jobs: []driver.FlowJob{parent, child}}); err != nil {
+		parent := droverdriver.FlowJob{InsertParams: job("parent", "")}
+		child := droverdriver.FlowJob{InsertParams: job("child", ""), After: []int{0}}
+		if _, err := d.JobInsertFlow(ctx, droverdriver.FlowInsertParams{Jobs: []droverdriver.FlowJob{parent, child}}); err != nil {
 			t.Fatal(err)
 		}
 		expect(t, "parent")
@@ -113,7 +113,7 @@ func TestNotificationsFollowCommits(t *testing.T) {
 	})
 	// Last: the driver is closed afterwards.
 	t.Run("insert just before Close", func(t *testing.T) {
-		if _, err := d.JobInsertMany(ctx, []driver.InsertParams{job("closing", "")}); err != nil {
+		if _, err := d.JobInsertMany(ctx, []droverdriver.InsertParams{job("closing", "")}); err != nil {
 			t.Fatal(err)
 		}
 		if err := d.Close(); err != nil {

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // BenchmarkBurndown measures the hot path the way a busy client drives it:
@@ -19,11 +19,11 @@ func BenchmarkBurndown(b *testing.B) {
 	)
 	ctx := context.Background()
 	d := setup(b)
-	in := make([]driver.InsertParams, total)
+	in := make([]droverdriver.InsertParams, total)
 	for i := range in {
-		in[i] = driver.InsertParams{Queue: "bench", Kind: "noop", Args: []byte(`{"n":1}`), MaxAttempts: 25}
+		in[i] = droverdriver.InsertParams{Queue: "bench", Kind: "noop", Args: []byte(`{"n":1}`), MaxAttempts: 25}
 	}
-	res := make([]driver.Result, 0, batch)
+	res := make([]droverdriver.Result, 0, batch)
 	var burn, ins time.Duration
 	var jobs int
 	b.ResetTimer()
@@ -36,7 +36,7 @@ func BenchmarkBurndown(b *testing.B) {
 
 		start = time.Now()
 		for {
-			claimed, err := d.JobClaim(ctx, driver.ClaimParams{Queue: "bench", Max: batch, Owner: "bench", Lease: time.Minute})
+			claimed, err := d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "bench", Max: batch, Owner: "bench", Lease: time.Minute})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -45,7 +45,7 @@ func BenchmarkBurndown(b *testing.B) {
 			}
 			res = res[:0]
 			for _, j := range claimed {
-				res = append(res, driver.Result{ID: j.ID, Attempt: j.Attempt, LeaseToken: j.LeaseToken, Outcome: driver.OutcomeCompleted})
+				res = append(res, droverdriver.Result{ID: j.ID, Attempt: j.Attempt, LeaseToken: j.LeaseToken, Outcome: droverdriver.OutcomeCompleted})
 			}
 			acc, err := d.JobFinish(ctx, res)
 			if err != nil {

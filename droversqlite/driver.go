@@ -43,7 +43,7 @@ import (
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 //go:embed queries.sql
@@ -87,11 +87,11 @@ type Driver struct {
 	executor
 	schema     string
 	minFree    int64 // see WithMinFreeBytes
-	migrations []driver.Migration
+	migrations []droverdriver.Migration
 	owned      []*sql.DB // closed by Close: what Open opened
 }
 
-var _ driver.TxDriver[*sql.Tx] = (*Driver)(nil)
+var _ droverdriver.TxDriver[*sql.Tx] = (*Driver)(nil)
 
 // Open opens (creating it if missing) the database at dsnOrPath for
 // Drover's own use. dsnOrPath is a file path, a "sqlite://path" or
@@ -179,19 +179,19 @@ func newDriver(opts []Option) (*Driver, error) {
 	for _, o := range opts {
 		o(d)
 	}
-	if err := driver.ValidateSchema(d.schema); err != nil {
+	if err := droverdriver.ValidateSchema(d.schema); err != nil {
 		return nil, err
 	}
 	prefix := d.schema + "_"
-	q, err := driver.ParseQueries(queriesSQL, prefix)
+	q, err := droverdriver.ParseQueries(queriesSQL, prefix)
 	if err == nil {
-		err = driver.WithClaimAfter(q, "AND (priority, run_at, id) > (?8, ?9, ?10)")
+		err = droverdriver.WithClaimAfter(q, "AND (priority, run_at, id) > (?8, ?9, ?10)")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("droversqlite: %w", err)
 	}
 	insertQueries(q)
-	d.migrations, err = driver.LoadMigrations(migrationFiles, "migrations", prefix)
+	d.migrations, err = droverdriver.LoadMigrations(migrationFiles, "migrations", prefix)
 	if err != nil {
 		return nil, err
 	}
@@ -357,10 +357,10 @@ func hubKey(ctx context.Context, db *sql.DB) (string, error) {
 	return fmt.Sprintf("db:%p", db), nil
 }
 
-// Name implements driver.Driver.
+// Name implements droverdriver.Driver.
 func (d *Driver) Name() string { return "sqlite" }
 
-// Schema implements driver.Driver.
+// Schema implements droverdriver.Driver.
 func (d *Driver) Schema() string { return d.schema }
 
 // DB returns the database the driver writes through, for example to begin
@@ -370,15 +370,15 @@ func (d *Driver) Schema() string { return d.schema }
 // since any other write waits for the transaction to end.
 func (d *Driver) DB() *sql.DB { return d.writer }
 
-// Migrations implements driver.Driver.
-func (d *Driver) Migrations() []driver.Migration { return d.migrations }
+// Migrations implements droverdriver.Driver.
+func (d *Driver) Migrations() []droverdriver.Migration { return d.migrations }
 
-// PollInterval implements driver.Driver. Notifications cannot cross
+// PollInterval implements droverdriver.Driver. Notifications cannot cross
 // processes on SQLite, so polling is how a worker process learns of jobs
 // another process inserted; see pollInterval.
 func (d *Driver) PollInterval() time.Duration { return pollInterval }
 
-// Close implements driver.Driver. It closes the connections Open made; a
+// Close implements droverdriver.Driver. It closes the connections Open made; a
 // *sql.DB given to New belongs to the caller and stays open.
 func (d *Driver) Close() error {
 	d.mu.Lock()
@@ -395,16 +395,16 @@ func (d *Driver) Close() error {
 	return errors.Join(errs...)
 }
 
-// UnwrapExecutor implements driver.TxDriver: statements run in tx, which
+// UnwrapExecutor implements droverdriver.TxDriver: statements run in tx, which
 // stays the caller's to commit or roll back. Listeners in this process are
 // woken as soon as an insert runs rather than at commit, since database/sql
 // offers no commit hook; a listener that wakes early finds nothing yet and
 // the poll picks the jobs up after the commit.
-func (d *Driver) UnwrapExecutor(tx *sql.Tx) driver.Executor {
+func (d *Driver) UnwrapExecutor(tx *sql.Tx) droverdriver.Executor {
 	return &executor{shared: d.shared, tx: tx}
 }
 
-// SchemaVersion implements driver.Driver.
+// SchemaVersion implements droverdriver.Driver.
 func (d *Driver) SchemaVersion(ctx context.Context) (int, error) {
 	var v int
 	err := d.reader.QueryRowContext(ctx, d.q["SchemaVersion"]).Scan(&v)
@@ -417,11 +417,11 @@ func (d *Driver) SchemaVersion(ctx context.Context) (int, error) {
 	return v, nil
 }
 
-// MigrateTx implements driver.Driver. The BEGIN IMMEDIATE transaction is the
+// MigrateTx implements droverdriver.Driver. The BEGIN IMMEDIATE transaction is the
 // lock: it holds the file's write lock from its first statement, so a second
 // migrator, in this process or another, waits and then sees the versions the
 // first one recorded.
-func (d *Driver) MigrateTx(ctx context.Context, fn func(context.Context, driver.Migrator) error) error {
+func (d *Driver) MigrateTx(ctx context.Context, fn func(context.Context, droverdriver.Migrator) error) error {
 	tx, err := d.writer.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -447,7 +447,7 @@ func (m *migrator) Version(ctx context.Context) (int, error) {
 	return v, err
 }
 
-func (m *migrator) Apply(ctx context.Context, mig driver.Migration) error {
+func (m *migrator) Apply(ctx context.Context, mig droverdriver.Migration) error {
 	if _, err := m.tx.ExecContext(ctx, mig.SQL); err != nil {
 		return fmt.Errorf("migration %03d_%s: %w", mig.Version, mig.Name, err)
 	}
@@ -455,9 +455,9 @@ func (m *migrator) Apply(ctx context.Context, mig driver.Migration) error {
 	return err
 }
 
-// NewListener implements driver.Driver. The listener hears inserts made by
+// NewListener implements droverdriver.Driver. The listener hears inserts made by
 // any Driver on the same database in this process.
-func (d *Driver) NewListener() driver.Listener {
+func (d *Driver) NewListener() droverdriver.Listener {
 	return &listener{key: d.hubKey}
 }
 

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // setup returns a migrated driver on a fresh file.
@@ -58,15 +58,15 @@ func migrate(t testing.TB, d *Driver) {
 
 // applyUpTo applies the migrations not applied yet up to version last.
 func applyUpTo(ctx context.Context, d *Driver, last int) error {
-	_, _, err := driver.MigrateUpTo(ctx, d, last)
+	_, _, err := droverdriver.MigrateUpTo(ctx, d, last)
 	return err
 }
 
-func job(queue string) driver.InsertParams {
-	return driver.InsertParams{Queue: queue, Kind: "noop", Args: []byte(`{}`), MaxAttempts: 3}
+func job(queue string) droverdriver.InsertParams {
+	return droverdriver.InsertParams{Queue: queue, Kind: "noop", Args: []byte(`{}`), MaxAttempts: 3}
 }
 
-func insert(t testing.TB, e driver.Executor, jobs ...driver.InsertParams) []int64 {
+func insert(t testing.TB, e droverdriver.Executor, jobs ...droverdriver.InsertParams) []int64 {
 	t.Helper()
 	ids, err := e.JobInsertMany(context.Background(), jobs)
 	if err != nil {
@@ -75,16 +75,16 @@ func insert(t testing.TB, e driver.Executor, jobs ...driver.InsertParams) []int6
 	return ids
 }
 
-func claim(t testing.TB, e driver.Executor, queue string, n int, lease time.Duration) []*driver.JobRow {
+func claim(t testing.TB, e droverdriver.Executor, queue string, n int, lease time.Duration) []*droverdriver.JobRow {
 	t.Helper()
-	jobs, err := e.JobClaim(context.Background(), driver.ClaimParams{Queue: queue, Max: n, Owner: "w1", Lease: lease})
+	jobs, err := e.JobClaim(context.Background(), droverdriver.ClaimParams{Queue: queue, Max: n, Owner: "w1", Lease: lease})
 	if err != nil {
 		t.Fatalf("claim: %v", err)
 	}
 	return jobs
 }
 
-func get(t testing.TB, e driver.Executor, id int64) *driver.JobRow {
+func get(t testing.TB, e droverdriver.Executor, id int64) *droverdriver.JobRow {
 	t.Helper()
 	j, err := e.JobGet(context.Background(), id)
 	if err != nil {
@@ -93,7 +93,7 @@ func get(t testing.TB, e driver.Executor, id int64) *driver.JobRow {
 	return j
 }
 
-func ids(jobs []*driver.JobRow) []int64 {
+func ids(jobs []*droverdriver.JobRow) []int64 {
 	out := make([]int64, len(jobs))
 	for i, j := range jobs {
 		out[i] = j.ID
@@ -102,7 +102,7 @@ func ids(jobs []*driver.JobRow) []int64 {
 }
 
 // attemptErrors decodes a job's errors column.
-func attemptErrors(t testing.TB, j *driver.JobRow) []map[string]any {
+func attemptErrors(t testing.TB, j *droverdriver.JobRow) []map[string]any {
 	t.Helper()
 	if j.Errors == nil {
 		return nil
@@ -118,7 +118,7 @@ func TestInsertAndClaimOrder(t *testing.T) {
 	ctx := context.Background()
 	d := setup(t)
 	past := time.Now().Add(-time.Hour)
-	in := []driver.InsertParams{
+	in := []droverdriver.InsertParams{
 		{Queue: "q", Kind: "a", Args: []byte(`{"n":0}`), Priority: 2, MaxAttempts: 3},
 		{Queue: "q", Kind: "a", Args: []byte(`{"n":1}`), Priority: 1, MaxAttempts: 3},
 		{Queue: "q", Kind: "a", Args: []byte(`{"n":2}`), Priority: 1, MaxAttempts: 3, RunAt: past},
@@ -146,7 +146,7 @@ func TestInsertAndClaimOrder(t *testing.T) {
 	}
 
 	j := jobs[0]
-	if j.State != driver.StateRunning || j.Attempt != 1 || j.LeaseOwner != "w1" || j.AttemptedAt == nil ||
+	if j.State != droverdriver.StateRunning || j.Attempt != 1 || j.LeaseOwner != "w1" || j.AttemptedAt == nil ||
 		j.LeaseExpiresAt == nil || j.FinalizedAt != nil || j.CancelRequested {
 		t.Fatalf("claimed row %+v", j)
 	}
@@ -159,7 +159,7 @@ func TestInsertAndClaimOrder(t *testing.T) {
 	if string(j.Args) != `{"n":2}` || string(j.Metadata) != `{}` || j.Tags == nil || len(j.Tags) != 0 || j.Errors != nil {
 		t.Errorf("payload args=%s metadata=%s tags=%v errors=%s", j.Args, j.Metadata, j.Tags, j.Errors)
 	}
-	if n, err := d.JobCountByState(ctx, "q"); err != nil || n[driver.StateRunning] != 4 || n[driver.StateScheduled] != 1 {
+	if n, err := d.JobCountByState(ctx, "q"); err != nil || n[droverdriver.StateRunning] != 4 || n[droverdriver.StateScheduled] != 1 {
 		t.Errorf("counts %v %v", n, err)
 	}
 }
@@ -167,14 +167,14 @@ func TestInsertAndClaimOrder(t *testing.T) {
 func TestInsertRoundTrip(t *testing.T) {
 	d := setup(t)
 	runAt := time.Date(2030, 1, 2, 3, 4, 5, 678912345, time.UTC)
-	in := driver.InsertParams{
+	in := droverdriver.InsertParams{
 		Queue: "q\"uote", Kind: "kind\\\n\t", Args: []byte(`{ "s": "é \u0001 \"x\"",  "n": [1, 2] }`),
 		Metadata: []byte(`{"m":true}`), Tags: []string{"a", "b,c", `"q"`}, Priority: 3, MaxAttempts: 7,
 		RunAt: runAt, Timeout: 1500 * time.Millisecond,
 	}
 	id := insert(t, d, in)[0]
 	j := get(t, d, id)
-	want := driver.JobRow{ID: id, State: driver.StateScheduled, Queue: in.Queue, Kind: in.Kind, Priority: 3,
+	want := droverdriver.JobRow{ID: id, State: droverdriver.StateScheduled, Queue: in.Queue, Kind: in.Kind, Priority: 3,
 		Args: in.Args, Metadata: in.Metadata, Tags: in.Tags, MaxAttempts: 7, Timeout: in.Timeout,
 		RunAt: runAt.Truncate(time.Microsecond)}
 	if j.Queue != want.Queue || j.Kind != want.Kind || j.State != want.State || j.Priority != want.Priority ||
@@ -194,7 +194,7 @@ func TestInsertManyIDs(t *testing.T) {
 	ctx := context.Background()
 	d := setup(t)
 	for _, n := range []int{1, 7, 9, 500, 1234} {
-		in := make([]driver.InsertParams, n)
+		in := make([]droverdriver.InsertParams, n)
 		for i := range in {
 			in[i] = job("q")
 			in[i].Args = []byte(fmt.Sprintf(`{"i":%d}`, i))
@@ -214,7 +214,7 @@ func TestInsertManyIDs(t *testing.T) {
 			}
 		}
 	}
-	if n, err := d.JobCountByState(ctx, "q"); err != nil || n[driver.StateAvailable] != 1+7+9+500+1234 {
+	if n, err := d.JobCountByState(ctx, "q"); err != nil || n[droverdriver.StateAvailable] != 1+7+9+500+1234 {
 		t.Fatalf("counts %v %v", n, err)
 	}
 }
@@ -224,7 +224,7 @@ func TestInsertManyIDs(t *testing.T) {
 // those woken have room for the inserted jobs, and every listener when a
 // finish promotes a key's next job (a count the driver does not keep).
 func TestInsertWakesListenersWithRoom(t *testing.T) {
-	keyed := func(key string) driver.InsertParams {
+	keyed := func(key string) droverdriver.InsertParams {
 		j := job("q")
 		j.Key, j.KeyLimit = key, 1
 		return j
@@ -254,8 +254,8 @@ func TestInsertWakesListenersWithRoom(t *testing.T) {
 		{"a promoted key wakes every listener", []int{10, 10}, func(t *testing.T, d *Driver) {
 			insert(t, d, keyed("a"), keyed("a")) // wakes one
 			rows := claim(t, d, "q", 1, time.Minute)
-			if _, err := d.JobFinish(context.Background(), fenced(t, d, []driver.Result{{ID: rows[0].ID, Attempt: rows[0].Attempt,
-				Outcome: driver.OutcomeCompleted, Key: rows[0].Key, Queue: "q"}})); err != nil {
+			if _, err := d.JobFinish(context.Background(), fenced(t, d, []droverdriver.Result{{ID: rows[0].ID, Attempt: rows[0].Attempt,
+				Outcome: droverdriver.OutcomeCompleted, Key: rows[0].Key, Queue: "q"}})); err != nil {
 				t.Fatal(err)
 			}
 		}, []int{2, 1}},
@@ -301,7 +301,7 @@ func TestInsertWakesListeners(t *testing.T) {
 	<-connected
 
 	insert(t, other, job("later"))
-	insert(t, other, driver.InsertParams{Queue: "future", Kind: "k", Args: []byte(`{}`), MaxAttempts: 1, RunAt: time.Now().Add(time.Hour)})
+	insert(t, other, droverdriver.InsertParams{Queue: "future", Kind: "k", Args: []byte(`{}`), MaxAttempts: 1, RunAt: time.Now().Add(time.Hour)})
 	insert(t, other, job("now"), job("now"))
 	// The queues of one insert are woken in no defined order.
 	seen := map[string]bool{}
@@ -324,24 +324,24 @@ func TestFinish(t *testing.T) {
 	later := time.Now().Add(time.Hour)
 	tests := []struct {
 		name    string
-		outcome driver.Outcome
+		outcome droverdriver.Outcome
 		err     []byte
 		runAt   time.Time
 		cancel  bool // request a cancel before finishing
-		state   driver.State
+		state   droverdriver.State
 		attempt int
 		errs    int
 	}{
-		{name: "completed", outcome: driver.OutcomeCompleted, state: driver.StateCompleted, attempt: 1},
-		{name: "completed after cancel request", outcome: driver.OutcomeCompleted, cancel: true, state: driver.StateCompleted, attempt: 1},
-		{name: "retry", outcome: driver.OutcomeRetry, err: errJSON, runAt: later, state: driver.StateRetryable, attempt: 1, errs: 1},
-		{name: "retry now", outcome: driver.OutcomeRetry, err: errJSON, runAt: time.Now().Add(-time.Second), state: driver.StateAvailable, attempt: 1, errs: 1},
-		{name: "retry after cancel request", outcome: driver.OutcomeRetry, err: errJSON, runAt: later, cancel: true, state: driver.StateCancelled, attempt: 1, errs: 1},
-		{name: "discarded", outcome: driver.OutcomeDiscarded, err: errJSON, state: driver.StateDiscarded, attempt: 1, errs: 1},
-		{name: "cancelled", outcome: driver.OutcomeCancelled, err: errJSON, state: driver.StateCancelled, attempt: 1, errs: 1},
-		{name: "released", outcome: driver.OutcomeReleased, state: driver.StateAvailable, attempt: 0},
-		{name: "released with error", outcome: driver.OutcomeReleased, err: errJSON, state: driver.StateAvailable, attempt: 0, errs: 1},
-		{name: "released after cancel request", outcome: driver.OutcomeReleased, cancel: true, state: driver.StateCancelled, attempt: 1},
+		{name: "completed", outcome: droverdriver.OutcomeCompleted, state: droverdriver.StateCompleted, attempt: 1},
+		{name: "completed after cancel request", outcome: droverdriver.OutcomeCompleted, cancel: true, state: droverdriver.StateCompleted, attempt: 1},
+		{name: "retry", outcome: droverdriver.OutcomeRetry, err: errJSON, runAt: later, state: droverdriver.StateRetryable, attempt: 1, errs: 1},
+		{name: "retry now", outcome: droverdriver.OutcomeRetry, err: errJSON, runAt: time.Now().Add(-time.Second), state: droverdriver.StateAvailable, attempt: 1, errs: 1},
+		{name: "retry after cancel request", outcome: droverdriver.OutcomeRetry, err: errJSON, runAt: later, cancel: true, state: droverdriver.StateCancelled, attempt: 1, errs: 1},
+		{name: "discarded", outcome: droverdriver.OutcomeDiscarded, err: errJSON, state: droverdriver.StateDiscarded, attempt: 1, errs: 1},
+		{name: "cancelled", outcome: droverdriver.OutcomeCancelled, err: errJSON, state: droverdriver.StateCancelled, attempt: 1, errs: 1},
+		{name: "released", outcome: droverdriver.OutcomeReleased, state: droverdriver.StateAvailable, attempt: 0},
+		{name: "released with error", outcome: droverdriver.OutcomeReleased, err: errJSON, state: droverdriver.StateAvailable, attempt: 0, errs: 1},
+		{name: "released after cancel request", outcome: droverdriver.OutcomeReleased, cancel: true, state: droverdriver.StateCancelled, attempt: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -354,14 +354,14 @@ func TestFinish(t *testing.T) {
 				}
 			}
 			// A stale attempt is fenced off and changes nothing.
-			acc, err := d.JobFinish(ctx, fenced(t, d, []driver.Result{{ID: id, Attempt: j.Attempt + 1, Outcome: tt.outcome, Error: tt.err, RunAt: tt.runAt}}))
+			acc, err := d.JobFinish(ctx, fenced(t, d, []droverdriver.Result{{ID: id, Attempt: j.Attempt + 1, Outcome: tt.outcome, Error: tt.err, RunAt: tt.runAt}}))
 			if err != nil || len(acc) != 0 {
 				t.Fatalf("stale finish accepted %v, %v", acc, err)
 			}
-			if got := get(t, d, id); got.State != driver.StateRunning {
+			if got := get(t, d, id); got.State != droverdriver.StateRunning {
 				t.Fatalf("stale finish moved job to %s", got.State)
 			}
-			acc, err = d.JobFinish(ctx, fenced(t, d, []driver.Result{{ID: id, Attempt: j.Attempt, Outcome: tt.outcome, Error: tt.err, RunAt: tt.runAt}}))
+			acc, err = d.JobFinish(ctx, fenced(t, d, []droverdriver.Result{{ID: id, Attempt: j.Attempt, Outcome: tt.outcome, Error: tt.err, RunAt: tt.runAt}}))
 			if err != nil || !slices.Equal(acc, []int64{id}) {
 				t.Fatalf("finish accepted %v, %v", acc, err)
 			}
@@ -375,11 +375,11 @@ func TestFinish(t *testing.T) {
 			if got.State.Finished() != (got.FinalizedAt != nil) || got.LeaseOwner != "" || got.LeaseExpiresAt != nil {
 				t.Errorf("finalized_at %v lease %q %v", got.FinalizedAt, got.LeaseOwner, got.LeaseExpiresAt)
 			}
-			if tt.state == driver.StateRetryable && !got.RunAt.Equal(tt.runAt.Truncate(time.Microsecond)) {
+			if tt.state == droverdriver.StateRetryable && !got.RunAt.Equal(tt.runAt.Truncate(time.Microsecond)) {
 				t.Errorf("run_at %v, want %v", got.RunAt, tt.runAt)
 			}
 			// A second result for the same attempt is fenced off too.
-			acc, err = d.JobFinish(ctx, fenced(t, d, []driver.Result{{ID: id, Attempt: j.Attempt, Outcome: driver.OutcomeCompleted}}))
+			acc, err = d.JobFinish(ctx, fenced(t, d, []droverdriver.Result{{ID: id, Attempt: j.Attempt, Outcome: droverdriver.OutcomeCompleted}}))
 			if err != nil || len(acc) != 0 {
 				t.Fatalf("second finish accepted %v, %v", acc, err)
 			}
@@ -393,12 +393,12 @@ func TestFinishBatch(t *testing.T) {
 	insert(t, d, job("q"), job("q"), job("q"), job("q"))
 	jobs := claim(t, d, "q", 4, time.Minute)
 	e1 := []byte(`{"error":"one"}`)
-	acc, err := d.JobFinish(ctx, fenced(t, d, []driver.Result{
-		{ID: jobs[0].ID, Attempt: 1, Outcome: driver.OutcomeCompleted},
-		{ID: jobs[1].ID, Attempt: 1, Outcome: driver.OutcomeRetry, Error: e1, RunAt: time.Now().Add(time.Hour)},
-		{ID: jobs[2].ID, Attempt: 2, Outcome: driver.OutcomeCompleted}, // stale
-		{ID: jobs[3].ID, Attempt: 1, Outcome: driver.OutcomeDiscarded, Error: e1},
-		{ID: 999999, Attempt: 1, Outcome: driver.OutcomeCompleted}, // unknown
+	acc, err := d.JobFinish(ctx, fenced(t, d, []droverdriver.Result{
+		{ID: jobs[0].ID, Attempt: 1, Outcome: droverdriver.OutcomeCompleted},
+		{ID: jobs[1].ID, Attempt: 1, Outcome: droverdriver.OutcomeRetry, Error: e1, RunAt: time.Now().Add(time.Hour)},
+		{ID: jobs[2].ID, Attempt: 2, Outcome: droverdriver.OutcomeCompleted}, // stale
+		{ID: jobs[3].ID, Attempt: 1, Outcome: droverdriver.OutcomeDiscarded, Error: e1},
+		{ID: 999999, Attempt: 1, Outcome: droverdriver.OutcomeCompleted}, // unknown
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -415,7 +415,7 @@ func TestFinishBatch(t *testing.T) {
 	if j.ID != jobs[1].ID || j.Attempt != 2 {
 		t.Fatalf("reclaimed %d attempt %d", j.ID, j.Attempt)
 	}
-	if _, err := d.JobFinish(ctx, fenced(t, d, []driver.Result{{ID: j.ID, Attempt: 2, Outcome: driver.OutcomeDiscarded, Error: []byte(`{"error":"two"}`)}})); err != nil {
+	if _, err := d.JobFinish(ctx, fenced(t, d, []droverdriver.Result{{ID: j.ID, Attempt: 2, Outcome: droverdriver.OutcomeDiscarded, Error: []byte(`{"error":"two"}`)}})); err != nil {
 		t.Fatal(err)
 	}
 	errs := attemptErrors(t, get(t, d, j.ID))
@@ -429,12 +429,12 @@ func TestFinishDuplicatesAndStale(t *testing.T) {
 	d := setup(t)
 	insert(t, d, job("q"), job("q"), job("q"))
 	jobs := claim(t, d, "q", 3, time.Minute)
-	acc, err := d.JobFinish(ctx, fenced(t, d, []driver.Result{
-		{ID: jobs[0].ID, Attempt: 1, Outcome: driver.OutcomeCompleted},
-		{ID: jobs[0].ID, Attempt: 1, Outcome: driver.OutcomeDiscarded},                  // duplicate: ignored
-		{ID: jobs[1].ID, Attempt: 7, Outcome: driver.OutcomeRetry, Error: []byte(`{}`)}, // stale
-		{ID: jobs[2].ID, Attempt: 1, Outcome: driver.OutcomeReleased},
-		{ID: jobs[1].ID, Attempt: 1, Outcome: driver.OutcomeCompleted}, // same job, current attempt: a duplicate too
+	acc, err := d.JobFinish(ctx, fenced(t, d, []droverdriver.Result{
+		{ID: jobs[0].ID, Attempt: 1, Outcome: droverdriver.OutcomeCompleted},
+		{ID: jobs[0].ID, Attempt: 1, Outcome: droverdriver.OutcomeDiscarded},                  // duplicate: ignored
+		{ID: jobs[1].ID, Attempt: 7, Outcome: droverdriver.OutcomeRetry, Error: []byte(`{}`)}, // stale
+		{ID: jobs[2].ID, Attempt: 1, Outcome: droverdriver.OutcomeReleased},
+		{ID: jobs[1].ID, Attempt: 1, Outcome: droverdriver.OutcomeCompleted}, // same job, current attempt: a duplicate too
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -442,7 +442,7 @@ func TestFinishDuplicatesAndStale(t *testing.T) {
 	if want := []int64{jobs[0].ID, jobs[2].ID}; !slices.Equal(acc, want) {
 		t.Fatalf("accepted %v, want %v", acc, want)
 	}
-	for id, want := range map[int64]driver.State{jobs[0].ID: driver.StateCompleted, jobs[1].ID: driver.StateRunning, jobs[2].ID: driver.StateAvailable} {
+	for id, want := range map[int64]droverdriver.State{jobs[0].ID: droverdriver.StateCompleted, jobs[1].ID: droverdriver.StateRunning, jobs[2].ID: droverdriver.StateAvailable} {
 		if j := get(t, d, id); j.State != want {
 			t.Errorf("job %d: %s, want %s", id, j.State, want)
 		}
@@ -457,11 +457,11 @@ func TestHeartbeat(t *testing.T) {
 	if _, err := d.JobCancel(ctx, jobs[1].ID, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.JobFinish(ctx, fenced(t, d, []driver.Result{{ID: jobs[2].ID, Attempt: 1, Outcome: driver.OutcomeCompleted}})); err != nil {
+	if _, err := d.JobFinish(ctx, fenced(t, d, []droverdriver.Result{{ID: jobs[2].ID, Attempt: 1, Outcome: droverdriver.OutcomeCompleted}})); err != nil {
 		t.Fatal(err)
 	}
 	ids := []int64{jobs[0].ID, jobs[1].ID, jobs[2].ID, jobs[3].ID}
-	res, err := d.JobHeartbeat(ctx, driver.HeartbeatParams{
+	res, err := d.JobHeartbeat(ctx, droverdriver.HeartbeatParams{
 		IDs:      ids,
 		Attempts: []int{1, 1, 1, 2}, // jobs[3]: wrong attempt
 		Tokens:   tokensOf(t, d, ids),
@@ -488,7 +488,7 @@ func TestHeartbeat(t *testing.T) {
 func TestRescue(t *testing.T) {
 	ctx := context.Background()
 	d := setup(t)
-	in := []driver.InsertParams{job("q"), job("q"), job("q"), job("q")}
+	in := []droverdriver.InsertParams{job("q"), job("q"), job("q"), job("q")}
 	in[1].MaxAttempts = 1
 	got := insert(t, d, in...)
 	expired := claim(t, d, "q", 3, -time.Second) // leases already over
@@ -500,39 +500,39 @@ func TestRescue(t *testing.T) {
 		t.Fatalf("claimed %d", len(expired))
 	}
 
-	n, err := d.JobRescue(ctx, driver.RescueParams{Now: time.Now(), Limit: 2})
+	n, err := d.JobRescue(ctx, droverdriver.RescueParams{Now: time.Now(), Limit: 2})
 	if err != nil || n != 2 {
 		t.Fatalf("rescued %d, %v; want 2 (limit)", n, err)
 	}
-	n, err = d.JobRescue(ctx, driver.RescueParams{Now: time.Now(), Limit: 100})
+	n, err = d.JobRescue(ctx, droverdriver.RescueParams{Now: time.Now(), Limit: 100})
 	if err != nil || n != 1 {
 		t.Fatalf("rescued %d, %v; want 1", n, err)
 	}
-	if n, _ := d.JobRescue(ctx, driver.RescueParams{Now: time.Now(), Limit: 100}); n != 0 {
+	if n, _ := d.JobRescue(ctx, droverdriver.RescueParams{Now: time.Now(), Limit: 100}); n != 0 {
 		t.Fatalf("rescued %d again", n)
 	}
 
 	for _, tt := range []struct {
 		id      int64
-		state   driver.State
+		state   droverdriver.State
 		attempt int
 	}{
-		{got[0], driver.StateRetryable, 1}, // back to available with an error recorded
-		{got[1], driver.StateDiscarded, 1}, // out of attempts
-		{got[2], driver.StateCancelled, 1}, // cancel was requested
-		{got[3], driver.StateRunning, 1},   // lease not expired
+		{got[0], droverdriver.StateRetryable, 1}, // back to available with an error recorded
+		{got[1], droverdriver.StateDiscarded, 1}, // out of attempts
+		{got[2], droverdriver.StateCancelled, 1}, // cancel was requested
+		{got[3], droverdriver.StateRunning, 1},   // lease not expired
 	} {
 		j := get(t, d, tt.id)
 		state := j.State
-		if state == driver.StateRetryable || state == driver.StateAvailable {
+		if state == droverdriver.StateRetryable || state == droverdriver.StateAvailable {
 			// Rescued jobs are claimable at once: available, or retryable
 			// only in the microsecond it takes to read them back.
-			state = driver.StateRetryable
+			state = droverdriver.StateRetryable
 		}
 		if state != tt.state || j.Attempt != tt.attempt {
 			t.Errorf("job %d: %s attempt %d, want %s %d", tt.id, j.State, j.Attempt, tt.state, tt.attempt)
 		}
-		if tt.state == driver.StateRunning {
+		if tt.state == droverdriver.StateRunning {
 			continue
 		}
 		errs := attemptErrors(t, j)
@@ -556,10 +556,10 @@ func TestPrune(t *testing.T) {
 	d := setup(t)
 	got := insert(t, d, job("q"), job("q"), job("q"), job("q"), job("q"))
 	jobs := claim(t, d, "q", 3, time.Minute)
-	if _, err := d.JobFinish(ctx, fenced(t, d, []driver.Result{
-		{ID: jobs[0].ID, Attempt: 1, Outcome: driver.OutcomeCompleted},
-		{ID: jobs[1].ID, Attempt: 1, Outcome: driver.OutcomeCompleted},
-		{ID: jobs[2].ID, Attempt: 1, Outcome: driver.OutcomeDiscarded},
+	if _, err := d.JobFinish(ctx, fenced(t, d, []droverdriver.Result{
+		{ID: jobs[0].ID, Attempt: 1, Outcome: droverdriver.OutcomeCompleted},
+		{ID: jobs[1].ID, Attempt: 1, Outcome: droverdriver.OutcomeCompleted},
+		{ID: jobs[2].ID, Attempt: 1, Outcome: droverdriver.OutcomeDiscarded},
 	})); err != nil {
 		t.Fatal(err)
 	}
@@ -579,7 +579,7 @@ func TestPrune(t *testing.T) {
 		{"rest", -1, time.Minute, 0, 100, 2},
 	}
 	for _, tt := range tests {
-		n, err := d.JobPrune(ctx, driver.PruneParams{Now: now, CompletedRetention: tt.completed,
+		n, err := d.JobPrune(ctx, droverdriver.PruneParams{Now: now, CompletedRetention: tt.completed,
 			CancelledRetention: tt.cancelled, DiscardedRetention: tt.discarded, Limit: tt.limit})
 		if err != nil || n != tt.want {
 			t.Fatalf("%s: pruned %d, %v; want %d", tt.name, n, err, tt.want)
@@ -589,7 +589,7 @@ func TestPrune(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := map[driver.State]int64{driver.StateAvailable: 1}; !maps.Equal(counts, want) {
+	if want := map[droverdriver.State]int64{droverdriver.StateAvailable: 1}; !maps.Equal(counts, want) {
 		t.Fatalf("counts %v, want %v", counts, want)
 	}
 }
@@ -600,7 +600,7 @@ func TestGetAndList(t *testing.T) {
 	future := time.Now().Add(time.Hour)
 	got := insert(t, d,
 		job("a"),
-		driver.InsertParams{Queue: "a", Kind: "other", Args: []byte(`{}`), MaxAttempts: 3, RunAt: future},
+		droverdriver.InsertParams{Queue: "a", Kind: "other", Args: []byte(`{}`), MaxAttempts: 3, RunAt: future},
 		job("b"),
 		job("b"),
 		job("a"),
@@ -613,44 +613,44 @@ func TestGetAndList(t *testing.T) {
 	if j := claim(t, d, "a", 2, time.Minute); !slices.Equal(ids(j), []int64{got[0], got[4]}) {
 		t.Fatalf("claim a: %v", ids(j))
 	}
-	if _, err := d.JobFinish(ctx, fenced(t, d, []driver.Result{
-		{ID: got[3], Attempt: 1, Outcome: driver.OutcomeRetry, Error: []byte(`{}`), RunAt: future},
-		{ID: got[4], Attempt: 1, Outcome: driver.OutcomeCompleted},
-		{ID: got[0], Attempt: 1, Outcome: driver.OutcomeReleased},
+	if _, err := d.JobFinish(ctx, fenced(t, d, []droverdriver.Result{
+		{ID: got[3], Attempt: 1, Outcome: droverdriver.OutcomeRetry, Error: []byte(`{}`), RunAt: future},
+		{ID: got[4], Attempt: 1, Outcome: droverdriver.OutcomeCompleted},
+		{ID: got[0], Attempt: 1, Outcome: droverdriver.OutcomeReleased},
 	})); err != nil {
 		t.Fatal(err)
 	}
 
-	states := map[int64]driver.State{
-		got[0]: driver.StateAvailable, got[1]: driver.StateScheduled, got[2]: driver.StateRunning,
-		got[3]: driver.StateRetryable, got[4]: driver.StateCompleted, got[5]: driver.StateAvailable,
+	states := map[int64]droverdriver.State{
+		got[0]: droverdriver.StateAvailable, got[1]: droverdriver.StateScheduled, got[2]: droverdriver.StateRunning,
+		got[3]: droverdriver.StateRetryable, got[4]: droverdriver.StateCompleted, got[5]: droverdriver.StateAvailable,
 	}
 	for id, want := range states {
 		if j := get(t, d, id); j.State != want {
 			t.Errorf("job %d: %s, want %s", id, j.State, want)
 		}
 	}
-	if _, err := d.JobGet(ctx, 424242); !errors.Is(err, driver.ErrNotFound) || !strings.Contains(err.Error(), "424242") {
+	if _, err := d.JobGet(ctx, 424242); !errors.Is(err, droverdriver.ErrNotFound) || !strings.Contains(err.Error(), "424242") {
 		t.Errorf("missing job: %v", err)
 	}
 
 	tests := []struct {
 		name string
-		p    driver.ListParams
+		p    droverdriver.ListParams
 		want []int64
 	}{
-		{"all", driver.ListParams{Limit: 100}, got},
-		{"page 1", driver.ListParams{Limit: 2}, got[:2]},
-		{"page 2", driver.ListParams{Limit: 2, AfterID: got[1]}, got[2:4]},
-		{"page 3", driver.ListParams{Limit: 2, AfterID: got[3]}, got[4:]},
-		{"past the end", driver.ListParams{Limit: 2, AfterID: got[5]}, nil},
-		{"queue", driver.ListParams{Queue: "b", Limit: 100}, got[2:4]},
-		{"kind", driver.ListParams{Kind: "other", Limit: 100}, got[1:2]},
-		{"available", driver.ListParams{States: []driver.State{driver.StateAvailable}, Limit: 100}, []int64{got[0], got[5]}},
-		{"scheduled or retryable", driver.ListParams{States: []driver.State{driver.StateScheduled, driver.StateRetryable}, Limit: 100}, []int64{got[1], got[3]}},
-		{"completed in a", driver.ListParams{Queue: "a", States: []driver.State{driver.StateCompleted}, Limit: 100}, got[4:5]},
-		{"running and completed, paged", driver.ListParams{States: []driver.State{driver.StateRunning, driver.StateCompleted}, Limit: 1, AfterID: got[2]}, got[4:5]},
-		{"waiting jobs are available later", driver.ListParams{States: []driver.State{driver.StateAvailable}, Now: future.Add(time.Minute), Limit: 100}, []int64{got[0], got[1], got[3], got[5]}},
+		{"all", droverdriver.ListParams{Limit: 100}, got},
+		{"page 1", droverdriver.ListParams{Limit: 2}, got[:2]},
+		{"page 2", droverdriver.ListParams{Limit: 2, AfterID: got[1]}, got[2:4]},
+		{"page 3", droverdriver.ListParams{Limit: 2, AfterID: got[3]}, got[4:]},
+		{"past the end", droverdriver.ListParams{Limit: 2, AfterID: got[5]}, nil},
+		{"queue", droverdriver.ListParams{Queue: "b", Limit: 100}, got[2:4]},
+		{"kind", droverdriver.ListParams{Kind: "other", Limit: 100}, got[1:2]},
+		{"available", droverdriver.ListParams{States: []droverdriver.State{droverdriver.StateAvailable}, Limit: 100}, []int64{got[0], got[5]}},
+		{"scheduled or retryable", droverdriver.ListParams{States: []droverdriver.State{droverdriver.StateScheduled, droverdriver.StateRetryable}, Limit: 100}, []int64{got[1], got[3]}},
+		{"completed in a", droverdriver.ListParams{Queue: "a", States: []droverdriver.State{droverdriver.StateCompleted}, Limit: 100}, got[4:5]},
+		{"running and completed, paged", droverdriver.ListParams{States: []droverdriver.State{droverdriver.StateRunning, droverdriver.StateCompleted}, Limit: 1, AfterID: got[2]}, got[4:5]},
+		{"waiting jobs are available later", droverdriver.ListParams{States: []droverdriver.State{droverdriver.StateAvailable}, Now: future.Add(time.Minute), Limit: 100}, []int64{got[0], got[1], got[3], got[5]}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -674,7 +674,7 @@ func TestCancelAndRetry(t *testing.T) {
 	ctx := context.Background()
 	d := setup(t)
 	future := time.Now().Add(time.Hour)
-	in := []driver.InsertParams{job("q"), job("q"), job("q")}
+	in := []droverdriver.InsertParams{job("q"), job("q"), job("q")}
 	in[1].RunAt = future
 	in[2].MaxAttempts = 1
 	got := insert(t, d, in...)
@@ -686,25 +686,25 @@ func TestCancelAndRetry(t *testing.T) {
 	// Cancel: a waiting job is finished at once, a running one flagged.
 	now := time.Now()
 	j, err := d.JobCancel(ctx, got[1], now)
-	if err != nil || j.State != driver.StateCancelled || j.FinalizedAt == nil || !j.FinalizedAt.Equal(now.Truncate(time.Microsecond)) {
+	if err != nil || j.State != droverdriver.StateCancelled || j.FinalizedAt == nil || !j.FinalizedAt.Equal(now.Truncate(time.Microsecond)) {
 		t.Fatalf("cancel scheduled: %+v %v", j, err)
 	}
 	j, err = d.JobCancel(ctx, got[0], now)
-	if err != nil || j.State != driver.StateRunning || !j.CancelRequested {
+	if err != nil || j.State != droverdriver.StateRunning || !j.CancelRequested {
 		t.Fatalf("cancel running: %+v %v", j, err)
 	}
 	// Cancelling a finished job changes nothing.
 	j, err = d.JobCancel(ctx, got[1], now.Add(time.Minute))
-	if err != nil || j.State != driver.StateCancelled || !j.FinalizedAt.Equal(now.Truncate(time.Microsecond)) {
+	if err != nil || j.State != droverdriver.StateCancelled || !j.FinalizedAt.Equal(now.Truncate(time.Microsecond)) {
 		t.Fatalf("cancel cancelled: %+v %v", j, err)
 	}
-	if _, err := d.JobCancel(ctx, 999999, now); !errors.Is(err, driver.ErrNotFound) {
+	if _, err := d.JobCancel(ctx, 999999, now); !errors.Is(err, droverdriver.ErrNotFound) {
 		t.Fatalf("cancel missing: %v", err)
 	}
 
 	// Retry: a running job is left alone.
 	j, err = d.JobRetry(ctx, got[0], now)
-	if err != nil || j.State != driver.StateRunning || !j.CancelRequested {
+	if err != nil || j.State != droverdriver.StateRunning || !j.CancelRequested {
 		t.Fatalf("retry running: %+v %v", j, err)
 	}
 
@@ -715,17 +715,17 @@ func TestCancelAndRetry(t *testing.T) {
 	connected, woken := make(chan struct{}), make(chan string, 10)
 	go d.NewListener().Listen(lctx, func() { close(connected) }, func(q string) int { woken <- q; return 1 })
 	<-connected
-	if acc, err := d.JobFinish(ctx, fenced(t, d, []driver.Result{{ID: got[0], Attempt: 1, Outcome: driver.OutcomeRetry, RunAt: future}})); err != nil || len(acc) != 1 {
+	if acc, err := d.JobFinish(ctx, fenced(t, d, []droverdriver.Result{{ID: got[0], Attempt: 1, Outcome: droverdriver.OutcomeRetry, RunAt: future}})); err != nil || len(acc) != 1 {
 		t.Fatalf("finish: %v %v", acc, err)
 	}
 	claim(t, d, "q", 1, time.Minute)
-	if _, err := d.JobFinish(ctx, fenced(t, d, []driver.Result{{ID: got[2], Attempt: 1, Outcome: driver.OutcomeDiscarded, Error: []byte(`{"error":"x"}`)}})); err != nil {
+	if _, err := d.JobFinish(ctx, fenced(t, d, []droverdriver.Result{{ID: got[2], Attempt: 1, Outcome: droverdriver.OutcomeDiscarded, Error: []byte(`{"error":"x"}`)}})); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []int64{got[0], got[1], got[2]} {
 		before := get(t, d, id)
 		j, err := d.JobRetry(ctx, id, time.Now())
-		if err != nil || j.State != driver.StateAvailable || j.FinalizedAt != nil || j.CancelRequested {
+		if err != nil || j.State != droverdriver.StateAvailable || j.FinalizedAt != nil || j.CancelRequested {
 			t.Fatalf("retry %d (%s): %+v %v", id, before.State, j, err)
 		}
 		if j.Attempt != before.Attempt || j.MaxAttempts != max(before.MaxAttempts, before.Attempt+1) ||
@@ -744,7 +744,7 @@ func TestCancelAndRetry(t *testing.T) {
 	if j := claim(t, d, "q", 10, time.Minute); len(j) != 3 {
 		t.Fatalf("claimable after retry: %v", ids(j))
 	}
-	if _, err := d.JobRetry(ctx, 999999, now); !errors.Is(err, driver.ErrNotFound) {
+	if _, err := d.JobRetry(ctx, 999999, now); !errors.Is(err, droverdriver.ErrNotFound) {
 		t.Fatalf("retry missing: %v", err)
 	}
 	// IDs stay unique after jobs went through finished_jobs and back.
@@ -759,9 +759,9 @@ func TestIDsNotReused(t *testing.T) {
 	d := setup(t)
 	first := insert(t, d, job("q"), job("q"))
 	jobs := claim(t, d, "q", 2, time.Minute)
-	if _, err := d.JobFinish(ctx, fenced(t, d, []driver.Result{
-		{ID: jobs[0].ID, Attempt: 1, Outcome: driver.OutcomeCompleted},
-		{ID: jobs[1].ID, Attempt: 1, Outcome: driver.OutcomeCompleted},
+	if _, err := d.JobFinish(ctx, fenced(t, d, []droverdriver.Result{
+		{ID: jobs[0].ID, Attempt: 1, Outcome: droverdriver.OutcomeCompleted},
+		{ID: jobs[1].ID, Attempt: 1, Outcome: droverdriver.OutcomeCompleted},
 	})); err != nil {
 		t.Fatal(err)
 	}
@@ -776,7 +776,7 @@ func TestLeaderElection(t *testing.T) {
 	d := setup(t)
 	elect := func(id string, ttl time.Duration) bool {
 		t.Helper()
-		ok, err := d.LeaderElect(ctx, driver.LeaderParams{Name: "maint", ID: id, TTL: ttl})
+		ok, err := d.LeaderElect(ctx, droverdriver.LeaderParams{Name: "maint", ID: id, TTL: ttl})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -872,10 +872,10 @@ func TestMigrationKeepsUniqueKeys(t *testing.T) {
 		t.Fatalf("insert of a key held before the migration stored job %d", ids[0])
 	}
 	jobs := claim(t, d, "default", 10, time.Minute)
-	if len(jobs) != 1 || jobs[0].Flow&driver.FlowUnique == 0 {
+	if len(jobs) != 1 || jobs[0].Flow&droverdriver.FlowUnique == 0 {
 		t.Fatalf("claimed %+v, want the old unique job flagged unique", jobs)
 	}
-	if _, err := d.JobFinish(ctx, fenced(t, d, []driver.Result{{ID: jobs[0].ID, Attempt: 1, Outcome: driver.OutcomeCompleted, Flow: jobs[0].Flow}})); err != nil {
+	if _, err := d.JobFinish(ctx, fenced(t, d, []droverdriver.Result{{ID: jobs[0].ID, Attempt: 1, Outcome: droverdriver.OutcomeCompleted, Flow: jobs[0].Flow}})); err != nil {
 		t.Fatal(err)
 	}
 	if ids := insert(t, d, dup); ids[0] == 0 {
@@ -928,10 +928,10 @@ func TestMigrationRebuildsStateChecks(t *testing.T) {
 			}
 		}
 	}
-	if n, err := d.JobRescue(ctx, driver.RescueParams{Now: time.Now().Add(time.Hour), Limit: 10}); err != nil || n != 1 {
+	if n, err := d.JobRescue(ctx, droverdriver.RescueParams{Now: time.Now().Add(time.Hour), Limit: 10}); err != nil || n != 1 {
 		t.Fatalf("rescuing the job that ran across the migration: %d, %v", n, err)
 	}
-	if j := get(t, d, ids[1]); j.State != driver.StateAvailable || j.ErrorCount != 1 {
+	if j := get(t, d, ids[1]); j.State != droverdriver.StateAvailable || j.ErrorCount != 1 {
 		t.Fatalf("job that ran across the migration: %+v", j)
 	}
 	if next := insert(t, d, job("q"))[0]; next <= ids[2] {
@@ -984,19 +984,22 @@ func TestSchemaMissing(t *testing.T) {
 	ctx := context.Background()
 	d := open(t, filepath.Join(t.TempDir(), "empty.db"), WithSchema("acme"))
 	calls := map[string]func() error{
-		"insert": func() error { _, err := d.JobInsertMany(ctx, []driver.InsertParams{job("q")}); return err },
-		"claim":  func() error { _, err := d.JobClaim(ctx, driver.ClaimParams{Queue: "q", Max: 1}); return err },
+		"insert": func() error { _, err := d.JobInsertMany(ctx, []droverdriver.InsertParams{job("q")}); return err },
+		"claim":  func() error { _, err := d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "q", Max: 1}); return err },
 		"get":    func() error { _, err := d.JobGet(ctx, 1); return err },
-		"list":   func() error { _, err := d.JobList(ctx, driver.ListParams{Limit: 1}); return err },
-		"finish": func() error { _, err := d.JobFinish(ctx, []driver.Result{{ID: 1, Attempt: 1, Outcome: 1}}); return err },
+		"list":   func() error { _, err := d.JobList(ctx, droverdriver.ListParams{Limit: 1}); return err },
+		"finish": func() error {
+			_, err := d.JobFinish(ctx, []droverdriver.Result{{ID: 1, Attempt: 1, Outcome: 1}})
+			return err
+		},
 		"elect": func() error {
-			_, err := d.LeaderElect(ctx, driver.LeaderParams{Name: "x", ID: "y", TTL: time.Second})
+			_, err := d.LeaderElect(ctx, droverdriver.LeaderParams{Name: "x", ID: "y", TTL: time.Second})
 			return err
 		},
 	}
 	for name, call := range calls {
 		err := call()
-		if !errors.Is(err, driver.ErrSchemaMissing) || !strings.Contains(err.Error(), `schema "acme" is not at the current version, run: drover migrate`) {
+		if !errors.Is(err, droverdriver.ErrSchemaMissing) || !strings.Contains(err.Error(), `schema "acme" is not at the current version, run: drover migrate`) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
@@ -1036,7 +1039,7 @@ func TestMemory(t *testing.T) {
 	defer other.Close()
 	migrate(t, d)
 	id := insert(t, d, job("q"))[0]
-	if j := get(t, d, id); j.State != driver.StateAvailable {
+	if j := get(t, d, id); j.State != droverdriver.StateAvailable {
 		t.Fatalf("state %s", j.State)
 	}
 	// Every :memory: driver has a database of its own.
@@ -1065,13 +1068,13 @@ func TestNewAndCallerTransaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	rolled := insert(t, d.UnwrapExecutor(tx), job("q"))
-	if j := get(t, d.UnwrapExecutor(tx), rolled[0]); j.State != driver.StateAvailable {
+	if j := get(t, d.UnwrapExecutor(tx), rolled[0]); j.State != droverdriver.StateAvailable {
 		t.Fatalf("job not visible in its transaction: %s", j.State)
 	}
 	if err := tx.Rollback(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.JobGet(ctx, rolled[0]); !errors.Is(err, driver.ErrNotFound) {
+	if _, err := d.JobGet(ctx, rolled[0]); !errors.Is(err, droverdriver.ErrNotFound) {
 		t.Fatalf("rolled back job found: %v", err)
 	}
 
@@ -1106,9 +1109,9 @@ func TestNewAndCallerTransaction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	acc, err := d.UnwrapExecutor(tx).JobFinish(ctx, fenced(t, d, []driver.Result{
-		{ID: committed[0], Attempt: 1, Outcome: driver.OutcomeCompleted},
-		{ID: committed[1], Attempt: 2, Outcome: driver.OutcomeCompleted},
+	acc, err := d.UnwrapExecutor(tx).JobFinish(ctx, fenced(t, d, []droverdriver.Result{
+		{ID: committed[0], Attempt: 1, Outcome: droverdriver.OutcomeCompleted},
+		{ID: committed[1], Attempt: 2, Outcome: droverdriver.OutcomeCompleted},
 	}))
 	if err != nil || !slices.Equal(acc, committed[:1]) {
 		t.Fatalf("finish in transaction: %v %v", acc, err)
@@ -1119,7 +1122,7 @@ func TestNewAndCallerTransaction(t *testing.T) {
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	if j := get(t, d, committed[0]); j.State != driver.StateCompleted {
+	if j := get(t, d, committed[0]); j.State != droverdriver.StateCompleted {
 		t.Fatalf("state after commit %s", j.State)
 	}
 
@@ -1142,7 +1145,7 @@ func TestConcurrentClaimsAcrossDrivers(t *testing.T) {
 	a := open(t, path)
 	migrate(t, a)
 	b := open(t, path)
-	in := make([]driver.InsertParams, total)
+	in := make([]droverdriver.InsertParams, total)
 	for i := range in {
 		in[i] = job("q")
 	}
@@ -1156,7 +1159,7 @@ func TestConcurrentClaimsAcrossDrivers(t *testing.T) {
 		d := []*Driver{a, b}[i%2]
 		wg.Go(func() {
 			for {
-				jobs, err := d.JobClaim(ctx, driver.ClaimParams{Queue: "q", Max: 37, Owner: fmt.Sprint("w", i), Lease: time.Minute})
+				jobs, err := d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "q", Max: 37, Owner: fmt.Sprint("w", i), Lease: time.Minute})
 				if err != nil {
 					errs <- err
 					return
@@ -1164,9 +1167,9 @@ func TestConcurrentClaimsAcrossDrivers(t *testing.T) {
 				if len(jobs) == 0 {
 					return
 				}
-				res := make([]driver.Result, len(jobs))
+				res := make([]droverdriver.Result, len(jobs))
 				for k, j := range jobs {
-					res[k] = driver.Result{ID: j.ID, Attempt: j.Attempt, LeaseToken: j.LeaseToken, Outcome: driver.OutcomeCompleted}
+					res[k] = droverdriver.Result{ID: j.ID, Attempt: j.Attempt, LeaseToken: j.LeaseToken, Outcome: droverdriver.OutcomeCompleted}
 				}
 				if acc, err := d.JobFinish(ctx, res); err != nil || len(acc) != len(res) {
 					errs <- fmt.Errorf("finish: accepted %d of %d: %v", len(acc), len(res), err)
@@ -1194,7 +1197,7 @@ func TestConcurrentClaimsAcrossDrivers(t *testing.T) {
 		}
 	}
 	counts, err := b.JobCountByState(ctx, "q")
-	if err != nil || counts[driver.StateCompleted] != total || len(counts) != 1 {
+	if err != nil || counts[droverdriver.StateCompleted] != total || len(counts) != 1 {
 		t.Fatalf("counts %v %v", counts, err)
 	}
 }

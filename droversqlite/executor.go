@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // executor runs the driver's statements on the driver's own connections or,
@@ -159,7 +159,7 @@ func insertQueries(q map[string]string) {
 	}
 }
 
-func (e *executor) JobInsertMany(ctx context.Context, jobs []driver.InsertParams) ([]int64, error) {
+func (e *executor) JobInsertMany(ctx context.Context, jobs []droverdriver.InsertParams) ([]int64, error) {
 	if len(jobs) == 0 {
 		return nil, nil
 	}
@@ -168,7 +168,7 @@ func (e *executor) JobInsertMany(ctx context.Context, jobs []driver.InsertParams
 	// order: jobs with a key or a unique key take their own statement
 	// (keyed.go); pos maps the two groups back to input order.
 	all := jobs
-	jobs, special, pos := driver.SplitSpecial(jobs)
+	jobs, special, pos := droverdriver.SplitSpecial(jobs)
 	wake := dueJobs(all, now)
 	ids := make([]int64, 0, len(jobs))
 	var specialIDs []int64
@@ -216,7 +216,7 @@ func (e *executor) JobInsertMany(ctx context.Context, jobs []driver.InsertParams
 
 // insertChunks inserts jobs, whose number is a multiple of size, with the
 // statement of that many rows, and appends their IDs to ids.
-func (e *executor) insertChunks(ctx context.Context, tx *sql.Tx, jobs []driver.InsertParams, size int, now any, args []any, ids *[]int64) error {
+func (e *executor) insertChunks(ctx context.Context, tx *sql.Tx, jobs []droverdriver.InsertParams, size int, now any, args []any, ids *[]int64) error {
 	st, err := e.prep(ctx, tx, e.writer, insertQueryName(size))
 	if err != nil {
 		return err
@@ -269,7 +269,7 @@ func highestID(key string, id int64) int64 {
 }
 
 // appendInsertArgs appends one job's values in JobInsertRow's order.
-func appendInsertArgs(args []any, j *driver.InsertParams, now any) []any {
+func appendInsertArgs(args []any, j *droverdriver.InsertParams, now any) []any {
 	meta := j.Metadata
 	if len(meta) == 0 {
 		meta = emptyObject
@@ -337,7 +337,7 @@ func appendEscaped(b []byte, s string) []byte {
 
 // dueJobs counts the jobs of each queue that can run now, for the wake-up
 // after their insert commits.
-func dueJobs(jobs []driver.InsertParams, now time.Time) map[string]int {
+func dueJobs(jobs []droverdriver.InsertParams, now time.Time) map[string]int {
 	due := map[string]int{}
 	for i := range jobs {
 		if jobs[i].Due(now) {
@@ -347,13 +347,13 @@ func dueJobs(jobs []driver.InsertParams, now time.Time) map[string]int {
 	return due
 }
 
-func (e *executor) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*driver.JobRow, error) {
+func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*droverdriver.JobRow, error) {
 	if p.Max <= 0 {
-		return []*driver.JobRow{}, nil
+		return []*droverdriver.JobRow{}, nil
 	}
 	sc := newScanner(p.Max)
-	// One token per claim: see driver.LeaseToken.
-	token := driver.NewLeaseToken()
+	// One token per claim: see droverdriver.LeaseToken.
+	token := droverdriver.NewLeaseToken()
 	// The clock is read once the transaction holds the write lock, so that
 	// attempted_at is when the claim took effect, not when it began to
 	// wait: keyed jobs' stored run intervals must follow the commit order
@@ -389,11 +389,11 @@ func (e *executor) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*drive
 	}
 	// RETURNING reports rows in no particular order; hand them out in the
 	// order they were picked.
-	driver.SortClaimed(sc.jobs)
+	droverdriver.SortClaimed(sc.jobs)
 	return sc.jobs, nil
 }
 
-func (e *executor) JobFinish(ctx context.Context, results []driver.Result) ([]int64, error) {
+func (e *executor) JobFinish(ctx context.Context, results []droverdriver.Result) ([]int64, error) {
 	if len(results) == 0 {
 		return nil, nil
 	}
@@ -416,9 +416,9 @@ func (e *executor) JobFinish(ctx context.Context, results []driver.Result) ([]in
 		}
 		// order: results of keyed jobs promote the next of their keys,
 		// and count the retried ones against their keys' rates.
-		if queues, keys := driver.ResultKeys(results); len(keys) > 0 {
+		if queues, keys := droverdriver.ResultKeys(results); len(keys) > 0 {
 			var wake []string
-			_, wake, err = e.promote(ctx, tx, queues, keys, driver.KeyedRetries(results))
+			_, wake, err = e.promote(ctx, tx, queues, keys, droverdriver.KeyedRetries(results))
 			woken = addQueues(woken, wake)
 		}
 		return err
@@ -440,7 +440,7 @@ func (e *executor) JobFinish(ctx context.Context, results []driver.Result) ([]in
 //
 // Jobs that must be settled (workflows, batches) are settled in the same
 // savepoint; finish returns the queues whose jobs that made available.
-func (e *executor) finish(ctx context.Context, tx *sql.Tx, results []driver.Result, batch string, now int64, kinds resultKinds) ([]int64, []string, error) {
+func (e *executor) finish(ctx context.Context, tx *sql.Tx, results []droverdriver.Result, batch string, now int64, kinds resultKinds) ([]int64, []string, error) {
 	if _, err := e.exec(ctx, tx, "FinishSavepoint"); err != nil {
 		return nil, nil, err
 	}
@@ -457,7 +457,7 @@ func (e *executor) finish(ctx context.Context, tx *sql.Tx, results []driver.Resu
 	return accepted, woken, nil
 }
 
-func (e *executor) finishInSavepoint(ctx context.Context, tx *sql.Tx, results []driver.Result, batch string, now int64, kinds resultKinds) ([]int64, []string, error) {
+func (e *executor) finishInSavepoint(ctx context.Context, tx *sql.Tx, results []droverdriver.Result, batch string, now int64, kinds resultKinds) ([]int64, []string, error) {
 	n, err := e.applyResults(ctx, tx, batch, now, kinds)
 	if err != nil {
 		return nil, nil, err
@@ -489,7 +489,7 @@ func (e *executor) finishInSavepoint(ctx context.Context, tx *sql.Tx, results []
 	// A job that gained dependants while it ran, or a unique job whose
 	// result came from a remote worker, was turned away by the settle bit:
 	// apply its result with its stored bits set.
-	var flagged []driver.Result
+	var flagged []droverdriver.Result
 	for i := range results {
 		if flow, ok := pass[results[i].ID]; ok && flow&^results[i].Flow != 0 {
 			if flagged == nil {
@@ -525,14 +525,14 @@ func (e *executor) finishInSavepoint(ctx context.Context, tx *sql.Tx, results []
 // finishSide does what the end of jobs flagged FlowEnd asks for, in the
 // finish's savepoint: it settles workflows and batches and frees unique
 // keys. It returns the queues the settle made jobs available in.
-func (e *executor) finishSide(ctx context.Context, tx *sql.Tx, results []driver.Result, accepted []int64) ([]string, error) {
+func (e *executor) finishSide(ctx context.Context, tx *sql.Tx, results []droverdriver.Result, accepted []int64) ([]string, error) {
 	woken, err := e.settleFinished(ctx, tx, results, accepted)
 	if err != nil {
 		return nil, err
 	}
 	var unique []int64
 	for i := range results {
-		if results[i].Flow&driver.FlowUnique != 0 {
+		if results[i].Flow&droverdriver.FlowUnique != 0 {
 			unique = append(unique, results[i].ID)
 		}
 	}
@@ -588,14 +588,14 @@ func (e *executor) applyResults(ctx context.Context, tx *sql.Tx, batch string, n
 // uniqueResults keeps the first result of each job. Two results for one job
 // in a batch could both pass the fence, and the second copy into
 // finished_jobs would then fail the whole batch.
-func uniqueResults(results []driver.Result) []driver.Result {
+func uniqueResults(results []droverdriver.Result) []droverdriver.Result {
 	seen := make(map[int64]struct{}, len(results))
 	for i := range results {
 		if _, dup := seen[results[i].ID]; !dup {
 			seen[results[i].ID] = struct{}{}
 			continue
 		}
-		out := append([]driver.Result(nil), results[:i]...)
+		out := append([]droverdriver.Result(nil), results[:i]...)
 		for _, r := range results[i+1:] {
 			if _, dup := seen[r.ID]; !dup {
 				seen[r.ID] = struct{}{}
@@ -622,7 +622,7 @@ const outcomeForget = 6
 // digits, followed by the colon that separates it from its value. One key
 // carries both so that a plain completion still unpacks from json_each's
 // key and atom alone (see JobFinishMove).
-func appendFenceKey(b []byte, id int64, token driver.LeaseToken) []byte {
+func appendFenceKey(b []byte, id int64, token droverdriver.LeaseToken) []byte {
 	b = strconv.AppendInt(append(b, '"'), id, 10)
 	b = token.AppendHex(append(b, ':'))
 	return append(b, '"', ':')
@@ -631,7 +631,7 @@ func appendFenceKey(b []byte, id int64, token driver.LeaseToken) []byte {
 // appendResults encodes results as the JSON object the finish statements
 // unpack (see JobFinishMove in queries.sql) and reports which statements
 // they need.
-func appendResults(b []byte, results []driver.Result) ([]byte, resultKinds) {
+func appendResults(b []byte, results []droverdriver.Result) ([]byte, resultKinds) {
 	var kinds resultKinds
 	b = append(b, '{')
 	for i := range results {
@@ -641,12 +641,12 @@ func appendResults(b []byte, results []driver.Result) ([]byte, resultKinds) {
 		}
 		b = appendFenceKey(b, r.ID, r.LeaseToken)
 		outcome := int64(r.Outcome & 7)
-		if r.Forget && r.Outcome == driver.OutcomeCompleted && r.Output == nil {
+		if r.Forget && r.Outcome == droverdriver.OutcomeCompleted && r.Output == nil {
 			outcome = outcomeForget
 			kinds.forgets = true
 		}
 		packed := int64(r.Attempt)<<4 | outcome
-		if r.Flow&driver.FlowEnd != 0 {
+		if r.Flow&droverdriver.FlowEnd != 0 {
 			packed |= 8
 		}
 		if len(r.Error) == 0 && r.RunAt.IsZero() && r.Output == nil {
@@ -674,15 +674,15 @@ func appendResults(b []byte, results []driver.Result) ([]byte, resultKinds) {
 			}
 			b = append(b, ']')
 		}
-		if r.Outcome == driver.OutcomeRetry || r.Outcome == driver.OutcomeReleased {
+		if r.Outcome == droverdriver.OutcomeRetry || r.Outcome == droverdriver.OutcomeReleased {
 			kinds.waits = true
 		}
 	}
 	return append(b, '}'), kinds
 }
 
-func (e *executor) JobHeartbeat(ctx context.Context, p driver.HeartbeatParams) (driver.HeartbeatResult, error) {
-	var res driver.HeartbeatResult
+func (e *executor) JobHeartbeat(ctx context.Context, p droverdriver.HeartbeatParams) (droverdriver.HeartbeatResult, error) {
+	var res droverdriver.HeartbeatResult
 	if len(p.IDs) == 0 {
 		return res, nil
 	}
@@ -730,7 +730,7 @@ func (e *executor) JobHeartbeat(ctx context.Context, p driver.HeartbeatParams) (
 // JobRescue records the same lease error as the PostgreSQL driver, built in
 // SQL for each job so that it names the job's own attempt; like that driver
 // it therefore leaves RescueParams.Error unused.
-func (e *executor) JobRescue(ctx context.Context, p driver.RescueParams) (int, error) {
+func (e *executor) JobRescue(ctx context.Context, p droverdriver.RescueParams) (int, error) {
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	var n int
 	var finish, settle, unique []int64
@@ -813,7 +813,7 @@ func appendIDs(b []byte, ids []int64) []byte {
 	return append(b, ']')
 }
 
-func (e *executor) JobPrune(ctx context.Context, p driver.PruneParams) (int, error) {
+func (e *executor) JobPrune(ctx context.Context, p droverdriver.PruneParams) (int, error) {
 	cutoff := func(d time.Duration) any {
 		if d < 0 {
 			return nil // NULL: keep forever
@@ -848,24 +848,24 @@ func (e *executor) JobPrune(ctx context.Context, p driver.PruneParams) (int, err
 	return n, nil
 }
 
-func (e *executor) JobGet(ctx context.Context, id int64) (*driver.JobRow, error) {
+func (e *executor) JobGet(ctx context.Context, id int64) (*droverdriver.JobRow, error) {
 	return e.get(ctx, nil, id)
 }
 
 // get reads one job, in tx when given (so that Cancel and Retry return the
 // job as their own transaction left it).
-func (e *executor) get(ctx context.Context, tx *sql.Tx, id int64) (*driver.JobRow, error) {
+func (e *executor) get(ctx context.Context, tx *sql.Tx, id int64) (*droverdriver.JobRow, error) {
 	sc := newScanner(1)
 	if err := e.query(ctx, tx, e.reader, "JobGet", sc.scan, id, micros(time.Now())); err != nil {
 		return nil, e.wrap("get job", err)
 	}
 	if len(sc.jobs) == 0 {
-		return nil, fmt.Errorf("job %d: %w", id, driver.ErrNotFound)
+		return nil, fmt.Errorf("job %d: %w", id, droverdriver.ErrNotFound)
 	}
 	return sc.jobs[0], nil
 }
 
-func (e *executor) JobList(ctx context.Context, p driver.ListParams) ([]*driver.JobRow, error) {
+func (e *executor) JobList(ctx context.Context, p droverdriver.ListParams) ([]*droverdriver.JobRow, error) {
 	states := "[]"
 	if len(p.States) > 0 {
 		b := []byte{'['}
@@ -889,8 +889,8 @@ func (e *executor) JobList(ctx context.Context, p driver.ListParams) ([]*driver.
 	return sc.jobs, nil
 }
 
-func (e *executor) JobCancel(ctx context.Context, id int64, now time.Time) (*driver.JobRow, error) {
-	var job *driver.JobRow
+func (e *executor) JobCancel(ctx context.Context, id int64, now time.Time) (*droverdriver.JobRow, error) {
+	var job *droverdriver.JobRow
 	var woken []string
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
 		settle, err := queryValue[bool](ctx, e, tx, "JobCancelMove", id, micros(now))
@@ -922,8 +922,8 @@ func (e *executor) JobCancel(ctx context.Context, id int64, now time.Time) (*dri
 	return job, nil
 }
 
-func (e *executor) JobDiscard(ctx context.Context, id int64, now time.Time) (*driver.JobRow, error) {
-	var job *driver.JobRow
+func (e *executor) JobDiscard(ctx context.Context, id int64, now time.Time) (*droverdriver.JobRow, error) {
+	var job *droverdriver.JobRow
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
 		if _, err := e.exec(ctx, tx, "JobDiscardMove", id, micros(now)); err != nil {
 			return err
@@ -947,8 +947,8 @@ func (e *executor) JobDiscard(ctx context.Context, id int64, now time.Time) (*dr
 // JobRetry revives a finished job or reschedules a waiting one. A keyed
 // job revived comes back blocked and its key is promoted in the same
 // transaction, like a finish promotes it.
-func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*driver.JobRow, error) {
-	var job *driver.JobRow
+func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*droverdriver.JobRow, error) {
+	var job *droverdriver.JobRow
 	var wake []string
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
 		wake = nil
@@ -993,7 +993,7 @@ func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*driv
 					return err
 				}
 				if refusedFlow != 0 {
-					return driver.RetryRefused(id, refusedFlow)
+					return droverdriver.RetryRefused(id, refusedFlow)
 				}
 			}
 		}
@@ -1001,7 +1001,7 @@ func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*driv
 		job, err = e.get(ctx, tx, id)
 		return err
 	})
-	if errors.Is(err, driver.ErrNotRetryable) {
+	if errors.Is(err, droverdriver.ErrNotRetryable) {
 		return nil, err
 	}
 	if err != nil {
@@ -1011,15 +1011,15 @@ func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*driv
 	return job, nil
 }
 
-func (e *executor) JobCountByState(ctx context.Context, queue string) (map[driver.State]int64, error) {
-	counts := map[driver.State]int64{}
+func (e *executor) JobCountByState(ctx context.Context, queue string) (map[droverdriver.State]int64, error) {
+	counts := map[droverdriver.State]int64{}
 	err := e.query(ctx, nil, e.reader, "JobCountByState", func(rows *sql.Rows) error {
 		var s string
 		var n int64
 		if err := rows.Scan(&s, &n); err != nil {
 			return err
 		}
-		counts[driver.State(s)] += n
+		counts[droverdriver.State(s)] += n
 		return nil
 	}, queue, micros(time.Now()))
 	if err != nil {
@@ -1028,10 +1028,10 @@ func (e *executor) JobCountByState(ctx context.Context, queue string) (map[drive
 	return counts, nil
 }
 
-func (e *executor) QueueStats(ctx context.Context, now time.Time) ([]driver.QueueStat, error) {
-	var out []driver.QueueStat
+func (e *executor) QueueStats(ctx context.Context, now time.Time) ([]droverdriver.QueueStat, error) {
+	var out []droverdriver.QueueStat
 	err := e.query(ctx, nil, e.reader, "QueueStats", func(rows *sql.Rows) error {
-		var q driver.QueueStat
+		var q droverdriver.QueueStat
 		var oldest sql.NullInt64
 		if err := rows.Scan(&q.Queue, &q.Available, &q.Scheduled, &q.Retryable, &q.Running, &oldest); err != nil {
 			return err
@@ -1049,10 +1049,10 @@ func (e *executor) QueueStats(ctx context.Context, now time.Time) ([]driver.Queu
 	return out, nil
 }
 
-func (e *executor) FinishedStats(ctx context.Context, since, until time.Time) ([]driver.FinishedStat, error) {
-	var out []driver.FinishedStat
+func (e *executor) FinishedStats(ctx context.Context, since, until time.Time) ([]droverdriver.FinishedStat, error) {
+	var out []droverdriver.FinishedStat
 	err := e.query(ctx, nil, e.reader, "FinishedStats", func(rows *sql.Rows) error {
-		var f driver.FinishedStat
+		var f droverdriver.FinishedStat
 		var p50, p95, p99 int64
 		if err := rows.Scan(&f.Queue, &f.Completed, &f.Cancelled, &f.Discarded, &p50, &p95, &p99); err != nil {
 			return err
@@ -1068,10 +1068,10 @@ func (e *executor) FinishedStats(ctx context.Context, since, until time.Time) ([
 	return out, nil
 }
 
-func (e *executor) LeaseOwners(ctx context.Context) ([]driver.LeaseOwner, error) {
-	var out []driver.LeaseOwner
+func (e *executor) LeaseOwners(ctx context.Context) ([]droverdriver.LeaseOwner, error) {
+	var out []droverdriver.LeaseOwner
 	err := e.query(ctx, nil, e.reader, "LeaseOwners", func(rows *sql.Rows) error {
-		var o driver.LeaseOwner
+		var o droverdriver.LeaseOwner
 		var owner sql.NullString
 		var expires int64
 		if err := rows.Scan(&owner, &o.Running, &expires); err != nil {
@@ -1087,7 +1087,7 @@ func (e *executor) LeaseOwners(ctx context.Context) ([]driver.LeaseOwner, error)
 	return out, nil
 }
 
-func (e *executor) LeaderElect(ctx context.Context, p driver.LeaderParams) (bool, error) {
+func (e *executor) LeaderElect(ctx context.Context, p droverdriver.LeaderParams) (bool, error) {
 	now := time.Now()
 	holder, err := queryValue[string](ctx, e, nil, "LeaderElect", p.Name, p.ID, micros(now.Add(p.TTL)), micros(now))
 	if err != nil {
@@ -1096,15 +1096,15 @@ func (e *executor) LeaderElect(ctx context.Context, p driver.LeaderParams) (bool
 	return holder != "" && holder == p.ID, nil
 }
 
-func (e *executor) QueueLimitGet(ctx context.Context, queue string) (*driver.QueueLimit, error) {
-	var lim *driver.QueueLimit
+func (e *executor) QueueLimitGet(ctx context.Context, queue string) (*droverdriver.QueueLimit, error) {
+	var lim *droverdriver.QueueLimit
 	err := e.query(ctx, nil, e.reader, "QueueLimitGet", func(rows *sql.Rows) error {
 		var maxRunning, rate int
 		var periodMS int64
 		if err := rows.Scan(&maxRunning, &rate, &periodMS); err != nil {
 			return err
 		}
-		lim = driver.StoredQueueLimit(maxRunning, rate, periodMS)
+		lim = droverdriver.StoredQueueLimit(maxRunning, rate, periodMS)
 		return nil
 	}, queue)
 	return lim, e.wrap("read queue limits", err)
@@ -1122,9 +1122,9 @@ func (e *executor) wrap(op string, err error) error {
 		return nil
 	}
 	if isMissingTable(err) {
-		return fmt.Errorf("%s: %w: schema %q is not at the current version, run: drover migrate", op, driver.ErrSchemaMissing, e.schema)
+		return fmt.Errorf("%s: %w: schema %q is not at the current version, run: drover migrate", op, droverdriver.ErrSchemaMissing, e.schema)
 	}
-	if errors.Is(err, driver.ErrNotFound) {
+	if errors.Is(err, droverdriver.ErrNotFound) {
 		return err
 	}
 	return fmt.Errorf("%s: %w", op, err)
@@ -1141,7 +1141,7 @@ const (
 // jobBox holds a job and the times its pointer fields point to, so that one
 // allocation per chunk of rows serves what would otherwise be four per row.
 type jobBox struct {
-	row                                     driver.JobRow
+	row                                     droverdriver.JobRow
 	attemptedAt, finalizedAt, leaseExpireAt time.Time
 }
 
@@ -1153,7 +1153,7 @@ type scanner struct {
 	dest  [jobColumns]any
 	boxes []jobBox
 	chunk int
-	jobs  []*driver.JobRow
+	jobs  []*droverdriver.JobRow
 
 	// claim is set when scanning JobClaim's shorter column list; it holds
 	// the values that statement set and does not return.
@@ -1163,7 +1163,7 @@ type scanner struct {
 type claimed struct {
 	queue, owner       string
 	attemptedAt, lease time.Time
-	token              driver.LeaseToken
+	token              droverdriver.LeaseToken
 }
 
 func newScanner(expect int) *scanner {
@@ -1171,7 +1171,7 @@ func newScanner(expect int) *scanner {
 	for i := range sc.vals {
 		sc.dest[i] = &sc.vals[i]
 	}
-	sc.jobs = make([]*driver.JobRow, 0, expect)
+	sc.jobs = make([]*droverdriver.JobRow, 0, expect)
 	return sc
 }
 
@@ -1195,7 +1195,7 @@ func (sc *scanner) scan(rows *sql.Rows) error {
 	j := &box.row
 	v := &sc.vals
 	j.ID = asInt(v[0])
-	j.State = driver.State(asString(v[1]))
+	j.State = droverdriver.State(asString(v[1]))
 	j.Queue = asString(v[2])
 	j.Kind = asString(v[3])
 	j.Priority = int(asInt(v[4]))
@@ -1233,7 +1233,7 @@ func (sc *scanner) scanClaimed(rows *sql.Rows) error {
 	v := &sc.vals
 	c := sc.claim
 	j.ID = asInt(v[0])
-	j.State = driver.StateRunning
+	j.State = droverdriver.StateRunning
 	j.Queue = c.queue
 	j.Kind = asString(v[1])
 	j.Priority = int(asInt(v[2]))
@@ -1254,7 +1254,7 @@ func (sc *scanner) scanClaimed(rows *sql.Rows) error {
 }
 
 // payload decodes the trailing tags, metadata, errors and args columns.
-func (sc *scanner) payload(j *driver.JobRow, v []any) error {
+func (sc *scanner) payload(j *droverdriver.JobRow, v []any) error {
 	tags, err := decodeTags(v[0])
 	if err != nil {
 		return fmt.Errorf("job %d: tags: %w", j.ID, err)

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // fenced returns results with the lease token each job holds in the store
@@ -14,9 +14,9 @@ import (
 // about tokens (lease_test.go covers those): a result for a job that holds
 // none keeps the zero token. It reads through the reader pool, so that it
 // also works while a caller's transaction holds the writer.
-func fenced(t testing.TB, d *Driver, results []driver.Result) []driver.Result {
+func fenced(t testing.TB, d *Driver, results []droverdriver.Result) []droverdriver.Result {
 	t.Helper()
-	out := make([]driver.Result, len(results))
+	out := make([]droverdriver.Result, len(results))
 	for i, r := range results {
 		r.LeaseToken = storedToken(t, d, r.ID)
 		out[i] = r
@@ -25,17 +25,17 @@ func fenced(t testing.TB, d *Driver, results []driver.Result) []driver.Result {
 }
 
 // storedToken reads the lease token job id holds, the zero token if none.
-func storedToken(t testing.TB, d *Driver, id int64) driver.LeaseToken {
+func storedToken(t testing.TB, d *Driver, id int64) droverdriver.LeaseToken {
 	t.Helper()
 	var stored []byte
 	err := d.reader.QueryRowContext(context.Background(), `SELECT lease_token FROM drover_jobs WHERE id = ?`, id).Scan(&stored)
 	if errors.Is(err, sql.ErrNoRows) || (err == nil && stored == nil) {
-		return driver.LeaseToken{}
+		return droverdriver.LeaseToken{}
 	}
 	if err != nil {
 		t.Fatalf("read lease token of job %d: %v", id, err)
 	}
-	var tok driver.LeaseToken
+	var tok droverdriver.LeaseToken
 	if len(stored) != len(tok) {
 		t.Fatalf("job %d stores a lease token of %d bytes", id, len(stored))
 	}
@@ -44,9 +44,9 @@ func storedToken(t testing.TB, d *Driver, id int64) driver.LeaseToken {
 }
 
 // tokensOf returns the tokens the jobs of ids hold, for heartbeats.
-func tokensOf(t testing.TB, d *Driver, ids []int64) []driver.LeaseToken {
+func tokensOf(t testing.TB, d *Driver, ids []int64) []droverdriver.LeaseToken {
 	t.Helper()
-	out := make([]driver.LeaseToken, len(ids))
+	out := make([]droverdriver.LeaseToken, len(ids))
 	for i, id := range ids {
 		out[i] = storedToken(t, d, id)
 	}

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // Workflows and batches: the statements are the "flow" section of
@@ -17,8 +17,8 @@ import (
 
 // settleFinished settles the accepted results whose claimed rows say they
 // must be (the finish statements turned away the others that must).
-func (e *executor) settleFinished(ctx context.Context, tx *sql.Tx, results []driver.Result, accepted []int64) ([]string, error) {
-	if !driver.NeedsSettle(results) {
+func (e *executor) settleFinished(ctx context.Context, tx *sql.Tx, results []droverdriver.Result, accepted []int64) ([]string, error) {
+	if !droverdriver.NeedsSettle(results) {
 		return nil, nil
 	}
 	ok := make(map[int64]bool, len(accepted))
@@ -28,11 +28,11 @@ func (e *executor) settleFinished(ctx context.Context, tx *sql.Tx, results []dri
 	var ended []int64
 	failed := false
 	for i := range results {
-		if results[i].Flow&driver.FlowSettle != 0 && ok[results[i].ID] {
+		if results[i].Flow&droverdriver.FlowSettle != 0 && ok[results[i].ID] {
 			ended = append(ended, results[i].ID)
 			// A completed outcome always ends its job completed; any
 			// other may end it cancelled or discarded.
-			failed = failed || results[i].Outcome != driver.OutcomeCompleted
+			failed = failed || results[i].Outcome != droverdriver.OutcomeCompleted
 		}
 	}
 	return e.settle(ctx, tx, ended, failed)
@@ -102,10 +102,10 @@ func (e *executor) settle(ctx context.Context, tx *sql.Tx, ended []int64, failed
 		if err := rows.Scan(&queue, &state, &key); err != nil {
 			return err
 		}
-		switch driver.State(state) {
-		case driver.StateAvailable:
+		switch droverdriver.State(state) {
+		case droverdriver.StateAvailable:
 			wake(queue)
-		case driver.StateBlocked:
+		case droverdriver.StateBlocked:
 			addKey(queue, key)
 		}
 		return nil
@@ -136,7 +136,7 @@ func (e *executor) settle(ctx context.Context, tx *sql.Tx, ended []int64, failed
 			if err := rows.Scan(&queue, &state, &key); err != nil {
 				return err
 			}
-			if driver.State(state) == driver.StateAvailable {
+			if droverdriver.State(state) == droverdriver.StateAvailable {
 				wake(queue)
 			} else {
 				addKey(queue, key)
@@ -167,18 +167,18 @@ func addQueues(woken, more []string) []string {
 	return woken
 }
 
-func (e *executor) JobInsertFlow(ctx context.Context, p driver.FlowInsertParams) (driver.FlowInsertResult, error) {
-	var res driver.FlowInsertResult
+func (e *executor) JobInsertFlow(ctx context.Context, p droverdriver.FlowInsertParams) (droverdriver.FlowInsertResult, error) {
+	var res droverdriver.FlowInsertResult
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
 		var err error
 		res, err = e.insertFlow(ctx, tx, p)
 		return err
 	})
 	if err != nil {
-		if errors.Is(err, driver.ErrNotFound) || errors.Is(err, driver.ErrDependencyFailed) {
-			return driver.FlowInsertResult{}, err
+		if errors.Is(err, droverdriver.ErrNotFound) || errors.Is(err, droverdriver.ErrDependencyFailed) {
+			return droverdriver.FlowInsertResult{}, err
 		}
-		return driver.FlowInsertResult{}, e.wrap("insert jobs", err)
+		return droverdriver.FlowInsertResult{}, e.wrap("insert jobs", err)
 	}
 	var wake []string
 	now := time.Now()
@@ -192,11 +192,11 @@ func (e *executor) JobInsertFlow(ctx context.Context, p driver.FlowInsertParams)
 	return res, nil
 }
 
-func (e *executor) insertFlow(ctx context.Context, tx *sql.Tx, p driver.FlowInsertParams) (driver.FlowInsertResult, error) {
-	var res driver.FlowInsertResult
+func (e *executor) insertFlow(ctx context.Context, tx *sql.Tx, p droverdriver.FlowInsertParams) (droverdriver.FlowInsertResult, error) {
+	var res droverdriver.FlowInsertResult
 	live := map[int64]bool{}
-	ended := map[int64]driver.State{}
-	if parents := driver.FlowParents(p); len(parents) > 0 {
+	ended := map[int64]droverdriver.State{}
+	if parents := droverdriver.FlowParents(p); len(parents) > 0 {
 		ids := string(appendIDs(nil, parents))
 		err := e.query(ctx, tx, e.writer, "JobFlowMarkParents", func(rows *sql.Rows) error {
 			var id int64
@@ -215,14 +215,14 @@ func (e *executor) insertFlow(ctx context.Context, tx *sql.Tx, p driver.FlowInse
 			if err := rows.Scan(&id, &state); err != nil {
 				return err
 			}
-			ended[id] = driver.State(state)
+			ended[id] = droverdriver.State(state)
 			return nil
 		}, ids)
 		if err != nil {
 			return res, err
 		}
 	}
-	plan, err := driver.PlanFlowInsert(p, live, ended)
+	plan, err := droverdriver.PlanFlowInsert(p, live, ended)
 	if err != nil {
 		return res, err
 	}
@@ -240,7 +240,7 @@ func (e *executor) insertFlow(ctx context.Context, tx *sql.Tx, p driver.FlowInse
 
 	// The rows go in through the plain insert path, in this transaction,
 	// and then get their flow columns: the callback (if any) first.
-	jobs := make([]driver.InsertParams, 0, len(p.Jobs)+1)
+	jobs := make([]droverdriver.InsertParams, 0, len(p.Jobs)+1)
 	callback := p.Batch && p.Callback != nil
 	if callback {
 		jobs = append(jobs, *p.Callback)
@@ -321,7 +321,7 @@ func (e *executor) insertFlow(ctx context.Context, tx *sql.Tx, p driver.FlowInse
 // made some pending, so they all wait as blocked and KeyPromote starts
 // those the keys have room (and, with a rate, tokens) for, in ID order,
 // stopping at a pending job. Calls without keyed jobs skip it.
-func (e *executor) regateKeyed(ctx context.Context, tx *sql.Tx, p driver.FlowInsertParams, ids []int64) error {
+func (e *executor) regateKeyed(ctx context.Context, tx *sql.Tx, p droverdriver.FlowInsertParams, ids []int64) error {
 	var queues, keys []string
 	seen := map[[2]string]bool{}
 	for i := range p.Jobs {
@@ -340,10 +340,10 @@ func (e *executor) regateKeyed(ctx context.Context, tx *sql.Tx, p driver.FlowIns
 	return err
 }
 
-func (e *executor) BatchGet(ctx context.Context, id int64) (*driver.BatchRow, error) {
-	var b *driver.BatchRow
+func (e *executor) BatchGet(ctx context.Context, id int64) (*droverdriver.BatchRow, error) {
+	var b *droverdriver.BatchRow
 	err := e.query(ctx, nil, e.reader, "BatchGet", func(rows *sql.Rows) error {
-		b = &driver.BatchRow{}
+		b = &droverdriver.BatchRow{}
 		var created int64
 		var finished sql.NullInt64
 		if err := rows.Scan(&b.ID, &b.Total, &b.Completed, &b.Cancelled, &b.Discarded, &b.Running, &b.Retrying,
@@ -361,34 +361,34 @@ func (e *executor) BatchGet(ctx context.Context, id int64) (*driver.BatchRow, er
 		return nil, e.wrap("get batch", err)
 	}
 	if b == nil {
-		return nil, fmt.Errorf("batch %d: %w", id, driver.ErrNotFound)
+		return nil, fmt.Errorf("batch %d: %w", id, droverdriver.ErrNotFound)
 	}
 	return b, nil
 }
 
-func (e *executor) BatchResults(ctx context.Context, p driver.BatchResultsParams) ([]driver.ResultRow, error) {
+func (e *executor) BatchResults(ctx context.Context, p droverdriver.BatchResultsParams) ([]droverdriver.ResultRow, error) {
 	return e.results(ctx, "batch results", "BatchResults", p.BatchID, p.AfterID, p.Limit)
 }
 
-func (e *executor) JobResults(ctx context.Context, ids []int64) ([]driver.ResultRow, error) {
+func (e *executor) JobResults(ctx context.Context, ids []int64) ([]droverdriver.ResultRow, error) {
 	return e.results(ctx, "job results", "JobResults", string(appendIDs(nil, ids)))
 }
 
-func (e *executor) JobParentResults(ctx context.Context, childID int64) ([]driver.ResultRow, error) {
+func (e *executor) JobParentResults(ctx context.Context, childID int64) ([]droverdriver.ResultRow, error) {
 	return e.results(ctx, "parent results", "JobParentResults", childID)
 }
 
 // results runs a statement returning (id, state, kind, result) rows.
-func (e *executor) results(ctx context.Context, op, name string, args ...any) ([]driver.ResultRow, error) {
-	var out []driver.ResultRow
+func (e *executor) results(ctx context.Context, op, name string, args ...any) ([]droverdriver.ResultRow, error) {
+	var out []droverdriver.ResultRow
 	err := e.query(ctx, nil, e.reader, name, func(rows *sql.Rows) error {
-		var r driver.ResultRow
+		var r droverdriver.ResultRow
 		var state string
 		var result any
 		if err := rows.Scan(&r.ID, &state, &r.Kind, &result); err != nil {
 			return err
 		}
-		r.State = driver.State(state)
+		r.State = droverdriver.State(state)
 		r.Result = asBytes(result)
 		out = append(out, r)
 		return nil

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // TestFlowMigrationKeepsJobsAndIDs: migration 002 rebuilds the hot table
@@ -14,7 +14,7 @@ import (
 func TestFlowMigrationKeepsJobsAndIDs(t *testing.T) {
 	ctx := context.Background()
 	d := open(t, filepath.Join(t.TempDir(), "drover.db"))
-	err := d.MigrateTx(ctx, func(ctx context.Context, m driver.Migrator) error {
+	err := d.MigrateTx(ctx, func(ctx context.Context, m droverdriver.Migrator) error {
 		return m.Apply(ctx, d.Migrations()[0])
 	})
 	if err != nil {
@@ -40,11 +40,11 @@ func TestFlowMigrationKeepsJobsAndIDs(t *testing.T) {
 	}
 	for _, id := range []int64{1, 2} {
 		j := get(t, d, id)
-		if j.State != driver.StateAvailable || j.Queue != "q" || string(j.Args) != `{"n":`+string(rune('0'+id))+`}` {
+		if j.State != droverdriver.StateAvailable || j.Queue != "q" || string(j.Args) != `{"n":`+string(rune('0'+id))+`}` {
 			t.Fatalf("job %d after the migration = %+v", id, j)
 		}
 	}
-	if j := get(t, d, 3); j.State != driver.StateCompleted {
+	if j := get(t, d, 3); j.State != droverdriver.StateCompleted {
 		t.Fatalf("finished job 3 = %+v", j)
 	}
 	claimed := claim(t, d, "q", 10, 0)

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // Keyed jobs (per-key order and concurrency) and unique jobs: the parts of
@@ -23,7 +23,7 @@ import (
 // with a rate as blocked, and KeyPromote then starts those the keys'
 // tokens and room allow. It returns the keys to promote, which the caller
 // promotes once the jobs are in their final state.
-func (e *executor) insertKeyed(ctx context.Context, tx *sql.Tx, jobs []driver.InsertParams, now any) (ids []int64, queues, keys []string, err error) {
+func (e *executor) insertKeyed(ctx context.Context, tx *sql.Tx, jobs []droverdriver.InsertParams, now any) (ids []int64, queues, keys []string, err error) {
 	st, err := e.prep(ctx, tx, e.writer, "JobInsertKeyed")
 	if err != nil {
 		return nil, nil, nil, err
@@ -76,7 +76,7 @@ func (e *executor) insertKeyed(ctx context.Context, tx *sql.Tx, jobs []driver.In
 
 // uniqueQueue is the queue j's unique key is scoped to: its own with
 // UniqueByQueue, else "" (any queue).
-func uniqueQueue(j *driver.InsertParams) string {
+func uniqueQueue(j *droverdriver.InsertParams) string {
 	if j.UniqueByQueue {
 		return j.Queue
 	}
@@ -105,7 +105,7 @@ func (e *executor) retakeUnique(ctx context.Context, tx *sql.Tx, id int64) error
 		return err
 	}
 	if holder != 0 {
-		return fmt.Errorf("job %d: %w: job %d", id, driver.ErrUniqueConflict, holder)
+		return fmt.Errorf("job %d: %w: job %d", id, droverdriver.ErrUniqueConflict, holder)
 	}
 	_, err = e.exec(ctx, tx, "UniqueRetake", id)
 	return err
@@ -115,7 +115,7 @@ func (e *executor) retakeUnique(ctx context.Context, tx *sql.Tx, id int64) error
 // KeyRateSpend for the keys it promoted jobs of, and returns how many jobs
 // it promoted and the queues that got them, to wake once tx commits.
 // retried are the keyed jobs that tx retried after a failed attempt
-// (driver.KeyedRetries), whose next starts count against their keys'
+// (droverdriver.KeyedRetries), whose next starts count against their keys'
 // rates.
 func (e *executor) promote(ctx context.Context, tx *sql.Tx, queues, keys []string, retried []int64) (int, []string, error) {
 	st, err := e.prep(ctx, tx, e.writer, "KeyPromote")

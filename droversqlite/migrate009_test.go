@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // TestMigration009CapsErrorsAndScopesUniqueKeys: the PostgreSQL test of the
@@ -47,7 +47,7 @@ func TestMigration009CapsErrorsAndScopesUniqueKeys(t *testing.T) {
 	for _, c := range []struct {
 		id          int64
 		count, kept int
-	}{{1, 30, driver.ErrorsKept}, {2, 3, 3}} {
+	}{{1, 30, droverdriver.ErrorsKept}, {2, 3, 3}} {
 		j := get(t, d, c.id)
 		var got []struct{ Attempt int }
 		if err := json.Unmarshal(j.Errors, &got); err != nil {
@@ -61,7 +61,7 @@ func TestMigration009CapsErrorsAndScopesUniqueKeys(t *testing.T) {
 	if err := d.writer.QueryRowContext(ctx, `SELECT kind FROM drover_unique_keys WHERE job_id = 3 AND held`).Scan(&kind); err != nil || kind != "u" {
 		t.Fatalf("unique key of job 3 held under kind %q, %v; want u", kind, err)
 	}
-	dup := driver.InsertParams{Queue: "other", Kind: "u", Args: []byte(`{}`), MaxAttempts: 3, UniqueKey: "u\x1fk"}
+	dup := droverdriver.InsertParams{Queue: "other", Kind: "u", Args: []byte(`{}`), MaxAttempts: 3, UniqueKey: "u\x1fk"}
 	if ids := insert(t, d, dup); ids[0] != 0 {
 		t.Fatalf("insert of a key held before the migration stored job %d", ids[0])
 	}

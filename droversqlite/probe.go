@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // MinFreeBytesDefault is the free disk space under which ProbeWrite
@@ -19,7 +19,7 @@ func WithMinFreeBytes(n int64) Option {
 	return func(d *Driver) { d.minFree = n }
 }
 
-var _ driver.WriteProber = (*Driver)(nil)
+var _ droverdriver.WriteProber = (*Driver)(nil)
 
 // ProbeWrite checks that the store can take writes, for readiness checks.
 // It takes the write lock and changes the schema in a transaction that is

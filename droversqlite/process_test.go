@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // helperEnv carries the database file to a helper process.
@@ -31,7 +31,7 @@ func TestClaimsAcrossProcesses(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "procs.db")
 	d := open(t, path)
 	migrate(t, d)
-	in := make([]driver.InsertParams, total)
+	in := make([]droverdriver.InsertParams, total)
 	for i := range in {
 		in[i] = job("q")
 	}
@@ -106,18 +106,18 @@ func TestHelperClaimer(t *testing.T) {
 		}
 	}
 	for {
-		jobs, err := d.JobClaim(ctx, driver.ClaimParams{Queue: "q", Max: 25, Owner: owner, Lease: time.Minute})
+		jobs, err := d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "q", Max: 25, Owner: owner, Lease: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(jobs) == 0 {
 			return
 		}
-		res := make([]driver.Result, len(jobs))
+		res := make([]droverdriver.Result, len(jobs))
 		var line strings.Builder
 		line.WriteString("claimed")
 		for i, j := range jobs {
-			res[i] = driver.Result{ID: j.ID, Attempt: j.Attempt, LeaseToken: j.LeaseToken, Outcome: driver.OutcomeCompleted}
+			res[i] = droverdriver.Result{ID: j.ID, Attempt: j.Attempt, LeaseToken: j.LeaseToken, Outcome: droverdriver.OutcomeCompleted}
 			fmt.Fprintf(&line, " %d", j.ID)
 		}
 		if acc, err := d.JobFinish(ctx, res); err != nil || len(acc) != len(res) {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/internal/sqlcheck"
 )
 
@@ -96,13 +96,13 @@ func TestStatementsPrepare(t *testing.T) {
 
 // TestStatementEnums checks that the numbers queries.sql writes for Go
 // enums (outcomes, flow bits, final-state bits, state names) agree with
-// internal/driver's constants, SQLite's own outcome outcomeForget included.
+// droverdriver's constants, SQLite's own outcome outcomeForget included.
 func TestStatementEnums(t *testing.T) {
-	q, err := driver.ParseQueries(queriesSQL, "drover_")
+	q, err := droverdriver.ParseQueries(queriesSQL, "drover_")
 	if err != nil {
 		t.Fatal(err)
 	}
-	x := sqlcheck.Extras{Outcomes: map[int]driver.State{outcomeForget: driver.StateCompleted}}
+	x := sqlcheck.Extras{Outcomes: map[int]droverdriver.State{outcomeForget: droverdriver.StateCompleted}}
 	for _, p := range sqlcheck.Enums(q, x) {
 		t.Error(p)
 	}
@@ -112,7 +112,7 @@ func TestStatementEnums(t *testing.T) {
 // companions both ways: the SQL unpacks attempt, settle bit and outcome
 // with the shifts and masks below, and appendResults packs them so.
 func TestResultPacking(t *testing.T) {
-	q, err := driver.ParseQueries(queriesSQL, "drover_")
+	q, err := droverdriver.ParseQueries(queriesSQL, "drover_")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,8 +121,8 @@ func TestResultPacking(t *testing.T) {
 		settleBit    = 8
 		outcomeMask  = 7
 	)
-	if int(driver.OutcomeReleased) > outcomeMask || outcomeForget > outcomeMask || outcomeForget <= int(driver.OutcomeReleased) {
-		t.Fatalf("outcomes 1-%d and outcomeForget %d must fit the mask %d without clashing", driver.OutcomeReleased, outcomeForget, outcomeMask)
+	if int(droverdriver.OutcomeReleased) > outcomeMask || outcomeForget > outcomeMask || outcomeForget <= int(droverdriver.OutcomeReleased) {
+		t.Fatalf("outcomes 1-%d and outcomeForget %d must fit the mask %d without clashing", droverdriver.OutcomeReleased, outcomeForget, outcomeMask)
 	}
 	for name, wants := range map[string][]string{
 		"JobFinishMove":   {"packed >> 4 AS attempt", "packed & 8 AS settle", "packed & 7 AS outcome"},
@@ -137,13 +137,13 @@ func TestResultPacking(t *testing.T) {
 			}
 		}
 	}
-	results := []driver.Result{
-		{ID: 1, Attempt: 3, Outcome: driver.OutcomeCompleted},
-		{ID: 2, Attempt: 1, Outcome: driver.OutcomeRetry, Flow: driver.FlowBatchMember},
-		{ID: 3, Attempt: 7, Outcome: driver.OutcomeDiscarded, Flow: driver.FlowUnique},
-		{ID: 4, Attempt: 2, Outcome: driver.OutcomeCancelled},
-		{ID: 5, Attempt: 9, Outcome: driver.OutcomeReleased, Flow: driver.FlowReleaseOnParentFailure},
-		{ID: 6, Attempt: 1, Outcome: driver.OutcomeCompleted, Forget: true},
+	results := []droverdriver.Result{
+		{ID: 1, Attempt: 3, Outcome: droverdriver.OutcomeCompleted},
+		{ID: 2, Attempt: 1, Outcome: droverdriver.OutcomeRetry, Flow: droverdriver.FlowBatchMember},
+		{ID: 3, Attempt: 7, Outcome: droverdriver.OutcomeDiscarded, Flow: droverdriver.FlowUnique},
+		{ID: 4, Attempt: 2, Outcome: droverdriver.OutcomeCancelled},
+		{ID: 5, Attempt: 9, Outcome: droverdriver.OutcomeReleased, Flow: droverdriver.FlowReleaseOnParentFailure},
+		{ID: 6, Attempt: 1, Outcome: droverdriver.OutcomeCompleted, Forget: true},
 	}
 	b, _ := appendResults(nil, results)
 	var packed map[string]json.RawMessage
@@ -164,7 +164,7 @@ func TestResultPacking(t *testing.T) {
 		if r.Forget {
 			wantOutcome = outcomeForget
 		}
-		if v>>attemptShift != int64(r.Attempt) || v&outcomeMask != wantOutcome || (v&settleBit != 0) != (r.Flow&driver.FlowEnd != 0) {
+		if v>>attemptShift != int64(r.Attempt) || v&outcomeMask != wantOutcome || (v&settleBit != 0) != (r.Flow&droverdriver.FlowEnd != 0) {
 			t.Errorf("result %+v packed as %d: attempt %d, outcome %d, settle %v", r, v, v>>attemptShift, v&outcomeMask, v&settleBit != 0)
 		}
 	}

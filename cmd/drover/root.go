@@ -15,8 +15,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/internal/bench"
-	"github.com/droverhq/drover/internal/driver"
 	"github.com/droverhq/drover/internal/storeurl"
 )
 
@@ -276,7 +276,7 @@ func (c *cli) prepare(cmd *cobra.Command) error {
 	if cmd.Annotations[needsStore] == "" {
 		return nil
 	}
-	if err := driver.ValidateSchema(c.schema); err != nil {
+	if err := droverdriver.ValidateSchema(c.schema); err != nil {
 		return usagef("%s: %v", schemaSource, err)
 	}
 	t, err := storeurl.Parse(c.rawURL, c.urlSource)

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // TestSchemaNewerThanBinary records a migration this binary does not know,
@@ -20,8 +20,8 @@ func TestSchemaNewerThanBinary(t *testing.T) {
 			id := f.enqueue(t, "k", `{}`)[0]
 			latest := latestVersion(t)
 			st, _ := f.open(t)
-			future := driver.Migration{Version: latest + 1, Name: "from_the_future", SQL: "SELECT 1"}
-			err := st.Driver.MigrateTx(context.Background(), func(ctx context.Context, m driver.Migrator) error {
+			future := droverdriver.Migration{Version: latest + 1, Name: "from_the_future", SQL: "SELECT 1"}
+			err := st.Driver.MigrateTx(context.Background(), func(ctx context.Context, m droverdriver.Migrator) error {
 				return m.Apply(ctx, future)
 			})
 			if err != nil {

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/internal/bench/report"
-	"github.com/droverhq/drover/internal/driver"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -43,14 +43,14 @@ func (r *runner) ceiling(ctx context.Context) (*report.Reference, error) {
 	for range ceilingClients {
 		g.Go(func() error {
 			for {
-				rows, err := exec.JobClaim(gctx, driver.ClaimParams{Queue: queue, Max: ceilingBatch,
+				rows, err := exec.JobClaim(gctx, droverdriver.ClaimParams{Queue: queue, Max: ceilingBatch,
 					Owner: "bench-ceiling", Lease: r.opts.lease})
 				if err != nil || len(rows) == 0 {
 					return err
 				}
-				results := make([]driver.Result, len(rows))
+				results := make([]droverdriver.Result, len(rows))
 				for i, row := range rows {
-					results[i] = driver.Result{ID: row.ID, Attempt: row.Attempt, LeaseToken: row.LeaseToken, Outcome: driver.OutcomeCompleted,
+					results[i] = droverdriver.Result{ID: row.ID, Attempt: row.Attempt, LeaseToken: row.LeaseToken, Outcome: droverdriver.OutcomeCompleted,
 						Flow: row.Flow, Key: row.Key, Queue: row.Queue, Forget: r.opts.deleteCompleted}
 				}
 				accepted, err := exec.JobFinish(gctx, results)

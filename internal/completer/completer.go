@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // Defaults for Config. Two flushes in flight rather than more: every flush
@@ -57,19 +57,19 @@ type Config struct {
 	Logger   *slog.Logger
 	// OnFlushed is called after each successful flush with the results it
 	// covered and the IDs the store accepted (fencing may reject some).
-	OnFlushed func(results []driver.Result, accepted []int64, took time.Duration)
+	OnFlushed func(results []droverdriver.Result, accepted []int64, took time.Duration)
 	// OnDropped is called with a result the completer gives up on: the
 	// store refused it and its replacement too. Its job is left to its
 	// lease, so the caller must stop extending that lease.
-	OnDropped func(r driver.Result)
+	OnDropped func(r droverdriver.Result)
 }
 
 // Completer batches results. Run it in a goroutine; Submit from any number
 // of goroutines.
 type Completer struct {
 	cfg  Config
-	exec driver.Executor
-	in   chan driver.Result
+	exec droverdriver.Executor
+	in   chan droverdriver.Result
 	done chan struct{}
 	// batchLane admits one flush with batch members at a time. Every
 	// such flush updates its batches' counter rows, which concurrent
@@ -82,7 +82,7 @@ type Completer struct {
 }
 
 // New returns a completer writing through exec.
-func New(exec driver.Executor, cfg Config) *Completer {
+func New(exec droverdriver.Executor, cfg Config) *Completer {
 	if cfg.BatchSize <= 0 {
 		cfg.BatchSize = BatchSizeDefault
 	}
@@ -98,12 +98,12 @@ func New(exec driver.Executor, cfg Config) *Completer {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Completer{cfg: cfg, exec: exec, in: make(chan driver.Result, cfg.Buffer), done: make(chan struct{}),
+	return &Completer{cfg: cfg, exec: exec, in: make(chan droverdriver.Result, cfg.Buffer), done: make(chan struct{}),
 		batchLane: make(chan struct{}, 1)}
 }
 
 // Submit queues one result, blocking while the buffer is full.
-func (c *Completer) Submit(r driver.Result) {
+func (c *Completer) Submit(r droverdriver.Result) {
 	c.in <- r
 }
 
@@ -128,7 +128,7 @@ func (c *Completer) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for {
-		var first driver.Result
+		var first droverdriver.Result
 		select {
 		case r, ok := <-c.in:
 			if !ok {
@@ -138,7 +138,7 @@ func (c *Completer) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		}
-		batch := make([]driver.Result, 1, c.cfg.BatchSize)
+		batch := make([]droverdriver.Result, 1, c.cfg.BatchSize)
 		batch[0] = first
 		members := isMember(first)
 		// Wait for a flush slot, and for the cooldown since the previous
@@ -182,7 +182,7 @@ func (c *Completer) Run(ctx context.Context) {
 	flush:
 		lastFlush = time.Now()
 		wg.Add(1)
-		go func(batch []driver.Result, members bool) {
+		go func(batch []droverdriver.Result, members bool) {
 			defer wg.Done()
 			defer func() {
 				<-slots
@@ -198,7 +198,7 @@ func (c *Completer) Run(ctx context.Context) {
 }
 
 // isMember reports whether r's job belongs to a batch (see batchLane).
-func isMember(r driver.Result) bool { return r.Flow&driver.FlowBatchMember != 0 }
+func isMember(r droverdriver.Result) bool { return r.Flow&droverdriver.FlowBatchMember != 0 }
 
 // Done is closed when Run has returned.
 func (c *Completer) Done() <-chan struct{} { return c.done }
@@ -206,6 +206,6 @@ func (c *Completer) Done() <-chan struct{} { return c.done }
 // flush writes batch, retrying failures until it is written or ctx ends,
 // and reports how long the statement that wrote it took. See write for
 // what happens to a batch the store refuses.
-func (c *Completer) flush(ctx context.Context, batch []driver.Result) (took time.Duration, ok bool) {
+func (c *Completer) flush(ctx context.Context, batch []droverdriver.Result) (took time.Duration, ok bool) {
 	return c.write(ctx, batch, false)
 }

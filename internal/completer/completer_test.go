@@ -7,12 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // fakeStore records the flushes a completer makes.
 type fakeStore struct {
-	driver.Executor // only JobFinish is called
+	droverdriver.Executor // only JobFinish is called
 
 	mu                           sync.Mutex
 	seen                         map[int64]int
@@ -20,7 +20,7 @@ type fakeStore struct {
 	maxInFlight, maxMembersFlush int
 }
 
-func (f *fakeStore) JobFinish(ctx context.Context, results []driver.Result) ([]int64, error) {
+func (f *fakeStore) JobFinish(ctx context.Context, results []droverdriver.Result) ([]int64, error) {
 	members := false
 	for _, r := range results {
 		members = members || isMember(r)
@@ -81,9 +81,9 @@ func TestCompleterFlushesBatchMembersOneAtATime(t *testing.T) {
 					defer wg.Done()
 					for i := range each {
 						id := int64(p*each + i + 1)
-						r := driver.Result{ID: id, Attempt: 1, Outcome: driver.OutcomeCompleted}
+						r := droverdriver.Result{ID: id, Attempt: 1, Outcome: droverdriver.OutcomeCompleted}
 						if tt.memberEvery > 0 && id%int64(tt.memberEvery) == 0 {
-							r.Flow = driver.FlowBatchMember
+							r.Flow = droverdriver.FlowBatchMember
 						}
 						c.Submit(r)
 					}
@@ -114,15 +114,15 @@ func TestCompleterFlushesBatchMembersOneAtATime(t *testing.T) {
 // slowStore takes a fixed time per flush and records each flush's IDs in
 // the order the flushes started.
 type slowStore struct {
-	driver.Executor // only JobFinish is called
-	took            time.Duration
+	droverdriver.Executor // only JobFinish is called
+	took                  time.Duration
 
 	mu       sync.Mutex
 	batches  [][]int64
 	finished int
 }
 
-func (s *slowStore) JobFinish(ctx context.Context, results []driver.Result) ([]int64, error) {
+func (s *slowStore) JobFinish(ctx context.Context, results []droverdriver.Result) ([]int64, error) {
 	ids := make([]int64, len(results))
 	for i, r := range results {
 		ids[i] = r.ID
@@ -166,7 +166,9 @@ func TestCooldownFollowsFlushTime(t *testing.T) {
 				c.Run(context.Background())
 				close(done)
 			}()
-			submit := func(id int64) { c.Submit(driver.Result{ID: id, Attempt: 1, Outcome: driver.OutcomeCompleted}) }
+			submit := func(id int64) {
+				c.Submit(droverdriver.Result{ID: id, Attempt: 1, Outcome: droverdriver.OutcomeCompleted})
+			}
 			finished := func(n int) {
 				t.Helper()
 				deadline := time.Now().Add(5 * time.Second)

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // A flush the store refuses is not an outage. Whatever one job carries can
@@ -20,7 +20,7 @@ import (
 // forever, and a batch of N results with one at fault costs about
 // 2·log2(N) extra statements.
 //
-// An error is a refusal when the store says so (driver.RefusalReporter),
+// An error is a refusal when the store says so (droverdriver.RefusalReporter),
 // or when it happens twice in a row while the store answers another
 // statement (a probe): retrying the same statement unchanged would not
 // help. An error while the probe fails too is an outage, and keeps the
@@ -34,7 +34,7 @@ const maxRefusals = 3
 // write writes batch, retrying across outages, splitting it when the store
 // refuses it. replacement marks a batch made by refusedResult, which is
 // dropped rather than replaced again if refused.
-func (c *Completer) write(ctx context.Context, batch []driver.Result, replacement bool) (took time.Duration, ok bool) {
+func (c *Completer) write(ctx context.Context, batch []droverdriver.Result, replacement bool) (took time.Duration, ok bool) {
 	backoff := 50 * time.Millisecond
 	// answered counts the failures in a row while the store answered the
 	// probe; refusals counts the failures judged refusals.
@@ -89,7 +89,7 @@ func (c *Completer) write(ctx context.Context, batch []driver.Result, replacemen
 
 // giveUp writes a failed attempt in place of r, which the store refused,
 // or drops r when r is already such a replacement.
-func (c *Completer) giveUp(ctx context.Context, r driver.Result, cause error, replacement bool) (time.Duration, bool) {
+func (c *Completer) giveUp(ctx context.Context, r droverdriver.Result, cause error, replacement bool) (time.Duration, bool) {
 	if replacement {
 		c.cfg.Logger.Error("the store refused a job's result and the failed attempt written in its place; dropping it, the job runs again once its lease expires",
 			"job", r.ID, "attempt", r.Attempt, "error", cause)
@@ -100,7 +100,7 @@ func (c *Completer) giveUp(ctx context.Context, r driver.Result, cause error, re
 	}
 	c.cfg.Logger.Error("the store refused a job's result; recording the attempt as failed instead",
 		"job", r.ID, "attempt", r.Attempt, "error", cause)
-	return c.write(ctx, []driver.Result{refusedResult(r, cause)}, true)
+	return c.write(ctx, []droverdriver.Result{refusedResult(r, cause)}, true)
 }
 
 // failure is what a failed flush says about the store.
@@ -113,14 +113,14 @@ const (
 )
 
 // classify tells what a flush's error says: a refusal when the store says
-// so (driver.RefusalReporter), an outage when a probe fails too.
+// so (droverdriver.RefusalReporter), an outage when a probe fails too.
 func (c *Completer) classify(ctx context.Context, err error) failure {
-	if rr, ok := c.exec.(driver.RefusalReporter); ok && rr.Refused(err) {
+	if rr, ok := c.exec.(droverdriver.RefusalReporter); ok && rr.Refused(err) {
 		return refusal
 	}
 	// The probe reads a job that cannot exist: one cheap statement that
 	// succeeds exactly when the store answers.
-	if _, probeErr := c.exec.JobGet(ctx, 0); probeErr == nil || errors.Is(probeErr, driver.ErrNotFound) {
+	if _, probeErr := c.exec.JobGet(ctx, 0); probeErr == nil || errors.Is(probeErr, droverdriver.ErrNotFound) {
 		return answering
 	}
 	return outage
@@ -132,13 +132,13 @@ func (c *Completer) classify(ctx context.Context, err error) failure {
 // cancelled or released attempt keeps its outcome. A completed one is
 // discarded: its handler already ran to the end, and would most likely
 // produce the same result again.
-func refusedResult(r driver.Result, cause error) driver.Result {
+func refusedResult(r droverdriver.Result, cause error) droverdriver.Result {
 	// A copy, so that whatever fences and routes the result (attempt,
 	// lease token, flow bits, key, queue) stays as it was.
 	out := r
 	out.Output = nil
-	if out.Outcome == driver.OutcomeCompleted {
-		out.Outcome = driver.OutcomeDiscarded
+	if out.Outcome == droverdriver.OutcomeCompleted {
+		out.Outcome = droverdriver.OutcomeDiscarded
 	}
 	out.Error = refusedError(r.Attempt, cause)
 	return out

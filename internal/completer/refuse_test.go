@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 var (
@@ -22,22 +22,22 @@ var (
 // the others. While down is positive, every statement fails (an outage)
 // and the count goes down by one.
 type refusingStore struct {
-	driver.Executor // only JobFinish and JobGet are called
+	droverdriver.Executor // only JobFinish and JobGet are called
 	// poison is the ID the store refuses; replacement too refuses the
 	// failed attempt the completer writes in its place.
 	poison      int64
 	replacement bool
 	// reports makes the store say which errors are refusals
-	// (driver.RefusalReporter); without it the completer probes.
+	// (droverdriver.RefusalReporter); without it the completer probes.
 	reports bool
 
 	mu        sync.Mutex
 	down      int
-	written   map[int64][]driver.Result
+	written   map[int64][]droverdriver.Result
 	statement int
 }
 
-func (s *refusingStore) JobFinish(ctx context.Context, results []driver.Result) ([]int64, error) {
+func (s *refusingStore) JobFinish(ctx context.Context, results []droverdriver.Result) ([]int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.statement++
@@ -58,13 +58,13 @@ func (s *refusingStore) JobFinish(ctx context.Context, results []driver.Result) 
 	return ids, nil
 }
 
-func (s *refusingStore) JobGet(ctx context.Context, id int64) (*driver.JobRow, error) {
+func (s *refusingStore) JobGet(ctx context.Context, id int64) (*droverdriver.JobRow, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.down > 0 {
 		return nil, errDown
 	}
-	return nil, driver.ErrNotFound
+	return nil, droverdriver.ErrNotFound
 }
 
 // reportingStore is a refusingStore that tells refusals from outages by
@@ -96,21 +96,21 @@ func TestRefusedResultFailsOnlyItself(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			store := &refusingStore{poison: poison, replacement: tt.replacement, down: tt.down, written: map[int64][]driver.Result{}}
-			var exec driver.Executor = store
+			store := &refusingStore{poison: poison, replacement: tt.replacement, down: tt.down, written: map[int64][]droverdriver.Result{}}
+			var exec droverdriver.Executor = store
 			if tt.reports {
 				exec = reportingStore{store}
 			}
 			var dropped []int64
 			var mu sync.Mutex
 			c := New(exec, Config{BatchSize: total, Logger: slog.New(slog.DiscardHandler),
-				OnDropped: func(r driver.Result) {
+				OnDropped: func(r droverdriver.Result) {
 					mu.Lock()
 					dropped = append(dropped, r.ID)
 					mu.Unlock()
 				}})
 			for id := int64(1); id <= total; id++ {
-				r := driver.Result{ID: id, Attempt: 1, Outcome: driver.OutcomeCompleted}
+				r := droverdriver.Result{ID: id, Attempt: 1, Outcome: droverdriver.OutcomeCompleted}
 				if id == poison {
 					r.Output = []byte(`{"s":"\u0000"}`)
 				}
@@ -122,7 +122,7 @@ func TestRefusedResultFailsOnlyItself(t *testing.T) {
 			for id := int64(1); id <= total; id++ {
 				got := store.written[id]
 				if id != poison {
-					if len(got) != 1 || got[0].Outcome != driver.OutcomeCompleted {
+					if len(got) != 1 || got[0].Outcome != droverdriver.OutcomeCompleted {
 						t.Fatalf("result %d written %d times (%+v), want once, completed", id, len(got), got)
 					}
 					continue
@@ -133,7 +133,7 @@ func TestRefusedResultFailsOnlyItself(t *testing.T) {
 					}
 					continue
 				}
-				if len(got) != 1 || got[0].Outcome != driver.OutcomeDiscarded || got[0].Output != nil ||
+				if len(got) != 1 || got[0].Outcome != droverdriver.OutcomeDiscarded || got[0].Output != nil ||
 					!strings.Contains(string(got[0].Error), "the store refused this attempt's result") ||
 					!strings.Contains(string(got[0].Error), "22P05") {
 					t.Fatalf("refused result written as %+v, want one discarded attempt naming the refusal", got)
@@ -154,11 +154,11 @@ func TestRefusedResultFailsOnlyItself(t *testing.T) {
 // flush is retried as it is, neither split nor replaced, and lands once
 // the store is back.
 func TestOutageIsRetriedWhole(t *testing.T) {
-	store := &refusingStore{down: 3, written: map[int64][]driver.Result{}}
+	store := &refusingStore{down: 3, written: map[int64][]droverdriver.Result{}}
 	c := New(store, Config{BatchSize: 10, Logger: slog.New(slog.DiscardHandler)})
-	batch := make([]driver.Result, 10)
+	batch := make([]droverdriver.Result, 10)
 	for i := range batch {
-		batch[i] = driver.Result{ID: int64(i + 1), Attempt: 1, Outcome: driver.OutcomeCompleted}
+		batch[i] = droverdriver.Result{ID: int64(i + 1), Attempt: 1, Outcome: droverdriver.OutcomeCompleted}
 	}
 	if _, ok := c.flush(context.Background(), batch); !ok {
 		t.Fatal("flush gave up")
@@ -167,7 +167,7 @@ func TestOutageIsRetriedWhole(t *testing.T) {
 		t.Fatalf("%d statements, want 3 failed and 1 that wrote the whole batch", store.statement)
 	}
 	for _, r := range batch {
-		if got := store.written[r.ID]; len(got) != 1 || got[0].Outcome != driver.OutcomeCompleted {
+		if got := store.written[r.ID]; len(got) != 1 || got[0].Outcome != droverdriver.OutcomeCompleted {
 			t.Fatalf("result %d written as %+v, want once, completed", r.ID, got)
 		}
 	}

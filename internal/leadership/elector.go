@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // Name of the maintenance leadership row.
@@ -18,7 +18,7 @@ const Name = "maintenance"
 
 // Elector campaigns for leadership and keeps it.
 type Elector struct {
-	Exec driver.Executor
+	Exec droverdriver.Executor
 	ID   string
 	// TTL is how long leadership lasts without renewal; it bounds how long
 	// maintenance pauses when a leader dies.
@@ -57,7 +57,7 @@ func (e *Elector) Run(ctx context.Context) {
 }
 
 func (e *Elector) attempt(ctx context.Context) {
-	ok, err := e.Exec.LeaderElect(ctx, driver.LeaderParams{Name: Name, ID: e.ID, TTL: e.TTL})
+	ok, err := e.Exec.LeaderElect(ctx, droverdriver.LeaderParams{Name: Name, ID: e.ID, TTL: e.TTL})
 	if err != nil {
 		if ctx.Err() == nil {
 			e.Logger.Warn("leader election failed", "error", err)

@@ -9,7 +9,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // TestMain fails the package if any test leaves a goroutine behind: the
@@ -20,11 +20,11 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // leaderStore grants leadership to whoever asks and records resignations.
 // Only the leadership calls are implemented; any other call panics.
 type leaderStore struct {
-	driver.Executor
+	droverdriver.Executor
 	resigned chan string
 }
 
-func (s *leaderStore) LeaderElect(context.Context, driver.LeaderParams) (bool, error) {
+func (s *leaderStore) LeaderElect(context.Context, droverdriver.LeaderParams) (bool, error) {
 	return true, nil
 }
 

@@ -8,7 +8,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // batchLimit bounds one rescue or prune statement; a pass repeats until a
@@ -18,7 +18,7 @@ const batchLimit = 10_000
 // Rescuer returns running jobs whose lease expired (their worker died or
 // lost the store) to available, or discards them when out of attempts.
 type Rescuer struct {
-	Exec     driver.Executor
+	Exec     droverdriver.Executor
 	Interval time.Duration
 	Logger   *slog.Logger
 	// OnRescued is called with the number of jobs each pass moved.
@@ -45,7 +45,7 @@ func (r *Rescuer) Run(ctx context.Context) {
 func (r *Rescuer) RunOnce(ctx context.Context) (int, error) {
 	total := 0
 	for {
-		n, err := r.Exec.JobRescue(ctx, driver.RescueParams{Now: time.Now(), Limit: batchLimit})
+		n, err := r.Exec.JobRescue(ctx, droverdriver.RescueParams{Now: time.Now(), Limit: batchLimit})
 		total += n
 		if err != nil || n < batchLimit {
 			return total, err
@@ -55,7 +55,7 @@ func (r *Rescuer) RunOnce(ctx context.Context) (int, error) {
 
 // Pruner deletes finished jobs past their retention.
 type Pruner struct {
-	Exec     driver.Executor
+	Exec     droverdriver.Executor
 	Interval time.Duration
 	// Retention per final state; negative keeps forever.
 	Completed, Cancelled, Discarded time.Duration
@@ -75,7 +75,7 @@ func (p *Pruner) Run(ctx context.Context) {
 func (p *Pruner) RunOnce(ctx context.Context) (int, error) {
 	total := 0
 	for {
-		n, err := p.Exec.JobPrune(ctx, driver.PruneParams{
+		n, err := p.Exec.JobPrune(ctx, droverdriver.PruneParams{
 			Now: time.Now(), CompletedRetention: p.Completed, CancelledRetention: p.Cancelled,
 			DiscardedRetention: p.Discarded, Limit: batchLimit,
 		})

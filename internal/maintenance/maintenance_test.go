@@ -9,7 +9,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // TestMain fails the package if any test leaves a goroutine behind: the
@@ -20,7 +20,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // passStore signals maintenance passes on passed. Only the maintenance
 // calls are implemented; any other call panics.
 type passStore struct {
-	driver.Executor
+	droverdriver.Executor
 	passed chan string
 }
 
@@ -33,12 +33,12 @@ func (s *passStore) pass(kind string) {
 	}
 }
 
-func (s *passStore) JobRescue(context.Context, driver.RescueParams) (int, error) {
+func (s *passStore) JobRescue(context.Context, droverdriver.RescueParams) (int, error) {
 	s.pass("rescue")
 	return 0, nil
 }
 
-func (s *passStore) JobPrune(context.Context, driver.PruneParams) (int, error) {
+func (s *passStore) JobPrune(context.Context, droverdriver.PruneParams) (int, error) {
 	s.pass("prune")
 	return 0, nil
 }

@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // Promoter makes blocked keyed jobs available when their key has room but
@@ -14,7 +14,7 @@ import (
 // job promotes in the same transaction, so this sweep only covers those
 // paths, which are rare and need no better latency than the rescuer's.
 type Promoter struct {
-	Exec     driver.Executor
+	Exec     droverdriver.Executor
 	Interval time.Duration
 	Logger   *slog.Logger
 }

@@ -8,14 +8,14 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // Notifier relays insert notifications to producers by queue.
 type Notifier struct {
-	Listener driver.Listener
+	Listener droverdriver.Listener
 	// Wake is called with a queue name when jobs arrive in it, and reports
-	// how many the queue has room to start now (driver.Listener).
+	// how many the queue has room to start now (droverdriver.Listener).
 	Wake func(queue string) (room int)
 	// WakeAll is called after every (re)connect, to cover notifications
 	// missed while not listening.

@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // heartbeatChunk bounds the attempts of one heartbeat statement.
@@ -15,7 +15,7 @@ const heartbeatChunk = 10_000
 // statement per interval (per process, not per job), and relays what the
 // store reports back: cancel requests and attempts lost to the rescuer.
 type Heartbeat struct {
-	Exec     driver.Executor
+	Exec     droverdriver.Executor
 	Tracker  *Tracker
 	Lease    time.Duration
 	Interval time.Duration
@@ -43,7 +43,7 @@ func (h *Heartbeat) Beat(ctx context.Context) error {
 	ids, attempts, tokens := h.Tracker.Snapshot()
 	for start := 0; start < len(ids); start += heartbeatChunk {
 		end := min(start+heartbeatChunk, len(ids))
-		res, err := h.Exec.JobHeartbeat(ctx, driver.HeartbeatParams{IDs: ids[start:end], Attempts: attempts[start:end],
+		res, err := h.Exec.JobHeartbeat(ctx, droverdriver.HeartbeatParams{IDs: ids[start:end], Attempts: attempts[start:end],
 			Tokens: tokens[start:end], Lease: h.Lease})
 		if err != nil {
 			return err

@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // slowClaim is the duration past which a full claim (one from the head of
@@ -30,7 +30,7 @@ const (
 // position decides where a claim starts. Normally every claim starts at the
 // head of the claim order, so no waiting row is ever passed over. After a
 // slow full claim, claims start past the last row this producer claimed
-// (driver.ClaimParams.After) for a while: the dead entries that made the
+// (droverdriver.ClaimParams.After) for a while: the dead entries that made the
 // claim slow all sit before that row, and new, retried and released rows
 // sort after it (a workflow step released by its parents is due from its
 // release). A row that sorts before it (a higher priority inserted
@@ -45,13 +45,13 @@ const (
 // only because the machine was overloaded).
 type position struct {
 	mu    sync.Mutex
-	last  *driver.ClaimPosition
+	last  *droverdriver.ClaimPosition
 	until time.Time
 }
 
 // after returns the position a claim starting now should pass, or nil for
 // a full claim.
-func (p *position) after(now time.Time) *driver.ClaimPosition {
+func (p *position) after(now time.Time) *droverdriver.ClaimPosition {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.last == nil || !now.Before(p.until) {
@@ -64,14 +64,14 @@ func (p *position) after(now time.Time) *driver.ClaimPosition {
 // observe records a finished claim: how long it took, whether it was a
 // full claim, the last row it claimed in claim order (nil if none), and
 // whether it came back short (fewer rows than asked).
-func (p *position) observe(now time.Time, full bool, took time.Duration, last *driver.JobRow, short bool) {
+func (p *position) observe(now time.Time, full bool, took time.Duration, last *droverdriver.JobRow, short bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !full && short {
 		p.until = minTime(p.until, now.Add(minPositionalSpan))
 	}
 	if last != nil {
-		pos := driver.PositionOf(last)
+		pos := droverdriver.PositionOf(last)
 		if full || p.last == nil || p.last.Before(pos) {
 			p.last = &pos
 		}

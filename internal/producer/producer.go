@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // ClaimMaxDefault caps one claim statement. Past a few hundred rows the
@@ -56,7 +56,7 @@ type Config struct {
 	ClaimMax int
 	// Limit holds the queue's cluster-wide limits, nil for none; every
 	// claim passes it to the store.
-	Limit *driver.QueueLimit
+	Limit *droverdriver.QueueLimit
 	Owner string
 	Lease time.Duration
 	// PollInterval is the fallback fetch interval when no notification
@@ -66,7 +66,7 @@ type Config struct {
 }
 
 // Runner runs one claimed attempt under ctx and returns its result.
-type Runner func(ctx context.Context, row *driver.JobRow) driver.Result
+type Runner func(ctx context.Context, row *droverdriver.JobRow) droverdriver.Result
 
 // Stats are cumulative counters of a producer, for benches and metrics.
 type Stats struct {
@@ -80,9 +80,9 @@ type Stats struct {
 // Producer fetches and runs the jobs of one queue.
 type Producer struct {
 	cfg     Config
-	exec    driver.Executor
+	exec    droverdriver.Executor
 	tracker *Tracker
-	submit  func(driver.Result)
+	submit  func(droverdriver.Result)
 	run     Runner
 	// prefetch is how many claimed jobs may wait in the local buffer
 	// beyond the running ones, so that a refill can be in flight while
@@ -98,7 +98,7 @@ type Producer struct {
 
 	wake     chan struct{}
 	freed    chan struct{}
-	buffer   chan *driver.JobRow
+	buffer   chan *droverdriver.JobRow
 	inflight atomic.Int64
 	stopping atomic.Bool
 	stopped  chan struct{} // closed with stopping set
@@ -111,7 +111,7 @@ type Producer struct {
 }
 
 // New returns a producer. submit hands results to the completer.
-func New(exec driver.Executor, tracker *Tracker, submit func(driver.Result), run Runner, cfg Config) *Producer {
+func New(exec droverdriver.Executor, tracker *Tracker, submit func(droverdriver.Result), run Runner, cfg Config) *Producer {
 	if cfg.MaxWorkers <= 0 {
 		cfg.MaxWorkers = 1
 	}
@@ -127,7 +127,7 @@ func New(exec driver.Executor, tracker *Tracker, submit func(driver.Result), run
 		wake:    make(chan struct{}, 1),
 		stopped: make(chan struct{}),
 		freed:   make(chan struct{}, 1),
-		buffer:  make(chan *driver.JobRow, cfg.MaxWorkers+prefetch),
+		buffer:  make(chan *droverdriver.JobRow, cfg.MaxWorkers+prefetch),
 	}
 }
 
@@ -245,10 +245,10 @@ const stackPad = 10 << 10
 // stackIndex is a variable so the compiler cannot drop the array.
 var stackIndex = stackPad - 1
 
-func (p *Producer) runOne(ctx context.Context, row *driver.JobRow) {
-	var res driver.Result
+func (p *Producer) runOne(ctx context.Context, row *droverdriver.JobRow) {
+	var res droverdriver.Result
 	if p.stopping.Load() {
-		res = driver.Result{ID: row.ID, Attempt: row.Attempt, LeaseToken: row.LeaseToken, Outcome: driver.OutcomeReleased,
+		res = droverdriver.Result{ID: row.ID, Attempt: row.Attempt, LeaseToken: row.LeaseToken, Outcome: droverdriver.OutcomeReleased,
 			Key: row.Key, Queue: row.Queue}
 	} else {
 		start := time.Now()
@@ -382,7 +382,7 @@ func (p *Producer) claim(ctx context.Context, n int) (int, error) {
 	defer cancel()
 	start := time.Now()
 	after := p.position.after(start)
-	params := driver.ClaimParams{Queue: p.cfg.Queue, Max: n, Owner: p.cfg.Owner, Lease: p.cfg.Lease,
+	params := droverdriver.ClaimParams{Queue: p.cfg.Queue, Max: n, Owner: p.cfg.Owner, Lease: p.cfg.Lease,
 		After: after, Limit: p.cfg.Limit}
 	rows, err := p.exec.JobClaim(ctx, params)
 	if err != nil {
@@ -392,7 +392,7 @@ func (p *Producer) claim(ctx context.Context, n int) (int, error) {
 	took := time.Since(start)
 	p.claimNanos.Add(int64(took))
 	p.claimedJobs.Add(int64(len(rows)))
-	var last *driver.JobRow
+	var last *droverdriver.JobRow
 	if len(rows) > 0 {
 		last = rows[len(rows)-1]
 	}

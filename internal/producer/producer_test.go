@@ -9,15 +9,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/internal/waitfor"
 )
 
 // claimStore is an in-memory store of one queue that serves JobClaim and
-// logs every claim it is asked for and what it returned. The rest of driver.Executor is never called by a
+// logs every claim it is asked for and what it returned. The rest of droverdriver.Executor is never called by a
 // producer's fetch loop.
 type claimStore struct {
-	driver.Executor
+	droverdriver.Executor
 
 	mu        sync.Mutex
 	available map[int64]bool
@@ -52,7 +52,7 @@ func newClaimStore(jobs int) *claimStore {
 	return s
 }
 
-func (s *claimStore) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*driver.JobRow, error) {
+func (s *claimStore) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*droverdriver.JobRow, error) {
 	rows, err := s.take(p)
 	s.mu.Lock()
 	hold, entered := s.hold, s.entered
@@ -65,7 +65,7 @@ func (s *claimStore) JobClaim(ctx context.Context, p driver.ClaimParams) ([]*dri
 	return rows, err
 }
 
-func (s *claimStore) take(p driver.ClaimParams) ([]*driver.JobRow, error) {
+func (s *claimStore) take(p droverdriver.ClaimParams) ([]*droverdriver.JobRow, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var ids []int64
@@ -74,10 +74,10 @@ func (s *claimStore) take(p driver.ClaimParams) ([]*driver.JobRow, error) {
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	ids = ids[:min(len(ids), p.Max)]
-	rows := make([]*driver.JobRow, len(ids))
+	rows := make([]*droverdriver.JobRow, len(ids))
 	for i, id := range ids {
 		delete(s.available, id)
-		rows[i] = &driver.JobRow{ID: id, Queue: p.Queue, Attempt: 1}
+		rows[i] = &droverdriver.JobRow{ID: id, Queue: p.Queue, Attempt: 1}
 	}
 	s.log = append(s.log, claimCall{max: p.Max, got: len(rows)})
 	return rows, nil
@@ -91,11 +91,11 @@ func TestBacklogRunsOnce(t *testing.T) {
 	store := newClaimStore(jobs)
 	var mu sync.Mutex
 	runs := make(map[int64]int)
-	run := func(_ context.Context, row *driver.JobRow) driver.Result {
+	run := func(_ context.Context, row *droverdriver.JobRow) droverdriver.Result {
 		mu.Lock()
 		defer mu.Unlock()
 		runs[row.ID]++
-		return driver.Result{ID: row.ID, Attempt: row.Attempt, Outcome: driver.OutcomeCompleted}
+		return droverdriver.Result{ID: row.ID, Attempt: row.Attempt, Outcome: droverdriver.OutcomeCompleted}
 	}
 	_, stop := startProducer(t, store, run, Config{Queue: "q", MaxWorkers: 10, ClaimMax: 10,
 		PollInterval: 10 * time.Millisecond})
@@ -127,10 +127,10 @@ func TestWakeReportsRoom(t *testing.T) {
 	store := newClaimStore(0)
 	release := make(chan struct{})
 	started := make(chan struct{}, 2*workers)
-	run := func(_ context.Context, row *driver.JobRow) driver.Result {
+	run := func(_ context.Context, row *droverdriver.JobRow) droverdriver.Result {
 		started <- struct{}{}
 		<-release
-		return driver.Result{ID: row.ID, Attempt: row.Attempt, Outcome: driver.OutcomeCompleted}
+		return droverdriver.Result{ID: row.ID, Attempt: row.Attempt, Outcome: droverdriver.OutcomeCompleted}
 	}
 	p, stop := startProducer(t, store, run, Config{Queue: "q", MaxWorkers: workers, PollInterval: time.Hour})
 	waitfor.Cond(t, "the first, empty claim", func() bool { store.mu.Lock(); defer store.mu.Unlock(); return len(store.log) > 0 })
@@ -163,9 +163,9 @@ func TestWakeReportsRoom(t *testing.T) {
 func TestWakeDuringShortClaim(t *testing.T) {
 	store := newClaimStore(0)
 	ran := make(chan int64, 10)
-	run := func(_ context.Context, row *driver.JobRow) driver.Result {
+	run := func(_ context.Context, row *droverdriver.JobRow) droverdriver.Result {
 		ran <- row.ID
-		return driver.Result{ID: row.ID, Attempt: row.Attempt, Outcome: driver.OutcomeCompleted}
+		return droverdriver.Result{ID: row.ID, Attempt: row.Attempt, Outcome: droverdriver.OutcomeCompleted}
 	}
 	p, _ := startProducer(t, store, run, Config{Queue: "q", MaxWorkers: 4, PollInterval: time.Hour})
 	waitfor.Cond(t, "the first, empty claim", func() bool { store.mu.Lock(); defer store.mu.Unlock(); return len(store.log) > 0 })
@@ -216,12 +216,12 @@ func TestBufferFollowsRunTime(t *testing.T) {
 			store := newClaimStore(tc.jobs)
 			var mu sync.Mutex
 			ran, held := 0, int64(0)
-			run := func(_ context.Context, row *driver.JobRow) driver.Result {
+			run := func(_ context.Context, row *droverdriver.JobRow) droverdriver.Result {
 				time.Sleep(tc.run)
 				mu.Lock()
 				ran++
 				mu.Unlock()
-				return driver.Result{ID: row.ID, Attempt: row.Attempt, Outcome: driver.OutcomeCompleted}
+				return droverdriver.Result{ID: row.ID, Attempt: row.Attempt, Outcome: droverdriver.OutcomeCompleted}
 			}
 			var p *Producer
 			p, stop := startProducer(t, store, run, Config{Queue: "q", MaxWorkers: workers, ClaimMax: tc.claimMax,
@@ -250,7 +250,7 @@ func TestBufferFollowsRunTime(t *testing.T) {
 func startProducer(t *testing.T, store *claimStore, run Runner, cfg Config) (*Producer, func()) {
 	t.Helper()
 	cfg.Owner, cfg.Lease, cfg.Logger = "o", time.Minute, slog.New(slog.NewTextHandler(io.Discard, nil))
-	p := New(store, NewTracker(), func(driver.Result) {}, run, cfg)
+	p := New(store, NewTracker(), func(droverdriver.Result) {}, run, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
 	go func() {

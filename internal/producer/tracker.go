@@ -5,7 +5,7 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // Causes with which a running job's context is cancelled, so the runner can
@@ -37,7 +37,7 @@ type Tracker struct {
 
 type tracked struct {
 	attempt int
-	token   driver.LeaseToken // the claim's, which the heartbeat presents
+	token   droverdriver.LeaseToken // the claim's, which the heartbeat presents
 	cancel  context.CancelCauseFunc
 	cause   error // set when cancelled before the handler started
 }
@@ -48,7 +48,7 @@ func NewTracker() *Tracker {
 }
 
 // Add records a claimed attempt with the lease token of its claim.
-func (t *Tracker) Add(id int64, attempt int, token driver.LeaseToken) {
+func (t *Tracker) Add(id int64, attempt int, token droverdriver.LeaseToken) {
 	t.mu.Lock()
 	t.attempts[id] = &tracked{attempt: attempt, token: token}
 	t.mu.Unlock()
@@ -109,12 +109,12 @@ func (t *Tracker) Cancel(id int64, cause error) {
 }
 
 // Snapshot returns the attempts held right now, with their lease tokens.
-func (t *Tracker) Snapshot() (ids []int64, attempts []int, tokens []driver.LeaseToken) {
+func (t *Tracker) Snapshot() (ids []int64, attempts []int, tokens []droverdriver.LeaseToken) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	ids = make([]int64, 0, len(t.attempts))
 	attempts = make([]int, 0, len(t.attempts))
-	tokens = make([]driver.LeaseToken, 0, len(t.attempts))
+	tokens = make([]droverdriver.LeaseToken, 0, len(t.attempts))
 	for id, a := range t.attempts {
 		ids = append(ids, id)
 		attempts = append(attempts, a.attempt)

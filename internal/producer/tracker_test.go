@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 func TestTrackerInterrupts(t *testing.T) {
@@ -29,7 +29,7 @@ func TestTrackerInterrupts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tr := NewTracker()
-			tr.Add(1, 1, driver.LeaseToken{})
+			tr.Add(1, 1, droverdriver.LeaseToken{})
 			var ctx context.Context
 			for _, step := range tt.steps {
 				switch step {

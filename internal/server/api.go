@@ -16,7 +16,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/droverhq/drover"
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/internal/jobjson"
 )
 
@@ -47,7 +47,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 		checks["schema"] = fmt.Sprintf("at version %d, newer than this binary's %d: upgrade drover", version, latest)
 		ready = false
 	}
-	if p, ok := s.cfg.Driver.(driver.WriteProber); ok && err == nil {
+	if p, ok := s.cfg.Driver.(droverdriver.WriteProber); ok && err == nil {
 		if perr := p.ProbeWrite(ctx); perr != nil {
 			s.cfg.Logger.Warn("readiness: the store cannot take writes", "error", perr)
 			checks["writes"] = "failing: " + perr.Error()
@@ -266,7 +266,7 @@ func (s *Server) batchResults(w http.ResponseWriter, r *http.Request) error {
 			return badRequest("query parameter %q: unknown (use after, limit)", key)
 		}
 	}
-	p := driver.BatchResultsParams{BatchID: id, Limit: 100}
+	p := droverdriver.BatchResultsParams{BatchID: id, Limit: 100}
 	// A parameter given empty is given, and the document types both as
 	// integers: "after=" is an error, as in GET /v1/jobs.
 	if q.Has("after") {
@@ -302,7 +302,7 @@ func (s *Server) batchResults(w http.ResponseWriter, r *http.Request) error {
 
 // batchResultsPage reads one page of a batch's ended members and the
 // cursor of the next page, 0 on the last.
-func (s *Server) batchResultsPage(ctx context.Context, p driver.BatchResultsParams) ([]resultJSON, int64, error) {
+func (s *Server) batchResultsPage(ctx context.Context, p droverdriver.BatchResultsParams) ([]resultJSON, int64, error) {
 	rows, err := s.cfg.Driver.BatchResults(ctx, p)
 	if err != nil {
 		return nil, 0, err

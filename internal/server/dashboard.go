@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // The dashboard is server-rendered HTML with one small script for the live
@@ -420,7 +420,7 @@ func (s *Server) batchPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p := driver.BatchResultsParams{BatchID: id, Limit: 100}
+	p := droverdriver.BatchResultsParams{BatchID: id, Limit: 100}
 	if v := r.URL.Query().Get("after"); v != "" {
 		if p.AfterID, err = strconv.ParseInt(v, 10, 64); err != nil || p.AfterID < 0 {
 			return badRequest("after %q: must be a job id (a non-negative integer)", v)

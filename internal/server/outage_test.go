@@ -10,8 +10,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/droverpg"
-	"github.com/droverhq/drover/internal/driver"
 	"github.com/droverhq/drover/internal/pgcluster"
 	"github.com/droverhq/drover/internal/server"
 	"github.com/droverhq/drover/internal/storeurl"
@@ -33,7 +33,7 @@ func TestStoreOutageAnswers503(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cluster.Stop() })
-	open := func(t *testing.T) (driver.Driver, storeurl.Client) {
+	open := func(t *testing.T) (droverdriver.Driver, storeurl.Client) {
 		pool, err := pgxpool.New(ctx, cluster.URL())
 		if err != nil {
 			t.Fatal(err)

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/droversqlite"
-	"github.com/droverhq/drover/internal/driver"
 	"github.com/droverhq/drover/internal/server"
 	"github.com/droverhq/drover/internal/storeurl"
 )
@@ -27,9 +27,9 @@ func TestReadinessOnNewerSchema(t *testing.T) {
 	if _, err := drover.Migrate(ctx, d); err != nil {
 		t.Fatal(err)
 	}
-	latest := driver.LatestVersion(d)
-	err = d.MigrateTx(ctx, func(ctx context.Context, m driver.Migrator) error {
-		return m.Apply(ctx, driver.Migration{Version: latest + 1, Name: "from_the_future", SQL: "SELECT 1"})
+	latest := droverdriver.LatestVersion(d)
+	err = d.MigrateTx(ctx, func(ctx context.Context, m droverdriver.Migrator) error {
+		return m.Apply(ctx, droverdriver.Migration{Version: latest + 1, Name: "from_the_future", SQL: "SELECT 1"})
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +53,7 @@ func readinessOf(t *testing.T, d *droversqlite.Driver) readiness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := setup(t, func(*testing.T) (driver.Driver, storeurl.Client) { return d, client })
+	b := setup(t, func(*testing.T) (droverdriver.Driver, storeurl.Client) { return d, client })
 	var ready readiness
 	b.must(t, http.StatusServiceUnavailable, server.ScopeAdmin, "GET", "/readyz", nil).decode(t, &ready)
 	return ready

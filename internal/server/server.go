@@ -30,7 +30,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/droverhq/drover"
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/internal/notifier"
 	"github.com/droverhq/drover/internal/storeurl"
 )
@@ -94,7 +94,7 @@ type Config struct {
 	Client storeurl.Client
 	// Driver is the client's store, for readiness checks and insert
 	// notifications that end long polls early.
-	Driver driver.Driver
+	Driver droverdriver.Driver
 	// Tokens that may call the API. With none, only /healthz answers.
 	Tokens []Token
 	Logger *slog.Logger

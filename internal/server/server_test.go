@@ -20,9 +20,9 @@ import (
 	legacyrouter "github.com/getkin/kin-openapi/routers/legacy"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/droversqlite"
-	"github.com/droverhq/drover/internal/driver"
 	"github.com/droverhq/drover/internal/server"
 	"github.com/droverhq/drover/internal/storeurl"
 	"github.com/droverhq/drover/internal/testdb"
@@ -33,16 +33,16 @@ func TestMain(m *testing.M) { testdb.Main(m) }
 // stores opens a migrated store of its own per test.
 var stores = []struct {
 	name string
-	open func(t *testing.T) (driver.Driver, storeurl.Client)
+	open func(t *testing.T) (droverdriver.Driver, storeurl.Client)
 }{
-	{"postgres", func(t *testing.T) (driver.Driver, storeurl.Client) {
+	{"postgres", func(t *testing.T) (droverdriver.Driver, storeurl.Client) {
 		d, err := droverpg.New(testdb.NewPool(t), droverpg.WithSchema(testdb.NewSchema(t)))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return d, newClient(t, d, func(cfg *drover.Config) (storeurl.Client, error) { return drover.NewClient(d, cfg) })
 	}},
-	{"sqlite", func(t *testing.T) (driver.Driver, storeurl.Client) {
+	{"sqlite", func(t *testing.T) (droverdriver.Driver, storeurl.Client) {
 		d, err := droversqlite.Open(context.Background(), filepath.Join(t.TempDir(), "drover.db"))
 		if err != nil {
 			t.Fatal(err)
@@ -52,7 +52,7 @@ var stores = []struct {
 	}},
 }
 
-func newClient(t *testing.T, d driver.Driver, mk func(*drover.Config) (storeurl.Client, error)) storeurl.Client {
+func newClient(t *testing.T, d droverdriver.Driver, mk func(*drover.Config) (storeurl.Client, error)) storeurl.Client {
 	t.Helper()
 	if _, err := drover.Migrate(context.Background(), d); err != nil {
 		t.Fatal(err)
@@ -93,7 +93,7 @@ type bundle struct {
 	srv    *server.Server
 }
 
-func setup(t *testing.T, open func(t *testing.T) (driver.Driver, storeurl.Client), mutate ...func(*server.Config)) *bundle {
+func setup(t *testing.T, open func(t *testing.T) (droverdriver.Driver, storeurl.Client), mutate ...func(*server.Config)) *bundle {
 	t.Helper()
 	d, client := open(t)
 	b := &bundle{client: client, tokens: map[server.Scope]string{}, leases: map[int64]string{}}

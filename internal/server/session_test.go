@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/droversqlite"
-	"github.com/droverhq/drover/internal/driver"
 	"github.com/droverhq/drover/internal/server"
 	"github.com/droverhq/drover/internal/storeurl"
 	"github.com/droverhq/drover/internal/waitfor"
@@ -183,8 +183,8 @@ func TestEveryResponseIsNosniff(t *testing.T) {
 // its disk is under the free-space minimum, as on a full disk) answers
 // reads, and /readyz must say not ready all the same.
 func TestReadinessProbesWrites(t *testing.T) {
-	open := func(minFree int64) func(t *testing.T) (driver.Driver, storeurl.Client) {
-		return func(t *testing.T) (driver.Driver, storeurl.Client) {
+	open := func(minFree int64) func(t *testing.T) (droverdriver.Driver, storeurl.Client) {
+		return func(t *testing.T) (droverdriver.Driver, storeurl.Client) {
 			d, err := droversqlite.Open(context.Background(), filepath.Join(t.TempDir(), "drover.db"),
 				droversqlite.WithMinFreeBytes(minFree))
 			if err != nil {

@@ -13,8 +13,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/droversqlite"
-	"github.com/droverhq/drover/internal/driver"
 	"github.com/droverhq/drover/internal/server"
 	"github.com/droverhq/drover/internal/storeurl"
 )
@@ -25,7 +25,7 @@ import (
 func TestTracingAcrossHTTP(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	b := setup(t, func(t *testing.T) (driver.Driver, storeurl.Client) {
+	b := setup(t, func(t *testing.T) (droverdriver.Driver, storeurl.Client) {
 		d, err := droversqlite.Open(context.Background(), filepath.Join(t.TempDir(), "drover.db"))
 		if err != nil {
 			t.Fatal(err)

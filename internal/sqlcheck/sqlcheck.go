@@ -1,7 +1,7 @@
 // Package sqlcheck checks, for the drivers' tests, that the numbers their
-// SQL spells for Go enums agree with internal/driver's constants: job
-// outcomes (driver.Outcome), flow bits (driver.Flow*), unique-key final
-// state bits (driver.FinalBit) and state names (driver.State).
+// SQL spells for Go enums agree with droverdriver's constants: job
+// outcomes (droverdriver.Outcome), flow bits (droverdriver.Flow*), unique-key final
+// state bits (droverdriver.FinalBit) and state names (droverdriver.State).
 //
 // The SQL and the Go constants are two definitions of one protocol; until
 // the statements are generated from the constants (docs/design/engine.md),
@@ -18,7 +18,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // Extras are a driver's own codes beyond the shared ones, which Enums
@@ -26,35 +26,35 @@ import (
 type Extras struct {
 	// Outcomes are private outcome codes and the state each ends a job in
 	// (SQLite's packed 6: a completion whose job is deleted).
-	Outcomes map[int]driver.State
+	Outcomes map[int]droverdriver.State
 }
 
 // outcomeNames are the words the statements' "Outcomes:" comments use.
-var outcomeNames = map[string]driver.Outcome{
-	"completed": driver.OutcomeCompleted,
-	"retry":     driver.OutcomeRetry,
-	"discarded": driver.OutcomeDiscarded,
-	"cancelled": driver.OutcomeCancelled,
-	"released":  driver.OutcomeReleased,
+var outcomeNames = map[string]droverdriver.Outcome{
+	"completed": droverdriver.OutcomeCompleted,
+	"retry":     droverdriver.OutcomeRetry,
+	"discarded": droverdriver.OutcomeDiscarded,
+	"cancelled": droverdriver.OutcomeCancelled,
+	"released":  droverdriver.OutcomeReleased,
 }
 
 // outcomeState is the state a job ends in for each outcome that ends it;
 // the others (retry, released) leave it waiting.
-var outcomeState = map[driver.Outcome]driver.State{
-	driver.OutcomeCompleted: driver.StateCompleted,
-	driver.OutcomeDiscarded: driver.StateDiscarded,
-	driver.OutcomeCancelled: driver.StateCancelled,
+var outcomeState = map[droverdriver.Outcome]droverdriver.State{
+	droverdriver.OutcomeCompleted: droverdriver.StateCompleted,
+	droverdriver.OutcomeDiscarded: droverdriver.StateDiscarded,
+	droverdriver.OutcomeCancelled: droverdriver.StateCancelled,
 }
 
 // flowMasks are the flow values a statement may test or set: the named
 // bits and unions.
 var flowMasks = map[int]string{
-	driver.FlowBatchMember:            "FlowBatchMember",
-	driver.FlowHasDependants:          "FlowHasDependants",
-	driver.FlowReleaseOnParentFailure: "FlowReleaseOnParentFailure",
-	driver.FlowSettle:                 "FlowSettle",
-	driver.FlowUnique:                 "FlowUnique",
-	driver.FlowEnd:                    "FlowEnd",
+	droverdriver.FlowBatchMember:            "FlowBatchMember",
+	droverdriver.FlowHasDependants:          "FlowHasDependants",
+	droverdriver.FlowReleaseOnParentFailure: "FlowReleaseOnParentFailure",
+	droverdriver.FlowSettle:                 "FlowSettle",
+	droverdriver.FlowUnique:                 "FlowUnique",
+	droverdriver.FlowEnd:                    "FlowEnd",
 }
 
 var (
@@ -97,7 +97,7 @@ func Enums(q map[string]string, x Extras) []string {
 	}
 	validOutcome := func(n int) bool {
 		_, extra := x.Outcomes[n]
-		return (n >= int(driver.OutcomeCompleted) && n <= int(driver.OutcomeReleased)) || extra
+		return (n >= int(droverdriver.OutcomeCompleted) && n <= int(droverdriver.OutcomeReleased)) || extra
 	}
 	sawOutcomes, sawFlow := false, false
 	names := make([]string, 0, len(q))
@@ -110,15 +110,15 @@ func Enums(q map[string]string, x Extras) []string {
 		// The documented numbering, where a statement gives one.
 		for _, m := range outcomesDoc.FindAllStringSubmatch(text, -1) {
 			sawOutcomes = true
-			seen := map[driver.Outcome]bool{}
+			seen := map[droverdriver.Outcome]bool{}
 			for _, p := range outcomesPair.FindAllStringSubmatch(m[1], -1) {
 				n, _ := strconv.Atoi(p[1])
 				o, ok := outcomeNames[p[2]]
 				switch {
 				case !ok:
-					bad(name, "Outcomes comment names %q, which is no driver.Outcome", p[2])
+					bad(name, "Outcomes comment names %q, which is no droverdriver.Outcome", p[2])
 				case int(o) != n:
-					bad(name, "Outcomes comment says %d %s, but driver.Outcome for %s is %d", n, p[2], p[2], o)
+					bad(name, "Outcomes comment says %d %s, but droverdriver.Outcome for %s is %d", n, p[2], p[2], o)
 				}
 				seen[o] = true
 			}
@@ -137,13 +137,13 @@ func Enums(q map[string]string, x Extras) []string {
 			}
 			for _, n := range set {
 				if !validOutcome(n) {
-					bad(name, "compares an outcome with %d, which is no driver.Outcome: %q", n, m[0])
+					bad(name, "compares an outcome with %d, which is no droverdriver.Outcome: %q", n, m[0])
 				}
 			}
 			if len(set) > 1 {
 				slices.Sort(set)
-				ending := []int{int(driver.OutcomeCompleted), int(driver.OutcomeDiscarded), int(driver.OutcomeCancelled)}
-				waiting := []int{int(driver.OutcomeRetry), int(driver.OutcomeReleased)}
+				ending := []int{int(droverdriver.OutcomeCompleted), int(droverdriver.OutcomeDiscarded), int(droverdriver.OutcomeCancelled)}
+				waiting := []int{int(droverdriver.OutcomeRetry), int(droverdriver.OutcomeReleased)}
 				slices.Sort(ending)
 				slices.Sort(waiting)
 				if !slices.Equal(set, ending) && !slices.Equal(set, waiting) && !sameState(set, x) {
@@ -155,7 +155,7 @@ func Enums(q map[string]string, x Extras) []string {
 		for _, m := range outcomeCase.FindAllStringSubmatch(code, -1) {
 			for _, w := range whenThen.FindAllStringSubmatch(m[1], -1) {
 				n, _ := strconv.Atoi(w[1])
-				want, ok := outcomeState[driver.Outcome(n)]
+				want, ok := outcomeState[droverdriver.Outcome(n)]
 				if extra, isExtra := x.Outcomes[n]; isExtra {
 					want, ok = extra, true
 				}
@@ -163,7 +163,7 @@ func Enums(q map[string]string, x Extras) []string {
 					bad(name, "maps outcome %d to state %q; driver says %q", n, w[2], want)
 				}
 			}
-			if m[2] != string(driver.StateCancelled) {
+			if m[2] != string(droverdriver.StateCancelled) {
 				bad(name, "maps other outcomes to %q; the remaining ending outcome is cancelled", m[2])
 			}
 		}
@@ -172,39 +172,39 @@ func Enums(q map[string]string, x Extras) []string {
 			sawFlow = true
 			n, _ := strconv.Atoi(m[2])
 			if _, ok := flowMasks[n]; !ok {
-				bad(name, "flow %s %d is no named flow mask (driver.Flow*): %q", m[1], n, m[0])
+				bad(name, "flow %s %d is no named flow mask (droverdriver.Flow*): %q", m[1], n, m[0])
 			}
 		}
 		for _, re := range []*regexp.Regexp{finishFence, finishBits} {
 			for _, m := range re.FindAllStringSubmatch(code, -1) {
-				if n, _ := strconv.Atoi(m[1]); n != driver.FlowEnd {
-					bad(name, "finish tests flow bits %d; driver.FlowEnd is %d: %q", n, driver.FlowEnd, m[0])
+				if n, _ := strconv.Atoi(m[1]); n != droverdriver.FlowEnd {
+					bad(name, "finish tests flow bits %d; droverdriver.FlowEnd is %d: %q", n, droverdriver.FlowEnd, m[0])
 				}
 			}
 		}
 		for _, m := range flowCase.FindAllStringSubmatch(code, -1) {
-			if n, _ := strconv.Atoi(m[1]); n != driver.FlowUnique {
-				bad(name, "stores flow %d for a unique job; driver.FlowUnique is %d", n, driver.FlowUnique)
+			if n, _ := strconv.Atoi(m[1]); n != droverdriver.FlowUnique {
+				bad(name, "stores flow %d for a unique job; droverdriver.FlowUnique is %d", n, droverdriver.FlowUnique)
 			}
 		}
 		// Unique keys' final-state bits.
 		for _, m := range finalCase.FindAllStringSubmatch(code, -1) {
-			named := map[driver.State]bool{}
+			named := map[droverdriver.State]bool{}
 			for _, w := range finalWhen.FindAllStringSubmatch(m[1], -1) {
 				n, _ := strconv.Atoi(w[2])
-				named[driver.State(w[1])] = true
-				if got := driver.FinalBit(driver.State(w[1])); got != n {
-					bad(name, "final-state bit of %s is %d; driver.FinalBit says %d", w[1], n, got)
+				named[droverdriver.State(w[1])] = true
+				if got := droverdriver.FinalBit(droverdriver.State(w[1])); got != n {
+					bad(name, "final-state bit of %s is %d; droverdriver.FinalBit says %d", w[1], n, got)
 				}
 			}
-			var rest []driver.State
-			for _, s := range driver.States {
+			var rest []droverdriver.State
+			for _, s := range droverdriver.States {
 				if s.Finished() && !named[s] {
 					rest = append(rest, s)
 				}
 			}
 			n, _ := strconv.Atoi(m[2])
-			if len(rest) != 1 || driver.FinalBit(rest[0]) != n {
+			if len(rest) != 1 || droverdriver.FinalBit(rest[0]) != n {
 				bad(name, "final-state ELSE %d must be the bit of the one final state left (%v)", n, rest)
 			}
 		}
@@ -219,8 +219,8 @@ func Enums(q map[string]string, x Extras) []string {
 			}
 		}
 		for _, s := range states {
-			if !driver.State(s).Valid() {
-				bad(name, "compares state with %q, which is no driver.State", s)
+			if !droverdriver.State(s).Valid() {
+				bad(name, "compares state with %q, which is no droverdriver.State", s)
 			}
 		}
 	}
@@ -238,9 +238,9 @@ func Enums(q map[string]string, x Extras) []string {
 // outcome is a completion, so IN (completed, forget) is a test for
 // "completed".
 func sameState(set []int, x Extras) bool {
-	var state driver.State
+	var state droverdriver.State
 	for i, n := range set {
-		st, ok := outcomeState[driver.Outcome(n)]
+		st, ok := outcomeState[droverdriver.Outcome(n)]
 		if extra, isExtra := x.Outcomes[n]; isExtra {
 			st, ok = extra, true
 		}

@@ -4,11 +4,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/droverhq/drover/internal/driver"
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // good is a statement in the drivers' spellings that agrees with
-// internal/driver.
+// droverdriver.
 const good = `-- Outcomes: 1 completed, 2 retry, 3 discarded, 4 cancelled, 5 released.
 DELETE FROM jobs j WHERE j.state = 'running'
   AND (($2::jsonb -> j.id::text ->> 1)::integer IN (1, 3, 4) OR j.cancel_requested)
@@ -22,7 +22,7 @@ SELECT id, flow & 11 FROM done`
 // TestEnums checks that the statement above passes, and that each single
 // change of a number or name in it is reported.
 func TestEnums(t *testing.T) {
-	x := Extras{Outcomes: map[int]driver.State{6: driver.StateCompleted}}
+	x := Extras{Outcomes: map[int]droverdriver.State{6: droverdriver.StateCompleted}}
 	if p := Enums(map[string]string{"S": good}, x); len(p) != 0 {
 		t.Fatalf("good statement reported: %v", p)
 	}

@@ -25,9 +25,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/droversqlite"
-	"github.com/droverhq/drover/internal/driver"
 )
 
 // DefaultPath is the embedded store used when no URL is given.
@@ -291,7 +291,7 @@ type PoolStats struct {
 // Store is an open store.
 type Store struct {
 	Target Target
-	Driver driver.Driver
+	Driver droverdriver.Driver
 	// PoolStats reads the connection pool: pgx's pool on PostgreSQL, the
 	// single writer connection (where SQLite's contention is) on SQLite.
 	PoolStats func() PoolStats
@@ -512,7 +512,7 @@ func unwrapPath(err error) error {
 // schema (PostgreSQL) or table prefix (SQLite) substituted as the driver
 // would apply them. It reads the binary's embedded SQL and touches no
 // store: nothing connects, and no SQLite file is created.
-func Migrations(ctx context.Context, t Target, schema string) ([]driver.Migration, error) {
+func Migrations(ctx context.Context, t Target, schema string) ([]droverdriver.Migration, error) {
 	switch t.Kind {
 	case Postgres:
 		cfg, err := pgxpool.ParseConfig(t.URL)

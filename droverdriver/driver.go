@@ -1,10 +1,16 @@
-// Package driver declares what a store must do for Drover. Every query the
-// engine runs goes through these interfaces, so PostgreSQL and SQLite differ
-// only inside their implementations. The conformance tests at the repository
-// root (conformance_test.go and the other *conformance*_test.go files, package
-// drover_test) run every scenario against both stores and hold them to the
-// same behaviour.
-package driver
+// Package droverdriver is the contract between Drover and a store: the
+// Driver and Executor interfaces, the row and parameter types they carry,
+// the enums that Go and SQL share, and the helpers a driver needs to load
+// its statements and migrations. droverpg (PostgreSQL) and droversqlite
+// (SQLite) implement it; a third store implements the same interfaces and
+// passes the same suite (droverdriver/droverdrivertest).
+//
+// A driver speaks its dialect and nothing else: which statements to run,
+// and what to do with the columns they return, is decided by Drover's
+// engine, so every store follows one algorithm. Users name this package to
+// wrap or mock a store, or to write one; applications normally only pass a
+// driver to drover.NewClient.
+package droverdriver
 
 import (
 	"cmp"

@@ -1,4 +1,4 @@
-package driver
+package droverdriver
 
 // RefusalReporter may be implemented by an Executor whose store tells,
 // through its errors, that it refused the values of a statement rather

@@ -1,4 +1,4 @@
-package driver
+package droverdriver
 
 // Positions maps the plain and the special jobs of one insert back to their
 // input positions.
