@@ -614,8 +614,30 @@ type resultKinds struct {
 	forgets bool // some completed job is to be deleted (JobFinishForget)
 }
 
-// outcomeForget is the packed outcome of a completion with Forget set.
-const outcomeForget = 6
+// A result as the finish statements read it (appendResults) is one
+// integer, attempt<<attemptShift | settleBit | outcome: a plain completion
+// then travels as a JSON number, with no array to unpack. queries.sql tags
+// these numbers by name ("packed >> 4 /*attemptShift*/"), and the
+// statements test checks the tags against the values here.
+const (
+	// outcomeMask holds the outcome: a droverdriver.Outcome, or
+	// outcomeForget.
+	outcomeMask = 7
+	// outcomeForget is the packed outcome of a completion with Forget set:
+	// SQLite's own, a completion whose job is deleted rather than kept.
+	outcomeForget = 6
+	// settleBit is set for a result whose job carries droverdriver.FlowEnd
+	// bits, which the finish's fence then lets through.
+	settleBit = 8
+	// attemptShift puts the attempt above the outcome and settle bit.
+	attemptShift = 4
+)
+
+// sqlConstants are the constants above by the names queries.sql tags them
+// with; see droverdriver.SQLConstants.
+var sqlConstants = map[string]int{
+	"outcomeMask": outcomeMask, "outcomeForget": outcomeForget, "settleBit": settleBit, "attemptShift": attemptShift,
+}
 
 // appendFenceKey appends the JSON object key that the finish and heartbeat
 // statements fence a result by, "id:token" with the token in 32 hex
@@ -640,14 +662,14 @@ func appendResults(b []byte, results []droverdriver.Result) ([]byte, resultKinds
 			b = append(b, ',')
 		}
 		b = appendFenceKey(b, r.ID, r.LeaseToken)
-		outcome := int64(r.Outcome & 7)
+		outcome := int64(r.Outcome & outcomeMask)
 		if r.Forget && r.Outcome == droverdriver.OutcomeCompleted && r.Output == nil {
 			outcome = outcomeForget
 			kinds.forgets = true
 		}
-		packed := int64(r.Attempt)<<4 | outcome
+		packed := int64(r.Attempt)<<attemptShift | outcome
 		if r.Flow&droverdriver.FlowEnd != 0 {
-			packed |= 8
+			packed |= settleBit
 		}
 		if len(r.Error) == 0 && r.RunAt.IsZero() && r.Output == nil {
 			b = strconv.AppendInt(b, packed, 10)

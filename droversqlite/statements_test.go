@@ -96,13 +96,20 @@ func TestStatementsPrepare(t *testing.T) {
 
 // TestStatementEnums checks that the numbers queries.sql writes for Go
 // enums (outcomes, flow bits, final-state bits, state names) agree with
-// droverdriver's constants, SQLite's own outcome outcomeForget included.
+// droverdriver's constants, and those of SQLite's result packing with
+// sqlConstants (outcomeForget, attemptShift, …).
 func TestStatementEnums(t *testing.T) {
 	q, err := droverdriver.ParseQueries(queriesSQL, "drover_")
 	if err != nil {
 		t.Fatal(err)
 	}
-	x := sqlcheck.Extras{Outcomes: map[int]droverdriver.State{outcomeForget: droverdriver.StateCompleted}}
+	x := sqlcheck.Extras{
+		Outcomes:  map[int]droverdriver.State{outcomeForget: droverdriver.StateCompleted},
+		Constants: sqlConstants,
+		// The operators that unpack a packed result: its attempt, settle
+		// bit and outcome.
+		Packed: `\b(?:packed|value)\s*(?:>>|&)|\)\s*>>`,
+	}
 	for _, p := range sqlcheck.Enums(q, x) {
 		t.Error(p)
 	}
@@ -110,25 +117,21 @@ func TestStatementEnums(t *testing.T) {
 
 // TestResultPacking checks the packed result of JobFinishMove and its
 // companions both ways: the SQL unpacks attempt, settle bit and outcome
-// with the shifts and masks below, and appendResults packs them so.
+// with the shifts and masks of sqlConstants (TestStatementEnums checks the
+// tags' values), and appendResults packs them so.
 func TestResultPacking(t *testing.T) {
 	q, err := droverdriver.ParseQueries(queriesSQL, "drover_")
 	if err != nil {
 		t.Fatal(err)
 	}
-	const (
-		attemptShift = 4
-		settleBit    = 8
-		outcomeMask  = 7
-	)
 	if int(droverdriver.OutcomeReleased) > outcomeMask || outcomeForget > outcomeMask || outcomeForget <= int(droverdriver.OutcomeReleased) {
 		t.Fatalf("outcomes 1-%d and outcomeForget %d must fit the mask %d without clashing", droverdriver.OutcomeReleased, outcomeForget, outcomeMask)
 	}
 	for name, wants := range map[string][]string{
-		"JobFinishMove":   {"packed >> 4 AS attempt", "packed & 8 AS settle", "packed & 7 AS outcome"},
-		"JobFinishWait":   {"packed >> 4 AS attempt", "packed & 7 AS outcome"},
-		"JobFinishForget": {"value >> 4 AS attempt", "value & 7 = 6"},
-		"JobFinishFenced": {") >> 4 AS attempt"},
+		"JobFinishMove":   {"packed >> 4 /*attemptShift*/ AS attempt", "packed & 8 /*settleBit*/ AS settle", "packed & 7 /*outcomeMask*/ AS outcome"},
+		"JobFinishWait":   {"packed >> 4 /*attemptShift*/ AS attempt", "packed & 7 /*outcomeMask*/ AS outcome"},
+		"JobFinishForget": {"value >> 4 /*attemptShift*/ AS attempt", "value & 7 /*outcomeMask*/ = 6 /*outcomeForget*/"},
+		"JobFinishFenced": {") >> 4 /*attemptShift*/ AS attempt"},
 	} {
 		for _, w := range wants {
 			if !strings.Contains(q[name], w) {
