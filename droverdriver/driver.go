@@ -247,46 +247,6 @@ type Listener interface {
 	Listen(ctx context.Context, onConnect func(), onInsert func(queue string) (room int)) error
 }
 
-// State is the state of a job as users see it.
-type State string
-
-// Stored states. The hot table only ever holds pending, available, blocked
-// and running rows; scheduled and retryable are available rows whose run_at is
-// in the future (attempt zero or not), so no loop has to move them when
-// their time comes.
-const (
-	StatePending   State = "pending" // waits for other jobs (flow.go)
-	StateAvailable State = "available"
-	// StateBlocked is a keyed job waiting behind earlier jobs of its key
-	// (InsertParams.Key). It sits outside the claim index until the job
-	// ahead of it finishes and promotes it to available.
-	StateBlocked   State = "blocked"
-	StateScheduled State = "scheduled"
-	StateRetryable State = "retryable"
-	StateRunning   State = "running"
-	StateCompleted State = "completed"
-	StateCancelled State = "cancelled"
-	StateDiscarded State = "discarded"
-)
-
-// States lists every state, in lifecycle order.
-var States = []State{StatePending, StateBlocked, StateScheduled, StateAvailable, StateRetryable, StateRunning, StateCompleted, StateCancelled, StateDiscarded}
-
-// Finished reports whether s is final.
-func (s State) Finished() bool {
-	return s == StateCompleted || s == StateCancelled || s == StateDiscarded
-}
-
-// Valid reports whether s is a known state.
-func (s State) Valid() bool {
-	for _, v := range States {
-		if s == v {
-			return true
-		}
-	}
-	return false
-}
-
 // InsertParams is one job to insert. Args and Metadata are encoded JSON.
 type InsertParams struct {
 	Queue       string
@@ -328,21 +288,6 @@ type InsertParams struct {
 // so that an insert wakes its queue.
 func (p *InsertParams) Due(now time.Time) bool {
 	return p.RunAt.IsZero() || !p.RunAt.After(now)
-}
-
-// FinalBit is a final state's bit in InsertParams.UniqueFinal, and in the
-// stores' unique_keys.final_states column; 0 for a state that is not
-// final.
-func FinalBit(s State) int {
-	switch s {
-	case StateCompleted:
-		return 1
-	case StateCancelled:
-		return 2
-	case StateDiscarded:
-		return 4
-	}
-	return 0
 }
 
 // ErrUniqueConflict is returned by JobRetry when the finished job gave up
@@ -427,34 +372,6 @@ type QueueLimit struct {
 	Rate   int
 	Period time.Duration
 }
-
-// Outcome is what became of one attempt.
-type Outcome uint8
-
-// Outcomes an attempt can have.
-const (
-	// OutcomeCompleted finishes the job as completed.
-	OutcomeCompleted Outcome = iota + 1
-	// OutcomeRetry is a failed attempt: it returns the job to available at
-	// Result.RunAt, unless a cancel was requested meanwhile (then it is
-	// cancelled) or the attempt was the last its stored max_attempts
-	// allows (then it is discarded). The store makes that last decision
-	// itself, so a remote worker cannot discard a job early by claiming it
-	// had fewer attempts.
-	OutcomeRetry
-	// OutcomeDiscarded finishes the job as discarded. Only the engine's own
-	// runner sends it, for a failed attempt it saw was the last from the
-	// claimed row; remote results are always OutcomeRetry.
-	OutcomeDiscarded
-	// OutcomeCancelled finishes the job as cancelled.
-	OutcomeCancelled
-	// OutcomeReleased returns the job to available and undoes the attempt,
-	// for jobs that a stopping client claimed but never finished (another
-	// process may take them without waiting for the lease) and for remote
-	// workers' releases and snoozes. The job is due at Result.RunAt when
-	// set (a snooze), at once otherwise.
-	OutcomeReleased
-)
 
 // Result is the outcome of one attempt, fenced by (ID, Attempt,
 // LeaseToken).

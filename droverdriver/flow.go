@@ -28,31 +28,6 @@ func RetryRefused(id int64, flow int) error {
 	return fmt.Errorf("%w: job %d: %s; insert a new job instead", ErrNotRetryable, id, why)
 }
 
-// Flow bits of a job (the flow column). Only jobs with FlowSettle bits make
-// finishing do more than move the row: plain jobs pay nothing for
-// workflows and batches.
-const (
-	// FlowBatchMember counts the job's end on its batch row.
-	FlowBatchMember = 1
-	// FlowHasDependants releases or cancels the job's dependants when it
-	// ends.
-	FlowHasDependants = 2
-	// FlowReleaseOnParentFailure makes a dependant run when a parent ends
-	// without completing, instead of being cancelled with it.
-	FlowReleaseOnParentFailure = 4
-	// FlowSettle are the bits whose jobs must be settled when they end.
-	FlowSettle = FlowBatchMember | FlowHasDependants
-	// FlowUnique marks a job holding a unique key (InsertParams.UniqueKey):
-	// when it ends, the key is freed unless its final state keeps it. Not
-	// a workflow bit, but it rides on the same column so that the claim
-	// already returns it and plain jobs pay nothing.
-	FlowUnique = 8
-	// FlowEnd are the bits whose jobs take the finish's side path; the
-	// plain finish statement turns such jobs away (the literal 11 in the
-	// stores' JobFinish) unless the caller says it handles them.
-	FlowEnd = FlowSettle | FlowUnique
-)
-
 // FlowExecutor holds the statements of workflows (jobs that wait for other
 // jobs) and batches (jobs counted together, with results and a callback).
 type FlowExecutor interface {

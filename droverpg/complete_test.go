@@ -40,7 +40,8 @@ func TestFinishStatement(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			sql, args := e.finishStatement(tc.results, true)
+			b := e.finishStatement(tc.results, true)
+			sql, args := b.name, b.args
 			if sql != tc.want {
 				t.Fatalf("statement %s, want %s", sql, tc.want)
 			}

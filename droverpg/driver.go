@@ -70,7 +70,7 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Driver, error) {
 		return nil, err
 	}
 	channel := notifyChannel(d.schema)
-	d.executor = executor{db: pool, waker: newWaker(pool, q["Notify"], channel), q: q, schema: d.schema, channel: channel}
+	d.executor = executor{db: pool, waker: newWaker(pool, q, channel), q: q, schema: d.schema, channel: channel}
 	d.hub = newHub(pool, channel)
 	return d, nil
 }
@@ -116,7 +116,7 @@ func (d *Driver) UnwrapExecutor(tx pgx.Tx) droverdriver.Executor {
 // SchemaVersion implements droverdriver.Driver.
 func (d *Driver) SchemaVersion(ctx context.Context) (int, error) {
 	var v int
-	err := d.pool.QueryRow(ctx, d.q["SchemaVersion"]).Scan(&v)
+	err := schemaVersion.queryRow(ctx, d.pool, d.q, struct{}{}).Scan(&v)
 	if isUndefinedTable(err) {
 		return 0, nil
 	}
@@ -138,7 +138,7 @@ func (d *Driver) MigrateTx(ctx context.Context, fn func(context.Context, droverd
 		if _, err := tx.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{d.schema}.Sanitize()); err != nil {
 			return fmt.Errorf("create schema %s: %w", d.schema, err)
 		}
-		if _, err := tx.Exec(ctx, d.q["MigrationsTable"]); err != nil {
+		if _, err := migrationsTable.exec(ctx, tx, d.q, struct{}{}); err != nil {
 			return fmt.Errorf("create migrations table: %w", err)
 		}
 		return fn(ctx, &migrator{tx: tx, q: d.q})
@@ -152,7 +152,7 @@ type migrator struct {
 
 func (m *migrator) Version(ctx context.Context) (int, error) {
 	var v int
-	err := m.tx.QueryRow(ctx, m.q["SchemaVersion"]).Scan(&v)
+	err := schemaVersion.queryRow(ctx, m.tx, m.q, struct{}{}).Scan(&v)
 	return v, err
 }
 
@@ -160,7 +160,7 @@ func (m *migrator) Apply(ctx context.Context, mig droverdriver.Migration) error 
 	if _, err := m.tx.Exec(ctx, mig.SQL); err != nil {
 		return fmt.Errorf("migration %03d_%s: %w", mig.Version, mig.Name, err)
 	}
-	_, err := m.tx.Exec(ctx, m.q["MigrationRecord"], mig.Version, mig.Name)
+	_, err := migrationRecord.exec(ctx, m.tx, m.q, migrationRecordParams{mig.Version, mig.Name})
 	return err
 }
 

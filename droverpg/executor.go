@@ -62,13 +62,13 @@ func (e *executor) JobInsertMany(ctx context.Context, jobs []droverdriver.Insert
 				notify.count(chunk[i].Queue)
 			}
 		}
-		b.Queue(e.q["JobInsertMany"], columnsOf(chunk).params()...)
+		jobInsertMany.queue(b, e.q, columnsOf(chunk))
 	}
 	// In a caller's transaction the notification is part of it; otherwise
 	// the waker sends it once the batch has committed (waker.go).
 	inCallerTx := e.waker == nil && len(notify) > 0
 	if inCallerTx {
-		b.Queue(e.q["Notify"], e.channel, notify.payloads())
+		notifyStmt.queue(b, e.q, notifyParams{Channel: e.channel, Payloads: notify.payloads()})
 	}
 	br := e.db.SendBatch(ctx, b)
 	defer br.Close()
@@ -130,19 +130,16 @@ const replan = pgx.QueryExecModeCacheDescribe
 func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*droverdriver.JobRow, error) {
 	// One token per claim: see droverdriver.LeaseToken.
 	token := droverdriver.NewLeaseToken()
-	name, args := "JobClaim", []any{p.Queue, p.Max, p.Owner, float64(p.Lease.Milliseconds()), p.Limit != nil, [16]byte(token)}
-	if p.After != nil {
-		name, args = "JobClaimAfter", append(args, int16(p.After.Priority), p.After.RunAt, p.After.ID)
-	}
+	cp := claimParams{Queue: p.Queue, Max: p.Max, Owner: p.Owner, LeaseMS: float64(p.Lease.Milliseconds()), Limited: p.Limit != nil, Token: token}
 	var jobs []*droverdriver.JobRow
 	var err error
 	if p.Limit != nil {
 		// order: a limited queue's claim runs in a transaction that first
 		// finds its room (limits.go).
-		jobs, err = e.claimLimited(ctx, p, token, name, args)
+		jobs, err = e.claimLimited(ctx, p, token, cp)
 	} else {
 		var rows pgx.Rows
-		if rows, err = e.db.Query(ctx, e.q[name], append([]any{replan}, args...)...); err == nil {
+		if rows, err = e.claimQuery(ctx, e.db, p, cp); err == nil {
 			jobs, err = scanClaimed(rows, p, token)
 		}
 	}
@@ -150,6 +147,15 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 		return nil, e.wrap("claim jobs", err)
 	}
 	return jobs, nil
+}
+
+// claimQuery runs JobClaim, or JobClaimAfter when p claims after a
+// position.
+func (e *executor) claimQuery(ctx context.Context, db dbtx, p droverdriver.ClaimParams, cp claimParams) (pgx.Rows, error) {
+	if p.After != nil {
+		return jobClaimAfter.query(ctx, db, e.q, claimAfterParams{cp, int16(p.After.Priority), p.After.RunAt, p.After.ID})
+	}
+	return jobClaim.query(ctx, db, e.q, cp)
 }
 
 // scanClaimed reads the rows of p's claim, closes them and sorts them: the
@@ -193,11 +199,10 @@ func (e *executor) JobFinish(ctx context.Context, results []droverdriver.Result)
 	var err error
 	if queues, keys := droverdriver.ResultKeys(results); len(keys) > 0 {
 		// order: results of keyed jobs take the locking, promoting path.
-		accepted, err = e.finishKeyed(ctx, queues, keys, droverdriver.KeyedRetries(results), e.finishArgs(results, false)...)
+		accepted, err = e.finishKeyed(ctx, queues, keys, droverdriver.KeyedRetries(results), e.finishArgs(results, false))
 	} else {
 		var rows pgx.Rows
-		sql, args := e.finishStatement(results, false)
-		if rows, err = e.db.Query(ctx, sql, args...); err == nil {
+		if rows, err = e.finishStatement(results, false).query(ctx, e.db, e.q); err == nil {
 			accepted, _, _, err = readFinished(rows, len(results))
 		}
 		err = e.wrap("finish jobs", err)
@@ -223,8 +228,7 @@ func (e *executor) finishFlow(ctx context.Context, results []droverdriver.Result
 	var accepted []int64
 	queues, keys := droverdriver.ResultKeys(results)
 	err := e.inTx(ctx, func(tx pgx.Tx, wake wakeSet) error {
-		sql, args := e.finishStatement(results, true)
-		rows, err := tx.Query(ctx, sql, args...)
+		rows, err := e.finishStatement(results, true).query(ctx, tx, e.q)
 		if err != nil {
 			return err
 		}
@@ -248,11 +252,11 @@ func (e *executor) finishFlow(ctx context.Context, results []droverdriver.Result
 // error and every one asks the same of Forget, JobFinish otherwise. flow
 // false turns away jobs that must be settled. Both return the same
 // columns (readFinished).
-func (e *executor) finishStatement(results []droverdriver.Result, flow bool) (string, []any) {
+func (e *executor) finishStatement(results []droverdriver.Result, flow bool) bound {
 	forget := results[0].Forget
 	for i := range results {
 		if r := &results[i]; r.Outcome != droverdriver.OutcomeCompleted || r.Error != nil || r.Forget != forget {
-			return e.q["JobFinish"], append([]any{replan}, e.finishArgs(results, flow)...)
+			return jobFinish.bind(e.finishArgs(results, flow))
 		}
 	}
 	ids, keys := make([]int64, len(results)), make([]string, len(results))
@@ -276,7 +280,7 @@ func (e *executor) finishStatement(results []droverdriver.Result, flow bool) (st
 		o := string(append(outputs, '}'))
 		out = &o
 	}
-	return e.q["JobComplete"], []any{replan, ids, keys, out, flow, forget, tokens.uuids}
+	return jobComplete.bind(completeParams{IDs: ids, Keys: keys, Outputs: out, Flow: flow, Forget: forget, Tokens: tokens.uuids})
 }
 
 // attemptKey is a job's attempt as JobComplete and JobHeartbeat test it:
@@ -320,7 +324,7 @@ func appendUUID(b []byte, t droverdriver.LeaseToken) []byte {
 // finishArgs returns the JobFinish parameters for results: their IDs, each
 // result as a JSON array keyed by ID, and flow; flow false turns away jobs
 // that must be settled.
-func (e *executor) finishArgs(results []droverdriver.Result, flow bool) []any {
+func (e *executor) finishArgs(results []droverdriver.Result, flow bool) finishParams {
 	ids := make([]int64, len(results))
 	b := make([]byte, 0, 32*len(results))
 	b = append(b, '{')
@@ -343,7 +347,7 @@ func (e *executor) finishArgs(results []droverdriver.Result, flow bool) []any {
 		b = append(strconv.AppendBool(b, r.Forget), ',', '"')
 		b = append(appendUUID(b, r.LeaseToken), '"', ']')
 	}
-	return []any{ids, string(append(b, '}')), flow}
+	return finishParams{IDs: ids, Results: string(append(b, '}')), Flow: flow}
 }
 
 // appendKey appends a job ID as the key of a JSON object member: "id":.
@@ -394,7 +398,7 @@ func (e *executor) JobHeartbeat(ctx context.Context, p droverdriver.HeartbeatPar
 		keys[i] = attemptKey(id, p.Attempts[i])
 		tokens.add(p.Tokens[i])
 	}
-	rows, err := e.db.Query(ctx, e.q["JobHeartbeat"], replan, p.IDs, keys, float64(p.Lease.Milliseconds()), tokens.uuids)
+	rows, err := jobHeartbeat.query(ctx, e.db, e.q, heartbeatParams{IDs: p.IDs, Keys: keys, LeaseMS: float64(p.Lease.Milliseconds()), Tokens: tokens.uuids})
 	if err != nil {
 		return res, e.wrap("heartbeat", err)
 	}
@@ -430,7 +434,7 @@ func (e *executor) JobRescue(ctx context.Context, p droverdriver.RescueParams) (
 	err := e.inTx(ctx, func(tx pgx.Tx, wake wakeSet) error {
 		var settle, unique, keyed []int64
 		var queues, keys []string
-		if err := tx.QueryRow(ctx, e.q["JobRescue"], p.Now, p.Limit).Scan(&n, &settle, &unique, &keyed, &queues, &keys); err != nil {
+		if err := jobRescue.queryRow(ctx, tx, e.q, rescueParams{Now: p.Now, Limit: p.Limit}).Scan(&n, &settle, &unique, &keyed, &queues, &keys); err != nil {
 			return err
 		}
 		// order: rescued keyed jobs start again, which their keys' rates
@@ -462,7 +466,8 @@ func (e *executor) JobPrune(ctx context.Context, p droverdriver.PruneParams) (in
 		return 0, nil // everything is kept forever
 	}
 	var n int
-	if err := e.db.QueryRow(ctx, e.q["JobPrune"], cutoffs[0], cutoffs[1], cutoffs[2], p.Limit, latest).Scan(&n); err != nil {
+	pp := pruneParams{Completed: cutoffs[0], Cancelled: cutoffs[1], Discarded: cutoffs[2], Limit: p.Limit, Latest: latest}
+	if err := jobPrune.queryRow(ctx, e.db, e.q, pp).Scan(&n); err != nil {
 		return 0, e.wrap("prune jobs", err)
 	}
 	return n, nil
@@ -496,7 +501,7 @@ func scanJob(row pgx.Row) (*droverdriver.JobRow, error) {
 }
 
 func (e *executor) JobGet(ctx context.Context, id int64) (*droverdriver.JobRow, error) {
-	j, err := scanJob(e.db.QueryRow(ctx, e.q["JobGet"], id))
+	j, err := scanJob(jobGet.queryRow(ctx, e.db, e.q, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("job %d: %w", id, droverdriver.ErrNotFound)
 	}
@@ -515,7 +520,7 @@ func (e *executor) JobList(ctx context.Context, p droverdriver.ListParams) ([]*d
 	if now.IsZero() {
 		now = time.Now()
 	}
-	rows, err := e.db.Query(ctx, e.q["JobList"], p.Queue, p.Kind, p.AfterID, states, now, p.Limit)
+	rows, err := jobList.query(ctx, e.db, e.q, listParams{Queue: p.Queue, Kind: p.Kind, AfterID: p.AfterID, States: states, Now: now, Limit: p.Limit})
 	if err != nil {
 		return nil, e.wrap("list jobs", err)
 	}
@@ -538,7 +543,7 @@ func (e *executor) JobCancel(ctx context.Context, id int64, now time.Time) (*dro
 	err := e.inTx(ctx, func(tx pgx.Tx, wake wakeSet) error {
 		var n int
 		var settle bool
-		if err := tx.QueryRow(ctx, e.q["JobCancel"], id, now).Scan(&n, &settle); err != nil {
+		if err := jobCancel.queryRow(ctx, tx, e.q, jobAt{id, now}).Scan(&n, &settle); err != nil {
 			return err
 		}
 		if settle {
@@ -559,8 +564,8 @@ func (e *executor) JobCancel(ctx context.Context, id int64, now time.Time) (*dro
 // PostgreSQL runs as one implicit transaction.
 func (e *executor) JobDiscard(ctx context.Context, id int64, now time.Time) (*droverdriver.JobRow, error) {
 	b := &pgx.Batch{}
-	b.Queue(e.q["JobDiscard"], id, now)
-	b.Queue(e.q["UniqueRelease"], []int64{id})
+	jobDiscard.queue(b, e.q, jobAt{id, now})
+	uniqueRelease.queue(b, e.q, []int64{id})
 	if err := e.db.SendBatch(ctx, b).Close(); err != nil {
 		return nil, e.wrap("discard job", err)
 	}
@@ -579,7 +584,7 @@ func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*drov
 		var queue string
 		var key *string
 		var refusedFlow int
-		err := tx.QueryRow(ctx, e.q["JobRetry"], id, now).Scan(&queue, &key, &refusedFlow)
+		err := jobRetry.queryRow(ctx, tx, e.q, jobAt{id, now}).Scan(&queue, &key, &refusedFlow)
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
 		case err != nil:
@@ -609,7 +614,7 @@ func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*drov
 }
 
 func (e *executor) JobCountByState(ctx context.Context, queue string) (map[droverdriver.State]int64, error) {
-	rows, err := e.db.Query(ctx, e.q["JobCountByState"], queue)
+	rows, err := jobCountByState.query(ctx, e.db, e.q, queue)
 	if err != nil {
 		return nil, e.wrap("count jobs", err)
 	}
@@ -627,7 +632,7 @@ func (e *executor) JobCountByState(ctx context.Context, queue string) (map[drove
 }
 
 func (e *executor) QueueStats(ctx context.Context, now time.Time) ([]droverdriver.QueueStat, error) {
-	rows, err := e.db.Query(ctx, e.q["QueueStats"], now)
+	rows, err := queueStats.query(ctx, e.db, e.q, now)
 	if err != nil {
 		return nil, e.wrap("queue stats", err)
 	}
@@ -644,7 +649,7 @@ func (e *executor) QueueStats(ctx context.Context, now time.Time) ([]droverdrive
 }
 
 func (e *executor) FinishedStats(ctx context.Context, since, until time.Time) ([]droverdriver.FinishedStat, error) {
-	rows, err := e.db.Query(ctx, e.q["FinishedStats"], since, until)
+	rows, err := finishedStats.query(ctx, e.db, e.q, timeRange{since, until})
 	if err != nil {
 		return nil, e.wrap("finished stats", err)
 	}
@@ -666,7 +671,7 @@ func (e *executor) FinishedStats(ctx context.Context, since, until time.Time) ([
 func msDuration(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
 
 func (e *executor) LeaseOwners(ctx context.Context) ([]droverdriver.LeaseOwner, error) {
-	rows, err := e.db.Query(ctx, e.q["LeaseOwners"])
+	rows, err := leaseOwners.query(ctx, e.db, e.q, struct{}{})
 	if err != nil {
 		return nil, e.wrap("lease owners", err)
 	}
@@ -688,7 +693,7 @@ func (e *executor) LeaseOwners(ctx context.Context) ([]droverdriver.LeaseOwner, 
 
 func (e *executor) LeaderElect(ctx context.Context, p droverdriver.LeaderParams) (bool, error) {
 	var holder string
-	err := e.db.QueryRow(ctx, e.q["LeaderElect"], p.Name, p.ID, float64(p.TTL.Milliseconds())).Scan(&holder)
+	err := leaderElect.queryRow(ctx, e.db, e.q, leaderElectParams{Name: p.Name, ID: p.ID, TTLMS: float64(p.TTL.Milliseconds())}).Scan(&holder)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
 	}
@@ -701,7 +706,7 @@ func (e *executor) LeaderElect(ctx context.Context, p droverdriver.LeaderParams)
 func (e *executor) QueueLimitGet(ctx context.Context, queue string) (*droverdriver.QueueLimit, error) {
 	var maxRunning, rate int
 	var periodMS int64
-	err := e.db.QueryRow(ctx, e.q["QueueLimitGet"], queue).Scan(&maxRunning, &rate, &periodMS)
+	err := queueLimitGet.queryRow(ctx, e.db, e.q, queue).Scan(&maxRunning, &rate, &periodMS)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}
@@ -712,7 +717,7 @@ func (e *executor) QueueLimitGet(ctx context.Context, queue string) (*droverdriv
 }
 
 func (e *executor) LeaderResign(ctx context.Context, name, id string) error {
-	_, err := e.db.Exec(ctx, e.q["LeaderResign"], name, id)
+	_, err := leaderResign.exec(ctx, e.db, e.q, leaderResignParams{name, id})
 	return e.wrap("resign leader", err)
 }
 

@@ -39,9 +39,9 @@ func notAccepted(results []droverdriver.Result, accepted []int64) []droverdriver
 func (e *executor) settle(ctx context.Context, tx pgx.Tx, ended []int64, queues, keys []string, retried []int64, wake wakeSet) error {
 	if len(ended) > 0 {
 		b := &pgx.Batch{}
-		b.Queue(e.q["JobFlowNoJIT"])
-		b.Queue(e.q["JobFlowLock"], ended)
-		b.Queue(e.q["JobFlowSettle"], ended)
+		jobFlowNoJIT.queue(b, e.q, struct{}{})
+		jobFlowLock.queue(b, e.q, ended)
+		jobFlowSettle.queue(b, e.q, ended)
 		br := tx.SendBatch(ctx, b)
 		_, err := br.Exec()
 		if err == nil {
@@ -89,7 +89,7 @@ func (e *executor) insertFlow(ctx context.Context, tx pgx.Tx, p droverdriver.Flo
 	if parents := droverdriver.FlowParents(p); len(parents) > 0 {
 		// Lock and mark the parents still in the hot table first, so none
 		// of them can end unnoticed between this and the insert.
-		rows, err := tx.Query(ctx, e.q["JobFlowMarkParents"], parents)
+		rows, err := jobFlowMarkParents.query(ctx, tx, e.q, parents)
 		if err != nil {
 			return res, err
 		}
@@ -100,7 +100,7 @@ func (e *executor) insertFlow(ctx context.Context, tx pgx.Tx, p droverdriver.Flo
 		for _, id := range ids {
 			live[id] = true
 		}
-		rows, err = tx.Query(ctx, e.q["JobFlowEndedParents"], parents)
+		rows, err = jobFlowEndedParents.query(ctx, tx, e.q, parents)
 		if err != nil {
 			return res, err
 		}
@@ -121,7 +121,7 @@ func (e *executor) insertFlow(ctx context.Context, tx pgx.Tx, p droverdriver.Flo
 	// locks, like JobInsertKeyed, and store their keys' rates first.
 	keyQueues, keys := flowKeys(p)
 	if len(keys) > 0 {
-		if _, err := tx.Exec(ctx, e.q["KeyLock"], keyQueues, keys); err != nil {
+		if _, err := keyLock.exec(ctx, tx, e.q, keyList{keyQueues, keys}); err != nil {
 			return res, err
 		}
 		var rates keyRates
@@ -132,14 +132,14 @@ func (e *executor) insertFlow(ctx context.Context, tx pgx.Tx, p droverdriver.Flo
 			rates.add(p.Callback)
 		}
 		if len(rates.queues) > 0 {
-			if _, err := tx.Exec(ctx, e.q["KeyRateSet"], rates.params()...); err != nil {
+			if _, err := keyRateSet.exec(ctx, tx, e.q, rates); err != nil {
 				return res, err
 			}
 		}
 	}
 	var batchID *int64
 	if p.Batch {
-		if err := tx.QueryRow(ctx, e.q["BatchCreate"], len(p.Jobs)).Scan(&res.BatchID); err != nil {
+		if err := batchCreate.queryRow(ctx, tx, e.q, len(p.Jobs)).Scan(&res.BatchID); err != nil {
 			return res, err
 		}
 		batchID = &res.BatchID
@@ -151,7 +151,7 @@ func (e *executor) insertFlow(ctx context.Context, tx pgx.Tx, p droverdriver.Flo
 			return res, err
 		}
 		res.CallbackID = ids[0]
-		if _, err := tx.Exec(ctx, e.q["BatchSetCallback"], res.BatchID, res.CallbackID); err != nil {
+		if _, err := batchSetCallback.exec(ctx, tx, e.q, batchCallbackParams{res.BatchID, res.CallbackID}); err != nil {
 			return res, err
 		}
 	}
@@ -172,7 +172,7 @@ func (e *executor) insertFlow(ctx context.Context, tx pgx.Tx, p droverdriver.Flo
 		}
 	}
 	if len(parents) > 0 {
-		if _, err := tx.Exec(ctx, e.q["JobFlowInsertDeps"], parents, children); err != nil {
+		if _, err := jobFlowInsertDeps.exec(ctx, tx, e.q, flowDepsParams{parents, children}); err != nil {
 			return res, err
 		}
 	}
@@ -214,7 +214,7 @@ func (e *executor) insertFlowRows(ctx context.Context, tx pgx.Tx, jobs []droverd
 				wake.count(j.Queue)
 			}
 		}
-		rows, err := tx.Query(ctx, e.q["JobInsertFlow"], columnsOf(chunk).params(st, waits, flows, batches, keys, limits)...)
+		rows, err := jobInsertFlow.query(ctx, tx, e.q, flowInsertParams{columnsOf(chunk), st, waits, flows, batches, keys, limits})
 		if err != nil {
 			return nil, err
 		}
@@ -243,7 +243,7 @@ func flowKeys(p droverdriver.FlowInsertParams) (queues, keys []string) {
 
 func (e *executor) BatchGet(ctx context.Context, id int64) (*droverdriver.BatchRow, error) {
 	b := &droverdriver.BatchRow{}
-	err := e.db.QueryRow(ctx, e.q["BatchGet"], id).Scan(&b.ID, &b.Total, &b.Completed, &b.Cancelled, &b.Discarded,
+	err := batchGet.queryRow(ctx, e.db, e.q, id).Scan(&b.ID, &b.Total, &b.Completed, &b.Cancelled, &b.Discarded,
 		&b.Running, &b.Retrying, &b.CallbackJobID, &b.CreatedAt, &b.FinishedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("batch %d: %w", id, droverdriver.ErrNotFound)
@@ -255,20 +255,20 @@ func (e *executor) BatchGet(ctx context.Context, id int64) (*droverdriver.BatchR
 }
 
 func (e *executor) BatchResults(ctx context.Context, p droverdriver.BatchResultsParams) ([]droverdriver.ResultRow, error) {
-	return e.results(ctx, "batch results", "BatchResults", p.BatchID, p.AfterID, p.Limit)
+	return e.results(ctx, "batch results", batchResults.bind(batchResultsParams{p.BatchID, p.AfterID, p.Limit}))
 }
 
 func (e *executor) JobResults(ctx context.Context, ids []int64) ([]droverdriver.ResultRow, error) {
-	return e.results(ctx, "job results", "JobResults", ids)
+	return e.results(ctx, "job results", jobResults.bind(ids))
 }
 
 func (e *executor) JobParentResults(ctx context.Context, childID int64) ([]droverdriver.ResultRow, error) {
-	return e.results(ctx, "parent results", "JobParentResults", childID)
+	return e.results(ctx, "parent results", jobParentResults.bind(childID))
 }
 
 // results runs a statement returning (id, state, kind, result) rows.
-func (e *executor) results(ctx context.Context, op, name string, args ...any) ([]droverdriver.ResultRow, error) {
-	rows, err := e.db.Query(ctx, e.q[name], args...)
+func (e *executor) results(ctx context.Context, op string, s bound) ([]droverdriver.ResultRow, error) {
+	rows, err := s.query(ctx, e.db, e.q)
 	if err != nil {
 		return nil, e.wrap(op, err)
 	}

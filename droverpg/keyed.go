@@ -49,16 +49,16 @@ func (e *executor) queueKeyedInsert(b *pgx.Batch, jobs []droverdriver.InsertPara
 		}
 	}
 	if len(lockKeys) > 0 {
-		b.Queue(e.q["KeyLock"], lockQueues, lockKeys)
+		keyLock.queue(b, e.q, keyList{lockQueues, lockKeys})
 		if len(rates.queues) > 0 {
-			b.Queue(e.q["KeyRateSet"], rates.params()...)
+			keyRateSet.queue(b, e.q, rates)
 		}
 	}
 	table := pgx.Identifier{e.schema, "jobs"}.Sanitize()
-	b.Queue(e.q["JobInsertKeyed"], columnsOf(jobs).params(keys, limits, uniques, table, finals, byQueue)...)
+	jobInsertKeyed.queue(b, e.q, keyedInsertParams{columnsOf(jobs), keys, limits, uniques, table, finals, byQueue})
 	if len(lockKeys) > 0 {
 		// Its queues are woken already: notify holds every keyed job's.
-		b.Queue(e.q["KeyPromote"], lockQueues, lockKeys, []int64(nil))
+		keyPromote.queue(b, e.q, keyPromoteParams{keyList{lockQueues, lockKeys}, nil})
 	}
 }
 
@@ -121,7 +121,7 @@ func (e *executor) releaseUnique(ctx context.Context, tx pgx.Tx, ids []int64) er
 	if len(ids) == 0 {
 		return nil
 	}
-	if _, err := tx.Exec(ctx, e.q["UniqueRelease"], ids); err != nil {
+	if _, err := uniqueRelease.exec(ctx, tx, e.q, ids); err != nil {
 		return fmt.Errorf("release unique keys: %w", err)
 	}
 	return nil
@@ -137,11 +137,11 @@ func (e *executor) releaseUnique(ctx context.Context, tx pgx.Tx, ids []int64) er
 //
 // retried are the keyed jobs the results retry (droverdriver.KeyedRetries), whose
 // next starts KeyPromote counts against their keys' rates.
-func (e *executor) finishKeyed(ctx context.Context, queues, keys []string, retried []int64, finishArgs ...any) ([]int64, error) {
+func (e *executor) finishKeyed(ctx context.Context, queues, keys []string, retried []int64, finish finishParams) ([]int64, error) {
 	b := &pgx.Batch{}
-	b.Queue(e.q["JobFinish"], finishArgs...)
-	b.Queue(e.q["KeyLock"], queues, keys)
-	b.Queue(e.q["KeyPromote"], queues, keys, retried)
+	jobFinish.queue(b, e.q, finish)
+	keyLock.queue(b, e.q, keyList{queues, keys})
+	keyPromote.queue(b, e.q, keyPromoteParams{keyList{queues, keys}, retried})
 	br := e.db.SendBatch(ctx, b)
 	defer br.Close()
 	rows, err := br.Query()
@@ -173,8 +173,8 @@ func (e *executor) finishKeyed(ctx context.Context, queues, keys []string, retri
 // of the jobs it promoted to wake.
 func (e *executor) promote(ctx context.Context, tx pgx.Tx, queues, keys []string, retried []int64, wake wakeSet) error {
 	b := &pgx.Batch{}
-	b.Queue(e.q["KeyLock"], queues, keys)
-	b.Queue(e.q["KeyPromote"], queues, keys, retried)
+	keyLock.queue(b, e.q, keyList{queues, keys})
+	keyPromote.queue(b, e.q, keyPromoteParams{keyList{queues, keys}, retried})
 	br := tx.SendBatch(ctx, b)
 	defer br.Close()
 	_, err := br.Exec()
@@ -205,13 +205,13 @@ func (e *executor) JobPromote(ctx context.Context, limit int) (int, error) {
 }
 
 func (e *executor) promoteBlocked(ctx context.Context, limit int) (int, error) {
-	queues, keys, err := e.keysOf(ctx, "KeyBlocked", limit)
+	queues, keys, err := e.keysOf(ctx, keyBlocked, limit)
 	if err != nil || len(keys) == 0 {
 		return 0, err
 	}
 	b := &pgx.Batch{}
-	b.Queue(e.q["KeyLock"], queues, keys)
-	b.Queue(e.q["KeyPromote"], queues, keys, []int64(nil))
+	keyLock.queue(b, e.q, keyList{queues, keys})
+	keyPromote.queue(b, e.q, keyPromoteParams{keyList{queues, keys}, nil})
 	br := e.db.SendBatch(ctx, b)
 	defer br.Close()
 	if _, err := br.Exec(); err != nil {
@@ -233,19 +233,19 @@ func (e *executor) promoteBlocked(ctx context.Context, limit int) (int, error) {
 // in use rather than every key that ever had a rate. It locks the keys like
 // an insert does and checks again under the lock (KeyRatePrune).
 func (e *executor) pruneKeyRates(ctx context.Context, limit int) error {
-	queues, keys, err := e.keysOf(ctx, "KeyRateIdle", limit)
+	queues, keys, err := e.keysOf(ctx, keyRateIdle, limit)
 	if err != nil || len(keys) == 0 {
 		return err
 	}
 	b := &pgx.Batch{}
-	b.Queue(e.q["KeyLock"], queues, keys)
-	b.Queue(e.q["KeyRatePrune"], queues, keys)
+	keyLock.queue(b, e.q, keyList{queues, keys})
+	keyRatePrune.queue(b, e.q, keyList{queues, keys})
 	return e.db.SendBatch(ctx, b).Close()
 }
 
 // keysOf runs query, which returns (queue, key) pairs, with limit.
-func (e *executor) keysOf(ctx context.Context, query string, limit int) (queues, keys []string, err error) {
-	rows, err := e.db.Query(ctx, e.q[query], limit)
+func (e *executor) keysOf(ctx context.Context, query *stmt[int], limit int) (queues, keys []string, err error) {
+	rows, err := query.query(ctx, e.db, e.q, limit)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -261,7 +261,7 @@ func (e *executor) keysOf(ctx context.Context, query string, limit int) (queues,
 // another job holds the key now, it fails with ErrUniqueConflict, and the
 // caller's rollback leaves the job finished.
 func (e *executor) retakeUnique(ctx context.Context, tx pgx.Tx, id int64) error {
-	rows, err := tx.Query(ctx, e.q["UniqueRetake"], id)
+	rows, err := uniqueRetake.query(ctx, tx, e.q, id)
 	if err != nil {
 		return err
 	}

@@ -16,14 +16,14 @@ import (
 // planner sees, so the claim keeps its ordered index scan. Under a rate,
 // QueueLimitSpend then takes a token per job claimed. Three or four round
 // trips, once per claim of up to ClaimMax jobs; queues without limits take
-// none of them. claim is JobClaim or its positional variant, JobClaimAfter.
-func (e *executor) claimLimited(ctx context.Context, p droverdriver.ClaimParams, token droverdriver.LeaseToken, claim string, claimArgs []any) ([]*droverdriver.JobRow, error) {
+// none of them. cp are the claim's parameters but for the room.
+func (e *executor) claimLimited(ctx context.Context, p droverdriver.ClaimParams, token droverdriver.LeaseToken, cp claimParams) ([]*droverdriver.JobRow, error) {
 	var jobs []*droverdriver.JobRow
 	err := pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
 		l := p.Limit
 		b := &pgx.Batch{}
-		b.Queue(e.q["QueueLimitTake"], p.Queue, l.MaxRunning, l.Rate, l.Period.Milliseconds())
-		b.Queue(e.q["QueueLimitRoom"], p.Queue, p.Max)
+		queueLimitTake.queue(b, e.q, queueLimitTakeParams{Queue: p.Queue, MaxRunning: l.MaxRunning, Rate: l.Rate, PeriodMS: l.Period.Milliseconds()})
+		queueLimitRoom.queue(b, e.q, queueCount{p.Queue, p.Max})
 		br := tx.SendBatch(ctx, b)
 		if _, err := br.Exec(); err != nil {
 			br.Close()
@@ -37,9 +37,8 @@ func (e *executor) claimLimited(ctx context.Context, p droverdriver.ClaimParams,
 		if err := br.Close(); err != nil || room == 0 {
 			return err
 		}
-		args := append([]any{}, claimArgs...)
-		args[1] = room
-		rows, err := tx.Query(ctx, e.q[claim], append([]any{replan}, args...)...)
+		cp.Max = room
+		rows, err := e.claimQuery(ctx, tx, p, cp)
 		if err != nil {
 			return err
 		}
@@ -47,7 +46,7 @@ func (e *executor) claimLimited(ctx context.Context, p droverdriver.ClaimParams,
 		if jobs, err = scanClaimed(rows, p, token); err != nil || len(jobs) == 0 || l.Rate == 0 {
 			return err
 		}
-		_, err = tx.Exec(ctx, e.q["QueueLimitSpend"], p.Queue, len(jobs))
+		_, err = queueLimitSpend.exec(ctx, tx, e.q, queueCount{p.Queue, len(jobs)})
 		return err
 	})
 	return jobs, err

@@ -11,7 +11,7 @@ import (
 // package).
 
 func (e *executor) PeriodicTicks(ctx context.Context, names []string) (map[string]time.Time, error) {
-	rows, err := e.db.Query(ctx, e.q["PeriodicTicks"], names)
+	rows, err := periodicTicks.query(ctx, e.db, e.q, names)
 	if err != nil {
 		return nil, e.wrap("read periodic ticks", err)
 	}
@@ -26,6 +26,6 @@ func (e *executor) PeriodicTicks(ctx context.Context, names []string) (map[strin
 }
 
 func (e *executor) PeriodicTicksRecord(ctx context.Context, names []string, ticks []time.Time) error {
-	_, err := e.db.Exec(ctx, e.q["PeriodicTicksRecord"], names, ticks)
+	_, err := periodicTicksRecord.exec(ctx, e.db, e.q, periodicTicksRecordParams{names, ticks})
 	return e.wrap("record periodic ticks", err)
 }

@@ -63,7 +63,7 @@ inserted AS (
     INSERT INTO {schema}jobs (id, state, queue, kind, args, metadata, tags, priority, max_attempts, run_at, timeout_ms,
         ordering_key, key_limit, flow)
     SELECT id, state, queue, kind, args, metadata, string_to_array(tags, ','), priority, max_attempts, coalesce(run_at, now()),
-        timeout_ms, ordering_key, key_limit, CASE WHEN unique_key IS NULL THEN 0 ELSE 8 END
+        timeout_ms, ordering_key, key_limit, CASE WHEN unique_key IS NULL THEN 0 ELSE 8 /*FlowUnique*/ END
     FROM gated
     WHERE unique_key IS NULL OR id IN (SELECT job_id FROM claimed)
     ORDER BY ord
@@ -220,7 +220,7 @@ UPDATE {schema}unique_keys u
 SET held = false
 FROM {schema}finished_jobs f
 WHERE u.job_id = ANY($1::bigint[]) AND u.held AND f.id = u.job_id
-  AND u.final_states & CASE f.state WHEN 'completed' THEN 1 WHEN 'cancelled' THEN 2 ELSE 4 END = 0;
+  AND u.final_states & CASE f.state WHEN 'completed' THEN 1 /*FinalCompleted*/ WHEN 'cancelled' THEN 2 /*FinalCancelled*/ ELSE 4 /*FinalDiscarded*/ END = 0;
 
 -- name: UniqueRetake
 -- $1 is a job JobRetry just revived: if it gave up its unique key, it takes
@@ -378,9 +378,9 @@ WITH done AS (
     WHERE j.id = ANY($1::bigint[]) AND j.state = 'running'
       AND j.attempt = ($2::jsonb -> j.id::text ->> 0)::integer
       AND j.lease_token = ($2::jsonb -> j.id::text ->> 6)::uuid
-      AND (($2::jsonb -> j.id::text ->> 1)::integer IN (1, 3, 4) OR j.cancel_requested
-           OR (($2::jsonb -> j.id::text ->> 1)::integer = 2 AND j.attempt >= j.max_attempts))
-      AND ($3 OR j.flow & 11 = 0)
+      AND (($2::jsonb -> j.id::text ->> 1)::integer IN (1 /*OutcomeCompleted*/, 3 /*OutcomeDiscarded*/, 4 /*OutcomeCancelled*/) OR j.cancel_requested
+           OR (($2::jsonb -> j.id::text ->> 1)::integer = 2 /*OutcomeRetry*/ AND j.attempt >= j.max_attempts))
+      AND ($3 OR j.flow & 11 /*FlowEnd*/ = 0)
     RETURNING j.*, $2::jsonb -> j.id::text AS r
 ),
 ended AS (
@@ -393,26 +393,26 @@ moved AS (
         max_attempts, errors, error_count, timeout_ms, created_at, run_at, attempted_at, finalized_at, batch_id, flow,
         result, ordering_key, key_limit) -- order: kept for JobRetry (NULL and 0 for plain jobs)
     SELECT id,
-        CASE WHEN outcome = 1 THEN 'completed'
-             WHEN outcome = 3 OR (outcome = 2 AND NOT cancel_requested) THEN 'discarded'
+        CASE WHEN outcome = 1 /*OutcomeCompleted*/ THEN 'completed'
+             WHEN outcome = 3 /*OutcomeDiscarded*/ OR (outcome = 2 /*OutcomeRetry*/ AND NOT cancel_requested) THEN 'discarded'
              ELSE 'cancelled' END,
         queue, kind, priority, args, metadata, tags, attempt, max_attempts,
         CASE WHEN new_error IS NULL THEN errors
              ELSE jsonb_path_query_array(coalesce(errors, '[]'::jsonb) || jsonb_build_array(new_error),
                                          '$[last - {errors_kept} + 1 to last]') END,
         error_count + (new_error IS NOT NULL)::integer,
-        timeout_ms, created_at, run_at, attempted_at, now(), batch_id, flow, CASE WHEN outcome = 1 THEN output END,
+        timeout_ms, created_at, run_at, attempted_at, now(), batch_id, flow, CASE WHEN outcome = 1 /*OutcomeCompleted*/ THEN output END,
         ordering_key, key_limit
     FROM ended
-    WHERE NOT (forget AND outcome = 1 AND output IS NULL AND flow = 0 AND batch_id IS NULL)
+    WHERE NOT (forget AND outcome = 1 /*OutcomeCompleted*/ AND output IS NULL AND flow = 0 AND batch_id IS NULL)
 ),
 waiting AS (
     UPDATE {schema}jobs j
     SET state = 'available',
-        run_at = CASE WHEN ($2::jsonb -> j.id::text ->> 1)::integer = 5
+        run_at = CASE WHEN ($2::jsonb -> j.id::text ->> 1)::integer = 5 /*OutcomeReleased*/
                       THEN coalesce(($2::jsonb -> j.id::text ->> 3)::timestamptz, now())
                       ELSE ($2::jsonb -> j.id::text ->> 3)::timestamptz END,
-        attempt = CASE WHEN ($2::jsonb -> j.id::text ->> 1)::integer = 5 THEN j.attempt - 1 ELSE j.attempt END,
+        attempt = CASE WHEN ($2::jsonb -> j.id::text ->> 1)::integer = 5 /*OutcomeReleased*/ THEN j.attempt - 1 ELSE j.attempt END,
         errors = CASE WHEN nullif($2::jsonb -> j.id::text -> 2, 'null') IS NULL THEN j.errors
                       ELSE jsonb_path_query_array(coalesce(j.errors, '[]'::jsonb) || jsonb_build_array($2::jsonb -> j.id::text -> 2),
                                                   '$[last - {errors_kept} + 1 to last]') END,
@@ -423,12 +423,12 @@ waiting AS (
     WHERE j.id = ANY($1::bigint[]) AND j.state = 'running'
       AND j.attempt = ($2::jsonb -> j.id::text ->> 0)::integer
       AND j.lease_token = ($2::jsonb -> j.id::text ->> 6)::uuid
-      AND (($2::jsonb -> j.id::text ->> 1)::integer = 5
-           OR (($2::jsonb -> j.id::text ->> 1)::integer = 2 AND j.attempt < j.max_attempts))
+      AND (($2::jsonb -> j.id::text ->> 1)::integer = 5 /*OutcomeReleased*/
+           OR (($2::jsonb -> j.id::text ->> 1)::integer = 2 /*OutcomeRetry*/ AND j.attempt < j.max_attempts))
       AND NOT j.cancel_requested
     RETURNING j.id
 )
-SELECT id, flow & 11 FROM done
+SELECT id, flow & 11 /*FlowEnd*/ FROM done
 UNION ALL
 SELECT id, 0 FROM waiting;
 
@@ -462,7 +462,7 @@ WITH done AS (
     DELETE FROM {schema}jobs j
     WHERE j.id = ANY($1::bigint[]) AND j.id || ':' || j.attempt = ANY($2::text[])
       AND j.lease_token = ANY($6::uuid[])
-      AND j.state = 'running' AND ($4 OR j.flow & 11 = 0)
+      AND j.state = 'running' AND ($4 OR j.flow & 11 /*FlowEnd*/ = 0)
     RETURNING j.*, $3::jsonb -> j.id::text AS output
 ),
 moved AS (
@@ -474,7 +474,7 @@ moved AS (
     FROM done
     WHERE NOT ($5 AND output IS NULL AND flow = 0 AND batch_id IS NULL)
 )
-SELECT id, flow & 11 FROM done;
+SELECT id, flow & 11 /*FlowEnd*/ FROM done;
 
 -- name: JobHeartbeat
 -- A heartbeat never waits for a row lock. It holds the locks of every row it
@@ -559,8 +559,8 @@ waiting AS (
 -- order: the last three list the keyed jobs that wait again, for the
 -- caller to count their restarts against their keys' rates (KeyPromote).
 SELECT (SELECT count(*) FROM done) + (SELECT count(*) FROM waiting),
-    (SELECT coalesce(array_agg(id), '{}') FROM done WHERE flow & 3 <> 0),
-    (SELECT coalesce(array_agg(id), '{}') FROM done WHERE flow & 8 <> 0),
+    (SELECT coalesce(array_agg(id), '{}') FROM done WHERE flow & 3 /*FlowSettle*/ <> 0),
+    (SELECT coalesce(array_agg(id), '{}') FROM done WHERE flow & 8 /*FlowUnique*/ <> 0),
     (SELECT coalesce(array_agg(id ORDER BY id), '{}') FROM waiting WHERE ordering_key IS NOT NULL),
     (SELECT coalesce(array_agg(queue ORDER BY id), '{}') FROM waiting WHERE ordering_key IS NOT NULL),
     (SELECT coalesce(array_agg(ordering_key ORDER BY id), '{}') FROM waiting WHERE ordering_key IS NOT NULL);
@@ -583,7 +583,7 @@ WITH pruned AS (
     RETURNING id, flow
 ),
 keys AS (
-    DELETE FROM {schema}unique_keys WHERE job_id IN (SELECT id FROM pruned WHERE flow & 8 <> 0)
+    DELETE FROM {schema}unique_keys WHERE job_id IN (SELECT id FROM pruned WHERE flow & 8 /*FlowUnique*/ <> 0)
 )
 SELECT count(*) FROM pruned;
 
@@ -646,7 +646,7 @@ flagged AS (
     UPDATE {schema}jobs SET cancel_requested = true WHERE id = $1 AND state = 'running' RETURNING id
 )
 SELECT (SELECT count(*) FROM done) + (SELECT count(*) FROM flagged),
-    coalesce((SELECT flow & 3 <> 0 FROM done), false);
+    coalesce((SELECT flow & 3 /*FlowSettle*/ <> 0 FROM done), false);
 
 -- name: JobDiscard
 -- The unique bit (8) goes with the row, so that the pruner and a retry
@@ -659,7 +659,7 @@ INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, args, metad
     max_attempts, errors, error_count, timeout_ms, created_at, run_at, attempted_at, finalized_at, flow, ordering_key,
     key_limit)
 SELECT id, 'discarded', queue, kind, priority, args, metadata, tags, attempt, max_attempts,
-    errors, error_count, timeout_ms, created_at, run_at, attempted_at, $2, flow & 8, ordering_key, key_limit
+    errors, error_count, timeout_ms, created_at, run_at, attempted_at, $2, flow & 8 /*FlowUnique*/, ordering_key, key_limit
 FROM done;
 
 -- name: JobRetry
@@ -676,7 +676,7 @@ FROM done;
 -- revived unique job keeps its unique bit (8); UniqueRetake runs next in
 -- the same transaction to take its key again if it gave it up.
 WITH revived AS (
-    DELETE FROM {schema}finished_jobs WHERE id = $1 AND flow & 3 = 0 RETURNING *
+    DELETE FROM {schema}finished_jobs WHERE id = $1 AND flow & 3 /*FlowSettle*/ = 0 RETURNING *
 ),
 inserted AS (
     INSERT INTO {schema}jobs (id, state, queue, kind, priority, args, metadata, tags, attempt, max_attempts,
@@ -694,7 +694,7 @@ SELECT queue, ordering_key, 0 FROM inserted
 UNION ALL
 SELECT queue, NULL, 0 FROM rescheduled
 UNION ALL
-SELECT queue, NULL, flow FROM {schema}finished_jobs WHERE id = $1 AND flow & 3 <> 0;
+SELECT queue, NULL, flow FROM {schema}finished_jobs WHERE id = $1 AND flow & 3 /*FlowSettle*/ <> 0;
 
 -- name: JobCountByState
 SELECT CASE WHEN state = 'available' AND run_at > now() THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END AS s, count(*)
@@ -816,7 +816,7 @@ RETURNING id;
 -- them until the inserting transaction commits: a parent finishing
 -- meanwhile waits, then sees the mark (JobFinish's fence) and settles the
 -- new dependants. Returns the parents that have not ended.
-UPDATE {schema}jobs SET flow = flow | 2 WHERE id = ANY($1::bigint[]) RETURNING id;
+UPDATE {schema}jobs SET flow = flow | 2 /*FlowHasDependants*/ WHERE id = ANY($1::bigint[]) RETURNING id;
 
 -- name: JobFlowEndedParents
 SELECT id, state FROM {schema}finished_jobs WHERE id = ANY($1::bigint[]);
@@ -849,7 +849,7 @@ WITH children AS (
 ),
 counted AS (
     SELECT b.id FROM {schema}batches b
-    WHERE b.id = ANY(ARRAY(SELECT f.batch_id FROM {schema}finished_jobs f WHERE f.id = ANY($1::bigint[]) AND f.flow & 1 = 1))
+    WHERE b.id = ANY(ARRAY(SELECT f.batch_id FROM {schema}finished_jobs f WHERE f.id = ANY($1::bigint[]) AND f.flow & 1 /*FlowBatchMember*/ = 1 /*FlowBatchMember*/))
     ORDER BY b.id
     FOR UPDATE
 )
@@ -889,7 +889,7 @@ doomed(id, cause, cause_state) AS (
     FROM fin f
     CROSS JOIN LATERAL (
         SELECT j.id FROM {schema}job_deps e JOIN {schema}jobs j ON j.id = e.child_id
-        WHERE e.parent_id = f.id AND j.state = 'pending' AND j.flow & 4 = 0
+        WHERE e.parent_id = f.id AND j.state = 'pending' AND j.flow & 4 /*FlowReleaseOnParentFailure*/ = 0
         OFFSET 0
     ) c
     WHERE f.state <> 'completed'
@@ -898,7 +898,7 @@ doomed(id, cause, cause_state) AS (
     FROM doomed d
     CROSS JOIN LATERAL (
         SELECT j.id FROM {schema}job_deps e JOIN {schema}jobs j ON j.id = e.child_id
-        WHERE e.parent_id = d.id AND j.state = 'pending' AND j.flow & 4 = 0
+        WHERE e.parent_id = d.id AND j.state = 'pending' AND j.flow & 4 /*FlowReleaseOnParentFailure*/ = 0
         OFFSET 0
     ) c
 ),
@@ -963,7 +963,7 @@ counted AS (
             count(*) FILTER (WHERE state = 'cancelled') AS cancelled,
             count(*) FILTER (WHERE state = 'discarded') AS discarded,
             count(*) AS n
-        FROM ended WHERE flow & 1 <> 0
+        FROM ended WHERE flow & 1 /*FlowBatchMember*/ <> 0
         GROUP BY batch_id
     ) c
     WHERE b.id = c.batch_id
@@ -1007,15 +1007,15 @@ UPDATE {schema}batches SET callback_job_id = $2 WHERE id = $1;
 -- The counts of running and retrying members match jobs_batch_idx's
 -- predicate, so they read that small index only.
 SELECT b.id, b.total, b.completed, b.cancelled, b.discarded,
-    (SELECT count(*) FROM {schema}jobs j WHERE j.batch_id = b.id AND j.flow & 1 = 1 AND j.state = 'running'),
-    (SELECT count(*) FROM {schema}jobs j WHERE j.batch_id = b.id AND j.flow & 1 = 1 AND j.state = 'available' AND j.attempt > 0),
+    (SELECT count(*) FROM {schema}jobs j WHERE j.batch_id = b.id AND j.flow & 1 /*FlowBatchMember*/ = 1 /*FlowBatchMember*/ AND j.state = 'running'),
+    (SELECT count(*) FROM {schema}jobs j WHERE j.batch_id = b.id AND j.flow & 1 /*FlowBatchMember*/ = 1 /*FlowBatchMember*/ AND j.state = 'available' AND j.attempt > 0),
     coalesce(b.callback_job_id, 0), b.created_at, b.finished_at
 FROM {schema}batches b WHERE b.id = $1;
 
 -- name: BatchResults
 -- Members only: the callback carries the batch ID too.
 SELECT id, state, kind, result FROM {schema}finished_jobs
-WHERE batch_id = $1 AND id > $2 AND flow & 1 = 1
+WHERE batch_id = $1 AND id > $2 AND flow & 1 /*FlowBatchMember*/ = 1 /*FlowBatchMember*/
 ORDER BY id
 LIMIT $3;
 

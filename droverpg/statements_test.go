@@ -24,6 +24,12 @@ var unpreparable = map[string]string{}
 // statement that names a column a migration dropped, or a parameter whose
 // type cannot be inferred, fails here by name rather than in the one
 // conformance test that happens to run it.
+//
+// It also checks each statement against its typed entry (stmt.go): every
+// statement has exactly one, and PostgreSQL's description of it agrees
+// with the entry: as many parameters as the entry's args gives, each of a
+// type pgx can encode the argument's Go type into, and as many result
+// columns as the entry says its rows are scanned into.
 func TestStatementsPrepare(t *testing.T) {
 	ctx := context.Background()
 	d, err := New(testdb.NewPool(t), WithSchema(testdb.NewSchema(t)))
@@ -50,10 +56,21 @@ func TestStatementsPrepare(t *testing.T) {
 			t.Errorf("unpreparable lists %s, which queries.sql no longer has", name)
 		}
 	}
+	typed := map[string]statement{}
+	for _, s := range statements {
+		if _, dup := typed[s.stmtName()]; dup {
+			t.Errorf("stmt.go declares %s twice", s.stmtName())
+		}
+		typed[s.stmtName()] = s
+		if _, ok := d.q[s.stmtName()]; !ok {
+			t.Errorf("stmt.go declares %s, which queries.sql does not have", s.stmtName())
+		}
+	}
+	types := conn.Conn().TypeMap()
 	for _, name := range names {
 		// The unnamed statement: described (parameter and result types)
 		// but not kept, so nothing accumulates on the connection.
-		_, err := conn.Conn().PgConn().Prepare(ctx, "", d.q[name], nil)
+		sd, err := conn.Conn().PgConn().Prepare(ctx, "", d.q[name], nil)
 		why, skip := unpreparable[name]
 		switch {
 		case skip && err == nil:
@@ -62,6 +79,27 @@ func TestStatementsPrepare(t *testing.T) {
 			t.Logf("%s not prepared: %s (%v)", name, why, err)
 		case err != nil:
 			t.Errorf("prepare %s: %v", name, err)
+		}
+		s, ok := typed[name]
+		if !ok {
+			t.Errorf("%s has no typed entry in stmt.go", name)
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		args := s.zeroArgs()
+		if len(args) != len(sd.ParamOIDs) {
+			t.Errorf("%s takes %d parameters, but its typed entry gives %d", name, len(sd.ParamOIDs), len(args))
+		} else {
+			for i, oid := range sd.ParamOIDs {
+				if types.PlanEncode(oid, types.FormatCodeForOID(oid), args[i]) == nil {
+					t.Errorf("%s: $%d is of type OID %d, which pgx cannot encode a %T into", name, i+1, oid, args[i])
+				}
+			}
+		}
+		if len(sd.Fields) != s.resultCols() {
+			t.Errorf("%s returns %d columns, but its typed entry scans %d", name, len(sd.Fields), s.resultCols())
 		}
 	}
 	if len(names) < 40 {

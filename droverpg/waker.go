@@ -37,7 +37,7 @@ const wakeTimeout = 5 * time.Second
 // waker sends the notifications of committed inserts.
 type waker struct {
 	pool    *pgxpool.Pool
-	sql     string
+	q       map[string]string // the driver's statements: Notify
 	channel string
 
 	mu      sync.Mutex
@@ -50,8 +50,8 @@ type waker struct {
 	sender sync.WaitGroup
 }
 
-func newWaker(pool *pgxpool.Pool, sql, channel string) *waker {
-	return &waker{pool: pool, sql: sql, channel: channel, pending: wakeSet{}}
+func newWaker(pool *pgxpool.Pool, q map[string]string, channel string) *waker {
+	return &waker{pool: pool, q: q, channel: channel, pending: wakeSet{}}
 }
 
 // wake announces new jobs. It never blocks: a sender goroutine, started
@@ -105,7 +105,7 @@ func (w *waker) send() {
 		w.mu.Unlock()
 
 		ctx, cancel := context.WithTimeout(context.Background(), wakeTimeout)
-		_, _ = w.pool.Exec(ctx, w.sql, w.channel, payloads) // polling covers a failure
+		_, _ = notifyStmt.exec(ctx, w.pool, w.q, notifyParams{Channel: w.channel, Payloads: payloads}) // polling covers a failure
 		cancel()
 	}
 }
@@ -173,7 +173,7 @@ func (e *executor) notifyIn(ctx context.Context, db dbtx, wake wakeSet) error {
 	if len(wake) == 0 {
 		return nil
 	}
-	_, err := db.Exec(ctx, e.q["Notify"], e.channel, wake.payloads())
+	_, err := notifyStmt.exec(ctx, db, e.q, notifyParams{Channel: e.channel, Payloads: wake.payloads()})
 	return err
 }
 

@@ -407,7 +407,7 @@ func (d *Driver) UnwrapExecutor(tx *sql.Tx) droverdriver.Executor {
 // SchemaVersion implements droverdriver.Driver.
 func (d *Driver) SchemaVersion(ctx context.Context) (int, error) {
 	var v int
-	err := d.reader.QueryRowContext(ctx, d.q["SchemaVersion"]).Scan(&v)
+	err := d.reader.QueryRowContext(ctx, d.q[schemaVersion.name]).Scan(&v)
 	if isMissingTable(err) {
 		return 0, nil
 	}
@@ -427,7 +427,7 @@ func (d *Driver) MigrateTx(ctx context.Context, fn func(context.Context, droverd
 		return err
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, d.q["MigrationsTable"]); err != nil {
+	if _, err := tx.ExecContext(ctx, d.q[migrationsTable.name]); err != nil {
 		return fmt.Errorf("create migrations table: %w", err)
 	}
 	if err := fn(ctx, &migrator{tx: tx, q: d.q}); err != nil {
@@ -443,7 +443,7 @@ type migrator struct {
 
 func (m *migrator) Version(ctx context.Context) (int, error) {
 	var v int
-	err := m.tx.QueryRowContext(ctx, m.q["SchemaVersion"]).Scan(&v)
+	err := m.tx.QueryRowContext(ctx, m.q[schemaVersion.name]).Scan(&v)
 	return v, err
 }
 
@@ -451,7 +451,8 @@ func (m *migrator) Apply(ctx context.Context, mig droverdriver.Migration) error 
 	if _, err := m.tx.ExecContext(ctx, mig.SQL); err != nil {
 		return fmt.Errorf("migration %03d_%s: %w", mig.Version, mig.Name, err)
 	}
-	_, err := m.tx.ExecContext(ctx, m.q["MigrationRecord"], mig.Version, mig.Name, time.Now().UnixMicro())
+	rec := migrationRecordParams{mig.Version, mig.Name, time.Now().UnixMicro()}
+	_, err := m.tx.ExecContext(ctx, m.q[migrationRecord.name], migrationRecord.args(&rec)...)
 	return err
 }
 
@@ -488,17 +489,17 @@ type stmtKey struct {
 
 // readQueries run on the reader pool as well as, inside write transactions,
 // on the writer.
-var readQueries = []string{"JobGet", "JobList", "JobCountByState", "QueueStats", "FinishedStats", "LeaseOwners", "QueueLimitGet",
+var readQueries = []string{jobGet.name, jobList.name, jobCountByState.name, queueStats.name, finishedStats.name, leaseOwners.name, queueLimitGet.name,
 	// Workflows and batches (flow.go).
-	"BatchGet", "BatchResults", "JobResults", "JobParentResults",
+	batchGet.name, batchResults.name, jobResults.name, jobParentResults.name,
 	// Periodic jobs (periodic.go).
-	"PeriodicTicks"}
+	periodicTicks.name}
 
 // unprepared are the queries that are not statements of their own (templates)
 // or that must work before the schema exists (migrations).
 var unprepared = map[string]bool{
-	"JobInsertHead": true, "JobInsertRow": true,
-	"SchemaVersion": true, "MigrationsTable": true, "MigrationRecord": true,
+	jobInsertHead.name: true, jobInsertRow.name: true,
+	schemaVersion.name: true, migrationsTable.name: true, migrationRecord.name: true,
 }
 
 // ready prepares every statement once, the first time the schema is there.

@@ -89,9 +89,9 @@ func (e *executor) exec(ctx context.Context, tx *sql.Tx, name string, args ...an
 // queryValue runs a write statement in tx (nil: on its own) that returns
 // at most one row of one column, and returns that value, the zero value
 // without a row.
-func queryValue[T any](ctx context.Context, e *executor, tx *sql.Tx, name string, args ...any) (T, error) {
+func queryValue[T, P any](ctx context.Context, e *executor, tx *sql.Tx, s *stmt[P], p P) (T, error) {
 	var v T
-	err := e.query(ctx, tx, e.writer, name, func(rows *sql.Rows) error { return rows.Scan(&v) }, args...)
+	err := s.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error { return rows.Scan(&v) }, p)
 	return v, err
 }
 
@@ -153,9 +153,9 @@ func insertQueries(q map[string]string) {
 	for _, n := range insertSizes {
 		rows := make([]string, n)
 		for i := range rows {
-			rows[i] = q["JobInsertRow"]
+			rows[i] = q[jobInsertRow.name]
 		}
-		q[insertQueryName(n)] = q["JobInsertHead"] + "\n" + strings.Join(rows, ",\n")
+		q[insertQueryName(n)] = q[jobInsertHead.name] + "\n" + strings.Join(rows, ",\n")
 	}
 }
 
@@ -176,10 +176,10 @@ func (e *executor) JobInsertMany(ctx context.Context, jobs []droverdriver.Insert
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
 		ids = ids[:0]
 		if high := highestID(e.hubKey, 0); high > 0 {
-			if _, err := e.exec(ctx, tx, "JobSequenceRaise", high); err != nil {
+			if _, err := jobSequenceRaise.exec(ctx, e, tx, high); err != nil {
 				return err
 			}
-			if _, err := e.exec(ctx, tx, "JobSequenceCreate", high); err != nil {
+			if _, err := jobSequenceCreate.exec(ctx, e, tx, high); err != nil {
 				return err
 			}
 		}
@@ -373,15 +373,17 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 			}
 			limited = 1
 		}
-		name, args := "JobClaim", []any{p.Queue, room, p.Owner, micros(now), micros(lease), limited, token[:]}
+		cp := claimParams{Queue: p.Queue, Max: room, Owner: p.Owner, Now: micros(now), Lease: micros(lease), Limited: limited, Token: token[:]}
+		var err error
 		if p.After != nil {
-			name, args = "JobClaimAfter", append(args, p.After.Priority, micros(p.After.RunAt), p.After.ID)
+			err = jobClaimAfter.query(ctx, e, tx, e.writer, sc.scan, claimAfterParams{cp, p.After.Priority, micros(p.After.RunAt), p.After.ID})
+		} else {
+			err = jobClaim.query(ctx, e, tx, e.writer, sc.scan, cp)
 		}
-		err := e.query(ctx, tx, e.writer, name, sc.scan, args...)
 		if err != nil || p.Limit == nil || len(sc.jobs) == 0 {
 			return err
 		}
-		_, err = e.exec(ctx, tx, "QueueLimitSpend", p.Queue, len(sc.jobs))
+		_, err = queueLimitSpend.exec(ctx, e, tx, queueCount{p.Queue, len(sc.jobs)})
 		return err
 	})
 	if err != nil {
@@ -441,17 +443,17 @@ func (e *executor) JobFinish(ctx context.Context, results []droverdriver.Result)
 // Jobs that must be settled (workflows, batches) are settled in the same
 // savepoint; finish returns the queues whose jobs that made available.
 func (e *executor) finish(ctx context.Context, tx *sql.Tx, results []droverdriver.Result, batch string, now int64, kinds resultKinds) ([]int64, []string, error) {
-	if _, err := e.exec(ctx, tx, "FinishSavepoint"); err != nil {
+	if _, err := finishSavepoint.exec(ctx, e, tx, struct{}{}); err != nil {
 		return nil, nil, err
 	}
 	accepted, woken, err := e.finishInSavepoint(ctx, tx, results, batch, now, kinds)
 	if err != nil {
 		// Leave a caller's transaction as it was before the call.
-		_, _ = e.exec(context.WithoutCancel(ctx), tx, "FinishRollback")
-		_, _ = e.exec(context.WithoutCancel(ctx), tx, "FinishRelease")
+		_, _ = finishRollback.exec(context.WithoutCancel(ctx), e, tx, struct{}{})
+		_, _ = finishRelease.exec(context.WithoutCancel(ctx), e, tx, struct{}{})
 		return nil, nil, err
 	}
-	if _, err := e.exec(ctx, tx, "FinishRelease"); err != nil {
+	if _, err := finishRelease.exec(ctx, e, tx, struct{}{}); err != nil {
 		return nil, nil, err
 	}
 	return accepted, woken, nil
@@ -471,11 +473,11 @@ func (e *executor) finishInSavepoint(ctx context.Context, tx *sql.Tx, results []
 		return accepted, woken, err
 	}
 
-	if _, err := e.exec(ctx, tx, "FinishRollback"); err != nil {
+	if _, err := finishRollback.exec(ctx, e, tx, struct{}{}); err != nil {
 		return nil, nil, err
 	}
 	pass := make(map[int64]int, len(results)) // ID -> stored FlowEnd bits
-	err = e.query(ctx, tx, e.writer, "JobFinishFenced", func(rows *sql.Rows) error {
+	err = jobFinishFenced.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
 		var id, flow int64
 		if err := rows.Scan(&id, &flow); err != nil {
 			return err
@@ -543,7 +545,7 @@ func (e *executor) finishSide(ctx context.Context, tx *sql.Tx, results []droverd
 // applyResults runs the finish statements and reports how many results
 // they applied.
 func (e *executor) applyResults(ctx context.Context, tx *sql.Tx, batch string, now int64, kinds resultKinds) (int, error) {
-	res, err := e.exec(ctx, tx, "JobFinishMove", batch, now)
+	res, err := jobFinishMove.exec(ctx, e, tx, batchAt{batch, now})
 	if err != nil {
 		return 0, err
 	}
@@ -552,7 +554,7 @@ func (e *executor) applyResults(ctx context.Context, tx *sql.Tx, batch string, n
 		return 0, err
 	}
 	if moved > 0 {
-		res, err := e.exec(ctx, tx, "JobFinishDelete", batch)
+		res, err := jobFinishDelete.exec(ctx, e, tx, batch)
 		if err != nil {
 			return 0, err
 		}
@@ -562,12 +564,11 @@ func (e *executor) applyResults(ctx context.Context, tx *sql.Tx, batch string, n
 	}
 	applied := moved
 	for _, st := range []struct {
-		name string
-		args []any
-		run  bool
+		bound
+		run bool
 	}{
-		{"JobFinishForget", []any{batch}, kinds.forgets},
-		{"JobFinishWait", []any{batch, now}, kinds.waits},
+		{jobFinishForget.bind(batch), kinds.forgets},
+		{jobFinishWait.bind(batchAt{batch, now}), kinds.waits},
 	} {
 		if !st.run {
 			continue
@@ -614,8 +615,30 @@ type resultKinds struct {
 	forgets bool // some completed job is to be deleted (JobFinishForget)
 }
 
-// outcomeForget is the packed outcome of a completion with Forget set.
-const outcomeForget = 6
+// A result as the finish statements read it (appendResults) is one
+// integer, attempt<<attemptShift | settleBit | outcome: a plain completion
+// then travels as a JSON number, with no array to unpack. queries.sql tags
+// these numbers by name ("packed >> 4 /*attemptShift*/"), and the
+// statements test checks the tags against the values here.
+const (
+	// outcomeMask holds the outcome: a droverdriver.Outcome, or
+	// outcomeForget.
+	outcomeMask = 7
+	// outcomeForget is the packed outcome of a completion with Forget set:
+	// SQLite's own, a completion whose job is deleted rather than kept.
+	outcomeForget = 6
+	// settleBit is set for a result whose job carries droverdriver.FlowEnd
+	// bits, which the finish's fence then lets through.
+	settleBit = 8
+	// attemptShift puts the attempt above the outcome and settle bit.
+	attemptShift = 4
+)
+
+// sqlConstants are the constants above by the names queries.sql tags them
+// with; see droverdriver.SQLConstants.
+var sqlConstants = map[string]int{
+	"outcomeMask": outcomeMask, "outcomeForget": outcomeForget, "settleBit": settleBit, "attemptShift": attemptShift,
+}
 
 // appendFenceKey appends the JSON object key that the finish and heartbeat
 // statements fence a result by, "id:token" with the token in 32 hex
@@ -640,14 +663,14 @@ func appendResults(b []byte, results []droverdriver.Result) ([]byte, resultKinds
 			b = append(b, ',')
 		}
 		b = appendFenceKey(b, r.ID, r.LeaseToken)
-		outcome := int64(r.Outcome & 7)
+		outcome := int64(r.Outcome & outcomeMask)
 		if r.Forget && r.Outcome == droverdriver.OutcomeCompleted && r.Output == nil {
 			outcome = outcomeForget
 			kinds.forgets = true
 		}
-		packed := int64(r.Attempt)<<4 | outcome
+		packed := int64(r.Attempt)<<attemptShift | outcome
 		if r.Flow&droverdriver.FlowEnd != 0 {
-			packed |= 8
+			packed |= settleBit
 		}
 		if len(r.Error) == 0 && r.RunAt.IsZero() && r.Output == nil {
 			b = strconv.AppendInt(b, packed, 10)
@@ -703,7 +726,7 @@ func (e *executor) JobHeartbeat(ctx context.Context, p droverdriver.HeartbeatPar
 	*buf = b
 
 	held := make(map[int64]bool, len(p.IDs)) // ID -> cancel requested
-	err := e.query(ctx, nil, e.writer, "JobHeartbeat", func(rows *sql.Rows) error {
+	err := jobHeartbeat.query(ctx, e, nil, e.writer, func(rows *sql.Rows) error {
 		var id int64
 		var cancel bool
 		if err := rows.Scan(&id, &cancel); err != nil {
@@ -711,7 +734,7 @@ func (e *executor) JobHeartbeat(ctx context.Context, p droverdriver.HeartbeatPar
 		}
 		held[id] = cancel
 		return nil
-	}, string(b), micros(time.Now().Add(p.Lease)))
+	}, batchAt{string(b), micros(time.Now().Add(p.Lease))})
 	if err != nil {
 		return res, e.wrap("heartbeat", err)
 	}
@@ -740,7 +763,7 @@ func (e *executor) JobRescue(ctx context.Context, p droverdriver.RescueParams) (
 		var keyed []int64
 		var queues, keys []string
 		seen := map[[2]string]bool{}
-		err := e.query(ctx, tx, e.writer, "JobRescueMark", func(rows *sql.Rows) error {
+		err := jobRescueMark.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
 			var id int64
 			var done, flow, uniq bool
 			var queue string
@@ -766,7 +789,7 @@ func (e *executor) JobRescue(ctx context.Context, p droverdriver.RescueParams) (
 				}
 			}
 			return nil
-		}, micros(p.Now), p.Limit, micros(now), now.Format(time.RFC3339Nano))
+		}, rescueMarkParams{micros(p.Now), p.Limit, micros(now), now.Format(time.RFC3339Nano)})
 		if err != nil {
 			return err
 		}
@@ -781,10 +804,10 @@ func (e *executor) JobRescue(ctx context.Context, p droverdriver.RescueParams) (
 			return nil
 		}
 		ids := string(appendIDs(nil, finish))
-		if _, err := e.exec(ctx, tx, "JobRescueMove", ids, micros(now)); err != nil {
+		if _, err := jobRescueMove.exec(ctx, e, tx, batchAt{ids, micros(now)}); err != nil {
 			return err
 		}
-		if _, err = e.exec(ctx, tx, "JobRescueDelete", ids); err != nil {
+		if _, err = jobRescueDelete.exec(ctx, e, tx, ids); err != nil {
 			return err
 		}
 		settled, err := e.settle(ctx, tx, settle, true)
@@ -824,7 +847,7 @@ func (e *executor) JobPrune(ctx context.Context, p droverdriver.PruneParams) (in
 	var unique []int64
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
 		n, unique = 0, unique[:0]
-		err := e.query(ctx, tx, e.writer, "JobPrune", func(rows *sql.Rows) error {
+		err := jobPrune.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
 			var id int64
 			var uniq bool
 			if err := rows.Scan(&id, &uniq); err != nil {
@@ -835,11 +858,11 @@ func (e *executor) JobPrune(ctx context.Context, p droverdriver.PruneParams) (in
 				unique = append(unique, id)
 			}
 			return nil
-		}, cutoff(p.CompletedRetention), cutoff(p.CancelledRetention), cutoff(p.DiscardedRetention), p.Limit)
+		}, pruneParams{cutoff(p.CompletedRetention), cutoff(p.CancelledRetention), cutoff(p.DiscardedRetention), p.Limit})
 		if err != nil || len(unique) == 0 {
 			return err
 		}
-		_, err = e.exec(ctx, tx, "UniquePrune", string(appendIDs(nil, unique)))
+		_, err = uniquePrune.exec(ctx, e, tx, string(appendIDs(nil, unique)))
 		return err
 	})
 	if err != nil {
@@ -856,7 +879,7 @@ func (e *executor) JobGet(ctx context.Context, id int64) (*droverdriver.JobRow, 
 // job as their own transaction left it).
 func (e *executor) get(ctx context.Context, tx *sql.Tx, id int64) (*droverdriver.JobRow, error) {
 	sc := newScanner(1)
-	if err := e.query(ctx, tx, e.reader, "JobGet", sc.scan, id, micros(time.Now())); err != nil {
+	if err := jobGet.query(ctx, e, tx, e.reader, sc.scan, jobAt{id, micros(time.Now())}); err != nil {
 		return nil, e.wrap("get job", err)
 	}
 	if len(sc.jobs) == 0 {
@@ -882,7 +905,7 @@ func (e *executor) JobList(ctx context.Context, p droverdriver.ListParams) ([]*d
 		now = time.Now()
 	}
 	sc := newScanner(min(max(p.Limit, 1), 1000))
-	err := e.query(ctx, nil, e.reader, "JobList", sc.scan, p.Queue, p.Kind, p.AfterID, states, micros(now), p.Limit)
+	err := jobList.query(ctx, e, nil, e.reader, sc.scan, listParams{p.Queue, p.Kind, p.AfterID, states, micros(now), p.Limit})
 	if err != nil {
 		return nil, e.wrap("list jobs", err)
 	}
@@ -893,14 +916,14 @@ func (e *executor) JobCancel(ctx context.Context, id int64, now time.Time) (*dro
 	var job *droverdriver.JobRow
 	var woken []string
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
-		settle, err := queryValue[bool](ctx, e, tx, "JobCancelMove", id, micros(now))
+		settle, err := queryValue[bool](ctx, e, tx, jobCancelMove, jobAt{id, micros(now)})
 		if err != nil {
 			return err
 		}
-		if _, err := e.exec(ctx, tx, "JobCancelDelete", id); err != nil {
+		if _, err := jobCancelDelete.exec(ctx, e, tx, id); err != nil {
 			return err
 		}
-		if _, err := e.exec(ctx, tx, "JobCancelFlag", id); err != nil {
+		if _, err := jobCancelFlag.exec(ctx, e, tx, id); err != nil {
 			return err
 		}
 		woken = nil
@@ -925,10 +948,10 @@ func (e *executor) JobCancel(ctx context.Context, id int64, now time.Time) (*dro
 func (e *executor) JobDiscard(ctx context.Context, id int64, now time.Time) (*droverdriver.JobRow, error) {
 	var job *droverdriver.JobRow
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
-		if _, err := e.exec(ctx, tx, "JobDiscardMove", id, micros(now)); err != nil {
+		if _, err := jobDiscardMove.exec(ctx, e, tx, jobAt{id, micros(now)}); err != nil {
 			return err
 		}
-		if _, err := e.exec(ctx, tx, "JobCancelDelete", id); err != nil {
+		if _, err := jobCancelDelete.exec(ctx, e, tx, id); err != nil {
 			return err
 		}
 		if err := e.releaseUnique(ctx, tx, []int64{id}); err != nil {
@@ -960,22 +983,22 @@ func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*drov
 			return rows.Scan(&queue)
 		}
 		// Reschedule before reviving, so a revived row is not touched twice.
-		if err := e.query(ctx, tx, e.writer, "JobRetryReschedule", scanQueue, id, micros(now)); err != nil {
+		if err := jobRetryReschedule.query(ctx, e, tx, e.writer, scanQueue, jobAt{id, micros(now)}); err != nil {
 			return err
 		}
 		if found {
 			wake = []string{queue}
 		} else {
-			err := e.query(ctx, tx, e.writer, "JobRetryRevive", func(rows *sql.Rows) error {
+			err := jobRetryRevive.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
 				found = true
 				return rows.Scan(&queue, &key)
-			}, id, micros(now))
+			}, jobAt{id, micros(now)})
 			if err != nil {
 				return err
 			}
 			switch {
 			case found:
-				if _, err := e.exec(ctx, tx, "JobRetryDelete", id); err != nil {
+				if _, err := jobRetryDelete.exec(ctx, e, tx, id); err != nil {
 					return err
 				}
 				if err := e.retakeUnique(ctx, tx, id); err != nil {
@@ -988,7 +1011,7 @@ func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*drov
 					}
 				}
 			default:
-				refusedFlow, err := queryValue[int](ctx, e, tx, "JobRetryRefused", id)
+				refusedFlow, err := queryValue[int](ctx, e, tx, jobRetryRefused, id)
 				if err != nil {
 					return err
 				}
@@ -1013,7 +1036,7 @@ func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*drov
 
 func (e *executor) JobCountByState(ctx context.Context, queue string) (map[droverdriver.State]int64, error) {
 	counts := map[droverdriver.State]int64{}
-	err := e.query(ctx, nil, e.reader, "JobCountByState", func(rows *sql.Rows) error {
+	err := jobCountByState.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
 		var s string
 		var n int64
 		if err := rows.Scan(&s, &n); err != nil {
@@ -1021,7 +1044,7 @@ func (e *executor) JobCountByState(ctx context.Context, queue string) (map[drove
 		}
 		counts[droverdriver.State(s)] += n
 		return nil
-	}, queue, micros(time.Now()))
+	}, queueAt{queue, micros(time.Now())})
 	if err != nil {
 		return nil, e.wrap("count jobs", err)
 	}
@@ -1030,7 +1053,7 @@ func (e *executor) JobCountByState(ctx context.Context, queue string) (map[drove
 
 func (e *executor) QueueStats(ctx context.Context, now time.Time) ([]droverdriver.QueueStat, error) {
 	var out []droverdriver.QueueStat
-	err := e.query(ctx, nil, e.reader, "QueueStats", func(rows *sql.Rows) error {
+	err := queueStats.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
 		var q droverdriver.QueueStat
 		var oldest sql.NullInt64
 		if err := rows.Scan(&q.Queue, &q.Available, &q.Scheduled, &q.Retryable, &q.Running, &oldest); err != nil {
@@ -1051,7 +1074,7 @@ func (e *executor) QueueStats(ctx context.Context, now time.Time) ([]droverdrive
 
 func (e *executor) FinishedStats(ctx context.Context, since, until time.Time) ([]droverdriver.FinishedStat, error) {
 	var out []droverdriver.FinishedStat
-	err := e.query(ctx, nil, e.reader, "FinishedStats", func(rows *sql.Rows) error {
+	err := finishedStats.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
 		var f droverdriver.FinishedStat
 		var p50, p95, p99 int64
 		if err := rows.Scan(&f.Queue, &f.Completed, &f.Cancelled, &f.Discarded, &p50, &p95, &p99); err != nil {
@@ -1061,7 +1084,7 @@ func (e *executor) FinishedStats(ctx context.Context, since, until time.Time) ([
 			time.Duration(p95)*time.Microsecond, time.Duration(p99)*time.Microsecond
 		out = append(out, f)
 		return nil
-	}, micros(since), micros(until))
+	}, timeRange{micros(since), micros(until)})
 	if err != nil {
 		return nil, e.wrap("finished stats", err)
 	}
@@ -1070,7 +1093,7 @@ func (e *executor) FinishedStats(ctx context.Context, since, until time.Time) ([
 
 func (e *executor) LeaseOwners(ctx context.Context) ([]droverdriver.LeaseOwner, error) {
 	var out []droverdriver.LeaseOwner
-	err := e.query(ctx, nil, e.reader, "LeaseOwners", func(rows *sql.Rows) error {
+	err := leaseOwners.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
 		var o droverdriver.LeaseOwner
 		var owner sql.NullString
 		var expires int64
@@ -1080,7 +1103,7 @@ func (e *executor) LeaseOwners(ctx context.Context) ([]droverdriver.LeaseOwner, 
 		o.Owner, o.LeaseExpiresAt = owner.String, fromMicros(expires)
 		out = append(out, o)
 		return nil
-	})
+	}, struct{}{})
 	if err != nil {
 		return nil, e.wrap("lease owners", err)
 	}
@@ -1089,7 +1112,7 @@ func (e *executor) LeaseOwners(ctx context.Context) ([]droverdriver.LeaseOwner, 
 
 func (e *executor) LeaderElect(ctx context.Context, p droverdriver.LeaderParams) (bool, error) {
 	now := time.Now()
-	holder, err := queryValue[string](ctx, e, nil, "LeaderElect", p.Name, p.ID, micros(now.Add(p.TTL)), micros(now))
+	holder, err := queryValue[string](ctx, e, nil, leaderElect, leaderElectParams{p.Name, p.ID, micros(now.Add(p.TTL)), micros(now)})
 	if err != nil {
 		return false, e.wrap("elect leader", err)
 	}
@@ -1098,7 +1121,7 @@ func (e *executor) LeaderElect(ctx context.Context, p droverdriver.LeaderParams)
 
 func (e *executor) QueueLimitGet(ctx context.Context, queue string) (*droverdriver.QueueLimit, error) {
 	var lim *droverdriver.QueueLimit
-	err := e.query(ctx, nil, e.reader, "QueueLimitGet", func(rows *sql.Rows) error {
+	err := queueLimitGet.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
 		var maxRunning, rate int
 		var periodMS int64
 		if err := rows.Scan(&maxRunning, &rate, &periodMS); err != nil {
@@ -1111,7 +1134,7 @@ func (e *executor) QueueLimitGet(ctx context.Context, queue string) (*droverdriv
 }
 
 func (e *executor) LeaderResign(ctx context.Context, name, id string) error {
-	_, err := e.exec(ctx, nil, "LeaderResign", name, id)
+	_, err := leaderResign.exec(ctx, e, nil, leaderResignParams{name, id})
 	return e.wrap("resign leader", err)
 }
 

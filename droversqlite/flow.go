@@ -62,7 +62,7 @@ func (e *executor) settle(ctx context.Context, tx *sql.Tx, ended []int64, failed
 	msgs := []byte{'{'}
 	var err error
 	if failed {
-		err = e.query(ctx, tx, e.writer, "JobFlowDoomed", func(rows *sql.Rows) error {
+		err = jobFlowDoomed.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
 			var id, cause int64
 			var state, queue string
 			var key sql.NullString
@@ -85,10 +85,10 @@ func (e *executor) settle(ctx context.Context, tx *sql.Tx, ended []int64, failed
 	}
 	if len(doomed) > 0 {
 		msgs = append(msgs, '}')
-		if _, err := e.exec(ctx, tx, "JobFlowCancelMove", string(msgs), micros(now), now.Format(time.RFC3339Nano)); err != nil {
+		if _, err := jobFlowCancelMove.exec(ctx, e, tx, flowCancelParams{string(msgs), micros(now), now.Format(time.RFC3339Nano)}); err != nil {
 			return nil, fmt.Errorf("settle: cancel dependants: %w", err)
 		}
-		if _, err := e.exec(ctx, tx, "JobFlowCancelDelete", string(msgs)); err != nil {
+		if _, err := jobFlowCancelDelete.exec(ctx, e, tx, string(msgs)); err != nil {
 			return nil, fmt.Errorf("settle: cancel dependants: %w", err)
 		}
 	}
@@ -96,7 +96,7 @@ func (e *executor) settle(ctx context.Context, tx *sql.Tx, ended []int64, failed
 
 	var woken []string
 	wake := func(q string) { woken = addQueues(woken, []string{q}) }
-	err = e.query(ctx, tx, e.writer, "JobFlowRelease", func(rows *sql.Rows) error {
+	err = jobFlowRelease.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
 		var queue, state string
 		var key sql.NullString
 		if err := rows.Scan(&queue, &state, &key); err != nil {
@@ -109,13 +109,13 @@ func (e *executor) settle(ctx context.Context, tx *sql.Tx, ended []int64, failed
 			addKey(queue, key)
 		}
 		return nil
-	}, all, micros(now))
+	}, batchAt{all, micros(now)})
 	if err != nil {
 		return nil, fmt.Errorf("settle: release dependants: %w", err)
 	}
 
 	var callbacks []int64
-	err = e.query(ctx, tx, e.writer, "JobFlowCount", func(rows *sql.Rows) error {
+	err = jobFlowCount.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
 		var callback sql.NullInt64
 		var complete bool
 		if err := rows.Scan(&callback, &complete); err != nil {
@@ -125,12 +125,12 @@ func (e *executor) settle(ctx context.Context, tx *sql.Tx, ended []int64, failed
 			callbacks = append(callbacks, callback.Int64)
 		}
 		return nil
-	}, all, micros(now))
+	}, batchAt{all, micros(now)})
 	if err != nil {
 		return nil, fmt.Errorf("settle: count batches: %w", err)
 	}
 	if len(callbacks) > 0 {
-		err = e.query(ctx, tx, e.writer, "JobFlowCallback", func(rows *sql.Rows) error {
+		err = jobFlowCallback.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
 			var queue, state string
 			var key sql.NullString
 			if err := rows.Scan(&queue, &state, &key); err != nil {
@@ -142,7 +142,7 @@ func (e *executor) settle(ctx context.Context, tx *sql.Tx, ended []int64, failed
 				addKey(queue, key)
 			}
 			return nil
-		}, string(appendIDs(nil, callbacks)), micros(now))
+		}, batchAt{string(appendIDs(nil, callbacks)), micros(now)})
 		if err != nil {
 			return nil, fmt.Errorf("settle: release callbacks: %w", err)
 		}
@@ -198,7 +198,7 @@ func (e *executor) insertFlow(ctx context.Context, tx *sql.Tx, p droverdriver.Fl
 	ended := map[int64]droverdriver.State{}
 	if parents := droverdriver.FlowParents(p); len(parents) > 0 {
 		ids := string(appendIDs(nil, parents))
-		err := e.query(ctx, tx, e.writer, "JobFlowMarkParents", func(rows *sql.Rows) error {
+		err := jobFlowMarkParents.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
 			var id int64
 			if err := rows.Scan(&id); err != nil {
 				return err
@@ -209,7 +209,7 @@ func (e *executor) insertFlow(ctx context.Context, tx *sql.Tx, p droverdriver.Fl
 		if err != nil {
 			return res, err
 		}
-		err = e.query(ctx, tx, e.writer, "JobFlowEndedParents", func(rows *sql.Rows) error {
+		err = jobFlowEndedParents.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
 			var id int64
 			var state string
 			if err := rows.Scan(&id, &state); err != nil {
@@ -228,7 +228,7 @@ func (e *executor) insertFlow(ctx context.Context, tx *sql.Tx, p droverdriver.Fl
 	}
 	var batchID any // NULL unless a batch
 	if p.Batch {
-		r, err := e.exec(ctx, tx, "BatchCreate", len(p.Jobs), micros(time.Now()))
+		r, err := batchCreate.exec(ctx, e, tx, batchCreateParams{len(p.Jobs), micros(time.Now())})
 		if err != nil {
 			return res, err
 		}
@@ -268,7 +268,7 @@ func (e *executor) insertFlow(ctx context.Context, tx *sql.Tx, p droverdriver.Fl
 	if callback {
 		res.CallbackID, ids = ids[0], ids[1:]
 		mark(res.CallbackID, 1, 0)
-		if _, err := e.exec(ctx, tx, "BatchSetCallback", res.BatchID, res.CallbackID); err != nil {
+		if _, err := batchSetCallback.exec(ctx, e, tx, batchCallbackParams{res.BatchID, res.CallbackID}); err != nil {
 			return res, err
 		}
 	}
@@ -280,7 +280,7 @@ func (e *executor) insertFlow(ctx context.Context, tx *sql.Tx, p droverdriver.Fl
 	}
 	marks = append(marks, '}')
 	if len(marks) > 2 {
-		if _, err := e.exec(ctx, tx, "JobFlowMark", string(marks), batchID); err != nil {
+		if _, err := jobFlowMark.exec(ctx, e, tx, flowMarkParams{string(marks), batchID}); err != nil {
 			return res, err
 		}
 	}
@@ -309,7 +309,7 @@ func (e *executor) insertFlow(ctx context.Context, tx *sql.Tx, p droverdriver.Fl
 	}
 	if len(edges) > 1 {
 		edges = append(edges, ']')
-		if _, err := e.exec(ctx, tx, "JobFlowInsertDeps", string(edges)); err != nil {
+		if _, err := jobFlowInsertDeps.exec(ctx, e, tx, string(edges)); err != nil {
 			return res, err
 		}
 	}
@@ -333,7 +333,7 @@ func (e *executor) regateKeyed(ctx context.Context, tx *sql.Tx, p droverdriver.F
 	if len(keys) == 0 {
 		return nil
 	}
-	if _, err := e.exec(ctx, tx, "JobFlowBlockKeyed", string(appendIDs(nil, ids))); err != nil {
+	if _, err := jobFlowBlockKeyed.exec(ctx, e, tx, string(appendIDs(nil, ids))); err != nil {
 		return err
 	}
 	_, _, err := e.promote(ctx, tx, queues, keys, nil)
@@ -342,7 +342,7 @@ func (e *executor) regateKeyed(ctx context.Context, tx *sql.Tx, p droverdriver.F
 
 func (e *executor) BatchGet(ctx context.Context, id int64) (*droverdriver.BatchRow, error) {
 	var b *droverdriver.BatchRow
-	err := e.query(ctx, nil, e.reader, "BatchGet", func(rows *sql.Rows) error {
+	err := batchGet.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
 		b = &droverdriver.BatchRow{}
 		var created int64
 		var finished sql.NullInt64
@@ -367,21 +367,21 @@ func (e *executor) BatchGet(ctx context.Context, id int64) (*droverdriver.BatchR
 }
 
 func (e *executor) BatchResults(ctx context.Context, p droverdriver.BatchResultsParams) ([]droverdriver.ResultRow, error) {
-	return e.results(ctx, "batch results", "BatchResults", p.BatchID, p.AfterID, p.Limit)
+	return e.results(ctx, "batch results", batchResults.bind(batchResultsParams{p.BatchID, p.AfterID, p.Limit}))
 }
 
 func (e *executor) JobResults(ctx context.Context, ids []int64) ([]droverdriver.ResultRow, error) {
-	return e.results(ctx, "job results", "JobResults", string(appendIDs(nil, ids)))
+	return e.results(ctx, "job results", jobResults.bind(string(appendIDs(nil, ids))))
 }
 
 func (e *executor) JobParentResults(ctx context.Context, childID int64) ([]droverdriver.ResultRow, error) {
-	return e.results(ctx, "parent results", "JobParentResults", childID)
+	return e.results(ctx, "parent results", jobParentResults.bind(childID))
 }
 
 // results runs a statement returning (id, state, kind, result) rows.
-func (e *executor) results(ctx context.Context, op, name string, args ...any) ([]droverdriver.ResultRow, error) {
+func (e *executor) results(ctx context.Context, op string, s bound) ([]droverdriver.ResultRow, error) {
 	var out []droverdriver.ResultRow
-	err := e.query(ctx, nil, e.reader, name, func(rows *sql.Rows) error {
+	err := e.query(ctx, nil, e.reader, s.name, func(rows *sql.Rows) error {
 		var r droverdriver.ResultRow
 		var state string
 		var result any
@@ -392,7 +392,7 @@ func (e *executor) results(ctx context.Context, op, name string, args ...any) ([
 		r.Result = asBytes(result)
 		out = append(out, r)
 		return nil
-	}, args...)
+	}, s.args...)
 	if err != nil {
 		return nil, e.wrap(op, err)
 	}

@@ -24,13 +24,12 @@ import (
 // tokens and room allow. It returns the keys to promote, which the caller
 // promotes once the jobs are in their final state.
 func (e *executor) insertKeyed(ctx context.Context, tx *sql.Tx, jobs []droverdriver.InsertParams, now any) (ids []int64, queues, keys []string, err error) {
-	st, err := e.prep(ctx, tx, e.writer, "JobInsertKeyed")
+	st, err := jobInsertKeyed.prep(ctx, e, tx)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	defer e.done(st)
 	ids = make([]int64, len(jobs))
-	args := make([]any, 0, insertColumns+4)
 	seen := map[[2]string]bool{}
 	for i := range jobs {
 		j := &jobs[i]
@@ -43,15 +42,14 @@ func (e *executor) insertKeyed(ctx context.Context, tx *sql.Tx, jobs []droverdri
 			}
 		}
 		if j.KeyRate > 0 {
-			if _, err := e.exec(ctx, tx, "KeyRateSet", j.Queue, j.Key, j.KeyRate, j.KeyRatePeriod.Milliseconds(), now); err != nil {
+			if _, err := keyRateSet.exec(ctx, e, tx, keyRateSetParams{j.Queue, j.Key, j.KeyRate, j.KeyRatePeriod.Milliseconds(), now}); err != nil {
 				return nil, nil, nil, err
 			}
 		}
 		if j.UniqueKey != "" {
 			unique = j.UniqueKey
 		}
-		args = append(appendInsertArgs(args[:0], j, now), key, int64(j.KeyLimit), unique, uniqueQueue(j))
-		res, err := st.ExecContext(ctx, args...)
+		res, err := st.ExecContext(ctx, jobInsertKeyed.args(&keyedInsertParams{insertRow{*j, now}, key, int64(j.KeyLimit), unique, uniqueQueue(j)})...)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -66,7 +64,7 @@ func (e *executor) insertKeyed(ctx context.Context, tx *sql.Tx, jobs []droverdri
 		}
 		highestID(e.hubKey, ids[i])
 		if j.UniqueKey != "" {
-			if _, err := e.exec(ctx, tx, "UniqueClaim", ids[i], j.UniqueKey, int64(j.UniqueFinal), j.Kind, uniqueQueue(j)); err != nil {
+			if _, err := uniqueClaim.exec(ctx, e, tx, uniqueClaimParams{ids[i], j.UniqueKey, int64(j.UniqueFinal), j.Kind, uniqueQueue(j)}); err != nil {
 				return nil, nil, nil, err
 			}
 		}
@@ -89,7 +87,7 @@ func (e *executor) releaseUnique(ctx context.Context, tx *sql.Tx, ids []int64) e
 	if len(ids) == 0 {
 		return nil
 	}
-	if _, err := e.exec(ctx, tx, "UniqueRelease", string(appendIDs(nil, ids))); err != nil {
+	if _, err := uniqueRelease.exec(ctx, e, tx, string(appendIDs(nil, ids))); err != nil {
 		return fmt.Errorf("release unique keys: %w", err)
 	}
 	return nil
@@ -100,14 +98,14 @@ func (e *executor) releaseUnique(ctx context.Context, tx *sql.Tx, ids []int64) e
 // ErrUniqueConflict, and the rollback leaves the job finished. The write
 // lock keeps anyone from taking the key between the two statements.
 func (e *executor) retakeUnique(ctx context.Context, tx *sql.Tx, id int64) error {
-	holder, err := queryValue[int64](ctx, e, tx, "UniqueHolder", id)
+	holder, err := queryValue[int64](ctx, e, tx, uniqueHolder, id)
 	if err != nil {
 		return err
 	}
 	if holder != 0 {
 		return fmt.Errorf("job %d: %w: job %d", id, droverdriver.ErrUniqueConflict, holder)
 	}
-	_, err = e.exec(ctx, tx, "UniqueRetake", id)
+	_, err = uniqueRetake.exec(ctx, e, tx, id)
 	return err
 }
 
@@ -118,7 +116,7 @@ func (e *executor) retakeUnique(ctx context.Context, tx *sql.Tx, id int64) error
 // (droverdriver.KeyedRetries), whose next starts count against their keys'
 // rates.
 func (e *executor) promote(ctx context.Context, tx *sql.Tx, queues, keys []string, retried []int64) (int, []string, error) {
-	st, err := e.prep(ctx, tx, e.writer, "KeyPromote")
+	st, err := keyPromote.prep(ctx, e, tx)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -128,7 +126,7 @@ func (e *executor) promote(ctx context.Context, tx *sql.Tx, queues, keys []strin
 	total := 0
 	var wake []string
 	for i := range keys {
-		res, err := st.ExecContext(ctx, queues[i], keys[i], now, retriedArg)
+		res, err := st.ExecContext(ctx, keyPromote.args(&keyPromoteParams{queues[i], keys[i], now, retriedArg})...)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -137,7 +135,7 @@ func (e *executor) promote(ctx context.Context, tx *sql.Tx, queues, keys []strin
 			return 0, nil, err
 		}
 		if n > 0 {
-			if _, err := e.exec(ctx, tx, "KeyRateSpend", queues[i], keys[i], now, n); err != nil {
+			if _, err := keyRateSpend.exec(ctx, e, tx, keyRateSpendParams{queues[i], keys[i], now, n}); err != nil {
 				return 0, nil, err
 			}
 		}
@@ -156,7 +154,7 @@ func (e *executor) JobPromote(ctx context.Context, limit int) (int, error) {
 	var wake []string
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
 		var queues, keys []string
-		err := e.query(ctx, tx, e.writer, "KeyBlocked", func(rows *sql.Rows) error {
+		err := keyBlocked.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
 			var q, k string
 			if err := rows.Scan(&q, &k); err != nil {
 				return err
@@ -173,7 +171,7 @@ func (e *executor) JobPromote(ctx context.Context, limit int) (int, error) {
 	if err == nil {
 		// Buckets of idle keys go with the sweep (KeyRatePrune).
 		err = e.writeTx(ctx, func(tx *sql.Tx) error {
-			_, err := e.exec(ctx, tx, "KeyRatePrune", micros(time.Now()), limit)
+			_, err := keyRatePrune.exec(ctx, e, tx, limitAt{micros(time.Now()), limit})
 			return err
 		})
 	}

@@ -14,5 +14,5 @@ import (
 // process interleaves with it.
 func (e *executor) limitRoom(ctx context.Context, tx *sql.Tx, p droverdriver.ClaimParams, now time.Time) (int, error) {
 	l := p.Limit
-	return queryValue[int](ctx, e, tx, "QueueLimitTake", p.Queue, l.MaxRunning, l.Rate, l.Period.Milliseconds(), micros(now), p.Max)
+	return queryValue[int](ctx, e, tx, queueLimitTake, queueLimitTakeParams{p.Queue, l.MaxRunning, l.Rate, l.Period.Milliseconds(), micros(now), p.Max})
 }

@@ -16,7 +16,7 @@ func (e *executor) PeriodicTicks(ctx context.Context, names []string) (map[strin
 		return nil, err
 	}
 	last := map[string]time.Time{}
-	err = e.query(ctx, nil, e.reader, "PeriodicTicks", func(rows *sql.Rows) error {
+	err = periodicTicks.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
 		var name string
 		var tick int64
 		if err := rows.Scan(&name, &tick); err != nil {
@@ -41,7 +41,7 @@ func (e *executor) PeriodicTicksRecord(ctx context.Context, names []string, tick
 		return err
 	}
 	err = e.writeTx(ctx, func(tx *sql.Tx) error {
-		_, err := e.exec(ctx, tx, "PeriodicTicksRecord", string(arg))
+		_, err := periodicTicksRecord.exec(ctx, e, tx, string(arg))
 		return err
 	})
 	return e.wrap("record periodic ticks", err)

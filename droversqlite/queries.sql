@@ -33,7 +33,7 @@ INSERT INTO {schema}jobs (queue, kind, args, metadata, tags, priority, max_attem
 INSERT INTO {schema}jobs (queue, kind, args, metadata, tags, priority, max_attempts, run_at, timeout_ms, created_at,
     ordering_key, key_limit, flow, state)
 SELECT ?1, ?2, CAST(?3 AS TEXT), CAST(?4 AS TEXT), ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,
-    CASE WHEN ?13 IS NULL THEN 0 ELSE 8 END,
+    CASE WHEN ?13 IS NULL THEN 0 ELSE 8 /*FlowUnique*/ END,
     CASE WHEN ?11 IS NULL THEN 'available'
          -- order: a key with a rate (key_rates) starts its jobs through
          -- KeyPromote, which the caller runs next and which spends tokens.
@@ -61,7 +61,7 @@ UPDATE {schema}unique_keys SET held = 0
 WHERE job_id IN (SELECT value FROM json_each(?1)) AND held
   AND EXISTS (SELECT 1 FROM {schema}finished_jobs AS f
               WHERE f.id = {schema}unique_keys.job_id
-                AND final_states & CASE f.state WHEN 'completed' THEN 1 WHEN 'cancelled' THEN 2 ELSE 4 END = 0);
+                AND final_states & CASE f.state WHEN 'completed' THEN 1 /*FinalCompleted*/ WHEN 'cancelled' THEN 2 /*FinalCancelled*/ ELSE 4 /*FinalDiscarded*/ END = 0);
 
 -- name: UniqueHolder
 -- ?1 a job JobRetryRevive just revived. If it gave up its unique key,
@@ -280,8 +280,8 @@ INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, attempt, ma
     run_at, attempted_at, finalized_at, tags, metadata, errors, error_count, args, batch_id, flow, result,
     ordering_key, key_limit) -- order: kept for JobRetry (NULL and 0 for plain jobs)
 SELECT j.id,
-    CASE WHEN r.outcome IN (1, 6) THEN 'completed'
-         WHEN r.outcome = 3 OR (r.outcome = 2 AND NOT j.cancel_requested) THEN 'discarded'
+    CASE WHEN r.outcome IN (1 /*OutcomeCompleted*/, 6 /*outcomeForget*/) THEN 'completed'
+         WHEN r.outcome = 3 /*OutcomeDiscarded*/ OR (r.outcome = 2 /*OutcomeRetry*/ AND NOT j.cancel_requested) THEN 'discarded'
          ELSE 'cancelled' END,
     j.queue, j.kind, j.priority, j.attempt, j.max_attempts, j.timeout_ms, j.created_at, j.run_at, j.attempted_at, ?2,
     j.tags, j.metadata,
@@ -291,7 +291,7 @@ SELECT j.id,
               FROM (SELECT value FROM json_each(j.errors)
                     WHERE key > json_array_length(j.errors) - {errors_kept} ORDER BY key) AS e) END END,
     j.error_count + (r.error IS NOT NULL),
-    j.args, j.batch_id, j.flow, CASE WHEN r.outcome = 1 THEN r.result END, j.ordering_key, j.key_limit
+    j.args, j.batch_id, j.flow, CASE WHEN r.outcome = 1 /*OutcomeCompleted*/ THEN r.result END, j.ordering_key, j.key_limit
 FROM (
     WITH p AS MATERIALIZED (
         SELECT CAST(key AS INTEGER) AS id, unhex(substr(key, -32)) AS token,
@@ -300,13 +300,13 @@ FROM (
             CASE WHEN type = 'array' THEN nullif(value->3, 'null') END AS result
         FROM json_each(?1)
     )
-    SELECT id, token, packed >> 4 AS attempt, packed & 8 AS settle, packed & 7 AS outcome, error, result FROM p
+    SELECT id, token, packed >> 4 /*attemptShift*/ AS attempt, packed & 8 /*settleBit*/ AS settle, packed & 7 /*outcomeMask*/ AS outcome, error, result FROM p
 ) AS r
 CROSS JOIN {schema}jobs AS j
 WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running' AND j.lease_token = r.token
-  AND (r.outcome IN (1, 3, 4) OR j.cancel_requested OR (r.outcome = 2 AND j.attempt >= j.max_attempts)
-       OR (r.outcome = 6 AND NOT (NOT j.cancel_requested AND j.flow = 0 AND j.batch_id IS NULL)))
-  AND (r.settle OR j.flow & 11 = 0);
+  AND (r.outcome IN (1 /*OutcomeCompleted*/, 3 /*OutcomeDiscarded*/, 4 /*OutcomeCancelled*/) OR j.cancel_requested OR (r.outcome = 2 /*OutcomeRetry*/ AND j.attempt >= j.max_attempts)
+       OR (r.outcome = 6 /*outcomeForget*/ AND NOT (NOT j.cancel_requested AND j.flow = 0 AND j.batch_id IS NULL)))
+  AND (r.settle OR j.flow & 11 /*FlowEnd*/ = 0);
 
 -- name: JobFinishForget
 -- ?1 as for JobFinishMove. Outcome 6 is a completion whose job is deleted
@@ -317,8 +317,8 @@ WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running' AND j.lease_
 DELETE FROM {schema}jobs
 WHERE id IN (
     SELECT j.id
-    FROM (SELECT CAST(key AS INTEGER) AS id, unhex(substr(key, -32)) AS token, value >> 4 AS attempt FROM json_each(?1)
-          WHERE type = 'integer' AND value & 7 = 6) AS r
+    FROM (SELECT CAST(key AS INTEGER) AS id, unhex(substr(key, -32)) AS token, value >> 4 /*attemptShift*/ AS attempt FROM json_each(?1)
+          WHERE type = 'integer' AND value & 7 /*outcomeMask*/ = 6 /*outcomeForget*/) AS r
     CROSS JOIN {schema}jobs AS j
     WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running' AND j.lease_token = r.token AND (NOT j.cancel_requested AND j.flow = 0 AND j.batch_id IS NULL)
 );
@@ -341,7 +341,7 @@ WHERE id IN (SELECT CAST(key AS INTEGER) FROM json_each(?1))
 UPDATE {schema}jobs AS j
 SET state = 'available',
     run_at = coalesce(r.run_at, ?2),
-    attempt = CASE WHEN r.outcome = 5 THEN j.attempt - 1 ELSE j.attempt END,
+    attempt = CASE WHEN r.outcome = 5 /*OutcomeReleased*/ THEN j.attempt - 1 ELSE j.attempt END,
     errors = CASE WHEN r.error IS NULL THEN j.errors ELSE CASE WHEN coalesce(json_array_length(j.errors), 0) < {errors_kept}
         THEN json_insert(coalesce(j.errors, '[]'), '$[#]', json(r.error))
         ELSE (SELECT json_insert(json_group_array(json(e.value)), '$[#]', json(r.error))
@@ -359,19 +359,19 @@ FROM (
             CASE WHEN type = 'array' THEN value->>2 END AS run_at
         FROM json_each(?1)
     )
-    SELECT id, token, packed >> 4 AS attempt, packed & 7 AS outcome, error, run_at FROM p
-    WHERE packed & 7 IN (2, 5)
+    SELECT id, token, packed >> 4 /*attemptShift*/ AS attempt, packed & 7 /*outcomeMask*/ AS outcome, error, run_at FROM p
+    WHERE packed & 7 /*outcomeMask*/ IN (2 /*OutcomeRetry*/, 5 /*OutcomeReleased*/)
 ) AS r
 WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running' AND j.lease_token = r.token
-  AND NOT j.cancel_requested AND (r.outcome = 5 OR j.attempt < j.max_attempts);
+  AND NOT j.cancel_requested AND (r.outcome = 5 /*OutcomeReleased*/ OR j.attempt < j.max_attempts);
 
 -- name: JobFinishFenced
 -- ?1 as for JobFinishMove: the results that pass the fence, and the flow
 -- bits that make their end do more (settle, free a unique key). Only run
 -- when a batch was not accepted whole, to tell which of its results were.
-SELECT j.id, j.flow & 11
+SELECT j.id, j.flow & 11 /*FlowEnd*/
 FROM (SELECT CAST(key AS INTEGER) AS id, unhex(substr(key, -32)) AS token,
-          (CASE WHEN type = 'array' THEN value->>0 ELSE value END) >> 4 AS attempt
+          (CASE WHEN type = 'array' THEN value->>0 ELSE value END) >> 4 /*attemptShift*/ AS attempt
       FROM json_each(?1)) AS r
 CROSS JOIN {schema}jobs AS j
 WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running' AND j.lease_token = r.token;
@@ -425,7 +425,7 @@ WHERE id IN (
     ORDER BY lease_expires_at
     LIMIT ?2
 )
-RETURNING id, attempt >= max_attempts OR cancel_requested AS finish, flow & 3 <> 0 AS settle, flow & 8 <> 0 AS uniq,
+RETURNING id, attempt >= max_attempts OR cancel_requested AS finish, flow & 3 /*FlowSettle*/ <> 0 AS settle, flow & 8 /*FlowUnique*/ <> 0 AS uniq,
     queue, ordering_key; -- order: keyed jobs that wait again count against their keys' rates
 
 -- name: JobRescueMove
@@ -453,7 +453,7 @@ WHERE id IN (
        OR (state = 'discarded' AND finalized_at < ?3)
     LIMIT ?4
 )
-RETURNING id, flow & 8 <> 0;
+RETURNING id, flow & 8 /*FlowUnique*/ <> 0;
 
 -- name: JobGet
 -- ?1 id, ?2 now. Scheduled and retryable are derived from run_at here, so no
@@ -508,7 +508,7 @@ INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, attempt, ma
 SELECT id, 'cancelled', queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, ?2,
     tags, metadata, errors, error_count, args, batch_id, flow, ordering_key, key_limit
 FROM {schema}jobs WHERE id = ?1 AND state IN ('available', 'pending', 'blocked')
-RETURNING flow & 3 <> 0;
+RETURNING flow & 3 /*FlowSettle*/ <> 0;
 
 -- name: JobCancelDelete
 DELETE FROM {schema}jobs WHERE id = ?1 AND state IN ('available', 'pending', 'blocked');
@@ -525,7 +525,7 @@ UPDATE {schema}jobs SET cancel_requested = 1 WHERE id = ?1 AND state = 'running'
 INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at,
     run_at, attempted_at, finalized_at, tags, metadata, errors, error_count, args, flow, ordering_key, key_limit)
 SELECT id, 'discarded', queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, ?2,
-    tags, metadata, errors, error_count, args, flow & 8, ordering_key, key_limit
+    tags, metadata, errors, error_count, args, flow & 8 /*FlowUnique*/, ordering_key, key_limit
 FROM {schema}jobs WHERE id = ?1 AND state = 'available';
 
 -- name: JobRetryReschedule
@@ -546,14 +546,14 @@ INSERT INTO {schema}jobs (id, state, queue, kind, priority, attempt, max_attempt
 SELECT id, CASE WHEN ordering_key IS NULL THEN 'available' ELSE 'blocked' END,
     queue, kind, priority, attempt, max(max_attempts, attempt + 1), timeout_ms, created_at, ?2,
     attempted_at, tags, metadata, errors, error_count, args, batch_id, flow, ordering_key, key_limit
-FROM {schema}finished_jobs WHERE id = ?1 AND flow & 3 = 0
+FROM {schema}finished_jobs WHERE id = ?1 AND flow & 3 /*FlowSettle*/ = 0
 RETURNING queue, ordering_key;
 
 -- name: JobRetryRefused
 -- The flow of a finished job that JobRetryRevive leaves finished: a batch
 -- member or a job with dependants, whose end was already counted or
 -- settled.
-SELECT flow FROM {schema}finished_jobs WHERE id = ?1 AND flow & 3 <> 0;
+SELECT flow FROM {schema}finished_jobs WHERE id = ?1 AND flow & 3 /*FlowSettle*/ <> 0;
 
 -- name: JobRetryDelete
 DELETE FROM {schema}finished_jobs WHERE id = ?1;
@@ -652,7 +652,7 @@ WHERE j.id = CAST(r.key AS INTEGER);
 -- name: JobFlowMarkParents
 -- ?1 JSON array of stored parents. Marks those that have not ended as
 -- having dependants and returns them.
-UPDATE {schema}jobs SET flow = flow | 2 WHERE id IN (SELECT value FROM json_each(?1)) RETURNING id;
+UPDATE {schema}jobs SET flow = flow | 2 /*FlowHasDependants*/ WHERE id IN (SELECT value FROM json_each(?1)) RETURNING id;
 
 -- name: JobFlowEndedParents
 SELECT id, state FROM {schema}finished_jobs WHERE id IN (SELECT value FROM json_each(?1));
@@ -680,13 +680,13 @@ WITH RECURSIVE doomed(id, cause, cause_state) AS (
     JOIN {schema}job_deps e ON e.parent_id = f.id
     JOIN {schema}jobs c ON c.id = e.child_id
     WHERE f.id IN (SELECT value FROM json_each(?1)) AND f.state <> 'completed'
-      AND c.state = 'pending' AND c.flow & 4 = 0
+      AND c.state = 'pending' AND c.flow & 4 /*FlowReleaseOnParentFailure*/ = 0
     UNION
     SELECT e.child_id, d.id, 'cancelled'
     FROM doomed d
     JOIN {schema}job_deps e ON e.parent_id = d.id
     JOIN {schema}jobs c ON c.id = e.child_id
-    WHERE c.state = 'pending' AND c.flow & 4 = 0
+    WHERE c.state = 'pending' AND c.flow & 4 /*FlowReleaseOnParentFailure*/ = 0
 )
 SELECT d.id, min(d.cause), d.cause_state, c.queue, c.ordering_key
 FROM doomed d JOIN {schema}jobs c ON c.id = d.id
@@ -752,7 +752,7 @@ FROM (
         sum(state = 'completed') AS completed, sum(state = 'cancelled') AS cancelled,
         sum(state = 'discarded') AS discarded, count(*) AS n
     FROM {schema}finished_jobs
-    WHERE id IN (SELECT value FROM json_each(?1)) AND flow & 1 = 1
+    WHERE id IN (SELECT value FROM json_each(?1)) AND flow & 1 /*FlowBatchMember*/ = 1 /*FlowBatchMember*/
     GROUP BY batch_id
 ) AS c
 WHERE b.id = c.batch_id
@@ -779,9 +779,9 @@ WHERE id IN (SELECT value FROM json_each(?1)) AND ordering_key IS NOT NULL AND s
 -- predicate, so they read that small index only.
 -- SQLite uses a partial index only when the query repeats its terms.
 SELECT b.id, b.total, b.completed, b.cancelled, b.discarded,
-    (SELECT count(*) FROM {schema}jobs j WHERE j.batch_id = b.id AND j.flow & 1 = 1
+    (SELECT count(*) FROM {schema}jobs j WHERE j.batch_id = b.id AND j.flow & 1 /*FlowBatchMember*/ = 1 /*FlowBatchMember*/
         AND (j.state = 'running' OR j.attempt > 0) AND j.state = 'running'),
-    (SELECT count(*) FROM {schema}jobs j WHERE j.batch_id = b.id AND j.flow & 1 = 1
+    (SELECT count(*) FROM {schema}jobs j WHERE j.batch_id = b.id AND j.flow & 1 /*FlowBatchMember*/ = 1 /*FlowBatchMember*/
         AND (j.state = 'running' OR j.attempt > 0) AND j.state = 'available'),
     coalesce(b.callback_job_id, 0), b.created_at, b.finished_at
 FROM {schema}batches b WHERE b.id = ?1;
@@ -789,7 +789,7 @@ FROM {schema}batches b WHERE b.id = ?1;
 -- name: BatchResults
 -- Members only: the callback carries the batch ID too.
 SELECT id, state, kind, result FROM {schema}finished_jobs
-WHERE batch_id = ?1 AND id > ?2 AND flow & 1 = 1
+WHERE batch_id = ?1 AND id > ?2 AND flow & 1 /*FlowBatchMember*/ = 1 /*FlowBatchMember*/
 ORDER BY id
 LIMIT ?3;
 

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -28,6 +30,13 @@ var unpreparable = map[string]string{
 // against a freshly migrated file, on the writer. SQLite compiles a
 // statement when it is prepared: every table and column must resolve, so
 // a statement naming a column a migration dropped fails here by name.
+//
+// It also checks each statement against its typed entry (stmt.go): every
+// statement has exactly one (JobInsertN: N rows of JobInsertRow), its
+// highest ?N (or number of bare ?) is the number of values the entry's
+// args gives, and the rows SQLite compiles it to (the ResultRow of its
+// EXPLAIN) have as many columns as the entry says its rows are scanned
+// into.
 func TestStatementsPrepare(t *testing.T) {
 	ctx := context.Background()
 	for _, schema := range []string{DefaultSchema, "acme"} {
@@ -52,6 +61,16 @@ func TestStatementsPrepare(t *testing.T) {
 			rows.Close()
 			if err := rows.Err(); err != nil || len(tables) < 5 {
 				t.Fatalf("tables %v, %v", tables, err)
+			}
+			typed := map[string]statement{}
+			for _, s := range statements {
+				if _, dup := typed[s.stmtName()]; dup {
+					t.Errorf("stmt.go declares %s twice", s.stmtName())
+				}
+				typed[s.stmtName()] = s
+				if _, ok := d.q[s.stmtName()]; !ok {
+					t.Errorf("stmt.go declares %s, which queries.sql does not have", s.stmtName())
+				}
 			}
 			names := make([]string, 0, len(d.q))
 			for name := range d.q {
@@ -85,6 +104,27 @@ func TestStatementsPrepare(t *testing.T) {
 				case err != nil:
 					t.Errorf("prepare %s: %v", name, err)
 				}
+				s, rows := typed[name], 1
+				if n, derived := insertSize(name); derived {
+					s, rows = jobInsertRow, n
+				}
+				if s == nil {
+					t.Errorf("%s has no typed entry in stmt.go", name)
+					continue
+				}
+				if got, want := paramCount(t, name, d.q[name]), rows*len(s.zeroArgs()); got != want {
+					t.Errorf("%s takes %d parameters, but its typed entry gives %d", name, got, want)
+				}
+				if skip || err != nil {
+					continue
+				}
+				var args []any
+				for range rows {
+					args = append(args, s.zeroArgs()...)
+				}
+				if got, want := resultCols(t, d, name, args), s.resultCols(); got != want {
+					t.Errorf("%s returns %d columns, but its typed entry scans %d", name, got, want)
+				}
 			}
 			if len(names) < 60 {
 				t.Errorf("only %d statements loaded; is queries.sql parsed?", len(names))
@@ -96,13 +136,20 @@ func TestStatementsPrepare(t *testing.T) {
 
 // TestStatementEnums checks that the numbers queries.sql writes for Go
 // enums (outcomes, flow bits, final-state bits, state names) agree with
-// droverdriver's constants, SQLite's own outcome outcomeForget included.
+// droverdriver's constants, and those of SQLite's result packing with
+// sqlConstants (outcomeForget, attemptShift, …).
 func TestStatementEnums(t *testing.T) {
 	q, err := droverdriver.ParseQueries(queriesSQL, "drover_")
 	if err != nil {
 		t.Fatal(err)
 	}
-	x := sqlcheck.Extras{Outcomes: map[int]droverdriver.State{outcomeForget: droverdriver.StateCompleted}}
+	x := sqlcheck.Extras{
+		Outcomes:  map[int]droverdriver.State{outcomeForget: droverdriver.StateCompleted},
+		Constants: sqlConstants,
+		// The operators that unpack a packed result: its attempt, settle
+		// bit and outcome.
+		Packed: `\b(?:packed|value)\s*(?:>>|&)|\)\s*>>`,
+	}
 	for _, p := range sqlcheck.Enums(q, x) {
 		t.Error(p)
 	}
@@ -110,25 +157,21 @@ func TestStatementEnums(t *testing.T) {
 
 // TestResultPacking checks the packed result of JobFinishMove and its
 // companions both ways: the SQL unpacks attempt, settle bit and outcome
-// with the shifts and masks below, and appendResults packs them so.
+// with the shifts and masks of sqlConstants (TestStatementEnums checks the
+// tags' values), and appendResults packs them so.
 func TestResultPacking(t *testing.T) {
 	q, err := droverdriver.ParseQueries(queriesSQL, "drover_")
 	if err != nil {
 		t.Fatal(err)
 	}
-	const (
-		attemptShift = 4
-		settleBit    = 8
-		outcomeMask  = 7
-	)
 	if int(droverdriver.OutcomeReleased) > outcomeMask || outcomeForget > outcomeMask || outcomeForget <= int(droverdriver.OutcomeReleased) {
 		t.Fatalf("outcomes 1-%d and outcomeForget %d must fit the mask %d without clashing", droverdriver.OutcomeReleased, outcomeForget, outcomeMask)
 	}
 	for name, wants := range map[string][]string{
-		"JobFinishMove":   {"packed >> 4 AS attempt", "packed & 8 AS settle", "packed & 7 AS outcome"},
-		"JobFinishWait":   {"packed >> 4 AS attempt", "packed & 7 AS outcome"},
-		"JobFinishForget": {"value >> 4 AS attempt", "value & 7 = 6"},
-		"JobFinishFenced": {") >> 4 AS attempt"},
+		"JobFinishMove":   {"packed >> 4 /*attemptShift*/ AS attempt", "packed & 8 /*settleBit*/ AS settle", "packed & 7 /*outcomeMask*/ AS outcome"},
+		"JobFinishWait":   {"packed >> 4 /*attemptShift*/ AS attempt", "packed & 7 /*outcomeMask*/ AS outcome"},
+		"JobFinishForget": {"value >> 4 /*attemptShift*/ AS attempt", "value & 7 /*outcomeMask*/ = 6 /*outcomeForget*/"},
+		"JobFinishFenced": {") >> 4 /*attemptShift*/ AS attempt"},
 	} {
 		for _, w := range wants {
 			if !strings.Contains(q[name], w) {
@@ -168,4 +211,71 @@ func TestResultPacking(t *testing.T) {
 			t.Errorf("result %+v packed as %d: attempt %d, outcome %d, settle %v", r, v, v>>attemptShift, v&outcomeMask, v&settleBit != 0)
 		}
 	}
+}
+
+// insertSize reports whether name is one of the JobInsertN statements
+// insertQueries derives, and its N.
+func insertSize(name string) (int, bool) {
+	for _, n := range insertSizes {
+		if name == insertQueryName(n) {
+			return n, true
+		}
+	}
+	return 0, false
+}
+
+var (
+	sqlComments    = regexp.MustCompile(`--[^\n]*|/\*(?s:.*?)\*/`)
+	numberedParam  = regexp.MustCompile(`\?(\d+)`)
+	anonymousParam = regexp.MustCompile(`\?(?:[^\d]|$)`)
+)
+
+// paramCount is the number of values a statement binds: its highest ?N,
+// or the number of its bare ?s. A statement mixing both is reported.
+func paramCount(t *testing.T, name, text string) int {
+	t.Helper()
+	code := sqlComments.ReplaceAllString(text, "")
+	most := 0
+	for _, m := range numberedParam.FindAllStringSubmatch(code, -1) {
+		n, _ := strconv.Atoi(m[1])
+		most = max(most, n)
+	}
+	bare := len(anonymousParam.FindAllString(code, -1))
+	if most > 0 && bare > 0 {
+		t.Errorf("%s mixes ?N with bare ?", name)
+	}
+	return most + bare
+}
+
+// resultCols is the number of columns of the rows a statement returns: the
+// width of the ResultRow instructions SQLite compiles it to (EXPLAIN
+// compiles without running, with args bound), 0 for none.
+func resultCols(t *testing.T, d *Driver, name string, args []any) int {
+	t.Helper()
+	rows, err := d.writer.QueryContext(context.Background(), "EXPLAIN "+d.q[name], args...)
+	if err != nil {
+		t.Errorf("explain %s: %v", name, err)
+		return -1
+	}
+	defer rows.Close()
+	cols := 0
+	for rows.Next() {
+		var addr, p1, p2, p3 int64
+		var opcode string
+		var p4, p5, comment any
+		if err := rows.Scan(&addr, &opcode, &p1, &p2, &p3, &p4, &p5, &comment); err != nil {
+			t.Errorf("explain %s: %v", name, err)
+			return -1
+		}
+		if opcode == "ResultRow" {
+			if cols != 0 && int(p2) != cols {
+				t.Errorf("%s returns rows of %d and of %d columns", name, cols, p2)
+			}
+			cols = int(p2)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Errorf("explain %s: %v", name, err)
+	}
+	return cols
 }

@@ -3,10 +3,13 @@
 // outcomes (droverdriver.Outcome), flow bits (droverdriver.Flow*), unique-key final
 // state bits (droverdriver.FinalBit) and state names (droverdriver.State).
 //
-// The SQL and the Go constants are two definitions of one protocol; until
-// the statements are generated from the constants (docs/design/engine.md),
-// this is what notices that one of them changed without the other. It
-// reads the statements as text, so it checks the spellings the drivers
+// The SQL writes each such number tagged with the constant it stands for,
+// "IN (1 /*OutcomeCompleted*/, 3 /*OutcomeDiscarded*/)", "flow & 11
+// /*FlowEnd*/": a comment to PostgreSQL and SQLite, and to this package the
+// name to look up in droverdriver.SQLConstants (or in a driver's own
+// Extras.Constants). A tag whose value differs, or a number left untagged
+// where an outcome, a flow bit or a final-state bit is meant, is reported.
+// It reads the statements as text, so it checks the spellings the drivers
 // actually use and reports anything it cannot place rather than guess.
 package sqlcheck
 
@@ -27,6 +30,14 @@ type Extras struct {
 	// Outcomes are private outcome codes and the state each ends a job in
 	// (SQLite's packed 6: a completion whose job is deleted).
 	Outcomes map[int]droverdriver.State
+	// Constants are the driver's own named constants that its SQL tags,
+	// beside droverdriver.SQLConstants (SQLite's result packing).
+	Constants map[string]int
+	// Packed is a regular expression for the operators that unpack the
+	// driver's own encoding (SQLite's `\bpacked\s*>>`): the number that
+	// follows one must be tagged with one of Constants. Empty for a driver
+	// without one.
+	Packed string
 }
 
 // outcomeNames are the words the statements' "Outcomes:" comments use.
@@ -57,30 +68,39 @@ var flowMasks = map[int]string{
 	droverdriver.FlowEnd:                    "FlowEnd",
 }
 
+// num is a number in SQL, with the tag that names the constant it stands
+// for when there is one: "11 /*FlowEnd*/".
+const num = `\d+(?:\s*/\*\s*\w+\s*\*/)?`
+
 var (
 	lineComment = regexp.MustCompile(`--[^\n]*`)
+	// A number and its tag, in a match of the expressions below or anywhere.
+	numTag = regexp.MustCompile(`(\d+)(?:\s*/\*\s*(\w+)\s*\*/)?`)
+	// A tagged number, not a parameter: "?4 /*after*/" is no tag.
+	tagged = regexp.MustCompile(`(?:^|[^\w?$.])(\d+)\s*/\*\s*(\w+)\s*\*/`)
 	// "Outcomes: 1 completed, 2 retry, …" in a statement's comment.
 	outcomesDoc  = regexp.MustCompile(`Outcomes:((?:\s*\d+\s+[a-z]+,?)+)`)
 	outcomesPair = regexp.MustCompile(`(\d+)\s+([a-z]+)`)
 	// An expression that reads a result's outcome: a column or alias named
 	// outcome, PostgreSQL's JSON element 1 of a result, SQLite's low three
 	// bits of a packed result.
-	outcomeExpr = `(?:\boutcome|->>\s*1\)::integer|\b(?:packed|value)\s*&\s*7)`
-	outcomeCmp  = regexp.MustCompile(outcomeExpr + `\s*(=|<>|IN)\s*(\([\d,\s]+\)|\d+)`)
-	outcomeCase = regexp.MustCompile(`CASE\s+[\w.]*outcome\s+((?:WHEN\s+\d+\s+THEN\s+'[a-z]+'\s*)+)ELSE\s+'([a-z]+)'`)
-	whenThen    = regexp.MustCompile(`WHEN\s+(\d+)\s+THEN\s+'([a-z]+)'`)
-	// flow & 11, flow | 2 (also j.flow, and "flow &" in f.flow & 1 = 1).
-	flowOp = regexp.MustCompile(`\bflow\s*([&|])\s*(\d+)`)
+	outcomeExpr = `(?:\boutcome|->>\s*1\)::integer|\b(?:packed|value)\s*&\s*7(?:\s*/\*\s*\w+\s*\*/)?)`
+	outcomeCmp  = regexp.MustCompile(outcomeExpr + `\s*(=|<>|IN)\s*(\((?:\s*` + num + `\s*,?)+\)|` + num + `)`)
+	outcomeCase = regexp.MustCompile(`CASE\s+[\w.]*outcome\s+((?:WHEN\s+` + num + `\s+THEN\s+'[a-z]+'\s*)+)ELSE\s+'([a-z]+)'`)
+	whenThen    = regexp.MustCompile(`WHEN\s+(` + num + `)\s+THEN\s+'([a-z]+)'`)
+	// flow & 11, flow | 2 (also j.flow, and "flow &" in f.flow & 1 = 1),
+	// with what the bits are compared with: "= 1" is a flow bit too.
+	flowOp = regexp.MustCompile(`\bflow\s*([&|])\s*(` + num + `)(?:\s*(?:=|<>)\s*(` + num + `))?`)
 	// The finish fence, "($3 OR j.flow & 11 = 0)", and the finish's
 	// returned bits, "SELECT id, flow & 11": both are FlowEnd, the bits
 	// that send a job down the finish's side path.
-	finishFence = regexp.MustCompile(`(?:settle|\$\d+)\s+OR\s+[\w.]*flow\s*&\s*(\d+)\s*=\s*0`)
-	finishBits  = regexp.MustCompile(`SELECT\s+[\w.]*id,\s*[\w.]*flow\s*&\s*(\d+)`)
+	finishFence = regexp.MustCompile(`(?:settle|\$\d+)\s+OR\s+[\w.]*flow\s*&\s*(` + num + `)\s*=\s*0`)
+	finishBits  = regexp.MustCompile(`SELECT\s+[\w.]*id,\s*[\w.]*flow\s*&\s*(` + num + `)`)
 	// Bare flow values written into the column: CASE … THEN 0 ELSE 8 END.
-	flowCase = regexp.MustCompile(`CASE WHEN unique_key IS NULL THEN 0 ELSE (\d+) END`)
+	flowCase = regexp.MustCompile(`CASE WHEN (?:unique_key|\?\d+) IS NULL THEN 0 ELSE (` + num + `) END`)
 	// final_states & CASE f.state WHEN 'completed' THEN 1 … ELSE 4 END.
-	finalCase  = regexp.MustCompile(`final_states\s*&\s*CASE\s+[\w.]*state\s+((?:WHEN\s+'[a-z]+'\s+THEN\s+\d+\s*)+)ELSE\s+(\d+)\s+END`)
-	finalWhen  = regexp.MustCompile(`WHEN\s+'([a-z]+)'\s+THEN\s+(\d+)`)
+	finalCase  = regexp.MustCompile(`final_states\s*&\s*CASE\s+[\w.]*state\s+((?:WHEN\s+'[a-z]+'\s+THEN\s+` + num + `\s*)+)ELSE\s+(` + num + `)\s+END`)
+	finalWhen  = regexp.MustCompile(`WHEN\s+'([a-z]+)'\s+THEN\s+(` + num + `)`)
 	stateCmp   = regexp.MustCompile(`\bstate\s*(?:=|<>|!=)\s*'([a-z_]+)'`)
 	stateIn    = regexp.MustCompile(`\bstate\s+(?:NOT\s+)?IN\s*\(((?:\s*'[a-z_]+'\s*,?)+)\)`)
 	quotedWord = regexp.MustCompile(`'([a-z_]+)'`)
@@ -94,6 +114,39 @@ func Enums(q map[string]string, x Extras) []string {
 	var problems []string
 	bad := func(name, format string, args ...any) {
 		problems = append(problems, name+": "+fmt.Sprintf(format, args...))
+	}
+	constant := func(tag string) (int, bool) {
+		if v, ok := x.Constants[tag]; ok {
+			return v, true
+		}
+		v, ok := droverdriver.SQLConstants[tag]
+		return v, ok
+	}
+	// value reads one number of a context that stands for a constant of
+	// kind (the prefix of its name: Outcome, Flow, Final; a driver's own
+	// constants are accepted in any context of their kind, case aside).
+	// A number without a tag, or with a tag of another kind, is reported;
+	// the tag's value itself is checked apart, for every tag.
+	value := func(name, kind, s, context string) int {
+		m := numTag.FindStringSubmatch(s)
+		if m == nil {
+			bad(name, "no number in %q", context)
+			return -1
+		}
+		n, _ := strconv.Atoi(m[1])
+		switch tag := m[2]; {
+		case tag == "" && n == 0 && kind == "Flow":
+			// No bits: nothing to name.
+		case tag == "":
+			bad(name, "%d is untagged in %q: write it as %d /*%sName*/", n, context, n, kind)
+		case !strings.HasPrefix(strings.ToLower(tag), strings.ToLower(kind)):
+			bad(name, "%d is tagged %s in %q, which is no %s constant", n, tag, context, kind)
+		}
+		return n
+	}
+	var packed *regexp.Regexp
+	if x.Packed != "" {
+		packed = regexp.MustCompile(`(?:` + x.Packed + `)\s*(` + num + `)`)
 	}
 	validOutcome := func(n int) bool {
 		_, extra := x.Outcomes[n]
@@ -127,13 +180,22 @@ func Enums(q map[string]string, x Extras) []string {
 			}
 		}
 		code := lineComment.ReplaceAllString(text, "")
+		// Every tag, wherever it is, names a constant and has its value.
+		for _, m := range tagged.FindAllStringSubmatch(code, -1) {
+			n, _ := strconv.Atoi(m[1])
+			switch v, ok := constant(m[2]); {
+			case !ok:
+				bad(name, "%q tags a number with %s, which is no droverdriver.SQLConstants name", m[0], m[2])
+			case v != n:
+				bad(name, "%q: %s is %d", m[0], m[2], v)
+			}
+		}
 		// Outcome comparisons: a set must be the outcomes that end a job
 		// or those that leave it waiting; a single value must be one.
 		for _, m := range outcomeCmp.FindAllStringSubmatch(code, -1) {
 			var set []int
-			for _, f := range strings.FieldsFunc(m[2], func(r rune) bool { return r == '(' || r == ')' || r == ',' || r == ' ' }) {
-				n, _ := strconv.Atoi(f)
-				set = append(set, n)
+			for _, f := range numTag.FindAllString(m[2], -1) {
+				set = append(set, value(name, "Outcome", f, m[0]))
 			}
 			for _, n := range set {
 				if !validOutcome(n) {
@@ -154,7 +216,7 @@ func Enums(q map[string]string, x Extras) []string {
 		// CASE outcome WHEN n THEN 'state' … ELSE 'state'.
 		for _, m := range outcomeCase.FindAllStringSubmatch(code, -1) {
 			for _, w := range whenThen.FindAllStringSubmatch(m[1], -1) {
-				n, _ := strconv.Atoi(w[1])
+				n := value(name, "Outcome", w[1], m[0])
 				want, ok := outcomeState[droverdriver.Outcome(n)]
 				if extra, isExtra := x.Outcomes[n]; isExtra {
 					want, ok = extra, true
@@ -170,20 +232,23 @@ func Enums(q map[string]string, x Extras) []string {
 		// Flow bits.
 		for _, m := range flowOp.FindAllStringSubmatch(code, -1) {
 			sawFlow = true
-			n, _ := strconv.Atoi(m[2])
+			n := value(name, "Flow", m[2], m[0])
 			if _, ok := flowMasks[n]; !ok {
 				bad(name, "flow %s %d is no named flow mask (droverdriver.Flow*): %q", m[1], n, m[0])
+			}
+			if m[3] != "" {
+				value(name, "Flow", m[3], m[0])
 			}
 		}
 		for _, re := range []*regexp.Regexp{finishFence, finishBits} {
 			for _, m := range re.FindAllStringSubmatch(code, -1) {
-				if n, _ := strconv.Atoi(m[1]); n != droverdriver.FlowEnd {
-					bad(name, "finish tests flow bits %d; droverdriver.FlowEnd is %d: %q", n, droverdriver.FlowEnd, m[0])
+				if n := value(name, "Flow", m[1], m[0]); n != droverdriver.FlowEnd || !strings.Contains(m[1], "FlowEnd") {
+					bad(name, "finish tests flow bits %s; it must test droverdriver.FlowEnd (%d): %q", m[1], droverdriver.FlowEnd, m[0])
 				}
 			}
 		}
 		for _, m := range flowCase.FindAllStringSubmatch(code, -1) {
-			if n, _ := strconv.Atoi(m[1]); n != droverdriver.FlowUnique {
+			if n := value(name, "Flow", m[1], m[0]); n != droverdriver.FlowUnique {
 				bad(name, "stores flow %d for a unique job; droverdriver.FlowUnique is %d", n, droverdriver.FlowUnique)
 			}
 		}
@@ -191,7 +256,7 @@ func Enums(q map[string]string, x Extras) []string {
 		for _, m := range finalCase.FindAllStringSubmatch(code, -1) {
 			named := map[droverdriver.State]bool{}
 			for _, w := range finalWhen.FindAllStringSubmatch(m[1], -1) {
-				n, _ := strconv.Atoi(w[2])
+				n := value(name, "Final", w[2], m[0])
 				named[droverdriver.State(w[1])] = true
 				if got := droverdriver.FinalBit(droverdriver.State(w[1])); got != n {
 					bad(name, "final-state bit of %s is %d; droverdriver.FinalBit says %d", w[1], n, got)
@@ -203,9 +268,19 @@ func Enums(q map[string]string, x Extras) []string {
 					rest = append(rest, s)
 				}
 			}
-			n, _ := strconv.Atoi(m[2])
+			n := value(name, "Final", m[2], m[0])
 			if len(rest) != 1 || droverdriver.FinalBit(rest[0]) != n {
 				bad(name, "final-state ELSE %d must be the bit of the one final state left (%v)", n, rest)
+			}
+		}
+		// The driver's own encodings.
+		if packed != nil {
+			for _, m := range packed.FindAllStringSubmatch(code, -1) {
+				if t := numTag.FindStringSubmatch(m[1]); t[2] == "" {
+					bad(name, "%q: the number is untagged; tag it with the driver's constant", m[0])
+				} else if _, ok := x.Constants[t[2]]; !ok {
+					bad(name, "%q: %s is none of the driver's own constants", m[0], t[2])
+				}
 			}
 		}
 		// State names.

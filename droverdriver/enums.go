@@ -1,0 +1,147 @@
+package droverdriver
+
+// The values Go and SQL share: job states, attempt outcomes, flow bits and
+// unique keys' final-state bits. Both stores' queries.sql write them as
+// tagged literals, "IN (1 /*OutcomeCompleted*/, 3 /*OutcomeDiscarded*/)" or
+// "flow & 11 /*FlowEnd*/", which every SQL parser reads as plain numbers;
+// the drivers' statement tests (internal/sqlcheck) check each tag against
+// SQLConstants and report a number left untagged where one of these is
+// meant. Change a value here and those tests name every statement that
+// spells it.
+
+// State is the state of a job as users see it.
+type State string
+
+// Stored states. The hot table only ever holds pending, available, blocked
+// and running rows; scheduled and retryable are available rows whose run_at is
+// in the future (attempt zero or not), so no loop has to move them when
+// their time comes.
+const (
+	StatePending   State = "pending" // waits for other jobs (flow.go)
+	StateAvailable State = "available"
+	// StateBlocked is a keyed job waiting behind earlier jobs of its key
+	// (InsertParams.Key). It sits outside the claim index until the job
+	// ahead of it finishes and promotes it to available.
+	StateBlocked   State = "blocked"
+	StateScheduled State = "scheduled"
+	StateRetryable State = "retryable"
+	StateRunning   State = "running"
+	StateCompleted State = "completed"
+	StateCancelled State = "cancelled"
+	StateDiscarded State = "discarded"
+)
+
+// States lists every state, in lifecycle order.
+var States = []State{StatePending, StateBlocked, StateScheduled, StateAvailable, StateRetryable, StateRunning, StateCompleted, StateCancelled, StateDiscarded}
+
+// Finished reports whether s is final.
+func (s State) Finished() bool {
+	return s == StateCompleted || s == StateCancelled || s == StateDiscarded
+}
+
+// Valid reports whether s is a known state.
+func (s State) Valid() bool {
+	for _, v := range States {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Outcome is what became of one attempt.
+type Outcome uint8
+
+// Outcomes an attempt can have.
+const (
+	// OutcomeCompleted finishes the job as completed.
+	OutcomeCompleted Outcome = iota + 1
+	// OutcomeRetry is a failed attempt: it returns the job to available at
+	// Result.RunAt, unless a cancel was requested meanwhile (then it is
+	// cancelled) or the attempt was the last its stored max_attempts
+	// allows (then it is discarded). The store makes that last decision
+	// itself, so a remote worker cannot discard a job early by claiming it
+	// had fewer attempts.
+	OutcomeRetry
+	// OutcomeDiscarded finishes the job as discarded. Only the engine's own
+	// runner sends it, for a failed attempt it saw was the last from the
+	// claimed row; remote results are always OutcomeRetry.
+	OutcomeDiscarded
+	// OutcomeCancelled finishes the job as cancelled.
+	OutcomeCancelled
+	// OutcomeReleased returns the job to available and undoes the attempt,
+	// for jobs that a stopping client claimed but never finished (another
+	// process may take them without waiting for the lease) and for remote
+	// workers' releases and snoozes. The job is due at Result.RunAt when
+	// set (a snooze), at once otherwise.
+	OutcomeReleased
+)
+
+// Flow bits of a job (the flow column). Only jobs with FlowSettle bits make
+// finishing do more than move the row: plain jobs pay nothing for
+// workflows and batches.
+const (
+	// FlowBatchMember counts the job's end on its batch row.
+	FlowBatchMember = 1
+	// FlowHasDependants releases or cancels the job's dependants when it
+	// ends.
+	FlowHasDependants = 2
+	// FlowReleaseOnParentFailure makes a dependant run when a parent ends
+	// without completing, instead of being cancelled with it.
+	FlowReleaseOnParentFailure = 4
+	// FlowSettle are the bits whose jobs must be settled when they end.
+	FlowSettle = FlowBatchMember | FlowHasDependants
+	// FlowUnique marks a job holding a unique key (InsertParams.UniqueKey):
+	// when it ends, the key is freed unless its final state keeps it. Not
+	// a workflow bit, but it rides on the same column so that the claim
+	// already returns it and plain jobs pay nothing.
+	FlowUnique = 8
+	// FlowEnd are the bits whose jobs take the finish's side path; the
+	// plain finish statement turns such jobs away ("flow & 11 /*FlowEnd*/"
+	// in the stores' JobFinish) unless the caller says it handles them.
+	FlowEnd = FlowSettle | FlowUnique
+)
+
+// Final-state bits: see FinalBit.
+const (
+	FinalCompleted = 1
+	FinalCancelled = 2
+	FinalDiscarded = 4
+)
+
+// FinalBit is a final state's bit in InsertParams.UniqueFinal, and in the
+// stores' unique_keys.final_states column; 0 for a state that is not
+// final.
+func FinalBit(s State) int {
+	switch s {
+	case StateCompleted:
+		return FinalCompleted
+	case StateCancelled:
+		return FinalCancelled
+	case StateDiscarded:
+		return FinalDiscarded
+	}
+	return 0
+}
+
+// SQLConstants are the constants above by name, as queries.sql tags them:
+// "1 /*OutcomeCompleted*/". States are not here: SQL writes them as their
+// names ('completed'), which internal/sqlcheck checks against States.
+var SQLConstants = map[string]int{
+	"OutcomeCompleted": int(OutcomeCompleted),
+	"OutcomeRetry":     int(OutcomeRetry),
+	"OutcomeDiscarded": int(OutcomeDiscarded),
+	"OutcomeCancelled": int(OutcomeCancelled),
+	"OutcomeReleased":  int(OutcomeReleased),
+
+	"FlowBatchMember":            FlowBatchMember,
+	"FlowHasDependants":          FlowHasDependants,
+	"FlowReleaseOnParentFailure": FlowReleaseOnParentFailure,
+	"FlowSettle":                 FlowSettle,
+	"FlowUnique":                 FlowUnique,
+	"FlowEnd":                    FlowEnd,
+
+	"FinalCompleted": FinalCompleted,
+	"FinalCancelled": FinalCancelled,
+	"FinalDiscarded": FinalDiscarded,
+}

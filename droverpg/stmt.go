@@ -1,0 +1,359 @@
+package droverpg
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+// stmt is one statement of queries.sql with typed parameters: P holds
+// them and args lists them in the statement's $n order, so that a call
+// site names each argument instead of counting positions, and the compiler
+// checks their types. cols is the number of result columns the code that
+// reads its rows scans. TestStatementTypes checks, against PostgreSQL's
+// description of every prepared statement, that args gives as many
+// parameters as the statement has, of types pgx can send as the declared
+// ones, and that it returns cols columns; and that queries.sql and this
+// table name the same statements, each once.
+//
+// This is the guarantee sqlc's generated code would give (docs/design/
+// engine.md, "Typed statements"), with the SQL and the batched,
+// replanned execution left as they are.
+type stmt[P any] struct {
+	name string
+	args func(*P) []any
+	cols int
+	// replan runs the statement unnamed, planned afresh each time (see
+	// replan in executor.go). Queued in a pgx.Batch it runs as the
+	// connection's default mode says.
+	replan bool
+}
+
+// statements are all the typed statements, in declaration order: def adds
+// each one.
+var statements []statement
+
+// statement is what the statements test needs of a stmt of any P.
+type statement interface {
+	stmtName() string
+	// zeroArgs are the parameters of P's zero value.
+	zeroArgs() []any
+	resultCols() int
+}
+
+func (s *stmt[P]) stmtName() string { return s.name }
+func (s *stmt[P]) zeroArgs() []any  { var p P; return s.args(&p) }
+func (s *stmt[P]) resultCols() int  { return s.cols }
+
+// def declares a statement.
+func def[P any](s stmt[P]) *stmt[P] {
+	statements = append(statements, &s)
+	return &s
+}
+
+// noArgs are the parameters of a statement that takes none.
+func noArgs(*struct{}) []any { return nil }
+
+// oneArg are the parameters of a statement that takes one, of type T.
+func oneArg[T any](p *T) []any { return []any{*p} }
+
+// bound is a statement with its arguments, for code that picks one of
+// several statements and runs it later.
+type bound struct {
+	name string
+	args []any
+}
+
+// bind returns s with the arguments p.
+func (s *stmt[P]) bind(p P) bound {
+	args := s.args(&p)
+	if s.replan {
+		args = append([]any{replan}, args...)
+	}
+	return bound{s.name, args}
+}
+
+func (b bound) query(ctx context.Context, db dbtx, q map[string]string) (pgx.Rows, error) {
+	return db.Query(ctx, q[b.name], b.args...)
+}
+
+func (s *stmt[P]) query(ctx context.Context, db dbtx, q map[string]string, p P) (pgx.Rows, error) {
+	return s.bind(p).query(ctx, db, q)
+}
+
+func (s *stmt[P]) queryRow(ctx context.Context, db dbtx, q map[string]string, p P) pgx.Row {
+	b := s.bind(p)
+	return db.QueryRow(ctx, q[b.name], b.args...)
+}
+
+func (s *stmt[P]) exec(ctx context.Context, db dbtx, q map[string]string, p P) (pgconn.CommandTag, error) {
+	b := s.bind(p)
+	return db.Exec(ctx, q[b.name], b.args...)
+}
+
+// queue adds s with the arguments p to b.
+func (s *stmt[P]) queue(b *pgx.Batch, q map[string]string, p P) {
+	b.Queue(q[s.name], s.args(&p)...)
+}
+
+// Parameters of the statements that take more than one. Field order is
+// $n order.
+
+type notifyParams struct {
+	Channel  string
+	Payloads []string
+}
+
+type claimParams struct {
+	Queue   string
+	Max     int
+	Owner   string
+	LeaseMS float64
+	Limited bool
+	Token   [16]byte
+}
+
+func (p *claimParams) args() []any {
+	return []any{p.Queue, p.Max, p.Owner, p.LeaseMS, p.Limited, p.Token}
+}
+
+type claimAfterParams struct {
+	claimParams
+	Priority int16
+	RunAt    time.Time
+	ID       int64
+}
+
+type queueLimitTakeParams struct {
+	Queue      string
+	MaxRunning int
+	Rate       int
+	PeriodMS   int64
+}
+
+// queueCount is a queue and a number of its jobs (QueueLimitRoom's most,
+// QueueLimitSpend's claimed).
+type queueCount struct {
+	Queue string
+	N     int
+}
+
+type finishParams struct {
+	IDs     []int64
+	Results string // JSON: each result as an array, by job ID (finishArgs)
+	Flow    bool
+}
+
+type completeParams struct {
+	IDs     []int64
+	Keys    []string // "id:attempt"
+	Outputs *string  // JSON by job ID, or NULL
+	Flow    bool
+	Forget  bool
+	Tokens  []pgtype.UUID
+}
+
+type heartbeatParams struct {
+	IDs     []int64
+	Keys    []string // "id:attempt"
+	LeaseMS float64
+	Tokens  []pgtype.UUID
+}
+
+type rescueParams struct {
+	Now   time.Time
+	Limit int
+}
+
+type pruneParams struct {
+	Completed, Cancelled, Discarded *time.Time
+	Limit                           int
+	Latest                          *time.Time
+}
+
+type listParams struct {
+	Queue   string
+	Kind    string
+	AfterID int64
+	States  []string
+	Now     time.Time
+	Limit   int
+}
+
+// jobAt is a job and the time a change to it is made at.
+type jobAt struct {
+	ID  int64
+	Now time.Time
+}
+
+type timeRange struct {
+	Since, Until time.Time
+}
+
+type leaderElectParams struct {
+	Name  string
+	ID    string
+	TTLMS float64
+}
+
+type leaderResignParams struct {
+	Name string
+	ID   string
+}
+
+// keyList is pairs of a queue and an ordering key, as parallel arrays.
+type keyList struct {
+	Queues []string
+	Keys   []string
+}
+
+type keyPromoteParams struct {
+	keyList
+	Retried []int64
+}
+
+type batchCallbackParams struct {
+	BatchID    int64
+	CallbackID int64
+}
+
+type flowDepsParams struct {
+	Parents  []int64
+	Children []int64
+}
+
+type flowInsertParams struct {
+	jobColumns
+	States  []string
+	Waits   []int32
+	Flows   []int16
+	Batches []*int64
+	Keys    []*string
+	Limits  []int32
+}
+
+type keyedInsertParams struct {
+	jobColumns
+	Keys    []*string
+	Limits  []int32
+	Uniques []*string
+	Table   string
+	Finals  []int16
+	ByQueue []bool
+}
+
+type batchResultsParams struct {
+	BatchID int64
+	AfterID int64
+	Limit   int
+}
+
+type periodicTicksRecordParams struct {
+	Names []string
+	Ticks []time.Time
+}
+
+type migrationRecordParams struct {
+	Version int
+	Name    string
+}
+
+// The statements of queries.sql, in its order.
+var (
+	jobInsertMany = def(stmt[jobColumns]{name: "JobInsertMany", cols: 1,
+		args: func(p *jobColumns) []any { return p.params() }})
+	jobInsertKeyed = def(stmt[keyedInsertParams]{name: "JobInsertKeyed", cols: 1,
+		args: func(p *keyedInsertParams) []any {
+			return p.params(p.Keys, p.Limits, p.Uniques, p.Table, p.Finals, p.ByQueue)
+		}})
+	// KeyLock's and JobFlowLock's rows, and Notify's, are of no interest:
+	// they run with Exec.
+	keyLock = def(stmt[keyList]{name: "KeyLock", cols: 1,
+		args: func(p *keyList) []any { return []any{p.Queues, p.Keys} }})
+	keyPromote = def(stmt[keyPromoteParams]{name: "KeyPromote", cols: 2,
+		args: func(p *keyPromoteParams) []any { return []any{p.Queues, p.Keys, p.Retried} }})
+	keyRateSet = def(stmt[keyRates]{name: "KeyRateSet",
+		args: func(p *keyRates) []any { return p.params() }})
+	keyRateIdle  = def(stmt[int]{name: "KeyRateIdle", cols: 2, args: oneArg[int]})
+	keyRatePrune = def(stmt[keyList]{name: "KeyRatePrune",
+		args: func(p *keyList) []any { return []any{p.Queues, p.Keys} }})
+	keyBlocked    = def(stmt[int]{name: "KeyBlocked", cols: 2, args: oneArg[int]})
+	uniqueRelease = def(stmt[[]int64]{name: "UniqueRelease", args: oneArg[[]int64]})
+	uniqueRetake  = def(stmt[int64]{name: "UniqueRetake", cols: 1, args: oneArg[int64]})
+	notifyStmt    = def(stmt[notifyParams]{name: "Notify", cols: 1,
+		args: func(p *notifyParams) []any { return []any{p.Channel, p.Payloads} }})
+	jobClaim = def(stmt[claimParams]{name: "JobClaim", cols: 19, replan: true,
+		args: (*claimParams).args})
+	// jobClaimAfter is JobClaim with the claim position it starts after
+	// (droverdriver.WithClaimAfter).
+	jobClaimAfter = def(stmt[claimAfterParams]{name: "JobClaimAfter", cols: 19, replan: true,
+		args: func(p *claimAfterParams) []any { return append(p.claimParams.args(), p.Priority, p.RunAt, p.ID) }})
+	queueLimitTake = def(stmt[queueLimitTakeParams]{name: "QueueLimitTake",
+		args: func(p *queueLimitTakeParams) []any { return []any{p.Queue, p.MaxRunning, p.Rate, p.PeriodMS} }})
+	queueLimitRoom = def(stmt[queueCount]{name: "QueueLimitRoom", cols: 1,
+		args: func(p *queueCount) []any { return []any{p.Queue, p.N} }})
+	queueLimitSpend = def(stmt[queueCount]{name: "QueueLimitSpend",
+		args: func(p *queueCount) []any { return []any{p.Queue, p.N} }})
+	queueLimitGet = def(stmt[string]{name: "QueueLimitGet", cols: 3, args: oneArg[string]})
+	jobFinish     = def(stmt[finishParams]{name: "JobFinish", cols: 2, replan: true,
+		args: func(p *finishParams) []any { return []any{p.IDs, p.Results, p.Flow} }})
+	jobComplete = def(stmt[completeParams]{name: "JobComplete", cols: 2, replan: true,
+		args: func(p *completeParams) []any { return []any{p.IDs, p.Keys, p.Outputs, p.Flow, p.Forget, p.Tokens} }})
+	jobHeartbeat = def(stmt[heartbeatParams]{name: "JobHeartbeat", cols: 2, replan: true,
+		args: func(p *heartbeatParams) []any { return []any{p.IDs, p.Keys, p.LeaseMS, p.Tokens} }})
+	jobRescue = def(stmt[rescueParams]{name: "JobRescue", cols: 6,
+		args: func(p *rescueParams) []any { return []any{p.Now, p.Limit} }})
+	jobPrune = def(stmt[pruneParams]{name: "JobPrune", cols: 1,
+		args: func(p *pruneParams) []any { return []any{p.Completed, p.Cancelled, p.Discarded, p.Limit, p.Latest} }})
+	jobGet  = def(stmt[int64]{name: "JobGet", cols: 22, args: oneArg[int64]})
+	jobList = def(stmt[listParams]{name: "JobList", cols: 22,
+		args: func(p *listParams) []any { return []any{p.Queue, p.Kind, p.AfterID, p.States, p.Now, p.Limit} }})
+	jobCancel = def(stmt[jobAt]{name: "JobCancel", cols: 2,
+		args: func(p *jobAt) []any { return []any{p.ID, p.Now} }})
+	jobDiscard = def(stmt[jobAt]{name: "JobDiscard",
+		args: func(p *jobAt) []any { return []any{p.ID, p.Now} }})
+	jobRetry = def(stmt[jobAt]{name: "JobRetry", cols: 3,
+		args: func(p *jobAt) []any { return []any{p.ID, p.Now} }})
+	jobCountByState = def(stmt[string]{name: "JobCountByState", cols: 2, args: oneArg[string]})
+	queueStats      = def(stmt[time.Time]{name: "QueueStats", cols: 6, args: oneArg[time.Time]})
+	finishedStats   = def(stmt[timeRange]{name: "FinishedStats", cols: 7,
+		args: func(p *timeRange) []any { return []any{p.Since, p.Until} }})
+	leaseOwners = def(stmt[struct{}]{name: "LeaseOwners", cols: 3, args: noArgs})
+	leaderElect = def(stmt[leaderElectParams]{name: "LeaderElect", cols: 1,
+		args: func(p *leaderElectParams) []any { return []any{p.Name, p.ID, p.TTLMS} }})
+	leaderResign = def(stmt[leaderResignParams]{name: "LeaderResign",
+		args: func(p *leaderResignParams) []any { return []any{p.Name, p.ID} }})
+	schemaVersion   = def(stmt[struct{}]{name: "SchemaVersion", cols: 1, args: noArgs})
+	migrationsTable = def(stmt[struct{}]{name: "MigrationsTable", args: noArgs})
+	migrationRecord = def(stmt[migrationRecordParams]{name: "MigrationRecord",
+		args: func(p *migrationRecordParams) []any { return []any{p.Version, p.Name} }})
+
+	// Workflows and batches (flow.go).
+	jobFlowMarkParents  = def(stmt[[]int64]{name: "JobFlowMarkParents", cols: 1, args: oneArg[[]int64]})
+	jobFlowEndedParents = def(stmt[[]int64]{name: "JobFlowEndedParents", cols: 2, args: oneArg[[]int64]})
+	jobFlowInsertDeps   = def(stmt[flowDepsParams]{name: "JobFlowInsertDeps",
+		args: func(p *flowDepsParams) []any { return []any{p.Parents, p.Children} }})
+	jobFlowNoJIT  = def(stmt[struct{}]{name: "JobFlowNoJIT", args: noArgs})
+	jobFlowLock   = def(stmt[[]int64]{name: "JobFlowLock", cols: 2, args: oneArg[[]int64]})
+	jobFlowSettle = def(stmt[[]int64]{name: "JobFlowSettle", cols: 3, args: oneArg[[]int64]})
+	jobInsertFlow = def(stmt[flowInsertParams]{name: "JobInsertFlow", cols: 1,
+		args: func(p *flowInsertParams) []any {
+			return p.params(p.States, p.Waits, p.Flows, p.Batches, p.Keys, p.Limits)
+		}})
+	batchCreate      = def(stmt[int]{name: "BatchCreate", cols: 1, args: oneArg[int]})
+	batchSetCallback = def(stmt[batchCallbackParams]{name: "BatchSetCallback",
+		args: func(p *batchCallbackParams) []any { return []any{p.BatchID, p.CallbackID} }})
+	batchGet     = def(stmt[int64]{name: "BatchGet", cols: 10, args: oneArg[int64]})
+	batchResults = def(stmt[batchResultsParams]{name: "BatchResults", cols: 4,
+		args: func(p *batchResultsParams) []any { return []any{p.BatchID, p.AfterID, p.Limit} }})
+	jobResults       = def(stmt[[]int64]{name: "JobResults", cols: 4, args: oneArg[[]int64]})
+	jobParentResults = def(stmt[int64]{name: "JobParentResults", cols: 4, args: oneArg[int64]})
+
+	// Periodic jobs (periodic.go).
+	periodicTicks       = def(stmt[[]string]{name: "PeriodicTicks", cols: 2, args: oneArg[[]string]})
+	periodicTicksRecord = def(stmt[periodicTicksRecordParams]{name: "PeriodicTicksRecord",
+		args: func(p *periodicTicksRecordParams) []any { return []any{p.Names, p.Ticks} }})
+)
