@@ -234,9 +234,8 @@ type Client[TTx any] struct {
 	periodic  []periodicEntry
 	// limited is set when a queue has cluster-wide limits (limits.go).
 	limited bool
-	// storedLimits caches the limits stored for queues that remote
-	// workers claim from (limits.go).
-	storedLimits limitCache
+	// remote serves remote workers (remote.go).
+	remote *Remote
 }
 
 // NewClient returns a client on d. Nothing runs until Start.
@@ -256,6 +255,7 @@ func NewClient[TTx any](d droverdriver.TxDriver[TTx], config *Config) (*Client[T
 		return nil, err
 	}
 	c := &Client[TTx]{config: cfg, driver: d, metrics: &clientMetrics{}, periodic: periodic}
+	c.remote = &Remote{exec: d, config: cfg, metrics: c.metrics}
 	for _, q := range cfg.Queues {
 		c.limited = c.limited || q.limit() != nil
 	}

@@ -30,7 +30,7 @@ func (c *Client[TTx]) runJob(ctx context.Context, r *droverdriver.JobRow) drover
 func (c *Client[TTx]) tracedAttempt(ctx context.Context, row *JobRow) droverdriver.Result {
 	if tp := c.config.TracerProvider; tp != nil {
 		var span trace.Span
-		ctx, span = StartJobSpan(ctx, tp, row, time.Time{})
+		ctx, span = startJobSpan(ctx, tp, row)
 		res := c.runAttempt(ctx, row)
 		var err error
 		if len(res.Error) > 0 {
@@ -39,7 +39,7 @@ func (c *Client[TTx]) tracedAttempt(ctx context.Context, row *JobRow) droverdriv
 				err = errors.New(ae.Error)
 			}
 		}
-		EndJobSpan(span, outcomeName(res.Outcome), err, time.Time{})
+		endJobSpan(span, outcomeName(res.Outcome), err)
 		return res
 	}
 	return c.runAttempt(ctx, row)

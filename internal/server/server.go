@@ -87,11 +87,35 @@ const (
 	LabelTTLDefault = time.Hour
 )
 
+// Client is what the server calls of a *drover.Client, whatever its
+// transaction type: inserts and reads for the API and the dashboard, the
+// figures the sampler and metrics read, and the Remote that serves the
+// remote workers' calls (claim, heartbeat, finish, release).
+type Client interface {
+	InsertMany(ctx context.Context, jobs []drover.InsertManyParams) ([]int64, error)
+	InsertBatch(ctx context.Context, jobs []drover.InsertManyParams, opts *drover.BatchOpts) (*drover.InsertedBatch, error)
+	BatchGet(ctx context.Context, id int64) (*drover.Batch, error)
+	JobGet(ctx context.Context, id int64) (*drover.JobRow, error)
+	JobList(ctx context.Context, p drover.JobListParams) ([]*drover.JobRow, error)
+	JobResult(ctx context.Context, id int64) (*drover.JobResult, error)
+	JobParentResults(ctx context.Context, id int64) ([]drover.JobResult, error)
+	JobCancel(ctx context.Context, id int64) (*drover.JobRow, error)
+	JobRetry(ctx context.Context, id int64) (*drover.JobRow, error)
+	JobDiscard(ctx context.Context, id int64) (*drover.JobRow, error)
+	JobCountByState(ctx context.Context, queue string) (map[drover.JobState]int64, error)
+	QueueStats(ctx context.Context) ([]drover.QueueStats, error)
+	FinishedStats(ctx context.Context, since, until time.Time) ([]drover.FinishedStats, error)
+	LeaseOwners(ctx context.Context) ([]drover.LeaseOwner, error)
+	Stats() drover.Stats
+	Remote() *drover.Remote
+}
+
 // Config configures a Server.
 type Config struct {
-	// Client inserts, claims and inspects jobs. It works no queue itself;
-	// started, it runs the store's maintenance (lease rescue, pruning).
-	Client storeurl.Client
+	// Client inserts and inspects jobs, and its Remote claims them for
+	// remote workers. It works no queue itself; started, it runs the
+	// store's maintenance (lease rescue, pruning).
+	Client Client
 	// Driver is the client's store, for readiness checks and insert
 	// notifications that end long polls early.
 	Driver droverdriver.Driver
@@ -147,6 +171,7 @@ type Config struct {
 // Server serves the API. Run its background loops with Run.
 type Server struct {
 	cfg      Config
+	remote   *drover.Remote
 	auth     atomic.Pointer[authenticator]
 	sessions *sessions
 	waiter   *waiter
@@ -200,7 +225,7 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("server: token %q: an admin token cannot be restricted to queues", tok.Name)
 		}
 	}
-	s := &Server{cfg: cfg, stopping: make(chan struct{}), sessions: newSessions(cfg.SessionTTL), waiter: newWaiter(), inflight: newInflight(),
+	s := &Server{cfg: cfg, remote: cfg.Client.Remote(), stopping: make(chan struct{}), sessions: newSessions(cfg.SessionTTL), waiter: newWaiter(), inflight: newInflight(),
 		metrics: newMetrics(cfg.Client, cfg.PoolStats, cfg.MaxLabelValues, cfg.LabelTTL), history: &history{}, pages: newPages(),
 		mux: http.NewServeMux(), pagePatterns: map[string]bool{}}
 	s.auth.Store(newAuthenticator(cfg.Tokens))
