@@ -16,9 +16,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -26,7 +24,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/droverhq/drover"
@@ -36,29 +33,17 @@ import (
 )
 
 // storeUnavailable reports whether err says that the store cannot be
-// reached at all, rather than that a statement failed: PostgreSQL refusing
-// or dropping connections (down, starting up, shutting down, or the
-// network between), or the store not answering before the deadline the
-// server gave it. Such requests answer 503 with Retry-After, since the same
-// request will likely succeed once the store is back. An SQLite "database
-// is locked" past the busy timeout is not an outage and stays a 500.
-func storeUnavailable(err error) bool {
-	var ce *pgconn.ConnectError
-	var ne net.Error
-	var pe *pgconn.PgError
-	switch {
-	case errors.As(err, &ce), errors.As(err, &ne), errors.Is(err, context.DeadlineExceeded):
+// reached at all, rather than that a statement failed: the store's driver
+// says so (droverdriver.UnavailableReporter), or the store did not answer
+// before the deadline the server gave it. Such requests answer 503 with
+// Retry-After, since the same request will likely succeed once the store
+// is back.
+func (s *Server) storeUnavailable(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) {
 		return true
-	case errors.As(err, &pe):
-		// Class 08 is connection exceptions; 57P01-57P03 are the
-		// server shutting down or not yet accepting connections.
-		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03"
 	}
-	// pgx reports a connection lost under a statement as "conn closed",
-	// and a cut stream as an unexpected EOF.
-	msg := err.Error()
-	return strings.Contains(msg, "conn closed") || errors.Is(err, io.ErrUnexpectedEOF) ||
-		strings.HasSuffix(msg, "unexpected EOF")
+	ur, ok := s.cfg.Driver.(droverdriver.UnavailableReporter)
+	return ok && ur.Unavailable(err)
 }
 
 // OpenAPI is the API's description, served at /openapi.json.
@@ -540,7 +525,7 @@ func (s *Server) classify(w http.ResponseWriter, r *http.Request, err error) (in
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
 		// The client went away; nobody reads this answer.
 		return 499, "client closed the request"
-	case r.Context().Err() == nil && storeUnavailable(err):
+	case r.Context().Err() == nil && s.storeUnavailable(err):
 		s.cfg.Logger.Warn("store unavailable", "method", r.Method, "path", r.URL.Path, "error", err)
 		w.Header().Set("Retry-After", "1")
 		return http.StatusServiceUnavailable, "the store is unavailable; retry shortly"
