@@ -29,8 +29,8 @@ import (
 // counted in its Stats, and claimed under its queue limits where it has
 // some, so a second Config would only be a second place for the same
 // settings. Unlike Client it has no transaction type, since none of its
-// calls runs in the caller's transaction: the HTTP server and the CLI name
-// it without knowing the store. It is safe for concurrent use.
+// calls runs in the caller's transaction: the HTTP server names it without
+// knowing the store. It is safe for concurrent use.
 type Remote struct {
 	exec    droverdriver.Executor
 	config  *Config
