@@ -33,6 +33,7 @@ import (
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/internal/completer"
 	"github.com/droverhq/drover/internal/leadership"
+	"github.com/droverhq/drover/internal/lease"
 	"github.com/droverhq/drover/internal/maintenance"
 	"github.com/droverhq/drover/internal/notifier"
 	"github.com/droverhq/drover/internal/producer"
@@ -225,7 +226,7 @@ type Client[TTx any] struct {
 	stopFetch context.CancelFunc
 	stopBG    context.CancelFunc
 	producers map[string]*producer.Producer
-	tracker   *producer.Tracker
+	tracker   *lease.Tracker
 	completer *completer.Completer
 	prodWG    sync.WaitGroup
 	bgWG      sync.WaitGroup
@@ -233,9 +234,8 @@ type Client[TTx any] struct {
 	periodic  []periodicEntry
 	// limited is set when a queue has cluster-wide limits (limits.go).
 	limited bool
-	// storedLimits caches the limits stored for queues that remote
-	// workers claim from (limits.go).
-	storedLimits limitCache
+	// remote serves remote workers (remote.go).
+	remote *Remote
 }
 
 // NewClient returns a client on d. Nothing runs until Start.
@@ -255,6 +255,7 @@ func NewClient[TTx any](d droverdriver.TxDriver[TTx], config *Config) (*Client[T
 		return nil, err
 	}
 	c := &Client[TTx]{config: cfg, driver: d, metrics: &clientMetrics{}, periodic: periodic}
+	c.remote = &Remote{exec: d, config: cfg, metrics: c.metrics}
 	for _, q := range cfg.Queues {
 		c.limited = c.limited || q.limit() != nil
 	}
@@ -281,7 +282,7 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 	fetchCtx, stopFetch := context.WithCancel(context.Background())
 	bgCtx, stopBG := context.WithCancel(context.Background())
 	c.stopFetch, c.stopBG = stopFetch, stopBG
-	c.tracker = producer.NewTracker()
+	c.tracker = lease.NewTracker()
 	c.completer = completer.New(c.driver, completer.Config{
 		Logger: log,
 		OnFlushed: func(results []droverdriver.Result, accepted []int64, took time.Duration) {
@@ -307,7 +308,7 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 	c.goBG(func() { c.completer.Run(bgCtx) })
 	if len(c.producers) > 0 {
 		c.goBG(func() {
-			(&producer.Heartbeat{Exec: c.driver, Tracker: c.tracker, Lease: cfg.LeaseDuration,
+			(&lease.Heartbeat{Exec: c.driver, Tracker: c.tracker, Lease: cfg.LeaseDuration,
 				Interval: cfg.LeaseDuration / 3, Logger: log}).Run(bgCtx)
 		})
 		if l := c.driver.NewListener(); l != nil && !cfg.PollOnly {
@@ -421,9 +422,9 @@ func (c *Client[TTx]) Stop(ctx context.Context) error {
 	select {
 	case <-prodDone:
 	case <-soft.C:
-		c.tracker.Stop(producer.ErrShutdown)
+		c.tracker.Stop(lease.ErrShutdown)
 	case <-ctx.Done():
-		c.tracker.Stop(producer.ErrShutdown)
+		c.tracker.Stop(lease.ErrShutdown)
 	}
 	select {
 	case <-prodDone:

@@ -22,14 +22,39 @@ import (
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/droversqlite"
-	"github.com/droverhq/drover/internal/storeurl"
 	"github.com/droverhq/drover/internal/testdb"
 	"github.com/droverhq/drover/internal/waitfor"
 )
 
 // client is what the conformance suite needs of a drover.Client, whatever
-// its transaction type: the same view the CLI and the bench have.
-type client = storeurl.Client
+// its transaction type.
+type client interface {
+	ID() string
+	Start(ctx context.Context) error
+	Stop(ctx context.Context) error
+	Stats() drover.Stats
+	Remote() *drover.Remote
+
+	Insert(ctx context.Context, args drover.Args, opts *drover.InsertOpts) (*drover.JobRow, error)
+	InsertMany(ctx context.Context, jobs []drover.InsertManyParams) ([]int64, error)
+	InsertWorkflow(ctx context.Context, w *drover.Workflow) ([]int64, error)
+	InsertChain(ctx context.Context, jobs []drover.InsertManyParams) ([]int64, error)
+	InsertBatch(ctx context.Context, jobs []drover.InsertManyParams, opts *drover.BatchOpts) (*drover.InsertedBatch, error)
+
+	JobGet(ctx context.Context, id int64) (*drover.JobRow, error)
+	JobList(ctx context.Context, p drover.JobListParams) ([]*drover.JobRow, error)
+	JobCancel(ctx context.Context, id int64) (*drover.JobRow, error)
+	JobRetry(ctx context.Context, id int64) (*drover.JobRow, error)
+	JobDiscard(ctx context.Context, id int64) (*drover.JobRow, error)
+	JobCountByState(ctx context.Context, queue string) (map[drover.JobState]int64, error)
+	JobResult(ctx context.Context, id int64) (*drover.JobResult, error)
+	JobParentResults(ctx context.Context, id int64) ([]drover.JobResult, error)
+	BatchGet(ctx context.Context, id int64) (*drover.Batch, error)
+	BatchResults(ctx context.Context, batchID int64, fn func(drover.JobResult) error) error
+	QueueStats(ctx context.Context) ([]drover.QueueStats, error)
+	LeaseOwners(ctx context.Context) ([]drover.LeaseOwner, error)
+	FinishedStats(ctx context.Context, since, until time.Time) ([]drover.FinishedStats, error)
+}
 
 // store is one driver under test. Everything store-specific lives in these
 // constructors; the tests below are the same for every store.
@@ -228,6 +253,8 @@ type bundle struct {
 	d      droverdriver.Driver
 	rec    *recorder
 	client client
+	// remote is the client's Remote, for the tests of remote workers.
+	remote *drover.Remote
 }
 
 // setup returns a store of its own and an unstarted client on it with fast
@@ -240,7 +267,8 @@ func setup(t *testing.T, s store, maxWorkers int, mutate ...func(*drover.Config)
 	for _, m := range mutate {
 		m(cfg)
 	}
-	return &bundle{s: s, d: d, rec: rec, client: s.newClient(t, d, cfg)}
+	c := s.newClient(t, d, cfg)
+	return &bundle{s: s, d: d, rec: rec, client: c, remote: c.Remote()}
 }
 
 func fastConfig(rec *recorder, maxWorkers int) *drover.Config {

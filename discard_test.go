@@ -15,7 +15,7 @@ func TestJobDiscard(t *testing.T) {
 		ctx := context.Background()
 		raw := drover.RawArgs{KindName: "k", JSON: []byte(`{}`)}
 		running := b.insert(t, raw, nil)
-		if jobs, err := b.client.Claim(ctx, drover.ClaimParams{Queue: "default", Max: 1, Owner: "w", Lease: time.Minute}); err != nil || len(jobs) != 1 {
+		if jobs, err := b.remote.Claim(ctx, drover.ClaimParams{Queue: "default", Max: 1, Owner: "w", Lease: time.Minute}); err != nil || len(jobs) != 1 {
 			t.Fatalf("claim: %v, %v", jobs, err)
 		}
 		waiting := b.insert(t, raw, nil)
@@ -34,7 +34,7 @@ func TestJobDiscard(t *testing.T) {
 			}
 		}
 		// A discarded job is never claimed; a finished one stays as it is.
-		if jobs, err := b.client.Claim(ctx, drover.ClaimParams{Queue: "default", Max: 10, Owner: "w", Lease: time.Minute}); err != nil || len(jobs) != 0 {
+		if jobs, err := b.remote.Claim(ctx, drover.ClaimParams{Queue: "default", Max: 10, Owner: "w", Lease: time.Minute}); err != nil || len(jobs) != 0 {
 			t.Fatalf("claimed %d jobs after the discards", len(jobs))
 		}
 		if row, err := b.client.JobDiscard(ctx, waiting); err != nil || row.State != drover.JobStateDiscarded {

@@ -12,7 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/droverhq/drover/droverdriver"
-	"github.com/droverhq/drover/internal/producer"
+	"github.com/droverhq/drover/internal/lease"
 )
 
 // runJob runs one attempt, in a span of its own when tracing is on. Every
@@ -30,7 +30,7 @@ func (c *Client[TTx]) runJob(ctx context.Context, r *droverdriver.JobRow) drover
 func (c *Client[TTx]) tracedAttempt(ctx context.Context, row *JobRow) droverdriver.Result {
 	if tp := c.config.TracerProvider; tp != nil {
 		var span trace.Span
-		ctx, span = StartJobSpan(ctx, tp, row, time.Time{})
+		ctx, span = startJobSpan(ctx, tp, row)
 		res := c.runAttempt(ctx, row)
 		var err error
 		if len(res.Error) > 0 {
@@ -39,7 +39,7 @@ func (c *Client[TTx]) tracedAttempt(ctx context.Context, row *JobRow) droverdriv
 				err = errors.New(ae.Error)
 			}
 		}
-		EndJobSpan(span, outcomeName(res.Outcome), err, time.Time{})
+		endJobSpan(span, outcomeName(res.Outcome), err)
 		return res
 	}
 	return c.runAttempt(ctx, row)
@@ -64,7 +64,7 @@ func (c *Client[TTx]) runAttempt(ctx context.Context, row *JobRow) droverdriver.
 		timeout = row.Timeout
 	}
 	// Nothing cancels ctx: the handler is interrupted through the tracker
-	// (a cancel request, the client stopping), see producer.Tracker.
+	// (a cancel request, the client stopping), see lease.Tracker.
 	jobCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	if timeout > 0 {
@@ -87,11 +87,11 @@ func (c *Client[TTx]) runAttempt(ctx context.Context, row *JobRow) droverdriver.
 		res.Output = attempt.output
 		c.metrics.completed.Add(1)
 		return res
-	case errors.Is(cause, producer.ErrShutdown):
+	case errors.Is(cause, lease.ErrShutdown):
 		res.Outcome = droverdriver.OutcomeReleased
-		res.Error = encodeAttemptError(row.Attempt, fmt.Errorf("%w: %w", producer.ErrShutdown, err), "")
+		res.Error = encodeAttemptError(row.Attempt, fmt.Errorf("%w: %w", lease.ErrShutdown, err), "")
 		return res
-	case errors.Is(cause, producer.ErrCancelRequested):
+	case errors.Is(cause, lease.ErrCancelRequested):
 		res.Outcome = droverdriver.OutcomeCancelled
 		res.Error = encodeAttemptError(row.Attempt, err, trace)
 		return res

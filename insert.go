@@ -47,7 +47,7 @@ type InsertOpts struct {
 	// insert order, while jobs of other keys go on in parallel. The
 	// default KeyLimit of 1 runs a key's jobs one at a time in insert
 	// order; a job being retried keeps its place. The row Insert returns
-	// does not say whether the job waits as blocked; JobGet does.
+	// is the stored one: blocked when the job waits behind its key.
 	Key string
 	// KeyLimit is how many jobs of Key may be active at once (1-10000).
 	KeyLimit int
@@ -352,7 +352,11 @@ func mergeOpts(dst, src *InsertOpts) {
 	}
 }
 
-// Insert stores one job and returns it as inserted.
+// Insert stores one job and returns it as the store holds it once
+// inserted: its state (blocked behind its key, scheduled, available),
+// CreatedAt and RunAt are the store's, read back in the same round trip.
+// A unique job skipped as a duplicate comes back with
+// UniqueSkippedAsDuplicate set and no ID.
 func (c *Client[TTx]) Insert(ctx context.Context, args Args, opts *InsertOpts) (*JobRow, error) {
 	return c.insertOne(ctx, c.driver, args, opts)
 }
@@ -380,33 +384,11 @@ func (c *Client[TTx]) insertOne(ctx context.Context, exec droverdriver.Executor,
 	if err != nil {
 		return nil, err
 	}
-	var ids []int64
 	if opts != nil && len(opts.DependsOn) > 0 { // a workflow step (workflow.go)
-		ids, err = c.insertDependants(ctx, exec, []InsertManyParams{{Args: args, Opts: opts}}, nil)
-	} else {
-		params := []droverdriver.InsertParams{p}
-		c.injectTrace(ctx, params)
-		p = params[0]
-		ids, err = exec.JobInsertMany(ctx, params)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if ids[0] == 0 {
-		return &JobRow{Queue: p.Queue, Kind: p.Kind, UniqueSkippedAsDuplicate: true}, nil
-	}
-	now := time.Now()
-	row := &JobRow{
-		ID: ids[0], State: JobStateAvailable, Queue: p.Queue, Kind: p.Kind, Priority: p.Priority,
-		EncodedArgs: p.Args, Metadata: p.Metadata, Tags: p.Tags, MaxAttempts: p.MaxAttempts,
-		Timeout: p.Timeout, CreatedAt: now, RunAt: p.RunAt, Key: p.Key,
-	}
-	if row.RunAt.IsZero() {
-		row.RunAt = now
-	} else if row.RunAt.After(now) {
-		row.State = JobStateScheduled
-	}
-	if opts != nil && len(opts.DependsOn) > 0 {
+		ids, err := c.insertDependants(ctx, exec, []InsertManyParams{{Args: args, Opts: opts}}, nil)
+		if err != nil {
+			return nil, err
+		}
 		// It may be pending or not, depending on its parents: ask, in
 		// the same transaction.
 		r, err := exec.JobGet(ctx, ids[0])
@@ -415,7 +397,16 @@ func (c *Client[TTx]) insertOne(ctx context.Context, exec droverdriver.Executor,
 		}
 		return jobRowFromDriver(r), nil
 	}
-	return row, nil
+	params := []droverdriver.InsertParams{p}
+	c.injectTrace(ctx, params)
+	r, err := exec.JobInsert(ctx, params[0])
+	if err != nil {
+		return nil, err
+	}
+	if r == nil {
+		return &JobRow{Queue: p.Queue, Kind: p.Kind, UniqueSkippedAsDuplicate: true}, nil
+	}
+	return jobRowFromDriver(r), nil
 }
 
 func (c *Client[TTx]) insertMany(ctx context.Context, exec droverdriver.Executor, jobs []InsertManyParams) ([]int64, error) {

@@ -21,9 +21,9 @@ import (
 var forgedToken = drover.LeaseToken{0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}
 
 // claimOne claims the one job waiting in queue for owner.
-func claimOne(t *testing.T, c client, queue, owner string, lease time.Duration) *drover.JobRow {
+func claimOne(t *testing.T, r *drover.Remote, queue, owner string, lease time.Duration) *drover.JobRow {
 	t.Helper()
-	jobs, err := c.Claim(context.Background(), drover.ClaimParams{Queue: queue, Max: 10, Owner: owner, Lease: lease})
+	jobs, err := r.Claim(context.Background(), drover.ClaimParams{Queue: queue, Max: 10, Owner: owner, Lease: lease})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func TestForgedFinishIsRejected(t *testing.T) {
 		ctx := context.Background()
 		raw := drover.RawArgs{KindName: "remote", JSON: []byte(`{}`)}
 		id := b.insert(t, raw, nil)
-		real := claimOne(t, b.client, "default", "real", time.Minute)
+		real := claimOne(t, b.remote, "default", "real", time.Minute)
 
 		for _, token := range []drover.LeaseToken{{}, forgedToken} {
 			for _, forged := range []drover.AttemptResult{
@@ -54,7 +54,7 @@ func TestForgedFinishIsRejected(t *testing.T) {
 				{ID: id, Attempt: 1, LeaseToken: token, Outcome: drover.AttemptFailed, MaxAttempts: 1, Error: "forged"},
 				{ID: id, Attempt: 1, LeaseToken: token, Outcome: drover.AttemptCancelled},
 			} {
-				rep, err := b.client.Finish(ctx, []drover.AttemptResult{forged})
+				rep, err := b.remote.Finish(ctx, []drover.AttemptResult{forged})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -74,7 +74,7 @@ func TestForgedFinishIsRejected(t *testing.T) {
 			}
 		}
 
-		rep, err := b.client.Finish(ctx, []drover.AttemptResult{{ID: id, Attempt: 1, LeaseToken: real.LeaseToken,
+		rep, err := b.remote.Finish(ctx, []drover.AttemptResult{{ID: id, Attempt: 1, LeaseToken: real.LeaseToken,
 			Outcome: drover.AttemptCompleted, Result: []byte(`"real"`)}})
 		if err != nil || len(rep.Accepted) != 1 {
 			t.Fatalf("real result: %+v, %v", rep, err)
@@ -157,14 +157,14 @@ func TestForgedHeartbeatDoesNotExtendTheLease(t *testing.T) {
 		b := remoteSetup(t, s)
 		ctx := context.Background()
 		id := b.insert(t, drover.RawArgs{KindName: "remote", JSON: []byte(`{}`)}, nil)
-		real := claimOne(t, b.client, "default", "real", time.Minute)
+		real := claimOne(t, b.remote, "default", "real", time.Minute)
 		before, err := b.client.JobGet(ctx, id)
 		if err != nil {
 			t.Fatal(err)
 		}
 
 		for _, token := range []drover.LeaseToken{{}, forgedToken} {
-			rep, err := b.client.ExtendLeases(ctx, []drover.AttemptRef{{ID: id, Attempt: 1, LeaseToken: token}}, drover.MaxRemoteLease)
+			rep, err := b.remote.ExtendLeases(ctx, []drover.AttemptRef{{ID: id, Attempt: 1, LeaseToken: token}}, drover.MaxRemoteLease)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -180,7 +180,7 @@ func TestForgedHeartbeatDoesNotExtendTheLease(t *testing.T) {
 			}
 		}
 
-		rep, err := b.client.ExtendLeases(ctx, []drover.AttemptRef{{ID: id, Attempt: 1, LeaseToken: real.LeaseToken}}, drover.MaxRemoteLease)
+		rep, err := b.remote.ExtendLeases(ctx, []drover.AttemptRef{{ID: id, Attempt: 1, LeaseToken: real.LeaseToken}}, drover.MaxRemoteLease)
 		if err != nil || len(rep.Lost) != 0 {
 			t.Fatalf("real extension: %+v, %v", rep, err)
 		}
@@ -206,8 +206,8 @@ func TestFailedFinishUsesStoredMaxAttempts(t *testing.T) {
 		raw := drover.RawArgs{KindName: "remote", JSON: []byte(`{}`)}
 
 		many := b.insert(t, raw, &drover.InsertOpts{Queue: "many", MaxAttempts: 25})
-		j := claimOne(t, b.client, "many", "w", time.Minute)
-		rep, err := b.client.Finish(ctx, []drover.AttemptResult{{ID: many, Attempt: 1, LeaseToken: j.LeaseToken,
+		j := claimOne(t, b.remote, "many", "w", time.Minute)
+		rep, err := b.remote.Finish(ctx, []drover.AttemptResult{{ID: many, Attempt: 1, LeaseToken: j.LeaseToken,
 			Outcome: drover.AttemptFailed, MaxAttempts: 1, Error: "transient", RetryAt: time.Now().Add(time.Hour)}})
 		if err != nil || len(rep.Accepted) != 1 {
 			t.Fatalf("finish: %+v, %v", rep, err)
@@ -222,8 +222,8 @@ func TestFailedFinishUsesStoredMaxAttempts(t *testing.T) {
 
 		two := b.insert(t, raw, &drover.InsertOpts{Queue: "two", MaxAttempts: 2})
 		for attempt := 1; attempt <= 2; attempt++ {
-			j := claimOne(t, b.client, "two", "w", time.Minute)
-			rep, err := b.client.Finish(ctx, []drover.AttemptResult{{ID: two, Attempt: attempt, LeaseToken: j.LeaseToken,
+			j := claimOne(t, b.remote, "two", "w", time.Minute)
+			rep, err := b.remote.Finish(ctx, []drover.AttemptResult{{ID: two, Attempt: attempt, LeaseToken: j.LeaseToken,
 				Outcome: drover.AttemptFailed, MaxAttempts: 1_000_000, Error: "bad", RetryAt: time.Now().Add(-time.Second)}})
 			if err != nil || len(rep.Accepted) != 1 {
 				t.Fatalf("finish of attempt %d: %+v, %v", attempt, rep, err)
@@ -246,8 +246,8 @@ func TestErrorHistoryKeepsTheLastErrors(t *testing.T) {
 		const failures = 30
 		id := b.insert(t, drover.RawArgs{KindName: "remote", JSON: []byte(`{}`)}, &drover.InsertOpts{MaxAttempts: 100})
 		for attempt := 1; attempt <= failures; attempt++ {
-			j := claimOne(t, b.client, "default", "w", time.Minute)
-			rep, err := b.client.Finish(ctx, []drover.AttemptResult{{ID: id, Attempt: attempt, LeaseToken: j.LeaseToken,
+			j := claimOne(t, b.remote, "default", "w", time.Minute)
+			rep, err := b.remote.Finish(ctx, []drover.AttemptResult{{ID: id, Attempt: attempt, LeaseToken: j.LeaseToken,
 				Outcome: drover.AttemptFailed, Error: fmt.Sprintf("failure %d", attempt), RetryAt: time.Now().Add(-time.Second)}})
 			if err != nil || len(rep.Accepted) != 1 {
 				t.Fatalf("finish of attempt %d: %+v, %v", attempt, rep, err)
@@ -275,7 +275,7 @@ func TestErrorHistoryKeepsTheLastErrors(t *testing.T) {
 		}
 
 		// The rescuer's lease error.
-		claimOne(t, b.client, "default", "dies", time.Minute)
+		claimOne(t, b.remote, "default", "dies", time.Minute)
 		if n, err := b.d.JobRescue(ctx, droverdriver.RescueParams{Now: time.Now().Add(time.Hour), Limit: 10}); err != nil || n != 1 {
 			t.Fatalf("rescue: %d, %v", n, err)
 		}
@@ -286,8 +286,8 @@ func TestErrorHistoryKeepsTheLastErrors(t *testing.T) {
 		checkErrors("after a rescue", row, failures+1, failures+1)
 
 		// Into finished_jobs.
-		j := claimOne(t, b.client, "default", "w", time.Minute)
-		rep, err := b.client.Finish(ctx, []drover.AttemptResult{{ID: id, Attempt: j.Attempt, LeaseToken: j.LeaseToken,
+		j := claimOne(t, b.remote, "default", "w", time.Minute)
+		rep, err := b.remote.Finish(ctx, []drover.AttemptResult{{ID: id, Attempt: j.Attempt, LeaseToken: j.LeaseToken,
 			Outcome: drover.AttemptCancelled, Error: "given up"}})
 		if err != nil || len(rep.Accepted) != 1 {
 			t.Fatalf("cancel: %+v, %v", rep, err)

@@ -69,11 +69,11 @@ func (c *Client[TTx]) wakeLimited(results []droverdriver.Result) {
 // without this a remote claim ignored them (GlobalMaxWorkers 1, a remote
 // claim took 5 jobs). This client's own configuration, when it limits the
 // queue, wins, as it does for its own claims.
-func (c *Client[TTx]) remoteLimit(ctx context.Context, queue string) (*droverdriver.QueueLimit, error) {
-	if l := c.config.Queues[queue].limit(); l != nil {
+func (r *Remote) remoteLimit(ctx context.Context, queue string) (*droverdriver.QueueLimit, error) {
+	if l := r.config.Queues[queue].limit(); l != nil {
 		return l, nil
 	}
-	return c.storedLimits.get(ctx, queue, c.driver.QueueLimitGet)
+	return r.limits.get(ctx, queue, r.exec.QueueLimitGet)
 }
 
 // limitCacheTTL is how long a queue's stored limits are reused. Long enough

@@ -273,14 +273,14 @@ func TestRemoteRefusesPoison(t *testing.T) {
 		b := remoteSetup(t, s)
 		ctx := context.Background()
 		for _, owner := range []string{"w\x00", "w\xff", strings.Repeat("w", 8<<20)} {
-			_, err := b.client.Claim(ctx, drover.ClaimParams{Queue: "default", Max: 1, Owner: owner, Lease: time.Minute})
+			_, err := b.remote.Claim(ctx, drover.ClaimParams{Queue: "default", Max: 1, Owner: owner, Lease: time.Minute})
 			if !errors.Is(err, drover.ErrInvalid) || !strings.Contains(err.Error(), "owner") || len(err.Error()) > 200 {
 				t.Fatalf("Claim with owner %.20q = %.300v, want a short input error naming the owner", owner, err)
 			}
 		}
 		b.insert(t, drover.RawArgs{KindName: "remote", JSON: []byte(`{}`)}, &drover.InsertOpts{MaxAttempts: 1})
 		b.insert(t, drover.RawArgs{KindName: "remote", JSON: []byte(`{}`)}, nil)
-		jobs, err := b.client.Claim(ctx, drover.ClaimParams{Queue: "default", Max: 2, Owner: "w", Lease: time.Minute})
+		jobs, err := b.remote.Claim(ctx, drover.ClaimParams{Queue: "default", Max: 2, Owner: "w", Lease: time.Minute})
 		if err != nil || len(jobs) != 2 {
 			t.Fatalf("Claim = %d jobs, %v", len(jobs), err)
 		}
@@ -302,15 +302,15 @@ func TestRemoteRefusesPoison(t *testing.T) {
 			if r.Attempt == 0 {
 				r.Attempt = other.Attempt
 			}
-			_, err := b.client.Finish(ctx, []drover.AttemptResult{r})
+			_, err := b.remote.Finish(ctx, []drover.AttemptResult{r})
 			if !errors.Is(err, drover.ErrInvalid) || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("Finish(%+v) = %v, want an input error naming %q", c.r, err, c.want)
 			}
 		}
-		if _, err := b.client.ExtendLeases(ctx, []drover.AttemptRef{{ID: other.ID, Attempt: math.MaxInt32 + 1}}, time.Minute); !errors.Is(err, drover.ErrInvalid) {
+		if _, err := b.remote.ExtendLeases(ctx, []drover.AttemptRef{{ID: other.ID, Attempt: math.MaxInt32 + 1}}, time.Minute); !errors.Is(err, drover.ErrInvalid) {
 			t.Errorf("ExtendLeases with attempt 2^31 = %v, want an input error", err)
 		}
-		rep, err := b.client.Finish(ctx, []drover.AttemptResult{
+		rep, err := b.remote.Finish(ctx, []drover.AttemptResult{
 			{ID: failed.ID, Attempt: failed.Attempt, LeaseToken: failed.LeaseToken, Outcome: drover.AttemptFailed, Error: "x\x00y", Trace: "t\xffu"},
 			{ID: other.ID, Attempt: other.Attempt, LeaseToken: other.LeaseToken, Outcome: drover.AttemptCompleted},
 		})

@@ -19,11 +19,11 @@ func TestQueueStats(t *testing.T) {
 		b.insert(t, raw, &drover.InsertOpts{RunAt: time.Now().Add(time.Hour)})
 		b.insert(t, raw, &drover.InsertOpts{Queue: "b"})
 		retried := b.insert(t, raw, &drover.InsertOpts{Queue: "b"})
-		claimed, err := b.client.Claim(ctx, drover.ClaimParams{Queue: "b", Max: 2, Owner: "w", Lease: time.Minute})
+		claimed, err := b.remote.Claim(ctx, drover.ClaimParams{Queue: "b", Max: 2, Owner: "w", Lease: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := b.client.Finish(ctx, []drover.AttemptResult{{ID: retried, Attempt: 1, LeaseToken: claimed[0].LeaseToken, Outcome: drover.AttemptFailed,
+		if _, err := b.remote.Finish(ctx, []drover.AttemptResult{{ID: retried, Attempt: 1, LeaseToken: claimed[0].LeaseToken, Outcome: drover.AttemptFailed,
 			RetryAt: time.Now().Add(time.Hour)}}); err != nil {
 			t.Fatal(err)
 		}
@@ -63,7 +63,7 @@ func TestFinishedStats(t *testing.T) {
 		// Claim one at a time: each waited a little longer.
 		var results []drover.AttemptResult
 		for i := range ids {
-			jobs, err := b.client.Claim(ctx, drover.ClaimParams{Queue: "default", Max: 1, Owner: "w", Lease: time.Minute})
+			jobs, err := b.remote.Claim(ctx, drover.ClaimParams{Queue: "default", Max: 1, Owner: "w", Lease: time.Minute})
 			if err != nil || len(jobs) != 1 {
 				t.Fatalf("claim %d: %v, %v", i, jobs, err)
 			}
@@ -73,7 +73,7 @@ func TestFinishedStats(t *testing.T) {
 			}
 			results = append(results, drover.AttemptResult{ID: jobs[0].ID, Attempt: 1, LeaseToken: jobs[0].LeaseToken, Outcome: outcome})
 		}
-		if _, err := b.client.Finish(ctx, results); err != nil {
+		if _, err := b.remote.Finish(ctx, results); err != nil {
 			t.Fatal(err)
 		}
 		var lat []time.Duration
@@ -120,7 +120,7 @@ func TestLeaseOwners(t *testing.T) {
 			b.insert(t, raw, nil)
 		}
 		claim := func(owner string, n int, lease time.Duration) {
-			if jobs, err := b.client.Claim(ctx, drover.ClaimParams{Queue: "default", Max: n, Owner: owner, Lease: lease}); err != nil || len(jobs) != n {
+			if jobs, err := b.remote.Claim(ctx, drover.ClaimParams{Queue: "default", Max: n, Owner: owner, Lease: lease}); err != nil || len(jobs) != n {
 				t.Fatalf("claim for %s: %v, %v", owner, jobs, err)
 			}
 		}

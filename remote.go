@@ -8,17 +8,42 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	internallease "github.com/droverhq/drover/internal/lease"
 )
 
-// Remote workers are processes that do not run a Client of their own: a
-// program in another language behind the HTTP API, say. They claim jobs,
-// keep their leases alive and report results through the calls below, which
-// are the very statements a Client's own producers, heartbeat and completer
-// run, so fencing by (ID, attempt, lease token) protects remote and
-// in-process workers alike: a late result from a worker whose lease was
-// rescued is rejected, and so is any result or lease extension from a
-// caller that never held the claim, since only the claim's caller knows its
-// LeaseToken (IDs and attempts alone are easy to guess).
+// Remote is the API of remote workers: processes that do not run a Client
+// of their own (a program in another language behind the HTTP API, say).
+// They claim jobs, keep their leases alive and report results through its
+// methods, which run the very statements a Client's own producers,
+// heartbeat and completer run, so fencing by (ID, attempt, lease token)
+// protects remote and in-process workers alike: a late result from a
+// worker whose lease was rescued is rejected, and so is any result or lease
+// extension from a caller that never held the claim, since only the
+// claim's caller knows its LeaseToken (IDs and attempts alone are easy to
+// guess).
+//
+// A Remote comes from Client.Remote rather than a constructor of its own,
+// as River groups parts of a client's API behind accessors (Queues,
+// PeriodicJobs) that share the client: a remote result is retried with the
+// client's RetryPolicy, deleted on completion under its DeleteCompleted,
+// counted in its Stats, and claimed under its queue limits where it has
+// some, so a second Config would only be a second place for the same
+// settings. Unlike Client it has no transaction type, since none of its
+// calls runs in the caller's transaction: the HTTP server names it without
+// knowing the store. It is safe for concurrent use.
+type Remote struct {
+	exec    droverdriver.Executor
+	config  *Config
+	metrics *clientMetrics
+	// limits caches the limits stored for queues that remote workers
+	// claim from (limits.go).
+	limits limitCache
+}
+
+// Remote returns the client's API for remote workers. It needs no Start:
+// a client that only serves remote workers runs no queue, and started, it
+// runs the store's maintenance (lease rescue, pruning) for them.
+func (c *Client[TTx]) Remote() *Remote { return c.remote }
 
 // Bounds of the remote calls. They keep one request from holding a huge
 // batch of leases or writing an unbounded statement.
@@ -56,7 +81,7 @@ type ClaimParams struct {
 // held by p.Owner and returns them, each with the attempt and the
 // LeaseToken that every later call about it must present. It returns no jobs, and no error, when none is
 // claimable.
-func (c *Client[TTx]) Claim(ctx context.Context, p ClaimParams) ([]*JobRow, error) {
+func (r *Remote) Claim(ctx context.Context, p ClaimParams) ([]*JobRow, error) {
 	if err := ValidateQueue(p.Queue); err != nil {
 		return nil, err
 	}
@@ -69,11 +94,11 @@ func (c *Client[TTx]) Claim(ctx context.Context, p ClaimParams) ([]*JobRow, erro
 	if p.Lease < MinRemoteLease || p.Lease > MaxRemoteLease {
 		return nil, invalidf("lease %s: must be between %s and %s", p.Lease, MinRemoteLease, MaxRemoteLease)
 	}
-	limit, err := c.remoteLimit(ctx, p.Queue)
+	limit, err := r.remoteLimit(ctx, p.Queue)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := c.driver.JobClaim(ctx, droverdriver.ClaimParams{Queue: p.Queue, Max: p.Max, Owner: p.Owner, Lease: p.Lease, Limit: limit})
+	rows, err := r.exec.JobClaim(ctx, droverdriver.ClaimParams{Queue: p.Queue, Max: p.Max, Owner: p.Owner, Lease: p.Lease, Limit: limit})
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +170,7 @@ type FinishReport struct {
 }
 
 // Finish writes the results of remote attempts in one statement.
-func (c *Client[TTx]) Finish(ctx context.Context, results []AttemptResult) (*FinishReport, error) {
+func (r *Remote) Finish(ctx context.Context, results []AttemptResult) (*FinishReport, error) {
 	if len(results) == 0 {
 		return nil, invalidf("results: empty")
 	}
@@ -155,18 +180,18 @@ func (c *Client[TTx]) Finish(ctx context.Context, results []AttemptResult) (*Fin
 	now := time.Now()
 	batch := make([]droverdriver.Result, len(results))
 	seen := make(map[int64]bool, len(results))
-	for i, r := range results {
-		res, err := c.remoteResult(r, now)
+	for i, a := range results {
+		res, err := r.remoteResult(a, now)
 		if err != nil {
-			return nil, fmt.Errorf("result %d of %d (job %d): %w", i+1, len(results), r.ID, err)
+			return nil, fmt.Errorf("result %d of %d (job %d): %w", i+1, len(results), a.ID, err)
 		}
-		if seen[r.ID] {
-			return nil, invalidf("result %d of %d: job %d appears twice", i+1, len(results), r.ID)
+		if seen[a.ID] {
+			return nil, invalidf("result %d of %d: job %d appears twice", i+1, len(results), a.ID)
 		}
-		seen[r.ID] = true
+		seen[a.ID] = true
 		batch[i] = res
 	}
-	accepted, err := c.driver.JobFinish(ctx, batch)
+	accepted, err := r.exec.JobFinish(ctx, batch)
 	if err != nil {
 		return nil, err
 	}
@@ -193,64 +218,64 @@ func notIn(results []droverdriver.Result, accepted []int64) []int64 {
 // outcome the way runJob does for a Go worker, except that a failure is
 // always a retry: only the store knows the job's max_attempts for sure, and
 // it discards the job when the attempt was its last.
-func (c *Client[TTx]) remoteResult(r AttemptResult, now time.Time) (droverdriver.Result, error) {
-	res := droverdriver.Result{ID: r.ID, Attempt: r.Attempt, LeaseToken: r.LeaseToken}
-	if err := checkAttemptRef(r.ID, r.Attempt); err != nil {
+func (r *Remote) remoteResult(a AttemptResult, now time.Time) (droverdriver.Result, error) {
+	res := droverdriver.Result{ID: a.ID, Attempt: a.Attempt, LeaseToken: a.LeaseToken}
+	if err := checkAttemptRef(a.ID, a.Attempt); err != nil {
 		return res, err
 	}
-	if err := checkRemoteResult(r); err != nil {
+	if err := checkRemoteResult(a); err != nil {
 		return res, err
 	}
-	if len(r.Error) > maxErrorLen || len(r.Trace) > maxErrorLen {
+	if len(a.Error) > maxErrorLen || len(a.Trace) > maxErrorLen {
 		return res, invalidf("error and trace: each at most %d bytes", maxErrorLen)
 	}
-	if len(r.Result) > 0 {
-		if r.Outcome != AttemptCompleted {
-			return res, invalidf("result: only a completed attempt stores a result, not a %s one", r.Outcome)
+	if len(a.Result) > 0 {
+		if a.Outcome != AttemptCompleted {
+			return res, invalidf("result: only a completed attempt stores a result, not a %s one", a.Outcome)
 		}
-		if len(r.Result) > MaxResultBytes {
-			return res, invalidf("result: %d bytes is over the limit of %d", len(r.Result), MaxResultBytes)
+		if len(a.Result) > MaxResultBytes {
+			return res, invalidf("result: %d bytes is over the limit of %d", len(a.Result), MaxResultBytes)
 		}
-		if !json.Valid(r.Result) {
+		if !json.Valid(a.Result) {
 			return res, invalidf("result: not valid JSON")
 		}
 	}
-	switch r.Outcome {
+	switch a.Outcome {
 	case AttemptCompleted:
 		res.Outcome = droverdriver.OutcomeCompleted
-		res.Output = r.Result
-		res.Forget = c.config.DeleteCompleted
-		c.metrics.completed.Add(1)
+		res.Output = a.Result
+		res.Forget = r.config.DeleteCompleted
+		r.metrics.completed.Add(1)
 		return res, nil
 	case AttemptCancelled:
 		res.Outcome = droverdriver.OutcomeCancelled
-		res.Error = encodeAttemptError(r.Attempt, remoteError(r.Error, "cancelled by worker"), r.Trace)
+		res.Error = encodeAttemptError(a.Attempt, remoteError(a.Error, "cancelled by worker"), a.Trace)
 		return res, nil
 	case AttemptSnoozed:
-		if r.RetryAt.IsZero() {
+		if a.RetryAt.IsZero() {
 			return res, invalidf("retry at: required for a snoozed attempt")
 		}
-		if r.Error != "" || r.Trace != "" {
+		if a.Error != "" || a.Trace != "" {
 			return res, invalidf("error and trace: a snoozed attempt records none")
 		}
 		// A release that is due later: the store undoes the attempt.
 		res.Outcome = droverdriver.OutcomeReleased
-		res.RunAt = r.RetryAt
+		res.RunAt = a.RetryAt
 		return res, nil
 	case AttemptFailed:
 	default:
-		return res, invalidf("outcome %q: must be %q, %q, %q or %q", r.Outcome, AttemptCompleted, AttemptFailed,
+		return res, invalidf("outcome %q: must be %q, %q, %q or %q", a.Outcome, AttemptCompleted, AttemptFailed,
 			AttemptCancelled, AttemptSnoozed)
 	}
-	c.metrics.failed.Add(1)
-	res.Error = encodeAttemptError(r.Attempt, remoteError(r.Error, "failed without a message"), r.Trace)
+	r.metrics.failed.Add(1)
+	res.Error = encodeAttemptError(a.Attempt, remoteError(a.Error, "failed without a message"), a.Trace)
 	// Always a retry: the store discards the job instead when the attempt
 	// used up its stored max_attempts (droverdriver.OutcomeRetry), so what the
 	// worker says of max_attempts cannot discard a job early.
 	res.Outcome = droverdriver.OutcomeRetry
-	res.RunAt = r.RetryAt
+	res.RunAt = a.RetryAt
 	if res.RunAt.IsZero() {
-		res.RunAt = now.Add(c.config.RetryPolicy(r.Attempt))
+		res.RunAt = now.Add(r.config.RetryPolicy(a.Attempt))
 	}
 	return res, nil
 }
@@ -278,7 +303,7 @@ type ReleaseReport struct {
 // max_attempts nor as an error, and the next claim gets the same attempt
 // number. Each attempt is fenced by (ID, Attempt, LeaseToken) exactly as a
 // result is; a job whose cancel was requested is cancelled instead.
-func (c *Client[TTx]) Release(ctx context.Context, attempts []AttemptRef) (*ReleaseReport, error) {
+func (r *Remote) Release(ctx context.Context, attempts []AttemptRef) (*ReleaseReport, error) {
 	if err := checkAttemptRefs(attempts); err != nil {
 		return nil, err
 	}
@@ -286,7 +311,7 @@ func (c *Client[TTx]) Release(ctx context.Context, attempts []AttemptRef) (*Rele
 	for i, a := range attempts {
 		batch[i] = droverdriver.Result{ID: a.ID, Attempt: a.Attempt, LeaseToken: a.LeaseToken, Outcome: droverdriver.OutcomeReleased}
 	}
-	released, err := c.driver.JobFinish(ctx, batch)
+	released, err := r.exec.JobFinish(ctx, batch)
 	if err != nil {
 		return nil, err
 	}
@@ -342,7 +367,7 @@ type LeaseReport struct {
 
 // ExtendLeases extends the leases of attempts a remote worker holds to
 // lease from now, in one statement, and reports the attempts it should stop.
-func (c *Client[TTx]) ExtendLeases(ctx context.Context, attempts []AttemptRef, lease time.Duration) (*LeaseReport, error) {
+func (r *Remote) ExtendLeases(ctx context.Context, attempts []AttemptRef, lease time.Duration) (*LeaseReport, error) {
 	if err := checkAttemptRefs(attempts); err != nil {
 		return nil, err
 	}
@@ -354,7 +379,7 @@ func (c *Client[TTx]) ExtendLeases(ctx context.Context, attempts []AttemptRef, l
 	for i, a := range attempts {
 		p.IDs[i], p.Attempts[i], p.Tokens[i] = a.ID, a.Attempt, a.LeaseToken
 	}
-	res, err := c.driver.JobHeartbeat(ctx, p)
+	res, err := internallease.Extend(ctx, r.exec, p)
 	if err != nil {
 		return nil, err
 	}

@@ -29,14 +29,14 @@ func TestRemoteClaimRespectsStoredLimits(t *testing.T) {
 		if err != nil || len(held) != 1 {
 			t.Fatalf("limited claim = %d jobs, %v", len(held), err)
 		}
-		jobs, err := b.client.Claim(ctx, drover.ClaimParams{Queue: "limited", Max: 5, Owner: "py-1", Lease: time.Minute})
+		jobs, err := b.remote.Claim(ctx, drover.ClaimParams{Queue: "limited", Max: 5, Owner: "py-1", Lease: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(jobs) != 1 {
 			t.Fatalf("remote claim took %d jobs, want 1: the queue may run 2 and 1 already runs", len(jobs))
 		}
-		if jobs, err = b.client.Claim(ctx, drover.ClaimParams{Queue: "limited", Max: 5, Owner: "py-2", Lease: time.Minute}); err != nil || len(jobs) != 0 {
+		if jobs, err = b.remote.Claim(ctx, drover.ClaimParams{Queue: "limited", Max: 5, Owner: "py-2", Lease: time.Minute}); err != nil || len(jobs) != 0 {
 			t.Fatalf("a second remote claim took %d jobs (%v), want none while 2 run", len(jobs), err)
 		}
 		counts, err := b.client.JobCountByState(ctx, "limited")
@@ -50,7 +50,7 @@ func TestRemoteClaimRespectsStoredLimits(t *testing.T) {
 		for range 3 {
 			b.insert(t, raw, &drover.InsertOpts{Queue: "free"})
 		}
-		if jobs, err = b.client.Claim(ctx, drover.ClaimParams{Queue: "free", Max: 5, Owner: "py-1", Lease: time.Minute}); err != nil || len(jobs) != 3 {
+		if jobs, err = b.remote.Claim(ctx, drover.ClaimParams{Queue: "free", Max: 5, Owner: "py-1", Lease: time.Minute}); err != nil || len(jobs) != 3 {
 			t.Fatalf("claim of an unlimited queue took %d jobs (%v), want 3", len(jobs), err)
 		}
 	})

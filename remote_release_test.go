@@ -18,7 +18,7 @@ func TestRemoteReleaseAndSnooze(t *testing.T) {
 		ctx := context.Background()
 		released := b.insert(t, drover.RawArgs{KindName: "remote", JSON: []byte(`{"n":1}`)}, &drover.InsertOpts{MaxAttempts: 1})
 		snoozed := b.insert(t, drover.RawArgs{KindName: "remote", JSON: []byte(`{"n":2}`)}, &drover.InsertOpts{MaxAttempts: 1})
-		jobs, err := b.client.Claim(ctx, drover.ClaimParams{Queue: "default", Max: 10, Owner: "py-1", Lease: time.Minute})
+		jobs, err := b.remote.Claim(ctx, drover.ClaimParams{Queue: "default", Max: 10, Owner: "py-1", Lease: time.Minute})
 		if err != nil || len(jobs) != 2 {
 			t.Fatalf("claim = %v, %v", jobs, err)
 		}
@@ -32,12 +32,12 @@ func TestRemoteReleaseAndSnooze(t *testing.T) {
 		}
 
 		// Forged tokens change nothing.
-		rep, err := b.client.Release(ctx, []drover.AttemptRef{{ID: released, Attempt: 1, LeaseToken: forged}})
+		rep, err := b.remote.Release(ctx, []drover.AttemptRef{{ID: released, Attempt: 1, LeaseToken: forged}})
 		if err != nil || len(rep.Released) != 0 || len(rep.Rejected) != 1 || rep.Rejected[0] != released {
 			t.Fatalf("release with a forged token = %+v, %v", rep, err)
 		}
 		retryAt := time.Now().Add(time.Hour).Truncate(time.Millisecond)
-		frep, err := b.client.Finish(ctx, []drover.AttemptResult{{ID: snoozed, Attempt: 1, LeaseToken: forged,
+		frep, err := b.remote.Finish(ctx, []drover.AttemptResult{{ID: snoozed, Attempt: 1, LeaseToken: forged,
 			Outcome: drover.AttemptSnoozed, RetryAt: retryAt}})
 		if err != nil || len(frep.Rejected) != 1 {
 			t.Fatalf("snooze with a forged token = %+v, %v", frep, err)
@@ -49,11 +49,11 @@ func TestRemoteReleaseAndSnooze(t *testing.T) {
 		}
 
 		// The real tokens work, and use up no attempt (max_attempts is 1).
-		rep, err = b.client.Release(ctx, []drover.AttemptRef{{ID: released, Attempt: 1, LeaseToken: token[released]}})
+		rep, err = b.remote.Release(ctx, []drover.AttemptRef{{ID: released, Attempt: 1, LeaseToken: token[released]}})
 		if err != nil || len(rep.Released) != 1 || rep.Released[0] != released || len(rep.Rejected) != 0 {
 			t.Fatalf("release = %+v, %v", rep, err)
 		}
-		frep, err = b.client.Finish(ctx, []drover.AttemptResult{{ID: snoozed, Attempt: 1, LeaseToken: token[snoozed],
+		frep, err = b.remote.Finish(ctx, []drover.AttemptResult{{ID: snoozed, Attempt: 1, LeaseToken: token[snoozed],
 			Outcome: drover.AttemptSnoozed, RetryAt: retryAt}})
 		if err != nil || len(frep.Accepted) != 1 || len(frep.Rejected) != 0 {
 			t.Fatalf("snooze = %+v, %v", frep, err)
@@ -76,7 +76,7 @@ func TestRemoteReleaseAndSnooze(t *testing.T) {
 
 		// The released job is claimed again, with the same attempt number;
 		// the snoozed one is not due yet.
-		again, err := b.client.Claim(ctx, drover.ClaimParams{Queue: "default", Max: 10, Owner: "py-2", Lease: time.Minute})
+		again, err := b.remote.Claim(ctx, drover.ClaimParams{Queue: "default", Max: 10, Owner: "py-2", Lease: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,11 +84,11 @@ func TestRemoteReleaseAndSnooze(t *testing.T) {
 			t.Fatalf("claim after release = %+v, want job %d at attempt 1 only", again, released)
 		}
 		// The old token is spent.
-		rep, err = b.client.Release(ctx, []drover.AttemptRef{{ID: released, Attempt: 1, LeaseToken: token[released]}})
+		rep, err = b.remote.Release(ctx, []drover.AttemptRef{{ID: released, Attempt: 1, LeaseToken: token[released]}})
 		if err != nil || len(rep.Rejected) != 1 {
 			t.Fatalf("release with the previous claim's token = %+v, %v", rep, err)
 		}
-		if _, err := b.client.Finish(ctx, []drover.AttemptResult{{ID: snoozed, Attempt: 1, LeaseToken: token[snoozed],
+		if _, err := b.remote.Finish(ctx, []drover.AttemptResult{{ID: snoozed, Attempt: 1, LeaseToken: token[snoozed],
 			Outcome: drover.AttemptSnoozed}}); err == nil {
 			t.Fatal("a snooze without retry_at was accepted")
 		}

@@ -32,7 +32,7 @@ func TestRemoteClaimFinish(t *testing.T) {
 		cancelled := b.insert(t, drover.RawArgs{KindName: "remote", JSON: []byte(`{"n":4}`)}, nil)
 		other := b.insert(t, drover.RawArgs{KindName: "remote", JSON: []byte(`{}`)}, &drover.InsertOpts{Queue: "other"})
 
-		jobs, err := b.client.Claim(ctx, drover.ClaimParams{Queue: "default", Max: 10, Owner: "py-1", Lease: time.Minute})
+		jobs, err := b.remote.Claim(ctx, drover.ClaimParams{Queue: "default", Max: 10, Owner: "py-1", Lease: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,7 +51,7 @@ func TestRemoteClaimFinish(t *testing.T) {
 			t.Fatal("claimed a job of another queue")
 		}
 		retryAt := time.Now().Add(time.Hour).Truncate(time.Millisecond)
-		rep, err := b.client.Finish(ctx, []drover.AttemptResult{
+		rep, err := b.remote.Finish(ctx, []drover.AttemptResult{
 			{ID: done, Attempt: 1, LeaseToken: token(done), Outcome: drover.AttemptCompleted},
 			{ID: retried, Attempt: 1, LeaseToken: token(retried), Outcome: drover.AttemptFailed, Error: "upstream 503", Trace: "at line 7", RetryAt: retryAt},
 			{ID: discarded, Attempt: 1, LeaseToken: token(discarded), Outcome: drover.AttemptFailed, Error: "bad input"},
@@ -84,7 +84,7 @@ func TestRemoteClaimFinish(t *testing.T) {
 		}
 
 		// A second report of the same attempts changes nothing.
-		rep, err = b.client.Finish(ctx, []drover.AttemptResult{{ID: done, Attempt: 1, LeaseToken: token(done), Outcome: drover.AttemptFailed}})
+		rep, err = b.remote.Finish(ctx, []drover.AttemptResult{{ID: done, Attempt: 1, LeaseToken: token(done), Outcome: drover.AttemptFailed}})
 		if err != nil || len(rep.Accepted) != 0 {
 			t.Fatalf("repeated result: %+v, %v", rep, err)
 		}
@@ -102,7 +102,7 @@ func TestRemoteLeaseRescueAndFencing(t *testing.T) {
 		b := remoteSetup(t, s)
 		ctx := context.Background()
 		id := b.insert(t, drover.RawArgs{KindName: "remote", JSON: []byte(`{}`)}, nil)
-		jobs, err := b.client.Claim(ctx, drover.ClaimParams{Queue: "default", Max: 1, Owner: "dies", Lease: time.Second})
+		jobs, err := b.remote.Claim(ctx, drover.ClaimParams{Queue: "default", Max: 1, Owner: "dies", Lease: time.Second})
 		if err != nil || len(jobs) != 1 {
 			t.Fatalf("claim = %v, %v", jobs, err)
 		}
@@ -111,7 +111,7 @@ func TestRemoteLeaseRescueAndFencing(t *testing.T) {
 
 		var again []*drover.JobRow
 		waitfor.Cond(t, "a second claim", func() bool {
-			again, err = b.client.Claim(ctx, drover.ClaimParams{Queue: "default", Max: 1, Owner: "lives", Lease: time.Minute})
+			again, err = b.remote.Claim(ctx, drover.ClaimParams{Queue: "default", Max: 1, Owner: "lives", Lease: time.Minute})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -120,7 +120,7 @@ func TestRemoteLeaseRescueAndFencing(t *testing.T) {
 		if again[0].ID != id || again[0].Attempt != 2 {
 			t.Fatalf("second claim = %+v", again[0])
 		}
-		lease, err := b.client.ExtendLeases(ctx, []drover.AttemptRef{{ID: id, Attempt: 1, LeaseToken: jobs[0].LeaseToken}}, time.Minute)
+		lease, err := b.remote.ExtendLeases(ctx, []drover.AttemptRef{{ID: id, Attempt: 1, LeaseToken: jobs[0].LeaseToken}}, time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -128,11 +128,11 @@ func TestRemoteLeaseRescueAndFencing(t *testing.T) {
 			t.Fatalf("lease report = %+v, want attempt 1 lost", lease)
 		}
 		live := again[0].LeaseToken
-		lease, err = b.client.ExtendLeases(ctx, []drover.AttemptRef{{ID: id, Attempt: 2, LeaseToken: live}}, time.Minute)
+		lease, err = b.remote.ExtendLeases(ctx, []drover.AttemptRef{{ID: id, Attempt: 2, LeaseToken: live}}, time.Minute)
 		if err != nil || len(lease.Lost) != 0 {
 			t.Fatalf("lease report for the live attempt = %+v, %v", lease, err)
 		}
-		rep, err := b.client.Finish(ctx, []drover.AttemptResult{{ID: id, Attempt: 1, LeaseToken: jobs[0].LeaseToken, Outcome: drover.AttemptCompleted}})
+		rep, err := b.remote.Finish(ctx, []drover.AttemptResult{{ID: id, Attempt: 1, LeaseToken: jobs[0].LeaseToken, Outcome: drover.AttemptCompleted}})
 		if err != nil || len(rep.Rejected) != 1 {
 			t.Fatalf("late result = %+v, %v", rep, err)
 		}
@@ -144,13 +144,13 @@ func TestRemoteLeaseRescueAndFencing(t *testing.T) {
 		if _, err := b.client.JobCancel(ctx, id); err != nil {
 			t.Fatal(err)
 		}
-		lease, err = b.client.ExtendLeases(ctx, []drover.AttemptRef{{ID: id, Attempt: 2, LeaseToken: live}}, time.Minute)
+		lease, err = b.remote.ExtendLeases(ctx, []drover.AttemptRef{{ID: id, Attempt: 2, LeaseToken: live}}, time.Minute)
 		if err != nil || len(lease.CancelRequested) != 1 {
 			t.Fatalf("lease report after cancel = %+v, %v", lease, err)
 		}
 		// A failure of a job asked to cancel ends it cancelled, as for Go
 		// workers.
-		if _, err := b.client.Finish(ctx, []drover.AttemptResult{{ID: id, Attempt: 2, LeaseToken: live, Outcome: drover.AttemptFailed, Error: "stopped"}}); err != nil {
+		if _, err := b.remote.Finish(ctx, []drover.AttemptResult{{ID: id, Attempt: 2, LeaseToken: live, Outcome: drover.AttemptFailed, Error: "stopped"}}); err != nil {
 			t.Fatal(err)
 		}
 		waitState(t, b.client, id, drover.JobStateCancelled)
@@ -173,7 +173,7 @@ func TestRemoteRejectsBadInput(t *testing.T) {
 			{drover.ClaimParams{Queue: "default", Max: 1, Owner: "w", Lease: time.Millisecond}, "lease"},
 		}
 		for _, c := range claims {
-			_, err := b.client.Claim(ctx, c.p)
+			_, err := b.remote.Claim(ctx, c.p)
 			if !errors.Is(err, drover.ErrInvalid) || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("Claim(%+v) = %v, want an input error naming %q", c.p, err, c.want)
 			}
@@ -188,15 +188,15 @@ func TestRemoteRejectsBadInput(t *testing.T) {
 			{[]drover.AttemptResult{{ID: id, Attempt: 1, Outcome: drover.AttemptCompleted}, {ID: id, Attempt: 1, Outcome: drover.AttemptCompleted}}, "appears twice"},
 		}
 		for _, c := range results {
-			_, err := b.client.Finish(ctx, c.r)
+			_, err := b.remote.Finish(ctx, c.r)
 			if !errors.Is(err, drover.ErrInvalid) || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("Finish(%+v) = %v, want an input error naming %q", c.r, err, c.want)
 			}
 		}
-		if _, err := b.client.ExtendLeases(ctx, []drover.AttemptRef{{ID: id, Attempt: 1}}, 0); !errors.Is(err, drover.ErrInvalid) {
+		if _, err := b.remote.ExtendLeases(ctx, []drover.AttemptRef{{ID: id, Attempt: 1}}, 0); !errors.Is(err, drover.ErrInvalid) {
 			t.Errorf("ExtendLeases with lease 0 = %v", err)
 		}
-		if _, err := b.client.ExtendLeases(ctx, []drover.AttemptRef{{ID: id, Attempt: 1}, {ID: id, Attempt: 2}}, time.Minute); !errors.Is(err, drover.ErrInvalid) || !strings.Contains(err.Error(), "twice") {
+		if _, err := b.remote.ExtendLeases(ctx, []drover.AttemptRef{{ID: id, Attempt: 1}, {ID: id, Attempt: 2}}, time.Minute); !errors.Is(err, drover.ErrInvalid) || !strings.Contains(err.Error(), "twice") {
 			t.Errorf("ExtendLeases naming a job twice = %v", err)
 		}
 		if row, _ := b.client.JobGet(ctx, id); row.State != drover.JobStateAvailable || row.Attempt != 0 {
@@ -214,7 +214,7 @@ func TestRemoteFinishStoresResult(t *testing.T) {
 		b := remoteSetup(t, s)
 		ctx := context.Background()
 		id := b.insert(t, drover.RawArgs{KindName: "remote", JSON: []byte(`{}`)}, nil)
-		claimed, err := b.client.Claim(ctx, drover.ClaimParams{Queue: "default", Max: 1, Owner: "w", Lease: time.Minute})
+		claimed, err := b.remote.Claim(ctx, drover.ClaimParams{Queue: "default", Max: 1, Owner: "w", Lease: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -224,14 +224,14 @@ func TestRemoteFinishStoresResult(t *testing.T) {
 			"not JSON":  {ID: id, Attempt: 1, Outcome: drover.AttemptCompleted, Result: []byte(`{`)},
 			"on failed": {ID: id, Attempt: 1, MaxAttempts: 3, Outcome: drover.AttemptFailed, Result: []byte(`1`)},
 		} {
-			if _, err := b.client.Finish(ctx, []drover.AttemptResult{r}); !errors.Is(err, drover.ErrInvalid) || !strings.Contains(err.Error(), "result") {
+			if _, err := b.remote.Finish(ctx, []drover.AttemptResult{r}); !errors.Is(err, drover.ErrInvalid) || !strings.Contains(err.Error(), "result") {
 				t.Errorf("%s: err = %v, want an invalid result error", name, err)
 			}
 		}
 		if row, _ := b.client.JobGet(ctx, id); row.State != drover.JobStateRunning {
 			t.Fatalf("a refused result changed the job: %+v", row)
 		}
-		rep, err := b.client.Finish(ctx, []drover.AttemptResult{{ID: id, Attempt: 1, LeaseToken: claimed[0].LeaseToken,
+		rep, err := b.remote.Finish(ctx, []drover.AttemptResult{{ID: id, Attempt: 1, LeaseToken: claimed[0].LeaseToken,
 			Outcome: drover.AttemptCompleted, Result: []byte(`42`)}})
 		if err != nil || len(rep.Accepted) != 1 {
 			t.Fatalf("finish = %+v, %v", rep, err)

@@ -51,7 +51,7 @@ func TestDeleteCompleted(t *testing.T) {
 				want: drover.JobStateDiscarded},
 			{name: "cancelled", id: b.insert(t, raw(8), nil), outcome: drover.AttemptCancelled, want: drover.JobStateCancelled},
 		}
-		claimed, err := b.client.Claim(ctx, drover.ClaimParams{Queue: drover.DefaultQueue, Max: 100, Owner: "w", Lease: time.Minute})
+		claimed, err := b.remote.Claim(ctx, drover.ClaimParams{Queue: drover.DefaultQueue, Max: 100, Owner: "w", Lease: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,7 +73,7 @@ func TestDeleteCompleted(t *testing.T) {
 		// A result for a job never claimed is rejected and deletes nothing.
 		stale := b.insert(t, raw(9), nil)
 		results = append(results, drover.AttemptResult{ID: stale, Attempt: 1, Outcome: drover.AttemptCompleted})
-		rep, err := b.client.Finish(ctx, results)
+		rep, err := b.remote.Finish(ctx, results)
 		if err != nil {
 			t.Fatal(err)
 		}

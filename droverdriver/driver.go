@@ -110,6 +110,14 @@ type Executor interface {
 	// earlier job of the same call) is skipped and reported with ID 0.
 	JobInsertMany(ctx context.Context, jobs []InsertParams) ([]int64, error)
 
+	// JobInsert inserts one job as JobInsertMany does and returns it as
+	// stored once the insert's statements have run, read in the same round
+	// trip and transaction: its state (blocked behind its key, scheduled),
+	// created_at and run_at are the store's. A unique job skipped as a
+	// duplicate returns a nil row and no error. Bulk inserts keep
+	// JobInsertMany, which reads nothing back.
+	JobInsert(ctx context.Context, job InsertParams) (*JobRow, error)
+
 	// JobClaim moves up to Max claimable jobs of one queue to running under
 	// a lease held by Owner, highest priority (lowest number) first, then
 	// oldest run_at, then lowest ID, skipping rows other claimers hold. It

@@ -13,3 +13,15 @@ package droverdriver
 type RefusalReporter interface {
 	Refused(err error) bool
 }
+
+// UnavailableReporter may be implemented by an Executor whose store tells,
+// through its errors, that it could not be reached at all rather than that
+// a statement failed: PostgreSQL refusing or dropping connections (down,
+// starting up, shutting down, or the network between), an SQLite file that
+// cannot be opened. The same call will likely succeed once the store is
+// back, so the HTTP server answers such failures 503 with Retry-After
+// instead of 500. A deadline that ran out is an outage for every store and
+// needs no reporter. Stores that cannot tell need not implement it.
+type UnavailableReporter interface {
+	Unavailable(err error) bool
+}

@@ -41,6 +41,13 @@ type executor struct {
 const insertChunk = 5000
 
 func (e *executor) JobInsertMany(ctx context.Context, jobs []droverdriver.InsertParams) ([]int64, error) {
+	return e.insert(ctx, jobs, nil)
+}
+
+// insert runs the statements of JobInsertMany in one round trip. With
+// stored set, for one job (JobInsert), the round trip ends with
+// JobInserted, which reads the job back as stored.
+func (e *executor) insert(ctx context.Context, jobs []droverdriver.InsertParams, stored **droverdriver.JobRow) ([]int64, error) {
 	if len(jobs) == 0 {
 		return nil, nil
 	}
@@ -63,6 +70,9 @@ func (e *executor) JobInsertMany(ctx context.Context, jobs []droverdriver.Insert
 			}
 		}
 		jobInsertMany.queue(b, e.q, columnsOf(chunk))
+	}
+	if stored != nil {
+		b.Queue(e.q["JobInserted"], pgx.Identifier{e.schema, "jobs"}.Sanitize())
 	}
 	// In a caller's transaction the notification is part of it; otherwise
 	// the waker sends it once the batch has committed (waker.go).
@@ -96,6 +106,13 @@ func (e *executor) JobInsertMany(ctx context.Context, jobs []droverdriver.Insert
 		if err := rows.Err(); err != nil {
 			return nil, e.wrap("insert jobs", err)
 		}
+	}
+	if stored != nil {
+		row, err := scanJob(br.QueryRow())
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) { // no row: a unique job skipped
+			return nil, e.wrap("read inserted job", err)
+		}
+		*stored = row
 	}
 	if inCallerTx {
 		if _, err := br.Exec(); err != nil {
@@ -731,4 +748,14 @@ func (e *executor) wrap(op string, err error) error {
 		return fmt.Errorf("%s: %w: schema %q is not at the current version, run: drover migrate", op, droverdriver.ErrSchemaMissing, e.schema)
 	}
 	return fmt.Errorf("%s: %w", op, err)
+}
+
+// JobInsert inserts one job like JobInsertMany and returns it as stored,
+// read back in the same round trip (JobInserted).
+func (e *executor) JobInsert(ctx context.Context, job droverdriver.InsertParams) (*droverdriver.JobRow, error) {
+	var row *droverdriver.JobRow
+	if _, err := e.insert(ctx, []droverdriver.InsertParams{job}, &row); err != nil {
+		return nil, err
+	}
+	return row, nil
 }

@@ -1046,3 +1046,16 @@ SELECT name, tick FROM {schema}periodic_ticks WHERE name = ANY($1::text[]);
 INSERT INTO {schema}periodic_ticks AS p (name, tick)
 SELECT * FROM unnest($1::text[], $2::timestamptz[])
 ON CONFLICT (name) DO UPDATE SET tick = greatest(p.tick, excluded.tick);
+
+-- name: JobInserted
+-- The job that the insert statements before it in the same round trip
+-- stored (JobInsert: one job, plain or keyed), as they left it: its state
+-- (blocked behind its key, or available), created_at and run_at are the
+-- store's. Both inserts draw the job's ID from the jobs' sequence ($1 is
+-- the quoted table name), so currval, which is per session, names it; a
+-- unique job skipped as a duplicate drew an ID but stored no row, and
+-- this returns none. Columns as JobGet's.
+SELECT id, CASE WHEN state = 'available' AND run_at > now() THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END,
+    queue, kind, priority, args, metadata, tags, attempt, max_attempts, errors, error_count, timeout_ms, created_at,
+    run_at, attempted_at, NULL::timestamptz, lease_owner, lease_expires_at, cancel_requested, batch_id, ordering_key
+FROM {schema}jobs WHERE id = currval(pg_get_serial_sequence($1, 'id'));

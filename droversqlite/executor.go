@@ -160,6 +160,13 @@ func insertQueries(q map[string]string) {
 }
 
 func (e *executor) JobInsertMany(ctx context.Context, jobs []droverdriver.InsertParams) ([]int64, error) {
+	return e.insert(ctx, jobs, nil)
+}
+
+// insert runs the statements of JobInsertMany in one transaction. With
+// stored set, for one job (JobInsert), the transaction ends by reading the
+// job back as stored.
+func (e *executor) insert(ctx context.Context, jobs []droverdriver.InsertParams, stored **droverdriver.JobRow) ([]int64, error) {
 	if len(jobs) == 0 {
 		return nil, nil
 	}
@@ -198,12 +205,18 @@ func (e *executor) JobInsertMany(ctx context.Context, jobs []droverdriver.Insert
 			var queues, keys []string
 			var err error
 			specialIDs, queues, keys, err = e.insertKeyed(ctx, tx, special, nowArg)
-			if err != nil || len(keys) == 0 || e.flowInsert {
+			if err != nil {
 				return err
 			}
-			// order: jobs of keys with a rate were stored blocked.
-			_, _, err = e.promote(ctx, tx, queues, keys, nil)
-			return err
+			if len(keys) > 0 && !e.flowInsert {
+				// order: jobs of keys with a rate were stored blocked.
+				if _, _, err = e.promote(ctx, tx, queues, keys, nil); err != nil {
+					return err
+				}
+			}
+		}
+		if stored != nil {
+			return e.readInserted(ctx, tx, pos.Merge(ids, specialIDs), stored)
 		}
 		return nil
 	})
@@ -1331,4 +1344,29 @@ func decodeTags(v any) ([]string, error) {
 		return nil, err
 	}
 	return tags, nil
+}
+
+// JobInsert inserts one job like JobInsertMany and returns it as stored,
+// read back in the inserting transaction.
+func (e *executor) JobInsert(ctx context.Context, job droverdriver.InsertParams) (*droverdriver.JobRow, error) {
+	var row *droverdriver.JobRow
+	if _, err := e.insert(ctx, []droverdriver.InsertParams{job}, &row); err != nil {
+		return nil, err
+	}
+	return row, nil
+}
+
+// readInserted sets *stored to the one job of ids as tx stored it, or to
+// nil when it was a unique job skipped as a duplicate (ID 0).
+func (e *executor) readInserted(ctx context.Context, tx *sql.Tx, ids []int64, stored **droverdriver.JobRow) error {
+	*stored = nil
+	if len(ids) != 1 || ids[0] == 0 {
+		return nil
+	}
+	row, err := e.get(ctx, tx, ids[0])
+	if err != nil {
+		return err
+	}
+	*stored = row
+	return nil
 }

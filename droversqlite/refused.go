@@ -12,6 +12,7 @@ const (
 	sqliteTooBig     = 18
 	sqliteConstraint = 19
 	sqliteMismatch   = 20
+	sqliteCantOpen   = 14
 )
 
 // Refused implements driver.RefusalReporter: a value too big, a broken
@@ -29,4 +30,14 @@ func (e *executor) Refused(err error) bool {
 		return true
 	}
 	return false
+}
+
+// Unavailable implements droverdriver.UnavailableReporter: a database file
+// SQLite cannot open (gone, its directory unmounted, its permissions
+// changed) is a store out of reach. A "database is locked" past the busy
+// timeout is not: the store answers, it is busy, and the call stays a
+// failure.
+func (e *executor) Unavailable(err error) bool {
+	var sqlErr *sqlite.Error
+	return errors.As(err, &sqlErr) && sqlErr.Code()&0xff == sqliteCantOpen
 }

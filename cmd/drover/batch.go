@@ -12,11 +12,10 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/internal/jobjson"
-	"github.com/droverhq/drover/internal/storeurl"
 )
 
 // insertBatch is `drover enqueue --batch`: the copies as one batch.
-func (f *enqueueFlags) insertBatch(cmd *cobra.Command, client storeurl.Client, params []drover.InsertManyParams) error {
+func (f *enqueueFlags) insertBatch(cmd *cobra.Command, client storeClient, params []drover.InsertManyParams) error {
 	var opts *drover.BatchOpts
 	if f.callbackKind != "" {
 		opts = &drover.BatchOpts{

@@ -11,7 +11,6 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/internal/jobjson"
-	"github.com/droverhq/drover/internal/storeurl"
 )
 
 // jobStates are the states --state accepts, in the order of a job's life.
@@ -31,19 +30,19 @@ func (c *cli) jobsCommand() *cobra.Command {
 discarded) becomes available, with one more attempt if it had none left; a
 scheduled or retryable job becomes available at once. A running job is left
 alone. It prints the job after the change.`,
-		storeurl.Client.JobRetry))
+		storeClient.JobRetry))
 	cmd.AddCommand(c.jobsChangeCommand("cancel", "Cancel a job",
 		`cancel cancels a job: a waiting job is cancelled at once; a running one is
 told to stop at its worker's next heartbeat and ends as cancelled unless it
 completes first. A finished job is left as it is. It prints the job after the
 change.`,
-		storeurl.Client.JobCancel))
+		storeClient.JobCancel))
 	cmd.AddCommand(c.jobsChangeCommand("discard", "Discard a job that has not started",
 		`discard gives up on a job that has not started: a waiting job (available,
 scheduled or retryable) is finished as discarded at once and never runs. A
 running job is left alone (cancel it instead), as is a finished one. It
 prints the job after the change.`,
-		storeurl.Client.JobDiscard))
+		storeClient.JobDiscard))
 	return cmd
 }
 
@@ -121,7 +120,7 @@ func (c *cli) jobsGetCommand() *cobra.Command {
 		Short: "Show one job with its args, metadata, tags and errors",
 		Args:  argsNamed("ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			job, err := c.callByID(cmd.Context(), args[0], storeurl.Client.JobGet)
+			job, err := c.callByID(cmd.Context(), args[0], storeClient.JobGet)
 			if err != nil {
 				return err
 			}
@@ -139,7 +138,7 @@ func (c *cli) jobsGetCommand() *cobra.Command {
 // callByID parses a job ID argument, opens the store and makes one call
 // about that job, turning "no such job" into a message that names it.
 func (c *cli) callByID(ctx context.Context, arg string,
-	call func(storeurl.Client, context.Context, int64) (*drover.JobRow, error)) (*drover.JobRow, error) {
+	call func(storeClient, context.Context, int64) (*drover.JobRow, error)) (*drover.JobRow, error) {
 	id, err := parseID(arg)
 	if err != nil {
 		return nil, err
@@ -159,7 +158,7 @@ func (c *cli) callByID(ctx context.Context, arg string,
 // jobsChangeCommand builds `jobs retry` and `jobs cancel`, which differ
 // only in the client call and in what they explain.
 func (c *cli) jobsChangeCommand(name, short, long string,
-	change func(storeurl.Client, context.Context, int64) (*drover.JobRow, error)) *cobra.Command {
+	change func(storeClient, context.Context, int64) (*drover.JobRow, error)) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   name + " ID",

@@ -14,6 +14,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/internal/jobjson"
+	"github.com/droverhq/drover/internal/storeurl"
 	"github.com/droverhq/drover/internal/waitfor"
 )
 
@@ -282,7 +283,7 @@ func TestFailedAttemptsShown(t *testing.T) {
 	drover.AddWorker(workers, drover.WorkFunc(func(ctx context.Context, j *drover.Job[failArgs]) error {
 		return fmt.Errorf("boom %d", attempts.Add(1))
 	}))
-	worker, err := st.NewClient(&drover.Config{
+	worker, err := storeurl.NewClient[testClient](st, &drover.Config{
 		Queues:      map[string]drover.QueueConfig{"failing": {MaxWorkers: 1}},
 		Workers:     workers,
 		RetryPolicy: func(int) time.Duration { return 0 },

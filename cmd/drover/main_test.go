@@ -102,9 +102,18 @@ func (f *fixture) migrated(t *testing.T) *fixture {
 	return f
 }
 
+// testClient is what the tests call of a client on the fixture's store:
+// the CLI's calls, and counts and a worker's start and stop besides.
+type testClient interface {
+	storeClient
+	JobCountByState(ctx context.Context, queue string) (map[drover.JobState]int64, error)
+	Start(ctx context.Context) error
+	Stop(ctx context.Context) error
+}
+
 // open opens the fixture's store directly, to check what the CLI stored
 // without trusting the CLI to read it back.
-func (f *fixture) open(t *testing.T) (*storeurl.Store, storeurl.Client) {
+func (f *fixture) open(t *testing.T) (*storeurl.Store, testClient) {
 	t.Helper()
 	ctx := context.Background()
 	target, err := storeurl.Parse(f.url, "url")
@@ -116,7 +125,7 @@ func (f *fixture) open(t *testing.T) (*storeurl.Store, storeurl.Client) {
 		t.Fatal(err)
 	}
 	t.Cleanup(st.Close)
-	client, err := st.NewClient(nil)
+	client, err := storeurl.NewClient[testClient](st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -394,14 +394,27 @@ func (c *cli) openStore(ctx context.Context, current bool) (*storeurl.Store, err
 	return st, nil
 }
 
+// storeClient is what the CLI's commands call of a drover.Client, whatever
+// the store's transaction type (storeurl.NewClient).
+type storeClient interface {
+	InsertMany(ctx context.Context, jobs []drover.InsertManyParams) ([]int64, error)
+	InsertBatch(ctx context.Context, jobs []drover.InsertManyParams, opts *drover.BatchOpts) (*drover.InsertedBatch, error)
+	BatchGet(ctx context.Context, id int64) (*drover.Batch, error)
+	JobList(ctx context.Context, p drover.JobListParams) ([]*drover.JobRow, error)
+	JobGet(ctx context.Context, id int64) (*drover.JobRow, error)
+	JobRetry(ctx context.Context, id int64) (*drover.JobRow, error)
+	JobCancel(ctx context.Context, id int64) (*drover.JobRow, error)
+	JobDiscard(ctx context.Context, id int64) (*drover.JobRow, error)
+}
+
 // openClient opens the store, checked to be current, and a client on it
 // that only inserts and inspects.
-func (c *cli) openClient(ctx context.Context) (storeurl.Client, func(), error) {
+func (c *cli) openClient(ctx context.Context) (storeClient, func(), error) {
 	st, err := c.openStore(ctx, true)
 	if err != nil {
 		return nil, nil, err
 	}
-	client, err := st.NewClient(&drover.Config{Logger: c.logger})
+	client, err := storeurl.NewClient[storeClient](st, &drover.Config{Logger: c.logger})
 	if err != nil {
 		st.Close()
 		return nil, nil, err

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
-	"github.com/droverhq/drover/internal/storeurl"
 	"github.com/droverhq/drover/internal/waitfor"
 )
 
@@ -207,7 +206,7 @@ func TestKilledWorkerLosesNothing(t *testing.T) {
 }
 
 // jobCounts counts the queue's jobs by state.
-func jobCounts(t *testing.T, client storeurl.Client, queue string) map[drover.JobState]int64 {
+func jobCounts(t *testing.T, client testClient, queue string) map[drover.JobState]int64 {
 	t.Helper()
 	counts, err := client.JobCountByState(context.Background(), queue)
 	if err != nil {
@@ -218,7 +217,7 @@ func jobCounts(t *testing.T, client storeurl.Client, queue string) map[drover.Jo
 
 // waitCounts polls the queue's counts until done accepts them, failing the
 // test if the worker exits or the time runs out first.
-func waitCounts(t *testing.T, client storeurl.Client, queue string, w *workerProcess, timeout time.Duration,
+func waitCounts(t *testing.T, client testClient, queue string, w *workerProcess, timeout time.Duration,
 	done func(map[drover.JobState]int64) bool) map[drover.JobState]int64 {
 	t.Helper()
 	var counts map[drover.JobState]int64

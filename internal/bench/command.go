@@ -445,7 +445,7 @@ func run(ctx context.Context, env Env, o options, scenario string,
 		return err
 	}
 	defer bt.cleanup(ctx, store, keep, env.Stderr)
-	inserts, err := store.NewClient(&drover.Config{Logger: discardLogger()})
+	inserts, err := storeurl.NewClient[inserter](store, &drover.Config{Logger: discardLogger()})
 	if err != nil {
 		return err
 	}

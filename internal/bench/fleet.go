@@ -148,12 +148,12 @@ type localFleet struct {
 	store   *storeurl.Store
 	cfg     workerConfig
 	n       int
-	clients []storeurl.Client
+	clients []workerClient
 }
 
 func (f *localFleet) start(ctx context.Context) error {
 	for range f.n {
-		c, err := f.store.NewClient(f.cfg.clientConfig(f.store))
+		c, err := storeurl.NewClient[workerClient](f.store, f.cfg.clientConfig(f.store))
 		if err != nil {
 			return err
 		}

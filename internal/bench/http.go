@@ -32,7 +32,6 @@ type httpFleet struct {
 	store *storeurl.Store
 	cfg   workerConfig
 
-	client storeurl.Client
 	hs     *http.Server
 	url    string
 	secret string
@@ -52,7 +51,7 @@ type httpFleet struct {
 }
 
 func (f *httpFleet) start(ctx context.Context) error {
-	client, err := f.store.NewClient(&drover.Config{Logger: discardLogger(), LeaseDuration: f.cfg.Lease})
+	client, err := storeurl.NewClient[server.Client](f.store, &drover.Config{Logger: discardLogger(), LeaseDuration: f.cfg.Lease})
 	if err != nil {
 		return err
 	}
@@ -68,7 +67,7 @@ func (f *httpFleet) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	f.client, f.secret, f.url = client, secret, "http://"+ln.Addr().String()
+	f.secret, f.url = secret, "http://"+ln.Addr().String()
 	f.hs = &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	f.http = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * httpStreams}}
 	f.quit = make(chan struct{})

@@ -80,12 +80,33 @@ func (o *options) fleetSize() int {
 	return 0
 }
 
+// inserter is what the bench calls of its insert-only client, whatever
+// the store's transaction type (storeurl.NewClient).
+type inserter interface {
+	Insert(ctx context.Context, args drover.Args, opts *drover.InsertOpts) (*drover.JobRow, error)
+	InsertMany(ctx context.Context, jobs []drover.InsertManyParams) ([]int64, error)
+	InsertWorkflow(ctx context.Context, w *drover.Workflow) ([]int64, error)
+	InsertBatch(ctx context.Context, jobs []drover.InsertManyParams, opts *drover.BatchOpts) (*drover.InsertedBatch, error)
+	BatchGet(ctx context.Context, id int64) (*drover.Batch, error)
+	BatchResults(ctx context.Context, batchID int64, fn func(drover.JobResult) error) error
+	JobList(ctx context.Context, p drover.JobListParams) ([]*drover.JobRow, error)
+	JobCountByState(ctx context.Context, queue string) (map[drover.JobState]int64, error)
+}
+
+// workerClient is what the bench calls of a client that works jobs.
+type workerClient interface {
+	ID() string
+	Start(ctx context.Context) error
+	Stop(ctx context.Context) error
+	Stats() drover.Stats
+}
+
 // runner holds what one bench invocation shares across its points.
 type runner struct {
 	env     Env
 	opts    options
 	store   *storeurl.Store
-	inserts storeurl.Client // an insert-only client
+	inserts inserter // an insert-only client
 	out     io.Writer
 	payload string
 	// runID keeps queue names of separate runs apart.

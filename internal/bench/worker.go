@@ -64,7 +64,7 @@ func NewWorkerCommand(env func() Env) *cobra.Command {
 			ccfg := cfg.clientConfig(store)
 			ccfg.Logger = e.Logger
 			ccfg.StopTimeout = stopTimeout
-			client, err := store.NewClient(ccfg)
+			client, err := storeurl.NewClient[workerClient](store, ccfg)
 			if err != nil {
 				return err
 			}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/lease"
 )
 
 // ClaimMaxDefault caps one claim statement. Past a few hundred rows the
@@ -81,7 +82,7 @@ type Stats struct {
 type Producer struct {
 	cfg     Config
 	exec    droverdriver.Executor
-	tracker *Tracker
+	tracker *lease.Tracker
 	submit  func(droverdriver.Result)
 	run     Runner
 	// prefetch is how many claimed jobs may wait in the local buffer
@@ -111,7 +112,7 @@ type Producer struct {
 }
 
 // New returns a producer. submit hands results to the completer.
-func New(exec droverdriver.Executor, tracker *Tracker, submit func(droverdriver.Result), run Runner, cfg Config) *Producer {
+func New(exec droverdriver.Executor, tracker *lease.Tracker, submit func(droverdriver.Result), run Runner, cfg Config) *Producer {
 	if cfg.MaxWorkers <= 0 {
 		cfg.MaxWorkers = 1
 	}
@@ -179,7 +180,7 @@ func (p *Producer) Stats() Stats {
 }
 
 // Run fetches until ctx ends. Handlers get a context that nothing cancels
-// and are interrupted through the Tracker (see Tracker). Once fetching
+// and are interrupted through the lease.Tracker. Once fetching
 // stops, jobs still waiting in the buffer are released (not run), and Run
 // returns when every running handler has returned.
 func (p *Producer) Run(ctx context.Context) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/lease"
 	"github.com/droverhq/drover/internal/waitfor"
 )
 
@@ -250,7 +251,7 @@ func TestBufferFollowsRunTime(t *testing.T) {
 func startProducer(t *testing.T, store *claimStore, run Runner, cfg Config) (*Producer, func()) {
 	t.Helper()
 	cfg.Owner, cfg.Lease, cfg.Logger = "o", time.Minute, slog.New(slog.NewTextHandler(io.Discard, nil))
-	p := New(store, NewTracker(), func(droverdriver.Result) {}, run, cfg)
+	p := New(store, lease.NewTracker(), func(droverdriver.Result) {}, run, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
 	go func() {

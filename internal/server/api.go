@@ -18,6 +18,7 @@ import (
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/internal/jobjson"
+	"github.com/droverhq/drover/internal/jobtrace"
 )
 
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) error {
@@ -451,7 +452,7 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request) error {
 		// inserted between the claim and the wait end the wait.
 		woken := s.waiter.wait(req.Queue)
 		start := time.Now()
-		jobs, err := s.cfg.Client.Claim(ctx, p)
+		jobs, err := s.remote.Claim(ctx, p)
 		if err != nil {
 			return err
 		}
@@ -522,7 +523,7 @@ func (s *Server) finish(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	start := time.Now()
-	rep, err := s.cfg.Client.Finish(r.Context(), results)
+	rep, err := s.remote.Finish(r.Context(), results)
 	if err != nil {
 		return err
 	}
@@ -548,7 +549,7 @@ func (s *Server) release(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	rep, err := s.cfg.Client.Release(r.Context(), refs)
+	rep, err := s.remote.Release(r.Context(), refs)
 	if err != nil {
 		return err
 	}
@@ -603,7 +604,7 @@ func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	lease := millis(req.LeaseMS)
-	rep, err := s.cfg.Client.ExtendLeases(r.Context(), refs, lease)
+	rep, err := s.remote.ExtendLeases(r.Context(), refs, lease)
 	if err != nil {
 		return err
 	}
@@ -690,13 +691,13 @@ func (s *Server) finished(results []drover.AttemptResult, rep *drover.FinishRepo
 		if tp := s.cfg.TracerProvider; tp != nil && known {
 			// The run happened in the worker; its span covers claim to
 			// result, as the server saw it.
-			_, span := drover.StartJobSpan(context.Background(), tp, &drover.JobRow{ID: r.ID, Kind: a.kind, Queue: a.queue,
+			_, span := jobtrace.Start(context.Background(), tp, jobtrace.Job{ID: r.ID, Kind: a.kind, Queue: a.queue,
 				Attempt: r.Attempt, Metadata: a.metadata}, a.started)
 			var err error
 			if r.Outcome == drover.AttemptFailed {
 				err = errors.New(cmp.Or(r.Error, "failed without a message"))
 			}
-			drover.EndJobSpan(span, string(r.Outcome), err, now)
+			jobtrace.End(span, string(r.Outcome), err, now)
 		}
 	}
 }

@@ -62,7 +62,7 @@ const pairsPerLabel = 5
 // newMetrics registers the metrics. maxLabels bounds the values of each
 // label (queue, kind) and labelTTL is how long an unseen value keeps its
 // series (see labelLimiter).
-func newMetrics(client storeurl.Client, pool func() storeurl.PoolStats, maxLabels int, labelTTL time.Duration) *metrics {
+func newMetrics(client Client, pool func() storeurl.PoolStats, maxLabels int, labelTTL time.Duration) *metrics {
 	reg := prometheus.NewRegistry()
 	f := func(c prometheus.Collector) prometheus.Collector { reg.MustRegister(c); return c }
 	qk := []string{"queue", "kind"}

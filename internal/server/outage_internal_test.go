@@ -6,24 +6,39 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/droverhq/drover/droverdriver"
 )
 
+// reportingDriver is a driver whose errors say "unavailable" when they
+// are errOutage; the drivers' own tests check what they classify.
+type reportingDriver struct{ droverdriver.Driver }
+
+var errOutage = errors.New("outage")
+
+func (reportingDriver) Unavailable(err error) bool { return errors.Is(err, errOutage) }
+
 // TestStoreUnavailable checks which errors count as the store being out of
-// reach (503) and which stay failures of a statement (500).
+// reach (503) and which stay failures of a statement (500): a deadline
+// that ran out for any store, and what the driver reports as an outage.
 func TestStoreUnavailable(t *testing.T) {
-	for err, want := range map[error]bool{
-		fmt.Errorf("claim: %w", context.DeadlineExceeded):                  true,
-		fmt.Errorf("finish: %w", errors.New("conn closed")):                true,
-		fmt.Errorf("read: %w", &pgconn.PgError{Code: "57P01"}):             true,
-		fmt.Errorf("read: %w", &pgconn.PgError{Code: "08006"}):             true,
-		fmt.Errorf("insert: %w", &pgconn.PgError{Code: "23505"}):           false,
-		errors.New("database is locked (5) (SQLITE_BUSY)"):                 false,
-		fmt.Errorf("insert: %w", errors.New("sqlite: database is locked")): false,
-		errors.New("some statement failed"):                                false,
-	} {
-		if got := storeUnavailable(err); got != want {
-			t.Errorf("storeUnavailable(%v) = %v, want %v", err, got, want)
-		}
+	tests := []struct {
+		name   string
+		driver droverdriver.Driver
+		err    error
+		want   bool
+	}{
+		{"deadline", reportingDriver{}, fmt.Errorf("claim: %w", context.DeadlineExceeded), true},
+		{"deadline, driver without reporter", nil, fmt.Errorf("claim: %w", context.DeadlineExceeded), true},
+		{"reported outage", reportingDriver{}, fmt.Errorf("read: %w", errOutage), true},
+		{"unreported failure", reportingDriver{}, errors.New("some statement failed"), false},
+		{"driver without reporter", nil, fmt.Errorf("read: %w", errOutage), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &Server{cfg: Config{Driver: tt.driver}}
+			if got := s.storeUnavailable(tt.err); got != tt.want {
+				t.Errorf("storeUnavailable(%v) = %v, want %v", tt.err, got, tt.want)
+			}
+		})
 	}
 }

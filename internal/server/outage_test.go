@@ -14,7 +14,6 @@ import (
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/internal/pgcluster"
 	"github.com/droverhq/drover/internal/server"
-	"github.com/droverhq/drover/internal/storeurl"
 	"github.com/droverhq/drover/internal/testdb"
 	"github.com/droverhq/drover/internal/waitfor"
 )
@@ -33,7 +32,7 @@ func TestStoreOutageAnswers503(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cluster.Stop() })
-	open := func(t *testing.T) (droverdriver.Driver, storeurl.Client) {
+	open := func(t *testing.T) (droverdriver.Driver, testClient) {
 		pool, err := pgxpool.New(ctx, cluster.URL())
 		if err != nil {
 			t.Fatal(err)
@@ -43,7 +42,7 @@ func TestStoreOutageAnswers503(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return d, newClient(t, d, func(cfg *drover.Config) (storeurl.Client, error) { return drover.NewClient(d, cfg) })
+		return d, newClient(t, d, func(cfg *drover.Config) (testClient, error) { return drover.NewClient(d, cfg) })
 	}
 	b := setup(t, open)
 	id := b.enqueue(t, map[string]any{"kind": "k", "args": 1})[0]

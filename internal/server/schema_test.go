@@ -11,7 +11,6 @@ import (
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/droversqlite"
 	"github.com/droverhq/drover/internal/server"
-	"github.com/droverhq/drover/internal/storeurl"
 )
 
 // TestReadinessOnNewerSchema checks that a server whose store was migrated
@@ -53,7 +52,7 @@ func readinessOf(t *testing.T, d *droversqlite.Driver) readiness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := setup(t, func(*testing.T) (droverdriver.Driver, storeurl.Client) { return d, client })
+	b := setup(t, func(*testing.T) (droverdriver.Driver, testClient) { return d, client })
 	var ready readiness
 	b.must(t, http.StatusServiceUnavailable, server.ScopeAdmin, "GET", "/readyz", nil).decode(t, &ready)
 	return ready

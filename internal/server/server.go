@@ -16,9 +16,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -26,7 +24,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/droverhq/drover"
@@ -36,29 +33,17 @@ import (
 )
 
 // storeUnavailable reports whether err says that the store cannot be
-// reached at all, rather than that a statement failed: PostgreSQL refusing
-// or dropping connections (down, starting up, shutting down, or the
-// network between), or the store not answering before the deadline the
-// server gave it. Such requests answer 503 with Retry-After, since the same
-// request will likely succeed once the store is back. An SQLite "database
-// is locked" past the busy timeout is not an outage and stays a 500.
-func storeUnavailable(err error) bool {
-	var ce *pgconn.ConnectError
-	var ne net.Error
-	var pe *pgconn.PgError
-	switch {
-	case errors.As(err, &ce), errors.As(err, &ne), errors.Is(err, context.DeadlineExceeded):
+// reached at all, rather than that a statement failed: the store's driver
+// says so (droverdriver.UnavailableReporter), or the store did not answer
+// before the deadline the server gave it. Such requests answer 503 with
+// Retry-After, since the same request will likely succeed once the store
+// is back.
+func (s *Server) storeUnavailable(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) {
 		return true
-	case errors.As(err, &pe):
-		// Class 08 is connection exceptions; 57P01-57P03 are the
-		// server shutting down or not yet accepting connections.
-		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03"
 	}
-	// pgx reports a connection lost under a statement as "conn closed",
-	// and a cut stream as an unexpected EOF.
-	msg := err.Error()
-	return strings.Contains(msg, "conn closed") || errors.Is(err, io.ErrUnexpectedEOF) ||
-		strings.HasSuffix(msg, "unexpected EOF")
+	ur, ok := s.cfg.Driver.(droverdriver.UnavailableReporter)
+	return ok && ur.Unavailable(err)
 }
 
 // OpenAPI is the API's description, served at /openapi.json.
@@ -87,11 +72,35 @@ const (
 	LabelTTLDefault = time.Hour
 )
 
+// Client is what the server calls of a *drover.Client, whatever its
+// transaction type: inserts and reads for the API and the dashboard, the
+// figures the sampler and metrics read, and the Remote that serves the
+// remote workers' calls (claim, heartbeat, finish, release).
+type Client interface {
+	InsertMany(ctx context.Context, jobs []drover.InsertManyParams) ([]int64, error)
+	InsertBatch(ctx context.Context, jobs []drover.InsertManyParams, opts *drover.BatchOpts) (*drover.InsertedBatch, error)
+	BatchGet(ctx context.Context, id int64) (*drover.Batch, error)
+	JobGet(ctx context.Context, id int64) (*drover.JobRow, error)
+	JobList(ctx context.Context, p drover.JobListParams) ([]*drover.JobRow, error)
+	JobResult(ctx context.Context, id int64) (*drover.JobResult, error)
+	JobParentResults(ctx context.Context, id int64) ([]drover.JobResult, error)
+	JobCancel(ctx context.Context, id int64) (*drover.JobRow, error)
+	JobRetry(ctx context.Context, id int64) (*drover.JobRow, error)
+	JobDiscard(ctx context.Context, id int64) (*drover.JobRow, error)
+	JobCountByState(ctx context.Context, queue string) (map[drover.JobState]int64, error)
+	QueueStats(ctx context.Context) ([]drover.QueueStats, error)
+	FinishedStats(ctx context.Context, since, until time.Time) ([]drover.FinishedStats, error)
+	LeaseOwners(ctx context.Context) ([]drover.LeaseOwner, error)
+	Stats() drover.Stats
+	Remote() *drover.Remote
+}
+
 // Config configures a Server.
 type Config struct {
-	// Client inserts, claims and inspects jobs. It works no queue itself;
-	// started, it runs the store's maintenance (lease rescue, pruning).
-	Client storeurl.Client
+	// Client inserts and inspects jobs, and its Remote claims them for
+	// remote workers. It works no queue itself; started, it runs the
+	// store's maintenance (lease rescue, pruning).
+	Client Client
 	// Driver is the client's store, for readiness checks and insert
 	// notifications that end long polls early.
 	Driver droverdriver.Driver
@@ -147,6 +156,7 @@ type Config struct {
 // Server serves the API. Run its background loops with Run.
 type Server struct {
 	cfg      Config
+	remote   *drover.Remote
 	auth     atomic.Pointer[authenticator]
 	sessions *sessions
 	waiter   *waiter
@@ -200,7 +210,7 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("server: token %q: an admin token cannot be restricted to queues", tok.Name)
 		}
 	}
-	s := &Server{cfg: cfg, stopping: make(chan struct{}), sessions: newSessions(cfg.SessionTTL), waiter: newWaiter(), inflight: newInflight(),
+	s := &Server{cfg: cfg, remote: cfg.Client.Remote(), stopping: make(chan struct{}), sessions: newSessions(cfg.SessionTTL), waiter: newWaiter(), inflight: newInflight(),
 		metrics: newMetrics(cfg.Client, cfg.PoolStats, cfg.MaxLabelValues, cfg.LabelTTL), history: &history{}, pages: newPages(),
 		mux: http.NewServeMux(), pagePatterns: map[string]bool{}}
 	s.auth.Store(newAuthenticator(cfg.Tokens))
@@ -515,7 +525,7 @@ func (s *Server) classify(w http.ResponseWriter, r *http.Request, err error) (in
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
 		// The client went away; nobody reads this answer.
 		return 499, "client closed the request"
-	case r.Context().Err() == nil && storeUnavailable(err):
+	case r.Context().Err() == nil && s.storeUnavailable(err):
 		s.cfg.Logger.Warn("store unavailable", "method", r.Method, "path", r.URL.Path, "error", err)
 		w.Header().Set("Retry-After", "1")
 		return http.StatusServiceUnavailable, "the store is unavailable; retry shortly"

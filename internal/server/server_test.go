@@ -3,6 +3,7 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -18,41 +19,55 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	legacyrouter "github.com/getkin/kin-openapi/routers/legacy"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/droversqlite"
 	"github.com/droverhq/drover/internal/server"
-	"github.com/droverhq/drover/internal/storeurl"
 	"github.com/droverhq/drover/internal/testdb"
 )
 
 func TestMain(m *testing.M) { testdb.Main(m) }
 
+// testClient is the server's view of a client plus what the tests do
+// with it besides serving: start and stop it.
+type testClient interface {
+	server.Client
+	Start(ctx context.Context) error
+	Stop(ctx context.Context) error
+}
+
+// The server takes a client of either store.
+var (
+	_ server.Client = (*drover.Client[pgx.Tx])(nil)
+	_ server.Client = (*drover.Client[*sql.Tx])(nil)
+)
+
 // stores opens a migrated store of its own per test.
 var stores = []struct {
 	name string
-	open func(t *testing.T) (droverdriver.Driver, storeurl.Client)
+	open func(t *testing.T) (droverdriver.Driver, testClient)
 }{
-	{"postgres", func(t *testing.T) (droverdriver.Driver, storeurl.Client) {
+	{"postgres", func(t *testing.T) (droverdriver.Driver, testClient) {
 		d, err := droverpg.New(testdb.NewPool(t), droverpg.WithSchema(testdb.NewSchema(t)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		return d, newClient(t, d, func(cfg *drover.Config) (storeurl.Client, error) { return drover.NewClient(d, cfg) })
+		return d, newClient(t, d, func(cfg *drover.Config) (testClient, error) { return drover.NewClient(d, cfg) })
 	}},
-	{"sqlite", func(t *testing.T) (droverdriver.Driver, storeurl.Client) {
+	{"sqlite", func(t *testing.T) (droverdriver.Driver, testClient) {
 		d, err := droversqlite.Open(context.Background(), filepath.Join(t.TempDir(), "drover.db"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { d.Close() })
-		return d, newClient(t, d, func(cfg *drover.Config) (storeurl.Client, error) { return drover.NewClient(d, cfg) })
+		return d, newClient(t, d, func(cfg *drover.Config) (testClient, error) { return drover.NewClient(d, cfg) })
 	}},
 }
 
-func newClient(t *testing.T, d droverdriver.Driver, mk func(*drover.Config) (storeurl.Client, error)) storeurl.Client {
+func newClient(t *testing.T, d droverdriver.Driver, mk func(*drover.Config) (testClient, error)) testClient {
 	t.Helper()
 	if _, err := drover.Migrate(context.Background(), d); err != nil {
 		t.Fatal(err)
@@ -83,7 +98,7 @@ func forEachStore(t *testing.T, fn func(t *testing.T, b *bundle), mutate ...func
 // scope, and the OpenAPI document every exchange is checked against.
 type bundle struct {
 	url    string
-	client storeurl.Client
+	client testClient
 	tokens map[server.Scope]string
 	doc    *openapi3.T
 	router routers.Router
@@ -93,7 +108,7 @@ type bundle struct {
 	srv    *server.Server
 }
 
-func setup(t *testing.T, open func(t *testing.T) (droverdriver.Driver, storeurl.Client), mutate ...func(*server.Config)) *bundle {
+func setup(t *testing.T, open func(t *testing.T) (droverdriver.Driver, testClient), mutate ...func(*server.Config)) *bundle {
 	t.Helper()
 	d, client := open(t)
 	b := &bundle{client: client, tokens: map[server.Scope]string{}, leases: map[int64]string{}}

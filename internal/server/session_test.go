@@ -16,7 +16,6 @@ import (
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/droversqlite"
 	"github.com/droverhq/drover/internal/server"
-	"github.com/droverhq/drover/internal/storeurl"
 	"github.com/droverhq/drover/internal/waitfor"
 )
 
@@ -183,15 +182,15 @@ func TestEveryResponseIsNosniff(t *testing.T) {
 // its disk is under the free-space minimum, as on a full disk) answers
 // reads, and /readyz must say not ready all the same.
 func TestReadinessProbesWrites(t *testing.T) {
-	open := func(minFree int64) func(t *testing.T) (droverdriver.Driver, storeurl.Client) {
-		return func(t *testing.T) (droverdriver.Driver, storeurl.Client) {
+	open := func(minFree int64) func(t *testing.T) (droverdriver.Driver, testClient) {
+		return func(t *testing.T) (droverdriver.Driver, testClient) {
 			d, err := droversqlite.Open(context.Background(), filepath.Join(t.TempDir(), "drover.db"),
 				droversqlite.WithMinFreeBytes(minFree))
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { d.Close() })
-			return d, newClient(t, d, func(cfg *drover.Config) (storeurl.Client, error) { return drover.NewClient(d, cfg) })
+			return d, newClient(t, d, func(cfg *drover.Config) (testClient, error) { return drover.NewClient(d, cfg) })
 		}
 	}
 	var ready struct {

@@ -16,7 +16,6 @@ import (
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/droversqlite"
 	"github.com/droverhq/drover/internal/server"
-	"github.com/droverhq/drover/internal/storeurl"
 )
 
 // TestTracingAcrossHTTP: an enqueue's traceparent header becomes the job's
@@ -25,13 +24,13 @@ import (
 func TestTracingAcrossHTTP(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	b := setup(t, func(t *testing.T) (droverdriver.Driver, storeurl.Client) {
+	b := setup(t, func(t *testing.T) (droverdriver.Driver, testClient) {
 		d, err := droversqlite.Open(context.Background(), filepath.Join(t.TempDir(), "drover.db"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { d.Close() })
-		return d, newClient(t, d, func(cfg *drover.Config) (storeurl.Client, error) {
+		return d, newClient(t, d, func(cfg *drover.Config) (testClient, error) {
 			cfg.TracerProvider = tp
 			return drover.NewClient(d, cfg)
 		})

@@ -229,44 +229,6 @@ func RedactIn(msg, raw string) string {
 	return keywordSecret.ReplaceAllString(msg, "${1}${2}"+redacted)
 }
 
-// Client is what the CLI and the bench use of a drover.Client, whatever
-// its transaction type.
-type Client interface {
-	ID() string
-	Insert(ctx context.Context, args drover.Args, opts *drover.InsertOpts) (*drover.JobRow, error)
-	InsertMany(ctx context.Context, jobs []drover.InsertManyParams) ([]int64, error)
-	Start(ctx context.Context) error
-	Stop(ctx context.Context) error
-	JobGet(ctx context.Context, id int64) (*drover.JobRow, error)
-	JobList(ctx context.Context, p drover.JobListParams) ([]*drover.JobRow, error)
-	JobCancel(ctx context.Context, id int64) (*drover.JobRow, error)
-	JobRetry(ctx context.Context, id int64) (*drover.JobRow, error)
-	JobDiscard(ctx context.Context, id int64) (*drover.JobRow, error)
-	JobCountByState(ctx context.Context, queue string) (map[drover.JobState]int64, error)
-	QueueStats(ctx context.Context) ([]drover.QueueStats, error)
-	LeaseOwners(ctx context.Context) ([]drover.LeaseOwner, error)
-	FinishedStats(ctx context.Context, since, until time.Time) ([]drover.FinishedStats, error)
-	Claim(ctx context.Context, p drover.ClaimParams) ([]*drover.JobRow, error)
-	Finish(ctx context.Context, results []drover.AttemptResult) (*drover.FinishReport, error)
-	ExtendLeases(ctx context.Context, attempts []drover.AttemptRef, lease time.Duration) (*drover.LeaseReport, error)
-	Release(ctx context.Context, attempts []drover.AttemptRef) (*drover.ReleaseReport, error)
-	Stats() drover.Stats
-
-	// Workflows and batches.
-	InsertWorkflow(ctx context.Context, w *drover.Workflow) ([]int64, error)
-	InsertChain(ctx context.Context, jobs []drover.InsertManyParams) ([]int64, error)
-	InsertBatch(ctx context.Context, jobs []drover.InsertManyParams, opts *drover.BatchOpts) (*drover.InsertedBatch, error)
-	BatchGet(ctx context.Context, id int64) (*drover.Batch, error)
-	BatchResults(ctx context.Context, batchID int64, fn func(drover.JobResult) error) error
-	JobResult(ctx context.Context, id int64) (*drover.JobResult, error)
-	JobParentResults(ctx context.Context, id int64) ([]drover.JobResult, error)
-}
-
-var (
-	_ Client = (*drover.Client[pgx.Tx])(nil)
-	_ Client = (*drover.Client[*sql.Tx])(nil)
-)
-
 // Options tune Open.
 type Options struct {
 	Schema string
@@ -295,8 +257,8 @@ type Store struct {
 	// PoolStats reads the connection pool: pgx's pool on PostgreSQL, the
 	// single writer connection (where SQLite's contention is) on SQLite.
 	PoolStats func() PoolStats
-	// NewClient makes a client of the right transaction type.
-	NewClient func(cfg *drover.Config) (Client, error)
+	// newClient makes a client of the store's transaction type (NewClient).
+	newClient func(cfg *drover.Config) (any, error)
 	// DropSchema drops Drover's schema with every job in it: the
 	// PostgreSQL schema, or on SQLite every table with the schema's
 	// prefix. It is for stores a program made for itself (the bench's),
@@ -307,6 +269,26 @@ type Store struct {
 
 // Close releases the store.
 func (s *Store) Close() { s.close() }
+
+// NewClient makes a client on the store, a *drover.Client of the store's
+// transaction type (pgx.Tx or *sql.Tx), and returns it as C: the interface
+// of the calls its caller makes. The CLI, the bench and the server each
+// declare the few methods they use, rather than share one interface that
+// mirrors every method of Client; a C the client does not implement is a
+// programming error, reported here (every caller's tests open both
+// stores).
+func NewClient[C any](s *Store, cfg *drover.Config) (C, error) {
+	var zero C
+	c, err := s.newClient(cfg)
+	if err != nil {
+		return zero, err
+	}
+	typed, ok := c.(C)
+	if !ok {
+		return zero, fmt.Errorf("storeurl: %T does not implement %T", c, (*C)(nil))
+	}
+	return typed, nil
+}
 
 // Open connects to the store a Target names and checks that it answers.
 func Open(ctx context.Context, t Target, opts Options) (*Store, error) {
@@ -348,7 +330,7 @@ func Open(ctx context.Context, t Target, opts Options) (*Store, error) {
 				return PoolStats{Open: int(st.TotalConns()), InUse: int(st.AcquiredConns()), Idle: int(st.IdleConns()),
 					Max: int(st.MaxConns()), WaitCount: st.EmptyAcquireCount(), WaitDuration: st.EmptyAcquireWaitTime()}
 			},
-			NewClient: func(cfg *drover.Config) (Client, error) { return drover.NewClient(d, cfg) },
+			newClient: func(cfg *drover.Config) (any, error) { return drover.NewClient(d, cfg) },
 			DropSchema: func(ctx context.Context) error {
 				_, err := pool.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{opts.Schema}.Sanitize()+" CASCADE")
 				return err
@@ -372,7 +354,7 @@ func Open(ctx context.Context, t Target, opts Options) (*Store, error) {
 				return PoolStats{Open: st.OpenConnections, InUse: st.InUse, Idle: st.Idle, Max: st.MaxOpenConnections,
 					WaitCount: st.WaitCount, WaitDuration: st.WaitDuration}
 			},
-			NewClient:  func(cfg *drover.Config) (Client, error) { return drover.NewClient(d, cfg) },
+			newClient:  func(cfg *drover.Config) (any, error) { return drover.NewClient(d, cfg) },
 			DropSchema: func(ctx context.Context) error { return dropSQLitePrefix(ctx, d.DB(), opts.Schema+"_") }}
 	default:
 		return nil, fmt.Errorf("unknown store kind %q", t.Kind)
