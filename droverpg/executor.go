@@ -72,7 +72,7 @@ func (e *executor) insert(ctx context.Context, jobs []droverdriver.InsertParams,
 		jobInsertMany.queue(b, e.q, columnsOf(chunk))
 	}
 	if stored != nil {
-		b.Queue(e.q["JobInserted"], pgx.Identifier{e.schema, "jobs"}.Sanitize())
+		jobInserted.queue(b, e.q, pgx.Identifier{e.schema, "jobs"}.Sanitize())
 	}
 	// In a caller's transaction the notification is part of it; otherwise
 	// the waker sends it once the batch has committed (waker.go).

@@ -308,8 +308,10 @@ var (
 		args: func(p *rescueParams) []any { return []any{p.Now, p.Limit} }})
 	jobPrune = def(stmt[pruneParams]{name: "JobPrune", cols: 1,
 		args: func(p *pruneParams) []any { return []any{p.Completed, p.Cancelled, p.Discarded, p.Limit, p.Latest} }})
-	jobGet  = def(stmt[int64]{name: "JobGet", cols: 22, args: oneArg[int64]})
-	jobList = def(stmt[listParams]{name: "JobList", cols: 22,
+	jobGet = def(stmt[int64]{name: "JobGet", cols: 22, args: oneArg[int64]})
+	// jobInserted's parameter is the quoted name of the jobs table.
+	jobInserted = def(stmt[string]{name: "JobInserted", cols: 22, args: oneArg[string]})
+	jobList     = def(stmt[listParams]{name: "JobList", cols: 22,
 		args: func(p *listParams) []any { return []any{p.Queue, p.Kind, p.AfterID, p.States, p.Now, p.Limit} }})
 	jobCancel = def(stmt[jobAt]{name: "JobCancel", cols: 2,
 		args: func(p *jobAt) []any { return []any{p.ID, p.Now} }})
