@@ -381,8 +381,8 @@ export interface components {
         LeaseToken: string;
         EnqueueJob: {
             kind: string;
-            /** @description Any JSON, at most 1 MiB, at most 64 levels deep. */
-            args: unknown;
+            /** @description The job's arguments: a JSON object (anything else is refused with 400), at most 1 MiB, at most 64 levels deep. */
+            args: Record<string, never>;
             /** @default default */
             queue: string;
             /**
@@ -392,13 +392,13 @@ export interface components {
             priority: number;
             /**
              * Format: date-time
-             * @description Schedule the job; absent or past means now. Years 1970 to 9999.
+             * @description Schedule the job; absent or past means now. An RFC 3339 time with a zone (2026-05-01T09:30:00Z); anything else is refused with 400 naming the field. Years 1970 to 9999.
              */
             run_at?: string;
             /** @description 0 or absent: the server's default (25). */
             max_attempts?: number;
             tags?: string[];
-            /** @description Free-form JSON object, at most 64 KiB. */
+            /** @description Free-form JSON object (anything else is refused with 400), at most 64 KiB. */
             metadata?: Record<string, never>;
             /** Format: int64 */
             timeout_ms?: number;
@@ -460,7 +460,7 @@ export interface components {
             trace?: string;
             /**
              * Format: date-time
-             * @description When a failed job runs again (default: the server's backoff), or when a snoozed one does.
+             * @description When a failed job runs again (default: the server's backoff), or when a snoozed one does: an RFC 3339 time with a zone.
              */
             retry_at?: string;
             /**
