@@ -47,6 +47,12 @@ const (
 	// a workflow bit, but it rides on the same column so that the claim
 	// already returns it and plain jobs pay nothing.
 	FlowUnique = 8
+	// FlowHasParents marks a job inserted to wait for other jobs (stored
+	// ones or earlier jobs of its workflow): it has rows in job_deps as a
+	// child, so a claim knows which jobs to read parents' results for
+	// without a statement for the jobs that have none. It changes nothing
+	// when the job ends. 16 is left to FlowKeyed (migration 010).
+	FlowHasParents = 32
 	// FlowEnd are the bits whose jobs take the finish's side path; the
 	// plain finish statement turns such jobs away (the literal 11 in the
 	// stores' JobFinish) unless the caller says it handles them.
@@ -77,6 +83,18 @@ type FlowExecutor interface {
 
 	// JobParentResults returns JobResults for the parents of a job.
 	JobParentResults(ctx context.Context, childID int64) ([]ResultRow, error)
+
+	// JobsParentResults returns the parents of each of childIDs with their
+	// results, ordered by child and parent ID, in one statement: what the
+	// HTTP claim hands a remote worker with the jobs that depend on others
+	// (those with FlowHasParents).
+	JobsParentResults(ctx context.Context, childIDs []int64) ([]ParentResultRow, error)
+}
+
+// ParentResultRow is one parent of ChildID with its state and result.
+type ParentResultRow struct {
+	ChildID int64
+	ResultRow
 }
 
 // FlowJob is one job of JobInsertFlow with its dependencies.
@@ -223,6 +241,9 @@ func PlanFlowInsert(p FlowInsertParams, live map[int64]bool, ended map[int64]Sta
 				plan.WaitingOn[i]++
 				plan.Flow[k] |= FlowHasDependants
 			}
+		}
+		if len(plan.Parents[i]) > 0 || len(after) > 0 {
+			plan.Flow[i] |= FlowHasParents
 		}
 		plan.States[i] = StateAvailable
 		if plan.WaitingOn[i] > 0 {

@@ -490,7 +490,7 @@ type stmtKey struct {
 // on the writer.
 var readQueries = []string{"JobGet", "JobList", "JobCountByState", "QueueStats", "FinishedStats", "LeaseOwners", "QueueLimitGet",
 	// Workflows and batches (flow.go).
-	"BatchGet", "BatchResults", "JobResults", "JobParentResults",
+	"BatchGet", "BatchResults", "JobResults", "JobParentResults", "JobsParentResults",
 	// Periodic jobs (periodic.go).
 	"PeriodicTicks"}
 

@@ -468,7 +468,11 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request) error {
 		}
 		s.claimed(p, jobs, time.Since(start))
 		if len(jobs) > 0 || wait == 0 {
-			writeJSON(w, http.StatusOK, map[string]any{"jobs": jobjson.FromAll(jobs)})
+			out, err := s.claimedJSON(ctx, jobs)
+			if err != nil {
+				return err
+			}
+			writeJSON(w, http.StatusOK, map[string]any{"jobs": out})
 			return nil
 		}
 		select {

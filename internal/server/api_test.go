@@ -33,10 +33,12 @@ func TestEveryOperationAnswersWithItsScopes(t *testing.T) {
 		bodies := map[string]any{
 			"enqueue":     map[string]any{"jobs": []any{map[string]any{"kind": "k", "args": map[string]any{"n": 1}}}},
 			"insertBatch": map[string]any{"jobs": []any{map[string]any{"kind": "k", "args": map[string]any{"n": 1}}}},
-			"claim":       map[string]any{"queue": "default", "worker": "w"},
-			"finish":      map[string]any{"results": []any{map[string]any{"id": 1, "attempt": 1, "lease_token": b.lease(1), "outcome": "completed"}}},
-			"heartbeat":   map[string]any{"attempts": []any{map[string]any{"id": 1, "attempt": 1, "lease_token": b.lease(1)}}},
-			"release":     map[string]any{"attempts": []any{map[string]any{"id": 1, "attempt": 1, "lease_token": b.lease(1)}}},
+			"insertWorkflow": map[string]any{"steps": []any{map[string]any{"ref": "a", "kind": "k", "args": map[string]any{}},
+				map[string]any{"kind": "k", "args": map[string]any{}, "after": []string{"a"}}}},
+			"claim":     map[string]any{"queue": "default", "worker": "w"},
+			"finish":    map[string]any{"results": []any{map[string]any{"id": 1, "attempt": 1, "lease_token": b.lease(1), "outcome": "completed"}}},
+			"heartbeat": map[string]any{"attempts": []any{map[string]any{"id": 1, "attempt": 1, "lease_token": b.lease(1)}}},
+			"release":   map[string]any{"attempts": []any{map[string]any{"id": 1, "attempt": 1, "lease_token": b.lease(1)}}},
 		}
 		n := 0
 		for path, item := range b.doc.Paths.Map() {

@@ -338,6 +338,7 @@ func (s *Server) routes() {
 		"GET /v1/jobs/{id}":            {reader, s.getJob},
 		"GET /v1/jobs/{id}/result":     {reader, s.jobResult},
 		"POST /v1/batches":             {[]Scope{ScopeEnqueue}, s.insertBatch},
+		"POST /v1/workflows":           {[]Scope{ScopeEnqueue}, s.insertWorkflow},
 		"GET /v1/batches/{id}":         {reader, s.getBatch},
 		"GET /v1/batches/{id}/results": {reader, s.batchResults},
 		"POST /v1/jobs/{id}/cancel":    {admin, s.cancelJob},
