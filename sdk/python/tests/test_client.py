@@ -177,3 +177,9 @@ def test_workflow_is_all_or_none(client: drover.Client, queue: str) -> None:
     with pytest.raises(drover.ValidationError, match="not a kind"):
         client.insert_workflow(wf)
     assert states(client, queue) == {}
+
+
+def test_args_that_are_not_an_object_are_refused_by_name(client: drover.Client, queue: str) -> None:
+    with pytest.raises(drover.ValidationError, match=r"jobs\[1\]\.args: must be a JSON object, got an array"):
+        client.insert_many([drover.JobSpec("k", {}, queue=queue), drover.JobSpec("k", [1, 2], queue=queue)])
+    assert states(client, queue) == {}
