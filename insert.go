@@ -232,6 +232,13 @@ func (c *Client[TTx]) buildInsert(args Args, opts *InsertOpts) (droverdriver.Ins
 	} else if len(encoded) > MaxArgsBytes {
 		return p, invalidf("args: %d bytes is over the limit of %d", len(encoded), MaxArgsBytes)
 	}
+	// Args are an object, as metadata is: workers in every language decode
+	// them into a record of named fields (a Go struct, a Python dataclass),
+	// and the HTTP API and the CLI refuse anything else for the same reason.
+	// json.Marshal writes no leading space.
+	if len(encoded) == 0 || encoded[0] != '{' {
+		return p, invalidf("args: must be a JSON object")
+	}
 	// Typed args are checked too: json.Marshal writes a string's NUL as
 	// \u0000, and a json.RawMessage field passes its bytes through.
 	if err := checkJSONText("args", encoded); err != nil {

@@ -105,6 +105,10 @@ type JobRow struct {
 	// without it, no result or lease extension is accepted. JobGet and
 	// JobList never return it.
 	LeaseToken LeaseToken
+	// HasParents reports that the job was inserted to wait for other jobs
+	// (InsertOpts.DependsOn, or a step of a Workflow after other steps),
+	// whose results ParentResults and Client.JobParentResults read.
+	HasParents bool
 }
 
 // LeaseToken is the unguessable secret a claim issues with the jobs it
@@ -165,6 +169,7 @@ func jobRowFromDriver(r *droverdriver.JobRow) *JobRow {
 		Key:             r.Key,
 		ErrorCount:      r.ErrorCount,
 		LeaseToken:      r.LeaseToken,
+		HasParents:      r.Flow&droverdriver.FlowHasParents != 0,
 	}
 	if len(r.Errors) > 0 {
 		// A row whose errors do not decode still shows everything else;

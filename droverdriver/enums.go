@@ -96,6 +96,12 @@ const (
 	// a workflow bit, but it rides on the same column so that the claim
 	// already returns it and plain jobs pay nothing.
 	FlowUnique = 8
+	// FlowHasParents marks a job inserted to wait for other jobs (stored
+	// ones or earlier jobs of its workflow): it has rows in job_deps as a
+	// child, so a claim knows which jobs to read parents' results for
+	// without a statement for the jobs that have none. It changes nothing
+	// when the job ends. 16 is left to FlowKeyed (migration 010).
+	FlowHasParents = 32
 	// FlowEnd are the bits whose jobs take the finish's side path; the
 	// plain finish statement turns such jobs away ("flow & 11 /*FlowEnd*/"
 	// in the stores' JobFinish) unless the caller says it handles them.
@@ -139,6 +145,7 @@ var SQLConstants = map[string]int{
 	"FlowReleaseOnParentFailure": FlowReleaseOnParentFailure,
 	"FlowSettle":                 FlowSettle,
 	"FlowUnique":                 FlowUnique,
+	"FlowHasParents":             FlowHasParents,
 	"FlowEnd":                    FlowEnd,
 
 	"FinalCompleted": FinalCompleted,

@@ -52,6 +52,18 @@ type FlowExecutor interface {
 
 	// JobParentResults returns JobResults for the parents of a job.
 	JobParentResults(ctx context.Context, childID int64) ([]ResultRow, error)
+
+	// JobsParentResults returns the parents of each of childIDs with their
+	// results, ordered by child and parent ID, in one statement: what the
+	// HTTP claim hands a remote worker with the jobs that depend on others
+	// (those with FlowHasParents).
+	JobsParentResults(ctx context.Context, childIDs []int64) ([]ParentResultRow, error)
+}
+
+// ParentResultRow is one parent of ChildID with its state and result.
+type ParentResultRow struct {
+	ChildID int64
+	ResultRow
 }
 
 // FlowJob is one job of JobInsertFlow with its dependencies.
@@ -198,6 +210,9 @@ func PlanFlowInsert(p FlowInsertParams, live map[int64]bool, ended map[int64]Sta
 				plan.WaitingOn[i]++
 				plan.Flow[k] |= FlowHasDependants
 			}
+		}
+		if len(plan.Parents[i]) > 0 || len(after) > 0 {
+			plan.Flow[i] |= FlowHasParents
 		}
 		plan.States[i] = StateAvailable
 		if plan.WaitingOn[i] > 0 {

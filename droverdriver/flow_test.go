@@ -24,7 +24,7 @@ func TestPlanFlowInsert(t *testing.T) {
 			p:    FlowInsertParams{Jobs: []FlowJob{job(nil, nil, false), job([]int{0}, nil, false), job([]int{1, 1}, nil, false)}},
 			want: FlowInsertPlan{
 				States:    []State{StateAvailable, StatePending, StatePending},
-				Flow:      []int{FlowHasDependants, FlowHasDependants, 0},
+				Flow:      []int{FlowHasDependants, FlowHasDependants | FlowHasParents, FlowHasParents},
 				WaitingOn: []int{0, 1, 1},
 				Parents:   [][]int64{nil, nil, nil},
 			},
@@ -33,7 +33,7 @@ func TestPlanFlowInsert(t *testing.T) {
 			name: "stored parents: live ones wait, completed ones are met, duplicates count once",
 			p:    FlowInsertParams{Jobs: []FlowJob{job(nil, []int64{10, 20, 10, 11}, false)}},
 			want: FlowInsertPlan{
-				States: []State{StatePending}, Flow: []int{0}, WaitingOn: []int{2},
+				States: []State{StatePending}, Flow: []int{FlowHasParents}, WaitingOn: []int{2},
 				Parents: [][]int64{{10, 20, 11}},
 			},
 		},
@@ -41,7 +41,7 @@ func TestPlanFlowInsert(t *testing.T) {
 			name: "released on failure: a failed parent is met",
 			p:    FlowInsertParams{Jobs: []FlowJob{job(nil, []int64{21, 22}, true)}},
 			want: FlowInsertPlan{
-				States: []State{StateAvailable}, Flow: []int{FlowReleaseOnParentFailure}, WaitingOn: []int{0},
+				States: []State{StateAvailable}, Flow: []int{FlowReleaseOnParentFailure | FlowHasParents}, WaitingOn: []int{0},
 				Parents: [][]int64{{21, 22}},
 			},
 		},
@@ -50,7 +50,7 @@ func TestPlanFlowInsert(t *testing.T) {
 			p:    FlowInsertParams{Batch: true, Jobs: []FlowJob{job(nil, nil, false), job([]int{0}, nil, false)}},
 			want: FlowInsertPlan{
 				States:    []State{StateAvailable, StatePending},
-				Flow:      []int{FlowBatchMember | FlowHasDependants, FlowBatchMember},
+				Flow:      []int{FlowBatchMember | FlowHasDependants, FlowBatchMember | FlowHasParents},
 				WaitingOn: []int{0, 1},
 				Parents:   [][]int64{nil, nil},
 			},

@@ -266,6 +266,26 @@ func (e *executor) JobParentResults(ctx context.Context, childID int64) ([]drove
 	return e.results(ctx, "parent results", jobParentResults.bind(childID))
 }
 
+func (e *executor) JobsParentResults(ctx context.Context, childIDs []int64) ([]droverdriver.ParentResultRow, error) {
+	rows, err := jobsParentResults.query(ctx, e.db, e.q, childIDs)
+	if err != nil {
+		return nil, e.wrap("parent results", err)
+	}
+	var out []droverdriver.ParentResultRow
+	var r droverdriver.ParentResultRow
+	var state string
+	_, err = pgx.ForEachRow(rows, []any{&r.ChildID, &r.ID, &state, &r.Kind, &r.Result}, func() error {
+		r.State = droverdriver.State(state)
+		out = append(out, r)
+		r.Result = nil
+		return nil
+	})
+	if err != nil {
+		return nil, e.wrap("parent results", err)
+	}
+	return out, nil
+}
+
 // results runs a statement returning (id, state, kind, result) rows.
 func (e *executor) results(ctx context.Context, op string, s bound) ([]droverdriver.ResultRow, error) {
 	rows, err := s.query(ctx, e.db, e.q)

@@ -1035,6 +1035,17 @@ FROM {schema}job_deps e JOIN {schema}jobs j ON j.id = e.parent_id
 WHERE e.child_id = $1
 ORDER BY 1;
 
+-- name: JobsParentResults
+-- The parents of many jobs at once, for the claims of remote workers.
+SELECT e.child_id, f.id, f.state, f.kind, f.result
+FROM {schema}job_deps e JOIN {schema}finished_jobs f ON f.id = e.parent_id
+WHERE e.child_id = ANY($1::bigint[])
+UNION ALL
+SELECT e.child_id, j.id, j.state, j.kind, NULL
+FROM {schema}job_deps e JOIN {schema}jobs j ON j.id = e.parent_id
+WHERE e.child_id = ANY($1::bigint[])
+ORDER BY 1, 2;
+
 -- Periodic jobs (periodic.go).
 
 -- name: PeriodicTicks

@@ -351,8 +351,9 @@ var (
 	batchGet     = def(stmt[int64]{name: "BatchGet", cols: 10, args: oneArg[int64]})
 	batchResults = def(stmt[batchResultsParams]{name: "BatchResults", cols: 4,
 		args: func(p *batchResultsParams) []any { return []any{p.BatchID, p.AfterID, p.Limit} }})
-	jobResults       = def(stmt[[]int64]{name: "JobResults", cols: 4, args: oneArg[[]int64]})
-	jobParentResults = def(stmt[int64]{name: "JobParentResults", cols: 4, args: oneArg[int64]})
+	jobResults        = def(stmt[[]int64]{name: "JobResults", cols: 4, args: oneArg[[]int64]})
+	jobParentResults  = def(stmt[int64]{name: "JobParentResults", cols: 4, args: oneArg[int64]})
+	jobsParentResults = def(stmt[[]int64]{name: "JobsParentResults", cols: 5, args: oneArg[[]int64]})
 
 	// Periodic jobs (periodic.go).
 	periodicTicks       = def(stmt[[]string]{name: "PeriodicTicks", cols: 2, args: oneArg[[]string]})

@@ -491,7 +491,7 @@ type stmtKey struct {
 // on the writer.
 var readQueries = []string{jobGet.name, jobList.name, jobCountByState.name, queueStats.name, finishedStats.name, leaseOwners.name, queueLimitGet.name,
 	// Workflows and batches (flow.go).
-	batchGet.name, batchResults.name, jobResults.name, jobParentResults.name,
+	batchGet.name, batchResults.name, jobResults.name, jobParentResults.name, jobsParentResults.name,
 	// Periodic jobs (periodic.go).
 	periodicTicks.name}
 

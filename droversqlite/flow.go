@@ -378,6 +378,26 @@ func (e *executor) JobParentResults(ctx context.Context, childID int64) ([]drove
 	return e.results(ctx, "parent results", jobParentResults.bind(childID))
 }
 
+func (e *executor) JobsParentResults(ctx context.Context, childIDs []int64) ([]droverdriver.ParentResultRow, error) {
+	var out []droverdriver.ParentResultRow
+	err := jobsParentResults.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
+		var r droverdriver.ParentResultRow
+		var state string
+		var result any
+		if err := rows.Scan(&r.ChildID, &r.ID, &state, &r.Kind, &result); err != nil {
+			return err
+		}
+		r.State = droverdriver.State(state)
+		r.Result = asBytes(result)
+		out = append(out, r)
+		return nil
+	}, string(appendIDs(nil, childIDs)))
+	if err != nil {
+		return nil, e.wrap("parent results", err)
+	}
+	return out, nil
+}
+
 // results runs a statement returning (id, state, kind, result) rows.
 func (e *executor) results(ctx context.Context, op string, s bound) ([]droverdriver.ResultRow, error) {
 	var out []droverdriver.ResultRow

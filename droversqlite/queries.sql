@@ -810,6 +810,18 @@ FROM {schema}job_deps e JOIN {schema}jobs j ON j.id = e.parent_id
 WHERE e.child_id = ?1
 ORDER BY 1;
 
+-- name: JobsParentResults
+-- ?1 JSON array of child IDs: the parents of many jobs at once, for the
+-- claims of remote workers.
+SELECT e.child_id, f.id, f.state, f.kind, f.result
+FROM {schema}job_deps e JOIN {schema}finished_jobs f ON f.id = e.parent_id
+WHERE e.child_id IN (SELECT value FROM json_each(?1))
+UNION ALL
+SELECT e.child_id, j.id, j.state, j.kind, NULL
+FROM {schema}job_deps e JOIN {schema}jobs j ON j.id = e.parent_id
+WHERE e.child_id IN (SELECT value FROM json_each(?1))
+ORDER BY 1, 2;
+
 -- Periodic jobs (periodic.go).
 
 -- name: PeriodicTicks

@@ -127,6 +127,9 @@ func (f *enqueueFlags) params(kind, args string, now time.Time) ([]drover.Insert
 	if err := drover.ValidateJSON("args", []byte(args), drover.MaxArgsBytes); err != nil {
 		return nil, err
 	}
+	if !strings.HasPrefix(strings.TrimSpace(args), "{") {
+		return nil, usagef("args: must be a JSON object")
+	}
 	if err := drover.ValidateQueue(f.queue); err != nil {
 		return nil, fmt.Errorf("--queue: %w", err)
 	}
@@ -144,6 +147,9 @@ func (f *enqueueFlags) params(kind, args string, now time.Time) ([]drover.Insert
 	if f.callbackKind != "" {
 		if err := drover.ValidateJSON("--callback-args", []byte(f.callbackArgs), drover.MaxArgsBytes); err != nil {
 			return nil, err
+		}
+		if !strings.HasPrefix(strings.TrimSpace(f.callbackArgs), "{") {
+			return nil, usagef("--callback-args: must be a JSON object")
 		}
 	}
 	if f.count < 1 || f.count > maxCount {

@@ -79,7 +79,7 @@ type enqueueJob struct {
 	Args        json.RawMessage `json:"args"`
 	Queue       string          `json:"queue"`
 	Priority    int             `json:"priority"`
-	RunAt       *time.Time      `json:"run_at"`
+	RunAt       *jsonTime       `json:"run_at"`
 	MaxAttempts int             `json:"max_attempts"`
 	Tags        []string        `json:"tags"`
 	Metadata    json.RawMessage `json:"metadata"`
@@ -123,6 +123,17 @@ func (j enqueueJob) params() (drover.InsertManyParams, error) {
 	if len(j.Args) == 0 {
 		return drover.InsertManyParams{}, errors.New("args: required (use {} for none)")
 	}
+	// The store refuses these too (Client.Insert takes only objects as
+	// args and metadata); checked here first so that the error names the
+	// field of the request.
+	if k := jsonKind(j.Args); k != "an object" {
+		return drover.InsertManyParams{}, fmt.Errorf("args: must be a JSON object, got %s", k)
+	}
+	if len(j.Metadata) > 0 {
+		if k := jsonKind(j.Metadata); k != "an object" {
+			return drover.InsertManyParams{}, fmt.Errorf("metadata: must be a JSON object, got %s", k)
+		}
+	}
 	if j.TimeoutMS < 0 || j.TimeoutMS > math.MaxInt64/int64(time.Millisecond) {
 		return drover.InsertManyParams{}, fmt.Errorf("timeout_ms %d: must be between 0 and %d", j.TimeoutMS,
 			math.MaxInt64/int64(time.Millisecond))
@@ -133,7 +144,7 @@ func (j enqueueJob) params() (drover.InsertManyParams, error) {
 		UniqueByQueue: j.UniqueByQueue,
 		KeyRate:       j.KeyRate, KeyRatePeriod: millis(j.KeyRatePeriodMS)}
 	if j.RunAt != nil {
-		opts.RunAt = *j.RunAt
+		opts.RunAt = j.RunAt.Time
 	}
 	return drover.InsertManyParams{Args: drover.RawArgs{KindName: j.Kind, JSON: j.Args}, Opts: opts}, nil
 }
@@ -458,7 +469,11 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request) error {
 		}
 		s.claimed(p, jobs, time.Since(start))
 		if len(jobs) > 0 || wait == 0 {
-			writeJSON(w, http.StatusOK, map[string]any{"jobs": jobjson.FromAll(jobs)})
+			out, err := s.claimedJSON(ctx, jobs)
+			if err != nil {
+				return err
+			}
+			writeJSON(w, http.StatusOK, map[string]any{"jobs": out})
 			return nil
 		}
 		select {
@@ -488,10 +503,10 @@ func (s *Server) finish(w http.ResponseWriter, r *http.Request) error {
 			LeaseToken drover.LeaseToken     `json:"lease_token"`
 			Outcome    drover.AttemptOutcome `json:"outcome"`
 			// MaxAttempts is accepted and ignored (AttemptResult.MaxAttempts).
-			MaxAttempts int        `json:"max_attempts"`
-			Error       string     `json:"error"`
-			Trace       string     `json:"trace"`
-			RetryAt     *time.Time `json:"retry_at"`
+			MaxAttempts int       `json:"max_attempts"`
+			Error       string    `json:"error"`
+			Trace       string    `json:"trace"`
+			RetryAt     *jsonTime `json:"retry_at"`
 			// SnoozeMS is a snoozed attempt's delay, from now, as an
 			// alternative to retry_at.
 			SnoozeMS *int64          `json:"snooze_ms"`
@@ -510,7 +525,7 @@ func (s *Server) finish(w http.ResponseWriter, r *http.Request) error {
 		results[i] = drover.AttemptResult{ID: x.ID, Attempt: x.Attempt, LeaseToken: x.LeaseToken,
 			Outcome: x.Outcome, Error: x.Error, Trace: x.Trace, Result: x.Result}
 		if x.RetryAt != nil {
-			results[i].RetryAt = *x.RetryAt
+			results[i].RetryAt = x.RetryAt.Time
 		}
 		if x.SnoozeMS != nil {
 			if x.Outcome != drover.AttemptSnoozed || x.RetryAt != nil {

@@ -29,14 +29,16 @@ func TestEveryOperationAnswersWithItsScopes(t *testing.T) {
 	forEachStore(t, func(t *testing.T, b *bundle) {
 		b.enqueue(t, map[string]any{"kind": "k", "args": map[string]any{}})
 		// Batch 1, for the batch paths walked with id 1.
-		b.must(t, http.StatusCreated, server.ScopeEnqueue, "POST", "/v1/batches", map[string]any{"jobs": []any{map[string]any{"kind": "k", "args": 1}}})
+		b.must(t, http.StatusCreated, server.ScopeEnqueue, "POST", "/v1/batches", map[string]any{"jobs": []any{map[string]any{"kind": "k", "args": map[string]any{"n": 1}}}})
 		bodies := map[string]any{
-			"enqueue":     map[string]any{"jobs": []any{map[string]any{"kind": "k", "args": 1}}},
-			"insertBatch": map[string]any{"jobs": []any{map[string]any{"kind": "k", "args": 1}}},
-			"claim":       map[string]any{"queue": "default", "worker": "w"},
-			"finish":      map[string]any{"results": []any{map[string]any{"id": 1, "attempt": 1, "lease_token": b.lease(1), "outcome": "completed"}}},
-			"heartbeat":   map[string]any{"attempts": []any{map[string]any{"id": 1, "attempt": 1, "lease_token": b.lease(1)}}},
-			"release":     map[string]any{"attempts": []any{map[string]any{"id": 1, "attempt": 1, "lease_token": b.lease(1)}}},
+			"enqueue":     map[string]any{"jobs": []any{map[string]any{"kind": "k", "args": map[string]any{"n": 1}}}},
+			"insertBatch": map[string]any{"jobs": []any{map[string]any{"kind": "k", "args": map[string]any{"n": 1}}}},
+			"insertWorkflow": map[string]any{"steps": []any{map[string]any{"ref": "a", "kind": "k", "args": map[string]any{}},
+				map[string]any{"kind": "k", "args": map[string]any{}, "after": []string{"a"}}}},
+			"claim":     map[string]any{"queue": "default", "worker": "w"},
+			"finish":    map[string]any{"results": []any{map[string]any{"id": 1, "attempt": 1, "lease_token": b.lease(1), "outcome": "completed"}}},
+			"heartbeat": map[string]any{"attempts": []any{map[string]any{"id": 1, "attempt": 1, "lease_token": b.lease(1)}}},
+			"release":   map[string]any{"attempts": []any{map[string]any{"id": 1, "attempt": 1, "lease_token": b.lease(1)}}},
 		}
 		n := 0
 		for path, item := range b.doc.Paths.Map() {
@@ -149,7 +151,7 @@ func TestWithoutTokenOnlyPublicPathsAnswer(t *testing.T) {
 			}
 		}
 		before := b.counts(t)
-		r := b.call(t, "", "POST", "/v1/jobs", map[string]any{"jobs": []any{map[string]any{"kind": "k", "args": 1}}}, true)
+		r := b.call(t, "", "POST", "/v1/jobs", map[string]any{"jobs": []any{map[string]any{"kind": "k", "args": map[string]any{"n": 1}}}}, true)
 		if r.status != http.StatusUnauthorized || !strings.Contains(r.errorMessage(t), "bearer token") {
 			t.Fatalf("enqueue without a token = %d %s", r.status, r.body)
 		}
@@ -168,7 +170,7 @@ func TestEnqueueInspectCancelRetry(t *testing.T) {
 		ids := b.enqueue(t,
 			map[string]any{"kind": "email", "args": map[string]any{"to": "ada"}, "tags": []string{"a", "b"},
 				"metadata": map[string]any{"team": "x"}, "priority": 3, "max_attempts": 4},
-			map[string]any{"kind": "report", "args": []int{1, 2}, "queue": "reports", "run_at": runAt},
+			map[string]any{"kind": "report", "args": map[string]any{"pages": []int{1, 2}}, "queue": "reports", "run_at": runAt},
 		)
 		row := b.stored(t, ids[0])
 		if row.Kind != "email" || string(row.EncodedArgs) != `{"to": "ada"}` && string(row.EncodedArgs) != `{"to":"ada"}` ||
@@ -235,11 +237,11 @@ func TestEnqueueInspectCancelRetry(t *testing.T) {
 func TestRemoteWorkerLifecycle(t *testing.T) {
 	forEachStore(t, func(t *testing.T, b *bundle) {
 		ids := b.enqueue(t,
-			map[string]any{"kind": "k", "args": 1},
-			map[string]any{"kind": "k", "args": 2, "max_attempts": 3},
-			map[string]any{"kind": "k", "args": 3, "max_attempts": 1},
-			map[string]any{"kind": "k", "args": 4},
-			map[string]any{"kind": "k", "args": 5, "queue": "other"},
+			map[string]any{"kind": "k", "args": map[string]any{"n": 1}},
+			map[string]any{"kind": "k", "args": map[string]any{"n": 2}, "max_attempts": 3},
+			map[string]any{"kind": "k", "args": map[string]any{"n": 3}, "max_attempts": 1},
+			map[string]any{"kind": "k", "args": map[string]any{"n": 4}},
+			map[string]any{"kind": "k", "args": map[string]any{"n": 5}, "queue": "other"},
 		)
 		jobs := b.claim(t, map[string]any{"queue": "default", "worker": "py-7", "max": 10, "lease_ms": 60000})
 		if len(jobs) != 4 {
@@ -302,7 +304,7 @@ func TestRemoteWorkerLifecycle(t *testing.T) {
 // the dead worker's late result is rejected and changes nothing.
 func TestWorkerDeathLosesNoJob(t *testing.T) {
 	forEachStore(t, func(t *testing.T, b *bundle) {
-		id := b.enqueue(t, map[string]any{"kind": "k", "args": 1})[0]
+		id := b.enqueue(t, map[string]any{"kind": "k", "args": map[string]any{"n": 1}})[0]
 		if jobs := b.claim(t, map[string]any{"queue": "default", "worker": "dies", "lease_ms": 1000}); len(jobs) != 1 {
 			t.Fatalf("claimed %d", len(jobs))
 		}
@@ -353,7 +355,7 @@ func TestLongPollReturnsJobsThatArrive(t *testing.T) {
 			jobs = b.claim(t, map[string]any{"queue": "slow", "worker": "w", "wait_ms": 5000})
 		}()
 		time.Sleep(100 * time.Millisecond) // let the claim start waiting; the test holds either way
-		id := b.enqueue(t, map[string]any{"kind": "k", "args": 1, "queue": "slow"})[0]
+		id := b.enqueue(t, map[string]any{"kind": "k", "args": map[string]any{"n": 1}, "queue": "slow"})[0]
 		wg.Wait()
 		if len(jobs) != 1 || jobs[0].ID != id {
 			t.Fatalf("long poll returned %+v, want job %d", jobs, id)
@@ -369,12 +371,12 @@ func TestLongPollReturnsJobsThatArrive(t *testing.T) {
 // gets a 4xx JSON error naming the problem, and the store is unchanged.
 func TestBadInput(t *testing.T) {
 	forEachStore(t, func(t *testing.T, b *bundle) {
-		id := b.enqueue(t, map[string]any{"kind": "k", "args": 1})[0]
+		id := b.enqueue(t, map[string]any{"kind": "k", "args": map[string]any{"n": 1}})[0]
 		b.claim(t, map[string]any{"queue": "default", "worker": "w"})
 		big := strings.Repeat("x", 70<<10)
 		many := make([]any, 101)
 		for i := range many {
-			many[i] = map[string]any{"kind": "k", "args": i}
+			many[i] = map[string]any{"kind": "k", "args": map[string]any{"n": i}}
 		}
 		cases := []struct {
 			name         string
@@ -387,16 +389,26 @@ func TestBadInput(t *testing.T) {
 			{"not json", server.ScopeEnqueue, "POST", "/v1/jobs", `{"jobs": [`, 400, "JSON ends early"},
 			{"syntax", server.ScopeEnqueue, "POST", "/v1/jobs", `{"jobs": [}`, 400, "invalid JSON at offset"},
 			{"empty body", server.ScopeEnqueue, "POST", "/v1/jobs", ``, 400, "empty"},
-			{"trailing data", server.ScopeEnqueue, "POST", "/v1/jobs", `{"jobs":[{"kind":"k","args":1}]} {}`, 400, "after the JSON object"},
-			{"unknown field", server.ScopeEnqueue, "POST", "/v1/jobs", `{"jobs":[{"kind":"k","args":1,"queu":"x"}]}`, 400, `unknown field "queu"`},
-			{"wrong type", server.ScopeEnqueue, "POST", "/v1/jobs", `{"jobs":[{"kind":"k","args":1,"priority":"high"}]}`, 400, "priority"},
+			{"trailing data", server.ScopeEnqueue, "POST", "/v1/jobs", `{"jobs":[{"kind":"k","args":{"n":1}}]} {}`, 400, "after the JSON object"},
+			{"unknown field", server.ScopeEnqueue, "POST", "/v1/jobs", `{"jobs":[{"kind":"k","args":{"n":1},"queu":"x"}]}`, 400, `unknown field "queu"`},
+			{"wrong type", server.ScopeEnqueue, "POST", "/v1/jobs", `{"jobs":[{"kind":"k","args":{"n":1},"priority":"high"}]}`, 400, "priority"},
 			{"no jobs", server.ScopeEnqueue, "POST", "/v1/jobs", `{"jobs":[]}`, 400, "jobs: empty"},
 			{"no args", server.ScopeEnqueue, "POST", "/v1/jobs", `{"jobs":[{"kind":"k"}]}`, 400, "jobs[0].args: required"},
-			{"bad kind", server.ScopeEnqueue, "POST", "/v1/jobs", `{"jobs":[{"kind":"k","args":1},{"kind":"no spaces","args":1}]}`, 400, `job 2 of 2: kind "no spaces"`},
-			{"bad queue", server.ScopeEnqueue, "POST", "/v1/jobs", `{"jobs":[{"kind":"k","args":1,"queue":"a b"}]}`, 400, `queue "a b"`},
-			{"bad priority", server.ScopeEnqueue, "POST", "/v1/jobs", `{"jobs":[{"kind":"k","args":1,"priority":40000}]}`, 400, "priority 40000"},
-			{"metadata not object", server.ScopeEnqueue, "POST", "/v1/jobs", `{"jobs":[{"kind":"k","args":1,"metadata":[1]}]}`, 400, "metadata: must be a JSON object"},
-			{"negative timeout", server.ScopeEnqueue, "POST", "/v1/jobs", `{"jobs":[{"kind":"k","args":1,"timeout_ms":-1}]}`, 400, "timeout_ms -1"},
+			{"bad kind", server.ScopeEnqueue, "POST", "/v1/jobs", `{"jobs":[{"kind":"k","args":{"n":1}},{"kind":"no spaces","args":{"n":1}}]}`, 400, `job 2 of 2: kind "no spaces"`},
+			{"bad queue", server.ScopeEnqueue, "POST", "/v1/jobs", `{"jobs":[{"kind":"k","args":{"n":1},"queue":"a b"}]}`, 400, `queue "a b"`},
+			{"bad priority", server.ScopeEnqueue, "POST", "/v1/jobs", `{"jobs":[{"kind":"k","args":{"n":1},"priority":40000}]}`, 400, "priority 40000"},
+			{"metadata not object", server.ScopeEnqueue, "POST", "/v1/jobs", `{"jobs":[{"kind":"k","args":{"n":1},"metadata":[1]}]}`, 400, "jobs[0].metadata: must be a JSON object, got an array"},
+			{"args a number", server.ScopeEnqueue, "POST", "/v1/jobs", `{"jobs":[{"kind":"k","args":{}},{"kind":"k","args":1}]}`, 400, "jobs[1].args: must be a JSON object, got a number"},
+			{"args a string", server.ScopeEnqueue, "POST", "/v1/jobs", `{"jobs":[{"kind":"k","args":"x"}]}`, 400, "jobs[0].args: must be a JSON object, got a string"},
+			{"args an array", server.ScopeEnqueue, "POST", "/v1/batches", `{"jobs":[{"kind":"k","args":[1]}]}`, 400, "jobs[0].args: must be a JSON object, got an array"},
+			{"args null", server.ScopeEnqueue, "POST", "/v1/jobs", `{"jobs":[{"kind":"k","args":null}]}`, 400, "jobs[0].args: must be a JSON object, got null"},
+			{"callback args not object", server.ScopeEnqueue, "POST", "/v1/batches", `{"jobs":[{"kind":"k","args":{}}],"callback":{"kind":"cb","args":true}}`, 400, "callback.args: must be a JSON object, got a boolean"},
+			{"run_at not RFC 3339", server.ScopeEnqueue, "POST", "/v1/jobs", `{"jobs":[{"kind":"k","args":{},"run_at":"tomorrow"}]}`, 400, `jobs.run_at: want an RFC 3339 time such as "2026-05-01T09:30:00Z"`},
+			{"run_at without zone", server.ScopeEnqueue, "POST", "/v1/jobs", `{"jobs":[{"kind":"k","args":{},"run_at":"2026-05-01 09:30:00"}]}`, 400, `got "2026-05-01 09:30:00"`},
+			{"run_at a number", server.ScopeEnqueue, "POST", "/v1/jobs", `{"jobs":[{"kind":"k","args":{},"run_at":1767225600}]}`, 400, "jobs.run_at: want an RFC 3339 time"},
+			{"callback run_at", server.ScopeEnqueue, "POST", "/v1/batches", `{"jobs":[{"kind":"k","args":{}}],"callback":{"kind":"cb","args":{},"run_at":"soon"}}`, 400, "callback.run_at: want an RFC 3339 time"},
+			{"finish bad retry_at", server.ScopeWork, "POST", "/v1/finish", fmt.Sprintf(`{"results":[{"id":%d,"attempt":1,"outcome":"failed","retry_at":"in 5 minutes"}]}`, id), 400, "results.retry_at: want an RFC 3339 time"},
+			{"negative timeout", server.ScopeEnqueue, "POST", "/v1/jobs", `{"jobs":[{"kind":"k","args":{"n":1},"timeout_ms":-1}]}`, 400, "timeout_ms -1"},
 			{"body too large", server.ScopeEnqueue, "POST", "/v1/jobs", `{"jobs":[{"kind":"k","args":"` + big + `"}]}`, 413, "over the limit of 65536 bytes"},
 			{"batch too large", server.ScopeEnqueue, "POST", "/v1/jobs", map[string]any{"jobs": many}, 413, "101 is over the limit of 100"},
 			{"form body", server.ScopeEnqueue, "POST", "/v1/jobs", nil, 415, "send application/json"},

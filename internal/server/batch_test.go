@@ -41,7 +41,7 @@ func TestBatchOverHTTP(t *testing.T) {
 			CallbackJobID int64   `json:"callback_job_id"`
 		}
 		b.must(t, http.StatusCreated, server.ScopeEnqueue, "POST", "/v1/batches", map[string]any{
-			"jobs":     []any{map[string]any{"kind": "m", "args": 1}, map[string]any{"kind": "m", "args": 2}, map[string]any{"kind": "m", "args": 3, "max_attempts": 1}},
+			"jobs":     []any{map[string]any{"kind": "m", "args": map[string]any{"n": 1}}, map[string]any{"kind": "m", "args": map[string]any{"n": 2}}, map[string]any{"kind": "m", "args": map[string]any{"n": 3}, "max_attempts": 1}},
 			"callback": map[string]any{"kind": "cb", "args": map[string]any{}, "queue": "callbacks"},
 		}).decode(t, &ins)
 		if len(ins.IDs) != 3 || ins.ID < 1 || ins.CallbackJobID < 1 {
@@ -151,7 +151,7 @@ func TestBatchOverHTTP(t *testing.T) {
 		}
 		before := b.counts(t)
 		r = b.call(t, server.ScopeEnqueue, "POST", "/v1/batches", map[string]any{
-			"jobs": []any{map[string]any{"kind": "m", "args": 1}}, "callback": map[string]any{"kind": "cb", "args": 1, "depends_on": []int64{ins.IDs[0]}}}, false)
+			"jobs": []any{map[string]any{"kind": "m", "args": map[string]any{"n": 1}}}, "callback": map[string]any{"kind": "cb", "args": map[string]any{"n": 1}, "depends_on": []int64{ins.IDs[0]}}}, false)
 		if r.status != http.StatusBadRequest || !strings.Contains(r.errorMessage(t), "callback") {
 			t.Fatalf("callback with parents = %d %s", r.status, r.body)
 		}
@@ -164,17 +164,17 @@ func TestBatchOverHTTP(t *testing.T) {
 // TestEnqueueFlowOptions: depends_on, key and unique_key reach the store.
 func TestEnqueueFlowOptions(t *testing.T) {
 	forEachStore(t, func(t *testing.T, b *bundle) {
-		parent := b.enqueue(t, map[string]any{"kind": "p", "args": 1})[0]
+		parent := b.enqueue(t, map[string]any{"kind": "p", "args": map[string]any{"n": 1}})[0]
 		ids := b.enqueue(t,
-			map[string]any{"kind": "c", "args": 1, "depends_on": []int64{parent}},
-			map[string]any{"kind": "k", "args": 1, "key": "tenant-1"},
-			map[string]any{"kind": "k", "args": 2, "key": "tenant-1"},
-			map[string]any{"kind": "k", "args": 3, "key": "tenant-2", "key_limit": 2},
+			map[string]any{"kind": "c", "args": map[string]any{"n": 1}, "depends_on": []int64{parent}},
+			map[string]any{"kind": "k", "args": map[string]any{"n": 1}, "key": "tenant-1"},
+			map[string]any{"kind": "k", "args": map[string]any{"n": 2}, "key": "tenant-1"},
+			map[string]any{"kind": "k", "args": map[string]any{"n": 3}, "key": "tenant-2", "key_limit": 2},
 		)
 		// A unique job cannot share a call with a workflow step.
 		ids = append(ids, b.enqueue(t,
-			map[string]any{"kind": "u", "args": 1, "unique_key": "once"},
-			map[string]any{"kind": "u", "args": 2, "unique_key": "once"},
+			map[string]any{"kind": "u", "args": map[string]any{"n": 1}, "unique_key": "once"},
+			map[string]any{"kind": "u", "args": map[string]any{"n": 2}, "unique_key": "once"},
 		)...)
 		wantStates := []drover.JobState{drover.JobStatePending, drover.JobStateAvailable, drover.JobStateBlocked, drover.JobStateAvailable, drover.JobStateAvailable}
 		for i, want := range wantStates {
@@ -192,7 +192,7 @@ func TestEnqueueFlowOptions(t *testing.T) {
 		}
 		before := b.counts(t)
 		r := b.call(t, server.ScopeEnqueue, "POST", "/v1/jobs", map[string]any{"jobs": []any{
-			map[string]any{"kind": "c", "args": 1, "depends_on": []int64{999999}}}}, true)
+			map[string]any{"kind": "c", "args": map[string]any{"n": 1}, "depends_on": []int64{999999}}}}, true)
 		if r.status != http.StatusBadRequest && r.status != http.StatusNotFound {
 			t.Fatalf("unknown parent = %d %s, want 4xx", r.status, r.body)
 		}
@@ -203,8 +203,8 @@ func TestEnqueueFlowOptions(t *testing.T) {
 		// key_rate: one start a minute, so the key's second job waits
 		// for its token as a scheduled job.
 		rated := b.enqueue(t,
-			map[string]any{"kind": "r", "args": 1, "key": "rated", "key_limit": 2, "key_rate": 1, "key_rate_period_ms": 60000},
-			map[string]any{"kind": "r", "args": 2, "key": "rated", "key_limit": 2, "key_rate": 1, "key_rate_period_ms": 60000},
+			map[string]any{"kind": "r", "args": map[string]any{"n": 1}, "key": "rated", "key_limit": 2, "key_rate": 1, "key_rate_period_ms": 60000},
+			map[string]any{"kind": "r", "args": map[string]any{"n": 2}, "key": "rated", "key_limit": 2, "key_rate": 1, "key_rate_period_ms": 60000},
 		)
 		for i, want := range []drover.JobState{drover.JobStateAvailable, drover.JobStateScheduled} {
 			if got := b.stored(t, rated[i]).State; got != want {
@@ -212,7 +212,7 @@ func TestEnqueueFlowOptions(t *testing.T) {
 			}
 		}
 		r = b.call(t, server.ScopeEnqueue, "POST", "/v1/jobs", map[string]any{"jobs": []any{
-			map[string]any{"kind": "r", "args": 1, "key": "rated", "key_rate": 1}}}, false)
+			map[string]any{"kind": "r", "args": map[string]any{"n": 1}, "key": "rated", "key_rate": 1}}}, false)
 		if r.status != http.StatusBadRequest || !strings.Contains(string(r.body), "key rate period") {
 			t.Fatalf("key_rate without a period = %d %s, want 400 naming the period", r.status, r.body)
 		}
@@ -256,7 +256,7 @@ func TestDashboardBatchAndJobResults(t *testing.T) {
 		}
 		jobs := make([]any, 5)
 		for i := range jobs {
-			jobs[i] = map[string]any{"kind": "m", "args": i, "max_attempts": 3}
+			jobs[i] = map[string]any{"kind": "m", "args": map[string]any{"n": i}, "max_attempts": 3}
 		}
 		b.must(t, http.StatusCreated, server.ScopeEnqueue, "POST", "/v1/batches", map[string]any{"jobs": jobs}).decode(t, &ins)
 		claimed := b.claim(t, map[string]any{"queue": "default", "worker": "w", "max": 4})
@@ -292,7 +292,7 @@ func TestDashboardBatchAndJobResults(t *testing.T) {
 			t.Fatalf("batch page lacks the ended count or the result:\n%s", page)
 		}
 
-		child := b.enqueue(t, map[string]any{"kind": "after", "args": 1, "depends_on": []int64{claimed[0].ID}})[0]
+		child := b.enqueue(t, map[string]any{"kind": "after", "args": map[string]any{"n": 1}, "depends_on": []int64{claimed[0].ID}})[0]
 		page = b.page(t, fmt.Sprintf("/ui/jobs/%d", child))
 		if !strings.Contains(page, fmt.Sprintf(`href="/ui/jobs/%d"`, claimed[0].ID)) || !strings.Contains(page, `&#34;resized&#34;`) {
 			t.Fatalf("child's page lacks its parent and the parent's result:\n%s", page)
@@ -314,7 +314,7 @@ func TestDashboardBatchAndJobResults(t *testing.T) {
 func TestEnqueueUniqueStates(t *testing.T) {
 	forEachStore(t, func(t *testing.T, b *bundle) {
 		kept := append(drover.UnfinishedStates(), drover.JobStateCompleted)
-		first := b.enqueue(t, map[string]any{"kind": "u", "args": 1, "unique_key": "day", "unique_states": kept})[0]
+		first := b.enqueue(t, map[string]any{"kind": "u", "args": map[string]any{"n": 1}, "unique_key": "day", "unique_states": kept})[0]
 		jobs := b.claim(t, map[string]any{"queue": "default", "worker": "w", "max": 10, "lease_ms": 60000})
 		if len(jobs) != 1 || jobs[0].ID != first {
 			t.Fatalf("claimed %+v, want job %d", jobs, first)
@@ -324,13 +324,13 @@ func TestEnqueueUniqueStates(t *testing.T) {
 		if got := b.stored(t, first).State; got != drover.JobStateCompleted {
 			t.Fatalf("job %d is %s, want completed", first, got)
 		}
-		if ids := b.enqueue(t, map[string]any{"kind": "u", "args": 2, "unique_key": "day", "unique_states": kept}); ids[0] != 0 {
+		if ids := b.enqueue(t, map[string]any{"kind": "u", "args": map[string]any{"n": 2}, "unique_key": "day", "unique_states": kept}); ids[0] != 0 {
 			t.Fatalf("insert while a completed job keeps the key stored job %d", ids[0])
 		}
 
 		before := b.counts(t)
 		r := b.call(t, server.ScopeEnqueue, "POST", "/v1/jobs", map[string]any{"jobs": []any{
-			map[string]any{"kind": "u", "args": 3, "unique_key": "x", "unique_states": []string{"running", "completed"}}}}, true)
+			map[string]any{"kind": "u", "args": map[string]any{"n": 3}, "unique_key": "x", "unique_states": []string{"running", "completed"}}}}, true)
 		if r.status != http.StatusBadRequest || !strings.Contains(r.errorMessage(t), "missing [pending blocked scheduled available retryable]") {
 			t.Fatalf("states without the unfinished ones = %d %s, want 400 naming them", r.status, r.body)
 		}
@@ -339,9 +339,9 @@ func TestEnqueueUniqueStates(t *testing.T) {
 		}
 
 		// A job that gave its key up cannot retry while another holds it.
-		gone := b.enqueue(t, map[string]any{"kind": "g", "args": 1, "unique_key": "k", "run_at": time.Now().Add(time.Hour)})[0]
+		gone := b.enqueue(t, map[string]any{"kind": "g", "args": map[string]any{"n": 1}, "unique_key": "k", "run_at": time.Now().Add(time.Hour)})[0]
 		b.must(t, http.StatusOK, server.ScopeAdmin, "POST", fmt.Sprintf("/v1/jobs/%d/cancel", gone), nil)
-		holder := b.enqueue(t, map[string]any{"kind": "g", "args": 2, "unique_key": "k", "run_at": time.Now().Add(time.Hour)})[0]
+		holder := b.enqueue(t, map[string]any{"kind": "g", "args": map[string]any{"n": 2}, "unique_key": "k", "run_at": time.Now().Add(time.Hour)})[0]
 		if holder == 0 {
 			t.Fatal("key not free after its job was cancelled")
 		}

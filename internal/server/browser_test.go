@@ -206,8 +206,8 @@ func browse(t *testing.T, b *bundle, exe string, shot func(string) string) {
 	// from the jobs page, its progress shows the store's counters.
 	var batch struct{ ID int64 }
 	b.must(t, http.StatusCreated, server.ScopeEnqueue, "POST", "/v1/batches", map[string]any{"jobs": []any{
-		map[string]any{"kind": "thumb", "args": 1, "queue": "thumbs"}, map[string]any{"kind": "thumb", "args": 2, "queue": "thumbs"},
-		map[string]any{"kind": "thumb", "args": 3, "queue": "thumbs"}}}).decode(t, &batch)
+		map[string]any{"kind": "thumb", "args": map[string]any{"n": 1}, "queue": "thumbs"}, map[string]any{"kind": "thumb", "args": map[string]any{"n": 2}, "queue": "thumbs"},
+		map[string]any{"kind": "thumb", "args": map[string]any{"n": 3}, "queue": "thumbs"}}}).decode(t, &batch)
 	members := b.claim(t, map[string]any{"queue": "thumbs", "worker": "py-worker-1", "max": 2})
 	if len(members) != 2 {
 		t.Fatalf("claimed %d members", len(members))

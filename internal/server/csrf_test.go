@@ -54,7 +54,7 @@ func TestAPIRefusesTheDashboardCookie(t *testing.T) {
 	forEachStore(t, func(t *testing.T, b *bundle) {
 		cookie := b.login(t)
 		evil := "http://127.0.0.1:1" // another port of the same host
-		ids := b.enqueue(t, map[string]any{"kind": "k", "args": 1}, map[string]any{"kind": "k", "args": 2})
+		ids := b.enqueue(t, map[string]any{"kind": "k", "args": map[string]any{"n": 1}}, map[string]any{"kind": "k", "args": map[string]any{"n": 2}})
 		before := b.counts(t)
 
 		// <form method=POST action=".../v1/jobs/9/discard">
@@ -99,9 +99,9 @@ func TestAPIRefusesTheDashboardCookie(t *testing.T) {
 // send without a preflight).
 func TestAPIBodiesMustBeJSON(t *testing.T) {
 	forEachStore(t, func(t *testing.T, b *bundle) {
-		id := b.enqueue(t, map[string]any{"kind": "k", "args": 1})[0]
+		id := b.enqueue(t, map[string]any{"kind": "k", "args": map[string]any{"n": 1}})[0]
 		before := b.counts(t)
-		enqueue := `{"jobs":[{"kind":"k","args":1}]}`
+		enqueue := `{"jobs":[{"kind":"k","args":{"n":1}}]}`
 		for _, c := range []struct {
 			scope       server.Scope
 			path, body  string

@@ -45,7 +45,7 @@ func TestBulkActionCoversTheWholeFilter(t *testing.T) {
 		if _, err := b.client.InsertMany(ctx, params); err != nil {
 			t.Fatal(err)
 		}
-		other := b.enqueue(t, map[string]any{"kind": "k", "args": 1})[0]
+		other := b.enqueue(t, map[string]any{"kind": "k", "args": map[string]any{"n": 1}})[0]
 		status, body, h := b.post(t, "/ui/bulk", url.Values{"action": {"cancel"}, "state": {"available"}, "queue": {"bulk"}},
 			map[string]string{"Authorization": "Bearer " + b.tokens[server.ScopeAdmin]})
 		if status != http.StatusSeeOther || !strings.Contains(h.Get("Location"), "1005+jobs") {
@@ -94,7 +94,7 @@ func TestDashboardSession(t *testing.T) {
 			t.Fatalf("login = %d, cookie %q", status, cookie)
 		}
 		session := strings.Split(cookie, ";")[0]
-		id := b.enqueue(t, map[string]any{"kind": "k", "args": 1})[0]
+		id := b.enqueue(t, map[string]any{"kind": "k", "args": map[string]any{"n": 1}})[0]
 
 		req, _ := http.NewRequest("GET", fmt.Sprintf("%s/ui/jobs/%d", b.url, id), nil)
 		req.Header.Set("Cookie", session)
@@ -129,8 +129,8 @@ func TestDashboardSession(t *testing.T) {
 // counted exactly once, whichever process finished it.
 func TestHistoryCountsEachFinishedJobOnce(t *testing.T) {
 	forEachStore(t, func(t *testing.T, b *bundle) {
-		ids := b.enqueue(t, map[string]any{"kind": "k", "args": 1}, map[string]any{"kind": "k", "args": 2},
-			map[string]any{"kind": "k", "args": 3, "max_attempts": 1})
+		ids := b.enqueue(t, map[string]any{"kind": "k", "args": map[string]any{"n": 1}}, map[string]any{"kind": "k", "args": map[string]any{"n": 2}},
+			map[string]any{"kind": "k", "args": map[string]any{"n": 3}, "max_attempts": 1})
 		jobs := b.claim(t, map[string]any{"queue": "default", "worker": "w", "max": 3})
 		if len(jobs) != 3 {
 			t.Fatalf("claimed %d", len(jobs))

@@ -74,8 +74,8 @@ func TestJobPagesAreBoundedByRows(t *testing.T) {
 		if r.status != http.StatusBadRequest || !strings.Contains(r.errorMessage(t), "limit 10000") {
 			t.Fatalf("limit=10000 = %d: %s", r.status, r.body)
 		}
-		ids := b.enqueue(t, map[string]any{"kind": "k", "args": 1}, map[string]any{"kind": "k", "args": 2},
-			map[string]any{"kind": "k", "args": 3})
+		ids := b.enqueue(t, map[string]any{"kind": "k", "args": map[string]any{"n": 1}}, map[string]any{"kind": "k", "args": map[string]any{"n": 2}},
+			map[string]any{"kind": "k", "args": map[string]any{"n": 3}})
 		var page struct {
 			Jobs      []job  `json:"jobs"`
 			NextAfter *int64 `json:"next_after"`
@@ -96,7 +96,7 @@ func TestJobPagesAreBoundedByRows(t *testing.T) {
 // limit, which the document types as integers, is refused.
 func TestEmptyQueryValues(t *testing.T) {
 	forEachStore(t, func(t *testing.T, b *bundle) {
-		ids := b.enqueue(t, map[string]any{"kind": "k", "args": 1}, map[string]any{"kind": "k", "args": 2})
+		ids := b.enqueue(t, map[string]any{"kind": "k", "args": map[string]any{"n": 1}}, map[string]any{"kind": "k", "args": map[string]any{"n": 2}})
 		var page struct {
 			Jobs []job `json:"jobs"`
 		}

@@ -8,7 +8,9 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"reflect"
 	"strings"
+	"time"
 )
 
 // errorBody is every error's JSON form.
@@ -173,9 +175,51 @@ func jsonError(err error) error {
 		if field == "" {
 			field = "request body"
 		}
+		if typ.Type == timeType {
+			return badRequest("%s: want an RFC 3339 time such as \"2026-05-01T09:30:00Z\" or \"2026-05-01T11:30:00.5+02:00\", got %s",
+				field, typ.Value)
+		}
 		return badRequest("%s: want %s, got JSON %s", field, typ.Type, typ.Value)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		return badRequest("request body: unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
 	}
 	return badRequest("request body: %v", err)
+}
+
+// jsonTime is a time field of a request. It decodes like time.Time, but a
+// value that is not an RFC 3339 time fails as a type error, which the
+// decoder fills in with the field's name, so that jsonError can name the
+// field and the format; time.Time's own error names neither, only Go's
+// layout string.
+type jsonTime struct{ time.Time }
+
+var timeType = reflect.TypeFor[time.Time]()
+
+func (t *jsonTime) UnmarshalJSON(b []byte) error {
+	if err := t.Time.UnmarshalJSON(b); err != nil {
+		return &json.UnmarshalTypeError{Value: string(b), Type: timeType}
+	}
+	return nil
+}
+
+// jsonKind names the kind of a JSON value by its first byte, for errors
+// about values of the wrong kind.
+func jsonKind(v json.RawMessage) string {
+	v = bytes.TrimSpace(v)
+	if len(v) == 0 {
+		return "nothing"
+	}
+	switch v[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
 }

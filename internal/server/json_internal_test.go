@@ -30,7 +30,7 @@ func TestWriteJSONNeverAnswersAnEmptyOK(t *testing.T) {
 func TestRefuseNulls(t *testing.T) {
 	for _, c := range []struct{ body, want string }{
 		{`{"lease_ms": null, "attempts": []}`, "lease_ms: null"},
-		{`{"jobs": [{"kind": "k", "args": 1, "unique_states": null}]}`, "jobs.unique_states: null"},
+		{`{"jobs": [{"kind": "k", "args": {"n": 1}, "unique_states": null}]}`, "jobs.unique_states: null"},
 		{`{"jobs": [{"kind": "k", "args": {"a": {"b": null}}, "metadata": {"x": null}}, null]}`, "jobs: null"},
 		{`{"results": [{"id": 1, "result": null}, {"id": 2, "retry_at": null}]}`, "results.retry_at: null"},
 		{`{"a": {"b": {}}, "c": null}`, "c: null"},

@@ -15,7 +15,7 @@ func TestMetricsLabelsAreBounded(t *testing.T) {
 	const limit, kinds = 3, 12
 	forEachStore(t, func(t *testing.T, b *bundle) {
 		for i := range kinds {
-			b.enqueue(t, map[string]any{"kind": fmt.Sprintf("kind-%d", i), "args": 1, "queue": fmt.Sprintf("q%d", i)})
+			b.enqueue(t, map[string]any{"kind": fmt.Sprintf("kind-%d", i), "args": map[string]any{"n": 1}, "queue": fmt.Sprintf("q%d", i)})
 		}
 		fams := b.scrape(t)
 		f := fams["drover_jobs_inserted_total"]

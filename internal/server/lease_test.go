@@ -17,7 +17,7 @@ import (
 // job's JSON counts its errors. Every check reads the store.
 func TestForgedResultsAndHeartbeatsOverHTTP(t *testing.T) {
 	forEachStore(t, func(t *testing.T, b *bundle) {
-		ids := b.enqueue(t, map[string]any{"kind": "k", "args": 1, "max_attempts": 25})
+		ids := b.enqueue(t, map[string]any{"kind": "k", "args": map[string]any{"n": 1}, "max_attempts": 25})
 		id := ids[0]
 		jobs := b.claim(t, map[string]any{"queue": "default", "worker": "real", "lease_ms": 60000})
 		if len(jobs) != 1 || jobs[0].ID != id {

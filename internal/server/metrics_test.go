@@ -62,10 +62,10 @@ next:
 func TestMetricsMatchWhatHappened(t *testing.T) {
 	forEachStore(t, func(t *testing.T, b *bundle) {
 		ids := b.enqueue(t,
-			map[string]any{"kind": "mail", "args": 1},
-			map[string]any{"kind": "mail", "args": 2},
-			map[string]any{"kind": "mail", "args": 3},
-			map[string]any{"kind": "pdf", "args": 4, "queue": "docs"},
+			map[string]any{"kind": "mail", "args": map[string]any{"n": 1}},
+			map[string]any{"kind": "mail", "args": map[string]any{"n": 2}},
+			map[string]any{"kind": "mail", "args": map[string]any{"n": 3}},
+			map[string]any{"kind": "pdf", "args": map[string]any{"n": 4}, "queue": "docs"},
 		)
 		jobs := b.claim(t, map[string]any{"queue": "default", "worker": "w", "max": 2})
 		if len(jobs) != 2 {

@@ -45,7 +45,7 @@ func TestStoreOutageAnswers503(t *testing.T) {
 		return d, newClient(t, d, func(cfg *drover.Config) (testClient, error) { return drover.NewClient(d, cfg) })
 	}
 	b := setup(t, open)
-	id := b.enqueue(t, map[string]any{"kind": "k", "args": 1})[0]
+	id := b.enqueue(t, map[string]any{"kind": "k", "args": map[string]any{"n": 1}})[0]
 	b.must(t, http.StatusOK, server.ScopeAdmin, "GET", "/v1/jobs/"+itoa(id), nil)
 
 	if err := cluster.StopServer(); err != nil {
@@ -66,7 +66,7 @@ func TestStoreOutageAnswers503(t *testing.T) {
 			body         any
 		}{
 			{server.ScopeAdmin, "GET", "/v1/jobs/" + itoa(id), nil},
-			{server.ScopeEnqueue, "POST", "/v1/jobs", map[string]any{"jobs": []any{map[string]any{"kind": "k", "args": 1}}}},
+			{server.ScopeEnqueue, "POST", "/v1/jobs", map[string]any{"jobs": []any{map[string]any{"kind": "k", "args": map[string]any{"n": 1}}}}},
 			{server.ScopeWork, "POST", "/v1/claim", map[string]any{"queue": "default", "worker": "w"}},
 			{server.ScopeAdmin, "GET", "/v1/stats", nil},
 		} {
@@ -87,6 +87,6 @@ func TestStoreOutageAnswers503(t *testing.T) {
 	}) {
 		t.Fatal("the server does not answer 200 within 30s of the store's return")
 	}
-	b.must(t, http.StatusCreated, server.ScopeEnqueue, "POST", "/v1/jobs", map[string]any{"jobs": []any{map[string]any{"kind": "k", "args": 2}}})
+	b.must(t, http.StatusCreated, server.ScopeEnqueue, "POST", "/v1/jobs", map[string]any{"jobs": []any{map[string]any{"kind": "k", "args": map[string]any{"n": 2}}}})
 	b.must(t, http.StatusOK, server.ScopeWork, "POST", "/v1/claim", map[string]any{"queue": "default", "worker": "w"})
 }

@@ -19,7 +19,7 @@ import (
 // them.
 func TestPoisonInputAnswers400(t *testing.T) {
 	forEachStore(t, func(t *testing.T, b *bundle) {
-		id := b.enqueue(t, map[string]any{"kind": "k", "args": 1})[0]
+		id := b.enqueue(t, map[string]any{"kind": "k", "args": map[string]any{"n": 1}})[0]
 		held := b.claim(t, map[string]any{"queue": "default", "worker": "w"})[0]
 		finish := func(fields string) string {
 			return fmt.Sprintf(`{"results":[{"id":%d,"attempt":%d,"lease_token":%q,%s}]}`, id, held.Attempt, held.LeaseToken, fields)
@@ -28,13 +28,13 @@ func TestPoisonInputAnswers400(t *testing.T) {
 		cases := []struct {
 			name, path, body, want string
 		}{
-			{"args with invalid UTF-8", "/v1/jobs", "{\"jobs\":[{\"kind\":\"k\",\"args\":1},{\"kind\":\"k\",\"args\":\"\xff bad\"}]}", "job 2 of 2: args: invalid UTF-8 at byte 1"},
+			{"args with invalid UTF-8", "/v1/jobs", "{\"jobs\":[{\"kind\":\"k\",\"args\":{}},{\"kind\":\"k\",\"args\":{\"s\":\"\xff bad\"}}]}", "job 2 of 2: args: invalid UTF-8 at byte 6"},
 			{"args with NUL", "/v1/jobs", `{"jobs":[{"kind":"k","args":{"a":"\u0000"}}]}`, `job 1 of 1: args: contains \u0000`},
-			{"metadata with NUL", "/v1/jobs", `{"jobs":[{"kind":"k","args":1,"metadata":{"a":"x\u0000"}}]}`, `job 1 of 1: metadata: contains \u0000`},
-			{"tag with NUL", "/v1/jobs", `{"jobs":[{"kind":"k","args":1,"tags":["a\u0000"]}]}`, `job 1 of 1: tags[0]: contains a NUL`},
-			{"unique key with NUL", "/v1/jobs", `{"jobs":[{"kind":"k","args":1,"unique_key":"u\u0000"}]}`, "job 1 of 1: unique key: contains a NUL"},
-			{"run_at past 9999", "/v1/jobs", `{"jobs":[{"kind":"k","args":1,"run_at":"9999-12-31T23:00:00-05:00"}]}`, "job 1 of 1: run at 10000-"},
-			{"batch args with NUL", "/v1/batches", `{"jobs":[{"kind":"k","args":"\u0000"}]}`, `job 1 of 1: args: contains \u0000`},
+			{"metadata with NUL", "/v1/jobs", `{"jobs":[{"kind":"k","args":{"n":1},"metadata":{"a":"x\u0000"}}]}`, `job 1 of 1: metadata: contains \u0000`},
+			{"tag with NUL", "/v1/jobs", `{"jobs":[{"kind":"k","args":{"n":1},"tags":["a\u0000"]}]}`, `job 1 of 1: tags[0]: contains a NUL`},
+			{"unique key with NUL", "/v1/jobs", `{"jobs":[{"kind":"k","args":{"n":1},"unique_key":"u\u0000"}]}`, "job 1 of 1: unique key: contains a NUL"},
+			{"run_at past 9999", "/v1/jobs", `{"jobs":[{"kind":"k","args":{"n":1},"run_at":"9999-12-31T23:00:00-05:00"}]}`, "job 1 of 1: run at 10000-"},
+			{"batch args with NUL", "/v1/batches", `{"jobs":[{"kind":"k","args":{"s":"\u0000"}}]}`, `job 1 of 1: args: contains \u0000`},
 			{"worker with NUL", "/v1/claim", `{"queue":"default","worker":"w\u0000"}`, "worker: owner: contains a NUL"},
 			{"worker too long", "/v1/claim", `{"queue":"default","worker":"` + longWorker + `"}`, "worker: owner \"wwww"},
 			{"result with NUL", "/v1/finish", finish(`"outcome":"completed","result":{"a":"\u0000"}`), `result: contains \u0000`},
@@ -73,7 +73,7 @@ func TestPoisonInputAnswers400(t *testing.T) {
 // the whole finish with a 500, and the other results of the request land.
 func TestFinishErrorWithNULIsStoredSafe(t *testing.T) {
 	forEachStore(t, func(t *testing.T, b *bundle) {
-		ids := b.enqueue(t, map[string]any{"kind": "k", "args": 1, "max_attempts": 1}, map[string]any{"kind": "k", "args": 2})
+		ids := b.enqueue(t, map[string]any{"kind": "k", "args": map[string]any{"n": 1}, "max_attempts": 1}, map[string]any{"kind": "k", "args": map[string]any{"n": 2}})
 		jobs := b.claim(t, map[string]any{"queue": "default", "worker": "w", "max": 2})
 		if len(jobs) != 2 {
 			t.Fatalf("claimed %d jobs, want 2", len(jobs))
@@ -103,7 +103,7 @@ func TestFinishErrorWithNULIsStoredSafe(t *testing.T) {
 // 60 s), and nothing is claimed.
 func TestHugeMillisecondsAreRefused(t *testing.T) {
 	forEachStore(t, func(t *testing.T, b *bundle) {
-		id := b.enqueue(t, map[string]any{"kind": "k", "args": 1})[0]
+		id := b.enqueue(t, map[string]any{"kind": "k", "args": map[string]any{"n": 1}})[0]
 		for _, body := range []map[string]any{
 			{"queue": "default", "worker": "w", "lease_ms": int64(18446744073770)},
 			{"queue": "default", "worker": "w", "wait_ms": int64(18446744073710)},

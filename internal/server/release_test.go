@@ -17,9 +17,9 @@ import (
 // and the snoozed ones wait. Every check reads the store.
 func TestReleaseAndSnoozeOverHTTP(t *testing.T) {
 	forEachStore(t, func(t *testing.T, b *bundle) {
-		ids := b.enqueue(t, map[string]any{"kind": "k", "args": 1, "max_attempts": 1},
-			map[string]any{"kind": "k", "args": 2, "max_attempts": 1},
-			map[string]any{"kind": "k", "args": 3, "max_attempts": 1})
+		ids := b.enqueue(t, map[string]any{"kind": "k", "args": map[string]any{"n": 1}, "max_attempts": 1},
+			map[string]any{"kind": "k", "args": map[string]any{"n": 2}, "max_attempts": 1},
+			map[string]any{"kind": "k", "args": map[string]any{"n": 3}, "max_attempts": 1})
 		released, atTime, byDelay := ids[0], ids[1], ids[2]
 		if jobs := b.claim(t, map[string]any{"queue": "default", "worker": "w", "max": 10, "lease_ms": 60000}); len(jobs) != 3 {
 			t.Fatalf("claimed %+v", jobs)
@@ -96,11 +96,11 @@ func TestReleaseAndSnoozeOverHTTP(t *testing.T) {
 func TestTimeoutPastDurationRefused(t *testing.T) {
 	forEachStore(t, func(t *testing.T, b *bundle) {
 		r := b.call(t, server.ScopeEnqueue, "POST", "/v1/jobs",
-			`{"jobs":[{"kind":"k","args":1,"timeout_ms":9223372036855}]}`, false)
+			`{"jobs":[{"kind":"k","args":{"n":1},"timeout_ms":9223372036855}]}`, false)
 		if r.status != http.StatusBadRequest || !strings.Contains(r.errorMessage(t), "timeout_ms") {
 			t.Fatalf("timeout_ms past the maximum = %d %s, want 400", r.status, r.body)
 		}
 		b.must(t, http.StatusCreated, server.ScopeEnqueue, "POST", "/v1/jobs",
-			`{"jobs":[{"kind":"k","args":1,"timeout_ms":9223372036854}]}`)
+			`{"jobs":[{"kind":"k","args":{"n":1},"timeout_ms":9223372036854}]}`)
 	})
 }

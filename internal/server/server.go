@@ -79,6 +79,7 @@ const (
 type Client interface {
 	InsertMany(ctx context.Context, jobs []drover.InsertManyParams) ([]int64, error)
 	InsertBatch(ctx context.Context, jobs []drover.InsertManyParams, opts *drover.BatchOpts) (*drover.InsertedBatch, error)
+	InsertWorkflow(ctx context.Context, w *drover.Workflow) ([]int64, error)
 	BatchGet(ctx context.Context, id int64) (*drover.Batch, error)
 	JobGet(ctx context.Context, id int64) (*drover.JobRow, error)
 	JobList(ctx context.Context, p drover.JobListParams) ([]*drover.JobRow, error)
@@ -348,6 +349,7 @@ func (s *Server) routes() {
 		"GET /v1/jobs/{id}":            {reader, s.getJob},
 		"GET /v1/jobs/{id}/result":     {reader, s.jobResult},
 		"POST /v1/batches":             {[]Scope{ScopeEnqueue}, s.insertBatch},
+		"POST /v1/workflows":           {[]Scope{ScopeEnqueue}, s.insertWorkflow},
 		"GET /v1/batches/{id}":         {reader, s.getBatch},
 		"GET /v1/batches/{id}/results": {reader, s.batchResults},
 		"POST /v1/jobs/{id}/cancel":    {admin, s.cancelJob},

@@ -96,7 +96,7 @@ func TestTokenReloadEndsSessions(t *testing.T) {
 		if status, loc := b.openPage(t, "/ui/jobs", cookie); status != http.StatusSeeOther || loc != "/login" {
 			t.Fatalf("session of a removed token = %d to %q, want the login form", status, loc)
 		}
-		b.must(t, http.StatusCreated, server.ScopeEnqueue, "POST", "/v1/jobs", map[string]any{"jobs": []any{map[string]any{"kind": "k", "args": 1}}})
+		b.must(t, http.StatusCreated, server.ScopeEnqueue, "POST", "/v1/jobs", map[string]any{"jobs": []any{map[string]any{"kind": "k", "args": map[string]any{"n": 1}}}})
 	})
 }
 

@@ -83,7 +83,7 @@ func TestShutdownEndsLongPolls(t *testing.T) {
 		}
 
 		// A claim that still reaches the draining server claims nothing.
-		b.enqueue(t, map[string]any{"kind": "k", "args": 1, "queue": "q"})
+		b.enqueue(t, map[string]any{"kind": "k", "args": map[string]any{"n": 1}, "queue": "q"})
 		req := httptest.NewRequest("POST", "/v1/claim", strings.NewReader(`{"queue":"q","worker":"w"}`))
 		req.Header.Set("Authorization", "Bearer "+b.tokens[server.ScopeWork])
 		req.Header.Set("Content-Type", "application/json")

@@ -65,6 +65,7 @@ var flowMasks = map[int]string{
 	droverdriver.FlowReleaseOnParentFailure: "FlowReleaseOnParentFailure",
 	droverdriver.FlowSettle:                 "FlowSettle",
 	droverdriver.FlowUnique:                 "FlowUnique",
+	droverdriver.FlowHasParents:             "FlowHasParents",
 	droverdriver.FlowEnd:                    "FlowEnd",
 }
 

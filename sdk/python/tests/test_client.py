@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 import drover
-from conftest import Server, free_port, wait_for
+from conftest import Server, free_port, states, wait_for
 
 
 @dataclass
@@ -132,3 +132,54 @@ def test_batch_and_workflow(server: Server, client: drover.Client, queue: str) -
     assert results == [0, 10, 20]
     wait_for(lambda: client.get_job(batch.callback_job_id or 0).state == "completed", what="callback")
     assert order.index("fetch") < order.index("thumb") < order.index("notify")
+
+
+def test_workflow_in_one_request_hands_parent_results(server: Server, client: drover.Client, queue: str) -> None:
+    setup = client.insert("setup", {}, queue=queue)
+    wf = drover.Workflow()
+    a = wf.add("a", "produce", {"n": 2}, queue=queue, depends_on=[setup])
+    b = wf.add("b", "produce", {"n": 3}, queue=queue)
+    wf.add("sum", "sum", {}, queue=queue, after=[a, b])
+    ids = client.insert_workflow(wf)
+    assert set(ids) == {"a", "b", "sum"}
+    assert client.get_job(ids["sum"]).state == "pending"
+
+    seen: dict[str, object] = {}
+    worker = drover.Worker(server.url, server.work_token, queues=[queue], concurrency=2, poll_wait=1)
+
+    @worker.task("setup")
+    def do_setup(_args: dict[str, int]) -> dict[str, int]:
+        return {"n": 1}
+
+    @worker.task("produce")
+    def produce(args: dict[str, int], ctx: drover.JobContext) -> dict[str, int]:
+        return {"n": args["n"] + sum(r.result["n"] for r in ctx.parent_results)}
+
+    @worker.task("sum")
+    def total(_args: dict[str, int], ctx: drover.JobContext) -> dict[str, int]:
+        seen["depends_on"] = ctx.depends_on
+        seen["states"] = [r.state for r in ctx.parent_results]
+        return {"total": sum(r.result["n"] for r in ctx.parent_results)}
+
+    worker.start()
+    try:
+        wait_for(lambda: client.get_job(ids["sum"]).state == "completed", what="the workflow to finish")
+    finally:
+        worker.stop()
+    assert client.job_result(ids["sum"]).result == {"total": 6}  # a: 2 + setup's 1, b: 3
+    assert seen == {"depends_on": sorted([ids["a"], ids["b"]]), "states": ["completed", "completed"]}
+
+
+def test_workflow_is_all_or_none(client: drover.Client, queue: str) -> None:
+    wf = drover.Workflow()
+    first = wf.add("first", "fine", {}, queue=queue)
+    wf.add("second", "not a kind", {}, queue=queue, after=[first])
+    with pytest.raises(drover.ValidationError, match="not a kind"):
+        client.insert_workflow(wf)
+    assert states(client, queue) == {}
+
+
+def test_args_that_are_not_an_object_are_refused_by_name(client: drover.Client, queue: str) -> None:
+    with pytest.raises(drover.ValidationError, match=r"jobs\[1\]\.args: must be a JSON object, got an array"):
+        client.insert_many([drover.JobSpec("k", {}, queue=queue), drover.JobSpec("k", [1, 2], queue=queue)])
+    assert states(client, queue) == {}

@@ -71,29 +71,21 @@ export class Client {
   }
 
   /**
-   * Inserts a workflow's steps, each after the steps it depends on, and
-   * returns the job id of every step by name. The API takes dependencies as
-   * ids of stored jobs, so the steps go in one request per level of the
-   * graph: unlike a Go workflow this is not all or none (if a later level
-   * fails, the earlier ones are stored and will run).
+   * Inserts a workflow's steps in one request, all or none, and returns the
+   * job id of every step by name. Each step waits, as pending, until the
+   * steps it comes after (and the stored jobs of its `dependsOn`) have
+   * completed; the server stores them through the same path as Go's
+   * `Client.InsertWorkflow`.
    */
   async insertWorkflow(workflow: Workflow): Promise<Record<string, number>> {
-    const ids: Record<string, number> = {};
-    let remaining = [...workflow.steps];
-    while (remaining.length > 0) {
-      const ready = remaining.filter((s) => s.after.every((d) => d in ids));
-      if (ready.length === 0) {
-        throw new Error(`workflow: steps ${remaining.map((s) => s.name).join(", ")} depend on each other in a cycle`);
-      }
-      const specs = ready.map((s) => {
-        const deps = [...s.after.map((d) => ids[d]!), ...(s.spec.dependsOn ?? [])];
-        return { ...s.spec, dependsOn: deps.length > 0 ? deps : undefined };
-      });
-      const got = await this.insertMany(specs);
-      ready.forEach((s, i) => (ids[s.name] = got[i]!));
-      remaining = remaining.filter((s) => !(s.name in ids));
-    }
-    return ids;
+    const steps = workflow.steps.map((s) => {
+      const body: Record<string, unknown> = { ...specToJSON(s.spec), ref: s.name };
+      if (s.after.length > 0) body["after"] = s.after;
+      if (s.releaseOnParentFailure) body["release_on_parent_failure"] = true;
+      return body;
+    });
+    const out = await this.#t.request<{ ids: number[]; refs: Record<string, number> }>("POST", "/v1/workflows", { steps });
+    return out.refs;
   }
 
   /** One job, waiting, running or finished, with its last errors. */
@@ -181,6 +173,8 @@ export interface Step {
   readonly spec: JobSpec;
   /** Names of the steps this one runs after. */
   readonly after: readonly string[];
+  /** Run the step when a job it waits for is cancelled or discarded, instead of cancelling it too. */
+  readonly releaseOnParentFailure?: boolean;
 }
 
 /**
@@ -199,13 +193,13 @@ export interface Step {
 export class Workflow {
   readonly steps: Step[] = [];
 
-  add(name: string, spec: JobSpec, after: ReadonlyArray<string | Step> = []): Step {
+  add(name: string, spec: JobSpec, after: ReadonlyArray<string | Step> = [], options: { releaseOnParentFailure?: boolean } = {}): Step {
     if (this.steps.some((s) => s.name === name)) throw new Error(`workflow: step name ${JSON.stringify(name)} is used twice`);
     const names = after.map((a) => (typeof a === "string" ? a : a.name));
     for (const n of names) {
       if (!this.steps.some((s) => s.name === n)) throw new Error(`workflow: step ${JSON.stringify(name)} comes after unknown step ${JSON.stringify(n)}`);
     }
-    const step: Step = { name, spec, after: names };
+    const step: Step = { name, spec, after: names, releaseOnParentFailure: options.releaseOnParentFailure ?? false };
     this.steps.push(step);
     return step;
   }

@@ -20,6 +20,20 @@ export type Job<A = unknown> = Omit<Schemas["Job"], "args" | "metadata"> & {
 
 /** A job's state and result (null unless it completed with one). */
 export type JobResult<R = unknown> = Omit<Schemas["JobResult"], "result"> & { result: R | null };
+
+/**
+ * A job as a claim hands it to a worker: running under the worker's lease,
+ * with its `lease_token`, and with the jobs it waited for (`depends_on`, in
+ * id order) and their results (`parent_results`, in the same order), which
+ * a Go handler reads with `Job.ParentResults`. Both are empty for a job that
+ * depends on none.
+ */
+export type ClaimedJob<A = unknown> = Omit<Schemas["ClaimedJob"], "args" | "metadata" | "depends_on" | "parent_results"> & {
+  args: A;
+  metadata?: Metadata;
+  depends_on: number[];
+  parent_results: JobResult[];
+};
 /** A batch's progress. */
 export type Batch = Schemas["Batch"];
 /** The outcome of a finished attempt, as sent to /v1/finish. */

@@ -30,7 +30,7 @@ import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import { DroverError, NotFoundError, PayloadTooLargeError, ValidationError } from "./errors.js";
 import { Transport } from "./http.js";
-import type { AttemptRef, AttemptResult, Job } from "./types.js";
+import type { AttemptRef, AttemptResult, ClaimedJob, Job } from "./types.js";
 
 /** The largest result the server stores (bytes of JSON). */
 export const MAX_RESULT_BYTES = 65536;
@@ -90,8 +90,7 @@ export class Snooze extends Error {
 /** Why a handler's signal aborted. */
 export type CancelReason = "cancel_requested" | "lease_lost" | "timeout" | "shutdown";
 
-/** A job as a handler gets it: claimed, running, with its attempt and lease token. */
-export type ClaimedJob<A = unknown> = Job<A>;
+export type { ClaimedJob };
 
 /** What a handler knows besides its job, and how it learns to stop. */
 export interface JobContext {
@@ -482,13 +481,14 @@ export class Worker {
     for (;;) {
       const n = await this.#reserve(idle && shared ? 1 : MAX_PER_REQUEST);
       if (n === 0) return;
-      let jobs: Job[];
+      let jobs: ClaimedJob[];
       try {
-        const out = await t.request<{ jobs?: Job[] | null }>("POST", "/v1/claim", { ...body, max: n }, {
+        const out = await t.request<{ jobs?: ClaimedJob[] | null }>("POST", "/v1/claim", { ...body, max: n }, {
           timeoutMs: o.pollWaitMs + 30_000,
           signal: this.#claimAbort.signal,
         });
-        jobs = out.jobs ?? [];
+        // The server leaves both out for jobs that depend on none.
+        jobs = (out.jobs ?? []).map((j) => ({ ...j, depends_on: j.depends_on ?? [], parent_results: j.parent_results ?? [] }));
       } catch (e) {
         this.#release(n);
         if (this.#stopping) return;
@@ -511,7 +511,7 @@ export class Worker {
 
   // Running handlers.
 
-  #begin(job: Job): void {
+  #begin(job: ClaimedJob): void {
     const held: Held = {
       job,
       key: `${job.id}:${job.attempt}`,

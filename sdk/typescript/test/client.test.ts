@@ -92,6 +92,16 @@ for (const backend of backends()) {
         assert.match(e.serverMessage, /kind/);
         return true;
       });
+      await assert.rejects(client.insert("k", [1, 2], { queue }), (e: unknown) => {
+        assert.ok(e instanceof ValidationError);
+        assert.match(e.serverMessage, /^jobs\[0\]\.args: must be a JSON object, got an array/);
+        return true;
+      });
+      await assert.rejects(client.insert("k", {}, { queue, runAt: "tomorrow" }), (e: unknown) => {
+        assert.ok(e instanceof ValidationError);
+        assert.match(e.serverMessage, /^jobs\.run_at: want an RFC 3339 time/);
+        return true;
+      });
       await assert.rejects(server.client("drv_nope").getJob(1), UnauthorizedError);
       await assert.rejects(server.client(server.enqueueToken).cancel(1), ForbiddenError);
       const parent = await client.insert("parent", {}, { queue });

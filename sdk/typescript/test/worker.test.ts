@@ -1,7 +1,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { setTimeout as delay } from "node:timers/promises";
-import { Cancel, Retry, Snooze, UnauthorizedError, Worker, Workflow, type Client, type WorkerOptions } from "../src/index.js";
+import { Cancel, Retry, Snooze, UnauthorizedError, ValidationError, Worker, Workflow, type Client, type WorkerOptions } from "../src/index.js";
 import { Server, allIn, backends, newQueue, quiet, states, waitFor } from "./helpers.js";
 
 function flakyInner(n: number): never {
@@ -285,6 +285,42 @@ for (const backend of backends()) {
       assert.deepEqual(results, ["m0!", "m1!", "m2!", "m3!", "m4!"]);
       assert.equal((await client.getBatch(batch.id)).counts.completed, 5);
       assert.throws(() => wf.add("d", { kind: "step" }, ["nope"]), /unknown step/);
+    });
+
+    test("a workflow is one request, all or none; a step gets its parents' ids and results", async () => {
+      const queue = newQueue();
+      const setup = await client.insert("setup", {}, { queue });
+      const wf = new Workflow();
+      const a = wf.add("a", { kind: "produce", args: { n: 2 }, queue, dependsOn: [setup] });
+      const b = wf.add("b", { kind: "produce", args: { n: 3 }, queue });
+      wf.add("sum", { kind: "sum", queue }, [a, b]);
+      const ids = await client.insertWorkflow(wf);
+      assert.deepEqual(Object.keys(ids).sort(), ["a", "b", "sum"]);
+      assert.equal((await client.getJob(ids["sum"]!)).state, "pending");
+      const n = (job: { parent_results: { result: unknown }[] }) =>
+        job.parent_results.reduce((t, r) => t + (r.result as { n: number }).n, 0);
+      let seen: { dependsOn: number[]; states: string[] } | undefined;
+      const w = makeWorker(queue, { concurrency: 2 });
+      w.register("setup", () => ({ n: 1 }));
+      w.register<{ n: number }>("produce", (job) => ({ n: job.args.n + n(job) }));
+      w.register("sum", (job) => {
+        seen = { dependsOn: job.depends_on, states: job.parent_results.map((r) => r.state) };
+        return { total: n(job) };
+      });
+      w.start();
+      try {
+        await waitFor(async () => (await client.getJob(ids["sum"]!)).state === "completed", "the workflow to finish");
+      } finally {
+        await w.stop();
+      }
+      assert.deepEqual((await client.jobResult(ids["sum"]!)).result, { total: 6 }); // a: 2 + setup's 1, b: 3
+      assert.deepEqual(seen, { dependsOn: [ids["a"]!, ids["b"]!].sort((x, y) => x - y), states: ["completed", "completed"] });
+
+      const bad = new Workflow();
+      const first = bad.add("first", { kind: "fine", queue: newQueue() });
+      bad.add("second", { kind: "not a kind", queue: first.spec.queue }, [first]);
+      await assert.rejects(client.insertWorkflow(bad), (e: Error) => e instanceof ValidationError && /not a kind/.test(e.message));
+      assert.deepEqual(await states(client, first.spec.queue!), new Map());
     });
 
     test("a bad token stops the worker with UnauthorizedError", async () => {

@@ -97,29 +97,23 @@ class Client:
                              callback_job_id=int(cb) if cb else None)
 
     def insert_workflow(self, workflow: Workflow) -> dict[str, int]:
-        """Inserts a workflow's steps, each after the steps it depends on,
-        and returns the job id of every step by name.
+        """Inserts a workflow's steps in one request, all or none, and
+        returns the job id of every step by name.
 
-        The HTTP API takes dependencies as ids of stored jobs, so the steps
-        go in one request per level of the graph (roots first). Unlike a Go
-        workflow this is not all or none: if a later level fails, the
-        earlier levels are stored and will run."""
-        ids: dict[str, int] = {}
-        remaining = list(workflow.steps)
-        while remaining:
-            ready = [s for s in remaining if all(d.name in ids for d in s.after)]
-            if not ready:
-                names = ", ".join(s.name for s in remaining)
-                raise ValueError(f"workflow: steps {names} depend on each other in a cycle")
-            specs = []
-            for s in ready:
-                deps = [ids[d.name] for d in s.after] + list(s.spec.depends_on or [])
-                spec = JobSpec(**{**s.spec.__dict__, "depends_on": deps or None})
-                specs.append(spec)
-            for s, job_id in zip(ready, self.insert_many(specs), strict=True):
-                ids[s.name] = job_id
-            remaining = [s for s in remaining if s.name not in ids]
-        return ids
+        Each step waits, as pending, until the steps it comes after (and the
+        stored jobs of its ``depends_on``) have completed; the server stores
+        them through the same path as Go's ``Client.InsertWorkflow``."""
+        steps = []
+        for st in workflow.steps:
+            body = st.spec.to_json()
+            body["ref"] = st.name
+            if st.after:
+                body["after"] = [d.name for d in st.after]
+            if st.release_on_parent_failure:
+                body["release_on_parent_failure"] = True
+            steps.append(body)
+        out = self._t.request("POST", "/v1/workflows", {"steps": steps}, idempotent=False)
+        return {str(k): int(v) for k, v in out["refs"].items()}
 
     # Inspecting.
 
@@ -225,6 +219,9 @@ class Step:
     name: str
     spec: JobSpec
     after: tuple[Step, ...] = ()
+    #: Run the step when a job it waits for is cancelled or discarded,
+    #: instead of cancelling it too.
+    release_on_parent_failure: bool = False
 
 
 @dataclass
@@ -242,10 +239,13 @@ class Workflow:
     steps: list[Step] = field(default_factory=list)
 
     def add(self, name: str, kind: str, args: Any = None, *, after: Sequence[Step] = (),
-            **options: Any) -> Step:
+            release_on_parent_failure: bool = False, **options: Any) -> Step:
+        """Adds a step named ``name`` that runs after the steps in ``after``;
+        ``options`` are those of :class:`JobSpec` (``depends_on`` names
+        stored jobs to wait for as well)."""
         if any(s.name == name for s in self.steps):
             raise ValueError(f"workflow: step name {name!r} is used twice")
         step = Step(name=name, spec=JobSpec(kind=kind, args={} if args is None else args, **options),
-                    after=tuple(after))
+                    after=tuple(after), release_on_parent_failure=release_on_parent_failure)
         self.steps.append(step)
         return step

@@ -112,6 +112,11 @@ class Job:
     key: str = ""
     #: The fencing token of a claimed attempt, when the server sends one.
     lease_token: str | None = None
+    #: For a claimed job inserted to wait for other jobs: their ids, in id
+    #: order (empty for a job that depends on none, and on jobs not claimed).
+    depends_on: list[int] = field(default_factory=list)
+    #: The state and result of each job in ``depends_on``, in the same order.
+    parent_results: list[JobResult] = field(default_factory=list)
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -140,6 +145,8 @@ class Job:
             batch_id=int(d["batch_id"]) if d.get("batch_id") else None,
             key=str(d.get("key") or ""),
             lease_token=str(token) if token else None,
+            depends_on=[int(i) for i in d.get("depends_on") or []],
+            parent_results=[JobResult.from_json(r) for r in d.get("parent_results") or []],
             raw=d,
         )
 

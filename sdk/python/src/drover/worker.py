@@ -53,7 +53,7 @@ from typing import Any
 from ._args import decode_args
 from ._http import Transport
 from .errors import DroverError, NotFoundError, PayloadTooLargeError, ValidationError
-from .models import Job, encode_args, format_time
+from .models import Job, JobResult, encode_args, format_time
 
 __all__ = ["Cancel", "JobContext", "Retry", "Snooze", "Worker"]
 
@@ -156,6 +156,18 @@ class JobContext:
     @property
     def batch_id(self) -> int | None:
         return self.job.batch_id
+
+    @property
+    def depends_on(self) -> list[int]:
+        """The ids of the jobs this one waited for (empty if none)."""
+        return self.job.depends_on
+
+    @property
+    def parent_results(self) -> list[JobResult]:
+        """The state and result of each job this one waited for, in id
+        order, as the claim delivered them (a Go handler's
+        ``Job.ParentResults``)."""
+        return self.job.parent_results
 
     def is_cancelled(self) -> bool:
         return self.cancelled.is_set()

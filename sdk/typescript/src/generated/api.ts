@@ -281,6 +281,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/workflows": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Enqueue a workflow in one request, all or none: steps that wait for other steps of the same request (after, by ref) or for stored jobs (depends_on). The steps may come in any order; they are stored through the same path as Go's Client.InsertWorkflow. */
+        post: operations["insertWorkflow"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/batches/{id}": {
         parameters: {
             query?: never;
@@ -381,8 +398,8 @@ export interface components {
         LeaseToken: string;
         EnqueueJob: {
             kind: string;
-            /** @description Any JSON, at most 1 MiB, at most 64 levels deep. */
-            args: unknown;
+            /** @description The job's arguments: a JSON object (anything else is refused with 400), at most 1 MiB, at most 64 levels deep. */
+            args: Record<string, never>;
             /** @default default */
             queue: string;
             /**
@@ -392,13 +409,13 @@ export interface components {
             priority: number;
             /**
              * Format: date-time
-             * @description Schedule the job; absent or past means now. Years 1970 to 9999.
+             * @description Schedule the job; absent or past means now. An RFC 3339 time with a zone (2026-05-01T09:30:00Z); anything else is refused with 400 naming the field. Years 1970 to 9999.
              */
             run_at?: string;
             /** @description 0 or absent: the server's default (25). */
             max_attempts?: number;
             tags?: string[];
-            /** @description Free-form JSON object, at most 64 KiB. */
+            /** @description Free-form JSON object (anything else is refused with 400), at most 64 KiB. */
             metadata?: Record<string, never>;
             /** Format: int64 */
             timeout_ms?: number;
@@ -460,7 +477,7 @@ export interface components {
             trace?: string;
             /**
              * Format: date-time
-             * @description When a failed job runs again (default: the server's backoff), or when a snoozed one does.
+             * @description When a failed job runs again (default: the server's backoff), or when a snoozed one does: an RFC 3339 time with a zone.
              */
             retry_at?: string;
             /**
@@ -529,6 +546,128 @@ export interface components {
              */
             finished_at: string | null;
         };
+        /** @description A claimed job: the job as GET /v1/jobs/{id} shows it, with its lease_token, and for a job inserted to wait for other jobs (depends_on, or a workflow step after other steps) the IDs of those jobs and their results, as a Go handler reads them with Job.ParentResults. Both are absent for a job that depends on none. */
+        ClaimedJob: {
+            /** Format: int64 */
+            id: number;
+            /** @enum {string} */
+            state: "pending" | "blocked" | "scheduled" | "available" | "retryable" | "running" | "completed" | "cancelled" | "discarded";
+            queue: string;
+            kind: string;
+            priority: number;
+            /** @description The job's arguments as enqueued (any JSON). */
+            args: unknown;
+            metadata?: Record<string, never>;
+            tags: string[];
+            /** @description Attempts started so far. A claimed job's attempt must be named in its heartbeats and result. */
+            attempt: number;
+            max_attempts: number;
+            /** @description The last 20 attempt errors, oldest first; older ones are dropped (see error_count). */
+            errors: components["schemas"]["AttemptError"][];
+            /** @description How many attempt errors the job recorded in all, errors holding only the last 20. */
+            error_count: number;
+            /** Format: int64 */
+            timeout_ms?: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            run_at: string;
+            /** Format: date-time */
+            attempted_at?: string;
+            /** Format: date-time */
+            finalized_at?: string;
+            /** @description The worker holding the job while it runs. */
+            lease_owner?: string;
+            /**
+             * Format: date-time
+             * @description When the job returns to the queue unless a heartbeat extends the lease.
+             */
+            lease_expires_at?: string;
+            cancel_requested: boolean;
+            /**
+             * Format: int64
+             * @description The batch the job belongs to, or calls back for; absent for none.
+             */
+            batch_id?: number;
+            /** @description The ordering key the job was inserted with; absent once the job finished (finished jobs do not keep it). */
+            key?: string;
+            lease_token?: components["schemas"]["LeaseToken"];
+            /** @description The IDs of the jobs this one waited for, in ID order. */
+            depends_on?: number[];
+            /** @description The state and result of each job in depends_on, in the same order; result is null unless the parent completed with one. */
+            parent_results?: components["schemas"]["JobResult"][];
+        };
+        /** @description A step of a workflow request: a job (as in POST /v1/jobs, but never a unique one), the ref other steps of the request name it by, and the steps it runs after. */
+        WorkflowStep: {
+            kind: string;
+            /** @description The job's arguments: a JSON object (anything else is refused with 400), at most 1 MiB, at most 64 levels deep. */
+            args: Record<string, never>;
+            /** @default default */
+            queue: string;
+            /**
+             * @description Lower runs first.
+             * @default 0
+             */
+            priority: number;
+            /**
+             * Format: date-time
+             * @description Schedule the job; absent or past means now. An RFC 3339 time with a zone (2026-05-01T09:30:00Z); anything else is refused with 400 naming the field. Years 1970 to 9999.
+             */
+            run_at?: string;
+            /** @description 0 or absent: the server's default (25). */
+            max_attempts?: number;
+            tags?: string[];
+            /** @description Free-form JSON object (anything else is refused with 400), at most 64 KiB. */
+            metadata?: Record<string, never>;
+            /** Format: int64 */
+            timeout_ms?: number;
+            /** @description Stored jobs this one waits for: it stays pending until all of them completed (see docs/workflows.md). */
+            depends_on?: number[];
+            /** @description Ordering key, at most 255 bytes (UTF-8) without NUL: at most key_limit jobs of a key of the queue run at once, in insert order; the others wait as blocked (see docs/ordering-and-limits.md). */
+            key?: string;
+            /** @description How many jobs of key may be active at once; 0 or absent: 1. */
+            key_limit?: number;
+            /** @description At most key_rate jobs of key start per key_rate_period_ms, cluster-wide (a token bucket; see docs/ordering-and-limits.md); 0 or absent: no rate set by this job. */
+            key_rate?: number;
+            /**
+             * Format: int64
+             * @description The period of key_rate, in milliseconds; required with key_rate.
+             */
+            key_rate_period_ms?: number;
+            /** @description Skip the insert, without failing, while a job of the same kind (and queue, with unique_by_queue) holds this key (see unique_states); a skipped job's id is 0. */
+            unique_key?: string;
+            /** @description With unique_key: hold the key per queue as well as per kind, so that jobs of one kind in two queues do not conflict. */
+            unique_by_queue?: boolean;
+            /** @description With unique_key: the states in which a job holds its key. Absent: the unfinished states, so the key is free once the job finishes. Must list every unfinished state (pending, blocked, scheduled, available, retryable, running); adding completed, cancelled or discarded keeps the key held by a job that ended so until it is pruned (see docs/unique-and-cron.md). */
+            unique_states?: ("pending" | "blocked" | "scheduled" | "available" | "retryable" | "running" | "completed" | "cancelled" | "discarded")[];
+            /** @description The step's name for the after lists of other steps of the same request; unique within the request. Echoed with the step's id in refs. */
+            ref?: string;
+            /** @description Refs of steps of the same request this one waits for: it stays pending until all of them completed (and depends_on's stored jobs too). A cycle is refused with 400. */
+            after?: string[];
+            /**
+             * @description Run the step when a job it waits for is cancelled or discarded, instead of cancelling it with it.
+             * @default false
+             */
+            release_on_parent_failure: boolean;
+        } & (({
+            /** @enum {unknown} */
+            unique_by_queue?: false;
+        } | {
+            unique_key: unknown;
+        }) & ({
+            key_limit?: unknown;
+        } | {
+            key: unknown;
+        }) & (unknown | {
+            depends_on?: unknown;
+        }) & (unknown | unknown) & ({
+            key_rate?: unknown;
+            key_rate_period_ms?: unknown;
+        } | {
+            key: unknown;
+            key_rate: unknown;
+            key_rate_period_ms: unknown;
+        }) & unknown);
     };
     responses: never;
     parameters: never;
@@ -1100,7 +1239,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        jobs: components["schemas"]["Job"][];
+                        jobs: components["schemas"]["ClaimedJob"][];
                     };
                 };
             };
@@ -1798,6 +1937,103 @@ export interface operations {
                 };
             };
             /** @description A job or the callback is invalid; the message names it and nothing was stored. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No token, or an unknown one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope, or is restricted to queues and a job (or the callback) is in another or sets unique_key without unique_by_queue; nothing is stored. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body or the batch is over the limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store failed. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unavailable (down, restarting or unreachable); retry after the Retry-After delay. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    insertWorkflow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    steps: components["schemas"]["WorkflowStep"][];
+                };
+            };
+        };
+        responses: {
+            /** @description Stored; ids in request order. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ids: components["schemas"]["IDList"];
+                        /** @description The id of every step that has a ref, by ref. */
+                        refs: {
+                            [key: string]: number;
+                        };
+                    };
+                };
+            };
+            /** @description A field is invalid, a ref is used twice, an after names no step of the request, the steps wait for each other in a cycle, or a depends_on job does not exist or ended without completing. */
             400: {
                 headers: {
                     [name: string]: unknown;
