@@ -363,6 +363,22 @@ func testFinish(t *testing.T, setup opener) {
 		}
 	})
 
+	t.Run("JobFinish/wakes the queues it makes work for", func(t *testing.T) {
+		t.Parallel()
+		// The next job of a key, and a dependant, become claimable in
+		// the finish's transaction; their queues hear of it.
+		d := setup(t)
+		heard := listen(t, d)
+		got := insert(t, d, keyed("keyed", "a"), keyed("keyed", "a"))
+		flow := insertFlow(t, d, droverdriver.FlowInsertParams{Jobs: []droverdriver.FlowJob{flowJob("parent"), flowJob("child", 0)}})
+		heardOf(t, heard, "keyed", "parent") // the inserts'
+		finish(t, d, result(claimOne(t, d, "keyed", got[0]), droverdriver.OutcomeCompleted),
+			result(claimOne(t, d, "parent", flow.IDs[0]), droverdriver.OutcomeCompleted))
+		heardOf(t, heard, "keyed", "child")
+		claimOne(t, d, "keyed", got[1])
+		claimOne(t, d, "child", flow.IDs[1])
+	})
+
 	t.Run("JobFinish/unique keys", func(t *testing.T) {
 		t.Parallel()
 		tests := []struct {

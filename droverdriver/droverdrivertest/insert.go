@@ -103,6 +103,24 @@ func testInsert(t *testing.T, setup opener) {
 		heardOf(t, heard, "a", "b")
 	})
 
+	t.Run("RefusalReporter", func(t *testing.T) {
+		t.Parallel()
+		// Optional: a store that tells refused values from failures says
+		// so of a statement whose values it rejected, and of nothing else.
+		d := setup(t)
+		r, ok := d.(droverdriver.RefusalReporter)
+		if !ok {
+			t.Skipf("%s does not report refusals", d.Name())
+		}
+		if r.Refused(context.Canceled) {
+			t.Error("a cancelled context reported as a refusal")
+		}
+		bad := with(job("q"), func(p *droverdriver.InsertParams) { p.Args = []byte(`{"unterminated`) })
+		if _, err := d.JobInsertMany(context.Background(), []droverdriver.InsertParams{bad}); err != nil && !r.Refused(err) {
+			t.Errorf("insert of args that are not JSON failed with %v, not reported as refused", err)
+		}
+	})
+
 	t.Run("JobInsertMany/unique keys", func(t *testing.T) {
 		t.Parallel()
 		tests := []struct {
