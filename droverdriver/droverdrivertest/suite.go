@@ -47,7 +47,9 @@ type Factory[TTx any] struct {
 	// Begin starts a transaction on d's store, as an application would
 	// to insert jobs together with its own rows.
 	Begin func(ctx context.Context, d droverdriver.TxDriver[TTx]) (TTx, error)
-	// Commit and Rollback end a transaction from Begin.
+	// Commit and Rollback end a transaction from Begin. The suite also
+	// rolls back every transaction when its test ends, ended or not, and
+	// ignores that call's error.
 	Commit   func(ctx context.Context, tx TTx) error
 	Rollback func(ctx context.Context, tx TTx) error
 }
