@@ -261,7 +261,7 @@ type InsertParams struct {
 	Kind        string
 	Args        []byte
 	Metadata    []byte
-	Tags        []string
+	Tags        []string // each without commas (the root package checks them)
 	Priority    int
 	MaxAttempts int
 	RunAt       time.Time // zero: now, by the store's clock
@@ -414,7 +414,10 @@ type Result struct {
 }
 
 // HeartbeatParams names running attempts whose leases to extend: IDs,
-// Attempts and Tokens are parallel, one entry per attempt.
+// Attempts and Tokens are parallel, one entry per attempt. A driver may
+// test the tokens of a call as a set (an attempt matches when it runs
+// under any of them), as JobFinish may: one claim issues one token for all
+// its jobs, so a caller holding a token holds every attempt it matches.
 type HeartbeatParams struct {
 	IDs      []int64
 	Attempts []int

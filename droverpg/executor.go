@@ -230,7 +230,11 @@ func (e *executor) JobFinish(ctx context.Context, results []droverdriver.Result)
 	// Either stale results (rescued, cancelled), jobs that gained
 	// dependants while they ran, or unique jobs finished by a remote
 	// worker: the flow path's fence tells them apart.
-	more, err := e.finishFlow(ctx, notAccepted(results, accepted))
+	rest := notAccepted(results, accepted)
+	if len(rest) == 0 {
+		return accepted, nil // the others repeated accepted results
+	}
+	more, err := e.finishFlow(ctx, rest)
 	if err != nil {
 		return nil, err
 	}

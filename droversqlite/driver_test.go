@@ -3,10 +3,8 @@ package droversqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"net/url"
 	"path/filepath"
@@ -99,124 +97,6 @@ func ids(jobs []*droverdriver.JobRow) []int64 {
 		out[i] = j.ID
 	}
 	return out
-}
-
-// attemptErrors decodes a job's errors column.
-func attemptErrors(t testing.TB, j *droverdriver.JobRow) []map[string]any {
-	t.Helper()
-	if j.Errors == nil {
-		return nil
-	}
-	var errs []map[string]any
-	if err := json.Unmarshal(j.Errors, &errs); err != nil {
-		t.Fatalf("job %d errors %q: %v", j.ID, j.Errors, err)
-	}
-	return errs
-}
-
-func TestInsertAndClaimOrder(t *testing.T) {
-	ctx := context.Background()
-	d := setup(t)
-	past := time.Now().Add(-time.Hour)
-	in := []droverdriver.InsertParams{
-		{Queue: "q", Kind: "a", Args: []byte(`{"n":0}`), Priority: 2, MaxAttempts: 3},
-		{Queue: "q", Kind: "a", Args: []byte(`{"n":1}`), Priority: 1, MaxAttempts: 3},
-		{Queue: "q", Kind: "a", Args: []byte(`{"n":2}`), Priority: 1, MaxAttempts: 3, RunAt: past},
-		{Queue: "q", Kind: "a", Args: []byte(`{"n":3}`), Priority: 1, MaxAttempts: 3},
-		{Queue: "q", Kind: "a", Args: []byte(`{"n":4}`), Priority: 0, MaxAttempts: 3, RunAt: time.Now().Add(time.Hour)},
-		{Queue: "other", Kind: "a", Args: []byte(`{"n":5}`), MaxAttempts: 3},
-	}
-	got := insert(t, d, in...)
-	if len(got) != len(in) || !slices.IsSorted(got) {
-		t.Fatalf("ids %v: want %d ascending", got, len(in))
-	}
-
-	// Priority first, then run_at, then ID; the future job and the other
-	// queue are not claimable.
-	jobs := claim(t, d, "q", 3, time.Minute)
-	if want := []int64{got[2], got[1], got[3]}; !slices.Equal(ids(jobs), want) {
-		t.Fatalf("claimed %v, want %v", ids(jobs), want)
-	}
-	jobs = append(jobs, claim(t, d, "q", 10, time.Minute)...)
-	if want := []int64{got[2], got[1], got[3], got[0]}; !slices.Equal(ids(jobs), want) {
-		t.Fatalf("claimed %v, want %v", ids(jobs), want)
-	}
-	if more := claim(t, d, "q", 10, time.Minute); len(more) != 0 {
-		t.Fatalf("claimed future job %v", ids(more))
-	}
-
-	j := jobs[0]
-	if j.State != droverdriver.StateRunning || j.Attempt != 1 || j.LeaseOwner != "w1" || j.AttemptedAt == nil ||
-		j.LeaseExpiresAt == nil || j.FinalizedAt != nil || j.CancelRequested {
-		t.Fatalf("claimed row %+v", j)
-	}
-	if d := j.LeaseExpiresAt.Sub(*j.AttemptedAt); d != time.Minute {
-		t.Errorf("lease %v, want 1m", d)
-	}
-	if !j.RunAt.Equal(past.Truncate(time.Microsecond)) {
-		t.Errorf("run_at %v, want %v", j.RunAt, past)
-	}
-	if string(j.Args) != `{"n":2}` || string(j.Metadata) != `{}` || j.Tags == nil || len(j.Tags) != 0 || j.Errors != nil {
-		t.Errorf("payload args=%s metadata=%s tags=%v errors=%s", j.Args, j.Metadata, j.Tags, j.Errors)
-	}
-	if n, err := d.JobCountByState(ctx, "q"); err != nil || n[droverdriver.StateRunning] != 4 || n[droverdriver.StateScheduled] != 1 {
-		t.Errorf("counts %v %v", n, err)
-	}
-}
-
-func TestInsertRoundTrip(t *testing.T) {
-	d := setup(t)
-	runAt := time.Date(2030, 1, 2, 3, 4, 5, 678912345, time.UTC)
-	in := droverdriver.InsertParams{
-		Queue: "q\"uote", Kind: "kind\\\n\t", Args: []byte(`{ "s": "é \u0001 \"x\"",  "n": [1, 2] }`),
-		Metadata: []byte(`{"m":true}`), Tags: []string{"a", "b,c", `"q"`}, Priority: 3, MaxAttempts: 7,
-		RunAt: runAt, Timeout: 1500 * time.Millisecond,
-	}
-	id := insert(t, d, in)[0]
-	j := get(t, d, id)
-	want := droverdriver.JobRow{ID: id, State: droverdriver.StateScheduled, Queue: in.Queue, Kind: in.Kind, Priority: 3,
-		Args: in.Args, Metadata: in.Metadata, Tags: in.Tags, MaxAttempts: 7, Timeout: in.Timeout,
-		RunAt: runAt.Truncate(time.Microsecond)}
-	if j.Queue != want.Queue || j.Kind != want.Kind || j.State != want.State || j.Priority != want.Priority ||
-		string(j.Args) != string(want.Args) || string(j.Metadata) != string(want.Metadata) ||
-		!slices.Equal(j.Tags, want.Tags) || j.MaxAttempts != want.MaxAttempts || j.Timeout != want.Timeout ||
-		!j.RunAt.Equal(want.RunAt) || j.Attempt != 0 || j.AttemptedAt != nil {
-		t.Fatalf("got %+v\nwant %+v", j, want)
-	}
-	if time.Since(j.CreatedAt) > time.Minute || j.CreatedAt.Location() != time.UTC {
-		t.Errorf("created_at %v", j.CreatedAt)
-	}
-}
-
-// TestInsertManyIDs checks that the IDs of a batch cut into statements of
-// several sizes come back in input order, each naming its own job.
-func TestInsertManyIDs(t *testing.T) {
-	ctx := context.Background()
-	d := setup(t)
-	for _, n := range []int{1, 7, 9, 500, 1234} {
-		in := make([]droverdriver.InsertParams, n)
-		for i := range in {
-			in[i] = job("q")
-			in[i].Args = []byte(fmt.Sprintf(`{"i":%d}`, i))
-		}
-		got := insert(t, d, in...)
-		if len(got) != n {
-			t.Fatalf("%d jobs: %d IDs", n, len(got))
-		}
-		for i, id := range got {
-			if i > 0 && id <= got[i-1] {
-				t.Fatalf("%d jobs: IDs not ascending at %d: %v", n, i, got[i-1:i+1])
-			}
-			if i%97 == 0 || i == n-1 {
-				if j := get(t, d, id); string(j.Args) != string(in[i].Args) {
-					t.Fatalf("%d jobs: ID %d holds %s, want %s", n, id, j.Args, in[i].Args)
-				}
-			}
-		}
-	}
-	if n, err := d.JobCountByState(ctx, "q"); err != nil || n[droverdriver.StateAvailable] != 1+7+9+500+1234 {
-		t.Fatalf("counts %v %v", n, err)
-	}
 }
 
 // TestInsertWakesListenersWithRoom checks who an insert wakes among the
@@ -318,520 +198,11 @@ func TestInsertWakesListeners(t *testing.T) {
 	}
 }
 
-func TestFinish(t *testing.T) {
+// TestMigrationsAcrossDrivers runs three drivers, each with a writer
+// connection of its own as three processes would have, migrating one file
+// at once: the file's write lock must make each migration apply once.
+func TestMigrationsAcrossDrivers(t *testing.T) {
 	ctx := context.Background()
-	errJSON := []byte(`{"attempt":1,"at":"2024-01-01T00:00:00Z","error":"boom"}`)
-	later := time.Now().Add(time.Hour)
-	tests := []struct {
-		name    string
-		outcome droverdriver.Outcome
-		err     []byte
-		runAt   time.Time
-		cancel  bool // request a cancel before finishing
-		state   droverdriver.State
-		attempt int
-		errs    int
-	}{
-		{name: "completed", outcome: droverdriver.OutcomeCompleted, state: droverdriver.StateCompleted, attempt: 1},
-		{name: "completed after cancel request", outcome: droverdriver.OutcomeCompleted, cancel: true, state: droverdriver.StateCompleted, attempt: 1},
-		{name: "retry", outcome: droverdriver.OutcomeRetry, err: errJSON, runAt: later, state: droverdriver.StateRetryable, attempt: 1, errs: 1},
-		{name: "retry now", outcome: droverdriver.OutcomeRetry, err: errJSON, runAt: time.Now().Add(-time.Second), state: droverdriver.StateAvailable, attempt: 1, errs: 1},
-		{name: "retry after cancel request", outcome: droverdriver.OutcomeRetry, err: errJSON, runAt: later, cancel: true, state: droverdriver.StateCancelled, attempt: 1, errs: 1},
-		{name: "discarded", outcome: droverdriver.OutcomeDiscarded, err: errJSON, state: droverdriver.StateDiscarded, attempt: 1, errs: 1},
-		{name: "cancelled", outcome: droverdriver.OutcomeCancelled, err: errJSON, state: droverdriver.StateCancelled, attempt: 1, errs: 1},
-		{name: "released", outcome: droverdriver.OutcomeReleased, state: droverdriver.StateAvailable, attempt: 0},
-		{name: "released with error", outcome: droverdriver.OutcomeReleased, err: errJSON, state: droverdriver.StateAvailable, attempt: 0, errs: 1},
-		{name: "released after cancel request", outcome: droverdriver.OutcomeReleased, cancel: true, state: droverdriver.StateCancelled, attempt: 1},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			d := setup(t)
-			id := insert(t, d, job("q"))[0]
-			j := claim(t, d, "q", 1, time.Minute)[0]
-			if tt.cancel {
-				if _, err := d.JobCancel(ctx, id, time.Now()); err != nil {
-					t.Fatal(err)
-				}
-			}
-			// A stale attempt is fenced off and changes nothing.
-			acc, err := d.JobFinish(ctx, fenced(t, d, []droverdriver.Result{{ID: id, Attempt: j.Attempt + 1, Outcome: tt.outcome, Error: tt.err, RunAt: tt.runAt}}))
-			if err != nil || len(acc) != 0 {
-				t.Fatalf("stale finish accepted %v, %v", acc, err)
-			}
-			if got := get(t, d, id); got.State != droverdriver.StateRunning {
-				t.Fatalf("stale finish moved job to %s", got.State)
-			}
-			acc, err = d.JobFinish(ctx, fenced(t, d, []droverdriver.Result{{ID: id, Attempt: j.Attempt, Outcome: tt.outcome, Error: tt.err, RunAt: tt.runAt}}))
-			if err != nil || !slices.Equal(acc, []int64{id}) {
-				t.Fatalf("finish accepted %v, %v", acc, err)
-			}
-			got := get(t, d, id)
-			if got.State != tt.state || got.Attempt != tt.attempt || len(attemptErrors(t, got)) != tt.errs {
-				t.Fatalf("state %s attempt %d errors %s, want %s %d %d", got.State, got.Attempt, got.Errors, tt.state, tt.attempt, tt.errs)
-			}
-			if tt.errs > 0 && attemptErrors(t, got)[0]["error"] != "boom" {
-				t.Errorf("errors %s", got.Errors)
-			}
-			if got.State.Finished() != (got.FinalizedAt != nil) || got.LeaseOwner != "" || got.LeaseExpiresAt != nil {
-				t.Errorf("finalized_at %v lease %q %v", got.FinalizedAt, got.LeaseOwner, got.LeaseExpiresAt)
-			}
-			if tt.state == droverdriver.StateRetryable && !got.RunAt.Equal(tt.runAt.Truncate(time.Microsecond)) {
-				t.Errorf("run_at %v, want %v", got.RunAt, tt.runAt)
-			}
-			// A second result for the same attempt is fenced off too.
-			acc, err = d.JobFinish(ctx, fenced(t, d, []droverdriver.Result{{ID: id, Attempt: j.Attempt, Outcome: droverdriver.OutcomeCompleted}}))
-			if err != nil || len(acc) != 0 {
-				t.Fatalf("second finish accepted %v, %v", acc, err)
-			}
-		})
-	}
-}
-
-func TestFinishBatch(t *testing.T) {
-	ctx := context.Background()
-	d := setup(t)
-	insert(t, d, job("q"), job("q"), job("q"), job("q"))
-	jobs := claim(t, d, "q", 4, time.Minute)
-	e1 := []byte(`{"error":"one"}`)
-	acc, err := d.JobFinish(ctx, fenced(t, d, []droverdriver.Result{
-		{ID: jobs[0].ID, Attempt: 1, Outcome: droverdriver.OutcomeCompleted},
-		{ID: jobs[1].ID, Attempt: 1, Outcome: droverdriver.OutcomeRetry, Error: e1, RunAt: time.Now().Add(time.Hour)},
-		{ID: jobs[2].ID, Attempt: 2, Outcome: droverdriver.OutcomeCompleted}, // stale
-		{ID: jobs[3].ID, Attempt: 1, Outcome: droverdriver.OutcomeDiscarded, Error: e1},
-		{ID: 999999, Attempt: 1, Outcome: droverdriver.OutcomeCompleted}, // unknown
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	slices.Sort(acc)
-	if want := []int64{jobs[0].ID, jobs[1].ID, jobs[3].ID}; !slices.Equal(acc, want) {
-		t.Fatalf("accepted %v, want %v", acc, want)
-	}
-	// The retried job keeps its errors across attempts.
-	if _, err := d.JobRetry(ctx, jobs[1].ID, time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	j := claim(t, d, "q", 1, time.Minute)[0]
-	if j.ID != jobs[1].ID || j.Attempt != 2 {
-		t.Fatalf("reclaimed %d attempt %d", j.ID, j.Attempt)
-	}
-	if _, err := d.JobFinish(ctx, fenced(t, d, []droverdriver.Result{{ID: j.ID, Attempt: 2, Outcome: droverdriver.OutcomeDiscarded, Error: []byte(`{"error":"two"}`)}})); err != nil {
-		t.Fatal(err)
-	}
-	errs := attemptErrors(t, get(t, d, j.ID))
-	if len(errs) != 2 || errs[0]["error"] != "one" || errs[1]["error"] != "two" {
-		t.Fatalf("errors %v", errs)
-	}
-}
-
-func TestFinishDuplicatesAndStale(t *testing.T) {
-	ctx := context.Background()
-	d := setup(t)
-	insert(t, d, job("q"), job("q"), job("q"))
-	jobs := claim(t, d, "q", 3, time.Minute)
-	acc, err := d.JobFinish(ctx, fenced(t, d, []droverdriver.Result{
-		{ID: jobs[0].ID, Attempt: 1, Outcome: droverdriver.OutcomeCompleted},
-		{ID: jobs[0].ID, Attempt: 1, Outcome: droverdriver.OutcomeDiscarded},                  // duplicate: ignored
-		{ID: jobs[1].ID, Attempt: 7, Outcome: droverdriver.OutcomeRetry, Error: []byte(`{}`)}, // stale
-		{ID: jobs[2].ID, Attempt: 1, Outcome: droverdriver.OutcomeReleased},
-		{ID: jobs[1].ID, Attempt: 1, Outcome: droverdriver.OutcomeCompleted}, // same job, current attempt: a duplicate too
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := []int64{jobs[0].ID, jobs[2].ID}; !slices.Equal(acc, want) {
-		t.Fatalf("accepted %v, want %v", acc, want)
-	}
-	for id, want := range map[int64]droverdriver.State{jobs[0].ID: droverdriver.StateCompleted, jobs[1].ID: droverdriver.StateRunning, jobs[2].ID: droverdriver.StateAvailable} {
-		if j := get(t, d, id); j.State != want {
-			t.Errorf("job %d: %s, want %s", id, j.State, want)
-		}
-	}
-}
-
-func TestHeartbeat(t *testing.T) {
-	ctx := context.Background()
-	d := setup(t)
-	insert(t, d, job("q"), job("q"), job("q"), job("q"))
-	jobs := claim(t, d, "q", 4, time.Second)
-	if _, err := d.JobCancel(ctx, jobs[1].ID, time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := d.JobFinish(ctx, fenced(t, d, []droverdriver.Result{{ID: jobs[2].ID, Attempt: 1, Outcome: droverdriver.OutcomeCompleted}})); err != nil {
-		t.Fatal(err)
-	}
-	ids := []int64{jobs[0].ID, jobs[1].ID, jobs[2].ID, jobs[3].ID}
-	res, err := d.JobHeartbeat(ctx, droverdriver.HeartbeatParams{
-		IDs:      ids,
-		Attempts: []int{1, 1, 1, 2}, // jobs[3]: wrong attempt
-		Tokens:   tokensOf(t, d, ids),
-		Lease:    time.Hour,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := []int64{jobs[2].ID, jobs[3].ID}; !slices.Equal(res.Lost, want) {
-		t.Errorf("lost %v, want %v", res.Lost, want)
-	}
-	if want := []int64{jobs[1].ID}; !slices.Equal(res.CancelRequested, want) {
-		t.Errorf("cancel requested %v, want %v", res.CancelRequested, want)
-	}
-	j := get(t, d, jobs[0].ID)
-	if time.Until(*j.LeaseExpiresAt) < 50*time.Minute {
-		t.Errorf("lease not extended: %v", j.LeaseExpiresAt)
-	}
-	if j := get(t, d, jobs[3].ID); time.Until(*j.LeaseExpiresAt) > time.Minute {
-		t.Errorf("lease of a lost attempt extended: %v", j.LeaseExpiresAt)
-	}
-}
-
-func TestRescue(t *testing.T) {
-	ctx := context.Background()
-	d := setup(t)
-	in := []droverdriver.InsertParams{job("q"), job("q"), job("q"), job("q")}
-	in[1].MaxAttempts = 1
-	got := insert(t, d, in...)
-	expired := claim(t, d, "q", 3, -time.Second) // leases already over
-	claim(t, d, "q", 1, time.Hour)               // got[3]: lease still running
-	if _, err := d.JobCancel(ctx, got[2], time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	if len(expired) != 3 {
-		t.Fatalf("claimed %d", len(expired))
-	}
-
-	n, err := d.JobRescue(ctx, droverdriver.RescueParams{Now: time.Now(), Limit: 2})
-	if err != nil || n != 2 {
-		t.Fatalf("rescued %d, %v; want 2 (limit)", n, err)
-	}
-	n, err = d.JobRescue(ctx, droverdriver.RescueParams{Now: time.Now(), Limit: 100})
-	if err != nil || n != 1 {
-		t.Fatalf("rescued %d, %v; want 1", n, err)
-	}
-	if n, _ := d.JobRescue(ctx, droverdriver.RescueParams{Now: time.Now(), Limit: 100}); n != 0 {
-		t.Fatalf("rescued %d again", n)
-	}
-
-	for _, tt := range []struct {
-		id      int64
-		state   droverdriver.State
-		attempt int
-	}{
-		{got[0], droverdriver.StateRetryable, 1}, // back to available with an error recorded
-		{got[1], droverdriver.StateDiscarded, 1}, // out of attempts
-		{got[2], droverdriver.StateCancelled, 1}, // cancel was requested
-		{got[3], droverdriver.StateRunning, 1},   // lease not expired
-	} {
-		j := get(t, d, tt.id)
-		state := j.State
-		if state == droverdriver.StateRetryable || state == droverdriver.StateAvailable {
-			// Rescued jobs are claimable at once: available, or retryable
-			// only in the microsecond it takes to read them back.
-			state = droverdriver.StateRetryable
-		}
-		if state != tt.state || j.Attempt != tt.attempt {
-			t.Errorf("job %d: %s attempt %d, want %s %d", tt.id, j.State, j.Attempt, tt.state, tt.attempt)
-		}
-		if tt.state == droverdriver.StateRunning {
-			continue
-		}
-		errs := attemptErrors(t, j)
-		if len(errs) != 1 || !strings.HasPrefix(errs[0]["error"].(string), "lease expired") || errs[0]["attempt"] != 1.0 {
-			t.Errorf("job %d errors %s", tt.id, j.Errors)
-		}
-		if at, err := time.Parse(time.RFC3339Nano, errs[0]["at"].(string)); err != nil || time.Since(at) > time.Minute {
-			t.Errorf("job %d error time %v %v", tt.id, errs[0]["at"], err)
-		}
-		if j.LeaseOwner != "" || j.LeaseExpiresAt != nil {
-			t.Errorf("job %d keeps its lease", tt.id)
-		}
-	}
-	if j := claim(t, d, "q", 10, time.Minute); !slices.Equal(ids(j), []int64{got[0]}) {
-		t.Errorf("claimable after rescue: %v", ids(j))
-	}
-}
-
-func TestPrune(t *testing.T) {
-	ctx := context.Background()
-	d := setup(t)
-	got := insert(t, d, job("q"), job("q"), job("q"), job("q"), job("q"))
-	jobs := claim(t, d, "q", 3, time.Minute)
-	if _, err := d.JobFinish(ctx, fenced(t, d, []droverdriver.Result{
-		{ID: jobs[0].ID, Attempt: 1, Outcome: droverdriver.OutcomeCompleted},
-		{ID: jobs[1].ID, Attempt: 1, Outcome: droverdriver.OutcomeCompleted},
-		{ID: jobs[2].ID, Attempt: 1, Outcome: droverdriver.OutcomeDiscarded},
-	})); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := d.JobCancel(ctx, got[3], time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now().Add(time.Hour)
-	tests := []struct {
-		name                            string
-		completed, cancelled, discarded time.Duration
-		limit, want                     int
-	}{
-		{"too recent", 2 * time.Hour, 2 * time.Hour, 2 * time.Hour, 100, 0},
-		{"kept forever", -1, -1, -1, 100, 0},
-		{"limit", 0, -1, -1, 1, 1},
-		{"completed", 0, -1, -1, 100, 1},
-		{"rest", -1, time.Minute, 0, 100, 2},
-	}
-	for _, tt := range tests {
-		n, err := d.JobPrune(ctx, droverdriver.PruneParams{Now: now, CompletedRetention: tt.completed,
-			CancelledRetention: tt.cancelled, DiscardedRetention: tt.discarded, Limit: tt.limit})
-		if err != nil || n != tt.want {
-			t.Fatalf("%s: pruned %d, %v; want %d", tt.name, n, err, tt.want)
-		}
-	}
-	counts, err := d.JobCountByState(ctx, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := map[droverdriver.State]int64{droverdriver.StateAvailable: 1}; !maps.Equal(counts, want) {
-		t.Fatalf("counts %v, want %v", counts, want)
-	}
-}
-
-func TestGetAndList(t *testing.T) {
-	ctx := context.Background()
-	d := setup(t)
-	future := time.Now().Add(time.Hour)
-	got := insert(t, d,
-		job("a"),
-		droverdriver.InsertParams{Queue: "a", Kind: "other", Args: []byte(`{}`), MaxAttempts: 3, RunAt: future},
-		job("b"),
-		job("b"),
-		job("a"),
-		job("a"),
-	)
-	// got[2] running; got[3] retryable; got[4] completed; got[5] stays available.
-	if j := claim(t, d, "b", 2, time.Minute); len(j) != 2 {
-		t.Fatal("claim b")
-	}
-	if j := claim(t, d, "a", 2, time.Minute); !slices.Equal(ids(j), []int64{got[0], got[4]}) {
-		t.Fatalf("claim a: %v", ids(j))
-	}
-	if _, err := d.JobFinish(ctx, fenced(t, d, []droverdriver.Result{
-		{ID: got[3], Attempt: 1, Outcome: droverdriver.OutcomeRetry, Error: []byte(`{}`), RunAt: future},
-		{ID: got[4], Attempt: 1, Outcome: droverdriver.OutcomeCompleted},
-		{ID: got[0], Attempt: 1, Outcome: droverdriver.OutcomeReleased},
-	})); err != nil {
-		t.Fatal(err)
-	}
-
-	states := map[int64]droverdriver.State{
-		got[0]: droverdriver.StateAvailable, got[1]: droverdriver.StateScheduled, got[2]: droverdriver.StateRunning,
-		got[3]: droverdriver.StateRetryable, got[4]: droverdriver.StateCompleted, got[5]: droverdriver.StateAvailable,
-	}
-	for id, want := range states {
-		if j := get(t, d, id); j.State != want {
-			t.Errorf("job %d: %s, want %s", id, j.State, want)
-		}
-	}
-	if _, err := d.JobGet(ctx, 424242); !errors.Is(err, droverdriver.ErrNotFound) || !strings.Contains(err.Error(), "424242") {
-		t.Errorf("missing job: %v", err)
-	}
-
-	tests := []struct {
-		name string
-		p    droverdriver.ListParams
-		want []int64
-	}{
-		{"all", droverdriver.ListParams{Limit: 100}, got},
-		{"page 1", droverdriver.ListParams{Limit: 2}, got[:2]},
-		{"page 2", droverdriver.ListParams{Limit: 2, AfterID: got[1]}, got[2:4]},
-		{"page 3", droverdriver.ListParams{Limit: 2, AfterID: got[3]}, got[4:]},
-		{"past the end", droverdriver.ListParams{Limit: 2, AfterID: got[5]}, nil},
-		{"queue", droverdriver.ListParams{Queue: "b", Limit: 100}, got[2:4]},
-		{"kind", droverdriver.ListParams{Kind: "other", Limit: 100}, got[1:2]},
-		{"available", droverdriver.ListParams{States: []droverdriver.State{droverdriver.StateAvailable}, Limit: 100}, []int64{got[0], got[5]}},
-		{"scheduled or retryable", droverdriver.ListParams{States: []droverdriver.State{droverdriver.StateScheduled, droverdriver.StateRetryable}, Limit: 100}, []int64{got[1], got[3]}},
-		{"completed in a", droverdriver.ListParams{Queue: "a", States: []droverdriver.State{droverdriver.StateCompleted}, Limit: 100}, got[4:5]},
-		{"running and completed, paged", droverdriver.ListParams{States: []droverdriver.State{droverdriver.StateRunning, droverdriver.StateCompleted}, Limit: 1, AfterID: got[2]}, got[4:5]},
-		{"waiting jobs are available later", droverdriver.ListParams{States: []droverdriver.State{droverdriver.StateAvailable}, Now: future.Add(time.Minute), Limit: 100}, []int64{got[0], got[1], got[3], got[5]}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			jobs, err := d.JobList(ctx, tt.p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Equal(ids(jobs), tt.want) {
-				t.Fatalf("got %v, want %v", ids(jobs), tt.want)
-			}
-			for _, j := range jobs {
-				if want := states[j.ID]; j.State != want && tt.p.Now.IsZero() {
-					t.Errorf("job %d listed as %s, want %s", j.ID, j.State, want)
-				}
-			}
-		})
-	}
-}
-
-func TestCancelAndRetry(t *testing.T) {
-	ctx := context.Background()
-	d := setup(t)
-	future := time.Now().Add(time.Hour)
-	in := []droverdriver.InsertParams{job("q"), job("q"), job("q")}
-	in[1].RunAt = future
-	in[2].MaxAttempts = 1
-	got := insert(t, d, in...)
-	running := claim(t, d, "q", 1, time.Minute)[0]
-	if running.ID != got[0] {
-		t.Fatalf("claimed %d", running.ID)
-	}
-
-	// Cancel: a waiting job is finished at once, a running one flagged.
-	now := time.Now()
-	j, err := d.JobCancel(ctx, got[1], now)
-	if err != nil || j.State != droverdriver.StateCancelled || j.FinalizedAt == nil || !j.FinalizedAt.Equal(now.Truncate(time.Microsecond)) {
-		t.Fatalf("cancel scheduled: %+v %v", j, err)
-	}
-	j, err = d.JobCancel(ctx, got[0], now)
-	if err != nil || j.State != droverdriver.StateRunning || !j.CancelRequested {
-		t.Fatalf("cancel running: %+v %v", j, err)
-	}
-	// Cancelling a finished job changes nothing.
-	j, err = d.JobCancel(ctx, got[1], now.Add(time.Minute))
-	if err != nil || j.State != droverdriver.StateCancelled || !j.FinalizedAt.Equal(now.Truncate(time.Microsecond)) {
-		t.Fatalf("cancel cancelled: %+v %v", j, err)
-	}
-	if _, err := d.JobCancel(ctx, 999999, now); !errors.Is(err, droverdriver.ErrNotFound) {
-		t.Fatalf("cancel missing: %v", err)
-	}
-
-	// Retry: a running job is left alone.
-	j, err = d.JobRetry(ctx, got[0], now)
-	if err != nil || j.State != droverdriver.StateRunning || !j.CancelRequested {
-		t.Fatalf("retry running: %+v %v", j, err)
-	}
-
-	// A finished job returns to the hot table, claimable at once, with an
-	// attempt to spare; listeners hear of it.
-	lctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	connected, woken := make(chan struct{}), make(chan string, 10)
-	go d.NewListener().Listen(lctx, func() { close(connected) }, func(q string) int { woken <- q; return 1 })
-	<-connected
-	if acc, err := d.JobFinish(ctx, fenced(t, d, []droverdriver.Result{{ID: got[0], Attempt: 1, Outcome: droverdriver.OutcomeRetry, RunAt: future}})); err != nil || len(acc) != 1 {
-		t.Fatalf("finish: %v %v", acc, err)
-	}
-	claim(t, d, "q", 1, time.Minute)
-	if _, err := d.JobFinish(ctx, fenced(t, d, []droverdriver.Result{{ID: got[2], Attempt: 1, Outcome: droverdriver.OutcomeDiscarded, Error: []byte(`{"error":"x"}`)}})); err != nil {
-		t.Fatal(err)
-	}
-	for _, id := range []int64{got[0], got[1], got[2]} {
-		before := get(t, d, id)
-		j, err := d.JobRetry(ctx, id, time.Now())
-		if err != nil || j.State != droverdriver.StateAvailable || j.FinalizedAt != nil || j.CancelRequested {
-			t.Fatalf("retry %d (%s): %+v %v", id, before.State, j, err)
-		}
-		if j.Attempt != before.Attempt || j.MaxAttempts != max(before.MaxAttempts, before.Attempt+1) ||
-			string(j.Errors) != string(before.Errors) || j.Queue != "q" {
-			t.Errorf("retry %d: %+v, before %+v", id, j, before)
-		}
-		select {
-		case q := <-woken:
-			if q != "q" {
-				t.Errorf("woken for %q", q)
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatalf("retry %d woke nobody", id)
-		}
-	}
-	if j := claim(t, d, "q", 10, time.Minute); len(j) != 3 {
-		t.Fatalf("claimable after retry: %v", ids(j))
-	}
-	if _, err := d.JobRetry(ctx, 999999, now); !errors.Is(err, droverdriver.ErrNotFound) {
-		t.Fatalf("retry missing: %v", err)
-	}
-	// IDs stay unique after jobs went through finished_jobs and back.
-	next := insert(t, d, job("q"))[0]
-	if next <= got[2] {
-		t.Fatalf("new ID %d reuses an old one (last %d)", next, got[2])
-	}
-}
-
-func TestIDsNotReused(t *testing.T) {
-	ctx := context.Background()
-	d := setup(t)
-	first := insert(t, d, job("q"), job("q"))
-	jobs := claim(t, d, "q", 2, time.Minute)
-	if _, err := d.JobFinish(ctx, fenced(t, d, []droverdriver.Result{
-		{ID: jobs[0].ID, Attempt: 1, Outcome: droverdriver.OutcomeCompleted},
-		{ID: jobs[1].ID, Attempt: 1, Outcome: droverdriver.OutcomeCompleted},
-	})); err != nil {
-		t.Fatal(err)
-	}
-	// The hot table is empty now; a plain rowid table would start over.
-	if next := insert(t, d, job("q"))[0]; next <= first[1] {
-		t.Fatalf("ID %d reused (finished jobs hold %v)", next, first)
-	}
-}
-
-func TestLeaderElection(t *testing.T) {
-	ctx := context.Background()
-	d := setup(t)
-	elect := func(id string, ttl time.Duration) bool {
-		t.Helper()
-		ok, err := d.LeaderElect(ctx, droverdriver.LeaderParams{Name: "maint", ID: id, TTL: ttl})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ok
-	}
-	if !elect("a", time.Hour) {
-		t.Fatal("a not elected on a free role")
-	}
-	if elect("b", time.Hour) {
-		t.Fatal("b took an unexpired lease")
-	}
-	if !elect("a", 50*time.Millisecond) {
-		t.Fatal("a could not keep its lease")
-	}
-	if elect("b", time.Hour) {
-		t.Fatal("b took the lease before it expired")
-	}
-	time.Sleep(60 * time.Millisecond)
-	if !elect("b", time.Hour) {
-		t.Fatal("b not elected after expiry")
-	}
-	if elect("a", time.Hour) {
-		t.Fatal("a took b's lease")
-	}
-	if err := d.LeaderResign(ctx, "maint", "a"); err != nil { // not a's to give up
-		t.Fatal(err)
-	}
-	if elect("a", time.Hour) {
-		t.Fatal("a's resignation released b's lease")
-	}
-	if err := d.LeaderResign(ctx, "maint", "b"); err != nil {
-		t.Fatal(err)
-	}
-	if !elect("a", time.Hour) {
-		t.Fatal("a not elected after b resigned")
-	}
-}
-
-func TestMigrations(t *testing.T) {
-	ctx := context.Background()
-	d := open(t, filepath.Join(t.TempDir(), "m.db"))
-	if v, err := d.SchemaVersion(ctx); err != nil || v != 0 {
-		t.Fatalf("fresh version %d, %v", v, err)
-	}
-	migrate(t, d)
-	migrate(t, d) // idempotent
-	want := d.Migrations()[len(d.Migrations())-1].Version
-	if v, err := d.SchemaVersion(ctx); err != nil || v != want {
-		t.Fatalf("version %d, %v; want %d", v, err, want)
-	}
-	if ms := d.Migrations(); ms[0].Version != 1 || ms[0].Name != "init" || !strings.Contains(ms[0].SQL, "drover_jobs") {
-		t.Fatalf("migrations %+v", ms[0])
-	}
-
-	// Two drivers migrating one file at once apply each migration once.
 	path := filepath.Join(t.TempDir(), "race.db")
 	drivers := []*Driver{open(t, path), open(t, path), open(t, path)}
 	errs := make(chan error, len(drivers))
@@ -844,7 +215,7 @@ func TestMigrations(t *testing.T) {
 		}
 	}
 	var n int
-	if err := open(t, path).reader.QueryRowContext(ctx, "SELECT count(*) FROM drover_schema_migrations").Scan(&n); err != nil || n != len(d.Migrations()) {
+	if err := open(t, path).reader.QueryRowContext(ctx, "SELECT count(*) FROM drover_schema_migrations").Scan(&n); err != nil || n != len(drivers[0].Migrations()) {
 		t.Fatalf("recorded %d migrations, %v", n, err)
 	}
 }
@@ -980,31 +351,6 @@ func rawRows(t *testing.T, d *Driver) map[string][]map[string]any {
 	return out
 }
 
-func TestSchemaMissing(t *testing.T) {
-	ctx := context.Background()
-	d := open(t, filepath.Join(t.TempDir(), "empty.db"), WithSchema("acme"))
-	calls := map[string]func() error{
-		"insert": func() error { _, err := d.JobInsertMany(ctx, []droverdriver.InsertParams{job("q")}); return err },
-		"claim":  func() error { _, err := d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "q", Max: 1}); return err },
-		"get":    func() error { _, err := d.JobGet(ctx, 1); return err },
-		"list":   func() error { _, err := d.JobList(ctx, droverdriver.ListParams{Limit: 1}); return err },
-		"finish": func() error {
-			_, err := d.JobFinish(ctx, []droverdriver.Result{{ID: 1, Attempt: 1, Outcome: 1}})
-			return err
-		},
-		"elect": func() error {
-			_, err := d.LeaderElect(ctx, droverdriver.LeaderParams{Name: "x", ID: "y", TTL: time.Second})
-			return err
-		},
-	}
-	for name, call := range calls {
-		err := call()
-		if !errors.Is(err, droverdriver.ErrSchemaMissing) || !strings.Contains(err.Error(), `schema "acme" is not at the current version, run: drover migrate`) {
-			t.Errorf("%s: %v", name, err)
-		}
-	}
-}
-
 func TestWithSchema(t *testing.T) {
 	if _, err := Open(context.Background(), filepath.Join(t.TempDir(), "x.db"), WithSchema("Bad-Name")); err == nil {
 		t.Fatal("invalid schema accepted")
@@ -1048,7 +394,10 @@ func TestMemory(t *testing.T) {
 	}
 }
 
-func TestNewAndCallerTransaction(t *testing.T) {
+// TestNew checks a driver on the caller's *sql.DB: its jobs are those of
+// the file, which a driver Open made sees too, and Close leaves the
+// caller's database open. The suite covers what UnwrapExecutor does.
+func TestNew(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "tx.db")
 	db, err := sql.Open("sqlite", "file:"+path+"?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)")
@@ -1061,25 +410,7 @@ func TestNewAndCallerTransaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	migrate(t, d)
-
-	// Rolled back: nothing stays.
 	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rolled := insert(t, d.UnwrapExecutor(tx), job("q"))
-	if j := get(t, d.UnwrapExecutor(tx), rolled[0]); j.State != droverdriver.StateAvailable {
-		t.Fatalf("job not visible in its transaction: %s", j.State)
-	}
-	if err := tx.Rollback(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := d.JobGet(ctx, rolled[0]); !errors.Is(err, droverdriver.ErrNotFound) {
-		t.Fatalf("rolled back job found: %v", err)
-	}
-
-	// Committed: the job is there, for this driver and for one Open made.
-	tx, err = db.BeginTx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1090,43 +421,9 @@ func TestNewAndCallerTransaction(t *testing.T) {
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	// The rolled-back ID was seen once and names no other job later, as
-	// with a PostgreSQL sequence.
-	if committed[0] <= rolled[0] {
-		t.Fatalf("IDs %v reuse the rolled-back %d", committed, rolled[0])
-	}
-	opened := open(t, path)
-	if jobs := claim(t, opened, "q", 10, time.Minute); !slices.Equal(ids(jobs), committed) {
+	if jobs := claim(t, open(t, path), "q", 10, time.Minute); !slices.Equal(ids(jobs), committed) {
 		t.Fatalf("claimed %v, want %v", ids(jobs), committed)
 	}
-	// Finishing in the caller's transaction, with a stale result that makes
-	// the driver roll back to its savepoint, leaves the transaction usable.
-	running := claim(t, opened, "q", 10, time.Minute)
-	if len(running) != 0 {
-		t.Fatalf("claimed %d jobs twice", len(running))
-	}
-	tx, err = db.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	acc, err := d.UnwrapExecutor(tx).JobFinish(ctx, fenced(t, d, []droverdriver.Result{
-		{ID: committed[0], Attempt: 1, Outcome: droverdriver.OutcomeCompleted},
-		{ID: committed[1], Attempt: 2, Outcome: droverdriver.OutcomeCompleted},
-	}))
-	if err != nil || !slices.Equal(acc, committed[:1]) {
-		t.Fatalf("finish in transaction: %v %v", acc, err)
-	}
-	if _, err := tx.ExecContext(ctx, "INSERT INTO app_users VALUES ('ann')"); err != nil {
-		t.Fatal(err)
-	}
-	if err := tx.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	if j := get(t, d, committed[0]); j.State != droverdriver.StateCompleted {
-		t.Fatalf("state after commit %s", j.State)
-	}
-
-	// Close leaves the caller's database open.
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -1269,11 +566,12 @@ func TestListener(t *testing.T) {
 	d := setup(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	connects := 0
+	connected := make(chan struct{})
 	done := make(chan error)
 	go func() {
-		done <- d.NewListener().Listen(ctx, func() { connects++ }, func(string) int { return 1 })
+		done <- d.NewListener().Listen(ctx, func() { connects++; close(connected) }, func(string) int { return 1 })
 	}()
-	time.Sleep(20 * time.Millisecond)
+	<-connected
 	cancel()
 	select {
 	case err := <-done:

@@ -42,13 +42,3 @@ func storedToken(t testing.TB, d *Driver, id int64) droverdriver.LeaseToken {
 	copy(tok[:], stored)
 	return tok
 }
-
-// tokensOf returns the tokens the jobs of ids hold, for heartbeats.
-func tokensOf(t testing.TB, d *Driver, ids []int64) []droverdriver.LeaseToken {
-	t.Helper()
-	out := make([]droverdriver.LeaseToken, len(ids))
-	for i, id := range ids {
-		out[i] = storedToken(t, d, id)
-	}
-	return out
-}

@@ -1,0 +1,218 @@
+package droverdrivertest
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/droverdriver"
+)
+
+func testAdmin(t *testing.T, setup opener) {
+	t.Run("JobCancel", func(t *testing.T) {
+		t.Parallel()
+		ctx := context.Background()
+		d := setup(t)
+		got := insert(t, d, job("q"), with(job("q"), func(p *droverdriver.InsertParams) { p.RunAt = time.Now().Add(time.Hour) }), job("q"))
+		claimOne(t, d, "q", got[0])
+		now := time.Now().Add(-time.Minute) // the call's clock, not the store's
+		tests := []struct {
+			name   string
+			id     int64
+			state  droverdriver.State
+			cancel bool
+		}{
+			{"a scheduled job ends at once", got[1], droverdriver.StateCancelled, false},
+			{"an available job ends at once", got[2], droverdriver.StateCancelled, false},
+			{"a running job is flagged", got[0], droverdriver.StateRunning, true},
+		}
+		for _, tc := range tests {
+			j, err := d.JobCancel(ctx, tc.id, now)
+			if err != nil || j.ID != tc.id || j.State != tc.state || j.CancelRequested != tc.cancel {
+				t.Fatalf("%s: %+v, %v; want %s, cancel requested %v", tc.name, j, err, tc.state, tc.cancel)
+			}
+			if tc.state.Finished() && (j.FinalizedAt == nil || !sameTime(*j.FinalizedAt, now)) {
+				t.Errorf("%s: finalized at %v, want the call's now %v", tc.name, j.FinalizedAt, now)
+			}
+			if stored := get(t, d, tc.id); stored.State != j.State || stored.CancelRequested != j.CancelRequested {
+				t.Errorf("%s: returned %s, stored %s", tc.name, j.State, stored.State)
+			}
+		}
+		// A finished job stays as it ended.
+		j, err := d.JobCancel(ctx, got[1], now.Add(time.Minute))
+		if err != nil || j.State != droverdriver.StateCancelled || !sameTime(*j.FinalizedAt, now) {
+			t.Fatalf("cancel of a cancelled job: %+v, %v", j, err)
+		}
+		if _, err := d.JobCancel(ctx, got[2]+1000, now); !errors.Is(err, droverdriver.ErrNotFound) {
+			t.Fatalf("cancel of a missing job: %v, want ErrNotFound", err)
+		}
+	})
+
+	t.Run("JobCancel/blocked", func(t *testing.T) {
+		t.Parallel()
+		d := setup(t)
+		got := insert(t, d, keyed("q", "a"), keyed("q", "a"))
+		j, err := d.JobCancel(context.Background(), got[1], time.Now())
+		if err != nil || j.State != droverdriver.StateCancelled {
+			t.Fatalf("cancel of a blocked job: %+v, %v", j, err)
+		}
+		wantState(t, d, map[int64]droverdriver.State{got[0]: droverdriver.StateAvailable})
+	})
+
+	t.Run("JobDiscard", func(t *testing.T) {
+		t.Parallel()
+		ctx := context.Background()
+		d := setup(t)
+		got := insert(t, d, job("q"), with(job("q"), func(p *droverdriver.InsertParams) { p.RunAt = time.Now().Add(time.Hour) }), job("q"), job("q"))
+		claimOne(t, d, "q", got[0])
+		done := claimOne(t, d, "q", got[2])
+		finish(t, d, result(done, droverdriver.OutcomeCompleted))
+		now := time.Now().Add(-time.Minute)
+		for _, tc := range []struct {
+			name string
+			id   int64
+			want droverdriver.State
+		}{
+			{"a scheduled job", got[1], droverdriver.StateDiscarded},
+			{"an available job", got[3], droverdriver.StateDiscarded},
+			{"a running job is left alone", got[0], droverdriver.StateRunning},
+			{"a finished job is left alone", got[2], droverdriver.StateCompleted},
+		} {
+			j, err := d.JobDiscard(ctx, tc.id, now)
+			if err != nil || j.ID != tc.id || j.State != tc.want {
+				t.Fatalf("%s: %+v, %v; want %s", tc.name, j, err, tc.want)
+			}
+			if tc.want == droverdriver.StateDiscarded && (j.FinalizedAt == nil || !sameTime(*j.FinalizedAt, now)) {
+				t.Errorf("%s: finalized at %v, want %v", tc.name, j.FinalizedAt, now)
+			}
+			wantState(t, d, map[int64]droverdriver.State{tc.id: tc.want})
+		}
+		if _, err := d.JobDiscard(ctx, got[3]+1000, now); !errors.Is(err, droverdriver.ErrNotFound) {
+			t.Fatalf("discard of a missing job: %v, want ErrNotFound", err)
+		}
+	})
+
+	t.Run("JobRetry", func(t *testing.T) {
+		t.Parallel()
+		ctx := context.Background()
+		d := setup(t)
+		later := time.Now().Add(time.Hour)
+		got := insert(t, d, job("q"), job("q"),
+			with(job("q"), func(p *droverdriver.InsertParams) { p.MaxAttempts = 1 }),
+			with(job("q"), func(p *droverdriver.InsertParams) { p.RunAt = later }),
+			job("q"))
+		rows := claim(t, d, "q", 4)
+		finish(t, d,
+			result(rows[0], droverdriver.OutcomeCompleted),
+			failed(rows[1], droverdriver.OutcomeRetry, "x", later),
+			failed(rows[2], droverdriver.OutcomeRetry, "x", later), // out of attempts: discarded
+		)
+		if _, err := d.JobCancel(ctx, got[3], time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		// got[4] still runs.
+		now := time.Now()
+		for _, id := range got[:4] {
+			before := get(t, d, id)
+			j, err := d.JobRetry(ctx, id, now)
+			if err != nil || j.State != droverdriver.StateAvailable || j.FinalizedAt != nil || j.CancelRequested || !sameTime(j.RunAt, now) {
+				t.Fatalf("retry of job %d (%s): %+v, %v; want available at now", id, before.State, j, err)
+			}
+			// The history stays, and there is an attempt to spare.
+			if j.Attempt != before.Attempt || j.MaxAttempts != max(before.MaxAttempts, before.Attempt+1) ||
+				string(j.Errors) != string(before.Errors) || j.ErrorCount != before.ErrorCount || j.Queue != "q" {
+				t.Errorf("retry of job %d: %+v, before %+v", id, j, before)
+			}
+		}
+		j, err := d.JobRetry(ctx, got[4], now)
+		if err != nil || j.State != droverdriver.StateRunning {
+			t.Fatalf("retry of a running job: %+v, %v; want it left running", j, err)
+		}
+		if rows := claim(t, d, "q", 10); len(rows) != 4 {
+			t.Fatalf("claimable after the retries: %v", ids(rows))
+		}
+		if _, err := d.JobRetry(ctx, got[4]+1000, now); !errors.Is(err, droverdriver.ErrNotFound) {
+			t.Fatalf("retry of a missing job: %v, want ErrNotFound", err)
+		}
+		// IDs stay unique after jobs went through the finished jobs and back.
+		if next := insert(t, d, job("q"))[0]; next <= got[4] {
+			t.Fatalf("new ID %d reuses an old one (last %d)", next, got[4])
+		}
+	})
+
+	t.Run("JobRetry/keyed", func(t *testing.T) {
+		t.Parallel()
+		// A finished keyed job returns to its key, behind the job that
+		// holds its slot now.
+		ctx := context.Background()
+		d := setup(t)
+		got := insert(t, d, keyed("q", "a"), keyed("q", "a"))
+		finish(t, d, result(claimOne(t, d, "q", got[0]), droverdriver.OutcomeCompleted))
+		claimOne(t, d, "q", got[1])
+		j, err := d.JobRetry(ctx, got[0], time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j.State != droverdriver.StateBlocked {
+			t.Fatalf("retried keyed job is %s while its key is full, want blocked", j.State)
+		}
+	})
+
+	t.Run("JobRetry/not retryable", func(t *testing.T) {
+		t.Parallel()
+		ctx := context.Background()
+		for _, tc := range []struct {
+			name string
+			p    droverdriver.FlowInsertParams
+		}{
+			{"batch member", droverdriver.FlowInsertParams{Batch: true, Jobs: []droverdriver.FlowJob{{InsertParams: job("q")}}}},
+			{"job with dependants", droverdriver.FlowInsertParams{Jobs: []droverdriver.FlowJob{{InsertParams: job("q")}, {InsertParams: job("r"), After: []int{0}}}}},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+				d := setup(t)
+				res, err := d.JobInsertFlow(ctx, tc.p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				id := res.IDs[0]
+				finish(t, d, result(claimOne(t, d, "q", id), droverdriver.OutcomeCompleted))
+				if _, err := d.JobRetry(ctx, id, time.Now()); !errors.Is(err, droverdriver.ErrNotRetryable) {
+					t.Fatalf("retry: %v, want ErrNotRetryable", err)
+				}
+				wantState(t, d, map[int64]droverdriver.State{id: droverdriver.StateCompleted})
+			})
+		}
+	})
+
+	t.Run("JobRetry/unique", func(t *testing.T) {
+		t.Parallel()
+		ctx := context.Background()
+		d := setup(t)
+		first := insert(t, d, unique("q", "k"))[0]
+		finish(t, d, result(claimOne(t, d, "q", first), droverdriver.OutcomeCompleted))
+		// The key is free: the retry takes it again.
+		if j, err := d.JobRetry(ctx, first, time.Now()); err != nil || j.State != droverdriver.StateAvailable {
+			t.Fatalf("retry: %+v, %v", j, err)
+		}
+		if dup := insert(t, d, unique("q", "k"))[0]; dup != 0 {
+			t.Fatalf("insert stored job %d under the key its retried holder took again", dup)
+		}
+		// Once another job holds it, the retry is refused and changes nothing.
+		finish(t, d, result(claimOne(t, d, "q", first), droverdriver.OutcomeCompleted))
+		second := insert(t, d, unique("q", "k"))[0]
+		if second == 0 {
+			t.Fatal("key still held after its job completed")
+		}
+		_, err := d.JobRetry(ctx, first, time.Now())
+		if !errors.Is(err, droverdriver.ErrUniqueConflict) {
+			t.Fatalf("retry while job %d holds the key: %v, want ErrUniqueConflict", second, err)
+		}
+		if !strings.Contains(err.Error(), "unique") {
+			t.Errorf("error %q does not say why", err)
+		}
+		wantState(t, d, map[int64]droverdriver.State{first: droverdriver.StateCompleted, second: droverdriver.StateAvailable})
+	})
+}

@@ -1,0 +1,437 @@
+package droverdrivertest
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/droverdriver"
+)
+
+// The finish tests call JobFinish only through result and finish below,
+// and judge it by what is stored afterwards, so that a change to the
+// method's shape is a change here alone.
+
+// result is the result of claimed row r's attempt with outcome o,
+// carrying what the claim returned: the fence (attempt and token) and the
+// stored flow and key.
+func result(r *droverdriver.JobRow, o droverdriver.Outcome) droverdriver.Result {
+	res := droverdriver.Result{ID: r.ID, Attempt: r.Attempt, LeaseToken: r.LeaseToken, Outcome: o, Flow: r.Flow, Key: r.Key}
+	if r.Key != "" {
+		res.Queue = r.Queue
+	}
+	return res
+}
+
+// failed is result with outcome o and an attempt error saying msg.
+func failed(r *droverdriver.JobRow, o droverdriver.Outcome, msg string, runAt time.Time) droverdriver.Result {
+	res := result(r, o)
+	res.Error, res.RunAt = errorJSON(r.Attempt, msg), runAt
+	return res
+}
+
+// finish runs JobFinish on e and returns the IDs of the results it
+// applied, sorted.
+func finish(t *testing.T, e droverdriver.Executor, results ...droverdriver.Result) []int64 {
+	t.Helper()
+	applied, err := e.JobFinish(context.Background(), results)
+	if err != nil {
+		t.Fatalf("finish: %v", err)
+	}
+	applied = slices.Clone(applied)
+	slices.Sort(applied)
+	return applied
+}
+
+func testFinish(t *testing.T, setup opener) {
+	t.Run("JobFinish/outcomes", func(t *testing.T) {
+		t.Parallel()
+		later := time.Now().Add(time.Hour)
+		past := time.Now().Add(-time.Second)
+		tests := []struct {
+			name    string
+			outcome droverdriver.Outcome
+			err     bool
+			runAt   time.Time
+			cancel  bool // request a cancel before finishing
+			state   droverdriver.State
+			attempt int
+			errs    int
+		}{
+			{name: "completed", outcome: droverdriver.OutcomeCompleted, state: droverdriver.StateCompleted, attempt: 1},
+			{name: "completed after cancel request", outcome: droverdriver.OutcomeCompleted, cancel: true, state: droverdriver.StateCompleted, attempt: 1},
+			{name: "retry", outcome: droverdriver.OutcomeRetry, err: true, runAt: later, state: droverdriver.StateRetryable, attempt: 1, errs: 1},
+			{name: "retry now", outcome: droverdriver.OutcomeRetry, err: true, runAt: past, state: droverdriver.StateAvailable, attempt: 1, errs: 1},
+			{name: "retry after cancel request", outcome: droverdriver.OutcomeRetry, err: true, runAt: later, cancel: true, state: droverdriver.StateCancelled, attempt: 1, errs: 1},
+			{name: "discarded", outcome: droverdriver.OutcomeDiscarded, err: true, state: droverdriver.StateDiscarded, attempt: 1, errs: 1},
+			{name: "cancelled", outcome: droverdriver.OutcomeCancelled, err: true, state: droverdriver.StateCancelled, attempt: 1, errs: 1},
+			{name: "released", outcome: droverdriver.OutcomeReleased, state: droverdriver.StateAvailable, attempt: 0},
+			{name: "released later", outcome: droverdriver.OutcomeReleased, runAt: later, state: droverdriver.StateScheduled, attempt: 0},
+			{name: "released with error", outcome: droverdriver.OutcomeReleased, err: true, state: droverdriver.StateAvailable, attempt: 0, errs: 1},
+			{name: "released after cancel request", outcome: droverdriver.OutcomeReleased, cancel: true, state: droverdriver.StateCancelled, attempt: 1},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+				d := setup(t)
+				id := insert(t, d, job("q"))[0]
+				r := claimOne(t, d, "q", id)
+				if tc.cancel {
+					if _, err := d.JobCancel(context.Background(), id, time.Now()); err != nil {
+						t.Fatal(err)
+					}
+				}
+				res := result(r, tc.outcome)
+				res.RunAt = tc.runAt
+				if tc.err {
+					res.Error = errorJSON(1, "boom")
+				}
+				// A result for another attempt is fenced off and changes nothing.
+				stale := res
+				stale.Attempt++
+				if applied := finish(t, d, stale); len(applied) != 0 {
+					t.Fatalf("stale result applied: %v", applied)
+				}
+				wantState(t, d, map[int64]droverdriver.State{id: droverdriver.StateRunning})
+
+				if applied := finish(t, d, res); !slices.Equal(applied, []int64{id}) {
+					t.Fatalf("applied %v, want %d", applied, id)
+				}
+				j := get(t, d, id)
+				errs := attemptErrors(t, j)
+				if j.State != tc.state || j.Attempt != tc.attempt || len(errs) != tc.errs || j.ErrorCount != tc.errs {
+					t.Fatalf("stored %s, attempt %d, errors %s (count %d); want %s, %d, %d", j.State, j.Attempt, j.Errors, j.ErrorCount, tc.state, tc.attempt, tc.errs)
+				}
+				if tc.errs > 0 && errs[0].Error != "boom" {
+					t.Errorf("errors %s", j.Errors)
+				}
+				if j.State.Finished() != (j.FinalizedAt != nil) || j.LeaseOwner != "" || j.LeaseExpiresAt != nil {
+					t.Errorf("finalized at %v, lease %q until %v", j.FinalizedAt, j.LeaseOwner, j.LeaseExpiresAt)
+				}
+				if !tc.runAt.IsZero() && !j.State.Finished() && !sameTime(j.RunAt, tc.runAt) {
+					t.Errorf("run_at %v, want %v", j.RunAt, tc.runAt)
+				}
+				// A second result for the same attempt is fenced off too.
+				if applied := finish(t, d, result(r, droverdriver.OutcomeCompleted)); len(applied) != 0 {
+					t.Fatalf("second result applied: %v", applied)
+				}
+				if again := get(t, d, id); again.State != j.State {
+					t.Fatalf("second result moved the job to %s", again.State)
+				}
+			})
+		}
+	})
+
+	t.Run("JobFinish/fence", func(t *testing.T) {
+		t.Parallel()
+		forged := droverdriver.NewLeaseToken()
+		tests := []struct {
+			name  string
+			fence func(r *droverdriver.Result)
+		}{
+			{"forged token", func(r *droverdriver.Result) { r.LeaseToken = forged }},
+			{"zero token", func(r *droverdriver.Result) { r.LeaseToken = droverdriver.LeaseToken{} }},
+			{"earlier attempt", func(r *droverdriver.Result) { r.Attempt-- }},
+			{"later attempt", func(r *droverdriver.Result) { r.Attempt++ }},
+			{"unknown job", func(r *droverdriver.Result) { r.ID += 1000 }},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+				d := setup(t)
+				id := insert(t, d, job("q"))[0]
+				r := claimOne(t, d, "q", id)
+				for _, o := range []droverdriver.Outcome{droverdriver.OutcomeCompleted, droverdriver.OutcomeRetry,
+					droverdriver.OutcomeDiscarded, droverdriver.OutcomeCancelled, droverdriver.OutcomeReleased} {
+					res := failed(r, o, "forged", time.Now())
+					tc.fence(&res)
+					if applied := finish(t, d, res); len(applied) != 0 {
+						t.Fatalf("outcome %d applied %v", o, applied)
+					}
+				}
+				j := get(t, d, id)
+				if j.State != droverdriver.StateRunning || j.Attempt != 1 || j.Errors != nil || j.ErrorCount != 0 || j.LeaseOwner != "w1" {
+					t.Fatalf("rejected results changed the job: %+v", j)
+				}
+				if applied := finish(t, d, result(r, droverdriver.OutcomeCompleted)); !slices.Equal(applied, []int64{id}) {
+					t.Fatalf("the true result after rejected ones: applied %v", applied)
+				}
+			})
+		}
+	})
+
+	t.Run("JobFinish/token of an earlier claim", func(t *testing.T) {
+		t.Parallel()
+		// The token leaves with the attempt: once the job is claimed again,
+		// the first claim's token finishes nothing, whatever attempt it names.
+		d := setup(t)
+		id := insert(t, d, job("q"))[0]
+		first := claimOne(t, d, "q", id)
+		finish(t, d, result(first, droverdriver.OutcomeReleased))
+		second := claimOne(t, d, "q", id)
+		if second.Attempt != first.Attempt {
+			t.Fatalf("a released attempt was counted: attempt %d after %d", second.Attempt, first.Attempt)
+		}
+		if applied := finish(t, d, result(first, droverdriver.OutcomeCompleted)); len(applied) != 0 {
+			t.Fatalf("the released claim's token finished the next claim's attempt")
+		}
+		if applied := finish(t, d, result(second, droverdriver.OutcomeCompleted)); !slices.Equal(applied, []int64{id}) {
+			t.Fatalf("applied %v", applied)
+		}
+	})
+
+	t.Run("JobFinish/batch", func(t *testing.T) {
+		t.Parallel()
+		d := setup(t)
+		insert(t, d, job("q"), job("q"), job("q"), job("q"))
+		rows := claim(t, d, "q", 4)
+		stale := result(rows[2], droverdriver.OutcomeCompleted)
+		stale.Attempt = 2
+		unknown := result(rows[0], droverdriver.OutcomeCompleted)
+		unknown.ID = rows[3].ID + 1000
+		applied := finish(t, d,
+			result(rows[0], droverdriver.OutcomeCompleted),
+			failed(rows[1], droverdriver.OutcomeRetry, "one", time.Now().Add(time.Hour)),
+			stale,
+			failed(rows[3], droverdriver.OutcomeDiscarded, "one", time.Time{}),
+			unknown,
+		)
+		if want := []int64{rows[0].ID, rows[1].ID, rows[3].ID}; !slices.Equal(applied, want) {
+			t.Fatalf("applied %v, want %v", applied, want)
+		}
+		wantState(t, d, map[int64]droverdriver.State{
+			rows[0].ID: droverdriver.StateCompleted, rows[1].ID: droverdriver.StateRetryable,
+			rows[2].ID: droverdriver.StateRunning, rows[3].ID: droverdriver.StateDiscarded,
+		})
+		// The retried job keeps its errors across attempts.
+		if _, err := d.JobRetry(context.Background(), rows[1].ID, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		r := claimOne(t, d, "q", rows[1].ID)
+		if r.Attempt != 2 {
+			t.Fatalf("reclaimed at attempt %d, want 2", r.Attempt)
+		}
+		finish(t, d, failed(r, droverdriver.OutcomeDiscarded, "two", time.Time{}))
+		j := get(t, d, r.ID)
+		if errs := attemptErrors(t, j); len(errs) != 2 || errs[0].Error != "one" || errs[1].Error != "two" || j.ErrorCount != 2 {
+			t.Fatalf("errors %s (count %d), want one then two", j.Errors, j.ErrorCount)
+		}
+	})
+
+	t.Run("JobFinish/duplicates", func(t *testing.T) {
+		t.Parallel()
+		// Results that repeat a job in one call end it at most once, and
+		// the IDs say whether it did: of two results for one attempt one
+		// counts, of a stale and a current one at most the current one.
+		// Which one is the driver's choice (SQLite keeps the first,
+		// PostgreSQL may take either).
+		d := setup(t)
+		insert(t, d, job("q"), job("q"), job("q"))
+		rows := claim(t, d, "q", 3)
+		stale := failed(rows[1], droverdriver.OutcomeRetry, "x", time.Now())
+		stale.Attempt = 7
+		applied := finish(t, d,
+			result(rows[0], droverdriver.OutcomeCompleted),
+			result(rows[0], droverdriver.OutcomeDiscarded),
+			stale,
+			result(rows[2], droverdriver.OutcomeReleased),
+			result(rows[1], droverdriver.OutcomeCompleted),
+		)
+		wantState(t, d, map[int64]droverdriver.State{rows[2].ID: droverdriver.StateAvailable})
+		if j := get(t, d, rows[0].ID); j.State != droverdriver.StateCompleted && j.State != droverdriver.StateDiscarded {
+			t.Fatalf("job %d after two results: %s, want the end one of them names", j.ID, j.State)
+		}
+		want := []int64{rows[0].ID, rows[2].ID}
+		if j := get(t, d, rows[1].ID); j.State == droverdriver.StateCompleted {
+			want = []int64{rows[0].ID, rows[1].ID, rows[2].ID}
+		} else if j.State != droverdriver.StateRunning || j.Errors != nil {
+			t.Fatalf("job %d after its stale and its current result: %s, errors %s", j.ID, j.State, j.Errors)
+		}
+		if !slices.Equal(applied, want) {
+			t.Fatalf("applied %v, want %v", applied, want)
+		}
+	})
+
+	t.Run("JobFinish/stored max attempts decide", func(t *testing.T) {
+		t.Parallel()
+		// A failed attempt is retried or discarded by the stored
+		// max_attempts, whatever the result says.
+		tests := []struct {
+			name        string
+			maxAttempts int
+			outcome     droverdriver.Outcome
+			want        droverdriver.State
+		}{
+			{"retry with attempts left", 2, droverdriver.OutcomeRetry, droverdriver.StateAvailable},
+			{"retry of the last attempt", 1, droverdriver.OutcomeRetry, droverdriver.StateDiscarded},
+			{"discard with attempts left", 2, droverdriver.OutcomeDiscarded, droverdriver.StateDiscarded},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+				d := setup(t)
+				id := insert(t, d, with(job("q"), func(p *droverdriver.InsertParams) { p.MaxAttempts = tc.maxAttempts }))[0]
+				r := claimOne(t, d, "q", id)
+				r.MaxAttempts = 99 // what a worker believes does not count
+				finish(t, d, failed(r, tc.outcome, "x", time.Now().Add(-time.Second)))
+				if j := get(t, d, id); j.State != tc.want || j.ErrorCount != 1 {
+					t.Fatalf("stored %s with %d errors, want %s with 1", j.State, j.ErrorCount, tc.want)
+				}
+			})
+		}
+	})
+
+	t.Run("JobFinish/errors kept", func(t *testing.T) {
+		t.Parallel()
+		d := setup(t)
+		const attempts = droverdriver.ErrorsKept + 3
+		id := insert(t, d, with(job("q"), func(p *droverdriver.InsertParams) { p.MaxAttempts = attempts + 1 }))[0]
+		for range attempts {
+			r := claimOne(t, d, "q", id)
+			finish(t, d, failed(r, droverdriver.OutcomeRetry, "e", time.Now().Add(-time.Second)))
+		}
+		j := get(t, d, id)
+		errs := attemptErrors(t, j)
+		if j.ErrorCount != attempts || len(errs) != droverdriver.ErrorsKept ||
+			errs[0].Attempt != attempts-droverdriver.ErrorsKept+1 || errs[len(errs)-1].Attempt != attempts {
+			t.Fatalf("%d errors counted, %d kept (attempts %d to %d); want %d counted and the last %d kept",
+				j.ErrorCount, len(errs), errs[0].Attempt, errs[len(errs)-1].Attempt, attempts, droverdriver.ErrorsKept)
+		}
+	})
+
+	t.Run("JobFinish/output", func(t *testing.T) {
+		t.Parallel()
+		ctx := context.Background()
+		d := setup(t)
+		got := insert(t, d, job("q"), job("q"))
+		rows := claim(t, d, "q", 2)
+		withOutput := result(rows[0], droverdriver.OutcomeCompleted)
+		withOutput.Output = []byte(`{"sum": 3}`)
+		finish(t, d, withOutput, result(rows[1], droverdriver.OutcomeCompleted))
+		res, err := d.JobResults(ctx, got)
+		if err != nil || len(res) != 2 {
+			t.Fatalf("results %+v, %v", res, err)
+		}
+		if res[0].ID != got[0] || res[0].State != droverdriver.StateCompleted || !jsonEqual(res[0].Result, withOutput.Output) || res[1].Result != nil {
+			t.Fatalf("results %+v, want job %d's output and none for job %d", res, got[0], got[1])
+		}
+	})
+
+	t.Run("JobFinish/forget", func(t *testing.T) {
+		t.Parallel()
+		d := setup(t)
+		got := insert(t, d, job("q"), job("q"), job("q"))
+		rows := claim(t, d, "q", 3)
+		forget := func(r droverdriver.Result) droverdriver.Result { r.Forget = true; return r }
+		kept := forget(result(rows[1], droverdriver.OutcomeCompleted))
+		kept.Output = []byte(`1`) // a stored result keeps the job
+		finish(t, d, forget(result(rows[0], droverdriver.OutcomeCompleted)), kept,
+			forget(failed(rows[2], droverdriver.OutcomeDiscarded, "x", time.Time{})))
+		if _, err := d.JobGet(context.Background(), got[0]); !errors.Is(err, droverdriver.ErrNotFound) {
+			t.Fatalf("a forgotten completed job: %v, want ErrNotFound", err)
+		}
+		wantState(t, d, map[int64]droverdriver.State{got[1]: droverdriver.StateCompleted, got[2]: droverdriver.StateDiscarded})
+	})
+
+	t.Run("JobFinish/keyed promotes the next", func(t *testing.T) {
+		t.Parallel()
+		tests := []struct {
+			outcome droverdriver.Outcome
+			first   droverdriver.State
+			next    droverdriver.State
+		}{
+			{droverdriver.OutcomeCompleted, droverdriver.StateCompleted, droverdriver.StateAvailable},
+			{droverdriver.OutcomeDiscarded, droverdriver.StateDiscarded, droverdriver.StateAvailable},
+			{droverdriver.OutcomeCancelled, droverdriver.StateCancelled, droverdriver.StateAvailable},
+			// A retried job keeps its place: the key's one slot is its own.
+			{droverdriver.OutcomeRetry, droverdriver.StateRetryable, droverdriver.StateBlocked},
+		}
+		for _, tc := range tests {
+			t.Run(string(tc.first), func(t *testing.T) {
+				t.Parallel()
+				d := setup(t)
+				got := insert(t, d, keyed("q", "a"), keyed("q", "a"))
+				r := claimOne(t, d, "q", got[0])
+				if r.Key != "a" {
+					t.Fatalf("claimed row's key %q, want a", r.Key)
+				}
+				finish(t, d, failed(r, tc.outcome, "x", time.Now().Add(time.Hour)))
+				wantState(t, d, map[int64]droverdriver.State{got[0]: tc.first, got[1]: tc.next})
+			})
+		}
+	})
+
+	t.Run("JobFinish/wakes the queues it makes work for", func(t *testing.T) {
+		t.Parallel()
+		// The next job of a key, and a dependant, become claimable in
+		// the finish's transaction; their queues hear of it.
+		d := setup(t)
+		heard := listen(t, d)
+		got := insert(t, d, keyed("keyed", "a"), keyed("keyed", "a"))
+		flow := insertFlow(t, d, droverdriver.FlowInsertParams{Jobs: []droverdriver.FlowJob{flowJob("parent"), flowJob("child", 0)}})
+		heardOf(t, heard, "keyed", "parent") // the inserts'
+		finish(t, d, result(claimOne(t, d, "keyed", got[0]), droverdriver.OutcomeCompleted),
+			result(claimOne(t, d, "parent", flow.IDs[0]), droverdriver.OutcomeCompleted))
+		heardOf(t, heard, "keyed", "child")
+		claimOne(t, d, "keyed", got[1])
+		claimOne(t, d, "child", flow.IDs[1])
+	})
+
+	t.Run("JobFinish/unique keys", func(t *testing.T) {
+		t.Parallel()
+		tests := []struct {
+			name    string
+			final   droverdriver.State // the unique job's end
+			keeps   []droverdriver.State
+			blocked bool // whether the key stays held
+		}{
+			{"freed when completed", droverdriver.StateCompleted, nil, false},
+			{"kept when completed", droverdriver.StateCompleted, []droverdriver.State{droverdriver.StateCompleted}, true},
+			{"freed when discarded", droverdriver.StateDiscarded, []droverdriver.State{droverdriver.StateCompleted}, false},
+			{"kept when discarded", droverdriver.StateDiscarded, []droverdriver.State{droverdriver.StateDiscarded}, true},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+				d := setup(t)
+				u := unique("q", "k")
+				for _, s := range tc.keeps {
+					u.UniqueFinal |= droverdriver.FinalBit(s)
+				}
+				id := insert(t, d, u)[0]
+				r := claimOne(t, d, "q", id)
+				if r.Flow&droverdriver.FlowUnique == 0 {
+					t.Fatalf("claimed unique job with flow %b", r.Flow)
+				}
+				o := droverdriver.OutcomeCompleted
+				if tc.final == droverdriver.StateDiscarded {
+					o = droverdriver.OutcomeDiscarded
+				}
+				finish(t, d, failed(r, o, "x", time.Time{}))
+				wantState(t, d, map[int64]droverdriver.State{id: tc.final})
+				if again := insert(t, d, u)[0]; (again == 0) != tc.blocked {
+					t.Fatalf("insert after the end stored %d; want the key held: %v", again, tc.blocked)
+				}
+			})
+		}
+	})
+
+	t.Run("JobFinish/unique key without the claimed flow", func(t *testing.T) {
+		t.Parallel()
+		// A remote worker's result does not echo the claimed flow; the
+		// store still frees the key from its own.
+		d := setup(t)
+		id := insert(t, d, unique("q", "k"))[0]
+		r := claimOne(t, d, "q", id)
+		res := result(r, droverdriver.OutcomeCompleted)
+		res.Flow = 0
+		if applied := finish(t, d, res); !slices.Equal(applied, []int64{id}) {
+			t.Fatalf("applied %v", applied)
+		}
+		if again := insert(t, d, unique("q", "k"))[0]; again == 0 {
+			t.Fatal("key still held after its job completed")
+		}
+	})
+}
