@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -453,6 +454,8 @@ func run(ctx context.Context, env Env, o options, scenario string,
 	_, _ = rand.Read(id)
 	r := &runner{env: env, opts: o, store: store, inserts: inserts, out: env.Stdout,
 		payload: strings.Repeat("x", o.payloadBytes), runID: hex.EncodeToString(id)}
+	r.cost = newCostMeter(ctx, target)
+	defer r.cost.close()
 	if o.remote || o.netns || o.latency > 0 {
 		if target.Kind != storeurl.Postgres {
 			return usagef("--remote, --latency and --netns need PostgreSQL: SQLite workers share a file, not a network")
@@ -472,6 +475,9 @@ func run(ctx context.Context, env Env, o options, scenario string,
 	}
 	if err == nil {
 		err = r.references(ctx, rep)
+	}
+	if rep.Cost.Measured() || slices.ContainsFunc(rep.Points, func(p report.Point) bool { return p.Cost.Measured() }) {
+		rep.Notes = append(rep.Notes, r.cost.notes...)
 	}
 	rep.Command = commandLine(target)
 	fmt.Fprintln(env.Stdout)
