@@ -9,17 +9,17 @@ import (
 	"sync/atomic"
 	"time"
 
-	"go.opentelemetry.io/otel/trace"
-
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/internal/lease"
+	"github.com/droverhq/drover/internal/producer"
 )
 
-// runJob runs one attempt, in a span of its own when tracing is on. Every
-// result carries the claimed row's flow flags, which settle its dependants
-// and batch on finish (result.go), whatever the outcome.
+// runJob runs one attempt, in a span of its own when tracing is on. ctx is
+// the attempt's *producer.JobContext. Every result carries the claimed
+// row's flow flags, which settle its dependants and batch on finish
+// (result.go), whatever the outcome.
 func (c *Client[TTx]) runJob(ctx context.Context, r *droverdriver.JobRow) droverdriver.Result {
-	res := c.tracedAttempt(ctx, jobRowFromDriver(r))
+	res := c.tracedAttempt(ctx.(*producer.JobContext), jobRowFromDriver(r))
 	// Keyed results promote the next job of their key on finish (keyed.go).
 	res.Flow, res.Key, res.Queue = r.Flow, r.Key, r.Queue
 	res.Forget = c.config.DeleteCompleted && res.Outcome == droverdriver.OutcomeCompleted
@@ -27,11 +27,10 @@ func (c *Client[TTx]) runJob(ctx context.Context, r *droverdriver.JobRow) drover
 }
 
 // tracedAttempt is runAttempt in a span of its own when tracing is on.
-func (c *Client[TTx]) tracedAttempt(ctx context.Context, row *JobRow) droverdriver.Result {
+func (c *Client[TTx]) tracedAttempt(jc *producer.JobContext, row *JobRow) droverdriver.Result {
 	if tp := c.config.TracerProvider; tp != nil {
-		var span trace.Span
-		ctx, span = startJobSpan(ctx, tp, row)
-		res := c.runAttempt(ctx, row)
+		ctx, span := startJobSpan(jc, tp, row)
+		res := c.runAttempt(ctx, jc, row)
 		var err error
 		if len(res.Error) > 0 {
 			var ae AttemptError
@@ -42,46 +41,43 @@ func (c *Client[TTx]) tracedAttempt(ctx context.Context, row *JobRow) droverdriv
 		endJobSpan(span, outcomeName(res.Outcome), err)
 		return res
 	}
-	return c.runAttempt(ctx, row)
+	return c.runAttempt(jc, jc, row)
 }
 
 // runAttempt runs one attempt: it finds the worker, applies the timeout,
 // turns a panic into an error and decides the outcome. It never returns
-// without a result, so every claimed attempt is accounted for.
-func (c *Client[TTx]) runAttempt(ctx context.Context, row *JobRow) droverdriver.Result {
+// without a result, so every claimed attempt is accounted for. The handler
+// runs under jobCtx, which is jc or a context made from it (a span's).
+func (c *Client[TTx]) runAttempt(jobCtx context.Context, jc *producer.JobContext, row *JobRow) droverdriver.Result {
 	res := droverdriver.Result{ID: row.ID, Attempt: row.Attempt, LeaseToken: row.LeaseToken}
 	unit, ok := c.config.Workers.byKind[row.Kind]
 	if !ok {
 		// Another process of the fleet may know the kind; retry there.
-		return c.failed(row, res, fmt.Errorf("%w %q: no worker registered in client %s", ErrUnknownKind, row.Kind, c.config.ID), "")
+		return c.failed(row, res, nil, fmt.Errorf("%w %q: no worker registered in client %s", ErrUnknownKind, row.Kind, c.config.ID), "")
 	}
 
+	attempt := &attemptState{exec: c.driver}
 	timeout := c.config.JobTimeout
-	if t, ok := unit.timeout(row); ok {
+	if t, ok := unit.timeout(row, attempt); ok {
 		timeout = t
 	}
 	if row.Timeout > 0 {
 		timeout = row.Timeout
 	}
-	// Nothing cancels ctx: the handler is interrupted through the tracker
-	// (a cancel request, the client stopping), see lease.Tracker.
-	jobCtx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
+	// The handler is interrupted through the tracker (a cancel request,
+	// the client stopping, see lease.Tracker) and, past its timeout, by
+	// its producer's deadlines, never by a timer of its own.
 	if timeout > 0 {
-		var cancelTimeout context.CancelFunc
-		jobCtx, cancelTimeout = context.WithTimeoutCause(jobCtx, timeout, jobTimeout(timeout))
-		defer cancelTimeout()
+		jc.SetTimeout(timeout, jobTimeout(timeout))
 	}
-	c.tracker.Started(row.ID, cancel)
 
-	attempt := &attemptState{exec: c.driver}
 	err, trace := safeWork(jobCtx, unit, row, attempt)
 	cause := context.Cause(jobCtx)
 	switch {
 	case err == nil && attempt.refused != nil:
 		// The handler ignored SetResult's error: completing the job
 		// without the result it meant to store would hide the failure.
-		return c.failed(row, res, attempt.refused, "")
+		return c.failed(row, res, attempt, attempt.refused, "")
 	case err == nil:
 		res.Outcome = droverdriver.OutcomeCompleted
 		res.Output = attempt.output
@@ -105,7 +101,7 @@ func (c *Client[TTx]) runAttempt(ctx context.Context, row *JobRow) droverdriver.
 	if cause != nil && jobCtx.Err() != nil && !errors.Is(err, cause) {
 		err = fmt.Errorf("%w (%w)", err, cause)
 	}
-	return c.failed(row, res, err, trace)
+	return c.failed(row, res, attempt, err, trace)
 }
 
 // jobTimeout is the cause of a handler's context that timed out. Its
@@ -118,7 +114,8 @@ func (t jobTimeout) Error() string {
 }
 
 // failed turns an error into a retry or, out of attempts, a discard.
-func (c *Client[TTx]) failed(row *JobRow, res droverdriver.Result, err error, trace string) droverdriver.Result {
+// attempt is nil when no handler ran.
+func (c *Client[TTx]) failed(row *JobRow, res droverdriver.Result, attempt *attemptState, err error, trace string) droverdriver.Result {
 	c.metrics.failed.Add(1)
 	res.Error = encodeAttemptError(row.Attempt, err, trace)
 	if row.Attempt >= row.MaxAttempts {
@@ -126,8 +123,8 @@ func (c *Client[TTx]) failed(row *JobRow, res droverdriver.Result, err error, tr
 		return res
 	}
 	res.Outcome = droverdriver.OutcomeRetry
-	if unit, ok := c.config.Workers.byKind[row.Kind]; ok {
-		if at, ok := unit.nextRetry(row); ok {
+	if unit, ok := c.config.Workers.byKind[row.Kind]; ok && attempt != nil {
+		if at, ok := unit.nextRetry(row, attempt); ok {
 			res.RunAt = at
 			return res
 		}

@@ -22,6 +22,11 @@ type attemptState struct {
 	// refused is SetResult's last error, if its last call failed: the
 	// attempt then fails even if the handler returns nil.
 	refused error
+	// job is the attempt's *Job[T], its args decoded once for the
+	// worker's Timeout, Work and NextRetry alike; decodeErr is why they
+	// did not decode.
+	job       any
+	decodeErr error
 }
 
 // SetResult records v, encoded as JSON, as the job's result. It is stored

@@ -101,52 +101,60 @@ func (w *Workers) has(kind string) bool {
 }
 
 // workUnit erases the type parameter so the engine can hold workers of every
-// kind in one map; each unit decodes its own args.
+// kind in one map; each unit decodes its own args, once per attempt.
 type workUnit interface {
 	work(ctx context.Context, row *JobRow, attempt *attemptState) error
-	timeout(row *JobRow) (time.Duration, bool)
-	nextRetry(row *JobRow) (time.Time, bool)
+	timeout(row *JobRow, attempt *attemptState) (time.Duration, bool)
+	nextRetry(row *JobRow, attempt *attemptState) (time.Time, bool)
 }
 
 type typedUnit[T Args] struct {
 	worker Worker[T]
 }
 
-func (u *typedUnit[T]) decode(row *JobRow) (*Job[T], error) {
-	job := &Job[T]{JobRow: row}
-	if err := json.Unmarshal(row.EncodedArgs, &job.Args); err != nil {
-		return nil, fmt.Errorf("decode args of %s job %d: %w", row.Kind, row.ID, err)
+// job returns the attempt's Job, decoding its args the first time one of
+// the worker's methods needs them: an attempt decodes them at most once,
+// and only if its kind has a worker here.
+func (u *typedUnit[T]) job(row *JobRow, attempt *attemptState) (*Job[T], error) {
+	if job, ok := attempt.job.(*Job[T]); ok || attempt.decodeErr != nil {
+		return job, attempt.decodeErr
 	}
+	job := &Job[T]{JobRow: row, attempt: attempt}
+	if err := json.Unmarshal(row.EncodedArgs, &job.Args); err != nil {
+		attempt.decodeErr = fmt.Errorf("decode args of %s job %d: %w", row.Kind, row.ID, err)
+		return nil, attempt.decodeErr
+	}
+	attempt.job = job
 	return job, nil
 }
 
 func (u *typedUnit[T]) work(ctx context.Context, row *JobRow, attempt *attemptState) error {
-	job, err := u.decode(row)
+	job, err := u.job(row, attempt)
 	if err != nil {
 		return err
 	}
-	job.attempt = attempt
 	return u.worker.Work(ctx, job)
 }
 
-func (u *typedUnit[T]) timeout(row *JobRow) (time.Duration, bool) {
+func (u *typedUnit[T]) timeout(row *JobRow, attempt *attemptState) (time.Duration, bool) {
 	wt, ok := u.worker.(WorkerTimeout[T])
 	if !ok {
 		return 0, false
 	}
-	job, err := u.decode(row)
+	job, err := u.job(row, attempt)
 	if err != nil {
 		return 0, false
 	}
 	return wt.Timeout(job), true
 }
 
-func (u *typedUnit[T]) nextRetry(row *JobRow) (time.Time, bool) {
+// nextRetry asks the worker when to retry, with the Job its handler had.
+func (u *typedUnit[T]) nextRetry(row *JobRow, attempt *attemptState) (time.Time, bool) {
 	wr, ok := u.worker.(WorkerNextRetry[T])
 	if !ok {
 		return time.Time{}, false
 	}
-	job, err := u.decode(row)
+	job, err := u.job(row, attempt)
 	if err != nil {
 		return time.Time{}, false
 	}

@@ -16,8 +16,10 @@ const FloorCommand = "raw SQL floor: %d clients each loop { claim %d ids with FO
 // rate at which bare statements claim a batch of rows with FOR UPDATE SKIP
 // LOCKED and delete them, with no queue library around them. It uses a
 // scratch table in the driver's schema and drops it afterwards. The bench
-// reports Drover's rate against it, measured in the same run.
-func (d *Driver) Floor(ctx context.Context, rows, batch, clients int) (float64, error) {
+// reports Drover's rate against it, measured in the same run. loopStarts,
+// when not nil, is called as the timed loop begins, after the set-up, so
+// that the bench can read its CPU and WAL counters around the loop alone.
+func (d *Driver) Floor(ctx context.Context, rows, batch, clients int, loopStarts func()) (float64, error) {
 	table := pgx.Identifier{d.schema, "floor_jobs"}.Sanitize()
 	setup := []string{
 		"DROP TABLE IF EXISTS " + table,
@@ -39,6 +41,9 @@ func (d *Driver) Floor(ctx context.Context, rows, batch, clients int) (float64, 
 	del := `DELETE FROM ` + table + ` WHERE id = ANY($1)`
 	var wg sync.WaitGroup
 	errs := make(chan error, clients)
+	if loopStarts != nil {
+		loopStarts()
+	}
 	start := time.Now()
 	for range clients {
 		wg.Add(1)

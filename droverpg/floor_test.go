@@ -19,7 +19,7 @@ func TestFloorMeasuresAndCleansUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rate, err := d.Floor(ctx, 5_000, 500, 4)
+	rate, err := d.Floor(ctx, 5_000, 500, 4, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,6 +39,7 @@ func (r *runner) ceiling(ctx context.Context) (*report.Reference, error) {
 	}
 	exec := r.store.Driver
 	g, gctx := errgroup.WithContext(ctx)
+	cost := r.cost.start(ctx, nil)
 	start := time.Now()
 	for range ceilingClients {
 		g.Go(func() error {
@@ -67,6 +68,7 @@ func (r *runner) ceiling(ctx context.Context) (*report.Reference, error) {
 		return nil, fmt.Errorf("store ceiling: %w", err)
 	}
 	rate := float64(ids.n) / time.Since(start).Seconds()
+	jobCost := cost.end(ctx, nil, ids.n)
 	v, err := r.verify(ctx, queue, ids)
 	if err != nil {
 		return nil, err
@@ -75,5 +77,5 @@ func (r *runner) ceiling(ctx context.Context) (*report.Reference, error) {
 		return nil, fmt.Errorf("store ceiling: %d of %d jobs completed", v.completed, ids.n)
 	}
 	return &report.Reference{Name: fmt.Sprintf("store ceiling (Drover's claim and finish, %d clients, no handlers)", ceilingClients),
-		JobsPerSec: rate, Command: fmt.Sprintf(ceilingCommand, ceilingClients, ceilingBatch, n)}, nil
+		JobsPerSec: rate, Command: fmt.Sprintf(ceilingCommand, ceilingClients, ceilingBatch, n), Cost: jobCost}, nil
 }

@@ -10,7 +10,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -94,6 +96,7 @@ func NewCommand(env func() Env) *cobra.Command {
 			processes, streams, priorityMix string
 			instances                       string
 			jsonPath, plotPath, cpuProfile  string
+			memProfile                      string
 			markdown, keep                  bool
 		)
 		sub := &cobra.Command{
@@ -125,7 +128,7 @@ func NewCommand(env func() Env) *cobra.Command {
 				}
 				// Output paths are checked before any work, so that a typo
 				// does not cost a run of many minutes.
-				for _, out := range []struct{ flag, path string }{{"--json", jsonPath}, {"--plot", plotPath}, {"--cpuprofile", cpuProfile}} {
+				for _, out := range []struct{ flag, path string }{{"--json", jsonPath}, {"--plot", plotPath}, {"--cpuprofile", cpuProfile}, {"--memprofile", memProfile}} {
 					if err := checkOutputPath(out.flag, out.path); err != nil {
 						return err
 					}
@@ -140,6 +143,17 @@ func NewCommand(env func() Env) *cobra.Command {
 						return err
 					}
 					defer pprof.StopCPUProfile()
+				}
+				if memProfile != "" {
+					// Every allocation is sampled once per 64 KiB instead
+					// of 512 KiB, so that a run's allocations per job can
+					// be read from the profile with some precision.
+					runtime.MemProfileRate = 64 << 10
+					defer func() {
+						if err := writeAllocs(memProfile); err != nil {
+							fmt.Fprintf(cmd.ErrOrStderr(), "bench: --memprofile: %v\n", err)
+						}
+					}()
 				}
 				return run(cmd.Context(), env(), o, sc.name, func(r *runner, ctx context.Context) (*report.Report, error) {
 					return sc.run(r, ctx)
@@ -200,10 +214,25 @@ func NewCommand(env func() Env) *cobra.Command {
 		f.StringVar(&plotPath, "plot", "", "draw the run to this .svg file (throughput and efficiency against K, or rate and p99 over time)")
 		f.BoolVar(&markdown, "markdown", false, "print a section ready to paste into docs/benchmarks.md")
 		f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the bench process to this file (go tool pprof)")
+		f.StringVar(&memProfile, "memprofile", "", "write a profile of the bench process's allocations to this file at the end (go tool pprof -sample_index=alloc_space)")
 		f.BoolVar(&keep, "keep", false, "keep the bench's own schema (or ./"+benchFile+") after the run, to inspect its jobs")
 		cmd.AddCommand(sub)
 	}
 	return cmd
+}
+
+// writeAllocs writes the allocation profile (every allocation since the
+// start, live or not) to path.
+func writeAllocs(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func (o *options) validate(scenario string) error {
@@ -453,6 +482,8 @@ func run(ctx context.Context, env Env, o options, scenario string,
 	_, _ = rand.Read(id)
 	r := &runner{env: env, opts: o, store: store, inserts: inserts, out: env.Stdout,
 		payload: strings.Repeat("x", o.payloadBytes), runID: hex.EncodeToString(id)}
+	r.cost = newCostMeter(ctx, target)
+	defer r.cost.close()
 	if o.remote || o.netns || o.latency > 0 {
 		if target.Kind != storeurl.Postgres {
 			return usagef("--remote, --latency and --netns need PostgreSQL: SQLite workers share a file, not a network")
@@ -472,6 +503,9 @@ func run(ctx context.Context, env Env, o options, scenario string,
 	}
 	if err == nil {
 		err = r.references(ctx, rep)
+	}
+	if rep.Cost.Measured() || slices.ContainsFunc(rep.Points, func(p report.Point) bool { return p.Cost.Measured() }) {
+		rep.Notes = append(rep.Notes, r.cost.notes...)
 	}
 	rep.Command = commandLine(target)
 	fmt.Fprintln(env.Stdout)

@@ -27,6 +27,9 @@ type fleet interface {
 	// counters sums every worker's cumulative counters.
 	counters() workerStats
 	stop(ctx context.Context) error
+	// pids are the worker processes' IDs, whose CPU counts as the
+	// client's (none when the workers run in the bench process).
+	pids() []int
 }
 
 // workerStats is what a worker reports: its client's counters plus the
@@ -174,6 +177,8 @@ func (f *localFleet) counters() workerStats {
 	sum.Ready = true
 	return sum
 }
+
+func (f *localFleet) pids() []int { return nil }
 
 func (f *localFleet) stop(ctx context.Context) error {
 	var errs []error
@@ -323,6 +328,16 @@ func (f *procFleet) read(p *workerProc, out io.Reader) {
 	}
 	p.err = p.cmd.Wait()
 	close(p.exited)
+}
+
+func (f *procFleet) pids() []int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	pids := make([]int, len(f.procs))
+	for i, p := range f.procs {
+		pids[i] = p.cmd.Process.Pid
+	}
+	return pids
 }
 
 func (f *procFleet) counters() workerStats {

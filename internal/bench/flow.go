@@ -121,7 +121,7 @@ func (r *runner) runs(ctx context.Context) (*report.Report, error) {
 
 		_, steady := stats.SteadyState(m.windows)
 		pt := point{Point: report.Point{Processes: k, Jobs: m.jobs, Seconds: m.seconds,
-			JobsPerSec: float64(m.jobs) / m.seconds, SteadyJobsPerSec: steady}, windows: m.windows, insertPerSec: insertRate}
+			JobsPerSec: float64(m.jobs) / m.seconds, SteadyJobsPerSec: steady, Cost: m.cost}, windows: m.windows, insertPerSec: insertRate}
 		if err := addPoint(rep, pt); err != nil {
 			return nil, err
 		}
@@ -205,10 +205,12 @@ func (r *runner) dag(ctx context.Context) (*report.Report, error) {
 func (r *runner) workOff(ctx context.Context, queue string, k int, label string, n int64) (measurement, error) {
 	f := r.fleetFor(queue, k)
 	started := time.Now()
+	cost := r.cost.start(ctx, nil)
 	if err := f.start(ctx); err != nil {
 		return measurement{}, err
 	}
 	m, err := r.watch(ctx, f, label, workerStats{}, started, n, 0, func(written int64) int64 { return n - written })
+	m.cost = cost.end(ctx, f.pids(), m.jobs)
 	if serr := stopFleet(f); err == nil {
 		err = serr
 	}

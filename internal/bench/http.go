@@ -206,6 +206,8 @@ func (f *httpFleet) counters() workerStats {
 	}
 }
 
+func (f *httpFleet) pids() []int { return nil }
+
 func (f *httpFleet) stop(ctx context.Context) error {
 	close(f.quit)
 	// Each loop finishes its batch first; then the server goes.

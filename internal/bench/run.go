@@ -113,6 +113,8 @@ type runner struct {
 	runID string
 	// remote, when set, is the network hop worker processes sit behind.
 	remote *remote
+	// cost reads CPU and WAL counters around measured intervals (cost.go).
+	cost *costMeter
 }
 
 // jobArgs builds the args of the seq-th job.
@@ -194,6 +196,8 @@ type measurement struct {
 	seconds float64
 	jobs    int64
 	final   workerStats
+	// cost is what a job cost over the watch (filled by workOff).
+	cost report.Cost
 }
 
 // watch samples the fleet until it has written target results since base
@@ -346,7 +350,7 @@ const floorRows, floorBatch = 200_000, 500
 // floorer is implemented by drivers that can measure the raw SQL floor of
 // a queue on their store (PostgreSQL).
 type floorer interface {
-	Floor(ctx context.Context, rows, batch, clients int) (float64, error)
+	Floor(ctx context.Context, rows, batch, clients int, loopStarts func()) (float64, error)
 }
 
 // references measures, in the same run as the scenario, what the report
@@ -374,12 +378,15 @@ func (r *runner) references(ctx context.Context, rep *report.Report) error {
 	}
 	const rows, batch, clients = floorRows, floorBatch, 4
 	fmt.Fprintf(r.out, "floor      measuring the raw SQL floor (%d rows, batch %d, %d clients)\n", rows, batch, clients)
-	rate, err := f.Floor(ctx, rows, batch, clients)
+	var cost costWatch
+	rate, err := f.Floor(ctx, rows, batch, clients, func() { cost = r.cost.start(ctx, nil) })
 	if err != nil {
 		return err
 	}
+	// The floor's scratch table is dropped before Floor returns: a small
+	// cost next to its loop's, counted with it.
 	rep.Floor = &report.Reference{Name: "raw SQL floor (claim 500 with SKIP LOCKED, delete; 4 clients)",
-		JobsPerSec: rate, Command: fmt.Sprintf(droverpg.FloorCommand, clients, batch, rows)}
+		JobsPerSec: rate, Command: fmt.Sprintf(droverpg.FloorCommand, clients, batch, rows), Cost: cost.end(ctx, nil, rows)}
 	rep.Notes = append(rep.Notes, fmt.Sprintf("Drover reached %.2f× the raw SQL floor measured in this run (%.0f jobs/s); the store ceiling is %.2f× the floor",
 		best/rate, rate, c.JobsPerSec/rate))
 	if rep.Scenario == "scale" {
@@ -406,7 +413,7 @@ func (r *runner) floorCurve(ctx context.Context, f floorer, rep *report.Report) 
 	for range rounds {
 		for _, k := range ks {
 			fmt.Fprintf(r.out, "floor      measuring the raw SQL floor at K = %d (one client per worker process)\n", k)
-			v, err := f.Floor(ctx, floorRows, floorBatch, k)
+			v, err := f.Floor(ctx, floorRows, floorBatch, k, nil)
 			if err != nil {
 				return err
 			}

@@ -93,10 +93,12 @@ func (r *runner) burnPoint(ctx context.Context, queue string, k, n int, label st
 	pickup.Store(stats.NewLatency())
 	f := r.fleetFor(queue, k)
 	started := time.Now()
+	cost := r.cost.start(ctx, nil)
 	if err := f.start(ctx); err != nil {
 		return pt, err
 	}
 	m, err := r.watch(ctx, f, label, workerStats{}, started, int64(n), 0, func(written int64) int64 { return int64(n) - written })
+	jobCost := cost.end(ctx, f.pids(), m.jobs)
 	if serr := stopFleet(f); err == nil {
 		err = serr
 	}
@@ -108,6 +110,7 @@ func (r *runner) burnPoint(ctx context.Context, queue string, k, n int, label st
 		return pt, err
 	}
 	pt = r.pointFrom(m, v, ids.n)
+	pt.Cost = jobCost
 	pt.insertPerSec = insertRate
 	pt.db = dbDelta(dbBefore, r.dbStats(ctx), int64(n))
 	if k > 0 {
@@ -123,6 +126,7 @@ func (r *runner) pointFrom(m measurement, v verdict, inserted int64) point {
 			Jobs: m.jobs, Seconds: m.seconds, JobsPerSec: float64(m.jobs) / m.seconds, SteadyJobsPerSec: steady,
 			LatencyMs: v.latency, StartLatencyMs: v.start,
 			Lost: inserted - v.completed - v.waiting, Duplicates: v.duplicates,
+			Cost: m.cost,
 		},
 		windows:    m.windows,
 		steadyNote: report.SteadyNote(m.windows),
@@ -143,6 +147,7 @@ func fillFromPoint(rep *report.Report, pt point) {
 	rep.StartLatencyMs = pt.StartLatencyMs
 	rep.Lost = pt.Lost
 	rep.Duplicates = pt.Duplicates
+	rep.Cost = pt.Cost
 	rep.Windows = pt.windows
 	rep.DB = pt.db
 }
@@ -210,10 +215,12 @@ func (r *runner) steadyPoint(ctx context.Context, queue string, k, clients, nPro
 	stopProducers := make(chan struct{})
 	p := &producers{r: r, queue: queue, n: nProducers, batch: r.opts.batch, rate: r.opts.rate}
 	base := f.counters()
+	cost := r.cost.start(ctx, f.pids())
 	prodStart := time.Now()
 	prodDone := make(chan struct{})
 	go func() { p.run(ctx, stopProducers); close(prodDone) }()
 	m, err := r.watch(ctx, f, label, base, time.Now(), 0, r.opts.duration, func(written int64) int64 { return p.inserted.Load() - written })
+	jobCost := cost.end(ctx, f.pids(), m.jobs)
 	close(stopProducers)
 	<-prodDone
 	insertRate := float64(p.inserted.Load()) / time.Since(prodStart).Seconds()
@@ -239,6 +246,7 @@ func (r *runner) steadyPoint(ctx context.Context, queue string, k, clients, nPro
 		return pt, err
 	}
 	pt = r.pointFrom(m, v, p.ids.n)
+	pt.Cost = jobCost
 	pt.waiting = backlog
 	pt.insertPerSec = insertRate
 	pt.db = dbDelta(dbBefore, r.dbStats(ctx), p.ids.n)
@@ -345,6 +353,7 @@ func addPoint(rep *report.Report, pt point) error {
 		return nil
 	}
 	rep.SteadyJobsPerSec = pt.SteadyJobsPerSec
+	rep.Cost = pt.Cost
 	rep.InsertPerSec = pt.insertPerSec
 	rep.LatencyMs = pt.LatencyMs
 	rep.StartLatencyMs = pt.StartLatencyMs

@@ -66,7 +66,9 @@ type Config struct {
 	Logger       *slog.Logger
 }
 
-// Runner runs one claimed attempt under ctx and returns its result.
+// Runner runs one claimed attempt under ctx and returns its result. ctx is
+// the attempt's *JobContext, already known to the Tracker: the runner may
+// set its timeout (JobContext.SetTimeout) and hand it to the handler.
 type Runner func(ctx context.Context, row *droverdriver.JobRow) droverdriver.Result
 
 // Stats are cumulative counters of a producer, for benches and metrics.
@@ -104,6 +106,8 @@ type Producer struct {
 	stopping atomic.Bool
 	stopped  chan struct{} // closed with stopping set
 	position position
+	// deadlines times out the handlers of this producer's attempts.
+	deadlines deadlines
 
 	claims, claimedJobs, claimNanos, ran, runNanos atomic.Int64
 	// meanRun is a moving average of handler run times, in nanoseconds;
@@ -194,6 +198,7 @@ func (p *Producer) Run(ctx context.Context) {
 	close(p.stopped)
 	close(p.buffer)
 	<-dispatched
+	p.deadlines.stop()
 }
 
 // dispatch starts one goroutine per job, at most MaxWorkers at once. A
@@ -253,7 +258,10 @@ func (p *Producer) runOne(ctx context.Context, row *droverdriver.JobRow) {
 			Key: row.Key, Queue: row.Queue}
 	} else {
 		start := time.Now()
-		res = p.run(ctx, row)
+		jc := newJobContext(ctx, &p.deadlines, start)
+		p.tracker.Started(row.ID, jc.cancel)
+		res = p.run(jc, row)
+		jc.Release()
 		took := int64(time.Since(start))
 		p.runNanos.Add(took)
 		p.ran.Add(1)

@@ -58,6 +58,9 @@ func Markdown(r *Report) string {
 	row("Latency p50 / p95 / p99 / max", formatPercentiles(r.LatencyMs)+" ms")
 	row("Start latency (insert→start) p50 / p95 / p99 / max", formatPercentiles(r.StartLatencyMs)+" ms")
 	row("Lost / duplicates", formatInt(r.Lost)+" / "+formatInt(r.Duplicates))
+	for _, c := range r.costRows() {
+		row(capitalise(c[0]), c[1])
+	}
 	for _, ref := range r.references() {
 		v := formatRate(ref.JobsPerSec) + " jobs/s"
 		if ref.Command != "" {

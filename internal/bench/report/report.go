@@ -55,6 +55,8 @@ type Report struct {
 	// SteadyNote explains how the steady-state rate was derived.
 	SteadyNote   string  `json:"steady_note"`
 	InsertPerSec float64 `json:"insert_per_sec"`
+	// Cost is what a job cost the store and the client, per resource.
+	Cost
 
 	// LatencyMs is the end-to-end latency of jobs, insert to completion.
 	LatencyMs stats.Percentiles `json:"latency_ms"`
@@ -128,6 +130,27 @@ type Reference struct {
 	Name       string  `json:"name"`
 	JobsPerSec float64 `json:"jobs_per_sec"`
 	Command    string  `json:"command"`
+	Cost
+}
+
+// Cost is what one job cost, per resource, over a measured interval. A
+// figure the store cannot give is nil and left out of the JSON: SQLite's
+// CPU is inside the client's, a PostgreSQL server on another machine has
+// no /proc here, and only PostgreSQL has a WAL position to read.
+type Cost struct {
+	// StoreCPUUsPerJob is the CPU of the database server's whole process
+	// tree, in µs per job.
+	StoreCPUUsPerJob *float64 `json:"store_cpu_us_per_job,omitempty"`
+	// ClientCPUUsPerJob is the CPU of the bench process and every worker
+	// process it started, in µs per job (on SQLite the store's included).
+	ClientCPUUsPerJob *float64 `json:"client_cpu_us_per_job,omitempty"`
+	// WALBytesPerJob is the WAL written per job (PostgreSQL LSN deltas).
+	WALBytesPerJob *float64 `json:"wal_bytes_per_job,omitempty"`
+}
+
+// Measured reports whether any figure was measured.
+func (c Cost) Measured() bool {
+	return c.StoreCPUUsPerJob != nil || c.ClientCPUUsPerJob != nil || c.WALBytesPerJob != nil
 }
 
 // Point is the result of a scaling scenario at one degree of parallelism:
@@ -157,6 +180,7 @@ type Point struct {
 	// --floor, PostgreSQL). A curve that falls where the floor's own curve
 	// falls shows the database giving way on its CPUs, not Drover.
 	FloorJobsPerSec float64 `json:"floor_jobs_per_sec,omitempty"`
+	Cost
 }
 
 // K returns the point's degree of parallelism, Processes if set, otherwise

@@ -40,6 +40,9 @@ func WriteTable(w io.Writer, r *Report) {
 	row("latency ms p50/p95/p99/max", formatPercentiles(r.LatencyMs))
 	row("start latency ms p50/p95/p99/max", formatPercentiles(r.StartLatencyMs))
 	row("lost / duplicates", formatInt(r.Lost)+" / "+formatInt(r.Duplicates))
+	for _, c := range r.costRows() {
+		row(c[0], c[1])
+	}
 	for _, ref := range r.references() {
 		row(ref.kind+" ("+ref.Name+") jobs/s", formatRate(ref.JobsPerSec))
 	}
@@ -91,13 +94,14 @@ func WriteTable(w io.Writer, r *Report) {
 // round's rate (--rounds) and the raw SQL floor at the point's number of
 // clients (scale with --floor on PostgreSQL).
 type pointColumns struct {
-	rounds, floor bool
+	rounds, floor, cost bool
 }
 
 func columnsOf(points []Point) pointColumns {
 	return pointColumns{
 		rounds: hasRounds(points),
 		floor:  slices.ContainsFunc(points, func(p Point) bool { return p.FloorJobsPerSec > 0 }),
+		cost:   slices.ContainsFunc(points, func(p Point) bool { return p.Cost.Measured() }),
 	}
 }
 
@@ -109,6 +113,11 @@ func pointHeaders(label string, cols pointColumns) []string {
 		"p50 ms", "p99 ms", "Start p99 ms", "Lost", "Duplicates"}
 	if cols.floor {
 		h = append(h, "Floor jobs/s (K clients)", "× floor")
+	}
+	if cols.cost {
+		for _, f := range costFigures {
+			h = append(h, capitalise(f.label))
+		}
 	}
 	if cols.rounds {
 		h = append(h, "Steady jobs/s of each round")
@@ -128,6 +137,9 @@ func pointCells(p Point, cols pointColumns) []string {
 		} else {
 			c = append(c, "-", "-")
 		}
+	}
+	if cols.cost {
+		c = append(c, costCells(p.Cost)...)
 	}
 	if cols.rounds {
 		each := make([]string, len(p.Rounds))

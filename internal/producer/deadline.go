@@ -1,0 +1,196 @@
+package producer
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// JobContext is the context a handler runs under. It is cancelled, with a
+// cause, through the Tracker (a cancel request, a lost lease, the client
+// stopping) or by its producer's deadlines when its timeout passes.
+//
+// It costs one cancelCtx and a slot in the producer's deadline heap: no
+// timer and no registration on a parent context of its own. A
+// context.WithTimeout per job measured 1 µs of a noop job's 7 µs of client
+// CPU: a timer, a second context, and the first context's Done channel and
+// children map, both made only to link the two.
+//
+// Its inner context is a real cancelCtx, so that context.Cause reports why
+// the handler was interrupted and contexts derived from it hang on it as on
+// any other. Err reports context.DeadlineExceeded once the timeout passed,
+// as a context.WithTimeout would; a context derived from it sees
+// context.Canceled then, with the same cause.
+type JobContext struct {
+	context.Context // the cancelCtx
+	cancel          context.CancelCauseFunc
+	deadlines       *deadlines
+	start           time.Time
+	deadline        time.Time
+	timeoutCause    error
+	index           int // in deadlines.heap; -1 outside it
+}
+
+// newJobContext returns the context of an attempt that starts now.
+func newJobContext(parent context.Context, d *deadlines, start time.Time) *JobContext {
+	ctx, cancel := context.WithCancelCause(parent)
+	return &JobContext{Context: ctx, cancel: cancel, deadlines: d, start: start, index: -1}
+}
+
+// SetTimeout cancels the context with cause once timeout has passed since
+// the attempt started. It is called once, before the handler runs; cause
+// must be comparable, since Err tells the timeout's cause from others.
+func (c *JobContext) SetTimeout(timeout time.Duration, cause error) {
+	c.deadline, c.timeoutCause = c.start.Add(timeout), cause
+	c.deadlines.add(c)
+}
+
+// Deadline implements context.Context.
+func (c *JobContext) Deadline() (time.Time, bool) {
+	if c.timeoutCause != nil {
+		return c.deadline, true
+	}
+	return c.Context.Deadline()
+}
+
+// Err implements context.Context: DeadlineExceeded when the timeout ended
+// the context, whatever else tried to cancel it afterwards.
+func (c *JobContext) Err() error {
+	err := c.Context.Err()
+	if err != nil && c.timeoutCause != nil && context.Cause(c.Context) == c.timeoutCause {
+		return context.DeadlineExceeded
+	}
+	return err
+}
+
+// Release ends the attempt: the context leaves the deadline heap and is
+// cancelled, so that contexts derived from it end too.
+func (c *JobContext) Release() {
+	if c.timeoutCause != nil {
+		c.deadlines.remove(c)
+	}
+	c.cancel(nil)
+}
+
+// deadlines cancels the contexts of one producer's attempts whose timeouts
+// pass: a heap of them by deadline, and one timer for the earliest. A
+// producer's attempts mostly share one timeout and start in order, so a
+// new one usually stays at the bottom of the heap and the timer is not
+// touched; when the earliest attempt ends first, the timer fires for
+// nothing once and is set for the next.
+type deadlines struct {
+	mu    sync.Mutex
+	heap  []*JobContext
+	timer *time.Timer
+	at    time.Time // when the timer fires; zero when it is not set
+}
+
+func (d *deadlines) add(c *JobContext) {
+	d.mu.Lock()
+	c.index = len(d.heap)
+	d.heap = append(d.heap, c)
+	d.up(c.index)
+	if c.index == 0 && (d.at.IsZero() || c.deadline.Before(d.at)) {
+		d.arm(c.deadline)
+	}
+	d.mu.Unlock()
+}
+
+func (d *deadlines) remove(c *JobContext) {
+	d.mu.Lock()
+	if i := c.index; i >= 0 {
+		last := len(d.heap) - 1
+		if i != last {
+			d.swap(i, last)
+		}
+		d.heap[last] = nil
+		d.heap = d.heap[:last]
+		if i != last {
+			d.down(i)
+			d.up(i)
+		}
+		c.index = -1
+	}
+	d.mu.Unlock()
+}
+
+// arm sets the timer for at. Called with mu held.
+func (d *deadlines) arm(at time.Time) {
+	d.at = at
+	wait := time.Until(at)
+	if d.timer == nil {
+		d.timer = time.AfterFunc(wait, d.expire)
+		return
+	}
+	d.timer.Reset(wait)
+}
+
+// expire cancels every context whose deadline has passed and sets the
+// timer for the next one.
+func (d *deadlines) expire() {
+	var due []*JobContext
+	d.mu.Lock()
+	now := time.Now()
+	d.at = time.Time{}
+	for len(d.heap) > 0 && !d.heap[0].deadline.After(now) {
+		c := d.heap[0]
+		last := len(d.heap) - 1
+		d.swap(0, last)
+		d.heap[last] = nil
+		d.heap = d.heap[:last]
+		d.down(0)
+		c.index = -1
+		due = append(due, c)
+	}
+	if len(d.heap) > 0 {
+		d.arm(d.heap[0].deadline)
+	}
+	d.mu.Unlock()
+	for _, c := range due {
+		c.cancel(c.timeoutCause)
+	}
+}
+
+// stop stops the timer; contexts still in the heap are not cancelled.
+func (d *deadlines) stop() {
+	d.mu.Lock()
+	if d.timer != nil {
+		d.timer.Stop()
+	}
+	d.at = time.Time{}
+	d.mu.Unlock()
+}
+
+func (d *deadlines) swap(i, j int) {
+	d.heap[i], d.heap[j] = d.heap[j], d.heap[i]
+	d.heap[i].index, d.heap[j].index = i, j
+}
+
+func (d *deadlines) up(i int) {
+	for i > 0 {
+		parent := (i - 1) / 2
+		if !d.heap[i].deadline.Before(d.heap[parent].deadline) {
+			return
+		}
+		d.swap(i, parent)
+		i = parent
+	}
+}
+
+func (d *deadlines) down(i int) {
+	n := len(d.heap)
+	for {
+		least := i
+		if l := 2*i + 1; l < n && d.heap[l].deadline.Before(d.heap[least].deadline) {
+			least = l
+		}
+		if r := 2*i + 2; r < n && d.heap[r].deadline.Before(d.heap[least].deadline) {
+			least = r
+		}
+		if least == i {
+			return
+		}
+		d.swap(i, least)
+		i = least
+	}
+}

@@ -1,0 +1,120 @@
+package producer
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/internal/lease"
+)
+
+// errTimedOut stands for the client's timeout cause.
+var errTimedOut = errors.New("timed out")
+
+func TestJobContext(t *testing.T) {
+	hour := time.Hour
+	tests := []struct {
+		name      string
+		timeout   *time.Duration // nil: no timeout
+		past      bool           // the timeout has passed already
+		cancel    error          // the tracker cancels with this first
+		wantErr   error          // nil: still running
+		wantCause error
+	}{
+		{"no timeout, nothing cancels it", nil, false, nil, nil, nil},
+		{"a timeout to come", &hour, false, nil, nil, nil},
+		{"the timeout passes", &hour, true, nil, context.DeadlineExceeded, errTimedOut},
+		{"a cancel request", &hour, false, lease.ErrCancelRequested, context.Canceled, lease.ErrCancelRequested},
+		{"a cancel request, then the timeout passes", &hour, true, lease.ErrShutdown, context.Canceled, lease.ErrShutdown},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := &deadlines{}
+			defer d.stop()
+			start := time.Now()
+			if tt.past {
+				start = start.Add(-2 * hour)
+			}
+			c := newJobContext(context.Background(), d, start)
+			defer c.Release()
+			if tt.cancel != nil {
+				c.cancel(tt.cancel)
+			}
+			if tt.timeout != nil {
+				c.SetTimeout(*tt.timeout, errTimedOut)
+				if at, ok := c.Deadline(); !ok || !at.Equal(start.Add(*tt.timeout)) {
+					t.Fatalf("Deadline() = %v, %v", at, ok)
+				}
+			} else if _, ok := c.Deadline(); ok {
+				t.Fatal("a deadline without a timeout")
+			}
+			if tt.wantErr != nil {
+				<-c.Done()
+			}
+			if err := c.Err(); err != tt.wantErr {
+				t.Fatalf("Err() = %v, want %v", err, tt.wantErr)
+			}
+			if cause := context.Cause(c); cause != tt.wantCause {
+				t.Fatalf("Cause = %v, want %v", cause, tt.wantCause)
+			}
+		})
+	}
+}
+
+// TestDeadlinesHeap checks that the heap gives up its contexts in deadline
+// order whatever the order of adds and removes.
+func TestDeadlinesHeap(t *testing.T) {
+	tests := []struct {
+		name    string
+		adds    []int // deadlines, in minutes from a common start
+		removes []int // indexes into adds
+	}{
+		{"in order", []int{1, 2, 3, 4, 5}, nil},
+		{"reversed", []int{5, 4, 3, 2, 1}, nil},
+		{"shuffled, with ties", []int{3, 1, 4, 1, 5, 9, 2, 6, 5, 3}, nil},
+		{"the earliest removed", []int{3, 1, 4, 1, 5}, []int{1, 3}},
+		{"the last removed", []int{3, 1, 4, 1, 5}, []int{4}},
+		{"from the middle", []int{8, 7, 6, 5, 4, 3, 2, 1}, []int{2, 5, 0}},
+		{"every one removed", []int{2, 1, 3}, []int{0, 1, 2}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := &deadlines{}
+			defer d.stop()
+			// Far in the future: the timer never fires during the test.
+			start := time.Now().Add(24 * time.Hour)
+			cs := make([]*JobContext, len(tt.adds))
+			for i, m := range tt.adds {
+				cs[i] = newJobContext(context.Background(), d, start)
+				cs[i].SetTimeout(time.Duration(m)*time.Minute, errTimedOut)
+			}
+			removed := map[int]bool{}
+			for _, i := range tt.removes {
+				cs[i].Release()
+				removed[i] = true
+			}
+			for i, c := range cs {
+				if removed[i] != (c.index < 0) {
+					t.Fatalf("context %d: index %d, removed %v", i, c.index, removed[i])
+				}
+			}
+			// The timer is set for the earliest deadline added; removals
+			// leave it, to fire once for nothing.
+			earliest := slices.Min(tt.adds)
+			if !d.at.Equal(start.Add(time.Duration(earliest) * time.Minute)) {
+				t.Fatalf("timer set for %v, want %dm", d.at.Sub(start), earliest)
+			}
+			var prev time.Time
+			for len(d.heap) > 0 {
+				c := d.heap[0]
+				if c.deadline.Before(prev) {
+					t.Fatalf("deadline %v after %v", c.deadline.Sub(start), prev.Sub(start))
+				}
+				prev = c.deadline
+				c.Release()
+			}
+		})
+	}
+}
