@@ -18,7 +18,8 @@ import (
 // subscription, in order. Returning nil acknowledges every message;
 // returning FailedMessages fails the messages it names and acknowledges
 // the rest; any other error fails them all. A failed message is retried
-// for this subscription alone, as a job of its retry queue (RetryQueue),
+// for this subscription alone, as a job of its topic's retry queue
+// (RetryQueue),
 // and is dead, a discarded job that `drover jobs retry` brings back, after
 // the subscription's MaxAttempts.
 type SubscriptionHandler func(ctx context.Context, batch []*Delivery) error
@@ -99,7 +100,9 @@ func (c *Client[TTx]) prepareSubscriptions() error {
 			return invalidf("config: subscription %s listed twice", key)
 		}
 		c.subs[key] = &sub
-		queues[RetryQueue(s.Topic, s.Name)] = QueueConfig{MaxWorkers: sub.Consumers}
+		q := queues[RetryQueue(s.Topic)]
+		q.MaxWorkers = min(q.MaxWorkers+sub.Consumers, 100)
+		queues[RetryQueue(s.Topic)] = q
 	}
 	workers := NewWorkers()
 	if cfg.Workers != nil {
@@ -374,7 +377,8 @@ func (tc *topicConsumer) ack(ctx context.Context, finished []*laneBatch) error {
 }
 
 // retryJob is the job a failed message becomes: keyed by the message's key
-// so that retries of one key run in order among themselves, due after the
+// (within its subscription) so that retries of one key run in order among
+// themselves, due after the
 // retry policy's delay for a first failure, and holding the error.
 func (tc *topicConsumer) retryJob(sub *Subscription, m *droverdriver.MessageRow, cause error) (droverdriver.InsertParams, error) {
 	args, err := json.Marshal(topicRetryArgs{Topic: tc.topic, Subscription: sub.Name, ID: m.ID, Key: m.Key,
@@ -383,10 +387,10 @@ func (tc *topicConsumer) retryJob(sub *Subscription, m *droverdriver.MessageRow,
 		return droverdriver.InsertParams{}, err
 	}
 	meta, _ := json.Marshal(map[string]string{"first_error": truncate(cause.Error(), 1024)})
-	p := droverdriver.InsertParams{Queue: RetryQueue(tc.topic, sub.Name), Kind: topicRetryKind, Args: args,
+	p := droverdriver.InsertParams{Queue: RetryQueue(tc.topic), Kind: topicRetryKind, Args: args,
 		Metadata: meta, MaxAttempts: SubscriptionMaxAttemptsDefault - 1, RunAt: time.Now().Add(tc.retryDelay(1))}
 	if m.Key != "" {
-		p.Key, p.KeyLimit = m.Key, 1
+		p.Key, p.KeyLimit = sub.Name+"/"+m.Key, 1
 	}
 	return p, nil
 }

@@ -96,9 +96,8 @@ type SubscriptionLag struct {
 	OldestPending *time.Time
 }
 
-// ValidateTopic reports whether name can be a topic name. Topic and
-// subscription names make the name of the subscription's retry queue
-// ("topic:<topic>:<subscription>"), hence their lengths.
+// ValidateTopic reports whether name can be a topic name; it makes the
+// name of the topic's retry queue ("topic:<topic>"), hence its length.
 func ValidateTopic(name string) error {
 	if !validName(name, 56, "_.-") {
 		return invalidf("topic %s: use 1-56 letters, digits, '_', '.' or '-', starting with a letter or digit", echo(name))
@@ -114,9 +113,11 @@ func ValidateSubscription(name string) error {
 	return nil
 }
 
-// RetryQueue is the queue of the jobs that failed messages of a
-// subscription become.
-func RetryQueue(topic, subscription string) string { return "topic:" + topic + ":" + subscription }
+// RetryQueue is the queue of the jobs that failed messages of a topic's
+// subscriptions become (the job's args name the subscription). One queue
+// per topic rather than per subscription: each queue a client serves is a
+// producer that polls, and a topic may have thousands of subscriptions.
+func RetryQueue(topic string) string { return "topic:" + topic }
 
 func (c *Client[TTx]) topicExec(exec any) (droverdriver.TopicExecutor, error) {
 	te, ok := exec.(droverdriver.TopicExecutor)

@@ -828,7 +828,9 @@ ON CONFLICT (name) DO UPDATE SET tick = max(tick, excluded.tick);
 -- Topics (docs/design/topics.md, migration 013). Positions are (xid, id);
 -- xid is always 0 here: one writer at a time, and ids are taken inside the
 -- write transaction, so id order is commit order and every committed
--- message is readable (no horizon).
+-- message is readable (no horizon). With xid constant, the reads compare
+-- ids alone: SQLite turns a row-value comparison on (xid, id) into a range
+-- on xid only, which scanned every message of the lane.
 
 -- name: TopicCreate
 -- ?1 name, ?2 lanes, ?3 retention ms, ?4 now. An existing topic is kept.
@@ -886,7 +888,7 @@ WHERE (topic, subscription, lane) IN (
     WHERE l.topic = ?1 AND l.subscription IN (SELECT value FROM json_each(?2))
       AND (l.lease_owner IS NULL OR l.lease_expires_at < ?6)
       AND EXISTS (SELECT 1 FROM {schema}topic_messages AS m
-                  WHERE m.topic = l.topic AND m.lane = l.lane AND (m.xid, m.id) > (l.cursor_xid, l.cursor_id))
+                  WHERE m.topic = l.topic AND m.lane = l.lane AND m.xid = 0 AND m.id > l.cursor_id)
     ORDER BY coalesce(l.lease_expires_at, 0) LIMIT ?7)
 RETURNING subscription, lane, cursor_xid, cursor_id;
 
@@ -897,7 +899,7 @@ SELECT r.key, m.id, m.xid, m.lane, m.key, m.payload, m.metadata, m.created_at
 FROM json_each(?2) AS r
 JOIN {schema}topic_messages AS m ON m.id IN (
     SELECT id FROM {schema}topic_messages
-    WHERE topic = ?1 AND lane = r.value ->> 0 AND (xid, id) > (r.value ->> 1, r.value ->> 2)
+    WHERE topic = ?1 AND lane = r.value ->> 0 AND xid = 0 AND id > r.value ->> 2
     ORDER BY xid, id LIMIT ?3)
 ORDER BY r.key, m.xid, m.id;
 
@@ -928,6 +930,6 @@ RETURNING subscription, lane;
 SELECT l.subscription, count(m.id), min(m.created_at)
 FROM {schema}topic_lanes AS l
 LEFT JOIN {schema}topic_messages AS m
-  ON m.topic = l.topic AND m.lane = l.lane AND (m.xid, m.id) > (l.cursor_xid, l.cursor_id)
+  ON m.topic = l.topic AND m.lane = l.lane AND m.xid = 0 AND m.id > l.cursor_id
 WHERE l.topic = ?1
 GROUP BY l.subscription ORDER BY l.subscription;
