@@ -122,6 +122,9 @@ type Config struct {
 	// PeriodicJobs are inserted on their schedules by the leader; see
 	// PeriodicJob (periodic.go).
 	PeriodicJobs []*PeriodicJob
+	// Subscriptions this client consumes (subscribe.go), each with the
+	// retry queue of its failed messages.
+	Subscriptions []*Subscription
 }
 
 // QueueConfig configures one queue of a client.
@@ -236,6 +239,10 @@ type Client[TTx any] struct {
 	limited bool
 	// remote serves remote workers (remote.go).
 	remote *Remote
+	// subs are the subscriptions this client consumes, by "topic/name";
+	// topicLanes caches each topic's lane count (topics.go).
+	subs       map[string]*Subscription
+	topicLanes sync.Map
 }
 
 // NewClient returns a client on d. Nothing runs until Start.
@@ -256,6 +263,9 @@ func NewClient[TTx any](d droverdriver.TxDriver[TTx], config *Config) (*Client[T
 	}
 	c := &Client[TTx]{config: cfg, driver: d, metrics: &clientMetrics{}, periodic: periodic}
 	c.remote = &Remote{exec: d, config: cfg, metrics: c.metrics}
+	if err := c.prepareSubscriptions(); err != nil {
+		return nil, err
+	}
 	for _, q := range cfg.Queues {
 		c.limited = c.limited || q.limit() != nil
 	}
@@ -318,6 +328,12 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 		}
 	}
 	c.goBG(func() { c.runElector(bgCtx) })
+	if err := c.startTopics(fetchCtx, &c.prodWG); err != nil {
+		stopFetch()
+		stopBG()
+		c.bgWG.Wait()
+		return err
+	}
 	for _, p := range c.producers {
 		c.prodWG.Add(1)
 		go func() {

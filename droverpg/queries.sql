@@ -1070,3 +1070,118 @@ SELECT id, CASE WHEN state = 'available' AND run_at > now() THEN CASE WHEN attem
     queue, kind, priority, args, metadata, tags, attempt, max_attempts, errors, error_count, timeout_ms, created_at,
     run_at, attempted_at, NULL::timestamptz, lease_owner, lease_expires_at, cancel_requested, batch_id, ordering_key
 FROM {schema}jobs WHERE id = currval(pg_get_serial_sequence($1, 'id'));
+-- Topics (docs/design/topics.md, migration 013). Positions are (xid, id),
+-- xid being the publisher's transaction id. Reads stop at the horizon
+-- pg_snapshot_xmin(pg_current_snapshot()): every transaction below it has
+-- ended and every later writer gets an xid at or above it, so what becomes
+-- readable later always sorts after what is readable now, and a cursor
+-- never passes a message still in flight.
+
+-- name: TopicCreate
+-- $1 name, $2 lanes, $3 retention ms. Returns the stored topic, new or not.
+WITH ins AS (
+    INSERT INTO {schema}topics (name, lanes, retention_ms) VALUES ($1, $2, $3)
+    ON CONFLICT (name) DO NOTHING RETURNING name, lanes, retention_ms, created_at)
+SELECT name, lanes, retention_ms, created_at FROM ins
+UNION ALL
+SELECT name, lanes, retention_ms, created_at FROM {schema}topics WHERE name = $1
+LIMIT 1;
+
+-- name: TopicList
+SELECT t.name, t.lanes, t.retention_ms, t.created_at,
+    ARRAY(SELECT s.name FROM {schema}topic_subscriptions AS s WHERE s.topic = t.name ORDER BY s.name)
+FROM {schema}topics AS t ORDER BY t.name;
+
+-- name: TopicPublish
+-- $1 topic, then one array per column. ids come from the identity in
+-- array order (WITH ORDINALITY keeps it).
+INSERT INTO {schema}topic_messages (topic, lane, key, payload, metadata)
+SELECT $1, u.lane, u.key, u.payload, u.metadata
+FROM unnest($2::int[], $3::text[], $4::bytea[], $5::jsonb[]) WITH ORDINALITY AS u(lane, key, payload, metadata, ord)
+ORDER BY u.ord
+RETURNING id;
+
+-- name: SubscriptionCreate
+-- $1 topic, $2 name, $3 max attempts, $4 start (0 latest, 1 earliest).
+-- Stores the subscription and one lane row per lane. Latest starts at the
+-- horizon: every message below it is skipped, messages at or above it are
+-- delivered (a few committed just before may be among them, never fewer).
+-- Returns the number of lanes made: 0 when it existed or the topic does not.
+WITH sub AS (
+    INSERT INTO {schema}topic_subscriptions (topic, name, max_attempts)
+    SELECT $1, $2, $3 FROM {schema}topics WHERE name = $1
+    ON CONFLICT (topic, name) DO NOTHING RETURNING topic, name),
+lanes AS (
+    INSERT INTO {schema}topic_lanes (topic, subscription, lane, cursor_xid, cursor_id)
+    SELECT sub.topic, sub.name, g.lane,
+        CASE WHEN $4 = 1 THEN 0 ELSE pg_snapshot_xmin(pg_current_snapshot())::text::bigint END, 0
+    FROM sub, {schema}topics AS t, generate_series(0, t.lanes - 1) AS g(lane)
+    WHERE t.name = sub.topic
+    RETURNING 1)
+SELECT count(*) FROM lanes;
+
+-- name: TopicExists
+SELECT 1 FROM {schema}topics WHERE name = $1;
+
+-- name: SubscriptionDelete
+-- Its lanes go with it (ON DELETE CASCADE).
+DELETE FROM {schema}topic_subscriptions WHERE topic = $1 AND name = $2;
+
+-- name: TopicLease
+-- $1 topic, $2 subscriptions, $3 owner, $4 token, $5 lease ms, $6 max
+-- lanes. Free lanes (no owner or an expired lease) with a readable message
+-- past their cursor, least recently leased first; SKIP LOCKED lets
+-- concurrent consumers lease different lanes.
+UPDATE {schema}topic_lanes AS l
+SET lease_owner = $3, lease_token = $4::uuid, lease_expires_at = now() + make_interval(secs => $5 / 1000.0)
+FROM (
+    SELECT c.topic, c.subscription, c.lane FROM {schema}topic_lanes AS c
+    WHERE c.topic = $1 AND c.subscription = ANY($2::text[])
+      AND (c.lease_owner IS NULL OR c.lease_expires_at < now())
+      AND EXISTS (SELECT 1 FROM {schema}topic_messages AS m
+                  WHERE m.topic = c.topic AND m.lane = c.lane AND (m.xid, m.id) > (c.cursor_xid, c.cursor_id)
+                    AND m.xid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint)
+    ORDER BY c.lease_expires_at NULLS FIRST
+    LIMIT $6
+    FOR UPDATE SKIP LOCKED) AS f
+WHERE l.topic = f.topic AND l.subscription = f.subscription AND l.lane = f.lane
+RETURNING l.subscription, l.lane, l.cursor_xid, l.cursor_id;
+
+-- name: TopicRead
+-- $1 topic, $2 lanes, $3 cursor xids, $4 cursor ids, $5 limit per range.
+-- One index range scan per range, cut at the horizon.
+SELECT r.ord - 1, m.id, m.xid, m.lane, m.key, m.payload, m.metadata, m.created_at
+FROM unnest($2::int[], $3::bigint[], $4::bigint[]) WITH ORDINALITY AS r(lane, cx, ci, ord)
+CROSS JOIN LATERAL (
+    SELECT * FROM {schema}topic_messages AS t
+    WHERE t.topic = $1 AND t.lane = r.lane AND (t.xid, t.id) > (r.cx, r.ci)
+      AND t.xid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+    ORDER BY t.xid, t.id LIMIT $5) AS m
+ORDER BY r.ord, m.xid, m.id;
+
+-- name: TopicAck
+-- $1 topic, $2 subscriptions, $3 lanes, $4 tokens, $5 cursor xids, $6
+-- cursor ids. Fenced by the lease token; the cursor only moves forward.
+-- Returns the indexes of accepted acks.
+UPDATE {schema}topic_lanes AS l
+SET cursor_xid = a.cx, cursor_id = a.ci, lease_owner = NULL, lease_token = NULL, lease_expires_at = now()
+FROM unnest($2::text[], $3::int[], $4::uuid[], $5::bigint[], $6::bigint[]) WITH ORDINALITY AS a(sub, lane, token, cx, ci, ord)
+WHERE l.topic = $1 AND l.subscription = a.sub AND l.lane = a.lane AND l.lease_token = a.token
+  AND (l.cursor_xid, l.cursor_id) <= (a.cx, a.ci)
+RETURNING a.ord - 1;
+
+-- name: TopicExtend
+-- $1 topic, $2 subscriptions, $3 lanes, $4 tokens, $5 lease ms.
+UPDATE {schema}topic_lanes AS l
+SET lease_expires_at = now() + make_interval(secs => $5 / 1000.0)
+FROM unnest($2::text[], $3::int[], $4::uuid[]) WITH ORDINALITY AS a(sub, lane, token, ord)
+WHERE l.topic = $1 AND l.subscription = a.sub AND l.lane = a.lane AND l.lease_token = a.token
+RETURNING a.ord - 1;
+
+-- name: TopicLag
+SELECT l.subscription, count(m.id), min(m.created_at)
+FROM {schema}topic_lanes AS l
+LEFT JOIN {schema}topic_messages AS m
+  ON m.topic = l.topic AND m.lane = l.lane AND (m.xid, m.id) > (l.cursor_xid, l.cursor_id)
+WHERE l.topic = $1
+GROUP BY l.subscription ORDER BY l.subscription;

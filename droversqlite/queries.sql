@@ -836,3 +836,112 @@ SELECT name, tick FROM {schema}periodic_ticks WHERE name IN (SELECT value FROM j
 INSERT INTO {schema}periodic_ticks (name, tick)
 SELECT key, value FROM json_each(?1) WHERE true
 ON CONFLICT (name) DO UPDATE SET tick = max(tick, excluded.tick);
+
+-- Topics (docs/design/topics.md, migration 013). Positions are (xid, id);
+-- xid is always 0 here: one writer at a time, and ids are taken inside the
+-- write transaction, so id order is commit order and every committed
+-- message is readable (no horizon). With xid constant, the reads compare
+-- ids alone: SQLite turns a row-value comparison on (xid, id) into a range
+-- on xid only, which scanned every message of the lane.
+
+-- name: TopicCreate
+-- ?1 name, ?2 lanes, ?3 retention ms, ?4 now. An existing topic is kept.
+INSERT INTO {schema}topics (name, lanes, retention_ms, created_at) VALUES (?1, ?2, ?3, ?4)
+ON CONFLICT (name) DO NOTHING;
+
+-- name: TopicList
+SELECT t.name, t.lanes, t.retention_ms, t.created_at,
+    (SELECT json_group_array(s.name) FROM (SELECT name FROM {schema}topic_subscriptions
+        WHERE topic = t.name ORDER BY name) AS s)
+FROM {schema}topics AS t ORDER BY t.name;
+
+-- name: TopicPublish
+-- ?1 topic, ?2 now, ?3 JSON array of [lane, key or null, payload in hex,
+-- metadata JSON]. Rows are inserted in array order under the write lock,
+-- so their ids are consecutive and end at last_insert_rowid().
+INSERT INTO {schema}topic_messages (topic, lane, key, payload, metadata, created_at)
+SELECT ?1, value ->> 0, value ->> 1, unhex(value ->> 2), value ->> 3, ?2
+FROM json_each(?3) ORDER BY key;
+
+-- name: SubscriptionCreate
+-- ?1 topic, ?2 name, ?3 max attempts, ?4 now. No row when the topic does
+-- not exist or the subscription does.
+INSERT INTO {schema}topic_subscriptions (topic, name, max_attempts, created_at)
+SELECT ?1, ?2, ?3, ?4 FROM {schema}topics WHERE name = ?1
+ON CONFLICT (topic, name) DO NOTHING;
+
+-- name: SubscriptionLanes
+-- ?1 topic, ?2 subscription, ?3 start (0 latest: after the last message
+-- stored, 1 earliest: from the first). One lane row per lane of the topic.
+WITH RECURSIVE n(lane) AS (SELECT 0 UNION ALL SELECT lane + 1 FROM n
+    WHERE lane + 1 < (SELECT lanes FROM {schema}topics WHERE name = ?1))
+INSERT INTO {schema}topic_lanes (topic, subscription, lane, cursor_xid, cursor_id)
+SELECT ?1, ?2, lane, 0,
+    CASE WHEN ?3 = 1 THEN 0 ELSE coalesce((SELECT max(id) FROM {schema}topic_messages), 0) END
+FROM n;
+
+-- name: TopicExists
+SELECT 1 FROM {schema}topics WHERE name = ?1;
+
+-- name: SubscriptionDelete
+DELETE FROM {schema}topic_subscriptions WHERE topic = ?1 AND name = ?2;
+
+-- name: SubscriptionDeleteLanes
+DELETE FROM {schema}topic_lanes WHERE topic = ?1 AND subscription = ?2;
+
+-- name: TopicLease
+-- ?1 topic, ?2 JSON array of subscriptions, ?3 owner, ?4 token (16
+-- bytes), ?5 lease expiry, ?6 now, ?7 max lanes. Free lanes (no owner, or
+-- an expired lease) with a message past their cursor, least recently
+-- leased first; the write lock makes the lease exclusive.
+UPDATE {schema}topic_lanes SET lease_owner = ?3, lease_token = ?4, lease_expires_at = ?5
+WHERE (topic, subscription, lane) IN (
+    SELECT l.topic, l.subscription, l.lane FROM {schema}topic_lanes AS l
+    WHERE l.topic = ?1 AND l.subscription IN (SELECT value FROM json_each(?2))
+      AND (l.lease_owner IS NULL OR l.lease_expires_at < ?6)
+      AND EXISTS (SELECT 1 FROM {schema}topic_messages AS m
+                  WHERE m.topic = l.topic AND m.lane = l.lane AND m.xid = 0 AND m.id > l.cursor_id)
+    ORDER BY coalesce(l.lease_expires_at, 0) LIMIT ?7)
+RETURNING subscription, lane, cursor_xid, cursor_id;
+
+-- name: TopicRead
+-- ?1 topic, ?2 JSON array of [lane, cursor xid, cursor id], ?3 limit per
+-- range. Each range's messages come from the read index, at most ?3.
+SELECT r.key, m.id, m.xid, m.lane, m.key, m.payload, m.metadata, m.created_at
+FROM json_each(?2) AS r
+JOIN {schema}topic_messages AS m ON m.id IN (
+    SELECT id FROM {schema}topic_messages
+    WHERE topic = ?1 AND lane = r.value ->> 0 AND xid = 0 AND id > r.value ->> 2
+    ORDER BY xid, id LIMIT ?3)
+ORDER BY r.key, m.xid, m.id;
+
+-- name: TopicAck
+-- ?1 topic, ?2 JSON array of [subscription, lane, token in hex, cursor
+-- xid, cursor id], ?3 now. Fenced by the lease token; the cursor only
+-- moves forward. Returns the lanes it moved (SQLite's RETURNING cannot
+-- name the FROM table, so the driver maps them back to acks).
+UPDATE {schema}topic_lanes AS l
+SET cursor_xid = a.value ->> 3, cursor_id = a.value ->> 4,
+    lease_owner = NULL, lease_token = NULL, lease_expires_at = ?3
+FROM json_each(?2) AS a
+WHERE l.topic = ?1 AND l.subscription = a.value ->> 0 AND l.lane = a.value ->> 1
+  AND l.lease_token = unhex(a.value ->> 2)
+  AND (l.cursor_xid, l.cursor_id) <= (a.value ->> 3, a.value ->> 4)
+RETURNING subscription, lane;
+
+-- name: TopicExtend
+-- ?1 topic, ?2 JSON array of [subscription, lane, token in hex], ?3 new
+-- expiry. Returns the lanes it extended.
+UPDATE {schema}topic_lanes AS l SET lease_expires_at = ?3
+FROM json_each(?2) AS a
+WHERE l.topic = ?1 AND l.subscription = a.value ->> 0 AND l.lane = a.value ->> 1
+  AND l.lease_token = unhex(a.value ->> 2)
+RETURNING subscription, lane;
+
+-- name: TopicLag
+SELECT l.subscription, count(m.id), min(m.created_at)
+FROM {schema}topic_lanes AS l
+LEFT JOIN {schema}topic_messages AS m
+  ON m.topic = l.topic AND m.lane = l.lane AND m.xid = 0 AND m.id > l.cursor_id
+WHERE l.topic = ?1
+GROUP BY l.subscription ORDER BY l.subscription;

@@ -361,6 +361,9 @@ var (
 	jobParentResults  = def(stmt[int64]{name: "JobParentResults", cols: 4, args: oneArg[int64]})
 	jobsParentResults = def(stmt[string]{name: "JobsParentResults", cols: 5, args: oneArg[string]})
 
+	// Topics (topics.go).
+	topicExists = def(stmt[string]{name: "TopicExists", cols: 1, args: oneArg[string]})
+
 	// Periodic jobs (periodic.go).
 	periodicTicks       = def(stmt[string]{name: "PeriodicTicks", cols: 2, args: oneArg[string]})
 	periodicTicksRecord = def(stmt[string]{name: "PeriodicTicksRecord", args: oneArg[string]})

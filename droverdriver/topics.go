@@ -1,0 +1,238 @@
+package droverdriver
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// TopicExecutor is what a store runs for topics (docs/design/topics.md): a
+// message is stored once per topic, and each subscription reads it through
+// one cursor per lane, leased by one consumer at a time and advanced by a
+// fenced ack. It is a separate interface from Executor so that a store
+// without topics still satisfies the job contract; Drover finds it with a
+// type assertion and reports ErrTopicsUnsupported when it is missing.
+// Both bundled drivers implement it, on their own connections and inside a
+// caller's transaction (UnwrapExecutor).
+//
+// Positions are (xid, id) pairs compared as a row: id is the message's
+// sequence number and xid the publishing transaction's on stores whose ids
+// can commit out of order (PostgreSQL), 0 on stores where id order is
+// commit order (SQLite). Every read returns only messages below the store's
+// visibility horizon, so a position never passes a message that a
+// transaction still in flight may yet commit.
+type TopicExecutor interface {
+	// TopicCreate stores a topic unless one of that name exists, and
+	// returns the stored topic either way.
+	TopicCreate(ctx context.Context, p TopicParams) (*TopicRow, error)
+
+	// TopicList returns every topic with its subscriptions' names.
+	TopicList(ctx context.Context) ([]*TopicRow, error)
+
+	// TopicPublish stores messages of one topic and returns their IDs in
+	// input order. Lanes are chosen by the caller (the engine).
+	TopicPublish(ctx context.Context, topic string, msgs []PublishParams) ([]int64, error)
+
+	// SubscriptionCreate stores a subscription and one lane row per lane
+	// of its topic, positioned per p.Start. It is a no-op (reporting
+	// false) when the subscription exists; it fails with ErrTopicNotFound when
+	// the topic does not.
+	SubscriptionCreate(ctx context.Context, p SubscriptionParams) (bool, error)
+
+	// SubscriptionDelete removes a subscription and its lanes, reporting
+	// whether it existed.
+	SubscriptionDelete(ctx context.Context, topic, name string) (bool, error)
+
+	// TopicLease leases up to Max lanes of the named subscriptions of one
+	// topic that are free (no lease, or an expired one) and have messages
+	// readable past their cursor, least recently leased first, under one
+	// fresh Token. It returns the lanes with their cursors.
+	TopicLease(ctx context.Context, p TopicLeaseParams) ([]LeasedLane, error)
+
+	// TopicRead returns, for each range, at most Limit messages of the
+	// range's lane after its position and below the visibility horizon, in
+	// (xid, id) order. Each message carries the index of its range.
+	TopicRead(ctx context.Context, p TopicReadParams) ([]*MessageRow, error)
+
+	// TopicAck applies acks, each fenced by (subscription, lane, lease
+	// token): an accepted ack moves the lane's cursor forward to its
+	// position (never back) and frees the lease. In the same transaction
+	// it inserts the Retries whose ack was accepted (failed messages
+	// become jobs of the subscription's retry queue). It returns the
+	// indexes of the accepted acks.
+	TopicAck(ctx context.Context, p TopicAckParams) ([]int, error)
+
+	// TopicExtend extends the leases of lanes still held under their
+	// tokens and returns the indexes of those it extended.
+	TopicExtend(ctx context.Context, p TopicExtendParams) ([]int, error)
+
+	// TopicLag reports, per subscription of a topic, how many messages
+	// are past its cursors and when the oldest of them was published.
+	TopicLag(ctx context.Context, topic string) ([]SubscriptionLag, error)
+}
+
+// ErrTopicsUnsupported is returned for topic calls on a store whose driver
+// does not implement TopicExecutor.
+var ErrTopicsUnsupported = errors.New("the store's driver does not implement topics")
+
+// TopicParams describes a topic to create.
+type TopicParams struct {
+	Name string
+	// Lanes is how many lanes the topic's subscriptions are split into:
+	// at most that many consumers of one subscription work at once.
+	Lanes int
+	// Retention is how long messages are kept whatever the
+	// subscriptions' positions; zero keeps them until every subscription
+	// passed them.
+	Retention time.Duration
+	Now       time.Time
+}
+
+// TopicRow is a stored topic.
+type TopicRow struct {
+	Name          string
+	Lanes         int
+	Retention     time.Duration
+	CreatedAt     time.Time
+	Subscriptions []string
+}
+
+// PublishParams is one message to store. Metadata is encoded JSON.
+type PublishParams struct {
+	Lane     int
+	Key      string
+	Payload  []byte
+	Metadata []byte
+}
+
+// Start positions of a new subscription.
+const (
+	// StartLatest delivers every message published after the
+	// subscription was created (and possibly a few committed just before,
+	// never fewer).
+	StartLatest = 0
+	// StartEarliest delivers every message the topic still keeps.
+	StartEarliest = 1
+)
+
+// SubscriptionParams describes a subscription to create.
+type SubscriptionParams struct {
+	Topic, Name string
+	// MaxAttempts bounds the attempts of a failed message (its first
+	// delivery included) before its retry job is discarded.
+	MaxAttempts int
+	Start       int
+	Now         time.Time
+}
+
+// TopicLeaseParams selects lanes to lease.
+type TopicLeaseParams struct {
+	Topic         string
+	Subscriptions []string
+	Owner         string
+	Token         LeaseToken
+	Lease         time.Duration
+	Max           int
+	Now           time.Time
+}
+
+// Position is a place in a topic's (xid, id) order.
+type Position struct {
+	Xid int64
+	ID  int64
+}
+
+// Less reports whether p sorts before q.
+func (p Position) Less(q Position) bool {
+	return p.Xid < q.Xid || p.Xid == q.Xid && p.ID < q.ID
+}
+
+// LeasedLane is a lane TopicLease handed out, with its cursor.
+type LeasedLane struct {
+	Subscription string
+	Lane         int
+	Cursor       Position
+}
+
+// TopicReadParams names ranges to read: Lanes[i] after Cursors[i].
+type TopicReadParams struct {
+	Topic   string
+	Lanes   []int
+	Cursors []Position
+	Limit   int
+}
+
+// MessageRow is a stored message, as TopicRead returns it.
+type MessageRow struct {
+	// Range is the index of the TopicReadParams range it was read for.
+	Range       int
+	ID          int64
+	Xid         int64
+	Lane        int
+	Key         string
+	Payload     []byte
+	Metadata    []byte
+	PublishedAt time.Time
+}
+
+// Position is the message's place in its topic's order.
+func (m *MessageRow) Position() Position { return Position{Xid: m.Xid, ID: m.ID} }
+
+// LaneAck acknowledges a leased lane up to Cursor.
+type LaneAck struct {
+	Subscription string
+	Lane         int
+	Token        LeaseToken
+	Cursor       Position
+}
+
+// TopicAckParams is one ack statement.
+type TopicAckParams struct {
+	Topic string
+	Acks  []LaneAck
+	// Retries are inserted as jobs when the ack at RetryAck[i] is
+	// accepted.
+	Retries  []InsertParams
+	RetryAck []int
+	Now      time.Time
+}
+
+// TopicExtendParams names leased lanes whose leases to extend.
+type TopicExtendParams struct {
+	Topic string
+	Lanes []LaneAck // Cursor unused
+	Lease time.Duration
+	Now   time.Time
+}
+
+// SubscriptionLag is one subscription's line of TopicLag.
+type SubscriptionLag struct {
+	Subscription string
+	// Pending counts messages past the subscription's cursors (including
+	// those a consumer holds and those not yet visible).
+	Pending int64
+	// OldestPending is when the oldest pending message was published, nil
+	// when none is pending.
+	OldestPending *time.Time
+}
+
+// ErrTopicNotFound is returned when a call names a topic that is not
+// stored.
+var ErrTopicNotFound = errors.New("topic not found")
+
+// AcceptedRetries returns the retry jobs of p whose ack is among accepted
+// (indexes into p.Acks), for a driver's TopicAck to insert in the ack's
+// transaction.
+func AcceptedRetries(p TopicAckParams, accepted []int) []InsertParams {
+	ok := make(map[int]bool, len(accepted))
+	for _, i := range accepted {
+		ok[i] = true
+	}
+	var out []InsertParams
+	for i, job := range p.Retries {
+		if ok[p.RetryAck[i]] {
+			out = append(out, job)
+		}
+	}
+	return out
+}

@@ -1,0 +1,212 @@
+package droverpg
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/droverhq/drover/droverdriver"
+)
+
+// The topic statements of droverdriver.TopicExecutor; the decisions (lanes,
+// shared reads, which acks carry retries) are the engine's
+// (internal/engine/topics.go).
+
+var _ droverdriver.TopicExecutor = (*executor)(nil)
+
+func (e *executor) TopicCreate(ctx context.Context, p droverdriver.TopicParams) (*droverdriver.TopicRow, error) {
+	var t droverdriver.TopicRow
+	var retention int64
+	err := e.db.QueryRow(ctx, e.q["TopicCreate"], p.Name, p.Lanes, p.Retention.Milliseconds()).
+		Scan(&t.Name, &t.Lanes, &retention, &t.CreatedAt)
+	if err != nil {
+		return nil, e.wrap("create topic", err)
+	}
+	t.Retention = time.Duration(retention) * time.Millisecond
+	return &t, nil
+}
+
+func (e *executor) TopicList(ctx context.Context) ([]*droverdriver.TopicRow, error) {
+	rows, err := e.db.Query(ctx, e.q["TopicList"])
+	if err != nil {
+		return nil, e.wrap("list topics", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*droverdriver.TopicRow, error) {
+		var t droverdriver.TopicRow
+		var retention int64
+		err := r.Scan(&t.Name, &t.Lanes, &retention, &t.CreatedAt, &t.Subscriptions)
+		t.Retention = time.Duration(retention) * time.Millisecond
+		return &t, err
+	})
+	return out, e.wrap("list topics", err)
+}
+
+func (e *executor) TopicPublish(ctx context.Context, topic string, msgs []droverdriver.PublishParams) ([]int64, error) {
+	if len(msgs) == 0 {
+		return nil, nil
+	}
+	lanes := make([]int32, len(msgs))
+	keys := make([]*string, len(msgs))
+	payloads := make([][]byte, len(msgs))
+	metas := make([]string, len(msgs))
+	for i := range msgs {
+		m := &msgs[i]
+		lanes[i] = int32(m.Lane)
+		if m.Key != "" {
+			keys[i] = &m.Key
+		}
+		payloads[i] = m.Payload
+		if payloads[i] == nil {
+			payloads[i] = []byte{}
+		}
+		metas[i] = "{}"
+		if len(m.Metadata) > 0 {
+			metas[i] = string(m.Metadata)
+		}
+	}
+	rows, err := e.db.Query(ctx, e.q["TopicPublish"], topic, lanes, keys, payloads, metas)
+	if err != nil {
+		return nil, e.wrap("publish", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	return ids, e.wrap("publish", err)
+}
+
+func (e *executor) SubscriptionCreate(ctx context.Context, p droverdriver.SubscriptionParams) (bool, error) {
+	var made int
+	if err := e.db.QueryRow(ctx, e.q["SubscriptionCreate"], p.Topic, p.Name, p.MaxAttempts, p.Start).Scan(&made); err != nil {
+		return false, e.wrap("create subscription", err)
+	}
+	if made > 0 {
+		return true, nil
+	}
+	var one int
+	err := e.db.QueryRow(ctx, e.q["TopicExists"], p.Topic).Scan(&one)
+	if err == pgx.ErrNoRows {
+		return false, droverdriver.ErrTopicNotFound
+	}
+	return false, e.wrap("create subscription", err)
+}
+
+func (e *executor) SubscriptionDelete(ctx context.Context, topic, name string) (bool, error) {
+	tag, err := e.db.Exec(ctx, e.q["SubscriptionDelete"], topic, name)
+	if err != nil {
+		return false, e.wrap("delete subscription", err)
+	}
+	return tag.RowsAffected() > 0, nil
+}
+
+func (e *executor) TopicLease(ctx context.Context, p droverdriver.TopicLeaseParams) ([]droverdriver.LeasedLane, error) {
+	rows, err := e.db.Query(ctx, e.q["TopicLease"], p.Topic, p.Subscriptions, p.Owner, [16]byte(p.Token),
+		float64(p.Lease.Milliseconds()), p.Max)
+	if err != nil {
+		return nil, e.wrap("lease lanes", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (droverdriver.LeasedLane, error) {
+		var l droverdriver.LeasedLane
+		err := r.Scan(&l.Subscription, &l.Lane, &l.Cursor.Xid, &l.Cursor.ID)
+		return l, err
+	})
+	return out, e.wrap("lease lanes", err)
+}
+
+func (e *executor) TopicRead(ctx context.Context, p droverdriver.TopicReadParams) ([]*droverdriver.MessageRow, error) {
+	if len(p.Lanes) == 0 {
+		return nil, nil
+	}
+	lanes := make([]int32, len(p.Lanes))
+	xids := make([]int64, len(p.Lanes))
+	ids := make([]int64, len(p.Lanes))
+	for i := range p.Lanes {
+		lanes[i], xids[i], ids[i] = int32(p.Lanes[i]), p.Cursors[i].Xid, p.Cursors[i].ID
+	}
+	rows, err := e.db.Query(ctx, e.q["TopicRead"], p.Topic, lanes, xids, ids, p.Limit)
+	if err != nil {
+		return nil, e.wrap("read messages", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*droverdriver.MessageRow, error) {
+		var m droverdriver.MessageRow
+		var key *string
+		err := r.Scan(&m.Range, &m.ID, &m.Xid, &m.Lane, &key, &m.Payload, &m.Metadata, &m.PublishedAt)
+		if key != nil {
+			m.Key = *key
+		}
+		return &m, err
+	})
+	return out, e.wrap("read messages", err)
+}
+
+// laneArgs unpacks acks into the parallel arrays the statements take.
+func laneArgs(acks []droverdriver.LaneAck) (subs []string, lanes []int32, tokens [][16]byte, xids, ids []int64) {
+	for _, a := range acks {
+		subs = append(subs, a.Subscription)
+		lanes = append(lanes, int32(a.Lane))
+		tokens = append(tokens, [16]byte(a.Token))
+		xids = append(xids, a.Cursor.Xid)
+		ids = append(ids, a.Cursor.ID)
+	}
+	return
+}
+
+func (e *executor) TopicAck(ctx context.Context, p droverdriver.TopicAckParams) ([]int, error) {
+	if len(p.Acks) == 0 {
+		return nil, nil
+	}
+	subs, lanes, tokens, xids, ids := laneArgs(p.Acks)
+	ack := func(db dbtx) ([]int, error) {
+		rows, err := db.Query(ctx, e.q["TopicAck"], p.Topic, subs, lanes, tokens, xids, ids)
+		if err != nil {
+			return nil, err
+		}
+		return pgx.CollectRows(rows, pgx.RowTo[int])
+	}
+	if len(p.Retries) == 0 {
+		accepted, err := ack(e.db)
+		return accepted, e.wrap("ack lanes", err)
+	}
+	// order: failed messages become jobs in the ack's transaction, only
+	// for acks the fence accepted.
+	var accepted []int
+	err := pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
+		var err error
+		if accepted, err = ack(tx); err != nil {
+			return err
+		}
+		jobs := droverdriver.AcceptedRetries(p, accepted)
+		if len(jobs) == 0 {
+			return nil
+		}
+		inner := *e
+		inner.db, inner.waker = tx, nil
+		_, err = inner.JobInsertMany(ctx, jobs)
+		return err
+	})
+	return accepted, e.wrap("ack lanes", err)
+}
+
+func (e *executor) TopicExtend(ctx context.Context, p droverdriver.TopicExtendParams) ([]int, error) {
+	if len(p.Lanes) == 0 {
+		return nil, nil
+	}
+	subs, lanes, tokens, _, _ := laneArgs(p.Lanes)
+	rows, err := e.db.Query(ctx, e.q["TopicExtend"], p.Topic, subs, lanes, tokens, float64(p.Lease.Milliseconds()))
+	if err != nil {
+		return nil, e.wrap("extend lane leases", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[int])
+	return out, e.wrap("extend lane leases", err)
+}
+
+func (e *executor) TopicLag(ctx context.Context, topic string) ([]droverdriver.SubscriptionLag, error) {
+	rows, err := e.db.Query(ctx, e.q["TopicLag"], topic)
+	if err != nil {
+		return nil, e.wrap("read lag", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (droverdriver.SubscriptionLag, error) {
+		var l droverdriver.SubscriptionLag
+		err := r.Scan(&l.Subscription, &l.Pending, &l.OldestPending)
+		return l, err
+	})
+	return out, e.wrap("read lag", err)
+}

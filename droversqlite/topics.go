@@ -1,0 +1,329 @@
+package droversqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"github.com/droverhq/drover/droverdriver"
+)
+
+// The topic statements of droverdriver.TopicExecutor; the decisions (lanes,
+// shared reads, which acks carry retries) are the engine's
+// (internal/engine/topics.go).
+
+var _ droverdriver.TopicExecutor = (*executor)(nil)
+
+// Topic reads run on the reader pool: a WAL reader sees every committed
+// message and never waits for the writer.
+func init() { readQueries = append(readQueries, "TopicList", "TopicRead", "TopicLag") }
+
+func (e *executor) TopicCreate(ctx context.Context, p droverdriver.TopicParams) (*droverdriver.TopicRow, error) {
+	var t *droverdriver.TopicRow
+	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+		if _, err := e.exec(ctx, tx, "TopicCreate", p.Name, p.Lanes, p.Retention.Milliseconds(), micros(p.Now)); err != nil {
+			return err
+		}
+		var err error
+		t, err = e.topic(ctx, tx, p.Name)
+		return err
+	})
+	return t, e.wrap("create topic", err)
+}
+
+// topic reads one topic through TopicList's statement.
+func (e *executor) topic(ctx context.Context, tx *sql.Tx, name string) (*droverdriver.TopicRow, error) {
+	var found *droverdriver.TopicRow
+	err := e.query(ctx, tx, e.writer, "TopicList", func(rows *sql.Rows) error {
+		t, err := scanTopic(rows)
+		if err == nil && t.Name == name {
+			found = t
+		}
+		return err
+	})
+	if err == nil && found == nil {
+		err = droverdriver.ErrTopicNotFound
+	}
+	return found, err
+}
+
+func scanTopic(rows *sql.Rows) (*droverdriver.TopicRow, error) {
+	var t droverdriver.TopicRow
+	var retention, created int64
+	var subs string
+	if err := rows.Scan(&t.Name, &t.Lanes, &retention, &created, &subs); err != nil {
+		return nil, err
+	}
+	t.Retention = time.Duration(retention) * time.Millisecond
+	t.CreatedAt = fromMicros(created)
+	if err := json.Unmarshal([]byte(subs), &t.Subscriptions); err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+func (e *executor) TopicList(ctx context.Context) ([]*droverdriver.TopicRow, error) {
+	var out []*droverdriver.TopicRow
+	err := e.query(ctx, nil, e.reader, "TopicList", func(rows *sql.Rows) error {
+		t, err := scanTopic(rows)
+		out = append(out, t)
+		return err
+	})
+	return out, e.wrap("list topics", err)
+}
+
+func (e *executor) TopicPublish(ctx context.Context, topic string, msgs []droverdriver.PublishParams) ([]int64, error) {
+	if len(msgs) == 0 {
+		return nil, nil
+	}
+	bp := getBuf()
+	defer putBuf(bp)
+	b := append((*bp)[:0], '[')
+	for i := range msgs {
+		m := &msgs[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '[')
+		b = strconv.AppendInt(b, int64(m.Lane), 10)
+		b = append(b, ',')
+		if m.Key == "" {
+			b = append(b, "null"...)
+		} else {
+			b = appendString(b, m.Key)
+		}
+		b = append(b, ",\""...)
+		b = hex.AppendEncode(b, m.Payload)
+		b = append(b, "\","...)
+		if len(m.Metadata) == 0 {
+			b = append(b, `"{}"`...)
+		} else {
+			b = appendString(b, string(m.Metadata))
+		}
+		b = append(b, ']')
+	}
+	b = append(b, ']')
+	*bp = b
+	ids := make([]int64, len(msgs))
+	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+		res, err := e.exec(ctx, tx, "TopicPublish", topic, micros(time.Now()), string(b))
+		if err != nil {
+			return err
+		}
+		last, err := res.LastInsertId()
+		if err != nil {
+			return err
+		}
+		// One statement under the write lock, AUTOINCREMENT, rows in
+		// array order: the ids are consecutive and end at the last.
+		for i := range ids {
+			ids[i] = last - int64(len(ids)-1-i)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, e.wrap("publish", err)
+	}
+	return ids, nil
+}
+
+func (e *executor) SubscriptionCreate(ctx context.Context, p droverdriver.SubscriptionParams) (bool, error) {
+	var made bool
+	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+		res, err := e.exec(ctx, tx, "SubscriptionCreate", p.Topic, p.Name, p.MaxAttempts, micros(p.Now))
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			one, err := queryValue[int](ctx, e, tx, topicExists, p.Topic)
+			if err == nil && one == 0 {
+				err = droverdriver.ErrTopicNotFound
+			}
+			return err
+		}
+		made = true
+		_, err = e.exec(ctx, tx, "SubscriptionLanes", p.Topic, p.Name, p.Start)
+		return err
+	})
+	if err == droverdriver.ErrTopicNotFound {
+		return false, err
+	}
+	return made, e.wrap("create subscription", err)
+}
+
+func (e *executor) SubscriptionDelete(ctx context.Context, topic, name string) (bool, error) {
+	var found bool
+	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+		res, err := e.exec(ctx, tx, "SubscriptionDelete", topic, name)
+		if err != nil {
+			return err
+		}
+		n, _ := res.RowsAffected()
+		found = n > 0
+		_, err = e.exec(ctx, tx, "SubscriptionDeleteLanes", topic, name)
+		return err
+	})
+	return found, e.wrap("delete subscription", err)
+}
+
+func (e *executor) TopicLease(ctx context.Context, p droverdriver.TopicLeaseParams) ([]droverdriver.LeasedLane, error) {
+	subs, err := json.Marshal(p.Subscriptions)
+	if err != nil {
+		return nil, err
+	}
+	var out []droverdriver.LeasedLane
+	err = e.writeTx(ctx, func(tx *sql.Tx) error {
+		out = out[:0]
+		return e.query(ctx, tx, e.writer, "TopicLease", func(rows *sql.Rows) error {
+			var l droverdriver.LeasedLane
+			err := rows.Scan(&l.Subscription, &l.Lane, &l.Cursor.Xid, &l.Cursor.ID)
+			out = append(out, l)
+			return err
+		}, p.Topic, string(subs), p.Owner, p.Token[:], micros(p.Now.Add(p.Lease)), micros(p.Now), p.Max)
+	})
+	return out, e.wrap("lease lanes", err)
+}
+
+func (e *executor) TopicRead(ctx context.Context, p droverdriver.TopicReadParams) ([]*droverdriver.MessageRow, error) {
+	if len(p.Lanes) == 0 {
+		return nil, nil
+	}
+	b := []byte{'['}
+	for i, lane := range p.Lanes {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '[')
+		b = strconv.AppendInt(b, int64(lane), 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, p.Cursors[i].Xid, 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, p.Cursors[i].ID, 10)
+		b = append(b, ']')
+	}
+	b = append(b, ']')
+	var out []*droverdriver.MessageRow
+	err := e.query(ctx, nil, e.reader, "TopicRead", func(rows *sql.Rows) error {
+		var m droverdriver.MessageRow
+		var key sql.NullString
+		var meta string
+		var created int64
+		if err := rows.Scan(&m.Range, &m.ID, &m.Xid, &m.Lane, &key, &m.Payload, &meta, &created); err != nil {
+			return err
+		}
+		m.Key, m.Metadata, m.PublishedAt = key.String, []byte(meta), fromMicros(created)
+		out = append(out, &m)
+		return nil
+	}, p.Topic, string(b), p.Limit)
+	return out, e.wrap("read messages", err)
+}
+
+// appendLanes encodes lanes as the JSON array TopicAck and TopicExtend
+// take: [subscription, lane, token in hex, cursor xid, cursor id].
+func appendLanes(b []byte, acks []droverdriver.LaneAck) []byte {
+	b = append(b, '[')
+	for i, a := range acks {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '[')
+		b = appendString(b, a.Subscription)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, int64(a.Lane), 10)
+		b = append(b, ",\""...)
+		b = a.Token.AppendHex(b)
+		b = append(b, "\","...)
+		b = strconv.AppendInt(b, a.Cursor.Xid, 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, a.Cursor.ID, 10)
+		b = append(b, ']')
+	}
+	return append(b, ']')
+}
+
+// laneKey names a lane of a subscription.
+type laneKey struct {
+	sub  string
+	lane int
+}
+
+// laneUpdate runs TopicAck or TopicExtend in tx and returns the indexes of
+// the lanes it updated.
+func (e *executor) laneUpdate(ctx context.Context, tx *sql.Tx, name, topic string, acks []droverdriver.LaneAck, arg int64) ([]int, error) {
+	// SQLite's RETURNING cannot name the FROM table, so the lanes it
+	// returns are mapped back to acks, which name each lane at most once.
+	idx := make(map[laneKey]int, len(acks))
+	for i, a := range acks {
+		idx[laneKey{a.Subscription, a.Lane}] = i
+	}
+	var out []int
+	err := e.query(ctx, tx, e.writer, name, func(rows *sql.Rows) error {
+		var sub string
+		var lane int
+		if err := rows.Scan(&sub, &lane); err != nil {
+			return err
+		}
+		if i, ok := idx[laneKey{sub, lane}]; ok {
+			out = append(out, i)
+		}
+		return nil
+	}, topic, string(appendLanes(nil, acks)), arg)
+	return out, err
+}
+
+func (e *executor) TopicAck(ctx context.Context, p droverdriver.TopicAckParams) ([]int, error) {
+	if len(p.Acks) == 0 {
+		return nil, nil
+	}
+	var accepted []int
+	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		if accepted, err = e.laneUpdate(ctx, tx, "TopicAck", p.Topic, p.Acks, micros(p.Now)); err != nil {
+			return err
+		}
+		// order: failed messages become jobs in the ack's transaction,
+		// only for acks the fence accepted.
+		jobs := droverdriver.AcceptedRetries(p, accepted)
+		if len(jobs) == 0 {
+			return nil
+		}
+		inner := executor{shared: e.shared, tx: tx}
+		_, err = inner.JobInsertMany(ctx, jobs)
+		return err
+	})
+	return accepted, e.wrap("ack lanes", err)
+}
+
+func (e *executor) TopicExtend(ctx context.Context, p droverdriver.TopicExtendParams) ([]int, error) {
+	if len(p.Lanes) == 0 {
+		return nil, nil
+	}
+	var out []int
+	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		out, err = e.laneUpdate(ctx, tx, "TopicExtend", p.Topic, p.Lanes, micros(p.Now.Add(p.Lease)))
+		return err
+	})
+	return out, e.wrap("extend lane leases", err)
+}
+
+func (e *executor) TopicLag(ctx context.Context, topic string) ([]droverdriver.SubscriptionLag, error) {
+	var out []droverdriver.SubscriptionLag
+	err := e.query(ctx, nil, e.reader, "TopicLag", func(rows *sql.Rows) error {
+		var l droverdriver.SubscriptionLag
+		var oldest sql.NullInt64
+		if err := rows.Scan(&l.Subscription, &l.Pending, &oldest); err != nil {
+			return err
+		}
+		if oldest.Valid {
+			t := fromMicros(oldest.Int64)
+			l.OldestPending = &t
+		}
+		out = append(out, l)
+		return nil
+	}, topic)
+	return out, e.wrap("read lag", err)
+}

@@ -1,0 +1,95 @@
+package engine
+
+import (
+	"hash/fnv"
+
+	"github.com/droverhq/drover/droverdriver"
+)
+
+// The store-neutral decisions of topics (docs/design/topics.md): which lane
+// a message goes to, how the lanes a lease returned are read with as few
+// ranges as possible, and which messages each leased lane delivers.
+
+// PublishLanes sets the lane of each message of a topic with lanes lanes.
+// A keyed message goes to the lane of its key, so that a key's messages
+// keep their order within one lane; keyless messages are spread round
+// robin from start (any number: the caller varies it between calls), so
+// that they use every lane's consumer.
+func PublishLanes(msgs []droverdriver.PublishParams, lanes int, start uint32) {
+	for i := range msgs {
+		if msgs[i].Key != "" {
+			msgs[i].Lane = KeyLane(msgs[i].Key, lanes)
+			continue
+		}
+		msgs[i].Lane = int((start + uint32(i)) % uint32(lanes))
+	}
+}
+
+// KeyLane is the lane of key in a topic of lanes lanes (FNV-1a).
+func KeyLane(key string, lanes int) int {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(key))
+	return int(h.Sum32() % uint32(lanes))
+}
+
+// ReadPlan is how the lanes of one lease are read: subscriptions of a topic
+// often stand at the same position of a lane, and each distinct (lane,
+// cursor) range is read once and delivered to all of them. That is what
+// makes a fan-out to fifty subscriptions cost one read, not fifty.
+type ReadPlan struct {
+	Params droverdriver.TopicReadParams
+	// RangeOf[i] is the range of Params that leased lane i is read from.
+	RangeOf []int
+}
+
+// PlanReads groups leased lanes by (lane, cursor) into the ranges of one
+// TopicRead of at most limit messages per range.
+func PlanReads(topic string, leased []droverdriver.LeasedLane, limit int) ReadPlan {
+	type rng struct {
+		lane   int
+		cursor droverdriver.Position
+	}
+	plan := ReadPlan{Params: droverdriver.TopicReadParams{Topic: topic, Limit: limit}, RangeOf: make([]int, len(leased))}
+	seen := make(map[rng]int, len(leased))
+	for i, l := range leased {
+		k := rng{l.Lane, l.Cursor}
+		r, ok := seen[k]
+		if !ok {
+			r = len(plan.Params.Lanes)
+			seen[k] = r
+			plan.Params.Lanes = append(plan.Params.Lanes, l.Lane)
+			plan.Params.Cursors = append(plan.Params.Cursors, l.Cursor)
+		}
+		plan.RangeOf[i] = r
+	}
+	return plan
+}
+
+// Deliveries returns, for each leased lane, the messages it delivers, in
+// (xid, id) order, from the rows TopicRead returned for plan. A lane may
+// get none (its messages were read by the lease but fell behind a horizon
+// that moved, or the lane was emptied meanwhile): the caller releases it
+// with an ack at its own cursor.
+func Deliveries(plan ReadPlan, rows []*droverdriver.MessageRow) [][]*droverdriver.MessageRow {
+	byRange := make([][]*droverdriver.MessageRow, len(plan.Params.Lanes))
+	for _, m := range rows {
+		if m.Range >= 0 && m.Range < len(byRange) {
+			byRange[m.Range] = append(byRange[m.Range], m)
+		}
+	}
+	out := make([][]*droverdriver.MessageRow, len(plan.RangeOf))
+	for i, r := range plan.RangeOf {
+		out[i] = byRange[r]
+	}
+	return out
+}
+
+// AckCursor is where an ack moves a lane that delivered batch from cursor:
+// to its last message, failed ones included (they leave the lane as retry
+// jobs), or nowhere when the batch was empty.
+func AckCursor(cursor droverdriver.Position, batch []*droverdriver.MessageRow) droverdriver.Position {
+	if len(batch) == 0 {
+		return cursor
+	}
+	return batch[len(batch)-1].Position()
+}

@@ -1,0 +1,417 @@
+package drover
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"sync"
+	"time"
+
+	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/engine"
+)
+
+// SubscriptionHandler handles a batch of deliveries of one lane of a
+// subscription, in order. Returning nil acknowledges every message;
+// returning FailedMessages fails the messages it names and acknowledges
+// the rest; any other error fails them all. A failed message is retried
+// for this subscription alone, as a job of its topic's retry queue
+// (RetryQueue),
+// and is dead, a discarded job that `drover jobs retry` brings back, after
+// the subscription's MaxAttempts.
+type SubscriptionHandler func(ctx context.Context, batch []*Delivery) error
+
+// FailedMessages is the error a SubscriptionHandler returns to fail some
+// messages of its batch (by Delivery.ID) and acknowledge the others.
+type FailedMessages map[int64]error
+
+func (f FailedMessages) Error() string { return fmt.Sprintf("%d messages failed", len(f)) }
+
+// Subscription makes a client consume a subscription (Config.Subscriptions).
+// The subscription must be stored (Client.CreateSubscription); every client
+// that lists it competes for its lanes.
+type Subscription struct {
+	Topic, Name string
+	Handler     SubscriptionHandler
+	// Consumers is how many batches of the subscription this client
+	// handles at once (default 1; more than the topic's lanes gain
+	// nothing). It also sizes the worker pool of the retry queue.
+	Consumers int
+	// BatchSize bounds the messages of one batch (default 100): with
+	// Consumers, what a client holds undelivered at most.
+	BatchSize int
+}
+
+// Subscribe returns the Subscription of handler for the stored subscription
+// name of topic, for Config.Subscriptions.
+func Subscribe(topic, name string, handler SubscriptionHandler, consumers, batchSize int) *Subscription {
+	return &Subscription{Topic: topic, Name: name, Handler: handler, Consumers: consumers, BatchSize: batchSize}
+}
+
+// topicRetryArgs is a failed message in its subscription's retry queue.
+type topicRetryArgs struct {
+	Topic        string          `json:"topic"`
+	Subscription string          `json:"subscription"`
+	ID           int64           `json:"id"`
+	Key          string          `json:"key,omitempty"`
+	Payload      []byte          `json:"payload"`
+	Metadata     json.RawMessage `json:"metadata,omitempty"`
+	PublishedAt  time.Time       `json:"published_at"`
+}
+
+func (topicRetryArgs) Kind() string { return topicRetryKind }
+
+// prepareSubscriptions validates cfg.Subscriptions and gives each one its
+// retry queue and the worker that runs its retry jobs, in copies of the
+// caller's Queues and Workers.
+func (c *Client[TTx]) prepareSubscriptions() error {
+	cfg := c.config
+	if len(cfg.Subscriptions) == 0 {
+		return nil
+	}
+	c.subs = map[string]*Subscription{}
+	queues := maps.Clone(cfg.Queues)
+	if queues == nil {
+		queues = map[string]QueueConfig{}
+	}
+	for _, s := range cfg.Subscriptions {
+		if err := ValidateTopic(s.Topic); err != nil {
+			return fmt.Errorf("config: %w", err)
+		}
+		if err := ValidateSubscription(s.Name); err != nil {
+			return fmt.Errorf("config: %w", err)
+		}
+		if s.Handler == nil {
+			return invalidf("config: subscription %s/%s has no handler", s.Topic, s.Name)
+		}
+		sub := *s
+		sub.Consumers = max(sub.Consumers, 1)
+		if sub.BatchSize == 0 {
+			sub.BatchSize = 100
+		}
+		if sub.BatchSize < 1 || sub.BatchSize > 10_000 {
+			return invalidf("config: subscription %s/%s: BatchSize %d must be between 1 and 10000", s.Topic, s.Name, s.BatchSize)
+		}
+		key := s.Topic + "/" + s.Name
+		if c.subs[key] != nil {
+			return invalidf("config: subscription %s listed twice", key)
+		}
+		c.subs[key] = &sub
+		q := queues[RetryQueue(s.Topic)]
+		q.MaxWorkers = min(q.MaxWorkers+sub.Consumers, 100)
+		queues[RetryQueue(s.Topic)] = q
+	}
+	workers := NewWorkers()
+	if cfg.Workers != nil {
+		maps.Copy(workers.byKind, cfg.Workers.byKind)
+	}
+	if err := AddWorkerSafely(workers, WorkFunc(c.workRetry)); err != nil {
+		return fmt.Errorf("config: subscriptions: %w", err)
+	}
+	cfg.Queues, cfg.Workers = queues, workers
+	return nil
+}
+
+// workRetry runs a failed message again through its subscription's handler,
+// as a batch of one; the job machinery retries it with backoff and
+// discards it after its attempts.
+func (c *Client[TTx]) workRetry(ctx context.Context, job *Job[topicRetryArgs]) error {
+	a := job.Args
+	sub := c.subs[a.Topic+"/"+a.Subscription]
+	if sub == nil {
+		return fmt.Errorf("no handler for subscription %s/%s in client %s", a.Topic, a.Subscription, c.config.ID)
+	}
+	d := &Delivery{ID: a.ID, Topic: a.Topic, Subscription: a.Subscription, Key: a.Key, Payload: a.Payload,
+		Metadata: a.Metadata, PublishedAt: a.PublishedAt, Attempt: job.Attempt + 1}
+	err := safeHandle(ctx, sub.Handler, []*Delivery{d})
+	var failed FailedMessages
+	if errors.As(err, &failed) {
+		if e, ok := failed[a.ID]; ok {
+			return e
+		}
+		return nil
+	}
+	return err
+}
+
+// safeHandle runs a handler, turning a panic into an error.
+func safeHandle(ctx context.Context, h SubscriptionHandler, batch []*Delivery) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("subscription handler panicked: %v", r)
+		}
+	}()
+	return h(ctx, batch)
+}
+
+// startTopics starts one consumer per topic with subscriptions in this
+// client; they stop when ctx ends.
+func (c *Client[TTx]) startTopics(ctx context.Context, wg *sync.WaitGroup) error {
+	if len(c.subs) == 0 {
+		return nil
+	}
+	te, err := c.topicExec(c.driver)
+	if err != nil {
+		return err
+	}
+	byTopic := map[string][]*Subscription{}
+	for _, s := range c.subs {
+		byTopic[s.Topic] = append(byTopic[s.Topic], s)
+	}
+	for topic, subs := range byTopic {
+		tc := &topicConsumer{exec: te, topic: topic, owner: c.config.ID, lease: c.config.LeaseDuration,
+			poll: min(c.config.PollInterval, topicPollInterval), logger: c.config.Logger, subs: map[string]*Subscription{},
+			stopTimeout: c.config.StopTimeout, retryDelay: c.config.RetryPolicy}
+		for _, s := range subs {
+			tc.subs[s.Name] = s
+			tc.capacity += s.Consumers
+			tc.names = append(tc.names, s.Name)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tc.run(ctx)
+		}()
+	}
+	return nil
+}
+
+// topicPollInterval bounds how long a consumer waits before looking for
+// messages published by other processes (those published in this process
+// wake it at once). A look that finds nothing is one indexed probe per
+// lane.
+const topicPollInterval = 25 * time.Millisecond
+
+// topicConsumer consumes the subscriptions of one topic that a client
+// serves. One goroutine leases lanes (one statement for all its
+// subscriptions), reads them (one statement, each distinct range once),
+// starts one handler goroutine per lane's batch, and acks the batches that
+// finished (one statement): three statements per cycle however many
+// subscriptions and lanes it covers.
+type topicConsumer struct {
+	exec        droverdriver.TopicExecutor
+	topic       string
+	owner       string
+	lease, poll time.Duration
+	stopTimeout time.Duration
+	retryDelay  func(attempt int) time.Duration
+	logger      *slog.Logger
+	subs        map[string]*Subscription
+	names       []string
+	capacity    int
+}
+
+// laneBatch is one leased lane's batch and, once handled, its outcome.
+type laneBatch struct {
+	lane   droverdriver.LeasedLane
+	token  droverdriver.LeaseToken
+	rows   []*droverdriver.MessageRow
+	failed map[int]error // index in rows → error
+}
+
+func (tc *topicConsumer) run(ctx context.Context) {
+	wake := make(chan struct{}, 1)
+	defer watchTopic(tc.topic, wake)()
+	done := make(chan *laneBatch, tc.capacity)
+	handlerCtx, cancelHandlers := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelHandlers()
+	inFlight := 0
+	held := map[*laneBatch]bool{}
+	var finished []*laneBatch
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	extend := time.NewTicker(tc.lease / 3)
+	defer extend.Stop()
+	for {
+		if ctx.Err() == nil && inFlight < tc.capacity {
+			started, err := tc.fetch(ctx, handlerCtx, tc.capacity-inFlight, done, held)
+			if err != nil && ctx.Err() == nil {
+				tc.logger.Warn("topic consumer: fetch failed", "topic", tc.topic, "error", err)
+			}
+			inFlight += started
+		}
+		if ctx.Err() != nil && inFlight == 0 {
+			return
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+		timer.Reset(tc.poll)
+		stopping := ctx.Done()
+		var giveUp <-chan time.Time
+		if ctx.Err() != nil {
+			stopping = nil
+			giveUp = time.After(tc.stopTimeout)
+		}
+		select {
+		case b := <-done:
+			finished = append(finished, b)
+		drain:
+			for {
+				select {
+				case b := <-done:
+					finished = append(finished, b)
+				default:
+					break drain
+				}
+			}
+			for _, b := range finished {
+				delete(held, b)
+			}
+			inFlight -= len(finished)
+			if err := tc.ack(context.WithoutCancel(ctx), finished); err != nil {
+				// The lanes stay leased until they expire, then their
+				// batches are delivered again: at least once.
+				tc.logger.Warn("topic consumer: ack failed", "topic", tc.topic, "error", err)
+			}
+			finished = finished[:0]
+		case <-extend.C:
+			tc.extend(ctx, held)
+		case <-wake:
+		case <-timer.C:
+		case <-stopping:
+		case <-giveUp:
+			// Handlers still running past the stop timeout lose their
+			// lanes to the lease: another consumer redelivers them.
+			cancelHandlers()
+			return
+		}
+	}
+}
+
+// fetch leases up to room lanes, reads their batches and starts a handler
+// for each; it returns how many it started.
+func (tc *topicConsumer) fetch(ctx, handlerCtx context.Context, room int, done chan<- *laneBatch, held map[*laneBatch]bool) (int, error) {
+	token := droverdriver.NewLeaseToken()
+	// A lease cancelled in flight may still commit, leaving lanes leased
+	// that no one works until they expire: it runs to its end.
+	leased, err := tc.exec.TopicLease(context.WithoutCancel(ctx), droverdriver.TopicLeaseParams{Topic: tc.topic, Subscriptions: tc.names,
+		Owner: tc.owner, Token: token, Lease: tc.lease, Max: room, Now: time.Now()})
+	if err != nil || len(leased) == 0 {
+		return 0, err
+	}
+	batchSize := 1
+	for _, l := range leased {
+		batchSize = max(batchSize, tc.subs[l.Subscription].BatchSize)
+	}
+	plan := engine.PlanReads(tc.topic, leased, batchSize)
+	// order: the lanes are ours now; a stop must not strand them leased
+	// until they expire, so the read runs to its end.
+	rows, err := tc.exec.TopicRead(context.WithoutCancel(ctx), plan.Params)
+	if err != nil {
+		// Released at their own cursors, or back when the leases expire.
+		release := make([]*laneBatch, len(leased))
+		for i, l := range leased {
+			release[i] = &laneBatch{lane: l, token: token}
+		}
+		return 0, errors.Join(err, tc.ack(context.WithoutCancel(ctx), release))
+	}
+	for i, batch := range engine.Deliveries(plan, rows) {
+		l := leased[i]
+		sub := tc.subs[l.Subscription]
+		b := &laneBatch{lane: l, token: token, rows: batch[:min(len(batch), sub.BatchSize)]}
+		held[b] = true
+		go tc.handle(handlerCtx, sub, b, done)
+	}
+	return len(leased), nil
+}
+
+func (tc *topicConsumer) handle(ctx context.Context, sub *Subscription, b *laneBatch, done chan<- *laneBatch) {
+	defer func() { done <- b }()
+	if len(b.rows) == 0 {
+		return
+	}
+	batch := make([]*Delivery, len(b.rows))
+	for i, m := range b.rows {
+		batch[i] = &Delivery{ID: m.ID, Topic: tc.topic, Subscription: sub.Name, Key: m.Key, Payload: m.Payload,
+			Metadata: m.Metadata, PublishedAt: m.PublishedAt, Attempt: 1}
+	}
+	err := safeHandle(ctx, sub.Handler, batch)
+	if err == nil {
+		return
+	}
+	b.failed = map[int]error{}
+	var failed FailedMessages
+	if errors.As(err, &failed) {
+		for i, m := range b.rows {
+			if e, ok := failed[m.ID]; ok {
+				b.failed[i] = e
+			}
+		}
+		return
+	}
+	for i := range b.rows {
+		b.failed[i] = err
+	}
+}
+
+// ack moves the cursors of finished batches past them, failed messages
+// becoming retry jobs in the same statement's transaction.
+func (tc *topicConsumer) ack(ctx context.Context, finished []*laneBatch) error {
+	p := droverdriver.TopicAckParams{Topic: tc.topic, Now: time.Now()}
+	for _, b := range finished {
+		p.Acks = append(p.Acks, droverdriver.LaneAck{Subscription: b.lane.Subscription, Lane: b.lane.Lane, Token: b.token,
+			Cursor: engine.AckCursor(b.lane.Cursor, b.rows)})
+		sub := tc.subs[b.lane.Subscription]
+		for i, m := range b.rows {
+			e, ok := b.failed[i]
+			if !ok {
+				continue
+			}
+			job, err := tc.retryJob(sub, m, e)
+			if err != nil {
+				return err
+			}
+			p.Retries = append(p.Retries, job)
+			p.RetryAck = append(p.RetryAck, len(p.Acks)-1)
+		}
+	}
+	_, err := tc.exec.TopicAck(ctx, p)
+	return err
+}
+
+// retryJob is the job a failed message becomes: keyed by the message's key
+// (within its subscription) so that retries of one key run in order among
+// themselves, due after the
+// retry policy's delay for a first failure, and holding the error.
+func (tc *topicConsumer) retryJob(sub *Subscription, m *droverdriver.MessageRow, cause error) (droverdriver.InsertParams, error) {
+	args, err := json.Marshal(topicRetryArgs{Topic: tc.topic, Subscription: sub.Name, ID: m.ID, Key: m.Key,
+		Payload: m.Payload, Metadata: json.RawMessage(m.Metadata), PublishedAt: m.PublishedAt})
+	if err != nil {
+		return droverdriver.InsertParams{}, err
+	}
+	meta, _ := json.Marshal(map[string]string{"first_error": truncate(cause.Error(), 1024)})
+	p := droverdriver.InsertParams{Queue: RetryQueue(tc.topic), Kind: topicRetryKind, Args: args,
+		Metadata: meta, MaxAttempts: SubscriptionMaxAttemptsDefault - 1, RunAt: time.Now().Add(tc.retryDelay(1))}
+	if m.Key != "" {
+		p.Key, p.KeyLimit = sub.Name+"/"+m.Key, 1
+	}
+	return p, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// extend renews the leases of lanes whose handlers still run.
+func (tc *topicConsumer) extend(ctx context.Context, held map[*laneBatch]bool) {
+	if len(held) == 0 {
+		return
+	}
+	p := droverdriver.TopicExtendParams{Topic: tc.topic, Lease: tc.lease, Now: time.Now()}
+	for b := range held {
+		p.Lanes = append(p.Lanes, droverdriver.LaneAck{Subscription: b.lane.Subscription, Lane: b.lane.Lane, Token: b.token})
+	}
+	if _, err := tc.exec.TopicExtend(ctx, p); err != nil && ctx.Err() == nil {
+		tc.logger.Warn("topic consumer: extend failed", "topic", tc.topic, "error", err)
+	}
+}

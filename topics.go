@@ -1,0 +1,318 @@
+package drover
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	mrand "math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/engine"
+)
+
+// Topics: publish a message once, deliver it to every subscription of its
+// topic (docs/topics.md, docs/design/topics.md). Publishing stores one row
+// per message; each subscription reads through a cursor per lane, so a
+// delivery writes nothing per message.
+
+// Defaults and bounds of topics.
+const (
+	// TopicLanesDefault is how many lanes a topic gets unless
+	// TopicOpts.Lanes says otherwise: the most consumers one subscription
+	// runs at once, and the number of keys it works in parallel.
+	TopicLanesDefault = 16
+	// MaxTopicLanes bounds TopicOpts.Lanes.
+	MaxTopicLanes = 1024
+	// SubscriptionMaxAttemptsDefault is how often a failed message is
+	// delivered, its first delivery included, before it is dead.
+	SubscriptionMaxAttemptsDefault = 10
+	// topicRetryKind is the kind of the jobs failed messages become.
+	topicRetryKind = "drover.topic"
+)
+
+// ErrTopicNotFound is returned by calls that name a topic that is not
+// stored.
+var ErrTopicNotFound = droverdriver.ErrTopicNotFound
+
+// Message is one message to publish.
+type Message struct {
+	// Key, when set, keeps the message in order with the others of its
+	// key: every subscription handles a key's messages one batch at a
+	// time, in publish order. Keyless messages spread over all lanes.
+	Key string
+	// Payload is delivered as is.
+	Payload []byte
+	// Metadata is free-form JSON (an object) stored with the message.
+	Metadata json.RawMessage
+}
+
+// Delivery is a message as a subscription's handler receives it.
+type Delivery struct {
+	ID                  int64
+	Topic, Subscription string
+	Key                 string
+	Payload             []byte
+	Metadata            json.RawMessage
+	PublishedAt         time.Time
+	// Attempt is 1 for the first delivery to this subscription, more when
+	// the message failed before and comes from the retry queue.
+	Attempt int
+}
+
+// TopicOpts configure a new topic.
+type TopicOpts struct {
+	// Lanes splits every subscription of the topic into this many lanes
+	// (default TopicLanesDefault). Fixed at creation.
+	Lanes int
+}
+
+// Topic is a stored topic.
+type Topic struct {
+	Name          string
+	Lanes         int
+	CreatedAt     time.Time
+	Subscriptions []string
+}
+
+// SubscriptionOpts configure a new subscription.
+type SubscriptionOpts struct {
+	// FromEarliest delivers every message the topic keeps; by default a
+	// subscription receives the messages published after its creation.
+	FromEarliest bool
+	// MaxAttempts bounds deliveries of a failed message before it is dead
+	// (a discarded job of the subscription's retry queue); default
+	// SubscriptionMaxAttemptsDefault.
+	MaxAttempts int
+}
+
+// SubscriptionLag is how far a subscription is behind its topic.
+type SubscriptionLag struct {
+	Subscription string
+	// Pending counts messages past the subscription's cursors.
+	Pending int64
+	// OldestPending is when the oldest of them was published.
+	OldestPending *time.Time
+}
+
+// ValidateTopic reports whether name can be a topic name; it makes the
+// name of the topic's retry queue ("topic:<topic>"), hence its length.
+func ValidateTopic(name string) error {
+	if !validName(name, 56, "_.-") {
+		return invalidf("topic %s: use 1-56 letters, digits, '_', '.' or '-', starting with a letter or digit", echo(name))
+	}
+	return nil
+}
+
+// ValidateSubscription reports whether name can be a subscription name.
+func ValidateSubscription(name string) error {
+	if !validName(name, 64, "_.-") {
+		return invalidf("subscription %s: use 1-64 letters, digits, '_', '.' or '-', starting with a letter or digit", echo(name))
+	}
+	return nil
+}
+
+// RetryQueue is the queue of the jobs that failed messages of a topic's
+// subscriptions become (the job's args name the subscription). One queue
+// per topic rather than per subscription: each queue a client serves is a
+// producer that polls, and a topic may have thousands of subscriptions.
+func RetryQueue(topic string) string { return "topic:" + topic }
+
+func (c *Client[TTx]) topicExec(exec any) (droverdriver.TopicExecutor, error) {
+	te, ok := exec.(droverdriver.TopicExecutor)
+	if !ok {
+		return nil, droverdriver.ErrTopicsUnsupported
+	}
+	return te, nil
+}
+
+// CreateTopic stores a topic, or returns the stored one of that name
+// (whose lanes stay as they were).
+func (c *Client[TTx]) CreateTopic(ctx context.Context, name string, opts *TopicOpts) (*Topic, error) {
+	if err := ValidateTopic(name); err != nil {
+		return nil, err
+	}
+	lanes := TopicLanesDefault
+	if opts != nil && opts.Lanes != 0 {
+		lanes = opts.Lanes
+	}
+	if lanes < 1 || lanes > MaxTopicLanes {
+		return nil, invalidf("topic %s: Lanes %d must be between 1 and %d", name, lanes, MaxTopicLanes)
+	}
+	te, err := c.topicExec(c.driver)
+	if err != nil {
+		return nil, err
+	}
+	row, err := te.TopicCreate(ctx, droverdriver.TopicParams{Name: name, Lanes: lanes, Now: time.Now()})
+	if err != nil {
+		return nil, err
+	}
+	c.topicLanes.Store(name, row.Lanes)
+	return &Topic{Name: row.Name, Lanes: row.Lanes, CreatedAt: row.CreatedAt}, nil
+}
+
+// Topics lists the stored topics with their subscriptions.
+func (c *Client[TTx]) Topics(ctx context.Context) ([]*Topic, error) {
+	te, err := c.topicExec(c.driver)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := te.TopicList(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Topic, len(rows))
+	for i, r := range rows {
+		c.topicLanes.Store(r.Name, r.Lanes)
+		out[i] = &Topic{Name: r.Name, Lanes: r.Lanes, CreatedAt: r.CreatedAt, Subscriptions: r.Subscriptions}
+	}
+	return out, nil
+}
+
+// lanesOf returns a topic's lane count, which never changes once the topic
+// is stored, from the client's cache or the store.
+func (c *Client[TTx]) lanesOf(ctx context.Context, topic string) (int, error) {
+	if n, ok := c.topicLanes.Load(topic); ok {
+		return n.(int), nil
+	}
+	topics, err := c.Topics(ctx)
+	if err != nil {
+		return 0, err
+	}
+	for _, t := range topics {
+		if t.Name == topic {
+			return t.Lanes, nil
+		}
+	}
+	return 0, fmt.Errorf("publish to %q: %w", topic, ErrTopicNotFound)
+}
+
+// Publish stores msgs on topic in one round trip and returns their IDs.
+// Every subscription of the topic that exists when the publish commits
+// receives them.
+func (c *Client[TTx]) Publish(ctx context.Context, topic string, msgs ...Message) ([]int64, error) {
+	return c.publish(ctx, c.driver, topic, msgs)
+}
+
+// PublishTx is Publish inside the caller's transaction: the messages exist
+// for subscribers once, and only if, it commits.
+func (c *Client[TTx]) PublishTx(ctx context.Context, tx TTx, topic string, msgs ...Message) ([]int64, error) {
+	return c.publish(ctx, c.driver.UnwrapExecutor(tx), topic, msgs)
+}
+
+func (c *Client[TTx]) publish(ctx context.Context, exec droverdriver.Executor, topic string, msgs []Message) ([]int64, error) {
+	if len(msgs) == 0 {
+		return nil, nil
+	}
+	te, err := c.topicExec(exec)
+	if err != nil {
+		return nil, err
+	}
+	lanes, err := c.lanesOf(ctx, topic)
+	if err != nil {
+		return nil, err
+	}
+	params := make([]droverdriver.PublishParams, len(msgs))
+	for i, m := range msgs {
+		if len(m.Metadata) > 0 {
+			if err := ValidateJSON("metadata", m.Metadata, MaxMetadataBytes); err != nil {
+				return nil, fmt.Errorf("message %d of %d: %w", i+1, len(msgs), err)
+			}
+		}
+		params[i] = droverdriver.PublishParams{Key: m.Key, Payload: m.Payload, Metadata: m.Metadata}
+	}
+	engine.PublishLanes(params, lanes, mrand.Uint32())
+	ids, err := te.TopicPublish(ctx, topic, params)
+	if err != nil {
+		return nil, err
+	}
+	wakeTopic(topic)
+	return ids, nil
+}
+
+// CreateSubscription stores a subscription of topic and reports whether
+// it was new; an existing one keeps its position and settings.
+func (c *Client[TTx]) CreateSubscription(ctx context.Context, topic, name string, opts *SubscriptionOpts) (bool, error) {
+	if err := ValidateSubscription(name); err != nil {
+		return false, err
+	}
+	if opts == nil {
+		opts = &SubscriptionOpts{}
+	}
+	p := droverdriver.SubscriptionParams{Topic: topic, Name: name, MaxAttempts: opts.MaxAttempts, Now: time.Now()}
+	if p.MaxAttempts == 0 {
+		p.MaxAttempts = SubscriptionMaxAttemptsDefault
+	}
+	if p.MaxAttempts < 1 {
+		return false, invalidf("subscription %s: MaxAttempts %d must be at least 1", name, p.MaxAttempts)
+	}
+	if opts.FromEarliest {
+		p.Start = droverdriver.StartEarliest
+	}
+	te, err := c.topicExec(c.driver)
+	if err != nil {
+		return false, err
+	}
+	return te.SubscriptionCreate(ctx, p)
+}
+
+// DeleteSubscription removes a subscription and its position, reporting
+// whether it existed. Jobs of its retry queue stay until they finish.
+func (c *Client[TTx]) DeleteSubscription(ctx context.Context, topic, name string) (bool, error) {
+	te, err := c.topicExec(c.driver)
+	if err != nil {
+		return false, err
+	}
+	return te.SubscriptionDelete(ctx, topic, name)
+}
+
+// SubscriptionLag reports how far each subscription of topic is behind:
+// publishers may read it to slow down.
+func (c *Client[TTx]) SubscriptionLag(ctx context.Context, topic string) ([]SubscriptionLag, error) {
+	te, err := c.topicExec(c.driver)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := te.TopicLag(ctx, topic)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]SubscriptionLag, len(rows))
+	for i, r := range rows {
+		out[i] = SubscriptionLag(r)
+	}
+	return out, nil
+}
+
+// topicWakers wakes the consumers of a topic in this process when a client
+// of the process publishes to it, so that they need not wait for a poll.
+var topicWakers = struct {
+	sync.Mutex
+	m map[string]map[chan struct{}]struct{}
+}{m: map[string]map[chan struct{}]struct{}{}}
+
+func wakeTopic(topic string) {
+	topicWakers.Lock()
+	defer topicWakers.Unlock()
+	for ch := range topicWakers.m[topic] {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func watchTopic(topic string, ch chan struct{}) (stop func()) {
+	topicWakers.Lock()
+	defer topicWakers.Unlock()
+	if topicWakers.m[topic] == nil {
+		topicWakers.m[topic] = map[chan struct{}]struct{}{}
+	}
+	topicWakers.m[topic][ch] = struct{}{}
+	return func() {
+		topicWakers.Lock()
+		defer topicWakers.Unlock()
+		delete(topicWakers.m[topic], ch)
+	}
+}

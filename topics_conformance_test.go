@@ -1,0 +1,434 @@
+package drover_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/droverpg"
+	"github.com/droverhq/drover/droversqlite"
+	"github.com/droverhq/drover/internal/waitfor"
+)
+
+// topicClient is what the topic tests need of a drover.Client, whatever its
+// transaction type.
+type topicClient interface {
+	client
+	CreateTopic(ctx context.Context, name string, opts *drover.TopicOpts) (*drover.Topic, error)
+	Publish(ctx context.Context, topic string, msgs ...drover.Message) ([]int64, error)
+	CreateSubscription(ctx context.Context, topic, name string, opts *drover.SubscriptionOpts) (bool, error)
+	SubscriptionLag(ctx context.Context, topic string) ([]drover.SubscriptionLag, error)
+}
+
+// topicSetup makes a driver with one topic of lanes lanes and the named
+// subscriptions (from the earliest message), and a client that only
+// publishes.
+func topicSetup(t *testing.T, s store, lanes int, subs ...string) (droverdriver.Driver, topicClient) {
+	t.Helper()
+	ctx := context.Background()
+	d := s.open(t)
+	c := s.newClient(t, d, &drover.Config{}).(topicClient)
+	if _, err := c.CreateTopic(ctx, "chat", &drover.TopicOpts{Lanes: lanes}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range subs {
+		if _, err := c.CreateSubscription(ctx, "chat", name, &drover.SubscriptionOpts{FromEarliest: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return d, c
+}
+
+// consumer starts a client on d consuming subs with handler, stopped at
+// the end of the test.
+func consumer(t *testing.T, s store, d droverdriver.Driver, subs ...*drover.Subscription) client {
+	t.Helper()
+	c := s.newClient(t, d, &drover.Config{Subscriptions: subs, LeaseDuration: 5 * time.Second})
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Stop(context.Background()) })
+	return c
+}
+
+// ledger records deliveries per subscription, in order.
+type ledger struct {
+	mu   sync.Mutex
+	got  map[string][]int64
+	keys map[string]map[string][]int64 // subscription → key → ids in delivery order
+}
+
+func newLedger() *ledger {
+	return &ledger{got: map[string][]int64{}, keys: map[string]map[string][]int64{}}
+}
+
+func (l *ledger) handler(ctx context.Context, batch []*drover.Delivery) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, d := range batch {
+		l.got[d.Subscription] = append(l.got[d.Subscription], d.ID)
+		if l.keys[d.Subscription] == nil {
+			l.keys[d.Subscription] = map[string][]int64{}
+		}
+		l.keys[d.Subscription][d.Key] = append(l.keys[d.Subscription][d.Key], d.ID)
+	}
+	return nil
+}
+
+func (l *ledger) count(sub string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.got[sub])
+}
+
+func (l *ledger) ids(sub string) []int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.got[sub])
+}
+
+// publishTx publishes msg in a transaction of the store's own type, which
+// stays open until the returned commit is called.
+func publishTx(t *testing.T, d droverdriver.Driver, c topicClient, msg drover.Message) (int64, func()) {
+	t.Helper()
+	ctx := context.Background()
+	switch d := d.(type) {
+	case *droverpg.Driver:
+		tx, err := d.Pool().Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids, err := c.(*drover.Client[pgx.Tx]).PublishTx(ctx, tx, "chat", msg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ids[0], func() {
+			if err := tx.Commit(ctx); err != nil {
+				t.Error(err)
+			}
+		}
+	case *droversqlite.Driver:
+		tx, err := d.DB().BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids, err := c.(*drover.Client[*sql.Tx]).PublishTx(ctx, tx, "chat", msg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ids[0], func() {
+			if err := tx.Commit(); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	t.Fatalf("no publishTx for %T", d)
+	return 0, nil
+}
+
+// drain leases, reads and acks every readable message of sub through the
+// driver, as a consumer would, and returns the IDs it read in order.
+func drain(t *testing.T, d droverdriver.Driver, sub string) []int64 {
+	t.Helper()
+	ctx := context.Background()
+	te := d.(droverdriver.TopicExecutor)
+	var out []int64
+	for {
+		token := droverdriver.NewLeaseToken()
+		leased, err := te.TopicLease(ctx, droverdriver.TopicLeaseParams{Topic: "chat", Subscriptions: []string{sub},
+			Owner: "drain", Token: token, Lease: time.Minute, Max: 100, Now: time.Now()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(leased) == 0 {
+			return out
+		}
+		p := droverdriver.TopicReadParams{Topic: "chat", Limit: 1000}
+		for _, l := range leased {
+			p.Lanes, p.Cursors = append(p.Lanes, l.Lane), append(p.Cursors, l.Cursor)
+		}
+		rows, err := te.TopicRead(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ack := droverdriver.TopicAckParams{Topic: "chat", Now: time.Now()}
+		for i, l := range leased {
+			cursor := l.Cursor
+			for _, m := range rows {
+				if m.Range == i {
+					out = append(out, m.ID)
+					cursor = m.Position()
+				}
+			}
+			ack.Acks = append(ack.Acks, droverdriver.LaneAck{Subscription: sub, Lane: l.Lane, Token: token, Cursor: cursor})
+		}
+		if _, err := te.TopicAck(ctx, ack); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestTopicPublisherHeldOpenSkipsNothing is the trap of issue 24: a
+// publisher takes a position, holds its transaction open while another
+// publisher commits a later one, and a reader must neither skip the first
+// when it commits nor deliver them out of order. One lane puts both
+// messages in the same cursor's way.
+func TestTopicPublisherHeldOpenSkipsNothing(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		ctx := context.Background()
+		d, c := topicSetup(t, s, 1, "reader")
+		first, commit := publishTx(t, d, c, drover.Message{Payload: []byte("first")})
+		second := make(chan int64, 1)
+		go func() {
+			// On SQLite this waits for the write lock the open transaction
+			// holds: commits are serialised and id order is commit order.
+			ids, err := c.Publish(ctx, "chat", drover.Message{Payload: []byte("second")})
+			if err != nil {
+				t.Error(err)
+			}
+			second <- ids[0]
+		}()
+		var early []int64
+		var secondID int64
+		if s.name == "postgres" {
+			// The later publisher has committed; the earlier is in flight.
+			secondID = <-second
+			early = drain(t, d, "reader")
+			if len(early) != 0 {
+				t.Fatalf("read %v while the first publisher was in flight: its message could be skipped", early)
+			}
+		}
+		commit()
+		if secondID == 0 {
+			secondID = <-second
+		}
+		if got := append(early, drain(t, d, "reader")...); !slices.Equal(got, []int64{first, secondID}) {
+			t.Fatalf("read %v, want the held message %d, then %d", got, first, secondID)
+		}
+		if again := drain(t, d, "reader"); len(again) != 0 {
+			t.Fatalf("read %v again after acking everything", again)
+		}
+	})
+}
+
+// TestTopicDeadConsumerRedeliveredAndFenced leases a lane as a consumer
+// that then dies: after its lease, a running client delivers the batch,
+// and the dead consumer's late ack is rejected without moving the cursor.
+func TestTopicDeadConsumerRedeliveredAndFenced(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		ctx := context.Background()
+		d, c := topicSetup(t, s, 1, "sub")
+		te := d.(droverdriver.TopicExecutor)
+		ids, err := c.Publish(ctx, "chat", drover.Message{Payload: []byte("a")}, drover.Message{Payload: []byte("b")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dead := droverdriver.NewLeaseToken()
+		leased, err := te.TopicLease(ctx, droverdriver.TopicLeaseParams{Topic: "chat", Subscriptions: []string{"sub"},
+			Owner: "dead", Token: dead, Lease: 100 * time.Millisecond, Max: 10, Now: time.Now()})
+		if err != nil || len(leased) != 1 {
+			t.Fatalf("lease: %v, %v", leased, err)
+		}
+		led := newLedger()
+		consumer(t, s, d, drover.Subscribe("chat", "sub", led.handler, 1, 10))
+		waitfor.Cond(t, "both messages redelivered after the dead consumer's lease", func() bool { return led.count("sub") == 2 })
+		if got := led.ids("sub"); !slices.Equal(got, ids) {
+			t.Fatalf("delivered %v, want %v", got, ids)
+		}
+		accepted, err := te.TopicAck(ctx, droverdriver.TopicAckParams{Topic: "chat", Now: time.Now(),
+			Acks: []droverdriver.LaneAck{{Subscription: "sub", Lane: 0, Token: dead, Cursor: leased[0].Cursor}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(accepted) != 0 {
+			t.Fatalf("the dead consumer's late ack was accepted: %v", accepted)
+		}
+		waitfor.Cond(t, "no lag once the batch is acked", func() bool {
+			lag, err := c.SubscriptionLag(ctx, "chat")
+			return err == nil && len(lag) == 1 && lag[0].Pending == 0
+		})
+	})
+}
+
+// TestTopicKeyOrderUnderEightConsumers publishes messages of 20 keys and
+// consumes them with eight clients at once: each key's messages arrive
+// once, in publish order, one batch at a time.
+func TestTopicKeyOrderUnderEightConsumers(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		ctx := context.Background()
+		d, c := topicSetup(t, s, 16, "sub")
+		var msgs []drover.Message
+		for i := range 1000 {
+			msgs = append(msgs, drover.Message{Key: "k" + strconv.Itoa(i%20), Payload: []byte(strconv.Itoa(i))})
+		}
+		var ids []int64
+		for chunk := range slices.Chunk(msgs, 100) {
+			got, err := c.Publish(ctx, "chat", chunk...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, got...)
+		}
+		led := newLedger()
+		var mu sync.Mutex
+		active := map[string]int{}
+		handler := func(ctx context.Context, batch []*drover.Delivery) error {
+			mu.Lock()
+			for _, d := range batch {
+				if active[d.Key]++; active[d.Key] > 1 && d == batch[0] {
+					t.Errorf("key %s handled by two consumers at once", d.Key)
+				}
+			}
+			mu.Unlock()
+			err := led.handler(ctx, batch)
+			mu.Lock()
+			for _, d := range batch {
+				active[d.Key]--
+			}
+			mu.Unlock()
+			return err
+		}
+		for range 8 {
+			consumer(t, s, d, drover.Subscribe("chat", "sub", handler, 1, 7))
+		}
+		waitfor.Cond(t, "every message delivered", func() bool { return led.count("sub") >= len(ids) })
+		if n := led.count("sub"); n != len(ids) {
+			t.Fatalf("%d deliveries of %d messages", n, len(ids))
+		}
+		led.mu.Lock()
+		defer led.mu.Unlock()
+		for key, got := range led.keys["sub"] {
+			if !slices.IsSorted(got) {
+				t.Fatalf("key %s delivered out of order: %v", key, got)
+			}
+		}
+	})
+}
+
+// TestTopicSlowSubscriptionDoesNotSlowOthers blocks one subscription's
+// handler: the other subscription of the topic, served by the same
+// client, still receives every message.
+func TestTopicSlowSubscriptionDoesNotSlowOthers(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		ctx := context.Background()
+		d, c := topicSetup(t, s, 4, "slow", "fast")
+		release := make(chan struct{})
+		slow := func(ctx context.Context, batch []*drover.Delivery) error {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return nil
+		}
+		led := newLedger()
+		consumer(t, s, d, drover.Subscribe("chat", "slow", slow, 4, 10), drover.Subscribe("chat", "fast", led.handler, 4, 10))
+		for i := range 5 {
+			if _, err := c.Publish(ctx, "chat", drover.Message{Payload: []byte(fmt.Sprint(i))}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		waitfor.Cond(t, "the fast subscription got all five while the slow one is stuck", func() bool { return led.count("fast") == 5 })
+		close(release)
+	})
+}
+
+// TestTopicFailedMessageRetriedThenDead fails a message on every delivery:
+// it is retried as a job of the subscription's retry queue and ends
+// discarded after its attempts, while the lane moves on.
+func TestTopicFailedMessageRetriedThenDead(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		ctx := context.Background()
+		d, c := topicSetup(t, s, 1, "sub")
+		var mu sync.Mutex
+		attempts := map[int64][]int{}
+		handler := func(ctx context.Context, batch []*drover.Delivery) error {
+			mu.Lock()
+			defer mu.Unlock()
+			failed := drover.FailedMessages{}
+			for _, d := range batch {
+				attempts[d.ID] = append(attempts[d.ID], d.Attempt)
+				if string(d.Payload) == "poison" {
+					failed[d.ID] = errors.New("poison")
+				}
+			}
+			return failed
+		}
+		cl := s.newClient(t, d, &drover.Config{Subscriptions: []*drover.Subscription{drover.Subscribe("chat", "sub", handler, 1, 10)},
+			RetryPolicy: func(int) time.Duration { return 0 }, MaxAttempts: 3})
+		if err := cl.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cl.Stop(context.Background()) })
+		ids, err := c.Publish(ctx, "chat", drover.Message{Payload: []byte("poison")}, drover.Message{Payload: []byte("fine")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		queue := drover.RetryQueue("chat")
+		waitfor.Cond(t, "the poison message discarded in the retry queue", func() bool {
+			n, err := cl.JobCountByState(ctx, queue)
+			return err == nil && n[drover.JobStateDiscarded] == 1
+		})
+		mu.Lock()
+		defer mu.Unlock()
+		if len(attempts[ids[1]]) != 1 {
+			t.Fatalf("the good message was delivered %d times", len(attempts[ids[1]]))
+		}
+		if got := attempts[ids[0]]; len(got) < 2 || got[0] != 1 || got[1] != 2 {
+			t.Fatalf("poison attempts %v, want 1, 2, …", got)
+		}
+	})
+}
+
+// TestTopicConsumerRestartLosesNothing stops a consumer half way and
+// starts another on a fresh driver of the same store: it delivers the
+// rest, and every message is delivered at least once.
+func TestTopicConsumerRestartLosesNothing(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		ctx := context.Background()
+		d, c := topicSetup(t, s, 4, "sub")
+		led := newLedger()
+		first := s.newClient(t, d, &drover.Config{Subscriptions: []*drover.Subscription{drover.Subscribe("chat", "sub", led.handler, 2, 10)}})
+		if err := first.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var ids []int64
+		for i := range 10 {
+			got, err := c.Publish(ctx, "chat", drover.Message{Payload: []byte(strconv.Itoa(i))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, got...)
+		}
+		waitfor.Cond(t, "some delivered", func() bool { return led.count("sub") > 0 })
+		if err := first.Stop(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 10 {
+			got, err := c.Publish(ctx, "chat", drover.Message{Payload: []byte(strconv.Itoa(10 + i))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, got...)
+		}
+		consumer(t, s, d, drover.Subscribe("chat", "sub", led.handler, 2, 10))
+		waitfor.Cond(t, "every message delivered after the restart", func() bool {
+			got := led.ids("sub")
+			for _, id := range ids {
+				if !slices.Contains(got, id) {
+					return false
+				}
+			}
+			return true
+		})
+	})
+}
