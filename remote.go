@@ -69,11 +69,10 @@ func (c *Client[TTx]) Claim(ctx context.Context, p ClaimParams) ([]*JobRow, erro
 	if p.Lease < MinRemoteLease || p.Lease > MaxRemoteLease {
 		return nil, invalidf("lease %s: must be between %s and %s", p.Lease, MinRemoteLease, MaxRemoteLease)
 	}
-	limit, err := c.remoteLimit(ctx, p.Queue)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := c.driver.JobClaim(ctx, droverdriver.ClaimParams{Queue: p.Queue, Max: p.Max, Owner: p.Owner, Lease: p.Lease, Limit: limit})
+	// The engine applies the queue's stored settings: a remote worker
+	// brings no configuration, and a paused or limited queue must hold
+	// for it as for Go clients.
+	rows, err := c.claim(ctx, droverdriver.ClaimParams{Queue: p.Queue, Max: p.Max, Owner: p.Owner, Lease: p.Lease})
 	if err != nil {
 		return nil, err
 	}

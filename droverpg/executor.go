@@ -130,13 +130,13 @@ const replan = pgx.QueryExecModeCacheDescribe
 func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*droverdriver.JobRow, error) {
 	// One token per claim: see droverdriver.LeaseToken.
 	token := droverdriver.NewLeaseToken()
-	name, args := "JobClaim", []any{p.Queue, p.Max, p.Owner, float64(p.Lease.Milliseconds()), p.Limit != nil, [16]byte(token)}
+	name, args := "JobClaim", []any{p.Queue, p.Max, p.Owner, float64(p.Lease.Milliseconds()), p.Limited, [16]byte(token)}
 	if p.After != nil {
 		name, args = "JobClaimAfter", append(args, int16(p.After.Priority), p.After.RunAt, p.After.ID)
 	}
 	var jobs []*droverdriver.JobRow
 	var err error
-	if p.Limit != nil {
+	if p.Limited {
 		// order: a limited queue's claim runs in a transaction that first
 		// finds its room (limits.go).
 		jobs, err = e.claimLimited(ctx, p, token, name, args)
@@ -696,19 +696,6 @@ func (e *executor) LeaderElect(ctx context.Context, p droverdriver.LeaderParams)
 		return false, e.wrap("elect leader", err)
 	}
 	return holder == p.ID, nil
-}
-
-func (e *executor) QueueLimitGet(ctx context.Context, queue string) (*droverdriver.QueueLimit, error) {
-	var maxRunning, rate int
-	var periodMS int64
-	err := e.db.QueryRow(ctx, e.q["QueueLimitGet"], queue).Scan(&maxRunning, &rate, &periodMS)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, e.wrap("read queue limits", err)
-	}
-	return droverdriver.StoredQueueLimit(maxRunning, rate, periodMS), nil
 }
 
 func (e *executor) LeaderResign(ctx context.Context, name, id string) error {

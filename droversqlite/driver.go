@@ -488,7 +488,7 @@ type stmtKey struct {
 
 // readQueries run on the reader pool as well as, inside write transactions,
 // on the writer.
-var readQueries = []string{"JobGet", "JobList", "JobCountByState", "QueueStats", "FinishedStats", "LeaseOwners", "QueueLimitGet",
+var readQueries = []string{"JobGet", "JobList", "JobCountByState", "QueueStats", "FinishedStats", "LeaseOwners", "QueueSettingsGet", "QueueSettingsList",
 	// Workflows and batches (flow.go).
 	"BatchGet", "BatchResults", "JobResults", "JobParentResults",
 	// Periodic jobs (periodic.go).

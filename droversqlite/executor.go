@@ -366,7 +366,7 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 		// order: a limited queue's claim takes what its limits leave room
 		// for and spends rate tokens on it (limits.go).
 		room, limited := p.Max, 0
-		if p.Limit != nil {
+		if p.Limited {
 			var err error
 			if room, err = e.limitRoom(ctx, tx, p, now); err != nil || room == 0 {
 				return err
@@ -378,7 +378,7 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 			name, args = "JobClaimAfter", append(args, p.After.Priority, micros(p.After.RunAt), p.After.ID)
 		}
 		err := e.query(ctx, tx, e.writer, name, sc.scan, args...)
-		if err != nil || p.Limit == nil || len(sc.jobs) == 0 {
+		if err != nil || !p.Limited || len(sc.jobs) == 0 {
 			return err
 		}
 		_, err = e.exec(ctx, tx, "QueueLimitSpend", p.Queue, len(sc.jobs))
@@ -1096,18 +1096,63 @@ func (e *executor) LeaderElect(ctx context.Context, p droverdriver.LeaderParams)
 	return holder != "" && holder == p.ID, nil
 }
 
-func (e *executor) QueueLimitGet(ctx context.Context, queue string) (*droverdriver.QueueLimit, error) {
-	var lim *droverdriver.QueueLimit
-	err := e.query(ctx, nil, e.reader, "QueueLimitGet", func(rows *sql.Rows) error {
-		var maxRunning, rate int
-		var periodMS int64
-		if err := rows.Scan(&maxRunning, &rate, &periodMS); err != nil {
-			return err
-		}
-		lim = droverdriver.StoredQueueLimit(maxRunning, rate, periodMS)
-		return nil
+func (e *executor) QueueSettingsGet(ctx context.Context, queue string) (*droverdriver.QueueSettings, error) {
+	var out *droverdriver.QueueSettings
+	err := e.query(ctx, nil, e.reader, "QueueSettingsGet", func(rows *sql.Rows) error {
+		var err error
+		out, err = scanSettings(rows)
+		return err
 	}, queue)
-	return lim, e.wrap("read queue limits", err)
+	return out, e.wrap("read queue settings", err)
+}
+
+func (e *executor) QueueSettingsList(ctx context.Context) ([]*droverdriver.QueueSettings, error) {
+	out := []*droverdriver.QueueSettings{}
+	err := e.query(ctx, nil, e.reader, "QueueSettingsList", func(rows *sql.Rows) error {
+		s, err := scanSettings(rows)
+		out = append(out, s)
+		return err
+	})
+	return out, e.wrap("list queue settings", err)
+}
+
+// QueueSettingsSet writes the row, then tells the listeners of this
+// process (the hub): other processes on the file see the change when
+// their cached settings expire.
+func (e *executor) QueueSettingsSet(ctx context.Context, p droverdriver.QueueSettingsSetParams) (*droverdriver.QueueSettings, error) {
+	var l droverdriver.QueueLimit
+	if p.Limit != nil {
+		l = *p.Limit
+	}
+	var paused any
+	if p.Paused != nil {
+		paused = *p.Paused
+	}
+	var out *droverdriver.QueueSettings
+	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+		return e.query(ctx, tx, e.writer, "QueueSettingsSet", func(rows *sql.Rows) error {
+			var err error
+			out, err = scanSettings(rows)
+			return err
+		}, p.Queue, paused, p.Limit != nil, l.MaxRunning, l.Rate, l.Period.Milliseconds(), micros(time.Now()))
+	})
+	if err != nil {
+		return nil, e.wrap("write queue settings", err)
+	}
+	notify(e.hubKey, []string{droverdriver.SettingsNotice(p.Queue)})
+	return out, nil
+}
+
+// scanSettings reads a row of the QueueSettings statements.
+func scanSettings(rows *sql.Rows) (*droverdriver.QueueSettings, error) {
+	s := &droverdriver.QueueSettings{}
+	var periodMS, updated int64
+	if err := rows.Scan(&s.Queue, &s.Paused, &s.Limit.MaxRunning, &s.Limit.Rate, &periodMS, &updated); err != nil {
+		return nil, err
+	}
+	s.Limit.Period = time.Duration(periodMS) * time.Millisecond
+	s.UpdatedAt = fromMicros(updated)
+	return s, nil
 }
 
 func (e *executor) LeaderResign(ctx context.Context, name, id string) error {

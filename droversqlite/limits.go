@@ -8,11 +8,14 @@ import (
 	"github.com/droverhq/drover/droverdriver"
 )
 
-// limitRoom writes a limited queue's limits, refills its rate bucket and
-// returns how many jobs the claim in tx may take, at most p.Max. The write
-// lock tx holds makes the count exact: no claim or finish of another
-// process interleaves with it.
+// limitRoom refills a limited queue's rate bucket and returns how many jobs
+// the claim in tx may take under the queue's stored settings, at most
+// p.Max. The write lock tx holds makes the count exact: no claim or finish
+// of another process interleaves with it. A queue whose settings row is
+// gone (its limits were removed after the caller read them) gets p.Max.
 func (e *executor) limitRoom(ctx context.Context, tx *sql.Tx, p droverdriver.ClaimParams, now time.Time) (int, error) {
-	l := p.Limit
-	return queryValue[int](ctx, e, tx, "QueueLimitTake", p.Queue, l.MaxRunning, l.Rate, l.Period.Milliseconds(), micros(now), p.Max)
+	room := p.Max
+	err := e.query(ctx, tx, e.writer, "QueueLimitTake", func(rows *sql.Rows) error { return rows.Scan(&room) },
+		p.Queue, micros(now), p.Max)
+	return room, err
 }

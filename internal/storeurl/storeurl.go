@@ -246,6 +246,11 @@ type Client interface {
 	QueueStats(ctx context.Context) ([]drover.QueueStats, error)
 	LeaseOwners(ctx context.Context) ([]drover.LeaseOwner, error)
 	FinishedStats(ctx context.Context, since, until time.Time) ([]drover.FinishedStats, error)
+	QueuePause(ctx context.Context, name string) error
+	QueueResume(ctx context.Context, name string) error
+	QueueSetLimits(ctx context.Context, name string, l drover.QueueLimits) (*drover.QueueSettings, error)
+	QueueGet(ctx context.Context, name string) (*drover.QueueSettings, error)
+	QueueList(ctx context.Context) ([]*drover.QueueSettings, error)
 	Claim(ctx context.Context, p drover.ClaimParams) ([]*drover.JobRow, error)
 	Finish(ctx context.Context, results []drover.AttemptResult) (*drover.FinishReport, error)
 	ExtendLeases(ctx context.Context, attempts []drover.AttemptRef, lease time.Duration) (*drover.LeaseReport, error)
