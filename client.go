@@ -32,9 +32,9 @@ import (
 
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/internal/completer"
+	"github.com/droverhq/drover/internal/engine"
 	"github.com/droverhq/drover/internal/leadership"
 	"github.com/droverhq/drover/internal/maintenance"
-	"github.com/droverhq/drover/internal/engine"
 	"github.com/droverhq/drover/internal/notifier"
 	"github.com/droverhq/drover/internal/producer"
 )
