@@ -2,9 +2,6 @@ package drover
 
 import (
 	"context"
-	"maps"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
@@ -178,28 +175,17 @@ func (c *Client[TTx]) QueueGet(ctx context.Context, name string) (*QueueSettings
 	return queueSettingsFromDriver(s), nil
 }
 
-// QueueList returns the settings of every queue that has settings stored
-// or jobs waiting or running, by name. It reads the hot table as
-// QueueStats does, to find the queues without settings.
+// QueueList returns the settings of every queue that has settings stored,
+// by name. Queues without any run unpaused and unlimited; QueueStats lists
+// the queues that have jobs.
 func (c *Client[TTx]) QueueList(ctx context.Context) ([]*QueueSettings, error) {
 	stored, err := c.driver.QueueSettingsList(ctx)
 	if err != nil {
 		return nil, err
 	}
-	stats, err := c.driver.QueueStats(ctx, time.Now())
-	if err != nil {
-		return nil, err
+	out := make([]*QueueSettings, len(stored))
+	for i, s := range stored {
+		out[i] = queueSettingsFromDriver(s)
 	}
-	byName := make(map[string]*QueueSettings, len(stored)+len(stats))
-	for _, s := range stored {
-		byName[s.Queue] = queueSettingsFromDriver(s)
-	}
-	for _, st := range stats {
-		if byName[st.Queue] == nil {
-			byName[st.Queue] = &QueueSettings{Name: st.Queue}
-		}
-	}
-	out := slices.Collect(maps.Values(byName))
-	slices.SortFunc(out, func(a, b *QueueSettings) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }

@@ -173,6 +173,7 @@ SQLite. With none, the embedded store ./drover.db is created and migrated on fir
 		c.migrateCommand(),
 		c.enqueueCommand(),
 		c.jobsCommand(),
+		c.queuesCommand(),
 		c.batchCommand(),
 		c.serveCommand(),
 		c.versionCommand(),
