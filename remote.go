@@ -54,8 +54,9 @@ type ClaimParams struct {
 
 // Claim moves up to p.Max claimable jobs of p.Queue to running under a lease
 // held by p.Owner and returns them, each with the attempt and the
-// LeaseToken that every later call about it must present. It returns no jobs, and no error, when none is
-// claimable.
+// LeaseToken that every later call about it must present. It returns no
+// jobs, and no error, when none is claimable or the queue is paused; a
+// queue's stored limits bound what it takes, as for Go clients.
 func (c *Client[TTx]) Claim(ctx context.Context, p ClaimParams) ([]*JobRow, error) {
 	if err := ValidateQueue(p.Queue); err != nil {
 		return nil, err
