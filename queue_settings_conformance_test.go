@@ -192,3 +192,37 @@ func TestQueuePauseStopsRemoteClaims(t *testing.T) {
 		})
 	})
 }
+
+// TestClaimLimitsComeFromTheStore: a claim applies the limits stored for
+// the queue, never the claiming client's own configuration. Before, a
+// client whose QueueConfig named other limits applied its own to the
+// remote claims it served (GlobalMaxWorkers 2 stored, 5 configured: a
+// remote claim took 5 jobs).
+func TestClaimLimitsComeFromTheStore(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		b := remoteSetup(t, s)
+		ctx := context.Background()
+		limiter := s.newClient(t, b.d, &drover.Config{
+			Queues:  map[string]drover.QueueConfig{"limited": {MaxWorkers: 1, GlobalMaxWorkers: 2}},
+			Workers: drover.NewWorkers(),
+		})
+		if err := limiter.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := limiter.Stop(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for range 6 {
+			b.insert(t, remoteRaw, &drover.InsertOpts{Queue: "limited"})
+		}
+		// A client configured with another limit, never started, serves
+		// remote claims (as a server process configured by mistake would).
+		other := s.newClient(t, b.d, &drover.Config{
+			Queues:  map[string]drover.QueueConfig{"limited": {MaxWorkers: 1, GlobalMaxWorkers: 5}},
+			Workers: drover.NewWorkers(),
+		})
+		if jobs := remoteClaim(t, other, "limited", 5); len(jobs) != 2 {
+			t.Fatalf("remote claim took %d jobs, want 2: the stored limit is 2", len(jobs))
+		}
+	})
+}
