@@ -81,7 +81,6 @@ type Stats struct {
 // Producer fetches and runs the jobs of one queue.
 type Producer struct {
 	cfg     Config
-	exec    droverdriver.Executor
 	tracker *Tracker
 	submit  func(droverdriver.Result)
 	run     Runner
@@ -127,7 +126,7 @@ func New(exec droverdriver.Executor, tracker *Tracker, submit func(droverdriver.
 	}
 	prefetch := max(cfg.MaxWorkers, cfg.ClaimMax)
 	return &Producer{
-		cfg: cfg, exec: exec, tracker: tracker, submit: submit, run: run, prefetch: prefetch,
+		cfg: cfg, tracker: tracker, submit: submit, run: run, prefetch: prefetch,
 		wake:    make(chan struct{}, 1),
 		stopped: make(chan struct{}),
 		freed:   make(chan struct{}, 1),
