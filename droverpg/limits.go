@@ -31,7 +31,8 @@ func (e *executor) claimLimited(ctx context.Context, p droverdriver.ClaimParams,
 			return err
 		}
 		var room int
-		if err := br.QueryRow().Scan(&room); err != nil {
+		var rated bool
+		if err := br.QueryRow().Scan(&room, &rated); err != nil {
 			br.Close()
 			return err
 		}
@@ -45,7 +46,7 @@ func (e *executor) claimLimited(ctx context.Context, p droverdriver.ClaimParams,
 			return err
 		}
 		p.Max = room
-		if jobs, err = scanClaimed(rows, p, token); err != nil || len(jobs) == 0 {
+		if jobs, err = scanClaimed(rows, p, token); err != nil || len(jobs) == 0 || !rated {
 			return err
 		}
 		_, err = tx.Exec(ctx, e.q["QueueLimitSpend"], p.Queue, len(jobs))

@@ -319,27 +319,31 @@ SET tokens = (SELECT CASE WHEN s.rate = 0 THEN 0
 
 -- name: QueueLimitSpend
 -- Spends a rate token on each of the $2 jobs the claim took, in the claim's
--- transaction, which holds the queue's settings row since QueueLimitTake.
-UPDATE {schema}queue_limits SET tokens = tokens - $2
-WHERE queue = $1 AND EXISTS (SELECT 1 FROM {schema}queue_settings s WHERE s.queue = $1 AND s.rate > 0);
+-- transaction, which holds the queue's settings row since QueueLimitTake
+-- (so the rate QueueLimitRoom read is still the stored one).
+UPDATE {schema}queue_limits SET tokens = tokens - $2 WHERE queue = $1;
 
 -- name: QueueLimitRoom
 -- How many jobs the claim may take, at most $2: none while the queue is
 -- paused; the queue's rows claimed under its limits and still running
 -- (counted from jobs_limited_idx) stay within max_running; and each job
--- needs a whole token. A statement of its own, after QueueLimitTake took
--- the row lock, so that its snapshot sees every limited claim that
--- committed before. A queue whose settings row is gone is claimed as if
--- unlimited ($2).
-SELECT coalesce((
+-- needs a whole token. The second column says whether the queue has a
+-- rate, so that QueueLimitSpend runs only then. A statement of its own,
+-- after QueueLimitTake took the row lock, so that its snapshot sees every
+-- limited claim that committed before. A queue whose settings row is gone
+-- is claimed as if unlimited ($2, no rate).
+SELECT coalesce(r.room, $2), coalesce(r.rated, false)
+FROM (SELECT 1) one LEFT JOIN LATERAL (
     SELECT CASE WHEN s.paused THEN 0 ELSE greatest(0, least($2,
-        CASE WHEN s.max_running > 0
-            THEN s.max_running - (SELECT count(*) FROM {schema}jobs r
-                                  WHERE r.queue = $1 AND r.limited AND r.state = 'running')
-            ELSE $2 END,
-        CASE WHEN s.rate > 0 THEN floor(coalesce(l.tokens, 0))::integer ELSE $2 END)) END
+            CASE WHEN s.max_running > 0
+                THEN s.max_running - (SELECT count(*) FROM {schema}jobs r
+                                      WHERE r.queue = $1 AND r.limited AND r.state = 'running')
+                ELSE $2 END,
+            CASE WHEN s.rate > 0 THEN floor(coalesce(l.tokens, 0))::integer ELSE $2 END)) END AS room,
+        s.rate > 0 AS rated
     FROM {schema}queue_settings s LEFT JOIN {schema}queue_limits l ON l.queue = s.queue
-    WHERE s.queue = $1), $2);
+    WHERE s.queue = $1
+) r ON true;
 
 -- name: QueueSettingsGet
 SELECT queue, paused, max_running, rate, period_ms, updated_at FROM {schema}queue_settings WHERE queue = $1;

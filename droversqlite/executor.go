@@ -365,10 +365,10 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 		sc.claim = &claimed{queue: p.Queue, owner: p.Owner, attemptedAt: now, lease: lease, token: token}
 		// order: a limited queue's claim takes what its limits leave room
 		// for and spends rate tokens on it (limits.go).
-		room, limited := p.Max, 0
+		room, limited, rated := p.Max, 0, false
 		if p.Limited {
 			var err error
-			if room, err = e.limitRoom(ctx, tx, p, now); err != nil || room == 0 {
+			if room, rated, err = e.limitRoom(ctx, tx, p, now); err != nil || room == 0 {
 				return err
 			}
 			limited = 1
@@ -378,7 +378,7 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 			name, args = "JobClaimAfter", append(args, p.After.Priority, micros(p.After.RunAt), p.After.ID)
 		}
 		err := e.query(ctx, tx, e.writer, name, sc.scan, args...)
-		if err != nil || !p.Limited || len(sc.jobs) == 0 {
+		if err != nil || !rated || len(sc.jobs) == 0 {
 			return err
 		}
 		_, err = e.exec(ctx, tx, "QueueLimitSpend", p.Queue, len(sc.jobs))

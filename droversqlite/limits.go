@@ -10,12 +10,13 @@ import (
 
 // limitRoom refills a limited queue's rate bucket and returns how many jobs
 // the claim in tx may take under the queue's stored settings, at most
-// p.Max. The write lock tx holds makes the count exact: no claim or finish
-// of another process interleaves with it. A queue whose settings row is
-// gone (its limits were removed after the caller read them) gets p.Max.
-func (e *executor) limitRoom(ctx context.Context, tx *sql.Tx, p droverdriver.ClaimParams, now time.Time) (int, error) {
-	room := p.Max
-	err := e.query(ctx, tx, e.writer, "QueueLimitTake", func(rows *sql.Rows) error { return rows.Scan(&room) },
+// p.Max, and whether the queue has a rate to spend. The write lock tx holds
+// makes the count exact: no claim or finish of another process interleaves
+// with it. A queue whose settings row is gone (its limits were removed
+// after the caller read them) gets p.Max and no rate.
+func (e *executor) limitRoom(ctx context.Context, tx *sql.Tx, p droverdriver.ClaimParams, now time.Time) (room int, rated bool, err error) {
+	room = p.Max
+	err = e.query(ctx, tx, e.writer, "QueueLimitTake", func(rows *sql.Rows) error { return rows.Scan(&room, &rated) },
 		p.Queue, micros(now), p.Max)
-	return room, err
+	return room, rated, err
 }

@@ -164,8 +164,9 @@ WHERE (queue, ordering_key) IN (
 -- (counted from jobs_limited_idx) stay within max running; and each job
 -- needs a whole token. The limits come from queue_settings, never from the
 -- claimer. It runs in the claim's write transaction, so nothing
--- interleaves with the count. A queue whose settings row is gone returns
--- no row, and is claimed as if unlimited.
+-- interleaves with the count. The second column says whether the queue
+-- has a rate, so that QueueLimitSpend runs only then. A queue whose
+-- settings row is gone returns no row, and is claimed as if unlimited.
 INSERT INTO {schema}queue_limits AS l (queue, tokens, refilled_at)
 SELECT queue, rate, ?2 FROM {schema}queue_settings WHERE queue = ?1
 ON CONFLICT (queue) DO UPDATE
@@ -179,12 +180,12 @@ RETURNING (SELECT CASE WHEN s.paused THEN 0 ELSE max(0, min(?3,
                               WHERE queue = ?1 AND limited = 1 AND state = 'running')
         ELSE ?3 END,
     CASE WHEN s.rate > 0 THEN CAST(tokens AS INTEGER) ELSE ?3 END)) END
-    FROM {schema}queue_settings s WHERE s.queue = ?1);
+    FROM {schema}queue_settings s WHERE s.queue = ?1),
+    (SELECT s.rate > 0 FROM {schema}queue_settings s WHERE s.queue = ?1);
 
 -- name: QueueLimitSpend
--- ?1 queue, ?2 jobs just claimed under its limits: each spends a token.
-UPDATE {schema}queue_limits SET tokens = tokens - ?2
-WHERE queue = ?1 AND EXISTS (SELECT 1 FROM {schema}queue_settings s WHERE s.queue = ?1 AND s.rate > 0);
+-- ?1 queue, ?2 jobs just claimed under its rate: each spends a token.
+UPDATE {schema}queue_limits SET tokens = tokens - ?2 WHERE queue = ?1;
 
 -- name: QueueSettingsGet
 SELECT queue, paused, max_running, rate, period_ms, updated_at FROM {schema}queue_settings WHERE queue = ?1;
