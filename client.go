@@ -32,6 +32,7 @@ import (
 
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/internal/completer"
+	"github.com/droverhq/drover/internal/engine"
 	"github.com/droverhq/drover/internal/leadership"
 	"github.com/droverhq/drover/internal/lease"
 	"github.com/droverhq/drover/internal/maintenance"
@@ -134,9 +135,12 @@ type QueueConfig struct {
 	// ClaimMax caps the jobs of one claim statement; default 500.
 	ClaimMax int
 
-	// order: cluster-wide limits, enforced by the claim statement (see
-	// docs/ordering-and-limits.md). Give every client of the queue the
-	// same values: each claim writes its client's values to the store.
+	// order: cluster-wide limits (docs/ordering-and-limits.md). They are
+	// queue settings stored in the database, applied by every claim of
+	// every client and remote worker; when any of these fields is set,
+	// Start writes them to the store (as QueueSetLimits does), replacing
+	// the queue's stored limits. Leaving them unset keeps what is stored:
+	// lift a limit with QueueSetLimits (or drover queues).
 
 	// GlobalMaxWorkers caps the queue's jobs running at once across every
 	// client (0: no cap). Jobs a client prefetched count as running.
@@ -235,14 +239,15 @@ type Client[TTx any] struct {
 	bgWG      sync.WaitGroup
 	metrics   *clientMetrics
 	periodic  []periodicEntry
-	// limited is set when a queue has cluster-wide limits (limits.go).
-	limited bool
 	// remote serves remote workers (remote.go).
 	remote *Remote
 	// subs are the subscriptions this client consumes, by "topic/name";
 	// topicLanes caches each topic's lane count (topics.go).
 	subs       map[string]*Subscription
 	topicLanes sync.Map
+	// settings caches the queues' stored settings for every claim of the
+	// client, its producers' and remote workers' (internal/engine).
+	settings engine.Settings
 }
 
 // NewClient returns a client on d. Nothing runs until Start.
@@ -262,12 +267,9 @@ func NewClient[TTx any](d droverdriver.TxDriver[TTx], config *Config) (*Client[T
 		return nil, err
 	}
 	c := &Client[TTx]{config: cfg, driver: d, metrics: &clientMetrics{}, periodic: periodic}
-	c.remote = &Remote{exec: d, config: cfg, metrics: c.metrics}
+	c.remote = &Remote{exec: d, config: cfg, metrics: c.metrics, claim: c.claim}
 	if err := c.prepareSubscriptions(); err != nil {
 		return nil, err
-	}
-	for _, q := range cfg.Queues {
-		c.limited = c.limited || q.limit() != nil
 	}
 	return c, nil
 }
@@ -284,6 +286,9 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 		return errors.New("drover: client already started")
 	}
 	if err := checkSchema(ctx, c.driver); err != nil {
+		return err
+	}
+	if err := c.storeConfiguredLimits(ctx); err != nil {
 		return err
 	}
 	cfg := c.config
@@ -310,7 +315,7 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 	c.producers = make(map[string]*producer.Producer, len(cfg.Queues))
 	for name, q := range cfg.Queues {
 		c.producers[name] = producer.New(c.driver, c.tracker, c.completer.Submit, c.runJob, producer.Config{
-			Queue: name, MaxWorkers: q.MaxWorkers, ClaimMax: q.ClaimMax, Owner: cfg.ID, Limit: q.limit(),
+			Queue: name, MaxWorkers: q.MaxWorkers, ClaimMax: q.ClaimMax, Owner: cfg.ID, Claim: c.claim,
 			Lease: cfg.LeaseDuration, PollInterval: cfg.PollInterval, Logger: log,
 		})
 	}
@@ -354,11 +359,24 @@ func (c *Client[TTx]) goBG(fn func()) {
 	}()
 }
 
+// wake wakes the producer of queue for a notification of the store. A
+// notice that the queue's settings changed (droverdriver.SettingsNotice)
+// also drops them from the cache, and wakes the producer so that a queue
+// just resumed is claimed from at once.
 func (c *Client[TTx]) wake(queue string) int {
+	if q, ok := droverdriver.SettingsQueue(queue); ok {
+		c.settings.Forget(q)
+		queue = q
+	}
 	if p, ok := c.producers[queue]; ok {
 		return p.Wake()
 	}
 	return 0
+}
+
+// claim is every claim of the client: its producers' and remote workers'.
+func (c *Client[TTx]) claim(ctx context.Context, p droverdriver.ClaimParams) ([]*droverdriver.JobRow, error) {
+	return engine.Claim(ctx, c.driver, &c.settings, p)
 }
 
 func (c *Client[TTx]) wakeAll() {

@@ -52,6 +52,11 @@ type client interface {
 	BatchGet(ctx context.Context, id int64) (*drover.Batch, error)
 	BatchResults(ctx context.Context, batchID int64, fn func(drover.JobResult) error) error
 	QueueStats(ctx context.Context) ([]drover.QueueStats, error)
+	QueuePause(ctx context.Context, name string) error
+	QueueResume(ctx context.Context, name string) error
+	QueueSetLimits(ctx context.Context, name string, l drover.QueueLimits) (*drover.QueueSettings, error)
+	QueueGet(ctx context.Context, name string) (*drover.QueueSettings, error)
+	QueueList(ctx context.Context) ([]*drover.QueueSettings, error)
 	LeaseOwners(ctx context.Context) ([]drover.LeaseOwner, error)
 	FinishedStats(ctx context.Context, since, until time.Time) ([]drover.FinishedStats, error)
 }

@@ -2,39 +2,48 @@ package drover
 
 import (
 	"context"
-	"sync"
+	"fmt"
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
 )
 
-// Cluster-wide queue limits (QueueConfig.GlobalMaxWorkers, RateLimit).
+// Cluster-wide queue limits (QueueConfig.GlobalMaxWorkers, RateLimit, or
+// QueueSetLimits).
 //
-// The store keeps one row per limited queue holding its limits and a token
-// bucket for the rate. A claim of a limited queue locks that row, so the
-// queue's limited claims take turns, and takes no more jobs than the limits
-// leave room for: the queue's rows claimed under them (marked limited) that
-// are still running, counted from a partial index, stay within the cap, and
-// each job spends a token. A job that finishes or is rescued stops running
-// and so frees its room by itself: finishes, rescues and queues without
-// limits never read or lock the row.
+// The limits are queue settings stored in the database (queue_settings),
+// next to the queue's pause, and the store keeps a token bucket per limited
+// queue for the rate. Every claim, a Go client's or a remote worker's, goes
+// through the engine (internal/engine), which applies the stored settings
+// from a per-process cache: a claim of a limited queue locks the settings
+// row, so the queue's limited claims take turns, and takes no more jobs
+// than the stored limits leave room for: the queue's rows claimed under
+// them (marked limited) that are still running, counted from a partial
+// index, stay within the cap, and each job spends a token. A job that
+// finishes or is rescued stops running and so frees its room by itself:
+// finishes, rescues and queues without limits never read or lock the row.
 
 // checkQueueLimits validates the limits of queue q.
 func checkQueueLimits(name string, q QueueConfig) error {
+	return checkLimits(fmt.Sprintf("config: queue %q: ", name), q.GlobalMaxWorkers, q.RateLimit, q.RatePeriod)
+}
+
+// checkLimits validates limits; prefix says where they come from.
+func checkLimits(prefix string, globalMax, rate int, period time.Duration) error {
 	switch {
-	case q.GlobalMaxWorkers < 0 || q.GlobalMaxWorkers > 1_000_000:
-		return invalidf("config: queue %q: GlobalMaxWorkers %d must be between 0 (no cap) and 1000000", name, q.GlobalMaxWorkers)
-	case q.RateLimit < 0 || q.RateLimit > 1_000_000:
-		return invalidf("config: queue %q: RateLimit %d must be between 0 (no limit) and 1000000", name, q.RateLimit)
-	case q.RateLimit > 0 && q.RatePeriod < time.Millisecond:
-		return invalidf("config: queue %q: RatePeriod %s must be at least 1ms when RateLimit is set", name, q.RatePeriod)
-	case q.RateLimit == 0 && q.RatePeriod != 0:
-		return invalidf("config: queue %q: RatePeriod %s needs a RateLimit", name, q.RatePeriod)
+	case globalMax < 0 || globalMax > 1_000_000:
+		return invalidf("%sGlobalMaxWorkers %d must be between 0 (no cap) and 1000000", prefix, globalMax)
+	case rate < 0 || rate > 1_000_000:
+		return invalidf("%sRateLimit %d must be between 0 (no limit) and 1000000", prefix, rate)
+	case rate > 0 && period < time.Millisecond:
+		return invalidf("%sRatePeriod %s must be at least 1ms when RateLimit is set", prefix, period)
+	case rate == 0 && period != 0:
+		return invalidf("%sRatePeriod %s needs a RateLimit", prefix, period)
 	}
 	return nil
 }
 
-// limit returns the queue's limits for its claims, nil when it has none.
+// limit returns the queue's configured limits, nil when it has none.
 func (q QueueConfig) limit() *droverdriver.QueueLimit {
 	if q.GlobalMaxWorkers == 0 && q.RateLimit == 0 {
 		return nil
@@ -42,78 +51,38 @@ func (q QueueConfig) limit() *droverdriver.QueueLimit {
 	return &droverdriver.QueueLimit{MaxRunning: q.GlobalMaxWorkers, Rate: q.RateLimit, Period: q.RatePeriod}
 }
 
+// storeConfiguredLimits writes the limits of the client's queues that
+// configure some into the store, where every claim reads them. Queues
+// whose configuration sets none keep what is stored: a client started
+// without limits must not lift those another client or an operator set.
+func (c *Client[TTx]) storeConfiguredLimits(ctx context.Context) error {
+	for name, q := range c.config.Queues {
+		l := q.limit()
+		if l == nil {
+			continue
+		}
+		if _, err := c.driver.QueueSettingsSet(ctx, droverdriver.QueueSettingsSetParams{Queue: name, Limit: l}); err != nil {
+			return fmt.Errorf("store the limits of queue %q: %w", name, err)
+		}
+		c.settings.Forget(name)
+	}
+	return nil
+}
+
 // wakeLimited wakes the producers of limited queues that results of a
 // flushed finish belong to. A limited claim comes back short when the
 // limit, not the queue, ran out, and its producer then waits for a wake-up;
 // the finish of its own jobs has just freed room for it. (Room freed by
-// other processes reaches it at the next poll.) Clients without limited
-// queues return at once.
+// other processes reaches it at the next poll.) Results of queues not
+// known to be limited cost a map lookup per run of one queue.
 func (c *Client[TTx]) wakeLimited(results []droverdriver.Result) {
-	if !c.limited {
-		return
-	}
 	last := ""
 	for i := range results {
 		if q := results[i].Queue; q != last {
 			last = q
-			if c.config.Queues[q].limit() != nil {
+			if s, _ := c.settings.Peek(q); s.Limited() {
 				c.wake(q)
 			}
 		}
 	}
-}
-
-// remoteLimit returns the limits a remote claim of queue must respect. A
-// remote worker brings no configuration, so the limits come from the store,
-// where every limited claim of a Go client writes its queue's limits;
-// without this a remote claim ignored them (GlobalMaxWorkers 1, a remote
-// claim took 5 jobs). This client's own configuration, when it limits the
-// queue, wins, as it does for its own claims.
-func (r *Remote) remoteLimit(ctx context.Context, queue string) (*droverdriver.QueueLimit, error) {
-	if l := r.config.Queues[queue].limit(); l != nil {
-		return l, nil
-	}
-	return r.limits.get(ctx, queue, r.exec.QueueLimitGet)
-}
-
-// limitCacheTTL is how long a queue's stored limits are reused. Long enough
-// that remote claims of a busy queue cost no extra statement each; short
-// enough that a limit set or changed by a Go client's configuration reaches
-// remote claims within a second.
-const limitCacheTTL = time.Second
-
-// maxCachedLimits bounds the queues whose stored limits are remembered.
-const maxCachedLimits = 1024
-
-// limitCache remembers, per queue, the limits last read from the store.
-type limitCache struct {
-	mu      sync.Mutex
-	entries map[string]limitEntry
-}
-
-type limitEntry struct {
-	limit *droverdriver.QueueLimit
-	read  time.Time
-}
-
-func (lc *limitCache) get(ctx context.Context, queue string, read func(context.Context, string) (*droverdriver.QueueLimit, error)) (*droverdriver.QueueLimit, error) {
-	lc.mu.Lock()
-	e, ok := lc.entries[queue]
-	lc.mu.Unlock()
-	if ok && time.Since(e.read) < limitCacheTTL {
-		return e.limit, nil
-	}
-	l, err := read(ctx, queue)
-	if err != nil {
-		return nil, err
-	}
-	lc.mu.Lock()
-	defer lc.mu.Unlock()
-	if lc.entries == nil || len(lc.entries) >= maxCachedLimits {
-		// Remote workers name queues freely: start over rather than grow
-		// without bound.
-		lc.entries = map[string]limitEntry{}
-	}
-	lc.entries[queue] = limitEntry{limit: l, read: time.Now()}
-	return l, nil
 }

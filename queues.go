@@ -81,3 +81,111 @@ func (c *Client[TTx]) LeaseOwners(ctx context.Context) ([]LeaseOwner, error) {
 	}
 	return mapAll(rows, func(r droverdriver.LeaseOwner) LeaseOwner { return LeaseOwner(r) }), nil
 }
+
+// QueueSettings are a queue's settings stored in the database: they hold
+// for every process that claims from the queue, Go clients and remote
+// workers alike, whatever their own configuration says.
+type QueueSettings struct {
+	Name string
+	// Paused queues start no job: claims take nothing, while running jobs
+	// finish and inserts still succeed.
+	Paused bool
+	// GlobalMaxWorkers, RateLimit and RatePeriod are the queue's
+	// cluster-wide limits (QueueConfig); zero means none.
+	GlobalMaxWorkers int
+	RateLimit        int
+	RatePeriod       time.Duration
+	// UpdatedAt is when the settings were last written, by the store's
+	// clock; zero when the queue has none stored.
+	UpdatedAt time.Time
+}
+
+func queueSettingsFromDriver(s *droverdriver.QueueSettings) *QueueSettings {
+	return &QueueSettings{Name: s.Queue, Paused: s.Paused, GlobalMaxWorkers: s.Limit.MaxRunning,
+		RateLimit: s.Limit.Rate, RatePeriod: s.Limit.Period, UpdatedAt: s.UpdatedAt}
+}
+
+// QueuePause pauses a queue across the fleet: from the moment each process
+// hears of it (at once in this client; within a second elsewhere, see
+// docs/ordering-and-limits.md), no claim of the queue, by a Go client or a
+// remote worker, starts a job. Jobs already running finish, and inserts
+// into the queue still succeed; they wait until QueueResume. Pausing a
+// paused queue changes nothing.
+func (c *Client[TTx]) QueuePause(ctx context.Context, name string) error {
+	_, err := c.setQueueSettings(ctx, droverdriver.QueueSettingsSetParams{Queue: name, Paused: new(true)})
+	return err
+}
+
+// QueueResume undoes QueuePause: the queue's jobs start again.
+func (c *Client[TTx]) QueueResume(ctx context.Context, name string) error {
+	_, err := c.setQueueSettings(ctx, droverdriver.QueueSettingsSetParams{Queue: name, Paused: new(false)})
+	return err
+}
+
+// QueueLimits are a queue's cluster-wide limits, as in QueueConfig; zero
+// fields mean none.
+type QueueLimits struct {
+	GlobalMaxWorkers int
+	RateLimit        int
+	RatePeriod       time.Duration
+}
+
+// QueueSetLimits replaces a queue's stored cluster-wide limits; zero
+// limits lift them. A client whose QueueConfig sets limits writes them
+// again when it starts.
+func (c *Client[TTx]) QueueSetLimits(ctx context.Context, name string, l QueueLimits) (*QueueSettings, error) {
+	if err := checkLimits("", l.GlobalMaxWorkers, l.RateLimit, l.RatePeriod); err != nil {
+		return nil, err
+	}
+	return c.setQueueSettings(ctx, droverdriver.QueueSettingsSetParams{Queue: name,
+		Limit: &droverdriver.QueueLimit{MaxRunning: l.GlobalMaxWorkers, Rate: l.RateLimit, Period: l.RatePeriod}})
+}
+
+// setQueueSettings writes settings, then drops them from this client's
+// cache (other processes hear of the change from the store) and wakes the
+// queue's producer, so that a resumed or widened queue is claimed from at
+// once.
+func (c *Client[TTx]) setQueueSettings(ctx context.Context, p droverdriver.QueueSettingsSetParams) (*QueueSettings, error) {
+	if err := ValidateQueue(p.Queue); err != nil {
+		return nil, err
+	}
+	s, err := c.driver.QueueSettingsSet(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	c.settings.Forget(p.Queue)
+	c.wake(p.Queue)
+	return queueSettingsFromDriver(s), nil
+}
+
+// QueueGet returns a queue's stored settings, read from the store (not
+// from the client's cache). A queue without stored settings, which runs
+// unpaused and unlimited, comes back with only its Name set.
+func (c *Client[TTx]) QueueGet(ctx context.Context, name string) (*QueueSettings, error) {
+	if err := ValidateQueue(name); err != nil {
+		return nil, err
+	}
+	s, err := c.driver.QueueSettingsGet(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if s == nil {
+		return &QueueSettings{Name: name}, nil
+	}
+	return queueSettingsFromDriver(s), nil
+}
+
+// QueueList returns the settings of every queue that has settings stored,
+// by name. Queues without any run unpaused and unlimited; QueueStats lists
+// the queues that have jobs.
+func (c *Client[TTx]) QueueList(ctx context.Context) ([]*QueueSettings, error) {
+	stored, err := c.driver.QueueSettingsList(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*QueueSettings, len(stored))
+	for i, s := range stored {
+		out[i] = queueSettingsFromDriver(s)
+	}
+	return out, nil
+}

@@ -35,9 +35,9 @@ type Remote struct {
 	exec    droverdriver.Executor
 	config  *Config
 	metrics *clientMetrics
-	// limits caches the limits stored for queues that remote workers
-	// claim from (limits.go).
-	limits limitCache
+	// claim is the client's claim, which applies the queues' stored
+	// settings (pause, limits) through the engine, as for its producers.
+	claim func(context.Context, droverdriver.ClaimParams) ([]*droverdriver.JobRow, error)
 }
 
 // Remote returns the client's API for remote workers. It needs no Start:
@@ -79,8 +79,9 @@ type ClaimParams struct {
 
 // Claim moves up to p.Max claimable jobs of p.Queue to running under a lease
 // held by p.Owner and returns them, each with the attempt and the
-// LeaseToken that every later call about it must present. It returns no jobs, and no error, when none is
-// claimable.
+// LeaseToken that every later call about it must present. It returns no
+// jobs, and no error, when none is claimable or the queue is paused; a
+// queue's stored limits bound what it takes, as for Go clients.
 func (r *Remote) Claim(ctx context.Context, p ClaimParams) ([]*JobRow, error) {
 	if err := ValidateQueue(p.Queue); err != nil {
 		return nil, err
@@ -94,11 +95,10 @@ func (r *Remote) Claim(ctx context.Context, p ClaimParams) ([]*JobRow, error) {
 	if p.Lease < MinRemoteLease || p.Lease > MaxRemoteLease {
 		return nil, invalidf("lease %s: must be between %s and %s", p.Lease, MinRemoteLease, MaxRemoteLease)
 	}
-	limit, err := r.remoteLimit(ctx, p.Queue)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := r.exec.JobClaim(ctx, droverdriver.ClaimParams{Queue: p.Queue, Max: p.Max, Owner: p.Owner, Lease: p.Lease, Limit: limit})
+	// The engine applies the queue's stored settings: a remote worker
+	// brings no configuration, and a paused or limited queue must hold
+	// for it as for Go clients.
+	rows, err := r.claim(ctx, droverdriver.ClaimParams{Queue: p.Queue, Max: p.Max, Owner: p.Owner, Lease: p.Lease})
 	if err != nil {
 		return nil, err
 	}

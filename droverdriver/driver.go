@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -221,10 +222,19 @@ type Executor interface {
 	// distinct.
 	PeriodicTicksRecord(ctx context.Context, names []string, ticks []time.Time) error
 
-	// QueueLimitGet returns the cluster-wide limits stored for queue (the
-	// row QueueLimit claims write), or nil when none are stored. Remote
-	// claims, which carry no client configuration, apply them.
-	QueueLimitGet(ctx context.Context, queue string) (*QueueLimit, error)
+	// QueueSettingsGet returns the settings stored for queue, or nil when
+	// none are: the queue then runs unpaused and unlimited.
+	QueueSettingsGet(ctx context.Context, queue string) (*QueueSettings, error)
+
+	// QueueSettingsList returns every queue's stored settings, by name.
+	QueueSettingsList(ctx context.Context) ([]*QueueSettings, error)
+
+	// QueueSettingsSet writes the settings p sets, keeping the others
+	// (a queue without stored settings starts from the zero value), and
+	// returns the row as stored. Once the write commits, every listener
+	// of the store hears SettingsNotice(p.Queue), so that processes drop
+	// what they cached of the queue's settings.
+	QueueSettingsSet(ctx context.Context, p QueueSettingsSetParams) (*QueueSettings, error)
 
 	// LeaderElect takes or keeps the named leadership for ID until TTL
 	// from now and reports whether ID holds it.
@@ -320,10 +330,15 @@ type ClaimParams struct {
 	// the claim index (vacuum cannot remove them), and a claim from the
 	// head walks all of them. Starting past them keeps claims cheap.
 	After *ClaimPosition
-	// Limit, when set, holds the queue's cluster-wide limits: the claim
-	// takes no more jobs than they leave room for, and marks the rows it
-	// claims so that later claims count them while they run.
-	Limit *QueueLimit
+	// Limited claims under the queue's stored settings (QueueSettings):
+	// in one transaction, the claim locks the queue's settings row, takes
+	// no more jobs than its limits leave room for (none while it is
+	// paused), marks the rows it claims so that later limited claims
+	// count them while they run, and spends a rate token per job. The
+	// limits are read from the store under that lock, never from the
+	// caller, so limited claims of every process and remote worker share
+	// one limit. Without Limited the claim is the plain statement alone.
+	Limited bool
 }
 
 // ClaimPosition is a row's place in the claim order (priority, run_at,
@@ -363,13 +378,31 @@ func SortClaimed(rows []*JobRow) {
 	slices.SortFunc(rows, func(a, b *JobRow) int { return PositionOf(a).Compare(PositionOf(b)) })
 }
 
-// StoredQueueLimit makes a QueueLimit of a stored queue_limits row, or nil
-// when the row limits nothing.
-func StoredQueueLimit(maxRunning, rate int, periodMS int64) *QueueLimit {
-	if maxRunning == 0 && rate == 0 {
-		return nil
-	}
-	return &QueueLimit{MaxRunning: maxRunning, Rate: rate, Period: time.Duration(periodMS) * time.Millisecond}
+// QueueSettings are a queue's stored settings: what must hold across every
+// process that claims from it, Go clients and remote workers alike.
+type QueueSettings struct {
+	Queue string
+	// Paused queues start no job: claims take nothing, while inserts and
+	// running jobs go on.
+	Paused bool
+	// Limit holds the queue's cluster-wide limits; zero fields mean none.
+	Limit     QueueLimit
+	UpdatedAt time.Time
+}
+
+// Limited reports whether the queue has a cluster-wide limit, which its
+// claims must then take the limited path (ClaimParams.Limited) to respect.
+func (s *QueueSettings) Limited() bool {
+	return s != nil && (s.Limit.MaxRunning > 0 || s.Limit.Rate > 0)
+}
+
+// QueueSettingsSetParams says which of a queue's settings to write; nil
+// fields keep their stored values.
+type QueueSettingsSetParams struct {
+	Queue  string
+	Paused *bool
+	// Limit replaces all of the queue's limits at once.
+	Limit *QueueLimit
 }
 
 // QueueLimit is a queue's cluster-wide limits; zero fields mean none.
@@ -379,6 +412,23 @@ type QueueLimit struct {
 	// Rate jobs may start per Period, with bursts of up to Rate.
 	Rate   int
 	Period time.Duration
+}
+
+// settingsNoticePrefix starts the payload of a settings change on the
+// store's notification channel. Queue names start with a letter or digit,
+// so no insert's wake-up can look like one.
+const settingsNoticePrefix = "!settings:"
+
+// SettingsNotice is what a store's listeners hear when the settings of
+// queue change (QueueSettingsSet): it arrives through Listener.Listen's
+// onInsert like a wake-up, with an unknown count, so it reaches every
+// listener.
+func SettingsNotice(queue string) string { return settingsNoticePrefix + queue }
+
+// SettingsQueue reports whether a notification is a SettingsNotice, and
+// of which queue.
+func SettingsQueue(notice string) (queue string, ok bool) {
+	return strings.CutPrefix(notice, settingsNoticePrefix)
 }
 
 // Result is the outcome of one attempt, fenced by (ID, Attempt,

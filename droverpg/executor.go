@@ -147,10 +147,10 @@ const replan = pgx.QueryExecModeCacheDescribe
 func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*droverdriver.JobRow, error) {
 	// One token per claim: see droverdriver.LeaseToken.
 	token := droverdriver.NewLeaseToken()
-	cp := claimParams{Queue: p.Queue, Max: p.Max, Owner: p.Owner, LeaseMS: float64(p.Lease.Milliseconds()), Limited: p.Limit != nil, Token: token}
+	cp := claimParams{Queue: p.Queue, Max: p.Max, Owner: p.Owner, LeaseMS: float64(p.Lease.Milliseconds()), Limited: p.Limited, Token: token}
 	var jobs []*droverdriver.JobRow
 	var err error
-	if p.Limit != nil {
+	if p.Limited {
 		// order: a limited queue's claim runs in a transaction that first
 		// finds its room (limits.go).
 		jobs, err = e.claimLimited(ctx, p, token, cp)
@@ -722,19 +722,6 @@ func (e *executor) LeaderElect(ctx context.Context, p droverdriver.LeaderParams)
 		return false, e.wrap("elect leader", err)
 	}
 	return holder == p.ID, nil
-}
-
-func (e *executor) QueueLimitGet(ctx context.Context, queue string) (*droverdriver.QueueLimit, error) {
-	var maxRunning, rate int
-	var periodMS int64
-	err := queueLimitGet.queryRow(ctx, e.db, e.q, queue).Scan(&maxRunning, &rate, &periodMS)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, e.wrap("read queue limits", err)
-	}
-	return droverdriver.StoredQueueLimit(maxRunning, rate, periodMS), nil
 }
 
 func (e *executor) LeaderResign(ctx context.Context, name, id string) error {

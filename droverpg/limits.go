@@ -2,6 +2,8 @@ package droverpg
 
 import (
 	"context"
+	"errors"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -9,10 +11,10 @@ import (
 )
 
 // claimLimited claims for a queue with cluster-wide limits, in one
-// transaction: QueueLimitTake locks the queue's limits row and refills its
-// bucket, QueueLimitRoom counts what the limits leave room for (a statement
-// of its own, so that its snapshot is taken under the lock), and JobClaim
-// takes that many. The room is passed to JobClaim as its LIMIT, a value the
+// transaction: QueueLimitTake locks the queue's settings row and refills
+// its bucket, QueueLimitRoom counts what the stored limits leave room for
+// (a statement of its own, so that its snapshot is taken under the lock),
+// and JobClaim takes that many. The room is passed to JobClaim as its LIMIT, a value the
 // planner sees, so the claim keeps its ordered index scan. Under a rate,
 // QueueLimitSpend then takes a token per job claimed. Three or four round
 // trips, once per claim of up to ClaimMax jobs; queues without limits take
@@ -20,9 +22,8 @@ import (
 func (e *executor) claimLimited(ctx context.Context, p droverdriver.ClaimParams, token droverdriver.LeaseToken, cp claimParams) ([]*droverdriver.JobRow, error) {
 	var jobs []*droverdriver.JobRow
 	err := pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
-		l := p.Limit
 		b := &pgx.Batch{}
-		queueLimitTake.queue(b, e.q, queueLimitTakeParams{Queue: p.Queue, MaxRunning: l.MaxRunning, Rate: l.Rate, PeriodMS: l.Period.Milliseconds()})
+		queueLimitTake.queue(b, e.q, p.Queue)
 		queueLimitRoom.queue(b, e.q, queueCount{p.Queue, p.Max})
 		br := tx.SendBatch(ctx, b)
 		if _, err := br.Exec(); err != nil {
@@ -30,7 +31,8 @@ func (e *executor) claimLimited(ctx context.Context, p droverdriver.ClaimParams,
 			return err
 		}
 		var room int
-		if err := br.QueryRow().Scan(&room); err != nil {
+		var rated bool
+		if err := br.QueryRow().Scan(&room, &rated); err != nil {
 			br.Close()
 			return err
 		}
@@ -43,11 +45,74 @@ func (e *executor) claimLimited(ctx context.Context, p droverdriver.ClaimParams,
 			return err
 		}
 		p.Max = room
-		if jobs, err = scanClaimed(rows, p, token); err != nil || len(jobs) == 0 || l.Rate == 0 {
+		if jobs, err = scanClaimed(rows, p, token); err != nil || len(jobs) == 0 || !rated {
 			return err
 		}
 		_, err = queueLimitSpend.exec(ctx, tx, e.q, queueCount{p.Queue, len(jobs)})
 		return err
 	})
 	return jobs, err
+}
+
+// scanSettings reads a row of the QueueSettings statements.
+func scanSettings(row pgx.Row) (*droverdriver.QueueSettings, error) {
+	s := &droverdriver.QueueSettings{}
+	var periodMS int64
+	if err := row.Scan(&s.Queue, &s.Paused, &s.Limit.MaxRunning, &s.Limit.Rate, &periodMS, &s.UpdatedAt); err != nil {
+		return nil, err
+	}
+	s.Limit.Period = time.Duration(periodMS) * time.Millisecond
+	return s, nil
+}
+
+func (e *executor) QueueSettingsGet(ctx context.Context, queue string) (*droverdriver.QueueSettings, error) {
+	s, err := scanSettings(queueSettingsGet.queryRow(ctx, e.db, e.q, queue))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	return s, e.wrap("read queue settings", err)
+}
+
+func (e *executor) QueueSettingsList(ctx context.Context) ([]*droverdriver.QueueSettings, error) {
+	rows, err := queueSettingsList.query(ctx, e.db, e.q, struct{}{})
+	if err != nil {
+		return nil, e.wrap("list queue settings", err)
+	}
+	defer rows.Close()
+	out := []*droverdriver.QueueSettings{}
+	for rows.Next() {
+		s, err := scanSettings(rows)
+		if err != nil {
+			return nil, e.wrap("list queue settings", err)
+		}
+		out = append(out, s)
+	}
+	return out, e.wrap("list queue settings", rows.Err())
+}
+
+// QueueSettingsSet writes the row and notifies in one transaction: the
+// notice is delivered at commit, when the new row is what every claim
+// reads. Settings change rarely, so the notification's commit lock
+// (waker.go) costs nothing here.
+func (e *executor) QueueSettingsSet(ctx context.Context, p droverdriver.QueueSettingsSetParams) (*droverdriver.QueueSettings, error) {
+	var l droverdriver.QueueLimit
+	if p.Limit != nil {
+		l = *p.Limit
+	}
+	var out *droverdriver.QueueSettings
+	err := pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
+		var err error
+		out, err = scanSettings(queueSettingsSet.queryRow(ctx, tx, e.q, settingsSetParams{
+			Queue: p.Queue, Paused: p.Paused, SetLimits: p.Limit != nil,
+			MaxRunning: l.MaxRunning, Rate: l.Rate, PeriodMS: l.Period.Milliseconds()}))
+		if err != nil {
+			return err
+		}
+		_, err = notifyStmt.exec(ctx, tx, e.q, notifyParams{e.channel, []string{droverdriver.SettingsNotice(p.Queue)}})
+		return err
+	})
+	if err != nil {
+		return nil, e.wrap("write queue settings", err)
+	}
+	return out, nil
 }

@@ -262,8 +262,9 @@ SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS payload;
 -- in disk order: per-row readings would make a later job of a key appear
 -- to start before an earlier one claimed with it.
 --
--- order: $5 is true for a queue with cluster-wide limits, whose claim runs
--- inside the transaction of QueueLimitTake and QueueLimitRoom (limits.go),
+-- order: $5 is true for a queue with cluster-wide limits (stored in
+-- queue_settings), whose claim runs inside the transaction of
+-- QueueLimitTake and QueueLimitRoom (limits.go),
 -- with $2 the room they found: it marks the rows it claims as limited, and
 -- QueueLimitSpend then spends a rate token on each. Other queues' claims
 -- are the statement alone: every part of it is planned at every run
@@ -299,46 +300,74 @@ RETURNING j.id, j.kind, j.priority, j.args, j.metadata, j.tags, j.attempt, j.max
 ;
 
 -- name: QueueLimitTake
--- Writes the queue's limits as this client configures them and refills the
--- rate bucket for the time since the last claim. The row stays locked until
--- the claim's transaction commits, so the limited claims of one queue take
--- turns; claims of other queues never touch it. $2 max running, $3 rate, $4
--- period in ms (0: no limit).
-INSERT INTO {schema}queue_limits AS l (queue, max_running, rate, period_ms, tokens, refilled_at)
-VALUES ($1, $2::integer, $3::integer, $4::bigint, $3::integer, now())
+-- Locks the queue's stored settings row and refills its rate bucket for
+-- the time since the last limited claim. The lock is held until the
+-- claim's transaction commits, so the limited claims of one queue take
+-- turns (and a settings change waits for them); claims of other queues
+-- never touch it. The limits come from the row, never from the claimer.
+WITH s AS (
+    SELECT queue, rate, period_ms FROM {schema}queue_settings WHERE queue = $1 FOR UPDATE
+)
+INSERT INTO {schema}queue_limits AS l (queue, tokens, refilled_at)
+SELECT queue, rate, now() FROM s
 ON CONFLICT (queue) DO UPDATE
-SET max_running = excluded.max_running,
-    rate = excluded.rate,
-    period_ms = excluded.period_ms,
-    tokens = CASE WHEN excluded.rate = 0 THEN 0
-        ELSE least(excluded.rate::float8,
-            l.tokens + excluded.rate * extract(epoch FROM now() - l.refilled_at)::float8 * 1000 / excluded.period_ms) END,
+SET tokens = (SELECT CASE WHEN s.rate = 0 THEN 0
+                  ELSE least(s.rate::float8,
+                      l.tokens + s.rate * extract(epoch FROM now() - l.refilled_at)::float8 * 1000 / s.period_ms) END
+              FROM s),
     refilled_at = now();
 
 -- name: QueueLimitSpend
 -- Spends a rate token on each of the $2 jobs the claim took, in the claim's
--- transaction, which holds the queue's row since QueueLimitTake.
-UPDATE {schema}queue_limits SET tokens = tokens - $2 WHERE queue = $1 AND rate > 0;
-
--- name: QueueLimitGet
--- The limits stored for queue $1 by the limited claims of Go clients, for
--- remote claims to apply.
-SELECT max_running, rate, period_ms FROM {schema}queue_limits WHERE queue = $1;
+-- transaction, which holds the queue's settings row since QueueLimitTake
+-- (so the rate QueueLimitRoom read is still the stored one).
+UPDATE {schema}queue_limits SET tokens = tokens - $2 WHERE queue = $1;
 
 -- name: QueueLimitRoom
--- How many jobs the claim may take, at most $2: the queue's rows claimed
--- under its limits and still running (counted from jobs_limited_idx) stay
--- within max_running, and each job needs a whole token. A statement of its
--- own, after QueueLimitTake took the row lock, so that its snapshot sees
--- every limited claim that committed before.
-SELECT greatest(0, least($2,
-    CASE WHEN l.max_running > 0
-        THEN l.max_running - (SELECT count(*) FROM {schema}jobs r
-                              WHERE r.queue = $1 AND r.limited AND r.state = 'running')
-        ELSE $2 END,
-    CASE WHEN l.rate > 0 THEN floor(l.tokens)::integer ELSE $2 END))
-FROM {schema}queue_limits l
-WHERE l.queue = $1;
+-- How many jobs the claim may take, at most $2: none while the queue is
+-- paused; the queue's rows claimed under its limits and still running
+-- (counted from jobs_limited_idx) stay within max_running; and each job
+-- needs a whole token. The second column says whether the queue has a
+-- rate, so that QueueLimitSpend runs only then. A statement of its own,
+-- after QueueLimitTake took the row lock, so that its snapshot sees every
+-- limited claim that committed before. A queue whose settings row is gone
+-- is claimed as if unlimited ($2, no rate).
+SELECT coalesce(r.room, $2), coalesce(r.rated, false)
+FROM (SELECT 1) one LEFT JOIN LATERAL (
+    SELECT CASE WHEN s.paused THEN 0 ELSE greatest(0, least($2,
+            CASE WHEN s.max_running > 0
+                THEN s.max_running - (SELECT count(*) FROM {schema}jobs r
+                                      WHERE r.queue = $1 AND r.limited AND r.state = 'running')
+                ELSE $2 END,
+            CASE WHEN s.rate > 0 THEN floor(coalesce(l.tokens, 0))::integer ELSE $2 END)) END AS room,
+        s.rate > 0 AS rated
+    FROM {schema}queue_settings s LEFT JOIN {schema}queue_limits l ON l.queue = s.queue
+    WHERE s.queue = $1
+) r ON true;
+
+-- name: QueueSettingsGet
+SELECT queue, paused, max_running, rate, period_ms, updated_at FROM {schema}queue_settings WHERE queue = $1;
+
+-- name: QueueSettingsList
+SELECT queue, paused, max_running, rate, period_ms, updated_at FROM {schema}queue_settings ORDER BY queue;
+
+-- name: QueueSettingsSet
+-- Writes the settings given and keeps the others: $2 paused, $3 whether
+-- $4-$6 (max running, rate, period in ms) replace the limits. NULL $2
+-- keeps the pause. The executor sends the settings notice in the same
+-- transaction, so listeners hear it once the row is visible.
+INSERT INTO {schema}queue_settings AS s (queue, paused, max_running, rate, period_ms, updated_at)
+VALUES ($1, coalesce($2::boolean, false),
+    CASE WHEN $3::boolean THEN $4::integer ELSE 0 END,
+    CASE WHEN $3::boolean THEN $5::integer ELSE 0 END,
+    CASE WHEN $3::boolean THEN $6::bigint ELSE 0 END, now())
+ON CONFLICT (queue) DO UPDATE
+SET paused = coalesce($2::boolean, s.paused),
+    max_running = CASE WHEN $3::boolean THEN excluded.max_running ELSE s.max_running END,
+    rate = CASE WHEN $3::boolean THEN excluded.rate ELSE s.rate END,
+    period_ms = CASE WHEN $3::boolean THEN excluded.period_ms ELSE s.period_ms END,
+    updated_at = now()
+RETURNING queue, paused, max_running, rate, period_ms, updated_at;
 
 -- name: JobFinish
 -- Outcomes: 1 completed, 2 retry, 3 discarded, 4 cancelled, 5 released.

@@ -127,8 +127,13 @@ type claimAfterParams struct {
 	ID       int64
 }
 
-type queueLimitTakeParams struct {
+// settingsSetParams are QueueSettingsSet's: a nil Paused keeps the
+// stored pause; SetLimits says whether the three limits replace the
+// stored ones.
+type settingsSetParams struct {
 	Queue      string
+	Paused     *bool
+	SetLimits  bool
 	MaxRunning int
 	Rate       int
 	PeriodMS   int64
@@ -291,14 +296,18 @@ var (
 	// (droverdriver.WithClaimAfter).
 	jobClaimAfter = def(stmt[claimAfterParams]{name: "JobClaimAfter", cols: 19, replan: true,
 		args: func(p *claimAfterParams) []any { return append(p.claimParams.args(), p.Priority, p.RunAt, p.ID) }})
-	queueLimitTake = def(stmt[queueLimitTakeParams]{name: "QueueLimitTake",
-		args: func(p *queueLimitTakeParams) []any { return []any{p.Queue, p.MaxRunning, p.Rate, p.PeriodMS} }})
-	queueLimitRoom = def(stmt[queueCount]{name: "QueueLimitRoom", cols: 1,
+	queueLimitTake = def(stmt[string]{name: "QueueLimitTake", args: oneArg[string]})
+	queueLimitRoom = def(stmt[queueCount]{name: "QueueLimitRoom", cols: 2,
 		args: func(p *queueCount) []any { return []any{p.Queue, p.N} }})
 	queueLimitSpend = def(stmt[queueCount]{name: "QueueLimitSpend",
 		args: func(p *queueCount) []any { return []any{p.Queue, p.N} }})
-	queueLimitGet = def(stmt[string]{name: "QueueLimitGet", cols: 3, args: oneArg[string]})
-	jobFinish     = def(stmt[finishParams]{name: "JobFinish", cols: 2, replan: true,
+	queueSettingsGet  = def(stmt[string]{name: "QueueSettingsGet", cols: 6, args: oneArg[string]})
+	queueSettingsList = def(stmt[struct{}]{name: "QueueSettingsList", cols: 6, args: noArgs})
+	queueSettingsSet  = def(stmt[settingsSetParams]{name: "QueueSettingsSet", cols: 6,
+		args: func(p *settingsSetParams) []any {
+			return []any{p.Queue, p.Paused, p.SetLimits, p.MaxRunning, p.Rate, p.PeriodMS}
+		}})
+	jobFinish = def(stmt[finishParams]{name: "JobFinish", cols: 2, replan: true,
 		args: func(p *finishParams) []any { return []any{p.IDs, p.Results, p.Flow} }})
 	jobComplete = def(stmt[completeParams]{name: "JobComplete", cols: 2, replan: true,
 		args: func(p *completeParams) []any { return []any{p.IDs, p.Keys, p.Outputs, p.Flow, p.Forget, p.Tokens} }})

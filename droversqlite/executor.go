@@ -378,10 +378,10 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 		sc.claim = &claimed{queue: p.Queue, owner: p.Owner, attemptedAt: now, lease: lease, token: token}
 		// order: a limited queue's claim takes what its limits leave room
 		// for and spends rate tokens on it (limits.go).
-		room, limited := p.Max, 0
-		if p.Limit != nil {
+		room, limited, rated := p.Max, 0, false
+		if p.Limited {
 			var err error
-			if room, err = e.limitRoom(ctx, tx, p, now); err != nil || room == 0 {
+			if room, rated, err = e.limitRoom(ctx, tx, p, now); err != nil || room == 0 {
 				return err
 			}
 			limited = 1
@@ -393,7 +393,7 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 		} else {
 			err = jobClaim.query(ctx, e, tx, e.writer, sc.scan, cp)
 		}
-		if err != nil || p.Limit == nil || len(sc.jobs) == 0 {
+		if err != nil || !rated || len(sc.jobs) == 0 {
 			return err
 		}
 		_, err = queueLimitSpend.exec(ctx, e, tx, queueCount{p.Queue, len(sc.jobs)})
@@ -1132,18 +1132,64 @@ func (e *executor) LeaderElect(ctx context.Context, p droverdriver.LeaderParams)
 	return holder != "" && holder == p.ID, nil
 }
 
-func (e *executor) QueueLimitGet(ctx context.Context, queue string) (*droverdriver.QueueLimit, error) {
-	var lim *droverdriver.QueueLimit
-	err := queueLimitGet.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
-		var maxRunning, rate int
-		var periodMS int64
-		if err := rows.Scan(&maxRunning, &rate, &periodMS); err != nil {
-			return err
-		}
-		lim = droverdriver.StoredQueueLimit(maxRunning, rate, periodMS)
-		return nil
+func (e *executor) QueueSettingsGet(ctx context.Context, queue string) (*droverdriver.QueueSettings, error) {
+	var out *droverdriver.QueueSettings
+	err := queueSettingsGet.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
+		var err error
+		out, err = scanSettings(rows)
+		return err
 	}, queue)
-	return lim, e.wrap("read queue limits", err)
+	return out, e.wrap("read queue settings", err)
+}
+
+func (e *executor) QueueSettingsList(ctx context.Context) ([]*droverdriver.QueueSettings, error) {
+	out := []*droverdriver.QueueSettings{}
+	err := queueSettingsList.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
+		s, err := scanSettings(rows)
+		out = append(out, s)
+		return err
+	}, struct{}{})
+	return out, e.wrap("list queue settings", err)
+}
+
+// QueueSettingsSet writes the row, then tells the listeners of this
+// process (the hub): other processes on the file see the change when
+// their cached settings expire.
+func (e *executor) QueueSettingsSet(ctx context.Context, p droverdriver.QueueSettingsSetParams) (*droverdriver.QueueSettings, error) {
+	var l droverdriver.QueueLimit
+	if p.Limit != nil {
+		l = *p.Limit
+	}
+	var paused any
+	if p.Paused != nil {
+		paused = *p.Paused
+	}
+	var out *droverdriver.QueueSettings
+	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+		return queueSettingsSet.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
+			var err error
+			out, err = scanSettings(rows)
+			return err
+		}, settingsSetParams{Queue: p.Queue, Paused: paused, SetLimits: p.Limit != nil,
+			MaxRunning: l.MaxRunning, Rate: l.Rate, PeriodMS: l.Period.Milliseconds(), Now: micros(time.Now())})
+	})
+	if err != nil {
+		return nil, e.wrap("write queue settings", err)
+	}
+	notify(e.hubKey, []string{droverdriver.SettingsNotice(p.Queue)})
+	return out, nil
+}
+
+// scanSettings reads a row of the QueueSettings statements.
+func scanSettings(rows *sql.Rows) (*droverdriver.QueueSettings, error) {
+	s := &droverdriver.QueueSettings{}
+	var periodMS, updated int64
+	if err := rows.Scan(&s.Queue, &s.Paused, &s.Limit.MaxRunning, &s.Limit.Rate, &periodMS, &updated); err != nil {
+		return nil, err
+	}
+	s.Limit.Period = time.Duration(periodMS) * time.Millisecond
+	s.UpdatedAt = fromMicros(updated)
+	return s, nil
 }
 
 func (e *executor) LeaderResign(ctx context.Context, name, id string) error {

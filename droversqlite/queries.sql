@@ -157,37 +157,56 @@ WHERE (queue, ordering_key) IN (
 );
 
 -- name: QueueLimitTake
--- ?1 queue, ?2 max running, ?3 rate, ?4 period in ms, ?5 now, ?6 the most
--- the claim wants. Writes the queue's limits as this client configures
--- them, refills the rate bucket for the time since the last claim, and
--- returns how many jobs the claim may take: the queue's rows claimed under
--- its limits and still running (counted from jobs_limited_idx) stay within
--- max running, and each job needs a whole token. It runs in the claim's
--- write transaction, so nothing interleaves with the count.
-INSERT INTO {schema}queue_limits AS l (queue, max_running, rate, period_ms, tokens, refilled_at)
-VALUES (?1, ?2, ?3, ?4, ?3, ?5)
+-- ?1 queue, ?2 now, ?3 the most the claim wants. Refills the queue's rate
+-- bucket for the time since the last limited claim and returns how many
+-- jobs the claim may take under the queue's stored settings: none while it
+-- is paused; the queue's rows claimed under its limits and still running
+-- (counted from jobs_limited_idx) stay within max running; and each job
+-- needs a whole token. The limits come from queue_settings, never from the
+-- claimer. It runs in the claim's write transaction, so nothing
+-- interleaves with the count. The second column says whether the queue
+-- has a rate, so that QueueLimitSpend runs only then. A queue whose
+-- settings row is gone returns no row, and is claimed as if unlimited.
+INSERT INTO {schema}queue_limits AS l (queue, tokens, refilled_at)
+SELECT queue, rate, ?2 FROM {schema}queue_settings WHERE queue = ?1
 ON CONFLICT (queue) DO UPDATE
-SET max_running = excluded.max_running,
-    rate = excluded.rate,
-    period_ms = excluded.period_ms,
-    tokens = CASE WHEN excluded.rate = 0 THEN 0
-        ELSE min(excluded.rate, l.tokens + excluded.rate * (?5 - l.refilled_at) / (excluded.period_ms * 1000.0)) END,
-    refilled_at = ?5
-RETURNING max(0, min(?6,
-    CASE WHEN max_running > 0
-        THEN max_running - (SELECT count(*) FROM {schema}jobs
-                            WHERE queue = ?1 AND limited = 1 AND state = 'running')
-        ELSE ?6 END,
-    CASE WHEN rate > 0 THEN CAST(tokens AS INTEGER) ELSE ?6 END));
-
--- name: QueueLimitGet
--- The limits stored for queue ?1 by the limited claims of Go clients, for
--- remote claims to apply.
-SELECT max_running, rate, period_ms FROM {schema}queue_limits WHERE queue = ?1;
+SET tokens = (SELECT CASE WHEN s.rate = 0 THEN 0
+                  ELSE min(s.rate, l.tokens + s.rate * (?2 - l.refilled_at) / (s.period_ms * 1000.0)) END
+              FROM {schema}queue_settings s WHERE s.queue = ?1),
+    refilled_at = ?2
+RETURNING (SELECT CASE WHEN s.paused THEN 0 ELSE max(0, min(?3,
+    CASE WHEN s.max_running > 0
+        THEN s.max_running - (SELECT count(*) FROM {schema}jobs
+                              WHERE queue = ?1 AND limited = 1 AND state = 'running')
+        ELSE ?3 END,
+    CASE WHEN s.rate > 0 THEN CAST(tokens AS INTEGER) ELSE ?3 END)) END
+    FROM {schema}queue_settings s WHERE s.queue = ?1),
+    (SELECT s.rate > 0 FROM {schema}queue_settings s WHERE s.queue = ?1);
 
 -- name: QueueLimitSpend
--- ?1 queue, ?2 jobs just claimed under its limits: each spends a token.
-UPDATE {schema}queue_limits SET tokens = tokens - ?2 WHERE queue = ?1 AND rate > 0;
+-- ?1 queue, ?2 jobs just claimed under its rate: each spends a token.
+UPDATE {schema}queue_limits SET tokens = tokens - ?2 WHERE queue = ?1;
+
+-- name: QueueSettingsGet
+SELECT queue, paused, max_running, rate, period_ms, updated_at FROM {schema}queue_settings WHERE queue = ?1;
+
+-- name: QueueSettingsList
+SELECT queue, paused, max_running, rate, period_ms, updated_at FROM {schema}queue_settings ORDER BY queue;
+
+-- name: QueueSettingsSet
+-- ?1 queue, ?2 paused (NULL keeps it), ?3 whether ?4-?6 (max running,
+-- rate, period in ms) replace the limits, ?7 now. Writes the settings
+-- given and keeps the others.
+INSERT INTO {schema}queue_settings AS s (queue, paused, max_running, rate, period_ms, updated_at)
+VALUES (?1, coalesce(?2, 0),
+    CASE WHEN ?3 THEN ?4 ELSE 0 END, CASE WHEN ?3 THEN ?5 ELSE 0 END, CASE WHEN ?3 THEN ?6 ELSE 0 END, ?7)
+ON CONFLICT (queue) DO UPDATE
+SET paused = coalesce(?2, s.paused),
+    max_running = CASE WHEN ?3 THEN excluded.max_running ELSE s.max_running END,
+    rate = CASE WHEN ?3 THEN excluded.rate ELSE s.rate END,
+    period_ms = CASE WHEN ?3 THEN excluded.period_ms ELSE s.period_ms END,
+    updated_at = ?7
+RETURNING queue, paused, max_running, rate, period_ms, updated_at;
 
 -- name: KeyBlocked
 -- The keys that have blocked jobs, for the promotion sweep. The ordering_key

@@ -132,12 +132,22 @@ type limitAt struct {
 }
 
 type queueLimitTakeParams struct {
+	Queue string
+	Now   int64
+	Max   int
+}
+
+// settingsSetParams are QueueSettingsSet's: a nil Paused keeps the
+// stored pause; SetLimits says whether the three limits replace the
+// stored ones.
+type settingsSetParams struct {
 	Queue      string
+	Paused     any
+	SetLimits  bool
 	MaxRunning int
 	Rate       int
 	PeriodMS   int64
 	Now        int64
-	Max        int
 }
 
 // queueCount is a queue and a number of its jobs.
@@ -281,11 +291,14 @@ var (
 		args: func(p *keyRateSetParams) []any { return []any{p.Queue, p.Key, p.Rate, p.PeriodMS, p.Now} }})
 	keyRatePrune = def(stmt[limitAt]{name: "KeyRatePrune",
 		args: func(p *limitAt) []any { return []any{p.Now, p.Limit} }})
-	queueLimitTake = def(stmt[queueLimitTakeParams]{name: "QueueLimitTake", cols: 1,
-		args: func(p *queueLimitTakeParams) []any {
-			return []any{p.Queue, p.MaxRunning, p.Rate, p.PeriodMS, p.Now, p.Max}
+	queueLimitTake = def(stmt[queueLimitTakeParams]{name: "QueueLimitTake", cols: 2,
+		args: func(p *queueLimitTakeParams) []any { return []any{p.Queue, p.Now, p.Max} }})
+	queueSettingsGet  = def(stmt[string]{name: "QueueSettingsGet", cols: 6, args: oneArg[string]})
+	queueSettingsList = def(stmt[struct{}]{name: "QueueSettingsList", cols: 6, args: noArgs})
+	queueSettingsSet  = def(stmt[settingsSetParams]{name: "QueueSettingsSet", cols: 6,
+		args: func(p *settingsSetParams) []any {
+			return []any{p.Queue, p.Paused, p.SetLimits, p.MaxRunning, p.Rate, p.PeriodMS, p.Now}
 		}})
-	queueLimitGet   = def(stmt[string]{name: "QueueLimitGet", cols: 3, args: oneArg[string]})
 	queueLimitSpend = def(stmt[queueCount]{name: "QueueLimitSpend",
 		args: func(p *queueCount) []any { return []any{p.Queue, p.N} }})
 	keyBlocked        = def(stmt[int]{name: "KeyBlocked", cols: 2, args: oneArg[int]})

@@ -173,6 +173,7 @@ SQLite. With none, the embedded store ./drover.db is created and migrated on fir
 		c.migrateCommand(),
 		c.enqueueCommand(),
 		c.jobsCommand(),
+		c.queuesCommand(),
 		c.batchCommand(),
 		c.serveCommand(),
 		c.versionCommand(),
@@ -405,6 +406,11 @@ type storeClient interface {
 	JobRetry(ctx context.Context, id int64) (*drover.JobRow, error)
 	JobCancel(ctx context.Context, id int64) (*drover.JobRow, error)
 	JobDiscard(ctx context.Context, id int64) (*drover.JobRow, error)
+	QueueStats(ctx context.Context) ([]drover.QueueStats, error)
+	QueueList(ctx context.Context) ([]*drover.QueueSettings, error)
+	QueueGet(ctx context.Context, name string) (*drover.QueueSettings, error)
+	QueuePause(ctx context.Context, name string) error
+	QueueResume(ctx context.Context, name string) error
 }
 
 // openClient opens the store, checked to be current, and a client on it

@@ -192,14 +192,16 @@ func testClaim(t *testing.T, setup opener) {
 		t.Parallel()
 		ctx := context.Background()
 		d := setup(t)
-		if l, err := d.QueueLimitGet(ctx, "q"); err != nil || l != nil {
-			t.Fatalf("limits of a queue never limited: %+v, %v; want none", l, err)
+		if s, err := d.QueueSettingsGet(ctx, "q"); err != nil || s != nil {
+			t.Fatalf("settings of a queue never set: %+v, %v; want none", s, err)
 		}
 		insert(t, d, job("q"), job("q"), job("q"), job("q"))
-		limit := &droverdriver.QueueLimit{MaxRunning: 2}
+		if _, err := d.QueueSettingsSet(ctx, droverdriver.QueueSettingsSetParams{Queue: "q", Limit: &droverdriver.QueueLimit{MaxRunning: 2}}); err != nil {
+			t.Fatal(err)
+		}
 		claimLimited := func() []*droverdriver.JobRow {
 			t.Helper()
-			rows, err := d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "w", Lease: time.Minute, Limit: limit})
+			rows, err := d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "w", Lease: time.Minute, Limited: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -212,12 +214,43 @@ func testClaim(t *testing.T, setup opener) {
 		if more := claimLimited(); len(more) != 0 {
 			t.Fatalf("claimed %d more while 2 run", len(more))
 		}
-		if l, err := d.QueueLimitGet(ctx, "q"); err != nil || l == nil || l.MaxRunning != 2 {
-			t.Fatalf("stored limits %+v, %v; want the claim's", l, err)
+		if s, err := d.QueueSettingsGet(ctx, "q"); err != nil || s == nil || s.Limit.MaxRunning != 2 {
+			t.Fatalf("stored settings %+v, %v; want a limit of 2 running", s, err)
 		}
 		finish(t, d, result(first[0], droverdriver.OutcomeCompleted))
 		if more := claimLimited(); len(more) != 1 {
 			t.Fatalf("claimed %d once one of 2 ended, want 1", len(more))
+		}
+	})
+
+	t.Run("QueueSettings/pause", func(t *testing.T) {
+		t.Parallel()
+		ctx := context.Background()
+		d := setup(t)
+		insert(t, d, job("q"), job("q"))
+		paused := true
+		s, err := d.QueueSettingsSet(ctx, droverdriver.QueueSettingsSetParams{Queue: "q", Paused: &paused, Limit: &droverdriver.QueueLimit{MaxRunning: 5}})
+		if err != nil || !s.Paused || s.Limit.MaxRunning != 5 {
+			t.Fatalf("set: %+v, %v; want paused with a limit of 5", s, err)
+		}
+		rows, err := d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "w", Lease: time.Minute, Limited: true})
+		if err != nil || len(rows) != 0 {
+			t.Fatalf("limited claim of a paused queue took %d jobs, %v; want none", len(rows), err)
+		}
+		// A nil Paused and no Limit keep what is stored.
+		if s, err = d.QueueSettingsSet(ctx, droverdriver.QueueSettingsSetParams{Queue: "q"}); err != nil || !s.Paused || s.Limit.MaxRunning != 5 {
+			t.Fatalf("set nothing: %+v, %v; want the stored settings kept", s, err)
+		}
+		paused = false
+		if _, err = d.QueueSettingsSet(ctx, droverdriver.QueueSettingsSetParams{Queue: "q", Paused: &paused}); err != nil {
+			t.Fatal(err)
+		}
+		list, err := d.QueueSettingsList(ctx)
+		if err != nil || len(list) != 1 || list[0].Queue != "q" || list[0].Paused || list[0].Limit.MaxRunning != 5 {
+			t.Fatalf("list: %+v, %v; want q resumed with its limit", list, err)
+		}
+		if rows, err = d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "w", Lease: time.Minute, Limited: true}); err != nil || len(rows) != 2 {
+			t.Fatalf("claim after resume took %d jobs, %v; want 2", len(rows), err)
 		}
 	})
 }

@@ -7,6 +7,9 @@ package jobjson
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/droverhq/drover"
@@ -115,4 +118,46 @@ func FromBatch(b *drover.Batch) Batch {
 	return Batch{ID: b.ID, Total: b.Total, CallbackJobID: b.CallbackJobID, CreatedAt: b.CreatedAt, FinishedAt: b.FinishedAt,
 		Counts: map[string]int64{"pending": b.Pending, "running": b.Running, "failed": b.Failed,
 			"completed": b.Completed, "cancelled": b.Cancelled, "discarded": b.Discarded}}
+}
+
+// Queue is a queue's stored settings as JSON (drover.QueueSettings), for
+// `drover queues` and /v1/queues.
+type Queue struct {
+	Name             string `json:"name"`
+	Paused           bool   `json:"paused"`
+	GlobalMaxWorkers int    `json:"global_max_workers"`
+	RateLimit        int    `json:"rate_limit"`
+	RatePeriodMS     int64  `json:"rate_period_ms"`
+	// UpdatedAt is null for a queue without stored settings.
+	UpdatedAt *time.Time `json:"updated_at"`
+}
+
+// FromQueue converts a queue's settings.
+func FromQueue(q *drover.QueueSettings) Queue {
+	out := Queue{Name: q.Name, Paused: q.Paused, GlobalMaxWorkers: q.GlobalMaxWorkers,
+		RateLimit: q.RateLimit, RatePeriodMS: q.RatePeriod.Milliseconds()}
+	if !q.UpdatedAt.IsZero() {
+		t := q.UpdatedAt
+		out.UpdatedAt = &t
+	}
+	return out
+}
+
+// QueueList lists, by name, every queue that has stored settings or
+// waiting or running jobs (stats, from Client.QueueStats): the queues an
+// operator can see and pause, for `drover queues list` and GET /v1/queues.
+// Never nil, so that an empty list encodes as [].
+func QueueList(settings []*drover.QueueSettings, stats []drover.QueueStats) []Queue {
+	byName := make(map[string]Queue, len(settings)+len(stats))
+	for _, q := range settings {
+		byName[q.Name] = FromQueue(q)
+	}
+	for _, st := range stats {
+		if _, ok := byName[st.Queue]; !ok {
+			byName[st.Queue] = Queue{Name: st.Queue}
+		}
+	}
+	out := slices.Collect(maps.Values(byName))
+	slices.SortFunc(out, func(a, b Queue) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }

@@ -55,9 +55,10 @@ type Config struct {
 	MaxWorkers int
 	// ClaimMax caps one claim statement.
 	ClaimMax int
-	// Limit holds the queue's cluster-wide limits, nil for none; every
-	// claim passes it to the store.
-	Limit *droverdriver.QueueLimit
+	// Claim runs one claim; nil claims with the executor's JobClaim. The
+	// client passes the engine's claim, which applies the queue's stored
+	// settings (pause, cluster-wide limits).
+	Claim func(context.Context, droverdriver.ClaimParams) ([]*droverdriver.JobRow, error)
 	Owner string
 	Lease time.Duration
 	// PollInterval is the fallback fetch interval when no notification
@@ -83,7 +84,6 @@ type Stats struct {
 // Producer fetches and runs the jobs of one queue.
 type Producer struct {
 	cfg     Config
-	exec    droverdriver.Executor
 	tracker *lease.Tracker
 	submit  func(droverdriver.Result)
 	run     Runner
@@ -126,9 +126,12 @@ func New(exec droverdriver.Executor, tracker *lease.Tracker, submit func(droverd
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.Claim == nil {
+		cfg.Claim = exec.JobClaim
+	}
 	prefetch := max(cfg.MaxWorkers, cfg.ClaimMax)
 	return &Producer{
-		cfg: cfg, exec: exec, tracker: tracker, submit: submit, run: run, prefetch: prefetch,
+		cfg: cfg, tracker: tracker, submit: submit, run: run, prefetch: prefetch,
 		wake:    make(chan struct{}, 1),
 		stopped: make(chan struct{}),
 		freed:   make(chan struct{}, 1),
@@ -392,8 +395,8 @@ func (p *Producer) claim(ctx context.Context, n int) (int, error) {
 	start := time.Now()
 	after := p.position.after(start)
 	params := droverdriver.ClaimParams{Queue: p.cfg.Queue, Max: n, Owner: p.cfg.Owner, Lease: p.cfg.Lease,
-		After: after, Limit: p.cfg.Limit}
-	rows, err := p.exec.JobClaim(ctx, params)
+		After: after}
+	rows, err := p.cfg.Claim(ctx, params)
 	if err != nil {
 		return 0, err
 	}

@@ -654,6 +654,58 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// Queues: their stored settings, which every claim applies (pause,
+// cluster-wide limits). Admin only, like the job actions: a pause stops
+// every worker of the queue.
+
+func (s *Server) listQueues(w http.ResponseWriter, r *http.Request) error {
+	if len(r.URL.Query()) > 0 {
+		return badRequest("query parameters: none are taken")
+	}
+	settings, err := s.cfg.Client.QueueList(r.Context())
+	if err != nil {
+		return err
+	}
+	stats, err := s.cfg.Client.QueueStats(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"queues": jobjson.QueueList(settings, stats)})
+	return nil
+}
+
+func (s *Server) getQueue(w http.ResponseWriter, r *http.Request) error {
+	return s.queueCall(w, r, nil)
+}
+
+func (s *Server) pauseQueue(w http.ResponseWriter, r *http.Request) error {
+	return s.queueCall(w, r, s.cfg.Client.QueuePause)
+}
+
+func (s *Server) resumeQueue(w http.ResponseWriter, r *http.Request) error {
+	return s.queueCall(w, r, s.cfg.Client.QueueResume)
+}
+
+// queueCall runs change (if any) on the queue the path names and answers
+// with the queue's settings after it.
+func (s *Server) queueCall(w http.ResponseWriter, r *http.Request, change func(context.Context, string) error) error {
+	name := r.PathValue("name")
+	if err := drover.ValidateQueue(name); err != nil {
+		return err
+	}
+	if change != nil {
+		if err := change(r.Context(), name); err != nil {
+			return err
+		}
+	}
+	q, err := s.cfg.Client.QueueGet(r.Context(), name)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, jobjson.FromQueue(q))
+	return nil
+}
+
 func nonNil(ids []int64) []int64 {
 	if ids == nil {
 		return []int64{}

@@ -52,7 +52,7 @@ func TestEveryOperationAnswersWithItsScopes(t *testing.T) {
 				} else if !publicPaths[path] {
 					t.Errorf("%s %s lists no x-drover-scopes", method, path)
 				}
-				p := strings.ReplaceAll(path, "{id}", "1")
+				p := strings.NewReplacer("{id}", "1", "{name}", "default").Replace(path)
 				for _, sc := range []server.Scope{server.ScopeEnqueue, server.ScopeWork, server.ScopeAdmin} {
 					r := b.call(t, sc, method, p, bodies[op.OperationID], true)
 					allowed := publicPaths[path] || sc == server.ScopeAdmin || slices.Contains(scopes, sc)

@@ -121,17 +121,19 @@ func render(w http.ResponseWriter, status int, t *template.Template, data any) e
 // htmlRoutes are the dashboard's pages and actions, all admin only.
 func (s *Server) htmlRoutes() map[string]func(w http.ResponseWriter, r *http.Request) error {
 	return map[string]func(w http.ResponseWriter, r *http.Request) error{
-		"GET /{$}":                   s.overviewPage,
-		"GET /ui/jobs":               s.jobsPage,
-		"GET /ui/jobs/find":          findByID("job", "/ui/jobs"),
-		"GET /ui/jobs/{id}":          s.jobPage,
-		"GET /ui/batches/find":       findByID("batch", "/ui/batches"),
-		"GET /ui/batches/{id}":       s.batchPage,
-		"POST /ui/jobs/{id}/retry":   s.jobAction(s.cfg.Client.JobRetry, "retried"),
-		"POST /ui/jobs/{id}/cancel":  s.jobAction(s.cfg.Client.JobCancel, "cancel requested"),
-		"POST /ui/jobs/{id}/discard": s.jobAction(s.cfg.Client.JobDiscard, "discarded if it was waiting"),
-		"POST /ui/bulk":              s.bulk,
-		"GET /ui/history.json":       s.historyJSON,
+		"GET /{$}":                      s.overviewPage,
+		"GET /ui/jobs":                  s.jobsPage,
+		"GET /ui/jobs/find":             findByID("job", "/ui/jobs"),
+		"GET /ui/jobs/{id}":             s.jobPage,
+		"GET /ui/batches/find":          findByID("batch", "/ui/batches"),
+		"GET /ui/batches/{id}":          s.batchPage,
+		"POST /ui/jobs/{id}/retry":      s.jobAction(s.cfg.Client.JobRetry, "retried"),
+		"POST /ui/jobs/{id}/cancel":     s.jobAction(s.cfg.Client.JobCancel, "cancel requested"),
+		"POST /ui/jobs/{id}/discard":    s.jobAction(s.cfg.Client.JobDiscard, "discarded if it was waiting"),
+		"POST /ui/bulk":                 s.bulk,
+		"POST /ui/queues/{name}/pause":  s.queueAction(s.cfg.Client.QueuePause, "paused: its workers start no job until it is resumed"),
+		"POST /ui/queues/{name}/resume": s.queueAction(s.cfg.Client.QueueResume, "resumed"),
+		"GET /ui/history.json":          s.historyJSON,
 	}
 }
 
@@ -246,11 +248,15 @@ type queueRow struct {
 	drover.QueueStats
 	PerSecond float64
 	Finished  drover.FinishedStats
+	// Paused is the queue's stored setting, read when the page is.
+	Paused bool
 }
 
 // queueRows joins a sample's two lists by queue: a queue that has nothing
-// waiting but finished jobs in the window is busy, and is shown too.
-func queueRows(p Point) []queueRow {
+// waiting but finished jobs in the window is busy, and is shown too. Queues
+// with stored settings are shown whatever their figures, so that a paused
+// queue can be resumed from the page.
+func queueRows(p Point, settings []*drover.QueueSettings) []queueRow {
 	byName := map[string]*queueRow{}
 	var rows []*queueRow
 	row := func(q string) *queueRow {
@@ -264,6 +270,9 @@ func queueRows(p Point) []queueRow {
 	}
 	for _, q := range p.Queues {
 		row(q.Queue).QueueStats = q
+	}
+	for _, q := range settings {
+		row(q.Name).Paused = q.Paused
 	}
 	for _, f := range p.Finished {
 		r := row(f.Queue)
@@ -282,6 +291,12 @@ func queueRows(p Point) []queueRow {
 
 func (s *Server) overviewPage(w http.ResponseWriter, r *http.Request) error {
 	p, _ := s.history.latest()
+	// One read of the small settings table per page view; the figures
+	// come from the sample.
+	settings, err := s.cfg.Client.QueueList(r.Context())
+	if err != nil {
+		return err
+	}
 	return render(w, http.StatusOK, s.pages.overview, struct {
 		page
 		Queues     []queueRow
@@ -290,7 +305,7 @@ func (s *Server) overviewPage(w http.ResponseWriter, r *http.Request) error {
 		IntervalMS int64
 		Owners     []drover.LeaseOwner
 		Workers    []WorkerInfo
-	}{page{Title: "Queues"}, queueRows(p), p.At, s.cfg.SampleInterval, s.cfg.SampleInterval.Milliseconds(), p.Owners,
+	}{page{Title: "Queues", Flash: r.URL.Query().Get("flash")}, queueRows(p, settings), p.At, s.cfg.SampleInterval, s.cfg.SampleInterval.Milliseconds(), p.Owners,
 		s.inflight.workerList()})
 }
 
@@ -451,6 +466,23 @@ func (s *Server) jobAction(call func(context.Context, int64) (*drover.JobRow, er
 		}
 		flash := fmt.Sprintf("Job %d %s: now %s.", id, done, job.State)
 		http.Redirect(w, r, fmt.Sprintf("/ui/jobs/%d?flash=%s", id, url.QueryEscape(flash)), http.StatusSeeOther)
+		return nil
+	}
+}
+
+// queueAction pauses or resumes the queue the path names, then shows the
+// overview again with what was done.
+func (s *Server) queueAction(call func(context.Context, string) error, done string) func(w http.ResponseWriter, r *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		name := r.PathValue("name")
+		if err := drover.ValidateQueue(name); err != nil {
+			return err
+		}
+		if err := call(r.Context(), name); err != nil {
+			return err
+		}
+		flash := fmt.Sprintf("Queue %s %s.", name, done)
+		http.Redirect(w, r, "/?flash="+url.QueryEscape(flash), http.StatusSeeOther)
 		return nil
 	}
 }

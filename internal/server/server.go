@@ -93,6 +93,10 @@ type Client interface {
 	FinishedStats(ctx context.Context, since, until time.Time) ([]drover.FinishedStats, error)
 	LeaseOwners(ctx context.Context) ([]drover.LeaseOwner, error)
 	Stats() drover.Stats
+	QueuePause(ctx context.Context, name string) error
+	QueueResume(ctx context.Context, name string) error
+	QueueGet(ctx context.Context, name string) (*drover.QueueSettings, error)
+	QueueList(ctx context.Context) ([]*drover.QueueSettings, error)
 	Remote() *drover.Remote
 }
 
@@ -341,26 +345,30 @@ func (s *Server) routes() {
 	work := []Scope{ScopeWork}
 	admin := []Scope{ScopeAdmin}
 	for pattern, rt := range map[string]route{
-		"GET /healthz":                 {nil, s.healthz},
-		"GET /readyz":                  {nil, s.readyz},
-		"GET /openapi.json":            {nil, s.openapi},
-		"POST /v1/jobs":                {[]Scope{ScopeEnqueue}, s.enqueue},
-		"GET /v1/jobs":                 {reader, s.listJobs},
-		"GET /v1/jobs/{id}":            {reader, s.getJob},
-		"GET /v1/jobs/{id}/result":     {reader, s.jobResult},
-		"POST /v1/batches":             {[]Scope{ScopeEnqueue}, s.insertBatch},
-		"POST /v1/workflows":           {[]Scope{ScopeEnqueue}, s.insertWorkflow},
-		"GET /v1/batches/{id}":         {reader, s.getBatch},
-		"GET /v1/batches/{id}/results": {reader, s.batchResults},
-		"POST /v1/jobs/{id}/cancel":    {admin, s.cancelJob},
-		"POST /v1/jobs/{id}/retry":     {admin, s.retryJob},
-		"POST /v1/jobs/{id}/discard":   {admin, s.discardJob},
-		"POST /v1/claim":               {work, s.claim},
-		"POST /v1/finish":              {work, s.finish},
-		"POST /v1/heartbeat":           {work, s.heartbeat},
-		"POST /v1/release":             {work, s.release},
-		"GET /v1/stats":                {admin, s.stats},
-		"GET /metrics":                 {admin, s.serveMetrics},
+		"GET /healthz":                  {nil, s.healthz},
+		"GET /readyz":                   {nil, s.readyz},
+		"GET /openapi.json":             {nil, s.openapi},
+		"POST /v1/jobs":                 {[]Scope{ScopeEnqueue}, s.enqueue},
+		"GET /v1/jobs":                  {reader, s.listJobs},
+		"GET /v1/jobs/{id}":             {reader, s.getJob},
+		"GET /v1/jobs/{id}/result":      {reader, s.jobResult},
+		"POST /v1/batches":              {[]Scope{ScopeEnqueue}, s.insertBatch},
+		"POST /v1/workflows":            {[]Scope{ScopeEnqueue}, s.insertWorkflow},
+		"GET /v1/batches/{id}":          {reader, s.getBatch},
+		"GET /v1/batches/{id}/results":  {reader, s.batchResults},
+		"POST /v1/jobs/{id}/cancel":     {admin, s.cancelJob},
+		"POST /v1/jobs/{id}/retry":      {admin, s.retryJob},
+		"POST /v1/jobs/{id}/discard":    {admin, s.discardJob},
+		"POST /v1/claim":                {work, s.claim},
+		"POST /v1/finish":               {work, s.finish},
+		"POST /v1/heartbeat":            {work, s.heartbeat},
+		"POST /v1/release":              {work, s.release},
+		"GET /v1/stats":                 {admin, s.stats},
+		"GET /v1/queues":                {admin, s.listQueues},
+		"GET /v1/queues/{name}":         {admin, s.getQueue},
+		"POST /v1/queues/{name}/pause":  {admin, s.pauseQueue},
+		"POST /v1/queues/{name}/resume": {admin, s.resumeQueue},
+		"GET /metrics":                  {admin, s.serveMetrics},
 	} {
 		s.mux.Handle(pattern, s.endpoint(pattern, rt))
 	}

@@ -1,6 +1,10 @@
 package server
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/droverhq/drover/droverdriver"
+)
 
 // waiter ends long polls early: a claim that found nothing waits on its
 // queue's channel, which is closed (waking every waiter at once) when the
@@ -30,8 +34,13 @@ func (w *waiter) wait(queue string) <-chan struct{} {
 
 // wake ends the long polls waiting on queue. It reports room for one job
 // when there were any, since how many their workers take is not known
-// here; listeners after it in the process are then woken too.
+// here; listeners after it in the process are then woken too. A notice
+// that the queue's settings changed wakes them as well: a queue just
+// resumed has jobs to claim.
 func (w *waiter) wake(queue string) int {
+	if q, ok := droverdriver.SettingsQueue(queue); ok {
+		queue = q
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	ch, ok := w.chans[queue]

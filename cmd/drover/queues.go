@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/internal/jobjson"
+)
+
+func (c *cli) queuesCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "queues",
+		Short: "List, pause and resume queues",
+		Long: `queues shows and changes the settings stored for each queue, which every
+worker applies, Go clients and HTTP workers alike.`,
+	}
+	cmd.AddCommand(c.queuesListCommand())
+	cmd.AddCommand(c.queuesChangeCommand("pause", "Stop starting the jobs of a queue, fleet-wide",
+		`pause stops every worker, in every process, from starting jobs of the queue:
+each process sees the pause within a second. Running jobs finish, and jobs
+can still be enqueued: they wait until the queue is resumed. It prints the
+queue after the change.`,
+		storeClient.QueuePause))
+	cmd.AddCommand(c.queuesChangeCommand("resume", "Start the jobs of a paused queue again",
+		`resume undoes pause: the queue's workers start its jobs again. It prints the
+queue after the change.`,
+		storeClient.QueueResume))
+	return cmd
+}
+
+func (c *cli) queuesListCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List queues with their stored settings",
+		Long: `list prints every queue that has stored settings or waiting or running jobs,
+by name, with whether it is paused and its cluster-wide limits.`,
+		Args: argsNamed(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			client, closeStore, err := c.openClient(ctx)
+			if err != nil {
+				return err
+			}
+			defer closeStore()
+			settings, err := client.QueueList(ctx)
+			if err != nil {
+				return err
+			}
+			stats, err := client.QueueStats(ctx)
+			if err != nil {
+				return err
+			}
+			qs := jobjson.QueueList(settings, stats)
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), qs)
+			}
+			return writeQueueTable(cmd.OutOrStdout(), qs)
+		},
+	}
+	markNeedsStore(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the queues as a JSON array")
+	return cmd
+}
+
+// queuesChangeCommand builds `queues pause` and `queues resume`.
+func (c *cli) queuesChangeCommand(name, short, long string,
+	change func(storeClient, context.Context, string) error) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   name + " NAME",
+		Short: short,
+		Long:  long,
+		Args:  argsNamed("NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := drover.ValidateQueue(args[0]); err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			client, closeStore, err := c.openClient(ctx)
+			if err != nil {
+				return err
+			}
+			defer closeStore()
+			if err := change(client, ctx, args[0]); err != nil {
+				return err
+			}
+			q, err := client.QueueGet(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), jobjson.FromQueue(q))
+			}
+			return writeQueueTable(cmd.OutOrStdout(), []jobjson.Queue{jobjson.FromQueue(q)})
+		},
+	}
+	markNeedsStore(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the queue after the change as JSON")
+	return cmd
+}
+
+// writeQueueTable prints queues as an aligned table, one row each.
+func writeQueueTable(w io.Writer, qs []jobjson.Queue) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "QUEUE\tSTATUS\tGLOBAL MAX\tRATE")
+	for _, q := range qs {
+		status := "running"
+		if q.Paused {
+			status = "paused"
+		}
+		globalMax, rate := "-", "-"
+		if q.GlobalMaxWorkers > 0 {
+			globalMax = strconv.Itoa(q.GlobalMaxWorkers)
+		}
+		if q.RateLimit > 0 {
+			rate = fmt.Sprintf("%d per %s", q.RateLimit, time.Duration(q.RatePeriodMS)*time.Millisecond)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", q.Name, status, globalMax, rate)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/droverhq/drover/internal/jobjson"
+)
+
+// TestQueuesPauseResumeList: pause and resume change the stored setting
+// that every worker reads (checked in the store, not through the CLI),
+// list shows it, and enqueueing into a paused queue still works.
+func TestQueuesPauseResumeList(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			f := b.setup(t).migrated(t)
+			f.enqueue(t, "alpha", `{}`, "--queue", "mail")
+			_, client := f.open(t)
+			ctx := context.Background()
+
+			var q jobjson.Queue
+			decodeJSON(t, f.mustRun(t, "queues", "pause", "mail", "--json"), &q)
+			if q.Name != "mail" || !q.Paused || q.UpdatedAt == nil {
+				t.Fatalf("pause printed %+v", q)
+			}
+			if got, err := client.QueueGet(ctx, "mail"); err != nil || !got.Paused {
+				t.Fatalf("stored settings after pause: %+v, %v", got, err)
+			}
+			if ids := f.enqueue(t, "alpha", `{}`, "--queue", "mail"); len(ids) != 1 {
+				t.Fatalf("enqueue into a paused queue printed %v", ids)
+			}
+
+			var list []jobjson.Queue
+			f.enqueue(t, "alpha", `{}`, "--queue", "other")
+			decodeJSON(t, f.mustRun(t, "queues", "list", "--json"), &list)
+			if len(list) != 2 || list[0].Name != "mail" || !list[0].Paused || list[1].Name != "other" || list[1].Paused ||
+				list[1].UpdatedAt != nil {
+				t.Fatalf("list printed %+v, want mail paused and other running", list)
+			}
+			table := f.mustRun(t, "queues", "list")
+			if !strings.Contains(table, "mail") || !strings.Contains(table, "paused") {
+				t.Fatalf("list table:\n%s", table)
+			}
+
+			out := f.mustRun(t, "queues", "resume", "mail")
+			if !strings.Contains(out, "mail") || strings.Contains(out, "paused") {
+				t.Fatalf("resume printed:\n%s", out)
+			}
+			if got, err := client.QueueGet(ctx, "mail"); err != nil || got.Paused {
+				t.Fatalf("stored settings after resume: %+v, %v", got, err)
+			}
+		})
+	}
+}
+
+// TestQueuesRejectsBadName: a queue name the store could not hold is a
+// usage error, and nothing is written.
+func TestQueuesRejectsBadName(t *testing.T) {
+	f := setupSQLite(t).migrated(t)
+	for _, cmd := range []string{"pause", "resume"} {
+		r := f.run(t, "queues", cmd, "a b")
+		if r.code != exitUsage || !strings.Contains(r.stderr, "queue") {
+			t.Errorf("queues %s \"a b\":\n%s", cmd, r)
+		}
+		if r := f.run(t, "queues", cmd); r.code != exitUsage {
+			t.Errorf("queues %s without a name:\n%s", cmd, r)
+		}
+	}
+}

@@ -1,0 +1,35 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/droverhq/drover/droverdriver"
+)
+
+// Claim claims jobs of p.Queue for Go producers, remote workers and the
+// HTTP server alike, applying the queue's stored settings, whatever the
+// claimer's own configuration says:
+//
+//   - paused: nothing is claimed, and no statement runs;
+//   - no limit: the plain claim, one statement, as if settings did not
+//     exist;
+//   - a limit: the limited claim (ClaimParams.Limited), which re-reads the
+//     limits and the pause under the settings row's lock, so that once a
+//     process knows a queue is limited the limit is exact fleet-wide.
+//
+// The settings come from cache (Settings), so a change takes effect when
+// its notification arrives, or within SettingsTTL. Jobs claimed unlimited
+// during that window are not marked limited, and limited claims do not
+// count them: counting every running row would need an index on running
+// rows, which the fast path does not pay for.
+func Claim(ctx context.Context, ex droverdriver.Executor, settings *Settings, p droverdriver.ClaimParams) ([]*droverdriver.JobRow, error) {
+	s, err := settings.Get(ctx, ex, p.Queue)
+	if err != nil {
+		return nil, err
+	}
+	if s != nil && s.Paused {
+		return []*droverdriver.JobRow{}, nil
+	}
+	p.Limited = s.Limited()
+	return ex.JobClaim(ctx, p)
+}

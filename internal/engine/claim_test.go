@@ -1,0 +1,118 @@
+package engine
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/droverdriver"
+)
+
+// fakeExec stores one queue's settings and records the claims it runs.
+type fakeExec struct {
+	droverdriver.Executor
+	settings *droverdriver.QueueSettings
+	reads    int
+	claims   []droverdriver.ClaimParams
+}
+
+func (f *fakeExec) QueueSettingsGet(_ context.Context, queue string) (*droverdriver.QueueSettings, error) {
+	f.reads++
+	if f.settings == nil || f.settings.Queue != queue {
+		return nil, nil
+	}
+	s := *f.settings
+	return &s, nil
+}
+
+func (f *fakeExec) JobClaim(_ context.Context, p droverdriver.ClaimParams) ([]*droverdriver.JobRow, error) {
+	f.claims = append(f.claims, p)
+	return []*droverdriver.JobRow{{ID: 1}}, nil
+}
+
+// clock is a settable time source for Settings.Now.
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time { return c.t }
+
+func setup(t *testing.T) (*fakeExec, *Settings, *clock) {
+	t.Helper()
+	clk := &clock{t: time.Unix(1_000_000, 0)}
+	return &fakeExec{}, &Settings{Now: clk.now}, clk
+}
+
+func claim(t *testing.T, ex *fakeExec, s *Settings) []*droverdriver.JobRow {
+	t.Helper()
+	rows, err := Claim(context.Background(), ex, s, droverdriver.ClaimParams{Queue: "q", Max: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+func TestClaimAppliesStoredSettings(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name        string
+		settings    *droverdriver.QueueSettings
+		wantClaim   bool
+		wantLimited bool
+	}{
+		{"none stored", nil, true, false},
+		{"stored without limits", &droverdriver.QueueSettings{Queue: "q"}, true, false},
+		{"paused", &droverdriver.QueueSettings{Queue: "q", Paused: true}, false, false},
+		{"paused and limited", &droverdriver.QueueSettings{Queue: "q", Paused: true, Limit: droverdriver.QueueLimit{MaxRunning: 2}}, false, false},
+		{"global limit", &droverdriver.QueueSettings{Queue: "q", Limit: droverdriver.QueueLimit{MaxRunning: 2}}, true, true},
+		{"rate limit", &droverdriver.QueueSettings{Queue: "q", Limit: droverdriver.QueueLimit{Rate: 1, Period: time.Second}}, true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ex, s, _ := setup(t)
+			ex.settings = tt.settings
+			rows := claim(t, ex, s)
+			if got := len(ex.claims) == 1; got != tt.wantClaim {
+				t.Fatalf("claim statement ran: %v, want %v", got, tt.wantClaim)
+			}
+			if !tt.wantClaim {
+				if len(rows) != 0 {
+					t.Fatalf("a paused queue returned %d jobs", len(rows))
+				}
+				return
+			}
+			if ex.claims[0].Limited != tt.wantLimited {
+				t.Fatalf("Limited = %v, want %v", ex.claims[0].Limited, tt.wantLimited)
+			}
+		})
+	}
+}
+
+// TestSettingsCache: settings are read once per SettingsTTL, and Forget
+// (a change announced by the store, or made by this process) makes the
+// next claim read them again at once.
+func TestSettingsCache(t *testing.T) {
+	t.Parallel()
+	ex, s, clk := setup(t)
+	claim(t, ex, s)
+	claim(t, ex, s)
+	if ex.reads != 1 {
+		t.Fatalf("%d settings reads for two claims within the TTL, want 1", ex.reads)
+	}
+	ex.settings = &droverdriver.QueueSettings{Queue: "q", Paused: true}
+	clk.t = clk.t.Add(SettingsTTL - time.Millisecond)
+	if len(claim(t, ex, s)) != 1 {
+		t.Fatal("a cached unpaused setting must hold until the TTL")
+	}
+	clk.t = clk.t.Add(time.Millisecond)
+	if len(claim(t, ex, s)) != 0 || ex.reads != 2 {
+		t.Fatalf("after the TTL: the pause is not seen (%d reads)", ex.reads)
+	}
+	ex.settings.Paused = false
+	s.Forget("q")
+	if len(claim(t, ex, s)) != 1 || ex.reads != 3 {
+		t.Fatalf("after Forget: the resume is not seen (%d reads)", ex.reads)
+	}
+	if got, ok := s.Peek("q"); !ok || got.Paused {
+		t.Fatalf("Peek = %+v, %v", got, ok)
+	}
+}
