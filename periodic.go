@@ -149,13 +149,15 @@ func (s *scheduler) run(ctx context.Context) {
 	for {
 		var timerC <-chan time.Time
 		var timer *time.Timer
-		if len(running) > 0 {
-			earliest := running[0].next
-			for _, a := range running[1:] {
-				if a.next.Before(earliest) {
-					earliest = a.next
-				}
+		// A zero next is a schedule that never fires again (Feb 30th):
+		// never due.
+		var earliest time.Time
+		for _, a := range running {
+			if !a.next.IsZero() && (earliest.IsZero() || a.next.Before(earliest)) {
+				earliest = a.next
 			}
+		}
+		if !earliest.IsZero() {
 			timer = time.NewTimer(time.Until(earliest))
 			timerC = timer.C
 		}
@@ -185,7 +187,7 @@ func (s *scheduler) run(ctx context.Context) {
 		due = due[:0]
 		ticks := make([]time.Time, 0, len(running))
 		for _, a := range running {
-			if !a.next.After(now) {
+			if !a.next.IsZero() && !a.next.After(now) {
 				due = append(due, a.entry)
 				ticks = append(ticks, a.next)
 				// From now, not from the tick: a tick that came late

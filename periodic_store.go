@@ -151,14 +151,24 @@ type storedArgs struct{ RawArgs }
 // params validates d as a job insert would and returns what the store
 // keeps.
 func (p *PeriodicJobSet) params(d PeriodicDefinition) (droverdriver.PeriodicParams, error) {
-	if d.Name == "" {
-		return droverdriver.PeriodicParams{}, invalidf("periodic job name: required")
+	// Names are addressed in URL paths (/v1/periodic/{name}), so they
+	// keep to a queue name's characters; Go entries, never addressed by a
+	// client that typed them, keep the looser unique-key rules.
+	if !validName(d.Name, 128, "_.:-") {
+		return droverdriver.PeriodicParams{}, invalidf("periodic job name %s: use 1-128 letters, digits, '_', '.', ':' or '-', starting with a letter or digit", echo(d.Name))
 	}
-	if err := checkKey("periodic job name", d.Name); err != nil {
+	if len(d.Schedule) > 255 {
+		return droverdriver.PeriodicParams{}, invalidf("periodic job %q: schedule: %d bytes is over the limit of 255", d.Name, len(d.Schedule))
+	}
+	if err := checkText("schedule", d.Schedule); err != nil {
 		return droverdriver.PeriodicParams{}, err
 	}
-	if _, err := cron.ParseStandard(d.Schedule); err != nil {
-		return droverdriver.PeriodicParams{}, invalidf("periodic job %q: schedule %q: %v", d.Name, d.Schedule, err)
+	sched, err := cron.ParseStandard(d.Schedule)
+	if err != nil {
+		return droverdriver.PeriodicParams{}, invalidf("periodic job %q: schedule %s: %v", d.Name, echo(d.Schedule), err)
+	}
+	if sched.Next(time.Now()).IsZero() {
+		return droverdriver.PeriodicParams{}, invalidf("periodic job %q: schedule %s never fires", d.Name, echo(d.Schedule))
 	}
 	if len(d.Args) == 0 {
 		d.Args = json.RawMessage("{}")
@@ -295,6 +305,9 @@ func (p *PeriodicJobSet) List(ctx context.Context) ([]*PeriodicJobStatus, error)
 
 // Get returns one periodic job, or ErrPeriodicNotFound.
 func (p *PeriodicJobSet) Get(ctx context.Context, name string) (*PeriodicJobStatus, error) {
+	if err := checkText("periodic job name", name); err != nil {
+		return nil, err
+	}
 	all, err := p.List(ctx)
 	if err != nil {
 		return nil, err
@@ -313,6 +326,9 @@ func (p *PeriodicJobSet) Get(ctx context.Context, name string) (*PeriodicJobStat
 func (p *PeriodicJobSet) Delete(ctx context.Context, name string) error {
 	s, err := p.store()
 	if err != nil {
+		return err
+	}
+	if err := checkText("periodic job name", name); err != nil {
 		return err
 	}
 	if _, ok := p.local[name]; ok {
@@ -345,6 +361,9 @@ func (p *PeriodicJobSet) Resume(ctx context.Context, name string) (*PeriodicJobS
 func (p *PeriodicJobSet) setPaused(ctx context.Context, name string, paused bool) (*PeriodicJobStatus, error) {
 	s, err := p.store()
 	if err != nil {
+		return nil, err
+	}
+	if err := checkText("periodic job name", name); err != nil {
 		return nil, err
 	}
 	now := time.Now()
