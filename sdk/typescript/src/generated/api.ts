@@ -765,7 +765,10 @@ export interface components {
             kind: string;
             /** @description The args of each job: a JSON object, at most 1 MiB; absent: {}. */
             args?: Record<string, never>;
-            /** @default default */
+            /**
+             * @description The queue of each job; empty or absent: default.
+             * @default default
+             */
             queue: string;
             /**
              * @description Lower runs first.
@@ -784,7 +787,10 @@ export interface components {
             kind: string;
             /** @description The args of each job: a JSON object, at most 1 MiB; absent: {}. */
             args?: Record<string, never>;
-            /** @default default */
+            /**
+             * @description The queue of each job; empty or absent: default.
+             * @default default
+             */
             queue: string;
             /**
              * @description Lower runs first.
