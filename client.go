@@ -123,6 +123,12 @@ type Config struct {
 	// PeriodicJobs are inserted on their schedules by the leader; see
 	// PeriodicJob (periodic.go).
 	PeriodicJobs []*PeriodicJob
+	// PeriodicReloadInterval is how often the leader reads the periodic
+	// jobs stored in the database (PeriodicJobs; periodic_store.go), so
+	// that one created, changed or paused from another process takes
+	// effect; changes made through this client apply at once. Default
+	// PeriodicReloadIntervalDefault.
+	PeriodicReloadInterval time.Duration
 	// Subscriptions this client consumes (subscribe.go), each with the
 	// retry queue of its failed messages.
 	Subscriptions []*Subscription
@@ -179,6 +185,7 @@ func (c *Config) withDefaults(d droverdriver.Driver) (*Config, error) {
 		cfg.RetryPolicy = DefaultRetryPolicy
 	}
 	cfg.LeaderTTL = cmp.Or(cfg.LeaderTTL, LeaderTTLDefault)
+	cfg.PeriodicReloadInterval = cmp.Or(cfg.PeriodicReloadInterval, PeriodicReloadIntervalDefault)
 	if cfg.MaxAttempts < 1 {
 		return nil, invalidf("config: MaxAttempts %d must be at least 1", cfg.MaxAttempts)
 	}
@@ -239,6 +246,8 @@ type Client[TTx any] struct {
 	bgWG      sync.WaitGroup
 	metrics   *clientMetrics
 	periodic  []periodicEntry
+	// periodicSet manages stored periodic jobs (periodic_store.go).
+	periodicSet *PeriodicJobSet
 	// remote serves remote workers (remote.go).
 	remote *Remote
 	// subs are the subscriptions this client consumes, by "topic/name";
@@ -268,6 +277,7 @@ func NewClient[TTx any](d droverdriver.TxDriver[TTx], config *Config) (*Client[T
 	}
 	c := &Client[TTx]{config: cfg, driver: d, metrics: &clientMetrics{}, periodic: periodic}
 	c.remote = &Remote{exec: d, config: cfg, metrics: c.metrics, claim: c.claim}
+	c.periodicSet = c.newPeriodicSet()
 	if err := c.prepareSubscriptions(); err != nil {
 		return nil, err
 	}
@@ -412,7 +422,9 @@ func (c *Client[TTx]) runElector(ctx context.Context) {
 			// order: the promoter frees keys whose slot no finish released.
 			promoter := &maintenance.Promoter{Exec: c.driver, Interval: cfg.RescueInterval, Logger: cfg.Logger}
 			// order: the leader inserts the periodic jobs.
-			sched := &scheduler{entries: c.periodic, logger: cfg.Logger, ticks: c.driver,
+			store, _ := droverdriver.Executor(c.driver).(droverdriver.PeriodicExecutor)
+			sched := &scheduler{entries: c.periodic, logger: cfg.Logger, ticks: c.driver, store: store,
+				reload: cfg.PeriodicReloadInterval, nudge: c.periodicSet.nudge,
 				insert: func(ctx context.Context, jobs []InsertManyParams) ([]int64, error) {
 					return c.insertMany(ctx, c.driver, jobs)
 				}}

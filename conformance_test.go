@@ -34,6 +34,7 @@ type client interface {
 	Stop(ctx context.Context) error
 	Stats() drover.Stats
 	Remote() *drover.Remote
+	PeriodicJobs() *drover.PeriodicJobSet
 
 	Insert(ctx context.Context, args drover.Args, opts *drover.InsertOpts) (*drover.JobRow, error)
 	InsertMany(ctx context.Context, jobs []drover.InsertManyParams) ([]int64, error)

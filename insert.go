@@ -208,7 +208,10 @@ func (c *Client[TTx]) buildInsert(args Args, opts *InsertOpts) (droverdriver.Ins
 	if err := validateKind(kind); err != nil {
 		return p, err
 	}
-	if c.config.Workers != nil && !c.config.Workers.has(kind) {
+	// A stored periodic definition's kind may be worked by other
+	// processes or languages (periodic_store.go).
+	_, stored := args.(storedArgs)
+	if c.config.Workers != nil && !stored && !c.config.Workers.has(kind) {
 		return p, fmt.Errorf("%w %q: register a worker for it with AddWorker before inserting", ErrUnknownKind, kind)
 	}
 	var o InsertOpts
@@ -225,7 +228,7 @@ func (c *Client[TTx]) buildInsert(args Args, opts *InsertOpts) (droverdriver.Ins
 	// json.Marshal only produces valid JSON, and a Go value's nesting is
 	// bounded by its type, so typed args need only the size check. Raw args
 	// come from outside (CLI, HTTP) and get the full check.
-	if _, raw := args.(RawArgs); raw {
+	if _, raw := args.(RawArgs); raw || stored {
 		if err := ValidateJSON("args", encoded, MaxArgsBytes); err != nil {
 			return p, err
 		}

@@ -1,6 +1,7 @@
 package drover
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -47,7 +48,8 @@ type PeriodicJob struct {
 // jobs in one call.
 const MaxMissedTicks = 1000
 
-// periodicEntry is a validated PeriodicJob with its parsed schedule.
+// periodicEntry is a validated PeriodicJob with its parsed schedule, or
+// a stored definition (periodic_store.go) made into one.
 type periodicEntry struct {
 	job      *PeriodicJob
 	schedule cron.Schedule
@@ -85,75 +87,231 @@ func parsePeriodic(jobs []*PeriodicJob) ([]periodicEntry, error) {
 type periodicTick struct {
 	Periodic string    `json:"periodic"`
 	Tick     time.Time `json:"tick"`
+	// Triggered marks a job inserted by PeriodicJobSet.Trigger, not by
+	// the schedule.
+	Triggered bool `json:"triggered,omitempty"`
 }
 
-// scheduler inserts the periodic jobs while its client leads.
+// scheduler inserts the periodic jobs while its client leads: the Go
+// entries of its config, and the definitions stored in the database
+// (periodic_store.go), which it reads again every reload interval and
+// whenever its own client changes one (nudge). Paused ones insert
+// nothing.
 type scheduler struct {
 	entries []periodicEntry
 	insert  func(ctx context.Context, jobs []InsertManyParams) ([]int64, error)
 	// ticks reads and records the last tick of each periodic job.
-	ticks  droverdriver.Executor
+	ticks droverdriver.Executor
+	// store holds the stored definitions; nil when the driver has none
+	// (then only the Go entries run, as before migration 014).
+	store  droverdriver.PeriodicExecutor
+	reload time.Duration
+	nudge  <-chan struct{}
 	logger *slog.Logger
+}
+
+// active is an entry the scheduler runs, with its next tick.
+type active struct {
+	entry periodicEntry
+	// spec is the schedule text, so that a reload keeps next only while
+	// the schedule is unchanged.
+	spec string
+	next time.Time
 }
 
 // run inserts due jobs until ctx ends.
 func (s *scheduler) run(ctx context.Context) {
-	if len(s.entries) == 0 {
+	if len(s.entries) == 0 && s.store == nil {
 		return
 	}
 	now := time.Now()
+	s.register(ctx, now)
+	paused, stored := s.load(ctx)
 	// The catch-up reads the last ticks before the start-up runs record
-	// theirs.
-	due, ticks := s.missedTicks(ctx, now)
+	// theirs. Both are for the Go entries only: a stored definition has
+	// neither option.
+	due, ticks := s.missedTicks(ctx, now, paused)
 	s.insertDue(ctx, due, now, ticks)
-	next := make([]time.Time, len(s.entries))
 	due = nil
-	for i, e := range s.entries {
-		next[i] = e.schedule.Next(now)
-		if e.job.RunOnStart {
-			due = append(due, i)
+	for _, e := range s.entries {
+		if e.job.RunOnStart && !paused[e.job.Name] {
+			due = append(due, e)
 		}
 	}
 	s.insertDue(ctx, due, now, nil)
+	running := s.merge(nil, paused, stored, now)
+	var reloadC <-chan time.Time
+	if s.store != nil {
+		t := time.NewTicker(s.reload)
+		defer t.Stop()
+		reloadC = t.C
+	}
 	for {
-		earliest := next[0]
-		for _, t := range next[1:] {
-			if t.Before(earliest) {
-				earliest = t
+		var timerC <-chan time.Time
+		var timer *time.Timer
+		// A zero next is a schedule that never fires again (Feb 30th):
+		// never due.
+		var earliest time.Time
+		for _, a := range running {
+			if !a.next.IsZero() && (earliest.IsZero() || a.next.Before(earliest)) {
+				earliest = a.next
 			}
 		}
-		timer := time.NewTimer(time.Until(earliest))
+		if !earliest.IsZero() {
+			timer = time.NewTimer(time.Until(earliest))
+			timerC = timer.C
+		}
+		reloaded := false
 		select {
 		case <-ctx.Done():
-			timer.Stop()
+			if timer != nil {
+				timer.Stop()
+			}
 			return
-		case <-timer.C:
+		case <-reloadC:
+			reloaded = true
+		case <-s.nudge:
+			reloaded = true
+		case <-timerC:
+		}
+		if timer != nil {
+			timer.Stop()
 		}
 		now = time.Now()
+		if reloaded {
+			if paused, stored, ok := s.reloadStore(ctx); ok {
+				running = s.merge(running, paused, stored, now)
+			}
+			continue
+		}
 		due = due[:0]
-		ticks := make([]time.Time, 0, len(next))
-		for i := range next {
-			if !next[i].After(now) {
-				due = append(due, i)
-				ticks = append(ticks, next[i])
+		ticks := make([]time.Time, 0, len(running))
+		for _, a := range running {
+			if !a.next.IsZero() && !a.next.After(now) {
+				due = append(due, a.entry)
+				ticks = append(ticks, a.next)
 				// From now, not from the tick: a tick that came late
 				// (a stalled process) is not followed by a burst.
-				next[i] = s.entries[i].schedule.Next(now)
+				a.next = a.entry.schedule.Next(now)
 			}
 		}
 		s.insertDue(ctx, due, now, ticks)
 	}
 }
 
+// register records the Go entries in the store, so that every process
+// lists them and can pause or trigger them. Each entry's job is
+// constructed once for the record.
+func (s *scheduler) register(ctx context.Context, now time.Time) {
+	if s.store == nil || len(s.entries) == 0 {
+		return
+	}
+	defs := make([]droverdriver.PeriodicParams, 0, len(s.entries))
+	for _, e := range s.entries {
+		args, opts := e.job.Construct()
+		d := droverdriver.PeriodicParams{Name: e.job.Name, Schedule: e.job.Schedule, Now: now, Queue: DefaultQueue,
+			Args: []byte("{}")}
+		if args != nil {
+			d.Kind = args.Kind()
+			if b, err := json.Marshal(args); err == nil && len(b) > 0 && b[0] == '{' {
+				d.Args = b
+			}
+		}
+		if opts != nil {
+			d.Queue = cmp.Or(opts.Queue, DefaultQueue)
+			d.Priority, d.MaxAttempts, d.Tags = opts.Priority, opts.MaxAttempts, opts.Tags
+		}
+		defs = append(defs, d)
+	}
+	if err := s.store.PeriodicRegister(ctx, defs); err != nil && ctx.Err() == nil {
+		s.logger.Error("registering the configured periodic jobs failed; they run but are not listed", "error", err)
+	}
+}
+
+// load reads the stored definitions: the names paused (of either source)
+// and the stored definitions to run. A failure logs and leaves only the
+// Go entries, unpaused.
+func (s *scheduler) load(ctx context.Context) (paused map[string]bool, stored []periodicEntry) {
+	paused, stored, _ = s.reloadStore(ctx)
+	return paused, stored
+}
+
+// reloadStore is load reporting whether the store answered.
+func (s *scheduler) reloadStore(ctx context.Context) (paused map[string]bool, stored []periodicEntry, ok bool) {
+	if s.store == nil {
+		return nil, nil, true
+	}
+	rows, err := s.store.PeriodicList(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.logger.Error("reading the stored periodic jobs failed", "error", err)
+		}
+		return nil, nil, false
+	}
+	paused = map[string]bool{}
+	for _, r := range rows {
+		if r.Paused {
+			paused[r.Name] = true
+			continue
+		}
+		if r.Source != droverdriver.PeriodicSourceAPI {
+			continue
+		}
+		e, err := storedEntry(r)
+		if err != nil {
+			s.logger.Error("stored periodic job skipped", "name", r.Name, "error", err)
+			continue
+		}
+		stored = append(stored, e)
+	}
+	return paused, stored, true
+}
+
+// merge returns the entries to run: the Go entries and the stored ones,
+// less the paused. An entry running before keeps its next tick while its
+// schedule is unchanged; a new one starts at its next tick after now.
+// A stored definition with the name of a Go entry is left out: the Go
+// entry wins (its registration replaced the row, so this only happens
+// while a registration failed).
+func (s *scheduler) merge(prev []*active, paused map[string]bool, stored []periodicEntry, now time.Time) []*active {
+	before := make(map[string]*active, len(prev))
+	for _, a := range prev {
+		before[a.entry.job.Name] = a
+	}
+	var out []*active
+	add := func(e periodicEntry) {
+		if paused[e.job.Name] {
+			return
+		}
+		if a, ok := before[e.job.Name]; ok && a.spec == e.job.Schedule {
+			a.entry = e
+			out = append(out, a)
+			return
+		}
+		out = append(out, &active{entry: e, spec: e.job.Schedule, next: e.schedule.Next(now)})
+	}
+	configured := make(map[string]bool, len(s.entries))
+	for _, e := range s.entries {
+		configured[e.job.Name] = true
+		add(e)
+	}
+	for _, e := range stored {
+		if !configured[e.job.Name] {
+			add(e)
+		}
+	}
+	return out
+}
+
 // missedTicks returns the ticks to catch up for the entries with
-// MissedTicks: those after the last tick recorded in the store and not
-// after now, at most MissedTicks per entry, as parallel slices of entry
-// indexes and ticks. An entry with no recorded tick (its first leader)
+// MissedTicks that are not paused: those after the last tick recorded in
+// the store and not after now, at most MissedTicks per entry, as parallel
+// slices of entries and ticks. An entry with no recorded tick (its first leader)
 // has nothing to catch up.
-func (s *scheduler) missedTicks(ctx context.Context, now time.Time) (due []int, ticks []time.Time) {
+func (s *scheduler) missedTicks(ctx context.Context, now time.Time, paused map[string]bool) (due []periodicEntry, ticks []time.Time) {
 	var names []string
 	for _, e := range s.entries {
-		if e.job.MissedTicks > 0 {
+		if e.job.MissedTicks > 0 && !paused[e.job.Name] {
 			names = append(names, e.job.Name)
 		}
 	}
@@ -167,10 +325,10 @@ func (s *scheduler) missedTicks(ctx context.Context, now time.Time) (due []int, 
 		}
 		return nil, nil
 	}
-	for i, e := range s.entries {
-		if from, ok := last[e.job.Name]; ok && e.job.MissedTicks > 0 {
+	for _, e := range s.entries {
+		if from, ok := last[e.job.Name]; ok && e.job.MissedTicks > 0 && !paused[e.job.Name] {
 			for _, t := range lastTicks(e.schedule, from, now, e.job.MissedTicks) {
-				due, ticks = append(due, i), append(ticks, t)
+				due, ticks = append(due, e), append(ticks, t)
 			}
 		}
 	}
@@ -208,14 +366,13 @@ func lastTicks(sched cron.Schedule, from, to time.Time, n int) []time.Time {
 // insertDue inserts one job for each due entry in one call, then records
 // each entry's latest tick in the store. ticks holds each job's tick; nil
 // means a start-up run, keyed by now.
-func (s *scheduler) insertDue(ctx context.Context, due []int, now time.Time, ticks []time.Time) {
+func (s *scheduler) insertDue(ctx context.Context, due []periodicEntry, now time.Time, ticks []time.Time) {
 	if len(due) == 0 {
 		return
 	}
 	params := make([]InsertManyParams, 0, len(due))
 	latest := map[string]time.Time{}
-	for k, i := range due {
-		e := s.entries[i]
+	for k, e := range due {
 		tick := now.Truncate(time.Microsecond)
 		if ticks != nil {
 			tick = ticks[k]

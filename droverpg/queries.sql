@@ -1087,6 +1087,74 @@ INSERT INTO {schema}periodic_ticks AS p (name, tick)
 SELECT * FROM unnest($1::text[], $2::timestamptz[])
 ON CONFLICT (name) DO UPDATE SET tick = greatest(p.tick, excluded.tick);
 
+-- Stored periodic definitions (migration 014). Every statement that
+-- returns definitions returns these columns, the last tick of the name
+-- last: name, schedule, kind, args, queue, priority, max_attempts, tags,
+-- source, paused, created_at, updated_at, tick.
+
+-- name: PeriodicCreate
+-- Nothing when the name is taken, by either source.
+WITH p AS (
+    INSERT INTO {schema}periodic_jobs AS p (name, schedule, kind, args, queue, priority, max_attempts, tags, source,
+        created_at, updated_at)
+    VALUES ($1, $2, $3, $4::text::jsonb, $5, $6, $7, string_to_array($8, ','), 'api', $9, $9)
+    ON CONFLICT (name) DO NOTHING
+    RETURNING p.*
+)
+SELECT p.name, p.schedule, p.kind, p.args, p.queue, p.priority, p.max_attempts, p.tags, p.source, p.paused,
+    p.created_at, p.updated_at, t.tick
+FROM p LEFT JOIN {schema}periodic_ticks t ON t.name = p.name;
+
+-- name: PeriodicUpdate
+-- Only a definition created through the API: a Go-configured one changes
+-- in its Go config.
+WITH p AS (
+    UPDATE {schema}periodic_jobs AS p
+    SET schedule = $2, kind = $3, args = $4::text::jsonb, queue = $5, priority = $6, max_attempts = $7,
+        tags = string_to_array($8, ','), updated_at = $9
+    WHERE p.name = $1 AND p.source = 'api'
+    RETURNING p.*
+)
+SELECT p.name, p.schedule, p.kind, p.args, p.queue, p.priority, p.max_attempts, p.tags, p.source, p.paused,
+    p.created_at, p.updated_at, t.tick
+FROM p LEFT JOIN {schema}periodic_ticks t ON t.name = p.name;
+
+-- name: PeriodicRegister
+-- The leader's Go-configured entries: each replaces the row of its name
+-- (a stored definition of that name included) but keeps its paused flag.
+-- Tags travel comma-joined (tags hold no commas). A row that already says
+-- the same is left alone, so that a leader change writes nothing.
+INSERT INTO {schema}periodic_jobs AS p (name, schedule, kind, args, queue, priority, max_attempts, tags, source,
+    created_at, updated_at)
+SELECT name, schedule, kind, args::jsonb, queue, priority, max_attempts, string_to_array(tags, ','), 'config', $9, $9
+FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::smallint[], $7::integer[], $8::text[])
+    AS d(name, schedule, kind, args, queue, priority, max_attempts, tags)
+ON CONFLICT (name) DO UPDATE SET schedule = excluded.schedule, kind = excluded.kind, args = excluded.args,
+    queue = excluded.queue, priority = excluded.priority, max_attempts = excluded.max_attempts, tags = excluded.tags,
+    source = 'config', updated_at = excluded.updated_at
+WHERE (p.schedule, p.kind, p.args, p.queue, p.priority, p.max_attempts, p.tags, p.source)
+    IS DISTINCT FROM (excluded.schedule, excluded.kind, excluded.args, excluded.queue, excluded.priority,
+        excluded.max_attempts, excluded.tags, 'config');
+
+-- name: PeriodicList
+SELECT p.name, p.schedule, p.kind, p.args, p.queue, p.priority, p.max_attempts, p.tags, p.source, p.paused,
+    p.created_at, p.updated_at, t.tick
+FROM {schema}periodic_jobs p LEFT JOIN {schema}periodic_ticks t ON t.name = p.name
+ORDER BY p.name;
+
+-- name: PeriodicSetPaused
+WITH p AS (
+    UPDATE {schema}periodic_jobs AS p SET paused = $2, updated_at = $3
+    WHERE p.name = $1
+    RETURNING p.*
+)
+SELECT p.name, p.schedule, p.kind, p.args, p.queue, p.priority, p.max_attempts, p.tags, p.source, p.paused,
+    p.created_at, p.updated_at, t.tick
+FROM p LEFT JOIN {schema}periodic_ticks t ON t.name = p.name;
+
+-- name: PeriodicDelete
+DELETE FROM {schema}periodic_jobs WHERE name = $1;
+
 -- name: JobInserted
 -- The job that the insert statements before it in the same round trip
 -- stored (JobInsert: one job, plain or keyed), as they left it: its state

@@ -256,6 +256,44 @@ type batchResultsParams struct {
 	Limit   int
 }
 
+// periodicCols are the columns of a stored periodic definition
+// (scanPeriodic).
+const periodicCols = 13
+
+// periodicParams are PeriodicCreate's and PeriodicUpdate's; Tags are
+// comma-joined (tags hold no commas) and Args JSON text.
+type periodicParams struct {
+	Name        string
+	Schedule    string
+	Kind        string
+	Args        string
+	Queue       string
+	Priority    int
+	MaxAttempts int
+	Tags        string
+	Now         time.Time
+}
+
+func periodicArgs(p *periodicParams) []any {
+	return []any{p.Name, p.Schedule, p.Kind, p.Args, p.Queue, p.Priority, p.MaxAttempts, p.Tags, p.Now}
+}
+
+// periodicRegisterParams are PeriodicRegister's: periodicParams as
+// parallel arrays, and one time for all.
+type periodicRegisterParams struct {
+	Names, Schedules, Kinds, Args, Queues []string
+	Priorities                            []int16
+	MaxAttempts                           []int32
+	Tags                                  []string
+	Now                                   time.Time
+}
+
+type periodicPausedParams struct {
+	Name   string
+	Paused bool
+	Now    time.Time
+}
+
 type periodicTicksRecordParams struct {
 	Names []string
 	Ticks []time.Time
@@ -368,4 +406,14 @@ var (
 	periodicTicks       = def(stmt[[]string]{name: "PeriodicTicks", cols: 2, args: oneArg[[]string]})
 	periodicTicksRecord = def(stmt[periodicTicksRecordParams]{name: "PeriodicTicksRecord",
 		args: func(p *periodicTicksRecordParams) []any { return []any{p.Names, p.Ticks} }})
+	periodicCreate   = def(stmt[periodicParams]{name: "PeriodicCreate", cols: periodicCols, args: periodicArgs})
+	periodicUpdate   = def(stmt[periodicParams]{name: "PeriodicUpdate", cols: periodicCols, args: periodicArgs})
+	periodicRegister = def(stmt[periodicRegisterParams]{name: "PeriodicRegister",
+		args: func(p *periodicRegisterParams) []any {
+			return []any{p.Names, p.Schedules, p.Kinds, p.Args, p.Queues, p.Priorities, p.MaxAttempts, p.Tags, p.Now}
+		}})
+	periodicList      = def(stmt[struct{}]{name: "PeriodicList", cols: periodicCols, args: noArgs})
+	periodicSetPaused = def(stmt[periodicPausedParams]{name: "PeriodicSetPaused", cols: periodicCols,
+		args: func(p *periodicPausedParams) []any { return []any{p.Name, p.Paused, p.Now} }})
+	periodicDelete = def(stmt[string]{name: "PeriodicDelete", args: oneArg[string]})
 )

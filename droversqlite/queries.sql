@@ -856,6 +856,63 @@ INSERT INTO {schema}periodic_ticks (name, tick)
 SELECT key, value FROM json_each(?1) WHERE true
 ON CONFLICT (name) DO UPDATE SET tick = max(tick, excluded.tick);
 
+-- Stored periodic definitions (migration 014). Every statement that
+-- returns definitions returns these columns, the last tick of the name
+-- last: name, schedule, kind, args, queue, priority, max_attempts, tags
+-- (a JSON array), source, paused, created_at, updated_at, tick.
+
+-- name: PeriodicCreate
+-- Nothing when the name is taken, by either source. ?8 tags as a JSON
+-- array, ?9 now.
+INSERT INTO {schema}periodic_jobs (name, schedule, kind, args, queue, priority, max_attempts, tags, source,
+    created_at, updated_at)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'api', ?9, ?9)
+ON CONFLICT (name) DO NOTHING
+RETURNING name, schedule, kind, args, queue, priority, max_attempts, tags, source, paused, created_at, updated_at,
+    (SELECT t.tick FROM {schema}periodic_ticks t WHERE t.name = ?1);
+
+-- name: PeriodicUpdate
+-- Only a definition created through the API: a Go-configured one changes
+-- in its Go config.
+UPDATE {schema}periodic_jobs
+SET schedule = ?2, kind = ?3, args = ?4, queue = ?5, priority = ?6, max_attempts = ?7, tags = ?8, updated_at = ?9
+WHERE name = ?1 AND source = 'api'
+RETURNING name, schedule, kind, args, queue, priority, max_attempts, tags, source, paused, created_at, updated_at,
+    (SELECT t.tick FROM {schema}periodic_ticks t WHERE t.name = ?1);
+
+-- name: PeriodicRegister
+-- The leader's Go-configured entries, ?1 a JSON array of objects: each
+-- replaces the row of its name (a stored definition of that name
+-- included) but keeps its paused flag. A row that already says the same
+-- is left alone, so that a leader change writes nothing. WHERE true lets
+-- the parser read ON CONFLICT as the upsert clause after a SELECT.
+INSERT INTO {schema}periodic_jobs (name, schedule, kind, args, queue, priority, max_attempts, tags, source,
+    created_at, updated_at)
+SELECT d.value ->> 'name', d.value ->> 'schedule', d.value ->> 'kind', d.value ->> 'args', d.value ->> 'queue',
+    d.value ->> 'priority', d.value ->> 'max_attempts', d.value ->> 'tags', 'config', ?2, ?2
+FROM json_each(?1) d WHERE true
+ON CONFLICT (name) DO UPDATE SET schedule = excluded.schedule, kind = excluded.kind, args = excluded.args,
+    queue = excluded.queue, priority = excluded.priority, max_attempts = excluded.max_attempts, tags = excluded.tags,
+    source = 'config', updated_at = excluded.updated_at
+WHERE (schedule, kind, args, queue, priority, max_attempts, tags, source)
+    IS NOT (excluded.schedule, excluded.kind, excluded.args, excluded.queue, excluded.priority,
+        excluded.max_attempts, excluded.tags, 'config');
+
+-- name: PeriodicList
+SELECT p.name, p.schedule, p.kind, p.args, p.queue, p.priority, p.max_attempts, p.tags, p.source, p.paused,
+    p.created_at, p.updated_at, t.tick
+FROM {schema}periodic_jobs p LEFT JOIN {schema}periodic_ticks t ON t.name = p.name
+ORDER BY p.name;
+
+-- name: PeriodicSetPaused
+UPDATE {schema}periodic_jobs SET paused = ?2, updated_at = ?3
+WHERE name = ?1
+RETURNING name, schedule, kind, args, queue, priority, max_attempts, tags, source, paused, created_at, updated_at,
+    (SELECT t.tick FROM {schema}periodic_ticks t WHERE t.name = ?1);
+
+-- name: PeriodicDelete
+DELETE FROM {schema}periodic_jobs WHERE name = ?1;
+
 -- Topics (docs/design/topics.md, migration 013). Positions are (xid, id);
 -- xid is always 0 here: one writer at a time, and ids are taken inside the
 -- write transaction, so id order is commit order and every committed

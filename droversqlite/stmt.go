@@ -81,6 +81,41 @@ func (s *stmt[P]) prep(ctx context.Context, e *executor, tx *sql.Tx) (*sql.Stmt,
 // Parameters of the statements that take more than one. Field order is
 // ?N order.
 
+// periodicCols are the columns of a stored periodic definition
+// (scanPeriodic).
+const periodicCols = 13
+
+// periodicParams are PeriodicCreate's and PeriodicUpdate's: Args and Tags
+// JSON text, Now micros.
+type periodicParams struct {
+	Name        string
+	Schedule    string
+	Kind        string
+	Args        string
+	Queue       string
+	Priority    int64
+	MaxAttempts int64
+	Tags        string
+	Now         int64
+}
+
+func periodicArgs(p *periodicParams) []any {
+	return []any{p.Name, p.Schedule, p.Kind, p.Args, p.Queue, p.Priority, p.MaxAttempts, p.Tags, p.Now}
+}
+
+// periodicRegisterParams are PeriodicRegister's: the definitions as a JSON
+// array of objects (registeredJSON), and now in micros.
+type periodicRegisterParams struct {
+	Defs string
+	Now  int64
+}
+
+type periodicPausedParams struct {
+	Name   string
+	Paused bool
+	Now    int64
+}
+
 // insertRow is one job of JobInsertRow (appendInsertArgs).
 type insertRow struct {
 	Job droverdriver.InsertParams
@@ -380,6 +415,14 @@ var (
 	// Periodic jobs (periodic.go).
 	periodicTicks       = def(stmt[string]{name: "PeriodicTicks", cols: 2, args: oneArg[string]})
 	periodicTicksRecord = def(stmt[string]{name: "PeriodicTicksRecord", args: oneArg[string]})
+	periodicCreate      = def(stmt[periodicParams]{name: "PeriodicCreate", cols: periodicCols, args: periodicArgs})
+	periodicUpdate      = def(stmt[periodicParams]{name: "PeriodicUpdate", cols: periodicCols, args: periodicArgs})
+	periodicRegister    = def(stmt[periodicRegisterParams]{name: "PeriodicRegister",
+		args: func(p *periodicRegisterParams) []any { return []any{p.Defs, p.Now} }})
+	periodicList      = def(stmt[struct{}]{name: "PeriodicList", cols: periodicCols, args: noArgs})
+	periodicSetPaused = def(stmt[periodicPausedParams]{name: "PeriodicSetPaused", cols: periodicCols,
+		args: func(p *periodicPausedParams) []any { return []any{p.Name, p.Paused, p.Now} }})
+	periodicDelete = def(stmt[string]{name: "PeriodicDelete", args: oneArg[string]})
 )
 
 func batchAtArgs(p *batchAt) []any { return []any{p.Batch, p.Now} }

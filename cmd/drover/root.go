@@ -175,6 +175,7 @@ SQLite. With none, the embedded store ./drover.db is created and migrated on fir
 		c.jobsCommand(),
 		c.queuesCommand(),
 		c.batchCommand(),
+		c.periodicCommand(),
 		c.serveCommand(),
 		c.versionCommand(),
 		benchCmd,

@@ -98,6 +98,7 @@ type Client interface {
 	QueueGet(ctx context.Context, name string) (*drover.QueueSettings, error)
 	QueueList(ctx context.Context) ([]*drover.QueueSettings, error)
 	Remote() *drover.Remote
+	PeriodicJobs() *drover.PeriodicJobSet
 }
 
 // Config configures a Server.
@@ -368,7 +369,16 @@ func (s *Server) routes() {
 		"GET /v1/queues/{name}":         {admin, s.getQueue},
 		"POST /v1/queues/{name}/pause":  {admin, s.pauseQueue},
 		"POST /v1/queues/{name}/resume": {admin, s.resumeQueue},
-		"GET /metrics":                  {admin, s.serveMetrics},
+		// order: periodic (cron) jobs (periodic.go).
+		"GET /v1/periodic":                 {reader, s.listPeriodic},
+		"POST /v1/periodic":                {admin, s.createPeriodic},
+		"GET /v1/periodic/{name}":          {reader, s.getPeriodic},
+		"PUT /v1/periodic/{name}":          {admin, s.updatePeriodic},
+		"DELETE /v1/periodic/{name}":       {admin, s.deletePeriodic},
+		"POST /v1/periodic/{name}/pause":   {admin, s.pausePeriodic},
+		"POST /v1/periodic/{name}/resume":  {admin, s.resumePeriodic},
+		"POST /v1/periodic/{name}/trigger": {admin, s.triggerPeriodic},
+		"GET /metrics":                     {admin, s.serveMetrics},
 	} {
 		s.mux.Handle(pattern, s.endpoint(pattern, rt))
 	}
@@ -526,8 +536,12 @@ func (s *Server) classify(w http.ResponseWriter, r *http.Request, err error) (in
 		return http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is over the limit of %d bytes", mbe.Limit)
 	case errors.Is(err, drover.ErrInvalid):
 		return http.StatusBadRequest, strings.Replace(err.Error(), drover.ErrInvalid.Error()+": ", "", 1)
-	case errors.Is(err, drover.ErrNotFound):
+	case errors.Is(err, drover.ErrNotFound), errors.Is(err, drover.ErrPeriodicNotFound):
 		return http.StatusNotFound, err.Error()
+	case errors.Is(err, drover.ErrPeriodicExists), errors.Is(err, drover.ErrPeriodicConfigured):
+		return http.StatusConflict, err.Error()
+	case errors.Is(err, droverdriver.ErrPeriodicUnsupported):
+		return http.StatusNotImplemented, err.Error()
 	case errors.Is(err, drover.ErrUniqueConflict), errors.Is(err, drover.ErrNotRetryable):
 		return http.StatusConflict, err.Error()
 	case errors.Is(err, drover.ErrSchemaMissing):

@@ -183,3 +183,35 @@ def test_args_that_are_not_an_object_are_refused_by_name(client: drover.Client, 
     with pytest.raises(drover.ValidationError, match=r"jobs\[1\]\.args: must be a JSON object, got an array"):
         client.insert_many([drover.JobSpec("k", {}, queue=queue), drover.JobSpec("k", [1, 2], queue=queue)])
     assert states(client, queue) == {}
+
+
+def test_periodic_jobs(client: drover.Client, queue: str) -> None:
+    # A definition of its own per run: the server is shared by the session.
+    name = f"tick-{queue}"
+    created = client.create_periodic(name, "@every 1s", "tick", {"n": 1}, queue=queue, tags=["cron"])
+    assert created.name == name and created.source == "api" and not created.paused
+    assert created.next_run_at is not None and created.last_run_at is None
+    with pytest.raises(drover.ConflictError):
+        client.create_periodic(name, "@hourly", "tick")
+    assert name in [p.name for p in client.list_periodic()]
+
+    # The server's leader inserts its jobs at each tick.
+    wait_for(lambda: len(client.list_jobs(queue=queue, kind="tick").jobs) >= 2, what="two ticks")
+    job = client.list_jobs(queue=queue, kind="tick").jobs[0]
+    assert job.args == {"n": 1} and job.tags == ["cron"] and job.metadata["periodic"] == name
+
+    paused = client.pause_periodic(name)
+    assert paused.paused and paused.next_run_at is None
+    triggered = client.trigger_periodic(name)
+    assert triggered.kind == "tick" and triggered.queue == queue and triggered.metadata["triggered"] is True
+    assert client.get_periodic(name).last_run_at is not None
+
+    updated = client.update_periodic(name, "@daily", "tick", {"n": 2}, queue=queue)
+    assert updated.schedule == "@daily" and updated.args == {"n": 2} and updated.paused
+    assert not client.resume_periodic(name).paused
+    client.delete_periodic(name)
+    with pytest.raises(drover.NotFoundError):
+        client.get_periodic(name)
+    with pytest.raises(drover.ValidationError) as e:
+        client.create_periodic(name, "61 * * * *", "tick")
+    assert "schedule" in e.value.message

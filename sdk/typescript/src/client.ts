@@ -9,6 +9,8 @@ import {
   type JobResult,
   type JobSpec,
   type JobState,
+  type PeriodicJob,
+  type PeriodicOptions,
   type ResultPage,
 } from "./types.js";
 
@@ -165,6 +167,76 @@ export class Client {
   async discard(id: number): Promise<Job> {
     return this.#t.request<Job>("POST", `/v1/jobs/${positive(id)}/discard`);
   }
+
+  // Periodic (cron) jobs: reads need enqueue or admin, changes admin.
+
+  /** Every periodic job, stored or Go-configured, by name, with its next and last run. */
+  async listPeriodic(): Promise<PeriodicJob[]> {
+    const out = await this.#t.request<{ periodic_jobs: PeriodicJob[] }>("GET", "/v1/periodic");
+    return out.periodic_jobs;
+  }
+
+  async getPeriodic(name: string): Promise<PeriodicJob> {
+    return this.#t.request<PeriodicJob>("GET", periodicPath(name));
+  }
+
+  /**
+   * Stores a periodic job: at each tick of `schedule` (a cron expression
+   * such as "0 6 * * *", or "@every 1h") the server's leader inserts a
+   * job of `kind` with `args`. Throws ConflictError when the name is taken.
+   */
+  async createPeriodic<A = unknown>(
+    name: string,
+    schedule: string,
+    kind: string,
+    args?: A,
+    options: PeriodicOptions = {},
+  ): Promise<PeriodicJob> {
+    return this.#t.request<PeriodicJob>("POST", "/v1/periodic", { name, ...periodicBody(schedule, kind, args, options) });
+  }
+
+  /** Replaces a stored periodic job's schedule, job and options, keeping whether it is paused (409 for a Go-configured one). */
+  async updatePeriodic<A = unknown>(
+    name: string,
+    schedule: string,
+    kind: string,
+    args?: A,
+    options: PeriodicOptions = {},
+  ): Promise<PeriodicJob> {
+    return this.#t.request<PeriodicJob>("PUT", periodicPath(name), periodicBody(schedule, kind, args, options));
+  }
+
+  async deletePeriodic(name: string): Promise<void> {
+    await this.#t.request<void>("DELETE", periodicPath(name));
+  }
+
+  /** Stops a periodic job from inserting jobs until resumed. */
+  async pausePeriodic(name: string): Promise<PeriodicJob> {
+    return this.#t.request<PeriodicJob>("POST", periodicPath(name) + "/pause");
+  }
+
+  /** Lets a paused periodic job insert again from its next tick. */
+  async resumePeriodic(name: string): Promise<PeriodicJob> {
+    return this.#t.request<PeriodicJob>("POST", periodicPath(name) + "/resume");
+  }
+
+  /** Inserts one job of a periodic job now, outside its schedule, and returns it. */
+  async triggerPeriodic(name: string): Promise<Job> {
+    return this.#t.request<Job>("POST", periodicPath(name) + "/trigger");
+  }
+}
+
+function periodicPath(name: string): string {
+  return "/v1/periodic/" + encodeURIComponent(name);
+}
+
+function periodicBody(schedule: string, kind: string, args: unknown, o: PeriodicOptions): Record<string, unknown> {
+  const body: Record<string, unknown> = { schedule, kind, args: args ?? {} };
+  if (o.queue) body["queue"] = o.queue;
+  if (o.priority) body["priority"] = o.priority;
+  if (o.maxAttempts) body["max_attempts"] = o.maxAttempts;
+  if (o.tags && o.tags.length > 0) body["tags"] = o.tags;
+  return body;
 }
 
 /** A step of a {@link Workflow}. */

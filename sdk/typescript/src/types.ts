@@ -41,6 +41,24 @@ export type AttemptResult = Schemas["AttemptResult"];
 /** An attempt named in a heartbeat. */
 export type AttemptRef = Schemas["AttemptRef"];
 
+/**
+ * A periodic (cron) job as the server lists it: stored through the API
+ * (`source` "api") or a Go entry of `Config.PeriodicJobs` that its leader
+ * registered (`source` "config"). `next_run_at` is null while paused,
+ * `last_run_at` before the first run. `A` types `args`.
+ */
+export type PeriodicJob<A = Record<string, unknown>> = Omit<Schemas["PeriodicJob"], "args"> & { args: A };
+
+/** The options of the jobs a periodic job inserts (the fields of `PeriodicDefinition` besides name, schedule, kind and args). */
+export interface PeriodicOptions {
+  queue?: string;
+  /** Lower runs first. */
+  priority?: number;
+  /** 0 or absent: the inserting client's default (25). */
+  maxAttempts?: number;
+  tags?: string[];
+}
+
 /** Insert options of a job (the fields of `EnqueueJob` besides kind and args). */
 export interface InsertOptions {
   queue?: string;

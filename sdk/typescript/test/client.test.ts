@@ -8,7 +8,7 @@ import {
   ValidationError,
   type Client,
 } from "../src/index.js";
-import { Server, backends, newQueue } from "./helpers.js";
+import { Server, backends, newQueue, waitFor } from "./helpers.js";
 
 for (const backend of backends()) {
   describe(`client (${backend})`, () => {
@@ -124,6 +124,42 @@ for (const backend of backends()) {
       const page = await client.batchResults(b.id);
       assert.deepEqual(page.results, []);
       assert.equal(page.nextAfter, null);
+    });
+
+    test("periodic jobs: create, tick under the server's leader, pause, trigger, update, delete", async () => {
+      const queue = newQueue();
+      // A name of its own: the server is shared by the file's tests.
+      const name = `tick-${queue}`;
+      const created = await client.createPeriodic(name, "@every 1s", "tick", { n: 1 }, { queue, tags: ["cron"] });
+      assert.equal(created.source, "api");
+      assert.equal(created.paused, false);
+      assert.ok(created.next_run_at);
+      assert.equal(created.last_run_at, null);
+      await assert.rejects(client.createPeriodic(name, "@hourly", "tick"), (e: unknown) => e instanceof ConflictError);
+      assert.ok((await client.listPeriodic()).some((p) => p.name === name));
+
+      await waitFor(async () => (await client.listJobs({ queue, kind: "tick" })).jobs.length >= 2, "two ticks");
+      const [job] = (await client.listJobs({ queue, kind: "tick" })).jobs;
+      assert.deepEqual(job?.args, { n: 1 });
+      assert.equal(job?.metadata?.["periodic"], name);
+
+      const paused = await client.pausePeriodic(name);
+      assert.equal(paused.paused, true);
+      assert.equal(paused.next_run_at, null);
+      const triggered = await client.triggerPeriodic(name);
+      assert.equal(triggered.kind, "tick");
+      assert.equal(triggered.metadata?.["triggered"], true);
+      assert.ok((await client.getPeriodic(name)).last_run_at);
+
+      const updated = await client.updatePeriodic(name, "@daily", "tick", { n: 2 }, { queue });
+      assert.equal(updated.schedule, "@daily");
+      assert.deepEqual(updated.args, { n: 2 });
+      assert.equal(updated.paused, true);
+      assert.equal((await client.resumePeriodic(name)).paused, false);
+      await client.deletePeriodic(name);
+      await assert.rejects(client.getPeriodic(name), (e: unknown) => e instanceof NotFoundError);
+      await assert.rejects(client.createPeriodic(name, "61 * * * *", "tick"),
+        (e: unknown) => e instanceof ValidationError && e.message.includes("schedule"));
     });
   });
 }

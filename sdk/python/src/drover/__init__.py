@@ -38,6 +38,7 @@ from .models import (
     JobResult,
     JobSpec,
     JobState,
+    PeriodicJob,
     ResultPage,
 )
 from .worker import Cancel, JobContext, Retry, Snooze, Worker
@@ -62,6 +63,7 @@ __all__ = [
     "JobState",
     "NotFoundError",
     "PayloadTooLargeError",
+    "PeriodicJob",
     "RateLimitedError",
     "ResultPage",
     "Retry",

@@ -3,6 +3,7 @@ and discard them."""
 
 from __future__ import annotations
 
+import urllib.parse
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -16,7 +17,9 @@ from .models import (
     JobPage,
     JobResult,
     JobSpec,
+    PeriodicJob,
     ResultPage,
+    encode_args,
 )
 
 __all__ = ["Client", "Step", "Workflow"]
@@ -210,6 +213,91 @@ class Client:
 
     def discard(self, job_id: int) -> Job:
         return Job.from_json(self._t.request("POST", f"/v1/jobs/{int(job_id)}/discard"))
+
+    # Periodic (cron) jobs: reads need enqueue or admin, changes admin.
+
+    def list_periodic(self) -> list[PeriodicJob]:
+        """Returns every periodic job, stored or Go-configured, by name, with
+        its next and last run."""
+        out = self._t.request("GET", "/v1/periodic")
+        return [PeriodicJob.from_json(p) for p in out["periodic_jobs"]]
+
+    def get_periodic(self, name: str) -> PeriodicJob:
+        return PeriodicJob.from_json(self._t.request("GET", _periodic_path(name)))
+
+    def create_periodic(
+        self,
+        name: str,
+        schedule: str,
+        kind: str,
+        args: Any = None,
+        *,
+        queue: str | None = None,
+        priority: int = 0,
+        max_attempts: int = 0,
+        tags: Sequence[str] = (),
+    ) -> PeriodicJob:
+        """Stores a periodic job: at each tick of ``schedule`` (a cron
+        expression such as ``"*/5 * * * *"`` or ``"@every 1h"``) the server's
+        leader inserts a job of ``kind`` with ``args``. Raises
+        :class:`drover.ConflictError` when the name is taken."""
+        body = _periodic_body(schedule, kind, args, queue=queue, priority=priority, max_attempts=max_attempts,
+                              tags=tags)
+        body["name"] = name
+        return PeriodicJob.from_json(self._t.request("POST", "/v1/periodic", body, idempotent=False))
+
+    def update_periodic(
+        self,
+        name: str,
+        schedule: str,
+        kind: str,
+        args: Any = None,
+        *,
+        queue: str | None = None,
+        priority: int = 0,
+        max_attempts: int = 0,
+        tags: Sequence[str] = (),
+    ) -> PeriodicJob:
+        """Replaces the schedule, job and options of a stored periodic job,
+        keeping whether it is paused. A Go-configured one raises
+        :class:`drover.ConflictError`."""
+        body = _periodic_body(schedule, kind, args, queue=queue, priority=priority, max_attempts=max_attempts,
+                              tags=tags)
+        return PeriodicJob.from_json(self._t.request("PUT", _periodic_path(name), body))
+
+    def delete_periodic(self, name: str) -> None:
+        self._t.request("DELETE", _periodic_path(name))
+
+    def pause_periodic(self, name: str) -> PeriodicJob:
+        """Stops a periodic job from inserting jobs until resumed."""
+        return PeriodicJob.from_json(self._t.request("POST", _periodic_path(name) + "/pause"))
+
+    def resume_periodic(self, name: str) -> PeriodicJob:
+        """Lets a paused periodic job insert again from its next tick."""
+        return PeriodicJob.from_json(self._t.request("POST", _periodic_path(name) + "/resume"))
+
+    def trigger_periodic(self, name: str) -> Job:
+        """Inserts one job of a periodic job now, outside its schedule, and
+        returns it."""
+        return Job.from_json(self._t.request("POST", _periodic_path(name) + "/trigger", idempotent=False))
+
+
+def _periodic_path(name: str) -> str:
+    return "/v1/periodic/" + urllib.parse.quote(name, safe="")
+
+
+def _periodic_body(schedule: str, kind: str, args: Any, *, queue: str | None, priority: int, max_attempts: int,
+                   tags: Sequence[str]) -> dict[str, Any]:
+    body: dict[str, Any] = {"schedule": schedule, "kind": kind, "args": encode_args(args) if args is not None else {}}
+    if queue:
+        body["queue"] = queue
+    if priority:
+        body["priority"] = priority
+    if max_attempts:
+        body["max_attempts"] = max_attempts
+    if tags:
+        body["tags"] = list(tags)
+    return body
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ __all__ = [
     "JobResult",
     "JobSpec",
     "JobState",
+    "PeriodicJob",
     "ResultPage",
     "encode_args",
     "parse_time",
@@ -274,3 +275,51 @@ class JobSpec:
                 v = list(v)
             out[f.name] = v
         return out
+
+
+@dataclass(frozen=True)
+class PeriodicJob:
+    """A periodic (cron) job as the server lists it: stored through the API
+    (``source == "api"``) or a Go entry of ``Config.PeriodicJobs`` that its
+    leader registered (``source == "config"``; its kind, args and options
+    are those its constructor returned then)."""
+
+    name: str
+    schedule: str
+    kind: str
+    args: dict[str, Any] = field(default_factory=dict)
+    queue: str = "default"
+    priority: int = 0
+    #: 0: the inserting client's default.
+    max_attempts: int = 0
+    tags: list[str] = field(default_factory=list)
+    source: str = "api"
+    #: A paused periodic job inserts nothing until resumed.
+    paused: bool = False
+    #: The schedule's next tick; None while paused.
+    next_run_at: datetime | None = None
+    #: The tick of the last job inserted for it; None before the first.
+    last_run_at: datetime | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> PeriodicJob:
+        return cls(
+            name=str(d["name"]),
+            schedule=str(d.get("schedule", "")),
+            kind=str(d.get("kind", "")),
+            args=dict(d.get("args") or {}),
+            queue=str(d.get("queue") or "default"),
+            priority=int(d.get("priority") or 0),
+            max_attempts=int(d.get("max_attempts") or 0),
+            tags=list(d.get("tags") or []),
+            source=str(d.get("source", "")),
+            paused=bool(d.get("paused")),
+            next_run_at=parse_time(d.get("next_run_at")),
+            last_run_at=parse_time(d.get("last_run_at")),
+            created_at=parse_time(d.get("created_at")),
+            updated_at=parse_time(d.get("updated_at")),
+            raw=d,
+        )
