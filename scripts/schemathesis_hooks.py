@@ -34,7 +34,7 @@ MAX_WAIT_MS = 1000
 def _jobs(body):
     if not isinstance(body, dict):
         return []
-    jobs = body.get("jobs")
+    jobs = body.get("jobs", body.get("steps"))
     out = list(jobs) if isinstance(jobs, list) else []
     if isinstance(body.get("callback"), dict):
         out.append(body["callback"])
@@ -77,7 +77,7 @@ def _snooze_ok(result):
 @schemathesis.hook
 def filter_body(ctx, body):
     path = ctx.operation.path if ctx.operation is not None else ""
-    if path in ("/v1/jobs", "/v1/batches"):
+    if path in ("/v1/jobs", "/v1/batches", "/v1/workflows"):
         for job in _jobs(body):
             if not _storable(job.get("args")) or not _storable(job.get("metadata")):
                 return False

@@ -796,7 +796,7 @@ export interface components {
             unique_by_queue?: boolean;
             /** @description With unique_key: the states in which a job holds its key. Absent: the unfinished states, so the key is free once the job finishes. Must list every unfinished state (pending, blocked, scheduled, available, retryable, running); adding completed, cancelled or discarded keeps the key held by a job that ended so until it is pruned (see docs/unique-and-cron.md). */
             unique_states?: ("pending" | "blocked" | "scheduled" | "available" | "retryable" | "running" | "completed" | "cancelled" | "discarded")[];
-            /** @description The step's name for the after lists of other steps of the same request; unique within the request. Echoed with the step's id in refs. */
+            /** @description The step's name for the after lists of other steps of the same request; unique within the request. Echoed with the step's id in refs. An empty ref is the same as none. */
             ref?: string;
             /** @description Refs of steps of the same request this one waits for: it stays pending until all of them completed (and depends_on's stored jobs too). A cycle is refused with 400. */
             after?: string[];
