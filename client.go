@@ -234,7 +234,10 @@ type Client[TTx any] struct {
 	prodWG    sync.WaitGroup
 	bgWG      sync.WaitGroup
 	metrics   *clientMetrics
-	periodic  []periodicEntry
+	// jobMetrics counts the attempts this client ran by queue and kind
+	// (metrics.go).
+	jobMetrics jobMetricsTable
+	periodic   []periodicEntry
 	// limited is set when a queue has cluster-wide limits (limits.go).
 	limited bool
 	// remote serves remote workers (remote.go).
@@ -311,7 +314,7 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 	for name, q := range cfg.Queues {
 		c.producers[name] = producer.New(c.driver, c.tracker, c.completer.Submit, c.runJob, producer.Config{
 			Queue: name, MaxWorkers: q.MaxWorkers, ClaimMax: q.ClaimMax, Owner: cfg.ID, Limit: q.limit(),
-			Lease: cfg.LeaseDuration, PollInterval: cfg.PollInterval, Logger: log,
+			Lease: cfg.LeaseDuration, PollInterval: cfg.PollInterval, Logger: log, OnRan: c.observeRun,
 		})
 	}
 

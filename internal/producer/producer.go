@@ -64,6 +64,10 @@ type Config struct {
 	// arrives.
 	PollInterval time.Duration
 	Logger       *slog.Logger
+	// OnRan, when set, is told of every attempt the producer ran, with its
+	// result and run time, before the result goes to the completer: the
+	// client's metrics count them (attempts released unrun are not told).
+	OnRan func(row *droverdriver.JobRow, res *droverdriver.Result, took time.Duration)
 }
 
 // Runner runs one claimed attempt under ctx and returns its result. ctx is
@@ -263,6 +267,9 @@ func (p *Producer) runOne(ctx context.Context, row *droverdriver.JobRow) {
 		res = p.run(jc, row)
 		jc.Release()
 		took := int64(time.Since(start))
+		if p.cfg.OnRan != nil {
+			p.cfg.OnRan(row, &res, time.Duration(took))
+		}
 		p.runNanos.Add(took)
 		p.ran.Add(1)
 		// Concurrent updates may drop one another's samples; an estimate
