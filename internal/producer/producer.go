@@ -14,6 +14,7 @@ import (
 
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/internal/lease"
+	"github.com/droverhq/drover/internal/outage"
 )
 
 // ClaimMaxDefault caps one claim statement. Past a few hundred rows the
@@ -305,6 +306,7 @@ func (p *Producer) fetchLoop(ctx context.Context) {
 	// claim one batch at a time, which keeps strict priority order.
 	maxInFlight := int(max(1, min(maxClaimsInFlight, int64(p.cfg.MaxWorkers+p.prefetch)/(2*claimMax))))
 	results := make(chan claimResult, maxInFlight)
+	failures := &outage.Reporter{Logger: p.cfg.Logger, What: "claiming jobs", Attrs: []any{"queue", p.cfg.Queue}}
 	inFlight := 0
 	poll := time.NewTimer(p.cfg.PollInterval)
 	defer poll.Stop()
@@ -357,12 +359,13 @@ func (p *Producer) fetchLoop(ctx context.Context) {
 			p.inflight.Add(int64(r.got - r.asked))
 			if r.err != nil {
 				if ctx.Err() == nil {
-					p.cfg.Logger.Error("claiming jobs failed; backing off", "queue", p.cfg.Queue, "backoff", backoff, "error", r.err)
+					failures.Failed(r.err)
 				}
 				retry = time.After(backoff)
 				backoff = min(backoff*2, 5*time.Second)
 				continue
 			}
+			failures.OK()
 			backoff = 100 * time.Millisecond
 			// A short claim means the queue is drained for now: wait for
 			// a notification or the poll instead of asking again.
