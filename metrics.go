@@ -73,8 +73,9 @@ func (h *histogram) snapshot() Histogram {
 
 // JobMetrics are the cumulative figures of the attempts one client ran for
 // one queue and kind: what its handlers returned, how long they ran, and
-// how long each job waited to be claimed. Attempts of kinds the client has
-// no worker for are counted under the kind UnknownKindLabel.
+// how long each job waited to be claimed. The pairs are bounded by the
+// client's queues and the kinds it has workers for, the only kinds it
+// claims.
 type JobMetrics struct {
 	Queue, Kind string
 	// Completed, Failed (retried or discarded) and Cancelled count
@@ -89,11 +90,6 @@ type JobMetrics struct {
 	Pickup Histogram
 }
 
-// UnknownKindLabel is the kind JobMetrics count attempts of kinds the
-// client has no worker for under, so that a stream of unexpected kinds
-// cannot grow the metrics without bound.
-const UnknownKindLabel = "unknown"
-
 // jobMetrics holds the counters of one queue and kind.
 type jobMetrics struct {
 	completed, failed, cancelled atomic.Int64
@@ -103,9 +99,8 @@ type jobMetrics struct {
 // queueKind keys jobMetrics.
 type queueKind struct{ queue, kind string }
 
-// jobMetricsTable holds the jobMetrics of the pairs a client ran. The
-// pairs are bounded by the client's queues and registered kinds, and after
-// the first attempt of each a lookup takes no lock.
+// jobMetricsTable holds the jobMetrics of the pairs a client ran. After
+// the first attempt of each pair a lookup takes no lock.
 type jobMetricsTable struct{ m sync.Map }
 
 func (t *jobMetricsTable) get(queue, kind string) *jobMetrics {
@@ -119,11 +114,7 @@ func (t *jobMetricsTable) get(queue, kind string) *jobMetrics {
 
 // observeRun counts one attempt a producer ran: took is its run time.
 func (c *Client[TTx]) observeRun(row *droverdriver.JobRow, res *droverdriver.Result, took time.Duration) {
-	kind := row.Kind
-	if !c.config.Workers.has(kind) {
-		kind = UnknownKindLabel
-	}
-	m := c.jobMetrics.get(row.Queue, kind)
+	m := c.jobMetrics.get(row.Queue, row.Kind)
 	switch res.Outcome {
 	case droverdriver.OutcomeCompleted:
 		m.completed.Add(1)

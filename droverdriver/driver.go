@@ -324,6 +324,12 @@ type ClaimParams struct {
 	// takes no more jobs than they leave room for, and marks the rows it
 	// claims so that later claims count them while they run.
 	Limit *QueueLimit
+	// Kinds, when not nil, claims only jobs of these kinds: a client
+	// passes the kinds it has workers for, so that jobs of other kinds
+	// wait in the queue for a process that can run them instead of
+	// spending attempts on one that cannot. Nil claims every kind (remote
+	// workers that did not say); an empty list claims nothing.
+	Kinds []string
 }
 
 // ClaimPosition is a row's place in the claim order (priority, run_at,

@@ -127,6 +127,16 @@ type claimAfterParams struct {
 	ID       int64
 }
 
+type claimKindsParams struct {
+	claimParams
+	Kinds []string
+}
+
+type claimKindsAfterParams struct {
+	claimAfterParams
+	Kinds []string
+}
+
 type queueLimitTakeParams struct {
 	Queue      string
 	MaxRunning int
@@ -291,6 +301,15 @@ var (
 	// (droverdriver.WithClaimAfter).
 	jobClaimAfter = def(stmt[claimAfterParams]{name: "JobClaimAfter", cols: 19, replan: true,
 		args: func(p *claimAfterParams) []any { return append(p.claimParams.args(), p.Priority, p.RunAt, p.ID) }})
+	// jobClaimKinds and jobClaimKindsAfter are JobClaim and
+	// JobClaimAfter for the kinds the claimer can run
+	// (droverdriver.WithClaimKinds, ClaimParams.Kinds).
+	jobClaimKinds = def(stmt[claimKindsParams]{name: "JobClaimKinds", cols: 19, replan: true,
+		args: func(p *claimKindsParams) []any { return append(p.claimParams.args(), p.Kinds) }})
+	jobClaimKindsAfter = def(stmt[claimKindsAfterParams]{name: "JobClaimKindsAfter", cols: 19, replan: true,
+		args: func(p *claimKindsAfterParams) []any {
+			return append(p.claimParams.args(), p.Priority, p.RunAt, p.ID, p.Kinds)
+		}})
 	queueLimitTake = def(stmt[queueLimitTakeParams]{name: "QueueLimitTake",
 		args: func(p *queueLimitTakeParams) []any { return []any{p.Queue, p.MaxRunning, p.Rate, p.PeriodMS} }})
 	queueLimitRoom = def(stmt[queueCount]{name: "QueueLimitRoom", cols: 1,

@@ -93,9 +93,10 @@ func (b *testBundle) gather(t *testing.T) map[string]float64 {
 	return out
 }
 
-// TestCollector runs jobs that complete, fail and have no worker in a Go
-// client and checks that each reaches the metrics under its queue and
-// kind, with run and pickup latencies counted per attempt.
+// TestCollector runs jobs that complete and fail in a Go client and checks
+// that each reaches the metrics under its queue and kind, with run and
+// pickup latencies counted per attempt; a job of a kind the client has no
+// worker for is not claimed, so it has no series.
 func TestCollector(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -123,34 +124,34 @@ func TestCollector(t *testing.T) {
 		defer cancel()
 		_ = b.client.Stop(sctx)
 	})
-	waitfor.Cond(t, "five attempts ran", func() bool {
+	waitfor.Cond(t, "four attempts ran", func() bool {
 		var n int64
 		for _, m := range b.client.JobMetrics() {
 			n += m.Completed + m.Failed
 		}
-		return n == int64(len(params))
+		return n == 4
 	})
 
 	got := b.gather(t)
 	want := map[string]float64{
-		"drover_jobs_completed_total{kind=ok,queue=default}":      3,
-		"drover_jobs_failed_total{kind=ok,queue=default}":         0,
-		"drover_jobs_failed_total{kind=bad,queue=default}":        1,
-		"drover_jobs_failed_total{kind=unknown,queue=default}":    1,
-		"drover_jobs_cancelled_total{kind=bad,queue=default}":     0,
-		"drover_job_run_seconds{kind=ok,queue=default}":           3,
-		"drover_job_run_seconds{kind=bad,queue=default}":          1,
-		"drover_job_pickup_latency_seconds{queue=default}":        5,
-		"drover_claimed_jobs_total{}":                             5,
-		"drover_lease_rescues_total{}":                            0,
-		"drover_jobs_completed_total{kind=unknown,queue=default}": 0,
+		"drover_jobs_completed_total{kind=ok,queue=default}":  3,
+		"drover_jobs_failed_total{kind=ok,queue=default}":     0,
+		"drover_jobs_failed_total{kind=bad,queue=default}":    1,
+		"drover_jobs_cancelled_total{kind=bad,queue=default}": 0,
+		"drover_job_run_seconds{kind=ok,queue=default}":       3,
+		"drover_job_run_seconds{kind=bad,queue=default}":      1,
+		"drover_job_pickup_latency_seconds{queue=default}":    4,
+		"drover_claimed_jobs_total{}":                         4,
+		"drover_lease_rescues_total{}":                        0,
 	}
 	for k, v := range want {
 		if got[k] != v {
 			t.Errorf("%s = %v, want %v", k, got[k], v)
 		}
 	}
-	if _, ok := got["drover_jobs_completed_total{kind=ghost,queue=default}"]; ok {
-		t.Errorf("a kind without a worker has series of its own: %v", got)
+	for k := range got {
+		if strings.Contains(k, "ghost") {
+			t.Errorf("a kind without a worker has a series: %s", k)
+		}
 	}
 }

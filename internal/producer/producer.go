@@ -65,6 +65,9 @@ type Config struct {
 	// arrives.
 	PollInterval time.Duration
 	Logger       *slog.Logger
+	// Kinds, when not nil, are the kinds the runner has workers for: the
+	// producer claims only those (ClaimParams.Kinds).
+	Kinds []string
 	// OnRan, when set, is told of every attempt the producer ran, with its
 	// result and run time, before the result goes to the completer: the
 	// client's metrics count them (attempts released unrun are not told).
@@ -402,7 +405,7 @@ func (p *Producer) claim(ctx context.Context, n int) (int, error) {
 	start := time.Now()
 	after := p.position.after(start)
 	params := droverdriver.ClaimParams{Queue: p.cfg.Queue, Max: n, Owner: p.cfg.Owner, Lease: p.cfg.Lease,
-		After: after, Limit: p.cfg.Limit}
+		After: after, Limit: p.cfg.Limit, Kinds: p.cfg.Kinds}
 	rows, err := p.exec.JobClaim(ctx, params)
 	if err != nil {
 		return 0, err
