@@ -70,6 +70,7 @@ var funcs = template.FuncMap{
 		}
 		return b.String()
 	},
+	"can": jobCan,
 	"lastError": func(j *drover.JobRow) string {
 		if len(j.Errors) == 0 {
 			return "-"
@@ -127,9 +128,9 @@ func (s *Server) htmlRoutes() map[string]func(w http.ResponseWriter, r *http.Req
 		"GET /ui/jobs/{id}":          s.jobPage,
 		"GET /ui/batches/find":       findByID("batch", "/ui/batches"),
 		"GET /ui/batches/{id}":       s.batchPage,
-		"POST /ui/jobs/{id}/retry":   s.jobAction(s.cfg.Client.JobRetry, "retried"),
-		"POST /ui/jobs/{id}/cancel":  s.jobAction(s.cfg.Client.JobCancel, "cancel requested"),
-		"POST /ui/jobs/{id}/discard": s.jobAction(s.cfg.Client.JobDiscard, "discarded if it was waiting"),
+		"POST /ui/jobs/{id}/retry":   s.jobAction(s.cfg.Client.JobRetry, "retry"),
+		"POST /ui/jobs/{id}/cancel":  s.jobAction(s.cfg.Client.JobCancel, "cancel"),
+		"POST /ui/jobs/{id}/discard": s.jobAction(s.cfg.Client.JobDiscard, "discard"),
 		"POST /ui/bulk":              s.bulk,
 		"GET /ui/history.json":       s.historyJSON,
 	}
@@ -368,7 +369,7 @@ func (s *Server) jobsPage(w http.ResponseWriter, r *http.Request) error {
 		States []string
 		Jobs   []*drover.JobRow
 		Next   string
-	}{page{Title: "Jobs", Flash: q.Get("flash")}, f, jobStates, jobs, next})
+	}{page{Title: "Jobs", Flash: bulkFlash(q)}, f, jobStates, jobs, next})
 }
 
 // findByID redirects the dashboard's "open by id" forms to the page of the
@@ -406,7 +407,7 @@ func (s *Server) jobPage(w http.ResponseWriter, r *http.Request) error {
 		Job     *drover.JobRow
 		Result  *drover.JobResult
 		Parents []drover.JobResult
-	}{page{Title: fmt.Sprintf("Job %d", id), Flash: r.URL.Query().Get("flash")}, job, result, parents})
+	}{page{Title: fmt.Sprintf("Job %d", id), Flash: jobFlash(r.URL.Query().Get("done"), job)}, job, result, parents})
 }
 
 // batchPage shows a batch's progress from its counters, never a count
@@ -439,20 +440,83 @@ func (s *Server) batchPage(w http.ResponseWriter, r *http.Request) error {
 	}{page{Title: fmt.Sprintf("Batch %d", id)}, b, b.Completed + b.Cancelled + b.Discarded, results, next})
 }
 
-func (s *Server) jobAction(call func(context.Context, int64) (*drover.JobRow, error), done string) func(w http.ResponseWriter, r *http.Request) error {
+// jobAction applies action (retry, cancel, discard) to one job and shows
+// the job's page again, whose banner says what was done. The redirect
+// carries the action's name only: the banner's text is the server's, made
+// from the job as stored, never text from the URL, which anyone can put
+// in a link.
+func (s *Server) jobAction(call func(context.Context, int64) (*drover.JobRow, error), action string) func(w http.ResponseWriter, r *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathID(r)
 		if err != nil {
 			return err
 		}
-		job, err := call(r.Context(), id)
-		if err != nil {
+		if _, err := call(r.Context(), id); err != nil {
 			return err
 		}
-		flash := fmt.Sprintf("Job %d %s: now %s.", id, done, job.State)
-		http.Redirect(w, r, fmt.Sprintf("/ui/jobs/%d?flash=%s", id, url.QueryEscape(flash)), http.StatusSeeOther)
+		http.Redirect(w, r, fmt.Sprintf("/ui/jobs/%d?done=%s", id, action), http.StatusSeeOther)
 		return nil
 	}
+}
+
+// jobActionDone is the banner after each action on one job, completed by
+// the job's state as the page reads it.
+var jobActionDone = map[string]string{
+	"retry":   "retried",
+	"cancel":  "cancelled, or its cancel requested if it was running",
+	"discard": "discarded if it was waiting",
+}
+
+// jobFlash is the banner of a job's page after action, or none for an
+// action it does not know.
+func jobFlash(action string, job *drover.JobRow) string {
+	done, ok := jobActionDone[action]
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("Job %d %s: now %s.", job.ID, done, job.State)
+}
+
+// bulkFlash is the banner of the jobs page after a bulk action: the
+// action, by name, and the number of jobs it changed, read as a number.
+func bulkFlash(q url.Values) string {
+	action := q.Get("bulk")
+	if _, ok := jobActionDone[action]; !ok {
+		return ""
+	}
+	n, err := strconv.ParseInt(q.Get("changed"), 10, 64)
+	if err != nil || n < 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s applied to %d jobs.", action, n)
+}
+
+// jobCan reports whether action (retry, cancel, discard) would change job,
+// so that its page offers only the buttons that do something: the store
+// leaves a job as it is otherwise (JobRetry, JobCancel, JobDiscard).
+func jobCan(action string, job *drover.JobRow) bool {
+	switch action {
+	case "retry":
+		switch job.State {
+		case drover.JobStateCompleted, drover.JobStateCancelled, drover.JobStateDiscarded,
+			drover.JobStateScheduled, drover.JobStateRetryable:
+			return true
+		}
+	case "cancel":
+		switch job.State {
+		case drover.JobStatePending, drover.JobStateBlocked, drover.JobStateScheduled,
+			drover.JobStateAvailable, drover.JobStateRetryable:
+			return true
+		case drover.JobStateRunning:
+			return !job.CancelRequested
+		}
+	case "discard":
+		switch job.State {
+		case drover.JobStateScheduled, drover.JobStateAvailable, drover.JobStateRetryable:
+			return true
+		}
+	}
+	return false
 }
 
 // bulk retries, cancels or discards every job matching a filter, on every page, not
@@ -493,7 +557,7 @@ func (s *Server) bulk(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	v := url.Values{"state": {f.State}, "queue": {f.Queue}, "kind": {f.Kind},
-		"flash": {fmt.Sprintf("%s applied to %d jobs.", r.PostFormValue("action"), n)}}
+		"bulk": {r.PostFormValue("action")}, "changed": {strconv.Itoa(n)}}
 	http.Redirect(w, r, "/ui/jobs?"+v.Encode(), http.StatusSeeOther)
 	return nil
 }

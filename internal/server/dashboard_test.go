@@ -48,7 +48,7 @@ func TestBulkActionCoversTheWholeFilter(t *testing.T) {
 		other := b.enqueue(t, map[string]any{"kind": "k", "args": map[string]any{"n": 1}})[0]
 		status, body, h := b.post(t, "/ui/bulk", url.Values{"action": {"cancel"}, "state": {"available"}, "queue": {"bulk"}},
 			map[string]string{"Authorization": "Bearer " + b.tokens[server.ScopeAdmin]})
-		if status != http.StatusSeeOther || !strings.Contains(h.Get("Location"), "1005+jobs") {
+		if status != http.StatusSeeOther || !strings.Contains(h.Get("Location"), "changed=1005") {
 			t.Fatalf("bulk cancel = %d to %q: %s", status, h.Get("Location"), body)
 		}
 		counts, err := b.client.JobCountByState(ctx, "bulk")

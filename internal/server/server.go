@@ -415,6 +415,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.cfg.Logger.Debug("http request", "method", r.Method, "path", r.URL.Path, "status", rec.status,
 			"token", tokName, "took", time.Since(start))
 	}()
+	if pattern == "" && browsing(r) {
+		s.browserNotFound(rec, r)
+		return
+	}
 	if !public[pattern] {
 		tok, err := s.authenticate(r, s.pagePatterns[pattern])
 		if err != nil && s.pagePatterns[pattern] && r.Method == http.MethodGet && r.Header.Get("Authorization") == "" &&
@@ -451,6 +455,33 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 type tokenKey struct{}
+
+// browsing reports whether r is a person's browser opening a page, rather
+// than a program calling the API: a GET for HTML, without a bearer token,
+// outside /v1.
+func browsing(r *http.Request) bool {
+	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && r.Header.Get("Authorization") == "" &&
+		!strings.HasPrefix(r.URL.Path, "/v1/") && strings.Contains(r.Header.Get("Accept"), "text/html")
+}
+
+// browserNotFound answers a browser at a path that is no page. A path that
+// is a dashboard page without its /ui prefix (/jobs, /jobs/7) redirects
+// there; anything else gets the dashboard's own 404 page, or the login
+// form first, so that without a session nothing says which paths exist.
+func (s *Server) browserNotFound(w http.ResponseWriter, r *http.Request) {
+	alt := r.Clone(r.Context())
+	alt.URL.Path, alt.URL.RawPath = "/ui"+r.URL.Path, ""
+	if _, pattern := s.mux.Handler(alt); s.pagePatterns[pattern] {
+		http.Redirect(w, r, alt.URL.RequestURI(), http.StatusSeeOther)
+		return
+	}
+	if _, err := s.authenticate(r, true); err != nil {
+		http.Redirect(w, r, "/login", http.StatusSeeOther)
+		return
+	}
+	_ = render(w, http.StatusNotFound, s.pages.errorPage, page{Title: "Not found",
+		Message: fmt.Sprintf("No page at %s. The dashboard's pages start at / and /ui/jobs.", r.URL.Path)})
+}
 
 // endpoint wraps a handler with its scope check, the body limit and the
 // mapping of errors to statuses.

@@ -347,6 +347,8 @@ export interface components {
             at: string;
             error: string;
             trace?: string;
+            /** @description Set when the attempt was interrupted because its client stopped and the job was given back: it did not count against max_attempts, so the job's attempt went back to the number before it. */
+            released?: boolean;
         };
         Job: {
             /** Format: int64 */
