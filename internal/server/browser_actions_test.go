@@ -214,4 +214,3 @@ func (br *browser) login(t *testing.T, b *bundle) {
 		chromedp.WaitVisible(chromedp.CSS("#queues")),
 	)
 }
-
