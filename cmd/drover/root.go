@@ -428,6 +428,7 @@ type storeClient interface {
 	JobRetry(ctx context.Context, id int64) (*drover.JobRow, error)
 	JobCancel(ctx context.Context, id int64) (*drover.JobRow, error)
 	JobDiscard(ctx context.Context, id int64) (*drover.JobRow, error)
+	JobBulk(ctx context.Context, action drover.BulkAction, filter drover.JobListParams, progress func(drover.BulkProgress)) (drover.BulkProgress, error)
 }
 
 // openClient opens the store, checked to be current, and a client on it

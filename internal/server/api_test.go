@@ -39,7 +39,10 @@ func TestEveryOperationAnswersWithItsScopes(t *testing.T) {
 			"finish":    map[string]any{"results": []any{map[string]any{"id": 1, "attempt": 1, "lease_token": b.lease(1), "outcome": "completed"}}},
 			"heartbeat": map[string]any{"attempts": []any{map[string]any{"id": 1, "attempt": 1, "lease_token": b.lease(1)}}},
 			"release":   map[string]any{"attempts": []any{map[string]any{"id": 1, "attempt": 1, "lease_token": b.lease(1)}}},
+			"startBulk": map[string]any{"action": "cancel", "queue": "nothing-here"},
 		}
+		// Bulk task 1, for GET /v1/bulk/{id} walked with id 1.
+		b.must(t, http.StatusAccepted, server.ScopeAdmin, "POST", "/v1/bulk", bodies["startBulk"])
 		n := 0
 		for path, item := range b.doc.Paths.Map() {
 			for method, op := range item.Operations() {

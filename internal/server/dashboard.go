@@ -102,6 +102,9 @@ type page struct {
 	Title   string
 	Flash   string
 	Message string
+	// Refresh reloads the page every second, while a bulk task it follows
+	// runs.
+	Refresh bool
 }
 
 // render writes a page, or a plain error if the template fails (a bug,
@@ -363,13 +366,14 @@ func (s *Server) jobsPage(w http.ResponseWriter, r *http.Request) error {
 		v := url.Values{"state": {f.State}, "queue": {f.Queue}, "kind": {f.Kind}, "after": {strconv.FormatInt(jobs[len(jobs)-1].ID, 10)}}
 		next = "/ui/jobs?" + v.Encode()
 	}
+	flash, running := s.bulkStatus(q)
 	return render(w, http.StatusOK, s.pages.jobs, struct {
 		page
 		Filter jobFilter
 		States []string
 		Jobs   []*drover.JobRow
 		Next   string
-	}{page{Title: "Jobs", Flash: bulkFlash(q)}, f, jobStates, jobs, next})
+	}{page{Title: "Jobs", Flash: flash, Refresh: running}, f, jobStates, jobs, next})
 }
 
 // findByID redirects the dashboard's "open by id" forms to the page of the
@@ -477,18 +481,26 @@ func jobFlash(action string, job *drover.JobRow) string {
 	return fmt.Sprintf("Job %d %s: now %s.", job.ID, done, job.State)
 }
 
-// bulkFlash is the banner of the jobs page after a bulk action: the
-// action, by name, and the number of jobs it changed, read as a number.
-func bulkFlash(q url.Values) string {
-	action := q.Get("bulk")
-	if _, ok := jobActionDone[action]; !ok {
-		return ""
+// bulkStatus is the jobs page's line about the bulk task whose id the URL
+// names (?task=N), made from the task as the server holds it, and whether
+// it still runs (the page then reloads itself).
+func (s *Server) bulkStatus(q url.Values) (string, bool) {
+	id, err := strconv.ParseInt(q.Get("task"), 10, 64)
+	if err != nil {
+		return "", false
 	}
-	n, err := strconv.ParseInt(q.Get("changed"), 10, 64)
-	if err != nil || n < 0 {
-		return ""
+	t := s.bulkTasks.get(id)
+	if t == nil {
+		return "", false
 	}
-	return fmt.Sprintf("%s applied to %d jobs.", action, n)
+	j := t.json()
+	switch j.Status {
+	case "running":
+		return fmt.Sprintf("%s running: %d jobs read, %d changed so far.", j.Action, j.Matched, j.Changed), true
+	case "failed":
+		return fmt.Sprintf("%s failed after %d jobs read (%d changed): %s", j.Action, j.Matched, j.Changed, j.Error), false
+	}
+	return fmt.Sprintf("%s done: changed %d of %d jobs that matched.", j.Action, j.Changed, j.Matched), false
 }
 
 // jobCan reports whether action (retry, cancel, discard) would change job,
@@ -519,45 +531,17 @@ func jobCan(action string, job *drover.JobRow) bool {
 	return false
 }
 
-// bulk retries, cancels or discards every job matching a filter, on every page, not
-// just the one shown. It walks the filter by keyset chunks (walkJobs), so
-// it never holds more than a few dozen jobs whatever their args, and each
-// job changes in its own statement:
-// the same guarded change as the single-job action, so a job that moved
-// meanwhile is left as the store's rules say.
+// bulk starts retrying, cancelling or discarding every job matching a
+// filter, on every page, not just the one shown, in the background
+// (bulk.go, drover.Client.JobBulk), and shows the jobs page, which follows
+// its progress.
 func (s *Server) bulk(w http.ResponseWriter, r *http.Request) error {
 	f := jobFilter{State: r.PostFormValue("state"), Queue: r.PostFormValue("queue"), Kind: r.PostFormValue("kind")}
-	var call func(context.Context, int64) (*drover.JobRow, error)
-	switch action := r.PostFormValue("action"); action {
-	case "retry":
-		call = s.cfg.Client.JobRetry
-	case "cancel":
-		call = s.cfg.Client.JobCancel
-	case "discard":
-		call = s.cfg.Client.JobDiscard
-	default:
-		return badRequest("action %q: use retry, cancel or discard", action)
-	}
-	p, err := f.params()
+	t, err := s.bulkTasks.start(s.cfg.Client, drover.BulkAction(r.PostFormValue("action")), f)
 	if err != nil {
 		return err
 	}
-	n := 0
-	err = s.walkJobs(r.Context(), p, func(j *drover.JobRow) error {
-		// A job that went away, or a batch member that cannot be
-		// retried, does not stop the others.
-		if _, err := call(r.Context(), j.ID); err != nil && !errors.Is(err, drover.ErrNotFound) &&
-			!errors.Is(err, drover.ErrNotRetryable) {
-			return fmt.Errorf("after %d jobs: %w", n, err)
-		}
-		n++
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	v := url.Values{"state": {f.State}, "queue": {f.Queue}, "kind": {f.Kind},
-		"bulk": {r.PostFormValue("action")}, "changed": {strconv.Itoa(n)}}
+	v := url.Values{"state": {f.State}, "queue": {f.Queue}, "kind": {f.Kind}, "task": {strconv.FormatInt(t.id, 10)}}
 	http.Redirect(w, r, "/ui/jobs?"+v.Encode(), http.StatusSeeOther)
 	return nil
 }

@@ -88,6 +88,7 @@ type Client interface {
 	JobCancel(ctx context.Context, id int64) (*drover.JobRow, error)
 	JobRetry(ctx context.Context, id int64) (*drover.JobRow, error)
 	JobDiscard(ctx context.Context, id int64) (*drover.JobRow, error)
+	JobBulk(ctx context.Context, action drover.BulkAction, filter drover.JobListParams, progress func(drover.BulkProgress)) (drover.BulkProgress, error)
 	JobCountByState(ctx context.Context, queue string) (map[drover.JobState]int64, error)
 	QueueStats(ctx context.Context) ([]drover.QueueStats, error)
 	FinishedStats(ctx context.Context, since, until time.Time) ([]drover.FinishedStats, error)
@@ -174,6 +175,8 @@ type Server struct {
 	// pagePatterns are the dashboard's patterns, whose unauthenticated
 	// visitors are sent to the login form.
 	pagePatterns map[string]bool
+	// bulk runs the bulk actions in the background (bulk.go).
+	bulkTasks *bulkTasks
 }
 
 // New returns a server on cfg.
@@ -213,7 +216,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, remote: cfg.Client.Remote(), stopping: make(chan struct{}), sessions: newSessions(cfg.SessionTTL), waiter: newWaiter(), inflight: newInflight(),
 		metrics: newMetrics(cfg.Client, cfg.PoolStats, cfg.MaxLabelValues, cfg.LabelTTL), history: &history{}, pages: newPages(),
-		mux: http.NewServeMux(), pagePatterns: map[string]bool{}}
+		mux: http.NewServeMux(), pagePatterns: map[string]bool{}, bulkTasks: newBulkTasks()}
 	s.auth.Store(newAuthenticator(cfg.Tokens))
 	s.routes()
 	return s, nil
@@ -225,6 +228,7 @@ func New(cfg Config) (*Server, error) {
 func (s *Server) Run(ctx context.Context) {
 	s.running.Store(true)
 	defer s.running.Store(false)
+	defer s.bulkTasks.stop()
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	if l := s.cfg.Driver.NewListener(); l != nil {
@@ -355,6 +359,8 @@ func (s *Server) routes() {
 		"POST /v1/jobs/{id}/cancel":    {admin, s.cancelJob},
 		"POST /v1/jobs/{id}/retry":     {admin, s.retryJob},
 		"POST /v1/jobs/{id}/discard":   {admin, s.discardJob},
+		"POST /v1/bulk":                {admin, s.startBulk},
+		"GET /v1/bulk/{id}":            {admin, s.getBulk},
 		"POST /v1/claim":               {work, s.claim},
 		"POST /v1/finish":              {work, s.finish},
 		"POST /v1/heartbeat":           {work, s.heartbeat},
