@@ -103,4 +103,3 @@ func changedBy(action BulkAction, before, after *JobRow) bool {
 	}
 	return false
 }
-
