@@ -25,6 +25,7 @@ import (
 	"math"
 	mrand "math/rand/v2"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -245,7 +246,10 @@ type Client[TTx any] struct {
 	prodWG    sync.WaitGroup
 	bgWG      sync.WaitGroup
 	metrics   *clientMetrics
-	periodic  []periodicEntry
+	// jobMetrics counts the attempts this client ran by queue and kind
+	// (metrics.go).
+	jobMetrics jobMetricsTable
+	periodic   []periodicEntry
 	// periodicSet manages stored periodic jobs (periodic_store.go).
 	periodicSet *PeriodicJobSet
 	// remote serves remote workers (remote.go).
@@ -323,10 +327,19 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 		OnDropped: func(r droverdriver.Result) { c.tracker.Remove(r.ID, r.Attempt) },
 	})
 	c.producers = make(map[string]*producer.Producer, len(cfg.Queues))
+	// Producers claim only the kinds this client has workers for: a job
+	// of another kind waits for a process that can run it, rather than
+	// spending an attempt here.
+	var kinds []string
+	if cfg.Workers != nil {
+		kinds = cfg.Workers.Kinds()
+		slices.Sort(kinds)
+	}
 	for name, q := range cfg.Queues {
 		c.producers[name] = producer.New(c.driver, c.tracker, c.completer.Submit, c.runJob, producer.Config{
 			Queue: name, MaxWorkers: q.MaxWorkers, ClaimMax: q.ClaimMax, Owner: cfg.ID, Claim: c.claim,
-			Lease: cfg.LeaseDuration, PollInterval: cfg.PollInterval, Logger: log,
+			Lease: cfg.LeaseDuration, PollInterval: cfg.PollInterval, Logger: log, OnRan: c.observeRun,
+			Kinds: kinds,
 		})
 	}
 

@@ -85,7 +85,7 @@ func (c *Client[TTx]) runAttempt(jobCtx context.Context, jc *producer.JobContext
 		return res
 	case errors.Is(cause, lease.ErrShutdown):
 		res.Outcome = droverdriver.OutcomeReleased
-		res.Error = encodeAttemptError(row.Attempt, fmt.Errorf("%w: %w", lease.ErrShutdown, err), "")
+		res.Error = encodeError(AttemptError{Attempt: row.Attempt, Released: true}, fmt.Errorf("%w: %w", lease.ErrShutdown, err), "")
 		return res
 	case errors.Is(cause, lease.ErrCancelRequested):
 		res.Outcome = droverdriver.OutcomeCancelled
@@ -159,10 +159,18 @@ func safeWork(ctx context.Context, unit workUnit, row *JobRow, attempt *attemptS
 // fail the whole batch of results it was flushed with, while one without
 // a bound would travel with the job forever.
 func encodeAttemptError(attempt int, err error, trace string) []byte {
-	b, mErr := json.Marshal(AttemptError{Attempt: attempt, At: time.Now().UTC(),
-		Error: sanitizeText(err.Error(), maxErrorLen), Trace: sanitizeText(trace, maxErrorLen)})
+	return encodeError(AttemptError{Attempt: attempt}, err, trace)
+}
+
+// encodeError is encodeAttemptError for an error whose other fields e
+// sets (Released).
+func encodeError(e AttemptError, err error, trace string) []byte {
+	e.At = time.Now().UTC()
+	e.Error, e.Trace = sanitizeText(err.Error(), maxErrorLen), sanitizeText(trace, maxErrorLen)
+	b, mErr := json.Marshal(e)
 	if mErr != nil {
-		b, _ = json.Marshal(AttemptError{Attempt: attempt, At: time.Now().UTC(), Error: fmt.Sprintf("%q", sanitizeText(err.Error(), maxErrorLen))})
+		e.Error, e.Trace = fmt.Sprintf("%q", e.Error), ""
+		b, _ = json.Marshal(e)
 	}
 	return b
 }

@@ -143,6 +143,12 @@ type AttemptError struct {
 	// Trace is the stack of a panic, or the detailed (%+v) form of an error
 	// when it differs from its message.
 	Trace string `json:"trace,omitempty"`
+	// Released is set when the attempt was interrupted because its client
+	// stopped and the job was given back: a released attempt does not
+	// count against MaxAttempts, so the job's Attempt went back to the
+	// number before it, while this error keeps the number the attempt
+	// ran as.
+	Released bool `json:"released,omitempty"`
 }
 
 func jobRowFromDriver(r *droverdriver.JobRow) *JobRow {

@@ -339,6 +339,12 @@ type ClaimParams struct {
 	// caller, so limited claims of every process and remote worker share
 	// one limit. Without Limited the claim is the plain statement alone.
 	Limited bool
+	// Kinds, when not nil, claims only jobs of these kinds: a client
+	// passes the kinds it has workers for, so that jobs of other kinds
+	// wait in the queue for a process that can run them instead of
+	// spending attempts on one that cannot. Nil claims every kind (remote
+	// workers that did not say); an empty list claims nothing.
+	Kinds []string
 }
 
 // ClaimPosition is a row's place in the claim order (priority, run_at,

@@ -193,3 +193,17 @@ func WithClaimAfter(q map[string]string, cond string) error {
 	q["JobClaimAfter"] = strings.Replace(claim, ClaimAfterMarker, cond, 1)
 	return nil
 }
+
+// WithClaimKinds adds JobClaimKinds and JobClaimKindsAfter to q: JobClaim
+// with cond (the driver's spelling of "kind is one of Kinds") at
+// ClaimAfterMarker, and with afterCond (the same after the After
+// condition). JobClaim itself stays as it was, for claims of every kind.
+func WithClaimKinds(q map[string]string, cond, afterCond string) error {
+	claim := q["JobClaim"]
+	if !strings.Contains(claim, ClaimAfterMarker) {
+		return fmt.Errorf("JobClaim has no %s marker", ClaimAfterMarker)
+	}
+	q["JobClaimKinds"] = strings.Replace(claim, ClaimAfterMarker, cond, 1)
+	q["JobClaimKindsAfter"] = strings.Replace(claim, ClaimAfterMarker, afterCond, 1)
+	return nil
+}

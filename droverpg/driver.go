@@ -62,6 +62,10 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Driver, error) {
 	if err == nil {
 		err = droverdriver.WithClaimAfter(q, "AND (priority, run_at, id) > ($7, $8, $9)")
 	}
+	if err == nil {
+		err = droverdriver.WithClaimKinds(q, "AND kind = ANY($7::text[])",
+			"AND (priority, run_at, id) > ($7, $8, $9) AND kind = ANY($10::text[])")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("droverpg: %w", err)
 	}

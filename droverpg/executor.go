@@ -145,6 +145,9 @@ func (e *executor) insert(ctx context.Context, jobs []droverdriver.InsertParams,
 const replan = pgx.QueryExecModeCacheDescribe
 
 func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*droverdriver.JobRow, error) {
+	if p.Kinds != nil && len(p.Kinds) == 0 {
+		return []*droverdriver.JobRow{}, nil
+	}
 	// One token per claim: see droverdriver.LeaseToken.
 	token := droverdriver.NewLeaseToken()
 	cp := claimParams{Queue: p.Queue, Max: p.Max, Owner: p.Owner, LeaseMS: float64(p.Lease.Milliseconds()), Limited: p.Limited, Token: token}
@@ -166,10 +169,17 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 	return jobs, nil
 }
 
-// claimQuery runs JobClaim, or JobClaimAfter when p claims after a
-// position.
+// claimQuery runs JobClaim, or its variant for p: JobClaimAfter when p
+// claims after a position, JobClaimKinds when it names its kinds, and
+// JobClaimKindsAfter when both.
 func (e *executor) claimQuery(ctx context.Context, db dbtx, p droverdriver.ClaimParams, cp claimParams) (pgx.Rows, error) {
-	if p.After != nil {
+	switch {
+	case p.Kinds != nil && p.After != nil:
+		return jobClaimKindsAfter.query(ctx, db, e.q,
+			claimKindsAfterParams{claimAfterParams{cp, int16(p.After.Priority), p.After.RunAt, p.After.ID}, p.Kinds})
+	case p.Kinds != nil:
+		return jobClaimKinds.query(ctx, db, e.q, claimKindsParams{cp, p.Kinds})
+	case p.After != nil:
 		return jobClaimAfter.query(ctx, db, e.q, claimAfterParams{cp, int16(p.After.Priority), p.After.RunAt, p.After.ID})
 	}
 	return jobClaim.query(ctx, db, e.q, cp)

@@ -127,6 +127,16 @@ type claimAfterParams struct {
 	ID       int64
 }
 
+type claimKindsParams struct {
+	claimParams
+	Kinds []string
+}
+
+type claimKindsAfterParams struct {
+	claimAfterParams
+	Kinds []string
+}
+
 // settingsSetParams are QueueSettingsSet's: a nil Paused keeps the
 // stored pause; SetLimits says whether the three limits replace the
 // stored ones.
@@ -334,6 +344,15 @@ var (
 	// (droverdriver.WithClaimAfter).
 	jobClaimAfter = def(stmt[claimAfterParams]{name: "JobClaimAfter", cols: 19, replan: true,
 		args: func(p *claimAfterParams) []any { return append(p.claimParams.args(), p.Priority, p.RunAt, p.ID) }})
+	// jobClaimKinds and jobClaimKindsAfter are JobClaim and
+	// JobClaimAfter for the kinds the claimer can run
+	// (droverdriver.WithClaimKinds, ClaimParams.Kinds).
+	jobClaimKinds = def(stmt[claimKindsParams]{name: "JobClaimKinds", cols: 19, replan: true,
+		args: func(p *claimKindsParams) []any { return append(p.claimParams.args(), p.Kinds) }})
+	jobClaimKindsAfter = def(stmt[claimKindsAfterParams]{name: "JobClaimKindsAfter", cols: 19, replan: true,
+		args: func(p *claimKindsAfterParams) []any {
+			return append(p.claimParams.args(), p.Priority, p.RunAt, p.ID, p.Kinds)
+		}})
 	queueLimitTake = def(stmt[string]{name: "QueueLimitTake", args: oneArg[string]})
 	queueLimitRoom = def(stmt[queueCount]{name: "QueueLimitRoom", cols: 2,
 		args: func(p *queueCount) []any { return []any{p.Queue, p.N} }})

@@ -187,6 +187,10 @@ func newDriver(opts []Option) (*Driver, error) {
 	if err == nil {
 		err = droverdriver.WithClaimAfter(q, "AND (priority, run_at, id) > (?8, ?9, ?10)")
 	}
+	if err == nil {
+		err = droverdriver.WithClaimKinds(q, "AND kind IN (SELECT value FROM json_each(?8))",
+			"AND (priority, run_at, id) > (?8, ?9, ?10) AND kind IN (SELECT value FROM json_each(?11))")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("droversqlite: %w", err)
 	}

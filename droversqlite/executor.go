@@ -361,8 +361,16 @@ func dueJobs(jobs []droverdriver.InsertParams, now time.Time) map[string]int {
 }
 
 func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*droverdriver.JobRow, error) {
-	if p.Max <= 0 {
+	if p.Max <= 0 || (p.Kinds != nil && len(p.Kinds) == 0) {
 		return []*droverdriver.JobRow{}, nil
+	}
+	var kinds string
+	if p.Kinds != nil {
+		b, err := json.Marshal(p.Kinds)
+		if err != nil {
+			return nil, err
+		}
+		kinds = string(b)
 	}
 	sc := newScanner(p.Max)
 	// One token per claim: see droverdriver.LeaseToken.
@@ -388,9 +396,15 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 		}
 		cp := claimParams{Queue: p.Queue, Max: room, Owner: p.Owner, Now: micros(now), Lease: micros(lease), Limited: limited, Token: token[:]}
 		var err error
-		if p.After != nil {
+		switch {
+		case p.Kinds != nil && p.After != nil:
+			err = jobClaimKindsAfter.query(ctx, e, tx, e.writer, sc.scan,
+				claimKindsAfterParams{claimAfterParams{cp, p.After.Priority, micros(p.After.RunAt), p.After.ID}, kinds})
+		case p.Kinds != nil:
+			err = jobClaimKinds.query(ctx, e, tx, e.writer, sc.scan, claimKindsParams{cp, kinds})
+		case p.After != nil:
 			err = jobClaimAfter.query(ctx, e, tx, e.writer, sc.scan, claimAfterParams{cp, p.After.Priority, micros(p.After.RunAt), p.After.ID})
-		} else {
+		default:
 			err = jobClaim.query(ctx, e, tx, e.writer, sc.scan, cp)
 		}
 		if err != nil || !rated || len(sc.jobs) == 0 {

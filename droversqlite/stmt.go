@@ -205,6 +205,16 @@ func (p *claimParams) args() []any {
 	return []any{p.Queue, p.Max, p.Owner, p.Now, p.Lease, p.Limited, p.Token}
 }
 
+type claimKindsParams struct {
+	claimParams
+	Kinds string // a JSON array
+}
+
+type claimKindsAfterParams struct {
+	claimAfterParams
+	Kinds string // a JSON array
+}
+
 type claimAfterParams struct {
 	claimParams
 	Priority int
@@ -340,6 +350,15 @@ var (
 	jobSequenceRaise  = def(stmt[int64]{name: "JobSequenceRaise", args: oneArg[int64]})
 	jobSequenceCreate = def(stmt[int64]{name: "JobSequenceCreate", args: oneArg[int64]})
 	jobClaim          = def(stmt[claimParams]{name: "JobClaim", cols: 16, args: (*claimParams).args})
+	// jobClaimKinds and jobClaimKindsAfter are JobClaim and JobClaimAfter
+	// for the kinds the claimer can run (droverdriver.WithClaimKinds,
+	// ClaimParams.Kinds).
+	jobClaimKinds = def(stmt[claimKindsParams]{name: "JobClaimKinds", cols: 16,
+		args: func(p *claimKindsParams) []any { return append(p.claimParams.args(), p.Kinds) }})
+	jobClaimKindsAfter = def(stmt[claimKindsAfterParams]{name: "JobClaimKindsAfter", cols: 16,
+		args: func(p *claimKindsAfterParams) []any {
+			return append(p.claimParams.args(), p.Priority, p.RunAt, p.ID, p.Kinds)
+		}})
 	// jobClaimAfter is JobClaim with the claim position it starts after
 	// (droverdriver.WithClaimAfter).
 	jobClaimAfter = def(stmt[claimAfterParams]{name: "JobClaimAfter", cols: 16,

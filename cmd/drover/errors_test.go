@@ -104,7 +104,7 @@ func TestBadInput(t *testing.T) {
 		{"id zero", []string{"jobs", "cancel", "0"}, exitUsage,
 			`drover: job ID "0": must be a positive integer`},
 		{"missing id", []string{"jobs", "retry"}, exitUsage,
-			"drover: retry: missing argument ID"},
+			"drover: retry: missing argument ID, or a filter (--queue, --state, --kind) for every job that matches it"},
 		{"bad state", []string{"jobs", "list", "--state", "done"}, exitUsage,
 			`drover: --state "done": use pending, blocked, scheduled, available, retryable, running, completed, cancelled, discarded`},
 		{"limit zero", []string{"jobs", "list", "--limit", "0"}, exitUsage,

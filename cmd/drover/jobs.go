@@ -155,17 +155,46 @@ func (c *cli) callByID(ctx context.Context, arg string,
 	return job, nil
 }
 
-// jobsChangeCommand builds `jobs retry` and `jobs cancel`, which differ
-// only in the client call and in what they explain.
+// jobsChangeCommand builds `jobs retry`, `jobs cancel` and `jobs discard`,
+// which differ only in the client call and in what they explain. Given an
+// ID they change that job; given a filter instead (--queue, --state,
+// --kind) they change every job that matches it, a page at a time, and
+// report how many they changed.
 func (c *cli) jobsChangeCommand(name, short, long string,
 	change func(storeClient, context.Context, int64) (*drover.JobRow, error)) *cobra.Command {
-	var asJSON bool
+	var (
+		asJSON bool
+		states []string
+		filter drover.JobListParams
+	)
 	cmd := &cobra.Command{
-		Use:   name + " ID",
+		Use:   name + " {ID | --queue Q --state S --kind K}",
 		Short: short,
-		Long:  long,
-		Args:  argsNamed("ID"),
+		Long: long + `
+
+With a filter instead of an ID, every job that matches it is changed, in id
+order, ` + fmt.Sprint(drover.BulkChunk) + ` jobs read at a time, each in its own guarded statement; progress
+goes to stderr after every page, and the last line says how many jobs were
+changed and how many matched.`,
+		Example: fmt.Sprintf("  drover jobs %s 1042\n  drover jobs %s --queue emails --state discarded", name, name),
+		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			filtered := cmd.Flags().Changed("queue") || cmd.Flags().Changed("state") || cmd.Flags().Changed("kind")
+			switch {
+			case len(args) == 1 && filtered:
+				return usagef("%s: give an ID or a filter (--queue, --state, --kind), not both", name)
+			case len(args) == 0 && !filtered:
+				return usagef("%s: missing argument ID, or a filter (--queue, --state, --kind) for every job that matches it", name)
+			case len(args) == 0:
+				for _, s := range states {
+					st, err := parseState(s)
+					if err != nil {
+						return err
+					}
+					filter.States = append(filter.States, st)
+				}
+				return c.bulkChange(cmd, drover.BulkAction(name), filter, asJSON)
+			}
 			job, err := c.callByID(cmd.Context(), args[0], change)
 			if err != nil {
 				return err
@@ -184,8 +213,40 @@ func (c *cli) jobsChangeCommand(name, short, long string,
 		},
 	}
 	markNeedsStore(cmd)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the job after the change as JSON")
+	fl := cmd.Flags()
+	fl.BoolVar(&asJSON, "json", false, "print the job after the change as JSON (with a filter: the counts)")
+	fl.StringSliceVar(&states, "state", nil, "with no ID: every job in these states (comma-separated): "+joinStates())
+	fl.StringVar(&filter.Queue, "queue", "", "with no ID: every job of this queue")
+	fl.StringVar(&filter.Kind, "kind", "", "with no ID: every job of this kind")
 	return cmd
+}
+
+// bulkChange applies action to every job of filter, with progress on
+// stderr.
+func (c *cli) bulkChange(cmd *cobra.Command, action drover.BulkAction, filter drover.JobListParams, asJSON bool) error {
+	if filter.Queue != "" {
+		if err := drover.ValidateQueue(filter.Queue); err != nil {
+			return fmt.Errorf("--queue: %w", err)
+		}
+	}
+	ctx := cmd.Context()
+	client, closeStore, err := c.openClient(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	stderr := cmd.ErrOrStderr()
+	p, err := client.JobBulk(ctx, action, filter, func(p drover.BulkProgress) {
+		fmt.Fprintf(stderr, "%s: %d jobs read, %d changed\n", action, p.Scanned, p.Changed)
+	})
+	if err != nil {
+		return fmt.Errorf("%s after %d jobs read (%d changed): %w", action, p.Scanned, p.Changed, err)
+	}
+	if asJSON {
+		return writeJSON(cmd.OutOrStdout(), map[string]any{"action": action, "matched": p.Scanned, "changed": p.Changed})
+	}
+	_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s: changed %d of %d jobs that matched\n", action, p.Changed, p.Scanned)
+	return err
 }
 
 // changeNote explains a retry or cancel that did not (yet) do what its

@@ -79,6 +79,8 @@ type cli struct {
 	flagURL      string
 	flagSchema   string
 	flagLogLevel string
+	// flagLogFormat is "text" or "json" once prepare has checked it.
+	flagLogFormat string
 
 	// running is set once cobra has parsed the command line and handed
 	// control to a command, so that errors before that point, which are
@@ -126,7 +128,7 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 		stdout: stdout,
 		stderr: stderr,
 		getenv: getenv,
-		logger: newLogger(stderr, slog.LevelWarn),
+		logger: newLogger(stderr, slog.LevelWarn, "text"),
 	}
 	root := c.newRootCommand()
 	root.SetArgs(args)
@@ -163,6 +165,8 @@ SQLite. With none, the embedded store ./drover.db is created and migrated on fir
 		`PostgreSQL schema or SQLite table prefix of Drover's tables (default "drover")`)
 	pf.StringVar(&c.flagLogLevel, "log-level", "",
 		"log level on stderr: debug, info, warn or error (default warn; info for worker)")
+	pf.StringVar(&c.flagLogFormat, "log-format", "text",
+		"log format on stderr: text (key=value) or json (one JSON object a line, the final error too)")
 
 	benchCmd := bench.NewCommand(c.benchEnv)
 	c.workerCmd = bench.NewWorkerCommand(c.benchEnv)
@@ -260,7 +264,12 @@ func (c *cli) prepare(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	c.logger = newLogger(c.stderr, level)
+	switch c.flagLogFormat {
+	case "text", "json":
+	default:
+		return usagef("%s %q: use text or json", c.flagSource("log-format"), c.flagLogFormat)
+	}
+	c.logger = newLogger(c.stderr, level, c.flagLogFormat)
 
 	c.rawURL, c.urlSource = c.flagURL, c.flagSource("database-url")
 	if !cmd.Flags().Changed("database-url") {
@@ -343,8 +352,15 @@ func (c *cli) logLevel(cmd *cobra.Command) (slog.Level, error) {
 	return 0, usagef("%s %q: use debug, info, warn or error", c.flagSource("log-level"), c.flagLogLevel)
 }
 
-func newLogger(w io.Writer, level slog.Level) *slog.Logger {
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+// newLogger returns the logger of format "text" or "json". Both put each
+// record on one line: the text handler quotes a value that holds a line
+// break, and JSON escapes it.
+func newLogger(w io.Writer, level slog.Level, format string) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: level}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
 }
 
 // benchEnv hands the resolved global flags to `drover bench` and `drover
@@ -364,6 +380,13 @@ func (c *cli) benchEnv() bench.Env {
 // it) whatever the log level: it is rare, and it tells a user who gave no
 // URL where their jobs went.
 func (c *cli) logf(format string, args ...any) {
+	if c.flagLogFormat == "json" {
+		// Progress notes (a migration applied) are info records among the
+		// others, however low the level, as the text form always prints
+		// them.
+		newLogger(c.stderr, slog.LevelInfo, "json").Info(fmt.Sprintf(format, args...))
+		return
+	}
 	fmt.Fprintf(c.stderr, format+"\n", args...)
 }
 
@@ -412,6 +435,7 @@ type storeClient interface {
 	QueueGet(ctx context.Context, name string) (*drover.QueueSettings, error)
 	QueuePause(ctx context.Context, name string) error
 	QueueResume(ctx context.Context, name string) error
+	JobBulk(ctx context.Context, action drover.BulkAction, filter drover.JobListParams, progress func(drover.BulkProgress)) (drover.BulkProgress, error)
 }
 
 // openClient opens the store, checked to be current, and a client on it
@@ -451,12 +475,34 @@ func (c *cli) fail(ctx context.Context, cmd *cobra.Command, err error) int {
 			break
 		}
 	}
-	fmt.Fprintf(c.stderr, "drover: %s\n", c.redact(oneLine(msg)))
+	msg = c.redact(oneLine(msg))
+	if c.logFormat(cmd) == "json" {
+		// A log collector that reads JSON lines gets the failure as one
+		// more record, rather than a line it cannot parse.
+		code := exitFailure
+		if usage {
+			code = exitUsage
+		}
+		newLogger(c.stderr, slog.LevelError, "json").LogAttrs(ctx, slog.LevelError, msg, slog.Int("exit", code), slog.String("command", cmd.CommandPath()))
+		return code
+	}
+	fmt.Fprintf(c.stderr, "drover: %s\n", msg)
 	if usage {
 		fmt.Fprintf(c.stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
 		return exitUsage
 	}
 	return exitFailure
+}
+
+// logFormat is the log format for a failure, which may come before
+// prepare applied the environment (cobra checks arguments first).
+func (c *cli) logFormat(cmd *cobra.Command) string {
+	if f := cmd.Flags().Lookup("log-format"); f != nil && !f.Changed {
+		if v := c.getenv(envName("log-format")); v != "" {
+			return v
+		}
+	}
+	return c.flagLogFormat
 }
 
 // oneLine folds a multi-line message (cobra's suggestions, errors joined by

@@ -188,6 +188,40 @@ func testClaim(t *testing.T, setup opener) {
 		}
 	})
 
+	t.Run("JobClaim/kinds", func(t *testing.T) {
+		t.Parallel()
+		d := setup(t)
+		kind := func(k string) droverdriver.InsertParams {
+			return with(job("q"), func(p *droverdriver.InsertParams) { p.Kind = k })
+		}
+		got := insert(t, d, kind("a"), kind("b"), kind("c"), kind("a"), kind("b"))
+		for _, tc := range []struct {
+			name  string
+			kinds []string
+			after int // index into got of the position to claim past, -1 for none
+			want  []int64
+		}{
+			{"none of them", []string{}, -1, nil},
+			{"a kind nothing has", []string{"z"}, -1, nil},
+			{"two of three, past a position", []string{"a", "c"}, 0, []int64{got[2], got[3]}},
+			{"the rest of a", []string{"a"}, -1, []int64{got[0]}},
+			{"every kind", nil, -1, []int64{got[1], got[4]}},
+		} {
+			p := droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "w", Lease: time.Minute, Kinds: tc.kinds}
+			if tc.after >= 0 {
+				pos := droverdriver.PositionOf(get(t, d, got[tc.after]))
+				p.After = &pos
+			}
+			rows, err := d.JobClaim(context.Background(), p)
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			if !slices.Equal(ids(rows), tc.want) {
+				t.Fatalf("%s: claimed %v, want %v", tc.name, ids(rows), tc.want)
+			}
+		}
+	})
+
 	t.Run("JobClaim/queue limit", func(t *testing.T) {
 		t.Parallel()
 		ctx := context.Background()

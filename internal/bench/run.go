@@ -99,6 +99,7 @@ type workerClient interface {
 	Start(ctx context.Context) error
 	Stop(ctx context.Context) error
 	Stats() drover.Stats
+	JobMetrics() []drover.JobMetrics
 }
 
 // runner holds what one bench invocation shares across its points.

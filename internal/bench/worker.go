@@ -3,16 +3,23 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 
+	"github.com/droverhq/drover/droverprom"
 	"github.com/droverhq/drover/internal/bench/stats"
 	"github.com/droverhq/drover/internal/storeurl"
 )
@@ -36,6 +43,7 @@ func NewWorkerCommand(env func() Env) *cobra.Command {
 		cfg         workerConfig
 		statsEvery  time.Duration
 		stopTimeout time.Duration
+		metricsAddr string
 	)
 	cmd := &cobra.Command{
 		Use:   "worker",
@@ -52,6 +60,15 @@ func NewWorkerCommand(env func() Env) *cobra.Command {
 			target, err := storeurl.Parse(e.DatabaseURL, "--database-url")
 			if err != nil {
 				return err
+			}
+			// Listen before the store opens, so that a port in use fails
+			// the command before it claims anything.
+			var metricsLn net.Listener
+			if metricsAddr != "" {
+				if metricsLn, err = net.Listen("tcp", metricsAddr); err != nil {
+					return fmt.Errorf("--metrics-addr: %w", err)
+				}
+				defer metricsLn.Close()
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -70,6 +87,10 @@ func NewWorkerCommand(env func() Env) *cobra.Command {
 			}
 			if err := client.Start(ctx); err != nil {
 				return err
+			}
+			if metricsLn != nil {
+				stopMetrics := serveMetrics(metricsLn, client, e.Logger)
+				defer stopMetrics()
 			}
 			e.Logger.Info("worker started", "id", client.ID(), "queue", cfg.Queue, "concurrency", cfg.Concurrency)
 			enc := json.NewEncoder(e.Stdout)
@@ -111,6 +132,33 @@ func NewWorkerCommand(env func() Env) *cobra.Command {
 	f.BoolVar(&cfg.DeleteCompleted, "delete-completed", false, "delete plain jobs as they complete instead of keeping them among the finished jobs (Config.DeleteCompleted)")
 	f.BoolVar(&cfg.PollOnly, "poll-only", false, "find jobs by polling alone, without LISTEN (needed behind PgBouncer in transaction pooling mode)")
 	f.DurationVar(&statsEvery, "stats", 0, "print cumulative counters as a JSON line this often (0: never); durations are in milliseconds, under keys ending in _ms")
+	f.StringVar(&metricsAddr, "metrics-addr", "", "serve Prometheus metrics of the jobs this worker runs on this address, at /metrics (e.g. 127.0.0.1:9090; empty: off)")
 	f.DurationVar(&stopTimeout, "stop-timeout", 10*time.Second, "on SIGTERM, how long running jobs may finish before they are interrupted and released")
 	return cmd
+}
+
+// serveMetrics serves the client's figures (droverprom), the Go runtime's
+// and the process's at /metrics on ln until the returned function is
+// called.
+func serveMetrics(ln net.Listener, client droverprom.Source, log *slog.Logger) (stop func()) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(droverprom.NewCollector(client), collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("metrics server stopped", "err", err)
+		}
+	}()
+	log.Info("metrics listening", "addr", "http://"+ln.Addr().String()+"/metrics")
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		<-done
+	}
 }

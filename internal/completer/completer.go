@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	outagelog "github.com/droverhq/drover/internal/outage"
 )
 
 // Defaults for Config. Two flushes in flight rather than more: every flush
@@ -79,6 +80,9 @@ type Completer struct {
 	// (docs/design/workflows-and-batches.md): +9% at 3 processes, −3% at 1, both within
 	// this machine's noise; kept for the mechanism.
 	batchLane chan struct{}
+	// failures logs the start and end of an outage once, not every retry
+	// of every flush.
+	failures *outagelog.Reporter
 }
 
 // New returns a completer writing through exec.
@@ -99,7 +103,7 @@ func New(exec droverdriver.Executor, cfg Config) *Completer {
 		cfg.Logger = slog.Default()
 	}
 	return &Completer{cfg: cfg, exec: exec, in: make(chan droverdriver.Result, cfg.Buffer), done: make(chan struct{}),
-		batchLane: make(chan struct{}, 1)}
+		batchLane: make(chan struct{}, 1), failures: &outagelog.Reporter{Logger: cfg.Logger, What: "writing job results"}}
 }
 
 // Submit queues one result, blocking while the buffer is full.

@@ -43,6 +43,7 @@ func (c *Completer) write(ctx context.Context, batch []droverdriver.Result, repl
 		start := time.Now()
 		accepted, err := c.exec.JobFinish(ctx, batch)
 		if err == nil {
+			c.failures.OK()
 			took = time.Since(start)
 			if c.cfg.OnFlushed != nil {
 				c.cfg.OnFlushed(batch, accepted, took)
@@ -78,7 +79,7 @@ func (c *Completer) write(ctx context.Context, batch []droverdriver.Result, repl
 		if refusals >= maxRefusals {
 			return c.giveUp(ctx, batch[0], err, replacement)
 		}
-		c.cfg.Logger.Error("writing job results failed; retrying", "results", len(batch), "attempt", attempt, "error", err)
+		c.failures.Failed(err, "results", len(batch), "attempt", attempt)
 		select {
 		case <-ctx.Done():
 		case <-time.After(backoff):

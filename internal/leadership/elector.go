@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/outage"
 )
 
 // Name of the maintenance leadership row.
@@ -28,7 +29,8 @@ type Elector struct {
 	// (true) or lost (false).
 	OnChange func(leader bool)
 
-	leader atomic.Bool
+	leader   atomic.Bool
+	failures *outage.Reporter
 }
 
 // Run campaigns until ctx ends, then resigns so that another client can
@@ -38,6 +40,7 @@ func (e *Elector) Run(ctx context.Context) {
 	// row still leave it in office; a follower retries as often, so it
 	// notices an expired leader within a third of the TTL.
 	interval := e.TTL / 3
+	e.failures = &outage.Reporter{Logger: e.Logger, Level: slog.LevelWarn, What: "leader election"}
 	for {
 		e.attempt(ctx)
 		select {
@@ -60,10 +63,12 @@ func (e *Elector) attempt(ctx context.Context) {
 	ok, err := e.Exec.LeaderElect(ctx, droverdriver.LeaderParams{Name: Name, ID: e.ID, TTL: e.TTL})
 	if err != nil {
 		if ctx.Err() == nil {
-			e.Logger.Warn("leader election failed", "error", err)
+			e.failures.Failed(err)
 		}
 		// Without a renewal a leader must assume it lost office.
 		ok = false
+	} else {
+		e.failures.OK()
 	}
 	e.set(ok)
 }

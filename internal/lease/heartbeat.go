@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/outage"
 )
 
 // Chunk bounds the attempts of one heartbeat statement, so that a process
@@ -53,14 +54,18 @@ type Heartbeat struct {
 func (h *Heartbeat) Run(ctx context.Context) {
 	t := time.NewTicker(h.Interval)
 	defer t.Stop()
+	failures := &outage.Reporter{Logger: h.Logger, What: "heartbeat (leases expire if this persists)"}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		if err := h.Beat(ctx); err != nil && ctx.Err() == nil {
-			h.Logger.Error("heartbeat failed; leases will expire if this persists", "error", err)
+		switch err := h.Beat(ctx); {
+		case err == nil:
+			failures.OK()
+		case ctx.Err() == nil:
+			failures.Failed(err)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/outage"
 )
 
 // batchLimit bounds one rescue or prune statement; a pass repeats until a
@@ -27,11 +28,10 @@ type Rescuer struct {
 
 // Run rescues every Interval until ctx ends.
 func (r *Rescuer) Run(ctx context.Context) {
+	failures := &outage.Reporter{Logger: r.Logger, What: "rescuing expired leases"}
 	every(ctx, r.Interval, func() {
 		n, err := r.RunOnce(ctx)
-		if err != nil && ctx.Err() == nil {
-			r.Logger.Error("rescuing expired leases failed", "error", err)
-		}
+		report(ctx, failures, err)
 		if n > 0 {
 			r.Logger.Info("rescued jobs whose lease expired", "jobs", n)
 		}
@@ -64,10 +64,10 @@ type Pruner struct {
 
 // Run prunes every Interval until ctx ends.
 func (p *Pruner) Run(ctx context.Context) {
+	failures := &outage.Reporter{Logger: p.Logger, What: "pruning finished jobs"}
 	every(ctx, p.Interval, func() {
-		if _, err := p.RunOnce(ctx); err != nil && ctx.Err() == nil {
-			p.Logger.Error("pruning finished jobs failed", "error", err)
-		}
+		_, err := p.RunOnce(ctx)
+		report(ctx, failures, err)
 	})
 }
 
@@ -83,6 +83,17 @@ func (p *Pruner) RunOnce(ctx context.Context) (int, error) {
 		if err != nil || n < batchLimit {
 			return total, err
 		}
+	}
+}
+
+// report tells failures of one pass's outcome; a pass that failed because
+// ctx ended is no failure of the store.
+func report(ctx context.Context, failures *outage.Reporter, err error) {
+	switch {
+	case err == nil:
+		failures.OK()
+	case ctx.Err() == nil:
+		failures.Failed(err)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/outage"
 )
 
 // Promoter makes blocked keyed jobs available when their key has room but
@@ -21,11 +22,10 @@ type Promoter struct {
 
 // Run promotes every Interval until ctx ends.
 func (p *Promoter) Run(ctx context.Context) {
+	failures := &outage.Reporter{Logger: p.Logger, What: "promoting blocked keyed jobs"}
 	every(ctx, p.Interval, func() {
 		n, err := p.RunOnce(ctx)
-		if err != nil && ctx.Err() == nil {
-			p.Logger.Error("promoting blocked keyed jobs failed", "error", err)
-		}
+		report(ctx, failures, err)
 		if n > 0 {
 			p.Logger.Info("promoted blocked keyed jobs", "jobs", n)
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/outage"
 )
 
 // Notifier relays insert notifications to producers by queue.
@@ -26,21 +27,19 @@ type Notifier struct {
 // Run listens until ctx ends.
 func (n *Notifier) Run(ctx context.Context) {
 	backoff := 100 * time.Millisecond
+	failures := &outage.Reporter{Logger: n.Logger, Level: slog.LevelWarn, What: "listening for notifications (polling covers the gap)"}
 	for {
 		connected := false
 		err := n.Listener.Listen(ctx, func() {
 			connected = true
+			failures.OK()
 			backoff = 100 * time.Millisecond
 			n.WakeAll()
 		}, n.Wake)
 		if ctx.Err() != nil {
 			return
 		}
-		if connected {
-			n.Logger.Warn("notification connection lost; reconnecting (polling covers the gap)", "error", err)
-		} else {
-			n.Logger.Warn("cannot listen for notifications; retrying (polling covers the gap)", "backoff", backoff, "error", err)
-		}
+		failures.Failed(err, "connected", connected)
 		select {
 		case <-ctx.Done():
 			return

@@ -14,6 +14,7 @@ import (
 
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/internal/lease"
+	"github.com/droverhq/drover/internal/outage"
 )
 
 // ClaimMaxDefault caps one claim statement. Past a few hundred rows the
@@ -65,6 +66,13 @@ type Config struct {
 	// arrives.
 	PollInterval time.Duration
 	Logger       *slog.Logger
+	// Kinds, when not nil, are the kinds the runner has workers for: the
+	// producer claims only those (ClaimParams.Kinds).
+	Kinds []string
+	// OnRan, when set, is told of every attempt the producer ran, with its
+	// result and run time, before the result goes to the completer: the
+	// client's metrics count them (attempts released unrun are not told).
+	OnRan func(row *droverdriver.JobRow, res *droverdriver.Result, took time.Duration)
 }
 
 // Runner runs one claimed attempt under ctx and returns its result. ctx is
@@ -266,6 +274,9 @@ func (p *Producer) runOne(ctx context.Context, row *droverdriver.JobRow) {
 		res = p.run(jc, row)
 		jc.Release()
 		took := int64(time.Since(start))
+		if p.cfg.OnRan != nil {
+			p.cfg.OnRan(row, &res, time.Duration(took))
+		}
 		p.runNanos.Add(took)
 		p.ran.Add(1)
 		// Concurrent updates may drop one another's samples; an estimate
@@ -301,6 +312,7 @@ func (p *Producer) fetchLoop(ctx context.Context) {
 	// claim one batch at a time, which keeps strict priority order.
 	maxInFlight := int(max(1, min(maxClaimsInFlight, int64(p.cfg.MaxWorkers+p.prefetch)/(2*claimMax))))
 	results := make(chan claimResult, maxInFlight)
+	failures := &outage.Reporter{Logger: p.cfg.Logger, What: "claiming jobs", Attrs: []any{"queue", p.cfg.Queue}}
 	inFlight := 0
 	poll := time.NewTimer(p.cfg.PollInterval)
 	defer poll.Stop()
@@ -353,12 +365,13 @@ func (p *Producer) fetchLoop(ctx context.Context) {
 			p.inflight.Add(int64(r.got - r.asked))
 			if r.err != nil {
 				if ctx.Err() == nil {
-					p.cfg.Logger.Error("claiming jobs failed; backing off", "queue", p.cfg.Queue, "backoff", backoff, "error", r.err)
+					failures.Failed(r.err)
 				}
 				retry = time.After(backoff)
 				backoff = min(backoff*2, 5*time.Second)
 				continue
 			}
+			failures.OK()
 			backoff = 100 * time.Millisecond
 			// A short claim means the queue is drained for now: wait for
 			// a notification or the poll instead of asking again.
@@ -395,7 +408,7 @@ func (p *Producer) claim(ctx context.Context, n int) (int, error) {
 	start := time.Now()
 	after := p.position.after(start)
 	params := droverdriver.ClaimParams{Queue: p.cfg.Queue, Max: n, Owner: p.cfg.Owner, Lease: p.cfg.Lease,
-		After: after}
+		After: after, Kinds: p.cfg.Kinds}
 	rows, err := p.cfg.Claim(ctx, params)
 	if err != nil {
 		return 0, err

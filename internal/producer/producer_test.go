@@ -1,10 +1,13 @@
 package producer
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -28,7 +31,11 @@ type claimStore struct {
 	// entered and wait for hold before it returns them: a claim whose
 	// snapshot was taken before jobs committed, returning after they did.
 	hold, entered chan struct{}
+	// fail is how many of the next claims fail with errDown.
+	fail int
 }
+
+var errDown = errors.New("store down")
 
 type claimCall struct {
 	max, got int
@@ -69,6 +76,10 @@ func (s *claimStore) JobClaim(ctx context.Context, p droverdriver.ClaimParams) (
 func (s *claimStore) take(p droverdriver.ClaimParams) ([]*droverdriver.JobRow, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.fail > 0 {
+		s.fail--
+		return nil, errDown
+	}
 	var ids []int64
 	for id := range s.available {
 		ids = append(ids, id)
@@ -250,7 +261,10 @@ func TestBufferFollowsRunTime(t *testing.T) {
 // called (or the test ends).
 func startProducer(t *testing.T, store *claimStore, run Runner, cfg Config) (*Producer, func()) {
 	t.Helper()
-	cfg.Owner, cfg.Lease, cfg.Logger = "o", time.Minute, slog.New(slog.NewTextHandler(io.Discard, nil))
+	cfg.Owner, cfg.Lease = "o", time.Minute
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
 	p := New(store, lease.NewTracker(), func(droverdriver.Result) {}, run, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
@@ -267,4 +281,46 @@ func startProducer(t *testing.T, store *claimStore, run Runner, cfg Config) (*Pr
 	}
 	t.Cleanup(stop)
 	return p, stop
+}
+
+// TestClaimOutageLogsOnce fails the first claims of a producer and checks
+// that the outage is logged once when it begins and once when claims work
+// again, not once per failed claim.
+func TestClaimOutageLogsOnce(t *testing.T) {
+	const failures = 3
+	store := newClaimStore(5)
+	store.fail = failures
+	var mu sync.Mutex
+	var logs bytes.Buffer
+	ran := 0
+	run := func(_ context.Context, row *droverdriver.JobRow) droverdriver.Result {
+		mu.Lock()
+		defer mu.Unlock()
+		ran++
+		return droverdriver.Result{ID: row.ID, Attempt: row.Attempt, Outcome: droverdriver.OutcomeCompleted}
+	}
+	_, stop := startProducer(t, store, run, Config{Queue: "q", MaxWorkers: 10, PollInterval: time.Hour,
+		Logger: slog.New(slog.NewTextHandler(&lockedWriter{mu: &mu, w: &logs}, nil))})
+	waitfor.Cond(t, "every job to run", func() bool { mu.Lock(); defer mu.Unlock(); return ran == 5 })
+	stop()
+
+	mu.Lock()
+	defer mu.Unlock()
+	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], `msg="claiming jobs failed; retrying" queue=q error="store down"`) ||
+		!strings.Contains(lines[1], `msg="claiming jobs works again" queue=q`) || !strings.Contains(lines[1], "failures=3") {
+		t.Errorf("logged:\n%s\nwant one line for the first failure and one for the recovery after 3", logs.String())
+	}
+}
+
+// lockedWriter serialises writes to w under mu.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
 }

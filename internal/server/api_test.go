@@ -41,7 +41,10 @@ func TestEveryOperationAnswersWithItsScopes(t *testing.T) {
 			"release":        map[string]any{"attempts": []any{map[string]any{"id": 1, "attempt": 1, "lease_token": b.lease(1)}}},
 			"createPeriodic": map[string]any{"name": "p", "schedule": "@hourly", "kind": "k"},
 			"updatePeriodic": map[string]any{"schedule": "@daily", "kind": "k"},
+			"startBulk":      map[string]any{"action": "cancel", "queue": "nothing-here"},
 		}
+		// Bulk task 1, for GET /v1/bulk/{id} walked with id 1.
+		b.must(t, http.StatusAccepted, server.ScopeAdmin, "POST", "/v1/bulk", bodies["startBulk"])
 		n := 0
 		for path, item := range b.doc.Paths.Map() {
 			for method, op := range item.Operations() {

@@ -70,6 +70,7 @@ var funcs = template.FuncMap{
 		}
 		return b.String()
 	},
+	"can": jobCan,
 	"lastError": func(j *drover.JobRow) string {
 		if len(j.Errors) == 0 {
 			return "-"
@@ -101,6 +102,9 @@ type page struct {
 	Title   string
 	Flash   string
 	Message string
+	// Refresh reloads the page every second, while a bulk task it follows
+	// runs.
+	Refresh bool
 }
 
 // render writes a page, or a plain error if the template fails (a bug,
@@ -127,12 +131,12 @@ func (s *Server) htmlRoutes() map[string]func(w http.ResponseWriter, r *http.Req
 		"GET /ui/jobs/{id}":             s.jobPage,
 		"GET /ui/batches/find":          findByID("batch", "/ui/batches"),
 		"GET /ui/batches/{id}":          s.batchPage,
-		"POST /ui/jobs/{id}/retry":      s.jobAction(s.cfg.Client.JobRetry, "retried"),
-		"POST /ui/jobs/{id}/cancel":     s.jobAction(s.cfg.Client.JobCancel, "cancel requested"),
-		"POST /ui/jobs/{id}/discard":    s.jobAction(s.cfg.Client.JobDiscard, "discarded if it was waiting"),
+		"POST /ui/jobs/{id}/retry":      s.jobAction(s.cfg.Client.JobRetry, "retry"),
+		"POST /ui/jobs/{id}/cancel":     s.jobAction(s.cfg.Client.JobCancel, "cancel"),
+		"POST /ui/jobs/{id}/discard":    s.jobAction(s.cfg.Client.JobDiscard, "discard"),
 		"POST /ui/bulk":                 s.bulk,
-		"POST /ui/queues/{name}/pause":  s.queueAction(s.cfg.Client.QueuePause, "paused: its workers start no job until it is resumed"),
-		"POST /ui/queues/{name}/resume": s.queueAction(s.cfg.Client.QueueResume, "resumed"),
+		"POST /ui/queues/{name}/pause":  s.queueAction(s.cfg.Client.QueuePause, "pause"),
+		"POST /ui/queues/{name}/resume": s.queueAction(s.cfg.Client.QueueResume, "resume"),
 		"GET /ui/history.json":          s.historyJSON,
 	}
 }
@@ -305,7 +309,7 @@ func (s *Server) overviewPage(w http.ResponseWriter, r *http.Request) error {
 		IntervalMS int64
 		Owners     []drover.LeaseOwner
 		Workers    []WorkerInfo
-	}{page{Title: "Queues", Flash: r.URL.Query().Get("flash")}, queueRows(p, settings), p.At, s.cfg.SampleInterval, s.cfg.SampleInterval.Milliseconds(), p.Owners,
+	}{page{Title: "Queues", Flash: queueFlash(r.URL.Query())}, queueRows(p, settings), p.At, s.cfg.SampleInterval, s.cfg.SampleInterval.Milliseconds(), p.Owners,
 		s.inflight.workerList()})
 }
 
@@ -377,13 +381,14 @@ func (s *Server) jobsPage(w http.ResponseWriter, r *http.Request) error {
 		v := url.Values{"state": {f.State}, "queue": {f.Queue}, "kind": {f.Kind}, "after": {strconv.FormatInt(jobs[len(jobs)-1].ID, 10)}}
 		next = "/ui/jobs?" + v.Encode()
 	}
+	flash, running := s.bulkStatus(q)
 	return render(w, http.StatusOK, s.pages.jobs, struct {
 		page
 		Filter jobFilter
 		States []string
 		Jobs   []*drover.JobRow
 		Next   string
-	}{page{Title: "Jobs", Flash: q.Get("flash")}, f, jobStates, jobs, next})
+	}{page{Title: "Jobs", Flash: flash, Refresh: running}, f, jobStates, jobs, next})
 }
 
 // findByID redirects the dashboard's "open by id" forms to the page of the
@@ -421,7 +426,7 @@ func (s *Server) jobPage(w http.ResponseWriter, r *http.Request) error {
 		Job     *drover.JobRow
 		Result  *drover.JobResult
 		Parents []drover.JobResult
-	}{page{Title: fmt.Sprintf("Job %d", id), Flash: r.URL.Query().Get("flash")}, job, result, parents})
+	}{page{Title: fmt.Sprintf("Job %d", id), Flash: jobFlash(r.URL.Query().Get("done"), job)}, job, result, parents})
 }
 
 // batchPage shows a batch's progress from its counters, never a count
@@ -454,25 +459,28 @@ func (s *Server) batchPage(w http.ResponseWriter, r *http.Request) error {
 	}{page{Title: fmt.Sprintf("Batch %d", id)}, b, b.Completed + b.Cancelled + b.Discarded, results, next})
 }
 
-func (s *Server) jobAction(call func(context.Context, int64) (*drover.JobRow, error), done string) func(w http.ResponseWriter, r *http.Request) error {
+// jobAction applies action (retry, cancel, discard) to one job and shows
+// the job's page again, whose banner says what was done. The redirect
+// carries the action's name only: the banner's text is the server's, made
+// from the job as stored, never text from the URL, which anyone can put
+// in a link.
+func (s *Server) jobAction(call func(context.Context, int64) (*drover.JobRow, error), action string) func(w http.ResponseWriter, r *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathID(r)
 		if err != nil {
 			return err
 		}
-		job, err := call(r.Context(), id)
-		if err != nil {
+		if _, err := call(r.Context(), id); err != nil {
 			return err
 		}
-		flash := fmt.Sprintf("Job %d %s: now %s.", id, done, job.State)
-		http.Redirect(w, r, fmt.Sprintf("/ui/jobs/%d?flash=%s", id, url.QueryEscape(flash)), http.StatusSeeOther)
+		http.Redirect(w, r, fmt.Sprintf("/ui/jobs/%d?done=%s", id, action), http.StatusSeeOther)
 		return nil
 	}
 }
 
 // queueAction pauses or resumes the queue the path names, then shows the
-// overview again with what was done.
-func (s *Server) queueAction(call func(context.Context, string) error, done string) func(w http.ResponseWriter, r *http.Request) error {
+// overview again, whose banner says what was done (queueFlash).
+func (s *Server) queueAction(call func(context.Context, string) error, action string) func(w http.ResponseWriter, r *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		name := r.PathValue("name")
 		if err := drover.ValidateQueue(name); err != nil {
@@ -481,51 +489,108 @@ func (s *Server) queueAction(call func(context.Context, string) error, done stri
 		if err := call(r.Context(), name); err != nil {
 			return err
 		}
-		flash := fmt.Sprintf("Queue %s %s.", name, done)
-		http.Redirect(w, r, "/?flash="+url.QueryEscape(flash), http.StatusSeeOther)
+		http.Redirect(w, r, "/?done="+action+"&queue="+url.QueryEscape(name), http.StatusSeeOther)
 		return nil
 	}
 }
 
-// bulk retries, cancels or discards every job matching a filter, on every page, not
-// just the one shown. It walks the filter by keyset chunks (walkJobs), so
-// it never holds more than a few dozen jobs whatever their args, and each
-// job changes in its own statement:
-// the same guarded change as the single-job action, so a job that moved
-// meanwhile is left as the store's rules say.
+// queueActionDone is the banner after each action on a queue.
+var queueActionDone = map[string]string{
+	"pause":  "paused: its workers start no job until it is resumed",
+	"resume": "resumed",
+}
+
+// queueFlash is the overview's banner after action on the queue q names, or
+// none for an action it does not know: the page shows only its own text,
+// never text from the URL but a queue name, which is checked.
+func queueFlash(q url.Values) string {
+	done, ok := queueActionDone[q.Get("done")]
+	name := q.Get("queue")
+	if !ok || drover.ValidateQueue(name) != nil {
+		return ""
+	}
+	return fmt.Sprintf("Queue %s %s.", name, done)
+}
+
+// jobActionDone is the banner after each action on one job, completed by
+// the job's state as the page reads it.
+var jobActionDone = map[string]string{
+	"retry":   "retried",
+	"cancel":  "cancelled, or its cancel requested if it was running",
+	"discard": "discarded if it was waiting",
+}
+
+// jobFlash is the banner of a job's page after action, or none for an
+// action it does not know.
+func jobFlash(action string, job *drover.JobRow) string {
+	done, ok := jobActionDone[action]
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("Job %d %s: now %s.", job.ID, done, job.State)
+}
+
+// bulkStatus is the jobs page's line about the bulk task whose id the URL
+// names (?task=N), made from the task as the server holds it, and whether
+// it still runs (the page then reloads itself).
+func (s *Server) bulkStatus(q url.Values) (string, bool) {
+	id, err := strconv.ParseInt(q.Get("task"), 10, 64)
+	if err != nil {
+		return "", false
+	}
+	t := s.bulkTasks.get(id)
+	if t == nil {
+		return "", false
+	}
+	j := t.json()
+	switch j.Status {
+	case "running":
+		return fmt.Sprintf("%s running: %d jobs read, %d changed so far.", j.Action, j.Matched, j.Changed), true
+	case "failed":
+		return fmt.Sprintf("%s failed after %d jobs read (%d changed): %s", j.Action, j.Matched, j.Changed, j.Error), false
+	}
+	return fmt.Sprintf("%s done: changed %d of %d jobs that matched.", j.Action, j.Changed, j.Matched), false
+}
+
+// jobCan reports whether action (retry, cancel, discard) would change job,
+// so that its page offers only the buttons that do something: the store
+// leaves a job as it is otherwise (JobRetry, JobCancel, JobDiscard).
+func jobCan(action string, job *drover.JobRow) bool {
+	switch action {
+	case "retry":
+		switch job.State {
+		case drover.JobStateCompleted, drover.JobStateCancelled, drover.JobStateDiscarded,
+			drover.JobStateScheduled, drover.JobStateRetryable:
+			return true
+		}
+	case "cancel":
+		switch job.State {
+		case drover.JobStatePending, drover.JobStateBlocked, drover.JobStateScheduled,
+			drover.JobStateAvailable, drover.JobStateRetryable:
+			return true
+		case drover.JobStateRunning:
+			return !job.CancelRequested
+		}
+	case "discard":
+		switch job.State {
+		case drover.JobStateScheduled, drover.JobStateAvailable, drover.JobStateRetryable:
+			return true
+		}
+	}
+	return false
+}
+
+// bulk starts retrying, cancelling or discarding every job matching a
+// filter, on every page, not just the one shown, in the background
+// (bulk.go, drover.Client.JobBulk), and shows the jobs page, which follows
+// its progress.
 func (s *Server) bulk(w http.ResponseWriter, r *http.Request) error {
 	f := jobFilter{State: r.PostFormValue("state"), Queue: r.PostFormValue("queue"), Kind: r.PostFormValue("kind")}
-	var call func(context.Context, int64) (*drover.JobRow, error)
-	switch action := r.PostFormValue("action"); action {
-	case "retry":
-		call = s.cfg.Client.JobRetry
-	case "cancel":
-		call = s.cfg.Client.JobCancel
-	case "discard":
-		call = s.cfg.Client.JobDiscard
-	default:
-		return badRequest("action %q: use retry, cancel or discard", action)
-	}
-	p, err := f.params()
+	t, err := s.bulkTasks.start(s.cfg.Client, drover.BulkAction(r.PostFormValue("action")), f)
 	if err != nil {
 		return err
 	}
-	n := 0
-	err = s.walkJobs(r.Context(), p, func(j *drover.JobRow) error {
-		// A job that went away, or a batch member that cannot be
-		// retried, does not stop the others.
-		if _, err := call(r.Context(), j.ID); err != nil && !errors.Is(err, drover.ErrNotFound) &&
-			!errors.Is(err, drover.ErrNotRetryable) {
-			return fmt.Errorf("after %d jobs: %w", n, err)
-		}
-		n++
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	v := url.Values{"state": {f.State}, "queue": {f.Queue}, "kind": {f.Kind},
-		"flash": {fmt.Sprintf("%s applied to %d jobs.", r.PostFormValue("action"), n)}}
+	v := url.Values{"state": {f.State}, "queue": {f.Queue}, "kind": {f.Kind}, "task": {strconv.FormatInt(t.id, 10)}}
 	http.Redirect(w, r, "/ui/jobs?"+v.Encode(), http.StatusSeeOther)
 	return nil
 }

@@ -48,9 +48,14 @@ func TestBulkActionCoversTheWholeFilter(t *testing.T) {
 		other := b.enqueue(t, map[string]any{"kind": "k", "args": map[string]any{"n": 1}})[0]
 		status, body, h := b.post(t, "/ui/bulk", url.Values{"action": {"cancel"}, "state": {"available"}, "queue": {"bulk"}},
 			map[string]string{"Authorization": "Bearer " + b.tokens[server.ScopeAdmin]})
-		if status != http.StatusSeeOther || !strings.Contains(h.Get("Location"), "1005+jobs") {
+		if status != http.StatusSeeOther || !strings.Contains(h.Get("Location"), "task=1") {
 			t.Fatalf("bulk cancel = %d to %q: %s", status, h.Get("Location"), body)
 		}
+		// The jobs page follows the task until it is done, with the
+		// number of jobs it changed.
+		waitfor.Cond(t, "the bulk cancel to finish", func() bool {
+			return strings.Contains(b.page(t, h.Get("Location")), "cancel done: changed 1005 of 1005 jobs that matched.")
+		})
 		counts, err := b.client.JobCountByState(ctx, "bulk")
 		if err != nil {
 			t.Fatal(err)
@@ -69,9 +74,12 @@ func TestBulkActionCoversTheWholeFilter(t *testing.T) {
 		// Discard everything waiting in the default queue: the one job.
 		status, _, _ = b.post(t, "/ui/bulk", url.Values{"action": {"discard"}, "queue": {"default"}},
 			map[string]string{"Authorization": "Bearer " + b.tokens[server.ScopeAdmin]})
-		if status != http.StatusSeeOther || b.stored(t, other).State != drover.JobStateDiscarded {
-			t.Fatalf("bulk discard = %d, job %s", status, b.stored(t, other).State)
+		if status != http.StatusSeeOther {
+			t.Fatalf("bulk discard = %d", status)
 		}
+		waitfor.Cond(t, "the bulk discard to discard the job", func() bool {
+			return b.stored(t, other).State == drover.JobStateDiscarded
+		})
 	})
 }
 

@@ -97,8 +97,16 @@ func TestDashboardPausesQueue(t *testing.T) {
 			t.Fatalf("overview does not show queue idle as paused with a resume button:\n%s", page)
 		}
 		status, body, h := b.post(t, "/ui/queues/idle/resume", nil, admin)
-		if status != http.StatusSeeOther || !strings.Contains(h.Get("Location"), "flash=") {
+		if status != http.StatusSeeOther || h.Get("Location") != "/?done=resume&queue=idle" {
 			t.Fatalf("resume = %d to %q: %s", status, h.Get("Location"), body)
+		}
+		if page := b.page(t, h.Get("Location")); !strings.Contains(page, "Queue idle resumed.") {
+			t.Fatalf("overview after resume shows no banner saying so:\n%s", page)
+		}
+		for _, path := range []string{"/?done=resume&queue=Your+account+is+locked", "/?flash=Your+account+is+locked", "/?done=locked&queue=idle"} {
+			if page := b.page(t, path); strings.Contains(page, "account") || strings.Contains(page, "locked") {
+				t.Fatalf("overview %s shows text from the URL:\n%s", path, page)
+			}
 		}
 		if got, err := b.client.QueueGet(ctx, "idle"); err != nil || got.Paused {
 			t.Fatalf("store after the resume button: %+v, %v", got, err)

@@ -88,6 +88,7 @@ type Client interface {
 	JobCancel(ctx context.Context, id int64) (*drover.JobRow, error)
 	JobRetry(ctx context.Context, id int64) (*drover.JobRow, error)
 	JobDiscard(ctx context.Context, id int64) (*drover.JobRow, error)
+	JobBulk(ctx context.Context, action drover.BulkAction, filter drover.JobListParams, progress func(drover.BulkProgress)) (drover.BulkProgress, error)
 	JobCountByState(ctx context.Context, queue string) (map[drover.JobState]int64, error)
 	QueueStats(ctx context.Context) ([]drover.QueueStats, error)
 	FinishedStats(ctx context.Context, since, until time.Time) ([]drover.FinishedStats, error)
@@ -179,6 +180,8 @@ type Server struct {
 	// pagePatterns are the dashboard's patterns, whose unauthenticated
 	// visitors are sent to the login form.
 	pagePatterns map[string]bool
+	// bulk runs the bulk actions in the background (bulk.go).
+	bulkTasks *bulkTasks
 }
 
 // New returns a server on cfg.
@@ -218,7 +221,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, remote: cfg.Client.Remote(), stopping: make(chan struct{}), sessions: newSessions(cfg.SessionTTL), waiter: newWaiter(), inflight: newInflight(),
 		metrics: newMetrics(cfg.Client, cfg.PoolStats, cfg.MaxLabelValues, cfg.LabelTTL), history: &history{}, pages: newPages(),
-		mux: http.NewServeMux(), pagePatterns: map[string]bool{}}
+		mux: http.NewServeMux(), pagePatterns: map[string]bool{}, bulkTasks: newBulkTasks()}
 	s.auth.Store(newAuthenticator(cfg.Tokens))
 	s.routes()
 	return s, nil
@@ -230,6 +233,7 @@ func New(cfg Config) (*Server, error) {
 func (s *Server) Run(ctx context.Context) {
 	s.running.Store(true)
 	defer s.running.Store(false)
+	defer s.bulkTasks.stop()
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	if l := s.cfg.Driver.NewListener(); l != nil {
@@ -360,6 +364,8 @@ func (s *Server) routes() {
 		"POST /v1/jobs/{id}/cancel":     {admin, s.cancelJob},
 		"POST /v1/jobs/{id}/retry":      {admin, s.retryJob},
 		"POST /v1/jobs/{id}/discard":    {admin, s.discardJob},
+		"POST /v1/bulk":                 {admin, s.startBulk},
+		"GET /v1/bulk/{id}":             {admin, s.getBulk},
 		"POST /v1/claim":                {work, s.claim},
 		"POST /v1/finish":               {work, s.finish},
 		"POST /v1/heartbeat":            {work, s.heartbeat},
@@ -433,6 +439,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.cfg.Logger.Debug("http request", "method", r.Method, "path", r.URL.Path, "status", rec.status,
 			"token", tokName, "took", time.Since(start))
 	}()
+	if pattern == "" && browsing(r) {
+		s.browserNotFound(rec, r)
+		return
+	}
 	if !public[pattern] {
 		tok, err := s.authenticate(r, s.pagePatterns[pattern])
 		if err != nil && s.pagePatterns[pattern] && r.Method == http.MethodGet && r.Header.Get("Authorization") == "" &&
@@ -469,6 +479,33 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 type tokenKey struct{}
+
+// browsing reports whether r is a person's browser opening a page, rather
+// than a program calling the API: a GET for HTML, without a bearer token,
+// outside /v1.
+func browsing(r *http.Request) bool {
+	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && r.Header.Get("Authorization") == "" &&
+		!strings.HasPrefix(r.URL.Path, "/v1/") && strings.Contains(r.Header.Get("Accept"), "text/html")
+}
+
+// browserNotFound answers a browser at a path that is no page. A path that
+// is a dashboard page without its /ui prefix (/jobs, /jobs/7) redirects
+// there; anything else gets the dashboard's own 404 page, or the login
+// form first, so that without a session nothing says which paths exist.
+func (s *Server) browserNotFound(w http.ResponseWriter, r *http.Request) {
+	alt := r.Clone(r.Context())
+	alt.URL.Path, alt.URL.RawPath = "/ui"+r.URL.Path, ""
+	if _, pattern := s.mux.Handler(alt); s.pagePatterns[pattern] {
+		http.Redirect(w, r, alt.URL.RequestURI(), http.StatusSeeOther)
+		return
+	}
+	if _, err := s.authenticate(r, true); err != nil {
+		http.Redirect(w, r, "/login", http.StatusSeeOther)
+		return
+	}
+	_ = render(w, http.StatusNotFound, s.pages.errorPage, page{Title: "Not found",
+		Message: fmt.Sprintf("No page at %s. The dashboard's pages start at / and /ui/jobs.", r.URL.Path)})
+}
 
 // endpoint wraps a handler with its scope check, the body limit and the
 // mapping of errors to statuses.

@@ -79,11 +79,14 @@ class AttemptError:
     at: datetime | None
     error: str
     trace: str = ""
+    # Set when the attempt was interrupted because its client stopped: it
+    # did not count against max_attempts.
+    released: bool = False
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> AttemptError:
         return cls(attempt=int(d.get("attempt", 0)), at=parse_time(d.get("at")), error=str(d.get("error", "")),
-                   trace=str(d.get("trace") or ""))
+                   trace=str(d.get("trace") or ""), released=bool(d.get("released", False)))
 
 
 @dataclass(frozen=True)

@@ -488,6 +488,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Retry, cancel or discard every job of a filter, in the background; read its progress from /v1/bulk/{id}. */
+        post: operations["startBulk"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/bulk/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The progress of a bulk task: jobs read, jobs changed, and whether it is done. */
+        get: operations["getBulk"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -503,6 +537,8 @@ export interface components {
             at: string;
             error: string;
             trace?: string;
+            /** @description Set when the attempt was interrupted because its client stopped and the job was given back: it did not count against max_attempts, so the job's attempt went back to the number before it. */
+            released?: boolean;
         };
         Job: {
             /** Format: int64 */
@@ -919,6 +955,30 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+        };
+        BulkTask: {
+            /** Format: int64 */
+            id: number;
+            /** @enum {string} */
+            action: "retry" | "cancel" | "discard";
+            queue?: string;
+            kind?: string;
+            state?: string;
+            /** @enum {string} */
+            status: "running" | "done" | "failed";
+            /**
+             * Format: int64
+             * @description Jobs of the filter read so far.
+             */
+            matched: number;
+            /**
+             * Format: int64
+             * @description Jobs the action changed so far: retried, cancelled (or asked to stop, if running) or discarded; jobs it left as they were are not counted.
+             */
+            changed: number;
+            error?: string;
+            /** Format: date-time */
+            started_at: string;
         };
     };
     responses: never;
@@ -3516,6 +3576,164 @@ export interface operations {
             };
             /** @description The store failed. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unavailable (down, restarting or unreachable); retry after the Retry-After delay. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    startBulk: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    action: "retry" | "cancel" | "discard";
+                    /** @description Only jobs in this state. */
+                    state?: string;
+                    /** @description Only jobs of this queue. */
+                    queue?: string;
+                    /** @description Only jobs of this kind. */
+                    kind?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The task, started. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkTask"];
+                };
+            };
+            /** @description An unknown action, state or a bad queue name. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No token, or an unknown one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unavailable (down, restarting or unreachable); retry after the Retry-After delay. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getBulk: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The task. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkTask"];
+                };
+            };
+            /** @description The id is not a positive integer. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No token, or an unknown one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such task: the server keeps the last 50 since it started. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body was sent that is not application/json (this operation takes none). */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
