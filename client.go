@@ -32,6 +32,7 @@ import (
 
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/internal/completer"
+	"github.com/droverhq/drover/internal/engine"
 	"github.com/droverhq/drover/internal/leadership"
 	"github.com/droverhq/drover/internal/maintenance"
 	"github.com/droverhq/drover/internal/notifier"
@@ -282,7 +283,7 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 	bgCtx, stopBG := context.WithCancel(context.Background())
 	c.stopFetch, c.stopBG = stopFetch, stopBG
 	c.tracker = producer.NewTracker()
-	c.completer = completer.New(c.driver, completer.Config{
+	c.completer = completer.New(engine.Finisher{Executor: c.driver}, completer.Config{
 		Logger: log,
 		OnFlushed: func(results []droverdriver.Result, accepted []int64, took time.Duration) {
 			for _, r := range results {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/engine"
 )
 
 // Remote workers are processes that do not run a Client of their own: a
@@ -166,7 +167,7 @@ func (c *Client[TTx]) Finish(ctx context.Context, results []AttemptResult) (*Fin
 		seen[r.ID] = true
 		batch[i] = res
 	}
-	accepted, err := c.driver.JobFinish(ctx, batch)
+	accepted, err := engine.Finish(ctx, c.driver, batch)
 	if err != nil {
 		return nil, err
 	}
@@ -286,7 +287,7 @@ func (c *Client[TTx]) Release(ctx context.Context, attempts []AttemptRef) (*Rele
 	for i, a := range attempts {
 		batch[i] = droverdriver.Result{ID: a.ID, Attempt: a.Attempt, LeaseToken: a.LeaseToken, Outcome: droverdriver.OutcomeReleased}
 	}
-	released, err := c.driver.JobFinish(ctx, batch)
+	released, err := engine.Finish(ctx, c.driver, batch)
 	if err != nil {
 		return nil, err
 	}

@@ -47,10 +47,24 @@ const (
 	// a workflow bit, but it rides on the same column so that the claim
 	// already returns it and plain jobs pay nothing.
 	FlowUnique = 8
-	// FlowEnd are the bits whose jobs take the finish's side path; the
-	// plain finish statement turns such jobs away (the literal 11 in the
-	// stores' JobFinish) unless the caller says it handles them.
-	FlowEnd = FlowSettle | FlowUnique
+	// FlowKeyed marks a job with an ordering key (InsertParams.Key): its
+	// end, or its retry, changes its key's room, so the next job of the key
+	// is promoted in the same transaction. The keyed and flow inserts set
+	// it from the stored ordering_key (migration 010), so a result that
+	// does not say the job is keyed (a remote worker's) still promotes.
+	FlowKeyed = 16
+	// FlowEnd are the bits whose jobs must do more than move their row when
+	// they end: the plain finish (JobFinishMany with Refuse FlowEnd) turns
+	// such jobs away, and the engine finishes them on its side path.
+	FlowEnd = FlowSettle | FlowUnique | FlowKeyed
+	// FlowEndTx are the FlowEnd bits whose end needs a transaction of the
+	// engine's own (settle, free a unique key). A batch whose only such bit
+	// is FlowKeyed takes JobFinishKeyedMany instead, one round trip.
+	FlowEndTx = FlowSettle | FlowUnique
+	// FlowKeep are the bits that keep a finished job's row even when its
+	// completion asks to be forgotten (Result.Forget): its dependants, its
+	// batch or its unique key need the row after it ends.
+	FlowKeep = FlowSettle | FlowReleaseOnParentFailure | FlowUnique
 )
 
 // FlowExecutor holds the statements of workflows (jobs that wait for other
@@ -139,29 +153,6 @@ type ResultRow struct {
 	State  State
 	Kind   string
 	Result []byte // nil unless the job completed with a result
-}
-
-// NeedsSettle reports whether any result's claimed row says its job must be
-// settled when it ends.
-func NeedsSettle(results []Result) bool {
-	for i := range results {
-		if results[i].Flow&FlowSettle != 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// NeedsSidePath reports whether any result's claimed row says its end must
-// do more than move the row: settle a workflow or batch, or free a unique
-// key.
-func NeedsSidePath(results []Result) bool {
-	for i := range results {
-		if results[i].Flow&FlowEnd != 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // FlowInsertPlan is what JobInsertFlow works out before writing: each job's

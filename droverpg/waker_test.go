@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/engine"
 )
 
 // TestNotificationsFollowCommits checks, with a real listener, that every
@@ -62,7 +63,7 @@ func TestNotificationsFollowCommits(t *testing.T) {
 			t.Fatalf("claim: %d rows, %v", len(rows), err)
 		}
 		r := rows[0]
-		if _, err := d.JobFinish(ctx, []droverdriver.Result{{ID: r.ID, Attempt: r.Attempt, LeaseToken: r.LeaseToken, Outcome: droverdriver.OutcomeCompleted,
+		if _, err := engine.Finish(ctx, d, []droverdriver.Result{{ID: r.ID, Attempt: r.Attempt, LeaseToken: r.LeaseToken, Outcome: droverdriver.OutcomeCompleted,
 			Flow: r.Flow, Key: r.Key, Queue: r.Queue}}); err != nil {
 			t.Fatal(err)
 		}

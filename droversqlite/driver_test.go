@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/engine"
 )
 
 // setup returns a migrated driver on a fresh file.
@@ -254,7 +255,7 @@ func TestInsertWakesListenersWithRoom(t *testing.T) {
 		{"a promoted key wakes every listener", []int{10, 10}, func(t *testing.T, d *Driver) {
 			insert(t, d, keyed("a"), keyed("a")) // wakes one
 			rows := claim(t, d, "q", 1, time.Minute)
-			if _, err := d.JobFinish(context.Background(), fenced(t, d, []droverdriver.Result{{ID: rows[0].ID, Attempt: rows[0].Attempt,
+			if _, err := engine.Finish(context.Background(), d, fenced(t, d, []droverdriver.Result{{ID: rows[0].ID, Attempt: rows[0].Attempt,
 				Outcome: droverdriver.OutcomeCompleted, Key: rows[0].Key, Queue: "q"}})); err != nil {
 				t.Fatal(err)
 			}
@@ -349,19 +350,19 @@ func TestFinish(t *testing.T) {
 			id := insert(t, d, job("q"))[0]
 			j := claim(t, d, "q", 1, time.Minute)[0]
 			if tt.cancel {
-				if _, err := d.JobCancel(ctx, id, time.Now()); err != nil {
+				if _, err := engine.Cancel(ctx, d, id, time.Now()); err != nil {
 					t.Fatal(err)
 				}
 			}
 			// A stale attempt is fenced off and changes nothing.
-			acc, err := d.JobFinish(ctx, fenced(t, d, []droverdriver.Result{{ID: id, Attempt: j.Attempt + 1, Outcome: tt.outcome, Error: tt.err, RunAt: tt.runAt}}))
+			acc, err := engine.Finish(ctx, d, fenced(t, d, []droverdriver.Result{{ID: id, Attempt: j.Attempt + 1, Outcome: tt.outcome, Error: tt.err, RunAt: tt.runAt}}))
 			if err != nil || len(acc) != 0 {
 				t.Fatalf("stale finish accepted %v, %v", acc, err)
 			}
 			if got := get(t, d, id); got.State != droverdriver.StateRunning {
 				t.Fatalf("stale finish moved job to %s", got.State)
 			}
-			acc, err = d.JobFinish(ctx, fenced(t, d, []droverdriver.Result{{ID: id, Attempt: j.Attempt, Outcome: tt.outcome, Error: tt.err, RunAt: tt.runAt}}))
+			acc, err = engine.Finish(ctx, d, fenced(t, d, []droverdriver.Result{{ID: id, Attempt: j.Attempt, Outcome: tt.outcome, Error: tt.err, RunAt: tt.runAt}}))
 			if err != nil || !slices.Equal(acc, []int64{id}) {
 				t.Fatalf("finish accepted %v, %v", acc, err)
 			}
@@ -379,7 +380,7 @@ func TestFinish(t *testing.T) {
 				t.Errorf("run_at %v, want %v", got.RunAt, tt.runAt)
 			}
 			// A second result for the same attempt is fenced off too.
-			acc, err = d.JobFinish(ctx, fenced(t, d, []droverdriver.Result{{ID: id, Attempt: j.Attempt, Outcome: droverdriver.OutcomeCompleted}}))
+			acc, err = engine.Finish(ctx, d, fenced(t, d, []droverdriver.Result{{ID: id, Attempt: j.Attempt, Outcome: droverdriver.OutcomeCompleted}}))
 			if err != nil || len(acc) != 0 {
 				t.Fatalf("second finish accepted %v, %v", acc, err)
 			}
@@ -393,7 +394,7 @@ func TestFinishBatch(t *testing.T) {
 	insert(t, d, job("q"), job("q"), job("q"), job("q"))
 	jobs := claim(t, d, "q", 4, time.Minute)
 	e1 := []byte(`{"error":"one"}`)
-	acc, err := d.JobFinish(ctx, fenced(t, d, []droverdriver.Result{
+	acc, err := engine.Finish(ctx, d, fenced(t, d, []droverdriver.Result{
 		{ID: jobs[0].ID, Attempt: 1, Outcome: droverdriver.OutcomeCompleted},
 		{ID: jobs[1].ID, Attempt: 1, Outcome: droverdriver.OutcomeRetry, Error: e1, RunAt: time.Now().Add(time.Hour)},
 		{ID: jobs[2].ID, Attempt: 2, Outcome: droverdriver.OutcomeCompleted}, // stale
@@ -415,7 +416,7 @@ func TestFinishBatch(t *testing.T) {
 	if j.ID != jobs[1].ID || j.Attempt != 2 {
 		t.Fatalf("reclaimed %d attempt %d", j.ID, j.Attempt)
 	}
-	if _, err := d.JobFinish(ctx, fenced(t, d, []droverdriver.Result{{ID: j.ID, Attempt: 2, Outcome: droverdriver.OutcomeDiscarded, Error: []byte(`{"error":"two"}`)}})); err != nil {
+	if _, err := engine.Finish(ctx, d, fenced(t, d, []droverdriver.Result{{ID: j.ID, Attempt: 2, Outcome: droverdriver.OutcomeDiscarded, Error: []byte(`{"error":"two"}`)}})); err != nil {
 		t.Fatal(err)
 	}
 	errs := attemptErrors(t, get(t, d, j.ID))
@@ -429,7 +430,7 @@ func TestFinishDuplicatesAndStale(t *testing.T) {
 	d := setup(t)
 	insert(t, d, job("q"), job("q"), job("q"))
 	jobs := claim(t, d, "q", 3, time.Minute)
-	acc, err := d.JobFinish(ctx, fenced(t, d, []droverdriver.Result{
+	acc, err := engine.Finish(ctx, d, fenced(t, d, []droverdriver.Result{
 		{ID: jobs[0].ID, Attempt: 1, Outcome: droverdriver.OutcomeCompleted},
 		{ID: jobs[0].ID, Attempt: 1, Outcome: droverdriver.OutcomeDiscarded},                  // duplicate: ignored
 		{ID: jobs[1].ID, Attempt: 7, Outcome: droverdriver.OutcomeRetry, Error: []byte(`{}`)}, // stale
@@ -454,10 +455,10 @@ func TestHeartbeat(t *testing.T) {
 	d := setup(t)
 	insert(t, d, job("q"), job("q"), job("q"), job("q"))
 	jobs := claim(t, d, "q", 4, time.Second)
-	if _, err := d.JobCancel(ctx, jobs[1].ID, time.Now()); err != nil {
+	if _, err := engine.Cancel(ctx, d, jobs[1].ID, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.JobFinish(ctx, fenced(t, d, []droverdriver.Result{{ID: jobs[2].ID, Attempt: 1, Outcome: droverdriver.OutcomeCompleted}})); err != nil {
+	if _, err := engine.Finish(ctx, d, fenced(t, d, []droverdriver.Result{{ID: jobs[2].ID, Attempt: 1, Outcome: droverdriver.OutcomeCompleted}})); err != nil {
 		t.Fatal(err)
 	}
 	ids := []int64{jobs[0].ID, jobs[1].ID, jobs[2].ID, jobs[3].ID}
@@ -493,22 +494,22 @@ func TestRescue(t *testing.T) {
 	got := insert(t, d, in...)
 	expired := claim(t, d, "q", 3, -time.Second) // leases already over
 	claim(t, d, "q", 1, time.Hour)               // got[3]: lease still running
-	if _, err := d.JobCancel(ctx, got[2], time.Now()); err != nil {
+	if _, err := engine.Cancel(ctx, d, got[2], time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if len(expired) != 3 {
 		t.Fatalf("claimed %d", len(expired))
 	}
 
-	n, err := d.JobRescue(ctx, droverdriver.RescueParams{Now: time.Now(), Limit: 2})
+	n, err := engine.Rescue(ctx, d, droverdriver.RescueParams{Now: time.Now(), Limit: 2})
 	if err != nil || n != 2 {
 		t.Fatalf("rescued %d, %v; want 2 (limit)", n, err)
 	}
-	n, err = d.JobRescue(ctx, droverdriver.RescueParams{Now: time.Now(), Limit: 100})
+	n, err = engine.Rescue(ctx, d, droverdriver.RescueParams{Now: time.Now(), Limit: 100})
 	if err != nil || n != 1 {
 		t.Fatalf("rescued %d, %v; want 1", n, err)
 	}
-	if n, _ := d.JobRescue(ctx, droverdriver.RescueParams{Now: time.Now(), Limit: 100}); n != 0 {
+	if n, _ := engine.Rescue(ctx, d, droverdriver.RescueParams{Now: time.Now(), Limit: 100}); n != 0 {
 		t.Fatalf("rescued %d again", n)
 	}
 
@@ -556,14 +557,14 @@ func TestPrune(t *testing.T) {
 	d := setup(t)
 	got := insert(t, d, job("q"), job("q"), job("q"), job("q"), job("q"))
 	jobs := claim(t, d, "q", 3, time.Minute)
-	if _, err := d.JobFinish(ctx, fenced(t, d, []droverdriver.Result{
+	if _, err := engine.Finish(ctx, d, fenced(t, d, []droverdriver.Result{
 		{ID: jobs[0].ID, Attempt: 1, Outcome: droverdriver.OutcomeCompleted},
 		{ID: jobs[1].ID, Attempt: 1, Outcome: droverdriver.OutcomeCompleted},
 		{ID: jobs[2].ID, Attempt: 1, Outcome: droverdriver.OutcomeDiscarded},
 	})); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.JobCancel(ctx, got[3], time.Now()); err != nil {
+	if _, err := engine.Cancel(ctx, d, got[3], time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now().Add(time.Hour)
@@ -613,7 +614,7 @@ func TestGetAndList(t *testing.T) {
 	if j := claim(t, d, "a", 2, time.Minute); !slices.Equal(ids(j), []int64{got[0], got[4]}) {
 		t.Fatalf("claim a: %v", ids(j))
 	}
-	if _, err := d.JobFinish(ctx, fenced(t, d, []droverdriver.Result{
+	if _, err := engine.Finish(ctx, d, fenced(t, d, []droverdriver.Result{
 		{ID: got[3], Attempt: 1, Outcome: droverdriver.OutcomeRetry, Error: []byte(`{}`), RunAt: future},
 		{ID: got[4], Attempt: 1, Outcome: droverdriver.OutcomeCompleted},
 		{ID: got[0], Attempt: 1, Outcome: droverdriver.OutcomeReleased},
@@ -685,20 +686,20 @@ func TestCancelAndRetry(t *testing.T) {
 
 	// Cancel: a waiting job is finished at once, a running one flagged.
 	now := time.Now()
-	j, err := d.JobCancel(ctx, got[1], now)
+	j, err := engine.Cancel(ctx, d, got[1], now)
 	if err != nil || j.State != droverdriver.StateCancelled || j.FinalizedAt == nil || !j.FinalizedAt.Equal(now.Truncate(time.Microsecond)) {
 		t.Fatalf("cancel scheduled: %+v %v", j, err)
 	}
-	j, err = d.JobCancel(ctx, got[0], now)
+	j, err = engine.Cancel(ctx, d, got[0], now)
 	if err != nil || j.State != droverdriver.StateRunning || !j.CancelRequested {
 		t.Fatalf("cancel running: %+v %v", j, err)
 	}
 	// Cancelling a finished job changes nothing.
-	j, err = d.JobCancel(ctx, got[1], now.Add(time.Minute))
+	j, err = engine.Cancel(ctx, d, got[1], now.Add(time.Minute))
 	if err != nil || j.State != droverdriver.StateCancelled || !j.FinalizedAt.Equal(now.Truncate(time.Microsecond)) {
 		t.Fatalf("cancel cancelled: %+v %v", j, err)
 	}
-	if _, err := d.JobCancel(ctx, 999999, now); !errors.Is(err, droverdriver.ErrNotFound) {
+	if _, err := engine.Cancel(ctx, d, 999999, now); !errors.Is(err, droverdriver.ErrNotFound) {
 		t.Fatalf("cancel missing: %v", err)
 	}
 
@@ -715,11 +716,11 @@ func TestCancelAndRetry(t *testing.T) {
 	connected, woken := make(chan struct{}), make(chan string, 10)
 	go d.NewListener().Listen(lctx, func() { close(connected) }, func(q string) int { woken <- q; return 1 })
 	<-connected
-	if acc, err := d.JobFinish(ctx, fenced(t, d, []droverdriver.Result{{ID: got[0], Attempt: 1, Outcome: droverdriver.OutcomeRetry, RunAt: future}})); err != nil || len(acc) != 1 {
+	if acc, err := engine.Finish(ctx, d, fenced(t, d, []droverdriver.Result{{ID: got[0], Attempt: 1, Outcome: droverdriver.OutcomeRetry, RunAt: future}})); err != nil || len(acc) != 1 {
 		t.Fatalf("finish: %v %v", acc, err)
 	}
 	claim(t, d, "q", 1, time.Minute)
-	if _, err := d.JobFinish(ctx, fenced(t, d, []droverdriver.Result{{ID: got[2], Attempt: 1, Outcome: droverdriver.OutcomeDiscarded, Error: []byte(`{"error":"x"}`)}})); err != nil {
+	if _, err := engine.Finish(ctx, d, fenced(t, d, []droverdriver.Result{{ID: got[2], Attempt: 1, Outcome: droverdriver.OutcomeDiscarded, Error: []byte(`{"error":"x"}`)}})); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []int64{got[0], got[1], got[2]} {
@@ -759,7 +760,7 @@ func TestIDsNotReused(t *testing.T) {
 	d := setup(t)
 	first := insert(t, d, job("q"), job("q"))
 	jobs := claim(t, d, "q", 2, time.Minute)
-	if _, err := d.JobFinish(ctx, fenced(t, d, []droverdriver.Result{
+	if _, err := engine.Finish(ctx, d, fenced(t, d, []droverdriver.Result{
 		{ID: jobs[0].ID, Attempt: 1, Outcome: droverdriver.OutcomeCompleted},
 		{ID: jobs[1].ID, Attempt: 1, Outcome: droverdriver.OutcomeCompleted},
 	})); err != nil {
@@ -875,7 +876,7 @@ func TestMigrationKeepsUniqueKeys(t *testing.T) {
 	if len(jobs) != 1 || jobs[0].Flow&droverdriver.FlowUnique == 0 {
 		t.Fatalf("claimed %+v, want the old unique job flagged unique", jobs)
 	}
-	if _, err := d.JobFinish(ctx, fenced(t, d, []droverdriver.Result{{ID: jobs[0].ID, Attempt: 1, Outcome: droverdriver.OutcomeCompleted, Flow: jobs[0].Flow}})); err != nil {
+	if _, err := engine.Finish(ctx, d, fenced(t, d, []droverdriver.Result{{ID: jobs[0].ID, Attempt: 1, Outcome: droverdriver.OutcomeCompleted, Flow: jobs[0].Flow}})); err != nil {
 		t.Fatal(err)
 	}
 	if ids := insert(t, d, dup); ids[0] == 0 {
@@ -913,8 +914,17 @@ func TestMigrationRebuildsStateChecks(t *testing.T) {
 	ids := []int64{1, 2, 3}
 	before := rawRows(t, d)
 
-	migrate(t, d)
+	// Up to 009: every column kept. 010 then gives the keyed job its
+	// flow bit (FlowKeyed), checked below.
+	if err := applyUpTo(ctx, d, 9); err != nil {
+		t.Fatal(err)
+	}
 	after := rawRows(t, d)
+	migrate(t, d)
+	var flow int
+	if err := d.writer.QueryRowContext(ctx, "SELECT flow FROM drover_jobs WHERE id = 3").Scan(&flow); err != nil || flow != droverdriver.FlowKeyed {
+		t.Fatalf("keyed job's flow after migration 010: %d, %v; want %d", flow, err, droverdriver.FlowKeyed)
+	}
 	for table, rows := range before {
 		for i, row := range rows {
 			for col, v := range row {
@@ -928,7 +938,7 @@ func TestMigrationRebuildsStateChecks(t *testing.T) {
 			}
 		}
 	}
-	if n, err := d.JobRescue(ctx, droverdriver.RescueParams{Now: time.Now().Add(time.Hour), Limit: 10}); err != nil || n != 1 {
+	if n, err := engine.Rescue(ctx, d, droverdriver.RescueParams{Now: time.Now().Add(time.Hour), Limit: 10}); err != nil || n != 1 {
 		t.Fatalf("rescuing the job that ran across the migration: %d, %v", n, err)
 	}
 	if j := get(t, d, ids[1]); j.State != droverdriver.StateAvailable || j.ErrorCount != 1 {
@@ -989,7 +999,7 @@ func TestSchemaMissing(t *testing.T) {
 		"get":    func() error { _, err := d.JobGet(ctx, 1); return err },
 		"list":   func() error { _, err := d.JobList(ctx, droverdriver.ListParams{Limit: 1}); return err },
 		"finish": func() error {
-			_, err := d.JobFinish(ctx, []droverdriver.Result{{ID: 1, Attempt: 1, Outcome: 1}})
+			_, err := engine.Finish(ctx, d, []droverdriver.Result{{ID: 1, Attempt: 1, Outcome: 1}})
 			return err
 		},
 		"elect": func() error {
@@ -1109,7 +1119,7 @@ func TestNewAndCallerTransaction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	acc, err := d.UnwrapExecutor(tx).JobFinish(ctx, fenced(t, d, []droverdriver.Result{
+	acc, err := engine.Finish(ctx, d.UnwrapExecutor(tx), fenced(t, d, []droverdriver.Result{
 		{ID: committed[0], Attempt: 1, Outcome: droverdriver.OutcomeCompleted},
 		{ID: committed[1], Attempt: 2, Outcome: droverdriver.OutcomeCompleted},
 	}))
@@ -1171,7 +1181,7 @@ func TestConcurrentClaimsAcrossDrivers(t *testing.T) {
 				for k, j := range jobs {
 					res[k] = droverdriver.Result{ID: j.ID, Attempt: j.Attempt, LeaseToken: j.LeaseToken, Outcome: droverdriver.OutcomeCompleted}
 				}
-				if acc, err := d.JobFinish(ctx, res); err != nil || len(acc) != len(res) {
+				if acc, err := engine.Finish(ctx, d, res); err != nil || len(acc) != len(res) {
 					errs <- fmt.Errorf("finish: accepted %d of %d: %v", len(acc), len(res), err)
 					return
 				}

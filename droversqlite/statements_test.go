@@ -109,8 +109,9 @@ func TestStatementEnums(t *testing.T) {
 }
 
 // TestResultPacking checks the packed result of JobFinishMove and its
-// companions both ways: the SQL unpacks attempt, settle bit and outcome
-// with the shifts and masks below, and appendResults packs them so.
+// companions both ways: the SQL unpacks attempt and outcome with the
+// shift and mask below, and appendResults packs them so, whatever the
+// result's flow (which the fence's parameter covers now).
 func TestResultPacking(t *testing.T) {
 	q, err := droverdriver.ParseQueries(queriesSQL, "drover_")
 	if err != nil {
@@ -118,22 +119,21 @@ func TestResultPacking(t *testing.T) {
 	}
 	const (
 		attemptShift = 4
-		settleBit    = 8
 		outcomeMask  = 7
 	)
 	if int(droverdriver.OutcomeReleased) > outcomeMask || outcomeForget > outcomeMask || outcomeForget <= int(droverdriver.OutcomeReleased) {
 		t.Fatalf("outcomes 1-%d and outcomeForget %d must fit the mask %d without clashing", droverdriver.OutcomeReleased, outcomeForget, outcomeMask)
 	}
 	for name, wants := range map[string][]string{
-		"JobFinishMove":   {"packed >> 4 AS attempt", "packed & 8 AS settle", "packed & 7 AS outcome"},
+		"JobFinishMove":   {"packed >> 4 AS attempt", "packed & 7 AS outcome"},
 		"JobFinishWait":   {"packed >> 4 AS attempt", "packed & 7 AS outcome"},
 		"JobFinishForget": {"value >> 4 AS attempt", "value & 7 = 6"},
 		"JobFinishFenced": {") >> 4 AS attempt"},
 	} {
 		for _, w := range wants {
 			if !strings.Contains(q[name], w) {
-				t.Errorf("%s does not unpack with %q (shift %d, settle bit %d, outcome mask %d, forget %d)",
-					name, w, attemptShift, settleBit, outcomeMask, outcomeForget)
+				t.Errorf("%s does not unpack with %q (shift %d, outcome mask %d, forget %d)",
+					name, w, attemptShift, outcomeMask, outcomeForget)
 			}
 		}
 	}
@@ -164,8 +164,8 @@ func TestResultPacking(t *testing.T) {
 		if r.Forget {
 			wantOutcome = outcomeForget
 		}
-		if v>>attemptShift != int64(r.Attempt) || v&outcomeMask != wantOutcome || (v&settleBit != 0) != (r.Flow&droverdriver.FlowEnd != 0) {
-			t.Errorf("result %+v packed as %d: attempt %d, outcome %d, settle %v", r, v, v>>attemptShift, v&outcomeMask, v&settleBit != 0)
+		if v>>attemptShift != int64(r.Attempt) || v&(1<<attemptShift-1) != wantOutcome {
+			t.Errorf("result %+v packed as %d: attempt %d, outcome %d", r, v, v>>attemptShift, v&(1<<attemptShift-1))
 		}
 	}
 }

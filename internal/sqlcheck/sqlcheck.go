@@ -54,7 +54,9 @@ var flowMasks = map[int]string{
 	droverdriver.FlowReleaseOnParentFailure: "FlowReleaseOnParentFailure",
 	droverdriver.FlowSettle:                 "FlowSettle",
 	droverdriver.FlowUnique:                 "FlowUnique",
+	droverdriver.FlowKeyed:                  "FlowKeyed",
 	droverdriver.FlowEnd:                    "FlowEnd",
+	droverdriver.FlowKeep:                   "FlowKeep",
 }
 
 var (
@@ -71,13 +73,15 @@ var (
 	whenThen    = regexp.MustCompile(`WHEN\s+(\d+)\s+THEN\s+'([a-z]+)'`)
 	// flow & 11, flow | 2 (also j.flow, and "flow &" in f.flow & 1 = 1).
 	flowOp = regexp.MustCompile(`\bflow\s*([&|])\s*(\d+)`)
-	// The finish fence, "($3 OR j.flow & 11 = 0)", and the finish's
-	// returned bits, "SELECT id, flow & 11": both are FlowEnd, the bits
-	// that send a job down the finish's side path.
-	finishFence = regexp.MustCompile(`(?:settle|\$\d+)\s+OR\s+[\w.]*flow\s*&\s*(\d+)\s*=\s*0`)
-	finishBits  = regexp.MustCompile(`SELECT\s+[\w.]*id,\s*[\w.]*flow\s*&\s*(\d+)`)
+	// The finish's returned bits, "SELECT id, flow & 27" or "SELECT id,
+	// 'completed', flow & 27": FlowEnd, the bits that make the engine do
+	// more than move the row. (The fence itself takes its bits as a
+	// parameter, FinishParams.Refuse.)
+	finishBits = regexp.MustCompile(`SELECT\s+[\w.]*id,\s*(?:[\w']+,\s*)?[\w.]*flow\s*&\s*(\d+)`)
 	// Bare flow values written into the column: CASE … THEN 0 ELSE 8 END.
 	flowCase = regexp.MustCompile(`CASE WHEN unique_key IS NULL THEN 0 ELSE (\d+) END`)
+	// … | CASE WHEN ordering_key IS NULL THEN 0 ELSE 16 END.
+	keyedCase = regexp.MustCompile(`CASE WHEN (?:[\w.]*ordering_key|\?11) IS NULL THEN 0 ELSE (\d+) END`)
 	// final_states & CASE f.state WHEN 'completed' THEN 1 … ELSE 4 END.
 	finalCase  = regexp.MustCompile(`final_states\s*&\s*CASE\s+[\w.]*state\s+((?:WHEN\s+'[a-z]+'\s+THEN\s+\d+\s*)+)ELSE\s+(\d+)\s+END`)
 	finalWhen  = regexp.MustCompile(`WHEN\s+'([a-z]+)'\s+THEN\s+(\d+)`)
@@ -175,16 +179,19 @@ func Enums(q map[string]string, x Extras) []string {
 				bad(name, "flow %s %d is no named flow mask (droverdriver.Flow*): %q", m[1], n, m[0])
 			}
 		}
-		for _, re := range []*regexp.Regexp{finishFence, finishBits} {
-			for _, m := range re.FindAllStringSubmatch(code, -1) {
-				if n, _ := strconv.Atoi(m[1]); n != droverdriver.FlowEnd {
-					bad(name, "finish tests flow bits %d; droverdriver.FlowEnd is %d: %q", n, droverdriver.FlowEnd, m[0])
-				}
+		for _, m := range finishBits.FindAllStringSubmatch(code, -1) {
+			if n, _ := strconv.Atoi(m[1]); n != droverdriver.FlowEnd {
+				bad(name, "finish returns flow bits %d; droverdriver.FlowEnd is %d: %q", n, droverdriver.FlowEnd, m[0])
 			}
 		}
 		for _, m := range flowCase.FindAllStringSubmatch(code, -1) {
 			if n, _ := strconv.Atoi(m[1]); n != droverdriver.FlowUnique {
 				bad(name, "stores flow %d for a unique job; droverdriver.FlowUnique is %d", n, droverdriver.FlowUnique)
+			}
+		}
+		for _, m := range keyedCase.FindAllStringSubmatch(code, -1) {
+			if n, _ := strconv.Atoi(m[1]); n != droverdriver.FlowKeyed {
+				bad(name, "stores flow %d for a keyed job; droverdriver.FlowKeyed is %d", n, droverdriver.FlowKeyed)
 			}
 		}
 		// Unique keys' final-state bits.
