@@ -64,19 +64,20 @@ func (e *executor) wake(queues []string) {
 	notify(e.hubKey, queues)
 }
 
-// JobFinishMany refusing some flow bits bets that every result passes its
-// fence, which is the common case, and checks the bet against the number
-// of rows the statements changed: none of them needs RETURNING then (SQLite
-// buffers returned rows in a temporary table, measured as a tenth of the
-// cost of a finish). When the bet is lost (a result was stale, or its job
-// was refused), it rolls back to a savepoint and applies nothing, and
-// the engine sends the batch to its side path. A batch that names a job
-// twice is sent there whole: two results for one job could both pass the
-// fence, and the count would not tell.
+// JobFinishMany bets that every result passes its fence, which is the
+// common case, and checks the bet against the number of rows the
+// statements changed: none of them needs RETURNING then (SQLite buffers
+// returned rows in a temporary table, measured as a tenth of the cost of a
+// finish). When the bet is lost (a result was stale, or its job refused),
+// it rolls back to a savepoint. On the plain path (some flow refused) it
+// then applies nothing, and the engine sends the batch to its side path;
+// a batch that names a job twice goes there whole, since two results for
+// one job could both pass the fence and the count would not tell.
 //
-// With nothing refused (the side path) it reads which results pass first
-// (JobFinishFenced), applies them all and reads the states they left
-// (JobFinishStates).
+// On the side path (nothing refused) a won bet reads the applied jobs
+// back (JobFinishApplied); a lost one, or a batch that may forget a job
+// (which would then not be found after), first reads which results pass
+// (JobFinishFenced), then applies them and reads their states.
 func (e *executor) JobFinishMany(ctx context.Context, p droverdriver.FinishParams) (droverdriver.FinishResult, error) {
 	results := p.Results
 	if len(results) == 0 {
@@ -96,22 +97,31 @@ func (e *executor) JobFinishMany(ctx context.Context, p droverdriver.FinishParam
 		// finalized_at is read under the write lock, like attempted_at in
 		// JobClaim.
 		now := micros(time.Now())
-		if p.Refuse == 0 {
+		res = droverdriver.FinishResult{}
+		if p.Refuse == 0 && kinds.forgets {
 			var err error
-			res, err = e.finishFenced(ctx, tx, batch, now, kinds)
+			res, err = e.finishFenced(ctx, tx, unique, batch, now, kinds)
 			return err
 		}
-		res = droverdriver.FinishResult{}
-		return e.savepoint(ctx, tx, func() error {
+		err := e.savepoint(ctx, tx, func() error {
 			n, err := e.applyResults(ctx, tx, batch, now, kinds, p.Refuse)
 			if err != nil {
 				return err
 			}
-			if res.All = n == len(results); !res.All {
+			if n != len(unique) {
 				return errBetLost
 			}
+			if p.Refuse == 0 {
+				res.Applied, err = e.finishApplied(ctx, tx, resultIDs(unique), nil)
+				return err
+			}
+			res.All = true
 			return nil
 		})
+		if errors.Is(err, errBetLost) && p.Refuse == 0 {
+			res, err = e.finishFenced(ctx, tx, unique, batch, now, kinds)
+		}
+		return err
 	})
 	if errors.Is(err, errBetLost) {
 		err = nil
@@ -122,14 +132,14 @@ func (e *executor) JobFinishMany(ctx context.Context, p droverdriver.FinishParam
 	return res, nil
 }
 
-// errBetLost rolls a plain finish back to its savepoint.
+// errBetLost rolls a finish back to its savepoint.
 var errBetLost = errors.New("some results did not pass their fence")
 
 // finishFenced applies every result of batch that passes its fence, with no
-// flow refused, and returns the jobs applied with their stored columns.
-func (e *executor) finishFenced(ctx context.Context, tx *sql.Tx, batch string, now int64, kinds resultKinds) (droverdriver.FinishResult, error) {
-	var rows []droverdriver.FinishedRow
-	at := map[int64]int{}
+// flow refused, and returns the jobs applied with their stored columns as
+// they were before (a forgotten job is gone after) and their states after.
+func (e *executor) finishFenced(ctx context.Context, tx *sql.Tx, results []droverdriver.Result, batch string, now int64, kinds resultKinds) (droverdriver.FinishResult, error) {
+	before := map[int64]droverdriver.FinishedRow{}
 	err := e.query(ctx, tx, e.writer, "JobFinishFenced", func(r *sql.Rows) error {
 		var row droverdriver.FinishedRow
 		var key sql.NullString
@@ -137,34 +147,60 @@ func (e *executor) finishFenced(ctx context.Context, tx *sql.Tx, batch string, n
 			return err
 		}
 		row.Key = key.String
-		at[row.ID] = len(rows)
-		rows = append(rows, row)
+		before[row.ID] = row
 		return nil
 	}, batch)
-	if err != nil || len(rows) == 0 {
+	if err != nil || len(before) == 0 {
 		return droverdriver.FinishResult{}, err
 	}
 	n, err := e.applyResults(ctx, tx, batch, now, kinds, 0)
 	if err != nil {
 		return droverdriver.FinishResult{}, err
 	}
-	if n != len(rows) {
-		return droverdriver.FinishResult{}, fmt.Errorf("%d results pass their fence but %d were applied", len(rows), n)
+	if n != len(before) {
+		return droverdriver.FinishResult{}, fmt.Errorf("%d results pass their fence but %d were applied", len(before), n)
 	}
-	ids := make([]int64, len(rows))
-	for i := range rows {
-		ids[i] = rows[i].ID
+	var ids []int64
+	for i := range results {
+		if _, ok := before[results[i].ID]; ok {
+			ids = append(ids, results[i].ID)
+		}
 	}
-	err = e.query(ctx, tx, e.writer, "JobFinishStates", func(r *sql.Rows) error {
-		var id int64
+	rows, err := e.finishApplied(ctx, tx, ids, before)
+	return droverdriver.FinishResult{Applied: rows}, err
+}
+
+// finishApplied reads the jobs ids as JobFinishApplied returns them; the
+// columns of a job in before, read before its result applied, stand in for
+// those after, except its state.
+func (e *executor) finishApplied(ctx context.Context, tx *sql.Tx, ids []int64, before map[int64]droverdriver.FinishedRow) ([]droverdriver.FinishedRow, error) {
+	rows := make([]droverdriver.FinishedRow, 0, len(ids))
+	err := e.query(ctx, tx, e.writer, "JobFinishApplied", func(r *sql.Rows) error {
+		var row droverdriver.FinishedRow
 		var state string
-		if err := r.Scan(&id, &state); err != nil {
+		var key sql.NullString
+		if err := r.Scan(&row.ID, &state, &row.Flow, &row.Queue, &key); err != nil {
 			return err
 		}
-		rows[at[id]].State = droverdriver.State(state)
+		if b, ok := before[row.ID]; ok {
+			row = b
+		} else {
+			row.Key = key.String
+		}
+		row.State = droverdriver.State(state)
+		rows = append(rows, row)
 		return nil
 	}, string(appendIDs(nil, ids)))
-	return droverdriver.FinishResult{Applied: rows}, err
+	return rows, err
+}
+
+// resultIDs returns the IDs of results.
+func resultIDs(results []droverdriver.Result) []int64 {
+	ids := make([]int64, len(results))
+	for i := range results {
+		ids[i] = results[i].ID
+	}
+	return ids
 }
 
 // JobFinishKeyedMany runs JobFinishMany and KeyPromote in one transaction:

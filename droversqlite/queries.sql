@@ -259,8 +259,8 @@ RETURNING id, kind, priority, attempt, max_attempts, timeout_ms, created_at, run
 -- more (bits 1 and 2: settle; 8: free its unique key; 16: promote its key)
 -- is not finished here, as when a dependant was added while it ran or a
 -- remote worker did not echo the bits; the engine then finishes it on its
--- side path (JobFinishFenced, these statements with ?3 = 0, and
--- JobFinishStates), which does what the job's end asks for.
+-- side path (these statements with ?3 = 0, then JobFinishApplied), which
+-- does what the job's end asks for.
 --
 -- Every result is fenced by (id, attempt, lease token, state running): a
 -- caller that never claimed the job cannot guess the token. A retry (a
@@ -370,8 +370,9 @@ WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running' AND j.lease_
 -- name: JobFinishFenced
 -- ?1 as for JobFinishMove: the jobs whose results pass the fence, with the
 -- flow bits that make their end do more (flow & FlowEnd), their queue and
--- ordering key. The first statement of the engine's side path, which then
--- applies them all (?3 = 0) and reads their states (JobFinishStates).
+-- ordering key. Read first on the engine's side path when some result
+-- may forget its job (JobFinishApplied would not find it after), or when
+-- not every result passed.
 SELECT j.id, j.flow & 27, j.queue, j.ordering_key
 FROM (SELECT CAST(key AS INTEGER) AS id, unhex(substr(key, -32)) AS token,
           (CASE WHEN type = 'array' THEN value->>0 ELSE value END) >> 4 AS attempt
@@ -379,12 +380,14 @@ FROM (SELECT CAST(key AS INTEGER) AS id, unhex(substr(key, -32)) AS token,
 CROSS JOIN {schema}jobs AS j
 WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running' AND j.lease_token = r.token;
 
--- name: JobFinishStates
+-- name: JobFinishApplied
 -- ?1 JSON array of the IDs of jobs a side finish just applied results to:
--- each one's state after it. A job is in finished jobs when it ended, in
--- the hot table (available) when it waits again, and in neither when its
--- completion was forgotten.
-SELECT p.value, coalesce(f.state, CASE WHEN j.id IS NULL THEN 'completed' ELSE 'available' END)
+-- each one as it stands after it, with its flow & FlowEnd, queue and
+-- ordering key. A job is in finished jobs when it ended, in the hot table
+-- (available) when it waits again, and in neither when its completion was
+-- forgotten (then only its state is known: completed).
+SELECT p.value, coalesce(f.state, CASE WHEN j.id IS NULL THEN 'completed' ELSE 'available' END),
+    coalesce(f.flow, j.flow, 0) & 27, coalesce(f.queue, j.queue, ''), coalesce(f.ordering_key, j.ordering_key)
 FROM json_each(?1) AS p
 LEFT JOIN {schema}finished_jobs AS f ON f.id = p.value
 LEFT JOIN {schema}jobs AS j ON j.id = p.value;

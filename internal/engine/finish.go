@@ -9,46 +9,54 @@ import (
 
 // Finish applies the results of attempts and does what the end of each
 // job asks for, and returns the IDs of the results it accepted (those
-// whose fence held). The decision follows the stored flow of each job:
+// whose fence held). The decision follows the stored flow of each job,
+// and a batch costs one round trip whenever it can:
 //
-//  1. Results whose claimed row has no FlowEnd bit take the plain
+//  1. A batch in which no claimed row has a FlowEnd bit takes the plain
 //     statement (JobFinishMany refusing FlowEnd): one statement per batch,
 //     the fast path. Its fence turns away the jobs whose stored flow says
 //     more must happen (a dependant added while the job ran; a result from
 //     a remote worker, which does not echo the flow bits), and stale ones.
-//  2. A batch of keyed results whose keys the claimed rows gave
-//     (Result.Key) takes JobFinishKeyedMany: finish, KeyLock and
-//     KeyPromote in one round trip.
-//  3. Every other result, and those the first two turned away, go to the
-//     side path (finishSide): one transaction that finishes them with no
-//     flow refused and then, from the rows the store returns, settles
+//  2. A batch whose only FlowEnd bit is FlowKeyed, with the keys given by
+//     the claimed rows (Result.Key), takes JobFinishKeyedMany: finish,
+//     KeyLock and KeyPromote in one round trip.
+//  3. Any other batch, and the results the first two turned away, go to
+//     the side path (finishSide): one transaction that finishes them with
+//     no flow refused and then, from the rows the store returns, settles
 //     workflows and batches, promotes keys and frees unique keys. Stale
 //     results match nothing there and are not accepted.
+//
+// A batch is not split by its results' flow: its plain results ride along
+// on the path its flagged ones need, which keeps it one transaction.
 func Finish(ctx context.Context, ex droverdriver.Executor, results []droverdriver.Result) ([]int64, error) {
 	if len(results) == 0 {
 		return nil, nil
 	}
-	plain, flagged := splitFlagged(results)
 	var accepted []int64
 	var rest []droverdriver.Result
-	if len(plain) > 0 {
-		res, err := ex.JobFinishMany(ctx, droverdriver.FinishParams{Results: plain, Refuse: droverdriver.FlowEnd})
+	switch flags := flagsOf(results); {
+	case flags == 0:
+		res, err := ex.JobFinishMany(ctx, droverdriver.FinishParams{Results: results, Refuse: droverdriver.FlowEnd})
 		if err != nil {
 			return nil, fmt.Errorf("finish jobs: %w", err)
 		}
-		accepted, rest = sortOut(plain, res, accepted, rest)
-	}
-	if keys, ok := knownKeys(flagged); ok {
-		res, err := ex.JobFinishKeyedMany(ctx, droverdriver.FinishParams{Results: flagged, Refuse: droverdriver.FlowEndTx}, keys)
+		accepted, rest = sortOut(results, res)
+	case flags == droverdriver.FlowKeyed:
+		keys, ok := knownKeys(results)
+		if !ok {
+			rest = results
+			break
+		}
+		res, err := ex.JobFinishKeyedMany(ctx, droverdriver.FinishParams{Results: results, Refuse: droverdriver.FlowEndTx}, keys)
 		if err != nil {
 			return nil, fmt.Errorf("finish jobs: %w", err)
 		}
-		accepted, rest = sortOut(flagged, res, accepted, rest)
+		accepted, rest = sortOut(results, res)
 		if err := promoteStray(ctx, ex, res.Applied, keys); err != nil {
 			return nil, err
 		}
-	} else {
-		rest = append(rest, flagged...)
+	default:
+		rest = results
 	}
 	if len(rest) == 0 {
 		return accepted, nil
@@ -60,42 +68,24 @@ func Finish(ctx context.Context, ex droverdriver.Executor, results []droverdrive
 	return append(accepted, more...), nil
 }
 
-// splitFlagged separates the results whose claimed row has FlowEnd bits.
-// A batch with none returns results itself, so that the plain path
-// allocates nothing more.
-func splitFlagged(results []droverdriver.Result) (plain, flagged []droverdriver.Result) {
-	n := 0
+// flagsOf returns the FlowEnd bits of the results' claimed rows, together.
+func flagsOf(results []droverdriver.Result) int {
+	flags := 0
 	for i := range results {
-		if results[i].Flow&droverdriver.FlowEnd != 0 {
-			n++
-		}
+		flags |= results[i].Flow & droverdriver.FlowEnd
 	}
-	if n == 0 {
-		return results, nil
-	}
-	if n == len(results) {
-		return nil, results
-	}
-	plain = make([]droverdriver.Result, 0, len(results)-n)
-	flagged = make([]droverdriver.Result, 0, n)
-	for _, r := range results {
-		if r.Flow&droverdriver.FlowEnd != 0 {
-			flagged = append(flagged, r)
-		} else {
-			plain = append(plain, r)
-		}
-	}
-	return plain, flagged
+	return flags
 }
 
-// sortOut adds the IDs of the results res applied to accepted, and the
-// other results to rest.
-func sortOut(results []droverdriver.Result, res droverdriver.FinishResult, accepted []int64, rest []droverdriver.Result) ([]int64, []droverdriver.Result) {
+// sortOut returns the IDs of the results res applied, and the other
+// results.
+func sortOut(results []droverdriver.Result, res droverdriver.FinishResult) (accepted []int64, rest []droverdriver.Result) {
+	accepted = make([]int64, 0, len(results))
 	if res.All {
 		for i := range results {
 			accepted = append(accepted, results[i].ID)
 		}
-		return accepted, rest
+		return accepted, nil
 	}
 	applied := make(map[int64]bool, len(res.Applied))
 	for i := range res.Applied {
@@ -110,17 +100,17 @@ func sortOut(results []droverdriver.Result, res droverdriver.FinishResult, accep
 	return accepted, rest
 }
 
-// knownKeys returns the keys of flagged when every one of them is a keyed
-// job whose only FlowEnd bit is FlowKeyed and whose claimed row named its
-// key, with the jobs a failed attempt retries; ok is false otherwise.
-func knownKeys(flagged []droverdriver.Result) (keys droverdriver.KeyParams, ok bool) {
-	if len(flagged) == 0 {
-		return keys, false
-	}
+// knownKeys returns the keys of the keyed results, with the jobs a failed
+// attempt retries; ok is false when a result's claimed row is keyed
+// (FlowKeyed) but names no key.
+func knownKeys(results []droverdriver.Result) (keys droverdriver.KeyParams, ok bool) {
 	var ks keySet
-	for i := range flagged {
-		r := &flagged[i]
-		if r.Flow&droverdriver.FlowEnd != droverdriver.FlowKeyed || r.Key == "" {
+	for i := range results {
+		r := &results[i]
+		if r.Flow&droverdriver.FlowKeyed == 0 {
+			continue
+		}
+		if r.Key == "" {
 			return keys, false
 		}
 		ks.add(r.Queue, r.Key)
@@ -137,6 +127,9 @@ func knownKeys(flagged []droverdriver.Result) (keys droverdriver.KeyParams, ok b
 // KeyLock (the leader's sweep does), so promoting after the finish
 // committed is safe.
 func promoteStray(ctx context.Context, ex droverdriver.Executor, applied []droverdriver.FinishedRow, locked droverdriver.KeyParams) error {
+	if len(applied) == 0 {
+		return nil
+	}
 	var known keySet
 	for i := range locked.Keys {
 		known.add(locked.Queues[i], locked.Keys[i])
