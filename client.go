@@ -312,7 +312,7 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 	bgCtx, stopBG := context.WithCancel(context.Background())
 	c.stopFetch, c.stopBG = stopFetch, stopBG
 	c.tracker = lease.NewTracker()
-	c.completer = completer.New(c.driver, completer.Config{
+	c.completer = completer.New(engine.Finisher{Executor: c.driver}, completer.Config{
 		Logger: log,
 		OnFlushed: func(results []droverdriver.Result, accepted []int64, took time.Duration) {
 			for _, r := range results {

@@ -11,6 +11,7 @@ import (
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/internal/completer"
+	"github.com/droverhq/drover/internal/engine"
 )
 
 // TestCompleterSplitsARefusedFlush runs the completer on a real store with
@@ -35,7 +36,7 @@ func TestCompleterSplitsARefusedFlush(t *testing.T) {
 		if err != nil || len(rows) != total {
 			t.Fatalf("claimed %d jobs (%v), want %d", len(rows), err, total)
 		}
-		c := completer.New(b.d, completer.Config{BatchSize: total, Logger: slog.New(slog.DiscardHandler)})
+		c := completer.New(engine.Finisher{Executor: b.d}, completer.Config{BatchSize: total, Logger: slog.New(slog.DiscardHandler)})
 		var poisonID int64
 		for i, r := range rows {
 			res := droverdriver.Result{ID: r.ID, Attempt: r.Attempt, LeaseToken: r.LeaseToken, Outcome: droverdriver.OutcomeCompleted, Output: []byte(`{"ok":true}`)}

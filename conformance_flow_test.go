@@ -12,6 +12,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/engine"
 	"github.com/droverhq/drover/internal/waitfor"
 )
 
@@ -637,7 +638,7 @@ func TestRescueSettles(t *testing.T) {
 			late = append(late, droverdriver.Result{ID: c.ID, Attempt: c.Attempt, LeaseToken: c.LeaseToken, Outcome: droverdriver.OutcomeCompleted,
 				Flow: c.Flow, Output: []byte(`1`)})
 		}
-		accepted, err := b.d.JobFinish(ctx, late)
+		accepted, err := engine.Finish(ctx, b.d, late)
 		if err != nil || len(accepted) != 0 {
 			t.Fatalf("late results accepted = %v, %v", accepted, err)
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/droversqlite"
+	"github.com/droverhq/drover/internal/engine"
 	"github.com/droverhq/drover/internal/testdb"
 	"github.com/droverhq/drover/internal/waitfor"
 )
@@ -744,7 +745,7 @@ func TestLeaseExpiryRescueAndFencing(t *testing.T) {
 		if row.Attempt != 2 || len(row.Errors) != 1 || !strings.Contains(row.Errors[0].Error, "lease expired") {
 			t.Fatalf("rescued row = %+v", row)
 		}
-		accepted, err := b.d.JobFinish(ctx, []droverdriver.Result{{ID: id, Attempt: 1, LeaseToken: claimed[0].LeaseToken,
+		accepted, err := engine.Finish(ctx, b.d, []droverdriver.Result{{ID: id, Attempt: 1, LeaseToken: claimed[0].LeaseToken,
 			Outcome: droverdriver.OutcomeDiscarded}})
 		if err != nil || len(accepted) != 0 {
 			t.Fatalf("late result accepted = %v, %v", accepted, err)

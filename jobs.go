@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/engine"
 )
 
 // JobListParams filters JobList. Empty fields match everything.
@@ -61,7 +62,7 @@ func (c *Client[TTx]) JobList(ctx context.Context, p JobListParams) ([]*JobRow, 
 // cancelled unless it completes first. A finished job is left as it is.
 // It returns the job after the call.
 func (c *Client[TTx]) JobCancel(ctx context.Context, id int64) (*JobRow, error) {
-	r, err := c.driver.JobCancel(ctx, id, time.Now())
+	r, err := engine.Cancel(ctx, c.driver, id, time.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +74,7 @@ func (c *Client[TTx]) JobCancel(ctx context.Context, id int64) (*JobRow, error) 
 // never runs. A running job is left alone (cancel it instead), as is a
 // finished one. It returns the job after the call.
 func (c *Client[TTx]) JobDiscard(ctx context.Context, id int64) (*JobRow, error) {
-	r, err := c.driver.JobDiscard(ctx, id, time.Now())
+	r, err := engine.Discard(ctx, c.driver, id, time.Now())
 	if err != nil {
 		return nil, err
 	}

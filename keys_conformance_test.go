@@ -15,6 +15,7 @@ import (
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/droversqlite"
+	"github.com/droverhq/drover/internal/engine"
 	"github.com/droverhq/drover/internal/waitfor"
 )
 
@@ -242,7 +243,7 @@ func TestKeyRateCountsRescues(t *testing.T) {
 			t.Fatalf("claim = %v, %v", claimed, err)
 		}
 		now := time.Now()
-		if n, err := b.d.JobRescue(ctx, droverdriver.RescueParams{Now: now.Add(time.Second), Limit: 10, Error: []byte(`{}`)}); err != nil || n != 1 {
+		if n, err := engine.Rescue(ctx, b.d, droverdriver.RescueParams{Now: now.Add(time.Second), Limit: 10, Error: []byte(`{}`)}); err != nil || n != 1 {
 			t.Fatalf("rescue = %d, %v", n, err)
 		}
 		row := getJob(t, b.client, first)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/engine"
 )
 
 // Conformance tests for what a caller that can reach the store, but never
@@ -123,7 +124,7 @@ func TestForgedFinishIsRejectedByTheDriver(t *testing.T) {
 				res.ID, res.Attempt = ids[0], 1
 				for _, token := range []droverdriver.LeaseToken{{}, droverdriver.LeaseToken(forgedToken)} {
 					res.LeaseToken = token
-					acc, err := d.JobFinish(ctx, []droverdriver.Result{res})
+					acc, err := engine.Finish(ctx, d, []droverdriver.Result{res})
 					if err != nil || len(acc) != 0 {
 						t.Fatalf("forged result with token %s: accepted %v, %v", token, acc, err)
 					}
@@ -132,7 +133,7 @@ func TestForgedFinishIsRejectedByTheDriver(t *testing.T) {
 					}
 				}
 				res.LeaseToken = claimed[0].LeaseToken
-				if acc, err := d.JobFinish(ctx, []droverdriver.Result{res}); err != nil || len(acc) != 1 {
+				if acc, err := engine.Finish(ctx, d, []droverdriver.Result{res}); err != nil || len(acc) != 1 {
 					t.Fatalf("real result: accepted %v, %v", acc, err)
 				}
 				row, err := d.JobGet(ctx, ids[0])
@@ -276,7 +277,7 @@ func TestErrorHistoryKeepsTheLastErrors(t *testing.T) {
 
 		// The rescuer's lease error.
 		claimOne(t, b.remote, "default", "dies", time.Minute)
-		if n, err := b.d.JobRescue(ctx, droverdriver.RescueParams{Now: time.Now().Add(time.Hour), Limit: 10}); err != nil || n != 1 {
+		if n, err := engine.Rescue(ctx, b.d, droverdriver.RescueParams{Now: time.Now().Add(time.Hour), Limit: 10}); err != nil || n != 1 {
 			t.Fatalf("rescue: %d, %v", n, err)
 		}
 		row, err = b.client.JobGet(ctx, id)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/engine"
 	internallease "github.com/droverhq/drover/internal/lease"
 )
 
@@ -191,7 +192,7 @@ func (r *Remote) Finish(ctx context.Context, results []AttemptResult) (*FinishRe
 		seen[a.ID] = true
 		batch[i] = res
 	}
-	accepted, err := r.exec.JobFinish(ctx, batch)
+	accepted, err := engine.Finish(ctx, r.exec, batch)
 	if err != nil {
 		return nil, err
 	}
@@ -311,7 +312,7 @@ func (r *Remote) Release(ctx context.Context, attempts []AttemptRef) (*ReleaseRe
 	for i, a := range attempts {
 		batch[i] = droverdriver.Result{ID: a.ID, Attempt: a.Attempt, LeaseToken: a.LeaseToken, Outcome: droverdriver.OutcomeReleased}
 	}
-	released, err := r.exec.JobFinish(ctx, batch)
+	released, err := engine.Finish(ctx, r.exec, batch)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/engine"
 	"github.com/droverhq/drover/internal/waitfor"
 )
 
@@ -211,7 +212,7 @@ func TestUniqueFinishRacesInsert(t *testing.T) {
 					defer wg.Done()
 					<-start
 					var accepted []int64
-					accepted, errs[racers] = b.d.JobFinish(ctx, []droverdriver.Result{res})
+					accepted, errs[racers] = engine.Finish(ctx, b.d, []droverdriver.Result{res})
 					if errs[racers] == nil && len(accepted) != 1 {
 						errs[racers] = fmt.Errorf("finish accepted %v", accepted)
 					}
@@ -274,7 +275,7 @@ func TestUniqueRetryRetakesTheKey(t *testing.T) {
 			}
 			c := claimed[0]
 			res := droverdriver.Result{ID: c.ID, Attempt: c.Attempt, LeaseToken: c.LeaseToken, Outcome: droverdriver.OutcomeCompleted, Flow: c.Flow}
-			if _, err := b.d.JobFinish(ctx, []droverdriver.Result{res}); err != nil {
+			if _, err := engine.Finish(ctx, b.d, []droverdriver.Result{res}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -126,26 +126,19 @@ type Executor interface {
 	// the claim drew (one NewLeaseToken per call, stored on every row).
 	JobClaim(ctx context.Context, p ClaimParams) ([]*JobRow, error)
 
-	// JobFinish applies outcomes of attempts. Each result is fenced by
-	// (ID, Attempt, LeaseToken): it applies only if the job is still
-	// running in that very attempt under the token its claim issued, so
-	// neither a worker whose lease was rescued nor a caller that never
-	// claimed the job can overwrite it. A failed attempt (OutcomeRetry) of
-	// a job with no attempt left by its stored max_attempts is discarded:
-	// the store decides, whatever the caller believed. It returns the IDs
-	// whose result was accepted.
-	JobFinish(ctx context.Context, results []Result) ([]int64, error)
-
 	// JobHeartbeat extends the leases of running attempts, fenced like
-	// JobFinish by (ID, Attempt, LeaseToken), and reports which of them
+	// JobFinishMany by (ID, Attempt, LeaseToken), and reports which of them
 	// have been asked to cancel.
 	JobHeartbeat(ctx context.Context, p HeartbeatParams) (HeartbeatResult, error)
 
 	// JobRescue returns running jobs whose lease expired before Now to
-	// available (or to discarded when out of attempts), recording a lease
-	// error on them, and reports how many it moved. A keyed job returned to
-	// available spends a token of its key's rate, like a retry.
-	JobRescue(ctx context.Context, p RescueParams) (int, error)
+	// available (or to discarded, or cancelled when asked to, when out of
+	// attempts), recording a lease error on them, and returns the jobs it
+	// moved with their stored columns, for the engine to do what their
+	// ends ask for in the same transaction (engine.Rescue). A keyed job
+	// returned to available spends a token of its key's rate, like a
+	// retry.
+	JobRescue(ctx context.Context, p RescueParams) ([]FinishedRow, error)
 
 	// JobPrune deletes finished jobs that are past retention, at most
 	// Limit per call so that one call never holds locks for long.
@@ -159,16 +152,18 @@ type Executor interface {
 	JobList(ctx context.Context, p ListParams) ([]*JobRow, error)
 
 	// JobCancel cancels a job that has not finished: a waiting job is
-	// finished as cancelled at once; a running one is flagged so that its
-	// worker is told at the next heartbeat and its result becomes
-	// cancelled. It returns the job as it stands after the call.
-	JobCancel(ctx context.Context, id int64, now time.Time) (*JobRow, error)
+	// finished as cancelled at once, and returned with its stored columns
+	// for the engine to do what its end asks for in the same transaction
+	// (engine.Cancel); a running one is flagged so that its worker is told
+	// at the next heartbeat and its result becomes cancelled.
+	JobCancel(ctx context.Context, id int64, now time.Time) ([]FinishedRow, error)
 
 	// JobDiscard finishes a waiting job (available, scheduled or
-	// retryable) as discarded at once, for work that should never run. A
-	// running or finished job is left alone. It returns the job as it
-	// stands after the call.
-	JobDiscard(ctx context.Context, id int64, now time.Time) (*JobRow, error)
+	// retryable) as discarded at once, for work that should never run, and
+	// returns it like JobCancel (engine.Discard). A running or finished job
+	// is left alone. The finished row keeps only the unique and keyed
+	// bits of its flow: a discarded job is not settled.
+	JobDiscard(ctx context.Context, id int64, now time.Time) ([]FinishedRow, error)
 
 	// JobRetry makes a job claimable now: a finished job returns to the
 	// hot table, a waiting one has its run_at moved to now. A running job
@@ -206,10 +201,10 @@ type Executor interface {
 
 	// JobPromote makes blocked jobs available where their key has room,
 	// oldest first, for at most Limit keys, and reports how many it moved.
-	// JobFinish promotes behind the keyed jobs it finishes; this sweep
-	// covers the paths that free a key's slot without a result (rescue of
-	// a job out of attempts, cancel, retry of a finished job). See keyed.go
-	// in the root package.
+	// The engine's finish promotes behind the keyed jobs it ends; this
+	// sweep covers the paths that free a key's slot without a result
+	// (rescue of a job out of attempts, cancel). See keyed.go in the root
+	// package.
 	JobPromote(ctx context.Context, limit int) (int, error)
 
 	// PeriodicTicks returns the last tick recorded for each of names that
@@ -243,11 +238,15 @@ type Executor interface {
 	// LeaderResign gives up the named leadership if ID holds it.
 	LeaderResign(ctx context.Context, name, id string) error
 
-	// Workflows and batches (flow.go). JobFinish, JobRescue and JobCancel
-	// settle the jobs they end in the same transaction: dependants are
-	// released or cancelled, batch counters counted and a batch's callback
-	// released when its last member ends.
+	// Workflows and batches (flow.go). JobRescue and JobCancel settle the
+	// jobs they end in the same transaction: dependants are released or
+	// cancelled, batch counters counted and a batch's callback released
+	// when its last member ends.
 	FlowExecutor
+
+	// Finishing attempts and what the end of a job asks for (finish.go):
+	// the statements the engine composes.
+	FinishExecutor
 }
 
 // Listener delivers insert notifications from other connections and
@@ -450,29 +449,31 @@ type Result struct {
 	// RunAt is when a retried or released job becomes claimable again;
 	// zero releases a job at once (a retry always sets it).
 	RunAt time.Time
-	// Flow is the claimed row's Flow (flow.go): FlowEnd bits make the
-	// finish settle the job's dependants and batch or free its unique key;
-	// without them it keeps the plain path, which still checks the stored
-	// flags in case a dependant was added while the job ran (or the result
-	// came from a remote worker, which does not echo them).
+	// Flow is the claimed row's Flow (flow.go). The engine finishes results
+	// whose claimed row has FlowEnd bits on its side path at once; without
+	// them a result takes the plain statement, whose fence still turns the
+	// job away when its stored flow has such bits (a dependant was added
+	// while it ran, or the result came from a remote worker, which does not
+	// echo them).
 	Flow int
 	// Output is the encoded result a completed job stores, or nil.
 	Output []byte
 	// Forget deletes the job, when this result completes it, instead of
 	// keeping it among the finished jobs (Config.DeleteCompleted). The
 	// store keeps it regardless when it stores a result, belongs to a batch
-	// or a workflow, or holds a unique key.
+	// or a workflow, or holds a unique key (FlowKeep).
 	Forget bool
-	// Key and Queue are set when the claimed row carries a key (JobRow.Key),
-	// so that JobFinish promotes the next blocked job of that key; batches
-	// of plain results skip that work entirely.
+	// Key and Queue are the claimed row's key and queue (JobRow.Key), so
+	// that a batch of keyed results finishes and promotes its keys in one
+	// round trip (JobFinishKeyedMany). Remote results leave them empty: the
+	// engine then reads them from the store.
 	Key, Queue string
 }
 
 // HeartbeatParams names running attempts whose leases to extend: IDs,
 // Attempts and Tokens are parallel, one entry per attempt. A driver may
 // test the tokens of a call as a set (an attempt matches when it runs
-// under any of them), as JobFinish may: one claim issues one token for all
+// under any of them), as JobFinishMany may: one claim issues one token for all
 // its jobs, so a caller holding a token holds every attempt it matches.
 type HeartbeatParams struct {
 	IDs      []int64

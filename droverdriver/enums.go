@@ -3,7 +3,7 @@ package droverdriver
 // The values Go and SQL share: job states, attempt outcomes, flow bits and
 // unique keys' final-state bits. Both stores' queries.sql write them as
 // tagged literals, "IN (1 /*OutcomeCompleted*/, 3 /*OutcomeDiscarded*/)" or
-// "flow & 11 /*FlowEnd*/", which every SQL parser reads as plain numbers;
+// "flow & 27 /*FlowEnd*/", which every SQL parser reads as plain numbers;
 // the drivers' statement tests (internal/sqlcheck) check each tag against
 // SQLConstants and report a number left untagged where one of these is
 // meant. Change a value here and those tests name every statement that
@@ -96,16 +96,36 @@ const (
 	// a workflow bit, but it rides on the same column so that the claim
 	// already returns it and plain jobs pay nothing.
 	FlowUnique = 8
+	// FlowKeyed marks a job with an ordering key (InsertParams.Key): its
+	// end, or its retry, changes its key's room, so the next job of the key
+	// is promoted in the same transaction. The keyed and flow inserts set
+	// it from the stored ordering_key (migration 010), so a result that
+	// does not say the job is keyed (a remote worker's) still promotes.
+	FlowKeyed = 16
 	// FlowHasParents marks a job inserted to wait for other jobs (stored
 	// ones or earlier jobs of its workflow): it has rows in job_deps as a
 	// child, so a claim knows which jobs to read parents' results for
 	// without a statement for the jobs that have none. It changes nothing
-	// when the job ends. 16 is left to FlowKeyed (migration 010).
+	// when the job ends: it is in neither FlowEnd nor FlowKeep, so a
+	// forgotten completion (Result.Forget) of a job with parents and no
+	// other bit deletes it, as before migration 012.
 	FlowHasParents = 32
-	// FlowEnd are the bits whose jobs take the finish's side path; the
-	// plain finish statement turns such jobs away ("flow & 11 /*FlowEnd*/"
-	// in the stores' JobFinish) unless the caller says it handles them.
-	FlowEnd = FlowSettle | FlowUnique
+	// FlowEnd are the bits whose jobs must do more than move their row when
+	// they end: the plain finish (JobFinishMany with Refuse FlowEnd) turns
+	// such jobs away ("flow & $3" in the stores' JobFinish), and the engine
+	// finishes them on its side path. The finish returns each job's
+	// "flow & 27 /*FlowEnd*/".
+	FlowEnd = FlowSettle | FlowUnique | FlowKeyed
+	// FlowEndTx are the FlowEnd bits whose end needs a transaction of the
+	// engine's own (settle, free a unique key). A batch whose only such bit
+	// is FlowKeyed takes JobFinishKeyedMany instead, one round trip.
+	FlowEndTx = FlowSettle | FlowUnique
+	// FlowKeep are the bits that keep a finished job's row even when its
+	// completion asks to be forgotten (Result.Forget): its dependants, its
+	// batch or its unique key need the row after it ends. FlowKeyed and
+	// FlowHasParents are not among them: nothing reads such a row after
+	// its end.
+	FlowKeep = FlowSettle | FlowReleaseOnParentFailure | FlowUnique
 )
 
 // Final-state bits: see FinalBit.
@@ -145,8 +165,11 @@ var SQLConstants = map[string]int{
 	"FlowReleaseOnParentFailure": FlowReleaseOnParentFailure,
 	"FlowSettle":                 FlowSettle,
 	"FlowUnique":                 FlowUnique,
+	"FlowKeyed":                  FlowKeyed,
 	"FlowHasParents":             FlowHasParents,
 	"FlowEnd":                    FlowEnd,
+	"FlowEndTx":                  FlowEndTx,
+	"FlowKeep":                   FlowKeep,
 
 	"FinalCompleted": FinalCompleted,
 	"FinalCancelled": FinalCancelled,

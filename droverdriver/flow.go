@@ -128,29 +128,6 @@ type ResultRow struct {
 	Result []byte // nil unless the job completed with a result
 }
 
-// NeedsSettle reports whether any result's claimed row says its job must be
-// settled when it ends.
-func NeedsSettle(results []Result) bool {
-	for i := range results {
-		if results[i].Flow&FlowSettle != 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// NeedsSidePath reports whether any result's claimed row says its end must
-// do more than move the row: settle a workflow or batch, or free a unique
-// key.
-func NeedsSidePath(results []Result) bool {
-	for i := range results {
-		if results[i].Flow&FlowEnd != 0 {
-			return true
-		}
-	}
-	return false
-}
-
 // FlowInsertPlan is what JobInsertFlow works out before writing: each job's
 // stored state, flow bits and waiting count, and the edges to store. Drivers
 // compute it with PlanFlowInsert once they know which stored parents have

@@ -48,37 +48,3 @@ func (p *Positions) Merge(plainIDs, specialIDs []int64) []int64 {
 	}
 	return ids
 }
-
-// KeyedRetries returns the IDs of the keyed results that retry their job
-// after a failed attempt: for a key with a rate (InsertParams.KeyRate),
-// the promotion that follows the finish counts their next start.
-func KeyedRetries(results []Result) []int64 {
-	var ids []int64
-	for i := range results {
-		if r := &results[i]; r.Key != "" && r.Outcome == OutcomeRetry {
-			ids = append(ids, r.ID)
-		}
-	}
-	return ids
-}
-
-// ResultKeys returns the distinct (queue, key) pairs of the keyed results,
-// as two parallel slices; none for a batch of plain results.
-func ResultKeys(results []Result) (queues, keys []string) {
-	type qk struct{ queue, key string }
-	var seen map[qk]bool
-	for i := range results {
-		r := &results[i]
-		if r.Key == "" {
-			continue
-		}
-		if seen == nil {
-			seen = map[qk]bool{}
-		}
-		if k := (qk{r.Queue, r.Key}); !seen[k] {
-			seen[k] = true
-			queues, keys = append(queues, r.Queue), append(keys, r.Key)
-		}
-	}
-	return queues, keys
-}

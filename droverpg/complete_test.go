@@ -40,7 +40,7 @@ func TestFinishStatement(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			b := e.finishStatement(tc.results, true)
+			b := e.finishStatement(tc.results, droverdriver.FlowEnd)
 			sql, args := b.name, b.args
 			if sql != tc.want {
 				t.Fatalf("statement %s, want %s", sql, tc.want)
@@ -52,8 +52,8 @@ func TestFinishStatement(t *testing.T) {
 			if len(tokens) != 1 || tokens[0].Bytes != token || !tokens[0].Valid {
 				t.Fatalf("tokens %v, want the one token of the results, once", tokens)
 			}
-			if args[4] != true || args[5] != tc.results[0].Forget {
-				t.Fatalf("flow %v forget %v, want true %v", args[4], args[5], tc.results[0].Forget)
+			if args[4] != int32(droverdriver.FlowEnd) || args[5] != tc.results[0].Forget {
+				t.Fatalf("refused flow %v forget %v, want %d %v", args[4], args[5], droverdriver.FlowEnd, tc.results[0].Forget)
 			}
 			stored := map[string]json.RawMessage{}
 			if outputs != nil {

@@ -28,8 +28,11 @@ type dbtx interface {
 type executor struct {
 	db dbtx
 	// waker announces inserts after they commit; nil when the executor
-	// runs in a caller's transaction.
-	waker   *waker
+	// runs in a transaction.
+	waker *waker
+	// pending collects the queues to wake when the executor runs in a Tx:
+	// the Tx announces them once it commits. Nil otherwise.
+	pending wakeSet
 	q       map[string]string
 	schema  string
 	channel string
@@ -76,7 +79,7 @@ func (e *executor) insert(ctx context.Context, jobs []droverdriver.InsertParams,
 	}
 	// In a caller's transaction the notification is part of it; otherwise
 	// the waker sends it once the batch has committed (waker.go).
-	inCallerTx := e.waker == nil && len(notify) > 0
+	inCallerTx := e.waker == nil && e.pending == nil && len(notify) > 0
 	if inCallerTx {
 		notifyStmt.queue(b, e.q, notifyParams{Channel: e.channel, Payloads: notify.payloads()})
 	}
@@ -122,9 +125,7 @@ func (e *executor) insert(ctx context.Context, jobs []droverdriver.InsertParams,
 	if err := br.Close(); err != nil {
 		return nil, e.wrap("insert jobs", err)
 	}
-	if e.waker != nil {
-		e.waker.wake(notify)
-	}
+	e.wakeAfter(notify)
 	return out.Merge(ids, specialIDs), nil
 }
 
@@ -211,83 +212,16 @@ func scanClaimed(rows pgx.Rows, p droverdriver.ClaimParams, token droverdriver.L
 	return jobs, rows.Err()
 }
 
-// JobFinish applies results with one statement when none of them belongs
-// to a workflow or batch or holds a unique key. Results of such jobs (or of
-// jobs that became one while they ran, or whose remote worker did not echo
-// their flow bits, which the plain statement's fence turns away) go through
-// finishFlow instead, which settles them and frees their unique keys in the
-// same transaction. Results of keyed jobs also promote the next jobs of
-// their keys; batches of plain results run the plain statement alone.
-func (e *executor) JobFinish(ctx context.Context, results []droverdriver.Result) ([]int64, error) {
-	if droverdriver.NeedsSidePath(results) {
-		return e.finishFlow(ctx, results)
-	}
-	var accepted []int64
-	var err error
-	if queues, keys := droverdriver.ResultKeys(results); len(keys) > 0 {
-		// order: results of keyed jobs take the locking, promoting path.
-		accepted, err = e.finishKeyed(ctx, queues, keys, droverdriver.KeyedRetries(results), e.finishArgs(results, false))
-	} else {
-		var rows pgx.Rows
-		if rows, err = e.finishStatement(results, false).query(ctx, e.db, e.q); err == nil {
-			accepted, _, _, err = readFinished(rows, len(results))
-		}
-		err = e.wrap("finish jobs", err)
-	}
-	if err != nil || len(accepted) == len(results) {
-		return accepted, err
-	}
-	// Either stale results (rescued, cancelled), jobs that gained
-	// dependants while they ran, or unique jobs finished by a remote
-	// worker: the flow path's fence tells them apart.
-	rest := notAccepted(results, accepted)
-	if len(rest) == 0 {
-		return accepted, nil // the others repeated accepted results
-	}
-	more, err := e.finishFlow(ctx, rest)
-	if err != nil {
-		return nil, err
-	}
-	return append(accepted, more...), nil
-}
-
-// finishFlow finishes results and settles the jobs that ended, in one
-// transaction (a savepoint inside a caller's one), then promotes the keys
-// of keyed results and of the dependants the settle released or cancelled,
-// then frees the unique keys of unique jobs that ended.
-func (e *executor) finishFlow(ctx context.Context, results []droverdriver.Result) ([]int64, error) {
-	var accepted []int64
-	queues, keys := droverdriver.ResultKeys(results)
-	err := e.inTx(ctx, func(tx pgx.Tx, wake wakeSet) error {
-		rows, err := e.finishStatement(results, true).query(ctx, tx, e.q)
-		if err != nil {
-			return err
-		}
-		var ended, unique []int64
-		if accepted, ended, unique, err = readFinished(rows, len(results)); err != nil {
-			return err
-		}
-		if err := e.settle(ctx, tx, ended, queues, keys, droverdriver.KeyedRetries(results), wake); err != nil {
-			return err
-		}
-		return e.releaseUnique(ctx, tx, unique)
-	})
-	if err != nil {
-		return nil, e.wrap("finish jobs", err)
-	}
-	return accepted, nil
-}
-
 // finishStatement returns the statement that finishes results and its
 // arguments: JobComplete when every result completes its job without an
-// error and every one asks the same of Forget, JobFinish otherwise. flow
-// false turns away jobs that must be settled. Both return the same
-// columns (readFinished).
-func (e *executor) finishStatement(results []droverdriver.Result, flow bool) bound {
+// error and every one asks the same of Forget, JobFinish otherwise. Jobs
+// whose stored flow has a bit of refuse are turned away. Both return the
+// same columns (readFinished).
+func (e *executor) finishStatement(results []droverdriver.Result, refuse int) bound {
 	forget := results[0].Forget
 	for i := range results {
 		if r := &results[i]; r.Outcome != droverdriver.OutcomeCompleted || r.Error != nil || r.Forget != forget {
-			return jobFinish.bind(e.finishArgs(results, flow))
+			return jobFinish.bind(e.finishArgs(results, refuse))
 		}
 	}
 	ids, keys := make([]int64, len(results)), make([]string, len(results))
@@ -311,7 +245,7 @@ func (e *executor) finishStatement(results []droverdriver.Result, flow bool) bou
 		o := string(append(outputs, '}'))
 		out = &o
 	}
-	return jobComplete.bind(completeParams{IDs: ids, Keys: keys, Outputs: out, Flow: flow, Forget: forget, Tokens: tokens.uuids})
+	return jobComplete.bind(completeParams{IDs: ids, Keys: keys, Outputs: out, Refuse: int32(refuse), Forget: forget, Tokens: tokens.uuids})
 }
 
 // attemptKey is a job's attempt as JobComplete and JobHeartbeat test it:
@@ -353,9 +287,9 @@ func appendUUID(b []byte, t droverdriver.LeaseToken) []byte {
 }
 
 // finishArgs returns the JobFinish parameters for results: their IDs, each
-// result as a JSON array keyed by ID, and flow; flow false turns away jobs
-// that must be settled.
-func (e *executor) finishArgs(results []droverdriver.Result, flow bool) finishParams {
+// result as a JSON array keyed by ID, and the flow bits that turn a job
+// away.
+func (e *executor) finishArgs(results []droverdriver.Result, refuse int) finishParams {
 	ids := make([]int64, len(results))
 	b := make([]byte, 0, 32*len(results))
 	b = append(b, '{')
@@ -378,7 +312,7 @@ func (e *executor) finishArgs(results []droverdriver.Result, flow bool) finishPa
 		b = append(strconv.AppendBool(b, r.Forget), ',', '"')
 		b = append(appendUUID(b, r.LeaseToken), '"', ']')
 	}
-	return finishParams{IDs: ids, Results: string(append(b, '}')), Flow: flow}
+	return finishParams{IDs: ids, Results: string(append(b, '}')), Refuse: int32(refuse)}
 }
 
 // appendKey appends a job ID as the key of a JSON object member: "id":.
@@ -393,29 +327,6 @@ func appendJSONOrNull(b, js []byte) []byte {
 		return append(b, "null"...)
 	}
 	return append(b, js...)
-}
-
-// readFinished reads JobFinish's rows and closes them: the accepted IDs
-// and, among the jobs that ended, those to settle and those holding a
-// unique key.
-func readFinished(rows pgx.Rows, n int) (accepted, settle, unique []int64, err error) {
-	defer rows.Close()
-	accepted = make([]int64, 0, n)
-	for rows.Next() {
-		var id int64
-		var flow int32
-		if err := rows.Scan(&id, &flow); err != nil {
-			return nil, nil, nil, err
-		}
-		accepted = append(accepted, id)
-		if flow&droverdriver.FlowSettle != 0 {
-			settle = append(settle, id)
-		}
-		if flow&droverdriver.FlowUnique != 0 {
-			unique = append(unique, id)
-		}
-	}
-	return accepted, settle, unique, rows.Err()
 }
 
 func (e *executor) JobHeartbeat(ctx context.Context, p droverdriver.HeartbeatParams) (droverdriver.HeartbeatResult, error) {
@@ -457,25 +368,13 @@ func (e *executor) JobHeartbeat(ctx context.Context, p droverdriver.HeartbeatPar
 	return res, nil
 }
 
-// JobRescue runs in a transaction so that jobs it discards or cancels are
-// settled (workflows, batches), and give up their unique keys, before
-// anyone sees them ended.
-func (e *executor) JobRescue(ctx context.Context, p droverdriver.RescueParams) (int, error) {
-	var n int
-	err := e.inTx(ctx, func(tx pgx.Tx, wake wakeSet) error {
-		var settle, unique, keyed []int64
-		var queues, keys []string
-		if err := jobRescue.queryRow(ctx, tx, e.q, rescueParams{Now: p.Now, Limit: p.Limit}).Scan(&n, &settle, &unique, &keyed, &queues, &keys); err != nil {
-			return err
-		}
-		// order: rescued keyed jobs start again, which their keys' rates
-		// count like a retry.
-		if err := e.settle(ctx, tx, settle, queues, keys, keyed, wake); err != nil {
-			return err
-		}
-		return e.releaseUnique(ctx, tx, unique)
-	})
-	return n, e.wrap("rescue jobs", err)
+func (e *executor) JobRescue(ctx context.Context, p droverdriver.RescueParams) ([]droverdriver.FinishedRow, error) {
+	rows, err := jobRescue.query(ctx, e.db, e.q, rescueParams{Now: p.Now, Limit: p.Limit})
+	if err != nil {
+		return nil, e.wrap("rescue jobs", err)
+	}
+	res, err := readFinished(rows, 0)
+	return res.Applied, e.wrap("rescue jobs", err)
 }
 
 func (e *executor) JobPrune(ctx context.Context, p droverdriver.PruneParams) (int, error) {
@@ -567,40 +466,22 @@ func (e *executor) JobList(ctx context.Context, p droverdriver.ListParams) ([]*d
 	return jobs, e.wrap("list jobs", rows.Err())
 }
 
-// JobCancel runs in a transaction so that a cancelled job with dependants
-// or a batch is settled with it, and a unique one gives up its key unless
-// it keeps it when cancelled.
-func (e *executor) JobCancel(ctx context.Context, id int64, now time.Time) (*droverdriver.JobRow, error) {
-	err := e.inTx(ctx, func(tx pgx.Tx, wake wakeSet) error {
-		var n int
-		var settle bool
-		if err := jobCancel.queryRow(ctx, tx, e.q, jobAt{id, now}).Scan(&n, &settle); err != nil {
-			return err
-		}
-		if settle {
-			if err := e.settle(ctx, tx, []int64{id}, nil, nil, nil, wake); err != nil {
-				return err
-			}
-		}
-		return e.releaseUnique(ctx, tx, []int64{id})
-	})
-	if err != nil {
-		return nil, e.wrap("cancel job", err)
-	}
-	return e.JobGet(ctx, id)
+func (e *executor) JobCancel(ctx context.Context, id int64, now time.Time) ([]droverdriver.FinishedRow, error) {
+	return e.ended(ctx, "cancel job", jobCancel.bind(jobAt{id, now}))
 }
 
-// JobDiscard frees a unique job's key, unless it keeps it when discarded,
-// in the discard's transaction: both statements go in one batch, which
-// PostgreSQL runs as one implicit transaction.
-func (e *executor) JobDiscard(ctx context.Context, id int64, now time.Time) (*droverdriver.JobRow, error) {
-	b := &pgx.Batch{}
-	jobDiscard.queue(b, e.q, jobAt{id, now})
-	uniqueRelease.queue(b, e.q, []int64{id})
-	if err := e.db.SendBatch(ctx, b).Close(); err != nil {
-		return nil, e.wrap("discard job", err)
+func (e *executor) JobDiscard(ctx context.Context, id int64, now time.Time) ([]droverdriver.FinishedRow, error) {
+	return e.ended(ctx, "discard job", jobDiscard.bind(jobAt{id, now}))
+}
+
+// ended runs a statement that ends jobs and returns them as JobFinish does.
+func (e *executor) ended(ctx context.Context, op string, st bound) ([]droverdriver.FinishedRow, error) {
+	rows, err := st.query(ctx, e.db, e.q)
+	if err != nil {
+		return nil, e.wrap(op, err)
 	}
-	return e.JobGet(ctx, id)
+	res, err := readFinished(rows, 0)
+	return res.Applied, e.wrap(op, err)
 }
 
 // JobRetry reads the job back in the transaction that retried it, so that
@@ -612,6 +493,7 @@ func (e *executor) JobDiscard(ctx context.Context, id int64, now time.Time) (*dr
 func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*droverdriver.JobRow, error) {
 	var job *droverdriver.JobRow
 	err := e.inTx(ctx, func(tx pgx.Tx, wake wakeSet) error {
+		t := &executor{db: tx, q: e.q, schema: e.schema, channel: e.channel, pending: wake}
 		var queue string
 		var key *string
 		var refusedFlow int
@@ -623,13 +505,17 @@ func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*drov
 		case refusedFlow != 0:
 			return droverdriver.RetryRefused(id, refusedFlow)
 		case key != nil:
-			if err := e.promote(ctx, tx, []string{queue}, []string{*key}, nil, wake); err != nil {
+			keys := droverdriver.KeyParams{Queues: []string{queue}, Keys: []string{*key}}
+			if err := t.KeyLock(ctx, keys); err != nil {
+				return err
+			}
+			if _, err := t.KeyPromote(ctx, keys); err != nil {
 				return err
 			}
 		default:
 			wake.count(queue)
 		}
-		if job, err = (&executor{db: tx, q: e.q, schema: e.schema, channel: e.channel}).JobGet(ctx, id); err != nil {
+		if job, err = t.JobGet(ctx, id); err != nil {
 			return err
 		}
 		// A revived unique job takes its key again, or the retry rolls back.

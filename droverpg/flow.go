@@ -14,58 +14,6 @@ import (
 // Workflows and batches: the statements are the "flow" section of
 // queries.sql. Plain jobs never reach any of this.
 
-// notAccepted returns the results whose IDs are not in accepted.
-func notAccepted(results []droverdriver.Result, accepted []int64) []droverdriver.Result {
-	in := make(map[int64]bool, len(accepted))
-	for _, id := range accepted {
-		in[id] = true
-	}
-	var rest []droverdriver.Result
-	for _, r := range results {
-		if !in[r.ID] {
-			rest = append(rest, r)
-		}
-	}
-	return rest
-}
-
-// settle releases or cancels the dependants of jobs that ended in tx,
-// counts batch members and releases callbacks (JobFlowNoJIT, JobFlowLock,
-// then JobFlowSettle, in one round trip). Keyed dependants it released
-// wait as blocked, and keyed ones it cancelled leave their keys: it then
-// promotes their keys, with the keys of the caller's keyed results
-// (queues, keys) and the jobs they retried (see finishKeyed), in the same
-// transaction.
-func (e *executor) settle(ctx context.Context, tx pgx.Tx, ended []int64, queues, keys []string, retried []int64, wake wakeSet) error {
-	if len(ended) > 0 {
-		b := &pgx.Batch{}
-		jobFlowNoJIT.queue(b, e.q, struct{}{})
-		jobFlowLock.queue(b, e.q, ended)
-		jobFlowSettle.queue(b, e.q, ended)
-		br := tx.SendBatch(ctx, b)
-		_, err := br.Exec()
-		if err == nil {
-			_, err = br.Exec()
-		}
-		var woken, kq, kk []string
-		if err == nil {
-			err = br.QueryRow().Scan(&woken, &kq, &kk)
-		}
-		if cerr := br.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return fmt.Errorf("settle: %w", err)
-		}
-		wake.add(woken)
-		queues, keys = append(queues, kq...), append(keys, kk...)
-	}
-	if len(keys) == 0 {
-		return nil
-	}
-	return e.promote(ctx, tx, queues, keys, retried, wake)
-}
-
 func (e *executor) JobInsertFlow(ctx context.Context, p droverdriver.FlowInsertParams) (droverdriver.FlowInsertResult, error) {
 	var res droverdriver.FlowInsertResult
 	err := e.inTx(ctx, func(tx pgx.Tx, wake wakeSet) error {
@@ -178,8 +126,11 @@ func (e *executor) insertFlow(ctx context.Context, tx pgx.Tx, p droverdriver.Flo
 	}
 	if len(keys) > 0 {
 		// order: jobs of keys with a rate were stored blocked; this
-		// starts those their keys' tokens and room allow.
-		return res, e.promote(ctx, tx, keyQueues, keys, nil, wake)
+		// starts those their keys' tokens and room allow, under the
+		// KeyLock taken above.
+		t := &executor{db: tx, q: e.q, schema: e.schema, channel: e.channel, pending: wake}
+		_, err := t.KeyPromote(ctx, droverdriver.KeyParams{Queues: keyQueues, Keys: keys})
+		return res, err
 	}
 	return res, nil
 }

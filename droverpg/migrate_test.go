@@ -9,6 +9,7 @@ import (
 
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/droverpg"
+	"github.com/droverhq/drover/internal/engine"
 	"github.com/droverhq/drover/internal/testdb"
 )
 
@@ -49,7 +50,7 @@ func TestMigrationKeepsUniqueKeys(t *testing.T) {
 		t.Fatalf("claimed %+v, %v; want the old unique job flagged unique", claimed, err)
 	}
 	c := claimed[0]
-	if _, err := d.JobFinish(ctx, []droverdriver.Result{{ID: c.ID, Attempt: c.Attempt, LeaseToken: c.LeaseToken, Outcome: droverdriver.OutcomeCompleted, Flow: c.Flow}}); err != nil {
+	if _, err := engine.Finish(ctx, d, []droverdriver.Result{{ID: c.ID, Attempt: c.Attempt, LeaseToken: c.LeaseToken, Outcome: droverdriver.OutcomeCompleted, Flow: c.Flow}}); err != nil {
 		t.Fatal(err)
 	}
 	if ids, err := d.JobInsertMany(ctx, []droverdriver.InsertParams{dup}); err != nil || ids[0] == 0 {

@@ -27,7 +27,8 @@ RETURNING id;
 -- with $15 (InsertParams.UniqueByQueue; queue '' stands for any), so that
 -- one kind's keys never block another's. IDs are drawn from the jobs'
 -- sequence first ($13 is the quoted table name) so that the key row can
--- name its job. Returns one row per
+-- name its job. A unique job carries flow bit 8 (FlowUnique), a keyed one
+-- bit 16 (FlowKeyed). Returns one row per
 -- input job, in input order: its ID, or 0 when skipped as a duplicate.
 WITH p AS (
     SELECT nextval(pg_get_serial_sequence($13, 'id')) AS id, p.*
@@ -63,7 +64,8 @@ inserted AS (
     INSERT INTO {schema}jobs (id, state, queue, kind, args, metadata, tags, priority, max_attempts, run_at, timeout_ms,
         ordering_key, key_limit, flow)
     SELECT id, state, queue, kind, args, metadata, string_to_array(tags, ','), priority, max_attempts, coalesce(run_at, now()),
-        timeout_ms, ordering_key, key_limit, CASE WHEN unique_key IS NULL THEN 0 ELSE 8 /*FlowUnique*/ END
+        timeout_ms, ordering_key, key_limit,
+        CASE WHEN unique_key IS NULL THEN 0 ELSE 8 /*FlowUnique*/ END | CASE WHEN ordering_key IS NULL THEN 0 ELSE 16 /*FlowKeyed*/ END
     FROM gated
     WHERE unique_key IS NULL OR id IN (SELECT job_id FROM claimed)
     ORDER BY ord
@@ -390,17 +392,20 @@ RETURNING queue, paused, max_running, rate, period_ms, updated_at;
 -- and each reads its result from $2, with no join, for the reason
 -- JobComplete gives.
 --
--- Workflows and batches: with $3 false (the plain path) a job whose stored
--- flow says its end must do more (bits 1 and 2: settle; bit 8: free its
--- unique key) is not finished here, even if its claimed row said
--- otherwise (a dependant was added while it ran, or a remote worker did
--- not echo the bits): the executor sends such results again with $3 true,
--- in a transaction that then runs JobFlowSettle and UniqueRelease on the
--- IDs whose returned flow bits ask for them.
+-- $3 are the flow bits that turn a job away (FinishParams.Refuse): on the
+-- plain path FlowEnd (27), so a job whose stored flow says its end must do
+-- more (bits 1 and 2: settle; 8: free its unique key; 16: promote its key)
+-- is not finished here, even if its claimed row said otherwise (a
+-- dependant was added while it ran, or a remote worker did not echo the
+-- bits); the engine sends such results again with $3 = 0, in a transaction
+-- that then does what the returned rows ask for (engine/finish.go).
+--
+-- Returns each job it finished or put back to wait, with its state after
+-- the statement, its flow & FlowEnd, queue and ordering key.
 --
 -- A forgotten completion (Config.DeleteCompleted) deletes its job instead
 -- of moving it: one write instead of two. A job that stores a result,
--- belongs to a batch or a workflow, or holds a unique key (flow bit 8) is
+-- belongs to a batch or a workflow, or holds a unique key (FlowKeep, 15) is
 -- moved regardless, because reads and inserts after it need its row.
 WITH done AS (
     DELETE FROM {schema}jobs j
@@ -409,23 +414,22 @@ WITH done AS (
       AND j.lease_token = ($2::jsonb -> j.id::text ->> 6)::uuid
       AND (($2::jsonb -> j.id::text ->> 1)::integer IN (1 /*OutcomeCompleted*/, 3 /*OutcomeDiscarded*/, 4 /*OutcomeCancelled*/) OR j.cancel_requested
            OR (($2::jsonb -> j.id::text ->> 1)::integer = 2 /*OutcomeRetry*/ AND j.attempt >= j.max_attempts))
-      AND ($3 OR j.flow & 11 /*FlowEnd*/ = 0)
+      AND j.flow & $3::integer = 0
     RETURNING j.*, $2::jsonb -> j.id::text AS r
 ),
 ended AS (
     SELECT done.*, (r ->> 1)::integer AS outcome, nullif(r -> 2, 'null') AS new_error,
-        nullif(r -> 4, 'null') AS output, (r ->> 5)::boolean AS forget
+        nullif(r -> 4, 'null') AS output, (r ->> 5)::boolean AS forget,
+        CASE WHEN (r ->> 1)::integer = 1 /*OutcomeCompleted*/ THEN 'completed'
+             WHEN (r ->> 1)::integer = 3 /*OutcomeDiscarded*/ OR ((r ->> 1)::integer = 2 /*OutcomeRetry*/ AND NOT cancel_requested) THEN 'discarded'
+             ELSE 'cancelled' END AS final_state
     FROM done
 ),
 moved AS (
     INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, args, metadata, tags, attempt,
         max_attempts, errors, error_count, timeout_ms, created_at, run_at, attempted_at, finalized_at, batch_id, flow,
         result, ordering_key, key_limit) -- order: kept for JobRetry (NULL and 0 for plain jobs)
-    SELECT id,
-        CASE WHEN outcome = 1 /*OutcomeCompleted*/ THEN 'completed'
-             WHEN outcome = 3 /*OutcomeDiscarded*/ OR (outcome = 2 /*OutcomeRetry*/ AND NOT cancel_requested) THEN 'discarded'
-             ELSE 'cancelled' END,
-        queue, kind, priority, args, metadata, tags, attempt, max_attempts,
+    SELECT id, final_state, queue, kind, priority, args, metadata, tags, attempt, max_attempts,
         CASE WHEN new_error IS NULL THEN errors
              ELSE jsonb_path_query_array(coalesce(errors, '[]'::jsonb) || jsonb_build_array(new_error),
                                          '$[last - {errors_kept} + 1 to last]') END,
@@ -433,7 +437,7 @@ moved AS (
         timeout_ms, created_at, run_at, attempted_at, now(), batch_id, flow, CASE WHEN outcome = 1 /*OutcomeCompleted*/ THEN output END,
         ordering_key, key_limit
     FROM ended
-    WHERE NOT (forget AND outcome = 1 /*OutcomeCompleted*/ AND output IS NULL AND flow = 0 AND batch_id IS NULL)
+    WHERE NOT (forget AND outcome = 1 /*OutcomeCompleted*/ AND output IS NULL AND flow & 15 /*FlowKeep*/ = 0 AND batch_id IS NULL)
 ),
 waiting AS (
     UPDATE {schema}jobs j
@@ -454,12 +458,12 @@ waiting AS (
       AND j.lease_token = ($2::jsonb -> j.id::text ->> 6)::uuid
       AND (($2::jsonb -> j.id::text ->> 1)::integer = 5 /*OutcomeReleased*/
            OR (($2::jsonb -> j.id::text ->> 1)::integer = 2 /*OutcomeRetry*/ AND j.attempt < j.max_attempts))
-      AND NOT j.cancel_requested
-    RETURNING j.id
+      AND NOT j.cancel_requested AND j.flow & $3::integer = 0
+    RETURNING j.id, j.flow, j.queue, j.ordering_key
 )
-SELECT id, flow & 11 /*FlowEnd*/ FROM done
+SELECT id, final_state, flow & 27 /*FlowEnd*/, queue, ordering_key FROM ended
 UNION ALL
-SELECT id, 0 FROM waiting;
+SELECT id, 'available', flow & 27 /*FlowEnd*/, queue, ordering_key FROM waiting;
 
 -- name: JobComplete
 -- JobFinish for the commonest flush: jobs that all completed without an
@@ -475,10 +479,10 @@ SELECT id, 0 FROM waiting;
 -- per-row work to an integer key and a uuid compared with a short array,
 -- where a per-row 'id:attempt:token' text cost a uuid's text form per row.
 -- $3 is a JSON object of the results completed jobs store, keyed by job ID
--- (NULL when none has one); $4 is JobFinish's $3 (the flow path), and $5 is
--- Result.Forget, the same for every result of the flush: a job is then
--- deleted instead of moved unless it stores a result or belongs to a batch
--- or a workflow.
+-- (NULL when none has one); $4 is JobFinish's $3 (the flow bits refused),
+-- and $5 is Result.Forget, the same for every result of the flush: a job is
+-- then deleted instead of moved unless it stores a result or belongs to a
+-- batch or a workflow.
 --
 -- No join: the rows are found by ID and fenced by a key test, which
 -- PostgreSQL hashes for a constant array, so the plan is a lookup whatever
@@ -491,7 +495,7 @@ WITH done AS (
     DELETE FROM {schema}jobs j
     WHERE j.id = ANY($1::bigint[]) AND j.id || ':' || j.attempt = ANY($2::text[])
       AND j.lease_token = ANY($6::uuid[])
-      AND j.state = 'running' AND ($4 OR j.flow & 11 /*FlowEnd*/ = 0)
+      AND j.state = 'running' AND j.flow & $4::integer = 0
     RETURNING j.*, $3::jsonb -> j.id::text AS output
 ),
 moved AS (
@@ -501,9 +505,9 @@ moved AS (
     SELECT id, 'completed', queue, kind, priority, args, metadata, tags, attempt, max_attempts, errors, error_count,
         timeout_ms, created_at, run_at, attempted_at, now(), batch_id, flow, output, ordering_key, key_limit
     FROM done
-    WHERE NOT ($5 AND output IS NULL AND flow = 0 AND batch_id IS NULL)
+    WHERE NOT ($5 AND output IS NULL AND flow & 15 /*FlowKeep*/ = 0 AND batch_id IS NULL)
 )
-SELECT id, flow & 11 /*FlowEnd*/ FROM done;
+SELECT id, 'completed', flow & 27 /*FlowEnd*/, queue, ordering_key FROM done;
 
 -- name: JobHeartbeat
 -- A heartbeat never waits for a row lock. It holds the locks of every row it
@@ -581,18 +585,13 @@ waiting AS (
         lease_token = NULL
     FROM expired
     WHERE j.id = expired.id AND j.attempt < j.max_attempts AND NOT j.cancel_requested
-    RETURNING j.id, j.queue, j.ordering_key
+    RETURNING j.id, j.flow, j.queue, j.ordering_key
 )
--- The second column lists the finished jobs to settle (workflows, batches),
--- the third those whose unique keys may have to be freed.
--- order: the last three list the keyed jobs that wait again, for the
--- caller to count their restarts against their keys' rates (KeyPromote).
-SELECT (SELECT count(*) FROM done) + (SELECT count(*) FROM waiting),
-    (SELECT coalesce(array_agg(id), '{}') FROM done WHERE flow & 3 /*FlowSettle*/ <> 0),
-    (SELECT coalesce(array_agg(id), '{}') FROM done WHERE flow & 8 /*FlowUnique*/ <> 0),
-    (SELECT coalesce(array_agg(id ORDER BY id), '{}') FROM waiting WHERE ordering_key IS NOT NULL),
-    (SELECT coalesce(array_agg(queue ORDER BY id), '{}') FROM waiting WHERE ordering_key IS NOT NULL),
-    (SELECT coalesce(array_agg(ordering_key ORDER BY id), '{}') FROM waiting WHERE ordering_key IS NOT NULL);
+-- Each job it moved, as JobFinish returns them: the engine settles, frees
+-- and promotes from these rows in the same transaction (engine.Rescue).
+SELECT id, CASE WHEN cancel_requested THEN 'cancelled' ELSE 'discarded' END, flow & 27 /*FlowEnd*/, queue, ordering_key FROM done
+UNION ALL
+SELECT id, 'available', flow & 27 /*FlowEnd*/, queue, ordering_key FROM waiting;
 
 -- name: JobPrune
 -- $5 is the latest of the cutoffs: no row past it can be due, and the bound
@@ -657,9 +656,8 @@ LIMIT $6;
 
 -- name: JobCancel
 -- A waiting job (available, pending on other jobs, or blocked behind its
--- key) is finished at once; a running one is flagged. The second column
--- says whether the finished job must be settled (workflows, batches). A
--- keyed job's key is freed for the promoter's sweep.
+-- key) is finished at once, and returned as JobFinish returns the jobs it
+-- ends; a running one is flagged.
 WITH done AS (
     DELETE FROM {schema}jobs WHERE id = $1 AND state IN ('available', 'pending', 'blocked') RETURNING *
 ),
@@ -672,15 +670,15 @@ moved AS (
     FROM done
 ),
 flagged AS (
-    UPDATE {schema}jobs SET cancel_requested = true WHERE id = $1 AND state = 'running' RETURNING id
+    UPDATE {schema}jobs SET cancel_requested = true WHERE id = $1 AND state = 'running'
 )
-SELECT (SELECT count(*) FROM done) + (SELECT count(*) FROM flagged),
-    coalesce((SELECT flow & 3 /*FlowSettle*/ <> 0 FROM done), false);
+SELECT id, 'cancelled', flow & 27 /*FlowEnd*/, queue, ordering_key FROM done;
 
 -- name: JobDiscard
--- The unique bit (8) goes with the row, so that the pruner and a retry
--- find the job's unique key; UniqueRelease runs next in the same
--- transaction.
+-- The unique (8) and keyed (16) bits go with the row, so that the pruner
+-- and a retry find the job's unique key, and the engine frees it and
+-- promotes the job's key in the same transaction (engine.Discard) from the
+-- row returned.
 WITH done AS (
     DELETE FROM {schema}jobs WHERE id = $1 AND state = 'available' RETURNING *
 )
@@ -688,8 +686,9 @@ INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, args, metad
     max_attempts, errors, error_count, timeout_ms, created_at, run_at, attempted_at, finalized_at, flow, ordering_key,
     key_limit)
 SELECT id, 'discarded', queue, kind, priority, args, metadata, tags, attempt, max_attempts,
-    errors, error_count, timeout_ms, created_at, run_at, attempted_at, $2, flow & 8 /*FlowUnique*/, ordering_key, key_limit
-FROM done;
+    errors, error_count, timeout_ms, created_at, run_at, attempted_at, $2, (flow & 8 /*FlowUnique*/) | (flow & 16 /*FlowKeyed*/), ordering_key, key_limit
+FROM done
+RETURNING id, state, flow & 27 /*FlowEnd*/, queue, ordering_key;
 
 -- name: JobRetry
 -- A finished job returns to the hot table under its own ID, with one more
@@ -703,7 +702,9 @@ FROM done;
 -- last column reports such a job (the outer SELECT sees the row the
 -- DELETE removed, as statements see their snapshot) with its flow. A
 -- revived unique job keeps its unique bit (8); UniqueRetake runs next in
--- the same transaction to take its key again if it gave it up.
+-- the same transaction to take its key again if it gave it up. A revived
+-- keyed job carries FlowKeyed (16), which jobs finished before migration
+-- 010 lack.
 WITH revived AS (
     DELETE FROM {schema}finished_jobs WHERE id = $1 AND flow & 3 /*FlowSettle*/ = 0 RETURNING *
 ),
@@ -712,7 +713,8 @@ inserted AS (
         errors, error_count, timeout_ms, created_at, run_at, attempted_at, batch_id, flow, ordering_key, key_limit)
     SELECT id, CASE WHEN ordering_key IS NULL THEN 'available' ELSE 'blocked' END,
         queue, kind, priority, args, metadata, tags, attempt, greatest(max_attempts, attempt + 1),
-        errors, error_count, timeout_ms, created_at, $2, attempted_at, batch_id, flow, ordering_key, key_limit
+        errors, error_count, timeout_ms, created_at, $2, attempted_at, batch_id,
+        flow | CASE WHEN ordering_key IS NULL THEN 0 ELSE 16 /*FlowKeyed*/ END, ordering_key, key_limit
     FROM revived
     RETURNING queue, ordering_key
 ),
@@ -807,7 +809,8 @@ INSERT INTO {schema}schema_migrations (version, name) VALUES ($1, $2);
 -- parents (or their batch, for a callback). A keyed job that does not wait
 -- is gated like JobInsertKeyed (KeyLock runs before it in the transaction), and
 -- also waits as blocked behind a pending job of its key earlier in the
--- call; a keyed pending job holds its place in its key (KeyPromote).
+-- call; a keyed pending job holds its place in its key (KeyPromote). A
+-- keyed job carries FlowKeyed (16).
 WITH p AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::jsonb[], $5::text[], $6::smallint[], $7::integer[],
             $8::timestamptz[], $9::bigint[], $10::text[], $11::integer[], $12::smallint[], $13::bigint[], $14::text[],
@@ -835,7 +838,7 @@ gated AS (
 INSERT INTO {schema}jobs (queue, kind, args, metadata, tags, priority, max_attempts, run_at, timeout_ms,
     state, waiting_on, flow, batch_id, ordering_key, key_limit)
 SELECT queue, kind, args, metadata, string_to_array(tags, ','), priority, max_attempts, coalesce(run_at, now()), timeout_ms,
-    gated_state, waiting_on, flow, batch_id, ordering_key, key_limit
+    gated_state, waiting_on, flow | CASE WHEN ordering_key IS NULL THEN 0 ELSE 16 /*FlowKeyed*/ END, batch_id, ordering_key, key_limit
 FROM gated
 ORDER BY ord
 RETURNING id;
@@ -900,7 +903,7 @@ SELECT (SELECT count(*) FROM children), (SELECT count(*) FROM counted);
 --  * the queues that got available jobs are returned, to wake;
 --  * keyed dependants released (and a keyed callback) wait as blocked
 --    instead: the caller promotes the keys returned, with those of keyed
---    dependants cancelled here (settle in flow.go).
+--    dependants cancelled here (Ended in internal/engine/finish.go).
 -- Concurrent settles of one dependant serialise on its row lock and re-read
 -- it, so waiting_on is decremented once per parent.
 --

@@ -76,6 +76,17 @@ func (s *stmt[P]) bind(p P) bound {
 	return bound{s.name, args}
 }
 
+// queue adds b to batch, without the replan mode a replanned statement's
+// arguments start with: a batch plans its statements as the connection's
+// default mode says.
+func (b bound) queue(batch *pgx.Batch, q map[string]string) {
+	args := b.args
+	if len(args) > 0 && args[0] == any(replan) {
+		args = args[1:]
+	}
+	batch.Queue(q[b.name], args...)
+}
+
 func (b bound) query(ctx context.Context, db dbtx, q map[string]string) (pgx.Rows, error) {
 	return db.Query(ctx, q[b.name], b.args...)
 }
@@ -159,14 +170,14 @@ type queueCount struct {
 type finishParams struct {
 	IDs     []int64
 	Results string // JSON: each result as an array, by job ID (finishArgs)
-	Flow    bool
+	Refuse  int32  // the stored flow bits that turn a job away
 }
 
 type completeParams struct {
 	IDs     []int64
 	Keys    []string // "id:attempt"
 	Outputs *string  // JSON by job ID, or NULL
-	Flow    bool
+	Refuse  int32    // as finishParams.Refuse
 	Forget  bool
 	Tokens  []pgtype.UUID
 }
@@ -266,6 +277,10 @@ type batchResultsParams struct {
 	Limit   int
 }
 
+// finishedCols are the columns of the statements that end jobs
+// (readFinished): id, state, flow & FlowEnd, queue, ordering key.
+const finishedCols = 5
+
 // periodicCols are the columns of a stored periodic definition
 // (scanPeriodic).
 const periodicCols = 13
@@ -364,13 +379,15 @@ var (
 		args: func(p *settingsSetParams) []any {
 			return []any{p.Queue, p.Paused, p.SetLimits, p.MaxRunning, p.Rate, p.PeriodMS}
 		}})
-	jobFinish = def(stmt[finishParams]{name: "JobFinish", cols: 2, replan: true,
-		args: func(p *finishParams) []any { return []any{p.IDs, p.Results, p.Flow} }})
-	jobComplete = def(stmt[completeParams]{name: "JobComplete", cols: 2, replan: true,
-		args: func(p *completeParams) []any { return []any{p.IDs, p.Keys, p.Outputs, p.Flow, p.Forget, p.Tokens} }})
+	// JobFinish, JobComplete, JobRescue, JobCancel and JobDiscard return
+	// the jobs they end or put back to wait (readFinished).
+	jobFinish = def(stmt[finishParams]{name: "JobFinish", cols: finishedCols, replan: true,
+		args: func(p *finishParams) []any { return []any{p.IDs, p.Results, p.Refuse} }})
+	jobComplete = def(stmt[completeParams]{name: "JobComplete", cols: finishedCols, replan: true,
+		args: func(p *completeParams) []any { return []any{p.IDs, p.Keys, p.Outputs, p.Refuse, p.Forget, p.Tokens} }})
 	jobHeartbeat = def(stmt[heartbeatParams]{name: "JobHeartbeat", cols: 2, replan: true,
 		args: func(p *heartbeatParams) []any { return []any{p.IDs, p.Keys, p.LeaseMS, p.Tokens} }})
-	jobRescue = def(stmt[rescueParams]{name: "JobRescue", cols: 6,
+	jobRescue = def(stmt[rescueParams]{name: "JobRescue", cols: finishedCols,
 		args: func(p *rescueParams) []any { return []any{p.Now, p.Limit} }})
 	jobPrune = def(stmt[pruneParams]{name: "JobPrune", cols: 1,
 		args: func(p *pruneParams) []any { return []any{p.Completed, p.Cancelled, p.Discarded, p.Limit, p.Latest} }})
@@ -379,9 +396,9 @@ var (
 	jobInserted = def(stmt[string]{name: "JobInserted", cols: 22, args: oneArg[string]})
 	jobList     = def(stmt[listParams]{name: "JobList", cols: 22,
 		args: func(p *listParams) []any { return []any{p.Queue, p.Kind, p.AfterID, p.States, p.Now, p.Limit} }})
-	jobCancel = def(stmt[jobAt]{name: "JobCancel", cols: 2,
+	jobCancel = def(stmt[jobAt]{name: "JobCancel", cols: finishedCols,
 		args: func(p *jobAt) []any { return []any{p.ID, p.Now} }})
-	jobDiscard = def(stmt[jobAt]{name: "JobDiscard",
+	jobDiscard = def(stmt[jobAt]{name: "JobDiscard", cols: finishedCols,
 		args: func(p *jobAt) []any { return []any{p.ID, p.Now} }})
 	jobRetry = def(stmt[jobAt]{name: "JobRetry", cols: 3,
 		args: func(p *jobAt) []any { return []any{p.ID, p.Now} }})

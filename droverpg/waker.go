@@ -152,19 +152,33 @@ func (s wakeSet) payloads() []string {
 }
 
 // announce wakes queues once the implicit transaction of a batch that
-// made jobs available in them has committed. In a caller's transaction it
-// notifies inside that transaction instead, delivered when it commits.
+// made jobs available in them has committed. Inside a Tx it leaves them to
+// the Tx, and in a caller's transaction it notifies inside that
+// transaction, delivered when it commits.
 func (e *executor) announce(ctx context.Context, queues []string) error {
 	if len(queues) == 0 {
 		return nil
 	}
 	wake := wakeSet{}
 	wake.add(queues)
-	if e.waker != nil {
-		e.waker.wake(wake)
+	if e.waker != nil || e.pending != nil {
+		e.wakeAfter(wake)
 		return nil
 	}
 	return e.notifyIn(ctx, e.db, wake)
+}
+
+// wakeAfter hands wake to the Tx the executor runs in, or to the waker,
+// which sends it at once: the statements that made the jobs available
+// have committed. It does nothing in a caller's transaction, whose
+// notifications its statements sent inside it.
+func (e *executor) wakeAfter(wake wakeSet) {
+	switch {
+	case e.pending != nil:
+		e.pending.merge(wake)
+	case e.waker != nil:
+		e.waker.wake(wake)
+	}
 }
 
 // notifyIn sends wake's notifications through db, inside its transaction:
@@ -177,17 +191,18 @@ func (e *executor) notifyIn(ctx context.Context, db dbtx, wake wakeSet) error {
 	return err
 }
 
-// inTx runs fn in a transaction and announces the queues fn adds to its
-// wakeSet: after the commit through the waker, or, when the executor runs
-// in a caller's transaction (it has no waker), by a NOTIFY inside that
-// transaction, delivered when the caller commits.
+// inTx runs fn in a transaction (a savepoint inside a Tx or a caller's
+// transaction) and announces the queues fn adds to its wakeSet: after the
+// commit through the waker, through the enclosing Tx's set, or, in a
+// caller's transaction, by a NOTIFY inside that transaction, delivered
+// when the caller commits.
 func (e *executor) inTx(ctx context.Context, fn func(tx pgx.Tx, wake wakeSet) error) error {
 	wake := wakeSet{}
 	err := pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
 		if err := fn(tx, wake); err != nil {
 			return err
 		}
-		if e.waker != nil {
+		if e.waker != nil || e.pending != nil {
 			return nil
 		}
 		if err := e.notifyIn(ctx, tx, wake); err != nil {
@@ -195,8 +210,8 @@ func (e *executor) inTx(ctx context.Context, fn func(tx pgx.Tx, wake wakeSet) er
 		}
 		return nil
 	})
-	if err == nil && e.waker != nil {
-		e.waker.wake(wake)
+	if err == nil {
+		e.wakeAfter(wake)
 	}
 	return err
 }

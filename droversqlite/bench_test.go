@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/engine"
 )
 
 // BenchmarkBurndown measures the hot path the way a busy client drives it:
@@ -47,7 +48,7 @@ func BenchmarkBurndown(b *testing.B) {
 			for _, j := range claimed {
 				res = append(res, droverdriver.Result{ID: j.ID, Attempt: j.Attempt, LeaseToken: j.LeaseToken, Outcome: droverdriver.OutcomeCompleted})
 			}
-			acc, err := d.JobFinish(ctx, res)
+			acc, err := engine.Finish(ctx, d, res)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/engine"
 )
 
 // setup returns a migrated driver on a fresh file.
@@ -134,7 +135,7 @@ func TestInsertWakesListenersWithRoom(t *testing.T) {
 		{"a promoted key wakes every listener", []int{10, 10}, func(t *testing.T, d *Driver) {
 			insert(t, d, keyed("a"), keyed("a")) // wakes one
 			rows := claim(t, d, "q", 1, time.Minute)
-			if _, err := d.JobFinish(context.Background(), fenced(t, d, []droverdriver.Result{{ID: rows[0].ID, Attempt: rows[0].Attempt,
+			if _, err := engine.Finish(context.Background(), d, fenced(t, d, []droverdriver.Result{{ID: rows[0].ID, Attempt: rows[0].Attempt,
 				Outcome: droverdriver.OutcomeCompleted, Key: rows[0].Key, Queue: "q"}})); err != nil {
 				t.Fatal(err)
 			}
@@ -246,7 +247,7 @@ func TestMigrationKeepsUniqueKeys(t *testing.T) {
 	if len(jobs) != 1 || jobs[0].Flow&droverdriver.FlowUnique == 0 {
 		t.Fatalf("claimed %+v, want the old unique job flagged unique", jobs)
 	}
-	if _, err := d.JobFinish(ctx, fenced(t, d, []droverdriver.Result{{ID: jobs[0].ID, Attempt: 1, Outcome: droverdriver.OutcomeCompleted, Flow: jobs[0].Flow}})); err != nil {
+	if _, err := engine.Finish(ctx, d, fenced(t, d, []droverdriver.Result{{ID: jobs[0].ID, Attempt: 1, Outcome: droverdriver.OutcomeCompleted, Flow: jobs[0].Flow}})); err != nil {
 		t.Fatal(err)
 	}
 	if ids := insert(t, d, dup); ids[0] == 0 {
@@ -284,8 +285,17 @@ func TestMigrationRebuildsStateChecks(t *testing.T) {
 	ids := []int64{1, 2, 3}
 	before := rawRows(t, d)
 
-	migrate(t, d)
+	// Up to 009: every column kept. 010 then gives the keyed job its
+	// flow bit (FlowKeyed), checked below.
+	if err := applyUpTo(ctx, d, 9); err != nil {
+		t.Fatal(err)
+	}
 	after := rawRows(t, d)
+	migrate(t, d)
+	var flow int
+	if err := d.writer.QueryRowContext(ctx, "SELECT flow FROM drover_jobs WHERE id = 3").Scan(&flow); err != nil || flow != droverdriver.FlowKeyed {
+		t.Fatalf("keyed job's flow after migration 010: %d, %v; want %d", flow, err, droverdriver.FlowKeyed)
+	}
 	for table, rows := range before {
 		for i, row := range rows {
 			for col, v := range row {
@@ -299,7 +309,7 @@ func TestMigrationRebuildsStateChecks(t *testing.T) {
 			}
 		}
 	}
-	if n, err := d.JobRescue(ctx, droverdriver.RescueParams{Now: time.Now().Add(time.Hour), Limit: 10}); err != nil || n != 1 {
+	if n, err := engine.Rescue(ctx, d, droverdriver.RescueParams{Now: time.Now().Add(time.Hour), Limit: 10}); err != nil || n != 1 {
 		t.Fatalf("rescuing the job that ran across the migration: %d, %v", n, err)
 	}
 	if j := get(t, d, ids[1]); j.State != droverdriver.StateAvailable || j.ErrorCount != 1 {
@@ -468,7 +478,7 @@ func TestConcurrentClaimsAcrossDrivers(t *testing.T) {
 				for k, j := range jobs {
 					res[k] = droverdriver.Result{ID: j.ID, Attempt: j.Attempt, LeaseToken: j.LeaseToken, Outcome: droverdriver.OutcomeCompleted}
 				}
-				if acc, err := d.JobFinish(ctx, res); err != nil || len(acc) != len(res) {
+				if acc, err := engine.Finish(ctx, d, res); err != nil || len(acc) != len(res) {
 					errs <- fmt.Errorf("finish: accepted %d of %d: %v", len(acc), len(res), err)
 					return
 				}

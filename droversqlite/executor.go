@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,10 +15,17 @@ import (
 )
 
 // executor runs the driver's statements on the driver's own connections or,
-// when tx is set, inside a transaction the caller owns.
+// when tx is set, inside a transaction: the caller's, or one of the
+// driver's own that Tx began (owned).
 type executor struct {
 	*shared
 	tx *sql.Tx
+	// owned marks tx as begun by Tx on the writer, whose prepared
+	// statements it can bind instead of preparing its own.
+	owned bool
+	// pending collects, in a Tx, the queues to wake once it commits; nil
+	// otherwise.
+	pending *[]string
 	// flowInsert marks the executor JobInsertFlow inserts its rows with:
 	// their keys are promoted by regateKeyed once the rows have their flow
 	// states, not by JobInsertMany.
@@ -52,8 +58,11 @@ func (e *executor) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error
 // in a transaction of the driver's own, the statement prepared once on the
 // writer is bound to it; otherwise it is the one prepared once on db.
 func (e *executor) prep(ctx context.Context, tx *sql.Tx, db *sql.DB, name string) (*sql.Stmt, error) {
-	if e.tx != nil {
+	if e.tx != nil && !e.owned {
 		return e.tx.PrepareContext(ctx, e.q[name])
+	}
+	if e.tx != nil {
+		tx = e.tx // a read in a Tx sees what the Tx wrote
 	}
 	if tx != nil {
 		st, err := e.stmt(e.writer, name) // writeTx made it ready
@@ -71,7 +80,7 @@ func (e *executor) prep(ctx context.Context, tx *sql.Tx, db *sql.DB, name string
 // done closes a statement prep made in the caller's transaction; the
 // driver's own statements stay prepared.
 func (e *executor) done(st *sql.Stmt) {
-	if e.tx != nil {
+	if e.tx != nil && !e.owned {
 		st.Close()
 	}
 }
@@ -422,157 +431,11 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 	return sc.jobs, nil
 }
 
-func (e *executor) JobFinish(ctx context.Context, results []droverdriver.Result) ([]int64, error) {
-	if len(results) == 0 {
-		return nil, nil
-	}
-	results = uniqueResults(results)
-	buf := getBuf()
-	defer putBuf(buf)
-	var kinds resultKinds
-	*buf, kinds = appendResults((*buf)[:0], results)
-	batch := string(*buf)
-	var accepted []int64
-	var woken []string
-	err := e.writeTx(ctx, func(tx *sql.Tx) error {
-		// finalized_at is read under the write lock, like attempted_at in
-		// JobClaim.
-		now := micros(time.Now())
-		var err error
-		accepted, woken, err = e.finish(ctx, tx, results, batch, now, kinds)
-		if err != nil {
-			return err
-		}
-		// order: results of keyed jobs promote the next of their keys,
-		// and count the retried ones against their keys' rates.
-		if queues, keys := droverdriver.ResultKeys(results); len(keys) > 0 {
-			var wake []string
-			_, wake, err = e.promote(ctx, tx, queues, keys, droverdriver.KeyedRetries(results))
-			woken = addQueues(woken, wake)
-		}
-		return err
-	})
-	if err != nil {
-		return nil, e.wrap("finish jobs", err)
-	}
-	notify(e.hubKey, woken)
-	return accepted, nil
-}
-
-// finish applies a batch of results inside a savepoint. It bets that every
-// result passes its fence, which is the common case, and checks the bet
-// against the number of rows the statements changed: none of them needs
-// RETURNING then. When the bet is lost (some results were stale), it rolls
-// back to the savepoint, asks which results pass, and applies the batch
-// again. A savepoint rather than the transaction, so that this also works
-// inside a caller's transaction.
-//
-// Jobs that must be settled (workflows, batches) are settled in the same
-// savepoint; finish returns the queues whose jobs that made available.
-func (e *executor) finish(ctx context.Context, tx *sql.Tx, results []droverdriver.Result, batch string, now int64, kinds resultKinds) ([]int64, []string, error) {
-	if _, err := finishSavepoint.exec(ctx, e, tx, struct{}{}); err != nil {
-		return nil, nil, err
-	}
-	accepted, woken, err := e.finishInSavepoint(ctx, tx, results, batch, now, kinds)
-	if err != nil {
-		// Leave a caller's transaction as it was before the call.
-		_, _ = finishRollback.exec(context.WithoutCancel(ctx), e, tx, struct{}{})
-		_, _ = finishRelease.exec(context.WithoutCancel(ctx), e, tx, struct{}{})
-		return nil, nil, err
-	}
-	if _, err := finishRelease.exec(ctx, e, tx, struct{}{}); err != nil {
-		return nil, nil, err
-	}
-	return accepted, woken, nil
-}
-
-func (e *executor) finishInSavepoint(ctx context.Context, tx *sql.Tx, results []droverdriver.Result, batch string, now int64, kinds resultKinds) ([]int64, []string, error) {
-	n, err := e.applyResults(ctx, tx, batch, now, kinds)
-	if err != nil {
-		return nil, nil, err
-	}
-	if n == len(results) {
-		accepted := make([]int64, len(results))
-		for i := range results {
-			accepted[i] = results[i].ID
-		}
-		woken, err := e.finishSide(ctx, tx, results, accepted)
-		return accepted, woken, err
-	}
-
-	if _, err := finishRollback.exec(ctx, e, tx, struct{}{}); err != nil {
-		return nil, nil, err
-	}
-	pass := make(map[int64]int, len(results)) // ID -> stored FlowEnd bits
-	err = jobFinishFenced.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
-		var id, flow int64
-		if err := rows.Scan(&id, &flow); err != nil {
-			return err
-		}
-		pass[id] = int(flow)
-		return nil
-	}, batch)
-	if err != nil {
-		return nil, nil, err
-	}
-	// A job that gained dependants while it ran, or a unique job whose
-	// result came from a remote worker, was turned away by the settle bit:
-	// apply its result with its stored bits set.
-	var flagged []droverdriver.Result
-	for i := range results {
-		if flow, ok := pass[results[i].ID]; ok && flow&^results[i].Flow != 0 {
-			if flagged == nil {
-				flagged = slices.Clone(results)
-			}
-			flagged[i].Flow |= flow
-			flagged[i].Forget = false // a job with dependants or a unique key is kept
-		}
-	}
-	if flagged != nil {
-		results = flagged
-		buf := getBuf()
-		defer putBuf(buf)
-		*buf, kinds = appendResults((*buf)[:0], results)
-		batch = string(*buf)
-	}
-	if n, err = e.applyResults(ctx, tx, batch, now, kinds); err != nil {
-		return nil, nil, err
-	}
-	if n != len(pass) {
-		return nil, nil, fmt.Errorf("%d results pass their fence but %d were applied", len(pass), n)
-	}
-	accepted := make([]int64, 0, len(pass))
-	for i := range results {
-		if _, ok := pass[results[i].ID]; ok {
-			accepted = append(accepted, results[i].ID)
-		}
-	}
-	woken, err := e.finishSide(ctx, tx, results, accepted)
-	return accepted, woken, err
-}
-
-// finishSide does what the end of jobs flagged FlowEnd asks for, in the
-// finish's savepoint: it settles workflows and batches and frees unique
-// keys. It returns the queues the settle made jobs available in.
-func (e *executor) finishSide(ctx context.Context, tx *sql.Tx, results []droverdriver.Result, accepted []int64) ([]string, error) {
-	woken, err := e.settleFinished(ctx, tx, results, accepted)
-	if err != nil {
-		return nil, err
-	}
-	var unique []int64
-	for i := range results {
-		if results[i].Flow&droverdriver.FlowUnique != 0 {
-			unique = append(unique, results[i].ID)
-		}
-	}
-	// Results that were not accepted match nothing in UniqueRelease.
-	return woken, e.releaseUnique(ctx, tx, unique)
-}
-
 // applyResults runs the finish statements and reports how many results
-// they applied.
-func (e *executor) applyResults(ctx context.Context, tx *sql.Tx, batch string, now int64, kinds resultKinds) (int, error) {
-	res, err := jobFinishMove.exec(ctx, e, tx, batchAt{batch, now})
+// they applied. Jobs whose stored flow has a bit of refuse are turned
+// away.
+func (e *executor) applyResults(ctx context.Context, tx *sql.Tx, batch string, now int64, kinds resultKinds, refuse int) (int, error) {
+	res, err := jobFinishMove.exec(ctx, e, tx, finishBatch{batch, now, refuse})
 	if err != nil {
 		return 0, err
 	}
@@ -594,8 +457,8 @@ func (e *executor) applyResults(ctx context.Context, tx *sql.Tx, batch string, n
 		bound
 		run bool
 	}{
-		{jobFinishForget.bind(batch), kinds.forgets},
-		{jobFinishWait.bind(batchAt{batch, now}), kinds.waits},
+		{jobFinishForget.bind(batchRefuse{batch, refuse}), kinds.forgets},
+		{jobFinishWait.bind(finishBatch{batch, now, refuse}), kinds.waits},
 	} {
 		if !st.run {
 			continue
@@ -643,7 +506,7 @@ type resultKinds struct {
 }
 
 // A result as the finish statements read it (appendResults) is one
-// integer, attempt<<attemptShift | settleBit | outcome: a plain completion
+// integer, attempt<<attemptShift | outcome: a plain completion
 // then travels as a JSON number, with no array to unpack. queries.sql tags
 // these numbers by name ("packed >> 4 /*attemptShift*/"), and the
 // statements test checks the tags against the values here.
@@ -654,17 +517,16 @@ const (
 	// outcomeForget is the packed outcome of a completion with Forget set:
 	// SQLite's own, a completion whose job is deleted rather than kept.
 	outcomeForget = 6
-	// settleBit is set for a result whose job carries droverdriver.FlowEnd
-	// bits, which the finish's fence then lets through.
-	settleBit = 8
-	// attemptShift puts the attempt above the outcome and settle bit.
+	// attemptShift puts the attempt above the outcome. Bit 8, which
+	// flagged results of jobs with FlowEnd bits before the fence took its
+	// refused bits as a parameter, is left unused.
 	attemptShift = 4
 )
 
 // sqlConstants are the constants above by the names queries.sql tags them
 // with; see droverdriver.SQLConstants.
 var sqlConstants = map[string]int{
-	"outcomeMask": outcomeMask, "outcomeForget": outcomeForget, "settleBit": settleBit, "attemptShift": attemptShift,
+	"outcomeMask": outcomeMask, "outcomeForget": outcomeForget, "attemptShift": attemptShift,
 }
 
 // appendFenceKey appends the JSON object key that the finish and heartbeat
@@ -696,9 +558,6 @@ func appendResults(b []byte, results []droverdriver.Result) ([]byte, resultKinds
 			kinds.forgets = true
 		}
 		packed := int64(r.Attempt)<<attemptShift | outcome
-		if r.Flow&droverdriver.FlowEnd != 0 {
-			packed |= settleBit
-		}
 		if len(r.Error) == 0 && r.RunAt.IsZero() && r.Output == nil {
 			b = strconv.AppendInt(b, packed, 10)
 		} else {
@@ -780,75 +639,44 @@ func (e *executor) JobHeartbeat(ctx context.Context, p droverdriver.HeartbeatPar
 // JobRescue records the same lease error as the PostgreSQL driver, built in
 // SQL for each job so that it names the job's own attempt; like that driver
 // it therefore leaves RescueParams.Error unused.
-func (e *executor) JobRescue(ctx context.Context, p droverdriver.RescueParams) (int, error) {
+func (e *executor) JobRescue(ctx context.Context, p droverdriver.RescueParams) ([]droverdriver.FinishedRow, error) {
 	now := time.Now().UTC().Truncate(time.Microsecond)
-	var n int
-	var finish, settle, unique []int64
-	var woken []string
+	var rows []droverdriver.FinishedRow
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
-		n, finish, settle, unique, woken = 0, finish[:0], settle[:0], unique[:0], nil
-		var keyed []int64
-		var queues, keys []string
-		seen := map[[2]string]bool{}
-		err := jobRescueMark.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
-			var id int64
-			var done, flow, uniq bool
-			var queue string
+		rows = rows[:0]
+		var finish []int64
+		err := jobRescueMark.query(ctx, e, tx, e.writer, func(r *sql.Rows) error {
+			var row droverdriver.FinishedRow
+			var done, cancelled bool
 			var key sql.NullString
-			if err := rows.Scan(&id, &done, &flow, &uniq, &queue, &key); err != nil {
+			if err := r.Scan(&row.ID, &done, &cancelled, &row.Flow, &row.Queue, &key); err != nil {
 				return err
 			}
-			n++
-			switch {
-			case done:
-				finish = append(finish, id)
-				if flow {
-					settle = append(settle, id)
-				}
-				if uniq {
-					unique = append(unique, id)
-				}
-			case key.Valid:
-				keyed = append(keyed, id)
-				if qk := [2]string{queue, key.String}; !seen[qk] {
-					seen[qk] = true
-					queues, keys = append(queues, queue), append(keys, key.String)
+			row.Key, row.State = key.String, droverdriver.StateAvailable
+			if done {
+				finish = append(finish, row.ID)
+				row.State = droverdriver.StateDiscarded
+				if cancelled {
+					row.State = droverdriver.StateCancelled
 				}
 			}
+			rows = append(rows, row)
 			return nil
 		}, rescueMarkParams{micros(p.Now), p.Limit, micros(now), now.Format(time.RFC3339Nano)})
-		if err != nil {
+		if err != nil || len(finish) == 0 {
 			return err
-		}
-		if len(keyed) > 0 {
-			// order: rescued keyed jobs start again, which their keys'
-			// rates count like a retry.
-			if _, woken, err = e.promote(ctx, tx, queues, keys, keyed); err != nil {
-				return err
-			}
-		}
-		if len(finish) == 0 {
-			return nil
 		}
 		ids := string(appendIDs(nil, finish))
 		if _, err := jobRescueMove.exec(ctx, e, tx, batchAt{ids, micros(now)}); err != nil {
 			return err
 		}
-		if _, err = jobRescueDelete.exec(ctx, e, tx, ids); err != nil {
-			return err
-		}
-		settled, err := e.settle(ctx, tx, settle, true)
-		woken = addQueues(woken, settled)
-		if err != nil {
-			return err
-		}
-		return e.releaseUnique(ctx, tx, unique)
+		_, err = jobRescueDelete.exec(ctx, e, tx, ids)
+		return err
 	})
 	if err != nil {
-		return 0, e.wrap("rescue jobs", err)
+		return nil, e.wrap("rescue jobs", err)
 	}
-	notify(e.hubKey, woken)
-	return n, nil
+	return rows, nil
 }
 
 // appendIDs encodes ids as a JSON array for json_each.
@@ -939,59 +767,57 @@ func (e *executor) JobList(ctx context.Context, p droverdriver.ListParams) ([]*d
 	return sc.jobs, nil
 }
 
-func (e *executor) JobCancel(ctx context.Context, id int64, now time.Time) (*droverdriver.JobRow, error) {
-	var job *droverdriver.JobRow
-	var woken []string
+func (e *executor) JobCancel(ctx context.Context, id int64, now time.Time) ([]droverdriver.FinishedRow, error) {
+	var rows []droverdriver.FinishedRow
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
-		settle, err := queryValue[bool](ctx, e, tx, jobCancelMove, jobAt{id, micros(now)})
-		if err != nil {
+		var err error
+		if rows, err = e.ended(ctx, tx, jobCancelMove.bind(jobAt{id, micros(now)})); err != nil {
 			return err
 		}
 		if _, err := jobCancelDelete.exec(ctx, e, tx, id); err != nil {
 			return err
 		}
-		if _, err := jobCancelFlag.exec(ctx, e, tx, id); err != nil {
-			return err
-		}
-		woken = nil
-		if settle {
-			if woken, err = e.settle(ctx, tx, []int64{id}, true); err != nil {
-				return err
-			}
-		}
-		if err := e.releaseUnique(ctx, tx, []int64{id}); err != nil {
-			return err
-		}
-		job, err = e.get(ctx, tx, id)
+		_, err = jobCancelFlag.exec(ctx, e, tx, id)
 		return err
 	})
 	if err != nil {
 		return nil, e.wrap("cancel job", err)
 	}
-	notify(e.hubKey, woken)
-	return job, nil
+	return rows, nil
 }
 
-func (e *executor) JobDiscard(ctx context.Context, id int64, now time.Time) (*droverdriver.JobRow, error) {
-	var job *droverdriver.JobRow
+func (e *executor) JobDiscard(ctx context.Context, id int64, now time.Time) ([]droverdriver.FinishedRow, error) {
+	var rows []droverdriver.FinishedRow
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
-		if _, err := jobDiscardMove.exec(ctx, e, tx, jobAt{id, micros(now)}); err != nil {
-			return err
-		}
-		if _, err := jobCancelDelete.exec(ctx, e, tx, id); err != nil {
-			return err
-		}
-		if err := e.releaseUnique(ctx, tx, []int64{id}); err != nil {
-			return err
-		}
 		var err error
-		job, err = e.get(ctx, tx, id)
+		if rows, err = e.ended(ctx, tx, jobDiscardMove.bind(jobAt{id, micros(now)})); err != nil {
+			return err
+		}
+		_, err = jobCancelDelete.exec(ctx, e, tx, id)
 		return err
 	})
 	if err != nil {
 		return nil, e.wrap("discard job", err)
 	}
-	return job, nil
+	return rows, nil
+}
+
+// ended runs, in tx, a statement that ends jobs and returns them as
+// (id, state, flow & FlowEnd, queue, ordering key) rows.
+func (e *executor) ended(ctx context.Context, tx *sql.Tx, st bound) ([]droverdriver.FinishedRow, error) {
+	var rows []droverdriver.FinishedRow
+	err := e.query(ctx, tx, e.writer, st.name, func(r *sql.Rows) error {
+		var row droverdriver.FinishedRow
+		var state string
+		var key sql.NullString
+		if err := r.Scan(&row.ID, &state, &row.Flow, &row.Queue, &key); err != nil {
+			return err
+		}
+		row.State, row.Key = droverdriver.State(state), key.String
+		rows = append(rows, row)
+		return nil
+	}, st.args...)
+	return rows, err
 }
 
 // JobRetry revives a finished job or reschedules a waiting one. A keyed
@@ -1057,7 +883,7 @@ func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*drov
 	if err != nil {
 		return nil, e.wrap("retry job", err)
 	}
-	notify(e.hubKey, wake)
+	e.wake(wake)
 	return job, nil
 }
 

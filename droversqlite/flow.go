@@ -15,48 +15,38 @@ import (
 // Workflows and batches: the statements are the "flow" section of
 // queries.sql. Plain jobs never reach any of this.
 
-// settleFinished settles the accepted results whose claimed rows say they
-// must be (the finish statements turned away the others that must).
-func (e *executor) settleFinished(ctx context.Context, tx *sql.Tx, results []droverdriver.Result, accepted []int64) ([]string, error) {
-	if !droverdriver.NeedsSettle(results) {
-		return nil, nil
+// JobFlowSettle runs the settle's statements in the transaction that ended
+// p.IDs: JobFlowDoomed (only when some job failed) with
+// JobFlowCancelMove and JobFlowCancelDelete for the dependants it dooms,
+// JobFlowRelease, JobFlowCount, then JobFlowCallback for the batches now
+// complete.
+func (e *executor) JobFlowSettle(ctx context.Context, p droverdriver.SettleParams) (droverdriver.KeyParams, error) {
+	var keys droverdriver.KeyParams
+	var woken []string
+	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		woken, keys, err = e.settle(ctx, tx, p.IDs, p.Failed)
+		return err
+	})
+	if err != nil {
+		return keys, e.wrap("settle", err)
 	}
-	ok := make(map[int64]bool, len(accepted))
-	for _, id := range accepted {
-		ok[id] = true
-	}
-	var ended []int64
-	failed := false
-	for i := range results {
-		if results[i].Flow&droverdriver.FlowSettle != 0 && ok[results[i].ID] {
-			ended = append(ended, results[i].ID)
-			// A completed outcome always ends its job completed; any
-			// other may end it cancelled or discarded.
-			failed = failed || results[i].Outcome != droverdriver.OutcomeCompleted
-		}
-	}
-	return e.settle(ctx, tx, ended, failed)
+	e.wake(woken)
+	return keys, nil
 }
 
-// settle runs in the transaction that ended jobs (moved them to
-// finished_jobs; IDs of jobs that did not end are ignored). It cancels the
-// pending dependants of jobs that did not complete, recursively, releases
-// every other dependant whose last parent ended, counts batch members and
-// releases the callbacks of batches now complete. It returns the queues to
-// wake once the transaction commits. failed false says every job in ended
-// completed, which spares looking for dependants to cancel.
-func (e *executor) settle(ctx context.Context, tx *sql.Tx, ended []int64, failed bool) ([]string, error) {
-	if len(ended) == 0 {
-		return nil, nil
-	}
+// settle settles ended in tx and returns the queues to wake once tx
+// commits and the keys to promote.
+func (e *executor) settle(ctx context.Context, tx *sql.Tx, ended []int64, failed bool) ([]string, droverdriver.KeyParams, error) {
+	var keys droverdriver.KeyParams
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	var doomed []int64
 	// Keys whose places the settle freed (cancelled keyed dependants) or
-	// filled (keyed dependants released as blocked): promoted at the end.
-	var keyQueues, keys []string
+	// filled (keyed dependants released as blocked), for the caller to
+	// promote.
 	addKey := func(queue string, key sql.NullString) {
 		if key.Valid {
-			keyQueues, keys = append(keyQueues, queue), append(keys, key.String)
+			keys.Queues, keys.Keys = append(keys.Queues, queue), append(keys.Keys, key.String)
 		}
 	}
 	msgs := []byte{'{'}
@@ -81,15 +71,15 @@ func (e *executor) settle(ctx context.Context, tx *sql.Tx, ended []int64, failed
 		}, string(appendIDs(nil, ended)))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("settle: %w", err)
+		return nil, keys, fmt.Errorf("settle: %w", err)
 	}
 	if len(doomed) > 0 {
 		msgs = append(msgs, '}')
 		if _, err := jobFlowCancelMove.exec(ctx, e, tx, flowCancelParams{string(msgs), micros(now), now.Format(time.RFC3339Nano)}); err != nil {
-			return nil, fmt.Errorf("settle: cancel dependants: %w", err)
+			return nil, keys, fmt.Errorf("settle: cancel dependants: %w", err)
 		}
 		if _, err := jobFlowCancelDelete.exec(ctx, e, tx, string(msgs)); err != nil {
-			return nil, fmt.Errorf("settle: cancel dependants: %w", err)
+			return nil, keys, fmt.Errorf("settle: cancel dependants: %w", err)
 		}
 	}
 	all := string(appendIDs(nil, append(slices.Clone(ended), doomed...)))
@@ -111,7 +101,7 @@ func (e *executor) settle(ctx context.Context, tx *sql.Tx, ended []int64, failed
 		return nil
 	}, batchAt{all, micros(now)})
 	if err != nil {
-		return nil, fmt.Errorf("settle: release dependants: %w", err)
+		return nil, keys, fmt.Errorf("settle: release dependants: %w", err)
 	}
 
 	var callbacks []int64
@@ -127,7 +117,7 @@ func (e *executor) settle(ctx context.Context, tx *sql.Tx, ended []int64, failed
 		return nil
 	}, batchAt{all, micros(now)})
 	if err != nil {
-		return nil, fmt.Errorf("settle: count batches: %w", err)
+		return nil, keys, fmt.Errorf("settle: count batches: %w", err)
 	}
 	if len(callbacks) > 0 {
 		err = jobFlowCallback.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
@@ -144,17 +134,10 @@ func (e *executor) settle(ctx context.Context, tx *sql.Tx, ended []int64, failed
 			return nil
 		}, batchAt{string(appendIDs(nil, callbacks)), micros(now)})
 		if err != nil {
-			return nil, fmt.Errorf("settle: release callbacks: %w", err)
+			return nil, keys, fmt.Errorf("settle: release callbacks: %w", err)
 		}
 	}
-	if len(keys) > 0 {
-		_, promoted, err := e.promote(ctx, tx, keyQueues, keys, nil)
-		if err != nil {
-			return nil, fmt.Errorf("settle: %w", err)
-		}
-		woken = addQueues(woken, promoted)
-	}
-	return woken, nil
+	return woken, keys, nil
 }
 
 // addQueues adds to woken the queues of more it does not hold yet.
@@ -188,7 +171,7 @@ func (e *executor) JobInsertFlow(ctx context.Context, p droverdriver.FlowInsertP
 			wake = append(wake, j.Queue)
 		}
 	}
-	notify(e.hubKey, wake)
+	e.wake(wake)
 	return res, nil
 }
 

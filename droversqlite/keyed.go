@@ -81,18 +81,6 @@ func uniqueQueue(j *droverdriver.InsertParams) string {
 	return ""
 }
 
-// releaseUnique frees, in tx, the unique keys of the jobs in ids that
-// ended in a final state their key does not keep (UniqueRelease).
-func (e *executor) releaseUnique(ctx context.Context, tx *sql.Tx, ids []int64) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	if _, err := uniqueRelease.exec(ctx, e, tx, string(appendIDs(nil, ids))); err != nil {
-		return fmt.Errorf("release unique keys: %w", err)
-	}
-	return nil
-}
-
 // retakeUnique takes the unique key of a job JobRetry revived in tx again,
 // if it gave it up. When another job holds the key now, it fails with
 // ErrUniqueConflict, and the rollback leaves the job finished. The write
@@ -178,6 +166,6 @@ func (e *executor) JobPromote(ctx context.Context, limit int) (int, error) {
 	if err != nil {
 		return 0, e.wrap("promote keyed jobs", err)
 	}
-	notify(e.hubKey, wake)
+	e.wake(wake)
 	return promoted, nil
 }

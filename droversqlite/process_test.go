@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/engine"
 )
 
 // helperEnv carries the database file to a helper process.
@@ -120,7 +121,7 @@ func TestHelperClaimer(t *testing.T) {
 			res[i] = droverdriver.Result{ID: j.ID, Attempt: j.Attempt, LeaseToken: j.LeaseToken, Outcome: droverdriver.OutcomeCompleted}
 			fmt.Fprintf(&line, " %d", j.ID)
 		}
-		if acc, err := d.JobFinish(ctx, res); err != nil || len(acc) != len(res) {
+		if acc, err := engine.Finish(ctx, d, res); err != nil || len(acc) != len(res) {
 			t.Fatalf("finish: accepted %d of %d: %v", len(acc), len(res), err)
 		}
 		fmt.Println(line.String())

@@ -29,11 +29,11 @@ INSERT INTO {schema}jobs (queue, kind, args, metadata, tags, priority, max_attem
 -- with every promotion. A unique key that another job holds skips the row
 -- (no row changed); otherwise UniqueClaim takes the key next, under the
 -- same write lock, so nothing can take it in between. A unique job carries
--- flow bit 8.
+-- flow bit 8 (FlowUnique), a keyed one bit 16 (FlowKeyed).
 INSERT INTO {schema}jobs (queue, kind, args, metadata, tags, priority, max_attempts, run_at, timeout_ms, created_at,
     ordering_key, key_limit, flow, state)
 SELECT ?1, ?2, CAST(?3 AS TEXT), CAST(?4 AS TEXT), ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,
-    CASE WHEN ?13 IS NULL THEN 0 ELSE 8 /*FlowUnique*/ END,
+    CASE WHEN ?13 IS NULL THEN 0 ELSE 8 /*FlowUnique*/ END | CASE WHEN ?11 IS NULL THEN 0 ELSE 16 /*FlowKeyed*/ END,
     CASE WHEN ?11 IS NULL THEN 'available'
          -- order: a key with a rate (key_rates) starts its jobs through
          -- KeyPromote, which the caller runs next and which spends tokens.
@@ -266,20 +266,20 @@ RETURNING id, kind, priority, attempt, max_attempts, timeout_ms, created_at, run
 -- Outcomes: 1 completed, 2 retry, 3 discarded, 4 cancelled, 5 released.
 -- ?1 is a JSON object keyed by "id:token", the job's ID and the lease token
 -- of its claim in 32 hex digits (CAST(key AS INTEGER) reads the ID, unhex
--- of the last 32 characters the token's bytes, as the claim stored them). Each value packs the attempt, the
--- settle bit and the outcome into one integer, attempt * 16 + settle * 8 +
--- outcome, or, when the result carries an error, a run_at or a result, is
--- an array [packed, error or null, run_at or null, result or null]. A
--- successful result thus unpacks from json_each's key and atom alone, with
--- no JSON parsing per row. ?2 is now.
+-- of the last 32 characters the token's bytes, as the claim stored them). Each value packs the attempt
+-- and the outcome into one integer, attempt * 16 + outcome, or, when the
+-- result carries an error, a run_at or a result, is an array [packed,
+-- error or null, run_at or null, result or null]. A successful result
+-- thus unpacks from json_each's key and atom alone, with no JSON parsing
+-- per row. ?2 is now.
 --
--- Workflows, batches and unique jobs: a result without the settle bit (8
--- in the packed value) does not finish a job whose stored flow says its end
--- must do more (bits 1 and 2: settle; bit 8: free its unique key), as when
--- a dependant was added while it ran or a remote worker did not echo the
--- bits; the executor then sets the job's bits on the result and applies the
--- batch again (see finishInSavepoint), and settles the jobs that ended and
--- frees their unique keys.
+-- ?3 are the flow bits that turn a job away (FinishParams.Refuse): on the
+-- plain path FlowEnd (27), so a job whose stored flow says its end must do
+-- more (bits 1 and 2: settle; 8: free its unique key; 16: promote its key)
+-- is not finished here, as when a dependant was added while it ran or a
+-- remote worker did not echo the bits; the engine then finishes it on its
+-- side path (these statements with ?3 = 0, then JobFinishApplied), which
+-- does what the job's end asks for.
 --
 -- Every result is fenced by (id, attempt, lease token, state running): a
 -- caller that never claimed the job cannot guess the token. A retry (a
@@ -319,27 +319,29 @@ FROM (
             CASE WHEN type = 'array' THEN nullif(value->3, 'null') END AS result
         FROM json_each(?1)
     )
-    SELECT id, token, packed >> 4 /*attemptShift*/ AS attempt, packed & 8 /*settleBit*/ AS settle, packed & 7 /*outcomeMask*/ AS outcome, error, result FROM p
+    SELECT id, token, packed >> 4 /*attemptShift*/ AS attempt, packed & 7 /*outcomeMask*/ AS outcome, error, result FROM p
 ) AS r
 CROSS JOIN {schema}jobs AS j
 WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running' AND j.lease_token = r.token
   AND (r.outcome IN (1 /*OutcomeCompleted*/, 3 /*OutcomeDiscarded*/, 4 /*OutcomeCancelled*/) OR j.cancel_requested OR (r.outcome = 2 /*OutcomeRetry*/ AND j.attempt >= j.max_attempts)
-       OR (r.outcome = 6 /*outcomeForget*/ AND NOT (NOT j.cancel_requested AND j.flow = 0 AND j.batch_id IS NULL)))
-  AND (r.settle OR j.flow & 11 /*FlowEnd*/ = 0);
+       OR (r.outcome = 6 /*outcomeForget*/ AND NOT (NOT j.cancel_requested AND j.flow & 15 /*FlowKeep*/ = 0 AND j.batch_id IS NULL)))
+  AND j.flow & ?3 = 0;
 
 -- name: JobFinishForget
--- ?1 as for JobFinishMove. Outcome 6 is a completion whose job is deleted
--- instead of moved (Config.DeleteCompleted): one write instead of two. Such
--- a result has no error, run_at or result, so it is packed as a bare
--- integer. A job that belongs to a batch or a workflow, holds a unique key
--- or had a cancel requested is moved by JobFinishMove instead.
+-- ?1 as for JobFinishMove, ?2 as its ?3. Outcome 6 is a completion whose
+-- job is deleted instead of moved (Config.DeleteCompleted): one write
+-- instead of two. Such a result has no error, run_at or result, so it is
+-- packed as a bare integer. A job that belongs to a batch or a workflow,
+-- holds a unique key (FlowKeep, 15) or had a cancel requested is moved by
+-- JobFinishMove instead.
 DELETE FROM {schema}jobs
 WHERE id IN (
     SELECT j.id
     FROM (SELECT CAST(key AS INTEGER) AS id, unhex(substr(key, -32)) AS token, value >> 4 /*attemptShift*/ AS attempt FROM json_each(?1)
           WHERE type = 'integer' AND value & 7 /*outcomeMask*/ = 6 /*outcomeForget*/) AS r
     CROSS JOIN {schema}jobs AS j
-    WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running' AND j.lease_token = r.token AND (NOT j.cancel_requested AND j.flow = 0 AND j.batch_id IS NULL)
+    WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running' AND j.lease_token = r.token
+      AND (NOT j.cancel_requested AND j.flow & 15 /*FlowKeep*/ = 0 AND j.batch_id IS NULL) AND j.flow & ?2 = 0
 );
 
 -- name: JobFinishDelete
@@ -356,7 +358,7 @@ WHERE id IN (SELECT CAST(key AS INTEGER) FROM json_each(?1))
 -- count against max_attempts, and waits from its run_at when given (a
 -- snooze) or now. A retry waits only while the job has
 -- attempts left by its stored max_attempts (JobFinishMove discards it
--- otherwise). ?1 and ?2 are as for JobFinishMove.
+-- otherwise). ?1, ?2 and ?3 are as for JobFinishMove.
 UPDATE {schema}jobs AS j
 SET state = 'available',
     run_at = coalesce(r.run_at, ?2),
@@ -382,18 +384,32 @@ FROM (
     WHERE packed & 7 /*outcomeMask*/ IN (2 /*OutcomeRetry*/, 5 /*OutcomeReleased*/)
 ) AS r
 WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running' AND j.lease_token = r.token
-  AND NOT j.cancel_requested AND (r.outcome = 5 /*OutcomeReleased*/ OR j.attempt < j.max_attempts);
+  AND NOT j.cancel_requested AND (r.outcome = 5 /*OutcomeReleased*/ OR j.attempt < j.max_attempts) AND j.flow & ?3 = 0;
 
 -- name: JobFinishFenced
--- ?1 as for JobFinishMove: the results that pass the fence, and the flow
--- bits that make their end do more (settle, free a unique key). Only run
--- when a batch was not accepted whole, to tell which of its results were.
-SELECT j.id, j.flow & 11 /*FlowEnd*/
+-- ?1 as for JobFinishMove: the jobs whose results pass the fence, with the
+-- flow bits that make their end do more (flow & FlowEnd), their queue and
+-- ordering key. Read first on the engine's side path when some result
+-- may forget its job (JobFinishApplied would not find it after), or when
+-- not every result passed.
+SELECT j.id, j.flow & 27 /*FlowEnd*/, j.queue, j.ordering_key
 FROM (SELECT CAST(key AS INTEGER) AS id, unhex(substr(key, -32)) AS token,
           (CASE WHEN type = 'array' THEN value->>0 ELSE value END) >> 4 /*attemptShift*/ AS attempt
       FROM json_each(?1)) AS r
 CROSS JOIN {schema}jobs AS j
 WHERE j.id = r.id AND j.attempt = r.attempt AND j.state = 'running' AND j.lease_token = r.token;
+
+-- name: JobFinishApplied
+-- ?1 JSON array of the IDs of jobs a side finish just applied results to:
+-- each one as it stands after it, with its flow & FlowEnd, queue and
+-- ordering key. A job is in finished jobs when it ended, in the hot table
+-- (available) when it waits again, and in neither when its completion was
+-- forgotten (then only its state is known: completed).
+SELECT p.value, coalesce(f.state, CASE WHEN j.id IS NULL THEN 'completed' ELSE 'available' END),
+    coalesce(f.flow, j.flow, 0) & 27 /*FlowEnd*/, coalesce(f.queue, j.queue, ''), coalesce(f.ordering_key, j.ordering_key)
+FROM json_each(?1) AS p
+LEFT JOIN {schema}finished_jobs AS f ON f.id = p.value
+LEFT JOIN {schema}jobs AS j ON j.id = p.value;
 
 -- name: FinishSavepoint
 SAVEPOINT drover_finish;
@@ -444,8 +460,7 @@ WHERE id IN (
     ORDER BY lease_expires_at
     LIMIT ?2
 )
-RETURNING id, attempt >= max_attempts OR cancel_requested AS finish, flow & 3 /*FlowSettle*/ <> 0 AS settle, flow & 8 /*FlowUnique*/ <> 0 AS uniq,
-    queue, ordering_key; -- order: keyed jobs that wait again count against their keys' rates
+RETURNING id, attempt >= max_attempts OR cancel_requested AS finish, cancel_requested, flow & 27 /*FlowEnd*/, queue, ordering_key;
 
 -- name: JobRescueMove
 -- ?1 JSON array of the IDs JobRescueMark reported to finish, ?2 now.
@@ -519,15 +534,14 @@ LIMIT ?6;
 
 -- name: JobCancelMove
 -- ?1 id, ?2 now. A waiting job (available, pending on other jobs, or
--- blocked behind its key) is finished as cancelled at once. Returns whether
--- it must be settled (workflows, batches); a keyed job's key is freed for
--- the promoter's sweep.
+-- blocked behind its key) is finished as cancelled at once, and returned
+-- as JobFinishFenced and JobFinishStates describe a finished job.
 INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at,
     run_at, attempted_at, finalized_at, tags, metadata, errors, error_count, args, batch_id, flow, ordering_key, key_limit)
 SELECT id, 'cancelled', queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, ?2,
     tags, metadata, errors, error_count, args, batch_id, flow, ordering_key, key_limit
 FROM {schema}jobs WHERE id = ?1 AND state IN ('available', 'pending', 'blocked')
-RETURNING flow & 3 /*FlowSettle*/ <> 0;
+RETURNING id, state, flow & 27 /*FlowEnd*/, queue, ordering_key;
 
 -- name: JobCancelDelete
 DELETE FROM {schema}jobs WHERE id = ?1 AND state IN ('available', 'pending', 'blocked');
@@ -539,13 +553,16 @@ UPDATE {schema}jobs SET cancel_requested = 1 WHERE id = ?1 AND state = 'running'
 
 -- name: JobDiscardMove
 -- ?1 id, ?2 now. A waiting job is finished as discarded at once; the row
--- leaves the hot table with JobCancelDelete. The unique bit (8) goes with
--- it, so that the pruner and a retry find the job's unique key.
+-- leaves the hot table with JobCancelDelete. The unique (8) and keyed (16)
+-- bits go with it, so that the pruner and a retry find the job's unique
+-- key, and the engine frees it and promotes the job's key from the row
+-- returned.
 INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at,
     run_at, attempted_at, finalized_at, tags, metadata, errors, error_count, args, flow, ordering_key, key_limit)
 SELECT id, 'discarded', queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, ?2,
-    tags, metadata, errors, error_count, args, flow & 8 /*FlowUnique*/, ordering_key, key_limit
-FROM {schema}jobs WHERE id = ?1 AND state = 'available';
+    tags, metadata, errors, error_count, args, (flow & 8 /*FlowUnique*/) | (flow & 16 /*FlowKeyed*/), ordering_key, key_limit
+FROM {schema}jobs WHERE id = ?1 AND state = 'available'
+RETURNING id, state, flow & 27 /*FlowEnd*/, queue, ordering_key;
 
 -- name: JobRetryReschedule
 -- ?1 id, ?2 now. A waiting job becomes claimable now.
@@ -559,12 +576,14 @@ UPDATE {schema}jobs SET run_at = ?2 WHERE id = ?1 AND state = 'available' RETURN
 -- puts it first among the key's blocked jobs. Batch members and jobs with
 -- dependants stay finished (JobRetryRefused says why). A unique job keeps
 -- its unique bit (8); UniqueHolder and UniqueRetake then take its key again
--- if it gave it up.
+-- if it gave it up. A keyed job carries FlowKeyed (16), which jobs
+-- finished before migration 010 lack.
 INSERT INTO {schema}jobs (id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at,
     attempted_at, tags, metadata, errors, error_count, args, batch_id, flow, ordering_key, key_limit)
 SELECT id, CASE WHEN ordering_key IS NULL THEN 'available' ELSE 'blocked' END,
     queue, kind, priority, attempt, max(max_attempts, attempt + 1), timeout_ms, created_at, ?2,
-    attempted_at, tags, metadata, errors, error_count, args, batch_id, flow, ordering_key, key_limit
+    attempted_at, tags, metadata, errors, error_count, args, batch_id,
+    flow | CASE WHEN ordering_key IS NULL THEN 0 ELSE 16 /*FlowKeyed*/ END, ordering_key, key_limit
 FROM {schema}finished_jobs WHERE id = ?1 AND flow & 3 /*FlowSettle*/ = 0
 RETURNING queue, ordering_key;
 
@@ -659,11 +678,12 @@ INSERT INTO {schema}schema_migrations (version, name, applied_at) VALUES (?1, ?2
 -- name: JobFlowMark
 -- ?1 JSON object keyed by the ID of each inserted job whose flow columns
 -- differ from a plain job's, valued [waiting_on, flow]; ?2 the batch ID or
--- NULL. Jobs that wait become pending, outside the claim index.
+-- NULL. Jobs that wait become pending, outside the claim index. A keyed
+-- job keeps FlowKeyed (16), which JobInsertKeyed set.
 UPDATE {schema}jobs AS j
 SET waiting_on = r.value->>0,
     state = CASE WHEN r.value->>0 > 0 THEN 'pending' ELSE j.state END,
-    flow = r.value->>1,
+    flow = (r.value->>1) | CASE WHEN j.ordering_key IS NULL THEN 0 ELSE 16 /*FlowKeyed*/ END,
     batch_id = ?2
 FROM json_each(?1) AS r
 WHERE j.id = CAST(r.key AS INTEGER);

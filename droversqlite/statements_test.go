@@ -156,9 +156,10 @@ func TestStatementEnums(t *testing.T) {
 }
 
 // TestResultPacking checks the packed result of JobFinishMove and its
-// companions both ways: the SQL unpacks attempt, settle bit and outcome
-// with the shifts and masks of sqlConstants (TestStatementEnums checks the
-// tags' values), and appendResults packs them so.
+// companions both ways: the SQL unpacks attempt and outcome with the
+// shift and mask of sqlConstants (TestStatementEnums checks the tags'
+// values), and appendResults packs them so, whatever the result's flow
+// (which the fence's parameter covers now).
 func TestResultPacking(t *testing.T) {
 	q, err := droverdriver.ParseQueries(queriesSQL, "drover_")
 	if err != nil {
@@ -168,15 +169,15 @@ func TestResultPacking(t *testing.T) {
 		t.Fatalf("outcomes 1-%d and outcomeForget %d must fit the mask %d without clashing", droverdriver.OutcomeReleased, outcomeForget, outcomeMask)
 	}
 	for name, wants := range map[string][]string{
-		"JobFinishMove":   {"packed >> 4 /*attemptShift*/ AS attempt", "packed & 8 /*settleBit*/ AS settle", "packed & 7 /*outcomeMask*/ AS outcome"},
+		"JobFinishMove":   {"packed >> 4 /*attemptShift*/ AS attempt", "packed & 7 /*outcomeMask*/ AS outcome"},
 		"JobFinishWait":   {"packed >> 4 /*attemptShift*/ AS attempt", "packed & 7 /*outcomeMask*/ AS outcome"},
 		"JobFinishForget": {"value >> 4 /*attemptShift*/ AS attempt", "value & 7 /*outcomeMask*/ = 6 /*outcomeForget*/"},
 		"JobFinishFenced": {") >> 4 /*attemptShift*/ AS attempt"},
 	} {
 		for _, w := range wants {
 			if !strings.Contains(q[name], w) {
-				t.Errorf("%s does not unpack with %q (shift %d, settle bit %d, outcome mask %d, forget %d)",
-					name, w, attemptShift, settleBit, outcomeMask, outcomeForget)
+				t.Errorf("%s does not unpack with %q (shift %d, outcome mask %d, forget %d)",
+					name, w, attemptShift, outcomeMask, outcomeForget)
 			}
 		}
 	}
@@ -207,8 +208,8 @@ func TestResultPacking(t *testing.T) {
 		if r.Forget {
 			wantOutcome = outcomeForget
 		}
-		if v>>attemptShift != int64(r.Attempt) || v&outcomeMask != wantOutcome || (v&settleBit != 0) != (r.Flow&droverdriver.FlowEnd != 0) {
-			t.Errorf("result %+v packed as %d: attempt %d, outcome %d, settle %v", r, v, v>>attemptShift, v&outcomeMask, v&settleBit != 0)
+		if v>>attemptShift != int64(r.Attempt) || v&(1<<attemptShift-1) != wantOutcome {
+			t.Errorf("result %+v packed as %d: attempt %d, outcome %d", r, v, v>>attemptShift, v&(1<<attemptShift-1))
 		}
 	}
 }

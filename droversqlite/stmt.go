@@ -81,6 +81,11 @@ func (s *stmt[P]) prep(ctx context.Context, e *executor, tx *sql.Tx) (*sql.Stmt,
 // Parameters of the statements that take more than one. Field order is
 // ?N order.
 
+// finishedCols are the columns of the statements that return the jobs
+// they end (ended, finishApplied): id, state, flow & FlowEnd, queue,
+// ordering key.
+const finishedCols = 5
+
 // periodicCols are the columns of a stored periodic definition
 // (scanPeriodic).
 const periodicCols = 13
@@ -229,6 +234,21 @@ type batchAt struct {
 	Now   int64
 }
 
+// finishBatch is a batch of packed results (appendResults), the time the
+// finish runs at, and the stored flow bits that turn a job away
+// (droverdriver.FinishParams.Refuse).
+type finishBatch struct {
+	Batch  string
+	Now    int64
+	Refuse int
+}
+
+// batchRefuse is finishBatch without the time.
+type batchRefuse struct {
+	Batch  string
+	Refuse int
+}
+
 // jobAt is a job and the time a change to it is made at.
 type jobAt struct {
 	ID  int64
@@ -363,16 +383,21 @@ var (
 	// (droverdriver.WithClaimAfter).
 	jobClaimAfter = def(stmt[claimAfterParams]{name: "JobClaimAfter", cols: 16,
 		args: func(p *claimAfterParams) []any { return append(p.claimParams.args(), p.Priority, p.RunAt, p.ID) }})
-	jobFinishMove   = def(stmt[batchAt]{name: "JobFinishMove", args: batchAtArgs})
-	jobFinishForget = def(stmt[string]{name: "JobFinishForget", args: oneArg[string]})
+	jobFinishMove   = def(stmt[finishBatch]{name: "JobFinishMove", args: finishBatchArgs})
+	jobFinishForget = def(stmt[batchRefuse]{name: "JobFinishForget",
+		args: func(p *batchRefuse) []any { return []any{p.Batch, p.Refuse} }})
 	jobFinishDelete = def(stmt[string]{name: "JobFinishDelete", args: oneArg[string]})
-	jobFinishWait   = def(stmt[batchAt]{name: "JobFinishWait", args: batchAtArgs})
-	jobFinishFenced = def(stmt[string]{name: "JobFinishFenced", cols: 2, args: oneArg[string]})
-	finishSavepoint = def(stmt[struct{}]{name: "FinishSavepoint", args: noArgs})
-	finishRollback  = def(stmt[struct{}]{name: "FinishRollback", args: noArgs})
-	finishRelease   = def(stmt[struct{}]{name: "FinishRelease", args: noArgs})
-	jobHeartbeat    = def(stmt[batchAt]{name: "JobHeartbeat", cols: 2, args: batchAtArgs})
-	jobRescueMark   = def(stmt[rescueMarkParams]{name: "JobRescueMark", cols: 6,
+	jobFinishWait   = def(stmt[finishBatch]{name: "JobFinishWait", args: finishBatchArgs})
+	// JobFinishFenced reads id, flow & FlowEnd, queue and ordering key;
+	// JobFinishApplied, JobRescueMark, JobCancelMove and JobDiscardMove
+	// return the state too (finishedCols).
+	jobFinishFenced  = def(stmt[string]{name: "JobFinishFenced", cols: finishedCols - 1, args: oneArg[string]})
+	jobFinishApplied = def(stmt[string]{name: "JobFinishApplied", cols: finishedCols, args: oneArg[string]})
+	finishSavepoint  = def(stmt[struct{}]{name: "FinishSavepoint", args: noArgs})
+	finishRollback   = def(stmt[struct{}]{name: "FinishRollback", args: noArgs})
+	finishRelease    = def(stmt[struct{}]{name: "FinishRelease", args: noArgs})
+	jobHeartbeat     = def(stmt[batchAt]{name: "JobHeartbeat", cols: 2, args: batchAtArgs})
+	jobRescueMark    = def(stmt[rescueMarkParams]{name: "JobRescueMark", cols: finishedCols + 1,
 		args: func(p *rescueMarkParams) []any { return []any{p.Now, p.Limit, p.At, p.AtText} }})
 	jobRescueMove   = def(stmt[batchAt]{name: "JobRescueMove", args: batchAtArgs})
 	jobRescueDelete = def(stmt[string]{name: "JobRescueDelete", args: oneArg[string]})
@@ -381,10 +406,10 @@ var (
 	jobGet  = def(stmt[jobAt]{name: "JobGet", cols: 22, args: jobAtArgs})
 	jobList = def(stmt[listParams]{name: "JobList", cols: 22,
 		args: func(p *listParams) []any { return []any{p.Queue, p.Kind, p.AfterID, p.States, p.Now, p.Limit} }})
-	jobCancelMove      = def(stmt[jobAt]{name: "JobCancelMove", cols: 1, args: jobAtArgs})
+	jobCancelMove      = def(stmt[jobAt]{name: "JobCancelMove", cols: finishedCols, args: jobAtArgs})
 	jobCancelDelete    = def(stmt[int64]{name: "JobCancelDelete", args: oneArg[int64]})
 	jobCancelFlag      = def(stmt[int64]{name: "JobCancelFlag", args: oneArg[int64]})
-	jobDiscardMove     = def(stmt[jobAt]{name: "JobDiscardMove", args: jobAtArgs})
+	jobDiscardMove     = def(stmt[jobAt]{name: "JobDiscardMove", cols: finishedCols, args: jobAtArgs})
 	jobRetryReschedule = def(stmt[jobAt]{name: "JobRetryReschedule", cols: 1, args: jobAtArgs})
 	jobRetryRevive     = def(stmt[jobAt]{name: "JobRetryRevive", cols: 2, args: jobAtArgs})
 	jobRetryRefused    = def(stmt[int64]{name: "JobRetryRefused", cols: 1, args: oneArg[int64]})
@@ -445,5 +470,7 @@ var (
 )
 
 func batchAtArgs(p *batchAt) []any { return []any{p.Batch, p.Now} }
+
+func finishBatchArgs(p *finishBatch) []any { return []any{p.Batch, p.Now, p.Refuse} }
 
 func jobAtArgs(p *jobAt) []any { return []any{p.ID, p.Now} }

@@ -29,7 +29,7 @@ func testAdmin(t *testing.T, setup opener) {
 			{"a running job is flagged", got[0], droverdriver.StateRunning, true},
 		}
 		for _, tc := range tests {
-			j, err := d.JobCancel(ctx, tc.id, now)
+			j, err := cancel(ctx, d, tc.id, now)
 			if err != nil || j.ID != tc.id || j.State != tc.state || j.CancelRequested != tc.cancel {
 				t.Fatalf("%s: %+v, %v; want %s, cancel requested %v", tc.name, j, err, tc.state, tc.cancel)
 			}
@@ -41,11 +41,11 @@ func testAdmin(t *testing.T, setup opener) {
 			}
 		}
 		// A finished job stays as it ended.
-		j, err := d.JobCancel(ctx, got[1], now.Add(time.Minute))
+		j, err := cancel(ctx, d, got[1], now.Add(time.Minute))
 		if err != nil || j.State != droverdriver.StateCancelled || !sameTime(*j.FinalizedAt, now) {
 			t.Fatalf("cancel of a cancelled job: %+v, %v", j, err)
 		}
-		if _, err := d.JobCancel(ctx, got[2]+1000, now); !errors.Is(err, droverdriver.ErrNotFound) {
+		if _, err := cancel(ctx, d, got[2]+1000, now); !errors.Is(err, droverdriver.ErrNotFound) {
 			t.Fatalf("cancel of a missing job: %v, want ErrNotFound", err)
 		}
 	})
@@ -54,7 +54,7 @@ func testAdmin(t *testing.T, setup opener) {
 		t.Parallel()
 		d := setup(t)
 		got := insert(t, d, keyed("q", "a"), keyed("q", "a"))
-		j, err := d.JobCancel(context.Background(), got[1], time.Now())
+		j, err := cancel(context.Background(), d, got[1], time.Now())
 		if err != nil || j.State != droverdriver.StateCancelled {
 			t.Fatalf("cancel of a blocked job: %+v, %v", j, err)
 		}
@@ -80,7 +80,7 @@ func testAdmin(t *testing.T, setup opener) {
 			{"a running job is left alone", got[0], droverdriver.StateRunning},
 			{"a finished job is left alone", got[2], droverdriver.StateCompleted},
 		} {
-			j, err := d.JobDiscard(ctx, tc.id, now)
+			j, err := discard(ctx, d, tc.id, now)
 			if err != nil || j.ID != tc.id || j.State != tc.want {
 				t.Fatalf("%s: %+v, %v; want %s", tc.name, j, err, tc.want)
 			}
@@ -89,7 +89,7 @@ func testAdmin(t *testing.T, setup opener) {
 			}
 			wantState(t, d, map[int64]droverdriver.State{tc.id: tc.want})
 		}
-		if _, err := d.JobDiscard(ctx, got[3]+1000, now); !errors.Is(err, droverdriver.ErrNotFound) {
+		if _, err := discard(ctx, d, got[3]+1000, now); !errors.Is(err, droverdriver.ErrNotFound) {
 			t.Fatalf("discard of a missing job: %v, want ErrNotFound", err)
 		}
 	})
@@ -109,7 +109,7 @@ func testAdmin(t *testing.T, setup opener) {
 			failed(rows[1], droverdriver.OutcomeRetry, "x", later),
 			failed(rows[2], droverdriver.OutcomeRetry, "x", later), // out of attempts: discarded
 		)
-		if _, err := d.JobCancel(ctx, got[3], time.Now()); err != nil {
+		if _, err := cancel(ctx, d, got[3], time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		// got[4] still runs.

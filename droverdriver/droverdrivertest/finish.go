@@ -10,9 +10,18 @@ import (
 	"github.com/droverhq/drover/droverdriver"
 )
 
-// The finish tests call JobFinish only through result and finish below,
+// The finish tests finish attempts only through result and finish below,
 // and judge it by what is stored afterwards, so that a change to the
-// method's shape is a change here alone.
+// methods' shape is a change here alone.
+//
+// Which statements run when a job ends is the engine's decision
+// (internal/engine), which this package, for drivers outside this module,
+// cannot import. finish and the other helpers below compose the
+// FinishExecutor statements as the contract documents them, the way the
+// engine's side path does: the end of a job in one Tx, then what its
+// returned row asks for (ended). The plain path and the keyed round trip
+// are checked on their own ("JobFinishMany/refuse",
+// "JobFinishKeyedMany").
 
 // result is the result of claimed row r's attempt with outcome o,
 // carrying what the claim returned: the fence (attempt and token) and the
@@ -32,21 +41,162 @@ func failed(r *droverdriver.JobRow, o droverdriver.Outcome, msg string, runAt ti
 	return res
 }
 
-// finish runs JobFinish on e and returns the IDs of the results it
-// applied, sorted.
+// finish applies results in one Tx with no flow refused (JobFinishMany)
+// and does what the ends of the jobs it applied them to ask for (ended).
+// It returns the IDs applied, sorted.
 func finish(t *testing.T, e droverdriver.Executor, results ...droverdriver.Result) []int64 {
 	t.Helper()
-	applied, err := e.JobFinish(context.Background(), results)
+	var applied []int64
+	err := e.Tx(context.Background(), func(ctx context.Context, tx droverdriver.Executor) error {
+		res, err := tx.JobFinishMany(ctx, droverdriver.FinishParams{Results: results})
+		if err != nil {
+			return err
+		}
+		applied = appliedIDs(results, res)
+		return ended(ctx, tx, res.Applied, retried(results))
+	})
 	if err != nil {
 		t.Fatalf("finish: %v", err)
 	}
-	applied = slices.Clone(applied)
 	slices.Sort(applied)
 	return applied
 }
 
+// appliedIDs returns the IDs of the results res says were applied.
+func appliedIDs(results []droverdriver.Result, res droverdriver.FinishResult) []int64 {
+	var ids []int64
+	if res.All && len(res.Applied) == 0 {
+		for _, r := range results {
+			ids = append(ids, r.ID)
+		}
+		return ids
+	}
+	for _, r := range res.Applied {
+		ids = append(ids, r.ID)
+	}
+	return ids
+}
+
+// retried returns the IDs of results that are failed attempts.
+func retried(results []droverdriver.Result) map[int64]bool {
+	ids := map[int64]bool{}
+	for _, r := range results {
+		if r.Outcome == droverdriver.OutcomeRetry {
+			ids[r.ID] = true
+		}
+	}
+	return ids
+}
+
+// ended does, in tx, what the end of rows asks for, in the lock order of
+// droverdriver.FinishExecutor: it settles the workflows and batches of the
+// jobs that ended, promotes the keys of keyed jobs and of the dependants
+// the settle released or cancelled, then frees the unique keys of the jobs
+// that ended. A keyed job of again waiting once more counts against its
+// key's rate.
+func ended(ctx context.Context, tx droverdriver.Executor, rows []droverdriver.FinishedRow, again map[int64]bool) error {
+	var settle droverdriver.SettleParams
+	var keys droverdriver.KeyParams
+	var unique []int64
+	seen := map[[2]string]bool{}
+	addKey := func(queue, key string) {
+		if k := [2]string{queue, key}; !seen[k] {
+			seen[k] = true
+			keys.Queues, keys.Keys = append(keys.Queues, queue), append(keys.Keys, key)
+		}
+	}
+	for _, r := range rows {
+		final := r.State.Finished()
+		if final && r.Flow&droverdriver.FlowSettle != 0 {
+			settle.IDs = append(settle.IDs, r.ID)
+			settle.Failed = settle.Failed || r.State != droverdriver.StateCompleted
+		}
+		if r.Key != "" {
+			addKey(r.Queue, r.Key)
+			if r.State == droverdriver.StateAvailable && again[r.ID] {
+				keys.Retried = append(keys.Retried, r.ID)
+			}
+		}
+		if final && r.Flow&droverdriver.FlowUnique != 0 {
+			unique = append(unique, r.ID)
+		}
+	}
+	if len(settle.IDs) > 0 {
+		more, err := tx.JobFlowSettle(ctx, settle)
+		if err != nil {
+			return err
+		}
+		for i := range more.Keys {
+			addKey(more.Queues[i], more.Keys[i])
+		}
+	}
+	if len(keys.Keys) > 0 {
+		if err := tx.KeyLock(ctx, keys); err != nil {
+			return err
+		}
+		if _, err := tx.KeyPromote(ctx, keys); err != nil {
+			return err
+		}
+	}
+	if len(unique) > 0 {
+		return tx.UniqueRelease(ctx, unique)
+	}
+	return nil
+}
+
+// cancel runs JobCancel and ended in one Tx and returns the job as the Tx
+// left it.
+func cancel(ctx context.Context, e droverdriver.Executor, id int64, now time.Time) (*droverdriver.JobRow, error) {
+	return endOne(ctx, e, id, func(tx droverdriver.Executor) ([]droverdriver.FinishedRow, error) {
+		return tx.JobCancel(ctx, id, now)
+	})
+}
+
+// discard runs JobDiscard and ended in one Tx and returns the job as the
+// Tx left it.
+func discard(ctx context.Context, e droverdriver.Executor, id int64, now time.Time) (*droverdriver.JobRow, error) {
+	return endOne(ctx, e, id, func(tx droverdriver.Executor) ([]droverdriver.FinishedRow, error) {
+		return tx.JobDiscard(ctx, id, now)
+	})
+}
+
+func endOne(ctx context.Context, e droverdriver.Executor, id int64, end func(droverdriver.Executor) ([]droverdriver.FinishedRow, error)) (*droverdriver.JobRow, error) {
+	var job *droverdriver.JobRow
+	err := e.Tx(ctx, func(ctx context.Context, tx droverdriver.Executor) error {
+		rows, err := end(tx)
+		if err != nil {
+			return err
+		}
+		if err := ended(ctx, tx, rows, nil); err != nil {
+			return err
+		}
+		job, err = tx.JobGet(ctx, id)
+		return err
+	})
+	return job, err
+}
+
+// rescue runs JobRescue and ended in one Tx and returns how many jobs it
+// moved. A keyed job that waits again counts against its key's rate.
+func rescue(ctx context.Context, e droverdriver.Executor, p droverdriver.RescueParams) (int, error) {
+	var n int
+	err := e.Tx(ctx, func(ctx context.Context, tx droverdriver.Executor) error {
+		rows, err := tx.JobRescue(ctx, p)
+		if err != nil {
+			return err
+		}
+		n = len(rows)
+		again := map[int64]bool{}
+		for _, r := range rows {
+			again[r.ID] = r.State == droverdriver.StateAvailable
+		}
+		return ended(ctx, tx, rows, again)
+	})
+	return n, err
+}
+
 func testFinish(t *testing.T, setup opener) {
-	t.Run("JobFinish/outcomes", func(t *testing.T) {
+	t.Run("JobFinishMany/outcomes", func(t *testing.T) {
 		t.Parallel()
 		later := time.Now().Add(time.Hour)
 		past := time.Now().Add(-time.Second)
@@ -79,7 +229,7 @@ func testFinish(t *testing.T, setup opener) {
 				id := insert(t, d, job("q"))[0]
 				r := claimOne(t, d, "q", id)
 				if tc.cancel {
-					if _, err := d.JobCancel(context.Background(), id, time.Now()); err != nil {
+					if _, err := cancel(context.Background(), d, id, time.Now()); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -124,7 +274,7 @@ func testFinish(t *testing.T, setup opener) {
 		}
 	})
 
-	t.Run("JobFinish/fence", func(t *testing.T) {
+	t.Run("JobFinishMany/fence", func(t *testing.T) {
 		t.Parallel()
 		forged := droverdriver.NewLeaseToken()
 		tests := []struct {
@@ -162,7 +312,7 @@ func testFinish(t *testing.T, setup opener) {
 		}
 	})
 
-	t.Run("JobFinish/token of an earlier claim", func(t *testing.T) {
+	t.Run("JobFinishMany/token of an earlier claim", func(t *testing.T) {
 		t.Parallel()
 		// The token leaves with the attempt: once the job is claimed again,
 		// the first claim's token finishes nothing, whatever attempt it names.
@@ -182,7 +332,7 @@ func testFinish(t *testing.T, setup opener) {
 		}
 	})
 
-	t.Run("JobFinish/batch", func(t *testing.T) {
+	t.Run("JobFinishMany/batch", func(t *testing.T) {
 		t.Parallel()
 		d := setup(t)
 		insert(t, d, job("q"), job("q"), job("q"), job("q"))
@@ -220,7 +370,7 @@ func testFinish(t *testing.T, setup opener) {
 		}
 	})
 
-	t.Run("JobFinish/duplicates", func(t *testing.T) {
+	t.Run("JobFinishMany/duplicates", func(t *testing.T) {
 		t.Parallel()
 		// Results that repeat a job in one call end it at most once, and
 		// the IDs say whether it did: of two results for one attempt one
@@ -254,7 +404,7 @@ func testFinish(t *testing.T, setup opener) {
 		}
 	})
 
-	t.Run("JobFinish/stored max attempts decide", func(t *testing.T) {
+	t.Run("JobFinishMany/stored max attempts decide", func(t *testing.T) {
 		t.Parallel()
 		// A failed attempt is retried or discarded by the stored
 		// max_attempts, whatever the result says.
@@ -283,7 +433,7 @@ func testFinish(t *testing.T, setup opener) {
 		}
 	})
 
-	t.Run("JobFinish/errors kept", func(t *testing.T) {
+	t.Run("JobFinishMany/errors kept", func(t *testing.T) {
 		t.Parallel()
 		d := setup(t)
 		const attempts = droverdriver.ErrorsKept + 3
@@ -301,7 +451,7 @@ func testFinish(t *testing.T, setup opener) {
 		}
 	})
 
-	t.Run("JobFinish/output", func(t *testing.T) {
+	t.Run("JobFinishMany/output", func(t *testing.T) {
 		t.Parallel()
 		ctx := context.Background()
 		d := setup(t)
@@ -319,7 +469,7 @@ func testFinish(t *testing.T, setup opener) {
 		}
 	})
 
-	t.Run("JobFinish/forget", func(t *testing.T) {
+	t.Run("JobFinishMany/forget", func(t *testing.T) {
 		t.Parallel()
 		d := setup(t)
 		got := insert(t, d, job("q"), job("q"), job("q"))
@@ -335,7 +485,7 @@ func testFinish(t *testing.T, setup opener) {
 		wantState(t, d, map[int64]droverdriver.State{got[1]: droverdriver.StateCompleted, got[2]: droverdriver.StateDiscarded})
 	})
 
-	t.Run("JobFinish/keyed promotes the next", func(t *testing.T) {
+	t.Run("JobFinishMany/keyed promotes the next", func(t *testing.T) {
 		t.Parallel()
 		tests := []struct {
 			outcome droverdriver.Outcome
@@ -363,7 +513,7 @@ func testFinish(t *testing.T, setup opener) {
 		}
 	})
 
-	t.Run("JobFinish/wakes the queues it makes work for", func(t *testing.T) {
+	t.Run("JobFinishMany/wakes the queues it makes work for", func(t *testing.T) {
 		t.Parallel()
 		// The next job of a key, and a dependant, become claimable in
 		// the finish's transaction; their queues hear of it.
@@ -379,7 +529,7 @@ func testFinish(t *testing.T, setup opener) {
 		claimOne(t, d, "child", flow.IDs[1])
 	})
 
-	t.Run("JobFinish/unique keys", func(t *testing.T) {
+	t.Run("JobFinishMany/unique keys", func(t *testing.T) {
 		t.Parallel()
 		tests := []struct {
 			name    string
@@ -418,7 +568,7 @@ func testFinish(t *testing.T, setup opener) {
 		}
 	})
 
-	t.Run("JobFinish/unique key without the claimed flow", func(t *testing.T) {
+	t.Run("JobFinishMany/unique key without the claimed flow", func(t *testing.T) {
 		t.Parallel()
 		// A remote worker's result does not echo the claimed flow; the
 		// store still frees the key from its own.
@@ -433,5 +583,100 @@ func testFinish(t *testing.T, setup opener) {
 		if again := insert(t, d, unique("q", "k"))[0]; again == 0 {
 			t.Fatal("key still held after its job completed")
 		}
+	})
+
+	t.Run("JobFinishMany/refuse", func(t *testing.T) {
+		t.Parallel()
+		// The plain path (Refuse FlowEnd) turns away every job whose
+		// stored flow has an end to do, whatever the result says (a remote
+		// worker's echoes no flow); it may apply the plain job of the
+		// batch, or nothing. The side path (Refuse 0) applies them all
+		// and returns each job with its stored columns.
+		ctx := context.Background()
+		d := setup(t)
+		got := insert(t, d, job("q"), keyed("q", "a"), unique("q", "u"))
+		flow := insertFlow(t, d, droverdriver.FlowInsertParams{Jobs: []droverdriver.FlowJob{flowJob("q"), flowJob("child", 0)}})
+		ids := append(got, flow.IDs[0])
+		rows := claim(t, d, "q", 4)
+		if len(rows) != 4 {
+			t.Fatalf("claimed %d jobs, want 4", len(rows))
+		}
+		var results []droverdriver.Result
+		for _, r := range rows {
+			res := result(r, droverdriver.OutcomeCompleted)
+			res.Flow, res.Key, res.Queue = 0, "", ""
+			results = append(results, res)
+		}
+		res, err := d.JobFinishMany(ctx, droverdriver.FinishParams{Results: results, Refuse: droverdriver.FlowEnd})
+		if err != nil || res.All {
+			t.Fatalf("plain path: %+v, %v; want the flagged jobs turned away", res, err)
+		}
+		if applied := appliedIDs(results, res); len(applied) > 1 || (len(applied) == 1 && applied[0] != got[0]) {
+			t.Fatalf("plain path applied %v; want at most the plain job %d", applied, got[0])
+		}
+		wantState(t, d, map[int64]droverdriver.State{got[1]: droverdriver.StateRunning, got[2]: droverdriver.StateRunning, flow.IDs[0]: droverdriver.StateRunning})
+
+		var rest []droverdriver.Result
+		for _, r := range results {
+			if r.ID != got[0] || get(t, d, got[0]).State == droverdriver.StateRunning {
+				rest = append(rest, r)
+			}
+		}
+		var side droverdriver.FinishResult
+		err = d.Tx(ctx, func(ctx context.Context, tx droverdriver.Executor) error {
+			var err error
+			side, err = tx.JobFinishMany(ctx, droverdriver.FinishParams{Results: rest})
+			return err
+		})
+		if err != nil || len(side.Applied) != len(rest) {
+			t.Fatalf("side path: %+v, %v; want %d jobs returned", side, err, len(rest))
+		}
+		want := map[int64]droverdriver.FinishedRow{
+			got[0]:      {ID: got[0], State: droverdriver.StateCompleted, Queue: "q"},
+			got[1]:      {ID: got[1], State: droverdriver.StateCompleted, Flow: droverdriver.FlowKeyed, Queue: "q", Key: "a"},
+			got[2]:      {ID: got[2], State: droverdriver.StateCompleted, Flow: droverdriver.FlowUnique, Queue: "q"},
+			flow.IDs[0]: {ID: flow.IDs[0], State: droverdriver.StateCompleted, Flow: droverdriver.FlowHasDependants, Queue: "q"},
+		}
+		for _, r := range side.Applied {
+			if r != want[r.ID] {
+				t.Errorf("side path returned %+v, want %+v", r, want[r.ID])
+			}
+		}
+		for _, id := range ids {
+			wantState(t, d, map[int64]droverdriver.State{id: droverdriver.StateCompleted})
+		}
+	})
+
+	t.Run("JobFinishKeyedMany", func(t *testing.T) {
+		t.Parallel()
+		// A batch of keyed results whose keys the claimed rows name
+		// finishes and promotes those keys in one call; a retried job keeps
+		// its key's place and is returned available.
+		ctx := context.Background()
+		d := setup(t)
+		got := insert(t, d, keyed("q", "a"), keyed("q", "a"), keyed("q", "b"), keyed("q", "b"))
+		rows := claim(t, d, "q", 10)
+		if len(rows) != 2 {
+			t.Fatalf("claimed %v, want the first job of each key", ids(rows))
+		}
+		byID := map[int64]*droverdriver.JobRow{rows[0].ID: rows[0], rows[1].ID: rows[1]}
+		results := []droverdriver.Result{
+			result(byID[got[0]], droverdriver.OutcomeCompleted),
+			failed(byID[got[2]], droverdriver.OutcomeRetry, "x", time.Now().Add(time.Hour)),
+		}
+		keys := droverdriver.KeyParams{Queues: []string{"q", "q"}, Keys: []string{"a", "b"}, Retried: []int64{got[2]}}
+		res, err := d.JobFinishKeyedMany(ctx, droverdriver.FinishParams{Results: results, Refuse: droverdriver.FlowEndTx}, keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		applied := appliedIDs(results, res)
+		slices.Sort(applied)
+		if !slices.Equal(applied, []int64{got[0], got[2]}) {
+			t.Fatalf("applied %v, want %v", applied, []int64{got[0], got[2]})
+		}
+		wantState(t, d, map[int64]droverdriver.State{
+			got[0]: droverdriver.StateCompleted, got[1]: droverdriver.StateAvailable,
+			got[2]: droverdriver.StateRetryable, got[3]: droverdriver.StateBlocked,
+		})
 	})
 }

@@ -172,7 +172,7 @@ func testFlow(t *testing.T, setup opener) {
 		}
 		wantState(t, d, map[int64]droverdriver.State{res.CallbackID: droverdriver.StatePending})
 		finish(t, d, failed(rows[2], droverdriver.OutcomeDiscarded, "x", time.Time{}))
-		if _, err := d.JobCancel(ctx, rows[1].ID, time.Now()); err != nil {
+		if _, err := cancel(ctx, d, rows[1].ID, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		b := batch()

@@ -20,7 +20,7 @@ func testLease(t *testing.T, setup opener) {
 		// tokens of a call as a set (PostgreSQL does), and the forged
 		// token must stand in for the only token that claim issued.
 		rows := append(claimAs(t, d, "w1", "q", 4, time.Second), claimAs(t, d, "w1", "q", 1, time.Second)...)
-		if _, err := d.JobCancel(ctx, rows[1].ID, time.Now()); err != nil {
+		if _, err := cancel(ctx, d, rows[1].ID, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		finish(t, d, result(rows[2], droverdriver.OutcomeCompleted))
@@ -76,26 +76,26 @@ func testLease(t *testing.T, setup opener) {
 		if len(expiring) != 3 {
 			t.Fatalf("claimed %d", len(expiring))
 		}
-		if _, err := d.JobCancel(ctx, got[2], time.Now()); err != nil {
+		if _, err := cancel(ctx, d, got[2], time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		// Now is the only clock: leases of a minute are over an hour later.
 		now := time.Now().Add(time.Hour)
-		rescue := func(limit int) int {
+		sweep := func(limit int) int {
 			t.Helper()
-			n, err := d.JobRescue(ctx, droverdriver.RescueParams{Now: now, Limit: limit})
+			n, err := rescue(ctx, d, droverdriver.RescueParams{Now: now, Limit: limit})
 			if err != nil {
 				t.Fatal(err)
 			}
 			return n
 		}
-		if n := rescue(2); n != 2 {
+		if n := sweep(2); n != 2 {
 			t.Fatalf("rescued %d, want 2 (the limit)", n)
 		}
-		if n := rescue(100); n != 1 {
+		if n := sweep(100); n != 1 {
 			t.Fatalf("rescued %d, want the 1 left", n)
 		}
-		if n := rescue(100); n != 0 {
+		if n := sweep(100); n != 0 {
 			t.Fatalf("rescued %d again", n)
 		}
 		for _, tc := range []struct {
@@ -140,7 +140,7 @@ func testLease(t *testing.T, setup opener) {
 		got := insert(t, d, keyed("q", "a"), keyed("q", "a"),
 			with(keyed("q", "b"), func(p *droverdriver.InsertParams) { p.MaxAttempts = 1 }), keyed("q", "b"))
 		claim(t, d, "q", 10)
-		if _, err := d.JobRescue(ctx, droverdriver.RescueParams{Now: time.Now().Add(time.Hour), Limit: 10}); err != nil {
+		if _, err := rescue(ctx, d, droverdriver.RescueParams{Now: time.Now().Add(time.Hour), Limit: 10}); err != nil {
 			t.Fatal(err)
 		}
 		wantState(t, d, map[int64]droverdriver.State{got[0]: droverdriver.StateAvailable, got[1]: droverdriver.StateBlocked, got[2]: droverdriver.StateDiscarded})

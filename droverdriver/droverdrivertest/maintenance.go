@@ -21,7 +21,7 @@ func testMaintenance(t *testing.T, setup opener) {
 			result(rows[1], droverdriver.OutcomeCompleted),
 			failed(rows[2], droverdriver.OutcomeDiscarded, "x", time.Time{}),
 		)
-		if _, err := d.JobCancel(ctx, got[3], time.Now()); err != nil {
+		if _, err := cancel(ctx, d, got[3], time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		// Every job ended within the hour before now.

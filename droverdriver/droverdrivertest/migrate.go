@@ -141,8 +141,8 @@ func testMigrations(t *testing.T, fresh opener) {
 			},
 			"JobGet":  func() error { _, err := d.JobGet(ctx, 1); return err },
 			"JobList": func() error { _, err := d.JobList(ctx, droverdriver.ListParams{Limit: 1}); return err },
-			"JobFinish": func() error {
-				_, err := d.JobFinish(ctx, []droverdriver.Result{{ID: 1, Attempt: 1, LeaseToken: droverdriver.NewLeaseToken(), Outcome: droverdriver.OutcomeCompleted}})
+			"JobFinishMany": func() error {
+				_, err := d.JobFinishMany(ctx, droverdriver.FinishParams{Results: []droverdriver.Result{{ID: 1, Attempt: 1, LeaseToken: droverdriver.NewLeaseToken(), Outcome: droverdriver.OutcomeCompleted}}})
 				return err
 			},
 			"LeaderElect": func() error {

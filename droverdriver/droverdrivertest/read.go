@@ -171,7 +171,7 @@ func testRead(t *testing.T, setup opener) {
 		rows := claim(t, d, "a", 2)
 		finish(t, d, result(rows[0], droverdriver.OutcomeCompleted), failed(rows[1], droverdriver.OutcomeDiscarded, "x", time.Time{}))
 		cancelledAt := time.Now()
-		if _, err := d.JobCancel(ctx, got[2], cancelledAt); err != nil {
+		if _, err := cancel(ctx, d, got[2], cancelledAt); err != nil {
 			t.Fatal(err)
 		}
 		stats, err := d.FinishedStats(ctx, time.Now().Add(-time.Hour), time.Now().Add(time.Hour))

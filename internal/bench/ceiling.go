@@ -7,6 +7,7 @@ import (
 
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/internal/bench/report"
+	"github.com/droverhq/drover/internal/engine"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -54,7 +55,7 @@ func (r *runner) ceiling(ctx context.Context) (*report.Reference, error) {
 					results[i] = droverdriver.Result{ID: row.ID, Attempt: row.Attempt, LeaseToken: row.LeaseToken, Outcome: droverdriver.OutcomeCompleted,
 						Flow: row.Flow, Key: row.Key, Queue: row.Queue, Forget: r.opts.deleteCompleted}
 				}
-				accepted, err := exec.JobFinish(gctx, results)
+				accepted, err := engine.Finish(gctx, exec, results)
 				if err != nil {
 					return err
 				}

@@ -69,7 +69,7 @@ type Config struct {
 // of goroutines.
 type Completer struct {
 	cfg  Config
-	exec droverdriver.Executor
+	exec Store
 	in   chan droverdriver.Result
 	done chan struct{}
 	// batchLane admits one flush with batch members at a time. Every
@@ -85,8 +85,17 @@ type Completer struct {
 	failures *outagelog.Reporter
 }
 
+// Store is what a completer writes through: the engine's finish on a
+// driver (engine.Finisher), which may also report refusals
+// (droverdriver.RefusalReporter). JobGet is the probe that tells a refusal
+// from an outage.
+type Store interface {
+	JobFinish(ctx context.Context, results []droverdriver.Result) ([]int64, error)
+	JobGet(ctx context.Context, id int64) (*droverdriver.JobRow, error)
+}
+
 // New returns a completer writing through exec.
-func New(exec droverdriver.Executor, cfg Config) *Completer {
+func New(exec Store, cfg Config) *Completer {
 	if cfg.BatchSize <= 0 {
 		cfg.BatchSize = BatchSizeDefault
 	}

@@ -97,7 +97,7 @@ func TestRefusedResultFailsOnlyItself(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			store := &refusingStore{poison: poison, replacement: tt.replacement, down: tt.down, written: map[int64][]droverdriver.Result{}}
-			var exec droverdriver.Executor = store
+			var exec Store = store
 			if tt.reports {
 				exec = reportingStore{store}
 			}

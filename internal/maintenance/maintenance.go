@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/engine"
 	"github.com/droverhq/drover/internal/outage"
 )
 
@@ -45,7 +46,7 @@ func (r *Rescuer) Run(ctx context.Context) {
 func (r *Rescuer) RunOnce(ctx context.Context) (int, error) {
 	total := 0
 	for {
-		n, err := r.Exec.JobRescue(ctx, droverdriver.RescueParams{Now: time.Now(), Limit: batchLimit})
+		n, err := engine.Rescue(ctx, r.Exec, droverdriver.RescueParams{Now: time.Now(), Limit: batchLimit})
 		total += n
 		if err != nil || n < batchLimit {
 			return total, err

@@ -33,9 +33,14 @@ func (s *passStore) pass(kind string) {
 	}
 }
 
-func (s *passStore) JobRescue(context.Context, droverdriver.RescueParams) (int, error) {
+func (s *passStore) JobRescue(context.Context, droverdriver.RescueParams) ([]droverdriver.FinishedRow, error) {
 	s.pass("rescue")
-	return 0, nil
+	return nil, nil
+}
+
+// Tx runs fn on the store itself: the rescue runs in one.
+func (s *passStore) Tx(ctx context.Context, fn func(context.Context, droverdriver.Executor) error) error {
+	return fn(ctx, s)
 }
 
 func (s *passStore) JobPrune(context.Context, droverdriver.PruneParams) (int, error) {

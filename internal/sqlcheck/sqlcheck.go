@@ -65,8 +65,11 @@ var flowMasks = map[int]string{
 	droverdriver.FlowReleaseOnParentFailure: "FlowReleaseOnParentFailure",
 	droverdriver.FlowSettle:                 "FlowSettle",
 	droverdriver.FlowUnique:                 "FlowUnique",
+	droverdriver.FlowKeyed:                  "FlowKeyed",
 	droverdriver.FlowHasParents:             "FlowHasParents",
+	droverdriver.FlowEndTx:                  "FlowEndTx",
 	droverdriver.FlowEnd:                    "FlowEnd",
+	droverdriver.FlowKeep:                   "FlowKeep",
 }
 
 // num is a number in SQL, with the tag that names the constant it stands
@@ -92,13 +95,15 @@ var (
 	// flow & 11, flow | 2 (also j.flow, and "flow &" in f.flow & 1 = 1),
 	// with what the bits are compared with: "= 1" is a flow bit too.
 	flowOp = regexp.MustCompile(`\bflow\s*([&|])\s*(` + num + `)(?:\s*(?:=|<>)\s*(` + num + `))?`)
-	// The finish fence, "($3 OR j.flow & 11 = 0)", and the finish's
-	// returned bits, "SELECT id, flow & 11": both are FlowEnd, the bits
-	// that send a job down the finish's side path.
-	finishFence = regexp.MustCompile(`(?:settle|\$\d+)\s+OR\s+[\w.]*flow\s*&\s*(` + num + `)\s*=\s*0`)
-	finishBits  = regexp.MustCompile(`SELECT\s+[\w.]*id,\s*[\w.]*flow\s*&\s*(` + num + `)`)
+	// The finish's returned bits, "SELECT id, flow & 27" or "SELECT id,
+	// 'completed', flow & 27": FlowEnd, the bits that make the engine do
+	// more than move the row. (The fence itself takes its bits as a
+	// parameter, FinishParams.Refuse.)
+	finishBits = regexp.MustCompile(`SELECT\s+[\w.]*id,\s*(?:[\w']+,\s*)?[\w.]*flow\s*&\s*(` + num + `)`)
 	// Bare flow values written into the column: CASE … THEN 0 ELSE 8 END.
-	flowCase = regexp.MustCompile(`CASE WHEN (?:unique_key|\?\d+) IS NULL THEN 0 ELSE (` + num + `) END`)
+	flowCase = regexp.MustCompile(`CASE WHEN (?:unique_key|\?13) IS NULL THEN 0 ELSE (` + num + `) END`)
+	// … | CASE WHEN ordering_key IS NULL THEN 0 ELSE 16 END.
+	keyedCase = regexp.MustCompile(`CASE WHEN (?:[\w.]*ordering_key|\?11) IS NULL THEN 0 ELSE (` + num + `) END`)
 	// final_states & CASE f.state WHEN 'completed' THEN 1 … ELSE 4 END.
 	finalCase  = regexp.MustCompile(`final_states\s*&\s*CASE\s+[\w.]*state\s+((?:WHEN\s+'[a-z]+'\s+THEN\s+` + num + `\s*)+)ELSE\s+(` + num + `)\s+END`)
 	finalWhen  = regexp.MustCompile(`WHEN\s+'([a-z]+)'\s+THEN\s+(` + num + `)`)
@@ -241,16 +246,19 @@ func Enums(q map[string]string, x Extras) []string {
 				value(name, "Flow", m[3], m[0])
 			}
 		}
-		for _, re := range []*regexp.Regexp{finishFence, finishBits} {
-			for _, m := range re.FindAllStringSubmatch(code, -1) {
-				if n := value(name, "Flow", m[1], m[0]); n != droverdriver.FlowEnd || !strings.Contains(m[1], "FlowEnd") {
-					bad(name, "finish tests flow bits %s; it must test droverdriver.FlowEnd (%d): %q", m[1], droverdriver.FlowEnd, m[0])
-				}
+		for _, m := range finishBits.FindAllStringSubmatch(code, -1) {
+			if n := value(name, "Flow", m[1], m[0]); n != droverdriver.FlowEnd || !strings.Contains(m[1], "FlowEnd") {
+				bad(name, "finish returns flow bits %s; it must return droverdriver.FlowEnd (%d): %q", m[1], droverdriver.FlowEnd, m[0])
 			}
 		}
 		for _, m := range flowCase.FindAllStringSubmatch(code, -1) {
 			if n := value(name, "Flow", m[1], m[0]); n != droverdriver.FlowUnique {
 				bad(name, "stores flow %d for a unique job; droverdriver.FlowUnique is %d", n, droverdriver.FlowUnique)
+			}
+		}
+		for _, m := range keyedCase.FindAllStringSubmatch(code, -1) {
+			if n := value(name, "Flow", m[1], m[0]); n != droverdriver.FlowKeyed {
+				bad(name, "stores flow %d for a keyed job; droverdriver.FlowKeyed is %d", n, droverdriver.FlowKeyed)
 			}
 		}
 		// Unique keys' final-state bits.
