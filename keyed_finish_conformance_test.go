@@ -118,8 +118,8 @@ func TestRemoteFinishMixedBatch(t *testing.T) {
 }
 
 // TestKeyFreedByRescueAndDiscard ends the first job of a key whose limit is
-// 1 without a result: discarded while it waits, or rescued out of
-// attempts after its lease expired. Either end promotes the job behind it
+// 1 without a result: discarded or cancelled while it waits (alone or in
+// bulk), or rescued out of attempts after its lease expired. Either end promotes the job behind it
 // in the same transaction, without the leader's sweep.
 func TestKeyFreedByRescueAndDiscard(t *testing.T) {
 	tests := []struct {
@@ -130,6 +130,20 @@ func TestKeyFreedByRescueAndDiscard(t *testing.T) {
 		{name: "discarded", ended: drover.JobStateDiscarded, end: func(t *testing.T, b *bundle, id int64) {
 			if _, err := b.client.JobDiscard(context.Background(), id); err != nil {
 				t.Fatal(err)
+			}
+		}},
+		// The bulk actions (JobBulk, POST /v1/jobs/bulk, the dashboard)
+		// end each job through the same engine path.
+		{name: "bulk discarded", ended: drover.JobStateDiscarded, end: func(t *testing.T, b *bundle, id int64) {
+			p, err := b.client.JobBulk(context.Background(), drover.BulkDiscard, drover.JobListParams{States: []drover.JobState{drover.JobStateAvailable}}, nil)
+			if err != nil || p.Changed != 1 {
+				t.Fatalf("bulk discard: %+v, %v; want job %d discarded", p, err, id)
+			}
+		}},
+		{name: "bulk cancelled", ended: drover.JobStateCancelled, end: func(t *testing.T, b *bundle, id int64) {
+			p, err := b.client.JobBulk(context.Background(), drover.BulkCancel, drover.JobListParams{States: []drover.JobState{drover.JobStateAvailable}}, nil)
+			if err != nil || p.Changed != 1 {
+				t.Fatalf("bulk cancel: %+v, %v; want job %d cancelled", p, err, id)
 			}
 		}},
 		{name: "rescued", ended: drover.JobStateDiscarded, end: func(t *testing.T, b *bundle, id int64) {
