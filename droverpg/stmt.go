@@ -261,6 +261,69 @@ type migrationRecordParams struct {
 	Name    string
 }
 
+type topicCreateParams struct {
+	Name        string
+	Lanes       int
+	RetentionMS int64
+}
+
+type subscriptionCreateParams struct {
+	Topic, Name string
+	MaxAttempts int
+	Start       int
+}
+
+// topicName is a topic and a name within it (a subscription).
+type topicName struct {
+	Topic, Name string
+}
+
+type topicLeaseParams struct {
+	Topic         string
+	Subscriptions []string
+	Owner         string
+	Token         [16]byte
+	LeaseMS       float64
+	Max           int
+}
+
+type topicPublishParams struct {
+	Topic    string
+	Lanes    []int32
+	Keys     []*string
+	Payloads [][]byte
+	Metadata []string
+}
+
+type topicReadParams struct {
+	Topic string
+	Lanes []int32
+	Xids  []int64
+	IDs   []int64
+	Limit int
+}
+
+// laneArrays are lanes of subscriptions as the parallel arrays TopicAck and
+// TopicExtend take (laneArgs).
+type laneArrays struct {
+	Subs   []string
+	Lanes  []int32
+	Tokens [][16]byte
+	Xids   []int64
+	IDs    []int64
+}
+
+type topicAckParams struct {
+	Topic string
+	laneArrays
+}
+
+type topicExtendParams struct {
+	Topic string
+	laneArrays
+	LeaseMS float64
+}
+
 // The statements of queries.sql, in its order.
 var (
 	jobInsertMany = def(stmt[jobColumns]{name: "JobInsertMany", cols: 1,
@@ -354,6 +417,29 @@ var (
 	jobResults        = def(stmt[[]int64]{name: "JobResults", cols: 4, args: oneArg[[]int64]})
 	jobParentResults  = def(stmt[int64]{name: "JobParentResults", cols: 4, args: oneArg[int64]})
 	jobsParentResults = def(stmt[[]int64]{name: "JobsParentResults", cols: 5, args: oneArg[[]int64]})
+
+	// Topics (topics.go).
+	topicCreate = def(stmt[topicCreateParams]{name: "TopicCreate", cols: 4,
+		args: func(p *topicCreateParams) []any { return []any{p.Name, p.Lanes, p.RetentionMS} }})
+	topicList    = def(stmt[struct{}]{name: "TopicList", cols: 5, args: noArgs})
+	topicPublish = def(stmt[topicPublishParams]{name: "TopicPublish", cols: 1,
+		args: func(p *topicPublishParams) []any { return []any{p.Topic, p.Lanes, p.Keys, p.Payloads, p.Metadata} }})
+	subscriptionCreate = def(stmt[subscriptionCreateParams]{name: "SubscriptionCreate", cols: 1,
+		args: func(p *subscriptionCreateParams) []any { return []any{p.Topic, p.Name, p.MaxAttempts, p.Start} }})
+	topicExists        = def(stmt[string]{name: "TopicExists", cols: 1, args: oneArg[string]})
+	subscriptionDelete = def(stmt[topicName]{name: "SubscriptionDelete",
+		args: func(p *topicName) []any { return []any{p.Topic, p.Name} }})
+	topicLease = def(stmt[topicLeaseParams]{name: "TopicLease", cols: 4,
+		args: func(p *topicLeaseParams) []any {
+			return []any{p.Topic, p.Subscriptions, p.Owner, p.Token, p.LeaseMS, p.Max}
+		}})
+	topicRead = def(stmt[topicReadParams]{name: "TopicRead", cols: 8,
+		args: func(p *topicReadParams) []any { return []any{p.Topic, p.Lanes, p.Xids, p.IDs, p.Limit} }})
+	topicAck = def(stmt[topicAckParams]{name: "TopicAck", cols: 1,
+		args: func(p *topicAckParams) []any { return []any{p.Topic, p.Subs, p.Lanes, p.Tokens, p.Xids, p.IDs} }})
+	topicExtend = def(stmt[topicExtendParams]{name: "TopicExtend", cols: 1,
+		args: func(p *topicExtendParams) []any { return []any{p.Topic, p.Subs, p.Lanes, p.Tokens, p.LeaseMS} }})
+	topicLag = def(stmt[string]{name: "TopicLag", cols: 3, args: oneArg[string]})
 
 	// Periodic jobs (periodic.go).
 	periodicTicks       = def(stmt[[]string]{name: "PeriodicTicks", cols: 2, args: oneArg[[]string]})

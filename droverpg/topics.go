@@ -18,7 +18,7 @@ var _ droverdriver.TopicExecutor = (*executor)(nil)
 func (e *executor) TopicCreate(ctx context.Context, p droverdriver.TopicParams) (*droverdriver.TopicRow, error) {
 	var t droverdriver.TopicRow
 	var retention int64
-	err := e.db.QueryRow(ctx, e.q["TopicCreate"], p.Name, p.Lanes, p.Retention.Milliseconds()).
+	err := topicCreate.queryRow(ctx, e.db, e.q, topicCreateParams{p.Name, p.Lanes, p.Retention.Milliseconds()}).
 		Scan(&t.Name, &t.Lanes, &retention, &t.CreatedAt)
 	if err != nil {
 		return nil, e.wrap("create topic", err)
@@ -28,7 +28,7 @@ func (e *executor) TopicCreate(ctx context.Context, p droverdriver.TopicParams) 
 }
 
 func (e *executor) TopicList(ctx context.Context) ([]*droverdriver.TopicRow, error) {
-	rows, err := e.db.Query(ctx, e.q["TopicList"])
+	rows, err := topicList.query(ctx, e.db, e.q, struct{}{})
 	if err != nil {
 		return nil, e.wrap("list topics", err)
 	}
@@ -65,7 +65,7 @@ func (e *executor) TopicPublish(ctx context.Context, topic string, msgs []drover
 			metas[i] = string(m.Metadata)
 		}
 	}
-	rows, err := e.db.Query(ctx, e.q["TopicPublish"], topic, lanes, keys, payloads, metas)
+	rows, err := topicPublish.query(ctx, e.db, e.q, topicPublishParams{topic, lanes, keys, payloads, metas})
 	if err != nil {
 		return nil, e.wrap("publish", err)
 	}
@@ -75,14 +75,14 @@ func (e *executor) TopicPublish(ctx context.Context, topic string, msgs []drover
 
 func (e *executor) SubscriptionCreate(ctx context.Context, p droverdriver.SubscriptionParams) (bool, error) {
 	var made int
-	if err := e.db.QueryRow(ctx, e.q["SubscriptionCreate"], p.Topic, p.Name, p.MaxAttempts, p.Start).Scan(&made); err != nil {
+	if err := subscriptionCreate.queryRow(ctx, e.db, e.q, subscriptionCreateParams{p.Topic, p.Name, p.MaxAttempts, p.Start}).Scan(&made); err != nil {
 		return false, e.wrap("create subscription", err)
 	}
 	if made > 0 {
 		return true, nil
 	}
 	var one int
-	err := e.db.QueryRow(ctx, e.q["TopicExists"], p.Topic).Scan(&one)
+	err := topicExists.queryRow(ctx, e.db, e.q, p.Topic).Scan(&one)
 	if err == pgx.ErrNoRows {
 		return false, droverdriver.ErrTopicNotFound
 	}
@@ -90,7 +90,7 @@ func (e *executor) SubscriptionCreate(ctx context.Context, p droverdriver.Subscr
 }
 
 func (e *executor) SubscriptionDelete(ctx context.Context, topic, name string) (bool, error) {
-	tag, err := e.db.Exec(ctx, e.q["SubscriptionDelete"], topic, name)
+	tag, err := subscriptionDelete.exec(ctx, e.db, e.q, topicName{topic, name})
 	if err != nil {
 		return false, e.wrap("delete subscription", err)
 	}
@@ -98,8 +98,8 @@ func (e *executor) SubscriptionDelete(ctx context.Context, topic, name string) (
 }
 
 func (e *executor) TopicLease(ctx context.Context, p droverdriver.TopicLeaseParams) ([]droverdriver.LeasedLane, error) {
-	rows, err := e.db.Query(ctx, e.q["TopicLease"], p.Topic, p.Subscriptions, p.Owner, [16]byte(p.Token),
-		float64(p.Lease.Milliseconds()), p.Max)
+	rows, err := topicLease.query(ctx, e.db, e.q, topicLeaseParams{p.Topic, p.Subscriptions, p.Owner, [16]byte(p.Token),
+		float64(p.Lease.Milliseconds()), p.Max})
 	if err != nil {
 		return nil, e.wrap("lease lanes", err)
 	}
@@ -121,7 +121,7 @@ func (e *executor) TopicRead(ctx context.Context, p droverdriver.TopicReadParams
 	for i := range p.Lanes {
 		lanes[i], xids[i], ids[i] = int32(p.Lanes[i]), p.Cursors[i].Xid, p.Cursors[i].ID
 	}
-	rows, err := e.db.Query(ctx, e.q["TopicRead"], p.Topic, lanes, xids, ids, p.Limit)
+	rows, err := topicRead.query(ctx, e.db, e.q, topicReadParams{p.Topic, lanes, xids, ids, p.Limit})
 	if err != nil {
 		return nil, e.wrap("read messages", err)
 	}
@@ -138,24 +138,24 @@ func (e *executor) TopicRead(ctx context.Context, p droverdriver.TopicReadParams
 }
 
 // laneArgs unpacks acks into the parallel arrays the statements take.
-func laneArgs(acks []droverdriver.LaneAck) (subs []string, lanes []int32, tokens [][16]byte, xids, ids []int64) {
-	for _, a := range acks {
-		subs = append(subs, a.Subscription)
-		lanes = append(lanes, int32(a.Lane))
-		tokens = append(tokens, [16]byte(a.Token))
-		xids = append(xids, a.Cursor.Xid)
-		ids = append(ids, a.Cursor.ID)
+func laneArgs(acks []droverdriver.LaneAck) (a laneArrays) {
+	for _, ack := range acks {
+		a.Subs = append(a.Subs, ack.Subscription)
+		a.Lanes = append(a.Lanes, int32(ack.Lane))
+		a.Tokens = append(a.Tokens, [16]byte(ack.Token))
+		a.Xids = append(a.Xids, ack.Cursor.Xid)
+		a.IDs = append(a.IDs, ack.Cursor.ID)
 	}
-	return
+	return a
 }
 
 func (e *executor) TopicAck(ctx context.Context, p droverdriver.TopicAckParams) ([]int, error) {
 	if len(p.Acks) == 0 {
 		return nil, nil
 	}
-	subs, lanes, tokens, xids, ids := laneArgs(p.Acks)
+	arrays := laneArgs(p.Acks)
 	ack := func(db dbtx) ([]int, error) {
-		rows, err := db.Query(ctx, e.q["TopicAck"], p.Topic, subs, lanes, tokens, xids, ids)
+		rows, err := topicAck.query(ctx, db, e.q, topicAckParams{p.Topic, arrays})
 		if err != nil {
 			return nil, err
 		}
@@ -189,8 +189,7 @@ func (e *executor) TopicExtend(ctx context.Context, p droverdriver.TopicExtendPa
 	if len(p.Lanes) == 0 {
 		return nil, nil
 	}
-	subs, lanes, tokens, _, _ := laneArgs(p.Lanes)
-	rows, err := e.db.Query(ctx, e.q["TopicExtend"], p.Topic, subs, lanes, tokens, float64(p.Lease.Milliseconds()))
+	rows, err := topicExtend.query(ctx, e.db, e.q, topicExtendParams{p.Topic, laneArgs(p.Lanes), float64(p.Lease.Milliseconds())})
 	if err != nil {
 		return nil, e.wrap("extend lane leases", err)
 	}
@@ -199,7 +198,7 @@ func (e *executor) TopicExtend(ctx context.Context, p droverdriver.TopicExtendPa
 }
 
 func (e *executor) TopicLag(ctx context.Context, topic string) ([]droverdriver.SubscriptionLag, error) {
-	rows, err := e.db.Query(ctx, e.q["TopicLag"], topic)
+	rows, err := topicLag.query(ctx, e.db, e.q, topic)
 	if err != nil {
 		return nil, e.wrap("read lag", err)
 	}

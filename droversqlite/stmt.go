@@ -255,6 +255,59 @@ type migrationRecordParams struct {
 	Now     int64
 }
 
+type topicCreateParams struct {
+	Name        string
+	Lanes       int
+	RetentionMS int64
+	Now         int64
+}
+
+type topicPublishParams struct {
+	Topic    string
+	Now      int64
+	Messages string // JSON: [lane, key or null, payload in hex, metadata]
+}
+
+type subscriptionCreateParams struct {
+	Topic, Name string
+	MaxAttempts int
+	Now         int64
+}
+
+type subscriptionLanesParams struct {
+	Topic, Name string
+	Start       int
+}
+
+// topicName is a topic and a name within it (a subscription).
+type topicName struct {
+	Topic, Name string
+}
+
+type topicLeaseParams struct {
+	Topic         string
+	Subscriptions string // JSON array
+	Owner         string
+	Token         []byte
+	Expires       int64
+	Now           int64
+	Max           int
+}
+
+type topicReadParams struct {
+	Topic  string
+	Ranges string // JSON: [lane, cursor xid, cursor id]
+	Limit  int
+}
+
+// laneUpdateParams are the lanes TopicAck and TopicExtend update (JSON,
+// appendLanes) and the time they set (the ack's now, or the new expiry).
+type laneUpdateParams struct {
+	Topic string
+	Lanes string
+	At    int64
+}
+
 // The statements of queries.sql, in its order.
 var (
 	// JobInsertHead and JobInsertRow are fragments: insertQueries joins
@@ -362,7 +415,27 @@ var (
 	jobsParentResults = def(stmt[string]{name: "JobsParentResults", cols: 5, args: oneArg[string]})
 
 	// Topics (topics.go).
-	topicExists = def(stmt[string]{name: "TopicExists", cols: 1, args: oneArg[string]})
+	topicCreate = def(stmt[topicCreateParams]{name: "TopicCreate",
+		args: func(p *topicCreateParams) []any { return []any{p.Name, p.Lanes, p.RetentionMS, p.Now} }})
+	topicList    = def(stmt[struct{}]{name: "TopicList", cols: 5, args: noArgs})
+	topicPublish = def(stmt[topicPublishParams]{name: "TopicPublish",
+		args: func(p *topicPublishParams) []any { return []any{p.Topic, p.Now, p.Messages} }})
+	subscriptionCreate = def(stmt[subscriptionCreateParams]{name: "SubscriptionCreate",
+		args: func(p *subscriptionCreateParams) []any { return []any{p.Topic, p.Name, p.MaxAttempts, p.Now} }})
+	subscriptionLanes = def(stmt[subscriptionLanesParams]{name: "SubscriptionLanes",
+		args: func(p *subscriptionLanesParams) []any { return []any{p.Topic, p.Name, p.Start} }})
+	topicExists             = def(stmt[string]{name: "TopicExists", cols: 1, args: oneArg[string]})
+	subscriptionDelete      = def(stmt[topicName]{name: "SubscriptionDelete", args: topicNameArgs})
+	subscriptionDeleteLanes = def(stmt[topicName]{name: "SubscriptionDeleteLanes", args: topicNameArgs})
+	topicLease              = def(stmt[topicLeaseParams]{name: "TopicLease", cols: 4,
+		args: func(p *topicLeaseParams) []any {
+			return []any{p.Topic, p.Subscriptions, p.Owner, p.Token, p.Expires, p.Now, p.Max}
+		}})
+	topicRead = def(stmt[topicReadParams]{name: "TopicRead", cols: 8,
+		args: func(p *topicReadParams) []any { return []any{p.Topic, p.Ranges, p.Limit} }})
+	topicAck    = def(stmt[laneUpdateParams]{name: "TopicAck", cols: 2, args: laneUpdateArgs})
+	topicExtend = def(stmt[laneUpdateParams]{name: "TopicExtend", cols: 2, args: laneUpdateArgs})
+	topicLag    = def(stmt[string]{name: "TopicLag", cols: 3, args: oneArg[string]})
 
 	// Periodic jobs (periodic.go).
 	periodicTicks       = def(stmt[string]{name: "PeriodicTicks", cols: 2, args: oneArg[string]})
@@ -372,3 +445,7 @@ var (
 func batchAtArgs(p *batchAt) []any { return []any{p.Batch, p.Now} }
 
 func jobAtArgs(p *jobAt) []any { return []any{p.ID, p.Now} }
+
+func topicNameArgs(p *topicName) []any { return []any{p.Topic, p.Name} }
+
+func laneUpdateArgs(p *laneUpdateParams) []any { return []any{p.Topic, p.Lanes, p.At} }

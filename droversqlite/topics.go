@@ -19,12 +19,12 @@ var _ droverdriver.TopicExecutor = (*executor)(nil)
 
 // Topic reads run on the reader pool: a WAL reader sees every committed
 // message and never waits for the writer.
-func init() { readQueries = append(readQueries, "TopicList", "TopicRead", "TopicLag") }
+func init() { readQueries = append(readQueries, topicList.name, topicRead.name, topicLag.name) }
 
 func (e *executor) TopicCreate(ctx context.Context, p droverdriver.TopicParams) (*droverdriver.TopicRow, error) {
 	var t *droverdriver.TopicRow
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
-		if _, err := e.exec(ctx, tx, "TopicCreate", p.Name, p.Lanes, p.Retention.Milliseconds(), micros(p.Now)); err != nil {
+		if _, err := topicCreate.exec(ctx, e, tx, topicCreateParams{p.Name, p.Lanes, p.Retention.Milliseconds(), micros(p.Now)}); err != nil {
 			return err
 		}
 		var err error
@@ -37,13 +37,13 @@ func (e *executor) TopicCreate(ctx context.Context, p droverdriver.TopicParams) 
 // topic reads one topic through TopicList's statement.
 func (e *executor) topic(ctx context.Context, tx *sql.Tx, name string) (*droverdriver.TopicRow, error) {
 	var found *droverdriver.TopicRow
-	err := e.query(ctx, tx, e.writer, "TopicList", func(rows *sql.Rows) error {
+	err := topicList.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
 		t, err := scanTopic(rows)
 		if err == nil && t.Name == name {
 			found = t
 		}
 		return err
-	})
+	}, struct{}{})
 	if err == nil && found == nil {
 		err = droverdriver.ErrTopicNotFound
 	}
@@ -67,11 +67,11 @@ func scanTopic(rows *sql.Rows) (*droverdriver.TopicRow, error) {
 
 func (e *executor) TopicList(ctx context.Context) ([]*droverdriver.TopicRow, error) {
 	var out []*droverdriver.TopicRow
-	err := e.query(ctx, nil, e.reader, "TopicList", func(rows *sql.Rows) error {
+	err := topicList.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
 		t, err := scanTopic(rows)
 		out = append(out, t)
 		return err
-	})
+	}, struct{}{})
 	return out, e.wrap("list topics", err)
 }
 
@@ -109,7 +109,7 @@ func (e *executor) TopicPublish(ctx context.Context, topic string, msgs []drover
 	*bp = b
 	ids := make([]int64, len(msgs))
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
-		res, err := e.exec(ctx, tx, "TopicPublish", topic, micros(time.Now()), string(b))
+		res, err := topicPublish.exec(ctx, e, tx, topicPublishParams{topic, micros(time.Now()), string(b)})
 		if err != nil {
 			return err
 		}
@@ -133,7 +133,7 @@ func (e *executor) TopicPublish(ctx context.Context, topic string, msgs []drover
 func (e *executor) SubscriptionCreate(ctx context.Context, p droverdriver.SubscriptionParams) (bool, error) {
 	var made bool
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
-		res, err := e.exec(ctx, tx, "SubscriptionCreate", p.Topic, p.Name, p.MaxAttempts, micros(p.Now))
+		res, err := subscriptionCreate.exec(ctx, e, tx, subscriptionCreateParams{p.Topic, p.Name, p.MaxAttempts, micros(p.Now)})
 		if err != nil {
 			return err
 		}
@@ -145,7 +145,7 @@ func (e *executor) SubscriptionCreate(ctx context.Context, p droverdriver.Subscr
 			return err
 		}
 		made = true
-		_, err = e.exec(ctx, tx, "SubscriptionLanes", p.Topic, p.Name, p.Start)
+		_, err = subscriptionLanes.exec(ctx, e, tx, subscriptionLanesParams{p.Topic, p.Name, p.Start})
 		return err
 	})
 	if err == droverdriver.ErrTopicNotFound {
@@ -157,13 +157,13 @@ func (e *executor) SubscriptionCreate(ctx context.Context, p droverdriver.Subscr
 func (e *executor) SubscriptionDelete(ctx context.Context, topic, name string) (bool, error) {
 	var found bool
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
-		res, err := e.exec(ctx, tx, "SubscriptionDelete", topic, name)
+		res, err := subscriptionDelete.exec(ctx, e, tx, topicName{topic, name})
 		if err != nil {
 			return err
 		}
 		n, _ := res.RowsAffected()
 		found = n > 0
-		_, err = e.exec(ctx, tx, "SubscriptionDeleteLanes", topic, name)
+		_, err = subscriptionDeleteLanes.exec(ctx, e, tx, topicName{topic, name})
 		return err
 	})
 	return found, e.wrap("delete subscription", err)
@@ -177,12 +177,12 @@ func (e *executor) TopicLease(ctx context.Context, p droverdriver.TopicLeasePara
 	var out []droverdriver.LeasedLane
 	err = e.writeTx(ctx, func(tx *sql.Tx) error {
 		out = out[:0]
-		return e.query(ctx, tx, e.writer, "TopicLease", func(rows *sql.Rows) error {
+		return topicLease.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
 			var l droverdriver.LeasedLane
 			err := rows.Scan(&l.Subscription, &l.Lane, &l.Cursor.Xid, &l.Cursor.ID)
 			out = append(out, l)
 			return err
-		}, p.Topic, string(subs), p.Owner, p.Token[:], micros(p.Now.Add(p.Lease)), micros(p.Now), p.Max)
+		}, topicLeaseParams{p.Topic, string(subs), p.Owner, p.Token[:], micros(p.Now.Add(p.Lease)), micros(p.Now), p.Max})
 	})
 	return out, e.wrap("lease lanes", err)
 }
@@ -206,7 +206,7 @@ func (e *executor) TopicRead(ctx context.Context, p droverdriver.TopicReadParams
 	}
 	b = append(b, ']')
 	var out []*droverdriver.MessageRow
-	err := e.query(ctx, nil, e.reader, "TopicRead", func(rows *sql.Rows) error {
+	err := topicRead.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
 		var m droverdriver.MessageRow
 		var key sql.NullString
 		var meta string
@@ -217,7 +217,7 @@ func (e *executor) TopicRead(ctx context.Context, p droverdriver.TopicReadParams
 		m.Key, m.Metadata, m.PublishedAt = key.String, []byte(meta), fromMicros(created)
 		out = append(out, &m)
 		return nil
-	}, p.Topic, string(b), p.Limit)
+	}, topicReadParams{p.Topic, string(b), p.Limit})
 	return out, e.wrap("read messages", err)
 }
 
@@ -252,7 +252,7 @@ type laneKey struct {
 
 // laneUpdate runs TopicAck or TopicExtend in tx and returns the indexes of
 // the lanes it updated.
-func (e *executor) laneUpdate(ctx context.Context, tx *sql.Tx, name, topic string, acks []droverdriver.LaneAck, arg int64) ([]int, error) {
+func (e *executor) laneUpdate(ctx context.Context, tx *sql.Tx, s *stmt[laneUpdateParams], topic string, acks []droverdriver.LaneAck, at int64) ([]int, error) {
 	// SQLite's RETURNING cannot name the FROM table, so the lanes it
 	// returns are mapped back to acks, which name each lane at most once.
 	idx := make(map[laneKey]int, len(acks))
@@ -260,7 +260,7 @@ func (e *executor) laneUpdate(ctx context.Context, tx *sql.Tx, name, topic strin
 		idx[laneKey{a.Subscription, a.Lane}] = i
 	}
 	var out []int
-	err := e.query(ctx, tx, e.writer, name, func(rows *sql.Rows) error {
+	err := s.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
 		var sub string
 		var lane int
 		if err := rows.Scan(&sub, &lane); err != nil {
@@ -270,7 +270,7 @@ func (e *executor) laneUpdate(ctx context.Context, tx *sql.Tx, name, topic strin
 			out = append(out, i)
 		}
 		return nil
-	}, topic, string(appendLanes(nil, acks)), arg)
+	}, laneUpdateParams{topic, string(appendLanes(nil, acks)), at})
 	return out, err
 }
 
@@ -281,7 +281,7 @@ func (e *executor) TopicAck(ctx context.Context, p droverdriver.TopicAckParams) 
 	var accepted []int
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		if accepted, err = e.laneUpdate(ctx, tx, "TopicAck", p.Topic, p.Acks, micros(p.Now)); err != nil {
+		if accepted, err = e.laneUpdate(ctx, tx, topicAck, p.Topic, p.Acks, micros(p.Now)); err != nil {
 			return err
 		}
 		// order: failed messages become jobs in the ack's transaction,
@@ -304,7 +304,7 @@ func (e *executor) TopicExtend(ctx context.Context, p droverdriver.TopicExtendPa
 	var out []int
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		out, err = e.laneUpdate(ctx, tx, "TopicExtend", p.Topic, p.Lanes, micros(p.Now.Add(p.Lease)))
+		out, err = e.laneUpdate(ctx, tx, topicExtend, p.Topic, p.Lanes, micros(p.Now.Add(p.Lease)))
 		return err
 	})
 	return out, e.wrap("extend lane leases", err)
@@ -312,7 +312,7 @@ func (e *executor) TopicExtend(ctx context.Context, p droverdriver.TopicExtendPa
 
 func (e *executor) TopicLag(ctx context.Context, topic string) ([]droverdriver.SubscriptionLag, error) {
 	var out []droverdriver.SubscriptionLag
-	err := e.query(ctx, nil, e.reader, "TopicLag", func(rows *sql.Rows) error {
+	err := topicLag.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
 		var l droverdriver.SubscriptionLag
 		var oldest sql.NullInt64
 		if err := rows.Scan(&l.Subscription, &l.Pending, &oldest); err != nil {
