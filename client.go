@@ -403,6 +403,13 @@ func (c *Client[TTx]) runElector(ctx context.Context) {
 			go func() { defer maintWG.Done(); pruner.Run(mctx) }()
 			go func() { defer maintWG.Done(); promoter.Run(mctx) }()
 			go func() { defer maintWG.Done(); sched.run(mctx) }()
+			// order: the leader rotates and drops topic generations, when
+			// the store has topics.
+			if te, ok := c.driver.(droverdriver.TopicExecutor); ok {
+				retainer := &maintenance.TopicRetainer{Exec: te, Interval: min(cfg.PruneInterval, topicRetainInterval), Logger: cfg.Logger}
+				maintWG.Add(1)
+				go func() { defer maintWG.Done(); retainer.Run(mctx) }()
+			}
 		},
 	}
 	e.Run(ctx)

@@ -202,6 +202,15 @@ type topicConsumer struct {
 	subs        map[string]*Subscription
 	names       []string
 	capacity    int
+	// dropped is the Dropped count of each lane last reported, so that
+	// a lag past retention is reported once per loss.
+	dropped map[laneKey]int64
+}
+
+// laneKey names a lane of a subscription.
+type laneKey struct {
+	sub  string
+	lane int
 }
 
 // laneBatch is one leased lane's batch and, once handled, its outcome.
@@ -296,6 +305,7 @@ func (tc *topicConsumer) fetch(ctx, handlerCtx context.Context, room int, done c
 	if err != nil || len(leased) == 0 {
 		return 0, err
 	}
+	tc.reportDropped(leased)
 	batchSize := 1
 	for _, l := range leased {
 		batchSize = max(batchSize, tc.subs[l.Subscription].BatchSize)
@@ -320,6 +330,23 @@ func (tc *topicConsumer) fetch(ctx, handlerCtx context.Context, room int, done c
 		go tc.handle(handlerCtx, sub, b, done)
 	}
 	return len(leased), nil
+}
+
+// reportDropped logs ErrSubscriptionBehind for leased lanes whose
+// subscription lost messages to retention since the last report (or since
+// the client started).
+func (tc *topicConsumer) reportDropped(leased []droverdriver.LeasedLane) {
+	for _, l := range leased {
+		k := laneKey{l.Subscription, l.Lane}
+		if l.Dropped > tc.dropped[k] {
+			if tc.dropped == nil {
+				tc.dropped = map[laneKey]int64{}
+			}
+			tc.logger.Error("topic consumer: "+ErrSubscriptionBehind.Error(), "topic", tc.topic, "subscription", l.Subscription,
+				"lane", l.Lane, "dropped", l.Dropped-tc.dropped[k])
+			tc.dropped[k] = l.Dropped
+		}
+	}
 }
 
 func (tc *topicConsumer) handle(ctx context.Context, sub *Subscription, b *laneBatch, done chan<- *laneBatch) {
@@ -364,7 +391,7 @@ func (tc *topicConsumer) ack(ctx context.Context, finished []*laneBatch) error {
 			if !ok {
 				continue
 			}
-			job, err := tc.retryJob(sub, m, e)
+			job, err := tc.retryJob(sub, b.lane.MaxAttempts, m, e)
 			if err != nil {
 				return err
 			}
@@ -378,9 +405,10 @@ func (tc *topicConsumer) ack(ctx context.Context, finished []*laneBatch) error {
 
 // retryJob is the job a failed message becomes: keyed by the message's key
 // (within its subscription) so that retries of one key run in order among
-// themselves, due after the
-// retry policy's delay for a first failure, and holding the error.
-func (tc *topicConsumer) retryJob(sub *Subscription, m *droverdriver.MessageRow, cause error) (droverdriver.InsertParams, error) {
+// themselves, due after the retry policy's delay for a first failure,
+// holding the error, and with the attempts the subscription's stored
+// maxAttempts leaves after the first delivery.
+func (tc *topicConsumer) retryJob(sub *Subscription, maxAttempts int, m *droverdriver.MessageRow, cause error) (droverdriver.InsertParams, error) {
 	args, err := json.Marshal(topicRetryArgs{Topic: tc.topic, Subscription: sub.Name, ID: m.ID, Key: m.Key,
 		Payload: m.Payload, Metadata: json.RawMessage(m.Metadata), PublishedAt: m.PublishedAt})
 	if err != nil {
@@ -388,7 +416,7 @@ func (tc *topicConsumer) retryJob(sub *Subscription, m *droverdriver.MessageRow,
 	}
 	meta, _ := json.Marshal(map[string]string{"first_error": truncate(cause.Error(), 1024)})
 	p := droverdriver.InsertParams{Queue: RetryQueue(tc.topic), Kind: topicRetryKind, Args: args,
-		Metadata: meta, MaxAttempts: SubscriptionMaxAttemptsDefault - 1, RunAt: time.Now().Add(tc.retryDelay(1))}
+		Metadata: meta, MaxAttempts: max(maxAttempts-1, 1), RunAt: time.Now().Add(tc.retryDelay(1))}
 	if m.Key != "" {
 		p.Key, p.KeyLimit = sub.Name+"/"+m.Key, 1
 	}

@@ -69,6 +69,58 @@ type TopicExecutor interface {
 	// TopicLag reports, per subscription of a topic, how many messages
 	// are past its cursors and when the oldest of them was published.
 	TopicLag(ctx context.Context, topic string) ([]SubscriptionLag, error)
+
+	// TopicGenerations lists the generations of stored messages, oldest
+	// first; the last is the current one, which publishes write to.
+	TopicGenerations(ctx context.Context) ([]Generation, error)
+
+	// TopicGenerationTopics reports, for each topic with messages in the
+	// sealed generation gen, whether every lane of every subscription of
+	// the topic is past all of them.
+	TopicGenerationTopics(ctx context.Context, gen int64) ([]GenerationTopic, error)
+
+	// TopicRotate makes generation gen (the current one's successor)
+	// current: it prepares its storage, moves the message sequence to its
+	// first ID and seals every older generation. It is a no-op for a gen
+	// that is not newer than the current one.
+	TopicRotate(ctx context.Context, gen int64) error
+
+	// TopicDrop removes the sealed generation gen and every message in it
+	// at once (a partition or ID range, never row by row), first adding
+	// to each lane's Dropped count the messages it had not passed. It
+	// returns how many messages were dropped unread by some lane.
+	TopicDrop(ctx context.Context, gen int64) (int64, error)
+}
+
+// GenerationWidth is how many message IDs one generation spans: generation
+// g holds the IDs [g*GenerationWidth, (g+1)*GenerationWidth). A rotation
+// moves the ID sequence to the next multiple, so IDs never run out (2^23
+// generations of 2^40 IDs).
+const GenerationWidth int64 = 1 << 40
+
+// Generation is one generation of stored messages.
+type Generation struct {
+	Gen       int64
+	CreatedAt time.Time
+	// SealedAt is when a newer generation took over, nil for the current
+	// one.
+	SealedAt *time.Time
+	// Settled reports that every transaction that could still write a
+	// message into the sealed generation has ended, so what it holds is
+	// final.
+	Settled bool
+	// LastID is the last message ID taken (any generation): for the
+	// current generation, LastID - Gen*GenerationWidth bounds its size.
+	LastID int64
+}
+
+// GenerationTopic is a topic's line of TopicGenerationTopics.
+type GenerationTopic struct {
+	Topic     string
+	Retention time.Duration
+	// Passed reports that every subscription of the topic has passed
+	// every message of the topic in the generation.
+	Passed bool
 }
 
 // ErrTopicsUnsupported is returned for topic calls on a store whose driver
@@ -152,6 +204,12 @@ type LeasedLane struct {
 	Subscription string
 	Lane         int
 	Cursor       Position
+	// MaxAttempts is the subscription's stored bound on deliveries of a
+	// failed message.
+	MaxAttempts int
+	// Dropped counts the messages of the lane that retention removed
+	// before the subscription read them (ErrSubscriptionBehind).
+	Dropped int64
 }
 
 // TopicReadParams names ranges to read: Lanes[i] after Cursors[i].
@@ -214,7 +272,14 @@ type SubscriptionLag struct {
 	// OldestPending is when the oldest pending message was published, nil
 	// when none is pending.
 	OldestPending *time.Time
+	// Dropped counts messages retention removed before the subscription
+	// read them.
+	Dropped int64
 }
+
+// ErrSubscriptionBehind reports that a subscription lagged past its
+// topic's retention: messages it had not read were dropped.
+var ErrSubscriptionBehind = errors.New("subscription fell behind the topic's retention: messages were dropped unread")
 
 // ErrTopicNotFound is returned when a call names a topic that is not
 // stored.

@@ -1093,11 +1093,15 @@ SELECT t.name, t.lanes, t.retention_ms, t.created_at,
 FROM {schema}topics AS t ORDER BY t.name;
 
 -- name: TopicPublish
--- $1 topic, then one array per column. ids come from the identity in
--- array order (WITH ORDINALITY keeps it).
-INSERT INTO {schema}topic_messages (topic, lane, key, payload, metadata)
-SELECT $1, u.lane, u.key, u.payload, u.metadata
-FROM unnest($2::int[], $3::text[], $4::bytea[], $5::jsonb[]) WITH ORDINALITY AS u(lane, key, payload, metadata, ord)
+-- $1 topic, then one array per column. ids come from the sequence in
+-- array order (WITH ORDINALITY keeps it). The transaction's xid is taken
+-- (x) before any id: a generation is final once every xid below the xmax
+-- read after the sequence left it has ended (TopicSeal), which holds only
+-- if no transaction takes an id of it before having an xid.
+WITH x AS MATERIALIZED (SELECT pg_current_xact_id()::text::bigint AS xid)
+INSERT INTO {schema}topic_messages (xid, topic, lane, key, payload, metadata)
+SELECT x.xid, $1, u.lane, u.key, u.payload, u.metadata
+FROM x, unnest($2::int[], $3::text[], $4::bytea[], $5::jsonb[]) WITH ORDINALITY AS u(lane, key, payload, metadata, ord)
 ORDER BY u.ord
 RETURNING id;
 
@@ -1145,7 +1149,9 @@ FROM (
     LIMIT $6
     FOR UPDATE SKIP LOCKED) AS f
 WHERE l.topic = f.topic AND l.subscription = f.subscription AND l.lane = f.lane
-RETURNING l.subscription, l.lane, l.cursor_xid, l.cursor_id;
+RETURNING l.subscription, l.lane, l.cursor_xid, l.cursor_id,
+    (SELECT s.max_attempts FROM {schema}topic_subscriptions AS s WHERE s.topic = l.topic AND s.name = l.subscription),
+    l.dropped;
 
 -- name: TopicRead
 -- $1 topic, $2 lanes, $3 cursor xids, $4 cursor ids, $5 limit per range.
@@ -1179,9 +1185,73 @@ WHERE l.topic = $1 AND l.subscription = a.sub AND l.lane = a.lane AND l.lease_to
 RETURNING a.ord - 1;
 
 -- name: TopicLag
-SELECT l.subscription, count(m.id), min(m.created_at)
+SELECT l.subscription, sum(p.n)::bigint, min(p.oldest), sum(l.dropped)::bigint
 FROM {schema}topic_lanes AS l
-LEFT JOIN {schema}topic_messages AS m
-  ON m.topic = l.topic AND m.lane = l.lane AND (m.xid, m.id) > (l.cursor_xid, l.cursor_id)
+CROSS JOIN LATERAL (
+    SELECT count(*) AS n, min(m.created_at) AS oldest FROM {schema}topic_messages AS m
+    WHERE m.topic = l.topic AND m.lane = l.lane AND (m.xid, m.id) > (l.cursor_xid, l.cursor_id)) AS p
 WHERE l.topic = $1
 GROUP BY l.subscription ORDER BY l.subscription;
+
+-- Retention by generations (migration 016): generation g is the partition
+-- of IDs [g * 2^40, (g + 1) * 2^40); the leader rotates and drops them
+-- (internal/maintenance/topics.go).
+
+-- name: TopicGenerations
+-- Oldest first; settled once the horizon passed the seal's xmax.
+SELECT g.gen, g.created_at, g.sealed_at,
+    g.sealed_xmax IS NOT NULL AND g.sealed_xmax <= pg_snapshot_xmin(pg_current_snapshot())::text::bigint,
+    (SELECT CASE WHEN s.is_called THEN s.last_value ELSE s.last_value - 1 END FROM {schema}topic_message_ids AS s)
+FROM {schema}topic_generations AS g ORDER BY g.gen;
+
+-- name: TopicGenerationTopics
+-- $1 first ID, $2 end ID of a generation. Each topic with a message in it,
+-- and whether every lane of the topic is past every message of the lane
+-- in it: one index probe per topic and per lane.
+SELECT t.name, t.retention_ms,
+    NOT EXISTS (SELECT 1 FROM {schema}topic_lanes AS l
+        WHERE l.topic = t.name AND EXISTS (SELECT 1 FROM {schema}topic_messages AS m
+            WHERE m.topic = l.topic AND m.lane = l.lane AND (m.xid, m.id) > (l.cursor_xid, l.cursor_id)
+              AND m.id >= $1 AND m.id < $2))
+FROM {schema}topics AS t
+WHERE EXISTS (SELECT 1 FROM {schema}topic_messages AS m WHERE m.topic = t.name AND m.id >= $1 AND m.id < $2)
+ORDER BY t.name;
+
+-- name: TopicGenerationCreate
+-- $1 generation: its partition and row (committed before any ID of it is
+-- handed out, so that no publish finds no partition).
+SELECT {schema}topic_generation_create($1);
+
+-- name: TopicSequenceMove
+-- $1 first ID of the new generation. setval is not transactional: the
+-- next publish anywhere takes an ID of the new generation.
+SELECT setval('{schema}topic_message_ids', $1, false)
+WHERE (SELECT last_value FROM {schema}topic_message_ids) < $1;
+
+-- name: TopicSeal
+-- $1 the new current generation. Runs after TopicSequenceMove, in a later
+-- statement, so that its snapshot's xmax is above the xid of every
+-- transaction that took an ID of an older generation.
+UPDATE {schema}topic_generations
+SET sealed_at = now(), sealed_xmax = pg_snapshot_xmax(pg_current_snapshot())::text::bigint
+WHERE gen < $1 AND sealed_at IS NULL;
+
+-- name: TopicDropCount
+-- $1 first ID, $2 end ID of a generation about to be dropped: each lane
+-- adds the messages of it that it had not passed to dropped. Returns them
+-- in all.
+WITH lost AS (
+    SELECT l.topic, l.subscription, l.lane, p.n FROM {schema}topic_lanes AS l
+    CROSS JOIN LATERAL (SELECT count(*) AS n FROM {schema}topic_messages AS m
+        WHERE m.topic = l.topic AND m.lane = l.lane AND (m.xid, m.id) > (l.cursor_xid, l.cursor_id)
+          AND m.id >= $1 AND m.id < $2) AS p
+    WHERE p.n > 0),
+upd AS (
+    UPDATE {schema}topic_lanes AS l SET dropped = l.dropped + lost.n FROM lost
+    WHERE l.topic = lost.topic AND l.subscription = lost.subscription AND l.lane = lost.lane
+    RETURNING lost.n)
+SELECT coalesce(sum(n), 0)::bigint FROM upd;
+
+-- name: TopicGenerationDrop
+-- $1 generation: drops its partition and row.
+SELECT {schema}topic_generation_drop($1);

@@ -261,6 +261,13 @@ type migrationRecordParams struct {
 	Name    string
 }
 
+// idRange is the message IDs [From, To) of a generation.
+type idRange struct {
+	From, To int64
+}
+
+func idRangeArgs(p *idRange) []any { return []any{p.From, p.To} }
+
 type topicCreateParams struct {
 	Name        string
 	Lanes       int
@@ -429,7 +436,7 @@ var (
 	topicExists        = def(stmt[string]{name: "TopicExists", cols: 1, args: oneArg[string]})
 	subscriptionDelete = def(stmt[topicName]{name: "SubscriptionDelete",
 		args: func(p *topicName) []any { return []any{p.Topic, p.Name} }})
-	topicLease = def(stmt[topicLeaseParams]{name: "TopicLease", cols: 4,
+	topicLease = def(stmt[topicLeaseParams]{name: "TopicLease", cols: 6,
 		args: func(p *topicLeaseParams) []any {
 			return []any{p.Topic, p.Subscriptions, p.Owner, p.Token, p.LeaseMS, p.Max}
 		}})
@@ -439,7 +446,14 @@ var (
 		args: func(p *topicAckParams) []any { return []any{p.Topic, p.Subs, p.Lanes, p.Tokens, p.Xids, p.IDs} }})
 	topicExtend = def(stmt[topicExtendParams]{name: "TopicExtend", cols: 1,
 		args: func(p *topicExtendParams) []any { return []any{p.Topic, p.Subs, p.Lanes, p.Tokens, p.LeaseMS} }})
-	topicLag = def(stmt[string]{name: "TopicLag", cols: 3, args: oneArg[string]})
+	topicLag              = def(stmt[string]{name: "TopicLag", cols: 4, args: oneArg[string]})
+	topicGenerations      = def(stmt[struct{}]{name: "TopicGenerations", cols: 5, args: noArgs})
+	topicGenerationTopics = def(stmt[idRange]{name: "TopicGenerationTopics", cols: 3, args: idRangeArgs})
+	topicGenerationCreate = def(stmt[int64]{name: "TopicGenerationCreate", cols: 1, args: oneArg[int64]})
+	topicSequenceMove     = def(stmt[int64]{name: "TopicSequenceMove", cols: 1, args: oneArg[int64]})
+	topicSeal             = def(stmt[int64]{name: "TopicSeal", args: oneArg[int64]})
+	topicDropCount        = def(stmt[idRange]{name: "TopicDropCount", cols: 1, args: idRangeArgs})
+	topicGenerationDrop   = def(stmt[int64]{name: "TopicGenerationDrop", cols: 1, args: oneArg[int64]})
 
 	// Periodic jobs (periodic.go).
 	periodicTicks       = def(stmt[[]string]{name: "PeriodicTicks", cols: 2, args: oneArg[[]string]})

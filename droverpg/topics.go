@@ -105,7 +105,7 @@ func (e *executor) TopicLease(ctx context.Context, p droverdriver.TopicLeasePara
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (droverdriver.LeasedLane, error) {
 		var l droverdriver.LeasedLane
-		err := r.Scan(&l.Subscription, &l.Lane, &l.Cursor.Xid, &l.Cursor.ID)
+		err := r.Scan(&l.Subscription, &l.Lane, &l.Cursor.Xid, &l.Cursor.ID, &l.MaxAttempts, &l.Dropped)
 		return l, err
 	})
 	return out, e.wrap("lease lanes", err)
@@ -204,8 +204,79 @@ func (e *executor) TopicLag(ctx context.Context, topic string) ([]droverdriver.S
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (droverdriver.SubscriptionLag, error) {
 		var l droverdriver.SubscriptionLag
-		err := r.Scan(&l.Subscription, &l.Pending, &l.OldestPending)
+		err := r.Scan(&l.Subscription, &l.Pending, &l.OldestPending, &l.Dropped)
 		return l, err
 	})
 	return out, e.wrap("read lag", err)
+}
+
+func (e *executor) TopicGenerations(ctx context.Context) ([]droverdriver.Generation, error) {
+	rows, err := topicGenerations.query(ctx, e.db, e.q, struct{}{})
+	if err != nil {
+		return nil, e.wrap("list generations", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (droverdriver.Generation, error) {
+		var g droverdriver.Generation
+		err := r.Scan(&g.Gen, &g.CreatedAt, &g.SealedAt, &g.Settled, &g.LastID)
+		return g, err
+	})
+	return out, e.wrap("list generations", err)
+}
+
+// genRange is the ID range of generation gen.
+func genRange(gen int64) idRange {
+	return idRange{gen * droverdriver.GenerationWidth, (gen + 1) * droverdriver.GenerationWidth}
+}
+
+func (e *executor) TopicGenerationTopics(ctx context.Context, gen int64) ([]droverdriver.GenerationTopic, error) {
+	rows, err := topicGenerationTopics.query(ctx, e.db, e.q, genRange(gen))
+	if err != nil {
+		return nil, e.wrap("read generation", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (droverdriver.GenerationTopic, error) {
+		var t droverdriver.GenerationTopic
+		var retention int64
+		err := r.Scan(&t.Topic, &retention, &t.Passed)
+		t.Retention = time.Duration(retention) * time.Millisecond
+		return t, err
+	})
+	return out, e.wrap("read generation", err)
+}
+
+func (e *executor) TopicRotate(ctx context.Context, gen int64) error {
+	// order: the partition is committed before the sequence hands out an
+	// ID of it, and the seal reads its xmax after the sequence moved.
+	// Creating a partition locks the parent table: a lock timeout keeps a
+	// rotation stuck behind a long reader from stalling every publish
+	// queued behind it; the leader tries again on its next pass.
+	err := pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = '2s'"); err != nil {
+			return err
+		}
+		_, err := topicGenerationCreate.exec(ctx, tx, e.q, gen)
+		return err
+	})
+	if err != nil {
+		return e.wrap("create generation", err)
+	}
+	if _, err := topicSequenceMove.exec(ctx, e.db, e.q, gen*droverdriver.GenerationWidth); err != nil {
+		return e.wrap("move message sequence", err)
+	}
+	_, err = topicSeal.exec(ctx, e.db, e.q, gen)
+	return e.wrap("seal generations", err)
+}
+
+func (e *executor) TopicDrop(ctx context.Context, gen int64) (int64, error) {
+	var lost int64
+	err := pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = '2s'"); err != nil {
+			return err
+		}
+		if err := topicDropCount.queryRow(ctx, tx, e.q, genRange(gen)).Scan(&lost); err != nil {
+			return err
+		}
+		_, err := topicGenerationDrop.exec(ctx, tx, e.q, gen)
+		return err
+	})
+	return lost, e.wrap("drop generation", err)
 }

@@ -902,7 +902,12 @@ WHERE (topic, subscription, lane) IN (
       AND EXISTS (SELECT 1 FROM {schema}topic_messages AS m
                   WHERE m.topic = l.topic AND m.lane = l.lane AND m.xid = 0 AND m.id > l.cursor_id)
     ORDER BY coalesce(l.lease_expires_at, 0) LIMIT ?7)
-RETURNING subscription, lane, cursor_xid, cursor_id;
+RETURNING subscription, lane, cursor_xid, cursor_id, dropped;
+
+-- name: TopicMaxAttempts
+-- ?1 topic: the stored max attempts of its subscriptions, read in the
+-- lease's transaction (SQLite's RETURNING cannot run a subquery).
+SELECT name, max_attempts FROM {schema}topic_subscriptions WHERE topic = ?1;
 
 -- name: TopicRead
 -- ?1 topic, ?2 JSON array of [lane, cursor xid, cursor id], ?3 limit per
@@ -939,9 +944,78 @@ WHERE l.topic = ?1 AND l.subscription = a.value ->> 0 AND l.lane = a.value ->> 1
 RETURNING subscription, lane;
 
 -- name: TopicLag
-SELECT l.subscription, count(m.id), min(m.created_at)
+SELECT l.subscription,
+    sum((SELECT count(*) FROM {schema}topic_messages AS m
+         WHERE m.topic = l.topic AND m.lane = l.lane AND m.xid = 0 AND m.id > l.cursor_id)),
+    min((SELECT min(m.created_at) FROM {schema}topic_messages AS m
+         WHERE m.topic = l.topic AND m.lane = l.lane AND m.xid = 0 AND m.id > l.cursor_id)),
+    sum(l.dropped)
 FROM {schema}topic_lanes AS l
-LEFT JOIN {schema}topic_messages AS m
-  ON m.topic = l.topic AND m.lane = l.lane AND m.xid = 0 AND m.id > l.cursor_id
 WHERE l.topic = ?1
 GROUP BY l.subscription ORDER BY l.subscription;
+
+-- Retention by generations (migration 016): generation g is the rowid
+-- range [g * 2^40, (g + 1) * 2^40); the leader rotates and drops them
+-- (internal/maintenance/topics.go).
+
+-- name: TopicGenerations
+-- Oldest first. A sealed generation is settled at once: its IDs were
+-- taken under the write lock before the seal.
+SELECT g.gen, g.created_at, g.sealed_at, g.sealed_at IS NOT NULL,
+    coalesce((SELECT seq FROM sqlite_sequence WHERE name = '{schema}topic_messages'), 0)
+FROM {schema}topic_generations AS g ORDER BY g.gen;
+
+-- name: TopicGenerationTopics
+-- ?1 first ID, ?2 end ID of a generation. Each topic with a message in it,
+-- and whether every lane of the topic is past every message of the lane
+-- in it.
+SELECT t.name, t.retention_ms,
+    NOT EXISTS (SELECT 1 FROM {schema}topic_lanes AS l
+        WHERE l.topic = t.name AND EXISTS (SELECT 1 FROM {schema}topic_messages AS m
+            WHERE m.topic = l.topic AND m.lane = l.lane AND m.xid = 0 AND m.id > l.cursor_id
+              AND m.id >= ?1 AND m.id < ?2))
+FROM {schema}topics AS t
+WHERE EXISTS (SELECT 1 FROM {schema}topic_messages AS m WHERE m.topic = t.name AND m.id >= ?1 AND m.id < ?2)
+ORDER BY t.name;
+
+-- name: TopicGenerationCreate
+-- ?1 generation, ?2 now. Seals the older ones.
+INSERT INTO {schema}topic_generations (gen, created_at)
+SELECT ?1, ?2 WHERE NOT EXISTS (SELECT 1 FROM {schema}topic_generations WHERE gen >= ?1);
+
+-- name: TopicSeal
+-- ?1 the new current generation, ?2 now.
+UPDATE {schema}topic_generations SET sealed_at = ?2 WHERE gen < ?1 AND sealed_at IS NULL;
+
+-- name: TopicSequenceMove
+-- ?1 first ID of the new generation: the next message takes it.
+UPDATE sqlite_sequence SET seq = ?1 - 1 WHERE name = '{schema}topic_messages' AND seq < ?1 - 1;
+
+-- name: TopicSequenceCreate
+-- ?1 as TopicSequenceMove, when no message was ever stored.
+INSERT INTO sqlite_sequence (name, seq)
+SELECT '{schema}topic_messages', ?1 - 1
+WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = '{schema}topic_messages');
+
+-- name: TopicDropCount
+-- ?1 first ID, ?2 end ID of a generation about to be dropped: the messages
+-- of it that lanes had not passed, in all.
+SELECT coalesce(sum((SELECT count(*) FROM {schema}topic_messages AS m
+    WHERE m.topic = l.topic AND m.lane = l.lane AND m.xid = 0 AND m.id > l.cursor_id AND m.id >= ?1 AND m.id < ?2)), 0)
+FROM {schema}topic_lanes AS l;
+
+-- name: TopicDropMark
+-- ?1, ?2 as TopicDropCount: each lane adds the messages it had not passed
+-- to dropped.
+UPDATE {schema}topic_lanes AS l SET dropped = l.dropped + (
+    SELECT count(*) FROM {schema}topic_messages AS m
+    WHERE m.topic = l.topic AND m.lane = l.lane AND m.xid = 0 AND m.id > l.cursor_id AND m.id >= ?1 AND m.id < ?2)
+WHERE EXISTS (SELECT 1 FROM {schema}topic_messages AS m
+    WHERE m.topic = l.topic AND m.lane = l.lane AND m.xid = 0 AND m.id > l.cursor_id AND m.id >= ?1 AND m.id < ?2);
+
+-- name: TopicGenerationDrop
+-- ?1 first ID, ?2 end ID: one range delete on the rowid.
+DELETE FROM {schema}topic_messages WHERE id >= ?1 AND id < ?2;
+
+-- name: TopicGenerationForget
+DELETE FROM {schema}topic_generations WHERE gen = ?1;

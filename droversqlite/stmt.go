@@ -255,6 +255,17 @@ type migrationRecordParams struct {
 	Now     int64
 }
 
+// idRange is the message IDs [From, To) of a generation.
+type idRange struct {
+	From, To int64
+}
+
+// genAt is a generation and the time a change to it is made at.
+type genAt struct {
+	Gen int64
+	Now int64
+}
+
 type topicCreateParams struct {
 	Name        string
 	Lanes       int
@@ -427,15 +438,26 @@ var (
 	topicExists             = def(stmt[string]{name: "TopicExists", cols: 1, args: oneArg[string]})
 	subscriptionDelete      = def(stmt[topicName]{name: "SubscriptionDelete", args: topicNameArgs})
 	subscriptionDeleteLanes = def(stmt[topicName]{name: "SubscriptionDeleteLanes", args: topicNameArgs})
-	topicLease              = def(stmt[topicLeaseParams]{name: "TopicLease", cols: 4,
+	topicLease              = def(stmt[topicLeaseParams]{name: "TopicLease", cols: 5,
 		args: func(p *topicLeaseParams) []any {
 			return []any{p.Topic, p.Subscriptions, p.Owner, p.Token, p.Expires, p.Now, p.Max}
 		}})
-	topicRead = def(stmt[topicReadParams]{name: "TopicRead", cols: 8,
+	topicMaxAttempts = def(stmt[string]{name: "TopicMaxAttempts", cols: 2, args: oneArg[string]})
+	topicRead        = def(stmt[topicReadParams]{name: "TopicRead", cols: 8,
 		args: func(p *topicReadParams) []any { return []any{p.Topic, p.Ranges, p.Limit} }})
-	topicAck    = def(stmt[laneUpdateParams]{name: "TopicAck", cols: 2, args: laneUpdateArgs})
-	topicExtend = def(stmt[laneUpdateParams]{name: "TopicExtend", cols: 2, args: laneUpdateArgs})
-	topicLag    = def(stmt[string]{name: "TopicLag", cols: 3, args: oneArg[string]})
+	topicAck              = def(stmt[laneUpdateParams]{name: "TopicAck", cols: 2, args: laneUpdateArgs})
+	topicExtend           = def(stmt[laneUpdateParams]{name: "TopicExtend", cols: 2, args: laneUpdateArgs})
+	topicLag              = def(stmt[string]{name: "TopicLag", cols: 4, args: oneArg[string]})
+	topicGenerations      = def(stmt[struct{}]{name: "TopicGenerations", cols: 5, args: noArgs})
+	topicGenerationTopics = def(stmt[idRange]{name: "TopicGenerationTopics", cols: 3, args: idRangeArgs})
+	topicGenerationCreate = def(stmt[genAt]{name: "TopicGenerationCreate", args: genAtArgs})
+	topicSeal             = def(stmt[genAt]{name: "TopicSeal", args: genAtArgs})
+	topicSequenceMove     = def(stmt[int64]{name: "TopicSequenceMove", args: oneArg[int64]})
+	topicSequenceCreate   = def(stmt[int64]{name: "TopicSequenceCreate", args: oneArg[int64]})
+	topicDropCount        = def(stmt[idRange]{name: "TopicDropCount", cols: 1, args: idRangeArgs})
+	topicDropMark         = def(stmt[idRange]{name: "TopicDropMark", args: idRangeArgs})
+	topicGenerationDrop   = def(stmt[idRange]{name: "TopicGenerationDrop", args: idRangeArgs})
+	topicGenerationForget = def(stmt[int64]{name: "TopicGenerationForget", args: oneArg[int64]})
 
 	// Periodic jobs (periodic.go).
 	periodicTicks       = def(stmt[string]{name: "PeriodicTicks", cols: 2, args: oneArg[string]})
@@ -449,3 +471,7 @@ func jobAtArgs(p *jobAt) []any { return []any{p.ID, p.Now} }
 func topicNameArgs(p *topicName) []any { return []any{p.Topic, p.Name} }
 
 func laneUpdateArgs(p *laneUpdateParams) []any { return []any{p.Topic, p.Lanes, p.At} }
+
+func idRangeArgs(p *idRange) []any { return []any{p.From, p.To} }
+
+func genAtArgs(p *genAt) []any { return []any{p.Gen, p.Now} }

@@ -19,7 +19,9 @@ var _ droverdriver.TopicExecutor = (*executor)(nil)
 
 // Topic reads run on the reader pool: a WAL reader sees every committed
 // message and never waits for the writer.
-func init() { readQueries = append(readQueries, topicList.name, topicRead.name, topicLag.name) }
+func init() {
+	readQueries = append(readQueries, topicList.name, topicRead.name, topicLag.name, topicGenerations.name, topicGenerationTopics.name)
+}
 
 func (e *executor) TopicCreate(ctx context.Context, p droverdriver.TopicParams) (*droverdriver.TopicRow, error) {
 	var t *droverdriver.TopicRow
@@ -177,12 +179,27 @@ func (e *executor) TopicLease(ctx context.Context, p droverdriver.TopicLeasePara
 	var out []droverdriver.LeasedLane
 	err = e.writeTx(ctx, func(tx *sql.Tx) error {
 		out = out[:0]
-		return topicLease.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
+		err := topicLease.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
 			var l droverdriver.LeasedLane
-			err := rows.Scan(&l.Subscription, &l.Lane, &l.Cursor.Xid, &l.Cursor.ID)
+			err := rows.Scan(&l.Subscription, &l.Lane, &l.Cursor.Xid, &l.Cursor.ID, &l.Dropped)
 			out = append(out, l)
 			return err
 		}, topicLeaseParams{p.Topic, string(subs), p.Owner, p.Token[:], micros(p.Now.Add(p.Lease)), micros(p.Now), p.Max})
+		if err != nil || len(out) == 0 {
+			return err
+		}
+		attempts := map[string]int{}
+		err = topicMaxAttempts.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
+			var name string
+			var n int
+			err := rows.Scan(&name, &n)
+			attempts[name] = n
+			return err
+		}, p.Topic)
+		for i := range out {
+			out[i].MaxAttempts = attempts[out[i].Subscription]
+		}
+		return err
 	})
 	return out, e.wrap("lease lanes", err)
 }
@@ -315,7 +332,7 @@ func (e *executor) TopicLag(ctx context.Context, topic string) ([]droverdriver.S
 	err := topicLag.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
 		var l droverdriver.SubscriptionLag
 		var oldest sql.NullInt64
-		if err := rows.Scan(&l.Subscription, &l.Pending, &oldest); err != nil {
+		if err := rows.Scan(&l.Subscription, &l.Pending, &oldest, &l.Dropped); err != nil {
 			return err
 		}
 		if oldest.Valid {
@@ -326,4 +343,88 @@ func (e *executor) TopicLag(ctx context.Context, topic string) ([]droverdriver.S
 		return nil
 	}, topic)
 	return out, e.wrap("read lag", err)
+}
+
+func (e *executor) TopicGenerations(ctx context.Context) ([]droverdriver.Generation, error) {
+	var out []droverdriver.Generation
+	err := topicGenerations.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
+		var g droverdriver.Generation
+		var created int64
+		var sealed sql.NullInt64
+		if err := rows.Scan(&g.Gen, &created, &sealed, &g.Settled, &g.LastID); err != nil {
+			return err
+		}
+		g.CreatedAt = fromMicros(created)
+		if sealed.Valid {
+			t := fromMicros(sealed.Int64)
+			g.SealedAt = &t
+		}
+		out = append(out, g)
+		return nil
+	}, struct{}{})
+	return out, e.wrap("list generations", err)
+}
+
+// genRange is the ID range of generation gen.
+func genRange(gen int64) idRange {
+	return idRange{gen * droverdriver.GenerationWidth, (gen + 1) * droverdriver.GenerationWidth}
+}
+
+func (e *executor) TopicGenerationTopics(ctx context.Context, gen int64) ([]droverdriver.GenerationTopic, error) {
+	var out []droverdriver.GenerationTopic
+	err := topicGenerationTopics.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
+		var t droverdriver.GenerationTopic
+		var retention int64
+		if err := rows.Scan(&t.Topic, &retention, &t.Passed); err != nil {
+			return err
+		}
+		t.Retention = time.Duration(retention) * time.Millisecond
+		out = append(out, t)
+		return nil
+	}, genRange(gen))
+	return out, e.wrap("read generation", err)
+}
+
+func (e *executor) TopicRotate(ctx context.Context, gen int64) error {
+	now := micros(time.Now())
+	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+		res, err := topicGenerationCreate.exec(ctx, e, tx, genAt{gen, now})
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil // not newer than the current generation
+		}
+		first := gen * droverdriver.GenerationWidth
+		if _, err := topicSequenceMove.exec(ctx, e, tx, first); err != nil {
+			return err
+		}
+		if _, err := topicSequenceCreate.exec(ctx, e, tx, first); err != nil {
+			return err
+		}
+		_, err = topicSeal.exec(ctx, e, tx, genAt{gen, now})
+		return err
+	})
+	return e.wrap("rotate generations", err)
+}
+
+func (e *executor) TopicDrop(ctx context.Context, gen int64) (int64, error) {
+	var lost int64
+	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		if lost, err = queryValue[int64](ctx, e, tx, topicDropCount, genRange(gen)); err != nil {
+			return err
+		}
+		if lost > 0 {
+			if _, err := topicDropMark.exec(ctx, e, tx, genRange(gen)); err != nil {
+				return err
+			}
+		}
+		if _, err := topicGenerationDrop.exec(ctx, e, tx, genRange(gen)); err != nil {
+			return err
+		}
+		_, err = topicGenerationForget.exec(ctx, e, tx, gen)
+		return err
+	})
+	return lost, e.wrap("drop generation", err)
 }

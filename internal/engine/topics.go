@@ -2,6 +2,7 @@ package engine
 
 import (
 	"hash/fnv"
+	"time"
 
 	"github.com/droverhq/drover/droverdriver"
 )
@@ -92,4 +93,43 @@ func AckCursor(cursor droverdriver.Position, batch []*droverdriver.MessageRow) d
 		return cursor
 	}
 	return batch[len(batch)-1].Position()
+}
+
+// Retention (docs/design/topics.md, "Retention"): messages are stored in
+// generations, ID ranges of droverdriver.GenerationWidth, which leave the
+// store whole. The leader rotates the current generation once it is large
+// or old enough, and drops a sealed one once nothing it holds is still
+// owed to a subscription within its topic's retention.
+
+// ShouldRotate reports whether the current generation cur should be sealed
+// and succeeded: it holds a message, and at least maxMessages of them or it
+// is maxAge old. An empty generation is never rotated, so an idle store
+// does not pile up empty partitions.
+func ShouldRotate(cur droverdriver.Generation, now time.Time, maxMessages int64, maxAge time.Duration) bool {
+	first := max(cur.Gen*droverdriver.GenerationWidth, 1)
+	used := cur.LastID - first + 1
+	if used <= 0 {
+		return false
+	}
+	return used >= maxMessages || now.Sub(cur.CreatedAt) >= maxAge
+}
+
+// Droppable reports whether the sealed generation g, whose topics are
+// topics (TopicGenerationTopics), may leave the store at now: it is settled
+// (no transaction can still add to it), and for every topic in it, every
+// subscription has passed its messages or the topic's retention has run
+// out since the seal (the newest message of g is no younger than the
+// seal). A subscription that lags past retention never holds a generation
+// back; it is told of what it lost (droverdriver.ErrSubscriptionBehind).
+func Droppable(g droverdriver.Generation, topics []droverdriver.GenerationTopic, now time.Time) bool {
+	if g.SealedAt == nil || !g.Settled {
+		return false
+	}
+	for _, t := range topics {
+		if t.Passed || t.Retention > 0 && now.Sub(*g.SealedAt) >= t.Retention {
+			continue
+		}
+		return false
+	}
+	return true
 }
