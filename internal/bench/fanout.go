@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -66,7 +67,7 @@ type FanoutPoint struct {
 func newFanoutCommand(env func() Env) *cobra.Command {
 	o := fanoutOptions{messages: 100_000, topics: 20, subscriptions: 50, publishers: 50, batch: 100,
 		consumers: 1, batchSize: 500, lanes: 4, processes: []int{1}}
-	var processes, jsonPath string
+	var processes, jsonPath, cpuProfile string
 	var keep bool
 	cmd := &cobra.Command{
 		Use:   "fanout",
@@ -82,8 +83,21 @@ func newFanoutCommand(env func() Env) *cobra.Command {
 			if o.messages < 1 || o.topics < 1 || o.subscriptions < 1 || o.publishers < 1 || o.batch < 1 || len(o.processes) == 0 {
 				return usagef("--messages, --topics, --subscriptions, --publishers, --batch and --processes must be positive")
 			}
-			if err := checkOutputPath("--json", jsonPath); err != nil {
-				return err
+			for _, out := range []struct{ flag, path string }{{"--json", jsonPath}, {"--cpuprofile", cpuProfile}} {
+				if err := checkOutputPath(out.flag, out.path); err != nil {
+					return err
+				}
+			}
+			if cpuProfile != "" {
+				f, err := os.Create(cpuProfile)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return err
+				}
+				defer pprof.StopCPUProfile()
 			}
 			return runFanout(cmd.Context(), env(), o, jsonPath, keep)
 		},
@@ -99,6 +113,7 @@ func newFanoutCommand(env func() Env) *cobra.Command {
 	f.IntVar(&o.batchSize, "batch-size", o.batchSize, "messages per delivered batch")
 	f.StringVar(&processes, "processes", "1", "consumer clients per point, a list (1,2,4); each is a client of its own in the bench process")
 	f.StringVar(&jsonPath, "json", "", "write the machine-readable report to this file")
+	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the bench process to this file (go tool pprof)")
 	f.BoolVar(&keep, "keep", false, "keep the bench's own schema (or ./"+benchFile+") after the run")
 	return cmd
 }
