@@ -25,6 +25,7 @@ import (
 	"math"
 	mrand "math/rand/v2"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -243,6 +244,8 @@ type Client[TTx any] struct {
 	// topicLanes caches each topic's lane count (topics.go).
 	subs       map[string]*Subscription
 	topicLanes sync.Map
+	// topics consumes subs; nil without subscriptions.
+	topics *topicConsumer
 }
 
 // NewClient returns a client on d. Nothing runs until Start.
@@ -264,6 +267,9 @@ func NewClient[TTx any](d droverdriver.TxDriver[TTx], config *Config) (*Client[T
 	c := &Client[TTx]{config: cfg, driver: d, metrics: &clientMetrics{}, periodic: periodic}
 	c.remote = &Remote{exec: d, config: cfg, metrics: c.metrics}
 	if err := c.prepareSubscriptions(); err != nil {
+		return nil, err
+	}
+	if c.topics, err = c.newTopicConsumer(); err != nil {
 		return nil, err
 	}
 	for _, q := range cfg.Queues {
@@ -355,6 +361,14 @@ func (c *Client[TTx]) goBG(fn func()) {
 }
 
 func (c *Client[TTx]) wake(queue string) int {
+	if strings.HasPrefix(queue, droverdriver.TopicWakePrefix) {
+		// A publish: the consumer leases whatever it has room for, so
+		// it reports no room that would stop others from being woken.
+		if c.topics != nil {
+			c.topics.Wake()
+		}
+		return 0
+	}
 	if p, ok := c.producers[queue]; ok {
 		return p.Wake()
 	}
@@ -364,6 +378,9 @@ func (c *Client[TTx]) wake(queue string) int {
 func (c *Client[TTx]) wakeAll() {
 	for _, p := range c.producers {
 		p.Wake()
+	}
+	if c.topics != nil {
+		c.topics.Wake()
 	}
 }
 

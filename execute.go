@@ -172,6 +172,9 @@ type clientMetrics struct {
 	completed, failed, rescued atomic.Int64
 	flushes, flushedResults    atomic.Int64
 	acceptedResults, flushNano atomic.Int64
+	// Topics: messages this client published, and deliveries its
+	// consumers acknowledged.
+	topicPublished, topicDelivered atomic.Int64
 }
 
 func (m *clientMetrics) flushed(results, accepted int, took time.Duration) {

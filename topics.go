@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	mrand "math/rand/v2"
-	"sync"
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
@@ -265,7 +264,7 @@ func (c *Client[TTx]) publish(ctx context.Context, exec droverdriver.Executor, t
 	if err != nil {
 		return nil, err
 	}
-	wakeTopic(topic)
+	c.metrics.topicPublished.Add(int64(len(ids)))
 	return ids, nil
 }
 
@@ -321,36 +320,4 @@ func (c *Client[TTx]) SubscriptionLag(ctx context.Context, topic string) ([]Subs
 		out[i] = SubscriptionLag(r)
 	}
 	return out, nil
-}
-
-// topicWakers wakes the consumers of a topic in this process when a client
-// of the process publishes to it, so that they need not wait for a poll.
-var topicWakers = struct {
-	sync.Mutex
-	m map[string]map[chan struct{}]struct{}
-}{m: map[string]map[chan struct{}]struct{}{}}
-
-func wakeTopic(topic string) {
-	topicWakers.Lock()
-	defer topicWakers.Unlock()
-	for ch := range topicWakers.m[topic] {
-		select {
-		case ch <- struct{}{}:
-		default:
-		}
-	}
-}
-
-func watchTopic(topic string, ch chan struct{}) (stop func()) {
-	topicWakers.Lock()
-	defer topicWakers.Unlock()
-	if topicWakers.m[topic] == nil {
-		topicWakers.m[topic] = map[chan struct{}]struct{}{}
-	}
-	topicWakers.m[topic][ch] = struct{}{}
-	return func() {
-		topicWakers.Lock()
-		defer topicWakers.Unlock()
-		delete(topicWakers.m[topic], ch)
-	}
 }

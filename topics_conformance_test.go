@@ -153,7 +153,7 @@ func drainTopic(t *testing.T, d droverdriver.Driver, topic, sub string) []int64 
 	var out []int64
 	for {
 		token := droverdriver.NewLeaseToken()
-		leased, err := te.TopicLease(ctx, droverdriver.TopicLeaseParams{Topic: topic, Subscriptions: []string{sub},
+		leased, err := te.TopicLease(ctx, droverdriver.TopicLeaseParams{Subscriptions: []droverdriver.SubscriptionRef{{Topic: topic, Name: sub}},
 			Owner: "drain", Token: token, Lease: time.Minute, Max: 100, Now: time.Now()})
 		if err != nil {
 			t.Fatal(err)
@@ -161,15 +161,15 @@ func drainTopic(t *testing.T, d droverdriver.Driver, topic, sub string) []int64 
 		if len(leased) == 0 {
 			return out
 		}
-		p := droverdriver.TopicReadParams{Topic: topic, Limit: 1000}
+		p := droverdriver.TopicReadParams{Limit: 1000}
 		for _, l := range leased {
-			p.Lanes, p.Cursors = append(p.Lanes, l.Lane), append(p.Cursors, l.Cursor)
+			p.Topics, p.Lanes, p.Cursors = append(p.Topics, l.Topic), append(p.Lanes, l.Lane), append(p.Cursors, l.Cursor)
 		}
 		rows, err := te.TopicRead(ctx, p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ack := droverdriver.TopicAckParams{Topic: topic, Now: time.Now()}
+		ack := droverdriver.TopicAckParams{Now: time.Now()}
 		for i, l := range leased {
 			cursor := l.Cursor
 			for _, m := range rows {
@@ -178,7 +178,7 @@ func drainTopic(t *testing.T, d droverdriver.Driver, topic, sub string) []int64 
 					cursor = m.Position()
 				}
 			}
-			ack.Acks = append(ack.Acks, droverdriver.LaneAck{Subscription: sub, Lane: l.Lane, Token: token, Cursor: cursor})
+			ack.Acks = append(ack.Acks, droverdriver.LaneAck{Topic: topic, Subscription: sub, Lane: l.Lane, Token: token, Cursor: cursor})
 		}
 		if _, err := te.TopicAck(ctx, ack); err != nil {
 			t.Fatal(err)
@@ -242,7 +242,7 @@ func TestTopicDeadConsumerRedeliveredAndFenced(t *testing.T) {
 			t.Fatal(err)
 		}
 		dead := droverdriver.NewLeaseToken()
-		leased, err := te.TopicLease(ctx, droverdriver.TopicLeaseParams{Topic: "chat", Subscriptions: []string{"sub"},
+		leased, err := te.TopicLease(ctx, droverdriver.TopicLeaseParams{Subscriptions: []droverdriver.SubscriptionRef{{Topic: "chat", Name: "sub"}},
 			Owner: "dead", Token: dead, Lease: 100 * time.Millisecond, Max: 10, Now: time.Now()})
 		if err != nil || len(leased) != 1 {
 			t.Fatalf("lease: %v, %v", leased, err)
@@ -253,8 +253,8 @@ func TestTopicDeadConsumerRedeliveredAndFenced(t *testing.T) {
 		if got := led.ids("sub"); !slices.Equal(got, ids) {
 			t.Fatalf("delivered %v, want %v", got, ids)
 		}
-		accepted, err := te.TopicAck(ctx, droverdriver.TopicAckParams{Topic: "chat", Now: time.Now(),
-			Acks: []droverdriver.LaneAck{{Subscription: "sub", Lane: 0, Token: dead, Cursor: leased[0].Cursor}}})
+		accepted, err := te.TopicAck(ctx, droverdriver.TopicAckParams{Now: time.Now(),
+			Acks: []droverdriver.LaneAck{{Topic: "chat", Subscription: "sub", Lane: 0, Token: dead, Cursor: leased[0].Cursor}}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -43,10 +43,12 @@ type TopicExecutor interface {
 	// whether it existed.
 	SubscriptionDelete(ctx context.Context, topic, name string) (bool, error)
 
-	// TopicLease leases up to Max lanes of the named subscriptions of one
-	// topic that are free (no lease, or an expired one) and have messages
-	// readable past their cursor, least recently leased first, under one
-	// fresh Token. It returns the lanes with their cursors.
+	// TopicLease leases up to Max lanes of the named subscriptions (of
+	// any topics) that are free (no lease, or an expired one) and have
+	// messages readable past their cursor, least recently leased first,
+	// under one fresh Token. It returns the lanes with their cursors. One
+	// statement serves every subscription a client consumes, so that more
+	// topics do not mean more statements.
 	TopicLease(ctx context.Context, p TopicLeaseParams) ([]LeasedLane, error)
 
 	// TopicRead returns, for each range, at most Limit messages of the
@@ -123,6 +125,16 @@ type GenerationTopic struct {
 	Passed bool
 }
 
+// TopicWakePrefix starts the name a Listener's onInsert receives when
+// messages were published to a topic: TopicWake(topic). No queue name
+// starts with it, so job producers and topic consumers share one listening
+// connection and one notification channel without mistaking each other's
+// wake-ups. TopicPublish announces what it commits the way job inserts do.
+const TopicWakePrefix = "/"
+
+// TopicWake is the wake-up name of topic (TopicWakePrefix).
+func TopicWake(topic string) string { return TopicWakePrefix + topic }
+
 // ErrTopicsUnsupported is returned for topic calls on a store whose driver
 // does not implement TopicExecutor.
 var ErrTopicsUnsupported = errors.New("the store's driver does not implement topics")
@@ -177,10 +189,14 @@ type SubscriptionParams struct {
 	Now         time.Time
 }
 
+// SubscriptionRef names a subscription of a topic.
+type SubscriptionRef struct {
+	Topic, Name string
+}
+
 // TopicLeaseParams selects lanes to lease.
 type TopicLeaseParams struct {
-	Topic         string
-	Subscriptions []string
+	Subscriptions []SubscriptionRef
 	Owner         string
 	Token         LeaseToken
 	Lease         time.Duration
@@ -201,6 +217,7 @@ func (p Position) Less(q Position) bool {
 
 // LeasedLane is a lane TopicLease handed out, with its cursor.
 type LeasedLane struct {
+	Topic        string
 	Subscription string
 	Lane         int
 	Cursor       Position
@@ -212,9 +229,10 @@ type LeasedLane struct {
 	Dropped int64
 }
 
-// TopicReadParams names ranges to read: Lanes[i] after Cursors[i].
+// TopicReadParams names ranges to read: lane Lanes[i] of topic Topics[i]
+// after Cursors[i].
 type TopicReadParams struct {
-	Topic   string
+	Topics  []string
 	Lanes   []int
 	Cursors []Position
 	Limit   int
@@ -238,16 +256,16 @@ func (m *MessageRow) Position() Position { return Position{Xid: m.Xid, ID: m.ID}
 
 // LaneAck acknowledges a leased lane up to Cursor.
 type LaneAck struct {
+	Topic        string
 	Subscription string
 	Lane         int
 	Token        LeaseToken
 	Cursor       Position
 }
 
-// TopicAckParams is one ack statement.
+// TopicAckParams is one ack statement, for lanes of any topics.
 type TopicAckParams struct {
-	Topic string
-	Acks  []LaneAck
+	Acks []LaneAck
 	// Retries are inserted as jobs when the ack at RetryAck[i] is
 	// accepted.
 	Retries  []InsertParams
@@ -257,7 +275,6 @@ type TopicAckParams struct {
 
 // TopicExtendParams names leased lanes whose leases to extend.
 type TopicExtendParams struct {
-	Topic string
 	Lanes []LaneAck // Cursor unused
 	Lease time.Duration
 	Now   time.Time

@@ -1132,15 +1132,15 @@ SELECT 1 FROM {schema}topics WHERE name = $1;
 DELETE FROM {schema}topic_subscriptions WHERE topic = $1 AND name = $2;
 
 -- name: TopicLease
--- $1 topic, $2 subscriptions, $3 owner, $4 token, $5 lease ms, $6 max
--- lanes. Free lanes (no owner or an expired lease) with a readable message
--- past their cursor, least recently leased first; SKIP LOCKED lets
+-- $1 topics, $2 subscriptions (pairs), $3 owner, $4 token, $5 lease ms, $6
+-- max lanes. Free lanes (no owner or an expired lease) with a readable
+-- message past their cursor, least recently leased first; SKIP LOCKED lets
 -- concurrent consumers lease different lanes.
 UPDATE {schema}topic_lanes AS l
 SET lease_owner = $3, lease_token = $4::uuid, lease_expires_at = now() + make_interval(secs => $5 / 1000.0)
 FROM (
     SELECT c.topic, c.subscription, c.lane FROM {schema}topic_lanes AS c
-    WHERE c.topic = $1 AND c.subscription = ANY($2::text[])
+    WHERE (c.topic, c.subscription) IN (SELECT * FROM unnest($1::text[], $2::text[]))
       AND (c.lease_owner IS NULL OR c.lease_expires_at < now())
       AND EXISTS (SELECT 1 FROM {schema}topic_messages AS m
                   WHERE m.topic = c.topic AND m.lane = c.lane AND (m.xid, m.id) > (c.cursor_xid, c.cursor_id)
@@ -1149,39 +1149,39 @@ FROM (
     LIMIT $6
     FOR UPDATE SKIP LOCKED) AS f
 WHERE l.topic = f.topic AND l.subscription = f.subscription AND l.lane = f.lane
-RETURNING l.subscription, l.lane, l.cursor_xid, l.cursor_id,
+RETURNING l.topic, l.subscription, l.lane, l.cursor_xid, l.cursor_id,
     (SELECT s.max_attempts FROM {schema}topic_subscriptions AS s WHERE s.topic = l.topic AND s.name = l.subscription),
     l.dropped;
 
 -- name: TopicRead
--- $1 topic, $2 lanes, $3 cursor xids, $4 cursor ids, $5 limit per range.
+-- $1 topics, $2 lanes, $3 cursor xids, $4 cursor ids, $5 limit per range.
 -- One index range scan per range, cut at the horizon.
 SELECT r.ord - 1, m.id, m.xid, m.lane, m.key, m.payload, m.metadata, m.created_at
-FROM unnest($2::int[], $3::bigint[], $4::bigint[]) WITH ORDINALITY AS r(lane, cx, ci, ord)
+FROM unnest($1::text[], $2::int[], $3::bigint[], $4::bigint[]) WITH ORDINALITY AS r(topic, lane, cx, ci, ord)
 CROSS JOIN LATERAL (
     SELECT * FROM {schema}topic_messages AS t
-    WHERE t.topic = $1 AND t.lane = r.lane AND (t.xid, t.id) > (r.cx, r.ci)
+    WHERE t.topic = r.topic AND t.lane = r.lane AND (t.xid, t.id) > (r.cx, r.ci)
       AND t.xid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
     ORDER BY t.xid, t.id LIMIT $5) AS m
 ORDER BY r.ord, m.xid, m.id;
 
 -- name: TopicAck
--- $1 topic, $2 subscriptions, $3 lanes, $4 tokens, $5 cursor xids, $6
+-- $1 topics, $2 subscriptions, $3 lanes, $4 tokens, $5 cursor xids, $6
 -- cursor ids. Fenced by the lease token; the cursor only moves forward.
 -- Returns the indexes of accepted acks.
 UPDATE {schema}topic_lanes AS l
 SET cursor_xid = a.cx, cursor_id = a.ci, lease_owner = NULL, lease_token = NULL, lease_expires_at = now()
-FROM unnest($2::text[], $3::int[], $4::uuid[], $5::bigint[], $6::bigint[]) WITH ORDINALITY AS a(sub, lane, token, cx, ci, ord)
-WHERE l.topic = $1 AND l.subscription = a.sub AND l.lane = a.lane AND l.lease_token = a.token
+FROM unnest($1::text[], $2::text[], $3::int[], $4::uuid[], $5::bigint[], $6::bigint[]) WITH ORDINALITY AS a(topic, sub, lane, token, cx, ci, ord)
+WHERE l.topic = a.topic AND l.subscription = a.sub AND l.lane = a.lane AND l.lease_token = a.token
   AND (l.cursor_xid, l.cursor_id) <= (a.cx, a.ci)
 RETURNING a.ord - 1;
 
 -- name: TopicExtend
--- $1 topic, $2 subscriptions, $3 lanes, $4 tokens, $5 lease ms.
+-- $1 topics, $2 subscriptions, $3 lanes, $4 tokens, $5 lease ms.
 UPDATE {schema}topic_lanes AS l
 SET lease_expires_at = now() + make_interval(secs => $5 / 1000.0)
-FROM unnest($2::text[], $3::int[], $4::uuid[]) WITH ORDINALITY AS a(sub, lane, token, ord)
-WHERE l.topic = $1 AND l.subscription = a.sub AND l.lane = a.lane AND l.lease_token = a.token
+FROM unnest($1::text[], $2::text[], $3::int[], $4::uuid[]) WITH ORDINALITY AS a(topic, sub, lane, token, ord)
+WHERE l.topic = a.topic AND l.subscription = a.sub AND l.lane = a.lane AND l.lease_token = a.token
 RETURNING a.ord - 1;
 
 -- name: TopicLag

@@ -286,7 +286,7 @@ type topicName struct {
 }
 
 type topicLeaseParams struct {
-	Topic         string
+	Topics        []string
 	Subscriptions []string
 	Owner         string
 	Token         [16]byte
@@ -303,16 +303,17 @@ type topicPublishParams struct {
 }
 
 type topicReadParams struct {
-	Topic string
-	Lanes []int32
-	Xids  []int64
-	IDs   []int64
-	Limit int
+	Topics []string
+	Lanes  []int32
+	Xids   []int64
+	IDs    []int64
+	Limit  int
 }
 
 // laneArrays are lanes of subscriptions as the parallel arrays TopicAck and
 // TopicExtend take (laneArgs).
 type laneArrays struct {
+	Topics []string
 	Subs   []string
 	Lanes  []int32
 	Tokens [][16]byte
@@ -320,13 +321,7 @@ type laneArrays struct {
 	IDs    []int64
 }
 
-type topicAckParams struct {
-	Topic string
-	laneArrays
-}
-
 type topicExtendParams struct {
-	Topic string
 	laneArrays
 	LeaseMS float64
 }
@@ -436,16 +431,16 @@ var (
 	topicExists        = def(stmt[string]{name: "TopicExists", cols: 1, args: oneArg[string]})
 	subscriptionDelete = def(stmt[topicName]{name: "SubscriptionDelete",
 		args: func(p *topicName) []any { return []any{p.Topic, p.Name} }})
-	topicLease = def(stmt[topicLeaseParams]{name: "TopicLease", cols: 6,
+	topicLease = def(stmt[topicLeaseParams]{name: "TopicLease", cols: 7,
 		args: func(p *topicLeaseParams) []any {
-			return []any{p.Topic, p.Subscriptions, p.Owner, p.Token, p.LeaseMS, p.Max}
+			return []any{p.Topics, p.Subscriptions, p.Owner, p.Token, p.LeaseMS, p.Max}
 		}})
 	topicRead = def(stmt[topicReadParams]{name: "TopicRead", cols: 8,
-		args: func(p *topicReadParams) []any { return []any{p.Topic, p.Lanes, p.Xids, p.IDs, p.Limit} }})
-	topicAck = def(stmt[topicAckParams]{name: "TopicAck", cols: 1,
-		args: func(p *topicAckParams) []any { return []any{p.Topic, p.Subs, p.Lanes, p.Tokens, p.Xids, p.IDs} }})
+		args: func(p *topicReadParams) []any { return []any{p.Topics, p.Lanes, p.Xids, p.IDs, p.Limit} }})
+	topicAck = def(stmt[laneArrays]{name: "TopicAck", cols: 1,
+		args: func(p *laneArrays) []any { return []any{p.Topics, p.Subs, p.Lanes, p.Tokens, p.Xids, p.IDs} }})
 	topicExtend = def(stmt[topicExtendParams]{name: "TopicExtend", cols: 1,
-		args: func(p *topicExtendParams) []any { return []any{p.Topic, p.Subs, p.Lanes, p.Tokens, p.LeaseMS} }})
+		args: func(p *topicExtendParams) []any { return []any{p.Topics, p.Subs, p.Lanes, p.Tokens, p.LeaseMS} }})
 	topicLag              = def(stmt[string]{name: "TopicLag", cols: 4, args: oneArg[string]})
 	topicGenerations      = def(stmt[struct{}]{name: "TopicGenerations", cols: 5, args: noArgs})
 	topicGenerationTopics = def(stmt[idRange]{name: "TopicGenerationTopics", cols: 3, args: idRangeArgs})

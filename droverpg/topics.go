@@ -70,7 +70,21 @@ func (e *executor) TopicPublish(ctx context.Context, topic string, msgs []drover
 		return nil, e.wrap("publish", err)
 	}
 	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	return ids, e.wrap("publish", err)
+	if err != nil {
+		return nil, e.wrap("publish", err)
+	}
+	// order: consumers are woken as job producers are: by the waker once
+	// the publish committed, or inside the caller's transaction, whose
+	// commit delivers the notification with the messages.
+	wake := wakeSet{droverdriver.TopicWake(topic): allJobs}
+	if e.waker != nil {
+		e.waker.wake(wake)
+		return ids, nil
+	}
+	if _, err := notifyStmt.exec(ctx, e.db, e.q, notifyParams{Channel: e.channel, Payloads: wake.payloads()}); err != nil {
+		return nil, e.wrap("publish", err)
+	}
+	return ids, nil
 }
 
 func (e *executor) SubscriptionCreate(ctx context.Context, p droverdriver.SubscriptionParams) (bool, error) {
@@ -98,14 +112,19 @@ func (e *executor) SubscriptionDelete(ctx context.Context, topic, name string) (
 }
 
 func (e *executor) TopicLease(ctx context.Context, p droverdriver.TopicLeaseParams) ([]droverdriver.LeasedLane, error) {
-	rows, err := topicLease.query(ctx, e.db, e.q, topicLeaseParams{p.Topic, p.Subscriptions, p.Owner, [16]byte(p.Token),
+	topics := make([]string, len(p.Subscriptions))
+	subs := make([]string, len(p.Subscriptions))
+	for i, s := range p.Subscriptions {
+		topics[i], subs[i] = s.Topic, s.Name
+	}
+	rows, err := topicLease.query(ctx, e.db, e.q, topicLeaseParams{topics, subs, p.Owner, [16]byte(p.Token),
 		float64(p.Lease.Milliseconds()), p.Max})
 	if err != nil {
 		return nil, e.wrap("lease lanes", err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (droverdriver.LeasedLane, error) {
 		var l droverdriver.LeasedLane
-		err := r.Scan(&l.Subscription, &l.Lane, &l.Cursor.Xid, &l.Cursor.ID, &l.MaxAttempts, &l.Dropped)
+		err := r.Scan(&l.Topic, &l.Subscription, &l.Lane, &l.Cursor.Xid, &l.Cursor.ID, &l.MaxAttempts, &l.Dropped)
 		return l, err
 	})
 	return out, e.wrap("lease lanes", err)
@@ -121,7 +140,7 @@ func (e *executor) TopicRead(ctx context.Context, p droverdriver.TopicReadParams
 	for i := range p.Lanes {
 		lanes[i], xids[i], ids[i] = int32(p.Lanes[i]), p.Cursors[i].Xid, p.Cursors[i].ID
 	}
-	rows, err := topicRead.query(ctx, e.db, e.q, topicReadParams{p.Topic, lanes, xids, ids, p.Limit})
+	rows, err := topicRead.query(ctx, e.db, e.q, topicReadParams{p.Topics, lanes, xids, ids, p.Limit})
 	if err != nil {
 		return nil, e.wrap("read messages", err)
 	}
@@ -140,6 +159,7 @@ func (e *executor) TopicRead(ctx context.Context, p droverdriver.TopicReadParams
 // laneArgs unpacks acks into the parallel arrays the statements take.
 func laneArgs(acks []droverdriver.LaneAck) (a laneArrays) {
 	for _, ack := range acks {
+		a.Topics = append(a.Topics, ack.Topic)
 		a.Subs = append(a.Subs, ack.Subscription)
 		a.Lanes = append(a.Lanes, int32(ack.Lane))
 		a.Tokens = append(a.Tokens, [16]byte(ack.Token))
@@ -155,7 +175,7 @@ func (e *executor) TopicAck(ctx context.Context, p droverdriver.TopicAckParams) 
 	}
 	arrays := laneArgs(p.Acks)
 	ack := func(db dbtx) ([]int, error) {
-		rows, err := topicAck.query(ctx, db, e.q, topicAckParams{p.Topic, arrays})
+		rows, err := topicAck.query(ctx, db, e.q, arrays)
 		if err != nil {
 			return nil, err
 		}
@@ -189,7 +209,7 @@ func (e *executor) TopicExtend(ctx context.Context, p droverdriver.TopicExtendPa
 	if len(p.Lanes) == 0 {
 		return nil, nil
 	}
-	rows, err := topicExtend.query(ctx, e.db, e.q, topicExtendParams{p.Topic, laneArgs(p.Lanes), float64(p.Lease.Milliseconds())})
+	rows, err := topicExtend.query(ctx, e.db, e.q, topicExtendParams{laneArgs(p.Lanes), float64(p.Lease.Milliseconds())})
 	if err != nil {
 		return nil, e.wrap("extend lane leases", err)
 	}

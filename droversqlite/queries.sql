@@ -889,65 +889,82 @@ DELETE FROM {schema}topic_subscriptions WHERE topic = ?1 AND name = ?2;
 -- name: SubscriptionDeleteLanes
 DELETE FROM {schema}topic_lanes WHERE topic = ?1 AND subscription = ?2;
 
+-- name: TopicLeaseCandidates
+-- ?1 JSON array of [topic, subscription], ?2 now, ?3 max lanes. Run on a
+-- reader: free lanes (no owner, or an expired lease) with a message past
+-- their cursor, least recently leased first. Looking at every lane of a
+-- client's subscriptions is the costly part of a lease; on a WAL reader it
+-- runs beside other clients' and never holds the single writer, and when
+-- it finds nothing no write transaction starts at all.
+SELECT l.topic, l.subscription, l.lane, l.cursor_id FROM {schema}topic_lanes AS l
+WHERE (l.topic, l.subscription) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?1))
+  AND (l.lease_owner IS NULL OR l.lease_expires_at < ?2)
+  AND EXISTS (SELECT 1 FROM {schema}topic_messages AS m
+              WHERE m.topic = l.topic AND m.lane = l.lane AND m.xid = 0 AND m.id > l.cursor_id)
+ORDER BY coalesce(l.lease_expires_at, 0) LIMIT ?3;
+
 -- name: TopicLease
--- ?1 topic, ?2 JSON array of subscriptions, ?3 owner, ?4 token (16
--- bytes), ?5 lease expiry, ?6 now, ?7 max lanes. Free lanes (no owner, or
--- an expired lease) with a message past their cursor, least recently
--- leased first; the write lock makes the lease exclusive.
-UPDATE {schema}topic_lanes SET lease_owner = ?3, lease_token = ?4, lease_expires_at = ?5
-WHERE (topic, subscription, lane) IN (
-    SELECT l.topic, l.subscription, l.lane FROM {schema}topic_lanes AS l
-    WHERE l.topic = ?1 AND l.subscription IN (SELECT value FROM json_each(?2))
-      AND (l.lease_owner IS NULL OR l.lease_expires_at < ?6)
-      AND EXISTS (SELECT 1 FROM {schema}topic_messages AS m
-                  WHERE m.topic = l.topic AND m.lane = l.lane AND m.xid = 0 AND m.id > l.cursor_id)
-    ORDER BY coalesce(l.lease_expires_at, 0) LIMIT ?7)
-RETURNING subscription, lane, cursor_xid, cursor_id, dropped;
+-- ?1 JSON array of [topic, subscription, lane, cursor id] candidates
+-- (TopicLeaseCandidates), ?2 owner, ?3 token (16 bytes), ?4 lease expiry,
+-- ?5 now. Leases those still free and still at the cursor the reader saw:
+-- a lane whose cursor has not moved still has the message the reader found
+-- past it (only retention removes messages, and an emptied lane's batch is
+-- empty and released at its cursor). The write lock makes the lease
+-- exclusive.
+WITH c AS MATERIALIZED (
+    SELECT value ->> 0 AS topic, value ->> 1 AS sub, value ->> 2 AS lane, value ->> 3 AS ci FROM json_each(?1))
+UPDATE {schema}topic_lanes AS l SET lease_owner = ?2, lease_token = ?3, lease_expires_at = ?4
+FROM c
+WHERE l.topic = c.topic AND l.subscription = c.sub AND l.lane = c.lane AND l.cursor_id = c.ci
+  AND (l.lease_owner IS NULL OR l.lease_expires_at < ?5)
+RETURNING topic, subscription, lane, cursor_xid, cursor_id, dropped;
 
 -- name: TopicMaxAttempts
--- ?1 topic: the stored max attempts of its subscriptions, read in the
--- lease's transaction (SQLite's RETURNING cannot run a subquery).
-SELECT name, max_attempts FROM {schema}topic_subscriptions WHERE topic = ?1;
+-- ?1 JSON array of [topic, subscription]: their stored max attempts, read
+-- in the lease's transaction (SQLite's RETURNING cannot run a subquery).
+SELECT topic, name, max_attempts FROM {schema}topic_subscriptions
+WHERE (topic, name) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?1));
 
 -- name: TopicRead
--- ?1 topic, ?2 JSON array of [lane, cursor xid, cursor id], ?3 limit per
--- range. Each range's messages come from the read index, at most ?3.
+-- ?1 JSON array of [topic, lane, cursor xid, cursor id], ?2 limit per
+-- range. Each range's messages come from the read index, at most ?2.
 SELECT r.key, m.id, m.xid, m.lane, m.key, m.payload, m.metadata, m.created_at
-FROM json_each(?2) AS r
+FROM json_each(?1) AS r
 JOIN {schema}topic_messages AS m ON m.id IN (
     SELECT id FROM {schema}topic_messages
-    WHERE topic = ?1 AND lane = r.value ->> 0 AND xid = 0 AND id > r.value ->> 2
-    ORDER BY xid, id LIMIT ?3)
+    WHERE topic = r.value ->> 0 AND lane = r.value ->> 1 AND xid = 0 AND id > r.value ->> 3
+    ORDER BY xid, id LIMIT ?2)
 ORDER BY r.key, m.xid, m.id;
 
 -- name: TopicAck
--- ?1 topic, ?2 JSON array of [subscription, lane, token in hex, cursor
--- xid, cursor id], ?3 now. Fenced by the lease token; the cursor only
--- moves forward. Returns the lanes it moved (SQLite's RETURNING cannot
--- name the FROM table, so the driver maps them back to acks). The acks are
--- unpacked once (a materialized CTE): joined to the lanes directly, each
--- JSON value was extracted again for every lane of the topic, which made
--- acks the bulk of a fan-out's CPU.
+-- ?1 JSON array of [topic, subscription, lane, token in hex, cursor xid,
+-- cursor id], ?2 now. Fenced by the lease token; the cursor only moves
+-- forward. Returns the lanes it moved (SQLite's RETURNING cannot name the
+-- FROM table, so the driver maps them back to acks). The acks are unpacked
+-- once (a materialized CTE): joined to the lanes directly, each JSON value
+-- was extracted again for every lane of the topic, which made acks the
+-- bulk of a fan-out's CPU.
 WITH a AS MATERIALIZED (
-    SELECT value ->> 0 AS sub, value ->> 1 AS lane, unhex(value ->> 2) AS token,
-        value ->> 3 AS cx, value ->> 4 AS ci
-    FROM json_each(?2))
+    SELECT value ->> 0 AS topic, value ->> 1 AS sub, value ->> 2 AS lane, unhex(value ->> 3) AS token,
+        value ->> 4 AS cx, value ->> 5 AS ci
+    FROM json_each(?1))
 UPDATE {schema}topic_lanes AS l
-SET cursor_xid = a.cx, cursor_id = a.ci, lease_owner = NULL, lease_token = NULL, lease_expires_at = ?3
+SET cursor_xid = a.cx, cursor_id = a.ci, lease_owner = NULL, lease_token = NULL, lease_expires_at = ?2
 FROM a
-WHERE l.topic = ?1 AND l.subscription = a.sub AND l.lane = a.lane AND l.lease_token = a.token
+WHERE l.topic = a.topic AND l.subscription = a.sub AND l.lane = a.lane AND l.lease_token = a.token
   AND (l.cursor_xid, l.cursor_id) <= (a.cx, a.ci)
-RETURNING subscription, lane;
+RETURNING topic, subscription, lane;
 
 -- name: TopicExtend
--- ?1 topic, ?2 JSON array of [subscription, lane, token in hex], ?3 new
--- expiry. Returns the lanes it extended.
+-- ?1 JSON array as TopicAck's (cursors unused), ?2 new expiry. Returns the
+-- lanes it extended.
 WITH a AS MATERIALIZED (
-    SELECT value ->> 0 AS sub, value ->> 1 AS lane, unhex(value ->> 2) AS token FROM json_each(?2))
-UPDATE {schema}topic_lanes AS l SET lease_expires_at = ?3
+    SELECT value ->> 0 AS topic, value ->> 1 AS sub, value ->> 2 AS lane, unhex(value ->> 3) AS token
+    FROM json_each(?1))
+UPDATE {schema}topic_lanes AS l SET lease_expires_at = ?2
 FROM a
-WHERE l.topic = ?1 AND l.subscription = a.sub AND l.lane = a.lane AND l.lease_token = a.token
-RETURNING subscription, lane;
+WHERE l.topic = a.topic AND l.subscription = a.sub AND l.lane = a.lane AND l.lease_token = a.token
+RETURNING topic, subscription, lane;
 
 -- name: TopicLag
 SELECT l.subscription,

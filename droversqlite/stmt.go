@@ -295,26 +295,28 @@ type topicName struct {
 	Topic, Name string
 }
 
-type topicLeaseParams struct {
-	Topic         string
-	Subscriptions string // JSON array
-	Owner         string
-	Token         []byte
-	Expires       int64
+type topicCandidatesParams struct {
+	Subscriptions string // JSON array of [topic, subscription]
 	Now           int64
 	Max           int
 }
 
+type topicLeaseParams struct {
+	Candidates string // JSON array of [topic, subscription, lane, cursor id]
+	Owner      string
+	Token      []byte
+	Expires    int64
+	Now        int64
+}
+
 type topicReadParams struct {
-	Topic  string
-	Ranges string // JSON: [lane, cursor xid, cursor id]
+	Ranges string // JSON: [topic, lane, cursor xid, cursor id]
 	Limit  int
 }
 
 // laneUpdateParams are the lanes TopicAck and TopicExtend update (JSON,
 // appendLanes) and the time they set (the ack's now, or the new expiry).
 type laneUpdateParams struct {
-	Topic string
 	Lanes string
 	At    int64
 }
@@ -438,15 +440,15 @@ var (
 	topicExists             = def(stmt[string]{name: "TopicExists", cols: 1, args: oneArg[string]})
 	subscriptionDelete      = def(stmt[topicName]{name: "SubscriptionDelete", args: topicNameArgs})
 	subscriptionDeleteLanes = def(stmt[topicName]{name: "SubscriptionDeleteLanes", args: topicNameArgs})
-	topicLease              = def(stmt[topicLeaseParams]{name: "TopicLease", cols: 5,
-		args: func(p *topicLeaseParams) []any {
-			return []any{p.Topic, p.Subscriptions, p.Owner, p.Token, p.Expires, p.Now, p.Max}
-		}})
-	topicMaxAttempts = def(stmt[string]{name: "TopicMaxAttempts", cols: 2, args: oneArg[string]})
+	topicLeaseCandidates    = def(stmt[topicCandidatesParams]{name: "TopicLeaseCandidates", cols: 4,
+		args: func(p *topicCandidatesParams) []any { return []any{p.Subscriptions, p.Now, p.Max} }})
+	topicLease = def(stmt[topicLeaseParams]{name: "TopicLease", cols: 6,
+		args: func(p *topicLeaseParams) []any { return []any{p.Candidates, p.Owner, p.Token, p.Expires, p.Now} }})
+	topicMaxAttempts = def(stmt[string]{name: "TopicMaxAttempts", cols: 3, args: oneArg[string]})
 	topicRead        = def(stmt[topicReadParams]{name: "TopicRead", cols: 8,
-		args: func(p *topicReadParams) []any { return []any{p.Topic, p.Ranges, p.Limit} }})
-	topicAck              = def(stmt[laneUpdateParams]{name: "TopicAck", cols: 2, args: laneUpdateArgs})
-	topicExtend           = def(stmt[laneUpdateParams]{name: "TopicExtend", cols: 2, args: laneUpdateArgs})
+		args: func(p *topicReadParams) []any { return []any{p.Ranges, p.Limit} }})
+	topicAck              = def(stmt[laneUpdateParams]{name: "TopicAck", cols: 3, args: laneUpdateArgs})
+	topicExtend           = def(stmt[laneUpdateParams]{name: "TopicExtend", cols: 3, args: laneUpdateArgs})
 	topicLag              = def(stmt[string]{name: "TopicLag", cols: 4, args: oneArg[string]})
 	topicGenerations      = def(stmt[struct{}]{name: "TopicGenerations", cols: 5, args: noArgs})
 	topicGenerationTopics = def(stmt[idRange]{name: "TopicGenerationTopics", cols: 3, args: idRangeArgs})
@@ -470,7 +472,7 @@ func jobAtArgs(p *jobAt) []any { return []any{p.ID, p.Now} }
 
 func topicNameArgs(p *topicName) []any { return []any{p.Topic, p.Name} }
 
-func laneUpdateArgs(p *laneUpdateParams) []any { return []any{p.Topic, p.Lanes, p.At} }
+func laneUpdateArgs(p *laneUpdateParams) []any { return []any{p.Lanes, p.At} }
 
 func idRangeArgs(p *idRange) []any { return []any{p.From, p.To} }
 

@@ -20,7 +20,7 @@ var _ droverdriver.TopicExecutor = (*executor)(nil)
 // Topic reads run on the reader pool: a WAL reader sees every committed
 // message and never waits for the writer.
 func init() {
-	readQueries = append(readQueries, topicList.name, topicRead.name, topicLag.name, topicGenerations.name, topicGenerationTopics.name)
+	readQueries = append(readQueries, topicLeaseCandidates.name, topicMaxAttempts.name, topicList.name, topicRead.name, topicLag.name, topicGenerations.name, topicGenerationTopics.name)
 }
 
 func (e *executor) TopicCreate(ctx context.Context, p droverdriver.TopicParams) (*droverdriver.TopicRow, error) {
@@ -129,6 +129,7 @@ func (e *executor) TopicPublish(ctx context.Context, topic string, msgs []drover
 	if err != nil {
 		return nil, e.wrap("publish", err)
 	}
+	notify(e.hubKey, []string{droverdriver.TopicWake(topic)})
 	return ids, nil
 }
 
@@ -172,35 +173,59 @@ func (e *executor) SubscriptionDelete(ctx context.Context, topic, name string) (
 }
 
 func (e *executor) TopicLease(ctx context.Context, p droverdriver.TopicLeaseParams) ([]droverdriver.LeasedLane, error) {
-	subs, err := json.Marshal(p.Subscriptions)
+	pairs := make([][2]string, len(p.Subscriptions))
+	for i, s := range p.Subscriptions {
+		pairs[i] = [2]string{s.Topic, s.Name}
+	}
+	subs, err := json.Marshal(pairs)
+	if err != nil {
+		return nil, err
+	}
+	// order: candidates are found on a reader, then leased under the
+	// write lock by primary key if still free and unmoved (queries.sql).
+	var cands []any
+	err = topicLeaseCandidates.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
+		var topic, sub string
+		var lane, cursor int64
+		if err := rows.Scan(&topic, &sub, &lane, &cursor); err != nil {
+			return err
+		}
+		cands = append(cands, []any{topic, sub, lane, cursor})
+		return nil
+	}, topicCandidatesParams{string(subs), micros(p.Now), p.Max})
+	if err != nil || len(cands) == 0 {
+		return nil, e.wrap("lease lanes", err)
+	}
+	candJSON, err := json.Marshal(cands)
 	if err != nil {
 		return nil, err
 	}
 	var out []droverdriver.LeasedLane
 	err = e.writeTx(ctx, func(tx *sql.Tx) error {
 		out = out[:0]
-		err := topicLease.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
+		return topicLease.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
 			var l droverdriver.LeasedLane
-			err := rows.Scan(&l.Subscription, &l.Lane, &l.Cursor.Xid, &l.Cursor.ID, &l.Dropped)
+			err := rows.Scan(&l.Topic, &l.Subscription, &l.Lane, &l.Cursor.Xid, &l.Cursor.ID, &l.Dropped)
 			out = append(out, l)
 			return err
-		}, topicLeaseParams{p.Topic, string(subs), p.Owner, p.Token[:], micros(p.Now.Add(p.Lease)), micros(p.Now), p.Max})
-		if err != nil || len(out) == 0 {
-			return err
-		}
-		attempts := map[string]int{}
-		err = topicMaxAttempts.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
-			var name string
-			var n int
-			err := rows.Scan(&name, &n)
-			attempts[name] = n
-			return err
-		}, p.Topic)
-		for i := range out {
-			out[i].MaxAttempts = attempts[out[i].Subscription]
-		}
-		return err
+		}, topicLeaseParams{string(candJSON), p.Owner, p.Token[:], micros(p.Now.Add(p.Lease)), micros(p.Now)})
 	})
+	if err != nil || len(out) == 0 {
+		return nil, e.wrap("lease lanes", err)
+	}
+	// The subscriptions' stored max attempts, read beside the lease: a
+	// subscription's setting is fixed at creation.
+	attempts := map[droverdriver.SubscriptionRef]int{}
+	err = topicMaxAttempts.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
+		var s droverdriver.SubscriptionRef
+		var n int
+		err := rows.Scan(&s.Topic, &s.Name, &n)
+		attempts[s] = n
+		return err
+	}, string(subs))
+	for i := range out {
+		out[i].MaxAttempts = attempts[droverdriver.SubscriptionRef{Topic: out[i].Topic, Name: out[i].Subscription}]
+	}
 	return out, e.wrap("lease lanes", err)
 }
 
@@ -214,6 +239,8 @@ func (e *executor) TopicRead(ctx context.Context, p droverdriver.TopicReadParams
 			b = append(b, ',')
 		}
 		b = append(b, '[')
+		b = appendString(b, p.Topics[i])
+		b = append(b, ',')
 		b = strconv.AppendInt(b, int64(lane), 10)
 		b = append(b, ',')
 		b = strconv.AppendInt(b, p.Cursors[i].Xid, 10)
@@ -234,12 +261,12 @@ func (e *executor) TopicRead(ctx context.Context, p droverdriver.TopicReadParams
 		m.Key, m.Metadata, m.PublishedAt = key.String, []byte(meta), fromMicros(created)
 		out = append(out, &m)
 		return nil
-	}, topicReadParams{p.Topic, string(b), p.Limit})
+	}, topicReadParams{string(b), p.Limit})
 	return out, e.wrap("read messages", err)
 }
 
 // appendLanes encodes lanes as the JSON array TopicAck and TopicExtend
-// take: [subscription, lane, token in hex, cursor xid, cursor id].
+// take: [topic, subscription, lane, token in hex, cursor xid, cursor id].
 func appendLanes(b []byte, acks []droverdriver.LaneAck) []byte {
 	b = append(b, '[')
 	for i, a := range acks {
@@ -247,6 +274,8 @@ func appendLanes(b []byte, acks []droverdriver.LaneAck) []byte {
 			b = append(b, ',')
 		}
 		b = append(b, '[')
+		b = appendString(b, a.Topic)
+		b = append(b, ',')
 		b = appendString(b, a.Subscription)
 		b = append(b, ',')
 		b = strconv.AppendInt(b, int64(a.Lane), 10)
@@ -263,31 +292,30 @@ func appendLanes(b []byte, acks []droverdriver.LaneAck) []byte {
 
 // laneKey names a lane of a subscription.
 type laneKey struct {
-	sub  string
-	lane int
+	topic, sub string
+	lane       int
 }
 
 // laneUpdate runs TopicAck or TopicExtend in tx and returns the indexes of
 // the lanes it updated.
-func (e *executor) laneUpdate(ctx context.Context, tx *sql.Tx, s *stmt[laneUpdateParams], topic string, acks []droverdriver.LaneAck, at int64) ([]int, error) {
+func (e *executor) laneUpdate(ctx context.Context, tx *sql.Tx, s *stmt[laneUpdateParams], acks []droverdriver.LaneAck, at int64) ([]int, error) {
 	// SQLite's RETURNING cannot name the FROM table, so the lanes it
 	// returns are mapped back to acks, which name each lane at most once.
 	idx := make(map[laneKey]int, len(acks))
 	for i, a := range acks {
-		idx[laneKey{a.Subscription, a.Lane}] = i
+		idx[laneKey{a.Topic, a.Subscription, a.Lane}] = i
 	}
 	var out []int
 	err := s.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
-		var sub string
-		var lane int
-		if err := rows.Scan(&sub, &lane); err != nil {
+		var k laneKey
+		if err := rows.Scan(&k.topic, &k.sub, &k.lane); err != nil {
 			return err
 		}
-		if i, ok := idx[laneKey{sub, lane}]; ok {
+		if i, ok := idx[k]; ok {
 			out = append(out, i)
 		}
 		return nil
-	}, laneUpdateParams{topic, string(appendLanes(nil, acks)), at})
+	}, laneUpdateParams{string(appendLanes(nil, acks)), at})
 	return out, err
 }
 
@@ -298,7 +326,7 @@ func (e *executor) TopicAck(ctx context.Context, p droverdriver.TopicAckParams) 
 	var accepted []int
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		if accepted, err = e.laneUpdate(ctx, tx, topicAck, p.Topic, p.Acks, micros(p.Now)); err != nil {
+		if accepted, err = e.laneUpdate(ctx, tx, topicAck, p.Acks, micros(p.Now)); err != nil {
 			return err
 		}
 		// order: failed messages become jobs in the ack's transaction,
@@ -321,7 +349,7 @@ func (e *executor) TopicExtend(ctx context.Context, p droverdriver.TopicExtendPa
 	var out []int
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		out, err = e.laneUpdate(ctx, tx, topicExtend, p.Topic, p.Lanes, micros(p.Now.Add(p.Lease)))
+		out, err = e.laneUpdate(ctx, tx, topicExtend, p.Lanes, micros(p.Now.Add(p.Lease)))
 		return err
 	})
 	return out, e.wrap("extend lane leases", err)

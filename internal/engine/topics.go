@@ -43,21 +43,23 @@ type ReadPlan struct {
 	RangeOf []int
 }
 
-// PlanReads groups leased lanes by (lane, cursor) into the ranges of one
-// TopicRead of at most limit messages per range.
-func PlanReads(topic string, leased []droverdriver.LeasedLane, limit int) ReadPlan {
+// PlanReads groups leased lanes by (topic, lane, cursor) into the ranges
+// of one TopicRead of at most limit messages per range.
+func PlanReads(leased []droverdriver.LeasedLane, limit int) ReadPlan {
 	type rng struct {
+		topic  string
 		lane   int
 		cursor droverdriver.Position
 	}
-	plan := ReadPlan{Params: droverdriver.TopicReadParams{Topic: topic, Limit: limit}, RangeOf: make([]int, len(leased))}
+	plan := ReadPlan{Params: droverdriver.TopicReadParams{Limit: limit}, RangeOf: make([]int, len(leased))}
 	seen := make(map[rng]int, len(leased))
 	for i, l := range leased {
-		k := rng{l.Lane, l.Cursor}
+		k := rng{l.Topic, l.Lane, l.Cursor}
 		r, ok := seen[k]
 		if !ok {
 			r = len(plan.Params.Lanes)
 			seen[k] = r
+			plan.Params.Topics = append(plan.Params.Topics, l.Topic)
 			plan.Params.Lanes = append(plan.Params.Lanes, l.Lane)
 			plan.Params.Cursors = append(plan.Params.Cursors, l.Cursor)
 		}
