@@ -42,6 +42,9 @@ type topicClient interface {
 type fanoutOptions struct {
 	messages, topics, subscriptions, publishers, batch, consumers, batchSize, lanes int
 	processes                                                                       []int
+	// rate paces publishing at this many messages per second (0: as fast
+	// as the publishers go), to read latency below the maximum rate.
+	rate int
 	// inProcess runs the consumer clients in the bench process instead of
 	// as `drover bench fanout-consumer` processes (profiling).
 	inProcess bool
@@ -138,6 +141,7 @@ func newFanoutCommand(env func() Env) *cobra.Command {
 	f.IntVar(&o.batchSize, "batch-size", o.batchSize, "messages per delivered batch")
 	f.StringVar(&processes, "processes", "1", "consumer processes per point, a list (1,2,4): each a `drover bench fanout-consumer` serving every subscription")
 	f.BoolVar(&o.inProcess, "in-process", false, "run the consumers as clients in the bench process instead of processes")
+	f.IntVar(&o.rate, "rate", 0, "publish at most this many messages per second in all (0: as fast as possible)")
 	f.StringVar(&o.fault, "fault", "", "kill-worker: SIGKILL one consumer process half way through publishing, and start another")
 	f.DurationVar(&o.lease, "lease", o.lease, "lane lease of the consumers: how soon a killed consumer's lanes are delivered again")
 	f.StringVar(&jsonPath, "json", "", "write the machine-readable report to this file")
@@ -167,8 +171,8 @@ func runFanout(ctx context.Context, env Env, o fanoutOptions, jsonPath string, k
 		return err
 	}
 	rep := &FanoutReport{Scenario: "fanout", Driver: store.Driver.Name(), Command: commandLine(bt.Target),
-		Settings: fmt.Sprintf("%d topics × %d subscriptions, %d lanes, %d publishers × %d messages per publish, batches of %d, %d consumers per subscription per client",
-			o.topics, o.subscriptions, o.lanes, o.publishers, o.batch, o.batchSize, o.consumers)}
+		Settings: fmt.Sprintf("%d topics × %d subscriptions, %d lanes, %d publishers × %d messages per publish, batches of %d, %d consumers per subscription per client, rate %d/s (0: unpaced)",
+			o.topics, o.subscriptions, o.lanes, o.publishers, o.batch, o.batchSize, o.consumers, o.rate)}
 	for _, k := range o.processes {
 		pt, err := fanoutPoint(ctx, env, store, pub.(topicClient), o, k)
 		if err != nil {
@@ -277,6 +281,12 @@ func fanoutPoint(ctx context.Context, env Env, store *storeurl.Store, pub topicC
 						}
 						killed++
 					})
+				}
+				if o.rate > 0 {
+					due := start.Add(time.Duration(float64(first) / float64(o.rate) * float64(time.Second)))
+					if wait := time.Until(due); wait > 0 {
+						time.Sleep(wait)
+					}
 				}
 				t := int(first/int64(o.batch)) % o.topics
 				now := uint64(time.Now().UnixNano())
