@@ -392,8 +392,7 @@ func (tc *topicConsumer) handle(ctx context.Context, sub *Subscription, b *laneB
 	}
 	batch := make([]*Delivery, len(b.rows))
 	for i, m := range b.rows {
-		batch[i] = &Delivery{ID: m.ID, Topic: sub.Topic, Subscription: sub.Name, Key: m.Key, Payload: m.Payload,
-			Metadata: m.Metadata, PublishedAt: m.PublishedAt, Attempt: 1}
+		batch[i] = delivery(sub.Topic, sub.Name, m)
 	}
 	err := safeHandle(ctx, sub.Handler, batch)
 	if err == nil {
@@ -454,16 +453,22 @@ func (tc *topicConsumer) ack(ctx context.Context, finished []*laneBatch) error {
 // holding the error, and with the attempts the subscription's stored
 // maxAttempts leaves after the first delivery.
 func (tc *topicConsumer) retryJob(sub *Subscription, maxAttempts int, m *droverdriver.MessageRow, cause error) (droverdriver.InsertParams, error) {
-	args, err := json.Marshal(topicRetryArgs{Topic: sub.Topic, Subscription: sub.Name, ID: m.ID, Key: m.Key,
+	return retryJob(sub.Topic, sub.Name, maxAttempts, m, cause.Error(), time.Now().Add(tc.retryDelay(1)))
+}
+
+// retryJob is the job a failed message m of subscription sub of topic
+// becomes, due at runAt; see topicConsumer.retryJob.
+func retryJob(topic, sub string, maxAttempts int, m *droverdriver.MessageRow, cause string, runAt time.Time) (droverdriver.InsertParams, error) {
+	args, err := json.Marshal(topicRetryArgs{Topic: topic, Subscription: sub, ID: m.ID, Key: m.Key,
 		Payload: m.Payload, Metadata: json.RawMessage(m.Metadata), PublishedAt: m.PublishedAt})
 	if err != nil {
 		return droverdriver.InsertParams{}, err
 	}
-	meta, _ := json.Marshal(map[string]string{"first_error": truncate(cause.Error(), 1024)})
-	p := droverdriver.InsertParams{Queue: RetryQueue(sub.Topic), Kind: topicRetryKind, Args: args,
-		Metadata: meta, MaxAttempts: max(maxAttempts-1, 1), RunAt: time.Now().Add(tc.retryDelay(1))}
+	meta, _ := json.Marshal(map[string]string{"first_error": truncate(cause, 1024)})
+	p := droverdriver.InsertParams{Queue: RetryQueue(topic), Kind: topicRetryKind, Args: args,
+		Metadata: meta, MaxAttempts: max(maxAttempts-1, 1), RunAt: runAt}
 	if m.Key != "" {
-		p.Key, p.KeyLimit = sub.Name+"/"+m.Key, 1
+		p.Key, p.KeyLimit = sub+"/"+m.Key, 1
 	}
 	return p, nil
 }

@@ -29,6 +29,8 @@ type topicClient interface {
 	Publish(ctx context.Context, topic string, msgs ...drover.Message) ([]int64, error)
 	CreateSubscription(ctx context.Context, topic, name string, opts *drover.SubscriptionOpts) (bool, error)
 	SubscriptionLag(ctx context.Context, topic string) ([]drover.SubscriptionLag, error)
+	Receive(ctx context.Context, p drover.ReceiveParams) ([]*drover.ReceivedBatch, error)
+	AckBatches(ctx context.Context, acks []drover.BatchAck) ([]bool, error)
 }
 
 // topicSetup makes a driver with one topic of lanes lanes and the named
@@ -579,6 +581,51 @@ func TestTopicRetentionDropsLaggard(t *testing.T) {
 		}
 		if got := drainTopic(t, d, "brief", "laggard"); len(got) != 0 {
 			t.Fatalf("laggard read %v from a dropped generation", got)
+		}
+	})
+}
+
+// TestTopicReceiveAndAck is the remote consumer's path (the HTTP API's
+// receive and ack): a batch received with a receipt, acknowledged with one
+// failed message, which becomes a retry job; the same receipt a second
+// time is rejected, and so is a receipt whose lease another consumer took
+// over.
+func TestTopicReceiveAndAck(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		ctx := context.Background()
+		_, c := topicSetup(t, s, 1, "remote")
+		ids, err := c.Publish(ctx, "chat", drover.Message{Key: "a", Payload: []byte("1")}, drover.Message{Key: "a", Payload: []byte("2")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		batches, err := c.Receive(ctx, drover.ReceiveParams{Topic: "chat", Subscription: "remote", Owner: "http-1", BatchSize: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(batches) != 1 || len(batches[0].Deliveries) != 2 || batches[0].Deliveries[0].ID != ids[0] {
+			t.Fatalf("received %+v, want one batch of both messages", batches)
+		}
+		again, err := c.Receive(ctx, drover.ReceiveParams{Topic: "chat", Subscription: "remote", Owner: "http-2"})
+		if err != nil || len(again) != 0 {
+			t.Fatalf("a second consumer received %v (%v) while the lane is leased", again, err)
+		}
+		ok, err := c.AckBatches(ctx, []drover.BatchAck{{Receipt: batches[0].Receipt, Failed: map[int64]string{ids[1]: "boom"}}})
+		if err != nil || !slices.Equal(ok, []bool{true}) {
+			t.Fatalf("ack: %v, %v", ok, err)
+		}
+		ok, err = c.AckBatches(ctx, []drover.BatchAck{{Receipt: batches[0].Receipt}})
+		if err != nil || !slices.Equal(ok, []bool{false}) {
+			t.Fatalf("second ack of one receipt: %v, %v; want rejected", ok, err)
+		}
+		n, err := c.JobCountByState(ctx, drover.RetryQueue("chat"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n[drover.JobStateAvailable]+n[drover.JobStateScheduled] != 1 {
+			t.Fatalf("retry queue %v, want the failed message as one job", n)
+		}
+		if l := lagOf(t, c, "chat", "remote"); l.Pending != 0 {
+			t.Fatalf("lag %+v after the ack", l)
 		}
 	})
 }
