@@ -1,6 +1,7 @@
 package drover
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -252,10 +253,8 @@ func (c *Client[TTx]) publish(ctx context.Context, exec droverdriver.Executor, t
 	}
 	params := make([]droverdriver.PublishParams, len(msgs))
 	for i, m := range msgs {
-		if len(m.Metadata) > 0 {
-			if err := ValidateJSON("metadata", m.Metadata, MaxMetadataBytes); err != nil {
-				return nil, fmt.Errorf("message %d of %d: %w", i+1, len(msgs), err)
-			}
+		if err := validateMessage(m); err != nil {
+			return nil, fmt.Errorf("message %d of %d: %w", i+1, len(msgs), err)
 		}
 		params[i] = droverdriver.PublishParams{Key: m.Key, Payload: m.Payload, Metadata: m.Metadata}
 	}
@@ -266,6 +265,30 @@ func (c *Client[TTx]) publish(ctx context.Context, exec droverdriver.Executor, t
 	}
 	c.metrics.topicPublished.Add(int64(len(ids)))
 	return ids, nil
+}
+
+// MaxMessageKeyBytes bounds Message.Key.
+const MaxMessageKeyBytes = 255
+
+// validateMessage checks what the store must be able to hold: a key of
+// text, and metadata that is a JSON object, as a job's is.
+func validateMessage(m Message) error {
+	if len(m.Key) > MaxMessageKeyBytes {
+		return invalidf("key: %d bytes is over the limit of %d", len(m.Key), MaxMessageKeyBytes)
+	}
+	if err := checkText("key", m.Key); err != nil {
+		return err
+	}
+	if len(m.Metadata) == 0 {
+		return nil
+	}
+	if err := ValidateJSON("metadata", m.Metadata, MaxMetadataBytes); err != nil {
+		return err
+	}
+	if b := bytes.TrimLeft(m.Metadata, " \t\r\n"); len(b) == 0 || b[0] != '{' {
+		return invalidf("metadata: must be a JSON object")
+	}
+	return nil
 }
 
 // CreateSubscription stores a subscription of topic and reports whether
@@ -281,8 +304,8 @@ func (c *Client[TTx]) CreateSubscription(ctx context.Context, topic, name string
 	if p.MaxAttempts == 0 {
 		p.MaxAttempts = SubscriptionMaxAttemptsDefault
 	}
-	if p.MaxAttempts < 2 {
-		return false, invalidf("subscription %s: MaxAttempts %d must be at least 2", name, p.MaxAttempts)
+	if p.MaxAttempts < 2 || p.MaxAttempts > 1_000_000 {
+		return false, invalidf("subscription %s: MaxAttempts %d must be between 2 and 1000000", name, p.MaxAttempts)
 	}
 	if opts.FromEarliest {
 		p.Start = droverdriver.StartEarliest

@@ -174,6 +174,7 @@ SQLite. With none, the embedded store ./drover.db is created and migrated on fir
 		c.enqueueCommand(),
 		c.jobsCommand(),
 		c.batchCommand(),
+		c.topicsCommand(),
 		c.serveCommand(),
 		c.versionCommand(),
 		benchCmd,

@@ -39,7 +39,17 @@ func TestEveryOperationAnswersWithItsScopes(t *testing.T) {
 			"finish":    map[string]any{"results": []any{map[string]any{"id": 1, "attempt": 1, "lease_token": b.lease(1), "outcome": "completed"}}},
 			"heartbeat": map[string]any{"attempts": []any{map[string]any{"id": 1, "attempt": 1, "lease_token": b.lease(1)}}},
 			"release":   map[string]any{"attempts": []any{map[string]any{"id": 1, "attempt": 1, "lease_token": b.lease(1)}}},
+			// Topic t1 and its subscription s1, made below; receipts that
+			// no receive handed out are refused with 400.
+			"createTopic":        map[string]any{"name": "t1"},
+			"publish":            map[string]any{"messages": []any{map[string]any{"payload": 1}}},
+			"createSubscription": map[string]any{"name": "s1"},
+			"receive":            map[string]any{"worker": "w"},
+			"ack":                map[string]any{"acks": []any{map[string]any{"receipt": "x"}}},
+			"nack":               map[string]any{"receipts": []string{"x"}},
 		}
+		b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/topics", bodies["createTopic"])
+		b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/topics/t1/subscriptions", bodies["createSubscription"])
 		n := 0
 		for path, item := range b.doc.Paths.Map() {
 			for method, op := range item.Operations() {
@@ -52,7 +62,7 @@ func TestEveryOperationAnswersWithItsScopes(t *testing.T) {
 				} else if !publicPaths[path] {
 					t.Errorf("%s %s lists no x-drover-scopes", method, path)
 				}
-				p := strings.ReplaceAll(path, "{id}", "1")
+				p := strings.NewReplacer("{id}", "1", "{topic}", "t1", "{name}", "s1").Replace(path)
 				for _, sc := range []server.Scope{server.ScopeEnqueue, server.ScopeWork, server.ScopeAdmin} {
 					r := b.call(t, sc, method, p, bodies[op.OperationID], true)
 					allowed := publicPaths[path] || sc == server.ScopeAdmin || slices.Contains(scopes, sc)

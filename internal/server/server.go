@@ -94,6 +94,7 @@ type Client interface {
 	LeaseOwners(ctx context.Context) ([]drover.LeaseOwner, error)
 	Stats() drover.Stats
 	Remote() *drover.Remote
+	topicsClient
 }
 
 // Config configures a Server.
@@ -327,6 +328,9 @@ func (s *Server) sample(ctx context.Context) {
 	if err != nil && ctx.Err() == nil {
 		s.cfg.Logger.Warn("sampling queue figures failed", "error", err)
 	}
+	if _, err := s.sampleTopics(ctx, now); err != nil && ctx.Err() == nil {
+		s.cfg.Logger.Warn("sampling subscription lag failed", "error", err)
+	}
 }
 
 // route is one endpoint: who may call it and what handles it. A nil
@@ -361,6 +365,16 @@ func (s *Server) routes() {
 		"POST /v1/release":             {work, s.release},
 		"GET /v1/stats":                {admin, s.stats},
 		"GET /metrics":                 {admin, s.serveMetrics},
+		// Topics (topics.go).
+		"GET /v1/topics":                                       {reader, s.listTopics},
+		"POST /v1/topics":                                      {admin, s.createTopic},
+		"POST /v1/topics/{topic}/publish":                      {[]Scope{ScopeEnqueue}, s.publish},
+		"GET /v1/topics/{topic}/lag":                           {reader, s.topicLag},
+		"POST /v1/topics/{topic}/subscriptions":                {admin, s.createSubscription},
+		"DELETE /v1/topics/{topic}/subscriptions/{name}":       {admin, s.deleteSubscription},
+		"POST /v1/topics/{topic}/subscriptions/{name}/receive": {work, s.receive},
+		"POST /v1/topics/{topic}/subscriptions/{name}/ack":     {work, s.ack},
+		"POST /v1/topics/{topic}/subscriptions/{name}/nack":    {work, s.nack},
 	} {
 		s.mux.Handle(pattern, s.endpoint(pattern, rt))
 	}
@@ -518,8 +532,10 @@ func (s *Server) classify(w http.ResponseWriter, r *http.Request, err error) (in
 		return http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is over the limit of %d bytes", mbe.Limit)
 	case errors.Is(err, drover.ErrInvalid):
 		return http.StatusBadRequest, strings.Replace(err.Error(), drover.ErrInvalid.Error()+": ", "", 1)
-	case errors.Is(err, drover.ErrNotFound):
+	case errors.Is(err, drover.ErrNotFound), errors.Is(err, drover.ErrTopicNotFound):
 		return http.StatusNotFound, err.Error()
+	case errors.Is(err, droverdriver.ErrTopicsUnsupported):
+		return http.StatusNotImplemented, err.Error()
 	case errors.Is(err, drover.ErrUniqueConflict), errors.Is(err, drover.ErrNotRetryable):
 		return http.StatusConflict, err.Error()
 	case errors.Is(err, drover.ErrSchemaMissing):
