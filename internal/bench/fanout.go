@@ -174,7 +174,7 @@ func runFanout(ctx context.Context, env Env, o fanoutOptions, jsonPath string, k
 		Settings: fmt.Sprintf("%d topics × %d subscriptions, %d lanes, %d publishers × %d messages per publish, batches of %d, %d consumers per subscription per client, rate %d/s (0: unpaced)",
 			o.topics, o.subscriptions, o.lanes, o.publishers, o.batch, o.batchSize, o.consumers, o.rate)}
 	for _, k := range o.processes {
-		pt, err := fanoutPoint(ctx, env, store, pub.(topicClient), o, k)
+		pt, err := fanoutPoint(ctx, env, store, pub, o, k)
 		if err != nil {
 			return err
 		}
