@@ -447,6 +447,19 @@ func TestTopicConsumerRestartLosesNothing(t *testing.T) {
 	})
 }
 
+// drainN drains sub of topic until it has read n messages, and returns
+// them: on PostgreSQL a committed message is readable only once every older
+// transaction of the cluster has ended, which other tests may delay.
+func drainN(t *testing.T, d droverdriver.Driver, topic, sub string, n int) []int64 {
+	t.Helper()
+	var got []int64
+	waitfor.Cond(t, fmt.Sprintf("%d messages read by %s", n, sub), func() bool {
+		got = append(got, drainTopic(t, d, topic, sub)...)
+		return len(got) >= n
+	})
+	return got
+}
+
 // generations returns the numbers of the stored generations.
 func generations(t *testing.T, te droverdriver.TopicExecutor) []int64 {
 	t.Helper()
@@ -501,7 +514,7 @@ func TestTopicRetentionKeepsUnackedMessages(t *testing.T) {
 		if gens := generations(t, te); len(gens) != 2 {
 			t.Fatalf("generations %v after a rotation, want two", gens)
 		}
-		if got := drain(t, d, "fast"); len(got) != len(ids) {
+		if got := drainN(t, d, "chat", "fast", len(ids)); len(got) != len(ids) {
 			t.Fatalf("fast read %d messages, want %d", len(got), len(ids))
 		}
 		first := generations(t, te)[0]
@@ -515,7 +528,7 @@ func TestTopicRetentionKeepsUnackedMessages(t *testing.T) {
 				t.Fatalf("generation %d dropped while subscription slow had not read it (now %v)", first, gens)
 			}
 		}
-		got := drain(t, d, "slow")
+		got := drainN(t, d, "chat", "slow", len(ids))
 		slices.Sort(got)
 		if !slices.Equal(got, ids) {
 			t.Fatalf("slow read %v, want %v", got, ids)
@@ -534,7 +547,7 @@ func TestTopicRetentionKeepsUnackedMessages(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := drain(t, d, "slow"); !slices.Equal(got, more) {
+		if got := drainN(t, d, "chat", "slow", 1); !slices.Equal(got, more) {
 			t.Fatalf("slow read %v after the drop, want %v", got, more)
 		}
 	})
@@ -564,7 +577,7 @@ func TestTopicRetentionDropsLaggard(t *testing.T) {
 		if _, err := c.Publish(ctx, "brief", msgs...); err != nil {
 			t.Fatal(err)
 		}
-		if got := drainTopic(t, d, "brief", "reader"); len(got) != 5 {
+		if got := drainN(t, d, "brief", "reader", 5); len(got) != 5 {
 			t.Fatalf("reader read %d messages, want 5", len(got))
 		}
 		r := &maintenance.TopicRetainer{Exec: te, MaxMessages: 1}
@@ -598,10 +611,14 @@ func TestTopicReceiveAndAck(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		batches, err := c.Receive(ctx, drover.ReceiveParams{Topic: "chat", Subscription: "remote", Owner: "http-1", BatchSize: 10})
-		if err != nil {
-			t.Fatal(err)
-		}
+		var batches []*drover.ReceivedBatch
+		waitfor.Cond(t, "a batch received", func() bool {
+			batches, err = c.Receive(ctx, drover.ReceiveParams{Topic: "chat", Subscription: "remote", Owner: "http-1", BatchSize: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return len(batches) > 0
+		})
 		if len(batches) != 1 || len(batches[0].Deliveries) != 2 || batches[0].Deliveries[0].ID != ids[0] {
 			t.Fatalf("received %+v, want one batch of both messages", batches)
 		}

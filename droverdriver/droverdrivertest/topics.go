@@ -59,6 +59,19 @@ func testTopics(t *testing.T, setup opener) {
 		}
 		return leased
 	}
+	// leaseSome leases until it gets a lane: on a store with a visibility
+	// horizon (PostgreSQL), a committed message becomes readable only once
+	// every older transaction of the store has ended, which other tests'
+	// transactions may delay.
+	leaseSome := func(t *testing.T, te droverdriver.TopicExecutor, token droverdriver.LeaseToken, subs ...string) []droverdriver.LeasedLane {
+		t.Helper()
+		var leased []droverdriver.LeasedLane
+		waitfor.Cond(t, "a lane with a readable message leased", func() bool {
+			leased = lease(t, te, token, subs...)
+			return len(leased) > 0
+		})
+		return leased
+	}
 	read := func(t *testing.T, te droverdriver.TopicExecutor, l droverdriver.LeasedLane) []*droverdriver.MessageRow {
 		t.Helper()
 		rows, err := te.TopicRead(context.Background(), droverdriver.TopicReadParams{Topics: []string{l.Topic}, Lanes: []int{l.Lane},
@@ -92,7 +105,7 @@ func testTopics(t *testing.T, setup opener) {
 		_, te := topics(t, 1, "a")
 		ids := publish(t, te, 0, "1", "2", "3")
 		token := droverdriver.NewLeaseToken()
-		leased := lease(t, te, token, "a")
+		leased := leaseSome(t, te, token, "a")
 		if len(leased) != 1 || leased[0].Topic != "t" || leased[0].Subscription != "a" || leased[0].MaxAttempts != 3 {
 			t.Fatalf("leased %+v, want lane 0 of t/a with its stored max attempts", leased)
 		}
@@ -130,7 +143,7 @@ func testTopics(t *testing.T, setup opener) {
 		d, te := topics(t, 1, "a")
 		publish(t, te, 0, "x")
 		token := droverdriver.NewLeaseToken()
-		leased := lease(t, te, token, "a")
+		leased := leaseSome(t, te, token, "a")
 		rows := read(t, te, leased[0])
 		retry := job("topic:t")
 		accepted, err := te.TopicAck(ctx, droverdriver.TopicAckParams{Now: time.Now(),
@@ -151,7 +164,7 @@ func testTopics(t *testing.T, setup opener) {
 		_, te := topics(t, 2, "a")
 		publish(t, te, 0, "x")
 		token := droverdriver.NewLeaseToken()
-		leased := lease(t, te, token, "a")
+		leased := leaseSome(t, te, token, "a")
 		lanes := []droverdriver.LaneAck{{Topic: "t", Subscription: "a", Lane: leased[0].Lane, Token: token},
 			{Topic: "t", Subscription: "a", Lane: 1 - leased[0].Lane, Token: token}}
 		got, err := te.TopicExtend(ctx, droverdriver.TopicExtendParams{Lanes: lanes, Lease: time.Minute, Now: time.Now()})
