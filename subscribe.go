@@ -217,6 +217,18 @@ type topicConsumer struct {
 	// dropped is the Dropped count of each lane last reported, so that
 	// a lag past retention is reported once per loss.
 	dropped map[laneKey]int64
+	// kept are lanes whose last batch was full and whose ack kept them
+	// leased (LaneAck.Keep): the next fetch reads them again without a
+	// lease statement. Under a backlog a consumer's cycle is then a read
+	// and an ack, and leases, which look at every lane, only pick up
+	// lanes no one holds.
+	kept []keptLane
+}
+
+// keptLane is a lane held on after its ack, at its new cursor.
+type keptLane struct {
+	lane  droverdriver.LeasedLane
+	token droverdriver.LeaseToken
 }
 
 // laneKey names a lane of a subscription.
@@ -242,6 +254,9 @@ type laneBatch struct {
 }
 
 func (tc *topicConsumer) run(ctx context.Context) {
+	// order: lanes kept by the last acks before a stop are released, so
+	// that other consumers need not wait for their leases to expire.
+	defer tc.releaseKept(context.WithoutCancel(ctx))
 	done := make(chan *laneBatch, tc.capacity)
 	handlerCtx, cancelHandlers := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelHandlers()
@@ -261,8 +276,9 @@ func (tc *topicConsumer) run(ctx context.Context) {
 		// several clients, leases that come back nearly empty were most
 		// of the store's work.
 		room := tc.capacity - inFlight
-		if ctx.Err() == nil && room > 0 && (inFlight == 0 || room >= (tc.capacity+3)/4) {
-			started, err := tc.fetch(ctx, handlerCtx, room, done, held)
+		if ctx.Err() == nil && room > 0 {
+			lease := inFlight == 0 || room >= (tc.capacity+3)/4
+			started, err := tc.fetch(ctx, handlerCtx, room, lease, done, held)
 			if err != nil && ctx.Err() == nil {
 				tc.logger.Warn("topic consumer: fetch failed", "error", err)
 			}
@@ -304,7 +320,7 @@ func (tc *topicConsumer) run(ctx context.Context) {
 				delete(held, b)
 			}
 			inFlight -= len(finished)
-			if err := tc.ack(context.WithoutCancel(ctx), finished); err != nil {
+			if err := tc.ack(context.WithoutCancel(ctx), finished, ctx.Err() == nil); err != nil {
 				// The lanes stay leased until they expire, then their
 				// batches are delivered again: at least once.
 				tc.logger.Warn("topic consumer: ack failed", "error", err)
@@ -325,16 +341,32 @@ func (tc *topicConsumer) run(ctx context.Context) {
 	}
 }
 
-// fetch leases up to room lanes, reads their batches and starts a handler
-// for each; it returns how many it started.
-func (tc *topicConsumer) fetch(ctx, handlerCtx context.Context, room int, done chan<- *laneBatch, held map[*laneBatch]bool) (int, error) {
-	token := droverdriver.NewLeaseToken()
-	// A lease cancelled in flight may still commit, leaving lanes leased
-	// that no one works until they expire: it runs to its end.
-	leased, err := tc.exec.TopicLease(context.WithoutCancel(ctx), droverdriver.TopicLeaseParams{Subscriptions: tc.refs,
-		Owner: tc.owner, Token: token, Lease: tc.lease, Max: room, Now: time.Now()})
-	if err != nil || len(leased) == 0 {
-		return 0, err
+// fetch reads the kept lanes and, when lease says so, leases up to room
+// more, reads their batches and starts a handler for each; it returns how
+// many it started. Every kept lane is read (the caller's room counts them:
+// each came from a batch that just finished).
+func (tc *topicConsumer) fetch(ctx, handlerCtx context.Context, room int, lease bool, done chan<- *laneBatch, held map[*laneBatch]bool) (int, error) {
+	var leased []droverdriver.LeasedLane
+	var tokens []droverdriver.LeaseToken
+	for _, k := range tc.kept {
+		leased, tokens = append(leased, k.lane), append(tokens, k.token)
+	}
+	tc.kept = tc.kept[:0]
+	if lease && room > len(leased) {
+		token := droverdriver.NewLeaseToken()
+		// A lease cancelled in flight may still commit, leaving lanes
+		// leased that no one works until they expire: it runs to its end.
+		more, err := tc.exec.TopicLease(context.WithoutCancel(ctx), droverdriver.TopicLeaseParams{Subscriptions: tc.refs,
+			Owner: tc.owner, Token: token, Lease: tc.lease, Max: room - len(leased), Now: time.Now()})
+		if err != nil && len(leased) == 0 {
+			return 0, err
+		}
+		for _, l := range more {
+			leased, tokens = append(leased, l), append(tokens, token)
+		}
+	}
+	if len(leased) == 0 {
+		return 0, nil
 	}
 	tc.reportDropped(leased)
 	batchSize := 1
@@ -349,18 +381,33 @@ func (tc *topicConsumer) fetch(ctx, handlerCtx context.Context, room int, done c
 		// Released at their own cursors, or back when the leases expire.
 		release := make([]*laneBatch, len(leased))
 		for i, l := range leased {
-			release[i] = &laneBatch{lane: l, token: token}
+			release[i] = &laneBatch{lane: l, token: tokens[i]}
 		}
-		return 0, errors.Join(err, tc.ack(context.WithoutCancel(ctx), release))
+		return 0, errors.Join(err, tc.ack(context.WithoutCancel(ctx), release, false))
 	}
 	for i, batch := range engine.Deliveries(plan, rows) {
 		l := leased[i]
 		sub := tc.sub(l)
-		b := &laneBatch{lane: l, token: token, rows: batch[:min(len(batch), sub.BatchSize)]}
+		b := &laneBatch{lane: l, token: tokens[i], rows: batch[:min(len(batch), sub.BatchSize)]}
 		held[b] = true
 		go tc.handle(handlerCtx, sub, b, done)
 	}
 	return len(leased), nil
+}
+
+// releaseKept frees the kept lanes at their cursors.
+func (tc *topicConsumer) releaseKept(ctx context.Context) {
+	if len(tc.kept) == 0 {
+		return
+	}
+	release := make([]*laneBatch, len(tc.kept))
+	for i, k := range tc.kept {
+		release[i] = &laneBatch{lane: k.lane, token: k.token}
+	}
+	tc.kept = nil
+	if err := tc.ack(ctx, release, false); err != nil {
+		tc.logger.Warn("topic consumer: releasing kept lanes failed; they return when their leases expire", "error", err)
+	}
 }
 
 // sub is the Subscription a leased lane belongs to.
@@ -414,15 +461,16 @@ func (tc *topicConsumer) handle(ctx context.Context, sub *Subscription, b *laneB
 }
 
 // ack moves the cursors of finished batches past them, failed messages
-// becoming retry jobs in the same statement's transaction.
-func (tc *topicConsumer) ack(ctx context.Context, finished []*laneBatch) error {
-	p := droverdriver.TopicAckParams{Now: time.Now()}
+// becoming retry jobs in the same statement's transaction. With keep, lanes
+// whose batch was full stay leased and are read again by the next fetch.
+func (tc *topicConsumer) ack(ctx context.Context, finished []*laneBatch, keep bool) error {
+	p := droverdriver.TopicAckParams{Now: time.Now(), Lease: tc.lease}
 	delivered := 0
 	for _, b := range finished {
 		delivered += len(b.rows)
-		p.Acks = append(p.Acks, droverdriver.LaneAck{Topic: b.lane.Topic, Subscription: b.lane.Subscription, Lane: b.lane.Lane, Token: b.token,
-			Cursor: engine.AckCursor(b.lane.Cursor, b.rows)})
 		sub := tc.sub(b.lane)
+		p.Acks = append(p.Acks, droverdriver.LaneAck{Topic: b.lane.Topic, Subscription: b.lane.Subscription, Lane: b.lane.Lane, Token: b.token,
+			Cursor: engine.AckCursor(b.lane.Cursor, b.rows), Keep: keep && len(b.rows) == sub.BatchSize})
 		for i, m := range b.rows {
 			e, ok := b.failed[i]
 			if !ok {
@@ -442,6 +490,13 @@ func (tc *topicConsumer) ack(ctx context.Context, finished []*laneBatch) error {
 	} else {
 		for _, i := range accepted {
 			tc.metrics.topicDelivered.Add(int64(len(finished[i].rows)))
+		}
+	}
+	for _, i := range accepted {
+		if a := p.Acks[i]; a.Keep {
+			l := finished[i].lane
+			l.Cursor = a.Cursor
+			tc.kept = append(tc.kept, keptLane{lane: l, token: a.Token})
 		}
 	}
 	return err

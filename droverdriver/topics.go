@@ -58,7 +58,8 @@ type TopicExecutor interface {
 
 	// TopicAck applies acks, each fenced by (subscription, lane, lease
 	// token): an accepted ack moves the lane's cursor forward to its
-	// position (never back) and frees the lease. In the same transaction
+	// position (never back) and frees the lease, or extends it for an
+	// ack that keeps the lane. In the same transaction
 	// it inserts the Retries whose ack was accepted (failed messages
 	// become jobs of the subscription's retry queue). It returns the
 	// indexes of the accepted acks.
@@ -261,11 +262,18 @@ type LaneAck struct {
 	Lane         int
 	Token        LeaseToken
 	Cursor       Position
+	// Keep holds the lease on, under the same token and extended by
+	// TopicAckParams.Lease, instead of freeing the lane: the consumer
+	// reads the lane again at once (its batch was full, so more is likely
+	// waiting) without a lease statement.
+	Keep bool
 }
 
 // TopicAckParams is one ack statement, for lanes of any topics.
 type TopicAckParams struct {
 	Acks []LaneAck
+	// Lease is how long kept lanes (LaneAck.Keep) stay leased from now.
+	Lease time.Duration
 	// Retries are inserted as jobs when the ack at RetryAck[i] is
 	// accepted.
 	Retries  []InsertParams

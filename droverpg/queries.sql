@@ -1167,11 +1167,16 @@ ORDER BY r.ord, m.xid, m.id;
 
 -- name: TopicAck
 -- $1 topics, $2 subscriptions, $3 lanes, $4 tokens, $5 cursor xids, $6
--- cursor ids. Fenced by the lease token; the cursor only moves forward.
--- Returns the indexes of accepted acks.
+-- cursor ids, $7 keeps, $8 lease ms of kept lanes. Fenced by the lease
+-- token; the cursor only moves forward; a kept lane stays leased under the
+-- same token, extended. Returns the indexes of accepted acks.
 UPDATE {schema}topic_lanes AS l
-SET cursor_xid = a.cx, cursor_id = a.ci, lease_owner = NULL, lease_token = NULL, lease_expires_at = now()
-FROM unnest($1::text[], $2::text[], $3::int[], $4::uuid[], $5::bigint[], $6::bigint[]) WITH ORDINALITY AS a(topic, sub, lane, token, cx, ci, ord)
+SET cursor_xid = a.cx, cursor_id = a.ci,
+    lease_owner = CASE WHEN a.keep THEN l.lease_owner END,
+    lease_token = CASE WHEN a.keep THEN l.lease_token END,
+    lease_expires_at = CASE WHEN a.keep THEN now() + make_interval(secs => $8 / 1000.0) ELSE now() END
+FROM unnest($1::text[], $2::text[], $3::int[], $4::uuid[], $5::bigint[], $6::bigint[], $7::bool[])
+    WITH ORDINALITY AS a(topic, sub, lane, token, cx, ci, keep, ord)
 WHERE l.topic = a.topic AND l.subscription = a.sub AND l.lane = a.lane AND l.lease_token = a.token
   AND (l.cursor_xid, l.cursor_id) <= (a.cx, a.ci)
 RETURNING a.ord - 1;

@@ -319,6 +319,12 @@ type laneArrays struct {
 	Tokens [][16]byte
 	Xids   []int64
 	IDs    []int64
+	Keeps  []bool
+}
+
+type topicAckParams struct {
+	laneArrays
+	LeaseMS float64
 }
 
 type topicExtendParams struct {
@@ -437,8 +443,10 @@ var (
 		}})
 	topicRead = def(stmt[topicReadParams]{name: "TopicRead", cols: 8,
 		args: func(p *topicReadParams) []any { return []any{p.Topics, p.Lanes, p.Xids, p.IDs, p.Limit} }})
-	topicAck = def(stmt[laneArrays]{name: "TopicAck", cols: 1,
-		args: func(p *laneArrays) []any { return []any{p.Topics, p.Subs, p.Lanes, p.Tokens, p.Xids, p.IDs} }})
+	topicAck = def(stmt[topicAckParams]{name: "TopicAck", cols: 1,
+		args: func(p *topicAckParams) []any {
+			return []any{p.Topics, p.Subs, p.Lanes, p.Tokens, p.Xids, p.IDs, p.Keeps, p.LeaseMS}
+		}})
 	topicExtend = def(stmt[topicExtendParams]{name: "TopicExtend", cols: 1,
 		args: func(p *topicExtendParams) []any { return []any{p.Topics, p.Subs, p.Lanes, p.Tokens, p.LeaseMS} }})
 	topicLag              = def(stmt[string]{name: "TopicLag", cols: 4, args: oneArg[string]})

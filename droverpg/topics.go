@@ -165,6 +165,7 @@ func laneArgs(acks []droverdriver.LaneAck) (a laneArrays) {
 		a.Tokens = append(a.Tokens, [16]byte(ack.Token))
 		a.Xids = append(a.Xids, ack.Cursor.Xid)
 		a.IDs = append(a.IDs, ack.Cursor.ID)
+		a.Keeps = append(a.Keeps, ack.Keep)
 	}
 	return a
 }
@@ -175,7 +176,7 @@ func (e *executor) TopicAck(ctx context.Context, p droverdriver.TopicAckParams) 
 	}
 	arrays := laneArgs(p.Acks)
 	ack := func(db dbtx) ([]int, error) {
-		rows, err := topicAck.query(ctx, db, e.q, arrays)
+		rows, err := topicAck.query(ctx, db, e.q, topicAckParams{arrays, float64(p.Lease.Milliseconds())})
 		if err != nil {
 			return nil, err
 		}

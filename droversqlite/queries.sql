@@ -938,26 +938,30 @@ ORDER BY r.key, m.xid, m.id;
 
 -- name: TopicAck
 -- ?1 JSON array of [topic, subscription, lane, token in hex, cursor xid,
--- cursor id], ?2 now. Fenced by the lease token; the cursor only moves
--- forward. Returns the lanes it moved (SQLite's RETURNING cannot name the
--- FROM table, so the driver maps them back to acks). The acks are unpacked
--- once (a materialized CTE): joined to the lanes directly, each JSON value
--- was extracted again for every lane of the topic, which made acks the
--- bulk of a fan-out's CPU.
+-- cursor id, keep (0 or 1)], ?2 now, ?3 lease expiry of kept lanes.
+-- Fenced by the lease token; the cursor only moves forward; a kept lane
+-- stays leased under the same token, extended. Returns the lanes it moved
+-- (SQLite's RETURNING cannot name the FROM table, so the driver maps them
+-- back to acks). The acks are unpacked once (a materialized CTE): joined
+-- to the lanes directly, each JSON value was extracted again for every
+-- lane of the topic, which made acks the bulk of a fan-out's CPU.
 WITH a AS MATERIALIZED (
     SELECT value ->> 0 AS topic, value ->> 1 AS sub, value ->> 2 AS lane, unhex(value ->> 3) AS token,
-        value ->> 4 AS cx, value ->> 5 AS ci
+        value ->> 4 AS cx, value ->> 5 AS ci, value ->> 6 AS keep
     FROM json_each(?1))
 UPDATE {schema}topic_lanes AS l
-SET cursor_xid = a.cx, cursor_id = a.ci, lease_owner = NULL, lease_token = NULL, lease_expires_at = ?2
+SET cursor_xid = a.cx, cursor_id = a.ci,
+    lease_owner = CASE WHEN a.keep THEN l.lease_owner END,
+    lease_token = CASE WHEN a.keep THEN l.lease_token END,
+    lease_expires_at = CASE WHEN a.keep THEN ?3 ELSE ?2 END
 FROM a
 WHERE l.topic = a.topic AND l.subscription = a.sub AND l.lane = a.lane AND l.lease_token = a.token
   AND (l.cursor_xid, l.cursor_id) <= (a.cx, a.ci)
 RETURNING topic, subscription, lane;
 
 -- name: TopicExtend
--- ?1 JSON array as TopicAck's (cursors unused), ?2 new expiry. Returns the
--- lanes it extended.
+-- ?1 JSON array as TopicAck's (cursors and keeps unused), ?2 new expiry.
+-- Returns the lanes it extended.
 WITH a AS MATERIALIZED (
     SELECT value ->> 0 AS topic, value ->> 1 AS sub, value ->> 2 AS lane, unhex(value ->> 3) AS token
     FROM json_each(?1))

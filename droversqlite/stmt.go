@@ -321,6 +321,12 @@ type laneUpdateParams struct {
 	At    int64
 }
 
+type topicAckParams struct {
+	Lanes   string
+	Now     int64
+	Expires int64 // of kept lanes
+}
+
 // The statements of queries.sql, in its order.
 var (
 	// JobInsertHead and JobInsertRow are fragments: insertQueries joins
@@ -447,7 +453,8 @@ var (
 	topicMaxAttempts = def(stmt[string]{name: "TopicMaxAttempts", cols: 3, args: oneArg[string]})
 	topicRead        = def(stmt[topicReadParams]{name: "TopicRead", cols: 8,
 		args: func(p *topicReadParams) []any { return []any{p.Ranges, p.Limit} }})
-	topicAck              = def(stmt[laneUpdateParams]{name: "TopicAck", cols: 3, args: laneUpdateArgs})
+	topicAck = def(stmt[topicAckParams]{name: "TopicAck", cols: 3,
+		args: func(p *topicAckParams) []any { return []any{p.Lanes, p.Now, p.Expires} }})
 	topicExtend           = def(stmt[laneUpdateParams]{name: "TopicExtend", cols: 3, args: laneUpdateArgs})
 	topicLag              = def(stmt[string]{name: "TopicLag", cols: 4, args: oneArg[string]})
 	topicGenerations      = def(stmt[struct{}]{name: "TopicGenerations", cols: 5, args: noArgs})

@@ -266,7 +266,8 @@ func (e *executor) TopicRead(ctx context.Context, p droverdriver.TopicReadParams
 }
 
 // appendLanes encodes lanes as the JSON array TopicAck and TopicExtend
-// take: [topic, subscription, lane, token in hex, cursor xid, cursor id].
+// take: [topic, subscription, lane, token in hex, cursor xid, cursor id,
+// keep].
 func appendLanes(b []byte, acks []droverdriver.LaneAck) []byte {
 	b = append(b, '[')
 	for i, a := range acks {
@@ -285,7 +286,11 @@ func appendLanes(b []byte, acks []droverdriver.LaneAck) []byte {
 		b = strconv.AppendInt(b, a.Cursor.Xid, 10)
 		b = append(b, ',')
 		b = strconv.AppendInt(b, a.Cursor.ID, 10)
-		b = append(b, ']')
+		if a.Keep {
+			b = append(b, ",1]"...)
+		} else {
+			b = append(b, ",0]"...)
+		}
 	}
 	return append(b, ']')
 }
@@ -296,9 +301,9 @@ type laneKey struct {
 	lane       int
 }
 
-// laneUpdate runs TopicAck or TopicExtend in tx and returns the indexes of
-// the lanes it updated.
-func (e *executor) laneUpdate(ctx context.Context, tx *sql.Tx, s *stmt[laneUpdateParams], acks []droverdriver.LaneAck, at int64) ([]int, error) {
+// laneUpdate runs TopicAck or TopicExtend, given by run, on acks encoded
+// as JSON, and returns the indexes of the lanes it updated.
+func laneUpdate(acks []droverdriver.LaneAck, run func(lanes string, scan func(*sql.Rows) error) error) ([]int, error) {
 	// SQLite's RETURNING cannot name the FROM table, so the lanes it
 	// returns are mapped back to acks, which name each lane at most once.
 	idx := make(map[laneKey]int, len(acks))
@@ -306,7 +311,7 @@ func (e *executor) laneUpdate(ctx context.Context, tx *sql.Tx, s *stmt[laneUpdat
 		idx[laneKey{a.Topic, a.Subscription, a.Lane}] = i
 	}
 	var out []int
-	err := s.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
+	err := run(string(appendLanes(nil, acks)), func(rows *sql.Rows) error {
 		var k laneKey
 		if err := rows.Scan(&k.topic, &k.sub, &k.lane); err != nil {
 			return err
@@ -315,7 +320,7 @@ func (e *executor) laneUpdate(ctx context.Context, tx *sql.Tx, s *stmt[laneUpdat
 			out = append(out, i)
 		}
 		return nil
-	}, laneUpdateParams{string(appendLanes(nil, acks)), at})
+	})
 	return out, err
 }
 
@@ -326,7 +331,10 @@ func (e *executor) TopicAck(ctx context.Context, p droverdriver.TopicAckParams) 
 	var accepted []int
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		if accepted, err = e.laneUpdate(ctx, tx, topicAck, p.Acks, micros(p.Now)); err != nil {
+		accepted, err = laneUpdate(p.Acks, func(lanes string, scan func(*sql.Rows) error) error {
+			return topicAck.query(ctx, e, tx, e.writer, scan, topicAckParams{lanes, micros(p.Now), micros(p.Now.Add(p.Lease))})
+		})
+		if err != nil {
 			return err
 		}
 		// order: failed messages become jobs in the ack's transaction,
@@ -349,7 +357,9 @@ func (e *executor) TopicExtend(ctx context.Context, p droverdriver.TopicExtendPa
 	var out []int
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		out, err = e.laneUpdate(ctx, tx, topicExtend, p.Lanes, micros(p.Now.Add(p.Lease)))
+		out, err = laneUpdate(p.Lanes, func(lanes string, scan func(*sql.Rows) error) error {
+			return topicExtend.query(ctx, e, tx, e.writer, scan, laneUpdateParams{lanes, micros(p.Now.Add(p.Lease))})
+		})
 		return err
 	})
 	return out, e.wrap("extend lane leases", err)
