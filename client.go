@@ -26,6 +26,7 @@ import (
 	mrand "math/rand/v2"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -261,6 +262,8 @@ type Client[TTx any] struct {
 	// settings caches the queues' stored settings for every claim of the
 	// client, its producers' and remote workers' (internal/engine).
 	settings engine.Settings
+	// topics consumes subs; nil without subscriptions.
+	topics *topicConsumer
 }
 
 // NewClient returns a client on d. Nothing runs until Start.
@@ -283,6 +286,9 @@ func NewClient[TTx any](d droverdriver.TxDriver[TTx], config *Config) (*Client[T
 	c.remote = &Remote{exec: d, config: cfg, metrics: c.metrics, claim: c.claim}
 	c.periodicSet = c.newPeriodicSet()
 	if err := c.prepareSubscriptions(); err != nil {
+		return nil, err
+	}
+	if c.topics, err = c.newTopicConsumer(); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -387,6 +393,14 @@ func (c *Client[TTx]) goBG(fn func()) {
 // also drops them from the cache, and wakes the producer so that a queue
 // just resumed is claimed from at once.
 func (c *Client[TTx]) wake(queue string) int {
+	if strings.HasPrefix(queue, droverdriver.TopicWakePrefix) {
+		// A publish: the consumer leases whatever it has room for, so
+		// it reports no room that would stop others from being woken.
+		if c.topics != nil {
+			c.topics.Wake()
+		}
+		return 0
+	}
 	if q, ok := droverdriver.SettingsQueue(queue); ok {
 		c.settings.Forget(q)
 		queue = q
@@ -405,6 +419,9 @@ func (c *Client[TTx]) claim(ctx context.Context, p droverdriver.ClaimParams) ([]
 func (c *Client[TTx]) wakeAll() {
 	for _, p := range c.producers {
 		p.Wake()
+	}
+	if c.topics != nil {
+		c.topics.Wake()
 	}
 }
 
@@ -446,6 +463,13 @@ func (c *Client[TTx]) runElector(ctx context.Context) {
 			go func() { defer maintWG.Done(); pruner.Run(mctx) }()
 			go func() { defer maintWG.Done(); promoter.Run(mctx) }()
 			go func() { defer maintWG.Done(); sched.run(mctx) }()
+			// order: the leader rotates and drops topic generations, when
+			// the store has topics.
+			if te, ok := c.driver.(droverdriver.TopicExecutor); ok {
+				retainer := &maintenance.TopicRetainer{Exec: te, Interval: min(cfg.PruneInterval, topicRetainInterval), Logger: cfg.Logger}
+				maintWG.Add(1)
+				go func() { defer maintWG.Done(); retainer.Run(mctx) }()
+			}
 		},
 	}
 	e.Run(ctx)

@@ -180,6 +180,9 @@ type clientMetrics struct {
 	completed, failed, rescued atomic.Int64
 	flushes, flushedResults    atomic.Int64
 	acceptedResults, flushNano atomic.Int64
+	// Topics: messages this client published, and deliveries its
+	// consumers acknowledged.
+	topicPublished, topicDelivered atomic.Int64
 }
 
 func (m *clientMetrics) flushed(results, accepted int, took time.Duration) {
@@ -208,6 +211,9 @@ type Stats struct {
 	FlushTime time.Duration
 	// Held is the number of attempts claimed and not yet written.
 	Held int
+	// Published counts topic messages this client stored, Delivered the
+	// deliveries its consumers (and AckBatches) had acknowledged.
+	Published, Delivered int64
 }
 
 // Stats returns the client's counters.
@@ -217,6 +223,7 @@ func (c *Client[TTx]) Stats() Stats {
 		Flushes: c.metrics.flushes.Load(), FlushedResults: c.metrics.flushedResults.Load(),
 		Written:   c.metrics.acceptedResults.Load(),
 		FlushTime: time.Duration(c.metrics.flushNano.Load()),
+		Published: c.metrics.topicPublished.Load(), Delivered: c.metrics.topicDelivered.Load(),
 	}
 	c.mu.Lock()
 	producers, tracker := c.producers, c.tracker

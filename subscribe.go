@@ -1,12 +1,14 @@
 package drover
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -147,61 +149,100 @@ func safeHandle(ctx context.Context, h SubscriptionHandler, batch []*Delivery) (
 	return h(ctx, batch)
 }
 
-// startTopics starts one consumer per topic with subscriptions in this
-// client; they stop when ctx ends.
-func (c *Client[TTx]) startTopics(ctx context.Context, wg *sync.WaitGroup) error {
+// newTopicConsumer makes the one consumer that serves every subscription of
+// the client, or nil when it has none.
+func (c *Client[TTx]) newTopicConsumer() (*topicConsumer, error) {
 	if len(c.subs) == 0 {
-		return nil
+		return nil, nil
 	}
 	te, err := c.topicExec(c.driver)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	byTopic := map[string][]*Subscription{}
+	tc := &topicConsumer{exec: te, owner: c.config.ID, lease: c.config.LeaseDuration, poll: c.config.PollInterval,
+		logger: c.config.Logger, subs: map[droverdriver.SubscriptionRef]*Subscription{}, stopTimeout: c.config.StopTimeout,
+		retryDelay: c.config.RetryPolicy, wake: make(chan struct{}, 1), metrics: c.metrics}
 	for _, s := range c.subs {
-		byTopic[s.Topic] = append(byTopic[s.Topic], s)
+		ref := droverdriver.SubscriptionRef{Topic: s.Topic, Name: s.Name}
+		tc.subs[ref] = s
+		tc.refs = append(tc.refs, ref)
+		tc.capacity += s.Consumers
 	}
-	for topic, subs := range byTopic {
-		tc := &topicConsumer{exec: te, topic: topic, owner: c.config.ID, lease: c.config.LeaseDuration,
-			poll: min(c.config.PollInterval, topicPollInterval), logger: c.config.Logger, subs: map[string]*Subscription{},
-			stopTimeout: c.config.StopTimeout, retryDelay: c.config.RetryPolicy}
-		for _, s := range subs {
-			tc.subs[s.Name] = s
-			tc.capacity += s.Consumers
-			tc.names = append(tc.names, s.Name)
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			tc.run(ctx)
-		}()
+	slices.SortFunc(tc.refs, func(a, b droverdriver.SubscriptionRef) int {
+		return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Name, b.Name))
+	})
+	return tc, nil
+}
+
+// startTopics starts the client's topic consumer; it stops when ctx ends.
+func (c *Client[TTx]) startTopics(ctx context.Context, wg *sync.WaitGroup) error {
+	if c.topics == nil {
+		return nil
 	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		c.topics.run(ctx)
+	}()
 	return nil
 }
 
-// topicPollInterval bounds how long a consumer waits before looking for
-// messages published by other processes (those published in this process
-// wake it at once). A look that finds nothing is one indexed probe per
-// lane.
-const topicPollInterval = 25 * time.Millisecond
+// topicRecheck is how soon a consumer woken by a publish looks again when
+// it found nothing: on PostgreSQL a committed message becomes readable only
+// once every transaction older than its publisher's has ended, which a
+// wake-up may precede by a little.
+const topicRecheck = 20 * time.Millisecond
 
-// topicConsumer consumes the subscriptions of one topic that a client
-// serves. One goroutine leases lanes (one statement for all its
-// subscriptions), reads them (one statement, each distinct range once),
-// starts one handler goroutine per lane's batch, and acks the batches that
-// finished (one statement): three statements per cycle however many
-// subscriptions and lanes it covers.
+// topicConsumer consumes every subscription a client serves, of any
+// topics. One goroutine leases lanes (one statement for all of them),
+// reads them (one statement, each distinct range once), starts one handler
+// goroutine per lane's batch, and acks the batches that finished (one
+// statement): three statements per cycle however many topics,
+// subscriptions and lanes it covers, so that a client's cost in statements
+// does not grow with them. It wakes when a publish to any topic is
+// announced (droverdriver.TopicWake, through the client's listener), and
+// polls at the client's PollInterval in case an announcement is lost.
 type topicConsumer struct {
 	exec        droverdriver.TopicExecutor
-	topic       string
 	owner       string
 	lease, poll time.Duration
 	stopTimeout time.Duration
 	retryDelay  func(attempt int) time.Duration
 	logger      *slog.Logger
-	subs        map[string]*Subscription
-	names       []string
+	subs        map[droverdriver.SubscriptionRef]*Subscription
+	refs        []droverdriver.SubscriptionRef
 	capacity    int
+	wake        chan struct{}
+	metrics     *clientMetrics
+	// dropped is the Dropped count of each lane last reported, so that
+	// a lag past retention is reported once per loss.
+	dropped map[laneKey]int64
+	// kept are lanes whose last batch was full and whose ack kept them
+	// leased (LaneAck.Keep): the next fetch reads them again without a
+	// lease statement. Under a backlog a consumer's cycle is then a read
+	// and an ack, and leases, which look at every lane, only pick up
+	// lanes no one holds.
+	kept []keptLane
+}
+
+// keptLane is a lane held on after its ack, at its new cursor.
+type keptLane struct {
+	lane  droverdriver.LeasedLane
+	token droverdriver.LeaseToken
+}
+
+// laneKey names a lane of a subscription.
+type laneKey struct {
+	ref  droverdriver.SubscriptionRef
+	lane int
+}
+
+// Wake makes the consumer look for messages now. It never blocks.
+func (tc *topicConsumer) Wake() {
+	select {
+	case tc.wake <- struct{}{}:
+	default:
+	}
 }
 
 // laneBatch is one leased lane's batch and, once handled, its outcome.
@@ -213,8 +254,9 @@ type laneBatch struct {
 }
 
 func (tc *topicConsumer) run(ctx context.Context) {
-	wake := make(chan struct{}, 1)
-	defer watchTopic(tc.topic, wake)()
+	// order: lanes kept by the last acks before a stop are released, so
+	// that other consumers need not wait for their leases to expire.
+	defer tc.releaseKept(context.WithoutCancel(ctx))
 	done := make(chan *laneBatch, tc.capacity)
 	handlerCtx, cancelHandlers := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelHandlers()
@@ -225,14 +267,27 @@ func (tc *topicConsumer) run(ctx context.Context) {
 	defer timer.Stop()
 	extend := time.NewTicker(tc.lease / 3)
 	defer extend.Stop()
+	woken := true
 	for {
-		if ctx.Err() == nil && inFlight < tc.capacity {
-			started, err := tc.fetch(ctx, handlerCtx, tc.capacity-inFlight, done, held)
+		wait := tc.poll
+		// A lease looks at every lane of the client's subscriptions, so
+		// it waits until a quarter of the capacity is free (or nothing
+		// runs) rather than running for each batch that finishes: with
+		// several clients, leases that come back nearly empty were most
+		// of the store's work.
+		room := tc.capacity - inFlight
+		if ctx.Err() == nil && room > 0 {
+			lease := inFlight == 0 || room >= (tc.capacity+3)/4
+			started, err := tc.fetch(ctx, handlerCtx, room, lease, done, held)
 			if err != nil && ctx.Err() == nil {
-				tc.logger.Warn("topic consumer: fetch failed", "topic", tc.topic, "error", err)
+				tc.logger.Warn("topic consumer: fetch failed", "error", err)
 			}
 			inFlight += started
+			if started == 0 && woken {
+				wait = topicRecheck
+			}
 		}
+		woken = false
 		if ctx.Err() != nil && inFlight == 0 {
 			return
 		}
@@ -242,7 +297,7 @@ func (tc *topicConsumer) run(ctx context.Context) {
 			default:
 			}
 		}
-		timer.Reset(tc.poll)
+		timer.Reset(wait)
 		stopping := ctx.Done()
 		var giveUp <-chan time.Time
 		if ctx.Err() != nil {
@@ -265,15 +320,16 @@ func (tc *topicConsumer) run(ctx context.Context) {
 				delete(held, b)
 			}
 			inFlight -= len(finished)
-			if err := tc.ack(context.WithoutCancel(ctx), finished); err != nil {
+			if err := tc.ack(context.WithoutCancel(ctx), finished, ctx.Err() == nil); err != nil {
 				// The lanes stay leased until they expire, then their
 				// batches are delivered again: at least once.
-				tc.logger.Warn("topic consumer: ack failed", "topic", tc.topic, "error", err)
+				tc.logger.Warn("topic consumer: ack failed", "error", err)
 			}
 			finished = finished[:0]
 		case <-extend.C:
 			tc.extend(ctx, held)
-		case <-wake:
+		case <-tc.wake:
+			woken = true
 		case <-timer.C:
 		case <-stopping:
 		case <-giveUp:
@@ -285,22 +341,39 @@ func (tc *topicConsumer) run(ctx context.Context) {
 	}
 }
 
-// fetch leases up to room lanes, reads their batches and starts a handler
-// for each; it returns how many it started.
-func (tc *topicConsumer) fetch(ctx, handlerCtx context.Context, room int, done chan<- *laneBatch, held map[*laneBatch]bool) (int, error) {
-	token := droverdriver.NewLeaseToken()
-	// A lease cancelled in flight may still commit, leaving lanes leased
-	// that no one works until they expire: it runs to its end.
-	leased, err := tc.exec.TopicLease(context.WithoutCancel(ctx), droverdriver.TopicLeaseParams{Topic: tc.topic, Subscriptions: tc.names,
-		Owner: tc.owner, Token: token, Lease: tc.lease, Max: room, Now: time.Now()})
-	if err != nil || len(leased) == 0 {
-		return 0, err
+// fetch reads the kept lanes and, when lease says so, leases up to room
+// more, reads their batches and starts a handler for each; it returns how
+// many it started. Every kept lane is read (the caller's room counts them:
+// each came from a batch that just finished).
+func (tc *topicConsumer) fetch(ctx, handlerCtx context.Context, room int, lease bool, done chan<- *laneBatch, held map[*laneBatch]bool) (int, error) {
+	var leased []droverdriver.LeasedLane
+	var tokens []droverdriver.LeaseToken
+	for _, k := range tc.kept {
+		leased, tokens = append(leased, k.lane), append(tokens, k.token)
 	}
+	tc.kept = tc.kept[:0]
+	if lease && room > len(leased) {
+		token := droverdriver.NewLeaseToken()
+		// A lease cancelled in flight may still commit, leaving lanes
+		// leased that no one works until they expire: it runs to its end.
+		more, err := tc.exec.TopicLease(context.WithoutCancel(ctx), droverdriver.TopicLeaseParams{Subscriptions: tc.refs,
+			Owner: tc.owner, Token: token, Lease: tc.lease, Max: room - len(leased), Now: time.Now()})
+		if err != nil && len(leased) == 0 {
+			return 0, err
+		}
+		for _, l := range more {
+			leased, tokens = append(leased, l), append(tokens, token)
+		}
+	}
+	if len(leased) == 0 {
+		return 0, nil
+	}
+	tc.reportDropped(leased)
 	batchSize := 1
 	for _, l := range leased {
-		batchSize = max(batchSize, tc.subs[l.Subscription].BatchSize)
+		batchSize = max(batchSize, tc.sub(l).BatchSize)
 	}
-	plan := engine.PlanReads(tc.topic, leased, batchSize)
+	plan := engine.PlanReads(leased, batchSize)
 	// order: the lanes are ours now; a stop must not strand them leased
 	// until they expire, so the read runs to its end.
 	rows, err := tc.exec.TopicRead(context.WithoutCancel(ctx), plan.Params)
@@ -308,18 +381,55 @@ func (tc *topicConsumer) fetch(ctx, handlerCtx context.Context, room int, done c
 		// Released at their own cursors, or back when the leases expire.
 		release := make([]*laneBatch, len(leased))
 		for i, l := range leased {
-			release[i] = &laneBatch{lane: l, token: token}
+			release[i] = &laneBatch{lane: l, token: tokens[i]}
 		}
-		return 0, errors.Join(err, tc.ack(context.WithoutCancel(ctx), release))
+		return 0, errors.Join(err, tc.ack(context.WithoutCancel(ctx), release, false))
 	}
 	for i, batch := range engine.Deliveries(plan, rows) {
 		l := leased[i]
-		sub := tc.subs[l.Subscription]
-		b := &laneBatch{lane: l, token: token, rows: batch[:min(len(batch), sub.BatchSize)]}
+		sub := tc.sub(l)
+		b := &laneBatch{lane: l, token: tokens[i], rows: batch[:min(len(batch), sub.BatchSize)]}
 		held[b] = true
 		go tc.handle(handlerCtx, sub, b, done)
 	}
 	return len(leased), nil
+}
+
+// releaseKept frees the kept lanes at their cursors.
+func (tc *topicConsumer) releaseKept(ctx context.Context) {
+	if len(tc.kept) == 0 {
+		return
+	}
+	release := make([]*laneBatch, len(tc.kept))
+	for i, k := range tc.kept {
+		release[i] = &laneBatch{lane: k.lane, token: k.token}
+	}
+	tc.kept = nil
+	if err := tc.ack(ctx, release, false); err != nil {
+		tc.logger.Warn("topic consumer: releasing kept lanes failed; they return when their leases expire", "error", err)
+	}
+}
+
+// sub is the Subscription a leased lane belongs to.
+func (tc *topicConsumer) sub(l droverdriver.LeasedLane) *Subscription {
+	return tc.subs[droverdriver.SubscriptionRef{Topic: l.Topic, Name: l.Subscription}]
+}
+
+// reportDropped logs ErrSubscriptionBehind for leased lanes whose
+// subscription lost messages to retention since the last report (or since
+// the client started).
+func (tc *topicConsumer) reportDropped(leased []droverdriver.LeasedLane) {
+	for _, l := range leased {
+		k := laneKey{droverdriver.SubscriptionRef{Topic: l.Topic, Name: l.Subscription}, l.Lane}
+		if l.Dropped > tc.dropped[k] {
+			if tc.dropped == nil {
+				tc.dropped = map[laneKey]int64{}
+			}
+			tc.logger.Error("topic consumer: "+ErrSubscriptionBehind.Error(), "topic", l.Topic, "subscription", l.Subscription,
+				"lane", l.Lane, "dropped", l.Dropped-tc.dropped[k])
+			tc.dropped[k] = l.Dropped
+		}
+	}
 }
 
 func (tc *topicConsumer) handle(ctx context.Context, sub *Subscription, b *laneBatch, done chan<- *laneBatch) {
@@ -329,8 +439,7 @@ func (tc *topicConsumer) handle(ctx context.Context, sub *Subscription, b *laneB
 	}
 	batch := make([]*Delivery, len(b.rows))
 	for i, m := range b.rows {
-		batch[i] = &Delivery{ID: m.ID, Topic: tc.topic, Subscription: sub.Name, Key: m.Key, Payload: m.Payload,
-			Metadata: m.Metadata, PublishedAt: m.PublishedAt, Attempt: 1}
+		batch[i] = delivery(sub.Topic, sub.Name, m)
 	}
 	err := safeHandle(ctx, sub.Handler, batch)
 	if err == nil {
@@ -352,19 +461,22 @@ func (tc *topicConsumer) handle(ctx context.Context, sub *Subscription, b *laneB
 }
 
 // ack moves the cursors of finished batches past them, failed messages
-// becoming retry jobs in the same statement's transaction.
-func (tc *topicConsumer) ack(ctx context.Context, finished []*laneBatch) error {
-	p := droverdriver.TopicAckParams{Topic: tc.topic, Now: time.Now()}
+// becoming retry jobs in the same statement's transaction. With keep, lanes
+// whose batch was full stay leased and are read again by the next fetch.
+func (tc *topicConsumer) ack(ctx context.Context, finished []*laneBatch, keep bool) error {
+	p := droverdriver.TopicAckParams{Now: time.Now(), Lease: tc.lease}
+	delivered := 0
 	for _, b := range finished {
-		p.Acks = append(p.Acks, droverdriver.LaneAck{Subscription: b.lane.Subscription, Lane: b.lane.Lane, Token: b.token,
-			Cursor: engine.AckCursor(b.lane.Cursor, b.rows)})
-		sub := tc.subs[b.lane.Subscription]
+		delivered += len(b.rows)
+		sub := tc.sub(b.lane)
+		p.Acks = append(p.Acks, droverdriver.LaneAck{Topic: b.lane.Topic, Subscription: b.lane.Subscription, Lane: b.lane.Lane, Token: b.token,
+			Cursor: engine.AckCursor(b.lane.Cursor, b.rows), Keep: keep && len(b.rows) == sub.BatchSize})
 		for i, m := range b.rows {
 			e, ok := b.failed[i]
 			if !ok {
 				continue
 			}
-			job, err := tc.retryJob(sub, m, e)
+			job, err := tc.retryJob(sub, b.lane.MaxAttempts, m, e)
 			if err != nil {
 				return err
 			}
@@ -372,25 +484,46 @@ func (tc *topicConsumer) ack(ctx context.Context, finished []*laneBatch) error {
 			p.RetryAck = append(p.RetryAck, len(p.Acks)-1)
 		}
 	}
-	_, err := tc.exec.TopicAck(ctx, p)
+	accepted, err := tc.exec.TopicAck(ctx, p)
+	if err == nil && len(accepted) == len(p.Acks) {
+		tc.metrics.topicDelivered.Add(int64(delivered))
+	} else {
+		for _, i := range accepted {
+			tc.metrics.topicDelivered.Add(int64(len(finished[i].rows)))
+		}
+	}
+	for _, i := range accepted {
+		if a := p.Acks[i]; a.Keep {
+			l := finished[i].lane
+			l.Cursor = a.Cursor
+			tc.kept = append(tc.kept, keptLane{lane: l, token: a.Token})
+		}
+	}
 	return err
 }
 
 // retryJob is the job a failed message becomes: keyed by the message's key
 // (within its subscription) so that retries of one key run in order among
-// themselves, due after the
-// retry policy's delay for a first failure, and holding the error.
-func (tc *topicConsumer) retryJob(sub *Subscription, m *droverdriver.MessageRow, cause error) (droverdriver.InsertParams, error) {
-	args, err := json.Marshal(topicRetryArgs{Topic: tc.topic, Subscription: sub.Name, ID: m.ID, Key: m.Key,
+// themselves, due after the retry policy's delay for a first failure,
+// holding the error, and with the attempts the subscription's stored
+// maxAttempts leaves after the first delivery.
+func (tc *topicConsumer) retryJob(sub *Subscription, maxAttempts int, m *droverdriver.MessageRow, cause error) (droverdriver.InsertParams, error) {
+	return retryJob(sub.Topic, sub.Name, maxAttempts, m, cause.Error(), time.Now().Add(tc.retryDelay(1)))
+}
+
+// retryJob is the job a failed message m of subscription sub of topic
+// becomes, due at runAt; see topicConsumer.retryJob.
+func retryJob(topic, sub string, maxAttempts int, m *droverdriver.MessageRow, cause string, runAt time.Time) (droverdriver.InsertParams, error) {
+	args, err := json.Marshal(topicRetryArgs{Topic: topic, Subscription: sub, ID: m.ID, Key: m.Key,
 		Payload: m.Payload, Metadata: json.RawMessage(m.Metadata), PublishedAt: m.PublishedAt})
 	if err != nil {
 		return droverdriver.InsertParams{}, err
 	}
-	meta, _ := json.Marshal(map[string]string{"first_error": truncate(cause.Error(), 1024)})
-	p := droverdriver.InsertParams{Queue: RetryQueue(tc.topic), Kind: topicRetryKind, Args: args,
-		Metadata: meta, MaxAttempts: SubscriptionMaxAttemptsDefault - 1, RunAt: time.Now().Add(tc.retryDelay(1))}
+	meta, _ := json.Marshal(map[string]string{"first_error": truncate(cause, 1024)})
+	p := droverdriver.InsertParams{Queue: RetryQueue(topic), Kind: topicRetryKind, Args: args,
+		Metadata: meta, MaxAttempts: max(maxAttempts-1, 1), RunAt: runAt}
 	if m.Key != "" {
-		p.Key, p.KeyLimit = sub.Name+"/"+m.Key, 1
+		p.Key, p.KeyLimit = sub+"/"+m.Key, 1
 	}
 	return p, nil
 }
@@ -407,11 +540,11 @@ func (tc *topicConsumer) extend(ctx context.Context, held map[*laneBatch]bool) {
 	if len(held) == 0 {
 		return
 	}
-	p := droverdriver.TopicExtendParams{Topic: tc.topic, Lease: tc.lease, Now: time.Now()}
+	p := droverdriver.TopicExtendParams{Lease: tc.lease, Now: time.Now()}
 	for b := range held {
-		p.Lanes = append(p.Lanes, droverdriver.LaneAck{Subscription: b.lane.Subscription, Lane: b.lane.Lane, Token: b.token})
+		p.Lanes = append(p.Lanes, droverdriver.LaneAck{Topic: b.lane.Topic, Subscription: b.lane.Subscription, Lane: b.lane.Lane, Token: b.token})
 	}
 	if _, err := tc.exec.TopicExtend(ctx, p); err != nil && ctx.Err() == nil {
-		tc.logger.Warn("topic consumer: extend failed", "topic", tc.topic, "error", err)
+		tc.logger.Warn("topic consumer: extend failed", "error", err)
 	}
 }

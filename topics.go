@@ -1,11 +1,11 @@
 package drover
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	mrand "math/rand/v2"
-	"sync"
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
@@ -28,6 +28,14 @@ const (
 	// SubscriptionMaxAttemptsDefault is how often a failed message is
 	// delivered, its first delivery included, before it is dead.
 	SubscriptionMaxAttemptsDefault = 10
+	// TopicRetentionDefault is how long a topic keeps a message that some
+	// subscription has not passed, unless TopicOpts.Retention says
+	// otherwise: the bound on what a lagging or abandoned subscription
+	// makes the store hold.
+	TopicRetentionDefault = 7 * 24 * time.Hour
+	// topicRetainInterval bounds how often the leader rotates and drops
+	// topic generations (maintenance.TopicRetainer).
+	topicRetainInterval = 10 * time.Second
 	// topicRetryKind is the kind of the jobs failed messages become.
 	topicRetryKind = "drover.topic"
 )
@@ -66,12 +74,22 @@ type TopicOpts struct {
 	// Lanes splits every subscription of the topic into this many lanes
 	// (default TopicLanesDefault). Fixed at creation.
 	Lanes int
+	// Retention is how long a message is kept for subscriptions that have
+	// not read it (default TopicRetentionDefault; negative: until every
+	// subscription has passed it, however long). A message every
+	// subscription has passed goes sooner. Messages leave by whole
+	// generations (docs/topics.md), so they may stay up to one generation
+	// longer. Fixed at creation.
+	Retention time.Duration
 }
 
 // Topic is a stored topic.
 type Topic struct {
-	Name          string
-	Lanes         int
+	Name  string
+	Lanes int
+	// Retention is zero when messages are kept until every subscription
+	// has passed them.
+	Retention     time.Duration
 	CreatedAt     time.Time
 	Subscriptions []string
 }
@@ -81,9 +99,11 @@ type SubscriptionOpts struct {
 	// FromEarliest delivers every message the topic keeps; by default a
 	// subscription receives the messages published after its creation.
 	FromEarliest bool
-	// MaxAttempts bounds deliveries of a failed message before it is dead
-	// (a discarded job of the subscription's retry queue); default
-	// SubscriptionMaxAttemptsDefault.
+	// MaxAttempts bounds deliveries of a failed message, its first
+	// included, before it is dead (a discarded job of the topic's retry
+	// queue); default SubscriptionMaxAttemptsDefault, at least 2 (the first
+	// delivery and the retry job's one run). Stored with the subscription:
+	// every consumer uses the stored value.
 	MaxAttempts int
 }
 
@@ -94,7 +114,18 @@ type SubscriptionLag struct {
 	Pending int64
 	// OldestPending is when the oldest of them was published.
 	OldestPending *time.Time
+	// Dropped counts messages the topic's retention removed before the
+	// subscription read them: it lagged past the retention
+	// (ErrSubscriptionBehind). It only grows.
+	Dropped int64
 }
+
+// ErrSubscriptionBehind is what a consumer reports (log, metric
+// drover_topic_dropped_total) when its subscription lagged past the
+// topic's retention and messages it had not read were dropped. The
+// subscription goes on from the oldest message kept; SubscriptionLag
+// reports the count.
+var ErrSubscriptionBehind = droverdriver.ErrSubscriptionBehind
 
 // ValidateTopic reports whether name can be a topic name; it makes the
 // name of the topic's retry queue ("topic:<topic>"), hence its length.
@@ -140,16 +171,23 @@ func (c *Client[TTx]) CreateTopic(ctx context.Context, name string, opts *TopicO
 	if lanes < 1 || lanes > MaxTopicLanes {
 		return nil, invalidf("topic %s: Lanes %d must be between 1 and %d", name, lanes, MaxTopicLanes)
 	}
+	retention := TopicRetentionDefault
+	if opts != nil && opts.Retention != 0 {
+		retention = max(opts.Retention, 0)
+		if opts.Retention > 0 && opts.Retention < time.Millisecond {
+			return nil, invalidf("topic %s: Retention %s must be at least 1ms", name, opts.Retention)
+		}
+	}
 	te, err := c.topicExec(c.driver)
 	if err != nil {
 		return nil, err
 	}
-	row, err := te.TopicCreate(ctx, droverdriver.TopicParams{Name: name, Lanes: lanes, Now: time.Now()})
+	row, err := te.TopicCreate(ctx, droverdriver.TopicParams{Name: name, Lanes: lanes, Retention: retention, Now: time.Now()})
 	if err != nil {
 		return nil, err
 	}
 	c.topicLanes.Store(name, row.Lanes)
-	return &Topic{Name: row.Name, Lanes: row.Lanes, CreatedAt: row.CreatedAt}, nil
+	return &Topic{Name: row.Name, Lanes: row.Lanes, Retention: row.Retention, CreatedAt: row.CreatedAt}, nil
 }
 
 // Topics lists the stored topics with their subscriptions.
@@ -165,7 +203,7 @@ func (c *Client[TTx]) Topics(ctx context.Context) ([]*Topic, error) {
 	out := make([]*Topic, len(rows))
 	for i, r := range rows {
 		c.topicLanes.Store(r.Name, r.Lanes)
-		out[i] = &Topic{Name: r.Name, Lanes: r.Lanes, CreatedAt: r.CreatedAt, Subscriptions: r.Subscriptions}
+		out[i] = &Topic{Name: r.Name, Lanes: r.Lanes, Retention: r.Retention, CreatedAt: r.CreatedAt, Subscriptions: r.Subscriptions}
 	}
 	return out, nil
 }
@@ -215,10 +253,8 @@ func (c *Client[TTx]) publish(ctx context.Context, exec droverdriver.Executor, t
 	}
 	params := make([]droverdriver.PublishParams, len(msgs))
 	for i, m := range msgs {
-		if len(m.Metadata) > 0 {
-			if err := ValidateJSON("metadata", m.Metadata, MaxMetadataBytes); err != nil {
-				return nil, fmt.Errorf("message %d of %d: %w", i+1, len(msgs), err)
-			}
+		if err := validateMessage(m); err != nil {
+			return nil, fmt.Errorf("message %d of %d: %w", i+1, len(msgs), err)
 		}
 		params[i] = droverdriver.PublishParams{Key: m.Key, Payload: m.Payload, Metadata: m.Metadata}
 	}
@@ -227,8 +263,32 @@ func (c *Client[TTx]) publish(ctx context.Context, exec droverdriver.Executor, t
 	if err != nil {
 		return nil, err
 	}
-	wakeTopic(topic)
+	c.metrics.topicPublished.Add(int64(len(ids)))
 	return ids, nil
+}
+
+// MaxMessageKeyBytes bounds Message.Key.
+const MaxMessageKeyBytes = 255
+
+// validateMessage checks what the store must be able to hold: a key of
+// text, and metadata that is a JSON object, as a job's is.
+func validateMessage(m Message) error {
+	if len(m.Key) > MaxMessageKeyBytes {
+		return invalidf("key: %d bytes is over the limit of %d", len(m.Key), MaxMessageKeyBytes)
+	}
+	if err := checkText("key", m.Key); err != nil {
+		return err
+	}
+	if len(m.Metadata) == 0 {
+		return nil
+	}
+	if err := ValidateJSON("metadata", m.Metadata, MaxMetadataBytes); err != nil {
+		return err
+	}
+	if b := bytes.TrimLeft(m.Metadata, " \t\r\n"); len(b) == 0 || b[0] != '{' {
+		return invalidf("metadata: must be a JSON object")
+	}
+	return nil
 }
 
 // CreateSubscription stores a subscription of topic and reports whether
@@ -244,8 +304,8 @@ func (c *Client[TTx]) CreateSubscription(ctx context.Context, topic, name string
 	if p.MaxAttempts == 0 {
 		p.MaxAttempts = SubscriptionMaxAttemptsDefault
 	}
-	if p.MaxAttempts < 1 {
-		return false, invalidf("subscription %s: MaxAttempts %d must be at least 1", name, p.MaxAttempts)
+	if p.MaxAttempts < 2 || p.MaxAttempts > 1_000_000 {
+		return false, invalidf("subscription %s: MaxAttempts %d must be between 2 and 1000000", name, p.MaxAttempts)
 	}
 	if opts.FromEarliest {
 		p.Start = droverdriver.StartEarliest
@@ -283,36 +343,4 @@ func (c *Client[TTx]) SubscriptionLag(ctx context.Context, topic string) ([]Subs
 		out[i] = SubscriptionLag(r)
 	}
 	return out, nil
-}
-
-// topicWakers wakes the consumers of a topic in this process when a client
-// of the process publishes to it, so that they need not wait for a poll.
-var topicWakers = struct {
-	sync.Mutex
-	m map[string]map[chan struct{}]struct{}
-}{m: map[string]map[chan struct{}]struct{}{}}
-
-func wakeTopic(topic string) {
-	topicWakers.Lock()
-	defer topicWakers.Unlock()
-	for ch := range topicWakers.m[topic] {
-		select {
-		case ch <- struct{}{}:
-		default:
-		}
-	}
-}
-
-func watchTopic(topic string, ch chan struct{}) (stop func()) {
-	topicWakers.Lock()
-	defer topicWakers.Unlock()
-	if topicWakers.m[topic] == nil {
-		topicWakers.m[topic] = map[chan struct{}]struct{}{}
-	}
-	topicWakers.m[topic][ch] = struct{}{}
-	return func() {
-		topicWakers.Lock()
-		defer topicWakers.Unlock()
-		delete(topicWakers.m[topic], ch)
-	}
 }

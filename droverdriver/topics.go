@@ -43,10 +43,12 @@ type TopicExecutor interface {
 	// whether it existed.
 	SubscriptionDelete(ctx context.Context, topic, name string) (bool, error)
 
-	// TopicLease leases up to Max lanes of the named subscriptions of one
-	// topic that are free (no lease, or an expired one) and have messages
-	// readable past their cursor, least recently leased first, under one
-	// fresh Token. It returns the lanes with their cursors.
+	// TopicLease leases up to Max lanes of the named subscriptions (of
+	// any topics) that are free (no lease, or an expired one) and have
+	// messages readable past their cursor, least recently leased first,
+	// under one fresh Token. It returns the lanes with their cursors. One
+	// statement serves every subscription a client consumes, so that more
+	// topics do not mean more statements.
 	TopicLease(ctx context.Context, p TopicLeaseParams) ([]LeasedLane, error)
 
 	// TopicRead returns, for each range, at most Limit messages of the
@@ -56,7 +58,8 @@ type TopicExecutor interface {
 
 	// TopicAck applies acks, each fenced by (subscription, lane, lease
 	// token): an accepted ack moves the lane's cursor forward to its
-	// position (never back) and frees the lease. In the same transaction
+	// position (never back) and frees the lease, or extends it for an
+	// ack that keeps the lane. In the same transaction
 	// it inserts the Retries whose ack was accepted (failed messages
 	// become jobs of the subscription's retry queue). It returns the
 	// indexes of the accepted acks.
@@ -69,7 +72,69 @@ type TopicExecutor interface {
 	// TopicLag reports, per subscription of a topic, how many messages
 	// are past its cursors and when the oldest of them was published.
 	TopicLag(ctx context.Context, topic string) ([]SubscriptionLag, error)
+
+	// TopicGenerations lists the generations of stored messages, oldest
+	// first; the last is the current one, which publishes write to.
+	TopicGenerations(ctx context.Context) ([]Generation, error)
+
+	// TopicGenerationTopics reports, for each topic with messages in the
+	// sealed generation gen, whether every lane of every subscription of
+	// the topic is past all of them.
+	TopicGenerationTopics(ctx context.Context, gen int64) ([]GenerationTopic, error)
+
+	// TopicRotate makes generation gen (the current one's successor)
+	// current: it prepares its storage, moves the message sequence to its
+	// first ID and seals every older generation. It is a no-op for a gen
+	// that is not newer than the current one.
+	TopicRotate(ctx context.Context, gen int64) error
+
+	// TopicDrop removes the sealed generation gen and every message in it
+	// at once (a partition or ID range, never row by row), first adding
+	// to each lane's Dropped count the messages it had not passed. It
+	// returns how many messages were dropped unread by some lane.
+	TopicDrop(ctx context.Context, gen int64) (int64, error)
 }
+
+// GenerationWidth is how many message IDs one generation spans: generation
+// g holds the IDs [g*GenerationWidth, (g+1)*GenerationWidth). A rotation
+// moves the ID sequence to the next multiple, so IDs never run out (2^23
+// generations of 2^40 IDs).
+const GenerationWidth int64 = 1 << 40
+
+// Generation is one generation of stored messages.
+type Generation struct {
+	Gen       int64
+	CreatedAt time.Time
+	// SealedAt is when a newer generation took over, nil for the current
+	// one.
+	SealedAt *time.Time
+	// Settled reports that every transaction that could still write a
+	// message into the sealed generation has ended, so what it holds is
+	// final.
+	Settled bool
+	// LastID is the last message ID taken (any generation): for the
+	// current generation, LastID - Gen*GenerationWidth bounds its size.
+	LastID int64
+}
+
+// GenerationTopic is a topic's line of TopicGenerationTopics.
+type GenerationTopic struct {
+	Topic     string
+	Retention time.Duration
+	// Passed reports that every subscription of the topic has passed
+	// every message of the topic in the generation.
+	Passed bool
+}
+
+// TopicWakePrefix starts the name a Listener's onInsert receives when
+// messages were published to a topic: TopicWake(topic). No queue name
+// starts with it, so job producers and topic consumers share one listening
+// connection and one notification channel without mistaking each other's
+// wake-ups. TopicPublish announces what it commits the way job inserts do.
+const TopicWakePrefix = "/"
+
+// TopicWake is the wake-up name of topic (TopicWakePrefix).
+func TopicWake(topic string) string { return TopicWakePrefix + topic }
 
 // ErrTopicsUnsupported is returned for topic calls on a store whose driver
 // does not implement TopicExecutor.
@@ -125,10 +190,14 @@ type SubscriptionParams struct {
 	Now         time.Time
 }
 
+// SubscriptionRef names a subscription of a topic.
+type SubscriptionRef struct {
+	Topic, Name string
+}
+
 // TopicLeaseParams selects lanes to lease.
 type TopicLeaseParams struct {
-	Topic         string
-	Subscriptions []string
+	Subscriptions []SubscriptionRef
 	Owner         string
 	Token         LeaseToken
 	Lease         time.Duration
@@ -149,14 +218,22 @@ func (p Position) Less(q Position) bool {
 
 // LeasedLane is a lane TopicLease handed out, with its cursor.
 type LeasedLane struct {
+	Topic        string
 	Subscription string
 	Lane         int
 	Cursor       Position
+	// MaxAttempts is the subscription's stored bound on deliveries of a
+	// failed message.
+	MaxAttempts int
+	// Dropped counts the messages of the lane that retention removed
+	// before the subscription read them (ErrSubscriptionBehind).
+	Dropped int64
 }
 
-// TopicReadParams names ranges to read: Lanes[i] after Cursors[i].
+// TopicReadParams names ranges to read: lane Lanes[i] of topic Topics[i]
+// after Cursors[i].
 type TopicReadParams struct {
-	Topic   string
+	Topics  []string
 	Lanes   []int
 	Cursors []Position
 	Limit   int
@@ -180,16 +257,23 @@ func (m *MessageRow) Position() Position { return Position{Xid: m.Xid, ID: m.ID}
 
 // LaneAck acknowledges a leased lane up to Cursor.
 type LaneAck struct {
+	Topic        string
 	Subscription string
 	Lane         int
 	Token        LeaseToken
 	Cursor       Position
+	// Keep holds the lease on, under the same token and extended by
+	// TopicAckParams.Lease, instead of freeing the lane: the consumer
+	// reads the lane again at once (its batch was full, so more is likely
+	// waiting) without a lease statement.
+	Keep bool
 }
 
-// TopicAckParams is one ack statement.
+// TopicAckParams is one ack statement, for lanes of any topics.
 type TopicAckParams struct {
-	Topic string
-	Acks  []LaneAck
+	Acks []LaneAck
+	// Lease is how long kept lanes (LaneAck.Keep) stay leased from now.
+	Lease time.Duration
 	// Retries are inserted as jobs when the ack at RetryAck[i] is
 	// accepted.
 	Retries  []InsertParams
@@ -199,7 +283,6 @@ type TopicAckParams struct {
 
 // TopicExtendParams names leased lanes whose leases to extend.
 type TopicExtendParams struct {
-	Topic string
 	Lanes []LaneAck // Cursor unused
 	Lease time.Duration
 	Now   time.Time
@@ -214,7 +297,14 @@ type SubscriptionLag struct {
 	// OldestPending is when the oldest pending message was published, nil
 	// when none is pending.
 	OldestPending *time.Time
+	// Dropped counts messages retention removed before the subscription
+	// read them.
+	Dropped int64
 }
+
+// ErrSubscriptionBehind reports that a subscription lagged past its
+// topic's retention: messages it had not read were dropped.
+var ErrSubscriptionBehind = errors.New("subscription fell behind the topic's retention: messages were dropped unread")
 
 // ErrTopicNotFound is returned when a call names a topic that is not
 // stored.

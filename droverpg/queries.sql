@@ -1193,11 +1193,15 @@ SELECT t.name, t.lanes, t.retention_ms, t.created_at,
 FROM {schema}topics AS t ORDER BY t.name;
 
 -- name: TopicPublish
--- $1 topic, then one array per column. ids come from the identity in
--- array order (WITH ORDINALITY keeps it).
-INSERT INTO {schema}topic_messages (topic, lane, key, payload, metadata)
-SELECT $1, u.lane, u.key, u.payload, u.metadata
-FROM unnest($2::int[], $3::text[], $4::bytea[], $5::jsonb[]) WITH ORDINALITY AS u(lane, key, payload, metadata, ord)
+-- $1 topic, then one array per column. ids come from the sequence in
+-- array order (WITH ORDINALITY keeps it). The transaction's xid is taken
+-- (x) before any id: a generation is final once every xid below the xmax
+-- read after the sequence left it has ended (TopicSeal), which holds only
+-- if no transaction takes an id of it before having an xid.
+WITH x AS MATERIALIZED (SELECT pg_current_xact_id()::text::bigint AS xid)
+INSERT INTO {schema}topic_messages (xid, topic, lane, key, payload, metadata)
+SELECT x.xid, $1, u.lane, u.key, u.payload, u.metadata
+FROM x, unnest($2::int[], $3::text[], $4::bytea[], $5::jsonb[]) WITH ORDINALITY AS u(lane, key, payload, metadata, ord)
 ORDER BY u.ord
 RETURNING id;
 
@@ -1228,15 +1232,15 @@ SELECT 1 FROM {schema}topics WHERE name = $1;
 DELETE FROM {schema}topic_subscriptions WHERE topic = $1 AND name = $2;
 
 -- name: TopicLease
--- $1 topic, $2 subscriptions, $3 owner, $4 token, $5 lease ms, $6 max
--- lanes. Free lanes (no owner or an expired lease) with a readable message
--- past their cursor, least recently leased first; SKIP LOCKED lets
+-- $1 topics, $2 subscriptions (pairs), $3 owner, $4 token, $5 lease ms, $6
+-- max lanes. Free lanes (no owner or an expired lease) with a readable
+-- message past their cursor, least recently leased first; SKIP LOCKED lets
 -- concurrent consumers lease different lanes.
 UPDATE {schema}topic_lanes AS l
 SET lease_owner = $3, lease_token = $4::uuid, lease_expires_at = now() + make_interval(secs => $5 / 1000.0)
 FROM (
     SELECT c.topic, c.subscription, c.lane FROM {schema}topic_lanes AS c
-    WHERE c.topic = $1 AND c.subscription = ANY($2::text[])
+    WHERE (c.topic, c.subscription) IN (SELECT * FROM unnest($1::text[], $2::text[]))
       AND (c.lease_owner IS NULL OR c.lease_expires_at < now())
       AND EXISTS (SELECT 1 FROM {schema}topic_messages AS m
                   WHERE m.topic = c.topic AND m.lane = c.lane AND (m.xid, m.id) > (c.cursor_xid, c.cursor_id)
@@ -1245,43 +1249,114 @@ FROM (
     LIMIT $6
     FOR UPDATE SKIP LOCKED) AS f
 WHERE l.topic = f.topic AND l.subscription = f.subscription AND l.lane = f.lane
-RETURNING l.subscription, l.lane, l.cursor_xid, l.cursor_id;
+RETURNING l.topic, l.subscription, l.lane, l.cursor_xid, l.cursor_id,
+    (SELECT s.max_attempts FROM {schema}topic_subscriptions AS s WHERE s.topic = l.topic AND s.name = l.subscription),
+    l.dropped;
 
 -- name: TopicRead
--- $1 topic, $2 lanes, $3 cursor xids, $4 cursor ids, $5 limit per range.
+-- $1 topics, $2 lanes, $3 cursor xids, $4 cursor ids, $5 limit per range.
 -- One index range scan per range, cut at the horizon.
 SELECT r.ord - 1, m.id, m.xid, m.lane, m.key, m.payload, m.metadata, m.created_at
-FROM unnest($2::int[], $3::bigint[], $4::bigint[]) WITH ORDINALITY AS r(lane, cx, ci, ord)
+FROM unnest($1::text[], $2::int[], $3::bigint[], $4::bigint[]) WITH ORDINALITY AS r(topic, lane, cx, ci, ord)
 CROSS JOIN LATERAL (
     SELECT * FROM {schema}topic_messages AS t
-    WHERE t.topic = $1 AND t.lane = r.lane AND (t.xid, t.id) > (r.cx, r.ci)
+    WHERE t.topic = r.topic AND t.lane = r.lane AND (t.xid, t.id) > (r.cx, r.ci)
       AND t.xid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
     ORDER BY t.xid, t.id LIMIT $5) AS m
 ORDER BY r.ord, m.xid, m.id;
 
 -- name: TopicAck
--- $1 topic, $2 subscriptions, $3 lanes, $4 tokens, $5 cursor xids, $6
--- cursor ids. Fenced by the lease token; the cursor only moves forward.
--- Returns the indexes of accepted acks.
+-- $1 topics, $2 subscriptions, $3 lanes, $4 tokens, $5 cursor xids, $6
+-- cursor ids, $7 keeps, $8 lease ms of kept lanes. Fenced by the lease
+-- token; the cursor only moves forward; a kept lane stays leased under the
+-- same token, extended. Returns the indexes of accepted acks.
 UPDATE {schema}topic_lanes AS l
-SET cursor_xid = a.cx, cursor_id = a.ci, lease_owner = NULL, lease_token = NULL, lease_expires_at = now()
-FROM unnest($2::text[], $3::int[], $4::uuid[], $5::bigint[], $6::bigint[]) WITH ORDINALITY AS a(sub, lane, token, cx, ci, ord)
-WHERE l.topic = $1 AND l.subscription = a.sub AND l.lane = a.lane AND l.lease_token = a.token
+SET cursor_xid = a.cx, cursor_id = a.ci,
+    lease_owner = CASE WHEN a.keep THEN l.lease_owner END,
+    lease_token = CASE WHEN a.keep THEN l.lease_token END,
+    lease_expires_at = CASE WHEN a.keep THEN now() + make_interval(secs => $8 / 1000.0) ELSE now() END
+FROM unnest($1::text[], $2::text[], $3::int[], $4::uuid[], $5::bigint[], $6::bigint[], $7::bool[])
+    WITH ORDINALITY AS a(topic, sub, lane, token, cx, ci, keep, ord)
+WHERE l.topic = a.topic AND l.subscription = a.sub AND l.lane = a.lane AND l.lease_token = a.token
   AND (l.cursor_xid, l.cursor_id) <= (a.cx, a.ci)
 RETURNING a.ord - 1;
 
 -- name: TopicExtend
--- $1 topic, $2 subscriptions, $3 lanes, $4 tokens, $5 lease ms.
+-- $1 topics, $2 subscriptions, $3 lanes, $4 tokens, $5 lease ms.
 UPDATE {schema}topic_lanes AS l
 SET lease_expires_at = now() + make_interval(secs => $5 / 1000.0)
-FROM unnest($2::text[], $3::int[], $4::uuid[]) WITH ORDINALITY AS a(sub, lane, token, ord)
-WHERE l.topic = $1 AND l.subscription = a.sub AND l.lane = a.lane AND l.lease_token = a.token
+FROM unnest($1::text[], $2::text[], $3::int[], $4::uuid[]) WITH ORDINALITY AS a(topic, sub, lane, token, ord)
+WHERE l.topic = a.topic AND l.subscription = a.sub AND l.lane = a.lane AND l.lease_token = a.token
 RETURNING a.ord - 1;
 
 -- name: TopicLag
-SELECT l.subscription, count(m.id), min(m.created_at)
+SELECT l.subscription, sum(p.n)::bigint, min(p.oldest), sum(l.dropped)::bigint
 FROM {schema}topic_lanes AS l
-LEFT JOIN {schema}topic_messages AS m
-  ON m.topic = l.topic AND m.lane = l.lane AND (m.xid, m.id) > (l.cursor_xid, l.cursor_id)
+CROSS JOIN LATERAL (
+    SELECT count(*) AS n, min(m.created_at) AS oldest FROM {schema}topic_messages AS m
+    WHERE m.topic = l.topic AND m.lane = l.lane AND (m.xid, m.id) > (l.cursor_xid, l.cursor_id)) AS p
 WHERE l.topic = $1
 GROUP BY l.subscription ORDER BY l.subscription;
+
+-- Retention by generations (migration 015): generation g is the partition
+-- of IDs [g * 2^40, (g + 1) * 2^40); the leader rotates and drops them
+-- (internal/maintenance/topics.go).
+
+-- name: TopicGenerations
+-- Oldest first; settled once the horizon passed the seal's xmax.
+SELECT g.gen, g.created_at, g.sealed_at,
+    g.sealed_xmax IS NOT NULL AND g.sealed_xmax <= pg_snapshot_xmin(pg_current_snapshot())::text::bigint,
+    (SELECT CASE WHEN s.is_called THEN s.last_value ELSE s.last_value - 1 END FROM {schema}topic_message_ids AS s)
+FROM {schema}topic_generations AS g ORDER BY g.gen;
+
+-- name: TopicGenerationTopics
+-- $1 first ID, $2 end ID of a generation. Each topic with a message in it,
+-- and whether every lane of the topic is past every message of the lane
+-- in it: one index probe per topic and per lane.
+SELECT t.name, t.retention_ms,
+    NOT EXISTS (SELECT 1 FROM {schema}topic_lanes AS l
+        WHERE l.topic = t.name AND EXISTS (SELECT 1 FROM {schema}topic_messages AS m
+            WHERE m.topic = l.topic AND m.lane = l.lane AND (m.xid, m.id) > (l.cursor_xid, l.cursor_id)
+              AND m.id >= $1 AND m.id < $2))
+FROM {schema}topics AS t
+WHERE EXISTS (SELECT 1 FROM {schema}topic_messages AS m WHERE m.topic = t.name AND m.id >= $1 AND m.id < $2)
+ORDER BY t.name;
+
+-- name: TopicGenerationCreate
+-- $1 generation: its partition and row (committed before any ID of it is
+-- handed out, so that no publish finds no partition).
+SELECT {schema}topic_generation_create($1);
+
+-- name: TopicSequenceMove
+-- $1 first ID of the new generation. setval is not transactional: the
+-- next publish anywhere takes an ID of the new generation.
+SELECT setval('{schema}topic_message_ids', $1, false)
+WHERE (SELECT last_value FROM {schema}topic_message_ids) < $1;
+
+-- name: TopicSeal
+-- $1 the new current generation. Runs after TopicSequenceMove, in a later
+-- statement, so that its snapshot's xmax is above the xid of every
+-- transaction that took an ID of an older generation.
+UPDATE {schema}topic_generations
+SET sealed_at = now(), sealed_xmax = pg_snapshot_xmax(pg_current_snapshot())::text::bigint
+WHERE gen < $1 AND sealed_at IS NULL;
+
+-- name: TopicDropCount
+-- $1 first ID, $2 end ID of a generation about to be dropped: each lane
+-- adds the messages of it that it had not passed to dropped. Returns them
+-- in all.
+WITH lost AS (
+    SELECT l.topic, l.subscription, l.lane, p.n FROM {schema}topic_lanes AS l
+    CROSS JOIN LATERAL (SELECT count(*) AS n FROM {schema}topic_messages AS m
+        WHERE m.topic = l.topic AND m.lane = l.lane AND (m.xid, m.id) > (l.cursor_xid, l.cursor_id)
+          AND m.id >= $1 AND m.id < $2) AS p
+    WHERE p.n > 0),
+upd AS (
+    UPDATE {schema}topic_lanes AS l SET dropped = l.dropped + lost.n FROM lost
+    WHERE l.topic = lost.topic AND l.subscription = lost.subscription AND l.lane = lost.lane
+    RETURNING lost.n)
+SELECT coalesce(sum(n), 0)::bigint FROM upd;
+
+-- name: TopicGenerationDrop
+-- $1 generation: drops its partition and row.
+SELECT {schema}topic_generation_drop($1);

@@ -329,6 +329,77 @@ type migrationRecordParams struct {
 	Name    string
 }
 
+// idRange is the message IDs [From, To) of a generation.
+type idRange struct {
+	From, To int64
+}
+
+func idRangeArgs(p *idRange) []any { return []any{p.From, p.To} }
+
+type topicCreateParams struct {
+	Name        string
+	Lanes       int
+	RetentionMS int64
+}
+
+type subscriptionCreateParams struct {
+	Topic, Name string
+	MaxAttempts int
+	Start       int
+}
+
+// topicName is a topic and a name within it (a subscription).
+type topicName struct {
+	Topic, Name string
+}
+
+type topicLeaseParams struct {
+	Topics        []string
+	Subscriptions []string
+	Owner         string
+	Token         [16]byte
+	LeaseMS       float64
+	Max           int
+}
+
+type topicPublishParams struct {
+	Topic    string
+	Lanes    []int32
+	Keys     []*string
+	Payloads [][]byte
+	Metadata []string
+}
+
+type topicReadParams struct {
+	Topics []string
+	Lanes  []int32
+	Xids   []int64
+	IDs    []int64
+	Limit  int
+}
+
+// laneArrays are lanes of subscriptions as the parallel arrays TopicAck and
+// TopicExtend take (laneArgs).
+type laneArrays struct {
+	Topics []string
+	Subs   []string
+	Lanes  []int32
+	Tokens [][16]byte
+	Xids   []int64
+	IDs    []int64
+	Keeps  []bool
+}
+
+type topicAckParams struct {
+	laneArrays
+	LeaseMS float64
+}
+
+type topicExtendParams struct {
+	laneArrays
+	LeaseMS float64
+}
+
 // The statements of queries.sql, in its order.
 var (
 	jobInsertMany = def(stmt[jobColumns]{name: "JobInsertMany", cols: 1,
@@ -437,6 +508,38 @@ var (
 	jobResults        = def(stmt[[]int64]{name: "JobResults", cols: 4, args: oneArg[[]int64]})
 	jobParentResults  = def(stmt[int64]{name: "JobParentResults", cols: 4, args: oneArg[int64]})
 	jobsParentResults = def(stmt[[]int64]{name: "JobsParentResults", cols: 5, args: oneArg[[]int64]})
+
+	// Topics (topics.go).
+	topicCreate = def(stmt[topicCreateParams]{name: "TopicCreate", cols: 4,
+		args: func(p *topicCreateParams) []any { return []any{p.Name, p.Lanes, p.RetentionMS} }})
+	topicList    = def(stmt[struct{}]{name: "TopicList", cols: 5, args: noArgs})
+	topicPublish = def(stmt[topicPublishParams]{name: "TopicPublish", cols: 1,
+		args: func(p *topicPublishParams) []any { return []any{p.Topic, p.Lanes, p.Keys, p.Payloads, p.Metadata} }})
+	subscriptionCreate = def(stmt[subscriptionCreateParams]{name: "SubscriptionCreate", cols: 1,
+		args: func(p *subscriptionCreateParams) []any { return []any{p.Topic, p.Name, p.MaxAttempts, p.Start} }})
+	topicExists        = def(stmt[string]{name: "TopicExists", cols: 1, args: oneArg[string]})
+	subscriptionDelete = def(stmt[topicName]{name: "SubscriptionDelete",
+		args: func(p *topicName) []any { return []any{p.Topic, p.Name} }})
+	topicLease = def(stmt[topicLeaseParams]{name: "TopicLease", cols: 7,
+		args: func(p *topicLeaseParams) []any {
+			return []any{p.Topics, p.Subscriptions, p.Owner, p.Token, p.LeaseMS, p.Max}
+		}})
+	topicRead = def(stmt[topicReadParams]{name: "TopicRead", cols: 8,
+		args: func(p *topicReadParams) []any { return []any{p.Topics, p.Lanes, p.Xids, p.IDs, p.Limit} }})
+	topicAck = def(stmt[topicAckParams]{name: "TopicAck", cols: 1,
+		args: func(p *topicAckParams) []any {
+			return []any{p.Topics, p.Subs, p.Lanes, p.Tokens, p.Xids, p.IDs, p.Keeps, p.LeaseMS}
+		}})
+	topicExtend = def(stmt[topicExtendParams]{name: "TopicExtend", cols: 1,
+		args: func(p *topicExtendParams) []any { return []any{p.Topics, p.Subs, p.Lanes, p.Tokens, p.LeaseMS} }})
+	topicLag              = def(stmt[string]{name: "TopicLag", cols: 4, args: oneArg[string]})
+	topicGenerations      = def(stmt[struct{}]{name: "TopicGenerations", cols: 5, args: noArgs})
+	topicGenerationTopics = def(stmt[idRange]{name: "TopicGenerationTopics", cols: 3, args: idRangeArgs})
+	topicGenerationCreate = def(stmt[int64]{name: "TopicGenerationCreate", cols: 1, args: oneArg[int64]})
+	topicSequenceMove     = def(stmt[int64]{name: "TopicSequenceMove", cols: 1, args: oneArg[int64]})
+	topicSeal             = def(stmt[int64]{name: "TopicSeal", args: oneArg[int64]})
+	topicDropCount        = def(stmt[idRange]{name: "TopicDropCount", cols: 1, args: idRangeArgs})
+	topicGenerationDrop   = def(stmt[int64]{name: "TopicGenerationDrop", cols: 1, args: oneArg[int64]})
 
 	// Periodic jobs (periodic.go).
 	periodicTicks       = def(stmt[[]string]{name: "PeriodicTicks", cols: 2, args: oneArg[[]string]})

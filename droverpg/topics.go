@@ -18,7 +18,7 @@ var _ droverdriver.TopicExecutor = (*executor)(nil)
 func (e *executor) TopicCreate(ctx context.Context, p droverdriver.TopicParams) (*droverdriver.TopicRow, error) {
 	var t droverdriver.TopicRow
 	var retention int64
-	err := e.db.QueryRow(ctx, e.q["TopicCreate"], p.Name, p.Lanes, p.Retention.Milliseconds()).
+	err := topicCreate.queryRow(ctx, e.db, e.q, topicCreateParams{p.Name, p.Lanes, p.Retention.Milliseconds()}).
 		Scan(&t.Name, &t.Lanes, &retention, &t.CreatedAt)
 	if err != nil {
 		return nil, e.wrap("create topic", err)
@@ -28,7 +28,7 @@ func (e *executor) TopicCreate(ctx context.Context, p droverdriver.TopicParams) 
 }
 
 func (e *executor) TopicList(ctx context.Context) ([]*droverdriver.TopicRow, error) {
-	rows, err := e.db.Query(ctx, e.q["TopicList"])
+	rows, err := topicList.query(ctx, e.db, e.q, struct{}{})
 	if err != nil {
 		return nil, e.wrap("list topics", err)
 	}
@@ -65,24 +65,38 @@ func (e *executor) TopicPublish(ctx context.Context, topic string, msgs []drover
 			metas[i] = string(m.Metadata)
 		}
 	}
-	rows, err := e.db.Query(ctx, e.q["TopicPublish"], topic, lanes, keys, payloads, metas)
+	rows, err := topicPublish.query(ctx, e.db, e.q, topicPublishParams{topic, lanes, keys, payloads, metas})
 	if err != nil {
 		return nil, e.wrap("publish", err)
 	}
 	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	return ids, e.wrap("publish", err)
+	if err != nil {
+		return nil, e.wrap("publish", err)
+	}
+	// order: consumers are woken as job producers are: by the waker once
+	// the publish committed, or inside the caller's transaction, whose
+	// commit delivers the notification with the messages.
+	wake := wakeSet{droverdriver.TopicWake(topic): allJobs}
+	if e.waker != nil {
+		e.waker.wake(wake)
+		return ids, nil
+	}
+	if _, err := notifyStmt.exec(ctx, e.db, e.q, notifyParams{Channel: e.channel, Payloads: wake.payloads()}); err != nil {
+		return nil, e.wrap("publish", err)
+	}
+	return ids, nil
 }
 
 func (e *executor) SubscriptionCreate(ctx context.Context, p droverdriver.SubscriptionParams) (bool, error) {
 	var made int
-	if err := e.db.QueryRow(ctx, e.q["SubscriptionCreate"], p.Topic, p.Name, p.MaxAttempts, p.Start).Scan(&made); err != nil {
+	if err := subscriptionCreate.queryRow(ctx, e.db, e.q, subscriptionCreateParams{p.Topic, p.Name, p.MaxAttempts, p.Start}).Scan(&made); err != nil {
 		return false, e.wrap("create subscription", err)
 	}
 	if made > 0 {
 		return true, nil
 	}
 	var one int
-	err := e.db.QueryRow(ctx, e.q["TopicExists"], p.Topic).Scan(&one)
+	err := topicExists.queryRow(ctx, e.db, e.q, p.Topic).Scan(&one)
 	if err == pgx.ErrNoRows {
 		return false, droverdriver.ErrTopicNotFound
 	}
@@ -90,7 +104,7 @@ func (e *executor) SubscriptionCreate(ctx context.Context, p droverdriver.Subscr
 }
 
 func (e *executor) SubscriptionDelete(ctx context.Context, topic, name string) (bool, error) {
-	tag, err := e.db.Exec(ctx, e.q["SubscriptionDelete"], topic, name)
+	tag, err := subscriptionDelete.exec(ctx, e.db, e.q, topicName{topic, name})
 	if err != nil {
 		return false, e.wrap("delete subscription", err)
 	}
@@ -98,14 +112,19 @@ func (e *executor) SubscriptionDelete(ctx context.Context, topic, name string) (
 }
 
 func (e *executor) TopicLease(ctx context.Context, p droverdriver.TopicLeaseParams) ([]droverdriver.LeasedLane, error) {
-	rows, err := e.db.Query(ctx, e.q["TopicLease"], p.Topic, p.Subscriptions, p.Owner, [16]byte(p.Token),
-		float64(p.Lease.Milliseconds()), p.Max)
+	topics := make([]string, len(p.Subscriptions))
+	subs := make([]string, len(p.Subscriptions))
+	for i, s := range p.Subscriptions {
+		topics[i], subs[i] = s.Topic, s.Name
+	}
+	rows, err := topicLease.query(ctx, e.db, e.q, topicLeaseParams{topics, subs, p.Owner, [16]byte(p.Token),
+		float64(p.Lease.Milliseconds()), p.Max})
 	if err != nil {
 		return nil, e.wrap("lease lanes", err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (droverdriver.LeasedLane, error) {
 		var l droverdriver.LeasedLane
-		err := r.Scan(&l.Subscription, &l.Lane, &l.Cursor.Xid, &l.Cursor.ID)
+		err := r.Scan(&l.Topic, &l.Subscription, &l.Lane, &l.Cursor.Xid, &l.Cursor.ID, &l.MaxAttempts, &l.Dropped)
 		return l, err
 	})
 	return out, e.wrap("lease lanes", err)
@@ -121,7 +140,7 @@ func (e *executor) TopicRead(ctx context.Context, p droverdriver.TopicReadParams
 	for i := range p.Lanes {
 		lanes[i], xids[i], ids[i] = int32(p.Lanes[i]), p.Cursors[i].Xid, p.Cursors[i].ID
 	}
-	rows, err := e.db.Query(ctx, e.q["TopicRead"], p.Topic, lanes, xids, ids, p.Limit)
+	rows, err := topicRead.query(ctx, e.db, e.q, topicReadParams{p.Topics, lanes, xids, ids, p.Limit})
 	if err != nil {
 		return nil, e.wrap("read messages", err)
 	}
@@ -138,24 +157,26 @@ func (e *executor) TopicRead(ctx context.Context, p droverdriver.TopicReadParams
 }
 
 // laneArgs unpacks acks into the parallel arrays the statements take.
-func laneArgs(acks []droverdriver.LaneAck) (subs []string, lanes []int32, tokens [][16]byte, xids, ids []int64) {
-	for _, a := range acks {
-		subs = append(subs, a.Subscription)
-		lanes = append(lanes, int32(a.Lane))
-		tokens = append(tokens, [16]byte(a.Token))
-		xids = append(xids, a.Cursor.Xid)
-		ids = append(ids, a.Cursor.ID)
+func laneArgs(acks []droverdriver.LaneAck) (a laneArrays) {
+	for _, ack := range acks {
+		a.Topics = append(a.Topics, ack.Topic)
+		a.Subs = append(a.Subs, ack.Subscription)
+		a.Lanes = append(a.Lanes, int32(ack.Lane))
+		a.Tokens = append(a.Tokens, [16]byte(ack.Token))
+		a.Xids = append(a.Xids, ack.Cursor.Xid)
+		a.IDs = append(a.IDs, ack.Cursor.ID)
+		a.Keeps = append(a.Keeps, ack.Keep)
 	}
-	return
+	return a
 }
 
 func (e *executor) TopicAck(ctx context.Context, p droverdriver.TopicAckParams) ([]int, error) {
 	if len(p.Acks) == 0 {
 		return nil, nil
 	}
-	subs, lanes, tokens, xids, ids := laneArgs(p.Acks)
+	arrays := laneArgs(p.Acks)
 	ack := func(db dbtx) ([]int, error) {
-		rows, err := db.Query(ctx, e.q["TopicAck"], p.Topic, subs, lanes, tokens, xids, ids)
+		rows, err := topicAck.query(ctx, db, e.q, topicAckParams{arrays, float64(p.Lease.Milliseconds())})
 		if err != nil {
 			return nil, err
 		}
@@ -189,8 +210,7 @@ func (e *executor) TopicExtend(ctx context.Context, p droverdriver.TopicExtendPa
 	if len(p.Lanes) == 0 {
 		return nil, nil
 	}
-	subs, lanes, tokens, _, _ := laneArgs(p.Lanes)
-	rows, err := e.db.Query(ctx, e.q["TopicExtend"], p.Topic, subs, lanes, tokens, float64(p.Lease.Milliseconds()))
+	rows, err := topicExtend.query(ctx, e.db, e.q, topicExtendParams{laneArgs(p.Lanes), float64(p.Lease.Milliseconds())})
 	if err != nil {
 		return nil, e.wrap("extend lane leases", err)
 	}
@@ -199,14 +219,85 @@ func (e *executor) TopicExtend(ctx context.Context, p droverdriver.TopicExtendPa
 }
 
 func (e *executor) TopicLag(ctx context.Context, topic string) ([]droverdriver.SubscriptionLag, error) {
-	rows, err := e.db.Query(ctx, e.q["TopicLag"], topic)
+	rows, err := topicLag.query(ctx, e.db, e.q, topic)
 	if err != nil {
 		return nil, e.wrap("read lag", err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (droverdriver.SubscriptionLag, error) {
 		var l droverdriver.SubscriptionLag
-		err := r.Scan(&l.Subscription, &l.Pending, &l.OldestPending)
+		err := r.Scan(&l.Subscription, &l.Pending, &l.OldestPending, &l.Dropped)
 		return l, err
 	})
 	return out, e.wrap("read lag", err)
+}
+
+func (e *executor) TopicGenerations(ctx context.Context) ([]droverdriver.Generation, error) {
+	rows, err := topicGenerations.query(ctx, e.db, e.q, struct{}{})
+	if err != nil {
+		return nil, e.wrap("list generations", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (droverdriver.Generation, error) {
+		var g droverdriver.Generation
+		err := r.Scan(&g.Gen, &g.CreatedAt, &g.SealedAt, &g.Settled, &g.LastID)
+		return g, err
+	})
+	return out, e.wrap("list generations", err)
+}
+
+// genRange is the ID range of generation gen.
+func genRange(gen int64) idRange {
+	return idRange{gen * droverdriver.GenerationWidth, (gen + 1) * droverdriver.GenerationWidth}
+}
+
+func (e *executor) TopicGenerationTopics(ctx context.Context, gen int64) ([]droverdriver.GenerationTopic, error) {
+	rows, err := topicGenerationTopics.query(ctx, e.db, e.q, genRange(gen))
+	if err != nil {
+		return nil, e.wrap("read generation", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (droverdriver.GenerationTopic, error) {
+		var t droverdriver.GenerationTopic
+		var retention int64
+		err := r.Scan(&t.Topic, &retention, &t.Passed)
+		t.Retention = time.Duration(retention) * time.Millisecond
+		return t, err
+	})
+	return out, e.wrap("read generation", err)
+}
+
+func (e *executor) TopicRotate(ctx context.Context, gen int64) error {
+	// order: the partition is committed before the sequence hands out an
+	// ID of it, and the seal reads its xmax after the sequence moved.
+	// Creating a partition locks the parent table: a lock timeout keeps a
+	// rotation stuck behind a long reader from stalling every publish
+	// queued behind it; the leader tries again on its next pass.
+	err := pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = '2s'"); err != nil {
+			return err
+		}
+		_, err := topicGenerationCreate.exec(ctx, tx, e.q, gen)
+		return err
+	})
+	if err != nil {
+		return e.wrap("create generation", err)
+	}
+	if _, err := topicSequenceMove.exec(ctx, e.db, e.q, gen*droverdriver.GenerationWidth); err != nil {
+		return e.wrap("move message sequence", err)
+	}
+	_, err = topicSeal.exec(ctx, e.db, e.q, gen)
+	return e.wrap("seal generations", err)
+}
+
+func (e *executor) TopicDrop(ctx context.Context, gen int64) (int64, error) {
+	var lost int64
+	err := pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = '2s'"); err != nil {
+			return err
+		}
+		if err := topicDropCount.queryRow(ctx, tx, e.q, genRange(gen)).Scan(&lost); err != nil {
+			return err
+		}
+		_, err := topicGenerationDrop.exec(ctx, tx, e.q, gen)
+		return err
+	})
+	return lost, e.wrap("drop generation", err)
 }

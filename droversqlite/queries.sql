@@ -985,59 +985,160 @@ DELETE FROM {schema}topic_subscriptions WHERE topic = ?1 AND name = ?2;
 -- name: SubscriptionDeleteLanes
 DELETE FROM {schema}topic_lanes WHERE topic = ?1 AND subscription = ?2;
 
+-- name: TopicLeaseCandidates
+-- ?1 JSON array of [topic, subscription], ?2 now, ?3 max lanes. Run on a
+-- reader: free lanes (no owner, or an expired lease) with a message past
+-- their cursor, least recently leased first. Looking at every lane of a
+-- client's subscriptions is the costly part of a lease; on a WAL reader it
+-- runs beside other clients' and never holds the single writer, and when
+-- it finds nothing no write transaction starts at all.
+SELECT l.topic, l.subscription, l.lane, l.cursor_id FROM {schema}topic_lanes AS l
+WHERE (l.topic, l.subscription) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?1))
+  AND (l.lease_owner IS NULL OR l.lease_expires_at < ?2)
+  AND EXISTS (SELECT 1 FROM {schema}topic_messages AS m
+              WHERE m.topic = l.topic AND m.lane = l.lane AND m.xid = 0 AND m.id > l.cursor_id)
+ORDER BY coalesce(l.lease_expires_at, 0) LIMIT ?3;
+
 -- name: TopicLease
--- ?1 topic, ?2 JSON array of subscriptions, ?3 owner, ?4 token (16
--- bytes), ?5 lease expiry, ?6 now, ?7 max lanes. Free lanes (no owner, or
--- an expired lease) with a message past their cursor, least recently
--- leased first; the write lock makes the lease exclusive.
-UPDATE {schema}topic_lanes SET lease_owner = ?3, lease_token = ?4, lease_expires_at = ?5
-WHERE (topic, subscription, lane) IN (
-    SELECT l.topic, l.subscription, l.lane FROM {schema}topic_lanes AS l
-    WHERE l.topic = ?1 AND l.subscription IN (SELECT value FROM json_each(?2))
-      AND (l.lease_owner IS NULL OR l.lease_expires_at < ?6)
-      AND EXISTS (SELECT 1 FROM {schema}topic_messages AS m
-                  WHERE m.topic = l.topic AND m.lane = l.lane AND m.xid = 0 AND m.id > l.cursor_id)
-    ORDER BY coalesce(l.lease_expires_at, 0) LIMIT ?7)
-RETURNING subscription, lane, cursor_xid, cursor_id;
+-- ?1 JSON array of [topic, subscription, lane, cursor id] candidates
+-- (TopicLeaseCandidates), ?2 owner, ?3 token (16 bytes), ?4 lease expiry,
+-- ?5 now. Leases those still free and still at the cursor the reader saw:
+-- a lane whose cursor has not moved still has the message the reader found
+-- past it (only retention removes messages, and an emptied lane's batch is
+-- empty and released at its cursor). The write lock makes the lease
+-- exclusive.
+WITH c AS MATERIALIZED (
+    SELECT value ->> 0 AS topic, value ->> 1 AS sub, value ->> 2 AS lane, value ->> 3 AS ci FROM json_each(?1))
+UPDATE {schema}topic_lanes AS l SET lease_owner = ?2, lease_token = ?3, lease_expires_at = ?4
+FROM c
+WHERE l.topic = c.topic AND l.subscription = c.sub AND l.lane = c.lane AND l.cursor_id = c.ci
+  AND (l.lease_owner IS NULL OR l.lease_expires_at < ?5)
+RETURNING topic, subscription, lane, cursor_xid, cursor_id, dropped;
+
+-- name: TopicMaxAttempts
+-- ?1 JSON array of [topic, subscription]: their stored max attempts, read
+-- in the lease's transaction (SQLite's RETURNING cannot run a subquery).
+SELECT topic, name, max_attempts FROM {schema}topic_subscriptions
+WHERE (topic, name) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?1));
 
 -- name: TopicRead
--- ?1 topic, ?2 JSON array of [lane, cursor xid, cursor id], ?3 limit per
--- range. Each range's messages come from the read index, at most ?3.
+-- ?1 JSON array of [topic, lane, cursor xid, cursor id], ?2 limit per
+-- range. Each range's messages come from the read index, at most ?2.
 SELECT r.key, m.id, m.xid, m.lane, m.key, m.payload, m.metadata, m.created_at
-FROM json_each(?2) AS r
+FROM json_each(?1) AS r
 JOIN {schema}topic_messages AS m ON m.id IN (
     SELECT id FROM {schema}topic_messages
-    WHERE topic = ?1 AND lane = r.value ->> 0 AND xid = 0 AND id > r.value ->> 2
-    ORDER BY xid, id LIMIT ?3)
+    WHERE topic = r.value ->> 0 AND lane = r.value ->> 1 AND xid = 0 AND id > r.value ->> 3
+    ORDER BY xid, id LIMIT ?2)
 ORDER BY r.key, m.xid, m.id;
 
 -- name: TopicAck
--- ?1 topic, ?2 JSON array of [subscription, lane, token in hex, cursor
--- xid, cursor id], ?3 now. Fenced by the lease token; the cursor only
--- moves forward. Returns the lanes it moved (SQLite's RETURNING cannot
--- name the FROM table, so the driver maps them back to acks).
+-- ?1 JSON array of [topic, subscription, lane, token in hex, cursor xid,
+-- cursor id, keep (0 or 1)], ?2 now, ?3 lease expiry of kept lanes.
+-- Fenced by the lease token; the cursor only moves forward; a kept lane
+-- stays leased under the same token, extended. Returns the lanes it moved
+-- (SQLite's RETURNING cannot name the FROM table, so the driver maps them
+-- back to acks). The acks are unpacked once (a materialized CTE): joined
+-- to the lanes directly, each JSON value was extracted again for every
+-- lane of the topic, which made acks the bulk of a fan-out's CPU.
+WITH a AS MATERIALIZED (
+    SELECT value ->> 0 AS topic, value ->> 1 AS sub, value ->> 2 AS lane, unhex(value ->> 3) AS token,
+        value ->> 4 AS cx, value ->> 5 AS ci, value ->> 6 AS keep
+    FROM json_each(?1))
 UPDATE {schema}topic_lanes AS l
-SET cursor_xid = a.value ->> 3, cursor_id = a.value ->> 4,
-    lease_owner = NULL, lease_token = NULL, lease_expires_at = ?3
-FROM json_each(?2) AS a
-WHERE l.topic = ?1 AND l.subscription = a.value ->> 0 AND l.lane = a.value ->> 1
-  AND l.lease_token = unhex(a.value ->> 2)
-  AND (l.cursor_xid, l.cursor_id) <= (a.value ->> 3, a.value ->> 4)
-RETURNING subscription, lane;
+SET cursor_xid = a.cx, cursor_id = a.ci,
+    lease_owner = CASE WHEN a.keep THEN l.lease_owner END,
+    lease_token = CASE WHEN a.keep THEN l.lease_token END,
+    lease_expires_at = CASE WHEN a.keep THEN ?3 ELSE ?2 END
+FROM a
+WHERE l.topic = a.topic AND l.subscription = a.sub AND l.lane = a.lane AND l.lease_token = a.token
+  AND (l.cursor_xid, l.cursor_id) <= (a.cx, a.ci)
+RETURNING topic, subscription, lane;
 
 -- name: TopicExtend
--- ?1 topic, ?2 JSON array of [subscription, lane, token in hex], ?3 new
--- expiry. Returns the lanes it extended.
-UPDATE {schema}topic_lanes AS l SET lease_expires_at = ?3
-FROM json_each(?2) AS a
-WHERE l.topic = ?1 AND l.subscription = a.value ->> 0 AND l.lane = a.value ->> 1
-  AND l.lease_token = unhex(a.value ->> 2)
-RETURNING subscription, lane;
+-- ?1 JSON array as TopicAck's (cursors and keeps unused), ?2 new expiry.
+-- Returns the lanes it extended.
+WITH a AS MATERIALIZED (
+    SELECT value ->> 0 AS topic, value ->> 1 AS sub, value ->> 2 AS lane, unhex(value ->> 3) AS token
+    FROM json_each(?1))
+UPDATE {schema}topic_lanes AS l SET lease_expires_at = ?2
+FROM a
+WHERE l.topic = a.topic AND l.subscription = a.sub AND l.lane = a.lane AND l.lease_token = a.token
+RETURNING topic, subscription, lane;
 
 -- name: TopicLag
-SELECT l.subscription, count(m.id), min(m.created_at)
+SELECT l.subscription,
+    sum((SELECT count(*) FROM {schema}topic_messages AS m
+         WHERE m.topic = l.topic AND m.lane = l.lane AND m.xid = 0 AND m.id > l.cursor_id)),
+    min((SELECT min(m.created_at) FROM {schema}topic_messages AS m
+         WHERE m.topic = l.topic AND m.lane = l.lane AND m.xid = 0 AND m.id > l.cursor_id)),
+    sum(l.dropped)
 FROM {schema}topic_lanes AS l
-LEFT JOIN {schema}topic_messages AS m
-  ON m.topic = l.topic AND m.lane = l.lane AND m.xid = 0 AND m.id > l.cursor_id
 WHERE l.topic = ?1
 GROUP BY l.subscription ORDER BY l.subscription;
+
+-- Retention by generations (migration 015): generation g is the rowid
+-- range [g * 2^40, (g + 1) * 2^40); the leader rotates and drops them
+-- (internal/maintenance/topics.go).
+
+-- name: TopicGenerations
+-- Oldest first. A sealed generation is settled at once: its IDs were
+-- taken under the write lock before the seal.
+SELECT g.gen, g.created_at, g.sealed_at, g.sealed_at IS NOT NULL,
+    coalesce((SELECT seq FROM sqlite_sequence WHERE name = '{schema}topic_messages'), 0)
+FROM {schema}topic_generations AS g ORDER BY g.gen;
+
+-- name: TopicGenerationTopics
+-- ?1 first ID, ?2 end ID of a generation. Each topic with a message in it,
+-- and whether every lane of the topic is past every message of the lane
+-- in it.
+SELECT t.name, t.retention_ms,
+    NOT EXISTS (SELECT 1 FROM {schema}topic_lanes AS l
+        WHERE l.topic = t.name AND EXISTS (SELECT 1 FROM {schema}topic_messages AS m
+            WHERE m.topic = l.topic AND m.lane = l.lane AND m.xid = 0 AND m.id > l.cursor_id
+              AND m.id >= ?1 AND m.id < ?2))
+FROM {schema}topics AS t
+WHERE EXISTS (SELECT 1 FROM {schema}topic_messages AS m WHERE m.topic = t.name AND m.id >= ?1 AND m.id < ?2)
+ORDER BY t.name;
+
+-- name: TopicGenerationCreate
+-- ?1 generation, ?2 now. Seals the older ones.
+INSERT INTO {schema}topic_generations (gen, created_at)
+SELECT ?1, ?2 WHERE NOT EXISTS (SELECT 1 FROM {schema}topic_generations WHERE gen >= ?1);
+
+-- name: TopicSeal
+-- ?1 the new current generation, ?2 now.
+UPDATE {schema}topic_generations SET sealed_at = ?2 WHERE gen < ?1 AND sealed_at IS NULL;
+
+-- name: TopicSequenceMove
+-- ?1 first ID of the new generation: the next message takes it.
+UPDATE sqlite_sequence SET seq = ?1 - 1 WHERE name = '{schema}topic_messages' AND seq < ?1 - 1;
+
+-- name: TopicSequenceCreate
+-- ?1 as TopicSequenceMove, when no message was ever stored.
+INSERT INTO sqlite_sequence (name, seq)
+SELECT '{schema}topic_messages', ?1 - 1
+WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = '{schema}topic_messages');
+
+-- name: TopicDropCount
+-- ?1 first ID, ?2 end ID of a generation about to be dropped: the messages
+-- of it that lanes had not passed, in all.
+SELECT coalesce(sum((SELECT count(*) FROM {schema}topic_messages AS m
+    WHERE m.topic = l.topic AND m.lane = l.lane AND m.xid = 0 AND m.id > l.cursor_id AND m.id >= ?1 AND m.id < ?2)), 0)
+FROM {schema}topic_lanes AS l;
+
+-- name: TopicDropMark
+-- ?1, ?2 as TopicDropCount: each lane adds the messages it had not passed
+-- to dropped.
+UPDATE {schema}topic_lanes AS l SET dropped = l.dropped + (
+    SELECT count(*) FROM {schema}topic_messages AS m
+    WHERE m.topic = l.topic AND m.lane = l.lane AND m.xid = 0 AND m.id > l.cursor_id AND m.id >= ?1 AND m.id < ?2)
+WHERE EXISTS (SELECT 1 FROM {schema}topic_messages AS m
+    WHERE m.topic = l.topic AND m.lane = l.lane AND m.xid = 0 AND m.id > l.cursor_id AND m.id >= ?1 AND m.id < ?2);
+
+-- name: TopicGenerationDrop
+-- ?1 first ID, ?2 end ID: one range delete on the rowid.
+DELETE FROM {schema}topic_messages WHERE id >= ?1 AND id < ?2;
+
+-- name: TopicGenerationForget
+DELETE FROM {schema}topic_generations WHERE gen = ?1;

@@ -330,6 +330,78 @@ type migrationRecordParams struct {
 	Now     int64
 }
 
+// idRange is the message IDs [From, To) of a generation.
+type idRange struct {
+	From, To int64
+}
+
+// genAt is a generation and the time a change to it is made at.
+type genAt struct {
+	Gen int64
+	Now int64
+}
+
+type topicCreateParams struct {
+	Name        string
+	Lanes       int
+	RetentionMS int64
+	Now         int64
+}
+
+type topicPublishParams struct {
+	Topic    string
+	Now      int64
+	Messages string // JSON: [lane, key or null, payload in hex, metadata]
+}
+
+type subscriptionCreateParams struct {
+	Topic, Name string
+	MaxAttempts int
+	Now         int64
+}
+
+type subscriptionLanesParams struct {
+	Topic, Name string
+	Start       int
+}
+
+// topicName is a topic and a name within it (a subscription).
+type topicName struct {
+	Topic, Name string
+}
+
+type topicCandidatesParams struct {
+	Subscriptions string // JSON array of [topic, subscription]
+	Now           int64
+	Max           int
+}
+
+type topicLeaseParams struct {
+	Candidates string // JSON array of [topic, subscription, lane, cursor id]
+	Owner      string
+	Token      []byte
+	Expires    int64
+	Now        int64
+}
+
+type topicReadParams struct {
+	Ranges string // JSON: [topic, lane, cursor xid, cursor id]
+	Limit  int
+}
+
+// laneUpdateParams are the lanes TopicAck and TopicExtend update (JSON,
+// appendLanes) and the time they set (the ack's now, or the new expiry).
+type laneUpdateParams struct {
+	Lanes string
+	At    int64
+}
+
+type topicAckParams struct {
+	Lanes   string
+	Now     int64
+	Expires int64 // of kept lanes
+}
+
 // The statements of queries.sql, in its order.
 var (
 	// JobInsertHead and JobInsertRow are fragments: insertQueries joins
@@ -454,7 +526,39 @@ var (
 	jobsParentResults = def(stmt[string]{name: "JobsParentResults", cols: 5, args: oneArg[string]})
 
 	// Topics (topics.go).
-	topicExists = def(stmt[string]{name: "TopicExists", cols: 1, args: oneArg[string]})
+	topicCreate = def(stmt[topicCreateParams]{name: "TopicCreate",
+		args: func(p *topicCreateParams) []any { return []any{p.Name, p.Lanes, p.RetentionMS, p.Now} }})
+	topicList    = def(stmt[struct{}]{name: "TopicList", cols: 5, args: noArgs})
+	topicPublish = def(stmt[topicPublishParams]{name: "TopicPublish",
+		args: func(p *topicPublishParams) []any { return []any{p.Topic, p.Now, p.Messages} }})
+	subscriptionCreate = def(stmt[subscriptionCreateParams]{name: "SubscriptionCreate",
+		args: func(p *subscriptionCreateParams) []any { return []any{p.Topic, p.Name, p.MaxAttempts, p.Now} }})
+	subscriptionLanes = def(stmt[subscriptionLanesParams]{name: "SubscriptionLanes",
+		args: func(p *subscriptionLanesParams) []any { return []any{p.Topic, p.Name, p.Start} }})
+	topicExists             = def(stmt[string]{name: "TopicExists", cols: 1, args: oneArg[string]})
+	subscriptionDelete      = def(stmt[topicName]{name: "SubscriptionDelete", args: topicNameArgs})
+	subscriptionDeleteLanes = def(stmt[topicName]{name: "SubscriptionDeleteLanes", args: topicNameArgs})
+	topicLeaseCandidates    = def(stmt[topicCandidatesParams]{name: "TopicLeaseCandidates", cols: 4,
+		args: func(p *topicCandidatesParams) []any { return []any{p.Subscriptions, p.Now, p.Max} }})
+	topicLease = def(stmt[topicLeaseParams]{name: "TopicLease", cols: 6,
+		args: func(p *topicLeaseParams) []any { return []any{p.Candidates, p.Owner, p.Token, p.Expires, p.Now} }})
+	topicMaxAttempts = def(stmt[string]{name: "TopicMaxAttempts", cols: 3, args: oneArg[string]})
+	topicRead        = def(stmt[topicReadParams]{name: "TopicRead", cols: 8,
+		args: func(p *topicReadParams) []any { return []any{p.Ranges, p.Limit} }})
+	topicAck = def(stmt[topicAckParams]{name: "TopicAck", cols: 3,
+		args: func(p *topicAckParams) []any { return []any{p.Lanes, p.Now, p.Expires} }})
+	topicExtend           = def(stmt[laneUpdateParams]{name: "TopicExtend", cols: 3, args: laneUpdateArgs})
+	topicLag              = def(stmt[string]{name: "TopicLag", cols: 4, args: oneArg[string]})
+	topicGenerations      = def(stmt[struct{}]{name: "TopicGenerations", cols: 5, args: noArgs})
+	topicGenerationTopics = def(stmt[idRange]{name: "TopicGenerationTopics", cols: 3, args: idRangeArgs})
+	topicGenerationCreate = def(stmt[genAt]{name: "TopicGenerationCreate", args: genAtArgs})
+	topicSeal             = def(stmt[genAt]{name: "TopicSeal", args: genAtArgs})
+	topicSequenceMove     = def(stmt[int64]{name: "TopicSequenceMove", args: oneArg[int64]})
+	topicSequenceCreate   = def(stmt[int64]{name: "TopicSequenceCreate", args: oneArg[int64]})
+	topicDropCount        = def(stmt[idRange]{name: "TopicDropCount", cols: 1, args: idRangeArgs})
+	topicDropMark         = def(stmt[idRange]{name: "TopicDropMark", args: idRangeArgs})
+	topicGenerationDrop   = def(stmt[idRange]{name: "TopicGenerationDrop", args: idRangeArgs})
+	topicGenerationForget = def(stmt[int64]{name: "TopicGenerationForget", args: oneArg[int64]})
 
 	// Periodic jobs (periodic.go).
 	periodicTicks       = def(stmt[string]{name: "PeriodicTicks", cols: 2, args: oneArg[string]})
@@ -474,3 +578,11 @@ func batchAtArgs(p *batchAt) []any { return []any{p.Batch, p.Now} }
 func finishBatchArgs(p *finishBatch) []any { return []any{p.Batch, p.Now, p.Refuse} }
 
 func jobAtArgs(p *jobAt) []any { return []any{p.ID, p.Now} }
+
+func topicNameArgs(p *topicName) []any { return []any{p.Topic, p.Name} }
+
+func laneUpdateArgs(p *laneUpdateParams) []any { return []any{p.Lanes, p.At} }
+
+func idRangeArgs(p *idRange) []any { return []any{p.From, p.To} }
+
+func genAtArgs(p *genAt) []any { return []any{p.Gen, p.Now} }

@@ -19,12 +19,14 @@ var _ droverdriver.TopicExecutor = (*executor)(nil)
 
 // Topic reads run on the reader pool: a WAL reader sees every committed
 // message and never waits for the writer.
-func init() { readQueries = append(readQueries, "TopicList", "TopicRead", "TopicLag") }
+func init() {
+	readQueries = append(readQueries, topicLeaseCandidates.name, topicMaxAttempts.name, topicList.name, topicRead.name, topicLag.name, topicGenerations.name, topicGenerationTopics.name)
+}
 
 func (e *executor) TopicCreate(ctx context.Context, p droverdriver.TopicParams) (*droverdriver.TopicRow, error) {
 	var t *droverdriver.TopicRow
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
-		if _, err := e.exec(ctx, tx, "TopicCreate", p.Name, p.Lanes, p.Retention.Milliseconds(), micros(p.Now)); err != nil {
+		if _, err := topicCreate.exec(ctx, e, tx, topicCreateParams{p.Name, p.Lanes, p.Retention.Milliseconds(), micros(p.Now)}); err != nil {
 			return err
 		}
 		var err error
@@ -37,13 +39,13 @@ func (e *executor) TopicCreate(ctx context.Context, p droverdriver.TopicParams) 
 // topic reads one topic through TopicList's statement.
 func (e *executor) topic(ctx context.Context, tx *sql.Tx, name string) (*droverdriver.TopicRow, error) {
 	var found *droverdriver.TopicRow
-	err := e.query(ctx, tx, e.writer, "TopicList", func(rows *sql.Rows) error {
+	err := topicList.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
 		t, err := scanTopic(rows)
 		if err == nil && t.Name == name {
 			found = t
 		}
 		return err
-	})
+	}, struct{}{})
 	if err == nil && found == nil {
 		err = droverdriver.ErrTopicNotFound
 	}
@@ -67,11 +69,11 @@ func scanTopic(rows *sql.Rows) (*droverdriver.TopicRow, error) {
 
 func (e *executor) TopicList(ctx context.Context) ([]*droverdriver.TopicRow, error) {
 	var out []*droverdriver.TopicRow
-	err := e.query(ctx, nil, e.reader, "TopicList", func(rows *sql.Rows) error {
+	err := topicList.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
 		t, err := scanTopic(rows)
 		out = append(out, t)
 		return err
-	})
+	}, struct{}{})
 	return out, e.wrap("list topics", err)
 }
 
@@ -109,7 +111,7 @@ func (e *executor) TopicPublish(ctx context.Context, topic string, msgs []drover
 	*bp = b
 	ids := make([]int64, len(msgs))
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
-		res, err := e.exec(ctx, tx, "TopicPublish", topic, micros(time.Now()), string(b))
+		res, err := topicPublish.exec(ctx, e, tx, topicPublishParams{topic, micros(time.Now()), string(b)})
 		if err != nil {
 			return err
 		}
@@ -127,13 +129,14 @@ func (e *executor) TopicPublish(ctx context.Context, topic string, msgs []drover
 	if err != nil {
 		return nil, e.wrap("publish", err)
 	}
+	notify(e.hubKey, []string{droverdriver.TopicWake(topic)})
 	return ids, nil
 }
 
 func (e *executor) SubscriptionCreate(ctx context.Context, p droverdriver.SubscriptionParams) (bool, error) {
 	var made bool
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
-		res, err := e.exec(ctx, tx, "SubscriptionCreate", p.Topic, p.Name, p.MaxAttempts, micros(p.Now))
+		res, err := subscriptionCreate.exec(ctx, e, tx, subscriptionCreateParams{p.Topic, p.Name, p.MaxAttempts, micros(p.Now)})
 		if err != nil {
 			return err
 		}
@@ -145,7 +148,7 @@ func (e *executor) SubscriptionCreate(ctx context.Context, p droverdriver.Subscr
 			return err
 		}
 		made = true
-		_, err = e.exec(ctx, tx, "SubscriptionLanes", p.Topic, p.Name, p.Start)
+		_, err = subscriptionLanes.exec(ctx, e, tx, subscriptionLanesParams{p.Topic, p.Name, p.Start})
 		return err
 	})
 	if err == droverdriver.ErrTopicNotFound {
@@ -157,33 +160,72 @@ func (e *executor) SubscriptionCreate(ctx context.Context, p droverdriver.Subscr
 func (e *executor) SubscriptionDelete(ctx context.Context, topic, name string) (bool, error) {
 	var found bool
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
-		res, err := e.exec(ctx, tx, "SubscriptionDelete", topic, name)
+		res, err := subscriptionDelete.exec(ctx, e, tx, topicName{topic, name})
 		if err != nil {
 			return err
 		}
 		n, _ := res.RowsAffected()
 		found = n > 0
-		_, err = e.exec(ctx, tx, "SubscriptionDeleteLanes", topic, name)
+		_, err = subscriptionDeleteLanes.exec(ctx, e, tx, topicName{topic, name})
 		return err
 	})
 	return found, e.wrap("delete subscription", err)
 }
 
 func (e *executor) TopicLease(ctx context.Context, p droverdriver.TopicLeaseParams) ([]droverdriver.LeasedLane, error) {
-	subs, err := json.Marshal(p.Subscriptions)
+	pairs := make([][2]string, len(p.Subscriptions))
+	for i, s := range p.Subscriptions {
+		pairs[i] = [2]string{s.Topic, s.Name}
+	}
+	subs, err := json.Marshal(pairs)
+	if err != nil {
+		return nil, err
+	}
+	// order: candidates are found on a reader, then leased under the
+	// write lock by primary key if still free and unmoved (queries.sql).
+	var cands []any
+	err = topicLeaseCandidates.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
+		var topic, sub string
+		var lane, cursor int64
+		if err := rows.Scan(&topic, &sub, &lane, &cursor); err != nil {
+			return err
+		}
+		cands = append(cands, []any{topic, sub, lane, cursor})
+		return nil
+	}, topicCandidatesParams{string(subs), micros(p.Now), p.Max})
+	if err != nil || len(cands) == 0 {
+		return nil, e.wrap("lease lanes", err)
+	}
+	candJSON, err := json.Marshal(cands)
 	if err != nil {
 		return nil, err
 	}
 	var out []droverdriver.LeasedLane
 	err = e.writeTx(ctx, func(tx *sql.Tx) error {
 		out = out[:0]
-		return e.query(ctx, tx, e.writer, "TopicLease", func(rows *sql.Rows) error {
+		return topicLease.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
 			var l droverdriver.LeasedLane
-			err := rows.Scan(&l.Subscription, &l.Lane, &l.Cursor.Xid, &l.Cursor.ID)
+			err := rows.Scan(&l.Topic, &l.Subscription, &l.Lane, &l.Cursor.Xid, &l.Cursor.ID, &l.Dropped)
 			out = append(out, l)
 			return err
-		}, p.Topic, string(subs), p.Owner, p.Token[:], micros(p.Now.Add(p.Lease)), micros(p.Now), p.Max)
+		}, topicLeaseParams{string(candJSON), p.Owner, p.Token[:], micros(p.Now.Add(p.Lease)), micros(p.Now)})
 	})
+	if err != nil || len(out) == 0 {
+		return nil, e.wrap("lease lanes", err)
+	}
+	// The subscriptions' stored max attempts, read beside the lease: a
+	// subscription's setting is fixed at creation.
+	attempts := map[droverdriver.SubscriptionRef]int{}
+	err = topicMaxAttempts.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
+		var s droverdriver.SubscriptionRef
+		var n int
+		err := rows.Scan(&s.Topic, &s.Name, &n)
+		attempts[s] = n
+		return err
+	}, string(subs))
+	for i := range out {
+		out[i].MaxAttempts = attempts[droverdriver.SubscriptionRef{Topic: out[i].Topic, Name: out[i].Subscription}]
+	}
 	return out, e.wrap("lease lanes", err)
 }
 
@@ -197,6 +239,8 @@ func (e *executor) TopicRead(ctx context.Context, p droverdriver.TopicReadParams
 			b = append(b, ',')
 		}
 		b = append(b, '[')
+		b = appendString(b, p.Topics[i])
+		b = append(b, ',')
 		b = strconv.AppendInt(b, int64(lane), 10)
 		b = append(b, ',')
 		b = strconv.AppendInt(b, p.Cursors[i].Xid, 10)
@@ -206,7 +250,7 @@ func (e *executor) TopicRead(ctx context.Context, p droverdriver.TopicReadParams
 	}
 	b = append(b, ']')
 	var out []*droverdriver.MessageRow
-	err := e.query(ctx, nil, e.reader, "TopicRead", func(rows *sql.Rows) error {
+	err := topicRead.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
 		var m droverdriver.MessageRow
 		var key sql.NullString
 		var meta string
@@ -217,12 +261,13 @@ func (e *executor) TopicRead(ctx context.Context, p droverdriver.TopicReadParams
 		m.Key, m.Metadata, m.PublishedAt = key.String, []byte(meta), fromMicros(created)
 		out = append(out, &m)
 		return nil
-	}, p.Topic, string(b), p.Limit)
+	}, topicReadParams{string(b), p.Limit})
 	return out, e.wrap("read messages", err)
 }
 
 // appendLanes encodes lanes as the JSON array TopicAck and TopicExtend
-// take: [subscription, lane, token in hex, cursor xid, cursor id].
+// take: [topic, subscription, lane, token in hex, cursor xid, cursor id,
+// keep].
 func appendLanes(b []byte, acks []droverdriver.LaneAck) []byte {
 	b = append(b, '[')
 	for i, a := range acks {
@@ -230,6 +275,8 @@ func appendLanes(b []byte, acks []droverdriver.LaneAck) []byte {
 			b = append(b, ',')
 		}
 		b = append(b, '[')
+		b = appendString(b, a.Topic)
+		b = append(b, ',')
 		b = appendString(b, a.Subscription)
 		b = append(b, ',')
 		b = strconv.AppendInt(b, int64(a.Lane), 10)
@@ -239,38 +286,41 @@ func appendLanes(b []byte, acks []droverdriver.LaneAck) []byte {
 		b = strconv.AppendInt(b, a.Cursor.Xid, 10)
 		b = append(b, ',')
 		b = strconv.AppendInt(b, a.Cursor.ID, 10)
-		b = append(b, ']')
+		if a.Keep {
+			b = append(b, ",1]"...)
+		} else {
+			b = append(b, ",0]"...)
+		}
 	}
 	return append(b, ']')
 }
 
 // laneKey names a lane of a subscription.
 type laneKey struct {
-	sub  string
-	lane int
+	topic, sub string
+	lane       int
 }
 
-// laneUpdate runs TopicAck or TopicExtend in tx and returns the indexes of
-// the lanes it updated.
-func (e *executor) laneUpdate(ctx context.Context, tx *sql.Tx, name, topic string, acks []droverdriver.LaneAck, arg int64) ([]int, error) {
+// laneUpdate runs TopicAck or TopicExtend, given by run, on acks encoded
+// as JSON, and returns the indexes of the lanes it updated.
+func laneUpdate(acks []droverdriver.LaneAck, run func(lanes string, scan func(*sql.Rows) error) error) ([]int, error) {
 	// SQLite's RETURNING cannot name the FROM table, so the lanes it
 	// returns are mapped back to acks, which name each lane at most once.
 	idx := make(map[laneKey]int, len(acks))
 	for i, a := range acks {
-		idx[laneKey{a.Subscription, a.Lane}] = i
+		idx[laneKey{a.Topic, a.Subscription, a.Lane}] = i
 	}
 	var out []int
-	err := e.query(ctx, tx, e.writer, name, func(rows *sql.Rows) error {
-		var sub string
-		var lane int
-		if err := rows.Scan(&sub, &lane); err != nil {
+	err := run(string(appendLanes(nil, acks)), func(rows *sql.Rows) error {
+		var k laneKey
+		if err := rows.Scan(&k.topic, &k.sub, &k.lane); err != nil {
 			return err
 		}
-		if i, ok := idx[laneKey{sub, lane}]; ok {
+		if i, ok := idx[k]; ok {
 			out = append(out, i)
 		}
 		return nil
-	}, topic, string(appendLanes(nil, acks)), arg)
+	})
 	return out, err
 }
 
@@ -281,7 +331,10 @@ func (e *executor) TopicAck(ctx context.Context, p droverdriver.TopicAckParams) 
 	var accepted []int
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		if accepted, err = e.laneUpdate(ctx, tx, "TopicAck", p.Topic, p.Acks, micros(p.Now)); err != nil {
+		accepted, err = laneUpdate(p.Acks, func(lanes string, scan func(*sql.Rows) error) error {
+			return topicAck.query(ctx, e, tx, e.writer, scan, topicAckParams{lanes, micros(p.Now), micros(p.Now.Add(p.Lease))})
+		})
+		if err != nil {
 			return err
 		}
 		// order: failed messages become jobs in the ack's transaction,
@@ -304,7 +357,9 @@ func (e *executor) TopicExtend(ctx context.Context, p droverdriver.TopicExtendPa
 	var out []int
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		out, err = e.laneUpdate(ctx, tx, "TopicExtend", p.Topic, p.Lanes, micros(p.Now.Add(p.Lease)))
+		out, err = laneUpdate(p.Lanes, func(lanes string, scan func(*sql.Rows) error) error {
+			return topicExtend.query(ctx, e, tx, e.writer, scan, laneUpdateParams{lanes, micros(p.Now.Add(p.Lease))})
+		})
 		return err
 	})
 	return out, e.wrap("extend lane leases", err)
@@ -312,10 +367,10 @@ func (e *executor) TopicExtend(ctx context.Context, p droverdriver.TopicExtendPa
 
 func (e *executor) TopicLag(ctx context.Context, topic string) ([]droverdriver.SubscriptionLag, error) {
 	var out []droverdriver.SubscriptionLag
-	err := e.query(ctx, nil, e.reader, "TopicLag", func(rows *sql.Rows) error {
+	err := topicLag.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
 		var l droverdriver.SubscriptionLag
 		var oldest sql.NullInt64
-		if err := rows.Scan(&l.Subscription, &l.Pending, &oldest); err != nil {
+		if err := rows.Scan(&l.Subscription, &l.Pending, &oldest, &l.Dropped); err != nil {
 			return err
 		}
 		if oldest.Valid {
@@ -326,4 +381,88 @@ func (e *executor) TopicLag(ctx context.Context, topic string) ([]droverdriver.S
 		return nil
 	}, topic)
 	return out, e.wrap("read lag", err)
+}
+
+func (e *executor) TopicGenerations(ctx context.Context) ([]droverdriver.Generation, error) {
+	var out []droverdriver.Generation
+	err := topicGenerations.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
+		var g droverdriver.Generation
+		var created int64
+		var sealed sql.NullInt64
+		if err := rows.Scan(&g.Gen, &created, &sealed, &g.Settled, &g.LastID); err != nil {
+			return err
+		}
+		g.CreatedAt = fromMicros(created)
+		if sealed.Valid {
+			t := fromMicros(sealed.Int64)
+			g.SealedAt = &t
+		}
+		out = append(out, g)
+		return nil
+	}, struct{}{})
+	return out, e.wrap("list generations", err)
+}
+
+// genRange is the ID range of generation gen.
+func genRange(gen int64) idRange {
+	return idRange{gen * droverdriver.GenerationWidth, (gen + 1) * droverdriver.GenerationWidth}
+}
+
+func (e *executor) TopicGenerationTopics(ctx context.Context, gen int64) ([]droverdriver.GenerationTopic, error) {
+	var out []droverdriver.GenerationTopic
+	err := topicGenerationTopics.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
+		var t droverdriver.GenerationTopic
+		var retention int64
+		if err := rows.Scan(&t.Topic, &retention, &t.Passed); err != nil {
+			return err
+		}
+		t.Retention = time.Duration(retention) * time.Millisecond
+		out = append(out, t)
+		return nil
+	}, genRange(gen))
+	return out, e.wrap("read generation", err)
+}
+
+func (e *executor) TopicRotate(ctx context.Context, gen int64) error {
+	now := micros(time.Now())
+	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+		res, err := topicGenerationCreate.exec(ctx, e, tx, genAt{gen, now})
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil // not newer than the current generation
+		}
+		first := gen * droverdriver.GenerationWidth
+		if _, err := topicSequenceMove.exec(ctx, e, tx, first); err != nil {
+			return err
+		}
+		if _, err := topicSequenceCreate.exec(ctx, e, tx, first); err != nil {
+			return err
+		}
+		_, err = topicSeal.exec(ctx, e, tx, genAt{gen, now})
+		return err
+	})
+	return e.wrap("rotate generations", err)
+}
+
+func (e *executor) TopicDrop(ctx context.Context, gen int64) (int64, error) {
+	var lost int64
+	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		if lost, err = queryValue[int64](ctx, e, tx, topicDropCount, genRange(gen)); err != nil {
+			return err
+		}
+		if lost > 0 {
+			if _, err := topicDropMark.exec(ctx, e, tx, genRange(gen)); err != nil {
+				return err
+			}
+		}
+		if _, err := topicGenerationDrop.exec(ctx, e, tx, genRange(gen)); err != nil {
+			return err
+		}
+		_, err = topicGenerationForget.exec(ctx, e, tx, gen)
+		return err
+	})
+	return lost, e.wrap("drop generation", err)
 }

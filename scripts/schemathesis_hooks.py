@@ -19,6 +19,8 @@ invalid, still goes to the server and through every check.
 - a periodic job's schedule must parse as a cron expression that fires
   (map_body swaps a generated one the schema allows for one that does, so
   that creates and updates get past validation to the store);
+- a topic message's key and metadata, like a job's args, are text the
+  store can hold;
 - no string anywhere inside args, metadata or a result may hold NUL or a
   lone surrogate: the store cannot hold them (PostgreSQL's jsonb refuses
   \u0000), so the server answers 400, and a schema cannot say "no NUL in
@@ -96,6 +98,12 @@ def filter_body(ctx, body):
         if isinstance(results, list) and not all(_snooze_ok(r) for r in results if isinstance(r, dict)):
             return False
         return _unique_ids(results)
+    elif path == "/v1/topics/{topic}/publish" and isinstance(body, dict):
+        msgs = body.get("messages")
+        if isinstance(msgs, list):
+            for m in msgs:
+                if isinstance(m, dict) and not (_storable(m.get("key")) and _storable(m.get("metadata"))):
+                    return False
     elif path == "/v1/claim" and isinstance(body, dict):
         wait = body.get("wait_ms")
         if isinstance(wait, int) and not isinstance(wait, bool) and wait > MAX_WAIT_MS:

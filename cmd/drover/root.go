@@ -180,6 +180,7 @@ SQLite. With none, the embedded store ./drover.db is created and migrated on fir
 		c.queuesCommand(),
 		c.batchCommand(),
 		c.periodicCommand(),
+		c.topicsCommand(),
 		c.serveCommand(),
 		c.versionCommand(),
 		benchCmd,

@@ -73,6 +73,7 @@ func Exercise[TTx any](t *testing.T, f Factory[TTx]) {
 	testRead(t, setup)
 	testMaintenance(t, setup)
 	testFlow(t, setup)
+	testTopics(t, setup)
 	testMigrations(t, fresh)
 	testTx(t, f)
 }

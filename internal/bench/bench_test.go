@@ -16,14 +16,22 @@ import (
 )
 
 // TestMain lets the test binary stand in for the drover binary: the scale
-// scenario re-executes its own binary as `worker` processes.
+// scenario re-executes its own binary as `worker` processes, fanout as
+// `bench fanout-consumer` ones.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == "worker" {
+	// bench fanout re-executes it as `bench fanout-consumer` processes.
+	fanoutConsumer := len(os.Args) > 2 && os.Args[1] == "bench" && os.Args[2] == "fanout-consumer"
+	if len(os.Args) > 1 && os.Args[1] == "worker" || fanoutConsumer {
 		args, schema := stripGlobal(os.Args[2:])
-		cmd := NewWorkerCommand(func() Env {
+		env := func() Env {
 			return Env{DatabaseURL: os.Getenv("DATABASE_URL"), Schema: schema, Logger: discardLogger(),
 				Stdout: os.Stdout, Stderr: os.Stderr}
-		})
+		}
+		cmd := NewWorkerCommand(env)
+		if fanoutConsumer {
+			args, schema = stripGlobal(os.Args[3:])
+			cmd = newFanoutConsumerCommand(env)
+		}
 		cmd.SetArgs(args)
 		if err := cmd.Execute(); err != nil {
 			os.Exit(1)

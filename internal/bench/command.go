@@ -219,6 +219,7 @@ func NewCommand(env func() Env) *cobra.Command {
 		cmd.AddCommand(sub)
 	}
 	cmd.AddCommand(newFanoutCommand(env)) // topics: fanout.go
+	cmd.AddCommand(newFanoutConsumerCommand(env))
 	return cmd
 }
 

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"hash/fnv"
+	"time"
 
 	"github.com/droverhq/drover/droverdriver"
 )
@@ -42,21 +43,23 @@ type ReadPlan struct {
 	RangeOf []int
 }
 
-// PlanReads groups leased lanes by (lane, cursor) into the ranges of one
-// TopicRead of at most limit messages per range.
-func PlanReads(topic string, leased []droverdriver.LeasedLane, limit int) ReadPlan {
+// PlanReads groups leased lanes by (topic, lane, cursor) into the ranges
+// of one TopicRead of at most limit messages per range.
+func PlanReads(leased []droverdriver.LeasedLane, limit int) ReadPlan {
 	type rng struct {
+		topic  string
 		lane   int
 		cursor droverdriver.Position
 	}
-	plan := ReadPlan{Params: droverdriver.TopicReadParams{Topic: topic, Limit: limit}, RangeOf: make([]int, len(leased))}
+	plan := ReadPlan{Params: droverdriver.TopicReadParams{Limit: limit}, RangeOf: make([]int, len(leased))}
 	seen := make(map[rng]int, len(leased))
 	for i, l := range leased {
-		k := rng{l.Lane, l.Cursor}
+		k := rng{l.Topic, l.Lane, l.Cursor}
 		r, ok := seen[k]
 		if !ok {
 			r = len(plan.Params.Lanes)
 			seen[k] = r
+			plan.Params.Topics = append(plan.Params.Topics, l.Topic)
 			plan.Params.Lanes = append(plan.Params.Lanes, l.Lane)
 			plan.Params.Cursors = append(plan.Params.Cursors, l.Cursor)
 		}
@@ -92,4 +95,43 @@ func AckCursor(cursor droverdriver.Position, batch []*droverdriver.MessageRow) d
 		return cursor
 	}
 	return batch[len(batch)-1].Position()
+}
+
+// Retention (docs/design/topics.md, "Retention"): messages are stored in
+// generations, ID ranges of droverdriver.GenerationWidth, which leave the
+// store whole. The leader rotates the current generation once it is large
+// or old enough, and drops a sealed one once nothing it holds is still
+// owed to a subscription within its topic's retention.
+
+// ShouldRotate reports whether the current generation cur should be sealed
+// and succeeded: it holds a message, and at least maxMessages of them or it
+// is maxAge old. An empty generation is never rotated, so an idle store
+// does not pile up empty partitions.
+func ShouldRotate(cur droverdriver.Generation, now time.Time, maxMessages int64, maxAge time.Duration) bool {
+	first := max(cur.Gen*droverdriver.GenerationWidth, 1)
+	used := cur.LastID - first + 1
+	if used <= 0 {
+		return false
+	}
+	return used >= maxMessages || now.Sub(cur.CreatedAt) >= maxAge
+}
+
+// Droppable reports whether the sealed generation g, whose topics are
+// topics (TopicGenerationTopics), may leave the store at now: it is settled
+// (no transaction can still add to it), and for every topic in it, every
+// subscription has passed its messages or the topic's retention has run
+// out since the seal (the newest message of g is no younger than the
+// seal). A subscription that lags past retention never holds a generation
+// back; it is told of what it lost (droverdriver.ErrSubscriptionBehind).
+func Droppable(g droverdriver.Generation, topics []droverdriver.GenerationTopic, now time.Time) bool {
+	if g.SealedAt == nil || !g.Settled {
+		return false
+	}
+	for _, t := range topics {
+		if t.Passed || t.Retention > 0 && now.Sub(*g.SealedAt) >= t.Retention {
+			continue
+		}
+		return false
+	}
+	return true
 }

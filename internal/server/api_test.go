@@ -42,9 +42,19 @@ func TestEveryOperationAnswersWithItsScopes(t *testing.T) {
 			"createPeriodic": map[string]any{"name": "p", "schedule": "@hourly", "kind": "k"},
 			"updatePeriodic": map[string]any{"schedule": "@daily", "kind": "k"},
 			"startBulk":      map[string]any{"action": "cancel", "queue": "nothing-here"},
+			// Topic t1 and its subscription s1, made below; receipts that
+			// no receive handed out are refused with 400.
+			"createTopic":        map[string]any{"name": "t1"},
+			"publish":            map[string]any{"messages": []any{map[string]any{"payload": 1}}},
+			"createSubscription": map[string]any{"name": "s1"},
+			"receive":            map[string]any{"worker": "w"},
+			"ack":                map[string]any{"acks": []any{map[string]any{"receipt": "x"}}},
+			"nack":               map[string]any{"receipts": []string{"x"}},
 		}
 		// Bulk task 1, for GET /v1/bulk/{id} walked with id 1.
 		b.must(t, http.StatusAccepted, server.ScopeAdmin, "POST", "/v1/bulk", bodies["startBulk"])
+		b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/topics", bodies["createTopic"])
+		b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/topics/t1/subscriptions", bodies["createSubscription"])
 		n := 0
 		for path, item := range b.doc.Paths.Map() {
 			for method, op := range item.Operations() {
@@ -57,12 +67,16 @@ func TestEveryOperationAnswersWithItsScopes(t *testing.T) {
 				} else if !publicPaths[path] {
 					t.Errorf("%s %s lists no x-drover-scopes", method, path)
 				}
-				// {name} is a queue's, or the periodic job createPeriodic makes.
+				// {name} is a queue's, the periodic job createPeriodic makes,
+				// or topic t1's subscription s1.
 				name := "default"
-				if strings.HasPrefix(path, "/v1/periodic") {
+				switch {
+				case strings.HasPrefix(path, "/v1/periodic"):
 					name = "p"
+				case strings.HasPrefix(path, "/v1/topics"):
+					name = "s1"
 				}
-				p := strings.NewReplacer("{id}", "1", "{name}", name).Replace(path)
+				p := strings.NewReplacer("{id}", "1", "{topic}", "t1", "{name}", name).Replace(path)
 				for _, sc := range []server.Scope{server.ScopeEnqueue, server.ScopeWork, server.ScopeAdmin} {
 					if strings.Contains(path, "{name}") {
 						// Periodic job p exists for every call (a delete may have

@@ -69,9 +69,9 @@ func decode(r *http.Request, v any) error {
 	return nil
 }
 
-// anyJSON are the fields whose values are the caller's own JSON, in which
-// null is a value like any other.
-var anyJSON = map[string]bool{"args": true, "result": true, "metadata": true}
+// anyJSON are the fields whose values are the caller's own JSON (a topic
+// message's payload among them), in which null is a value like any other.
+var anyJSON = map[string]bool{"args": true, "result": true, "metadata": true, "payload": true}
 
 // refuseNulls rejects a null anywhere in a request body but inside the
 // caller's own JSON (anyJSON). Go decodes null into a field as if the

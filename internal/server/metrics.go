@@ -45,6 +45,9 @@ type metrics struct {
 
 	claimSize, finishSize       prometheus.Histogram
 	claimSeconds, finishSeconds prometheus.Histogram
+
+	// Topics, per subscription as of the last sample.
+	subLag, subOldest, subDropped *prometheus.GaugeVec
 }
 
 // latencyBuckets run from 1 ms to about 18 minutes: pickup latency spans
@@ -94,6 +97,19 @@ func newMetrics(client Client, pool func() storeurl.PoolStats, maxLabels int, la
 		Help: "Duration of one claim statement.", Buckets: latencyBuckets})).(prometheus.Histogram)
 	m.finishSeconds = f(prometheus.NewHistogram(prometheus.HistogramOpts{Name: "drover_finish_duration_seconds",
 		Help: "Duration of one finish statement.", Buckets: latencyBuckets})).(prometheus.Histogram)
+	f(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "drover_topic_published_total",
+		Help: "Topic messages published through this server."},
+		func() float64 { return float64(client.Stats().Published) }))
+	f(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "drover_topic_delivered_total",
+		Help: "Topic deliveries acknowledged through this server (each message counts once per subscription)."},
+		func() float64 { return float64(client.Stats().Delivered) }))
+	ts := []string{"topic", "subscription"}
+	m.subLag = f(prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "drover_subscription_lag_messages",
+		Help: "Messages of the topic the subscription has not acknowledged, as of the last sample."}, ts)).(*prometheus.GaugeVec)
+	m.subOldest = f(prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "drover_subscription_oldest_pending_age_seconds",
+		Help: "Age of the oldest message the subscription has not acknowledged, as of the last sample."}, ts)).(*prometheus.GaugeVec)
+	m.subDropped = f(prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "drover_subscription_dropped_messages",
+		Help: "Messages retention removed before the subscription read them (it lagged past the topic's retention)."}, ts)).(*prometheus.GaugeVec)
 	f(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "drover_lease_rescues_total",
 		Help: "Jobs whose lease expired and that this process's rescuer returned to the queue."},
 		func() float64 { return float64(client.Stats().Rescued) }))
@@ -237,4 +253,50 @@ func (m *metrics) observeResult(outcome drover.AttemptOutcome, a attemptInfo, kn
 	case drover.AttemptCancelled:
 		m.cancelled.WithLabelValues(queue, kind).Inc()
 	}
+}
+
+// observeLag replaces the subscription gauges with a fresh sample: the
+// subscriptions with the largest lag by name, at most pairsPerLabel times
+// maxLabels of them, and the rest summed under topic and subscription
+// "other".
+func (m *metrics) observeLag(lag []topicLag, now time.Time) {
+	m.subLag.Reset()
+	m.subOldest.Reset()
+	m.subDropped.Reset()
+	lag = slices.Clone(lag)
+	slices.SortFunc(lag, func(a, b topicLag) int {
+		return cmp.Or(cmp.Compare(b.Pending, a.Pending), strings.Compare(a.topic, b.topic), strings.Compare(a.Subscription, b.Subscription))
+	})
+	limit := pairsPerLabel * m.maxLabels
+	var rest topicLag
+	for i, l := range lag {
+		if i >= limit {
+			rest.Pending += l.Pending
+			rest.Dropped += l.Dropped
+			if l.OldestPending != nil && (rest.OldestPending == nil || l.OldestPending.Before(*rest.OldestPending)) {
+				rest.OldestPending = l.OldestPending
+			}
+			continue
+		}
+		m.setLag(l.topic, l.Subscription, l.SubscriptionLag, now)
+	}
+	if len(lag) > limit {
+		m.setLag(otherLabel, otherLabel, rest.SubscriptionLag, now)
+	}
+}
+
+func (m *metrics) setLag(topic, sub string, l drover.SubscriptionLag, now time.Time) {
+	m.subLag.WithLabelValues(topic, sub).Set(float64(l.Pending))
+	m.subDropped.WithLabelValues(topic, sub).Set(float64(l.Dropped))
+	age := 0.0
+	if l.OldestPending != nil {
+		age = max(now.Sub(*l.OldestPending), 0).Seconds()
+	}
+	m.subOldest.WithLabelValues(topic, sub).Set(age)
+}
+
+// topicLag is a subscription's lag with its topic.
+type topicLag struct {
+	topic string
+	drover.SubscriptionLag
 }

@@ -100,6 +100,7 @@ type Client interface {
 	QueueList(ctx context.Context) ([]*drover.QueueSettings, error)
 	Remote() *drover.Remote
 	PeriodicJobs() *drover.PeriodicJobSet
+	topicsClient
 }
 
 // Config configures a Server.
@@ -336,6 +337,9 @@ func (s *Server) sample(ctx context.Context) {
 	if err != nil && ctx.Err() == nil {
 		s.cfg.Logger.Warn("sampling queue figures failed", "error", err)
 	}
+	if _, err := s.sampleTopics(ctx, now); err != nil && ctx.Err() == nil {
+		s.cfg.Logger.Warn("sampling subscription lag failed", "error", err)
+	}
 }
 
 // route is one endpoint: who may call it and what handles it. A nil
@@ -385,6 +389,16 @@ func (s *Server) routes() {
 		"POST /v1/periodic/{name}/resume":  {admin, s.resumePeriodic},
 		"POST /v1/periodic/{name}/trigger": {admin, s.triggerPeriodic},
 		"GET /metrics":                     {admin, s.serveMetrics},
+		// Topics (topics.go).
+		"GET /v1/topics":                                       {reader, s.listTopics},
+		"POST /v1/topics":                                      {admin, s.createTopic},
+		"POST /v1/topics/{topic}/publish":                      {[]Scope{ScopeEnqueue}, s.publish},
+		"GET /v1/topics/{topic}/lag":                           {reader, s.topicLag},
+		"POST /v1/topics/{topic}/subscriptions":                {admin, s.createSubscription},
+		"DELETE /v1/topics/{topic}/subscriptions/{name}":       {admin, s.deleteSubscription},
+		"POST /v1/topics/{topic}/subscriptions/{name}/receive": {work, s.receive},
+		"POST /v1/topics/{topic}/subscriptions/{name}/ack":     {work, s.ack},
+		"POST /v1/topics/{topic}/subscriptions/{name}/nack":    {work, s.nack},
 	} {
 		s.mux.Handle(pattern, s.endpoint(pattern, rt))
 	}
@@ -573,11 +587,11 @@ func (s *Server) classify(w http.ResponseWriter, r *http.Request, err error) (in
 		return http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is over the limit of %d bytes", mbe.Limit)
 	case errors.Is(err, drover.ErrInvalid):
 		return http.StatusBadRequest, strings.Replace(err.Error(), drover.ErrInvalid.Error()+": ", "", 1)
-	case errors.Is(err, drover.ErrNotFound), errors.Is(err, drover.ErrPeriodicNotFound):
+	case errors.Is(err, drover.ErrNotFound), errors.Is(err, drover.ErrPeriodicNotFound), errors.Is(err, drover.ErrTopicNotFound):
 		return http.StatusNotFound, err.Error()
 	case errors.Is(err, drover.ErrPeriodicExists), errors.Is(err, drover.ErrPeriodicConfigured):
 		return http.StatusConflict, err.Error()
-	case errors.Is(err, droverdriver.ErrPeriodicUnsupported):
+	case errors.Is(err, droverdriver.ErrTopicsUnsupported), errors.Is(err, droverdriver.ErrPeriodicUnsupported):
 		return http.StatusNotImplemented, err.Error()
 	case errors.Is(err, drover.ErrUniqueConflict), errors.Is(err, drover.ErrNotRetryable):
 		return http.StatusConflict, err.Error()

@@ -1,0 +1,270 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/internal/storeurl"
+)
+
+// topicsClient is what `drover topics` calls of a drover.Client.
+type topicsClient interface {
+	CreateTopic(ctx context.Context, name string, opts *drover.TopicOpts) (*drover.Topic, error)
+	Topics(ctx context.Context) ([]*drover.Topic, error)
+	Publish(ctx context.Context, topic string, msgs ...drover.Message) ([]int64, error)
+	CreateSubscription(ctx context.Context, topic, name string, opts *drover.SubscriptionOpts) (bool, error)
+	SubscriptionLag(ctx context.Context, topic string) ([]drover.SubscriptionLag, error)
+}
+
+// openTopics opens the store, checked to be current, and a client for
+// topics on it.
+func (c *cli) openTopics(ctx context.Context) (topicsClient, func(), error) {
+	st, err := c.openStore(ctx, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	client, err := storeurl.NewClient[topicsClient](st, &drover.Config{Logger: c.logger})
+	if err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	return client, st.Close, nil
+}
+
+// topicsCommand is `drover topics`: list, create, subscribe, publish, lag.
+func (c *cli) topicsCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "topics",
+		Short: "Create topics and subscriptions, publish, and read subscriptions' lag",
+		Long: `topics manages topics (docs/topics.md): a message published to a topic is
+delivered once to every subscription of it.`,
+	}
+	cmd.AddCommand(c.topicsListCommand(), c.topicsCreateCommand(), c.topicsSubscribeCommand(),
+		c.topicsPublishCommand(), c.topicsLagCommand())
+	markNeedsStore(cmd)
+	return cmd
+}
+
+// withTopics runs fn with a topics client on the store.
+func (c *cli) withTopics(cmd *cobra.Command, fn func(ctx context.Context, client topicsClient) error) error {
+	ctx := cmd.Context()
+	client, closeStore, err := c.openTopics(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	return fn(ctx, client)
+}
+
+func (c *cli) topicsListCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the topics with their subscriptions",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return c.withTopics(cmd, func(ctx context.Context, client topicsClient) error {
+				topics, err := client.Topics(ctx)
+				if err != nil {
+					return err
+				}
+				out := cmd.OutOrStdout()
+				if asJSON {
+					type topicJSON struct {
+						Name          string    `json:"name"`
+						Lanes         int       `json:"lanes"`
+						RetentionMS   int64     `json:"retention_ms"`
+						CreatedAt     time.Time `json:"created_at"`
+						Subscriptions []string  `json:"subscriptions"`
+					}
+					rows := make([]topicJSON, len(topics))
+					for i, t := range topics {
+						rows[i] = topicJSON{t.Name, t.Lanes, t.Retention.Milliseconds(), t.CreatedAt, append([]string{}, t.Subscriptions...)}
+					}
+					return writeJSON(out, rows)
+				}
+				tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "TOPIC\tLANES\tRETENTION\tSUBSCRIPTIONS")
+				for _, t := range topics {
+					fmt.Fprintf(tw, "%s\t%d\t%s\t%d\n", t.Name, t.Lanes, retentionText(t.Retention), len(t.Subscriptions))
+				}
+				return tw.Flush()
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func retentionText(d time.Duration) string {
+	if d == 0 {
+		return "until read"
+	}
+	return d.String()
+}
+
+func (c *cli) topicsCreateCommand() *cobra.Command {
+	var lanes int
+	var retention time.Duration
+	var keepUntilRead bool
+	cmd := &cobra.Command{
+		Use:   "create TOPIC",
+		Short: "Create a topic (an existing one is left as it is)",
+		Args:  argsNamed("TOPIC"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts := &drover.TopicOpts{Lanes: lanes, Retention: retention}
+			if keepUntilRead {
+				opts.Retention = -1
+			}
+			return c.withTopics(cmd, func(ctx context.Context, client topicsClient) error {
+				t, err := client.CreateTopic(ctx, args[0], opts)
+				if err != nil {
+					return err
+				}
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "topic %s: %d lanes, retention %s\n", t.Name, t.Lanes, retentionText(t.Retention))
+				return err
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&lanes, "lanes", drover.TopicLanesDefault, "lanes: the most consumers of one subscription at once")
+	f.DurationVar(&retention, "retention", drover.TopicRetentionDefault, "how long a message is kept for subscriptions that have not read it")
+	f.BoolVar(&keepUntilRead, "keep-until-read", false, "keep messages until every subscription has read them, however long")
+	return cmd
+}
+
+func (c *cli) topicsSubscribeCommand() *cobra.Command {
+	var fromEarliest bool
+	var maxAttempts int
+	cmd := &cobra.Command{
+		Use:   "subscribe TOPIC NAME",
+		Short: "Create a subscription of a topic (an existing one keeps its position)",
+		Long: `subscribe stores a subscription: from now on, it receives every message
+published to the topic (every message the topic keeps with --from-earliest).
+Consumers serve it with drover.Subscribe or over HTTP (drover serve).`,
+		Args: argsNamed("TOPIC", "NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return c.withTopics(cmd, func(ctx context.Context, client topicsClient) error {
+				created, err := client.CreateSubscription(ctx, args[0], args[1],
+					&drover.SubscriptionOpts{FromEarliest: fromEarliest, MaxAttempts: maxAttempts})
+				if err != nil {
+					return err
+				}
+				what := "created"
+				if !created {
+					what = "exists already"
+				}
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "subscription %s of %s %s\n", args[1], args[0], what)
+				return err
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&fromEarliest, "from-earliest", false, "deliver every message the topic keeps, not only new ones")
+	f.IntVar(&maxAttempts, "max-attempts", drover.SubscriptionMaxAttemptsDefault, "deliveries of a failed message before it is dead")
+	return cmd
+}
+
+func (c *cli) topicsPublishCommand() *cobra.Command {
+	var key string
+	cmd := &cobra.Command{
+		Use:   "publish TOPIC [PAYLOAD...]",
+		Short: "Publish messages: each PAYLOAD argument, or each line of stdin",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var msgs []drover.Message
+			for _, p := range args[1:] {
+				msgs = append(msgs, drover.Message{Key: key, Payload: []byte(p)})
+			}
+			if len(args) == 1 {
+				lines, err := readLines(cmd.InOrStdin())
+				if err != nil {
+					return err
+				}
+				for _, l := range lines {
+					msgs = append(msgs, drover.Message{Key: key, Payload: l})
+				}
+			}
+			if len(msgs) == 0 {
+				return usagef("nothing to publish: give payloads as arguments or lines on stdin")
+			}
+			return c.withTopics(cmd, func(ctx context.Context, client topicsClient) error {
+				ids, err := client.Publish(ctx, args[0], msgs...)
+				if err != nil {
+					return err
+				}
+				out := bufio.NewWriter(cmd.OutOrStdout())
+				for _, id := range ids {
+					fmt.Fprintln(out, id)
+				}
+				return out.Flush()
+			})
+		},
+	}
+	cmd.Flags().StringVar(&key, "key", "", "the messages' key: messages of one key are delivered in order")
+	return cmd
+}
+
+// readLines returns the non-empty lines of r.
+func readLines(r io.Reader) ([][]byte, error) {
+	var out [][]byte
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		if len(sc.Bytes()) > 0 {
+			out = append(out, append([]byte{}, sc.Bytes()...))
+		}
+	}
+	return out, sc.Err()
+}
+
+func (c *cli) topicsLagCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "lag TOPIC",
+		Short: "Show how far each subscription of a topic is behind",
+		Args:  argsNamed("TOPIC"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return c.withTopics(cmd, func(ctx context.Context, client topicsClient) error {
+				lag, err := client.SubscriptionLag(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				out := cmd.OutOrStdout()
+				if asJSON {
+					type lagJSON struct {
+						Subscription  string     `json:"subscription"`
+						Pending       int64      `json:"pending"`
+						OldestPending *time.Time `json:"oldest_pending,omitempty"`
+						Dropped       int64      `json:"dropped"`
+					}
+					rows := make([]lagJSON, len(lag))
+					for i, l := range lag {
+						rows[i] = lagJSON(l)
+					}
+					return writeJSON(out, rows)
+				}
+				tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "SUBSCRIPTION\tPENDING\tOLDEST\tDROPPED")
+				for _, l := range lag {
+					oldest := "-"
+					if l.OldestPending != nil {
+						oldest = time.Since(*l.OldestPending).Round(time.Millisecond).String()
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%d\n", l.Subscription, strconv.FormatInt(l.Pending, 10), oldest, l.Dropped)
+				}
+				return tw.Flush()
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}

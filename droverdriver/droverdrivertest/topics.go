@@ -1,0 +1,216 @@
+package droverdrivertest
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/waitfor"
+)
+
+// testTopics covers droverdriver.TopicExecutor, an optional interface: a
+// driver without it skips these tests.
+func testTopics(t *testing.T, setup opener) {
+	// topics returns the driver's TopicExecutor with topic "t" of lanes
+	// lanes and the named subscriptions (from the earliest message).
+	topics := func(t *testing.T, lanes int, subs ...string) (droverdriver.Driver, droverdriver.TopicExecutor) {
+		t.Helper()
+		d := setup(t)
+		te, ok := d.(droverdriver.TopicExecutor)
+		if !ok {
+			t.Skipf("%s does not implement droverdriver.TopicExecutor", d.Name())
+		}
+		ctx := context.Background()
+		if _, err := te.TopicCreate(ctx, droverdriver.TopicParams{Name: "t", Lanes: lanes, Now: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range subs {
+			if _, err := te.SubscriptionCreate(ctx, droverdriver.SubscriptionParams{Topic: "t", Name: s, MaxAttempts: 3,
+				Start: droverdriver.StartEarliest, Now: time.Now()}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return d, te
+	}
+	publish := func(t *testing.T, te droverdriver.TopicExecutor, lane int, payloads ...string) []int64 {
+		t.Helper()
+		msgs := make([]droverdriver.PublishParams, len(payloads))
+		for i, p := range payloads {
+			msgs[i] = droverdriver.PublishParams{Lane: lane, Payload: []byte(p)}
+		}
+		ids, err := te.TopicPublish(context.Background(), "t", msgs)
+		if err != nil || len(ids) != len(payloads) {
+			t.Fatalf("publish: %v, %v", ids, err)
+		}
+		return ids
+	}
+	lease := func(t *testing.T, te droverdriver.TopicExecutor, token droverdriver.LeaseToken, subs ...string) []droverdriver.LeasedLane {
+		t.Helper()
+		p := droverdriver.TopicLeaseParams{Owner: "o", Token: token, Lease: time.Minute, Max: 100, Now: time.Now()}
+		for _, s := range subs {
+			p.Subscriptions = append(p.Subscriptions, droverdriver.SubscriptionRef{Topic: "t", Name: s})
+		}
+		leased, err := te.TopicLease(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return leased
+	}
+	// leaseSome leases until it gets a lane: on a store with a visibility
+	// horizon (PostgreSQL), a committed message becomes readable only once
+	// every older transaction of the store has ended, which other tests'
+	// transactions may delay.
+	leaseSome := func(t *testing.T, te droverdriver.TopicExecutor, token droverdriver.LeaseToken, subs ...string) []droverdriver.LeasedLane {
+		t.Helper()
+		var leased []droverdriver.LeasedLane
+		waitfor.Cond(t, "a lane with a readable message leased", func() bool {
+			leased = lease(t, te, token, subs...)
+			return len(leased) > 0
+		})
+		return leased
+	}
+	read := func(t *testing.T, te droverdriver.TopicExecutor, l droverdriver.LeasedLane) []*droverdriver.MessageRow {
+		t.Helper()
+		rows, err := te.TopicRead(context.Background(), droverdriver.TopicReadParams{Topics: []string{l.Topic}, Lanes: []int{l.Lane},
+			Cursors: []droverdriver.Position{l.Cursor}, Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rows
+	}
+
+	t.Run("TopicCreate", func(t *testing.T) {
+		t.Parallel()
+		_, te := topics(t, 4, "a", "b")
+		row, err := te.TopicCreate(context.Background(), droverdriver.TopicParams{Name: "t", Lanes: 9, Now: time.Now()})
+		if err != nil || row.Lanes != 4 {
+			t.Fatalf("a second create returned %+v, %v; want the stored topic with 4 lanes", row, err)
+		}
+		list, err := te.TopicList(context.Background())
+		if err != nil || len(list) != 1 || !slices.Equal(list[0].Subscriptions, []string{"a", "b"}) {
+			t.Fatalf("list %+v, %v", list, err)
+		}
+		if _, err := te.SubscriptionCreate(context.Background(), droverdriver.SubscriptionParams{Topic: "none", Name: "a",
+			MaxAttempts: 3, Now: time.Now()}); !errors.Is(err, droverdriver.ErrTopicNotFound) {
+			t.Fatalf("subscription of a missing topic: %v, want ErrTopicNotFound", err)
+		}
+	})
+
+	t.Run("TopicLease/read/ack", func(t *testing.T) {
+		t.Parallel()
+		ctx := context.Background()
+		_, te := topics(t, 1, "a")
+		ids := publish(t, te, 0, "1", "2", "3")
+		token := droverdriver.NewLeaseToken()
+		leased := leaseSome(t, te, token, "a")
+		if len(leased) != 1 || leased[0].Topic != "t" || leased[0].Subscription != "a" || leased[0].MaxAttempts != 3 {
+			t.Fatalf("leased %+v, want lane 0 of t/a with its stored max attempts", leased)
+		}
+		if again := lease(t, te, droverdriver.NewLeaseToken(), "a"); len(again) != 0 {
+			t.Fatalf("a leased lane was leased again: %+v", again)
+		}
+		rows := read(t, te, leased[0])
+		got := make([]int64, len(rows))
+		for i, m := range rows {
+			got[i] = m.ID
+		}
+		if !slices.Equal(got, ids) || string(rows[0].Payload) != "1" {
+			t.Fatalf("read %v, want %v in order", got, ids)
+		}
+		ack := droverdriver.LaneAck{Topic: "t", Subscription: "a", Lane: 0, Token: droverdriver.NewLeaseToken(), Cursor: rows[2].Position()}
+		if accepted, err := te.TopicAck(ctx, droverdriver.TopicAckParams{Acks: []droverdriver.LaneAck{ack}, Now: time.Now()}); err != nil || len(accepted) != 0 {
+			t.Fatalf("an ack under another token: %v, %v; want rejected", accepted, err)
+		}
+		ack.Token = token
+		if accepted, err := te.TopicAck(ctx, droverdriver.TopicAckParams{Acks: []droverdriver.LaneAck{ack}, Now: time.Now()}); err != nil || !slices.Equal(accepted, []int{0}) {
+			t.Fatalf("ack: %v, %v", accepted, err)
+		}
+		if again := lease(t, te, droverdriver.NewLeaseToken(), "a"); len(again) != 0 {
+			t.Fatalf("a lane with nothing past its cursor was leased: %+v", again)
+		}
+		lag, err := te.TopicLag(ctx, "t")
+		if err != nil || len(lag) != 1 || lag[0].Pending != 0 {
+			t.Fatalf("lag %+v, %v", lag, err)
+		}
+	})
+
+	t.Run("TopicAck/retries", func(t *testing.T) {
+		t.Parallel()
+		ctx := context.Background()
+		d, te := topics(t, 1, "a")
+		publish(t, te, 0, "x")
+		token := droverdriver.NewLeaseToken()
+		leased := leaseSome(t, te, token, "a")
+		rows := read(t, te, leased[0])
+		retry := job("topic:t")
+		accepted, err := te.TopicAck(ctx, droverdriver.TopicAckParams{Now: time.Now(),
+			Acks:    []droverdriver.LaneAck{{Topic: "t", Subscription: "a", Lane: 0, Token: token, Cursor: rows[0].Position()}},
+			Retries: []droverdriver.InsertParams{retry}, RetryAck: []int{0}})
+		if err != nil || len(accepted) != 1 {
+			t.Fatalf("ack: %v, %v", accepted, err)
+		}
+		counts, err := d.JobCountByState(ctx, "topic:t")
+		if err != nil || counts[droverdriver.StateAvailable] != 1 {
+			t.Fatalf("retry queue %v, %v; want the accepted ack's retry job", counts, err)
+		}
+	})
+
+	t.Run("TopicExtend", func(t *testing.T) {
+		t.Parallel()
+		ctx := context.Background()
+		_, te := topics(t, 2, "a")
+		publish(t, te, 0, "x")
+		token := droverdriver.NewLeaseToken()
+		leased := leaseSome(t, te, token, "a")
+		lanes := []droverdriver.LaneAck{{Topic: "t", Subscription: "a", Lane: leased[0].Lane, Token: token},
+			{Topic: "t", Subscription: "a", Lane: 1 - leased[0].Lane, Token: token}}
+		got, err := te.TopicExtend(ctx, droverdriver.TopicExtendParams{Lanes: lanes, Lease: time.Minute, Now: time.Now()})
+		if err != nil || !slices.Equal(got, []int{0}) {
+			t.Fatalf("extend %v, %v; want only the leased lane", got, err)
+		}
+	})
+
+	t.Run("TopicGenerations", func(t *testing.T) {
+		t.Parallel()
+		ctx := context.Background()
+		_, te := topics(t, 1, "a")
+		publish(t, te, 0, "old")
+		gens, err := te.TopicGenerations(ctx)
+		if err != nil || len(gens) != 1 || gens[0].SealedAt != nil {
+			t.Fatalf("generations %+v, %v; want one current", gens, err)
+		}
+		if err := te.TopicRotate(ctx, gens[0].Gen+1); err != nil {
+			t.Fatal(err)
+		}
+		newer := publish(t, te, 0, "new")
+		if newer[0] < (gens[0].Gen+1)*droverdriver.GenerationWidth {
+			t.Fatalf("message %d published after the rotation is not in the new generation", newer[0])
+		}
+		// Settled once no transaction that could still write into it
+		// runs (on PostgreSQL, when the MVCC horizon passes the seal).
+		var sealed droverdriver.Generation
+		waitfor.Cond(t, "the sealed generation settled", func() bool {
+			gens, err = te.TopicGenerations(ctx)
+			if err != nil || len(gens) != 2 || gens[0].SealedAt == nil {
+				t.Fatalf("generations %+v, %v; want the first sealed", gens, err)
+			}
+			sealed = gens[0]
+			return sealed.Settled
+		})
+		in, err := te.TopicGenerationTopics(ctx, sealed.Gen)
+		if err != nil || len(in) != 1 || in[0].Topic != "t" || in[0].Passed {
+			t.Fatalf("generation topics %+v, %v; want t, not passed by a", in, err)
+		}
+		lost, err := te.TopicDrop(ctx, sealed.Gen)
+		if err != nil || lost != 1 {
+			t.Fatalf("drop: %d lost, %v; want the one message a had not read", lost, err)
+		}
+		lag, err := te.TopicLag(ctx, "t")
+		if err != nil || len(lag) != 1 || lag[0].Dropped != 1 || lag[0].Pending != 1 {
+			t.Fatalf("lag %+v, %v; want 1 dropped and the new message pending", lag, err)
+		}
+	})
+}

@@ -1,0 +1,400 @@
+package server
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/droverdriver"
+)
+
+// Topics over HTTP (docs/topics.md): publish, subscriptions, and the
+// remote consumer's receive (a long poll) and ack/nack, which go through
+// drover.Client.Receive and AckBatches, fenced by the receipt's lease
+// token like a Go consumer's ack. A token restricted to queues may use a
+// topic when it may use the topic's retry queue (drover.RetryQueue): the
+// queue its failed messages become jobs of.
+
+// topicsClient is what the topic endpoints call of a *drover.Client.
+type topicsClient interface {
+	CreateTopic(ctx context.Context, name string, opts *drover.TopicOpts) (*drover.Topic, error)
+	Topics(ctx context.Context) ([]*drover.Topic, error)
+	Publish(ctx context.Context, topic string, msgs ...drover.Message) ([]int64, error)
+	CreateSubscription(ctx context.Context, topic, name string, opts *drover.SubscriptionOpts) (bool, error)
+	DeleteSubscription(ctx context.Context, topic, name string) (bool, error)
+	SubscriptionLag(ctx context.Context, topic string) ([]drover.SubscriptionLag, error)
+	Receive(ctx context.Context, p drover.ReceiveParams) ([]*drover.ReceivedBatch, error)
+	AckBatches(ctx context.Context, acks []drover.BatchAck) ([]bool, error)
+}
+
+// maxRetentionMS bounds a topic's retention_ms (about a hundred years).
+const maxRetentionMS = 100 * 365 * 24 * 3600 * 1000
+
+// topicPath reads and checks the {topic} of the path, and the token's
+// right to it.
+func topicPath(r *http.Request) (string, error) {
+	topic := r.PathValue("topic")
+	if err := drover.ValidateTopic(topic); err != nil {
+		return "", err
+	}
+	return topic, checkQueue(r, drover.RetryQueue(topic))
+}
+
+type topicJSON struct {
+	Name          string    `json:"name"`
+	Lanes         int       `json:"lanes"`
+	RetentionMS   int64     `json:"retention_ms"`
+	CreatedAt     time.Time `json:"created_at"`
+	Subscriptions []string  `json:"subscriptions"`
+}
+
+func toTopicJSON(t *drover.Topic) topicJSON {
+	subs := t.Subscriptions
+	if subs == nil {
+		subs = []string{}
+	}
+	return topicJSON{Name: t.Name, Lanes: t.Lanes, RetentionMS: t.Retention.Milliseconds(), CreatedAt: t.CreatedAt, Subscriptions: subs}
+}
+
+func (s *Server) createTopic(w http.ResponseWriter, r *http.Request) error {
+	var req struct {
+		Name  string `json:"name"`
+		Lanes int    `json:"lanes"`
+		// RetentionMS: 0 is the default, -1 keeps messages until every
+		// subscription has passed them.
+		RetentionMS int64 `json:"retention_ms"`
+	}
+	req.Lanes = drover.TopicLanesDefault
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	if req.Lanes < 1 || req.Lanes > drover.MaxTopicLanes {
+		return badRequest("lanes %d: must be between 1 and %d", req.Lanes, drover.MaxTopicLanes)
+	}
+	if req.RetentionMS < -1 || req.RetentionMS > maxRetentionMS {
+		return badRequest("retention_ms %d: must be -1 (until every subscription passed), 0 (the default) or up to %d", req.RetentionMS, int64(maxRetentionMS))
+	}
+	if err := drover.ValidateTopic(req.Name); err != nil {
+		return err
+	}
+	if err := checkQueue(r, drover.RetryQueue(req.Name)); err != nil {
+		return err
+	}
+	t, err := s.cfg.Client.CreateTopic(r.Context(), req.Name, &drover.TopicOpts{Lanes: req.Lanes, Retention: millis(req.RetentionMS)})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, toTopicJSON(t))
+	return nil
+}
+
+func (s *Server) listTopics(w http.ResponseWriter, r *http.Request) error {
+	topics, err := s.cfg.Client.Topics(r.Context())
+	if err != nil {
+		return err
+	}
+	out := []topicJSON{}
+	tok := requestToken(r)
+	for _, t := range topics {
+		if tok == nil || tok.AllowsQueue(drover.RetryQueue(t.Name)) {
+			out = append(out, toTopicJSON(t))
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"topics": out})
+	return nil
+}
+
+func (s *Server) publish(w http.ResponseWriter, r *http.Request) error {
+	topic, err := topicPath(r)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		Messages []struct {
+			Key string `json:"key"`
+			// Payload is any JSON value, stored as its text;
+			// PayloadBase64 carries bytes that are not JSON.
+			Payload       json.RawMessage `json:"payload"`
+			PayloadBase64 []byte          `json:"payload_base64"`
+			Metadata      json.RawMessage `json:"metadata"`
+		} `json:"messages"`
+	}
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	if len(req.Messages) == 0 || len(req.Messages) > s.cfg.MaxBatch {
+		return badRequest("messages: between 1 and %d", s.cfg.MaxBatch)
+	}
+	msgs := make([]drover.Message, len(req.Messages))
+	for i, m := range req.Messages {
+		if len(m.Payload) > 0 && m.PayloadBase64 != nil {
+			return badRequest("message %d: payload and payload_base64 exclude each other", i+1)
+		}
+		msgs[i] = drover.Message{Key: m.Key, Payload: m.Payload, Metadata: m.Metadata}
+		if m.PayloadBase64 != nil {
+			msgs[i].Payload = m.PayloadBase64
+		}
+	}
+	ids, err := s.cfg.Client.Publish(r.Context(), topic, msgs...)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"ids": ids})
+	return nil
+}
+
+func (s *Server) topicLag(w http.ResponseWriter, r *http.Request) error {
+	topic, err := topicPath(r)
+	if err != nil {
+		return err
+	}
+	lag, err := s.cfg.Client.SubscriptionLag(r.Context(), topic)
+	if err != nil {
+		return err
+	}
+	type lagJSON struct {
+		Subscription  string     `json:"subscription"`
+		Pending       int64      `json:"pending"`
+		OldestPending *time.Time `json:"oldest_pending,omitempty"`
+		Dropped       int64      `json:"dropped"`
+	}
+	out := make([]lagJSON, len(lag))
+	for i, l := range lag {
+		out[i] = lagJSON{Subscription: l.Subscription, Pending: l.Pending, Dropped: l.Dropped}
+		out[i].OldestPending = l.OldestPending
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"subscriptions": out})
+	return nil
+}
+
+func (s *Server) createSubscription(w http.ResponseWriter, r *http.Request) error {
+	topic, err := topicPath(r)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		Name         string `json:"name"`
+		FromEarliest bool   `json:"from_earliest"`
+		MaxAttempts  int    `json:"max_attempts"`
+	}
+	req.MaxAttempts = drover.SubscriptionMaxAttemptsDefault
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	if req.MaxAttempts == 0 {
+		return badRequest("max_attempts 0: must be between 2 and 1000000")
+	}
+	created, err := s.cfg.Client.CreateSubscription(r.Context(), topic, req.Name,
+		&drover.SubscriptionOpts{FromEarliest: req.FromEarliest, MaxAttempts: req.MaxAttempts})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"created": created})
+	return nil
+}
+
+func (s *Server) deleteSubscription(w http.ResponseWriter, r *http.Request) error {
+	topic, err := topicPath(r)
+	if err != nil {
+		return err
+	}
+	deleted, err := s.cfg.Client.DeleteSubscription(r.Context(), topic, r.PathValue("name"))
+	if err != nil {
+		return err
+	}
+	if !deleted {
+		return &apiError{status: http.StatusNotFound, msg: "subscription not found"}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"deleted": true})
+	return nil
+}
+
+type deliveryJSON struct {
+	ID            int64           `json:"id"`
+	Key           string          `json:"key,omitempty"`
+	Payload       json.RawMessage `json:"payload,omitempty"`
+	PayloadBase64 []byte          `json:"payload_base64"`
+	Metadata      json.RawMessage `json:"metadata,omitempty"`
+	PublishedAt   time.Time       `json:"published_at"`
+}
+
+// receive leases batches of a subscription, waiting up to wait_ms for a
+// publish to the topic when none is waiting.
+func (s *Server) receive(w http.ResponseWriter, r *http.Request) error {
+	topic, err := topicPath(r)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		Worker     string `json:"worker"`
+		MaxBatches int    `json:"max_batches"`
+		BatchSize  int    `json:"batch_size"`
+		LeaseMS    int64  `json:"lease_ms"`
+		WaitMS     int64  `json:"wait_ms"`
+	}
+	req.MaxBatches, req.BatchSize, req.LeaseMS = 1, 100, drover.LeaseDurationDefault.Milliseconds()
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	if req.Worker == "" {
+		return badRequest("worker: required, an ID of the consumer process (it becomes the lanes' lease owner)")
+	}
+	if req.MaxBatches < 1 || req.MaxBatches > drover.MaxTopicLanes {
+		return badRequest("max_batches %d: must be between 1 and %d", req.MaxBatches, drover.MaxTopicLanes)
+	}
+	if req.BatchSize < 1 || req.BatchSize > 10_000 {
+		return badRequest("batch_size %d: must be between 1 and 10000", req.BatchSize)
+	}
+	if req.LeaseMS < 1000 || req.LeaseMS > 86_400_000 {
+		return badRequest("lease_ms %d: must be between 1000 and 86400000", req.LeaseMS)
+	}
+	wait := millis(req.WaitMS)
+	if req.WaitMS < 0 || wait > s.cfg.MaxWait {
+		return badRequest("wait_ms %d: must be between 0 and %d", req.WaitMS, s.cfg.MaxWait.Milliseconds())
+	}
+	s.holdFor(w, wait)
+	p := drover.ReceiveParams{Topic: topic, Subscription: r.PathValue("name"), Owner: req.Worker,
+		MaxBatches: req.MaxBatches, BatchSize: req.BatchSize, Lease: millis(req.LeaseMS)}
+	ctx := r.Context()
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	poll := s.cfg.Driver.PollInterval()
+	for {
+		select {
+		case <-s.stopping:
+			writeJSON(w, http.StatusOK, map[string]any{"batches": []any{}})
+			return nil
+		default:
+		}
+		// The wake-up channel is taken before the lease, so that a
+		// publish between the two ends the wait.
+		woken := s.waiter.wait(droverdriver.TopicWake(topic))
+		batches, err := s.cfg.Client.Receive(ctx, p)
+		if err != nil {
+			return err
+		}
+		if len(batches) > 0 || wait == 0 {
+			type batchJSON struct {
+				Receipt  string         `json:"receipt"`
+				Dropped  int64          `json:"dropped"`
+				Messages []deliveryJSON `json:"messages"`
+			}
+			out := make([]batchJSON, len(batches))
+			for i, b := range batches {
+				out[i] = batchJSON{Receipt: b.Receipt, Dropped: b.Dropped, Messages: make([]deliveryJSON, len(b.Deliveries))}
+				for j, d := range b.Deliveries {
+					// An empty payload is "" in JSON, never null.
+					m := deliveryJSON{ID: d.ID, Key: d.Key, PayloadBase64: append([]byte{}, d.Payload...), PublishedAt: d.PublishedAt}
+					if json.Valid(d.Payload) {
+						m.Payload = d.Payload
+					}
+					if len(d.Metadata) > 0 && string(d.Metadata) != "{}" {
+						m.Metadata = d.Metadata
+					}
+					out[i].Messages[j] = m
+				}
+			}
+			writeJSON(w, http.StatusOK, map[string]any{"batches": out})
+			return nil
+		}
+		select {
+		case <-woken:
+		case <-time.After(poll):
+		case <-deadline.C:
+			wait = 0 // one last receive, then answer
+		case <-s.stopping:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// ack acknowledges received batches: failed names messages (by ID, with
+// their errors) that become retry jobs. nack fails whole batches.
+func (s *Server) ack(w http.ResponseWriter, r *http.Request) error {
+	var req struct {
+		Acks []struct {
+			Receipt string            `json:"receipt"`
+			Failed  map[string]string `json:"failed"`
+		} `json:"acks"`
+	}
+	if _, err := topicPath(r); err != nil {
+		return err
+	}
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	acks := make([]drover.BatchAck, len(req.Acks))
+	for i, a := range req.Acks {
+		acks[i].Receipt = a.Receipt
+		for id, msg := range a.Failed {
+			var n int64
+			if err := json.Unmarshal([]byte(id), &n); err != nil || n < 1 {
+				return badRequest("ack %d: failed: %q is not a message ID", i+1, id)
+			}
+			if acks[i].Failed == nil {
+				acks[i].Failed = map[int64]string{}
+			}
+			acks[i].Failed[n] = msg
+		}
+	}
+	return s.writeAcks(w, r, acks)
+}
+
+func (s *Server) nack(w http.ResponseWriter, r *http.Request) error {
+	var req struct {
+		Receipts []string `json:"receipts"`
+		Error    string   `json:"error"`
+	}
+	if _, err := topicPath(r); err != nil {
+		return err
+	}
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	acks := make([]drover.BatchAck, len(req.Receipts))
+	for i, rc := range req.Receipts {
+		acks[i] = drover.BatchAck{Receipt: rc, FailAll: cmp.Or(req.Error, "nacked")}
+	}
+	return s.writeAcks(w, r, acks)
+}
+
+func (s *Server) writeAcks(w http.ResponseWriter, r *http.Request, acks []drover.BatchAck) error {
+	if len(acks) == 0 || len(acks) > s.cfg.MaxBatch {
+		return badRequest("between 1 and %d receipts", s.cfg.MaxBatch)
+	}
+	accepted, err := s.cfg.Client.AckBatches(r.Context(), acks)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"accepted": accepted})
+	return nil
+}
+
+// sampleTopics reads every subscription's lag for the metrics and the
+// dashboard. A store without topics has none.
+func (s *Server) sampleTopics(ctx context.Context, now time.Time) ([]topicLag, error) {
+	topics, err := s.cfg.Client.Topics(ctx)
+	if errors.Is(err, droverdriver.ErrTopicsUnsupported) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []topicLag
+	for _, t := range topics {
+		lag, err := s.cfg.Client.SubscriptionLag(ctx, t.Name)
+		if err != nil {
+			return nil, err
+		}
+		for _, l := range lag {
+			out = append(out, topicLag{topic: t.Name, SubscriptionLag: l})
+		}
+	}
+	s.metrics.observeLag(out, now)
+	return out, nil
+}

@@ -1,0 +1,111 @@
+package server_test
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/internal/server"
+	"github.com/droverhq/drover/internal/waitfor"
+)
+
+// TestTopicsOverHTTP runs a topic through the API: create it and a
+// subscription, publish, receive a batch by long poll, ack it with one
+// failed message (a retry job), nack another, and read the lag and the
+// metrics. Every exchange is checked against openapi.json.
+func TestTopicsOverHTTP(t *testing.T) {
+	forEachStore(t, func(t *testing.T, b *bundle) {
+		b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/topics", map[string]any{"name": "chat", "lanes": 1})
+		b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/topics/chat/subscriptions", map[string]any{"name": "bot", "max_attempts": 3})
+		b.must(t, http.StatusNotFound, server.ScopeAdmin, "POST", "/v1/topics/nope/subscriptions", map[string]any{"name": "bot"})
+		var topics struct {
+			Topics []struct {
+				Name          string
+				Subscriptions []string
+			}
+		}
+		b.must(t, http.StatusOK, server.ScopeEnqueue, "GET", "/v1/topics", nil).decode(t, &topics)
+		if len(topics.Topics) != 1 || topics.Topics[0].Name != "chat" || strings.Join(topics.Topics[0].Subscriptions, ",") != "bot" {
+			t.Fatalf("topics %+v", topics)
+		}
+
+		var pub struct{ IDs []int64 }
+		b.must(t, http.StatusOK, server.ScopeEnqueue, "POST", "/v1/topics/chat/publish", map[string]any{"messages": []map[string]any{
+			{"key": "room1", "payload": map[string]any{"text": "hi"}},
+			{"key": "room1", "payload_base64": "AAEC"},
+		}}).decode(t, &pub)
+		if len(pub.IDs) != 2 {
+			t.Fatalf("publish returned %v", pub.IDs)
+		}
+		b.must(t, http.StatusNotFound, server.ScopeEnqueue, "POST", "/v1/topics/nope/publish", map[string]any{"messages": []map[string]any{{"payload": 1}}})
+
+		type batch struct {
+			Receipt  string
+			Messages []struct {
+				ID            int64
+				Payload       any
+				PayloadBase64 []byte `json:"payload_base64"`
+			}
+		}
+		var got struct{ Batches []batch }
+		b.must(t, http.StatusOK, server.ScopeWork, "POST", "/v1/topics/chat/subscriptions/bot/receive",
+			map[string]any{"worker": "w1", "batch_size": 10, "wait_ms": 1000}).decode(t, &got)
+		if len(got.Batches) != 1 || len(got.Batches[0].Messages) != 2 {
+			t.Fatalf("received %+v", got)
+		}
+		if m := got.Batches[0].Messages; m[0].ID != pub.IDs[0] || string(m[1].PayloadBase64) != "\x00\x01\x02" || m[1].Payload != nil {
+			t.Fatalf("messages %+v", m)
+		}
+		var acked struct{ Accepted []bool }
+		b.must(t, http.StatusOK, server.ScopeWork, "POST", "/v1/topics/chat/subscriptions/bot/ack", map[string]any{"acks": []map[string]any{
+			{"receipt": got.Batches[0].Receipt, "failed": map[string]string{strconv.FormatInt(pub.IDs[1], 10): "bad bytes"}},
+		}}).decode(t, &acked)
+		if len(acked.Accepted) != 1 || !acked.Accepted[0] {
+			t.Fatalf("ack %+v", acked)
+		}
+		b.must(t, http.StatusOK, server.ScopeWork, "POST", "/v1/topics/chat/subscriptions/bot/ack",
+			map[string]any{"acks": []map[string]any{{"receipt": got.Batches[0].Receipt}}}).decode(t, &acked)
+		if acked.Accepted[0] {
+			t.Fatal("a receipt acked twice was accepted twice")
+		}
+		b.must(t, http.StatusBadRequest, server.ScopeWork, "POST", "/v1/topics/chat/subscriptions/bot/ack",
+			map[string]any{"acks": []map[string]any{{"receipt": "forged"}}})
+
+		// A nack fails the whole batch.
+		b.must(t, http.StatusOK, server.ScopeEnqueue, "POST", "/v1/topics/chat/publish", map[string]any{"messages": []map[string]any{{"payload": "x"}}})
+		b.must(t, http.StatusOK, server.ScopeWork, "POST", "/v1/topics/chat/subscriptions/bot/receive",
+			map[string]any{"worker": "w1", "wait_ms": 1000}).decode(t, &got)
+		if len(got.Batches) != 1 {
+			t.Fatalf("received %+v", got)
+		}
+		b.must(t, http.StatusOK, server.ScopeWork, "POST", "/v1/topics/chat/subscriptions/bot/nack",
+			map[string]any{"receipts": []string{got.Batches[0].Receipt}, "error": "later"}).decode(t, &acked)
+		if !acked.Accepted[0] {
+			t.Fatal("nack rejected")
+		}
+		n := b.counts(t)
+		if n[drover.JobStateAvailable]+n[drover.JobStateScheduled]+n[drover.JobStateRetryable] != 2 {
+			t.Fatalf("jobs %v, want the two failed messages as retry jobs", n)
+		}
+
+		var lag struct {
+			Subscriptions []struct {
+				Subscription string
+				Pending      int64
+			}
+		}
+		b.must(t, http.StatusOK, server.ScopeEnqueue, "GET", "/v1/topics/chat/lag", nil).decode(t, &lag)
+		if len(lag.Subscriptions) != 1 || lag.Subscriptions[0].Pending != 0 {
+			t.Fatalf("lag %+v", lag)
+		}
+		waitfor.Cond(t, "the lag and delivery metrics", func() bool {
+			m := b.scrape(t)
+			return m["drover_subscription_lag_messages"] != nil && m["drover_topic_published_total"] != nil &&
+				m["drover_topic_delivered_total"].GetMetric()[0].GetCounter().GetValue() == 3
+		})
+		b.must(t, http.StatusOK, server.ScopeAdmin, "DELETE", "/v1/topics/chat/subscriptions/bot", nil)
+		b.must(t, http.StatusNotFound, server.ScopeAdmin, "DELETE", "/v1/topics/chat/subscriptions/bot", nil)
+	})
+}
