@@ -54,7 +54,7 @@ func testMaintenance(t *testing.T, setup opener) {
 		}
 	})
 
-	t.Run("JobPromote", func(t *testing.T) {
+	t.Run("KeyBlocked/sweep", func(t *testing.T) {
 		t.Parallel()
 		// The sweep makes blocked jobs available where their key has room,
 		// oldest first: here the discard of a key's waiting job freed it.
