@@ -93,7 +93,7 @@ func (c *Client[TTx]) JobDiscard(ctx context.Context, id int64) (*JobRow, error)
 // finished batch member or job with dependants is refused with
 // ErrNotRetryable, because its end was already counted and settled.
 func (c *Client[TTx]) JobRetry(ctx context.Context, id int64) (*JobRow, error) {
-	r, err := c.driver.JobRetry(ctx, id, time.Now())
+	r, err := engine.Retry(ctx, c.driver, id, time.Now())
 	if err != nil {
 		return nil, err
 	}

@@ -165,15 +165,24 @@ type Executor interface {
 	// bits of its flow: a discarded job is not settled.
 	JobDiscard(ctx context.Context, id int64, now time.Time) ([]FinishedRow, error)
 
-	// JobRetry makes a job claimable now: a finished job returns to the
-	// hot table, a waiting one has its run_at moved to now. A running job
-	// is left alone. A finished keyed job returns to its key (blocked, then
-	// promoted as far as the key has room); a finished batch member or job
-	// with dependants is refused with ErrNotRetryable. A finished unique
-	// job that gave up its key takes it again, in the same transaction;
-	// when another job holds it now, nothing changes and the error wraps
-	// ErrUniqueConflict. It returns the job as it stands after the call.
-	JobRetry(ctx context.Context, id int64, now time.Time) (*JobRow, error)
+	// JobRetry makes a job claimable now, as the first statement of the
+	// engine's retry (engine.Retry): a finished job returns to the hot
+	// table with one more attempt allowed if it had none left, a waiting
+	// one has its run_at moved to now. A running job is left alone. A
+	// finished keyed job returns to its key as blocked, for the engine to
+	// promote; a finished batch member or job with dependants stays
+	// finished and is reported with its flow (RetriedRow.Refused). A job
+	// it makes available wakes its queue. It returns nil when it matched
+	// no job it could retry or refuse (running, or no such job).
+	JobRetry(ctx context.Context, id int64, now time.Time) (*RetriedRow, error)
+
+	// UniqueRetake makes job id, which JobRetry revived, take its unique
+	// key again if it gave it up, unless another job holds the key now:
+	// it then returns that job's ID, or an error wrapping
+	// ErrUniqueConflict when the store learns of the holder only from its
+	// unique index (a holder that had not committed yet). It returns 0
+	// when the job holds its key, or has none.
+	UniqueRetake(ctx context.Context, id int64) (int64, error)
 
 	// JobCountByState counts jobs per state, for inspection and benches.
 	JobCountByState(ctx context.Context, queue string) (map[State]int64, error)
@@ -199,13 +208,20 @@ type Executor interface {
 	// clients and HTTP workers alike.
 	LeaseOwners(ctx context.Context) ([]LeaseOwner, error)
 
-	// JobPromote makes blocked jobs available where their key has room,
-	// oldest first, for at most Limit keys, and reports how many it moved.
-	// The engine's finish promotes behind the keyed jobs it ends; this
-	// sweep covers the paths that free a key's slot without a result
-	// (rescue of a job out of attempts, cancel). See keyed.go in the root
-	// package.
-	JobPromote(ctx context.Context, limit int) (int, error)
+	// KeyBlocked returns up to limit keys that have blocked jobs, for the
+	// engine's promotion sweep (engine.Promote), which promotes them under
+	// KeyLock. The engine's finish promotes behind the keyed jobs it ends;
+	// the sweep covers what frees a key's place without a result, and
+	// keys whose rate held their jobs back.
+	KeyBlocked(ctx context.Context, limit int) (KeyParams, error)
+
+	// KeyRatePrune deletes the rate buckets of up to limit keys that have
+	// no unfinished job and a full bucket, which an insert with KeyRate
+	// would create anew, so that the stored rates follow the keys in use.
+	// It checks them under the keys' lock (PostgreSQL: KeyRateIdle, then
+	// KeyLock and KeyRatePrune in one transaction, skipped when none is
+	// idle).
+	KeyRatePrune(ctx context.Context, limit int) error
 
 	// PeriodicTicks returns the last tick recorded for each of names that
 	// has one (PeriodicTicksRecord), for a new leader to catch up ticks
@@ -299,6 +315,18 @@ type InsertParams struct {
 	// kind. A unique key is always held per kind: a caller allowed to
 	// enqueue one kind must not be able to squat the keys of another.
 	UniqueByQueue bool
+}
+
+// RetriedRow is the job one JobRetry matched, as the statement left it.
+type RetriedRow struct {
+	// Queue and Key are the job's queue and ordering key: a job revived
+	// with a key waits blocked for its key to be promoted. A job
+	// rescheduled in the hot table reports no key: it stays available.
+	Queue, Key string
+	// Refused is the stored flow of a finished job that must stay
+	// finished (FlowSettle bits: a batch member, or a job with
+	// dependants), 0 for a job retried.
+	Refused int
 }
 
 // Due reports whether the job can run at now (it is not scheduled later),

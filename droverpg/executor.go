@@ -484,50 +484,25 @@ func (e *executor) ended(ctx context.Context, op string, st bound) ([]droverdriv
 	return res.Applied, e.wrap(op, err)
 }
 
-// JobRetry reads the job back in the transaction that retried it, so that
-// it returns the job as the retry left it: a worker woken by the
-// notification (sent on commit) may otherwise have run it already. A keyed
-// job revived from
-// finished jobs comes back blocked and its key is promoted here, under
-// the key's lock, like a finish promotes it.
-func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*droverdriver.JobRow, error) {
-	var job *droverdriver.JobRow
-	err := e.inTx(ctx, func(tx pgx.Tx, wake wakeSet) error {
-		t := &executor{db: tx, q: e.q, schema: e.schema, channel: e.channel, pending: wake}
-		var queue string
-		var key *string
-		var refusedFlow int
-		err := jobRetry.queryRow(ctx, tx, e.q, jobAt{id, now}).Scan(&queue, &key, &refusedFlow)
-		switch {
-		case errors.Is(err, pgx.ErrNoRows):
-		case err != nil:
-			return err
-		case refusedFlow != 0:
-			return droverdriver.RetryRefused(id, refusedFlow)
-		case key != nil:
-			keys := droverdriver.KeyParams{Queues: []string{queue}, Keys: []string{*key}}
-			if err := t.KeyLock(ctx, keys); err != nil {
-				return err
-			}
-			if _, err := t.KeyPromote(ctx, keys); err != nil {
-				return err
-			}
-		default:
-			wake.count(queue)
-		}
-		if job, err = t.JobGet(ctx, id); err != nil {
-			return err
-		}
-		// A revived unique job takes its key again, or the retry rolls back.
-		return e.retakeUnique(ctx, tx, id)
-	})
-	if errors.Is(err, droverdriver.ErrNotFound) || errors.Is(err, droverdriver.ErrUniqueConflict) || errors.Is(err, droverdriver.ErrNotRetryable) {
-		return nil, err
-	}
-	if err != nil {
+// JobRetry runs the statement that revives or reschedules the job and
+// wakes its queue when it made it available.
+func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*droverdriver.RetriedRow, error) {
+	var r droverdriver.RetriedRow
+	var key *string
+	err := jobRetry.queryRow(ctx, e.db, e.q, jobAt{id, now}).Scan(&r.Queue, &key, &r.Refused)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil, nil
+	case err != nil:
 		return nil, e.wrap("retry job", err)
+	case key != nil:
+		r.Key = *key
+	case r.Refused == 0:
+		if err := e.announce(ctx, []string{r.Queue}); err != nil {
+			return nil, e.wrap("notify", err)
+		}
 	}
-	return job, nil
+	return &r, nil
 }
 
 func (e *executor) JobCountByState(ctx context.Context, queue string) (map[droverdriver.State]int64, error) {

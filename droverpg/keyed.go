@@ -114,39 +114,13 @@ func readKeyedInsert(br pgx.BatchResults, jobs []droverdriver.InsertParams) ([]i
 	return ids, nil
 }
 
-// JobPromote is the sweep: it finds keys with blocked jobs and promotes
-// what their room allows, under the same locks as a finish, then deletes
-// the rate buckets of idle keys (pruneKeyRates).
-func (e *executor) JobPromote(ctx context.Context, limit int) (int, error) {
-	promoted, err := e.promoteBlocked(ctx, limit)
-	if err != nil {
-		return 0, e.wrap("promote keyed jobs", err)
-	}
-	return promoted, e.wrap("delete idle key rates", e.pruneKeyRates(ctx, limit))
+func (e *executor) KeyBlocked(ctx context.Context, limit int) (droverdriver.KeyParams, error) {
+	queues, keys, err := e.keysOf(ctx, keyBlocked, limit)
+	return droverdriver.KeyParams{Queues: queues, Keys: keys}, e.wrap("find blocked keys", err)
 }
 
-func (e *executor) promoteBlocked(ctx context.Context, limit int) (int, error) {
-	queues, keys, err := e.keysOf(ctx, keyBlocked, limit)
-	if err != nil || len(keys) == 0 {
-		return 0, err
-	}
-	b := &pgx.Batch{}
-	keyLock.queue(b, e.q, keyList{queues, keys})
-	keyPromote.queue(b, e.q, keyPromoteParams{keyList{queues, keys}, nil})
-	br := e.db.SendBatch(ctx, b)
-	defer br.Close()
-	if _, err := br.Exec(); err != nil {
-		return 0, err
-	}
-	var promoted int
-	var woken []string
-	if err := br.QueryRow().Scan(&promoted, &woken); err != nil {
-		return 0, err
-	}
-	if err := br.Close(); err != nil {
-		return 0, err
-	}
-	return promoted, e.announce(ctx, woken)
+func (e *executor) KeyRatePrune(ctx context.Context, limit int) error {
+	return e.wrap("delete idle key rates", e.pruneKeyRates(ctx, limit))
 }
 
 // pruneKeyRates deletes the rate buckets of keys that have no unfinished
@@ -178,23 +152,22 @@ func (e *executor) keysOf(ctx context.Context, query *stmt[int], limit int) (que
 	return queues, keys, err
 }
 
-// retakeUnique runs UniqueRetake for a job JobRetry revived in tx. When
-// another job holds the key now, it fails with ErrUniqueConflict, and the
-// caller's rollback leaves the job finished.
-func (e *executor) retakeUnique(ctx context.Context, tx pgx.Tx, id int64) error {
-	rows, err := uniqueRetake.query(ctx, tx, e.q, id)
+// UniqueRetake reports a holder that commits while the statement waits for
+// it by the unique index's violation.
+func (e *executor) UniqueRetake(ctx context.Context, id int64) (int64, error) {
+	rows, err := uniqueRetake.query(ctx, e.db, e.q, id)
 	if err != nil {
-		return err
+		return 0, e.wrap("retake unique key", err)
 	}
 	holders, err := pgx.CollectRows(rows, pgx.RowTo[int64])
 	var pgErr *pgconn.PgError
 	switch {
-	case errors.As(err, &pgErr) && pgErr.Code == "23505": // unique_violation: a holder committed meanwhile
-		return fmt.Errorf("job %d: %w", id, droverdriver.ErrUniqueConflict)
+	case errors.As(err, &pgErr) && pgErr.Code == "23505": // unique_violation
+		return 0, fmt.Errorf("job %d: %w", id, droverdriver.ErrUniqueConflict)
 	case err != nil:
-		return err
+		return 0, e.wrap("retake unique key", err)
 	case len(holders) > 0:
-		return fmt.Errorf("job %d: %w: job %d", id, droverdriver.ErrUniqueConflict, holders[0])
+		return holders[0], nil
 	}
-	return nil
+	return 0, nil
 }

@@ -820,71 +820,47 @@ func (e *executor) ended(ctx context.Context, tx *sql.Tx, st bound) ([]droverdri
 	return rows, err
 }
 
-// JobRetry revives a finished job or reschedules a waiting one. A keyed
-// job revived comes back blocked and its key is promoted in the same
-// transaction, like a finish promotes it.
-func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*droverdriver.JobRow, error) {
-	var job *droverdriver.JobRow
-	var wake []string
+// JobRetry runs JobRetryReschedule, JobRetryRevive, JobRetryDelete and
+// JobRetryRefused, in that order, in one write transaction: each matches
+// only where the ones before it did not, so that together they are
+// PostgreSQL's JobRetry. It wakes the queue of a job made available.
+func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*droverdriver.RetriedRow, error) {
+	var r *droverdriver.RetriedRow
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
-		wake = nil
-		var queue string
-		var key sql.NullString
-		found := false
-		scanQueue := func(rows *sql.Rows) error {
-			found = true
-			return rows.Scan(&queue)
-		}
-		// Reschedule before reviving, so a revived row is not touched twice.
-		if err := jobRetryReschedule.query(ctx, e, tx, e.writer, scanQueue, jobAt{id, micros(now)}); err != nil {
+		r = nil
+		at := jobAt{id, micros(now)}
+		err := jobRetryReschedule.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
+			r = &droverdriver.RetriedRow{}
+			return rows.Scan(&r.Queue)
+		}, at)
+		if err != nil {
 			return err
 		}
-		if found {
-			wake = []string{queue}
-		} else {
-			err := jobRetryRevive.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
-				found = true
-				return rows.Scan(&queue, &key)
-			}, jobAt{id, micros(now)})
-			if err != nil {
-				return err
-			}
-			switch {
-			case found:
-				if _, err := jobRetryDelete.exec(ctx, e, tx, id); err != nil {
-					return err
-				}
-				if err := e.retakeUnique(ctx, tx, id); err != nil {
-					return err
-				}
-				wake = []string{queue}
-				if key.Valid {
-					if _, wake, err = e.promote(ctx, tx, []string{queue}, []string{key.String}, nil); err != nil {
-						return err
-					}
-				}
-			default:
-				refusedFlow, err := queryValue[int](ctx, e, tx, jobRetryRefused, id)
-				if err != nil {
-					return err
-				}
-				if refusedFlow != 0 {
-					return droverdriver.RetryRefused(id, refusedFlow)
-				}
-			}
+		err = jobRetryRevive.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
+			var key sql.NullString
+			r = &droverdriver.RetriedRow{}
+			err := rows.Scan(&r.Queue, &key)
+			r.Key = key.String
+			return err
+		}, at)
+		if err != nil {
+			return err
 		}
-		var err error
-		job, err = e.get(ctx, tx, id)
-		return err
+		if _, err := jobRetryDelete.exec(ctx, e, tx, id); err != nil {
+			return err
+		}
+		return jobRetryRefused.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
+			r = &droverdriver.RetriedRow{}
+			return rows.Scan(&r.Queue, &r.Refused)
+		}, id)
 	})
-	if errors.Is(err, droverdriver.ErrNotRetryable) {
-		return nil, err
-	}
 	if err != nil {
 		return nil, e.wrap("retry job", err)
 	}
-	e.wake(wake)
-	return job, nil
+	if r != nil && r.Key == "" && r.Refused == 0 {
+		e.wake([]string{r.Queue})
+	}
+	return r, nil
 }
 
 func (e *executor) JobCountByState(ctx context.Context, queue string) (map[droverdriver.State]int64, error) {

@@ -3,7 +3,6 @@ package droversqlite
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"slices"
 	"time"
 
@@ -81,20 +80,20 @@ func uniqueQueue(j *droverdriver.InsertParams) string {
 	return ""
 }
 
-// retakeUnique takes the unique key of a job JobRetry revived in tx again,
-// if it gave it up. When another job holds the key now, it fails with
-// ErrUniqueConflict, and the rollback leaves the job finished. The write
-// lock keeps anyone from taking the key between the two statements.
-func (e *executor) retakeUnique(ctx context.Context, tx *sql.Tx, id int64) error {
-	holder, err := queryValue[int64](ctx, e, tx, uniqueHolder, id)
-	if err != nil {
+// UniqueRetake runs UniqueHolder, then UniqueRetake, which takes the key
+// only when no other job holds it: the write lock keeps anyone from taking
+// it between the two.
+func (e *executor) UniqueRetake(ctx context.Context, id int64) (int64, error) {
+	var holder int64
+	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		if holder, err = queryValue[int64](ctx, e, tx, uniqueHolder, id); err != nil {
+			return err
+		}
+		_, err = uniqueRetake.exec(ctx, e, tx, id)
 		return err
-	}
-	if holder != 0 {
-		return fmt.Errorf("job %d: %w: job %d", id, droverdriver.ErrUniqueConflict, holder)
-	}
-	_, err = uniqueRetake.exec(ctx, e, tx, id)
-	return err
+	})
+	return holder, e.wrap("retake unique key", err)
 }
 
 // promote runs KeyPromote for each (queue, key) pair in tx, and
@@ -135,37 +134,23 @@ func (e *executor) promote(ctx context.Context, tx *sql.Tx, queues, keys []strin
 	return total, wake, nil
 }
 
-// JobPromote is the sweep: it finds keys with blocked jobs and promotes
-// what their room allows.
-func (e *executor) JobPromote(ctx context.Context, limit int) (int, error) {
-	var promoted int
-	var wake []string
-	err := e.writeTx(ctx, func(tx *sql.Tx) error {
-		var queues, keys []string
-		err := keyBlocked.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
-			var q, k string
-			if err := rows.Scan(&q, &k); err != nil {
-				return err
-			}
-			queues, keys = append(queues, q), append(keys, k)
-			return nil
-		}, limit)
-		if err != nil || len(keys) == 0 {
+func (e *executor) KeyBlocked(ctx context.Context, limit int) (droverdriver.KeyParams, error) {
+	var keys droverdriver.KeyParams
+	err := keyBlocked.query(ctx, e, nil, e.writer, func(rows *sql.Rows) error {
+		var q, k string
+		if err := rows.Scan(&q, &k); err != nil {
 			return err
 		}
-		promoted, wake, err = e.promote(ctx, tx, queues, keys, nil)
+		keys.Queues, keys.Keys = append(keys.Queues, q), append(keys.Keys, k)
+		return nil
+	}, limit)
+	return keys, e.wrap("find blocked keys", err)
+}
+
+func (e *executor) KeyRatePrune(ctx context.Context, limit int) error {
+	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+		_, err := keyRatePrune.exec(ctx, e, tx, limitAt{micros(time.Now()), limit})
 		return err
 	})
-	if err == nil {
-		// Buckets of idle keys go with the sweep (KeyRatePrune).
-		err = e.writeTx(ctx, func(tx *sql.Tx) error {
-			_, err := keyRatePrune.exec(ctx, e, tx, limitAt{micros(time.Now()), limit})
-			return err
-		})
-	}
-	if err != nil {
-		return 0, e.wrap("promote keyed jobs", err)
-	}
-	e.wake(wake)
-	return promoted, nil
+	return e.wrap("delete idle key rates", err)
 }

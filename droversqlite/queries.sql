@@ -71,9 +71,12 @@ JOIN {schema}unique_keys AS o ON o.kind = u.kind AND o.queue = u.queue AND o.uni
 WHERE u.job_id = ?1 AND NOT u.held;
 
 -- name: UniqueRetake
--- ?1 as for UniqueHolder, which found no other holder: the job takes its
--- key again.
-UPDATE {schema}unique_keys SET held = 1 WHERE job_id = ?1 AND NOT held;
+-- ?1 as for UniqueHolder, which runs first: the job takes its key again
+-- unless another job holds it (UniqueHolder then returned that job).
+UPDATE {schema}unique_keys AS u SET held = 1
+WHERE u.job_id = ?1 AND NOT u.held
+  AND NOT EXISTS (SELECT 1 FROM {schema}unique_keys AS o
+      WHERE o.kind = u.kind AND o.queue = u.queue AND o.unique_key = u.unique_key AND o.held);
 
 -- name: UniquePrune
 -- ?1 JSON array of pruned unique jobs: their keys go with them.
@@ -588,13 +591,15 @@ FROM {schema}finished_jobs WHERE id = ?1 AND flow & 3 /*FlowSettle*/ = 0
 RETURNING queue, ordering_key;
 
 -- name: JobRetryRefused
--- The flow of a finished job that JobRetryRevive leaves finished: a batch
--- member or a job with dependants, whose end was already counted or
--- settled.
-SELECT flow FROM {schema}finished_jobs WHERE id = ?1 AND flow & 3 /*FlowSettle*/ <> 0;
+-- The queue and flow of a finished job that JobRetryRevive leaves
+-- finished: a batch member or a job with dependants, whose end was already
+-- counted or settled.
+SELECT queue, flow FROM {schema}finished_jobs WHERE id = ?1 AND flow & 3 /*FlowSettle*/ <> 0;
 
 -- name: JobRetryDelete
-DELETE FROM {schema}finished_jobs WHERE id = ?1;
+-- Deletes the finished row of the job JobRetryRevive copied back, and
+-- nothing else: the refused ones stay.
+DELETE FROM {schema}finished_jobs WHERE id = ?1 AND flow & 3 /*FlowSettle*/ = 0;
 
 -- name: JobCountByState
 SELECT CASE WHEN state = 'available' AND run_at > ?2 THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END AS s, count(*)

@@ -484,7 +484,7 @@ var (
 	jobDiscardMove     = def(stmt[jobAt]{name: "JobDiscardMove", cols: finishedCols, args: jobAtArgs})
 	jobRetryReschedule = def(stmt[jobAt]{name: "JobRetryReschedule", cols: 1, args: jobAtArgs})
 	jobRetryRevive     = def(stmt[jobAt]{name: "JobRetryRevive", cols: 2, args: jobAtArgs})
-	jobRetryRefused    = def(stmt[int64]{name: "JobRetryRefused", cols: 1, args: oneArg[int64]})
+	jobRetryRefused    = def(stmt[int64]{name: "JobRetryRefused", cols: 2, args: oneArg[int64]})
 	jobRetryDelete     = def(stmt[int64]{name: "JobRetryDelete", args: oneArg[int64]})
 	jobCountByState    = def(stmt[queueAt]{name: "JobCountByState", cols: 2,
 		args: func(p *queueAt) []any { return []any{p.Queue, p.Now} }})

@@ -116,7 +116,7 @@ func testAdmin(t *testing.T, setup opener) {
 		now := time.Now()
 		for _, id := range got[:4] {
 			before := get(t, d, id)
-			j, err := d.JobRetry(ctx, id, now)
+			j, err := retry(ctx, d, id, now)
 			if err != nil || j.State != droverdriver.StateAvailable || j.FinalizedAt != nil || j.CancelRequested || !sameTime(j.RunAt, now) {
 				t.Fatalf("retry of job %d (%s): %+v, %v; want available at now", id, before.State, j, err)
 			}
@@ -126,14 +126,14 @@ func testAdmin(t *testing.T, setup opener) {
 				t.Errorf("retry of job %d: %+v, before %+v", id, j, before)
 			}
 		}
-		j, err := d.JobRetry(ctx, got[4], now)
+		j, err := retry(ctx, d, got[4], now)
 		if err != nil || j.State != droverdriver.StateRunning {
 			t.Fatalf("retry of a running job: %+v, %v; want it left running", j, err)
 		}
 		if rows := claim(t, d, "q", 10); len(rows) != 4 {
 			t.Fatalf("claimable after the retries: %v", ids(rows))
 		}
-		if _, err := d.JobRetry(ctx, got[4]+1000, now); !errors.Is(err, droverdriver.ErrNotFound) {
+		if _, err := retry(ctx, d, got[4]+1000, now); !errors.Is(err, droverdriver.ErrNotFound) {
 			t.Fatalf("retry of a missing job: %v, want ErrNotFound", err)
 		}
 		// IDs stay unique after jobs went through the finished jobs and back.
@@ -151,7 +151,7 @@ func testAdmin(t *testing.T, setup opener) {
 		got := insert(t, d, keyed("q", "a"), keyed("q", "a"))
 		finish(t, d, result(claimOne(t, d, "q", got[0]), droverdriver.OutcomeCompleted))
 		claimOne(t, d, "q", got[1])
-		j, err := d.JobRetry(ctx, got[0], time.Now())
+		j, err := retry(ctx, d, got[0], time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -179,7 +179,7 @@ func testAdmin(t *testing.T, setup opener) {
 				}
 				id := res.IDs[0]
 				finish(t, d, result(claimOne(t, d, "q", id), droverdriver.OutcomeCompleted))
-				if _, err := d.JobRetry(ctx, id, time.Now()); !errors.Is(err, droverdriver.ErrNotRetryable) {
+				if _, err := retry(ctx, d, id, time.Now()); !errors.Is(err, droverdriver.ErrNotRetryable) {
 					t.Fatalf("retry: %v, want ErrNotRetryable", err)
 				}
 				wantState(t, d, map[int64]droverdriver.State{id: droverdriver.StateCompleted})
@@ -194,7 +194,7 @@ func testAdmin(t *testing.T, setup opener) {
 		first := insert(t, d, unique("q", "k"))[0]
 		finish(t, d, result(claimOne(t, d, "q", first), droverdriver.OutcomeCompleted))
 		// The key is free: the retry takes it again.
-		if j, err := d.JobRetry(ctx, first, time.Now()); err != nil || j.State != droverdriver.StateAvailable {
+		if j, err := retry(ctx, d, first, time.Now()); err != nil || j.State != droverdriver.StateAvailable {
 			t.Fatalf("retry: %+v, %v", j, err)
 		}
 		if dup := insert(t, d, unique("q", "k"))[0]; dup != 0 {
@@ -206,7 +206,7 @@ func testAdmin(t *testing.T, setup opener) {
 		if second == 0 {
 			t.Fatal("key still held after its job completed")
 		}
-		_, err := d.JobRetry(ctx, first, time.Now())
+		_, err := retry(ctx, d, first, time.Now())
 		if !errors.Is(err, droverdriver.ErrUniqueConflict) {
 			t.Fatalf("retry while job %d holds the key: %v, want ErrUniqueConflict", second, err)
 		}

@@ -3,6 +3,7 @@ package droverdrivertest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -195,6 +196,67 @@ func rescue(ctx context.Context, e droverdriver.Executor, p droverdriver.RescueP
 	return n, err
 }
 
+// retry runs JobRetry and what its row asks for in one Tx, as
+// engine.Retry does: a refused job's error, its key's promotion, its
+// unique key taken again; it returns the job as the Tx left it.
+func retry(ctx context.Context, e droverdriver.Executor, id int64, now time.Time) (*droverdriver.JobRow, error) {
+	var job *droverdriver.JobRow
+	err := e.Tx(ctx, func(ctx context.Context, tx droverdriver.Executor) error {
+		r, err := tx.JobRetry(ctx, id, now)
+		if err != nil {
+			return err
+		}
+		if r != nil {
+			if r.Refused != 0 {
+				return droverdriver.RetryRefused(id, r.Refused)
+			}
+			if r.Key != "" {
+				keys := droverdriver.KeyParams{Queues: []string{r.Queue}, Keys: []string{r.Key}}
+				if err := tx.KeyLock(ctx, keys); err != nil {
+					return err
+				}
+				if _, err := tx.KeyPromote(ctx, keys); err != nil {
+					return err
+				}
+			}
+			holder, err := tx.UniqueRetake(ctx, id)
+			if err != nil {
+				return err
+			}
+			if holder != 0 {
+				return fmt.Errorf("job %d: %w: job %d", id, droverdriver.ErrUniqueConflict, holder)
+			}
+		}
+		job, err = tx.JobGet(ctx, id)
+		return err
+	})
+	return job, err
+}
+
+// promote runs the sweep as engine.Promote does: KeyBlocked, then KeyLock
+// and KeyPromote in one Tx, then KeyRatePrune.
+func promote(ctx context.Context, e droverdriver.Executor, limit int) (int, error) {
+	keys, err := e.KeyBlocked(ctx, limit)
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	if len(keys.Keys) == 0 {
+		return 0, e.KeyRatePrune(ctx, limit)
+	}
+	err = e.Tx(ctx, func(ctx context.Context, tx droverdriver.Executor) error {
+		if err := tx.KeyLock(ctx, keys); err != nil {
+			return err
+		}
+		n, err = tx.KeyPromote(ctx, keys)
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, e.KeyRatePrune(ctx, limit)
+}
+
 func testFinish(t *testing.T, setup opener) {
 	t.Run("JobFinishMany/outcomes", func(t *testing.T) {
 		t.Parallel()
@@ -356,7 +418,7 @@ func testFinish(t *testing.T, setup opener) {
 			rows[2].ID: droverdriver.StateRunning, rows[3].ID: droverdriver.StateDiscarded,
 		})
 		// The retried job keeps its errors across attempts.
-		if _, err := d.JobRetry(context.Background(), rows[1].ID, time.Now()); err != nil {
+		if _, err := retry(context.Background(), d, rows[1].ID, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		r := claimOne(t, d, "q", rows[1].ID)

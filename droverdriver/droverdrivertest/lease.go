@@ -145,7 +145,7 @@ func testLease(t *testing.T, setup opener) {
 		}
 		wantState(t, d, map[int64]droverdriver.State{got[0]: droverdriver.StateAvailable, got[1]: droverdriver.StateBlocked, got[2]: droverdriver.StateDiscarded})
 		// The slot got[2] freed is given by the rescue or by the sweep.
-		if _, err := d.JobPromote(ctx, 10); err != nil {
+		if _, err := promote(ctx, d, 10); err != nil {
 			t.Fatal(err)
 		}
 		wantState(t, d, map[int64]droverdriver.State{got[3]: droverdriver.StateAvailable})

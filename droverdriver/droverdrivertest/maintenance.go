@@ -54,7 +54,7 @@ func testMaintenance(t *testing.T, setup opener) {
 		}
 	})
 
-	t.Run("JobPromote", func(t *testing.T) {
+	t.Run("KeyBlocked/sweep", func(t *testing.T) {
 		t.Parallel()
 		// The sweep makes blocked jobs available where their key has room,
 		// oldest first: here the discard of a key's waiting job freed it.
@@ -72,14 +72,14 @@ func testMaintenance(t *testing.T, setup opener) {
 				blocked++ // unless the discard promoted at once
 			}
 		}
-		n, err := d.JobPromote(ctx, 10)
+		n, err := promote(ctx, d, 10)
 		if err != nil || n != blocked {
 			t.Fatalf("promoted %d, %v; want the %d jobs still blocked", n, err, blocked)
 		}
 		wantState(t, d, map[int64]droverdriver.State{
 			got[1]: droverdriver.StateAvailable, got[2]: droverdriver.StateBlocked, got[4]: droverdriver.StateAvailable,
 		})
-		if n, err := d.JobPromote(ctx, 10); err != nil || n != 0 {
+		if n, err := promote(ctx, d, 10); err != nil || n != 0 {
 			t.Fatalf("second sweep promoted %d, %v; want none", n, err)
 		}
 	})

@@ -48,10 +48,12 @@ func (s *passStore) JobPrune(context.Context, droverdriver.PruneParams) (int, er
 	return 0, nil
 }
 
-func (s *passStore) JobPromote(context.Context, int) (int, error) {
+func (s *passStore) KeyBlocked(context.Context, int) (droverdriver.KeyParams, error) {
 	s.pass("promote")
-	return 0, nil
+	return droverdriver.KeyParams{}, nil
 }
+
+func (s *passStore) KeyRatePrune(context.Context, int) error { return nil }
 
 // TestLoopsStopWithTheirContext runs each loop until it has made two
 // passes (the one at start and one after an interval) and checks that it

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/engine"
 	"github.com/droverhq/drover/internal/outage"
 )
 
@@ -35,5 +36,5 @@ func (p *Promoter) Run(ctx context.Context) {
 // RunOnce runs one pass over at most batchLimit keys and reports how many
 // jobs it promoted.
 func (p *Promoter) RunOnce(ctx context.Context) (int, error) {
-	return p.Exec.JobPromote(ctx, batchLimit)
+	return engine.Promote(ctx, p.Exec, batchLimit)
 }
