@@ -729,7 +729,10 @@ export interface components {
             kind: string;
             /** @description The job's arguments: a JSON object (anything else is refused with 400), at most 1 MiB, at most 64 levels deep. */
             args: Record<string, never>;
-            /** @default default */
+            /**
+             * @description The queue; empty or absent means "default".
+             * @default default
+             */
             queue: string;
             /**
              * @description Lower runs first.
@@ -3786,8 +3789,11 @@ export interface operations {
                 "application/json": {
                     /** @enum {string} */
                     action: "retry" | "cancel" | "discard";
-                    /** @description Only jobs in this state. */
-                    state?: string;
+                    /**
+                     * @description Only jobs in this state; empty for any.
+                     * @enum {string}
+                     */
+                    state?: "" | "pending" | "blocked" | "scheduled" | "available" | "retryable" | "running" | "completed" | "cancelled" | "discarded";
                     /** @description Only jobs of this queue. */
                     queue?: string;
                     /** @description Only jobs of this kind. */
