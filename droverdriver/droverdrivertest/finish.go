@@ -3,26 +3,24 @@ package droverdrivertest
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/engine"
 )
 
 // The finish tests finish attempts only through result and finish below,
 // and judge it by what is stored afterwards, so that a change to the
 // methods' shape is a change here alone.
 //
-// Which statements run when a job ends is the engine's decision
-// (internal/engine), which this package, for drivers outside this module,
-// cannot import. finish and the other helpers below compose the
-// FinishExecutor statements as the contract documents them, the way the
-// engine's side path does: the end of a job in one Tx, then what its
-// returned row asks for (ended). The plain path and the keyed round trip
-// are checked on their own ("JobFinishMany/refuse",
-// "JobFinishKeyedMany").
+// Which statements run when a job ends is the engine's decision: the
+// helpers below run Drover's own (internal/engine, importable here because
+// this package is part of Drover's module, whoever's driver it tests), so
+// the suite holds a driver to what Drover will actually ask of it. The
+// plain path and the keyed round trip are also checked on their own
+// ("JobFinishMany/refuse", "JobFinishKeyedMany").
 
 // result is the result of claimed row r's attempt with outcome o,
 // carrying what the claim returned: the fence (attempt and token) and the
@@ -42,20 +40,12 @@ func failed(r *droverdriver.JobRow, o droverdriver.Outcome, msg string, runAt ti
 	return res
 }
 
-// finish applies results in one Tx with no flow refused (JobFinishMany)
-// and does what the ends of the jobs it applied them to ask for (ended).
-// It returns the IDs applied, sorted.
+// finish finishes results as Drover does (internal/engine, which decides
+// the statements of a finish from the flow bits and the rows the driver
+// returns) and returns the IDs applied, sorted.
 func finish(t *testing.T, e droverdriver.Executor, results ...droverdriver.Result) []int64 {
 	t.Helper()
-	var applied []int64
-	err := e.Tx(context.Background(), func(ctx context.Context, tx droverdriver.Executor) error {
-		res, err := tx.JobFinishMany(ctx, droverdriver.FinishParams{Results: results})
-		if err != nil {
-			return err
-		}
-		applied = appliedIDs(results, res)
-		return ended(ctx, tx, res.Applied, retried(results))
-	})
+	applied, err := engine.Finish(context.Background(), e, results)
 	if err != nil {
 		t.Fatalf("finish: %v", err)
 	}
@@ -78,184 +68,14 @@ func appliedIDs(results []droverdriver.Result, res droverdriver.FinishResult) []
 	return ids
 }
 
-// retried returns the IDs of results that are failed attempts.
-func retried(results []droverdriver.Result) map[int64]bool {
-	ids := map[int64]bool{}
-	for _, r := range results {
-		if r.Outcome == droverdriver.OutcomeRetry {
-			ids[r.ID] = true
-		}
-	}
-	return ids
-}
-
-// ended does, in tx, what the end of rows asks for, in the lock order of
-// droverdriver.FinishExecutor: it settles the workflows and batches of the
-// jobs that ended, promotes the keys of keyed jobs and of the dependants
-// the settle released or cancelled, then frees the unique keys of the jobs
-// that ended. A keyed job of again waiting once more counts against its
-// key's rate.
-func ended(ctx context.Context, tx droverdriver.Executor, rows []droverdriver.FinishedRow, again map[int64]bool) error {
-	var settle droverdriver.SettleParams
-	var keys droverdriver.KeyParams
-	var unique []int64
-	seen := map[[2]string]bool{}
-	addKey := func(queue, key string) {
-		if k := [2]string{queue, key}; !seen[k] {
-			seen[k] = true
-			keys.Queues, keys.Keys = append(keys.Queues, queue), append(keys.Keys, key)
-		}
-	}
-	for _, r := range rows {
-		final := r.State.Finished()
-		if final && r.Flow&droverdriver.FlowSettle != 0 {
-			settle.IDs = append(settle.IDs, r.ID)
-			settle.Failed = settle.Failed || r.State != droverdriver.StateCompleted
-		}
-		if r.Key != "" {
-			addKey(r.Queue, r.Key)
-			if r.State == droverdriver.StateAvailable && again[r.ID] {
-				keys.Retried = append(keys.Retried, r.ID)
-			}
-		}
-		if final && r.Flow&droverdriver.FlowUnique != 0 {
-			unique = append(unique, r.ID)
-		}
-	}
-	if len(settle.IDs) > 0 {
-		more, err := tx.JobFlowSettle(ctx, settle)
-		if err != nil {
-			return err
-		}
-		for i := range more.Keys {
-			addKey(more.Queues[i], more.Keys[i])
-		}
-	}
-	if len(keys.Keys) > 0 {
-		if err := tx.KeyLock(ctx, keys); err != nil {
-			return err
-		}
-		if _, err := tx.KeyPromote(ctx, keys); err != nil {
-			return err
-		}
-	}
-	if len(unique) > 0 {
-		return tx.UniqueRelease(ctx, unique)
-	}
-	return nil
-}
-
-// cancel runs JobCancel and ended in one Tx and returns the job as the Tx
-// left it.
-func cancel(ctx context.Context, e droverdriver.Executor, id int64, now time.Time) (*droverdriver.JobRow, error) {
-	return endOne(ctx, e, id, func(tx droverdriver.Executor) ([]droverdriver.FinishedRow, error) {
-		return tx.JobCancel(ctx, id, now)
-	})
-}
-
-// discard runs JobDiscard and ended in one Tx and returns the job as the
-// Tx left it.
-func discard(ctx context.Context, e droverdriver.Executor, id int64, now time.Time) (*droverdriver.JobRow, error) {
-	return endOne(ctx, e, id, func(tx droverdriver.Executor) ([]droverdriver.FinishedRow, error) {
-		return tx.JobDiscard(ctx, id, now)
-	})
-}
-
-func endOne(ctx context.Context, e droverdriver.Executor, id int64, end func(droverdriver.Executor) ([]droverdriver.FinishedRow, error)) (*droverdriver.JobRow, error) {
-	var job *droverdriver.JobRow
-	err := e.Tx(ctx, func(ctx context.Context, tx droverdriver.Executor) error {
-		rows, err := end(tx)
-		if err != nil {
-			return err
-		}
-		if err := ended(ctx, tx, rows, nil); err != nil {
-			return err
-		}
-		job, err = tx.JobGet(ctx, id)
-		return err
-	})
-	return job, err
-}
-
-// rescue runs JobRescue and ended in one Tx and returns how many jobs it
-// moved. A keyed job that waits again counts against its key's rate.
-func rescue(ctx context.Context, e droverdriver.Executor, p droverdriver.RescueParams) (int, error) {
-	var n int
-	err := e.Tx(ctx, func(ctx context.Context, tx droverdriver.Executor) error {
-		rows, err := tx.JobRescue(ctx, p)
-		if err != nil {
-			return err
-		}
-		n = len(rows)
-		again := map[int64]bool{}
-		for _, r := range rows {
-			again[r.ID] = r.State == droverdriver.StateAvailable
-		}
-		return ended(ctx, tx, rows, again)
-	})
-	return n, err
-}
-
-// retry runs JobRetry and what its row asks for in one Tx, as
-// engine.Retry does: a refused job's error, its key's promotion, its
-// unique key taken again; it returns the job as the Tx left it.
-func retry(ctx context.Context, e droverdriver.Executor, id int64, now time.Time) (*droverdriver.JobRow, error) {
-	var job *droverdriver.JobRow
-	err := e.Tx(ctx, func(ctx context.Context, tx droverdriver.Executor) error {
-		r, err := tx.JobRetry(ctx, id, now)
-		if err != nil {
-			return err
-		}
-		if r != nil {
-			if r.Refused != 0 {
-				return droverdriver.RetryRefused(id, r.Refused)
-			}
-			if r.Key != "" {
-				keys := droverdriver.KeyParams{Queues: []string{r.Queue}, Keys: []string{r.Key}}
-				if err := tx.KeyLock(ctx, keys); err != nil {
-					return err
-				}
-				if _, err := tx.KeyPromote(ctx, keys); err != nil {
-					return err
-				}
-			}
-			holder, err := tx.UniqueRetake(ctx, id)
-			if err != nil {
-				return err
-			}
-			if holder != 0 {
-				return fmt.Errorf("job %d: %w: job %d", id, droverdriver.ErrUniqueConflict, holder)
-			}
-		}
-		job, err = tx.JobGet(ctx, id)
-		return err
-	})
-	return job, err
-}
-
-// promote runs the sweep as engine.Promote does: KeyBlocked, then KeyLock
-// and KeyPromote in one Tx, then KeyRatePrune.
-func promote(ctx context.Context, e droverdriver.Executor, limit int) (int, error) {
-	keys, err := e.KeyBlocked(ctx, limit)
-	if err != nil {
-		return 0, err
-	}
-	var n int
-	if len(keys.Keys) == 0 {
-		return 0, e.KeyRatePrune(ctx, limit)
-	}
-	err = e.Tx(ctx, func(ctx context.Context, tx droverdriver.Executor) error {
-		if err := tx.KeyLock(ctx, keys); err != nil {
-			return err
-		}
-		n, err = tx.KeyPromote(ctx, keys)
-		return err
-	})
-	if err != nil {
-		return 0, err
-	}
-	return n, e.KeyRatePrune(ctx, limit)
-}
+// The ends of jobs outside a finish, as Drover runs them.
+var (
+	cancel  = engine.Cancel
+	discard = engine.Discard
+	rescue  = engine.Rescue
+	retry   = engine.Retry
+	promote = engine.Promote
+)
 
 func testFinish(t *testing.T, setup opener) {
 	t.Run("JobFinishMany/outcomes", func(t *testing.T) {
