@@ -16,6 +16,7 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -24,6 +25,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/internal/bench/report"
 	"github.com/droverhq/drover/internal/bench/stats"
 	"github.com/droverhq/drover/internal/storeurl"
 )
@@ -52,6 +54,9 @@ type fanoutOptions struct {
 	// through publishing and start a replacement.
 	fault string
 	lease time.Duration
+	// lagEvery is how often the run samples every subscription's lag (0:
+	// never), for max_lag and the plot.
+	lagEvery time.Duration
 }
 
 // FanoutReport is the JSON of `drover bench fanout`: one point per count of
@@ -84,12 +89,19 @@ type FanoutPoint struct {
 	// deliveries past the first, both from the per-delivery ledger.
 	Lost       int64 `json:"lost"`
 	Duplicates int64 `json:"duplicates"`
+	// MaxLag is the largest lag of any subscription in the samples taken
+	// every --lag-every from the start of publishing until every message
+	// was acked, and Lag those samples: a consumer that keeps up holds it
+	// near the publish batch times the lanes in flight; one that falls
+	// behind lets it grow with the run.
+	MaxLag int64              `json:"max_lag"`
+	Lag    []report.LagSample `json:"lag,omitempty"`
 }
 
 func newFanoutCommand(env func() Env) *cobra.Command {
 	o := fanoutOptions{messages: 100_000, topics: 20, subscriptions: 50, publishers: 50, batch: 100,
-		consumers: 1, batchSize: 500, lanes: 4, processes: []int{1}, lease: 5 * time.Second}
-	var processes, jsonPath, cpuProfile string
+		consumers: 1, batchSize: 500, lanes: 4, processes: []int{1}, lease: 5 * time.Second, lagEvery: 250 * time.Millisecond}
+	var processes, jsonPath, plotPath, cpuProfile string
 	var keep bool
 	cmd := &cobra.Command{
 		Use:   "fanout",
@@ -111,7 +123,13 @@ func newFanoutCommand(env func() Env) *cobra.Command {
 			if o.fault != "" && o.inProcess {
 				return usagef("--fault kill-worker needs consumer processes, not --in-process")
 			}
-			for _, out := range []struct{ flag, path string }{{"--json", jsonPath}, {"--cpuprofile", cpuProfile}} {
+			if plotPath != "" && o.lagEvery <= 0 {
+				return usagef("--plot draws the lag samples: --lag-every must be positive")
+			}
+			if ext := strings.ToLower(filepath.Ext(plotPath)); plotPath != "" && ext != ".svg" {
+				return usagef("--plot %s: only SVG is drawn, use a .svg path", plotPath)
+			}
+			for _, out := range []struct{ flag, path string }{{"--json", jsonPath}, {"--plot", plotPath}, {"--cpuprofile", cpuProfile}} {
 				if err := checkOutputPath(out.flag, out.path); err != nil {
 					return err
 				}
@@ -127,7 +145,7 @@ func newFanoutCommand(env func() Env) *cobra.Command {
 				}
 				defer pprof.StopCPUProfile()
 			}
-			return runFanout(cmd.Context(), env(), o, jsonPath, keep)
+			return runFanout(cmd.Context(), env(), o, jsonPath, plotPath, keep)
 		},
 	}
 	f := cmd.Flags()
@@ -144,13 +162,15 @@ func newFanoutCommand(env func() Env) *cobra.Command {
 	f.IntVar(&o.rate, "rate", 0, "publish at most this many messages per second in all (0: as fast as possible)")
 	f.StringVar(&o.fault, "fault", "", "kill-worker: SIGKILL one consumer process half way through publishing, and start another")
 	f.DurationVar(&o.lease, "lease", o.lease, "lane lease of the consumers: how soon a killed consumer's lanes are delivered again")
+	f.DurationVar(&o.lagEvery, "lag-every", o.lagEvery, "sample every subscription's lag this often, for max_lag and --plot (0: never; one lag statement per topic per sample)")
 	f.StringVar(&jsonPath, "json", "", "write the machine-readable report to this file")
+	f.StringVar(&plotPath, "plot", "", "draw the largest subscription lag over time, one line per point, to this .svg file")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the bench process to this file (go tool pprof)")
 	f.BoolVar(&keep, "keep", false, "keep the bench's own schema (or ./"+benchFile+") after the run")
 	return cmd
 }
 
-func runFanout(ctx context.Context, env Env, o fanoutOptions, jsonPath string, keep bool) error {
+func runFanout(ctx context.Context, env Env, o fanoutOptions, jsonPath, plotPath string, keep bool) error {
 	bt, err := resolveTarget(&env)
 	if err != nil {
 		return err
@@ -178,8 +198,8 @@ func runFanout(ctx context.Context, env Env, o fanoutOptions, jsonPath string, k
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.Stdout, "consumers %d: %.0f published/s, %.0f deliveries/s, latency p50 %.1f ms p95 %.1f ms p99 %.1f ms, lost %d, duplicates %d\n",
-			k, pt.PublishedPerSec, pt.DeliveriesPerSec, pt.LatencyMs.P50, pt.LatencyMs.P95, pt.LatencyMs.P99, pt.Lost, pt.Duplicates)
+		fmt.Fprintf(env.Stdout, "consumers %d: %.0f published/s, %.0f deliveries/s, latency p50 %.1f ms p95 %.1f ms p99 %.1f ms, max lag %d, lost %d, duplicates %d\n",
+			k, pt.PublishedPerSec, pt.DeliveriesPerSec, pt.LatencyMs.P50, pt.LatencyMs.P95, pt.LatencyMs.P99, pt.MaxLag, pt.Lost, pt.Duplicates)
 		rep.Points = append(rep.Points, pt)
 	}
 	rep.FanoutPoint = rep.Points[0]
@@ -189,6 +209,16 @@ func runFanout(ctx context.Context, env Env, o fanoutOptions, jsonPath string, k
 			return err
 		}
 		if err := os.WriteFile(jsonPath, append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	if plotPath != "" {
+		runs := make([]report.LagRun, len(rep.Points))
+		for i, pt := range rep.Points {
+			runs[i] = report.LagRun{Name: fmt.Sprintf("%d consumers", pt.Clients), Samples: pt.Lag}
+		}
+		svg := report.LagSVG("fanout: largest subscription lag over time", rep.Driver+" · "+rep.Settings, runs)
+		if err := os.WriteFile(plotPath, svg, 0o644); err != nil {
 			return err
 		}
 	}
@@ -255,6 +285,8 @@ func fanoutPoint(ctx context.Context, env Env, store *storeurl.Store, pub topicC
 		return FanoutPoint{}, err
 	}
 	start := time.Now()
+	sampler := startLagSampler(ctx, pub, prefix, o, start)
+	defer func() { _, _ = sampler.stop() }() // for the error paths; stop is idempotent
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, o.publishers)
@@ -342,6 +374,10 @@ func fanoutPoint(ctx context.Context, env Env, store *storeurl.Store, pub topicC
 		}
 	}
 	took := time.Since(start)
+	lag, err := sampler.stop()
+	if err != nil {
+		return FanoutPoint{}, fmt.Errorf("sampling lag: %w", err)
+	}
 	stopped = true
 	if err := cons.stop(); err != nil {
 		return FanoutPoint{}, err
@@ -350,7 +386,7 @@ func fanoutPoint(ctx context.Context, env Env, store *storeurl.Store, pub topicC
 		return FanoutPoint{}, err
 	}
 	pt := FanoutPoint{Clients: k, Processes: !o.inProcess, Killed: killed, Messages: int64(o.messages), Seconds: took.Seconds(),
-		PublishedPerSec: float64(o.messages) / published.Seconds(), LatencyMs: lat.Snapshot()}
+		PublishedPerSec: float64(o.messages) / published.Seconds(), LatencyMs: lat.Snapshot(), Lag: lag, MaxLag: report.MaxLag(lag)}
 	for t := range ledger {
 		for s := range ledger[t] {
 			for i, n := range ledger[t][s] {
@@ -395,6 +431,70 @@ func fanoutPending(ctx context.Context, c topicClient, prefix string, topics int
 		}
 	}
 	return n, nil
+}
+
+// lagSampler reads every subscription's lag of the run's topics every
+// o.lagEvery, in a goroutine of its own so that a slow read delays the
+// next sample rather than the publishers.
+type lagSampler struct {
+	cancel  context.CancelFunc
+	done    chan struct{}
+	samples []report.LagSample
+	err     error
+}
+
+func startLagSampler(ctx context.Context, c topicClient, prefix string, o fanoutOptions, start time.Time) *lagSampler {
+	ctx, cancel := context.WithCancel(ctx)
+	s := &lagSampler{cancel: cancel, done: make(chan struct{})}
+	if o.lagEvery <= 0 {
+		close(s.done)
+		return s
+	}
+	go func() {
+		defer close(s.done)
+		tick := time.NewTicker(o.lagEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			m, err := fanoutMaxLag(ctx, c, prefix, o.topics)
+			if ctx.Err() != nil {
+				return // stopped mid-read: the sample is incomplete
+			}
+			if err != nil {
+				s.err = err
+				return
+			}
+			s.samples = append(s.samples, report.LagSample{Seconds: time.Since(start).Seconds(), MaxLag: m})
+		}
+	}()
+	return s
+}
+
+// stop ends the sampling and returns the samples taken.
+func (s *lagSampler) stop() ([]report.LagSample, error) {
+	s.cancel()
+	<-s.done
+	return s.samples, s.err
+}
+
+// fanoutMaxLag is the largest lag of any subscription of the run's topics:
+// one lag statement per topic.
+func fanoutMaxLag(ctx context.Context, c topicClient, prefix string, topics int) (int64, error) {
+	var m int64
+	for t := range topics {
+		lag, err := c.SubscriptionLag(ctx, fanoutTopic(prefix, t))
+		if err != nil {
+			return 0, err
+		}
+		for _, l := range lag {
+			m = max(m, l.Pending)
+		}
+	}
+	return m, nil
 }
 
 // fanoutPerTopic bounds the messages of one topic: publishes take batches

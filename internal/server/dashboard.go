@@ -30,7 +30,7 @@ var uiFiles embed.FS
 
 // pages are the parsed templates.
 type pages struct {
-	login, overview, jobs, job, batch, errorPage *template.Template
+	login, overview, jobs, job, batch, topics, errorPage *template.Template
 }
 
 var funcs = template.FuncMap{
@@ -93,6 +93,7 @@ func newPages() *pages {
 		jobs:      parse("jobs.html"),
 		job:       parse("job.html"),
 		batch:     parse("batch.html"),
+		topics:    parse("topics.html"),
 		errorPage: parse("error.html"),
 	}
 }
@@ -127,6 +128,7 @@ func (s *Server) htmlRoutes() map[string]func(w http.ResponseWriter, r *http.Req
 	return map[string]func(w http.ResponseWriter, r *http.Request) error{
 		"GET /{$}":                      s.overviewPage,
 		"GET /ui/jobs":                  s.jobsPage,
+		"GET /ui/topics":                s.topicsPage,
 		"GET /ui/jobs/find":             findByID("job", "/ui/jobs"),
 		"GET /ui/jobs/{id}":             s.jobPage,
 		"GET /ui/batches/find":          findByID("batch", "/ui/batches"),

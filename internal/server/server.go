@@ -171,9 +171,12 @@ type Server struct {
 	inflight *inflight
 	metrics  *metrics
 	history  *history
-	pages    *pages
-	mux      *http.ServeMux
-	running  atomic.Bool
+	// topicSamples are the last two subscription lag samples, for the
+	// topics page (topicspage.go).
+	topicSamples *topicSamples
+	pages        *pages
+	mux          *http.ServeMux
+	running      atomic.Bool
 	// stopping is closed by Drain: long polls answer at once with an
 	// empty job list, and new claims claim nothing.
 	stopping chan struct{}
@@ -221,7 +224,7 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s := &Server{cfg: cfg, remote: cfg.Client.Remote(), stopping: make(chan struct{}), sessions: newSessions(cfg.SessionTTL), waiter: newWaiter(), inflight: newInflight(),
-		metrics: newMetrics(cfg.Client, cfg.PoolStats, cfg.MaxLabelValues, cfg.LabelTTL), history: &history{}, pages: newPages(),
+		metrics: newMetrics(cfg.Client, cfg.PoolStats, cfg.MaxLabelValues, cfg.LabelTTL), history: &history{}, topicSamples: &topicSamples{}, pages: newPages(),
 		mux: http.NewServeMux(), pagePatterns: map[string]bool{}, bulkTasks: newBulkTasks()}
 	s.auth.Store(newAuthenticator(cfg.Tokens))
 	s.routes()

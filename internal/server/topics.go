@@ -396,5 +396,7 @@ func (s *Server) sampleTopics(ctx context.Context, now time.Time) ([]topicLag, e
 		}
 	}
 	s.metrics.observeLag(out, now)
+	st := s.cfg.Client.Stats()
+	s.topicSamples.add(topicSample{At: now, Lags: out, Published: st.Published, Delivered: st.Delivered})
 	return out, nil
 }

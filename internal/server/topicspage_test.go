@@ -1,0 +1,110 @@
+package server_test
+
+import (
+	"context"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/internal/server"
+	"github.com/droverhq/drover/internal/waitfor"
+)
+
+// subscriptionCell reads a figure of a subscription's row of the topics
+// page.
+func subscriptionCell(body, topic, sub, field string) (string, bool) {
+	row := regexp.MustCompile(`(?s)<tr data-topic="` + regexp.QuoteMeta(topic) + `" data-subscription="` +
+		regexp.QuoteMeta(sub) + `">(.*?)</tr>`).FindStringSubmatch(body)
+	if row == nil {
+		return "", false
+	}
+	cell := regexp.MustCompile(`data-field="` + field + `">([^<]*)<`).FindStringSubmatch(row[1])
+	if cell == nil {
+		return "", false
+	}
+	return cell[1], true
+}
+
+// TestTopicsPage: the topics page, linked from every page's navigation,
+// lists each topic with its subscriptions, and shows the lag the store
+// reports once the sampler has read it; a topic with no subscription is
+// listed too.
+func TestTopicsPage(t *testing.T) {
+	forEachStore(t, func(t *testing.T, b *bundle) {
+		if !strings.Contains(b.page(t, "/"), `href="/ui/topics"`) {
+			t.Fatal("the navigation has no link to the topics page")
+		}
+		if body := b.page(t, "/ui/topics"); !strings.Contains(body, "No topic.") {
+			t.Fatalf("topics page of an empty store:\n%s", body)
+		}
+		b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/topics", map[string]any{"name": "chat", "lanes": 2})
+		b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/topics", map[string]any{"name": "quiet", "lanes": 1})
+		for _, sub := range []string{"bot", "audit"} {
+			b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/topics/chat/subscriptions", map[string]any{"name": sub})
+		}
+		msgs := make([]map[string]any, 5)
+		for i := range msgs {
+			msgs[i] = map[string]any{"key": "room" + strconv.Itoa(i%2), "payload": map[string]any{"n": i}}
+		}
+		b.must(t, http.StatusOK, server.ScopeEnqueue, "POST", "/v1/topics/chat/publish", map[string]any{"messages": msgs})
+
+		lag, err := b.client.SubscriptionLag(context.Background(), "chat")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]drover.SubscriptionLag{}
+		for _, l := range lag {
+			want[l.Subscription] = l
+		}
+		if len(want) != 2 || want["bot"].Pending != 5 || want["audit"].Pending != 5 {
+			t.Fatalf("store lag %+v, want 5 for bot and audit", lag)
+		}
+		var body string
+		waitfor.Cond(t, "the topics page to show the store's lag", func() bool {
+			body = b.page(t, "/ui/topics")
+			if !strings.Contains(body, `data-field="published-rate"`) {
+				return false // rates need two samples
+			}
+			for sub, l := range want {
+				got, ok := subscriptionCell(body, "chat", sub, "lag")
+				if !ok || got != strconv.FormatInt(l.Pending, 10) {
+					return false
+				}
+			}
+			return true
+		})
+		for sub, l := range want {
+			if got, _ := subscriptionCell(body, "chat", sub, "dropped"); got != strconv.FormatInt(l.Dropped, 10) {
+				t.Errorf("%s dropped %q, store says %d", sub, got, l.Dropped)
+			}
+			if got, _ := subscriptionCell(body, "chat", sub, "oldest"); got == "-" || got == "" {
+				t.Errorf("%s oldest pending %q with messages pending", sub, got)
+			}
+		}
+		if !strings.Contains(body, `<tr data-topic="quiet"><td>quiet</td><td colspan="5" class="empty">No subscription.`) {
+			t.Errorf("the topic without subscriptions is not listed:\n%s", body)
+		}
+	})
+}
+
+// TestTopicsPageNeedsAdmin: like every dashboard page, the topics page is
+// for admins.
+func TestTopicsPageNeedsAdmin(t *testing.T) {
+	forEachStore(t, func(t *testing.T, b *bundle) {
+		for _, sc := range []server.Scope{server.ScopeEnqueue, server.ScopeWork} {
+			req, _ := http.NewRequest("GET", b.url+"/ui/topics", nil)
+			req.Header.Set("Authorization", "Bearer "+b.tokens[sc])
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusForbidden {
+				t.Errorf("%s token: GET /ui/topics = %d, want 403", sc, resp.StatusCode)
+			}
+		}
+	})
+}
