@@ -934,7 +934,10 @@ export interface components {
             kind: string;
             /** @description The job's arguments: a JSON object (anything else is refused with 400), at most 1 MiB, at most 64 levels deep. */
             args: Record<string, never>;
-            /** @default default */
+            /**
+             * @description The queue; empty or absent means "default".
+             * @default default
+             */
             queue: string;
             /**
              * @description Lower runs first.
@@ -3794,7 +3797,7 @@ export interface operations {
                      * @enum {string}
                      */
                     state?: "" | "pending" | "blocked" | "scheduled" | "available" | "retryable" | "running" | "completed" | "cancelled" | "discarded";
-                    /** @description Only jobs of this queue. */
+                    /** @description Only jobs of this queue; empty for any. */
                     queue?: string;
                     /** @description Only jobs of this kind. */
                     kind?: string;
