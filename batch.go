@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/engine"
 )
 
 // BatchOpts are the options of InsertBatch.
@@ -67,7 +68,7 @@ func (c *Client[TTx]) insertBatch(ctx context.Context, exec droverdriver.Executo
 		}
 		p.Callback = &cb
 	}
-	res, err := exec.JobInsertFlow(ctx, p)
+	res, err := engine.InsertFlow(ctx, exec, p)
 	if err != nil {
 		return nil, flowInsertError(err)
 	}

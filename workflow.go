@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/engine"
 )
 
 // ErrDependencyFailed is returned when a job is inserted to depend on a job
@@ -123,7 +124,7 @@ func (c *Client[TTx]) insertDependants(ctx context.Context, exec droverdriver.Ex
 	for i := range p.Jobs {
 		p.Jobs[i].InsertParams = params[i]
 	}
-	res, err := exec.JobInsertFlow(ctx, p)
+	res, err := engine.InsertFlow(ctx, exec, p)
 	if err != nil {
 		return nil, flowInsertError(err)
 	}

@@ -31,11 +31,24 @@ func RetryRefused(id int64, flow int) error {
 // FlowExecutor holds the statements of workflows (jobs that wait for other
 // jobs) and batches (jobs counted together, with results and a callback).
 type FlowExecutor interface {
-	// JobInsertFlow inserts jobs with dependencies and/or as one batch, in
-	// one transaction, and returns their IDs in input order. A job with
-	// parents that have not all completed is stored as pending and becomes
-	// available in the transaction that ends its last parent.
-	JobInsertFlow(ctx context.Context, p FlowInsertParams) (FlowInsertResult, error)
+	// JobFlowParents locks and marks as having dependants the stored jobs
+	// of ids still waiting or running (JobFlowMarkParents), so that none
+	// of them can end unnoticed before the transaction commits, then reads
+	// those of ids that ended, with their final states
+	// (JobFlowEndedParents): what PlanFlowInsert needs. IDs in neither map
+	// do not exist. It runs in the caller's transaction (Tx).
+	JobFlowParents(ctx context.Context, ids []int64) (live map[int64]bool, ended map[int64]State, err error)
+
+	// JobInsertFlow stores jobs with dependencies and/or as one batch as
+	// plan (PlanFlowInsert) says, in one transaction, and returns their IDs
+	// in input order: the batch and its callback (stored pending), the
+	// jobs with their states and flow bits, their edges. Keyed jobs (and
+	// the callback, when keyed) store their keys' rates and are stored
+	// behind their keys: the caller takes the keys' lock before (KeyLock)
+	// and promotes them after (KeyPromote), in the same transaction. A
+	// pending job becomes available in the transaction that ends its last
+	// parent. internal/engine's InsertFlow composes the whole insert.
+	JobInsertFlow(ctx context.Context, p FlowInsertParams, plan FlowInsertPlan) (FlowInsertResult, error)
 
 	// BatchGet returns a batch's progress: its counters are one row, and its
 	// running and retrying members are read from an index that holds only
@@ -128,10 +141,11 @@ type ResultRow struct {
 	Result []byte // nil unless the job completed with a result
 }
 
-// FlowInsertPlan is what JobInsertFlow works out before writing: each job's
-// stored state, flow bits and waiting count, and the edges to store. Drivers
-// compute it with PlanFlowInsert once they know which stored parents have
-// ended, so that both stores apply the same rules.
+// FlowInsertPlan is what JobInsertFlow stores besides the jobs themselves:
+// each job's stored state, flow bits and waiting count, and the edges to
+// stored parents. The engine computes it with PlanFlowInsert once
+// JobFlowParents told it which stored parents have ended, so that both
+// stores apply the same rules.
 type FlowInsertPlan struct {
 	States    []State // StatePending or StateAvailable
 	Flow      []int

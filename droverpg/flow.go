@@ -14,92 +14,91 @@ import (
 // Workflows and batches: the statements are the "flow" section of
 // queries.sql. Plain jobs never reach any of this.
 
-func (e *executor) JobInsertFlow(ctx context.Context, p droverdriver.FlowInsertParams) (droverdriver.FlowInsertResult, error) {
-	var res droverdriver.FlowInsertResult
-	err := e.inTx(ctx, func(tx pgx.Tx, wake wakeSet) error {
-		var err error
-		res, err = e.insertFlow(ctx, tx, p, wake)
-		return err
-	})
-	if err != nil {
-		if errors.Is(err, droverdriver.ErrNotFound) || errors.Is(err, droverdriver.ErrDependencyFailed) {
-			return res, err
-		}
-		return res, e.wrap("insert jobs", err)
-	}
-	return res, nil
-}
-
-func (e *executor) insertFlow(ctx context.Context, tx pgx.Tx, p droverdriver.FlowInsertParams, wake wakeSet) (droverdriver.FlowInsertResult, error) {
-	var res droverdriver.FlowInsertResult
+// JobFlowParents runs JobFlowMarkParents and JobFlowEndedParents in one
+// round trip.
+func (e *executor) JobFlowParents(ctx context.Context, ids []int64) (map[int64]bool, map[int64]droverdriver.State, error) {
 	live := map[int64]bool{}
 	ended := map[int64]droverdriver.State{}
-	if parents := droverdriver.FlowParents(p); len(parents) > 0 {
-		// Lock and mark the parents still in the hot table first, so none
-		// of them can end unnoticed between this and the insert.
-		rows, err := jobFlowMarkParents.query(ctx, tx, e.q, parents)
-		if err != nil {
-			return res, err
-		}
-		ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-		if err != nil {
-			return res, err
-		}
-		for _, id := range ids {
+	b := &pgx.Batch{}
+	jobFlowMarkParents.queue(b, e.q, ids)
+	jobFlowEndedParents.queue(b, e.q, ids)
+	br := e.db.SendBatch(ctx, b)
+	defer br.Close()
+	var id int64
+	var state string
+	rows, err := br.Query()
+	if err == nil {
+		_, err = pgx.ForEachRow(rows, []any{&id}, func() error {
 			live[id] = true
-		}
-		rows, err = jobFlowEndedParents.query(ctx, tx, e.q, parents)
-		if err != nil {
-			return res, err
-		}
-		var id int64
-		var state string
-		if _, err := pgx.ForEachRow(rows, []any{&id, &state}, func() error {
+			return nil
+		})
+	}
+	if err == nil {
+		rows, err = br.Query()
+	}
+	if err == nil {
+		_, err = pgx.ForEachRow(rows, []any{&id, &state}, func() error {
 			ended[id] = droverdriver.State(state)
 			return nil
-		}); err != nil {
-			return res, err
-		}
+		})
 	}
-	plan, err := droverdriver.PlanFlowInsert(p, live, ended)
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
 	if err != nil {
-		return res, err
+		return nil, nil, e.wrap("insert jobs", err)
 	}
-	// order: keyed jobs count their keys' active jobs under the keys'
-	// locks, like JobInsertKeyed, and store their keys' rates first.
-	keyQueues, keys := flowKeys(p)
-	if len(keys) > 0 {
-		if _, err := keyLock.exec(ctx, tx, e.q, keyList{keyQueues, keys}); err != nil {
+	return live, ended, nil
+}
+
+// JobInsertFlow runs, in the caller's transaction, KeyRateSet (when some
+// jobs have a rate), BatchCreate, JobInsertFlow for the callback and
+// BatchSetCallback (for a batch with one), JobInsertFlow for the jobs, then
+// JobFlowInsertDeps (when some have parents).
+func (e *executor) JobInsertFlow(ctx context.Context, p droverdriver.FlowInsertParams, plan droverdriver.FlowInsertPlan) (droverdriver.FlowInsertResult, error) {
+	wake := wakeSet{}
+	res, err := e.insertFlow(ctx, p, plan, wake)
+	if err != nil {
+		return droverdriver.FlowInsertResult{}, e.wrap("insert jobs", err)
+	}
+	if e.waker != nil || e.pending != nil {
+		e.wakeAfter(wake)
+		return res, nil
+	}
+	return res, e.wrap("notify", e.notifyIn(ctx, e.db, wake))
+}
+
+func (e *executor) insertFlow(ctx context.Context, p droverdriver.FlowInsertParams, plan droverdriver.FlowInsertPlan, wake wakeSet) (droverdriver.FlowInsertResult, error) {
+	var res droverdriver.FlowInsertResult
+	// order: keyed jobs store their keys' rates before the insert counts
+	// their keys' tokens, under the lock the caller took.
+	var rates keyRates
+	for i := range p.Jobs {
+		rates.add(&p.Jobs[i].InsertParams)
+	}
+	if p.Callback != nil {
+		rates.add(p.Callback)
+	}
+	if len(rates.queues) > 0 {
+		if _, err := keyRateSet.exec(ctx, e.db, e.q, rates); err != nil {
 			return res, err
-		}
-		var rates keyRates
-		for i := range p.Jobs {
-			rates.add(&p.Jobs[i].InsertParams)
-		}
-		if p.Callback != nil {
-			rates.add(p.Callback)
-		}
-		if len(rates.queues) > 0 {
-			if _, err := keyRateSet.exec(ctx, tx, e.q, rates); err != nil {
-				return res, err
-			}
 		}
 	}
 	var batchID *int64
 	if p.Batch {
-		if err := batchCreate.queryRow(ctx, tx, e.q, len(p.Jobs)).Scan(&res.BatchID); err != nil {
+		if err := batchCreate.queryRow(ctx, e.db, e.q, len(p.Jobs)).Scan(&res.BatchID); err != nil {
 			return res, err
 		}
 		batchID = &res.BatchID
 	}
 	if p.Batch && p.Callback != nil {
-		ids, err := e.insertFlowRows(ctx, tx, []droverdriver.InsertParams{*p.Callback}, []droverdriver.State{droverdriver.StatePending},
+		ids, err := e.insertFlowRows(ctx, []droverdriver.InsertParams{*p.Callback}, []droverdriver.State{droverdriver.StatePending},
 			[]int{1}, []int{0}, batchID, wake)
 		if err != nil {
 			return res, err
 		}
 		res.CallbackID = ids[0]
-		if _, err := batchSetCallback.exec(ctx, tx, e.q, batchCallbackParams{res.BatchID, res.CallbackID}); err != nil {
+		if _, err := batchSetCallback.exec(ctx, e.db, e.q, batchCallbackParams{res.BatchID, res.CallbackID}); err != nil {
 			return res, err
 		}
 	}
@@ -107,7 +106,8 @@ func (e *executor) insertFlow(ctx context.Context, tx pgx.Tx, p droverdriver.Flo
 	for i := range p.Jobs {
 		jobs[i] = p.Jobs[i].InsertParams
 	}
-	if res.IDs, err = e.insertFlowRows(ctx, tx, jobs, plan.States, plan.WaitingOn, plan.Flow, batchID, wake); err != nil {
+	var err error
+	if res.IDs, err = e.insertFlowRows(ctx, jobs, plan.States, plan.WaitingOn, plan.Flow, batchID, wake); err != nil {
 		return res, err
 	}
 	var parents, children []int64
@@ -120,24 +120,16 @@ func (e *executor) insertFlow(ctx context.Context, tx pgx.Tx, p droverdriver.Flo
 		}
 	}
 	if len(parents) > 0 {
-		if _, err := jobFlowInsertDeps.exec(ctx, tx, e.q, flowDepsParams{parents, children}); err != nil {
+		if _, err := jobFlowInsertDeps.exec(ctx, e.db, e.q, flowDepsParams{parents, children}); err != nil {
 			return res, err
 		}
-	}
-	if len(keys) > 0 {
-		// order: jobs of keys with a rate were stored blocked; this
-		// starts those their keys' tokens and room allow, under the
-		// KeyLock taken above.
-		t := &executor{db: tx, q: e.q, schema: e.schema, channel: e.channel, pending: wake}
-		_, err := t.KeyPromote(ctx, droverdriver.KeyParams{Queues: keyQueues, Keys: keys})
-		return res, err
 	}
 	return res, nil
 }
 
 // insertFlowRows inserts jobs with their flow columns, in chunks like
 // JobInsertMany, and adds the queues of the ones available now to wake.
-func (e *executor) insertFlowRows(ctx context.Context, tx pgx.Tx, jobs []droverdriver.InsertParams, states []droverdriver.State,
+func (e *executor) insertFlowRows(ctx context.Context, jobs []droverdriver.InsertParams, states []droverdriver.State,
 	waitingOn, flow []int, batchID *int64, wake wakeSet) ([]int64, error) {
 	now := time.Now()
 	ids := make([]int64, 0, len(jobs))
@@ -165,7 +157,7 @@ func (e *executor) insertFlowRows(ctx context.Context, tx pgx.Tx, jobs []droverd
 				wake.count(j.Queue)
 			}
 		}
-		rows, err := jobInsertFlow.query(ctx, tx, e.q, flowInsertParams{columnsOf(chunk), st, waits, flows, batches, keys, limits})
+		rows, err := jobInsertFlow.query(ctx, e.db, e.q, flowInsertParams{columnsOf(chunk), st, waits, flows, batches, keys, limits})
 		if err != nil {
 			return nil, err
 		}
@@ -176,20 +168,6 @@ func (e *executor) insertFlowRows(ctx context.Context, tx pgx.Tx, jobs []droverd
 		ids = append(ids, got...)
 	}
 	return ids, nil
-}
-
-// flowKeys returns the (queue, key) pairs of p's keyed jobs, callback
-// included, as two parallel slices.
-func flowKeys(p droverdriver.FlowInsertParams) (queues, keys []string) {
-	for i := range p.Jobs {
-		if j := &p.Jobs[i]; j.Key != "" {
-			queues, keys = append(queues, j.Queue), append(keys, j.Key)
-		}
-	}
-	if c := p.Callback; c != nil && c.Key != "" {
-		queues, keys = append(queues, c.Queue), append(keys, c.Key)
-	}
-	return queues, keys
 }
 
 func (e *executor) BatchGet(ctx context.Context, id int64) (*droverdriver.BatchRow, error) {

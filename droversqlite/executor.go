@@ -27,7 +27,7 @@ type executor struct {
 	// otherwise.
 	pending *[]string
 	// flowInsert marks the executor JobInsertFlow inserts its rows with:
-	// their keys are promoted by regateKeyed once the rows have their flow
+	// their keys are promoted by its caller once the rows have their flow
 	// states, not by JobInsertMany.
 	flowInsert bool
 }

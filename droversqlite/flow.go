@@ -3,7 +3,6 @@ package droversqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -150,17 +149,51 @@ func addQueues(woken, more []string) []string {
 	return woken
 }
 
-func (e *executor) JobInsertFlow(ctx context.Context, p droverdriver.FlowInsertParams) (droverdriver.FlowInsertResult, error) {
+// JobFlowParents runs JobFlowMarkParents, then JobFlowEndedParents.
+func (e *executor) JobFlowParents(ctx context.Context, ids []int64) (map[int64]bool, map[int64]droverdriver.State, error) {
+	live := map[int64]bool{}
+	ended := map[int64]droverdriver.State{}
+	arg := string(appendIDs(nil, ids))
+	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+		err := jobFlowMarkParents.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			live[id] = true
+			return nil
+		}, arg)
+		if err != nil {
+			return err
+		}
+		return jobFlowEndedParents.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
+			var id int64
+			var state string
+			if err := rows.Scan(&id, &state); err != nil {
+				return err
+			}
+			ended[id] = droverdriver.State(state)
+			return nil
+		}, arg)
+	})
+	if err != nil {
+		return nil, nil, e.wrap("insert jobs", err)
+	}
+	return live, ended, nil
+}
+
+// JobInsertFlow runs BatchCreate (for a batch), the plain insert
+// (JobInsertMany) of the callback and the jobs, BatchSetCallback (for a
+// batch with a callback), JobFlowMark, JobFlowBlockKeyed (when some jobs
+// have a key) and JobFlowInsertDeps (when some have parents).
+func (e *executor) JobInsertFlow(ctx context.Context, p droverdriver.FlowInsertParams, plan droverdriver.FlowInsertPlan) (droverdriver.FlowInsertResult, error) {
 	var res droverdriver.FlowInsertResult
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		res, err = e.insertFlow(ctx, tx, p)
+		res, err = e.insertFlow(ctx, tx, p, plan)
 		return err
 	})
 	if err != nil {
-		if errors.Is(err, droverdriver.ErrNotFound) || errors.Is(err, droverdriver.ErrDependencyFailed) {
-			return droverdriver.FlowInsertResult{}, err
-		}
 		return droverdriver.FlowInsertResult{}, e.wrap("insert jobs", err)
 	}
 	var wake []string
@@ -175,40 +208,8 @@ func (e *executor) JobInsertFlow(ctx context.Context, p droverdriver.FlowInsertP
 	return res, nil
 }
 
-func (e *executor) insertFlow(ctx context.Context, tx *sql.Tx, p droverdriver.FlowInsertParams) (droverdriver.FlowInsertResult, error) {
+func (e *executor) insertFlow(ctx context.Context, tx *sql.Tx, p droverdriver.FlowInsertParams, plan droverdriver.FlowInsertPlan) (droverdriver.FlowInsertResult, error) {
 	var res droverdriver.FlowInsertResult
-	live := map[int64]bool{}
-	ended := map[int64]droverdriver.State{}
-	if parents := droverdriver.FlowParents(p); len(parents) > 0 {
-		ids := string(appendIDs(nil, parents))
-		err := jobFlowMarkParents.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
-			var id int64
-			if err := rows.Scan(&id); err != nil {
-				return err
-			}
-			live[id] = true
-			return nil
-		}, ids)
-		if err != nil {
-			return res, err
-		}
-		err = jobFlowEndedParents.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
-			var id int64
-			var state string
-			if err := rows.Scan(&id, &state); err != nil {
-				return err
-			}
-			ended[id] = droverdriver.State(state)
-			return nil
-		}, ids)
-		if err != nil {
-			return res, err
-		}
-	}
-	plan, err := droverdriver.PlanFlowInsert(p, live, ended)
-	if err != nil {
-		return res, err
-	}
 	var batchID any // NULL unless a batch
 	if p.Batch {
 		r, err := batchCreate.exec(ctx, e, tx, batchCreateParams{len(p.Jobs), micros(time.Now())})
@@ -267,8 +268,14 @@ func (e *executor) insertFlow(ctx context.Context, tx *sql.Tx, p droverdriver.Fl
 			return res, err
 		}
 	}
-	if err := e.regateKeyed(ctx, tx, p, ids); err != nil {
-		return res, err
+	if keyed(p) {
+		// order: JobInsertKeyed gated the keyed jobs before JobFlowMark
+		// made some pending; they all wait as blocked, and the caller's
+		// KeyPromote starts those their keys have room (and tokens) for,
+		// in ID order, stopping at a pending job.
+		if _, err := jobFlowBlockKeyed.exec(ctx, e, tx, string(appendIDs(nil, ids))); err != nil {
+			return res, err
+		}
 	}
 
 	edges := []byte{'['}
@@ -299,28 +306,14 @@ func (e *executor) insertFlow(ctx context.Context, tx *sql.Tx, p droverdriver.Fl
 	return res, nil
 }
 
-// regateKeyed makes the keyed jobs of a flow insert take their places
-// behind the pending ones: JobInsertKeyed gated them before JobFlowMark
-// made some pending, so they all wait as blocked and KeyPromote starts
-// those the keys have room (and, with a rate, tokens) for, in ID order,
-// stopping at a pending job. Calls without keyed jobs skip it.
-func (e *executor) regateKeyed(ctx context.Context, tx *sql.Tx, p droverdriver.FlowInsertParams, ids []int64) error {
-	var queues, keys []string
-	seen := map[[2]string]bool{}
+// keyed reports whether some of p's jobs have a key.
+func keyed(p droverdriver.FlowInsertParams) bool {
 	for i := range p.Jobs {
-		if j := &p.Jobs[i]; j.Key != "" && !seen[[2]string{j.Queue, j.Key}] {
-			seen[[2]string{j.Queue, j.Key}] = true
-			queues, keys = append(queues, j.Queue), append(keys, j.Key)
+		if p.Jobs[i].Key != "" {
+			return true
 		}
 	}
-	if len(keys) == 0 {
-		return nil
-	}
-	if _, err := jobFlowBlockKeyed.exec(ctx, e, tx, string(appendIDs(nil, ids))); err != nil {
-		return err
-	}
-	_, _, err := e.promote(ctx, tx, queues, keys, nil)
-	return err
+	return false
 }
 
 func (e *executor) BatchGet(ctx context.Context, id int64) (*droverdriver.BatchRow, error) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/engine"
 )
 
 func testAdmin(t *testing.T, setup opener) {
@@ -173,7 +174,7 @@ func testAdmin(t *testing.T, setup opener) {
 			t.Run(tc.name, func(t *testing.T) {
 				t.Parallel()
 				d := setup(t)
-				res, err := d.JobInsertFlow(ctx, tc.p)
+				res, err := engine.InsertFlow(ctx, d, tc.p)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/engine"
 )
 
 // flowJob is a job of queue for JobInsertFlow, depending on the jobs at
@@ -18,7 +19,7 @@ func flowJob(queue string, after ...int) droverdriver.FlowJob {
 
 func insertFlow(t *testing.T, e droverdriver.Executor, p droverdriver.FlowInsertParams) droverdriver.FlowInsertResult {
 	t.Helper()
-	res, err := e.JobInsertFlow(context.Background(), p)
+	res, err := engine.InsertFlow(context.Background(), e, p)
 	if err != nil {
 		t.Fatalf("insert flow: %v", err)
 	}
@@ -70,6 +71,27 @@ func testFlow(t *testing.T, setup opener) {
 		}
 	})
 
+	t.Run("JobInsertFlow/keyed", func(t *testing.T) {
+		t.Parallel()
+		// Keyed jobs take their places in their keys' lines in input order
+		// once every job of the call has its state: a keyed job pending on
+		// a parent holds its key's place, so the next one of its key waits
+		// blocked behind it, while another key's job starts at once.
+		d := setup(t)
+		res := insertFlow(t, d, droverdriver.FlowInsertParams{Jobs: []droverdriver.FlowJob{
+			flowJob("p"),
+			{InsertParams: keyed("q", "a"), After: []int{0}},
+			{InsertParams: keyed("q", "a")},
+			{InsertParams: keyed("q", "b")},
+		}})
+		wantState(t, d, map[int64]droverdriver.State{
+			res.IDs[0]: droverdriver.StateAvailable, res.IDs[1]: droverdriver.StatePending,
+			res.IDs[2]: droverdriver.StateBlocked, res.IDs[3]: droverdriver.StateAvailable,
+		})
+		finish(t, d, result(claimOne(t, d, "p", res.IDs[0]), droverdriver.OutcomeCompleted))
+		wantState(t, d, map[int64]droverdriver.State{res.IDs[1]: droverdriver.StateAvailable, res.IDs[2]: droverdriver.StateBlocked})
+	})
+
 	t.Run("JobInsertFlow/stored parents", func(t *testing.T) {
 		t.Parallel()
 		ctx := context.Background()
@@ -90,7 +112,7 @@ func testFlow(t *testing.T, setup opener) {
 			{"on a missing parent", droverdriver.FlowJob{InsertParams: job("c"), DependsOn: []int64{got[2] + 1000}}, "", droverdriver.ErrNotFound},
 		}
 		for _, tc := range tests {
-			res, err := d.JobInsertFlow(ctx, droverdriver.FlowInsertParams{Jobs: []droverdriver.FlowJob{tc.job}})
+			res, err := engine.InsertFlow(ctx, d, droverdriver.FlowInsertParams{Jobs: []droverdriver.FlowJob{tc.job}})
 			if tc.wantErr != nil {
 				if !errors.Is(err, tc.wantErr) {
 					t.Fatalf("%s: %v, want %v", tc.name, err, tc.wantErr)
