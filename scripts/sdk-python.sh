@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Tests the Python SDK as a user would install it: a fresh virtualenv,
 # `pip install ./sdk/python[test]`, then pytest, mypy --strict and ruff from
-# inside sdk/python, and `drover bench --via python`'s test with that Python. The tests start a real `drover serve` on SQLite and on
-# PostgreSQL (scripts/sdk-env.sh builds the binary and starts the cluster).
+# inside sdk/python, and `drover bench --via python`'s test with that
+# Python. The tests start a real `drover serve` on SQLite and on PostgreSQL
+# (scripts/sdk-env.sh builds the binary and starts the cluster).
 set -euo pipefail
 source "$(dirname "$0")/sdk-env.sh" sdk-python
 
