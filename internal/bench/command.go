@@ -30,6 +30,7 @@ import (
 const (
 	viaClient = "client"
 	viaHTTP   = "http"
+	viaPython = "python"
 )
 
 // NewCommand returns `drover bench` with one subcommand per scenario.
@@ -126,6 +127,12 @@ func NewCommand(env func() Env) *cobra.Command {
 				if err := o.validate(sc.name); err != nil {
 					return err
 				}
+				if o.via == viaPython {
+					o.python = pythonFrom(o.python)
+					if err := checkPython(cmd.Context(), o.python); err != nil {
+						return err
+					}
+				}
 				// Output paths are checked before any work, so that a typo
 				// does not cost a run of many minutes.
 				for _, out := range []struct{ flag, path string }{{"--json", jsonPath}, {"--plot", plotPath}, {"--cpuprofile", cpuProfile}, {"--memprofile", memProfile}} {
@@ -199,7 +206,8 @@ func NewCommand(env func() Env) *cobra.Command {
 			f.IntVar(&o.steps, "steps", o.steps, "steps of each workflow (a chain)")
 		}
 		if sc.name == "burndown" || sc.name == "steady" || sc.name == "latency" {
-			f.StringVar(&o.via, "via", o.via, "how workers reach the store: client (a Go client) or http (drover serve's API on loopback)")
+			f.StringVar(&o.via, "via", o.via, "how workers reach the store: client (a Go client), http (drover serve's API on loopback) or python (a Python SDK worker process through that API)")
+			f.StringVar(&o.python, "python", "", "the Python that runs --via python workers, with the SDK installed (pip install ./sdk/python; default $"+pythonEnv+", else python3)")
 		}
 		if sc.name == "keyed" {
 			f.IntVar(&o.keys, "keys", o.keys, "ordering keys the jobs are spread over, round robin")
@@ -281,10 +289,10 @@ func (o *options) validate(scenario string) error {
 		return usagef("--remote, --latency and --netns apply to worker processes: give --processes")
 	case scenario == "chaos" && faults[o.fault] == "":
 		return usagef("--fault %q: must be one of %s", o.fault, faultNames())
-	case o.via != viaClient && o.via != viaHTTP:
-		return usagef("--via %q: use client or http", o.via)
-	case o.via == viaHTTP && len(o.processes) > 0 && o.processes[0] > 0:
-		return usagef("--via http runs its HTTP workers in the bench process: leave --processes out")
+	case o.via != viaClient && o.via != viaHTTP && o.via != viaPython:
+		return usagef("--via %q: use client, http or python", o.via)
+	case o.via != viaClient && len(o.processes) > 0 && o.processes[0] > 0:
+		return usagef("--via %s starts its own workers: leave --processes out", o.via)
 	case scenario == "keyed" && (o.keys < 1 || o.keys > 1_000_000):
 		return usagef("--keys %d: must be between 1 and 1000000", o.keys)
 	case scenario == "keyed" && (o.keyLimit < 1 || o.keyLimit > drover.MaxKeyLimit):

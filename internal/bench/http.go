@@ -32,14 +32,10 @@ type httpFleet struct {
 	store *storeurl.Store
 	cfg   workerConfig
 
-	hs     *http.Server
-	url    string
-	secret string
-	http   *http.Client
-	quit   chan struct{}
-	cancel context.CancelFunc
-	loops  sync.WaitGroup // the claim loops
-	bg     sync.WaitGroup // the HTTP server and the API server's loops
+	api   *apiServer
+	http  *http.Client
+	quit  chan struct{}
+	loops sync.WaitGroup // the claim loops
 
 	claims, claimedJobs, claimNanos atomic.Int64
 	ran, runNanos                   atomic.Int64
@@ -50,32 +46,65 @@ type httpFleet struct {
 	err   error
 }
 
-func (f *httpFleet) start(ctx context.Context) error {
-	client, err := storeurl.NewClient[server.Client](f.store, &drover.Config{Logger: discardLogger(), LeaseDuration: f.cfg.Lease})
+// apiServer is drover serve's API on a loopback port of the bench process,
+// with one token of the work scope: what a worker in another language
+// talks to.
+type apiServer struct {
+	hs          *http.Server
+	url, secret string
+	cancel      context.CancelFunc
+	bg          sync.WaitGroup // the HTTP server and the API server's loops
+}
+
+// startAPI serves the API on store. wrap, when set, wraps its handler, so
+// that a fleet can observe the requests its workers make.
+func startAPI(store *storeurl.Store, lease time.Duration, wrap func(http.Handler) http.Handler) (*apiServer, error) {
+	client, err := storeurl.NewClient[server.Client](store, &drover.Config{Logger: discardLogger(), LeaseDuration: lease})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	secret, tok, err := server.NewToken("bench", []server.Scope{server.ScopeWork})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	srv, err := server.New(server.Config{Client: client, Driver: f.store.Driver, Tokens: []server.Token{tok}, Logger: discardLogger()})
+	srv, err := server.New(server.Config{Client: client, Driver: store.Driver, Tokens: []server.Token{tok}, Logger: discardLogger()})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
+		return nil, err
+	}
+	h := srv.Handler()
+	if wrap != nil {
+		h = wrap(h)
+	}
+	a := &apiServer{secret: secret, url: "http://" + ln.Addr().String()}
+	a.hs = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	loopCtx, cancel := context.WithCancel(context.Background())
+	a.cancel = cancel
+	a.bg.Add(2)
+	go func() { defer a.bg.Done(); _ = a.hs.Serve(ln) }()
+	go func() { defer a.bg.Done(); srv.Run(loopCtx) }()
+	return a, nil
+}
+
+// stop shuts the HTTP server down, then the API server's loops.
+func (a *apiServer) stop(ctx context.Context) error {
+	err := a.hs.Shutdown(ctx)
+	a.cancel()
+	a.bg.Wait()
+	return err
+}
+
+func (f *httpFleet) start(ctx context.Context) error {
+	api, err := startAPI(f.store, f.cfg.Lease, nil)
+	if err != nil {
 		return err
 	}
-	f.secret, f.url = secret, "http://"+ln.Addr().String()
-	f.hs = &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	f.api = api
 	f.http = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * httpStreams}}
 	f.quit = make(chan struct{})
-	loopCtx, cancel := context.WithCancel(context.Background())
-	f.cancel = cancel
-	f.bg.Add(2)
-	go func() { defer f.bg.Done(); _ = f.hs.Serve(ln) }()
-	go func() { defer f.bg.Done(); srv.Run(loopCtx) }()
 	per := min(max(f.cfg.Concurrency/httpStreams, 1), drover.MaxClaim)
 	for i := range httpStreams {
 		f.loops.Add(1)
@@ -172,12 +201,12 @@ func (f *httpFleet) post(path string, body, out any) error {
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequest("POST", f.url+path, bytes.NewReader(b))
+	req, err := http.NewRequest("POST", f.api.url+path, bytes.NewReader(b))
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+f.secret)
+	req.Header.Set("Authorization", "Bearer "+f.api.secret)
 	resp, err := f.http.Do(req)
 	if err != nil {
 		return err
@@ -212,9 +241,7 @@ func (f *httpFleet) stop(ctx context.Context) error {
 	close(f.quit)
 	// Each loop finishes its batch first; then the server goes.
 	f.loops.Wait()
-	err := f.hs.Shutdown(ctx)
-	f.cancel()
-	f.bg.Wait()
+	err := f.api.stop(ctx)
 	f.errMu.Lock()
 	defer f.errMu.Unlock()
 	return errors.Join(f.err, err)

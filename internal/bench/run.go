@@ -48,9 +48,10 @@ type options struct {
 	// length of each workflow (flow.go).
 	instances []int
 	steps     int
-	// via is how workers reach the store: viaClient (a drover.Client) or
-	// viaHTTP (drover serve's API).
-	via string
+	// via is how workers reach the store: viaClient (a drover.Client),
+	// viaHTTP (drover serve's API) or viaPython (a Python SDK worker
+	// process through that API), which python runs.
+	via, python string
 	// fault is the chaos scenario's fault; pgData the local data
 	// directory that pg-restart restarts.
 	fault, pgData string

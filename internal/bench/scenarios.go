@@ -23,11 +23,14 @@ func (r *runner) workerConfig(queue string) workerConfig {
 		GlobalLimit: r.opts.globalLimit, DeleteCompleted: r.opts.deleteCompleted}
 }
 
-// fleetFor returns k worker processes, or (k == 0) one client in this
-// process.
+// fleetFor returns the workers --via names, else k worker processes, or
+// (k == 0) one client in this process.
 func (r *runner) fleetFor(queue string, k int) fleet {
-	if r.opts.via == viaHTTP {
+	switch r.opts.via {
+	case viaHTTP:
 		return &httpFleet{store: r.store, cfg: r.workerConfig(queue)}
+	case viaPython:
+		return &pythonFleet{store: r.store, cfg: r.workerConfig(queue), python: r.opts.python}
 	}
 	if k == 0 {
 		return &localFleet{store: r.store, cfg: r.workerConfig(queue), n: 1}
@@ -61,8 +64,12 @@ func (r *runner) burndown(ctx context.Context) (*report.Report, error) {
 }
 
 func (r *runner) describeFleet(k int) string {
-	if r.opts.via == viaHTTP {
+	switch r.opts.via {
+	case viaHTTP:
 		return fmt.Sprintf("%d HTTP claim loops through drover serve's API on loopback, in the bench process", httpStreams)
+	case viaPython:
+		return fmt.Sprintf("1 Python SDK worker process (drover-worker, %s, concurrency %d) through drover serve's API on loopback, served from the bench process",
+			r.opts.python, r.opts.concurrency)
 	}
 	if k == 0 {
 		return "1 client in the bench process"
@@ -197,8 +204,8 @@ func (r *runner) steadyPoint(ctx context.Context, queue string, k, clients, nPro
 	dbBefore := r.dbStats(ctx)
 	pickup.Store(stats.NewLatency())
 	var f fleet
-	if k > 0 {
-		f = r.procFleet(queue, k)
+	if r.opts.via != viaClient || k > 0 {
+		f = r.fleetFor(queue, k)
 	} else {
 		f = &localFleet{store: r.store, cfg: r.workerConfig(queue), n: clients}
 	}
@@ -250,9 +257,9 @@ func (r *runner) steadyPoint(ctx context.Context, queue string, k, clients, nPro
 	pt.waiting = backlog
 	pt.insertPerSec = insertRate
 	pt.db = dbDelta(dbBefore, r.dbStats(ctx), p.ids.n)
-	if k == 0 {
+	if k == 0 && r.opts.via != viaPython {
 		// In-process handlers saw the real start; the store only knows
-		// the claim.
+		// the claim. (A Python worker's handlers report nothing.)
 		pt.StartLatencyMs = pickup.Load().Snapshot()
 	}
 	return pt, nil

@@ -6,8 +6,11 @@ The moving parts, each a thread with one job:
 - a *claimer* per queue long-polls ``/v1/claim`` for at most as many jobs as
   there are free slots (it reserves the slots first), so that every claimed
   job starts at once and none waits in a buffer;
-- sync handlers run each in a thread of their own, async handlers as tasks
-  of one asyncio loop running in a thread;
+- sync handlers run on a pool of at most concurrency threads, started as
+  needed and reused (starting a thread per job made the claimer wait for
+  each new thread to be scheduled, which capped a worker at a few thousand
+  jobs a second), async handlers as tasks of one asyncio loop running in a
+  thread;
 - the *heartbeat* extends the leases of every held attempt in one request
   every third of the lease, and delivers ``cancel_requested`` and lost
   leases to the handlers;
@@ -36,6 +39,7 @@ import inspect
 import json
 import logging
 import os
+import queue
 import random
 import secrets
 import signal
@@ -359,6 +363,12 @@ class Worker:
         self._t: Transport | None = None
         self._runner: threading.Thread | None = None
         self._done = threading.Event()
+        # The sync handlers' thread pool: _pool_idle threads wait on _jobs
+        # (None tells one to exit); _pool_size counts them all.
+        self._jobs: queue.SimpleQueue[tuple[_Held, _Handler] | None] = queue.SimpleQueue()
+        self._pool_lock = threading.Lock()
+        self._pool_idle = 0
+        self._pool_size = 0
 
     # Configuration and registration.
 
@@ -616,16 +626,42 @@ class Worker:
             assert self._loop is not None
             asyncio.run_coroutine_threadsafe(self._run_async(held, h), self._loop)
         else:
-            threading.Thread(target=self._run_sync, args=(held, h), name=f"drover-job-{job.id}",
-                             daemon=True).start()
+            self._submit(held, h)
 
-    def _run_sync(self, held: _Held, h: _Handler) -> None:
+    def _submit(self, held: _Held, h: _Handler) -> None:
+        """Hands a sync handler to an idle pool thread, or to a new one when
+        none is idle (at most concurrency run at once, so the pool never
+        grows beyond that)."""
+        with self._pool_lock:
+            if self._pool_idle > 0:
+                self._pool_idle -= 1
+                self._jobs.put((held, h))
+                return
+            self._pool_size += 1
+            n = self._pool_size
+        threading.Thread(target=self._pool_thread, args=(held, h), name=f"drover-handler-{n}",
+                         daemon=True).start()
+
+    def _pool_thread(self, held: _Held, h: _Handler) -> None:
+        while True:
+            result = self._call_sync(held, h)
+            # Idle before the slot is freed (in _end): the job claimed for
+            # that slot then finds this thread, so the pool never outgrows
+            # concurrency.
+            with self._pool_lock:
+                self._pool_idle += 1
+            self._end(held, result)
+            item = self._jobs.get()
+            if item is None:
+                return
+            held, h = item
+
+    def _call_sync(self, held: _Held, h: _Handler) -> dict[str, Any]:
         try:
             value = h.call(decode_args(h.arg_type, held.job.args), held.ctx)
         except BaseException as e:
-            self._end(held, self._outcome_of(held, e))
-            return
-        self._end(held, self._completed(held, value))
+            return self._outcome_of(held, e)
+        return self._completed(held, value)
 
     async def _run_async(self, held: _Held, h: _Handler) -> None:
         held.task = asyncio.current_task()
@@ -915,6 +951,12 @@ class Worker:
             self._hurry.set()
             finisher.join(timeout=c.lease)
         self._hb_stop.set()
+        with self._pool_lock:
+            # Idle pool threads exit now; one still in an abandoned handler
+            # takes its None when that handler returns.
+            for _ in range(self._pool_size):
+                self._jobs.put(None)
+            self._pool_idle = self._pool_size = 0
         if self._loop is not None:
             self._loop.call_soon_threadsafe(self._loop.stop)
         for t in self._threads:
