@@ -38,11 +38,15 @@ const (
 // committed after a later one) waits only until the next full claim.
 //
 // A positional claim that comes back short found nothing more past the
-// position, so whatever still waits sorts before it: the span then ends
-// within minPositionalSpan. Without that, the last jobs of a backlog sat
-// unclaimed for the rest of a long span (measured: 1,500 jobs of a noop
-// burn-down left for over 60 s with 8 processes, whose claims were slow
-// only because the machine was overloaded).
+// position, so whatever still waits sorts before it: the span then ends at
+// once and the next claim starts at the head. Keeping it longer stranded
+// those rows: the last jobs of a backlog sat unclaimed for the rest of a
+// long span (1,500 jobs of a noop burn-down left for over 60 s with 8
+// processes), and under a light load, where every claim is short, one
+// slow claim (a pause of the process, a checkpoint) held an insert that
+// committed after a later one for up to a second: the one-second tail of
+// `bench latency` (p99 300–740 ms, max 1.0 s, at 1,000 jobs/s on either
+// store). A full claim that is slow again starts a new span.
 type position struct {
 	mu    sync.Mutex
 	last  *droverdriver.ClaimPosition
@@ -68,7 +72,7 @@ func (p *position) observe(now time.Time, full bool, took time.Duration, last *d
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !full && short {
-		p.until = minTime(p.until, now.Add(minPositionalSpan))
+		p.until = minTime(p.until, now)
 	}
 	if last != nil {
 		pos := droverdriver.PositionOf(last)
