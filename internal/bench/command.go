@@ -133,35 +133,15 @@ func NewCommand(env func() Env) *cobra.Command {
 						return err
 					}
 				}
-				// Output paths are checked before any work, so that a typo
-				// does not cost a run of many minutes.
-				for _, out := range []struct{ flag, path string }{{"--json", jsonPath}, {"--plot", plotPath}, {"--cpuprofile", cpuProfile}, {"--memprofile", memProfile}} {
-					if err := checkOutputPath(out.flag, out.path); err != nil {
-						return err
-					}
+				if err := checkOutputPaths([2]string{"--json", jsonPath}, [2]string{"--plot", plotPath},
+					[2]string{"--cpuprofile", cpuProfile}, [2]string{"--memprofile", memProfile}); err != nil {
+					return err
 				}
-				if cpuProfile != "" {
-					f, err := os.Create(cpuProfile)
-					if err != nil {
-						return err
-					}
-					defer f.Close()
-					if err := pprof.StartCPUProfile(f); err != nil {
-						return err
-					}
-					defer pprof.StopCPUProfile()
+				stop, err := startProfiles(cpuProfile, memProfile, cmd.ErrOrStderr())
+				if err != nil {
+					return err
 				}
-				if memProfile != "" {
-					// Every allocation is sampled once per 64 KiB instead
-					// of 512 KiB, so that a run's allocations per job can
-					// be read from the profile with some precision.
-					runtime.MemProfileRate = 64 << 10
-					defer func() {
-						if err := writeAllocs(memProfile); err != nil {
-							fmt.Fprintf(cmd.ErrOrStderr(), "bench: --memprofile: %v\n", err)
-						}
-					}()
-				}
+				defer stop()
 				return run(cmd.Context(), env(), o, sc.name, func(r *runner, ctx context.Context) (*report.Report, error) {
 					return sc.run(r, ctx)
 				}, jsonPath, plotPath, markdown, keep)
@@ -431,6 +411,52 @@ func (bt benchTarget) cleanup(ctx context.Context, store *storeurl.Store, keep b
 
 // checkOutputPath fails unless a file can be written at path: its
 // directory exists and takes new files, and path is not a directory.
+// checkOutputPaths checks the output paths of a run ({flag, path}), before any
+// work, so that a typo does not cost a run of many minutes.
+func checkOutputPaths(paths ...[2]string) error {
+	for _, p := range paths {
+		if err := checkOutputPath(p[0], p[1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// startProfiles starts the CPU profile a run asked for and arranges the
+// allocation profile; stop ends both and writes them. An empty path asks
+// for none.
+func startProfiles(cpuProfile, memProfile string, stderr io.Writer) (stop func(), err error) {
+	var stops []func()
+	stop = func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+	}
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			return nil, err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return nil, err
+		}
+		stops = append(stops, func() { pprof.StopCPUProfile(); f.Close() })
+	}
+	if memProfile != "" {
+		// Every allocation is sampled once per 64 KiB instead of 512 KiB,
+		// so that a run's allocations per job can be read from the
+		// profile with some precision.
+		runtime.MemProfileRate = 64 << 10
+		stops = append(stops, func() {
+			if err := writeAllocs(memProfile); err != nil {
+				fmt.Fprintf(stderr, "bench: --memprofile: %v\n", err)
+			}
+		})
+	}
+	return stop, nil
+}
+
 func checkOutputPath(flag, path string) error {
 	if path == "" {
 		return nil

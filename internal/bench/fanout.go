@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -129,22 +128,14 @@ func newFanoutCommand(env func() Env) *cobra.Command {
 			if ext := strings.ToLower(filepath.Ext(plotPath)); plotPath != "" && ext != ".svg" {
 				return usagef("--plot %s: only SVG is drawn, use a .svg path", plotPath)
 			}
-			for _, out := range []struct{ flag, path string }{{"--json", jsonPath}, {"--plot", plotPath}, {"--cpuprofile", cpuProfile}} {
-				if err := checkOutputPath(out.flag, out.path); err != nil {
-					return err
-				}
+			if err := checkOutputPaths([2]string{"--json", jsonPath}, [2]string{"--plot", plotPath}, [2]string{"--cpuprofile", cpuProfile}); err != nil {
+				return err
 			}
-			if cpuProfile != "" {
-				f, err := os.Create(cpuProfile)
-				if err != nil {
-					return err
-				}
-				defer f.Close()
-				if err := pprof.StartCPUProfile(f); err != nil {
-					return err
-				}
-				defer pprof.StopCPUProfile()
+			stop, err := startProfiles(cpuProfile, "", cmd.ErrOrStderr())
+			if err != nil {
+				return err
 			}
+			defer stop()
 			return runFanout(cmd.Context(), env(), o, jsonPath, plotPath, keep)
 		},
 	}
