@@ -67,6 +67,8 @@ type JobPage struct {
 	// one. A page can hold fewer jobs than its Limit, even none, and still
 	// have a Next: its scan bound ended it first.
 	Next int64
+	// Scanned is how many job IDs the page examined, at most its Scan.
+	Scanned int64
 }
 
 // JobCount is how many jobs match a filter.
@@ -182,7 +184,7 @@ func (c *Client[TTx]) JobSearch(ctx context.Context, p JobListParams) (*JobPage,
 	if err != nil {
 		return nil, err
 	}
-	return &JobPage{Jobs: mapAll(page.Jobs, jobRowFromDriver), Next: page.Next}, nil
+	return &JobPage{Jobs: mapAll(page.Jobs, jobRowFromDriver), Next: page.Next, Scanned: page.Scanned}, nil
 }
 
 // JobCount counts the jobs matching p (its After, Limit, order and Scan

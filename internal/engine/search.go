@@ -32,6 +32,9 @@ type SearchPage struct {
 	// job's ID when the page is full, the end of the last window read
 	// when the scan bound ended it first, 0 when no job lies beyond.
 	Next int64
+	// Scanned is how many job IDs the page examined: the widths of the
+	// windows it read.
+	Scanned int64
 }
 
 // Search returns up to p.Limit jobs that match p after p.AfterID, in p's
@@ -43,14 +46,13 @@ func Search(ctx context.Context, e droverdriver.Executor, p droverdriver.ListPar
 	var page SearchPage
 	limit := p.Limit
 	width := max(int64(2*limit), searchFirstWindow)
-	var examined int64
 	for {
 		next, err := e.JobIDNext(ctx, p)
 		if err != nil || next == 0 {
 			return page, err
 		}
 		if scan > 0 {
-			width = min(width, scan-examined)
+			width = min(width, scan-page.Scanned)
 		}
 		w := p
 		w.UntilID = next + width - 1
@@ -63,6 +65,7 @@ func Search(ctx context.Context, e droverdriver.Executor, p droverdriver.ListPar
 			return page, err
 		}
 		page.Jobs = append(page.Jobs, rows...)
+		page.Scanned += width
 		if len(page.Jobs) >= limit {
 			page.Next = page.Jobs[len(page.Jobs)-1].ID
 			return page, nil
@@ -71,12 +74,11 @@ func Search(ctx context.Context, e droverdriver.Executor, p droverdriver.ListPar
 		// ascending window may end past the highest ID, and a
 		// descending one at ID 1: either way the next JobIDNext finds
 		// no job and ends the search.
-		examined += width
 		p.AfterID = w.UntilID
 		if p.Desc && p.AfterID == 1 {
 			return page, nil
 		}
-		if scan > 0 && examined >= scan {
+		if scan > 0 && page.Scanned >= scan {
 			page.Next = p.AfterID
 			return page, nil
 		}
