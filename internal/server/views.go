@@ -2,9 +2,12 @@ package server
 
 import (
 	"fmt"
+	"html/template"
 	"net/http"
 	"strconv"
+	"strings"
 
+	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/internal/jobjson"
 )
 
@@ -92,4 +95,70 @@ func (s *Server) jobWorkflow(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
+}
+
+// workflowPage draws the workflow job id belongs to (graph.go) and lists
+// its steps.
+func (s *Server) workflowPage(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	g, err := s.cfg.Client.WorkflowGraph(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	layout := layoutGraph(g, id)
+	counts := map[drover.JobState]int{}
+	for _, j := range g.Jobs {
+		counts[j.State]++
+	}
+	var summary []string
+	for _, st := range drover.JobStates() {
+		if counts[st] > 0 {
+			summary = append(summary, fmt.Sprintf("%d %s", counts[st], st))
+		}
+	}
+	return render(w, http.StatusOK, s.pages.workflow, struct {
+		page
+		ID      int64
+		Graph   *drover.WorkflowGraph
+		Layout  graphLayout
+		SVG     template.HTML
+		Summary string
+	}{page{Title: fmt.Sprintf("Workflow of job %d", id)}, id, g, layout, layout.svg(), strings.Join(summary, ", ")})
+}
+
+// batchesPage lists batches newest first with their progress, a keyset
+// page at a time (before=).
+func (s *Server) batchesPage(w http.ResponseWriter, r *http.Request) error {
+	var before int64
+	if v := r.URL.Query().Get("before"); v != "" {
+		var err error
+		if before, err = strconv.ParseInt(v, 10, 64); err != nil || before < 0 {
+			return badRequest("before %q: must be a batch id", v)
+		}
+	}
+	const pageSize = 50
+	batches, err := s.cfg.Client.BatchList(r.Context(), before, pageSize)
+	if err != nil {
+		return err
+	}
+	type row struct {
+		*drover.Batch
+		Ended int64
+	}
+	rows := make([]row, len(batches))
+	for i, b := range batches {
+		rows[i] = row{b, b.Completed + b.Cancelled + b.Discarded}
+	}
+	var next int64
+	if len(batches) == pageSize {
+		next = batches[len(batches)-1].ID
+	}
+	return render(w, http.StatusOK, s.pages.batches, struct {
+		page
+		Batches []row
+		Next    int64
+	}{page{Title: "Batches"}, rows, next})
 }
