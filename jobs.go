@@ -42,6 +42,12 @@ type JobListParams struct {
 	// JobSearchScanDefault, a negative value reads on until the page is
 	// full. JobList and JobBulk always read on.
 	Scan int64
+	// ScanTime bounds the time one JobSearch reads: it starts no window
+	// of IDs once ScanTime has passed, and sizes its windows to end near
+	// it. 0 takes JobSearchTimeDefault while Scan is 0 too, and no time
+	// bound when Scan is set (so that a page's end depends only on the
+	// IDs); negative: no time bound.
+	ScanTime time.Duration
 }
 
 // TimeRange bounds a time: From inclusive, To exclusive; a zero bound is
@@ -49,9 +55,14 @@ type JobListParams struct {
 type TimeRange = droverdriver.TimeRange
 
 // JobSearchScanDefault is how many job IDs one JobSearch examines at most:
-// on PostgreSQL a few hundred milliseconds for the rarest filter, on a
-// table of any size.
+// on PostgreSQL about 100 ms for the rarest filter, on a table of any
+// size.
 const JobSearchScanDefault = 200_000
+
+// JobSearchTimeDefault is how long one JobSearch reads at most (the
+// window under way aside): the bound that counts on a store that tests a
+// filter slowly, such as SQLite's JSON containment, a function in Go.
+const JobSearchTimeDefault = 250 * time.Millisecond
 
 // Counting bounds: a table of up to jobCountExact jobs is counted exactly,
 // a larger one estimated from jobCountSamples windows of IDs.
@@ -104,9 +115,17 @@ func listParams(p JobListParams) (droverdriver.ListParams, error) {
 		}
 		states[i] = droverdriver.State(s)
 	}
+	// Text a store cannot hold (a NUL, invalid UTF-8) matches no job;
+	// it is refused rather than sent to the store, which would fail.
+	if err := checkText("kind", p.Kind); err != nil {
+		return droverdriver.ListParams{}, err
+	}
 	for _, t := range p.Tags {
 		if t == "" || strings.Contains(t, ",") {
 			return droverdriver.ListParams{}, invalidf("tag %q: must be non-empty and without commas", t)
+		}
+		if err := checkText("tag", t); err != nil {
+			return droverdriver.ListParams{}, err
 		}
 	}
 	for _, f := range []struct {
@@ -119,6 +138,9 @@ func listParams(p JobListParams) (droverdriver.ListParams, error) {
 		var obj map[string]json.RawMessage
 		if err := json.Unmarshal(f.v, &obj); err != nil || obj == nil {
 			return droverdriver.ListParams{}, invalidf("%s filter %.40q: must be a JSON object, such as {\"to\":\"a@example.com\"}", f.name, f.v)
+		}
+		if err := checkJSONText(f.name+" filter", f.v); err != nil {
+			return droverdriver.ListParams{}, err
 		}
 	}
 	for _, r := range []struct {
@@ -157,7 +179,7 @@ func (c *Client[TTx]) JobGet(ctx context.Context, id int64) (*JobRow, error) {
 // returned. It reads on until the page is full or no job is left, however
 // many jobs that takes; JobSearch bounds the work of a page instead.
 func (c *Client[TTx]) JobList(ctx context.Context, p JobListParams) ([]*JobRow, error) {
-	p.Scan = -1
+	p.Scan, p.ScanTime = -1, -1
 	page, err := c.JobSearch(ctx, p)
 	if err != nil {
 		return nil, err
@@ -176,11 +198,14 @@ func (c *Client[TTx]) JobSearch(ctx context.Context, p JobListParams) (*JobPage,
 	if err != nil {
 		return nil, err
 	}
-	scan := p.Scan
+	scan, budget := p.Scan, p.ScanTime
 	if scan == 0 {
 		scan = JobSearchScanDefault
+		if budget == 0 {
+			budget = JobSearchTimeDefault
+		}
 	}
-	page, err := engine.Search(ctx, c.driver, lp, scan)
+	page, err := engine.Search(ctx, c.driver, lp, scan, budget)
 	if err != nil {
 		return nil, err
 	}

@@ -267,6 +267,9 @@ func TestJobSearchInvalid(t *testing.T) {
 		{"empty tag", drover.JobListParams{Tags: []string{""}}},
 		{"range backwards", drover.JobListParams{Created: drover.TimeRange{From: now, To: now.Add(-time.Second)}}},
 		{"negative cursor", drover.JobListParams{After: -1}},
+		{"NUL in a tag", drover.JobListParams{Tags: []string{"a\x00"}}},
+		{"NUL in the kind", drover.JobListParams{Kind: "a\x00"}},
+		{`\u0000 in args`, drover.JobListParams{Args: json.RawMessage(`{"a":"\u0000"}`)}},
 		{"limit", drover.JobListParams{Limit: 10_001}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -691,15 +691,26 @@ SELECT coalesce((SELECT id FROM {schema}jobs ORDER BY id LIMIT 1), 0),
     coalesce((SELECT id FROM {schema}finished_jobs ORDER BY id LIMIT 1), 0),
     coalesce((SELECT id FROM {schema}finished_jobs ORDER BY id DESC LIMIT 1), 0);
 
+-- fragment: count_waiting
+-- search_waiting with only the columns search_match reads, so that a count
+-- copies no errors or results.
+SELECT id, CASE WHEN state = 'available' AND run_at > $15 THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END AS state,
+    queue, kind, created_at, run_at, attempted_at, NULL::timestamptz AS finalized_at, tags, metadata, args
+FROM {schema}jobs WHERE $19 AND id > $16 AND id < $17
+
+-- fragment: count_finished
+SELECT id, state, queue, kind, created_at, run_at, attempted_at, finalized_at, tags, metadata, args
+FROM {schema}finished_jobs WHERE $20 AND id > $16 AND id < $17
+
 -- name: JobMatchCount
 -- The first $18 jobs of each table inside the window, and how many of
 -- them match: one row per table, the first column true for finished jobs
 -- (a table not read counts nothing).
 SELECT false, count(*) FILTER (WHERE {search_match}), count(*), coalesce(max(id), 0)
-FROM ({search_waiting} ORDER BY id LIMIT $18) j
+FROM ({count_waiting} ORDER BY id LIMIT $18) j
 UNION ALL
 SELECT true, count(*) FILTER (WHERE {search_match}), count(*), coalesce(max(id), 0)
-FROM ({search_finished} ORDER BY id LIMIT $18) j;
+FROM ({count_finished} ORDER BY id LIMIT $18) j;
 
 -- name: JobCancel
 -- A waiting job (available, pending on other jobs, or blocked behind its

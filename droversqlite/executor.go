@@ -310,7 +310,8 @@ func appendInsertArgs(args []any, j *droverdriver.InsertParams, now any) []any {
 
 var emptyObject = []byte("{}")
 
-// appendTags appends tags as a JSON array of strings.
+// appendTags appends tags (or any strings: states) as a JSON array of
+// strings.
 func appendTags(b []byte, tags []string) []byte {
 	b = append(b, '[')
 	for i, t := range tags {

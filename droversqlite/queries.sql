@@ -529,14 +529,15 @@ FROM {schema}finished_jobs WHERE ?20 AND id > ?16 AND id < ?17
 -- The filter of a search over the columns of search_waiting or
 -- search_finished: states, queue, kind, tags (all of them), args and
 -- metadata containment (drover_json_contains, PostgreSQL's @>), and each
--- time's [from, to). The containment tests come last: they decode JSON.
+-- time's [from, to). The tag and containment tests come last, the tags'
+-- skipped for the many jobs that have none: they decode JSON.
 (?1 = '[]' OR state IN (SELECT value FROM json_each(?1)))
 AND (?2 = '' OR queue = ?2) AND (?3 = '' OR kind = ?3)
 AND (?7 IS NULL OR created_at >= ?7) AND (?8 IS NULL OR created_at < ?8)
 AND (?9 IS NULL OR run_at >= ?9) AND (?10 IS NULL OR run_at < ?10)
 AND (?11 IS NULL OR attempted_at >= ?11) AND (?12 IS NULL OR attempted_at < ?12)
 AND (?13 IS NULL OR finalized_at >= ?13) AND (?14 IS NULL OR finalized_at < ?14)
-AND (?4 = '[]' OR NOT EXISTS (SELECT 1 FROM json_each(?4) w WHERE w.value NOT IN (SELECT value FROM json_each(tags))))
+AND (?4 = '[]' OR tags <> '[]' AND NOT EXISTS (SELECT 1 FROM json_each(?4) w WHERE w.value NOT IN (SELECT value FROM json_each(tags))))
 AND (?5 IS NULL OR drover_json_contains(args, ?5)) AND (?6 IS NULL OR drover_json_contains(metadata, ?6))
 
 -- name: JobList
@@ -569,15 +570,26 @@ SELECT coalesce((SELECT id FROM {schema}jobs ORDER BY id LIMIT 1), 0),
     coalesce((SELECT id FROM {schema}finished_jobs ORDER BY id LIMIT 1), 0),
     coalesce((SELECT id FROM {schema}finished_jobs ORDER BY id DESC LIMIT 1), 0);
 
+-- fragment: count_waiting
+-- search_waiting with only the columns search_match reads, so that a count
+-- copies no errors or results.
+SELECT id, CASE WHEN state = 'available' AND run_at > ?15 THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END AS state,
+    queue, kind, created_at, run_at, attempted_at, NULL AS finalized_at, tags, metadata, args
+FROM {schema}jobs WHERE ?19 AND id > ?16 AND id < ?17
+
+-- fragment: count_finished
+SELECT id, state, queue, kind, created_at, run_at, attempted_at, finalized_at, tags, metadata, args
+FROM {schema}finished_jobs WHERE ?20 AND id > ?16 AND id < ?17
+
 -- name: JobMatchCount
 -- The first ?18 jobs of each table inside the window, and how many of
 -- them match: one row per table, the first column 1 for finished jobs (a
 -- table not read counts nothing).
 SELECT 0, coalesce(sum({search_match}), 0), count(*), coalesce(max(id), 0)
-FROM ({search_waiting} ORDER BY id LIMIT ?18)
+FROM ({count_waiting} ORDER BY id LIMIT ?18)
 UNION ALL
 SELECT 1, coalesce(sum({search_match}), 0), count(*), coalesce(max(id), 0)
-FROM ({search_finished} ORDER BY id LIMIT ?18);
+FROM ({count_finished} ORDER BY id LIMIT ?18);
 
 -- name: JobCancelMove
 -- ?1 id, ?2 now. A waiting job (available, pending on other jobs, or

@@ -73,11 +73,11 @@ func search(p *droverdriver.ListParams) searchParams {
 		for i, s := range p.States {
 			strs[i] = string(s)
 		}
-		states = string(appendStrings(nil, strs))
+		states = string(appendTags(nil, strs))
 	}
 	tags := "[]"
 	if len(p.Tags) > 0 {
-		tags = string(appendStrings(nil, p.Tags))
+		tags = string(appendTags(nil, p.Tags))
 	}
 	now := p.Now
 	if now.IsZero() {
@@ -93,17 +93,6 @@ func search(p *droverdriver.ListParams) searchParams {
 		FinishedFrom: microsOrNil(p.Finished.From), FinishedTo: microsOrNil(p.Finished.To),
 		Now: micros(now), Lo: lo, Hi: hi, Limit: p.Limit, Waiting: waiting, Finished: finished,
 	}
-}
-
-func appendStrings(b []byte, strs []string) []byte {
-	b = append(b, '[')
-	for i, s := range strs {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendString(b, s)
-	}
-	return append(b, ']')
 }
 
 func jsonOrNil(b []byte) any {

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"math/rand/v2"
+	"time"
 
 	"github.com/droverhq/drover/droverdriver"
 )
@@ -39,13 +40,15 @@ type SearchPage struct {
 
 // Search returns up to p.Limit jobs that match p after p.AfterID, in p's
 // order, having examined at most scan IDs past the cursor (scan < 1: no
-// bound, the page reads on until it is full or the tables end). IDs that
-// no job holds (pruned, rolled back) cost one statement per gap, not their
-// number, and do not count towards scan.
-func Search(ctx context.Context, e droverdriver.Executor, p droverdriver.ListParams, scan int64) (SearchPage, error) {
+// bound, the page reads on until it is full or the tables end), and
+// started no window once budget has passed (budget < 1: no time bound).
+// IDs that no job holds (pruned, rolled back) cost one statement per gap,
+// not their number, and do not count towards scan.
+func Search(ctx context.Context, e droverdriver.Executor, p droverdriver.ListParams, scan int64, budget time.Duration) (SearchPage, error) {
 	var page SearchPage
 	limit := p.Limit
 	width := max(int64(2*limit), searchFirstWindow)
+	start := time.Now()
 	for {
 		next, err := e.JobIDNext(ctx, p)
 		if err != nil || next == 0 {
@@ -83,6 +86,19 @@ func Search(ctx context.Context, e droverdriver.Executor, p droverdriver.ListPar
 			return page, nil
 		}
 		width = min(2*width, searchMaxWindow)
+		if budget > 0 {
+			// The next window must fit in the time left at the pace
+			// of the windows so far: a store that tests a filter
+			// slowly (SQLite decoding JSON for a containment) reads
+			// narrower windows instead of overshooting the budget.
+			elapsed := time.Since(start)
+			if elapsed >= budget {
+				page.Next = p.AfterID
+				return page, nil
+			}
+			pace := float64(page.Scanned) / max(elapsed.Seconds(), 1e-6)
+			width = max(min(width, int64(pace*(budget-elapsed).Seconds())), searchFirstWindow)
+		}
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/internal/jobjson"
@@ -43,6 +44,15 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) error {
 			return badRequest("query parameter %q: unknown (use %s, after, limit, count)", key, strings.Join(jobQueryKeys, ", "))
 		}
 	}
+	// The API takes a parameter given empty as given: a time, an order
+	// or a count must then have a value (the dashboard's form, which
+	// sends every field, reads empty ones as unset).
+	for key := range q {
+		typed := key == "order" || key == "count" || strings.HasSuffix(key, "_since") || strings.HasSuffix(key, "_until")
+		if typed && q.Get(key) == "" {
+			return badRequest("%s: given empty; give a value or leave it out", key)
+		}
+	}
 	p, err := jobQuery(q)
 	if err != nil {
 		return err
@@ -65,7 +75,7 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) error {
 		switch q.Get("count") {
 		case "true", "1":
 			withCount = true
-		case "false", "0", "":
+		case "false", "0":
 		default:
 			return badRequest("count %q: use true or false", q.Get("count"))
 		}
@@ -139,13 +149,17 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) error {
 }
 
 // searchChunks reads one page of a search from the store in chunks of
-// jobsChunk, sharing the page's scan bound among them: each chunk goes on
-// from where the last stopped, with what the bound has left.
+// jobsChunk, sharing the page's bounds (IDs examined, time) among them:
+// each chunk goes on from where the last stopped, with what the bounds
+// have left.
 type searchChunks struct {
 	client  Client
 	p       drover.JobListParams
 	left    int
 	scanned int64
+	// until is when the page's time bound (drover.JobSearchTimeDefault)
+	// passes.
+	until time.Time
 	// cursor is where the next chunk starts; 0 once the search has no
 	// job left.
 	cursor int64
@@ -153,13 +167,13 @@ type searchChunks struct {
 }
 
 func newSearchChunks(c Client, p drover.JobListParams, limit int) *searchChunks {
-	return &searchChunks{client: c, p: p, left: limit, cursor: p.After}
+	return &searchChunks{client: c, p: p, left: limit, cursor: p.After, until: time.Now().Add(drover.JobSearchTimeDefault)}
 }
 
 // done reports whether the page has read all it may: the store has no
 // matching job left, or the scan bound is spent.
 func (sc *searchChunks) done() bool {
-	return sc.ended || sc.left == 0 || sc.scanned >= drover.JobSearchScanDefault
+	return sc.ended || sc.left == 0 || sc.scanned >= drover.JobSearchScanDefault || !time.Now().Before(sc.until)
 }
 
 func (sc *searchChunks) next(ctx context.Context) ([]*drover.JobRow, error) {
@@ -167,6 +181,7 @@ func (sc *searchChunks) next(ctx context.Context) ([]*drover.JobRow, error) {
 	p.After = sc.cursor
 	p.Limit = min(sc.left, jobsChunk)
 	p.Scan = drover.JobSearchScanDefault - sc.scanned
+	p.ScanTime = max(time.Until(sc.until), time.Millisecond)
 	page, err := sc.client.JobSearch(ctx, p)
 	if err != nil {
 		return nil, err
