@@ -126,13 +126,39 @@ func (c *Client[TTx]) BatchGet(ctx context.Context, id int64) (*Batch, error) {
 	if err != nil {
 		return nil, err
 	}
+	return batchFromDriver(r), nil
+}
+
+func batchFromDriver(r *droverdriver.BatchRow) *Batch {
 	b := &Batch{
 		ID: r.ID, Total: r.Total, Running: r.Running, Failed: r.Retrying,
 		Completed: r.Completed, Cancelled: r.Cancelled, Discarded: r.Discarded,
 		CallbackJobID: r.CallbackJobID, CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt,
 	}
 	b.Pending = max(0, b.Total-b.Running-b.Failed-b.Completed-b.Cancelled-b.Discarded)
-	return b, nil
+	return b
+}
+
+// BatchList returns up to limit batches (1 to 1,000; 0 means 50), newest
+// first, from the one before before (0: the newest), with their progress
+// as BatchGet reads it: a keyset page, as cheap deep into a million
+// batches as at the start. The next page starts before the last ID
+// returned.
+func (c *Client[TTx]) BatchList(ctx context.Context, before int64, limit int) ([]*Batch, error) {
+	if limit == 0 {
+		limit = 50
+	}
+	if limit < 1 || limit > 1000 {
+		return nil, invalidf("limit %d: must be between 1 and 1000", limit)
+	}
+	if before < 0 {
+		return nil, invalidf("before %d: must be a batch id, not negative", before)
+	}
+	rows, err := c.driver.BatchList(ctx, droverdriver.BatchListParams{BeforeID: before, Limit: limit})
+	if err != nil {
+		return nil, err
+	}
+	return mapAll(rows, batchFromDriver), nil
 }
 
 // batchResultsPage is how many results BatchResults reads per statement.
@@ -195,6 +221,29 @@ func (c *Client[TTx]) JobParentResults(ctx context.Context, id int64) ([]JobResu
 
 func parentResults(ctx context.Context, exec droverdriver.Executor, id int64) ([]JobResult, error) {
 	rows, err := exec.JobParentResults(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return mapAll(rows, jobResultFromDriver), nil
+}
+
+// JobDependants returns the state and result of every job that depends on
+// job id (its children in a workflow), in ID order.
+func (c *Client[TTx]) JobDependants(ctx context.Context, id int64) ([]JobResult, error) {
+	deps, err := c.driver.JobDeps(ctx, []int64{id})
+	if err != nil {
+		return nil, err
+	}
+	var children []int64
+	for _, d := range deps {
+		if d.Parent == id {
+			children = append(children, d.Child)
+		}
+	}
+	if len(children) == 0 {
+		return nil, nil
+	}
+	rows, err := c.driver.JobResults(ctx, children)
 	if err != nil {
 		return nil, err
 	}

@@ -45,6 +45,8 @@ type client interface {
 
 	JobGet(ctx context.Context, id int64) (*drover.JobRow, error)
 	JobList(ctx context.Context, p drover.JobListParams) ([]*drover.JobRow, error)
+	JobSearch(ctx context.Context, p drover.JobListParams) (*drover.JobPage, error)
+	JobCount(ctx context.Context, p drover.JobListParams) (drover.JobCount, error)
 	JobCancel(ctx context.Context, id int64) (*drover.JobRow, error)
 	JobRetry(ctx context.Context, id int64) (*drover.JobRow, error)
 	JobDiscard(ctx context.Context, id int64) (*drover.JobRow, error)

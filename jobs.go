@@ -2,21 +2,167 @@ package drover
 
 import (
 	"context"
+	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/internal/engine"
 )
 
-// JobListParams filters JobList. Empty fields match everything.
+// JobListParams filters JobList, JobSearch, JobCount and JobBulk. Empty
+// fields match everything; set fields must all hold.
 type JobListParams struct {
 	States []JobState
 	Queue  string
 	Kind   string
-	// After is the keyset cursor: pass the last ID of the previous page.
+	// Tags keeps the jobs that carry every one of these tags.
+	Tags []string
+	// Args and Metadata, when set, are JSON objects that a job's args and
+	// metadata must contain, as PostgreSQL's jsonb @> defines it on both
+	// stores: {"to":"a@example.com"} matches every job whose args have
+	// that key with that value, among others; nested objects match
+	// likewise, and an array matches an array holding at least its
+	// elements.
+	Args, Metadata json.RawMessage
+	// Created, Scheduled (run_at: when the job was, or is, due), Attempted
+	// (the start of its last attempt) and Finished bound the job's times,
+	// each [From, To); a bound on a time the job has not set (never
+	// attempted, not finished) excludes it.
+	Created, Scheduled, Attempted, Finished TimeRange
+	// NewestFirst lists jobs by descending ID (the newest first) instead
+	// of ascending.
+	NewestFirst bool
+	// After is the keyset cursor: the Next of the previous page (or the
+	// last ID it listed), in the list's order.
 	After int64
 	// Limit caps the page; default 100, at most 10,000.
 	Limit int
+	// Scan bounds the job IDs one JobSearch examines past After: 0 takes
+	// JobSearchScanDefault, a negative value reads on until the page is
+	// full. JobList and JobBulk always read on.
+	Scan int64
+	// ScanTime bounds the time one JobSearch reads: it starts no window
+	// of IDs once ScanTime has passed, and sizes its windows to end near
+	// it. 0 takes JobSearchTimeDefault while Scan is 0 too, and no time
+	// bound when Scan is set (so that a page's end depends only on the
+	// IDs); negative: no time bound.
+	ScanTime time.Duration
+}
+
+// TimeRange bounds a time: From inclusive, To exclusive; a zero bound is
+// open.
+type TimeRange = droverdriver.TimeRange
+
+// JobSearchScanDefault is how many job IDs one JobSearch examines at most:
+// on PostgreSQL about 100 ms for the rarest filter, on a table of any
+// size.
+const JobSearchScanDefault = 200_000
+
+// JobSearchTimeDefault is how long one JobSearch reads at most (the
+// window under way aside): the bound that counts on a store that tests a
+// filter slowly, such as SQLite's JSON containment, a function in Go.
+const JobSearchTimeDefault = 250 * time.Millisecond
+
+// Counting bounds: a table of up to jobCountExact jobs is counted exactly,
+// a larger one estimated from jobCountSamples windows of IDs.
+const (
+	jobCountExact   = 50_000
+	jobCountSamples = 50
+)
+
+// JobPage is one page of JobSearch.
+type JobPage struct {
+	Jobs []*JobRow
+	// Next is the After of the next page, 0 when no job lies beyond this
+	// one. A page can hold fewer jobs than its Limit, even none, and still
+	// have a Next: its scan bound ended it first.
+	Next int64
+	// Scanned is how many job IDs the page examined, at most its Scan.
+	Scanned int64
+}
+
+// JobCount is how many jobs match a filter.
+type JobCount struct {
+	Count int64
+	// Exact is false when Count is an estimate: a table of more than
+	// 50,000 jobs is counted from 50 samples of its ID range rather than
+	// read whole, so that a count costs the same on ten million jobs as
+	// on fifty thousand.
+	Exact bool
+}
+
+// listParams checks p and turns it into the driver's filter.
+func listParams(p JobListParams) (droverdriver.ListParams, error) {
+	if p.Limit == 0 {
+		p.Limit = 100
+	}
+	if p.Limit < 0 || p.Limit > 10_000 {
+		return droverdriver.ListParams{}, invalidf("limit %d: must be between 1 and 10000", p.Limit)
+	}
+	if p.After < 0 {
+		return droverdriver.ListParams{}, invalidf("after %d: must be a job id, not negative", p.After)
+	}
+	if p.Queue != "" {
+		if err := ValidateQueue(p.Queue); err != nil {
+			return droverdriver.ListParams{}, err
+		}
+	}
+	states := make([]droverdriver.State, len(p.States))
+	for i, s := range p.States {
+		if !droverdriver.State(s).Valid() {
+			return droverdriver.ListParams{}, invalidf("state %q: must be one of %v", s, droverdriver.States)
+		}
+		states[i] = droverdriver.State(s)
+	}
+	// Text a store cannot hold (a NUL, invalid UTF-8) matches no job;
+	// it is refused rather than sent to the store, which would fail.
+	if err := checkText("kind", p.Kind); err != nil {
+		return droverdriver.ListParams{}, err
+	}
+	for _, t := range p.Tags {
+		if t == "" || strings.Contains(t, ",") {
+			return droverdriver.ListParams{}, invalidf("tag %q: must be non-empty and without commas", t)
+		}
+		if err := checkText("tag", t); err != nil {
+			return droverdriver.ListParams{}, err
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    json.RawMessage
+	}{{"args", p.Args}, {"metadata", p.Metadata}} {
+		if len(f.v) == 0 {
+			continue
+		}
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(f.v, &obj); err != nil || obj == nil {
+			return droverdriver.ListParams{}, invalidf("%s filter %.40q: must be a JSON object, such as {\"to\":\"a@example.com\"}", f.name, f.v)
+		}
+		if err := checkJSONText(f.name+" filter", f.v); err != nil {
+			return droverdriver.ListParams{}, err
+		}
+	}
+	for _, r := range []struct {
+		name string
+		r    TimeRange
+	}{{"created", p.Created}, {"scheduled", p.Scheduled}, {"attempted", p.Attempted}, {"finished", p.Finished}} {
+		if !r.r.From.IsZero() && !r.r.To.IsZero() && !r.r.From.Before(r.r.To) {
+			return droverdriver.ListParams{}, invalidf("%s range: from %s must be before to %s", r.name,
+				r.r.From.Format(time.RFC3339), r.r.To.Format(time.RFC3339))
+		}
+	}
+	return droverdriver.ListParams{States: states, Queue: p.Queue, Kind: p.Kind, Tags: p.Tags,
+		Args: nilIfEmpty(p.Args), Metadata: nilIfEmpty(p.Metadata),
+		Created: p.Created, Scheduled: p.Scheduled, Attempted: p.Attempted, Finished: p.Finished,
+		AfterID: p.After, Desc: p.NewestFirst, Limit: p.Limit, Now: time.Now()}, nil
+}
+
+func nilIfEmpty(b json.RawMessage) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	return b
 }
 
 // JobGet returns one job, waiting, running or finished.
@@ -28,33 +174,58 @@ func (c *Client[TTx]) JobGet(ctx context.Context, id int64) (*JobRow, error) {
 	return jobRowFromDriver(r), nil
 }
 
-// JobList returns a page of jobs in ID order. The next page starts after
-// the last ID returned.
+// JobList returns up to p.Limit jobs matching p, in ID order (or newest
+// first), starting after p.After: the next page starts after the last ID
+// returned. It reads on until the page is full or no job is left, however
+// many jobs that takes; JobSearch bounds the work of a page instead.
 func (c *Client[TTx]) JobList(ctx context.Context, p JobListParams) ([]*JobRow, error) {
-	if p.Limit == 0 {
-		p.Limit = 100
-	}
-	if p.Limit < 0 || p.Limit > 10_000 {
-		return nil, invalidf("limit %d: must be between 1 and 10000", p.Limit)
-	}
-	if p.Queue != "" {
-		if err := ValidateQueue(p.Queue); err != nil {
-			return nil, err
-		}
-	}
-	states := make([]droverdriver.State, len(p.States))
-	for i, s := range p.States {
-		if !droverdriver.State(s).Valid() {
-			return nil, invalidf("state %q: must be one of %v", s, droverdriver.States)
-		}
-		states[i] = droverdriver.State(s)
-	}
-	rows, err := c.driver.JobList(ctx, droverdriver.ListParams{States: states, Queue: p.Queue, Kind: p.Kind,
-		AfterID: p.After, Limit: p.Limit, Now: time.Now()})
+	p.Scan, p.ScanTime = -1, -1
+	page, err := c.JobSearch(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	return mapAll(rows, jobRowFromDriver), nil
+	return page.Jobs, nil
+}
+
+// JobSearch returns a page of the jobs matching p, in ID order (or newest
+// first), starting after p.After, having examined at most p.Scan job IDs:
+// whatever the filter and however deep the page, its cost is bounded,
+// since it walks the tables' primary keys a window of IDs at a time and no
+// filter needs an index of its own. A page that reached its scan bound
+// before its limit ends short, with the Next to go on from.
+func (c *Client[TTx]) JobSearch(ctx context.Context, p JobListParams) (*JobPage, error) {
+	lp, err := listParams(p)
+	if err != nil {
+		return nil, err
+	}
+	scan, budget := p.Scan, p.ScanTime
+	if scan == 0 {
+		scan = JobSearchScanDefault
+		if budget == 0 {
+			budget = JobSearchTimeDefault
+		}
+	}
+	page, err := engine.Search(ctx, c.driver, lp, scan, budget)
+	if err != nil {
+		return nil, err
+	}
+	return &JobPage{Jobs: mapAll(page.Jobs, jobRowFromDriver), Next: page.Next, Scanned: page.Scanned}, nil
+}
+
+// JobCount counts the jobs matching p (its After, Limit, order and Scan
+// are ignored) with bounded work: exactly while a table holds at most
+// 50,000 jobs, and as an estimate beyond (JobCount.Exact).
+func (c *Client[TTx]) JobCount(ctx context.Context, p JobListParams) (JobCount, error) {
+	p.After, p.Limit = 0, 0
+	lp, err := listParams(p)
+	if err != nil {
+		return JobCount{}, err
+	}
+	n, err := engine.CountJobs(ctx, c.driver, lp, engine.CountParams{Exact: jobCountExact, Samples: jobCountSamples})
+	if err != nil {
+		return JobCount{}, err
+	}
+	return JobCount{Count: n.N, Exact: n.Exact}, nil
 }
 
 // JobCancel cancels a job. A waiting job is cancelled at once; a running one

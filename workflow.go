@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/internal/engine"
@@ -163,4 +164,64 @@ func flowInsertError(err error) error {
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	return err
+}
+
+// MaxWorkflowGraph is how many jobs WorkflowGraph returns at most.
+const MaxWorkflowGraph = 500
+
+// WorkflowGraph is the workflow a job belongs to: its jobs with their
+// states, and the edges between them.
+type WorkflowGraph struct {
+	// Jobs are the workflow's jobs, the one asked about first.
+	Jobs []JobResult
+	// Edges say which job waits for which, by parent and child.
+	Edges []WorkflowEdge
+	// Truncated is true when the workflow holds more than
+	// MaxWorkflowGraph jobs: Jobs are then those nearest the job asked
+	// about, and Edges those between them.
+	Truncated bool
+}
+
+// WorkflowEdge is one dependency: Child waits for Parent.
+type WorkflowEdge struct {
+	Parent, Child int64
+}
+
+// WorkflowGraph returns the workflow job id belongs to, following its
+// dependencies both ways (parents, dependants, theirs) as long as the jobs
+// are kept: a job with no dependencies is a workflow of one. It reads one
+// statement per step away from id, by the edges' indexes, and at most
+// MaxWorkflowGraph jobs.
+func (c *Client[TTx]) WorkflowGraph(ctx context.Context, id int64) (*WorkflowGraph, error) {
+	ids, edges, truncated, err := engine.Graph(ctx, c.driver, id, MaxWorkflowGraph)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := c.driver.JobResults(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.ContainsFunc(rows, func(r droverdriver.ResultRow) bool { return r.ID == id }) {
+		return nil, fmt.Errorf("job %d: %w", id, ErrNotFound)
+	}
+	g := &WorkflowGraph{Truncated: truncated}
+	// Jobs in the order the walk reached them; a pruned job (an edge to a
+	// job no longer kept) is left out with its edges.
+	byID := make(map[int64]droverdriver.ResultRow, len(rows))
+	for _, r := range rows {
+		byID[r.ID] = r
+	}
+	for _, j := range ids {
+		if r, ok := byID[j]; ok {
+			g.Jobs = append(g.Jobs, jobResultFromDriver(r))
+		}
+	}
+	for _, e := range edges {
+		_, p := byID[e.Parent]
+		_, ch := byID[e.Child]
+		if p && ch {
+			g.Edges = append(g.Edges, WorkflowEdge{Parent: e.Parent, Child: e.Child})
+		}
+	}
+	return g, nil
 }

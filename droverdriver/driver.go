@@ -147,8 +147,8 @@ type Executor interface {
 	// JobGet returns one job, running or finished.
 	JobGet(ctx context.Context, id int64) (*JobRow, error)
 
-	// JobList returns jobs matching a filter, ordered by ID, keyset
-	// paginated.
+	// JobList returns up to p.Limit jobs matching p's filter in p's
+	// window, in ID order (descending with p.Desc), keyset paginated.
 	JobList(ctx context.Context, p ListParams) ([]*JobRow, error)
 
 	// JobCancel cancels a job that has not finished: a waiting job is
@@ -263,6 +263,10 @@ type Executor interface {
 	// Finishing attempts and what the end of a job asks for (finish.go):
 	// the statements the engine composes.
 	FinishExecutor
+
+	// Job search (search.go): where the next window of IDs starts, and
+	// the counts behind estimates.
+	SearchExecutor
 }
 
 // Listener delivers insert notifications from other connections and
@@ -538,14 +542,33 @@ type PruneParams struct {
 	Limit              int
 }
 
-// ListParams filters JobList. Empty fields match everything.
+// ListParams filters JobList (and the other statements of
+// SearchExecutor). Empty fields match everything.
 type ListParams struct {
-	States  []State
-	Queue   string
-	Kind    string
-	AfterID int64 // keyset cursor: only IDs greater than this
-	Limit   int
-	Now     time.Time
+	States []State
+	Queue  string
+	Kind   string
+	// Tags keeps jobs that carry every one of them.
+	Tags []string
+	// Args and Metadata, when not nil, are encoded JSON objects that a
+	// job's args and metadata must contain, as PostgreSQL's jsonb @>
+	// defines it (JSONContains).
+	Args, Metadata []byte
+	// Created, Scheduled (run_at), Attempted and Finished bound the job's
+	// times; a bound on a time the job has not set (never attempted, not
+	// finished) excludes it.
+	Created, Scheduled, Attempted, Finished TimeRange
+	// AfterID is the keyset cursor: only IDs after it in the list's
+	// order (greater; with Desc, smaller, and 0 starts at the newest).
+	AfterID int64
+	// UntilID, when not 0, ends the list's window: only IDs up to and
+	// including it in the list's order. Without it a list reads until it
+	// has Limit jobs, however far that takes it.
+	UntilID int64
+	// Desc lists the newest (highest ID) first.
+	Desc  bool
+	Limit int
+	Now   time.Time
 }
 
 // QueueStat is one queue's line of QueueStats.

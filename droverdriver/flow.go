@@ -59,12 +59,24 @@ type FlowExecutor interface {
 	// order, with their results, after AfterID.
 	BatchResults(ctx context.Context, p BatchResultsParams) ([]ResultRow, error)
 
+	// BatchList returns up to p.Limit batches, newest first, from the one
+	// before p.BeforeID (0: the newest), with their progress as BatchGet
+	// reads it: a keyset page of the batches table, and each batch's
+	// running and retrying members from the index that holds only those.
+	BatchList(ctx context.Context, p BatchListParams) ([]*BatchRow, error)
+
 	// JobResults returns the state and result of each of ids that exists
 	// (jobs not yet finished have no result), in ID order.
 	JobResults(ctx context.Context, ids []int64) ([]ResultRow, error)
 
 	// JobParentResults returns JobResults for the parents of a job.
 	JobParentResults(ctx context.Context, childID int64) ([]ResultRow, error)
+
+	// JobDeps returns the workflow edges that touch any of ids, as parent
+	// or as child, ordered by parent and child: one step of a walk over a
+	// workflow's graph. Edges stay stored after both jobs end, as long as
+	// the jobs are kept.
+	JobDeps(ctx context.Context, ids []int64) ([]Dep, error)
 
 	// JobsParentResults returns the parents of each of childIDs with their
 	// results, ordered by child and parent ID, in one statement: what the
@@ -124,6 +136,17 @@ type BatchRow struct {
 	CreatedAt     time.Time
 	// FinishedAt is when the last member ended, nil until then.
 	FinishedAt *time.Time
+}
+
+// BatchListParams pages BatchList.
+type BatchListParams struct {
+	BeforeID int64
+	Limit    int
+}
+
+// Dep is one workflow edge: Child waits for Parent.
+type Dep struct {
+	Parent, Child int64
 }
 
 // BatchResultsParams pages BatchResults.

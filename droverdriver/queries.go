@@ -34,9 +34,17 @@ func ValidateSchema(schema string) error {
 // every placeholder of queryVars by its value. Keeping
 // each driver's SQL in one such file lets a reader see every statement a
 // store runs in one place, as SQL rather than Go strings.
+//
+// A block headed "-- fragment: name" is not a statement but a piece of
+// SQL that several statements share (a filter, say): each "{name}" in a
+// statement, or in a later fragment, is replaced by it, so that the piece
+// is written once. A fragment's parameters keep their numbers wherever it
+// is spliced.
 func ParseQueries(src, prefix string) (map[string]string, error) {
 	queries := make(map[string]string)
+	var fragments [][2]string // {placeholder, SQL}, in file order
 	var name string
+	var fragment bool
 	var body strings.Builder
 	flush := func() error {
 		if name == "" {
@@ -44,8 +52,16 @@ func ParseQueries(src, prefix string) (map[string]string, error) {
 		}
 		q := strings.TrimSpace(body.String())
 		q = strings.TrimSuffix(q, ";")
+		body.Reset()
 		if q == "" {
 			return fmt.Errorf("query %s is empty", name)
+		}
+		for _, f := range fragments {
+			q = strings.ReplaceAll(q, f[0], f[1])
+		}
+		if fragment {
+			fragments = append(fragments, [2]string{"{" + name + "}", q})
+			return nil
 		}
 		if _, dup := queries[name]; dup {
 			return fmt.Errorf("query %s is defined twice", name)
@@ -55,15 +71,20 @@ func ParseQueries(src, prefix string) (map[string]string, error) {
 			q = strings.ReplaceAll(q, k, v)
 		}
 		queries[name] = q
-		body.Reset()
 		return nil
 	}
 	for _, line := range strings.Split(src, "\n") {
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "-- name:"); ok {
+		trimmed := strings.TrimSpace(line)
+		rest, isQuery := strings.CutPrefix(trimmed, "-- name:")
+		frag, isFragment := strings.CutPrefix(trimmed, "-- fragment:")
+		if isQuery || isFragment {
 			if err := flush(); err != nil {
 				return nil, err
 			}
-			name = strings.TrimSpace(rest)
+			name, fragment = strings.TrimSpace(rest), isFragment
+			if isFragment {
+				name = strings.TrimSpace(frag)
+			}
 			continue
 		}
 		if name != "" {
@@ -73,6 +94,13 @@ func ParseQueries(src, prefix string) (map[string]string, error) {
 	}
 	if err := flush(); err != nil {
 		return nil, err
+	}
+	for name, q := range queries {
+		for _, f := range fragments {
+			if strings.Contains(q, f[0]) {
+				return nil, fmt.Errorf("query %s uses fragment %s before it is defined", name, f[0])
+			}
+		}
 	}
 	return queries, nil
 }
@@ -205,5 +233,23 @@ func WithClaimKinds(q map[string]string, cond, afterCond string) error {
 	}
 	q["JobClaimKinds"] = strings.Replace(claim, ClaimAfterMarker, cond, 1)
 	q["JobClaimKindsAfter"] = strings.Replace(claim, ClaimAfterMarker, afterCond, 1)
+	return nil
+}
+
+// DescMarker is the comment after an ORDER BY of a statement that
+// WithDescending turns into DESC; "/*min*/min" becomes max there too.
+const DescMarker = "/*asc*/"
+
+// WithDescending adds to q the statement desc: asc read the other way, with
+// each DescMarker made DESC and each "/*min*/min" made max, so that a
+// search's two orders come from one statement text (JobList and
+// JobListDesc, JobIDNext and JobIDPrev).
+func WithDescending(q map[string]string, asc, desc string) error {
+	s, ok := q[asc]
+	if !ok || !strings.Contains(s, DescMarker) {
+		return fmt.Errorf("%s has no %s marker", asc, DescMarker)
+	}
+	s = strings.ReplaceAll(s, DescMarker, "DESC")
+	q[desc] = strings.ReplaceAll(s, "/*min*/min", "max")
 	return nil
 }

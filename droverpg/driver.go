@@ -66,6 +66,12 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Driver, error) {
 		err = droverdriver.WithClaimKinds(q, "AND kind = ANY($7::text[])",
 			"AND (priority, run_at, id) > ($7, $8, $9) AND kind = ANY($10::text[])")
 	}
+	if err == nil {
+		err = droverdriver.WithDescending(q, "JobList", "JobListDesc")
+	}
+	if err == nil {
+		err = droverdriver.WithDescending(q, "JobIDNext", "JobIDPrev")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("droverpg: %w", err)
 	}

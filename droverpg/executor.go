@@ -441,31 +441,6 @@ func (e *executor) JobGet(ctx context.Context, id int64) (*droverdriver.JobRow, 
 	return j, nil
 }
 
-func (e *executor) JobList(ctx context.Context, p droverdriver.ListParams) ([]*droverdriver.JobRow, error) {
-	states := make([]string, len(p.States))
-	for i, s := range p.States {
-		states[i] = string(s)
-	}
-	now := p.Now
-	if now.IsZero() {
-		now = time.Now()
-	}
-	rows, err := jobList.query(ctx, e.db, e.q, listParams{Queue: p.Queue, Kind: p.Kind, AfterID: p.AfterID, States: states, Now: now, Limit: p.Limit})
-	if err != nil {
-		return nil, e.wrap("list jobs", err)
-	}
-	defer rows.Close()
-	var jobs []*droverdriver.JobRow
-	for rows.Next() {
-		j, err := scanJob(rows)
-		if err != nil {
-			return nil, e.wrap("list jobs", err)
-		}
-		jobs = append(jobs, j)
-	}
-	return jobs, e.wrap("list jobs", rows.Err())
-}
-
 func (e *executor) JobCancel(ctx context.Context, id int64, now time.Time) ([]droverdriver.FinishedRow, error) {
 	return e.ended(ctx, "cancel job", jobCancel.bind(jobAt{id, now}))
 }

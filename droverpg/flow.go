@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -170,10 +171,16 @@ func (e *executor) insertFlowRows(ctx context.Context, jobs []droverdriver.Inser
 	return ids, nil
 }
 
-func (e *executor) BatchGet(ctx context.Context, id int64) (*droverdriver.BatchRow, error) {
+// scanBatch reads the columns of BatchGet and BatchList.
+func scanBatch(row pgx.Row) (*droverdriver.BatchRow, error) {
 	b := &droverdriver.BatchRow{}
-	err := batchGet.queryRow(ctx, e.db, e.q, id).Scan(&b.ID, &b.Total, &b.Completed, &b.Cancelled, &b.Discarded,
+	err := row.Scan(&b.ID, &b.Total, &b.Completed, &b.Cancelled, &b.Discarded,
 		&b.Running, &b.Retrying, &b.CallbackJobID, &b.CreatedAt, &b.FinishedAt)
+	return b, err
+}
+
+func (e *executor) BatchGet(ctx context.Context, id int64) (*droverdriver.BatchRow, error) {
+	b, err := scanBatch(batchGet.queryRow(ctx, e.db, e.q, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("batch %d: %w", id, droverdriver.ErrNotFound)
 	}
@@ -181,6 +188,44 @@ func (e *executor) BatchGet(ctx context.Context, id int64) (*droverdriver.BatchR
 		return nil, e.wrap("get batch", err)
 	}
 	return b, nil
+}
+
+func (e *executor) BatchList(ctx context.Context, p droverdriver.BatchListParams) ([]*droverdriver.BatchRow, error) {
+	before := p.BeforeID
+	if before <= 0 {
+		before = math.MaxInt64
+	}
+	rows, err := batchList.query(ctx, e.db, e.q, batchListParams{before, p.Limit})
+	if err != nil {
+		return nil, e.wrap("list batches", err)
+	}
+	defer rows.Close()
+	var out []*droverdriver.BatchRow
+	for rows.Next() {
+		b, err := scanBatch(rows)
+		if err != nil {
+			return nil, e.wrap("list batches", err)
+		}
+		out = append(out, b)
+	}
+	return out, e.wrap("list batches", rows.Err())
+}
+
+func (e *executor) JobDeps(ctx context.Context, ids []int64) ([]droverdriver.Dep, error) {
+	rows, err := jobDeps.query(ctx, e.db, e.q, ids)
+	if err != nil {
+		return nil, e.wrap("read workflow edges", err)
+	}
+	defer rows.Close()
+	var out []droverdriver.Dep
+	for rows.Next() {
+		var d droverdriver.Dep
+		if err := rows.Scan(&d.Parent, &d.Child); err != nil {
+			return nil, e.wrap("read workflow edges", err)
+		}
+		out = append(out, d)
+	}
+	return out, e.wrap("read workflow edges", rows.Err())
 }
 
 func (e *executor) BatchResults(ctx context.Context, p droverdriver.BatchResultsParams) ([]droverdriver.ResultRow, error) {

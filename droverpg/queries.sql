@@ -626,33 +626,91 @@ SELECT id, state, queue, kind, priority, args, metadata, tags, attempt, max_atte
 FROM {schema}finished_jobs WHERE id = $1
 LIMIT 1;
 
+-- fragment: search_waiting
+-- The hot table's jobs inside a search window, with the state users see
+-- (scheduled and retryable are available rows whose run_at is ahead of
+-- $15, now): the rows JobList and JobMatchCount filter with search_match.
+-- Every search statement takes the same parameters: $1-$14 the filter,
+-- $15 now, $16 and $17 the window's exclusive bounds, $18 the limit, $19
+-- and $20 whether to read the hot table and finished jobs. A search
+-- walks the primary key between $16 and $17, so it costs what its
+-- window holds, however deep the window lies.
+SELECT id, CASE WHEN state = 'available' AND run_at > $15 THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END AS state,
+    queue, kind, priority, args, metadata, tags, attempt, max_attempts, errors, error_count, timeout_ms, created_at,
+    run_at, attempted_at, NULL::timestamptz AS finalized_at, lease_owner, lease_expires_at, cancel_requested, batch_id, ordering_key
+FROM {schema}jobs WHERE $19 AND id > $16 AND id < $17
+
+-- fragment: search_finished
+SELECT id, state, queue, kind, priority, args, metadata, tags, attempt, max_attempts, errors, error_count, timeout_ms,
+    created_at, run_at, attempted_at, finalized_at, NULL::text AS lease_owner, NULL::timestamptz AS lease_expires_at,
+    false AS cancel_requested, batch_id, ordering_key
+FROM {schema}finished_jobs WHERE $20 AND id > $16 AND id < $17
+
+-- fragment: search_match
+-- The filter of a search over the columns of search_waiting or
+-- search_finished: states, queue, kind, tags (all of them), args and
+-- metadata containment, and each time's [from, to).
+(cardinality($1::text[]) = 0 OR state = ANY($1::text[]))
+AND ($2::text = '' OR queue = $2::text) AND ($3::text = '' OR kind = $3::text)
+AND (cardinality($4::text[]) = 0 OR tags @> $4::text[])
+AND ($5::jsonb IS NULL OR args @> $5::jsonb) AND ($6::jsonb IS NULL OR metadata @> $6::jsonb)
+AND ($7::timestamptz IS NULL OR created_at >= $7::timestamptz) AND ($8::timestamptz IS NULL OR created_at < $8::timestamptz)
+AND ($9::timestamptz IS NULL OR run_at >= $9::timestamptz) AND ($10::timestamptz IS NULL OR run_at < $10::timestamptz)
+AND ($11::timestamptz IS NULL OR attempted_at >= $11::timestamptz) AND ($12::timestamptz IS NULL OR attempted_at < $12::timestamptz)
+AND ($13::timestamptz IS NULL OR finalized_at >= $13::timestamptz) AND ($14::timestamptz IS NULL OR finalized_at < $14::timestamptz)
+
 -- name: JobList
--- Each table is walked in ID order from the cursor and stops at the limit on
--- its own, so a page costs the same deep into a large table as at its
--- start. (With the filters outside, the planner appended both tables and
--- sorted everything past the cursor: 1.3 s a page at 3.6 million finished
--- jobs, quadratic over a listing.)
+-- Each table is walked in ID order inside the window and stops at the
+-- limit on its own, so a page costs the same deep into a large table as
+-- at its start. (With the filters outside, the planner appended both
+-- tables and sorted everything past the cursor: 1.3 s a page at 3.6
+-- million finished jobs, quadratic over a listing.) JobListDesc is this
+-- statement with every /*asc*/ made DESC.
 SELECT * FROM (
-    (SELECT id, CASE WHEN state = 'available' AND run_at > $5 THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END AS ustate,
-        queue, kind, priority, args, metadata, tags, attempt, max_attempts, errors, error_count, timeout_ms, created_at,
-        run_at, attempted_at, NULL::timestamptz AS finalized_at, lease_owner, lease_expires_at, cancel_requested, batch_id, ordering_key
-    FROM {schema}jobs
-    WHERE id > $3 AND ($1 = '' OR queue = $1) AND ($2 = '' OR kind = $2)
-      AND (cardinality($4::text[]) = 0
-        OR CASE WHEN state = 'available' AND run_at > $5 THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END = ANY($4::text[]))
-    ORDER BY id
-    LIMIT $6)
+    (SELECT * FROM ({search_waiting}) j WHERE {search_match} ORDER BY id /*asc*/ LIMIT $18)
     UNION ALL
-    (SELECT id, state, queue, kind, priority, args, metadata, tags, attempt, max_attempts, errors, error_count, timeout_ms,
-        created_at, run_at, attempted_at, finalized_at, NULL, NULL, false, batch_id, ordering_key
-    FROM {schema}finished_jobs
-    WHERE id > $3 AND ($1 = '' OR queue = $1) AND ($2 = '' OR kind = $2)
-      AND (cardinality($4::text[]) = 0 OR state = ANY($4::text[]))
-    ORDER BY id
-    LIMIT $6)
+    (SELECT * FROM ({search_finished}) j WHERE {search_match} ORDER BY id /*asc*/ LIMIT $18)
 ) j
-ORDER BY id
-LIMIT $6;
+ORDER BY id /*asc*/
+LIMIT $18;
+
+-- name: JobIDNext
+-- $1 and $2 the exclusive bounds, $3 and $4 whether to read the hot table
+-- and finished jobs. JobIDPrev is this statement with /*min*/ made max
+-- and /*asc*/ made DESC.
+SELECT coalesce(/*min*/min(id), 0) FROM (
+    (SELECT id FROM {schema}jobs WHERE $3 AND id > $1 AND id < $2 ORDER BY id /*asc*/ LIMIT 1)
+    UNION ALL
+    (SELECT id FROM {schema}finished_jobs WHERE $4 AND id > $1 AND id < $2 ORDER BY id /*asc*/ LIMIT 1)
+) j;
+
+-- name: JobIDBounds
+-- Four ends of two primary keys.
+SELECT coalesce((SELECT id FROM {schema}jobs ORDER BY id LIMIT 1), 0),
+    coalesce((SELECT id FROM {schema}jobs ORDER BY id DESC LIMIT 1), 0),
+    coalesce((SELECT id FROM {schema}finished_jobs ORDER BY id LIMIT 1), 0),
+    coalesce((SELECT id FROM {schema}finished_jobs ORDER BY id DESC LIMIT 1), 0);
+
+-- fragment: count_waiting
+-- search_waiting with only the columns search_match reads, so that a count
+-- copies no errors or results.
+SELECT id, CASE WHEN state = 'available' AND run_at > $15 THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END AS state,
+    queue, kind, created_at, run_at, attempted_at, NULL::timestamptz AS finalized_at, tags, metadata, args
+FROM {schema}jobs WHERE $19 AND id > $16 AND id < $17
+
+-- fragment: count_finished
+SELECT id, state, queue, kind, created_at, run_at, attempted_at, finalized_at, tags, metadata, args
+FROM {schema}finished_jobs WHERE $20 AND id > $16 AND id < $17
+
+-- name: JobMatchCount
+-- The first $18 jobs of each table inside the window, and how many of
+-- them match: one row per table, the first column true for finished jobs
+-- (a table not read counts nothing).
+SELECT false, count(*) FILTER (WHERE {search_match}), count(*), coalesce(max(id), 0)
+FROM ({count_waiting} ORDER BY id LIMIT $18) j
+UNION ALL
+SELECT true, count(*) FILTER (WHERE {search_match}), count(*), coalesce(max(id), 0)
+FROM ({count_finished} ORDER BY id LIMIT $18) j;
 
 -- name: JobCancel
 -- A waiting job (available, pending on other jobs, or blocked behind its
@@ -1044,6 +1102,18 @@ SELECT b.id, b.total, b.completed, b.cancelled, b.discarded,
     coalesce(b.callback_job_id, 0), b.created_at, b.finished_at
 FROM {schema}batches b WHERE b.id = $1;
 
+-- name: BatchList
+-- $1 the ID to list before (the driver passes the largest ID for the
+-- newest), $2 the limit: a keyset page of the primary key, each batch's
+-- figures as BatchGet reads them.
+SELECT b.id, b.total, b.completed, b.cancelled, b.discarded,
+    (SELECT count(*) FROM {schema}jobs j WHERE j.batch_id = b.id AND j.flow & 1 /*FlowBatchMember*/ = 1 /*FlowBatchMember*/ AND j.state = 'running'),
+    (SELECT count(*) FROM {schema}jobs j WHERE j.batch_id = b.id AND j.flow & 1 /*FlowBatchMember*/ = 1 /*FlowBatchMember*/ AND j.state = 'available' AND j.attempt > 0),
+    coalesce(b.callback_job_id, 0), b.created_at, b.finished_at
+FROM {schema}batches b WHERE b.id < $1
+ORDER BY b.id DESC
+LIMIT $2;
+
 -- name: BatchResults
 -- Members only: the callback carries the batch ID too.
 SELECT id, state, kind, result FROM {schema}finished_jobs
@@ -1066,6 +1136,14 @@ SELECT j.id, j.state, j.kind, NULL
 FROM {schema}job_deps e JOIN {schema}jobs j ON j.id = e.parent_id
 WHERE e.child_id = $1
 ORDER BY 1;
+
+-- name: JobDeps
+-- The edges of $1 as parents (the primary key) and as children
+-- (job_deps_child_idx).
+SELECT parent_id, child_id FROM {schema}job_deps WHERE parent_id = ANY($1::bigint[])
+UNION
+SELECT parent_id, child_id FROM {schema}job_deps WHERE child_id = ANY($1::bigint[])
+ORDER BY 1, 2;
 
 -- name: JobsParentResults
 -- The parents of many jobs at once, for the claims of remote workers.

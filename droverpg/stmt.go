@@ -200,13 +200,42 @@ type pruneParams struct {
 	Latest                          *time.Time
 }
 
-type listParams struct {
-	Queue   string
-	Kind    string
-	AfterID int64
-	States  []string
-	Now     time.Time
-	Limit   int
+// searchParams are the parameters every search statement takes (JobList,
+// JobListDesc, JobMatchCount; see search_waiting in queries.sql): the
+// filter, now, the window's exclusive bounds, a limit and the tables to
+// read. Nil times and JSON are NULL, bounding or matching nothing; the
+// lists are never nil, since a NULL list would match no job.
+type searchParams struct {
+	States                     []string
+	Queue, Kind                string
+	Tags                       []string
+	Args, Metadata             []byte
+	CreatedFrom, CreatedTo     *time.Time
+	ScheduledFrom, ScheduledTo *time.Time
+	AttemptedFrom, AttemptedTo *time.Time
+	FinishedFrom, FinishedTo   *time.Time
+	Now                        time.Time
+	Lo, Hi                     int64
+	Limit                      int
+	Waiting, Finished          bool
+}
+
+func searchArgs(p *searchParams) []any {
+	return []any{p.States, p.Queue, p.Kind, p.Tags, p.Args, p.Metadata, p.CreatedFrom, p.CreatedTo,
+		p.ScheduledFrom, p.ScheduledTo, p.AttemptedFrom, p.AttemptedTo, p.FinishedFrom, p.FinishedTo,
+		p.Now, p.Lo, p.Hi, p.Limit, p.Waiting, p.Finished}
+}
+
+// idNextParams are JobIDNext's and JobIDPrev's: the window's exclusive
+// bounds and the tables to read.
+type idNextParams struct {
+	Lo, Hi            int64
+	Waiting, Finished bool
+}
+
+type batchListParams struct {
+	BeforeID int64
+	Limit    int
 }
 
 // jobAt is a job and the time a change to it is made at.
@@ -464,10 +493,16 @@ var (
 		args: func(p *pruneParams) []any { return []any{p.Completed, p.Cancelled, p.Discarded, p.Limit, p.Latest} }})
 	jobGet = def(stmt[int64]{name: "JobGet", cols: 22, args: oneArg[int64]})
 	// jobInserted's parameter is the quoted name of the jobs table.
-	jobInserted = def(stmt[string]{name: "JobInserted", cols: 22, args: oneArg[string]})
-	jobList     = def(stmt[listParams]{name: "JobList", cols: 22,
-		args: func(p *listParams) []any { return []any{p.Queue, p.Kind, p.AfterID, p.States, p.Now, p.Limit} }})
-	jobCancel = def(stmt[jobAt]{name: "JobCancel", cols: finishedCols,
+	jobInserted   = def(stmt[string]{name: "JobInserted", cols: 22, args: oneArg[string]})
+	jobList       = def(stmt[searchParams]{name: "JobList", cols: 22, args: searchArgs})
+	jobListDesc   = def(stmt[searchParams]{name: "JobListDesc", cols: 22, args: searchArgs})
+	jobMatchCount = def(stmt[searchParams]{name: "JobMatchCount", cols: 4, args: searchArgs})
+	jobIDNext     = def(stmt[idNextParams]{name: "JobIDNext", cols: 1,
+		args: func(p *idNextParams) []any { return []any{p.Lo, p.Hi, p.Waiting, p.Finished} }})
+	jobIDPrev = def(stmt[idNextParams]{name: "JobIDPrev", cols: 1,
+		args: func(p *idNextParams) []any { return []any{p.Lo, p.Hi, p.Waiting, p.Finished} }})
+	jobIDBounds = def(stmt[struct{}]{name: "JobIDBounds", cols: 4, args: noArgs})
+	jobCancel   = def(stmt[jobAt]{name: "JobCancel", cols: finishedCols,
 		args: func(p *jobAt) []any { return []any{p.ID, p.Now} }})
 	jobDiscard = def(stmt[jobAt]{name: "JobDiscard", cols: finishedCols,
 		args: func(p *jobAt) []any { return []any{p.ID, p.Now} }})
@@ -505,8 +540,11 @@ var (
 	batchGet     = def(stmt[int64]{name: "BatchGet", cols: 10, args: oneArg[int64]})
 	batchResults = def(stmt[batchResultsParams]{name: "BatchResults", cols: 4,
 		args: func(p *batchResultsParams) []any { return []any{p.BatchID, p.AfterID, p.Limit} }})
-	jobResults        = def(stmt[[]int64]{name: "JobResults", cols: 4, args: oneArg[[]int64]})
-	jobParentResults  = def(stmt[int64]{name: "JobParentResults", cols: 4, args: oneArg[int64]})
+	jobResults       = def(stmt[[]int64]{name: "JobResults", cols: 4, args: oneArg[[]int64]})
+	jobParentResults = def(stmt[int64]{name: "JobParentResults", cols: 4, args: oneArg[int64]})
+	jobDeps          = def(stmt[[]int64]{name: "JobDeps", cols: 2, args: oneArg[[]int64]})
+	batchList        = def(stmt[batchListParams]{name: "BatchList", cols: 10,
+		args: func(p *batchListParams) []any { return []any{p.BeforeID, p.Limit} }})
 	jobsParentResults = def(stmt[[]int64]{name: "JobsParentResults", cols: 5, args: oneArg[[]int64]})
 
 	// Topics (topics.go).

@@ -191,6 +191,12 @@ func newDriver(opts []Option) (*Driver, error) {
 		err = droverdriver.WithClaimKinds(q, "AND kind IN (SELECT value FROM json_each(?8))",
 			"AND (priority, run_at, id) > (?8, ?9, ?10) AND kind IN (SELECT value FROM json_each(?11))")
 	}
+	if err == nil {
+		err = droverdriver.WithDescending(q, "JobList", "JobListDesc")
+	}
+	if err == nil {
+		err = droverdriver.WithDescending(q, "JobIDNext", "JobIDPrev")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("droversqlite: %w", err)
 	}

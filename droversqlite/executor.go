@@ -310,7 +310,8 @@ func appendInsertArgs(args []any, j *droverdriver.InsertParams, now any) []any {
 
 var emptyObject = []byte("{}")
 
-// appendTags appends tags as a JSON array of strings.
+// appendTags appends tags (or any strings: states) as a JSON array of
+// strings.
 func appendTags(b []byte, tags []string) []byte {
 	b = append(b, '[')
 	for i, t := range tags {
@@ -741,30 +742,6 @@ func (e *executor) get(ctx context.Context, tx *sql.Tx, id int64) (*droverdriver
 		return nil, fmt.Errorf("job %d: %w", id, droverdriver.ErrNotFound)
 	}
 	return sc.jobs[0], nil
-}
-
-func (e *executor) JobList(ctx context.Context, p droverdriver.ListParams) ([]*droverdriver.JobRow, error) {
-	states := "[]"
-	if len(p.States) > 0 {
-		b := []byte{'['}
-		for i, s := range p.States {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendString(b, string(s))
-		}
-		states = string(append(b, ']'))
-	}
-	now := p.Now
-	if now.IsZero() {
-		now = time.Now()
-	}
-	sc := newScanner(min(max(p.Limit, 1), 1000))
-	err := jobList.query(ctx, e, nil, e.reader, sc.scan, listParams{p.Queue, p.Kind, p.AfterID, states, micros(now), p.Limit})
-	if err != nil {
-		return nil, e.wrap("list jobs", err)
-	}
-	return sc.jobs, nil
 }
 
 func (e *executor) JobCancel(ctx context.Context, id int64, now time.Time) ([]droverdriver.FinishedRow, error) {

@@ -316,22 +316,29 @@ func keyed(p droverdriver.FlowInsertParams) bool {
 	return false
 }
 
+// scanBatch reads the columns of BatchGet and BatchList.
+func scanBatch(rows *sql.Rows) (*droverdriver.BatchRow, error) {
+	b := &droverdriver.BatchRow{}
+	var created int64
+	var finished sql.NullInt64
+	if err := rows.Scan(&b.ID, &b.Total, &b.Completed, &b.Cancelled, &b.Discarded, &b.Running, &b.Retrying,
+		&b.CallbackJobID, &created, &finished); err != nil {
+		return nil, err
+	}
+	b.CreatedAt = fromMicros(created)
+	if finished.Valid {
+		t := fromMicros(finished.Int64)
+		b.FinishedAt = &t
+	}
+	return b, nil
+}
+
 func (e *executor) BatchGet(ctx context.Context, id int64) (*droverdriver.BatchRow, error) {
 	var b *droverdriver.BatchRow
 	err := batchGet.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
-		b = &droverdriver.BatchRow{}
-		var created int64
-		var finished sql.NullInt64
-		if err := rows.Scan(&b.ID, &b.Total, &b.Completed, &b.Cancelled, &b.Discarded, &b.Running, &b.Retrying,
-			&b.CallbackJobID, &created, &finished); err != nil {
-			return err
-		}
-		b.CreatedAt = fromMicros(created)
-		if finished.Valid {
-			t := fromMicros(finished.Int64)
-			b.FinishedAt = &t
-		}
-		return nil
+		var err error
+		b, err = scanBatch(rows)
+		return err
 	}, id)
 	if err != nil {
 		return nil, e.wrap("get batch", err)

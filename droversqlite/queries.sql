@@ -505,35 +505,91 @@ SELECT id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, crea
 FROM {schema}finished_jobs WHERE id = ?1
 LIMIT 1;
 
+-- fragment: search_waiting
+-- The hot table's jobs inside a search window, with the state users see
+-- (scheduled and retryable are available rows whose run_at is ahead of
+-- ?15, now): the rows JobList and JobMatchCount filter with search_match.
+-- Every search statement takes the same parameters: ?1-?14 the filter
+-- (states and tags as JSON arrays, '[]' for any; args and metadata JSON
+-- or NULL; times in microseconds or NULL), ?15 now, ?16 and ?17 the
+-- window's exclusive bounds, ?18 the limit, ?19 and ?20 whether to read
+-- the hot table and finished jobs. A search walks the rowid between ?16
+-- and ?17, so it costs what its window holds, however deep it lies.
+SELECT id, CASE WHEN state = 'available' AND run_at > ?15 THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END AS state,
+    queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, NULL AS finalized_at,
+    lease_owner, lease_expires_at, cancel_requested, tags, metadata, errors, args, batch_id, ordering_key, error_count
+FROM {schema}jobs WHERE ?19 AND id > ?16 AND id < ?17
+
+-- fragment: search_finished
+SELECT id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, finalized_at,
+    NULL AS lease_owner, NULL AS lease_expires_at, 0 AS cancel_requested, tags, metadata, errors, args, batch_id, ordering_key, error_count
+FROM {schema}finished_jobs WHERE ?20 AND id > ?16 AND id < ?17
+
+-- fragment: search_match
+-- The filter of a search over the columns of search_waiting or
+-- search_finished: states, queue, kind, tags (all of them), args and
+-- metadata containment (drover_json_contains, PostgreSQL's @>), and each
+-- time's [from, to). The tag and containment tests come last, the tags'
+-- skipped for the many jobs that have none: they decode JSON.
+(?1 = '[]' OR state IN (SELECT value FROM json_each(?1)))
+AND (?2 = '' OR queue = ?2) AND (?3 = '' OR kind = ?3)
+AND (?7 IS NULL OR created_at >= ?7) AND (?8 IS NULL OR created_at < ?8)
+AND (?9 IS NULL OR run_at >= ?9) AND (?10 IS NULL OR run_at < ?10)
+AND (?11 IS NULL OR attempted_at >= ?11) AND (?12 IS NULL OR attempted_at < ?12)
+AND (?13 IS NULL OR finalized_at >= ?13) AND (?14 IS NULL OR finalized_at < ?14)
+AND (?4 = '[]' OR tags <> '[]' AND NOT EXISTS (SELECT 1 FROM json_each(?4) w WHERE w.value NOT IN (SELECT value FROM json_each(tags))))
+AND (?5 IS NULL OR drover_json_contains(args, ?5)) AND (?6 IS NULL OR drover_json_contains(metadata, ?6))
+
 -- name: JobList
--- ?1 queue or '', ?2 kind or '', ?3 after ID, ?4 JSON array of states ('[]'
--- for all), ?5 now, ?6 limit. Each table is walked in ID order from the
--- cursor and stops at the limit on its own, so a page costs the same deep
--- into a large table as at its start.
+-- Each table is walked in ID order inside the window and stops at the
+-- limit on its own, so a page costs the same deep into a large table as
+-- at its start. JobListDesc is this statement with every /*asc*/ made
+-- DESC.
 SELECT * FROM (
-    SELECT * FROM (
-        SELECT id, CASE WHEN state = 'available' AND run_at > ?5 THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END AS ustate,
-            queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, NULL AS finalized_at,
-            lease_owner, lease_expires_at, cancel_requested, tags, metadata, errors, args, batch_id, ordering_key, error_count
-        FROM {schema}jobs
-        WHERE id > ?3 AND (?1 = '' OR queue = ?1) AND (?2 = '' OR kind = ?2)
-          AND (?4 = '[]' OR (CASE WHEN state = 'available' AND run_at > ?5 THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END) IN (SELECT value FROM json_each(?4)))
-        ORDER BY id
-        LIMIT ?6
-    )
+    SELECT * FROM (SELECT * FROM ({search_waiting}) WHERE {search_match} ORDER BY id /*asc*/ LIMIT ?18)
     UNION ALL
-    SELECT * FROM (
-        SELECT id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, finalized_at,
-            NULL, NULL, 0, tags, metadata, errors, args, batch_id, ordering_key, error_count
-        FROM {schema}finished_jobs
-        WHERE id > ?3 AND (?1 = '' OR queue = ?1) AND (?2 = '' OR kind = ?2)
-          AND (?4 = '[]' OR state IN (SELECT value FROM json_each(?4)))
-        ORDER BY id
-        LIMIT ?6
-    )
+    SELECT * FROM (SELECT * FROM ({search_finished}) WHERE {search_match} ORDER BY id /*asc*/ LIMIT ?18)
 )
-ORDER BY id
-LIMIT ?6;
+ORDER BY id /*asc*/
+LIMIT ?18;
+
+-- name: JobIDNext
+-- ?1 and ?2 the exclusive bounds, ?3 and ?4 whether to read the hot table
+-- and finished jobs. JobIDPrev is this statement with /*min*/ made max
+-- and /*asc*/ made DESC.
+SELECT coalesce(/*min*/min(id), 0) FROM (
+    SELECT * FROM (SELECT id FROM {schema}jobs WHERE ?3 AND id > ?1 AND id < ?2 ORDER BY id /*asc*/ LIMIT 1)
+    UNION ALL
+    SELECT * FROM (SELECT id FROM {schema}finished_jobs WHERE ?4 AND id > ?1 AND id < ?2 ORDER BY id /*asc*/ LIMIT 1)
+);
+
+-- name: JobIDBounds
+-- Four ends of two rowids.
+SELECT coalesce((SELECT id FROM {schema}jobs ORDER BY id LIMIT 1), 0),
+    coalesce((SELECT id FROM {schema}jobs ORDER BY id DESC LIMIT 1), 0),
+    coalesce((SELECT id FROM {schema}finished_jobs ORDER BY id LIMIT 1), 0),
+    coalesce((SELECT id FROM {schema}finished_jobs ORDER BY id DESC LIMIT 1), 0);
+
+-- fragment: count_waiting
+-- search_waiting with only the columns search_match reads, so that a count
+-- copies no errors or results.
+SELECT id, CASE WHEN state = 'available' AND run_at > ?15 THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END AS state,
+    queue, kind, created_at, run_at, attempted_at, NULL AS finalized_at, tags, metadata, args
+FROM {schema}jobs WHERE ?19 AND id > ?16 AND id < ?17
+
+-- fragment: count_finished
+SELECT id, state, queue, kind, created_at, run_at, attempted_at, finalized_at, tags, metadata, args
+FROM {schema}finished_jobs WHERE ?20 AND id > ?16 AND id < ?17
+
+-- name: JobMatchCount
+-- The first ?18 jobs of each table inside the window, and how many of
+-- them match: one row per table, the first column 1 for finished jobs (a
+-- table not read counts nothing).
+SELECT 0, coalesce(sum({search_match}), 0), count(*), coalesce(max(id), 0)
+FROM ({count_waiting} ORDER BY id LIMIT ?18)
+UNION ALL
+SELECT 1, coalesce(sum({search_match}), 0), count(*), coalesce(max(id), 0)
+FROM ({count_finished} ORDER BY id LIMIT ?18);
 
 -- name: JobCancelMove
 -- ?1 id, ?2 now. A waiting job (available, pending on other jobs, or
@@ -830,6 +886,20 @@ SELECT b.id, b.total, b.completed, b.cancelled, b.discarded,
     coalesce(b.callback_job_id, 0), b.created_at, b.finished_at
 FROM {schema}batches b WHERE b.id = ?1;
 
+-- name: BatchList
+-- ?1 the ID to list before (the driver passes the largest ID for the
+-- newest), ?2 the limit: a keyset page of the primary key, each batch's
+-- figures as BatchGet reads them.
+SELECT b.id, b.total, b.completed, b.cancelled, b.discarded,
+    (SELECT count(*) FROM {schema}jobs j WHERE j.batch_id = b.id AND j.flow & 1 /*FlowBatchMember*/ = 1 /*FlowBatchMember*/
+        AND (j.state = 'running' OR j.attempt > 0) AND j.state = 'running'),
+    (SELECT count(*) FROM {schema}jobs j WHERE j.batch_id = b.id AND j.flow & 1 /*FlowBatchMember*/ = 1 /*FlowBatchMember*/
+        AND (j.state = 'running' OR j.attempt > 0) AND j.state = 'available'),
+    coalesce(b.callback_job_id, 0), b.created_at, b.finished_at
+FROM {schema}batches b WHERE b.id < ?1
+ORDER BY b.id DESC
+LIMIT ?2;
+
 -- name: BatchResults
 -- Members only: the callback carries the batch ID too.
 SELECT id, state, kind, result FROM {schema}finished_jobs
@@ -853,6 +923,14 @@ SELECT j.id, j.state, j.kind, NULL
 FROM {schema}job_deps e JOIN {schema}jobs j ON j.id = e.parent_id
 WHERE e.child_id = ?1
 ORDER BY 1;
+
+-- name: JobDeps
+-- ?1 JSON array of IDs: their edges as parents (the primary key) and as
+-- children (job_deps_child_idx).
+SELECT parent_id, child_id FROM {schema}job_deps WHERE parent_id IN (SELECT value FROM json_each(?1))
+UNION
+SELECT parent_id, child_id FROM {schema}job_deps WHERE child_id IN (SELECT value FROM json_each(?1))
+ORDER BY 1, 2;
 
 -- name: JobsParentResults
 -- ?1 JSON array of child IDs: the parents of many jobs at once, for the

@@ -267,13 +267,40 @@ type pruneParams struct {
 	Limit                           int
 }
 
-type listParams struct {
-	Queue   string
-	Kind    string
-	AfterID int64
-	States  string // JSON array
-	Now     int64
-	Limit   int
+// searchParams are the parameters every search statement takes (JobList,
+// JobListDesc, JobMatchCount; see search_waiting in queries.sql): the
+// filter (states and tags JSON arrays, args and metadata JSON or nil,
+// times in microseconds or nil), now, the window's exclusive bounds, a
+// limit and the tables to read.
+type searchParams struct {
+	States, Queue, Kind, Tags  string
+	Args, Metadata             any
+	CreatedFrom, CreatedTo     any
+	ScheduledFrom, ScheduledTo any
+	AttemptedFrom, AttemptedTo any
+	FinishedFrom, FinishedTo   any
+	Now                        int64
+	Lo, Hi                     int64
+	Limit                      int
+	Waiting, Finished          bool
+}
+
+func searchArgs(p *searchParams) []any {
+	return []any{p.States, p.Queue, p.Kind, p.Tags, p.Args, p.Metadata, p.CreatedFrom, p.CreatedTo,
+		p.ScheduledFrom, p.ScheduledTo, p.AttemptedFrom, p.AttemptedTo, p.FinishedFrom, p.FinishedTo,
+		p.Now, p.Lo, p.Hi, p.Limit, p.Waiting, p.Finished}
+}
+
+// idNextParams are JobIDNext's and JobIDPrev's: the window's exclusive
+// bounds and the tables to read.
+type idNextParams struct {
+	Lo, Hi            int64
+	Waiting, Finished bool
+}
+
+type batchListParams struct {
+	BeforeID int64
+	Limit    int
 }
 
 type queueAt struct {
@@ -475,9 +502,15 @@ var (
 	jobRescueDelete = def(stmt[string]{name: "JobRescueDelete", args: oneArg[string]})
 	jobPrune        = def(stmt[pruneParams]{name: "JobPrune", cols: 2,
 		args: func(p *pruneParams) []any { return []any{p.Completed, p.Cancelled, p.Discarded, p.Limit} }})
-	jobGet  = def(stmt[jobAt]{name: "JobGet", cols: 22, args: jobAtArgs})
-	jobList = def(stmt[listParams]{name: "JobList", cols: 22,
-		args: func(p *listParams) []any { return []any{p.Queue, p.Kind, p.AfterID, p.States, p.Now, p.Limit} }})
+	jobGet        = def(stmt[jobAt]{name: "JobGet", cols: 22, args: jobAtArgs})
+	jobList       = def(stmt[searchParams]{name: "JobList", cols: 22, args: searchArgs})
+	jobListDesc   = def(stmt[searchParams]{name: "JobListDesc", cols: 22, args: searchArgs})
+	jobMatchCount = def(stmt[searchParams]{name: "JobMatchCount", cols: 4, args: searchArgs})
+	jobIDNext     = def(stmt[idNextParams]{name: "JobIDNext", cols: 1,
+		args: func(p *idNextParams) []any { return []any{p.Lo, p.Hi, p.Waiting, p.Finished} }})
+	jobIDPrev = def(stmt[idNextParams]{name: "JobIDPrev", cols: 1,
+		args: func(p *idNextParams) []any { return []any{p.Lo, p.Hi, p.Waiting, p.Finished} }})
+	jobIDBounds        = def(stmt[struct{}]{name: "JobIDBounds", cols: 4, args: noArgs})
 	jobCancelMove      = def(stmt[jobAt]{name: "JobCancelMove", cols: finishedCols, args: jobAtArgs})
 	jobCancelDelete    = def(stmt[int64]{name: "JobCancelDelete", args: oneArg[int64]})
 	jobCancelFlag      = def(stmt[int64]{name: "JobCancelFlag", args: oneArg[int64]})
@@ -521,8 +554,11 @@ var (
 	batchGet            = def(stmt[int64]{name: "BatchGet", cols: 10, args: oneArg[int64]})
 	batchResults        = def(stmt[batchResultsParams]{name: "BatchResults", cols: 4,
 		args: func(p *batchResultsParams) []any { return []any{p.BatchID, p.AfterID, p.Limit} }})
-	jobResults        = def(stmt[string]{name: "JobResults", cols: 4, args: oneArg[string]})
-	jobParentResults  = def(stmt[int64]{name: "JobParentResults", cols: 4, args: oneArg[int64]})
+	jobResults       = def(stmt[string]{name: "JobResults", cols: 4, args: oneArg[string]})
+	jobParentResults = def(stmt[int64]{name: "JobParentResults", cols: 4, args: oneArg[int64]})
+	jobDeps          = def(stmt[string]{name: "JobDeps", cols: 2, args: oneArg[string]})
+	batchList        = def(stmt[batchListParams]{name: "BatchList", cols: 10,
+		args: func(p *batchListParams) []any { return []any{p.BeforeID, p.Limit} }})
 	jobsParentResults = def(stmt[string]{name: "JobsParentResults", cols: 5, args: oneArg[string]})
 
 	// Topics (topics.go).

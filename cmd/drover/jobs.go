@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/internal/jobjson"
@@ -50,15 +53,34 @@ func (c *cli) jobsListCommand() *cobra.Command {
 	var (
 		states []string
 		p      drover.JobListParams
+		f      searchFlags
 		asJSON bool
+		count  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "List jobs in id order",
-		Long: `list prints jobs in id order, a page at a time: pass the last id printed
-as --after to get the next page.`,
+		Short: "Search jobs by state, queue, kind, tags, args, metadata and times",
+		Long: `list prints the jobs that match every filter given, oldest first (or newest
+first with --order newest), a page at a time: pass the last id printed as
+--after to get the next page.
+
+--args and --metadata take a JSON object that the job's must contain, as
+PostgreSQL's jsonb @> defines it on both stores: '{"to":"a@example.com"}'
+matches args with that key and value among others; nested objects match
+likewise, and an array matches an array holding at least its elements.
+--tag keeps jobs carrying every tag given. Each time filter takes an RFC 3339
+time or a duration ago ("90m": since an hour and a half ago); since is
+inclusive, until exclusive.
+
+A search walks the jobs tables by id a window at a time, whatever the
+filter, so a page deep in ten million jobs costs what the first does; a
+filter that few jobs match reads on until it fills the page or reaches the
+end. --count prints on stderr how many jobs match: exactly while a table
+holds up to 50,000 jobs, an estimate beyond ("about").`,
 		Example: `  drover jobs list --state available,running --queue default
-  drover jobs list --kind email --limit 20 --after 1040 --json`,
+  drover jobs list --kind email --args '{"to":"a@example.com"}' --order newest
+  drover jobs list --state discarded --finished-since 1h --count
+  drover jobs list --tag vip --metadata '{"tenant":"acme"}' --limit 20 --after 1040 --json`,
 		Args: argsNamed(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			for _, s := range states {
@@ -79,6 +101,9 @@ as --after to get the next page.`,
 			if p.After < 0 {
 				return usagef("--after %d: must not be negative", p.After)
 			}
+			if err := f.apply(&p, time.Now()); err != nil {
+				return err
+			}
 			ctx := cmd.Context()
 			client, closeStore, err := c.openClient(ctx)
 			if err != nil {
@@ -90,14 +115,28 @@ as --after to get the next page.`,
 				return err
 			}
 			if asJSON {
-				return writeJobsJSON(cmd.OutOrStdout(), jobs)
+				err = writeJobsJSON(cmd.OutOrStdout(), jobs)
+			} else {
+				err = writeJobTable(cmd.OutOrStdout(), jobs)
 			}
-			if err := writeJobTable(cmd.OutOrStdout(), jobs); err != nil {
+			if err != nil {
 				return err
 			}
+			// On stderr, so that the table and the JSON stay clean for
+			// pipes.
 			if len(jobs) == p.Limit {
-				// On stderr, so that the table stays clean for pipes.
 				fmt.Fprintf(cmd.ErrOrStderr(), "more jobs may follow: add --after %d\n", jobs[len(jobs)-1].ID)
+			}
+			if count {
+				n, err := client.JobCount(ctx, p)
+				if err != nil {
+					return err
+				}
+				about := ""
+				if !n.Exact {
+					about = "about "
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s%d jobs match\n", about, n.Count)
 			}
 			return nil
 		},
@@ -107,10 +146,90 @@ as --after to get the next page.`,
 	fl.StringSliceVar(&states, "state", nil, "only jobs in these states (comma-separated): "+joinStates())
 	fl.StringVar(&p.Queue, "queue", "", "only jobs of this queue")
 	fl.StringVar(&p.Kind, "kind", "", "only jobs of this kind")
+	fl.StringSliceVar(&p.Tags, "tag", nil, "only jobs carrying every one of these tags (repeat, or comma-separated)")
+	f.register(fl)
+	fl.StringVar(&f.order, "order", "oldest", "oldest (lowest id) or newest first")
 	fl.IntVar(&p.Limit, "limit", 100, fmt.Sprintf("at most this many jobs (1 to %d)", maxListLimit))
-	fl.Int64Var(&p.After, "after", 0, "only jobs with a greater id: the last id of the previous page")
+	fl.Int64Var(&p.After, "after", 0, "only jobs after this id in the list's order: the last id of the previous page")
 	fl.BoolVar(&asJSON, "json", false, "print the jobs as a JSON array")
+	fl.BoolVar(&count, "count", false, "also print on stderr how many jobs match (estimated beyond 50,000 jobs per table)")
 	return cmd
+}
+
+// searchFlags are the search filters of jobs list that need parsing: JSON
+// objects, times and the order.
+type searchFlags struct {
+	args, metadata string
+	times          [8]string // since and until of created, scheduled, attempted, finished
+	order          string
+}
+
+// searchTimes names the time filters, in the order of searchFlags.times
+// (since, until of each).
+var searchTimes = []struct {
+	name, what string
+	field      func(*drover.JobListParams) *drover.TimeRange
+}{
+	{"created", "created", func(p *drover.JobListParams) *drover.TimeRange { return &p.Created }},
+	{"scheduled", "due to run (run_at)", func(p *drover.JobListParams) *drover.TimeRange { return &p.Scheduled }},
+	{"attempted", "whose last attempt started", func(p *drover.JobListParams) *drover.TimeRange { return &p.Attempted }},
+	{"finished", "finished", func(p *drover.JobListParams) *drover.TimeRange { return &p.Finished }},
+}
+
+func (f *searchFlags) register(fl *pflag.FlagSet) {
+	fl.StringVar(&f.args, "args", "", `only jobs whose args contain this JSON object, e.g. '{"to":"a@example.com"}'`)
+	fl.StringVar(&f.metadata, "metadata", "", "only jobs whose metadata contain this JSON object")
+	for i, t := range searchTimes {
+		fl.StringVar(&f.times[2*i], t.name+"-since", "", "only jobs "+t.what+" at or after this time (RFC 3339, or a duration ago such as 1h)")
+		fl.StringVar(&f.times[2*i+1], t.name+"-until", "", "only jobs "+t.what+" before this time (RFC 3339, or a duration ago)")
+	}
+}
+
+// apply sets p's filters from the flags, durations counted back from now.
+func (f *searchFlags) apply(p *drover.JobListParams, now time.Time) error {
+	for _, j := range []struct {
+		flag string
+		v    string
+		dst  *json.RawMessage
+	}{{"--args", f.args, &p.Args}, {"--metadata", f.metadata, &p.Metadata}} {
+		if j.v == "" {
+			continue
+		}
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(j.v), &obj); err != nil || obj == nil {
+			return usagef(`%s %q: must be a JSON object, such as '{"to":"a@example.com"}'`, j.flag, j.v)
+		}
+		*j.dst = json.RawMessage(j.v)
+	}
+	for i, t := range searchTimes {
+		for k, dst := range []*time.Time{&t.field(p).From, &t.field(p).To} {
+			v := f.times[2*i+k]
+			if v == "" {
+				continue
+			}
+			flag := "--" + t.name + []string{"-since", "-until"}[k]
+			if d, err := time.ParseDuration(v); err == nil {
+				if d < 0 {
+					return usagef("%s %q: a duration ago must not be negative", flag, v)
+				}
+				*dst = now.Add(-d)
+				continue
+			}
+			at, err := time.Parse(time.RFC3339Nano, v)
+			if err != nil {
+				return usagef("%s %q: want an RFC 3339 time (2026-01-02T15:04:05Z) or a duration ago (90m)", flag, v)
+			}
+			*dst = at
+		}
+	}
+	switch f.order {
+	case "oldest", "":
+	case "newest":
+		p.NewestFirst = true
+	default:
+		return usagef("--order %q: use oldest or newest", f.order)
+	}
+	return nil
 }
 
 func (c *cli) jobsGetCommand() *cobra.Command {

@@ -342,3 +342,60 @@ func waitState(t *testing.T, f *fixture, id int64, want drover.JobState) *drover
 	}
 	return j
 }
+
+// TestJobsListSearch: jobs list filters by tags, args and metadata
+// containment and times, lists newest first, and counts, on both stores;
+// a malformed filter is a usage error naming the flag.
+func TestJobsListSearch(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			f := b.setup(t).migrated(t)
+			ada := f.enqueue(t, "email", `{"to":"ada@example.com","user":{"id":7}}`, "--tags", "vip", "--metadata", `{"tenant":"acme"}`)[0]
+			grace := f.enqueue(t, "email", `{"to":"grace@example.com"}`, "--tags", "vip,eu")[0]
+			later := f.enqueue(t, "report", `{"day":"2026-11-21"}`, "--at", "2h")[0]
+			inAnHour := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+			for _, tc := range []struct {
+				args []string
+				want []int64
+			}{
+				{[]string{"--args", `{"user":{"id":7}}`}, []int64{ada}},
+				{[]string{"--metadata", `{"tenant":"acme"}`}, []int64{ada}},
+				{[]string{"--tag", "vip"}, []int64{ada, grace}},
+				{[]string{"--tag", "vip", "--tag", "eu"}, []int64{grace}},
+				{[]string{"--order", "newest"}, []int64{later, grace, ada}},
+				{[]string{"--created-since", "1h", "--kind", "email", "--order", "newest"}, []int64{grace, ada}},
+				{[]string{"--scheduled-until", inAnHour}, []int64{ada, grace}},
+				{[]string{"--scheduled-since", inAnHour}, []int64{later}},
+				{[]string{"--scheduled-since", "1h"}, []int64{ada, grace, later}},
+			} {
+				r := f.run(t, append([]string{"jobs", "list", "--json"}, tc.args...)...)
+				if r.code != exitOK {
+					t.Fatalf("jobs list %v: %s", tc.args, r)
+				}
+				var jobs []jobjson.Job
+				decodeJSON(t, r.stdout, &jobs)
+				var got []int64
+				for _, j := range jobs {
+					got = append(got, j.ID)
+				}
+				if !slices.Equal(got, tc.want) {
+					t.Errorf("jobs list %v: %v, want %v", tc.args, got, tc.want)
+				}
+			}
+			if r := f.run(t, "jobs", "list", "--tag", "vip", "--count"); r.code != exitOK || !strings.Contains(r.stderr, "2 jobs match") {
+				t.Errorf("--count: %s", r)
+			}
+			if r := f.run(t, "jobs", "list", "--scheduled-since", "1h", "--scheduled-until", "2025-01-01T00:00:00Z"); r.code == exitOK ||
+				!strings.Contains(r.stderr, "scheduled range") {
+				t.Errorf("a range that ends before it starts: %s", r)
+			}
+			for _, bad := range [][]string{{"--args", "[1]"}, {"--metadata", "nope"}, {"--finished-since", "yesterday"},
+				{"--scheduled-since=-1m"}, {"--order", "up"}} {
+				r := f.run(t, append([]string{"jobs", "list"}, bad...)...)
+				if flag, _, _ := strings.Cut(bad[0], "="); r.code != exitUsage || !strings.Contains(r.stderr, flag) {
+					t.Errorf("jobs list %v: %s, want a usage error naming %s", bad, r, bad[0])
+				}
+			}
+		})
+	}
+}

@@ -427,6 +427,7 @@ type storeClient interface {
 	InsertBatch(ctx context.Context, jobs []drover.InsertManyParams, opts *drover.BatchOpts) (*drover.InsertedBatch, error)
 	BatchGet(ctx context.Context, id int64) (*drover.Batch, error)
 	JobList(ctx context.Context, p drover.JobListParams) ([]*drover.JobRow, error)
+	JobCount(ctx context.Context, p drover.JobListParams) (drover.JobCount, error)
 	JobGet(ctx context.Context, id int64) (*drover.JobRow, error)
 	JobRetry(ctx context.Context, id int64) (*drover.JobRow, error)
 	JobCancel(ctx context.Context, id int64) (*drover.JobRow, error)

@@ -71,6 +71,7 @@ func Exercise[TTx any](t *testing.T, f Factory[TTx]) {
 	testLease(t, setup)
 	testAdmin(t, setup)
 	testRead(t, setup)
+	testSearch(t, setup)
 	testMaintenance(t, setup)
 	testFlow(t, setup)
 	testTopics(t, setup)

@@ -156,7 +156,7 @@ func browse(t *testing.T, b *bundle, exe string, shot func(string) string) {
 	if len(want) != 3 {
 		t.Fatalf("the store has queues %v, want default, images and reports", want)
 	}
-	run("wait for the charts", chromedp.WaitReady(chromedp.CSS("#chart-depth polyline")))
+	run("wait for the charts", chromedp.WaitReady(chromedp.CSS(`#chart-depth[data-ready="true"] canvas`)))
 	if owners := text("#processes tbody"); !strings.Contains(owners, "py-worker-1") {
 		t.Errorf("processes table = %q, want py-worker-1 holding its running job", owners)
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"embed"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"html/template"
 	"io/fs"
@@ -31,6 +30,7 @@ var uiFiles embed.FS
 // pages are the parsed templates.
 type pages struct {
 	login, overview, jobs, job, batch, topics, errorPage *template.Template
+	workflow, batches, periodic                          *template.Template
 }
 
 var funcs = template.FuncMap{
@@ -43,7 +43,23 @@ var funcs = template.FuncMap{
 	"ms": func(d time.Duration) string {
 		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64)
 	},
-	"rate": func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
+	"rate":       func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
+	"thousands":  thousands,
+	"timeFields": func() []string { return []string{"created", "scheduled", "attempted", "finished"} },
+	"stateNames": func() []string { return jobStates },
+	// waitsFor lists the IDs the step id waits for in g.
+	"waitsFor": func(g *drover.WorkflowGraph, id int64) string {
+		var ps []string
+		for _, e := range g.Edges {
+			if e.Child == id {
+				ps = append(ps, strconv.FormatInt(e.Parent, 10))
+			}
+		}
+		if len(ps) == 0 {
+			return "-"
+		}
+		return strings.Join(ps, ", ")
+	},
 	"until": func(t, now time.Time) string {
 		d := t.Sub(now).Round(time.Second)
 		if d < 0 {
@@ -83,6 +99,24 @@ var funcs = template.FuncMap{
 	},
 }
 
+// thousands writes n with a comma between each group of three digits.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
 func newPages() *pages {
 	parse := func(name string) *template.Template {
 		return template.Must(template.New(name).Funcs(funcs).ParseFS(uiFiles, "ui/layout.html", "ui/"+name))
@@ -94,6 +128,9 @@ func newPages() *pages {
 		job:       parse("job.html"),
 		batch:     parse("batch.html"),
 		topics:    parse("topics.html"),
+		workflow:  parse("workflow.html"),
+		batches:   parse("batches.html"),
+		periodic:  parse("periodic.html"),
 		errorPage: parse("error.html"),
 	}
 }
@@ -126,20 +163,26 @@ func render(w http.ResponseWriter, status int, t *template.Template, data any) e
 // htmlRoutes are the dashboard's pages and actions, all admin only.
 func (s *Server) htmlRoutes() map[string]func(w http.ResponseWriter, r *http.Request) error {
 	return map[string]func(w http.ResponseWriter, r *http.Request) error{
-		"GET /{$}":                      s.overviewPage,
-		"GET /ui/jobs":                  s.jobsPage,
-		"GET /ui/topics":                s.topicsPage,
-		"GET /ui/jobs/find":             findByID("job", "/ui/jobs"),
-		"GET /ui/jobs/{id}":             s.jobPage,
-		"GET /ui/batches/find":          findByID("batch", "/ui/batches"),
-		"GET /ui/batches/{id}":          s.batchPage,
-		"POST /ui/jobs/{id}/retry":      s.jobAction(s.cfg.Client.JobRetry, "retry"),
-		"POST /ui/jobs/{id}/cancel":     s.jobAction(s.cfg.Client.JobCancel, "cancel"),
-		"POST /ui/jobs/{id}/discard":    s.jobAction(s.cfg.Client.JobDiscard, "discard"),
-		"POST /ui/bulk":                 s.bulk,
-		"POST /ui/queues/{name}/pause":  s.queueAction(s.cfg.Client.QueuePause, "pause"),
-		"POST /ui/queues/{name}/resume": s.queueAction(s.cfg.Client.QueueResume, "resume"),
-		"GET /ui/history.json":          s.historyJSON,
+		"GET /{$}":                         s.overviewPage,
+		"GET /ui/jobs":                     s.jobsPage,
+		"GET /ui/topics":                   s.topicsPage,
+		"GET /ui/jobs/find":                findByID("job", "/ui/jobs"),
+		"GET /ui/jobs/{id}":                s.jobPage,
+		"GET /ui/batches/find":             findByID("batch", "/ui/batches"),
+		"GET /ui/batches/{id}":             s.batchPage,
+		"GET /ui/batches":                  s.batchesPage,
+		"GET /ui/jobs/{id}/workflow":       s.workflowPage,
+		"GET /ui/periodic":                 s.periodicPage,
+		"POST /ui/periodic/{name}/pause":   s.periodicAction("pause"),
+		"POST /ui/periodic/{name}/resume":  s.periodicAction("resume"),
+		"POST /ui/periodic/{name}/trigger": s.periodicAction("trigger"),
+		"POST /ui/jobs/{id}/retry":         s.jobAction(s.cfg.Client.JobRetry, "retry"),
+		"POST /ui/jobs/{id}/cancel":        s.jobAction(s.cfg.Client.JobCancel, "cancel"),
+		"POST /ui/jobs/{id}/discard":       s.jobAction(s.cfg.Client.JobDiscard, "discard"),
+		"POST /ui/bulk":                    s.bulk,
+		"POST /ui/queues/{name}/pause":     s.queueAction(s.cfg.Client.QueuePause, "pause"),
+		"POST /ui/queues/{name}/resume":    s.queueAction(s.cfg.Client.QueueResume, "resume"),
+		"GET /ui/history.json":             s.historyJSON,
 	}
 }
 
@@ -350,47 +393,98 @@ var jobStates = func() []string {
 
 const jobsPageSize = 50
 
+// jobsForm is the jobs page's filter as its form shows it: the query
+// jobQuery reads, with times as a datetime-local input takes them (UTC).
+type jobsForm struct {
+	url.Values
+}
+
+// Time returns the value of the time parameter name for a datetime-local
+// input, in UTC.
+func (f jobsForm) Time(name string) string {
+	v := f.Get(name)
+	if v == "" {
+		return ""
+	}
+	t, err := parseQueryTime(v)
+	if err != nil {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02T15:04:05")
+}
+
+// bulkable reports whether the filter uses only what bulk actions take
+// (state, queue, kind), so that "every job of this filter" means what
+// the page shows.
+func (f jobsForm) bulkable() bool {
+	for key, v := range f.Values {
+		switch key {
+		case "state", "queue", "kind", "order", "after", "task":
+		default:
+			if strings.Join(v, "") != "" {
+				return false
+			}
+		}
+	}
+	return !strings.Contains(f.Get("state"), ",")
+}
+
+// jobsPage searches jobs with the API's filter (jobQuery), newest first
+// unless the form asks otherwise, a page of jobsPageSize examining at most
+// a scan's worth of IDs, and says how many jobs match (Client.JobCount,
+// exact or estimated).
 func (s *Server) jobsPage(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	f := jobFilter{State: q.Get("state"), Queue: q.Get("queue"), Kind: q.Get("kind")}
-	p, err := f.params()
+	if !q.Has("order") {
+		q.Set("order", "desc")
+	}
+	p, err := jobQuery(q)
 	if err != nil {
 		return err
 	}
-	if v := q.Get("after"); v != "" {
-		if p.After, err = strconv.ParseInt(v, 10, 64); err != nil || p.After < 0 {
-			return badRequest("after %q: must be a job id", v)
-		}
+	count, err := s.cfg.Client.JobCount(r.Context(), p)
+	if err != nil {
+		return err
 	}
 	// The page shows no args or metadata, so the rows it keeps drop
 	// them as they are read, a chunk at a time: fifty jobs of 1 MiB
 	// args would otherwise be held whole to show their IDs and states.
 	var jobs []*drover.JobRow
-	errStop := errors.New("page full")
-	err = s.walkJobs(r.Context(), p, func(j *drover.JobRow) error {
-		j.EncodedArgs, j.Metadata = nil, nil
-		jobs = append(jobs, j)
-		if len(jobs) == jobsPageSize {
-			return errStop
+	sc := newSearchChunks(s.cfg.Client, p, jobsPageSize)
+	for !sc.done() {
+		chunk, err := sc.next(r.Context())
+		if err != nil {
+			return err
 		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, errStop) {
-		return err
+		for _, j := range chunk {
+			j.EncodedArgs, j.Metadata = nil, nil
+			jobs = append(jobs, j)
+		}
 	}
 	next := ""
-	if len(jobs) == jobsPageSize {
-		v := url.Values{"state": {f.State}, "queue": {f.Queue}, "kind": {f.Kind}, "after": {strconv.FormatInt(jobs[len(jobs)-1].ID, 10)}}
+	if sc.cursor != 0 {
+		v := queryValues(p)
+		v.Set("after", strconv.FormatInt(sc.cursor, 10))
 		next = "/ui/jobs?" + v.Encode()
 	}
+	form := jobsForm{queryValues(p)}
+	f := jobFilter{State: q.Get("state"), Queue: p.Queue, Kind: p.Kind}
 	flash, running := s.bulkStatus(q)
 	return render(w, http.StatusOK, s.pages.jobs, struct {
 		page
-		Filter jobFilter
-		States []string
-		Jobs   []*drover.JobRow
-		Next   string
-	}{page{Title: "Jobs", Flash: flash, Refresh: running}, f, jobStates, jobs, next})
+		Form     jobsForm
+		Filter   jobFilter
+		Bulkable bool
+		States   []string
+		Jobs     []*drover.JobRow
+		Count    drover.JobCount
+		Next     string
+		// Short is set when the page ended at its scan bound before it
+		// was full: the next page goes on searching.
+		Short   bool
+		Scanned int64
+	}{page{Title: "Jobs", Flash: flash, Refresh: running}, form, f, form.bulkable(), jobStates, jobs, count, next,
+		len(jobs) < jobsPageSize && next != "", sc.scanned})
 }
 
 // findByID redirects the dashboard's "open by id" forms to the page of the
@@ -423,12 +517,17 @@ func (s *Server) jobPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	dependants, err := s.cfg.Client.JobDependants(r.Context(), id)
+	if err != nil {
+		return err
+	}
 	return render(w, http.StatusOK, s.pages.job, struct {
 		page
-		Job     *drover.JobRow
-		Result  *drover.JobResult
-		Parents []drover.JobResult
-	}{page{Title: fmt.Sprintf("Job %d", id), Flash: jobFlash(r.URL.Query().Get("done"), job)}, job, result, parents})
+		Job        *drover.JobRow
+		Result     *drover.JobResult
+		Parents    []drover.JobResult
+		Dependants []drover.JobResult
+	}{page{Title: fmt.Sprintf("Job %d", id), Flash: jobFlash(r.URL.Query().Get("done"), job)}, job, result, parents, dependants})
 }
 
 // batchPage shows a batch's progress from its counters, never a count

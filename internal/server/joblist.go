@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/internal/jobjson"
@@ -24,41 +26,39 @@ const jobsChunk = 32
 // the braces), reserved in the byte budget before a job is added.
 const pageTail = 64
 
-// listJobs answers a page of jobs in ID order. A page ends at its limit
-// of rows or at the byte budget (Config.MaxPageBytes), whichever comes
-// first, with the cursor of the next page: a client paging with
-// next_after sees every job once, however large their args. The page is
-// encoded one job at a time as it is read in chunks from the store, so
-// the server never holds more than a chunk of rows and one encoded job.
+// listJobs answers a page of the jobs matching a search, oldest or newest
+// first. A page ends at its limit of rows, at the byte budget
+// (Config.MaxPageBytes), or once it has examined its scan bound of job
+// IDs (drover.JobSearchScanDefault), whichever comes first, with the cursor
+// of the next page: a client paging with next_after sees every matching
+// job once, however large their args and however rare the matches. The
+// page is encoded one job at a time as it is read in chunks from the
+// store, so the server never holds more than a chunk of rows and one
+// encoded job. With count=true the page also carries how many jobs match
+// (drover.Client.JobCount: exact up to 50,000 jobs per table, estimated
+// beyond).
 func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	for key := range q {
-		switch key {
-		case "state", "queue", "kind", "after", "limit":
-		default:
-			return badRequest("query parameter %q: unknown (use state, queue, kind, after, limit)", key)
+		if !slices.Contains(jobQueryKeys, key) && key != "after" && key != "limit" && key != "count" {
+			return badRequest("query parameter %q: unknown (use %s, after, limit, count)", key, strings.Join(jobQueryKeys, ", "))
 		}
 	}
-	p := drover.JobListParams{Queue: q.Get("queue"), Kind: q.Get("kind")}
-	if err := checkListQueue(r, p.Queue); err != nil {
+	// The API takes a parameter given empty as given: a time, an order
+	// or a count must then have a value (the dashboard's form, which
+	// sends every field, reads empty ones as unset).
+	for key := range q {
+		typed := key == "order" || key == "count" || strings.HasSuffix(key, "_since") || strings.HasSuffix(key, "_until")
+		if typed && q.Get(key) == "" {
+			return badRequest("%s: given empty; give a value or leave it out", key)
+		}
+	}
+	p, err := jobQuery(q)
+	if err != nil {
 		return err
 	}
-	for _, v := range q["state"] {
-		// An empty value filters nothing, as an empty queue or kind
-		// does; an empty state inside a list is an error.
-		if v == "" {
-			continue
-		}
-		for _, st := range strings.Split(v, ",") {
-			p.States = append(p.States, drover.JobState(st))
-		}
-	}
-	var err error
-	if q.Has("after") {
-		v := q.Get("after")
-		if p.After, err = strconv.ParseInt(v, 10, 64); err != nil || p.After < 0 {
-			return badRequest("after %q: must be a job id (a non-negative integer)", v)
-		}
+	if err := checkListQueue(r, p.Queue); err != nil {
+		return err
 	}
 	limit := 100
 	if q.Has("limit") {
@@ -70,10 +70,28 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) error {
 			return badRequest("limit %d: must be at most %d (larger pages end early anyway; follow next_after)", limit, maxJobsPage)
 		}
 	}
-	p.Limit = min(limit, jobsChunk)
+	withCount := false
+	if q.Has("count") {
+		switch q.Get("count") {
+		case "true", "1":
+			withCount = true
+		case "false", "0":
+		default:
+			return badRequest("count %q: use true or false", q.Get("count"))
+		}
+	}
+	var count *drover.JobCount
+	if withCount {
+		n, err := s.cfg.Client.JobCount(r.Context(), p)
+		if err != nil {
+			return err
+		}
+		count = &n
+	}
 	// The first chunk is read before anything is written, so that a bad
 	// filter or a failing store still gets its error status.
-	jobs, err := s.cfg.Client.JobList(r.Context(), p)
+	sc := newSearchChunks(s.cfg.Client, p, limit)
+	jobs, err := sc.next(r.Context())
 	if err != nil {
 		return err
 	}
@@ -82,8 +100,9 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) error {
 	w.WriteHeader(http.StatusOK)
 	pw := &pageWriter{w: w, budget: s.cfg.MaxPageBytes}
 	pw.write([]byte(`{"jobs":[`))
-	n, last, more := 0, int64(0), false
+	n, next := 0, int64(0)
 	for {
+		full := false
 		for _, j := range jobs {
 			b, err := json.Marshal(jobjson.From(j))
 			if err != nil {
@@ -92,39 +111,86 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) error {
 			// The first job always goes in, so that a page makes
 			// progress even when one job is larger than the budget.
 			if n > 0 && !pw.fits(len(b)+1+pageTail) {
-				more = true
+				full = true
 				break
 			}
 			if n > 0 {
 				pw.write([]byte(","))
 			}
 			pw.write(b)
-			n, last = n+1, j.ID
+			n, next = n+1, j.ID
 		}
-		if more || n == limit {
-			more = true
+		if full || n == limit {
 			break
 		}
-		if len(jobs) < p.Limit {
-			break // the store has no more
+		if sc.done() {
+			next = sc.cursor // where the scan stopped; 0 at the end of the tables
+			break
 		}
-		p.After, p.Limit = last, min(limit-n, jobsChunk)
-		if jobs, err = s.cfg.Client.JobList(r.Context(), p); err != nil {
+		if jobs, err = sc.next(r.Context()); err != nil {
 			// The status is sent; end the page where it got to, and the
 			// client's next page meets the failure, if it lasts.
 			if r.Context().Err() == nil {
 				s.cfg.Logger.Error("listing jobs failed mid-page", "error", err)
 			}
-			more = true
+			next = sc.cursor
 			break
 		}
 	}
-	next := "null"
-	if more && n > 0 {
-		next = strconv.FormatInt(last, 10)
+	tail := `],"next_after":null`
+	if next > 0 {
+		tail = `],"next_after":` + strconv.FormatInt(next, 10)
 	}
-	pw.write([]byte(`],"next_after":` + next + "}\n"))
+	if count != nil {
+		tail += `,"count":{"value":` + strconv.FormatInt(count.Count, 10) + `,"exact":` + strconv.FormatBool(count.Exact) + `}`
+	}
+	pw.write([]byte(tail + "}\n"))
 	return nil
+}
+
+// searchChunks reads one page of a search from the store in chunks of
+// jobsChunk, sharing the page's bounds (IDs examined, time) among them:
+// each chunk goes on from where the last stopped, with what the bounds
+// have left.
+type searchChunks struct {
+	client  Client
+	p       drover.JobListParams
+	left    int
+	scanned int64
+	// until is when the page's time bound (drover.JobSearchTimeDefault)
+	// passes.
+	until time.Time
+	// cursor is where the next chunk starts; 0 once the search has no
+	// job left.
+	cursor int64
+	ended  bool
+}
+
+func newSearchChunks(c Client, p drover.JobListParams, limit int) *searchChunks {
+	return &searchChunks{client: c, p: p, left: limit, cursor: p.After, until: time.Now().Add(drover.JobSearchTimeDefault)}
+}
+
+// done reports whether the page has read all it may: the store has no
+// matching job left, or the scan bound is spent.
+func (sc *searchChunks) done() bool {
+	return sc.ended || sc.left == 0 || sc.scanned >= drover.JobSearchScanDefault || !time.Now().Before(sc.until)
+}
+
+func (sc *searchChunks) next(ctx context.Context) ([]*drover.JobRow, error) {
+	p := sc.p
+	p.After = sc.cursor
+	p.Limit = min(sc.left, jobsChunk)
+	p.Scan = drover.JobSearchScanDefault - sc.scanned
+	p.ScanTime = max(time.Until(sc.until), time.Millisecond)
+	page, err := sc.client.JobSearch(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	sc.left -= len(page.Jobs)
+	sc.scanned += page.Scanned
+	sc.cursor = page.Next
+	sc.ended = page.Next == 0
+	return page.Jobs, nil
 }
 
 // pageWriter writes a streamed page and counts its bytes against the

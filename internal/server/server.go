@@ -83,6 +83,11 @@ type Client interface {
 	BatchGet(ctx context.Context, id int64) (*drover.Batch, error)
 	JobGet(ctx context.Context, id int64) (*drover.JobRow, error)
 	JobList(ctx context.Context, p drover.JobListParams) ([]*drover.JobRow, error)
+	JobSearch(ctx context.Context, p drover.JobListParams) (*drover.JobPage, error)
+	JobCount(ctx context.Context, p drover.JobListParams) (drover.JobCount, error)
+	JobDependants(ctx context.Context, id int64) ([]drover.JobResult, error)
+	WorkflowGraph(ctx context.Context, id int64) (*drover.WorkflowGraph, error)
+	BatchList(ctx context.Context, before int64, limit int) ([]*drover.Batch, error)
 	JobResult(ctx context.Context, id int64) (*drover.JobResult, error)
 	JobParentResults(ctx context.Context, id int64) ([]drover.JobResult, error)
 	JobCancel(ctx context.Context, id int64) (*drover.JobRow, error)
@@ -366,7 +371,9 @@ func (s *Server) routes() {
 		"GET /v1/jobs/{id}/result":      {reader, s.jobResult},
 		"POST /v1/batches":              {[]Scope{ScopeEnqueue}, s.insertBatch},
 		"POST /v1/workflows":            {[]Scope{ScopeEnqueue}, s.insertWorkflow},
+		"GET /v1/batches":               {reader, s.listBatches},
 		"GET /v1/batches/{id}":          {reader, s.getBatch},
+		"GET /v1/jobs/{id}/workflow":    {reader, s.jobWorkflow},
 		"GET /v1/batches/{id}/results":  {reader, s.batchResults},
 		"POST /v1/jobs/{id}/cancel":     {admin, s.cancelJob},
 		"POST /v1/jobs/{id}/retry":      {admin, s.retryJob},

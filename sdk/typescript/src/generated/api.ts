@@ -60,7 +60,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List jobs in id order, a page at a time (keyset: pass next_after as after). A page ends at limit jobs or at the server's byte budget (8 MiB by default), whichever comes first; follow next_after until it is null. */
+        /** Search jobs, oldest or newest first, a page at a time (keyset: pass next_after as after). Filters combine (all must hold): states, queue, kind, tags, args and metadata containment, and ranges of each time. A page ends at limit jobs, at the server's byte budget (8 MiB by default), or once it has examined 200,000 job IDs past after or read for 250 ms, whichever comes first: a filter that few jobs match returns short (even empty) pages with a next_after, so that no page costs more than its scan whatever the table's size; follow next_after until it is null. With count=true the page also says how many jobs match: exactly while each table (waiting and running jobs; finished jobs) holds at most 50,000 jobs, otherwise an estimate from 50 samples of the table's ID range (count.exact false). */
         get: operations["listJobs"];
         put?: never;
         /** Enqueue one or many jobs, all or none. */
@@ -264,6 +264,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/jobs/{id}/workflow": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The workflow a job belongs to, as a graph: its jobs (found by following dependencies both ways, parents, dependants and theirs, as long as the jobs are kept) with their states and results, and the edges between them. At most 500 jobs, those nearest the job asked about (truncated then true). */
+        get: operations["getJobWorkflow"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/batches": {
         parameters: {
             query?: never;
@@ -271,7 +288,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** Batches with their progress, newest first, a page at a time (keyset: pass next_before as before). Each batch's counts are read as GET /v1/batches/{id} reads them. */
+        get: operations["listBatches"];
         put?: never;
         /** Enqueue jobs as one batch, all or none, with an optional callback job that becomes available once every member has ended. */
         post: operations["insertBatch"];
@@ -1164,6 +1182,21 @@ export interface components {
             /** @description Per receipt, in order: false when the batch's lease had ended (it is delivered again). */
             accepted: boolean[];
         };
+        WorkflowGraph: {
+            /** @description The workflow's jobs, the one asked about first. */
+            jobs: components["schemas"]["JobResult"][];
+            edges: {
+                /** Format: int64 */
+                parent: number;
+                /**
+                 * Format: int64
+                 * @description Waits for parent.
+                 */
+                child: number;
+            }[];
+            /** @description The workflow has more than 500 jobs; jobs and edges are those nearest the job asked about. */
+            truncated: boolean;
+        };
     };
     responses: never;
     parameters: never;
@@ -1270,6 +1303,33 @@ export interface operations {
                 state?: string;
                 queue?: string;
                 kind?: string;
+                /** @description Comma-separated tags: jobs carrying every one of them. */
+                tags?: string;
+                /** @description A JSON object that the job's args must contain, as PostgreSQL's jsonb @> defines it on both stores: {"to":"a@example.com"} matches args with that key and value among others; nested objects match likewise; an array matches an array holding at least its elements; numbers compare by value. */
+                args?: string;
+                /** @description A JSON object that the job's metadata must contain, as for args. */
+                metadata?: string;
+                /** @description Only jobs where the job was created at or after this time (RFC 3339). */
+                created_since?: string;
+                /** @description Only jobs where the job was created before this time (RFC 3339). */
+                created_until?: string;
+                /** @description Only jobs where the job was (or is) due to run (run_at) at or after this time (RFC 3339). */
+                scheduled_since?: string;
+                /** @description Only jobs where the job was (or is) due to run (run_at) before this time (RFC 3339). */
+                scheduled_until?: string;
+                /** @description Only jobs where its last attempt started at or after this time (RFC 3339). */
+                attempted_since?: string;
+                /** @description Only jobs where its last attempt started before this time (RFC 3339). */
+                attempted_until?: string;
+                /** @description Only jobs where it finished (completed, cancelled or discarded) at or after this time (RFC 3339). */
+                finished_since?: string;
+                /** @description Only jobs where it finished (completed, cancelled or discarded) before this time (RFC 3339). */
+                finished_until?: string;
+                /** @description asc: oldest (lowest id) first; desc: newest first. */
+                order?: "asc" | "desc";
+                /** @description Also answer how many jobs match the filter (count). */
+                count?: boolean;
+                /** @description The cursor: the next_after of the previous page (ids after it in the page's order). */
                 after?: number;
                 limit?: number;
             };
@@ -1289,9 +1349,16 @@ export interface operations {
                         jobs: components["schemas"]["Job"][];
                         /**
                          * Format: int64
-                         * @description Pass as after for the next page; null on the last page.
+                         * @description Pass as after for the next page; null once no job lies beyond this page. A page shorter than limit (even empty) may still have one: its scan ended first.
                          */
                         next_after: number | null;
+                        /** @description With count=true: how many jobs match the filter (after, limit and order aside). */
+                        count?: {
+                            /** Format: int64 */
+                            value: number;
+                            /** @description False when value is an estimate (a table of more than 50,000 jobs). */
+                            exact: boolean;
+                        };
                     };
                 };
             };
@@ -2363,6 +2430,164 @@ export interface operations {
             };
             /** @description No such job, or the token is restricted to queues and the job is in another. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store failed. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unavailable (down, restarting or unreachable); retry after the Retry-After delay. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getJobWorkflow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Job id. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The graph. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkflowGraph"];
+                };
+            };
+            /** @description The id is not a positive integer. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No token, or an unknown one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such job, or the token is restricted to queues (a workflow may span queues). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store failed. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unavailable (down, restarting or unreachable); retry after the Retry-After delay. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listBatches: {
+        parameters: {
+            query?: {
+                /** @description The cursor: the next_before of the previous page; batches with lower ids. */
+                before?: number;
+                /** @description At most this many batches. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of batches. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        batches: components["schemas"]["Batch"][];
+                        /**
+                         * Format: int64
+                         * @description Pass as before for the next page; null on the last page.
+                         */
+                        next_before: number | null;
+                    };
+                };
+            };
+            /** @description A parameter is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No token, or an unknown one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope, or is restricted to queues (a batch may span queues). */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

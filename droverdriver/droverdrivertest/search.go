@@ -1,0 +1,250 @@
+package droverdrivertest
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/engine"
+)
+
+func testSearch(t *testing.T, setup opener) {
+	// spread inserts ten jobs of queue "a" and completes the second,
+	// fifth and eighth, so that both tables hold jobs and IDs alternate
+	// between them.
+	spread := func(t *testing.T, d droverdriver.Driver) []int64 {
+		t.Helper()
+		got := insert(t, d, job("a"), job("a"), job("a"), job("a"), job("a"), job("a"), job("a"), job("a"), job("a"), job("a"))
+		rows := claim(t, d, "a", 8)
+		finish(t, d, result(rows[1], droverdriver.OutcomeCompleted), result(rows[4], droverdriver.OutcomeCompleted),
+			result(rows[7], droverdriver.OutcomeCompleted))
+		return got
+	}
+	pick := func(got []int64, at ...int) []int64 {
+		out := make([]int64, len(at))
+		for i, k := range at {
+			out[i] = got[k]
+		}
+		return out
+	}
+
+	t.Run("JobList/window", func(t *testing.T) {
+		t.Parallel()
+		d := setup(t)
+		got := spread(t, d)
+		completed := []droverdriver.State{droverdriver.StateCompleted}
+		tests := []struct {
+			name string
+			p    droverdriver.ListParams
+			want []int64
+		}{
+			{"after, until", droverdriver.ListParams{AfterID: got[0], UntilID: got[4]}, pick(got, 1, 2, 3, 4)},
+			{"until alone", droverdriver.ListParams{UntilID: got[2]}, pick(got, 0, 1, 2)},
+			{"descending from the newest", droverdriver.ListParams{Desc: true}, pick(got, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)},
+			{"descending, after, until", droverdriver.ListParams{Desc: true, AfterID: got[7], UntilID: got[4]}, pick(got, 6, 5, 4)},
+			{"descending, limited", droverdriver.ListParams{Desc: true, Limit: 3}, pick(got, 9, 8, 7)},
+			{"descending, finished only", droverdriver.ListParams{Desc: true, States: completed}, pick(got, 7, 4, 1)},
+			{"finished in a window", droverdriver.ListParams{States: completed, AfterID: got[1], UntilID: got[7]}, pick(got, 4, 7)},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				if tc.p.Limit == 0 {
+					tc.p.Limit = 100
+				}
+				jobs, err := d.JobList(context.Background(), tc.p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(ids(jobs), tc.want) {
+					t.Fatalf("listed %v, want %v", ids(jobs), tc.want)
+				}
+			})
+		}
+	})
+
+	t.Run("JobIDNext", func(t *testing.T) {
+		t.Parallel()
+		d := setup(t)
+		got := spread(t, d)
+		completed := []droverdriver.State{droverdriver.StateCompleted}
+		running := []droverdriver.State{droverdriver.StateRunning}
+		tests := []struct {
+			name string
+			p    droverdriver.ListParams
+			want int64
+		}{
+			{"first", droverdriver.ListParams{}, got[0]},
+			{"into finished jobs", droverdriver.ListParams{AfterID: got[0]}, got[1]},
+			{"past the end", droverdriver.ListParams{AfterID: got[9]}, 0},
+			{"newest", droverdriver.ListParams{Desc: true}, got[9]},
+			{"descending", droverdriver.ListParams{Desc: true, AfterID: got[2]}, got[1]},
+			{"descending past the start", droverdriver.ListParams{Desc: true, AfterID: got[0]}, 0},
+			{"finished jobs only", droverdriver.ListParams{AfterID: got[1], States: completed}, got[4]},
+			{"hot table only", droverdriver.ListParams{AfterID: got[0], States: running}, got[2]},
+			{"inside a window", droverdriver.ListParams{AfterID: got[4], UntilID: got[4] + 1, States: completed}, 0},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				id, err := d.JobIDNext(context.Background(), tc.p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if id != tc.want {
+					t.Fatalf("next ID %d, want %d", id, tc.want)
+				}
+			})
+		}
+	})
+
+	t.Run("JobIDBounds", func(t *testing.T) {
+		t.Parallel()
+		d := setup(t)
+		b, err := d.JobIDBounds(context.Background())
+		if err != nil || b != (droverdriver.IDBounds{}) {
+			t.Fatalf("empty store: %+v, %v", b, err)
+		}
+		got := spread(t, d)
+		b, err = d.JobIDBounds(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := (droverdriver.IDBounds{WaitingMin: got[0], WaitingMax: got[9], FinishedMin: got[1], FinishedMax: got[7]}); b != want {
+			t.Fatalf("bounds %+v, want %+v", b, want)
+		}
+	})
+
+	t.Run("JobMatchCount", func(t *testing.T) {
+		t.Parallel()
+		d := setup(t)
+		got := spread(t, d)
+		running := []droverdriver.State{droverdriver.StateRunning}
+		tests := []struct {
+			name string
+			p    droverdriver.MatchCountParams
+			want droverdriver.MatchCount
+		}{
+			{"both tables", droverdriver.MatchCountParams{Examine: 100, Waiting: true, Finished: true},
+				droverdriver.MatchCount{Waiting: counted(7, 7, got[9]), Finished: counted(3, 3, got[7])}},
+			{"filtered", droverdriver.MatchCountParams{Filter: droverdriver.ListParams{States: running}, Examine: 100, Waiting: true, Finished: true},
+				droverdriver.MatchCount{Waiting: counted(5, 7, got[9])}},
+			{"examine caps each table", droverdriver.MatchCountParams{Filter: droverdriver.ListParams{States: running}, Examine: 2, Waiting: true, Finished: true},
+				droverdriver.MatchCount{Waiting: counted(2, 2, got[2])}},
+			{"a window", droverdriver.MatchCountParams{Filter: droverdriver.ListParams{AfterID: got[3], UntilID: got[6]}, Examine: 100, Waiting: true, Finished: true},
+				droverdriver.MatchCount{Waiting: counted(2, 2, got[6]), Finished: counted(1, 1, got[4])}},
+			{"finished only", droverdriver.MatchCountParams{Examine: 100, Finished: true},
+				droverdriver.MatchCount{Finished: counted(3, 3, got[7])}},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				c, err := d.JobMatchCount(context.Background(), tc.p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c != tc.want {
+					t.Fatalf("count %+v, want %+v", c, tc.want)
+				}
+			})
+		}
+	})
+
+	t.Run("JobMatchCount/estimate", func(t *testing.T) {
+		// Beyond its exact bound a count is estimated from windows of
+		// IDs; every third job matches, so each window holds a third of
+		// matches and the estimate lands close.
+		t.Parallel()
+		ctx := context.Background()
+		d := setup(t)
+		const n = 3000
+		jobs := make([]droverdriver.InsertParams, n)
+		for i := range jobs {
+			jobs[i] = job("a")
+			if i%3 == 0 {
+				jobs[i].Kind = "hit"
+			}
+		}
+		insert(t, d, jobs...)
+		hit := droverdriver.ListParams{Kind: "hit"}
+		exact, err := engine.CountJobs(ctx, d, hit, engine.CountParams{Exact: 5000, Samples: 10})
+		if err != nil || exact != (engine.Count{N: n / 3, Exact: true}) {
+			t.Fatalf("exact count %+v, %v; want %d exactly", exact, err, n/3)
+		}
+		est, err := engine.CountJobs(ctx, d, hit, engine.CountParams{Exact: 300, Samples: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if est.Exact || est.N < n/3*9/10 || est.N > n/3*11/10 {
+			t.Fatalf("estimate %+v, want %d within 10%%, not exact", est, n/3)
+		}
+	})
+
+	t.Run("BatchList", func(t *testing.T) {
+		t.Parallel()
+		ctx := context.Background()
+		d := setup(t)
+		var batches []int64
+		for range 3 {
+			res := insertFlow(t, d, droverdriver.FlowInsertParams{Batch: true,
+				Jobs: []droverdriver.FlowJob{flowJob("b"), flowJob("b")}})
+			batches = append(batches, res.BatchID)
+		}
+		rows := claim(t, d, "b", 1)
+		first, err := d.BatchList(ctx, droverdriver.BatchListParams{Limit: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(first) != 2 || first[0].ID != batches[2] || first[1].ID != batches[1] {
+			t.Fatalf("first page %+v, want batches %d and %d", first, batches[2], batches[1])
+		}
+		rest, err := d.BatchList(ctx, droverdriver.BatchListParams{BeforeID: first[1].ID, Limit: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rest) != 1 || rest[0].ID != batches[0] || rest[0].Total != 2 || rest[0].Running != 1 {
+			t.Fatalf("second page %+v, want batch %d of 2 with 1 running (job %d)", rest, batches[0], rows[0].ID)
+		}
+		for _, b := range append(first, rest...) {
+			want, err := d.BatchGet(ctx, b.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if *want != *b {
+				t.Errorf("listed %+v, BatchGet says %+v", b, want)
+			}
+		}
+	})
+
+	t.Run("JobDeps", func(t *testing.T) {
+		t.Parallel()
+		d := setup(t)
+		// a ← b ← c, and a ← d.
+		res := insertFlow(t, d, droverdriver.FlowInsertParams{Jobs: []droverdriver.FlowJob{
+			flowJob("w"), flowJob("w", 0), flowJob("w", 1), flowJob("w", 0)}})
+		a, b, c, dd := res.IDs[0], res.IDs[1], res.IDs[2], res.IDs[3]
+		for _, tc := range []struct {
+			ids  []int64
+			want []droverdriver.Dep
+		}{
+			{[]int64{b}, []droverdriver.Dep{dep(a, b), dep(b, c)}},
+			{[]int64{a}, []droverdriver.Dep{dep(a, b), dep(a, dd)}},
+			{[]int64{c, dd}, []droverdriver.Dep{dep(a, dd), dep(b, c)}},
+			{[]int64{424242}, nil},
+		} {
+			deps, err := d.JobDeps(context.Background(), tc.ids)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(deps, tc.want) {
+				t.Errorf("edges of %v: %v, want %v", tc.ids, deps, tc.want)
+			}
+		}
+	})
+}
+
+// dep is the edge child ← parent.
+func dep(parent, child int64) droverdriver.Dep { return droverdriver.Dep{Parent: parent, Child: child} }
+
+// counted is a TableCount.
+func counted(matched, examined, last int64) droverdriver.TableCount {
+	return droverdriver.TableCount{Matched: matched, Examined: examined, LastID: last}
+}

@@ -1,0 +1,112 @@
+package droverdriver
+
+import (
+	"context"
+	"time"
+)
+
+// SearchExecutor holds the statements of job search: JobList's filter
+// (ListParams) read a window of IDs at a time, and the counts behind its
+// estimates. Every statement walks the primary key of the hot table and of
+// finished jobs between two IDs, so its cost is bounded by the width of its
+// window, whatever the filter and however deep into the tables it starts;
+// no filter needs an index of its own (each one would slow inserts or
+// completions). internal/engine's Search and Count choose the windows.
+type SearchExecutor interface {
+	// JobIDNext returns the first job ID after p.AfterID in p's order
+	// (greater; smaller with p.Desc, where an AfterID of 0 starts from
+	// the newest) among the tables p.Parts names, or 0 when there is
+	// none: where the next window of a search starts, so that a search
+	// skips ranges of IDs that no job holds (pruned, or never committed)
+	// in one statement.
+	JobIDNext(ctx context.Context, p ListParams) (int64, error)
+
+	// JobIDBounds returns the lowest and highest job ID of each table,
+	// zeros for an empty one: the range a count estimate samples.
+	JobIDBounds(ctx context.Context) (IDBounds, error)
+
+	// JobMatchCount reads, in each table p.Waiting and p.Finished name,
+	// the first p.Examine jobs in ID order inside p.Filter's window
+	// (AfterID, UntilID], and counts how many of them match p.Filter's
+	// filter (p.Filter.Desc and Limit are ignored). A table that holds
+	// fewer than p.Examine jobs in the window was counted exactly.
+	JobMatchCount(ctx context.Context, p MatchCountParams) (MatchCount, error)
+}
+
+// Parts reports which tables can hold jobs matching p: the hot table
+// (waiting and running jobs) unless every state p names is final or p
+// asks for a finish time, and the finished jobs unless every state p
+// names is one of waiting or running. A search reads only those.
+func (p *ListParams) Parts() (waiting, finished bool) {
+	if len(p.States) == 0 {
+		return p.Finished.IsZero(), true
+	}
+	for _, s := range p.States {
+		if s.Finished() {
+			finished = true
+		} else {
+			waiting = true
+		}
+	}
+	return waiting && p.Finished.IsZero(), finished
+}
+
+// Bounds returns the IDs a list between p.AfterID and p.UntilID may
+// return, as exclusive bounds lo < id < hi, whichever its order.
+func (p *ListParams) Bounds() (lo, hi int64) {
+	const top = 1<<63 - 1
+	after, until := p.AfterID, p.UntilID
+	if !p.Desc {
+		hi = top
+		if until > 0 {
+			hi = until + 1
+		}
+		return after, hi
+	}
+	hi = top
+	if after > 0 {
+		hi = after
+	}
+	if until > 0 {
+		lo = until - 1
+	}
+	return lo, hi
+}
+
+// TimeRange bounds one of a job's times: From inclusive, To exclusive. A
+// zero bound is open; a zero range matches every job, also one whose time
+// is not set (a job never attempted, a job not finished).
+type TimeRange struct {
+	From, To time.Time
+}
+
+// IsZero reports whether r bounds nothing.
+func (r TimeRange) IsZero() bool { return r.From.IsZero() && r.To.IsZero() }
+
+// IDBounds are the lowest and highest IDs of the hot table (Waiting) and
+// of finished jobs, zero for an empty table.
+type IDBounds struct {
+	WaitingMin, WaitingMax, FinishedMin, FinishedMax int64
+}
+
+// MatchCountParams is one JobMatchCount.
+type MatchCountParams struct {
+	Filter ListParams
+	// Examine caps the jobs read in each table.
+	Examine int
+	// Waiting and Finished name the tables to read; the other's count is
+	// zero.
+	Waiting, Finished bool
+}
+
+// MatchCount is JobMatchCount's answer, per table.
+type MatchCount struct {
+	Waiting, Finished TableCount
+}
+
+// TableCount is what one JobMatchCount read in one table: Examined jobs
+// in ID order, the last of them LastID (0 for none), Matched of them
+// matching the filter.
+type TableCount struct {
+	Matched, Examined, LastID int64
+}
