@@ -57,6 +57,8 @@ type client interface {
 	QueueStats(ctx context.Context) ([]drover.QueueStats, error)
 	QueuePause(ctx context.Context, name string) error
 	QueueResume(ctx context.Context, name string) error
+	QueuePauseKind(ctx context.Context, queue, kind string) error
+	QueueResumeKind(ctx context.Context, queue, kind string) error
 	QueueSetLimits(ctx context.Context, name string, l drover.QueueLimits) (*drover.QueueSettings, error)
 	QueueGet(ctx context.Context, name string) (*drover.QueueSettings, error)
 	QueueList(ctx context.Context) ([]*drover.QueueSettings, error)

@@ -372,6 +372,35 @@ type ClaimParams struct {
 	// spending attempts on one that cannot. Nil claims every kind (remote
 	// workers that did not say); an empty list claims nothing.
 	Kinds []string
+	// ExceptKinds, when not empty, leaves jobs of these kinds in the
+	// queue: the kinds paused there (QueueSettings.PausedKinds), which
+	// the engine passes. With Kinds set too, a job must be of Kinds and
+	// not of ExceptKinds (Narrowed).
+	ExceptKinds []string
+	// Now, when not zero, is the time the claim takes for now: a job is
+	// due when its run_at is not after it, and the attempt starts at it.
+	// Zero reads the store's clock, as every claim of a client without a
+	// Config.Clock does; a test clock (drovertest.Clock) passes its time,
+	// so that scheduled jobs become due when the test advances it.
+	Now time.Time
+}
+
+// Narrowed returns p with ExceptKinds taken out of Kinds when both are
+// set, so that a driver runs the kinds statement alone; p is unchanged
+// otherwise. A claimer whose every kind is excepted gets an empty,
+// non-nil Kinds: it claims nothing.
+func (p ClaimParams) Narrowed() ClaimParams {
+	if p.Kinds == nil || len(p.ExceptKinds) == 0 {
+		return p
+	}
+	kinds := make([]string, 0, len(p.Kinds))
+	for _, k := range p.Kinds {
+		if !slices.Contains(p.ExceptKinds, k) {
+			kinds = append(kinds, k)
+		}
+	}
+	p.Kinds, p.ExceptKinds = kinds, nil
+	return p
 }
 
 // ClaimPosition is a row's place in the claim order (priority, run_at,
@@ -419,8 +448,12 @@ type QueueSettings struct {
 	// running jobs go on.
 	Paused bool
 	// Limit holds the queue's cluster-wide limits; zero fields mean none.
-	Limit     QueueLimit
-	UpdatedAt time.Time
+	Limit QueueLimit
+	// PausedKinds are the kinds paused within the queue, sorted: claims
+	// leave their jobs waiting (ClaimParams.ExceptKinds) while the other
+	// kinds of the queue run.
+	PausedKinds []string
+	UpdatedAt   time.Time
 }
 
 // Limited reports whether the queue has a cluster-wide limit, which its
@@ -436,6 +469,10 @@ type QueueSettingsSetParams struct {
 	Paused *bool
 	// Limit replaces all of the queue's limits at once.
 	Limit *QueueLimit
+	// PauseKinds are added to the queue's paused kinds, ResumeKinds taken
+	// out of them (a kind in both is resumed); the others stay as stored,
+	// so that two operators pausing two kinds at once both get theirs.
+	PauseKinds, ResumeKinds []string
 }
 
 // QueueLimit is a queue's cluster-wide limits; zero fields mean none.

@@ -146,12 +146,16 @@ func (e *executor) insert(ctx context.Context, jobs []droverdriver.InsertParams,
 const replan = pgx.QueryExecModeCacheDescribe
 
 func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*droverdriver.JobRow, error) {
+	p = p.Narrowed()
 	if p.Kinds != nil && len(p.Kinds) == 0 {
 		return []*droverdriver.JobRow{}, nil
 	}
 	// One token per claim: see droverdriver.LeaseToken.
 	token := droverdriver.NewLeaseToken()
 	cp := claimParams{Queue: p.Queue, Max: p.Max, Owner: p.Owner, LeaseMS: float64(p.Lease.Milliseconds()), Limited: p.Limited, Token: token}
+	if !p.Now.IsZero() {
+		cp.Now = &p.Now
+	}
 	var jobs []*droverdriver.JobRow
 	var err error
 	if p.Limited {
@@ -170,9 +174,10 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 	return jobs, nil
 }
 
-// claimQuery runs JobClaim, or its variant for p: JobClaimAfter when p
-// claims after a position, JobClaimKinds when it names its kinds, and
-// JobClaimKindsAfter when both.
+// claimQuery runs JobClaim, or its variant for p (Narrowed): JobClaimAfter
+// when p claims after a position, JobClaimKinds when it names its kinds,
+// JobClaimExcept when it leaves paused kinds, and their After forms when
+// it does both.
 func (e *executor) claimQuery(ctx context.Context, db dbtx, p droverdriver.ClaimParams, cp claimParams) (pgx.Rows, error) {
 	switch {
 	case p.Kinds != nil && p.After != nil:
@@ -180,6 +185,11 @@ func (e *executor) claimQuery(ctx context.Context, db dbtx, p droverdriver.Claim
 			claimKindsAfterParams{claimAfterParams{cp, int16(p.After.Priority), p.After.RunAt, p.After.ID}, p.Kinds})
 	case p.Kinds != nil:
 		return jobClaimKinds.query(ctx, db, e.q, claimKindsParams{cp, p.Kinds})
+	case len(p.ExceptKinds) > 0 && p.After != nil:
+		return jobClaimExceptAfter.query(ctx, db, e.q,
+			claimKindsAfterParams{claimAfterParams{cp, int16(p.After.Priority), p.After.RunAt, p.After.ID}, p.ExceptKinds})
+	case len(p.ExceptKinds) > 0:
+		return jobClaimExcept.query(ctx, db, e.q, claimKindsParams{cp, p.ExceptKinds})
 	case p.After != nil:
 		return jobClaimAfter.query(ctx, db, e.q, claimAfterParams{cp, int16(p.After.Priority), p.After.RunAt, p.After.ID})
 	}

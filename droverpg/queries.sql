@@ -276,12 +276,19 @@ SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS payload;
 -- $6 is the claim's lease token (driver.LeaseToken), stored on every row it
 -- claims and left out of RETURNING, since the caller drew it.
 --
--- Variant (driver.WithClaimAfter): JobClaimAfter adds $7-$9, the claim
--- order position to start past.
+-- $7 is the claimer's clock (ClaimParams.Now), NULL for the store's: a
+-- test clock makes scheduled jobs due when the test says. Each claim is
+-- planned with its parameters (replan), so a NULL folds away and the
+-- index condition stays run_at <= now().
+--
+-- Variants (droverdriver.WithClaimAfter, WithClaimKinds,
+-- WithClaimExceptKinds): JobClaimAfter adds $8-$10, the claim order
+-- position to start past; JobClaimKinds and JobClaimExcept add $8, the
+-- kinds to claim or to leave; their After forms add both, the kinds $11.
 WITH picked AS (
     SELECT ctid
     FROM {schema}jobs
-    WHERE state = 'available' AND queue = $1 AND run_at <= now() /*after*/
+    WHERE state = 'available' AND queue = $1 AND run_at <= coalesce($7::timestamptz, now()) /*after*/
     ORDER BY priority, run_at, id
     LIMIT $2
     FOR UPDATE SKIP LOCKED
@@ -289,7 +296,7 @@ WITH picked AS (
 UPDATE {schema}jobs j
 SET state = 'running',
     attempt = j.attempt + 1,
-    attempted_at = (SELECT clock_timestamp()),
+    attempted_at = (SELECT coalesce($7::timestamptz, clock_timestamp())),
     lease_owner = $3,
     lease_expires_at = now() + $4::float8 * interval '1 millisecond',
     limited = $5::boolean,
@@ -348,28 +355,33 @@ FROM (SELECT 1) one LEFT JOIN LATERAL (
 ) r ON true;
 
 -- name: QueueSettingsGet
-SELECT queue, paused, max_running, rate, period_ms, updated_at FROM {schema}queue_settings WHERE queue = $1;
+SELECT queue, paused, max_running, rate, period_ms, updated_at, paused_kinds FROM {schema}queue_settings WHERE queue = $1;
 
 -- name: QueueSettingsList
-SELECT queue, paused, max_running, rate, period_ms, updated_at FROM {schema}queue_settings ORDER BY queue;
+SELECT queue, paused, max_running, rate, period_ms, updated_at, paused_kinds FROM {schema}queue_settings ORDER BY queue;
 
 -- name: QueueSettingsSet
 -- Writes the settings given and keeps the others: $2 paused, $3 whether
 -- $4-$6 (max running, rate, period in ms) replace the limits. NULL $2
--- keeps the pause. The executor sends the settings notice in the same
+-- keeps the pause. $7 are kinds to add to the paused kinds, $8 kinds to
+-- take out of them; the rest of the stored list stays, sorted and without
+-- duplicates. The executor sends the settings notice in the same
 -- transaction, so listeners hear it once the row is visible.
-INSERT INTO {schema}queue_settings AS s (queue, paused, max_running, rate, period_ms, updated_at)
+INSERT INTO {schema}queue_settings AS s (queue, paused, max_running, rate, period_ms, updated_at, paused_kinds)
 VALUES ($1, coalesce($2::boolean, false),
     CASE WHEN $3::boolean THEN $4::integer ELSE 0 END,
     CASE WHEN $3::boolean THEN $5::integer ELSE 0 END,
-    CASE WHEN $3::boolean THEN $6::bigint ELSE 0 END, now())
+    CASE WHEN $3::boolean THEN $6::bigint ELSE 0 END, now(),
+    ARRAY(SELECT DISTINCT k FROM unnest($7::text[]) AS k WHERE k <> ALL(coalesce($8::text[], '{}')) ORDER BY k))
 ON CONFLICT (queue) DO UPDATE
 SET paused = coalesce($2::boolean, s.paused),
     max_running = CASE WHEN $3::boolean THEN excluded.max_running ELSE s.max_running END,
     rate = CASE WHEN $3::boolean THEN excluded.rate ELSE s.rate END,
     period_ms = CASE WHEN $3::boolean THEN excluded.period_ms ELSE s.period_ms END,
-    updated_at = now()
-RETURNING queue, paused, max_running, rate, period_ms, updated_at;
+    updated_at = now(),
+    paused_kinds = ARRAY(SELECT DISTINCT k FROM unnest(s.paused_kinds || coalesce($7::text[], '{}')) AS k
+                         WHERE k <> ALL(coalesce($8::text[], '{}')) ORDER BY k)
+RETURNING queue, paused, max_running, rate, period_ms, updated_at, paused_kinds;
 
 -- name: JobFinish
 -- Outcomes: 1 completed, 2 retry, 3 discarded, 4 cancelled, 5 released.

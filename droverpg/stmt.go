@@ -125,10 +125,12 @@ type claimParams struct {
 	LeaseMS float64
 	Limited bool
 	Token   [16]byte
+	// Now is the claimer's clock, nil for the store's.
+	Now *time.Time
 }
 
 func (p *claimParams) args() []any {
-	return []any{p.Queue, p.Max, p.Owner, p.LeaseMS, p.Limited, p.Token}
+	return []any{p.Queue, p.Max, p.Owner, p.LeaseMS, p.Limited, p.Token, p.Now}
 }
 
 type claimAfterParams struct {
@@ -138,14 +140,22 @@ type claimAfterParams struct {
 	ID       int64
 }
 
+// claimKindsParams are the parameters of JobClaimKinds and
+// JobClaimExcept: Kinds are the kinds to claim, or to leave.
 type claimKindsParams struct {
 	claimParams
 	Kinds []string
 }
 
+func (p *claimKindsParams) args() []any { return append(p.claimParams.args(), p.Kinds) }
+
 type claimKindsAfterParams struct {
 	claimAfterParams
 	Kinds []string
+}
+
+func (p *claimKindsAfterParams) args() []any {
+	return append(p.claimParams.args(), p.Priority, p.RunAt, p.ID, p.Kinds)
 }
 
 // settingsSetParams are QueueSettingsSet's: a nil Paused keeps the
@@ -158,6 +168,9 @@ type settingsSetParams struct {
 	MaxRunning int
 	Rate       int
 	PeriodMS   int64
+	// PauseKinds and ResumeKinds are added to and taken out of the
+	// paused kinds.
+	PauseKinds, ResumeKinds []string
 }
 
 // queueCount is a queue and a number of its jobs (QueueLimitRoom's most,
@@ -434,21 +447,26 @@ var (
 	// JobClaimAfter for the kinds the claimer can run
 	// (droverdriver.WithClaimKinds, ClaimParams.Kinds).
 	jobClaimKinds = def(stmt[claimKindsParams]{name: "JobClaimKinds", cols: 19, replan: true,
-		args: func(p *claimKindsParams) []any { return append(p.claimParams.args(), p.Kinds) }})
+		args: (*claimKindsParams).args})
 	jobClaimKindsAfter = def(stmt[claimKindsAfterParams]{name: "JobClaimKindsAfter", cols: 19, replan: true,
-		args: func(p *claimKindsAfterParams) []any {
-			return append(p.claimParams.args(), p.Priority, p.RunAt, p.ID, p.Kinds)
-		}})
+		args: (*claimKindsAfterParams).args})
+	// jobClaimExcept and jobClaimExceptAfter are JobClaim and
+	// JobClaimAfter leaving the kinds paused in the queue
+	// (droverdriver.WithClaimExceptKinds, ClaimParams.ExceptKinds).
+	jobClaimExcept = def(stmt[claimKindsParams]{name: "JobClaimExcept", cols: 19, replan: true,
+		args: (*claimKindsParams).args})
+	jobClaimExceptAfter = def(stmt[claimKindsAfterParams]{name: "JobClaimExceptAfter", cols: 19, replan: true,
+		args: (*claimKindsAfterParams).args})
 	queueLimitTake = def(stmt[string]{name: "QueueLimitTake", args: oneArg[string]})
 	queueLimitRoom = def(stmt[queueCount]{name: "QueueLimitRoom", cols: 2,
 		args: func(p *queueCount) []any { return []any{p.Queue, p.N} }})
 	queueLimitSpend = def(stmt[queueCount]{name: "QueueLimitSpend",
 		args: func(p *queueCount) []any { return []any{p.Queue, p.N} }})
-	queueSettingsGet  = def(stmt[string]{name: "QueueSettingsGet", cols: 6, args: oneArg[string]})
-	queueSettingsList = def(stmt[struct{}]{name: "QueueSettingsList", cols: 6, args: noArgs})
-	queueSettingsSet  = def(stmt[settingsSetParams]{name: "QueueSettingsSet", cols: 6,
+	queueSettingsGet  = def(stmt[string]{name: "QueueSettingsGet", cols: 7, args: oneArg[string]})
+	queueSettingsList = def(stmt[struct{}]{name: "QueueSettingsList", cols: 7, args: noArgs})
+	queueSettingsSet  = def(stmt[settingsSetParams]{name: "QueueSettingsSet", cols: 7,
 		args: func(p *settingsSetParams) []any {
-			return []any{p.Queue, p.Paused, p.SetLimits, p.MaxRunning, p.Rate, p.PeriodMS}
+			return []any{p.Queue, p.Paused, p.SetLimits, p.MaxRunning, p.Rate, p.PeriodMS, p.PauseKinds, p.ResumeKinds}
 		}})
 	// JobFinish, JobComplete, JobRescue, JobCancel and JobDiscard return
 	// the jobs they end or put back to wait (readFinished).

@@ -191,6 +191,10 @@ func newDriver(opts []Option) (*Driver, error) {
 		err = droverdriver.WithClaimKinds(q, "AND kind IN (SELECT value FROM json_each(?8))",
 			"AND (priority, run_at, id) > (?8, ?9, ?10) AND kind IN (SELECT value FROM json_each(?11))")
 	}
+	if err == nil {
+		err = droverdriver.WithClaimExceptKinds(q, "AND kind NOT IN (SELECT value FROM json_each(?8))",
+			"AND (priority, run_at, id) > (?8, ?9, ?10) AND kind NOT IN (SELECT value FROM json_each(?11))")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("droversqlite: %w", err)
 	}

@@ -298,7 +298,7 @@ func appendInsertArgs(args []any, j *droverdriver.InsertParams, now any) []any {
 	}
 	tags := any("[]")
 	if len(j.Tags) > 0 {
-		tags = string(appendTags(nil, j.Tags))
+		tags = string(appendStrings(nil, j.Tags))
 	}
 	runAt := now
 	if !j.RunAt.IsZero() {
@@ -310,14 +310,15 @@ func appendInsertArgs(args []any, j *droverdriver.InsertParams, now any) []any {
 
 var emptyObject = []byte("{}")
 
-// appendTags appends tags as a JSON array of strings.
-func appendTags(b []byte, tags []string) []byte {
+// appendStrings appends ss (tags, kinds, states) as a JSON array of
+// strings.
+func appendStrings[S ~string](b []byte, ss []S) []byte {
 	b = append(b, '[')
-	for i, t := range tags {
+	for i, s := range ss {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, t)
+		b = appendString(b, string(s))
 	}
 	return append(b, ']')
 }
@@ -370,16 +371,16 @@ func dueJobs(jobs []droverdriver.InsertParams, now time.Time) map[string]int {
 }
 
 func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*droverdriver.JobRow, error) {
+	p = p.Narrowed()
 	if p.Max <= 0 || (p.Kinds != nil && len(p.Kinds) == 0) {
 		return []*droverdriver.JobRow{}, nil
 	}
 	var kinds string
-	if p.Kinds != nil {
-		b, err := json.Marshal(p.Kinds)
-		if err != nil {
-			return nil, err
-		}
-		kinds = string(b)
+	switch {
+	case p.Kinds != nil:
+		kinds = jsonStrings(p.Kinds)
+	case len(p.ExceptKinds) > 0:
+		kinds = jsonStrings(p.ExceptKinds)
 	}
 	sc := newScanner(p.Max)
 	// One token per claim: see droverdriver.LeaseToken.
@@ -389,8 +390,15 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 	// wait: keyed jobs' stored run intervals must follow the commit order
 	// of the finishes that promoted them.
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
-		now := fromMicros(micros(time.Now()))
-		lease := now.Add(p.Lease).Truncate(time.Microsecond)
+		real := fromMicros(micros(time.Now()))
+		// A claimer's clock (ClaimParams.Now) says which jobs are due and
+		// when their attempts start; leases run by the real one, which
+		// heartbeats and the rescuer read.
+		now := real
+		if !p.Now.IsZero() {
+			now = fromMicros(micros(p.Now))
+		}
+		lease := real.Add(p.Lease).Truncate(time.Microsecond)
 		sc.jobs = sc.jobs[:0]
 		sc.claim = &claimed{queue: p.Queue, owner: p.Owner, attemptedAt: now, lease: lease, token: token}
 		// order: a limited queue's claim takes what its limits leave room
@@ -398,7 +406,7 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 		room, limited, rated := p.Max, 0, false
 		if p.Limited {
 			var err error
-			if room, rated, err = e.limitRoom(ctx, tx, p, now); err != nil || room == 0 {
+			if room, rated, err = e.limitRoom(ctx, tx, p, real); err != nil || room == 0 {
 				return err
 			}
 			limited = 1
@@ -411,6 +419,11 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 				claimKindsAfterParams{claimAfterParams{cp, p.After.Priority, micros(p.After.RunAt), p.After.ID}, kinds})
 		case p.Kinds != nil:
 			err = jobClaimKinds.query(ctx, e, tx, e.writer, sc.scan, claimKindsParams{cp, kinds})
+		case len(p.ExceptKinds) > 0 && p.After != nil:
+			err = jobClaimExceptAfter.query(ctx, e, tx, e.writer, sc.scan,
+				claimKindsAfterParams{claimAfterParams{cp, p.After.Priority, micros(p.After.RunAt), p.After.ID}, kinds})
+		case len(p.ExceptKinds) > 0:
+			err = jobClaimExcept.query(ctx, e, tx, e.writer, sc.scan, claimKindsParams{cp, kinds})
 		case p.After != nil:
 			err = jobClaimAfter.query(ctx, e, tx, e.writer, sc.scan, claimAfterParams{cp, p.After.Priority, micros(p.After.RunAt), p.After.ID})
 		default:
@@ -743,18 +756,12 @@ func (e *executor) get(ctx context.Context, tx *sql.Tx, id int64) (*droverdriver
 	return sc.jobs[0], nil
 }
 
+// jsonStrings encodes ss as a JSON array of strings ("[]" when empty),
+// for the statements that unpack a list with json_each.
+func jsonStrings[S ~string](ss []S) string { return string(appendStrings(nil, ss)) }
+
 func (e *executor) JobList(ctx context.Context, p droverdriver.ListParams) ([]*droverdriver.JobRow, error) {
-	states := "[]"
-	if len(p.States) > 0 {
-		b := []byte{'['}
-		for i, s := range p.States {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendString(b, string(s))
-		}
-		states = string(append(b, ']'))
-	}
+	states := jsonStrings(p.States)
 	now := p.Now
 	if now.IsZero() {
 		now = time.Now()
@@ -987,7 +994,8 @@ func (e *executor) QueueSettingsSet(ctx context.Context, p droverdriver.QueueSet
 			out, err = scanSettings(rows)
 			return err
 		}, settingsSetParams{Queue: p.Queue, Paused: paused, SetLimits: p.Limit != nil,
-			MaxRunning: l.MaxRunning, Rate: l.Rate, PeriodMS: l.Period.Milliseconds(), Now: micros(time.Now())})
+			MaxRunning: l.MaxRunning, Rate: l.Rate, PeriodMS: l.Period.Milliseconds(), Now: micros(time.Now()),
+			PauseKinds: jsonStrings(p.PauseKinds), ResumeKinds: jsonStrings(p.ResumeKinds)})
 	})
 	if err != nil {
 		return nil, e.wrap("write queue settings", err)
@@ -1000,8 +1008,15 @@ func (e *executor) QueueSettingsSet(ctx context.Context, p droverdriver.QueueSet
 func scanSettings(rows *sql.Rows) (*droverdriver.QueueSettings, error) {
 	s := &droverdriver.QueueSettings{}
 	var periodMS, updated int64
-	if err := rows.Scan(&s.Queue, &s.Paused, &s.Limit.MaxRunning, &s.Limit.Rate, &periodMS, &updated); err != nil {
+	var kinds string
+	if err := rows.Scan(&s.Queue, &s.Paused, &s.Limit.MaxRunning, &s.Limit.Rate, &periodMS, &updated, &kinds); err != nil {
 		return nil, err
+	}
+	if err := json.Unmarshal([]byte(kinds), &s.PausedKinds); err != nil {
+		return nil, fmt.Errorf("paused kinds of queue %q: %w", s.Queue, err)
+	}
+	if len(s.PausedKinds) == 0 {
+		s.PausedKinds = nil
 	}
 	s.Limit.Period = time.Duration(periodMS) * time.Millisecond
 	s.UpdatedAt = fromMicros(updated)

@@ -191,25 +191,32 @@ RETURNING (SELECT CASE WHEN s.paused THEN 0 ELSE max(0, min(?3,
 UPDATE {schema}queue_limits SET tokens = tokens - ?2 WHERE queue = ?1;
 
 -- name: QueueSettingsGet
-SELECT queue, paused, max_running, rate, period_ms, updated_at FROM {schema}queue_settings WHERE queue = ?1;
+SELECT queue, paused, max_running, rate, period_ms, updated_at, paused_kinds FROM {schema}queue_settings WHERE queue = ?1;
 
 -- name: QueueSettingsList
-SELECT queue, paused, max_running, rate, period_ms, updated_at FROM {schema}queue_settings ORDER BY queue;
+SELECT queue, paused, max_running, rate, period_ms, updated_at, paused_kinds FROM {schema}queue_settings ORDER BY queue;
 
 -- name: QueueSettingsSet
 -- ?1 queue, ?2 paused (NULL keeps it), ?3 whether ?4-?6 (max running,
--- rate, period in ms) replace the limits, ?7 now. Writes the settings
--- given and keeps the others.
-INSERT INTO {schema}queue_settings AS s (queue, paused, max_running, rate, period_ms, updated_at)
+-- rate, period in ms) replace the limits, ?7 now, ?8 a JSON array of kinds
+-- to add to the paused kinds, ?9 one of kinds to take out of them. Writes
+-- the settings given and keeps the others; the paused kinds stay a sorted
+-- JSON array without duplicates.
+INSERT INTO {schema}queue_settings AS s (queue, paused, max_running, rate, period_ms, updated_at, paused_kinds)
 VALUES (?1, coalesce(?2, 0),
-    CASE WHEN ?3 THEN ?4 ELSE 0 END, CASE WHEN ?3 THEN ?5 ELSE 0 END, CASE WHEN ?3 THEN ?6 ELSE 0 END, ?7)
+    CASE WHEN ?3 THEN ?4 ELSE 0 END, CASE WHEN ?3 THEN ?5 ELSE 0 END, CASE WHEN ?3 THEN ?6 ELSE 0 END, ?7,
+    (SELECT json_group_array(k) FROM (SELECT DISTINCT value AS k FROM json_each(?8)
+        WHERE value NOT IN (SELECT value FROM json_each(?9)) ORDER BY k)))
 ON CONFLICT (queue) DO UPDATE
 SET paused = coalesce(?2, s.paused),
     max_running = CASE WHEN ?3 THEN excluded.max_running ELSE s.max_running END,
     rate = CASE WHEN ?3 THEN excluded.rate ELSE s.rate END,
     period_ms = CASE WHEN ?3 THEN excluded.period_ms ELSE s.period_ms END,
-    updated_at = ?7
-RETURNING queue, paused, max_running, rate, period_ms, updated_at;
+    updated_at = ?7,
+    paused_kinds = (SELECT json_group_array(k) FROM (
+        SELECT value AS k FROM json_each(s.paused_kinds) UNION SELECT value FROM json_each(?8)
+        EXCEPT SELECT value FROM json_each(?9) ORDER BY k))
+RETURNING queue, paused, max_running, rate, period_ms, updated_at, paused_kinds;
 
 -- name: KeyBlocked
 -- The keys that have blocked jobs, for the promotion sweep. The ordering_key

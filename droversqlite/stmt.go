@@ -188,6 +188,9 @@ type settingsSetParams struct {
 	Rate       int
 	PeriodMS   int64
 	Now        int64
+	// PauseKinds and ResumeKinds are JSON arrays of kinds to add to and
+	// take out of the paused kinds.
+	PauseKinds, ResumeKinds string
 }
 
 // queueCount is a queue and a number of its jobs.
@@ -210,14 +213,23 @@ func (p *claimParams) args() []any {
 	return []any{p.Queue, p.Max, p.Owner, p.Now, p.Lease, p.Limited, p.Token}
 }
 
+// claimKindsParams are the parameters of JobClaimKinds and
+// JobClaimExcept: Kinds is a JSON array of the kinds to claim, or to
+// leave.
 type claimKindsParams struct {
 	claimParams
-	Kinds string // a JSON array
+	Kinds string
 }
+
+func (p *claimKindsParams) args() []any { return append(p.claimParams.args(), p.Kinds) }
 
 type claimKindsAfterParams struct {
 	claimAfterParams
 	Kinds string // a JSON array
+}
+
+func (p *claimKindsAfterParams) args() []any {
+	return append(p.claimParams.args(), p.Priority, p.RunAt, p.ID, p.Kinds)
 }
 
 type claimAfterParams struct {
@@ -430,11 +442,11 @@ var (
 		args: func(p *limitAt) []any { return []any{p.Now, p.Limit} }})
 	queueLimitTake = def(stmt[queueLimitTakeParams]{name: "QueueLimitTake", cols: 2,
 		args: func(p *queueLimitTakeParams) []any { return []any{p.Queue, p.Now, p.Max} }})
-	queueSettingsGet  = def(stmt[string]{name: "QueueSettingsGet", cols: 6, args: oneArg[string]})
-	queueSettingsList = def(stmt[struct{}]{name: "QueueSettingsList", cols: 6, args: noArgs})
-	queueSettingsSet  = def(stmt[settingsSetParams]{name: "QueueSettingsSet", cols: 6,
+	queueSettingsGet  = def(stmt[string]{name: "QueueSettingsGet", cols: 7, args: oneArg[string]})
+	queueSettingsList = def(stmt[struct{}]{name: "QueueSettingsList", cols: 7, args: noArgs})
+	queueSettingsSet  = def(stmt[settingsSetParams]{name: "QueueSettingsSet", cols: 7,
 		args: func(p *settingsSetParams) []any {
-			return []any{p.Queue, p.Paused, p.SetLimits, p.MaxRunning, p.Rate, p.PeriodMS, p.Now}
+			return []any{p.Queue, p.Paused, p.SetLimits, p.MaxRunning, p.Rate, p.PeriodMS, p.Now, p.PauseKinds, p.ResumeKinds}
 		}})
 	queueLimitSpend = def(stmt[queueCount]{name: "QueueLimitSpend",
 		args: func(p *queueCount) []any { return []any{p.Queue, p.N} }})
@@ -446,11 +458,16 @@ var (
 	// for the kinds the claimer can run (droverdriver.WithClaimKinds,
 	// ClaimParams.Kinds).
 	jobClaimKinds = def(stmt[claimKindsParams]{name: "JobClaimKinds", cols: 16,
-		args: func(p *claimKindsParams) []any { return append(p.claimParams.args(), p.Kinds) }})
+		args: (*claimKindsParams).args})
 	jobClaimKindsAfter = def(stmt[claimKindsAfterParams]{name: "JobClaimKindsAfter", cols: 16,
-		args: func(p *claimKindsAfterParams) []any {
-			return append(p.claimParams.args(), p.Priority, p.RunAt, p.ID, p.Kinds)
-		}})
+		args: (*claimKindsAfterParams).args})
+	// jobClaimExcept and jobClaimExceptAfter are JobClaim and
+	// JobClaimAfter leaving the kinds paused in the queue
+	// (droverdriver.WithClaimExceptKinds, ClaimParams.ExceptKinds).
+	jobClaimExcept = def(stmt[claimKindsParams]{name: "JobClaimExcept", cols: 16,
+		args: (*claimKindsParams).args})
+	jobClaimExceptAfter = def(stmt[claimKindsAfterParams]{name: "JobClaimExceptAfter", cols: 16,
+		args: (*claimKindsAfterParams).args})
 	// jobClaimAfter is JobClaim with the claim position it starts after
 	// (droverdriver.WithClaimAfter).
 	jobClaimAfter = def(stmt[claimAfterParams]{name: "JobClaimAfter", cols: 16,
