@@ -134,7 +134,8 @@ func ValidateQueue(name string) error {
 	return nil
 }
 
-func validateKind(kind string) error {
+// ValidateKind reports whether kind can be a job kind.
+func ValidateKind(kind string) error {
 	if !validName(kind, 255, "_.:/-") {
 		return invalidf("kind %s: use 1-255 letters, digits, '_', '.', ':', '/' or '-', starting with a letter or digit", echo(kind))
 	}
@@ -205,7 +206,7 @@ func (c *Client[TTx]) buildInsert(args Args, opts *InsertOpts) (droverdriver.Ins
 		return p, invalidf("args: nil")
 	}
 	kind := args.Kind()
-	if err := validateKind(kind); err != nil {
+	if err := ValidateKind(kind); err != nil {
 		return p, err
 	}
 	// A stored periodic definition's kind may be worked by other

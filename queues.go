@@ -135,7 +135,7 @@ func (c *Client[TTx]) QueueResume(ctx context.Context, name string) error {
 // paused kinds are independent: resuming the queue leaves its paused
 // kinds paused.
 func (c *Client[TTx]) QueuePauseKind(ctx context.Context, queue, kind string) error {
-	if err := validateKind(kind); err != nil {
+	if err := ValidateKind(kind); err != nil {
 		return err
 	}
 	_, err := c.setQueueSettings(ctx, droverdriver.QueueSettingsSetParams{Queue: queue, PauseKinds: []string{kind}})
@@ -145,7 +145,7 @@ func (c *Client[TTx]) QueuePauseKind(ctx context.Context, queue, kind string) er
 // QueueResumeKind undoes QueuePauseKind: jobs of the kind start again.
 // Resuming a kind that is not paused changes nothing.
 func (c *Client[TTx]) QueueResumeKind(ctx context.Context, queue, kind string) error {
-	if err := validateKind(kind); err != nil {
+	if err := ValidateKind(kind); err != nil {
 		return err
 	}
 	_, err := c.setQueueSettings(ctx, droverdriver.QueueSettingsSetParams{Queue: queue, ResumeKinds: []string{kind}})

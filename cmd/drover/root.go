@@ -436,6 +436,8 @@ type storeClient interface {
 	QueueGet(ctx context.Context, name string) (*drover.QueueSettings, error)
 	QueuePause(ctx context.Context, name string) error
 	QueueResume(ctx context.Context, name string) error
+	QueuePauseKind(ctx context.Context, queue, kind string) error
+	QueueResumeKind(ctx context.Context, queue, kind string) error
 	JobBulk(ctx context.Context, action drover.BulkAction, filter drover.JobListParams, progress func(drover.BulkProgress)) (drover.BulkProgress, error)
 }
 

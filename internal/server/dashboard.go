@@ -126,20 +126,22 @@ func render(w http.ResponseWriter, status int, t *template.Template, data any) e
 // htmlRoutes are the dashboard's pages and actions, all admin only.
 func (s *Server) htmlRoutes() map[string]func(w http.ResponseWriter, r *http.Request) error {
 	return map[string]func(w http.ResponseWriter, r *http.Request) error{
-		"GET /{$}":                      s.overviewPage,
-		"GET /ui/jobs":                  s.jobsPage,
-		"GET /ui/topics":                s.topicsPage,
-		"GET /ui/jobs/find":             findByID("job", "/ui/jobs"),
-		"GET /ui/jobs/{id}":             s.jobPage,
-		"GET /ui/batches/find":          findByID("batch", "/ui/batches"),
-		"GET /ui/batches/{id}":          s.batchPage,
-		"POST /ui/jobs/{id}/retry":      s.jobAction(s.cfg.Client.JobRetry, "retry"),
-		"POST /ui/jobs/{id}/cancel":     s.jobAction(s.cfg.Client.JobCancel, "cancel"),
-		"POST /ui/jobs/{id}/discard":    s.jobAction(s.cfg.Client.JobDiscard, "discard"),
-		"POST /ui/bulk":                 s.bulk,
-		"POST /ui/queues/{name}/pause":  s.queueAction(s.cfg.Client.QueuePause, "pause"),
-		"POST /ui/queues/{name}/resume": s.queueAction(s.cfg.Client.QueueResume, "resume"),
-		"GET /ui/history.json":          s.historyJSON,
+		"GET /{$}":                           s.overviewPage,
+		"GET /ui/jobs":                       s.jobsPage,
+		"GET /ui/topics":                     s.topicsPage,
+		"GET /ui/jobs/find":                  findByID("job", "/ui/jobs"),
+		"GET /ui/jobs/{id}":                  s.jobPage,
+		"GET /ui/batches/find":               findByID("batch", "/ui/batches"),
+		"GET /ui/batches/{id}":               s.batchPage,
+		"POST /ui/jobs/{id}/retry":           s.jobAction(s.cfg.Client.JobRetry, "retry"),
+		"POST /ui/jobs/{id}/cancel":          s.jobAction(s.cfg.Client.JobCancel, "cancel"),
+		"POST /ui/jobs/{id}/discard":         s.jobAction(s.cfg.Client.JobDiscard, "discard"),
+		"POST /ui/bulk":                      s.bulk,
+		"POST /ui/queues/{name}/pause":       s.queueAction(s.cfg.Client.QueuePause, "pause"),
+		"POST /ui/queues/{name}/resume":      s.queueAction(s.cfg.Client.QueueResume, "resume"),
+		"POST /ui/queues/{name}/pause-kind":  s.kindAction(s.cfg.Client.QueuePauseKind, "pause-kind"),
+		"POST /ui/queues/{name}/resume-kind": s.kindAction(s.cfg.Client.QueueResumeKind, "resume-kind"),
+		"GET /ui/history.json":               s.historyJSON,
 	}
 }
 
@@ -254,8 +256,10 @@ type queueRow struct {
 	drover.QueueStats
 	PerSecond float64
 	Finished  drover.FinishedStats
-	// Paused is the queue's stored setting, read when the page is.
-	Paused bool
+	// Paused and PausedKinds are the queue's stored settings, read when
+	// the page is.
+	Paused      bool
+	PausedKinds []string
 }
 
 // queueRows joins a sample's two lists by queue: a queue that has nothing
@@ -278,7 +282,8 @@ func queueRows(p Point, settings []*drover.QueueSettings) []queueRow {
 		row(q.Queue).QueueStats = q
 	}
 	for _, q := range settings {
-		row(q.Name).Paused = q.Paused
+		r := row(q.Name)
+		r.Paused, r.PausedKinds = q.Paused, q.PausedKinds
 	}
 	for _, f := range p.Finished {
 		r := row(f.Queue)
@@ -496,20 +501,47 @@ func (s *Server) queueAction(call func(context.Context, string) error, action st
 	}
 }
 
-// queueActionDone is the banner after each action on a queue.
+// kindAction pauses or resumes, within the queue the path names, the kind
+// the form names, then shows the overview again with its banner.
+func (s *Server) kindAction(call func(context.Context, string, string) error, action string) func(w http.ResponseWriter, r *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		name, kind := r.PathValue("name"), r.PostFormValue("kind")
+		if err := drover.ValidateQueue(name); err != nil {
+			return err
+		}
+		if err := call(r.Context(), name, kind); err != nil {
+			return err
+		}
+		http.Redirect(w, r, "/?done="+action+"&queue="+url.QueryEscape(name)+"&kind="+url.QueryEscape(kind), http.StatusSeeOther)
+		return nil
+	}
+}
+
+// queueActionDone is the banner after each action on a queue; the kind
+// actions' name the kind first.
 var queueActionDone = map[string]string{
-	"pause":  "paused: its workers start no job until it is resumed",
-	"resume": "resumed",
+	"pause":       "paused: its workers start no job until it is resumed",
+	"resume":      "resumed",
+	"pause-kind":  "paused: no worker starts a job of it until it is resumed; the queue's other kinds run on",
+	"resume-kind": "resumed",
 }
 
 // queueFlash is the overview's banner after action on the queue q names, or
 // none for an action it does not know: the page shows only its own text,
-// never text from the URL but a queue name, which is checked.
+// never text from the URL but a queue or kind name, which are checked.
 func queueFlash(q url.Values) string {
-	done, ok := queueActionDone[q.Get("done")]
+	action := q.Get("done")
+	done, ok := queueActionDone[action]
 	name := q.Get("queue")
 	if !ok || drover.ValidateQueue(name) != nil {
 		return ""
+	}
+	if strings.HasSuffix(action, "-kind") {
+		kind := q.Get("kind")
+		if drover.ValidateKind(kind) != nil {
+			return ""
+		}
+		return fmt.Sprintf("Kind %s of queue %s %s.", kind, name, done)
 	}
 	return fmt.Sprintf("Queue %s %s.", name, done)
 }

@@ -96,6 +96,8 @@ type Client interface {
 	Stats() drover.Stats
 	QueuePause(ctx context.Context, name string) error
 	QueueResume(ctx context.Context, name string) error
+	QueuePauseKind(ctx context.Context, queue, kind string) error
+	QueueResumeKind(ctx context.Context, queue, kind string) error
 	QueueGet(ctx context.Context, name string) (*drover.QueueSettings, error)
 	QueueList(ctx context.Context) ([]*drover.QueueSettings, error)
 	Remote() *drover.Remote
