@@ -49,6 +49,7 @@ type client interface {
 	JobRetry(ctx context.Context, id int64) (*drover.JobRow, error)
 	JobDiscard(ctx context.Context, id int64) (*drover.JobRow, error)
 	JobBulk(ctx context.Context, action drover.BulkAction, filter drover.JobListParams, progress func(drover.BulkProgress)) (drover.BulkProgress, error)
+	JobBulkByID(ctx context.Context, action drover.BulkAction, ids []int64, progress func(drover.BulkProgress)) (drover.BulkProgress, error)
 	JobCountByState(ctx context.Context, queue string) (map[drover.JobState]int64, error)
 	JobResult(ctx context.Context, id int64) (*drover.JobResult, error)
 	JobParentResults(ctx context.Context, id int64) ([]drover.JobResult, error)

@@ -129,7 +129,7 @@ func (c *Client[TTx]) failed(row *JobRow, res droverdriver.Result, attempt *atte
 			return res
 		}
 	}
-	res.RunAt = time.Now().Add(c.config.RetryPolicy(row.Attempt))
+	res.RunAt = c.now().Add(c.config.RetryPolicy(row.Attempt))
 	return res
 }
 

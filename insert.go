@@ -301,9 +301,14 @@ func (c *Client[TTx]) buildInsert(args Args, opts *InsertOpts) (droverdriver.Ins
 		RunAt:       o.RunAt,
 		Timeout:     o.Timeout,
 	}
+	if p.RunAt.IsZero() && c.config.Clock != nil {
+		// The store's clock would stamp it otherwise, and a test clock's
+		// claims would find it not yet due.
+		p.RunAt = c.config.Clock.Now()
+	}
 	// order: Key, KeyLimit, KeyRate and UniqueKey are checked and set in
 	// keyed.go.
-	if err := setOrderOpts(&p, &o, time.Now()); err != nil {
+	if err := setOrderOpts(&p, &o, c.now()); err != nil {
 		return droverdriver.InsertParams{}, err
 	}
 	return p, nil

@@ -2,7 +2,6 @@ package drover
 
 import (
 	"context"
-	"time"
 
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/internal/engine"
@@ -50,7 +49,7 @@ func (c *Client[TTx]) JobList(ctx context.Context, p JobListParams) ([]*JobRow, 
 		states[i] = droverdriver.State(s)
 	}
 	rows, err := c.driver.JobList(ctx, droverdriver.ListParams{States: states, Queue: p.Queue, Kind: p.Kind,
-		AfterID: p.After, Limit: p.Limit, Now: time.Now()})
+		AfterID: p.After, Limit: p.Limit, Now: c.now()})
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +61,7 @@ func (c *Client[TTx]) JobList(ctx context.Context, p JobListParams) ([]*JobRow, 
 // cancelled unless it completes first. A finished job is left as it is.
 // It returns the job after the call.
 func (c *Client[TTx]) JobCancel(ctx context.Context, id int64) (*JobRow, error) {
-	r, err := engine.Cancel(ctx, c.driver, id, time.Now())
+	r, err := engine.Cancel(ctx, c.driver, id, c.now())
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +73,7 @@ func (c *Client[TTx]) JobCancel(ctx context.Context, id int64) (*JobRow, error) 
 // never runs. A running job is left alone (cancel it instead), as is a
 // finished one. It returns the job after the call.
 func (c *Client[TTx]) JobDiscard(ctx context.Context, id int64) (*JobRow, error) {
-	r, err := engine.Discard(ctx, c.driver, id, time.Now())
+	r, err := engine.Discard(ctx, c.driver, id, c.now())
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +92,7 @@ func (c *Client[TTx]) JobDiscard(ctx context.Context, id int64) (*JobRow, error)
 // finished batch member or job with dependants is refused with
 // ErrNotRetryable, because its end was already counted and settled.
 func (c *Client[TTx]) JobRetry(ctx context.Context, id int64) (*JobRow, error) {
-	r, err := engine.Retry(ctx, c.driver, id, time.Now())
+	r, err := engine.Retry(ctx, c.driver, id, c.now())
 	if err != nil {
 		return nil, err
 	}

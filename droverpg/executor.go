@@ -476,12 +476,36 @@ func (e *executor) JobList(ctx context.Context, p droverdriver.ListParams) ([]*d
 	return jobs, e.wrap("list jobs", rows.Err())
 }
 
-func (e *executor) JobCancel(ctx context.Context, id int64, now time.Time) ([]droverdriver.FinishedRow, error) {
-	return e.ended(ctx, "cancel job", jobCancel.bind(jobAt{id, now}))
+// JobCancel runs the statement that ends the waiting jobs and flags the
+// running ones, which it returns in state running.
+func (e *executor) JobCancel(ctx context.Context, p droverdriver.CancelParams) ([]droverdriver.FinishedRow, []int64, error) {
+	rows, err := e.ended(ctx, "cancel jobs", jobCancel.bind(cancelParams{p.IDs, p.Now, !p.LeaveRunning}))
+	if err != nil {
+		return nil, nil, err
+	}
+	ended := rows[:0]
+	var flagged []int64
+	for _, r := range rows {
+		if r.State == droverdriver.StateRunning {
+			flagged = append(flagged, r.ID)
+		} else {
+			ended = append(ended, r)
+		}
+	}
+	return ended, flagged, nil
 }
 
-func (e *executor) JobDiscard(ctx context.Context, id int64, now time.Time) ([]droverdriver.FinishedRow, error) {
-	return e.ended(ctx, "discard job", jobDiscard.bind(jobAt{id, now}))
+func (e *executor) JobDiscard(ctx context.Context, ids []int64, now time.Time) ([]droverdriver.FinishedRow, error) {
+	return e.ended(ctx, "discard jobs", jobDiscard.bind(jobsAt{ids, now}))
+}
+
+func (e *executor) JobDelete(ctx context.Context, ids []int64) ([]int64, error) {
+	rows, err := jobDelete.query(ctx, e.db, e.q, ids)
+	if err != nil {
+		return nil, e.wrap("delete jobs", err)
+	}
+	deleted, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	return deleted, e.wrap("delete jobs", err)
 }
 
 // ended runs a statement that ends jobs and returns them as JobFinish does.
@@ -494,25 +518,36 @@ func (e *executor) ended(ctx context.Context, op string, st bound) ([]droverdriv
 	return res.Applied, e.wrap(op, err)
 }
 
-// JobRetry runs the statement that revives or reschedules the job and
-// wakes its queue when it made it available.
-func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*droverdriver.RetriedRow, error) {
-	var r droverdriver.RetriedRow
-	var key *string
-	err := jobRetry.queryRow(ctx, e.db, e.q, jobAt{id, now}).Scan(&r.Queue, &key, &r.Refused)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		return nil, nil
-	case err != nil:
-		return nil, e.wrap("retry job", err)
-	case key != nil:
-		r.Key = *key
-	case r.Refused == 0:
-		if err := e.announce(ctx, []string{r.Queue}); err != nil {
-			return nil, e.wrap("notify", err)
-		}
+// JobRetry runs the statement that revives or reschedules the jobs and
+// wakes the queues of those it made available.
+func (e *executor) JobRetry(ctx context.Context, ids []int64, now time.Time) ([]droverdriver.RetriedRow, error) {
+	rows, err := jobRetry.query(ctx, e.db, e.q, jobsAt{ids, now})
+	if err != nil {
+		return nil, e.wrap("retry jobs", err)
 	}
-	return &r, nil
+	defer rows.Close()
+	var out []droverdriver.RetriedRow
+	var wake []string
+	for rows.Next() {
+		var r droverdriver.RetriedRow
+		var key *string
+		if err := rows.Scan(&r.ID, &r.Queue, &key, &r.Refused); err != nil {
+			return nil, e.wrap("retry jobs", err)
+		}
+		if key != nil {
+			r.Key = *key
+		} else if r.Refused == 0 {
+			wake = append(wake, r.Queue)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, e.wrap("retry jobs", err)
+	}
+	if err := e.announce(ctx, wake); err != nil {
+		return nil, e.wrap("notify", err)
+	}
+	return out, nil
 }
 
 func (e *executor) JobCountByState(ctx context.Context, queue string) (map[droverdriver.State]int64, error) {

@@ -225,24 +225,35 @@ WHERE u.job_id = ANY($1::bigint[]) AND u.held AND f.id = u.job_id
   AND u.final_states & CASE f.state WHEN 'completed' THEN 1 /*FinalCompleted*/ WHEN 'cancelled' THEN 2 /*FinalCancelled*/ ELSE 4 /*FinalDiscarded*/ END = 0;
 
 -- name: UniqueRetake
--- $1 is a job JobRetry just revived: if it gave up its unique key, it takes
--- it again unless another job holds it now, whose ID this returns (the
--- caller then rolls the retry back). A holder that has not committed yet
--- makes the update wait for it and then fail on the unique index, which
--- the caller reports the same way.
+-- $1 are jobs JobRetry just revived: each that gave up its unique key takes
+-- it again, unless another job holds it now or an earlier job of $1 takes
+-- the same key; those are returned with that job's ID (the caller then
+-- rolls the retry back). A holder that has not committed yet makes the
+-- update wait for it and then fail on the unique index, which the caller
+-- reports the same way.
 WITH mine AS (
-    SELECT kind, queue, unique_key FROM {schema}unique_keys WHERE job_id = $1 AND NOT held
+    SELECT job_id, kind, queue, unique_key FROM {schema}unique_keys
+    WHERE job_id = ANY($1::bigint[]) AND NOT held
 ),
-holder AS (
-    SELECT o.job_id FROM {schema}unique_keys o
-    JOIN mine ON o.kind = mine.kind AND o.queue = mine.queue AND o.unique_key = mine.unique_key
+held AS (
+    SELECT mine.job_id, o.job_id AS holder FROM mine
+    JOIN {schema}unique_keys o ON o.kind = mine.kind AND o.queue = mine.queue AND o.unique_key = mine.unique_key
     WHERE o.held
 ),
+free AS (
+    SELECT * FROM mine WHERE job_id NOT IN (SELECT job_id FROM held)
+),
+first AS (
+    SELECT DISTINCT ON (kind, queue, unique_key) job_id, kind, queue, unique_key FROM free
+    ORDER BY kind, queue, unique_key, job_id
+),
 taken AS (
-    UPDATE {schema}unique_keys SET held = true
-    WHERE job_id = $1 AND NOT held AND NOT EXISTS (SELECT 1 FROM holder)
+    UPDATE {schema}unique_keys u SET held = true FROM first WHERE u.job_id = first.job_id
 )
-SELECT job_id FROM holder;
+SELECT job_id, holder FROM held
+UNION ALL
+SELECT f.job_id, first.job_id FROM free f
+JOIN first ON first.kind = f.kind AND first.queue = f.queue AND first.unique_key = f.unique_key AND first.job_id <> f.job_id;
 
 -- name: Notify
 -- Each payload names a queue, optionally followed by how many jobs it got
@@ -667,11 +678,12 @@ ORDER BY id
 LIMIT $6;
 
 -- name: JobCancel
--- A waiting job (available, pending on other jobs, or blocked behind its
--- key) is finished at once, and returned as JobFinish returns the jobs it
--- ends; a running one is flagged.
+-- $1 job IDs, $2 now, $3 whether running jobs are flagged. A waiting job
+-- (available, pending on other jobs, or blocked behind its key) is finished
+-- at once, and returned as JobFinish returns the jobs it ends; a running
+-- one not flagged yet is flagged, and returned in state running.
 WITH done AS (
-    DELETE FROM {schema}jobs WHERE id = $1 AND state IN ('available', 'pending', 'blocked') RETURNING *
+    DELETE FROM {schema}jobs WHERE id = ANY($1::bigint[]) AND state IN ('available', 'pending', 'blocked') RETURNING *
 ),
 moved AS (
     INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, args, metadata, tags, attempt,
@@ -682,9 +694,13 @@ moved AS (
     FROM done
 ),
 flagged AS (
-    UPDATE {schema}jobs SET cancel_requested = true WHERE id = $1 AND state = 'running'
+    UPDATE {schema}jobs SET cancel_requested = true
+    WHERE id = ANY($1::bigint[]) AND state = 'running' AND NOT cancel_requested AND $3::boolean
+    RETURNING id, queue
 )
-SELECT id, 'cancelled', flow & 27 /*FlowEnd*/, queue, ordering_key FROM done;
+SELECT id, 'cancelled', flow & 27 /*FlowEnd*/, queue, ordering_key FROM done
+UNION ALL
+SELECT id, 'running', 0, queue, NULL FROM flagged;
 
 -- name: JobDiscard
 -- The unique (8) and keyed (16) bits go with the row, so that the pruner
@@ -692,7 +708,7 @@ SELECT id, 'cancelled', flow & 27 /*FlowEnd*/, queue, ordering_key FROM done;
 -- promotes the job's key in the same transaction (engine.Discard) from the
 -- row returned.
 WITH done AS (
-    DELETE FROM {schema}jobs WHERE id = $1 AND state = 'available' RETURNING *
+    DELETE FROM {schema}jobs WHERE id = ANY($1::bigint[]) AND state = 'available' RETURNING *
 )
 INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, args, metadata, tags, attempt,
     max_attempts, errors, error_count, timeout_ms, created_at, run_at, attempted_at, finalized_at, flow, ordering_key,
@@ -704,8 +720,10 @@ RETURNING id, state, flow & 27 /*FlowEnd*/, queue, ordering_key;
 
 -- name: JobRetry
 -- A finished job returns to the hot table under its own ID, with one more
--- attempt allowed if it had used them all; a waiting one becomes claimable
--- now. A keyed job returns to its key as blocked, and the caller promotes
+-- attempt allowed if it had used them all; a scheduled or retryable one
+-- becomes claimable now (an available one already is, and keeps its place
+-- in the claim order), so that every row returned but a refused one is a
+-- job the retry changed. A keyed job returns to its key as blocked, and the caller promotes
 -- the key in the same transaction (KeyLock, KeyPromote), so it waits
 -- behind the key's active jobs when the key is full; its old ID puts it
 -- first among the key's blocked jobs. Batch members and jobs with
@@ -718,7 +736,7 @@ RETURNING id, state, flow & 27 /*FlowEnd*/, queue, ordering_key;
 -- keyed job carries FlowKeyed (16), which jobs finished before migration
 -- 010 lack.
 WITH revived AS (
-    DELETE FROM {schema}finished_jobs WHERE id = $1 AND flow & 3 /*FlowSettle*/ = 0 RETURNING *
+    DELETE FROM {schema}finished_jobs WHERE id = ANY($1::bigint[]) AND flow & 3 /*FlowSettle*/ = 0 RETURNING *
 ),
 inserted AS (
     INSERT INTO {schema}jobs (id, state, queue, kind, priority, args, metadata, tags, attempt, max_attempts,
@@ -728,16 +746,28 @@ inserted AS (
         errors, error_count, timeout_ms, created_at, $2, attempted_at, batch_id,
         flow | CASE WHEN ordering_key IS NULL THEN 0 ELSE 16 /*FlowKeyed*/ END, ordering_key, key_limit
     FROM revived
-    RETURNING queue, ordering_key
+    RETURNING id, queue, ordering_key
 ),
 rescheduled AS (
-    UPDATE {schema}jobs SET run_at = $2 WHERE id = $1 AND state = 'available' RETURNING queue
+    UPDATE {schema}jobs SET run_at = $2 WHERE id = ANY($1::bigint[]) AND state = 'available' AND run_at > $2 RETURNING id, queue
 )
-SELECT queue, ordering_key, 0 FROM inserted
+SELECT id, queue, ordering_key, 0 FROM inserted
 UNION ALL
-SELECT queue, NULL, 0 FROM rescheduled
+SELECT id, queue, NULL, 0 FROM rescheduled
 UNION ALL
-SELECT queue, NULL, flow FROM {schema}finished_jobs WHERE id = $1 AND flow & 3 /*FlowSettle*/ <> 0;
+SELECT id, queue, NULL, flow FROM {schema}finished_jobs WHERE id = ANY($1::bigint[]) AND flow & 3 /*FlowSettle*/ <> 0;
+
+-- name: JobDelete
+-- Deletes the finished jobs of $1, with their unique keys as JobPrune
+-- does, and returns their IDs. The engine has cancelled the waiting ones
+-- of a bulk delete in the same transaction, so that they are finished here.
+WITH deleted AS (
+    DELETE FROM {schema}finished_jobs WHERE id = ANY($1::bigint[]) RETURNING id, flow
+),
+keys AS (
+    DELETE FROM {schema}unique_keys WHERE job_id IN (SELECT id FROM deleted WHERE flow & 8 /*FlowUnique*/ <> 0)
+)
+SELECT id FROM deleted;
 
 -- name: JobCountByState
 SELECT CASE WHEN state = 'available' AND run_at > now() THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END AS s, count(*)

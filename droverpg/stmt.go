@@ -222,10 +222,18 @@ type listParams struct {
 	Limit   int
 }
 
-// jobAt is a job and the time a change to it is made at.
-type jobAt struct {
-	ID  int64
+// jobsAt are the jobs a statement changes (JobDiscard, JobRetry) and the
+// time it runs at.
+type jobsAt struct {
+	IDs []int64
 	Now time.Time
+}
+
+// cancelParams are JobCancel's: Flag asks running jobs to stop.
+type cancelParams struct {
+	IDs  []int64
+	Now  time.Time
+	Flag bool
 }
 
 type timeRange struct {
@@ -434,7 +442,7 @@ var (
 		args: func(p *keyList) []any { return []any{p.Queues, p.Keys} }})
 	keyBlocked    = def(stmt[int]{name: "KeyBlocked", cols: 2, args: oneArg[int]})
 	uniqueRelease = def(stmt[[]int64]{name: "UniqueRelease", args: oneArg[[]int64]})
-	uniqueRetake  = def(stmt[int64]{name: "UniqueRetake", cols: 1, args: oneArg[int64]})
+	uniqueRetake  = def(stmt[[]int64]{name: "UniqueRetake", cols: 2, args: oneArg[[]int64]})
 	notifyStmt    = def(stmt[notifyParams]{name: "Notify", cols: 1,
 		args: func(p *notifyParams) []any { return []any{p.Channel, p.Payloads} }})
 	jobClaim = def(stmt[claimParams]{name: "JobClaim", cols: 19, replan: true,
@@ -485,12 +493,13 @@ var (
 	jobInserted = def(stmt[string]{name: "JobInserted", cols: 22, args: oneArg[string]})
 	jobList     = def(stmt[listParams]{name: "JobList", cols: 22,
 		args: func(p *listParams) []any { return []any{p.Queue, p.Kind, p.AfterID, p.States, p.Now, p.Limit} }})
-	jobCancel = def(stmt[jobAt]{name: "JobCancel", cols: finishedCols,
-		args: func(p *jobAt) []any { return []any{p.ID, p.Now} }})
-	jobDiscard = def(stmt[jobAt]{name: "JobDiscard", cols: finishedCols,
-		args: func(p *jobAt) []any { return []any{p.ID, p.Now} }})
-	jobRetry = def(stmt[jobAt]{name: "JobRetry", cols: 3,
-		args: func(p *jobAt) []any { return []any{p.ID, p.Now} }})
+	jobCancel = def(stmt[cancelParams]{name: "JobCancel", cols: finishedCols,
+		args: func(p *cancelParams) []any { return []any{p.IDs, p.Now, p.Flag} }})
+	jobDiscard = def(stmt[jobsAt]{name: "JobDiscard", cols: finishedCols,
+		args: func(p *jobsAt) []any { return []any{p.IDs, p.Now} }})
+	jobRetry = def(stmt[jobsAt]{name: "JobRetry", cols: 4,
+		args: func(p *jobsAt) []any { return []any{p.IDs, p.Now} }})
+	jobDelete       = def(stmt[[]int64]{name: "JobDelete", cols: 1, args: oneArg[[]int64]})
 	jobCountByState = def(stmt[string]{name: "JobCountByState", cols: 2, args: oneArg[string]})
 	queueStats      = def(stmt[time.Time]{name: "QueueStats", cols: 6, args: oneArg[time.Time]})
 	finishedStats   = def(stmt[timeRange]{name: "FinishedStats", cols: 7,

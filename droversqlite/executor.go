@@ -774,39 +774,77 @@ func (e *executor) JobList(ctx context.Context, p droverdriver.ListParams) ([]*d
 	return sc.jobs, nil
 }
 
-func (e *executor) JobCancel(ctx context.Context, id int64, now time.Time) ([]droverdriver.FinishedRow, error) {
+func (e *executor) JobCancel(ctx context.Context, p droverdriver.CancelParams) ([]droverdriver.FinishedRow, []int64, error) {
+	ids := string(appendIDs(nil, p.IDs))
+	var rows []droverdriver.FinishedRow
+	var flagged []int64
+	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		flagged = flagged[:0]
+		if rows, err = e.ended(ctx, tx, jobCancelMove.bind(batchAt{ids, micros(p.Now)})); err != nil {
+			return err
+		}
+		if _, err := jobCancelDelete.exec(ctx, e, tx, ids); err != nil || p.LeaveRunning {
+			return err
+		}
+		return jobCancelFlag.query(ctx, e, tx, e.writer, func(r *sql.Rows) error {
+			var id int64
+			err := r.Scan(&id)
+			flagged = append(flagged, id)
+			return err
+		}, ids)
+	})
+	if err != nil {
+		return nil, nil, e.wrap("cancel jobs", err)
+	}
+	return rows, flagged, nil
+}
+
+func (e *executor) JobDiscard(ctx context.Context, ids []int64, now time.Time) ([]droverdriver.FinishedRow, error) {
+	batch := string(appendIDs(nil, ids))
 	var rows []droverdriver.FinishedRow
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		if rows, err = e.ended(ctx, tx, jobCancelMove.bind(jobAt{id, micros(now)})); err != nil {
+		if rows, err = e.ended(ctx, tx, jobDiscardMove.bind(batchAt{batch, micros(now)})); err != nil {
 			return err
 		}
-		if _, err := jobCancelDelete.exec(ctx, e, tx, id); err != nil {
-			return err
-		}
-		_, err = jobCancelFlag.exec(ctx, e, tx, id)
+		_, err = jobDiscardDelete.exec(ctx, e, tx, batch)
 		return err
 	})
 	if err != nil {
-		return nil, e.wrap("cancel job", err)
+		return nil, e.wrap("discard jobs", err)
 	}
 	return rows, nil
 }
 
-func (e *executor) JobDiscard(ctx context.Context, id int64, now time.Time) ([]droverdriver.FinishedRow, error) {
-	var rows []droverdriver.FinishedRow
+// JobDelete runs JobDelete and UniquePrune for the unique jobs it deleted,
+// in one write transaction.
+func (e *executor) JobDelete(ctx context.Context, ids []int64) ([]int64, error) {
+	var deleted, unique []int64
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
-		var err error
-		if rows, err = e.ended(ctx, tx, jobDiscardMove.bind(jobAt{id, micros(now)})); err != nil {
+		deleted, unique = deleted[:0], unique[:0]
+		err := jobDelete.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
+			var id int64
+			var flow int
+			if err := rows.Scan(&id, &flow); err != nil {
+				return err
+			}
+			deleted = append(deleted, id)
+			if flow&droverdriver.FlowUnique != 0 {
+				unique = append(unique, id)
+			}
+			return nil
+		}, string(appendIDs(nil, ids)))
+		if err != nil || len(unique) == 0 {
 			return err
 		}
-		_, err = jobCancelDelete.exec(ctx, e, tx, id)
+		_, err = uniquePrune.exec(ctx, e, tx, string(appendIDs(nil, unique)))
 		return err
 	})
 	if err != nil {
-		return nil, e.wrap("discard job", err)
+		return nil, e.wrap("delete jobs", err)
 	}
-	return rows, nil
+	return deleted, nil
 }
 
 // ended runs, in tx, a statement that ends jobs and returns them as
@@ -830,44 +868,56 @@ func (e *executor) ended(ctx context.Context, tx *sql.Tx, st bound) ([]droverdri
 // JobRetry runs JobRetryReschedule, JobRetryRevive, JobRetryDelete and
 // JobRetryRefused, in that order, in one write transaction: each matches
 // only where the ones before it did not, so that together they are
-// PostgreSQL's JobRetry. It wakes the queue of a job made available.
-func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*droverdriver.RetriedRow, error) {
-	var r *droverdriver.RetriedRow
+// PostgreSQL's JobRetry. It wakes the queues of jobs made available.
+func (e *executor) JobRetry(ctx context.Context, ids []int64, now time.Time) ([]droverdriver.RetriedRow, error) {
+	batch := string(appendIDs(nil, ids))
+	var out []droverdriver.RetriedRow
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
-		r = nil
-		at := jobAt{id, micros(now)}
+		out = out[:0]
+		at := batchAt{batch, micros(now)}
 		err := jobRetryReschedule.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
-			r = &droverdriver.RetriedRow{}
-			return rows.Scan(&r.Queue)
+			var r droverdriver.RetriedRow
+			err := rows.Scan(&r.ID, &r.Queue)
+			out = append(out, r)
+			return err
 		}, at)
 		if err != nil {
 			return err
 		}
 		err = jobRetryRevive.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
+			var r droverdriver.RetriedRow
 			var key sql.NullString
-			r = &droverdriver.RetriedRow{}
-			err := rows.Scan(&r.Queue, &key)
+			err := rows.Scan(&r.ID, &r.Queue, &key)
 			r.Key = key.String
+			out = append(out, r)
 			return err
 		}, at)
 		if err != nil {
 			return err
 		}
-		if _, err := jobRetryDelete.exec(ctx, e, tx, id); err != nil {
+		if _, err := jobRetryDelete.exec(ctx, e, tx, batch); err != nil {
 			return err
 		}
 		return jobRetryRefused.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
-			r = &droverdriver.RetriedRow{}
-			return rows.Scan(&r.Queue, &r.Refused)
-		}, id)
+			var r droverdriver.RetriedRow
+			err := rows.Scan(&r.ID, &r.Queue, &r.Refused)
+			out = append(out, r)
+			return err
+		}, batch)
 	})
 	if err != nil {
-		return nil, e.wrap("retry job", err)
+		return nil, e.wrap("retry jobs", err)
 	}
-	if r != nil && r.Key == "" && r.Refused == 0 {
-		e.wake([]string{r.Queue})
+	var wake []string
+	for _, r := range out {
+		if r.Key == "" && r.Refused == 0 {
+			wake = append(wake, r.Queue)
+		}
 	}
-	return r, nil
+	if len(wake) > 0 {
+		e.wake(wake)
+	}
+	return out, nil
 }
 
 func (e *executor) JobCountByState(ctx context.Context, queue string) (map[droverdriver.State]int64, error) {

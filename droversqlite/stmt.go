@@ -429,8 +429,8 @@ var (
 	uniqueClaim = def(stmt[uniqueClaimParams]{name: "UniqueClaim",
 		args: func(p *uniqueClaimParams) []any { return []any{p.ID, p.Key, p.Final, p.Kind, p.UniqueQueue} }})
 	uniqueRelease = def(stmt[string]{name: "UniqueRelease", args: oneArg[string]})
-	uniqueHolder  = def(stmt[int64]{name: "UniqueHolder", cols: 1, args: oneArg[int64]})
-	uniqueRetake  = def(stmt[int64]{name: "UniqueRetake", args: oneArg[int64]})
+	uniqueHolder  = def(stmt[string]{name: "UniqueHolder", cols: 2, args: oneArg[string]})
+	uniqueRetake  = def(stmt[string]{name: "UniqueRetake", args: oneArg[string]})
 	uniquePrune   = def(stmt[string]{name: "UniquePrune", args: oneArg[string]})
 	keyPromote    = def(stmt[keyPromoteParams]{name: "KeyPromote",
 		args: func(p *keyPromoteParams) []any { return []any{p.Queue, p.Key, p.Now, p.Retried} }})
@@ -495,14 +495,19 @@ var (
 	jobGet  = def(stmt[jobAt]{name: "JobGet", cols: 22, args: jobAtArgs})
 	jobList = def(stmt[listParams]{name: "JobList", cols: 22,
 		args: func(p *listParams) []any { return []any{p.Queue, p.Kind, p.AfterID, p.States, p.Now, p.Limit} }})
-	jobCancelMove      = def(stmt[jobAt]{name: "JobCancelMove", cols: finishedCols, args: jobAtArgs})
-	jobCancelDelete    = def(stmt[int64]{name: "JobCancelDelete", args: oneArg[int64]})
-	jobCancelFlag      = def(stmt[int64]{name: "JobCancelFlag", args: oneArg[int64]})
-	jobDiscardMove     = def(stmt[jobAt]{name: "JobDiscardMove", cols: finishedCols, args: jobAtArgs})
-	jobRetryReschedule = def(stmt[jobAt]{name: "JobRetryReschedule", cols: 1, args: jobAtArgs})
-	jobRetryRevive     = def(stmt[jobAt]{name: "JobRetryRevive", cols: 2, args: jobAtArgs})
-	jobRetryRefused    = def(stmt[int64]{name: "JobRetryRefused", cols: 2, args: oneArg[int64]})
-	jobRetryDelete     = def(stmt[int64]{name: "JobRetryDelete", args: oneArg[int64]})
+	// The statements of the operators' actions take the IDs of a page of
+	// jobs as a JSON array (batchAt, string), so that a bulk action
+	// changes a page in a few statements.
+	jobCancelMove      = def(stmt[batchAt]{name: "JobCancelMove", cols: finishedCols, args: batchAtArgs})
+	jobCancelDelete    = def(stmt[string]{name: "JobCancelDelete", args: oneArg[string]})
+	jobCancelFlag      = def(stmt[string]{name: "JobCancelFlag", cols: 1, args: oneArg[string]})
+	jobDiscardMove     = def(stmt[batchAt]{name: "JobDiscardMove", cols: finishedCols, args: batchAtArgs})
+	jobDiscardDelete   = def(stmt[string]{name: "JobDiscardDelete", args: oneArg[string]})
+	jobRetryReschedule = def(stmt[batchAt]{name: "JobRetryReschedule", cols: 2, args: batchAtArgs})
+	jobRetryRevive     = def(stmt[batchAt]{name: "JobRetryRevive", cols: 3, args: batchAtArgs})
+	jobRetryRefused    = def(stmt[string]{name: "JobRetryRefused", cols: 3, args: oneArg[string]})
+	jobRetryDelete     = def(stmt[string]{name: "JobRetryDelete", args: oneArg[string]})
+	jobDelete          = def(stmt[string]{name: "JobDelete", cols: 2, args: oneArg[string]})
 	jobCountByState    = def(stmt[queueAt]{name: "JobCountByState", cols: 2,
 		args: func(p *queueAt) []any { return []any{p.Queue, p.Now} }})
 	queueStats    = def(stmt[int64]{name: "QueueStats", cols: 6, args: oneArg[int64]})
