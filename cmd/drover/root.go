@@ -439,6 +439,7 @@ type storeClient interface {
 	QueuePauseKind(ctx context.Context, queue, kind string) error
 	QueueResumeKind(ctx context.Context, queue, kind string) error
 	JobBulk(ctx context.Context, action drover.BulkAction, filter drover.JobListParams, progress func(drover.BulkProgress)) (drover.BulkProgress, error)
+	JobBulkByID(ctx context.Context, action drover.BulkAction, ids []int64, progress func(drover.BulkProgress)) (drover.BulkProgress, error)
 }
 
 // openClient opens the store, checked to be current, and a client on it

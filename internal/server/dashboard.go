@@ -583,6 +583,9 @@ func (s *Server) bulkStatus(q url.Values) (string, bool) {
 	case "failed":
 		return fmt.Sprintf("%s failed after %d jobs read (%d changed): %s", j.Action, j.Matched, j.Changed, j.Error), false
 	}
+	if j.Selected > 0 {
+		return fmt.Sprintf("%s done: changed %d of %d selected jobs.", j.Action, j.Changed, j.Selected), false
+	}
 	return fmt.Sprintf("%s done: changed %d of %d jobs that matched.", j.Action, j.Changed, j.Matched), false
 }
 
@@ -614,13 +617,33 @@ func jobCan(action string, job *drover.JobRow) bool {
 	return false
 }
 
-// bulk starts retrying, cancelling or discarding every job matching a
-// filter, on every page, not just the one shown, in the background
-// (bulk.go, drover.Client.JobBulk), and shows the jobs page, which follows
-// its progress.
+// bulk starts retrying, cancelling, discarding or deleting, in the
+// background (bulk.go, drover.Client.JobBulk and JobBulkByID), either the
+// rows selected on the jobs page (the form's id values) or every job
+// matching the page's filter, on every page, not just the one shown; it
+// then shows the jobs page with the same filter, which follows the task's
+// progress.
 func (s *Server) bulk(w http.ResponseWriter, r *http.Request) error {
 	f := jobFilter{State: r.PostFormValue("state"), Queue: r.PostFormValue("queue"), Kind: r.PostFormValue("kind")}
-	t, err := s.bulkTasks.start(s.cfg.Client, drover.BulkAction(r.PostFormValue("action")), f)
+	action := drover.BulkAction(r.PostFormValue("action"))
+	var t *bulkTask
+	var err error
+	if r.PostFormValue("selection") != "" {
+		ids := make([]int64, 0, len(r.PostForm["id"]))
+		for _, v := range r.PostForm["id"] {
+			id, err := parseID("job", v)
+			if err != nil {
+				return err
+			}
+			ids = append(ids, id)
+		}
+		if len(ids) == 0 {
+			return badRequest("no job selected: tick the rows to %s first", action)
+		}
+		t, err = s.bulkTasks.start(s.cfg.Client, action, jobFilter{}, ids)
+	} else {
+		t, err = s.bulkTasks.start(s.cfg.Client, action, f, nil)
+	}
 	if err != nil {
 		return err
 	}

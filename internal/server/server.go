@@ -89,6 +89,7 @@ type Client interface {
 	JobRetry(ctx context.Context, id int64) (*drover.JobRow, error)
 	JobDiscard(ctx context.Context, id int64) (*drover.JobRow, error)
 	JobBulk(ctx context.Context, action drover.BulkAction, filter drover.JobListParams, progress func(drover.BulkProgress)) (drover.BulkProgress, error)
+	JobBulkByID(ctx context.Context, action drover.BulkAction, ids []int64, progress func(drover.BulkProgress)) (drover.BulkProgress, error)
 	JobCountByState(ctx context.Context, queue string) (map[drover.JobState]int64, error)
 	QueueStats(ctx context.Context) ([]drover.QueueStats, error)
 	FinishedStats(ctx context.Context, since, until time.Time) ([]drover.FinishedStats, error)

@@ -375,7 +375,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Pause a queue across the fleet: no worker starts its jobs until it is resumed; running jobs finish, enqueues still succeed. Each process sees the pause within a second. */
+        /** Pause a queue across the fleet, or with ?kind= one kind within it: no worker starts its jobs (of the kind) until it is resumed; running jobs finish, enqueues still succeed. Each process sees the pause within a second. */
         post: operations["pauseQueue"];
         delete?: never;
         options?: never;
@@ -392,7 +392,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Resume a paused queue: its workers start its jobs again. */
+        /** Resume a paused queue, or with ?kind= a kind paused within it: its workers start its jobs (of the kind) again. */
         post: operations["resumeQueue"];
         delete?: never;
         options?: never;
@@ -497,7 +497,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Retry, cancel or discard every job of a filter, in the background; read its progress from /v1/bulk/{id}. */
+        /** Retry, cancel, discard or delete every job of a filter, or the jobs a list of IDs names, in the background; read its progress from /v1/bulk/{id}. */
         post: operations["startBulk"];
         delete?: never;
         options?: never;
@@ -1008,6 +1008,8 @@ export interface components {
             name: string;
             /** @description A paused queue starts no job: claims take nothing; running jobs finish and enqueues still succeed. */
             paused: boolean;
+            /** @description Kinds paused within the queue, sorted: claims leave their jobs waiting while the queue's other kinds run; running jobs finish and enqueues still succeed. */
+            paused_kinds: string[];
             /** @description Cap on the queue's jobs running at once across every worker; 0 for none. */
             global_max_workers: number;
             /** @description Jobs that may start per rate period across every worker; 0 for no limit. */
@@ -1103,20 +1105,22 @@ export interface components {
             /** Format: int64 */
             id: number;
             /** @enum {string} */
-            action: "retry" | "cancel" | "discard";
+            action: "retry" | "cancel" | "discard" | "delete";
             queue?: string;
             kind?: string;
             state?: string;
+            /** @description How many job IDs a task by ID was given; absent for a task over a filter. */
+            selected?: number;
             /** @enum {string} */
             status: "running" | "done" | "failed";
             /**
              * Format: int64
-             * @description Jobs of the filter read so far.
+             * @description Jobs of the filter (or IDs of the list) read so far.
              */
             matched: number;
             /**
              * Format: int64
-             * @description Jobs the action changed so far: retried, cancelled (or asked to stop, if running) or discarded; jobs it left as they were are not counted.
+             * @description Jobs the action changed so far: retried, cancelled (or asked to stop, if running), discarded or deleted; jobs it left as they were are not counted.
              */
             changed: number;
             error?: string;
@@ -2902,7 +2906,10 @@ export interface operations {
     };
     pauseQueue: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Pause only this kind within the queue (the queue's other kinds run on), instead of the whole queue. */
+                kind?: string;
+            };
             header?: never;
             path: {
                 name: string;
@@ -2920,7 +2927,7 @@ export interface operations {
                     "application/json": components["schemas"]["Queue"];
                 };
             };
-            /** @description The queue name is invalid. */
+            /** @description The queue or kind name is invalid, or a query parameter other than kind was sent. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2980,7 +2987,10 @@ export interface operations {
     };
     resumeQueue: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Resume only this kind within the queue, instead of the whole queue. */
+                kind?: string;
+            };
             header?: never;
             path: {
                 name: string;
@@ -2998,7 +3008,7 @@ export interface operations {
                     "application/json": components["schemas"]["Queue"];
                 };
             };
-            /** @description The queue name is invalid. */
+            /** @description The queue or kind name is invalid, or a query parameter other than kind was sent. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3790,8 +3800,11 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @enum {string} */
-                    action: "retry" | "cancel" | "discard";
+                    /**
+                     * @description delete removes jobs that are not running (waiting ones are cancelled first, so that their dependants, batch, key and unique key are settled); running jobs are left and not counted.
+                     * @enum {string}
+                     */
+                    action: "retry" | "cancel" | "discard" | "delete";
                     /**
                      * @description Only jobs in this state; empty for any.
                      * @enum {string}
@@ -3801,6 +3814,8 @@ export interface operations {
                     queue?: string;
                     /** @description Only jobs of this kind. */
                     kind?: string;
+                    /** @description The jobs to act on, instead of a filter (state, queue and kind must then be absent or empty): the dashboard's selected rows. */
+                    ids?: number[];
                 };
             };
         };
@@ -3814,7 +3829,7 @@ export interface operations {
                     "application/json": components["schemas"]["BulkTask"];
                 };
             };
-            /** @description An unknown action, state or a bad queue name. */
+            /** @description An unknown action or state, a bad queue name, or ids that are empty, too many, not job ids, or sent with a filter. */
             400: {
                 headers: {
                     [name: string]: unknown;
