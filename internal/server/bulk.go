@@ -40,19 +40,19 @@ type bulkTask struct {
 
 // bulkJSON is a task as GET /v1/bulk/{id} shows it.
 type bulkJSON struct {
-	ID      int64  `json:"id"`
-	Action  string `json:"action"`
-	Queue   string `json:"queue,omitempty"`
-	Kind    string `json:"kind,omitempty"`
-	State   string `json:"state,omitempty"`
+	ID     int64  `json:"id"`
+	Action string `json:"action"`
+	Queue  string `json:"queue,omitempty"`
+	Kind   string `json:"kind,omitempty"`
+	State  string `json:"state,omitempty"`
 	// Selected is how many job IDs a task by ID was given; 0 for a task
 	// over a filter.
 	Selected int    `json:"selected,omitempty"`
 	Status   string `json:"status"` // running, done or failed
-	Matched int64  `json:"matched"`
-	Changed int64  `json:"changed"`
-	Error   string `json:"error,omitempty"`
-	Started string `json:"started_at"`
+	Matched  int64  `json:"matched"`
+	Changed  int64  `json:"changed"`
+	Error    string `json:"error,omitempty"`
+	Started  string `json:"started_at"`
 }
 
 func (t *bulkTask) json() bulkJSON {
