@@ -411,7 +411,7 @@ func (c *Client[TTx]) insertOne(ctx context.Context, exec droverdriver.Executor,
 		if err != nil {
 			return nil, err
 		}
-		return jobRowFromDriver(r), nil
+		return JobRowFromDriver(r), nil
 	}
 	params := []droverdriver.InsertParams{p}
 	c.injectTrace(ctx, params)
@@ -422,7 +422,7 @@ func (c *Client[TTx]) insertOne(ctx context.Context, exec droverdriver.Executor,
 	if r == nil {
 		return &JobRow{Queue: p.Queue, Kind: p.Kind, UniqueSkippedAsDuplicate: true}, nil
 	}
-	return jobRowFromDriver(r), nil
+	return JobRowFromDriver(r), nil
 }
 
 func (c *Client[TTx]) insertMany(ctx context.Context, exec droverdriver.Executor, jobs []InsertManyParams) ([]int64, error) {

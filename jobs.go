@@ -24,7 +24,7 @@ func (c *Client[TTx]) JobGet(ctx context.Context, id int64) (*JobRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	return jobRowFromDriver(r), nil
+	return JobRowFromDriver(r), nil
 }
 
 // JobList returns a page of jobs in ID order. The next page starts after
@@ -53,7 +53,7 @@ func (c *Client[TTx]) JobList(ctx context.Context, p JobListParams) ([]*JobRow, 
 	if err != nil {
 		return nil, err
 	}
-	return mapAll(rows, jobRowFromDriver), nil
+	return mapAll(rows, JobRowFromDriver), nil
 }
 
 // JobCancel cancels a job. A waiting job is cancelled at once; a running one
@@ -65,7 +65,7 @@ func (c *Client[TTx]) JobCancel(ctx context.Context, id int64) (*JobRow, error) 
 	if err != nil {
 		return nil, err
 	}
-	return jobRowFromDriver(r), nil
+	return JobRowFromDriver(r), nil
 }
 
 // JobDiscard gives up on a job that has not started: a waiting job
@@ -77,7 +77,7 @@ func (c *Client[TTx]) JobDiscard(ctx context.Context, id int64) (*JobRow, error)
 	if err != nil {
 		return nil, err
 	}
-	return jobRowFromDriver(r), nil
+	return JobRowFromDriver(r), nil
 }
 
 // JobRetry makes a job run again as soon as possible: a finished job
@@ -96,7 +96,7 @@ func (c *Client[TTx]) JobRetry(ctx context.Context, id int64) (*JobRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	return jobRowFromDriver(r), nil
+	return JobRowFromDriver(r), nil
 }
 
 // JobCountByState counts jobs by state, in one queue or (queue "") all.
