@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/internal/jobjson"
@@ -52,8 +53,7 @@ prints the job after the change.`,
 func (c *cli) jobsDeleteCommand() *cobra.Command {
 	var (
 		asJSON bool
-		states []string
-		filter drover.JobListParams
+		bf     bulkFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "delete {ID... | --queue Q --state S --kind K}",
@@ -70,40 +70,62 @@ in one transaction; progress goes to stderr after every page, and the last
 line says how many jobs were deleted and how many were given or matched.`,
 		Example: "  drover jobs delete 1042 1043\n  drover jobs delete --queue emails --state discarded,cancelled",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			filtered := cmd.Flags().Changed("queue") || cmd.Flags().Changed("state") || cmd.Flags().Changed("kind")
+			filter, ok, err := bf.chosen(cmd, "delete", args)
 			switch {
-			case len(args) > 0 && filtered:
-				return usagef("delete: give IDs or a filter (--queue, --state, --kind), not both")
-			case len(args) == 0 && !filtered:
-				return usagef("delete: missing argument ID, or a filter (--queue, --state, --kind) for every job that matches it")
-			case len(args) == 0:
-				for _, s := range states {
-					st, err := parseState(s)
-					if err != nil {
-						return err
-					}
-					filter.States = append(filter.States, st)
-				}
+			case err != nil:
+				return err
+			case ok:
 				return c.bulkChange(cmd, drover.BulkDelete, filter, nil, asJSON)
 			}
 			ids := make([]int64, len(args))
 			for i, a := range args {
-				id, err := parseID(a)
-				if err != nil {
+				if ids[i], err = parseID(a); err != nil {
 					return err
 				}
-				ids[i] = id
 			}
 			return c.bulkChange(cmd, drover.BulkDelete, filter, ids, asJSON)
 		},
 	}
 	markNeedsStore(cmd)
-	fl := cmd.Flags()
-	fl.BoolVar(&asJSON, "json", false, "print the counts as JSON")
-	fl.StringSliceVar(&states, "state", nil, "with no ID: every job in these states (comma-separated): "+joinStates())
-	fl.StringVar(&filter.Queue, "queue", "", "with no ID: every job of this queue")
-	fl.StringVar(&filter.Kind, "kind", "", "with no ID: every job of this kind")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the counts as JSON")
+	bf.register(cmd.Flags())
 	return cmd
+}
+
+// bulkFlags are the filter of the job actions over many jobs (--queue,
+// --state, --kind), given instead of job IDs.
+type bulkFlags struct {
+	states []string
+	filter drover.JobListParams
+}
+
+func (f *bulkFlags) register(fl *pflag.FlagSet) {
+	fl.StringSliceVar(&f.states, "state", nil, "with no ID: every job in these states (comma-separated): "+joinStates())
+	fl.StringVar(&f.filter.Queue, "queue", "", "with no ID: every job of this queue")
+	fl.StringVar(&f.filter.Kind, "kind", "", "with no ID: every job of this kind")
+}
+
+// chosen checks that action got job IDs (args) or a filter, not both and
+// not neither, and returns the filter and true when it got a filter.
+func (f *bulkFlags) chosen(cmd *cobra.Command, action string, args []string) (drover.JobListParams, bool, error) {
+	filtered := cmd.Flags().Changed("queue") || cmd.Flags().Changed("state") || cmd.Flags().Changed("kind")
+	switch {
+	case len(args) > 0 && filtered:
+		return f.filter, false, usagef("%s: give an ID or a filter (--queue, --state, --kind), not both", action)
+	case len(args) == 0 && !filtered:
+		return f.filter, false, usagef("%s: missing argument ID, or a filter (--queue, --state, --kind) for every job that matches it", action)
+	case !filtered:
+		return f.filter, false, nil
+	}
+	p := f.filter
+	for _, s := range f.states {
+		st, err := parseState(s)
+		if err != nil {
+			return p, false, err
+		}
+		p.States = append(p.States, st)
+	}
+	return p, true, nil
 }
 
 func (c *cli) jobsListCommand() *cobra.Command {
@@ -224,8 +246,7 @@ func (c *cli) jobsChangeCommand(name, short, long string,
 	change func(storeClient, context.Context, int64) (*drover.JobRow, error)) *cobra.Command {
 	var (
 		asJSON bool
-		states []string
-		filter drover.JobListParams
+		bf     bulkFlags
 	)
 	cmd := &cobra.Command{
 		Use:   name + " {ID | --queue Q --state S --kind K}",
@@ -233,26 +254,17 @@ func (c *cli) jobsChangeCommand(name, short, long string,
 		Long: long + `
 
 With a filter instead of an ID, every job that matches it is changed, in id
-order, ` + fmt.Sprint(drover.BulkChunk) + ` jobs read at a time, each in its own guarded statement; progress
-goes to stderr after every page, and the last line says how many jobs were
-changed and how many matched.`,
+order, ` + fmt.Sprint(drover.BulkChunk) + ` jobs at a time, each page in one transaction; progress goes to
+stderr after every page, and the last line says how many jobs were changed
+and how many matched.`,
 		Example: fmt.Sprintf("  drover jobs %s 1042\n  drover jobs %s --queue emails --state discarded", name, name),
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			filtered := cmd.Flags().Changed("queue") || cmd.Flags().Changed("state") || cmd.Flags().Changed("kind")
+			filter, ok, err := bf.chosen(cmd, name, args)
 			switch {
-			case len(args) == 1 && filtered:
-				return usagef("%s: give an ID or a filter (--queue, --state, --kind), not both", name)
-			case len(args) == 0 && !filtered:
-				return usagef("%s: missing argument ID, or a filter (--queue, --state, --kind) for every job that matches it", name)
-			case len(args) == 0:
-				for _, s := range states {
-					st, err := parseState(s)
-					if err != nil {
-						return err
-					}
-					filter.States = append(filter.States, st)
-				}
+			case err != nil:
+				return err
+			case ok:
 				return c.bulkChange(cmd, drover.BulkAction(name), filter, nil, asJSON)
 			}
 			job, err := c.callByID(cmd.Context(), args[0], change)
@@ -273,11 +285,8 @@ changed and how many matched.`,
 		},
 	}
 	markNeedsStore(cmd)
-	fl := cmd.Flags()
-	fl.BoolVar(&asJSON, "json", false, "print the job after the change as JSON (with a filter: the counts)")
-	fl.StringSliceVar(&states, "state", nil, "with no ID: every job in these states (comma-separated): "+joinStates())
-	fl.StringVar(&filter.Queue, "queue", "", "with no ID: every job of this queue")
-	fl.StringVar(&filter.Kind, "kind", "", "with no ID: every job of this kind")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the job after the change as JSON (with a filter: the counts)")
+	bf.register(cmd.Flags())
 	return cmd
 }
 

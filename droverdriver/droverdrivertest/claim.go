@@ -188,73 +188,55 @@ func testClaim(t *testing.T, setup opener) {
 		}
 	})
 
-	t.Run("JobClaim/kinds", func(t *testing.T) {
-		t.Parallel()
-		d := setup(t)
-		kind := func(k string) droverdriver.InsertParams {
-			return with(job("q"), func(p *droverdriver.InsertParams) { p.Kind = k })
-		}
-		got := insert(t, d, kind("a"), kind("b"), kind("c"), kind("a"), kind("b"))
-		for _, tc := range []struct {
-			name  string
-			kinds []string
-			after int // index into got of the position to claim past, -1 for none
-			want  []int64
-		}{
-			{"none of them", []string{}, -1, nil},
-			{"a kind nothing has", []string{"z"}, -1, nil},
-			{"two of three, past a position", []string{"a", "c"}, 0, []int64{got[2], got[3]}},
-			{"the rest of a", []string{"a"}, -1, []int64{got[0]}},
-			{"every kind", nil, -1, []int64{got[1], got[4]}},
-		} {
-			p := droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "w", Lease: time.Minute, Kinds: tc.kinds}
-			if tc.after >= 0 {
-				pos := droverdriver.PositionOf(get(t, d, got[tc.after]))
-				p.After = &pos
-			}
-			rows, err := d.JobClaim(context.Background(), p)
-			if err != nil {
-				t.Fatalf("%s: %v", tc.name, err)
-			}
-			if !slices.Equal(ids(rows), tc.want) {
-				t.Fatalf("%s: claimed %v, want %v", tc.name, ids(rows), tc.want)
-			}
-		}
-	})
-
-	t.Run("JobClaim/except kinds", func(t *testing.T) {
-		t.Parallel()
-		d := setup(t)
-		kind := func(k string) droverdriver.InsertParams {
-			return with(job("q"), func(p *droverdriver.InsertParams) { p.Kind = k })
-		}
-		got := insert(t, d, kind("a"), kind("b"), kind("c"), kind("a"), kind("b"), kind("c"))
-		for _, tc := range []struct {
-			name          string
-			kinds, except []string
-			after         int // index into got of the position to claim past, -1 for none
-			want          []int64
-		}{
-			{"every kind but a and b, past a position", nil, []string{"a", "b"}, 2, []int64{got[5]}},
-			{"named kinds but the excepted", []string{"a", "c"}, []string{"c"}, -1, []int64{got[0], got[3]}},
+	// Claims by kind: in each run, the cases claim one after the other
+	// from the jobs of kinds a, b, c, a, b, c, so each case also shows
+	// what the ones before it left.
+	for _, run := range []struct {
+		name  string
+		cases []kindsCase
+	}{
+		{"JobClaim/kinds", []kindsCase{
+			{"none of them", []string{}, nil, -1, nil},
+			{"a kind nothing has", []string{"z"}, nil, -1, nil},
+			{"two of three, past a position", []string{"a", "c"}, nil, 0, []int{2, 3, 5}},
+			{"the rest of a", []string{"a"}, nil, -1, []int{0}},
+			{"every kind", nil, nil, -1, []int{1, 4}},
+		}},
+		{"JobClaim/except kinds", []kindsCase{
+			{"every kind but a and b, past a position", nil, []string{"a", "b"}, 2, []int{5}},
+			{"named kinds but the excepted", []string{"a", "c"}, []string{"c"}, -1, []int{0, 3}},
 			{"every named kind excepted", []string{"b"}, []string{"b"}, -1, nil},
-			{"every kind but b", nil, []string{"b"}, -1, []int64{got[2]}},
-			{"the rest", nil, nil, -1, []int64{got[1], got[4]}},
-		} {
-			p := droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "w", Lease: time.Minute, Kinds: tc.kinds, ExceptKinds: tc.except}
-			if tc.after >= 0 {
-				pos := droverdriver.PositionOf(get(t, d, got[tc.after]))
-				p.After = &pos
+			{"every kind but b", nil, []string{"b"}, -1, []int{2}},
+			{"the rest", nil, nil, -1, []int{1, 4}},
+		}},
+	} {
+		t.Run(run.name, func(t *testing.T) {
+			t.Parallel()
+			d := setup(t)
+			kind := func(k string) droverdriver.InsertParams {
+				return with(job("q"), func(p *droverdriver.InsertParams) { p.Kind = k })
 			}
-			rows, err := d.JobClaim(context.Background(), p)
-			if err != nil {
-				t.Fatalf("%s: %v", tc.name, err)
+			got := insert(t, d, kind("a"), kind("b"), kind("c"), kind("a"), kind("b"), kind("c"))
+			for _, tc := range run.cases {
+				p := droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "w", Lease: time.Minute, Kinds: tc.kinds, ExceptKinds: tc.except}
+				if tc.after >= 0 {
+					pos := droverdriver.PositionOf(get(t, d, got[tc.after]))
+					p.After = &pos
+				}
+				rows, err := d.JobClaim(context.Background(), p)
+				if err != nil {
+					t.Fatalf("%s: %v", tc.name, err)
+				}
+				var want []int64
+				for _, i := range tc.want {
+					want = append(want, got[i])
+				}
+				if !slices.Equal(ids(rows), want) {
+					t.Fatalf("%s: claimed %v, want %v", tc.name, ids(rows), want)
+				}
 			}
-			if !slices.Equal(ids(rows), tc.want) {
-				t.Fatalf("%s: claimed %v, want %v", tc.name, ids(rows), tc.want)
-			}
-		}
-	})
+		})
+	}
 
 	t.Run("JobClaim/now", func(t *testing.T) {
 		t.Parallel()
@@ -406,4 +388,14 @@ func testClaim(t *testing.T, setup opener) {
 			t.Fatalf("list: %+v, %v; want q paused with no paused kinds", list, err)
 		}
 	})
+}
+
+// kindsCase is one claim of the JobClaim/kinds tests: the claim's Kinds
+// and ExceptKinds, the index of the job to claim past (-1 for none), and
+// the indexes of the jobs it must take, in claim order.
+type kindsCase struct {
+	name          string
+	kinds, except []string
+	after         int
+	want          []int
 }
