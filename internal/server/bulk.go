@@ -101,8 +101,6 @@ func (b *bulkTasks) start(client Client, action drover.BulkAction, f jobFilter, 
 	}
 	if ids != nil {
 		switch {
-		case f != (jobFilter{}):
-			return nil, badRequest("give ids or a filter (state, queue, kind), not both")
 		case len(ids) == 0:
 			return nil, badRequest("ids: empty; name at least one job")
 		case len(ids) > maxBulkIDs:
@@ -154,16 +152,14 @@ func (b *bulkTasks) stop() {
 	b.wg.Wait()
 }
 
-// startBulk is POST /v1/bulk: it starts a bulk action over a filter, or
-// over the jobs its ids name, and answers 202 with the task, whose
-// progress GET /v1/bulk/{id} reads.
+// startBulk is POST /v1/bulk: it starts a bulk action over a filter and
+// answers 202 with the task, whose progress GET /v1/bulk/{id} reads.
 func (s *Server) startBulk(w http.ResponseWriter, r *http.Request) error {
 	var req struct {
-		Action string  `json:"action"`
-		State  string  `json:"state"`
-		Queue  string  `json:"queue"`
-		Kind   string  `json:"kind"`
-		IDs    []int64 `json:"ids"`
+		Action string `json:"action"`
+		State  string `json:"state"`
+		Queue  string `json:"queue"`
+		Kind   string `json:"kind"`
 	}
 	if err := decode(r, &req); err != nil {
 		return err
@@ -171,7 +167,30 @@ func (s *Server) startBulk(w http.ResponseWriter, r *http.Request) error {
 	if req.State != "" && !validState(req.State) {
 		return badRequest("state %q: use one of %v", req.State, jobStates)
 	}
-	t, err := s.bulkTasks.start(s.cfg.Client, drover.BulkAction(req.Action), jobFilter{State: req.State, Queue: req.Queue, Kind: req.Kind}, req.IDs)
+	t, err := s.bulkTasks.start(s.cfg.Client, drover.BulkAction(req.Action), jobFilter{State: req.State, Queue: req.Queue, Kind: req.Kind}, nil)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusAccepted, t.json())
+	return nil
+}
+
+// startBulkSelection is POST /v1/bulk-selection: startBulk for the jobs a
+// list of IDs names, as the dashboard's selected rows. A body of its own
+// rather than ids beside a filter, whose meaning together no document
+// could state.
+func (s *Server) startBulkSelection(w http.ResponseWriter, r *http.Request) error {
+	var req struct {
+		Action string  `json:"action"`
+		IDs    []int64 `json:"ids"`
+	}
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	if req.IDs == nil {
+		req.IDs = []int64{}
+	}
+	t, err := s.bulkTasks.start(s.cfg.Client, drover.BulkAction(req.Action), jobFilter{}, req.IDs)
 	if err != nil {
 		return err
 	}

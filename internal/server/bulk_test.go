@@ -51,8 +51,8 @@ func TestBulkAPI(t *testing.T) {
 
 // TestBulkDeleteByID deletes the jobs a list of IDs names over HTTP: the
 // task counts the jobs deleted (not the running one, which stays, nor the
-// unknown ID), and the store holds exactly the others. A list and a
-// filter together, an empty list or a bad ID are refused.
+// unknown ID), and the store holds exactly the others. A filter beside
+// the list, an empty or missing list, a bad ID or action are refused.
 func TestBulkDeleteByID(t *testing.T) {
 	forEachStore(t, func(t *testing.T, b *bundle) {
 		ids := b.enqueue(t,
@@ -66,7 +66,7 @@ func TestBulkDeleteByID(t *testing.T) {
 			Action, Status             string
 			Selected, Matched, Changed int64
 		}
-		b.must(t, http.StatusAccepted, server.ScopeAdmin, "POST", "/v1/bulk",
+		b.must(t, http.StatusAccepted, server.ScopeAdmin, "POST", "/v1/bulk-selection",
 			map[string]any{"action": "delete", "ids": []int64{ids[0], ids[1], ids[2] + 100}}).decode(t, &task)
 		waitfor.Cond(t, "the bulk delete to finish", func() bool {
 			b.must(t, http.StatusOK, server.ScopeAdmin, "GET", fmt.Sprintf("/v1/bulk/%d", task.ID), nil).decode(t, &task)
@@ -87,10 +87,12 @@ func TestBulkDeleteByID(t *testing.T) {
 		for _, body := range []map[string]any{
 			{"action": "delete", "ids": []int64{ids[2]}, "queue": "q"},
 			{"action": "delete", "ids": []int64{}},
+			{"action": "delete"},
 			{"action": "delete", "ids": []int64{0}},
+			{"action": "purge", "ids": []int64{ids[2]}},
 		} {
-			if r := b.call(t, server.ScopeAdmin, "POST", "/v1/bulk", body, false); r.status != http.StatusBadRequest {
-				t.Errorf("POST /v1/bulk %v = %d: %s; want 400", body, r.status, r.body)
+			if r := b.call(t, server.ScopeAdmin, "POST", "/v1/bulk-selection", body, false); r.status != http.StatusBadRequest {
+				t.Errorf("POST /v1/bulk-selection %v = %d: %s; want 400", body, r.status, r.body)
 			}
 		}
 		if st := b.stored(t, ids[2]).State; st != drover.JobStateAvailable {

@@ -375,6 +375,7 @@ func (s *Server) routes() {
 		"POST /v1/jobs/{id}/retry":      {admin, s.retryJob},
 		"POST /v1/jobs/{id}/discard":    {admin, s.discardJob},
 		"POST /v1/bulk":                 {admin, s.startBulk},
+		"POST /v1/bulk-selection":       {admin, s.startBulkSelection},
 		"GET /v1/bulk/{id}":             {admin, s.getBulk},
 		"POST /v1/claim":                {work, s.claim},
 		"POST /v1/finish":               {work, s.finish},

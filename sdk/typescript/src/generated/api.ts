@@ -497,8 +497,25 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Retry, cancel, discard or delete every job of a filter, or the jobs a list of IDs names, in the background; read its progress from /v1/bulk/{id}. */
+        /** Retry, cancel, discard or delete every job of a filter, in the background; read its progress from /v1/bulk/{id}. */
         post: operations["startBulk"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/bulk-selection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Retry, cancel, discard or delete the jobs a list of IDs names (the dashboard's selected rows), in the background; read its progress from /v1/bulk/{id}. */
+        post: operations["startBulkSelection"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1109,7 +1126,7 @@ export interface components {
             queue?: string;
             kind?: string;
             state?: string;
-            /** @description How many job IDs a task by ID was given; absent for a task over a filter. */
+            /** @description How many job IDs a task started by /v1/bulk-selection was given; absent for a task over a filter. */
             selected?: number;
             /** @enum {string} */
             status: "running" | "done" | "failed";
@@ -3814,8 +3831,6 @@ export interface operations {
                     queue?: string;
                     /** @description Only jobs of this kind. */
                     kind?: string;
-                    /** @description The jobs to act on, instead of a filter (state, queue and kind must then be absent or empty): the dashboard's selected rows. */
-                    ids?: number[];
                 };
             };
         };
@@ -3829,7 +3844,86 @@ export interface operations {
                     "application/json": components["schemas"]["BulkTask"];
                 };
             };
-            /** @description An unknown action or state, a bad queue name, or ids that are empty, too many, not job ids, or sent with a filter. */
+            /** @description An unknown action or state, or a bad queue name. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No token, or an unknown one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unavailable (down, restarting or unreachable); retry after the Retry-After delay. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    startBulkSelection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description delete removes jobs that are not running (waiting ones are cancelled first, so that their dependants, batch, key and unique key are settled); running jobs are left and not counted.
+                     * @enum {string}
+                     */
+                    action: "retry" | "cancel" | "discard" | "delete";
+                    /** @description The jobs to act on, at most 10,000; unknown IDs are read and not changed. */
+                    ids: number[];
+                };
+            };
+        };
+        responses: {
+            /** @description The task, started. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkTask"];
+                };
+            };
+            /** @description An unknown action, or ids that are empty, too many or not job ids. */
             400: {
                 headers: {
                     [name: string]: unknown;
