@@ -233,8 +233,8 @@ func TestClaimLimitsComeFromTheStore(t *testing.T) {
 // client stops that kind in another client's workers and in remote
 // claims, while the queue's other kinds run on; a running job of the kind
 // finishes; inserts of it still succeed; resume starts it again. The
-// pause is stored: QueueGet and QueueList report it, and it outlives the
-// client that set it.
+// pause is stored: QueueGet and QueueList report it, from either client,
+// and pausing and resuming the whole queue leaves it.
 func TestQueuePauseKindAcrossClients(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s store) {
 		b := setup(t, s, 4)
