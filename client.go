@@ -134,6 +134,21 @@ type Config struct {
 	// Subscriptions this client consumes (subscribe.go), each with the
 	// retry queue of its failed messages.
 	Subscriptions []*Subscription
+	// Clock, when set, is the time the client reads wherever a job's time
+	// is decided, instead of the system clock: the run_at of jobs inserted
+	// without one, the time a failed attempt is retried at, which jobs its
+	// claims take as due (droverdriver.ClaimParams.Now), and the time the
+	// operator's actions (retry, cancel, discard, bulk) stamp. Tests set a
+	// drovertest.Clock, frozen and moved forward by the test, so that
+	// scheduled and retried jobs come due when it says (drovertest.Drain).
+	// Leases, heartbeats, timeouts, maintenance and periodic schedules keep
+	// the system clock. Nil: the system clock everywhere.
+	Clock Clock
+}
+
+// Clock tells a client the time (Config.Clock).
+type Clock interface {
+	Now() time.Time
 }
 
 // QueueConfig configures one queue of a client.
@@ -413,7 +428,24 @@ func (c *Client[TTx]) wake(queue string) int {
 
 // claim is every claim of the client: its producers' and remote workers'.
 func (c *Client[TTx]) claim(ctx context.Context, p droverdriver.ClaimParams) ([]*droverdriver.JobRow, error) {
-	return engine.Claim(ctx, c.driver, &c.settings, p)
+	return c.claimIn(ctx, c.driver, p)
+}
+
+// claimIn claims in ex (the client's store, or a caller's transaction),
+// under the client's Clock when it has one.
+func (c *Client[TTx]) claimIn(ctx context.Context, ex droverdriver.Executor, p droverdriver.ClaimParams) ([]*droverdriver.JobRow, error) {
+	if c.config.Clock != nil {
+		p.Now = c.config.Clock.Now()
+	}
+	return engine.Claim(ctx, ex, &c.settings, p)
+}
+
+// now is the time by the client's Clock, or the system clock without one.
+func (c *Client[TTx]) now() time.Time {
+	if c.config.Clock != nil {
+		return c.config.Clock.Now()
+	}
+	return time.Now()
 }
 
 func (c *Client[TTx]) wakeAll() {

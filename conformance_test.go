@@ -51,6 +51,7 @@ type client interface {
 	JobRetry(ctx context.Context, id int64) (*drover.JobRow, error)
 	JobDiscard(ctx context.Context, id int64) (*drover.JobRow, error)
 	JobBulk(ctx context.Context, action drover.BulkAction, filter drover.JobListParams, progress func(drover.BulkProgress)) (drover.BulkProgress, error)
+	JobBulkByID(ctx context.Context, action drover.BulkAction, ids []int64, progress func(drover.BulkProgress)) (drover.BulkProgress, error)
 	JobCountByState(ctx context.Context, queue string) (map[drover.JobState]int64, error)
 	JobResult(ctx context.Context, id int64) (*drover.JobResult, error)
 	JobParentResults(ctx context.Context, id int64) ([]drover.JobResult, error)
@@ -59,6 +60,8 @@ type client interface {
 	QueueStats(ctx context.Context) ([]drover.QueueStats, error)
 	QueuePause(ctx context.Context, name string) error
 	QueueResume(ctx context.Context, name string) error
+	QueuePauseKind(ctx context.Context, queue, kind string) error
+	QueueResumeKind(ctx context.Context, queue, kind string) error
 	QueueSetLimits(ctx context.Context, name string, l drover.QueueLimits) (*drover.QueueSettings, error)
 	QueueGet(ctx context.Context, name string) (*drover.QueueSettings, error)
 	QueueList(ctx context.Context) ([]*drover.QueueSettings, error)

@@ -19,7 +19,7 @@ import (
 // row's flow flags, which settle its dependants and batch on finish
 // (result.go), whatever the outcome.
 func (c *Client[TTx]) runJob(ctx context.Context, r *droverdriver.JobRow) droverdriver.Result {
-	res := c.tracedAttempt(ctx.(*producer.JobContext), jobRowFromDriver(r))
+	res := c.tracedAttempt(ctx.(*producer.JobContext), JobRowFromDriver(r))
 	// Keyed results promote the next job of their key on finish (keyed.go).
 	res.Flow, res.Key, res.Queue = r.Flow, r.Key, r.Queue
 	res.Forget = c.config.DeleteCompleted && res.Outcome == droverdriver.OutcomeCompleted
@@ -129,7 +129,7 @@ func (c *Client[TTx]) failed(row *JobRow, res droverdriver.Result, attempt *atte
 			return res
 		}
 	}
-	res.RunAt = time.Now().Add(c.config.RetryPolicy(row.Attempt))
+	res.RunAt = c.now().Add(c.config.RetryPolicy(row.Attempt))
 	return res
 }
 

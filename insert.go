@@ -134,7 +134,8 @@ func ValidateQueue(name string) error {
 	return nil
 }
 
-func validateKind(kind string) error {
+// ValidateKind reports whether kind can be a job kind.
+func ValidateKind(kind string) error {
 	if !validName(kind, 255, "_.:/-") {
 		return invalidf("kind %s: use 1-255 letters, digits, '_', '.', ':', '/' or '-', starting with a letter or digit", echo(kind))
 	}
@@ -205,7 +206,7 @@ func (c *Client[TTx]) buildInsert(args Args, opts *InsertOpts) (droverdriver.Ins
 		return p, invalidf("args: nil")
 	}
 	kind := args.Kind()
-	if err := validateKind(kind); err != nil {
+	if err := ValidateKind(kind); err != nil {
 		return p, err
 	}
 	// A stored periodic definition's kind may be worked by other
@@ -300,9 +301,14 @@ func (c *Client[TTx]) buildInsert(args Args, opts *InsertOpts) (droverdriver.Ins
 		RunAt:       o.RunAt,
 		Timeout:     o.Timeout,
 	}
+	if p.RunAt.IsZero() && c.config.Clock != nil {
+		// The store's clock would stamp it otherwise, and a test clock's
+		// claims would find it not yet due.
+		p.RunAt = c.config.Clock.Now()
+	}
 	// order: Key, KeyLimit, KeyRate and UniqueKey are checked and set in
 	// keyed.go.
-	if err := setOrderOpts(&p, &o, time.Now()); err != nil {
+	if err := setOrderOpts(&p, &o, c.now()); err != nil {
 		return droverdriver.InsertParams{}, err
 	}
 	return p, nil
@@ -405,7 +411,7 @@ func (c *Client[TTx]) insertOne(ctx context.Context, exec droverdriver.Executor,
 		if err != nil {
 			return nil, err
 		}
-		return jobRowFromDriver(r), nil
+		return JobRowFromDriver(r), nil
 	}
 	params := []droverdriver.InsertParams{p}
 	c.injectTrace(ctx, params)
@@ -416,7 +422,7 @@ func (c *Client[TTx]) insertOne(ctx context.Context, exec droverdriver.Executor,
 	if r == nil {
 		return &JobRow{Queue: p.Queue, Kind: p.Kind, UniqueSkippedAsDuplicate: true}, nil
 	}
-	return jobRowFromDriver(r), nil
+	return JobRowFromDriver(r), nil
 }
 
 func (c *Client[TTx]) insertMany(ctx context.Context, exec droverdriver.Executor, jobs []InsertManyParams) ([]int64, error) {

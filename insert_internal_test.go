@@ -24,7 +24,7 @@ func FuzzValidNames(f *testing.F) {
 			rule     *regexp.Regexp
 		}{
 			{"queue", ValidateQueue, queueRule},
-			{"kind", validateKind, kindRule},
+			{"kind", ValidateKind, kindRule},
 		} {
 			err := c.validate(s)
 			if want := c.rule.MatchString(s); (err == nil) != want {

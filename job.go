@@ -151,7 +151,10 @@ type AttemptError struct {
 	Released bool `json:"released,omitempty"`
 }
 
-func jobRowFromDriver(r *droverdriver.JobRow) *JobRow {
+// JobRowFromDriver converts a job as a driver returns it into a JobRow,
+// for code that reads jobs through a driver's Executor itself:
+// drovertest's assertions read inside the test's transaction that way.
+func JobRowFromDriver(r *droverdriver.JobRow) *JobRow {
 	row := &JobRow{
 		ID:              r.ID,
 		State:           JobState(r.State),

@@ -171,7 +171,7 @@ func (c *Client[TTx]) JobGet(ctx context.Context, id int64) (*JobRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	return jobRowFromDriver(r), nil
+	return JobRowFromDriver(r), nil
 }
 
 // JobList returns up to p.Limit jobs matching p, in ID order (or newest
@@ -198,6 +198,7 @@ func (c *Client[TTx]) JobSearch(ctx context.Context, p JobListParams) (*JobPage,
 	if err != nil {
 		return nil, err
 	}
+	lp.Now = c.now()
 	scan, budget := p.Scan, p.ScanTime
 	if scan == 0 {
 		scan = JobSearchScanDefault
@@ -209,7 +210,7 @@ func (c *Client[TTx]) JobSearch(ctx context.Context, p JobListParams) (*JobPage,
 	if err != nil {
 		return nil, err
 	}
-	return &JobPage{Jobs: mapAll(page.Jobs, jobRowFromDriver), Next: page.Next, Scanned: page.Scanned}, nil
+	return &JobPage{Jobs: mapAll(page.Jobs, JobRowFromDriver), Next: page.Next, Scanned: page.Scanned}, nil
 }
 
 // JobCount counts the jobs matching p (its After, Limit, order and Scan
@@ -221,6 +222,7 @@ func (c *Client[TTx]) JobCount(ctx context.Context, p JobListParams) (JobCount, 
 	if err != nil {
 		return JobCount{}, err
 	}
+	lp.Now = c.now()
 	n, err := engine.CountJobs(ctx, c.driver, lp, engine.CountParams{Exact: jobCountExact, Samples: jobCountSamples})
 	if err != nil {
 		return JobCount{}, err
@@ -233,11 +235,11 @@ func (c *Client[TTx]) JobCount(ctx context.Context, p JobListParams) (JobCount, 
 // cancelled unless it completes first. A finished job is left as it is.
 // It returns the job after the call.
 func (c *Client[TTx]) JobCancel(ctx context.Context, id int64) (*JobRow, error) {
-	r, err := engine.Cancel(ctx, c.driver, id, time.Now())
+	r, err := engine.Cancel(ctx, c.driver, id, c.now())
 	if err != nil {
 		return nil, err
 	}
-	return jobRowFromDriver(r), nil
+	return JobRowFromDriver(r), nil
 }
 
 // JobDiscard gives up on a job that has not started: a waiting job
@@ -245,11 +247,11 @@ func (c *Client[TTx]) JobCancel(ctx context.Context, id int64) (*JobRow, error) 
 // never runs. A running job is left alone (cancel it instead), as is a
 // finished one. It returns the job after the call.
 func (c *Client[TTx]) JobDiscard(ctx context.Context, id int64) (*JobRow, error) {
-	r, err := engine.Discard(ctx, c.driver, id, time.Now())
+	r, err := engine.Discard(ctx, c.driver, id, c.now())
 	if err != nil {
 		return nil, err
 	}
-	return jobRowFromDriver(r), nil
+	return JobRowFromDriver(r), nil
 }
 
 // JobRetry makes a job run again as soon as possible: a finished job
@@ -264,11 +266,11 @@ func (c *Client[TTx]) JobDiscard(ctx context.Context, id int64) (*JobRow, error)
 // finished batch member or job with dependants is refused with
 // ErrNotRetryable, because its end was already counted and settled.
 func (c *Client[TTx]) JobRetry(ctx context.Context, id int64) (*JobRow, error) {
-	r, err := engine.Retry(ctx, c.driver, id, time.Now())
+	r, err := engine.Retry(ctx, c.driver, id, c.now())
 	if err != nil {
 		return nil, err
 	}
-	return jobRowFromDriver(r), nil
+	return JobRowFromDriver(r), nil
 }
 
 // JobCountByState counts jobs by state, in one queue or (queue "") all.

@@ -2,6 +2,8 @@ package drover_test
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -223,6 +225,117 @@ func TestClaimLimitsComeFromTheStore(t *testing.T) {
 		})
 		if jobs := remoteClaim(t, other, "limited", 5); len(jobs) != 2 {
 			t.Fatalf("remote claim took %d jobs, want 2: the stored limit is 2", len(jobs))
+		}
+	})
+}
+
+// TestQueuePauseKindAcrossClients: a kind paused within a queue by one
+// client stops that kind in another client's workers and in remote
+// claims, while the queue's other kinds run on; a running job of the kind
+// finishes; inserts of it still succeed; resume starts it again. The
+// pause is stored: QueueGet and QueueList report it, from either client,
+// and pausing and resuming the whole queue leaves it.
+func TestQueuePauseKindAcrossClients(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		b := setup(t, s, 4)
+		ctx := context.Background()
+		admin := s.newClient(t, b.d, &drover.Config{})
+		b.start(t)
+
+		// A running job of the kind finishes although its kind is paused
+		// meanwhile.
+		running := b.insert(t, scriptArgs{Sleep: "200ms"}, nil)
+		waitState(t, b.client, running, drover.JobStateRunning)
+		if err := admin.QueuePauseKind(ctx, drover.DefaultQueue, "test.script"); err != nil {
+			t.Fatal(err)
+		}
+		waitState(t, b.client, running, drover.JobStateCompleted)
+
+		// Once the worker's client sees the pause, no script job starts,
+		// by its workers or by a remote claim of the same client, while
+		// noop jobs inserted after them still run.
+		waitfor.Cond(t, "the claims of default to leave test.script", func() bool {
+			id := b.insert(t, scriptArgs{}, nil)
+			if jobs := remoteClaim(t, b.client, drover.DefaultQueue, 10); len(jobs) > 0 {
+				refs := make([]drover.AttemptRef, len(jobs))
+				for i, j := range jobs {
+					refs[i] = drover.AttemptRef{ID: j.ID, Attempt: j.Attempt, LeaseToken: j.LeaseToken}
+				}
+				if _, err := b.client.Remote().Release(ctx, refs); err != nil {
+					t.Fatal(err)
+				}
+				return false
+			}
+			row, err := b.client.JobGet(ctx, id)
+			return err == nil && row.State == drover.JobStateAvailable
+		})
+		var held []int64
+		for range 3 {
+			held = append(held, b.insert(t, scriptArgs{}, nil))
+		}
+		other := b.insert(t, noopArgs{N: 1}, nil)
+		waitState(t, b.client, other, drover.JobStateCompleted)
+		if jobs := remoteClaim(t, b.client, drover.DefaultQueue, 10); len(jobs) != 0 {
+			t.Fatalf("a remote claim took %d jobs of a paused kind", len(jobs))
+		}
+		claims := b.client.Stats().Claims
+		waitfor.Cond(t, "the producer to claim twice more", func() bool { return b.client.Stats().Claims >= claims+2 })
+		_, runs := b.rec.snapshot()
+		for _, id := range held {
+			if row, err := b.client.JobGet(ctx, id); err != nil || row.State != drover.JobStateAvailable || runs[id] != 0 {
+				t.Fatalf("job %d of the paused kind: %v, %v, ran %d times; want it available, never run", id, row.State, err, runs[id])
+			}
+		}
+		got, err := admin.QueueGet(ctx, drover.DefaultQueue)
+		if err != nil || got.Paused || !slices.Equal(got.PausedKinds, []string{"test.script"}) {
+			t.Fatalf("QueueGet = %+v, %v; want the queue running and test.script paused", got, err)
+		}
+		list, err := b.client.QueueList(ctx)
+		if err != nil || len(list) != 1 || !slices.Equal(list[0].PausedKinds, []string{"test.script"}) {
+			t.Fatalf("QueueList = %+v, %v; want default with test.script paused", list, err)
+		}
+		// Pausing and resuming the whole queue leaves the kind paused.
+		if err := admin.QueuePause(ctx, drover.DefaultQueue); err != nil {
+			t.Fatal(err)
+		}
+		if err := admin.QueueResume(ctx, drover.DefaultQueue); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := admin.QueueGet(ctx, drover.DefaultQueue); err != nil || !slices.Equal(got.PausedKinds, []string{"test.script"}) {
+			t.Fatalf("after pausing and resuming the queue: %+v, %v; want test.script still paused", got, err)
+		}
+
+		// Resume: every job of the kind runs.
+		if err := admin.QueueResumeKind(ctx, drover.DefaultQueue, "test.script"); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range held {
+			waitState(t, b.client, id, drover.JobStateCompleted)
+		}
+		if got, err := admin.QueueGet(ctx, drover.DefaultQueue); err != nil || got.PausedKinds != nil {
+			t.Fatalf("after resume: %+v, %v; want no paused kinds", got, err)
+		}
+	})
+}
+
+// TestQueuePauseKindRejectsBadNames: a bad queue or kind name is an
+// error naming it, and nothing is stored.
+func TestQueuePauseKindRejectsBadNames(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		b := setup(t, s, 1)
+		ctx := context.Background()
+		for _, tc := range []struct{ queue, kind, want string }{
+			{"default", "no spaces", `kind "no spaces"`},
+			{"default", "", `kind ""`},
+			{"no spaces", "test.noop", `queue "no spaces"`},
+		} {
+			err := b.client.QueuePauseKind(ctx, tc.queue, tc.kind)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("pause %q in %q: %v; want an error naming %s", tc.kind, tc.queue, err, tc.want)
+			}
+		}
+		if list, err := b.client.QueueList(ctx); err != nil || len(list) != 0 {
+			t.Fatalf("QueueList = %+v, %v; want nothing stored", list, err)
 		}
 	})
 }

@@ -90,6 +90,9 @@ type QueueSettings struct {
 	// Paused queues start no job: claims take nothing, while running jobs
 	// finish and inserts still succeed.
 	Paused bool
+	// PausedKinds are the kinds paused within the queue (QueuePauseKind),
+	// sorted: their jobs wait while the queue's other kinds run.
+	PausedKinds []string
 	// GlobalMaxWorkers, RateLimit and RatePeriod are the queue's
 	// cluster-wide limits (QueueConfig); zero means none.
 	GlobalMaxWorkers int
@@ -101,7 +104,7 @@ type QueueSettings struct {
 }
 
 func queueSettingsFromDriver(s *droverdriver.QueueSettings) *QueueSettings {
-	return &QueueSettings{Name: s.Queue, Paused: s.Paused, GlobalMaxWorkers: s.Limit.MaxRunning,
+	return &QueueSettings{Name: s.Queue, Paused: s.Paused, PausedKinds: s.PausedKinds, GlobalMaxWorkers: s.Limit.MaxRunning,
 		RateLimit: s.Limit.Rate, RatePeriod: s.Limit.Period, UpdatedAt: s.UpdatedAt}
 }
 
@@ -119,6 +122,33 @@ func (c *Client[TTx]) QueuePause(ctx context.Context, name string) error {
 // QueueResume undoes QueuePause: the queue's jobs start again.
 func (c *Client[TTx]) QueueResume(ctx context.Context, name string) error {
 	_, err := c.setQueueSettings(ctx, droverdriver.QueueSettingsSetParams{Queue: name, Paused: new(false)})
+	return err
+}
+
+// QueuePauseKind pauses one kind of job within a queue, across the fleet,
+// as QueuePause pauses the whole queue: no claim of the queue, by a Go
+// client or a remote worker, starts a job of the kind, while the queue's
+// other kinds run on. Jobs of the kind already running finish, and inserts
+// still succeed; they wait until QueueResumeKind. The kind is stored with
+// the queue's settings, so it stays paused across restarts and deploys;
+// pausing it twice changes nothing. The whole queue's pause and its
+// paused kinds are independent: resuming the queue leaves its paused
+// kinds paused.
+func (c *Client[TTx]) QueuePauseKind(ctx context.Context, queue, kind string) error {
+	if err := ValidateKind(kind); err != nil {
+		return err
+	}
+	_, err := c.setQueueSettings(ctx, droverdriver.QueueSettingsSetParams{Queue: queue, PauseKinds: []string{kind}})
+	return err
+}
+
+// QueueResumeKind undoes QueuePauseKind: jobs of the kind start again.
+// Resuming a kind that is not paused changes nothing.
+func (c *Client[TTx]) QueueResumeKind(ctx context.Context, queue, kind string) error {
+	if err := ValidateKind(kind); err != nil {
+		return err
+	}
+	_, err := c.setQueueSettings(ctx, droverdriver.QueueSettingsSetParams{Queue: queue, ResumeKinds: []string{kind}})
 	return err
 }
 

@@ -103,7 +103,7 @@ func (r *Remote) Claim(ctx context.Context, p ClaimParams) ([]*JobRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	return mapAll(rows, jobRowFromDriver), nil
+	return mapAll(rows, JobRowFromDriver), nil
 }
 
 // AttemptOutcome is what a remote worker reports of one attempt.

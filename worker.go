@@ -73,7 +73,7 @@ func AddWorker[T Args](workers *Workers, w Worker[T]) {
 func AddWorkerSafely[T Args](workers *Workers, w Worker[T]) error {
 	var zero T
 	kind := zero.Kind()
-	if err := validateKind(kind); err != nil {
+	if err := ValidateKind(kind); err != nil {
 		return err
 	}
 	if _, dup := workers.byKind[kind]; dup {

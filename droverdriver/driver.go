@@ -16,6 +16,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -151,38 +152,55 @@ type Executor interface {
 	// window, in ID order (descending with p.Desc), keyset paginated.
 	JobList(ctx context.Context, p ListParams) ([]*JobRow, error)
 
-	// JobCancel cancels a job that has not finished: a waiting job is
-	// finished as cancelled at once, and returned with its stored columns
-	// for the engine to do what its end asks for in the same transaction
-	// (engine.Cancel); a running one is flagged so that its worker is told
-	// at the next heartbeat and its result becomes cancelled.
-	JobCancel(ctx context.Context, id int64, now time.Time) ([]FinishedRow, error)
+	// JobCancel cancels the jobs of p.IDs that have not finished. Waiting
+	// jobs (available, pending on other jobs, blocked behind their key)
+	// are finished as cancelled at once and returned as ended, with their
+	// stored columns, for the engine to do what their ends ask for in the
+	// same transaction (engine.Cancel); running ones not asked yet are
+	// flagged, unless p.LeaveRunning, so that their workers are told at
+	// the next heartbeat and their results become cancelled, and returned
+	// as flagged. Finished jobs and unknown IDs are left alone. One
+	// statement (or one round trip) whatever the number of IDs: bulk
+	// actions cancel a page of jobs at once (engine.Bulk).
+	JobCancel(ctx context.Context, p CancelParams) (ended []FinishedRow, flagged []int64, err error)
 
-	// JobDiscard finishes a waiting job (available, scheduled or
+	// JobDiscard finishes the waiting jobs of ids (available, scheduled or
 	// retryable) as discarded at once, for work that should never run, and
-	// returns it like JobCancel (engine.Discard). A running or finished job
-	// is left alone. The finished row keeps only the unique and keyed
+	// returns them like JobCancel (engine.Discard). Running and finished
+	// jobs are left alone. A finished row keeps only the unique and keyed
 	// bits of its flow: a discarded job is not settled.
-	JobDiscard(ctx context.Context, id int64, now time.Time) ([]FinishedRow, error)
+	JobDiscard(ctx context.Context, ids []int64, now time.Time) ([]FinishedRow, error)
 
-	// JobRetry makes a job claimable now, as the first statement of the
-	// engine's retry (engine.Retry): a finished job returns to the hot
-	// table with one more attempt allowed if it had none left, a waiting
-	// one has its run_at moved to now. A running job is left alone. A
-	// finished keyed job returns to its key as blocked, for the engine to
-	// promote; a finished batch member or job with dependants stays
-	// finished and is reported with its flow (RetriedRow.Refused). A job
-	// it makes available wakes its queue. It returns nil when it matched
-	// no job it could retry or refuse (running, or no such job).
-	JobRetry(ctx context.Context, id int64, now time.Time) (*RetriedRow, error)
+	// JobRetry makes the jobs of ids claimable now, as the first statement
+	// of the engine's retry (engine.Retry): a finished job returns to the
+	// hot table with one more attempt allowed if it had none left, a
+	// scheduled or retryable one has its run_at moved to now. Available
+	// jobs (claimable already: they keep their place in the claim order)
+	// and running ones are left alone. A finished keyed job returns to its key as blocked, for the
+	// engine to promote; a finished batch member or job with dependants
+	// stays finished and is reported with its flow (RetriedRow.Refused).
+	// Jobs it makes available wake their queues. It returns a row for
+	// each job it retried or refused, none for the jobs it left alone or
+	// does not know: every row but a refused one is a change.
+	JobRetry(ctx context.Context, ids []int64, now time.Time) ([]RetriedRow, error)
 
-	// UniqueRetake makes job id, which JobRetry revived, take its unique
-	// key again if it gave it up, unless another job holds the key now:
-	// it then returns that job's ID, or an error wrapping
-	// ErrUniqueConflict when the store learns of the holder only from its
-	// unique index (a holder that had not committed yet). It returns 0
-	// when the job holds its key, or has none.
-	UniqueRetake(ctx context.Context, id int64) (int64, error)
+	// UniqueRetake makes the jobs of ids, which JobRetry revived, take
+	// their unique keys again where they gave them up. A job whose key
+	// another job holds now, or an earlier job of ids takes in the same
+	// call, takes nothing and is returned with that job's ID: the caller
+	// then rolls the retry back, and may retry the others again. When the
+	// store learns of a holder only from its unique index (a holder that
+	// had not committed yet) it returns an error wrapping
+	// ErrUniqueConflict instead. Jobs that hold their keys, or have none,
+	// are not returned.
+	UniqueRetake(ctx context.Context, ids []int64) ([]UniqueConflict, error)
+
+	// JobDelete deletes the finished jobs of ids, with their unique keys
+	// (as the pruner does), and returns the IDs it deleted. Jobs that have
+	// not finished are left alone: engine.Delete cancels the waiting ones
+	// first in the same transaction, so that what their end asks for is
+	// done, and refuses running ones.
+	JobDelete(ctx context.Context, ids []int64) ([]int64, error)
 
 	// JobCountByState counts jobs per state, for inspection and benches.
 	JobCountByState(ctx context.Context, queue string) (map[State]int64, error)
@@ -321,8 +339,37 @@ type InsertParams struct {
 	UniqueByQueue bool
 }
 
-// RetriedRow is the job one JobRetry matched, as the statement left it.
+// CancelParams says which jobs JobCancel cancels.
+type CancelParams struct {
+	IDs []int64
+	Now time.Time
+	// LeaveRunning leaves running jobs as they are instead of asking them
+	// to stop: a bulk delete refuses running jobs.
+	LeaveRunning bool
+}
+
+// JobsNamed names ids in an error message: "job 7" for one, "12 jobs
+// (7, 8, …)" for more, so that a page of a bulk action does not print a
+// thousand IDs.
+func JobsNamed(ids []int64) string {
+	if len(ids) == 1 {
+		return fmt.Sprintf("job %d", ids[0])
+	}
+	if len(ids) <= 3 {
+		return fmt.Sprintf("%d jobs %v", len(ids), ids)
+	}
+	return fmt.Sprintf("%d jobs (%d, %d, …)", len(ids), ids[0], ids[1])
+}
+
+// UniqueConflict is a revived job that cannot take its unique key again
+// (UniqueRetake), and the job that holds it.
+type UniqueConflict struct {
+	ID, Holder int64
+}
+
+// RetriedRow is a job JobRetry matched, as the statement left it.
 type RetriedRow struct {
+	ID int64
 	// Queue and Key are the job's queue and ordering key: a job revived
 	// with a key waits blocked for its key to be promoted. A job
 	// rescheduled in the hot table reports no key: it stays available.
@@ -376,6 +423,35 @@ type ClaimParams struct {
 	// spending attempts on one that cannot. Nil claims every kind (remote
 	// workers that did not say); an empty list claims nothing.
 	Kinds []string
+	// ExceptKinds, when not empty, leaves jobs of these kinds in the
+	// queue: the kinds paused there (QueueSettings.PausedKinds), which
+	// the engine passes. With Kinds set too, a job must be of Kinds and
+	// not of ExceptKinds (Narrowed).
+	ExceptKinds []string
+	// Now, when not zero, is the time the claim takes for now: a job is
+	// due when its run_at is not after it, and the attempt starts at it.
+	// Zero reads the store's clock, as every claim of a client without a
+	// Config.Clock does; a test clock (drovertest.Clock) passes its time,
+	// so that scheduled jobs become due when the test advances it.
+	Now time.Time
+}
+
+// Narrowed returns p with ExceptKinds taken out of Kinds when both are
+// set, so that a driver runs the kinds statement alone; p is unchanged
+// otherwise. A claimer whose every kind is excepted gets an empty,
+// non-nil Kinds: it claims nothing.
+func (p ClaimParams) Narrowed() ClaimParams {
+	if p.Kinds == nil || len(p.ExceptKinds) == 0 {
+		return p
+	}
+	kinds := make([]string, 0, len(p.Kinds))
+	for _, k := range p.Kinds {
+		if !slices.Contains(p.ExceptKinds, k) {
+			kinds = append(kinds, k)
+		}
+	}
+	p.Kinds, p.ExceptKinds = kinds, nil
+	return p
 }
 
 // ClaimPosition is a row's place in the claim order (priority, run_at,
@@ -423,8 +499,12 @@ type QueueSettings struct {
 	// running jobs go on.
 	Paused bool
 	// Limit holds the queue's cluster-wide limits; zero fields mean none.
-	Limit     QueueLimit
-	UpdatedAt time.Time
+	Limit QueueLimit
+	// PausedKinds are the kinds paused within the queue, sorted: claims
+	// leave their jobs waiting (ClaimParams.ExceptKinds) while the other
+	// kinds of the queue run.
+	PausedKinds []string
+	UpdatedAt   time.Time
 }
 
 // Limited reports whether the queue has a cluster-wide limit, which its
@@ -440,6 +520,10 @@ type QueueSettingsSetParams struct {
 	Paused *bool
 	// Limit replaces all of the queue's limits at once.
 	Limit *QueueLimit
+	// PauseKinds are added to the queue's paused kinds, ResumeKinds taken
+	// out of them (a kind in both is resumed); the others stay as stored,
+	// so that two operators pausing two kinds at once both get theirs.
+	PauseKinds, ResumeKinds []string
 }
 
 // QueueLimit is a queue's cluster-wide limits; zero fields mean none.

@@ -227,12 +227,26 @@ func WithClaimAfter(q map[string]string, cond string) error {
 // ClaimAfterMarker, and with afterCond (the same after the After
 // condition). JobClaim itself stays as it was, for claims of every kind.
 func WithClaimKinds(q map[string]string, cond, afterCond string) error {
+	return withClaimVariants(q, "JobClaimKinds", cond, afterCond)
+}
+
+// WithClaimExceptKinds adds JobClaimExcept and JobClaimExceptAfter to q,
+// as WithClaimKinds adds its pair: cond is the driver's spelling of "kind
+// is none of ExceptKinds" (ClaimParams.ExceptKinds: the kinds paused in
+// the queue), for claims that name no kinds of their own.
+func WithClaimExceptKinds(q map[string]string, cond, afterCond string) error {
+	return withClaimVariants(q, "JobClaimExcept", cond, afterCond)
+}
+
+// withClaimVariants adds name and name+"After": JobClaim with cond and
+// with afterCond at ClaimAfterMarker.
+func withClaimVariants(q map[string]string, name, cond, afterCond string) error {
 	claim := q["JobClaim"]
 	if !strings.Contains(claim, ClaimAfterMarker) {
 		return fmt.Errorf("JobClaim has no %s marker", ClaimAfterMarker)
 	}
-	q["JobClaimKinds"] = strings.Replace(claim, ClaimAfterMarker, cond, 1)
-	q["JobClaimKindsAfter"] = strings.Replace(claim, ClaimAfterMarker, afterCond, 1)
+	q[name] = strings.Replace(claim, ClaimAfterMarker, cond, 1)
+	q[name+"After"] = strings.Replace(claim, ClaimAfterMarker, afterCond, 1)
 	return nil
 }
 

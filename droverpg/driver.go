@@ -60,11 +60,15 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Driver, error) {
 	prefix := pgx.Identifier{d.schema}.Sanitize() + "."
 	q, err := droverdriver.ParseQueries(queriesSQL, prefix)
 	if err == nil {
-		err = droverdriver.WithClaimAfter(q, "AND (priority, run_at, id) > ($7, $8, $9)")
+		err = droverdriver.WithClaimAfter(q, "AND (priority, run_at, id) > ($8, $9, $10)")
 	}
 	if err == nil {
-		err = droverdriver.WithClaimKinds(q, "AND kind = ANY($7::text[])",
-			"AND (priority, run_at, id) > ($7, $8, $9) AND kind = ANY($10::text[])")
+		err = droverdriver.WithClaimKinds(q, "AND kind = ANY($8::text[])",
+			"AND (priority, run_at, id) > ($8, $9, $10) AND kind = ANY($11::text[])")
+	}
+	if err == nil {
+		err = droverdriver.WithClaimExceptKinds(q, "AND kind <> ALL($8::text[])",
+			"AND (priority, run_at, id) > ($8, $9, $10) AND kind <> ALL($11::text[])")
 	}
 	if err == nil {
 		err = droverdriver.WithDescending(q, "JobList", "JobListDesc")

@@ -146,12 +146,16 @@ func (e *executor) insert(ctx context.Context, jobs []droverdriver.InsertParams,
 const replan = pgx.QueryExecModeCacheDescribe
 
 func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*droverdriver.JobRow, error) {
+	p = p.Narrowed()
 	if p.Kinds != nil && len(p.Kinds) == 0 {
 		return []*droverdriver.JobRow{}, nil
 	}
 	// One token per claim: see droverdriver.LeaseToken.
 	token := droverdriver.NewLeaseToken()
 	cp := claimParams{Queue: p.Queue, Max: p.Max, Owner: p.Owner, LeaseMS: float64(p.Lease.Milliseconds()), Limited: p.Limited, Token: token}
+	if !p.Now.IsZero() {
+		cp.Now = &p.Now
+	}
 	var jobs []*droverdriver.JobRow
 	var err error
 	if p.Limited {
@@ -170,9 +174,10 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 	return jobs, nil
 }
 
-// claimQuery runs JobClaim, or its variant for p: JobClaimAfter when p
-// claims after a position, JobClaimKinds when it names its kinds, and
-// JobClaimKindsAfter when both.
+// claimQuery runs JobClaim, or its variant for p (Narrowed): JobClaimAfter
+// when p claims after a position, JobClaimKinds when it names its kinds,
+// JobClaimExcept when it leaves paused kinds, and their After forms when
+// it does both.
 func (e *executor) claimQuery(ctx context.Context, db dbtx, p droverdriver.ClaimParams, cp claimParams) (pgx.Rows, error) {
 	switch {
 	case p.Kinds != nil && p.After != nil:
@@ -180,6 +185,11 @@ func (e *executor) claimQuery(ctx context.Context, db dbtx, p droverdriver.Claim
 			claimKindsAfterParams{claimAfterParams{cp, int16(p.After.Priority), p.After.RunAt, p.After.ID}, p.Kinds})
 	case p.Kinds != nil:
 		return jobClaimKinds.query(ctx, db, e.q, claimKindsParams{cp, p.Kinds})
+	case len(p.ExceptKinds) > 0 && p.After != nil:
+		return jobClaimExceptAfter.query(ctx, db, e.q,
+			claimKindsAfterParams{claimAfterParams{cp, int16(p.After.Priority), p.After.RunAt, p.After.ID}, p.ExceptKinds})
+	case len(p.ExceptKinds) > 0:
+		return jobClaimExcept.query(ctx, db, e.q, claimKindsParams{cp, p.ExceptKinds})
 	case p.After != nil:
 		return jobClaimAfter.query(ctx, db, e.q, claimAfterParams{cp, int16(p.After.Priority), p.After.RunAt, p.After.ID})
 	}
@@ -441,12 +451,36 @@ func (e *executor) JobGet(ctx context.Context, id int64) (*droverdriver.JobRow, 
 	return j, nil
 }
 
-func (e *executor) JobCancel(ctx context.Context, id int64, now time.Time) ([]droverdriver.FinishedRow, error) {
-	return e.ended(ctx, "cancel job", jobCancel.bind(jobAt{id, now}))
+// JobCancel runs the statement that ends the waiting jobs and flags the
+// running ones, which it returns in state running.
+func (e *executor) JobCancel(ctx context.Context, p droverdriver.CancelParams) ([]droverdriver.FinishedRow, []int64, error) {
+	rows, err := e.ended(ctx, "cancel jobs", jobCancel.bind(cancelParams{p.IDs, p.Now, !p.LeaveRunning}))
+	if err != nil {
+		return nil, nil, err
+	}
+	ended := rows[:0]
+	var flagged []int64
+	for _, r := range rows {
+		if r.State == droverdriver.StateRunning {
+			flagged = append(flagged, r.ID)
+		} else {
+			ended = append(ended, r)
+		}
+	}
+	return ended, flagged, nil
 }
 
-func (e *executor) JobDiscard(ctx context.Context, id int64, now time.Time) ([]droverdriver.FinishedRow, error) {
-	return e.ended(ctx, "discard job", jobDiscard.bind(jobAt{id, now}))
+func (e *executor) JobDiscard(ctx context.Context, ids []int64, now time.Time) ([]droverdriver.FinishedRow, error) {
+	return e.ended(ctx, "discard jobs", jobDiscard.bind(jobsAt{ids, now}))
+}
+
+func (e *executor) JobDelete(ctx context.Context, ids []int64) ([]int64, error) {
+	rows, err := jobDelete.query(ctx, e.db, e.q, ids)
+	if err != nil {
+		return nil, e.wrap("delete jobs", err)
+	}
+	deleted, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	return deleted, e.wrap("delete jobs", err)
 }
 
 // ended runs a statement that ends jobs and returns them as JobFinish does.
@@ -459,25 +493,36 @@ func (e *executor) ended(ctx context.Context, op string, st bound) ([]droverdriv
 	return res.Applied, e.wrap(op, err)
 }
 
-// JobRetry runs the statement that revives or reschedules the job and
-// wakes its queue when it made it available.
-func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*droverdriver.RetriedRow, error) {
-	var r droverdriver.RetriedRow
-	var key *string
-	err := jobRetry.queryRow(ctx, e.db, e.q, jobAt{id, now}).Scan(&r.Queue, &key, &r.Refused)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		return nil, nil
-	case err != nil:
-		return nil, e.wrap("retry job", err)
-	case key != nil:
-		r.Key = *key
-	case r.Refused == 0:
-		if err := e.announce(ctx, []string{r.Queue}); err != nil {
-			return nil, e.wrap("notify", err)
-		}
+// JobRetry runs the statement that revives or reschedules the jobs and
+// wakes the queues of those it made available.
+func (e *executor) JobRetry(ctx context.Context, ids []int64, now time.Time) ([]droverdriver.RetriedRow, error) {
+	rows, err := jobRetry.query(ctx, e.db, e.q, jobsAt{ids, now})
+	if err != nil {
+		return nil, e.wrap("retry jobs", err)
 	}
-	return &r, nil
+	defer rows.Close()
+	var out []droverdriver.RetriedRow
+	var wake []string
+	for rows.Next() {
+		var r droverdriver.RetriedRow
+		var key *string
+		if err := rows.Scan(&r.ID, &r.Queue, &key, &r.Refused); err != nil {
+			return nil, e.wrap("retry jobs", err)
+		}
+		if key != nil {
+			r.Key = *key
+		} else if r.Refused == 0 {
+			wake = append(wake, r.Queue)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, e.wrap("retry jobs", err)
+	}
+	if err := e.announce(ctx, wake); err != nil {
+		return nil, e.wrap("notify", err)
+	}
+	return out, nil
 }
 
 func (e *executor) JobCountByState(ctx context.Context, queue string) (map[droverdriver.State]int64, error) {

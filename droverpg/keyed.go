@@ -154,20 +154,18 @@ func (e *executor) keysOf(ctx context.Context, query *stmt[int], limit int) (que
 
 // UniqueRetake reports a holder that commits while the statement waits for
 // it by the unique index's violation.
-func (e *executor) UniqueRetake(ctx context.Context, id int64) (int64, error) {
-	rows, err := uniqueRetake.query(ctx, e.db, e.q, id)
+func (e *executor) UniqueRetake(ctx context.Context, ids []int64) ([]droverdriver.UniqueConflict, error) {
+	rows, err := uniqueRetake.query(ctx, e.db, e.q, ids)
 	if err != nil {
-		return 0, e.wrap("retake unique key", err)
+		return nil, e.wrap("retake unique keys", err)
 	}
-	holders, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	conflicts, err := pgx.CollectRows(rows, pgx.RowToStructByPos[droverdriver.UniqueConflict])
 	var pgErr *pgconn.PgError
 	switch {
 	case errors.As(err, &pgErr) && pgErr.Code == "23505": // unique_violation
-		return 0, fmt.Errorf("job %d: %w", id, droverdriver.ErrUniqueConflict)
+		return nil, fmt.Errorf("%s: %w", droverdriver.JobsNamed(ids), droverdriver.ErrUniqueConflict)
 	case err != nil:
-		return 0, e.wrap("retake unique key", err)
-	case len(holders) > 0:
-		return holders[0], nil
+		return nil, e.wrap("retake unique keys", err)
 	}
-	return 0, nil
+	return conflicts, nil
 }

@@ -58,10 +58,13 @@ func (e *executor) claimLimited(ctx context.Context, p droverdriver.ClaimParams,
 func scanSettings(row pgx.Row) (*droverdriver.QueueSettings, error) {
 	s := &droverdriver.QueueSettings{}
 	var periodMS int64
-	if err := row.Scan(&s.Queue, &s.Paused, &s.Limit.MaxRunning, &s.Limit.Rate, &periodMS, &s.UpdatedAt); err != nil {
+	if err := row.Scan(&s.Queue, &s.Paused, &s.Limit.MaxRunning, &s.Limit.Rate, &periodMS, &s.UpdatedAt, &s.PausedKinds); err != nil {
 		return nil, err
 	}
 	s.Limit.Period = time.Duration(periodMS) * time.Millisecond
+	if len(s.PausedKinds) == 0 {
+		s.PausedKinds = nil
+	}
 	return s, nil
 }
 
@@ -104,7 +107,8 @@ func (e *executor) QueueSettingsSet(ctx context.Context, p droverdriver.QueueSet
 		var err error
 		out, err = scanSettings(queueSettingsSet.queryRow(ctx, tx, e.q, settingsSetParams{
 			Queue: p.Queue, Paused: p.Paused, SetLimits: p.Limit != nil,
-			MaxRunning: l.MaxRunning, Rate: l.Rate, PeriodMS: l.Period.Milliseconds()}))
+			MaxRunning: l.MaxRunning, Rate: l.Rate, PeriodMS: l.Period.Milliseconds(),
+			PauseKinds: p.PauseKinds, ResumeKinds: p.ResumeKinds}))
 		if err != nil {
 			return err
 		}

@@ -225,24 +225,35 @@ WHERE u.job_id = ANY($1::bigint[]) AND u.held AND f.id = u.job_id
   AND u.final_states & CASE f.state WHEN 'completed' THEN 1 /*FinalCompleted*/ WHEN 'cancelled' THEN 2 /*FinalCancelled*/ ELSE 4 /*FinalDiscarded*/ END = 0;
 
 -- name: UniqueRetake
--- $1 is a job JobRetry just revived: if it gave up its unique key, it takes
--- it again unless another job holds it now, whose ID this returns (the
--- caller then rolls the retry back). A holder that has not committed yet
--- makes the update wait for it and then fail on the unique index, which
--- the caller reports the same way.
+-- $1 are jobs JobRetry just revived: each that gave up its unique key takes
+-- it again, unless another job holds it now or an earlier job of $1 takes
+-- the same key; those are returned with that job's ID (the caller then
+-- rolls the retry back). A holder that has not committed yet makes the
+-- update wait for it and then fail on the unique index, which the caller
+-- reports the same way.
 WITH mine AS (
-    SELECT kind, queue, unique_key FROM {schema}unique_keys WHERE job_id = $1 AND NOT held
+    SELECT job_id, kind, queue, unique_key FROM {schema}unique_keys
+    WHERE job_id = ANY($1::bigint[]) AND NOT held
 ),
-holder AS (
-    SELECT o.job_id FROM {schema}unique_keys o
-    JOIN mine ON o.kind = mine.kind AND o.queue = mine.queue AND o.unique_key = mine.unique_key
+held AS (
+    SELECT mine.job_id, o.job_id AS holder FROM mine
+    JOIN {schema}unique_keys o ON o.kind = mine.kind AND o.queue = mine.queue AND o.unique_key = mine.unique_key
     WHERE o.held
 ),
+free AS (
+    SELECT * FROM mine WHERE job_id NOT IN (SELECT job_id FROM held)
+),
+first AS (
+    SELECT DISTINCT ON (kind, queue, unique_key) job_id, kind, queue, unique_key FROM free
+    ORDER BY kind, queue, unique_key, job_id
+),
 taken AS (
-    UPDATE {schema}unique_keys SET held = true
-    WHERE job_id = $1 AND NOT held AND NOT EXISTS (SELECT 1 FROM holder)
+    UPDATE {schema}unique_keys u SET held = true FROM first WHERE u.job_id = first.job_id
 )
-SELECT job_id FROM holder;
+SELECT job_id, holder FROM held
+UNION ALL
+SELECT f.job_id, first.job_id FROM free f
+JOIN first ON first.kind = f.kind AND first.queue = f.queue AND first.unique_key = f.unique_key AND first.job_id <> f.job_id;
 
 -- name: Notify
 -- Each payload names a queue, optionally followed by how many jobs it got
@@ -276,12 +287,19 @@ SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS payload;
 -- $6 is the claim's lease token (driver.LeaseToken), stored on every row it
 -- claims and left out of RETURNING, since the caller drew it.
 --
--- Variant (driver.WithClaimAfter): JobClaimAfter adds $7-$9, the claim
--- order position to start past.
+-- $7 is the claimer's clock (ClaimParams.Now), NULL for the store's: a
+-- test clock makes scheduled jobs due when the test says. Each claim is
+-- planned with its parameters (replan), so a NULL folds away and the
+-- index condition stays run_at <= now().
+--
+-- Variants (droverdriver.WithClaimAfter, WithClaimKinds,
+-- WithClaimExceptKinds): JobClaimAfter adds $8-$10, the claim order
+-- position to start past; JobClaimKinds and JobClaimExcept add $8, the
+-- kinds to claim or to leave; their After forms add both, the kinds $11.
 WITH picked AS (
     SELECT ctid
     FROM {schema}jobs
-    WHERE state = 'available' AND queue = $1 AND run_at <= now() /*after*/
+    WHERE state = 'available' AND queue = $1 AND run_at <= coalesce($7::timestamptz, now()) /*after*/
     ORDER BY priority, run_at, id
     LIMIT $2
     FOR UPDATE SKIP LOCKED
@@ -289,7 +307,7 @@ WITH picked AS (
 UPDATE {schema}jobs j
 SET state = 'running',
     attempt = j.attempt + 1,
-    attempted_at = (SELECT clock_timestamp()),
+    attempted_at = (SELECT coalesce($7::timestamptz, clock_timestamp())),
     lease_owner = $3,
     lease_expires_at = now() + $4::float8 * interval '1 millisecond',
     limited = $5::boolean,
@@ -348,28 +366,33 @@ FROM (SELECT 1) one LEFT JOIN LATERAL (
 ) r ON true;
 
 -- name: QueueSettingsGet
-SELECT queue, paused, max_running, rate, period_ms, updated_at FROM {schema}queue_settings WHERE queue = $1;
+SELECT queue, paused, max_running, rate, period_ms, updated_at, paused_kinds FROM {schema}queue_settings WHERE queue = $1;
 
 -- name: QueueSettingsList
-SELECT queue, paused, max_running, rate, period_ms, updated_at FROM {schema}queue_settings ORDER BY queue;
+SELECT queue, paused, max_running, rate, period_ms, updated_at, paused_kinds FROM {schema}queue_settings ORDER BY queue;
 
 -- name: QueueSettingsSet
 -- Writes the settings given and keeps the others: $2 paused, $3 whether
 -- $4-$6 (max running, rate, period in ms) replace the limits. NULL $2
--- keeps the pause. The executor sends the settings notice in the same
+-- keeps the pause. $7 are kinds to add to the paused kinds, $8 kinds to
+-- take out of them; the rest of the stored list stays, sorted and without
+-- duplicates. The executor sends the settings notice in the same
 -- transaction, so listeners hear it once the row is visible.
-INSERT INTO {schema}queue_settings AS s (queue, paused, max_running, rate, period_ms, updated_at)
+INSERT INTO {schema}queue_settings AS s (queue, paused, max_running, rate, period_ms, updated_at, paused_kinds)
 VALUES ($1, coalesce($2::boolean, false),
     CASE WHEN $3::boolean THEN $4::integer ELSE 0 END,
     CASE WHEN $3::boolean THEN $5::integer ELSE 0 END,
-    CASE WHEN $3::boolean THEN $6::bigint ELSE 0 END, now())
+    CASE WHEN $3::boolean THEN $6::bigint ELSE 0 END, now(),
+    ARRAY(SELECT DISTINCT k FROM unnest($7::text[]) AS k WHERE k <> ALL(coalesce($8::text[], '{}')) ORDER BY k))
 ON CONFLICT (queue) DO UPDATE
 SET paused = coalesce($2::boolean, s.paused),
     max_running = CASE WHEN $3::boolean THEN excluded.max_running ELSE s.max_running END,
     rate = CASE WHEN $3::boolean THEN excluded.rate ELSE s.rate END,
     period_ms = CASE WHEN $3::boolean THEN excluded.period_ms ELSE s.period_ms END,
-    updated_at = now()
-RETURNING queue, paused, max_running, rate, period_ms, updated_at;
+    updated_at = now(),
+    paused_kinds = ARRAY(SELECT DISTINCT k FROM unnest(s.paused_kinds || coalesce($7::text[], '{}')) AS k
+                         WHERE k <> ALL(coalesce($8::text[], '{}')) ORDER BY k)
+RETURNING queue, paused, max_running, rate, period_ms, updated_at, paused_kinds;
 
 -- name: JobFinish
 -- Outcomes: 1 completed, 2 retry, 3 discarded, 4 cancelled, 5 released.
@@ -713,11 +736,12 @@ SELECT true, count(*) FILTER (WHERE {search_match}), count(*), coalesce(max(id),
 FROM ({count_finished} ORDER BY id LIMIT $18) j;
 
 -- name: JobCancel
--- A waiting job (available, pending on other jobs, or blocked behind its
--- key) is finished at once, and returned as JobFinish returns the jobs it
--- ends; a running one is flagged.
+-- $1 job IDs, $2 now, $3 whether running jobs are flagged. A waiting job
+-- (available, pending on other jobs, or blocked behind its key) is finished
+-- at once, and returned as JobFinish returns the jobs it ends; a running
+-- one not flagged yet is flagged, and returned in state running.
 WITH done AS (
-    DELETE FROM {schema}jobs WHERE id = $1 AND state IN ('available', 'pending', 'blocked') RETURNING *
+    DELETE FROM {schema}jobs WHERE id = ANY($1::bigint[]) AND state IN ('available', 'pending', 'blocked') RETURNING *
 ),
 moved AS (
     INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, args, metadata, tags, attempt,
@@ -728,9 +752,13 @@ moved AS (
     FROM done
 ),
 flagged AS (
-    UPDATE {schema}jobs SET cancel_requested = true WHERE id = $1 AND state = 'running'
+    UPDATE {schema}jobs SET cancel_requested = true
+    WHERE id = ANY($1::bigint[]) AND state = 'running' AND NOT cancel_requested AND $3::boolean
+    RETURNING id, queue
 )
-SELECT id, 'cancelled', flow & 27 /*FlowEnd*/, queue, ordering_key FROM done;
+SELECT id, 'cancelled', flow & 27 /*FlowEnd*/, queue, ordering_key FROM done
+UNION ALL
+SELECT id, 'running', 0, queue, NULL FROM flagged;
 
 -- name: JobDiscard
 -- The unique (8) and keyed (16) bits go with the row, so that the pruner
@@ -738,7 +766,7 @@ SELECT id, 'cancelled', flow & 27 /*FlowEnd*/, queue, ordering_key FROM done;
 -- promotes the job's key in the same transaction (engine.Discard) from the
 -- row returned.
 WITH done AS (
-    DELETE FROM {schema}jobs WHERE id = $1 AND state = 'available' RETURNING *
+    DELETE FROM {schema}jobs WHERE id = ANY($1::bigint[]) AND state = 'available' RETURNING *
 )
 INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, args, metadata, tags, attempt,
     max_attempts, errors, error_count, timeout_ms, created_at, run_at, attempted_at, finalized_at, flow, ordering_key,
@@ -750,8 +778,10 @@ RETURNING id, state, flow & 27 /*FlowEnd*/, queue, ordering_key;
 
 -- name: JobRetry
 -- A finished job returns to the hot table under its own ID, with one more
--- attempt allowed if it had used them all; a waiting one becomes claimable
--- now. A keyed job returns to its key as blocked, and the caller promotes
+-- attempt allowed if it had used them all; a scheduled or retryable one
+-- becomes claimable now (an available one already is, and keeps its place
+-- in the claim order), so that every row returned but a refused one is a
+-- job the retry changed. A keyed job returns to its key as blocked, and the caller promotes
 -- the key in the same transaction (KeyLock, KeyPromote), so it waits
 -- behind the key's active jobs when the key is full; its old ID puts it
 -- first among the key's blocked jobs. Batch members and jobs with
@@ -764,7 +794,7 @@ RETURNING id, state, flow & 27 /*FlowEnd*/, queue, ordering_key;
 -- keyed job carries FlowKeyed (16), which jobs finished before migration
 -- 010 lack.
 WITH revived AS (
-    DELETE FROM {schema}finished_jobs WHERE id = $1 AND flow & 3 /*FlowSettle*/ = 0 RETURNING *
+    DELETE FROM {schema}finished_jobs WHERE id = ANY($1::bigint[]) AND flow & 3 /*FlowSettle*/ = 0 RETURNING *
 ),
 inserted AS (
     INSERT INTO {schema}jobs (id, state, queue, kind, priority, args, metadata, tags, attempt, max_attempts,
@@ -774,16 +804,28 @@ inserted AS (
         errors, error_count, timeout_ms, created_at, $2, attempted_at, batch_id,
         flow | CASE WHEN ordering_key IS NULL THEN 0 ELSE 16 /*FlowKeyed*/ END, ordering_key, key_limit
     FROM revived
-    RETURNING queue, ordering_key
+    RETURNING id, queue, ordering_key
 ),
 rescheduled AS (
-    UPDATE {schema}jobs SET run_at = $2 WHERE id = $1 AND state = 'available' RETURNING queue
+    UPDATE {schema}jobs SET run_at = $2 WHERE id = ANY($1::bigint[]) AND state = 'available' AND run_at > $2 RETURNING id, queue
 )
-SELECT queue, ordering_key, 0 FROM inserted
+SELECT id, queue, ordering_key, 0 FROM inserted
 UNION ALL
-SELECT queue, NULL, 0 FROM rescheduled
+SELECT id, queue, NULL, 0 FROM rescheduled
 UNION ALL
-SELECT queue, NULL, flow FROM {schema}finished_jobs WHERE id = $1 AND flow & 3 /*FlowSettle*/ <> 0;
+SELECT id, queue, NULL, flow FROM {schema}finished_jobs WHERE id = ANY($1::bigint[]) AND flow & 3 /*FlowSettle*/ <> 0;
+
+-- name: JobDelete
+-- Deletes the finished jobs of $1, with their unique keys as JobPrune
+-- does, and returns their IDs. The engine has cancelled the waiting ones
+-- of a bulk delete in the same transaction, so that they are finished here.
+WITH deleted AS (
+    DELETE FROM {schema}finished_jobs WHERE id = ANY($1::bigint[]) RETURNING id, flow
+),
+keys AS (
+    DELETE FROM {schema}unique_keys WHERE job_id IN (SELECT id FROM deleted WHERE flow & 8 /*FlowUnique*/ <> 0)
+)
+SELECT id FROM deleted;
 
 -- name: JobCountByState
 SELECT CASE WHEN state = 'available' AND run_at > now() THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END AS s, count(*)

@@ -125,10 +125,12 @@ type claimParams struct {
 	LeaseMS float64
 	Limited bool
 	Token   [16]byte
+	// Now is the claimer's clock, nil for the store's.
+	Now *time.Time
 }
 
 func (p *claimParams) args() []any {
-	return []any{p.Queue, p.Max, p.Owner, p.LeaseMS, p.Limited, p.Token}
+	return []any{p.Queue, p.Max, p.Owner, p.LeaseMS, p.Limited, p.Token, p.Now}
 }
 
 type claimAfterParams struct {
@@ -138,14 +140,22 @@ type claimAfterParams struct {
 	ID       int64
 }
 
+// claimKindsParams are the parameters of JobClaimKinds and
+// JobClaimExcept: Kinds are the kinds to claim, or to leave.
 type claimKindsParams struct {
 	claimParams
 	Kinds []string
 }
 
+func (p *claimKindsParams) args() []any { return append(p.claimParams.args(), p.Kinds) }
+
 type claimKindsAfterParams struct {
 	claimAfterParams
 	Kinds []string
+}
+
+func (p *claimKindsAfterParams) args() []any {
+	return append(p.claimParams.args(), p.Priority, p.RunAt, p.ID, p.Kinds)
 }
 
 // settingsSetParams are QueueSettingsSet's: a nil Paused keeps the
@@ -158,6 +168,9 @@ type settingsSetParams struct {
 	MaxRunning int
 	Rate       int
 	PeriodMS   int64
+	// PauseKinds and ResumeKinds are added to and taken out of the
+	// paused kinds.
+	PauseKinds, ResumeKinds []string
 }
 
 // queueCount is a queue and a number of its jobs (QueueLimitRoom's most,
@@ -238,10 +251,18 @@ type batchListParams struct {
 	Limit    int
 }
 
-// jobAt is a job and the time a change to it is made at.
-type jobAt struct {
-	ID  int64
+// jobsAt are the jobs a statement changes (JobDiscard, JobRetry) and the
+// time it runs at.
+type jobsAt struct {
+	IDs []int64
 	Now time.Time
+}
+
+// cancelParams are JobCancel's: Flag asks running jobs to stop.
+type cancelParams struct {
+	IDs  []int64
+	Now  time.Time
+	Flag bool
 }
 
 type timeRange struct {
@@ -450,7 +471,7 @@ var (
 		args: func(p *keyList) []any { return []any{p.Queues, p.Keys} }})
 	keyBlocked    = def(stmt[int]{name: "KeyBlocked", cols: 2, args: oneArg[int]})
 	uniqueRelease = def(stmt[[]int64]{name: "UniqueRelease", args: oneArg[[]int64]})
-	uniqueRetake  = def(stmt[int64]{name: "UniqueRetake", cols: 1, args: oneArg[int64]})
+	uniqueRetake  = def(stmt[[]int64]{name: "UniqueRetake", cols: 2, args: oneArg[[]int64]})
 	notifyStmt    = def(stmt[notifyParams]{name: "Notify", cols: 1,
 		args: func(p *notifyParams) []any { return []any{p.Channel, p.Payloads} }})
 	jobClaim = def(stmt[claimParams]{name: "JobClaim", cols: 19, replan: true,
@@ -463,21 +484,26 @@ var (
 	// JobClaimAfter for the kinds the claimer can run
 	// (droverdriver.WithClaimKinds, ClaimParams.Kinds).
 	jobClaimKinds = def(stmt[claimKindsParams]{name: "JobClaimKinds", cols: 19, replan: true,
-		args: func(p *claimKindsParams) []any { return append(p.claimParams.args(), p.Kinds) }})
+		args: (*claimKindsParams).args})
 	jobClaimKindsAfter = def(stmt[claimKindsAfterParams]{name: "JobClaimKindsAfter", cols: 19, replan: true,
-		args: func(p *claimKindsAfterParams) []any {
-			return append(p.claimParams.args(), p.Priority, p.RunAt, p.ID, p.Kinds)
-		}})
+		args: (*claimKindsAfterParams).args})
+	// jobClaimExcept and jobClaimExceptAfter are JobClaim and
+	// JobClaimAfter leaving the kinds paused in the queue
+	// (droverdriver.WithClaimExceptKinds, ClaimParams.ExceptKinds).
+	jobClaimExcept = def(stmt[claimKindsParams]{name: "JobClaimExcept", cols: 19, replan: true,
+		args: (*claimKindsParams).args})
+	jobClaimExceptAfter = def(stmt[claimKindsAfterParams]{name: "JobClaimExceptAfter", cols: 19, replan: true,
+		args: (*claimKindsAfterParams).args})
 	queueLimitTake = def(stmt[string]{name: "QueueLimitTake", args: oneArg[string]})
 	queueLimitRoom = def(stmt[queueCount]{name: "QueueLimitRoom", cols: 2,
 		args: func(p *queueCount) []any { return []any{p.Queue, p.N} }})
 	queueLimitSpend = def(stmt[queueCount]{name: "QueueLimitSpend",
 		args: func(p *queueCount) []any { return []any{p.Queue, p.N} }})
-	queueSettingsGet  = def(stmt[string]{name: "QueueSettingsGet", cols: 6, args: oneArg[string]})
-	queueSettingsList = def(stmt[struct{}]{name: "QueueSettingsList", cols: 6, args: noArgs})
-	queueSettingsSet  = def(stmt[settingsSetParams]{name: "QueueSettingsSet", cols: 6,
+	queueSettingsGet  = def(stmt[string]{name: "QueueSettingsGet", cols: 7, args: oneArg[string]})
+	queueSettingsList = def(stmt[struct{}]{name: "QueueSettingsList", cols: 7, args: noArgs})
+	queueSettingsSet  = def(stmt[settingsSetParams]{name: "QueueSettingsSet", cols: 7,
 		args: func(p *settingsSetParams) []any {
-			return []any{p.Queue, p.Paused, p.SetLimits, p.MaxRunning, p.Rate, p.PeriodMS}
+			return []any{p.Queue, p.Paused, p.SetLimits, p.MaxRunning, p.Rate, p.PeriodMS, p.PauseKinds, p.ResumeKinds}
 		}})
 	// JobFinish, JobComplete, JobRescue, JobCancel and JobDiscard return
 	// the jobs they end or put back to wait (readFinished).
@@ -502,12 +528,13 @@ var (
 	jobIDPrev = def(stmt[idNextParams]{name: "JobIDPrev", cols: 1,
 		args: func(p *idNextParams) []any { return []any{p.Lo, p.Hi, p.Waiting, p.Finished} }})
 	jobIDBounds = def(stmt[struct{}]{name: "JobIDBounds", cols: 4, args: noArgs})
-	jobCancel   = def(stmt[jobAt]{name: "JobCancel", cols: finishedCols,
-		args: func(p *jobAt) []any { return []any{p.ID, p.Now} }})
-	jobDiscard = def(stmt[jobAt]{name: "JobDiscard", cols: finishedCols,
-		args: func(p *jobAt) []any { return []any{p.ID, p.Now} }})
-	jobRetry = def(stmt[jobAt]{name: "JobRetry", cols: 3,
-		args: func(p *jobAt) []any { return []any{p.ID, p.Now} }})
+	jobCancel   = def(stmt[cancelParams]{name: "JobCancel", cols: finishedCols,
+		args: func(p *cancelParams) []any { return []any{p.IDs, p.Now, p.Flag} }})
+	jobDiscard = def(stmt[jobsAt]{name: "JobDiscard", cols: finishedCols,
+		args: func(p *jobsAt) []any { return []any{p.IDs, p.Now} }})
+	jobRetry = def(stmt[jobsAt]{name: "JobRetry", cols: 4,
+		args: func(p *jobsAt) []any { return []any{p.IDs, p.Now} }})
+	jobDelete       = def(stmt[[]int64]{name: "JobDelete", cols: 1, args: oneArg[[]int64]})
 	jobCountByState = def(stmt[string]{name: "JobCountByState", cols: 2, args: oneArg[string]})
 	queueStats      = def(stmt[time.Time]{name: "QueueStats", cols: 6, args: oneArg[time.Time]})
 	finishedStats   = def(stmt[timeRange]{name: "FinishedStats", cols: 7,

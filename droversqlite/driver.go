@@ -197,6 +197,10 @@ func newDriver(opts []Option) (*Driver, error) {
 	if err == nil {
 		err = droverdriver.WithDescending(q, "JobIDNext", "JobIDPrev")
 	}
+	if err == nil {
+		err = droverdriver.WithClaimExceptKinds(q, "AND kind NOT IN (SELECT value FROM json_each(?8))",
+			"AND (priority, run_at, id) > (?8, ?9, ?10) AND kind NOT IN (SELECT value FROM json_each(?11))")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("droversqlite: %w", err)
 	}

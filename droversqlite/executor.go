@@ -298,7 +298,7 @@ func appendInsertArgs(args []any, j *droverdriver.InsertParams, now any) []any {
 	}
 	tags := any("[]")
 	if len(j.Tags) > 0 {
-		tags = string(appendTags(nil, j.Tags))
+		tags = string(appendStrings(nil, j.Tags))
 	}
 	runAt := now
 	if !j.RunAt.IsZero() {
@@ -310,15 +310,15 @@ func appendInsertArgs(args []any, j *droverdriver.InsertParams, now any) []any {
 
 var emptyObject = []byte("{}")
 
-// appendTags appends tags (or any strings: states) as a JSON array of
+// appendStrings appends ss (tags, kinds, states) as a JSON array of
 // strings.
-func appendTags(b []byte, tags []string) []byte {
+func appendStrings[S ~string](b []byte, ss []S) []byte {
 	b = append(b, '[')
-	for i, t := range tags {
+	for i, s := range ss {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, t)
+		b = appendString(b, string(s))
 	}
 	return append(b, ']')
 }
@@ -371,16 +371,16 @@ func dueJobs(jobs []droverdriver.InsertParams, now time.Time) map[string]int {
 }
 
 func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*droverdriver.JobRow, error) {
+	p = p.Narrowed()
 	if p.Max <= 0 || (p.Kinds != nil && len(p.Kinds) == 0) {
 		return []*droverdriver.JobRow{}, nil
 	}
 	var kinds string
-	if p.Kinds != nil {
-		b, err := json.Marshal(p.Kinds)
-		if err != nil {
-			return nil, err
-		}
-		kinds = string(b)
+	switch {
+	case p.Kinds != nil:
+		kinds = jsonStrings(p.Kinds)
+	case len(p.ExceptKinds) > 0:
+		kinds = jsonStrings(p.ExceptKinds)
 	}
 	sc := newScanner(p.Max)
 	// One token per claim: see droverdriver.LeaseToken.
@@ -390,8 +390,15 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 	// wait: keyed jobs' stored run intervals must follow the commit order
 	// of the finishes that promoted them.
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
-		now := fromMicros(micros(time.Now()))
-		lease := now.Add(p.Lease).Truncate(time.Microsecond)
+		real := fromMicros(micros(time.Now()))
+		// A claimer's clock (ClaimParams.Now) says which jobs are due and
+		// when their attempts start; leases run by the real one, which
+		// heartbeats and the rescuer read.
+		now := real
+		if !p.Now.IsZero() {
+			now = fromMicros(micros(p.Now))
+		}
+		lease := real.Add(p.Lease).Truncate(time.Microsecond)
 		sc.jobs = sc.jobs[:0]
 		sc.claim = &claimed{queue: p.Queue, owner: p.Owner, attemptedAt: now, lease: lease, token: token}
 		// order: a limited queue's claim takes what its limits leave room
@@ -399,7 +406,7 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 		room, limited, rated := p.Max, 0, false
 		if p.Limited {
 			var err error
-			if room, rated, err = e.limitRoom(ctx, tx, p, now); err != nil || room == 0 {
+			if room, rated, err = e.limitRoom(ctx, tx, p, real); err != nil || room == 0 {
 				return err
 			}
 			limited = 1
@@ -412,6 +419,11 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 				claimKindsAfterParams{claimAfterParams{cp, p.After.Priority, micros(p.After.RunAt), p.After.ID}, kinds})
 		case p.Kinds != nil:
 			err = jobClaimKinds.query(ctx, e, tx, e.writer, sc.scan, claimKindsParams{cp, kinds})
+		case len(p.ExceptKinds) > 0 && p.After != nil:
+			err = jobClaimExceptAfter.query(ctx, e, tx, e.writer, sc.scan,
+				claimKindsAfterParams{claimAfterParams{cp, p.After.Priority, micros(p.After.RunAt), p.After.ID}, kinds})
+		case len(p.ExceptKinds) > 0:
+			err = jobClaimExcept.query(ctx, e, tx, e.writer, sc.scan, claimKindsParams{cp, kinds})
 		case p.After != nil:
 			err = jobClaimAfter.query(ctx, e, tx, e.writer, sc.scan, claimAfterParams{cp, p.After.Priority, micros(p.After.RunAt), p.After.ID})
 		default:
@@ -744,39 +756,81 @@ func (e *executor) get(ctx context.Context, tx *sql.Tx, id int64) (*droverdriver
 	return sc.jobs[0], nil
 }
 
-func (e *executor) JobCancel(ctx context.Context, id int64, now time.Time) ([]droverdriver.FinishedRow, error) {
+// jsonStrings encodes ss as a JSON array of strings ("[]" when empty),
+// for the statements that unpack a list with json_each.
+func jsonStrings[S ~string](ss []S) string { return string(appendStrings(nil, ss)) }
+
+func (e *executor) JobCancel(ctx context.Context, p droverdriver.CancelParams) ([]droverdriver.FinishedRow, []int64, error) {
+	ids := string(appendIDs(nil, p.IDs))
+	var rows []droverdriver.FinishedRow
+	var flagged []int64
+	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		flagged = flagged[:0]
+		if rows, err = e.ended(ctx, tx, jobCancelMove.bind(batchAt{ids, micros(p.Now)})); err != nil {
+			return err
+		}
+		if _, err := jobCancelDelete.exec(ctx, e, tx, ids); err != nil || p.LeaveRunning {
+			return err
+		}
+		return jobCancelFlag.query(ctx, e, tx, e.writer, func(r *sql.Rows) error {
+			var id int64
+			err := r.Scan(&id)
+			flagged = append(flagged, id)
+			return err
+		}, ids)
+	})
+	if err != nil {
+		return nil, nil, e.wrap("cancel jobs", err)
+	}
+	return rows, flagged, nil
+}
+
+func (e *executor) JobDiscard(ctx context.Context, ids []int64, now time.Time) ([]droverdriver.FinishedRow, error) {
+	batch := string(appendIDs(nil, ids))
 	var rows []droverdriver.FinishedRow
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		if rows, err = e.ended(ctx, tx, jobCancelMove.bind(jobAt{id, micros(now)})); err != nil {
+		if rows, err = e.ended(ctx, tx, jobDiscardMove.bind(batchAt{batch, micros(now)})); err != nil {
 			return err
 		}
-		if _, err := jobCancelDelete.exec(ctx, e, tx, id); err != nil {
-			return err
-		}
-		_, err = jobCancelFlag.exec(ctx, e, tx, id)
+		_, err = jobDiscardDelete.exec(ctx, e, tx, batch)
 		return err
 	})
 	if err != nil {
-		return nil, e.wrap("cancel job", err)
+		return nil, e.wrap("discard jobs", err)
 	}
 	return rows, nil
 }
 
-func (e *executor) JobDiscard(ctx context.Context, id int64, now time.Time) ([]droverdriver.FinishedRow, error) {
-	var rows []droverdriver.FinishedRow
+// JobDelete runs JobDelete and UniquePrune for the unique jobs it deleted,
+// in one write transaction.
+func (e *executor) JobDelete(ctx context.Context, ids []int64) ([]int64, error) {
+	var deleted, unique []int64
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
-		var err error
-		if rows, err = e.ended(ctx, tx, jobDiscardMove.bind(jobAt{id, micros(now)})); err != nil {
+		deleted, unique = deleted[:0], unique[:0]
+		err := jobDelete.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
+			var id int64
+			var flow int
+			if err := rows.Scan(&id, &flow); err != nil {
+				return err
+			}
+			deleted = append(deleted, id)
+			if flow&droverdriver.FlowUnique != 0 {
+				unique = append(unique, id)
+			}
+			return nil
+		}, string(appendIDs(nil, ids)))
+		if err != nil || len(unique) == 0 {
 			return err
 		}
-		_, err = jobCancelDelete.exec(ctx, e, tx, id)
+		_, err = uniquePrune.exec(ctx, e, tx, string(appendIDs(nil, unique)))
 		return err
 	})
 	if err != nil {
-		return nil, e.wrap("discard job", err)
+		return nil, e.wrap("delete jobs", err)
 	}
-	return rows, nil
+	return deleted, nil
 }
 
 // ended runs, in tx, a statement that ends jobs and returns them as
@@ -800,44 +854,56 @@ func (e *executor) ended(ctx context.Context, tx *sql.Tx, st bound) ([]droverdri
 // JobRetry runs JobRetryReschedule, JobRetryRevive, JobRetryDelete and
 // JobRetryRefused, in that order, in one write transaction: each matches
 // only where the ones before it did not, so that together they are
-// PostgreSQL's JobRetry. It wakes the queue of a job made available.
-func (e *executor) JobRetry(ctx context.Context, id int64, now time.Time) (*droverdriver.RetriedRow, error) {
-	var r *droverdriver.RetriedRow
+// PostgreSQL's JobRetry. It wakes the queues of jobs made available.
+func (e *executor) JobRetry(ctx context.Context, ids []int64, now time.Time) ([]droverdriver.RetriedRow, error) {
+	batch := string(appendIDs(nil, ids))
+	var out []droverdriver.RetriedRow
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
-		r = nil
-		at := jobAt{id, micros(now)}
+		out = out[:0]
+		at := batchAt{batch, micros(now)}
 		err := jobRetryReschedule.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
-			r = &droverdriver.RetriedRow{}
-			return rows.Scan(&r.Queue)
+			var r droverdriver.RetriedRow
+			err := rows.Scan(&r.ID, &r.Queue)
+			out = append(out, r)
+			return err
 		}, at)
 		if err != nil {
 			return err
 		}
 		err = jobRetryRevive.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
+			var r droverdriver.RetriedRow
 			var key sql.NullString
-			r = &droverdriver.RetriedRow{}
-			err := rows.Scan(&r.Queue, &key)
+			err := rows.Scan(&r.ID, &r.Queue, &key)
 			r.Key = key.String
+			out = append(out, r)
 			return err
 		}, at)
 		if err != nil {
 			return err
 		}
-		if _, err := jobRetryDelete.exec(ctx, e, tx, id); err != nil {
+		if _, err := jobRetryDelete.exec(ctx, e, tx, batch); err != nil {
 			return err
 		}
 		return jobRetryRefused.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
-			r = &droverdriver.RetriedRow{}
-			return rows.Scan(&r.Queue, &r.Refused)
-		}, id)
+			var r droverdriver.RetriedRow
+			err := rows.Scan(&r.ID, &r.Queue, &r.Refused)
+			out = append(out, r)
+			return err
+		}, batch)
 	})
 	if err != nil {
-		return nil, e.wrap("retry job", err)
+		return nil, e.wrap("retry jobs", err)
 	}
-	if r != nil && r.Key == "" && r.Refused == 0 {
-		e.wake([]string{r.Queue})
+	var wake []string
+	for _, r := range out {
+		if r.Key == "" && r.Refused == 0 {
+			wake = append(wake, r.Queue)
+		}
 	}
-	return r, nil
+	if len(wake) > 0 {
+		e.wake(wake)
+	}
+	return out, nil
 }
 
 func (e *executor) JobCountByState(ctx context.Context, queue string) (map[droverdriver.State]int64, error) {
@@ -964,7 +1030,8 @@ func (e *executor) QueueSettingsSet(ctx context.Context, p droverdriver.QueueSet
 			out, err = scanSettings(rows)
 			return err
 		}, settingsSetParams{Queue: p.Queue, Paused: paused, SetLimits: p.Limit != nil,
-			MaxRunning: l.MaxRunning, Rate: l.Rate, PeriodMS: l.Period.Milliseconds(), Now: micros(time.Now())})
+			MaxRunning: l.MaxRunning, Rate: l.Rate, PeriodMS: l.Period.Milliseconds(), Now: micros(time.Now()),
+			PauseKinds: jsonStrings(p.PauseKinds), ResumeKinds: jsonStrings(p.ResumeKinds)})
 	})
 	if err != nil {
 		return nil, e.wrap("write queue settings", err)
@@ -977,8 +1044,15 @@ func (e *executor) QueueSettingsSet(ctx context.Context, p droverdriver.QueueSet
 func scanSettings(rows *sql.Rows) (*droverdriver.QueueSettings, error) {
 	s := &droverdriver.QueueSettings{}
 	var periodMS, updated int64
-	if err := rows.Scan(&s.Queue, &s.Paused, &s.Limit.MaxRunning, &s.Limit.Rate, &periodMS, &updated); err != nil {
+	var kinds string
+	if err := rows.Scan(&s.Queue, &s.Paused, &s.Limit.MaxRunning, &s.Limit.Rate, &periodMS, &updated, &kinds); err != nil {
 		return nil, err
+	}
+	if err := json.Unmarshal([]byte(kinds), &s.PausedKinds); err != nil {
+		return nil, fmt.Errorf("paused kinds of queue %q: %w", s.Queue, err)
+	}
+	if len(s.PausedKinds) == 0 {
+		s.PausedKinds = nil
 	}
 	s.Limit.Period = time.Duration(periodMS) * time.Millisecond
 	s.UpdatedAt = fromMicros(updated)

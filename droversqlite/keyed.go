@@ -80,20 +80,33 @@ func uniqueQueue(j *droverdriver.InsertParams) string {
 	return ""
 }
 
-// UniqueRetake runs UniqueHolder, then UniqueRetake, which takes the key
-// only when no other job holds it: the write lock keeps anyone from taking
-// it between the two.
-func (e *executor) UniqueRetake(ctx context.Context, id int64) (int64, error) {
-	var holder int64
+// UniqueRetake runs UniqueHolder, then UniqueRetake for the jobs it found
+// free to take their keys: the write lock keeps anyone from taking one
+// between the two.
+func (e *executor) UniqueRetake(ctx context.Context, ids []int64) ([]droverdriver.UniqueConflict, error) {
+	var conflicts []droverdriver.UniqueConflict
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
-		var err error
-		if holder, err = queryValue[int64](ctx, e, tx, uniqueHolder, id); err != nil {
+		conflicts = conflicts[:0]
+		var free []int64
+		err := uniqueHolder.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
+			var c droverdriver.UniqueConflict
+			if err := rows.Scan(&c.ID, &c.Holder); err != nil {
+				return err
+			}
+			if c.Holder == c.ID {
+				free = append(free, c.ID)
+			} else {
+				conflicts = append(conflicts, c)
+			}
+			return nil
+		}, string(appendIDs(nil, ids)))
+		if err != nil || len(free) == 0 {
 			return err
 		}
-		_, err = uniqueRetake.exec(ctx, e, tx, id)
+		_, err = uniqueRetake.exec(ctx, e, tx, string(appendIDs(nil, free)))
 		return err
 	})
-	return holder, e.wrap("retake unique key", err)
+	return conflicts, e.wrap("retake unique keys", err)
 }
 
 // promote runs KeyPromote for each (queue, key) pair in tx, and

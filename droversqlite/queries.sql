@@ -64,17 +64,24 @@ WHERE job_id IN (SELECT value FROM json_each(?1)) AND held
                 AND final_states & CASE f.state WHEN 'completed' THEN 1 /*FinalCompleted*/ WHEN 'cancelled' THEN 2 /*FinalCancelled*/ ELSE 4 /*FinalDiscarded*/ END = 0);
 
 -- name: UniqueHolder
--- ?1 a job JobRetryRevive just revived. If it gave up its unique key,
--- returns the job that holds that key now, if any.
-SELECT o.job_id FROM {schema}unique_keys AS u
-JOIN {schema}unique_keys AS o ON o.kind = u.kind AND o.queue = u.queue AND o.unique_key = u.unique_key AND o.held
-WHERE u.job_id = ?1 AND NOT u.held;
+-- ?1 a JSON array of jobs JobRetryRevive just revived. For each that gave
+-- up its unique key: the job that holds the key now, else the lowest ID of
+-- ?1 that gave up the same key, which takes it. A job whose holder is not
+-- itself cannot take its key.
+SELECT u.job_id, coalesce(
+    (SELECT o.job_id FROM {schema}unique_keys AS o
+     WHERE o.kind = u.kind AND o.queue = u.queue AND o.unique_key = u.unique_key AND o.held),
+    (SELECT min(f.job_id) FROM {schema}unique_keys AS f
+     WHERE f.job_id IN (SELECT value FROM json_each(?1)) AND NOT f.held
+       AND f.kind = u.kind AND f.queue = u.queue AND f.unique_key = u.unique_key))
+FROM {schema}unique_keys AS u
+WHERE u.job_id IN (SELECT value FROM json_each(?1)) AND NOT u.held;
 
 -- name: UniqueRetake
--- ?1 as for UniqueHolder, which runs first: the job takes its key again
--- unless another job holds it (UniqueHolder then returned that job).
+-- ?1 a JSON array of the jobs UniqueHolder, which runs first in the same
+-- write transaction, found free to take their keys: they take them.
 UPDATE {schema}unique_keys AS u SET held = 1
-WHERE u.job_id = ?1 AND NOT u.held
+WHERE u.job_id IN (SELECT value FROM json_each(?1)) AND NOT u.held
   AND NOT EXISTS (SELECT 1 FROM {schema}unique_keys AS o
       WHERE o.kind = u.kind AND o.queue = u.queue AND o.unique_key = u.unique_key AND o.held);
 
@@ -191,25 +198,32 @@ RETURNING (SELECT CASE WHEN s.paused THEN 0 ELSE max(0, min(?3,
 UPDATE {schema}queue_limits SET tokens = tokens - ?2 WHERE queue = ?1;
 
 -- name: QueueSettingsGet
-SELECT queue, paused, max_running, rate, period_ms, updated_at FROM {schema}queue_settings WHERE queue = ?1;
+SELECT queue, paused, max_running, rate, period_ms, updated_at, paused_kinds FROM {schema}queue_settings WHERE queue = ?1;
 
 -- name: QueueSettingsList
-SELECT queue, paused, max_running, rate, period_ms, updated_at FROM {schema}queue_settings ORDER BY queue;
+SELECT queue, paused, max_running, rate, period_ms, updated_at, paused_kinds FROM {schema}queue_settings ORDER BY queue;
 
 -- name: QueueSettingsSet
 -- ?1 queue, ?2 paused (NULL keeps it), ?3 whether ?4-?6 (max running,
--- rate, period in ms) replace the limits, ?7 now. Writes the settings
--- given and keeps the others.
-INSERT INTO {schema}queue_settings AS s (queue, paused, max_running, rate, period_ms, updated_at)
+-- rate, period in ms) replace the limits, ?7 now, ?8 a JSON array of kinds
+-- to add to the paused kinds, ?9 one of kinds to take out of them. Writes
+-- the settings given and keeps the others; the paused kinds stay a sorted
+-- JSON array without duplicates.
+INSERT INTO {schema}queue_settings AS s (queue, paused, max_running, rate, period_ms, updated_at, paused_kinds)
 VALUES (?1, coalesce(?2, 0),
-    CASE WHEN ?3 THEN ?4 ELSE 0 END, CASE WHEN ?3 THEN ?5 ELSE 0 END, CASE WHEN ?3 THEN ?6 ELSE 0 END, ?7)
+    CASE WHEN ?3 THEN ?4 ELSE 0 END, CASE WHEN ?3 THEN ?5 ELSE 0 END, CASE WHEN ?3 THEN ?6 ELSE 0 END, ?7,
+    (SELECT json_group_array(k) FROM (SELECT DISTINCT value AS k FROM json_each(?8)
+        WHERE value NOT IN (SELECT value FROM json_each(?9)) ORDER BY k)))
 ON CONFLICT (queue) DO UPDATE
 SET paused = coalesce(?2, s.paused),
     max_running = CASE WHEN ?3 THEN excluded.max_running ELSE s.max_running END,
     rate = CASE WHEN ?3 THEN excluded.rate ELSE s.rate END,
     period_ms = CASE WHEN ?3 THEN excluded.period_ms ELSE s.period_ms END,
-    updated_at = ?7
-RETURNING queue, paused, max_running, rate, period_ms, updated_at;
+    updated_at = ?7,
+    paused_kinds = (SELECT json_group_array(k) FROM (
+        SELECT value AS k FROM json_each(s.paused_kinds) UNION SELECT value FROM json_each(?8)
+        EXCEPT SELECT value FROM json_each(?9) ORDER BY k))
+RETURNING queue, paused, max_running, rate, period_ms, updated_at, paused_kinds;
 
 -- name: KeyBlocked
 -- The keys that have blocked jobs, for the promotion sweep. The ordering_key
@@ -592,26 +606,29 @@ SELECT 1, coalesce(sum({search_match}), 0), count(*), coalesce(max(id), 0)
 FROM ({count_finished} ORDER BY id LIMIT ?18);
 
 -- name: JobCancelMove
--- ?1 id, ?2 now. A waiting job (available, pending on other jobs, or
--- blocked behind its key) is finished as cancelled at once, and returned
--- as JobFinishFenced and JobFinishStates describe a finished job.
+-- ?1 a JSON array of job IDs, ?2 now. A waiting job (available, pending on
+-- other jobs, or blocked behind its key) is finished as cancelled at once,
+-- and returned as JobFinishFenced and JobFinishStates describe a finished
+-- job.
 INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at,
     run_at, attempted_at, finalized_at, tags, metadata, errors, error_count, args, batch_id, flow, ordering_key, key_limit)
 SELECT id, 'cancelled', queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, ?2,
     tags, metadata, errors, error_count, args, batch_id, flow, ordering_key, key_limit
-FROM {schema}jobs WHERE id = ?1 AND state IN ('available', 'pending', 'blocked')
+FROM {schema}jobs WHERE id IN (SELECT value FROM json_each(?1)) AND state IN ('available', 'pending', 'blocked')
 RETURNING id, state, flow & 27 /*FlowEnd*/, queue, ordering_key;
 
 -- name: JobCancelDelete
-DELETE FROM {schema}jobs WHERE id = ?1 AND state IN ('available', 'pending', 'blocked');
+DELETE FROM {schema}jobs WHERE id IN (SELECT value FROM json_each(?1)) AND state IN ('available', 'pending', 'blocked');
 
 -- name: JobCancelFlag
--- A running job is flagged: its worker hears of it at the next heartbeat
--- and its result turns into cancelled.
-UPDATE {schema}jobs SET cancel_requested = 1 WHERE id = ?1 AND state = 'running';
+-- A running job not flagged yet is flagged: its worker hears of it at the
+-- next heartbeat and its result turns into cancelled.
+UPDATE {schema}jobs SET cancel_requested = 1
+WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'running' AND NOT cancel_requested
+RETURNING id;
 
 -- name: JobDiscardMove
--- ?1 id, ?2 now. A waiting job is finished as discarded at once; the row
+-- ?1 a JSON array of job IDs, ?2 now. A waiting job is finished as discarded at once; the row
 -- leaves the hot table with JobCancelDelete. The unique (8) and keyed (16)
 -- bits go with it, so that the pruner and a retry find the job's unique
 -- key, and the engine frees it and promotes the job's key from the row
@@ -620,12 +637,16 @@ INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, attempt, ma
     run_at, attempted_at, finalized_at, tags, metadata, errors, error_count, args, flow, ordering_key, key_limit)
 SELECT id, 'discarded', queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, ?2,
     tags, metadata, errors, error_count, args, (flow & 8 /*FlowUnique*/) | (flow & 16 /*FlowKeyed*/), ordering_key, key_limit
-FROM {schema}jobs WHERE id = ?1 AND state = 'available'
+FROM {schema}jobs WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'available'
 RETURNING id, state, flow & 27 /*FlowEnd*/, queue, ordering_key;
 
+-- name: JobDiscardDelete
+DELETE FROM {schema}jobs WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'available';
+
 -- name: JobRetryReschedule
--- ?1 id, ?2 now. A waiting job becomes claimable now.
-UPDATE {schema}jobs SET run_at = ?2 WHERE id = ?1 AND state = 'available' RETURNING queue;
+-- ?1 a JSON array of job IDs, ?2 now. A scheduled or retryable job
+-- becomes claimable now; an available one already is, and keeps its place.
+UPDATE {schema}jobs SET run_at = ?2 WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'available' AND run_at > ?2 RETURNING id, queue;
 
 -- name: JobRetryRevive
 -- A finished job returns to the hot table under its own ID, with one more
@@ -643,19 +664,26 @@ SELECT id, CASE WHEN ordering_key IS NULL THEN 'available' ELSE 'blocked' END,
     queue, kind, priority, attempt, max(max_attempts, attempt + 1), timeout_ms, created_at, ?2,
     attempted_at, tags, metadata, errors, error_count, args, batch_id,
     flow | CASE WHEN ordering_key IS NULL THEN 0 ELSE 16 /*FlowKeyed*/ END, ordering_key, key_limit
-FROM {schema}finished_jobs WHERE id = ?1 AND flow & 3 /*FlowSettle*/ = 0
-RETURNING queue, ordering_key;
+FROM {schema}finished_jobs WHERE id IN (SELECT value FROM json_each(?1)) AND flow & 3 /*FlowSettle*/ = 0
+RETURNING id, queue, ordering_key;
 
 -- name: JobRetryRefused
--- The queue and flow of a finished job that JobRetryRevive leaves
+-- The queue and flow of each finished job that JobRetryRevive leaves
 -- finished: a batch member or a job with dependants, whose end was already
 -- counted or settled.
-SELECT queue, flow FROM {schema}finished_jobs WHERE id = ?1 AND flow & 3 /*FlowSettle*/ <> 0;
+SELECT id, queue, flow FROM {schema}finished_jobs WHERE id IN (SELECT value FROM json_each(?1)) AND flow & 3 /*FlowSettle*/ <> 0;
 
 -- name: JobRetryDelete
--- Deletes the finished row of the job JobRetryRevive copied back, and
+-- Deletes the finished rows of the jobs JobRetryRevive copied back, and
 -- nothing else: the refused ones stay.
-DELETE FROM {schema}finished_jobs WHERE id = ?1 AND flow & 3 /*FlowSettle*/ = 0;
+DELETE FROM {schema}finished_jobs WHERE id IN (SELECT value FROM json_each(?1)) AND flow & 3 /*FlowSettle*/ = 0;
+
+-- name: JobDelete
+-- ?1 a JSON array of job IDs: the finished ones are deleted and returned
+-- with their flow, so that UniquePrune takes the unique keys of those that
+-- held one. The engine has cancelled the waiting ones of a bulk delete in
+-- the same transaction, so that they are finished here.
+DELETE FROM {schema}finished_jobs WHERE id IN (SELECT value FROM json_each(?1)) RETURNING id, flow;
 
 -- name: JobCountByState
 SELECT CASE WHEN state = 'available' AND run_at > ?2 THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END AS s, count(*)

@@ -67,18 +67,8 @@ func textOf(v driver.Value) []byte {
 // search turns a filter into the parameters of the search statements
 // (searchParams), with the window and limit of p.
 func search(p *droverdriver.ListParams) searchParams {
-	states := "[]"
-	if len(p.States) > 0 {
-		strs := make([]string, len(p.States))
-		for i, s := range p.States {
-			strs[i] = string(s)
-		}
-		states = string(appendTags(nil, strs))
-	}
-	tags := "[]"
-	if len(p.Tags) > 0 {
-		tags = string(appendTags(nil, p.Tags))
-	}
+	states := jsonStrings(p.States)
+	tags := jsonStrings(p.Tags)
 	now := p.Now
 	if now.IsZero() {
 		now = time.Now()

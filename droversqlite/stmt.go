@@ -188,6 +188,9 @@ type settingsSetParams struct {
 	Rate       int
 	PeriodMS   int64
 	Now        int64
+	// PauseKinds and ResumeKinds are JSON arrays of kinds to add to and
+	// take out of the paused kinds.
+	PauseKinds, ResumeKinds string
 }
 
 // queueCount is a queue and a number of its jobs.
@@ -210,14 +213,23 @@ func (p *claimParams) args() []any {
 	return []any{p.Queue, p.Max, p.Owner, p.Now, p.Lease, p.Limited, p.Token}
 }
 
+// claimKindsParams are the parameters of JobClaimKinds and
+// JobClaimExcept: Kinds is a JSON array of the kinds to claim, or to
+// leave.
 type claimKindsParams struct {
 	claimParams
-	Kinds string // a JSON array
+	Kinds string
 }
+
+func (p *claimKindsParams) args() []any { return append(p.claimParams.args(), p.Kinds) }
 
 type claimKindsAfterParams struct {
 	claimAfterParams
 	Kinds string // a JSON array
+}
+
+func (p *claimKindsAfterParams) args() []any {
+	return append(p.claimParams.args(), p.Priority, p.RunAt, p.ID, p.Kinds)
 }
 
 type claimAfterParams struct {
@@ -444,8 +456,8 @@ var (
 	uniqueClaim = def(stmt[uniqueClaimParams]{name: "UniqueClaim",
 		args: func(p *uniqueClaimParams) []any { return []any{p.ID, p.Key, p.Final, p.Kind, p.UniqueQueue} }})
 	uniqueRelease = def(stmt[string]{name: "UniqueRelease", args: oneArg[string]})
-	uniqueHolder  = def(stmt[int64]{name: "UniqueHolder", cols: 1, args: oneArg[int64]})
-	uniqueRetake  = def(stmt[int64]{name: "UniqueRetake", args: oneArg[int64]})
+	uniqueHolder  = def(stmt[string]{name: "UniqueHolder", cols: 2, args: oneArg[string]})
+	uniqueRetake  = def(stmt[string]{name: "UniqueRetake", args: oneArg[string]})
 	uniquePrune   = def(stmt[string]{name: "UniquePrune", args: oneArg[string]})
 	keyPromote    = def(stmt[keyPromoteParams]{name: "KeyPromote",
 		args: func(p *keyPromoteParams) []any { return []any{p.Queue, p.Key, p.Now, p.Retried} }})
@@ -457,11 +469,11 @@ var (
 		args: func(p *limitAt) []any { return []any{p.Now, p.Limit} }})
 	queueLimitTake = def(stmt[queueLimitTakeParams]{name: "QueueLimitTake", cols: 2,
 		args: func(p *queueLimitTakeParams) []any { return []any{p.Queue, p.Now, p.Max} }})
-	queueSettingsGet  = def(stmt[string]{name: "QueueSettingsGet", cols: 6, args: oneArg[string]})
-	queueSettingsList = def(stmt[struct{}]{name: "QueueSettingsList", cols: 6, args: noArgs})
-	queueSettingsSet  = def(stmt[settingsSetParams]{name: "QueueSettingsSet", cols: 6,
+	queueSettingsGet  = def(stmt[string]{name: "QueueSettingsGet", cols: 7, args: oneArg[string]})
+	queueSettingsList = def(stmt[struct{}]{name: "QueueSettingsList", cols: 7, args: noArgs})
+	queueSettingsSet  = def(stmt[settingsSetParams]{name: "QueueSettingsSet", cols: 7,
 		args: func(p *settingsSetParams) []any {
-			return []any{p.Queue, p.Paused, p.SetLimits, p.MaxRunning, p.Rate, p.PeriodMS, p.Now}
+			return []any{p.Queue, p.Paused, p.SetLimits, p.MaxRunning, p.Rate, p.PeriodMS, p.Now, p.PauseKinds, p.ResumeKinds}
 		}})
 	queueLimitSpend = def(stmt[queueCount]{name: "QueueLimitSpend",
 		args: func(p *queueCount) []any { return []any{p.Queue, p.N} }})
@@ -473,11 +485,16 @@ var (
 	// for the kinds the claimer can run (droverdriver.WithClaimKinds,
 	// ClaimParams.Kinds).
 	jobClaimKinds = def(stmt[claimKindsParams]{name: "JobClaimKinds", cols: 16,
-		args: func(p *claimKindsParams) []any { return append(p.claimParams.args(), p.Kinds) }})
+		args: (*claimKindsParams).args})
 	jobClaimKindsAfter = def(stmt[claimKindsAfterParams]{name: "JobClaimKindsAfter", cols: 16,
-		args: func(p *claimKindsAfterParams) []any {
-			return append(p.claimParams.args(), p.Priority, p.RunAt, p.ID, p.Kinds)
-		}})
+		args: (*claimKindsAfterParams).args})
+	// jobClaimExcept and jobClaimExceptAfter are JobClaim and
+	// JobClaimAfter leaving the kinds paused in the queue
+	// (droverdriver.WithClaimExceptKinds, ClaimParams.ExceptKinds).
+	jobClaimExcept = def(stmt[claimKindsParams]{name: "JobClaimExcept", cols: 16,
+		args: (*claimKindsParams).args})
+	jobClaimExceptAfter = def(stmt[claimKindsAfterParams]{name: "JobClaimExceptAfter", cols: 16,
+		args: (*claimKindsAfterParams).args})
 	// jobClaimAfter is JobClaim with the claim position it starts after
 	// (droverdriver.WithClaimAfter).
 	jobClaimAfter = def(stmt[claimAfterParams]{name: "JobClaimAfter", cols: 16,
@@ -510,15 +527,20 @@ var (
 		args: func(p *idNextParams) []any { return []any{p.Lo, p.Hi, p.Waiting, p.Finished} }})
 	jobIDPrev = def(stmt[idNextParams]{name: "JobIDPrev", cols: 1,
 		args: func(p *idNextParams) []any { return []any{p.Lo, p.Hi, p.Waiting, p.Finished} }})
-	jobIDBounds        = def(stmt[struct{}]{name: "JobIDBounds", cols: 4, args: noArgs})
-	jobCancelMove      = def(stmt[jobAt]{name: "JobCancelMove", cols: finishedCols, args: jobAtArgs})
-	jobCancelDelete    = def(stmt[int64]{name: "JobCancelDelete", args: oneArg[int64]})
-	jobCancelFlag      = def(stmt[int64]{name: "JobCancelFlag", args: oneArg[int64]})
-	jobDiscardMove     = def(stmt[jobAt]{name: "JobDiscardMove", cols: finishedCols, args: jobAtArgs})
-	jobRetryReschedule = def(stmt[jobAt]{name: "JobRetryReschedule", cols: 1, args: jobAtArgs})
-	jobRetryRevive     = def(stmt[jobAt]{name: "JobRetryRevive", cols: 2, args: jobAtArgs})
-	jobRetryRefused    = def(stmt[int64]{name: "JobRetryRefused", cols: 2, args: oneArg[int64]})
-	jobRetryDelete     = def(stmt[int64]{name: "JobRetryDelete", args: oneArg[int64]})
+	jobIDBounds = def(stmt[struct{}]{name: "JobIDBounds", cols: 4, args: noArgs})
+	// The statements of the operators' actions take the IDs of a page of
+	// jobs as a JSON array (batchAt, string), so that a bulk action
+	// changes a page in a few statements.
+	jobCancelMove      = def(stmt[batchAt]{name: "JobCancelMove", cols: finishedCols, args: batchAtArgs})
+	jobCancelDelete    = def(stmt[string]{name: "JobCancelDelete", args: oneArg[string]})
+	jobCancelFlag      = def(stmt[string]{name: "JobCancelFlag", cols: 1, args: oneArg[string]})
+	jobDiscardMove     = def(stmt[batchAt]{name: "JobDiscardMove", cols: finishedCols, args: batchAtArgs})
+	jobDiscardDelete   = def(stmt[string]{name: "JobDiscardDelete", args: oneArg[string]})
+	jobRetryReschedule = def(stmt[batchAt]{name: "JobRetryReschedule", cols: 2, args: batchAtArgs})
+	jobRetryRevive     = def(stmt[batchAt]{name: "JobRetryRevive", cols: 3, args: batchAtArgs})
+	jobRetryRefused    = def(stmt[string]{name: "JobRetryRefused", cols: 3, args: oneArg[string]})
+	jobRetryDelete     = def(stmt[string]{name: "JobRetryDelete", args: oneArg[string]})
+	jobDelete          = def(stmt[string]{name: "JobDelete", cols: 2, args: oneArg[string]})
 	jobCountByState    = def(stmt[queueAt]{name: "JobCountByState", cols: 2,
 		args: func(p *queueAt) []any { return []any{p.Queue, p.Now} }})
 	queueStats    = def(stmt[int64]{name: "QueueStats", cols: 6, args: oneArg[int64]})

@@ -25,7 +25,7 @@ const maxListLimit = 10_000
 func (c *cli) jobsCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "jobs",
-		Short: "List, inspect, retry and cancel jobs",
+		Short: "List, inspect, retry, cancel, discard and delete jobs",
 	}
 	cmd.AddCommand(c.jobsListCommand(), c.jobsGetCommand())
 	cmd.AddCommand(c.jobsChangeCommand("retry", "Make a job run again as soon as possible",
@@ -46,7 +46,88 @@ scheduled or retryable) is finished as discarded at once and never runs. A
 running job is left alone (cancel it instead), as is a finished one. It
 prints the job after the change.`,
 		storeClient.JobDiscard))
+	cmd.AddCommand(c.jobsDeleteCommand())
 	return cmd
+}
+
+// jobsDeleteCommand builds `jobs delete`, which acts on the jobs its IDs
+// name or on every job of a filter; it has no single-job form of its own.
+func (c *cli) jobsDeleteCommand() *cobra.Command {
+	var (
+		asJSON bool
+		bf     bulkFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "delete {ID... | --queue Q --state S --kind K}",
+		Short: "Delete jobs that are not running",
+		Long: `delete removes jobs from the store: finished jobs at once, as the pruner
+would, and waiting jobs after cancelling them, so that their dependants are
+cancelled, their batch counts them, the next job of their key starts and
+their unique key is free. Running jobs are refused: they stay, and are not
+counted (cancel them first). A deleted job is gone for good.
+
+Give the IDs of the jobs, or a filter (--queue, --state, --kind) for every
+job that matches it. Either way the jobs are deleted ` + fmt.Sprint(drover.BulkChunk) + ` at a time, each page
+in one transaction; progress goes to stderr after every page, and the last
+line says how many jobs were deleted and how many were given or matched.`,
+		Example: "  drover jobs delete 1042 1043\n  drover jobs delete --queue emails --state discarded,cancelled",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			filter, ok, err := bf.chosen(cmd, "delete", args)
+			switch {
+			case err != nil:
+				return err
+			case ok:
+				return c.bulkChange(cmd, drover.BulkDelete, filter, nil, asJSON)
+			}
+			ids := make([]int64, len(args))
+			for i, a := range args {
+				if ids[i], err = parseID(a); err != nil {
+					return err
+				}
+			}
+			return c.bulkChange(cmd, drover.BulkDelete, filter, ids, asJSON)
+		},
+	}
+	markNeedsStore(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the counts as JSON")
+	bf.register(cmd.Flags())
+	return cmd
+}
+
+// bulkFlags are the filter of the job actions over many jobs (--queue,
+// --state, --kind), given instead of job IDs.
+type bulkFlags struct {
+	states []string
+	filter drover.JobListParams
+}
+
+func (f *bulkFlags) register(fl *pflag.FlagSet) {
+	fl.StringSliceVar(&f.states, "state", nil, "with no ID: every job in these states (comma-separated): "+joinStates())
+	fl.StringVar(&f.filter.Queue, "queue", "", "with no ID: every job of this queue")
+	fl.StringVar(&f.filter.Kind, "kind", "", "with no ID: every job of this kind")
+}
+
+// chosen checks that action got job IDs (args) or a filter, not both and
+// not neither, and returns the filter and true when it got a filter.
+func (f *bulkFlags) chosen(cmd *cobra.Command, action string, args []string) (drover.JobListParams, bool, error) {
+	filtered := cmd.Flags().Changed("queue") || cmd.Flags().Changed("state") || cmd.Flags().Changed("kind")
+	switch {
+	case len(args) > 0 && filtered:
+		return f.filter, false, usagef("%s: give an ID or a filter (--queue, --state, --kind), not both", action)
+	case len(args) == 0 && !filtered:
+		return f.filter, false, usagef("%s: missing argument ID, or a filter (--queue, --state, --kind) for every job that matches it", action)
+	case !filtered:
+		return f.filter, false, nil
+	}
+	p := f.filter
+	for _, s := range f.states {
+		st, err := parseState(s)
+		if err != nil {
+			return p, false, err
+		}
+		p.States = append(p.States, st)
+	}
+	return p, true, nil
 }
 
 func (c *cli) jobsListCommand() *cobra.Command {
@@ -283,8 +364,7 @@ func (c *cli) jobsChangeCommand(name, short, long string,
 	change func(storeClient, context.Context, int64) (*drover.JobRow, error)) *cobra.Command {
 	var (
 		asJSON bool
-		states []string
-		filter drover.JobListParams
+		bf     bulkFlags
 	)
 	cmd := &cobra.Command{
 		Use:   name + " {ID | --queue Q --state S --kind K}",
@@ -292,27 +372,18 @@ func (c *cli) jobsChangeCommand(name, short, long string,
 		Long: long + `
 
 With a filter instead of an ID, every job that matches it is changed, in id
-order, ` + fmt.Sprint(drover.BulkChunk) + ` jobs read at a time, each in its own guarded statement; progress
-goes to stderr after every page, and the last line says how many jobs were
-changed and how many matched.`,
+order, ` + fmt.Sprint(drover.BulkChunk) + ` jobs at a time, each page in one transaction; progress goes to
+stderr after every page, and the last line says how many jobs were changed
+and how many matched.`,
 		Example: fmt.Sprintf("  drover jobs %s 1042\n  drover jobs %s --queue emails --state discarded", name, name),
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			filtered := cmd.Flags().Changed("queue") || cmd.Flags().Changed("state") || cmd.Flags().Changed("kind")
+			filter, ok, err := bf.chosen(cmd, name, args)
 			switch {
-			case len(args) == 1 && filtered:
-				return usagef("%s: give an ID or a filter (--queue, --state, --kind), not both", name)
-			case len(args) == 0 && !filtered:
-				return usagef("%s: missing argument ID, or a filter (--queue, --state, --kind) for every job that matches it", name)
-			case len(args) == 0:
-				for _, s := range states {
-					st, err := parseState(s)
-					if err != nil {
-						return err
-					}
-					filter.States = append(filter.States, st)
-				}
-				return c.bulkChange(cmd, drover.BulkAction(name), filter, asJSON)
+			case err != nil:
+				return err
+			case ok:
+				return c.bulkChange(cmd, drover.BulkAction(name), filter, nil, asJSON)
 			}
 			job, err := c.callByID(cmd.Context(), args[0], change)
 			if err != nil {
@@ -332,17 +403,14 @@ changed and how many matched.`,
 		},
 	}
 	markNeedsStore(cmd)
-	fl := cmd.Flags()
-	fl.BoolVar(&asJSON, "json", false, "print the job after the change as JSON (with a filter: the counts)")
-	fl.StringSliceVar(&states, "state", nil, "with no ID: every job in these states (comma-separated): "+joinStates())
-	fl.StringVar(&filter.Queue, "queue", "", "with no ID: every job of this queue")
-	fl.StringVar(&filter.Kind, "kind", "", "with no ID: every job of this kind")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the job after the change as JSON (with a filter: the counts)")
+	bf.register(cmd.Flags())
 	return cmd
 }
 
-// bulkChange applies action to every job of filter, with progress on
-// stderr.
-func (c *cli) bulkChange(cmd *cobra.Command, action drover.BulkAction, filter drover.JobListParams, asJSON bool) error {
+// bulkChange applies action to the jobs ids names or, without ids, to
+// every job of filter, with progress on stderr.
+func (c *cli) bulkChange(cmd *cobra.Command, action drover.BulkAction, filter drover.JobListParams, ids []int64, asJSON bool) error {
 	if filter.Queue != "" {
 		if err := drover.ValidateQueue(filter.Queue); err != nil {
 			return fmt.Errorf("--queue: %w", err)
@@ -355,16 +423,26 @@ func (c *cli) bulkChange(cmd *cobra.Command, action drover.BulkAction, filter dr
 	}
 	defer closeStore()
 	stderr := cmd.ErrOrStderr()
-	p, err := client.JobBulk(ctx, action, filter, func(p drover.BulkProgress) {
+	progress := func(p drover.BulkProgress) {
 		fmt.Fprintf(stderr, "%s: %d jobs read, %d changed\n", action, p.Scanned, p.Changed)
-	})
+	}
+	var p drover.BulkProgress
+	if ids != nil {
+		p, err = client.JobBulkByID(ctx, action, ids, progress)
+	} else {
+		p, err = client.JobBulk(ctx, action, filter, progress)
+	}
 	if err != nil {
 		return fmt.Errorf("%s after %d jobs read (%d changed): %w", action, p.Scanned, p.Changed, err)
 	}
 	if asJSON {
 		return writeJSON(cmd.OutOrStdout(), map[string]any{"action": action, "matched": p.Scanned, "changed": p.Changed})
 	}
-	_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s: changed %d of %d jobs that matched\n", action, p.Changed, p.Scanned)
+	what := "that matched"
+	if ids != nil {
+		what = "given"
+	}
+	_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s: changed %d of %d jobs %s\n", action, p.Changed, p.Scanned, what)
 	return err
 }
 

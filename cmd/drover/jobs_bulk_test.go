@@ -3,8 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/droverhq/drover"
 )
@@ -48,5 +51,57 @@ func TestJobsBulk(t *testing.T) {
 	}
 	if r := f.run(t, "jobs", "cancel", "1", "--queue", "bulk"); r.code != exitUsage || !strings.Contains(r.stderr, "not both") {
 		t.Errorf("ID and filter: %s", r)
+	}
+}
+
+// TestJobsDelete deletes by filter and by ID from the CLI and checks
+// exactly which jobs the store still holds: running ones are refused.
+func TestJobsDelete(t *testing.T) {
+	t.Parallel()
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			f := b.setup(t).migrated(t)
+			_, client := f.open(t)
+			ctx := context.Background()
+			ids := f.enqueue(t, "k", `{}`, "--queue", "del")
+			ids = append(ids, f.enqueue(t, "k", `{}`, "--queue", "del")...)
+			ids = append(ids, f.enqueue(t, "k", `{}`, "--queue", "del")...)
+			kept := f.enqueue(t, "k", `{}`, "--queue", "keep")
+			running, err := client.Remote().Claim(ctx, drover.ClaimParams{Queue: "del", Max: 1, Owner: "w", Lease: time.Minute})
+			if err != nil || len(running) != 1 || running[0].ID != ids[0] {
+				t.Fatalf("claimed %v, %v", running, err)
+			}
+			if _, err := client.JobDiscard(ctx, ids[1]); err != nil {
+				t.Fatal(err)
+			}
+			for _, tc := range []struct {
+				args   []string
+				stdout string
+				gone   []int64
+			}{
+				{[]string{"jobs", "delete", "--queue", "del", "--state", "discarded"}, "delete: changed 1 of 1 jobs that matched", ids[1:2]},
+				{[]string{"jobs", "delete", strconv.FormatInt(ids[0], 10), strconv.FormatInt(ids[2], 10), "99999"}, "delete: changed 1 of 3 jobs given", ids[2:3]},
+			} {
+				r := f.run(t, tc.args...)
+				if r.code != exitOK || strings.TrimSpace(r.stdout) != tc.stdout || !strings.Contains(r.stderr, "jobs read") {
+					t.Errorf("drover %s: %s\nwant stdout %q", strings.Join(tc.args, " "), r, tc.stdout)
+				}
+				for _, id := range tc.gone {
+					if _, err := client.JobGet(ctx, id); !errors.Is(err, drover.ErrNotFound) {
+						t.Errorf("job %d after %v: %v; want it gone", id, tc.args, err)
+					}
+				}
+			}
+			for id, want := range map[int64]drover.JobState{ids[0]: drover.JobStateRunning, kept[0]: drover.JobStateAvailable} {
+				if j, err := client.JobGet(ctx, id); err != nil || j.State != want {
+					t.Errorf("job %d: %+v, %v; want %s", id, j, err, want)
+				}
+			}
+			for _, args := range [][]string{{"jobs", "delete"}, {"jobs", "delete", "1", "--queue", "del"}, {"jobs", "delete", "x"}} {
+				if r := f.run(t, args...); r.code != exitUsage {
+					t.Errorf("drover %s: %s; want a usage error", strings.Join(args, " "), r)
+				}
+			}
+		})
 	}
 }

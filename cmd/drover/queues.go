@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -22,16 +23,20 @@ func (c *cli) queuesCommand() *cobra.Command {
 worker applies, Go clients and HTTP workers alike.`,
 	}
 	cmd.AddCommand(c.queuesListCommand())
-	cmd.AddCommand(c.queuesChangeCommand("pause", "Stop starting the jobs of a queue, fleet-wide",
+	cmd.AddCommand(c.queuesChangeCommand("pause", "Stop starting the jobs of a queue, or of kinds within it, fleet-wide",
 		`pause stops every worker, in every process, from starting jobs of the queue:
 each process sees the pause within a second. Running jobs finish, and jobs
-can still be enqueued: they wait until the queue is resumed. It prints the
-queue after the change.`,
-		storeClient.QueuePause))
-	cmd.AddCommand(c.queuesChangeCommand("resume", "Start the jobs of a paused queue again",
-		`resume undoes pause: the queue's workers start its jobs again. It prints the
-queue after the change.`,
-		storeClient.QueueResume))
+can still be enqueued: they wait until the queue is resumed. With --kind,
+only jobs of that kind stop (repeat it for more kinds): the queue's other
+kinds run on, and the kind stays paused whether the queue is paused or
+resumed meanwhile. It prints the queue after the change.`,
+		storeClient.QueuePause, storeClient.QueuePauseKind))
+	cmd.AddCommand(c.queuesChangeCommand("resume", "Start the jobs of a paused queue, or of kinds paused within it, again",
+		`resume undoes pause: the queue's workers start its jobs again. With --kind,
+it resumes that kind within the queue (repeat it for more kinds), and
+leaves the queue's own pause as it is. It prints the queue after the
+change.`,
+		storeClient.QueueResume, storeClient.QueueResumeKind))
 	return cmd
 }
 
@@ -70,12 +75,15 @@ by name, with whether it is paused and its cluster-wide limits.`,
 	return cmd
 }
 
-// queuesChangeCommand builds `queues pause` and `queues resume`.
+// queuesChangeCommand builds `queues pause` and `queues resume`: change
+// acts on the queue, changeKind on each kind named by --kind instead.
 func (c *cli) queuesChangeCommand(name, short, long string,
-	change func(storeClient, context.Context, string) error) *cobra.Command {
+	change func(storeClient, context.Context, string) error,
+	changeKind func(storeClient, context.Context, string, string) error) *cobra.Command {
 	var asJSON bool
+	var kinds []string
 	cmd := &cobra.Command{
-		Use:   name + " NAME",
+		Use:   name + " NAME [--kind KIND]...",
 		Short: short,
 		Long:  long,
 		Args:  argsNamed("NAME"),
@@ -83,14 +91,26 @@ func (c *cli) queuesChangeCommand(name, short, long string,
 			if err := drover.ValidateQueue(args[0]); err != nil {
 				return err
 			}
+			for _, k := range kinds {
+				if err := drover.ValidateKind(k); err != nil {
+					return fmt.Errorf("--kind: %w", err)
+				}
+			}
 			ctx := cmd.Context()
 			client, closeStore, err := c.openClient(ctx)
 			if err != nil {
 				return err
 			}
 			defer closeStore()
-			if err := change(client, ctx, args[0]); err != nil {
-				return err
+			for _, k := range kinds {
+				if err := changeKind(client, ctx, args[0], k); err != nil {
+					return err
+				}
+			}
+			if len(kinds) == 0 {
+				if err := change(client, ctx, args[0]); err != nil {
+					return err
+				}
 			}
 			q, err := client.QueueGet(ctx, args[0])
 			if err != nil {
@@ -104,17 +124,21 @@ func (c *cli) queuesChangeCommand(name, short, long string,
 	}
 	markNeedsStore(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the queue after the change as JSON")
+	cmd.Flags().StringArrayVar(&kinds, "kind", nil, name+" only jobs of this kind within the queue (repeat for more kinds)")
 	return cmd
 }
 
 // writeQueueTable prints queues as an aligned table, one row each.
 func writeQueueTable(w io.Writer, qs []jobjson.Queue) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "QUEUE\tSTATUS\tGLOBAL MAX\tRATE")
+	fmt.Fprintln(tw, "QUEUE\tSTATUS\tPAUSED KINDS\tGLOBAL MAX\tRATE")
 	for _, q := range qs {
-		status := "running"
+		status, kinds := "running", "-"
 		if q.Paused {
 			status = "paused"
+		}
+		if len(q.PausedKinds) > 0 {
+			kinds = strings.Join(q.PausedKinds, ",")
 		}
 		globalMax, rate := "-", "-"
 		if q.GlobalMaxWorkers > 0 {
@@ -123,7 +147,7 @@ func writeQueueTable(w io.Writer, qs []jobjson.Queue) error {
 		if q.RateLimit > 0 {
 			rate = fmt.Sprintf("%d per %s", q.RateLimit, time.Duration(q.RatePeriodMS)*time.Millisecond)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", q.Name, status, globalMax, rate)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", q.Name, status, kinds, globalMax, rate)
 	}
 	return tw.Flush()
 }

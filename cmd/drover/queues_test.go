@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -66,5 +67,47 @@ func TestQueuesRejectsBadName(t *testing.T) {
 		if r := f.run(t, "queues", cmd); r.code != exitUsage {
 			t.Errorf("queues %s without a name:\n%s", cmd, r)
 		}
+	}
+}
+
+// TestQueuesPauseKind: --kind pauses only that kind of the queue in the
+// store (two kinds with two flags), list shows them, resume --kind takes
+// one out and leaves the queue's own pause alone; a bad kind is a usage
+// error that stores nothing.
+func TestQueuesPauseKind(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			f := b.setup(t).migrated(t)
+			_, client := f.open(t)
+			ctx := context.Background()
+
+			var q jobjson.Queue
+			decodeJSON(t, f.mustRun(t, "queues", "pause", "mail", "--kind", "email", "--kind", "sms", "--json"), &q)
+			if q.Name != "mail" || q.Paused || !slices.Equal(q.PausedKinds, []string{"email", "sms"}) {
+				t.Fatalf("pause --kind printed %+v", q)
+			}
+			if got, err := client.QueueGet(ctx, "mail"); err != nil || got.Paused || !slices.Equal(got.PausedKinds, []string{"email", "sms"}) {
+				t.Fatalf("stored settings after pause --kind: %+v, %v", got, err)
+			}
+			table := f.mustRun(t, "queues", "list")
+			if !strings.Contains(table, "PAUSED KINDS") || !strings.Contains(table, "email,sms") {
+				t.Fatalf("list table:\n%s", table)
+			}
+			f.mustRun(t, "queues", "pause", "mail")
+			out := f.mustRun(t, "queues", "resume", "mail", "--kind", "sms")
+			if !strings.Contains(out, "paused") || !strings.Contains(out, "email") || strings.Contains(out, "sms") {
+				t.Fatalf("resume --kind sms printed:\n%s", out)
+			}
+			if got, err := client.QueueGet(ctx, "mail"); err != nil || !got.Paused || !slices.Equal(got.PausedKinds, []string{"email"}) {
+				t.Fatalf("stored settings after resume --kind: %+v, %v; want the queue paused and email paused", got, err)
+			}
+			r := f.run(t, "queues", "pause", "mail", "--kind", "no spaces")
+			if r.code != exitUsage || !strings.Contains(r.stderr, `--kind: kind "no spaces"`) {
+				t.Fatalf("pause --kind \"no spaces\":\n%s", r)
+			}
+			if got, err := client.QueueGet(ctx, "mail"); err != nil || !slices.Equal(got.PausedKinds, []string{"email"}) {
+				t.Fatalf("a refused kind changed the store: %+v, %v", got, err)
+			}
+		})
 	}
 }

@@ -3,6 +3,7 @@ package droverdrivertest
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -215,5 +216,182 @@ func testAdmin(t *testing.T, setup opener) {
 			t.Errorf("error %q does not say why", err)
 		}
 		wantState(t, d, map[int64]droverdriver.State{first: droverdriver.StateCompleted, second: droverdriver.StateAvailable})
+	})
+
+	t.Run("JobCancel/many", func(t *testing.T) {
+		t.Parallel()
+		ctx := context.Background()
+		d := setup(t)
+		// Queue r holds the jobs that run or ran, claimed in order.
+		run := insert(t, d, job("r"), job("r"), job("r"))
+		running := claimOne(t, d, "r", run[0]).ID
+		flaggedBefore := claimOne(t, d, "r", run[1]).ID
+		if _, _, err := d.JobCancel(ctx, droverdriver.CancelParams{IDs: []int64{flaggedBefore}, Now: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		completed := run[2]
+		finish(t, d, result(claimOne(t, d, "r", completed), droverdriver.OutcomeCompleted))
+		wait := insert(t, d, job("q"), keyed("q", "a"), keyed("q", "a"))
+		for _, tc := range []struct {
+			name        string
+			leave       bool
+			wantEnded   []int64
+			wantFlagged []int64
+			want        map[int64]droverdriver.State
+		}{
+			{"leave running", true, []int64{wait[0], wait[2]}, nil, map[int64]droverdriver.State{running: droverdriver.StateRunning,
+				completed: droverdriver.StateCompleted, wait[0]: droverdriver.StateCancelled, wait[2]: droverdriver.StateCancelled}},
+			{"flag running", false, nil, []int64{running}, map[int64]droverdriver.State{running: droverdriver.StateRunning}},
+			{"flagged already", false, nil, nil, map[int64]droverdriver.State{running: droverdriver.StateRunning}},
+		} {
+			// Every job but the keyed first one, which stays available
+			// once its blocked successor is gone, and an unknown ID.
+			ids := []int64{running, flaggedBefore, completed, wait[0], wait[2], wait[2] + 1000}
+			ended, flagged, err := d.JobCancel(ctx, droverdriver.CancelParams{IDs: ids, Now: time.Now(), LeaveRunning: tc.leave})
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			var endedIDs []int64
+			for _, r := range ended {
+				endedIDs = append(endedIDs, r.ID)
+			}
+			// A store may number the plain and keyed jobs of one insert
+			// in any order.
+			slices.Sort(endedIDs)
+			slices.Sort(tc.wantEnded)
+			if !slices.Equal(endedIDs, tc.wantEnded) || !slices.Equal(flagged, tc.wantFlagged) {
+				t.Fatalf("%s: ended %v, flagged %v; want %v and %v", tc.name, endedIDs, flagged, tc.wantEnded, tc.wantFlagged)
+			}
+			wantState(t, d, tc.want)
+		}
+		if j := get(t, d, running); !j.CancelRequested {
+			t.Errorf("running job %d not flagged", running)
+		}
+		wantState(t, d, map[int64]droverdriver.State{wait[1]: droverdriver.StateAvailable})
+	})
+
+	t.Run("JobDiscard/many", func(t *testing.T) {
+		t.Parallel()
+		ctx := context.Background()
+		d := setup(t)
+		running := insert(t, d, job("r"))[0]
+		claimOne(t, d, "r", running)
+		// Jobs waiting in other ways than available are left alone: a
+		// discard ends work that was ready to run, and must not drop a
+		// blocked job without moving it.
+		got := insert(t, d, job("q"), with(job("q"), func(p *droverdriver.InsertParams) { p.RunAt = time.Now().Add(time.Hour) }),
+			keyed("q", "a"), keyed("q", "a"))
+		ended, err := d.JobDiscard(ctx, []int64{got[0], got[1], got[3], running, got[3] + 1000}, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []int64
+		for _, r := range ended {
+			ids = append(ids, r.ID)
+		}
+		slices.Sort(ids)
+		if !slices.Equal(ids, []int64{got[0], got[1]}) {
+			t.Fatalf("discarded %v, want %v", ids, got[:2])
+		}
+		wantState(t, d, map[int64]droverdriver.State{got[0]: droverdriver.StateDiscarded, got[1]: droverdriver.StateDiscarded,
+			got[2]: droverdriver.StateAvailable, got[3]: droverdriver.StateBlocked, running: droverdriver.StateRunning})
+	})
+
+	t.Run("JobRetry/many", func(t *testing.T) {
+		t.Parallel()
+		ctx := context.Background()
+		d := setup(t)
+		run := insert(t, d, job("r"), job("r"), keyed("k", "a"))
+		running := claimOne(t, d, "r", run[0]).ID
+		finish(t, d, result(claimOne(t, d, "r", run[1]), droverdriver.OutcomeCompleted))
+		finish(t, d, result(claimOne(t, d, "k", run[2]), droverdriver.OutcomeCompleted))
+		scheduled := insert(t, d, with(job("q"), func(p *droverdriver.InsertParams) { p.RunAt = time.Now().Add(time.Hour) }))[0]
+		rows, err := d.JobRetry(ctx, []int64{running, run[1], run[2], scheduled, scheduled + 1000}, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		byID := map[int64]droverdriver.RetriedRow{}
+		for _, r := range rows {
+			byID[r.ID] = r
+		}
+		if len(rows) != 3 || byID[run[1]].Queue != "r" || byID[scheduled].Queue != "q" || byID[run[2]].Key != "a" {
+			t.Fatalf("retried %+v; want jobs %d and %d, and %d with its key", rows, run[1], scheduled, run[2])
+		}
+		wantState(t, d, map[int64]droverdriver.State{run[1]: droverdriver.StateAvailable, scheduled: droverdriver.StateAvailable,
+			run[2]: droverdriver.StateBlocked, running: droverdriver.StateRunning})
+	})
+
+	t.Run("UniqueRetake/many", func(t *testing.T) {
+		t.Parallel()
+		ctx := context.Background()
+		d := setup(t)
+		// Four finished unique jobs: two share a key, one's key another
+		// job holds now, one's is free.
+		var got []int64
+		for _, key := range []string{"shared", "shared", "held", "free"} {
+			id := insert(t, d, unique("q", key))[0]
+			finish(t, d, result(claimOne(t, d, "q", id), droverdriver.OutcomeCompleted))
+			got = append(got, id)
+		}
+		holder := insert(t, d, unique("h", "held"))[0]
+		err := d.Tx(ctx, func(ctx context.Context, tx droverdriver.Executor) error {
+			if _, err := tx.JobRetry(ctx, got, time.Now()); err != nil {
+				return err
+			}
+			conflicts, err := tx.UniqueRetake(ctx, got)
+			if err != nil {
+				return err
+			}
+			slices.SortFunc(conflicts, func(a, b droverdriver.UniqueConflict) int { return int(a.ID - b.ID) })
+			want := []droverdriver.UniqueConflict{{ID: got[1], Holder: got[0]}, {ID: got[2], Holder: holder}}
+			if !slices.Equal(conflicts, want) {
+				t.Errorf("conflicts %+v, want %+v", conflicts, want)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The first of the shared key and the free one hold their keys:
+		// new jobs with them are skipped as duplicates.
+		if dups := insert(t, d, unique("q", "shared"), unique("q", "free")); dups[0] != 0 || dups[1] != 0 {
+			t.Fatalf("inserts under keys retaken stored %v", dups)
+		}
+	})
+
+	t.Run("JobDelete", func(t *testing.T) {
+		t.Parallel()
+		ctx := context.Background()
+		d := setup(t)
+		// A unique job that keeps its key once completed, inserted on its
+		// own so that the IDs follow the claim order.
+		got := insert(t, d, job("q"))
+		got = append(got, insert(t, d, with(unique("q", "u"), func(p *droverdriver.InsertParams) {
+			p.UniqueFinal = droverdriver.FinalCompleted
+		}))...)
+		got = append(got, insert(t, d, job("q"), job("q"))...)
+		finish(t, d, result(claimOne(t, d, "q", got[0]), droverdriver.OutcomeCompleted))
+		finish(t, d, result(claimOne(t, d, "q", got[1]), droverdriver.OutcomeCompleted))
+		if again := insert(t, d, unique("q", "u"))[0]; again != 0 {
+			t.Fatal("the completed job does not keep its unique key")
+		}
+		claimOne(t, d, "q", got[2])
+		deleted, err := d.JobDelete(ctx, []int64{got[0], got[1], got[2], got[3], got[3] + 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(deleted)
+		if !slices.Equal(deleted, got[:2]) {
+			t.Fatalf("deleted %v, want the finished %v", deleted, got[:2])
+		}
+		for _, id := range got[:2] {
+			if _, err := d.JobGet(ctx, id); !errors.Is(err, droverdriver.ErrNotFound) {
+				t.Errorf("job %d after delete: %v, want ErrNotFound", id, err)
+			}
+		}
+		wantState(t, d, map[int64]droverdriver.State{got[2]: droverdriver.StateRunning, got[3]: droverdriver.StateAvailable})
+		if again := insert(t, d, unique("q", "u"))[0]; again == 0 {
+			t.Error("a deleted job's unique key is still held")
+		}
 	})
 }

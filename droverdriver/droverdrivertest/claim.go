@@ -188,28 +188,81 @@ func testClaim(t *testing.T, setup opener) {
 		}
 	})
 
-	t.Run("JobClaim/kinds", func(t *testing.T) {
+	// Claims by kind: in each run, the cases claim one after the other
+	// from the jobs of kinds a, b, c, a, b, c, so each case also shows
+	// what the ones before it left.
+	for _, run := range []struct {
+		name  string
+		cases []kindsCase
+	}{
+		{"JobClaim/kinds", []kindsCase{
+			{"none of them", []string{}, nil, -1, nil},
+			{"a kind nothing has", []string{"z"}, nil, -1, nil},
+			{"two of three, past a position", []string{"a", "c"}, nil, 0, []int{2, 3, 5}},
+			{"the rest of a", []string{"a"}, nil, -1, []int{0}},
+			{"every kind", nil, nil, -1, []int{1, 4}},
+		}},
+		{"JobClaim/except kinds", []kindsCase{
+			{"every kind but a and b, past a position", nil, []string{"a", "b"}, 2, []int{5}},
+			{"named kinds but the excepted", []string{"a", "c"}, []string{"c"}, -1, []int{0, 3}},
+			{"every named kind excepted", []string{"b"}, []string{"b"}, -1, nil},
+			{"every kind but b", nil, []string{"b"}, -1, []int{2}},
+			{"the rest", nil, nil, -1, []int{1, 4}},
+		}},
+	} {
+		t.Run(run.name, func(t *testing.T) {
+			t.Parallel()
+			d := setup(t)
+			kind := func(k string) droverdriver.InsertParams {
+				return with(job("q"), func(p *droverdriver.InsertParams) { p.Kind = k })
+			}
+			got := insert(t, d, kind("a"), kind("b"), kind("c"), kind("a"), kind("b"), kind("c"))
+			for _, tc := range run.cases {
+				p := droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "w", Lease: time.Minute, Kinds: tc.kinds, ExceptKinds: tc.except}
+				if tc.after >= 0 {
+					pos := droverdriver.PositionOf(get(t, d, got[tc.after]))
+					p.After = &pos
+				}
+				rows, err := d.JobClaim(context.Background(), p)
+				if err != nil {
+					t.Fatalf("%s: %v", tc.name, err)
+				}
+				var want []int64
+				for _, i := range tc.want {
+					want = append(want, got[i])
+				}
+				if !slices.Equal(ids(rows), want) {
+					t.Fatalf("%s: claimed %v, want %v", tc.name, ids(rows), want)
+				}
+			}
+		})
+	}
+
+	t.Run("JobClaim/now", func(t *testing.T) {
 		t.Parallel()
 		d := setup(t)
-		kind := func(k string) droverdriver.InsertParams {
-			return with(job("q"), func(p *droverdriver.InsertParams) { p.Kind = k })
-		}
-		got := insert(t, d, kind("a"), kind("b"), kind("c"), kind("a"), kind("b"))
+		// A clock far from the store's: the claim's Now alone says
+		// what is due, and when the attempt starts.
+		base := time.Date(2031, 5, 1, 12, 0, 0, 0, time.UTC)
+		got := insert(t, d,
+			with(job("q"), func(p *droverdriver.InsertParams) { p.RunAt = base.Add(time.Hour) }),
+			with(job("q"), func(p *droverdriver.InsertParams) { p.RunAt = base }),
+			with(job("q"), func(p *droverdriver.InsertParams) { p.RunAt = base.Add(2 * time.Hour) }),
+		)
 		for _, tc := range []struct {
-			name  string
-			kinds []string
-			after int // index into got of the position to claim past, -1 for none
-			want  []int64
+			name string
+			now  time.Time
+			want []int64
 		}{
-			{"none of them", []string{}, -1, nil},
-			{"a kind nothing has", []string{"z"}, -1, nil},
-			{"two of three, past a position", []string{"a", "c"}, 0, []int64{got[2], got[3]}},
-			{"the rest of a", []string{"a"}, -1, []int64{got[0]}},
-			{"every kind", nil, -1, []int64{got[1], got[4]}},
+			{"the store's clock, years before", time.Time{}, nil},
+			{"a minute before the first", base.Add(-time.Minute), nil},
+			{"at the first", base, []int64{got[1]}},
+			{"an hour on, past a position", base.Add(90 * time.Minute), []int64{got[0]}},
+			{"two hours on", base.Add(2 * time.Hour), []int64{got[2]}},
 		} {
-			p := droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "w", Lease: time.Minute, Kinds: tc.kinds}
-			if tc.after >= 0 {
-				pos := droverdriver.PositionOf(get(t, d, got[tc.after]))
+			p := droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "w", Lease: time.Minute, Now: tc.now}
+			if tc.name == "an hour on, past a position" {
+				pos := droverdriver.PositionOf(get(t, d, got[1]))
 				p.After = &pos
 			}
 			rows, err := d.JobClaim(context.Background(), p)
@@ -218,6 +271,16 @@ func testClaim(t *testing.T, setup opener) {
 			}
 			if !slices.Equal(ids(rows), tc.want) {
 				t.Fatalf("%s: claimed %v, want %v", tc.name, ids(rows), tc.want)
+			}
+			for _, r := range rows {
+				if r.AttemptedAt == nil || !sameTime(*r.AttemptedAt, tc.now) {
+					t.Errorf("%s: job %d attempted at %v, want the claim's now %v", tc.name, r.ID, r.AttemptedAt, tc.now)
+				}
+				// The lease runs by the real clock, which heartbeats
+				// and the rescuer read.
+				if r.LeaseExpiresAt == nil || time.Until(*r.LeaseExpiresAt) < 30*time.Second || time.Until(*r.LeaseExpiresAt) > 2*time.Minute {
+					t.Errorf("%s: job %d's lease expires at %v, want a minute from the real now", tc.name, r.ID, r.LeaseExpiresAt)
+				}
 			}
 		}
 	})
@@ -287,4 +350,52 @@ func testClaim(t *testing.T, setup opener) {
 			t.Fatalf("claim after resume took %d jobs, %v; want 2", len(rows), err)
 		}
 	})
+
+	t.Run("QueueSettings/paused kinds", func(t *testing.T) {
+		t.Parallel()
+		ctx := context.Background()
+		d := setup(t)
+		paused := true
+		steps := []struct {
+			name       string
+			set        droverdriver.QueueSettingsSetParams
+			want       []string
+			wantPaused bool
+		}{
+			{"pause two kinds of a queue with no row", droverdriver.QueueSettingsSetParams{PauseKinds: []string{"b", "a", "b"}}, []string{"a", "b"}, false},
+			{"pause a third, and one again", droverdriver.QueueSettingsSetParams{PauseKinds: []string{"c", "a"}}, []string{"a", "b", "c"}, false},
+			{"pause the queue: kinds kept", droverdriver.QueueSettingsSetParams{Paused: &paused}, []string{"a", "b", "c"}, true},
+			{"resume one and one never paused", droverdriver.QueueSettingsSetParams{ResumeKinds: []string{"b", "z"}}, []string{"a", "c"}, true},
+			{"pause and resume one at once: resumed", droverdriver.QueueSettingsSetParams{PauseKinds: []string{"d"}, ResumeKinds: []string{"d", "a"}}, []string{"c"}, true},
+			{"resume the last", droverdriver.QueueSettingsSetParams{ResumeKinds: []string{"c"}}, nil, true},
+		}
+		for _, st := range steps {
+			st.set.Queue = "q"
+			s, err := d.QueueSettingsSet(ctx, st.set)
+			if err != nil {
+				t.Fatalf("%s: %v", st.name, err)
+			}
+			if !slices.Equal(s.PausedKinds, st.want) || s.Paused != st.wantPaused {
+				t.Fatalf("%s: returned paused %v, kinds %q; want %v, %q", st.name, s.Paused, s.PausedKinds, st.wantPaused, st.want)
+			}
+			got, err := d.QueueSettingsGet(ctx, "q")
+			if err != nil || !slices.Equal(got.PausedKinds, st.want) || got.Paused != st.wantPaused {
+				t.Fatalf("%s: stored %+v, %v; want paused %v, kinds %q", st.name, got, err, st.wantPaused, st.want)
+			}
+		}
+		list, err := d.QueueSettingsList(ctx)
+		if err != nil || len(list) != 1 || list[0].PausedKinds != nil || !list[0].Paused {
+			t.Fatalf("list: %+v, %v; want q paused with no paused kinds", list, err)
+		}
+	})
+}
+
+// kindsCase is one claim of the JobClaim/kinds tests: the claim's Kinds
+// and ExceptKinds, the index of the job to claim past (-1 for none), and
+// the indexes of the jobs it must take, in claim order.
+type kindsCase struct {
+	name          string
+	kinds, except []string
+	after         int
+	want          []int
 }

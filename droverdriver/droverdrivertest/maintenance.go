@@ -62,7 +62,7 @@ func testMaintenance(t *testing.T, setup opener) {
 		d := setup(t)
 		got := insert(t, d, keyed("q", "a"), keyed("q", "a"), keyed("q", "a"), keyed("q", "b"), keyed("q", "b"))
 		for _, id := range []int64{got[0], got[3]} {
-			if _, err := d.JobDiscard(ctx, id, time.Now()); err != nil {
+			if _, err := d.JobDiscard(ctx, []int64{id}, time.Now()); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -11,6 +11,9 @@ import (
 // claimer's own configuration says:
 //
 //   - paused: nothing is claimed, and no statement runs;
+//   - kinds paused within the queue: the claim leaves their jobs waiting
+//     (ClaimParams.ExceptKinds), whether the claimer named its kinds or
+//     not, and claims nothing when it runs only paused kinds;
 //   - no limit: the plain claim, one statement, as if settings did not
 //     exist;
 //   - a limit: the limited claim (ClaimParams.Limited), which re-reads the
@@ -29,6 +32,12 @@ func Claim(ctx context.Context, ex droverdriver.Executor, settings *Settings, p 
 	}
 	if s != nil && s.Paused {
 		return []*droverdriver.JobRow{}, nil
+	}
+	if s != nil && len(s.PausedKinds) > 0 {
+		p.ExceptKinds = s.PausedKinds
+		if p = p.Narrowed(); p.Kinds != nil && len(p.Kinds) == 0 {
+			return []*droverdriver.JobRow{}, nil
+		}
 	}
 	p.Limited = s.Limited()
 	return ex.JobClaim(ctx, p)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -43,7 +44,13 @@ func setup(t *testing.T) (*fakeExec, *Settings, *clock) {
 
 func claim(t *testing.T, ex *fakeExec, s *Settings) []*droverdriver.JobRow {
 	t.Helper()
-	rows, err := Claim(context.Background(), ex, s, droverdriver.ClaimParams{Queue: "q", Max: 5})
+	return claimKinds(t, ex, s, nil)
+}
+
+// claimKinds claims as a claimer that runs kinds (nil: every kind).
+func claimKinds(t *testing.T, ex *fakeExec, s *Settings, kinds []string) []*droverdriver.JobRow {
+	t.Helper()
+	rows, err := Claim(context.Background(), ex, s, droverdriver.ClaimParams{Queue: "q", Max: 5, Kinds: kinds})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,6 +89,49 @@ func TestClaimAppliesStoredSettings(t *testing.T) {
 			}
 			if ex.claims[0].Limited != tt.wantLimited {
 				t.Fatalf("Limited = %v, want %v", ex.claims[0].Limited, tt.wantLimited)
+			}
+		})
+	}
+}
+
+// TestClaimLeavesPausedKinds: the kinds paused in a queue reach the claim
+// statement as ExceptKinds for a claimer of every kind, and are taken out
+// of a claimer's own kinds; a claimer whose every kind is paused runs no
+// statement.
+func TestClaimLeavesPausedKinds(t *testing.T) {
+	t.Parallel()
+	paused := &droverdriver.QueueSettings{Queue: "q", PausedKinds: []string{"a", "b"}}
+	tests := []struct {
+		name       string
+		settings   *droverdriver.QueueSettings
+		kinds      []string
+		wantClaim  bool
+		wantKinds  []string
+		wantExcept []string
+	}{
+		{"every kind, none paused", nil, nil, true, nil, nil},
+		{"every kind", paused, nil, true, nil, []string{"a", "b"}},
+		{"named kinds, one paused", paused, []string{"a", "c"}, true, []string{"c"}, nil},
+		{"named kinds, none paused", paused, []string{"c"}, true, []string{"c"}, nil},
+		{"named kinds, all paused", paused, []string{"b", "a"}, false, nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ex, s, _ := setup(t)
+			ex.settings = tt.settings
+			rows := claimKinds(t, ex, s, tt.kinds)
+			if got := len(ex.claims) == 1; got != tt.wantClaim {
+				t.Fatalf("claim statement ran: %v, want %v", got, tt.wantClaim)
+			}
+			if !tt.wantClaim {
+				if len(rows) != 0 {
+					t.Fatalf("claimed %d jobs of paused kinds", len(rows))
+				}
+				return
+			}
+			if c := ex.claims[0]; !slices.Equal(c.Kinds, tt.wantKinds) || !slices.Equal(c.ExceptKinds, tt.wantExcept) {
+				t.Fatalf("claimed kinds %q except %q, want %q except %q", c.Kinds, c.ExceptKinds, tt.wantKinds, tt.wantExcept)
 			}
 		})
 	}

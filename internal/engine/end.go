@@ -46,7 +46,8 @@ func Rescue(ctx context.Context, ex droverdriver.Executor, p droverdriver.Rescue
 // JobCancel) and returns it as it stands after the call.
 func Cancel(ctx context.Context, ex droverdriver.Executor, id int64, now time.Time) (*droverdriver.JobRow, error) {
 	return endOne(ctx, ex, id, func(ctx context.Context, tx droverdriver.Executor) ([]droverdriver.FinishedRow, error) {
-		return tx.JobCancel(ctx, id, now)
+		ended, _, err := tx.JobCancel(ctx, droverdriver.CancelParams{IDs: []int64{id}, Now: now})
+		return ended, err
 	})
 }
 
@@ -54,7 +55,7 @@ func Cancel(ctx context.Context, ex droverdriver.Executor, id int64, now time.Ti
 // JobDiscard) and returns it as it stands after the call.
 func Discard(ctx context.Context, ex droverdriver.Executor, id int64, now time.Time) (*droverdriver.JobRow, error) {
 	return endOne(ctx, ex, id, func(ctx context.Context, tx droverdriver.Executor) ([]droverdriver.FinishedRow, error) {
-		return tx.JobDiscard(ctx, id, now)
+		return tx.JobDiscard(ctx, []int64{id}, now)
 	})
 }
 

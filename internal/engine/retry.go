@@ -21,30 +21,14 @@ import (
 func Retry(ctx context.Context, ex droverdriver.Executor, id int64, now time.Time) (*droverdriver.JobRow, error) {
 	var job *droverdriver.JobRow
 	err := ex.Tx(ctx, func(ctx context.Context, tx droverdriver.Executor) error {
-		r, err := tx.JobRetry(ctx, id, now)
-		if err != nil {
+		rows, conflicts, err := retry(ctx, tx, []int64{id}, now)
+		switch {
+		case err != nil:
 			return err
-		}
-		if r != nil {
-			if r.Refused != 0 {
-				return droverdriver.RetryRefused(id, r.Refused)
-			}
-			if r.Key != "" {
-				keys := droverdriver.KeyParams{Queues: []string{r.Queue}, Keys: []string{r.Key}}
-				if err := tx.KeyLock(ctx, keys); err != nil {
-					return err
-				}
-				if _, err := tx.KeyPromote(ctx, keys); err != nil {
-					return err
-				}
-			}
-			holder, err := tx.UniqueRetake(ctx, id)
-			if err != nil {
-				return err
-			}
-			if holder != 0 {
-				return fmt.Errorf("job %d: %w: job %d", id, droverdriver.ErrUniqueConflict, holder)
-			}
+		case len(rows) == 1 && rows[0].Refused != 0:
+			return droverdriver.RetryRefused(id, rows[0].Refused)
+		case len(conflicts) > 0:
+			return fmt.Errorf("job %d: %w: job %d", id, droverdriver.ErrUniqueConflict, conflicts[0].Holder)
 		}
 		job, err = tx.JobGet(ctx, id)
 		return err
@@ -53,4 +37,39 @@ func Retry(ctx context.Context, ex droverdriver.Executor, id int64, now time.Tim
 		return nil, err
 	}
 	return job, nil
+}
+
+// retry runs JobRetry for ids in tx, promotes the keys of the keyed jobs
+// it revived and makes the unique ones take their keys again. It returns
+// what JobRetry matched and the jobs that could not take their unique
+// keys, whose caller must roll tx back.
+func retry(ctx context.Context, tx droverdriver.Executor, ids []int64, now time.Time) ([]droverdriver.RetriedRow, []droverdriver.UniqueConflict, error) {
+	rows, err := tx.JobRetry(ctx, ids, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	var keys keySet
+	retried := make([]int64, 0, len(rows))
+	for _, r := range rows {
+		if r.Refused != 0 {
+			continue
+		}
+		retried = append(retried, r.ID)
+		if r.Key != "" {
+			keys.add(r.Queue, r.Key)
+		}
+	}
+	if len(keys.p.Keys) > 0 {
+		if err := promote(ctx, tx, keys.p); err != nil {
+			return nil, nil, err
+		}
+	}
+	if len(retried) == 0 {
+		return rows, nil, nil
+	}
+	conflicts, err := tx.UniqueRetake(ctx, retried)
+	if err != nil {
+		return nil, nil, err
+	}
+	return rows, conflicts, nil
 }

@@ -123,19 +123,25 @@ func FromBatch(b *drover.Batch) Batch {
 // Queue is a queue's stored settings as JSON (drover.QueueSettings), for
 // `drover queues` and /v1/queues.
 type Queue struct {
-	Name             string `json:"name"`
-	Paused           bool   `json:"paused"`
-	GlobalMaxWorkers int    `json:"global_max_workers"`
-	RateLimit        int    `json:"rate_limit"`
-	RatePeriodMS     int64  `json:"rate_period_ms"`
+	Name   string `json:"name"`
+	Paused bool   `json:"paused"`
+	// PausedKinds are the kinds paused within the queue, sorted; never
+	// null.
+	PausedKinds      []string `json:"paused_kinds"`
+	GlobalMaxWorkers int      `json:"global_max_workers"`
+	RateLimit        int      `json:"rate_limit"`
+	RatePeriodMS     int64    `json:"rate_period_ms"`
 	// UpdatedAt is null for a queue without stored settings.
 	UpdatedAt *time.Time `json:"updated_at"`
 }
 
 // FromQueue converts a queue's settings.
 func FromQueue(q *drover.QueueSettings) Queue {
-	out := Queue{Name: q.Name, Paused: q.Paused, GlobalMaxWorkers: q.GlobalMaxWorkers,
+	out := Queue{Name: q.Name, Paused: q.Paused, PausedKinds: q.PausedKinds, GlobalMaxWorkers: q.GlobalMaxWorkers,
 		RateLimit: q.RateLimit, RatePeriodMS: q.RatePeriod.Milliseconds()}
+	if out.PausedKinds == nil {
+		out.PausedKinds = []string{}
+	}
 	if !q.UpdatedAt.IsZero() {
 		t := q.UpdatedAt
 		out.UpdatedAt = &t
@@ -154,7 +160,7 @@ func QueueList(settings []*drover.QueueSettings, stats []drover.QueueStats) []Qu
 	}
 	for _, st := range stats {
 		if _, ok := byName[st.Queue]; !ok {
-			byName[st.Queue] = Queue{Name: st.Queue}
+			byName[st.Queue] = FromQueue(&drover.QueueSettings{Name: st.Queue})
 		}
 	}
 	out := slices.Collect(maps.Values(byName))

@@ -37,6 +37,19 @@ func newJobContext(parent context.Context, d *deadlines, start time.Time) *JobCo
 	return &JobContext{Context: ctx, cancel: cancel, deadlines: d, start: start, index: -1}
 }
 
+// Standalone returns the context of an attempt run outside any producer
+// (Client.WorkJob and Drain run one at a time in the caller's goroutine),
+// with a deadline heap of its own to time it out, and the func that ends
+// it: done releases the attempt and stops its timer.
+func Standalone(parent context.Context) (jc *JobContext, done func()) {
+	d := &deadlines{}
+	jc = newJobContext(parent, d, time.Now())
+	return jc, func() {
+		jc.Release()
+		d.stop()
+	}
+}
+
 // SetTimeout cancels the context with cause once timeout has passed since
 // the attempt started. It is called once, before the handler runs; cause
 // must be comparable, since Err tells the timeout's cause from others.

@@ -675,25 +675,43 @@ func (s *Server) listQueues(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getQueue(w http.ResponseWriter, r *http.Request) error {
-	return s.queueCall(w, r, nil)
+	return s.queueCall(w, r, nil, nil)
 }
 
+// pauseQueue pauses the queue, or with ?kind=K only that kind within it.
 func (s *Server) pauseQueue(w http.ResponseWriter, r *http.Request) error {
-	return s.queueCall(w, r, s.cfg.Client.QueuePause)
+	return s.queueCall(w, r, s.cfg.Client.QueuePause, s.cfg.Client.QueuePauseKind)
 }
 
+// resumeQueue resumes the queue, or with ?kind=K only that kind.
 func (s *Server) resumeQueue(w http.ResponseWriter, r *http.Request) error {
-	return s.queueCall(w, r, s.cfg.Client.QueueResume)
+	return s.queueCall(w, r, s.cfg.Client.QueueResume, s.cfg.Client.QueueResumeKind)
 }
 
-// queueCall runs change (if any) on the queue the path names and answers
-// with the queue's settings after it.
-func (s *Server) queueCall(w http.ResponseWriter, r *http.Request, change func(context.Context, string) error) error {
+// queueCall runs change (if any) on the queue the path names, or
+// changeKind on the kind its kind query parameter names, and answers with
+// the queue's settings after it.
+func (s *Server) queueCall(w http.ResponseWriter, r *http.Request, change func(context.Context, string) error,
+	changeKind func(context.Context, string, string) error) error {
 	name := r.PathValue("name")
 	if err := drover.ValidateQueue(name); err != nil {
 		return err
 	}
-	if change != nil {
+	query := r.URL.Query()
+	for k := range query {
+		switch {
+		case changeKind == nil:
+			return badRequest("query parameter %q: none are taken", k)
+		case k != "kind":
+			return badRequest("query parameter %q: only kind is taken", k)
+		}
+	}
+	switch {
+	case query.Has("kind"):
+		if err := changeKind(r.Context(), name, query.Get("kind")); err != nil {
+			return err
+		}
+	case change != nil:
 		if err := change(r.Context(), name); err != nil {
 			return err
 		}

@@ -163,26 +163,28 @@ func render(w http.ResponseWriter, status int, t *template.Template, data any) e
 // htmlRoutes are the dashboard's pages and actions, all admin only.
 func (s *Server) htmlRoutes() map[string]func(w http.ResponseWriter, r *http.Request) error {
 	return map[string]func(w http.ResponseWriter, r *http.Request) error{
-		"GET /{$}":                         s.overviewPage,
-		"GET /ui/jobs":                     s.jobsPage,
-		"GET /ui/topics":                   s.topicsPage,
-		"GET /ui/jobs/find":                findByID("job", "/ui/jobs"),
-		"GET /ui/jobs/{id}":                s.jobPage,
-		"GET /ui/batches/find":             findByID("batch", "/ui/batches"),
-		"GET /ui/batches/{id}":             s.batchPage,
-		"GET /ui/batches":                  s.batchesPage,
-		"GET /ui/jobs/{id}/workflow":       s.workflowPage,
-		"GET /ui/periodic":                 s.periodicPage,
-		"POST /ui/periodic/{name}/pause":   s.periodicAction("pause"),
-		"POST /ui/periodic/{name}/resume":  s.periodicAction("resume"),
-		"POST /ui/periodic/{name}/trigger": s.periodicAction("trigger"),
-		"POST /ui/jobs/{id}/retry":         s.jobAction(s.cfg.Client.JobRetry, "retry"),
-		"POST /ui/jobs/{id}/cancel":        s.jobAction(s.cfg.Client.JobCancel, "cancel"),
-		"POST /ui/jobs/{id}/discard":       s.jobAction(s.cfg.Client.JobDiscard, "discard"),
-		"POST /ui/bulk":                    s.bulk,
-		"POST /ui/queues/{name}/pause":     s.queueAction(s.cfg.Client.QueuePause, "pause"),
-		"POST /ui/queues/{name}/resume":    s.queueAction(s.cfg.Client.QueueResume, "resume"),
-		"GET /ui/history.json":             s.historyJSON,
+		"GET /{$}":                           s.overviewPage,
+		"GET /ui/jobs":                       s.jobsPage,
+		"GET /ui/topics":                     s.topicsPage,
+		"GET /ui/jobs/find":                  findByID("job", "/ui/jobs"),
+		"GET /ui/jobs/{id}":                  s.jobPage,
+		"GET /ui/batches/find":               findByID("batch", "/ui/batches"),
+		"GET /ui/batches/{id}":               s.batchPage,
+		"GET /ui/batches":                    s.batchesPage,
+		"GET /ui/jobs/{id}/workflow":         s.workflowPage,
+		"GET /ui/periodic":                   s.periodicPage,
+		"POST /ui/periodic/{name}/pause":     s.periodicAction("pause"),
+		"POST /ui/periodic/{name}/resume":    s.periodicAction("resume"),
+		"POST /ui/periodic/{name}/trigger":   s.periodicAction("trigger"),
+		"POST /ui/jobs/{id}/retry":           s.jobAction(s.cfg.Client.JobRetry, "retry"),
+		"POST /ui/jobs/{id}/cancel":          s.jobAction(s.cfg.Client.JobCancel, "cancel"),
+		"POST /ui/jobs/{id}/discard":         s.jobAction(s.cfg.Client.JobDiscard, "discard"),
+		"POST /ui/bulk":                      s.bulk,
+		"POST /ui/queues/{name}/pause":       s.queueAction(s.cfg.Client.QueuePause, "pause"),
+		"POST /ui/queues/{name}/resume":      s.queueAction(s.cfg.Client.QueueResume, "resume"),
+		"POST /ui/queues/{name}/pause-kind":  s.kindAction(s.cfg.Client.QueuePauseKind, "pause-kind"),
+		"POST /ui/queues/{name}/resume-kind": s.kindAction(s.cfg.Client.QueueResumeKind, "resume-kind"),
+		"GET /ui/history.json":               s.historyJSON,
 	}
 }
 
@@ -297,8 +299,10 @@ type queueRow struct {
 	drover.QueueStats
 	PerSecond float64
 	Finished  drover.FinishedStats
-	// Paused is the queue's stored setting, read when the page is.
-	Paused bool
+	// Paused and PausedKinds are the queue's stored settings, read when
+	// the page is.
+	Paused      bool
+	PausedKinds []string
 }
 
 // queueRows joins a sample's two lists by queue: a queue that has nothing
@@ -321,7 +325,8 @@ func queueRows(p Point, settings []*drover.QueueSettings) []queueRow {
 		row(q.Queue).QueueStats = q
 	}
 	for _, q := range settings {
-		row(q.Name).Paused = q.Paused
+		r := row(q.Name)
+		r.Paused, r.PausedKinds = q.Paused, q.PausedKinds
 	}
 	for _, f := range p.Finished {
 		r := row(f.Queue)
@@ -595,20 +600,47 @@ func (s *Server) queueAction(call func(context.Context, string) error, action st
 	}
 }
 
-// queueActionDone is the banner after each action on a queue.
+// kindAction pauses or resumes, within the queue the path names, the kind
+// the form names, then shows the overview again with its banner.
+func (s *Server) kindAction(call func(context.Context, string, string) error, action string) func(w http.ResponseWriter, r *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		name, kind := r.PathValue("name"), r.PostFormValue("kind")
+		if err := drover.ValidateQueue(name); err != nil {
+			return err
+		}
+		if err := call(r.Context(), name, kind); err != nil {
+			return err
+		}
+		http.Redirect(w, r, "/?done="+action+"&queue="+url.QueryEscape(name)+"&kind="+url.QueryEscape(kind), http.StatusSeeOther)
+		return nil
+	}
+}
+
+// queueActionDone is the banner after each action on a queue; the kind
+// actions' name the kind first.
 var queueActionDone = map[string]string{
-	"pause":  "paused: its workers start no job until it is resumed",
-	"resume": "resumed",
+	"pause":       "paused: its workers start no job until it is resumed",
+	"resume":      "resumed",
+	"pause-kind":  "paused: no worker starts a job of it until it is resumed; the queue's other kinds run on",
+	"resume-kind": "resumed",
 }
 
 // queueFlash is the overview's banner after action on the queue q names, or
 // none for an action it does not know: the page shows only its own text,
-// never text from the URL but a queue name, which is checked.
+// never text from the URL but a queue or kind name, which are checked.
 func queueFlash(q url.Values) string {
-	done, ok := queueActionDone[q.Get("done")]
+	action := q.Get("done")
+	done, ok := queueActionDone[action]
 	name := q.Get("queue")
 	if !ok || drover.ValidateQueue(name) != nil {
 		return ""
+	}
+	if strings.HasSuffix(action, "-kind") {
+		kind := q.Get("kind")
+		if drover.ValidateKind(kind) != nil {
+			return ""
+		}
+		return fmt.Sprintf("Kind %s of queue %s %s.", kind, name, done)
 	}
 	return fmt.Sprintf("Queue %s %s.", name, done)
 }
@@ -650,6 +682,9 @@ func (s *Server) bulkStatus(q url.Values) (string, bool) {
 	case "failed":
 		return fmt.Sprintf("%s failed after %d jobs read (%d changed): %s", j.Action, j.Matched, j.Changed, j.Error), false
 	}
+	if j.Selected > 0 {
+		return fmt.Sprintf("%s done: changed %d of %d selected jobs.", j.Action, j.Changed, j.Selected), false
+	}
 	return fmt.Sprintf("%s done: changed %d of %d jobs that matched.", j.Action, j.Changed, j.Matched), false
 }
 
@@ -681,13 +716,33 @@ func jobCan(action string, job *drover.JobRow) bool {
 	return false
 }
 
-// bulk starts retrying, cancelling or discarding every job matching a
-// filter, on every page, not just the one shown, in the background
-// (bulk.go, drover.Client.JobBulk), and shows the jobs page, which follows
-// its progress.
+// bulk starts retrying, cancelling, discarding or deleting, in the
+// background (bulk.go, drover.Client.JobBulk and JobBulkByID), either the
+// rows selected on the jobs page (the form's id values) or every job
+// matching the page's filter, on every page, not just the one shown; it
+// then shows the jobs page with the same filter, which follows the task's
+// progress.
 func (s *Server) bulk(w http.ResponseWriter, r *http.Request) error {
 	f := jobFilter{State: r.PostFormValue("state"), Queue: r.PostFormValue("queue"), Kind: r.PostFormValue("kind")}
-	t, err := s.bulkTasks.start(s.cfg.Client, drover.BulkAction(r.PostFormValue("action")), f)
+	action := drover.BulkAction(r.PostFormValue("action"))
+	var t *bulkTask
+	var err error
+	if r.PostFormValue("selection") != "" {
+		ids := make([]int64, 0, len(r.PostForm["id"]))
+		for _, v := range r.PostForm["id"] {
+			id, err := parseID("job", v)
+			if err != nil {
+				return err
+			}
+			ids = append(ids, id)
+		}
+		if len(ids) == 0 {
+			return badRequest("no job selected: tick the rows to %s first", action)
+		}
+		t, err = s.bulkTasks.start(s.cfg.Client, action, jobFilter{}, ids)
+	} else {
+		t, err = s.bulkTasks.start(s.cfg.Client, action, f, nil)
+	}
 	if err != nil {
 		return err
 	}

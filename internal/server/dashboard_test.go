@@ -68,7 +68,7 @@ func TestBulkActionCoversTheWholeFilter(t *testing.T) {
 		}
 		status, body, _ = b.post(t, "/ui/bulk", url.Values{"action": {"explode"}},
 			map[string]string{"Authorization": "Bearer " + b.tokens[server.ScopeAdmin]})
-		if status != http.StatusBadRequest || !strings.Contains(body, `action &#34;explode&#34;: use retry, cancel or discard`) {
+		if status != http.StatusBadRequest || !strings.Contains(body, `action &#34;explode&#34;: use retry, cancel, discard or delete`) {
 			t.Fatalf("unknown bulk action = %d: %s", status, body)
 		}
 		// Discard everything waiting in the default queue: the one job.
@@ -173,6 +173,22 @@ func TestHistoryCountsEachFinishedJobOnce(t *testing.T) {
 		})
 		if completed != 2 || discarded != 1 {
 			t.Fatalf("history counts %d completed and %d discarded, want 2 and 1", completed, discarded)
+		}
+	})
+}
+
+// TestDashboardSelectionNeedsRows: the selection's buttons with no row
+// ticked change nothing and say why.
+func TestDashboardSelectionNeedsRows(t *testing.T) {
+	forEachStore(t, func(t *testing.T, b *bundle) {
+		id := b.enqueue(t, map[string]any{"kind": "k", "args": map[string]any{}, "queue": "q"})[0]
+		admin := map[string]string{"Authorization": "Bearer " + b.tokens[server.ScopeAdmin]}
+		status, body, _ := b.post(t, "/ui/bulk", url.Values{"action": {"delete"}, "selection": {"1"}, "queue": {"q"}}, admin)
+		if status != http.StatusBadRequest || !strings.Contains(body, "no job selected") {
+			t.Fatalf("delete with no row selected = %d: %s", status, body)
+		}
+		if st := b.stored(t, id).State; st != drover.JobStateAvailable {
+			t.Fatalf("job %d is %s after a refused delete", id, st)
 		}
 	})
 }

@@ -3,6 +3,8 @@ package server_test
 import (
 	"context"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -119,6 +121,120 @@ func TestDashboardPausesQueue(t *testing.T) {
 		}
 		if got, err := b.client.QueueGet(ctx, "idle"); err != nil || !got.Paused {
 			t.Fatalf("store after the pause button: %+v, %v", got, err)
+		}
+	})
+}
+
+// TestQueuePauseKind: an admin pauses one kind of a queue over HTTP; HTTP
+// workers then claim the queue's other kinds only, enqueues of the kind
+// still succeed, the store and GET /v1/queues report it, and resume lets
+// claims take the kind again. A bad kind or an unknown parameter is a 400
+// that changes nothing.
+func TestQueuePauseKind(t *testing.T) {
+	forEachStore(t, func(t *testing.T, b *bundle) {
+		ctx := context.Background()
+		emails := b.enqueue(t, map[string]any{"kind": "email", "args": map[string]any{}, "queue": "mail"},
+			map[string]any{"kind": "email", "args": map[string]any{}, "queue": "mail"})
+		var q struct {
+			Name        string   `json:"name"`
+			Paused      bool     `json:"paused"`
+			PausedKinds []string `json:"paused_kinds"`
+		}
+		b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/queues/mail/pause?kind=email", nil).decode(t, &q)
+		if q.Name != "mail" || q.Paused || !slices.Equal(q.PausedKinds, []string{"email"}) {
+			t.Fatalf("pause of kind email answered %+v", q)
+		}
+		if got, err := b.client.QueueGet(ctx, "mail"); err != nil || got.Paused || !slices.Equal(got.PausedKinds, []string{"email"}) {
+			t.Fatalf("store after the pause: %+v, %v", got, err)
+		}
+		emails = append(emails, b.enqueue(t, map[string]any{"kind": "email", "args": map[string]any{}, "queue": "mail"})...)
+		sms := b.enqueue(t, map[string]any{"kind": "sms", "args": map[string]any{}, "queue": "mail"})
+		jobs := b.claim(t, map[string]any{"queue": "mail", "worker": "w1", "max": 10, "wait_ms": 50})
+		if len(jobs) != 1 || jobs[0].ID != sms[0] {
+			t.Fatalf("claim with email paused took %+v, want only sms job %d", jobs, sms[0])
+		}
+		for _, bad := range []struct{ path, want string }{
+			{"/v1/queues/mail/pause?kind=no+spaces", "kind"},
+			{"/v1/queues/mail/pause?kind=", "kind"},
+			{"/v1/queues/mail/resume?kinds=email", "query parameter"},
+			{"/v1/queues/mail?kind=email", "query parameter"},
+		} {
+			method := "POST"
+			if !strings.Contains(bad.path, "pause") && !strings.Contains(bad.path, "resume") {
+				method = "GET"
+			}
+			r := b.call(t, server.ScopeAdmin, method, bad.path, nil, false)
+			if r.status != http.StatusBadRequest || !strings.Contains(string(r.body), bad.want) {
+				t.Errorf("%s %s = %d %s; want 400 naming the %s", method, bad.path, r.status, r.body, bad.want)
+			}
+		}
+		var list struct {
+			Queues []struct {
+				Name        string   `json:"name"`
+				PausedKinds []string `json:"paused_kinds"`
+			}
+		}
+		b.must(t, http.StatusOK, server.ScopeAdmin, "GET", "/v1/queues", nil).decode(t, &list)
+		if len(list.Queues) != 1 || list.Queues[0].Name != "mail" || !slices.Equal(list.Queues[0].PausedKinds, []string{"email"}) {
+			t.Fatalf("list answered %+v", list)
+		}
+		b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/queues/mail/resume?kind=email", nil).decode(t, &q)
+		if len(q.PausedKinds) != 0 || q.PausedKinds == nil {
+			t.Fatalf("resume answered %+v; want paused_kinds []", q)
+		}
+		var claimed []int64
+		waitfor.Cond(t, "claims to take the resumed kind", func() bool {
+			for _, j := range b.claim(t, map[string]any{"queue": "mail", "worker": "w1", "max": 10}) {
+				claimed = append(claimed, j.ID)
+			}
+			return len(claimed) >= len(emails)
+		})
+		slices.Sort(claimed)
+		if !slices.Equal(claimed, emails) {
+			t.Fatalf("claimed %v after resume, want the email jobs %v", claimed, emails)
+		}
+	})
+}
+
+// TestDashboardPausesKind: the overview's form pauses a kind of a queue
+// in the store, the page shows it with a button that resumes it, and the
+// banner names the kind; a kind in the URL that is not a kind name is not
+// shown.
+func TestDashboardPausesKind(t *testing.T) {
+	forEachStore(t, func(t *testing.T, b *bundle) {
+		ctx := context.Background()
+		admin := map[string]string{"Authorization": "Bearer " + b.tokens[server.ScopeAdmin]}
+		if err := b.client.QueuePause(ctx, "idle"); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.client.QueueResume(ctx, "idle"); err != nil {
+			t.Fatal(err)
+		}
+		form := url.Values{"kind": {"email"}}
+		status, body, h := b.post(t, "/ui/queues/idle/pause-kind", form, admin)
+		if status != http.StatusSeeOther || h.Get("Location") != "/?done=pause-kind&queue=idle&kind=email" {
+			t.Fatalf("pause kind = %d to %q: %s", status, h.Get("Location"), body)
+		}
+		if got, err := b.client.QueueGet(ctx, "idle"); err != nil || !slices.Equal(got.PausedKinds, []string{"email"}) {
+			t.Fatalf("store after the pause kind form: %+v, %v", got, err)
+		}
+		page := b.page(t, h.Get("Location"))
+		if !strings.Contains(page, "Kind email of queue idle paused") ||
+			!strings.Contains(page, `<span class="badge paused" data-kind="email">email paused</span>`) ||
+			!strings.Contains(page, `action="/ui/queues/idle/resume-kind"`) {
+			t.Fatalf("overview after pausing kind email:\n%s", page)
+		}
+		if page := b.page(t, "/?done=pause-kind&queue=idle&kind=%3Cb%3Elocked"); strings.Contains(page, "locked") {
+			t.Fatalf("overview shows a kind from the URL that is no kind:\n%s", page)
+		}
+		if status, body, _ := b.post(t, "/ui/queues/idle/pause-kind", url.Values{"kind": {"no spaces"}}, admin); status != http.StatusBadRequest {
+			t.Fatalf("pause of a bad kind = %d: %s", status, body)
+		}
+		if status, _, _ := b.post(t, "/ui/queues/idle/resume-kind", form, admin); status != http.StatusSeeOther {
+			t.Fatalf("resume kind = %d", status)
+		}
+		if got, err := b.client.QueueGet(ctx, "idle"); err != nil || got.PausedKinds != nil {
+			t.Fatalf("store after the resume kind button: %+v, %v", got, err)
 		}
 	})
 }

@@ -94,6 +94,7 @@ type Client interface {
 	JobRetry(ctx context.Context, id int64) (*drover.JobRow, error)
 	JobDiscard(ctx context.Context, id int64) (*drover.JobRow, error)
 	JobBulk(ctx context.Context, action drover.BulkAction, filter drover.JobListParams, progress func(drover.BulkProgress)) (drover.BulkProgress, error)
+	JobBulkByID(ctx context.Context, action drover.BulkAction, ids []int64, progress func(drover.BulkProgress)) (drover.BulkProgress, error)
 	JobCountByState(ctx context.Context, queue string) (map[drover.JobState]int64, error)
 	QueueStats(ctx context.Context) ([]drover.QueueStats, error)
 	FinishedStats(ctx context.Context, since, until time.Time) ([]drover.FinishedStats, error)
@@ -101,6 +102,8 @@ type Client interface {
 	Stats() drover.Stats
 	QueuePause(ctx context.Context, name string) error
 	QueueResume(ctx context.Context, name string) error
+	QueuePauseKind(ctx context.Context, queue, kind string) error
+	QueueResumeKind(ctx context.Context, queue, kind string) error
 	QueueGet(ctx context.Context, name string) (*drover.QueueSettings, error)
 	QueueList(ctx context.Context) ([]*drover.QueueSettings, error)
 	Remote() *drover.Remote
@@ -379,6 +382,7 @@ func (s *Server) routes() {
 		"POST /v1/jobs/{id}/retry":      {admin, s.retryJob},
 		"POST /v1/jobs/{id}/discard":    {admin, s.discardJob},
 		"POST /v1/bulk":                 {admin, s.startBulk},
+		"POST /v1/bulk-selection":       {admin, s.startBulkSelection},
 		"GET /v1/bulk/{id}":             {admin, s.getBulk},
 		"POST /v1/claim":                {work, s.claim},
 		"POST /v1/finish":               {work, s.finish},

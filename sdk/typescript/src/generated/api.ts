@@ -393,7 +393,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Pause a queue across the fleet: no worker starts its jobs until it is resumed; running jobs finish, enqueues still succeed. Each process sees the pause within a second. */
+        /** Pause a queue across the fleet, or with ?kind= one kind within it: no worker starts its jobs (of the kind) until it is resumed; running jobs finish, enqueues still succeed. Each process sees the pause within a second. */
         post: operations["pauseQueue"];
         delete?: never;
         options?: never;
@@ -410,7 +410,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Resume a paused queue: its workers start its jobs again. */
+        /** Resume a paused queue, or with ?kind= a kind paused within it: its workers start its jobs (of the kind) again. */
         post: operations["resumeQueue"];
         delete?: never;
         options?: never;
@@ -515,8 +515,25 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Retry, cancel or discard every job of a filter, in the background; read its progress from /v1/bulk/{id}. */
+        /** Retry, cancel, discard or delete every job of a filter, in the background; read its progress from /v1/bulk/{id}. */
         post: operations["startBulk"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/bulk-selection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Retry, cancel, discard or delete the jobs a list of IDs names (the dashboard's selected rows), in the background; read its progress from /v1/bulk/{id}. */
+        post: operations["startBulkSelection"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1026,6 +1043,8 @@ export interface components {
             name: string;
             /** @description A paused queue starts no job: claims take nothing; running jobs finish and enqueues still succeed. */
             paused: boolean;
+            /** @description Kinds paused within the queue, sorted: claims leave their jobs waiting while the queue's other kinds run; running jobs finish and enqueues still succeed. */
+            paused_kinds: string[];
             /** @description Cap on the queue's jobs running at once across every worker; 0 for none. */
             global_max_workers: number;
             /** @description Jobs that may start per rate period across every worker; 0 for no limit. */
@@ -1121,20 +1140,22 @@ export interface components {
             /** Format: int64 */
             id: number;
             /** @enum {string} */
-            action: "retry" | "cancel" | "discard";
+            action: "retry" | "cancel" | "discard" | "delete";
             queue?: string;
             kind?: string;
             state?: string;
+            /** @description How many job IDs a task started by /v1/bulk-selection was given; absent for a task over a filter. */
+            selected?: number;
             /** @enum {string} */
             status: "running" | "done" | "failed";
             /**
              * Format: int64
-             * @description Jobs of the filter read so far.
+             * @description Jobs of the filter (or IDs of the list) read so far.
              */
             matched: number;
             /**
              * Format: int64
-             * @description Jobs the action changed so far: retried, cancelled (or asked to stop, if running) or discarded; jobs it left as they were are not counted.
+             * @description Jobs the action changed so far: retried, cancelled (or asked to stop, if running), discarded or deleted; jobs it left as they were are not counted.
              */
             changed: number;
             error?: string;
@@ -3127,7 +3148,10 @@ export interface operations {
     };
     pauseQueue: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Pause only this kind within the queue (the queue's other kinds run on), instead of the whole queue. */
+                kind?: string;
+            };
             header?: never;
             path: {
                 name: string;
@@ -3145,7 +3169,7 @@ export interface operations {
                     "application/json": components["schemas"]["Queue"];
                 };
             };
-            /** @description The queue name is invalid. */
+            /** @description The queue or kind name is invalid, or a query parameter other than kind was sent. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3205,7 +3229,10 @@ export interface operations {
     };
     resumeQueue: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Resume only this kind within the queue, instead of the whole queue. */
+                kind?: string;
+            };
             header?: never;
             path: {
                 name: string;
@@ -3223,7 +3250,7 @@ export interface operations {
                     "application/json": components["schemas"]["Queue"];
                 };
             };
-            /** @description The queue name is invalid. */
+            /** @description The queue or kind name is invalid, or a query parameter other than kind was sent. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4015,8 +4042,11 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @enum {string} */
-                    action: "retry" | "cancel" | "discard";
+                    /**
+                     * @description delete removes jobs that are not running (waiting ones are cancelled first, so that their dependants, batch, key and unique key are settled); running jobs are left and not counted.
+                     * @enum {string}
+                     */
+                    action: "retry" | "cancel" | "discard" | "delete";
                     /**
                      * @description Only jobs in this state; empty for any.
                      * @enum {string}
@@ -4039,7 +4069,86 @@ export interface operations {
                     "application/json": components["schemas"]["BulkTask"];
                 };
             };
-            /** @description An unknown action, state or a bad queue name. */
+            /** @description An unknown action or state, or a bad queue name. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No token, or an unknown one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unavailable (down, restarting or unreachable); retry after the Retry-After delay. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    startBulkSelection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description delete removes jobs that are not running (waiting ones are cancelled first, so that their dependants, batch, key and unique key are settled); running jobs are left and not counted.
+                     * @enum {string}
+                     */
+                    action: "retry" | "cancel" | "discard" | "delete";
+                    /** @description The jobs to act on, at most 10,000; unknown IDs are read and not changed. */
+                    ids: number[];
+                };
+            };
+        };
+        responses: {
+            /** @description The task, started. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkTask"];
+                };
+            };
+            /** @description An unknown action, or ids that are empty, too many or not job ids. */
             400: {
                 headers: {
                     [name: string]: unknown;
