@@ -8,7 +8,6 @@ import (
 	"context"
 	"log/slog"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -107,9 +106,11 @@ type Producer struct {
 	// (docs/design/claim-and-flush.md).
 	prefetch int
 
-	wake     chan struct{}
-	freed    chan struct{}
-	buffer   chan *droverdriver.JobRow
+	wake  chan struct{}
+	freed chan struct{}
+	// workers runs the claimed jobs, at most MaxWorkers at once; the
+	// rows waiting for one are the local buffer.
+	workers  *pool
 	inflight atomic.Int64
 	stopping atomic.Bool
 	stopped  chan struct{} // closed with stopping set
@@ -138,13 +139,14 @@ func New(exec droverdriver.Executor, tracker *lease.Tracker, submit func(droverd
 		cfg.Claim = exec.JobClaim
 	}
 	prefetch := max(cfg.MaxWorkers, cfg.ClaimMax)
-	return &Producer{
+	p := &Producer{
 		cfg: cfg, tracker: tracker, submit: submit, run: run, prefetch: prefetch,
 		wake:    make(chan struct{}, 1),
 		stopped: make(chan struct{}),
 		freed:   make(chan struct{}, 1),
-		buffer:  make(chan *droverdriver.JobRow, cfg.MaxWorkers+prefetch),
 	}
+	p.workers = newPool(cfg.MaxWorkers, func() time.Duration { return time.Duration(p.meanRun.Load()) }, p.runOne)
+	return p
 }
 
 // Wake tells the producer that jobs may have arrived. It never blocks, and
@@ -199,48 +201,16 @@ func (p *Producer) Stats() Stats {
 // stops, jobs still waiting in the buffer are released (not run), and Run
 // returns when every running handler has returned.
 func (p *Producer) Run(ctx context.Context) {
-	dispatched := make(chan struct{})
-	go func() {
-		defer close(dispatched)
-		p.dispatch(context.Background())
-	}()
 	p.fetchLoop(ctx)
 	p.stopping.Store(true)
 	close(p.stopped)
-	close(p.buffer)
-	<-dispatched
-	p.deadlines.stop()
-}
-
-// dispatch starts one goroutine per job, at most MaxWorkers at once. A
-// fresh goroutine per job is cheaper than a fixed pool of mostly idle
-// ones: the runtime sizes new stacks from the average it has seen, while a
-// pool's idle stacks are shrunk by every GC and grown again by the next job
-// (measured: stack copying was 14% of the process's CPU with 1,000 pooled
-// workers on noop jobs).
-func (p *Producer) dispatch(ctx context.Context) {
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, p.cfg.MaxWorkers)
-	for row := range p.buffer {
-		// A stopping producer releases buffered jobs at once instead of
-		// holding them until a running job frees a slot.
-		select {
-		case sem <- struct{}{}:
-		case <-p.stopped:
-			p.runOne(ctx, row)
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer func() {
-				<-sem
-				wg.Done()
-			}()
-			growStack()
-			p.runOne(ctx, row)
-		}()
+	// A stopping producer releases buffered jobs at once instead of
+	// holding them until a running job frees a worker.
+	for _, row := range p.workers.close() {
+		p.runOne(row)
 	}
-	wg.Wait()
+	p.workers.wait()
+	p.deadlines.stop()
 }
 
 // growStack grows a new goroutine's stack while it is still shallow.
@@ -262,14 +232,14 @@ const stackPad = 10 << 10
 // stackIndex is a variable so the compiler cannot drop the array.
 var stackIndex = stackPad - 1
 
-func (p *Producer) runOne(ctx context.Context, row *droverdriver.JobRow) {
+func (p *Producer) runOne(row *droverdriver.JobRow) {
 	var res droverdriver.Result
 	if p.stopping.Load() {
 		res = droverdriver.Result{ID: row.ID, Attempt: row.Attempt, LeaseToken: row.LeaseToken, Outcome: droverdriver.OutcomeReleased,
 			Key: row.Key, Queue: row.Queue}
 	} else {
 		start := time.Now()
-		jc := newJobContext(ctx, &p.deadlines, start)
+		jc := newJobContext(context.Background(), &p.deadlines, start)
 		p.tracker.Started(row.ID, jc.cancel)
 		res = p.run(jc, row)
 		jc.Release()
@@ -425,8 +395,6 @@ func (p *Producer) claim(ctx context.Context, n int) (int, error) {
 	for _, row := range rows {
 		p.tracker.Add(row.ID, row.Attempt, row.LeaseToken)
 	}
-	for _, row := range rows {
-		p.buffer <- row // never blocks: the fetch loop reserved room
-	}
+	p.workers.push(rows)
 	return len(rows), nil
 }
