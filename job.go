@@ -152,7 +152,14 @@ type AttemptError struct {
 }
 
 func jobRowFromDriver(r *droverdriver.JobRow) *JobRow {
-	row := &JobRow{
+	row := &JobRow{}
+	row.fill(r)
+	return row
+}
+
+// fill sets row from the store's r.
+func (row *JobRow) fill(r *droverdriver.JobRow) {
+	*row = JobRow{
 		ID:              r.ID,
 		State:           JobState(r.State),
 		Queue:           r.Queue,
@@ -182,5 +189,4 @@ func jobRowFromDriver(r *droverdriver.JobRow) *JobRow {
 		// the raw errors stay in the store.
 		_ = json.Unmarshal(r.Errors, &row.Errors)
 	}
-	return row
 }

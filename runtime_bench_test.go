@@ -66,6 +66,9 @@ func BenchmarkRuntimeNoop(b *testing.B) {
 			}
 			b.StopTimer()
 			used := processCPU() - cpu
+			st := client.Stats()
+			b.ReportMetric(float64(st.ClaimedJobs)/float64(max(1, st.Claims)), "jobs/claim")
+			b.ReportMetric(float64(st.FlushedResults)/float64(max(1, st.Flushes)), "jobs/flush")
 			if err := client.Stop(context.Background()); err != nil {
 				b.Fatal(err)
 			}

@@ -35,12 +35,12 @@ const drainHorizon = time.Millisecond
 // queued row does then: no row waits behind a slow job while a worker is
 // free for more than drainHorizon.
 type pool struct {
-	run     func(*droverdriver.JobRow)
+	run     func(claimed)
 	max     int
 	meanRun func() time.Duration // 0 while unknown
 
 	mu     sync.Mutex
-	queue  []*droverdriver.JobRow // waiting rows, from head
+	queue  []claimed // waiting jobs, from head
 	head   int
 	idle   []*poolWorker // parked workers, the most recent last
 	live   int           // workers started and not yet exited
@@ -54,19 +54,26 @@ type pool struct {
 	wg       sync.WaitGroup
 }
 
-// poolWorker is a parked worker's inbox: the next row to run, or closed
-// when the pool closes.
-type poolWorker struct {
-	next chan *droverdriver.JobRow
+// claimed is a claimed attempt: its row and the context its handler will
+// run under.
+type claimed struct {
+	row *droverdriver.JobRow
+	ctx *JobContext
 }
 
-func newPool(max int, meanRun func() time.Duration, run func(*droverdriver.JobRow)) *pool {
+// poolWorker is a parked worker's inbox: the next job to run, or closed
+// when the pool closes.
+type poolWorker struct {
+	next chan claimed
+}
+
+func newPool(max int, meanRun func() time.Duration, run func(claimed)) *pool {
 	return &pool{run: run, max: max, meanRun: meanRun}
 }
 
 // push queues rows and starts as many of them on workers as the queue
 // needs (balance). It never blocks.
-func (p *pool) push(rows []*droverdriver.JobRow) {
+func (p *pool) push(rows []claimed) {
 	p.mu.Lock()
 	for _, row := range rows {
 		p.enqueue(row)
@@ -89,7 +96,7 @@ func (p *pool) balance(all bool) {
 			p.arm()
 			return
 		}
-		row := p.dequeue()
+		row, _ := p.dequeue()
 		if n := len(p.idle); n > 0 {
 			w := p.idle[n-1]
 			p.idle[n-1] = nil
@@ -133,7 +140,7 @@ func (p *pool) watch() {
 }
 
 // enqueue appends row to the queue. Called with mu held.
-func (p *pool) enqueue(row *droverdriver.JobRow) {
+func (p *pool) enqueue(row claimed) {
 	if p.head > 0 && 2*p.head >= len(p.queue) {
 		n := copy(p.queue, p.queue[p.head:])
 		clear(p.queue[n:])
@@ -142,23 +149,23 @@ func (p *pool) enqueue(row *droverdriver.JobRow) {
 	p.queue = append(p.queue, row)
 }
 
-// dequeue returns the oldest queued row, or nil. Called with mu held.
-func (p *pool) dequeue() *droverdriver.JobRow {
+// dequeue returns the oldest queued job, if any. Called with mu held.
+func (p *pool) dequeue() (claimed, bool) {
 	if p.head == len(p.queue) {
-		return nil
+		return claimed{}, false
 	}
 	row := p.queue[p.head]
-	p.queue[p.head] = nil
+	p.queue[p.head] = claimed{}
 	p.head++
 	if p.head == len(p.queue) {
 		p.queue, p.head = p.queue[:0], 0
 	}
-	return row
+	return row, true
 }
 
 // work runs row, then queued rows while there are any, then parks until
 // balance hands it another or the pool closes.
-func (p *pool) work(row *droverdriver.JobRow) {
+func (p *pool) work(row claimed) {
 	defer p.wg.Done()
 	growStack()
 	var w *poolWorker
@@ -166,7 +173,8 @@ func (p *pool) work(row *droverdriver.JobRow) {
 		p.run(row)
 		p.mu.Lock()
 		if !p.closed {
-			if row = p.dequeue(); row != nil {
+			var ok bool
+			if row, ok = p.dequeue(); ok {
 				p.taken++
 				p.mu.Unlock()
 				continue
@@ -178,7 +186,7 @@ func (p *pool) work(row *droverdriver.JobRow) {
 			return
 		}
 		if w == nil {
-			w = &poolWorker{next: make(chan *droverdriver.JobRow, 1)}
+			w = &poolWorker{next: make(chan claimed, 1)}
 		}
 		p.idle = append(p.idle, w)
 		p.mu.Unlock()
@@ -192,15 +200,15 @@ func (p *pool) work(row *droverdriver.JobRow) {
 // close stops the pool: idle workers exit, busy ones exit after their
 // job, and no queued row is started any more. It returns the rows that
 // were still queued, for the caller to hand back.
-func (p *pool) close() []*droverdriver.JobRow {
+func (p *pool) close() []claimed {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true
 	if p.watchdog != nil {
 		p.watchdog.Stop()
 	}
-	var left []*droverdriver.JobRow
-	for row := p.dequeue(); row != nil; row = p.dequeue() {
+	var left []claimed
+	for row, ok := p.dequeue(); ok; row, ok = p.dequeue() {
 		left = append(left, row)
 	}
 	for _, w := range p.idle {

@@ -28,7 +28,8 @@ func newPoolRecorder(hold ...int64) *poolRecorder {
 	return r
 }
 
-func (r *poolRecorder) run(row *droverdriver.JobRow) {
+func (r *poolRecorder) run(c claimed) {
+	row := c.row
 	r.mu.Lock()
 	r.runs[row.ID]++
 	r.running++
@@ -51,10 +52,10 @@ func (r *poolRecorder) ran(id int64) bool {
 	return r.runs[id] > 0
 }
 
-func rowsFrom(first, n int64) []*droverdriver.JobRow {
-	rows := make([]*droverdriver.JobRow, n)
+func rowsFrom(first, n int64) []claimed {
+	rows := make([]claimed, n)
 	for i := range rows {
-		rows[i] = &droverdriver.JobRow{ID: first + int64(i)}
+		rows[i] = claimed{row: &droverdriver.JobRow{ID: first + int64(i)}}
 	}
 	return rows
 }
@@ -148,7 +149,7 @@ func TestPoolCloseReturnsQueuedRows(t *testing.T) {
 	p.push(rowsFrom(1, 4))
 	waitfor.Cond(t, "the first job to start", func() bool { return r.ran(1) })
 	left := p.close()
-	if len(left) != 3 || left[0].ID != 2 || left[1].ID != 3 || left[2].ID != 4 {
+	if len(left) != 3 || left[0].row.ID != 2 || left[1].row.ID != 3 || left[2].row.ID != 4 {
 		t.Fatalf("close returned %d rows (%v), want rows 2, 3 and 4 in order", len(left), left)
 	}
 	done := make(chan struct{})

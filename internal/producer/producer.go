@@ -71,12 +71,13 @@ type Config struct {
 	// OnRan, when set, is told of every attempt the producer ran, with its
 	// result and run time, before the result goes to the completer: the
 	// client's metrics count them (attempts released unrun are not told).
-	OnRan func(row *droverdriver.JobRow, res *droverdriver.Result, took time.Duration)
+	OnRan func(row *droverdriver.JobRow, res droverdriver.Result, took time.Duration)
 }
 
 // Runner runs one claimed attempt under ctx and returns its result. ctx is
-// the attempt's *JobContext, already known to the Tracker: the runner may
-// set its timeout (JobContext.SetTimeout) and hand it to the handler.
+// the attempt's *JobContext, known to the Tracker since the claim: the
+// runner may set its timeout (JobContext.SetTimeout) and hand it to the
+// handler.
 type Runner func(ctx context.Context, row *droverdriver.JobRow) droverdriver.Result
 
 // Stats are cumulative counters of a producer, for benches and metrics.
@@ -106,8 +107,12 @@ type Producer struct {
 	// (docs/design/claim-and-flush.md).
 	prefetch int
 
-	wake  chan struct{}
-	freed chan struct{}
+	wake chan struct{}
+	// freed wakes the fetch loop when a job frees room it waits for;
+	// needRoom says it waits for that, so that the other jobs' ends do
+	// not wake it for nothing.
+	freed    chan struct{}
+	needRoom atomic.Bool
 	// workers runs the claimed jobs, at most MaxWorkers at once; the
 	// rows waiting for one are the local buffer.
 	workers  *pool
@@ -206,8 +211,8 @@ func (p *Producer) Run(ctx context.Context) {
 	close(p.stopped)
 	// A stopping producer releases buffered jobs at once instead of
 	// holding them until a running job frees a worker.
-	for _, row := range p.workers.close() {
-		p.runOne(row)
+	for _, c := range p.workers.close() {
+		p.runOne(c)
 	}
 	p.workers.wait()
 	p.deadlines.stop()
@@ -232,20 +237,21 @@ const stackPad = 10 << 10
 // stackIndex is a variable so the compiler cannot drop the array.
 var stackIndex = stackPad - 1
 
-func (p *Producer) runOne(row *droverdriver.JobRow) {
+func (p *Producer) runOne(c claimed) {
+	row := c.row
 	var res droverdriver.Result
 	if p.stopping.Load() {
 		res = droverdriver.Result{ID: row.ID, Attempt: row.Attempt, LeaseToken: row.LeaseToken, Outcome: droverdriver.OutcomeReleased,
 			Key: row.Key, Queue: row.Queue}
+		c.ctx.cancel(nil)
 	} else {
 		start := time.Now()
-		jc := newJobContext(context.Background(), &p.deadlines, start)
-		p.tracker.Started(row.ID, jc.cancel)
-		res = p.run(jc, row)
-		jc.Release()
+		c.ctx.begin(start)
+		res = p.run(c.ctx, row)
+		c.ctx.Release()
 		took := int64(time.Since(start))
 		if p.cfg.OnRan != nil {
-			p.cfg.OnRan(row, &res, time.Duration(took))
+			p.cfg.OnRan(row, res, time.Duration(took))
 		}
 		p.runNanos.Add(took)
 		p.ran.Add(1)
@@ -259,9 +265,14 @@ func (p *Producer) runOne(row *droverdriver.JobRow) {
 	}
 	p.submit(res)
 	p.inflight.Add(-1)
-	select {
-	case p.freed <- struct{}{}:
-	default:
+	// The fetch loop sets needRoom before it reads inflight, and this
+	// reads needRoom after it wrote inflight: one of the two sees the
+	// other's write, so a freed slot is never missed.
+	if p.needRoom.Load() && p.room() > 0 && p.needRoom.CompareAndSwap(true, false) {
+		select {
+		case p.freed <- struct{}{}:
+		default:
+		}
 	}
 }
 
@@ -306,10 +317,12 @@ func (p *Producer) fetchLoop(ctx context.Context) {
 		// inflight counts running and buffered jobs plus room reserved
 		// by claims under way, so claims never overfill the buffer.
 		for !drained && retry == nil && cooldown == nil && inFlight < maxInFlight {
+			p.needRoom.Store(true)
 			free := p.room()
 			if free == 0 {
 				break
 			}
+			p.needRoom.Store(false)
 			if wait := time.Until(lastClaim.Add(cooldownNow)); wait > 0 {
 				cooldown = time.After(wait)
 				break
@@ -392,9 +405,16 @@ func (p *Producer) claim(ctx context.Context, n int) (int, error) {
 		last = rows[len(rows)-1]
 	}
 	p.position.observe(time.Now(), after == nil, took, last, len(rows) < n)
-	for _, row := range rows {
-		p.tracker.Add(row.ID, row.Attempt, row.LeaseToken)
+	// Each attempt's context is made now, so that the tracker can
+	// interrupt it from the start.
+	jobs := make([]claimed, len(rows))
+	attempts := make([]lease.Attempt, len(rows))
+	for i, row := range rows {
+		jc := newJobContext(&p.deadlines)
+		jobs[i] = claimed{row: row, ctx: jc}
+		attempts[i] = lease.Attempt{ID: row.ID, Attempt: row.Attempt, Token: row.LeaseToken, Cancel: jc.cancel}
 	}
-	p.workers.push(rows)
+	p.tracker.Add(attempts)
+	p.workers.push(jobs)
 	return len(rows), nil
 }
