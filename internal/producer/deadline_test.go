@@ -17,7 +17,7 @@ func TestJobContext(t *testing.T) {
 		past      bool           // the timeout has passed already
 		cancel    error          // the tracker cancels with this first
 		wantErr   error          // nil: still running
-		wantCause error // the timeout's: a *TimeoutError for the timeout given
+		wantCause error          // the timeout's: a *TimeoutError for the timeout given
 	}{
 		{"no timeout, nothing cancels it", nil, false, nil, nil, nil},
 		{"a timeout to come", &hour, false, nil, nil, nil},
