@@ -86,6 +86,9 @@ type Completer struct {
 	// ready wakes Run when a first result is pending, full when
 	// BatchSize are (which cuts its cooldown short); Close sends both.
 	ready, full chan struct{}
+	// spare holds the slices of written batches, which take reuses for
+	// the results that gather next, rather than make new ones per flush.
+	spare chan []droverdriver.Result
 	done        chan struct{}
 	// batchLane admits one flush with batch members at a time. Every
 	// such flush updates its batches' counter rows, which concurrent
@@ -127,6 +130,7 @@ func New(exec Store, cfg Config) *Completer {
 		cfg.Logger = slog.Default()
 	}
 	c := &Completer{cfg: cfg, exec: exec, ready: make(chan struct{}, 1), full: make(chan struct{}, 1), done: make(chan struct{}),
+		spare: make(chan []droverdriver.Result, cfg.MaxInFlight+1),
 		batchLane: make(chan struct{}, 1), failures: &outagelog.Reporter{Logger: cfg.Logger, What: "writing job results"}}
 	c.space = sync.NewCond(&c.mu)
 	return c
@@ -252,6 +256,11 @@ func (c *Completer) Run(ctx context.Context) {
 			if took, ok := c.flush(ctx, batch); ok {
 				lastTook.Store(int64(took))
 			}
+			clear(batch) // drop what the results point to
+			select {
+			case c.spare <- batch[:0]:
+			default:
+			}
 		}(batch, hasMembers)
 	}
 }
@@ -272,8 +281,14 @@ func (c *Completer) take() (batch []droverdriver.Result, members bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n := min(len(c.pending), c.cfg.BatchSize)
-	batch = c.pending[:n:n]
-	c.pending = append(make([]droverdriver.Result, 0, max(n, len(c.pending)-n)), c.pending[n:]...)
+	batch = c.pending[:n]
+	var next []droverdriver.Result
+	select {
+	case next = <-c.spare:
+	default:
+		next = make([]droverdriver.Result, 0, max(c.cfg.BatchSize, len(c.pending)-n))
+	}
+	c.pending = append(next, c.pending[n:]...)
 	taken := 0
 	for i := range batch {
 		if isMember(batch[i]) {
