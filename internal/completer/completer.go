@@ -89,7 +89,7 @@ type Completer struct {
 	// spare holds the slices of written batches, which take reuses for
 	// the results that gather next, rather than make new ones per flush.
 	spare chan []droverdriver.Result
-	done        chan struct{}
+	done  chan struct{}
 	// batchLane admits one flush with batch members at a time. Every
 	// such flush updates its batches' counter rows, which concurrent
 	// flushes would queue on in the store (row locks held until each
@@ -130,7 +130,7 @@ func New(exec Store, cfg Config) *Completer {
 		cfg.Logger = slog.Default()
 	}
 	c := &Completer{cfg: cfg, exec: exec, ready: make(chan struct{}, 1), full: make(chan struct{}, 1), done: make(chan struct{}),
-		spare: make(chan []droverdriver.Result, cfg.MaxInFlight+1),
+		spare:     make(chan []droverdriver.Result, cfg.MaxInFlight+1),
 		batchLane: make(chan struct{}, 1), failures: &outagelog.Reporter{Logger: cfg.Logger, What: "writing job results"}}
 	c.space = sync.NewCond(&c.mu)
 	return c
