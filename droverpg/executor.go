@@ -193,15 +193,29 @@ func (e *executor) claimQuery(ctx context.Context, db dbtx, p droverdriver.Claim
 func scanClaimed(rows pgx.Rows, p droverdriver.ClaimParams, token droverdriver.LeaseToken) ([]*droverdriver.JobRow, error) {
 	defer rows.Close()
 	jobs := make([]*droverdriver.JobRow, 0, p.Max)
+	var a claimArena
+	// Every row scans into r and the variables beside it, through one
+	// list of destinations: a list per row escapes to the heap.
+	var r droverdriver.JobRow
+	var kind, args, metadata pgtype.DriverBytes
+	var timeoutMS int64
+	var key *string
+	var attemptedAt, expiresAt time.Time
+	dest := []any{&r.ID, &kind, &r.Priority, &args, &metadata, &r.Tags, &r.Attempt,
+		&r.MaxAttempts, &r.Errors, &r.ErrorCount, &timeoutMS, &r.CreatedAt, &r.RunAt, &attemptedAt,
+		&expiresAt, &r.CancelRequested, &r.BatchID, &r.Flow, &key}
 	for rows.Next() {
-		j := &droverdriver.JobRow{State: droverdriver.StateRunning, Queue: p.Queue, LeaseOwner: p.Owner, LeaseToken: token}
-		var timeoutMS int64
-		var key *string
-		if err := rows.Scan(&j.ID, &j.Kind, &j.Priority, &j.Args, &j.Metadata, &j.Tags, &j.Attempt,
-			&j.MaxAttempts, &j.Errors, &j.ErrorCount, &timeoutMS, &j.CreatedAt, &j.RunAt, &j.AttemptedAt,
-			&j.LeaseExpiresAt, &j.CancelRequested, &j.BatchID, &j.Flow, &key); err != nil {
+		r.Tags, r.Errors, key = nil, nil, nil
+		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
+		j := a.row()
+		*j = r
+		j.State, j.Queue, j.LeaseOwner, j.LeaseToken = droverdriver.StateRunning, p.Queue, p.Owner, token
+		j.Kind, j.Args, j.Metadata = a.kind(kind), a.bytes(args), a.bytes(metadata)
+		times := a.times()
+		times[0], times[1] = attemptedAt, expiresAt
+		j.AttemptedAt, j.LeaseExpiresAt = &times[0], &times[1]
 		j.Timeout = time.Duration(timeoutMS) * time.Millisecond
 		if key != nil {
 			j.Key = *key
