@@ -227,15 +227,15 @@ func scanClaimed(rows pgx.Rows, p droverdriver.ClaimParams, token droverdriver.L
 }
 
 // finishStatement returns the statement that finishes results and its
-// arguments: JobComplete when every result completes its job without an
-// error and every one asks the same of Forget, JobFinish otherwise. Jobs
-// whose stored flow has a bit of refuse are turned away. Both return the
-// same columns (readFinished).
-func (e *executor) finishStatement(results []droverdriver.Result, refuse int) bound {
+// arguments, and how to read its rows: JobComplete when every result
+// completes its job without an error and every one asks the same of
+// Forget, JobFinish otherwise. Jobs whose stored flow has a bit of refuse
+// are turned away.
+func (e *executor) finishStatement(results []droverdriver.Result, refuse int) (bound, finishReader) {
 	forget := results[0].Forget
 	for i := range results {
 		if r := &results[i]; r.Outcome != droverdriver.OutcomeCompleted || r.Error != nil || r.Forget != forget {
-			return jobFinish.bind(e.finishArgs(results, refuse))
+			return jobFinish.bind(e.finishArgs(results, refuse)), readFinished
 		}
 	}
 	ids, keys := make([]int64, len(results)), make([]string, len(results))
@@ -259,8 +259,12 @@ func (e *executor) finishStatement(results []droverdriver.Result, refuse int) bo
 		o := string(append(outputs, '}'))
 		out = &o
 	}
-	return jobComplete.bind(completeParams{IDs: ids, Keys: keys, Outputs: out, Refuse: int32(refuse), Forget: forget, Tokens: tokens.uuids})
+	return jobComplete.bind(completeParams{IDs: ids, Keys: keys, Outputs: out, Refuse: int32(refuse), Forget: forget, Tokens: tokens.uuids}),
+		readCompleted
 }
+
+// finishReader reads the rows of a finish statement for n results.
+type finishReader func(rows pgx.Rows, n int) (droverdriver.FinishResult, error)
 
 // attemptKey is a job's attempt as JobComplete and JobHeartbeat test it:
 // "id:attempt". The lease token is tested apart (tokenSet).
