@@ -238,12 +238,13 @@ func (e *executor) finishStatement(results []droverdriver.Result, refuse int) (b
 			return jobFinish.bind(e.finishArgs(results, refuse)), readFinished
 		}
 	}
-	ids, keys := make([]int64, len(results)), make([]string, len(results))
+	ids := make([]int64, len(results))
+	keys := attemptKeys(len(results), func(i int) (int64, int) { return results[i].ID, results[i].Attempt })
 	var tokens tokenSet
 	var outputs []byte // a JSON object by job ID; nil (SQL NULL) unless some result has one
 	for i := range results {
 		r := &results[i]
-		ids[i], keys[i] = r.ID, attemptKey(r.ID, r.Attempt)
+		ids[i] = r.ID
 		tokens.add(r.LeaseToken)
 		if r.Output != nil {
 			if outputs == nil {
@@ -266,12 +267,26 @@ func (e *executor) finishStatement(results []droverdriver.Result, refuse int) (b
 // finishReader reads the rows of a finish statement for n results.
 type finishReader func(rows pgx.Rows, n int) (droverdriver.FinishResult, error)
 
-// attemptKey is a job's attempt as JobComplete and JobHeartbeat test it:
-// "id:attempt". The lease token is tested apart (tokenSet).
-func attemptKey(id int64, attempt int) string {
-	b := make([]byte, 0, 24)
-	b = strconv.AppendInt(b, id, 10)
-	return string(strconv.AppendInt(append(b, ':'), int64(attempt), 10))
+// attemptKeys returns n attempts, the i-th job's ID and attempt number
+// from at, as JobComplete and JobHeartbeat test them: "id:attempt". The
+// lease token is tested apart (tokenSet). The keys are parts of one
+// string: one allocation for a batch rather than one per key.
+func attemptKeys(n int, at func(i int) (id int64, attempt int)) []string {
+	b := make([]byte, 0, 16*n)
+	ends := make([]int, n)
+	for i := range n {
+		id, attempt := at(i)
+		b = strconv.AppendInt(b, id, 10)
+		b = strconv.AppendInt(append(b, ':'), int64(attempt), 10)
+		ends[i] = len(b)
+	}
+	all := string(b)
+	keys := make([]string, n)
+	start := 0
+	for i, end := range ends {
+		keys[i], start = all[start:end], end
+	}
+	return keys
 }
 
 // tokenSet gathers the distinct lease tokens of a batch of attempts, for
@@ -352,11 +367,10 @@ func (e *executor) JobHeartbeat(ctx context.Context, p droverdriver.HeartbeatPar
 	if len(p.Attempts) != len(p.IDs) || len(p.Tokens) != len(p.IDs) {
 		return res, fmt.Errorf("heartbeat: %d IDs but %d attempts and %d tokens", len(p.IDs), len(p.Attempts), len(p.Tokens))
 	}
-	keys := make([]string, len(p.IDs))
+	keys := attemptKeys(len(p.IDs), func(i int) (int64, int) { return p.IDs[i], p.Attempts[i] })
 	var tokens tokenSet
-	for i, id := range p.IDs {
-		keys[i] = attemptKey(id, p.Attempts[i])
-		tokens.add(p.Tokens[i])
+	for _, tok := range p.Tokens {
+		tokens.add(tok)
 	}
 	rows, err := jobHeartbeat.query(ctx, e.db, e.q, heartbeatParams{IDs: p.IDs, Keys: keys, LeaseMS: float64(p.Lease.Milliseconds()), Tokens: tokens.uuids})
 	if err != nil {
