@@ -167,10 +167,22 @@ func (p *pool) dequeue() (claimed, bool) {
 // balance hands it another or the pool closes.
 func (p *pool) work(row claimed) {
 	defer p.wg.Done()
+	// A job that ends its goroutine (runtime.Goexit) takes the worker
+	// with it: the pool must not count it as live any more.
+	inJob := false
+	defer func() {
+		if inJob {
+			p.mu.Lock()
+			p.live--
+			p.mu.Unlock()
+		}
+	}()
 	growStack()
 	var w *poolWorker
 	for {
+		inJob = true
 		p.run(row)
+		inJob = false
 		p.mu.Lock()
 		if !p.closed {
 			var ok bool
