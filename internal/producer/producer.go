@@ -284,9 +284,12 @@ type claimResult struct {
 	// began.
 	news int
 	// recheck says the claim looked again because wake-ups came in while
-	// the claim before it ran (see fetchLoop); started is when it began.
+	// the claim before it ran, or because that one claimed past a position
+	// (see fetchLoop); started is when it began.
 	recheck bool
 	started time.Time
+	// positional says the claim started past the producer's position.
+	positional bool
 }
 
 func (p *Producer) fetchLoop(ctx context.Context) {
@@ -350,8 +353,9 @@ func (p *Producer) fetchLoop(ctx context.Context) {
 			p.inflight.Add(n)
 			inFlight++
 			go func(news int, recheck bool, started time.Time) {
-				got, err := p.claim(ctx, int(n))
-				results <- claimResult{asked: int(n), got: got, err: err, news: news, recheck: recheck, started: started}
+				got, positional, err := p.claim(ctx, int(n))
+				results <- claimResult{asked: int(n), got: got, err: err, news: news, recheck: recheck, started: started,
+					positional: positional}
 			}(news, recheck, lastClaim)
 			recheck = false
 		}
@@ -376,9 +380,15 @@ func (p *Producer) fetchLoop(ctx context.Context) {
 			failures.OK()
 			backoff = 100 * time.Millisecond
 			// A short claim means the queue is drained for now: wait for
-			// a notification or the poll instead of asking again.
-			drained = r.got < r.asked && r.news == news
-			recheck = r.got < r.asked && r.news != news
+			// a notification or the poll instead of asking again. Not so
+			// for a claim past a position, which ends its span: rows that
+			// sort before the position (an insert that committed after a
+			// later one) wait for the next claim from the head, which must
+			// not wait for a wake-up that may never come (the last jobs
+			// of a run waited out the poll, a second).
+			short := r.got < r.asked
+			drained = short && r.news == news && !r.positional
+			recheck = short && (r.news != news || r.positional)
 			switch {
 			case r.got > 0:
 				cooldownNow = claimCooldown
@@ -404,8 +414,9 @@ func (p *Producer) fetchLoop(ctx context.Context) {
 }
 
 // claim claims up to n jobs and hands them to the buffer. It returns how
-// many jobs it handed out, with an error when the claim failed.
-func (p *Producer) claim(ctx context.Context, n int) (int, error) {
+// many jobs it handed out and whether it claimed past the producer's
+// position, with an error when the claim failed.
+func (p *Producer) claim(ctx context.Context, n int) (int, bool, error) {
 	// The claim itself is not cancelled with ctx: a statement cancelled
 	// after the store committed it would strand the claimed rows until
 	// their leases expire. A stopping producer releases them instead.
@@ -417,7 +428,7 @@ func (p *Producer) claim(ctx context.Context, n int) (int, error) {
 		After: after, Kinds: p.cfg.Kinds}
 	rows, err := p.cfg.Claim(ctx, params)
 	if err != nil {
-		return 0, err
+		return 0, after != nil, err
 	}
 	p.claims.Add(1)
 	took := time.Since(start)
@@ -439,5 +450,5 @@ func (p *Producer) claim(ctx context.Context, n int) (int, error) {
 	}
 	p.tracker.Add(attempts)
 	p.workers.push(jobs)
-	return len(rows), nil
+	return len(rows), after != nil, nil
 }
