@@ -98,23 +98,44 @@ func TestPoolRunsEveryRowOnce(t *testing.T) {
 }
 
 // TestPoolQueuedRowsPassASlowJob holds the first job of a pool whose mean
-// run time says one worker drains its queue, and checks that the rows
-// queued behind it still start: the watchdog gives them workers of their
-// own, since no worker took one from the queue.
+// run time says one worker drains its queue, and checks that more rows
+// than eagerRows queued behind it still start: the watchdog gives them
+// workers of their own, since no worker took one from the queue.
 func TestPoolQueuedRowsPassASlowJob(t *testing.T) {
 	t.Parallel()
+	const queued = 3 * eagerRows
 	r := newPoolRecorder(1)
-	p := newPool(10, fixedMean(time.Microsecond), r.run)
+	p := newPool(4*eagerRows, fixedMean(time.Microsecond), r.run)
 	p.push(rowsFrom(1, 1))
 	waitfor.Cond(t, "the slow job to start", func() bool { return r.ran(1) })
-	p.push(rowsFrom(2, 5))
+	p.push(rowsFrom(2, queued))
 	waitfor.Cond(t, "the rows queued behind the slow job to run", func() bool {
-		for id := int64(2); id <= 6; id++ {
+		for id := int64(2); id <= 1+queued; id++ {
 			if !r.ran(id) {
 				return false
 			}
 		}
 		return true
+	})
+	close(r.release)
+	p.close()
+	p.wait()
+}
+
+// TestPoolSmallPushRunsAtOnce pushes a few jobs into a pool whose mean
+// run time says one worker would drain them, and checks that they all run
+// at once, as a goroutine each would.
+func TestPoolSmallPushRunsAtOnce(t *testing.T) {
+	t.Parallel()
+	r := newPoolRecorder(1, 2, 3, 4)
+	p := newPool(eagerRows, fixedMean(time.Microsecond), r.run)
+	p.push(rowsFrom(1, 1))
+	waitfor.Cond(t, "the first job to start", func() bool { return r.ran(1) })
+	p.push(rowsFrom(2, 3))
+	waitfor.Cond(t, "every job to start", func() bool {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return r.running == 4
 	})
 	close(r.release)
 	p.close()
