@@ -70,8 +70,8 @@ type Config struct {
 //
 // Results wait in a slice under a lock, which a flush takes whole: a
 // result costs an append, where a channel cost a send and a receive per
-// result (measured: the completer's share of a noop job's client CPU fell
-// from 0.19 to 0.05 µs).
+// result (BenchmarkRuntimeNoop: the completer's share of a noop job's
+// client CPU fell from about 0.3 to 0.15 µs).
 type Completer struct {
 	cfg  Config
 	exec Store
