@@ -487,7 +487,7 @@ SELECT id, 'available', flow & 27 /*FlowEnd*/, queue, ordering_key FROM waiting;
 -- It returns what JobFinish does, one row per flow, queue and ordering key
 -- with the IDs of its jobs (readCompleted), the state being completed: a
 -- flush of plain jobs is one row and one array instead of a row per job
--- (client CPU per noop job 0.36 µs less).
+-- (reading them took 0.36 µs of a noop job's client CPU, now 0.16).
 --
 -- No join: the rows are found by ID and fenced by a key test, which
 -- PostgreSQL hashes for a constant array, so the plan is a lookup whatever
