@@ -336,9 +336,7 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 	c.completer = completer.New(engine.Finisher{Executor: c.driver}, completer.Config{
 		Logger: log,
 		OnFlushed: func(results []droverdriver.Result, accepted []int64, took time.Duration) {
-			for _, r := range results {
-				c.tracker.Remove(r.ID, r.Attempt)
-			}
+			c.tracker.RemoveResults(results)
 			c.metrics.flushed(len(results), len(accepted), took)
 			c.wakeLimited(results) // order: finished jobs free room under queue limits
 		},

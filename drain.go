@@ -148,7 +148,7 @@ func (c *Client[TTx]) runClaimed(ctx context.Context, ex droverdriver.Executor, 
 	start := time.Now()
 	res := c.runJob(jc, row)
 	done()
-	c.observeRun(row, &res, time.Since(start))
+	c.observeRun(row, res, time.Since(start))
 	accepted, err := engine.Finish(ctx, ex, []droverdriver.Result{res})
 	if err != nil {
 		return nil, fmt.Errorf("job %d: write the result: %w", row.ID, err)

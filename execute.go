@@ -19,7 +19,14 @@ import (
 // row's flow flags, which settle its dependants and batch on finish
 // (result.go), whatever the outcome.
 func (c *Client[TTx]) runJob(ctx context.Context, r *droverdriver.JobRow) droverdriver.Result {
-	res := c.tracedAttempt(ctx.(*producer.JobContext), JobRowFromDriver(r))
+	jc := ctx.(*producer.JobContext)
+	var res droverdriver.Result
+	if unit, ok := c.config.Workers.byKind[r.Kind]; ok {
+		attempt := unit.begin(r, c.driver)
+		res = c.tracedAttempt(jc, unit, attempt.row, attempt)
+	} else {
+		res = c.tracedAttempt(jc, nil, JobRowFromDriver(r), nil)
+	}
 	// Keyed results promote the next job of their key on finish (keyed.go).
 	res.Flow, res.Key, res.Queue = r.Flow, r.Key, r.Queue
 	res.Forget = c.config.DeleteCompleted && res.Outcome == droverdriver.OutcomeCompleted
@@ -27,10 +34,10 @@ func (c *Client[TTx]) runJob(ctx context.Context, r *droverdriver.JobRow) drover
 }
 
 // tracedAttempt is runAttempt in a span of its own when tracing is on.
-func (c *Client[TTx]) tracedAttempt(jc *producer.JobContext, row *JobRow) droverdriver.Result {
+func (c *Client[TTx]) tracedAttempt(jc *producer.JobContext, unit workUnit, row *JobRow, attempt *attemptState) droverdriver.Result {
 	if tp := c.config.TracerProvider; tp != nil {
 		ctx, span := startJobSpan(jc, tp, row)
-		res := c.runAttempt(ctx, jc, row)
+		res := c.runAttempt(ctx, jc, unit, row, attempt)
 		var err error
 		if len(res.Error) > 0 {
 			var ae AttemptError
@@ -41,22 +48,22 @@ func (c *Client[TTx]) tracedAttempt(jc *producer.JobContext, row *JobRow) drover
 		endJobSpan(span, outcomeName(res.Outcome), err)
 		return res
 	}
-	return c.runAttempt(jc, jc, row)
+	return c.runAttempt(jc, jc, unit, row, attempt)
 }
 
-// runAttempt runs one attempt: it finds the worker, applies the timeout,
-// turns a panic into an error and decides the outcome. It never returns
-// without a result, so every claimed attempt is accounted for. The handler
-// runs under jobCtx, which is jc or a context made from it (a span's).
-func (c *Client[TTx]) runAttempt(jobCtx context.Context, jc *producer.JobContext, row *JobRow) droverdriver.Result {
+// runAttempt runs one attempt: it applies the timeout, turns a panic into
+// an error and decides the outcome; unit is the worker of the row's kind,
+// nil when the client has none, and attempt the state it began. It never
+// returns without a result, so every claimed attempt is accounted for. The
+// handler runs under jobCtx, which is jc or a context made from it (a
+// span's).
+func (c *Client[TTx]) runAttempt(jobCtx context.Context, jc *producer.JobContext, unit workUnit, row *JobRow, attempt *attemptState) droverdriver.Result {
 	res := droverdriver.Result{ID: row.ID, Attempt: row.Attempt, LeaseToken: row.LeaseToken}
-	unit, ok := c.config.Workers.byKind[row.Kind]
-	if !ok {
+	if unit == nil {
 		// Another process of the fleet may know the kind; retry there.
 		return c.failed(row, res, nil, fmt.Errorf("%w %q: no worker registered in client %s", ErrUnknownKind, row.Kind, c.config.ID), "")
 	}
 
-	attempt := &attemptState{exec: c.driver}
 	timeout := c.config.JobTimeout
 	if t, ok := unit.timeout(row, attempt); ok {
 		timeout = t
@@ -68,7 +75,7 @@ func (c *Client[TTx]) runAttempt(jobCtx context.Context, jc *producer.JobContext
 	// the client stopping, see lease.Tracker) and, past its timeout, by
 	// its producer's deadlines, never by a timer of its own.
 	if timeout > 0 {
-		jc.SetTimeout(timeout, jobTimeout(timeout))
+		jc.SetTimeout(timeout)
 	}
 
 	err, trace := safeWork(jobCtx, unit, row, attempt)
@@ -102,15 +109,6 @@ func (c *Client[TTx]) runAttempt(jobCtx context.Context, jc *producer.JobContext
 		err = fmt.Errorf("%w (%w)", err, cause)
 	}
 	return c.failed(row, res, attempt, err, trace)
-}
-
-// jobTimeout is the cause of a handler's context that timed out. Its
-// message is formatted only when read: every attempt makes one, and
-// formatting it up front measured 2% of a noop worker's CPU.
-type jobTimeout time.Duration
-
-func (t jobTimeout) Error() string {
-	return "job timed out after " + time.Duration(t).String()
 }
 
 // failed turns an error into a retry or, out of attempts, a discard.

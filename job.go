@@ -155,7 +155,14 @@ type AttemptError struct {
 // for code that reads jobs through a driver's Executor itself:
 // drovertest's assertions read inside the test's transaction that way.
 func JobRowFromDriver(r *droverdriver.JobRow) *JobRow {
-	row := &JobRow{
+	row := &JobRow{}
+	row.fill(r)
+	return row
+}
+
+// fill sets row from the store's r.
+func (row *JobRow) fill(r *droverdriver.JobRow) {
+	*row = JobRow{
 		ID:              r.ID,
 		State:           JobState(r.State),
 		Queue:           r.Queue,
@@ -185,5 +192,4 @@ func JobRowFromDriver(r *droverdriver.JobRow) *JobRow {
 		// the raw errors stay in the store.
 		_ = json.Unmarshal(r.Errors, &row.Errors)
 	}
-	return row
 }

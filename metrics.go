@@ -113,7 +113,7 @@ func (t *jobMetricsTable) get(queue, kind string) *jobMetrics {
 }
 
 // observeRun counts one attempt a producer ran: took is its run time.
-func (c *Client[TTx]) observeRun(row *droverdriver.JobRow, res *droverdriver.Result, took time.Duration) {
+func (c *Client[TTx]) observeRun(row *droverdriver.JobRow, res droverdriver.Result, took time.Duration) {
 	m := c.jobMetrics.get(row.Queue, row.Kind)
 	switch res.Outcome {
 	case droverdriver.OutcomeCompleted:

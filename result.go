@@ -22,10 +22,13 @@ type attemptState struct {
 	// refused is SetResult's last error, if its last call failed: the
 	// attempt then fails even if the handler returns nil.
 	refused error
-	// job is the attempt's *Job[T], its args decoded once for the
-	// worker's Timeout, Work and NextRetry alike; decodeErr is why they
-	// did not decode.
+	// row is the attempt's JobRow.
+	row *JobRow
+	// job is the attempt's *Job[T], its args decoded (decoded) once for
+	// the worker's Timeout, Work and NextRetry alike; decodeErr is why
+	// they did not decode.
 	job       any
+	decoded   bool
 	decodeErr error
 }
 

@@ -2,9 +2,10 @@ package drover
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // Args are the typed arguments of a job. Kind names the job type in the
@@ -103,6 +104,9 @@ func (w *Workers) has(kind string) bool {
 // workUnit erases the type parameter so the engine can hold workers of every
 // kind in one map; each unit decodes its own args, once per attempt.
 type workUnit interface {
+	// begin returns the state of an attempt of the claimed row r, whose
+	// row is its public JobRow.
+	begin(r *droverdriver.JobRow, exec droverdriver.Executor) *attemptState
 	work(ctx context.Context, row *JobRow, attempt *attemptState) error
 	timeout(row *JobRow, attempt *attemptState) (time.Duration, bool)
 	nextRetry(row *JobRow, attempt *attemptState) (time.Time, bool)
@@ -112,19 +116,36 @@ type typedUnit[T Args] struct {
 	worker Worker[T]
 }
 
+// typedAttempt is everything an attempt of a T job needs, allocated
+// together: its Job (args decoded later), the JobRow it embeds and the
+// attempt's state. One allocation instead of three per job.
+type typedAttempt[T Args] struct {
+	job   Job[T]
+	row   JobRow
+	state attemptState
+}
+
+func (u *typedUnit[T]) begin(r *droverdriver.JobRow, exec droverdriver.Executor) *attemptState {
+	a := &typedAttempt[T]{}
+	a.row.fill(r)
+	a.job.JobRow, a.job.attempt = &a.row, &a.state
+	a.state.exec, a.state.row, a.state.job = exec, &a.row, &a.job
+	return &a.state
+}
+
 // job returns the attempt's Job, decoding its args the first time one of
 // the worker's methods needs them: an attempt decodes them at most once,
 // and only if its kind has a worker here.
 func (u *typedUnit[T]) job(row *JobRow, attempt *attemptState) (*Job[T], error) {
-	if job, ok := attempt.job.(*Job[T]); ok || attempt.decodeErr != nil {
+	job := attempt.job.(*Job[T])
+	if attempt.decoded || attempt.decodeErr != nil {
 		return job, attempt.decodeErr
 	}
-	job := &Job[T]{JobRow: row, attempt: attempt}
-	if err := json.Unmarshal(row.EncodedArgs, &job.Args); err != nil {
+	if err := decodeArgs(row.EncodedArgs, &job.Args); err != nil {
 		attempt.decodeErr = fmt.Errorf("decode args of %s job %d: %w", row.Kind, row.ID, err)
 		return nil, attempt.decodeErr
 	}
-	attempt.job = job
+	attempt.decoded = true
 	return job, nil
 }
 

@@ -203,15 +203,29 @@ func (e *executor) claimQuery(ctx context.Context, db dbtx, p droverdriver.Claim
 func scanClaimed(rows pgx.Rows, p droverdriver.ClaimParams, token droverdriver.LeaseToken) ([]*droverdriver.JobRow, error) {
 	defer rows.Close()
 	jobs := make([]*droverdriver.JobRow, 0, p.Max)
+	var a claimArena
+	// Every row scans into r and the variables beside it, through one
+	// list of destinations: a list per row escapes to the heap.
+	var r droverdriver.JobRow
+	var kind, args, metadata pgtype.DriverBytes
+	var timeoutMS int64
+	var key *string
+	var attemptedAt, expiresAt time.Time
+	dest := []any{&r.ID, &kind, &r.Priority, &args, &metadata, &r.Tags, &r.Attempt,
+		&r.MaxAttempts, &r.Errors, &r.ErrorCount, &timeoutMS, &r.CreatedAt, &r.RunAt, &attemptedAt,
+		&expiresAt, &r.CancelRequested, &r.BatchID, &r.Flow, &key}
 	for rows.Next() {
-		j := &droverdriver.JobRow{State: droverdriver.StateRunning, Queue: p.Queue, LeaseOwner: p.Owner, LeaseToken: token}
-		var timeoutMS int64
-		var key *string
-		if err := rows.Scan(&j.ID, &j.Kind, &j.Priority, &j.Args, &j.Metadata, &j.Tags, &j.Attempt,
-			&j.MaxAttempts, &j.Errors, &j.ErrorCount, &timeoutMS, &j.CreatedAt, &j.RunAt, &j.AttemptedAt,
-			&j.LeaseExpiresAt, &j.CancelRequested, &j.BatchID, &j.Flow, &key); err != nil {
+		r.Tags, r.Errors, key = nil, nil, nil
+		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
+		j := a.row()
+		*j = r
+		j.State, j.Queue, j.LeaseOwner, j.LeaseToken = droverdriver.StateRunning, p.Queue, p.Owner, token
+		j.Kind, j.Args, j.Metadata = a.kind(kind), a.bytes(args), a.bytes(metadata)
+		times := a.times()
+		times[0], times[1] = attemptedAt, expiresAt
+		j.AttemptedAt, j.LeaseExpiresAt = &times[0], &times[1]
 		j.Timeout = time.Duration(timeoutMS) * time.Millisecond
 		if key != nil {
 			j.Key = *key
@@ -223,23 +237,24 @@ func scanClaimed(rows pgx.Rows, p droverdriver.ClaimParams, token droverdriver.L
 }
 
 // finishStatement returns the statement that finishes results and its
-// arguments: JobComplete when every result completes its job without an
-// error and every one asks the same of Forget, JobFinish otherwise. Jobs
-// whose stored flow has a bit of refuse are turned away. Both return the
-// same columns (readFinished).
-func (e *executor) finishStatement(results []droverdriver.Result, refuse int) bound {
+// arguments, and how to read its rows: JobComplete when every result
+// completes its job without an error and every one asks the same of
+// Forget, JobFinish otherwise. Jobs whose stored flow has a bit of refuse
+// are turned away.
+func (e *executor) finishStatement(results []droverdriver.Result, refuse int) (bound, finishReader) {
 	forget := results[0].Forget
 	for i := range results {
 		if r := &results[i]; r.Outcome != droverdriver.OutcomeCompleted || r.Error != nil || r.Forget != forget {
-			return jobFinish.bind(e.finishArgs(results, refuse))
+			return jobFinish.bind(e.finishArgs(results, refuse)), readFinished
 		}
 	}
-	ids, keys := make([]int64, len(results)), make([]string, len(results))
+	ids := make([]int64, len(results))
+	keys := attemptKeys(len(results), func(i int) (int64, int) { return results[i].ID, results[i].Attempt })
 	var tokens tokenSet
 	var outputs []byte // a JSON object by job ID; nil (SQL NULL) unless some result has one
 	for i := range results {
 		r := &results[i]
-		ids[i], keys[i] = r.ID, attemptKey(r.ID, r.Attempt)
+		ids[i] = r.ID
 		tokens.add(r.LeaseToken)
 		if r.Output != nil {
 			if outputs == nil {
@@ -255,15 +270,33 @@ func (e *executor) finishStatement(results []droverdriver.Result, refuse int) bo
 		o := string(append(outputs, '}'))
 		out = &o
 	}
-	return jobComplete.bind(completeParams{IDs: ids, Keys: keys, Outputs: out, Refuse: int32(refuse), Forget: forget, Tokens: tokens.uuids})
+	return jobComplete.bind(completeParams{IDs: ids, Keys: keys, Outputs: out, Refuse: int32(refuse), Forget: forget, Tokens: tokens.uuids}),
+		readCompleted
 }
 
-// attemptKey is a job's attempt as JobComplete and JobHeartbeat test it:
-// "id:attempt". The lease token is tested apart (tokenSet).
-func attemptKey(id int64, attempt int) string {
-	b := make([]byte, 0, 24)
-	b = strconv.AppendInt(b, id, 10)
-	return string(strconv.AppendInt(append(b, ':'), int64(attempt), 10))
+// finishReader reads the rows of a finish statement for n results.
+type finishReader func(rows pgx.Rows, n int) (droverdriver.FinishResult, error)
+
+// attemptKeys returns n attempts, the i-th job's ID and attempt number
+// from at, as JobComplete and JobHeartbeat test them: "id:attempt". The
+// lease token is tested apart (tokenSet). The keys are parts of one
+// string: one allocation for a batch rather than one per key.
+func attemptKeys(n int, at func(i int) (id int64, attempt int)) []string {
+	b := make([]byte, 0, 16*n)
+	ends := make([]int, n)
+	for i := range n {
+		id, attempt := at(i)
+		b = strconv.AppendInt(b, id, 10)
+		b = strconv.AppendInt(append(b, ':'), int64(attempt), 10)
+		ends[i] = len(b)
+	}
+	all := string(b)
+	keys := make([]string, n)
+	start := 0
+	for i, end := range ends {
+		keys[i], start = all[start:end], end
+	}
+	return keys
 }
 
 // tokenSet gathers the distinct lease tokens of a batch of attempts, for
@@ -344,11 +377,10 @@ func (e *executor) JobHeartbeat(ctx context.Context, p droverdriver.HeartbeatPar
 	if len(p.Attempts) != len(p.IDs) || len(p.Tokens) != len(p.IDs) {
 		return res, fmt.Errorf("heartbeat: %d IDs but %d attempts and %d tokens", len(p.IDs), len(p.Attempts), len(p.Tokens))
 	}
-	keys := make([]string, len(p.IDs))
+	keys := attemptKeys(len(p.IDs), func(i int) (int64, int) { return p.IDs[i], p.Attempts[i] })
 	var tokens tokenSet
-	for i, id := range p.IDs {
-		keys[i] = attemptKey(id, p.Attempts[i])
-		tokens.add(p.Tokens[i])
+	for _, tok := range p.Tokens {
+		tokens.add(tok)
 	}
 	rows, err := jobHeartbeat.query(ctx, e.db, e.q, heartbeatParams{IDs: p.IDs, Keys: keys, LeaseMS: float64(p.Lease.Milliseconds()), Tokens: tokens.uuids})
 	if err != nil {

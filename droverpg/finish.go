@@ -24,11 +24,12 @@ func (e *executor) JobFinishMany(ctx context.Context, p droverdriver.FinishParam
 	if len(p.Results) == 0 {
 		return droverdriver.FinishResult{All: true}, nil
 	}
-	rows, err := e.finishStatement(p.Results, p.Refuse).query(ctx, e.db, e.q)
+	st, read := e.finishStatement(p.Results, p.Refuse)
+	rows, err := st.query(ctx, e.db, e.q)
 	if err != nil {
 		return droverdriver.FinishResult{}, e.wrap("finish jobs", err)
 	}
-	res, err := readFinished(rows, len(p.Results))
+	res, err := read(rows, len(p.Results))
 	return res, e.wrap("finish jobs", err)
 }
 
@@ -42,7 +43,8 @@ func (e *executor) JobFinishMany(ctx context.Context, p droverdriver.FinishParam
 // keys only from the rows it finished.
 func (e *executor) JobFinishKeyedMany(ctx context.Context, p droverdriver.FinishParams, keys droverdriver.KeyParams) (droverdriver.FinishResult, error) {
 	b := &pgx.Batch{}
-	e.finishStatement(p.Results, p.Refuse).queue(b, e.q)
+	st, read := e.finishStatement(p.Results, p.Refuse)
+	st.queue(b, e.q)
 	keyLock.queue(b, e.q, keyList{keys.Queues, keys.Keys})
 	keyPromote.queue(b, e.q, keyPromoteParams{keyList{keys.Queues, keys.Keys}, keys.Retried})
 	br := e.db.SendBatch(ctx, b)
@@ -51,7 +53,7 @@ func (e *executor) JobFinishKeyedMany(ctx context.Context, p droverdriver.Finish
 	if err != nil {
 		return droverdriver.FinishResult{}, e.wrap("finish jobs", err)
 	}
-	res, err := readFinished(rows, len(p.Results))
+	res, err := read(rows, len(p.Results))
 	if err != nil {
 		return res, e.wrap("finish jobs", err)
 	}
@@ -95,6 +97,35 @@ func readFinished(rows pgx.Rows, n int) (droverdriver.FinishResult, error) {
 			r.Key = string(key)
 		}
 		applied = append(applied, r)
+	}
+	if err := rows.Err(); err != nil {
+		return droverdriver.FinishResult{}, err
+	}
+	return droverdriver.FinishResult{All: len(applied) == n, Applied: applied}, nil
+}
+
+// readCompleted reads JobComplete's rows, one per flow, queue and
+// ordering key with the IDs of the jobs that completed under them, and
+// closes them; it returns what readFinished does.
+func readCompleted(rows pgx.Rows, n int) (droverdriver.FinishResult, error) {
+	defer rows.Close()
+	applied := make([]droverdriver.FinishedRow, 0, n)
+	var flow int32
+	var queue string
+	var key *string
+	var ids []int64
+	for rows.Next() {
+		if err := rows.Scan(&flow, &queue, &key, &ids); err != nil {
+			return droverdriver.FinishResult{}, err
+		}
+		r := droverdriver.FinishedRow{State: droverdriver.StateCompleted, Flow: int(flow), Queue: queue}
+		if key != nil {
+			r.Key = *key
+		}
+		for _, id := range ids {
+			r.ID = id
+			applied = append(applied, r)
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return droverdriver.FinishResult{}, err

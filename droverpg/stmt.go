@@ -328,8 +328,10 @@ type batchResultsParams struct {
 }
 
 // finishedCols are the columns of the statements that end jobs
-// (readFinished): id, state, flow & FlowEnd, queue, ordering key.
-const finishedCols = 5
+// (readFinished): id, state, flow & FlowEnd, queue, ordering key;
+// completedCols JobComplete's (readCompleted): flow & FlowEnd, queue,
+// ordering key and the IDs of the jobs that share them.
+const finishedCols, completedCols = 5, 4
 
 // periodicCols are the columns of a stored periodic definition
 // (scanPeriodic).
@@ -506,10 +508,10 @@ var (
 			return []any{p.Queue, p.Paused, p.SetLimits, p.MaxRunning, p.Rate, p.PeriodMS, p.PauseKinds, p.ResumeKinds}
 		}})
 	// JobFinish, JobComplete, JobRescue, JobCancel and JobDiscard return
-	// the jobs they end or put back to wait (readFinished).
+	// the jobs they end or put back to wait (readFinished, readCompleted).
 	jobFinish = def(stmt[finishParams]{name: "JobFinish", cols: finishedCols, replan: true,
 		args: func(p *finishParams) []any { return []any{p.IDs, p.Results, p.Refuse} }})
-	jobComplete = def(stmt[completeParams]{name: "JobComplete", cols: finishedCols, replan: true,
+	jobComplete = def(stmt[completeParams]{name: "JobComplete", cols: completedCols, replan: true,
 		args: func(p *completeParams) []any { return []any{p.IDs, p.Keys, p.Outputs, p.Refuse, p.Forget, p.Tokens} }})
 	jobHeartbeat = def(stmt[heartbeatParams]{name: "JobHeartbeat", cols: 2, replan: true,
 		args: func(p *heartbeatParams) []any { return []any{p.IDs, p.Keys, p.LeaseMS, p.Tokens} }})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -68,6 +69,53 @@ func testClaim(t *testing.T, setup opener) {
 		if stored.State != droverdriver.StateRunning || stored.Attempt != 1 || stored.LeaseOwner != "owner-1" ||
 			stored.LeaseExpiresAt == nil || !stored.LeaseExpiresAt.Equal(*j.LeaseExpiresAt) {
 			t.Errorf("stored after the claim: %+v", stored)
+		}
+	})
+
+	t.Run("JobClaim/rows of one claim", func(t *testing.T) {
+		t.Parallel()
+		d := setup(t)
+		// Each job differs in every field a claim returns, so that rows
+		// sharing storage (a driver reading a claim's rows in chunks)
+		// would show another row's values.
+		const n = 70
+		jobs := make([]droverdriver.InsertParams, n)
+		for i := range jobs {
+			jobs[i] = with(job("q"), func(p *droverdriver.InsertParams) {
+				p.Kind, p.Args, p.Metadata = fmt.Sprintf("kind-%d", i%3), fmt.Appendf(nil, `{"n":%d}`, i), fmt.Appendf(nil, `{"m":%d}`, i)
+				p.Tags, p.Priority, p.MaxAttempts = []string{fmt.Sprint("t", i)}, i%2, 3+i
+				if i%5 == 0 {
+					p.Key, p.KeyLimit = fmt.Sprint("k", i), 1
+				}
+			})
+		}
+		ids := insert(t, d, jobs...)
+		rows := claim(t, d, "q", n)
+		if len(rows) != n {
+			t.Fatalf("claimed %d rows, want %d", len(rows), n)
+		}
+		byID := map[int64]int{}
+		for i, id := range ids {
+			byID[id] = i
+		}
+		for _, j := range rows {
+			j.Args = append(j.Args, "xxxx"...) // must not reach another row
+		}
+		for _, j := range rows {
+			i, ok := byID[j.ID]
+			want := jobs[i]
+			args, appended := strings.CutSuffix(string(j.Args), "xxxx")
+			if !ok || j.Kind != want.Kind || !appended || !jsonEqual([]byte(args), want.Args) || !jsonEqual(j.Metadata, want.Metadata) ||
+				!slices.Equal(j.Tags, want.Tags) || j.Priority != want.Priority || j.MaxAttempts != want.MaxAttempts || j.Key != want.Key {
+				t.Fatalf("row of job %d: kind %q args %s metadata %s tags %v priority %d max attempts %d key %q; want %+v",
+					j.ID, j.Kind, j.Args, j.Metadata, j.Tags, j.Priority, j.MaxAttempts, j.Key, want)
+			}
+			if j.AttemptedAt == nil || j.LeaseExpiresAt == nil || j.AttemptedAt == j.LeaseExpiresAt {
+				t.Fatalf("row of job %d: attempted at %v, lease expires at %v", j.ID, j.AttemptedAt, j.LeaseExpiresAt)
+			}
+		}
+		if rows[0].AttemptedAt == rows[1].AttemptedAt || rows[0].LeaseExpiresAt == rows[1].LeaseExpiresAt {
+			t.Fatal("two rows share a time: a handler changing its row's would change the other's")
 		}
 	})
 

@@ -352,7 +352,7 @@ const floorRows, floorBatch = 200_000, 500
 // floorer is implemented by drivers that can measure the raw SQL floor of
 // a queue on their store (PostgreSQL).
 type floorer interface {
-	Floor(ctx context.Context, rows, batch, clients int, loopStarts func()) (float64, error)
+	Floor(ctx context.Context, rows, batch, clients int, complete bool, loopStarts func()) (float64, error)
 }
 
 // references measures, in the same run as the scenario, what the report
@@ -381,7 +381,7 @@ func (r *runner) references(ctx context.Context, rep *report.Report) error {
 	const rows, batch, clients = floorRows, floorBatch, 4
 	fmt.Fprintf(r.out, "floor      measuring the raw SQL floor (%d rows, batch %d, %d clients)\n", rows, batch, clients)
 	var cost costWatch
-	rate, err := f.Floor(ctx, rows, batch, clients, func() { cost = r.cost.start(ctx, nil) })
+	rate, err := f.Floor(ctx, rows, batch, clients, false, func() { cost = r.cost.start(ctx, nil) })
 	if err != nil {
 		return err
 	}
@@ -391,6 +391,19 @@ func (r *runner) references(ctx context.Context, rep *report.Report) error {
 		JobsPerSec: rate, Command: fmt.Sprintf(droverpg.FloorCommand, clients, batch, rows), Cost: cost.end(ctx, nil, rows)}
 	rep.Notes = append(rep.Notes, fmt.Sprintf("Drover reached %.2f× the raw SQL floor measured in this run (%.0f jobs/s); the store ceiling is %.2f× the floor",
 		best/rate, rate, c.JobsPerSec/rate))
+	// The same loop marking its rows completed instead of deleting them:
+	// the floor of a queue that keeps its jobs' history, as Drover does,
+	// which the store's CPU per job is held to.
+	fmt.Fprintf(r.out, "floor      measuring the claim-and-complete floor (%d rows, batch %d, %d clients)\n", rows, batch, clients)
+	rate, err = f.Floor(ctx, rows, batch, clients, true, func() { cost = r.cost.start(ctx, nil) })
+	if err != nil {
+		return err
+	}
+	rep.CompleteFloor = &report.Reference{Name: "claim-and-complete floor (claim 500 with SKIP LOCKED, mark completed; 4 clients)",
+		JobsPerSec: rate, Command: fmt.Sprintf(droverpg.CompleteFloorCommand, clients, batch, rows), Cost: cost.end(ctx, nil, rows)}
+	if s, f := rep.Cost.StoreCPUUsPerJob, rep.CompleteFloor.Cost.StoreCPUUsPerJob; s != nil && f != nil && *f > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("Drover's store CPU per job is %.2f× the claim-and-complete floor's (%.2f against %.2f µs)", *s / *f, *s, *f))
+	}
 	if rep.Scenario == "scale" {
 		return r.floorCurve(ctx, f, rep)
 	}
@@ -415,7 +428,7 @@ func (r *runner) floorCurve(ctx context.Context, f floorer, rep *report.Report) 
 	for range rounds {
 		for _, k := range ks {
 			fmt.Fprintf(r.out, "floor      measuring the raw SQL floor at K = %d (one client per worker process)\n", k)
-			v, err := f.Floor(ctx, floorRows, floorBatch, k, nil)
+			v, err := f.Floor(ctx, floorRows, floorBatch, k, false, nil)
 			if err != nil {
 				return err
 			}

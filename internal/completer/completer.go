@@ -67,11 +67,29 @@ type Config struct {
 
 // Completer batches results. Run it in a goroutine; Submit from any number
 // of goroutines.
+//
+// Results wait in a slice under a lock, which a flush takes whole: a
+// result costs an append, where a channel cost a send and a receive per
+// result (BenchmarkRuntimeNoop: the completer's share of a noop job's
+// client CPU fell from about 0.3 to 0.15 µs).
 type Completer struct {
 	cfg  Config
 	exec Store
-	in   chan droverdriver.Result
-	done chan struct{}
+
+	mu      sync.Mutex
+	pending []droverdriver.Result
+	members int // batch members in pending
+	closed  bool
+	// space is signalled when a flush takes pending results, for Submit
+	// waiting for room.
+	space *sync.Cond
+	// ready wakes Run when a first result is pending, full when
+	// BatchSize are (which cuts its cooldown short); Close sends both.
+	ready, full chan struct{}
+	// spare holds the slices of written batches, which take reuses for
+	// the results that gather next, rather than make new ones per flush.
+	spare chan []droverdriver.Result
+	done  chan struct{}
 	// batchLane admits one flush with batch members at a time. Every
 	// such flush updates its batches' counter rows, which concurrent
 	// flushes would queue on in the store (row locks held until each
@@ -111,19 +129,49 @@ func New(exec Store, cfg Config) *Completer {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Completer{cfg: cfg, exec: exec, in: make(chan droverdriver.Result, cfg.Buffer), done: make(chan struct{}),
+	c := &Completer{cfg: cfg, exec: exec, ready: make(chan struct{}, 1), full: make(chan struct{}, 1), done: make(chan struct{}),
+		spare:     make(chan []droverdriver.Result, cfg.MaxInFlight+1),
 		batchLane: make(chan struct{}, 1), failures: &outagelog.Reporter{Logger: cfg.Logger, What: "writing job results"}}
+	c.space = sync.NewCond(&c.mu)
+	return c
 }
 
 // Submit queues one result, blocking while the buffer is full.
 func (c *Completer) Submit(r droverdriver.Result) {
-	c.in <- r
+	c.mu.Lock()
+	for len(c.pending) >= c.cfg.Buffer {
+		c.space.Wait()
+	}
+	c.pending = append(c.pending, r)
+	if isMember(r) {
+		c.members++
+	}
+	n := len(c.pending)
+	c.mu.Unlock()
+	if n == 1 {
+		signal(c.ready)
+	}
+	if n == c.cfg.BatchSize {
+		signal(c.full)
+	}
+}
+
+// signal sends on a channel of capacity 1 unless a send is pending.
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
 }
 
 // Close tells Run that no more results will come; Run flushes what it has
 // and returns. Submit must not be called after Close.
 func (c *Completer) Close() {
-	close(c.in)
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	signal(c.ready)
+	signal(c.full)
 }
 
 // Run flushes results until Close is called and everything is written, or
@@ -141,58 +189,60 @@ func (c *Completer) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for {
-		var first droverdriver.Result
-		select {
-		case r, ok := <-c.in:
-			if !ok {
+		// Wait for a first result.
+		c.mu.Lock()
+		for len(c.pending) == 0 {
+			if c.closed {
+				c.mu.Unlock()
 				return
 			}
-			first = r
-		case <-ctx.Done():
+			c.mu.Unlock()
+			select {
+			case <-c.ready:
+			case <-ctx.Done():
+				return
+			}
+			c.mu.Lock()
+		}
+		closed, members := c.closed, c.members > 0
+		c.mu.Unlock()
+		// Wait for the cooldown since the previous flush began, while
+		// results gather; a full batch or Close cuts it short.
+		gap := min(max(c.cfg.Cooldown, time.Duration(lastTook.Load())), maxStretch*c.cfg.Cooldown)
+		if wait := time.Until(lastFlush.Add(gap)); wait > 0 && !closed {
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-c.full:
+			case <-ctx.Done():
+				t.Stop()
+				return
+			}
+			t.Stop()
+		}
+		// Wait for a flush slot, and for the lane if batch members are
+		// pending, while results keep gathering.
+		lane := false
+		if members {
+			if !acquire(ctx, c.batchLane) {
+				return
+			}
+			lane = true
+		}
+		if !acquire(ctx, slots) {
 			return
 		}
-		batch := make([]droverdriver.Result, 1, c.cfg.BatchSize)
-		batch[0] = first
-		members := isMember(first)
-		// Wait for a flush slot, and for the cooldown since the previous
-		// flush began, while gathering: everything that arrives meanwhile
-		// joins this batch.
-		var cooldown <-chan time.Time
-		gap := min(max(c.cfg.Cooldown, time.Duration(lastTook.Load())), maxStretch*c.cfg.Cooldown)
-		if wait := time.Until(lastFlush.Add(gap)); wait > 0 {
-			cooldown = time.After(wait)
-		}
-	gather:
-		for len(batch) < c.cfg.BatchSize {
-			var slot, lane chan struct{}
-			if cooldown == nil {
-				if members {
-					lane = c.batchLane
-				} else {
-					slot = slots
-				}
+		batch, hasMembers := c.take()
+		switch {
+		case hasMembers && !lane:
+			// A member came after the look above.
+			if !acquire(ctx, c.batchLane) {
+				<-slots
+				return
 			}
-			select {
-			case r, ok := <-c.in:
-				if !ok {
-					break gather
-				}
-				batch = append(batch, r)
-				members = members || isMember(r)
-			case <-cooldown:
-				cooldown = nil
-			case slot <- struct{}{}:
-				goto flush
-			case lane <- struct{}{}:
-				slots <- struct{}{}
-				goto flush
-			}
+		case !hasMembers && lane:
+			<-c.batchLane
 		}
-		if members {
-			c.batchLane <- struct{}{}
-		}
-		slots <- struct{}{}
-	flush:
 		lastFlush = time.Now()
 		wg.Add(1)
 		go func(batch []droverdriver.Result, members bool) {
@@ -206,8 +256,54 @@ func (c *Completer) Run(ctx context.Context) {
 			if took, ok := c.flush(ctx, batch); ok {
 				lastTook.Store(int64(took))
 			}
-		}(batch, members)
+			clear(batch) // drop what the results point to
+			select {
+			case c.spare <- batch[:0]:
+			default:
+			}
+		}(batch, hasMembers)
 	}
+}
+
+// acquire sends on ch (a semaphore) unless ctx ends first.
+func acquire(ctx context.Context, ch chan struct{}) bool {
+	select {
+	case ch <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// take removes the oldest pending results, at most BatchSize, and reports
+// whether any of them is a batch member.
+func (c *Completer) take() (batch []droverdriver.Result, members bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := min(len(c.pending), c.cfg.BatchSize)
+	batch = c.pending[:n]
+	var next []droverdriver.Result
+	select {
+	case next = <-c.spare:
+	default:
+		next = make([]droverdriver.Result, 0, max(c.cfg.BatchSize, len(c.pending)-n))
+	}
+	c.pending = append(next, c.pending[n:]...)
+	taken := 0
+	for i := range batch {
+		if isMember(batch[i]) {
+			taken++
+		}
+	}
+	c.members -= taken
+	if len(c.pending) < c.cfg.BatchSize {
+		select {
+		case <-c.full:
+		default:
+		}
+	}
+	c.space.Broadcast()
+	return batch, taken > 0
 }
 
 // isMember reports whether r's job belongs to a batch (see batchLane).

@@ -28,52 +28,53 @@ var (
 // children of one context shared by every handler, which each handler's
 // start and end would register with and remove from under that context's
 // lock (measured: 4% of a noop burn-down's CPU in the process, not its
-// throughput).
+// throughput). Each attempt's context is made when it is claimed and
+// added with the others of its claim, and results leave with the others
+// of their flush: the tracker's lock is taken per claim and per flush,
+// never per job.
 type Tracker struct {
 	mu       sync.Mutex
-	attempts map[int64]*tracked
+	attempts map[int64]tracked
 	stop     error // set by Stop: every handler, running or to come, is interrupted with it
+}
+
+// Attempt is a claimed attempt, as Add records it.
+type Attempt struct {
+	ID      int64
+	Attempt int
+	// Token is the claim's lease token, which the heartbeat presents.
+	Token droverdriver.LeaseToken
+	// Cancel interrupts the context the attempt's handler runs under,
+	// whether or not it has started.
+	Cancel context.CancelCauseFunc
 }
 
 type tracked struct {
 	attempt int
-	token   droverdriver.LeaseToken // the claim's, which the heartbeat presents
+	token   droverdriver.LeaseToken
 	cancel  context.CancelCauseFunc
-	cause   error // set when cancelled before the handler started
 }
 
 // NewTracker returns an empty tracker.
 func NewTracker() *Tracker {
-	return &Tracker{attempts: make(map[int64]*tracked)}
+	return &Tracker{attempts: make(map[int64]tracked)}
 }
 
-// Add records a claimed attempt with the lease token of its claim.
-func (t *Tracker) Add(id int64, attempt int, token droverdriver.LeaseToken) {
-	t.mu.Lock()
-	t.attempts[id] = &tracked{attempt: attempt, token: token}
-	t.mu.Unlock()
-}
-
-// Started attaches the handler's cancel function. If the attempt was
-// cancelled before it started, or the tracker stopped, the handler's
-// context is cancelled at once.
-func (t *Tracker) Started(id int64, cancel context.CancelCauseFunc) {
+// Add records claimed attempts. Once the tracker has stopped, their
+// contexts are cancelled at once.
+func (t *Tracker) Add(attempts []Attempt) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.stop != nil {
-		cancel(t.stop)
-		return
-	}
-	if a, ok := t.attempts[id]; ok {
-		a.cancel = cancel
-		if a.cause != nil {
-			cancel(a.cause)
+	for _, a := range attempts {
+		t.attempts[a.ID] = tracked{attempt: a.Attempt, token: a.Token, cancel: a.Cancel}
+		if t.stop != nil {
+			a.Cancel(t.stop)
 		}
 	}
 }
 
-// Stop interrupts every running handler with cause, and every handler that
-// starts from now on. The first cause given stays.
+// Stop interrupts every handler with cause, those of attempts added from
+// now on included. The first cause given stays.
 func (t *Tracker) Stop(cause error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -81,19 +82,32 @@ func (t *Tracker) Stop(cause error) {
 		t.stop = cause
 	}
 	for _, a := range t.attempts {
-		if a.cancel != nil {
-			a.cancel(t.stop)
-		}
+		a.cancel(t.stop)
 	}
 }
 
 // Remove forgets an attempt whose result has been written.
 func (t *Tracker) Remove(id int64, attempt int) {
 	t.mu.Lock()
+	t.remove(id, attempt)
+	t.mu.Unlock()
+}
+
+// RemoveResults forgets the attempts of results that have been written.
+func (t *Tracker) RemoveResults(results []droverdriver.Result) {
+	t.mu.Lock()
+	for i := range results {
+		t.remove(results[i].ID, results[i].Attempt)
+	}
+	t.mu.Unlock()
+}
+
+// remove forgets id's attempt unless a newer one of the job is held.
+// Called with mu held.
+func (t *Tracker) remove(id int64, attempt int) {
 	if a, ok := t.attempts[id]; ok && a.attempt == attempt {
 		delete(t.attempts, id)
 	}
-	t.mu.Unlock()
 }
 
 // Cancel interrupts the handler of id (now, or as soon as it starts).
@@ -101,10 +115,7 @@ func (t *Tracker) Cancel(id int64, cause error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if a, ok := t.attempts[id]; ok {
-		a.cause = cause
-		if a.cancel != nil {
-			a.cancel(cause)
-		}
+		a.cancel(cause)
 	}
 }
 

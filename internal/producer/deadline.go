@@ -14,7 +14,10 @@ import (
 // timer and no registration on a parent context of its own. A
 // context.WithTimeout per job measured 1 µs of a noop job's 7 µs of client
 // CPU: a timer, a second context, and the first context's Done channel and
-// children map, both made only to link the two.
+// children map, both made only to link the two. It is made when its
+// attempt is claimed, so that the Tracker knows how to interrupt it from
+// the start, and its timeout's cause is part of it, so that a timeout
+// costs no allocation of its own.
 //
 // Its inner context is a real cancelCtx, so that context.Cause reports why
 // the handler was interrupted and contexts derived from it hang on it as on
@@ -27,40 +30,60 @@ type JobContext struct {
 	deadlines       *deadlines
 	start           time.Time
 	deadline        time.Time
-	timeoutCause    error
-	index           int // in deadlines.heap; -1 outside it
+	// timedOut is the cause the context is cancelled with once its
+	// timeout passes; its Timeout is 0 while it has none.
+	timedOut TimeoutError
+	index    int // in deadlines.heap; -1 outside it
 }
 
-// newJobContext returns the context of an attempt that starts now.
-func newJobContext(parent context.Context, d *deadlines, start time.Time) *JobContext {
-	ctx, cancel := context.WithCancelCause(parent)
-	return &JobContext{Context: ctx, cancel: cancel, deadlines: d, start: start, index: -1}
+// TimeoutError is the cause of a handler's context whose timeout passed.
+type TimeoutError struct {
+	Timeout time.Duration
+}
+
+func (e *TimeoutError) Error() string {
+	return "job timed out after " + e.Timeout.String()
+}
+
+// newJobContext returns the context of a claimed attempt, to be started
+// with begin.
+func newJobContext(d *deadlines) *JobContext {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	return &JobContext{Context: ctx, cancel: cancel, deadlines: d, index: -1}
 }
 
 // Standalone returns the context of an attempt run outside any producer
 // (Client.WorkJob and Drain run one at a time in the caller's goroutine),
-// with a deadline heap of its own to time it out, and the func that ends
-// it: done releases the attempt and stops its timer.
+// started now, with a deadline heap of its own to time it out and
+// cancelled when parent is, and the func that ends it: done releases the
+// attempt and stops its timer. A producer's attempts do not hang on a
+// parent (their Tracker cancels them); one attempt at a time can afford it.
 func Standalone(parent context.Context) (jc *JobContext, done func()) {
 	d := &deadlines{}
-	jc = newJobContext(parent, d, time.Now())
+	jc = newJobContext(d)
+	jc.begin(time.Now())
+	stop := context.AfterFunc(parent, func() { jc.cancel(context.Cause(parent)) })
 	return jc, func() {
+		stop()
 		jc.Release()
 		d.stop()
 	}
 }
 
-// SetTimeout cancels the context with cause once timeout has passed since
-// the attempt started. It is called once, before the handler runs; cause
-// must be comparable, since Err tells the timeout's cause from others.
-func (c *JobContext) SetTimeout(timeout time.Duration, cause error) {
-	c.deadline, c.timeoutCause = c.start.Add(timeout), cause
+// begin marks the start of the attempt, from which its timeout runs.
+func (c *JobContext) begin(start time.Time) { c.start = start }
+
+// SetTimeout cancels the context with a *TimeoutError once timeout (> 0)
+// has passed since the attempt started. It is called once, before the
+// handler runs.
+func (c *JobContext) SetTimeout(timeout time.Duration) {
+	c.deadline, c.timedOut.Timeout = c.start.Add(timeout), timeout
 	c.deadlines.add(c)
 }
 
 // Deadline implements context.Context.
 func (c *JobContext) Deadline() (time.Time, bool) {
-	if c.timeoutCause != nil {
+	if c.timedOut.Timeout > 0 {
 		return c.deadline, true
 	}
 	return c.Context.Deadline()
@@ -70,7 +93,7 @@ func (c *JobContext) Deadline() (time.Time, bool) {
 // the context, whatever else tried to cancel it afterwards.
 func (c *JobContext) Err() error {
 	err := c.Context.Err()
-	if err != nil && c.timeoutCause != nil && context.Cause(c.Context) == c.timeoutCause {
+	if err != nil && c.timedOut.Timeout > 0 && context.Cause(c.Context) == error(&c.timedOut) {
 		return context.DeadlineExceeded
 	}
 	return err
@@ -79,7 +102,7 @@ func (c *JobContext) Err() error {
 // Release ends the attempt: the context leaves the deadline heap and is
 // cancelled, so that contexts derived from it end too.
 func (c *JobContext) Release() {
-	if c.timeoutCause != nil {
+	if c.timedOut.Timeout > 0 {
 		c.deadlines.remove(c)
 	}
 	c.cancel(nil)
@@ -160,7 +183,7 @@ func (d *deadlines) expire() {
 	}
 	d.mu.Unlock()
 	for _, c := range due {
-		c.cancel(c.timeoutCause)
+		c.cancel(&c.timedOut)
 	}
 }
 

@@ -2,16 +2,12 @@ package producer
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/droverhq/drover/internal/lease"
 )
-
-// errTimedOut stands for the client's timeout cause.
-var errTimedOut = errors.New("timed out")
 
 func TestJobContext(t *testing.T) {
 	hour := time.Hour
@@ -21,11 +17,11 @@ func TestJobContext(t *testing.T) {
 		past      bool           // the timeout has passed already
 		cancel    error          // the tracker cancels with this first
 		wantErr   error          // nil: still running
-		wantCause error
+		wantCause error          // the timeout's: a *TimeoutError for the timeout given
 	}{
 		{"no timeout, nothing cancels it", nil, false, nil, nil, nil},
 		{"a timeout to come", &hour, false, nil, nil, nil},
-		{"the timeout passes", &hour, true, nil, context.DeadlineExceeded, errTimedOut},
+		{"the timeout passes", &hour, true, nil, context.DeadlineExceeded, &TimeoutError{Timeout: hour}},
 		{"a cancel request", &hour, false, lease.ErrCancelRequested, context.Canceled, lease.ErrCancelRequested},
 		{"a cancel request, then the timeout passes", &hour, true, lease.ErrShutdown, context.Canceled, lease.ErrShutdown},
 	}
@@ -37,13 +33,14 @@ func TestJobContext(t *testing.T) {
 			if tt.past {
 				start = start.Add(-2 * hour)
 			}
-			c := newJobContext(context.Background(), d, start)
+			c := newJobContext(d)
+			c.begin(start)
 			defer c.Release()
 			if tt.cancel != nil {
 				c.cancel(tt.cancel)
 			}
 			if tt.timeout != nil {
-				c.SetTimeout(*tt.timeout, errTimedOut)
+				c.SetTimeout(*tt.timeout)
 				if at, ok := c.Deadline(); !ok || !at.Equal(start.Add(*tt.timeout)) {
 					t.Fatalf("Deadline() = %v, %v", at, ok)
 				}
@@ -56,7 +53,12 @@ func TestJobContext(t *testing.T) {
 			if err := c.Err(); err != tt.wantErr {
 				t.Fatalf("Err() = %v, want %v", err, tt.wantErr)
 			}
-			if cause := context.Cause(c); cause != tt.wantCause {
+			cause := context.Cause(c)
+			if want, ok := tt.wantCause.(*TimeoutError); ok {
+				if got, ok := cause.(*TimeoutError); !ok || *got != *want || got.Error() != "job timed out after 1h0m0s" {
+					t.Fatalf("Cause = %v, want %v", cause, want)
+				}
+			} else if cause != tt.wantCause {
 				t.Fatalf("Cause = %v, want %v", cause, tt.wantCause)
 			}
 		})
@@ -87,8 +89,9 @@ func TestDeadlinesHeap(t *testing.T) {
 			start := time.Now().Add(24 * time.Hour)
 			cs := make([]*JobContext, len(tt.adds))
 			for i, m := range tt.adds {
-				cs[i] = newJobContext(context.Background(), d, start)
-				cs[i].SetTimeout(time.Duration(m)*time.Minute, errTimedOut)
+				cs[i] = newJobContext(d)
+				cs[i].begin(start)
+				cs[i].SetTimeout(time.Duration(m) * time.Minute)
 			}
 			removed := map[int]bool{}
 			for _, i := range tt.removes {

@@ -8,7 +8,6 @@ import (
 	"context"
 	"log/slog"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -72,12 +71,13 @@ type Config struct {
 	// OnRan, when set, is told of every attempt the producer ran, with its
 	// result and run time, before the result goes to the completer: the
 	// client's metrics count them (attempts released unrun are not told).
-	OnRan func(row *droverdriver.JobRow, res *droverdriver.Result, took time.Duration)
+	OnRan func(row *droverdriver.JobRow, res droverdriver.Result, took time.Duration)
 }
 
 // Runner runs one claimed attempt under ctx and returns its result. ctx is
-// the attempt's *JobContext, already known to the Tracker: the runner may
-// set its timeout (JobContext.SetTimeout) and hand it to the handler.
+// the attempt's *JobContext, known to the Tracker since the claim: the
+// runner may set its timeout (JobContext.SetTimeout) and hand it to the
+// handler.
 type Runner func(ctx context.Context, row *droverdriver.JobRow) droverdriver.Result
 
 // Stats are cumulative counters of a producer, for benches and metrics.
@@ -107,9 +107,15 @@ type Producer struct {
 	// (docs/design/claim-and-flush.md).
 	prefetch int
 
-	wake     chan struct{}
+	wake chan struct{}
+	// freed wakes the fetch loop when a job frees room it waits for;
+	// needRoom says it waits for that, so that the other jobs' ends do
+	// not wake it for nothing.
 	freed    chan struct{}
-	buffer   chan *droverdriver.JobRow
+	needRoom atomic.Bool
+	// workers runs the claimed jobs, at most MaxWorkers at once; the
+	// rows waiting for one are the local buffer.
+	workers  *pool
 	inflight atomic.Int64
 	stopping atomic.Bool
 	stopped  chan struct{} // closed with stopping set
@@ -138,13 +144,14 @@ func New(exec droverdriver.Executor, tracker *lease.Tracker, submit func(droverd
 		cfg.Claim = exec.JobClaim
 	}
 	prefetch := max(cfg.MaxWorkers, cfg.ClaimMax)
-	return &Producer{
+	p := &Producer{
 		cfg: cfg, tracker: tracker, submit: submit, run: run, prefetch: prefetch,
 		wake:    make(chan struct{}, 1),
 		stopped: make(chan struct{}),
 		freed:   make(chan struct{}, 1),
-		buffer:  make(chan *droverdriver.JobRow, cfg.MaxWorkers+prefetch),
 	}
+	p.workers = newPool(cfg.MaxWorkers, func() time.Duration { return time.Duration(p.meanRun.Load()) }, p.runOne)
+	return p
 }
 
 // Wake tells the producer that jobs may have arrived. It never blocks, and
@@ -199,48 +206,16 @@ func (p *Producer) Stats() Stats {
 // stops, jobs still waiting in the buffer are released (not run), and Run
 // returns when every running handler has returned.
 func (p *Producer) Run(ctx context.Context) {
-	dispatched := make(chan struct{})
-	go func() {
-		defer close(dispatched)
-		p.dispatch(context.Background())
-	}()
 	p.fetchLoop(ctx)
 	p.stopping.Store(true)
 	close(p.stopped)
-	close(p.buffer)
-	<-dispatched
-	p.deadlines.stop()
-}
-
-// dispatch starts one goroutine per job, at most MaxWorkers at once. A
-// fresh goroutine per job is cheaper than a fixed pool of mostly idle
-// ones: the runtime sizes new stacks from the average it has seen, while a
-// pool's idle stacks are shrunk by every GC and grown again by the next job
-// (measured: stack copying was 14% of the process's CPU with 1,000 pooled
-// workers on noop jobs).
-func (p *Producer) dispatch(ctx context.Context) {
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, p.cfg.MaxWorkers)
-	for row := range p.buffer {
-		// A stopping producer releases buffered jobs at once instead of
-		// holding them until a running job frees a slot.
-		select {
-		case sem <- struct{}{}:
-		case <-p.stopped:
-			p.runOne(ctx, row)
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer func() {
-				<-sem
-				wg.Done()
-			}()
-			growStack()
-			p.runOne(ctx, row)
-		}()
+	// A stopping producer releases buffered jobs at once instead of
+	// holding them until a running job frees a worker.
+	for _, c := range p.workers.close() {
+		p.runOne(c)
 	}
-	wg.Wait()
+	p.workers.wait()
+	p.deadlines.stop()
 }
 
 // growStack grows a new goroutine's stack while it is still shallow.
@@ -262,20 +237,21 @@ const stackPad = 10 << 10
 // stackIndex is a variable so the compiler cannot drop the array.
 var stackIndex = stackPad - 1
 
-func (p *Producer) runOne(ctx context.Context, row *droverdriver.JobRow) {
+func (p *Producer) runOne(c claimed) {
+	row := c.row
 	var res droverdriver.Result
 	if p.stopping.Load() {
 		res = droverdriver.Result{ID: row.ID, Attempt: row.Attempt, LeaseToken: row.LeaseToken, Outcome: droverdriver.OutcomeReleased,
 			Key: row.Key, Queue: row.Queue}
+		c.ctx.cancel(nil)
 	} else {
 		start := time.Now()
-		jc := newJobContext(ctx, &p.deadlines, start)
-		p.tracker.Started(row.ID, jc.cancel)
-		res = p.run(jc, row)
-		jc.Release()
+		c.ctx.begin(start)
+		res = p.run(c.ctx, row)
+		c.ctx.Release()
 		took := int64(time.Since(start))
 		if p.cfg.OnRan != nil {
-			p.cfg.OnRan(row, &res, time.Duration(took))
+			p.cfg.OnRan(row, res, time.Duration(took))
 		}
 		p.runNanos.Add(took)
 		p.ran.Add(1)
@@ -289,9 +265,14 @@ func (p *Producer) runOne(ctx context.Context, row *droverdriver.JobRow) {
 	}
 	p.submit(res)
 	p.inflight.Add(-1)
-	select {
-	case p.freed <- struct{}{}:
-	default:
+	// The fetch loop sets needRoom before it reads inflight, and this
+	// reads needRoom after it wrote inflight: one of the two sees the
+	// other's write, so a freed slot is never missed.
+	if p.needRoom.Load() && p.room() > 0 && p.needRoom.CompareAndSwap(true, false) {
+		select {
+		case p.freed <- struct{}{}:
+		default:
+		}
 	}
 }
 
@@ -302,6 +283,13 @@ type claimResult struct {
 	// news is the fetch loop's count of wake-ups and polls when the claim
 	// began.
 	news int
+	// recheck says the claim looked again because wake-ups came in while
+	// the claim before it ran, or because that one claimed past a position
+	// (see fetchLoop); started is when it began.
+	recheck bool
+	started time.Time
+	// positional says the claim started past the producer's position.
+	positional bool
 }
 
 func (p *Producer) fetchLoop(ctx context.Context) {
@@ -331,15 +319,31 @@ func (p *Producer) fetchLoop(ctx context.Context) {
 	// claim in a row doubles the cooldown, up to maxEmptyCooldown, so idle
 	// producers of a busy fleet stop crowding the store; one that gets
 	// jobs is back to the base cooldown at once.
+	//
+	// A claim that looks again because wake-ups came in while the claim
+	// before it ran (recheck) is not such a race: the jobs they announced
+	// were mostly taken by that claim itself, and the recheck finds
+	// nothing. An empty recheck leaves the cooldown as it was and does not
+	// count as a claim for it, so that the next insert's wake-up is
+	// claimed at once. Otherwise a trickle of single inserts (1,000 a
+	// second, one claim a millisecond) locked the claims into step with
+	// the cooldown: a recheck a millisecond after each claim, just before
+	// the next insert, held that insert's job back for most of a
+	// millisecond, and its emptiness doubled the cooldown up to 16 ms
+	// (BenchmarkTrickle: p50 2.2 ms, p99 7-17 ms from the producer alone,
+	// a fifth of its claims empty).
 	cooldownNow := claimCooldown
+	recheck := false
 	for {
 		// inflight counts running and buffered jobs plus room reserved
 		// by claims under way, so claims never overfill the buffer.
 		for !drained && retry == nil && cooldown == nil && inFlight < maxInFlight {
+			p.needRoom.Store(true)
 			free := p.room()
 			if free == 0 {
 				break
 			}
+			p.needRoom.Store(false)
 			if wait := time.Until(lastClaim.Add(cooldownNow)); wait > 0 {
 				cooldown = time.After(wait)
 				break
@@ -348,10 +352,12 @@ func (p *Producer) fetchLoop(ctx context.Context) {
 			n := min(free, claimMax)
 			p.inflight.Add(n)
 			inFlight++
-			go func(news int) {
-				got, err := p.claim(ctx, int(n))
-				results <- claimResult{asked: int(n), got: got, err: err, news: news}
-			}(news)
+			go func(news int, recheck bool, started time.Time) {
+				got, positional, err := p.claim(ctx, int(n))
+				results <- claimResult{asked: int(n), got: got, err: err, news: news, recheck: recheck, started: started,
+					positional: positional}
+			}(news, recheck, lastClaim)
+			recheck = false
 		}
 		select {
 		case <-ctx.Done():
@@ -374,12 +380,22 @@ func (p *Producer) fetchLoop(ctx context.Context) {
 			failures.OK()
 			backoff = 100 * time.Millisecond
 			// A short claim means the queue is drained for now: wait for
-			// a notification or the poll instead of asking again.
-			drained = r.got < r.asked && r.news == news
-			if r.got == 0 {
-				cooldownNow = min(2*cooldownNow, maxEmptyCooldown)
-			} else {
+			// a notification or the poll instead of asking again. Not so
+			// for a claim past a position, which ends its span: rows that
+			// sort before the position (an insert that committed after a
+			// later one) wait for the next claim from the head, which must
+			// not wait for a wake-up that may never come (the last jobs
+			// of a run waited out the poll, a second).
+			short := r.got < r.asked
+			drained = short && r.news == news && !r.positional
+			recheck = short && (r.news != news || r.positional)
+			switch {
+			case r.got > 0:
 				cooldownNow = claimCooldown
+			case !r.recheck:
+				cooldownNow = min(2*cooldownNow, maxEmptyCooldown)
+			case lastClaim.Equal(r.started):
+				lastClaim = time.Time{}
 			}
 		case <-retry:
 			retry = nil
@@ -398,8 +414,9 @@ func (p *Producer) fetchLoop(ctx context.Context) {
 }
 
 // claim claims up to n jobs and hands them to the buffer. It returns how
-// many jobs it handed out, with an error when the claim failed.
-func (p *Producer) claim(ctx context.Context, n int) (int, error) {
+// many jobs it handed out and whether it claimed past the producer's
+// position, with an error when the claim failed.
+func (p *Producer) claim(ctx context.Context, n int) (int, bool, error) {
 	// The claim itself is not cancelled with ctx: a statement cancelled
 	// after the store committed it would strand the claimed rows until
 	// their leases expire. A stopping producer releases them instead.
@@ -411,7 +428,7 @@ func (p *Producer) claim(ctx context.Context, n int) (int, error) {
 		After: after, Kinds: p.cfg.Kinds}
 	rows, err := p.cfg.Claim(ctx, params)
 	if err != nil {
-		return 0, err
+		return 0, after != nil, err
 	}
 	p.claims.Add(1)
 	took := time.Since(start)
@@ -422,11 +439,16 @@ func (p *Producer) claim(ctx context.Context, n int) (int, error) {
 		last = rows[len(rows)-1]
 	}
 	p.position.observe(time.Now(), after == nil, took, last, len(rows) < n)
-	for _, row := range rows {
-		p.tracker.Add(row.ID, row.Attempt, row.LeaseToken)
+	// Each attempt's context is made now, so that the tracker can
+	// interrupt it from the start.
+	jobs := make([]claimed, len(rows))
+	attempts := make([]lease.Attempt, len(rows))
+	for i, row := range rows {
+		jc := newJobContext(&p.deadlines)
+		jobs[i] = claimed{row: row, ctx: jc}
+		attempts[i] = lease.Attempt{ID: row.ID, Attempt: row.Attempt, Token: row.LeaseToken, Cancel: jc.cancel}
 	}
-	for _, row := range rows {
-		p.buffer <- row // never blocks: the fetch loop reserved room
-	}
-	return len(rows), nil
+	p.tracker.Add(attempts)
+	p.workers.push(jobs)
+	return len(rows), after != nil, nil
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -25,7 +24,8 @@ type claimStore struct {
 
 	mu        sync.Mutex
 	available map[int64]bool
-	next      int64 // the highest job ID handed out by add
+	priority  map[int64]int // of the jobs added with a priority; 0 for the others
+	next      int64         // the highest job ID handed out by add
 	log       []claimCall
 	// hold, when set, makes the next claim take its rows, report on
 	// entered and wait for hold before it returns them: a claim whose
@@ -51,8 +51,19 @@ func (s *claimStore) add(n int) {
 	}
 }
 
+// addFirst makes one more job available that sorts before every other
+// (a higher priority), and returns its ID.
+func (s *claimStore) addFirst() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.next++
+	s.available[s.next] = true
+	s.priority[s.next] = -1
+	return s.next
+}
+
 func newClaimStore(jobs int) *claimStore {
-	s := &claimStore{available: make(map[int64]bool, jobs)}
+	s := &claimStore{available: make(map[int64]bool, jobs), priority: map[int64]int{}}
 	for id := range int64(jobs) {
 		s.available[id+1] = true
 	}
@@ -80,16 +91,17 @@ func (s *claimStore) take(p droverdriver.ClaimParams) ([]*droverdriver.JobRow, e
 		s.fail--
 		return nil, errDown
 	}
-	var ids []int64
+	var rows []*droverdriver.JobRow
 	for id := range s.available {
-		ids = append(ids, id)
+		row := &droverdriver.JobRow{ID: id, Queue: p.Queue, Attempt: 1, Priority: s.priority[id]}
+		if p.After == nil || p.After.Compare(droverdriver.PositionOf(row)) < 0 {
+			rows = append(rows, row)
+		}
 	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	ids = ids[:min(len(ids), p.Max)]
-	rows := make([]*droverdriver.JobRow, len(ids))
-	for i, id := range ids {
-		delete(s.available, id)
-		rows[i] = &droverdriver.JobRow{ID: id, Queue: p.Queue, Attempt: 1}
+	droverdriver.SortClaimed(rows)
+	rows = rows[:min(len(rows), p.Max)]
+	for _, row := range rows {
+		delete(s.available, row.ID)
 	}
 	s.log = append(s.log, claimCall{max: p.Max, got: len(rows)})
 	return rows, nil
@@ -202,6 +214,45 @@ func TestWakeDuringShortClaim(t *testing.T) {
 		case <-timeout:
 			t.Fatalf("ran %v of jobs 1-3: the wake-up during the short claim was lost", got)
 		}
+	}
+}
+
+// TestShortPositionalClaimLooksFromTheHead makes a slow claim start a
+// span of claims past the producer's position, then adds a job that sorts
+// before that position, and checks that it runs: the positional claim that
+// finds nothing past the position is followed at once by one from the
+// head, rather than by a wait for a wake-up that does not come (the poll
+// is an hour here).
+func TestShortPositionalClaimLooksFromTheHead(t *testing.T) {
+	store := newClaimStore(3)
+	hold, entered := make(chan struct{}), make(chan struct{}, 1)
+	store.hold, store.entered = hold, entered
+	ran := make(chan int64, 10)
+	run := func(_ context.Context, row *droverdriver.JobRow) droverdriver.Result {
+		ran <- row.ID
+		return droverdriver.Result{ID: row.ID, Attempt: row.Attempt, Outcome: droverdriver.OutcomeCompleted}
+	}
+	p, _ := startProducer(t, store, run, Config{Queue: "q", MaxWorkers: 4, PollInterval: time.Hour})
+	<-entered
+	time.Sleep(2 * slowClaim) // the store is slow: the claim starts a span
+	close(hold)
+	for range 3 {
+		<-ran
+	}
+	first := store.addFirst()
+	p.Wake()
+	select {
+	case id := <-ran:
+		if id != first {
+			t.Fatalf("ran job %d, want %d", id, first)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("job %d, which sorts before the position, did not run", first)
+	}
+	store.mu.Lock()
+	defer store.mu.Unlock()
+	if n := len(store.log); n < 3 {
+		t.Fatalf("%d claims, want the slow one, one past its position and one from the head", n)
 	}
 }
 

@@ -77,6 +77,10 @@ type Report struct {
 	// Floor is the rate of the bare SQL a queue cannot beat, measured in
 	// the same run.
 	Floor *Reference `json:"floor,omitempty"`
+	// CompleteFloor is the floor's loop marking rows completed instead of
+	// deleting them: the floor of a queue that keeps its jobs' history,
+	// which Drover's store cost per job is held to (PostgreSQL only).
+	CompleteFloor *Reference `json:"complete_floor,omitempty"`
 	// Ceiling is the rate of Drover's own claim and finish statements
 	// with no handlers, measured in the same run: what the store allows
 	// Drover's schema before any job runs.
@@ -348,6 +352,9 @@ func (r *Report) references() []namedReference {
 	}
 	if r.Floor != nil {
 		out = append(out, namedReference{"floor", r.Floor})
+	}
+	if r.CompleteFloor != nil {
+		out = append(out, namedReference{"complete floor", r.CompleteFloor})
 	}
 	return out
 }
