@@ -19,13 +19,18 @@ type JobListParams struct {
 	Limit int
 }
 
-// JobGet returns one job, waiting, running or finished.
+// JobGet returns one job, waiting, running or finished. A waiting routed
+// job that no live worker can take comes back with Unroutable set.
 func (c *Client[TTx]) JobGet(ctx context.Context, id int64) (*JobRow, error) {
 	r, err := c.driver.JobGet(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	return jobRowFromDriver(r), nil
+	row := jobRowFromDriver(r)
+	if err := c.markUnroutable(ctx, []*JobRow{row}); err != nil {
+		return nil, err
+	}
+	return row, nil
 }
 
 // JobList returns a page of jobs in ID order. The next page starts after
@@ -54,7 +59,11 @@ func (c *Client[TTx]) JobList(ctx context.Context, p JobListParams) ([]*JobRow, 
 	if err != nil {
 		return nil, err
 	}
-	return mapAll(rows, jobRowFromDriver), nil
+	out := mapAll(rows, jobRowFromDriver)
+	if err := c.markUnroutable(ctx, out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // JobCancel cancels a job. A waiting job is cancelled at once; a running one

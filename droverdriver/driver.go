@@ -263,6 +263,9 @@ type Executor interface {
 	// Finishing attempts and what the end of a job asks for (finish.go):
 	// the statements the engine composes.
 	FinishExecutor
+
+	// Routing and the worker registry (routing.go).
+	RoutingExecutor
 }
 
 // Listener delivers insert notifications from other connections and
@@ -315,6 +318,11 @@ type InsertParams struct {
 	// kind. A unique key is always held per kind: a caller allowed to
 	// enqueue one kind must not be able to squat the keys of another.
 	UniqueByQueue bool
+	// Routing, when set, says which workers may run the job (routing.go).
+	// Routed jobs take the keyed insert path, which stores their route
+	// key and routing, and wake every listener of their queue: the next
+	// listener in turn may be a worker that cannot take them.
+	Routing *Routing
 }
 
 // RetriedRow is the job one JobRetry matched, as the statement left it.
@@ -339,10 +347,10 @@ func (p *InsertParams) Due(now time.Time) bool {
 // its unique key and another job holds that key now.
 var ErrUniqueConflict = errors.New("unique key held by another job")
 
-// Special reports whether the job needs the keyed insert path (a key or a
-// unique key). Plain jobs take the cheaper statement that never looks at
-// other rows.
-func (p *InsertParams) Special() bool { return p.Key != "" || p.UniqueKey != "" }
+// Special reports whether the job needs the keyed insert path (a key, a
+// unique key or routing). Plain jobs take the cheaper statement that never
+// looks at other rows.
+func (p *InsertParams) Special() bool { return p.Key != "" || p.UniqueKey != "" || p.Routing != nil }
 
 // ClaimParams selects jobs to claim.
 type ClaimParams struct {
@@ -364,7 +372,9 @@ type ClaimParams struct {
 	// count them while they run, and spends a rate token per job. The
 	// limits are read from the store under that lock, never from the
 	// caller, so limited claims of every process and remote worker share
-	// one limit. Without Limited the claim is the plain statement alone.
+	// one limit. A queue whose locked row asks for strict order is
+	// claimed from its head, in order, skipping nothing (JobClaimStrict).
+	// Without Limited the claim is the plain statement alone.
 	Limited bool
 	// Kinds, when not nil, claims only jobs of these kinds: a client
 	// passes the kinds it has workers for, so that jobs of other kinds
@@ -372,6 +382,11 @@ type ClaimParams struct {
 	// spending attempts on one that cannot. Nil claims every kind (remote
 	// workers that did not say); an empty list claims nothing.
 	Kinds []string
+	// Worker, when set, is what the claimer says of itself (routing.go):
+	// the claim takes plain jobs and the routed jobs it matches
+	// (JobClaimRouted). Nil claims plain jobs only, with the plain
+	// statement.
+	Worker *Worker
 }
 
 // ClaimPosition is a row's place in the claim order (priority, run_at,
@@ -419,14 +434,20 @@ type QueueSettings struct {
 	// running jobs go on.
 	Paused bool
 	// Limit holds the queue's cluster-wide limits; zero fields mean none.
-	Limit     QueueLimit
+	Limit QueueLimit
+	// Strict, when above 0, starts the queue's jobs strictly in claim
+	// order (priority, run_at, id) across the fleet, at most Strict of
+	// them running at once: a limited claim that takes the head of the
+	// queue without skipping any job (docs/routing.md, "Strict order").
+	Strict    int
 	UpdatedAt time.Time
 }
 
-// Limited reports whether the queue has a cluster-wide limit, which its
-// claims must then take the limited path (ClaimParams.Limited) to respect.
+// Limited reports whether the queue has a cluster-wide limit or strict
+// order, which its claims must then take the limited path
+// (ClaimParams.Limited) to respect.
 func (s *QueueSettings) Limited() bool {
-	return s != nil && (s.Limit.MaxRunning > 0 || s.Limit.Rate > 0)
+	return s != nil && (s.Limit.MaxRunning > 0 || s.Limit.Rate > 0 || s.Strict > 0)
 }
 
 // QueueSettingsSetParams says which of a queue's settings to write; nil
@@ -436,6 +457,9 @@ type QueueSettingsSetParams struct {
 	Paused *bool
 	// Limit replaces all of the queue's limits at once.
 	Limit *QueueLimit
+	// Strict replaces the queue's strict order (0: off; N: at most N
+	// running, started in order).
+	Strict *int
 }
 
 // QueueLimit is a queue's cluster-wide limits; zero fields mean none.
@@ -621,4 +645,7 @@ type JobRow struct {
 	// JobGet and JobList, which anyone allowed to read jobs may call, never
 	// return it.
 	LeaseToken LeaseToken
+	// Routing is where the job may run (routing.go); nil for a plain job.
+	// Set by JobGet and JobList, not by JobClaim.
+	Routing *Routing
 }

@@ -31,8 +31,8 @@ func (e *executor) claimLimited(ctx context.Context, p droverdriver.ClaimParams,
 			return err
 		}
 		var room int
-		var rated bool
-		if err := br.QueryRow().Scan(&room, &rated); err != nil {
+		var rated, strict bool
+		if err := br.QueryRow().Scan(&room, &rated, &strict); err != nil {
 			br.Close()
 			return err
 		}
@@ -40,7 +40,7 @@ func (e *executor) claimLimited(ctx context.Context, p droverdriver.ClaimParams,
 			return err
 		}
 		cp.Max = room
-		rows, err := e.claimQuery(ctx, tx, p, cp)
+		rows, err := e.claimQuery(ctx, tx, p, cp, strict)
 		if err != nil {
 			return err
 		}
@@ -58,7 +58,7 @@ func (e *executor) claimLimited(ctx context.Context, p droverdriver.ClaimParams,
 func scanSettings(row pgx.Row) (*droverdriver.QueueSettings, error) {
 	s := &droverdriver.QueueSettings{}
 	var periodMS int64
-	if err := row.Scan(&s.Queue, &s.Paused, &s.Limit.MaxRunning, &s.Limit.Rate, &periodMS, &s.UpdatedAt); err != nil {
+	if err := row.Scan(&s.Queue, &s.Paused, &s.Limit.MaxRunning, &s.Limit.Rate, &periodMS, &s.Strict, &s.UpdatedAt); err != nil {
 		return nil, err
 	}
 	s.Limit.Period = time.Duration(periodMS) * time.Millisecond
@@ -104,7 +104,7 @@ func (e *executor) QueueSettingsSet(ctx context.Context, p droverdriver.QueueSet
 		var err error
 		out, err = scanSettings(queueSettingsSet.queryRow(ctx, tx, e.q, settingsSetParams{
 			Queue: p.Queue, Paused: p.Paused, SetLimits: p.Limit != nil,
-			MaxRunning: l.MaxRunning, Rate: l.Rate, PeriodMS: l.Period.Milliseconds()}))
+			MaxRunning: l.MaxRunning, Rate: l.Rate, PeriodMS: l.Period.Milliseconds(), Strict: p.Strict}))
 		if err != nil {
 			return err
 		}

@@ -362,8 +362,15 @@ func appendEscaped(b []byte, s string) []byte {
 func dueJobs(jobs []droverdriver.InsertParams, now time.Time) map[string]int {
 	due := map[string]int{}
 	for i := range jobs {
-		if jobs[i].Due(now) {
-			due[jobs[i].Queue]++
+		j := &jobs[i]
+		switch {
+		case !j.Due(now):
+		case j.Routing != nil:
+			// Every listener: the next in turn may be a worker that
+			// cannot take it.
+			due[j.Queue] = wakeAll
+		case due[j.Queue] != wakeAll:
+			due[j.Queue]++
 		}
 	}
 	return due
@@ -373,7 +380,7 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 	if p.Max <= 0 || (p.Kinds != nil && len(p.Kinds) == 0) {
 		return []*droverdriver.JobRow{}, nil
 	}
-	var kinds string
+	var kinds any // a JSON array, or nil for every kind
 	if p.Kinds != nil {
 		b, err := json.Marshal(p.Kinds)
 		if err != nil {
@@ -395,10 +402,10 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 		sc.claim = &claimed{queue: p.Queue, owner: p.Owner, attemptedAt: now, lease: lease, token: token}
 		// order: a limited queue's claim takes what its limits leave room
 		// for and spends rate tokens on it (limits.go).
-		room, limited, rated := p.Max, 0, false
+		room, limited, rated, strict := p.Max, 0, false, false
 		if p.Limited {
 			var err error
-			if room, rated, err = e.limitRoom(ctx, tx, p, now); err != nil || room == 0 {
+			if room, rated, strict, err = e.limitRoom(ctx, tx, p, now); err != nil || room == 0 {
 				return err
 			}
 			limited = 1
@@ -406,11 +413,17 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 		cp := claimParams{Queue: p.Queue, Max: room, Owner: p.Owner, Now: micros(now), Lease: micros(lease), Limited: limited, Token: token[:]}
 		var err error
 		switch {
+		case strict:
+			// routing.go: the head of a queue in strict order, read under
+			// the write lock.
+			err = jobClaimStrict.query(ctx, e, tx, e.writer, sc.scan, routedParams(p, cp, kinds))
+		case p.Worker != nil:
+			err = jobClaimRouted.query(ctx, e, tx, e.writer, sc.scan, routedParams(p, cp, kinds))
 		case p.Kinds != nil && p.After != nil:
 			err = jobClaimKindsAfter.query(ctx, e, tx, e.writer, sc.scan,
-				claimKindsAfterParams{claimAfterParams{cp, p.After.Priority, micros(p.After.RunAt), p.After.ID}, kinds})
+				claimKindsAfterParams{claimAfterParams{cp, p.After.Priority, micros(p.After.RunAt), p.After.ID}, kinds.(string)})
 		case p.Kinds != nil:
-			err = jobClaimKinds.query(ctx, e, tx, e.writer, sc.scan, claimKindsParams{cp, kinds})
+			err = jobClaimKinds.query(ctx, e, tx, e.writer, sc.scan, claimKindsParams{cp, kinds.(string)})
 		case p.After != nil:
 			err = jobClaimAfter.query(ctx, e, tx, e.writer, sc.scan, claimAfterParams{cp, p.After.Priority, micros(p.After.RunAt), p.After.ID})
 		default:
@@ -976,9 +989,12 @@ func (e *executor) QueueSettingsSet(ctx context.Context, p droverdriver.QueueSet
 	if p.Limit != nil {
 		l = *p.Limit
 	}
-	var paused any
+	var paused, strict any
 	if p.Paused != nil {
 		paused = *p.Paused
+	}
+	if p.Strict != nil {
+		strict = *p.Strict
 	}
 	var out *droverdriver.QueueSettings
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
@@ -987,7 +1003,7 @@ func (e *executor) QueueSettingsSet(ctx context.Context, p droverdriver.QueueSet
 			out, err = scanSettings(rows)
 			return err
 		}, settingsSetParams{Queue: p.Queue, Paused: paused, SetLimits: p.Limit != nil,
-			MaxRunning: l.MaxRunning, Rate: l.Rate, PeriodMS: l.Period.Milliseconds(), Now: micros(time.Now())})
+			MaxRunning: l.MaxRunning, Rate: l.Rate, PeriodMS: l.Period.Milliseconds(), Now: micros(time.Now()), Strict: strict})
 	})
 	if err != nil {
 		return nil, e.wrap("write queue settings", err)
@@ -1000,7 +1016,7 @@ func (e *executor) QueueSettingsSet(ctx context.Context, p droverdriver.QueueSet
 func scanSettings(rows *sql.Rows) (*droverdriver.QueueSettings, error) {
 	s := &droverdriver.QueueSettings{}
 	var periodMS, updated int64
-	if err := rows.Scan(&s.Queue, &s.Paused, &s.Limit.MaxRunning, &s.Limit.Rate, &periodMS, &updated); err != nil {
+	if err := rows.Scan(&s.Queue, &s.Paused, &s.Limit.MaxRunning, &s.Limit.Rate, &periodMS, &s.Strict, &updated); err != nil {
 		return nil, err
 	}
 	s.Limit.Period = time.Duration(periodMS) * time.Millisecond
@@ -1032,7 +1048,7 @@ func (e *executor) wrap(op string, err error) error {
 // JobGet and JobList; JobClaim returns a shorter list of claimColumns (see
 // queries.sql).
 const (
-	jobColumns   = 22
+	jobColumns   = 23
 	claimColumns = 16
 )
 
@@ -1119,6 +1135,10 @@ func (sc *scanner) scan(rows *sql.Rows) error {
 	j.BatchID = asInt(v[19])
 	j.Key = asString(v[20])
 	j.ErrorCount = int(asInt(v[21]))
+	var err error
+	if j.Routing, err = droverdriver.DecodeRouting(asBytes(v[22])); err != nil {
+		return fmt.Errorf("job %d: routing: %w", j.ID, err)
+	}
 	return sc.payload(j, v[15:19])
 }
 

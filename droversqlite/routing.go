@@ -1,0 +1,190 @@
+package droversqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"time"
+
+	"github.com/droverhq/drover/droverdriver"
+)
+
+// Routing and the worker registry (droverdriver/routing.go): the claims
+// of workers that say what they are, the strict-order claim, and the
+// registry they are listed in. See JobClaimRouted, JobClaimStrict and
+// JobRouteAbsentFind in queries.sql.
+
+// routedParams are the parameters of JobClaimRouted and JobClaimStrict for
+// claim p, kinds its kinds as a JSON array (nil: every kind): a worker
+// that said nothing of itself gets no labels, which matches plain jobs
+// only.
+func routedParams(p droverdriver.ClaimParams, cp claimParams, kinds any) claimRoutedParams {
+	rp := claimRoutedParams{claimParams: cp, Kinds: kinds}
+	if w := p.Worker; w != nil {
+		rp.Labels = w.LabelsJSON()
+		if w.Type != "" {
+			rp.Type = w.Type
+		}
+		if w.Name != "" {
+			rp.Name = w.Name
+		}
+	}
+	if a := p.After; a != nil {
+		rp.Priority, rp.RunAt, rp.ID = a.Priority, micros(a.RunAt), a.ID
+	}
+	return rp
+}
+
+// workerJSON is a worker as WorkerSeen unpacks it.
+type workerJSON struct {
+	Name   string `json:"name"`
+	Plain  bool   `json:"plain"`
+	Type   string `json:"type"`
+	Labels string `json:"labels"` // a JSON object, as stored
+	Queues string `json:"queues"` // a JSON array, as stored
+	Owner  string `json:"owner"`
+	Source string `json:"source"`
+}
+
+func (e *executor) WorkerSeen(ctx context.Context, workers []droverdriver.WorkerRecord) error {
+	if len(workers) == 0 {
+		return nil
+	}
+	batch := make([]workerJSON, len(workers))
+	for i := range workers {
+		w := &workers[i]
+		labels, _ := json.Marshal(w.Labels) // a map of strings cannot fail
+		if w.Labels == nil {
+			labels = []byte("{}")
+		}
+		queues, _ := json.Marshal(w.Queues)
+		if w.Queues == nil {
+			queues = []byte("[]")
+		}
+		batch[i] = workerJSON{w.Name, w.Plain, w.Type, string(labels), string(queues), w.Owner, w.Source}
+	}
+	b, err := json.Marshal(batch)
+	if err != nil {
+		return err
+	}
+	_, err = workerSeen.exec(ctx, e, nil, batchAt{string(b), micros(time.Now())})
+	return e.wrap("register workers", err)
+}
+
+func (e *executor) WorkerGone(ctx context.Context, name, owner string) error {
+	_, err := workerGone.exec(ctx, e, nil, workerOwner{name, owner})
+	return e.wrap("unregister worker", err)
+}
+
+func (e *executor) WorkerList(ctx context.Context) ([]droverdriver.WorkerRecord, error) {
+	out := []droverdriver.WorkerRecord{}
+	err := workerList.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
+		var w droverdriver.WorkerRecord
+		var labels, queues string
+		var started, seen int64
+		if err := rows.Scan(&w.Name, &w.Plain, &w.Type, &labels, &queues, &w.Owner, &w.Source, &started, &seen); err != nil {
+			return err
+		}
+		if err := json.Unmarshal([]byte(labels), &w.Labels); err != nil {
+			return err
+		}
+		if err := json.Unmarshal([]byte(queues), &w.Queues); err != nil {
+			return err
+		}
+		w.StartedAt, w.LastSeen = fromMicros(started), fromMicros(seen)
+		out = append(out, w)
+		return nil
+	}, struct{}{})
+	return out, e.wrap("list workers", err)
+}
+
+func (e *executor) WorkerPrune(ctx context.Context, before time.Time) (int, error) {
+	res, err := workerPrune.exec(ctx, e, nil, micros(before))
+	if err != nil {
+		return 0, e.wrap("prune workers", err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), e.wrap("prune workers", err)
+}
+
+// routeGroupsMax bounds RouteWaiting: jobs that each aim at other workers
+// make a group each, and a report of thousands of them says no more.
+const routeGroupsMax = 1000
+
+func (e *executor) RouteWaiting(ctx context.Context) ([]droverdriver.RouteGroup, error) {
+	out := []droverdriver.RouteGroup{}
+	err := routeWaiting.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
+		var g droverdriver.RouteGroup
+		var routing string
+		var oldest int64
+		if err := rows.Scan(&g.Queue, &routing, &g.Jobs, &oldest, &g.Sample); err != nil {
+			return err
+		}
+		r, err := droverdriver.DecodeRouting([]byte(routing))
+		if err != nil {
+			return err
+		}
+		g.Routing, g.OldestRunAt = r, fromMicros(oldest)
+		out = append(out, g)
+		return nil
+	}, routeGroupsMax)
+	return out, e.wrap("read routed jobs", err)
+}
+
+// JobRouteAbsent runs JobRouteAbsentFind, then JobRouteFallback and
+// JobRouteFailMove with JobRescueDelete on what it found, in one write
+// transaction: together they are PostgreSQL's JobRouteAbsent.
+func (e *executor) JobRouteAbsent(ctx context.Context, p droverdriver.RouteAbsentParams) ([]droverdriver.FinishedRow, int, error) {
+	now := p.Now.UTC().Truncate(time.Microsecond)
+	var failed []droverdriver.FinishedRow
+	var woken []string
+	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+		failed, woken = nil, nil
+		var fall, fail []int64
+		err := jobRouteAbsentFind.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
+			var id int64
+			var policy string
+			if err := rows.Scan(&id, &policy); err != nil {
+				return err
+			}
+			if droverdriver.AbsentPolicy(policy) == droverdriver.AbsentFallback {
+				fall = append(fall, id)
+			} else {
+				fail = append(fail, id)
+			}
+			return nil
+		}, limitAt{micros(now), p.Limit})
+		if err != nil {
+			return err
+		}
+		if len(fall) > 0 {
+			err := jobRouteFallback.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
+				var q string
+				if err := rows.Scan(&q); err != nil {
+					return err
+				}
+				woken = append(woken, q)
+				return nil
+			}, string(appendIDs(nil, fall)))
+			if err != nil {
+				return err
+			}
+		}
+		if len(fail) == 0 {
+			return nil
+		}
+		ids := string(appendIDs(nil, fail))
+		if failed, err = e.ended(ctx, tx, jobRouteFailMove.bind(routeFailParams{ids, micros(now), now.Format(time.RFC3339Nano)})); err != nil {
+			return err
+		}
+		_, err = jobRescueDelete.exec(ctx, e, tx, ids)
+		return err
+	})
+	if err != nil {
+		return nil, 0, e.wrap("apply absent-worker policies", err)
+	}
+	if len(woken) > 0 {
+		e.wake(woken)
+	}
+	return failed, len(woken), nil
+}
