@@ -55,7 +55,7 @@ const (
 	// MaxWorkerNames bounds the names one job may aim at.
 	MaxWorkerNames = 64
 	// MaxLabels bounds the labels of a worker or a job.
-	MaxLabels = 32
+	MaxLabels     = 32
 	maxLabelKey   = 63
 	maxLabelValue = 255
 )
