@@ -42,6 +42,7 @@ func TestEveryOperationAnswersWithItsScopes(t *testing.T) {
 			"createPeriodic": map[string]any{"name": "p", "schedule": "@hourly", "kind": "k"},
 			"updatePeriodic": map[string]any{"schedule": "@daily", "kind": "k"},
 			"startBulk":      map[string]any{"action": "cancel", "queue": "nothing-here"},
+			"setStrictOrder": map[string]any{"max_running": 0},
 			// Topic t1 and its subscription s1, made below; receipts that
 			// no receive handed out are refused with 400.
 			"createTopic":        map[string]any{"name": "t1"},
