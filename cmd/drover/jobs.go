@@ -48,19 +48,31 @@ prints the job after the change.`,
 
 func (c *cli) jobsListCommand() *cobra.Command {
 	var (
-		states []string
-		p      drover.JobListParams
-		asJSON bool
+		states     []string
+		p          drover.JobListParams
+		asJSON     bool
+		unroutable bool
 	)
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List jobs in id order",
 		Long: `list prints jobs in id order, a page at a time: pass the last id printed
-as --after to get the next page.`,
+as --after to get the next page.
+
+With --unroutable it prints instead the waiting routed jobs that no live
+worker can take (none that works their queue matches their worker type,
+names and labels), grouped by queue and routing, with the first job's id.`,
 		Example: `  drover jobs list --state available,running --queue default
-  drover jobs list --kind email --limit 20 --after 1040 --json`,
+  drover jobs list --kind email --limit 20 --after 1040 --json
+  drover jobs list --unroutable`,
 		Args: argsNamed(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if unroutable {
+				if len(states) > 0 || p.Queue != "" || p.Kind != "" || p.After != 0 {
+					return usagef("--unroutable: lists every unroutable job; it takes no filter")
+				}
+				return c.listUnroutable(cmd, asJSON)
+			}
 			for _, s := range states {
 				st, err := parseState(s)
 				if err != nil {
@@ -110,7 +122,26 @@ as --after to get the next page.`,
 	fl.IntVar(&p.Limit, "limit", 100, fmt.Sprintf("at most this many jobs (1 to %d)", maxListLimit))
 	fl.Int64Var(&p.After, "after", 0, "only jobs with a greater id: the last id of the previous page")
 	fl.BoolVar(&asJSON, "json", false, "print the jobs as a JSON array")
+	fl.BoolVar(&unroutable, "unroutable", false, "list the waiting routed jobs no live worker can take, by queue and routing")
 	return cmd
+}
+
+// listUnroutable prints `drover jobs list --unroutable`.
+func (c *cli) listUnroutable(cmd *cobra.Command, asJSON bool) error {
+	ctx := cmd.Context()
+	client, closeStore, err := c.openClient(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	groups, err := client.Unroutable(ctx)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(cmd.OutOrStdout(), jobjson.FromUnroutable(groups))
+	}
+	return writeUnroutable(cmd.OutOrStdout(), groups)
 }
 
 func (c *cli) jobsGetCommand() *cobra.Command {

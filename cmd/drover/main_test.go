@@ -109,6 +109,7 @@ type testClient interface {
 	JobCountByState(ctx context.Context, queue string) (map[drover.JobState]int64, error)
 	Start(ctx context.Context) error
 	Stop(ctx context.Context) error
+	Remote() *drover.Remote
 }
 
 // open opens the fixture's store directly, to check what the CLI stored

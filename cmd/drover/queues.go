@@ -17,7 +17,7 @@ import (
 func (c *cli) queuesCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "queues",
-		Short: "List, pause and resume queues",
+		Short: "List, pause and resume queues; strict order",
 		Long: `queues shows and changes the settings stored for each queue, which every
 worker applies, Go clients and HTTP workers alike.`,
 	}
@@ -32,6 +32,7 @@ queue after the change.`,
 		`resume undoes pause: the queue's workers start its jobs again. It prints the
 queue after the change.`,
 		storeClient.QueueResume))
+	cmd.AddCommand(c.queuesStrictCommand())
 	return cmd
 }
 
@@ -110,7 +111,7 @@ func (c *cli) queuesChangeCommand(name, short, long string,
 // writeQueueTable prints queues as an aligned table, one row each.
 func writeQueueTable(w io.Writer, qs []jobjson.Queue) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "QUEUE\tSTATUS\tGLOBAL MAX\tRATE")
+	fmt.Fprintln(tw, "QUEUE\tSTATUS\tGLOBAL MAX\tRATE\tSTRICT")
 	for _, q := range qs {
 		status := "running"
 		if q.Paused {
@@ -123,7 +124,7 @@ func writeQueueTable(w io.Writer, qs []jobjson.Queue) error {
 		if q.RateLimit > 0 {
 			rate = fmt.Sprintf("%d per %s", q.RateLimit, time.Duration(q.RatePeriodMS)*time.Millisecond)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", q.Name, status, globalMax, rate)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", q.Name, status, globalMax, rate, strictCell(q))
 	}
 	return tw.Flush()
 }
