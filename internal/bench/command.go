@@ -41,7 +41,7 @@ func NewCommand(env func() Env) *cobra.Command {
 		Long: "Measure what Drover does on the store the database URL names (the embedded ./" + benchFile + "\n" +
 			"when none is given), in a schema of its own (" + benchSchema + ") unless --schema names one, never\n" +
 			"the application's. What the bench made is dropped when it ends, on Ctrl-C too, unless --keep.\n" +
-			"Scenarios: burndown, steady, latency, scale, streams, runs, dag, keyed, chaos, fanout.\n" +
+			"Scenarios: burndown, steady, latency, scale, streams, runs, dag, keyed, chaos, fanout, assign.\n" +
 			"Every run prints a progress line every 2s, a table at the end, and can write\n" +
 			"--json, --markdown and --plot output. Jobs are checked from the store: a run\n" +
 			"that loses a job fails.",
@@ -207,6 +207,7 @@ func NewCommand(env func() Env) *cobra.Command {
 		cmd.AddCommand(sub)
 	}
 	cmd.AddCommand(newFanoutCommand(env)) // topics: fanout.go
+	cmd.AddCommand(newAssignCommand(env)) // routing: assign.go
 	cmd.AddCommand(newFanoutConsumerCommand(env))
 	return cmd
 }
