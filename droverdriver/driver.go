@@ -376,6 +376,11 @@ type ClaimParams struct {
 	// claimed from its head, in order, skipping nothing (JobClaimStrict).
 	// Without Limited the claim is the plain statement alone.
 	Limited bool
+	// Strict, with Limited, says the claimer's settings put the queue in
+	// strict order, so that a driver may take the lock and the head in
+	// one round trip. The store's row still decides: a limited claim of a
+	// queue whose row says strict takes its head either way.
+	Strict bool
 	// Kinds, when not nil, claims only jobs of these kinds: a client
 	// passes the kinds it has workers for, so that jobs of other kinds
 	// wait in the queue for a process that can run them instead of

@@ -154,11 +154,15 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 	cp := claimParams{Queue: p.Queue, Max: p.Max, Owner: p.Owner, LeaseMS: float64(p.Lease.Milliseconds()), Limited: p.Limited, Token: token}
 	var jobs []*droverdriver.JobRow
 	var err error
-	if p.Limited {
+	switch {
+	case p.Limited && p.Strict:
+		// routing.go: a strict queue's lock and head in one round trip.
+		jobs, err = e.claimStrict(ctx, p, token, cp)
+	case p.Limited:
 		// order: a limited queue's claim runs in a transaction that first
 		// finds its room (limits.go).
 		jobs, err = e.claimLimited(ctx, p, token, cp)
-	} else {
+	default:
 		var rows pgx.Rows
 		if rows, err = e.claimQuery(ctx, e.db, p, cp, false); err == nil {
 			jobs, err = scanClaimed(rows, p, token)

@@ -45,7 +45,8 @@ func (e *executor) claimLimited(ctx context.Context, p droverdriver.ClaimParams,
 			return err
 		}
 		p.Max = room
-		if jobs, err = scanClaimed(rows, p, token); err != nil || len(jobs) == 0 || !rated {
+		// A strict claim spends its rate tokens itself (JobClaimStrict).
+		if jobs, err = scanClaimed(rows, p, token); err != nil || len(jobs) == 0 || !rated || strict {
 			return err
 		}
 		_, err = queueLimitSpend.exec(ctx, tx, e.q, queueCount{p.Queue, len(jobs)})

@@ -393,22 +393,30 @@ RETURNING j.id, j.kind, j.priority, j.args, j.metadata, j.tags, j.attempt, j.max
     coalesce(j.batch_id, 0), j.flow, j.ordering_key;
 
 -- name: JobClaimStrict
--- The claim of a queue in strict order (queue_settings.strict), run after
--- QueueLimitTake and QueueLimitRoom in their transaction: the settings
--- row's lock makes the queue's claims take turns, and $2 is the room
--- QueueLimitRoom left under strict (and any limit). It takes the head of
--- the queue, skipping nothing, and no more of it than the claimer can
--- run: the longest run of head jobs it matches (their kind among $7, and
--- the worker $8-$10, as for JobClaimRouted, matching their routing; a
--- worker that said nothing of itself, $10 NULL, matches plain jobs only).
--- A head job it cannot run stops the claim there: it waits for a worker
--- that can, and nothing behind it starts first.
+-- The claim of a queue in strict order (queue_settings.strict), sent in
+-- one round trip after QueueLimitTake, in the same implicit transaction:
+-- QueueLimitTake locks the queue's settings row (and refills its rate
+-- bucket), so the queue's claims take turns, and this statement, which
+-- starts once it holds the lock, sees every claim committed before. It
+-- reads the room itself, under the lock, from the settings row: none
+-- while the queue is paused, and the queue's limited rows still running
+-- stay within strict and max_running, each job needing a rate token; at
+-- most $2. It spends the tokens of what it takes (spent). One round trip
+-- with the lock held only while it runs and commits: the limited claim's
+-- separate statements would hold it for three.
+--
+-- It takes the head of the queue, skipping nothing, and no more of it
+-- than the claimer can run: the longest run of head jobs it matches (their
+-- kind among $7, and the worker $8-$10, as for JobClaimRouted, matching
+-- their routing; a worker that said nothing of itself, $10 NULL, matches
+-- plain jobs only). A head job it cannot run stops the claim there: it
+-- waits for a worker that can, and nothing behind it starts first.
 --
 -- The head: jobs that a limited claim took and that wait again (a retry,
 -- a release, a rescue: limited and available, from jobs_returned_idx)
 -- come first, in the order they started, up to the first of them not due
 -- yet; while any is back, nothing else starts, so a failing job keeps its
--- place as an SQS FIFO message does. Otherwise the first $2 due jobs in
+-- place as an SQS FIFO message does. Otherwise the first due jobs in
 -- claim order (priority, run_at, id), merged from the plain index and,
 -- for each route key that has jobs (found by a loose scan of
 -- jobs_route_idx, one probe per key), the first $2 of that key: each key
@@ -422,6 +430,20 @@ WITH RECURSIVE routes(route) AS (
     SELECT (SELECT j.route FROM {schema}jobs j
             WHERE j.state = 'available' AND j.queue = $1 AND j.route > r.route ORDER BY j.route LIMIT 1)
     FROM routes r WHERE r.route IS NOT NULL
+),
+settings AS (
+    SELECT s.paused, s.max_running, s.strict, s.rate, coalesce(l.tokens, 0) AS tokens,
+        (SELECT count(*) FROM {schema}jobs r WHERE r.queue = $1 AND r.limited AND r.state = 'running') AS running
+    FROM {schema}queue_settings s LEFT JOIN {schema}queue_limits l ON l.queue = s.queue
+    WHERE s.queue = $1
+),
+room AS (
+    SELECT coalesce((
+        SELECT CASE WHEN paused THEN 0 ELSE greatest(0, least($2,
+            CASE WHEN max_running > 0 THEN max_running - running ELSE $2 END,
+            CASE WHEN strict > 0 THEN strict - running ELSE $2 END,
+            CASE WHEN rate > 0 THEN floor(tokens)::integer ELSE $2 END)) END
+        FROM settings), $2) AS n
 ),
 returned AS (
     SELECT id, kind, routing, run_at <= now() AS due, row_number() OVER (ORDER BY attempted_at, id) AS n
@@ -460,21 +482,28 @@ mine AS (
 ),
 picked AS (
     SELECT id FROM mine
-    WHERE n < coalesce((SELECT min(n) FROM mine WHERE NOT ok), 9223372036854775807)
+    WHERE n < coalesce((SELECT min(n) FROM mine WHERE NOT ok), 9223372036854775807) AND n <= (SELECT n FROM room)
     ORDER BY n LIMIT $2
+),
+claimed AS (
+    UPDATE {schema}jobs j
+    SET state = 'running',
+        attempt = j.attempt + 1,
+        attempted_at = (SELECT clock_timestamp()),
+        lease_owner = $3,
+        lease_expires_at = now() + $4::float8 * interval '1 millisecond',
+        limited = $5::boolean,
+        lease_token = $6::uuid
+    WHERE j.id = ANY(ARRAY(SELECT id FROM picked)) AND j.state = 'available'
+    RETURNING j.id, j.kind, j.priority, j.args, j.metadata, j.tags, j.attempt, j.max_attempts,
+        j.errors, j.error_count, j.timeout_ms, j.created_at, j.run_at, j.attempted_at, j.lease_expires_at, j.cancel_requested,
+        coalesce(j.batch_id, 0), j.flow, j.ordering_key
+),
+spent AS (
+    UPDATE {schema}queue_limits SET tokens = tokens - (SELECT count(*) FROM claimed)
+    WHERE queue = $1 AND (SELECT rate FROM settings) > 0
 )
-UPDATE {schema}jobs j
-SET state = 'running',
-    attempt = j.attempt + 1,
-    attempted_at = (SELECT clock_timestamp()),
-    lease_owner = $3,
-    lease_expires_at = now() + $4::float8 * interval '1 millisecond',
-    limited = $5::boolean,
-    lease_token = $6::uuid
-WHERE j.id = ANY(ARRAY(SELECT id FROM picked)) AND j.state = 'available'
-RETURNING j.id, j.kind, j.priority, j.args, j.metadata, j.tags, j.attempt, j.max_attempts,
-    j.errors, j.error_count, j.timeout_ms, j.created_at, j.run_at, j.attempted_at, j.lease_expires_at, j.cancel_requested,
-    coalesce(j.batch_id, 0), j.flow, j.ordering_key;
+SELECT * FROM claimed;
 
 -- name: QueueLimitTake
 -- Locks the queue's stored settings row and refills its rate bucket for

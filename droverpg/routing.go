@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/droverhq/drover/droverdriver"
 )
 
@@ -139,4 +141,31 @@ func (e *executor) JobRouteAbsent(ctx context.Context, p droverdriver.RouteAbsen
 		return nil, 0, e.wrap("notify", err)
 	}
 	return failed, len(woken), nil
+}
+
+// claimStrict claims for a queue the claimer's settings say is in strict
+// order, in one round trip: QueueLimitTake, which locks the queue's
+// settings row, and JobClaimStrict, which reads the room under that lock
+// and takes the head, as one batch in one implicit transaction (or in the
+// caller's). The lock is held while the claim runs and commits, and no
+// longer: every claim of the queue waits for it, so its round trips are
+// the queue's throughput.
+func (e *executor) claimStrict(ctx context.Context, p droverdriver.ClaimParams, token droverdriver.LeaseToken, cp claimParams) ([]*droverdriver.JobRow, error) {
+	b := &pgx.Batch{}
+	queueLimitTake.queue(b, e.q, p.Queue)
+	jobClaimStrict.bind(routedParams(p, cp)).queue(b, e.q)
+	br := e.db.SendBatch(ctx, b)
+	defer br.Close()
+	if _, err := br.Exec(); err != nil {
+		return nil, err
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return nil, err
+	}
+	jobs, err := scanClaimed(rows, p, token)
+	if err != nil {
+		return nil, err
+	}
+	return jobs, br.Close()
 }

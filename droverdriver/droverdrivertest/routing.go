@@ -41,11 +41,12 @@ func claimW(t *testing.T, e droverdriver.Executor, queue string, n int, w *drove
 }
 
 // claimStrict claims up to n jobs of queue as the engine claims a queue
-// with stored settings: limited, under the settings row's lock.
+// its cached settings say is in strict order: limited and strict, under
+// the settings row's lock.
 func claimStrict(t *testing.T, e droverdriver.Executor, queue string, n int, w *droverdriver.Worker) []*droverdriver.JobRow {
 	t.Helper()
 	rows, err := e.JobClaim(context.Background(), droverdriver.ClaimParams{Queue: queue, Max: n, Owner: "w1", Lease: time.Minute,
-		Worker: w, Limited: true})
+		Worker: w, Limited: true, Strict: true})
 	if err != nil {
 		t.Fatalf("strict claim as %+v: %v", w, err)
 	}
@@ -546,8 +547,10 @@ func testStrictOrder(t *testing.T, d droverdriver.Driver, n int) {
 		go func() {
 			defer wg.Done()
 			for idle := 0; idle < 50; {
+				// Half the claimers know the queue is strict (one round
+				// trip), half only that it has settings: the row decides.
 				rows, err := d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "q", Max: 1 + c%3, Owner: fmt.Sprint("c", c),
-					Lease: time.Minute, Limited: true})
+					Lease: time.Minute, Limited: true, Strict: c%2 == 0})
 				if err != nil {
 					t.Errorf("claim: %v", err)
 					return

@@ -243,7 +243,7 @@ func assignPoint(ctx context.Context, env Env, store *storeurl.Store, client ass
 	if mode == assignHTTP {
 		reps, err = startServeReplicas(ctx, env, r, o)
 	} else {
-		reps, err = openGoReplicas(ctx, store.Target, env.Schema, r)
+		reps, err = openGoReplicas(ctx, store.Target, env.Schema, r, o.workers)
 	}
 	if err != nil {
 		return pt, err
@@ -443,10 +443,12 @@ type goReplicas struct {
 	remotes []*drover.Remote
 }
 
-func openGoReplicas(ctx context.Context, target storeurl.Target, schema string, r int) (*goReplicas, error) {
+// Each has a pool of as many connections as there are workers, as each
+// serve replica has (startServeReplicas): the seed's replicas had 100.
+func openGoReplicas(ctx context.Context, target storeurl.Target, schema string, r, workers int) (*goReplicas, error) {
 	g := &goReplicas{}
 	for range r {
-		st, err := storeurl.Open(ctx, target, storeurl.Options{Schema: schema})
+		st, err := storeurl.Open(ctx, target, storeurl.Options{Schema: schema, MaxConns: workers})
 		if err != nil {
 			g.close()
 			return nil, err
@@ -536,11 +538,17 @@ func startServeReplicas(ctx context.Context, env Env, r int, o assignOptions) (*
 		s.close()
 		return nil, err
 	}
+	url := env.DatabaseURL
+	if bt, err := storeurl.Parse(url, "--database-url"); err == nil && bt.Kind == storeurl.Postgres {
+		// As many connections as workers, as the Go replicas have: pgx's
+		// default (4 on this machine) would queue the workers' claims.
+		url = withQuery(url, "pool_max_conns", strconv.Itoa(o.workers))
+	}
 	for range r {
 		cmd := exec.Command(self, "serve", "--listen", "127.0.0.1:0", "--tokens", tokens, "--schema", env.Schema,
 			"--log-level", "error", "--max-connections", strconv.Itoa(4*o.workers))
 		// The URL travels in the environment, as for worker processes.
-		cmd.Env = append(os.Environ(), "DATABASE_URL="+env.DatabaseURL, "DROVER_DATABASE_URL="+env.DatabaseURL)
+		cmd.Env = append(os.Environ(), "DATABASE_URL="+url, "DROVER_DATABASE_URL="+url)
 		stderr, err := cmd.StderrPipe()
 		if err != nil {
 			s.close()
@@ -565,6 +573,15 @@ func startServeReplicas(ctx context.Context, env Env, r int, o assignOptions) (*
 		}
 	}
 	return s, nil
+}
+
+// withQuery adds key=value to the query of url.
+func withQuery(url, key, value string) string {
+	sep := "?"
+	if strings.Contains(url, "?") {
+		sep = "&"
+	}
+	return url + sep + key + "=" + value
 }
 
 // serveAddress reads a starting `drover serve`'s stderr until it says

@@ -38,5 +38,6 @@ func Claim(ctx context.Context, ex droverdriver.Executor, settings *Settings, p 
 		return []*droverdriver.JobRow{}, nil
 	}
 	p.Limited = s.Limited()
+	p.Strict = p.Limited && s.Strict > 0
 	return ex.JobClaim(ctx, p)
 }
