@@ -49,7 +49,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--poll-wait", type=float, help="longest long poll of a claim in seconds")
     p.add_argument("--shutdown-timeout", type=float, help="seconds running jobs get to finish on SIGTERM")
     p.add_argument("--worker-id", help="this process's id, recorded as the jobs' lease owner")
-    p.add_argument("--worker-name", help="the name routed jobs aim at (default: --worker-id, once a routing option is given)")
+    p.add_argument("--worker-name",
+                   help="the name routed jobs aim at (default: --worker-id, once a routing option is given)")
     p.add_argument("--worker-type", help="the worker's type: it also takes jobs routed to it")
     p.add_argument("--label", action="append", dest="labels", metavar="KEY=VALUE",
                    help="a label of the worker (repeat for more): it also takes jobs that require it")
