@@ -206,6 +206,21 @@ const (
 	WorkerSourceHTTP = "http"
 )
 
+// JSONColumns returns the record's labels as a JSON object and its queues
+// as a JSON array ("{}" and "[]" for none), as the registry stores them.
+func (r *WorkerRecord) JSONColumns() (labels, queues string) {
+	labels, queues = "{}", "[]"
+	if len(r.Labels) > 0 {
+		b, _ := json.Marshal(r.Labels) // a map of strings cannot fail
+		labels = string(b)
+	}
+	if len(r.Queues) > 0 {
+		b, _ := json.Marshal(r.Queues)
+		queues = string(b)
+	}
+	return labels, queues
+}
+
 // Worker returns the record's identity, as its claims present it: nil
 // for a plain worker.
 func (r *WorkerRecord) Worker() *Worker {

@@ -2,7 +2,6 @@ package droverpg
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -44,18 +43,11 @@ func (e *executor) WorkerSeen(ctx context.Context, workers []droverdriver.Worker
 	p := workerSeenParams{}
 	for i := range workers {
 		w := &workers[i]
-		labels, _ := json.Marshal(w.Labels) // a map of strings cannot fail
-		if w.Labels == nil {
-			labels = []byte("{}")
-		}
-		queues, _ := json.Marshal(w.Queues)
-		if w.Queues == nil {
-			queues = []byte("[]")
-		}
+		labels, queues := w.JSONColumns()
 		p.Names = append(p.Names, w.Name)
 		p.Types = append(p.Types, w.Type)
-		p.Labels = append(p.Labels, string(labels))
-		p.Queues = append(p.Queues, string(queues))
+		p.Labels = append(p.Labels, labels)
+		p.Queues = append(p.Queues, queues)
 		p.Owners = append(p.Owners, w.Owner)
 		p.Sources = append(p.Sources, w.Source)
 		p.Plains = append(p.Plains, w.Plain)

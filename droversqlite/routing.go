@@ -53,15 +53,8 @@ func (e *executor) WorkerSeen(ctx context.Context, workers []droverdriver.Worker
 	batch := make([]workerJSON, len(workers))
 	for i := range workers {
 		w := &workers[i]
-		labels, _ := json.Marshal(w.Labels) // a map of strings cannot fail
-		if w.Labels == nil {
-			labels = []byte("{}")
-		}
-		queues, _ := json.Marshal(w.Queues)
-		if w.Queues == nil {
-			queues = []byte("[]")
-		}
-		batch[i] = workerJSON{w.Name, w.Plain, w.Type, string(labels), string(queues), w.Owner, w.Source}
+		labels, queues := w.JSONColumns()
+		batch[i] = workerJSON{w.Name, w.Plain, w.Type, labels, queues, w.Owner, w.Source}
 	}
 	b, err := json.Marshal(batch)
 	if err != nil {
