@@ -392,6 +392,14 @@ RETURNING j.id, j.kind, j.priority, j.args, j.metadata, j.tags, j.attempt, j.max
     j.errors, j.error_count, j.timeout_ms, j.created_at, j.run_at, j.attempted_at, j.lease_expires_at, j.cancel_requested,
     coalesce(j.batch_id, 0), j.flow, j.ordering_key;
 
+-- name: PlanCustom
+-- Sent first in the batch of a strict claim: a batch prepares its
+-- statements, and a prepared statement's cached generic plan, made while
+-- the hot table was small (sequential scans), would stay in use as it
+-- grows (see replan in executor.go). Planned afresh with its parameters,
+-- the claim keeps its index scans. LOCAL: for this transaction only.
+SET LOCAL plan_cache_mode = force_custom_plan;
+
 -- name: JobClaimStrict
 -- The claim of a queue in strict order (queue_settings.strict), sent in
 -- one round trip after QueueLimitTake, in the same implicit transaction:

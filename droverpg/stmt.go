@@ -483,11 +483,10 @@ var (
 	// says what it is and of a queue in strict order (routing.go).
 	jobClaimRouted = def(stmt[claimRoutedParams]{name: "JobClaimRouted", cols: 19, replan: true,
 		args: (*claimRoutedParams).args})
-	// jobClaimStrict is not replanned: it runs under the queue's lock,
-	// which every claim of the queue waits for, so planning it there would
-	// hold the lock longer; its plan (index probes by queue) does not
-	// depend on the table's size.
-	jobClaimStrict = def(stmt[claimRoutedParams]{name: "JobClaimStrict", cols: 19,
+	// jobClaimStrict runs in a batch (routing.go), after PlanCustom, which
+	// has it planned afresh like a replanned statement.
+	planCustom     = def(stmt[struct{}]{name: "PlanCustom", args: noArgs})
+	jobClaimStrict = def(stmt[claimRoutedParams]{name: "JobClaimStrict", cols: 19, replan: true,
 		args: func(p *claimRoutedParams) []any { return p.args()[:10] }})
 	queueLimitTake = def(stmt[string]{name: "QueueLimitTake", args: oneArg[string]})
 	queueLimitRoom = def(stmt[queueCount]{name: "QueueLimitRoom", cols: 3,
