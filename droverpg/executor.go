@@ -155,8 +155,10 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 	var jobs []*droverdriver.JobRow
 	var err error
 	switch {
-	case p.Limited && p.Strict:
-		// routing.go: a strict queue's lock and head in one round trip.
+	case p.Limited && p.Strict && (e.waker != nil || e.pending != nil):
+		// routing.go: a strict queue's lock and head in one round trip,
+		// committed without waiting for the disk; never so in a caller's
+		// transaction, whose own writes must stay durable.
 		jobs, err = e.claimStrict(ctx, p, token, cp)
 	case p.Limited:
 		// order: a limited queue's claim runs in a transaction that first

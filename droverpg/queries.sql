@@ -392,13 +392,25 @@ RETURNING j.id, j.kind, j.priority, j.args, j.metadata, j.tags, j.attempt, j.max
     j.errors, j.error_count, j.timeout_ms, j.created_at, j.run_at, j.attempted_at, j.lease_expires_at, j.cancel_requested,
     coalesce(j.batch_id, 0), j.flow, j.ordering_key;
 
--- name: PlanCustom
--- Sent first in the batch of a strict claim: a batch prepares its
--- statements, and a prepared statement's cached generic plan, made while
--- the hot table was small (sequential scans), would stay in use as it
--- grows (see replan in executor.go). Planned afresh with its parameters,
--- the claim keeps its index scans. LOCAL: for this transaction only.
-SET LOCAL plan_cache_mode = force_custom_plan;
+-- name: StrictClaimSettings
+-- Sent first in the batch of a strict claim, for its transaction only:
+--
+-- plan_cache_mode: a batch prepares its statements, and a prepared
+-- statement's cached generic plan, made while the hot table was small
+-- (sequential scans), would stay in use as it grows (see replan in
+-- executor.go). Planned afresh with its parameters, the claim keeps its
+-- index scans.
+--
+-- synchronous_commit off: the claim holds the queue's settings row until
+-- it commits, and every claim of the queue waits for that lock, so a
+-- commit that waited for its WAL to reach the disk would put an fsync
+-- between any two claims of the queue. A crash of the database can lose
+-- the claims of the last wal_writer_delay (200 ms by default): their jobs
+-- are then available again, at the head of the queue, and run again, as
+-- after a worker's death; the results of the workers that held them are
+-- rejected by the fence. Inserts and finishes stay durable, and a finish
+-- that reached the disk carries its claim with it (the WAL is one log).
+SELECT set_config('plan_cache_mode', 'force_custom_plan', true), set_config('synchronous_commit', 'off', true);
 
 -- name: JobClaimStrict
 -- The claim of a queue in strict order (queue_settings.strict), sent in

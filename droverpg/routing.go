@@ -136,20 +136,21 @@ func (e *executor) JobRouteAbsent(ctx context.Context, p droverdriver.RouteAbsen
 }
 
 // claimStrict claims for a queue the claimer's settings say is in strict
-// order, in one round trip: PlanCustom, QueueLimitTake, which locks the
-// queue's settings row, and JobClaimStrict, which reads the room under
-// that lock and takes the head, as one batch in one implicit transaction
-// (or in the caller's). The lock is held while the claim is planned, runs
-// and commits, and no longer: every claim of the queue waits for it, so
-// its round trips are the queue's throughput.
+// order, in one round trip: StrictClaimSettings (planned afresh, committed
+// without waiting for the disk: see queries.sql), QueueLimitTake, which
+// locks the queue's settings row, and JobClaimStrict, which reads the room
+// under that lock and takes the head, as one batch in one implicit
+// transaction (or in the caller's). The lock is held while the claim is
+// planned, runs and commits, and no longer: every claim of the queue waits
+// for it, so that time is the queue's throughput.
 func (e *executor) claimStrict(ctx context.Context, p droverdriver.ClaimParams, token droverdriver.LeaseToken, cp claimParams) ([]*droverdriver.JobRow, error) {
 	b := &pgx.Batch{}
-	planCustom.queue(b, e.q, struct{}{})
+	strictClaimSettings.queue(b, e.q, struct{}{})
 	queueLimitTake.queue(b, e.q, p.Queue)
 	jobClaimStrict.bind(routedParams(p, cp)).queue(b, e.q)
 	br := e.db.SendBatch(ctx, b)
 	defer br.Close()
-	for range 2 { // PlanCustom, QueueLimitTake
+	for range 2 { // StrictClaimSettings, QueueLimitTake
 		if _, err := br.Exec(); err != nil {
 			return nil, err
 		}

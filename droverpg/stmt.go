@@ -483,10 +483,11 @@ var (
 	// says what it is and of a queue in strict order (routing.go).
 	jobClaimRouted = def(stmt[claimRoutedParams]{name: "JobClaimRouted", cols: 19, replan: true,
 		args: (*claimRoutedParams).args})
-	// jobClaimStrict runs in a batch (routing.go), after PlanCustom, which
-	// has it planned afresh like a replanned statement.
-	planCustom     = def(stmt[struct{}]{name: "PlanCustom", args: noArgs})
-	jobClaimStrict = def(stmt[claimRoutedParams]{name: "JobClaimStrict", cols: 19, replan: true,
+	// jobClaimStrict runs in a batch (routing.go), after
+	// StrictClaimSettings, which has it planned afresh like a replanned
+	// statement.
+	strictClaimSettings = def(stmt[struct{}]{name: "StrictClaimSettings", cols: 2, args: noArgs})
+	jobClaimStrict      = def(stmt[claimRoutedParams]{name: "JobClaimStrict", cols: 19, replan: true,
 		args: func(p *claimRoutedParams) []any { return p.args()[:10] }})
 	queueLimitTake = def(stmt[string]{name: "QueueLimitTake", args: oneArg[string]})
 	queueLimitRoom = def(stmt[queueCount]{name: "QueueLimitRoom", cols: 3,
