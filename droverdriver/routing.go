@@ -157,6 +157,25 @@ func (w *Worker) Matches(r *Routing) bool {
 	return true
 }
 
+// RouteKeys returns the route keys a claim of w reads, besides plain
+// jobs: its type's, its name's, the key of jobs aimed at several names
+// when it has a name, and the key of jobs that require labels alone when
+// it has labels. A job under one of them may still fail w's other
+// constraints (Matches); a job under any other key never matches w.
+func (w *Worker) RouteKeys() []string {
+	var keys []string
+	if w.Type != "" {
+		keys = append(keys, RouteTypePrefix+w.Type)
+	}
+	if w.Name != "" {
+		keys = append(keys, RouteNamePrefix+w.Name, RouteNames)
+	}
+	if len(w.Labels) > 0 {
+		keys = append(keys, RouteLabels)
+	}
+	return keys
+}
+
 // LabelsJSON returns the worker's labels as a JSON object ("{}" for
 // none), as the claim statements take them.
 func (w *Worker) LabelsJSON() string {

@@ -28,6 +28,7 @@ func routedParams(p droverdriver.ClaimParams, cp claimParams) claimRoutedParams 
 		if w.Name != "" {
 			rp.Name = &w.Name
 		}
+		rp.Keys = w.RouteKeys()
 	}
 	if a := p.After; a != nil {
 		prio := int16(a.Priority)

@@ -151,8 +151,8 @@ type claimKindsAfterParams struct {
 // claimRoutedParams are JobClaimRouted's and JobClaimStrict's, after
 // JobClaim's: the kinds (nil: every kind), the worker's type, name and
 // labels (nil: none; Labels nil for a worker that said nothing of itself,
-// which matches plain jobs only), and the claim position to start past
-// (nil: the head; JobClaimRouted only).
+// which matches plain jobs only), and, for JobClaimRouted only, the claim
+// position to start past (nil: the head) and the route keys it reads.
 type claimRoutedParams struct {
 	claimParams
 	Kinds    []string
@@ -162,10 +162,11 @@ type claimRoutedParams struct {
 	Priority *int16
 	RunAt    *time.Time
 	ID       *int64
+	Keys     []string
 }
 
 func (p *claimRoutedParams) args() []any {
-	return append(p.claimParams.args(), p.Kinds, p.Type, p.Name, p.Labels, p.Priority, p.RunAt, p.ID)
+	return append(p.claimParams.args(), p.Kinds, p.Type, p.Name, p.Labels, p.Priority, p.RunAt, p.ID, p.Keys)
 }
 
 // settingsSetParams are QueueSettingsSet's: a nil Paused or Strict keeps
