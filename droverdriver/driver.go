@@ -350,7 +350,12 @@ var ErrUniqueConflict = errors.New("unique key held by another job")
 // Special reports whether the job needs the keyed insert path (a key, a
 // unique key or routing). Plain jobs take the cheaper statement that never
 // looks at other rows.
-func (p *InsertParams) Special() bool { return p.Key != "" || p.UniqueKey != "" || p.Routing != nil }
+func (p *InsertParams) Special() bool { return p.Keyed() || p.Routing != nil }
+
+// Keyed reports whether the job has a key or a unique key: routing alone
+// stores two more columns and looks at no other row, which a driver may
+// do without the keyed statements.
+func (p *InsertParams) Keyed() bool { return p.Key != "" || p.UniqueKey != "" }
 
 // ClaimParams selects jobs to claim.
 type ClaimParams struct {

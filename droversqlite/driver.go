@@ -504,7 +504,7 @@ var readQueries = []string{jobGet.name, jobList.name, jobCountByState.name, queu
 // unprepared are the queries that are not statements of their own (templates)
 // or that must work before the schema exists (migrations).
 var unprepared = map[string]bool{
-	jobInsertHead.name: true, jobInsertRow.name: true,
+	jobInsertHead.name: true, jobInsertRow.name: true, jobInsertRoutedHead.name: true, jobInsertRoutedRow.name: true,
 	schemaVersion.name: true, migrationsTable.name: true, migrationRecord.name: true,
 }
 

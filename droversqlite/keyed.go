@@ -48,10 +48,7 @@ func (e *executor) insertKeyed(ctx context.Context, tx *sql.Tx, jobs []droverdri
 		if j.UniqueKey != "" {
 			unique = j.UniqueKey
 		}
-		var route, routing any
-		if r := j.Routing; r != nil {
-			route, routing = r.Key(), string(r.JSON())
-		}
+		route, routing := routeArgs(j)
 		res, err := st.ExecContext(ctx, jobInsertKeyed.args(&keyedInsertParams{insertRow{*j, now}, key, int64(j.KeyLimit), unique,
 			uniqueQueue(j), route, routing})...)
 		if err != nil {

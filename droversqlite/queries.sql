@@ -17,6 +17,17 @@ INSERT INTO {schema}jobs (queue, kind, args, metadata, tags, priority, max_attem
 -- name: JobInsertRow
 (?, ?, CAST(? AS TEXT), CAST(? AS TEXT), ?, ?, ?, ?, ?, ?)
 
+-- name: JobInsertRoutedHead
+-- JobInsertHead for routed jobs without a key or a unique key: the same
+-- multi-row VALUES with the route key and the routing (JSON) last
+-- (JobInsertRoutedRow), so that routed jobs are inserted in batches as
+-- plain ones are, not one statement each as keyed ones.
+INSERT INTO {schema}jobs (queue, kind, args, metadata, tags, priority, max_attempts, run_at, timeout_ms, created_at,
+    route, routing) VALUES
+
+-- name: JobInsertRoutedRow
+(?, ?, CAST(? AS TEXT), CAST(? AS TEXT), ?, ?, ?, ?, ?, ?, ?, ?)
+
 -- name: JobInsertKeyed
 -- One job with an ordering key or a unique key (plain jobs take the
 -- multi-row JobInsertHead). ?1-?10 as JobInsertRow, ?11 ordering key or
@@ -284,7 +295,12 @@ RETURNING id, kind, priority, attempt, max_attempts, timeout_ms, created_at, run
 -- start past (NULL: from the head). One range of the claim indexes per
 -- key the worker can match, each read in claim order up to ?2 rows; the
 -- write lock keeps every other claimer out meanwhile. The match is the
--- one droverdriver.Worker.Matches makes in Go.
+-- one droverdriver.Worker.Matches makes in Go, but for what a key already
+-- says (a job keyed by type has no names: names would key it), and each
+-- JSON test is skipped, by a search of the text, when the job's routing
+-- has no such field (a quote inside a JSON string is escaped, so '"type":'
+-- is only ever a key): most routed jobs ask for one thing, and parsing
+-- the JSON of every row was a tenth of a routed claim.
 UPDATE {schema}jobs
 SET state = 'running',
     attempt = attempt + 1,
@@ -305,18 +321,17 @@ WHERE id IN (
             WHERE state = 'available' AND queue = ?1 AND route = 't:' || ?9 AND run_at <= ?4
               AND (?8 IS NULL OR kind IN (SELECT value FROM json_each(?8)))
               AND (?12 IS NULL OR (priority, run_at, id) > (?12, ?13, ?14))
-              AND (json_type(j.routing, '$.names') IS NULL OR ?10 IN (SELECT value FROM json_each(j.routing, '$.names')))
-              AND NOT EXISTS (SELECT 1 FROM json_each(j.routing, '$.labels') AS l
-                          WHERE NOT EXISTS (SELECT 1 FROM json_each(?11) AS w WHERE w.key = l.key AND w.value = l.value))
+              AND (instr(j.routing, '"labels":') = 0 OR NOT EXISTS (SELECT 1 FROM json_each(j.routing, '$.labels') AS l
+                          WHERE NOT EXISTS (SELECT 1 FROM json_each(?11) AS w WHERE w.key = l.key AND w.value = l.value)))
             ORDER BY priority, run_at, id LIMIT ?2)
         UNION ALL
         SELECT * FROM (SELECT id, priority, run_at FROM {schema}jobs AS j
             WHERE state = 'available' AND queue = ?1 AND route = 'n:' || ?10 AND run_at <= ?4
               AND (?8 IS NULL OR kind IN (SELECT value FROM json_each(?8)))
               AND (?12 IS NULL OR (priority, run_at, id) > (?12, ?13, ?14))
-              AND (j.routing ->> '$.type' IS NULL OR j.routing ->> '$.type' = ?9)
-              AND NOT EXISTS (SELECT 1 FROM json_each(j.routing, '$.labels') AS l
-                          WHERE NOT EXISTS (SELECT 1 FROM json_each(?11) AS w WHERE w.key = l.key AND w.value = l.value))
+              AND (instr(j.routing, '"type":') = 0 OR j.routing ->> '$.type' = ?9)
+              AND (instr(j.routing, '"labels":') = 0 OR NOT EXISTS (SELECT 1 FROM json_each(j.routing, '$.labels') AS l
+                          WHERE NOT EXISTS (SELECT 1 FROM json_each(?11) AS w WHERE w.key = l.key AND w.value = l.value)))
             ORDER BY priority, run_at, id LIMIT ?2)
         UNION ALL
         SELECT * FROM (SELECT id, priority, run_at FROM {schema}jobs AS j
@@ -324,17 +339,17 @@ WHERE id IN (
               AND (?8 IS NULL OR kind IN (SELECT value FROM json_each(?8)))
               AND (?12 IS NULL OR (priority, run_at, id) > (?12, ?13, ?14))
               AND (json_type(j.routing, '$.names') IS NULL OR ?10 IN (SELECT value FROM json_each(j.routing, '$.names')))
-              AND (j.routing ->> '$.type' IS NULL OR j.routing ->> '$.type' = ?9)
-              AND NOT EXISTS (SELECT 1 FROM json_each(j.routing, '$.labels') AS l
-                          WHERE NOT EXISTS (SELECT 1 FROM json_each(?11) AS w WHERE w.key = l.key AND w.value = l.value))
+              AND (instr(j.routing, '"type":') = 0 OR j.routing ->> '$.type' = ?9)
+              AND (instr(j.routing, '"labels":') = 0 OR NOT EXISTS (SELECT 1 FROM json_each(j.routing, '$.labels') AS l
+                          WHERE NOT EXISTS (SELECT 1 FROM json_each(?11) AS w WHERE w.key = l.key AND w.value = l.value)))
             ORDER BY priority, run_at, id LIMIT ?2)
         UNION ALL
         SELECT * FROM (SELECT id, priority, run_at FROM {schema}jobs AS j
             WHERE state = 'available' AND queue = ?1 AND route = CASE WHEN ?11 IS NOT NULL AND ?11 <> '{}' THEN '*' END AND run_at <= ?4
               AND (?8 IS NULL OR kind IN (SELECT value FROM json_each(?8)))
               AND (?12 IS NULL OR (priority, run_at, id) > (?12, ?13, ?14))
-              AND NOT EXISTS (SELECT 1 FROM json_each(j.routing, '$.labels') AS l
-                          WHERE NOT EXISTS (SELECT 1 FROM json_each(?11) AS w WHERE w.key = l.key AND w.value = l.value))
+              AND (instr(j.routing, '"labels":') = 0 OR NOT EXISTS (SELECT 1 FROM json_each(j.routing, '$.labels') AS l
+                          WHERE NOT EXISTS (SELECT 1 FROM json_each(?11) AS w WHERE w.key = l.key AND w.value = l.value)))
             ORDER BY priority, run_at, id LIMIT ?2)
     )
     ORDER BY priority, run_at, id

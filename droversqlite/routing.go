@@ -181,3 +181,40 @@ func (e *executor) JobRouteAbsent(ctx context.Context, p droverdriver.RouteAbsen
 	}
 	return failed, len(woken), nil
 }
+
+// routeArgs are the route key and routing JSON of job j as the insert
+// statements bind them, nil for a plain job.
+func routeArgs(j *droverdriver.InsertParams) (route, routing any) {
+	if r := j.Routing; r != nil {
+		return r.Key(), string(r.JSON())
+	}
+	return nil, nil
+}
+
+// appendRoutedArgs appends one job's values in JobInsertRoutedRow's
+// order: JobInsertRow's, then the route key and the routing.
+func appendRoutedArgs(args []any, j *droverdriver.InsertParams, now any) []any {
+	route, routing := routeArgs(j)
+	return append(appendInsertArgs(args, j, now), route, routing)
+}
+
+// special are jobs of an insert's special group with their positions in
+// it.
+type special struct {
+	jobs []droverdriver.InsertParams
+	at   []int
+}
+
+// splitRouted separates the special jobs with a key or a unique key, which
+// take the keyed statements, from those routed only, which take the
+// routed multi-row family.
+func splitRouted(jobs []droverdriver.InsertParams) (keyed, routed special) {
+	for i := range jobs {
+		g := &keyed
+		if !jobs[i].Keyed() {
+			g = &routed
+		}
+		g.jobs, g.at = append(g.jobs, jobs[i]), append(g.at, i)
+	}
+	return keyed, routed
+}

@@ -440,6 +440,11 @@ var (
 	jobInsertHead = def(stmt[struct{}]{name: "JobInsertHead", args: noArgs})
 	jobInsertRow  = def(stmt[insertRow]{name: "JobInsertRow",
 		args: func(p *insertRow) []any { return appendInsertArgs(nil, &p.Job, p.Now) }})
+	// JobInsertRoutedHead and JobInsertRoutedRow are the same for routed
+	// jobs with neither key nor unique key (JobInsertRoutedN).
+	jobInsertRoutedHead = def(stmt[struct{}]{name: "JobInsertRoutedHead", args: noArgs})
+	jobInsertRoutedRow  = def(stmt[insertRow]{name: "JobInsertRoutedRow",
+		args: func(p *insertRow) []any { return appendRoutedArgs(nil, &p.Job, p.Now) }})
 	jobInsertKeyed = def(stmt[keyedInsertParams]{name: "JobInsertKeyed",
 		args: func(p *keyedInsertParams) []any {
 			return append(appendInsertArgs(make([]any, 0, insertColumns+6), &p.Job, p.Now), p.Key, p.KeyLimit, p.Unique, p.UniqueQueue,

@@ -48,6 +48,9 @@ func TestRoutingOverHTTP(t *testing.T) {
 		if page := b.page(t, "/ui/workers"); !strings.Contains(page, `<tr data-queue="gfx">`) || !strings.Contains(page, "vram=48g") {
 			t.Fatalf("workers page does not list the unroutable jobs:\n%s", page)
 		}
+		if page := b.page(t, "/ui/jobs/"+itoa(ids[0])); !strings.Contains(page, `id="job-unroutable"`) || !strings.Contains(page, "type gpu") {
+			t.Fatalf("job page does not say where the job may run, and that none can:\n%s", page)
+		}
 
 		// A gpu worker without the label, and a plain one, get nothing.
 		if jobs := b.claim(t, map[string]any{"queue": "gfx", "worker": "py-1", "worker_type": "gpu", "max": 5}); len(jobs) != 0 {
