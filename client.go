@@ -134,6 +134,10 @@ type Config struct {
 	// Subscriptions this client consumes (subscribe.go), each with the
 	// retry queue of its failed messages.
 	Subscriptions []*Subscription
+	// Worker says what the client's workers are, for routed jobs
+	// (routing.go): a name, a type and labels. The zero value is a plain
+	// worker, which takes plain jobs only with the plain claim statement.
+	Worker WorkerConfig
 	// Clock, when set, is the time the client reads wherever a job's time
 	// is decided, instead of the system clock: the run_at of jobs inserted
 	// without one, the time a failed attempt is retried at, which jobs its
@@ -172,6 +176,10 @@ type QueueConfig struct {
 	// across every client, with bursts of up to RateLimit (0: no limit).
 	RateLimit  int
 	RatePeriod time.Duration
+	// StrictOrder, when set, puts the queue in strict order with at most
+	// this many jobs running at once (QueueSetStrictOrder): Start stores
+	// it like the limits. 0 keeps what is stored.
+	StrictOrder int
 }
 
 func (c *Config) withDefaults(d droverdriver.Driver) (*Config, error) {
@@ -227,6 +235,12 @@ func (c *Config) withDefaults(d droverdriver.Driver) (*Config, error) {
 		if err := checkQueueLimits(name, q); err != nil {
 			return nil, err
 		}
+		if q.StrictOrder < 0 || q.StrictOrder > 1_000_000 {
+			return nil, invalidf("config: queue %q: StrictOrder %d must be between 0 and 1000000", name, q.StrictOrder)
+		}
+	}
+	if err := validateWorker(cfg.Worker); err != nil {
+		return nil, fmt.Errorf("config: worker: %w", err)
 	}
 	if len(cfg.Queues) > 0 && cfg.Workers == nil {
 		return nil, invalidf("config: queues are configured but no Workers are")
@@ -279,6 +293,8 @@ type Client[TTx any] struct {
 	settings engine.Settings
 	// topics consumes subs; nil without subscriptions.
 	topics *topicConsumer
+	// identity is what the client's claims say of its workers (routing.go).
+	identity *identity
 }
 
 // NewClient returns a client on d. Nothing runs until Start.
@@ -297,7 +313,7 @@ func NewClient[TTx any](d droverdriver.TxDriver[TTx], config *Config) (*Client[T
 	if err != nil {
 		return nil, err
 	}
-	c := &Client[TTx]{config: cfg, driver: d, metrics: &clientMetrics{}, periodic: periodic}
+	c := &Client[TTx]{config: cfg, driver: d, metrics: &clientMetrics{}, periodic: periodic, identity: newIdentity(cfg)}
 	c.remote = &Remote{exec: d, config: cfg, metrics: c.metrics, claim: c.claim}
 	c.periodicSet = c.newPeriodicSet()
 	if err := c.prepareSubscriptions(); err != nil {
@@ -356,17 +372,26 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 	}
 	for name, q := range cfg.Queues {
 		c.producers[name] = producer.New(c.driver, c.tracker, c.completer.Submit, c.runJob, producer.Config{
-			Queue: name, MaxWorkers: q.MaxWorkers, ClaimMax: q.ClaimMax, Owner: cfg.ID, Claim: c.claim,
+			Queue: name, MaxWorkers: q.MaxWorkers, ClaimMax: q.ClaimMax, Owner: cfg.ID, Claim: c.claimAsWorker,
 			Lease: cfg.LeaseDuration, PollInterval: cfg.PollInterval, Logger: log, OnRan: c.observeRun,
 			Kinds: kinds,
 		})
 	}
 
+	if len(c.producers) > 0 {
+		// routing: the client's row of the worker registry, written before
+		// its first claim and at every heartbeat.
+		if err := c.registerWorker(ctx); err != nil {
+			stopFetch()
+			stopBG()
+			return err
+		}
+	}
 	c.goBG(func() { c.completer.Run(bgCtx) })
 	if len(c.producers) > 0 {
 		c.goBG(func() {
 			(&lease.Heartbeat{Exec: c.driver, Tracker: c.tracker, Lease: cfg.LeaseDuration,
-				Interval: cfg.LeaseDuration / 3, Logger: log}).Run(bgCtx)
+				Interval: min(cfg.LeaseDuration/3, engine.WorkerSeenEvery), Logger: log, Seen: c.registerWorker}).Run(bgCtx)
 		})
 		if l := c.driver.NewListener(); l != nil && !cfg.PollOnly {
 			c.goBG(func() {
@@ -488,7 +513,11 @@ func (c *Client[TTx]) runElector(ctx context.Context) {
 				insert: func(ctx context.Context, jobs []InsertManyParams) ([]int64, error) {
 					return c.insertMany(ctx, c.driver, jobs)
 				}}
-			maintWG.Add(4)
+			// routing: the absent-worker policies of jobs aimed at worker
+			// names, and the registry's forgotten workers.
+			router := &maintenance.Router{Exec: c.driver, Interval: cfg.RescueInterval, Logger: cfg.Logger}
+			maintWG.Add(5)
+			go func() { defer maintWG.Done(); router.Run(mctx) }()
 			go func() { defer maintWG.Done(); rescuer.Run(mctx) }()
 			go func() { defer maintWG.Done(); pruner.Run(mctx) }()
 			go func() { defer maintWG.Done(); promoter.Run(mctx) }()
@@ -556,6 +585,16 @@ func (c *Client[TTx]) Stop(ctx context.Context) error {
 	}
 	c.stopBG()
 	c.bgWG.Wait()
+	if len(c.producers) > 0 {
+		// routing: the worker leaves the registry; jobs aimed at it are
+		// reported unroutable from now on, rather than a minute later.
+		_, name := c.identity.get()
+		gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		if gone := c.driver.WorkerGone(gctx, name, c.config.ID); gone != nil {
+			c.config.Logger.Warn("drover: unregister worker", "error", gone)
+		}
+		cancel()
+	}
 	c.config.Logger.Info("drover client stopped", "id", c.config.ID)
 	return err
 }

@@ -67,6 +67,12 @@ type client interface {
 	QueueList(ctx context.Context) ([]*drover.QueueSettings, error)
 	LeaseOwners(ctx context.Context) ([]drover.LeaseOwner, error)
 	FinishedStats(ctx context.Context, since, until time.Time) ([]drover.FinishedStats, error)
+
+	// Routing (routing.go).
+	SetWorkerLabels(ctx context.Context, labels map[string]string) error
+	Workers(ctx context.Context) ([]*drover.WorkerInfo, error)
+	Unroutable(ctx context.Context) ([]*drover.UnroutableJobs, error)
+	QueueSetStrictOrder(ctx context.Context, name string, maxRunning int) (*drover.QueueSettings, error)
 }
 
 // store is one driver under test. Everything store-specific lives in these

@@ -84,6 +84,28 @@ type InsertOpts struct {
 	// state: jobs move between those without a statement that could
 	// release a key (a scheduled job becomes available with the clock).
 	UniqueStates []JobState
+
+	// routing: where the job may run (routing.go, docs/routing.md). A
+	// worker claims the job only if it matches every one set; a job that
+	// sets none is plain, which any worker may run.
+
+	// WorkerType is the type of worker that may run the job
+	// (WorkerConfig.Type).
+	WorkerType string
+	// WorkerNames are the workers that may run the job (WorkerConfig.Name,
+	// or a remote worker's name); any one of them will do.
+	WorkerNames []string
+	// WorkerLabels must all be among the worker's labels, with the same
+	// values.
+	WorkerLabels map[string]string
+	// OnWorkerAbsent says what happens to a job with WorkerNames when
+	// none of them has been seen for WorkerAbsentAfter while the job
+	// waited that long: wait (the default), fall back to any worker of
+	// WorkerType, or fail.
+	OnWorkerAbsent AbsentPolicy
+	// WorkerAbsentAfter is how long that is; default
+	// WorkerAbsentAfterDefault.
+	WorkerAbsentAfter time.Duration
 }
 
 // ArgsWithOpts may be implemented by Args to give defaults for every job of
@@ -311,6 +333,10 @@ func (c *Client[TTx]) buildInsert(args Args, opts *InsertOpts) (droverdriver.Ins
 	if err := setOrderOpts(&p, &o, c.now()); err != nil {
 		return droverdriver.InsertParams{}, err
 	}
+	// routing: checked in routing.go.
+	if p.Routing, err = routingOf(&o); err != nil {
+		return droverdriver.InsertParams{}, err
+	}
 	return p, nil
 }
 
@@ -365,6 +391,21 @@ func mergeOpts(dst, src *InsertOpts) {
 	}
 	if src.UniqueStates != nil {
 		dst.UniqueStates = src.UniqueStates
+	}
+	if src.WorkerType != "" {
+		dst.WorkerType = src.WorkerType
+	}
+	if src.WorkerNames != nil {
+		dst.WorkerNames = src.WorkerNames
+	}
+	if src.WorkerLabels != nil {
+		dst.WorkerLabels = src.WorkerLabels
+	}
+	if src.OnWorkerAbsent != "" {
+		dst.OnWorkerAbsent = src.OnWorkerAbsent
+	}
+	if src.WorkerAbsentAfter != 0 {
+		dst.WorkerAbsentAfter = src.WorkerAbsentAfter
 	}
 }
 

@@ -59,6 +59,12 @@ func UnfinishedStates() []JobState {
 // Finished reports whether the state is final.
 func (s JobState) Finished() bool { return droverdriver.State(s).Finished() }
 
+// Waiting reports whether a job in state s waits to be claimed: available,
+// scheduled or retryable.
+func (s JobState) Waiting() bool {
+	return s == JobStateAvailable || s == JobStateScheduled || s == JobStateRetryable
+}
+
 // JobRow is a job as stored, without decoded args.
 type JobRow struct {
 	ID          int64
@@ -109,6 +115,14 @@ type JobRow struct {
 	// (InsertOpts.DependsOn, or a step of a Workflow after other steps),
 	// whose results ParentResults and Client.JobParentResults read.
 	HasParents bool
+	// Routing is where the job may run (InsertOpts.WorkerType,
+	// WorkerNames, WorkerLabels); nil for a plain job. Set by JobGet and
+	// JobList.
+	Routing *Routing
+	// Unroutable is set by JobGet and JobList on a waiting routed job that
+	// no live worker can take (routing.go): none that works its queue
+	// matches its routing.
+	Unroutable bool
 }
 
 // LeaseToken is the unguessable secret a claim issues with the jobs it
@@ -186,6 +200,7 @@ func (row *JobRow) fill(r *droverdriver.JobRow) {
 		ErrorCount:      r.ErrorCount,
 		LeaseToken:      r.LeaseToken,
 		HasParents:      r.Flow&droverdriver.FlowHasParents != 0,
+		Routing:         r.Routing,
 	}
 	if len(r.Errors) > 0 {
 		// A row whose errors do not decode still shows everything else;

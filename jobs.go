@@ -165,13 +165,18 @@ func nilIfEmpty(b json.RawMessage) []byte {
 	return b
 }
 
-// JobGet returns one job, waiting, running or finished.
+// JobGet returns one job, waiting, running or finished. A waiting routed
+// job that no live worker can take comes back with Unroutable set.
 func (c *Client[TTx]) JobGet(ctx context.Context, id int64) (*JobRow, error) {
 	r, err := c.driver.JobGet(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	return JobRowFromDriver(r), nil
+	row := JobRowFromDriver(r)
+	if err := c.markUnroutable(ctx, []*JobRow{row}); err != nil {
+		return nil, err
+	}
+	return row, nil
 }
 
 // JobList returns up to p.Limit jobs matching p, in ID order (or newest
@@ -210,7 +215,11 @@ func (c *Client[TTx]) JobSearch(ctx context.Context, p JobListParams) (*JobPage,
 	if err != nil {
 		return nil, err
 	}
-	return &JobPage{Jobs: mapAll(page.Jobs, JobRowFromDriver), Next: page.Next, Scanned: page.Scanned}, nil
+	jobs := mapAll(page.Jobs, JobRowFromDriver)
+	if err := c.markUnroutable(ctx, jobs); err != nil {
+		return nil, err
+	}
+	return &JobPage{Jobs: jobs, Next: page.Next, Scanned: page.Scanned}, nil
 }
 
 // JobCount counts the jobs matching p (its After, Limit, order and Scan

@@ -58,10 +58,14 @@ func (q QueueConfig) limit() *droverdriver.QueueLimit {
 func (c *Client[TTx]) storeConfiguredLimits(ctx context.Context) error {
 	for name, q := range c.config.Queues {
 		l := q.limit()
-		if l == nil {
+		if l == nil && q.StrictOrder == 0 {
 			continue
 		}
-		if _, err := c.driver.QueueSettingsSet(ctx, droverdriver.QueueSettingsSetParams{Queue: name, Limit: l}); err != nil {
+		p := droverdriver.QueueSettingsSetParams{Queue: name, Limit: l}
+		if q.StrictOrder > 0 {
+			p.Strict = &q.StrictOrder
+		}
+		if _, err := c.driver.QueueSettingsSet(ctx, p); err != nil {
 			return fmt.Errorf("store the limits of queue %q: %w", name, err)
 		}
 		c.settings.Forget(name)

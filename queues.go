@@ -98,6 +98,10 @@ type QueueSettings struct {
 	GlobalMaxWorkers int
 	RateLimit        int
 	RatePeriod       time.Duration
+	// StrictOrder, when above 0, starts the queue's jobs strictly in
+	// order, at most StrictOrder of them running at once
+	// (QueueSetStrictOrder); 0 is off.
+	StrictOrder int
 	// UpdatedAt is when the settings were last written, by the store's
 	// clock; zero when the queue has none stored.
 	UpdatedAt time.Time
@@ -105,7 +109,7 @@ type QueueSettings struct {
 
 func queueSettingsFromDriver(s *droverdriver.QueueSettings) *QueueSettings {
 	return &QueueSettings{Name: s.Queue, Paused: s.Paused, PausedKinds: s.PausedKinds, GlobalMaxWorkers: s.Limit.MaxRunning,
-		RateLimit: s.Limit.Rate, RatePeriod: s.Limit.Period, UpdatedAt: s.UpdatedAt}
+		RateLimit: s.Limit.Rate, RatePeriod: s.Limit.Period, StrictOrder: s.Strict, UpdatedAt: s.UpdatedAt}
 }
 
 // QueuePause pauses a queue across the fleet: from the moment each process

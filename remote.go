@@ -1,6 +1,7 @@
 package drover
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -39,6 +40,8 @@ type Remote struct {
 	// claim is the client's claim, which applies the queues' stored
 	// settings (pause, limits) through the engine, as for its producers.
 	claim func(context.Context, droverdriver.ClaimParams) ([]*droverdriver.JobRow, error)
+	// seen writes remote workers' rows of the worker registry.
+	seen registrar
 }
 
 // Remote returns the client's API for remote workers. It needs no Start:
@@ -76,6 +79,23 @@ type ClaimParams struct {
 	// Lease is how long the jobs stay held without ExtendLeases, between
 	// MinRemoteLease and MaxRemoteLease.
 	Lease time.Duration
+	// WorkerName, WorkerType and WorkerLabels say what the worker is, for
+	// routed jobs (routing.go): with any of them set, the claim takes
+	// plain jobs and the routed jobs the worker matches, as a worker named
+	// WorkerName (default Owner). With none, it takes plain jobs only.
+	// They may change from one claim to the next (labels that change at
+	// run time).
+	WorkerName   string
+	WorkerType   string
+	WorkerLabels map[string]string
+}
+
+// worker returns the identity p's claim presents, nil for a plain worker.
+func (p *ClaimParams) worker() *droverdriver.Worker {
+	if p.WorkerName == "" && p.WorkerType == "" && len(p.WorkerLabels) == 0 {
+		return nil
+	}
+	return &droverdriver.Worker{Name: cmp.Or(p.WorkerName, p.Owner), Type: p.WorkerType, Labels: p.WorkerLabels}
 }
 
 // Claim moves up to p.Max claimable jobs of p.Queue to running under a lease
@@ -96,10 +116,20 @@ func (r *Remote) Claim(ctx context.Context, p ClaimParams) ([]*JobRow, error) {
 	if p.Lease < MinRemoteLease || p.Lease > MaxRemoteLease {
 		return nil, invalidf("lease %s: must be between %s and %s", p.Lease, MinRemoteLease, MaxRemoteLease)
 	}
+	if err := validateWorker(WorkerConfig{Name: p.WorkerName, Type: p.WorkerType, Labels: p.WorkerLabels}); err != nil {
+		return nil, err
+	}
+	w := p.worker()
+	// routing: the registry learns of the worker before it claims, and
+	// again at most every engine.WorkerSeenEvery; a store that cannot
+	// write it still serves the claim.
+	if err := r.seen.claimed(ctx, r.exec, &p, w); err != nil {
+		r.config.Logger.Warn("drover: register remote worker", "worker", p.Owner, "error", err)
+	}
 	// The engine applies the queue's stored settings: a remote worker
 	// brings no configuration, and a paused or limited queue must hold
 	// for it as for Go clients.
-	rows, err := r.claim(ctx, droverdriver.ClaimParams{Queue: p.Queue, Max: p.Max, Owner: p.Owner, Lease: p.Lease})
+	rows, err := r.claim(ctx, droverdriver.ClaimParams{Queue: p.Queue, Max: p.Max, Owner: p.Owner, Lease: p.Lease, Worker: w})
 	if err != nil {
 		return nil, err
 	}

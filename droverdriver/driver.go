@@ -285,6 +285,8 @@ type Executor interface {
 	// Job search (search.go): where the next window of IDs starts, and
 	// the counts behind estimates.
 	SearchExecutor
+	// Routing and the worker registry (routing.go).
+	RoutingExecutor
 }
 
 // Listener delivers insert notifications from other connections and
@@ -337,6 +339,11 @@ type InsertParams struct {
 	// kind. A unique key is always held per kind: a caller allowed to
 	// enqueue one kind must not be able to squat the keys of another.
 	UniqueByQueue bool
+	// Routing, when set, says which workers may run the job (routing.go).
+	// Routed jobs take the keyed insert path, which stores their route
+	// key and routing, and wake every listener of their queue: the next
+	// listener in turn may be a worker that cannot take them.
+	Routing *Routing
 }
 
 // CancelParams says which jobs JobCancel cancels.
@@ -390,10 +397,15 @@ func (p *InsertParams) Due(now time.Time) bool {
 // its unique key and another job holds that key now.
 var ErrUniqueConflict = errors.New("unique key held by another job")
 
-// Special reports whether the job needs the keyed insert path (a key or a
-// unique key). Plain jobs take the cheaper statement that never looks at
-// other rows.
-func (p *InsertParams) Special() bool { return p.Key != "" || p.UniqueKey != "" }
+// Special reports whether the job needs the keyed insert path (a key, a
+// unique key or routing). Plain jobs take the cheaper statement that never
+// looks at other rows.
+func (p *InsertParams) Special() bool { return p.Keyed() || p.Routing != nil }
+
+// Keyed reports whether the job has a key or a unique key: routing alone
+// stores two more columns and looks at no other row, which a driver may
+// do without the keyed statements.
+func (p *InsertParams) Keyed() bool { return p.Key != "" || p.UniqueKey != "" }
 
 // ClaimParams selects jobs to claim.
 type ClaimParams struct {
@@ -415,8 +427,15 @@ type ClaimParams struct {
 	// count them while they run, and spends a rate token per job. The
 	// limits are read from the store under that lock, never from the
 	// caller, so limited claims of every process and remote worker share
-	// one limit. Without Limited the claim is the plain statement alone.
+	// one limit. A queue whose locked row asks for strict order is
+	// claimed from its head, in order, skipping nothing (JobClaimStrict).
+	// Without Limited the claim is the plain statement alone.
 	Limited bool
+	// Strict, with Limited, says the claimer's settings put the queue in
+	// strict order, so that a driver may take the lock and the head in
+	// one round trip. The store's row still decides: a limited claim of a
+	// queue whose row says strict takes its head either way.
+	Strict bool
 	// Kinds, when not nil, claims only jobs of these kinds: a client
 	// passes the kinds it has workers for, so that jobs of other kinds
 	// wait in the queue for a process that can run them instead of
@@ -434,6 +453,11 @@ type ClaimParams struct {
 	// Config.Clock does; a test clock (drovertest.Clock) passes its time,
 	// so that scheduled jobs become due when the test advances it.
 	Now time.Time
+	// Worker, when set, is what the claimer says of itself (routing.go):
+	// the claim takes plain jobs and the routed jobs it matches
+	// (JobClaimRouted). Nil claims plain jobs only, with the plain
+	// statement.
+	Worker *Worker
 }
 
 // Narrowed returns p with ExceptKinds taken out of Kinds when both are
@@ -504,13 +528,19 @@ type QueueSettings struct {
 	// leave their jobs waiting (ClaimParams.ExceptKinds) while the other
 	// kinds of the queue run.
 	PausedKinds []string
-	UpdatedAt   time.Time
+	// Strict, when above 0, starts the queue's jobs strictly in claim
+	// order (priority, run_at, id) across the fleet, at most Strict of
+	// them running at once: a limited claim that takes the head of the
+	// queue without skipping any job (docs/routing.md, "Strict order").
+	Strict    int
+	UpdatedAt time.Time
 }
 
-// Limited reports whether the queue has a cluster-wide limit, which its
-// claims must then take the limited path (ClaimParams.Limited) to respect.
+// Limited reports whether the queue has a cluster-wide limit or strict
+// order, which its claims must then take the limited path
+// (ClaimParams.Limited) to respect.
 func (s *QueueSettings) Limited() bool {
-	return s != nil && (s.Limit.MaxRunning > 0 || s.Limit.Rate > 0)
+	return s != nil && (s.Limit.MaxRunning > 0 || s.Limit.Rate > 0 || s.Strict > 0)
 }
 
 // QueueSettingsSetParams says which of a queue's settings to write; nil
@@ -524,6 +554,9 @@ type QueueSettingsSetParams struct {
 	// out of them (a kind in both is resumed); the others stay as stored,
 	// so that two operators pausing two kinds at once both get theirs.
 	PauseKinds, ResumeKinds []string
+	// Strict replaces the queue's strict order (0: off; N: at most N
+	// running, started in order).
+	Strict *int
 }
 
 // QueueLimit is a queue's cluster-wide limits; zero fields mean none.
@@ -728,4 +761,7 @@ type JobRow struct {
 	// JobGet and JobList, which anyone allowed to read jobs may call, never
 	// return it.
 	LeaseToken LeaseToken
+	// Routing is where the job may run (routing.go); nil for a plain job.
+	// Set by JobGet and JobList, not by JobClaim.
+	Routing *Routing
 }

@@ -47,3 +47,32 @@ func columnsOf(jobs []droverdriver.InsertParams) jobColumns {
 func (c jobColumns) params(extra ...any) []any {
 	return append([]any{c.queues, c.kinds, c.args, c.metas, c.tags, c.prios, c.maxAtt, c.runAts, c.timeouts}, extra...)
 }
+
+// routeColumns are the route key and routing JSON of jobs (NULL for plain
+// ones), as the keyed and flow inserts take them.
+type routeColumns struct {
+	routes, routings []*string
+}
+
+// routesOf lays the jobs' routing out as columns.
+func routesOf(jobs []droverdriver.InsertParams) routeColumns {
+	c := routeColumns{routes: make([]*string, len(jobs)), routings: make([]*string, len(jobs))}
+	for i := range jobs {
+		if r := jobs[i].Routing; r != nil {
+			key, js := r.Key(), string(r.JSON())
+			c.routes[i], c.routings[i] = &key, &js
+		}
+	}
+	return c
+}
+
+// wake marks the queue of a job that can run now: a routed job wakes every
+// listener of its queue, since the next listener in turn may be a worker
+// that cannot take it, a plain one counts towards the queue's wake-up.
+func wakeFor(s wakeSet, j *droverdriver.InsertParams) {
+	if j.Routing != nil {
+		s.add([]string{j.Queue})
+	} else {
+		s.count(j.Queue)
+	}
+}

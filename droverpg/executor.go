@@ -158,13 +158,19 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 	}
 	var jobs []*droverdriver.JobRow
 	var err error
-	if p.Limited {
+	switch {
+	case p.Limited && p.Strict && (e.waker != nil || e.pending != nil):
+		// routing.go: a strict queue's lock and head in one round trip,
+		// committed without waiting for the disk; never so in a caller's
+		// transaction, whose own writes must stay durable.
+		jobs, err = e.claimStrict(ctx, p, token, cp)
+	case p.Limited:
 		// order: a limited queue's claim runs in a transaction that first
 		// finds its room (limits.go).
 		jobs, err = e.claimLimited(ctx, p, token, cp)
-	} else {
+	default:
 		var rows pgx.Rows
-		if rows, err = e.claimQuery(ctx, e.db, p, cp); err == nil {
+		if rows, err = e.claimQuery(ctx, e.db, p, cp, false); err == nil {
 			jobs, err = scanClaimed(rows, p, token)
 		}
 	}
@@ -174,12 +180,19 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 	return jobs, nil
 }
 
-// claimQuery runs JobClaim, or its variant for p (Narrowed): JobClaimAfter
-// when p claims after a position, JobClaimKinds when it names its kinds,
+// claimQuery runs JobClaim, or its variant for p (Narrowed): JobClaimStrict
+// for a queue in strict order (strict, read under the settings row's lock)
+// and JobClaimRouted for a worker that says what it is, both of which take
+// every other part of p as parameters; otherwise JobClaimAfter when p
+// claims after a position, JobClaimKinds when it names its kinds,
 // JobClaimExcept when it leaves paused kinds, and their After forms when
 // it does both.
-func (e *executor) claimQuery(ctx context.Context, db dbtx, p droverdriver.ClaimParams, cp claimParams) (pgx.Rows, error) {
+func (e *executor) claimQuery(ctx context.Context, db dbtx, p droverdriver.ClaimParams, cp claimParams, strict bool) (pgx.Rows, error) {
 	switch {
+	case strict:
+		return jobClaimStrict.query(ctx, db, e.q, routedParams(p, cp))
+	case p.Worker != nil:
+		return jobClaimRouted.query(ctx, db, e.q, routedParams(p, cp))
 	case p.Kinds != nil && p.After != nil:
 		return jobClaimKindsAfter.query(ctx, db, e.q,
 			claimKindsAfterParams{claimAfterParams{cp, int16(p.After.Priority), p.After.RunAt, p.After.ID}, p.Kinds})
@@ -452,11 +465,15 @@ func scanJob(row pgx.Row) (*droverdriver.JobRow, error) {
 	var timeoutMS int64
 	var owner, key *string
 	var batchID *int64
+	var routing []byte
 	err := row.Scan(&j.ID, &state, &j.Queue, &j.Kind, &j.Priority, &j.Args, &j.Metadata, &j.Tags, &j.Attempt,
 		&j.MaxAttempts, &j.Errors, &j.ErrorCount, &timeoutMS, &j.CreatedAt, &j.RunAt, &j.AttemptedAt, &j.FinalizedAt, &owner,
-		&j.LeaseExpiresAt, &j.CancelRequested, &batchID, &key)
+		&j.LeaseExpiresAt, &j.CancelRequested, &batchID, &key, &routing)
 	if err != nil {
 		return nil, err
+	}
+	if j.Routing, err = droverdriver.DecodeRouting(routing); err != nil {
+		return nil, fmt.Errorf("job %d: routing: %w", j.ID, err)
 	}
 	if batchID != nil {
 		j.BatchID = *batchID

@@ -155,10 +155,10 @@ func (e *executor) insertFlowRows(ctx context.Context, jobs []droverdriver.Inser
 			// A keyed job may be stored blocked instead; waking its queue
 			// for nothing costs one empty claim.
 			if states[start+i] == droverdriver.StateAvailable && j.Due(now) {
-				wake.count(j.Queue)
+				wakeFor(wake, j)
 			}
 		}
-		rows, err := jobInsertFlow.query(ctx, e.db, e.q, flowInsertParams{columnsOf(chunk), st, waits, flows, batches, keys, limits})
+		rows, err := jobInsertFlow.query(ctx, e.db, e.q, flowInsertParams{columnsOf(chunk), st, waits, flows, batches, keys, limits, routesOf(chunk)})
 		if err != nil {
 			return nil, err
 		}

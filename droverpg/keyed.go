@@ -37,7 +37,7 @@ func (e *executor) queueKeyedInsert(b *pgx.Batch, jobs []droverdriver.InsertPara
 	for i := range jobs {
 		j := &jobs[i]
 		if j.Due(now) {
-			notify.count(j.Queue)
+			wakeFor(notify, j)
 		}
 		if j.Key != "" {
 			keys[i], limits[i] = &j.Key, int32(j.KeyLimit)
@@ -55,7 +55,7 @@ func (e *executor) queueKeyedInsert(b *pgx.Batch, jobs []droverdriver.InsertPara
 		}
 	}
 	table := pgx.Identifier{e.schema, "jobs"}.Sanitize()
-	jobInsertKeyed.queue(b, e.q, keyedInsertParams{columnsOf(jobs), keys, limits, uniques, table, finals, byQueue})
+	jobInsertKeyed.queue(b, e.q, keyedInsertParams{columnsOf(jobs), keys, limits, uniques, table, finals, byQueue, routesOf(jobs)})
 	if len(lockKeys) > 0 {
 		// Its queues are woken already: notify holds every keyed job's.
 		keyPromote.queue(b, e.q, keyPromoteParams{keyList{lockQueues, lockKeys}, nil})

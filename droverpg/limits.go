@@ -31,8 +31,8 @@ func (e *executor) claimLimited(ctx context.Context, p droverdriver.ClaimParams,
 			return err
 		}
 		var room int
-		var rated bool
-		if err := br.QueryRow().Scan(&room, &rated); err != nil {
+		var rated, strict bool
+		if err := br.QueryRow().Scan(&room, &rated, &strict); err != nil {
 			br.Close()
 			return err
 		}
@@ -40,12 +40,13 @@ func (e *executor) claimLimited(ctx context.Context, p droverdriver.ClaimParams,
 			return err
 		}
 		cp.Max = room
-		rows, err := e.claimQuery(ctx, tx, p, cp)
+		rows, err := e.claimQuery(ctx, tx, p, cp, strict)
 		if err != nil {
 			return err
 		}
 		p.Max = room
-		if jobs, err = scanClaimed(rows, p, token); err != nil || len(jobs) == 0 || !rated {
+		// A strict claim spends its rate tokens itself (JobClaimStrict).
+		if jobs, err = scanClaimed(rows, p, token); err != nil || len(jobs) == 0 || !rated || strict {
 			return err
 		}
 		_, err = queueLimitSpend.exec(ctx, tx, e.q, queueCount{p.Queue, len(jobs)})
@@ -58,7 +59,7 @@ func (e *executor) claimLimited(ctx context.Context, p droverdriver.ClaimParams,
 func scanSettings(row pgx.Row) (*droverdriver.QueueSettings, error) {
 	s := &droverdriver.QueueSettings{}
 	var periodMS int64
-	if err := row.Scan(&s.Queue, &s.Paused, &s.Limit.MaxRunning, &s.Limit.Rate, &periodMS, &s.UpdatedAt, &s.PausedKinds); err != nil {
+	if err := row.Scan(&s.Queue, &s.Paused, &s.Limit.MaxRunning, &s.Limit.Rate, &periodMS, &s.Strict, &s.UpdatedAt, &s.PausedKinds); err != nil {
 		return nil, err
 	}
 	s.Limit.Period = time.Duration(periodMS) * time.Millisecond
@@ -107,7 +108,7 @@ func (e *executor) QueueSettingsSet(ctx context.Context, p droverdriver.QueueSet
 		var err error
 		out, err = scanSettings(queueSettingsSet.queryRow(ctx, tx, e.q, settingsSetParams{
 			Queue: p.Queue, Paused: p.Paused, SetLimits: p.Limit != nil,
-			MaxRunning: l.MaxRunning, Rate: l.Rate, PeriodMS: l.Period.Milliseconds(),
+			MaxRunning: l.MaxRunning, Rate: l.Rate, PeriodMS: l.Period.Milliseconds(), Strict: p.Strict,
 			PauseKinds: p.PauseKinds, ResumeKinds: p.ResumeKinds}))
 		if err != nil {
 			return err

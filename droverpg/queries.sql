@@ -28,14 +28,17 @@ RETURNING id;
 -- one kind's keys never block another's. IDs are drawn from the jobs'
 -- sequence first ($13 is the quoted table name) so that the key row can
 -- name its job. A unique job carries flow bit 8 (FlowUnique), a keyed one
--- bit 16 (FlowKeyed). Returns one row per
+-- bit 16 (FlowKeyed). Routed jobs (droverdriver.Routing) take this
+-- statement too, with their route key ($16) and routing ($17), NULL for
+-- jobs without. Returns one row per
 -- input job, in input order: its ID, or 0 when skipped as a duplicate.
 WITH p AS (
     SELECT nextval(pg_get_serial_sequence($13, 'id')) AS id, p.*
     FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::jsonb[], $5::text[], $6::smallint[], $7::integer[],
-            $8::timestamptz[], $9::bigint[], $10::text[], $11::integer[], $12::text[], $14::smallint[], $15::boolean[])
+            $8::timestamptz[], $9::bigint[], $10::text[], $11::integer[], $12::text[], $14::smallint[], $15::boolean[],
+            $16::text[], $17::jsonb[])
         WITH ORDINALITY AS p(queue, kind, args, metadata, tags, priority, max_attempts, run_at, timeout_ms,
-            ordering_key, key_limit, unique_key, unique_final, unique_by_queue, ord)
+            ordering_key, key_limit, unique_key, unique_final, unique_by_queue, route, routing, ord)
 ),
 gated AS (
     SELECT p.*,
@@ -62,9 +65,9 @@ claimed AS (
 ),
 inserted AS (
     INSERT INTO {schema}jobs (id, state, queue, kind, args, metadata, tags, priority, max_attempts, run_at, timeout_ms,
-        ordering_key, key_limit, flow)
+        ordering_key, key_limit, route, routing, flow)
     SELECT id, state, queue, kind, args, metadata, string_to_array(tags, ','), priority, max_attempts, coalesce(run_at, now()),
-        timeout_ms, ordering_key, key_limit,
+        timeout_ms, ordering_key, key_limit, route, routing,
         CASE WHEN unique_key IS NULL THEN 0 ELSE 8 /*FlowUnique*/ END | CASE WHEN ordering_key IS NULL THEN 0 ELSE 16 /*FlowKeyed*/ END
     FROM gated
     WHERE unique_key IS NULL OR id IN (SELECT job_id FROM claimed)
@@ -296,10 +299,14 @@ SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS payload;
 -- WithClaimExceptKinds): JobClaimAfter adds $8-$10, the claim order
 -- position to start past; JobClaimKinds and JobClaimExcept add $8, the
 -- kinds to claim or to leave; their After forms add both, the kinds $11.
+--
+-- route IS NULL: plain jobs only, from jobs_claim_idx, which holds nothing
+-- else (migration 016); routed jobs are claimed by JobClaimRouted, by
+-- workers that say what they are.
 WITH picked AS (
     SELECT ctid
     FROM {schema}jobs
-    WHERE state = 'available' AND queue = $1 AND run_at <= coalesce($7::timestamptz, now()) /*after*/
+    WHERE state = 'available' AND queue = $1 AND route IS NULL AND run_at <= coalesce($7::timestamptz, now()) /*after*/
     ORDER BY priority, run_at, id
     LIMIT $2
     FOR UPDATE SKIP LOCKED
@@ -318,6 +325,201 @@ RETURNING j.id, j.kind, j.priority, j.args, j.metadata, j.tags, j.attempt, j.max
     coalesce(j.batch_id, 0), j.flow, -- flow: what the finish must settle
     j.ordering_key -- order: the key tells the finish to promote (NULL for plain jobs)
 ;
+
+-- name: JobClaimRouted
+-- The claim of a worker that says what it is (ClaimParams.Worker): $10 its
+-- type, $11 its name, $12 its labels (a JSON object), each NULL when it
+-- has none, and $16 the route keys it can match
+-- (droverdriver.Worker.RouteKeys: its type's "t:…", its name's "n:…",
+-- "n*" for jobs aimed at several names when it has a name, "*" for jobs
+-- that require labels alone when it has labels). It takes plain jobs and
+-- the routed jobs it matches, in the claim order of them all, and reads
+-- only the index ranges it can match: plain jobs from jobs_claim_idx, and
+-- for each of its keys that key's range of jobs_route_idx. A worker never
+-- walks past jobs of another type or aimed at another worker; within its
+-- own keys it walks past the jobs whose other constraints it fails
+-- (labels it lacks; a type other than its own on a job aimed at its name;
+-- other names under "n*"). The test below is the one
+-- droverdriver.Worker.Matches makes in Go.
+--
+-- Each range is claimed as JobClaim claims, up to $2 rows FOR UPDATE SKIP
+-- LOCKED, and the first $2 of all of them in claim order are taken: rows
+-- locked in one range but not taken are unlocked when the statement
+-- commits, having kept other claimers off them for that long. The ranges
+-- of the keys are one subquery run per key (LATERAL), which plans in
+-- about half the time of one subquery per key written out.
+--
+-- $7 the claimer's clock (NULL: the store's), $8 the kinds (NULL: every
+-- kind), $9 the kinds paused in the queue, left waiting (empty: none),
+-- $13-$15 the claim order position to start past (NULL: from the head),
+-- as JobClaim, JobClaimKinds, JobClaimExcept and JobClaimAfter.
+-- Other parameters and the columns returned are JobClaim's.
+WITH candidates AS (
+    SELECT * FROM (
+        SELECT ctid, priority, run_at, id FROM {schema}jobs
+        WHERE state = 'available' AND queue = $1 AND route IS NULL AND run_at <= coalesce($7::timestamptz, now())
+          AND ($8::text[] IS NULL OR kind = ANY($8::text[])) AND kind <> ALL(coalesce($9::text[], '{}'))
+          AND ($13::smallint IS NULL OR (priority, run_at, id) > ($13::smallint, $14::timestamptz, $15::bigint))
+        ORDER BY priority, run_at, id LIMIT $2 FOR UPDATE SKIP LOCKED) plain
+    UNION ALL
+    SELECT r.* FROM unnest($16::text[]) AS k(route) CROSS JOIN LATERAL (
+        SELECT ctid, priority, run_at, id FROM {schema}jobs j
+        WHERE j.state = 'available' AND j.queue = $1 AND j.route = k.route AND j.run_at <= coalesce($7::timestamptz, now())
+          AND ($8::text[] IS NULL OR j.kind = ANY($8::text[])) AND j.kind <> ALL(coalesce($9::text[], '{}'))
+          AND ($13::smallint IS NULL OR (j.priority, j.run_at, j.id) > ($13::smallint, $14::timestamptz, $15::bigint))
+          AND (j.routing ->> 'type' IS NULL OR j.routing ->> 'type' = $10::text)
+          AND (j.routing -> 'names' IS NULL OR j.routing -> 'names' @> jsonb_build_array($11::text))
+          AND (j.routing -> 'labels' IS NULL OR j.routing -> 'labels' <@ $12::jsonb)
+        ORDER BY j.priority, j.run_at, j.id LIMIT $2 FOR UPDATE SKIP LOCKED) r
+),
+picked AS (
+    SELECT ctid FROM candidates ORDER BY priority, run_at, id LIMIT $2
+)
+UPDATE {schema}jobs j
+SET state = 'running',
+    attempt = j.attempt + 1,
+    attempted_at = (SELECT coalesce($7::timestamptz, clock_timestamp())),
+    lease_owner = $3,
+    lease_expires_at = now() + $4::float8 * interval '1 millisecond',
+    limited = $5::boolean,
+    lease_token = $6::uuid
+WHERE j.ctid = ANY(ARRAY(SELECT ctid FROM picked))
+RETURNING j.id, j.kind, j.priority, j.args, j.metadata, j.tags, j.attempt, j.max_attempts,
+    j.errors, j.error_count, j.timeout_ms, j.created_at, j.run_at, j.attempted_at, j.lease_expires_at, j.cancel_requested,
+    coalesce(j.batch_id, 0), j.flow, j.ordering_key;
+
+-- name: StrictClaimSettings
+-- Sent first in the batch of a strict claim, for its transaction only:
+--
+-- plan_cache_mode: a batch prepares its statements, and a prepared
+-- statement's cached generic plan, made while the hot table was small
+-- (sequential scans), would stay in use as it grows (see replan in
+-- executor.go). Planned afresh with its parameters, the claim keeps its
+-- index scans.
+--
+-- synchronous_commit off: the claim holds the queue's settings row until
+-- it commits, and every claim of the queue waits for that lock, so a
+-- commit that waited for its WAL to reach the disk would put an fsync
+-- between any two claims of the queue. A crash of the database can lose
+-- the claims of the last wal_writer_delay (200 ms by default): their jobs
+-- are then available again, at the head of the queue, and run again, as
+-- after a worker's death; the results of the workers that held them are
+-- rejected by the fence. Inserts and finishes stay durable, and a finish
+-- that reached the disk carries its claim with it (the WAL is one log).
+SELECT set_config('plan_cache_mode', 'force_custom_plan', true), set_config('synchronous_commit', 'off', true);
+
+-- name: JobClaimStrict
+-- The claim of a queue in strict order (queue_settings.strict), sent in
+-- one round trip after QueueLimitTake, in the same implicit transaction:
+-- QueueLimitTake locks the queue's settings row (and refills its rate
+-- bucket), so the queue's claims take turns, and this statement, which
+-- starts once it holds the lock, sees every claim committed before. It
+-- reads the room itself, under the lock, from the settings row: none
+-- while the queue is paused, and the queue's limited rows still running
+-- stay within strict and max_running, each job needing a rate token; at
+-- most $2. It spends the tokens of what it takes (spent). One round trip
+-- with the lock held only while it runs and commits: the limited claim's
+-- separate statements would hold it for three.
+--
+-- It takes the head of the queue, skipping nothing, and no more of it
+-- than the claimer can run: the longest run of head jobs it matches (their
+-- kind among $8 and not paused ($9), and the worker $10-$12, as for JobClaimRouted, matching
+-- their routing; a worker that said nothing of itself, $12 NULL, matches
+-- plain jobs only). A head job it cannot run stops the claim there: it
+-- waits for a worker that can, and nothing behind it starts first.
+--
+-- The head: jobs that a limited claim took and that wait again (a retry,
+-- a release, a rescue: limited and available, from jobs_returned_idx)
+-- come first, in the order they started, up to the first of them not due
+-- yet; while any is back, nothing else starts, so a failing job keeps its
+-- place as an SQS FIFO message does. Otherwise the first due jobs in
+-- claim order (priority, run_at, id), merged from the plain index and,
+-- for each route key that has jobs (found by a loose scan of
+-- jobs_route_idx, one probe per key), the first $2 of that key: each key
+-- is walked in order, so the merge costs a probe per key and row, not a
+-- sort of the queue. No SKIP LOCKED: no other claim of the queue runs
+-- meanwhile, and a head row an operator holds (a cancel) is waited for
+-- rather than overtaken.
+WITH RECURSIVE routes(route) AS (
+    (SELECT route FROM {schema}jobs WHERE state = 'available' AND queue = $1 AND route IS NOT NULL ORDER BY route LIMIT 1)
+    UNION ALL
+    SELECT (SELECT j.route FROM {schema}jobs j
+            WHERE j.state = 'available' AND j.queue = $1 AND j.route > r.route ORDER BY j.route LIMIT 1)
+    FROM routes r WHERE r.route IS NOT NULL
+),
+settings AS (
+    SELECT s.paused, s.max_running, s.strict, s.rate, coalesce(l.tokens, 0) AS tokens,
+        (SELECT count(*) FROM {schema}jobs r WHERE r.queue = $1 AND r.limited AND r.state = 'running') AS running
+    FROM {schema}queue_settings s LEFT JOIN {schema}queue_limits l ON l.queue = s.queue
+    WHERE s.queue = $1
+),
+room AS (
+    SELECT coalesce((
+        SELECT CASE WHEN paused THEN 0 ELSE greatest(0, least($2,
+            CASE WHEN max_running > 0 THEN max_running - running ELSE $2 END,
+            CASE WHEN strict > 0 THEN strict - running ELSE $2 END,
+            CASE WHEN rate > 0 THEN floor(tokens)::integer ELSE $2 END)) END
+        FROM settings), $2) AS n
+),
+returned AS (
+    SELECT id, kind, routing, run_at <= coalesce($7::timestamptz, now()) AS due, row_number() OVER (ORDER BY attempted_at, id) AS n
+    FROM {schema}jobs WHERE state = 'available' AND queue = $1 AND limited
+),
+fresh AS (
+    SELECT id, kind, routing, row_number() OVER (ORDER BY priority, run_at, id) AS n FROM (
+        SELECT c.* FROM (
+            SELECT * FROM (
+                SELECT id, kind, routing, priority, run_at FROM {schema}jobs
+                WHERE state = 'available' AND queue = $1 AND route IS NULL AND run_at <= coalesce($7::timestamptz, now()) AND NOT limited
+                ORDER BY priority, run_at, id LIMIT $2) plain
+            UNION ALL
+            SELECT h.* FROM routes r CROSS JOIN LATERAL (
+                SELECT id, kind, routing, priority, run_at FROM {schema}jobs j
+                WHERE j.state = 'available' AND j.queue = $1 AND j.route = r.route AND j.run_at <= coalesce($7::timestamptz, now()) AND NOT j.limited
+                ORDER BY j.priority, j.run_at, j.id LIMIT $2) h
+            WHERE r.route IS NOT NULL
+        ) c
+        ORDER BY c.priority, c.run_at, c.id LIMIT $2
+    ) f
+),
+head AS (
+    SELECT id, kind, routing, n FROM returned
+    WHERE n < coalesce((SELECT min(n) FROM returned WHERE NOT due), 9223372036854775807)
+    UNION ALL
+    SELECT id, kind, routing, n FROM fresh WHERE NOT EXISTS (SELECT 1 FROM returned)
+),
+mine AS (
+    SELECT id, n, coalesce(($8::text[] IS NULL OR kind = ANY($8::text[])) AND kind <> ALL(coalesce($9::text[], '{}')) AND (routing IS NULL OR (
+            $12::jsonb IS NOT NULL
+            AND (routing ->> 'type' IS NULL OR routing ->> 'type' = $10::text)
+            AND (routing -> 'names' IS NULL OR routing -> 'names' @> jsonb_build_array($11::text))
+            AND (routing -> 'labels' IS NULL OR routing -> 'labels' <@ $12::jsonb))), false) AS ok
+    FROM head
+),
+picked AS (
+    SELECT id FROM mine
+    WHERE n < coalesce((SELECT min(n) FROM mine WHERE NOT ok), 9223372036854775807) AND n <= (SELECT n FROM room)
+    ORDER BY n LIMIT $2
+),
+claimed AS (
+    UPDATE {schema}jobs j
+    SET state = 'running',
+        attempt = j.attempt + 1,
+        attempted_at = (SELECT coalesce($7::timestamptz, clock_timestamp())),
+        lease_owner = $3,
+        lease_expires_at = now() + $4::float8 * interval '1 millisecond',
+        limited = $5::boolean,
+        lease_token = $6::uuid
+    WHERE j.id = ANY(ARRAY(SELECT id FROM picked)) AND j.state = 'available'
+    RETURNING j.id, j.kind, j.priority, j.args, j.metadata, j.tags, j.attempt, j.max_attempts,
+        j.errors, j.error_count, j.timeout_ms, j.created_at, j.run_at, j.attempted_at, j.lease_expires_at, j.cancel_requested,
+        coalesce(j.batch_id, 0), j.flow, j.ordering_key
+),
+spent AS (
+    UPDATE {schema}queue_limits SET tokens = tokens - (SELECT count(*) FROM claimed)
+    WHERE queue = $1 AND (SELECT rate FROM settings) > 0
+)
+SELECT * FROM claimed;
 
 -- name: QueueLimitTake
 -- Locks the queue's stored settings row and refills its rate bucket for
@@ -346,53 +548,60 @@ UPDATE {schema}queue_limits SET tokens = tokens - $2 WHERE queue = $1;
 -- name: QueueLimitRoom
 -- How many jobs the claim may take, at most $2: none while the queue is
 -- paused; the queue's rows claimed under its limits and still running
--- (counted from jobs_limited_idx) stay within max_running; and each job
--- needs a whole token. The second column says whether the queue has a
--- rate, so that QueueLimitSpend runs only then. A statement of its own,
--- after QueueLimitTake took the row lock, so that its snapshot sees every
--- limited claim that committed before. A queue whose settings row is gone
--- is claimed as if unlimited ($2, no rate).
-SELECT coalesce(r.room, $2), coalesce(r.rated, false)
+-- (counted from jobs_limited_idx) stay within max_running, and within
+-- strict for a queue in strict order; and each job needs a whole token.
+-- The second column says whether the queue has a rate, so that
+-- QueueLimitSpend runs only then, the third whether it is in strict
+-- order, so that the claim takes its head (JobClaimStrict): both read
+-- here, under the lock, not from the claimer's cached settings. A
+-- statement of its own, after QueueLimitTake took the row lock, so that
+-- its snapshot sees every limited claim that committed before. A queue
+-- whose settings row is gone is claimed as if unlimited ($2, no rate).
+SELECT coalesce(r.room, $2), coalesce(r.rated, false), coalesce(r.strict, false)
 FROM (SELECT 1) one LEFT JOIN LATERAL (
     SELECT CASE WHEN s.paused THEN 0 ELSE greatest(0, least($2,
-            CASE WHEN s.max_running > 0
-                THEN s.max_running - (SELECT count(*) FROM {schema}jobs r
-                                      WHERE r.queue = $1 AND r.limited AND r.state = 'running')
-                ELSE $2 END,
+            CASE WHEN s.max_running > 0 THEN s.max_running - n.running ELSE $2 END,
+            CASE WHEN s.strict > 0 THEN s.strict - n.running ELSE $2 END,
             CASE WHEN s.rate > 0 THEN floor(coalesce(l.tokens, 0))::integer ELSE $2 END)) END AS room,
-        s.rate > 0 AS rated
+        s.rate > 0 AS rated, s.strict > 0 AS strict
     FROM {schema}queue_settings s LEFT JOIN {schema}queue_limits l ON l.queue = s.queue
+    CROSS JOIN LATERAL (
+        SELECT CASE WHEN s.max_running > 0 OR s.strict > 0
+            THEN (SELECT count(*) FROM {schema}jobs r WHERE r.queue = $1 AND r.limited AND r.state = 'running')
+            ELSE 0 END AS running
+    ) n
     WHERE s.queue = $1
 ) r ON true;
 
 -- name: QueueSettingsGet
-SELECT queue, paused, max_running, rate, period_ms, updated_at, paused_kinds FROM {schema}queue_settings WHERE queue = $1;
+SELECT queue, paused, max_running, rate, period_ms, strict, updated_at, paused_kinds FROM {schema}queue_settings WHERE queue = $1;
 
 -- name: QueueSettingsList
-SELECT queue, paused, max_running, rate, period_ms, updated_at, paused_kinds FROM {schema}queue_settings ORDER BY queue;
+SELECT queue, paused, max_running, rate, period_ms, strict, updated_at, paused_kinds FROM {schema}queue_settings ORDER BY queue;
 
 -- name: QueueSettingsSet
 -- Writes the settings given and keeps the others: $2 paused, $3 whether
--- $4-$6 (max running, rate, period in ms) replace the limits. NULL $2
--- keeps the pause. $7 are kinds to add to the paused kinds, $8 kinds to
--- take out of them; the rest of the stored list stays, sorted and without
--- duplicates. The executor sends the settings notice in the same
--- transaction, so listeners hear it once the row is visible.
-INSERT INTO {schema}queue_settings AS s (queue, paused, max_running, rate, period_ms, updated_at, paused_kinds)
+-- $4-$6 (max running, rate, period in ms) replace the limits, $7 strict.
+-- NULL $2 or $7 keeps the stored value. $8 are kinds to add to the paused
+-- kinds, $9 kinds to take out of them; the rest of the stored list stays,
+-- sorted and without duplicates. The executor sends the settings notice
+-- in the same transaction, so listeners hear it once the row is visible.
+INSERT INTO {schema}queue_settings AS s (queue, paused, max_running, rate, period_ms, strict, updated_at, paused_kinds)
 VALUES ($1, coalesce($2::boolean, false),
     CASE WHEN $3::boolean THEN $4::integer ELSE 0 END,
     CASE WHEN $3::boolean THEN $5::integer ELSE 0 END,
-    CASE WHEN $3::boolean THEN $6::bigint ELSE 0 END, now(),
-    ARRAY(SELECT DISTINCT k FROM unnest($7::text[]) AS k WHERE k <> ALL(coalesce($8::text[], '{}')) ORDER BY k))
+    CASE WHEN $3::boolean THEN $6::bigint ELSE 0 END, coalesce($7::integer, 0), now(),
+    ARRAY(SELECT DISTINCT k FROM unnest($8::text[]) AS k WHERE k <> ALL(coalesce($9::text[], '{}')) ORDER BY k))
 ON CONFLICT (queue) DO UPDATE
 SET paused = coalesce($2::boolean, s.paused),
     max_running = CASE WHEN $3::boolean THEN excluded.max_running ELSE s.max_running END,
     rate = CASE WHEN $3::boolean THEN excluded.rate ELSE s.rate END,
     period_ms = CASE WHEN $3::boolean THEN excluded.period_ms ELSE s.period_ms END,
+    strict = coalesce($7::integer, s.strict),
     updated_at = now(),
-    paused_kinds = ARRAY(SELECT DISTINCT k FROM unnest(s.paused_kinds || coalesce($7::text[], '{}')) AS k
-                         WHERE k <> ALL(coalesce($8::text[], '{}')) ORDER BY k)
-RETURNING queue, paused, max_running, rate, period_ms, updated_at, paused_kinds;
+    paused_kinds = ARRAY(SELECT DISTINCT k FROM unnest(s.paused_kinds || coalesce($8::text[], '{}')) AS k
+                         WHERE k <> ALL(coalesce($9::text[], '{}')) ORDER BY k)
+RETURNING queue, paused, max_running, rate, period_ms, strict, updated_at, paused_kinds;
 
 -- name: JobFinish
 -- Outcomes: 1 completed, 2 retry, 3 discarded, 4 cancelled, 5 released.
@@ -451,14 +660,14 @@ ended AS (
 moved AS (
     INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, args, metadata, tags, attempt,
         max_attempts, errors, error_count, timeout_ms, created_at, run_at, attempted_at, finalized_at, batch_id, flow,
-        result, ordering_key, key_limit) -- order: kept for JobRetry (NULL and 0 for plain jobs)
+        result, ordering_key, key_limit, route, routing) -- order, routing: kept for JobRetry (NULL and 0 for plain jobs)
     SELECT id, final_state, queue, kind, priority, args, metadata, tags, attempt, max_attempts,
         CASE WHEN new_error IS NULL THEN errors
              ELSE jsonb_path_query_array(coalesce(errors, '[]'::jsonb) || jsonb_build_array(new_error),
                                          '$[last - {errors_kept} + 1 to last]') END,
         error_count + (new_error IS NOT NULL)::integer,
         timeout_ms, created_at, run_at, attempted_at, now(), batch_id, flow, CASE WHEN outcome = 1 /*OutcomeCompleted*/ THEN output END,
-        ordering_key, key_limit
+        ordering_key, key_limit, route, routing
     FROM ended
     WHERE NOT (forget AND outcome = 1 /*OutcomeCompleted*/ AND output IS NULL AND flow & 15 /*FlowKeep*/ = 0 AND batch_id IS NULL)
 ),
@@ -529,9 +738,9 @@ WITH done AS (
 moved AS (
     INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, args, metadata, tags, attempt,
         max_attempts, errors, error_count, timeout_ms, created_at, run_at, attempted_at, finalized_at, batch_id, flow,
-        result, ordering_key, key_limit)
+        result, ordering_key, key_limit, route, routing)
     SELECT id, 'completed', queue, kind, priority, args, metadata, tags, attempt, max_attempts, errors, error_count,
-        timeout_ms, created_at, run_at, attempted_at, now(), batch_id, flow, output, ordering_key, key_limit
+        timeout_ms, created_at, run_at, attempted_at, now(), batch_id, flow, output, ordering_key, key_limit, route, routing
     FROM done
     WHERE NOT ($5 AND output IS NULL AND flow & 15 /*FlowKeep*/ = 0 AND batch_id IS NULL)
 )
@@ -590,14 +799,14 @@ done AS (
 moved AS (
     INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, args, metadata, tags, attempt,
         max_attempts, errors, error_count, timeout_ms, created_at, run_at, attempted_at, finalized_at, batch_id, flow,
-        ordering_key, key_limit)
+        ordering_key, key_limit, route, routing)
     SELECT id, CASE WHEN cancel_requested THEN 'cancelled' ELSE 'discarded' END,
         queue, kind, priority, args, metadata, tags, attempt, max_attempts,
         jsonb_path_query_array(coalesce(errors, '[]'::jsonb) || jsonb_build_array(jsonb_build_object(
             'attempt', attempt, 'at', now(), 'error', 'lease expired: the worker stopped heartbeating (crashed or lost its connection)')),
             '$[last - {errors_kept} + 1 to last]'),
         error_count + 1,
-        timeout_ms, created_at, run_at, attempted_at, now(), batch_id, flow, ordering_key, key_limit
+        timeout_ms, created_at, run_at, attempted_at, now(), batch_id, flow, ordering_key, key_limit, route, routing
     FROM done
 ),
 waiting AS (
@@ -646,11 +855,11 @@ SELECT count(*) FROM pruned;
 -- name: JobGet
 SELECT id, CASE WHEN state = 'available' AND run_at > now() THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END,
     queue, kind, priority, args, metadata, tags, attempt, max_attempts, errors, error_count, timeout_ms, created_at,
-    run_at, attempted_at, NULL::timestamptz, lease_owner, lease_expires_at, cancel_requested, batch_id, ordering_key
+    run_at, attempted_at, NULL::timestamptz, lease_owner, lease_expires_at, cancel_requested, batch_id, ordering_key, routing
 FROM {schema}jobs WHERE id = $1
 UNION ALL
 SELECT id, state, queue, kind, priority, args, metadata, tags, attempt, max_attempts, errors, error_count, timeout_ms,
-    created_at, run_at, attempted_at, finalized_at, NULL, NULL, false, batch_id, ordering_key
+    created_at, run_at, attempted_at, finalized_at, NULL, NULL, false, batch_id, ordering_key, routing
 FROM {schema}finished_jobs WHERE id = $1
 LIMIT 1;
 
@@ -665,13 +874,13 @@ LIMIT 1;
 -- window holds, however deep the window lies.
 SELECT id, CASE WHEN state = 'available' AND run_at > $15 THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END AS state,
     queue, kind, priority, args, metadata, tags, attempt, max_attempts, errors, error_count, timeout_ms, created_at,
-    run_at, attempted_at, NULL::timestamptz AS finalized_at, lease_owner, lease_expires_at, cancel_requested, batch_id, ordering_key
+    run_at, attempted_at, NULL::timestamptz AS finalized_at, lease_owner, lease_expires_at, cancel_requested, batch_id, ordering_key, routing
 FROM {schema}jobs WHERE $19 AND id > $16 AND id < $17
 
 -- fragment: search_finished
 SELECT id, state, queue, kind, priority, args, metadata, tags, attempt, max_attempts, errors, error_count, timeout_ms,
     created_at, run_at, attempted_at, finalized_at, NULL::text AS lease_owner, NULL::timestamptz AS lease_expires_at,
-    false AS cancel_requested, batch_id, ordering_key
+    false AS cancel_requested, batch_id, ordering_key, routing
 FROM {schema}finished_jobs WHERE $20 AND id > $16 AND id < $17
 
 -- fragment: search_match
@@ -751,9 +960,10 @@ WITH done AS (
 moved AS (
     INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, args, metadata, tags, attempt,
         max_attempts, errors, error_count, timeout_ms, created_at, run_at, attempted_at, finalized_at, batch_id, flow,
-        ordering_key, key_limit)
+        ordering_key, key_limit, route, routing)
     SELECT id, 'cancelled', queue, kind, priority, args, metadata, tags, attempt, max_attempts,
-        errors, error_count, timeout_ms, created_at, run_at, attempted_at, $2, batch_id, flow, ordering_key, key_limit
+        errors, error_count, timeout_ms, created_at, run_at, attempted_at, $2, batch_id, flow, ordering_key, key_limit,
+        route, routing
     FROM done
 ),
 flagged AS (
@@ -775,9 +985,10 @@ WITH done AS (
 )
 INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, args, metadata, tags, attempt,
     max_attempts, errors, error_count, timeout_ms, created_at, run_at, attempted_at, finalized_at, flow, ordering_key,
-    key_limit)
+    key_limit, route, routing)
 SELECT id, 'discarded', queue, kind, priority, args, metadata, tags, attempt, max_attempts,
-    errors, error_count, timeout_ms, created_at, run_at, attempted_at, $2, (flow & 8 /*FlowUnique*/) | (flow & 16 /*FlowKeyed*/), ordering_key, key_limit
+    errors, error_count, timeout_ms, created_at, run_at, attempted_at, $2, (flow & 8 /*FlowUnique*/) | (flow & 16 /*FlowKeyed*/), ordering_key, key_limit,
+    route, routing
 FROM done
 RETURNING id, state, flow & 27 /*FlowEnd*/, queue, ordering_key;
 
@@ -803,11 +1014,12 @@ WITH revived AS (
 ),
 inserted AS (
     INSERT INTO {schema}jobs (id, state, queue, kind, priority, args, metadata, tags, attempt, max_attempts,
-        errors, error_count, timeout_ms, created_at, run_at, attempted_at, batch_id, flow, ordering_key, key_limit)
+        errors, error_count, timeout_ms, created_at, run_at, attempted_at, batch_id, flow, ordering_key, key_limit,
+        route, routing)
     SELECT id, CASE WHEN ordering_key IS NULL THEN 'available' ELSE 'blocked' END,
         queue, kind, priority, args, metadata, tags, attempt, greatest(max_attempts, attempt + 1),
         errors, error_count, timeout_ms, created_at, $2, attempted_at, batch_id,
-        flow | CASE WHEN ordering_key IS NULL THEN 0 ELSE 16 /*FlowKeyed*/ END, ordering_key, key_limit
+        flow | CASE WHEN ordering_key IS NULL THEN 0 ELSE 16 /*FlowKeyed*/ END, ordering_key, key_limit, route, routing
     FROM revived
     RETURNING id, queue, ordering_key
 ),
@@ -919,9 +1131,9 @@ INSERT INTO {schema}schema_migrations (version, name) VALUES ($1, $2);
 WITH p AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::jsonb[], $5::text[], $6::smallint[], $7::integer[],
             $8::timestamptz[], $9::bigint[], $10::text[], $11::integer[], $12::smallint[], $13::bigint[], $14::text[],
-            $15::integer[])
+            $15::integer[], $16::text[], $17::jsonb[])
         WITH ORDINALITY AS p(queue, kind, args, metadata, tags, priority, max_attempts, run_at, timeout_ms,
-            state, waiting_on, flow, batch_id, ordering_key, key_limit, ord)
+            state, waiting_on, flow, batch_id, ordering_key, key_limit, route, routing, ord)
 ),
 gated AS (
     SELECT p.*,
@@ -941,9 +1153,10 @@ gated AS (
     FROM p
 )
 INSERT INTO {schema}jobs (queue, kind, args, metadata, tags, priority, max_attempts, run_at, timeout_ms,
-    state, waiting_on, flow, batch_id, ordering_key, key_limit)
+    state, waiting_on, flow, batch_id, ordering_key, key_limit, route, routing)
 SELECT queue, kind, args, metadata, string_to_array(tags, ','), priority, max_attempts, coalesce(run_at, now()), timeout_ms,
-    gated_state, waiting_on, flow | CASE WHEN ordering_key IS NULL THEN 0 ELSE 16 /*FlowKeyed*/ END, batch_id, ordering_key, key_limit
+    gated_state, waiting_on, flow | CASE WHEN ordering_key IS NULL THEN 0 ELSE 16 /*FlowKeyed*/ END, batch_id, ordering_key, key_limit,
+    route, routing
 FROM gated
 ORDER BY ord
 RETURNING id;
@@ -1048,12 +1261,12 @@ cancelled AS (
 cancelled_moved AS (
     INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, args, metadata, tags, attempt,
         max_attempts, errors, error_count, timeout_ms, created_at, run_at, attempted_at, finalized_at, batch_id, flow,
-        ordering_key, key_limit)
+        ordering_key, key_limit, route, routing)
     SELECT id, 'cancelled', queue, kind, priority, args, metadata, tags, attempt, max_attempts,
         jsonb_path_query_array(coalesce(errors, '[]'::jsonb) || jsonb_build_array(jsonb_build_object('attempt', attempt, 'at', now(),
             'error', format('dependency %s ended as %s', cause, cause_state))), '$[last - {errors_kept} + 1 to last]'),
         error_count + 1,
-        timeout_ms, created_at, run_at, attempted_at, now(), batch_id, flow, ordering_key, key_limit
+        timeout_ms, created_at, run_at, attempted_at, now(), batch_id, flow, ordering_key, key_limit, route, routing
     FROM cancelled
 ),
 ended AS (
@@ -1293,7 +1506,7 @@ DELETE FROM {schema}periodic_jobs WHERE name = $1;
 -- this returns none. Columns as JobGet's.
 SELECT id, CASE WHEN state = 'available' AND run_at > now() THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END,
     queue, kind, priority, args, metadata, tags, attempt, max_attempts, errors, error_count, timeout_ms, created_at,
-    run_at, attempted_at, NULL::timestamptz, lease_owner, lease_expires_at, cancel_requested, batch_id, ordering_key
+    run_at, attempted_at, NULL::timestamptz, lease_owner, lease_expires_at, cancel_requested, batch_id, ordering_key, routing
 FROM {schema}jobs WHERE id = currval(pg_get_serial_sequence($1, 'id'));
 -- Topics (docs/design/topics.md, migration 013). Positions are (xid, id),
 -- xid being the publisher's transaction id. Reads stop at the horizon
@@ -1485,3 +1698,103 @@ SELECT coalesce(sum(n), 0)::bigint FROM upd;
 -- name: TopicGenerationDrop
 -- $1 generation: drops its partition and row.
 SELECT {schema}topic_generation_drop($1);
+
+-- Routing and the worker registry (migration 016; droverdriver/routing.go).
+
+-- name: WorkerSeen
+-- Upserts workers as seen now, $1-$6 parallel arrays (names distinct):
+-- type, labels and owner replace the stored ones; queues ($4, each a JSON
+-- array) are merged with the stored ones while the owner is the same (a
+-- remote worker names one queue per claim), replaced when another process
+-- took the name; started_at is kept while the owner is the same. $7 says
+-- which workers are plain (they said nothing of themselves).
+INSERT INTO {schema}workers AS w (name, plain, type, labels, queues, owner, source, started_at, last_seen)
+SELECT name, plain, type, labels, ARRAY(SELECT jsonb_array_elements_text(queues)), owner, source, now(), now()
+FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::jsonb[], $5::text[], $6::text[], $7::boolean[])
+    AS p(name, type, labels, queues, owner, source, plain)
+ON CONFLICT (name) DO UPDATE
+SET plain = excluded.plain, type = excluded.type, labels = excluded.labels,
+    queues = CASE WHEN w.owner = excluded.owner
+        THEN ARRAY(SELECT DISTINCT q FROM unnest(w.queues || excluded.queues) AS q ORDER BY q)
+        ELSE excluded.queues END,
+    started_at = CASE WHEN w.owner = excluded.owner THEN w.started_at ELSE excluded.started_at END,
+    owner = excluded.owner, source = excluded.source, last_seen = excluded.last_seen;
+
+-- name: WorkerGone
+DELETE FROM {schema}workers WHERE name = $1 AND owner = $2;
+
+-- name: WorkerList
+SELECT name, plain, type, labels, queues, owner, source, started_at, last_seen FROM {schema}workers ORDER BY name;
+
+-- name: WorkerPrune
+DELETE FROM {schema}workers WHERE last_seen < $1;
+
+-- name: RouteWaiting
+-- The routed jobs that wait (available, due or scheduled), grouped by
+-- queue and routing: how many, the oldest run_at and the lowest ID. At
+-- most $1 groups. Reads jobs_route_idx's rows, never a plain job.
+SELECT queue, routing, count(*), min(run_at), min(id)
+FROM {schema}jobs
+WHERE state = 'available' AND route IS NOT NULL
+GROUP BY queue, routing
+ORDER BY queue, min(id)
+LIMIT $1;
+
+-- name: JobRouteAbsent
+-- The leader's absent-worker policy ($1 now, $2 the most jobs): routed
+-- jobs aimed at worker names, whose on_absent is fallback or fail, that
+-- have waited at least their absent_after_ms (run_at that far past) while
+-- no worker of their names was seen in that time (no registry row with a
+-- later last_seen, nor one whose owner holds a running job under a lease
+-- that has not expired: a remote worker busy with a long job claims
+-- nothing, but its lease extensions show it is there). Fallback jobs are keyed by their type from then on,
+-- their names kept as fell_back_from; failed jobs end as discarded with
+-- an error naming the workers, and are returned as JobRescue returns the
+-- jobs it ends. Fallback jobs are returned with state available, for the
+-- caller to wake their queues. Reads the hot table's routed rows: the
+-- leader runs it once per interval.
+WITH due AS (
+    SELECT j.id, j.routing ->> 'on_absent' AS policy
+    FROM {schema}jobs j
+    WHERE j.state = 'available' AND j.route IS NOT NULL AND j.routing -> 'names' IS NOT NULL
+      AND j.routing ->> 'on_absent' IN ('fallback', 'fail')
+      AND j.run_at <= $1::timestamptz - coalesce((j.routing ->> 'absent_after_ms')::bigint, 0) * interval '1 millisecond'
+      AND NOT EXISTS (
+          SELECT 1 FROM {schema}workers w
+          WHERE w.name IN (SELECT jsonb_array_elements_text(j.routing -> 'names'))
+            AND (w.last_seen > $1::timestamptz - coalesce((j.routing ->> 'absent_after_ms')::bigint, 0) * interval '1 millisecond'
+                 OR EXISTS (SELECT 1 FROM {schema}jobs r
+                            WHERE r.state = 'running' AND r.lease_owner = w.owner AND r.lease_expires_at > $1)))
+    ORDER BY j.id
+    LIMIT $2
+    FOR UPDATE SKIP LOCKED
+),
+fell AS (
+    UPDATE {schema}jobs j
+    SET route = 't:' || (j.routing ->> 'type'),
+        routing = (j.routing - 'names') || jsonb_build_object('fell_back_from', j.routing -> 'names')
+    FROM due
+    WHERE j.id = due.id AND due.policy = 'fallback' AND j.routing ->> 'type' IS NOT NULL
+    RETURNING j.id, j.queue
+),
+done AS (
+    DELETE FROM {schema}jobs j USING due WHERE j.id = due.id AND due.policy = 'fail' RETURNING j.*
+),
+moved AS (
+    INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, args, metadata, tags, attempt,
+        max_attempts, errors, error_count, timeout_ms, created_at, run_at, attempted_at, finalized_at, batch_id, flow,
+        ordering_key, key_limit, route, routing)
+    SELECT id, 'discarded', queue, kind, priority, args, metadata, tags, attempt, max_attempts,
+        jsonb_path_query_array(coalesce(errors, '[]'::jsonb) || jsonb_build_array(jsonb_build_object(
+            'attempt', attempt, 'at', $1::timestamptz, 'error', format(
+                'no worker named %s was seen for %s ms: failed by the job''s on_absent policy',
+                (SELECT string_agg(n, ', ') FROM jsonb_array_elements_text(routing -> 'names') AS n),
+                coalesce(routing ->> 'absent_after_ms', '0')))),
+            '$[last - {errors_kept} + 1 to last]'),
+        error_count + 1,
+        timeout_ms, created_at, run_at, attempted_at, $1, batch_id, flow, ordering_key, key_limit, route, routing
+    FROM done
+)
+SELECT id, 'discarded', flow & 27 /*FlowEnd*/, queue, ordering_key FROM done
+UNION ALL
+SELECT id, 'available', 0, queue, NULL FROM fell;

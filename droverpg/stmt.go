@@ -158,8 +158,31 @@ func (p *claimKindsAfterParams) args() []any {
 	return append(p.claimParams.args(), p.Priority, p.RunAt, p.ID, p.Kinds)
 }
 
-// settingsSetParams are QueueSettingsSet's: a nil Paused keeps the
-// stored pause; SetLimits says whether the three limits replace the
+// claimRoutedParams are JobClaimRouted's and JobClaimStrict's, after
+// JobClaim's: the kinds (nil: every kind), the kinds paused in the queue
+// (never nil: empty for none), the worker's type, name and
+// labels (nil: none; Labels nil for a worker that said nothing of itself,
+// which matches plain jobs only), and, for JobClaimRouted only, the claim
+// position to start past (nil: the head) and the route keys it reads.
+type claimRoutedParams struct {
+	claimParams
+	Kinds    []string
+	Except   []string
+	Type     *string
+	Name     *string
+	Labels   *string
+	Priority *int16
+	RunAt    *time.Time
+	ID       *int64
+	Keys     []string
+}
+
+func (p *claimRoutedParams) args() []any {
+	return append(p.claimParams.args(), p.Kinds, p.Except, p.Type, p.Name, p.Labels, p.Priority, p.RunAt, p.ID, p.Keys)
+}
+
+// settingsSetParams are QueueSettingsSet's: a nil Paused or Strict keeps
+// the stored value; SetLimits says whether the three limits replace the
 // stored ones.
 type settingsSetParams struct {
 	Queue      string
@@ -168,9 +191,27 @@ type settingsSetParams struct {
 	MaxRunning int
 	Rate       int
 	PeriodMS   int64
+	Strict     *int
 	// PauseKinds and ResumeKinds are added to and taken out of the
 	// paused kinds.
 	PauseKinds, ResumeKinds []string
+}
+
+// workerSeenParams are WorkerSeen's parallel arrays, one worker each:
+// labels and queues as JSON.
+type workerSeenParams struct {
+	Names, Types, Labels, Queues, Owners, Sources []string
+	Plains                                        []bool
+}
+
+// workerOwner is a worker's name and the owner that registered it.
+type workerOwner struct {
+	Name, Owner string
+}
+
+type routeAbsentParams struct {
+	Now   time.Time
+	Limit int
 }
 
 // queueCount is a queue and a number of its jobs (QueueLimitRoom's most,
@@ -309,6 +350,7 @@ type flowInsertParams struct {
 	Batches []*int64
 	Keys    []*string
 	Limits  []int32
+	Routes  routeColumns
 }
 
 type keyedInsertParams struct {
@@ -319,6 +361,7 @@ type keyedInsertParams struct {
 	Table   string
 	Finals  []int16
 	ByQueue []bool
+	Routes  routeColumns
 }
 
 type batchResultsParams struct {
@@ -458,7 +501,7 @@ var (
 		args: func(p *jobColumns) []any { return p.params() }})
 	jobInsertKeyed = def(stmt[keyedInsertParams]{name: "JobInsertKeyed", cols: 1,
 		args: func(p *keyedInsertParams) []any {
-			return p.params(p.Keys, p.Limits, p.Uniques, p.Table, p.Finals, p.ByQueue)
+			return p.params(p.Keys, p.Limits, p.Uniques, p.Table, p.Finals, p.ByQueue, p.Routes.routes, p.Routes.routings)
 		}})
 	// KeyLock's and JobFlowLock's rows, and Notify's, are of no interest:
 	// they run with Exec.
@@ -496,16 +539,26 @@ var (
 		args: (*claimKindsParams).args})
 	jobClaimExceptAfter = def(stmt[claimKindsAfterParams]{name: "JobClaimExceptAfter", cols: 19, replan: true,
 		args: (*claimKindsAfterParams).args})
+	// jobClaimRouted and jobClaimStrict are the claims of a worker that
+	// says what it is and of a queue in strict order (routing.go).
+	jobClaimRouted = def(stmt[claimRoutedParams]{name: "JobClaimRouted", cols: 19, replan: true,
+		args: (*claimRoutedParams).args})
+	// jobClaimStrict runs in a batch (routing.go), after
+	// StrictClaimSettings, which has it planned afresh like a replanned
+	// statement.
+	strictClaimSettings = def(stmt[struct{}]{name: "StrictClaimSettings", cols: 2, args: noArgs})
+	jobClaimStrict      = def(stmt[claimRoutedParams]{name: "JobClaimStrict", cols: 19, replan: true,
+		args: func(p *claimRoutedParams) []any { return p.args()[:12] }})
 	queueLimitTake = def(stmt[string]{name: "QueueLimitTake", args: oneArg[string]})
-	queueLimitRoom = def(stmt[queueCount]{name: "QueueLimitRoom", cols: 2,
+	queueLimitRoom = def(stmt[queueCount]{name: "QueueLimitRoom", cols: 3,
 		args: func(p *queueCount) []any { return []any{p.Queue, p.N} }})
 	queueLimitSpend = def(stmt[queueCount]{name: "QueueLimitSpend",
 		args: func(p *queueCount) []any { return []any{p.Queue, p.N} }})
-	queueSettingsGet  = def(stmt[string]{name: "QueueSettingsGet", cols: 7, args: oneArg[string]})
-	queueSettingsList = def(stmt[struct{}]{name: "QueueSettingsList", cols: 7, args: noArgs})
-	queueSettingsSet  = def(stmt[settingsSetParams]{name: "QueueSettingsSet", cols: 7,
+	queueSettingsGet  = def(stmt[string]{name: "QueueSettingsGet", cols: 8, args: oneArg[string]})
+	queueSettingsList = def(stmt[struct{}]{name: "QueueSettingsList", cols: 8, args: noArgs})
+	queueSettingsSet  = def(stmt[settingsSetParams]{name: "QueueSettingsSet", cols: 8,
 		args: func(p *settingsSetParams) []any {
-			return []any{p.Queue, p.Paused, p.SetLimits, p.MaxRunning, p.Rate, p.PeriodMS, p.PauseKinds, p.ResumeKinds}
+			return []any{p.Queue, p.Paused, p.SetLimits, p.MaxRunning, p.Rate, p.PeriodMS, p.Strict, p.PauseKinds, p.ResumeKinds}
 		}})
 	// JobFinish, JobComplete, JobRescue, JobCancel and JobDiscard return
 	// the jobs they end or put back to wait (readFinished, readCompleted).
@@ -519,11 +572,11 @@ var (
 		args: func(p *rescueParams) []any { return []any{p.Now, p.Limit} }})
 	jobPrune = def(stmt[pruneParams]{name: "JobPrune", cols: 1,
 		args: func(p *pruneParams) []any { return []any{p.Completed, p.Cancelled, p.Discarded, p.Limit, p.Latest} }})
-	jobGet = def(stmt[int64]{name: "JobGet", cols: 22, args: oneArg[int64]})
+	jobGet = def(stmt[int64]{name: "JobGet", cols: 23, args: oneArg[int64]})
 	// jobInserted's parameter is the quoted name of the jobs table.
-	jobInserted   = def(stmt[string]{name: "JobInserted", cols: 22, args: oneArg[string]})
-	jobList       = def(stmt[searchParams]{name: "JobList", cols: 22, args: searchArgs})
-	jobListDesc   = def(stmt[searchParams]{name: "JobListDesc", cols: 22, args: searchArgs})
+	jobInserted   = def(stmt[string]{name: "JobInserted", cols: 23, args: oneArg[string]})
+	jobList       = def(stmt[searchParams]{name: "JobList", cols: 23, args: searchArgs})
+	jobListDesc   = def(stmt[searchParams]{name: "JobListDesc", cols: 23, args: searchArgs})
 	jobMatchCount = def(stmt[searchParams]{name: "JobMatchCount", cols: 4, args: searchArgs})
 	jobIDNext     = def(stmt[idNextParams]{name: "JobIDNext", cols: 1,
 		args: func(p *idNextParams) []any { return []any{p.Lo, p.Hi, p.Waiting, p.Finished} }})
@@ -561,7 +614,7 @@ var (
 	jobFlowSettle = def(stmt[[]int64]{name: "JobFlowSettle", cols: 3, args: oneArg[[]int64]})
 	jobInsertFlow = def(stmt[flowInsertParams]{name: "JobInsertFlow", cols: 1,
 		args: func(p *flowInsertParams) []any {
-			return p.params(p.States, p.Waits, p.Flows, p.Batches, p.Keys, p.Limits)
+			return p.params(p.States, p.Waits, p.Flows, p.Batches, p.Keys, p.Limits, p.Routes.routes, p.Routes.routings)
 		}})
 	batchCreate      = def(stmt[int]{name: "BatchCreate", cols: 1, args: oneArg[int]})
 	batchSetCallback = def(stmt[batchCallbackParams]{name: "BatchSetCallback",
@@ -622,4 +675,17 @@ var (
 	periodicSetPaused = def(stmt[periodicPausedParams]{name: "PeriodicSetPaused", cols: periodicCols,
 		args: func(p *periodicPausedParams) []any { return []any{p.Name, p.Paused, p.Now} }})
 	periodicDelete = def(stmt[string]{name: "PeriodicDelete", args: oneArg[string]})
+
+	// Routing and the worker registry (routing.go).
+	workerSeen = def(stmt[workerSeenParams]{name: "WorkerSeen",
+		args: func(p *workerSeenParams) []any {
+			return []any{p.Names, p.Types, p.Labels, p.Queues, p.Owners, p.Sources, p.Plains}
+		}})
+	workerGone = def(stmt[workerOwner]{name: "WorkerGone",
+		args: func(p *workerOwner) []any { return []any{p.Name, p.Owner} }})
+	workerList     = def(stmt[struct{}]{name: "WorkerList", cols: 9, args: noArgs})
+	workerPrune    = def(stmt[time.Time]{name: "WorkerPrune", args: oneArg[time.Time]})
+	routeWaiting   = def(stmt[int]{name: "RouteWaiting", cols: 5, args: oneArg[int]})
+	jobRouteAbsent = def(stmt[routeAbsentParams]{name: "JobRouteAbsent", cols: finishedCols,
+		args: func(p *routeAbsentParams) []any { return []any{p.Now, p.Limit} }})
 )

@@ -507,12 +507,14 @@ var readQueries = []string{jobGet.name, jobList.name, jobCountByState.name, queu
 	// Workflows and batches (flow.go).
 	batchGet.name, batchResults.name, jobResults.name, jobParentResults.name, jobsParentResults.name,
 	// Periodic jobs (periodic.go).
-	periodicTicks.name, periodicList.name}
+	periodicTicks.name, periodicList.name,
+	// Routing (routing.go).
+	workerList.name, routeWaiting.name}
 
 // unprepared are the queries that are not statements of their own (templates)
 // or that must work before the schema exists (migrations).
 var unprepared = map[string]bool{
-	jobInsertHead.name: true, jobInsertRow.name: true,
+	jobInsertHead.name: true, jobInsertRow.name: true, jobInsertRoutedHead.name: true, jobInsertRoutedRow.name: true,
 	schemaVersion.name: true, migrationsTable.name: true, migrationRecord.name: true,
 }
 

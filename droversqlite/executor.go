@@ -154,17 +154,38 @@ var insertSizes = []int{500, 64, 8, 1}
 // insertColumns is the number of values JobInsertRow binds per job.
 const insertColumns = 10
 
-func insertQueryName(rows int) string { return "JobInsert" + strconv.Itoa(rows) }
+// insertFamily is a multi-row INSERT in insertSizes: a head and a row
+// template of queries.sql, joined into the statements named prefix+N.
+type insertFamily struct {
+	head   string // the name of the head template
+	row    *stmt[insertRow]
+	prefix string
+	// appendArgs appends one job's values in the row's order.
+	appendArgs func(args []any, j *droverdriver.InsertParams, now any) []any
+}
+
+// The multi-row inserts: plain jobs (JobInsertN), and routed jobs with
+// neither key nor unique key (JobInsertRoutedN, routing.go).
+var (
+	plainInserts  = insertFamily{head: jobInsertHead.name, row: jobInsertRow, prefix: "JobInsert", appendArgs: appendInsertArgs}
+	routedInserts = insertFamily{head: jobInsertRoutedHead.name, row: jobInsertRoutedRow, prefix: "JobInsertRouted",
+		appendArgs: appendRoutedArgs}
+	insertFamilies = []*insertFamily{&plainInserts, &routedInserts}
+)
+
+func (f *insertFamily) name(rows int) string { return f.prefix + strconv.Itoa(rows) }
 
 // insertQueries builds the prepared INSERT statements of insertSizes from
 // the head and row templates in queries.sql.
 func insertQueries(q map[string]string) {
-	for _, n := range insertSizes {
-		rows := make([]string, n)
-		for i := range rows {
-			rows[i] = q[jobInsertRow.name]
+	for _, f := range insertFamilies {
+		for _, n := range insertSizes {
+			rows := make([]string, n)
+			for i := range rows {
+				rows[i] = q[f.row.name]
+			}
+			q[f.name(n)] = q[f.head] + "\n" + strings.Join(rows, ",\n")
 		}
-		q[insertQueryName(n)] = q[jobInsertHead.name] + "\n" + strings.Join(rows, ",\n")
 	}
 }
 
@@ -182,9 +203,11 @@ func (e *executor) insert(ctx context.Context, jobs []droverdriver.InsertParams,
 	now := time.Now()
 	nowArg := any(micros(now)) // boxed once, shared by every row
 	// order: jobs with a key or a unique key take their own statement
-	// (keyed.go); pos maps the two groups back to input order.
+	// (keyed.go), routed ones their multi-row family (routing.go); pos
+	// maps the plain and the special jobs back to input order.
 	all := jobs
 	jobs, special, pos := droverdriver.SplitSpecial(jobs)
+	keyed, routed := splitRouted(special)
 	wake := dueJobs(all, now)
 	ids := make([]int64, 0, len(jobs))
 	var specialIDs []int64
@@ -199,29 +222,20 @@ func (e *executor) insert(ctx context.Context, jobs []droverdriver.InsertParams,
 				return err
 			}
 		}
-		rest := jobs
-		for _, size := range insertSizes {
-			if len(rest) < size {
-				continue
-			}
-			n := len(rest) / size * size
-			if err := e.insertChunks(ctx, tx, rest[:n], size, nowArg, args, &ids); err != nil {
-				return err
-			}
-			rest = rest[n:]
+		if err := e.insertFamily(ctx, tx, &plainInserts, jobs, nowArg, args, &ids); err != nil {
+			return err
 		}
 		if len(special) > 0 {
-			var queues, keys []string
-			var err error
-			specialIDs, queues, keys, err = e.insertKeyed(ctx, tx, special, nowArg)
-			if err != nil {
+			specialIDs = make([]int64, len(special))
+			var routedIDs []int64
+			if err := e.insertFamily(ctx, tx, &routedInserts, routed.jobs, nowArg, args, &routedIDs); err != nil {
 				return err
 			}
-			if len(keys) > 0 && !e.flowInsert {
-				// order: jobs of keys with a rate were stored blocked.
-				if _, _, err = e.promote(ctx, tx, queues, keys, nil); err != nil {
-					return err
-				}
+			for i, id := range routedIDs {
+				specialIDs[routed.at[i]] = id
+			}
+			if err := e.insertKeyedAt(ctx, tx, keyed, nowArg, specialIDs); err != nil {
+				return err
 			}
 		}
 		if stored != nil {
@@ -236,10 +250,47 @@ func (e *executor) insert(ctx context.Context, jobs []droverdriver.InsertParams,
 	return pos.Merge(ids, specialIDs), nil
 }
 
-// insertChunks inserts jobs, whose number is a multiple of size, with the
+// insertKeyedAt inserts the keyed jobs of an insert's special group
+// (keyed.go), setting their IDs at their positions of ids, and promotes
+// the keys of those with a rate, which were stored blocked.
+func (e *executor) insertKeyedAt(ctx context.Context, tx *sql.Tx, keyed special, now any, ids []int64) error {
+	if len(keyed.jobs) == 0 {
+		return nil
+	}
+	got, queues, keys, err := e.insertKeyed(ctx, tx, keyed.jobs, now)
+	if err != nil {
+		return err
+	}
+	for i, id := range got {
+		ids[keyed.at[i]] = id
+	}
+	if len(keys) > 0 && !e.flowInsert {
+		_, _, err = e.promote(ctx, tx, queues, keys, nil)
+	}
+	return err
+}
+
+// insertFamily inserts jobs with f's statements, as many of the largest
+// as fit, then the next smaller ones, and appends their IDs to ids.
+func (e *executor) insertFamily(ctx context.Context, tx *sql.Tx, f *insertFamily, jobs []droverdriver.InsertParams, now any, args []any, ids *[]int64) error {
+	rest := jobs
+	for _, size := range insertSizes {
+		if len(rest) < size {
+			continue
+		}
+		n := len(rest) / size * size
+		if err := e.insertChunks(ctx, tx, f, rest[:n], size, now, args, ids); err != nil {
+			return err
+		}
+		rest = rest[n:]
+	}
+	return nil
+}
+
+// insertChunks inserts jobs, whose number is a multiple of size, with f's
 // statement of that many rows, and appends their IDs to ids.
-func (e *executor) insertChunks(ctx context.Context, tx *sql.Tx, jobs []droverdriver.InsertParams, size int, now any, args []any, ids *[]int64) error {
-	st, err := e.prep(ctx, tx, e.writer, insertQueryName(size))
+func (e *executor) insertChunks(ctx context.Context, tx *sql.Tx, f *insertFamily, jobs []droverdriver.InsertParams, size int, now any, args []any, ids *[]int64) error {
+	st, err := e.prep(ctx, tx, e.writer, f.name(size))
 	if err != nil {
 		return err
 	}
@@ -247,7 +298,7 @@ func (e *executor) insertChunks(ctx context.Context, tx *sql.Tx, jobs []droverdr
 	for start := 0; start < len(jobs); start += size {
 		args = args[:0]
 		for i := range jobs[start : start+size] {
-			args = appendInsertArgs(args, &jobs[start+i], now)
+			args = f.appendArgs(args, &jobs[start+i], now)
 		}
 		res, err := st.ExecContext(ctx, args...)
 		if err != nil {
@@ -363,8 +414,15 @@ func appendEscaped(b []byte, s string) []byte {
 func dueJobs(jobs []droverdriver.InsertParams, now time.Time) map[string]int {
 	due := map[string]int{}
 	for i := range jobs {
-		if jobs[i].Due(now) {
-			due[jobs[i].Queue]++
+		j := &jobs[i]
+		switch {
+		case !j.Due(now):
+		case j.Routing != nil:
+			// Every listener: the next in turn may be a worker that
+			// cannot take it.
+			due[j.Queue] = wakeAll
+		case due[j.Queue] != wakeAll:
+			due[j.Queue]++
 		}
 	}
 	return due
@@ -381,6 +439,12 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 		kinds = jsonStrings(p.Kinds)
 	case len(p.ExceptKinds) > 0:
 		kinds = jsonStrings(p.ExceptKinds)
+	}
+	// The routed and strict claims take the kinds as a JSON array, or NULL
+	// for every kind, and the paused kinds apart (routedParams).
+	var routedKinds any
+	if p.Kinds != nil {
+		routedKinds = kinds
 	}
 	sc := newScanner(p.Max)
 	// One token per claim: see droverdriver.LeaseToken.
@@ -403,10 +467,10 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 		sc.claim = &claimed{queue: p.Queue, owner: p.Owner, attemptedAt: now, lease: lease, token: token}
 		// order: a limited queue's claim takes what its limits leave room
 		// for and spends rate tokens on it (limits.go).
-		room, limited, rated := p.Max, 0, false
+		room, limited, rated, strict := p.Max, 0, false, false
 		if p.Limited {
 			var err error
-			if room, rated, err = e.limitRoom(ctx, tx, p, real); err != nil || room == 0 {
+			if room, rated, strict, err = e.limitRoom(ctx, tx, p, real); err != nil || room == 0 {
 				return err
 			}
 			limited = 1
@@ -414,6 +478,12 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 		cp := claimParams{Queue: p.Queue, Max: room, Owner: p.Owner, Now: micros(now), Lease: micros(lease), Limited: limited, Token: token[:]}
 		var err error
 		switch {
+		case strict:
+			// routing.go: the head of a queue in strict order, read under
+			// the write lock.
+			err = jobClaimStrict.query(ctx, e, tx, e.writer, sc.scan, routedParams(p, cp, routedKinds))
+		case p.Worker != nil:
+			err = jobClaimRouted.query(ctx, e, tx, e.writer, sc.scan, routedParams(p, cp, routedKinds))
 		case p.Kinds != nil && p.After != nil:
 			err = jobClaimKindsAfter.query(ctx, e, tx, e.writer, sc.scan,
 				claimKindsAfterParams{claimAfterParams{cp, p.After.Priority, micros(p.After.RunAt), p.After.ID}, kinds})
@@ -1019,9 +1089,12 @@ func (e *executor) QueueSettingsSet(ctx context.Context, p droverdriver.QueueSet
 	if p.Limit != nil {
 		l = *p.Limit
 	}
-	var paused any
+	var paused, strict any
 	if p.Paused != nil {
 		paused = *p.Paused
+	}
+	if p.Strict != nil {
+		strict = *p.Strict
 	}
 	var out *droverdriver.QueueSettings
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
@@ -1030,7 +1103,7 @@ func (e *executor) QueueSettingsSet(ctx context.Context, p droverdriver.QueueSet
 			out, err = scanSettings(rows)
 			return err
 		}, settingsSetParams{Queue: p.Queue, Paused: paused, SetLimits: p.Limit != nil,
-			MaxRunning: l.MaxRunning, Rate: l.Rate, PeriodMS: l.Period.Milliseconds(), Now: micros(time.Now()),
+			MaxRunning: l.MaxRunning, Rate: l.Rate, PeriodMS: l.Period.Milliseconds(), Now: micros(time.Now()), Strict: strict,
 			PauseKinds: jsonStrings(p.PauseKinds), ResumeKinds: jsonStrings(p.ResumeKinds)})
 	})
 	if err != nil {
@@ -1045,7 +1118,7 @@ func scanSettings(rows *sql.Rows) (*droverdriver.QueueSettings, error) {
 	s := &droverdriver.QueueSettings{}
 	var periodMS, updated int64
 	var kinds string
-	if err := rows.Scan(&s.Queue, &s.Paused, &s.Limit.MaxRunning, &s.Limit.Rate, &periodMS, &updated, &kinds); err != nil {
+	if err := rows.Scan(&s.Queue, &s.Paused, &s.Limit.MaxRunning, &s.Limit.Rate, &periodMS, &s.Strict, &updated, &kinds); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal([]byte(kinds), &s.PausedKinds); err != nil {
@@ -1083,7 +1156,7 @@ func (e *executor) wrap(op string, err error) error {
 // JobGet and JobList; JobClaim returns a shorter list of claimColumns (see
 // queries.sql).
 const (
-	jobColumns   = 22
+	jobColumns   = 23
 	claimColumns = 16
 )
 
@@ -1170,6 +1243,10 @@ func (sc *scanner) scan(rows *sql.Rows) error {
 	j.BatchID = asInt(v[19])
 	j.Key = asString(v[20])
 	j.ErrorCount = int(asInt(v[21]))
+	var err error
+	if j.Routing, err = droverdriver.DecodeRouting(asBytes(v[22])); err != nil {
+		return fmt.Errorf("job %d: routing: %w", j.ID, err)
+	}
 	return sc.payload(j, v[15:19])
 }
 

@@ -14,7 +14,7 @@ import (
 // write transaction holds serialises keyed inserts with promotions, which
 // PostgreSQL needs advisory locks for.
 
-// insertKeyed inserts jobs with a key or a unique key, one statement each in
+// insertKeyed inserts jobs with a key, a unique key or routing, one statement each in
 // tx (SQLite runs in process, so this costs no round trips), plus one that
 // takes the key of each unique job stored, and returns their IDs in order,
 // 0 for a unique job skipped as a duplicate. A job with a rate stores it
@@ -48,7 +48,9 @@ func (e *executor) insertKeyed(ctx context.Context, tx *sql.Tx, jobs []droverdri
 		if j.UniqueKey != "" {
 			unique = j.UniqueKey
 		}
-		res, err := st.ExecContext(ctx, jobInsertKeyed.args(&keyedInsertParams{insertRow{*j, now}, key, int64(j.KeyLimit), unique, uniqueQueue(j)})...)
+		route, routing := routeArgs(j)
+		res, err := st.ExecContext(ctx, jobInsertKeyed.args(&keyedInsertParams{insertRow{*j, now}, key, int64(j.KeyLimit), unique,
+			uniqueQueue(j), route, routing})...)
 		if err != nil {
 			return nil, nil, nil, err
 		}

@@ -14,9 +14,9 @@ import (
 // makes the count exact: no claim or finish of another process interleaves
 // with it. A queue whose settings row is gone (its limits were removed
 // after the caller read them) gets p.Max and no rate.
-func (e *executor) limitRoom(ctx context.Context, tx *sql.Tx, p droverdriver.ClaimParams, now time.Time) (room int, rated bool, err error) {
+func (e *executor) limitRoom(ctx context.Context, tx *sql.Tx, p droverdriver.ClaimParams, now time.Time) (room int, rated, strict bool, err error) {
 	room = p.Max
-	err = queueLimitTake.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error { return rows.Scan(&room, &rated) },
+	err = queueLimitTake.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error { return rows.Scan(&room, &rated, &strict) },
 		queueLimitTakeParams{Queue: p.Queue, Now: micros(now), Max: p.Max})
-	return room, rated, err
+	return room, rated, strict, err
 }

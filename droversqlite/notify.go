@@ -44,9 +44,12 @@ func notify(key string, queues []string) {
 // until they have room for its jobs.
 func notifyJobs(key string, jobs map[string]int) {
 	for q, n := range jobs {
-		deliver(key, q, n)
+		deliver(key, q, max(n, 0))
 	}
 }
+
+// wakeAll in the counts notifyJobs takes wakes every listener of a queue.
+const wakeAll = -1
 
 // deliver wakes listeners for n jobs of queue, or all of them for n = 0.
 // The callbacks never block (driver.Listener), and run outside the lock.

@@ -17,6 +17,17 @@ INSERT INTO {schema}jobs (queue, kind, args, metadata, tags, priority, max_attem
 -- name: JobInsertRow
 (?, ?, CAST(? AS TEXT), CAST(? AS TEXT), ?, ?, ?, ?, ?, ?)
 
+-- name: JobInsertRoutedHead
+-- JobInsertHead for routed jobs without a key or a unique key: the same
+-- multi-row VALUES with the route key and the routing (JSON) last
+-- (JobInsertRoutedRow), so that routed jobs are inserted in batches as
+-- plain ones are, not one statement each as keyed ones.
+INSERT INTO {schema}jobs (queue, kind, args, metadata, tags, priority, max_attempts, run_at, timeout_ms, created_at,
+    route, routing) VALUES
+
+-- name: JobInsertRoutedRow
+(?, ?, CAST(? AS TEXT), CAST(? AS TEXT), ?, ?, ?, ?, ?, ?, ?, ?)
+
 -- name: JobInsertKeyed
 -- One job with an ordering key or a unique key (plain jobs take the
 -- multi-row JobInsertHead). ?1-?10 as JobInsertRow, ?11 ordering key or
@@ -29,10 +40,12 @@ INSERT INTO {schema}jobs (queue, kind, args, metadata, tags, priority, max_attem
 -- with every promotion. A unique key that another job holds skips the row
 -- (no row changed); otherwise UniqueClaim takes the key next, under the
 -- same write lock, so nothing can take it in between. A unique job carries
--- flow bit 8 (FlowUnique), a keyed one bit 16 (FlowKeyed).
+-- flow bit 8 (FlowUnique), a keyed one bit 16 (FlowKeyed). Routed jobs
+-- (droverdriver.Routing) take this statement too, with their route key
+-- (?15) and routing (?16), NULL for jobs without.
 INSERT INTO {schema}jobs (queue, kind, args, metadata, tags, priority, max_attempts, run_at, timeout_ms, created_at,
-    ordering_key, key_limit, flow, state)
-SELECT ?1, ?2, CAST(?3 AS TEXT), CAST(?4 AS TEXT), ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,
+    ordering_key, key_limit, route, routing, flow, state)
+SELECT ?1, ?2, CAST(?3 AS TEXT), CAST(?4 AS TEXT), ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?15, ?16,
     CASE WHEN ?13 IS NULL THEN 0 ELSE 8 /*FlowUnique*/ END | CASE WHEN ?11 IS NULL THEN 0 ELSE 16 /*FlowKeyed*/ END,
     CASE WHEN ?11 IS NULL THEN 'available'
          -- order: a key with a rate (key_rates) starts its jobs through
@@ -174,9 +187,13 @@ WHERE (queue, ordering_key) IN (
 -- (counted from jobs_limited_idx) stay within max running; and each job
 -- needs a whole token. The limits come from queue_settings, never from the
 -- claimer. It runs in the claim's write transaction, so nothing
--- interleaves with the count. The second column says whether the queue
--- has a rate, so that QueueLimitSpend runs only then. A queue whose
--- settings row is gone returns no row, and is claimed as if unlimited.
+-- interleaves with the count. Strict order (strict > 0) caps the running
+-- rows the same way. The second column says whether the queue has a rate,
+-- so that QueueLimitSpend runs only then, the third whether it is in
+-- strict order, so that the claim takes its head (JobClaimStrict): both
+-- read here, under the lock, not from the claimer's cached settings. A
+-- queue whose settings row is gone returns no row, and is claimed as if
+-- unlimited.
 INSERT INTO {schema}queue_limits AS l (queue, tokens, refilled_at)
 SELECT queue, rate, ?2 FROM {schema}queue_settings WHERE queue = ?1
 ON CONFLICT (queue) DO UPDATE
@@ -185,33 +202,35 @@ SET tokens = (SELECT CASE WHEN s.rate = 0 THEN 0
               FROM {schema}queue_settings s WHERE s.queue = ?1),
     refilled_at = ?2
 RETURNING (SELECT CASE WHEN s.paused THEN 0 ELSE max(0, min(?3,
-    CASE WHEN s.max_running > 0
-        THEN s.max_running - (SELECT count(*) FROM {schema}jobs
-                              WHERE queue = ?1 AND limited = 1 AND state = 'running')
+    CASE WHEN s.max_running > 0 OR s.strict > 0
+        THEN (CASE WHEN s.max_running > 0 AND (s.strict = 0 OR s.max_running < s.strict) THEN s.max_running ELSE s.strict END)
+             - (SELECT count(*) FROM {schema}jobs WHERE queue = ?1 AND limited = 1 AND state = 'running')
         ELSE ?3 END,
     CASE WHEN s.rate > 0 THEN CAST(tokens AS INTEGER) ELSE ?3 END)) END
     FROM {schema}queue_settings s WHERE s.queue = ?1),
-    (SELECT s.rate > 0 FROM {schema}queue_settings s WHERE s.queue = ?1);
+    (SELECT s.rate > 0 FROM {schema}queue_settings s WHERE s.queue = ?1),
+    (SELECT s.strict > 0 FROM {schema}queue_settings s WHERE s.queue = ?1);
 
 -- name: QueueLimitSpend
 -- ?1 queue, ?2 jobs just claimed under its rate: each spends a token.
 UPDATE {schema}queue_limits SET tokens = tokens - ?2 WHERE queue = ?1;
 
 -- name: QueueSettingsGet
-SELECT queue, paused, max_running, rate, period_ms, updated_at, paused_kinds FROM {schema}queue_settings WHERE queue = ?1;
+SELECT queue, paused, max_running, rate, period_ms, strict, updated_at, paused_kinds FROM {schema}queue_settings WHERE queue = ?1;
 
 -- name: QueueSettingsList
-SELECT queue, paused, max_running, rate, period_ms, updated_at, paused_kinds FROM {schema}queue_settings ORDER BY queue;
+SELECT queue, paused, max_running, rate, period_ms, strict, updated_at, paused_kinds FROM {schema}queue_settings ORDER BY queue;
 
 -- name: QueueSettingsSet
 -- ?1 queue, ?2 paused (NULL keeps it), ?3 whether ?4-?6 (max running,
 -- rate, period in ms) replace the limits, ?7 now, ?8 a JSON array of kinds
--- to add to the paused kinds, ?9 one of kinds to take out of them. Writes
--- the settings given and keeps the others; the paused kinds stay a sorted
--- JSON array without duplicates.
-INSERT INTO {schema}queue_settings AS s (queue, paused, max_running, rate, period_ms, updated_at, paused_kinds)
+-- to add to the paused kinds, ?9 one of kinds to take out of them, ?10
+-- strict (NULL keeps it). Writes the settings given and keeps the others;
+-- the paused kinds stay a sorted JSON array without duplicates.
+INSERT INTO {schema}queue_settings AS s (queue, paused, max_running, rate, period_ms, strict, updated_at, paused_kinds)
 VALUES (?1, coalesce(?2, 0),
-    CASE WHEN ?3 THEN ?4 ELSE 0 END, CASE WHEN ?3 THEN ?5 ELSE 0 END, CASE WHEN ?3 THEN ?6 ELSE 0 END, ?7,
+    CASE WHEN ?3 THEN ?4 ELSE 0 END, CASE WHEN ?3 THEN ?5 ELSE 0 END, CASE WHEN ?3 THEN ?6 ELSE 0 END,
+    coalesce(?10, 0), ?7,
     (SELECT json_group_array(k) FROM (SELECT DISTINCT value AS k FROM json_each(?8)
         WHERE value NOT IN (SELECT value FROM json_each(?9)) ORDER BY k)))
 ON CONFLICT (queue) DO UPDATE
@@ -219,11 +238,12 @@ SET paused = coalesce(?2, s.paused),
     max_running = CASE WHEN ?3 THEN excluded.max_running ELSE s.max_running END,
     rate = CASE WHEN ?3 THEN excluded.rate ELSE s.rate END,
     period_ms = CASE WHEN ?3 THEN excluded.period_ms ELSE s.period_ms END,
+    strict = coalesce(?10, s.strict),
     updated_at = ?7,
     paused_kinds = (SELECT json_group_array(k) FROM (
         SELECT value AS k FROM json_each(s.paused_kinds) UNION SELECT value FROM json_each(?8)
         EXCEPT SELECT value FROM json_each(?9) ORDER BY k))
-RETURNING queue, paused, max_running, rate, period_ms, updated_at, paused_kinds;
+RETURNING queue, paused, max_running, rate, period_ms, strict, updated_at, paused_kinds;
 
 -- name: KeyBlocked
 -- The keys that have blocked jobs, for the promotion sweep. The ordering_key
@@ -259,7 +279,8 @@ WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = '{schema}jobs');
 -- the caller knows already (queue, state, owner, the new times, the lease
 -- token, and cancel_requested, which an available row never has set) and turns default
 -- tags and metadata into NULL: every column read costs, and a NULL costs
--- least.
+-- least. route IS NULL: plain jobs only, from jobs_claim_idx, which holds
+-- nothing else (migration 016); routed jobs are claimed by JobClaimRouted.
 UPDATE {schema}jobs
 SET state = 'running',
     attempt = attempt + 1,
@@ -270,7 +291,7 @@ SET state = 'running',
     lease_token = ?7
 WHERE id IN (
     SELECT id FROM {schema}jobs
-    WHERE state = 'available' AND queue = ?1 AND run_at <= ?4 /*after*/
+    WHERE state = 'available' AND queue = ?1 AND route IS NULL AND run_at <= ?4 /*after*/
     ORDER BY priority, run_at, id
     LIMIT ?2
 )
@@ -278,6 +299,161 @@ RETURNING id, kind, priority, attempt, max_attempts, timeout_ms, created_at, run
     nullif(tags, '[]'), nullif(metadata, '{}'), errors, args, batch_id, flow,
     ordering_key, -- order: the key tells the finish to promote (NULL for plain jobs)
     error_count;
+
+-- name: JobClaimRouted
+-- The claim of a worker that says what it is (ClaimParams.Worker); see
+-- JobClaimRouted in the PostgreSQL driver for what it reads and what it
+-- may walk past. ?1-?7 as JobClaim's, ?8 the kinds (a JSON array, NULL:
+-- every kind; ?15 the kinds paused in the queue, left waiting, '[]' for
+-- none), ?9 the worker's type, ?10 its name, ?11 its labels (a JSON
+-- object), each NULL when it has none, ?12-?14 the claim order position to
+-- start past (NULL: from the head). One range of the claim indexes per
+-- key the worker can match, each read in claim order up to ?2 rows; the
+-- write lock keeps every other claimer out meanwhile. The match is the
+-- one droverdriver.Worker.Matches makes in Go, but for what a key already
+-- says (a job keyed by type has no names: names would key it), and each
+-- JSON test is skipped, by a search of the text, when the job's routing
+-- has no such field (a quote inside a JSON string is escaped, so '"type":'
+-- is only ever a key): most routed jobs ask for one thing, and parsing
+-- the JSON of every row was a tenth of a routed claim.
+UPDATE {schema}jobs
+SET state = 'running',
+    attempt = attempt + 1,
+    attempted_at = ?4,
+    lease_owner = ?3,
+    lease_expires_at = ?5,
+    limited = ?6,
+    lease_token = ?7
+WHERE id IN (
+    SELECT id FROM (
+        SELECT * FROM (SELECT id, priority, run_at FROM {schema}jobs AS j
+            WHERE state = 'available' AND queue = ?1 AND route IS NULL AND run_at <= ?4
+              AND (?8 IS NULL OR kind IN (SELECT value FROM json_each(?8))) AND kind NOT IN (SELECT value FROM json_each(?15))
+              AND (?12 IS NULL OR (priority, run_at, id) > (?12, ?13, ?14))
+            ORDER BY priority, run_at, id LIMIT ?2)
+        UNION ALL
+        SELECT * FROM (SELECT id, priority, run_at FROM {schema}jobs AS j
+            WHERE state = 'available' AND queue = ?1 AND route = 't:' || ?9 AND run_at <= ?4
+              AND (?8 IS NULL OR kind IN (SELECT value FROM json_each(?8))) AND kind NOT IN (SELECT value FROM json_each(?15))
+              AND (?12 IS NULL OR (priority, run_at, id) > (?12, ?13, ?14))
+              AND (instr(j.routing, '"labels":') = 0 OR NOT EXISTS (SELECT 1 FROM json_each(j.routing, '$.labels') AS l
+                          WHERE NOT EXISTS (SELECT 1 FROM json_each(?11) AS w WHERE w.key = l.key AND w.value = l.value)))
+            ORDER BY priority, run_at, id LIMIT ?2)
+        UNION ALL
+        SELECT * FROM (SELECT id, priority, run_at FROM {schema}jobs AS j
+            WHERE state = 'available' AND queue = ?1 AND route = 'n:' || ?10 AND run_at <= ?4
+              AND (?8 IS NULL OR kind IN (SELECT value FROM json_each(?8))) AND kind NOT IN (SELECT value FROM json_each(?15))
+              AND (?12 IS NULL OR (priority, run_at, id) > (?12, ?13, ?14))
+              AND (instr(j.routing, '"type":') = 0 OR j.routing ->> '$.type' = ?9)
+              AND (instr(j.routing, '"labels":') = 0 OR NOT EXISTS (SELECT 1 FROM json_each(j.routing, '$.labels') AS l
+                          WHERE NOT EXISTS (SELECT 1 FROM json_each(?11) AS w WHERE w.key = l.key AND w.value = l.value)))
+            ORDER BY priority, run_at, id LIMIT ?2)
+        UNION ALL
+        SELECT * FROM (SELECT id, priority, run_at FROM {schema}jobs AS j
+            WHERE state = 'available' AND queue = ?1 AND route = CASE WHEN ?10 IS NOT NULL THEN 'n*' END AND run_at <= ?4
+              AND (?8 IS NULL OR kind IN (SELECT value FROM json_each(?8))) AND kind NOT IN (SELECT value FROM json_each(?15))
+              AND (?12 IS NULL OR (priority, run_at, id) > (?12, ?13, ?14))
+              AND (json_type(j.routing, '$.names') IS NULL OR ?10 IN (SELECT value FROM json_each(j.routing, '$.names')))
+              AND (instr(j.routing, '"type":') = 0 OR j.routing ->> '$.type' = ?9)
+              AND (instr(j.routing, '"labels":') = 0 OR NOT EXISTS (SELECT 1 FROM json_each(j.routing, '$.labels') AS l
+                          WHERE NOT EXISTS (SELECT 1 FROM json_each(?11) AS w WHERE w.key = l.key AND w.value = l.value)))
+            ORDER BY priority, run_at, id LIMIT ?2)
+        UNION ALL
+        SELECT * FROM (SELECT id, priority, run_at FROM {schema}jobs AS j
+            WHERE state = 'available' AND queue = ?1 AND route = CASE WHEN ?11 IS NOT NULL AND ?11 <> '{}' THEN '*' END AND run_at <= ?4
+              AND (?8 IS NULL OR kind IN (SELECT value FROM json_each(?8))) AND kind NOT IN (SELECT value FROM json_each(?15))
+              AND (?12 IS NULL OR (priority, run_at, id) > (?12, ?13, ?14))
+              AND (instr(j.routing, '"labels":') = 0 OR NOT EXISTS (SELECT 1 FROM json_each(j.routing, '$.labels') AS l
+                          WHERE NOT EXISTS (SELECT 1 FROM json_each(?11) AS w WHERE w.key = l.key AND w.value = l.value)))
+            ORDER BY priority, run_at, id LIMIT ?2)
+    )
+    ORDER BY priority, run_at, id
+    LIMIT ?2
+)
+RETURNING id, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at,
+    nullif(tags, '[]'), nullif(metadata, '{}'), errors, args, batch_id, flow, ordering_key, error_count;
+
+-- name: JobClaimStrict
+-- The claim of a queue in strict order, in the write transaction of
+-- QueueLimitTake, which found room ?2 under the queue's strict (and any
+-- limit); see JobClaimStrict in the PostgreSQL driver for the rules: the
+-- head of the queue, skipping nothing, as far as the claimer matches it
+-- (?8-?11 and ?15 as for JobClaimRouted, a paused kind at the head
+-- stopping it as one the worker cannot run does; ?11 NULL matches plain jobs only).
+-- Returned jobs (limited, available again) first, in the order they
+-- started, up to the first not due; otherwise the first ?2 due jobs in
+-- claim order, merged from the plain index and, for each route key found
+-- by a loose scan of jobs_route_idx, the first ?2 of that key, each
+-- reached by one probe from the one before (heads), so the merge never
+-- sorts the queue.
+WITH RECURSIVE routes(route) AS (
+    SELECT (SELECT route FROM {schema}jobs WHERE state = 'available' AND queue = ?1 AND route IS NOT NULL
+            ORDER BY route LIMIT 1)
+    UNION ALL
+    SELECT (SELECT x.route FROM {schema}jobs AS x WHERE x.state = 'available' AND x.queue = ?1 AND x.route > r.route
+            ORDER BY x.route LIMIT 1)
+    FROM routes AS r WHERE r.route IS NOT NULL
+),
+heads(route, k, id, priority, run_at) AS (
+    SELECT r.route, 1, j.id, j.priority, j.run_at FROM routes AS r JOIN {schema}jobs AS j ON j.id = (
+        SELECT x.id FROM {schema}jobs AS x
+        WHERE x.state = 'available' AND x.queue = ?1 AND x.route = r.route AND x.run_at <= ?4 AND x.limited = 0
+        ORDER BY x.priority, x.run_at, x.id LIMIT 1)
+    WHERE r.route IS NOT NULL
+    UNION ALL
+    SELECT h.route, h.k + 1, j.id, j.priority, j.run_at FROM heads AS h JOIN {schema}jobs AS j ON j.id = (
+        SELECT x.id FROM {schema}jobs AS x
+        WHERE x.state = 'available' AND x.queue = ?1 AND x.route = h.route AND x.run_at <= ?4 AND x.limited = 0
+          AND (x.priority, x.run_at, x.id) > (h.priority, h.run_at, h.id)
+        ORDER BY x.priority, x.run_at, x.id LIMIT 1)
+    WHERE h.k < ?2
+),
+returned AS (
+    SELECT id, kind, routing, run_at <= ?4 AS due, row_number() OVER (ORDER BY attempted_at, id) AS n
+    FROM {schema}jobs WHERE state = 'available' AND queue = ?1 AND limited = 1
+),
+fresh AS (
+    SELECT f.id, j.kind, j.routing, row_number() OVER (ORDER BY f.priority, f.run_at, f.id) AS n FROM (
+        SELECT * FROM (
+            SELECT * FROM (SELECT id, priority, run_at FROM {schema}jobs
+                WHERE state = 'available' AND queue = ?1 AND route IS NULL AND run_at <= ?4 AND limited = 0
+                ORDER BY priority, run_at, id LIMIT ?2)
+            UNION ALL
+            SELECT id, priority, run_at FROM heads
+        ) ORDER BY priority, run_at, id LIMIT ?2
+    ) AS f JOIN {schema}jobs AS j ON j.id = f.id
+),
+head AS (
+    SELECT id, kind, routing, n FROM returned
+    WHERE n < coalesce((SELECT min(n) FROM returned WHERE NOT due), 9223372036854775807)
+    UNION ALL
+    SELECT id, kind, routing, n FROM fresh WHERE NOT EXISTS (SELECT 1 FROM returned)
+),
+mine AS (
+    SELECT id, n, coalesce((?8 IS NULL OR kind IN (SELECT value FROM json_each(?8))) AND kind NOT IN (SELECT value FROM json_each(?15)) AND (j.routing IS NULL OR (
+            ?11 IS NOT NULL
+            AND (j.routing ->> '$.type' IS NULL OR j.routing ->> '$.type' = ?9)
+            AND (json_type(j.routing, '$.names') IS NULL OR ?10 IN (SELECT value FROM json_each(j.routing, '$.names')))
+            AND NOT EXISTS (SELECT 1 FROM json_each(j.routing, '$.labels') AS l
+                          WHERE NOT EXISTS (SELECT 1 FROM json_each(?11) AS w WHERE w.key = l.key AND w.value = l.value)))), 0) AS ok
+    FROM head AS j
+),
+picked AS (
+    SELECT id FROM mine
+    WHERE n < coalesce((SELECT min(n) FROM mine WHERE NOT ok), 9223372036854775807)
+    ORDER BY n LIMIT ?2
+)
+UPDATE {schema}jobs
+SET state = 'running',
+    attempt = attempt + 1,
+    attempted_at = ?4,
+    lease_owner = ?3,
+    lease_expires_at = ?5,
+    limited = ?6,
+    lease_token = ?7
+WHERE id IN (SELECT id FROM picked) AND state = 'available'
+RETURNING id, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at,
+    nullif(tags, '[]'), nullif(metadata, '{}'), errors, args, batch_id, flow, ordering_key, error_count;
 
 -- name: JobFinishMove
 -- Outcomes: 1 completed, 2 retry, 3 discarded, 4 cancelled, 5 released.
@@ -314,7 +490,7 @@ RETURNING id, kind, priority, attempt, max_attempts, timeout_ms, created_at, run
 -- accepted IDs are known without it).
 INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at,
     run_at, attempted_at, finalized_at, tags, metadata, errors, error_count, args, batch_id, flow, result,
-    ordering_key, key_limit) -- order: kept for JobRetry (NULL and 0 for plain jobs)
+    ordering_key, key_limit, route, routing) -- order, routing: kept for JobRetry (NULL and 0 for plain jobs)
 SELECT j.id,
     CASE WHEN r.outcome IN (1 /*OutcomeCompleted*/, 6 /*outcomeForget*/) THEN 'completed'
          WHEN r.outcome = 3 /*OutcomeDiscarded*/ OR (r.outcome = 2 /*OutcomeRetry*/ AND NOT j.cancel_requested) THEN 'discarded'
@@ -327,7 +503,8 @@ SELECT j.id,
               FROM (SELECT value FROM json_each(j.errors)
                     WHERE key > json_array_length(j.errors) - {errors_kept} ORDER BY key) AS e) END END,
     j.error_count + (r.error IS NOT NULL),
-    j.args, j.batch_id, j.flow, CASE WHEN r.outcome = 1 /*OutcomeCompleted*/ THEN r.result END, j.ordering_key, j.key_limit
+    j.args, j.batch_id, j.flow, CASE WHEN r.outcome = 1 /*OutcomeCompleted*/ THEN r.result END, j.ordering_key, j.key_limit,
+    j.route, j.routing
 FROM (
     WITH p AS MATERIALIZED (
         SELECT CAST(key AS INTEGER) AS id, unhex(substr(key, -32)) AS token,
@@ -482,10 +659,11 @@ RETURNING id, attempt >= max_attempts OR cancel_requested AS finish, cancel_requ
 -- name: JobRescueMove
 -- ?1 JSON array of the IDs JobRescueMark reported to finish, ?2 now.
 INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at,
-    run_at, attempted_at, finalized_at, tags, metadata, errors, error_count, args, batch_id, flow, ordering_key, key_limit)
+    run_at, attempted_at, finalized_at, tags, metadata, errors, error_count, args, batch_id, flow, ordering_key, key_limit,
+    route, routing)
 SELECT id, CASE WHEN cancel_requested THEN 'cancelled' ELSE 'discarded' END,
     queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, ?2,
-    tags, metadata, errors, error_count, args, batch_id, flow, ordering_key, key_limit
+    tags, metadata, errors, error_count, args, batch_id, flow, ordering_key, key_limit, route, routing
 FROM {schema}jobs
 WHERE id IN (SELECT value FROM json_each(?1));
 
@@ -511,11 +689,11 @@ RETURNING id, flow & 8 /*FlowUnique*/ <> 0;
 -- loop ever has to move them when their time comes.
 SELECT id, CASE WHEN state = 'available' AND run_at > ?2 THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END,
     queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, NULL,
-    lease_owner, lease_expires_at, cancel_requested, tags, metadata, errors, args, batch_id, ordering_key, error_count
+    lease_owner, lease_expires_at, cancel_requested, tags, metadata, errors, args, batch_id, ordering_key, error_count, routing
 FROM {schema}jobs WHERE id = ?1
 UNION ALL
 SELECT id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, finalized_at,
-    NULL, NULL, 0, tags, metadata, errors, args, batch_id, ordering_key, error_count
+    NULL, NULL, 0, tags, metadata, errors, args, batch_id, ordering_key, error_count, routing
 FROM {schema}finished_jobs WHERE id = ?1
 LIMIT 1;
 
@@ -531,12 +709,12 @@ LIMIT 1;
 -- and ?17, so it costs what its window holds, however deep it lies.
 SELECT id, CASE WHEN state = 'available' AND run_at > ?15 THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END AS state,
     queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, NULL AS finalized_at,
-    lease_owner, lease_expires_at, cancel_requested, tags, metadata, errors, args, batch_id, ordering_key, error_count
+    lease_owner, lease_expires_at, cancel_requested, tags, metadata, errors, args, batch_id, ordering_key, error_count, routing
 FROM {schema}jobs WHERE ?19 AND id > ?16 AND id < ?17
 
 -- fragment: search_finished
 SELECT id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, finalized_at,
-    NULL AS lease_owner, NULL AS lease_expires_at, 0 AS cancel_requested, tags, metadata, errors, args, batch_id, ordering_key, error_count
+    NULL AS lease_owner, NULL AS lease_expires_at, 0 AS cancel_requested, tags, metadata, errors, args, batch_id, ordering_key, error_count, routing
 FROM {schema}finished_jobs WHERE ?20 AND id > ?16 AND id < ?17
 
 -- fragment: search_match
@@ -611,9 +789,10 @@ FROM ({count_finished} ORDER BY id LIMIT ?18);
 -- and returned as JobFinishFenced and JobFinishStates describe a finished
 -- job.
 INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at,
-    run_at, attempted_at, finalized_at, tags, metadata, errors, error_count, args, batch_id, flow, ordering_key, key_limit)
+    run_at, attempted_at, finalized_at, tags, metadata, errors, error_count, args, batch_id, flow, ordering_key, key_limit,
+    route, routing)
 SELECT id, 'cancelled', queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, ?2,
-    tags, metadata, errors, error_count, args, batch_id, flow, ordering_key, key_limit
+    tags, metadata, errors, error_count, args, batch_id, flow, ordering_key, key_limit, route, routing
 FROM {schema}jobs WHERE id IN (SELECT value FROM json_each(?1)) AND state IN ('available', 'pending', 'blocked')
 RETURNING id, state, flow & 27 /*FlowEnd*/, queue, ordering_key;
 
@@ -634,9 +813,11 @@ RETURNING id;
 -- key, and the engine frees it and promotes the job's key from the row
 -- returned.
 INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at,
-    run_at, attempted_at, finalized_at, tags, metadata, errors, error_count, args, flow, ordering_key, key_limit)
+    run_at, attempted_at, finalized_at, tags, metadata, errors, error_count, args, flow, ordering_key, key_limit,
+    route, routing)
 SELECT id, 'discarded', queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, ?2,
-    tags, metadata, errors, error_count, args, (flow & 8 /*FlowUnique*/) | (flow & 16 /*FlowKeyed*/), ordering_key, key_limit
+    tags, metadata, errors, error_count, args, (flow & 8 /*FlowUnique*/) | (flow & 16 /*FlowKeyed*/), ordering_key, key_limit,
+    route, routing
 FROM {schema}jobs WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'available'
 RETURNING id, state, flow & 27 /*FlowEnd*/, queue, ordering_key;
 
@@ -659,11 +840,11 @@ UPDATE {schema}jobs SET run_at = ?2 WHERE id IN (SELECT value FROM json_each(?1)
 -- if it gave it up. A keyed job carries FlowKeyed (16), which jobs
 -- finished before migration 010 lack.
 INSERT INTO {schema}jobs (id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at,
-    attempted_at, tags, metadata, errors, error_count, args, batch_id, flow, ordering_key, key_limit)
+    attempted_at, tags, metadata, errors, error_count, args, batch_id, flow, ordering_key, key_limit, route, routing)
 SELECT id, CASE WHEN ordering_key IS NULL THEN 'available' ELSE 'blocked' END,
     queue, kind, priority, attempt, max(max_attempts, attempt + 1), timeout_ms, created_at, ?2,
     attempted_at, tags, metadata, errors, error_count, args, batch_id,
-    flow | CASE WHEN ordering_key IS NULL THEN 0 ELSE 16 /*FlowKeyed*/ END, ordering_key, key_limit
+    flow | CASE WHEN ordering_key IS NULL THEN 0 ELSE 16 /*FlowKeyed*/ END, ordering_key, key_limit, route, routing
 FROM {schema}finished_jobs WHERE id IN (SELECT value FROM json_each(?1)) AND flow & 3 /*FlowSettle*/ = 0
 RETURNING id, queue, ordering_key;
 
@@ -824,7 +1005,8 @@ GROUP BY d.id;
 -- ?1 JSON object mapping each doomed job's ID to its error message, ?2 now,
 -- ?3 now as RFC 3339 text for the recorded error.
 INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at,
-    run_at, attempted_at, finalized_at, tags, metadata, errors, error_count, args, batch_id, flow, ordering_key, key_limit)
+    run_at, attempted_at, finalized_at, tags, metadata, errors, error_count, args, batch_id, flow, ordering_key, key_limit,
+    route, routing)
 SELECT j.id, 'cancelled', j.queue, j.kind, j.priority, j.attempt, j.max_attempts, j.timeout_ms, j.created_at, j.run_at,
     j.attempted_at, ?2, j.tags, j.metadata,
     CASE WHEN coalesce(json_array_length(j.errors), 0) < {errors_kept}
@@ -833,7 +1015,7 @@ SELECT j.id, 'cancelled', j.queue, j.kind, j.priority, j.attempt, j.max_attempts
               FROM (SELECT value FROM json_each(j.errors)
                     WHERE key > json_array_length(j.errors) - {errors_kept} ORDER BY key) AS e) END,
     j.error_count + 1,
-    j.args, j.batch_id, j.flow, j.ordering_key, j.key_limit
+    j.args, j.batch_id, j.flow, j.ordering_key, j.key_limit, j.route, j.routing
 FROM json_each(?1) AS r
 CROSS JOIN {schema}jobs AS j
 WHERE j.id = CAST(r.key AS INTEGER) AND j.state = 'pending';
@@ -1253,3 +1435,91 @@ DELETE FROM {schema}topic_messages WHERE id >= ?1 AND id < ?2;
 
 -- name: TopicGenerationForget
 DELETE FROM {schema}topic_generations WHERE gen = ?1;
+
+-- Routing and the worker registry (migration 016; droverdriver/routing.go).
+-- See the PostgreSQL driver's statements of the same names.
+
+-- name: WorkerSeen
+-- ?1 JSON array of workers ({name, plain, type, labels, queues, owner,
+-- source}), names distinct, ?2 now. WHERE true lets the parser read ON
+-- CONFLICT as the upsert clause after a SELECT.
+INSERT INTO {schema}workers AS w (name, plain, type, labels, queues, owner, source, started_at, last_seen)
+SELECT value ->> 'name', value ->> 'plain', value ->> 'type', value ->> 'labels', value ->> 'queues', value ->> 'owner',
+    value ->> 'source', ?2, ?2
+FROM json_each(?1) WHERE true
+ON CONFLICT (name) DO UPDATE
+SET plain = excluded.plain, type = excluded.type, labels = excluded.labels,
+    queues = CASE WHEN w.owner = excluded.owner
+        THEN (SELECT json_group_array(q) FROM (SELECT value AS q FROM json_each(w.queues)
+                                               UNION SELECT value FROM json_each(excluded.queues) ORDER BY 1))
+        ELSE excluded.queues END,
+    started_at = CASE WHEN w.owner = excluded.owner THEN w.started_at ELSE excluded.started_at END,
+    owner = excluded.owner, source = excluded.source, last_seen = excluded.last_seen;
+
+-- name: WorkerGone
+DELETE FROM {schema}workers WHERE name = ?1 AND owner = ?2;
+
+-- name: WorkerList
+SELECT name, plain, type, labels, queues, owner, source, started_at, last_seen FROM {schema}workers ORDER BY name;
+
+-- name: WorkerPrune
+DELETE FROM {schema}workers WHERE last_seen < ?1;
+
+-- name: RouteWaiting
+-- ?1 the most groups.
+SELECT queue, routing, count(*), min(run_at), min(id)
+FROM {schema}jobs
+WHERE state = 'available' AND route IS NOT NULL
+GROUP BY queue, routing
+ORDER BY queue, min(id)
+LIMIT ?1;
+
+-- name: JobRouteAbsentFind
+-- ?1 now, ?2 the most jobs: the routed jobs the absent-worker policy
+-- applies to now, with their policy. Run first in the write transaction
+-- of JobRouteFallback and JobRouteFailMove.
+SELECT j.id, j.routing ->> '$.on_absent'
+FROM {schema}jobs AS j
+WHERE j.state = 'available' AND j.route IS NOT NULL AND json_type(j.routing, '$.names') IS NOT NULL
+  AND j.routing ->> '$.on_absent' IN ('fallback', 'fail')
+  AND j.run_at <= ?1 - coalesce(j.routing ->> '$.absent_after_ms', 0) * 1000
+  AND NOT EXISTS (
+      SELECT 1 FROM {schema}workers AS w
+      WHERE w.name IN (SELECT value FROM json_each(j.routing, '$.names'))
+        AND (w.last_seen > ?1 - coalesce(j.routing ->> '$.absent_after_ms', 0) * 1000
+             OR EXISTS (SELECT 1 FROM {schema}jobs AS r
+                        WHERE r.state = 'running' AND r.lease_owner = w.owner AND r.lease_expires_at > ?1)))
+ORDER BY j.id
+LIMIT ?2;
+
+-- name: JobRouteFallback
+-- ?1 JSON array of IDs: keyed by their type from now on, their names kept
+-- as fell_back_from.
+UPDATE {schema}jobs
+SET route = 't:' || (routing ->> '$.type'),
+    routing = json_set(json_remove(routing, '$.names'), '$.fell_back_from', json(routing -> '$.names'))
+WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'available' AND routing ->> '$.type' IS NOT NULL
+RETURNING queue;
+
+-- name: JobRouteFailMove
+-- ?1 JSON array of IDs, ?2 now, ?3 now as RFC 3339 text for the recorded
+-- error. The rows leave the hot table with JobRescueDelete.
+INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, attempt, max_attempts, timeout_ms, created_at,
+    run_at, attempted_at, finalized_at, tags, metadata, errors, error_count, args, batch_id, flow, ordering_key, key_limit,
+    route, routing)
+SELECT id, 'discarded', queue, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, ?2,
+    tags, metadata,
+    CASE WHEN coalesce(json_array_length(errors), 0) < {errors_kept}
+        THEN json_insert(coalesce(errors, '[]'), '$[#]', json_object('attempt', attempt, 'at', ?3, 'error', msg))
+        ELSE (SELECT json_insert(json_group_array(json(e.value)), '$[#]', json_object('attempt', attempt, 'at', ?3, 'error', msg))
+              FROM (SELECT value FROM json_each(errors)
+                    WHERE key > json_array_length(errors) - {errors_kept} ORDER BY key) AS e) END,
+    error_count + 1, args, batch_id, flow, ordering_key, key_limit, route, routing
+FROM (
+    SELECT *, 'no worker named ' || (SELECT group_concat(value, ', ') FROM json_each(routing, '$.names'))
+        || ' was seen for ' || coalesce(routing ->> '$.absent_after_ms', 0)
+        || ' ms: failed by the job''s on_absent policy' AS msg
+    FROM {schema}jobs WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'available'
+)
+WHERE true
+RETURNING id, state, flow & 27 /*FlowEnd*/, queue, ordering_key;

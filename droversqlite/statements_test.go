@@ -20,8 +20,10 @@ import (
 var unpreparable = map[string]string{
 	// Fragments that insertQueries joins into JobInsertN statements, which
 	// are prepared instead.
-	"JobInsertHead": "fragment: the head of the JobInsertN statements (insertQueries)",
-	"JobInsertRow":  "fragment: one VALUES row of the JobInsertN statements (insertQueries)",
+	"JobInsertHead":       "fragment: the head of the JobInsertN statements (insertQueries)",
+	"JobInsertRow":        "fragment: one VALUES row of the JobInsertN statements (insertQueries)",
+	"JobInsertRoutedHead": "fragment: the head of the JobInsertRoutedN statements (insertQueries)",
+	"JobInsertRoutedRow":  "fragment: one VALUES row of the JobInsertRoutedN statements (insertQueries)",
 }
 
 // TestStatementsPrepare prepares every statement the driver loaded
@@ -105,8 +107,8 @@ func TestStatementsPrepare(t *testing.T) {
 					t.Errorf("prepare %s: %v", name, err)
 				}
 				s, rows := typed[name], 1
-				if n, derived := insertSize(name); derived {
-					s, rows = jobInsertRow, n
+				if row, n, derived := insertSize(name); derived {
+					s, rows = row, n
 				}
 				if s == nil {
 					t.Errorf("%s has no typed entry in stmt.go", name)
@@ -214,15 +216,18 @@ func TestResultPacking(t *testing.T) {
 	}
 }
 
-// insertSize reports whether name is one of the JobInsertN statements
-// insertQueries derives, and its N.
-func insertSize(name string) (int, bool) {
-	for _, n := range insertSizes {
-		if name == insertQueryName(n) {
-			return n, true
+// insertSize reports whether name is one of the multi-row statements
+// insertQueries derives (JobInsertN, JobInsertRoutedN), with its row
+// template and its N.
+func insertSize(name string) (*stmt[insertRow], int, bool) {
+	for _, f := range insertFamilies {
+		for _, n := range insertSizes {
+			if name == f.name(n) {
+				return f.row, n, true
+			}
 		}
 	}
-	return 0, false
+	return nil, 0, false
 }
 
 var (

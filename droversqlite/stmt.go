@@ -133,6 +133,8 @@ type keyedInsertParams struct {
 	KeyLimit    int64
 	Unique      any // string, or nil for none
 	UniqueQueue string
+	Route       any // string, or nil for a plain job
+	Routing     any // JSON text, or nil for a plain job
 }
 
 type uniqueClaimParams struct {
@@ -177,8 +179,8 @@ type queueLimitTakeParams struct {
 	Max   int
 }
 
-// settingsSetParams are QueueSettingsSet's: a nil Paused keeps the
-// stored pause; SetLimits says whether the three limits replace the
+// settingsSetParams are QueueSettingsSet's: a nil Paused or Strict keeps
+// the stored value; SetLimits says whether the three limits replace the
 // stored ones.
 type settingsSetParams struct {
 	Queue      string
@@ -191,6 +193,7 @@ type settingsSetParams struct {
 	// PauseKinds and ResumeKinds are JSON arrays of kinds to add to and
 	// take out of the paused kinds.
 	PauseKinds, ResumeKinds string
+	Strict                  any
 }
 
 // queueCount is a queue and a number of its jobs.
@@ -237,6 +240,36 @@ type claimAfterParams struct {
 	Priority int
 	RunAt    int64
 	ID       int64
+}
+
+// claimRoutedParams are JobClaimRouted's and JobClaimStrict's, after
+// JobClaim's: the kinds (a JSON array, nil for every kind), the worker's
+// type, name and labels (nil for none; Labels nil for a worker that said
+// nothing of itself, which matches plain jobs only), and the claim
+// position to start past (nil: the head; JobClaimRouted only).
+type claimRoutedParams struct {
+	claimParams
+	Kinds               any
+	Type, Name, Labels  any
+	Priority, RunAt, ID any
+	// Except is a JSON array of the kinds paused in the queue ("[]" for
+	// none), ?15 of both statements.
+	Except string
+}
+
+func (p *claimRoutedParams) args() []any {
+	return append(p.claimParams.args(), p.Kinds, p.Type, p.Name, p.Labels, p.Priority, p.RunAt, p.ID, p.Except)
+}
+
+// workerOwner is a worker's name and the owner that registered it.
+type workerOwner struct {
+	Name, Owner string
+}
+
+type routeFailParams struct {
+	IDs     string // a JSON array
+	Now     int64
+	NowText string // RFC 3339, for the recorded error
 }
 
 // batchAt is a JSON batch the statement unpacks (results, IDs) and the
@@ -449,9 +482,15 @@ var (
 	jobInsertHead = def(stmt[struct{}]{name: "JobInsertHead", args: noArgs})
 	jobInsertRow  = def(stmt[insertRow]{name: "JobInsertRow",
 		args: func(p *insertRow) []any { return appendInsertArgs(nil, &p.Job, p.Now) }})
+	// JobInsertRoutedHead and JobInsertRoutedRow are the same for routed
+	// jobs with neither key nor unique key (JobInsertRoutedN).
+	jobInsertRoutedHead = def(stmt[struct{}]{name: "JobInsertRoutedHead", args: noArgs})
+	jobInsertRoutedRow  = def(stmt[insertRow]{name: "JobInsertRoutedRow",
+		args: func(p *insertRow) []any { return appendRoutedArgs(nil, &p.Job, p.Now) }})
 	jobInsertKeyed = def(stmt[keyedInsertParams]{name: "JobInsertKeyed",
 		args: func(p *keyedInsertParams) []any {
-			return append(appendInsertArgs(make([]any, 0, insertColumns+4), &p.Job, p.Now), p.Key, p.KeyLimit, p.Unique, p.UniqueQueue)
+			return append(appendInsertArgs(make([]any, 0, insertColumns+6), &p.Job, p.Now), p.Key, p.KeyLimit, p.Unique, p.UniqueQueue,
+				p.Route, p.Routing)
 		}})
 	uniqueClaim = def(stmt[uniqueClaimParams]{name: "UniqueClaim",
 		args: func(p *uniqueClaimParams) []any { return []any{p.ID, p.Key, p.Final, p.Kind, p.UniqueQueue} }})
@@ -467,13 +506,13 @@ var (
 		args: func(p *keyRateSetParams) []any { return []any{p.Queue, p.Key, p.Rate, p.PeriodMS, p.Now} }})
 	keyRatePrune = def(stmt[limitAt]{name: "KeyRatePrune",
 		args: func(p *limitAt) []any { return []any{p.Now, p.Limit} }})
-	queueLimitTake = def(stmt[queueLimitTakeParams]{name: "QueueLimitTake", cols: 2,
+	queueLimitTake = def(stmt[queueLimitTakeParams]{name: "QueueLimitTake", cols: 3,
 		args: func(p *queueLimitTakeParams) []any { return []any{p.Queue, p.Now, p.Max} }})
-	queueSettingsGet  = def(stmt[string]{name: "QueueSettingsGet", cols: 7, args: oneArg[string]})
-	queueSettingsList = def(stmt[struct{}]{name: "QueueSettingsList", cols: 7, args: noArgs})
-	queueSettingsSet  = def(stmt[settingsSetParams]{name: "QueueSettingsSet", cols: 7,
+	queueSettingsGet  = def(stmt[string]{name: "QueueSettingsGet", cols: 8, args: oneArg[string]})
+	queueSettingsList = def(stmt[struct{}]{name: "QueueSettingsList", cols: 8, args: noArgs})
+	queueSettingsSet  = def(stmt[settingsSetParams]{name: "QueueSettingsSet", cols: 8,
 		args: func(p *settingsSetParams) []any {
-			return []any{p.Queue, p.Paused, p.SetLimits, p.MaxRunning, p.Rate, p.PeriodMS, p.Now, p.PauseKinds, p.ResumeKinds}
+			return []any{p.Queue, p.Paused, p.SetLimits, p.MaxRunning, p.Rate, p.PeriodMS, p.Now, p.PauseKinds, p.ResumeKinds, p.Strict}
 		}})
 	queueLimitSpend = def(stmt[queueCount]{name: "QueueLimitSpend",
 		args: func(p *queueCount) []any { return []any{p.Queue, p.N} }})
@@ -499,6 +538,10 @@ var (
 	// (droverdriver.WithClaimAfter).
 	jobClaimAfter = def(stmt[claimAfterParams]{name: "JobClaimAfter", cols: 16,
 		args: func(p *claimAfterParams) []any { return append(p.claimParams.args(), p.Priority, p.RunAt, p.ID) }})
+	// jobClaimRouted and jobClaimStrict are the claims of a worker that
+	// says what it is and of a queue in strict order (routing.go).
+	jobClaimRouted  = def(stmt[claimRoutedParams]{name: "JobClaimRouted", cols: claimColumns, args: (*claimRoutedParams).args})
+	jobClaimStrict  = def(stmt[claimRoutedParams]{name: "JobClaimStrict", cols: claimColumns, args: (*claimRoutedParams).args})
 	jobFinishMove   = def(stmt[finishBatch]{name: "JobFinishMove", args: finishBatchArgs})
 	jobFinishForget = def(stmt[batchRefuse]{name: "JobFinishForget",
 		args: func(p *batchRefuse) []any { return []any{p.Batch, p.Refuse} }})
@@ -519,9 +562,9 @@ var (
 	jobRescueDelete = def(stmt[string]{name: "JobRescueDelete", args: oneArg[string]})
 	jobPrune        = def(stmt[pruneParams]{name: "JobPrune", cols: 2,
 		args: func(p *pruneParams) []any { return []any{p.Completed, p.Cancelled, p.Discarded, p.Limit} }})
-	jobGet        = def(stmt[jobAt]{name: "JobGet", cols: 22, args: jobAtArgs})
-	jobList       = def(stmt[searchParams]{name: "JobList", cols: 22, args: searchArgs})
-	jobListDesc   = def(stmt[searchParams]{name: "JobListDesc", cols: 22, args: searchArgs})
+	jobGet        = def(stmt[jobAt]{name: "JobGet", cols: jobColumns, args: jobAtArgs})
+	jobList       = def(stmt[searchParams]{name: "JobList", cols: jobColumns, args: searchArgs})
+	jobListDesc   = def(stmt[searchParams]{name: "JobListDesc", cols: jobColumns, args: searchArgs})
 	jobMatchCount = def(stmt[searchParams]{name: "JobMatchCount", cols: 4, args: searchArgs})
 	jobIDNext     = def(stmt[idNextParams]{name: "JobIDNext", cols: 1,
 		args: func(p *idNextParams) []any { return []any{p.Lo, p.Hi, p.Waiting, p.Finished} }})
@@ -629,6 +672,20 @@ var (
 	periodicSetPaused = def(stmt[periodicPausedParams]{name: "PeriodicSetPaused", cols: periodicCols,
 		args: func(p *periodicPausedParams) []any { return []any{p.Name, p.Paused, p.Now} }})
 	periodicDelete = def(stmt[string]{name: "PeriodicDelete", args: oneArg[string]})
+
+	// Routing and the worker registry (routing.go).
+	workerSeen = def(stmt[batchAt]{name: "WorkerSeen",
+		args: func(p *batchAt) []any { return []any{p.Batch, p.Now} }})
+	workerGone = def(stmt[workerOwner]{name: "WorkerGone",
+		args: func(p *workerOwner) []any { return []any{p.Name, p.Owner} }})
+	workerList         = def(stmt[struct{}]{name: "WorkerList", cols: 9, args: noArgs})
+	workerPrune        = def(stmt[int64]{name: "WorkerPrune", args: oneArg[int64]})
+	routeWaiting       = def(stmt[int]{name: "RouteWaiting", cols: 5, args: oneArg[int]})
+	jobRouteAbsentFind = def(stmt[limitAt]{name: "JobRouteAbsentFind", cols: 2,
+		args: func(p *limitAt) []any { return []any{p.Now, p.Limit} }})
+	jobRouteFallback = def(stmt[string]{name: "JobRouteFallback", cols: 1, args: oneArg[string]})
+	jobRouteFailMove = def(stmt[routeFailParams]{name: "JobRouteFailMove", cols: finishedCols,
+		args: func(p *routeFailParams) []any { return []any{p.IDs, p.Now, p.NowText} }})
 )
 
 func batchAtArgs(p *batchAt) []any { return []any{p.Batch, p.Now} }

@@ -33,6 +33,8 @@ type enqueueFlags struct {
 	// (docs/batches.md).
 	batch                      bool
 	callbackKind, callbackArgs string
+	// route says where the job may run (workers.go).
+	route routeFlags
 }
 
 func (c *cli) enqueueCommand() *cobra.Command {
@@ -42,7 +44,8 @@ func (c *cli) enqueueCommand() *cobra.Command {
 		Short: "Insert a job",
 		Long: `enqueue inserts a job of kind KIND with the JSON args given, and prints its id.
 
-A worker registered for KIND runs it. JSON "-" reads the args from standard
+A worker registered for KIND runs it; with --worker-type, --worker or
+--label, only a worker that matches them (see docs/routing.md). JSON "-" reads the args from standard
 input (for args too large for a command line). With --count N it inserts N
 copies in one statement: all of them or, on any error, none. With --batch the
 copies form one batch (see drover batch ID), optionally with a --callback job
@@ -51,7 +54,9 @@ that runs once when the last of them ended.`,
   drover enqueue report '{"day":"2025-01-02"}' --queue reports --at 10m --tags nightly,eu
   drover enqueue noop '{}' --count 1000 --json
   drover enqueue simulate '{"steps":100}' --count 5000 --batch --callback report
-  drover enqueue render - < scene.json`,
+  drover enqueue render - < scene.json
+  drover enqueue train '{"epochs":3}' --worker-type gpu --label gpu=a100 --label region=eu
+  drover enqueue reindex '{}' --worker search-7 --worker-type search --on-worker-absent fallback --worker-absent-after 2m`,
 		Args: argsNamed("KIND", "JSON"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			argsJSON := args[1]
@@ -117,6 +122,7 @@ that runs once when the last of them ended.`,
 	fl.BoolVar(&f.batch, "batch", false, "insert the copies as one batch; prints the batch ID first")
 	fl.StringVar(&f.callbackKind, "callback", "", "with --batch: kind of a job to run once when the batch ended")
 	fl.StringVar(&f.callbackArgs, "callback-args", "{}", "JSON args of the --callback job")
+	f.route.add(cmd)
 	return cmd
 }
 
@@ -176,6 +182,9 @@ func (f *enqueueFlags) params(kind, args string, now time.Time) ([]drover.Insert
 		MaxAttempts: f.maxAttempts,
 		Tags:        f.tags,
 		Metadata:    metadata,
+	}
+	if err := f.route.apply(opts); err != nil {
+		return nil, err
 	}
 	raw := drover.RawArgs{KindName: kind, JSON: json.RawMessage(args)}
 	params := make([]drover.InsertManyParams, f.count)

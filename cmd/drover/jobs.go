@@ -132,11 +132,12 @@ func (f *bulkFlags) chosen(cmd *cobra.Command, action string, args []string) (dr
 
 func (c *cli) jobsListCommand() *cobra.Command {
 	var (
-		states []string
-		p      drover.JobListParams
-		f      searchFlags
-		asJSON bool
-		count  bool
+		states     []string
+		p          drover.JobListParams
+		f          searchFlags
+		asJSON     bool
+		count      bool
+		unroutable bool
 	)
 	cmd := &cobra.Command{
 		Use:   "list",
@@ -157,13 +158,24 @@ A search walks the jobs tables by id a window at a time, whatever the
 filter, so a page deep in ten million jobs costs what the first does; a
 filter that few jobs match reads on until it fills the page or reaches the
 end. --count prints on stderr how many jobs match: exactly while a table
-holds up to 50,000 jobs, an estimate beyond ("about").`,
+holds up to 50,000 jobs, an estimate beyond ("about").
+
+With --unroutable it prints instead the waiting routed jobs that no live
+worker can take (none that works their queue matches their worker type,
+names and labels), grouped by queue and routing, with the first job's id.`,
 		Example: `  drover jobs list --state available,running --queue default
   drover jobs list --kind email --args '{"to":"a@example.com"}' --order newest
   drover jobs list --state discarded --finished-since 1h --count
-  drover jobs list --tag vip --metadata '{"tenant":"acme"}' --limit 20 --after 1040 --json`,
+  drover jobs list --tag vip --metadata '{"tenant":"acme"}' --limit 20 --after 1040 --json
+  drover jobs list --unroutable`,
 		Args: argsNamed(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if unroutable {
+				if len(states) > 0 || p.Queue != "" || p.Kind != "" || p.After != 0 {
+					return usagef("--unroutable: lists every unroutable job; it takes no filter")
+				}
+				return c.listUnroutable(cmd, asJSON)
+			}
 			for _, s := range states {
 				st, err := parseState(s)
 				if err != nil {
@@ -234,7 +246,26 @@ holds up to 50,000 jobs, an estimate beyond ("about").`,
 	fl.Int64Var(&p.After, "after", 0, "only jobs after this id in the list's order: the last id of the previous page")
 	fl.BoolVar(&asJSON, "json", false, "print the jobs as a JSON array")
 	fl.BoolVar(&count, "count", false, "also print on stderr how many jobs match (estimated beyond 50,000 jobs per table)")
+	fl.BoolVar(&unroutable, "unroutable", false, "list the waiting routed jobs no live worker can take, by queue and routing")
 	return cmd
+}
+
+// listUnroutable prints `drover jobs list --unroutable`.
+func (c *cli) listUnroutable(cmd *cobra.Command, asJSON bool) error {
+	ctx := cmd.Context()
+	client, closeStore, err := c.openClient(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	groups, err := client.Unroutable(ctx)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(cmd.OutOrStdout(), jobjson.FromUnroutable(groups))
+	}
+	return writeUnroutable(cmd.OutOrStdout(), groups)
 }
 
 // searchFlags are the search filters of jobs list that need parsing: JSON

@@ -69,6 +69,12 @@ func writeJobDetail(w io.Writer, j *drover.JobRow) error {
 	if j.CancelRequested {
 		field("cancel", "requested")
 	}
+	if j.Routing != nil {
+		field("runs on", formatRouting(j.Routing))
+	}
+	if j.Unroutable {
+		field("routing", "unroutable: no live worker of the queue matches it (drover workers list)")
+	}
 	field("args", orDash(string(j.EncodedArgs)))
 	field("metadata", orDash(string(j.Metadata)))
 	switch {

@@ -18,7 +18,7 @@ import (
 func (c *cli) queuesCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "queues",
-		Short: "List, pause and resume queues",
+		Short: "List, pause and resume queues; strict order",
 		Long: `queues shows and changes the settings stored for each queue, which every
 worker applies, Go clients and HTTP workers alike.`,
 	}
@@ -37,6 +37,7 @@ it resumes that kind within the queue (repeat it for more kinds), and
 leaves the queue's own pause as it is. It prints the queue after the
 change.`,
 		storeClient.QueueResume, storeClient.QueueResumeKind))
+	cmd.AddCommand(c.queuesStrictCommand())
 	return cmd
 }
 
@@ -131,7 +132,7 @@ func (c *cli) queuesChangeCommand(name, short, long string,
 // writeQueueTable prints queues as an aligned table, one row each.
 func writeQueueTable(w io.Writer, qs []jobjson.Queue) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "QUEUE\tSTATUS\tPAUSED KINDS\tGLOBAL MAX\tRATE")
+	fmt.Fprintln(tw, "QUEUE\tSTATUS\tPAUSED KINDS\tGLOBAL MAX\tRATE\tSTRICT")
 	for _, q := range qs {
 		status, kinds := "running", "-"
 		if q.Paused {
@@ -147,7 +148,7 @@ func writeQueueTable(w io.Writer, qs []jobjson.Queue) error {
 		if q.RateLimit > 0 {
 			rate = fmt.Sprintf("%d per %s", q.RateLimit, time.Duration(q.RatePeriodMS)*time.Millisecond)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", q.Name, status, kinds, globalMax, rate)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", q.Name, status, kinds, globalMax, rate, strictCell(q))
 	}
 	return tw.Flush()
 }

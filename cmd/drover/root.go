@@ -178,6 +178,7 @@ SQLite. With none, the embedded store ./drover.db is created and migrated on fir
 		c.enqueueCommand(),
 		c.jobsCommand(),
 		c.queuesCommand(),
+		c.workersCommand(),
 		c.batchCommand(),
 		c.periodicCommand(),
 		c.topicsCommand(),
@@ -441,6 +442,9 @@ type storeClient interface {
 	QueueResumeKind(ctx context.Context, queue, kind string) error
 	JobBulk(ctx context.Context, action drover.BulkAction, filter drover.JobListParams, progress func(drover.BulkProgress)) (drover.BulkProgress, error)
 	JobBulkByID(ctx context.Context, action drover.BulkAction, ids []int64, progress func(drover.BulkProgress)) (drover.BulkProgress, error)
+	Workers(ctx context.Context) ([]*drover.WorkerInfo, error)
+	Unroutable(ctx context.Context) ([]*drover.UnroutableJobs, error)
+	QueueSetStrictOrder(ctx context.Context, name string, maxRunning int) (*drover.QueueSettings, error)
 }
 
 // openClient opens the store, checked to be current, and a client on it

@@ -41,7 +41,7 @@ func NewCommand(env func() Env) *cobra.Command {
 		Long: "Measure what Drover does on the store the database URL names (the embedded ./" + benchFile + "\n" +
 			"when none is given), in a schema of its own (" + benchSchema + ") unless --schema names one, never\n" +
 			"the application's. What the bench made is dropped when it ends, on Ctrl-C too, unless --keep.\n" +
-			"Scenarios: burndown, steady, latency, scale, streams, runs, dag, keyed, chaos, fanout.\n" +
+			"Scenarios: burndown, steady, latency, scale, streams, runs, dag, keyed, chaos, fanout, assign.\n" +
 			"Every run prints a progress line every 2s, a table at the end, and can write\n" +
 			"--json, --markdown and --plot output. Jobs are checked from the store: a run\n" +
 			"that loses a job fails.",
@@ -89,7 +89,7 @@ func NewCommand(env func() Env) *cobra.Command {
 	for _, sc := range scenarios {
 		o := options{
 			queue: "bench", via: viaClient, jobs: 200_000, duration: 10 * time.Second, producers: 4, batch: 100,
-			concurrency: 200, window: 2 * time.Second, lease: 30 * time.Second, progress: 2 * time.Second,
+			concurrency: 200, window: 2 * time.Second, lease: 30 * time.Second, progress: 2 * time.Second, clients: 1,
 			streams: []int{4, 8, 16, 64},
 		}
 		sc.defaults(&o)
@@ -189,6 +189,10 @@ func NewCommand(env func() Env) *cobra.Command {
 			f.StringVar(&o.via, "via", o.via, "how workers reach the store: client (a Go client), http (drover serve's API on loopback) or python (a Python SDK worker process through that API)")
 			f.StringVar(&o.python, "python", "", "the Python that runs --via python workers, with the SDK installed (pip install ./sdk/python; default $"+pythonEnv+", else python3)")
 		}
+		if sc.name == "burndown" || sc.name == "steady" {
+			f.IntVar(&o.clients, "clients", o.clients, "worker clients in the bench process (without --processes), each of --concurrency")
+			f.IntVar(&o.workerTypes, "worker-types", 0, "route the jobs over this many worker types in turn, client i being of type i mod N (0: plain jobs; see docs/routing.md)")
+		}
 		if sc.name == "keyed" {
 			f.IntVar(&o.keys, "keys", o.keys, "ordering keys the jobs are spread over, round robin")
 			f.IntVar(&o.keyLimit, "key-limit", o.keyLimit, "jobs of one key active at once (1: strict FIFO per key)")
@@ -207,6 +211,7 @@ func NewCommand(env func() Env) *cobra.Command {
 		cmd.AddCommand(sub)
 	}
 	cmd.AddCommand(newFanoutCommand(env)) // topics: fanout.go
+	cmd.AddCommand(newAssignCommand(env)) // routing: assign.go
 	cmd.AddCommand(newFanoutConsumerCommand(env))
 	return cmd
 }
@@ -249,6 +254,12 @@ func (o *options) validate(scenario string) error {
 		return usagef("--window %s: must be between 2s and 10s", o.window)
 	case o.globalLimit < 0:
 		return usagef("--global-limit %d: must not be negative", o.globalLimit)
+	case o.clients < 1 || o.clients > 1024:
+		return usagef("--clients %d: must be between 1 and 1024", o.clients)
+	case o.workerTypes < 0 || o.workerTypes > o.clients:
+		return usagef("--worker-types %d: must be between 0 and --clients (%d): every type needs a client", o.workerTypes, o.clients)
+	case o.workerTypes > 0 && (o.via != viaClient || o.fleetSize() > 0):
+		return usagef("--worker-types: the routed workers are clients in the bench process (no --via, no --processes)")
 	case o.deleteCompleted && (scenario == "chaos" || scenario == "keyed"):
 		return usagef("--delete-completed: %s checks every job's history, which deleted jobs no longer have", scenario)
 	case o.lease < time.Second:

@@ -148,15 +148,22 @@ func (w workerConfig) clientConfig(s *storeurl.Store) *drover.Config {
 
 // localFleet runs n clients in this process, sharing one store.
 type localFleet struct {
-	store   *storeurl.Store
-	cfg     workerConfig
-	n       int
+	store *storeurl.Store
+	cfg   workerConfig
+	n     int
+	// types, when set, makes client i a worker of type i % types
+	// (routing: the bench's routed jobs).
+	types   int
 	clients []workerClient
 }
 
 func (f *localFleet) start(ctx context.Context) error {
-	for range f.n {
-		c, err := storeurl.NewClient[workerClient](f.store, f.cfg.clientConfig(f.store))
+	for i := range f.n {
+		cfg := f.cfg.clientConfig(f.store)
+		if f.types > 0 {
+			cfg.Worker = drover.WorkerConfig{Type: assignType(i, f.types)}
+		}
+		c, err := storeurl.NewClient[workerClient](f.store, cfg)
 		if err != nil {
 			return err
 		}

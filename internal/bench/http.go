@@ -197,17 +197,24 @@ func (f *httpFleet) run(j jobjson.Job) map[string]any {
 
 // post sends one API request and decodes its answer.
 func (f *httpFleet) post(path string, body, out any) error {
+	return postJSON(context.Background(), f.http, f.api.url+path, f.api.secret, body, out)
+}
+
+// postJSON POSTs body as JSON to url with the bearer token secret and
+// decodes a 200 answer into out; any other status is an error with the
+// answer's body.
+func postJSON(ctx context.Context, c *http.Client, url, secret string, body, out any) error {
 	b, err := json.Marshal(body)
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequest("POST", f.api.url+path, bytes.NewReader(b))
+	req, err := http.NewRequestWithContext(ctx, "POST", url, bytes.NewReader(b))
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+f.api.secret)
-	resp, err := f.http.Do(req)
+	req.Header.Set("Authorization", "Bearer "+secret)
+	resp, err := c.Do(req)
 	if err != nil {
 		return err
 	}
@@ -217,7 +224,7 @@ func (f *httpFleet) post(path string, body, out any) error {
 		return err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("POST %s: %d: %s", path, resp.StatusCode, bytes.TrimSpace(data))
+		return fmt.Errorf("POST %s: %d: %s", url, resp.StatusCode, bytes.TrimSpace(data))
 	}
 	return json.Unmarshal(data, out)
 }

@@ -70,6 +70,11 @@ type options struct {
 	globalLimit int
 	// deleteCompleted makes workers delete jobs as they complete.
 	deleteCompleted bool
+	// clients is how many clients work in the bench process when no
+	// worker process does; workerTypes, when set, routes the jobs over
+	// that many worker types in turn and makes client i a worker of type
+	// i % workerTypes (routing, assign.go's assignType).
+	clients, workerTypes int
 }
 
 // fleetSize is the number of worker processes a single-point scenario
@@ -130,6 +135,9 @@ func (r *runner) jobArgs(seq int64, stamp bool) Args {
 
 func (r *runner) jobOpts(queue string, seq int64) *drover.InsertOpts {
 	o := &drover.InsertOpts{Queue: queue}
+	if r.opts.workerTypes > 0 {
+		o.WorkerType = assignType(int(seq), r.opts.workerTypes)
+	}
 	if r.opts.keys > 0 {
 		o.Key, o.KeyLimit = r.keyOf(seq), r.opts.keyLimit
 	}

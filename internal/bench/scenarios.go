@@ -33,7 +33,7 @@ func (r *runner) fleetFor(queue string, k int) fleet {
 		return &pythonFleet{store: r.store, cfg: r.workerConfig(queue), python: r.opts.python}
 	}
 	if k == 0 {
-		return &localFleet{store: r.store, cfg: r.workerConfig(queue), n: 1}
+		return &localFleet{store: r.store, cfg: r.workerConfig(queue), n: r.opts.clients, types: r.opts.workerTypes}
 	}
 	return r.procFleet(queue, k)
 }
@@ -71,8 +71,11 @@ func (r *runner) describeFleet(k int) string {
 		return fmt.Sprintf("1 Python SDK worker process (drover-worker, %s, concurrency %d) through drover serve's API on loopback, served from the bench process",
 			r.opts.python, r.opts.concurrency)
 	}
+	if k == 0 && r.opts.workerTypes > 0 {
+		return fmt.Sprintf("%d clients in the bench process, of %d worker types, jobs routed over the types", r.opts.clients, r.opts.workerTypes)
+	}
 	if k == 0 {
-		return "1 client in the bench process"
+		return fmt.Sprintf("%d client(s) in the bench process", r.opts.clients)
 	}
 	return fmt.Sprintf("%d worker processes", k)
 }

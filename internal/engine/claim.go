@@ -16,9 +16,16 @@ import (
 //     not, and claims nothing when it runs only paused kinds;
 //   - no limit: the plain claim, one statement, as if settings did not
 //     exist;
-//   - a limit: the limited claim (ClaimParams.Limited), which re-reads the
-//     limits and the pause under the settings row's lock, so that once a
-//     process knows a queue is limited the limit is exact fleet-wide.
+//   - a limit, or strict order: the limited claim (ClaimParams.Limited),
+//     which re-reads the limits, strict order and the pause under the
+//     settings row's lock, so that once a process knows a queue is
+//     limited the limit is exact fleet-wide, and a strict queue's claims
+//     take its head in turn (JobClaimStrict).
+//
+// Within each, a claimer that says what it is (ClaimParams.Worker: a Go
+// client with Config.Worker, a remote worker with a type, name or labels)
+// takes plain jobs and the routed jobs it matches (JobClaimRouted); one
+// that says nothing takes plain jobs with the plain statement.
 //
 // The settings come from cache (Settings), so a change takes effect when
 // its notification arrives, or within SettingsTTL. Jobs claimed unlimited
@@ -40,5 +47,6 @@ func Claim(ctx context.Context, ex droverdriver.Executor, settings *Settings, p 
 		}
 	}
 	p.Limited = s.Limited()
+	p.Strict = p.Limited && s.Strict > 0
 	return ex.JobClaim(ctx, p)
 }

@@ -46,6 +46,85 @@ type Job struct {
 	// LeaseToken is set on jobs a claim returns, and only there: the
 	// worker echoes it when it finishes the job or extends its lease.
 	LeaseToken string `json:"lease_token,omitempty"`
+	// Routing is where the job may run; absent for a plain job.
+	Routing *Routing `json:"routing,omitempty"`
+	// Unroutable is true for a waiting routed job that no live worker can
+	// take (drover.JobRow.Unroutable).
+	Unroutable bool `json:"unroutable,omitempty"`
+}
+
+// Routing is a job's routing as JSON (drover.Routing), with the names the
+// enqueue request uses.
+type Routing struct {
+	WorkerType          string            `json:"worker_type,omitempty"`
+	WorkerNames         []string          `json:"worker_names,omitempty"`
+	WorkerLabels        map[string]string `json:"worker_labels,omitempty"`
+	OnWorkerAbsent      string            `json:"on_worker_absent,omitempty"`
+	WorkerAbsentAfterMS int64             `json:"worker_absent_after_ms,omitempty"`
+	// FellBackFrom are the names the job was aimed at before the leader
+	// let any worker of its type take it.
+	FellBackFrom []string `json:"fell_back_from,omitempty"`
+}
+
+// FromRouting converts a job's routing; nil for a plain job.
+func FromRouting(r *drover.Routing) *Routing {
+	if r == nil {
+		return nil
+	}
+	return &Routing{WorkerType: r.Type, WorkerNames: r.Names, WorkerLabels: r.Labels, OnWorkerAbsent: string(r.OnAbsent),
+		WorkerAbsentAfterMS: int64(r.AbsentAfter), FellBackFrom: r.FellBackFrom}
+}
+
+// Worker is one worker of the registry as JSON (drover.WorkerInfo), for
+// `drover workers list` and GET /v1/workers.
+type Worker struct {
+	Name      string            `json:"name"`
+	Plain     bool              `json:"plain"`
+	Type      string            `json:"type"`
+	Labels    map[string]string `json:"labels"`
+	Queues    []string          `json:"queues"`
+	Owner     string            `json:"owner"`
+	Source    string            `json:"source"`
+	StartedAt time.Time         `json:"started_at"`
+	LastSeen  time.Time         `json:"last_seen"`
+	JobsHeld  int64             `json:"jobs_held"`
+	Live      bool              `json:"live"`
+}
+
+// FromWorkers converts the registry; an empty one encodes as [].
+func FromWorkers(ws []*drover.WorkerInfo) []Worker {
+	out := make([]Worker, len(ws))
+	for i, w := range ws {
+		out[i] = Worker{Name: w.Name, Plain: w.Plain, Type: w.Type, Labels: w.Labels, Queues: w.Queues, Owner: w.Owner,
+			Source: w.Source, StartedAt: w.StartedAt, LastSeen: w.LastSeen, JobsHeld: w.JobsHeld, Live: w.Live}
+		if out[i].Labels == nil {
+			out[i].Labels = map[string]string{}
+		}
+		if out[i].Queues == nil {
+			out[i].Queues = []string{}
+		}
+	}
+	return out
+}
+
+// Unroutable is one group of waiting routed jobs that no live worker can
+// take (drover.UnroutableJobs), for `drover jobs list --unroutable` and
+// GET /v1/unroutable.
+type Unroutable struct {
+	Queue       string    `json:"queue"`
+	Routing     *Routing  `json:"routing"`
+	Jobs        int64     `json:"jobs"`
+	OldestRunAt time.Time `json:"oldest_run_at"`
+	FirstID     int64     `json:"first_id"`
+}
+
+// FromUnroutable converts the groups; none encodes as [].
+func FromUnroutable(groups []*drover.UnroutableJobs) []Unroutable {
+	out := make([]Unroutable, len(groups))
+	for i, g := range groups {
+		out[i] = Unroutable{Queue: g.Queue, Routing: FromRouting(g.Routing), Jobs: g.Jobs, OldestRunAt: g.OldestRunAt, FirstID: g.FirstID}
+	}
+	return out
 }
 
 // From converts a stored job.
@@ -73,6 +152,8 @@ func From(j *drover.JobRow) Job {
 		BatchID:         j.BatchID,
 		Key:             j.Key,
 		ErrorCount:      j.ErrorCount,
+		Routing:         FromRouting(j.Routing),
+		Unroutable:      j.Unroutable,
 	}
 	if !j.LeaseToken.IsZero() {
 		out.LeaseToken = j.LeaseToken.String()
@@ -131,6 +212,9 @@ type Queue struct {
 	GlobalMaxWorkers int      `json:"global_max_workers"`
 	RateLimit        int      `json:"rate_limit"`
 	RatePeriodMS     int64    `json:"rate_period_ms"`
+	// StrictOrder is how many of the queue's jobs may run at once in
+	// strict order, 0 when it is not in strict order.
+	StrictOrder int `json:"strict_order"`
 	// UpdatedAt is null for a queue without stored settings.
 	UpdatedAt *time.Time `json:"updated_at"`
 }
@@ -138,7 +222,7 @@ type Queue struct {
 // FromQueue converts a queue's settings.
 func FromQueue(q *drover.QueueSettings) Queue {
 	out := Queue{Name: q.Name, Paused: q.Paused, PausedKinds: q.PausedKinds, GlobalMaxWorkers: q.GlobalMaxWorkers,
-		RateLimit: q.RateLimit, RatePeriodMS: q.RatePeriod.Milliseconds()}
+		RateLimit: q.RateLimit, RatePeriodMS: q.RatePeriod.Milliseconds(), StrictOrder: q.StrictOrder}
 	if out.PausedKinds == nil {
 		out.PausedKinds = []string{}
 	}

@@ -8,6 +8,7 @@ package lease
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -48,6 +49,10 @@ type Heartbeat struct {
 	Lease    time.Duration
 	Interval time.Duration
 	Logger   *slog.Logger
+	// Seen, when set, runs at every beat: the client writes its row of
+	// the worker registry (drover's routing.go), so that the registry's
+	// last_seen is the process's last heartbeat.
+	Seen func(ctx context.Context) error
 }
 
 // Run beats until ctx ends.
@@ -79,6 +84,9 @@ func (h *Heartbeat) Beat(ctx context.Context) error {
 	}
 	for _, id := range res.Lost {
 		h.Tracker.Cancel(id, ErrLeaseLost)
+	}
+	if h.Seen != nil {
+		err = errors.Join(err, h.Seen(ctx))
 	}
 	return err
 }

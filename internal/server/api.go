@@ -96,6 +96,13 @@ type enqueueJob struct {
 	UniqueStates []drover.JobState `json:"unique_states"`
 	// UniqueByQueue holds UniqueKey per queue too (InsertOpts.UniqueByQueue).
 	UniqueByQueue bool `json:"unique_by_queue"`
+	// routing: where the job may run (InsertOpts.WorkerType, WorkerNames,
+	// WorkerLabels, OnWorkerAbsent, WorkerAbsentAfter).
+	WorkerType          string            `json:"worker_type"`
+	WorkerNames         []string          `json:"worker_names"`
+	WorkerLabels        map[string]string `json:"worker_labels"`
+	OnWorkerAbsent      string            `json:"on_worker_absent"`
+	WorkerAbsentAfterMS int64             `json:"worker_absent_after_ms"`
 }
 
 // insertParams checks the jobs of a request and converts them; the store
@@ -134,15 +141,22 @@ func (j enqueueJob) params() (drover.InsertManyParams, error) {
 			return drover.InsertManyParams{}, fmt.Errorf("metadata: must be a JSON object, got %s", k)
 		}
 	}
-	if j.TimeoutMS < 0 || j.TimeoutMS > math.MaxInt64/int64(time.Millisecond) {
-		return drover.InsertManyParams{}, fmt.Errorf("timeout_ms %d: must be between 0 and %d", j.TimeoutMS,
-			math.MaxInt64/int64(time.Millisecond))
+	for _, f := range []struct {
+		name string
+		ms   int64
+	}{{"timeout_ms", j.TimeoutMS}, {"worker_absent_after_ms", j.WorkerAbsentAfterMS}} {
+		if f.ms < 0 || f.ms > math.MaxInt64/int64(time.Millisecond) {
+			return drover.InsertManyParams{}, fmt.Errorf("%s %d: must be between 0 and %d", f.name, f.ms,
+				math.MaxInt64/int64(time.Millisecond))
+		}
 	}
 	opts := &drover.InsertOpts{Queue: j.Queue, Priority: j.Priority, MaxAttempts: j.MaxAttempts,
 		Tags: j.Tags, Metadata: j.Metadata, Timeout: millis(j.TimeoutMS),
 		DependsOn: j.DependsOn, Key: j.Key, KeyLimit: j.KeyLimit, UniqueKey: j.UniqueKey, UniqueStates: j.UniqueStates,
 		UniqueByQueue: j.UniqueByQueue,
-		KeyRate:       j.KeyRate, KeyRatePeriod: millis(j.KeyRatePeriodMS)}
+		KeyRate:       j.KeyRate, KeyRatePeriod: millis(j.KeyRatePeriodMS),
+		WorkerType: j.WorkerType, WorkerNames: j.WorkerNames, WorkerLabels: j.WorkerLabels,
+		OnWorkerAbsent: drover.AbsentPolicy(j.OnWorkerAbsent), WorkerAbsentAfter: millis(j.WorkerAbsentAfterMS)}
 	if j.RunAt != nil {
 		opts.RunAt = j.RunAt.Time
 	}
@@ -417,6 +431,10 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request) error {
 		Max     int    `json:"max"`
 		LeaseMS int64  `json:"lease_ms"`
 		WaitMS  int64  `json:"wait_ms"`
+		// routing: what the worker is (drover.ClaimParams).
+		WorkerName   string            `json:"worker_name"`
+		WorkerType   string            `json:"worker_type"`
+		WorkerLabels map[string]string `json:"worker_labels"`
 	}
 	req.Max, req.LeaseMS = 1, drover.LeaseDurationDefault.Milliseconds()
 	if err := decode(r, &req); err != nil {
@@ -441,7 +459,8 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request) error {
 		return badRequest("wait_ms %d: must be between 0 and %d", req.WaitMS, s.cfg.MaxWait.Milliseconds())
 	}
 	s.holdFor(w, wait)
-	p := drover.ClaimParams{Queue: req.Queue, Max: req.Max, Owner: req.Worker, Lease: millis(req.LeaseMS)}
+	p := drover.ClaimParams{Queue: req.Queue, Max: req.Max, Owner: req.Worker, Lease: millis(req.LeaseMS),
+		WorkerName: req.WorkerName, WorkerType: req.WorkerType, WorkerLabels: req.WorkerLabels}
 	ctx := r.Context()
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()

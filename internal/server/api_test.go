@@ -43,6 +43,7 @@ func TestEveryOperationAnswersWithItsScopes(t *testing.T) {
 			"updatePeriodic":     map[string]any{"schedule": "@daily", "kind": "k"},
 			"startBulk":          map[string]any{"action": "cancel", "queue": "nothing-here"},
 			"startBulkSelection": map[string]any{"action": "cancel", "ids": []int64{999999}},
+			"setStrictOrder":     map[string]any{"max_running": 0},
 			// Topic t1 and its subscription s1, made below; receipts that
 			// no receive handed out are refused with 400.
 			"createTopic":        map[string]any{"name": "t1"},

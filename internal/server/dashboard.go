@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -29,8 +31,8 @@ var uiFiles embed.FS
 
 // pages are the parsed templates.
 type pages struct {
-	login, overview, jobs, job, batch, topics, errorPage *template.Template
-	workflow, batches, periodic                          *template.Template
+	login, overview, jobs, job, batch, topics, workers, errorPage *template.Template
+	workflow, batches, periodic                                   *template.Template
 }
 
 var funcs = template.FuncMap{
@@ -87,6 +89,16 @@ var funcs = template.FuncMap{
 		return b.String()
 	},
 	"can": jobCan,
+	"labels": func(m map[string]string) string {
+		if len(m) == 0 {
+			return "-"
+		}
+		keys := slices.Sorted(maps.Keys(m))
+		for i, k := range keys {
+			keys[i] = k + "=" + m[k]
+		}
+		return strings.Join(keys, ", ")
+	},
 	"lastError": func(j *drover.JobRow) string {
 		if len(j.Errors) == 0 {
 			return "-"
@@ -131,6 +143,7 @@ func newPages() *pages {
 		workflow:  parse("workflow.html"),
 		batches:   parse("batches.html"),
 		periodic:  parse("periodic.html"),
+		workers:   parse("workers.html"),
 		errorPage: parse("error.html"),
 	}
 }
@@ -166,6 +179,7 @@ func (s *Server) htmlRoutes() map[string]func(w http.ResponseWriter, r *http.Req
 		"GET /{$}":                           s.overviewPage,
 		"GET /ui/jobs":                       s.jobsPage,
 		"GET /ui/topics":                     s.topicsPage,
+		"GET /ui/workers":                    s.workersPage,
 		"GET /ui/jobs/find":                  findByID("job", "/ui/jobs"),
 		"GET /ui/jobs/{id}":                  s.jobPage,
 		"GET /ui/batches/find":               findByID("batch", "/ui/batches"),

@@ -2,6 +2,7 @@ package server
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -48,6 +49,10 @@ type metrics struct {
 
 	// Topics, per subscription as of the last sample.
 	subLag, subOldest, subDropped *prometheus.GaugeVec
+
+	// unroutable counts, per queue as of the last sample, the waiting
+	// routed jobs no live worker can take (routing.go).
+	unroutable *prometheus.GaugeVec
 }
 
 // latencyBuckets run from 1 ms to about 18 minutes: pickup latency spans
@@ -110,6 +115,9 @@ func newMetrics(client Client, pool func() storeurl.PoolStats, maxLabels int, la
 		Help: "Age of the oldest message the subscription has not acknowledged, as of the last sample."}, ts)).(*prometheus.GaugeVec)
 	m.subDropped = f(prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "drover_subscription_dropped_messages",
 		Help: "Messages retention removed before the subscription read them (it lagged past the topic's retention)."}, ts)).(*prometheus.GaugeVec)
+	m.unroutable = f(prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "drover_jobs_unroutable",
+		Help: "Waiting routed jobs that no live worker can take (none that works the queue matches their worker type, names and labels), as of the last sample."},
+		[]string{"queue"})).(*prometheus.GaugeVec)
 	f(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "drover_lease_rescues_total",
 		Help: "Jobs whose lease expired and that this process's rescuer returned to the queue."},
 		func() float64 { return float64(client.Stats().Rescued) }))
@@ -299,4 +307,22 @@ func (m *metrics) setLag(topic, sub string, l drover.SubscriptionLag, now time.T
 type topicLag struct {
 	topic string
 	drover.SubscriptionLag
+}
+
+// observeUnroutable replaces the gauge of unroutable jobs with a fresh
+// sample, queues past maxLabels counted as "other".
+func (m *metrics) observeUnroutable(groups []*drover.UnroutableJobs) {
+	m.unroutable.Reset()
+	byQueue := map[string]float64{}
+	for _, g := range groups {
+		byQueue[g.Queue] += float64(g.Jobs)
+	}
+	queues := slices.Sorted(maps.Keys(byQueue))
+	for i, q := range queues {
+		label := q
+		if i >= m.maxLabels {
+			label = otherLabel
+		}
+		m.unroutable.WithLabelValues(label).Add(byQueue[q])
+	}
 }

@@ -109,6 +109,10 @@ type Client interface {
 	Remote() *drover.Remote
 	PeriodicJobs() *drover.PeriodicJobSet
 	topicsClient
+	// Routing (routing.go).
+	Workers(ctx context.Context) ([]*drover.WorkerInfo, error)
+	Unroutable(ctx context.Context) ([]*drover.UnroutableJobs, error)
+	QueueSetStrictOrder(ctx context.Context, name string, maxRunning int) (*drover.QueueSettings, error)
 }
 
 // Config configures a Server.
@@ -182,9 +186,11 @@ type Server struct {
 	// topicSamples are the last two subscription lag samples, for the
 	// topics page (topicspage.go).
 	topicSamples *topicSamples
-	pages        *pages
-	mux          *http.ServeMux
-	running      atomic.Bool
+	// routeSample is the last reading of the unroutable jobs (routing.go).
+	routeSample *routeSample
+	pages       *pages
+	mux         *http.ServeMux
+	running     atomic.Bool
 	// stopping is closed by Drain: long polls answer at once with an
 	// empty job list, and new claims claim nothing.
 	stopping chan struct{}
@@ -232,7 +238,7 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s := &Server{cfg: cfg, remote: cfg.Client.Remote(), stopping: make(chan struct{}), sessions: newSessions(cfg.SessionTTL), waiter: newWaiter(), inflight: newInflight(),
-		metrics: newMetrics(cfg.Client, cfg.PoolStats, cfg.MaxLabelValues, cfg.LabelTTL), history: &history{}, topicSamples: &topicSamples{}, pages: newPages(),
+		metrics: newMetrics(cfg.Client, cfg.PoolStats, cfg.MaxLabelValues, cfg.LabelTTL), history: &history{}, topicSamples: &topicSamples{}, routeSample: &routeSample{}, pages: newPages(),
 		mux: http.NewServeMux(), pagePatterns: map[string]bool{}, bulkTasks: newBulkTasks()}
 	s.auth.Store(newAuthenticator(cfg.Tokens))
 	s.routes()
@@ -351,6 +357,9 @@ func (s *Server) sample(ctx context.Context) {
 	if _, err := s.sampleTopics(ctx, now); err != nil && ctx.Err() == nil {
 		s.cfg.Logger.Warn("sampling subscription lag failed", "error", err)
 	}
+	if err := s.sampleRouting(ctx, now); err != nil && ctx.Err() == nil {
+		s.cfg.Logger.Warn("sampling unroutable jobs failed", "error", err)
+	}
 }
 
 // route is one endpoint: who may call it and what handles it. A nil
@@ -393,6 +402,11 @@ func (s *Server) routes() {
 		"GET /v1/queues/{name}":         {admin, s.getQueue},
 		"POST /v1/queues/{name}/pause":  {admin, s.pauseQueue},
 		"POST /v1/queues/{name}/resume": {admin, s.resumeQueue},
+		// routing: the worker registry, unroutable jobs, strict order
+		// (routing.go).
+		"POST /v1/queues/{name}/strict": {admin, s.strictQueue},
+		"GET /v1/workers":               {reader, s.listWorkers},
+		"GET /v1/unroutable":            {reader, s.listUnroutable},
 		// order: periodic (cron) jobs (periodic.go).
 		"GET /v1/periodic":                 {reader, s.listPeriodic},
 		"POST /v1/periodic":                {admin, s.createPeriodic},

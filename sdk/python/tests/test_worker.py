@@ -414,3 +414,46 @@ def test_snooze_reruns_after_the_delay_with_the_same_attempt(
 def test_snooze_rejects_a_negative_delay() -> None:
     with pytest.raises(ValueError):
         drover.Snooze(-1)
+
+
+def test_routing_by_type_name_and_labels(server: Server, client: drover.Client, queue: str) -> None:
+    """Workers say what they are on their claims; a job routed to them runs
+    only there, a job no live worker can take says so, and labels changed at
+    run time take effect on the next claims."""
+    ran: dict[int, str] = {}
+    lock = threading.Lock()
+
+    def worker_of(name: str, **kw: object) -> drover.Worker:
+        w = make_worker(server, queue, worker_id=f"{name}-proc", **kw)
+
+        @w.task("route")
+        def route(args: dict[str, int], ctx: drover.JobContext) -> None:
+            with lock:
+                ran[ctx.id] = name
+
+        return w
+
+    gpu = worker_of("gpu", worker_type="gpu", worker_labels={"vram": "48g"})
+    plain = worker_of("plain")
+    by_type = client.insert("route", {}, queue=queue, worker_type="gpu")
+    by_label = client.insert("route", {}, queue=queue, worker_labels={"vram": "48g"})
+    by_name = client.insert("route", {}, queue=queue, worker_names=["gpu-proc"])
+    anyone = client.insert("route", {}, queue=queue)
+    later = client.insert("route", {}, queue=queue, worker_labels={"vram": "80g"},
+                          worker_type="gpu", worker_names=["gpu-proc"], on_worker_absent="fail",
+                          worker_absent_after_ms=600000)
+    gpu.start()
+    plain.start()
+    try:
+        wait_for(lambda: len(ran) == 4, what="the four routable jobs to run")
+        assert ran[by_type] == ran[by_label] == ran[by_name] == "gpu"
+        assert ran[anyone] in ("gpu", "plain")
+        job = client.get_job(later)
+        assert job.state == "available" and job.unroutable
+        assert job.routing["worker_labels"] == {"vram": "80g"} and job.routing["on_worker_absent"] == "fail"
+        gpu.set_worker_labels({"vram": "80g"})
+        wait_for(lambda: later in ran, what="the job to run once the labels changed")
+        assert ran[later] == "gpu"
+    finally:
+        gpu.stop()
+        plain.stop()

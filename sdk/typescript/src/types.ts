@@ -82,6 +82,15 @@ export interface InsertOptions {
   uniqueKey?: string;
   uniqueStates?: JobState[];
   uniqueByQueue?: boolean;
+  /** Run only on workers of this type (see docs/routing.md). */
+  workerType?: string;
+  /** Run only on one of these workers, by name. */
+  workerNames?: string[];
+  /** Run only on workers with every one of these labels. */
+  workerLabels?: Record<string, string>;
+  /** With workerNames: what happens when none of them is seen for workerAbsentAfterMs. */
+  onWorkerAbsent?: "wait" | "fallback" | "fail";
+  workerAbsentAfterMs?: number;
 }
 
 /** A job to insert. */
@@ -109,6 +118,11 @@ export type EnqueueJobJSON = {
   unique_key?: string;
   unique_states?: JobState[];
   unique_by_queue?: boolean;
+  worker_type?: string;
+  worker_names?: string[];
+  worker_labels?: Record<string, string>;
+  on_worker_absent?: "wait" | "fallback" | "fail";
+  worker_absent_after_ms?: number;
 };
 
 export function specToJSON(spec: JobSpec): EnqueueJobJSON {
@@ -128,6 +142,11 @@ export function specToJSON(spec: JobSpec): EnqueueJobJSON {
   if (spec.uniqueKey !== undefined) out.unique_key = spec.uniqueKey;
   if (spec.uniqueStates !== undefined) out.unique_states = spec.uniqueStates;
   if (spec.uniqueByQueue !== undefined) out.unique_by_queue = spec.uniqueByQueue;
+  if (spec.workerType !== undefined) out.worker_type = spec.workerType;
+  if (spec.workerNames !== undefined) out.worker_names = spec.workerNames;
+  if (spec.workerLabels !== undefined) out.worker_labels = spec.workerLabels;
+  if (spec.onWorkerAbsent !== undefined) out.on_worker_absent = spec.onWorkerAbsent;
+  if (spec.workerAbsentAfterMs !== undefined) out.worker_absent_after_ms = spec.workerAbsentAfterMs;
   return out;
 }
 

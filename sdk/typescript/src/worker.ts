@@ -156,6 +156,15 @@ export interface WorkerOptions {
   maxBackoffMs?: number;
   /** Default: hostname-pid-random. */
   workerId?: string;
+  /**
+   * What the worker is, said on every claim (see docs/routing.md): with any
+   * of these it also takes the routed jobs it matches, as a worker named
+   * workerName (default workerId); with none, plain jobs only.
+   * setWorkerLabels changes the labels while it runs.
+   */
+  workerName?: string;
+  workerType?: string;
+  workerLabels?: Record<string, string>;
   /** Default: console, without debug. */
   logger?: Logger;
 }
@@ -274,10 +283,13 @@ async function within(p: Promise<unknown>, ms: number): Promise<boolean> {
  */
 export class Worker {
   readonly workerId: string;
-  readonly #opts: Required<Omit<WorkerOptions, "url" | "token" | "workerId" | "logger">> & {
+  readonly #opts: Required<Omit<WorkerOptions, "url" | "token" | "workerId" | "logger" | "workerName" | "workerType" | "workerLabels">> & {
     url: string | undefined;
     token: string | undefined;
   };
+  readonly #workerName: string | undefined;
+  readonly #workerType: string | undefined;
+  #workerLabels: Record<string, string> | undefined;
   readonly #log: Logger;
   readonly #handlers = new Map<string, Registered>();
   readonly #held = new Map<string, Held>();
@@ -317,7 +329,24 @@ export class Worker {
       maxBackoffMs: Math.max(50, options.maxBackoffMs ?? 10_000),
     };
     this.workerId = (options.workerId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`).slice(0, 255);
+    this.#workerName = options.workerName;
+    this.#workerType = options.workerType;
+    this.#workerLabels = options.workerLabels === undefined ? undefined : { ...options.workerLabels };
     this.#log = options.logger ?? quietDebug;
+  }
+
+  /** Replaces the worker's labels while it runs: its next claims take the routed jobs the new labels match. */
+  setWorkerLabels(labels: Record<string, string>): void {
+    this.#workerLabels = { ...labels };
+  }
+
+  /** What the worker says of itself on a claim; empty for a plain worker. */
+  #routing(): { worker_name?: string; worker_type?: string; worker_labels?: Record<string, string> } {
+    const out: { worker_name?: string; worker_type?: string; worker_labels?: Record<string, string> } = {};
+    if (this.#workerName) out.worker_name = this.#workerName;
+    if (this.#workerType) out.worker_type = this.#workerType;
+    if (this.#workerLabels && Object.keys(this.#workerLabels).length > 0) out.worker_labels = { ...this.#workerLabels };
+    return out;
   }
 
   /**
@@ -483,7 +512,7 @@ export class Worker {
       if (n === 0) return;
       let jobs: ClaimedJob[];
       try {
-        const out = await t.request<{ jobs?: ClaimedJob[] | null }>("POST", "/v1/claim", { ...body, max: n }, {
+        const out = await t.request<{ jobs?: ClaimedJob[] | null }>("POST", "/v1/claim", { ...body, ...this.#routing(), max: n }, {
           timeoutMs: o.pollWaitMs + 30_000,
           signal: this.#claimAbort.signal,
         });

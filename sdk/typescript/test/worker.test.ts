@@ -54,6 +54,46 @@ for (const backend of backends()) {
       assert.ok(rows.every((r) => r.state === "completed"));
     });
 
+    test("routing: workers say what they are, jobs run only where they may, labels change at run time", async () => {
+      const queue = newQueue();
+      const ran = new Map<number, string>();
+      const workerOf = (name: string, o: WorkerOptions) => {
+        const w = makeWorker(queue, { workerId: `${name}-proc`, ...o });
+        w.register("route", (job) => {
+          ran.set(job.id, name);
+        });
+        return w;
+      };
+      const gpu = workerOf("gpu", { workerType: "gpu", workerLabels: { vram: "48g" } });
+      const plain = workerOf("plain", {});
+      const byType = await client.insert("route", {}, { queue, workerType: "gpu" });
+      const byLabel = await client.insert("route", {}, { queue, workerLabels: { vram: "48g" } });
+      const byName = await client.insert("route", {}, { queue, workerNames: ["gpu-proc"] });
+      const anyone = await client.insert("route", {}, { queue });
+      const later = await client.insert("route", {}, {
+        queue, workerType: "gpu", workerLabels: { vram: "80g" }, onWorkerAbsent: "fail", workerAbsentAfterMs: 600_000, workerNames: ["gpu-proc"],
+      });
+      gpu.start();
+      plain.start();
+      try {
+        await waitFor(() => ran.size === 4, "the four routable jobs to run");
+        assert.equal(ran.get(byType), "gpu");
+        assert.equal(ran.get(byLabel), "gpu");
+        assert.equal(ran.get(byName), "gpu");
+        assert.ok(["gpu", "plain"].includes(ran.get(anyone)!));
+        const job = await client.getJob(later);
+        assert.equal(job.state, "available");
+        assert.equal(job.unroutable, true);
+        assert.deepEqual(job.routing?.worker_labels, { vram: "80g" });
+        gpu.setWorkerLabels({ vram: "80g" });
+        await waitFor(() => ran.has(later), "the job to run once the labels changed");
+        assert.equal(ran.get(later), "gpu");
+      } finally {
+        await gpu.stop();
+        await plain.stop();
+      }
+    });
+
     test("a failure records message and stack, and the job is retried", async () => {
       const queue = newQueue();
       const w = makeWorker(queue);

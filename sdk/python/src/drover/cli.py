@@ -49,14 +49,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--poll-wait", type=float, help="longest long poll of a claim in seconds")
     p.add_argument("--shutdown-timeout", type=float, help="seconds running jobs get to finish on SIGTERM")
     p.add_argument("--worker-id", help="this process's id, recorded as the jobs' lease owner")
+    p.add_argument("--worker-name",
+                   help="the name routed jobs aim at (default: --worker-id, once a routing option is given)")
+    p.add_argument("--worker-type", help="the worker's type: it also takes jobs routed to it")
+    p.add_argument("--label", action="append", dest="labels", metavar="KEY=VALUE",
+                   help="a label of the worker (repeat for more): it also takes jobs that require it")
     p.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR")
     a = p.parse_args(argv)
     logging.basicConfig(level=a.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     worker = load(a.target)
     queues = [q.strip() for arg in a.queues for q in arg.split(",") if q.strip()] if a.queues else None
     try:
+        labels = None
+        if a.labels:
+            labels = {}
+            for pair in a.labels:
+                k, sep, v = pair.partition("=")
+                if not sep:
+                    raise ValueError(f"--label {pair!r}: use KEY=VALUE")
+                labels[k] = v
         worker.configure(url=a.url, token=a.token, queues=queues, concurrency=a.concurrency, lease=a.lease,
-                         poll_wait=a.poll_wait, shutdown_timeout=a.shutdown_timeout, worker_id=a.worker_id)
+                         poll_wait=a.poll_wait, shutdown_timeout=a.shutdown_timeout, worker_id=a.worker_id,
+                         worker_name=a.worker_name, worker_type=a.worker_type, worker_labels=labels)
         worker.run()
     except (ValueError, DroverError) as e:
         print(f"drover-worker: {e}", file=sys.stderr)

@@ -70,15 +70,23 @@ class Client:
         key_rate_period_ms: int | None = None,
         unique_key: str | None = None,
         unique_states: Sequence[str] | None = None,
+        worker_type: str | None = None,
+        worker_names: Sequence[str] | None = None,
+        worker_labels: dict[str, str] | None = None,
+        on_worker_absent: str | None = None,
+        worker_absent_after_ms: int | None = None,
     ) -> int:
         """Inserts one job and returns its id (0 when ``unique_key`` made it
         a skipped duplicate). ``args`` may be a dict, a dataclass or a
-        pydantic model; None means ``{}``."""
+        pydantic model; None means ``{}``. The ``worker_*`` options route it
+        to the workers that match them (see :class:`JobSpec`)."""
         spec = JobSpec(kind=kind, args={} if args is None else args, queue=queue, priority=priority,
                        run_at=run_at, max_attempts=max_attempts, tags=tags, metadata=metadata,
                        timeout_ms=timeout_ms, depends_on=depends_on, key=key, key_limit=key_limit,
                        key_rate=key_rate, key_rate_period_ms=key_rate_period_ms, unique_key=unique_key,
-                       unique_states=unique_states)
+                       unique_states=unique_states, worker_type=worker_type, worker_names=worker_names,
+                       worker_labels=worker_labels, on_worker_absent=on_worker_absent,
+                       worker_absent_after_ms=worker_absent_after_ms)
         return self.insert_many([spec])[0]
 
     def insert_many(self, jobs: Iterable[JobSpec]) -> list[int]:

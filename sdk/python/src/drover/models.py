@@ -121,6 +121,11 @@ class Job:
     depends_on: list[int] = field(default_factory=list)
     #: The state and result of each job in ``depends_on``, in the same order.
     parent_results: list[JobResult] = field(default_factory=list)
+    #: Where the job may run (worker_type, worker_names, worker_labels, …),
+    #: empty for a plain job; set on jobs read, not on jobs claimed.
+    routing: dict[str, Any] = field(default_factory=dict)
+    #: True for a waiting routed job that no live worker can take.
+    unroutable: bool = False
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -151,6 +156,8 @@ class Job:
             lease_token=str(token) if token else None,
             depends_on=[int(i) for i in d.get("depends_on") or []],
             parent_results=[JobResult.from_json(r) for r in d.get("parent_results") or []],
+            routing=dict(d.get("routing") or {}),
+            unroutable=bool(d.get("unroutable")),
             raw=d,
         )
 
@@ -243,7 +250,11 @@ class JobSpec:
     attempt; ``depends_on`` names stored jobs this one waits for; ``key``,
     ``key_limit``, ``key_rate`` and ``key_rate_period_ms`` order and limit
     jobs of a key; ``unique_key`` and ``unique_states`` deduplicate (a
-    skipped duplicate gets id 0)."""
+    skipped duplicate gets id 0). ``worker_type``, ``worker_names`` and
+    ``worker_labels`` route the job to the workers that match them all;
+    ``on_worker_absent`` ("wait", "fallback" or "fail") and
+    ``worker_absent_after_ms`` say what happens when none of its named
+    workers is seen for that long (see docs/routing.md)."""
 
     kind: str
     args: Any = field(default_factory=dict)
@@ -261,6 +272,11 @@ class JobSpec:
     key_rate_period_ms: int | None = None
     unique_key: str | None = None
     unique_states: Sequence[str] | None = None
+    worker_type: str | None = None
+    worker_names: Sequence[str] | None = None
+    worker_labels: dict[str, str] | None = None
+    on_worker_absent: str | None = None
+    worker_absent_after_ms: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The job as the server's EnqueueJob; unset options are left out so

@@ -307,6 +307,10 @@ class _Config:
     shutdown_timeout: float
     max_backoff: float
     worker_id: str = field(default="")
+    # routing: what the worker says of itself on every claim.
+    worker_name: str | None = None
+    worker_type: str | None = None
+    worker_labels: dict[str, str] | None = None
 
 
 class Worker:
@@ -339,11 +343,15 @@ class Worker:
         shutdown_timeout: float = 30.0,
         max_backoff: float = 10.0,
         worker_id: str | None = None,
+        worker_name: str | None = None,
+        worker_type: str | None = None,
+        worker_labels: dict[str, str] | None = None,
     ) -> None:
         self._cfg = _Config(url=url, token=token, queues=[], concurrency=0, lease=0, poll_wait=0,
                             shutdown_timeout=0, max_backoff=0)
         self.configure(queues=queues, concurrency=concurrency, lease=lease, poll_wait=poll_wait,
-                       shutdown_timeout=shutdown_timeout, max_backoff=max_backoff, worker_id=worker_id)
+                       shutdown_timeout=shutdown_timeout, max_backoff=max_backoff, worker_id=worker_id,
+                       worker_name=worker_name, worker_type=worker_type, worker_labels=worker_labels)
         self._handlers: dict[str, _Handler] = {}
         self._lock = threading.Condition()
         self._held: dict[tuple[int, int], _Held] = {}
@@ -384,9 +392,18 @@ class Worker:
         shutdown_timeout: float | None = None,
         max_backoff: float | None = None,
         worker_id: str | None = None,
+        worker_name: str | None = None,
+        worker_type: str | None = None,
+        worker_labels: dict[str, str] | None = None,
     ) -> None:
         """Changes options before the worker starts (drover-worker uses it
-        to apply its command line to a worker defined in a module)."""
+        to apply its command line to a worker defined in a module).
+
+        ``worker_name``, ``worker_type`` and ``worker_labels`` say what the
+        worker is, on every claim: with any of them it also takes the routed
+        jobs it matches (its name defaults to ``worker_id``); with none, plain
+        jobs only. :meth:`set_worker_labels` changes the labels while it
+        runs. See docs/routing.md."""
         c = self._cfg
         if url is not None:
             c.url = url
@@ -412,6 +429,32 @@ class Worker:
             c.max_backoff = max(0.05, max_backoff)
         if worker_id is not None or not c.worker_id:
             c.worker_id = worker_id or f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"[:255]
+        if worker_name is not None:
+            c.worker_name = worker_name
+        if worker_type is not None:
+            c.worker_type = worker_type
+        if worker_labels is not None:
+            c.worker_labels = dict(worker_labels)
+
+    def set_worker_labels(self, labels: dict[str, str]) -> None:
+        """Replaces the worker's labels while it runs: its next claims take
+        the routed jobs the new labels match."""
+        with self._lock:
+            self._cfg.worker_labels = dict(labels)
+
+    def _routing(self) -> dict[str, Any]:
+        """What the worker says of itself on a claim; empty for a plain
+        worker."""
+        c = self._cfg
+        out: dict[str, Any] = {}
+        if c.worker_name:
+            out["worker_name"] = c.worker_name
+        if c.worker_type:
+            out["worker_type"] = c.worker_type
+        with self._lock:
+            if c.worker_labels:
+                out["worker_labels"] = dict(c.worker_labels)
+        return out
 
     @property
     def worker_id(self) -> str:
@@ -583,7 +626,7 @@ class Worker:
                 self._release_slots(n)
                 return
             try:
-                out = self._claim_t.request("POST", "/v1/claim", {**body, "max": n})
+                out = self._claim_t.request("POST", "/v1/claim", {**body, **self._routing(), "max": n})
             except DroverError as e:
                 self._release_slots(n)
                 if self._stopping:

@@ -694,6 +694,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/workers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The worker registry, by name: every Go client and HTTP worker that registered, with its type, labels, queues, last heartbeat, jobs held and whether it is live. */
+        get: operations["listWorkers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/unroutable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Waiting routed jobs that no live worker can take, grouped by queue and routing (at most 1,000 groups). */
+        get: operations["listUnroutable"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/queues/{name}/strict": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Put a queue in strict order (its jobs start strictly in priority then insert order across the fleet, at most max_running at once, a failed job keeping its place at the head) or take it out (max_running 0). Each process sees the change within a second. */
+        post: operations["setStrictOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -757,6 +808,9 @@ export interface components {
             /** @description The ordering key the job was inserted with; absent once the job finished (finished jobs do not keep it). */
             key?: string;
             lease_token?: components["schemas"]["LeaseToken"];
+            routing?: components["schemas"]["Routing"];
+            /** @description True for a waiting routed job that no live worker can take: none that works its queue matches its routing. */
+            unroutable?: boolean;
         };
         /** @description The secret a claim returns with each job it hands out (only there: reads of a job never show it). Every heartbeat and result about that attempt must echo it to be applied: one without it, or with another, is treated like a stale attempt (lost, rejected) and changes nothing; one that is not 32 lower-case hex digits is a malformed request (400). */
         LeaseToken: string;
@@ -805,6 +859,24 @@ export interface components {
             unique_by_queue?: boolean;
             /** @description With unique_key: the states in which a job holds its key. Absent: the unfinished states, so the key is free once the job finishes. Must list every unfinished state (pending, blocked, scheduled, available, retryable, running); adding completed, cancelled or discarded keeps the key held by a job that ended so until it is pruned (see docs/unique-and-cron.md). */
             unique_states?: ("pending" | "blocked" | "scheduled" | "available" | "retryable" | "running" | "completed" | "cancelled" | "discarded")[];
+            /** @description Route the job to workers of this type (see docs/routing.md). */
+            worker_type?: string;
+            /** @description Route the job to one of these workers (their worker_name, or Go clients' Config.Worker.Name). */
+            worker_names?: string[];
+            /** @description Route the job to workers with every one of these labels. Labels: at most 32, keys of 1-63 letters, digits, '_', '.', '/' or '-' starting with a letter or digit, values of at most 255 bytes. */
+            worker_labels?: {
+                [key: string]: string;
+            };
+            /**
+             * @description With worker_names: what happens when none of them has been seen for worker_absent_after_ms while the job waited that long: wait (default, reported as unroutable), fallback to any worker of worker_type (required then), or fail (discarded with an error).
+             * @enum {string}
+             */
+            on_worker_absent?: "" | "wait" | "fallback" | "fail";
+            /**
+             * Format: int64
+             * @description With on_worker_absent: how long; 0 or absent: 300000 (5 minutes).
+             */
+            worker_absent_after_ms?: number;
         } & (({
             /** @enum {unknown} */
             unique_by_queue?: false;
@@ -1019,6 +1091,24 @@ export interface components {
              * @default false
              */
             release_on_parent_failure: boolean;
+            /** @description Route the job to workers of this type (see docs/routing.md). */
+            worker_type?: string;
+            /** @description Route the job to one of these workers (their worker_name, or Go clients' Config.Worker.Name). */
+            worker_names?: string[];
+            /** @description Route the job to workers with every one of these labels. Labels: at most 32, keys of 1-63 letters, digits, '_', '.', '/' or '-' starting with a letter or digit, values of at most 255 bytes. */
+            worker_labels?: {
+                [key: string]: string;
+            };
+            /**
+             * @description With worker_names: what happens when none of them has been seen for worker_absent_after_ms while the job waited that long: wait (default, reported as unroutable), fallback to any worker of worker_type (required then), or fail (discarded with an error).
+             * @enum {string}
+             */
+            on_worker_absent?: "" | "wait" | "fallback" | "fail";
+            /**
+             * Format: int64
+             * @description With on_worker_absent: how long; 0 or absent: 300000 (5 minutes).
+             */
+            worker_absent_after_ms?: number;
         } & (({
             /** @enum {unknown} */
             unique_by_queue?: false;
@@ -1056,6 +1146,8 @@ export interface components {
              * @description When the settings were last written; null for a queue without stored settings.
              */
             updated_at: string | null;
+            /** @description Strict order: at most this many of the queue's jobs run at once, started strictly in priority then insert order across the fleet; 0 when off. */
+            strict_order: number;
         };
         /** @description A periodic job to store: at each tick of schedule the leader inserts a job of kind with args and the options given (queue, priority, max_attempts, tags), keyed by its tick so that a leader change never inserts one tick twice. */
         PeriodicDefinition: {
@@ -1217,6 +1309,63 @@ export interface components {
             }[];
             /** @description The workflow has more than 500 jobs; jobs and edges are those nearest the job asked about. */
             truncated: boolean;
+        };
+        /** @description Where a routed job may run (see docs/routing.md): a worker that matches every field set. Absent on plain jobs, which any worker may run. */
+        Routing: {
+            /** @description The type of worker that may run the job. */
+            worker_type?: string;
+            /** @description The workers that may run the job; any one of them. */
+            worker_names?: string[];
+            /** @description Labels the worker must have, with these values. */
+            worker_labels?: {
+                [key: string]: string;
+            };
+            /**
+             * @description What happens when none of worker_names has been seen for worker_absent_after_ms: wait, fall back to any worker of worker_type, or fail the job.
+             * @enum {string}
+             */
+            on_worker_absent?: "wait" | "fallback" | "fail";
+            /** Format: int64 */
+            worker_absent_after_ms?: number;
+            /** @description The names the job was aimed at before it fell back to its worker type. */
+            fell_back_from?: string[];
+        };
+        /** @description A worker of the registry: a Go client (registered at each heartbeat) or an HTTP worker (registered when it claims). */
+        Worker: {
+            name: string;
+            /** @description It said nothing of itself: it takes plain jobs only. */
+            plain: boolean;
+            type: string;
+            labels: {
+                [key: string]: string;
+            };
+            queues: string[];
+            /** @description The lease owner of the jobs it holds. */
+            owner: string;
+            /** @enum {string} */
+            source: "go" | "http";
+            /** Format: date-time */
+            started_at: string;
+            /**
+             * Format: date-time
+             * @description Its last heartbeat (Go) or registered claim (HTTP).
+             */
+            last_seen: string;
+            /** Format: int64 */
+            jobs_held: number;
+            /** @description Seen within the last minute, or holding a lease that has not expired. */
+            live: boolean;
+        };
+        /** @description Waiting routed jobs of a queue, with the same routing, that no live worker can take. */
+        UnroutableJobs: {
+            queue: string;
+            routing: components["schemas"]["Routing"];
+            /** Format: int64 */
+            jobs: number;
+            /** Format: date-time */
+            oldest_run_at: string;
+            /** Format: int64 */
+            first_id: number;
         };
     };
     responses: never;
@@ -1812,6 +1961,14 @@ export interface operations {
                      * @default 0
                      */
                     wait_ms?: number;
+                    /** @description The name jobs aim at with worker_names; default the worker's ID once any of worker_name, worker_type or worker_labels is given. A claim with none of them takes plain jobs only. */
+                    worker_name?: string;
+                    /** @description The worker's type: the claim also takes jobs routed to it. */
+                    worker_type?: string;
+                    /** @description The worker's labels, which may change from one claim to the next: the claim also takes jobs whose required labels they hold. Labels: at most 32, keys of 1-63 letters, digits, '_', '.', '/' or '-' starting with a letter or digit, values of at most 255 bytes. */
+                    worker_labels?: {
+                        [key: string]: string;
+                    };
                 };
             };
         };
@@ -5140,6 +5297,214 @@ export interface operations {
                 };
             };
             /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store failed. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unavailable (down, restarting or unreachable); retry after the Retry-After delay. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWorkers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The workers. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        workers: components["schemas"]["Worker"][];
+                    };
+                };
+            };
+            /** @description A query parameter was sent (none are taken). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No token, or an unknown one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unavailable (down, restarting or unreachable); retry after the Retry-After delay. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listUnroutable: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The groups. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        unroutable: components["schemas"]["UnroutableJobs"][];
+                    };
+                };
+            };
+            /** @description A query parameter was sent (none are taken). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No token, or an unknown one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unavailable (down, restarting or unreachable); retry after the Retry-After delay. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    setStrictOrder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description How many of the queue's jobs may run at once; 0 turns strict order off.
+                     * @default 1
+                     */
+                    max_running?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The queue's settings after the call. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Queue"];
+                };
+            };
+            /** @description The queue name or max_running is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No token, or an unknown one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;

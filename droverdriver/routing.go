@@ -1,0 +1,305 @@
+package droverdriver
+
+import (
+	"context"
+	"encoding/json"
+	"maps"
+	"slices"
+	"time"
+)
+
+// Routing: jobs that say where they may run, workers that say what they
+// are (docs/routing.md, docs/design/routing.md).
+//
+// A routed job carries two columns: route, the key of the claim index it
+// waits under (jobs_route_idx: queue, route, priority, run_at, id), and
+// routing, the whole of its constraints as JSON (RoutingJSON). A worker's
+// claim walks the index under each key it can match (RouteKeys) and
+// checks the rest of a job's constraints (its labels, its type when it is
+// keyed by name) on the rows it finds there: it never walks past jobs of
+// another type or aimed at another worker, only past jobs of its own key
+// whose required labels it lacks. Plain jobs have no route and keep the
+// plain claim index and statement.
+
+// Route keys. A job is keyed by the most selective constraint it has: one
+// worker name, then several names, then a worker type, then labels alone.
+const (
+	// RouteTypePrefix starts the key of jobs for a worker type: "t:gpu".
+	RouteTypePrefix = "t:"
+	// RouteNamePrefix starts the key of jobs aimed at one worker name:
+	// "n:render-7".
+	RouteNamePrefix = "n:"
+	// RouteNames is the key of jobs aimed at several worker names: every
+	// named worker looks there, and walks past those aimed at others.
+	RouteNames = "n*"
+	// RouteLabels is the key of jobs that require labels and nothing else:
+	// every worker with labels looks there.
+	RouteLabels = "*"
+)
+
+// AbsentPolicy says what becomes of a job aimed at worker names when none
+// of them has been seen for Routing.AbsentAfter.
+type AbsentPolicy string
+
+// Absent policies.
+const (
+	// AbsentWait keeps the job waiting for its workers, shown as
+	// unroutable meanwhile. It is the default.
+	AbsentWait AbsentPolicy = "wait"
+	// AbsentFallback lets any worker of the job's type take it.
+	AbsentFallback AbsentPolicy = "fallback"
+	// AbsentFail ends the job as discarded, with an error that names the
+	// workers that stayed away.
+	AbsentFail AbsentPolicy = "fail"
+)
+
+// Routing says which workers may run a job. Every constraint set must
+// hold: a worker of Type (when set), named in Names (when set), that has
+// every label of Labels with the same value. A nil *Routing is a plain
+// job, which any worker may run.
+type Routing struct {
+	Type   string            `json:"type,omitempty"`
+	Names  []string          `json:"names,omitempty"`
+	Labels map[string]string `json:"labels,omitempty"`
+	// OnAbsent applies when none of Names has been seen for AbsentAfter
+	// while the job waited that long; empty means AbsentWait.
+	OnAbsent    AbsentPolicy `json:"on_absent,omitempty"`
+	AbsentAfter Millis       `json:"absent_after_ms,omitempty"`
+	// FellBackFrom holds the names a job was aimed at before the leader
+	// let any worker of its type take it (AbsentFallback); Names is empty
+	// then.
+	FellBackFrom []string `json:"fell_back_from,omitempty"`
+}
+
+// Millis is a duration stored as whole milliseconds in JSON.
+type Millis int64
+
+// Duration returns m as a time.Duration.
+func (m Millis) Duration() time.Duration { return time.Duration(m) * time.Millisecond }
+
+// MillisOf rounds d down to whole milliseconds.
+func MillisOf(d time.Duration) Millis { return Millis(d / time.Millisecond) }
+
+// Key returns the route key the job waits under (the Route* constants),
+// "" for a plain job.
+func (r *Routing) Key() string {
+	switch {
+	case r == nil:
+		return ""
+	case len(r.Names) == 1:
+		return RouteNamePrefix + r.Names[0]
+	case len(r.Names) > 1:
+		return RouteNames
+	case r.Type != "":
+		return RouteTypePrefix + r.Type
+	case len(r.Labels) > 0:
+		return RouteLabels
+	}
+	return ""
+}
+
+// JSON returns the routing as stored in the routing column: keys in a
+// fixed order, names sorted, so that jobs with the same constraints store
+// the same text and group together in reports.
+func (r *Routing) JSON() []byte {
+	if r == nil {
+		return nil
+	}
+	c := *r
+	c.Names = slices.Clone(r.Names)
+	slices.Sort(c.Names)
+	b, _ := json.Marshal(&c) // a struct of strings, maps and ints cannot fail
+	return b
+}
+
+// DecodeRouting reads a routing column; nil for a plain job.
+func DecodeRouting(b []byte) (*Routing, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	r := &Routing{}
+	if err := json.Unmarshal(b, r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Worker is what a claimer says of itself: a name other jobs may aim at,
+// a type and labels. A claim with a nil *Worker is a plain worker's, which
+// takes plain jobs only, with the plain statement.
+type Worker struct {
+	Name   string
+	Type   string
+	Labels map[string]string
+}
+
+// Matches reports whether w may run a job routed by r: the same test the
+// claim statements make in SQL, for the reports that say which waiting
+// jobs no live worker can take.
+func (w *Worker) Matches(r *Routing) bool {
+	if r == nil {
+		return true
+	}
+	if w == nil {
+		return false
+	}
+	if r.Type != "" && r.Type != w.Type {
+		return false
+	}
+	if len(r.Names) > 0 && !slices.Contains(r.Names, w.Name) {
+		return false
+	}
+	for k, v := range r.Labels {
+		if got, ok := w.Labels[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}
+
+// RouteKeys returns the route keys a claim of w reads, besides plain
+// jobs: its type's, its name's, the key of jobs aimed at several names
+// when it has a name, and the key of jobs that require labels alone when
+// it has labels. A job under one of them may still fail w's other
+// constraints (Matches); a job under any other key never matches w.
+func (w *Worker) RouteKeys() []string {
+	var keys []string
+	if w.Type != "" {
+		keys = append(keys, RouteTypePrefix+w.Type)
+	}
+	if w.Name != "" {
+		keys = append(keys, RouteNamePrefix+w.Name, RouteNames)
+	}
+	if len(w.Labels) > 0 {
+		keys = append(keys, RouteLabels)
+	}
+	return keys
+}
+
+// LabelsJSON returns the worker's labels as a JSON object ("{}" for
+// none), as the claim statements take them.
+func (w *Worker) LabelsJSON() string {
+	if w == nil || len(w.Labels) == 0 {
+		return "{}"
+	}
+	b, _ := json.Marshal(w.Labels)
+	return string(b)
+}
+
+// Clone returns a copy of w that shares nothing with it.
+func (w *Worker) Clone() *Worker {
+	if w == nil {
+		return nil
+	}
+	c := *w
+	c.Labels = maps.Clone(w.Labels)
+	return &c
+}
+
+// WorkerRecord is one row of the worker registry (workers table): a
+// worker as it last described itself, upserted by a Go client's heartbeat
+// and by the HTTP server on a remote worker's claims.
+type WorkerRecord struct {
+	Name string
+	// Plain says the worker said nothing of itself: its claims take plain
+	// jobs only, so it matches no routed job whatever its name.
+	Plain  bool
+	Type   string
+	Labels map[string]string
+	// Queues are the queues it works (Go clients) or has claimed from
+	// (remote workers).
+	Queues []string
+	// Owner is the lease owner of the jobs it holds: the client's ID, or
+	// the remote worker's ID.
+	Owner string
+	// Source says how it works: "go" (a Client's producers) or "http" (a
+	// remote worker of drover serve).
+	Source    string
+	StartedAt time.Time
+	LastSeen  time.Time
+}
+
+// Sources of WorkerRecord.
+const (
+	WorkerSourceGo   = "go"
+	WorkerSourceHTTP = "http"
+)
+
+// JSONColumns returns the record's labels as a JSON object and its queues
+// as a JSON array ("{}" and "[]" for none), as the registry stores them.
+func (r *WorkerRecord) JSONColumns() (labels, queues string) {
+	labels, queues = "{}", "[]"
+	if len(r.Labels) > 0 {
+		b, _ := json.Marshal(r.Labels) // a map of strings cannot fail
+		labels = string(b)
+	}
+	if len(r.Queues) > 0 {
+		b, _ := json.Marshal(r.Queues)
+		queues = string(b)
+	}
+	return labels, queues
+}
+
+// Worker returns the record's identity, as its claims present it: nil
+// for a plain worker.
+func (r *WorkerRecord) Worker() *Worker {
+	if r.Plain {
+		return nil
+	}
+	return &Worker{Name: r.Name, Type: r.Type, Labels: r.Labels}
+}
+
+// RouteGroup is one line of RouteWaiting: the routed jobs of a queue that
+// wait with the same constraints.
+type RouteGroup struct {
+	Queue   string
+	Routing *Routing
+	// Jobs is how many wait (available, due or not).
+	Jobs int64
+	// OldestRunAt is the run_at of the oldest of them.
+	OldestRunAt time.Time
+	// Sample is the lowest ID among them, for a report to point at.
+	Sample int64
+}
+
+// RouteAbsentParams bounds one pass of the absent-worker policy.
+type RouteAbsentParams struct {
+	Now   time.Time
+	Limit int
+}
+
+// RoutingExecutor holds the statements of routing and the worker
+// registry.
+type RoutingExecutor interface {
+	// WorkerSeen upserts the registry rows of workers, as last seen now:
+	// type, labels and owner are replaced, queues merged with those
+	// stored (a remote worker names one queue per claim), started_at kept.
+	WorkerSeen(ctx context.Context, workers []WorkerRecord) error
+
+	// WorkerGone deletes the registry row of a worker that stopped,
+	// when owner still holds it (a worker of the same name may have
+	// started elsewhere since).
+	WorkerGone(ctx context.Context, name, owner string) error
+
+	// WorkerList returns the registry, by name.
+	WorkerList(ctx context.Context) ([]WorkerRecord, error)
+
+	// WorkerPrune deletes the rows of workers not seen since before.
+	WorkerPrune(ctx context.Context, before time.Time) (int, error)
+
+	// RouteWaiting groups the routed jobs that wait to run (available,
+	// scheduled or retryable) by queue and routing, for the reports of
+	// jobs no live worker can take.
+	RouteWaiting(ctx context.Context) ([]RouteGroup, error)
+
+	// JobRouteAbsent applies the absent-worker policy to at most p.Limit
+	// routed jobs aimed at worker names none of which has a registry row
+	// seen within the job's AbsentAfter, while the job has waited at
+	// least that long (its run_at is that far past): AbsentFallback jobs
+	// are keyed by their type from then on (their names move to
+	// FellBackFrom) and wake their queue; AbsentFail jobs end as
+	// discarded with an error naming the workers, returned as JobRescue
+	// returns the jobs it ends, for engine.RouteAbsent to settle in the
+	// same transaction. It reports how many jobs fell back.
+	JobRouteAbsent(ctx context.Context, p RouteAbsentParams) (failed []FinishedRow, fellBack int, err error)
+}

@@ -1,0 +1,171 @@
+package droverpg
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/droverhq/drover/droverdriver"
+)
+
+// Routing and the worker registry (droverdriver/routing.go): the claims
+// of workers that say what they are, the strict-order claim, and the
+// registry they are listed in. See JobClaimRouted, JobClaimStrict and
+// JobRouteAbsent in queries.sql.
+
+// routedParams are the parameters of JobClaimRouted and JobClaimStrict for
+// claim p: a worker that said nothing of itself gets no labels, which
+// matches plain jobs only.
+func routedParams(p droverdriver.ClaimParams, cp claimParams) claimRoutedParams {
+	rp := claimRoutedParams{claimParams: cp, Kinds: p.Kinds, Except: p.ExceptKinds}
+	if rp.Except == nil {
+		rp.Except = []string{}
+	}
+	if w := p.Worker; w != nil {
+		labels := w.LabelsJSON()
+		rp.Labels = &labels
+		if w.Type != "" {
+			rp.Type = &w.Type
+		}
+		if w.Name != "" {
+			rp.Name = &w.Name
+		}
+		rp.Keys = w.RouteKeys()
+	}
+	if a := p.After; a != nil {
+		prio := int16(a.Priority)
+		rp.Priority, rp.RunAt, rp.ID = &prio, &a.RunAt, &a.ID
+	}
+	return rp
+}
+
+func (e *executor) WorkerSeen(ctx context.Context, workers []droverdriver.WorkerRecord) error {
+	if len(workers) == 0 {
+		return nil
+	}
+	p := workerSeenParams{}
+	for i := range workers {
+		w := &workers[i]
+		labels, queues := w.JSONColumns()
+		p.Names = append(p.Names, w.Name)
+		p.Types = append(p.Types, w.Type)
+		p.Labels = append(p.Labels, labels)
+		p.Queues = append(p.Queues, queues)
+		p.Owners = append(p.Owners, w.Owner)
+		p.Sources = append(p.Sources, w.Source)
+		p.Plains = append(p.Plains, w.Plain)
+	}
+	_, err := workerSeen.exec(ctx, e.db, e.q, p)
+	return e.wrap("register workers", err)
+}
+
+func (e *executor) WorkerGone(ctx context.Context, name, owner string) error {
+	_, err := workerGone.exec(ctx, e.db, e.q, workerOwner{name, owner})
+	return e.wrap("unregister worker", err)
+}
+
+func (e *executor) WorkerList(ctx context.Context) ([]droverdriver.WorkerRecord, error) {
+	rows, err := workerList.query(ctx, e.db, e.q, struct{}{})
+	if err != nil {
+		return nil, e.wrap("list workers", err)
+	}
+	defer rows.Close()
+	out := []droverdriver.WorkerRecord{}
+	for rows.Next() {
+		var w droverdriver.WorkerRecord
+		if err := rows.Scan(&w.Name, &w.Plain, &w.Type, &w.Labels, &w.Queues, &w.Owner, &w.Source, &w.StartedAt, &w.LastSeen); err != nil {
+			return nil, e.wrap("list workers", err)
+		}
+		out = append(out, w)
+	}
+	return out, e.wrap("list workers", rows.Err())
+}
+
+func (e *executor) WorkerPrune(ctx context.Context, before time.Time) (int, error) {
+	tag, err := workerPrune.exec(ctx, e.db, e.q, before)
+	if err != nil {
+		return 0, e.wrap("prune workers", err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// routeGroupsMax bounds RouteWaiting: jobs that each aim at other workers
+// make a group each, and a report of thousands of them says no more.
+const routeGroupsMax = 1000
+
+func (e *executor) RouteWaiting(ctx context.Context) ([]droverdriver.RouteGroup, error) {
+	rows, err := routeWaiting.query(ctx, e.db, e.q, routeGroupsMax)
+	if err != nil {
+		return nil, e.wrap("read routed jobs", err)
+	}
+	defer rows.Close()
+	out := []droverdriver.RouteGroup{}
+	for rows.Next() {
+		var g droverdriver.RouteGroup
+		var routing []byte
+		if err := rows.Scan(&g.Queue, &routing, &g.Jobs, &g.OldestRunAt, &g.Sample); err != nil {
+			return nil, e.wrap("read routed jobs", err)
+		}
+		if g.Routing, err = droverdriver.DecodeRouting(routing); err != nil {
+			return nil, e.wrap("read routed jobs", err)
+		}
+		out = append(out, g)
+	}
+	return out, e.wrap("read routed jobs", rows.Err())
+}
+
+func (e *executor) JobRouteAbsent(ctx context.Context, p droverdriver.RouteAbsentParams) ([]droverdriver.FinishedRow, int, error) {
+	rows, err := jobRouteAbsent.query(ctx, e.db, e.q, routeAbsentParams{Now: p.Now, Limit: p.Limit})
+	if err != nil {
+		return nil, 0, e.wrap("apply absent-worker policies", err)
+	}
+	res, err := readFinished(rows, 0)
+	if err != nil {
+		return nil, 0, e.wrap("apply absent-worker policies", err)
+	}
+	var failed []droverdriver.FinishedRow
+	var woken []string
+	for _, r := range res.Applied {
+		if r.State == droverdriver.StateAvailable {
+			woken = append(woken, r.Queue)
+		} else {
+			failed = append(failed, r)
+		}
+	}
+	if err := e.announce(ctx, woken); err != nil {
+		return nil, 0, e.wrap("notify", err)
+	}
+	return failed, len(woken), nil
+}
+
+// claimStrict claims for a queue the claimer's settings say is in strict
+// order, in one round trip: StrictClaimSettings (planned afresh, committed
+// without waiting for the disk: see queries.sql), QueueLimitTake, which
+// locks the queue's settings row, and JobClaimStrict, which reads the room
+// under that lock and takes the head, as one batch in one implicit
+// transaction (or in the caller's). The lock is held while the claim is
+// planned, runs and commits, and no longer: every claim of the queue waits
+// for it, so that time is the queue's throughput.
+func (e *executor) claimStrict(ctx context.Context, p droverdriver.ClaimParams, token droverdriver.LeaseToken, cp claimParams) ([]*droverdriver.JobRow, error) {
+	b := &pgx.Batch{}
+	strictClaimSettings.queue(b, e.q, struct{}{})
+	queueLimitTake.queue(b, e.q, p.Queue)
+	jobClaimStrict.bind(routedParams(p, cp)).queue(b, e.q)
+	br := e.db.SendBatch(ctx, b)
+	defer br.Close()
+	for range 2 { // StrictClaimSettings, QueueLimitTake
+		if _, err := br.Exec(); err != nil {
+			return nil, err
+		}
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return nil, err
+	}
+	jobs, err := scanClaimed(rows, p, token)
+	if err != nil {
+		return nil, err
+	}
+	return jobs, br.Close()
+}

@@ -1,0 +1,112 @@
+package engine
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/droverhq/drover/droverdriver"
+)
+
+// Routing (droverdriver/routing.go): which workers are live, which waiting
+// jobs none of them can take, and the leader's absent-worker policy.
+
+// WorkerLiveFor is how recently a worker must have been seen (its
+// registry row's last_seen) to count as live: a Go client registers at
+// every heartbeat, at least every WorkerSeenEvery, and the HTTP server on
+// a remote worker's claims and lease extensions, at most once per
+// WorkerSeenEvery per worker and server.
+const WorkerLiveFor = time.Minute
+
+// WorkerSeenEvery is how often a live worker's registry row is written.
+const WorkerSeenEvery = 15 * time.Second
+
+// WorkerForgetAfter is how long a worker's row outlives its last sighting
+// before the leader deletes it: long enough for a list to show a worker
+// that died, and for a job aimed at it to say who it waits for.
+const WorkerForgetAfter = time.Hour
+
+// WorkerState is a worker of the registry with what the hot table says
+// of it.
+type WorkerState struct {
+	droverdriver.WorkerRecord
+	// Held is how many running jobs its owner holds, and LeaseExpiresAt
+	// the latest of their leases (zero when it holds none).
+	Held           int64
+	LeaseExpiresAt time.Time
+	// Live says it was seen within WorkerLiveFor, or holds a lease that
+	// has not expired: a remote worker busy with a long job claims
+	// nothing, but extends its lease.
+	Live bool
+}
+
+// Workers reads the registry and the owners of running jobs, and says
+// which workers are live at now.
+func Workers(ctx context.Context, ex droverdriver.Executor, now time.Time) ([]WorkerState, error) {
+	recs, err := ex.WorkerList(ctx)
+	if err != nil {
+		return nil, err
+	}
+	owners, err := ex.LeaseOwners(ctx)
+	if err != nil {
+		return nil, err
+	}
+	byOwner := make(map[string]droverdriver.LeaseOwner, len(owners))
+	for _, o := range owners {
+		byOwner[o.Owner] = o
+	}
+	out := make([]WorkerState, len(recs))
+	for i, r := range recs {
+		w := WorkerState{WorkerRecord: r}
+		if o, ok := byOwner[r.Owner]; ok {
+			w.Held, w.LeaseExpiresAt = o.Running, o.LeaseExpiresAt
+		}
+		w.Live = now.Sub(r.LastSeen) < WorkerLiveFor || w.LeaseExpiresAt.After(now)
+		out[i] = w
+	}
+	return out, nil
+}
+
+// Unroutable returns the groups of waiting routed jobs that no live worker
+// can take: none works their queue and matches their routing.
+func Unroutable(groups []droverdriver.RouteGroup, workers []WorkerState) []droverdriver.RouteGroup {
+	out := []droverdriver.RouteGroup{}
+	for _, g := range groups {
+		if !Routable(g.Queue, g.Routing, workers) {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// Routable reports whether a live worker of workers works queue (its
+// registry row lists it) and matches routing.
+func Routable(queue string, routing *droverdriver.Routing, workers []WorkerState) bool {
+	for i := range workers {
+		w := &workers[i]
+		if w.Live && slices.Contains(w.Queues, queue) && w.Worker().Matches(routing) {
+			return true
+		}
+	}
+	return false
+}
+
+// RouteAbsent applies the absent-worker policy (droverdriver.AbsentPolicy)
+// to at most p.Limit jobs: jobs falling back become claimable by their
+// type, failing ones end as discarded, settled in the same transaction
+// (their workflow, batch, key and unique key) like any other end. It
+// reports how many jobs it failed and how many fell back.
+func RouteAbsent(ctx context.Context, ex droverdriver.Executor, p droverdriver.RouteAbsentParams) (failed, fellBack int, err error) {
+	err = ex.Tx(ctx, func(ctx context.Context, tx droverdriver.Executor) error {
+		rows, n, err := tx.JobRouteAbsent(ctx, p)
+		if err != nil {
+			return err
+		}
+		failed, fellBack = len(rows), n
+		return Ended(ctx, tx, rows, nil)
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	return failed, fellBack, nil
+}

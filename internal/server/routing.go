@@ -1,0 +1,113 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/internal/jobjson"
+)
+
+// Routing (docs/routing.md): the worker registry, the waiting routed jobs
+// no live worker can take, and strict order, through the API, the metrics
+// and the dashboard's workers page. The unroutable jobs are read by the
+// sampler, like the queue figures, so that a scrape never reads the
+// store for them.
+
+// routeSample is the last reading of the unroutable jobs.
+type routeSample struct {
+	mu         sync.Mutex
+	at         time.Time
+	unroutable []*drover.UnroutableJobs
+}
+
+func (r *routeSample) set(at time.Time, groups []*drover.UnroutableJobs) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.at, r.unroutable = at, groups
+}
+
+func (r *routeSample) get() (time.Time, []*drover.UnroutableJobs) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.at, r.unroutable
+}
+
+// sampleRouting reads the unroutable jobs for the gauge and the workers
+// page.
+func (s *Server) sampleRouting(ctx context.Context, now time.Time) error {
+	groups, err := s.cfg.Client.Unroutable(ctx)
+	if err != nil {
+		return err
+	}
+	s.routeSample.set(now, groups)
+	s.metrics.observeUnroutable(groups)
+	return nil
+}
+
+// listWorkers answers GET /v1/workers: the worker registry.
+func (s *Server) listWorkers(w http.ResponseWriter, r *http.Request) error {
+	if len(r.URL.Query()) > 0 {
+		return badRequest("query parameters: none are taken")
+	}
+	ws, err := s.cfg.Client.Workers(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"workers": jobjson.FromWorkers(ws)})
+	return nil
+}
+
+// listUnroutable answers GET /v1/unroutable: the waiting routed jobs no
+// live worker can take, read now.
+func (s *Server) listUnroutable(w http.ResponseWriter, r *http.Request) error {
+	if len(r.URL.Query()) > 0 {
+		return badRequest("query parameters: none are taken")
+	}
+	groups, err := s.cfg.Client.Unroutable(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"unroutable": jobjson.FromUnroutable(groups)})
+	return nil
+}
+
+// strictQueue answers POST /v1/queues/{name}/strict: strict order on (at
+// most max_running of its jobs at once, 1 by default) or off
+// (max_running 0).
+func (s *Server) strictQueue(w http.ResponseWriter, r *http.Request) error {
+	req := struct {
+		MaxRunning *int `json:"max_running"`
+	}{}
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	n := 1
+	if req.MaxRunning != nil {
+		n = *req.MaxRunning
+	}
+	return s.queueCall(w, r, func(ctx context.Context, name string) error {
+		_, err := s.cfg.Client.QueueSetStrictOrder(ctx, name, n)
+		return err
+	}, nil)
+}
+
+// workersPage shows the worker registry, read at the view (a small
+// table), and the unroutable jobs of the last sample.
+func (s *Server) workersPage(w http.ResponseWriter, r *http.Request) error {
+	ws, err := s.cfg.Client.Workers(r.Context())
+	if err != nil {
+		return err
+	}
+	at, groups := s.routeSample.get()
+	return render(w, http.StatusOK, s.pages.workers, struct {
+		page
+		Workers    []*drover.WorkerInfo
+		Now        time.Time
+		Sampled    time.Time
+		Interval   time.Duration
+		Unroutable []*drover.UnroutableJobs
+	}{page{Title: "Workers"}, ws, time.Now(), at, s.cfg.SampleInterval, groups})
+}

@@ -1,0 +1,433 @@
+package drover
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/engine"
+)
+
+// Routing: workers that say what they are, jobs that say where they may
+// run (docs/routing.md).
+//
+// A worker has a name, a type and labels (Config.Worker for a Go client;
+// the fields of ClaimParams for a remote worker). A job may ask for a
+// worker type, one or more worker names and labels
+// (InsertOpts.WorkerType, WorkerNames, WorkerLabels): a worker claims a
+// routed job only if it matches all of them, and claims plain jobs as
+// well. A worker that says nothing of itself claims plain jobs only, with
+// the plain claim statement, so routing costs plain workers nothing.
+
+// Routing is where a routed job may run, as stored (JobRow.Routing).
+type Routing = droverdriver.Routing
+
+// AbsentPolicy says what becomes of a job aimed at worker names
+// (InsertOpts.WorkerNames) when none of those workers has been seen for
+// InsertOpts.WorkerAbsentAfter.
+type AbsentPolicy = droverdriver.AbsentPolicy
+
+// Absent policies.
+const (
+	// WorkerAbsentWait keeps the job waiting for its workers, reported as
+	// unroutable meanwhile (the default).
+	WorkerAbsentWait = droverdriver.AbsentWait
+	// WorkerAbsentFallback lets any worker of the job's WorkerType take
+	// it; the job must have one.
+	WorkerAbsentFallback = droverdriver.AbsentFallback
+	// WorkerAbsentFail ends the job as discarded, with an error naming the
+	// workers that stayed away.
+	WorkerAbsentFail = droverdriver.AbsentFail
+)
+
+// WorkerAbsentAfterDefault is how long a job aimed at worker names waits
+// for them before its AbsentPolicy applies, when InsertOpts leaves
+// WorkerAbsentAfter unset.
+const WorkerAbsentAfterDefault = 5 * time.Minute
+
+// Input limits of routing.
+const (
+	// MaxWorkerNames bounds the names one job may aim at.
+	MaxWorkerNames = 64
+	// MaxLabels bounds the labels of a worker or a job.
+	MaxLabels     = 32
+	maxLabelKey   = 63
+	maxLabelValue = 255
+)
+
+// WorkerConfig says what a client's workers are (Config.Worker). The zero
+// value is a plain worker: it claims plain jobs only.
+type WorkerConfig struct {
+	// Name is what jobs aim at with InsertOpts.WorkerNames; default the
+	// client's ID. Set a name that outlives restarts (a host name, a
+	// pod's stable name) for jobs to find the worker again.
+	Name string
+	// Type is the kind of worker ("gpu", "arm-builder"), for jobs with
+	// InsertOpts.WorkerType.
+	Type string
+	// Labels are properties jobs may require (InsertOpts.WorkerLabels):
+	// "gpu": "a100", "region": "eu". SetWorkerLabels changes them while
+	// the client runs.
+	Labels map[string]string
+}
+
+func (w WorkerConfig) plain() bool { return w.Name == "" && w.Type == "" && len(w.Labels) == 0 }
+
+// ValidateWorkerType reports whether name can be a worker type: the rules
+// of queue names.
+func ValidateWorkerType(name string) error {
+	if !validName(name, 128, "_.:-") {
+		return invalidf("worker type %s: use 1-128 letters, digits, '_', '.', ':' or '-', starting with a letter or digit", echo(name))
+	}
+	return nil
+}
+
+// ValidateWorkerName reports whether name can be a worker name: the rules
+// of a lease owner (a worker ID).
+func ValidateWorkerName(name string) error {
+	if name == "" || len(name) > maxOwnerLen {
+		return invalidf("worker name %s: must be 1-%d bytes", echo(name), maxOwnerLen)
+	}
+	return checkText("worker name", name)
+}
+
+// ValidateLabels reports whether labels can be a worker's or a job's:
+// at most MaxLabels, keys of 1-63 letters, digits, '_', '.', '/' or '-'
+// starting with a letter or digit, values of at most 255 bytes of text.
+func ValidateLabels(labels map[string]string) error {
+	if len(labels) > MaxLabels {
+		return invalidf("labels: %d is over the limit of %d", len(labels), MaxLabels)
+	}
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		if !validName(k, maxLabelKey, "_./-") {
+			return invalidf("label %s: keys are 1-%d letters, digits, '_', '.', '/' or '-', starting with a letter or digit", echo(k), maxLabelKey)
+		}
+		v := labels[k]
+		if len(v) > maxLabelValue {
+			return invalidf("label %s: value of %d bytes is over the limit of %d", k, len(v), maxLabelValue)
+		}
+		if err := checkText("label "+k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validateWorker checks what a worker says of itself.
+func validateWorker(w WorkerConfig) error {
+	if w.Name != "" {
+		if err := ValidateWorkerName(w.Name); err != nil {
+			return err
+		}
+	}
+	if w.Type != "" {
+		if err := ValidateWorkerType(w.Type); err != nil {
+			return err
+		}
+	}
+	return ValidateLabels(w.Labels)
+}
+
+// routingOf checks the routing options of o and returns the job's
+// routing, nil for a plain job.
+func routingOf(o *InsertOpts) (*droverdriver.Routing, error) {
+	if o.WorkerType == "" && len(o.WorkerNames) == 0 && len(o.WorkerLabels) == 0 {
+		if o.OnWorkerAbsent != "" || o.WorkerAbsentAfter != 0 {
+			return nil, invalidf("on worker absent: applies to jobs aimed at worker names (WorkerNames)")
+		}
+		return nil, nil
+	}
+	r := &droverdriver.Routing{Type: o.WorkerType}
+	if o.WorkerType != "" {
+		if err := ValidateWorkerType(o.WorkerType); err != nil {
+			return nil, err
+		}
+	}
+	if len(o.WorkerNames) > MaxWorkerNames {
+		return nil, invalidf("worker names: %d is over the limit of %d", len(o.WorkerNames), MaxWorkerNames)
+	}
+	for _, n := range o.WorkerNames {
+		if err := ValidateWorkerName(n); err != nil {
+			return nil, err
+		}
+		if !slices.Contains(r.Names, n) {
+			r.Names = append(r.Names, n)
+		}
+	}
+	if err := ValidateLabels(o.WorkerLabels); err != nil {
+		return nil, err
+	}
+	if len(o.WorkerLabels) > 0 {
+		r.Labels = maps.Clone(o.WorkerLabels)
+	}
+	switch o.OnWorkerAbsent {
+	case "", WorkerAbsentWait:
+	case WorkerAbsentFallback:
+		if r.Type == "" {
+			return nil, invalidf("on worker absent %q: falls back to a worker type, and the job has none (set WorkerType)", o.OnWorkerAbsent)
+		}
+		r.OnAbsent = o.OnWorkerAbsent
+	case WorkerAbsentFail:
+		r.OnAbsent = o.OnWorkerAbsent
+	default:
+		return nil, invalidf("on worker absent %q: must be %q, %q or %q", o.OnWorkerAbsent, WorkerAbsentWait, WorkerAbsentFallback, WorkerAbsentFail)
+	}
+	if o.OnWorkerAbsent != "" && len(r.Names) == 0 {
+		return nil, invalidf("on worker absent: applies to jobs aimed at worker names (WorkerNames)")
+	}
+	if o.WorkerAbsentAfter < 0 {
+		return nil, invalidf("worker absent after %s: must not be negative", o.WorkerAbsentAfter)
+	}
+	if r.OnAbsent != "" {
+		r.AbsentAfter = droverdriver.MillisOf(cmp.Or(o.WorkerAbsentAfter, WorkerAbsentAfterDefault))
+	}
+	return r, nil
+}
+
+// identity holds what a client's claims say of its workers, which
+// SetWorkerLabels may change while it runs.
+type identity struct {
+	mu     sync.Mutex
+	worker *droverdriver.Worker // nil: a plain worker
+	name   string               // its name in the registry
+}
+
+func (id *identity) get() (*droverdriver.Worker, string) {
+	id.mu.Lock()
+	defer id.mu.Unlock()
+	return id.worker, id.name
+}
+
+func newIdentity(cfg *Config) *identity {
+	id := &identity{name: cmp.Or(cfg.Worker.Name, cfg.ID)}
+	if !cfg.Worker.plain() {
+		id.worker = &droverdriver.Worker{Name: id.name, Type: cfg.Worker.Type, Labels: maps.Clone(cfg.Worker.Labels)}
+	}
+	return id
+}
+
+// claimAsWorker is the claim of the client's producers: the client's
+// claim, as the worker the client says it is.
+func (c *Client[TTx]) claimAsWorker(ctx context.Context, p droverdriver.ClaimParams) ([]*droverdriver.JobRow, error) {
+	p.Worker, _ = c.identity.get()
+	return c.claim(ctx, p)
+}
+
+// SetWorkerLabels replaces the labels of the client's workers: their next
+// claims take the jobs the new labels match, and the registry shows them
+// at once. A plain client (no Config.Worker) becomes a worker named by its
+// ID with these labels.
+func (c *Client[TTx]) SetWorkerLabels(ctx context.Context, labels map[string]string) error {
+	if err := ValidateLabels(labels); err != nil {
+		return err
+	}
+	id := c.identity
+	id.mu.Lock()
+	w := id.worker.Clone()
+	if w == nil {
+		w = &droverdriver.Worker{Name: id.name}
+	}
+	w.Labels = maps.Clone(labels)
+	id.worker = w
+	id.mu.Unlock()
+	c.mu.Lock()
+	started := c.started
+	c.mu.Unlock()
+	if !started || len(c.config.Queues) == 0 {
+		return nil
+	}
+	for _, p := range c.producers {
+		p.Wake()
+	}
+	return c.registerWorker(ctx)
+}
+
+// workerRecord is the client's row in the worker registry.
+func (c *Client[TTx]) workerRecord() droverdriver.WorkerRecord {
+	w, name := c.identity.get()
+	queues := slices.Sorted(maps.Keys(c.config.Queues))
+	rec := droverdriver.WorkerRecord{Name: name, Plain: w == nil, Queues: queues, Owner: c.config.ID,
+		Source: droverdriver.WorkerSourceGo}
+	if w != nil {
+		rec.Type, rec.Labels = w.Type, w.Labels
+	}
+	return rec
+}
+
+// registerWorker writes the client's row of the worker registry.
+func (c *Client[TTx]) registerWorker(ctx context.Context) error {
+	if err := c.driver.WorkerSeen(ctx, []droverdriver.WorkerRecord{c.workerRecord()}); err != nil {
+		return fmt.Errorf("register worker: %w", err)
+	}
+	return nil
+}
+
+// WorkerInfo is one worker of the registry: a Go client that works
+// queues, or a remote worker that claimed through the HTTP API.
+type WorkerInfo struct {
+	Name string
+	// Plain says it said nothing of itself: it takes plain jobs only.
+	Plain  bool
+	Type   string
+	Labels map[string]string
+	// Queues it works (a Go client) or claimed from (a remote worker).
+	Queues []string
+	// Owner is the lease owner of the jobs it holds (a client's ID, a
+	// remote worker's ID).
+	Owner string
+	// Source is "go" or "http".
+	Source    string
+	StartedAt time.Time
+	// LastSeen is its last heartbeat (a Go client) or registered claim (a
+	// remote worker).
+	LastSeen time.Time
+	// JobsHeld is how many running jobs it holds.
+	JobsHeld int64
+	// Live says it was seen within the last minute or holds a lease that
+	// has not expired; only live workers count as able to take a job.
+	Live bool
+}
+
+// Workers lists the worker registry, by name.
+func (c *Client[TTx]) Workers(ctx context.Context) ([]*WorkerInfo, error) {
+	ws, err := engine.Workers(ctx, c.driver, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*WorkerInfo, len(ws))
+	for i, w := range ws {
+		out[i] = &WorkerInfo{Name: w.Name, Plain: w.Plain, Type: w.Type, Labels: w.Labels, Queues: w.Queues,
+			Owner: w.Owner, Source: w.Source, StartedAt: w.StartedAt, LastSeen: w.LastSeen, JobsHeld: w.Held, Live: w.Live}
+	}
+	return out, nil
+}
+
+// UnroutableJobs are routed jobs of a queue, waiting with the same
+// routing, that no live worker can take: none that works the queue
+// matches their worker type, names and labels.
+type UnroutableJobs struct {
+	Queue   string
+	Routing *Routing
+	// Jobs is how many wait; OldestRunAt is when the oldest of them could
+	// first run, FirstID the lowest of their IDs.
+	Jobs        int64
+	OldestRunAt time.Time
+	FirstID     int64
+}
+
+// Unroutable reports the waiting routed jobs that no live worker can take,
+// grouped by queue and routing (at most 1,000 groups are read). A job
+// aimed at worker names with an AbsentPolicy other than wait is handled by
+// the leader once its workers stayed away long enough; the others wait
+// here until a matching worker appears.
+func (c *Client[TTx]) Unroutable(ctx context.Context) ([]*UnroutableJobs, error) {
+	groups, err := c.driver.RouteWaiting(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(groups) == 0 {
+		return []*UnroutableJobs{}, nil
+	}
+	ws, err := engine.Workers(ctx, c.driver, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	bad := engine.Unroutable(groups, ws)
+	out := make([]*UnroutableJobs, len(bad))
+	for i, g := range bad {
+		out[i] = &UnroutableJobs{Queue: g.Queue, Routing: g.Routing, Jobs: g.Jobs, OldestRunAt: g.OldestRunAt, FirstID: g.Sample}
+	}
+	return out, nil
+}
+
+// markUnroutable sets Unroutable on the waiting routed jobs of rows that
+// no live worker can take, reading the registry once if any is routed.
+func (c *Client[TTx]) markUnroutable(ctx context.Context, rows []*JobRow) error {
+	var ws []engine.WorkerState
+	for _, r := range rows {
+		if r.Routing == nil || !r.State.Waiting() {
+			continue
+		}
+		if ws == nil {
+			var err error
+			if ws, err = engine.Workers(ctx, c.driver, time.Now()); err != nil {
+				return err
+			}
+		}
+		r.Unroutable = !engine.Routable(r.Queue, r.Routing, ws)
+	}
+	return nil
+}
+
+// QueueSetStrictOrder puts a queue in strict order, or takes it out with
+// maxRunning 0: its jobs then start strictly in claim order (priority,
+// then run_at, then insert order) across every client and remote worker,
+// at most maxRunning of them running at once, and a job that fails keeps
+// its place at the head until it runs again. No leader forwards claims:
+// each claim of the queue takes the settings row's lock in the store, so
+// the queue's claims take turns while other queues' run as before. See
+// docs/routing.md, "Strict order".
+func (c *Client[TTx]) QueueSetStrictOrder(ctx context.Context, name string, maxRunning int) (*QueueSettings, error) {
+	if maxRunning < 0 || maxRunning > 1_000_000 {
+		return nil, invalidf("strict order %d: must be between 0 (off) and 1000000 jobs running at once", maxRunning)
+	}
+	return c.setQueueSettings(ctx, droverdriver.QueueSettingsSetParams{Queue: name, Strict: &maxRunning})
+}
+
+// registrar writes the registry rows of remote workers as they claim: a
+// row when a worker first claims, or claims from a queue it had not
+// claimed from, or says something else of itself, and otherwise at most
+// every engine.WorkerSeenEvery, so that a worker claiming one job at a
+// time does not write the registry at every claim. Its zero value is
+// ready to use.
+type registrar struct {
+	mu      sync.Mutex
+	workers map[string]*registered // by worker name
+}
+
+type registered struct {
+	said   string // what the worker said of itself, as one string
+	queues []string
+	at     time.Time
+}
+
+// maxRegistered bounds the workers a registrar remembers: remote workers
+// name themselves freely.
+const maxRegistered = 10_000
+
+// claimed registers the worker of claim p (identity w, nil for a plain
+// worker) if its row is due.
+func (g *registrar) claimed(ctx context.Context, ex droverdriver.Executor, p *ClaimParams, w *droverdriver.Worker) error {
+	rec := droverdriver.WorkerRecord{Name: p.Owner, Plain: w == nil, Owner: p.Owner, Source: droverdriver.WorkerSourceHTTP}
+	if w != nil {
+		rec.Name, rec.Type, rec.Labels = w.Name, w.Type, w.Labels
+	}
+	said := fmt.Sprint(rec.Plain, "\x00", rec.Owner, "\x00", rec.Type, "\x00", w.LabelsJSON())
+	now := time.Now()
+	g.mu.Lock()
+	r := g.workers[rec.Name]
+	due := r == nil || r.said != said || !slices.Contains(r.queues, p.Queue) || now.Sub(r.at) >= engine.WorkerSeenEvery
+	if !due {
+		g.mu.Unlock()
+		return nil
+	}
+	if r == nil || r.said != said {
+		r = &registered{said: said}
+	}
+	if !slices.Contains(r.queues, p.Queue) {
+		r.queues = append(r.queues, p.Queue)
+	}
+	r.at = now
+	rec.Queues = slices.Clone(r.queues)
+	if g.workers == nil || len(g.workers) >= maxRegistered {
+		g.workers = map[string]*registered{}
+	}
+	g.workers[rec.Name] = r
+	g.mu.Unlock()
+	return ex.WorkerSeen(ctx, []droverdriver.WorkerRecord{rec})
+}

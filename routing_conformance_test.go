@@ -1,0 +1,319 @@
+package drover_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/internal/waitfor"
+)
+
+// Routing: Go clients and remote workers say what they are, jobs say where
+// they may run (docs/routing.md). The driver suite covers the statements
+// (droverdrivertest/routing.go); these tests cover the clients around
+// them, on both stores.
+
+// ranBy records which client ran each job.
+type ranBy struct {
+	mu  sync.Mutex
+	who map[int64]string
+}
+
+func (r *ranBy) get() map[int64]string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(map[int64]string, len(r.who))
+	for k, v := range r.who {
+		out[k] = v
+	}
+	return out
+}
+
+// routedClient starts a client on d named name, with worker w, working
+// queue "default" with noop jobs it records in ran.
+func routedClient(t *testing.T, s store, b *bundle, name string, w drover.WorkerConfig, ran *ranBy, mutate ...func(*drover.Config)) client {
+	t.Helper()
+	workers := drover.NewWorkers()
+	drover.AddWorker(workers, drover.WorkFunc(func(ctx context.Context, j *drover.Job[noopArgs]) error {
+		ran.mu.Lock()
+		ran.who[j.ID] = name
+		ran.mu.Unlock()
+		return nil
+	}))
+	cfg := fastConfig(newRecorder(), 4)
+	cfg.ID, cfg.Workers, cfg.Worker = name, workers, w
+	for _, m := range mutate {
+		m(cfg)
+	}
+	c := s.newClient(t, b.d, cfg)
+	startClient(t, c)
+	return c
+}
+
+func TestRoutedJobsRunOnMatchingClients(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		b := setup(t, s, 1)
+		ran := &ranBy{who: map[int64]string{}}
+		routedClient(t, s, b, "gpu-1", drover.WorkerConfig{Type: "gpu"}, ran)
+		routedClient(t, s, b, "cpu-eu", drover.WorkerConfig{Type: "cpu", Labels: map[string]string{"region": "eu"}}, ran)
+		routedClient(t, s, b, "plain", drover.WorkerConfig{}, ran)
+		want := map[int64][]string{} // the clients that may run each job
+		for i := range 10 {
+			for _, tc := range []struct {
+				opts *drover.InsertOpts
+				may  []string
+			}{
+				{&drover.InsertOpts{WorkerType: "gpu"}, []string{"gpu-1"}},
+				{&drover.InsertOpts{WorkerType: "cpu", WorkerLabels: map[string]string{"region": "eu"}}, []string{"cpu-eu"}},
+				{&drover.InsertOpts{WorkerNames: []string{"cpu-eu"}}, []string{"cpu-eu"}},
+				{&drover.InsertOpts{WorkerNames: []string{"gpu-1", "plain"}}, []string{"gpu-1"}},
+				{&drover.InsertOpts{WorkerLabels: map[string]string{"region": "eu"}}, []string{"cpu-eu"}},
+				{nil, []string{"gpu-1", "cpu-eu", "plain"}},
+			} {
+				want[b.insert(t, noopArgs{N: i}, tc.opts)] = tc.may
+			}
+		}
+		waitfor.Cond(t, "every job to run", func() bool { return len(ran.get()) == len(want) })
+		for id, who := range ran.get() {
+			if !slices.Contains(want[id], who) {
+				t.Errorf("job %d ran on %s, want one of %v", id, who, want[id])
+			}
+		}
+	})
+}
+
+func TestSetWorkerLabels(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		b := setup(t, s, 1)
+		ran := &ranBy{who: map[int64]string{}}
+		c := routedClient(t, s, b, "w", drover.WorkerConfig{Labels: map[string]string{"zone": "x"}}, ran)
+		ctx := context.Background()
+		id := b.insert(t, noopArgs{}, &drover.InsertOpts{WorkerLabels: map[string]string{"zone": "y"}})
+		// The running client cannot take it, and says so.
+		waitfor.Cond(t, "the job to show as unroutable", func() bool {
+			j, err := c.JobGet(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return j.Unroutable
+		})
+		if err := c.SetWorkerLabels(ctx, map[string]string{"zone": "y"}); err != nil {
+			t.Fatal(err)
+		}
+		waitState(t, c, id, drover.JobStateCompleted)
+		ws, err := c.Workers(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ws) != 1 || ws[0].Name != "w" || ws[0].Labels["zone"] != "y" || !ws[0].Live || ws[0].Source != "go" ||
+			!slices.Equal(ws[0].Queues, []string{drover.DefaultQueue}) {
+			t.Fatalf("registry %+v, want w with its new labels", ws)
+		}
+		if err := c.SetWorkerLabels(ctx, map[string]string{"bad key": "v"}); err == nil || !strings.Contains(err.Error(), "bad key") {
+			t.Fatalf("bad label: %v", err)
+		}
+	})
+}
+
+func TestRemoteClaimRouting(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		b := remoteSetup(t, s)
+		ctx := context.Background()
+		gpu := b.insert(t, remoteRaw, &drover.InsertOpts{Queue: "r", WorkerType: "gpu"})
+		named := b.insert(t, remoteRaw, &drover.InsertOpts{Queue: "r", WorkerNames: []string{"py-gpu"}})
+		plain := b.insert(t, remoteRaw, &drover.InsertOpts{Queue: "r"})
+		claim := func(p drover.ClaimParams) []int64 {
+			t.Helper()
+			p.Queue, p.Max, p.Lease = "r", 10, time.Minute
+			jobs, err := b.remote.Claim(ctx, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []int64
+			for _, j := range jobs {
+				ids = append(ids, j.ID)
+			}
+			slices.Sort(ids)
+			return ids
+		}
+		// A remote worker that says nothing takes plain jobs only; its ID
+		// is not a name jobs aim at until it says so.
+		if got := claim(drover.ClaimParams{Owner: "py-gpu"}); !slices.Equal(got, []int64{plain}) {
+			t.Fatalf("plain remote worker claimed %v, want [%d]", got, plain)
+		}
+		if got := claim(drover.ClaimParams{Owner: "py-gpu", WorkerType: "gpu"}); !slices.Equal(got, []int64{gpu, named}) {
+			t.Fatalf("gpu remote worker named by its ID claimed %v, want [%d %d]", got, gpu, named)
+		}
+		if _, err := b.remote.Claim(ctx, drover.ClaimParams{Queue: "r", Max: 1, Owner: "x", Lease: time.Minute, WorkerType: "bad type"}); err == nil {
+			t.Fatal("a bad worker type was accepted")
+		}
+		ws, err := b.client.Workers(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ws) != 1 || ws[0].Name != "py-gpu" || ws[0].Type != "gpu" || ws[0].Source != "http" || ws[0].JobsHeld != 3 ||
+			!slices.Equal(ws[0].Queues, []string{"r"}) || !ws[0].Live {
+			t.Fatalf("registry %+v", ws)
+		}
+	})
+}
+
+func TestUnroutableJobs(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		b := setup(t, s, 1)
+		ctx := context.Background()
+		id := b.insert(t, noopArgs{}, &drover.InsertOpts{Queue: "render", WorkerType: "gpu"})
+		b.insert(t, noopArgs{}, &drover.InsertOpts{Queue: "render", WorkerType: "gpu"})
+		b.insert(t, noopArgs{}, &drover.InsertOpts{Queue: "render"})
+		un, err := b.client.Unroutable(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(un) != 1 || un[0].Queue != "render" || un[0].Routing.Type != "gpu" || un[0].Jobs != 2 || un[0].FirstID != id {
+			t.Fatalf("unroutable %+v, want the two gpu jobs of render", un)
+		}
+		if j, err := b.client.JobGet(ctx, id); err != nil || !j.Unroutable || j.Routing == nil || j.Routing.Type != "gpu" {
+			t.Fatalf("job detail: %+v, %v", j, err)
+		}
+		// A gpu worker of another queue changes nothing; one of render's
+		// does, even with the queue paused.
+		ran := &ranBy{who: map[int64]string{}}
+		routedClient(t, s, b, "gpu-other", drover.WorkerConfig{Type: "gpu"}, ran)
+		if un, err = b.client.Unroutable(ctx); err != nil || len(un) != 1 {
+			t.Fatalf("with a gpu worker of another queue: %+v, %v", un, err)
+		}
+		if err := b.client.QueuePause(ctx, "render"); err != nil {
+			t.Fatal(err)
+		}
+		c := routedClient(t, s, b, "gpu-render", drover.WorkerConfig{Type: "gpu"}, ran, func(cfg *drover.Config) {
+			cfg.Queues = map[string]drover.QueueConfig{"render": {MaxWorkers: 1}}
+		})
+		if un, err = b.client.Unroutable(ctx); err != nil || len(un) != 0 {
+			t.Fatalf("with a gpu worker of render: %+v, %v", un, err)
+		}
+		if j, err := b.client.JobGet(ctx, id); err != nil || j.Unroutable {
+			t.Fatalf("job detail with a worker: %+v, %v", j, err)
+		}
+		// A worker that stops leaves the registry at once.
+		if err := c.Stop(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if un, err = b.client.Unroutable(ctx); err != nil || len(un) != 1 {
+			t.Fatalf("after the worker stopped: %+v, %v", un, err)
+		}
+	})
+}
+
+func TestNamedWorkerAbsentPolicies(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		b := setup(t, s, 1)
+		ctx := context.Background()
+		aimed := func(policy drover.AbsentPolicy) int64 {
+			return b.insert(t, noopArgs{}, &drover.InsertOpts{WorkerType: "gpu", WorkerNames: []string{"gpu-7"},
+				OnWorkerAbsent: policy, WorkerAbsentAfter: 50 * time.Millisecond})
+		}
+		fallback, fail, wait := aimed(drover.WorkerAbsentFallback), aimed(drover.WorkerAbsentFail), aimed(drover.WorkerAbsentWait)
+		// gpu-7 never comes; another gpu worker runs, and the leader (its
+		// own client) applies the policies.
+		ran := &ranBy{who: map[int64]string{}}
+		c := routedClient(t, s, b, "gpu-2", drover.WorkerConfig{Type: "gpu"}, ran)
+		j := waitState(t, c, fallback, drover.JobStateCompleted)
+		if ran.get()[fallback] != "gpu-2" || j.Routing == nil || !slices.Equal(j.Routing.FellBackFrom, []string{"gpu-7"}) {
+			t.Fatalf("fallback job ran on %q with routing %+v", ran.get()[fallback], j.Routing)
+		}
+		j = waitState(t, c, fail, drover.JobStateDiscarded)
+		if len(j.Errors) != 1 || !strings.Contains(j.Errors[0].Error, "gpu-7") {
+			t.Fatalf("failed job's errors: %+v", j.Errors)
+		}
+		if j, err := c.JobGet(ctx, wait); err != nil || j.State != drover.JobStateAvailable || !j.Unroutable {
+			t.Fatalf("waiting job: %+v, %v; want it waiting, unroutable", j, err)
+		}
+		if _, ok := ran.get()[wait]; ok {
+			t.Fatal("the job that waits for gpu-7 ran elsewhere")
+		}
+	})
+}
+
+func TestStrictOrderAcrossClients(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		b := setup(t, s, 1)
+		ctx := context.Background()
+		if st, err := b.client.QueueSetStrictOrder(ctx, "fifo", 2); err != nil || st.StrictOrder != 2 {
+			t.Fatalf("set strict order: %+v, %v", st, err)
+		}
+		var ids []int64
+		for i := range 60 {
+			ids = append(ids, b.insert(t, noopArgs{N: i}, &drover.InsertOpts{Queue: "fifo", Priority: i % 3}))
+		}
+		ran := &ranBy{who: map[int64]string{}}
+		for i := range 3 {
+			routedClient(t, s, b, fmt.Sprint("c", i), drover.WorkerConfig{}, ran, func(cfg *drover.Config) {
+				cfg.Queues = map[string]drover.QueueConfig{"fifo": {MaxWorkers: 4}}
+			})
+		}
+		waitfor.Cond(t, "every job to run", func() bool { return len(ran.get()) == len(ids) })
+		jobs := make([]*drover.JobRow, len(ids))
+		for i, id := range ids {
+			jobs[i] = waitState(t, b.client, id, drover.JobStateCompleted)
+		}
+		slices.SortFunc(jobs, func(a, b *drover.JobRow) int {
+			if a.Priority != b.Priority {
+				return a.Priority - b.Priority
+			}
+			if c := a.RunAt.Compare(b.RunAt); c != 0 {
+				return c
+			}
+			return int(a.ID - b.ID)
+		})
+		for i := 1; i < len(jobs); i++ {
+			if jobs[i].AttemptedAt.Before(*jobs[i-1].AttemptedAt) {
+				t.Fatalf("job %d started before job %d, which is ahead of it", jobs[i].ID, jobs[i-1].ID)
+			}
+		}
+		for _, j := range jobs {
+			running := 0
+			for _, o := range jobs {
+				if o != j && o.AttemptedAt.Before(*j.AttemptedAt) && o.FinalizedAt.After(*j.AttemptedAt) {
+					running++
+				}
+			}
+			if running >= 2 {
+				t.Fatalf("job %d started with %d others running", j.ID, running)
+			}
+		}
+	})
+}
+
+func TestRoutingInsertValidation(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		b := setup(t, s, 1)
+		ctx := context.Background()
+		for _, tc := range []struct {
+			opts drover.InsertOpts
+			want string
+		}{
+			{drover.InsertOpts{WorkerType: "bad type"}, "worker type"},
+			{drover.InsertOpts{WorkerNames: []string{""}}, "worker name"},
+			{drover.InsertOpts{WorkerLabels: map[string]string{"-k": "v"}}, "label"},
+			{drover.InsertOpts{WorkerLabels: map[string]string{"k": strings.Repeat("v", 256)}}, "label k"},
+			{drover.InsertOpts{WorkerNames: []string{"a"}, OnWorkerAbsent: drover.WorkerAbsentFallback}, "worker type"},
+			{drover.InsertOpts{WorkerType: "gpu", OnWorkerAbsent: drover.WorkerAbsentFail}, "WorkerNames"},
+			{drover.InsertOpts{WorkerNames: []string{"a"}, OnWorkerAbsent: "later"}, "later"},
+			{drover.InsertOpts{WorkerNames: []string{"a"}, OnWorkerAbsent: drover.WorkerAbsentFail, WorkerAbsentAfter: -time.Second}, "negative"},
+		} {
+			_, err := b.client.Insert(ctx, noopArgs{}, &tc.opts)
+			if !errors.Is(err, drover.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("insert with %+v: %v; want an invalid-input error naming %q", tc.opts, err, tc.want)
+			}
+		}
+		if n := countState(t, b.client, "", drover.JobStateAvailable); n != 0 {
+			t.Fatalf("%d jobs stored by refused inserts", n)
+		}
+	})
+}
