@@ -23,23 +23,57 @@ func serveLimited(t *testing.T, b *bundle) (string, func() int) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Connections are counted beneath the server's limiting listener: it
+	// frees a slot only after the connection it wraps is closed, so the
+	// count here never sees a slot reused before its connection ended
+	// (http.Server's ConnState reports the close after the slot is free,
+	// and would race the next accept).
+	counted := &countingListener{Listener: ln}
 	hs := b.srv.HTTPServer(nil)
-	var mu sync.Mutex
-	open, peak := 0, 0
-	hs.ConnState = func(_ net.Conn, st http.ConnState) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch st {
-		case http.StateNew:
-			open++
-			peak = max(peak, open)
-		case http.StateClosed, http.StateHijacked:
-			open--
-		}
-	}
-	go hs.Serve(b.srv.Listener(ln)) //nolint:errcheck // ends with Close
+	go hs.Serve(b.srv.Listener(counted)) //nolint:errcheck // ends with Close
 	t.Cleanup(func() { hs.Close() })
-	return ln.Addr().String(), func() int { mu.Lock(); defer mu.Unlock(); return peak }
+	return ln.Addr().String(), counted.peakOpen
+}
+
+// countingListener counts its open connections and their peak.
+type countingListener struct {
+	net.Listener
+	mu         sync.Mutex
+	open, peak int
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	l.open++
+	l.peak = max(l.peak, l.open)
+	l.mu.Unlock()
+	return &countedConn{Conn: c, l: l}, nil
+}
+
+func (l *countingListener) peakOpen() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.peak
+}
+
+type countedConn struct {
+	net.Conn
+	l    *countingListener
+	once sync.Once
+}
+
+func (c *countedConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(func() {
+		c.l.mu.Lock()
+		c.l.open--
+		c.l.mu.Unlock()
+	})
+	return err
 }
 
 // get sends one request on a raw connection and reads its response.
