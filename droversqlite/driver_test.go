@@ -595,3 +595,44 @@ func TestListener(t *testing.T) {
 		t.Errorf("poll interval %v", d.PollInterval())
 	}
 }
+
+// TestIdleClaimTakesNoWriteLock holds the file's write lock from another
+// connection, as a writer in another process would, and claims from an
+// idle queue and from one with a job only scheduled later: both answer at
+// once with nothing, read on a reader, instead of queueing for the lock.
+// A queue with a due job still claims it once the lock is free.
+func TestIdleClaimTakesNoWriteLock(t *testing.T) {
+	ctx := context.Background()
+	d, path := setupFile(t)
+	later := job("later")
+	later.RunAt = time.Now().Add(time.Hour)
+	insert(t, d, later, job("due"))
+	other := open(t, path)
+	lock, err := other.writer.BeginTx(ctx, nil) // BEGIN IMMEDIATE: the write lock
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, queue := range []string{"idle", "later"} {
+		short, cancel := context.WithTimeout(ctx, 2*time.Second)
+		jobs, err := d.JobClaim(short, droverdriver.ClaimParams{Queue: queue, Max: 10, Owner: "w1", Lease: time.Minute})
+		cancel()
+		if err != nil || len(jobs) != 0 {
+			t.Fatalf("claim of queue %s while another connection writes: %v, %v; want nothing at once", queue, jobs, err)
+		}
+	}
+	type result struct {
+		jobs []*droverdriver.JobRow
+		err  error
+	}
+	claimed := make(chan result, 1)
+	go func() {
+		jobs, err := d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "due", Max: 10, Owner: "w1", Lease: time.Minute})
+		claimed <- result{jobs, err}
+	}()
+	if err := lock.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-claimed; r.err != nil || len(r.jobs) != 1 || r.jobs[0].Queue != "due" {
+		t.Fatalf("claimed %+v, %v from queue due, want its one job", r.jobs, r.err)
+	}
+}

@@ -234,6 +234,15 @@ INSERT INTO sqlite_sequence (name, seq)
 SELECT '{schema}jobs', ?1
 WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = '{schema}jobs');
 
+-- name: JobClaimable
+-- ?1 queue, ?2 now. Whether the queue has a job due, read on a WAL reader
+-- before a claim: a poll of an idle queue then never takes the write lock,
+-- which every other writer of the file, in this process or another, would
+-- queue behind (across processes, in SQLite's busy handler, which sleeps
+-- 1, 2, 5, 10 ms... between tries). A job committed after the read is
+-- claimed at the next poll or wake-up.
+SELECT EXISTS (SELECT 1 FROM {schema}jobs WHERE state = 'available' AND queue = ?1 AND run_at <= ?2);
+
 -- name: JobClaim
 -- ?1 queue, ?2 max, ?3 owner, ?4 now, ?5 lease expiry, ?6 limited (1 under
 -- the queue's limits), ?7 the claim's lease token (driver.LeaseToken, its

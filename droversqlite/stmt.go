@@ -441,6 +441,7 @@ var (
 	keyBlocked        = def(stmt[int]{name: "KeyBlocked", cols: 2, args: oneArg[int]})
 	jobSequenceRaise  = def(stmt[int64]{name: "JobSequenceRaise", args: oneArg[int64]})
 	jobSequenceCreate = def(stmt[int64]{name: "JobSequenceCreate", args: oneArg[int64]})
+	jobClaimable      = def(stmt[queueAt]{name: "JobClaimable", cols: 1, args: func(p *queueAt) []any { return []any{p.Queue, p.Now} }})
 	jobClaim          = def(stmt[claimParams]{name: "JobClaim", cols: 16, args: (*claimParams).args})
 	// jobClaimKinds and jobClaimKindsAfter are JobClaim and JobClaimAfter
 	// for the kinds the claimer can run (droverdriver.WithClaimKinds,
