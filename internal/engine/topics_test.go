@@ -1,0 +1,76 @@
+package engine
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/droverhq/drover/droverdriver"
+)
+
+func TestPublishLanes(t *testing.T) {
+	keyless := func(n int) []droverdriver.PublishParams { return make([]droverdriver.PublishParams, n) }
+	lanesOf := func(msgs []droverdriver.PublishParams) []int {
+		out := make([]int, len(msgs))
+		for i, m := range msgs {
+			out[i] = m.Lane
+		}
+		return out
+	}
+	// count returns how many messages each lane got.
+	count := func(msgs []droverdriver.PublishParams, lanes int) []int {
+		out := make([]int, lanes)
+		for _, m := range msgs {
+			out[m.Lane]++
+		}
+		return out
+	}
+	t.Run("a publish of up to a run goes to one lane", func(t *testing.T) {
+		msgs := keyless(KeylessRun)
+		PublishLanes(msgs, 4, 6)
+		if got := count(msgs, 4); got[2] != KeylessRun {
+			t.Fatalf("lanes got %v, want all %d on lane 6%%4 = 2", got, KeylessRun)
+		}
+	})
+	t.Run("a larger publish goes lane after lane in runs", func(t *testing.T) {
+		msgs := keyless(5*KeylessRun + 1)
+		PublishLanes(msgs, 4, 3)
+		// Runs on lanes 3, 0, 1, 2, 3, and the last message on 0.
+		if got, want := count(msgs, 4), []int{KeylessRun + 1, KeylessRun, KeylessRun, 2 * KeylessRun}; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("lanes got %v, want %v", got, want)
+		}
+		if msgs[KeylessRun-1].Lane != 3 || msgs[KeylessRun].Lane != 0 || msgs[5*KeylessRun].Lane != 0 {
+			t.Fatalf("lanes %v", lanesOf(msgs[KeylessRun-1:KeylessRun+1]))
+		}
+	})
+	t.Run("successive starts spread publishes over every lane", func(t *testing.T) {
+		var all []droverdriver.PublishParams
+		for start := range uint32(8) {
+			msgs := keyless(10)
+			PublishLanes(msgs, 4, start)
+			all = append(all, msgs...)
+		}
+		if got := count(all, 4); fmt.Sprint(got) != "[20 20 20 20]" {
+			t.Fatalf("lanes got %v, want 20 each", got)
+		}
+	})
+	t.Run("keyed messages follow their key and leave the runs alone", func(t *testing.T) {
+		msgs := keyless(2*KeylessRun + 2)
+		msgs[0].Key, msgs[KeylessRun+1].Key = "room-1", "room-1"
+		PublishLanes(msgs, 16, 0)
+		if msgs[0].Lane != KeyLane("room-1", 16) || msgs[KeylessRun+1].Lane != msgs[0].Lane {
+			t.Fatalf("keyed messages on lanes %d and %d, want %d", msgs[0].Lane, msgs[KeylessRun+1].Lane, KeyLane("room-1", 16))
+		}
+		// Two keyed messages take no place in the runs: 200 keyless ones
+		// make exactly two runs, on lanes 0 and 1.
+		keyless := 0
+		for i, m := range msgs {
+			if m.Key != "" {
+				continue
+			}
+			if want := keyless / KeylessRun; m.Lane != want {
+				t.Fatalf("keyless message %d (the %dth) on lane %d, want %d", i, keyless, m.Lane, want)
+			}
+			keyless++
+		}
+	})
+}
