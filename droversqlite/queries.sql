@@ -1000,18 +1000,30 @@ DELETE FROM {schema}topic_subscriptions WHERE topic = ?1 AND name = ?2;
 DELETE FROM {schema}topic_lanes WHERE topic = ?1 AND subscription = ?2;
 
 -- name: TopicLeaseCandidates
--- ?1 JSON array of [topic, subscription], ?2 now, ?3 max lanes. Run on a
--- reader: free lanes (no owner, or an expired lease) with a message past
--- their cursor, least recently leased first. Looking at every lane of a
--- client's subscriptions is the costly part of a lease; on a WAL reader it
--- runs beside other clients' and never holds the single writer, and when
--- it finds nothing no write transaction starts at all.
-SELECT l.topic, l.subscription, l.lane, l.cursor_id FROM {schema}topic_lanes AS l
-WHERE (l.topic, l.subscription) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?1))
-  AND (l.lease_owner IS NULL OR l.lease_expires_at < ?2)
-  AND EXISTS (SELECT 1 FROM {schema}topic_messages AS m
-              WHERE m.topic = l.topic AND m.lane = l.lane AND m.xid = 0 AND m.id > l.cursor_id)
-ORDER BY coalesce(l.lease_expires_at, 0) LIMIT ?3;
+-- ?1 JSON array of the topics of ?2, ?2 JSON array of the subscriptions as
+-- "topic<US>subscription" strings (US is char(31), which no name holds),
+-- ?3 now, ?4 max lanes. Run on a reader: free lanes (no owner, or an
+-- expired lease) behind the head of their topic's lane (its last message),
+-- least recently leased first. A head is one index probe however many
+-- subscriptions share it, and topic_lanes_position_idx (migration 020)
+-- reaches only the lanes behind it: a probe per lane for a message past
+-- its cursor was most of a lease's time. Looking at a client's lanes at
+-- all is the costly part of a lease; on a WAL reader it runs beside other
+-- clients' and never holds the single writer, and when it finds nothing
+-- no write transaction starts at all.
+WITH RECURSIVE lanes(topic, lane, lanes) AS (
+    SELECT name, 0, lanes FROM {schema}topics WHERE name IN (SELECT value FROM json_each(?1))
+    UNION ALL SELECT topic, lane + 1, lanes FROM lanes WHERE lane + 1 < lanes),
+head AS MATERIALIZED (
+    SELECT topic, lane, (SELECT m.id FROM {schema}topic_messages AS m
+        WHERE m.topic = lanes.topic AND m.lane = lanes.lane AND m.xid = 0 ORDER BY m.xid DESC, m.id DESC LIMIT 1) AS id
+    FROM lanes)
+SELECT l.topic, l.subscription, l.lane, l.cursor_id
+FROM head CROSS JOIN {schema}topic_lanes AS l INDEXED BY {schema}topic_lanes_position_idx
+WHERE l.topic = head.topic AND l.lane = head.lane AND l.cursor_xid = 0 AND l.cursor_id < head.id
+  AND (l.lease_owner IS NULL OR l.lease_expires_at < ?3)
+  AND l.topic || char(31) || l.subscription IN (SELECT value FROM json_each(?2))
+ORDER BY coalesce(l.lease_expires_at, 0) LIMIT ?4;
 
 -- name: TopicLease
 -- ?1 JSON array of [topic, subscription, lane, cursor id] candidates

@@ -371,7 +371,8 @@ type topicName struct {
 }
 
 type topicCandidatesParams struct {
-	Subscriptions string // JSON array of [topic, subscription]
+	Topics        string // JSON array
+	Subscriptions string // JSON array of "topic\x1fsubscription"
 	Now           int64
 	Max           int
 }
@@ -540,7 +541,7 @@ var (
 	subscriptionDelete      = def(stmt[topicName]{name: "SubscriptionDelete", args: topicNameArgs})
 	subscriptionDeleteLanes = def(stmt[topicName]{name: "SubscriptionDeleteLanes", args: topicNameArgs})
 	topicLeaseCandidates    = def(stmt[topicCandidatesParams]{name: "TopicLeaseCandidates", cols: 4,
-		args: func(p *topicCandidatesParams) []any { return []any{p.Subscriptions, p.Now, p.Max} }})
+		args: func(p *topicCandidatesParams) []any { return []any{p.Topics, p.Subscriptions, p.Now, p.Max} }})
 	topicLease = def(stmt[topicLeaseParams]{name: "TopicLease", cols: 6,
 		args: func(p *topicLeaseParams) []any { return []any{p.Candidates, p.Owner, p.Token, p.Expires, p.Now} }})
 	topicMaxAttempts = def(stmt[string]{name: "TopicMaxAttempts", cols: 3, args: oneArg[string]})

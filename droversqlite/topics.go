@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"time"
 
@@ -174,10 +175,24 @@ func (e *executor) SubscriptionDelete(ctx context.Context, topic, name string) (
 
 func (e *executor) TopicLease(ctx context.Context, p droverdriver.TopicLeaseParams) ([]droverdriver.LeasedLane, error) {
 	pairs := make([][2]string, len(p.Subscriptions))
+	flat := make([]string, len(p.Subscriptions))
+	var topics []string
 	for i, s := range p.Subscriptions {
 		pairs[i] = [2]string{s.Topic, s.Name}
+		flat[i] = s.Topic + "\x1f" + s.Name
+		if !slices.Contains(topics, s.Topic) {
+			topics = append(topics, s.Topic)
+		}
 	}
 	subs, err := json.Marshal(pairs)
+	if err != nil {
+		return nil, err
+	}
+	topicsJSON, err := json.Marshal(topics)
+	if err != nil {
+		return nil, err
+	}
+	flatJSON, err := json.Marshal(flat)
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +207,7 @@ func (e *executor) TopicLease(ctx context.Context, p droverdriver.TopicLeasePara
 		}
 		cands = append(cands, []any{topic, sub, lane, cursor})
 		return nil
-	}, topicCandidatesParams{string(subs), micros(p.Now), p.Max})
+	}, topicCandidatesParams{string(topicsJSON), string(flatJSON), micros(p.Now), p.Max})
 	if err != nil || len(cands) == 0 {
 		return nil, e.wrap("lease lanes", err)
 	}

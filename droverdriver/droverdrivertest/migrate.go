@@ -19,9 +19,11 @@ func testMigrations(t *testing.T, fresh opener) {
 		if len(ms) == 0 || ms[0].Version != 1 {
 			t.Fatalf("migrations start at %+v, want version 1", ms)
 		}
+		// Versions only increase: numbers are handed out to work in
+		// progress in advance, so a build may lack some in between.
 		for i, m := range ms {
-			if m.Version != i+1 || m.Name == "" || strings.TrimSpace(m.SQL) == "" {
-				t.Errorf("migration %d: version %d name %q, %d bytes of SQL; want versions 1, 2, … with a name and SQL", i, m.Version, m.Name, len(m.SQL))
+			if i > 0 && m.Version <= ms[i-1].Version || m.Name == "" || strings.TrimSpace(m.SQL) == "" {
+				t.Errorf("migration %d: version %d name %q, %d bytes of SQL; want increasing versions from 1, each with a name and SQL", i, m.Version, m.Name, len(m.SQL))
 			}
 		}
 		if d.Name() == "" {
@@ -58,8 +60,8 @@ func testMigrations(t *testing.T, fresh opener) {
 		}
 		latest := droverdriver.LatestVersion(d)
 		found, applied, err := droverdriver.MigrateUpTo(ctx, d, latest)
-		if err != nil || found != 2 || len(applied) != latest-2 {
-			t.Fatalf("migrating on: found %d, applied %d, %v; want found 2 and %d applied", found, len(applied), err, latest-2)
+		if err != nil || found != 2 || len(applied) != len(d.Migrations())-2 {
+			t.Fatalf("migrating on: found %d, applied %d, %v; want found 2 and %d applied", found, len(applied), err, len(d.Migrations())-2)
 		}
 		if v := version(); v != latest {
 			t.Fatalf("version %d, want %d", v, latest)

@@ -3,6 +3,7 @@ package droverdrivertest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -134,6 +135,60 @@ func testTopics(t *testing.T, setup opener) {
 		lag, err := te.TopicLag(ctx, "t")
 		if err != nil || len(lag) != 1 || lag[0].Pending != 0 {
 			t.Fatalf("lag %+v, %v", lag, err)
+		}
+	})
+
+	t.Run("TopicLease/behind", func(t *testing.T) {
+		// A lease hands out exactly the free lanes of the named
+		// subscriptions that have a readable message past their cursor:
+		// not a lane at the head of its topic's lane, not a subscription
+		// it was not asked for, not more than Max.
+		t.Parallel()
+		ctx := context.Background()
+		_, te := topics(t, 2, "a", "b", "c")
+		publish(t, te, 0, "x", "y")
+		names := func(leased []droverdriver.LeasedLane) []string {
+			out := []string{}
+			for _, l := range leased {
+				out = append(out, fmt.Sprintf("%s/%s/%d", l.Topic, l.Subscription, l.Lane))
+			}
+			slices.Sort(out)
+			return out
+		}
+		// Both messages committed together: lane 0 of a and of b become
+		// readable at once.
+		token := droverdriver.NewLeaseToken()
+		leased := leaseSome(t, te, token, "a", "b")
+		if got := names(leased); !slices.Equal(got, []string{"t/a/0", "t/b/0"}) {
+			t.Fatalf("leased %v, want lane 0 of a and b only (lane 1 is empty, c not named)", got)
+		}
+		// Released where they stand, they are leased again, one at a
+		// time with Max 1.
+		release := make([]droverdriver.LaneAck, len(leased))
+		for i, l := range leased {
+			release[i] = droverdriver.LaneAck{Topic: l.Topic, Subscription: l.Subscription, Lane: l.Lane, Token: token, Cursor: l.Cursor}
+		}
+		if accepted, err := te.TopicAck(ctx, droverdriver.TopicAckParams{Acks: release, Now: time.Now()}); err != nil || len(accepted) != 2 {
+			t.Fatalf("release: %v, %v", accepted, err)
+		}
+		one, err := te.TopicLease(ctx, droverdriver.TopicLeaseParams{Owner: "o", Token: token, Lease: time.Minute, Max: 1, Now: time.Now(),
+			Subscriptions: []droverdriver.SubscriptionRef{{Topic: "t", Name: "a"}, {Topic: "t", Name: "b"}}})
+		if err != nil || len(one) != 1 {
+			t.Fatalf("a lease of at most 1 lane got %v, %v", names(one), err)
+		}
+		// Acked at the head, a's lane 0 is not leased again; a message on
+		// lane 1 makes that lane, and only it, leasable.
+		rows := read(t, te, leased[0])
+		head := droverdriver.LaneAck{Topic: "t", Subscription: one[0].Subscription, Lane: 0, Token: token, Cursor: rows[len(rows)-1].Position()}
+		if accepted, err := te.TopicAck(ctx, droverdriver.TopicAckParams{Acks: []droverdriver.LaneAck{head}, Now: time.Now()}); err != nil || len(accepted) != 1 {
+			t.Fatalf("ack at the head: %v, %v", accepted, err)
+		}
+		if again := lease(t, te, droverdriver.NewLeaseToken(), one[0].Subscription); len(again) != 0 {
+			t.Fatalf("a lane at the head of its topic's lane was leased: %v", names(again))
+		}
+		publish(t, te, 1, "z")
+		if got := names(leaseSome(t, te, droverdriver.NewLeaseToken(), one[0].Subscription)); !slices.Equal(got, []string{"t/" + one[0].Subscription + "/1"}) {
+			t.Fatalf("leased %v after a message on lane 1, want that lane alone", got)
 		}
 	})
 
