@@ -463,7 +463,7 @@ func (m *migrator) Apply(ctx context.Context, mig droverdriver.Migration) error 
 // NewListener implements droverdriver.Driver. The listener hears inserts made by
 // any Driver on the same database in this process.
 func (d *Driver) NewListener() droverdriver.Listener {
-	return &listener{key: d.hubKey}
+	return &listener{key: d.hubKey, e: &d.executor}
 }
 
 // isMissingTable reports whether err is SQLite's complaint about a table

@@ -636,3 +636,47 @@ func TestIdleClaimTakesNoWriteLock(t *testing.T) {
 		t.Fatalf("claimed %+v, %v from queue due, want its one job", r.jobs, r.err)
 	}
 }
+
+// TestListenerHearsTopicsOfOtherProcesses: a message stored by a writer
+// this process's hub does not hear of (another process's, here raw SQL on
+// a connection of its own) wakes the listener's topic consumer.
+func TestListenerHearsTopicsOfOtherProcesses(t *testing.T) {
+	d, path := setupFile(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	woken := make(chan string, 100)
+	done := make(chan error, 1)
+	go func() {
+		done <- d.NewListener().Listen(ctx, func() {}, func(name string) int {
+			select {
+			case woken <- name:
+			default:
+			}
+			return 0
+		})
+	}()
+	other := open(t, path)
+	// Publish until the listener wakes: its first read of the last ID
+	// may come after the first message, which it then takes as seen.
+	deadline := time.After(10 * time.Second)
+	for n := 0; ; n++ {
+		if _, err := other.writer.ExecContext(ctx, `INSERT INTO drover_topic_messages (topic, lane, payload, created_at)
+			VALUES ('elsewhere', 0, x'00', 0)`); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case name := <-woken:
+			if name != droverdriver.TopicWakePrefix {
+				t.Fatalf("woken for %q, want the topics' wake-up %q", name, droverdriver.TopicWakePrefix)
+			}
+			cancel()
+			if err := <-done; !errors.Is(err, context.Canceled) {
+				t.Fatalf("Listen returned %v", err)
+			}
+			return
+		case <-time.After(20 * time.Millisecond):
+		case <-deadline:
+			t.Fatalf("no wake-up after %d messages stored by another writer", n+1)
+		}
+	}
+}

@@ -999,6 +999,11 @@ DELETE FROM {schema}topic_subscriptions WHERE topic = ?1 AND name = ?2;
 -- name: SubscriptionDeleteLanes
 DELETE FROM {schema}topic_lanes WHERE topic = ?1 AND subscription = ?2;
 
+-- name: TopicLastID
+-- The last message ID taken (0 before the first): a listener watches it
+-- for publishes of other processes (notify.go).
+SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = '{schema}topic_messages'), 0);
+
 -- name: TopicLeaseCandidates
 -- ?1 JSON array of the topics of ?2, ?2 JSON array of the subscriptions as
 -- "topic<US>subscription" strings (US is char(31), which no name holds),

@@ -540,6 +540,7 @@ var (
 	topicExists             = def(stmt[string]{name: "TopicExists", cols: 1, args: oneArg[string]})
 	subscriptionDelete      = def(stmt[topicName]{name: "SubscriptionDelete", args: topicNameArgs})
 	subscriptionDeleteLanes = def(stmt[topicName]{name: "SubscriptionDeleteLanes", args: topicNameArgs})
+	topicLastID             = def(stmt[struct{}]{name: "TopicLastID", cols: 1, args: noArgs})
 	topicLeaseCandidates    = def(stmt[topicCandidatesParams]{name: "TopicLeaseCandidates", cols: 4,
 		args: func(p *topicCandidatesParams) []any { return []any{p.Topics, p.Subscriptions, p.Now, p.Max} }})
 	topicLease = def(stmt[topicLeaseParams]{name: "TopicLease", cols: 6,

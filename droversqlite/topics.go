@@ -21,7 +21,7 @@ var _ droverdriver.TopicExecutor = (*executor)(nil)
 // Topic reads run on the reader pool: a WAL reader sees every committed
 // message and never waits for the writer.
 func init() {
-	readQueries = append(readQueries, topicLeaseCandidates.name, topicMaxAttempts.name, topicList.name, topicRead.name, topicLag.name, topicGenerations.name, topicGenerationTopics.name)
+	readQueries = append(readQueries, topicLastID.name, topicLeaseCandidates.name, topicMaxAttempts.name, topicList.name, topicRead.name, topicLag.name, topicGenerations.name, topicGenerationTopics.name)
 }
 
 func (e *executor) TopicCreate(ctx context.Context, p droverdriver.TopicParams) (*droverdriver.TopicRow, error) {
