@@ -187,11 +187,15 @@ func (c *Client[TTx]) startTopics(ctx context.Context, wg *sync.WaitGroup) error
 	return nil
 }
 
-// topicRecheck is how soon a consumer woken by a publish looks again when
-// it found nothing: on PostgreSQL a committed message becomes readable only
+// A consumer woken by a publish whose lease finds nothing looks again
+// after topicRecheckMin, doubling up to topicRecheckMax while it still
+// finds nothing: on PostgreSQL a committed message becomes readable only
 // once every transaction older than its publisher's has ended, which a
-// wake-up may precede by a little.
-const topicRecheck = 20 * time.Millisecond
+// wake-up may precede by a few milliseconds.
+const (
+	topicRecheckMin = 4 * time.Millisecond
+	topicRecheckMax = 32 * time.Millisecond
+)
 
 // topicConsumer consumes every subscription a client serves, of any
 // topics. One goroutine leases lanes (one statement for all of them),
@@ -223,6 +227,17 @@ type topicConsumer struct {
 	// and an ack, and leases, which look at every lane, only pick up
 	// lanes no one holds.
 	kept []keptLane
+	// news says that lanes may have become leasable since the last lease
+	// began: a publish woke the consumer, the poll or a recheck came
+	// due, or the last lease took all it was allowed to. Without news a
+	// lease would find nothing, so a cycle reads kept lanes and acks
+	// without one; a lease is still due once per poll interval, for
+	// lanes freed by other consumers or by expired leases.
+	news      bool
+	lastLease time.Time
+	// leased is how many lanes the last fetch leased, -1 when it leased
+	// none for want of news or room.
+	leased int
 }
 
 // keptLane is a lane held on after its ack, at its new cursor.
@@ -268,6 +283,8 @@ func (tc *topicConsumer) run(ctx context.Context) {
 	extend := time.NewTicker(tc.lease / 3)
 	defer extend.Stop()
 	woken := true
+	tc.news = true
+	recheck := time.Duration(0)
 	for {
 		wait := tc.poll
 		// A lease looks at every lane of the client's subscriptions, so
@@ -277,14 +294,21 @@ func (tc *topicConsumer) run(ctx context.Context) {
 		// of the store's work.
 		room := tc.capacity - inFlight
 		if ctx.Err() == nil && room > 0 {
-			lease := inFlight == 0 || room >= (tc.capacity+3)/4
+			if time.Since(tc.lastLease) >= tc.poll {
+				tc.news = true
+			}
+			lease := tc.news && (inFlight == 0 || room >= (tc.capacity+3)/4)
 			started, err := tc.fetch(ctx, handlerCtx, room, lease, done, held)
 			if err != nil && ctx.Err() == nil {
 				tc.logger.Warn("topic consumer: fetch failed", "error", err)
 			}
 			inFlight += started
-			if started == 0 && woken {
-				wait = topicRecheck
+			switch {
+			case tc.leased == 0 && woken:
+				recheck = min(max(2*recheck, topicRecheckMin), topicRecheckMax)
+				wait = recheck
+			case tc.leased > 0:
+				recheck = 0
 			}
 		}
 		woken = false
@@ -329,8 +353,9 @@ func (tc *topicConsumer) run(ctx context.Context) {
 		case <-extend.C:
 			tc.extend(ctx, held)
 		case <-tc.wake:
-			woken = true
+			woken, tc.news = true, true
 		case <-timer.C:
+			tc.news = true
 		case <-stopping:
 		case <-giveUp:
 			// Handlers still running past the stop timeout lose their
@@ -352,12 +377,17 @@ func (tc *topicConsumer) fetch(ctx, handlerCtx context.Context, room int, lease 
 		leased, tokens = append(leased, k.lane), append(tokens, k.token)
 	}
 	tc.kept = tc.kept[:0]
+	tc.leased = -1
 	if lease && room > len(leased) {
 		token := droverdriver.NewLeaseToken()
+		want := room - len(leased)
+		tc.lastLease = time.Now()
 		// A lease cancelled in flight may still commit, leaving lanes
 		// leased that no one works until they expire: it runs to its end.
 		more, err := tc.exec.TopicLease(context.WithoutCancel(ctx), droverdriver.TopicLeaseParams{Subscriptions: tc.refs,
-			Owner: tc.owner, Token: token, Lease: tc.lease, Max: room - len(leased), Now: time.Now()})
+			Owner: tc.owner, Token: token, Lease: tc.lease, Max: want, Now: tc.lastLease})
+		// A lease that took all it was allowed may have left more.
+		tc.news, tc.leased = err != nil || len(more) == want, len(more)
 		if err != nil && len(leased) == 0 {
 			return 0, err
 		}
