@@ -109,6 +109,7 @@ type SubscriptionOpts struct {
 
 // SubscriptionLag is how far a subscription is behind its topic.
 type SubscriptionLag struct {
+	Topic        string
 	Subscription string
 	// Pending counts messages past the subscription's cursors.
 	Pending int64
@@ -330,11 +331,19 @@ func (c *Client[TTx]) DeleteSubscription(ctx context.Context, topic, name string
 // SubscriptionLag reports how far each subscription of topic is behind:
 // publishers may read it to slow down.
 func (c *Client[TTx]) SubscriptionLag(ctx context.Context, topic string) ([]SubscriptionLag, error) {
+	return c.SubscriptionLags(ctx, topic)
+}
+
+// SubscriptionLags reports how far each subscription of the named topics
+// is behind, of every topic when none is named, ordered by topic and
+// subscription: one statement however many topics, for a dashboard or a
+// publisher watching several.
+func (c *Client[TTx]) SubscriptionLags(ctx context.Context, topics ...string) ([]SubscriptionLag, error) {
 	te, err := c.topicExec(c.driver)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := te.TopicLag(ctx, topic)
+	rows, err := te.TopicLag(ctx, topics)
 	if err != nil {
 		return nil, err
 	}

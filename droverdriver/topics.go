@@ -69,9 +69,11 @@ type TopicExecutor interface {
 	// tokens and returns the indexes of those it extended.
 	TopicExtend(ctx context.Context, p TopicExtendParams) ([]int, error)
 
-	// TopicLag reports, per subscription of a topic, how many messages
-	// are past its cursors and when the oldest of them was published.
-	TopicLag(ctx context.Context, topic string) ([]SubscriptionLag, error)
+	// TopicLag reports, per subscription of the named topics (of every
+	// topic when none is named), how many messages are past its cursors
+	// and when the oldest of them was published, in one statement,
+	// ordered by topic and subscription.
+	TopicLag(ctx context.Context, topics []string) ([]SubscriptionLag, error)
 
 	// TopicGenerations lists the generations of stored messages, oldest
 	// first; the last is the current one, which publishes write to.
@@ -290,6 +292,7 @@ type TopicExtendParams struct {
 
 // SubscriptionLag is one subscription's line of TopicLag.
 type SubscriptionLag struct {
+	Topic        string
 	Subscription string
 	// Pending counts messages past the subscription's cursors (including
 	// those a consumer holds and those not yet visible).

@@ -1308,13 +1308,22 @@ WHERE l.topic = a.topic AND l.subscription = a.sub AND l.lane = a.lane AND l.lea
 RETURNING a.ord - 1;
 
 -- name: TopicLag
-SELECT l.subscription, sum(p.n)::bigint, min(p.oldest), sum(l.dropped)::bigint
-FROM {schema}topic_lanes AS l
-CROSS JOIN LATERAL (
-    SELECT count(*) AS n, min(m.created_at) AS oldest FROM {schema}topic_messages AS m
-    WHERE m.topic = l.topic AND m.lane = l.lane AND (m.xid, m.id) > (l.cursor_xid, l.cursor_id)) AS p
-WHERE l.topic = $1
-GROUP BY l.subscription ORDER BY l.subscription;
+-- $1 topics, NULL for every topic. The messages past each distinct
+-- (topic, lane, cursor) are counted once and shared by every lane standing
+-- there: subscriptions that keep up stand together, so 50 subscriptions of
+-- a topic cost one count per lane, not fifty.
+WITH l AS MATERIALIZED (
+    SELECT topic, subscription, lane, cursor_xid, cursor_id, dropped FROM {schema}topic_lanes
+    WHERE $1::text[] IS NULL OR topic = ANY($1::text[])),
+p AS (
+    SELECT r.topic, r.lane, r.cursor_xid, r.cursor_id, c.n, c.oldest
+    FROM (SELECT DISTINCT topic, lane, cursor_xid, cursor_id FROM l) AS r
+    CROSS JOIN LATERAL (
+        SELECT count(*) AS n, min(m.created_at) AS oldest FROM {schema}topic_messages AS m
+        WHERE m.topic = r.topic AND m.lane = r.lane AND (m.xid, m.id) > (r.cursor_xid, r.cursor_id)) AS c)
+SELECT l.topic, l.subscription, sum(p.n)::bigint, min(p.oldest), sum(l.dropped)::bigint
+FROM l JOIN p ON p.topic = l.topic AND p.lane = l.lane AND p.cursor_xid = l.cursor_xid AND p.cursor_id = l.cursor_id
+GROUP BY l.topic, l.subscription ORDER BY l.topic, l.subscription;
 
 -- Retention by generations (migration 015): generation g is the partition
 -- of IDs [g * 2^40, (g + 1) * 2^40); the leader rotates and drops them

@@ -532,7 +532,7 @@ var (
 		}})
 	topicExtend = def(stmt[topicExtendParams]{name: "TopicExtend", cols: 1,
 		args: func(p *topicExtendParams) []any { return []any{p.Topics, p.Subs, p.Lanes, p.Tokens, p.LeaseMS} }})
-	topicLag              = def(stmt[string]{name: "TopicLag", cols: 4, args: oneArg[string]})
+	topicLag              = def(stmt[[]string]{name: "TopicLag", cols: 5, args: oneArg[[]string]})
 	topicGenerations      = def(stmt[struct{}]{name: "TopicGenerations", cols: 5, args: noArgs})
 	topicGenerationTopics = def(stmt[idRange]{name: "TopicGenerationTopics", cols: 3, args: idRangeArgs})
 	topicGenerationCreate = def(stmt[int64]{name: "TopicGenerationCreate", cols: 1, args: oneArg[int64]})

@@ -218,14 +218,17 @@ func (e *executor) TopicExtend(ctx context.Context, p droverdriver.TopicExtendPa
 	return out, e.wrap("extend lane leases", err)
 }
 
-func (e *executor) TopicLag(ctx context.Context, topic string) ([]droverdriver.SubscriptionLag, error) {
-	rows, err := topicLag.query(ctx, e.db, e.q, topic)
+func (e *executor) TopicLag(ctx context.Context, topics []string) ([]droverdriver.SubscriptionLag, error) {
+	if len(topics) == 0 {
+		topics = nil // every topic
+	}
+	rows, err := topicLag.query(ctx, e.db, e.q, topics)
 	if err != nil {
 		return nil, e.wrap("read lag", err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (droverdriver.SubscriptionLag, error) {
 		var l droverdriver.SubscriptionLag
-		err := r.Scan(&l.Subscription, &l.Pending, &l.OldestPending, &l.Dropped)
+		err := r.Scan(&l.Topic, &l.Subscription, &l.Pending, &l.OldestPending, &l.Dropped)
 		return l, err
 	})
 	return out, e.wrap("read lag", err)

@@ -1098,15 +1098,23 @@ WHERE l.topic = a.topic AND l.subscription = a.sub AND l.lane = a.lane AND l.lea
 RETURNING topic, subscription, lane;
 
 -- name: TopicLag
-SELECT l.subscription,
-    sum((SELECT count(*) FROM {schema}topic_messages AS m
-         WHERE m.topic = l.topic AND m.lane = l.lane AND m.xid = 0 AND m.id > l.cursor_id)),
-    min((SELECT min(m.created_at) FROM {schema}topic_messages AS m
-         WHERE m.topic = l.topic AND m.lane = l.lane AND m.xid = 0 AND m.id > l.cursor_id)),
-    sum(l.dropped)
-FROM {schema}topic_lanes AS l
-WHERE l.topic = ?1
-GROUP BY l.subscription ORDER BY l.subscription;
+-- ?1 JSON array of topics, NULL for every topic. The messages past each
+-- distinct (topic, lane, cursor) are counted once and shared by every lane
+-- standing there: subscriptions that keep up stand together, so 50
+-- subscriptions of a topic cost one count per lane, not fifty.
+WITH l AS MATERIALIZED (
+    SELECT topic, subscription, lane, cursor_id, dropped FROM {schema}topic_lanes
+    WHERE ?1 IS NULL OR topic IN (SELECT value FROM json_each(?1))),
+p AS MATERIALIZED (
+    SELECT r.topic, r.lane, r.cursor_id,
+        (SELECT count(*) FROM {schema}topic_messages AS m
+         WHERE m.topic = r.topic AND m.lane = r.lane AND m.xid = 0 AND m.id > r.cursor_id) AS n,
+        (SELECT min(m.created_at) FROM {schema}topic_messages AS m
+         WHERE m.topic = r.topic AND m.lane = r.lane AND m.xid = 0 AND m.id > r.cursor_id) AS oldest
+    FROM (SELECT DISTINCT topic, lane, cursor_id FROM l) AS r)
+SELECT l.topic, l.subscription, sum(p.n), min(p.oldest), sum(l.dropped)
+FROM l JOIN p ON p.topic = l.topic AND p.lane = l.lane AND p.cursor_id = l.cursor_id
+GROUP BY l.topic, l.subscription ORDER BY l.topic, l.subscription;
 
 -- Retention by generations (migration 015): generation g is the rowid
 -- range [g * 2^40, (g + 1) * 2^40); the leader rotates and drops them

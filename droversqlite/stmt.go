@@ -551,7 +551,7 @@ var (
 	topicAck = def(stmt[topicAckParams]{name: "TopicAck", cols: 3,
 		args: func(p *topicAckParams) []any { return []any{p.Lanes, p.Now, p.Expires} }})
 	topicExtend           = def(stmt[laneUpdateParams]{name: "TopicExtend", cols: 3, args: laneUpdateArgs})
-	topicLag              = def(stmt[string]{name: "TopicLag", cols: 4, args: oneArg[string]})
+	topicLag              = def(stmt[sql.NullString]{name: "TopicLag", cols: 5, args: oneArg[sql.NullString]})
 	topicGenerations      = def(stmt[struct{}]{name: "TopicGenerations", cols: 5, args: noArgs})
 	topicGenerationTopics = def(stmt[idRange]{name: "TopicGenerationTopics", cols: 3, args: idRangeArgs})
 	topicGenerationCreate = def(stmt[genAt]{name: "TopicGenerationCreate", args: genAtArgs})

@@ -380,12 +380,20 @@ func (e *executor) TopicExtend(ctx context.Context, p droverdriver.TopicExtendPa
 	return out, e.wrap("extend lane leases", err)
 }
 
-func (e *executor) TopicLag(ctx context.Context, topic string) ([]droverdriver.SubscriptionLag, error) {
+func (e *executor) TopicLag(ctx context.Context, topics []string) ([]droverdriver.SubscriptionLag, error) {
+	var named sql.NullString // NULL: every topic
+	if len(topics) > 0 {
+		b, err := json.Marshal(topics)
+		if err != nil {
+			return nil, err
+		}
+		named = sql.NullString{String: string(b), Valid: true}
+	}
 	var out []droverdriver.SubscriptionLag
 	err := topicLag.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
 		var l droverdriver.SubscriptionLag
 		var oldest sql.NullInt64
-		if err := rows.Scan(&l.Subscription, &l.Pending, &oldest, &l.Dropped); err != nil {
+		if err := rows.Scan(&l.Topic, &l.Subscription, &l.Pending, &oldest, &l.Dropped); err != nil {
 			return err
 		}
 		if oldest.Valid {
@@ -394,7 +402,7 @@ func (e *executor) TopicLag(ctx context.Context, topic string) ([]droverdriver.S
 		}
 		out = append(out, l)
 		return nil
-	}, topic)
+	}, named)
 	return out, e.wrap("read lag", err)
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -132,7 +133,7 @@ func testTopics(t *testing.T, setup opener) {
 		if again := lease(t, te, droverdriver.NewLeaseToken(), "a"); len(again) != 0 {
 			t.Fatalf("a lane with nothing past its cursor was leased: %+v", again)
 		}
-		lag, err := te.TopicLag(ctx, "t")
+		lag, err := te.TopicLag(ctx, []string{"t"})
 		if err != nil || len(lag) != 1 || lag[0].Pending != 0 {
 			t.Fatalf("lag %+v, %v", lag, err)
 		}
@@ -189,6 +190,64 @@ func testTopics(t *testing.T, setup opener) {
 		publish(t, te, 1, "z")
 		if got := names(leaseSome(t, te, droverdriver.NewLeaseToken(), one[0].Subscription)); !slices.Equal(got, []string{"t/" + one[0].Subscription + "/1"}) {
 			t.Fatalf("leased %v after a message on lane 1, want that lane alone", got)
+		}
+	})
+
+	t.Run("TopicLag", func(t *testing.T) {
+		// One statement reports the subscriptions of the named topics, or
+		// of every topic, each counting the messages past its own cursors.
+		t.Parallel()
+		ctx := context.Background()
+		_, te := topics(t, 2, "a", "b")
+		if _, err := te.TopicCreate(ctx, droverdriver.TopicParams{Name: "u", Lanes: 1, Now: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := te.SubscriptionCreate(ctx, droverdriver.SubscriptionParams{Topic: "u", Name: "a", MaxAttempts: 3,
+			Start: droverdriver.StartEarliest, Now: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		publish(t, te, 0, "1", "2")
+		publish(t, te, 1, "3")
+		if _, err := te.TopicPublish(ctx, "u", []droverdriver.PublishParams{{Lane: 0, Payload: []byte("4")}}); err != nil {
+			t.Fatal(err)
+		}
+		// b reads lane 0 of t to its end.
+		token := droverdriver.NewLeaseToken()
+		var lane0 droverdriver.LeasedLane
+		waitfor.Cond(t, "lane 0 of t/b leased", func() bool {
+			for _, l := range lease(t, te, token, "b") {
+				if l.Lane == 0 {
+					lane0 = l
+					return true
+				}
+			}
+			return false
+		})
+		rows := read(t, te, lane0)
+		if accepted, err := te.TopicAck(ctx, droverdriver.TopicAckParams{Now: time.Now(), Acks: []droverdriver.LaneAck{
+			{Topic: "t", Subscription: "b", Lane: 0, Token: token, Cursor: rows[len(rows)-1].Position()}}}); err != nil || len(accepted) != 1 {
+			t.Fatalf("ack: %v, %v", accepted, err)
+		}
+		show := func(lag []droverdriver.SubscriptionLag) string {
+			var b strings.Builder
+			for _, l := range lag {
+				fmt.Fprintf(&b, "%s/%s:%d,%t ", l.Topic, l.Subscription, l.Pending, l.OldestPending != nil)
+			}
+			return b.String()
+		}
+		for _, c := range []struct {
+			topics []string
+			want   string
+		}{
+			{nil, "t/a:3,true t/b:1,true u/a:1,true "},
+			{[]string{"u", "t"}, "t/a:3,true t/b:1,true u/a:1,true "},
+			{[]string{"u"}, "u/a:1,true "},
+			{[]string{"none"}, ""},
+		} {
+			lag, err := te.TopicLag(ctx, c.topics)
+			if err != nil || show(lag) != c.want {
+				t.Fatalf("lag of %v: %s, %v; want %s", c.topics, show(lag), err, c.want)
+			}
 		}
 	})
 
@@ -263,7 +322,7 @@ func testTopics(t *testing.T, setup opener) {
 		if err != nil || lost != 1 {
 			t.Fatalf("drop: %d lost, %v; want the one message a had not read", lost, err)
 		}
-		lag, err := te.TopicLag(ctx, "t")
+		lag, err := te.TopicLag(ctx, []string{"t"})
 		if err != nil || len(lag) != 1 || lag[0].Dropped != 1 || lag[0].Pending != 1 {
 			t.Fatalf("lag %+v, %v; want 1 dropped and the new message pending", lag, err)
 		}

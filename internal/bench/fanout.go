@@ -35,7 +35,7 @@ type topicClient interface {
 	CreateTopic(ctx context.Context, name string, opts *drover.TopicOpts) (*drover.Topic, error)
 	Publish(ctx context.Context, topic string, msgs ...drover.Message) ([]int64, error)
 	CreateSubscription(ctx context.Context, topic, name string, opts *drover.SubscriptionOpts) (bool, error)
-	SubscriptionLag(ctx context.Context, topic string) ([]drover.SubscriptionLag, error)
+	SubscriptionLags(ctx context.Context, topics ...string) ([]drover.SubscriptionLag, error)
 }
 
 // fanoutOptions are the knobs of `drover bench fanout`, shaped after the
@@ -153,7 +153,7 @@ func newFanoutCommand(env func() Env) *cobra.Command {
 	f.IntVar(&o.rate, "rate", 0, "publish at most this many messages per second in all (0: as fast as possible)")
 	f.StringVar(&o.fault, "fault", "", "kill-worker: SIGKILL one consumer process half way through publishing, and start another")
 	f.DurationVar(&o.lease, "lease", o.lease, "lane lease of the consumers: how soon a killed consumer's lanes are delivered again")
-	f.DurationVar(&o.lagEvery, "lag-every", o.lagEvery, "sample every subscription's lag this often, for max_lag and --plot (0: never; one lag statement per topic per sample)")
+	f.DurationVar(&o.lagEvery, "lag-every", o.lagEvery, "sample every subscription's lag this often, for max_lag and --plot (0: never; one lag statement per sample)")
 	f.StringVar(&jsonPath, "json", "", "write the machine-readable report to this file")
 	f.StringVar(&plotPath, "plot", "", "draw the largest subscription lag over time, one line per point, to this .svg file")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the bench process to this file (go tool pprof)")
@@ -408,20 +408,25 @@ func fanoutTopic(prefix string, t int) string { return fmt.Sprintf("%s-%d", pref
 
 func fanoutSub(s int) string { return fmt.Sprintf("m%d", s) }
 
+// fanoutLag reads the lag of every subscription of the run's topics, in
+// one statement.
+func fanoutLag(ctx context.Context, c topicClient, prefix string, topics int) ([]drover.SubscriptionLag, error) {
+	names := make([]string, topics)
+	for t := range topics {
+		names[t] = fanoutTopic(prefix, t)
+	}
+	return c.SubscriptionLags(ctx, names...)
+}
+
 // fanoutPending is the number of messages of the run's topics that some
 // subscription has not acked.
 func fanoutPending(ctx context.Context, c topicClient, prefix string, topics int) (int64, error) {
+	lag, err := fanoutLag(ctx, c, prefix, topics)
 	var n int64
-	for t := range topics {
-		lag, err := c.SubscriptionLag(ctx, fanoutTopic(prefix, t))
-		if err != nil {
-			return 0, err
-		}
-		for _, l := range lag {
-			n += l.Pending
-		}
+	for _, l := range lag {
+		n += l.Pending
 	}
-	return n, nil
+	return n, err
 }
 
 // lagSampler reads every subscription's lag of the run's topics every
@@ -472,20 +477,14 @@ func (s *lagSampler) stop() ([]report.LagSample, error) {
 	return s.samples, s.err
 }
 
-// fanoutMaxLag is the largest lag of any subscription of the run's topics:
-// one lag statement per topic.
+// fanoutMaxLag is the largest lag of any subscription of the run's topics.
 func fanoutMaxLag(ctx context.Context, c topicClient, prefix string, topics int) (int64, error) {
+	lag, err := fanoutLag(ctx, c, prefix, topics)
 	var m int64
-	for t := range topics {
-		lag, err := c.SubscriptionLag(ctx, fanoutTopic(prefix, t))
-		if err != nil {
-			return 0, err
-		}
-		for _, l := range lag {
-			m = max(m, l.Pending)
-		}
+	for _, l := range lag {
+		m = max(m, l.Pending)
 	}
-	return m, nil
+	return m, err
 }
 
 // fanoutPerTopic bounds the messages of one topic: publishes take batches

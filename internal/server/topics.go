@@ -27,6 +27,7 @@ type topicsClient interface {
 	CreateSubscription(ctx context.Context, topic, name string, opts *drover.SubscriptionOpts) (bool, error)
 	DeleteSubscription(ctx context.Context, topic, name string) (bool, error)
 	SubscriptionLag(ctx context.Context, topic string) ([]drover.SubscriptionLag, error)
+	SubscriptionLags(ctx context.Context, topics ...string) ([]drover.SubscriptionLag, error)
 	Receive(ctx context.Context, p drover.ReceiveParams) ([]*drover.ReceivedBatch, error)
 	AckBatches(ctx context.Context, acks []drover.BatchAck) ([]bool, error)
 }
@@ -375,25 +376,16 @@ func (s *Server) writeAcks(w http.ResponseWriter, r *http.Request, acks []drover
 	return nil
 }
 
-// sampleTopics reads every subscription's lag for the metrics and the
-// dashboard. A store without topics has none.
-func (s *Server) sampleTopics(ctx context.Context, now time.Time) ([]topicLag, error) {
-	topics, err := s.cfg.Client.Topics(ctx)
+// sampleTopics reads every subscription's lag, of every topic in one
+// statement, for the metrics and the dashboard. A store without topics has
+// none.
+func (s *Server) sampleTopics(ctx context.Context, now time.Time) ([]drover.SubscriptionLag, error) {
+	out, err := s.cfg.Client.SubscriptionLags(ctx)
 	if errors.Is(err, droverdriver.ErrTopicsUnsupported) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
-	}
-	var out []topicLag
-	for _, t := range topics {
-		lag, err := s.cfg.Client.SubscriptionLag(ctx, t.Name)
-		if err != nil {
-			return nil, err
-		}
-		for _, l := range lag {
-			out = append(out, topicLag{topic: t.Name, SubscriptionLag: l})
-		}
 	}
 	s.metrics.observeLag(out, now)
 	st := s.cfg.Client.Stats()
