@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -27,6 +28,7 @@ type topicClient interface {
 	client
 	CreateTopic(ctx context.Context, name string, opts *drover.TopicOpts) (*drover.Topic, error)
 	Publish(ctx context.Context, topic string, msgs ...drover.Message) ([]int64, error)
+	PublishMany(ctx context.Context, msgs []drover.Message) ([]int64, error)
 	CreateSubscription(ctx context.Context, topic, name string, opts *drover.SubscriptionOpts) (bool, error)
 	SubscriptionLag(ctx context.Context, topic string) ([]drover.SubscriptionLag, error)
 	Receive(ctx context.Context, p drover.ReceiveParams) ([]*drover.ReceivedBatch, error)
@@ -227,6 +229,53 @@ func TestTopicPublisherHeldOpenSkipsNothing(t *testing.T) {
 		}
 		if again := drain(t, d, "reader"); len(again) != 0 {
 			t.Fatalf("read %v again after acking everything", again)
+		}
+	})
+}
+
+// TestTopicPublishMany publishes to two topics in one call: each
+// subscription gets its topic's messages, and a call that names a topic
+// not stored, or a message without one, stores nothing and says which.
+func TestTopicPublishMany(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		ctx := context.Background()
+		d, c := topicSetup(t, s, 2, "reader")
+		if _, err := c.CreateTopic(ctx, "news", &drover.TopicOpts{Lanes: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.CreateSubscription(ctx, "news", "reader", &drover.SubscriptionOpts{FromEarliest: true}); err != nil {
+			t.Fatal(err)
+		}
+		ids, err := c.PublishMany(ctx, []drover.Message{{Topic: "chat", Payload: []byte("c1")}, {Topic: "news", Payload: []byte("n1")},
+			{Topic: "chat", Key: "room-1", Payload: []byte("c2")}})
+		if err != nil || len(ids) != 3 {
+			t.Fatalf("PublishMany: %v, %v", ids, err)
+		}
+		var chat, news []int64
+		waitfor.Cond(t, "every message read", func() bool {
+			chat, news = append(chat, drainTopic(t, d, "chat", "reader")...), append(news, drainTopic(t, d, "news", "reader")...)
+			return len(chat)+len(news) >= 3
+		})
+		slices.Sort(chat)
+		if !slices.Equal(chat, []int64{ids[0], ids[2]}) || !slices.Equal(news, []int64{ids[1]}) {
+			t.Fatalf("chat read %v, news %v; want %v and %v", chat, news, []int64{ids[0], ids[2]}, ids[1:2])
+		}
+		for _, bad := range []struct {
+			msgs []drover.Message
+			want string
+		}{
+			{[]drover.Message{{Topic: "chat", Payload: []byte("x")}, {Topic: "none", Payload: []byte("y")}}, "none"},
+			{[]drover.Message{{Topic: "chat", Payload: []byte("x")}, {Payload: []byte("y")}}, "message 2 of 2: no topic"},
+		} {
+			if _, err := c.PublishMany(ctx, bad.msgs); err == nil || !strings.Contains(err.Error(), bad.want) {
+				t.Fatalf("PublishMany(%+v): %v; want an error naming %q", bad.msgs, err, bad.want)
+			}
+		}
+		if _, err := c.Publish(ctx, "chat", drover.Message{Topic: "news", Payload: []byte("x")}); err == nil || !strings.Contains(err.Error(), `names topic "news", published to "chat"`) {
+			t.Fatalf("Publish to chat of a message naming news: %v", err)
+		}
+		if got := drainTopic(t, d, "chat", "reader"); len(got) != 0 {
+			t.Fatalf("refused publishes stored %v", got)
 		}
 	})
 }

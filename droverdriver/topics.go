@@ -29,9 +29,12 @@ type TopicExecutor interface {
 	// TopicList returns every topic with its subscriptions' names.
 	TopicList(ctx context.Context) ([]*TopicRow, error)
 
-	// TopicPublish stores messages of one topic and returns their IDs in
-	// input order. Lanes are chosen by the caller (the engine).
-	TopicPublish(ctx context.Context, topic string, msgs []PublishParams) ([]int64, error)
+	// TopicPublish stores messages, of any topics, in one statement and
+	// returns their IDs in input order, and announces each topic
+	// (TopicWake) once it commits. Lanes are chosen by the caller (the
+	// engine). A message of a topic that is not stored is stored all the
+	// same: the caller checks topics first.
+	TopicPublish(ctx context.Context, msgs []PublishParams) ([]int64, error)
 
 	// SubscriptionCreate stores a subscription and one lane row per lane
 	// of its topic, positioned per p.Start. It is a no-op (reporting
@@ -166,6 +169,7 @@ type TopicRow struct {
 
 // PublishParams is one message to store. Metadata is encoded JSON.
 type PublishParams struct {
+	Topic    string
 	Lane     int
 	Key      string
 	Payload  []byte

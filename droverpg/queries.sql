@@ -1193,15 +1193,15 @@ SELECT t.name, t.lanes, t.retention_ms, t.created_at,
 FROM {schema}topics AS t ORDER BY t.name;
 
 -- name: TopicPublish
--- $1 topic, then one array per column. ids come from the sequence in
--- array order (WITH ORDINALITY keeps it). The transaction's xid is taken
+-- One array per column, of messages of any topics. ids come from the
+-- sequence in array order (WITH ORDINALITY keeps it). The transaction's xid is taken
 -- (x) before any id: a generation is final once every xid below the xmax
 -- read after the sequence left it has ended (TopicSeal), which holds only
 -- if no transaction takes an id of it before having an xid.
 WITH x AS MATERIALIZED (SELECT pg_current_xact_id()::text::bigint AS xid)
 INSERT INTO {schema}topic_messages (xid, topic, lane, key, payload, metadata)
-SELECT x.xid, $1, u.lane, u.key, u.payload, u.metadata
-FROM x, unnest($2::int[], $3::text[], $4::bytea[], $5::jsonb[]) WITH ORDINALITY AS u(lane, key, payload, metadata, ord)
+SELECT x.xid, u.topic, u.lane, u.key, u.payload, u.metadata
+FROM x, unnest($1::text[], $2::int[], $3::text[], $4::bytea[], $5::jsonb[]) WITH ORDINALITY AS u(topic, lane, key, payload, metadata, ord)
 ORDER BY u.ord
 RETURNING id;
 

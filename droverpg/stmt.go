@@ -363,7 +363,7 @@ type topicLeaseParams struct {
 }
 
 type topicPublishParams struct {
-	Topic    string
+	Topics   []string
 	Lanes    []int32
 	Keys     []*string
 	Payloads [][]byte
@@ -514,7 +514,7 @@ var (
 		args: func(p *topicCreateParams) []any { return []any{p.Name, p.Lanes, p.RetentionMS} }})
 	topicList    = def(stmt[struct{}]{name: "TopicList", cols: 5, args: noArgs})
 	topicPublish = def(stmt[topicPublishParams]{name: "TopicPublish", cols: 1,
-		args: func(p *topicPublishParams) []any { return []any{p.Topic, p.Lanes, p.Keys, p.Payloads, p.Metadata} }})
+		args: func(p *topicPublishParams) []any { return []any{p.Topics, p.Lanes, p.Keys, p.Payloads, p.Metadata} }})
 	subscriptionCreate = def(stmt[subscriptionCreateParams]{name: "SubscriptionCreate", cols: 1,
 		args: func(p *subscriptionCreateParams) []any { return []any{p.Topic, p.Name, p.MaxAttempts, p.Start} }})
 	topicExists        = def(stmt[string]{name: "TopicExists", cols: 1, args: oneArg[string]})

@@ -966,12 +966,13 @@ SELECT t.name, t.lanes, t.retention_ms, t.created_at,
 FROM {schema}topics AS t ORDER BY t.name;
 
 -- name: TopicPublish
--- ?1 topic, ?2 now, ?3 JSON array of [lane, key or null, payload in hex,
--- metadata JSON]. Rows are inserted in array order under the write lock,
--- so their ids are consecutive and end at last_insert_rowid().
+-- ?1 now, ?2 JSON array of [topic, lane, key or null, payload in hex,
+-- metadata JSON], messages of any topics. Rows are inserted in array order
+-- under the write lock, so their ids are consecutive and end at
+-- last_insert_rowid().
 INSERT INTO {schema}topic_messages (topic, lane, key, payload, metadata, created_at)
-SELECT ?1, value ->> 0, value ->> 1, unhex(value ->> 2), value ->> 3, ?2
-FROM json_each(?3) ORDER BY key;
+SELECT value ->> 0, value ->> 1, value ->> 2, unhex(value ->> 3), value ->> 4, ?1
+FROM json_each(?2) ORDER BY key;
 
 -- name: SubscriptionCreate
 -- ?1 topic, ?2 name, ?3 max attempts, ?4 now. No row when the topic does

@@ -349,9 +349,8 @@ type topicCreateParams struct {
 }
 
 type topicPublishParams struct {
-	Topic    string
 	Now      int64
-	Messages string // JSON: [lane, key or null, payload in hex, metadata]
+	Messages string // JSON: [topic, lane, key or null, payload in hex, metadata]
 }
 
 type subscriptionCreateParams struct {
@@ -532,7 +531,7 @@ var (
 		args: func(p *topicCreateParams) []any { return []any{p.Name, p.Lanes, p.RetentionMS, p.Now} }})
 	topicList    = def(stmt[struct{}]{name: "TopicList", cols: 5, args: noArgs})
 	topicPublish = def(stmt[topicPublishParams]{name: "TopicPublish",
-		args: func(p *topicPublishParams) []any { return []any{p.Topic, p.Now, p.Messages} }})
+		args: func(p *topicPublishParams) []any { return []any{p.Now, p.Messages} }})
 	subscriptionCreate = def(stmt[subscriptionCreateParams]{name: "SubscriptionCreate",
 		args: func(p *subscriptionCreateParams) []any { return []any{p.Topic, p.Name, p.MaxAttempts, p.Now} }})
 	subscriptionLanes = def(stmt[subscriptionLanesParams]{name: "SubscriptionLanes",

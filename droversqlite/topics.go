@@ -78,7 +78,7 @@ func (e *executor) TopicList(ctx context.Context) ([]*droverdriver.TopicRow, err
 	return out, e.wrap("list topics", err)
 }
 
-func (e *executor) TopicPublish(ctx context.Context, topic string, msgs []droverdriver.PublishParams) ([]int64, error) {
+func (e *executor) TopicPublish(ctx context.Context, msgs []droverdriver.PublishParams) ([]int64, error) {
 	if len(msgs) == 0 {
 		return nil, nil
 	}
@@ -91,6 +91,8 @@ func (e *executor) TopicPublish(ctx context.Context, topic string, msgs []drover
 			b = append(b, ',')
 		}
 		b = append(b, '[')
+		b = appendString(b, m.Topic)
+		b = append(b, ',')
 		b = strconv.AppendInt(b, int64(m.Lane), 10)
 		b = append(b, ',')
 		if m.Key == "" {
@@ -112,7 +114,7 @@ func (e *executor) TopicPublish(ctx context.Context, topic string, msgs []drover
 	*bp = b
 	ids := make([]int64, len(msgs))
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
-		res, err := topicPublish.exec(ctx, e, tx, topicPublishParams{topic, micros(time.Now()), string(b)})
+		res, err := topicPublish.exec(ctx, e, tx, topicPublishParams{micros(time.Now()), string(b)})
 		if err != nil {
 			return err
 		}
@@ -130,7 +132,13 @@ func (e *executor) TopicPublish(ctx context.Context, topic string, msgs []drover
 	if err != nil {
 		return nil, e.wrap("publish", err)
 	}
-	notify(e.hubKey, []string{droverdriver.TopicWake(topic)})
+	var wake []string
+	for i := range msgs {
+		if w := droverdriver.TopicWake(msgs[i].Topic); !slices.Contains(wake, w) {
+			wake = append(wake, w)
+		}
+	}
+	notify(e.hubKey, wake)
 	return ids, nil
 }
 

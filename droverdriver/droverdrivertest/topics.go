@@ -41,9 +41,9 @@ func testTopics(t *testing.T, setup opener) {
 		t.Helper()
 		msgs := make([]droverdriver.PublishParams, len(payloads))
 		for i, p := range payloads {
-			msgs[i] = droverdriver.PublishParams{Lane: lane, Payload: []byte(p)}
+			msgs[i] = droverdriver.PublishParams{Topic: "t", Lane: lane, Payload: []byte(p)}
 		}
-		ids, err := te.TopicPublish(context.Background(), "t", msgs)
+		ids, err := te.TopicPublish(context.Background(), msgs)
 		if err != nil || len(ids) != len(payloads) {
 			t.Fatalf("publish: %v, %v", ids, err)
 		}
@@ -98,6 +98,48 @@ func testTopics(t *testing.T, setup opener) {
 		if _, err := te.SubscriptionCreate(context.Background(), droverdriver.SubscriptionParams{Topic: "none", Name: "a",
 			MaxAttempts: 3, Now: time.Now()}); !errors.Is(err, droverdriver.ErrTopicNotFound) {
 			t.Fatalf("subscription of a missing topic: %v, want ErrTopicNotFound", err)
+		}
+	})
+
+	t.Run("TopicPublish/topics", func(t *testing.T) {
+		// One publish stores messages of several topics, IDs in input
+		// order, each on its topic's lane, and announces every topic.
+		t.Parallel()
+		ctx := context.Background()
+		d, te := topics(t, 2, "a")
+		if _, err := te.TopicCreate(ctx, droverdriver.TopicParams{Name: "u", Lanes: 1, Now: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := te.SubscriptionCreate(ctx, droverdriver.SubscriptionParams{Topic: "u", Name: "a", MaxAttempts: 3,
+			Start: droverdriver.StartEarliest, Now: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		heard := listen(t, d)
+		ids, err := te.TopicPublish(ctx, []droverdriver.PublishParams{{Topic: "t", Lane: 1, Payload: []byte("t1")},
+			{Topic: "u", Lane: 0, Payload: []byte("u1")}, {Topic: "t", Lane: 1, Payload: []byte("t2")}})
+		if err != nil || len(ids) != 3 || !slices.IsSorted(ids) {
+			t.Fatalf("publish: %v, %v; want three IDs in input order", ids, err)
+		}
+		heardOf(t, heard, droverdriver.TopicWake("t"), droverdriver.TopicWake("u"))
+		token := droverdriver.NewLeaseToken()
+		got := map[string][]string{}
+		waitfor.Cond(t, "both topics' lanes leased", func() bool {
+			leased, err := te.TopicLease(ctx, droverdriver.TopicLeaseParams{Owner: "o", Token: token, Lease: time.Minute, Max: 10, Now: time.Now(),
+				Subscriptions: []droverdriver.SubscriptionRef{{Topic: "t", Name: "a"}, {Topic: "u", Name: "a"}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, l := range leased {
+				for _, m := range read(t, te, l) {
+					k := fmt.Sprintf("%s/%d", l.Topic, l.Lane)
+					got[k] = append(got[k], fmt.Sprintf("%s:%d", m.Payload, m.ID))
+				}
+			}
+			return len(got) == 2
+		})
+		want := map[string][]string{"t/1": {fmt.Sprintf("t1:%d", ids[0]), fmt.Sprintf("t2:%d", ids[2])}, "u/0": {fmt.Sprintf("u1:%d", ids[1])}}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("read %v, want %v", got, want)
 		}
 	})
 
@@ -208,7 +250,7 @@ func testTopics(t *testing.T, setup opener) {
 		}
 		publish(t, te, 0, "1", "2")
 		publish(t, te, 1, "3")
-		if _, err := te.TopicPublish(ctx, "u", []droverdriver.PublishParams{{Lane: 0, Payload: []byte("4")}}); err != nil {
+		if _, err := te.TopicPublish(ctx, []droverdriver.PublishParams{{Topic: "u", Lane: 0, Payload: []byte("4")}}); err != nil {
 			t.Fatal(err)
 		}
 		// b reads lane 0 of t to its end.

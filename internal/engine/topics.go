@@ -15,25 +15,27 @@ import (
 // lane before the next lane takes over.
 const KeylessRun = 100
 
-// PublishLanes sets the lane of each message of a topic with lanes lanes.
-// A keyed message goes to the lane of its key, so that a key's messages
-// keep their order within one lane. Keyless messages of one publish go to
-// one lane in runs of KeylessRun, lane after lane from start (any number:
-// the caller varies it between calls), so that successive publishes use
-// every lane's consumer. A run rather than one message per lane, like
-// Kafka's sticky partitioner: each lane a publish touches costs every
-// subscription a lease, a read and an ack of its own, so 100 messages
-// spread one by one over 4 lanes cost four deliveries per subscription
-// where one would do.
-func PublishLanes(msgs []droverdriver.PublishParams, lanes int, start uint32) {
-	var keyless uint32
+// PublishLanes sets the lane of each message, of a topic with
+// lanes[msg.Topic] lanes. A keyed message goes to the lane of its key, so
+// that a key's messages keep their order within one lane. Keyless messages
+// of one topic in one publish go to one lane in runs of KeylessRun, lane
+// after lane from start (any number: the caller varies it between calls),
+// so that successive publishes use every lane's consumer. A run rather
+// than one message per lane, like Kafka's sticky partitioner: each lane a
+// publish touches costs every subscription a lease, a read and an ack of
+// its own, so 100 messages spread one by one over 4 lanes cost four
+// deliveries per subscription where one would do.
+func PublishLanes(msgs []droverdriver.PublishParams, lanes map[string]int, start uint32) {
+	keyless := make(map[string]uint32, len(lanes))
 	for i := range msgs {
-		if msgs[i].Key != "" {
-			msgs[i].Lane = KeyLane(msgs[i].Key, lanes)
+		m := &msgs[i]
+		n := lanes[m.Topic]
+		if m.Key != "" {
+			m.Lane = KeyLane(m.Key, n)
 			continue
 		}
-		msgs[i].Lane = int((start + keyless/KeylessRun) % uint32(lanes))
-		keyless++
+		m.Lane = int((start + keyless[m.Topic]/KeylessRun) % uint32(n))
+		keyless[m.Topic]++
 	}
 }
 

@@ -26,14 +26,14 @@ func TestPublishLanes(t *testing.T) {
 	}
 	t.Run("a publish of up to a run goes to one lane", func(t *testing.T) {
 		msgs := keyless(KeylessRun)
-		PublishLanes(msgs, 4, 6)
+		PublishLanes(msgs, map[string]int{"": 4}, 6)
 		if got := count(msgs, 4); got[2] != KeylessRun {
 			t.Fatalf("lanes got %v, want all %d on lane 6%%4 = 2", got, KeylessRun)
 		}
 	})
 	t.Run("a larger publish goes lane after lane in runs", func(t *testing.T) {
 		msgs := keyless(5*KeylessRun + 1)
-		PublishLanes(msgs, 4, 3)
+		PublishLanes(msgs, map[string]int{"": 4}, 3)
 		// Runs on lanes 3, 0, 1, 2, 3, and the last message on 0.
 		if got, want := count(msgs, 4), []int{KeylessRun + 1, KeylessRun, KeylessRun, 2 * KeylessRun}; fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("lanes got %v, want %v", got, want)
@@ -46,17 +46,26 @@ func TestPublishLanes(t *testing.T) {
 		var all []droverdriver.PublishParams
 		for start := range uint32(8) {
 			msgs := keyless(10)
-			PublishLanes(msgs, 4, start)
+			PublishLanes(msgs, map[string]int{"": 4}, start)
 			all = append(all, msgs...)
 		}
 		if got := count(all, 4); fmt.Sprint(got) != "[20 20 20 20]" {
 			t.Fatalf("lanes got %v, want 20 each", got)
 		}
 	})
+	t.Run("each topic of a publish runs on its own lanes", func(t *testing.T) {
+		msgs := keyless(4)
+		msgs[0].Topic, msgs[1].Topic, msgs[2].Topic, msgs[3].Topic = "a", "b", "a", "b"
+		msgs[3].Key = "k"
+		PublishLanes(msgs, map[string]int{"a": 4, "b": 2}, 5)
+		if got, want := lanesOf(msgs), []int{1, 1, 1, KeyLane("k", 2)}; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("lanes %v, want %v: a's keyless run on 5%%4, b's on 5%%2, b's key on its lane of 2", got, want)
+		}
+	})
 	t.Run("keyed messages follow their key and leave the runs alone", func(t *testing.T) {
 		msgs := keyless(2*KeylessRun + 2)
 		msgs[0].Key, msgs[KeylessRun+1].Key = "room-1", "room-1"
-		PublishLanes(msgs, 16, 0)
+		PublishLanes(msgs, map[string]int{"": 16}, 0)
 		if msgs[0].Lane != KeyLane("room-1", 16) || msgs[KeylessRun+1].Lane != msgs[0].Lane {
 			t.Fatalf("keyed messages on lanes %d and %d, want %d", msgs[0].Lane, msgs[KeylessRun+1].Lane, KeyLane("room-1", 16))
 		}
