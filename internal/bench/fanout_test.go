@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/droverhq/drover/internal/bench/report"
 )
@@ -49,6 +51,15 @@ func TestFanoutLosesNothing(t *testing.T) {
 				t.Fatalf("lag plot: %v\n%s", err, svg)
 			}
 			for _, pt := range rep.Points {
+				if pt.Killed == 0 && pt.Duplicates != 0 {
+					t.Errorf("%d consumers, none killed: %d duplicates", pt.Clients, pt.Duplicates)
+				}
+				// SQLite runs inside the client: its CPU is the client's,
+				// and there is no store figure.
+				if pt.ClientCPUUsPerDelivery == nil || *pt.ClientCPUUsPerDelivery <= 0 || pt.ClientCPUUsPerMessage == nil ||
+					pt.StoreCPUUsPerDelivery != nil || pt.WALBytesPerDelivery != nil {
+					t.Errorf("%d consumers: cost %+v, want the client's CPU only", pt.Clients, pt.FanoutCost)
+				}
 				if pt.MaxLag != report.MaxLag(pt.Lag) {
 					t.Errorf("%d consumers: max_lag %d, samples say %d", pt.Clients, pt.MaxLag, report.MaxLag(pt.Lag))
 				}
@@ -57,5 +68,25 @@ func TestFanoutLosesNothing(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFanoutCost: the readings around a run become costs per delivery and
+// per message, and the rows each table wrote over the run.
+func TestFanoutCost(t *testing.T) {
+	d := func(v time.Duration) *time.Duration { return &v }
+	n := func(v int64) *int64 { return &v }
+	before := costSample{client: time.Second, store: d(2 * time.Second), wal: n(1000)}
+	after := costSample{client: 3 * time.Second, store: d(7 * time.Second), wal: n(501_000)}
+	c := fanoutCost(before, after, map[string]int64{"topic_lanes": 4000, "topics": 20}, map[string]int64{"topic_lanes": 14000, "topic_messages": 10_000, "topics": 20},
+		1_000_000, 20_000)
+	got := fmt.Sprintf("%v %v %v | %v %v %v | %v %v", *c.StoreCPUUsPerDelivery, *c.ClientCPUUsPerDelivery, *c.WALBytesPerDelivery,
+		*c.StoreCPUUsPerMessage, *c.ClientCPUUsPerMessage, *c.WALBytesPerMessage, c.RowsWritten, *c.RowsPerDelivery)
+	if want := "5 2 0.5 | 250 100 25 | map[topic_lanes:10000 topic_messages:10000] 0.02"; got != want {
+		t.Fatalf("cost %s, want %s", got, want)
+	}
+	if c := fanoutCost(costSample{client: 0}, costSample{client: time.Second}, nil, nil, 1000, 10); c.RowsWritten != nil || c.StoreCPUUsPerDelivery != nil ||
+		*c.ClientCPUUsPerDelivery != 1000 {
+		t.Fatalf("SQLite-like readings gave %s", c)
 	}
 }
