@@ -304,6 +304,8 @@ func (tc *topicConsumer) run(ctx context.Context) {
 			}
 			inFlight += started
 			switch {
+			case len(tc.kept) > 0 && inFlight < tc.capacity:
+				wait = 0 // lanes left for the next fetch
 			case tc.leased == 0 && woken:
 				recheck = min(max(2*recheck, topicRecheckMin), topicRecheckMax)
 				wait = recheck
@@ -355,7 +357,9 @@ func (tc *topicConsumer) run(ctx context.Context) {
 		case <-tc.wake:
 			woken, tc.news = true, true
 		case <-timer.C:
-			tc.news = true
+			// The poll or a recheck came due (not the turn that reads
+			// lanes left over: that one brings no news).
+			tc.news = tc.news || wait > 0
 		case <-stopping:
 		case <-giveUp:
 			// Handlers still running past the stop timeout lose their
@@ -366,17 +370,26 @@ func (tc *topicConsumer) run(ctx context.Context) {
 	}
 }
 
-// fetch reads the kept lanes and, when lease says so, leases up to room
-// more, reads their batches and starts a handler for each; it returns how
-// many it started. Every kept lane is read (the caller's room counts them:
-// each came from a batch that just finished).
+// topicFetchRows bounds the messages one fetch reads, across all its
+// lanes: a consumer whose subscriptions lag at many different positions
+// would otherwise read up to its capacity times the batch size in one
+// statement (500,000 rows for the fanout bench's client) and keep its
+// loop, which also extends its leases, busy past them. Lanes past the
+// bound stay leased and are read by the next fetch.
+const topicFetchRows = 20_000
+
+// fetch reads up to room kept lanes and, when lease says so and room is
+// left, leases more, reads their batches and starts a handler for each; it
+// returns how many it started. Lanes left for later (kept past room, or
+// past topicFetchRows) stay kept, for the next fetch.
 func (tc *topicConsumer) fetch(ctx, handlerCtx context.Context, room int, lease bool, done chan<- *laneBatch, held map[*laneBatch]bool) (int, error) {
 	var leased []droverdriver.LeasedLane
 	var tokens []droverdriver.LeaseToken
-	for _, k := range tc.kept {
+	take := min(len(tc.kept), room)
+	for _, k := range tc.kept[:take] {
 		leased, tokens = append(leased, k.lane), append(tokens, k.token)
 	}
-	tc.kept = tc.kept[:0]
+	tc.kept = tc.kept[:copy(tc.kept, tc.kept[take:])]
 	tc.leased = -1
 	if lease && room > len(leased) {
 		token := droverdriver.NewLeaseToken()
@@ -403,7 +416,7 @@ func (tc *topicConsumer) fetch(ctx, handlerCtx context.Context, room int, lease 
 	for _, l := range leased {
 		batchSize = max(batchSize, tc.sub(l).BatchSize)
 	}
-	plan := engine.PlanReads(leased, batchSize)
+	plan := engine.PlanReads(leased, batchSize, topicFetchRows)
 	// order: the lanes are ours now; a stop must not strand them leased
 	// until they expire, so the read runs to its end.
 	rows, err := tc.exec.TopicRead(context.WithoutCancel(ctx), plan.Params)
@@ -415,14 +428,20 @@ func (tc *topicConsumer) fetch(ctx, handlerCtx context.Context, room int, lease 
 		}
 		return 0, errors.Join(err, tc.ack(context.WithoutCancel(ctx), release, false))
 	}
+	started := 0
 	for i, batch := range engine.Deliveries(plan, rows) {
 		l := leased[i]
+		if plan.RangeOf[i] < 0 {
+			tc.kept = append(tc.kept, keptLane{lane: l, token: tokens[i]})
+			continue
+		}
 		sub := tc.sub(l)
 		b := &laneBatch{lane: l, token: tokens[i], rows: batch[:min(len(batch), sub.BatchSize)]}
 		held[b] = true
 		go tc.handle(handlerCtx, sub, b, done)
+		started++
 	}
-	return len(leased), nil
+	return started, nil
 }
 
 // releaseKept frees the kept lanes at their cursors.
@@ -565,14 +584,18 @@ func truncate(s string, n int) string {
 	return s
 }
 
-// extend renews the leases of lanes whose handlers still run.
+// extend renews the leases of lanes whose handlers still run, and of
+// kept lanes waiting for a fetch.
 func (tc *topicConsumer) extend(ctx context.Context, held map[*laneBatch]bool) {
-	if len(held) == 0 {
+	if len(held) == 0 && len(tc.kept) == 0 {
 		return
 	}
 	p := droverdriver.TopicExtendParams{Lease: tc.lease, Now: time.Now()}
 	for b := range held {
 		p.Lanes = append(p.Lanes, droverdriver.LaneAck{Topic: b.lane.Topic, Subscription: b.lane.Subscription, Lane: b.lane.Lane, Token: b.token})
+	}
+	for _, k := range tc.kept {
+		p.Lanes = append(p.Lanes, droverdriver.LaneAck{Topic: k.lane.Topic, Subscription: k.lane.Subscription, Lane: k.lane.Lane, Token: k.token})
 	}
 	if _, err := tc.exec.TopicExtend(ctx, p); err != nil && ctx.Err() == nil {
 		tc.logger.Warn("topic consumer: extend failed", "error", err)

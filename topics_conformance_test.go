@@ -374,6 +374,69 @@ func TestTopicKeyOrderUnderEightConsumers(t *testing.T) {
 	})
 }
 
+// TestTopicManyPositionsReadInTurns gives 50 subscriptions of a topic 50
+// different positions and a backlog of 1,000 messages: with batches of
+// 500, one read of every lane would take 25,000 rows, over a fetch's
+// bound, so the consumer reads some lanes and leaves the rest leased for
+// its next fetch. Every subscription still gets every message once.
+func TestTopicManyPositionsReadInTurns(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		ctx := context.Background()
+		d, c := topicSetup(t, s, 1)
+		var subs []*drover.Subscription
+		led := newLedger()
+		for i := range 50 {
+			name := fmt.Sprintf("s%02d", i)
+			if _, err := c.Publish(ctx, "chat", drover.Message{Payload: []byte("before " + name)}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.CreateSubscription(ctx, "chat", name, nil); err != nil {
+				t.Fatal(err)
+			}
+			subs = append(subs, drover.Subscribe("chat", name, led.handler, 1, 500))
+		}
+		var backlog []int64
+		for range 10 {
+			msgs := make([]drover.Message, 100)
+			for i := range msgs {
+				msgs[i] = drover.Message{Payload: []byte("backlog")}
+			}
+			ids, err := c.Publish(ctx, "chat", msgs...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			backlog = append(backlog, ids...)
+		}
+		consumer(t, s, d, subs...)
+		last := backlog[len(backlog)-1]
+		waitfor.Cond(t, "the backlog delivered to every subscription", func() bool {
+			for _, sub := range subs {
+				// One key per lane and one lane: the last message comes
+				// last.
+				if !slices.Contains(led.ids(sub.Name), last) {
+					return false
+				}
+			}
+			return true
+		})
+		for _, sub := range subs {
+			got := led.ids(sub.Name)
+			seen := map[int64]bool{}
+			for _, id := range got {
+				if seen[id] {
+					t.Fatalf("%s got message %d twice", sub.Name, id)
+				}
+				seen[id] = true
+			}
+			for _, id := range backlog {
+				if !seen[id] {
+					t.Fatalf("%s never got message %d", sub.Name, id)
+				}
+			}
+		}
+	})
+}
+
 // TestTopicSlowSubscriptionDoesNotSlowOthers blocks one subscription's
 // handler: the other subscription of the topic, served by the same
 // client, still receives every message.

@@ -52,13 +52,20 @@ func KeyLane(key string, lanes int) int {
 // makes a fan-out to fifty subscriptions cost one read, not fifty.
 type ReadPlan struct {
 	Params droverdriver.TopicReadParams
-	// RangeOf[i] is the range of Params that leased lane i is read from.
+	// RangeOf[i] is the range of Params that leased lane i is read from,
+	// -1 for a lane left for a later read (maxRows).
 	RangeOf []int
 }
 
 // PlanReads groups leased lanes by (topic, lane, cursor) into the ranges
-// of one TopicRead of at most limit messages per range.
-func PlanReads(leased []droverdriver.LeasedLane, limit int) ReadPlan {
+// of one TopicRead of at most limit messages per range, and of at most
+// maxRows messages in all (at least one range; maxRows <= 0: no bound).
+// Lanes that would need a range past that bound are left out (RangeOf -1)
+// for the caller to read next time: a consumer whose subscriptions all lag
+// at different positions could otherwise read capacity × limit rows in
+// one statement and spend longer on it, and on their handlers, than its
+// leases last.
+func PlanReads(leased []droverdriver.LeasedLane, limit, maxRows int) ReadPlan {
 	type rng struct {
 		topic  string
 		lane   int
@@ -69,6 +76,10 @@ func PlanReads(leased []droverdriver.LeasedLane, limit int) ReadPlan {
 	for i, l := range leased {
 		k := rng{l.Topic, l.Lane, l.Cursor}
 		r, ok := seen[k]
+		if !ok && maxRows > 0 && len(plan.Params.Lanes) > 0 && (len(plan.Params.Lanes)+1)*limit > maxRows {
+			plan.RangeOf[i] = -1
+			continue
+		}
 		if !ok {
 			r = len(plan.Params.Lanes)
 			seen[k] = r
@@ -95,7 +106,9 @@ func Deliveries(plan ReadPlan, rows []*droverdriver.MessageRow) [][]*droverdrive
 	}
 	out := make([][]*droverdriver.MessageRow, len(plan.RangeOf))
 	for i, r := range plan.RangeOf {
-		out[i] = byRange[r]
+		if r >= 0 {
+			out[i] = byRange[r]
+		}
 	}
 	return out
 }

@@ -83,3 +83,31 @@ func TestPublishLanes(t *testing.T) {
 		}
 	})
 }
+
+func TestPlanReads(t *testing.T) {
+	lane := func(sub string, lane int, cursor int64) droverdriver.LeasedLane {
+		return droverdriver.LeasedLane{Topic: "t", Subscription: sub, Lane: lane, Cursor: droverdriver.Position{ID: cursor}}
+	}
+	leased := []droverdriver.LeasedLane{lane("a", 0, 5), lane("b", 0, 5), lane("c", 0, 7), lane("d", 1, 5), lane("e", 0, 7)}
+	for _, c := range []struct {
+		name           string
+		limit, maxRows int
+		want           string // RangeOf
+		ranges         int
+	}{
+		{"no bound: one range per (lane, cursor)", 10, 0, "[0 0 1 2 1]", 3},
+		{"two ranges fit; a lane sharing one is still read", 10, 25, "[0 0 1 -1 1]", 2},
+		{"one range at least, however small the bound", 10, 5, "[0 0 -1 -1 -1]", 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			plan := PlanReads(leased, c.limit, c.maxRows)
+			if got := fmt.Sprint(plan.RangeOf); got != c.want || len(plan.Params.Lanes) != c.ranges || plan.Params.Limit != c.limit {
+				t.Fatalf("RangeOf %s with %d ranges of %d, want %s with %d", got, len(plan.Params.Lanes), plan.Params.Limit, c.want, c.ranges)
+			}
+			rows := []*droverdriver.MessageRow{{Range: 0, ID: 6}}
+			if got := Deliveries(plan, rows); len(got[0]) != 1 || len(got[1]) != 1 || len(got[3]) != 0 {
+				t.Fatalf("deliveries %v", got)
+			}
+		})
+	}
+}
