@@ -270,9 +270,12 @@ func (tc *topicConsumer) Wake() {
 
 // laneBatch is one leased lane's batch and, once handled, its outcome.
 type laneBatch struct {
-	lane   droverdriver.LeasedLane
-	token  droverdriver.LeaseToken
-	rows   []*droverdriver.MessageRow
+	lane  droverdriver.LeasedLane
+	token droverdriver.LeaseToken
+	rows  []*droverdriver.MessageRow
+	// full says that the read was cut at the batch's size, so that more
+	// messages are likely waiting: the ack keeps the lane.
+	full   bool
 	failed map[int]error // index in rows → error
 }
 
@@ -322,7 +325,7 @@ func (tc *topicConsumer) run(ctx context.Context) {
 			inFlight += started
 			switch {
 			case len(tc.kept) > 0 && inFlight < tc.capacity:
-				wait = 0 // lanes left for the next fetch
+				wait = 0 // kept lanes left for the next fetch
 			case tc.leased == 0 && woken:
 				recheck = min(max(2*recheck, topicRecheckMin), topicRecheckMax)
 				wait = recheck
@@ -394,14 +397,15 @@ func (tc *topicConsumer) run(ctx context.Context) {
 // lanes: a consumer whose subscriptions lag at many different positions
 // would otherwise read up to its capacity times the batch size in one
 // statement (500,000 rows for the fanout bench's client) and keep its
-// loop, which also extends its leases, busy past them. Lanes past the
-// bound stay leased and are read by the next fetch.
+// loop, which also extends its leases, busy past them. With more distinct
+// positions than topicFetchRows / BatchSize, each lane's batch is smaller
+// (engine.PlanReads).
 const topicFetchRows = 20_000
 
 // fetch reads up to room kept lanes and, when lease says so and room is
 // left, leases more, reads their batches and starts a handler for each; it
-// returns how many it started. Lanes left for later (kept past room, or
-// past topicFetchRows) stay kept, for the next fetch.
+// returns how many it started. Kept lanes past room stay kept, for the
+// next fetch.
 func (tc *topicConsumer) fetch(ctx, handlerCtx context.Context, room int, lease bool, done chan<- *laneBatch, held map[*laneBatch]bool) (int, error) {
 	var leased []droverdriver.LeasedLane
 	var tokens []droverdriver.LeaseToken
@@ -448,20 +452,15 @@ func (tc *topicConsumer) fetch(ctx, handlerCtx context.Context, room int, lease 
 		}
 		return 0, errors.Join(err, tc.ack(context.WithoutCancel(ctx), release, false))
 	}
-	started := 0
 	for i, batch := range engine.Deliveries(plan, rows) {
 		l := leased[i]
-		if plan.RangeOf[i] < 0 {
-			tc.kept = append(tc.kept, keptLane{lane: l, token: tokens[i]})
-			continue
-		}
 		sub := tc.sub(l)
-		b := &laneBatch{lane: l, token: tokens[i], rows: batch[:min(len(batch), sub.BatchSize)]}
+		n := min(sub.BatchSize, plan.Params.Limit)
+		b := &laneBatch{lane: l, token: tokens[i], rows: batch[:min(len(batch), n)], full: len(batch) >= n}
 		held[b] = true
 		go tc.handle(handlerCtx, sub, b, done)
-		started++
 	}
-	return started, nil
+	return len(leased), nil
 }
 
 // releaseKept frees the kept lanes at their cursors.
@@ -539,7 +538,7 @@ func (tc *topicConsumer) ack(ctx context.Context, finished []*laneBatch, keep bo
 		delivered += len(b.rows)
 		sub := tc.sub(b.lane)
 		p.Acks = append(p.Acks, droverdriver.LaneAck{Topic: b.lane.Topic, Subscription: b.lane.Subscription, Lane: b.lane.Lane, Token: b.token,
-			Cursor: engine.AckCursor(b.lane.Cursor, b.rows), Keep: keep && len(b.rows) == sub.BatchSize})
+			Cursor: engine.AckCursor(b.lane.Cursor, b.rows), Keep: keep && b.full})
 		for i, m := range b.rows {
 			e, ok := b.failed[i]
 			if !ok {

@@ -374,12 +374,12 @@ func TestTopicKeyOrderUnderEightConsumers(t *testing.T) {
 	})
 }
 
-// TestTopicManyPositionsReadInTurns gives 50 subscriptions of a topic 50
-// different positions and a backlog of 1,000 messages: with batches of
-// 500, one read of every lane would take 25,000 rows, over a fetch's
-// bound, so the consumer reads some lanes and leaves the rest leased for
-// its next fetch. Every subscription still gets every message once.
-func TestTopicManyPositionsReadInTurns(t *testing.T) {
+// TestTopicManyPositionsReadInSmallerBatches gives 50 subscriptions of a
+// topic 50 different positions and a backlog of 1,000 messages: with
+// batches of 500, one read of every lane would take 25,000 rows, over a
+// fetch's bound, so each lane's batch is cut shorter (and the lane kept
+// for the next fetch). Every subscription still gets every message once.
+func TestTopicManyPositionsReadInSmallerBatches(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s store) {
 		ctx := context.Background()
 		d, c := topicSetup(t, s, 1)

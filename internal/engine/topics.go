@@ -52,19 +52,18 @@ func KeyLane(key string, lanes int) int {
 // makes a fan-out to fifty subscriptions cost one read, not fifty.
 type ReadPlan struct {
 	Params droverdriver.TopicReadParams
-	// RangeOf[i] is the range of Params that leased lane i is read from,
-	// -1 for a lane left for a later read (maxRows).
+	// RangeOf[i] is the range of Params that leased lane i is read from.
 	RangeOf []int
 }
 
 // PlanReads groups leased lanes by (topic, lane, cursor) into the ranges
 // of one TopicRead of at most limit messages per range, and of at most
-// maxRows messages in all (at least one range; maxRows <= 0: no bound).
-// Lanes that would need a range past that bound are left out (RangeOf -1)
-// for the caller to read next time: a consumer whose subscriptions all lag
-// at different positions could otherwise read capacity × limit rows in
-// one statement and spend longer on it, and on their handlers, than its
-// leases last.
+// maxRows messages in all (maxRows <= 0: no bound): with more ranges than
+// maxRows / limit, each range reads fewer messages (at least one). A
+// consumer whose subscriptions lag at many different positions would
+// otherwise read capacity × limit rows in one statement and spend longer
+// on it, and on their handlers, than its leases last; smaller batches
+// keep every lane moving instead of leaving some for later.
 func PlanReads(leased []droverdriver.LeasedLane, limit, maxRows int) ReadPlan {
 	type rng struct {
 		topic  string
@@ -76,10 +75,6 @@ func PlanReads(leased []droverdriver.LeasedLane, limit, maxRows int) ReadPlan {
 	for i, l := range leased {
 		k := rng{l.Topic, l.Lane, l.Cursor}
 		r, ok := seen[k]
-		if !ok && maxRows > 0 && len(plan.Params.Lanes) > 0 && (len(plan.Params.Lanes)+1)*limit > maxRows {
-			plan.RangeOf[i] = -1
-			continue
-		}
 		if !ok {
 			r = len(plan.Params.Lanes)
 			seen[k] = r
@@ -88,6 +83,9 @@ func PlanReads(leased []droverdriver.LeasedLane, limit, maxRows int) ReadPlan {
 			plan.Params.Cursors = append(plan.Params.Cursors, l.Cursor)
 		}
 		plan.RangeOf[i] = r
+	}
+	if n := len(plan.Params.Lanes); maxRows > 0 && n*limit > maxRows {
+		plan.Params.Limit = max(maxRows/n, 1)
 	}
 	return plan
 }
@@ -106,9 +104,7 @@ func Deliveries(plan ReadPlan, rows []*droverdriver.MessageRow) [][]*droverdrive
 	}
 	out := make([][]*droverdriver.MessageRow, len(plan.RangeOf))
 	for i, r := range plan.RangeOf {
-		if r >= 0 {
-			out[i] = byRange[r]
-		}
+		out[i] = byRange[r]
 	}
 	return out
 }

@@ -90,22 +90,23 @@ func TestPlanReads(t *testing.T) {
 	}
 	leased := []droverdriver.LeasedLane{lane("a", 0, 5), lane("b", 0, 5), lane("c", 0, 7), lane("d", 1, 5), lane("e", 0, 7)}
 	for _, c := range []struct {
-		name           string
-		limit, maxRows int
-		want           string // RangeOf
-		ranges         int
+		name                  string
+		limit, maxRows, wantN int
 	}{
-		{"no bound: one range per (lane, cursor)", 10, 0, "[0 0 1 2 1]", 3},
-		{"two ranges fit; a lane sharing one is still read", 10, 25, "[0 0 1 -1 1]", 2},
-		{"one range at least, however small the bound", 10, 5, "[0 0 -1 -1 -1]", 1},
+		{"no bound", 10, 0, 10},
+		{"three ranges of 10 fit in 30", 10, 30, 10},
+		{"three ranges share 25 rows", 10, 25, 8},
+		{"at least one row a range", 10, 2, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			plan := PlanReads(leased, c.limit, c.maxRows)
-			if got := fmt.Sprint(plan.RangeOf); got != c.want || len(plan.Params.Lanes) != c.ranges || plan.Params.Limit != c.limit {
-				t.Fatalf("RangeOf %s with %d ranges of %d, want %s with %d", got, len(plan.Params.Lanes), plan.Params.Limit, c.want, c.ranges)
+			// One range per (topic, lane, cursor), shared by the lanes
+			// standing there.
+			if got := fmt.Sprint(plan.RangeOf); got != "[0 0 1 2 1]" || len(plan.Params.Lanes) != 3 || plan.Params.Limit != c.wantN {
+				t.Fatalf("RangeOf %s, %d ranges of %d; want [0 0 1 2 1], 3 ranges of %d", got, len(plan.Params.Lanes), plan.Params.Limit, c.wantN)
 			}
-			rows := []*droverdriver.MessageRow{{Range: 0, ID: 6}}
-			if got := Deliveries(plan, rows); len(got[0]) != 1 || len(got[1]) != 1 || len(got[3]) != 0 {
+			rows := []*droverdriver.MessageRow{{Range: 0, ID: 6}, {Range: 2, ID: 9}}
+			if got := Deliveries(plan, rows); len(got[0]) != 1 || len(got[1]) != 1 || len(got[2]) != 0 || len(got[3]) != 1 {
 				t.Fatalf("deliveries %v", got)
 			}
 		})
