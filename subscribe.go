@@ -188,10 +188,11 @@ func (c *Client[TTx]) startTopics(ctx context.Context, wg *sync.WaitGroup) error
 }
 
 // A consumer woken by a publish whose lease finds nothing looks again
-// after topicRecheckMin, doubling up to topicRecheckMax while it still
-// finds nothing: on PostgreSQL a committed message becomes readable only
-// once every transaction older than its publisher's has ended, which a
-// wake-up may precede by a few milliseconds.
+// after topicRecheckMin, then after twice as long while it still finds
+// nothing, up to topicRecheckMax (4 + 8 + 16 + 32 ms), and then waits for
+// the next wake-up or its poll: on PostgreSQL a committed message becomes
+// readable only once every transaction older than its publisher's has
+// ended, which a wake-up may precede by a few milliseconds.
 const (
 	topicRecheckMin = 4 * time.Millisecond
 	topicRecheckMax = 32 * time.Millisecond
@@ -232,8 +233,7 @@ type topicConsumer struct {
 	// kept are lanes whose last batch was full and whose ack kept them
 	// leased (LaneAck.Keep): the next fetch reads them again without a
 	// lease statement. Under a backlog a consumer's cycle is then a read
-	// and an ack, and leases, which look at every lane, only pick up
-	// lanes no one holds.
+	// and an ack, and leases only pick up lanes no one holds.
 	kept []keptLane
 	// news says that lanes may have become leasable since the last lease
 	// began: a publish woke the consumer, the poll or a recheck came
@@ -295,7 +295,10 @@ func (tc *topicConsumer) run(ctx context.Context) {
 	defer extend.Stop()
 	woken := true
 	tc.news = true
-	recheck := time.Duration(0)
+	// recheck is the delay of the last recheck of a chain (0: none),
+	// recheckAt when the next one is due (zero: none pending).
+	var recheck time.Duration
+	var recheckAt time.Time
 	var firstDone time.Time // when the oldest batch of finished was
 	for {
 		if len(finished) > 0 && (inFlight == 0 || ctx.Err() != nil || time.Since(firstDone) >= topicAckDelay) {
@@ -307,11 +310,11 @@ func (tc *topicConsumer) run(ctx context.Context) {
 			finished = finished[:0]
 		}
 		wait := tc.poll
-		// A lease looks at every lane of the client's subscriptions, so
-		// it waits until a quarter of the capacity is free (or nothing
-		// runs) rather than running for each batch that finishes: with
-		// several clients, leases that come back nearly empty were most
-		// of the store's work.
+		// A lease looks at the heads of the client's topic lanes and the
+		// lanes behind them, so it waits until a quarter of the capacity
+		// is free (or nothing runs) rather than running for each batch
+		// that finishes: with several clients, leases that come back
+		// nearly empty were most of the store's work.
 		room := tc.capacity - inFlight
 		if ctx.Err() == nil && room > 0 {
 			if time.Since(tc.lastLease) >= tc.poll {
@@ -324,25 +327,28 @@ func (tc *topicConsumer) run(ctx context.Context) {
 			}
 			inFlight += started
 			switch {
-			case len(tc.kept) > 0 && inFlight < tc.capacity:
-				wait = 0 // kept lanes left for the next fetch
-			case tc.leased == 0 && woken:
-				recheck = min(max(2*recheck, topicRecheckMin), topicRecheckMax)
-				wait = recheck
 			case tc.leased > 0:
-				recheck = 0
+				recheck, recheckAt = 0, time.Time{}
+			case tc.leased == 0 && (woken || recheck > 0):
+				if recheck = max(2*recheck, topicRecheckMin); recheck > topicRecheckMax {
+					recheck = 0
+				} else {
+					recheckAt = time.Now().Add(recheck)
+				}
+			}
+			if len(tc.kept) > 0 && inFlight < tc.capacity {
+				wait = 0 // kept lanes left for the next fetch
 			}
 		}
 		woken = false
 		if ctx.Err() != nil && inFlight == 0 && len(finished) == 0 {
 			return
 		}
-		// The poll or a recheck brings news when it comes due; the turn
-		// that acks, or reads lanes left over, does not.
-		pollDue := wait > 0
+		if !recheckAt.IsZero() {
+			wait = min(wait, max(time.Until(recheckAt), 0))
+		}
 		if len(finished) > 0 {
 			wait = min(wait, max(topicAckDelay-time.Since(firstDone), 0))
-			pollDue = false
 		}
 		if !timer.Stop() {
 			select {
@@ -382,7 +388,12 @@ func (tc *topicConsumer) run(ctx context.Context) {
 		case <-tc.wake:
 			woken, tc.news = true, true
 		case <-timer.C:
-			tc.news = tc.news || pollDue
+			// A due recheck brings news; the poll's is the lease's age
+			// (above), and the turns that ack or read kept lanes bring
+			// none.
+			if !recheckAt.IsZero() && !time.Now().Before(recheckAt) {
+				tc.news, recheckAt = true, time.Time{}
+			}
 		case <-stopping:
 		case <-giveUp:
 			// Handlers still running past the stop timeout lose their
