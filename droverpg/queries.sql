@@ -1234,7 +1234,12 @@ DELETE FROM {schema}topic_subscriptions WHERE topic = $1 AND name = $2;
 -- name: TopicLease
 -- $1 topics, $2 subscriptions (pairs), $3 owner, $4 token, $5 lease ms, $6
 -- max lanes. Free lanes (no owner or an expired lease) behind the head of
--- their topic's lane, least recently leased first; SKIP LOCKED lets
+-- their topic's lane, by (topic, lane), the group with the least recently
+-- leased lane first, and by cursor within a group: a lease takes whole
+-- groups, whose lanes at one cursor are read once for all, and consumer
+-- processes take different groups rather than each reading the same
+-- messages for a few subscriptions (SQLite's TopicLeaseCandidates has
+-- the same order). SKIP LOCKED lets
 -- concurrent consumers lease different lanes, and a lane leased meanwhile
 -- fails the recheck of l. The head of a (topic, lane), its last message
 -- below the horizon, is one backward index probe however many
@@ -1255,12 +1260,15 @@ head AS MATERIALIZED (
         SELECT m.xid, m.id FROM {schema}topic_messages AS m
         WHERE m.topic = d.topic AND m.lane = d.lane AND m.xid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
         ORDER BY m.xid DESC, m.id DESC LIMIT 1) AS h),
+behind AS (
+    SELECT c.topic, c.subscription, c.lane, c.cursor_xid, c.cursor_id,
+        min(coalesce(c.lease_expires_at, '-infinity')) OVER (PARTITION BY c.topic, c.lane) AS group_leased
+    FROM c JOIN head ON head.topic = c.topic AND head.lane = c.lane AND (c.cursor_xid, c.cursor_id) < (head.xid, head.id)),
 f AS (
-    SELECT l.topic, l.subscription, l.lane FROM c
-    JOIN head ON head.topic = c.topic AND head.lane = c.lane AND (c.cursor_xid, c.cursor_id) < (head.xid, head.id)
-    JOIN {schema}topic_lanes AS l ON l.topic = c.topic AND l.subscription = c.subscription AND l.lane = c.lane
+    SELECT l.topic, l.subscription, l.lane FROM behind AS b
+    JOIN {schema}topic_lanes AS l ON l.topic = b.topic AND l.subscription = b.subscription AND l.lane = b.lane
     WHERE l.lease_owner IS NULL OR l.lease_expires_at < now()
-    ORDER BY c.lease_expires_at NULLS FIRST
+    ORDER BY b.group_leased, b.topic, b.lane, b.cursor_xid, b.cursor_id
     LIMIT $6
     FOR UPDATE OF l SKIP LOCKED)
 UPDATE {schema}topic_lanes AS l

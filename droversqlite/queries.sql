@@ -1010,7 +1010,12 @@ SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = '{schema}topic_mes
 -- "topic<US>subscription" strings (US is char(31), which no name holds),
 -- ?3 now, ?4 max lanes. Run on a reader: free lanes (no owner, or an
 -- expired lease) behind the head of their topic's lane (its last message),
--- least recently leased first. A head is one index probe however many
+-- by (topic, lane), the group with the least recently leased lane first,
+-- and by cursor within a group: a lease takes whole groups, whose lanes
+-- standing at one cursor are read once for all (engine.PlanReads), so
+-- that one read serves as many subscriptions as possible, and consumer
+-- processes take different groups rather than each reading the same
+-- messages for a few subscriptions. A head is one index probe however many
 -- subscriptions share it, and topic_lanes_position_idx (migration 020)
 -- reaches only the lanes behind it: a probe per lane for a message past
 -- its cursor was most of a lease's time. Looking at a client's lanes at
@@ -1029,7 +1034,8 @@ FROM head CROSS JOIN {schema}topic_lanes AS l INDEXED BY {schema}topic_lanes_pos
 WHERE l.topic = head.topic AND l.lane = head.lane AND l.cursor_xid = 0 AND l.cursor_id < head.id
   AND (l.lease_owner IS NULL OR l.lease_expires_at < ?3)
   AND l.topic || char(31) || l.subscription IN (SELECT value FROM json_each(?2))
-ORDER BY coalesce(l.lease_expires_at, 0) LIMIT ?4;
+ORDER BY min(coalesce(l.lease_expires_at, 0)) OVER (PARTITION BY l.topic, l.lane), l.topic, l.lane, l.cursor_id
+LIMIT ?4;
 
 -- name: TopicLease
 -- ?1 JSON array of [topic, subscription, lane, cursor id] candidates
