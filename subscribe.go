@@ -171,6 +171,10 @@ func (c *Client[TTx]) newTopicConsumer() (*topicConsumer, error) {
 	slices.SortFunc(tc.refs, func(a, b droverdriver.SubscriptionRef) int {
 		return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Name, b.Name))
 	})
+	tc.topicRefs = map[string][]droverdriver.SubscriptionRef{}
+	for _, ref := range tc.refs {
+		tc.topicRefs[ref.Topic] = append(tc.topicRefs[ref.Topic], ref)
+	}
 	return tc, nil
 }
 
@@ -224,9 +228,18 @@ type topicConsumer struct {
 	logger      *slog.Logger
 	subs        map[droverdriver.SubscriptionRef]*Subscription
 	refs        []droverdriver.SubscriptionRef
-	capacity    int
-	wake        chan struct{}
-	metrics     *clientMetrics
+	// topicRefs are refs by topic, for leases of the topics woken.
+	topicRefs map[string][]droverdriver.SubscriptionRef
+	capacity  int
+	wake      chan struct{}
+	// woken names the topics announced since the last lease began; all
+	// says that something not tied to a topic was (a wake-up of another
+	// process's publish on SQLite, say). Wake writes them from the
+	// listener's goroutine.
+	wokenMu  sync.Mutex
+	woken    map[string]bool
+	wokenAll bool
+	metrics  *clientMetrics
 	// dropped is the Dropped count of each lane last reported, so that
 	// a lag past retention is reported once per loss.
 	dropped map[laneKey]int64
@@ -240,9 +253,14 @@ type topicConsumer struct {
 	// due, or the last lease took all it was allowed to. Without news a
 	// lease would find nothing, so a cycle reads kept lanes and acks
 	// without one; a lease is still due once per poll interval, for
-	// lanes freed by other consumers or by expired leases.
-	news      bool
-	lastLease time.Time
+	// lanes freed by other consumers or by expired leases. newsAll says
+	// that the news is not only wake-ups of some topics: the lease looks
+	// at every subscription (leaseRefs).
+	news, newsAll bool
+	lastLease     time.Time
+	// leasedTopics are the topics the last lease looked at (nil: all),
+	// which its rechecks look at again.
+	leasedTopics []string
 	// leased is how many lanes the last fetch leased, -1 when it leased
 	// none for want of news or room.
 	leased int
@@ -260,12 +278,56 @@ type laneKey struct {
 	lane int
 }
 
-// Wake makes the consumer look for messages now. It never blocks.
-func (tc *topicConsumer) Wake() {
+// Wake makes the consumer look for messages of topic now, of every topic
+// when topic is "". It never blocks.
+func (tc *topicConsumer) Wake(topic string) {
+	if topic != "" && tc.topicRefs[topic] == nil {
+		return // a topic this client does not consume
+	}
+	tc.wakeTopics(topic)
 	select {
 	case tc.wake <- struct{}{}:
 	default:
 	}
+}
+
+// wakeTopics records that topics (all of them for "") may have news.
+func (tc *topicConsumer) wakeTopics(topics ...string) {
+	tc.wokenMu.Lock()
+	defer tc.wokenMu.Unlock()
+	for _, topic := range topics {
+		if topic == "" {
+			tc.wokenAll = true
+			continue
+		}
+		if tc.woken == nil {
+			tc.woken = map[string]bool{}
+		}
+		tc.woken[topic] = true
+	}
+}
+
+// leaseRefs are the subscriptions the lease about to begin looks at, and
+// their topics (nil for all): every subscription when news came from
+// something not tied to a topic (the poll, a lease that took all it was
+// allowed, a failure, a wake-up of any topic: all), else those of the
+// topics woken since the last lease. A lease's cost grows with the lanes
+// it looks at, and under a steady rate each lease follows a publish or two
+// of one topic. The record of wake-ups starts again.
+func (tc *topicConsumer) leaseRefs(all bool) ([]droverdriver.SubscriptionRef, []string) {
+	tc.wokenMu.Lock()
+	woken, wokenAll := tc.woken, tc.wokenAll
+	tc.woken, tc.wokenAll = nil, false
+	tc.wokenMu.Unlock()
+	if all || wokenAll || len(woken) == 0 {
+		return tc.refs, nil
+	}
+	var refs []droverdriver.SubscriptionRef
+	var topics []string
+	for topic := range woken {
+		refs, topics = append(refs, tc.topicRefs[topic]...), append(topics, topic)
+	}
+	return refs, topics
 }
 
 // laneBatch is one leased lane's batch and, once handled, its outcome.
@@ -294,7 +356,7 @@ func (tc *topicConsumer) run(ctx context.Context) {
 	extend := time.NewTicker(tc.lease / 3)
 	defer extend.Stop()
 	woken := true
-	tc.news = true
+	tc.news, tc.newsAll = true, true
 	// recheck is the delay of the last recheck of a chain (0: none),
 	// recheckAt when the next one is due (zero: none pending).
 	var recheck time.Duration
@@ -318,7 +380,7 @@ func (tc *topicConsumer) run(ctx context.Context) {
 		room := tc.capacity - inFlight
 		if ctx.Err() == nil && room > 0 {
 			if time.Since(tc.lastLease) >= tc.poll {
-				tc.news = true
+				tc.news, tc.newsAll = true, true
 			}
 			lease := tc.news && (inFlight == 0 || room >= (tc.capacity+3)/4)
 			started, err := tc.fetch(ctx, handlerCtx, room, lease, done, held)
@@ -393,6 +455,11 @@ func (tc *topicConsumer) run(ctx context.Context) {
 			// none.
 			if !recheckAt.IsZero() && !time.Now().Before(recheckAt) {
 				tc.news, recheckAt = true, time.Time{}
+				if tc.leasedTopics == nil {
+					tc.newsAll = true
+				} else {
+					tc.wakeTopics(tc.leasedTopics...)
+				}
 			}
 		case <-stopping:
 		case <-giveUp:
@@ -430,12 +497,16 @@ func (tc *topicConsumer) fetch(ctx, handlerCtx context.Context, room int, lease 
 		token := droverdriver.NewLeaseToken()
 		want := room - len(leased)
 		tc.lastLease = time.Now()
+		var refs []droverdriver.SubscriptionRef
+		refs, tc.leasedTopics = tc.leaseRefs(tc.newsAll)
 		// A lease cancelled in flight may still commit, leaving lanes
 		// leased that no one works until they expire: it runs to its end.
-		more, err := tc.exec.TopicLease(context.WithoutCancel(ctx), droverdriver.TopicLeaseParams{Subscriptions: tc.refs,
+		more, err := tc.exec.TopicLease(context.WithoutCancel(ctx), droverdriver.TopicLeaseParams{Subscriptions: refs,
 			Owner: tc.owner, Token: token, Lease: tc.lease, Max: want, Now: tc.lastLease})
-		// A lease that took all it was allowed may have left more.
+		// A lease that took all it was allowed may have left more,
+		// perhaps of topics it did not look at.
 		tc.news, tc.leased = err != nil || len(more) == want, len(more)
+		tc.newsAll = tc.news
 		if err != nil && len(leased) == 0 {
 			return 0, err
 		}
