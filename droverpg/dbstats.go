@@ -71,7 +71,8 @@ func (d *Driver) RowsWritten(ctx context.Context) (map[string]int64, error) {
 }
 
 // Settle vacuums and analyzes Drover's tables, then asks for a checkpoint.
-// The bench runs it between inserting a backlog and working it, so that one
+// The bench runs it between inserting a backlog and working it, and
+// between the points of bench fanout, so that one
 // run's dead rows and stale statistics do not bill the next run, and
 // neither does a checkpoint the runs before it brought on. After a
 // checkpoint starts, the first change to every page writes the whole page
@@ -80,7 +81,7 @@ func (d *Driver) RowsWritten(ctx context.Context) (map[string]int64, error) {
 // one just before each point, every point pays the same. A role that may
 // not checkpoint (neither superuser nor pg_checkpoint) skips it.
 func (d *Driver) Settle(ctx context.Context) error {
-	for _, t := range []string{"jobs", "finished_jobs"} {
+	for _, t := range []string{"jobs", "finished_jobs", "topics", "topic_subscriptions", "topic_lanes", "topic_messages"} {
 		if _, err := d.pool.Exec(ctx, "VACUUM (ANALYZE) "+pgx.Identifier{d.schema, t}.Sanitize()); err != nil {
 			return fmt.Errorf("vacuum %s: %w", t, err)
 		}
