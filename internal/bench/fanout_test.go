@@ -16,6 +16,33 @@ import (
 	"github.com/droverhq/drover/internal/testdb"
 )
 
+// runFanoutCmd runs `drover bench fanout` with args (beside --json) on the
+// store url and schema, and returns its report and output.
+func runFanoutCmd(t *testing.T, url, schema string, args ...string) (FanoutReport, string) {
+	t.Helper()
+	jsonPath := filepath.Join(t.TempDir(), "fanout.json")
+	var out bytes.Buffer
+	cmd := NewCommand(func() Env {
+		return Env{DatabaseURL: url, Schema: schema, SchemaSet: true,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Stdout: &out, Stderr: &out}
+	})
+	cmd.SetArgs(append([]string{"fanout", "--json", jsonPath}, args...))
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	if err := cmd.ExecuteContext(context.Background()); err != nil {
+		t.Fatalf("fanout: %v\n%s", err, out.String())
+	}
+	b, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep FanoutReport
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	return rep, out.String()
+}
+
 // TestFanoutLosesNothing runs bench fanout on SQLite with consumers as
 // processes (one killed half way and replaced) and in the bench process:
 // the ledgers account for every (message, subscription) pair.
@@ -27,27 +54,9 @@ func TestFanoutLosesNothing(t *testing.T) {
 		t.Run(args[len(args)-1], func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
-			jsonPath, plotPath := filepath.Join(dir, "fanout.json"), filepath.Join(dir, "lag.svg")
-			var out bytes.Buffer
-			cmd := NewCommand(func() Env {
-				return Env{DatabaseURL: "sqlite://" + filepath.Join(dir, "bench.db"), Schema: "drover", SchemaSet: true,
-					Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Stdout: &out, Stderr: &out}
-			})
-			cmd.SetArgs(append([]string{"fanout", "--messages", "2000", "--topics", "4", "--subscriptions", "5", "--publishers", "4",
-				"--json", jsonPath, "--plot", plotPath, "--lag-every", "20ms"}, args...))
-			cmd.SetOut(&out)
-			cmd.SetErr(&out)
-			if err := cmd.ExecuteContext(context.Background()); err != nil {
-				t.Fatalf("fanout: %v\n%s", err, out.String())
-			}
-			b, err := os.ReadFile(jsonPath)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var rep FanoutReport
-			if err := json.Unmarshal(b, &rep); err != nil {
-				t.Fatal(err)
-			}
+			plotPath := filepath.Join(dir, "lag.svg")
+			rep, out := runFanoutCmd(t, "sqlite://"+filepath.Join(dir, "bench.db"), "drover", append([]string{"--messages", "2000", "--topics", "4",
+				"--subscriptions", "5", "--publishers", "4", "--plot", plotPath, "--lag-every", "20ms"}, args...)...)
 			if svg, err := os.ReadFile(plotPath); err != nil || !bytes.Contains(svg, []byte("largest subscription lag")) {
 				t.Fatalf("lag plot: %v\n%s", err, svg)
 			}
@@ -65,7 +74,7 @@ func TestFanoutLosesNothing(t *testing.T) {
 					t.Errorf("%d consumers: max_lag %d, samples say %d", pt.Clients, pt.MaxLag, report.MaxLag(pt.Lag))
 				}
 				if pt.Lost != 0 || pt.Deliveries < 2000*5 {
-					t.Fatalf("%d consumers: lost %d, %d deliveries of %d\n%s", pt.Clients, pt.Lost, pt.Deliveries, 2000*5, out.String())
+					t.Fatalf("%d consumers: lost %d, %d deliveries of %d\n%s", pt.Clients, pt.Lost, pt.Deliveries, 2000*5, out)
 				}
 			}
 		})
@@ -98,38 +107,18 @@ func TestFanoutCost(t *testing.T) {
 // update per batch: with 5 subscriptions, a row per delivery would make
 // it more than 1.2).
 func TestFanoutOnPostgres(t *testing.T) {
-	jsonPath := filepath.Join(t.TempDir(), "fanout.json")
-	var buf bytes.Buffer
-	cmd := NewCommand(func() Env {
-		return Env{DatabaseURL: testdb.URL(t), Schema: testdb.NewSchema(t), SchemaSet: true,
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Stdout: &buf, Stderr: &buf}
-	})
-	cmd.SetArgs([]string{"fanout", "--messages", "2000", "--topics", "4", "--subscriptions", "5", "--publishers", "4", "--json", jsonPath})
-	cmd.SetOut(&buf)
-	cmd.SetErr(&buf)
-	out := &buf
-	if err := cmd.ExecuteContext(context.Background()); err != nil {
-		t.Fatalf("fanout: %v\n%s", err, out)
+	rep, out := runFanoutCmd(t, testdb.URL(t), testdb.NewSchema(t), "--messages", "2000", "--topics", "4", "--subscriptions", "5", "--publishers", "4")
+	if rep.Lost != 0 || rep.Duplicates != 0 || rep.Deliveries != 2000*5 {
+		t.Fatalf("lost %d, duplicates %d, deliveries %d\n%s", rep.Lost, rep.Duplicates, rep.Deliveries, out)
 	}
-	b, err := os.ReadFile(jsonPath)
-	if err != nil {
-		t.Fatal(err)
+	c := rep.FanoutCost
+	if c.RowsWritten["topic_messages"] == 0 || c.RowsPerDelivery == nil || *c.RowsPerDelivery <= 0 || *c.RowsPerDelivery >= 0.5 {
+		t.Fatalf("rows written %v, %v per delivery; want the messages' and under 0.5 a delivery\n%s", c.RowsWritten, c.RowsPerDelivery, out)
 	}
-	var rep map[string]any
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatal(err)
-	}
-	if rep["lost"].(float64) != 0 || rep["duplicates"].(float64) != 0 || rep["deliveries"].(float64) != 2000*5 {
-		t.Fatalf("lost %v, duplicates %v, deliveries %v\n%s", rep["lost"], rep["duplicates"], rep["deliveries"], out)
-	}
-	rows, _ := rep["rows_written"].(map[string]any)
-	perDelivery, _ := rep["rows_written_per_delivery"].(float64)
-	if rows["topic_messages"] == nil || perDelivery <= 0 || perDelivery >= 0.5 {
-		t.Fatalf("rows written %v, %v per delivery; want the messages' and under 0.5 a delivery\n%s", rows, perDelivery, out)
-	}
-	for _, key := range []string{"store_cpu_us_per_delivery", "client_cpu_us_per_delivery", "wal_bytes_per_delivery", "wal_bytes_per_message"} {
-		if v, _ := rep[key].(float64); v <= 0 {
-			t.Errorf("%s = %v, want a measured figure", key, rep[key])
+	for name, v := range map[string]*float64{"store CPU": c.StoreCPUUsPerDelivery, "client CPU": c.ClientCPUUsPerDelivery,
+		"WAL": c.WALBytesPerDelivery, "WAL per message": c.WALBytesPerMessage} {
+		if v == nil || *v <= 0 {
+			t.Errorf("%s per delivery %v, want a measured figure", name, v)
 		}
 	}
 }
