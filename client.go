@@ -435,7 +435,7 @@ func (c *Client[TTx]) wake(queue string) int {
 		// A publish: the consumer leases whatever it has room for, so
 		// it reports no room that would stop others from being woken.
 		if c.topics != nil {
-			c.topics.Wake()
+			c.topics.Wake(strings.TrimPrefix(queue, droverdriver.TopicWakePrefix))
 		}
 		return 0
 	}
@@ -476,7 +476,7 @@ func (c *Client[TTx]) wakeAll() {
 		p.Wake()
 	}
 	if c.topics != nil {
-		c.topics.Wake()
+		c.topics.Wake("")
 	}
 }
 

@@ -124,7 +124,7 @@ func (c *Client[TTx]) Receive(ctx context.Context, p ReceiveParams) ([]*Received
 	if err != nil || len(leased) == 0 {
 		return nil, err
 	}
-	plan := engine.PlanReads(leased, p.BatchSize)
+	plan := engine.PlanReads(leased, p.BatchSize, 0) // MaxBatches bounds it
 	rows, err := te.TopicRead(context.WithoutCancel(ctx), plan.Params)
 	if err != nil {
 		return nil, err

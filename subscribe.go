@@ -171,6 +171,10 @@ func (c *Client[TTx]) newTopicConsumer() (*topicConsumer, error) {
 	slices.SortFunc(tc.refs, func(a, b droverdriver.SubscriptionRef) int {
 		return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Name, b.Name))
 	})
+	tc.topicRefs = map[string][]droverdriver.SubscriptionRef{}
+	for _, ref := range tc.refs {
+		tc.topicRefs[ref.Topic] = append(tc.topicRefs[ref.Topic], ref)
+	}
 	return tc, nil
 }
 
@@ -187,11 +191,24 @@ func (c *Client[TTx]) startTopics(ctx context.Context, wg *sync.WaitGroup) error
 	return nil
 }
 
-// topicRecheck is how soon a consumer woken by a publish looks again when
-// it found nothing: on PostgreSQL a committed message becomes readable only
-// once every transaction older than its publisher's has ended, which a
-// wake-up may precede by a little.
-const topicRecheck = 20 * time.Millisecond
+// A consumer woken by a publish whose lease finds nothing looks again
+// after topicRecheckMin, then after twice as long while it still finds
+// nothing, up to topicRecheckMax (4 + 8 + 16 + 32 ms), and then waits for
+// the next wake-up or its poll: on PostgreSQL a committed message becomes
+// readable only once every transaction older than its publisher's has
+// ended, which a wake-up may precede by a few milliseconds.
+const (
+	topicRecheckMin = 4 * time.Millisecond
+	topicRecheckMax = 32 * time.Millisecond
+)
+
+// topicAckDelay is how long finished batches wait for the others still
+// running before they are acked together: under a steady rate the batches
+// of one fetch finish within a millisecond or two of each other, and
+// acking each group as it came made several small write transactions per
+// fetch (500 a second at 12,000 messages/s, each queueing for SQLite's
+// single writer).
+const topicAckDelay = 2 * time.Millisecond
 
 // topicConsumer consumes every subscription a client serves, of any
 // topics. One goroutine leases lanes (one statement for all of them),
@@ -211,18 +228,42 @@ type topicConsumer struct {
 	logger      *slog.Logger
 	subs        map[droverdriver.SubscriptionRef]*Subscription
 	refs        []droverdriver.SubscriptionRef
-	capacity    int
-	wake        chan struct{}
-	metrics     *clientMetrics
+	// topicRefs are refs by topic, for leases of the topics woken.
+	topicRefs map[string][]droverdriver.SubscriptionRef
+	capacity  int
+	wake      chan struct{}
+	// woken names the topics announced since the last lease began; all
+	// says that something not tied to a topic was (a wake-up of another
+	// process's publish on SQLite, say). Wake writes them from the
+	// listener's goroutine.
+	wokenMu  sync.Mutex
+	woken    map[string]bool
+	wokenAll bool
+	metrics  *clientMetrics
 	// dropped is the Dropped count of each lane last reported, so that
 	// a lag past retention is reported once per loss.
 	dropped map[laneKey]int64
 	// kept are lanes whose last batch was full and whose ack kept them
 	// leased (LaneAck.Keep): the next fetch reads them again without a
 	// lease statement. Under a backlog a consumer's cycle is then a read
-	// and an ack, and leases, which look at every lane, only pick up
-	// lanes no one holds.
+	// and an ack, and leases only pick up lanes no one holds.
 	kept []keptLane
+	// news says that lanes may have become leasable since the last lease
+	// began: a publish woke the consumer, the poll or a recheck came
+	// due, or the last lease took all it was allowed to. Without news a
+	// lease would find nothing, so a cycle reads kept lanes and acks
+	// without one; a lease is still due once per poll interval, for
+	// lanes freed by other consumers or by expired leases. newsAll says
+	// that the news is not only wake-ups of some topics: the lease looks
+	// at every subscription (leaseRefs).
+	news, newsAll bool
+	lastLease     time.Time
+	// leasedTopics are the topics the last lease looked at (nil: all),
+	// which its rechecks look at again.
+	leasedTopics []string
+	// leased is how many lanes the last fetch leased, -1 when it leased
+	// none for want of news or room.
+	leased int
 }
 
 // keptLane is a lane held on after its ack, at its new cursor.
@@ -237,19 +278,66 @@ type laneKey struct {
 	lane int
 }
 
-// Wake makes the consumer look for messages now. It never blocks.
-func (tc *topicConsumer) Wake() {
+// Wake makes the consumer look for messages of topic now, of every topic
+// when topic is "". It never blocks.
+func (tc *topicConsumer) Wake(topic string) {
+	if topic != "" && tc.topicRefs[topic] == nil {
+		return // a topic this client does not consume
+	}
+	tc.wakeTopics(topic)
 	select {
 	case tc.wake <- struct{}{}:
 	default:
 	}
 }
 
+// wakeTopics records that topics (all of them for "") may have news.
+func (tc *topicConsumer) wakeTopics(topics ...string) {
+	tc.wokenMu.Lock()
+	defer tc.wokenMu.Unlock()
+	for _, topic := range topics {
+		if topic == "" {
+			tc.wokenAll = true
+			continue
+		}
+		if tc.woken == nil {
+			tc.woken = map[string]bool{}
+		}
+		tc.woken[topic] = true
+	}
+}
+
+// leaseRefs are the subscriptions the lease about to begin looks at, and
+// their topics (nil for all): every subscription when news came from
+// something not tied to a topic (the poll, a lease that took all it was
+// allowed, a failure, a wake-up of any topic: all), else those of the
+// topics woken since the last lease. A lease's cost grows with the lanes
+// it looks at, and under a steady rate each lease follows a publish or two
+// of one topic. The record of wake-ups starts again.
+func (tc *topicConsumer) leaseRefs(all bool) ([]droverdriver.SubscriptionRef, []string) {
+	tc.wokenMu.Lock()
+	woken, wokenAll := tc.woken, tc.wokenAll
+	tc.woken, tc.wokenAll = nil, false
+	tc.wokenMu.Unlock()
+	if all || wokenAll || len(woken) == 0 {
+		return tc.refs, nil
+	}
+	var refs []droverdriver.SubscriptionRef
+	var topics []string
+	for topic := range woken {
+		refs, topics = append(refs, tc.topicRefs[topic]...), append(topics, topic)
+	}
+	return refs, topics
+}
+
 // laneBatch is one leased lane's batch and, once handled, its outcome.
 type laneBatch struct {
-	lane   droverdriver.LeasedLane
-	token  droverdriver.LeaseToken
-	rows   []*droverdriver.MessageRow
+	lane  droverdriver.LeasedLane
+	token droverdriver.LeaseToken
+	rows  []*droverdriver.MessageRow
+	// full says that the read was cut at the batch's size, so that more
+	// messages are likely waiting: the ack keeps the lane.
+	full   bool
 	failed map[int]error // index in rows → error
 }
 
@@ -268,28 +356,61 @@ func (tc *topicConsumer) run(ctx context.Context) {
 	extend := time.NewTicker(tc.lease / 3)
 	defer extend.Stop()
 	woken := true
+	tc.news, tc.newsAll = true, true
+	// recheck is the delay of the last recheck of a chain (0: none),
+	// recheckAt when the next one is due (zero: none pending).
+	var recheck time.Duration
+	var recheckAt time.Time
+	var firstDone time.Time // when the oldest batch of finished was
 	for {
+		if len(finished) > 0 && (inFlight == 0 || ctx.Err() != nil || time.Since(firstDone) >= topicAckDelay) {
+			if err := tc.ack(context.WithoutCancel(ctx), finished, ctx.Err() == nil); err != nil {
+				// The lanes stay leased until they expire, then their
+				// batches are delivered again: at least once.
+				tc.logger.Warn("topic consumer: ack failed", "error", err)
+			}
+			finished = finished[:0]
+		}
 		wait := tc.poll
-		// A lease looks at every lane of the client's subscriptions, so
-		// it waits until a quarter of the capacity is free (or nothing
-		// runs) rather than running for each batch that finishes: with
-		// several clients, leases that come back nearly empty were most
-		// of the store's work.
+		// A lease looks at the heads of the client's topic lanes and the
+		// lanes behind them, so it waits until a quarter of the capacity
+		// is free (or nothing runs) rather than running for each batch
+		// that finishes: with several clients, leases that come back
+		// nearly empty were most of the store's work.
 		room := tc.capacity - inFlight
 		if ctx.Err() == nil && room > 0 {
-			lease := inFlight == 0 || room >= (tc.capacity+3)/4
+			if time.Since(tc.lastLease) >= tc.poll {
+				tc.news, tc.newsAll = true, true
+			}
+			lease := tc.news && (inFlight == 0 || room >= (tc.capacity+3)/4)
 			started, err := tc.fetch(ctx, handlerCtx, room, lease, done, held)
 			if err != nil && ctx.Err() == nil {
 				tc.logger.Warn("topic consumer: fetch failed", "error", err)
 			}
 			inFlight += started
-			if started == 0 && woken {
-				wait = topicRecheck
+			switch {
+			case tc.leased > 0:
+				recheck, recheckAt = 0, time.Time{}
+			case tc.leased == 0 && (woken || recheck > 0):
+				if recheck = max(2*recheck, topicRecheckMin); recheck > topicRecheckMax {
+					recheck = 0
+				} else {
+					recheckAt = time.Now().Add(recheck)
+				}
+			}
+			if len(tc.kept) > 0 && inFlight < tc.capacity {
+				wait = 0 // kept lanes left for the next fetch
 			}
 		}
 		woken = false
-		if ctx.Err() != nil && inFlight == 0 {
+		if ctx.Err() != nil && inFlight == 0 && len(finished) == 0 {
 			return
+		}
+		if !recheckAt.IsZero() {
+			wait = min(wait, max(time.Until(recheckAt), 0))
+		}
+		if len(finished) > 0 {
+			wait = min(wait, max(topicAckDelay-time.Since(firstDone), 0))
 		}
 		if !timer.Stop() {
 			select {
@@ -306,6 +427,10 @@ func (tc *topicConsumer) run(ctx context.Context) {
 		}
 		select {
 		case b := <-done:
+			waiting := len(finished)
+			if waiting == 0 {
+				firstDone = time.Now()
+			}
 			finished = append(finished, b)
 		drain:
 			for {
@@ -316,21 +441,26 @@ func (tc *topicConsumer) run(ctx context.Context) {
 					break drain
 				}
 			}
-			for _, b := range finished {
+			for _, b := range finished[waiting:] {
 				delete(held, b)
 			}
-			inFlight -= len(finished)
-			if err := tc.ack(context.WithoutCancel(ctx), finished, ctx.Err() == nil); err != nil {
-				// The lanes stay leased until they expire, then their
-				// batches are delivered again: at least once.
-				tc.logger.Warn("topic consumer: ack failed", "error", err)
-			}
-			finished = finished[:0]
+			inFlight -= len(finished) - waiting
 		case <-extend.C:
 			tc.extend(ctx, held)
 		case <-tc.wake:
-			woken = true
+			woken, tc.news = true, true
 		case <-timer.C:
+			// A due recheck brings news; the poll's is the lease's age
+			// (above), and the turns that ack or read kept lanes bring
+			// none.
+			if !recheckAt.IsZero() && !time.Now().Before(recheckAt) {
+				tc.news, recheckAt = true, time.Time{}
+				if tc.leasedTopics == nil {
+					tc.newsAll = true
+				} else {
+					tc.wakeTopics(tc.leasedTopics...)
+				}
+			}
 		case <-stopping:
 		case <-giveUp:
 			// Handlers still running past the stop timeout lose their
@@ -341,23 +471,42 @@ func (tc *topicConsumer) run(ctx context.Context) {
 	}
 }
 
-// fetch reads the kept lanes and, when lease says so, leases up to room
-// more, reads their batches and starts a handler for each; it returns how
-// many it started. Every kept lane is read (the caller's room counts them:
-// each came from a batch that just finished).
+// topicFetchRows bounds the messages one fetch reads, across all its
+// lanes: a consumer whose subscriptions lag at many different positions
+// would otherwise read up to its capacity times the batch size in one
+// statement (500,000 rows for the fanout bench's client) and keep its
+// loop, which also extends its leases, busy past them. With more distinct
+// positions than topicFetchRows / BatchSize, each lane's batch is smaller
+// (engine.PlanReads).
+const topicFetchRows = 20_000
+
+// fetch reads up to room kept lanes and, when lease says so and room is
+// left, leases more, reads their batches and starts a handler for each; it
+// returns how many it started. Kept lanes past room stay kept, for the
+// next fetch.
 func (tc *topicConsumer) fetch(ctx, handlerCtx context.Context, room int, lease bool, done chan<- *laneBatch, held map[*laneBatch]bool) (int, error) {
 	var leased []droverdriver.LeasedLane
 	var tokens []droverdriver.LeaseToken
-	for _, k := range tc.kept {
+	take := min(len(tc.kept), room)
+	for _, k := range tc.kept[:take] {
 		leased, tokens = append(leased, k.lane), append(tokens, k.token)
 	}
-	tc.kept = tc.kept[:0]
+	tc.kept = tc.kept[:copy(tc.kept, tc.kept[take:])]
+	tc.leased = -1
 	if lease && room > len(leased) {
 		token := droverdriver.NewLeaseToken()
+		want := room - len(leased)
+		tc.lastLease = time.Now()
+		var refs []droverdriver.SubscriptionRef
+		refs, tc.leasedTopics = tc.leaseRefs(tc.newsAll)
 		// A lease cancelled in flight may still commit, leaving lanes
 		// leased that no one works until they expire: it runs to its end.
-		more, err := tc.exec.TopicLease(context.WithoutCancel(ctx), droverdriver.TopicLeaseParams{Subscriptions: tc.refs,
-			Owner: tc.owner, Token: token, Lease: tc.lease, Max: room - len(leased), Now: time.Now()})
+		more, err := tc.exec.TopicLease(context.WithoutCancel(ctx), droverdriver.TopicLeaseParams{Subscriptions: refs,
+			Owner: tc.owner, Token: token, Lease: tc.lease, Max: want, Now: tc.lastLease})
+		// A lease that took all it was allowed may have left more,
+		// perhaps of topics it did not look at.
+		tc.news, tc.leased = err != nil || len(more) == want, len(more)
+		tc.newsAll = tc.news
 		if err != nil && len(leased) == 0 {
 			return 0, err
 		}
@@ -373,7 +522,7 @@ func (tc *topicConsumer) fetch(ctx, handlerCtx context.Context, room int, lease 
 	for _, l := range leased {
 		batchSize = max(batchSize, tc.sub(l).BatchSize)
 	}
-	plan := engine.PlanReads(leased, batchSize)
+	plan := engine.PlanReads(leased, batchSize, topicFetchRows)
 	// order: the lanes are ours now; a stop must not strand them leased
 	// until they expire, so the read runs to its end.
 	rows, err := tc.exec.TopicRead(context.WithoutCancel(ctx), plan.Params)
@@ -388,7 +537,8 @@ func (tc *topicConsumer) fetch(ctx, handlerCtx context.Context, room int, lease 
 	for i, batch := range engine.Deliveries(plan, rows) {
 		l := leased[i]
 		sub := tc.sub(l)
-		b := &laneBatch{lane: l, token: tokens[i], rows: batch[:min(len(batch), sub.BatchSize)]}
+		n := min(sub.BatchSize, plan.Params.Limit)
+		b := &laneBatch{lane: l, token: tokens[i], rows: batch[:min(len(batch), n)], full: len(batch) >= n}
 		held[b] = true
 		go tc.handle(handlerCtx, sub, b, done)
 	}
@@ -470,7 +620,7 @@ func (tc *topicConsumer) ack(ctx context.Context, finished []*laneBatch, keep bo
 		delivered += len(b.rows)
 		sub := tc.sub(b.lane)
 		p.Acks = append(p.Acks, droverdriver.LaneAck{Topic: b.lane.Topic, Subscription: b.lane.Subscription, Lane: b.lane.Lane, Token: b.token,
-			Cursor: engine.AckCursor(b.lane.Cursor, b.rows), Keep: keep && len(b.rows) == sub.BatchSize})
+			Cursor: engine.AckCursor(b.lane.Cursor, b.rows), Keep: keep && b.full})
 		for i, m := range b.rows {
 			e, ok := b.failed[i]
 			if !ok {
@@ -535,14 +685,18 @@ func truncate(s string, n int) string {
 	return s
 }
 
-// extend renews the leases of lanes whose handlers still run.
+// extend renews the leases of lanes whose handlers still run, and of
+// kept lanes waiting for a fetch.
 func (tc *topicConsumer) extend(ctx context.Context, held map[*laneBatch]bool) {
-	if len(held) == 0 {
+	if len(held) == 0 && len(tc.kept) == 0 {
 		return
 	}
 	p := droverdriver.TopicExtendParams{Lease: tc.lease, Now: time.Now()}
 	for b := range held {
 		p.Lanes = append(p.Lanes, droverdriver.LaneAck{Topic: b.lane.Topic, Subscription: b.lane.Subscription, Lane: b.lane.Lane, Token: b.token})
+	}
+	for _, k := range tc.kept {
+		p.Lanes = append(p.Lanes, droverdriver.LaneAck{Topic: k.lane.Topic, Subscription: k.lane.Subscription, Lane: k.lane.Lane, Token: k.token})
 	}
 	if _, err := tc.exec.TopicExtend(ctx, p); err != nil && ctx.Err() == nil {
 		tc.logger.Warn("topic consumer: extend failed", "error", err)

@@ -46,6 +46,10 @@ var ErrTopicNotFound = droverdriver.ErrTopicNotFound
 
 // Message is one message to publish.
 type Message struct {
+	// Topic is the topic of a message given to PublishMany. Publish and
+	// PublishTx publish to the topic they are given, and refuse a message
+	// that names another.
+	Topic string
 	// Key, when set, keeps the message in order with the others of its
 	// key: every subscription handles a key's messages one batch at a
 	// time, in publish order. Keyless messages spread over all lanes.
@@ -109,6 +113,7 @@ type SubscriptionOpts struct {
 
 // SubscriptionLag is how far a subscription is behind its topic.
 type SubscriptionLag struct {
+	Topic        string
 	Subscription string
 	// Pending counts messages past the subscription's cursors.
 	Pending int64
@@ -239,6 +244,21 @@ func (c *Client[TTx]) PublishTx(ctx context.Context, tx TTx, topic string, msgs 
 	return c.publish(ctx, c.driver.UnwrapExecutor(tx), topic, msgs)
 }
 
+// PublishMany stores messages of several topics, each naming its own
+// (Message.Topic), in one statement, and returns their IDs in order: a
+// chat server's messages to many rooms, or an event for several streams,
+// in one round trip. Every topic must be stored; nothing is stored
+// otherwise.
+func (c *Client[TTx]) PublishMany(ctx context.Context, msgs []Message) ([]int64, error) {
+	return c.publish(ctx, c.driver, "", msgs)
+}
+
+// PublishManyTx is PublishMany inside the caller's transaction.
+func (c *Client[TTx]) PublishManyTx(ctx context.Context, tx TTx, msgs []Message) ([]int64, error) {
+	return c.publish(ctx, c.driver.UnwrapExecutor(tx), "", msgs)
+}
+
+// publish stores msgs, on topic, or on their own topics when topic is "".
 func (c *Client[TTx]) publish(ctx context.Context, exec droverdriver.Executor, topic string, msgs []Message) ([]int64, error) {
 	if len(msgs) == 0 {
 		return nil, nil
@@ -247,19 +267,29 @@ func (c *Client[TTx]) publish(ctx context.Context, exec droverdriver.Executor, t
 	if err != nil {
 		return nil, err
 	}
-	lanes, err := c.lanesOf(ctx, topic)
-	if err != nil {
-		return nil, err
-	}
 	params := make([]droverdriver.PublishParams, len(msgs))
+	lanes := map[string]int{}
 	for i, m := range msgs {
+		switch {
+		case topic == "" && m.Topic == "":
+			return nil, invalidf("message %d of %d: no topic", i+1, len(msgs))
+		case topic != "" && m.Topic != "" && m.Topic != topic:
+			return nil, invalidf("message %d of %d names topic %s, published to %s", i+1, len(msgs), echo(m.Topic), echo(topic))
+		case topic != "":
+			m.Topic = topic
+		}
 		if err := validateMessage(m); err != nil {
 			return nil, fmt.Errorf("message %d of %d: %w", i+1, len(msgs), err)
 		}
-		params[i] = droverdriver.PublishParams{Key: m.Key, Payload: m.Payload, Metadata: m.Metadata}
+		if _, ok := lanes[m.Topic]; !ok {
+			if lanes[m.Topic], err = c.lanesOf(ctx, m.Topic); err != nil {
+				return nil, err
+			}
+		}
+		params[i] = droverdriver.PublishParams{Topic: m.Topic, Key: m.Key, Payload: m.Payload, Metadata: m.Metadata}
 	}
 	engine.PublishLanes(params, lanes, mrand.Uint32())
-	ids, err := te.TopicPublish(ctx, topic, params)
+	ids, err := te.TopicPublish(ctx, params)
 	if err != nil {
 		return nil, err
 	}
@@ -330,11 +360,19 @@ func (c *Client[TTx]) DeleteSubscription(ctx context.Context, topic, name string
 // SubscriptionLag reports how far each subscription of topic is behind:
 // publishers may read it to slow down.
 func (c *Client[TTx]) SubscriptionLag(ctx context.Context, topic string) ([]SubscriptionLag, error) {
+	return c.SubscriptionLags(ctx, topic)
+}
+
+// SubscriptionLags reports how far each subscription of the named topics
+// is behind, of every topic when none is named, ordered by topic and
+// subscription: one statement however many topics, for a dashboard or a
+// publisher watching several.
+func (c *Client[TTx]) SubscriptionLags(ctx context.Context, topics ...string) ([]SubscriptionLag, error) {
 	te, err := c.topicExec(c.driver)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := te.TopicLag(ctx, topic)
+	rows, err := te.TopicLag(ctx, topics)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -27,6 +28,7 @@ type topicClient interface {
 	client
 	CreateTopic(ctx context.Context, name string, opts *drover.TopicOpts) (*drover.Topic, error)
 	Publish(ctx context.Context, topic string, msgs ...drover.Message) ([]int64, error)
+	PublishMany(ctx context.Context, msgs []drover.Message) ([]int64, error)
 	CreateSubscription(ctx context.Context, topic, name string, opts *drover.SubscriptionOpts) (bool, error)
 	SubscriptionLag(ctx context.Context, topic string) ([]drover.SubscriptionLag, error)
 	Receive(ctx context.Context, p drover.ReceiveParams) ([]*drover.ReceivedBatch, error)
@@ -231,6 +233,53 @@ func TestTopicPublisherHeldOpenSkipsNothing(t *testing.T) {
 	})
 }
 
+// TestTopicPublishMany publishes to two topics in one call: each
+// subscription gets its topic's messages, and a call that names a topic
+// not stored, or a message without one, stores nothing and says which.
+func TestTopicPublishMany(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		ctx := context.Background()
+		d, c := topicSetup(t, s, 2, "reader")
+		if _, err := c.CreateTopic(ctx, "news", &drover.TopicOpts{Lanes: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.CreateSubscription(ctx, "news", "reader", &drover.SubscriptionOpts{FromEarliest: true}); err != nil {
+			t.Fatal(err)
+		}
+		ids, err := c.PublishMany(ctx, []drover.Message{{Topic: "chat", Payload: []byte("c1")}, {Topic: "news", Payload: []byte("n1")},
+			{Topic: "chat", Key: "room-1", Payload: []byte("c2")}})
+		if err != nil || len(ids) != 3 {
+			t.Fatalf("PublishMany: %v, %v", ids, err)
+		}
+		var chat, news []int64
+		waitfor.Cond(t, "every message read", func() bool {
+			chat, news = append(chat, drainTopic(t, d, "chat", "reader")...), append(news, drainTopic(t, d, "news", "reader")...)
+			return len(chat)+len(news) >= 3
+		})
+		slices.Sort(chat)
+		if !slices.Equal(chat, []int64{ids[0], ids[2]}) || !slices.Equal(news, []int64{ids[1]}) {
+			t.Fatalf("chat read %v, news %v; want %v and %v", chat, news, []int64{ids[0], ids[2]}, ids[1:2])
+		}
+		for _, bad := range []struct {
+			msgs []drover.Message
+			want string
+		}{
+			{[]drover.Message{{Topic: "chat", Payload: []byte("x")}, {Topic: "none", Payload: []byte("y")}}, "none"},
+			{[]drover.Message{{Topic: "chat", Payload: []byte("x")}, {Payload: []byte("y")}}, "message 2 of 2: no topic"},
+		} {
+			if _, err := c.PublishMany(ctx, bad.msgs); err == nil || !strings.Contains(err.Error(), bad.want) {
+				t.Fatalf("PublishMany(%+v): %v; want an error naming %q", bad.msgs, err, bad.want)
+			}
+		}
+		if _, err := c.Publish(ctx, "chat", drover.Message{Topic: "news", Payload: []byte("x")}); err == nil || !strings.Contains(err.Error(), `names topic "news", published to "chat"`) {
+			t.Fatalf("Publish to chat of a message naming news: %v", err)
+		}
+		if got := drainTopic(t, d, "chat", "reader"); len(got) != 0 {
+			t.Fatalf("refused publishes stored %v", got)
+		}
+	})
+}
+
 // TestTopicDeadConsumerRedeliveredAndFenced leases a lane as a consumer
 // that then dies: after its lease, a running client delivers the batch,
 // and the dead consumer's late ack is rejected without moving the cursor.
@@ -320,6 +369,69 @@ func TestTopicKeyOrderUnderEightConsumers(t *testing.T) {
 		for key, got := range led.keys["sub"] {
 			if !slices.IsSorted(got) {
 				t.Fatalf("key %s delivered out of order: %v", key, got)
+			}
+		}
+	})
+}
+
+// TestTopicManyPositionsReadInSmallerBatches gives 50 subscriptions of a
+// topic 50 different positions and a backlog of 1,000 messages: with
+// batches of 500, one read of every lane would take 25,000 rows, over a
+// fetch's bound, so each lane's batch is cut shorter (and the lane kept
+// for the next fetch). Every subscription still gets every message once.
+func TestTopicManyPositionsReadInSmallerBatches(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		ctx := context.Background()
+		d, c := topicSetup(t, s, 1)
+		var subs []*drover.Subscription
+		led := newLedger()
+		for i := range 50 {
+			name := fmt.Sprintf("s%02d", i)
+			if _, err := c.Publish(ctx, "chat", drover.Message{Payload: []byte("before " + name)}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.CreateSubscription(ctx, "chat", name, nil); err != nil {
+				t.Fatal(err)
+			}
+			subs = append(subs, drover.Subscribe("chat", name, led.handler, 1, 500))
+		}
+		var backlog []int64
+		for range 10 {
+			msgs := make([]drover.Message, 100)
+			for i := range msgs {
+				msgs[i] = drover.Message{Payload: []byte("backlog")}
+			}
+			ids, err := c.Publish(ctx, "chat", msgs...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			backlog = append(backlog, ids...)
+		}
+		consumer(t, s, d, subs...)
+		last := backlog[len(backlog)-1]
+		waitfor.Cond(t, "the backlog delivered to every subscription", func() bool {
+			for _, sub := range subs {
+				// One key per lane and one lane: the last message comes
+				// last.
+				if !slices.Contains(led.ids(sub.Name), last) {
+					return false
+				}
+			}
+			return true
+		})
+		for _, sub := range subs {
+			got := led.ids(sub.Name)
+			seen := map[int64]bool{}
+			for _, id := range got {
+				if seen[id] {
+					t.Fatalf("%s got message %d twice", sub.Name, id)
+				}
+				seen[id] = true
+			}
+			for _, id := range backlog {
+				if !seen[id] {
+					t.Fatalf("%s never got message %d", sub.Name, id)
+				}
 			}
 		}
 	})

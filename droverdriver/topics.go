@@ -29,9 +29,12 @@ type TopicExecutor interface {
 	// TopicList returns every topic with its subscriptions' names.
 	TopicList(ctx context.Context) ([]*TopicRow, error)
 
-	// TopicPublish stores messages of one topic and returns their IDs in
-	// input order. Lanes are chosen by the caller (the engine).
-	TopicPublish(ctx context.Context, topic string, msgs []PublishParams) ([]int64, error)
+	// TopicPublish stores messages, of any topics, in one statement and
+	// returns their IDs in input order, and announces each topic
+	// (TopicWake) once it commits. Lanes are chosen by the caller (the
+	// engine). A message of a topic that is not stored is stored all the
+	// same: the caller checks topics first.
+	TopicPublish(ctx context.Context, msgs []PublishParams) ([]int64, error)
 
 	// SubscriptionCreate stores a subscription and one lane row per lane
 	// of its topic, positioned per p.Start. It is a no-op (reporting
@@ -69,9 +72,11 @@ type TopicExecutor interface {
 	// tokens and returns the indexes of those it extended.
 	TopicExtend(ctx context.Context, p TopicExtendParams) ([]int, error)
 
-	// TopicLag reports, per subscription of a topic, how many messages
-	// are past its cursors and when the oldest of them was published.
-	TopicLag(ctx context.Context, topic string) ([]SubscriptionLag, error)
+	// TopicLag reports, per subscription of the named topics (of every
+	// topic when none is named), how many messages are past its cursors
+	// and when the oldest of them was published, in one statement,
+	// ordered by topic and subscription.
+	TopicLag(ctx context.Context, topics []string) ([]SubscriptionLag, error)
 
 	// TopicGenerations lists the generations of stored messages, oldest
 	// first; the last is the current one, which publishes write to.
@@ -164,6 +169,7 @@ type TopicRow struct {
 
 // PublishParams is one message to store. Metadata is encoded JSON.
 type PublishParams struct {
+	Topic    string
 	Lane     int
 	Key      string
 	Payload  []byte
@@ -290,6 +296,7 @@ type TopicExtendParams struct {
 
 // SubscriptionLag is one subscription's line of TopicLag.
 type SubscriptionLag struct {
+	Topic        string
 	Subscription string
 	// Pending counts messages past the subscription's cursors (including
 	// those a consumer holds and those not yet visible).

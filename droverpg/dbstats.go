@@ -38,8 +38,41 @@ func (d *Driver) DBStats(ctx context.Context) (map[string]any, error) {
 	}, nil
 }
 
+// RowsWritten counts, per table of the driver's schema, the rows inserted,
+// updated and deleted so far according to PostgreSQL's statistics, a
+// partitioned table's partitions counted under its own name (the
+// generations of topic_messages; a dropped partition takes its counts
+// along). The bench reads it before and after a run to show what a
+// delivery writes. Each backend flushes its counts at most once a second,
+// and when it goes idle or exits.
+func (d *Driver) RowsWritten(ctx context.Context) (map[string]int64, error) {
+	rows, err := d.pool.Query(ctx, `
+		SELECT coalesce(p.relname, c.relname), sum(s.n_tup_ins + s.n_tup_upd + s.n_tup_del)::bigint
+		FROM pg_stat_user_tables AS s
+		JOIN pg_class AS c ON c.oid = s.relid
+		LEFT JOIN pg_inherits AS i ON i.inhrelid = c.oid
+		LEFT JOIN pg_class AS p ON p.oid = i.inhparent
+		WHERE s.schemaname = $1
+		GROUP BY 1`, d.schema)
+	if err != nil {
+		return nil, fmt.Errorf("read rows written: %w", err)
+	}
+	out := map[string]int64{}
+	var table string
+	var n int64
+	_, err = pgx.ForEachRow(rows, []any{&table, &n}, func() error {
+		out[table] = n
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read rows written: %w", err)
+	}
+	return out, nil
+}
+
 // Settle vacuums and analyzes Drover's tables, then asks for a checkpoint.
-// The bench runs it between inserting a backlog and working it, so that one
+// The bench runs it between inserting a backlog and working it, and
+// between the points of bench fanout, so that one
 // run's dead rows and stale statistics do not bill the next run, and
 // neither does a checkpoint the runs before it brought on. After a
 // checkpoint starts, the first change to every page writes the whole page
@@ -48,7 +81,7 @@ func (d *Driver) DBStats(ctx context.Context) (map[string]any, error) {
 // one just before each point, every point pays the same. A role that may
 // not checkpoint (neither superuser nor pg_checkpoint) skips it.
 func (d *Driver) Settle(ctx context.Context) error {
-	for _, t := range []string{"jobs", "finished_jobs"} {
+	for _, t := range []string{"jobs", "finished_jobs", "topics", "topic_subscriptions", "topic_lanes", "topic_messages"} {
 		if _, err := d.pool.Exec(ctx, "VACUUM (ANALYZE) "+pgx.Identifier{d.schema, t}.Sanitize()); err != nil {
 			return fmt.Errorf("vacuum %s: %w", t, err)
 		}

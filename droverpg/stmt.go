@@ -458,7 +458,7 @@ type topicLeaseParams struct {
 }
 
 type topicPublishParams struct {
-	Topic    string
+	Topics   []string
 	Lanes    []int32
 	Keys     []*string
 	Payloads [][]byte
@@ -634,7 +634,7 @@ var (
 		args: func(p *topicCreateParams) []any { return []any{p.Name, p.Lanes, p.RetentionMS} }})
 	topicList    = def(stmt[struct{}]{name: "TopicList", cols: 5, args: noArgs})
 	topicPublish = def(stmt[topicPublishParams]{name: "TopicPublish", cols: 1,
-		args: func(p *topicPublishParams) []any { return []any{p.Topic, p.Lanes, p.Keys, p.Payloads, p.Metadata} }})
+		args: func(p *topicPublishParams) []any { return []any{p.Topics, p.Lanes, p.Keys, p.Payloads, p.Metadata} }})
 	subscriptionCreate = def(stmt[subscriptionCreateParams]{name: "SubscriptionCreate", cols: 1,
 		args: func(p *subscriptionCreateParams) []any { return []any{p.Topic, p.Name, p.MaxAttempts, p.Start} }})
 	topicExists        = def(stmt[string]{name: "TopicExists", cols: 1, args: oneArg[string]})
@@ -652,7 +652,7 @@ var (
 		}})
 	topicExtend = def(stmt[topicExtendParams]{name: "TopicExtend", cols: 1,
 		args: func(p *topicExtendParams) []any { return []any{p.Topics, p.Subs, p.Lanes, p.Tokens, p.LeaseMS} }})
-	topicLag              = def(stmt[string]{name: "TopicLag", cols: 4, args: oneArg[string]})
+	topicLag              = def(stmt[[]string]{name: "TopicLag", cols: 5, args: oneArg[[]string]})
 	topicGenerations      = def(stmt[struct{}]{name: "TopicGenerations", cols: 5, args: noArgs})
 	topicGenerationTopics = def(stmt[idRange]{name: "TopicGenerationTopics", cols: 3, args: idRangeArgs})
 	topicGenerationCreate = def(stmt[int64]{name: "TopicGenerationCreate", cols: 1, args: oneArg[int64]})

@@ -42,17 +42,18 @@ func (e *executor) TopicList(ctx context.Context) ([]*droverdriver.TopicRow, err
 	return out, e.wrap("list topics", err)
 }
 
-func (e *executor) TopicPublish(ctx context.Context, topic string, msgs []droverdriver.PublishParams) ([]int64, error) {
+func (e *executor) TopicPublish(ctx context.Context, msgs []droverdriver.PublishParams) ([]int64, error) {
 	if len(msgs) == 0 {
 		return nil, nil
 	}
+	topics := make([]string, len(msgs))
 	lanes := make([]int32, len(msgs))
 	keys := make([]*string, len(msgs))
 	payloads := make([][]byte, len(msgs))
 	metas := make([]string, len(msgs))
 	for i := range msgs {
 		m := &msgs[i]
-		lanes[i] = int32(m.Lane)
+		topics[i], lanes[i] = m.Topic, int32(m.Lane)
 		if m.Key != "" {
 			keys[i] = &m.Key
 		}
@@ -65,7 +66,7 @@ func (e *executor) TopicPublish(ctx context.Context, topic string, msgs []drover
 			metas[i] = string(m.Metadata)
 		}
 	}
-	rows, err := topicPublish.query(ctx, e.db, e.q, topicPublishParams{topic, lanes, keys, payloads, metas})
+	rows, err := topicPublish.query(ctx, e.db, e.q, topicPublishParams{topics, lanes, keys, payloads, metas})
 	if err != nil {
 		return nil, e.wrap("publish", err)
 	}
@@ -76,7 +77,10 @@ func (e *executor) TopicPublish(ctx context.Context, topic string, msgs []drover
 	// order: consumers are woken as job producers are: by the waker once
 	// the publish committed, or inside the caller's transaction, whose
 	// commit delivers the notification with the messages.
-	wake := wakeSet{droverdriver.TopicWake(topic): allJobs}
+	wake := wakeSet{}
+	for _, t := range topics {
+		wake[droverdriver.TopicWake(t)] = allJobs
+	}
 	if e.waker != nil {
 		e.waker.wake(wake)
 		return ids, nil
@@ -218,14 +222,17 @@ func (e *executor) TopicExtend(ctx context.Context, p droverdriver.TopicExtendPa
 	return out, e.wrap("extend lane leases", err)
 }
 
-func (e *executor) TopicLag(ctx context.Context, topic string) ([]droverdriver.SubscriptionLag, error) {
-	rows, err := topicLag.query(ctx, e.db, e.q, topic)
+func (e *executor) TopicLag(ctx context.Context, topics []string) ([]droverdriver.SubscriptionLag, error) {
+	if len(topics) == 0 {
+		topics = nil // every topic
+	}
+	rows, err := topicLag.query(ctx, e.db, e.q, topics)
 	if err != nil {
 		return nil, e.wrap("read lag", err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (droverdriver.SubscriptionLag, error) {
 		var l droverdriver.SubscriptionLag
-		err := r.Scan(&l.Subscription, &l.Pending, &l.OldestPending, &l.Dropped)
+		err := r.Scan(&l.Topic, &l.Subscription, &l.Pending, &l.OldestPending, &l.Dropped)
 		return l, err
 	})
 	return out, e.wrap("read lag", err)

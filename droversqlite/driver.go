@@ -473,7 +473,7 @@ func (m *migrator) Apply(ctx context.Context, mig droverdriver.Migration) error 
 // NewListener implements droverdriver.Driver. The listener hears inserts made by
 // any Driver on the same database in this process.
 func (d *Driver) NewListener() droverdriver.Listener {
-	return &listener{key: d.hubKey}
+	return &listener{key: d.hubKey, e: &d.executor}
 }
 
 // isMissingTable reports whether err is SQLite's complaint about a table
@@ -503,7 +503,7 @@ type stmtKey struct {
 
 // readQueries run on the reader pool as well as, inside write transactions,
 // on the writer.
-var readQueries = []string{jobGet.name, jobList.name, jobCountByState.name, queueStats.name, finishedStats.name, leaseOwners.name, queueSettingsGet.name, queueSettingsList.name,
+var readQueries = []string{jobClaimable.name, jobGet.name, jobList.name, jobCountByState.name, queueStats.name, finishedStats.name, leaseOwners.name, queueSettingsGet.name, queueSettingsList.name,
 	// Workflows and batches (flow.go).
 	batchGet.name, batchResults.name, jobResults.name, jobParentResults.name, jobsParentResults.name,
 	// Periodic jobs (periodic.go).

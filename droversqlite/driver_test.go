@@ -595,3 +595,88 @@ func TestListener(t *testing.T) {
 		t.Errorf("poll interval %v", d.PollInterval())
 	}
 }
+
+// TestIdleClaimTakesNoWriteLock holds the file's write lock from another
+// connection, as a writer in another process would, and claims from an
+// idle queue and from one with a job only scheduled later: both answer at
+// once with nothing, read on a reader, instead of queueing for the lock.
+// A queue with a due job still claims it once the lock is free.
+func TestIdleClaimTakesNoWriteLock(t *testing.T) {
+	ctx := context.Background()
+	d, path := setupFile(t)
+	later := job("later")
+	later.RunAt = time.Now().Add(time.Hour)
+	insert(t, d, later, job("due"))
+	other := open(t, path)
+	lock, err := other.writer.BeginTx(ctx, nil) // BEGIN IMMEDIATE: the write lock
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, queue := range []string{"idle", "later"} {
+		short, cancel := context.WithTimeout(ctx, 2*time.Second)
+		jobs, err := d.JobClaim(short, droverdriver.ClaimParams{Queue: queue, Max: 10, Owner: "w1", Lease: time.Minute})
+		cancel()
+		if err != nil || len(jobs) != 0 {
+			t.Fatalf("claim of queue %s while another connection writes: %v, %v; want nothing at once", queue, jobs, err)
+		}
+	}
+	type result struct {
+		jobs []*droverdriver.JobRow
+		err  error
+	}
+	claimed := make(chan result, 1)
+	go func() {
+		jobs, err := d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "due", Max: 10, Owner: "w1", Lease: time.Minute})
+		claimed <- result{jobs, err}
+	}()
+	if err := lock.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-claimed; r.err != nil || len(r.jobs) != 1 || r.jobs[0].Queue != "due" {
+		t.Fatalf("claimed %+v, %v from queue due, want its one job", r.jobs, r.err)
+	}
+}
+
+// TestListenerHearsTopicsOfOtherProcesses: a message stored by a writer
+// this process's hub does not hear of (another process's, here raw SQL on
+// a connection of its own) wakes the listener's topic consumer.
+func TestListenerHearsTopicsOfOtherProcesses(t *testing.T) {
+	d, path := setupFile(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	woken := make(chan string, 100)
+	done := make(chan error, 1)
+	go func() {
+		done <- d.NewListener().Listen(ctx, func() {}, func(name string) int {
+			select {
+			case woken <- name:
+			default:
+			}
+			return 0
+		})
+	}()
+	other := open(t, path)
+	// Publish until the listener wakes: its first read of the last ID
+	// may come after the first message, which it then takes as seen.
+	deadline := time.After(10 * time.Second)
+	for n := 0; ; n++ {
+		if _, err := other.writer.ExecContext(ctx, `INSERT INTO drover_topic_messages (topic, lane, payload, created_at)
+			VALUES ('elsewhere', 0, x'00', 0)`); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case name := <-woken:
+			if name != droverdriver.TopicWakePrefix {
+				t.Fatalf("woken for %q, want the topics' wake-up %q", name, droverdriver.TopicWakePrefix)
+			}
+			cancel()
+			if err := <-done; !errors.Is(err, context.Canceled) {
+				t.Fatalf("Listen returned %v", err)
+			}
+			return
+		case <-time.After(20 * time.Millisecond):
+		case <-deadline:
+			t.Fatalf("no wake-up after %d messages stored by another writer", n+1)
+		}
+	}
+}

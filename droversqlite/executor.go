@@ -446,6 +446,19 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 	if p.Kinds != nil {
 		routedKinds = kinds
 	}
+	if e.tx == nil {
+		// order: an idle queue is seen on a reader, without the write lock
+		// (JobClaimable in queries.sql).
+		var due bool
+		err := jobClaimable.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error { return rows.Scan(&due) },
+			queueAt{p.Queue, micros(time.Now())})
+		if err != nil {
+			return nil, e.wrap("claim jobs", err)
+		}
+		if !due {
+			return []*droverdriver.JobRow{}, nil
+		}
+	}
 	sc := newScanner(p.Max)
 	// One token per claim: see droverdriver.LeaseToken.
 	token := droverdriver.NewLeaseToken()

@@ -2,8 +2,12 @@ package droversqlite
 
 import (
 	"context"
+	"database/sql"
 	"slices"
 	"sync"
+	"time"
+
+	"github.com/droverhq/drover/droverdriver"
 )
 
 // SQLite has no LISTEN/NOTIFY. Within one process the driver makes up for it
@@ -94,9 +98,11 @@ func unsubscribe(key string, s *subscriber) {
 	}
 }
 
-// listener implements driver.Listener on the in-process hub.
+// listener implements driver.Listener on the in-process hub, and watches
+// for messages published to topics by other processes.
 type listener struct {
 	key string
+	e   *executor
 }
 
 // Listen is ready as soon as it has subscribed, so it calls onConnect once;
@@ -107,6 +113,47 @@ func (l *listener) Listen(ctx context.Context, onConnect func(), onInsert func(s
 	subscribe(l.key, s)
 	defer unsubscribe(l.key, s)
 	onConnect()
-	<-ctx.Done()
+	l.watchTopics(ctx, func() { onInsert(droverdriver.TopicWakePrefix) })
 	return ctx.Err()
+}
+
+// Topic consumers of one process hear of its publishes through the hub.
+// Those of another process would wait for their poll, up to pollInterval
+// and more when their loop is busy, so the listener watches the last
+// message ID (a single row of sqlite_sequence, on a reader) and wakes the
+// topic consumer when it moved: every topicWatchActive while publishes
+// keep coming, relaxing to every pollInterval after topicWatchIdle without
+// one, so that an idle process or one without topics reads it 20 times a
+// second.
+const (
+	topicWatchActive = 5 * time.Millisecond
+	topicWatchIdle   = time.Second
+)
+
+// watchTopics calls wake whenever the last topic message ID moved, until
+// ctx ends. A failed read is tried again at the next tick.
+func (l *listener) watchTopics(ctx context.Context, wake func()) {
+	last, lastMove := int64(-1), time.Time{}
+	tick := time.NewTimer(0)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		var id int64
+		err := topicLastID.query(ctx, l.e, nil, l.e.reader, func(rows *sql.Rows) error { return rows.Scan(&id) }, struct{}{})
+		if err == nil && id != last {
+			if last >= 0 {
+				wake()
+			}
+			last, lastMove = id, time.Now()
+		}
+		if time.Since(lastMove) < topicWatchIdle {
+			tick.Reset(topicWatchActive)
+		} else {
+			tick.Reset(pollInterval)
+		}
+	}
 }

@@ -268,6 +268,15 @@ INSERT INTO sqlite_sequence (name, seq)
 SELECT '{schema}jobs', ?1
 WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = '{schema}jobs');
 
+-- name: JobClaimable
+-- ?1 queue, ?2 now. Whether the queue has a job due, read on a WAL reader
+-- before a claim: a poll of an idle queue then never takes the write lock,
+-- which every other writer of the file, in this process or another, would
+-- queue behind (across processes, in SQLite's busy handler, which sleeps
+-- 1, 2, 5, 10 ms... between tries). A job committed after the read is
+-- claimed at the next poll or wake-up.
+SELECT EXISTS (SELECT 1 FROM {schema}jobs WHERE state = 'available' AND queue = ?1 AND run_at <= ?2);
+
 -- name: JobClaim
 -- ?1 queue, ?2 max, ?3 owner, ?4 now, ?5 lease expiry, ?6 limited (1 under
 -- the queue's limits), ?7 the claim's lease token (driver.LeaseToken, its
@@ -1245,12 +1254,13 @@ SELECT t.name, t.lanes, t.retention_ms, t.created_at,
 FROM {schema}topics AS t ORDER BY t.name;
 
 -- name: TopicPublish
--- ?1 topic, ?2 now, ?3 JSON array of [lane, key or null, payload in hex,
--- metadata JSON]. Rows are inserted in array order under the write lock,
--- so their ids are consecutive and end at last_insert_rowid().
+-- ?1 now, ?2 JSON array of [topic, lane, key or null, payload in hex,
+-- metadata JSON], messages of any topics. Rows are inserted in array order
+-- under the write lock, so their ids are consecutive and end at
+-- last_insert_rowid().
 INSERT INTO {schema}topic_messages (topic, lane, key, payload, metadata, created_at)
-SELECT ?1, value ->> 0, value ->> 1, unhex(value ->> 2), value ->> 3, ?2
-FROM json_each(?3) ORDER BY key;
+SELECT value ->> 0, value ->> 1, value ->> 2, unhex(value ->> 3), value ->> 4, ?1
+FROM json_each(?2) ORDER BY key;
 
 -- name: SubscriptionCreate
 -- ?1 topic, ?2 name, ?3 max attempts, ?4 now. No row when the topic does
@@ -1278,19 +1288,42 @@ DELETE FROM {schema}topic_subscriptions WHERE topic = ?1 AND name = ?2;
 -- name: SubscriptionDeleteLanes
 DELETE FROM {schema}topic_lanes WHERE topic = ?1 AND subscription = ?2;
 
+-- name: TopicLastID
+-- The last message ID taken (0 before the first): a listener watches it
+-- for publishes of other processes (notify.go).
+SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = '{schema}topic_messages'), 0);
+
 -- name: TopicLeaseCandidates
--- ?1 JSON array of [topic, subscription], ?2 now, ?3 max lanes. Run on a
--- reader: free lanes (no owner, or an expired lease) with a message past
--- their cursor, least recently leased first. Looking at every lane of a
--- client's subscriptions is the costly part of a lease; on a WAL reader it
--- runs beside other clients' and never holds the single writer, and when
--- it finds nothing no write transaction starts at all.
-SELECT l.topic, l.subscription, l.lane, l.cursor_id FROM {schema}topic_lanes AS l
-WHERE (l.topic, l.subscription) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?1))
-  AND (l.lease_owner IS NULL OR l.lease_expires_at < ?2)
-  AND EXISTS (SELECT 1 FROM {schema}topic_messages AS m
-              WHERE m.topic = l.topic AND m.lane = l.lane AND m.xid = 0 AND m.id > l.cursor_id)
-ORDER BY coalesce(l.lease_expires_at, 0) LIMIT ?3;
+-- ?1 JSON array of the topics of ?2, ?2 JSON array of the subscriptions as
+-- "topic<US>subscription" strings (US is char(31), which no name holds),
+-- ?3 now, ?4 max lanes. Run on a reader: free lanes (no owner, or an
+-- expired lease) behind the head of their topic's lane (its last message),
+-- by (topic, lane), the group with the least recently leased lane first,
+-- and by cursor within a group: a lease takes whole groups, whose lanes
+-- standing at one cursor are read once for all (engine.PlanReads), so
+-- that one read serves as many subscriptions as possible, and consumer
+-- processes take different groups rather than each reading the same
+-- messages for a few subscriptions. A head is one index probe however many
+-- subscriptions share it, and topic_lanes_position_idx (migration 018)
+-- reaches only the lanes behind it: a probe per lane for a message past
+-- its cursor was most of a lease's time. Looking at a client's lanes at
+-- all is the costly part of a lease; on a WAL reader it runs beside other
+-- clients' and never holds the single writer, and when it finds nothing
+-- no write transaction starts at all.
+WITH RECURSIVE lanes(topic, lane, lanes) AS (
+    SELECT name, 0, lanes FROM {schema}topics WHERE name IN (SELECT value FROM json_each(?1))
+    UNION ALL SELECT topic, lane + 1, lanes FROM lanes WHERE lane + 1 < lanes),
+head AS MATERIALIZED (
+    SELECT topic, lane, (SELECT m.id FROM {schema}topic_messages AS m
+        WHERE m.topic = lanes.topic AND m.lane = lanes.lane AND m.xid = 0 ORDER BY m.xid DESC, m.id DESC LIMIT 1) AS id
+    FROM lanes)
+SELECT l.topic, l.subscription, l.lane, l.cursor_id
+FROM head CROSS JOIN {schema}topic_lanes AS l INDEXED BY {schema}topic_lanes_position_idx
+WHERE l.topic = head.topic AND l.lane = head.lane AND l.cursor_xid = 0 AND l.cursor_id < head.id
+  AND (l.lease_owner IS NULL OR l.lease_expires_at < ?3)
+  AND l.topic || char(31) || l.subscription IN (SELECT value FROM json_each(?2))
+ORDER BY min(coalesce(l.lease_expires_at, 0)) OVER (PARTITION BY l.topic, l.lane), l.topic, l.lane, l.cursor_id
+LIMIT ?4;
 
 -- name: TopicLease
 -- ?1 JSON array of [topic, subscription, lane, cursor id] candidates
@@ -1360,15 +1393,23 @@ WHERE l.topic = a.topic AND l.subscription = a.sub AND l.lane = a.lane AND l.lea
 RETURNING topic, subscription, lane;
 
 -- name: TopicLag
-SELECT l.subscription,
-    sum((SELECT count(*) FROM {schema}topic_messages AS m
-         WHERE m.topic = l.topic AND m.lane = l.lane AND m.xid = 0 AND m.id > l.cursor_id)),
-    min((SELECT min(m.created_at) FROM {schema}topic_messages AS m
-         WHERE m.topic = l.topic AND m.lane = l.lane AND m.xid = 0 AND m.id > l.cursor_id)),
-    sum(l.dropped)
-FROM {schema}topic_lanes AS l
-WHERE l.topic = ?1
-GROUP BY l.subscription ORDER BY l.subscription;
+-- ?1 JSON array of topics, NULL for every topic. The messages past each
+-- distinct (topic, lane, cursor) are counted once and shared by every lane
+-- standing there: subscriptions that keep up stand together, so 50
+-- subscriptions of a topic cost one count per lane, not fifty.
+WITH l AS MATERIALIZED (
+    SELECT topic, subscription, lane, cursor_id, dropped FROM {schema}topic_lanes
+    WHERE ?1 IS NULL OR topic IN (SELECT value FROM json_each(?1))),
+p AS MATERIALIZED (
+    SELECT r.topic, r.lane, r.cursor_id,
+        (SELECT count(*) FROM {schema}topic_messages AS m
+         WHERE m.topic = r.topic AND m.lane = r.lane AND m.xid = 0 AND m.id > r.cursor_id) AS n,
+        (SELECT min(m.created_at) FROM {schema}topic_messages AS m
+         WHERE m.topic = r.topic AND m.lane = r.lane AND m.xid = 0 AND m.id > r.cursor_id) AS oldest
+    FROM (SELECT DISTINCT topic, lane, cursor_id FROM l) AS r)
+SELECT l.topic, l.subscription, sum(p.n), min(p.oldest), sum(l.dropped)
+FROM l JOIN p ON p.topic = l.topic AND p.lane = l.lane AND p.cursor_id = l.cursor_id
+GROUP BY l.topic, l.subscription ORDER BY l.topic, l.subscription;
 
 -- Retention by generations (migration 015): generation g is the rowid
 -- range [g * 2^40, (g + 1) * 2^40); the leader rotates and drops them

@@ -421,9 +421,8 @@ type topicCreateParams struct {
 }
 
 type topicPublishParams struct {
-	Topic    string
 	Now      int64
-	Messages string // JSON: [lane, key or null, payload in hex, metadata]
+	Messages string // JSON: [topic, lane, key or null, payload in hex, metadata]
 }
 
 type subscriptionCreateParams struct {
@@ -443,7 +442,8 @@ type topicName struct {
 }
 
 type topicCandidatesParams struct {
-	Subscriptions string // JSON array of [topic, subscription]
+	Topics        string // JSON array
+	Subscriptions string // JSON array of "topic\x1fsubscription"
 	Now           int64
 	Max           int
 }
@@ -519,6 +519,7 @@ var (
 	keyBlocked        = def(stmt[int]{name: "KeyBlocked", cols: 2, args: oneArg[int]})
 	jobSequenceRaise  = def(stmt[int64]{name: "JobSequenceRaise", args: oneArg[int64]})
 	jobSequenceCreate = def(stmt[int64]{name: "JobSequenceCreate", args: oneArg[int64]})
+	jobClaimable      = def(stmt[queueAt]{name: "JobClaimable", cols: 1, args: func(p *queueAt) []any { return []any{p.Queue, p.Now} }})
 	jobClaim          = def(stmt[claimParams]{name: "JobClaim", cols: 16, args: (*claimParams).args})
 	// jobClaimKinds and jobClaimKindsAfter are JobClaim and JobClaimAfter
 	// for the kinds the claimer can run (droverdriver.WithClaimKinds,
@@ -631,7 +632,7 @@ var (
 		args: func(p *topicCreateParams) []any { return []any{p.Name, p.Lanes, p.RetentionMS, p.Now} }})
 	topicList    = def(stmt[struct{}]{name: "TopicList", cols: 5, args: noArgs})
 	topicPublish = def(stmt[topicPublishParams]{name: "TopicPublish",
-		args: func(p *topicPublishParams) []any { return []any{p.Topic, p.Now, p.Messages} }})
+		args: func(p *topicPublishParams) []any { return []any{p.Now, p.Messages} }})
 	subscriptionCreate = def(stmt[subscriptionCreateParams]{name: "SubscriptionCreate",
 		args: func(p *subscriptionCreateParams) []any { return []any{p.Topic, p.Name, p.MaxAttempts, p.Now} }})
 	subscriptionLanes = def(stmt[subscriptionLanesParams]{name: "SubscriptionLanes",
@@ -639,8 +640,9 @@ var (
 	topicExists             = def(stmt[string]{name: "TopicExists", cols: 1, args: oneArg[string]})
 	subscriptionDelete      = def(stmt[topicName]{name: "SubscriptionDelete", args: topicNameArgs})
 	subscriptionDeleteLanes = def(stmt[topicName]{name: "SubscriptionDeleteLanes", args: topicNameArgs})
+	topicLastID             = def(stmt[struct{}]{name: "TopicLastID", cols: 1, args: noArgs})
 	topicLeaseCandidates    = def(stmt[topicCandidatesParams]{name: "TopicLeaseCandidates", cols: 4,
-		args: func(p *topicCandidatesParams) []any { return []any{p.Subscriptions, p.Now, p.Max} }})
+		args: func(p *topicCandidatesParams) []any { return []any{p.Topics, p.Subscriptions, p.Now, p.Max} }})
 	topicLease = def(stmt[topicLeaseParams]{name: "TopicLease", cols: 6,
 		args: func(p *topicLeaseParams) []any { return []any{p.Candidates, p.Owner, p.Token, p.Expires, p.Now} }})
 	topicMaxAttempts = def(stmt[string]{name: "TopicMaxAttempts", cols: 3, args: oneArg[string]})
@@ -649,7 +651,7 @@ var (
 	topicAck = def(stmt[topicAckParams]{name: "TopicAck", cols: 3,
 		args: func(p *topicAckParams) []any { return []any{p.Lanes, p.Now, p.Expires} }})
 	topicExtend           = def(stmt[laneUpdateParams]{name: "TopicExtend", cols: 3, args: laneUpdateArgs})
-	topicLag              = def(stmt[string]{name: "TopicLag", cols: 4, args: oneArg[string]})
+	topicLag              = def(stmt[sql.NullString]{name: "TopicLag", cols: 5, args: oneArg[sql.NullString]})
 	topicGenerations      = def(stmt[struct{}]{name: "TopicGenerations", cols: 5, args: noArgs})
 	topicGenerationTopics = def(stmt[idRange]{name: "TopicGenerationTopics", cols: 3, args: idRangeArgs})
 	topicGenerationCreate = def(stmt[genAt]{name: "TopicGenerationCreate", args: genAtArgs})

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"time"
 
@@ -20,7 +21,7 @@ var _ droverdriver.TopicExecutor = (*executor)(nil)
 // Topic reads run on the reader pool: a WAL reader sees every committed
 // message and never waits for the writer.
 func init() {
-	readQueries = append(readQueries, topicLeaseCandidates.name, topicMaxAttempts.name, topicList.name, topicRead.name, topicLag.name, topicGenerations.name, topicGenerationTopics.name)
+	readQueries = append(readQueries, topicLastID.name, topicLeaseCandidates.name, topicMaxAttempts.name, topicList.name, topicRead.name, topicLag.name, topicGenerations.name, topicGenerationTopics.name)
 }
 
 func (e *executor) TopicCreate(ctx context.Context, p droverdriver.TopicParams) (*droverdriver.TopicRow, error) {
@@ -77,7 +78,7 @@ func (e *executor) TopicList(ctx context.Context) ([]*droverdriver.TopicRow, err
 	return out, e.wrap("list topics", err)
 }
 
-func (e *executor) TopicPublish(ctx context.Context, topic string, msgs []droverdriver.PublishParams) ([]int64, error) {
+func (e *executor) TopicPublish(ctx context.Context, msgs []droverdriver.PublishParams) ([]int64, error) {
 	if len(msgs) == 0 {
 		return nil, nil
 	}
@@ -90,6 +91,8 @@ func (e *executor) TopicPublish(ctx context.Context, topic string, msgs []drover
 			b = append(b, ',')
 		}
 		b = append(b, '[')
+		b = appendString(b, m.Topic)
+		b = append(b, ',')
 		b = strconv.AppendInt(b, int64(m.Lane), 10)
 		b = append(b, ',')
 		if m.Key == "" {
@@ -111,7 +114,7 @@ func (e *executor) TopicPublish(ctx context.Context, topic string, msgs []drover
 	*bp = b
 	ids := make([]int64, len(msgs))
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
-		res, err := topicPublish.exec(ctx, e, tx, topicPublishParams{topic, micros(time.Now()), string(b)})
+		res, err := topicPublish.exec(ctx, e, tx, topicPublishParams{micros(time.Now()), string(b)})
 		if err != nil {
 			return err
 		}
@@ -129,7 +132,13 @@ func (e *executor) TopicPublish(ctx context.Context, topic string, msgs []drover
 	if err != nil {
 		return nil, e.wrap("publish", err)
 	}
-	notify(e.hubKey, []string{droverdriver.TopicWake(topic)})
+	var wake []string
+	for i := range msgs {
+		if w := droverdriver.TopicWake(msgs[i].Topic); !slices.Contains(wake, w) {
+			wake = append(wake, w)
+		}
+	}
+	notify(e.hubKey, wake)
 	return ids, nil
 }
 
@@ -174,10 +183,24 @@ func (e *executor) SubscriptionDelete(ctx context.Context, topic, name string) (
 
 func (e *executor) TopicLease(ctx context.Context, p droverdriver.TopicLeaseParams) ([]droverdriver.LeasedLane, error) {
 	pairs := make([][2]string, len(p.Subscriptions))
+	flat := make([]string, len(p.Subscriptions))
+	var topics []string
 	for i, s := range p.Subscriptions {
 		pairs[i] = [2]string{s.Topic, s.Name}
+		flat[i] = s.Topic + "\x1f" + s.Name
+		if !slices.Contains(topics, s.Topic) {
+			topics = append(topics, s.Topic)
+		}
 	}
 	subs, err := json.Marshal(pairs)
+	if err != nil {
+		return nil, err
+	}
+	topicsJSON, err := json.Marshal(topics)
+	if err != nil {
+		return nil, err
+	}
+	flatJSON, err := json.Marshal(flat)
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +215,7 @@ func (e *executor) TopicLease(ctx context.Context, p droverdriver.TopicLeasePara
 		}
 		cands = append(cands, []any{topic, sub, lane, cursor})
 		return nil
-	}, topicCandidatesParams{string(subs), micros(p.Now), p.Max})
+	}, topicCandidatesParams{string(topicsJSON), string(flatJSON), micros(p.Now), p.Max})
 	if err != nil || len(cands) == 0 {
 		return nil, e.wrap("lease lanes", err)
 	}
@@ -365,12 +388,20 @@ func (e *executor) TopicExtend(ctx context.Context, p droverdriver.TopicExtendPa
 	return out, e.wrap("extend lane leases", err)
 }
 
-func (e *executor) TopicLag(ctx context.Context, topic string) ([]droverdriver.SubscriptionLag, error) {
+func (e *executor) TopicLag(ctx context.Context, topics []string) ([]droverdriver.SubscriptionLag, error) {
+	var named sql.NullString // NULL: every topic
+	if len(topics) > 0 {
+		b, err := json.Marshal(topics)
+		if err != nil {
+			return nil, err
+		}
+		named = sql.NullString{String: string(b), Valid: true}
+	}
 	var out []droverdriver.SubscriptionLag
 	err := topicLag.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
 		var l droverdriver.SubscriptionLag
 		var oldest sql.NullInt64
-		if err := rows.Scan(&l.Subscription, &l.Pending, &oldest, &l.Dropped); err != nil {
+		if err := rows.Scan(&l.Topic, &l.Subscription, &l.Pending, &oldest, &l.Dropped); err != nil {
 			return err
 		}
 		if oldest.Valid {
@@ -379,7 +410,7 @@ func (e *executor) TopicLag(ctx context.Context, topic string) ([]droverdriver.S
 		}
 		out = append(out, l)
 		return nil
-	}, topic)
+	}, named)
 	return out, e.wrap("read lag", err)
 }
 

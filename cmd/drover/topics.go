@@ -241,6 +241,7 @@ func (c *cli) topicsLagCommand() *cobra.Command {
 				out := cmd.OutOrStdout()
 				if asJSON {
 					type lagJSON struct {
+						Topic         string     `json:"topic"`
 						Subscription  string     `json:"subscription"`
 						Pending       int64      `json:"pending"`
 						OldestPending *time.Time `json:"oldest_pending,omitempty"`

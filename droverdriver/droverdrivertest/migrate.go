@@ -19,12 +19,9 @@ func testMigrations(t *testing.T, fresh opener) {
 		if len(ms) == 0 || ms[0].Version != 1 {
 			t.Fatalf("migrations start at %+v, want version 1", ms)
 		}
-		// Versions rise but may skip a number: branches developed side
-		// by side reserve theirs ahead of merging (017 was written while
-		// 016 was another branch's).
 		for i, m := range ms {
-			if (i > 0 && m.Version <= ms[i-1].Version) || m.Name == "" || strings.TrimSpace(m.SQL) == "" {
-				t.Errorf("migration %d: version %d name %q, %d bytes of SQL; want rising versions from 1, each with a name and SQL", i, m.Version, m.Name, len(m.SQL))
+			if m.Version != i+1 || m.Name == "" || strings.TrimSpace(m.SQL) == "" {
+				t.Errorf("migration %d: version %d name %q, %d bytes of SQL; want versions 1, 2, … with a name and SQL", i, m.Version, m.Name, len(m.SQL))
 			}
 		}
 		if d.Name() == "" {

@@ -3,7 +3,9 @@ package droverdrivertest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,9 +41,9 @@ func testTopics(t *testing.T, setup opener) {
 		t.Helper()
 		msgs := make([]droverdriver.PublishParams, len(payloads))
 		for i, p := range payloads {
-			msgs[i] = droverdriver.PublishParams{Lane: lane, Payload: []byte(p)}
+			msgs[i] = droverdriver.PublishParams{Topic: "t", Lane: lane, Payload: []byte(p)}
 		}
-		ids, err := te.TopicPublish(context.Background(), "t", msgs)
+		ids, err := te.TopicPublish(context.Background(), msgs)
 		if err != nil || len(ids) != len(payloads) {
 			t.Fatalf("publish: %v, %v", ids, err)
 		}
@@ -99,6 +101,48 @@ func testTopics(t *testing.T, setup opener) {
 		}
 	})
 
+	t.Run("TopicPublish/topics", func(t *testing.T) {
+		// One publish stores messages of several topics, IDs in input
+		// order, each on its topic's lane, and announces every topic.
+		t.Parallel()
+		ctx := context.Background()
+		d, te := topics(t, 2, "a")
+		if _, err := te.TopicCreate(ctx, droverdriver.TopicParams{Name: "u", Lanes: 1, Now: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := te.SubscriptionCreate(ctx, droverdriver.SubscriptionParams{Topic: "u", Name: "a", MaxAttempts: 3,
+			Start: droverdriver.StartEarliest, Now: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		heard := listen(t, d)
+		ids, err := te.TopicPublish(ctx, []droverdriver.PublishParams{{Topic: "t", Lane: 1, Payload: []byte("t1")},
+			{Topic: "u", Lane: 0, Payload: []byte("u1")}, {Topic: "t", Lane: 1, Payload: []byte("t2")}})
+		if err != nil || len(ids) != 3 || !slices.IsSorted(ids) {
+			t.Fatalf("publish: %v, %v; want three IDs in input order", ids, err)
+		}
+		heardOf(t, heard, droverdriver.TopicWake("t"), droverdriver.TopicWake("u"))
+		token := droverdriver.NewLeaseToken()
+		got := map[string][]string{}
+		waitfor.Cond(t, "both topics' lanes leased", func() bool {
+			leased, err := te.TopicLease(ctx, droverdriver.TopicLeaseParams{Owner: "o", Token: token, Lease: time.Minute, Max: 10, Now: time.Now(),
+				Subscriptions: []droverdriver.SubscriptionRef{{Topic: "t", Name: "a"}, {Topic: "u", Name: "a"}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, l := range leased {
+				for _, m := range read(t, te, l) {
+					k := fmt.Sprintf("%s/%d", l.Topic, l.Lane)
+					got[k] = append(got[k], fmt.Sprintf("%s:%d", m.Payload, m.ID))
+				}
+			}
+			return len(got) == 2
+		})
+		want := map[string][]string{"t/1": {fmt.Sprintf("t1:%d", ids[0]), fmt.Sprintf("t2:%d", ids[2])}, "u/0": {fmt.Sprintf("u1:%d", ids[1])}}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("read %v, want %v", got, want)
+		}
+	})
+
 	t.Run("TopicLease/read/ack", func(t *testing.T) {
 		t.Parallel()
 		ctx := context.Background()
@@ -131,9 +175,121 @@ func testTopics(t *testing.T, setup opener) {
 		if again := lease(t, te, droverdriver.NewLeaseToken(), "a"); len(again) != 0 {
 			t.Fatalf("a lane with nothing past its cursor was leased: %+v", again)
 		}
-		lag, err := te.TopicLag(ctx, "t")
+		lag, err := te.TopicLag(ctx, []string{"t"})
 		if err != nil || len(lag) != 1 || lag[0].Pending != 0 {
 			t.Fatalf("lag %+v, %v", lag, err)
+		}
+	})
+
+	t.Run("TopicLease/behind", func(t *testing.T) {
+		// A lease hands out exactly the free lanes of the named
+		// subscriptions that have a readable message past their cursor:
+		// not a lane at the head of its topic's lane, not a subscription
+		// it was not asked for, not more than Max.
+		t.Parallel()
+		ctx := context.Background()
+		_, te := topics(t, 2, "a", "b", "c")
+		publish(t, te, 0, "x", "y")
+		names := func(leased []droverdriver.LeasedLane) []string {
+			out := []string{}
+			for _, l := range leased {
+				out = append(out, fmt.Sprintf("%s/%s/%d", l.Topic, l.Subscription, l.Lane))
+			}
+			slices.Sort(out)
+			return out
+		}
+		// Both messages committed together: lane 0 of a and of b become
+		// readable at once.
+		token := droverdriver.NewLeaseToken()
+		leased := leaseSome(t, te, token, "a", "b")
+		if got := names(leased); !slices.Equal(got, []string{"t/a/0", "t/b/0"}) {
+			t.Fatalf("leased %v, want lane 0 of a and b only (lane 1 is empty, c not named)", got)
+		}
+		// Released where they stand, they are leased again, one at a
+		// time with Max 1.
+		release := make([]droverdriver.LaneAck, len(leased))
+		for i, l := range leased {
+			release[i] = droverdriver.LaneAck{Topic: l.Topic, Subscription: l.Subscription, Lane: l.Lane, Token: token, Cursor: l.Cursor}
+		}
+		if accepted, err := te.TopicAck(ctx, droverdriver.TopicAckParams{Acks: release, Now: time.Now()}); err != nil || len(accepted) != 2 {
+			t.Fatalf("release: %v, %v", accepted, err)
+		}
+		one, err := te.TopicLease(ctx, droverdriver.TopicLeaseParams{Owner: "o", Token: token, Lease: time.Minute, Max: 1, Now: time.Now(),
+			Subscriptions: []droverdriver.SubscriptionRef{{Topic: "t", Name: "a"}, {Topic: "t", Name: "b"}}})
+		if err != nil || len(one) != 1 {
+			t.Fatalf("a lease of at most 1 lane got %v, %v", names(one), err)
+		}
+		// Acked at the head, a's lane 0 is not leased again; a message on
+		// lane 1 makes that lane, and only it, leasable.
+		rows := read(t, te, leased[0])
+		head := droverdriver.LaneAck{Topic: "t", Subscription: one[0].Subscription, Lane: 0, Token: token, Cursor: rows[len(rows)-1].Position()}
+		if accepted, err := te.TopicAck(ctx, droverdriver.TopicAckParams{Acks: []droverdriver.LaneAck{head}, Now: time.Now()}); err != nil || len(accepted) != 1 {
+			t.Fatalf("ack at the head: %v, %v", accepted, err)
+		}
+		if again := lease(t, te, droverdriver.NewLeaseToken(), one[0].Subscription); len(again) != 0 {
+			t.Fatalf("a lane at the head of its topic's lane was leased: %v", names(again))
+		}
+		publish(t, te, 1, "z")
+		if got := names(leaseSome(t, te, droverdriver.NewLeaseToken(), one[0].Subscription)); !slices.Equal(got, []string{"t/" + one[0].Subscription + "/1"}) {
+			t.Fatalf("leased %v after a message on lane 1, want that lane alone", got)
+		}
+	})
+
+	t.Run("TopicLag", func(t *testing.T) {
+		// One statement reports the subscriptions of the named topics, or
+		// of every topic, each counting the messages past its own cursors.
+		t.Parallel()
+		ctx := context.Background()
+		_, te := topics(t, 2, "a", "b")
+		if _, err := te.TopicCreate(ctx, droverdriver.TopicParams{Name: "u", Lanes: 1, Now: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := te.SubscriptionCreate(ctx, droverdriver.SubscriptionParams{Topic: "u", Name: "a", MaxAttempts: 3,
+			Start: droverdriver.StartEarliest, Now: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		publish(t, te, 0, "1", "2")
+		publish(t, te, 1, "3")
+		if _, err := te.TopicPublish(ctx, []droverdriver.PublishParams{{Topic: "u", Lane: 0, Payload: []byte("4")}}); err != nil {
+			t.Fatal(err)
+		}
+		// b reads lane 0 of t to its end.
+		token := droverdriver.NewLeaseToken()
+		var lane0 droverdriver.LeasedLane
+		waitfor.Cond(t, "lane 0 of t/b leased", func() bool {
+			for _, l := range lease(t, te, token, "b") {
+				if l.Lane == 0 {
+					lane0 = l
+					return true
+				}
+			}
+			return false
+		})
+		rows := read(t, te, lane0)
+		if accepted, err := te.TopicAck(ctx, droverdriver.TopicAckParams{Now: time.Now(), Acks: []droverdriver.LaneAck{
+			{Topic: "t", Subscription: "b", Lane: 0, Token: token, Cursor: rows[len(rows)-1].Position()}}}); err != nil || len(accepted) != 1 {
+			t.Fatalf("ack: %v, %v", accepted, err)
+		}
+		show := func(lag []droverdriver.SubscriptionLag) string {
+			var b strings.Builder
+			for _, l := range lag {
+				fmt.Fprintf(&b, "%s/%s:%d,%t ", l.Topic, l.Subscription, l.Pending, l.OldestPending != nil)
+			}
+			return b.String()
+		}
+		for _, c := range []struct {
+			topics []string
+			want   string
+		}{
+			{nil, "t/a:3,true t/b:1,true u/a:1,true "},
+			{[]string{"u", "t"}, "t/a:3,true t/b:1,true u/a:1,true "},
+			{[]string{"u"}, "u/a:1,true "},
+			{[]string{"none"}, ""},
+		} {
+			lag, err := te.TopicLag(ctx, c.topics)
+			if err != nil || show(lag) != c.want {
+				t.Fatalf("lag of %v: %s, %v; want %s", c.topics, show(lag), err, c.want)
+			}
 		}
 	})
 
@@ -208,7 +364,7 @@ func testTopics(t *testing.T, setup opener) {
 		if err != nil || lost != 1 {
 			t.Fatalf("drop: %d lost, %v; want the one message a had not read", lost, err)
 		}
-		lag, err := te.TopicLag(ctx, "t")
+		lag, err := te.TopicLag(ctx, []string{"t"})
 		if err != nil || len(lag) != 1 || lag[0].Dropped != 1 || lag[0].Pending != 1 {
 			t.Fatalf("lag %+v, %v; want 1 dropped and the new message pending", lag, err)
 		}

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -21,6 +22,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/cobra"
 
 	"github.com/droverhq/drover"
@@ -35,7 +37,8 @@ type topicClient interface {
 	CreateTopic(ctx context.Context, name string, opts *drover.TopicOpts) (*drover.Topic, error)
 	Publish(ctx context.Context, topic string, msgs ...drover.Message) ([]int64, error)
 	CreateSubscription(ctx context.Context, topic, name string, opts *drover.SubscriptionOpts) (bool, error)
-	SubscriptionLag(ctx context.Context, topic string) ([]drover.SubscriptionLag, error)
+	DeleteSubscription(ctx context.Context, topic, name string) (bool, error)
+	SubscriptionLags(ctx context.Context, topics ...string) ([]drover.SubscriptionLag, error)
 }
 
 // fanoutOptions are the knobs of `drover bench fanout`, shaped after the
@@ -66,6 +69,8 @@ type FanoutReport struct {
 	Command  string        `json:"command"`
 	Settings string        `json:"settings"`
 	Points   []FanoutPoint `json:"points"`
+	// Notes say what the cost figures include.
+	Notes []string `json:"notes,omitempty"`
 	// The top-level figures are those of the first point, so that a run
 	// with one point reads as flat keys.
 	FanoutPoint
@@ -95,6 +100,106 @@ type FanoutPoint struct {
 	// behind lets it grow with the run.
 	MaxLag int64              `json:"max_lag"`
 	Lag    []report.LagSample `json:"lag,omitempty"`
+	FanoutCost
+}
+
+// FanoutCost is what one delivery, and one published message, cost per
+// resource from the start of publishing until the last ack (cost.go): the
+// store's CPU, the client's (the bench process, which publishes, and the
+// consumer processes), the WAL written; and on PostgreSQL the rows the
+// store wrote, from its statistics, per table. Delivering writes no row
+// per delivery: a lane's cursor moves once per batch, so rows per delivery
+// stay far below one.
+type FanoutCost struct {
+	StoreCPUUsPerDelivery  *float64 `json:"store_cpu_us_per_delivery,omitempty"`
+	ClientCPUUsPerDelivery *float64 `json:"client_cpu_us_per_delivery,omitempty"`
+	WALBytesPerDelivery    *float64 `json:"wal_bytes_per_delivery,omitempty"`
+	StoreCPUUsPerMessage   *float64 `json:"store_cpu_us_per_message,omitempty"`
+	ClientCPUUsPerMessage  *float64 `json:"client_cpu_us_per_message,omitempty"`
+	WALBytesPerMessage     *float64 `json:"wal_bytes_per_message,omitempty"`
+	// RowsWritten counts the rows inserted, updated and deleted per table
+	// over the run; RowsPerDelivery is their sum per delivery.
+	RowsWritten     map[string]int64 `json:"rows_written,omitempty"`
+	RowsPerDelivery *float64         `json:"rows_written_per_delivery,omitempty"`
+}
+
+// fanoutCost turns the readings around a run into costs per delivery and
+// per message.
+func fanoutCost(before, after costSample, rowsBefore, rowsAfter map[string]int64, deliveries, messages int64) FanoutCost {
+	d, m := perJob(before, after, deliveries), perJob(before, after, messages)
+	c := FanoutCost{StoreCPUUsPerDelivery: d.StoreCPUUsPerJob, ClientCPUUsPerDelivery: d.ClientCPUUsPerJob, WALBytesPerDelivery: d.WALBytesPerJob,
+		StoreCPUUsPerMessage: m.StoreCPUUsPerJob, ClientCPUUsPerMessage: m.ClientCPUUsPerJob, WALBytesPerMessage: m.WALBytesPerJob}
+	if rowsBefore == nil || rowsAfter == nil || deliveries <= 0 {
+		return c
+	}
+	c.RowsWritten = map[string]int64{}
+	var sum int64
+	for table, n := range rowsAfter {
+		if n -= rowsBefore[table]; n > 0 {
+			c.RowsWritten[table] = n
+			sum += n
+		}
+	}
+	v := float64(int64(float64(sum)/float64(deliveries)*10000+0.5)) / 10000
+	c.RowsPerDelivery = &v
+	return c
+}
+
+// String is the cost in one line, for the bench's output: what was
+// measured, per delivery.
+func (c FanoutCost) String() string {
+	var parts []string
+	add := func(name string, v *float64, unit string) {
+		if v != nil {
+			parts = append(parts, fmt.Sprintf("%s %.2f %s", name, *v, unit))
+		}
+	}
+	add("store CPU", c.StoreCPUUsPerDelivery, "µs")
+	add("client CPU", c.ClientCPUUsPerDelivery, "µs")
+	add("WAL", c.WALBytesPerDelivery, "B")
+	if c.RowsPerDelivery != nil {
+		parts = append(parts, fmt.Sprintf("rows written %.3f", *c.RowsPerDelivery))
+	}
+	if len(parts) == 0 {
+		return "not measured"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// rowCounter is implemented by drivers that can count the rows their
+// store wrote (PostgreSQL).
+type rowCounter interface {
+	RowsWritten(ctx context.Context) (map[string]int64, error)
+	Pool() *pgxpool.Pool
+}
+
+// rowsWritten reads the store's row counts, nil when it has none. A
+// PostgreSQL backend holds its counts back while it flushed less than a
+// second ago, and once idle sends them only ten seconds later, or when it
+// exits: so the bench's own connections are closed first (consumer
+// processes have exited or not started), and the counts read until they
+// stop moving.
+func rowsWritten(ctx context.Context, store *storeurl.Store) map[string]int64 {
+	rc, ok := store.Driver.(rowCounter)
+	if !ok {
+		return nil
+	}
+	rc.Pool().Reset()
+	rows, err := rc.RowsWritten(ctx)
+	if err != nil {
+		return nil
+	}
+	for moved, deadline := time.Now(), time.Now().Add(5*time.Second); time.Since(moved) < 1200*time.Millisecond && time.Now().Before(deadline); {
+		time.Sleep(200 * time.Millisecond)
+		again, err := rc.RowsWritten(ctx)
+		if err != nil {
+			return nil
+		}
+		if !maps.Equal(again, rows) {
+			rows, moved = again, time.Now()
+		}
+	}
+	return rows
 }
 
 func newFanoutCommand(env func() Env) *cobra.Command {
@@ -153,7 +258,7 @@ func newFanoutCommand(env func() Env) *cobra.Command {
 	f.IntVar(&o.rate, "rate", 0, "publish at most this many messages per second in all (0: as fast as possible)")
 	f.StringVar(&o.fault, "fault", "", "kill-worker: SIGKILL one consumer process half way through publishing, and start another")
 	f.DurationVar(&o.lease, "lease", o.lease, "lane lease of the consumers: how soon a killed consumer's lanes are delivered again")
-	f.DurationVar(&o.lagEvery, "lag-every", o.lagEvery, "sample every subscription's lag this often, for max_lag and --plot (0: never; one lag statement per topic per sample)")
+	f.DurationVar(&o.lagEvery, "lag-every", o.lagEvery, "sample every subscription's lag this often, for max_lag and --plot (0: never; one lag statement per sample)")
 	f.StringVar(&jsonPath, "json", "", "write the machine-readable report to this file")
 	f.StringVar(&plotPath, "plot", "", "draw the largest subscription lag over time, one line per point, to this .svg file")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the bench process to this file (go tool pprof)")
@@ -181,19 +286,33 @@ func runFanout(ctx context.Context, env Env, o fanoutOptions, jsonPath, plotPath
 	if err != nil {
 		return err
 	}
+	meter := newCostMeter(ctx, bt.Target)
+	defer meter.close()
 	rep := &FanoutReport{Scenario: "fanout", Driver: store.Driver.Name(), Command: commandLine(bt.Target),
 		Settings: fmt.Sprintf("%d topics × %d subscriptions, %d lanes, %d publishers × %d messages per publish, batches of %d, %d consumers per subscription per client, rate %d/s (0: unpaced)",
 			o.topics, o.subscriptions, o.lanes, o.publishers, o.batch, o.batchSize, o.consumers, o.rate)}
 	for _, k := range o.processes {
-		pt, err := fanoutPoint(ctx, env, store, pub, o, k)
+		// Each point starts from the same store: the last point's lanes
+		// deleted (fanoutPoint) and, on PostgreSQL, the dead rows of its
+		// lane updates vacuumed and a checkpoint taken, outside the
+		// measured interval; a later point paid for an earlier one's
+		// bloat (4 processes after 1 and 2: 1.2M deliveries/s, alone 2.5M).
+		if s, ok := store.Driver.(settler); ok {
+			if err := s.Settle(ctx); err != nil {
+				return err
+			}
+		}
+		pt, err := fanoutPoint(ctx, env, store, pub, meter, o, k)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(env.Stdout, "consumers %d: %.0f published/s, %.0f deliveries/s, latency p50 %.1f ms p95 %.1f ms p99 %.1f ms, max lag %d, lost %d, duplicates %d\n",
 			k, pt.PublishedPerSec, pt.DeliveriesPerSec, pt.LatencyMs.P50, pt.LatencyMs.P95, pt.LatencyMs.P99, pt.MaxLag, pt.Lost, pt.Duplicates)
+		fmt.Fprintf(env.Stdout, "  cost per delivery: %s\n", pt.FanoutCost)
 		rep.Points = append(rep.Points, pt)
 	}
 	rep.FanoutPoint = rep.Points[0]
+	rep.Notes = meter.notes
 	if jsonPath != "" {
 		b, err := json.MarshalIndent(rep, "", "  ")
 		if err != nil {
@@ -227,7 +346,7 @@ func runFanout(ctx context.Context, env Env, o fanoutOptions, jsonPath, plotPath
 // append each batch they handle to a ledger file before it is acked, so a
 // killed one's deliveries count too (a redelivered batch is a duplicate,
 // never a loss).
-func fanoutPoint(ctx context.Context, env Env, store *storeurl.Store, pub topicClient, o fanoutOptions, k int) (FanoutPoint, error) {
+func fanoutPoint(ctx context.Context, env Env, store *storeurl.Store, pub topicClient, meter *costMeter, o fanoutOptions, k int) (FanoutPoint, error) {
 	id := make([]byte, 3)
 	_, _ = rand.Read(id)
 	prefix := "fan" + hex.EncodeToString(id)
@@ -275,6 +394,8 @@ func fanoutPoint(ctx context.Context, env Env, store *storeurl.Store, pub topicC
 	if err := cons.start(ctx); err != nil {
 		return FanoutPoint{}, err
 	}
+	rowsBefore := rowsWritten(ctx, store)
+	cost := meter.start(ctx, cons.pids())
 	start := time.Now()
 	sampler := startLagSampler(ctx, pub, prefix, o, start)
 	defer func() { _, _ = sampler.stop() }() // for the error paths; stop is idempotent
@@ -365,6 +486,7 @@ func fanoutPoint(ctx context.Context, env Env, store *storeurl.Store, pub topicC
 		}
 	}
 	took := time.Since(start)
+	costAfter := meter.sample(ctx, cons.pids())
 	lag, err := sampler.stop()
 	if err != nil {
 		return FanoutPoint{}, fmt.Errorf("sampling lag: %w", err)
@@ -376,6 +498,7 @@ func fanoutPoint(ctx context.Context, env Env, store *storeurl.Store, pub topicC
 	if err := cons.collect(ledger, lat); err != nil {
 		return FanoutPoint{}, err
 	}
+	rowsAfter := rowsWritten(ctx, store)
 	pt := FanoutPoint{Clients: k, Processes: !o.inProcess, Killed: killed, Messages: int64(o.messages), Seconds: took.Seconds(),
 		PublishedPerSec: float64(o.messages) / published.Seconds(), LatencyMs: lat.Snapshot(), Lag: lag, MaxLag: report.MaxLag(lag)}
 	for t := range ledger {
@@ -395,6 +518,14 @@ func fanoutPoint(ctx context.Context, env Env, store *storeurl.Store, pub topicC
 		}
 	}
 	pt.DeliveriesPerSec = float64(pt.Deliveries) / took.Seconds()
+	pt.FanoutCost = fanoutCost(cost.before, costAfter, rowsBefore, rowsAfter, pt.Deliveries, pt.Messages)
+	for t := range o.topics {
+		for s := range o.subscriptions {
+			if _, err := pub.DeleteSubscription(ctx, fanoutTopic(prefix, t), fanoutSub(s)); err != nil {
+				return FanoutPoint{}, err
+			}
+		}
+	}
 	return pt, nil
 }
 
@@ -408,20 +539,25 @@ func fanoutTopic(prefix string, t int) string { return fmt.Sprintf("%s-%d", pref
 
 func fanoutSub(s int) string { return fmt.Sprintf("m%d", s) }
 
+// fanoutLag reads the lag of every subscription of the run's topics, in
+// one statement.
+func fanoutLag(ctx context.Context, c topicClient, prefix string, topics int) ([]drover.SubscriptionLag, error) {
+	names := make([]string, topics)
+	for t := range topics {
+		names[t] = fanoutTopic(prefix, t)
+	}
+	return c.SubscriptionLags(ctx, names...)
+}
+
 // fanoutPending is the number of messages of the run's topics that some
 // subscription has not acked.
 func fanoutPending(ctx context.Context, c topicClient, prefix string, topics int) (int64, error) {
+	lag, err := fanoutLag(ctx, c, prefix, topics)
 	var n int64
-	for t := range topics {
-		lag, err := c.SubscriptionLag(ctx, fanoutTopic(prefix, t))
-		if err != nil {
-			return 0, err
-		}
-		for _, l := range lag {
-			n += l.Pending
-		}
+	for _, l := range lag {
+		n += l.Pending
 	}
-	return n, nil
+	return n, err
 }
 
 // lagSampler reads every subscription's lag of the run's topics every
@@ -472,20 +608,14 @@ func (s *lagSampler) stop() ([]report.LagSample, error) {
 	return s.samples, s.err
 }
 
-// fanoutMaxLag is the largest lag of any subscription of the run's topics:
-// one lag statement per topic.
+// fanoutMaxLag is the largest lag of any subscription of the run's topics.
 func fanoutMaxLag(ctx context.Context, c topicClient, prefix string, topics int) (int64, error) {
+	lag, err := fanoutLag(ctx, c, prefix, topics)
 	var m int64
-	for t := range topics {
-		lag, err := c.SubscriptionLag(ctx, fanoutTopic(prefix, t))
-		if err != nil {
-			return 0, err
-		}
-		for _, l := range lag {
-			m = max(m, l.Pending)
-		}
+	for _, l := range lag {
+		m = max(m, l.Pending)
 	}
-	return m, nil
+	return m, err
 }
 
 // fanoutPerTopic bounds the messages of one topic: publishes take batches
@@ -519,6 +649,9 @@ type fanoutConsumers interface {
 	stop() error
 	// collect adds the deliveries to ledger and their latencies to lat.
 	collect(ledger [][][]uint8, lat *stats.Latency) error
+	// pids are the consumer processes running now (none in-process),
+	// whose CPU the client's cost includes.
+	pids() []int
 }
 
 // localConsumers are clients in the bench process.
@@ -572,6 +705,8 @@ func (l *localConsumers) stop() error {
 }
 
 func (l *localConsumers) collect([][][]uint8, *stats.Latency) error { return nil }
+
+func (l *localConsumers) pids() []int { return nil }
 
 // procConsumers are `drover bench fanout-consumer` processes, each writing
 // its deliveries to a ledger file of its own in dir.
@@ -669,6 +804,18 @@ func (p *procConsumers) start(ctx context.Context) error {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+func (p *procConsumers) pids() []int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []int
+	for _, c := range p.procs {
+		if !c.killed {
+			out = append(out, c.cmd.Process.Pid)
+		}
+	}
+	return out
 }
 
 func (p *procConsumers) delivered() int64 {

@@ -11,18 +11,31 @@ import (
 // a message goes to, how the lanes a lease returned are read with as few
 // ranges as possible, and which messages each leased lane delivers.
 
-// PublishLanes sets the lane of each message of a topic with lanes lanes.
-// A keyed message goes to the lane of its key, so that a key's messages
-// keep their order within one lane; keyless messages are spread round
-// robin from start (any number: the caller varies it between calls), so
-// that they use every lane's consumer.
-func PublishLanes(msgs []droverdriver.PublishParams, lanes int, start uint32) {
+// KeylessRun is how many keyless messages of one publish go to the same
+// lane before the next lane takes over.
+const KeylessRun = 100
+
+// PublishLanes sets the lane of each message, of a topic with
+// lanes[msg.Topic] lanes. A keyed message goes to the lane of its key, so
+// that a key's messages keep their order within one lane. Keyless messages
+// of one topic in one publish go to one lane in runs of KeylessRun, lane
+// after lane from start (any number: the caller varies it between calls),
+// so that successive publishes use every lane's consumer. A run rather
+// than one message per lane, like Kafka's sticky partitioner: each lane a
+// publish touches costs every subscription a lease, a read and an ack of
+// its own, so 100 messages spread one by one over 4 lanes cost four
+// deliveries per subscription where one would do.
+func PublishLanes(msgs []droverdriver.PublishParams, lanes map[string]int, start uint32) {
+	keyless := make(map[string]uint32, len(lanes))
 	for i := range msgs {
-		if msgs[i].Key != "" {
-			msgs[i].Lane = KeyLane(msgs[i].Key, lanes)
+		m := &msgs[i]
+		n := lanes[m.Topic]
+		if m.Key != "" {
+			m.Lane = KeyLane(m.Key, n)
 			continue
 		}
-		msgs[i].Lane = int((start + uint32(i)) % uint32(lanes))
+		m.Lane = int((start + keyless[m.Topic]/KeylessRun) % uint32(n))
+		keyless[m.Topic]++
 	}
 }
 
@@ -44,8 +57,14 @@ type ReadPlan struct {
 }
 
 // PlanReads groups leased lanes by (topic, lane, cursor) into the ranges
-// of one TopicRead of at most limit messages per range.
-func PlanReads(leased []droverdriver.LeasedLane, limit int) ReadPlan {
+// of one TopicRead of at most limit messages per range, and of at most
+// maxRows messages in all (maxRows <= 0: no bound): with more ranges than
+// maxRows / limit, each range reads fewer messages (at least one). A
+// consumer whose subscriptions lag at many different positions would
+// otherwise read capacity × limit rows in one statement and spend longer
+// on it, and on their handlers, than its leases last; smaller batches
+// keep every lane moving instead of leaving some for later.
+func PlanReads(leased []droverdriver.LeasedLane, limit, maxRows int) ReadPlan {
 	type rng struct {
 		topic  string
 		lane   int
@@ -64,6 +83,9 @@ func PlanReads(leased []droverdriver.LeasedLane, limit int) ReadPlan {
 			plan.Params.Cursors = append(plan.Params.Cursors, l.Cursor)
 		}
 		plan.RangeOf[i] = r
+	}
+	if n := len(plan.Params.Lanes); maxRows > 0 && n*limit > maxRows {
+		plan.Params.Limit = max(maxRows/n, 1)
 	}
 	return plan
 }

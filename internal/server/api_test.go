@@ -48,6 +48,7 @@ func TestEveryOperationAnswersWithItsScopes(t *testing.T) {
 			// no receive handed out are refused with 400.
 			"createTopic":        map[string]any{"name": "t1"},
 			"publish":            map[string]any{"messages": []any{map[string]any{"payload": 1}}},
+			"publishMany":        map[string]any{"messages": []any{map[string]any{"topic": "t1", "payload": 1}}},
 			"createSubscription": map[string]any{"name": "s1"},
 			"receive":            map[string]any{"worker": "w"},
 			"ack":                map[string]any{"acks": []any{map[string]any{"receipt": "x"}}},

@@ -267,16 +267,16 @@ func (m *metrics) observeResult(outcome drover.AttemptOutcome, a attemptInfo, kn
 // subscriptions with the largest lag by name, at most pairsPerLabel times
 // maxLabels of them, and the rest summed under topic and subscription
 // "other".
-func (m *metrics) observeLag(lag []topicLag, now time.Time) {
+func (m *metrics) observeLag(lag []drover.SubscriptionLag, now time.Time) {
 	m.subLag.Reset()
 	m.subOldest.Reset()
 	m.subDropped.Reset()
 	lag = slices.Clone(lag)
-	slices.SortFunc(lag, func(a, b topicLag) int {
-		return cmp.Or(cmp.Compare(b.Pending, a.Pending), strings.Compare(a.topic, b.topic), strings.Compare(a.Subscription, b.Subscription))
+	slices.SortFunc(lag, func(a, b drover.SubscriptionLag) int {
+		return cmp.Or(cmp.Compare(b.Pending, a.Pending), strings.Compare(a.Topic, b.Topic), strings.Compare(a.Subscription, b.Subscription))
 	})
 	limit := pairsPerLabel * m.maxLabels
-	var rest topicLag
+	var rest drover.SubscriptionLag
 	for i, l := range lag {
 		if i >= limit {
 			rest.Pending += l.Pending
@@ -286,10 +286,10 @@ func (m *metrics) observeLag(lag []topicLag, now time.Time) {
 			}
 			continue
 		}
-		m.setLag(l.topic, l.Subscription, l.SubscriptionLag, now)
+		m.setLag(l.Topic, l.Subscription, l, now)
 	}
 	if len(lag) > limit {
-		m.setLag(otherLabel, otherLabel, rest.SubscriptionLag, now)
+		m.setLag(otherLabel, otherLabel, rest, now)
 	}
 }
 
@@ -301,12 +301,6 @@ func (m *metrics) setLag(topic, sub string, l drover.SubscriptionLag, now time.T
 		age = max(now.Sub(*l.OldestPending), 0).Seconds()
 	}
 	m.subOldest.WithLabelValues(topic, sub).Set(age)
-}
-
-// topicLag is a subscription's lag with its topic.
-type topicLag struct {
-	topic string
-	drover.SubscriptionLag
 }
 
 // observeUnroutable replaces the gauge of unroutable jobs with a fresh

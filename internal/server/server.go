@@ -421,6 +421,7 @@ func (s *Server) routes() {
 		"GET /v1/topics":                                       {reader, s.listTopics},
 		"POST /v1/topics":                                      {admin, s.createTopic},
 		"POST /v1/topics/{topic}/publish":                      {[]Scope{ScopeEnqueue}, s.publish},
+		"POST /v1/messages":                                    {[]Scope{ScopeEnqueue}, s.publishMany},
 		"GET /v1/topics/{topic}/lag":                           {reader, s.topicLag},
 		"POST /v1/topics/{topic}/subscriptions":                {admin, s.createSubscription},
 		"DELETE /v1/topics/{topic}/subscriptions/{name}":       {admin, s.deleteSubscription},

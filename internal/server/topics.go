@@ -24,9 +24,11 @@ type topicsClient interface {
 	CreateTopic(ctx context.Context, name string, opts *drover.TopicOpts) (*drover.Topic, error)
 	Topics(ctx context.Context) ([]*drover.Topic, error)
 	Publish(ctx context.Context, topic string, msgs ...drover.Message) ([]int64, error)
+	PublishMany(ctx context.Context, msgs []drover.Message) ([]int64, error)
 	CreateSubscription(ctx context.Context, topic, name string, opts *drover.SubscriptionOpts) (bool, error)
 	DeleteSubscription(ctx context.Context, topic, name string) (bool, error)
 	SubscriptionLag(ctx context.Context, topic string) ([]drover.SubscriptionLag, error)
+	SubscriptionLags(ctx context.Context, topics ...string) ([]drover.SubscriptionLag, error)
 	Receive(ctx context.Context, p drover.ReceiveParams) ([]*drover.ReceivedBatch, error)
 	AckBatches(ctx context.Context, acks []drover.BatchAck) ([]bool, error)
 }
@@ -108,38 +110,81 @@ func (s *Server) listTopics(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// messagesJSON is the body of a publish: POST /v1/topics/{topic}/publish
+// names the topic in its path, POST /v1/messages in each message.
+type messagesJSON struct {
+	Messages []struct {
+		Topic string `json:"topic"`
+		Key   string `json:"key"`
+		// Payload is any JSON value, stored as its text; PayloadBase64
+		// carries bytes that are not JSON.
+		Payload       json.RawMessage `json:"payload"`
+		PayloadBase64 []byte          `json:"payload_base64"`
+		Metadata      json.RawMessage `json:"metadata"`
+	} `json:"messages"`
+}
+
+// decodeMessages reads a publish's messages. With withTopic each names its
+// topic, which the token must be allowed to use; without, none may.
+func (s *Server) decodeMessages(r *http.Request, withTopic bool) ([]drover.Message, error) {
+	var req messagesJSON
+	if err := decode(r, &req); err != nil {
+		return nil, err
+	}
+	if len(req.Messages) == 0 || len(req.Messages) > s.cfg.MaxBatch {
+		return nil, badRequest("messages: between 1 and %d", s.cfg.MaxBatch)
+	}
+	msgs := make([]drover.Message, len(req.Messages))
+	checked := map[string]bool{}
+	for i, m := range req.Messages {
+		if len(m.Payload) > 0 && m.PayloadBase64 != nil {
+			return nil, badRequest("message %d: payload and payload_base64 exclude each other", i+1)
+		}
+		switch {
+		case !withTopic && m.Topic != "":
+			return nil, badRequest("message %d: topic: the path names the topic", i+1)
+		case withTopic && !checked[m.Topic]:
+			if err := drover.ValidateTopic(m.Topic); err != nil {
+				return nil, badRequest("message %d: %v", i+1, err)
+			}
+			if err := checkQueue(r, drover.RetryQueue(m.Topic)); err != nil {
+				return nil, err
+			}
+			checked[m.Topic] = true
+		}
+		msgs[i] = drover.Message{Topic: m.Topic, Key: m.Key, Payload: m.Payload, Metadata: m.Metadata}
+		if m.PayloadBase64 != nil {
+			msgs[i].Payload = m.PayloadBase64
+		}
+	}
+	return msgs, nil
+}
+
 func (s *Server) publish(w http.ResponseWriter, r *http.Request) error {
 	topic, err := topicPath(r)
 	if err != nil {
 		return err
 	}
-	var req struct {
-		Messages []struct {
-			Key string `json:"key"`
-			// Payload is any JSON value, stored as its text;
-			// PayloadBase64 carries bytes that are not JSON.
-			Payload       json.RawMessage `json:"payload"`
-			PayloadBase64 []byte          `json:"payload_base64"`
-			Metadata      json.RawMessage `json:"metadata"`
-		} `json:"messages"`
-	}
-	if err := decode(r, &req); err != nil {
+	msgs, err := s.decodeMessages(r, false)
+	if err != nil {
 		return err
 	}
-	if len(req.Messages) == 0 || len(req.Messages) > s.cfg.MaxBatch {
-		return badRequest("messages: between 1 and %d", s.cfg.MaxBatch)
-	}
-	msgs := make([]drover.Message, len(req.Messages))
-	for i, m := range req.Messages {
-		if len(m.Payload) > 0 && m.PayloadBase64 != nil {
-			return badRequest("message %d: payload and payload_base64 exclude each other", i+1)
-		}
-		msgs[i] = drover.Message{Key: m.Key, Payload: m.Payload, Metadata: m.Metadata}
-		if m.PayloadBase64 != nil {
-			msgs[i].Payload = m.PayloadBase64
-		}
-	}
 	ids, err := s.cfg.Client.Publish(r.Context(), topic, msgs...)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"ids": ids})
+	return nil
+}
+
+// publishMany publishes messages of several topics, each naming its own,
+// in one statement.
+func (s *Server) publishMany(w http.ResponseWriter, r *http.Request) error {
+	msgs, err := s.decodeMessages(r, true)
+	if err != nil {
+		return err
+	}
+	ids, err := s.cfg.Client.PublishMany(r.Context(), msgs)
 	if err != nil {
 		return err
 	}
@@ -375,25 +420,16 @@ func (s *Server) writeAcks(w http.ResponseWriter, r *http.Request, acks []drover
 	return nil
 }
 
-// sampleTopics reads every subscription's lag for the metrics and the
-// dashboard. A store without topics has none.
-func (s *Server) sampleTopics(ctx context.Context, now time.Time) ([]topicLag, error) {
-	topics, err := s.cfg.Client.Topics(ctx)
+// sampleTopics reads every subscription's lag, of every topic in one
+// statement, for the metrics and the dashboard. A store without topics has
+// none.
+func (s *Server) sampleTopics(ctx context.Context, now time.Time) ([]drover.SubscriptionLag, error) {
+	out, err := s.cfg.Client.SubscriptionLags(ctx)
 	if errors.Is(err, droverdriver.ErrTopicsUnsupported) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
-	}
-	var out []topicLag
-	for _, t := range topics {
-		lag, err := s.cfg.Client.SubscriptionLag(ctx, t.Name)
-		if err != nil {
-			return nil, err
-		}
-		for _, l := range lag {
-			out = append(out, topicLag{topic: t.Name, SubscriptionLag: l})
-		}
 	}
 	s.metrics.observeLag(out, now)
 	st := s.cfg.Client.Stats()

@@ -109,3 +109,64 @@ func TestTopicsOverHTTP(t *testing.T) {
 		b.must(t, http.StatusNotFound, server.ScopeAdmin, "DELETE", "/v1/topics/chat/subscriptions/bot", nil)
 	})
 }
+
+// TestPublishManyOverHTTP publishes messages of two topics in one request
+// (POST /v1/messages): each subscription receives its topic's. A message
+// without a topic, one naming a topic that does not exist, or one naming a
+// topic whose retry queue a restricted token may not use makes the whole
+// request fail, and nothing is published.
+func TestPublishManyOverHTTP(t *testing.T) {
+	secret, tok, err := server.NewToken("chat-only", []server.Scope{server.ScopeEnqueue})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tok.Restrict([]string{drover.RetryQueue("chat")}); err != nil {
+		t.Fatal(err)
+	}
+	const chatOnly server.Scope = "chat-only"
+	forEachStore(t, func(t *testing.T, b *bundle) {
+		b.tokens[chatOnly] = secret
+		for _, topic := range []string{"chat", "news"} {
+			b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/topics", map[string]any{"name": topic, "lanes": 1})
+			b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/topics/"+topic+"/subscriptions", map[string]any{"name": "bot"})
+		}
+		var pub struct{ IDs []int64 }
+		b.must(t, http.StatusOK, server.ScopeEnqueue, "POST", "/v1/messages", map[string]any{"messages": []map[string]any{
+			{"topic": "chat", "payload": "c1"}, {"topic": "news", "key": "k", "payload": "n1"}, {"topic": "chat", "payload_base64": "AAE="},
+		}}).decode(t, &pub)
+		if len(pub.IDs) != 3 {
+			t.Fatalf("publish returned %v", pub.IDs)
+		}
+		refused := []struct {
+			scope  server.Scope
+			status int
+			msgs   []map[string]any
+		}{
+			{server.ScopeEnqueue, http.StatusBadRequest, []map[string]any{{"topic": "chat", "payload": 1}, {"payload": 2}}},
+			{server.ScopeEnqueue, http.StatusNotFound, []map[string]any{{"topic": "chat", "payload": 1}, {"topic": "nope", "payload": 2}}},
+			{chatOnly, http.StatusForbidden, []map[string]any{{"topic": "chat", "payload": 1}, {"topic": "news", "payload": 2}}},
+		}
+		for _, r := range refused {
+			// A message without a topic breaks the document's schema:
+			// sent anyway, unchecked, as a client could.
+			if got := b.call(t, r.scope, "POST", "/v1/messages", map[string]any{"messages": r.msgs}, r.status != http.StatusBadRequest); got.status != r.status {
+				t.Fatalf("POST /v1/messages %v = %d, want %d: %s", r.msgs, got.status, r.status, got.body)
+			}
+		}
+		b.must(t, http.StatusOK, chatOnly, "POST", "/v1/messages", map[string]any{"messages": []map[string]any{{"topic": "chat", "payload": "c3"}}})
+		for topic, want := range map[string]int{"chat": 3, "news": 1} {
+			var got struct {
+				Batches []struct{ Messages []struct{ ID int64 } }
+			}
+			b.must(t, http.StatusOK, server.ScopeWork, "POST", "/v1/topics/"+topic+"/subscriptions/bot/receive",
+				map[string]any{"worker": "w1", "batch_size": 10, "wait_ms": 1000}).decode(t, &got)
+			n := 0
+			for _, bt := range got.Batches {
+				n += len(bt.Messages)
+			}
+			if n != want {
+				t.Fatalf("%s/bot received %+v, want %d messages: the refused requests published nothing", topic, got, want)
+			}
+		}
+	}, func(cfg *server.Config) { cfg.Tokens = append(cfg.Tokens, tok) })
+}

@@ -21,7 +21,7 @@ import (
 // samples give the rates.
 type topicSample struct {
 	At                   time.Time
-	Lags                 []topicLag
+	Lags                 []drover.SubscriptionLag
 	Published, Delivered int64
 }
 
@@ -79,11 +79,11 @@ func topicRows(topics []*drover.Topic, prev, cur topicSample) ([]topicRow, topic
 	type key struct{ topic, sub string }
 	before := map[key]drover.SubscriptionLag{}
 	for _, l := range prev.Lags {
-		before[key{l.topic, l.Subscription}] = l.SubscriptionLag
+		before[key{l.Topic, l.Subscription}] = l
 	}
 	now := map[key]drover.SubscriptionLag{}
 	for _, l := range cur.Lags {
-		now[key{l.topic, l.Subscription}] = l.SubscriptionLag
+		now[key{l.Topic, l.Subscription}] = l
 	}
 	var rates topicRates
 	if !prev.At.IsZero() && cur.At.After(prev.At) {

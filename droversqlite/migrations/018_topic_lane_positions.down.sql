@@ -1,0 +1,1 @@
+DROP INDEX {schema}topic_lanes_position_idx;
