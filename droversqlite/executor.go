@@ -449,9 +449,14 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 	if e.tx == nil {
 		// order: an idle queue is seen on a reader, without the write lock
 		// (JobClaimable in queries.sql).
+		// A claimer's clock (ClaimParams.Now) says which jobs are due.
+		now := time.Now()
+		if !p.Now.IsZero() {
+			now = p.Now
+		}
 		var due bool
 		err := jobClaimable.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error { return rows.Scan(&due) },
-			queueAt{p.Queue, micros(time.Now())})
+			queueAt{p.Queue, micros(now)})
 		if err != nil {
 			return nil, e.wrap("claim jobs", err)
 		}

@@ -275,7 +275,12 @@ WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = '{schema}jobs');
 -- queue behind (across processes, in SQLite's busy handler, which sleeps
 -- 1, 2, 5, 10 ms... between tries). A job committed after the read is
 -- claimed at the next poll or wake-up.
-SELECT EXISTS (SELECT 1 FROM {schema}jobs WHERE state = 'available' AND queue = ?1 AND run_at <= ?2);
+--
+-- Plain and routed jobs are read apart, each from its own partial index
+-- (jobs_claim_idx holds plain jobs only, jobs_route_idx routed ones;
+-- migration 016): one condition over both would match neither index.
+SELECT EXISTS (SELECT 1 FROM {schema}jobs WHERE state = 'available' AND queue = ?1 AND route IS NULL AND run_at <= ?2)
+    OR EXISTS (SELECT 1 FROM {schema}jobs WHERE state = 'available' AND queue = ?1 AND route IS NOT NULL AND run_at <= ?2);
 
 -- name: JobClaim
 -- ?1 queue, ?2 max, ?3 owner, ?4 now, ?5 lease expiry, ?6 limited (1 under
