@@ -104,7 +104,8 @@ type InsertOpts struct {
 	// WorkerType, or fail.
 	OnWorkerAbsent AbsentPolicy
 	// WorkerAbsentAfter is how long that is; default
-	// WorkerAbsentAfterDefault.
+	// WorkerAbsentAfterDefault. Like OnWorkerAbsent, it is refused on a
+	// job without WorkerNames, where it would mean nothing.
 	WorkerAbsentAfter time.Duration
 }
 

@@ -177,7 +177,7 @@ func routingOf(o *InsertOpts) (*droverdriver.Routing, error) {
 	default:
 		return nil, invalidf("on worker absent %q: must be %q, %q or %q", o.OnWorkerAbsent, WorkerAbsentWait, WorkerAbsentFallback, WorkerAbsentFail)
 	}
-	if o.OnWorkerAbsent != "" && len(r.Names) == 0 {
+	if (o.OnWorkerAbsent != "" || o.WorkerAbsentAfter != 0) && len(r.Names) == 0 {
 		return nil, invalidf("on worker absent: applies to jobs aimed at worker names (WorkerNames)")
 	}
 	if o.WorkerAbsentAfter < 0 {

@@ -304,6 +304,8 @@ func TestRoutingInsertValidation(t *testing.T) {
 			{drover.InsertOpts{WorkerLabels: map[string]string{"k": strings.Repeat("v", 256)}}, "label k"},
 			{drover.InsertOpts{WorkerNames: []string{"a"}, OnWorkerAbsent: drover.WorkerAbsentFallback}, "worker type"},
 			{drover.InsertOpts{WorkerType: "gpu", OnWorkerAbsent: drover.WorkerAbsentFail}, "WorkerNames"},
+			{drover.InsertOpts{WorkerType: "gpu", WorkerAbsentAfter: time.Second}, "WorkerNames"},
+			{drover.InsertOpts{WorkerAbsentAfter: time.Second}, "WorkerNames"},
 			{drover.InsertOpts{WorkerNames: []string{"a"}, OnWorkerAbsent: "later"}, "later"},
 			{drover.InsertOpts{WorkerNames: []string{"a"}, OnWorkerAbsent: drover.WorkerAbsentFail, WorkerAbsentAfter: -time.Second}, "negative"},
 		} {

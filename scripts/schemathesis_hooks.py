@@ -19,6 +19,11 @@ invalid, still goes to the server and through every check.
 - a periodic job's schedule must parse as a cron expression that fires
   (map_body swaps a generated one the schema allows for one that does, so
   that creates and updates get past validation to the store);
+- the keys of worker_labels (a job's routing, a claiming worker's labels)
+  are 1-63 letters, digits, '_', '.', '/' or '-' starting with a letter or
+  digit (OpenAPI 3.0 has no propertyNames);
+- on_worker_absent and worker_absent_after_ms go with worker_names, and
+  the "fallback" policy with a worker_type;
 - a topic message's key and metadata, like a job's args, are text the
   store can hold;
 - no string anywhere inside args, metadata or a result may hold NUL or a
@@ -26,6 +31,8 @@ invalid, still goes to the server and through every check.
   \u0000), so the server answers 400, and a schema cannot say "no NUL in
   any nested string" of free-form JSON.
 """
+
+import re
 
 import schemathesis
 
@@ -49,6 +56,22 @@ def _unique_ids(items):
     ids = [i.get("id") for i in items if isinstance(i, dict) and "id" in i]
     hashable = [i for i in ids if isinstance(i, (int, float, str, bool))]
     return len(hashable) == len(set(hashable))
+
+
+LABEL_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_./-]{0,62}")
+
+
+def _labels_ok(labels):
+    if not isinstance(labels, dict):
+        return True
+    return all(LABEL_KEY.fullmatch(k) for k in labels)
+
+
+def _absent_ok(job):
+    if job.get("on_worker_absent") or job.get("worker_absent_after_ms"):
+        if not job.get("worker_names"):
+            return False
+    return job.get("on_worker_absent") != "fallback" or bool(job.get("worker_type"))
 
 
 def _storable(value):
@@ -83,6 +106,8 @@ def filter_body(ctx, body):
         for job in _jobs(body):
             if not _storable(job.get("args")) or not _storable(job.get("metadata")):
                 return False
+            if not _labels_ok(job.get("worker_labels")) or not _absent_ok(job):
+                return False
             deps = job.get("depends_on")
             if isinstance(deps, list) and deps:
                 return False
@@ -105,6 +130,8 @@ def filter_body(ctx, body):
                 if isinstance(m, dict) and not (_storable(m.get("key")) and _storable(m.get("metadata"))):
                     return False
     elif path == "/v1/claim" and isinstance(body, dict):
+        if not _labels_ok(body.get("worker_labels")):
+            return False
         wait = body.get("wait_ms")
         if isinstance(wait, int) and not isinstance(wait, bool) and wait > MAX_WAIT_MS:
             return False
