@@ -12,6 +12,10 @@ targets=$(git ls-files '*_test.go' | xargs grep -H '^func Fuzz' | sed -E 's#^(.*
 if [ -z "$targets" ]; then
 	echo "fuzz: no targets found"; exit 1
 fi
+# inputs DIR NAME prints how many inputs the target's corpus holds.
+inputs() {
+	if [ -d "$1/testdata/fuzz/$2" ]; then find "$1/testdata/fuzz/$2" -type f | wc -l; else echo 0; fi
+}
 n=0
 while read -r dir name; do
 	echo "fuzz: $dir $name for $fuzztime"
@@ -20,11 +24,11 @@ while read -r dir name; do
 	# between its deadline and its workers, not a finding: no input is
 	# written under testdata/fuzz). Such a run is tried once more; any other
 	# failure, or one that wrote a crasher, fails the script.
-	before=$(find "$dir/testdata/fuzz/$name" -type f 2>/dev/null | wc -l)
+	before=$(inputs "$dir" "$name")
 	if ! out=$(go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" "./$dir" 2>&1); then
-		after=$(find "$dir/testdata/fuzz/$name" -type f 2>/dev/null | wc -l)
+		after=$(inputs "$dir" "$name")
 		if [ "$after" -eq "$before" ] && grep -q 'context deadline exceeded' <<<"$out"; then
-			echo "fuzz: $name ran out of time before fuzzing (loaded machine); trying once more"
+			echo "fuzz: $name stopped by the deadline race, nothing found; trying once more"
 			go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" "./$dir"
 		else
 			echo "$out"
