@@ -1503,11 +1503,14 @@ DELETE FROM {schema}periodic_jobs WHERE name = $1;
 -- store's. Both inserts draw the job's ID from the jobs' sequence ($1 is
 -- the quoted table name), so currval, which is per session, names it; a
 -- unique job skipped as a duplicate drew an ID but stored no row, and
--- this returns none. Columns as JobGet's.
+-- this returns none. currval is volatile, so compared with id directly it
+-- would be evaluated per row and the planner would scan the whole hot
+-- table; the subquery reads it once (an init plan) and the primary key
+-- finds the row. Columns as JobGet's.
 SELECT id, CASE WHEN state = 'available' AND run_at > now() THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END,
     queue, kind, priority, args, metadata, tags, attempt, max_attempts, errors, error_count, timeout_ms, created_at,
     run_at, attempted_at, NULL::timestamptz, lease_owner, lease_expires_at, cancel_requested, batch_id, ordering_key, routing
-FROM {schema}jobs WHERE id = currval(pg_get_serial_sequence($1, 'id'));
+FROM {schema}jobs WHERE id = (SELECT currval(pg_get_serial_sequence($1, 'id')));
 -- Topics (docs/design/topics.md, migration 013). Positions are (xid, id),
 -- xid being the publisher's transaction id. Reads stop at the horizon
 -- pg_snapshot_xmin(pg_current_snapshot()): every transaction below it has
