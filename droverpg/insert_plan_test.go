@@ -2,13 +2,9 @@ package droverpg
 
 import (
 	"context"
-	"math"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/droverhq/drover/droverdriver"
-	"github.com/droverhq/drover/internal/testdb"
 )
 
 // TestJobInsertedPlan checks that reading back a job just inserted finds
@@ -19,14 +15,7 @@ import (
 // insert would cost in proportion to the queue's depth.
 func TestJobInsertedPlan(t *testing.T) {
 	ctx := context.Background()
-	d, err := New(testdb.NewPool(t), WithSchema(testdb.NewSchema(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = d.Close() })
-	if _, _, err := droverdriver.MigrateUpTo(ctx, d, math.MaxInt); err != nil {
-		t.Fatal(err)
-	}
+	d := migrated(t)
 	table := pgx.Identifier{d.Schema(), "jobs"}.Sanitize()
 	if _, err := d.Pool().Exec(ctx, `INSERT INTO `+table+` (queue, kind, args, max_attempts)
 		SELECT 'q', 'k', '{}', 25 FROM generate_series(1, 20000)`); err != nil {

@@ -3,7 +3,6 @@ package droverpg
 import (
 	"context"
 	"encoding/json"
-	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -59,14 +58,7 @@ func TestSearchPlan(t *testing.T) {
 		t.Skip("inserts a million jobs")
 	}
 	ctx := context.Background()
-	d, err := New(testdb.NewPool(t), WithSchema(testdb.NewSchema(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = d.Close() })
-	if _, _, err := droverdriver.MigrateUpTo(ctx, d, math.MaxInt); err != nil {
-		t.Fatal(err)
-	}
+	d := migrated(t)
 	schema := `"` + d.Schema() + `".`
 	if _, err := d.Pool().Exec(ctx, `INSERT INTO `+schema+`finished_jobs (id, state, queue, kind, priority, args, metadata, tags,
 		attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, finalized_at)

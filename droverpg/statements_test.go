@@ -32,14 +32,7 @@ var unpreparable = map[string]string{}
 // columns as the entry says its rows are scanned into.
 func TestStatementsPrepare(t *testing.T) {
 	ctx := context.Background()
-	d, err := New(testdb.NewPool(t), WithSchema(testdb.NewSchema(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = d.Close() })
-	if _, _, err := droverdriver.MigrateUpTo(ctx, d, math.MaxInt); err != nil {
-		t.Fatal(err)
-	}
+	d := migrated(t)
 	conn, err := d.Pool().Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -119,4 +112,19 @@ func TestStatementEnums(t *testing.T) {
 	for _, p := range sqlcheck.Enums(q, sqlcheck.Extras{}) {
 		t.Error(p)
 	}
+}
+
+// migrated returns a driver on a schema of its own, migrated to the
+// latest version, closed when the test ends.
+func migrated(t *testing.T) *Driver {
+	t.Helper()
+	d, err := New(testdb.NewPool(t), WithSchema(testdb.NewSchema(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.Close() })
+	if _, _, err := droverdriver.MigrateUpTo(context.Background(), d, math.MaxInt); err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
