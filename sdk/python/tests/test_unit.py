@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -14,7 +14,7 @@ import pytest
 import drover
 from drover._args import decode_args
 from drover.errors import error_for_status
-from drover.models import parse_time
+from drover.models import format_time, parse_time
 from drover.worker import JobContext, Worker, _Backoff, _Held
 
 
@@ -35,6 +35,14 @@ def test_parse_time_nanoseconds() -> None:
     assert t == datetime(2026, 11, 22, 3, 50, 1, 123456, tzinfo=timezone.utc)
     assert parse_time("2026-11-22T03:50:01+01:00") is not None
     assert parse_time(None) is None
+
+
+def test_format_time_writes_utc() -> None:
+    # Naive means UTC; an aware time is converted, so that an offset with
+    # seconds (which RFC 3339 lacks) never reaches the server.
+    assert format_time(datetime(2026, 1, 2, 3, 4, 5)) == "2026-01-02T03:04:05+00:00"
+    odd = timezone(timedelta(hours=5, minutes=30, seconds=15))
+    assert format_time(datetime(2026, 1, 2, 8, 34, 20, 7, tzinfo=odd)) == "2026-01-02T03:04:05.000007+00:00"
 
 
 @dataclass

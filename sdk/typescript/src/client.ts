@@ -1,3 +1,4 @@
+import type { operations } from "./generated/api.js";
 import { Transport } from "./http.js";
 import {
   specToJSON,
@@ -9,6 +10,7 @@ import {
   type JobResult,
   type JobSpec,
   type JobState,
+  type Metadata,
   type PeriodicJob,
   type PeriodicOptions,
   type ResultPage,
@@ -19,13 +21,97 @@ export interface ClientOptions {
   timeoutMs?: number;
 }
 
-export interface ListJobsOptions {
+/**
+ * The filter of a job search: a job matches when every option given holds.
+ * Each `…Since`/`…Until` pair bounds a time of the job, `[since, until)`:
+ * created, scheduled (`run_at`), last attempted and finished; a bound on a
+ * time the job has not set (never attempted, not finished) excludes it.
+ */
+export interface JobFilter {
+  /** One state, or any of several. */
   state?: JobState | JobState[];
   queue?: string;
   kind?: string;
+  /** Jobs that carry every one of these tags. */
+  tags?: string[];
+  /**
+   * A JSON object the job's args must contain, as PostgreSQL's `jsonb @>`
+   * defines it on both stores: the keys given with those values, others
+   * allowed; nested objects alike; an array matches an array holding at
+   * least its elements; numbers by value.
+   */
+  args?: Record<string, unknown>;
+  /** A JSON object the job's metadata must contain, as for `args`. */
+  metadata?: Metadata;
+  createdSince?: Date;
+  createdUntil?: Date;
+  scheduledSince?: Date;
+  scheduledUntil?: Date;
+  attemptedSince?: Date;
+  attemptedUntil?: Date;
+  finishedSince?: Date;
+  finishedUntil?: Date;
+  /** "asc" (the default): oldest (lowest id) first; "desc": newest first. */
+  order?: "asc" | "desc";
+}
+
+export interface ListJobsOptions extends JobFilter {
+  /** Also answer how many jobs match the filter (JobPage.count). */
+  count?: boolean;
+  /** The cursor: the `nextAfter` of the previous page, in the same order. */
   after?: number;
   /** At most 1,000; default 100. */
   limit?: number;
+}
+
+/** The query of GET /v1/jobs, typed by the generated OpenAPI document. */
+type ListJobsQuery = NonNullable<operations["listJobs"]["parameters"]["query"]>;
+type ListJobsAnswer = operations["listJobs"]["responses"][200]["content"]["application/json"];
+
+/** The time filters by their option and the parameter each one sets. */
+const timeBounds = [
+  ["createdSince", "created_since"],
+  ["createdUntil", "created_until"],
+  ["scheduledSince", "scheduled_since"],
+  ["scheduledUntil", "scheduled_until"],
+  ["attemptedSince", "attempted_since"],
+  ["attemptedUntil", "attempted_until"],
+  ["finishedSince", "finished_since"],
+  ["finishedUntil", "finished_until"],
+] as const satisfies ReadonlyArray<readonly [keyof JobFilter, keyof ListJobsQuery]>;
+
+/**
+ * Writes a search as the query of GET /v1/jobs. Options not given are left
+ * out, so that the server's defaults apply; the server checks the rest
+ * (args being an object, a range's order) and names the parameter at fault.
+ */
+function searchQuery(o: ListJobsOptions): ListJobsQuery {
+  const q: ListJobsQuery = {
+    state: Array.isArray(o.state) ? o.state.join(",") : o.state,
+    queue: o.queue,
+    kind: o.kind,
+    order: o.order,
+    after: o.after,
+    limit: o.limit,
+  };
+  if (o.tags !== undefined && o.tags.length > 0) {
+    // The parameter is comma-separated, and tags are stored without commas:
+    // a tag with one could only be split into two others.
+    for (const t of o.tags) {
+      if (t === "" || t.includes(",")) throw new TypeError(`tags: ${JSON.stringify(t)} is not a tag (tags are 1-255 characters without commas)`);
+    }
+    q.tags = o.tags.join(",");
+  }
+  if (o.args !== undefined) q.args = JSON.stringify(o.args);
+  if (o.metadata !== undefined) q.metadata = JSON.stringify(o.metadata);
+  for (const [option, param] of timeBounds) {
+    const t = o[option];
+    if (t === undefined) continue;
+    if (!(t instanceof Date) || Number.isNaN(t.getTime())) throw new TypeError(`${option}: want a valid Date, got ${String(t)}`);
+    q[param] = t.toISOString();
+  }
+  if (o.count) q.count = true;
+  return q;
 }
 
 function positive(id: number, what = "id"): number {
@@ -95,17 +181,27 @@ export class Client {
     return this.#t.request<Job<A>>("GET", `/v1/jobs/${positive(id)}`);
   }
 
-  /** One keyset page of jobs in id order. */
+  /**
+   * Searches jobs: one keyset page of those that match every filter given,
+   * oldest first (`order: "desc"`: newest first), with their count when
+   * `count` is true. Pass the page's `nextAfter` as `after` for the next
+   * page; a page may come back short, even empty, with a `nextAfter` (the
+   * server bounds the jobs one page examines), so page on until it is null,
+   * or iterate {@link Client.jobs}.
+   */
   async listJobs(options: ListJobsOptions = {}): Promise<JobPage> {
-    const state = Array.isArray(options.state) ? options.state.join(",") : options.state;
-    const out = await this.#t.request<{ jobs: Job[]; next_after?: number | null }>("GET", "/v1/jobs", undefined, {
-      query: { state, queue: options.queue, kind: options.kind, after: options.after, limit: options.limit },
-    });
-    return { jobs: out.jobs, nextAfter: out.next_after || null };
+    const out = await this.#t.request<ListJobsAnswer>("GET", "/v1/jobs", undefined, { query: searchQuery(options) });
+    const page: JobPage = { jobs: out.jobs, nextAfter: out.next_after ?? null };
+    if (out.count) page.count = { value: out.count.value, exact: out.count.exact };
+    return page;
   }
 
-  /** Every job of the filter, a page at a time: `for await (const job of client.jobs({queue}))`. */
-  async *jobs(options: Omit<ListJobsOptions, "after"> = {}): AsyncGenerator<Job, void, undefined> {
+  /**
+   * Every job of the search in its order, a page of `limit` (default 500)
+   * at a time, following `nextAfter` over short and empty pages:
+   * `for await (const job of client.jobs({ queue, tags: ["vip"] }))`.
+   */
+  async *jobs(options: Omit<ListJobsOptions, "after" | "count"> = {}): AsyncGenerator<Job, void, undefined> {
     let after: number | undefined;
     for (;;) {
       const page = await this.listJobs({ limit: 500, ...options, after });

@@ -3,7 +3,7 @@ import { ConnectionError, DroverError, errorForStatus } from "./errors.js";
 export const VERSION = "0.1.0";
 
 export interface RequestOptions {
-  query?: Record<string, string | number | undefined> | undefined;
+  query?: Record<string, string | number | boolean | undefined> | undefined;
   /** Milliseconds before the request is abandoned (a ConnectionError). */
   timeoutMs?: number | undefined;
   /** Aborts the request (a ConnectionError). */

@@ -1,4 +1,4 @@
-export { Client, Workflow, type Step, type ClientOptions, type ListJobsOptions } from "./client.js";
+export { Client, Workflow, type Step, type ClientOptions, type JobFilter, type ListJobsOptions } from "./client.js";
 export {
   Worker,
   Cancel,

@@ -1,4 +1,4 @@
-import type { components } from "./generated/api.js";
+import type { components, operations } from "./generated/api.js";
 
 type Schemas = components["schemas"];
 
@@ -150,10 +150,24 @@ export function specToJSON(spec: JobSpec): EnqueueJobJSON {
   return out;
 }
 
-/** One keyset page of jobs; pass `nextAfter` as `after` for the next, null on the last. */
+/**
+ * How many jobs match a search: exact (`exact` true) while each jobs table
+ * (waiting and running; finished) holds at most 50,000 jobs, otherwise an
+ * estimate from samples of the table.
+ */
+export type JobCount = NonNullable<operations["listJobs"]["responses"][200]["content"]["application/json"]["count"]>;
+
+/**
+ * One keyset page of jobs; pass `nextAfter` as `after` for the next, null on
+ * the last. A page may hold fewer than `limit` jobs, even none, and still
+ * have a `nextAfter` (the server bounds the jobs one page examines): page on
+ * until it is null, not until a page comes back short.
+ */
 export interface JobPage {
   jobs: Job[];
   nextAfter: number | null;
+  /** How many jobs match the filter (after and limit aside); set when asked for with `count: true`. */
+  count?: JobCount;
 }
 
 /** One page of a batch's ended members with their results. */

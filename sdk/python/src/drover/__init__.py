@@ -34,12 +34,14 @@ from .models import (
     BatchCounts,
     InsertedBatch,
     Job,
+    JobCount,
     JobPage,
     JobResult,
     JobSpec,
     JobState,
     PeriodicJob,
     ResultPage,
+    SearchOrder,
 )
 from .worker import Cancel, JobContext, Retry, Snooze, Worker
 
@@ -57,6 +59,7 @@ __all__ = [
     "InsertedBatch",
     "Job",
     "JobContext",
+    "JobCount",
     "JobPage",
     "JobResult",
     "JobSpec",
@@ -68,6 +71,7 @@ __all__ = [
     "ResultPage",
     "Retry",
     "RetryableError",
+    "SearchOrder",
     "ServerError",
     "Snooze",
     "Step",

@@ -3,8 +3,9 @@ and discard them."""
 
 from __future__ import annotations
 
+import json
 import urllib.parse
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -19,7 +20,9 @@ from .models import (
     JobSpec,
     PeriodicJob,
     ResultPage,
+    SearchOrder,
     encode_args,
+    format_time,
 )
 
 __all__ = ["Client", "Step", "Workflow"]
@@ -138,24 +141,54 @@ class Client:
         state: str | Sequence[str] | None = None,
         queue: str | None = None,
         kind: str | None = None,
+        tags: Sequence[str] | None = None,
+        args: Mapping[str, Any] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        created_since: datetime | None = None,
+        created_until: datetime | None = None,
+        scheduled_since: datetime | None = None,
+        scheduled_until: datetime | None = None,
+        attempted_since: datetime | None = None,
+        attempted_until: datetime | None = None,
+        finished_since: datetime | None = None,
+        finished_until: datetime | None = None,
+        order: SearchOrder | None = None,
+        count: bool = False,
         after: int | None = None,
         limit: int | None = None,
     ) -> JobPage:
-        """Returns one keyset page of jobs in id order, filtered."""
-        q: dict[str, str] = {}
-        if state:
-            q["state"] = state if isinstance(state, str) else ",".join(state)
-        if queue:
-            q["queue"] = queue
-        if kind:
-            q["kind"] = kind
+        """Searches jobs and returns one keyset page of those that match
+        every filter given, oldest first (``order="desc"``: newest first).
+
+        ``state`` is one state or several; ``tags`` keeps the jobs that carry
+        every one of them; ``args`` and ``metadata`` keep the jobs whose
+        args or metadata contain that JSON object (PostgreSQL's ``jsonb @>``
+        on both stores: the keys given with those values, others allowed,
+        nested objects alike, an array matching an array that holds at
+        least its elements). Each ``*_since``/``*_until`` pair bounds a time
+        of the job, ``[since, until)``: created, scheduled (``run_at``),
+        last attempted and finished; a bound on a time the job has not set
+        (never attempted, not finished) excludes it. A naive datetime is
+        taken as UTC, as ``run_at`` is when inserting.
+
+        ``count=True`` also asks how many jobs match (``JobPage.count``).
+        Pass the page's ``next_after`` as ``after`` for the next page, in
+        the same order: a page may come back short, even empty, with a
+        ``next_after`` (the server bounds the jobs one page examines), so
+        page on until it is None, or use :meth:`iter_jobs`. ``limit`` is at
+        most 1,000 (the server's default 100)."""
+        q = _search_query(state=state, queue=queue, kind=kind, tags=tags, args=args, metadata=metadata,
+                          created_since=created_since, created_until=created_until,
+                          scheduled_since=scheduled_since, scheduled_until=scheduled_until,
+                          attempted_since=attempted_since, attempted_until=attempted_until,
+                          finished_since=finished_since, finished_until=finished_until, order=order)
+        if count:
+            q["count"] = "true"
         if after is not None:
             q["after"] = str(after)
         if limit is not None:
             q["limit"] = str(limit)
-        out = self._t.request("GET", "/v1/jobs", query=q)
-        nxt = out.get("next_after")
-        return JobPage(jobs=[Job.from_json(j) for j in out["jobs"]], next_after=int(nxt) if nxt else None)
+        return JobPage.from_json(self._t.request("GET", "/v1/jobs", query=q))
 
     def iter_jobs(
         self,
@@ -163,12 +196,31 @@ class Client:
         state: str | Sequence[str] | None = None,
         queue: str | None = None,
         kind: str | None = None,
+        tags: Sequence[str] | None = None,
+        args: Mapping[str, Any] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        created_since: datetime | None = None,
+        created_until: datetime | None = None,
+        scheduled_since: datetime | None = None,
+        scheduled_until: datetime | None = None,
+        attempted_since: datetime | None = None,
+        attempted_until: datetime | None = None,
+        finished_since: datetime | None = None,
+        finished_until: datetime | None = None,
+        order: SearchOrder | None = None,
         page_size: int = 500,
     ) -> Iterator[Job]:
-        """Yields every job of the filter, a page at a time."""
+        """Yields every job of the search (the filters of :meth:`list_jobs`)
+        in ``order``, a page of at most ``page_size`` at a time, following
+        ``next_after`` over short and empty pages until the last."""
         after: int | None = None
         while True:
-            page = self.list_jobs(state=state, queue=queue, kind=kind, after=after, limit=page_size)
+            page = self.list_jobs(state=state, queue=queue, kind=kind, tags=tags, args=args, metadata=metadata,
+                                  created_since=created_since, created_until=created_until,
+                                  scheduled_since=scheduled_since, scheduled_until=scheduled_until,
+                                  attempted_since=attempted_since, attempted_until=attempted_until,
+                                  finished_since=finished_since, finished_until=finished_until, order=order,
+                                  after=after, limit=page_size)
             yield from page.jobs
             if page.next_after is None:
                 return
@@ -288,6 +340,48 @@ class Client:
         """Inserts one job of a periodic job now, outside its schedule, and
         returns it."""
         return Job.from_json(self._t.request("POST", _periodic_path(name) + "/trigger", idempotent=False))
+
+
+def _search_query(
+    *,
+    state: str | Sequence[str] | None,
+    queue: str | None,
+    kind: str | None,
+    tags: Sequence[str] | None,
+    args: Mapping[str, Any] | None,
+    metadata: Mapping[str, Any] | None,
+    order: str | None,
+    **times: datetime | None,
+) -> dict[str, str]:
+    """Writes a search filter as the query of ``GET /v1/jobs``; ``times``
+    are the ``*_since``/``*_until`` bounds by their parameter names. Filters
+    not given are left out, so that the server's defaults apply."""
+    q: dict[str, str] = {}
+    if state:
+        q["state"] = state if isinstance(state, str) else ",".join(state)
+    if queue:
+        q["queue"] = queue
+    if kind:
+        q["kind"] = kind
+    if tags:
+        # The parameter is comma-separated, and tags are stored without
+        # commas: a tag with one could only be split into two others.
+        tag_list = [tags] if isinstance(tags, str) else list(tags)
+        for tag in tag_list:
+            if not tag or "," in tag:
+                raise ValueError(f"tags: {tag!r} is not a tag (tags are 1-255 characters without commas)")
+        q["tags"] = ",".join(tag_list)
+    for name, obj in (("args", args), ("metadata", metadata)):
+        if obj is not None:
+            # Compact JSON keeps the URL short; the server checks that it is
+            # an object and names the parameter when it is not.
+            q[name] = json.dumps(obj, separators=(",", ":"))
+    for name, bound in times.items():
+        if bound is not None:
+            q[name] = format_time(bound)
+    if order:
+        q["order"] = order
+    return q
 
 
 def _periodic_path(name: str) -> str:

@@ -19,12 +19,14 @@ __all__ = [
     "BatchCounts",
     "InsertedBatch",
     "Job",
+    "JobCount",
     "JobPage",
     "JobResult",
     "JobSpec",
     "JobState",
     "PeriodicJob",
     "ResultPage",
+    "SearchOrder",
     "encode_args",
     "parse_time",
 ]
@@ -32,6 +34,10 @@ __all__ = [
 JobState = Literal[
     "pending", "blocked", "scheduled", "available", "retryable", "running", "completed", "cancelled", "discarded"
 ]
+
+#: The order of a job search: "asc" lists the oldest (lowest id) first,
+#: "desc" the newest.
+SearchOrder = Literal["asc", "desc"]
 
 
 def parse_time(v: Any) -> datetime | None:
@@ -53,10 +59,12 @@ def parse_time(v: Any) -> datetime | None:
 
 
 def format_time(t: datetime) -> str:
-    """Formats t for the server; a naive datetime is taken as UTC."""
+    """Formats t for the server in UTC; a naive datetime is taken as UTC.
+    (Converting to UTC also keeps an offset with seconds, which
+    ``isoformat`` writes and RFC 3339 lacks, out of the request.)"""
     if t.tzinfo is None:
         t = t.replace(tzinfo=timezone.utc)
-    return t.isoformat()
+    return t.astimezone(timezone.utc).isoformat()
 
 
 def encode_args(args: Any) -> Any:
@@ -163,12 +171,40 @@ class Job:
 
 
 @dataclass(frozen=True)
+class JobCount:
+    """How many jobs match a search: exact while each jobs table (waiting
+    and running; finished) holds at most 50,000 jobs, otherwise an
+    estimate from samples of the table (``exact`` False)."""
+
+    value: int
+    exact: bool
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> JobCount:
+        return cls(value=int(d.get("value") or 0), exact=bool(d.get("exact")))
+
+
+@dataclass(frozen=True)
 class JobPage:
     """A keyset page of jobs; pass ``next_after`` as ``after`` for the next
-    page (None on the last)."""
+    page (None on the last). A page may hold fewer than ``limit`` jobs, even
+    none, and still have a ``next_after``: the server bounds the jobs one
+    page examines, so follow ``next_after`` until it is None rather than
+    stopping at a short page."""
 
     jobs: list[Job]
     next_after: int | None
+    #: How many jobs match the filter (after and limit aside), when the
+    #: page was asked for with ``count=True``; None otherwise.
+    count: JobCount | None = None
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> JobPage:
+        nxt = d.get("next_after")
+        count = d.get("count")
+        return cls(jobs=[Job.from_json(j) for j in d.get("jobs") or []],
+                   next_after=int(nxt) if nxt is not None else None,
+                   count=JobCount.from_json(count) if isinstance(count, dict) else None)
 
 
 @dataclass(frozen=True)
