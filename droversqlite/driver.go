@@ -230,11 +230,14 @@ type target struct {
 }
 
 func parseTarget(s string) (target, error) {
+	// A sqlite: URL carries its parameters as a file: URI does; a bare
+	// path is taken as it is.
+	uri := false
 	switch {
 	case strings.HasPrefix(s, "sqlite://"):
-		s = strings.TrimPrefix(s, "sqlite://")
+		s, uri = strings.TrimPrefix(s, "sqlite://"), true
 	case strings.HasPrefix(s, "sqlite:"):
-		s = strings.TrimPrefix(s, "sqlite:")
+		s, uri = strings.TrimPrefix(s, "sqlite:"), true
 	}
 	if s == "" {
 		return target{}, errors.New("droversqlite: no database file given")
@@ -247,7 +250,8 @@ func parseTarget(s string) (target, error) {
 		return target{memory: true, name: "drover-" + hex.EncodeToString(b[:])}, nil
 	}
 	t := target{path: s, query: url.Values{}}
-	if rest, ok := strings.CutPrefix(s, "file:"); ok {
+	rest, file := strings.CutPrefix(s, "file:")
+	if file || uri {
 		p, raw, _ := strings.Cut(rest, "?")
 		q, err := url.ParseQuery(raw)
 		if err != nil {

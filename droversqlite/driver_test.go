@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net/url"
 	"path/filepath"
@@ -521,11 +522,18 @@ func TestParseTarget(t *testing.T) {
 		{"sqlite://rel.db", abs, false},
 		{"/tmp/x.db", "/tmp/x.db", false},
 		{"file:/tmp/x.db?_pragma=foreign_keys(1)", "/tmp/x.db", false},
+		{"sqlite:///tmp/x.db?_pragma=foreign_keys(1)", "/tmp/x.db", false},
+		{"sqlite:rel.db?cache=private", abs, false},
 	}
 	for _, tt := range tests {
 		got, err := parseTarget(tt.in)
 		if err != nil || got.memory != tt.memory || (!tt.memory && got.path != tt.path) {
 			t.Errorf("%s: %+v %v", tt.in, got, err)
+		}
+		if _, q, ok := strings.Cut(tt.in, "?"); ok {
+			if want, _ := url.ParseQuery(q); !maps.EqualFunc(got.query, want, slices.Equal) {
+				t.Errorf("%s: parameters %v, want %v", tt.in, got.query, want)
+			}
 		}
 	}
 	if _, err := parseTarget("sqlite:"); err == nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/droverhq/drover/droversqlite"
 	"github.com/droverhq/drover/internal/testdb"
 )
 
@@ -195,4 +196,35 @@ func TestSQLitePathErrors(t *testing.T) {
 			t.Errorf("error\n got %q\nwant %q", got, want)
 		}
 	})
+}
+
+// TestSQLiteURLParams checks that a SQLite URL's parameters reach the
+// driver, as a file: URI's do, rather than becoming part of the file name.
+func TestSQLiteURLParams(t *testing.T) {
+	dir := t.TempDir()
+	target, err := Parse("sqlite://"+filepath.Join(dir, "app.db")+"?_pragma=foreign_keys(1)", "--database-url")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := Open(context.Background(), target, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var on int
+	if err := st.Driver.(*droversqlite.Driver).DB().QueryRow("PRAGMA foreign_keys").Scan(&on); err != nil {
+		t.Fatal(err)
+	}
+	if on != 1 {
+		t.Errorf("PRAGMA foreign_keys = %d, want the URL's 1", on)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.Contains(e.Name(), "?") {
+			t.Errorf("file %q made of the URL's parameters", e.Name())
+		}
+	}
 }

@@ -47,6 +47,9 @@ type Target struct {
 	URL string
 	// Default is set when no URL was given and the default file is used.
 	Default bool
+	// Params are a SQLite URL's parameters (after "?"), passed to the
+	// driver as a file: URI's are (droversqlite.Open).
+	Params string
 }
 
 // Redacted returns the URL with any password replaced, for logs and
@@ -65,13 +68,14 @@ func Parse(raw, flag string) (Target, error) {
 		case rest == ":memory:":
 			return Target{Kind: SQLite, URL: ":memory:"}, nil
 		case strings.HasPrefix(rest, "//"):
-			path := strings.TrimPrefix(rest, "//")
+			path, params, _ := strings.Cut(strings.TrimPrefix(rest, "//"), "?")
 			if path == "" || path == "/" {
 				return Target{}, fmt.Errorf("%s: sqlite URL has no file path (use sqlite:///path/to/file.db)", flag)
 			}
-			return Target{Kind: SQLite, URL: path}, nil
-		case rest != "":
-			return Target{Kind: SQLite, URL: rest}, nil
+			return Target{Kind: SQLite, URL: path, Params: params}, nil
+		case rest != "" && !strings.HasPrefix(rest, "?"):
+			path, params, _ := strings.Cut(rest, "?")
+			return Target{Kind: SQLite, URL: path, Params: params}, nil
 		}
 		return Target{}, fmt.Errorf("%s: sqlite URL has no file path (use sqlite:///path/to/file.db)", flag)
 	}
@@ -344,7 +348,11 @@ func Open(ctx context.Context, t Target, opts Options) (*Store, error) {
 				return nil, fmt.Errorf("open sqlite store %s: %w", t.URL, err)
 			}
 		}
-		d, err := droversqlite.Open(ctx, t.URL, droversqlite.WithSchema(opts.Schema))
+		name := t.URL
+		if t.Params != "" {
+			name = "sqlite:" + t.URL + "?" + t.Params
+		}
+		d, err := droversqlite.Open(ctx, name, droversqlite.WithSchema(opts.Schema))
 		if err != nil {
 			return nil, fmt.Errorf("open sqlite store %s: %w", t.URL, err)
 		}

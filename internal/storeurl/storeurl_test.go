@@ -10,6 +10,7 @@ func TestParse(t *testing.T) {
 		raw      string
 		kind     string
 		url      string
+		params   string
 		wantErr  string
 		noSecret bool
 	}{
@@ -17,6 +18,9 @@ func TestParse(t *testing.T) {
 		{raw: "sqlite:///tmp/x.db", kind: SQLite, url: "/tmp/x.db"},
 		{raw: "sqlite::memory:", kind: SQLite, url: ":memory:"},
 		{raw: "sqlite:rel.db", kind: SQLite, url: "rel.db"},
+		{raw: "sqlite:///tmp/x.db?_pragma=foreign_keys(1)", kind: SQLite, url: "/tmp/x.db", params: "_pragma=foreign_keys(1)"},
+		{raw: "sqlite:rel.db?cache=private", kind: SQLite, url: "rel.db", params: "cache=private"},
+		{raw: "sqlite:?cache=private", wantErr: "sqlite URL has no file path"},
 		{raw: "postgres://u:pw@localhost:5432/db", kind: Postgres, url: "postgres://u:pw@localhost:5432/db"},
 		{raw: "postgresql://localhost/db?sslmode=disable", kind: Postgres, url: "postgresql://localhost/db?sslmode=disable"},
 		{raw: "postgres://h:54x32/db", wantErr: `--database-url: invalid port "54x32"`},
@@ -41,8 +45,8 @@ func TestParse(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Kind != tc.kind || got.URL != tc.url {
-				t.Fatalf("got %+v, want kind %s url %s", got, tc.kind, tc.url)
+			if got.Kind != tc.kind || got.URL != tc.url || got.Params != tc.params {
+				t.Fatalf("got %+v, want kind %s url %s params %q", got, tc.kind, tc.url, tc.params)
 			}
 		})
 	}
