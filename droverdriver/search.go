@@ -99,6 +99,13 @@ type MatchCountParams struct {
 	Waiting, Finished bool
 }
 
+// Parts reports which tables the count reads: those the filter can match
+// in (ListParams.Parts), of the ones asked for.
+func (p *MatchCountParams) Parts() (waiting, finished bool) {
+	waiting, finished = p.Filter.Parts()
+	return waiting && p.Waiting, finished && p.Finished
+}
+
 // MatchCount is JobMatchCount's answer, per table.
 type MatchCount struct {
 	Waiting, Finished TableCount

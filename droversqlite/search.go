@@ -135,8 +135,7 @@ func (e *executor) JobIDBounds(ctx context.Context) (droverdriver.IDBounds, erro
 func (e *executor) JobMatchCount(ctx context.Context, p droverdriver.MatchCountParams) (droverdriver.MatchCount, error) {
 	sp := search(&p.Filter)
 	sp.Limit = p.Examine
-	sp.Waiting = sp.Waiting && p.Waiting
-	sp.Finished = sp.Finished && p.Finished
+	sp.Waiting, sp.Finished = p.Parts()
 	var out droverdriver.MatchCount
 	err := jobMatchCount.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
 		var finished bool

@@ -184,6 +184,11 @@ class Client:
                           finished_since=finished_since, finished_until=finished_until, order=order)
         if count:
             q["count"] = "true"
+        return self._job_page(q, after, limit)
+
+    def _job_page(self, search: dict[str, str], after: int | None, limit: int | None) -> JobPage:
+        """Reads one page of the search, whose query _search_query wrote."""
+        q = dict(search)
         if after is not None:
             q["after"] = str(after)
         if limit is not None:
@@ -213,14 +218,14 @@ class Client:
         """Yields every job of the search (the filters of :meth:`list_jobs`)
         in ``order``, a page of at most ``page_size`` at a time, following
         ``next_after`` over short and empty pages until the last."""
+        q = _search_query(state=state, queue=queue, kind=kind, tags=tags, args=args, metadata=metadata,
+                          created_since=created_since, created_until=created_until,
+                          scheduled_since=scheduled_since, scheduled_until=scheduled_until,
+                          attempted_since=attempted_since, attempted_until=attempted_until,
+                          finished_since=finished_since, finished_until=finished_until, order=order)
         after: int | None = None
         while True:
-            page = self.list_jobs(state=state, queue=queue, kind=kind, tags=tags, args=args, metadata=metadata,
-                                  created_since=created_since, created_until=created_until,
-                                  scheduled_since=scheduled_since, scheduled_until=scheduled_until,
-                                  attempted_since=attempted_since, attempted_until=attempted_until,
-                                  finished_since=finished_since, finished_until=finished_until, order=order,
-                                  after=after, limit=page_size)
+            page = self._job_page(q, after, page_size)
             yield from page.jobs
             if page.next_after is None:
                 return
