@@ -562,7 +562,16 @@ func (s *Server) finish(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.finished(results, rep, time.Since(start))
-	writeJSON(w, http.StatusOK, map[string]any{"accepted": nonNil(rep.Accepted), "rejected": nonNil(rep.Rejected)})
+	type refusedJSON struct {
+		ID       int64  `json:"id"`
+		Error    string `json:"error"`
+		Recorded bool   `json:"recorded"`
+	}
+	refused := make([]refusedJSON, len(rep.Refused))
+	for i, f := range rep.Refused {
+		refused[i] = refusedJSON(f)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"accepted": nonNil(rep.Accepted), "rejected": nonNil(rep.Rejected), "refused": refused})
 	return nil
 }
 
@@ -783,11 +792,18 @@ func (s *Server) finished(results []drover.AttemptResult, rep *drover.FinishRepo
 	for _, id := range rep.Accepted {
 		accepted[id] = true
 	}
+	// A refused result recorded as a failed attempt ended its attempt too.
+	failed := make(map[int64]bool, len(rep.Refused))
+	for _, f := range rep.Refused {
+		failed[f.ID] = f.Recorded
+	}
 	for _, r := range results {
 		// Only an accepted result ends the attempt: a rejected one may be
 		// a forgery naming the attempt of a worker that still runs it
 		// (a stale one's entry is replaced by the next claim, or expires).
-		if !accepted[r.ID] {
+		if failed[r.ID] {
+			r.Outcome, r.Error = drover.AttemptFailed, "the store refused the result"
+		} else if !accepted[r.ID] {
 			continue
 		}
 		a, known := s.inflight.finished(r.ID, r.Attempt)
