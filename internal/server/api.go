@@ -332,7 +332,7 @@ func (s *Server) batchResults(w http.ResponseWriter, r *http.Request) error {
 // read from the store jobsChunk results at a time, so that a page of
 // large results holds no more than the budget and a chunk.
 func (s *Server) batchResultsPage(ctx context.Context, p droverdriver.BatchResultsParams) ([]resultJSON, int64, error) {
-	var out []resultJSON
+	out := []resultJSON{}
 	budget := &byteBudget{left: s.cfg.MaxPageBytes}
 	for limit := p.Limit; len(out) < limit; {
 		p.Limit = min(limit-len(out), jobsChunk)
