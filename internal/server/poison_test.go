@@ -181,3 +181,36 @@ func TestRemoteFinishIsolatesRefusedResult(t *testing.T) {
 		}
 	})
 }
+
+// TestDuplicateKeysAreRefused: a request naming a key twice in one object
+// is refused with a 400 naming the key, and stores nothing, on every
+// endpoint (the server's shared decode), while the caller's own JSON (args)
+// keeps whatever keys it has. Before, Go kept the last value silently,
+// where a proxy or log in front may have read the first.
+func TestDuplicateKeysAreRefused(t *testing.T) {
+	forEachStore(t, func(t *testing.T, b *bundle) {
+		before := b.counts(t)
+		for _, c := range []struct {
+			scope      server.Scope
+			path, body string
+			want       string
+		}{
+			{server.ScopeEnqueue, "/v1/jobs", `{"jobs":[{"kind":"k","args":{},"queue":"a","queue":"b"}]}`, "jobs.queue: given twice"},
+			{server.ScopeEnqueue, "/v1/jobs", `{"jobs":[{"kind":"k","args":{}}],"jobs":[]}`, "jobs: given twice"},
+			{server.ScopeWork, "/v1/claim", `{"queue":"default","worker":"w","worker_labels":{"z":"1","z":"2"}}`, "worker_labels.z: given twice"},
+			{server.ScopeAdmin, "/v1/topics", `{"name":"t","lanes":4,"lanes":8}`, "lanes: given twice"},
+		} {
+			r := b.call(t, c.scope, "POST", c.path, c.body, false)
+			if r.status != http.StatusBadRequest || !strings.Contains(r.errorMessage(t), c.want) {
+				t.Errorf("POST %s %s = %d %s, want 400 naming %q", c.path, c.body, r.status, r.body, c.want)
+			}
+		}
+		if after := b.counts(t); !maps.Equal(before, after) {
+			t.Fatalf("refused requests changed the store: %v, then %v", before, after)
+		}
+		r := b.call(t, server.ScopeEnqueue, "POST", "/v1/jobs", `{"jobs":[{"kind":"k","args":{"a":1,"a":2}}]}`, false)
+		if r.status != http.StatusCreated {
+			t.Fatalf("args with a key twice = %d %s, want 201: args are the caller's own JSON", r.status, r.body)
+		}
+	})
+}
