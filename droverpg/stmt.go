@@ -554,7 +554,9 @@ var (
 		args: func(p *queueCount) []any { return []any{p.Queue, p.N} }})
 	queueLimitSpend = def(stmt[queueCount]{name: "QueueLimitSpend",
 		args: func(p *queueCount) []any { return []any{p.Queue, p.N} }})
-	queueSettingsGet  = def(stmt[string]{name: "QueueSettingsGet", cols: 8, args: oneArg[string]})
+	queueSettingsGet = def(stmt[string]{name: "QueueSettingsGet", cols: 8, args: oneArg[string]})
+	queueKnown       = def(stmt[queueKnownParams]{name: "QueueKnown", cols: 1,
+		args: func(p *queueKnownParams) []any { return []any{p.Queue, p.Recent} }})
 	queueSettingsList = def(stmt[struct{}]{name: "QueueSettingsList", cols: 8, args: noArgs})
 	queueSettingsSet  = def(stmt[settingsSetParams]{name: "QueueSettingsSet", cols: 8,
 		args: func(p *settingsSetParams) []any {
@@ -689,3 +691,10 @@ var (
 	jobRouteAbsent = def(stmt[routeAbsentParams]{name: "JobRouteAbsent", cols: finishedCols,
 		args: func(p *routeAbsentParams) []any { return []any{p.Now, p.Limit} }})
 )
+
+// queueKnownParams are QueueKnown's: the queue, and how many of the most
+// recently finished jobs to look at.
+type queueKnownParams struct {
+	Queue  string
+	Recent int
+}

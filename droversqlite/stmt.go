@@ -508,7 +508,9 @@ var (
 		args: func(p *limitAt) []any { return []any{p.Now, p.Limit} }})
 	queueLimitTake = def(stmt[queueLimitTakeParams]{name: "QueueLimitTake", cols: 3,
 		args: func(p *queueLimitTakeParams) []any { return []any{p.Queue, p.Now, p.Max} }})
-	queueSettingsGet  = def(stmt[string]{name: "QueueSettingsGet", cols: 8, args: oneArg[string]})
+	queueSettingsGet = def(stmt[string]{name: "QueueSettingsGet", cols: 8, args: oneArg[string]})
+	queueKnown       = def(stmt[queueKnownParams]{name: "QueueKnown", cols: 1,
+		args: func(p *queueKnownParams) []any { return []any{p.Queue, p.Recent} }})
 	queueSettingsList = def(stmt[struct{}]{name: "QueueSettingsList", cols: 8, args: noArgs})
 	queueSettingsSet  = def(stmt[settingsSetParams]{name: "QueueSettingsSet", cols: 8,
 		args: func(p *settingsSetParams) []any {
@@ -703,3 +705,10 @@ func laneUpdateArgs(p *laneUpdateParams) []any { return []any{p.Lanes, p.At} }
 func idRangeArgs(p *idRange) []any { return []any{p.From, p.To} }
 
 func genAtArgs(p *genAt) []any { return []any{p.Gen, p.Now} }
+
+// queueKnownParams are QueueKnown's: the queue, and how many of the most
+// recently finished jobs to look at.
+type queueKnownParams struct {
+	Queue  string
+	Recent int
+}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -750,7 +751,10 @@ func (s *Server) resumeQueue(w http.ResponseWriter, r *http.Request) error {
 
 // queueCall runs change (if any) on the queue the path names, or
 // changeKind on the kind its kind query parameter names, and answers with
-// the queue's settings after it.
+// the queue's settings after it. A queue the store does not know
+// (Client.QueueKnown) is a 404, so that a typo neither pauses a phantom
+// queue nor reads as one with default settings; create=true stores the
+// change all the same, for a queue whose workers are yet to come.
 func (s *Server) queueCall(w http.ResponseWriter, r *http.Request, change func(context.Context, string) error,
 	changeKind func(context.Context, string, string) error) error {
 	name := r.PathValue("name")
@@ -758,12 +762,42 @@ func (s *Server) queueCall(w http.ResponseWriter, r *http.Request, change func(c
 		return err
 	}
 	query := r.URL.Query()
+	var taken []string
+	if changeKind != nil {
+		taken = append(taken, "kind")
+	}
+	if change != nil {
+		taken = append(taken, "create")
+	}
 	for k := range query {
-		switch {
-		case changeKind == nil:
-			return badRequest("query parameter %q: none are taken", k)
-		case k != "kind":
-			return badRequest("query parameter %q: only kind is taken", k)
+		if !slices.Contains(taken, k) {
+			if len(taken) == 0 {
+				return badRequest("query parameter %q: none are taken", k)
+			}
+			return badRequest("query parameter %q: unknown (use %s)", k, strings.Join(taken, ", "))
+		}
+	}
+	create := false
+	if query.Has("create") {
+		switch query.Get("create") {
+		case "true", "1":
+			create = true
+		case "false", "0":
+		default:
+			return badRequest("create %q: use true or false", query.Get("create"))
+		}
+	}
+	if !create {
+		known, err := s.cfg.Client.QueueKnown(r.Context(), name)
+		if err != nil {
+			return err
+		}
+		if !known {
+			msg := fmt.Sprintf("queue %q not found: it has no jobs, no stored settings and no worker works it", name)
+			if change != nil {
+				msg += "; pass create=true to store its settings anyway"
+			}
+			return &apiError{status: http.StatusNotFound, msg: msg}
 		}
 	}
 	switch {

@@ -106,6 +106,7 @@ type Client interface {
 	QueuePauseKind(ctx context.Context, queue, kind string) error
 	QueueResumeKind(ctx context.Context, queue, kind string) error
 	QueueGet(ctx context.Context, name string) (*drover.QueueSettings, error)
+	QueueKnown(ctx context.Context, name string) (bool, error)
 	QueueList(ctx context.Context) ([]*drover.QueueSettings, error)
 	Remote() *drover.Remote
 	PeriodicJobs() *drover.PeriodicJobSet
