@@ -1528,13 +1528,14 @@ FROM {schema}jobs WHERE id = (SELECT currval(pg_get_serial_sequence($1, 'id')));
 -- never passes a message still in flight.
 
 -- name: TopicCreate
--- $1 name, $2 lanes, $3 retention ms. Returns the stored topic, new or not.
+-- $1 name, $2 lanes, $3 retention ms. Returns the stored topic, new or not,
+-- and whether this statement stored it.
 WITH ins AS (
     INSERT INTO {schema}topics (name, lanes, retention_ms) VALUES ($1, $2, $3)
     ON CONFLICT (name) DO NOTHING RETURNING name, lanes, retention_ms, created_at)
-SELECT name, lanes, retention_ms, created_at FROM ins
+SELECT name, lanes, retention_ms, created_at, true FROM ins
 UNION ALL
-SELECT name, lanes, retention_ms, created_at FROM {schema}topics WHERE name = $1
+SELECT name, lanes, retention_ms, created_at, false FROM {schema}topics WHERE name = $1
 LIMIT 1;
 
 -- name: TopicList
@@ -1576,6 +1577,13 @@ SELECT count(*) FROM lanes;
 
 -- name: TopicExists
 SELECT 1 FROM {schema}topics WHERE name = $1;
+
+-- name: TopicDelete
+-- $1 name. Its subscriptions go with it, and their lanes with them (ON
+-- DELETE CASCADE); its messages, in every generation, in the same
+-- statement. Returns a row when the topic existed.
+WITH messages AS (DELETE FROM {schema}topic_messages WHERE topic = $1)
+DELETE FROM {schema}topics WHERE name = $1 RETURNING 1;
 
 -- name: SubscriptionDelete
 -- Its lanes go with it (ON DELETE CASCADE).

@@ -632,7 +632,7 @@ var (
 	jobsParentResults = def(stmt[[]int64]{name: "JobsParentResults", cols: 5, args: oneArg[[]int64]})
 
 	// Topics (topics.go).
-	topicCreate = def(stmt[topicCreateParams]{name: "TopicCreate", cols: 4,
+	topicCreate = def(stmt[topicCreateParams]{name: "TopicCreate", cols: 5,
 		args: func(p *topicCreateParams) []any { return []any{p.Name, p.Lanes, p.RetentionMS} }})
 	topicList    = def(stmt[struct{}]{name: "TopicList", cols: 5, args: noArgs})
 	topicPublish = def(stmt[topicPublishParams]{name: "TopicPublish", cols: 1,
@@ -640,6 +640,7 @@ var (
 	subscriptionCreate = def(stmt[subscriptionCreateParams]{name: "SubscriptionCreate", cols: 1,
 		args: func(p *subscriptionCreateParams) []any { return []any{p.Topic, p.Name, p.MaxAttempts, p.Start} }})
 	topicExists        = def(stmt[string]{name: "TopicExists", cols: 1, args: oneArg[string]})
+	topicDelete        = def(stmt[string]{name: "TopicDelete", cols: 1, args: oneArg[string]})
 	subscriptionDelete = def(stmt[topicName]{name: "SubscriptionDelete",
 		args: func(p *topicName) []any { return []any{p.Topic, p.Name} }})
 	topicLease = def(stmt[topicLeaseParams]{name: "TopicLease", cols: 7,

@@ -1296,6 +1296,20 @@ FROM n;
 -- name: TopicExists
 SELECT 1 FROM {schema}topics WHERE name = ?1;
 
+-- name: TopicDelete
+-- ?1 name. TopicDeleteMessages, TopicDeleteLanes and
+-- TopicDeleteSubscriptions run first, in the same transaction.
+DELETE FROM {schema}topics WHERE name = ?1;
+
+-- name: TopicDeleteMessages
+DELETE FROM {schema}topic_messages WHERE topic = ?1;
+
+-- name: TopicDeleteLanes
+DELETE FROM {schema}topic_lanes WHERE topic = ?1;
+
+-- name: TopicDeleteSubscriptions
+DELETE FROM {schema}topic_subscriptions WHERE topic = ?1;
+
 -- name: SubscriptionDelete
 DELETE FROM {schema}topic_subscriptions WHERE topic = ?1 AND name = ?2;
 

@@ -639,11 +639,15 @@ var (
 		args: func(p *subscriptionCreateParams) []any { return []any{p.Topic, p.Name, p.MaxAttempts, p.Now} }})
 	subscriptionLanes = def(stmt[subscriptionLanesParams]{name: "SubscriptionLanes",
 		args: func(p *subscriptionLanesParams) []any { return []any{p.Topic, p.Name, p.Start} }})
-	topicExists             = def(stmt[string]{name: "TopicExists", cols: 1, args: oneArg[string]})
-	subscriptionDelete      = def(stmt[topicName]{name: "SubscriptionDelete", args: topicNameArgs})
-	subscriptionDeleteLanes = def(stmt[topicName]{name: "SubscriptionDeleteLanes", args: topicNameArgs})
-	topicLastID             = def(stmt[struct{}]{name: "TopicLastID", cols: 1, args: noArgs})
-	topicLeaseCandidates    = def(stmt[topicCandidatesParams]{name: "TopicLeaseCandidates", cols: 4,
+	topicExists              = def(stmt[string]{name: "TopicExists", cols: 1, args: oneArg[string]})
+	topicDelete              = def(stmt[string]{name: "TopicDelete", args: oneArg[string]})
+	topicDeleteMessages      = def(stmt[string]{name: "TopicDeleteMessages", args: oneArg[string]})
+	topicDeleteLanes         = def(stmt[string]{name: "TopicDeleteLanes", args: oneArg[string]})
+	topicDeleteSubscriptions = def(stmt[string]{name: "TopicDeleteSubscriptions", args: oneArg[string]})
+	subscriptionDelete       = def(stmt[topicName]{name: "SubscriptionDelete", args: topicNameArgs})
+	subscriptionDeleteLanes  = def(stmt[topicName]{name: "SubscriptionDeleteLanes", args: topicNameArgs})
+	topicLastID              = def(stmt[struct{}]{name: "TopicLastID", cols: 1, args: noArgs})
+	topicLeaseCandidates     = def(stmt[topicCandidatesParams]{name: "TopicLeaseCandidates", cols: 4,
 		args: func(p *topicCandidatesParams) []any { return []any{p.Topics, p.Subscriptions, p.Now, p.Max} }})
 	topicLease = def(stmt[topicLeaseParams]{name: "TopicLease", cols: 6,
 		args: func(p *topicLeaseParams) []any { return []any{p.Candidates, p.Owner, p.Token, p.Expires, p.Now} }})

@@ -426,6 +426,8 @@ func (s *Server) routes() {
 		// Topics (topics.go).
 		"GET /v1/topics":                                       {reader, s.listTopics},
 		"POST /v1/topics":                                      {admin, s.createTopic},
+		"GET /v1/topics/{topic}":                               {reader, s.getTopic},
+		"DELETE /v1/topics/{topic}":                            {admin, s.deleteTopic},
 		"POST /v1/topics/{topic}/publish":                      {[]Scope{ScopeEnqueue}, s.publish},
 		"POST /v1/messages":                                    {[]Scope{ScopeEnqueue}, s.publishMany},
 		"GET /v1/topics/{topic}/lag":                           {reader, s.topicLag},
