@@ -294,6 +294,8 @@ type Executor interface {
 	SearchExecutor
 	// Routing and the worker registry (routing.go).
 	RoutingExecutor
+	// The bulk actions of drover serve (bulk.go).
+	BulkTaskExecutor
 }
 
 // Listener delivers insert notifications from other connections and

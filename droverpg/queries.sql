@@ -1853,3 +1853,22 @@ moved AS (
 SELECT id, 'discarded', flow & 27 /*FlowEnd*/, queue, ordering_key FROM done
 UNION ALL
 SELECT id, 'available', 0, queue, NULL FROM fell;
+
+-- name: BulkTaskInsert
+-- $1 action, $2-$4 the filter (queue, kind, state), $5 IDs selected, $6
+-- status, $7 now, $8 how many tasks to keep: older ones are deleted in the
+-- same statement.
+WITH ins AS (
+    INSERT INTO {schema}bulk_tasks (action, queue, kind, state, selected, status, started_at, updated_at)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING id
+), old AS (
+    DELETE FROM {schema}bulk_tasks WHERE id <= (SELECT id FROM ins) - $8
+)
+SELECT id FROM ins;
+
+-- name: BulkTaskUpdate
+UPDATE {schema}bulk_tasks SET status = $2, matched = $3, changed = $4, error = $5, updated_at = $6 WHERE id = $1;
+
+-- name: BulkTaskGet
+SELECT id, action, queue, kind, state, selected, status, matched, changed, error, started_at, updated_at
+FROM {schema}bulk_tasks WHERE id = $1;

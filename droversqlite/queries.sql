@@ -1592,3 +1592,20 @@ FROM (
 )
 WHERE true
 RETURNING id, state, flow & 27 /*FlowEnd*/, queue, ordering_key;
+
+-- name: BulkTaskInsert
+-- ?1 action, ?2-?4 the filter (queue, kind, state), ?5 IDs selected, ?6
+-- status, ?7 now. BulkTaskPrune follows in the same transaction.
+INSERT INTO {schema}bulk_tasks (action, queue, kind, state, selected, status, started_at, updated_at)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7) RETURNING id;
+
+-- name: BulkTaskPrune
+-- ?1 the newest task's ID, ?2 how many tasks to keep.
+DELETE FROM {schema}bulk_tasks WHERE id <= ?1 - ?2;
+
+-- name: BulkTaskUpdate
+UPDATE {schema}bulk_tasks SET status = ?2, matched = ?3, changed = ?4, error = ?5, updated_at = ?6 WHERE id = ?1;
+
+-- name: BulkTaskGet
+SELECT id, action, queue, kind, state, selected, status, matched, changed, error, started_at, updated_at
+FROM {schema}bulk_tasks WHERE id = ?1;

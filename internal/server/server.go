@@ -245,7 +245,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, remote: cfg.Client.Remote(), stopping: make(chan struct{}), sessions: newSessions(cfg.SessionTTL), waiter: newWaiter(), inflight: newInflight(),
 		metrics: newMetrics(cfg.Client, cfg.PoolStats, cfg.MaxLabelValues, cfg.LabelTTL), history: &history{}, topicSamples: &topicSamples{}, routeSample: &routeSample{}, pages: newPages(),
-		mux: http.NewServeMux(), pagePatterns: map[string]bool{}, bulkTasks: newBulkTasks(), claimSizes: newClaimSizes()}
+		mux: http.NewServeMux(), pagePatterns: map[string]bool{}, bulkTasks: newBulkTasks(cfg.Driver, cfg.Logger), claimSizes: newClaimSizes()}
 	s.auth.Store(newAuthenticator(cfg.Tokens))
 	s.routes()
 	return s, nil
