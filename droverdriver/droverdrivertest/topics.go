@@ -74,6 +74,19 @@ func testTopics(t *testing.T, setup opener) {
 		})
 		return leased
 	}
+	// topicU adds topic "u" of one lane with subscription "a", from the
+	// earliest message, beside "t".
+	topicU := func(t *testing.T, te droverdriver.TopicExecutor) {
+		t.Helper()
+		ctx := context.Background()
+		if _, err := te.TopicCreate(ctx, droverdriver.TopicParams{Name: "u", Lanes: 1, Now: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := te.SubscriptionCreate(ctx, droverdriver.SubscriptionParams{Topic: "u", Name: "a", MaxAttempts: 3,
+			Start: droverdriver.StartEarliest, Now: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	read := func(t *testing.T, te droverdriver.TopicExecutor, l droverdriver.LeasedLane) []*droverdriver.MessageRow {
 		t.Helper()
 		rows, err := te.TopicRead(context.Background(), droverdriver.TopicReadParams{Topics: []string{l.Topic}, Lanes: []int{l.Lane},
@@ -111,13 +124,7 @@ func testTopics(t *testing.T, setup opener) {
 		t.Parallel()
 		ctx := context.Background()
 		_, te := topics(t, 2, "a", "b")
-		if _, err := te.TopicCreate(ctx, droverdriver.TopicParams{Name: "u", Lanes: 1, Now: time.Now()}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := te.SubscriptionCreate(ctx, droverdriver.SubscriptionParams{Topic: "u", Name: "a", MaxAttempts: 3,
-			Start: droverdriver.StartEarliest, Now: time.Now()}); err != nil {
-			t.Fatal(err)
-		}
+		topicU(t, te)
 		publish(t, te, 0, "t1", "t2")
 		if _, err := te.TopicPublish(ctx, []droverdriver.PublishParams{{Topic: "u", Lane: 0, Payload: []byte("u1")}}); err != nil {
 			t.Fatal(err)
@@ -169,13 +176,7 @@ func testTopics(t *testing.T, setup opener) {
 		t.Parallel()
 		ctx := context.Background()
 		d, te := topics(t, 2, "a")
-		if _, err := te.TopicCreate(ctx, droverdriver.TopicParams{Name: "u", Lanes: 1, Now: time.Now()}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := te.SubscriptionCreate(ctx, droverdriver.SubscriptionParams{Topic: "u", Name: "a", MaxAttempts: 3,
-			Start: droverdriver.StartEarliest, Now: time.Now()}); err != nil {
-			t.Fatal(err)
-		}
+		topicU(t, te)
 		heard := listen(t, d)
 		ids, err := te.TopicPublish(ctx, []droverdriver.PublishParams{{Topic: "t", Lane: 1, Payload: []byte("t1")},
 			{Topic: "u", Lane: 0, Payload: []byte("u1")}, {Topic: "t", Lane: 1, Payload: []byte("t2")}})
@@ -303,13 +304,7 @@ func testTopics(t *testing.T, setup opener) {
 		t.Parallel()
 		ctx := context.Background()
 		_, te := topics(t, 2, "a", "b")
-		if _, err := te.TopicCreate(ctx, droverdriver.TopicParams{Name: "u", Lanes: 1, Now: time.Now()}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := te.SubscriptionCreate(ctx, droverdriver.SubscriptionParams{Topic: "u", Name: "a", MaxAttempts: 3,
-			Start: droverdriver.StartEarliest, Now: time.Now()}); err != nil {
-			t.Fatal(err)
-		}
+		topicU(t, te)
 		publish(t, te, 0, "1", "2")
 		publish(t, te, 1, "3")
 		if _, err := te.TopicPublish(ctx, []droverdriver.PublishParams{{Topic: "u", Lane: 0, Payload: []byte("4")}}); err != nil {

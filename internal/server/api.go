@@ -777,15 +777,9 @@ func (s *Server) queueCall(w http.ResponseWriter, r *http.Request, change func(c
 			return badRequest("query parameter %q: unknown (use %s)", k, strings.Join(taken, ", "))
 		}
 	}
-	create := false
-	if query.Has("create") {
-		switch query.Get("create") {
-		case "true", "1":
-			create = true
-		case "false", "0":
-		default:
-			return badRequest("create %q: use true or false", query.Get("create"))
-		}
+	create, err := queryBool(query, "create")
+	if err != nil {
+		return err
 	}
 	if !create {
 		known, err := s.cfg.Client.QueueKnown(r.Context(), name)
