@@ -87,6 +87,21 @@ func (l *Local) Run(ctx context.Context, dir, name string, args ...string) ([]by
 // directory when empty) that the server's account owns and can reach.
 func (l *Local) MakeDir(parent string) (string, error) { return makeBaseDir(parent, l.owner) }
 
+// Mkdir creates the directory path, owned by the server's account and
+// closed to others (0700), as PostgreSQL and pg_autoctl want their
+// directories.
+func (l *Local) Mkdir(path string) error {
+	if err := os.Mkdir(path, 0o700); err != nil {
+		return fmt.Errorf("pgcluster: %w", err)
+	}
+	if l.owner != nil {
+		if err := os.Chown(path, l.owner.uid, l.owner.gid); err != nil {
+			return fmt.Errorf("pgcluster: chown %s: %w", path, err)
+		}
+	}
+	return nil
+}
+
 // WriteFile writes a file the server's account owns, with the 0600
 // permissions PostgreSQL expects of the files in its data directory.
 func (l *Local) WriteFile(path string, data []byte) error {
@@ -103,12 +118,18 @@ func (l *Local) WriteFile(path string, data []byte) error {
 
 // findBinDir locates initdb and pg_ctl on PATH, falling back to the newest
 // Debian-style /usr/lib/postgresql/<version>/bin, which is not on PATH by
-// default.
+// default. Links are followed to the installation's own directory, where
+// the other tools are (pg_controldata, pg_basebackup, which pg_autoctl
+// looks for beside pg_ctl, and links on PATH often leave out).
 func findBinDir() (string, error) {
 	initdb, err1 := exec.LookPath("initdb")
 	pgCtl, err2 := exec.LookPath("pg_ctl")
-	if err1 == nil && err2 == nil && filepath.Dir(absPath(initdb)) == filepath.Dir(absPath(pgCtl)) {
-		return filepath.Dir(absPath(pgCtl)), nil
+	if err1 == nil && err2 == nil {
+		initdb, err1 = filepath.EvalSymlinks(absPath(initdb))
+		pgCtl, err2 = filepath.EvalSymlinks(absPath(pgCtl))
+		if err1 == nil && err2 == nil && filepath.Dir(initdb) == filepath.Dir(pgCtl) {
+			return filepath.Dir(pgCtl), nil
+		}
 	}
 	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
 	sort.Slice(dirs, func(i, j int) bool {

@@ -56,18 +56,17 @@ func tree(pid int, parents map[int]int) []int {
 	return out
 }
 
-// Kill sends SIGKILL to pid and every descendant, all at once as far as
-// the kernel allows: it first stops the whole tree (SIGSTOP), reading it
-// again until no new process appears, so that no process forks a
-// replacement for a killed one or notices its parent's death and acts on
-// it, and then kills every stopped process. It returns the PIDs killed.
-func Kill(pid int) ([]int, error) {
+// Stop sends SIGSTOP to pid and every descendant, reading the tree again
+// until no new process appears, so that none forks or acts while stopped
+// ones cannot. It returns the PIDs stopped, parents first; SIGCONT to each
+// resumes them.
+func Stop(pid int) ([]int, error) {
 	stopped := map[int]bool{}
 	var order []int
 	for {
 		pids, err := Tree(pid)
 		if err != nil {
-			return nil, err
+			return order, err
 		}
 		fresh := 0
 		for _, p := range pids {
@@ -76,21 +75,33 @@ func Kill(pid int) ([]int, error) {
 			}
 			fresh++
 			if err := syscall.Kill(p, syscall.SIGSTOP); err != nil && !errors.Is(err, syscall.ESRCH) {
-				return nil, fmt.Errorf("proctree: stopping %d: %w", p, err)
+				return order, fmt.Errorf("proctree: stopping %d: %w", p, err)
 			}
 			stopped[p] = true
 			order = append(order, p)
 		}
 		if fresh == 0 {
-			break
+			return order, nil
 		}
 	}
-	for _, p := range order {
+}
+
+// Kill sends SIGKILL to pid and every descendant, all at once as far as
+// the kernel allows: it first stops the whole tree (Stop), so that no
+// process forks a replacement for a killed one or notices its parent's
+// death and acts on it, and then kills every stopped process. It returns
+// the PIDs killed.
+func Kill(pid int) ([]int, error) {
+	pids, err := Stop(pid)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range pids {
 		if err := syscall.Kill(p, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 			return nil, fmt.Errorf("proctree: killing %d: %w", p, err)
 		}
 	}
-	return order, nil
+	return pids, nil
 }
 
 // parentsByPID reads the parent of every process from /proc/PID/stat.
