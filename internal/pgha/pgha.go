@@ -495,7 +495,8 @@ func postmaster(n *Node) (int, error) {
 // Failover is what one failover took.
 type Failover struct {
 	From, To *Node
-	// Killed is when the primary's machine was killed, and Writable how
+	// Killed is when the primary's machine had been killed (every process
+	// stopped, then killed), and Writable how
 	// long from then until a new connection through URL committed a write
 	// on the new primary: detection, promotion and reconnection, as a
 	// client sees them.
@@ -510,10 +511,11 @@ func (s *Set) FailPrimary(ctx context.Context) (Failover, error) {
 	if err != nil {
 		return Failover{}, err
 	}
-	f := Failover{From: from, Killed: time.Now()}
+	f := Failover{From: from}
 	if err := s.Kill(from); err != nil {
 		return f, err
 	}
+	f.Killed = time.Now()
 	port, err := s.WaitWritable(ctx, from)
 	if err != nil {
 		return f, err
@@ -647,6 +649,12 @@ func (s *Set) stopNode(n *Node) error {
 	k, exited := n.keeper, n.exited
 	n.mu.Unlock()
 	if k != nil {
+		// A paused node must run to stop.
+		if pids, err := proctree.Tree(k.Process.Pid); err == nil {
+			for _, p := range pids {
+				_ = syscall.Kill(p, syscall.SIGCONT)
+			}
+		}
 		_ = k.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-exited:
@@ -660,7 +668,10 @@ func (s *Set) stopNode(n *Node) error {
 	if pid, err := postmaster(n); err == nil && syscall.Kill(pid, 0) == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		if out, err := s.local.Run(ctx, s.base, s.local.Bin("pg_ctl"), "-D", n.dir, "-m", "immediate", "-w", "stop"); err != nil {
+		// A server killed with its keeper may linger as a zombie, which
+		// pg_ctl finds not running.
+		out, err := s.local.Run(ctx, s.base, s.local.Bin("pg_ctl"), "-D", n.dir, "-m", "immediate", "-w", "stop")
+		if err != nil && !strings.Contains(string(out), "No server running") {
 			return fmt.Errorf("pgha: stopping %s: %w\n%s", n.Name, err, out)
 		}
 	}
