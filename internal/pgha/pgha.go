@@ -314,14 +314,23 @@ func (s *Set) startKeeper(n *Node, args ...string) error {
 	return nil
 }
 
+// connectTimeout bounds each host's connection attempt in URL. Without it
+// a client's first host, hung rather than dead (a stalled machine, a
+// partition: the kernel still accepts the connection, nobody answers),
+// would take the whole of the caller's deadline, and the second host would
+// never be tried.
+const connectTimeout = 2 * time.Second
+
 // URL is the multi-host URL of the data nodes: a client tries them in
-// turn and keeps the one that takes writes, the primary.
+// turn, each for at most connectTimeout, and keeps the one that takes
+// writes, the primary.
 func (s *Set) URL() string {
 	hosts := make([]string, len(s.nodes))
 	for i, n := range s.nodes {
 		hosts[i] = "127.0.0.1:" + strconv.Itoa(n.Port)
 	}
-	return fmt.Sprintf("postgres://%s@%s/%s?sslmode=disable&target_session_attrs=read-write", user, strings.Join(hosts, ","), Database)
+	return fmt.Sprintf("postgres://%s@%s/%s?sslmode=disable&target_session_attrs=read-write&connect_timeout=%d",
+		user, strings.Join(hosts, ","), Database, connectTimeout/time.Second)
 }
 
 // NodeURL is the URL of one node alone.
@@ -540,9 +549,9 @@ func (s *Set) WaitWritable(ctx context.Context, not *Node) (int, error) {
 	}, func(ctx context.Context) (bool, error) {
 		// Each attempt bounded: a commit on a primary still waiting for
 		// its lost standby would otherwise hang the wait.
-		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		ctx, cancel := context.WithTimeout(ctx, time.Duration(len(s.nodes)+1)*connectTimeout)
 		defer cancel()
-		conn, err := pgx.Connect(ctx, s.URL()+"&connect_timeout=2")
+		conn, err := pgx.Connect(ctx, s.URL())
 		if err != nil {
 			last = err
 			return false, nil
