@@ -217,7 +217,7 @@ func (s *Set) start(ctx context.Context, settings map[string]string) error {
 	if err := s.createNode(node2); err != nil {
 		return err
 	}
-	if err := s.WaitStable(ctx); err != nil {
+	if err := s.waitStable(ctx); err != nil {
 		return err
 	}
 	s.logf("pgha: ready at %s (monitor %s)", s.URL(), s.MonitorURL())
@@ -346,9 +346,6 @@ func (s *Set) monitorURL(role, db string) string {
 	return fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=disable", role, s.monitor.Port, db)
 }
 
-// Nodes returns the data nodes.
-func (s *Set) Nodes() []*Node { return slices.Clone(s.nodes) }
-
 // states reads each data node's reported and assigned state from the
 // monitor, as "reported/assigned" by node name.
 func (s *Set) states(ctx context.Context) (map[string]string, error) {
@@ -388,10 +385,10 @@ func (s *Set) waitStates(ctx context.Context, want map[string]string) error {
 	})
 }
 
-// WaitStable waits until one data node is primary and the other its
+// waitStable waits until one data node is primary and the other its
 // secondary, both as reported and as assigned: from then on the primary
 // replicates synchronously, and a commit it acknowledges is on both.
-func (s *Set) WaitStable(ctx context.Context) error {
+func (s *Set) waitStable(ctx context.Context) error {
 	var last map[string]string
 	return s.waitFor(ctx, func() string { return fmt.Sprintf("a primary and a secondary (last %v)", last) }, func(ctx context.Context) (bool, error) {
 		got, err := s.states(ctx)
@@ -536,6 +533,9 @@ func (s *Set) FailPrimary(ctx context.Context) (Failover, error) {
 		}
 	}
 	s.logf("pgha: failover %s -> %s: writable after %s", from.Name, f.To.Name, f.Writable.Round(time.Millisecond))
+	if events, err := s.events(ctx, 8); err == nil {
+		s.logf("pgha: the monitor's last events:\n%s", strings.Join(events, "\n"))
+	}
 	return f, nil
 }
 
@@ -566,9 +566,9 @@ func (s *Set) WaitWritable(ctx context.Context, not *Node) (int, error) {
 	return port, err
 }
 
-// Events returns the monitor's last n events, oldest first, as lines: what
+// events returns the monitor's last n events, oldest first, as lines: what
 // it decided, when, and why.
-func (s *Set) Events(ctx context.Context, n int) ([]string, error) {
+func (s *Set) events(ctx context.Context, n int) ([]string, error) {
 	conn, err := pgx.Connect(ctx, s.MonitorURL())
 	if err != nil {
 		return nil, err
