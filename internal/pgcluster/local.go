@@ -267,6 +267,22 @@ func ensureTraversable(dir string) error {
 	}
 }
 
+// PostmasterPID reads the PID of the server running on dataDir from its
+// postmaster.pid, whose first line it is. A server that is not running
+// has no such file.
+func PostmasterPID(dataDir string) (int, error) {
+	data, err := os.ReadFile(filepath.Join(dataDir, "postmaster.pid"))
+	if err != nil {
+		return 0, fmt.Errorf("pgcluster: reading the postmaster's PID: %w", err)
+	}
+	first, _, _ := strings.Cut(string(data), "\n")
+	pid, err := strconv.Atoi(strings.TrimSpace(first))
+	if err != nil {
+		return 0, fmt.Errorf("pgcluster: %s/postmaster.pid starts with %q, not a PID", dataDir, first)
+	}
+	return pid, nil
+}
+
 // FreePort asks the kernel for an unused loopback port. The port is
 // released before a server binds it, so there is a small race; callers
 // that pick ports this way retry a start that finds the port taken.

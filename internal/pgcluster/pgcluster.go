@@ -307,14 +307,9 @@ func (c *Cluster) startLocked(ctx context.Context) error {
 // enterGroup moves the running server into its CPU group: the postmaster,
 // whose PID heads postmaster.pid, and the processes it has already forked.
 func (c *Cluster) enterGroup() error {
-	data, err := os.ReadFile(filepath.Join(c.dataDir, "postmaster.pid"))
+	pid, err := PostmasterPID(c.dataDir)
 	if err != nil {
-		return fmt.Errorf("pgcluster: reading the postmaster's PID: %w", err)
-	}
-	first, _, _ := strings.Cut(string(data), "\n")
-	pid, err := strconv.Atoi(strings.TrimSpace(first))
-	if err != nil {
-		return fmt.Errorf("pgcluster: postmaster.pid starts with %q, not a PID", first)
+		return err
 	}
 	if err := c.cpu.AddTree(pid); err != nil {
 		return fmt.Errorf("pgcluster: moving the server into %s: %w", c.cpu.Dir(), err)

@@ -151,11 +151,17 @@ func (s *Set) start(ctx context.Context, settings map[string]string) error {
 		"XDG_DATA_HOME=" + filepath.Join(s.base, "share"),
 		"XDG_RUNTIME_DIR=" + filepath.Join(s.base, "run"),
 	}
+	used := map[int]bool{}
 	newNode := func(name string) (*Node, error) {
-		port, err := pgcluster.FreePort()
-		if err != nil {
-			return nil, err
+		// The kernel may hand out a port it just released again.
+		port := 0
+		for port == 0 || used[port] {
+			var err error
+			if port, err = pgcluster.FreePort(); err != nil {
+				return nil, err
+			}
 		}
+		used[port] = true
 		return &Node{Name: name, Port: port, dir: filepath.Join(s.base, name), log: filepath.Join(s.base, name+".log")}, nil
 	}
 	var err error
@@ -484,20 +490,6 @@ func (s *Set) Pause(n *Node) (resume func() error, err error) {
 	return cont, nil
 }
 
-// postmaster reads the PID of n's running server from postmaster.pid.
-func postmaster(n *Node) (int, error) {
-	data, err := os.ReadFile(filepath.Join(n.dir, "postmaster.pid"))
-	if err != nil {
-		return 0, fmt.Errorf("pgha: %s has no running server: %w", n.Name, err)
-	}
-	first, _, _ := strings.Cut(string(data), "\n")
-	pid, err := strconv.Atoi(strings.TrimSpace(first))
-	if err != nil {
-		return 0, fmt.Errorf("pgha: %s: postmaster.pid starts with %q", n.Name, first)
-	}
-	return pid, nil
-}
-
 // Failover is what one failover took.
 type Failover struct {
 	From, To *Node
@@ -674,7 +666,7 @@ func (s *Set) stopNode(n *Node) error {
 	}
 	// A server whose keeper was killed alone, or that outlived it, is
 	// stopped here: nothing of the set may outlive Stop.
-	if pid, err := postmaster(n); err == nil && syscall.Kill(pid, 0) == nil {
+	if pid, err := pgcluster.PostmasterPID(n.dir); err == nil && syscall.Kill(pid, 0) == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		// A server killed with its keeper may linger as a zombie, which
