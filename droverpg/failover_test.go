@@ -48,13 +48,14 @@ func (r *runs) of(id int64) int {
 	return r.n[id]
 }
 
-// failoverSetup starts a set and a client on it whose workers count their
-// runs, with short leases (they expire during a failover) and the given
-// poll interval.
-func failoverSetup(t *testing.T, queues map[string]drover.QueueConfig, poll time.Duration) (*pgha.Set, *drover.Client[pgx.Tx], *runs) {
+// failoverSetup starts a set with opts and a client on it whose workers
+// count their runs, with short leases (they expire during a failover) and
+// the given poll interval.
+func failoverSetup(t *testing.T, opts pgha.Options, queues map[string]drover.QueueConfig, poll time.Duration) (*pgha.Set, *drover.Client[pgx.Tx], *runs) {
 	t.Helper()
 	ctx := context.Background()
-	set := pgha.StartTest(t, pgha.Options{Dir: t.TempDir(), Settings: map[string]string{"fsync": "off"}})
+	opts.Dir, opts.Settings = t.TempDir(), map[string]string{"fsync": "off"}
+	set := pgha.StartTest(t, opts)
 	cfg, err := pgxpool.ParseConfig(set.URL())
 	if err != nil {
 		t.Fatal(err)
@@ -127,7 +128,7 @@ func (w testLog) Write(p []byte) (int, error) {
 // apart (the notifier's LISTEN connection).
 func TestFollowsFailover(t *testing.T) {
 	ctx := context.Background()
-	set, client, r := failoverSetup(t, map[string]drover.QueueConfig{drover.DefaultQueue: {MaxWorkers: 20}}, 10*time.Minute)
+	set, client, r := failoverSetup(t, pgha.Options{}, map[string]drover.QueueConfig{drover.DefaultQueue: {MaxWorkers: 20}}, 10*time.Minute)
 
 	// The load: producers insert small batches until stopped, keeping
 	// the IDs of the inserts that were acknowledged.
@@ -202,7 +203,18 @@ func TestFollowsFailover(t *testing.T) {
 	var counts map[drover.JobState]int64
 	if !waitfor.Within(2*time.Minute, func() bool {
 		counts, err = client.JobCountByState(ctx, drover.DefaultQueue)
-		return err == nil && counts[drover.JobStateAvailable]+counts[drover.JobStateRunning] == 1 // the long job
+		if err != nil {
+			return false
+		}
+		j, err := client.JobGet(ctx, long.ID)
+		if err != nil {
+			return false
+		}
+		left := counts[drover.JobStateAvailable] + counts[drover.JobStateRunning]
+		if !j.State.Finished() {
+			left-- // the long job may still run
+		}
+		return left == 0
 	}) {
 		t.Fatalf("jobs not done 2 minutes after the failover: %v (last error %v)", counts, err)
 	}
@@ -252,7 +264,8 @@ func TestFollowsFailover(t *testing.T) {
 // once, with no lease expired to explain it.
 func TestFailoverKeepsStrictClaims(t *testing.T) {
 	ctx := context.Background()
-	set, client, r := failoverSetup(t, map[string]drover.QueueConfig{"strict": {MaxWorkers: 10}}, 100*time.Millisecond)
+	set, client, r := failoverSetup(t, pgha.Options{UnhealthyAfter: 10 * time.Second},
+		map[string]drover.QueueConfig{"strict": {MaxWorkers: 10}}, 100*time.Millisecond)
 	if _, err := client.QueueSetStrictOrder(ctx, "strict", 5); err != nil {
 		t.Fatal(err)
 	}
@@ -265,12 +278,12 @@ func TestFailoverKeepsStrictClaims(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The jobs fall due 700 ms from now, when a poll finds them: inserts
-	// wait for the standby, which is about to hang, and their claims must
-	// come after it hangs. The hang must stay short of the 3 s after which
-	// the monitor would count the standby out and no failover could
-	// promote it.
-	due := time.Now().Add(700 * time.Millisecond)
+	// The jobs fall due 3 s from now, when a poll finds them: inserts wait
+	// for the standby, which is about to hang, and their claims must come
+	// after it hangs. The hang must stay short of the 10 s after which the
+	// monitor would count the standby out, and no failover could promote
+	// it.
+	due := time.Now().Add(3 * time.Second)
 	params := make([]drover.InsertManyParams, 100)
 	for i := range params {
 		params[i] = drover.InsertManyParams{Args: failoverArgs{Ms: 10}, Opts: &drover.InsertOpts{Queue: "strict", RunAt: due}}

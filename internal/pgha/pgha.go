@@ -81,6 +81,11 @@ type Options struct {
 	Settings map[string]string
 	// Logf, if set, receives progress messages.
 	Logf func(format string, args ...any)
+	// UnhealthyAfter is how long the monitor waits for news of a node
+	// before it counts the node out (node_considered_unhealthy_timeout);
+	// zero means 3 s. A test that hangs a standby on purpose raises it:
+	// a standby counted out cannot be promoted until it catches up again.
+	UnhealthyAfter time.Duration
 }
 
 // Node is one PostgreSQL server of the set, with its keeper (or the
@@ -132,13 +137,13 @@ func Start(ctx context.Context, opts Options) (*Set, error) {
 	if s.logf == nil {
 		s.logf = func(string, ...any) {}
 	}
-	if err := s.start(ctx, opts.Settings); err != nil {
+	if err := s.start(ctx, opts); err != nil {
 		return nil, errors.Join(err, s.Stop())
 	}
 	return s, nil
 }
 
-func (s *Set) start(ctx context.Context, settings map[string]string) error {
+func (s *Set) start(ctx context.Context, opts Options) error {
 	// pg_autoctl keeps its configuration, state and PID files under the
 	// XDG directories: ours, so that nothing outlives the set.
 	for _, d := range []string{"config", "share", "run"} {
@@ -177,7 +182,11 @@ func (s *Set) start(ctx context.Context, settings map[string]string) error {
 	}
 
 	// The monitor.
-	if err := s.initdb(ctx, s.monitor, monitorSettings); err != nil {
+	monitor := maps.Clone(monitorSettings)
+	if opts.UnhealthyAfter > 0 {
+		monitor["pgautofailover.node_considered_unhealthy_timeout"] = strconv.FormatInt(opts.UnhealthyAfter.Milliseconds(), 10)
+	}
+	if err := s.initdb(ctx, s.monitor, monitor); err != nil {
 		return err
 	}
 	if err := s.autoctlRun(ctx, "create", "monitor", "--pgdata", s.monitor.dir, "--pgport", strconv.Itoa(s.monitor.Port),
@@ -204,7 +213,7 @@ func (s *Set) start(ctx context.Context, settings map[string]string) error {
 	// which pg_autoctl copies from it with pg_basebackup.
 	node1, node2 := s.nodes[0], s.nodes[1]
 	all := maps.Clone(nodeSettings)
-	maps.Copy(all, settings)
+	maps.Copy(all, opts.Settings)
 	if err := s.initdb(ctx, node1, all); err != nil {
 		return err
 	}
