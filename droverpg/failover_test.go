@@ -20,7 +20,8 @@ import (
 
 // The failover tests run Drover on a pg_auto_failover set (internal/pgha)
 // through its multi-host URL and kill the primary's machine. They start a
-// set each and are skipped unless DROVER_TEST_FAILOVER is set (CI sets it).
+// set each, so they run in parallel, and are skipped unless
+// DROVER_TEST_FAILOVER is set (CI sets it).
 
 type failoverArgs struct {
 	Ms int `json:"ms"`
@@ -127,6 +128,7 @@ func (w testLog) Write(p []byte) (int, error) {
 // insert after the failover is claimed at once, with polls ten minutes
 // apart (the notifier's LISTEN connection).
 func TestFollowsFailover(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	set, client, r := failoverSetup(t, pgha.Options{}, map[string]drover.QueueConfig{drover.DefaultQueue: {MaxWorkers: 20}}, 10*time.Minute)
 
@@ -263,6 +265,7 @@ func TestFollowsFailover(t *testing.T) {
 // would be waiting again on the new primary and run a second time at
 // once, with no lease expired to explain it.
 func TestFailoverKeepsStrictClaims(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	set, client, r := failoverSetup(t, pgha.Options{UnhealthyAfter: 10 * time.Second},
 		map[string]drover.QueueConfig{"strict": {MaxWorkers: 10}}, 100*time.Millisecond)
