@@ -106,12 +106,13 @@ type bundle struct {
 	// which finish and heartbeat requests echo.
 	leases map[int64]string
 	srv    *server.Server
+	driver droverdriver.Driver
 }
 
 func setup(t *testing.T, open func(t *testing.T) (droverdriver.Driver, testClient), mutate ...func(*server.Config)) *bundle {
 	t.Helper()
 	d, client := open(t)
-	b := &bundle{client: client, tokens: map[server.Scope]string{}, leases: map[int64]string{}}
+	b := &bundle{client: client, tokens: map[server.Scope]string{}, leases: map[int64]string{}, driver: d}
 	var toks []server.Token
 	for _, sc := range []server.Scope{server.ScopeEnqueue, server.ScopeWork, server.ScopeAdmin} {
 		secret, tok, err := server.NewToken("t-"+string(sc), []server.Scope{sc})
