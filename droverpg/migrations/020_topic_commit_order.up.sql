@@ -63,26 +63,30 @@ BEGIN
         SELECT pg_snapshot_xmax(s)::text::bigint AS xmax,
             ARRAY(SELECT x::text::bigint FROM pg_snapshot_xip(s) AS x) AS running
         FROM pg_current_snapshot() AS s),
+    -- The newest pass, the last entry of the primary key (older rows
+    -- the passes deleted stay behind it while vacuum is held back).
     prev AS MATERIALIZED (
-        SELECT pass_xmax AS xmax, xids FROM (
-            SELECT pass_xmax, xids FROM {schema}topic_sequencer
-            UNION ALL SELECT 0, '{}') AS p
-        ORDER BY pass_xmax DESC LIMIT 1),
+        SELECT coalesce(p.pass_xmax, 0) AS xmax, coalesce(p.xids, '{}') AS xids
+        FROM (SELECT) AS one LEFT JOIN LATERAL (
+            SELECT pass_xmax, xids FROM {schema}topic_sequencer ORDER BY pass_xmax DESC LIMIT 1) AS p ON true),
     -- Transactions of the last pass's list that have ended since: their
     -- messages, if they committed any, are readable now.
     ended AS MATERIALIZED (
         SELECT ARRAY(SELECT -x FROM unnest(prev.xids) AS x WHERE x <> ALL (snap.running)) AS negs FROM prev, snap),
+    -- Bounds as scalar subqueries, so that they are index conditions.
     found AS MATERIALIZED (
-        SELECT m.id, m.xid FROM {schema}topic_messages AS m, prev, snap
-        WHERE m.xid < 0 AND m.xid > -snap.xmax AND m.xid <= -prev.xmax
+        SELECT m.id, m.xid FROM {schema}topic_messages AS m
+        WHERE m.xid < 0 AND m.xid > -(SELECT xmax FROM snap) AND m.xid <= -(SELECT xmax FROM prev)
         UNION ALL
-        SELECT m.id, m.xid FROM {schema}topic_messages AS m, ended
-        WHERE m.xid < 0 AND m.xid = ANY (ended.negs)),
+        SELECT m.id, m.xid FROM {schema}topic_messages AS m
+        WHERE m.xid < 0 AND m.xid = ANY ((SELECT negs FROM ended)::bigint[])),
     pick AS MATERIALIZED (
         SELECT id FROM found ORDER BY id LIMIT lim),
+    -- By primary key; every row picked is visible and not sequenced, and
+    -- no other pass runs.
     upd AS (
-        UPDATE {schema}topic_messages AS m SET xid = snap.xmax FROM snap
-        WHERE m.id = ANY ((SELECT array_agg(id) FROM pick)::bigint[]) AND m.xid < 0
+        UPDATE {schema}topic_messages AS m SET xid = (SELECT xmax FROM snap)
+        WHERE m.id = ANY ((SELECT array_agg(id) FROM pick)::bigint[])
         RETURNING 1),
     state AS (
         INSERT INTO {schema}topic_sequencer (pass_xmax, xids)
