@@ -690,8 +690,8 @@ func TestTopicRetentionKeepsUnackedMessages(t *testing.T) {
 			t.Fatalf("fast read %d messages, want %d", len(got), len(ids))
 		}
 		first := generations(t, te)[0]
-		// Settling takes a pass or more on PostgreSQL (the MVCC horizon
-		// must pass the seal); every pass must keep the generation.
+		// Settling may take a pass or more on PostgreSQL (publishers open
+		// at the seal must end); every pass must keep the generation.
 		for range 5 {
 			if _, _, err := r.RunOnce(ctx); err != nil {
 				t.Fatal(err)
