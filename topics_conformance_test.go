@@ -115,52 +115,48 @@ type heldTx struct {
 func beginHeld(t *testing.T, d droverdriver.Driver, c topicClient) *heldTx {
 	t.Helper()
 	ctx := context.Background()
+	switch d := d.(type) {
+	case *droverpg.Driver:
+		tx, err := d.Pool().Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = tx.Rollback(ctx) })
+		return held(t, c.(*drover.Client[pgx.Tx]), tx, func() error { return tx.Commit(ctx) })
+	case *droversqlite.Driver:
+		tx, err := d.DB().BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = tx.Rollback() })
+		return held(t, c.(*drover.Client[*sql.Tx]), tx, tx.Commit)
+	}
+	t.Fatalf("no transaction for %T", d)
+	return nil
+}
+
+// held is the heldTx of tx, a transaction of client's store.
+func held[TTx any](t *testing.T, client *drover.Client[TTx], tx TTx, commit func() error) *heldTx {
+	ctx := context.Background()
 	check := func(err error) {
 		t.Helper()
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	switch d := d.(type) {
-	case *droverpg.Driver:
-		tx, err := d.Pool().Begin(ctx)
-		check(err)
-		t.Cleanup(func() { _ = tx.Rollback(ctx) })
-		client := c.(*drover.Client[pgx.Tx])
-		return &heldTx{
-			insert: func(args drover.Args) int64 {
-				row, err := client.InsertTx(ctx, tx, args, nil)
-				check(err)
-				return row.ID
-			},
-			publish: func(msgs ...drover.Message) []int64 {
-				ids, err := client.PublishTx(ctx, tx, "chat", msgs...)
-				check(err)
-				return ids
-			},
-			commit: func() { check(tx.Commit(ctx)) },
-		}
-	case *droversqlite.Driver:
-		tx, err := d.DB().BeginTx(ctx, nil)
-		check(err)
-		t.Cleanup(func() { _ = tx.Rollback() })
-		client := c.(*drover.Client[*sql.Tx])
-		return &heldTx{
-			insert: func(args drover.Args) int64 {
-				row, err := client.InsertTx(ctx, tx, args, nil)
-				check(err)
-				return row.ID
-			},
-			publish: func(msgs ...drover.Message) []int64 {
-				ids, err := client.PublishTx(ctx, tx, "chat", msgs...)
-				check(err)
-				return ids
-			},
-			commit: func() { check(tx.Commit()) },
-		}
+	return &heldTx{
+		insert: func(args drover.Args) int64 {
+			row, err := client.InsertTx(ctx, tx, args, nil)
+			check(err)
+			return row.ID
+		},
+		publish: func(msgs ...drover.Message) []int64 {
+			ids, err := client.PublishTx(ctx, tx, "chat", msgs...)
+			check(err)
+			return ids
+		},
+		commit: func() { check(commit()) },
 	}
-	t.Fatalf("no transaction for %T", d)
-	return nil
 }
 
 // drain leases, reads and acks every readable message of sub of topic
@@ -224,8 +220,8 @@ func TestTopicPublisherHeldOpenSkipsNothing(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s store) {
 		ctx := context.Background()
 		d, c := topicSetup(t, s, 1, "reader")
-		held := beginHeld(t, d, c)
-		first := held.publish(drover.Message{Payload: []byte("first")})[0]
+		tx := beginHeld(t, d, c)
+		first := tx.publish(drover.Message{Payload: []byte("first")})[0]
 		second := make(chan int64, 1)
 		go func() {
 			ids, err := c.Publish(ctx, "chat", drover.Message{Payload: []byte("second")})
@@ -239,10 +235,10 @@ func TestTopicPublisherHeldOpenSkipsNothing(t *testing.T) {
 			// The later publisher has committed; the earlier is in flight.
 			secondID := <-second
 			early = drain(t, d, "reader")
-			held.commit()
+			tx.commit()
 			want = []int64{secondID, first}
 		} else {
-			held.commit()
+			tx.commit()
 			want = []int64{first, <-second}
 		}
 		if got := append(early, drain(t, d, "reader")...); !slices.Equal(got, want) {
@@ -266,8 +262,8 @@ func TestTopicKeyOrderIsCommitOrder(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s store) {
 		ctx := context.Background()
 		d, c := topicSetup(t, s, 4, "reader")
-		held := beginHeld(t, d, c)
-		held.insert(noopArgs{N: 1})
+		tx := beginHeld(t, d, c)
+		tx.insert(noopArgs{N: 1})
 		v1 := make(chan int64, 1)
 		go func() {
 			ids, err := c.Publish(ctx, "chat", drover.Message{Key: "order-7", Payload: []byte("v1")})
@@ -279,12 +275,12 @@ func TestTopicKeyOrderIsCommitOrder(t *testing.T) {
 		var want []int64
 		if s.name == "postgres" {
 			first := <-v1
-			v2 := held.publish(drover.Message{Key: "order-7", Payload: []byte("v2")})[0]
-			held.commit()
+			v2 := tx.publish(drover.Message{Key: "order-7", Payload: []byte("v2")})[0]
+			tx.commit()
 			want = []int64{first, v2}
 		} else {
-			v2 := held.publish(drover.Message{Key: "order-7", Payload: []byte("v2")})[0]
-			held.commit()
+			v2 := tx.publish(drover.Message{Key: "order-7", Payload: []byte("v2")})[0]
+			tx.commit()
 			want = []int64{v2, <-v1}
 		}
 		if got := drain(t, d, "reader"); !slices.Equal(got, want) {
