@@ -121,7 +121,7 @@ func (e *executor) SubscriptionDelete(ctx context.Context, topic, name string) (
 const sequenceBatch = 10_000
 
 // sequence makes the messages committed so far readable (TopicSequence,
-// docs/design/topics.md "Visibility: commit order"), pass after pass
+// docs/design/topics.md, "Visibility"), pass after pass
 // while a pass finds a full batch. Only on the driver's own connections:
 // a pass holds the sequencing lock until it commits, and in a caller's
 // transaction every other pass would skip until the caller ended. A pass

@@ -1,5 +1,5 @@
 -- Topic messages are delivered in commit order (docs/design/topics.md,
--- "Visibility: commit order"). Until this migration a message's position
+-- "Visibility"). Until this migration a message's position
 -- was (xid, id) with xid its publisher's transaction id, readable once the
 -- cluster's oldest running transaction was past it: the order of the
 -- publishers' first writes, not of their commits, and one idle transaction
@@ -32,11 +32,12 @@ CREATE INDEX topic_messages_unsequenced_idx ON {schema}topic_messages (xid) WHER
 
 -- One row per pass that sequenced messages (older rows are deleted by the
 -- next; only the newest is read, the last entry of the primary key):
--- pass_xmax is its snapshot's xmax, the position v it gave; xids the transactions
--- the next pass must look up by id, those running at its snapshot (they
--- may have published and commit later) and those whose messages it left
--- for the next pass (it takes at most its limit). Every other transaction
--- that can still commit a message has an xid of pass_xmax or above.
+-- pass_xmax is its snapshot's xmax, the position v it gave; xids are the
+-- transactions the next pass must look up by id: those running at its
+-- snapshot (they may have published and commit later) and those whose
+-- messages it left for the next pass (it takes at most its limit). Every
+-- other transaction that can still commit a message has an xid of
+-- pass_xmax or above. The first row is this migration's snapshot.
 CREATE TABLE {schema}topic_sequencer (
     pass_xmax bigint   PRIMARY KEY,
     xids      bigint[] NOT NULL
