@@ -60,6 +60,11 @@ BEGIN
     IF NOT pg_try_advisory_xact_lock(hashtext('{schema}topic_sequencer'), 0) THEN
         RETURN -1;
     END IF;
+    -- The pass does not wait for its WAL flush (it would add one to the
+    -- path of every delivery): a pass lost in a crash is redone, and no
+    -- durable ack can depend on it, since an ack's commit comes later in
+    -- the WAL and flushing it flushes the pass.
+    PERFORM set_config('synchronous_commit', 'off', true);
     WITH snap AS MATERIALIZED (
         SELECT pg_snapshot_xmax(s)::text::bigint AS xmax,
             ARRAY(SELECT x::text::bigint FROM pg_snapshot_xip(s) AS x) AS running
