@@ -1301,50 +1301,102 @@ SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = '{schema}topic_mes
 -- name: TopicLeaseCandidates
 -- ?1 JSON array of the topics of ?2, ?2 JSON array of the subscriptions as
 -- "topic<US>subscription" strings (US is char(31), which no name holds),
--- ?3 now, ?4 max lanes. Run on a reader: free lanes (no owner, or an
--- expired lease) behind the head of their topic's lane (its last message),
--- by (topic, lane), the group with the least recently leased lane first,
--- and by cursor within a group: a lease takes whole groups, whose lanes
--- standing at one cursor are read once for all (engine.PlanReads), so
--- that one read serves as many subscriptions as possible, and consumer
--- processes take different groups rather than each reading the same
--- messages for a few subscriptions. A head is one index probe however many
--- subscriptions share it, and topic_lanes_position_idx (migration 018)
--- reaches only the lanes behind it: a probe per lane for a message past
--- its cursor was most of a lease's time. Looking at a client's lanes at
--- all is the costly part of a lease; on a WAL reader it runs beside other
--- clients' and never holds the single writer, and when it finds nothing
--- no write transaction starts at all.
+-- ?3 now, ?4 max lanes, ?5 owner. Run on a reader: free lanes (no owner,
+-- or an expired lease) behind the head of their topic's lane (its last
+-- message), by (topic, lane), the group with the least recently leased
+-- lane first, and by cursor within a group: a lease takes whole groups,
+-- whose lanes standing at one cursor are read once for all
+-- (engine.PlanReads), so that one read serves as many subscriptions as
+-- possible, and consumer processes take different groups rather than each
+-- reading the same messages for a few subscriptions. A head is one index
+-- probe however many subscriptions share it, and
+-- topic_lanes_position_idx (migration 018) reaches only the lanes behind
+-- it: a probe per lane for a message past its cursor was most of a
+-- lease's time. Looking at a client's lanes at all is the costly part of a
+-- lease; on a WAL reader it runs beside other clients' and never holds the
+-- single writer, and when it finds nothing no write transaction starts at
+-- all.
+--
+-- Fair share, as PostgreSQL's TopicLease: of each subscription with lanes
+-- behind their heads the owner takes at most ceil(lanes / active) less
+-- the lanes it holds (fair, from one pass over the subscription's lanes).
+-- Rows with kind 1 (and no lane) name the subscriptions of which the owner
+-- got less than its share while others hold lanes with messages: the
+-- lease records it as their waiter (TopicWait). Kind 0 rows are the
+-- candidates, with the head the lease bounds a new batch by.
 WITH RECURSIVE lanes(topic, lane, lanes) AS (
     SELECT name, 0, lanes FROM {schema}topics WHERE name IN (SELECT value FROM json_each(?1))
     UNION ALL SELECT topic, lane + 1, lanes FROM lanes WHERE lane + 1 < lanes),
 head AS MATERIALIZED (
     SELECT topic, lane, (SELECT m.id FROM {schema}topic_messages AS m
         WHERE m.topic = lanes.topic AND m.lane = lanes.lane AND m.xid = 0 ORDER BY m.xid DESC, m.id DESC LIMIT 1) AS id
-    FROM lanes)
-SELECT l.topic, l.subscription, l.lane, l.cursor_id
-FROM head CROSS JOIN {schema}topic_lanes AS l INDEXED BY {schema}topic_lanes_position_idx
-WHERE l.topic = head.topic AND l.lane = head.lane AND l.cursor_xid = 0 AND l.cursor_id < head.id
-  AND (l.lease_owner IS NULL OR l.lease_expires_at < ?3)
-  AND l.topic || char(31) || l.subscription IN (SELECT value FROM json_each(?2))
-ORDER BY min(coalesce(l.lease_expires_at, 0)) OVER (PARTITION BY l.topic, l.lane), l.topic, l.lane, l.cursor_id
-LIMIT ?4;
+    FROM lanes),
+behind AS MATERIALIZED (
+    SELECT l.topic, l.subscription, l.lane, l.cursor_id, l.lease_owner, l.lease_expires_at, head.id AS hid,
+        l.lease_owner IS NULL OR l.lease_expires_at < ?3 AS free
+    FROM head CROSS JOIN {schema}topic_lanes AS l INDEXED BY {schema}topic_lanes_position_idx
+    WHERE l.topic = head.topic AND l.lane = head.lane AND l.cursor_xid = 0 AND l.cursor_id < head.id
+      AND l.topic || char(31) || l.subscription IN (SELECT value FROM json_each(?2))),
+counts AS MATERIALIZED (
+    SELECT d.topic, d.subscription, count(*) AS lanes,
+        count(DISTINCT CASE WHEN l.lease_owner IS NOT NULL AND l.lease_expires_at >= ?3 AND l.lease_owner <> ?5
+            THEN l.lease_owner END) AS others,
+        sum(l.lease_owner IS NOT NULL AND l.lease_expires_at >= ?3 AND l.lease_owner = ?5) AS mine,
+        coalesce(ts.waiting_until >= ?3 AND ts.waiting_owner <> ?5
+            AND NOT max(l.lease_owner IS NOT NULL AND l.lease_expires_at >= ?3 AND l.lease_owner IS ts.waiting_owner), 0) AS waiter
+    FROM (SELECT DISTINCT topic, subscription FROM behind) AS d
+    JOIN {schema}topic_subscriptions AS ts ON ts.topic = d.topic AND ts.name = d.subscription
+    JOIN {schema}topic_lanes AS l ON l.topic = d.topic AND l.subscription = d.subscription
+    GROUP BY d.topic, d.subscription),
+fair AS MATERIALIZED (
+    SELECT topic, subscription, max(0, (lanes + others + waiter) / (1 + others + waiter) - mine) AS room FROM counts),
+grouped AS MATERIALIZED (
+    SELECT b.topic, b.subscription, b.lane, b.cursor_id, b.hid,
+        min(coalesce(b.lease_expires_at, 0)) OVER (PARTITION BY b.topic, b.lane) AS g
+    FROM behind AS b WHERE b.free),
+ranked AS MATERIALIZED (
+    SELECT g.topic, g.subscription, g.lane, g.cursor_id, g.hid, g.g, fair.room,
+        row_number() OVER (PARTITION BY g.topic, g.subscription ORDER BY g.g, g.lane, g.cursor_id) AS n
+    FROM grouped AS g JOIN fair ON fair.topic = g.topic AND fair.subscription = g.subscription),
+picked AS MATERIALIZED (
+    SELECT topic, subscription, lane, cursor_id, hid FROM ranked WHERE n <= room
+    ORDER BY g, topic, lane, cursor_id LIMIT ?4)
+SELECT 0, topic, subscription, lane, cursor_id, hid FROM picked
+UNION ALL
+SELECT 1, f.topic, f.subscription, NULL, NULL, NULL FROM fair AS f
+WHERE f.room > (SELECT count(*) FROM picked AS p WHERE p.topic = f.topic AND p.subscription = f.subscription)
+  AND (SELECT count(*) FROM picked) < ?4
+  AND EXISTS (SELECT 1 FROM behind AS b WHERE b.topic = f.topic AND b.subscription = f.subscription
+      AND NOT b.free AND b.lease_owner <> ?5);
 
 -- name: TopicLease
--- ?1 JSON array of [topic, subscription, lane, cursor id] candidates
--- (TopicLeaseCandidates), ?2 owner, ?3 token (16 bytes), ?4 lease expiry,
--- ?5 now. Leases those still free and still at the cursor the reader saw:
--- a lane whose cursor has not moved still has the message the reader found
--- past it (only retention removes messages, and an emptied lane's batch is
--- empty and released at its cursor). The write lock makes the lease
--- exclusive.
+-- ?1 JSON array of [topic, subscription, lane, cursor id, head id, limit]
+-- candidates (TopicLeaseCandidates, with the subscription's batch limit),
+-- ?2 owner, ?3 token (16 bytes), ?4 lease expiry, ?5 now. Leases those
+-- still free and still at the cursor the reader saw: a lane whose cursor
+-- has not moved still has the message the reader found past it (only
+-- retention removes messages, and an emptied lane's batch is empty and
+-- released at its cursor). The write lock makes the lease exclusive. Each
+-- lane counts a delivery; a lane delivered before keeps its batch, a new
+-- batch is bounded by the head and the limit (PostgreSQL's TopicLease).
 WITH c AS MATERIALIZED (
-    SELECT value ->> 0 AS topic, value ->> 1 AS sub, value ->> 2 AS lane, value ->> 3 AS ci FROM json_each(?1))
-UPDATE {schema}topic_lanes AS l SET lease_owner = ?2, lease_token = ?3, lease_expires_at = ?4
+    SELECT value ->> 0 AS topic, value ->> 1 AS sub, value ->> 2 AS lane, value ->> 3 AS ci,
+        value ->> 4 AS hi, value ->> 5 AS lim FROM json_each(?1))
+UPDATE {schema}topic_lanes AS l SET lease_owner = ?2, lease_token = ?3, lease_expires_at = ?4,
+    attempt = l.attempt + 1,
+    batch_to_xid = CASE WHEN l.attempt = 0 THEN 0 ELSE l.batch_to_xid END,
+    batch_to_id = CASE WHEN l.attempt = 0 THEN c.hi ELSE l.batch_to_id END,
+    batch_limit = CASE WHEN l.attempt = 0 THEN c.lim ELSE l.batch_limit END
 FROM c
 WHERE l.topic = c.topic AND l.subscription = c.sub AND l.lane = c.lane AND l.cursor_id = c.ci
   AND (l.lease_owner IS NULL OR l.lease_expires_at < ?5)
-RETURNING topic, subscription, lane, cursor_xid, cursor_id, dropped;
+RETURNING topic, subscription, lane, cursor_xid, cursor_id, dropped, attempt, batch_to_xid, batch_to_id, batch_limit;
+
+-- name: TopicWait
+-- ?1 JSON array of [topic, subscription], ?2 owner, ?3 until: the owner is
+-- the subscriptions' waiter (TopicLeaseCandidates' kind 1 rows).
+UPDATE {schema}topic_subscriptions SET waiting_owner = ?2, waiting_until = ?3
+WHERE (topic, name) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?1));
 
 -- name: TopicMaxAttempts
 -- ?1 JSON array of [topic, subscription]: their stored max attempts, read
@@ -1353,42 +1405,76 @@ SELECT topic, name, max_attempts FROM {schema}topic_subscriptions
 WHERE (topic, name) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?1));
 
 -- name: TopicRead
--- ?1 JSON array of [topic, lane, cursor xid, cursor id], ?2 limit per
--- range. Each range's messages come from the read index, at most ?2.
-SELECT r.key, m.id, m.xid, m.lane, m.key, m.payload, m.metadata, m.created_at
-FROM json_each(?1) AS r
-JOIN {schema}topic_messages AS m ON m.id IN (
-    SELECT id FROM {schema}topic_messages
-    WHERE topic = r.value ->> 0 AND lane = r.value ->> 1 AND xid = 0 AND id > r.value ->> 3
-    ORDER BY xid, id LIMIT ?2)
-ORDER BY r.key, m.xid, m.id;
+-- ?1 JSON array of [topic, lane, cursor xid, cursor id, bound xid, bound
+-- id, limit], ?2 byte budget (0: none), ?3 the largest limit. Each range's
+-- messages come from the read index, at most its limit and up to its
+-- bound (SQLite's LIMIT cannot name the outer row: each range reads up to
+-- ?3 IDs and keeps its own limit of them). The budget counts payload and
+-- metadata bytes in range order: a message is returned while the bytes up
+-- to it stay within the budget, the first one whatever its size. The sizes
+-- are read first (octet_length reads no overflow page) and only the
+-- messages within the budget are read whole.
+WITH sel AS MATERIALIZED (
+    SELECT r.key AS range, r.value ->> 6 AS lim, m.id, octet_length(m.payload) + octet_length(m.metadata) AS size
+    FROM json_each(?1) AS r
+    JOIN {schema}topic_messages AS m ON m.id IN (
+        SELECT id FROM {schema}topic_messages
+        WHERE topic = r.value ->> 0 AND lane = r.value ->> 1 AND xid = 0 AND id > r.value ->> 3 AND id <= r.value ->> 5
+        ORDER BY xid, id LIMIT ?3)),
+num AS (
+    SELECT range, lim, id, size, row_number() OVER (PARTITION BY range ORDER BY id) AS n FROM sel),
+cut AS (
+    SELECT range, id, size, sum(size) OVER (ORDER BY range, id ROWS UNBOUNDED PRECEDING) AS run FROM num WHERE n <= lim)
+SELECT cut.range, m.id, m.xid, m.lane, m.key, m.payload, m.metadata, m.created_at
+FROM cut JOIN {schema}topic_messages AS m ON m.id = cut.id
+WHERE ?2 <= 0 OR cut.run <= ?2 OR cut.run = cut.size
+ORDER BY cut.range, m.id;
 
 -- name: TopicAck
 -- ?1 JSON array of [topic, subscription, lane, token in hex, cursor xid,
--- cursor id, keep (0 or 1)], ?2 now, ?3 lease expiry of kept lanes.
--- Fenced by the lease token; the cursor only moves forward; a kept lane
--- stays leased under the same token, extended. Returns the lanes it moved
--- (SQLite's RETURNING cannot name the FROM table, so the driver maps them
--- back to acks). The acks are unpacked once (a materialized CTE): joined
--- to the lanes directly, each JSON value was extracted again for every
--- lane of the topic, which made acks the bulk of a fan-out's CPU.
+-- cursor id, keep (0 or 1), count, limit], ?2 now, ?3 lease expiry of kept
+-- lanes. Fenced by the lease token; the cursor only moves forward; a kept
+-- lane stays leased under the same token, extended, unless it delivers one
+-- message at a time or its subscription has a waiter other than its owner;
+-- a lane delivering its suspect region shrinks it (PostgreSQL's TopicAck).
+-- Returns the lanes it moved, and whether each was kept (SQLite's RETURNING cannot name the FROM
+-- table, so the driver maps them back to acks, which name each lane at
+-- most once). The acks are unpacked once (a materialized CTE): joined to
+-- the lanes directly, each JSON value was extracted again for every lane
+-- of the topic, which made acks the bulk of a fan-out's CPU.
 WITH a AS MATERIALIZED (
     SELECT value ->> 0 AS topic, value ->> 1 AS sub, value ->> 2 AS lane, unhex(value ->> 3) AS token,
-        value ->> 4 AS cx, value ->> 5 AS ci, value ->> 6 AS keep
-    FROM json_each(?1))
+        value ->> 4 AS cx, value ->> 5 AS ci, value ->> 6 AS keep, value ->> 7 AS n, value ->> 8 AS lim,
+        ts.waiting_owner AS wo, ts.waiting_until AS wu
+    FROM json_each(?1) LEFT JOIN {schema}topic_subscriptions AS ts ON ts.topic = value ->> 0 AND ts.name = value ->> 1)
 UPDATE {schema}topic_lanes AS l
 SET cursor_xid = a.cx, cursor_id = a.ci,
-    lease_owner = CASE WHEN a.keep THEN l.lease_owner END,
-    lease_token = CASE WHEN a.keep THEN l.lease_token END,
-    lease_expires_at = CASE WHEN a.keep THEN ?3 ELSE ?2 END
+    lease_owner = CASE WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(a.wu >= ?2 AND a.wo <> l.lease_owner, 0)
+        THEN l.lease_owner END,
+    lease_token = CASE WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(a.wu >= ?2 AND a.wo <> l.lease_owner, 0)
+        THEN l.lease_token END,
+    lease_expires_at = CASE WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(a.wu >= ?2 AND a.wo <> l.lease_owner, 0)
+        THEN ?3 ELSE ?2 END,
+    attempt = CASE
+        WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(a.wu >= ?2 AND a.wo <> l.lease_owner, 0) THEN 1
+        WHEN l.attempt >= 2 AND l.batch_limit > a.n AND (a.cx, a.ci) < (l.batch_to_xid, l.batch_to_id) THEN 1
+        ELSE 0 END,
+    batch_to_xid = CASE WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(a.wu >= ?2 AND a.wo <> l.lease_owner, 0)
+        THEN 9223372036854775807 ELSE l.batch_to_xid END,
+    batch_to_id = CASE WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(a.wu >= ?2 AND a.wo <> l.lease_owner, 0)
+        THEN 9223372036854775807 ELSE l.batch_to_id END,
+    batch_limit = CASE
+        WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(a.wu >= ?2 AND a.wo <> l.lease_owner, 0) THEN a.lim
+        WHEN l.attempt >= 2 THEN max(l.batch_limit - a.n, 0)
+        ELSE 0 END
 FROM a
 WHERE l.topic = a.topic AND l.subscription = a.sub AND l.lane = a.lane AND l.lease_token = a.token
   AND (l.cursor_xid, l.cursor_id) <= (a.cx, a.ci)
-RETURNING topic, subscription, lane;
+RETURNING topic, subscription, lane, lease_token IS NOT NULL;
 
 -- name: TopicExtend
--- ?1 JSON array as TopicAck's (cursors and keeps unused), ?2 new expiry.
--- Returns the lanes it extended.
+-- ?1 JSON array as TopicAck's (cursors, keeps, counts and limits unused),
+-- ?2 new expiry. Returns the lanes it extended.
 WITH a AS MATERIALIZED (
     SELECT value ->> 0 AS topic, value ->> 1 AS sub, value ->> 2 AS lane, unhex(value ->> 3) AS token
     FROM json_each(?1))
@@ -1396,6 +1482,51 @@ UPDATE {schema}topic_lanes AS l SET lease_expires_at = ?2
 FROM a
 WHERE l.topic = a.topic AND l.subscription = a.sub AND l.lane = a.lane AND l.lease_token = a.token
 RETURNING topic, subscription, lane;
+
+-- name: TopicRelease
+-- ?1 JSON array as TopicExtend's, ?2 now. Frees the lanes still held under
+-- their tokens where they stand, taking back the delivery their lease
+-- counted. Returns the lanes it released.
+WITH a AS MATERIALIZED (
+    SELECT value ->> 0 AS topic, value ->> 1 AS sub, value ->> 2 AS lane, unhex(value ->> 3) AS token
+    FROM json_each(?1))
+UPDATE {schema}topic_lanes AS l
+SET lease_owner = NULL, lease_token = NULL, lease_expires_at = ?2, attempt = max(l.attempt - 1, 0)
+FROM a
+WHERE l.topic = a.topic AND l.subscription = a.sub AND l.lane = a.lane AND l.lease_token = a.token
+RETURNING topic, subscription, lane;
+
+-- name: TopicLanes
+-- ?1 topic, ?2 subscription, ?3 now: its lanes with the messages past
+-- each cursor and the holder of a live lease.
+SELECT l.lane, l.cursor_xid, l.cursor_id,
+    (SELECT count(*) FROM {schema}topic_messages AS m
+     WHERE m.topic = l.topic AND m.lane = l.lane AND m.xid = 0 AND m.id > l.cursor_id),
+    CASE WHEN l.lease_owner IS NOT NULL AND l.lease_expires_at >= ?3 THEN l.lease_owner END,
+    CASE WHEN l.lease_owner IS NOT NULL AND l.lease_expires_at >= ?3 THEN l.lease_expires_at END,
+    l.attempt
+FROM {schema}topic_lanes AS l WHERE l.topic = ?1 AND l.subscription = ?2 ORDER BY l.lane;
+
+-- name: TopicLaneExpire
+-- ?1 topic, ?2 subscription, ?3 lane, ?4 now: its live lease ends now, as
+-- if it had expired. Returns a row when it was held.
+UPDATE {schema}topic_lanes SET lease_expires_at = ?4 - 1000
+WHERE topic = ?1 AND subscription = ?2 AND lane = ?3 AND lease_owner IS NOT NULL AND lease_expires_at >= ?4
+RETURNING 1;
+
+-- name: SubscriptionGet
+-- ?1 topic, ?2 name. No row: no such topic; a NULL name: no such
+-- subscription.
+SELECT t.name, s.name, s.max_attempts, t.lanes, s.created_at
+FROM {schema}topics AS t LEFT JOIN {schema}topic_subscriptions AS s ON s.topic = t.name AND s.name = ?2
+WHERE t.name = ?1;
+
+-- name: TopicReceiptKeyInsert
+-- ?1 a new key, ?2 now: stored unless one is.
+INSERT INTO {schema}topic_receipt_key (id, secret, created_at) VALUES (1, ?1, ?2) ON CONFLICT (id) DO NOTHING;
+
+-- name: TopicReceiptKey
+SELECT secret FROM {schema}topic_receipt_key WHERE id = 1;
 
 -- name: TopicLag
 -- ?1 JSON array of topics, NULL for every topic. The messages past each

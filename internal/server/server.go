@@ -155,6 +155,11 @@ type Config struct {
 	// its limit: jobs whose args are large end the page early, with a
 	// cursor to the rest.
 	MaxPageBytes int
+	// MaxReceiveBytes bounds the payload and metadata bytes of one topic
+	// receive (drover.ReceiveParams.MaxBytes, default
+	// drover.ReceiveMaxBytesDefault): each batch holds at least one
+	// message, and lanes past the budget wait for the next receive.
+	MaxReceiveBytes int64
 	// MaxLabelValues bounds the distinct values of each metrics label
 	// (queue, kind, and queue-kind pairs at five times as many); the rest
 	// are counted under "other".
@@ -214,6 +219,7 @@ func New(cfg Config) (*Server, error) {
 	cfg.SampleInterval = cmp.Or(cfg.SampleInterval, SampleIntervalDefault)
 	cfg.SessionTTL = cmp.Or(cfg.SessionTTL, SessionTTLDefault)
 	cfg.MaxPageBytes = cmp.Or(cfg.MaxPageBytes, MaxPageBytesDefault)
+	cfg.MaxReceiveBytes = cmp.Or(cfg.MaxReceiveBytes, drover.ReceiveMaxBytesDefault)
 	cfg.MaxLabelValues = cmp.Or(cfg.MaxLabelValues, MaxLabelValuesDefault)
 	cfg.LabelTTL = cmp.Or(cfg.LabelTTL, LabelTTLDefault)
 	cfg.ReadHeaderTimeout = cmp.Or(cfg.ReadHeaderTimeout, ReadHeaderTimeoutDefault)
@@ -396,7 +402,7 @@ func (s *Server) routes() {
 		"POST /v1/claim":                {work, s.claim},
 		"POST /v1/finish":               {work, s.finish},
 		"POST /v1/heartbeat":            {work, s.heartbeat},
-		"POST /v1/release":              {work, s.release},
+		"POST /v1/release":              {work, s.releaseBatches},
 		"GET /v1/stats":                 {admin, s.stats},
 		"GET /v1/queues":                {admin, s.listQueues},
 		"GET /v1/queues/{name}":         {admin, s.getQueue},
@@ -418,16 +424,20 @@ func (s *Server) routes() {
 		"POST /v1/periodic/{name}/trigger": {admin, s.triggerPeriodic},
 		"GET /metrics":                     {admin, s.serveMetrics},
 		// Topics (topics.go).
-		"GET /v1/topics":                                       {reader, s.listTopics},
-		"POST /v1/topics":                                      {admin, s.createTopic},
-		"POST /v1/topics/{topic}/publish":                      {[]Scope{ScopeEnqueue}, s.publish},
-		"POST /v1/messages":                                    {[]Scope{ScopeEnqueue}, s.publishMany},
-		"GET /v1/topics/{topic}/lag":                           {reader, s.topicLag},
-		"POST /v1/topics/{topic}/subscriptions":                {admin, s.createSubscription},
-		"DELETE /v1/topics/{topic}/subscriptions/{name}":       {admin, s.deleteSubscription},
-		"POST /v1/topics/{topic}/subscriptions/{name}/receive": {work, s.receive},
-		"POST /v1/topics/{topic}/subscriptions/{name}/ack":     {work, s.ack},
-		"POST /v1/topics/{topic}/subscriptions/{name}/nack":    {work, s.nack},
+		"GET /v1/topics":                                                    {reader, s.listTopics},
+		"POST /v1/topics":                                                   {admin, s.createTopic},
+		"POST /v1/topics/{topic}/publish":                                   {[]Scope{ScopeEnqueue}, s.publish},
+		"POST /v1/messages":                                                 {[]Scope{ScopeEnqueue}, s.publishMany},
+		"GET /v1/topics/{topic}/lag":                                        {reader, s.topicLag},
+		"POST /v1/topics/{topic}/subscriptions":                             {admin, s.createSubscription},
+		"DELETE /v1/topics/{topic}/subscriptions/{name}":                    {admin, s.deleteSubscription},
+		"POST /v1/topics/{topic}/subscriptions/{name}/receive":              {work, s.receive},
+		"POST /v1/topics/{topic}/subscriptions/{name}/ack":                  {work, s.ack},
+		"POST /v1/topics/{topic}/subscriptions/{name}/nack":                 {work, s.nack},
+		"POST /v1/topics/{topic}/subscriptions/{name}/extend":               {work, s.extendBatches},
+		"POST /v1/topics/{topic}/subscriptions/{name}/release":              {work, s.releaseBatches},
+		"GET /v1/topics/{topic}/subscriptions/{name}/lanes":                 {reader, s.lanes},
+		"POST /v1/topics/{topic}/subscriptions/{name}/lanes/{lane}/release": {admin, s.releaseLane},
 	} {
 		s.mux.Handle(pattern, s.endpoint(pattern, rt))
 	}
@@ -616,7 +626,8 @@ func (s *Server) classify(w http.ResponseWriter, r *http.Request, err error) (in
 		return http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is over the limit of %d bytes", mbe.Limit)
 	case errors.Is(err, drover.ErrInvalid):
 		return http.StatusBadRequest, strings.Replace(err.Error(), drover.ErrInvalid.Error()+": ", "", 1)
-	case errors.Is(err, drover.ErrNotFound), errors.Is(err, drover.ErrPeriodicNotFound), errors.Is(err, drover.ErrTopicNotFound):
+	case errors.Is(err, drover.ErrNotFound), errors.Is(err, drover.ErrPeriodicNotFound), errors.Is(err, drover.ErrTopicNotFound),
+		errors.Is(err, drover.ErrSubscriptionNotFound):
 		return http.StatusNotFound, err.Error()
 	case errors.Is(err, drover.ErrPeriodicExists), errors.Is(err, drover.ErrPeriodicConfigured):
 		return http.StatusConflict, err.Error()
