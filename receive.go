@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -257,6 +258,11 @@ func (c *Client[TTx]) decodeReceipts(ctx context.Context, core *topicCore, topic
 	out := make([]receipt, len(receipts))
 	for i, s := range receipts {
 		if out[i], err = decodeReceipt(key, s, topic, sub); err != nil {
+			// A subscription that is not stored is what to report: no
+			// receipt of it can succeed.
+			if _, missing := core.te.SubscriptionGet(ctx, topic, sub); errors.Is(missing, ErrTopicNotFound) || errors.Is(missing, ErrSubscriptionNotFound) {
+				return nil, missing
+			}
 			return nil, fmt.Errorf("%s %d of %d: %w", what, i+1, len(receipts), err)
 		}
 	}

@@ -33,6 +33,10 @@ type topicClient interface {
 	SubscriptionLag(ctx context.Context, topic string) ([]drover.SubscriptionLag, error)
 	Receive(ctx context.Context, p drover.ReceiveParams) ([]*drover.ReceivedBatch, error)
 	AckBatches(ctx context.Context, topic, sub string, acks []drover.BatchAck) ([]bool, error)
+	ExtendBatches(ctx context.Context, topic, sub string, receipts []string, lease time.Duration) ([]bool, error)
+	ReleaseBatches(ctx context.Context, topic, sub string, receipts []string) ([]bool, error)
+	SubscriptionLanes(ctx context.Context, topic, sub string) ([]drover.SubscriptionLane, error)
+	ReleaseLane(ctx context.Context, topic, sub string, lane int) (bool, error)
 }
 
 // topicSetup makes a driver with one topic of lanes lanes and the named
