@@ -675,7 +675,7 @@ var (
 		args: func(p *topicLane) []any { return []any{p.Topic, p.Name, p.Lane} }})
 	subscriptionGet = def(stmt[topicName]{name: "SubscriptionGet", cols: 5,
 		args: func(p *topicName) []any { return []any{p.Topic, p.Name} }})
-	topicReceiptKey = def(stmt[[]byte]{name: "TopicReceiptKey", cols: 1, args: oneArg[[]byte]})
+	topicReceiptKey       = def(stmt[[]byte]{name: "TopicReceiptKey", cols: 1, args: oneArg[[]byte]})
 	topicLag              = def(stmt[[]string]{name: "TopicLag", cols: 5, args: oneArg[[]string]})
 	topicGenerations      = def(stmt[struct{}]{name: "TopicGenerations", cols: 5, args: noArgs})
 	topicGenerationTopics = def(stmt[idRange]{name: "TopicGenerationTopics", cols: 3, args: idRangeArgs})
