@@ -478,32 +478,30 @@ func (s *Server) decodeReceipts(r *http.Request) (receiptsJSON, error) {
 	return req, nil
 }
 
-// extendBatches extends the leases of received batches: a consumer still working
-// on them after a third of their lease extends them, and stops working on
-// those answered false (lost to another consumer).
+// extendBatches extends the leases of received batches: a consumer still
+// working on them after a third of their lease extends them, and stops
+// working on those answered false (lost to another consumer).
 func (s *Server) extendBatches(w http.ResponseWriter, r *http.Request) error {
-	topic, sub, err := subscriptionPath(r)
-	if err != nil {
-		return err
-	}
-	req, err := s.decodeReceipts(r)
-	if err != nil {
-		return err
-	}
-	if err := checkLeaseMS(req.LeaseMS); err != nil {
-		return err
-	}
-	extended, err := s.cfg.Client.ExtendBatches(r.Context(), topic, sub, req.Receipts, millis(req.LeaseMS))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"extended": extended})
-	return nil
+	return s.onReceipts(w, r, "extended", func(ctx context.Context, topic, sub string, req receiptsJSON) ([]bool, error) {
+		if err := checkLeaseMS(req.LeaseMS); err != nil {
+			return nil, err
+		}
+		return s.cfg.Client.ExtendBatches(ctx, topic, sub, req.Receipts, millis(req.LeaseMS))
+	})
 }
 
-// releaseBatches hands received batches back undelivered (a consumer shutting
-// down): not counted as attempts.
+// releaseBatches hands received batches back undelivered (a consumer
+// shutting down): not counted as attempts.
 func (s *Server) releaseBatches(w http.ResponseWriter, r *http.Request) error {
+	return s.onReceipts(w, r, "released", func(ctx context.Context, topic, sub string, req receiptsJSON) ([]bool, error) {
+		return s.cfg.Client.ReleaseBatches(ctx, topic, sub, req.Receipts)
+	})
+}
+
+// onReceipts answers an extend or a release: run's answer per receipt,
+// under key.
+func (s *Server) onReceipts(w http.ResponseWriter, r *http.Request, key string,
+	run func(ctx context.Context, topic, sub string, req receiptsJSON) ([]bool, error)) error {
 	topic, sub, err := subscriptionPath(r)
 	if err != nil {
 		return err
@@ -512,11 +510,11 @@ func (s *Server) releaseBatches(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	released, err := s.cfg.Client.ReleaseBatches(r.Context(), topic, sub, req.Receipts)
+	out, err := run(r.Context(), topic, sub, req)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"released": released})
+	writeJSON(w, http.StatusOK, map[string]any{key: out})
 	return nil
 }
 
