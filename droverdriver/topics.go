@@ -51,14 +51,17 @@ type TopicExecutor interface {
 	// any topics) that are free (no lease, or an expired one) and have
 	// messages readable past their cursor, least recently leased first,
 	// under one fresh Token, and at most the caller's fair share of each
-	// subscription (FairShare, counted over the lanes' live holders and
-	// the subscription's live waiter). It returns the lanes with their
+	// subscription (ceil(lanes / active) less what it holds, active
+	// counting the live holders and waiters of the subscription's lanes
+	// and the caller). It returns the lanes with their
 	// cursors and the batch each may deliver (LeasedLane), having
 	// recorded that batch and counted the delivery in the lane row (the
 	// attempt, the batch's bound and limit: docs/design/topics.md,
-	// "Attempts"). When the caller got less than its share of a
-	// subscription whose other lanes with messages others hold, it records
-	// the caller as the subscription's waiter until Now + Waiting. One
+	// "Consumers"). When the caller got less than its share of a
+	// subscription whose other lanes with messages others hold, it marks
+	// one of those lanes as waited for by the caller until Now + Waiting:
+	// later leases count the caller in the share, and the lane is not kept
+	// past its holder's ack (TopicAck). One
 	// statement serves every subscription a client consumes, so that more
 	// topics do not mean more statements.
 	TopicLease(ctx context.Context, p TopicLeaseParams) ([]LeasedLane, error)
@@ -75,7 +78,7 @@ type TopicExecutor interface {
 	// (subscription, lane, lease token): an accepted ack moves the lane's
 	// cursor forward to its position (never back) and frees the lease,
 	// or extends it for an ack that keeps the lane, and updates the
-	// lane's attempt and batch (docs/design/topics.md, "Attempts"). It
+	// lane's attempt and batch (docs/design/topics.md, "Consumers"). It
 	// returns the accepted acks, in any order, each saying whether the
 	// lane was kept. Acks name each lane at most once (engine.LaneRounds);
 	// the engine runs the statement, and the retry jobs of accepted acks,
@@ -253,8 +256,8 @@ type TopicLeaseParams struct {
 	Token  LeaseToken
 	Lease  time.Duration
 	Max    int
-	// Waiting is how long the owner stays a subscription's waiter when
-	// the lease leaves it short of its share (0: never recorded).
+	// Waiting is how long the owner waits for a lane when the lease leaves
+	// it short of its share (0: it never waits).
 	Waiting time.Duration
 	Now     time.Time
 }
@@ -348,7 +351,7 @@ type LaneAck struct {
 	// reads the lane again at once (its batch was full, so more is likely
 	// waiting) without a lease statement, as a batch of at most Limit
 	// messages. The store refuses to keep a lane that delivers one
-	// message at a time or whose subscription has a waiter (it frees it).
+	// message at a time or that another consumer waits for (it frees it).
 	Keep  bool
 	Limit int
 }

@@ -659,6 +659,10 @@ var (
 		}})
 	topicRead = def(stmt[topicReadParams]{name: "TopicRead", cols: 8,
 		args: func(p *topicReadParams) []any {
+			return []any{p.Topics, p.Lanes, p.Xids, p.IDs, p.ToXids, p.ToIDs, p.Limits}
+		}})
+	topicReadBudget = def(stmt[topicReadParams]{name: "TopicReadBudget", cols: 8,
+		args: func(p *topicReadParams) []any {
 			return []any{p.Topics, p.Lanes, p.Xids, p.IDs, p.ToXids, p.ToIDs, p.Limits, p.MaxBytes}
 		}})
 	topicAck = def(stmt[topicAckParams]{name: "TopicAck", cols: 2,

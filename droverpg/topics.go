@@ -147,7 +147,11 @@ func (e *executor) TopicRead(ctx context.Context, p droverdriver.TopicReadParams
 		a.Lanes[i], a.Xids[i], a.IDs[i] = int32(p.Lanes[i]), p.Cursors[i].Xid, p.Cursors[i].ID
 		a.ToXids[i], a.ToIDs[i], a.Limits[i] = p.Tos[i].Xid, p.Tos[i].ID, int32(p.Limits[i])
 	}
-	rows, err := topicRead.query(ctx, e.db, e.q, a)
+	read := topicRead
+	if p.MaxBytes > 0 {
+		read = topicReadBudget
+	}
+	rows, err := read.query(ctx, e.db, e.q, a)
 	if err != nil {
 		return nil, e.wrap("read messages", err)
 	}

@@ -1317,13 +1317,16 @@ SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = '{schema}topic_mes
 -- single writer, and when it finds nothing no write transaction starts at
 -- all.
 --
--- Fair share, as PostgreSQL's TopicLease: of each subscription with lanes
--- behind their heads the owner takes at most ceil(lanes / active) less
--- the lanes it holds (fair, from one pass over the subscription's lanes).
--- Rows with kind 1 (and no lane) name the subscriptions of which the owner
--- got less than its share while others hold lanes with messages: the
--- lease records it as their waiter (TopicWait). Kind 0 rows are the
--- candidates, with the head the lease bounds a new batch by.
+-- Fair share, as PostgreSQL's TopicLease: of each subscription another
+-- consumer contests (it holds a lane behind its head, or waits for one),
+-- the owner takes at most ceil(lanes / active) less the lanes it holds
+-- (fair, from one pass over the subscription's lanes). The lanes the owner
+-- holds itself play no part but in that count, and are left out of behind.
+-- Rows with kind 1
+-- name a lane held by another consumer of a subscription of which the
+-- owner got less than its share: the lease marks it as waited for
+-- (TopicWait). Kind 0 rows are the candidates, with the head the lease
+-- bounds a new batch by.
 WITH RECURSIVE lanes(topic, lane, lanes) AS (
     SELECT name, 0, lanes FROM {schema}topics WHERE name IN (SELECT value FROM json_each(?1))
     UNION ALL SELECT topic, lane + 1, lanes FROM lanes WHERE lane + 1 < lanes),
@@ -1332,42 +1335,51 @@ head AS MATERIALIZED (
         WHERE m.topic = lanes.topic AND m.lane = lanes.lane AND m.xid = 0 ORDER BY m.xid DESC, m.id DESC LIMIT 1) AS id
     FROM lanes),
 behind AS MATERIALIZED (
-    SELECT l.topic, l.subscription, l.lane, l.cursor_id, l.lease_owner, l.lease_expires_at, head.id AS hid,
-        l.lease_owner IS NULL OR l.lease_expires_at < ?3 AS free
+    SELECT l.topic, l.subscription, l.lane, l.cursor_id, l.lease_owner, head.id AS hid,
+        l.lease_owner IS NULL OR l.lease_expires_at < ?3 AS free,
+        CASE WHEN l.waiting_until >= ?3 THEN l.waiting_owner END AS waiter,
+        min(CASE WHEN l.lease_owner IS NULL OR l.lease_expires_at < ?3 THEN coalesce(l.lease_expires_at, 0) END)
+            OVER (PARTITION BY l.topic, l.lane) AS g
     FROM head CROSS JOIN {schema}topic_lanes AS l INDEXED BY {schema}topic_lanes_position_idx
     WHERE l.topic = head.topic AND l.lane = head.lane AND l.cursor_xid = 0 AND l.cursor_id < head.id
+      AND (l.lease_owner IS NULL OR l.lease_expires_at < ?3 OR l.lease_owner <> ?5)
       AND l.topic || char(31) || l.subscription IN (SELECT value FROM json_each(?2))),
-counts AS MATERIALIZED (
-    SELECT d.topic, d.subscription, count(*) AS lanes,
-        count(DISTINCT CASE WHEN l.lease_owner IS NOT NULL AND l.lease_expires_at >= ?3 AND l.lease_owner <> ?5
-            THEN l.lease_owner END) AS others,
-        sum(l.lease_owner IS NOT NULL AND l.lease_expires_at >= ?3 AND l.lease_owner = ?5) AS mine,
-        coalesce(ts.waiting_until >= ?3 AND ts.waiting_owner <> ?5
-            AND NOT max(l.lease_owner IS NOT NULL AND l.lease_expires_at >= ?3 AND l.lease_owner IS ts.waiting_owner), 0) AS waiter
-    FROM (SELECT DISTINCT topic, subscription FROM behind) AS d
-    JOIN {schema}topic_subscriptions AS ts ON ts.topic = d.topic AND ts.name = d.subscription
-    JOIN {schema}topic_lanes AS l ON l.topic = d.topic AND l.subscription = d.subscription
-    GROUP BY d.topic, d.subscription),
+contested AS MATERIALIZED (
+    SELECT DISTINCT topic, subscription FROM behind WHERE NOT free AND lease_owner <> ?5 OR waiter <> ?5),
 fair AS MATERIALIZED (
-    SELECT topic, subscription, max(0, (lanes + others + waiter) / (1 + others + waiter) - mine) AS room FROM counts),
-grouped AS MATERIALIZED (
-    SELECT b.topic, b.subscription, b.lane, b.cursor_id, b.hid,
-        min(coalesce(b.lease_expires_at, 0)) OVER (PARTITION BY b.topic, b.lane) AS g
-    FROM behind AS b WHERE b.free),
-ranked AS MATERIALIZED (
-    SELECT g.topic, g.subscription, g.lane, g.cursor_id, g.hid, g.g, fair.room,
-        row_number() OVER (PARTITION BY g.topic, g.subscription ORDER BY g.g, g.lane, g.cursor_id) AS n
-    FROM grouped AS g JOIN fair ON fair.topic = g.topic AND fair.subscription = g.subscription),
+    SELECT c.topic, c.subscription, max(0, (count(*) + active - 1) / active - mine) AS room
+    FROM (
+        SELECT d.topic, d.subscription,
+            (SELECT count(*) FROM (
+                SELECT CASE WHEN l.lease_owner IS NOT NULL AND l.lease_expires_at >= ?3 THEN l.lease_owner END AS owner
+                FROM {schema}topic_lanes AS l WHERE l.topic = d.topic AND l.subscription = d.subscription
+                UNION SELECT CASE WHEN l.waiting_until >= ?3 THEN l.waiting_owner END
+                FROM {schema}topic_lanes AS l WHERE l.topic = d.topic AND l.subscription = d.subscription
+                UNION SELECT ?5) AS o WHERE o.owner IS NOT NULL) AS active,
+            (SELECT count(*) FROM {schema}topic_lanes AS l WHERE l.topic = d.topic AND l.subscription = d.subscription
+                AND l.lease_owner = ?5 AND l.lease_expires_at >= ?3) AS mine
+        FROM contested AS d) AS c
+    JOIN {schema}topic_lanes AS l ON l.topic = c.topic AND l.subscription = c.subscription
+    GROUP BY c.topic, c.subscription),
 picked AS MATERIALIZED (
-    SELECT topic, subscription, lane, cursor_id, hid FROM ranked WHERE n <= room
+    SELECT topic, subscription, lane, cursor_id, hid FROM (
+        SELECT b.topic, b.subscription, b.lane, b.cursor_id, b.hid, b.g FROM behind AS b
+        WHERE b.free AND NOT EXISTS (SELECT 1 FROM contested AS c WHERE c.topic = b.topic AND c.subscription = b.subscription)
+        UNION ALL
+        SELECT topic, subscription, lane, cursor_id, hid, g FROM (
+            SELECT b.*, fair.room,
+                row_number() OVER (PARTITION BY b.topic, b.subscription ORDER BY b.g, b.lane, b.cursor_id) AS n
+            FROM behind AS b JOIN fair ON fair.topic = b.topic AND fair.subscription = b.subscription
+            WHERE b.free)
+        WHERE n <= room)
     ORDER BY g, topic, lane, cursor_id LIMIT ?4)
 SELECT 0, topic, subscription, lane, cursor_id, hid FROM picked
 UNION ALL
-SELECT 1, f.topic, f.subscription, NULL, NULL, NULL FROM fair AS f
-WHERE f.room > (SELECT count(*) FROM picked AS p WHERE p.topic = f.topic AND p.subscription = f.subscription)
+SELECT 1, b.topic, b.subscription, min(b.lane), NULL, NULL FROM behind AS b JOIN fair AS f ON f.topic = b.topic AND f.subscription = b.subscription
+WHERE NOT b.free AND b.lease_owner <> ?5
+  AND f.room > (SELECT count(*) FROM picked AS p WHERE p.topic = f.topic AND p.subscription = f.subscription)
   AND (SELECT count(*) FROM picked) < ?4
-  AND EXISTS (SELECT 1 FROM behind AS b WHERE b.topic = f.topic AND b.subscription = f.subscription
-      AND NOT b.free AND b.lease_owner <> ?5);
+GROUP BY b.topic, b.subscription;
 
 -- name: TopicLease
 -- ?1 JSON array of [topic, subscription, lane, cursor id, head id, limit]
@@ -1393,10 +1405,10 @@ WHERE l.topic = c.topic AND l.subscription = c.sub AND l.lane = c.lane AND l.cur
 RETURNING topic, subscription, lane, cursor_xid, cursor_id, dropped, attempt, batch_to_xid, batch_to_id, batch_limit;
 
 -- name: TopicWait
--- ?1 JSON array of [topic, subscription], ?2 owner, ?3 until: the owner is
--- the subscriptions' waiter (TopicLeaseCandidates' kind 1 rows).
-UPDATE {schema}topic_subscriptions SET waiting_owner = ?2, waiting_until = ?3
-WHERE (topic, name) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?1));
+-- ?1 JSON array of [topic, subscription, lane], ?2 owner, ?3 until: the
+-- owner waits for the lanes (TopicLeaseCandidates' kind 1 rows).
+UPDATE {schema}topic_lanes SET waiting_owner = ?2, waiting_until = ?3
+WHERE (topic, subscription, lane) IN (SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?1));
 
 -- name: TopicMaxAttempts
 -- ?1 JSON array of [topic, subscription]: their stored max attempts, read
@@ -1406,28 +1418,39 @@ WHERE (topic, name) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?1));
 
 -- name: TopicRead
 -- ?1 JSON array of [topic, lane, cursor xid, cursor id, bound xid, bound
--- id, limit], ?2 byte budget (0: none), ?3 the largest limit. Each range's
--- messages come from the read index, at most its limit and up to its
--- bound (SQLite's LIMIT cannot name the outer row: each range reads up to
--- ?3 IDs and keeps its own limit of them). The budget counts payload and
--- metadata bytes in range order: a message is returned while the bytes up
--- to it stay within the budget, the first one whatever its size. The sizes
--- are read first (octet_length reads no overflow page) and only the
--- messages within the budget are read whole.
+-- id], ?2 the largest limit of the ranges. Each range's messages come from
+-- the read index, up to its bound, at most ?2 (SQLite's LIMIT cannot name
+-- the outer row: the driver keeps each range's own limit of them).
+SELECT r.key, m.id, m.xid, m.lane, m.key, m.payload, m.metadata, m.created_at
+FROM json_each(?1) AS r
+JOIN {schema}topic_messages AS m ON m.id IN (
+    SELECT id FROM {schema}topic_messages
+    WHERE topic = r.value ->> 0 AND lane = r.value ->> 1 AND xid = 0 AND id > r.value ->> 3 AND id <= r.value ->> 5
+    ORDER BY xid, id LIMIT ?2)
+ORDER BY r.key, m.xid, m.id;
+
+-- name: TopicReadBudget
+-- TopicRead within ?3 bytes of payload and metadata, in range order: a
+-- message is returned while the bytes up to it stay within the budget, the
+-- first one whatever its size (?1's ranges carry their limit, seventh).
+-- The sizes are read first (octet_length reads no overflow page) and only
+-- the messages within the budget are read whole. A read of a remote
+-- consumer (drover.ReceiveParams.MaxBytes); a client's own reads are
+-- bounded in rows and skip the sizes.
 WITH sel AS MATERIALIZED (
     SELECT r.key AS range, r.value ->> 6 AS lim, m.id, octet_length(m.payload) + octet_length(m.metadata) AS size
     FROM json_each(?1) AS r
     JOIN {schema}topic_messages AS m ON m.id IN (
         SELECT id FROM {schema}topic_messages
         WHERE topic = r.value ->> 0 AND lane = r.value ->> 1 AND xid = 0 AND id > r.value ->> 3 AND id <= r.value ->> 5
-        ORDER BY xid, id LIMIT ?3)),
+        ORDER BY xid, id LIMIT ?2)),
 num AS (
     SELECT range, lim, id, size, row_number() OVER (PARTITION BY range ORDER BY id) AS n FROM sel),
 cut AS (
     SELECT range, id, size, sum(size) OVER (ORDER BY range, id ROWS UNBOUNDED PRECEDING) AS run FROM num WHERE n <= lim)
 SELECT cut.range, m.id, m.xid, m.lane, m.key, m.payload, m.metadata, m.created_at
 FROM cut JOIN {schema}topic_messages AS m ON m.id = cut.id
-WHERE ?2 <= 0 OR cut.run <= ?2 OR cut.run = cut.size
+WHERE cut.run <= ?3 OR cut.run = cut.size
 ORDER BY cut.range, m.id;
 
 -- name: TopicAck
@@ -1435,7 +1458,7 @@ ORDER BY cut.range, m.id;
 -- cursor id, keep (0 or 1), count, limit], ?2 now, ?3 lease expiry of kept
 -- lanes. Fenced by the lease token; the cursor only moves forward; a kept
 -- lane stays leased under the same token, extended, unless it delivers one
--- message at a time or its subscription has a waiter other than its owner;
+-- message at a time or another consumer waits for it;
 -- a lane delivering its suspect region shrinks it (PostgreSQL's TopicAck).
 -- Returns the lanes it moved, and whether each was kept (SQLite's RETURNING cannot name the FROM
 -- table, so the driver maps them back to acks, which name each lane at
@@ -1444,27 +1467,26 @@ ORDER BY cut.range, m.id;
 -- of the topic, which made acks the bulk of a fan-out's CPU.
 WITH a AS MATERIALIZED (
     SELECT value ->> 0 AS topic, value ->> 1 AS sub, value ->> 2 AS lane, unhex(value ->> 3) AS token,
-        value ->> 4 AS cx, value ->> 5 AS ci, value ->> 6 AS keep, value ->> 7 AS n, value ->> 8 AS lim,
-        ts.waiting_owner AS wo, ts.waiting_until AS wu
-    FROM json_each(?1) LEFT JOIN {schema}topic_subscriptions AS ts ON ts.topic = value ->> 0 AND ts.name = value ->> 1)
+        value ->> 4 AS cx, value ->> 5 AS ci, value ->> 6 AS keep, value ->> 7 AS n, value ->> 8 AS lim
+    FROM json_each(?1))
 UPDATE {schema}topic_lanes AS l
 SET cursor_xid = a.cx, cursor_id = a.ci,
-    lease_owner = CASE WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(a.wu >= ?2 AND a.wo <> l.lease_owner, 0)
+    lease_owner = CASE WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(l.waiting_until >= ?2 AND l.waiting_owner <> l.lease_owner, 0)
         THEN l.lease_owner END,
-    lease_token = CASE WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(a.wu >= ?2 AND a.wo <> l.lease_owner, 0)
+    lease_token = CASE WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(l.waiting_until >= ?2 AND l.waiting_owner <> l.lease_owner, 0)
         THEN l.lease_token END,
-    lease_expires_at = CASE WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(a.wu >= ?2 AND a.wo <> l.lease_owner, 0)
+    lease_expires_at = CASE WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(l.waiting_until >= ?2 AND l.waiting_owner <> l.lease_owner, 0)
         THEN ?3 ELSE ?2 END,
     attempt = CASE
-        WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(a.wu >= ?2 AND a.wo <> l.lease_owner, 0) THEN 1
+        WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(l.waiting_until >= ?2 AND l.waiting_owner <> l.lease_owner, 0) THEN 1
         WHEN l.attempt >= 2 AND l.batch_limit > a.n AND (a.cx, a.ci) < (l.batch_to_xid, l.batch_to_id) THEN 1
         ELSE 0 END,
-    batch_to_xid = CASE WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(a.wu >= ?2 AND a.wo <> l.lease_owner, 0)
+    batch_to_xid = CASE WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(l.waiting_until >= ?2 AND l.waiting_owner <> l.lease_owner, 0)
         THEN 9223372036854775807 ELSE l.batch_to_xid END,
-    batch_to_id = CASE WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(a.wu >= ?2 AND a.wo <> l.lease_owner, 0)
+    batch_to_id = CASE WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(l.waiting_until >= ?2 AND l.waiting_owner <> l.lease_owner, 0)
         THEN 9223372036854775807 ELSE l.batch_to_id END,
     batch_limit = CASE
-        WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(a.wu >= ?2 AND a.wo <> l.lease_owner, 0) THEN a.lim
+        WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(l.waiting_until >= ?2 AND l.waiting_owner <> l.lease_owner, 0) THEN a.lim
         WHEN l.attempt >= 2 THEN max(l.batch_limit - a.n, 0)
         ELSE 0 END
 FROM a

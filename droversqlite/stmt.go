@@ -458,15 +458,15 @@ type topicLeaseParams struct {
 }
 
 type topicWaitParams struct {
-	Subscriptions string // JSON array of [topic, subscription]
+	Lanes string // JSON array of [topic, subscription, lane]
 	Owner         string
 	Until         int64
 }
 
 type topicReadParams struct {
 	Ranges   string // JSON: [topic, lane, cursor xid, cursor id, bound xid, bound id, limit]
-	MaxBytes int64
-	MaxLimit int // the largest limit of Ranges
+	MaxLimit int    // the largest limit of Ranges
+	MaxBytes int64  // TopicReadBudget's
 }
 
 // topicLaneAt names one lane of a subscription, and the time.
@@ -666,10 +666,12 @@ var (
 	topicLease = def(stmt[topicLeaseParams]{name: "TopicLease", cols: 10,
 		args: func(p *topicLeaseParams) []any { return []any{p.Candidates, p.Owner, p.Token, p.Expires, p.Now} }})
 	topicWait = def(stmt[topicWaitParams]{name: "TopicWait",
-		args: func(p *topicWaitParams) []any { return []any{p.Subscriptions, p.Owner, p.Until} }})
+		args: func(p *topicWaitParams) []any { return []any{p.Lanes, p.Owner, p.Until} }})
 	topicMaxAttempts = def(stmt[string]{name: "TopicMaxAttempts", cols: 3, args: oneArg[string]})
 	topicRead        = def(stmt[topicReadParams]{name: "TopicRead", cols: 8,
-		args: func(p *topicReadParams) []any { return []any{p.Ranges, p.MaxBytes, p.MaxLimit} }})
+		args: func(p *topicReadParams) []any { return []any{p.Ranges, p.MaxLimit} }})
+	topicReadBudget = def(stmt[topicReadParams]{name: "TopicReadBudget", cols: 8,
+		args: func(p *topicReadParams) []any { return []any{p.Ranges, p.MaxLimit, p.MaxBytes} }})
 	topicAck = def(stmt[topicAckParams]{name: "TopicAck", cols: 4,
 		args: func(p *topicAckParams) []any { return []any{p.Lanes, p.Now, p.Expires} }})
 	topicExtend     = def(stmt[laneUpdateParams]{name: "TopicExtend", cols: 3, args: laneUpdateArgs})

@@ -23,7 +23,7 @@ var _ droverdriver.TopicExecutor = (*executor)(nil)
 // message and never waits for the writer.
 func init() {
 	readQueries = append(readQueries, topicLastID.name, topicLeaseCandidates.name, topicMaxAttempts.name, topicList.name, topicRead.name,
-		topicLag.name, topicGenerations.name, topicGenerationTopics.name, topicLanes.name, subscriptionGet.name)
+		topicReadBudget.name, topicLag.name, topicGenerations.name, topicGenerationTopics.name, topicLanes.name, subscriptionGet.name)
 }
 
 func (e *executor) TopicCreate(ctx context.Context, p droverdriver.TopicParams) (*droverdriver.TopicRow, error) {
@@ -210,8 +210,7 @@ func (e *executor) TopicLease(ctx context.Context, p droverdriver.TopicLeasePara
 	}
 	// order: candidates are found on a reader, then leased under the
 	// write lock by primary key if still free and unmoved (queries.sql).
-	var cands []any
-	var waits [][2]string
+	var cands, waits []any
 	err = topicLeaseCandidates.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
 		var kind int
 		var topic, sub string
@@ -220,7 +219,7 @@ func (e *executor) TopicLease(ctx context.Context, p droverdriver.TopicLeasePara
 			return err
 		}
 		if kind == 1 {
-			waits = append(waits, [2]string{topic, sub})
+			waits = append(waits, []any{topic, sub, lane.Int64})
 			return nil
 		}
 		limit := limits[droverdriver.SubscriptionRef{Topic: topic, Name: sub}]
@@ -296,8 +295,13 @@ func (e *executor) TopicRead(ctx context.Context, p droverdriver.TopicReadParams
 		b = append(b, ']')
 	}
 	b = append(b, ']')
+	read := topicRead
+	if p.MaxBytes > 0 {
+		read = topicReadBudget
+	}
 	var out []*droverdriver.MessageRow
-	err := topicRead.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
+	inRange := 0
+	err := read.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
 		var m droverdriver.MessageRow
 		var key sql.NullString
 		var meta string
@@ -305,10 +309,17 @@ func (e *executor) TopicRead(ctx context.Context, p droverdriver.TopicReadParams
 		if err := rows.Scan(&m.Range, &m.ID, &m.Xid, &m.Lane, &key, &m.Payload, &meta, &created); err != nil {
 			return err
 		}
+		// Rows come by range: each range keeps its own limit of them.
+		if len(out) == 0 || out[len(out)-1].Range != m.Range {
+			inRange = 0
+		}
+		if inRange++; inRange > p.Limits[m.Range] {
+			return nil
+		}
 		m.Key, m.Metadata, m.PublishedAt = key.String, []byte(meta), fromMicros(created)
 		out = append(out, &m)
 		return nil
-	}, topicReadParams{string(b), p.MaxBytes, maxLimit})
+	}, topicReadParams{string(b), maxLimit, p.MaxBytes})
 	return out, e.wrap("read messages", err)
 }
 

@@ -476,39 +476,70 @@ func testTopics(t *testing.T, setup opener) {
 			}
 			return leased
 		}
-		waitfor.Cond(t, "one lane leased by b", func() bool { return len(leaseAs("b", droverdriver.NewLeaseToken(), 1)) == 1 })
-		aToken := droverdriver.NewLeaseToken()
-		a := leaseAs("a", aToken, 4)
-		if len(a) != 2 {
-			t.Fatalf("a leased %d lanes while b holds one, want its share of 2 (4 lanes, 2 consumers)", len(a))
+		type held struct {
+			token droverdriver.LeaseToken
+			lanes []droverdriver.LeasedLane
+		}
+		holders := map[string]held{}
+		take := func(owner string, max int) int {
+			t.Helper()
+			h := held{token: droverdriver.NewLeaseToken()}
+			h.lanes = leaseAs(owner, h.token, max)
+			holders[owner] = h
+			return len(h.lanes)
+		}
+		waitfor.Cond(t, "one lane leased by b", func() bool { return take("b", 1) == 1 })
+		if n := take("a", 4); n != 2 {
+			t.Fatalf("a leased %d lanes while b holds one, want its share of 2 (4 lanes, 2 consumers)", n)
 		}
 		// c's share is ceil(4/3) = 2, and one lane is left.
-		if c := leaseAs("c", droverdriver.NewLeaseToken(), 4); len(c) != 1 {
-			t.Fatalf("c leased %d lanes, want the one left", len(c))
+		if n := take("c", 4); n != 1 {
+			t.Fatalf("c leased %d lanes, want the one left", n)
 		}
 		// d finds every lane with messages held, under its share: it
-		// becomes the subscription's waiter.
-		if d := leaseAs("d", droverdriver.NewLeaseToken(), 4); len(d) != 0 {
-			t.Fatalf("d leased %v with every lane held", d)
+		// waits for one of them.
+		if n := take("d", 4); n != 0 {
+			t.Fatalf("d leased %d lanes with every lane held", n)
 		}
 		lanes, err := te.TopicLanes(ctx, "t", "a")
 		if err != nil {
 			t.Fatal(err)
 		}
-		held := map[string]int{}
+		count := map[string]int{}
 		for _, l := range lanes {
-			held[l.Holder]++
+			count[l.Holder]++
 		}
-		if fmt.Sprint(held) != "map[a:2 b:1 c:1]" {
-			t.Fatalf("holders %v, want a 2, b 1, c 1", held)
+		if fmt.Sprint(count) != "map[a:2 b:1 c:1]" {
+			t.Fatalf("holders %v, want a 2, b 1, c 1", count)
 		}
-		// With a waiter, a's lane is not kept past its ack, so that d
-		// can take it.
-		rows := read(t, te, a[0])
-		acked, err := te.TopicAck(ctx, droverdriver.TopicAckParams{Now: time.Now(), Lease: time.Minute, Acks: []droverdriver.LaneAck{
-			{Topic: "t", Subscription: "a", Lane: a[0].Lane, Token: aToken, Cursor: rows[0].Position(), Count: 1, Keep: true, Limit: 10}}})
-		if err != nil || !slices.Equal(acked, []droverdriver.AckedLane{{Index: 0, Kept: false}}) {
-			t.Fatalf("ack with keep while d waits: %v, %v; want accepted, not kept", acked, err)
+		// The lane d waits for is not kept past its ack, so that d can
+		// take it; the others are.
+		kept := 0
+		for _, owner := range []string{"a", "b", "c"} {
+			h := holders[owner]
+			for _, l := range h.lanes {
+				rows := read(t, te, l)
+				acked, err := te.TopicAck(ctx, droverdriver.TopicAckParams{Now: time.Now(), Lease: time.Minute, Acks: []droverdriver.LaneAck{
+					{Topic: "t", Subscription: "a", Lane: l.Lane, Token: h.token, Cursor: rows[0].Position(), Count: 1, Keep: true, Limit: 10}}})
+				if err != nil || len(acked) != 1 {
+					t.Fatalf("ack of %s's lane %d: %v, %v", owner, l.Lane, acked, err)
+				}
+				if acked[0].Kept {
+					kept++
+				}
+			}
+		}
+		if kept != 3 {
+			t.Fatalf("%d of 4 lanes kept past their acks, want all but the one d waits for", kept)
+		}
+		// d counts in a's share: of the lanes with messages again, a (which
+		// holds 2, its share of 4 among a, b, c and d being 1) takes none.
+		for lane := range 4 {
+			publish(t, te, lane, "m")
+		}
+		waitfor.Cond(t, "the freed lane leased by d", func() bool { return take("d", 4) == 1 })
+		if n := take("a", 4); n != 0 {
+			t.Fatalf("a leased %d more lanes past its share", n)
 		}
 	})
 

@@ -9,18 +9,18 @@
 -- take. After an expired lease they are the suspect region that the lane
 -- delivers one message at a time until it is past it, so that a message
 -- that kills its consumer is isolated and, past the subscription's max
--- attempts, dead. No index covers these columns, so lane updates stay HOT.
+-- attempts, dead.
+--
+-- waiting_owner is a consumer that found the lane held by another while
+-- it had less than its fair share of the subscription, until
+-- waiting_until: the next leases of the subscription count it as active,
+-- and the lane is not kept past its holder's ack, so that it frees.
+-- No index covers these columns, so lane updates stay HOT.
 ALTER TABLE {schema}topic_lanes
-    ADD COLUMN attempt     integer NOT NULL DEFAULT 0,
-    ADD COLUMN batch_to_xid bigint,
-    ADD COLUMN batch_to_id  bigint,
-    ADD COLUMN batch_limit integer NOT NULL DEFAULT 0;
-
--- A consumer that found every lane of the subscription with messages held
--- by others, while under its fair share, is recorded here until
--- waiting_until: it counts as active in the shares of the next leases, and
--- the lanes of the subscription are not kept past their acks meanwhile.
-ALTER TABLE {schema}topic_subscriptions
+    ADD COLUMN attempt       integer NOT NULL DEFAULT 0,
+    ADD COLUMN batch_to_xid  bigint,
+    ADD COLUMN batch_to_id   bigint,
+    ADD COLUMN batch_limit   integer NOT NULL DEFAULT 0,
     ADD COLUMN waiting_owner text,
     ADD COLUMN waiting_until timestamptz;
 

@@ -4,9 +4,8 @@ ALTER TABLE {schema}topic_lanes ADD COLUMN attempt INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE {schema}topic_lanes ADD COLUMN batch_to_xid INTEGER;
 ALTER TABLE {schema}topic_lanes ADD COLUMN batch_to_id INTEGER;
 ALTER TABLE {schema}topic_lanes ADD COLUMN batch_limit INTEGER NOT NULL DEFAULT 0;
-
-ALTER TABLE {schema}topic_subscriptions ADD COLUMN waiting_owner TEXT;
-ALTER TABLE {schema}topic_subscriptions ADD COLUMN waiting_until INTEGER;
+ALTER TABLE {schema}topic_lanes ADD COLUMN waiting_owner TEXT;
+ALTER TABLE {schema}topic_lanes ADD COLUMN waiting_until INTEGER;
 
 CREATE TABLE {schema}topic_receipt_key (
     id         INTEGER PRIMARY KEY CHECK (id = 1),

@@ -10,7 +10,7 @@ import (
 	"github.com/droverhq/drover/droverdriver"
 )
 
-// The acknowledgement of topic batches (docs/design/topics.md, "Attempts"
+// The acknowledgement of topic batches (docs/design/topics.md, "Consumers"
 // and "Failures, retries, dead messages"), written once for every consumer
 // and store: the lane updates, each fenced by its lease token, and the jobs
 // that the failed and dead messages of the accepted acks become, in one
