@@ -459,8 +459,8 @@ type topicLeaseParams struct {
 
 type topicWaitParams struct {
 	Lanes string // JSON array of [topic, subscription, lane]
-	Owner         string
-	Until         int64
+	Owner string
+	Until int64
 }
 
 type topicReadParams struct {
