@@ -417,8 +417,9 @@ func (c *Client[TTx]) SubscriptionLanes(ctx context.Context, topic, sub string) 
 // ReleaseLane frees a lane of a subscription whose holder hangs: its lease
 // ends now, as if it had expired, so that another consumer takes the lane
 // and delivers its batch again (the delivery counts as an attempt, so that
-// a message that hangs every consumer goes dead); the old holder's late
-// ack is refused once another consumer leased the lane. It reports
+// a message that hangs every consumer goes dead); the old holder's extend
+// finds the lane lost (a client's consumer stops the handler:
+// ErrLaneLost) and its ack is refused. It reports
 // whether the lane was held, and returns ErrTopicNotFound,
 // ErrSubscriptionNotFound, or ErrInvalid for a lane the topic does not
 // have.

@@ -104,8 +104,9 @@ type TopicExecutor interface {
 
 	// TopicLaneExpire ends the live lease of one lane of a subscription
 	// now, as if it had expired (an operator freeing a lane whose holder
-	// hangs): the delivery stays counted. It reports whether the lane
-	// was held.
+	// hangs): the delivery stays counted, and the lease token goes, so
+	// that the holder's next extend or ack finds the lane lost. It
+	// reports whether the lane was held.
 	TopicLaneExpire(ctx context.Context, topic, subscription string, lane int) (bool, error)
 
 	// SubscriptionGet returns a stored subscription, or ErrTopicNotFound

@@ -1785,8 +1785,10 @@ FROM {schema}topic_lanes AS l WHERE l.topic = $1 AND l.subscription = $2 ORDER B
 
 -- name: TopicLaneExpire
 -- $1 topic, $2 subscription, $3 lane: its live lease ends now, as if it
--- had expired. Returns a row when it was held.
-UPDATE {schema}topic_lanes SET lease_expires_at = now() - interval '1 millisecond'
+-- had expired (the delivery stays counted), and its token with it, so
+-- that the holder's next extend or ack finds it lost. Returns a row when
+-- it was held.
+UPDATE {schema}topic_lanes SET lease_owner = NULL, lease_token = NULL, lease_expires_at = now()
 WHERE topic = $1 AND subscription = $2 AND lane = $3 AND lease_owner IS NOT NULL AND lease_expires_at >= now()
 RETURNING 1;
 

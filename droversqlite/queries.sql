@@ -1531,8 +1531,9 @@ FROM {schema}topic_lanes AS l WHERE l.topic = ?1 AND l.subscription = ?2 ORDER B
 
 -- name: TopicLaneExpire
 -- ?1 topic, ?2 subscription, ?3 lane, ?4 now: its live lease ends now, as
--- if it had expired. Returns a row when it was held.
-UPDATE {schema}topic_lanes SET lease_expires_at = ?4 - 1000
+-- if it had expired (PostgreSQL's TopicLaneExpire). Returns a row when it
+-- was held.
+UPDATE {schema}topic_lanes SET lease_owner = NULL, lease_token = NULL, lease_expires_at = ?4
 WHERE topic = ?1 AND subscription = ?2 AND lane = ?3 AND lease_owner IS NOT NULL AND lease_expires_at >= ?4
 RETURNING 1;
 

@@ -330,8 +330,8 @@ func (c *cli) topicsReleaseLaneCommand() *cobra.Command {
 		Long: `release-lane ends the lease of a lane now, as if it had expired: another
 consumer takes the lane and delivers its batch again. The delivery counts as
 an attempt, so that a message that hangs every consumer goes dead after the
-subscription's max attempts; the old holder's late ack is refused once
-another consumer leased the lane.`,
+subscription's max attempts; the old holder's extend finds the lane lost and
+its ack is refused.`,
 		Args: argsNamed("TOPIC", "SUBSCRIPTION", "LANE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			lane, err := strconv.Atoi(args[2])

@@ -402,7 +402,7 @@ func (s *Server) routes() {
 		"POST /v1/claim":                {work, s.claim},
 		"POST /v1/finish":               {work, s.finish},
 		"POST /v1/heartbeat":            {work, s.heartbeat},
-		"POST /v1/release":              {work, s.releaseBatches},
+		"POST /v1/release":              {work, s.release},
 		"GET /v1/stats":                 {admin, s.stats},
 		"GET /v1/queues":                {admin, s.listQueues},
 		"GET /v1/queues/{name}":         {admin, s.getQueue},

@@ -785,7 +785,7 @@ export interface paths {
         put?: never;
         /**
          * Free a held lane: its lease ends now, as if it had expired.
-         * @description For a lane whose holder hangs: another consumer takes the lane and delivers its batch again. The delivery counts as an attempt, so that a message that hangs every consumer goes dead; the old holder's late ack is refused once another consumer leased the lane.
+         * @description For a lane whose holder hangs: another consumer takes the lane and delivers its batch again. The delivery counts as an attempt, so that a message that hangs every consumer goes dead; the old holder's extend answers false and its ack is refused.
          */
         post: operations["releaseLane"];
         delete?: never;
