@@ -256,26 +256,11 @@ func (c *topicCore) release(ctx context.Context, lanes []heldLane) ([]bool, erro
 	})
 }
 
-// lanes runs an extend or a release over lanes, one statement per round
-// of distinct lanes (engine.LaneRounds).
+// lanes runs an extend or a release over lanes (engine.LaneUpdate).
 func (c *topicCore) lanes(lanes []heldLane, run func([]droverdriver.LaneAck) ([]int, error)) ([]bool, error) {
 	refs := make([]droverdriver.LaneAck, len(lanes))
 	for i := range lanes {
 		refs[i] = lanes[i].laneAck()
 	}
-	out := make([]bool, len(lanes))
-	for _, round := range engine.LaneRounds(refs) {
-		sent := make([]droverdriver.LaneAck, len(round))
-		for j, i := range round {
-			sent[j] = refs[i]
-		}
-		done, err := run(sent)
-		if err != nil {
-			return nil, err
-		}
-		for _, j := range done {
-			out[round[j]] = true
-		}
-	}
-	return out, nil
+	return engine.LaneUpdate(refs, run)
 }

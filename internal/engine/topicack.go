@@ -185,6 +185,27 @@ func LaneRounds(lanes []droverdriver.LaneAck) [][]int {
 	return rounds
 }
 
+// LaneUpdate runs run, a statement over lanes that returns the indexes of
+// those it updated (TopicExtend, TopicRelease), once per round of distinct
+// lanes (LaneRounds), and reports in order which lanes it updated.
+func LaneUpdate(lanes []droverdriver.LaneAck, run func([]droverdriver.LaneAck) ([]int, error)) ([]bool, error) {
+	out := make([]bool, len(lanes))
+	for _, round := range LaneRounds(lanes) {
+		sent := make([]droverdriver.LaneAck, len(round))
+		for j, i := range round {
+			sent[j] = lanes[i]
+		}
+		done, err := run(sent)
+		if err != nil {
+			return nil, err
+		}
+		for _, j := range done {
+			out[round[j]] = true
+		}
+	}
+	return out, nil
+}
+
 // failureJobs inserts, in ex's transaction, the jobs of the failed
 // messages of the accepted batches, reading those the caller does not hold
 // in chunks of about p.ReadBytes.
