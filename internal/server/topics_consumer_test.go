@@ -71,7 +71,7 @@ func TestTopicReceiptForgeryOverHTTP(t *testing.T) {
 	forEachStore(t, func(t *testing.T, b *bundle) {
 		b.tokens[qatOnly] = secret
 		for _, topic := range []string{"qat", "chat"} {
-			b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/topics", map[string]any{"name": topic, "lanes": 1})
+			b.must(t, http.StatusCreated, server.ScopeAdmin, "POST", "/v1/topics", map[string]any{"name": topic, "lanes": 1})
 			b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/topics/"+topic+"/subscriptions", map[string]any{"name": "s1", "from_earliest": true})
 			b.must(t, http.StatusOK, server.ScopeEnqueue, "POST", "/v1/topics/"+topic+"/publish", map[string]any{"messages": []map[string]any{
 				{"payload": map[string]any{"n": 1}}, {"payload": map[string]any{"n": 2}}}})
@@ -154,7 +154,7 @@ func TestTopicReceiptForgeryOverHTTP(t *testing.T) {
 func TestTopicReceiveBytesOverHTTP(t *testing.T) {
 	forEachStore(t, func(t *testing.T, b *bundle) {
 		ctx := context.Background()
-		b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/topics", map[string]any{"name": "big", "lanes": 1})
+		b.must(t, http.StatusCreated, server.ScopeAdmin, "POST", "/v1/topics", map[string]any{"name": "big", "lanes": 1})
 		b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/topics/big/subscriptions", map[string]any{"name": "s1", "from_earliest": true})
 		text := `"` + strings.Repeat("a", 396) + `"` // 398 bytes of JSON, 400 with the metadata "{}"
 		var msgs []drover.Message
@@ -203,7 +203,7 @@ func jsonString(v any) string {
 // frees lane holders.
 func TestTopicLeasesOverHTTP(t *testing.T) {
 	forEachStore(t, func(t *testing.T, b *bundle) {
-		b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/topics", map[string]any{"name": "chat", "lanes": 2})
+		b.must(t, http.StatusCreated, server.ScopeAdmin, "POST", "/v1/topics", map[string]any{"name": "chat", "lanes": 2})
 		b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/topics/chat/subscriptions", map[string]any{"name": "s1", "from_earliest": true})
 		b.must(t, http.StatusOK, server.ScopeEnqueue, "POST", "/v1/topics/chat/publish", map[string]any{"messages": []map[string]any{
 			{"key": "a", "payload": 1}}})
@@ -273,7 +273,7 @@ func TestTopicLeasesOverHTTP(t *testing.T) {
 // and lag answered 200 with nothing, so that a typo waited forever).
 func TestTopicUnknownOverHTTP(t *testing.T) {
 	forEachStore(t, func(t *testing.T, b *bundle) {
-		b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/topics", map[string]any{"name": "chat", "lanes": 1})
+		b.must(t, http.StatusCreated, server.ScopeAdmin, "POST", "/v1/topics", map[string]any{"name": "chat", "lanes": 1})
 		b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/topics/chat/subscriptions", map[string]any{"name": "s1", "from_earliest": true})
 		b.must(t, http.StatusOK, server.ScopeEnqueue, "POST", "/v1/topics/chat/publish", map[string]any{"messages": []map[string]any{{"payload": 1}}})
 		receipt := b.receiveHTTP(t, server.ScopeWork, "chat", "s1", map[string]any{}).Batches[0].Receipt
