@@ -1701,11 +1701,11 @@ RETURNING l.topic, l.subscription, l.lane, l.cursor_xid, l.cursor_id,
     (SELECT s.max_attempts FROM {schema}topic_subscriptions AS s WHERE s.topic = l.topic AND s.name = l.subscription),
     l.dropped, l.attempt, l.batch_to_xid, l.batch_to_id, l.batch_limit;
 
--- name: TopicRead
--- $1 topics, $2 lanes, $3 cursor xids, $4 cursor ids, $5 bound xids, $6
--- bound ids, $7 limits (one per range). One index range scan per range,
--- cut at the horizon and at the range's bound.
-SELECT r.ord - 1, m.id, m.xid, m.lane, m.key, m.payload, m.metadata, m.created_at
+-- fragment: topic_ranges
+-- The messages of the ranges of a read: $1 topics, $2 lanes, $3 cursor
+-- xids, $4 cursor ids, $5 bound xids, $6 bound ids, $7 limits (one per
+-- range); r.ord is the range's place, from 1. One index range scan per
+-- range, cut at the horizon and at the range's bound.
 FROM unnest($1::text[], $2::int[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::int[])
     WITH ORDINALITY AS r(topic, lane, cx, ci, tx, ti, lim, ord)
 CROSS JOIN LATERAL (
@@ -1713,6 +1713,11 @@ CROSS JOIN LATERAL (
     WHERE t.topic = r.topic AND t.lane = r.lane AND (t.xid, t.id) > (r.cx, r.ci) AND (t.xid, t.id) <= (r.tx, r.ti)
       AND t.xid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
     ORDER BY t.xid, t.id LIMIT r.lim) AS m
+
+-- name: TopicRead
+-- The messages of each range (topic_ranges), in range order.
+SELECT r.ord - 1, m.id, m.xid, m.lane, m.key, m.payload, m.metadata, m.created_at
+{topic_ranges}
 ORDER BY r.ord, m.xid, m.id;
 
 -- name: TopicReadBudget
@@ -1727,13 +1732,7 @@ SELECT b.range, b.id, b.xid, b.lane, b.key, b.payload, b.metadata, b.created_at 
         octet_length(m.payload) + octet_length(m.metadata::text) AS size,
         sum(octet_length(m.payload) + octet_length(m.metadata::text))
             OVER (ORDER BY r.ord, m.xid, m.id ROWS UNBOUNDED PRECEDING) AS run
-    FROM unnest($1::text[], $2::int[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::int[])
-        WITH ORDINALITY AS r(topic, lane, cx, ci, tx, ti, lim, ord)
-    CROSS JOIN LATERAL (
-        SELECT * FROM {schema}topic_messages AS t
-        WHERE t.topic = r.topic AND t.lane = r.lane AND (t.xid, t.id) > (r.cx, r.ci) AND (t.xid, t.id) <= (r.tx, r.ti)
-          AND t.xid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
-        ORDER BY t.xid, t.id LIMIT r.lim) AS m) AS b
+    {topic_ranges}) AS b
 WHERE b.run <= $8 OR b.run = b.size
 ORDER BY b.range, b.xid, b.id;
 

@@ -1439,34 +1439,36 @@ WHERE (topic, subscription, lane) IN (SELECT value ->> 0, value ->> 1, value ->>
 SELECT topic, name, max_attempts FROM {schema}topic_subscriptions
 WHERE (topic, name) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?1));
 
--- name: TopicRead
--- ?1 JSON array of [topic, lane, cursor xid, cursor id, bound xid, bound
--- id], ?2 the largest limit of the ranges. Each range's messages come from
--- the read index, up to its bound, at most ?2 (SQLite's LIMIT cannot name
--- the outer row: the driver keeps each range's own limit of them).
-SELECT r.key, m.id, m.xid, m.lane, m.key, m.payload, m.metadata, m.created_at
+-- fragment: topic_ranges
+-- The IDs of the messages of the ranges of a read: ?1 a JSON array of
+-- [topic, lane, cursor xid, cursor id, bound xid, bound id, limit], ?2 the
+-- largest limit; r.key is the range's index. Each range's messages come
+-- from the read index, up to its bound, at most ?2 (SQLite's LIMIT cannot
+-- name the outer row: each range's own limit is kept after).
 FROM json_each(?1) AS r
 JOIN {schema}topic_messages AS m ON m.id IN (
     SELECT id FROM {schema}topic_messages
     WHERE topic = r.value ->> 0 AND lane = r.value ->> 1 AND xid = 0 AND id > r.value ->> 3 AND id <= r.value ->> 5
     ORDER BY xid, id LIMIT ?2)
+
+-- name: TopicRead
+-- The messages of each range (topic_ranges), in range order; the driver
+-- keeps each range's own limit of them.
+SELECT r.key, m.id, m.xid, m.lane, m.key, m.payload, m.metadata, m.created_at
+{topic_ranges}
 ORDER BY r.key, m.xid, m.id;
 
 -- name: TopicReadBudget
 -- TopicRead within ?3 bytes of payload and metadata, in range order: a
 -- message is returned while the bytes up to it stay within the budget, the
--- first one whatever its size (?1's ranges carry their limit, seventh).
--- The sizes are read first (octet_length reads no overflow page) and only
--- the messages within the budget are read whole. A read of a remote
--- consumer (drover.ReceiveParams.MaxBytes); a client's own reads are
--- bounded in rows and skip the sizes.
+-- first one whatever its size, each range's own limit kept in SQL. The
+-- sizes are read first (octet_length reads no overflow page) and only the
+-- messages within the budget are read whole. A read of a remote consumer
+-- (drover.ReceiveParams.MaxBytes); a client's own reads are bounded in
+-- rows and skip the sizes.
 WITH sel AS MATERIALIZED (
     SELECT r.key AS range, r.value ->> 6 AS lim, m.id, octet_length(m.payload) + octet_length(m.metadata) AS size
-    FROM json_each(?1) AS r
-    JOIN {schema}topic_messages AS m ON m.id IN (
-        SELECT id FROM {schema}topic_messages
-        WHERE topic = r.value ->> 0 AND lane = r.value ->> 1 AND xid = 0 AND id > r.value ->> 3 AND id <= r.value ->> 5
-        ORDER BY xid, id LIMIT ?2)),
+    {topic_ranges}),
 num AS (
     SELECT range, lim, id, size, row_number() OVER (PARTITION BY range ORDER BY id) AS n FROM sel),
 cut AS (
