@@ -580,7 +580,7 @@ func (e *executor) applyResults(ctx context.Context, tx *sql.Tx, batch string, n
 		if !st.run {
 			continue
 		}
-		res, err := e.exec(ctx, tx, st.name, st.args...)
+		res, err := e.exec(ctx, tx, st.Name, st.Args...)
 		if err != nil {
 			return 0, err
 		}
@@ -941,7 +941,7 @@ func (e *executor) JobDelete(ctx context.Context, ids []int64) ([]int64, error) 
 // (id, state, flow & FlowEnd, queue, ordering key) rows.
 func (e *executor) ended(ctx context.Context, tx *sql.Tx, st bound) ([]droverdriver.FinishedRow, error) {
 	var rows []droverdriver.FinishedRow
-	err := e.query(ctx, tx, e.writer, st.name, func(r *sql.Rows) error {
+	err := e.query(ctx, tx, e.writer, st.Name, func(r *sql.Rows) error {
 		var row droverdriver.FinishedRow
 		var state string
 		var key sql.NullString
@@ -951,7 +951,7 @@ func (e *executor) ended(ctx context.Context, tx *sql.Tx, st bound) ([]droverdri
 		row.State, row.Key = droverdriver.State(state), key.String
 		rows = append(rows, row)
 		return nil
-	}, st.args...)
+	}, st.Args...)
 	return rows, err
 }
 
