@@ -14,6 +14,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/internal/jobjson"
+	"github.com/droverhq/drover/internal/validate"
 )
 
 // jobStates are the states --state accepts, in the order of a job's life.
@@ -184,7 +185,7 @@ names and labels), grouped by queue and routing, with the first job's id.`,
 				p.States = append(p.States, st)
 			}
 			if p.Queue != "" {
-				if err := drover.ValidateQueue(p.Queue); err != nil {
+				if err := validate.Queue(p.Queue); err != nil {
 					return fmt.Errorf("--queue: %w", err)
 				}
 			}
@@ -443,7 +444,7 @@ and how many matched.`,
 // every job of filter, with progress on stderr.
 func (c *cli) bulkChange(cmd *cobra.Command, action drover.BulkAction, filter drover.JobListParams, ids []int64, asJSON bool) error {
 	if filter.Queue != "" {
-		if err := drover.ValidateQueue(filter.Queue); err != nil {
+		if err := validate.Queue(filter.Queue); err != nil {
 			return fmt.Errorf("--queue: %w", err)
 		}
 	}

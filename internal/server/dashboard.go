@@ -19,6 +19,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/validate"
 )
 
 // The dashboard is server-rendered HTML with one small script for the live
@@ -395,7 +396,7 @@ func (f jobFilter) params() (drover.JobListParams, error) {
 		p.States = []drover.JobState{drover.JobState(f.State)}
 	}
 	if f.Queue != "" {
-		if err := drover.ValidateQueue(f.Queue); err != nil {
+		if err := validate.Queue(f.Queue); err != nil {
 			return p, err
 		}
 	}
@@ -605,7 +606,7 @@ func (s *Server) jobAction(call func(context.Context, int64) (*drover.JobRow, er
 func (s *Server) queueAction(call func(context.Context, string) error, action string) func(w http.ResponseWriter, r *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		name := r.PathValue("name")
-		if err := drover.ValidateQueue(name); err != nil {
+		if err := validate.Queue(name); err != nil {
 			return err
 		}
 		if err := call(r.Context(), name); err != nil {
@@ -621,7 +622,7 @@ func (s *Server) queueAction(call func(context.Context, string) error, action st
 func (s *Server) kindAction(call func(context.Context, string, string) error, action string) func(w http.ResponseWriter, r *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		name, kind := r.PathValue("name"), r.PostFormValue("kind")
-		if err := drover.ValidateQueue(name); err != nil {
+		if err := validate.Queue(name); err != nil {
 			return err
 		}
 		if err := call(r.Context(), name, kind); err != nil {
@@ -648,12 +649,12 @@ func queueFlash(q url.Values) string {
 	action := q.Get("done")
 	done, ok := queueActionDone[action]
 	name := q.Get("queue")
-	if !ok || drover.ValidateQueue(name) != nil {
+	if !ok || validate.Queue(name) != nil {
 		return ""
 	}
 	if strings.HasSuffix(action, "-kind") {
 		kind := q.Get("kind")
-		if drover.ValidateKind(kind) != nil {
+		if validate.Kind(kind) != nil {
 			return ""
 		}
 		return fmt.Sprintf("Kind %s of queue %s %s.", kind, name, done)
