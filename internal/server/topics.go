@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
+	"unicode/utf8"
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
@@ -151,6 +153,14 @@ func (s *Server) decodeMessages(r *http.Request, withTopic bool) ([]drover.Messa
 				return nil, err
 			}
 			checked[m.Topic] = true
+		}
+		// A payload sent as JSON is delivered as JSON, so it gets the text
+		// checks of a job's args: a consumer in another language must be
+		// able to decode it. Its size, and metadata, the library checks.
+		if len(m.Payload) > 0 {
+			if err := drover.ValidateJSONText("payload", m.Payload); err != nil {
+				return nil, fmt.Errorf("message %d of %d: %w", i+1, len(req.Messages), err)
+			}
 		}
 		msgs[i] = drover.Message{Topic: m.Topic, Key: m.Key, Payload: m.Payload, Metadata: m.Metadata}
 		if m.PayloadBase64 != nil {
@@ -334,7 +344,10 @@ func (s *Server) receive(w http.ResponseWriter, r *http.Request) error {
 				for j, d := range b.Deliveries {
 					// An empty payload is "" in JSON, never null.
 					m := deliveryJSON{ID: d.ID, Key: d.Key, PayloadBase64: append([]byte{}, d.Payload...), PublishedAt: d.PublishedAt}
-					if json.Valid(d.Payload) {
+					// JSON only when it is text: Go's json.Valid takes
+					// invalid UTF-8 inside strings, which a Go publisher's
+					// bytes may hold and other languages' decoders refuse.
+					if json.Valid(d.Payload) && utf8.Valid(d.Payload) {
 						m.Payload = d.Payload
 					}
 					if len(d.Metadata) > 0 && string(d.Metadata) != "{}" {
