@@ -32,27 +32,31 @@ END $$;
 -- EXCLUSIVE on topic_messages and stalled all topic traffic behind the
 -- slowest reader for up to its 2 s lock timeout). Each lane first adds
 -- the messages of the generation it had not passed to dropped, counted in
--- the detached table, which nothing reads any more. Returns them in all.
+-- the detached table, which nothing reads any more. The counts are read
+-- before any lane is updated, so that the lanes' rows, which acks update,
+-- are locked only for the update and the drop, not while the generation
+-- is counted. Returns the messages lost in all.
 DROP FUNCTION {schema}topic_generation_drop(bigint);
 CREATE FUNCTION {schema}topic_generation_drop(g bigint) RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
     part text := 'topic_messages_g' || g;
-    lost bigint := 0;
+    topics text[];
+    subs text[];
+    lanes integer[];
+    lost bigint[];
 BEGIN
     IF to_regclass(format('{schema}%I', part)) IS NOT NULL THEN
         EXECUTE format($q$
-            WITH lost AS (
-                SELECT l.topic, l.subscription, l.lane, p.n FROM {schema}topic_lanes AS l
-                CROSS JOIN LATERAL (SELECT count(*) AS n FROM {schema}%I AS m
-                    WHERE m.topic = l.topic AND m.lane = l.lane AND (m.xid, m.id) > (l.cursor_xid, l.cursor_id)) AS p
-                WHERE p.n > 0),
-            upd AS (
-                UPDATE {schema}topic_lanes AS l SET dropped = l.dropped + lost.n FROM lost
-                WHERE l.topic = lost.topic AND l.subscription = lost.subscription AND l.lane = lost.lane
-                RETURNING lost.n)
-            SELECT coalesce(sum(n), 0)::bigint FROM upd$q$, part) INTO lost;
+            SELECT array_agg(l.topic), array_agg(l.subscription), array_agg(l.lane), array_agg(p.n)
+            FROM {schema}topic_lanes AS l
+            CROSS JOIN LATERAL (SELECT count(*) AS n FROM {schema}%I AS m
+                WHERE m.topic = l.topic AND m.lane = l.lane AND (m.xid, m.id) > (l.cursor_xid, l.cursor_id)) AS p
+            WHERE p.n > 0$q$, part) INTO topics, subs, lanes, lost;
+        UPDATE {schema}topic_lanes AS l SET dropped = l.dropped + u.n
+        FROM unnest(topics, subs, lanes, lost) AS u(topic, sub, lane, n)
+        WHERE l.topic = u.topic AND l.subscription = u.sub AND l.lane = u.lane;
         EXECUTE format('DROP TABLE {schema}%I', part);
     END IF;
     DELETE FROM {schema}topic_generations WHERE gen = g;
-    RETURN lost;
+    RETURN coalesce((SELECT sum(n) FROM unnest(lost) AS n), 0);
 END $$;

@@ -24,7 +24,7 @@ const (
 	// that deletes rows) or TopicPurge call removes, each in a
 	// transaction of its own: on SQLite, how long the single writer is
 	// held before publishes and acks get their turn.
-	RemoveChunkDefault = 2000
+	RemoveChunkDefault = 1000
 )
 
 // TopicRetainer keeps topic messages within their retention: it rotates
