@@ -83,10 +83,11 @@ type TopicOpts struct {
 	Lanes int
 	// Retention is how long a message is kept for subscriptions that have
 	// not read it (default TopicRetentionDefault; negative: until every
-	// subscription has passed it, however long). A message every
-	// subscription has passed goes sooner. Messages leave by whole
-	// generations (docs/topics.md), so they may stay up to one generation
-	// longer. Fixed at creation.
+	// subscription has passed it, however long), measured by the store's
+	// clock. It holds whatever other topics do; messages leave with their
+	// generation (docs/topics.md), so they may stay up to one generation
+	// longer, and a message every subscription has passed may go sooner,
+	// with its generation. Fixed at creation.
 	Retention time.Duration
 }
 
