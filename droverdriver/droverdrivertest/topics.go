@@ -37,6 +37,19 @@ func testTopics(t *testing.T, setup opener) {
 		}
 		return d, te
 	}
+	// second adds topic "u" of one lane, with subscription "a" from the
+	// earliest message.
+	second := func(t *testing.T, te droverdriver.TopicExecutor) {
+		t.Helper()
+		ctx := context.Background()
+		if _, err := te.TopicCreate(ctx, droverdriver.TopicParams{Name: "u", Lanes: 1, Now: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := te.SubscriptionCreate(ctx, droverdriver.SubscriptionParams{Topic: "u", Name: "a", MaxAttempts: 3,
+			Start: droverdriver.StartEarliest, Now: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	publish := func(t *testing.T, te droverdriver.TopicExecutor, lane int, payloads ...string) []int64 {
 		t.Helper()
 		msgs := make([]droverdriver.PublishParams, len(payloads))
@@ -107,13 +120,7 @@ func testTopics(t *testing.T, setup opener) {
 		t.Parallel()
 		ctx := context.Background()
 		d, te := topics(t, 2, "a")
-		if _, err := te.TopicCreate(ctx, droverdriver.TopicParams{Name: "u", Lanes: 1, Now: time.Now()}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := te.SubscriptionCreate(ctx, droverdriver.SubscriptionParams{Topic: "u", Name: "a", MaxAttempts: 3,
-			Start: droverdriver.StartEarliest, Now: time.Now()}); err != nil {
-			t.Fatal(err)
-		}
+		second(t, te)
 		heard := listen(t, d)
 		ids, err := te.TopicPublish(ctx, []droverdriver.PublishParams{{Topic: "t", Lane: 1, Payload: []byte("t1")},
 			{Topic: "u", Lane: 0, Payload: []byte("u1")}, {Topic: "t", Lane: 1, Payload: []byte("t2")}})
@@ -241,13 +248,7 @@ func testTopics(t *testing.T, setup opener) {
 		t.Parallel()
 		ctx := context.Background()
 		_, te := topics(t, 2, "a", "b")
-		if _, err := te.TopicCreate(ctx, droverdriver.TopicParams{Name: "u", Lanes: 1, Now: time.Now()}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := te.SubscriptionCreate(ctx, droverdriver.SubscriptionParams{Topic: "u", Name: "a", MaxAttempts: 3,
-			Start: droverdriver.StartEarliest, Now: time.Now()}); err != nil {
-			t.Fatal(err)
-		}
+		second(t, te)
 		publish(t, te, 0, "1", "2")
 		publish(t, te, 1, "3")
 		if _, err := te.TopicPublish(ctx, []droverdriver.PublishParams{{Topic: "u", Lane: 0, Payload: []byte("4")}}); err != nil {
@@ -450,13 +451,7 @@ func testTopics(t *testing.T, setup opener) {
 		t.Parallel()
 		ctx := context.Background()
 		_, te := topics(t, 2, "a", "b")
-		if _, err := te.TopicCreate(ctx, droverdriver.TopicParams{Name: "u", Lanes: 1, Now: time.Now()}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := te.SubscriptionCreate(ctx, droverdriver.SubscriptionParams{Topic: "u", Name: "a", MaxAttempts: 3,
-			Start: droverdriver.StartEarliest, Now: time.Now()}); err != nil {
-			t.Fatal(err)
-		}
+		second(t, te)
 		publish(t, te, 0, "t1", "t2", "t3")
 		publish(t, te, 1, "t4", "t5")
 		if _, err := te.TopicPublish(ctx, []droverdriver.PublishParams{{Topic: "u", Payload: []byte("u1")}, {Topic: "u", Payload: []byte("u2")}}); err != nil {
