@@ -50,11 +50,10 @@ func (e *executor) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error
 		return err
 	}
 	defer conn.Close()
-	tx, end, err := e.gate.begin(ctx, conn)
+	tx, err := e.gate.begin(ctx, conn)
 	if err != nil {
 		return err
 	}
-	defer end()
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
 		return err

@@ -3,8 +3,6 @@ package droversqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
-	"fmt"
 	"sync"
 	"time"
 )
@@ -20,48 +18,38 @@ import (
 // of several busy processes (docs/benchmarks.md: they form a convoy).
 //
 // The writer gate keeps SQLite's turns and bounds the wait instead: a
-// writer kept out for writerStarved gives up its sleeping wait, announces
-// itself with a shared lock on a file beside the database, and looks for
-// the write lock every millisecond or two; every writer of the file,
-// before it begins its next transaction, waits until no announced writer
-// is left (an exclusive lock on that file, taken without waiting and
-// released at once). The announced writer gets in once the transaction
-// under way ends, and withdraws. A writer that gets in within
-// writerStarved, nearly all of them, costs two system calls (the probe for
-// an announcement), a timer and a context.
+// writer kept out for writerStarved announces itself with a shared lock on
+// a file beside the database, and every writer of the file, before it
+// begins its next transaction, waits until no announced writer is left
+// (an exclusive lock on that file, taken without waiting and released at
+// once). The announced writer's next look finds the file free, it gets in
+// and withdraws. A writer that gets in within writerStarved, nearly all of
+// them, costs two system calls (the probe for an announcement) and a
+// timer. The wait itself stays SQLite's: cutting it short to look more
+// often would also cut short a wait that is only the machine being busy,
+// and throw away a BEGIN that had got in.
 
-// writerStarved is how long a writer waits for the file's write lock in
-// SQLite's busy handler before the other writers stand aside for it.
+// writerStarved is how long a writer waits for the file's write lock
+// before the other writers stand aside. SQLite's busy handler looks again
+// 18 ms after the first try (1 + 2 + 5 + 10): announced at 15 ms, a
+// writer usually gets in at that look, the holder's transaction
+// permitting, or else at the next, 33 ms after the first try.
 const writerStarved = 15 * time.Millisecond
 
-// An announced writer looks for the lock after starvedLook, doubling up to
-// starvedLookMax: the writers standing aside let it in within one
-// transaction, and a lock held longer (a large transaction, a paused
-// process) is not worth a look every millisecond.
-const (
-	starvedLook    = 2 * time.Millisecond
-	starvedLookMax = 16 * time.Millisecond
-)
-
 // Standing aside is bounded: an announced writer that has not got in
-// within standAsideMax is taken to be stuck (its process paused, or a
-// transaction of the application's holding the lock), and the writer that
-// stood aside ignores announcements for ignoreStuck: a paused process
-// costs the others a tenth of their time at most, where an unbounded wait
-// would stop every writer of the file. A writer standing aside looks every
-// standAsidePoll: another writer's probe holds the lock file for
-// microseconds, an announcement for milliseconds.
+// within standAsideMax (its next looks come 33, 53 and 78 ms after its
+// first try) is taken to be stuck (its process paused, or a transaction of
+// the application's holding the lock), and the writer that stood aside
+// ignores announcements for ignoreStuck: a paused process costs the others
+// a tenth of their time at most, where an unbounded wait would stop every
+// writer of the file. A writer standing aside looks every standAsidePoll:
+// another writer's probe holds the lock file for microseconds, an
+// announcement for milliseconds.
 const (
 	standAsideMax  = 100 * time.Millisecond
 	ignoreStuck    = time.Second
 	standAsidePoll = 250 * time.Microsecond
 )
-
-// errWriterBusy is returned when the file stayed locked for busyTimeout.
-var errWriterBusy = fmt.Errorf("droversqlite: the database file stayed locked by other connections for %s (SQLITE_BUSY)", busyTimeout)
-
-// errGaveUp is a look for the lock that ran out of time.
-var errGaveUp = errors.New("gave up waiting for the write lock")
 
 // writerGate is the lock file of a database file, used by one driver's
 // writer connection; nil where there is none (memory databases, a
@@ -76,77 +64,20 @@ type writerGate struct {
 
 // begin starts a write transaction on conn, the driver's writer
 // connection, standing aside for announced writers first and announcing
-// itself if it waits for the file's lock longer than writerStarved. The
-// transaction's context ends with end, which the caller calls once the
-// transaction is over.
-func (g *writerGate) begin(ctx context.Context, conn *sql.Conn) (tx *sql.Tx, end func(), err error) {
+// itself if it waits for the file's lock longer than writerStarved.
+func (g *writerGate) begin(ctx context.Context, conn *sql.Conn) (*sql.Tx, error) {
 	if g == nil {
-		tx, err := conn.BeginTx(ctx, nil)
-		return tx, func() {}, err
+		return conn.BeginTx(ctx, nil)
 	}
 	if err := g.standAside(ctx); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	announced := false
-	defer func() {
-		if announced {
-			g.lock.withdraw()
-		}
-	}()
-	start, wait := time.Now(), writerStarved
-	for {
-		tx, end, err := tryBegin(ctx, conn, wait)
-		switch {
-		case err == nil || !errors.Is(err, errGaveUp):
-			return tx, end, err
-		case ctx.Err() != nil:
-			return nil, nil, ctx.Err()
-		case time.Since(start) >= busyTimeout:
-			return nil, nil, errWriterBusy
-		case !announced:
-			announced = g.lock.announce() == nil
-			wait = starvedLook
-		default:
-			wait = min(2*wait, starvedLookMax)
-		}
-	}
-}
-
-// tryBegin begins a transaction on conn, giving up (errGaveUp) when the
-// wait for the write lock takes longer than wait: the busy handler ends
-// its wait once the call's context is done. A BEGIN that took effect just
-// as the wait ran out is rolled back (database/sql does it for a done
-// context) and reported as given up.
-func tryBegin(ctx context.Context, conn *sql.Conn, wait time.Duration) (*sql.Tx, func(), error) {
-	txCtx, cancel := context.WithCancel(ctx)
-	var mu sync.Mutex
-	returned, gaveUp := false, false
-	t := time.AfterFunc(wait, func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if !returned {
-			gaveUp = true
-			cancel()
-		}
-	})
-	tx, err := conn.BeginTx(txCtx, nil)
+	a := &announcement{lock: g.lock}
+	t := time.AfterFunc(writerStarved, a.announce)
+	tx, err := conn.BeginTx(ctx, nil)
 	t.Stop()
-	mu.Lock()
-	returned = true
-	late := gaveUp
-	mu.Unlock()
-	switch {
-	case late:
-		if err == nil {
-			_ = tx.Rollback()
-		}
-		cancel()
-		return nil, nil, errGaveUp
-	case err != nil:
-		cancel()
-		return nil, nil, err
-	}
-	return tx, cancel, nil
+	a.withdraw()
+	return tx, err
 }
 
 // standAside waits while a writer is announced, up to standAsideMax.
@@ -170,5 +101,32 @@ func (g *writerGate) standAside(ctx context.Context) error {
 				return nil
 			}
 		}
+	}
+}
+
+// announcement is one writer's announcement, made by its timer while the
+// writer waits and withdrawn once it got the lock or gave up, whichever of
+// the two runs first.
+type announcement struct {
+	lock gateFile
+	mu   sync.Mutex
+	done bool // withdrawn: the timer's announce comes too late
+	held bool
+}
+
+func (a *announcement) announce() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.done {
+		a.held = a.lock.announce() == nil
+	}
+}
+
+func (a *announcement) withdraw() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.done = true
+	if a.held {
+		a.lock.withdraw()
 	}
 }
