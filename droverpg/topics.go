@@ -20,7 +20,7 @@ func (e *executor) TopicCreate(ctx context.Context, p droverdriver.TopicParams) 
 	var t droverdriver.TopicRow
 	var retention int64
 	err := topicCreate.queryRow(ctx, e.db, e.q, topicCreateParams{p.Name, p.Lanes, p.Retention.Milliseconds()}).
-		Scan(&t.Name, &t.Lanes, &retention, &t.CreatedAt)
+		Scan(&t.Name, &t.Lanes, &retention, &t.CreatedAt, &t.Created)
 	if err != nil {
 		return nil, e.wrap("create topic", err)
 	}
@@ -108,6 +108,15 @@ func (e *executor) SubscriptionCreate(ctx context.Context, p droverdriver.Subscr
 	return false, e.wrap("create subscription", err)
 }
 
+func (e *executor) TopicDelete(ctx context.Context, name string) (bool, error) {
+	var one int
+	err := topicDelete.queryRow(ctx, e.db, e.q, name).Scan(&one)
+	if err == pgx.ErrNoRows {
+		return false, nil
+	}
+	return err == nil, e.wrap("delete topic", err)
+}
+
 func (e *executor) SubscriptionDelete(ctx context.Context, topic, name string) (bool, error) {
 	tag, err := subscriptionDelete.exec(ctx, e.db, e.q, topicName{topic, name})
 	if err != nil {
@@ -116,7 +125,37 @@ func (e *executor) SubscriptionDelete(ctx context.Context, topic, name string) (
 	return tag.RowsAffected() > 0, nil
 }
 
+// sequenceBatch bounds the messages one sequencing pass makes readable:
+// each pass is one transaction, and a pass over a long backlog (consumers
+// stopped for an hour) would otherwise rewrite it all in one.
+const sequenceBatch = 10_000
+
+// sequence makes the messages committed so far readable (TopicSequence,
+// docs/design/topics.md, "Visibility"), pass after pass
+// while a pass finds a full batch. Only on the driver's own connections:
+// a pass holds the sequencing lock until it commits, and in a caller's
+// transaction every other pass would skip until the caller ended. A pass
+// that finds another running returns at once: that one's positions are
+// readable when it commits, which a consumer's rechecks pick up.
+func (e *executor) sequence(ctx context.Context) error {
+	if e.waker == nil {
+		return nil
+	}
+	for {
+		var n int
+		if err := topicSequence.queryRow(ctx, e.db, e.q, sequenceBatch).Scan(&n); err != nil {
+			return e.wrap("sequence messages", err)
+		}
+		if n < sequenceBatch {
+			return nil
+		}
+	}
+}
+
 func (e *executor) TopicLease(ctx context.Context, p droverdriver.TopicLeaseParams) ([]droverdriver.LeasedLane, error) {
+	if err := e.sequence(ctx); err != nil {
+		return nil, err
+	}
 	topics := make([]string, len(p.Subscriptions))
 	subs := make([]string, len(p.Subscriptions))
 	for i, s := range p.Subscriptions {
@@ -224,6 +263,11 @@ func (e *executor) TopicExtend(ctx context.Context, p droverdriver.TopicExtendPa
 }
 
 func (e *executor) TopicLag(ctx context.Context, topics []string) ([]droverdriver.SubscriptionLag, error) {
+	// Sequenced first, so that messages committed while no consumer ran
+	// count.
+	if err := e.sequence(ctx); err != nil {
+		return nil, err
+	}
 	if len(topics) == 0 {
 		topics = nil // every topic
 	}
@@ -237,6 +281,23 @@ func (e *executor) TopicLag(ctx context.Context, topics []string) ([]droverdrive
 		return l, err
 	})
 	return out, e.wrap("read lag", err)
+}
+
+func (e *executor) TopicPublishers(ctx context.Context) ([]droverdriver.OpenPublisher, error) {
+	rows, err := topicPublishers.query(ctx, e.db, e.q, struct{}{})
+	if err != nil {
+		return nil, e.wrap("list open publishers", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (droverdriver.OpenPublisher, error) {
+		var p droverdriver.OpenPublisher
+		var started *time.Time
+		err := r.Scan(&p.Xid, &p.PID, &p.ApplicationName, &p.State, &started, &p.GID)
+		if started != nil {
+			p.Started = *started
+		}
+		return p, err
+	})
+	return out, e.wrap("list open publishers", err)
 }
 
 func (e *executor) TopicGenerations(ctx context.Context) ([]droverdriver.Generation, error) {
@@ -260,6 +321,11 @@ func genRange(gen int64) idRange {
 }
 
 func (e *executor) TopicGenerationTopics(ctx context.Context, gen int64) ([]droverdriver.GenerationTopic, error) {
+	// The statement counts messages not sequenced yet as unread; sequenced
+	// first, they are compared with the cursors.
+	if err := e.sequence(ctx); err != nil {
+		return nil, err
+	}
 	rows, err := topicGenerationTopics.query(ctx, e.db, e.q, genRange(gen))
 	if err != nil {
 		return nil, e.wrap("read generation", err)
@@ -291,7 +357,7 @@ func (e *executor) TopicDropMark(ctx context.Context, gen int64) error {
 func (e *executor) TopicRotate(ctx context.Context, gen int64) error {
 	// order: the partition is committed before the sequence hands out an
 	// ID of it, and the seal reads its xmax after the sequence moved. The
-	// partition is attached (migration 021), which takes no lock that
+	// partition is attached (migration 022), which takes no lock that
 	// publishes or reads wait for.
 	if _, err := topicGenerationCreate.exec(ctx, e.db, e.q, gen); err != nil {
 		return e.wrap("create generation", err)
@@ -335,8 +401,14 @@ func (e *executor) TopicDrop(ctx context.Context, p droverdriver.TopicDropParams
 
 func (e *executor) TopicPurge(ctx context.Context, p droverdriver.TopicPurgeParams) (droverdriver.TopicRemoved, error) {
 	r := genRange(p.Gen)
+	after := p.After
+	if after == (droverdriver.PurgeKey{}) {
+		// The start: before lane 0's messages not sequenced yet, whose
+		// xids are negative and sort before (0, 0, 0).
+		after.Lane = -1
+	}
 	var res droverdriver.TopicRemoved
-	err := topicPurge.queryRow(ctx, e.db, e.q, topicPurgeParams{p.Topic, r.From, r.To, p.After.Lane, p.After.Xid, p.After.ID, p.Limit}).
+	err := topicPurge.queryRow(ctx, e.db, e.q, topicPurgeParams{p.Topic, r.From, r.To, after.Lane, after.Xid, after.ID, p.Limit}).
 		Scan(&res.Deleted, &res.Lost, &res.Last.Lane, &res.Last.Xid, &res.Last.ID)
 	// The statement reads the generation's rows in order from After, all
 	// lanes at once: a short chunk is the end.

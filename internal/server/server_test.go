@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -106,12 +107,15 @@ type bundle struct {
 	// which finish and heartbeat requests echo.
 	leases map[int64]string
 	srv    *server.Server
+	// stop stops the server and its loops, as the test's end does.
+	stop   func()
+	driver droverdriver.Driver
 }
 
 func setup(t *testing.T, open func(t *testing.T) (droverdriver.Driver, testClient), mutate ...func(*server.Config)) *bundle {
 	t.Helper()
 	d, client := open(t)
-	b := &bundle{client: client, tokens: map[server.Scope]string{}, leases: map[int64]string{}}
+	b := &bundle{client: client, tokens: map[server.Scope]string{}, leases: map[int64]string{}, driver: d}
 	var toks []server.Token
 	for _, sc := range []server.Scope{server.ScopeEnqueue, server.ScopeWork, server.ScopeAdmin} {
 		secret, tok, err := server.NewToken("t-"+string(sc), []server.Scope{sc})
@@ -134,7 +138,8 @@ func setup(t *testing.T, open func(t *testing.T) (droverdriver.Driver, testClien
 	done := make(chan struct{})
 	go func() { defer close(done); srv.Run(ctx) }()
 	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() { hs.Close(); cancel(); <-done })
+	b.stop = sync.OnceFunc(func() { hs.Close(); cancel(); <-done })
+	t.Cleanup(b.stop)
 	b.url, b.srv = hs.URL, srv
 	b.doc, b.router = loadDoc(t)
 	return b

@@ -31,8 +31,9 @@ END $$;
 -- without blocking any: DROP TABLE of an attached partition took ACCESS
 -- EXCLUSIVE on topic_messages and stalled all topic traffic behind the
 -- slowest reader for up to its 2 s lock timeout). Each lane first adds
--- the messages of the generation it had not passed to dropped, counted in
--- the detached table, which nothing reads any more. The counts are read
+-- the messages of the generation it had not passed to dropped (those not
+-- sequenced yet among them, migration 020), counted in the detached
+-- table, which nothing reads any more. The counts are read
 -- before any lane is updated, so that the lanes' rows, which acks update,
 -- are locked only for the update and the drop, not while the generation
 -- is counted. Returns the messages lost in all.
@@ -50,7 +51,7 @@ BEGIN
             SELECT array_agg(l.topic), array_agg(l.subscription), array_agg(l.lane), array_agg(p.n)
             FROM {schema}topic_lanes AS l
             CROSS JOIN LATERAL (SELECT count(*) AS n FROM {schema}%I AS m
-                WHERE m.topic = l.topic AND m.lane = l.lane AND (m.xid, m.id) > (l.cursor_xid, l.cursor_id)) AS p
+                WHERE m.topic = l.topic AND m.lane = l.lane AND ((m.xid, m.id) > (l.cursor_xid, l.cursor_id) OR m.xid < 0)) AS p
             WHERE p.n > 0$q$, part) INTO topics, subs, lanes, lost;
         UPDATE {schema}topic_lanes AS l SET dropped = l.dropped + u.n
         FROM unnest(topics, subs, lanes, lost) AS u(topic, sub, lane, n)
