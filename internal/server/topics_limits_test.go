@@ -22,7 +22,7 @@ import (
 // through payload_base64.
 func TestPublishRefusesOversizeAndBadText(t *testing.T) {
 	forEachStore(t, func(t *testing.T, b *bundle) {
-		b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/topics", map[string]any{"name": "chat", "lanes": 1})
+		b.must(t, http.StatusCreated, server.ScopeAdmin, "POST", "/v1/topics", map[string]any{"name": "chat", "lanes": 1})
 		b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/topics/chat/subscriptions", map[string]any{"name": "bot"})
 		big := strings.Repeat("x", drover.MaxMessagePayloadBytes)
 		cases := []struct{ name, bad, want string }{
