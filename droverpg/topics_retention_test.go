@@ -40,12 +40,12 @@ func TestTopicRetentionStallsNoTraffic(t *testing.T) {
 		t.Helper()
 		token := droverdriver.NewLeaseToken()
 		leased, err := d.TopicLease(ctx, droverdriver.TopicLeaseParams{Subscriptions: []droverdriver.SubscriptionRef{{Topic: "t", Name: "s"}},
-			Owner: "o", Token: token, Lease: time.Minute, Max: 1, Now: time.Now()})
+			Limits: []int{100}, Owner: "o", Token: token, Lease: time.Minute, Max: 1, Now: time.Now()})
 		if err != nil || len(leased) == 0 {
 			return 0
 		}
 		rows, err := d.TopicRead(ctx, droverdriver.TopicReadParams{Topics: []string{"t"}, Lanes: []int{0},
-			Cursors: []droverdriver.Position{leased[0].Cursor}, Limit: 100})
+			Cursors: []droverdriver.Position{leased[0].Cursor}, Tos: []droverdriver.Position{leased[0].To}, Limits: []int{leased[0].Limit}})
 		if err != nil {
 			t.Fatal(err)
 		}
