@@ -898,4 +898,46 @@ func testTopics(t *testing.T, setup opener) {
 			t.Fatalf("generation topics %+v, %v; want u alone", in, err)
 		}
 	})
+
+	t.Run("TopicRemoveNotSequenced", func(t *testing.T) {
+		// Messages no lease, lag or retention check has made readable yet
+		// (on PostgreSQL their xid is still negative) are removed by a
+		// purge and a drop like any other, and counted as lost: no lane
+		// has passed them.
+		t.Parallel()
+		ctx := context.Background()
+		_, te := topics(t, 1, "a")
+		topicU(t, te)
+		publish(t, te, 0, "t1", "t2")
+		if _, err := te.TopicPublish(ctx, []droverdriver.PublishParams{{Topic: "u", Payload: []byte("u1")}}); err != nil {
+			t.Fatal(err)
+		}
+		g := sealed(t, te)
+		res, err := te.TopicPurge(ctx, droverdriver.TopicPurgeParams{Gen: g.Gen, Topic: "t", Limit: 10})
+		if err != nil || res.Deleted != 2 || res.Lost != 2 || !res.Done {
+			t.Fatalf("purge of t: %+v, %v; want both messages deleted and lost in one call", res, err)
+		}
+		var lost int64
+		for calls := 0; ; calls++ {
+			if calls > 4 {
+				t.Fatalf("the drop of one message did not end after %d calls", calls)
+			}
+			res, err := te.TopicDrop(ctx, droverdriver.TopicDropParams{Gen: g.Gen, Limit: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if lost += res.Lost; res.Done {
+				break
+			}
+		}
+		if lost != 1 {
+			t.Fatalf("the drop lost %d, want u1", lost)
+		}
+		if l := lagOf(t, te, "t", "a"); l.Dropped != 2 || l.Pending != 0 {
+			t.Fatalf("lag of t/a %+v; want 2 dropped", l)
+		}
+		if l := lagOf(t, te, "u", "a"); l.Dropped != 1 || l.Pending != 0 {
+			t.Fatalf("lag of u/a %+v; want 1 dropped", l)
+		}
+	})
 }
