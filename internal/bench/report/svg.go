@@ -20,7 +20,11 @@ import (
 // image would need a font renderer the project does not otherwise depend
 // on; a path with another extension, such as .png, is rejected before
 // anything is written.
-func WriteSVG(path string, r *Report) error {
+func WriteSVG(path string, r *Report) error { return writeSVGFile(path, SVG(r)) }
+
+// writeSVGFile writes the chart svg to path, which must end in .svg (or
+// have no extension), creating its directory.
+func writeSVGFile(path string, svg []byte) error {
 	if ext := strings.ToLower(filepath.Ext(path)); ext != ".svg" && ext != "" {
 		return fmt.Errorf("report: cannot write chart %q: only SVG is supported, use a .svg path", path)
 	}
@@ -29,7 +33,7 @@ func WriteSVG(path string, r *Report) error {
 			return fmt.Errorf("report: %w", err)
 		}
 	}
-	if err := os.WriteFile(path, SVG(r), 0o644); err != nil {
+	if err := os.WriteFile(path, svg, 0o644); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	return nil
