@@ -184,7 +184,7 @@ func (s *Sweep) FlagOver() {
 			p.CostUsPerJob = *p.ClientCPUUsPerJob
 		}
 		if store {
-			p.CostUsPerJob += *p.StoreCPUUsPerJob
+			p.CostUsPerJob = round2(p.CostUsPerJob + *p.StoreCPUUsPerJob)
 		}
 		if c, ok := cheapest[p.Curve]; p.CostUsPerJob > 0 && (!ok || p.CostUsPerJob < c) {
 			cheapest[p.Curve] = p.CostUsPerJob
@@ -194,7 +194,7 @@ func (s *Sweep) FlagOver() {
 		p := &s.Points[i]
 		p.CostRatio, p.Over = 0, false
 		if c := cheapest[p.Curve]; c > 0 && p.CostUsPerJob > 0 {
-			p.CostRatio = math.Round(p.CostUsPerJob/c*100) / 100
+			p.CostRatio = round2(p.CostUsPerJob / c)
 			p.Over = p.CostUsPerJob > c*s.Budget
 		}
 	}
@@ -224,17 +224,17 @@ func SweepSVG(s *Sweep) []byte {
 		return c.render()
 	}
 	c := chart{
-		title:    fmt.Sprintf("sweep %s: %s/s and cost per %s", s.Dimension, s.Unit, strings.TrimSuffix(s.Unit, "s")),
+		title:    fmt.Sprintf("sweep %s: %s/s and cost per %s", s.Dimension, s.Unit, s.one()),
 		subtitle: sweepSubtitle(s),
 		xLabel:   s.Dimension,
 		yLabel:   s.Unit + "/s",
-		y2Label:  "CPU µs per " + strings.TrimSuffix(s.Unit, "s"),
+		y2Label:  "CPU µs per " + s.one(),
 	}
 	n := float64(max(len(s.Points), 1))
 	c.x = func(v float64) float64 { return (v + 0.5) / n }
 	c.xFmt = func(v float64) string {
 		if i := int(v); i >= 0 && i < len(s.Points) {
-			return s.Points[i].Label
+			return s.pointLabel(s.Points[i])
 		}
 		return ""
 	}
@@ -249,7 +249,7 @@ func SweepSVG(s *Sweep) []byte {
 				left, right = colorLeft2, colorRight2
 			}
 			suffix := ""
-			if p.Curve != s.Dimension {
+			if s.pointLabel(p) != p.Label {
 				suffix = " (" + p.Curve + ")"
 			}
 			pair = [2]*series{{name: s.Unit + "/s" + suffix, color: left}, {name: "CPU µs" + suffix, color: right, right: true}}
@@ -307,13 +307,32 @@ func sweepSubtitle(s *Sweep) string {
 	var over []string
 	for _, p := range s.Points {
 		if p.Over {
-			over = append(over, p.Label)
+			over = append(over, s.pointLabel(p))
 		}
 	}
 	if len(over) > 0 {
 		sub += fmt.Sprintf(" · over %.2f× the cheapest: %s", s.Budget, strings.Join(over, ", "))
 	}
 	return sub
+}
+
+// one is the thing Unit counts, in the singular.
+func (s *Sweep) one() string {
+	if s.Unit == "deliveries" {
+		return "delivery"
+	}
+	return "job"
+}
+
+// pointLabel is p's label, after its curve's name when the sweep has
+// more than one curve (topics: subscriptions and topics).
+func (s *Sweep) pointLabel(p SweepPoint) string {
+	for _, q := range s.Points {
+		if q.Curve != p.Curve {
+			return p.Curve + " " + p.Label
+		}
+	}
+	return p.Label
 }
 
 // sweepRows are the points as table cells, with a header row first.
@@ -327,10 +346,7 @@ func sweepRows(s *Sweep) [][]string {
 		return formatBytes(*v)
 	}
 	for _, p := range s.Points {
-		label := p.Label
-		if p.Curve != s.Dimension {
-			label = p.Curve + " " + label
-		}
+		label := s.pointLabel(p)
 		cost := costCells(p.Cost)
 		over := ""
 		if p.Over {
@@ -376,6 +392,21 @@ func maintenanceRows(s *Sweep) [][]string {
 	return rows
 }
 
+// topStatementRows are pg_stat_statements' top statements as table cells,
+// each statement cut to its first 90 characters.
+func topStatementRows(s *Sweep) [][]string {
+	rows := [][]string{{"statement", "calls", "total ms", "mean ms", "rows", "WAL B"}}
+	for _, t := range s.TopStatements {
+		q := []rune(oneLine(t.Query))
+		if len(q) > 90 {
+			q = append(q[:89], '…')
+		}
+		rows = append(rows, []string{string(q), formatInt(t.Calls), formatFloat(t.TotalMs, 0), formatMs(t.MeanMs),
+			formatInt(t.Rows), formatInt(t.WALBytes)})
+	}
+	return rows
+}
+
 // WriteSweepTable prints s for a terminal: settings, the points (or soak
 // samples), the maintenance statements and the notes.
 func WriteSweepTable(w io.Writer, s *Sweep) {
@@ -387,7 +418,7 @@ func WriteSweepTable(w io.Writer, s *Sweep) {
 	fmt.Fprintf(tw, "machine\t%s\n", s.Machine)
 	fmt.Fprintf(tw, "cost basis\t%s; over: above %.2f× the curve's cheapest point\n", s.CostBasis, s.Budget)
 	tw.Flush()
-	for _, table := range [][][]string{sweepRows(s), soakRows(s), maintenanceRows(s)} {
+	for _, table := range [][][]string{sweepRows(s), soakRows(s), maintenanceRows(s), topStatementRows(s)} {
 		if len(table) < 2 {
 			continue
 		}
@@ -412,7 +443,7 @@ func SweepMarkdown(s *Sweep) string {
 		oneLine(s.Machine), s.Commit, s.Driver, oneLine(s.Settings), s.CostBasis, s.Budget)
 	fence := codeFence(s.Command)
 	fmt.Fprintf(&b, "%s\n%s\n%s\n", fence, s.Command, fence)
-	for _, table := range [][][]string{sweepRows(s), soakRows(s), maintenanceRows(s)} {
+	for _, table := range [][][]string{sweepRows(s), soakRows(s), maintenanceRows(s), topStatementRows(s)} {
 		if len(table) < 2 {
 			continue
 		}
@@ -436,6 +467,8 @@ func SweepMarkdown(s *Sweep) string {
 	}
 	return b.String()
 }
+
+func round2(v float64) float64 { return math.Round(v*100) / 100 }
 
 // formatBytes prints a size in B, KB, MB or GB (powers of 1024).
 func formatBytes(n int64) string {
