@@ -33,15 +33,19 @@ const (
 	dimSoak    = "soak"
 )
 
+// sweepDimension is a dimension with its default points and the range a
+// point may take.
+type sweepDimension struct {
+	name, points string
+	lo, hi       int64
+}
+
 // sweepDimensions are the dimensions with their default points, sized to
 // finish in minutes on a two-core machine; --points gives the issue's
 // (backlog 100000,1000000,10000000; keys 1,1000,1000000,unique; topics
 // --points 1,50,1000 --topic-points 1,100,10000; soak --duration 1h
 // --sample-every 1m).
-var sweepDimensions = []struct {
-	name, points string
-	lo, hi       int64
-}{
+var sweepDimensions = []sweepDimension{
 	{dimBacklog, "10000,100000,1000000", 0, 100_000_000},
 	{dimPayload, "0,1024,16384", 0, 1 << 20},
 	{dimQueues, "1,100,1000", 1, 10_000},
@@ -71,10 +75,7 @@ func newSweepCommand(env func() Env) *cobra.Command {
 	so := sweepOptions{messages: 20_000}
 	var points, topicPoints, jsonPath, plotPath string
 	var markdown, keep bool
-	var dims []string
-	for _, d := range sweepDimensions {
-		dims = append(dims, d.name)
-	}
+	dims := dimensionNames()
 	cmd := &cobra.Command{
 		Use:   "sweep",
 		Short: "Measure cost per job along one dimension (" + strings.Join(dims, ", ") + "); flag points over 1.25× the cheapest",
@@ -137,6 +138,15 @@ func newSweepCommand(env func() Env) *cobra.Command {
 	return cmd
 }
 
+func dimensionNames() []string {
+	var out []string
+	for _, d := range sweepDimensions {
+		out = append(out, d.name)
+	}
+	return out
+}
+
+// sweepDefaults lists the dimensions' default points, for the help.
 func sweepDefaults() string {
 	var out []string
 	for _, d := range sweepDimensions {
@@ -150,14 +160,9 @@ func sweepDefaults() string {
 // parseSweepPoints parses a dimension's list of values; without given,
 // the dimension's defaults.
 func parseSweepPoints(dim, flag, s string, given bool) ([]int64, error) {
-	i := slices.IndexFunc(sweepDimensions, func(d struct {
-		name, points string
-		lo, hi       int64
-	}) bool {
-		return d.name == dim
-	})
+	i := slices.IndexFunc(sweepDimensions, func(d sweepDimension) bool { return d.name == dim })
 	if i < 0 {
-		return nil, usagef("--dimension %q: must be one of %s", dim, sweepDefaults())
+		return nil, usagef("--dimension %q: must be one of %s", dim, strings.Join(dimensionNames(), ", "))
 	}
 	d := sweepDimensions[i]
 	if flag == "--topic-points" {
@@ -296,7 +301,7 @@ func (r *runner) sweepDimension(ctx context.Context, sw *report.Sweep, so sweepO
 	case dimSoak:
 		return r.soak(ctx, sw, so)
 	}
-	return usagef("--dimension %q: must be one of %s", so.dimension, sweepDefaults())
+	return usagef("--dimension %q: must be one of %s", so.dimension, strings.Join(dimensionNames(), ", "))
 }
 
 // countJobs is what the store holds, in every queue: jobs in all, and

@@ -240,13 +240,19 @@ func timeChart(r *Report) chart {
 		c.guides = append(c.guides, guide{label: "steady " + formatRate(r.SteadyJobsPerSec) + " jobs/s", value: r.SteadyJobsPerSec})
 		yMax = max(yMax, r.SteadyJobsPerSec)
 	}
+	c.setTimeAxes(end, yMax, y2Max)
+	return c
+}
+
+// setTimeAxes sets an x axis of seconds from 0 to end, and both y axes
+// from 0 to their largest values.
+func (c *chart) setTimeAxes(end, yMax, y2Max float64) {
 	var xStep, xTop float64
 	c.xTicks, xTop, xStep = niceTicks(end, 8)
 	c.x = func(v float64) float64 { return v / xTop }
 	c.xFmt = func(v float64) string { return tickLabel(v, xStep) }
 	c.yTicks, c.yTop, c.yStep = niceTicks(yMax, 5)
 	c.y2Ticks, c.y2Top, c.y2Step = niceTicks(y2Max, 5)
-	return c
 }
 
 func subtitle(r *Report) string {

@@ -291,12 +291,7 @@ func soakChart(s *Sweep) chart {
 		end, yMax, y2Max = max(end, smp.AtSec), max(yMax, smp.Rate), max(y2Max, smp.LatencyMs.P99)
 	}
 	c.series = []series{rate, p99}
-	var xTop, xStep float64
-	c.xTicks, xTop, xStep = niceTicks(end, 8)
-	c.x = func(v float64) float64 { return v / xTop }
-	c.xFmt = func(v float64) string { return tickLabel(v, xStep) }
-	c.yTicks, c.yTop, c.yStep = niceTicks(yMax, 5)
-	c.y2Ticks, c.y2Top, c.y2Step = niceTicks(y2Max, 5)
+	c.setTimeAxes(end, yMax, y2Max)
 	return c
 }
 
