@@ -49,7 +49,7 @@ var sweepDimensions = []sweepDimension{
 	{dimBacklog, "10000,100000,1000000", 0, 100_000_000},
 	{dimPayload, "0,1024,16384", 0, 1 << 20},
 	{dimQueues, "1,100,1000", 1, 10_000},
-	{dimKeys, "1,1000,100000,unique", 1, 10_000_000},
+	{dimKeys, "1,1000,100000,unique", 0, 10_000_000},
 	{dimTopics, "1,50,200", 1, 10_000},
 	{dimSoak, "", 0, 0},
 }
@@ -388,9 +388,12 @@ func (r *runner) sweepJobPoint(ctx context.Context, sw *report.Sweep, dim string
 	case dimQueues:
 		r.opts.queues = int(v)
 	case dimKeys:
-		if v == uniquePoint {
+		switch v {
+		case uniquePoint:
 			r.opts.uniqueKeys, sp.Label = true, "unique"
-		} else {
+		case 0:
+			sp.Label = "none" // plain jobs: the baseline keyed points cost more than
+		default:
 			r.opts.keys, sp.Label = int(v), countLabel(v)
 			jobs = max(jobs, int(v))
 		}
@@ -431,7 +434,8 @@ func (r *runner) sweepTopics(ctx context.Context, sw *report.Sweep, so sweepOpti
 		processes: []int{1}, inProcess: true, lease: 5 * time.Second}
 	sw.Settings = fmt.Sprintf("each point: bench fanout's run of %d messages, %d publishers, %d lanes per topic, one consumer client in the bench process; "+
 		"the subscriptions curve on one topic, the topics curve with one subscription each; per_sec counts deliveries; "+
-		"claim latency is publish to handler with publishing as fast as possible, so it includes the lag that builds",
+		"claim latency is publish to handler with publishing as fast as possible, so it includes the lag that builds; "+
+		"with --messages fixed, more topics also means fewer messages per publish and per delivered batch",
 		so.messages, base.publishers, base.lanes)
 	sw.Notes = append(sw.Notes, "subscriptions curve: one message serves every subscription of its topic, so cost per delivery falls as they grow; "+
 		"a point over budget at the narrow end is that sharing, not a cost that grows")

@@ -23,7 +23,7 @@ var sweepCases = []struct {
 	{"backlog", []string{"--points", "100,600", "--duration", "2s", "--rate", "200"}, 2, true},
 	{"payload", []string{"--points", "0,1024", "--jobs", "300", "--duration", "2s", "--rate", "200"}, 2, false},
 	{"queues", []string{"--points", "1,20", "--jobs", "300", "--duration", "2s", "--rate", "200"}, 2, false},
-	{"keys", []string{"--points", "1,30,unique", "--jobs", "200", "--duration", "2s", "--rate", "200"}, 3, false},
+	{"keys", []string{"--points", "0,1,30,unique", "--jobs", "200", "--duration", "2s", "--rate", "200"}, 4, false},
 	{"topics", []string{"--points", "1,3", "--topic-points", "1,4", "--messages", "200"}, 4, false},
 	{"soak", []string{"--duration", "4s", "--sample-every", "1s", "--rate", "200"}, 1, true},
 }
@@ -151,8 +151,15 @@ func checkSweepExtras(t *testing.T, dim string, rep map[string]any, args []strin
 		}
 	}
 	if dim == "keys" {
-		if last := pts[2].(map[string]any); last["label"] != "unique" || last["value"].(float64) != uniquePoint {
-			t.Errorf("the unique point reads %v = %v", last["label"], last["value"])
+		var labels []string
+		for _, p := range pts {
+			labels = append(labels, p.(map[string]any)["label"].(string))
+		}
+		if want := []string{"none", "1", "30", "unique"}; !slices.Equal(labels, want) {
+			t.Errorf("keys points %v, want %v", labels, want)
+		}
+		if last := pts[3].(map[string]any); last["value"].(float64) != uniquePoint {
+			t.Errorf("the unique point's value is %v, want %d", last["value"], uniquePoint)
 		}
 	}
 }
