@@ -366,6 +366,7 @@ func (r *runner) sweepBacklog(ctx context.Context, sw *report.Sweep, depths []in
 			return err
 		}
 		sp.Seconds, sp.PerSec, sp.Cost, sp.ClaimLatencyMs = pt.Seconds, pt.JobsPerSec, pt.Cost, pt.StartLatencyMs
+		sp.ClaimStatementMs = meanClaimMs(pt.windows)
 		sp.Lost, sp.Duplicates = pt.Lost, pt.Duplicates
 		sp.TableBytes, sp.IndexBytes = r.tableSizes(ctx, "jobs")
 		sw.Points = append(sw.Points, sp)
@@ -419,10 +420,26 @@ func (r *runner) sweepJobPoint(ctx context.Context, sw *report.Sweep, dim string
 		return err
 	}
 	sp.Seconds, sp.PerSec, sp.InsertPerSec, sp.Cost = pt.Seconds, pt.JobsPerSec, pt.insertPerSec, pt.Cost
-	sp.ClaimLatencyMs = lat.StartLatencyMs
+	sp.ClaimLatencyMs, sp.ClaimStatementMs = lat.StartLatencyMs, meanClaimMs(pt.windows)
 	sp.Lost, sp.Duplicates = pt.Lost+lat.Lost, pt.Duplicates+lat.Duplicates
 	sw.Points = append(sw.Points, sp)
 	return nil
+}
+
+// meanClaimMs is the mean of the windows' mean claim call times, over the
+// windows that made a claim.
+func meanClaimMs(ws []stats.Window) float64 {
+	var sum float64
+	var n int
+	for _, w := range ws {
+		if w.ClaimMs > 0 {
+			sum, n = sum+w.ClaimMs, n+1
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return round2(sum / float64(n))
 }
 
 // sweepTopics runs bench fanout's point for each subscription count (on
@@ -519,6 +536,7 @@ func (r *runner) soak(ctx context.Context, sw *report.Sweep, so sweepOptions) er
 	}
 	sp.Seconds, sp.PerSec, sp.InsertPerSec, sp.Cost = pt.Seconds, pt.JobsPerSec, pt.insertPerSec, pt.Cost
 	sp.ClaimLatencyMs, sp.Lost, sp.Duplicates = total, pt.Lost, pt.Duplicates
+	sp.ClaimStatementMs = meanClaimMs(pt.windows)
 	sp.TableBytes, sp.IndexBytes = r.tableSizes(ctx, "jobs")
 	sw.Points, sw.Samples = append(sw.Points, sp), samples
 	return nil

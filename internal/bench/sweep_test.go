@@ -59,6 +59,9 @@ func checkSweep(t *testing.T, dim string, rep map[string]any, points int) {
 			t.Errorf("point %v: %v inserted, %v done, %v lost, %v duplicates; want every one done once",
 				pt["label"], inserted, done, pt["lost"], pt["duplicates"])
 		}
+		if dim != "topics" && pt["claim_statement_ms"].(float64) <= 0 {
+			t.Errorf("point %v: no claim call timed", pt["label"])
+		}
 		if lat := pt["claim_latency_ms"].(map[string]any); lat["count"].(float64) <= 0 {
 			t.Errorf("point %v: no claim latency recorded: %v", pt["label"], lat)
 		}

@@ -79,6 +79,10 @@ type SweepPoint struct {
 	// ClaimLatencyMs is insert to handler start of jobs produced at a
 	// fixed rate (publish to handler start, for topics).
 	ClaimLatencyMs stats.Percentiles `json:"claim_latency_ms"`
+	// ClaimStatementMs is the mean time of one claim call over the
+	// measured phase's windows: the claims themselves slowing, apart from
+	// the wait before them.
+	ClaimStatementMs float64 `json:"claim_statement_ms"`
 	// TableBytes and IndexBytes are the hot table's (topic_messages', for
 	// topics) at the end of the point; nil when the store cannot tell.
 	TableBytes *int64 `json:"table_bytes,omitempty"`
@@ -333,7 +337,7 @@ func (s *Sweep) pointLabel(p SweepPoint) string {
 // sweepRows are the points as table cells, with a header row first.
 func sweepRows(s *Sweep) [][]string {
 	rows := [][]string{{s.Dimension, s.Unit + "/s", "insert/s", "store CPU µs", "client CPU µs", "WAL B",
-		"claim p50 / p99 ms", "table / index", "done / inserted", "cost ×", "over"}}
+		"claim p50 / p99 ms", "claim call ms", "table / index", "done / inserted", "cost ×", "over"}}
 	size := func(v *int64) string {
 		if v == nil {
 			return "-"
@@ -348,7 +352,7 @@ func sweepRows(s *Sweep) [][]string {
 			over = "over"
 		}
 		rows = append(rows, []string{label, formatRate(p.PerSec), formatRate(p.InsertPerSec), cost[0], cost[1], cost[2],
-			formatMs(p.ClaimLatencyMs.P50) + " / " + formatMs(p.ClaimLatencyMs.P99), size(p.TableBytes) + " / " + size(p.IndexBytes),
+			formatMs(p.ClaimLatencyMs.P50) + " / " + formatMs(p.ClaimLatencyMs.P99), formatMs(p.ClaimStatementMs), size(p.TableBytes) + " / " + size(p.IndexBytes),
 			formatInt(p.Done) + " / " + formatInt(p.Inserted), formatRatio(p.CostRatio), over})
 	}
 	return rows
