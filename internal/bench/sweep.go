@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -233,13 +234,13 @@ func runSweep(ctx context.Context, env Env, o options, so sweepOptions, jsonPath
 	defer done()
 	sw := report.NewSweep(so.dimension, r.store.Target.Kind)
 	sw.Command = commandLine(target)
-	statsOn := r.resetStatements(ctx, sw)
+	statements := r.readStatements(ctx, sw)
 	err = r.sweepDimension(ctx, sw, so)
 	if err == nil {
 		err = r.maintenancePlans(ctx, sw)
 	}
-	if err == nil && statsOn {
-		err = r.topStatements(ctx, sw)
+	if err == nil && statements != nil {
+		r.topStatements(ctx, sw, statements)
 	}
 	sw.FlagOver()
 	sw.Notes = append(sw.Notes, r.cost.notes...)
@@ -681,46 +682,68 @@ func (r *runner) maintenancePlans(ctx context.Context, sw *report.Sweep) error {
 	return nil
 }
 
-// resetStatements empties pg_stat_statements before the sweep, creating
-// the extension if it can, and reports whether its figures will be read.
-// Where it cannot (SQLite, a server that does not load the library, a
-// role that may not reset it), a note says why.
-func (r *runner) resetStatements(ctx context.Context, sw *report.Sweep) bool {
+// readStatements reads pg_stat_statements' figures of this database, per
+// statement. It returns nil, with a note saying why, where there are none
+// to read: SQLite, a server that does not load the library (nothing is
+// created then), a role that may not create the extension. The sweep
+// reads them before and after and reports the difference, so that the
+// statistics of other work are neither reset nor counted.
+func (r *runner) readStatements(ctx context.Context, sw *report.Sweep) map[int64]report.TopStatement {
 	conn := r.cost.conn
 	if conn == nil {
-		return false
+		return nil
+	}
+	var preloaded bool
+	if err := conn.QueryRow(ctx, "SELECT 'pg_stat_statements' = ANY(string_to_array(replace(current_setting('shared_preload_libraries'), ' ', ''), ','))").Scan(&preloaded); err != nil || !preloaded {
+		sw.Notes = append(sw.Notes, "pg_stat_statements skipped: the server does not load it (shared_preload_libraries)")
+		return nil
 	}
 	if _, err := conn.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"); err != nil {
 		sw.Notes = append(sw.Notes, "pg_stat_statements skipped: "+firstLine(err.Error()))
-		return false
+		return nil
 	}
-	if _, err := conn.Exec(ctx, "SELECT pg_stat_statements_reset()"); err != nil {
-		sw.Notes = append(sw.Notes, "pg_stat_statements skipped (shared_preload_libraries must include it): "+firstLine(err.Error()))
-		return false
-	}
-	return true
-}
-
-// topStatements reads the ten statements of this database that took the
-// most time since resetStatements.
-func (r *runner) topStatements(ctx context.Context, sw *report.Sweep) error {
-	rows, err := r.cost.conn.Query(ctx, `
-		SELECT query, calls, total_exec_time, mean_exec_time, rows, wal_bytes::bigint
+	rows, err := conn.Query(ctx, `
+		SELECT queryid, min(query), sum(calls)::bigint, sum(total_exec_time), sum(rows)::bigint, sum(wal_bytes)::bigint
 		FROM pg_stat_statements
-		WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
-		ORDER BY total_exec_time DESC LIMIT 10`)
+		WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND queryid IS NOT NULL
+		GROUP BY queryid`)
 	if err != nil {
-		return fmt.Errorf("read pg_stat_statements: %w", err)
+		sw.Notes = append(sw.Notes, "pg_stat_statements skipped: "+firstLine(err.Error()))
+		return nil
 	}
 	defer rows.Close()
+	out := map[int64]report.TopStatement{}
 	for rows.Next() {
+		var id int64
 		var t report.TopStatement
-		if err := rows.Scan(&t.Query, &t.Calls, &t.TotalMs, &t.MeanMs, &t.Rows, &t.WALBytes); err != nil {
-			return fmt.Errorf("read pg_stat_statements: %w", err)
+		if err := rows.Scan(&id, &t.Query, &t.Calls, &t.TotalMs, &t.Rows, &t.WALBytes); err != nil {
+			sw.Notes = append(sw.Notes, "pg_stat_statements skipped: "+firstLine(err.Error()))
+			return nil
 		}
-		sw.TopStatements = append(sw.TopStatements, t)
+		out[id] = t
 	}
-	return rows.Err()
+	if err := rows.Err(); err != nil {
+		sw.Notes = append(sw.Notes, "pg_stat_statements skipped: "+firstLine(err.Error()))
+		return nil
+	}
+	return out
+}
+
+// topStatements sets sw's top statements: the ten of this database that
+// took the most time since before was read.
+func (r *runner) topStatements(ctx context.Context, sw *report.Sweep, before map[int64]report.TopStatement) {
+	after := r.readStatements(ctx, sw)
+	var top []report.TopStatement
+	for id, t := range after {
+		b := before[id]
+		t.Calls, t.TotalMs, t.Rows, t.WALBytes = t.Calls-b.Calls, t.TotalMs-b.TotalMs, t.Rows-b.Rows, t.WALBytes-b.WALBytes
+		if t.Calls > 0 {
+			t.MeanMs = t.TotalMs / float64(t.Calls)
+			top = append(top, t)
+		}
+	}
+	slices.SortFunc(top, func(a, b report.TopStatement) int { return cmp.Compare(b.TotalMs, a.TotalMs) })
+	sw.TopStatements = top[:min(10, len(top))]
 }
 
 func firstLine(s string) string {
