@@ -237,8 +237,10 @@ func SweepSVG(s *Sweep) []byte {
 	n := float64(max(len(s.Points), 1))
 	c.x = func(v float64) float64 { return (v + 0.5) / n }
 	c.xFmt = func(v float64) string {
+		// The bare value: a curve's name would crowd the axis, and the
+		// legend and the axis label tell the curves apart.
 		if i := int(v); i >= 0 && i < len(s.Points) {
-			return s.pointLabel(s.Points[i])
+			return s.Points[i].Label
 		}
 		return ""
 	}
@@ -252,11 +254,13 @@ func SweepSVG(s *Sweep) []byte {
 			if len(curves) > 0 {
 				left, right = colorLeft2, colorRight2
 			}
-			suffix := ""
+			pair = [2]*series{{name: s.Unit + "/s", color: left}, {name: "CPU µs", color: right, right: true}}
 			if s.pointLabel(p) != p.Label {
-				suffix = " (" + p.Curve + ")"
+				// Two curves make four entries in the one-line legend:
+				// the curve's name alone, short, fits them in.
+				short := strings.Replace(p.Curve, "subscriptions", "subs", 1)
+				pair[0].name, pair[1].name = short, short+" CPU"
 			}
-			pair = [2]*series{{name: s.Unit + "/s" + suffix, color: left}, {name: "CPU µs" + suffix, color: right, right: true}}
 			byCurve[p.Curve] = pair
 			curves = append(curves, p.Curve)
 		}
@@ -268,6 +272,9 @@ func SweepSVG(s *Sweep) []byte {
 	}
 	for _, curve := range curves {
 		c.series = append(c.series, *byCurve[curve][0], *byCurve[curve][1])
+	}
+	if len(curves) > 1 {
+		c.xLabel = strings.Join(curves, ", then ")
 	}
 	if len(s.Points) == 0 {
 		c.empty = "no points measured"

@@ -136,7 +136,7 @@ func TestSweepOutputs(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"cost per delivery", "over 1.25× the cheapest: subscriptions 1", "deliveries/s (topics)", "topics 100"} {
+	for _, want := range []string{"cost per delivery", "over 1.25× the cheapest: subscriptions 1", "subs CPU (right axis)", "topics (left axis)", "subscriptions, then topics"} {
 		if !strings.Contains(svg, want) {
 			t.Errorf("chart lacks %q", want)
 		}
