@@ -106,6 +106,7 @@ type inserter interface {
 	BatchResults(ctx context.Context, batchID int64, fn func(drover.JobResult) error) error
 	JobList(ctx context.Context, p drover.JobListParams) ([]*drover.JobRow, error)
 	JobCountByState(ctx context.Context, queue string) (map[drover.JobState]int64, error)
+	JobBulk(ctx context.Context, action drover.BulkAction, filter drover.JobListParams, progress func(drover.BulkProgress)) (drover.BulkProgress, error)
 }
 
 // workerClient is what the bench calls of a client that works jobs.

@@ -112,6 +112,8 @@ type SoakSample struct {
 // MaintenanceStatement is one maintenance statement as EXPLAIN (ANALYZE,
 // FORMAT JSON) ran it: its times, whether JIT compiled it, and the plan.
 type MaintenanceStatement struct {
+	// Table is the state of the hot table the statement ran on.
+	Table       string  `json:"table"`
 	Pass        string  `json:"pass"`
 	Statement   string  `json:"statement"`
 	WallMs      float64 `json:"wall_ms"`
@@ -387,13 +389,13 @@ func soakRows(s *Sweep) [][]string {
 
 // maintenanceRows are the maintenance statements as table cells.
 func maintenanceRows(s *Sweep) [][]string {
-	rows := [][]string{{"pass", "statement", "wall ms", "planning ms", "execution ms", "JIT"}}
+	rows := [][]string{{"hot table", "pass", "statement", "wall ms", "planning ms", "execution ms", "JIT"}}
 	for _, m := range s.Maintenance {
 		jit := "no"
 		if m.JIT {
 			jit = "yes, " + formatMs(m.JITMs) + " ms"
 		}
-		rows = append(rows, []string{m.Pass, m.Statement, formatMs(m.WallMs), formatMs(m.PlanningMs), formatMs(m.ExecutionMs), jit})
+		rows = append(rows, []string{m.Table, m.Pass, m.Statement, formatMs(m.WallMs), formatMs(m.PlanningMs), formatMs(m.ExecutionMs), jit})
 	}
 	return rows
 }
