@@ -394,7 +394,7 @@ func (r *runner) sweepJobPoint(ctx context.Context, sw *report.Sweep, dim string
 		case uniquePoint:
 			r.opts.uniqueKeys, sp.Label = true, "unique"
 		case 0:
-			sp.Label = "none" // plain jobs: the baseline keyed points cost more than
+			sp.Label = "none" // plain jobs, the baseline of the keyed points
 		default:
 			r.opts.keys, sp.Label = int(v), countLabel(v)
 			jobs = max(jobs, int(v))
