@@ -949,6 +949,18 @@ UNION ALL
 SELECT true, count(*) FILTER (WHERE {search_match}), count(*), coalesce(max(id), 0)
 FROM ({count_finished} ORDER BY id LIMIT $18) j;
 
+-- name: JobMatchCountByState
+-- JobMatchCount per state, the filter's states ($1) empty: one row per
+-- table and state found among the first $18 jobs of each table inside the
+-- window, with how many of them match and how many were read.
+SELECT false, state, count(*) FILTER (WHERE {search_match}), count(*)
+FROM ({count_waiting} ORDER BY id LIMIT $18) j
+GROUP BY state
+UNION ALL
+SELECT true, state, count(*) FILTER (WHERE {search_match}), count(*)
+FROM ({count_finished} ORDER BY id LIMIT $18) j
+GROUP BY state;
+
 -- name: JobCancel
 -- $1 job IDs, $2 now, $3 whether running jobs are flagged. A waiting job
 -- (available, pending on other jobs, or blocked behind its key) is finished

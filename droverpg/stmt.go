@@ -574,11 +574,12 @@ var (
 		args: func(p *pruneParams) []any { return []any{p.Completed, p.Cancelled, p.Discarded, p.Limit, p.Latest} }})
 	jobGet = def(stmt[int64]{name: "JobGet", cols: 23, args: oneArg[int64]})
 	// jobInserted's parameter is the quoted name of the jobs table.
-	jobInserted   = def(stmt[string]{name: "JobInserted", cols: 23, args: oneArg[string]})
-	jobList       = def(stmt[searchParams]{name: "JobList", cols: 23, args: searchArgs})
-	jobListDesc   = def(stmt[searchParams]{name: "JobListDesc", cols: 23, args: searchArgs})
-	jobMatchCount = def(stmt[searchParams]{name: "JobMatchCount", cols: 4, args: searchArgs})
-	jobIDNext     = def(stmt[idNextParams]{name: "JobIDNext", cols: 1,
+	jobInserted          = def(stmt[string]{name: "JobInserted", cols: 23, args: oneArg[string]})
+	jobList              = def(stmt[searchParams]{name: "JobList", cols: 23, args: searchArgs})
+	jobListDesc          = def(stmt[searchParams]{name: "JobListDesc", cols: 23, args: searchArgs})
+	jobMatchCount        = def(stmt[searchParams]{name: "JobMatchCount", cols: 4, args: searchArgs})
+	jobMatchCountByState = def(stmt[searchParams]{name: "JobMatchCountByState", cols: 4, args: searchArgs})
+	jobIDNext            = def(stmt[idNextParams]{name: "JobIDNext", cols: 1,
 		args: func(p *idNextParams) []any { return []any{p.Lo, p.Hi, p.Waiting, p.Finished} }})
 	jobIDPrev = def(stmt[idNextParams]{name: "JobIDPrev", cols: 1,
 		args: func(p *idNextParams) []any { return []any{p.Lo, p.Hi, p.Waiting, p.Finished} }})

@@ -797,6 +797,18 @@ UNION ALL
 SELECT 1, coalesce(sum({search_match}), 0), count(*), coalesce(max(id), 0)
 FROM ({count_finished} ORDER BY id LIMIT ?18);
 
+-- name: JobMatchCountByState
+-- JobMatchCount per state, the filter's states (?1) empty: one row per
+-- table and state found among the first ?18 jobs of each table inside the
+-- window, with how many of them match and how many were read.
+SELECT 0, state, coalesce(sum({search_match}), 0), count(*)
+FROM ({count_waiting} ORDER BY id LIMIT ?18)
+GROUP BY state
+UNION ALL
+SELECT 1, state, coalesce(sum({search_match}), 0), count(*)
+FROM ({count_finished} ORDER BY id LIMIT ?18)
+GROUP BY state;
+
 -- name: JobCancelMove
 -- ?1 a JSON array of job IDs, ?2 now. A waiting job (available, pending on
 -- other jobs, or blocked behind its key) is finished as cancelled at once,

@@ -563,11 +563,12 @@ var (
 	jobRescueDelete = def(stmt[string]{name: "JobRescueDelete", args: oneArg[string]})
 	jobPrune        = def(stmt[pruneParams]{name: "JobPrune", cols: 2,
 		args: func(p *pruneParams) []any { return []any{p.Completed, p.Cancelled, p.Discarded, p.Limit} }})
-	jobGet        = def(stmt[jobAt]{name: "JobGet", cols: jobColumns, args: jobAtArgs})
-	jobList       = def(stmt[searchParams]{name: "JobList", cols: jobColumns, args: searchArgs})
-	jobListDesc   = def(stmt[searchParams]{name: "JobListDesc", cols: jobColumns, args: searchArgs})
-	jobMatchCount = def(stmt[searchParams]{name: "JobMatchCount", cols: 4, args: searchArgs})
-	jobIDNext     = def(stmt[idNextParams]{name: "JobIDNext", cols: 1,
+	jobGet               = def(stmt[jobAt]{name: "JobGet", cols: jobColumns, args: jobAtArgs})
+	jobList              = def(stmt[searchParams]{name: "JobList", cols: jobColumns, args: searchArgs})
+	jobListDesc          = def(stmt[searchParams]{name: "JobListDesc", cols: jobColumns, args: searchArgs})
+	jobMatchCount        = def(stmt[searchParams]{name: "JobMatchCount", cols: 4, args: searchArgs})
+	jobMatchCountByState = def(stmt[searchParams]{name: "JobMatchCountByState", cols: 4, args: searchArgs})
+	jobIDNext            = def(stmt[idNextParams]{name: "JobIDNext", cols: 1,
 		args: func(p *idNextParams) []any { return []any{p.Lo, p.Hi, p.Waiting, p.Finished} }})
 	jobIDPrev = def(stmt[idNextParams]{name: "JobIDPrev", cols: 1,
 		args: func(p *idNextParams) []any { return []any{p.Lo, p.Hi, p.Waiting, p.Finished} }})
