@@ -388,6 +388,28 @@ RETURNING j.id, j.kind, j.priority, j.args, j.metadata, j.tags, j.attempt, j.max
     j.errors, j.error_count, j.timeout_ms, j.created_at, j.run_at, j.attempted_at, j.lease_expires_at, j.cancel_requested,
     coalesce(j.batch_id, 0), j.flow, j.ordering_key;
 
+-- name: QueueHead
+-- What the strict queue $1 waits on: the first job a limited claim took
+-- that waits again (jobs_returned_idx, in the order they started), or
+-- else the first waiting job in claim order, the smaller of the plain
+-- index's first and the routed index's first of each route key; whether
+-- the head is a returned job; and how many limited rows run.
+WITH returned AS (
+    SELECT id FROM {schema}jobs WHERE state = 'available' AND queue = $1 AND limited ORDER BY attempted_at, id LIMIT 1
+),
+fresh AS (
+    SELECT id FROM (
+        (SELECT priority, run_at, id FROM {schema}jobs
+         WHERE state = 'available' AND queue = $1 AND route IS NULL ORDER BY priority, run_at, id LIMIT 1)
+        UNION ALL
+        (SELECT priority, run_at, id FROM {schema}jobs
+         WHERE state = 'available' AND queue = $1 AND route IS NOT NULL ORDER BY priority, run_at, id LIMIT 1)
+    ) f ORDER BY priority, run_at, id LIMIT 1
+)
+SELECT coalesce((SELECT id FROM returned), (SELECT id FROM fresh), 0)::bigint,
+    EXISTS (SELECT 1 FROM returned),
+    (SELECT count(*) FROM {schema}jobs WHERE queue = $1 AND limited AND state = 'running');
+
 -- name: StrictClaimSettings
 -- Sent first in the batch of a strict claim, for its transaction only:
 --

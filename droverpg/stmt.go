@@ -687,6 +687,7 @@ var (
 	workerList     = def(stmt[struct{}]{name: "WorkerList", cols: 9, args: noArgs})
 	workerPrune    = def(stmt[time.Time]{name: "WorkerPrune", args: oneArg[time.Time]})
 	routeWaiting   = def(stmt[int]{name: "RouteWaiting", cols: 5, args: oneArg[int]})
+	queueHead      = def(stmt[string]{name: "QueueHead", cols: 3, args: oneArg[string]})
 	jobRouteAbsent = def(stmt[routeAbsentParams]{name: "JobRouteAbsent", cols: finishedCols,
 		args: func(p *routeAbsentParams) []any { return []any{p.Now, p.Limit} }})
 )

@@ -387,6 +387,28 @@ WHERE id IN (
 RETURNING id, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at,
     nullif(tags, '[]'), nullif(metadata, '{}'), errors, args, batch_id, flow, ordering_key, error_count;
 
+-- name: QueueHead
+-- What the strict queue ?1 waits on: the first job a limited claim took
+-- that waits again (jobs_returned_idx, in the order they started), or
+-- else the first waiting job in claim order, the smaller of the plain
+-- index's first and the routed index's first; whether the head is a
+-- returned job; and how many limited rows run.
+WITH returned AS (
+    SELECT id FROM {schema}jobs WHERE state = 'available' AND queue = ?1 AND limited = 1 ORDER BY attempted_at, id LIMIT 1
+),
+fresh AS (
+    SELECT id FROM (
+        SELECT * FROM (SELECT priority, run_at, id FROM {schema}jobs
+            WHERE state = 'available' AND queue = ?1 AND route IS NULL ORDER BY priority, run_at, id LIMIT 1)
+        UNION ALL
+        SELECT * FROM (SELECT priority, run_at, id FROM {schema}jobs
+            WHERE state = 'available' AND queue = ?1 AND route IS NOT NULL ORDER BY priority, run_at, id LIMIT 1)
+    ) ORDER BY priority, run_at, id LIMIT 1
+)
+SELECT coalesce((SELECT id FROM returned), (SELECT id FROM fresh), 0),
+    EXISTS (SELECT 1 FROM returned),
+    (SELECT count(*) FROM {schema}jobs WHERE queue = ?1 AND limited = 1 AND state = 'running');
+
 -- name: JobClaimStrict
 -- The claim of a queue in strict order, in the write transaction of
 -- QueueLimitTake, which found room ?2 under the queue's strict (and any

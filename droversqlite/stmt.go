@@ -684,6 +684,7 @@ var (
 	workerList         = def(stmt[struct{}]{name: "WorkerList", cols: 9, args: noArgs})
 	workerPrune        = def(stmt[int64]{name: "WorkerPrune", args: oneArg[int64]})
 	routeWaiting       = def(stmt[int]{name: "RouteWaiting", cols: 5, args: oneArg[int]})
+	queueHead          = def(stmt[string]{name: "QueueHead", cols: 3, args: oneArg[string]})
 	jobRouteAbsentFind = def(stmt[limitAt]{name: "JobRouteAbsentFind", cols: 2,
 		args: func(p *limitAt) []any { return []any{p.Now, p.Limit} }})
 	jobRouteFallback = def(stmt[string]{name: "JobRouteFallback", cols: 1, args: oneArg[string]})
