@@ -287,6 +287,9 @@ type Executor interface {
 	SearchExecutor
 	// Routing and the worker registry (routing.go).
 	RoutingExecutor
+	// The stored history of queue figures and subscription lag
+	// (history.go).
+	HistoryExecutor
 }
 
 // Listener delivers insert notifications from other connections and

@@ -1122,6 +1122,122 @@ FROM r
 GROUP BY queue
 ORDER BY queue;
 
+-- name: StatsRecord
+-- The minute sample ending at $1 (migration 023): the jobs waiting and
+-- running at $1 and those finished in ($2, $3], per queue and kind, per
+-- queue and for all queues (the grouping sets; the empty set yields a
+-- row even with no job), with nearest-rank percentiles (percentile_disc)
+-- of the completed jobs' pickup latency and run time in ms. One pass over
+-- the hot table, as QueueStats, and the recent end of finished jobs
+-- through their BRIN index, as FinishedStats. A sample stored already is
+-- kept.
+INSERT INTO {schema}stat_samples (resolution, at, queue, kind, pending, blocked, available, scheduled, retryable, running,
+    completed, cancelled, discarded, pickup_p50, pickup_p95, pickup_p99, run_p50, run_p95, run_p99)
+SELECT 60, $1, coalesce(queue, ''), coalesce(kind, ''),
+    count(*) FILTER (WHERE s = 'pending'), count(*) FILTER (WHERE s = 'blocked'),
+    count(*) FILTER (WHERE s = 'available'), count(*) FILTER (WHERE s = 'scheduled'),
+    count(*) FILTER (WHERE s = 'retryable'), count(*) FILTER (WHERE s = 'running'),
+    count(*) FILTER (WHERE s = 'completed'), count(*) FILTER (WHERE s = 'cancelled'),
+    count(*) FILTER (WHERE s = 'discarded'),
+    coalesce(percentile_disc(0.5) WITHIN GROUP (ORDER BY pickup), 0),
+    coalesce(percentile_disc(0.95) WITHIN GROUP (ORDER BY pickup), 0),
+    coalesce(percentile_disc(0.99) WITHIN GROUP (ORDER BY pickup), 0),
+    coalesce(percentile_disc(0.5) WITHIN GROUP (ORDER BY run), 0),
+    coalesce(percentile_disc(0.95) WITHIN GROUP (ORDER BY run), 0),
+    coalesce(percentile_disc(0.99) WITHIN GROUP (ORDER BY run), 0)
+FROM (
+    SELECT queue, kind,
+        CASE WHEN state = 'available' AND run_at > $1 THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END AS s,
+        NULL::float8 AS pickup, NULL::float8 AS run
+    FROM {schema}jobs
+    UNION ALL
+    SELECT queue, kind, state,
+        CASE WHEN state = 'completed' THEN extract(epoch FROM coalesce(attempted_at, run_at) - run_at)::float8 * 1000 END,
+        CASE WHEN state = 'completed' THEN extract(epoch FROM finalized_at - coalesce(attempted_at, finalized_at))::float8 * 1000 END
+    FROM {schema}finished_jobs
+    WHERE finalized_at > $2 AND finalized_at <= $3
+) j
+GROUP BY GROUPING SETS ((queue, kind), (queue), ())
+ON CONFLICT DO NOTHING;
+
+-- name: TopicLagRecord
+-- The minute sample ending at $1 of each subscription's lag: $2-$6 the
+-- topics, subscriptions, lags, ages of the oldest pending message (ms)
+-- and dropped counts. A sample stored already is kept.
+INSERT INTO {schema}topic_lag_samples (resolution, at, topic, subscription, lag, oldest_ms, dropped)
+SELECT 60, $1, topic, subscription, lag, oldest_ms, dropped
+FROM unnest($2::text[], $3::text[], $4::bigint[], $5::float8[], $6::bigint[]) AS l(topic, subscription, lag, oldest_ms, dropped)
+ON CONFLICT DO NOTHING;
+
+-- fragment: stat_bucket
+-- The columns of stat_samples merged over a bucket, for a statement that
+-- groups them: gauges averaged over the time their samples cover, counts
+-- summed, percentiles the largest.
+round(sum(pending * resolution)::float8 / sum(resolution))::bigint,
+round(sum(blocked * resolution)::float8 / sum(resolution))::bigint,
+round(sum(available * resolution)::float8 / sum(resolution))::bigint,
+round(sum(scheduled * resolution)::float8 / sum(resolution))::bigint,
+round(sum(retryable * resolution)::float8 / sum(resolution))::bigint,
+round(sum(running * resolution)::float8 / sum(resolution))::bigint,
+sum(completed)::bigint, sum(cancelled)::bigint, sum(discarded)::bigint,
+max(pickup_p50), max(pickup_p95), max(pickup_p99), max(run_p50), max(run_p95), max(run_p99)
+
+-- name: StatsRollup
+-- The minute samples at or before $1 (an hour's end) of both tables become
+-- hourly ones (stat_bucket; lag averaged, ages and dropped counts the
+-- largest), and hourly samples before $2 go. Returns how many samples
+-- were deleted.
+WITH moved AS (
+    DELETE FROM {schema}stat_samples WHERE resolution = 60 AND at <= $1 RETURNING *
+),
+hourly AS (
+    INSERT INTO {schema}stat_samples (resolution, at, queue, kind, pending, blocked, available, scheduled, retryable, running,
+        completed, cancelled, discarded, pickup_p50, pickup_p95, pickup_p99, run_p50, run_p95, run_p99)
+    SELECT 3600, to_timestamp(ceil(extract(epoch FROM at) / 3600) * 3600) AS hour, queue, kind, {stat_bucket}
+    FROM moved
+    GROUP BY hour, queue, kind
+    ON CONFLICT DO NOTHING
+),
+lag_moved AS (
+    DELETE FROM {schema}topic_lag_samples WHERE resolution = 60 AND at <= $1 RETURNING *
+),
+lag_hourly AS (
+    INSERT INTO {schema}topic_lag_samples (resolution, at, topic, subscription, lag, oldest_ms, dropped)
+    SELECT 3600, to_timestamp(ceil(extract(epoch FROM at) / 3600) * 3600) AS hour, topic, subscription,
+        round(avg(lag))::bigint, max(oldest_ms), max(dropped)
+    FROM lag_moved
+    GROUP BY hour, topic, subscription
+    ON CONFLICT DO NOTHING
+),
+old AS (
+    DELETE FROM {schema}stat_samples WHERE resolution = 3600 AND at < $2 RETURNING 1
+),
+lag_old AS (
+    DELETE FROM {schema}topic_lag_samples WHERE resolution = 3600 AND at < $2 RETURNING 1
+)
+SELECT (SELECT count(*) FROM moved) + (SELECT count(*) FROM lag_moved) + (SELECT count(*) FROM old) + (SELECT count(*) FROM lag_old);
+
+-- name: StatsHistory
+-- The samples in ($1, $2] of the series $4 (queue) and $5 (kind) select
+-- ('*': each one, '' all together), merged into buckets of $3 seconds
+-- ending on its multiples; samples longer than a bucket are left out.
+SELECT to_timestamp(ceil(extract(epoch FROM at) / $3::float8) * $3::float8) AS bucket, queue, kind, {stat_bucket}
+FROM {schema}stat_samples
+WHERE at > $1 AND at <= $2 AND resolution <= $3::float8
+    AND (queue = $4::text OR ($4::text = '*' AND queue <> '')) AND (kind = $5::text OR ($5::text = '*' AND kind <> ''))
+GROUP BY bucket, queue, kind
+ORDER BY bucket, queue, kind;
+
+-- name: TopicLagHistory
+-- StatsHistory for the subscriptions of topic $4 ('' every topic): lag
+-- averaged, ages and dropped counts the largest.
+SELECT to_timestamp(ceil(extract(epoch FROM at) / $3::float8) * $3::float8) AS bucket, topic, subscription,
+    round(sum(lag * resolution)::float8 / sum(resolution))::bigint, max(oldest_ms), max(dropped)::bigint
+FROM {schema}topic_lag_samples
+WHERE at > $1 AND at <= $2 AND resolution <= $3::float8 AND ($4::text = '' OR topic = $4::text)
+GROUP BY bucket, topic, subscription
+ORDER BY bucket, topic, subscription;
+
 -- name: LeaseOwners
 SELECT lease_owner, count(*), max(lease_expires_at)
 FROM {schema}jobs

@@ -957,6 +957,139 @@ FROM r
 GROUP BY queue
 ORDER BY queue;
 
+-- name: StatsRecord
+-- ?1 at, ?2 since, ?3 until. The minute sample ending at ?1 (migration
+-- 023): the jobs waiting and running at ?1 and those finished in (?2, ?3],
+-- per queue and kind, per queue and for all queues, with nearest-rank
+-- percentiles of the completed jobs' pickup latency and run time in ms.
+-- SQLite has no grouping sets: every row is counted at its three levels
+-- (l), and the all-queues level has a row of its own so that it is
+-- stored even with no job. A sample stored already is kept.
+INSERT OR IGNORE INTO {schema}stat_samples (resolution, at, queue, kind, pending, blocked, available, scheduled, retryable, running,
+    completed, cancelled, discarded, pickup_p50, pickup_p95, pickup_p99, run_p50, run_p95, run_p99)
+WITH j AS (
+    SELECT queue, kind,
+        CASE WHEN state = 'available' AND run_at > ?1 THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END AS s,
+        NULL AS pickup, NULL AS run
+    FROM {schema}jobs
+    UNION ALL
+    SELECT queue, kind, state,
+        CASE WHEN state = 'completed' THEN (coalesce(attempted_at, run_at) - run_at) / 1000.0 END,
+        CASE WHEN state = 'completed' THEN (finalized_at - coalesce(attempted_at, finalized_at)) / 1000.0 END
+    FROM {schema}finished_jobs
+    WHERE state IN ('completed', 'cancelled', 'discarded') AND finalized_at > ?2 AND finalized_at <= ?3
+),
+l AS (
+    SELECT queue AS q, kind AS k, s, pickup, run FROM j
+    UNION ALL SELECT queue, '', s, pickup, run FROM j
+    UNION ALL SELECT '', '', s, pickup, run FROM j
+    UNION ALL SELECT '', '', NULL, NULL, NULL
+),
+pr AS (
+    SELECT q, k, pickup, row_number() OVER (PARTITION BY q, k ORDER BY pickup) AS rn, count(*) OVER (PARTITION BY q, k) AS n
+    FROM l WHERE pickup IS NOT NULL
+),
+p AS (
+    SELECT q, k, max(CASE WHEN rn = (n * 50 + 99) / 100 THEN pickup END) AS p50,
+        max(CASE WHEN rn = (n * 95 + 99) / 100 THEN pickup END) AS p95, max(CASE WHEN rn = (n * 99 + 99) / 100 THEN pickup END) AS p99
+    FROM pr GROUP BY q, k
+),
+rr AS (
+    SELECT q, k, run, row_number() OVER (PARTITION BY q, k ORDER BY run) AS rn, count(*) OVER (PARTITION BY q, k) AS n
+    FROM l WHERE run IS NOT NULL
+),
+r AS (
+    SELECT q, k, max(CASE WHEN rn = (n * 50 + 99) / 100 THEN run END) AS p50,
+        max(CASE WHEN rn = (n * 95 + 99) / 100 THEN run END) AS p95, max(CASE WHEN rn = (n * 99 + 99) / 100 THEN run END) AS p99
+    FROM rr GROUP BY q, k
+),
+g AS (
+    SELECT q, k, coalesce(sum(s = 'pending'), 0) AS pending, coalesce(sum(s = 'blocked'), 0) AS blocked,
+        coalesce(sum(s = 'available'), 0) AS available, coalesce(sum(s = 'scheduled'), 0) AS scheduled,
+        coalesce(sum(s = 'retryable'), 0) AS retryable, coalesce(sum(s = 'running'), 0) AS running,
+        coalesce(sum(s = 'completed'), 0) AS completed, coalesce(sum(s = 'cancelled'), 0) AS cancelled,
+        coalesce(sum(s = 'discarded'), 0) AS discarded
+    FROM l GROUP BY q, k
+)
+SELECT 60, ?1, g.q, g.k, pending, blocked, available, scheduled, retryable, running, completed, cancelled, discarded,
+    coalesce(p.p50, 0), coalesce(p.p95, 0), coalesce(p.p99, 0), coalesce(r.p50, 0), coalesce(r.p95, 0), coalesce(r.p99, 0)
+FROM g LEFT JOIN p ON p.q = g.q AND p.k = g.k LEFT JOIN r ON r.q = g.q AND r.k = g.k;
+
+-- name: TopicLagRecord
+-- ?1 at, ?2 a JSON array of [topic, subscription, lag, oldest ms,
+-- dropped]: the minute sample ending at ?1 of each subscription's lag. A
+-- sample stored already is kept.
+INSERT OR IGNORE INTO {schema}topic_lag_samples (resolution, at, topic, subscription, lag, oldest_ms, dropped)
+SELECT 60, ?1, json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'),
+    json_extract(value, '$[3]'), json_extract(value, '$[4]')
+FROM json_each(?2);
+
+-- fragment: stat_bucket
+-- The columns of stat_samples merged over a bucket, for a statement that
+-- groups them: gauges averaged over the time their samples cover, counts
+-- summed, percentiles the largest.
+CAST(round(sum(pending * resolution) * 1.0 / sum(resolution)) AS INTEGER),
+CAST(round(sum(blocked * resolution) * 1.0 / sum(resolution)) AS INTEGER),
+CAST(round(sum(available * resolution) * 1.0 / sum(resolution)) AS INTEGER),
+CAST(round(sum(scheduled * resolution) * 1.0 / sum(resolution)) AS INTEGER),
+CAST(round(sum(retryable * resolution) * 1.0 / sum(resolution)) AS INTEGER),
+CAST(round(sum(running * resolution) * 1.0 / sum(resolution)) AS INTEGER),
+sum(completed), sum(cancelled), sum(discarded),
+max(pickup_p50), max(pickup_p95), max(pickup_p99), max(run_p50), max(run_p95), max(run_p99)
+
+-- name: StatsRollupSamples
+-- ?1 the end of an hour (micros): the minute samples at or before it
+-- become hourly ones (stat_bucket), the first statement of StatsRollup,
+-- which then deletes them (StatsRollupDelete).
+INSERT OR IGNORE INTO {schema}stat_samples (resolution, at, queue, kind, pending, blocked, available, scheduled, retryable, running,
+    completed, cancelled, discarded, pickup_p50, pickup_p95, pickup_p99, run_p50, run_p95, run_p99)
+SELECT 3600, (at + 3599999999) / 3600000000 * 3600000000 AS hour, queue, kind, {stat_bucket}
+FROM {schema}stat_samples
+WHERE resolution = 60 AND at <= ?1
+GROUP BY hour, queue, kind;
+
+-- name: StatsRollupLag
+-- ?1 as for StatsRollupSamples, for subscription lag: lag averaged, ages
+-- and dropped counts the largest.
+INSERT OR IGNORE INTO {schema}topic_lag_samples (resolution, at, topic, subscription, lag, oldest_ms, dropped)
+SELECT 3600, (at + 3599999999) / 3600000000 * 3600000000 AS hour, topic, subscription,
+    CAST(round(avg(lag)) AS INTEGER), max(oldest_ms), max(dropped)
+FROM {schema}topic_lag_samples
+WHERE resolution = 60 AND at <= ?1
+GROUP BY hour, topic, subscription;
+
+-- name: StatsRollupDelete
+-- ?1 the end of the hours just rolled up, ?2 the retention's start: the
+-- minute samples rolled up, and the hourly samples before ?2, of both
+-- tables; returns how many went.
+DELETE FROM {schema}stat_samples WHERE (resolution = 60 AND at <= ?1) OR (resolution = 3600 AND at < ?2);
+
+-- name: StatsRollupDeleteLag
+-- StatsRollupDelete for subscription lag.
+DELETE FROM {schema}topic_lag_samples WHERE (resolution = 60 AND at <= ?1) OR (resolution = 3600 AND at < ?2);
+
+-- name: StatsHistory
+-- ?1 from, ?2 to, ?3 the bucket (micros), ?4 queue, ?5 kind. The samples in
+-- (?1, ?2] of the series ?4 and ?5 select ('*': each one, '' all
+-- together), merged into buckets of ?3 ending on its multiples; samples
+-- longer than a bucket are left out.
+SELECT (at + ?3 - 1) / ?3 * ?3 AS bucket, queue, kind, {stat_bucket}
+FROM {schema}stat_samples
+WHERE at > ?1 AND at <= ?2 AND resolution * 1000000 <= ?3
+    AND (queue = ?4 OR (?4 = '*' AND queue <> '')) AND (kind = ?5 OR (?5 = '*' AND kind <> ''))
+GROUP BY bucket, queue, kind
+ORDER BY bucket, queue, kind;
+
+-- name: TopicLagHistory
+-- StatsHistory for the subscriptions of topic ?4 ('' every topic): lag
+-- averaged, ages and dropped counts the largest.
+SELECT (at + ?3 - 1) / ?3 * ?3 AS bucket, topic, subscription,
+    CAST(round(sum(lag * resolution) * 1.0 / sum(resolution)) AS INTEGER), max(oldest_ms), max(dropped)
+FROM {schema}topic_lag_samples
+WHERE at > ?1 AND at <= ?2 AND resolution * 1000000 <= ?3 AND (?4 = '' OR topic = ?4)
+GROUP BY bucket, topic, subscription
+ORDER BY bucket, topic, subscription;
+
 -- name: LeaseOwners
 SELECT lease_owner, count(*), max(lease_expires_at)
 FROM {schema}jobs
