@@ -75,6 +75,9 @@ type client interface {
 	Unroutable(ctx context.Context) ([]*drover.UnroutableJobs, error)
 	QueueSetStrictOrder(ctx context.Context, name string, maxRunning int) (*drover.QueueSettings, error)
 	QueueHeadOf(ctx context.Context, name string) (*drover.QueueHead, error)
+
+	// The history behind the dashboard's charts (history.go).
+	StatsHistory(ctx context.Context, p drover.StatsHistoryParams) (*drover.StatsHistory, error)
 }
 
 // store is one driver under test. Everything store-specific lives in these

@@ -14,7 +14,7 @@ import (
 type HistoryExecutor interface {
 	// StatsRecord stores the minute sample that ends at p.At: for every
 	// queue and kind, for every queue (kind ""), and for all queues
-	// together (queue and kind ""), the jobs waiting and running at p.At
+	// together (queue and kind ""), the jobs waiting and running at p.Now
 	// (read from the hot table, as QueueStats does), the jobs finished in
 	// (p.Since, p.Until] by final state, and the nearest-rank percentiles
 	// of the completed ones' pickup latency and run time. The all-queues
@@ -55,8 +55,11 @@ const StatsEach = "*"
 
 // StatsRecordParams is one StatsRecord.
 type StatsRecordParams struct {
-	// At ends the sample: the time of its gauges, and its key.
+	// At ends the sample: its time, and its key.
 	At time.Time
+	// Now is when its gauges are read: a job due by then is waiting as
+	// available, a later one as scheduled (or retryable).
+	Now time.Time
 	// Since and Until bound the finish times of the jobs it counts;
 	// Until is a little before At, so that finishes still committing at
 	// At are counted by the next sample, never lost.

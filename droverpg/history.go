@@ -10,7 +10,7 @@ import (
 // The stored history of queue figures and subscription lag (migration
 // 023, droverdriver.HistoryExecutor).
 
-type statsRecordParams struct{ At, Since, Until time.Time }
+type statsRecordParams struct{ At, Since, Until, Now time.Time }
 
 type lagRecordParams struct {
 	At            time.Time
@@ -35,7 +35,7 @@ type lagHistoryParams struct {
 
 var (
 	statsRecord = def(stmt[statsRecordParams]{name: "StatsRecord",
-		args: func(p *statsRecordParams) []any { return []any{p.At, p.Since, p.Until} }})
+		args: func(p *statsRecordParams) []any { return []any{p.At, p.Since, p.Until, p.Now} }})
 	topicLagRecord = def(stmt[lagRecordParams]{name: "TopicLagRecord",
 		args: func(p *lagRecordParams) []any { return []any{p.At, p.Topics, p.Subs, p.Lags, p.OldestMS, p.Dropped} }})
 	statsRollup = def(stmt[rollupParams]{name: "StatsRollup", cols: 1,
@@ -47,7 +47,7 @@ var (
 )
 
 func (e *executor) StatsRecord(ctx context.Context, p droverdriver.StatsRecordParams) (int, error) {
-	tag, err := statsRecord.exec(ctx, e.db, e.q, statsRecordParams{p.At, p.Since, p.Until})
+	tag, err := statsRecord.exec(ctx, e.db, e.q, statsRecordParams{p.At, p.Since, p.Until, p.Now})
 	if err != nil {
 		return 0, e.wrap("record queue figures", err)
 	}

@@ -1124,7 +1124,7 @@ ORDER BY queue;
 
 -- name: StatsRecord
 -- The minute sample ending at $1 (migration 023): the jobs waiting and
--- running at $1 and those finished in ($2, $3], per queue and kind, per
+-- running at $4 and those finished in ($2, $3], per queue and kind, per
 -- queue and for all queues (the grouping sets; the empty set yields a
 -- row even with no job), with nearest-rank percentiles (percentile_disc)
 -- of the completed jobs' pickup latency and run time in ms. One pass over
@@ -1147,7 +1147,7 @@ SELECT 60, $1, coalesce(queue, ''), coalesce(kind, ''),
     coalesce(percentile_disc(0.99) WITHIN GROUP (ORDER BY run), 0)
 FROM (
     SELECT queue, kind,
-        CASE WHEN state = 'available' AND run_at > $1 THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END AS s,
+        CASE WHEN state = 'available' AND run_at > $4 THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END AS s,
         NULL::float8 AS pickup, NULL::float8 AS run
     FROM {schema}jobs
     UNION ALL

@@ -12,7 +12,7 @@ import (
 // The stored history of queue figures and subscription lag (migration
 // 023, droverdriver.HistoryExecutor).
 
-type statsRecordParams struct{ At, Since, Until int64 }
+type statsRecordParams struct{ At, Since, Until, Now int64 }
 
 type lagRecordParams struct {
 	At   int64
@@ -33,7 +33,7 @@ type lagHistoryParams struct {
 
 var (
 	statsRecord = def(stmt[statsRecordParams]{name: "StatsRecord",
-		args: func(p *statsRecordParams) []any { return []any{p.At, p.Since, p.Until} }})
+		args: func(p *statsRecordParams) []any { return []any{p.At, p.Since, p.Until, p.Now} }})
 	topicLagRecord = def(stmt[lagRecordParams]{name: "TopicLagRecord",
 		args: func(p *lagRecordParams) []any { return []any{p.At, p.Lags} }})
 	statsRollupSamples   = def(stmt[int64]{name: "StatsRollupSamples", args: oneArg[int64]})
@@ -53,7 +53,7 @@ func init() {
 }
 
 func (e *executor) StatsRecord(ctx context.Context, p droverdriver.StatsRecordParams) (int, error) {
-	res, err := statsRecord.exec(ctx, e, nil, statsRecordParams{micros(p.At), micros(p.Since), micros(p.Until)})
+	res, err := statsRecord.exec(ctx, e, nil, statsRecordParams{micros(p.At), micros(p.Since), micros(p.Until), micros(p.Now)})
 	if err != nil {
 		return 0, e.wrap("record queue figures", err)
 	}

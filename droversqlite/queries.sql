@@ -958,8 +958,8 @@ GROUP BY queue
 ORDER BY queue;
 
 -- name: StatsRecord
--- ?1 at, ?2 since, ?3 until. The minute sample ending at ?1 (migration
--- 023): the jobs waiting and running at ?1 and those finished in (?2, ?3],
+-- ?1 at, ?2 since, ?3 until, ?4 now. The minute sample ending at ?1
+-- (migration 023): the jobs waiting and running at ?4 and those finished in (?2, ?3],
 -- per queue and kind, per queue and for all queues, with nearest-rank
 -- percentiles of the completed jobs' pickup latency and run time in ms.
 -- SQLite has no grouping sets: every row is counted at its three levels
@@ -969,7 +969,7 @@ INSERT OR IGNORE INTO {schema}stat_samples (resolution, at, queue, kind, pending
     completed, cancelled, discarded, pickup_p50, pickup_p95, pickup_p99, run_p50, run_p95, run_p99)
 WITH j AS (
     SELECT queue, kind,
-        CASE WHEN state = 'available' AND run_at > ?1 THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END AS s,
+        CASE WHEN state = 'available' AND run_at > ?4 THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END AS s,
         NULL AS pickup, NULL AS run
     FROM {schema}jobs
     UNION ALL

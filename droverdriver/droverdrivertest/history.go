@@ -42,7 +42,7 @@ func testHistory(t *testing.T, setup opener) {
 		t.Parallel()
 		d := setup(t)
 		at := hour.Add(time.Minute)
-		if n, err := d.StatsRecord(ctx, droverdriver.StatsRecordParams{At: at, Since: at.Add(-time.Minute), Until: at}); err != nil || n != 1 {
+		if n, err := d.StatsRecord(ctx, droverdriver.StatsRecordParams{At: at, Since: at.Add(-time.Minute), Until: at, Now: time.Now()}); err != nil || n != 1 {
 			t.Fatalf("empty store: stored %d samples, %v; want the all-queues one", n, err)
 		}
 		insert(t, d, job("a"), job("a"), with(job("a"), func(p *droverdriver.InsertParams) { p.Kind = "other" }),
@@ -50,7 +50,7 @@ func testHistory(t *testing.T, setup opener) {
 		rows := claim(t, d, "a", 2)
 		finish(t, d, result(rows[0], droverdriver.OutcomeCompleted))
 		now := time.Now()
-		p := droverdriver.StatsRecordParams{At: now.Truncate(time.Minute).Add(time.Minute), Since: now.Add(-time.Hour), Until: now.Add(time.Hour)}
+		p := droverdriver.StatsRecordParams{At: now.Truncate(time.Minute).Add(time.Minute), Since: now.Add(-time.Hour), Until: now.Add(time.Hour), Now: now}
 		// Samples: a/noop, a/other, b/noop, a, b and all queues.
 		if n, err := d.StatsRecord(ctx, p); err != nil || n != 6 {
 			t.Fatalf("stored %d samples, %v; want 6", n, err)
@@ -87,7 +87,7 @@ func testHistory(t *testing.T, setup opener) {
 			t.Errorf("each kind of queue a: %+v, want noop and other", kinds)
 		}
 		// A finish outside the window counts nothing.
-		later := droverdriver.StatsRecordParams{At: p.At.Add(time.Minute), Since: p.Until, Until: p.Until.Add(time.Minute)}
+		later := droverdriver.StatsRecordParams{At: p.At.Add(time.Minute), Since: p.Until, Until: p.Until.Add(time.Minute), Now: now}
 		if _, err := d.StatsRecord(ctx, later); err != nil {
 			t.Fatal(err)
 		}
@@ -106,7 +106,7 @@ func testHistory(t *testing.T, setup opener) {
 		now := time.Now()
 		record := func(at time.Time, since, until time.Time) {
 			t.Helper()
-			if _, err := d.StatsRecord(ctx, droverdriver.StatsRecordParams{At: at, Since: since, Until: until}); err != nil {
+			if _, err := d.StatsRecord(ctx, droverdriver.StatsRecordParams{At: at, Since: since, Until: until, Now: now}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -123,12 +123,10 @@ func testHistory(t *testing.T, setup opener) {
 		if len(hourly) != 2 {
 			t.Fatalf("hourly reads %+v, want the rolled-up hour and the next one's minute", hourly)
 		}
-		// The waiting job is due after the samples' times: scheduled, as
-		// the samples see it.
-		if s := sample(t, hourly, hour.Add(time.Hour), "", ""); s.Scheduled != 1 || s.Completed != 1 {
-			t.Errorf("the rolled-up hour: %+v, want 1 scheduled on average and 1 completed in all", s)
+		if s := sample(t, hourly, hour.Add(time.Hour), "", ""); s.Available != 1 || s.Completed != 1 {
+			t.Errorf("the rolled-up hour: %+v, want 1 available on average and 1 completed in all", s)
 		}
-		if s := sample(t, hourly, hour.Add(2*time.Hour), "", ""); s.Scheduled != 1 || s.Completed != 0 {
+		if s := sample(t, hourly, hour.Add(2*time.Hour), "", ""); s.Available != 1 || s.Completed != 0 {
 			t.Errorf("the next hour, from its minute sample: %+v", s)
 		}
 		minutes := read(t, d, droverdriver.StatsHistoryParams{From: hour, To: hour.Add(2 * time.Hour), Bucket: time.Minute})
