@@ -94,7 +94,7 @@ func TestDashboardPausesQueue(t *testing.T) {
 			t.Fatal(err)
 		}
 		page := b.page(t, "/")
-		if !strings.Contains(page, `idle <span class="badge paused">paused</span>`) ||
+		if !strings.Contains(page, `idle</a> <span class="badge paused">paused</span>`) ||
 			!strings.Contains(page, `action="/ui/queues/idle/resume"`) {
 			t.Fatalf("overview does not show queue idle as paused with a resume button:\n%s", page)
 		}

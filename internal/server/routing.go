@@ -35,6 +35,38 @@ func (r *routeSample) get() (time.Time, []*drover.UnroutableJobs) {
 	return r.at, r.unroutable
 }
 
+// workerSample is the last reading of the worker registry, with what each
+// worker holds (from the store's leases), for every table of workers the
+// dashboard shows: one reading, so that two pages never disagree on what a
+// worker holds.
+type workerSample struct {
+	mu      sync.Mutex
+	at      time.Time
+	workers []*drover.WorkerInfo
+}
+
+func (w *workerSample) set(at time.Time, workers []*drover.WorkerInfo) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.at, w.workers = at, workers
+}
+
+func (w *workerSample) get() (time.Time, []*drover.WorkerInfo) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.at, w.workers
+}
+
+// sampleWorkers reads the worker registry for the dashboard.
+func (s *Server) sampleWorkers(ctx context.Context, now time.Time) error {
+	ws, err := s.cfg.Client.Workers(ctx)
+	if err != nil {
+		return err
+	}
+	s.workerSample.set(now, ws)
+	return nil
+}
+
 // sampleRouting reads the unroutable jobs for the gauge and the workers
 // page.
 func (s *Server) sampleRouting(ctx context.Context, now time.Time) error {
@@ -94,20 +126,16 @@ func (s *Server) strictQueue(w http.ResponseWriter, r *http.Request) error {
 	}, nil)
 }
 
-// workersPage shows the worker registry, read at the view (a small
-// table), and the unroutable jobs of the last sample.
+// workersPage shows the worker registry and the unroutable jobs, both as
+// the sampler last read them.
 func (s *Server) workersPage(w http.ResponseWriter, r *http.Request) error {
-	ws, err := s.cfg.Client.Workers(r.Context())
-	if err != nil {
-		return err
-	}
-	at, groups := s.routeSample.get()
+	at, ws := s.workerSample.get()
+	_, groups := s.routeSample.get()
 	return render(w, http.StatusOK, s.pages.workers, struct {
 		page
 		Workers    []*drover.WorkerInfo
-		Now        time.Time
 		Sampled    time.Time
 		Interval   time.Duration
 		Unroutable []*drover.UnroutableJobs
-	}{page{Title: "Workers"}, ws, time.Now(), at, s.cfg.SampleInterval, groups})
+	}{s.page("Workers", ""), ws, at, s.cfg.SampleInterval, groups})
 }

@@ -2,6 +2,9 @@ package server
 
 import (
 	"errors"
+	"fmt"
+	"net/url"
+	"slices"
 	"net/http"
 	"sort"
 	"sync"
@@ -70,6 +73,8 @@ type subscriptionRow struct {
 type topicRow struct {
 	*drover.Topic
 	Subscriptions []subscriptionRow
+	// RetryQueue is the queue of the jobs its failed messages become.
+	RetryQueue string
 }
 
 // topicRows joins the stored topics with the last two samples. A
@@ -93,7 +98,7 @@ func topicRows(topics []*drover.Topic, prev, cur topicSample) ([]topicRow, topic
 	}
 	rows := make([]topicRow, 0, len(topics))
 	for _, t := range topics {
-		r := topicRow{Topic: t}
+		r := topicRow{Topic: t, RetryQueue: drover.RetryQueue(t.Name)}
 		subs := append([]string(nil), t.Subscriptions...)
 		sort.Strings(subs)
 		for _, name := range subs {
@@ -129,5 +134,65 @@ func (s *Server) topicsPage(w http.ResponseWriter, r *http.Request) error {
 		Sampled     time.Time
 		Interval    time.Duration
 		Unsupported bool
-	}{page{Title: "Topics"}, rows, rates, cur.At, s.cfg.SampleInterval, unsupported})
+	}{s.page("Topics", ""), rows, rates, cur.At, s.cfg.SampleInterval, unsupported})
+}
+
+// topicPage shows one topic: its options, its subscriptions' lag from the
+// last sample with their actions, the chart of their lag over time and
+// the link to its retry queue.
+func (s *Server) topicPage(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("topic")
+	if err := drover.ValidateTopic(name); err != nil {
+		return err
+	}
+	topics, err := s.cfg.Client.Topics(r.Context())
+	if err != nil {
+		return err
+	}
+	var topic *drover.Topic
+	for _, t := range topics {
+		if t.Name == name {
+			topic = t
+		}
+	}
+	if topic == nil {
+		return fmt.Errorf("%w: %q", drover.ErrTopicNotFound, name)
+	}
+	prev, cur := s.topicSamples.latest()
+	rows, _ := topicRows([]*drover.Topic{topic}, prev, cur)
+	return render(w, http.StatusOK, s.pages.topic, struct {
+		page
+		T        topicRow
+		Sampled  time.Time
+		Interval time.Duration
+	}{s.page("Topic "+name, subscriptionFlash(r.URL.Query(), topic)), rows[0], cur.At, s.cfg.SampleInterval})
+}
+
+// subscriptionDelete deletes the subscription the path names, then shows
+// its topic's page with a banner saying so.
+func (s *Server) subscriptionDelete(w http.ResponseWriter, r *http.Request) error {
+	topic, name := r.PathValue("topic"), r.PathValue("name")
+	if err := drover.ValidateTopic(topic); err != nil {
+		return err
+	}
+	existed, err := s.cfg.Client.DeleteSubscription(r.Context(), topic, name)
+	if err != nil {
+		return err
+	}
+	if !existed {
+		return &apiError{status: http.StatusNotFound, msg: fmt.Sprintf("subscription %q of topic %q: not found", name, topic)}
+	}
+	http.Redirect(w, r, "/ui/topics/"+url.PathEscape(topic)+"?"+url.Values{"done": {"delete"}, "subscription": {name}}.Encode(), http.StatusSeeOther)
+	return nil
+}
+
+// subscriptionFlash is the topic page's banner after an action on one of
+// its subscriptions: the server's words and a subscription name that
+// passes the names' check, never other text from the URL.
+func subscriptionFlash(q url.Values, topic *drover.Topic) string {
+	name := q.Get("subscription")
+	if q.Get("done") != "delete" || drover.ValidateSubscription(name) != nil || slices.Contains(topic.Subscriptions, name) {
+		return ""
+	}
+	return fmt.Sprintf("Subscription %s of topic %s deleted, with its position; the jobs of its retry queue stay until they finish.", name, topic.Name)
 }

@@ -1,14 +1,27 @@
-// Live charts of the overview, drawn with uPlot (vendor/uplot, embedded in
-// the binary). The server's sampler keeps the last half hour of samples
-// (/ui/history.json), so a reload draws the whole history again; the
-// charts then follow new samples at the sampling interval. Each chart has a
-// time axis, a legend with every series' value under the cursor, and a
-// tooltip that shows them beside it.
+// The charts of the overview, of a queue's page and of a topic's, drawn with uPlot
+// (vendor/uplot, embedded in the binary) from /ui/stats.json: the last half
+// hour from the server's sampler, followed at its interval ("live"), or
+// longer ranges from the history the leader keeps in the store, which
+// survives restarts and covers days. Each chart has a time axis with a tick
+// every few dozen pixels, a legend that always shows the latest values (the
+// values under the cursor while it is over the chart), and a tooltip
+// beside the cursor. The whole of the queues (or of the queue) is drawn in
+// three charts, and each queue (or kind) in three more, one line each; a
+// topic's subscriptions' lag in two (/ui/lag.json).
 (function () {
   "use strict";
-  var script = document.currentScript;
-  var interval = Math.max(1000, parseInt(script.dataset.interval, 10) || 5000);
-  var charts = [];
+  var section = document.getElementById("charts") || document.getElementById("lag-charts");
+  if (!section || typeof uPlot === "undefined") return;
+  var queue = section.dataset.queue || "";
+  var topic = section.dataset.topic || "";
+  var main = document.querySelector("main");
+  var liveEvery = Math.max(1000, parseInt(main && main.dataset.liveMs, 10) || 5000);
+  var storedEvery = 60000;
+  var pressed = section.querySelector(".ranges button[aria-pressed=true]");
+  var range = pressed ? pressed.dataset.range : "live";
+  var palette = ["#2f6feb", "#e07b00", "#2e7d32", "#c62828", "#6f42c1", "#00838f", "#ad1457", "#5d4037", "#827717", "#455a64"];
+  var charts = {};
+  var timer = null;
 
   // fmt writes a figure with the precision its size deserves.
   function fmt(v) {
@@ -16,6 +29,17 @@
     if (Math.abs(v) >= 1000) return Math.round(v).toLocaleString("en");
     if (Math.abs(v) >= 100) return v.toFixed(0);
     return v.toFixed(1);
+  }
+
+  function pad(n) { return n < 10 ? "0" + n : String(n); }
+
+  // tick writes a time axis label: the time of day, and the date too on
+  // ranges of days.
+  function tick(secs) {
+    var d = new Date(secs * 1000);
+    var hm = pad(d.getHours()) + ":" + pad(d.getMinutes());
+    if (range === "2d" || range === "7d" || range === "30d") return pad(d.getMonth() + 1) + "-" + pad(d.getDate()) + " " + hm;
+    return hm;
   }
 
   // tooltip is a uPlot plugin: a box beside the cursor with the time and
@@ -34,7 +58,7 @@
         setCursor: function (u) {
           var i = u.cursor.idx;
           if (i == null || u.cursor.left < 0) { box.hidden = true; return; }
-          var lines = [new Date(u.data[0][i] * 1000).toLocaleTimeString()];
+          var lines = [new Date(u.data[0][i] * 1000).toLocaleString()];
           for (var s = 1; s < u.series.length; s++) {
             lines.push(u.series[s].label + ": " + fmt(u.data[s][i]) + unit);
           }
@@ -55,79 +79,132 @@
     };
   }
 
-  // chart makes a chart in the figure with id, one series per name.
-  function chart(id, names, colors, unit, yLabel) {
-    var fig = document.getElementById(id);
-    if (!fig || typeof uPlot === "undefined") return null;
-    var series = [{ label: "time", value: "{YYYY}-{MM}-{DD} {HH}:{mm}:{ss}" }];
+  // latest keeps the legend on the newest point whenever the cursor is not
+  // over the chart, so that it reads without hovering.
+  function latest(u) {
+    var n = u.data[0].length;
+    if (n > 0 && (u.cursor.idx == null || u.cursor.left < 0)) u.setLegend({ idx: n - 1 });
+  }
+
+  function width(fig) { return Math.max(280, fig.clientWidth - 16); }
+
+  // make draws a chart in fig with one series per name, replacing the one
+  // it had when the names changed (a queue or kind came or went).
+  function make(fig, names, colors, unit, yLabel) {
+    var c = charts[fig.id];
+    if (c && c.names === names.join("\u0000")) return c;
+    if (c) c.u.destroy();
+    var series = [{ label: "time", value: function (u, v) { return v == null ? "-" : new Date(v * 1000).toLocaleString(); } }];
     names.forEach(function (n, i) {
-      series.push({ label: n, stroke: colors[i], width: 1.5, points: { show: false },
+      series.push({ label: n, stroke: colors[i % colors.length], width: 1.5, points: { show: false }, spanGaps: false,
         value: function (u, v) { return fmt(v) + unit; } });
     });
     var opts = {
-      width: Math.max(280, fig.clientWidth - 16),
-      height: 200,
+      width: width(fig),
+      height: 220,
       series: series,
       scales: { x: { time: true }, y: { range: function (u, lo, hi) { return [0, hi > 0 ? hi * 1.1 : 1]; } } },
-      axes: [{ stroke: "#68737d", grid: { stroke: "#eef0f3" } },
+      axes: [
+        { stroke: "#68737d", grid: { stroke: "#eef0f3" }, space: 60,
+          values: function (u, splits) { fig.dataset.ticks = String(splits.length); return splits.map(tick); } },
         { stroke: "#68737d", grid: { stroke: "#eef0f3" }, label: yLabel, size: 60,
           values: function (u, vals) { return vals.map(fmt); } }],
       cursor: { drag: { x: false, y: false } },
       legend: { live: true },
+      hooks: { setCursor: [latest] },
       plugins: [tooltip(unit)]
     };
     var data = [[]].concat(names.map(function () { return []; }));
     var u = new uPlot(opts, data, fig.querySelector(".chart"));
-    var c = { fig: fig, u: u };
-    charts.push(c);
+    c = { fig: fig, u: u, names: names.join("\u0000") };
+    charts[fig.id] = c;
     return c;
   }
 
-  var depth = chart("chart-depth", ["available", "retryable", "running"], ["#2f6feb", "#e07b00", "#2e7d32"], "", "jobs");
-  var rate = chart("chart-rate", ["completed", "failed for good"], ["#2e7d32", "#c62828"], "/s", "jobs / s");
-  var latency = chart("chart-latency", ["p50", "p95", "p99"], ["#2f6feb", "#e07b00", "#c62828"], " ms", "ms");
+  // draw gives the chart of fig its series, recording on the figure how
+  // many points it draws and the last one's values, for a reader (or a
+  // test) to check against /ui/stats.json.
+  function draw(fig, t, names, cols, colors, unit, yLabel) {
+    var c = make(fig, names, colors, unit, yLabel);
+    c.u.setData([t].concat(cols));
+    latest(c.u);
+    var n = t.length;
+    fig.dataset.points = String(n);
+    fig.dataset.series = names.join(",");
+    fig.dataset.last = n ? cols.map(function (s) { return s[n - 1]; }).join(",") : "";
+    fig.dataset.ready = "true";
+  }
 
-  // set gives a chart its data and records, on its figure, how many
-  // samples it draws and the last one's values, for a reader (or a test)
-  // to check against /ui/history.json.
-  function set(c, data) {
-    if (!c) return;
-    c.u.setData(data);
-    var n = data[0].length;
-    c.fig.dataset.points = n;
-    c.fig.dataset.last = n ? data.slice(1).map(function (s) { return s[n - 1]; }).join(",") : "";
+  function column(series, key) { return series.map(function (s) { return s[key]; }); }
+
+  function render(d) {
+    var t = d.t, tot = d.total || {};
+    var col = function (k) { return tot[k] || []; };
+    var names = (d.series || []).map(function (s) { return s.name; });
+    section.querySelectorAll("figure[data-chart]").forEach(function (fig) {
+      switch (fig.dataset.chart) {
+        case "depth":
+          draw(fig, t, ["available", "scheduled", "retryable", "running"],
+            [col("available"), col("scheduled"), col("retryable"), col("running")], ["#2f6feb", "#68737d", "#e07b00", "#2e7d32"], "", "jobs");
+          break;
+        case "rate":
+          draw(fig, t, ["completed", "failed for good"], [col("completed"), col("failed")], ["#2e7d32", "#c62828"], "/s", "jobs / s");
+          break;
+        case "latency":
+          draw(fig, t, ["p50", "p95", "p99"], [col("p50"), col("p95"), col("p99")], ["#2f6feb", "#e07b00", "#c62828"], " ms", "ms");
+          break;
+        case "by-available":
+          draw(fig, t, names, column(d.series, "available"), palette, "", "jobs");
+          break;
+        case "by-completed":
+          draw(fig, t, names, column(d.series, "completed"), palette, "/s", "jobs / s");
+          break;
+        case "by-p95":
+          draw(fig, t, names, column(d.series, "p95"), palette, " ms", "ms");
+          break;
+        case "lag":
+          draw(fig, t, names, column(d.series, "lag"), palette, "", "messages");
+          break;
+        case "lag-age":
+          draw(fig, t, names, column(d.series, "oldest_s"), palette, " s", "s");
+          break;
+      }
+    });
+    var source = document.getElementById("chart-source");
+    if (source) {
+      source.textContent = range === "live" ? "sampled every " + d.bucket_s.toFixed(d.bucket_s < 1 ? 2 : 0) + " s by this server" :
+        "from the stored history, one point per " + (d.bucket_s >= 3600 ? d.bucket_s / 3600 + " h" : d.bucket_s / 60 + " min");
+    }
+    section.dataset.range = range;
   }
 
   function refresh() {
-    fetch("/ui/history.json", { credentials: "same-origin" })
+    var url = topic ? "/ui/lag.json?topic=" + encodeURIComponent(topic) + "&range=" + encodeURIComponent(range) :
+      "/ui/stats.json?range=" + encodeURIComponent(range) + (queue ? "&queue=" + encodeURIComponent(queue) + "&by=kind" : "&by=queue");
+    fetch(url, { credentials: "same-origin" })
       .then(function (r) { return r.ok ? r.json() : Promise.reject(r.status); })
-      .then(function (points) {
-        var t = [], avail = [], retry = [], running = [], done = [], failed = [], p50 = [], p95 = [], p99 = [];
-        points.forEach(function (p) {
-          var a = 0, rt = 0, r = 0, ok = 0, bad = 0, l50 = 0, l95 = 0, l99 = 0;
-          (p.queues || []).forEach(function (q) { a += q.Available; rt += q.Retryable; r += q.Running; });
-          // Durations arrive in nanoseconds; percentiles of different
-          // queues cannot be merged, so the chart shows the slowest.
-          (p.finished || []).forEach(function (f) {
-            ok += f.Completed; bad += f.Discarded + f.Cancelled;
-            l50 = Math.max(l50, f.PickupP50 / 1e6); l95 = Math.max(l95, f.PickupP95 / 1e6); l99 = Math.max(l99, f.PickupP99 / 1e6);
-          });
-          t.push(Date.parse(p.at) / 1000);
-          avail.push(a); retry.push(rt); running.push(r);
-          done.push(p.seconds > 0 ? ok / p.seconds : 0); failed.push(p.seconds > 0 ? bad / p.seconds : 0);
-          p50.push(l50); p95.push(l95); p99.push(l99);
-        });
-        set(depth, [t, avail, retry, running]);
-        set(rate, [t, done, failed]);
-        set(latency, [t, p50, p95, p99]);
-        charts.forEach(function (c) { c.fig.dataset.ready = "true"; });
-      })
+      .then(render)
       .catch(function () {});
   }
 
-  window.addEventListener("resize", function () {
-    charts.forEach(function (c) { c.u.setSize({ width: Math.max(280, c.fig.clientWidth - 16), height: 200 }); });
+  function follow() {
+    if (timer) clearInterval(timer);
+    refresh();
+    timer = setInterval(refresh, range === "live" ? liveEvery : storedEvery);
+  }
+
+  section.querySelectorAll(".ranges button").forEach(function (b) {
+    b.addEventListener("click", function () {
+      section.querySelectorAll(".ranges button").forEach(function (o) { o.setAttribute("aria-pressed", String(o === b)); });
+      range = b.dataset.range;
+      follow();
+    });
   });
-  refresh();
-  setInterval(refresh, interval);
+  window.addEventListener("resize", function () {
+    Object.keys(charts).forEach(function (id) {
+      var c = charts[id];
+      c.u.setSize({ width: width(c.fig), height: 220 });
+    });
+  });
+  follow();
 })();
