@@ -168,12 +168,18 @@ type browser struct{ ctx context.Context }
 
 func newBrowser(t *testing.T, exe string) *browser {
 	t.Helper()
+	return newBrowserFor(t, exe, 90*time.Second)
+}
+
+// newBrowserFor is newBrowser for a test that runs up to timeout.
+func newBrowserFor(t *testing.T, exe string, timeout time.Duration) *browser {
+	t.Helper()
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
 		chromedp.ExecPath(exe), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 1000))
+		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1400, 1000))
 	ctx, cancel := chromedp.NewContext(alloc)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	ctx, cancelTimeout := context.WithTimeout(ctx, timeout)
 	t.Cleanup(func() { cancelTimeout(); cancel(); cancelAlloc() })
 	return &browser{ctx: ctx}
 }

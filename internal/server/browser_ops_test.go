@@ -100,31 +100,32 @@ func TestDashboardOperationsInBrowser(t *testing.T) {
 			}
 			accept.Store(false)
 			br.run(t, "dismiss a delete of all", chromedp.Click(chromedp.CSS("#bulk-delete")))
-			waitfor.Cond(t, "the confirmation to be asked", func() bool {
+			waitfor.Cond(t, "the confirmation to be asked, with the count of jobs it deletes", func() bool {
 				msg, _ := asked.Load().(string)
-				return strings.Contains(msg, "every job matching the filter")
+				return strings.HasPrefix(msg, "Delete all not running: 2 jobs match this filter and are deleted, on every page.")
 			})
 			if counts, err := b.client.JobCountByState(context.Background(), "ops"); err != nil ||
 				counts[drover.JobStateAvailable] != 2 || counts[drover.JobStateRunning] != 1 {
 				t.Fatalf("store after a dismissed delete: %v, %v; want 2 available and 1 running", counts, err)
 			}
 
-			// Pause kind a of queue ops from the overview, then resume it.
+			// Pause kind a of queue ops from its page, then resume it.
 			br.run(t, "pause kind a", chromedp.Navigate(b.url+"/"), chromedp.WaitVisible(chromedp.CSS("#queues")),
-				chromedp.SendKeys(chromedp.CSS(`tr[data-queue="ops"] input[name="kind"]`), "a"),
-				chromedp.Click(chromedp.CSS(`tr[data-queue="ops"] form[action$="pause-kind"] button`)),
+				chromedp.Click(chromedp.CSS(`tr[data-queue="ops"] a.settings`)), chromedp.WaitVisible(chromedp.CSS("#pause-kind")),
+				chromedp.SendKeys(chromedp.CSS("#pause-kind"), "a"),
+				chromedp.Click(chromedp.CSS(`form[action$="pause-kind"] button`)),
 				chromedp.WaitVisible(chromedp.CSS(`[data-testid="flash"]`)))
 			if got, err := b.client.QueueGet(context.Background(), "ops"); err != nil || got.Paused || !slices.Equal(got.PausedKinds, []string{"a"}) {
 				t.Fatalf("store after pausing kind a: %+v, %v", got, err)
 			}
-			if flash, badge := br.text(t, `[data-testid="flash"]`), br.text(t, `tr[data-queue="ops"] [data-kind="a"]`); !strings.HasPrefix(flash, "Kind a of queue ops paused") || badge != "a paused" {
+			if flash, badge := br.text(t, `[data-testid="flash"]`), br.text(t, `#queue-region [data-kind="a"]`); !strings.HasPrefix(flash, "Kind a of queue ops paused") || badge != "a paused" {
 				t.Errorf("after pausing kind a: banner %q, badge %q", flash, badge)
 			}
 			// HTTP workers claim the other kind only.
 			if jobs := b.claim(t, map[string]any{"queue": "ops", "worker": "w", "max": 10}); len(jobs) != 1 || jobs[0].ID != ids[3] {
 				t.Errorf("claim with kind a paused took %+v, want only job %d of kind b", jobs, ids[3])
 			}
-			br.run(t, "resume kind a", chromedp.Click(chromedp.CSS(`tr[data-queue="ops"] form[action$="resume-kind"] button`)))
+			br.run(t, "resume kind a", chromedp.Click(chromedp.CSS(`form[action$="resume-kind"] button`)))
 			waitfor.Cond(t, "the overview to say kind a resumed", func() bool {
 				// The page is being replaced: a read may find no page yet.
 				flash, err := chromedp.Run(br.ctx, chromedp.Evaluate[string](`(document.querySelector("[data-testid=flash]") || {}).textContent || ""`))

@@ -106,12 +106,16 @@ type bundle struct {
 	// which finish and heartbeat requests echo.
 	leases map[int64]string
 	srv    *server.Server
+	// d is the store, for tests that run the leader's loops on it.
+	d droverdriver.Driver
+	// cfg is the server's configuration, for restart.
+	cfg server.Config
 }
 
 func setup(t *testing.T, open func(t *testing.T) (droverdriver.Driver, testClient), mutate ...func(*server.Config)) *bundle {
 	t.Helper()
 	d, client := open(t)
-	b := &bundle{client: client, tokens: map[server.Scope]string{}, leases: map[int64]string{}}
+	b := &bundle{client: client, tokens: map[server.Scope]string{}, leases: map[int64]string{}, d: d}
 	var toks []server.Token
 	for _, sc := range []server.Scope{server.ScopeEnqueue, server.ScopeWork, server.ScopeAdmin} {
 		secret, tok, err := server.NewToken("t-"+string(sc), []server.Scope{sc})
@@ -126,7 +130,19 @@ func setup(t *testing.T, open func(t *testing.T) (droverdriver.Driver, testClien
 	for _, m := range mutate {
 		m(&cfg)
 	}
-	srv, err := server.New(cfg)
+	b.cfg = cfg
+	b.restart(t)
+	b.doc, b.router = loadDoc(t)
+	return b
+}
+
+// restart starts a new server on the bundle's store and client, with the
+// same tokens, as a deploy would: what the old one kept in memory (its
+// samples, its dashboard sessions) is gone. The old one keeps running
+// until the test ends.
+func (b *bundle) restart(t *testing.T) {
+	t.Helper()
+	srv, err := server.New(b.cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,8 +152,6 @@ func setup(t *testing.T, open func(t *testing.T) (droverdriver.Driver, testClien
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() { hs.Close(); cancel(); <-done })
 	b.url, b.srv = hs.URL, srv
-	b.doc, b.router = loadDoc(t)
-	return b
 }
 
 func loadDoc(t *testing.T) (*openapi3.T, routers.Router) {

@@ -33,12 +33,16 @@
 
   function pad(n) { return n < 10 ? "0" + n : String(n); }
 
-  // tick writes a time axis label: the time of day, and the date too on
-  // ranges of days.
-  function tick(secs) {
+  // tick writes a time axis label as precise as the ticks are apart
+  // (incr, in seconds): seconds when they are, the date when they are a
+  // day or more apart or the range spans days.
+  function tick(secs, incr) {
     var d = new Date(secs * 1000);
+    var date = pad(d.getMonth() + 1) + "-" + pad(d.getDate());
     var hm = pad(d.getHours()) + ":" + pad(d.getMinutes());
-    if (range === "2d" || range === "7d" || range === "30d") return pad(d.getMonth() + 1) + "-" + pad(d.getDate()) + " " + hm;
+    if (incr < 60) return hm + ":" + pad(d.getSeconds());
+    if (incr >= 86400) return date;
+    if (range === "2d" || range === "7d" || range === "30d") return date + " " + hm;
     return hm;
   }
 
@@ -106,7 +110,10 @@
       scales: { x: { time: true }, y: { range: function (u, lo, hi) { return [0, hi > 0 ? hi * 1.1 : 1]; } } },
       axes: [
         { stroke: "#68737d", grid: { stroke: "#eef0f3" }, space: 60,
-          values: function (u, splits) { fig.dataset.ticks = String(splits.length); return splits.map(tick); } },
+          values: function (u, splits, axis, space, incr) {
+            fig.dataset.ticks = String(splits.length);
+            return splits.map(function (v) { return tick(v, incr); });
+          } },
         { stroke: "#68737d", grid: { stroke: "#eef0f3" }, label: yLabel, size: 60,
           values: function (u, vals) { return vals.map(fmt); } }],
       cursor: { drag: { x: false, y: false } },
