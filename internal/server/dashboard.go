@@ -47,9 +47,9 @@ var funcs = template.FuncMap{
 	"ms": func(d time.Duration) string {
 		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64)
 	},
-	"rate":       func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
+	"rate": func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
 	// csv writes a list as a form's comma-separated field takes it.
-	"csv": func(s []string) string { return strings.Join(s, ",") },
+	"csv":        func(s []string) string { return strings.Join(s, ",") },
 	"thousands":  thousands,
 	"timeFields": func() []string { return []string{"created", "scheduled", "attempted", "finished"} },
 	"stateNames": func() []string { return jobStates },
@@ -266,16 +266,21 @@ func (s *Server) htmlRoutes() map[string]func(w http.ResponseWriter, r *http.Req
 		"POST /ui/queues/{name}/pause-kind":  s.kindAction(s.cfg.Client.QueuePauseKind, "pause-kind"),
 		"POST /ui/queues/{name}/resume-kind": s.kindAction(s.cfg.Client.QueueResumeKind, "resume-kind"),
 		"GET /ui/history.json":               s.historyJSON,
-		"GET /ui/stats.json":                 s.statsJSON,
-		"GET /ui/lag.json":                   s.lagJSON,
-		"GET /ui/running":                    s.runningPage,
-		"GET /ui/queues/{name}":              s.queuePage,
-		"POST /ui/queues/{name}/strict":      s.queueSettingsAction("strict"),
-		"POST /ui/queues/{name}/limits":      s.queueSettingsAction("limits"),
-		"POST /ui/periodic":                  s.periodicCreate,
-		"POST /ui/periodic/{name}":           s.periodicUpdate,
-		"POST /ui/periodic/{name}/delete":    s.periodicAction("delete"),
-		"GET /ui/topics/{topic}":             s.topicPage,
+
+		// The charts (charts.go), what runs now (runningpage.go), a
+		// queue's page (queuepage.go), a topic's (topicspage.go), and
+		// periodic jobs created, edited and deleted (periodicpage.go).
+		"GET /ui/stats.json":              s.statsJSON,
+		"GET /ui/lag.json":                s.lagJSON,
+		"GET /ui/running":                 s.runningPage,
+		"GET /ui/queues/{name}":           s.queuePage,
+		"POST /ui/queues/{name}/strict":   s.queueSettingsAction("strict"),
+		"POST /ui/queues/{name}/limits":   s.queueSettingsAction("limits"),
+		"POST /ui/periodic":               s.periodicCreate,
+		"POST /ui/periodic/{name}":        s.periodicUpdate,
+		"POST /ui/periodic/{name}/delete": s.periodicAction("delete"),
+		"GET /ui/topics/{topic}":          s.topicPage,
+
 		"POST /ui/topics/{topic}/subscriptions/{name}/delete": s.subscriptionDelete,
 	}
 }
@@ -507,7 +512,7 @@ type bulkButton struct {
 // one), for its confirmation to count them.
 var bulkActions = []struct {
 	action, id, label, what string
-	states              []drover.JobState
+	states                  []drover.JobState
 }{
 	{"retry", "bulk-retry", "Retry all", "are retried", []drover.JobState{drover.JobStateCompleted, drover.JobStateCancelled,
 		drover.JobStateDiscarded, drover.JobStateScheduled, drover.JobStateRetryable}},

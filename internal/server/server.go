@@ -193,12 +193,6 @@ type Server struct {
 	topicSamples *topicSamples
 	// routeSample is the last reading of the unroutable jobs (routing.go).
 	routeSample *routeSample
-	// workerSample is the last reading of the worker registry, with the
-	// jobs each worker holds: the one source of every table of workers
-	// the dashboard shows (routing.go).
-	workerSample *workerSample
-	// names are the queues and kinds the job filters suggest (names.go).
-	names *names
 	pages       *pages
 	mux         *http.ServeMux
 	running     atomic.Bool
@@ -211,6 +205,12 @@ type Server struct {
 	pagePatterns map[string]bool
 	// bulk runs the bulk actions in the background (bulk.go).
 	bulkTasks *bulkTasks
+	// workerSample is the last reading of the worker registry, with the
+	// jobs each worker holds: the one source of every table of workers
+	// the dashboard shows (routing.go).
+	workerSample *workerSample
+	// names are the queues and kinds the job filters suggest (names.go).
+	names *names
 }
 
 // New returns a server on cfg.

@@ -3,9 +3,9 @@ package server
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"slices"
-	"net/http"
 	"sort"
 	"sync"
 	"time"
