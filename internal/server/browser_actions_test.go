@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"database/sql"
 	"fmt"
 	"net/http"
@@ -191,9 +192,17 @@ func (br *browser) run(t *testing.T, what string, steps ...chromedp.Action[chrom
 	}
 }
 
+// text reads the text of the element sel, as the browser renders it. It
+// waits for the element, and reads it in one evaluation, so that a live
+// region swapped in between (live.js) cannot leave it reading a node
+// that is gone.
 func (br *browser) text(t *testing.T, sel string) string {
 	t.Helper()
-	v, err := chromedp.Run(br.ctx, chromedp.Text(chromedp.CSS(sel)))
+	if err := chromedp.Do(br.ctx, chromedp.WaitReady(chromedp.CSS(sel))); err != nil {
+		t.Fatalf("read %s: %v", sel, err)
+	}
+	q, _ := json.Marshal(sel)
+	v, err := chromedp.Run(br.ctx, chromedp.Evaluate[string](`(document.querySelector(`+string(q)+`) || {innerText: ""}).innerText`))
 	if err != nil {
 		t.Fatalf("read %s: %v", sel, err)
 	}
