@@ -157,14 +157,7 @@ func testSearch(t *testing.T, setup opener) {
 		ctx := context.Background()
 		d := setup(t)
 		const n = 3000
-		jobs := make([]droverdriver.InsertParams, n)
-		for i := range jobs {
-			jobs[i] = job("a")
-			if i%3 == 0 {
-				jobs[i].Kind = "hit"
-			}
-		}
-		insert(t, d, jobs...)
+		insertHits(t, d, n)
 		hit := droverdriver.ListParams{Kind: "hit"}
 		exact, err := engine.CountJobs(ctx, d, hit, engine.CountParams{Exact: 5000, Samples: 10})
 		if err != nil || exact != (engine.Count{N: n / 3, Exact: true}) {
@@ -222,14 +215,7 @@ func testSearch(t *testing.T, setup opener) {
 		ctx := context.Background()
 		d := setup(t)
 		const n = 3000
-		jobs := make([]droverdriver.InsertParams, n)
-		for i := range jobs {
-			jobs[i] = job("a")
-			if i%3 == 0 {
-				jobs[i].Kind = "hit"
-			}
-		}
-		insert(t, d, jobs...)
+		insertHits(t, d, n)
 		claim(t, d, "a", n/2)
 		p := droverdriver.ListParams{Kind: "hit", States: []droverdriver.State{droverdriver.StateCompleted}}
 		exact, err := engine.CountJobsByState(ctx, d, p, engine.CountParams{Exact: 5000, Samples: 10})
@@ -325,4 +311,18 @@ func dep(parent, child int64) droverdriver.Dep { return droverdriver.Dep{Parent:
 // counted is a TableCount.
 func counted(matched, examined, last int64) droverdriver.TableCount {
 	return droverdriver.TableCount{Matched: matched, Examined: examined, LastID: last}
+}
+
+// insertHits inserts n jobs of queue "a", every third of kind "hit": a
+// filter each window of ids matches a third of, for the estimates.
+func insertHits(t *testing.T, d droverdriver.Driver, n int) {
+	t.Helper()
+	jobs := make([]droverdriver.InsertParams, n)
+	for i := range jobs {
+		jobs[i] = job("a")
+		if i%3 == 0 {
+			jobs[i].Kind = "hit"
+		}
+	}
+	insert(t, d, jobs...)
 }

@@ -192,6 +192,15 @@ func (br *browser) run(t *testing.T, what string, steps ...chromedp.Action[chrom
 	}
 }
 
+// clickJS clicks the element sel from the page's own script: a click that
+// submits a form navigates away, and chromedp's Click, which goes on
+// working with the element's node after the mouse events, can then fail
+// to find it. Nothing else is clicked differently.
+func clickJS(sel string) chromedp.Action[chromedp.Void] {
+	q, _ := json.Marshal(sel)
+	return chromedp.Evaluate[chromedp.Void](`document.querySelector(` + string(q) + `).click()`)
+}
+
 // text reads the text of the element sel, as the browser renders it. It
 // waits for the element, and reads it in one evaluation, so that a live
 // region swapped in between (live.js) cannot leave it reading a node

@@ -217,7 +217,7 @@ func console(t *testing.T, b *bundle, br *browser, shot func(string) string) {
 	if !slices.Contains(options.Queues, "live") || !slices.Contains(options.Kinds, "email.send") || !slices.Contains(options.Kinds, "email.digest") {
 		t.Errorf("the filters suggest queues %v and kinds %v", options.Queues, options.Kinds)
 	}
-	br.run(t, "the available tab", chromedp.Click(chromedp.CSS(`#state-tabs a[data-state="available"]`)),
+	br.run(t, "the available tab", clickJS(`#state-tabs a[data-state="available"]`),
 		chromedp.WaitVisible(chromedp.CSS(`#state-tabs a.current[data-state="available"]`)))
 	var states []string
 	br.evalJSON(t, `JSON.stringify([...document.querySelectorAll("#jobs [data-field=state]")].map(td => td.textContent))`, &states)
@@ -274,10 +274,10 @@ func console(t *testing.T, b *bundle, br *browser, shot func(string) string) {
 	sq := b.enqueue(t, map[string]any{"kind": "charge", "queue": "sq", "args": map[string]any{"invoice": 27725}},
 		map[string]any{"kind": "charge", "queue": "sq", "args": map[string]any{"invoice": 27726}})
 	br.run(t, "queue sq", chromedp.Navigate(b.url+"/ui/queues/sq"), chromedp.WaitVisible(chromedp.CSS("#strict-max")),
-		chromedp.SetValue(chromedp.CSS("#strict-max"), "1"), chromedp.Click(chromedp.CSS("#strict-save")),
+		chromedp.SetValue(chromedp.CSS("#strict-max"), "1"), clickJS("#strict-save"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="flash"]`)))
 	br.run(t, "limits of sq", chromedp.SetValue(chromedp.CSS("#limit-global"), "3"), chromedp.SetValue(chromedp.CSS("#limit-rate"), "10"),
-		chromedp.SetValue(chromedp.CSS("#limit-period"), "1s"), chromedp.Click(chromedp.CSS("#limits-save")))
+		chromedp.SetValue(chromedp.CSS("#limit-period"), "1s"), clickJS("#limits-save"))
 	br.waitJS(t, "the limits' banner", `document.querySelector('[data-testid="flash"]')?.textContent === "Queue sq: saved its limits."`)
 	st, err := b.client.QueueGet(ctx, "sq")
 	if err != nil || st.StrictOrder != 1 || st.GlobalMaxWorkers != 3 || st.RateLimit != 10 || st.RatePeriod != time.Second {
@@ -326,7 +326,7 @@ func console(t *testing.T, b *bundle, br *browser, shot func(string) string) {
 	if link := br.eval(t, `document.querySelector('#topics tr[data-subscription="billing"] a.retry-queue')?.textContent || ""`); link != "topic:orders" {
 		t.Errorf("the topics page links the retry queue as %q", link)
 	}
-	br.run(t, "topic orders", chromedp.Click(chromedp.CSS(`#topics tr[data-subscription="billing"] a[href="/ui/topics/orders"]`)),
+	br.run(t, "topic orders", clickJS(`#topics tr[data-subscription="billing"] a[href="/ui/topics/orders"]`),
 		chromedp.WaitReady(chromedp.CSS(`#chart-lag[data-ready="true"]`)))
 	mark()
 	if lanes, retention, retry := text(`#topic-options [data-field=lanes]`), text(`#topic-options [data-field=retention]`), text("#retry-queue"); !strings.HasPrefix(lanes, "4:") ||
@@ -342,10 +342,12 @@ func console(t *testing.T, b *bundle, br *browser, shot func(string) string) {
 		`document.querySelector('#subscriptions tr[data-subscription="billing"] [data-field=lag]')?.textContent === "5" && `+stillThere)
 	br.screenshot(t, shot("topic"))
 	dlg.accept.Store(true)
-	br.run(t, "delete audit", chromedp.Click(chromedp.CSS("#delete-audit")), chromedp.WaitVisible(chromedp.CSS(`[data-testid="flash"]`)))
-	if !strings.HasPrefix(dlg.last(), "Delete subscription audit of topic orders?") ||
-		!strings.HasPrefix(text(`[data-testid="flash"]`), "Subscription audit of topic orders deleted") {
-		t.Errorf("deleting audit asked %q and said %q", dlg.last(), text(`[data-testid="flash"]`))
+	br.run(t, "delete audit", clickJS("#delete-audit"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="flash"]`)))
+	waitfor.Cond(t, "the delete's question to be seen", func() bool {
+		return strings.HasPrefix(dlg.last(), "Delete subscription audit of topic orders?")
+	})
+	if flash := text(`[data-testid="flash"]`); !strings.HasPrefix(flash, "Subscription audit of topic orders deleted") {
+		t.Errorf("deleting audit said %q", flash)
 	}
 	topics, err := b.client.Topics(ctx)
 	if err != nil || len(topics) != 1 || !slices.Equal(topics[0].Subscriptions, []string{"billing"}) {
@@ -359,7 +361,7 @@ func console(t *testing.T, b *bundle, br *browser, shot func(string) string) {
 		chromedp.SetValue(chromedp.CSS(`#periodic-new input[name="kind"]`), "email.digest"),
 		chromedp.SetValue(chromedp.CSS(`#periodic-new input[name="queue"]`), "live"),
 		chromedp.SetValue(chromedp.CSS(`#periodic-new textarea[name="args"]`), `{"scope":"all"}`),
-		chromedp.Click(chromedp.CSS(`#periodic-new button.save`)),
+		clickJS(`#periodic-new button.save`),
 		chromedp.WaitVisible(chromedp.CSS(`#periodic tr[data-name="digest"]`)))
 	p, err := b.client.PeriodicJobs().Get(ctx, "digest")
 	if err != nil || p.Schedule != "@every 1h" || p.Kind != "email.digest" || p.Queue != "live" || !sameJSON(p.Args, `{"scope":"all"}`) ||
@@ -368,7 +370,7 @@ func console(t *testing.T, b *bundle, br *browser, shot func(string) string) {
 	}
 	br.run(t, "edit digest", chromedp.Click(chromedp.CSS(`#periodic tr[data-name="digest"] details.edit summary`)),
 		chromedp.SetValue(chromedp.CSS(`#periodic tr[data-name="digest"] input[name="schedule"]`), "@every 2h"),
-		chromedp.Click(chromedp.CSS(`#periodic tr[data-name="digest"] button.save`)))
+		clickJS(`#periodic tr[data-name="digest"] button.save`))
 	br.waitJS(t, "the edit's banner", `document.querySelector('[data-testid="flash"]')?.textContent === "Periodic job digest saved."`)
 	if p, err := b.client.PeriodicJobs().Get(ctx, "digest"); err != nil || p.Schedule != "@every 2h" || !sameJSON(p.Args, `{"scope":"all"}`) {
 		t.Errorf("after the edit: %+v, %v; want @every 2h, its args kept", p, err)
@@ -376,14 +378,12 @@ func console(t *testing.T, b *bundle, br *browser, shot func(string) string) {
 	if text(`#periodic tr[data-name="digest"] [data-field=schedule]`) != "@every 2h" {
 		t.Errorf("the page shows schedule %q", text(`#periodic tr[data-name="digest"] [data-field=schedule]`))
 	}
-	br.run(t, "delete digest", chromedp.Click(chromedp.CSS(`#periodic tr[data-name="digest"] button.delete`)))
+	br.run(t, "delete digest", clickJS(`#periodic tr[data-name="digest"] button.delete`))
 	br.waitJS(t, "the delete's banner", `(document.querySelector('[data-testid="flash"]')?.textContent || "").startsWith("Periodic job digest deleted")`)
 	if _, err := b.client.PeriodicJobs().Get(ctx, "digest"); !errors.Is(err, drover.ErrPeriodicNotFound) {
 		t.Errorf("after the delete: %v, want it gone", err)
 	}
-	if !strings.HasPrefix(dlg.last(), "Delete periodic job digest?") {
-		t.Errorf("the delete asked %q", dlg.last())
-	}
+	waitfor.Cond(t, "the delete's question to be seen", func() bool { return strings.HasPrefix(dlg.last(), "Delete periodic job digest?") })
 
 	// 9. With no filter, "Delete all not running" says how many jobs it
 	// deletes; dismissed, it deletes none.

@@ -125,7 +125,7 @@ func TestDashboardOperationsInBrowser(t *testing.T) {
 			if jobs := b.claim(t, map[string]any{"queue": "ops", "worker": "w", "max": 10}); len(jobs) != 1 || jobs[0].ID != ids[3] {
 				t.Errorf("claim with kind a paused took %+v, want only job %d of kind b", jobs, ids[3])
 			}
-			br.run(t, "resume kind a", chromedp.Click(chromedp.CSS(`form[action$="resume-kind"] button`)))
+			br.run(t, "resume kind a", clickJS(`form[action$="resume-kind"] button`))
 			waitfor.Cond(t, "the overview to say kind a resumed", func() bool {
 				// The page is being replaced: a read may find no page yet.
 				flash, err := chromedp.Run(br.ctx, chromedp.Evaluate[string](`(document.querySelector("[data-testid=flash]") || {}).textContent || ""`))

@@ -369,6 +369,9 @@ func TestDashboardDemoScreenshots(t *testing.T) {
 		{"dashboard-workflow", fmt.Sprintf("/ui/jobs/%d/workflow", step), "#workflow-graph"},
 		{"dashboard-batches", "/ui/batches", "#batches"},
 		{"dashboard-periodic", "/ui/periodic", "#periodic"},
+		{"dashboard-queue", "/ui/queues/payments", `#chart-by-available[data-ready="true"]`},
+		{"dashboard-running", "/ui/running", "#running"},
+		{"dashboard-topic", "/ui/topics/orders", `#chart-lag[data-ready="true"]`},
 	} {
 		br.run(t, s.name, chromedp.Navigate(base+s.path), chromedp.WaitReady(chromedp.CSS(s.ready)))
 		br.screenshot(t, filepath.Join(dir, s.name+".png"))

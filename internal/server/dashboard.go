@@ -577,18 +577,9 @@ func (s *Server) jobsPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var jobs []jobRow
-	sc := newSearchChunks(s.cfg.Client, p, jobsPageSize)
-	for !sc.done() {
-		chunk, err := sc.next(r.Context())
-		if err != nil {
-			return err
-		}
-		for _, j := range chunk {
-			preview := argsPreview(j.EncodedArgs)
-			j.EncodedArgs, j.Metadata = nil, nil
-			jobs = append(jobs, jobRow{j, preview})
-		}
+	jobs, sc, err := s.jobRows(r.Context(), p, jobsPageSize)
+	if err != nil {
+		return err
 	}
 	next := ""
 	if sc.cursor != 0 {
@@ -623,6 +614,27 @@ func (s *Server) jobsPage(w http.ResponseWriter, r *http.Request) error {
 		Scanned int64
 	}{pg, form, f, form.bulkable(), bulkButtons(counts, p.States, f == jobFilter{}), stateTabs(counts, p.States), queues, kinds,
 		jobs, sumStates(counts, p.States), time.Now(), next, len(jobs) < jobsPageSize && next != "", sc.scanned})
+}
+
+// jobRows reads a page of up to limit jobs matching p for a table, a
+// chunk at a time, keeping of each job only the start of its args (the
+// rest of its args and its metadata are dropped as they are read), and
+// returns the search, whose cursor and scan say where the page ended.
+func (s *Server) jobRows(ctx context.Context, p drover.JobListParams, limit int) ([]jobRow, *searchChunks, error) {
+	var jobs []jobRow
+	sc := newSearchChunks(s.cfg.Client, p, limit)
+	for !sc.done() {
+		chunk, err := sc.next(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, j := range chunk {
+			preview := argsPreview(j.EncodedArgs)
+			j.EncodedArgs, j.Metadata = nil, nil
+			jobs = append(jobs, jobRow{j, preview})
+		}
+	}
+	return jobs, sc, nil
 }
 
 // argsPreview is the start of a job's args on one line, for the jobs

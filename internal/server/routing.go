@@ -16,46 +16,34 @@ import (
 // sampler, like the queue figures, so that a scrape never reads the
 // store for them.
 
+// sampled is the sampler's last reading of a value, and when it was
+// read, for pages that show it rather than read the store per view.
+type sampled[T any] struct {
+	mu sync.Mutex
+	at time.Time
+	v  T
+}
+
+func (s *sampled[T]) set(at time.Time, v T) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.at, s.v = at, v
+}
+
+func (s *sampled[T]) get() (time.Time, T) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.at, s.v
+}
+
 // routeSample is the last reading of the unroutable jobs.
-type routeSample struct {
-	mu         sync.Mutex
-	at         time.Time
-	unroutable []*drover.UnroutableJobs
-}
-
-func (r *routeSample) set(at time.Time, groups []*drover.UnroutableJobs) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.at, r.unroutable = at, groups
-}
-
-func (r *routeSample) get() (time.Time, []*drover.UnroutableJobs) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.at, r.unroutable
-}
+type routeSample = sampled[[]*drover.UnroutableJobs]
 
 // workerSample is the last reading of the worker registry, with what each
 // worker holds (from the store's leases), for every table of workers the
 // dashboard shows: one reading, so that two pages never disagree on what a
 // worker holds.
-type workerSample struct {
-	mu      sync.Mutex
-	at      time.Time
-	workers []*drover.WorkerInfo
-}
-
-func (w *workerSample) set(at time.Time, workers []*drover.WorkerInfo) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.at, w.workers = at, workers
-}
-
-func (w *workerSample) get() (time.Time, []*drover.WorkerInfo) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.at, w.workers
-}
+type workerSample = sampled[[]*drover.WorkerInfo]
 
 // sampleWorkers reads the worker registry for the dashboard.
 func (s *Server) sampleWorkers(ctx context.Context, now time.Time) error {

@@ -27,18 +27,9 @@ type runningWorker struct {
 func (s *Server) runningPage(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	p := drover.JobListParams{States: []drover.JobState{drover.JobStateRunning}, Queue: q.Get("queue"), NewestFirst: true}
-	var jobs []jobRow
-	sc := newSearchChunks(s.cfg.Client, p, runningPageSize)
-	for !sc.done() {
-		chunk, err := sc.next(r.Context())
-		if err != nil {
-			return err
-		}
-		for _, j := range chunk {
-			preview := argsPreview(j.EncodedArgs)
-			j.EncodedArgs, j.Metadata = nil, nil
-			jobs = append(jobs, jobRow{j, preview})
-		}
+	jobs, sc, err := s.jobRows(r.Context(), p, runningPageSize)
+	if err != nil {
+		return err
 	}
 	now := time.Now()
 	// The longest running first: the ones an operator looks for.

@@ -144,37 +144,31 @@
 
   function column(series, key) { return series.map(function (s) { return s[key]; }); }
 
+  // whole are the charts of the whole (all queues, or the queue): their
+  // series from d.total. each are the charts of each queue, kind or
+  // subscription: one series per d.series, its column key.
+  var whole = {
+    depth: { names: ["available", "scheduled", "retryable", "running"], colors: ["#2f6feb", "#68737d", "#e07b00", "#2e7d32"], unit: "", label: "jobs" },
+    rate: { names: ["completed", "failed"], labels: ["completed", "failed for good"], colors: ["#2e7d32", "#c62828"], unit: "/s", label: "jobs / s" },
+    latency: { names: ["p50", "p95", "p99"], colors: ["#2f6feb", "#e07b00", "#c62828"], unit: " ms", label: "ms" }
+  };
+  var each = {
+    "by-available": { key: "available", unit: "", label: "jobs" },
+    "by-completed": { key: "completed", unit: "/s", label: "jobs / s" },
+    "by-p95": { key: "p95", unit: " ms", label: "ms" },
+    lag: { key: "lag", unit: "", label: "messages" },
+    "lag-age": { key: "oldest_s", unit: " s", label: "s" }
+  };
+
   function render(d) {
-    var t = d.t, tot = d.total || {};
-    var col = function (k) { return tot[k] || []; };
-    var names = (d.series || []).map(function (s) { return s.name; });
+    var t = d.t, tot = d.total || {}, series = d.series || [];
+    var names = series.map(function (s) { return s.name; });
     section.querySelectorAll("figure[data-chart]").forEach(function (fig) {
-      switch (fig.dataset.chart) {
-        case "depth":
-          draw(fig, t, ["available", "scheduled", "retryable", "running"],
-            [col("available"), col("scheduled"), col("retryable"), col("running")], ["#2f6feb", "#68737d", "#e07b00", "#2e7d32"], "", "jobs");
-          break;
-        case "rate":
-          draw(fig, t, ["completed", "failed for good"], [col("completed"), col("failed")], ["#2e7d32", "#c62828"], "/s", "jobs / s");
-          break;
-        case "latency":
-          draw(fig, t, ["p50", "p95", "p99"], [col("p50"), col("p95"), col("p99")], ["#2f6feb", "#e07b00", "#c62828"], " ms", "ms");
-          break;
-        case "by-available":
-          draw(fig, t, names, column(d.series, "available"), palette, "", "jobs");
-          break;
-        case "by-completed":
-          draw(fig, t, names, column(d.series, "completed"), palette, "/s", "jobs / s");
-          break;
-        case "by-p95":
-          draw(fig, t, names, column(d.series, "p95"), palette, " ms", "ms");
-          break;
-        case "lag":
-          draw(fig, t, names, column(d.series, "lag"), palette, "", "messages");
-          break;
-        case "lag-age":
-          draw(fig, t, names, column(d.series, "oldest_s"), palette, " s", "s");
-          break;
+      var w = whole[fig.dataset.chart], e = each[fig.dataset.chart];
+      if (w) {
+        draw(fig, t, w.labels || w.names, w.names.map(function (k) { return tot[k] || []; }), w.colors, w.unit, w.label);
+      } else if (e) {
+        draw(fig, t, names, column(series, e.key), palette, e.unit, e.label);
       }
     });
     var source = document.getElementById("chart-source");
