@@ -130,9 +130,11 @@ def main():
     ap.add_argument("--jobs", type=int, default=6000)
     ap.add_argument("--seconds", type=int, default=180)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--work-only", action="store_true", help="skip the setup: work and publish on a store filled before")
     a = ap.parse_args()
     rng = random.Random(a.seed)
-    seed(rng, a.jobs)
+    if not a.work_only:
+        seed(rng, a.jobs)
     start = time.time()
     # Waves: the rate per worker rises and falls over the run.
     rate = lambda: 6 + 5 * (1 + __import__("math").sin((time.time() - start) / 25))

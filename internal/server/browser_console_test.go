@@ -224,6 +224,10 @@ func console(t *testing.T, b *bundle, br *browser, shot func(string) string) {
 	if len(states) != 4 || slices.ContainsFunc(states, func(s string) bool { return s != "available" }) {
 		t.Errorf("the available tab lists states %v, want 4 available jobs", states)
 	}
+	// 10. The table, with its args, times and worker, fits the window.
+	if fits := br.eval(t, `String(document.documentElement.scrollWidth <= window.innerWidth)`); fits != "true" {
+		t.Errorf("the jobs page is %s px wide in a window of %s", br.eval(t, `String(document.documentElement.scrollWidth)`), br.eval(t, `String(window.innerWidth)`))
+	}
 	br.screenshot(t, shot("jobs"))
 
 	// 8. What runs now, on which worker, for how long.

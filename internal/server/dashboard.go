@@ -48,6 +48,14 @@ var funcs = template.FuncMap{
 		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64)
 	},
 	"rate": func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
+	// clock writes a time of a table's row briefly: the time of day for
+	// today's, the date too for others'.
+	"clock": func(t time.Time, now time.Time) string {
+		if y, m, d := t.Date(); y == now.Year() && m == now.Month() && d == now.Day() {
+			return t.Format("15:04:05")
+		}
+		return t.Format("01-02 15:04")
+	},
 	// csv writes a list as a form's comma-separated field takes it.
 	"csv":        func(s []string) string { return strings.Join(s, ",") },
 	"thousands":  thousands,

@@ -26,12 +26,21 @@
   // fmt writes a figure with the precision its size deserves.
   function fmt(v) {
     if (v == null || isNaN(v)) return "-";
-    if (Math.abs(v) >= 1000) return Math.round(v).toLocaleString("en");
-    if (Math.abs(v) >= 100) return v.toFixed(0);
-    return v.toFixed(1);
+    var a = Math.abs(v);
+    if (a >= 1000) return Math.round(v).toLocaleString("en");
+    if (a >= 100) return v.toFixed(0);
+    if (a >= 1 || a === 0) return v.toFixed(1);
+    return String(parseFloat(v.toPrecision(2)));
   }
 
   function pad(n) { return n < 10 ? "0" + n : String(n); }
+
+  // timeIncrs are the spacings of the time axis' ticks, in seconds, the
+  // finest that leaves 55 pixels between ticks chosen: every round step
+  // from a second to a week, so that a chart of minutes or of days gets
+  // a tick every few dozen pixels.
+  var timeIncrs = [1, 2, 5, 10, 15, 30, 60, 120, 180, 300, 600, 900, 1200, 1800, 3600, 7200, 10800, 21600, 43200,
+    86400, 2 * 86400, 7 * 86400];
 
   // tick writes a time axis label as precise as the ticks are apart
   // (incr, in seconds): seconds when they are, the date when they are a
@@ -109,7 +118,7 @@
       series: series,
       scales: { x: { time: true }, y: { range: function (u, lo, hi) { return [0, hi > 0 ? hi * 1.1 : 1]; } } },
       axes: [
-        { stroke: "#68737d", grid: { stroke: "#eef0f3" }, space: 60,
+        { stroke: "#68737d", grid: { stroke: "#eef0f3" }, space: 55, incrs: timeIncrs,
           values: function (u, splits, axis, space, incr) {
             fig.dataset.ticks = String(splits.length);
             return splits.map(function (v) { return tick(v, incr); });
