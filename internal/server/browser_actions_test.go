@@ -2,8 +2,8 @@ package server_test
 
 import (
 	"context"
-	"encoding/json"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
