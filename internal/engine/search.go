@@ -181,26 +181,6 @@ func CountJobs(ctx context.Context, e droverdriver.Executor, p droverdriver.List
 // estimate counts the matches in cp.Samples windows of IDs of one table
 // between lo and hi and scales them to the whole range.
 func estimate(ctx context.Context, e droverdriver.Executor, p droverdriver.ListParams, cp CountParams, lo, hi int64, waiting bool) (int64, error) {
-	var matched int64
-	scale, err := sampleWindows(lo, hi, cp, func(after, until int64, width int) error {
-		w := p
-		w.AfterID, w.UntilID = after, until
-		c, err := e.JobMatchCount(ctx, droverdriver.MatchCountParams{Filter: w, Examine: width, Waiting: waiting, Finished: !waiting})
-		t := c.Finished
-		if waiting {
-			t = c.Waiting
-		}
-		matched += t.Matched
-		return err
-	})
-	return int64(float64(matched) * scale), err
-}
-
-// sampleWindows calls count on cp.Samples windows of IDs (after, until]
-// between lo and hi, one at a random place in each of cp.Samples equal
-// strata of the range, each at most width IDs wide, and returns the factor
-// that scales what they matched to the whole range.
-func sampleWindows(lo, hi int64, cp CountParams, count func(after, until int64, width int) error) (float64, error) {
 	span := hi - lo + 1
 	samples := int64(max(cp.Samples, 1))
 	width := max(int64(cp.Exact)/samples, 1)
@@ -211,20 +191,27 @@ func sampleWindows(lo, hi int64, cp CountParams, count func(after, until int64, 
 	if r == nil {
 		r = rand.New(rand.NewPCG(uint64(lo), uint64(hi)))
 	}
-	var read int64
+	var matched, read int64
 	for i := range samples {
 		start := lo + i*stratum
 		if slack := stratum - width; slack > 0 {
 			start += r.Int64N(slack + 1)
 		}
-		after, until := start-1, min(start+width-1, hi)
-		if err := count(after, until, int(width)); err != nil {
+		w := p
+		w.AfterID, w.UntilID = start-1, min(start+width-1, hi)
+		c, err := e.JobMatchCount(ctx, droverdriver.MatchCountParams{Filter: w, Examine: int(width), Waiting: waiting, Finished: !waiting})
+		if err != nil {
 			return 0, err
 		}
-		read += until - after
+		t := c.Finished
+		if waiting {
+			t = c.Waiting
+		}
+		matched += t.Matched
+		read += w.UntilID - w.AfterID
 	}
 	if read >= span {
-		return 1, nil
+		return matched, nil
 	}
-	return float64(span) / float64(read), nil
+	return int64(float64(matched) * float64(span) / float64(read)), nil
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"math/rand/v2"
 
 	"github.com/droverhq/drover/droverdriver"
 )
@@ -48,21 +49,7 @@ func CountJobsByState(ctx context.Context, e droverdriver.Executor, p droverdriv
 			if t.fin {
 				lo, hi = b.FinishedMin, b.FinishedMax
 			}
-			matched = map[droverdriver.State]int64{}
-			scale, err = sampleWindows(lo, hi, cp, func(after, until int64, width int) error {
-				w := p
-				w.AfterID, w.UntilID = after, until
-				c, err := e.JobMatchCountByState(ctx, droverdriver.MatchCountParams{Filter: w, Examine: width, Waiting: !t.fin, Finished: t.fin})
-				tc := c.Waiting
-				if t.fin {
-					tc = c.Finished
-				}
-				for s, n := range tc.Matched {
-					matched[s] += n
-				}
-				return err
-			})
-			if err != nil {
+			if matched, scale, err = estimateByState(ctx, e, p, cp, lo, hi, !t.fin); err != nil {
 				return nil, err
 			}
 		}
@@ -74,4 +61,45 @@ func CountJobsByState(ctx context.Context, e droverdriver.Executor, p droverdriv
 		}
 	}
 	return out, nil
+}
+
+// estimateByState counts the matches per state in cp.Samples windows of
+// IDs of one table between lo and hi, placed as estimate places them (one
+// at a random place in each of cp.Samples equal strata), and returns them
+// with the factor that scales them to the whole range.
+func estimateByState(ctx context.Context, e droverdriver.Executor, p droverdriver.ListParams, cp CountParams, lo, hi int64, waiting bool) (map[droverdriver.State]int64, float64, error) {
+	span := hi - lo + 1
+	samples := int64(max(cp.Samples, 1))
+	width := max(int64(cp.Exact)/samples, 1)
+	stratum := span / samples
+	r := cp.Rand
+	if r == nil {
+		r = rand.New(rand.NewPCG(uint64(lo), uint64(hi)))
+	}
+	matched := map[droverdriver.State]int64{}
+	var read int64
+	for i := range samples {
+		start := lo + i*stratum
+		if slack := stratum - width; slack > 0 {
+			start += r.Int64N(slack + 1)
+		}
+		w := p
+		w.AfterID, w.UntilID = start-1, min(start+width-1, hi)
+		c, err := e.JobMatchCountByState(ctx, droverdriver.MatchCountParams{Filter: w, Examine: int(width), Waiting: waiting, Finished: !waiting})
+		if err != nil {
+			return nil, 0, err
+		}
+		tc := c.Finished
+		if waiting {
+			tc = c.Waiting
+		}
+		for s, n := range tc.Matched {
+			matched[s] += n
+		}
+		read += w.UntilID - w.AfterID
+	}
+	if read >= span {
+		return matched, 1, nil
+	}
+	return matched, float64(span) / float64(read), nil
 }
