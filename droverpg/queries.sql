@@ -1125,39 +1125,64 @@ ORDER BY queue;
 -- name: StatsRecord
 -- The minute sample ending at $1 (migration 023): the jobs waiting and
 -- running at $4 and those finished in ($2, $3], per queue and kind, per
--- queue and for all queues (the grouping sets; the empty set yields a
--- row even with no job), with nearest-rank percentiles (percentile_disc)
--- of the completed jobs' pickup latency and run time in ms. One pass over
--- the hot table, as QueueStats, and the recent end of finished jobs
--- through their BRIN index, as FinishedStats. A sample stored already is
--- kept.
+-- queue and for all queues (the grouping sets; the empty set yields a row
+-- even with no job), with nearest-rank percentiles (percentile_disc) of
+-- the completed jobs' pickup latency and run time in ms. The hot table is
+-- read once and grouped by queue and kind before anything else, as
+-- QueueStats reads it, and finished jobs through their BRIN index, as
+-- FinishedStats; only the window's completed jobs are sorted for the
+-- percentiles. A sample stored already is kept.
 INSERT INTO {schema}stat_samples (resolution, at, queue, kind, pending, blocked, available, scheduled, retryable, running,
     completed, cancelled, discarded, pickup_p50, pickup_p95, pickup_p99, run_p50, run_p95, run_p99)
-SELECT 60, $1, coalesce(queue, ''), coalesce(kind, ''),
-    count(*) FILTER (WHERE s = 'pending'), count(*) FILTER (WHERE s = 'blocked'),
-    count(*) FILTER (WHERE s = 'available'), count(*) FILTER (WHERE s = 'scheduled'),
-    count(*) FILTER (WHERE s = 'retryable'), count(*) FILTER (WHERE s = 'running'),
-    count(*) FILTER (WHERE s = 'completed'), count(*) FILTER (WHERE s = 'cancelled'),
-    count(*) FILTER (WHERE s = 'discarded'),
-    coalesce(percentile_disc(0.5) WITHIN GROUP (ORDER BY pickup), 0),
-    coalesce(percentile_disc(0.95) WITHIN GROUP (ORDER BY pickup), 0),
-    coalesce(percentile_disc(0.99) WITHIN GROUP (ORDER BY pickup), 0),
-    coalesce(percentile_disc(0.5) WITHIN GROUP (ORDER BY run), 0),
-    coalesce(percentile_disc(0.95) WITHIN GROUP (ORDER BY run), 0),
-    coalesce(percentile_disc(0.99) WITHIN GROUP (ORDER BY run), 0)
-FROM (
+WITH g AS (
     SELECT queue, kind,
-        CASE WHEN state = 'available' AND run_at > $4 THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END AS s,
-        NULL::float8 AS pickup, NULL::float8 AS run
+        count(*) FILTER (WHERE state = 'pending') AS pending, count(*) FILTER (WHERE state = 'blocked') AS blocked,
+        count(*) FILTER (WHERE state = 'available' AND run_at <= $4) AS available,
+        count(*) FILTER (WHERE state = 'available' AND run_at > $4 AND attempt = 0) AS scheduled,
+        count(*) FILTER (WHERE state = 'available' AND run_at > $4 AND attempt > 0) AS retryable,
+        count(*) FILTER (WHERE state = 'running') AS running,
+        0::bigint AS completed, 0::bigint AS cancelled, 0::bigint AS discarded
     FROM {schema}jobs
+    GROUP BY queue, kind
     UNION ALL
-    SELECT queue, kind, state,
-        CASE WHEN state = 'completed' THEN extract(epoch FROM coalesce(attempted_at, run_at) - run_at)::float8 * 1000 END,
-        CASE WHEN state = 'completed' THEN extract(epoch FROM finalized_at - coalesce(attempted_at, finalized_at))::float8 * 1000 END
+    SELECT queue, kind, 0, 0, 0, 0, 0, 0,
+        count(*) FILTER (WHERE state = 'completed'), count(*) FILTER (WHERE state = 'cancelled'),
+        count(*) FILTER (WHERE state = 'discarded')
     FROM {schema}finished_jobs
     WHERE finalized_at > $2 AND finalized_at <= $3
-) j
-GROUP BY GROUPING SETS ((queue, kind), (queue), ())
+    GROUP BY queue, kind
+),
+counts AS (
+    SELECT coalesce(queue, '') AS queue, coalesce(kind, '') AS kind,
+        coalesce(sum(pending), 0)::bigint AS pending, coalesce(sum(blocked), 0)::bigint AS blocked,
+        coalesce(sum(available), 0)::bigint AS available, coalesce(sum(scheduled), 0)::bigint AS scheduled,
+        coalesce(sum(retryable), 0)::bigint AS retryable, coalesce(sum(running), 0)::bigint AS running,
+        coalesce(sum(completed), 0)::bigint AS completed, coalesce(sum(cancelled), 0)::bigint AS cancelled,
+        coalesce(sum(discarded), 0)::bigint AS discarded
+    FROM g
+    GROUP BY GROUPING SETS ((queue, kind), (queue), ())
+),
+lat AS (
+    SELECT coalesce(queue, '') AS queue, coalesce(kind, '') AS kind,
+        percentile_disc(0.5) WITHIN GROUP (ORDER BY pickup) AS pickup_p50,
+        percentile_disc(0.95) WITHIN GROUP (ORDER BY pickup) AS pickup_p95,
+        percentile_disc(0.99) WITHIN GROUP (ORDER BY pickup) AS pickup_p99,
+        percentile_disc(0.5) WITHIN GROUP (ORDER BY run) AS run_p50,
+        percentile_disc(0.95) WITHIN GROUP (ORDER BY run) AS run_p95,
+        percentile_disc(0.99) WITHIN GROUP (ORDER BY run) AS run_p99
+    FROM (
+        SELECT queue, kind, extract(epoch FROM coalesce(attempted_at, run_at) - run_at)::float8 * 1000 AS pickup,
+            extract(epoch FROM finalized_at - coalesce(attempted_at, finalized_at))::float8 * 1000 AS run
+        FROM {schema}finished_jobs
+        WHERE state = 'completed' AND finalized_at > $2 AND finalized_at <= $3
+    ) c
+    GROUP BY GROUPING SETS ((queue, kind), (queue), ())
+)
+SELECT 60, $1, c.queue, c.kind, c.pending, c.blocked, c.available, c.scheduled, c.retryable, c.running,
+    c.completed, c.cancelled, c.discarded,
+    coalesce(l.pickup_p50, 0), coalesce(l.pickup_p95, 0), coalesce(l.pickup_p99, 0),
+    coalesce(l.run_p50, 0), coalesce(l.run_p95, 0), coalesce(l.run_p99, 0)
+FROM counts c LEFT JOIN lat l ON l.queue = c.queue AND l.kind = c.kind
 ON CONFLICT DO NOTHING;
 
 -- name: TopicLagRecord

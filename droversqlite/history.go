@@ -12,7 +12,12 @@ import (
 // The stored history of queue figures and subscription lag (migration
 // 023, droverdriver.HistoryExecutor).
 
-type statsRecordParams struct{ At, Since, Until, Now int64 }
+type statsSampleParams struct{ Since, Until, Now int64 }
+
+type statsInsertParams struct {
+	At   int64
+	Rows string // a JSON array of StatsSample's rows
+}
 
 type lagRecordParams struct {
 	At   int64
@@ -32,8 +37,10 @@ type lagHistoryParams struct {
 }
 
 var (
-	statsRecord = def(stmt[statsRecordParams]{name: "StatsRecord",
-		args: func(p *statsRecordParams) []any { return []any{p.At, p.Since, p.Until, p.Now} }})
+	statsSample = def(stmt[statsSampleParams]{name: "StatsSample", cols: 17,
+		args: func(p *statsSampleParams) []any { return []any{p.Since, p.Until, p.Now} }})
+	statsInsert = def(stmt[statsInsertParams]{name: "StatsInsert",
+		args: func(p *statsInsertParams) []any { return []any{p.At, p.Rows} }})
 	topicLagRecord = def(stmt[lagRecordParams]{name: "TopicLagRecord",
 		args: func(p *lagRecordParams) []any { return []any{p.At, p.Lags} }})
 	statsRollupSamples   = def(stmt[int64]{name: "StatsRollupSamples", args: oneArg[int64]})
@@ -49,11 +56,37 @@ var (
 func (p *rollupParams) args() []any { return []any{p.Minutes, p.Hours} }
 
 func init() {
-	readQueries = append(readQueries, statsHistory.name, topicLagHistory.name)
+	readQueries = append(readQueries, statsSample.name, statsHistory.name, topicLagHistory.name)
 }
 
+// StatsRecord reads the sample on a reader (StatsSample), then stores it
+// in one short write (StatsInsert): together they are PostgreSQL's
+// StatsRecord. The read walks every waiting job, which on SQLite's single
+// writer would hold up every claim, finish and heartbeat meanwhile.
 func (e *executor) StatsRecord(ctx context.Context, p droverdriver.StatsRecordParams) (int, error) {
-	res, err := statsRecord.exec(ctx, e, nil, statsRecordParams{micros(p.At), micros(p.Since), micros(p.Until), micros(p.Now)})
+	var rows [][17]any
+	err := statsSample.query(ctx, e, nil, e.reader, func(r *sql.Rows) error {
+		// The columns go back to the store as they came: names, counts
+		// and milliseconds.
+		var row [17]any
+		dst := make([]any, len(row))
+		for i := range row {
+			dst[i] = &row[i]
+		}
+		if err := r.Scan(dst...); err != nil {
+			return err
+		}
+		rows = append(rows, row)
+		return nil
+	}, statsSampleParams{micros(p.Since), micros(p.Until), micros(p.Now)})
+	if err != nil {
+		return 0, e.wrap("record queue figures", err)
+	}
+	b, err := json.Marshal(rows)
+	if err != nil {
+		return 0, err
+	}
+	res, err := statsInsert.exec(ctx, e, nil, statsInsertParams{micros(p.At), string(b)})
 	if err != nil {
 		return 0, e.wrap("record queue figures", err)
 	}

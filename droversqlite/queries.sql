@@ -957,37 +957,64 @@ FROM r
 GROUP BY queue
 ORDER BY queue;
 
--- name: StatsRecord
--- ?1 at, ?2 since, ?3 until, ?4 now. The minute sample ending at ?1
--- (migration 023): the jobs waiting and running at ?4 and those finished in (?2, ?3],
--- per queue and kind, per queue and for all queues, with nearest-rank
--- percentiles of the completed jobs' pickup latency and run time in ms.
--- SQLite has no grouping sets: every row is counted at its three levels
--- (l), and the all-queues level has a row of its own so that it is
--- stored even with no job. A sample stored already is kept.
-INSERT OR IGNORE INTO {schema}stat_samples (resolution, at, queue, kind, pending, blocked, available, scheduled, retryable, running,
-    completed, cancelled, discarded, pickup_p50, pickup_p95, pickup_p99, run_p50, run_p95, run_p99)
-WITH j AS (
+-- name: StatsSample
+-- ?1 since, ?2 until, ?3 now. A minute sample (migration 023), read on a
+-- reader: the jobs waiting and running at ?3 and those finished in (?1,
+-- ?2], per queue and kind, per queue and for all queues (the last a row
+-- even with no job), with nearest-rank percentiles of the completed jobs'
+-- pickup latency and run time in ms. The hot table is read once and
+-- grouped by queue and kind before anything else, as QueueStats reads it;
+-- SQLite has no grouping sets, so the small groups are summed per queue
+-- and in all (counts), and only the window's completed jobs are counted
+-- at their three levels (l) for the percentiles. StatsInsert then stores
+-- the rows in a short write, so that the single writer never waits for
+-- the read.
+WITH g AS (
     SELECT queue, kind,
-        CASE WHEN state = 'available' AND run_at > ?4 THEN CASE WHEN attempt = 0 THEN 'scheduled' ELSE 'retryable' END ELSE state END AS s,
-        NULL AS pickup, NULL AS run
+        sum(state = 'pending') AS pending, sum(state = 'blocked') AS blocked,
+        sum(state = 'available' AND run_at <= ?3) AS available,
+        sum(state = 'available' AND run_at > ?3 AND attempt = 0) AS scheduled,
+        sum(state = 'available' AND run_at > ?3 AND attempt > 0) AS retryable,
+        sum(state = 'running') AS running, 0 AS completed, 0 AS cancelled, 0 AS discarded
     FROM {schema}jobs
+    GROUP BY queue, kind
     UNION ALL
-    SELECT queue, kind, state,
-        CASE WHEN state = 'completed' THEN (coalesce(attempted_at, run_at) - run_at) / 1000.0 END,
-        CASE WHEN state = 'completed' THEN (finalized_at - coalesce(attempted_at, finalized_at)) / 1000.0 END
+    SELECT queue, kind, 0, 0, 0, 0, 0, 0, sum(state = 'completed'), sum(state = 'cancelled'), sum(state = 'discarded')
     FROM {schema}finished_jobs
-    WHERE state IN ('completed', 'cancelled', 'discarded') AND finalized_at > ?2 AND finalized_at <= ?3
+    WHERE state IN ('completed', 'cancelled', 'discarded') AND finalized_at > ?1 AND finalized_at <= ?2
+    GROUP BY queue, kind
+),
+c0 AS (
+    SELECT queue, kind, sum(pending) AS pending, sum(blocked) AS blocked, sum(available) AS available,
+        sum(scheduled) AS scheduled, sum(retryable) AS retryable, sum(running) AS running,
+        sum(completed) AS completed, sum(cancelled) AS cancelled, sum(discarded) AS discarded
+    FROM g GROUP BY queue, kind
+),
+counts AS (
+    SELECT * FROM c0
+    UNION ALL
+    SELECT queue, '', sum(pending), sum(blocked), sum(available), sum(scheduled), sum(retryable), sum(running),
+        sum(completed), sum(cancelled), sum(discarded)
+    FROM c0 GROUP BY queue
+    UNION ALL
+    SELECT '', '', coalesce(sum(pending), 0), coalesce(sum(blocked), 0), coalesce(sum(available), 0), coalesce(sum(scheduled), 0),
+        coalesce(sum(retryable), 0), coalesce(sum(running), 0), coalesce(sum(completed), 0), coalesce(sum(cancelled), 0),
+        coalesce(sum(discarded), 0)
+    FROM c0
+),
+f AS (
+    SELECT queue, kind, (coalesce(attempted_at, run_at) - run_at) / 1000.0 AS pickup,
+        (finalized_at - coalesce(attempted_at, finalized_at)) / 1000.0 AS run
+    FROM {schema}finished_jobs
+    WHERE state = 'completed' AND finalized_at > ?1 AND finalized_at <= ?2
 ),
 l AS (
-    SELECT queue AS q, kind AS k, s, pickup, run FROM j
-    UNION ALL SELECT queue, '', s, pickup, run FROM j
-    UNION ALL SELECT '', '', s, pickup, run FROM j
-    UNION ALL SELECT '', '', NULL, NULL, NULL
+    SELECT queue AS q, kind AS k, pickup, run FROM f
+    UNION ALL SELECT queue, '', pickup, run FROM f
+    UNION ALL SELECT '', '', pickup, run FROM f
 ),
 pr AS (
-    SELECT q, k, pickup, row_number() OVER (PARTITION BY q, k ORDER BY pickup) AS rn, count(*) OVER (PARTITION BY q, k) AS n
-    FROM l WHERE pickup IS NOT NULL
+    SELECT q, k, pickup, row_number() OVER (PARTITION BY q, k ORDER BY pickup) AS rn, count(*) OVER (PARTITION BY q, k) AS n FROM l
 ),
 p AS (
     SELECT q, k, max(CASE WHEN rn = (n * 50 + 99) / 100 THEN pickup END) AS p50,
@@ -995,25 +1022,28 @@ p AS (
     FROM pr GROUP BY q, k
 ),
 rr AS (
-    SELECT q, k, run, row_number() OVER (PARTITION BY q, k ORDER BY run) AS rn, count(*) OVER (PARTITION BY q, k) AS n
-    FROM l WHERE run IS NOT NULL
+    SELECT q, k, run, row_number() OVER (PARTITION BY q, k ORDER BY run) AS rn, count(*) OVER (PARTITION BY q, k) AS n FROM l
 ),
 r AS (
     SELECT q, k, max(CASE WHEN rn = (n * 50 + 99) / 100 THEN run END) AS p50,
         max(CASE WHEN rn = (n * 95 + 99) / 100 THEN run END) AS p95, max(CASE WHEN rn = (n * 99 + 99) / 100 THEN run END) AS p99
     FROM rr GROUP BY q, k
-),
-g AS (
-    SELECT q, k, coalesce(sum(s = 'pending'), 0) AS pending, coalesce(sum(s = 'blocked'), 0) AS blocked,
-        coalesce(sum(s = 'available'), 0) AS available, coalesce(sum(s = 'scheduled'), 0) AS scheduled,
-        coalesce(sum(s = 'retryable'), 0) AS retryable, coalesce(sum(s = 'running'), 0) AS running,
-        coalesce(sum(s = 'completed'), 0) AS completed, coalesce(sum(s = 'cancelled'), 0) AS cancelled,
-        coalesce(sum(s = 'discarded'), 0) AS discarded
-    FROM l GROUP BY q, k
 )
-SELECT 60, ?1, g.q, g.k, pending, blocked, available, scheduled, retryable, running, completed, cancelled, discarded,
+SELECT c.queue, c.kind, c.pending, c.blocked, c.available, c.scheduled, c.retryable, c.running, c.completed, c.cancelled, c.discarded,
     coalesce(p.p50, 0), coalesce(p.p95, 0), coalesce(p.p99, 0), coalesce(r.p50, 0), coalesce(r.p95, 0), coalesce(r.p99, 0)
-FROM g LEFT JOIN p ON p.q = g.q AND p.k = g.k LEFT JOIN r ON r.q = g.q AND r.k = g.k;
+FROM counts c LEFT JOIN p ON p.q = c.queue AND p.k = c.kind LEFT JOIN r ON r.q = c.queue AND r.k = c.kind;
+
+-- name: StatsInsert
+-- ?1 at, ?2 a JSON array of StatsSample's rows: the minute sample ending at
+-- ?1, stored unless one is already.
+INSERT OR IGNORE INTO {schema}stat_samples (resolution, at, queue, kind, pending, blocked, available, scheduled, retryable, running,
+    completed, cancelled, discarded, pickup_p50, pickup_p95, pickup_p99, run_p50, run_p95, run_p99)
+SELECT 60, ?1, json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'), json_extract(value, '$[3]'),
+    json_extract(value, '$[4]'), json_extract(value, '$[5]'), json_extract(value, '$[6]'), json_extract(value, '$[7]'),
+    json_extract(value, '$[8]'), json_extract(value, '$[9]'), json_extract(value, '$[10]'), json_extract(value, '$[11]'),
+    json_extract(value, '$[12]'), json_extract(value, '$[13]'), json_extract(value, '$[14]'), json_extract(value, '$[15]'),
+    json_extract(value, '$[16]')
+FROM json_each(?2);
 
 -- name: TopicLagRecord
 -- ?1 at, ?2 a JSON array of [topic, subscription, lag, oldest ms,
