@@ -144,7 +144,7 @@ func TestDashboardActionsInBrowser(t *testing.T) {
 				}
 			}
 			br.run(t, "discard the waiting job", chromedp.Navigate(fmt.Sprintf("%s/ui/jobs/%d", b.url, waiting)),
-				chromedp.WaitVisible(chromedp.CSS("#discard")), chromedp.Click(chromedp.CSS("#discard")),
+				chromedp.WaitVisible(chromedp.CSS("#discard")), clickJS("#discard"),
 				chromedp.WaitVisible(chromedp.CSS(`[data-testid="flash"]`)))
 			if flash, st := br.text(t, `[data-testid="flash"]`), b.stored(t, waiting).State; st != drover.JobStateDiscarded ||
 				flash != fmt.Sprintf("Job %d discarded if it was waiting: now discarded.", waiting) {
@@ -192,13 +192,22 @@ func (br *browser) run(t *testing.T, what string, steps ...chromedp.Action[chrom
 	}
 }
 
-// clickJS clicks the element sel from the page's own script: a click that
-// submits a form navigates away, and chromedp's Click, which goes on
-// working with the element's node after the mouse events, can then fail
-// to find it. Nothing else is clicked differently.
+// clickJS waits for the element sel and clicks it from the page's own
+// script, in one evaluation. chromedp's Click finds the element's node,
+// then scrolls to it and sends the mouse events, and fails when the node
+// is gone in between: a click that submits a form navigates away, and the
+// dashboard's live regions (live.js) swap their elements for fresh ones
+// every second or so.
 func clickJS(sel string) chromedp.Action[chromedp.Void] {
 	q, _ := json.Marshal(sel)
-	return chromedp.Evaluate[chromedp.Void](`document.querySelector(` + string(q) + `).click()`)
+	wait := chromedp.WaitReady(chromedp.CSS(sel))
+	click := chromedp.Evaluate[chromedp.Void](`document.querySelector(` + string(q) + `).click()`)
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		if _, err := wait(ctx, t); err != nil {
+			return chromedp.Void{}, err
+		}
+		return click(ctx, t)
+	}
 }
 
 // text reads the text of the element sel, as the browser renders it. It

@@ -265,7 +265,7 @@ func console(t *testing.T, b *bundle, br *browser, shot func(string) string) {
 	b.restart(t)
 	br.login(t, b)
 	br.run(t, "the overview after a restart", chromedp.Navigate(b.url+"/"), chromedp.WaitVisible(chromedp.CSS("#charts")),
-		chromedp.Click(chromedp.CSS(`#charts button[data-range="6h"]`)),
+		clickJS(`#charts button[data-range="6h"]`),
 		chromedp.WaitReady(chromedp.CSS(`#charts[data-range="6h"] #chart-by-available[data-ready="true"]`)))
 	br.waitJS(t, "the 6 h charts to draw the stored minutes", `document.querySelector("#chart-depth").dataset.points >= 7 && document.querySelector("#charts").dataset.range === "6h"`)
 	readChart("chart-by-available")
@@ -372,7 +372,7 @@ func console(t *testing.T, b *bundle, br *browser, shot func(string) string) {
 		text(`[data-testid="flash"]`) != "Periodic job digest created." {
 		t.Fatalf("after the create: %+v, %v; banner %q", p, err, text(`[data-testid="flash"]`))
 	}
-	br.run(t, "edit digest", chromedp.Click(chromedp.CSS(`#periodic tr[data-name="digest"] details.edit summary`)),
+	br.run(t, "edit digest", clickJS(`#periodic tr[data-name="digest"] details.edit summary`),
 		chromedp.SetValue(chromedp.CSS(`#periodic tr[data-name="digest"] input[name="schedule"]`), "@every 2h"),
 		clickJS(`#periodic tr[data-name="digest"] button.save`))
 	br.waitJS(t, "the edit's banner", `document.querySelector('[data-testid="flash"]')?.textContent === "Periodic job digest saved."`)
@@ -403,7 +403,7 @@ func console(t *testing.T, b *bundle, br *browser, shot func(string) string) {
 	}
 	dlg.accept.Store(false)
 	br.run(t, "delete all, dismissed", chromedp.Navigate(b.url+"/ui/jobs"), chromedp.WaitVisible(chromedp.CSS("#bulk-delete")),
-		chromedp.Click(chromedp.CSS("#bulk-delete")))
+		clickJS("#bulk-delete"))
 	want := fmt.Sprintf("Delete all not running: %d jobs match no filter (every job of the store) and are deleted, on every page. Go ahead?", notRunning)
 	waitfor.Cond(t, "the confirmation with the count", func() bool { return dlg.last() == want })
 	if after, err := b.client.JobStateCounts(ctx, drover.JobListParams{}); err != nil || !maps.Equal(after, counts) {

@@ -64,12 +64,12 @@ func TestDashboardOperationsInBrowser(t *testing.T) {
 			jobsPage := b.url + "/ui/jobs?queue=ops"
 			box := func(id int64) string { return fmt.Sprintf(`#jobs input[value="%d"]`, id) }
 			br.run(t, "select two rows", chromedp.Navigate(jobsPage), chromedp.WaitVisible(chromedp.CSS("#selection")),
-				chromedp.Click(chromedp.CSS(box(ids[0]))), chromedp.Click(chromedp.CSS(box(ids[1]))))
+				clickJS(box(ids[0])), clickJS(box(ids[1])))
 			if n := br.text(t, "#selected-count"); n != "2" {
 				t.Fatalf("selection count shows %q after ticking two rows", n)
 			}
 			accept.Store(true)
-			br.run(t, "delete the selection", chromedp.Click(chromedp.CSS("#selected-delete")),
+			br.run(t, "delete the selection", clickJS("#selected-delete"),
 				chromedp.WaitVisible(chromedp.CSS(`[data-testid="flash"]`)))
 			waitfor.Cond(t, "the delete to be reported done", func() bool {
 				br.run(t, "reload", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#selection")))
@@ -94,12 +94,12 @@ func TestDashboardOperationsInBrowser(t *testing.T) {
 			// The page's box selects every row; a dismissed confirmation
 			// sends nothing.
 			br.run(t, "select the page", chromedp.Navigate(jobsPage), chromedp.WaitVisible(chromedp.CSS("#selection")),
-				chromedp.Click(chromedp.CSS("#select-page")))
+				clickJS("#select-page"))
 			if n := br.text(t, "#selected-count"); n != "3" {
 				t.Fatalf("selection count shows %q after selecting the page of 3", n)
 			}
 			accept.Store(false)
-			br.run(t, "dismiss a delete of all", chromedp.Click(chromedp.CSS("#bulk-delete")))
+			br.run(t, "dismiss a delete of all", clickJS("#bulk-delete"))
 			waitfor.Cond(t, "the confirmation to be asked, with the count of jobs it deletes", func() bool {
 				msg, _ := asked.Load().(string)
 				return strings.HasPrefix(msg, "Delete all not running: 2 jobs match this filter and are deleted, on every page.")
@@ -111,9 +111,9 @@ func TestDashboardOperationsInBrowser(t *testing.T) {
 
 			// Pause kind a of queue ops from its page, then resume it.
 			br.run(t, "pause kind a", chromedp.Navigate(b.url+"/"), chromedp.WaitVisible(chromedp.CSS("#queues")),
-				chromedp.Click(chromedp.CSS(`tr[data-queue="ops"] a.settings`)), chromedp.WaitVisible(chromedp.CSS("#pause-kind")),
+				clickJS(`tr[data-queue="ops"] a.settings`), chromedp.WaitVisible(chromedp.CSS("#pause-kind")),
 				chromedp.SendKeys(chromedp.CSS("#pause-kind"), "a"),
-				chromedp.Click(chromedp.CSS(`form[action$="pause-kind"] button`)),
+				clickJS(`form[action$="pause-kind"] button`),
 				chromedp.WaitVisible(chromedp.CSS(`[data-testid="flash"]`)))
 			if got, err := b.client.QueueGet(context.Background(), "ops"); err != nil || got.Paused || !slices.Equal(got.PausedKinds, []string{"a"}) {
 				t.Fatalf("store after pausing kind a: %+v, %v", got, err)

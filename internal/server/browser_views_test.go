@@ -138,7 +138,7 @@ func views(t *testing.T, b *bundle, br *browser, shot func(string) string) {
 		chromedp.Navigate(b.url+"/ui/jobs"),
 		chromedp.SetValue(chromedp.CSS("#args"), `{"to":"ada@example.com"}`),
 		chromedp.SetValue(chromedp.CSS("#order"), "desc"),
-		chromedp.Click(chromedp.CSS("#filter")),
+		clickJS("#filter"),
 	)
 	waitfor.Cond(t, "the search's page", func() bool {
 		var search string
@@ -178,7 +178,7 @@ func views(t *testing.T, b *bundle, br *browser, shot func(string) string) {
 		t.Errorf("parents shown %v, want %d", got, wf.IDs[0])
 	}
 	br.screenshot(t, shot("job-dependants"))
-	br.run(t, "open the graph", chromedp.Click(chromedp.CSS("#job-workflow")), chromedp.WaitVisible(chromedp.CSS("#workflow-graph")))
+	br.run(t, "open the graph", clickJS("#job-workflow"), chromedp.WaitVisible(chromedp.CSS("#workflow-graph")))
 	g, err := b.client.WorkflowGraph(ctx, r0)
 	if err != nil {
 		t.Fatal(err)
@@ -237,7 +237,7 @@ func views(t *testing.T, b *bundle, br *browser, shot func(string) string) {
 	if !slices.Equal(names, wantNames) || len(names) != 2 {
 		t.Errorf("periodic jobs shown %v, stored %v", names, wantNames)
 	}
-	br.run(t, "pause nightly", chromedp.Click(chromedp.CSS(`tr[data-name="nightly"] button.pause`)),
+	br.run(t, "pause nightly", clickJS(`tr[data-name="nightly"] button.pause`),
 		chromedp.WaitVisible(chromedp.CSS(`tr[data-name="nightly"][data-paused="true"]`)))
 	if p, err := b.client.PeriodicJobs().Get(ctx, "nightly"); err != nil || !p.Paused || p.NextRunAt != nil {
 		t.Errorf("after pause the store has %+v, %v", p, err)
@@ -245,7 +245,7 @@ func views(t *testing.T, b *bundle, br *browser, shot func(string) string) {
 	if flash := br.text(t, `[data-testid="flash"]`); !strings.Contains(flash, "nightly paused") {
 		t.Errorf("flash %q", flash)
 	}
-	br.run(t, "trigger warm", chromedp.Click(chromedp.CSS(`tr[data-name="warm"] button.trigger`)))
+	br.run(t, "trigger warm", clickJS(`tr[data-name="warm"] button.trigger`))
 	var flash string
 	waitfor.Cond(t, "the trigger's banner", func() bool {
 		flash = br.eval(t, `(document.querySelector('[data-testid="flash"]') || {}).textContent || ""`)

@@ -4,8 +4,8 @@
 // swaps each region for its fresh copy, without reloading the page: no
 // framework, no inline script (the Content-Security-Policy allows none),
 // and nothing lost that the operator is doing. A region is left as it is
-// while it holds a field being typed in, a changed field, a ticked box or
-// an opened <details>; the page's scripts listen on the document, so that
+// while it holds a field being typed in, a changed field, a ticked box, an
+// opened <details> or the element a pointer is pressed on; the page's scripts listen on the document, so that
 // swapped elements need no listeners of their own.
 (function () {
   "use strict";
@@ -19,8 +19,17 @@
   // so that a region whose copy did not change is left alone.
   var served = new WeakMap();
 
+  // pressed is the element a pointer is pressed on, until it is released:
+  // a region swapped between the press and the release would lose the
+  // click.
+  var pressed = null;
+  document.addEventListener("pointerdown", function (ev) { pressed = ev.target; }, true);
+  document.addEventListener("pointerup", function () { pressed = null; }, true);
+  document.addEventListener("pointercancel", function () { pressed = null; }, true);
+
   // inUse reports whether the operator is working in region.
   function inUse(region) {
+    if (pressed && region.contains(pressed)) return true;
     var active = document.activeElement;
     if (active && active !== document.body && region.contains(active) && active.matches("input, select, textarea")) return true;
     if (region.querySelector("details[open]")) return true;
