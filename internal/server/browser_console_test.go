@@ -313,7 +313,7 @@ func console(t *testing.T, b *bundle, br *browser, shot func(string) string) {
 
 	// 6. Topics: options, lag over time, the retry queue, live lag, and
 	// a subscription deleted from the page.
-	b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/topics", map[string]any{"name": "orders", "lanes": 4})
+	b.must(t, http.StatusCreated, server.ScopeAdmin, "POST", "/v1/topics", map[string]any{"name": "orders", "lanes": 4})
 	for _, sub := range []string{"billing", "audit"} {
 		b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/topics/orders/subscriptions", map[string]any{"name": sub})
 	}
@@ -356,6 +356,17 @@ func console(t *testing.T, b *bundle, br *browser, shot func(string) string) {
 	topics, err := b.client.Topics(ctx)
 	if err != nil || len(topics) != 1 || !slices.Equal(topics[0].Subscriptions, []string{"billing"}) {
 		t.Errorf("topics after the delete: %+v, %v; want orders with billing alone", topics, err)
+	}
+	// The whole topic, from its page.
+	br.run(t, "delete orders", clickJS("#delete-topic"), chromedp.WaitVisible(chromedp.CSS("#topics")))
+	waitfor.Cond(t, "the topic delete's question to be seen", func() bool {
+		return strings.HasPrefix(dlg.last(), "Delete topic orders, its 1 subscriptions and every message it keeps?")
+	})
+	if flash := text(`[data-testid="flash"]`); !strings.HasPrefix(flash, "Topic orders deleted") {
+		t.Errorf("deleting orders said %q", flash)
+	}
+	if topics, err := b.client.Topics(ctx); err != nil || len(topics) != 0 {
+		t.Errorf("topics after deleting orders: %+v, %v; want none", topics, err)
 	}
 
 	// 7. Periodic jobs created, edited and deleted from the page.

@@ -14,17 +14,17 @@ import (
 
 // TestConsoleActionsRefuseCrossSite: the forms the console added (a
 // queue's strict order and limits, periodic jobs created, edited and
-// deleted, a subscription deleted) are dashboard posts like the others: a
-// cross-site post riding on the session cookie is refused and changes
-// nothing, and every page they lead to keeps the Content-Security-Policy
-// that allows no inline script.
+// deleted, a subscription or a topic deleted) are dashboard posts like the
+// others: a cross-site post riding on the session cookie is refused and
+// changes nothing, and every page they lead to keeps the
+// Content-Security-Policy that allows no inline script.
 func TestConsoleActionsRefuseCrossSite(t *testing.T) {
 	forEachStore(t, func(t *testing.T, b *bundle) {
 		ctx := context.Background()
 		session := b.login(t)
 		b.enqueue(t, map[string]any{"kind": "k", "args": map[string]any{}, "queue": "q"})
 		b.must(t, http.StatusCreated, server.ScopeAdmin, "POST", "/v1/periodic", map[string]any{"name": "p", "schedule": "@every 1h", "kind": "k"})
-		b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/topics", map[string]any{"name": "t"})
+		b.must(t, http.StatusCreated, server.ScopeAdmin, "POST", "/v1/topics", map[string]any{"name": "t"})
 		b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/topics/t/subscriptions", map[string]any{"name": "s"})
 		for _, tc := range []struct {
 			path string
@@ -36,6 +36,7 @@ func TestConsoleActionsRefuseCrossSite(t *testing.T) {
 			{"/ui/periodic/p", url.Values{"schedule": {"@every 1m"}, "kind": {"k"}}},
 			{"/ui/periodic/p/delete", nil},
 			{"/ui/topics/t/subscriptions/s/delete", nil},
+			{"/ui/topics/t/delete", nil},
 		} {
 			status, body, _ := b.post(t, tc.path, tc.form, map[string]string{"Cookie": session, "Origin": "https://evil.example"})
 			if status != http.StatusForbidden || !strings.Contains(body, "cross-site request refused") {

@@ -134,7 +134,7 @@ func (s *Server) topicsPage(w http.ResponseWriter, r *http.Request) error {
 		Sampled     time.Time
 		Interval    time.Duration
 		Unsupported bool
-	}{s.page("Topics", ""), rows, rates, cur.At, s.cfg.SampleInterval, unsupported})
+	}{s.page("Topics", topicFlash(r.URL.Query(), topics)), rows, rates, cur.At, s.cfg.SampleInterval, unsupported})
 }
 
 // topicPage shows one topic: its options, its subscriptions' lag from the
@@ -145,18 +145,9 @@ func (s *Server) topicPage(w http.ResponseWriter, r *http.Request) error {
 	if err := drover.ValidateTopic(name); err != nil {
 		return err
 	}
-	topics, err := s.cfg.Client.Topics(r.Context())
+	topic, err := s.cfg.Client.Topic(r.Context(), name)
 	if err != nil {
 		return err
-	}
-	var topic *drover.Topic
-	for _, t := range topics {
-		if t.Name == name {
-			topic = t
-		}
-	}
-	if topic == nil {
-		return fmt.Errorf("%w: %q", drover.ErrTopicNotFound, name)
 	}
 	prev, cur := s.topicSamples.latest()
 	rows, _ := topicRows([]*drover.Topic{topic}, prev, cur)
@@ -184,6 +175,37 @@ func (s *Server) subscriptionDelete(w http.ResponseWriter, r *http.Request) erro
 	}
 	http.Redirect(w, r, "/ui/topics/"+url.PathEscape(topic)+"?"+url.Values{"done": {"delete"}, "subscription": {name}}.Encode(), http.StatusSeeOther)
 	return nil
+}
+
+// topicDelete deletes the topic the path names, with its subscriptions
+// and messages (Client.DeleteTopic), then shows the topics page with a
+// banner saying so.
+func (s *Server) topicDelete(w http.ResponseWriter, r *http.Request) error {
+	topic := r.PathValue("topic")
+	if err := drover.ValidateTopic(topic); err != nil {
+		return err
+	}
+	deleted, err := s.cfg.Client.DeleteTopic(r.Context(), topic)
+	if err != nil {
+		return err
+	}
+	if !deleted {
+		return fmt.Errorf("%w: %q", drover.ErrTopicNotFound, topic)
+	}
+	http.Redirect(w, r, "/ui/topics?"+url.Values{"done": {"delete"}, "topic": {topic}}.Encode(), http.StatusSeeOther)
+	return nil
+}
+
+// topicFlash is the topics page's banner after a topic was deleted: the
+// server's words and a name that passes the topics' check and is no
+// longer stored, never other text from the URL.
+func topicFlash(q url.Values, topics []*drover.Topic) string {
+	name := q.Get("topic")
+	if q.Get("done") != "delete" || drover.ValidateTopic(name) != nil ||
+		slices.ContainsFunc(topics, func(t *drover.Topic) bool { return t.Name == name }) {
+		return ""
+	}
+	return fmt.Sprintf("Topic %s deleted, with its subscriptions and messages; the jobs of its retry queue stay until they finish.", name)
 }
 
 // subscriptionFlash is the topic page's banner after an action on one of
