@@ -109,8 +109,8 @@ type bundle struct {
 	srv    *server.Server
 	// stop stops the server and its loops, as the test's end does.
 	stop func()
-	// d is the store, for tests that run the leader's loops on it.
-	d droverdriver.Driver
+	// driver is the store, for tests that run the leader's loops on it.
+	driver droverdriver.Driver
 	// cfg is the server's configuration, for restart.
 	cfg server.Config
 }
@@ -118,7 +118,7 @@ type bundle struct {
 func setup(t *testing.T, open func(t *testing.T) (droverdriver.Driver, testClient), mutate ...func(*server.Config)) *bundle {
 	t.Helper()
 	d, client := open(t)
-	b := &bundle{client: client, tokens: map[server.Scope]string{}, leases: map[int64]string{}, d: d}
+	b := &bundle{client: client, tokens: map[server.Scope]string{}, leases: map[int64]string{}, driver: d}
 	var toks []server.Token
 	for _, sc := range []server.Scope{server.ScopeEnqueue, server.ScopeWork, server.ScopeAdmin} {
 		secret, tok, err := server.NewToken("t-"+string(sc), []server.Scope{sc})

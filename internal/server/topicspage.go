@@ -26,6 +26,8 @@ type topicSample struct {
 	At                   time.Time
 	Lags                 []drover.SubscriptionLag
 	Published, Delivered int64
+	// Publishers are the open transactions that published messages.
+	Publishers []drover.OpenPublisher
 }
 
 // topicSamples keeps the last two samples.
@@ -119,6 +121,17 @@ func topicRows(topics []*drover.Topic, prev, cur topicSample) ([]topicRow, topic
 	return rows, rates
 }
 
+// stalledPublisher is the oldest open publisher of sample p that has been
+// open for after, the one the page names; nil when there is none.
+func stalledPublisher(p topicSample, after time.Duration) *drover.OpenPublisher {
+	for i, o := range p.Publishers {
+		if !o.Started.IsZero() && p.At.Sub(o.Started) >= after {
+			return &p.Publishers[i]
+		}
+	}
+	return nil
+}
+
 func (s *Server) topicsPage(w http.ResponseWriter, r *http.Request) error {
 	prev, cur := s.topicSamples.latest()
 	topics, err := s.cfg.Client.Topics(r.Context())
@@ -134,7 +147,8 @@ func (s *Server) topicsPage(w http.ResponseWriter, r *http.Request) error {
 		Sampled     time.Time
 		Interval    time.Duration
 		Unsupported bool
-	}{s.page("Topics", topicFlash(r.URL.Query(), topics)), rows, rates, cur.At, s.cfg.SampleInterval, unsupported})
+		Stalled     *drover.OpenPublisher
+	}{s.page("Topics", topicFlash(r.URL.Query(), topics)), rows, rates, cur.At, s.cfg.SampleInterval, unsupported, stalledPublisher(cur, s.cfg.PublisherStallAfter)})
 }
 
 // topicPage shows one topic: its options, its subscriptions' lag from the
