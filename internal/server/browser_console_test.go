@@ -64,6 +64,22 @@ func (br *browser) answerDialogs() *dialogs {
 
 func (d *dialogs) last() string { s, _ := d.asked.Load().(string); return s }
 
+// waitAsked waits until the last question the page asked satisfies ok (the
+// dialog event arrives on its own goroutine), failing the test with the
+// question it saw last.
+func (d *dialogs) waitAsked(t *testing.T, what string, ok func(string) bool) {
+	t.Helper()
+	if !waitfor.Within(waitfor.Timeout, func() bool { return ok(d.last()) }) {
+		t.Fatalf("timed out after %s waiting for %s; the page last asked %q", waitfor.Timeout, what, d.last())
+	}
+}
+
+// startsWith is a waitAsked condition: the question starts with prefix
+// (the rest explains the consequences).
+func startsWith(prefix string) func(string) bool {
+	return func(q string) bool { return strings.HasPrefix(q, prefix) }
+}
+
 // stillThere is true while the page has not been reloaded since the test
 // set its marker: live updates swap regions, never the page.
 const stillThere = `window.__console === 1`
@@ -347,9 +363,7 @@ func console(t *testing.T, b *bundle, br *browser, shot func(string) string) {
 	br.screenshot(t, shot("topic"))
 	dlg.accept.Store(true)
 	br.run(t, "delete audit", clickJS("#delete-audit"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="flash"]`)))
-	waitfor.Cond(t, "the delete's question to be seen", func() bool {
-		return strings.HasPrefix(dlg.last(), "Delete subscription audit of topic orders?")
-	})
+	dlg.waitAsked(t, "the delete's question", startsWith("Delete subscription audit of topic orders?"))
 	if flash := text(`[data-testid="flash"]`); !strings.HasPrefix(flash, "Subscription audit of topic orders deleted") {
 		t.Errorf("deleting audit said %q", flash)
 	}
@@ -359,9 +373,7 @@ func console(t *testing.T, b *bundle, br *browser, shot func(string) string) {
 	}
 	// The whole topic, from its page.
 	br.run(t, "delete orders", clickJS("#delete-topic"), chromedp.WaitVisible(chromedp.CSS("#topics")))
-	waitfor.Cond(t, "the topic delete's question to be seen", func() bool {
-		return strings.HasPrefix(dlg.last(), "Delete topic orders, its 1 subscriptions and every message it keeps?")
-	})
+	dlg.waitAsked(t, "the topic delete's question", startsWith("Delete topic orders, its 1 subscriptions and every message it keeps?"))
 	if flash := text(`[data-testid="flash"]`); !strings.HasPrefix(flash, "Topic orders deleted") {
 		t.Errorf("deleting orders said %q", flash)
 	}
@@ -398,7 +410,7 @@ func console(t *testing.T, b *bundle, br *browser, shot func(string) string) {
 	if _, err := b.client.PeriodicJobs().Get(ctx, "digest"); !errors.Is(err, drover.ErrPeriodicNotFound) {
 		t.Errorf("after the delete: %v, want it gone", err)
 	}
-	waitfor.Cond(t, "the delete's question to be seen", func() bool { return strings.HasPrefix(dlg.last(), "Delete periodic job digest?") })
+	dlg.waitAsked(t, "the delete's question", startsWith("Delete periodic job digest?"))
 
 	// 9. With no filter, "Delete all not running" says how many jobs it
 	// deletes; dismissed, it deletes none.
@@ -416,7 +428,7 @@ func console(t *testing.T, b *bundle, br *browser, shot func(string) string) {
 	br.run(t, "delete all, dismissed", chromedp.Navigate(b.url+"/ui/jobs"), chromedp.WaitVisible(chromedp.CSS("#bulk-delete")),
 		clickJS("#bulk-delete"))
 	want := fmt.Sprintf("Delete all not running: %d jobs match no filter (every job of the store) and are deleted, on every page. Go ahead?", notRunning)
-	waitfor.Cond(t, "the confirmation with the count", func() bool { return dlg.last() == want })
+	dlg.waitAsked(t, "the confirmation with the count", func(q string) bool { return q == want })
 	if after, err := b.client.JobStateCounts(ctx, drover.JobListParams{}); err != nil || !maps.Equal(after, counts) {
 		t.Errorf("counts after a dismissed delete: %v, %v; before %v", after, err, counts)
 	}
