@@ -361,6 +361,14 @@ func console(t *testing.T, b *bundle, br *browser, shot func(string) string) {
 	br.waitJS(t, "the lag to follow the publish without a reload",
 		`document.querySelector('#subscriptions tr[data-subscription="billing"] [data-field=lag]')?.textContent === "5" && `+stillThere)
 	br.screenshot(t, shot("topic"))
+	// A subscription's lanes, live like every page.
+	br.run(t, "billing's lanes", clickJS(`#subscriptions tr[data-subscription="billing"] a[href="/ui/topics/orders/billing"]`),
+		chromedp.WaitVisible(chromedp.CSS("#lanes")))
+	mark()
+	publish(1)
+	br.waitJS(t, "the lanes' lag to follow the publish without a reload",
+		`[...document.querySelectorAll('#lanes [data-field=lag]')].reduce((n, td) => n + Number(td.textContent), 0) === 6 && `+stillThere)
+	br.run(t, "back to orders", clickJS(`h1 a[href="/ui/topics/orders"]`), chromedp.WaitVisible(chromedp.CSS("#delete-audit")))
 	dlg.accept.Store(true)
 	br.run(t, "delete audit", clickJS("#delete-audit"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="flash"]`)))
 	dlg.waitAsked(t, "the delete's question", startsWith("Delete subscription audit of topic orders?"))

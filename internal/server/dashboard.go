@@ -34,7 +34,7 @@ var uiFiles embed.FS
 // pages are the parsed templates.
 type pages struct {
 	login, overview, jobs, job, batch, topics, workers, errorPage *template.Template
-	workflow, batches, periodic, queue, running, topic            *template.Template
+	workflow, batches, periodic, queue, running, topic, lanes     *template.Template
 }
 
 var funcs = template.FuncMap{
@@ -205,6 +205,7 @@ func newPages() *pages {
 		job:       parse("job.html"),
 		batch:     parse("batch.html"),
 		topics:    parse("topics.html"),
+		lanes:     parse("lanes.html"),
 		workflow:  parse("workflow.html"),
 		batches:   parse("batches.html"),
 		periodic:  parse("periodic.html"),
@@ -254,6 +255,7 @@ func (s *Server) htmlRoutes() map[string]func(w http.ResponseWriter, r *http.Req
 		"GET /{$}":                           s.overviewPage,
 		"GET /ui/jobs":                       s.jobsPage,
 		"GET /ui/topics":                     s.topicsPage,
+		"GET /ui/topics/{topic}/{name}":      s.lanesPage,
 		"GET /ui/workers":                    s.workersPage,
 		"GET /ui/jobs/find":                  findByID("job", "/ui/jobs"),
 		"GET /ui/jobs/{id}":                  s.jobPage,

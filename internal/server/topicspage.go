@@ -232,3 +232,22 @@ func subscriptionFlash(q url.Values, topic *drover.Topic) string {
 	}
 	return fmt.Sprintf("Subscription %s of topic %s deleted, with its position; the jobs of its retry queue stay until they finish.", name, topic.Name)
 }
+
+// lanesPage shows the lanes of one subscription: who holds each, until
+// when, its cursor, lag and attempt. It reads them on view (one statement
+// over the subscription's lanes), as an operator looks for a stuck
+// consumer, and again at each live refresh (live.js swaps the table);
+// drover topics release-lane and the API free a lane.
+func (s *Server) lanesPage(w http.ResponseWriter, r *http.Request) error {
+	topic, sub := r.PathValue("topic"), r.PathValue("name")
+	lanes, err := s.cfg.Client.SubscriptionLanes(r.Context(), topic, sub)
+	if err != nil {
+		return err
+	}
+	return render(w, http.StatusOK, s.pages.lanes, struct {
+		page
+		Topic, Subscription string
+		Lanes               []drover.SubscriptionLane
+		Now                 time.Time
+	}{s.page(topic+"/"+sub, ""), topic, sub, lanes, time.Now()})
+}
