@@ -94,3 +94,17 @@ func architectureMap(t *testing.T) map[string]bool {
 	}
 	return named
 }
+
+// TestBenchmarksDocIsAUserDoc holds docs/benchmarks.md to what a user
+// reads: current figures and how to reproduce them, in at most 600 lines.
+// Dated rounds go to docs/design/benchmarks-history.md.
+func TestBenchmarksDocIsAUserDoc(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("docs/benchmarks.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "\n"); n > 600 {
+		t.Fatalf("docs/benchmarks.md has %d lines, over 600: move dated rounds to docs/design/benchmarks-history.md", n)
+	}
+}

@@ -578,11 +578,12 @@ var (
 		args: func(p *pruneParams) []any { return []any{p.Completed, p.Cancelled, p.Discarded, p.Limit, p.Latest} }})
 	jobGet = def(stmt[int64]{name: "JobGet", cols: 23, args: sqlstmt.OneArg[int64]})
 	// jobInserted's parameter is the quoted name of the jobs table.
-	jobInserted   = def(stmt[string]{name: "JobInserted", cols: 23, args: sqlstmt.OneArg[string]})
-	jobList       = def(stmt[searchParams]{name: "JobList", cols: 23, args: searchArgs})
-	jobListDesc   = def(stmt[searchParams]{name: "JobListDesc", cols: 23, args: searchArgs})
-	jobMatchCount = def(stmt[searchParams]{name: "JobMatchCount", cols: 4, args: searchArgs})
-	jobIDNext     = def(stmt[idNextParams]{name: "JobIDNext", cols: 1,
+	jobInserted          = def(stmt[string]{name: "JobInserted", cols: 23, args: sqlstmt.OneArg[string]})
+	jobList              = def(stmt[searchParams]{name: "JobList", cols: 23, args: searchArgs})
+	jobListDesc          = def(stmt[searchParams]{name: "JobListDesc", cols: 23, args: searchArgs})
+	jobMatchCount        = def(stmt[searchParams]{name: "JobMatchCount", cols: 4, args: searchArgs})
+	jobMatchCountByState = def(stmt[searchParams]{name: "JobMatchCountByState", cols: 4, args: searchArgs})
+	jobIDNext            = def(stmt[idNextParams]{name: "JobIDNext", cols: 1,
 		args: func(p *idNextParams) []any { return []any{p.Lo, p.Hi, p.Waiting, p.Finished} }})
 	jobIDPrev = def(stmt[idNextParams]{name: "JobIDPrev", cols: 1,
 		args: func(p *idNextParams) []any { return []any{p.Lo, p.Hi, p.Waiting, p.Finished} }})
@@ -714,6 +715,7 @@ var (
 	workerList     = def(stmt[struct{}]{name: "WorkerList", cols: 9, args: sqlstmt.NoArgs})
 	workerPrune    = def(stmt[time.Time]{name: "WorkerPrune", args: sqlstmt.OneArg[time.Time]})
 	routeWaiting   = def(stmt[int]{name: "RouteWaiting", cols: 5, args: sqlstmt.OneArg[int]})
+	queueHead      = def(stmt[string]{name: "QueueHead", cols: 3, args: sqlstmt.OneArg[string]})
 	jobRouteAbsent = def(stmt[routeAbsentParams]{name: "JobRouteAbsent", cols: finishedCols,
 		args: func(p *routeAbsentParams) []any { return []any{p.Now, p.Limit} }})
 )

@@ -586,11 +586,12 @@ var (
 	jobRescueDelete = def(stmt[string]{name: "JobRescueDelete", args: sqlstmt.OneArg[string]})
 	jobPrune        = def(stmt[pruneParams]{name: "JobPrune", cols: 2,
 		args: func(p *pruneParams) []any { return []any{p.Completed, p.Cancelled, p.Discarded, p.Limit} }})
-	jobGet        = def(stmt[jobAt]{name: "JobGet", cols: jobColumns, args: jobAtArgs})
-	jobList       = def(stmt[searchParams]{name: "JobList", cols: jobColumns, args: searchArgs})
-	jobListDesc   = def(stmt[searchParams]{name: "JobListDesc", cols: jobColumns, args: searchArgs})
-	jobMatchCount = def(stmt[searchParams]{name: "JobMatchCount", cols: 4, args: searchArgs})
-	jobIDNext     = def(stmt[idNextParams]{name: "JobIDNext", cols: 1,
+	jobGet               = def(stmt[jobAt]{name: "JobGet", cols: jobColumns, args: jobAtArgs})
+	jobList              = def(stmt[searchParams]{name: "JobList", cols: jobColumns, args: searchArgs})
+	jobListDesc          = def(stmt[searchParams]{name: "JobListDesc", cols: jobColumns, args: searchArgs})
+	jobMatchCount        = def(stmt[searchParams]{name: "JobMatchCount", cols: 4, args: searchArgs})
+	jobMatchCountByState = def(stmt[searchParams]{name: "JobMatchCountByState", cols: 4, args: searchArgs})
+	jobIDNext            = def(stmt[idNextParams]{name: "JobIDNext", cols: 1,
 		args: func(p *idNextParams) []any { return []any{p.Lo, p.Hi, p.Waiting, p.Finished} }})
 	jobIDPrev = def(stmt[idNextParams]{name: "JobIDPrev", cols: 1,
 		args: func(p *idNextParams) []any { return []any{p.Lo, p.Hi, p.Waiting, p.Finished} }})
@@ -731,6 +732,7 @@ var (
 	workerList         = def(stmt[struct{}]{name: "WorkerList", cols: 9, args: sqlstmt.NoArgs})
 	workerPrune        = def(stmt[int64]{name: "WorkerPrune", args: sqlstmt.OneArg[int64]})
 	routeWaiting       = def(stmt[int]{name: "RouteWaiting", cols: 5, args: sqlstmt.OneArg[int]})
+	queueHead          = def(stmt[string]{name: "QueueHead", cols: 3, args: sqlstmt.OneArg[string]})
 	jobRouteAbsentFind = def(stmt[limitAt]{name: "JobRouteAbsentFind", cols: 2,
 		args: func(p *limitAt) []any { return []any{p.Now, p.Limit} }})
 	jobRouteFallback = def(stmt[string]{name: "JobRouteFallback", cols: 1, args: sqlstmt.OneArg[string]})
