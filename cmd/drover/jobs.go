@@ -68,8 +68,8 @@ counted (cancel them first). A deleted job is gone for good.
 
 Give the IDs of the jobs, or a filter (--queue, --state, --kind) for every
 job that matches it. Either way the jobs are deleted ` + fmt.Sprint(drover.BulkChunk) + ` at a time, each page
-in one transaction; progress goes to stderr after every page, and the last
-line says how many jobs were deleted and how many were given or matched.`,
+in one transaction; progress goes to stderr after each full page, and the
+last line says how many jobs were deleted and how many were given or matched.`,
 		Example: "  drover jobs delete 1042 1043\n  drover jobs delete --queue emails --state discarded,cancelled",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			filter, ok, err := bf.chosen(cmd, "delete", args)
@@ -225,11 +225,14 @@ names and labels), grouped by queue and routing, with the first job's id.`,
 				if err != nil {
 					return err
 				}
-				about := ""
+				about, verb := "", "match"
 				if !n.Exact {
 					about = "about "
 				}
-				fmt.Fprintf(cmd.ErrOrStderr(), "%s%d jobs match\n", about, n.Count)
+				if n.Count == 1 {
+					verb = "matches"
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s%s %s\n", about, jobsText(n.Count), verb)
 			}
 			return nil
 		},
@@ -404,8 +407,8 @@ func (c *cli) jobsChangeCommand(name, short, long string,
 
 With a filter instead of an ID, every job that matches it is changed, in id
 order, ` + fmt.Sprint(drover.BulkChunk) + ` jobs at a time, each page in one transaction; progress goes to
-stderr after every page, and the last line says how many jobs were changed
-and how many matched.`,
+stderr after each full page, and the last line says how many jobs were
+changed and how many matched.`,
 		Example: fmt.Sprintf("  drover jobs %s 1042\n  drover jobs %s --queue emails --state discarded", name, name),
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -453,9 +456,15 @@ func (c *cli) bulkChange(cmd *cobra.Command, action drover.BulkAction, filter dr
 		return err
 	}
 	defer closeStore()
+	// Progress after each full page, which more may follow; a short page
+	// is the last, whose figures the summary gives once.
 	stderr := cmd.ErrOrStderr()
+	var read int64
 	progress := func(p drover.BulkProgress) {
-		fmt.Fprintf(stderr, "%s: %d jobs read, %d changed\n", action, p.Scanned, p.Changed)
+		if p.Scanned-read == drover.BulkChunk {
+			fmt.Fprintf(stderr, "%s: %s read, %d changed so far\n", action, jobsText(p.Scanned), p.Changed)
+		}
+		read = p.Scanned
 	}
 	var p drover.BulkProgress
 	if ids != nil {
@@ -464,7 +473,7 @@ func (c *cli) bulkChange(cmd *cobra.Command, action drover.BulkAction, filter dr
 		p, err = client.JobBulk(ctx, action, filter, progress)
 	}
 	if err != nil {
-		return fmt.Errorf("%s after %d jobs read (%d changed): %w", action, p.Scanned, p.Changed, err)
+		return fmt.Errorf("%s after %s read (%d changed): %w", action, jobsText(p.Scanned), p.Changed, err)
 	}
 	if asJSON {
 		return writeJSON(cmd.OutOrStdout(), map[string]any{"action": action, "matched": p.Scanned, "changed": p.Changed})
@@ -473,8 +482,16 @@ func (c *cli) bulkChange(cmd *cobra.Command, action drover.BulkAction, filter dr
 	if ids != nil {
 		what = "given"
 	}
-	_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s: changed %d of %d jobs %s\n", action, p.Changed, p.Scanned, what)
+	_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s: changed %d of %s %s\n", action, p.Changed, jobsText(p.Scanned), what)
 	return err
+}
+
+// jobsText is "1 job" or "n jobs".
+func jobsText(n int64) string {
+	if n == 1 {
+		return "1 job"
+	}
+	return strconv.FormatInt(n, 10) + " jobs"
 }
 
 // changeNote explains a retry or cancel that did not (yet) do what its

@@ -2,9 +2,12 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"text/tabwriter"
 	"time"
@@ -21,6 +24,7 @@ type topicsClient interface {
 	Topics(ctx context.Context) ([]*drover.Topic, error)
 	Publish(ctx context.Context, topic string, msgs ...drover.Message) ([]int64, error)
 	CreateSubscription(ctx context.Context, topic, name string, opts *drover.SubscriptionOpts) (bool, error)
+	DeleteSubscription(ctx context.Context, topic, name string) (bool, error)
 	SubscriptionLag(ctx context.Context, topic string) ([]drover.SubscriptionLag, error)
 }
 
@@ -39,7 +43,8 @@ func (c *cli) openTopics(ctx context.Context) (topicsClient, func(), error) {
 	return client, st.Close, nil
 }
 
-// topicsCommand is `drover topics`: list, create, subscribe, publish, lag.
+// topicsCommand is `drover topics`: list, create, subscribe, unsubscribe,
+// publish, peek, lag.
 func (c *cli) topicsCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "topics",
@@ -48,12 +53,14 @@ func (c *cli) topicsCommand() *cobra.Command {
 delivered once to every subscription of it.`,
 	}
 	cmd.AddCommand(c.topicsListCommand(), c.topicsCreateCommand(), c.topicsSubscribeCommand(),
-		c.topicsPublishCommand(), c.topicsLagCommand())
+		c.topicsUnsubscribeCommand(), c.topicsPublishCommand(), c.topicsLagCommand())
 	markNeedsStore(cmd)
 	return cmd
 }
 
-// withTopics runs fn with a topics client on the store.
+// withTopics runs fn with a topics client on the store. A topic that is
+// not stored is reported by its name, the first argument of every
+// command that names one.
 func (c *cli) withTopics(cmd *cobra.Command, fn func(ctx context.Context, client topicsClient) error) error {
 	ctx := cmd.Context()
 	client, closeStore, err := c.openTopics(ctx)
@@ -61,7 +68,27 @@ func (c *cli) withTopics(cmd *cobra.Command, fn func(ctx context.Context, client
 		return err
 	}
 	defer closeStore()
-	return fn(ctx, client)
+	err = fn(ctx, client)
+	if errors.Is(err, drover.ErrTopicNotFound) && len(cmd.Flags().Args()) > 0 {
+		return topicNotFound(cmd.Flags().Arg(0))
+	}
+	return err
+}
+
+// topicNotFound is the error of a command that names a topic not stored.
+func topicNotFound(topic string) error {
+	return fmt.Errorf("%w: %q", drover.ErrTopicNotFound, topic)
+}
+
+// topicExists reports whether topic is stored, for the commands whose
+// call answers the same for a missing topic as for one without what they
+// look for (no subscriptions, no such subscription).
+func topicExists(ctx context.Context, client topicsClient, topic string) (bool, error) {
+	topics, err := client.Topics(ctx)
+	if err != nil {
+		return false, err
+	}
+	return slices.ContainsFunc(topics, func(t *drover.Topic) bool { return t.Name == topic }), nil
 }
 
 func (c *cli) topicsListCommand() *cobra.Command {
@@ -173,6 +200,35 @@ Consumers serve it with drover.Subscribe or over HTTP (drover serve).`,
 	return cmd
 }
 
+func (c *cli) topicsUnsubscribeCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "unsubscribe TOPIC NAME",
+		Short: "Delete a subscription of a topic and its position",
+		Long: `unsubscribe deletes a subscription: the messages it had not read are no
+longer kept for it, and its consumers receive nothing more. Jobs of its
+retry queue stay until they finish. Subscribing again under the same name
+starts from that moment (or from the earliest kept message with
+--from-earliest), not where it was.`,
+		Args: argsNamed("TOPIC", "NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return c.withTopics(cmd, func(ctx context.Context, client topicsClient) error {
+				deleted, err := client.DeleteSubscription(ctx, args[0], args[1])
+				if err != nil {
+					return err
+				}
+				if !deleted {
+					if ok, err := topicExists(ctx, client, args[0]); err != nil || !ok {
+						return cmp.Or(err, drover.ErrTopicNotFound)
+					}
+					return fmt.Errorf("subscription %q of topic %q not found", args[1], args[0])
+				}
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "subscription %s of %s deleted\n", args[1], args[0])
+				return err
+			})
+		},
+	}
+}
+
 func (c *cli) topicsPublishCommand() *cobra.Command {
 	var key string
 	cmd := &cobra.Command{
@@ -237,6 +293,11 @@ func (c *cli) topicsLagCommand() *cobra.Command {
 				lag, err := client.SubscriptionLag(ctx, args[0])
 				if err != nil {
 					return err
+				}
+				if len(lag) == 0 {
+					if ok, err := topicExists(ctx, client, args[0]); err != nil || !ok {
+						return cmp.Or(err, drover.ErrTopicNotFound)
+					}
 				}
 				out := cmd.OutOrStdout()
 				if asJSON {

@@ -49,3 +49,47 @@ func TestTopicsCommands(t *testing.T) {
 		})
 	}
 }
+
+// TestTopicsUnsubscribe deletes a subscription from the CLI: the topic
+// keeps its other subscriptions, and a second unsubscribe of the same
+// name fails naming the subscription and its topic.
+func TestTopicsUnsubscribe(t *testing.T) {
+	t.Parallel()
+	f := setupSQLite(t).migrated(t)
+	f.mustRun(t, "topics", "create", "chat")
+	f.mustRun(t, "topics", "subscribe", "chat", "bot")
+	f.mustRun(t, "topics", "subscribe", "chat", "audit")
+	if out := f.mustRun(t, "topics", "unsubscribe", "chat", "bot"); strings.TrimSpace(out) != "subscription bot of chat deleted" {
+		t.Fatalf("unsubscribe printed %q", out)
+	}
+	var topics []struct{ Subscriptions []string }
+	if err := json.Unmarshal([]byte(f.mustRun(t, "topics", "list", "--json")), &topics); err != nil {
+		t.Fatal(err)
+	}
+	if len(topics) != 1 || strings.Join(topics[0].Subscriptions, ",") != "audit" {
+		t.Fatalf("subscriptions after unsubscribe: %+v, want audit alone", topics)
+	}
+	r := f.run(t, "topics", "unsubscribe", "chat", "bot")
+	if r.code != exitFailure || !strings.Contains(r.stderr, `subscription "bot" of topic "chat" not found`) {
+		t.Fatalf("unsubscribe of a deleted subscription:\n%s", r)
+	}
+}
+
+// TestTopicsNotFoundNamesTheTopic: every topics command given a topic
+// that is not stored fails naming it (issue 38: subscribe said "topic not
+// found" alone, and lag printed an empty table).
+func TestTopicsNotFoundNamesTheTopic(t *testing.T) {
+	t.Parallel()
+	f := setupSQLite(t).migrated(t)
+	for _, args := range [][]string{
+		{"topics", "subscribe", "nosuch", "x"},
+		{"topics", "unsubscribe", "nosuch", "x"},
+		{"topics", "publish", "nosuch", "hello"},
+		{"topics", "lag", "nosuch"},
+	} {
+		r := f.run(t, args...)
+		if r.code != exitFailure || !strings.Contains(r.stderr, `topic not found: "nosuch"`) {
+			t.Errorf("drover %s:\n%s\nwant a failure naming the topic", strings.Join(args, " "), r)
+		}
+	}
+}
