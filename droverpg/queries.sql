@@ -912,13 +912,42 @@ ORDER BY id /*asc*/
 LIMIT $18;
 
 -- name: JobIDNext
--- $1 and $2 the exclusive bounds, $3 and $4 whether to read the hot table
--- and finished jobs. JobIDPrev is this statement with /*min*/ made max
--- and /*asc*/ made DESC.
+-- Where the next window of a search starts: the first job ID in ($1, $2)
+-- of a job matching the filter's states, queue ($5, '' for any) and kind
+-- ($6, '' for any), in the hot table if $3 and in finished jobs if $4.
+-- The hot table's available rows match when $7 takes due ones, $8
+-- scheduled ones (ahead of $10, now, never attempted) or $9 retryable ones
+-- (ahead, attempted before); its other rows when their state is one of
+-- $11; finished jobs when their state is one of $12 ('{}': any). Planned
+-- afresh with its values (replan), so that the filters not given fold
+-- away and each branch takes the path its values make cheapest: a
+-- queue's available jobs from the claim indexes, finished jobs of a rare
+-- queue or kind from the block ranges of finished_jobs_search_idx that
+-- can hold them, failed ones from the failed indexes, and a filter most
+-- jobs match along the primary key. JobIDPrev is this statement with
+-- /*min*/ made max and /*asc*/ made DESC.
 SELECT coalesce(/*min*/min(id), 0) FROM (
-    (SELECT id FROM {schema}jobs WHERE $3 AND id > $1 AND id < $2 ORDER BY id /*asc*/ LIMIT 1)
+    (SELECT id FROM {schema}jobs
+     WHERE $3 AND ($7 OR $8 OR $9) AND state = 'available' AND route IS NULL AND id > $1 AND id < $2
+       AND ($5::text = '' OR queue = $5::text) AND ($6::text = '' OR kind = $6::text)
+       AND (($7 AND run_at <= $10) OR ($8 AND run_at > $10 AND attempt = 0) OR ($9 AND run_at > $10 AND attempt > 0))
+     ORDER BY id /*asc*/ LIMIT 1)
     UNION ALL
-    (SELECT id FROM {schema}finished_jobs WHERE $4 AND id > $1 AND id < $2 ORDER BY id /*asc*/ LIMIT 1)
+    (SELECT id FROM {schema}jobs
+     WHERE $3 AND ($7 OR $8 OR $9) AND state = 'available' AND route IS NOT NULL AND id > $1 AND id < $2
+       AND ($5::text = '' OR queue = $5::text) AND ($6::text = '' OR kind = $6::text)
+       AND (($7 AND run_at <= $10) OR ($8 AND run_at > $10 AND attempt = 0) OR ($9 AND run_at > $10 AND attempt > 0))
+     ORDER BY id /*asc*/ LIMIT 1)
+    UNION ALL
+    (SELECT id FROM {schema}jobs
+     WHERE $3 AND cardinality($11::text[]) > 0 AND state = ANY($11::text[]) AND id > $1 AND id < $2
+       AND ($5::text = '' OR queue = $5::text) AND ($6::text = '' OR kind = $6::text)
+     ORDER BY id /*asc*/ LIMIT 1)
+    UNION ALL
+    (SELECT id FROM {schema}finished_jobs
+     WHERE $4 AND (cardinality($12::text[]) = 0 OR state = ANY($12::text[])) AND id > $1 AND id < $2
+       AND ($5::text = '' OR queue = $5::text) AND ($6::text = '' OR kind = $6::text)
+     ORDER BY id /*asc*/ LIMIT 1)
 ) j;
 
 -- name: JobIDBounds

@@ -281,10 +281,20 @@ func searchArgs(p *searchParams) []any {
 }
 
 // idNextParams are JobIDNext's and JobIDPrev's: the window's exclusive
-// bounds and the tables to read.
+// bounds, the tables to read, and the filter's queue, kind and states
+// (droverdriver.ListParams.WaitingStates, FinishedStates).
 type idNextParams struct {
-	Lo, Hi            int64
-	Waiting, Finished bool
+	Lo, Hi                  int64
+	Waiting, Finished       bool
+	Queue, Kind             string
+	Due, Scheduled, Retried bool
+	Now                     time.Time
+	Others, FinishedStates  []string
+}
+
+func idNextArgs(p *idNextParams) []any {
+	return []any{p.Lo, p.Hi, p.Waiting, p.Finished, p.Queue, p.Kind, p.Due, p.Scheduled, p.Retried, p.Now,
+		p.Others, p.FinishedStates}
 }
 
 type batchListParams struct {
@@ -578,10 +588,11 @@ var (
 	jobList       = def(stmt[searchParams]{name: "JobList", cols: 23, args: searchArgs})
 	jobListDesc   = def(stmt[searchParams]{name: "JobListDesc", cols: 23, args: searchArgs})
 	jobMatchCount = def(stmt[searchParams]{name: "JobMatchCount", cols: 4, args: searchArgs})
-	jobIDNext     = def(stmt[idNextParams]{name: "JobIDNext", cols: 1,
-		args: func(p *idNextParams) []any { return []any{p.Lo, p.Hi, p.Waiting, p.Finished} }})
-	jobIDPrev = def(stmt[idNextParams]{name: "JobIDPrev", cols: 1,
-		args: func(p *idNextParams) []any { return []any{p.Lo, p.Hi, p.Waiting, p.Finished} }})
+	// JobIDNext and JobIDPrev are planned with their values: which paths
+	// are cheap depends on which filters are given and on how many jobs
+	// they match.
+	jobIDNext   = def(stmt[idNextParams]{name: "JobIDNext", cols: 1, replan: true, args: idNextArgs})
+	jobIDPrev   = def(stmt[idNextParams]{name: "JobIDPrev", cols: 1, replan: true, args: idNextArgs})
 	jobIDBounds = def(stmt[struct{}]{name: "JobIDBounds", cols: 4, args: noArgs})
 	jobCancel   = def(stmt[cancelParams]{name: "JobCancel", cols: finishedCols,
 		args: func(p *cancelParams) []any { return []any{p.IDs, p.Now, p.Flag} }})

@@ -760,13 +760,51 @@ ORDER BY id /*asc*/
 LIMIT ?18;
 
 -- name: JobIDNext
--- ?1 and ?2 the exclusive bounds, ?3 and ?4 whether to read the hot table
--- and finished jobs. JobIDPrev is this statement with /*min*/ made max
--- and /*asc*/ made DESC.
+-- Where the next window of a search starts: the first job ID in (?1, ?2)
+-- of a job matching the filter's states, queue (?5, '' for any) and kind
+-- (?6, '' for any), in the hot table if ?3 and in finished jobs if ?4.
+-- The hot table's available rows match when ?7 takes due ones, ?8
+-- scheduled ones (ahead of ?10, now, never attempted) or ?9 retryable ones
+-- (ahead, attempted before); its other rows when their state is in ?11 (a
+-- JSON array); finished jobs when their state is in ?12 ('[]': any), ?13
+-- saying those are failures only (cancelled, discarded). Each branch of
+-- finished jobs runs only for the filters its guard names, and reads the
+-- index that serves them in ID order: by queue, by kind, the failed jobs
+-- (finished_jobs_failed_idx), or the rowid when no filter narrows them.
+-- INDEXED BY holds it to that index whatever the statistics say (an
+-- ANALYZE that saw five queues would have SQLite walk the rowid for a
+-- queue it takes for a fifth of the jobs): within its queue or kind, the
+-- index is in ID order too, so it never reads more than the rowid would.
+-- The hot table, which holds no history, is walked by its rowid ('+'
+-- keeps the claim indexes out: SQLite, without statistics, would read a
+-- whole queue of a backlog from them to find its lowest ID). JobIDPrev is
+-- this statement with /*min*/ made max and /*asc*/ made DESC.
 SELECT coalesce(/*min*/min(id), 0) FROM (
-    SELECT * FROM (SELECT id FROM {schema}jobs WHERE ?3 AND id > ?1 AND id < ?2 ORDER BY id /*asc*/ LIMIT 1)
+    SELECT * FROM (SELECT id FROM {schema}jobs
+        WHERE ?3 AND id > ?1 AND id < ?2 AND (?5 = '' OR +queue = ?5) AND (?6 = '' OR +kind = ?6)
+          AND ((+state = 'available' AND ((?7 AND run_at <= ?10) OR (?8 AND run_at > ?10 AND attempt = 0) OR (?9 AND run_at > ?10 AND attempt > 0)))
+               OR +state IN (SELECT value FROM json_each(?11)))
+        ORDER BY id /*asc*/ LIMIT 1)
     UNION ALL
-    SELECT * FROM (SELECT id FROM {schema}finished_jobs WHERE ?4 AND id > ?1 AND id < ?2 ORDER BY id /*asc*/ LIMIT 1)
+    SELECT * FROM (SELECT id FROM {schema}finished_jobs INDEXED BY {schema}finished_jobs_queue_idx
+        WHERE ?4 AND ?5 <> '' AND queue = ?5 AND id > ?1 AND id < ?2 AND (?6 = '' OR +kind = ?6)
+          AND (?12 = '[]' OR +state IN (SELECT value FROM json_each(?12)))
+        ORDER BY id /*asc*/ LIMIT 1)
+    UNION ALL
+    SELECT * FROM (SELECT id FROM {schema}finished_jobs INDEXED BY {schema}finished_jobs_kind_idx
+        WHERE ?4 AND ?5 = '' AND ?6 <> '' AND kind = ?6 AND id > ?1 AND id < ?2
+          AND (?12 = '[]' OR +state IN (SELECT value FROM json_each(?12)))
+        ORDER BY id /*asc*/ LIMIT 1)
+    UNION ALL
+    SELECT * FROM (SELECT id FROM {schema}finished_jobs INDEXED BY {schema}finished_jobs_failed_idx
+        WHERE ?4 AND ?5 = '' AND ?6 = '' AND ?13 AND state <> 'completed' AND id > ?1 AND id < ?2
+          AND +state IN (SELECT value FROM json_each(?12))
+        ORDER BY id /*asc*/ LIMIT 1)
+    UNION ALL
+    SELECT * FROM (SELECT id FROM {schema}finished_jobs
+        WHERE ?4 AND ?5 = '' AND ?6 = '' AND NOT ?13 AND id > ?1 AND id < ?2
+          AND (?12 = '[]' OR +state IN (SELECT value FROM json_each(?12)))
+        ORDER BY id /*asc*/ LIMIT 1)
 );
 
 -- name: JobIDBounds

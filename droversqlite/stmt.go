@@ -339,8 +339,19 @@ func searchArgs(p *searchParams) []any {
 // idNextParams are JobIDNext's and JobIDPrev's: the window's exclusive
 // bounds and the tables to read.
 type idNextParams struct {
-	Lo, Hi            int64
-	Waiting, Finished bool
+	Lo, Hi                  int64
+	Waiting, Finished       bool
+	Queue, Kind             string
+	Due, Scheduled, Retried bool
+	Now                     int64
+	// Others and FinishedStates are JSON arrays of states.
+	Others, FinishedStates string
+	Failed                 bool
+}
+
+func idNextArgs(p *idNextParams) []any {
+	return []any{p.Lo, p.Hi, p.Waiting, p.Finished, p.Queue, p.Kind, p.Due, p.Scheduled, p.Retried, p.Now,
+		p.Others, p.FinishedStates, p.Failed}
 }
 
 type batchListParams struct {
@@ -567,11 +578,9 @@ var (
 	jobList       = def(stmt[searchParams]{name: "JobList", cols: jobColumns, args: searchArgs})
 	jobListDesc   = def(stmt[searchParams]{name: "JobListDesc", cols: jobColumns, args: searchArgs})
 	jobMatchCount = def(stmt[searchParams]{name: "JobMatchCount", cols: 4, args: searchArgs})
-	jobIDNext     = def(stmt[idNextParams]{name: "JobIDNext", cols: 1,
-		args: func(p *idNextParams) []any { return []any{p.Lo, p.Hi, p.Waiting, p.Finished} }})
-	jobIDPrev = def(stmt[idNextParams]{name: "JobIDPrev", cols: 1,
-		args: func(p *idNextParams) []any { return []any{p.Lo, p.Hi, p.Waiting, p.Finished} }})
-	jobIDBounds = def(stmt[struct{}]{name: "JobIDBounds", cols: 4, args: noArgs})
+	jobIDNext     = def(stmt[idNextParams]{name: "JobIDNext", cols: 1, args: idNextArgs})
+	jobIDPrev     = def(stmt[idNextParams]{name: "JobIDPrev", cols: 1, args: idNextArgs})
+	jobIDBounds   = def(stmt[struct{}]{name: "JobIDBounds", cols: 4, args: noArgs})
 	// The statements of the operators' actions take the IDs of a page of
 	// jobs as a JSON array (batchAt, string), so that a bulk action
 	// changes a page in a few statements.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/internal/engine"
@@ -64,11 +65,27 @@ func testSearch(t *testing.T, setup opener) {
 	})
 
 	t.Run("JobIDNext", func(t *testing.T) {
+		// The next ID of a job matching a filter's states, queue and
+		// kind, past the jobs that do not: after spread's ten jobs of
+		// queue "a", a running job of queue "b", a completed one of
+		// "b", an available one of kind "k2", a discarded one of "b"
+		// and a scheduled one.
 		t.Parallel()
 		d := setup(t)
 		got := spread(t, d)
+		k2 := with(job("a"), func(p *droverdriver.InsertParams) { p.Kind = "k2" })
+		later := with(job("a"), func(p *droverdriver.InsertParams) { p.RunAt = time.Now().Add(time.Hour) })
+		got = append(got, insert(t, d, job("b"), job("b"), k2, job("b"), later)...)
+		rows := claim(t, d, "b", 3)
+		if !slices.Equal(ids(rows), pick(got, 10, 11, 13)) {
+			t.Fatalf("claimed %v, want %v", ids(rows), pick(got, 10, 11, 13))
+		}
+		finish(t, d, result(rows[1], droverdriver.OutcomeCompleted), result(rows[2], droverdriver.OutcomeDiscarded))
 		completed := []droverdriver.State{droverdriver.StateCompleted}
 		running := []droverdriver.State{droverdriver.StateRunning}
+		available := []droverdriver.State{droverdriver.StateAvailable}
+		discarded := []droverdriver.State{droverdriver.StateDiscarded}
+		scheduled := []droverdriver.State{droverdriver.StateScheduled}
 		tests := []struct {
 			name string
 			p    droverdriver.ListParams
@@ -76,13 +93,25 @@ func testSearch(t *testing.T, setup opener) {
 		}{
 			{"first", droverdriver.ListParams{}, got[0]},
 			{"into finished jobs", droverdriver.ListParams{AfterID: got[0]}, got[1]},
-			{"past the end", droverdriver.ListParams{AfterID: got[9]}, 0},
-			{"newest", droverdriver.ListParams{Desc: true}, got[9]},
+			{"past the end", droverdriver.ListParams{AfterID: got[14]}, 0},
+			{"newest", droverdriver.ListParams{Desc: true}, got[14]},
 			{"descending", droverdriver.ListParams{Desc: true, AfterID: got[2]}, got[1]},
 			{"descending past the start", droverdriver.ListParams{Desc: true, AfterID: got[0]}, 0},
 			{"finished jobs only", droverdriver.ListParams{AfterID: got[1], States: completed}, got[4]},
 			{"hot table only", droverdriver.ListParams{AfterID: got[0], States: running}, got[2]},
 			{"inside a window", droverdriver.ListParams{AfterID: got[4], UntilID: got[4] + 1, States: completed}, 0},
+			{"a state skips the others", droverdriver.ListParams{States: available}, got[8]},
+			{"a state, descending", droverdriver.ListParams{Desc: true, States: running}, got[10]},
+			{"a state, descending from a cursor", droverdriver.ListParams{Desc: true, AfterID: got[10], States: running}, got[6]},
+			{"a queue skips the others", droverdriver.ListParams{Queue: "b"}, got[10]},
+			{"a queue of finished jobs", droverdriver.ListParams{Queue: "b", States: completed}, got[11]},
+			{"a kind", droverdriver.ListParams{Kind: "k2"}, got[12]},
+			{"a kind, descending", droverdriver.ListParams{Kind: "k2", Desc: true}, got[12]},
+			{"a failed state", droverdriver.ListParams{States: discarded}, got[13]},
+			{"a failed state and a kind", droverdriver.ListParams{States: discarded, Kind: "k2"}, 0},
+			{"a failed state and a queue", droverdriver.ListParams{States: discarded, Queue: "b"}, got[13]},
+			{"scheduled", droverdriver.ListParams{States: scheduled}, got[14]},
+			{"a queue and a state not of it", droverdriver.ListParams{Queue: "b", States: available}, 0},
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
@@ -169,12 +198,35 @@ func testSearch(t *testing.T, setup opener) {
 		if err != nil || exact != (engine.Count{N: n / 3, Exact: true}) {
 			t.Fatalf("exact count %+v, %v; want %d exactly", exact, err, n/3)
 		}
-		est, err := engine.CountJobs(ctx, d, hit, engine.CountParams{Exact: 300, Samples: 10})
+		est, err := engine.CountJobs(ctx, d, hit, engine.CountParams{Exact: 300, Scan: 300, Samples: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if est.Exact || est.N < n/3*9/10 || est.N > n/3*11/10 {
 			t.Fatalf("estimate %+v, want %d within 10%%, not exact", est, n/3)
+		}
+	})
+
+	t.Run("JobMatchCount/walk", func(t *testing.T) {
+		// A filter few jobs match is counted exactly by the walk however
+		// many jobs lie between its matches, which a count by samples
+		// would have missed: three of 3,000 jobs, each its own window of
+		// the walk's 1,000 IDs, where samples read 30 IDs each.
+		t.Parallel()
+		ctx := context.Background()
+		d := setup(t)
+		const n = 3000
+		jobs := make([]droverdriver.InsertParams, n)
+		for i := range jobs {
+			jobs[i] = job("a")
+			if i%1000 == 999 {
+				jobs[i].Queue = "rare"
+			}
+		}
+		insert(t, d, jobs...)
+		c, err := engine.CountJobs(ctx, d, droverdriver.ListParams{Queue: "rare"}, engine.CountParams{Exact: 300, Scan: 1000, Samples: 10})
+		if err != nil || c != (engine.Count{N: 3, Exact: true}) {
+			t.Fatalf("count %+v, %v; want 3 exactly", c, err)
 		}
 	})
 

@@ -1,0 +1,4 @@
+DROP INDEX {schema}finished_jobs_failed_kind_idx;
+DROP INDEX {schema}finished_jobs_failed_queue_idx;
+DROP INDEX {schema}finished_jobs_failed_idx;
+DROP INDEX {schema}finished_jobs_search_idx;
