@@ -1770,17 +1770,19 @@ SELECT {schema}topic_generation_drop($1);
 
 -- name: WorkerSeen
 -- Upserts workers as seen now, $1-$6 parallel arrays (names distinct):
--- type, labels and owner replace the stored ones; queues ($4, each a JSON
--- array) are merged with the stored ones while the owner is the same (a
--- remote worker names one queue per claim), replaced when another process
--- took the name; started_at is kept while the owner is the same. $7 says
--- which workers are plain (they said nothing of themselves).
-INSERT INTO {schema}workers AS w (name, plain, type, labels, queues, owner, source, started_at, last_seen)
-SELECT name, plain, type, labels, ARRAY(SELECT jsonb_array_elements_text(queues)), owner, source, now(), now()
-FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::jsonb[], $5::text[], $6::text[], $7::boolean[])
-    AS p(name, type, labels, queues, owner, source, plain)
+-- type, labels, owner and kinds replace the stored ones; queues ($4, each
+-- a JSON array) are merged with the stored ones while the owner is the
+-- same (a remote worker names one queue per claim), replaced when another
+-- process took the name; started_at is kept while the owner is the same.
+-- $7 says which workers are plain (they said nothing of themselves); $8
+-- holds each one's kinds as a JSON array, NULL for one that named none.
+INSERT INTO {schema}workers AS w (name, plain, type, labels, queues, owner, source, started_at, last_seen, kinds)
+SELECT name, plain, type, labels, ARRAY(SELECT jsonb_array_elements_text(queues)), owner, source, now(), now(),
+    CASE WHEN kinds IS NOT NULL THEN ARRAY(SELECT jsonb_array_elements_text(kinds::jsonb)) END
+FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::jsonb[], $5::text[], $6::text[], $7::boolean[], $8::text[])
+    AS p(name, type, labels, queues, owner, source, plain, kinds)
 ON CONFLICT (name) DO UPDATE
-SET plain = excluded.plain, type = excluded.type, labels = excluded.labels,
+SET plain = excluded.plain, type = excluded.type, labels = excluded.labels, kinds = excluded.kinds,
     queues = CASE WHEN w.owner = excluded.owner
         THEN ARRAY(SELECT DISTINCT q FROM unnest(w.queues || excluded.queues) AS q ORDER BY q)
         ELSE excluded.queues END,
@@ -1791,21 +1793,33 @@ SET plain = excluded.plain, type = excluded.type, labels = excluded.labels,
 DELETE FROM {schema}workers WHERE name = $1 AND owner = $2;
 
 -- name: WorkerList
-SELECT name, plain, type, labels, queues, owner, source, started_at, last_seen FROM {schema}workers ORDER BY name;
+SELECT name, plain, type, labels, queues, owner, source, started_at, last_seen, kinds FROM {schema}workers ORDER BY name;
 
 -- name: WorkerPrune
 DELETE FROM {schema}workers WHERE last_seen < $1;
 
 -- name: RouteWaiting
 -- The routed jobs that wait (available, due or scheduled), grouped by
--- queue and routing: how many, the oldest run_at and the lowest ID. At
--- most $1 groups. Reads jobs_route_idx's rows, never a plain job.
-SELECT queue, routing, count(*), min(run_at), min(id)
+-- queue, routing and kind: how many, the oldest run_at and the lowest ID.
+-- At most $1 groups. Reads jobs_route_idx's rows, never a plain job.
+SELECT queue, routing, kind, count(*), min(run_at), min(id)
 FROM {schema}jobs
 WHERE state = 'available' AND route IS NOT NULL
-GROUP BY queue, routing
+GROUP BY queue, routing, kind
 ORDER BY queue, min(id)
 LIMIT $1;
+
+-- name: KindsWaiting
+-- The first $2 plain jobs of queue $1 that wait, in claim order (the
+-- claim index, which the LIMIT stops), grouped by kind: how many, the
+-- oldest run_at and the lowest ID.
+SELECT kind, count(*), min(run_at), min(id) FROM (
+    SELECT kind, run_at, id FROM {schema}jobs
+    WHERE state = 'available' AND route IS NULL AND queue = $1
+    ORDER BY priority, run_at, id LIMIT $2
+) h
+GROUP BY kind
+ORDER BY min(id);
 
 -- name: JobRouteAbsent
 -- The leader's absent-worker policy ($1 now, $2 the most jobs): routed

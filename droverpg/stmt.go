@@ -198,10 +198,19 @@ type settingsSetParams struct {
 }
 
 // workerSeenParams are WorkerSeen's parallel arrays, one worker each:
-// labels and queues as JSON.
+// labels, queues and kinds as JSON, kinds nil for a worker that named
+// none.
 type workerSeenParams struct {
 	Names, Types, Labels, Queues, Owners, Sources []string
 	Plains                                        []bool
+	Kinds                                         []*string
+}
+
+// kindsWaitingParams are KindsWaiting's: the queue and how many of its
+// jobs to read.
+type kindsWaitingParams struct {
+	Queue string
+	Limit int
 }
 
 // workerOwner is a worker's name and the owner that registered it.
@@ -690,13 +699,15 @@ var (
 	// Routing and the worker registry (routing.go).
 	workerSeen = def(stmt[workerSeenParams]{name: "WorkerSeen",
 		args: func(p *workerSeenParams) []any {
-			return []any{p.Names, p.Types, p.Labels, p.Queues, p.Owners, p.Sources, p.Plains}
+			return []any{p.Names, p.Types, p.Labels, p.Queues, p.Owners, p.Sources, p.Plains, p.Kinds}
 		}})
 	workerGone = def(stmt[workerOwner]{name: "WorkerGone",
 		args: func(p *workerOwner) []any { return []any{p.Name, p.Owner} }})
-	workerList     = def(stmt[struct{}]{name: "WorkerList", cols: 9, args: noArgs})
-	workerPrune    = def(stmt[time.Time]{name: "WorkerPrune", args: oneArg[time.Time]})
-	routeWaiting   = def(stmt[int]{name: "RouteWaiting", cols: 5, args: oneArg[int]})
+	workerList   = def(stmt[struct{}]{name: "WorkerList", cols: 10, args: noArgs})
+	workerPrune  = def(stmt[time.Time]{name: "WorkerPrune", args: oneArg[time.Time]})
+	routeWaiting = def(stmt[int]{name: "RouteWaiting", cols: 6, args: oneArg[int]})
+	kindsWaiting = def(stmt[kindsWaitingParams]{name: "KindsWaiting", cols: 4,
+		args: func(p *kindsWaitingParams) []any { return []any{p.Queue, p.Limit} }})
 	jobRouteAbsent = def(stmt[routeAbsentParams]{name: "JobRouteAbsent", cols: finishedCols,
 		args: func(p *routeAbsentParams) []any { return []any{p.Now, p.Limit} }})
 )

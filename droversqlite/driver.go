@@ -520,7 +520,7 @@ var readQueries = []string{jobClaimable.name, jobGet.name, jobList.name, jobCoun
 	// Periodic jobs (periodic.go).
 	periodicTicks.name, periodicList.name,
 	// Routing (routing.go).
-	workerList.name, routeWaiting.name}
+	workerList.name, routeWaiting.name, kindsWaiting.name}
 
 // unprepared are the queries that are not statements of their own (templates)
 // or that must work before the schema exists (migrations).

@@ -1525,14 +1525,15 @@ DELETE FROM {schema}topic_generations WHERE gen = ?1;
 
 -- name: WorkerSeen
 -- ?1 JSON array of workers ({name, plain, type, labels, queues, owner,
--- source}), names distinct, ?2 now. WHERE true lets the parser read ON
+-- source, kinds}: kinds a JSON array, or null for a worker that named
+-- none), names distinct, ?2 now. WHERE true lets the parser read ON
 -- CONFLICT as the upsert clause after a SELECT.
-INSERT INTO {schema}workers AS w (name, plain, type, labels, queues, owner, source, started_at, last_seen)
+INSERT INTO {schema}workers AS w (name, plain, type, labels, queues, owner, source, started_at, last_seen, kinds)
 SELECT value ->> 'name', value ->> 'plain', value ->> 'type', value ->> 'labels', value ->> 'queues', value ->> 'owner',
-    value ->> 'source', ?2, ?2
+    value ->> 'source', ?2, ?2, value ->> 'kinds'
 FROM json_each(?1) WHERE true
 ON CONFLICT (name) DO UPDATE
-SET plain = excluded.plain, type = excluded.type, labels = excluded.labels,
+SET plain = excluded.plain, type = excluded.type, labels = excluded.labels, kinds = excluded.kinds,
     queues = CASE WHEN w.owner = excluded.owner
         THEN (SELECT json_group_array(q) FROM (SELECT value AS q FROM json_each(w.queues)
                                                UNION SELECT value FROM json_each(excluded.queues) ORDER BY 1))
@@ -1544,19 +1545,31 @@ SET plain = excluded.plain, type = excluded.type, labels = excluded.labels,
 DELETE FROM {schema}workers WHERE name = ?1 AND owner = ?2;
 
 -- name: WorkerList
-SELECT name, plain, type, labels, queues, owner, source, started_at, last_seen FROM {schema}workers ORDER BY name;
+SELECT name, plain, type, labels, queues, owner, source, started_at, last_seen, kinds FROM {schema}workers ORDER BY name;
 
 -- name: WorkerPrune
 DELETE FROM {schema}workers WHERE last_seen < ?1;
 
 -- name: RouteWaiting
 -- ?1 the most groups.
-SELECT queue, routing, count(*), min(run_at), min(id)
+SELECT queue, routing, kind, count(*), min(run_at), min(id)
 FROM {schema}jobs
 WHERE state = 'available' AND route IS NOT NULL
-GROUP BY queue, routing
+GROUP BY queue, routing, kind
 ORDER BY queue, min(id)
 LIMIT ?1;
+
+-- name: KindsWaiting
+-- The first ?2 plain jobs of queue ?1 that wait, in claim order (the
+-- claim index, which the LIMIT stops), grouped by kind: how many, the
+-- oldest run_at and the lowest ID.
+SELECT kind, count(*), min(run_at), min(id) FROM (
+    SELECT kind, run_at, id FROM {schema}jobs
+    WHERE state = 'available' AND route IS NULL AND queue = ?1
+    ORDER BY priority, run_at, id LIMIT ?2
+)
+GROUP BY kind
+ORDER BY min(id);
 
 -- name: JobRouteAbsentFind
 -- ?1 now, ?2 the most jobs: the routed jobs the absent-worker policy

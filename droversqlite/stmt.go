@@ -338,6 +338,13 @@ func searchArgs(p *searchParams) []any {
 
 // idNextParams are JobIDNext's and JobIDPrev's: the window's exclusive
 // bounds and the tables to read.
+// kindsWaitingParams are KindsWaiting's: the queue and how many of its
+// jobs to read.
+type kindsWaitingParams struct {
+	Queue string
+	Limit int
+}
+
 type idNextParams struct {
 	Lo, Hi                  int64
 	Waiting, Finished       bool
@@ -689,9 +696,11 @@ var (
 		args: func(p *batchAt) []any { return []any{p.Batch, p.Now} }})
 	workerGone = def(stmt[workerOwner]{name: "WorkerGone",
 		args: func(p *workerOwner) []any { return []any{p.Name, p.Owner} }})
-	workerList         = def(stmt[struct{}]{name: "WorkerList", cols: 9, args: noArgs})
-	workerPrune        = def(stmt[int64]{name: "WorkerPrune", args: oneArg[int64]})
-	routeWaiting       = def(stmt[int]{name: "RouteWaiting", cols: 5, args: oneArg[int]})
+	workerList   = def(stmt[struct{}]{name: "WorkerList", cols: 10, args: noArgs})
+	workerPrune  = def(stmt[int64]{name: "WorkerPrune", args: oneArg[int64]})
+	routeWaiting = def(stmt[int]{name: "RouteWaiting", cols: 6, args: oneArg[int]})
+	kindsWaiting = def(stmt[kindsWaitingParams]{name: "KindsWaiting", cols: 4,
+		args: func(p *kindsWaitingParams) []any { return []any{p.Queue, p.Limit} }})
 	jobRouteAbsentFind = def(stmt[limitAt]{name: "JobRouteAbsentFind", cols: 2,
 		args: func(p *limitAt) []any { return []any{p.Now, p.Limit} }})
 	jobRouteFallback = def(stmt[string]{name: "JobRouteFallback", cols: 1, args: oneArg[string]})

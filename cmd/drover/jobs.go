@@ -155,14 +155,18 @@ time or a duration ago ("90m": since an hour and a half ago); since is
 inclusive, until exclusive.
 
 A search walks the jobs tables by id a window at a time, whatever the
-filter, so a page deep in ten million jobs costs what the first does; a
-filter that few jobs match reads on until it fills the page or reaches the
-end. --count prints on stderr how many jobs match: exactly while a table
-holds up to 50,000 jobs, an estimate beyond ("about").
+filter, so a page deep in ten million jobs costs what the first does; each
+window starts at the next job of the --state, --queue and --kind given,
+found from an index, and a filter that few jobs match reads on until it
+fills the page or reaches the end. --count prints on stderr how many jobs
+match: exactly while a table holds up to 50,000 jobs or the matches are few
+enough to reach by such windows, an estimate beyond ("about").
 
-With --unroutable it prints instead the waiting routed jobs that no live
-worker can take (none that works their queue matches their worker type,
-names and labels), grouped by queue and routing, with the first job's id.`,
+With --unroutable it prints instead the waiting jobs that no live worker
+can take (none that works their queue matches their worker type, names and
+labels and runs their kind), grouped by queue, kind and routing, with the
+first job's id. Plain jobs show there when every live worker of their queue
+named the kinds it runs (Go clients do) and none named theirs.`,
 		Example: `  drover jobs list --state available,running --queue default
   drover jobs list --kind email --args '{"to":"a@example.com"}' --order newest
   drover jobs list --state discarded --finished-since 1h --count
@@ -249,7 +253,7 @@ names and labels), grouped by queue and routing, with the first job's id.`,
 	fl.Int64Var(&p.After, "after", 0, "only jobs after this id in the list's order: the last id of the previous page")
 	fl.BoolVar(&asJSON, "json", false, "print the jobs as a JSON array")
 	fl.BoolVar(&count, "count", false, "also print on stderr how many jobs match (estimated beyond 50,000 jobs per table)")
-	fl.BoolVar(&unroutable, "unroutable", false, "list the waiting routed jobs no live worker can take, by queue and routing")
+	fl.BoolVar(&unroutable, "unroutable", false, "list the waiting jobs no live worker can take, by queue, kind and routing")
 	return cmd
 }
 

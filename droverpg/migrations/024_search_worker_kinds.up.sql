@@ -19,3 +19,9 @@ CREATE INDEX finished_jobs_search_idx ON {schema}finished_jobs
 CREATE INDEX finished_jobs_failed_idx ON {schema}finished_jobs (id) WHERE state <> 'completed';
 CREATE INDEX finished_jobs_failed_queue_idx ON {schema}finished_jobs (queue, id) WHERE state <> 'completed';
 CREATE INDEX finished_jobs_failed_kind_idx ON {schema}finished_jobs (kind, id) WHERE state <> 'completed';
+
+-- The kinds a worker runs (issue 38): a Go client's registered kinds, the
+-- kinds a remote worker names in its claims; NULL for a worker that named
+-- none, which claims every kind. A waiting job of a kind that no live
+-- worker of its queue runs is reported with the unroutable jobs.
+ALTER TABLE {schema}workers ADD COLUMN kinds text[];

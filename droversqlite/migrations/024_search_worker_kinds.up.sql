@@ -9,3 +9,10 @@
 CREATE INDEX {schema}finished_jobs_queue_idx ON {schema}finished_jobs (queue);
 CREATE INDEX {schema}finished_jobs_kind_idx ON {schema}finished_jobs (kind);
 CREATE INDEX {schema}finished_jobs_failed_idx ON {schema}finished_jobs (id) WHERE state <> 'completed';
+
+-- The kinds a worker runs (issue 38), a JSON array: a Go client's
+-- registered kinds, the kinds a remote worker names in its claims; NULL
+-- for a worker that named none, which claims every kind. A waiting job of
+-- a kind that no live worker of its queue runs is reported with the
+-- unroutable jobs.
+ALTER TABLE {schema}workers ADD COLUMN kinds TEXT;
