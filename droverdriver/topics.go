@@ -98,6 +98,12 @@ type TopicExecutor interface {
 	// to each lane's Dropped count the messages it had not passed. It
 	// returns how many messages were dropped unread by some lane.
 	TopicDrop(ctx context.Context, gen int64) (int64, error)
+
+	// TopicTail returns the newest limit messages of each of topic's
+	// lanes (0 to lanes-1) below the visibility horizon, in (lane, xid,
+	// id) order, each with Range 0: a look at a topic that consumes
+	// nothing (Client.PeekTopic), from which TopicRead goes on.
+	TopicTail(ctx context.Context, topic string, lanes, limit int) ([]*MessageRow, error)
 }
 
 // GenerationWidth is how many message IDs one generation spans: generation

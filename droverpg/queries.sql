@@ -1661,6 +1661,17 @@ CROSS JOIN LATERAL (
     ORDER BY t.xid, t.id LIMIT $5) AS m
 ORDER BY r.ord, m.xid, m.id;
 
+-- name: TopicTail
+-- $1 topic, $2 lanes, $3 limit per lane: the newest messages of each lane
+-- below the horizon, each lane one backward range of the read index.
+SELECT 0, m.id, m.xid, m.lane, m.key, m.payload, m.metadata, m.created_at
+FROM generate_series(0, $2 - 1) AS l(lane)
+CROSS JOIN LATERAL (
+    SELECT * FROM {schema}topic_messages AS t
+    WHERE t.topic = $1 AND t.lane = l.lane AND t.xid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+    ORDER BY t.xid DESC, t.id DESC LIMIT $3) AS m
+ORDER BY m.lane, m.xid, m.id;
+
 -- name: TopicAck
 -- $1 topics, $2 subscriptions, $3 lanes, $4 tokens, $5 cursor xids, $6
 -- cursor ids, $7 keeps, $8 lease ms of kept lanes. Fenced by the lease

@@ -484,6 +484,13 @@ type topicPublishParams struct {
 	Metadata []string
 }
 
+// topicTailParams are TopicTail's: the topic, its lanes and how many
+// messages of each.
+type topicTailParams struct {
+	Topic        string
+	Lanes, Limit int
+}
+
 type topicReadParams struct {
 	Topics []string
 	Lanes  []int32
@@ -664,6 +671,8 @@ var (
 		args: func(p *topicLeaseParams) []any {
 			return []any{p.Topics, p.Subscriptions, p.Owner, p.Token, p.LeaseMS, p.Max}
 		}})
+	topicTail = def(stmt[topicTailParams]{name: "TopicTail", cols: 8,
+		args: func(p *topicTailParams) []any { return []any{p.Topic, p.Lanes, p.Limit} }})
 	topicRead = def(stmt[topicReadParams]{name: "TopicRead", cols: 8,
 		args: func(p *topicReadParams) []any { return []any{p.Topics, p.Lanes, p.Xids, p.IDs, p.Limit} }})
 	topicAck = def(stmt[topicAckParams]{name: "TopicAck", cols: 1,

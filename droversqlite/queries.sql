@@ -1401,6 +1401,18 @@ JOIN {schema}topic_messages AS m ON m.id IN (
     ORDER BY xid, id LIMIT ?2)
 ORDER BY r.key, m.xid, m.id;
 
+-- name: TopicTail
+-- ?1 topic, ?2 lanes, ?3 limit per lane: the newest messages of each lane,
+-- each lane one backward range of the read index.
+WITH RECURSIVE l(lane) AS (SELECT 0 WHERE ?2 > 0 UNION ALL SELECT lane + 1 FROM l WHERE lane + 1 < ?2)
+SELECT 0, m.id, m.xid, m.lane, m.key, m.payload, m.metadata, m.created_at
+FROM l
+JOIN {schema}topic_messages AS m ON m.id IN (
+    SELECT id FROM {schema}topic_messages
+    WHERE topic = ?1 AND lane = l.lane AND xid = 0
+    ORDER BY xid DESC, id DESC LIMIT ?3)
+ORDER BY m.lane, m.xid, m.id;
+
 -- name: TopicAck
 -- ?1 JSON array of [topic, subscription, lane, token in hex, cursor xid,
 -- cursor id, keep (0 or 1)], ?2 now, ?3 lease expiry of kept lanes.

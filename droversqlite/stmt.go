@@ -474,6 +474,13 @@ type topicLeaseParams struct {
 	Now        int64
 }
 
+// topicTailParams are TopicTail's: the topic, its lanes and how many
+// messages of each.
+type topicTailParams struct {
+	Topic        string
+	Lanes, Limit int
+}
+
 type topicReadParams struct {
 	Ranges string // JSON: [topic, lane, cursor xid, cursor id]
 	Limit  int
@@ -662,7 +669,9 @@ var (
 	topicLease = def(stmt[topicLeaseParams]{name: "TopicLease", cols: 6,
 		args: func(p *topicLeaseParams) []any { return []any{p.Candidates, p.Owner, p.Token, p.Expires, p.Now} }})
 	topicMaxAttempts = def(stmt[string]{name: "TopicMaxAttempts", cols: 3, args: oneArg[string]})
-	topicRead        = def(stmt[topicReadParams]{name: "TopicRead", cols: 8,
+	topicTail        = def(stmt[topicTailParams]{name: "TopicTail", cols: 8,
+		args: func(p *topicTailParams) []any { return []any{p.Topic, p.Lanes, p.Limit} }})
+	topicRead = def(stmt[topicReadParams]{name: "TopicRead", cols: 8,
 		args: func(p *topicReadParams) []any { return []any{p.Ranges, p.Limit} }})
 	topicAck = def(stmt[topicAckParams]{name: "TopicAck", cols: 3,
 		args: func(p *topicAckParams) []any { return []any{p.Lanes, p.Now, p.Expires} }})

@@ -21,7 +21,7 @@ var _ droverdriver.TopicExecutor = (*executor)(nil)
 // Topic reads run on the reader pool: a WAL reader sees every committed
 // message and never waits for the writer.
 func init() {
-	readQueries = append(readQueries, topicLastID.name, topicLeaseCandidates.name, topicMaxAttempts.name, topicList.name, topicRead.name, topicLag.name, topicGenerations.name, topicGenerationTopics.name)
+	readQueries = append(readQueries, topicTail.name, topicLastID.name, topicLeaseCandidates.name, topicMaxAttempts.name, topicList.name, topicRead.name, topicLag.name, topicGenerations.name, topicGenerationTopics.name)
 }
 
 func (e *executor) TopicCreate(ctx context.Context, p droverdriver.TopicParams) (*droverdriver.TopicRow, error) {
@@ -273,7 +273,14 @@ func (e *executor) TopicRead(ctx context.Context, p droverdriver.TopicReadParams
 	}
 	b = append(b, ']')
 	var out []*droverdriver.MessageRow
-	err := topicRead.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
+	err := topicRead.query(ctx, e, nil, e.reader, scanMessages(&out), topicReadParams{string(b), p.Limit})
+	return out, e.wrap("read messages", err)
+}
+
+// scanMessages returns the scan of messages as TopicRead and TopicTail
+// return them, appending to out.
+func scanMessages(out *[]*droverdriver.MessageRow) func(rows *sql.Rows) error {
+	return func(rows *sql.Rows) error {
 		var m droverdriver.MessageRow
 		var key sql.NullString
 		var meta string
@@ -282,10 +289,15 @@ func (e *executor) TopicRead(ctx context.Context, p droverdriver.TopicReadParams
 			return err
 		}
 		m.Key, m.Metadata, m.PublishedAt = key.String, []byte(meta), fromMicros(created)
-		out = append(out, &m)
+		*out = append(*out, &m)
 		return nil
-	}, topicReadParams{string(b), p.Limit})
-	return out, e.wrap("read messages", err)
+	}
+}
+
+func (e *executor) TopicTail(ctx context.Context, topic string, lanes, limit int) ([]*droverdriver.MessageRow, error) {
+	var out []*droverdriver.MessageRow
+	err := topicTail.query(ctx, e, nil, e.reader, scanMessages(&out), topicTailParams{topic, lanes, limit})
+	return out, e.wrap("read the newest messages", err)
 }
 
 // appendLanes encodes lanes as the JSON array TopicAck and TopicExtend

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"cmp"
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +13,8 @@ import (
 	"strconv"
 	"text/tabwriter"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -26,6 +30,7 @@ type topicsClient interface {
 	CreateSubscription(ctx context.Context, topic, name string, opts *drover.SubscriptionOpts) (bool, error)
 	DeleteSubscription(ctx context.Context, topic, name string) (bool, error)
 	SubscriptionLag(ctx context.Context, topic string) ([]drover.SubscriptionLag, error)
+	PeekTopic(ctx context.Context, topic string, limit int, cursor string) (*drover.TopicPeek, error)
 }
 
 // openTopics opens the store, checked to be current, and a client for
@@ -53,7 +58,7 @@ func (c *cli) topicsCommand() *cobra.Command {
 delivered once to every subscription of it.`,
 	}
 	cmd.AddCommand(c.topicsListCommand(), c.topicsCreateCommand(), c.topicsSubscribeCommand(),
-		c.topicsUnsubscribeCommand(), c.topicsPublishCommand(), c.topicsLagCommand())
+		c.topicsUnsubscribeCommand(), c.topicsPublishCommand(), c.topicsPeekCommand(), c.topicsLagCommand())
 	markNeedsStore(cmd)
 	return cmd
 }
@@ -280,6 +285,102 @@ func readLines(r io.Reader) ([][]byte, error) {
 		}
 	}
 	return out, sc.Err()
+}
+
+// peekFollowEvery is how often `topics peek --follow` reads what was
+// published since its last read.
+const peekFollowEvery = time.Second
+
+func (c *cli) topicsPeekCommand() *cobra.Command {
+	var limit int
+	var follow, asJSON bool
+	cmd := &cobra.Command{
+		Use:     "peek TOPIC",
+		Aliases: []string{"tail"},
+		Short:   "Show the newest messages of a topic, consuming nothing",
+		Long: `peek prints the newest messages of a topic, oldest first, one a line: its
+id, lane, key, publish time and payload (text, or base64: for bytes that are
+not). No subscription moves and no lane is held: consumers see the same
+messages as before. With --follow it goes on printing messages as they are
+published, reading every second, until interrupted.`,
+		Example: "  drover topics peek chat\n  drover topics tail chat --follow --json",
+		Args:    argsNamed("TOPIC"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if limit < 1 || limit > drover.MaxTopicPeek {
+				return usagef("--limit %d: must be between 1 and %d", limit, drover.MaxTopicPeek)
+			}
+			return c.withTopics(cmd, func(ctx context.Context, client topicsClient) error {
+				out := bufio.NewWriter(cmd.OutOrStdout())
+				cursor := ""
+				for {
+					peek, err := client.PeekTopic(ctx, args[0], limit, cursor)
+					if err != nil {
+						if follow && ctx.Err() != nil {
+							return out.Flush()
+						}
+						return err
+					}
+					for _, m := range peek.Messages {
+						if err := writePeeked(out, m, asJSON); err != nil {
+							return err
+						}
+					}
+					if err := out.Flush(); err != nil || !follow {
+						return err
+					}
+					cursor = peek.Cursor
+					select {
+					case <-ctx.Done():
+						return nil
+					case <-time.After(peekFollowEvery):
+					}
+				}
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&limit, "limit", 10, fmt.Sprintf("how many of the newest messages to show (1 to %d); with --follow, the most read from each lane at a time", drover.MaxTopicPeek))
+	f.BoolVar(&follow, "follow", false, "go on printing messages as they are published, until interrupted")
+	f.BoolVar(&asJSON, "json", false, "print each message as a JSON object on a line of its own")
+	return cmd
+}
+
+// writePeeked prints one message of `topics peek`.
+func writePeeked(w io.Writer, m *drover.PeekedMessage, asJSON bool) error {
+	text := utf8.Valid(m.Payload) && !slices.ContainsFunc([]rune(string(m.Payload)), unicode.IsControl)
+	if asJSON {
+		type peekedJSON struct {
+			ID            int64           `json:"id"`
+			Lane          int             `json:"lane"`
+			Key           string          `json:"key,omitempty"`
+			Payload       *string         `json:"payload,omitempty"`
+			PayloadBase64 []byte          `json:"payload_base64,omitempty"`
+			Metadata      json.RawMessage `json:"metadata,omitempty"`
+			PublishedAt   time.Time       `json:"published_at"`
+		}
+		j := peekedJSON{ID: m.ID, Lane: m.Lane, Key: m.Key, PublishedAt: m.PublishedAt}
+		if text {
+			p := string(m.Payload)
+			j.Payload = &p
+		} else {
+			j.PayloadBase64 = m.Payload
+		}
+		if len(m.Metadata) > 0 && json.Valid(m.Metadata) && string(m.Metadata) != "{}" {
+			j.Metadata = m.Metadata
+		}
+		b, err := json.Marshal(j)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s\n", b)
+		return err
+	}
+	payload := string(m.Payload)
+	if !text {
+		payload = "base64:" + base64.StdEncoding.EncodeToString(m.Payload)
+	}
+	_, err := fmt.Fprintf(w, "%d\tlane %d\t%s\t%s\t%s\n", m.ID, m.Lane, orDash(m.Key), m.PublishedAt.Format(time.RFC3339Nano), payload)
+	return err
 }
 
 func (c *cli) topicsLagCommand() *cobra.Command {
