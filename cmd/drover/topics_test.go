@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/droverhq/drover/internal/waitfor"
@@ -134,7 +132,7 @@ func TestTopicsPeek(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stdout lockedBuffer
+	var stdout syncBuffer
 	done := make(chan int, 1)
 	go func() {
 		done <- execute(ctx, []string{"--database-url", f.url, "--schema", f.schema, "topics", "peek", "chat", "--limit", "1", "--follow"},
@@ -150,23 +148,4 @@ func TestTopicsPeek(t *testing.T) {
 	if got := stdout.String(); strings.Count(got, "\n") != 2 || strings.Contains(got, "\ttwo\n") {
 		t.Fatalf("peek --follow printed:\n%s\nwant three, then four", got)
 	}
-}
-
-// lockedBuffer is a bytes.Buffer written by one goroutine and read by
-// another.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

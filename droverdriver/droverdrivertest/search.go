@@ -10,6 +10,19 @@ import (
 	"github.com/droverhq/drover/internal/engine"
 )
 
+// marked returns n jobs of queue "a", every every-th of them (the first
+// included) changed by mark.
+func marked(n, every int, mark func(*droverdriver.InsertParams)) []droverdriver.InsertParams {
+	jobs := make([]droverdriver.InsertParams, n)
+	for i := range jobs {
+		jobs[i] = job("a")
+		if i%every == 0 {
+			mark(&jobs[i])
+		}
+	}
+	return jobs
+}
+
 func testSearch(t *testing.T, setup opener) {
 	// spread inserts ten jobs of queue "a" and completes the second,
 	// fifth and eighth, so that both tables hold jobs and IDs alternate
@@ -185,14 +198,7 @@ func testSearch(t *testing.T, setup opener) {
 		ctx := context.Background()
 		d := setup(t)
 		const n = 3000
-		jobs := make([]droverdriver.InsertParams, n)
-		for i := range jobs {
-			jobs[i] = job("a")
-			if i%3 == 0 {
-				jobs[i].Kind = "hit"
-			}
-		}
-		insert(t, d, jobs...)
+		insert(t, d, marked(n, 3, func(p *droverdriver.InsertParams) { p.Kind = "hit" })...)
 		hit := droverdriver.ListParams{Kind: "hit"}
 		exact, err := engine.CountJobs(ctx, d, hit, engine.CountParams{Exact: 5000, Samples: 10})
 		if err != nil || exact != (engine.Count{N: n / 3, Exact: true}) {
@@ -215,15 +221,7 @@ func testSearch(t *testing.T, setup opener) {
 		t.Parallel()
 		ctx := context.Background()
 		d := setup(t)
-		const n = 3000
-		jobs := make([]droverdriver.InsertParams, n)
-		for i := range jobs {
-			jobs[i] = job("a")
-			if i%1000 == 999 {
-				jobs[i].Queue = "rare"
-			}
-		}
-		insert(t, d, jobs...)
+		insert(t, d, marked(3000, 1000, func(p *droverdriver.InsertParams) { p.Queue = "rare" })...)
 		c, err := engine.CountJobs(ctx, d, droverdriver.ListParams{Queue: "rare"}, engine.CountParams{Exact: 300, Scan: 1000, Samples: 10})
 		if err != nil || c != (engine.Count{N: 3, Exact: true}) {
 			t.Fatalf("count %+v, %v; want 3 exactly", c, err)
