@@ -98,10 +98,13 @@ func (w *walker) walk(ctx context.Context, p droverdriver.ListParams, visit func
 		if w.scan > 0 {
 			width = min(width, w.scan-w.scanned)
 		}
+		// The window starts at next, not at the cursor: the IDs between
+		// hold no job of the filter's states, queue and kind, and the
+		// window statements walk the primary key from their start.
 		win := p
-		win.UntilID = next + width - 1
+		win.AfterID, win.UntilID = next-1, next+width-1
 		if p.Desc {
-			win.UntilID = max(next-width+1, 1)
+			win.AfterID, win.UntilID = next+1, max(next-width+1, 1)
 		}
 		found, done, err := visit(win)
 		if err != nil {
