@@ -927,7 +927,10 @@ LIMIT $18;
 -- The hot table's available rows match when $7 takes due ones, $8
 -- scheduled ones (ahead of $10, now, never attempted) or $9 retryable ones
 -- (ahead, attempted before); its other rows when their state is one of
--- $11; finished jobs when their state is one of $12 ('{}': any). Planned
+-- $11; finished jobs when their state is one of $12 ('{}': any). $13 says
+-- the filter names a state, queue or kind: without, the hot table's next
+-- job is its next ID, one step of its primary key, which the branches by
+-- state would each look for on their own. Planned
 -- afresh with its values (replan), so that the filters not given fold
 -- away and each branch takes the path its values make cheapest: a
 -- queue's available jobs from the claim indexes, finished jobs of a rare
@@ -936,20 +939,22 @@ LIMIT $18;
 -- jobs match along the primary key. JobIDPrev is this statement with
 -- /*min*/ made max and /*asc*/ made DESC.
 SELECT coalesce(/*min*/min(id), 0) FROM (
+    (SELECT id FROM {schema}jobs WHERE $3 AND NOT $13 AND id > $1 AND id < $2 ORDER BY id /*asc*/ LIMIT 1)
+    UNION ALL
     (SELECT id FROM {schema}jobs
-     WHERE $3 AND ($7 OR $8 OR $9) AND state = 'available' AND route IS NULL AND id > $1 AND id < $2
+     WHERE $3 AND $13 AND ($7 OR $8 OR $9) AND state = 'available' AND route IS NULL AND id > $1 AND id < $2
        AND ($5::text = '' OR queue = $5::text) AND ($6::text = '' OR kind = $6::text)
        AND (($7 AND run_at <= $10) OR ($8 AND run_at > $10 AND attempt = 0) OR ($9 AND run_at > $10 AND attempt > 0))
      ORDER BY id /*asc*/ LIMIT 1)
     UNION ALL
     (SELECT id FROM {schema}jobs
-     WHERE $3 AND ($7 OR $8 OR $9) AND state = 'available' AND route IS NOT NULL AND id > $1 AND id < $2
+     WHERE $3 AND $13 AND ($7 OR $8 OR $9) AND state = 'available' AND route IS NOT NULL AND id > $1 AND id < $2
        AND ($5::text = '' OR queue = $5::text) AND ($6::text = '' OR kind = $6::text)
        AND (($7 AND run_at <= $10) OR ($8 AND run_at > $10 AND attempt = 0) OR ($9 AND run_at > $10 AND attempt > 0))
      ORDER BY id /*asc*/ LIMIT 1)
     UNION ALL
     (SELECT id FROM {schema}jobs
-     WHERE $3 AND cardinality($11::text[]) > 0 AND state = ANY($11::text[]) AND id > $1 AND id < $2
+     WHERE $3 AND $13 AND cardinality($11::text[]) > 0 AND state = ANY($11::text[]) AND id > $1 AND id < $2
        AND ($5::text = '' OR queue = $5::text) AND ($6::text = '' OR kind = $6::text)
      ORDER BY id /*asc*/ LIMIT 1)
     UNION ALL

@@ -68,9 +68,11 @@ func (e *executor) JobList(ctx context.Context, p droverdriver.ListParams) ([]*d
 	return jobs, e.wrap("list jobs", rows.Err())
 }
 
-func (e *executor) JobIDNext(ctx context.Context, p droverdriver.ListParams) (int64, error) {
+// idNext turns a filter into the parameters of JobIDNext and JobIDPrev.
+func idNext(p *droverdriver.ListParams) idNextParams {
 	lo, hi := p.Bounds()
-	ip := idNextParams{Lo: lo, Hi: hi, Queue: p.Queue, Kind: p.Kind, Now: p.Now}
+	ip := idNextParams{Lo: lo, Hi: hi, Queue: p.Queue, Kind: p.Kind, Now: p.Now,
+		Narrow: len(p.States) > 0 || p.Queue != "" || p.Kind != ""}
 	ip.Waiting, ip.Finished = p.Parts()
 	var others []droverdriver.State
 	ip.Due, ip.Scheduled, ip.Retried, others = p.WaitingStates()
@@ -79,12 +81,16 @@ func (e *executor) JobIDNext(ctx context.Context, p droverdriver.ListParams) (in
 	if ip.Now.IsZero() {
 		ip.Now = time.Now()
 	}
+	return ip
+}
+
+func (e *executor) JobIDNext(ctx context.Context, p droverdriver.ListParams) (int64, error) {
 	st := jobIDNext
 	if p.Desc {
 		st = jobIDPrev
 	}
 	var id int64
-	if err := st.queryRow(ctx, e.db, e.q, ip).Scan(&id); err != nil {
+	if err := st.queryRow(ctx, e.db, e.q, idNext(&p)).Scan(&id); err != nil {
 		return 0, e.wrap("find the next job id", err)
 	}
 	return id, nil

@@ -142,6 +142,7 @@ func TestSearchPlan(t *testing.T) {
 		p    droverdriver.ListParams
 		want int64
 	}{
+		{"no filter", droverdriver.ListParams{}, 1},
 		{"a rare queue", droverdriver.ListParams{Queue: "rare", AfterID: hotRare}, searchPlanRows + 1},
 		{"a rare queue, completed", droverdriver.ListParams{Queue: "rare", States: completed}, searchPlanRows + 1},
 		{"a rare queue, newest first", droverdriver.ListParams{Queue: "rare", Desc: true, AfterID: searchPlanRows + 2}, searchPlanRows + 1},
@@ -157,13 +158,7 @@ func TestSearchPlan(t *testing.T) {
 			if id != tc.want {
 				t.Fatalf("next ID %d, want %d", id, tc.want)
 			}
-			lo, hi := tc.p.Bounds()
-			ip := idNextParams{Lo: lo, Hi: hi, Queue: tc.p.Queue, Kind: tc.p.Kind, Now: time.Now()}
-			ip.Waiting, ip.Finished = tc.p.Parts()
-			var others []droverdriver.State
-			ip.Due, ip.Scheduled, ip.Retried, others = tc.p.WaitingStates()
-			fin, _ := tc.p.FinishedStates()
-			ip.Others, ip.FinishedStates = stateStrings(others), stateStrings(fin)
+			ip := idNext(&tc.p)
 			name := jobIDNext.name
 			if tc.p.Desc {
 				name = jobIDPrev.name
@@ -177,7 +172,7 @@ func TestSearchPlan(t *testing.T) {
 					reads = append(reads, fmt.Sprint(n["Node Type"], " ", rel, " ", n["Index Name"]))
 				}
 			})
-			if examined > searchPlanRows/20 {
+			if most := float64(searchPlanRows / 20); tc.name == "no filter" && examined > 2 || examined > most {
 				t.Errorf("the seek examined %v rows of %d: %v", examined, searchPlanRows, reads)
 			}
 			t.Logf("%v rows examined, %.1f ms: %v", examined, num(plan["Execution Time"]), reads)

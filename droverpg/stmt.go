@@ -299,11 +299,13 @@ type idNextParams struct {
 	Due, Scheduled, Retried bool
 	Now                     time.Time
 	Others, FinishedStates  []string
+	// Narrow says the filter names a state, queue or kind.
+	Narrow bool
 }
 
 func idNextArgs(p *idNextParams) []any {
 	return []any{p.Lo, p.Hi, p.Waiting, p.Finished, p.Queue, p.Kind, p.Due, p.Scheduled, p.Retried, p.Now,
-		p.Others, p.FinishedStates}
+		p.Others, p.FinishedStates, p.Narrow}
 }
 
 type batchListParams struct {

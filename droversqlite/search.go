@@ -111,7 +111,8 @@ func (e *executor) JobList(ctx context.Context, p droverdriver.ListParams) ([]*d
 	return sc.jobs, nil
 }
 
-func (e *executor) JobIDNext(ctx context.Context, p droverdriver.ListParams) (int64, error) {
+// idNext turns a filter into the parameters of JobIDNext and JobIDPrev.
+func idNext(p *droverdriver.ListParams) idNextParams {
 	lo, hi := p.Bounds()
 	ip := idNextParams{Lo: lo, Hi: hi, Queue: p.Queue, Kind: p.Kind, Now: micros(p.Now)}
 	ip.Waiting, ip.Finished = p.Parts()
@@ -122,12 +123,16 @@ func (e *executor) JobIDNext(ctx context.Context, p droverdriver.ListParams) (in
 	if p.Now.IsZero() {
 		ip.Now = micros(time.Now())
 	}
+	return ip
+}
+
+func (e *executor) JobIDNext(ctx context.Context, p droverdriver.ListParams) (int64, error) {
 	st := jobIDNext
 	if p.Desc {
 		st = jobIDPrev
 	}
 	var id int64
-	err := st.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error { return rows.Scan(&id) }, ip)
+	err := st.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error { return rows.Scan(&id) }, idNext(&p))
 	return id, e.wrap("find the next job id", err)
 }
 

@@ -90,13 +90,7 @@ func TestSearchPlan(t *testing.T) {
 		{"discarded, a kind", droverdriver.ListParams{States: discarded, Kind: "k3"}, "USING INDEX drover_finished_jobs_kind_idx (kind=? AND rowid>? AND rowid<?)"},
 	} {
 		t.Run("JobIDNext, "+tc.name, func(t *testing.T) {
-			lo, hi := tc.p.Bounds()
-			ip := idNextParams{Lo: lo, Hi: hi, Queue: tc.p.Queue, Kind: tc.p.Kind, Now: micros(time.Now())}
-			ip.Waiting, ip.Finished = tc.p.Parts()
-			var others, fin []droverdriver.State
-			ip.Due, ip.Scheduled, ip.Retried, others = tc.p.WaitingStates()
-			fin, ip.Failed = tc.p.FinishedStates()
-			ip.Others, ip.FinishedStates = jsonStrings(others), jsonStrings(fin)
+			ip := idNext(&tc.p)
 			name := jobIDNext.name
 			if tc.p.Desc {
 				name = jobIDPrev.name
