@@ -640,7 +640,7 @@ var (
 	jobFlowEndedParents = def(stmt[[]int64]{name: "JobFlowEndedParents", cols: 2, args: oneArg[[]int64]})
 	jobFlowInsertDeps   = def(stmt[flowDepsParams]{name: "JobFlowInsertDeps",
 		args: func(p *flowDepsParams) []any { return []any{p.Parents, p.Children} }})
-	jobFlowNoJIT  = def(stmt[struct{}]{name: "JobFlowNoJIT", args: noArgs})
+	noJIT         = def(stmt[struct{}]{name: "NoJIT", args: noArgs})
 	jobFlowLock   = def(stmt[[]int64]{name: "JobFlowLock", cols: 2, args: oneArg[[]int64]})
 	jobFlowSettle = def(stmt[[]int64]{name: "JobFlowSettle", cols: 3, args: oneArg[[]int64]})
 	jobInsertFlow = def(stmt[flowInsertParams]{name: "JobInsertFlow", cols: 1,
@@ -687,6 +687,8 @@ var (
 	topicExtend = def(stmt[topicExtendParams]{name: "TopicExtend", cols: 1,
 		args: func(p *topicExtendParams) []any { return []any{p.Topics, p.Subs, p.Lanes, p.Tokens, p.LeaseMS} }})
 	topicLag              = def(stmt[[]string]{name: "TopicLag", cols: 5, args: oneArg[[]string]})
+	topicSequence         = def(stmt[int]{name: "TopicSequence", cols: 1, args: oneArg[int]})
+	topicPublishers       = def(stmt[struct{}]{name: "TopicPublishers", cols: 6, args: noArgs})
 	topicGenerations      = def(stmt[struct{}]{name: "TopicGenerations", cols: 5, args: noArgs})
 	topicGenerationTopics = def(stmt[idRange]{name: "TopicGenerationTopics", cols: 3, args: idRangeArgs})
 	topicGenerationCreate = def(stmt[int64]{name: "TopicGenerationCreate", cols: 1, args: oneArg[int64]})
