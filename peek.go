@@ -43,8 +43,9 @@ type TopicPeek struct {
 // cursor, the newest limit messages of the topic; with the Cursor of an
 // earlier peek, up to limit messages of each lane published since, oldest
 // first. Nothing records the read: subscriptions keep their positions and
-// no lane is leased. Messages become readable once every transaction older
-// than their publish has ended, as for subscriptions.
+// no lane is leased. A message is readable once its publish has committed
+// (and, on PostgreSQL, a sequencing pass has given it its position, which
+// PeekTopic runs first), as for subscriptions.
 func (c *Client[TTx]) PeekTopic(ctx context.Context, topic string, limit int, cursor string) (*TopicPeek, error) {
 	if limit < 1 || limit > MaxTopicPeek {
 		return nil, invalidf("limit %d: must be between 1 and %d", limit, MaxTopicPeek)
@@ -70,7 +71,7 @@ func (c *Client[TTx]) PeekTopic(ctx context.Context, topic string, limit int, cu
 		if positions, err = parsePeekCursor(cursor, lanes); err != nil {
 			return nil, err
 		}
-		p := droverdriver.TopicReadParams{Limit: limit}
+		p := droverdriver.TopicReadParams{Limit: limit, Sequence: true}
 		for lane, pos := range positions {
 			p.Topics, p.Lanes, p.Cursors = append(p.Topics, topic), append(p.Lanes, lane), append(p.Cursors, pos)
 		}

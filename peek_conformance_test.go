@@ -35,8 +35,8 @@ func TestPeekTopic(t *testing.T) {
 			return ids
 		}
 		ids := publish("a", "b", "c", "d", "e")
-		// The messages show once every older transaction has ended (on
-		// PostgreSQL), as for subscriptions.
+		// On PostgreSQL PeekTopic's sequencing pass makes the messages
+		// readable, unless another pass ran at once (then the next call's).
 		var peek *drover.TopicPeek
 		waitfor.Cond(t, "the newest three messages", func() bool {
 			var err error

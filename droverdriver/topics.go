@@ -115,10 +115,11 @@ type TopicExecutor interface {
 	// returns how many messages were dropped unread by some lane.
 	TopicDrop(ctx context.Context, gen int64) (int64, error)
 
-	// TopicTail returns the newest limit messages of each of topic's
-	// lanes (0 to lanes-1) below the visibility horizon, in (lane, xid,
-	// id) order, each with Range 0: a look at a topic that consumes
-	// nothing (Client.PeekTopic), from which TopicRead goes on.
+	// TopicTail makes the messages committed so far readable (on a store
+	// that sequences them), then returns the newest limit readable
+	// messages of each of topic's lanes (0 to lanes-1), in (lane, xid, id)
+	// order, each with Range 0: a look at a topic that consumes nothing
+	// (Client.PeekTopic), from which TopicRead goes on.
 	TopicTail(ctx context.Context, topic string, lanes, limit int) ([]*MessageRow, error)
 }
 
@@ -287,6 +288,11 @@ type TopicReadParams struct {
 	Lanes   []int
 	Cursors []Position
 	Limit   int
+	// Sequence makes the messages committed so far readable first, on a
+	// store that sequences them, as TopicLease does. A reader that leases
+	// nothing, and so relies on no lease's pass (Client.PeekTopic), sets
+	// it.
+	Sequence bool
 }
 
 // MessageRow is a stored message, as TopicRead returns it.

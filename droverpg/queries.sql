@@ -1700,13 +1700,13 @@ CROSS JOIN LATERAL (
 ORDER BY r.ord, m.xid, m.id;
 
 -- name: TopicTail
--- $1 topic, $2 lanes, $3 limit per lane: the newest messages of each lane
--- below the horizon, each lane one backward range of the read index.
+-- $1 topic, $2 lanes, $3 limit per lane: the newest sequenced messages of
+-- each lane, each lane one backward range of the read index.
 SELECT 0, m.id, m.xid, m.lane, m.key, m.payload, m.metadata, m.created_at
 FROM generate_series(0, $2 - 1) AS l(lane)
 CROSS JOIN LATERAL (
     SELECT * FROM {schema}topic_messages AS t
-    WHERE t.topic = $1 AND t.lane = l.lane AND t.xid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+    WHERE t.topic = $1 AND t.lane = l.lane AND t.xid > 0
     ORDER BY t.xid DESC, t.id DESC LIMIT $3) AS m
 ORDER BY m.lane, m.xid, m.id;
 

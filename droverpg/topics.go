@@ -177,6 +177,11 @@ func (e *executor) TopicRead(ctx context.Context, p droverdriver.TopicReadParams
 	if len(p.Lanes) == 0 {
 		return nil, nil
 	}
+	if p.Sequence {
+		if err := e.sequence(ctx); err != nil {
+			return nil, err
+		}
+	}
 	lanes := make([]int32, len(p.Lanes))
 	xids := make([]int64, len(p.Lanes))
 	ids := make([]int64, len(p.Lanes))
@@ -203,6 +208,9 @@ func scanMessage(r pgx.CollectableRow) (*droverdriver.MessageRow, error) {
 }
 
 func (e *executor) TopicTail(ctx context.Context, topic string, lanes, limit int) ([]*droverdriver.MessageRow, error) {
+	if err := e.sequence(ctx); err != nil {
+		return nil, err
+	}
 	rows, err := topicTail.query(ctx, e.db, e.q, topicTailParams{topic, lanes, limit})
 	if err != nil {
 		return nil, e.wrap("read the newest messages", err)
