@@ -71,9 +71,10 @@ func (c *Client[TTx]) PeekTopic(ctx context.Context, topic string, limit int, cu
 		if positions, err = parsePeekCursor(cursor, lanes); err != nil {
 			return nil, err
 		}
-		p := droverdriver.TopicReadParams{Limit: limit, Sequence: true}
+		p := droverdriver.TopicReadParams{Sequence: true}
 		for lane, pos := range positions {
 			p.Topics, p.Lanes, p.Cursors = append(p.Topics, topic), append(p.Lanes, lane), append(p.Cursors, pos)
+			p.Tos, p.Limits = append(p.Tos, droverdriver.PositionMax), append(p.Limits, limit)
 		}
 		if rows, err = te.TopicRead(ctx, p); err != nil {
 			return nil, err

@@ -62,14 +62,14 @@ func testTopicTail(t *testing.T, setup opener) {
 		// The tail's positions are those a reader from the start finds, so
 		// that a peek's cursor never passes a message nor shows one twice.
 		all, err := te.TopicRead(ctx, droverdriver.TopicReadParams{Topics: []string{"t"}, Lanes: []int{0},
-			Cursors: []droverdriver.Position{{}}, Limit: 10})
+			Cursors: []droverdriver.Position{{}}, Tos: []droverdriver.Position{droverdriver.PositionMax}, Limits: []int{10}})
 		if err != nil || len(all) != 4 || all[2].Position() != got[0].Position() || all[3].Position() != got[1].Position() {
 			t.Fatalf("lane 0 from the start %+v, %v; want its last two at the tail's positions %v, %v", all, err,
 				got[0].Position(), got[1].Position())
 		}
 		// TopicRead goes on after the tail's positions.
 		more, err := te.TopicRead(ctx, droverdriver.TopicReadParams{Topics: []string{"t"}, Lanes: []int{0},
-			Cursors: []droverdriver.Position{got[1].Position()}, Limit: 10})
+			Cursors: []droverdriver.Position{got[1].Position()}, Tos: []droverdriver.Position{droverdriver.PositionMax}, Limits: []int{10}})
 		if err != nil || len(more) != 0 {
 			t.Fatalf("read after the tail: %+v, %v; want nothing", more, err)
 		}
