@@ -1928,10 +1928,15 @@ FROM {schema}topic_publishers ORDER BY xid;
 -- it is open: every open transaction of this database that wrote to
 -- topic_messages (topic_publishers, migration 020) has an xid at or past
 -- the seal's xmax. Transactions of other databases, and of this one that
--- never published, do not hold a generation back.
+-- never published, do not hold a generation back. Ages are measured by
+-- the database's clock, which stamped created_at and sealed_at, in
+-- microseconds.
 SELECT g.gen, g.created_at, g.sealed_at,
+    (extract(epoch FROM now() - g.created_at) * 1000000)::bigint,
+    coalesce((extract(epoch FROM now() - g.sealed_at) * 1000000)::bigint, 0),
     g.sealed_xmax IS NOT NULL AND g.sealed_xmax <= coalesce((SELECT min(p.xid) FROM {schema}topic_publishers AS p),
         pg_snapshot_xmax(pg_current_snapshot())::text::bigint),
+    g.dropping,
     (SELECT CASE WHEN s.is_called THEN s.last_value ELSE s.last_value - 1 END FROM {schema}topic_message_ids AS s)
 FROM {schema}topic_generations AS g ORDER BY g.gen;
 
@@ -1948,6 +1953,21 @@ SELECT t.name, t.retention_ms,
 FROM {schema}topics AS t
 WHERE EXISTS (SELECT 1 FROM {schema}topic_messages AS m WHERE m.topic = t.name AND m.id >= $1 AND m.id < $2)
 ORDER BY t.name;
+
+-- name: TopicGenerationLock
+-- $1 first ID, $2 end ID of a sealed generation, in the transaction that
+-- decides its drop: locks the rows of the topics with messages in it, which
+-- the foreign key check of a new subscription (KEY SHARE) waits for, so
+-- that the decision read after the lock sees every subscription that can
+-- still be created before the drop is marked.
+SELECT t.name FROM {schema}topics AS t
+WHERE EXISTS (SELECT 1 FROM {schema}topic_messages AS m WHERE m.topic = t.name AND m.id >= $1 AND m.id < $2)
+ORDER BY t.name
+FOR UPDATE OF t;
+
+-- name: TopicDropMark
+-- $1 generation: its drop is decided.
+UPDATE {schema}topic_generations SET dropping = true WHERE gen = $1;
 
 -- name: TopicGenerationCreate
 -- $1 generation: its partition and row (committed before any ID of it is
@@ -1968,25 +1988,52 @@ UPDATE {schema}topic_generations
 SET sealed_at = now(), sealed_xmax = pg_snapshot_xmax(pg_current_snapshot())::text::bigint
 WHERE gen < $1 AND sealed_at IS NULL;
 
--- name: TopicDropCount
--- $1 first ID, $2 end ID of a generation about to be dropped: each lane
--- adds the messages of it that it had not passed to dropped (those not
--- sequenced yet among them). Returns them in all.
-WITH lost AS (
-    SELECT l.topic, l.subscription, l.lane, p.n FROM {schema}topic_lanes AS l
-    CROSS JOIN LATERAL (SELECT count(*) AS n FROM {schema}topic_messages AS m
-        WHERE m.topic = l.topic AND m.lane = l.lane AND ((m.xid, m.id) > (l.cursor_xid, l.cursor_id) OR m.xid < 0)
-          AND m.id >= $1 AND m.id < $2) AS p
-    WHERE p.n > 0),
-upd AS (
-    UPDATE {schema}topic_lanes AS l SET dropped = l.dropped + lost.n FROM lost
-    WHERE l.topic = lost.topic AND l.subscription = lost.subscription AND l.lane = lost.lane
-    RETURNING lost.n)
-SELECT coalesce(sum(n), 0)::bigint FROM upd;
+-- name: TopicPartitionState
+-- $1 generation: NULL when its partition is not attached to topic_messages
+-- (detached, or gone), else whether its detach is pending (a DETACH …
+-- CONCURRENTLY interrupted, which FINALIZE completes).
+SELECT (SELECT i.inhdetachpending FROM pg_inherits AS i
+    WHERE i.inhrelid = to_regclass('{schema}topic_messages_g' || $1::bigint::text)
+      AND i.inhparent = '{schema}topic_messages'::regclass);
 
 -- name: TopicGenerationDrop
--- $1 generation: drops its partition and row.
+-- $1 generation, detached: counts what each lane lost, drops its table
+-- and row (topic_generation_drop, migration 022). Returns the messages
+-- lost.
 SELECT {schema}topic_generation_drop($1);
+
+-- name: TopicPurge
+-- $1 topic, $2 first ID, $3 end ID of a sealed generation, $4 lane, $5
+-- xid, $6 id where the last call stopped, $7 limit. Deletes up to $7
+-- messages of the topic from the generation, those after ($4, $5, $6) in
+-- (lane, xid, id) order, the read index's: each call starts past the rows
+-- the last one deleted instead of walking over their index entries again
+-- (they stay until vacuum). Messages not sequenced yet (xid < 0) come
+-- first in their lane, and no lane has passed them. Each lane first adds
+-- the deleted messages it had not passed to dropped. Returns how many were deleted, how many of
+-- them some lane had not passed, and the (lane, xid, id) of the last.
+WITH doomed AS MATERIALIZED (
+    SELECT m.id, m.lane, m.xid FROM {schema}topic_messages AS m
+    WHERE m.topic = $1 AND m.id >= $2 AND m.id < $3 AND (m.lane, m.xid, m.id) > ($4, $5, $6)
+    ORDER BY m.lane, m.xid, m.id
+    LIMIT $7),
+gone AS (
+    DELETE FROM {schema}topic_messages AS m USING doomed AS d
+    WHERE m.id = d.id AND m.id >= $2 AND m.id < $3
+    RETURNING m.lane, m.xid, m.id),
+lost AS (
+    SELECT l.subscription, l.lane, count(*) AS n
+    FROM {schema}topic_lanes AS l JOIN gone AS g ON g.lane = l.lane AND ((g.xid, g.id) > (l.cursor_xid, l.cursor_id) OR g.xid < 0)
+    WHERE l.topic = $1
+    GROUP BY l.subscription, l.lane),
+marked AS (
+    UPDATE {schema}topic_lanes AS l SET dropped = l.dropped + lost.n FROM lost
+    WHERE l.topic = $1 AND l.subscription = lost.subscription AND l.lane = lost.lane
+    RETURNING lost.n),
+last AS (
+    SELECT lane, xid, id FROM doomed ORDER BY lane DESC, xid DESC, id DESC LIMIT 1)
+SELECT (SELECT count(*) FROM gone), (SELECT coalesce(sum(n), 0) FROM marked)::bigint,
+    coalesce((SELECT lane FROM last), $4), coalesce((SELECT xid FROM last), $5), coalesce((SELECT id FROM last), $6);
 
 -- Routing and the worker registry (migration 016; droverdriver/routing.go).
 

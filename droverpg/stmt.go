@@ -452,6 +452,14 @@ type idRange struct {
 
 func idRangeArgs(p *idRange) []any { return []any{p.From, p.To} }
 
+type topicPurgeParams struct {
+	Topic    string
+	From, To int64
+	Lane     int
+	Xid, ID  int64
+	Limit    int
+}
+
 type topicCreateParams struct {
 	Name        string
 	Lanes       int
@@ -717,13 +725,19 @@ var (
 	topicLag              = def(stmt[[]string]{name: "TopicLag", cols: 5, args: oneArg[[]string]})
 	topicSequence         = def(stmt[int]{name: "TopicSequence", cols: 1, args: oneArg[int]})
 	topicPublishers       = def(stmt[struct{}]{name: "TopicPublishers", cols: 6, args: noArgs})
-	topicGenerations      = def(stmt[struct{}]{name: "TopicGenerations", cols: 5, args: noArgs})
+	topicGenerations      = def(stmt[struct{}]{name: "TopicGenerations", cols: 8, args: noArgs})
 	topicGenerationTopics = def(stmt[idRange]{name: "TopicGenerationTopics", cols: 3, args: idRangeArgs})
+	topicGenerationLock   = def(stmt[idRange]{name: "TopicGenerationLock", cols: 1, args: idRangeArgs})
+	topicDropMark         = def(stmt[int64]{name: "TopicDropMark", args: oneArg[int64]})
 	topicGenerationCreate = def(stmt[int64]{name: "TopicGenerationCreate", cols: 1, args: oneArg[int64]})
 	topicSequenceMove     = def(stmt[int64]{name: "TopicSequenceMove", cols: 1, args: oneArg[int64]})
 	topicSeal             = def(stmt[int64]{name: "TopicSeal", args: oneArg[int64]})
-	topicDropCount        = def(stmt[idRange]{name: "TopicDropCount", cols: 1, args: idRangeArgs})
+	topicPartitionState   = def(stmt[int64]{name: "TopicPartitionState", cols: 1, args: oneArg[int64]})
 	topicGenerationDrop   = def(stmt[int64]{name: "TopicGenerationDrop", cols: 1, args: oneArg[int64]})
+	topicPurge            = def(stmt[topicPurgeParams]{name: "TopicPurge", cols: 5,
+		args: func(p *topicPurgeParams) []any {
+			return []any{p.Topic, p.From, p.To, p.Lane, p.Xid, p.ID, p.Limit}
+		}})
 
 	// Periodic jobs (periodic.go).
 	periodicTicks       = def(stmt[[]string]{name: "PeriodicTicks", cols: 2, args: oneArg[[]string]})

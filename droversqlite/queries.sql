@@ -1651,8 +1651,13 @@ GROUP BY l.topic, l.subscription ORDER BY l.topic, l.subscription;
 
 -- name: TopicGenerations
 -- Oldest first. A sealed generation is settled at once: its IDs were
--- taken under the write lock before the seal.
-SELECT g.gen, g.created_at, g.sealed_at, g.sealed_at IS NOT NULL,
+-- taken under the write lock before the seal. Ages are measured by the
+-- machine's clock as SQLite reads it, in microseconds; SQLite's clock
+-- counts milliseconds, hence the floor at zero.
+SELECT g.gen, g.created_at, g.sealed_at,
+    max(CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER) - g.created_at, 0),
+    coalesce(max(CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER) - g.sealed_at, 0), 0),
+    g.sealed_at IS NOT NULL, g.dropping,
     coalesce((SELECT seq FROM sqlite_sequence WHERE name = '{schema}topic_messages'), 0)
 FROM {schema}topic_generations AS g ORDER BY g.gen;
 
@@ -1688,28 +1693,91 @@ INSERT INTO sqlite_sequence (name, seq)
 SELECT '{schema}topic_messages', ?1 - 1
 WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = '{schema}topic_messages');
 
--- name: TopicDropCount
--- ?1 first ID, ?2 end ID of a generation about to be dropped: the messages
--- of it that lanes had not passed, in all.
+-- name: TopicDropMark
+-- ?1 generation: its drop is decided. The write transaction that decides
+-- it excludes the creation of subscriptions, so that the decision saw
+-- every subscription created before the mark.
+UPDATE {schema}topic_generations SET dropping = 1 WHERE gen = ?1;
+
+-- A generation marked dropping leaves a chunk per write transaction:
+-- TopicDropNext finds the chunk's first ID, TopicChunkLost counts what
+-- lanes lose with it, TopicChunkLose adds that to their dropped counts,
+-- TopicChunkDelete deletes it; TopicGenerationForget removes the
+-- generation once it is empty.
+
+-- name: TopicDropNext
+-- ?1 first ID, ?2 end ID of a generation: its first message left, NULL
+-- when none is.
+SELECT min(id) FROM {schema}topic_messages WHERE id >= ?1 AND id < ?2;
+
+-- name: TopicChunkLost
+-- ?1 first ID, ?2 end ID of a chunk of messages about to be deleted: the
+-- messages of it that lanes had not passed, in all. Driven by the (topic,
+-- lane)s of the chunk and, for each, by the lanes behind its last message
+-- there (topic_lanes_position_idx): a chunk costs what it holds, not a
+-- probe per lane of every subscription.
+WITH r AS MATERIALIZED (
+    SELECT topic, lane, max(id) AS last FROM {schema}topic_messages WHERE id >= ?1 AND id < ?2 GROUP BY topic, lane)
 SELECT coalesce(sum((SELECT count(*) FROM {schema}topic_messages AS m
     WHERE m.topic = l.topic AND m.lane = l.lane AND m.xid = 0 AND m.id > l.cursor_id AND m.id >= ?1 AND m.id < ?2)), 0)
-FROM {schema}topic_lanes AS l;
+FROM r JOIN {schema}topic_lanes AS l INDEXED BY {schema}topic_lanes_position_idx
+    ON l.topic = r.topic AND l.lane = r.lane AND l.cursor_xid = 0 AND l.cursor_id < r.last;
 
--- name: TopicDropMark
--- ?1, ?2 as TopicDropCount: each lane adds the messages it had not passed
--- to dropped.
+-- name: TopicChunkLose
+-- ?1, ?2 as TopicChunkLost: each lane adds the messages of the chunk it
+-- had not passed to dropped.
+WITH r AS MATERIALIZED (
+    SELECT topic, lane, max(id) AS last FROM {schema}topic_messages WHERE id >= ?1 AND id < ?2 GROUP BY topic, lane)
 UPDATE {schema}topic_lanes AS l SET dropped = l.dropped + (
     SELECT count(*) FROM {schema}topic_messages AS m
     WHERE m.topic = l.topic AND m.lane = l.lane AND m.xid = 0 AND m.id > l.cursor_id AND m.id >= ?1 AND m.id < ?2)
-WHERE EXISTS (SELECT 1 FROM {schema}topic_messages AS m
-    WHERE m.topic = l.topic AND m.lane = l.lane AND m.xid = 0 AND m.id > l.cursor_id AND m.id >= ?1 AND m.id < ?2);
+FROM r
+WHERE l.topic = r.topic AND l.lane = r.lane AND l.cursor_xid = 0 AND l.cursor_id < r.last;
 
--- name: TopicGenerationDrop
--- ?1 first ID, ?2 end ID: one range delete on the rowid.
+-- name: TopicChunkDelete
+-- ?1 first ID, ?2 end ID of a chunk: one range delete on the rowid.
 DELETE FROM {schema}topic_messages WHERE id >= ?1 AND id < ?2;
 
 -- name: TopicGenerationForget
 DELETE FROM {schema}topic_generations WHERE gen = ?1;
+
+-- A topic past its retention leaves a generation that other topics still
+-- hold a chunk per write transaction, one lane at a time along the read
+-- index: TopicPurgeNext finds the chunk's last ID in the lane,
+-- TopicPurgeLost and TopicPurgeLose count and record what lanes lose,
+-- TopicPurgeDelete deletes it, and TopicPurgeLane finds the next lane.
+
+-- name: TopicPurgeNext
+-- ?1 topic, ?2 lane, ?3 the ID after which to go on, ?4 end ID of the
+-- generation, ?5 limit: the last ID of the lane's next chunk, NULL when
+-- the lane holds no more of the generation.
+SELECT max(id) FROM (SELECT id FROM {schema}topic_messages
+    WHERE topic = ?1 AND lane = ?2 AND xid = 0 AND id > ?3 AND id < ?4 ORDER BY id LIMIT ?5);
+
+-- name: TopicPurgeLost
+-- ?1 topic, ?2 lane, ?3 first ID (exclusive), ?4 last ID of a chunk: the
+-- messages of it that the lane's subscriptions had not passed, in all.
+SELECT coalesce(sum((SELECT count(*) FROM {schema}topic_messages AS m
+    WHERE m.topic = l.topic AND m.lane = l.lane AND m.xid = 0 AND m.id > max(l.cursor_id, ?3) AND m.id <= ?4)), 0)
+FROM {schema}topic_lanes AS l INDEXED BY {schema}topic_lanes_position_idx
+WHERE l.topic = ?1 AND l.lane = ?2 AND l.cursor_xid = 0 AND l.cursor_id < ?4;
+
+-- name: TopicPurgeLose
+-- ?1 to ?4 as TopicPurgeLost: each subscription's lane adds them to
+-- dropped.
+UPDATE {schema}topic_lanes AS l SET dropped = l.dropped + (
+    SELECT count(*) FROM {schema}topic_messages AS m
+    WHERE m.topic = l.topic AND m.lane = l.lane AND m.xid = 0 AND m.id > max(l.cursor_id, ?3) AND m.id <= ?4)
+WHERE l.topic = ?1 AND l.lane = ?2 AND l.cursor_xid = 0 AND l.cursor_id < ?4;
+
+-- name: TopicPurgeDelete
+-- ?1 to ?4 as TopicPurgeLost: the chunk, by the read index.
+DELETE FROM {schema}topic_messages WHERE topic = ?1 AND lane = ?2 AND xid = 0 AND id > ?3 AND id <= ?4;
+
+-- name: TopicPurgeLane
+-- ?1 topic, ?2 lane: the topic's next lane holding a message, NULL after
+-- the last.
+SELECT min(lane) FROM {schema}topic_messages WHERE topic = ?1 AND lane > ?2;
 
 -- Routing and the worker registry (migration 016; droverdriver/routing.go).
 -- See the PostgreSQL driver's statements of the same names.

@@ -425,6 +425,27 @@ type idRange struct {
 	From, To int64
 }
 
+// topicLane is a lane of a topic.
+type topicLane struct {
+	Topic string
+	Lane  int
+}
+
+// purgeNextParams find the next chunk of a topic's lane in a generation.
+type purgeNextParams struct {
+	topicLane
+	After, End int64
+	Limit      int
+}
+
+// purgeChunk is the IDs (After, Last] of a topic's lane.
+type purgeChunk struct {
+	topicLane
+	After, Last int64
+}
+
+func purgeChunkArgs(p *purgeChunk) []any { return []any{p.Topic, p.Lane, p.After, p.Last} }
+
 // genAt is a generation and the time a change to it is made at.
 type genAt struct {
 	Gen int64
@@ -715,16 +736,25 @@ var (
 		args: func(p *topicReceiptKeyParams) []any { return []any{p.Secret, p.Now} }})
 	topicReceiptKey       = def(stmt[struct{}]{name: "TopicReceiptKey", cols: 1, args: noArgs})
 	topicLag              = def(stmt[sql.NullString]{name: "TopicLag", cols: 5, args: oneArg[sql.NullString]})
-	topicGenerations      = def(stmt[struct{}]{name: "TopicGenerations", cols: 5, args: noArgs})
+	topicGenerations      = def(stmt[struct{}]{name: "TopicGenerations", cols: 8, args: noArgs})
 	topicGenerationTopics = def(stmt[idRange]{name: "TopicGenerationTopics", cols: 3, args: idRangeArgs})
 	topicGenerationCreate = def(stmt[genAt]{name: "TopicGenerationCreate", args: genAtArgs})
 	topicSeal             = def(stmt[genAt]{name: "TopicSeal", args: genAtArgs})
 	topicSequenceMove     = def(stmt[int64]{name: "TopicSequenceMove", args: oneArg[int64]})
 	topicSequenceCreate   = def(stmt[int64]{name: "TopicSequenceCreate", args: oneArg[int64]})
-	topicDropCount        = def(stmt[idRange]{name: "TopicDropCount", cols: 1, args: idRangeArgs})
-	topicDropMark         = def(stmt[idRange]{name: "TopicDropMark", args: idRangeArgs})
-	topicGenerationDrop   = def(stmt[idRange]{name: "TopicGenerationDrop", args: idRangeArgs})
+	topicDropMark         = def(stmt[int64]{name: "TopicDropMark", args: oneArg[int64]})
+	topicDropNext         = def(stmt[idRange]{name: "TopicDropNext", cols: 1, args: idRangeArgs})
+	topicChunkLost        = def(stmt[idRange]{name: "TopicChunkLost", cols: 1, args: idRangeArgs})
+	topicChunkLose        = def(stmt[idRange]{name: "TopicChunkLose", args: idRangeArgs})
+	topicChunkDelete      = def(stmt[idRange]{name: "TopicChunkDelete", args: idRangeArgs})
 	topicGenerationForget = def(stmt[int64]{name: "TopicGenerationForget", args: oneArg[int64]})
+	topicPurgeNext        = def(stmt[purgeNextParams]{name: "TopicPurgeNext", cols: 1,
+		args: func(p *purgeNextParams) []any { return []any{p.Topic, p.Lane, p.After, p.End, p.Limit} }})
+	topicPurgeLost   = def(stmt[purgeChunk]{name: "TopicPurgeLost", cols: 1, args: purgeChunkArgs})
+	topicPurgeLose   = def(stmt[purgeChunk]{name: "TopicPurgeLose", args: purgeChunkArgs})
+	topicPurgeDelete = def(stmt[purgeChunk]{name: "TopicPurgeDelete", args: purgeChunkArgs})
+	topicPurgeLane   = def(stmt[topicLane]{name: "TopicPurgeLane", cols: 1,
+		args: func(p *topicLane) []any { return []any{p.Topic, p.Lane} }})
 
 	// Periodic jobs (periodic.go).
 	periodicTicks       = def(stmt[string]{name: "PeriodicTicks", cols: 2, args: oneArg[string]})
