@@ -5,11 +5,15 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import pytest
 
 import drover
 from conftest import Server, states, wait_for
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 
 class Ledger:
@@ -32,10 +36,10 @@ class Ledger:
             self.now -= 1
 
 
-def make_worker(server: Server, queue: str, **kw: object) -> drover.Worker:
-    opts: dict[str, object] = {"concurrency": 4, "poll_wait": 1.0, "lease": 5.0}
+def make_worker(server: Server, queue: str, **kw: Unpack[drover.WorkerOptions]) -> drover.Worker:
+    opts: drover.WorkerOptions = {"concurrency": 4, "poll_wait": 1.0, "lease": 5.0, "queues": [queue]}
     opts.update(kw)
-    return drover.Worker(server.url, server.work_token, queues=[queue], **opts)  # type: ignore[arg-type]
+    return drover.Worker(server.url, server.work_token, **opts)
 
 
 def test_each_job_runs_once_with_results_and_concurrency(server: Server, client: drover.Client, queue: str) -> None:
@@ -423,8 +427,9 @@ def test_routing_by_type_name_and_labels(server: Server, client: drover.Client, 
     ran: dict[int, str] = {}
     lock = threading.Lock()
 
-    def worker_of(name: str, **kw: object) -> drover.Worker:
-        w = make_worker(server, queue, worker_id=f"{name}-proc", **kw)
+    def worker_of(name: str, **kw: Unpack[drover.WorkerOptions]) -> drover.Worker:
+        w = make_worker(server, queue, **kw)
+        w.configure(worker_id=f"{name}-proc")
 
         @w.task("route")
         def route(args: dict[str, int], ctx: drover.JobContext) -> None:
