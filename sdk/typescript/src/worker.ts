@@ -30,6 +30,7 @@ import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import { DroverError, NotFoundError, PayloadTooLargeError, ValidationError } from "./errors.js";
 import { Transport } from "./http.js";
+import { Backoff, Signal, byteLength, truncate, within } from "./runtime.js";
 import type { AttemptRef, AttemptResult, ClaimedJob, Job } from "./types.js";
 
 /** The largest result the server stores (bytes of JSON). */
@@ -169,23 +170,6 @@ export interface WorkerOptions {
   logger?: Logger;
 }
 
-/** Exponential backoff with jitter: each delay is drawn from the upper half of a window that doubles after every failure, up to cap. */
-export class Backoff {
-  failures = 0;
-  constructor(
-    readonly baseMs = 100,
-    readonly capMs = 10_000,
-  ) {}
-  next(): number {
-    const window = Math.min(this.capMs, this.baseMs * 2 ** Math.min(this.failures, 30));
-    this.failures++;
-    return window / 2 + Math.random() * (window / 2);
-  }
-  reset(): void {
-    this.failures = 0;
-  }
-}
-
 interface Held {
   job: Job;
   key: string;
@@ -202,42 +186,6 @@ interface Held {
 interface Registered {
   fn: Handler<never, unknown>;
   timeoutMs: number | undefined;
-}
-
-/** A promise with its resolve function, for waking loops. */
-class Signal {
-  #waiters: Array<() => void> = [];
-  wait(ms?: number): Promise<void> {
-    return new Promise((resolve) => {
-      let t: ReturnType<typeof setTimeout> | undefined;
-      const done = () => {
-        if (t) clearTimeout(t);
-        resolve();
-      };
-      this.#waiters.push(done);
-      if (ms !== undefined) t = setTimeout(() => {
-        this.#waiters = this.#waiters.filter((w) => w !== done);
-        resolve();
-      }, ms);
-    });
-  }
-  notify(): void {
-    const ws = this.#waiters;
-    this.#waiters = [];
-    for (const w of ws) w();
-  }
-}
-
-function byteLength(s: string): number {
-  return Buffer.byteLength(s, "utf8");
-}
-
-function truncate(s: string, limit: number, keepTail = false): string {
-  const b = Buffer.from(s, "utf8");
-  if (b.length <= limit) return s;
-  // Decoding a cut buffer replaces a split character with U+FFFD, which the server accepts.
-  if (keepTail) return "…" + b.subarray(b.length - (limit - 8)).toString("utf8");
-  return b.subarray(0, limit - 8).toString("utf8") + "…";
 }
 
 /** Encodes a result, throwing when it is not JSON or over 64 KiB. */
@@ -260,16 +208,6 @@ function errorText(e: unknown): { message: string; trace: string } {
     return { message, trace: e.stack ?? "" };
   }
   return { message: `thrown: ${String(e)}`, trace: "" };
-}
-
-/** Resolves true when p settles within ms, false otherwise; leaves no timer behind. */
-async function within(p: Promise<unknown>, ms: number): Promise<boolean> {
-  let t: ReturnType<typeof setTimeout> | undefined;
-  try {
-    return await Promise.race([p.then(() => true), new Promise<boolean>((r) => (t = setTimeout(() => r(false), ms)))]);
-  } finally {
-    clearTimeout(t);
-  }
 }
 
 /**

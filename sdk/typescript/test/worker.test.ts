@@ -1,7 +1,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { setTimeout as delay } from "node:timers/promises";
-import { Cancel, Retry, Snooze, UnauthorizedError, ValidationError, Worker, Workflow, type Client, type WorkerOptions } from "../src/index.js";
+import { Cancel, Retry, Snooze, UnauthorizedError, ValidationError, Worker, Workflow, type Client, type WorkerOptions } from "@drover/client";
 import { Server, allIn, backends, newQueue, quiet, states, waitFor } from "./helpers.js";
 
 function flakyInner(n: number): never {

@@ -1,0 +1,155 @@
+// Topics against a real `drover serve` on every store: the client's topic
+// and subscription calls, receiving and acknowledging by hand, and the
+// Consumer with per-message and per-batch handlers, failures retried as jobs
+// of the topic's retry queue until the subscription's max_attempts.
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { Consumer, FailedMessages, ForbiddenError, NotFoundError, UnauthorizedError, ValidationError, type Client, type Delivery } from "@drover/client";
+import { Server, backends, quiet, waitFor } from "./helpers.js";
+
+const newTopic = () => "t-" + randomBytes(6).toString("hex");
+
+for (const backend of backends()) {
+  describe(`topics (${backend})`, () => {
+    let server: Server;
+    let client: Client;
+    before(async () => {
+      server = await Server.start(backend);
+      client = server.client();
+    });
+    after(async () => {
+      await server?.stop();
+    });
+
+    async function topic(lanes = 4): Promise<string> {
+      const t = newTopic();
+      await client.createTopic(t, { lanes });
+      return t;
+    }
+
+    test("topic and subscription calls", async () => {
+      const t = await topic();
+      const again = await client.createTopic(t, { lanes: 4 });
+      assert.deepEqual([again.name, again.lanes, again.retention_ms], [t, 4, 7 * 24 * 3600 * 1000]);
+      assert.equal(await client.createSubscription(t, "s1", { maxAttempts: 3 }), true);
+      assert.equal(await client.createSubscription(t, "s1"), false);
+      assert.equal(await client.createSubscription(t, "s2", { fromEarliest: true }), true);
+      const listed = (await client.listTopics()).find((x) => x.name === t);
+      assert.deepEqual(listed?.subscriptions.sort(), ["s1", "s2"]);
+      const ids = await client.publish(t, [{ payload: { n: 1 }, key: "k" }, { payload: new Uint8Array([0, 255]) }, { payload: "text", metadata: { m: 1 } }]);
+      assert.equal(ids.length, 3);
+      const lag = new Map((await client.subscriptionLag(t)).map((l) => [l.subscription, l]));
+      assert.equal(lag.get("s1")?.pending, 3);
+      assert.ok(lag.get("s1")?.oldest_pending);
+      await client.deleteSubscription(t, "s2");
+      await assert.rejects(client.deleteSubscription(t, "s2"), NotFoundError);
+      await assert.rejects(client.createTopic(newTopic(), { lanes: 5000 }), (e: unknown) => e instanceof ValidationError && /lanes/.test(e.message));
+      await assert.rejects(client.publish(t, [{ payload: {}, topic: t }]), /messages\[0\]: topic/);
+      await assert.rejects(server.client(server.workToken).createTopic(newTopic()), ForbiddenError);
+      assert.deepEqual((await client.subscriptionLag(t)).map((l) => [l.subscription, l.pending]), [["s1", 3]]);
+    });
+
+    test("receive, ack and nack by hand", async () => {
+      const t = await topic();
+      const other = await topic(1);
+      await client.createSubscription(t, "s", { maxAttempts: 2 });
+      await client.createSubscription(other, "s");
+      const [a, b, c] = await client.publishMany([
+        { topic: t, key: "k1", payload: { x: [1, 2] } },
+        { topic: t, key: "k1", payload: new Uint8Array([1, 2]) },
+        { topic: other, payload: null, metadata: { m: true } },
+      ]);
+      const batches = await client.receive(t, "s", { worker: "hand", maxBatches: 4, waitMs: 2000 });
+      assert.equal(batches.length, 1);
+      const [first, second] = batches[0]!.messages;
+      assert.deepEqual([first!.id, first!.key, first!.isJSON, first!.payload, Buffer.from(first!.data).toString()], [a, "k1", true, { x: [1, 2] }, '{"x":[1,2]}']);
+      assert.deepEqual([second!.id, second!.isJSON, second!.payload, [...second!.data]], [b, false, undefined, [1, 2]]);
+      assert.deepEqual([first!.topic, first!.subscription, first!.attempt], [t, "s", 1]);
+      assert.deepEqual(await client.ack(t, "s", [{ receipt: batches[0]!.receipt, failed: { [b!]: "bad bytes" } }]), [true]);
+      assert.deepEqual(await client.ack(t, "s", [{ receipt: batches[0]!.receipt }]), [false]);
+      await waitFor(async () => (await client.listJobs({ queue: `topic:${t}` })).jobs.length === 1, "the retry job");
+      const retry = (await client.listJobs({ queue: `topic:${t}` })).jobs[0]!;
+      assert.equal(retry.kind, "drover.topic");
+      assert.deepEqual([(retry.args as { id: number }).id, retry.max_attempts], [b, 1]);
+      const [ob] = await client.receive(other, "s", { worker: "hand", waitMs: 2000 });
+      assert.deepEqual([ob!.messages[0]!.id, ob!.messages[0]!.isJSON, ob!.messages[0]!.payload, ob!.messages[0]!.metadata], [c, true, null, { m: true }]);
+      assert.deepEqual(await client.nack(other, "s", [ob!.receipt], "not now"), [true]);
+      await waitFor(async () => (await client.listJobs({ queue: `topic:${other}` })).jobs.length === 1, "the nacked message's job");
+    });
+
+    test("the consumer handles every message in key order", async () => {
+      const t = await topic();
+      await client.createSubscription(t, "s");
+      const seen: Array<[string, number]> = [];
+      const consumer = new Consumer({ url: server.url, token: server.workToken, leaseMs: 5000, pollWaitMs: 1000, logger: quiet });
+      consumer.subscribe(t, "s", (m: Delivery) => {
+        seen.push([m.key, (m.payload as { seq: number }).seq]);
+      }, { concurrency: 4, batchSize: 7 });
+      consumer.start();
+      try {
+        for (let r = 0; r < 3; r++) {
+          await client.publish(t, Array.from({ length: 20 }, (_, i) => ({ payload: { seq: r * 20 + i }, key: `k${i % 5}` })));
+        }
+        await waitFor(() => seen.length >= 60, "every message handled");
+      } finally {
+        await consumer.stop();
+      }
+      assert.deepEqual(seen.map(([, s]) => s).sort((x, y) => x - y), Array.from({ length: 60 }, (_, i) => i));
+      for (const k of new Set(seen.map(([k]) => k))) {
+        const seqs = seen.filter(([kk]) => kk === k).map(([, s]) => s);
+        assert.deepEqual(seqs, [...seqs].sort((x, y) => x - y), `key ${k} out of order`);
+      }
+      await waitFor(async () => (await client.subscriptionLag(t))[0]?.pending === 0, "every batch acknowledged");
+    });
+
+    test("failed messages retry by the subscription's policy", async () => {
+      const t = await topic();
+      await client.createSubscription(t, "s", { maxAttempts: 3 });
+      const ids = await client.publish(t, Array.from({ length: 5 }, (_, i) => ({ payload: { n: i }, key: "one" })));
+      const doomed = ids[1]!;
+      const flaky = ids[3]!;
+      const attempts = new Map<number, number[]>();
+      const consumer = new Consumer({ url: server.url, token: server.workToken, leaseMs: 5000, pollWaitMs: 1000, logger: quiet });
+      consumer.subscribeBatch(t, "s", async (batch, ctx) => {
+        assert.deepEqual([ctx.topic, ctx.subscription], [t, "s"]);
+        for (const m of batch) attempts.set(m.id, [...(attempts.get(m.id) ?? []), m.attempt]);
+        const failed = new Map<number, unknown>();
+        for (const m of batch) {
+          if (m.id === doomed) failed.set(m.id, new TypeError("always"));
+          else if (m.id === flaky && m.attempt === 1) failed.set(m.id, "once");
+        }
+        if (failed.size > 0) throw new FailedMessages(failed);
+      });
+      consumer.start();
+      try {
+        await waitFor(async () => {
+          const st = await client.stats(`topic:${t}`);
+          return st["discarded"] === 1 && st["completed"] === 1;
+        }, "the retries to end");
+      } finally {
+        await consumer.stop();
+      }
+      assert.deepEqual(attempts.get(doomed), [1, 2, 3]);
+      assert.deepEqual(attempts.get(flaky), [1, 2]);
+      for (const id of ids) if (id !== doomed && id !== flaky) assert.deepEqual(attempts.get(id), [1]);
+      const dead = (await client.listJobs({ queue: `topic:${t}`, state: "discarded" })).jobs[0]!;
+      assert.equal((dead.args as { id: number }).id, doomed);
+      assert.equal(dead.errors.at(-1)?.error, "TypeError: always");
+    });
+
+    test("consumer errors", async () => {
+      const t = await topic();
+      const bad = new Consumer({ url: server.url, token: "drv_unknown", pollWaitMs: 1000, logger: quiet });
+      bad.subscribe(t, "s", () => {});
+      await assert.rejects(bad.run(), UnauthorizedError);
+      assert.throws(() => bad.subscribe(t, "s2", () => {}), /before start/);
+      const c = new Consumer({ url: server.url, token: server.token });
+      c.subscribe(t, "s", () => {});
+      assert.throws(() => c.subscribe(t, "s", () => {}), /registered already/);
+      assert.throws(() => c.subscribe(t, "s2", () => {}, { batchSize: 0 }), /batchSize/);
+      assert.throws(() => new Consumer({ leaseMs: 600_000 }), /leaseMs/);
+      assert.throws(() => new Consumer({ url: server.url, token: server.token }).start(), /no subscriptions/);
+    });
+  });
+}
