@@ -1,5 +1,5 @@
+import { type Logger } from "./runtime.js";
 import { type Delivery } from "./types.js";
-import { type Logger } from "./worker.js";
 /**
  * Throw from a batch handler to fail some messages of its batch, by
  * Delivery.id, with their errors, and acknowledge the others (Go's

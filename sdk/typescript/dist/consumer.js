@@ -29,7 +29,7 @@ import { randomBytes } from "node:crypto";
 import { Client, subscriptionPath } from "./client.js";
 import { DroverError, NotFoundError, PayloadTooLargeError, ValidationError } from "./errors.js";
 import { Transport } from "./http.js";
-import { Backoff, Signal, truncate, within } from "./runtime.js";
+import { Backoff, Lifecycle, consoleLogger, Signal, truncate, within } from "./runtime.js";
 import { deliveryOfRetry } from "./types.js";
 import { Snooze, Worker } from "./worker.js";
 /** The kind of the jobs a topic's failed messages become, in its retry queue. */
@@ -60,12 +60,6 @@ export class FailedMessages extends Error {
         this.failed = m;
     }
 }
-const quietDebug = {
-    debug: () => { },
-    info: (m) => console.info(`drover: ${m}`),
-    warn: (m) => console.warn(`drover: ${m}`),
-    error: (m) => console.error(`drover: ${m}`),
-};
 function errorText(e) {
     if (e instanceof Error)
         return e.message ? `${e.name}: ${e.message}` : e.name;
@@ -100,18 +94,16 @@ export class Consumer {
     #stopping = false;
     #ackerStop = false;
     #hurry = false;
-    #fatal = undefined;
     #noExtend = false;
     #noRelease = false;
     #changed = new Signal();
-    #stopRequested = new AbortController();
+    #life;
     #receiveAbort = new AbortController();
     #extendStop = new AbortController();
     #t;
     #client;
     #retries;
     #loops = { receive: [] };
-    #done;
     constructor(options = {}) {
         const leaseMs = options.leaseMs ?? 30_000;
         if (!(leaseMs >= 1000 && leaseMs <= MAX_LEASE_MS))
@@ -126,7 +118,11 @@ export class Consumer {
             retryConcurrency: options.retryConcurrency,
         };
         this.consumerId = (options.consumerId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`).slice(0, 255);
-        this.#log = options.logger ?? quietDebug;
+        this.#log = options.logger ?? consoleLogger;
+        this.#life = new Lifecycle("consumer", this.#log, () => {
+            this.#hurry = true;
+            this.#changed.notify();
+        });
     }
     /** Serves the stored subscription `name` of `topic` with a handler called for each message of a batch, in order. */
     subscribe(topic, name, handler, options = {}) {
@@ -185,44 +181,19 @@ export class Consumer {
         this.#loops.ack = this.#ackLoop();
         this.#loops.receive = [...this.#subs.values()].map((s) => this.#receiveLoop(s));
         this.#log.info(`consumer ${this.consumerId}: subscriptions ${this.subscriptions.join(", ")}`);
-        this.#done = this.#lifecycle();
-        this.#done.catch(() => { });
+        this.#life.begin(() => this.#shutdown());
     }
     /** Settles once the consumer has stopped: rejects with the error that stopped it (a bad token, an unknown subscription). */
     get done() {
-        if (!this.#done)
-            return Promise.reject(new Error("consumer: not started"));
-        return this.#done;
+        return this.#life.done;
     }
     /** Runs until stop(), SIGTERM or SIGINT, then shuts down gracefully; rejects with the error that stopped it, if one did. */
     async run() {
-        const remove = this.handleSignals();
-        try {
-            this.start();
-            await this.done;
-        }
-        finally {
-            remove();
-        }
+        await this.#life.run(() => this.start(), `stopping consumer ${this.consumerId}`);
     }
     /** Makes SIGTERM and SIGINT stop the consumer gracefully (a second one stops waiting for handlers); returns a function that removes the handlers. */
     handleSignals(signals = ["SIGTERM", "SIGINT"]) {
-        const on = (sig) => {
-            if (this.#stopRequested.signal.aborted) {
-                this.#log.warn(`second ${sig}: not waiting for running handlers`);
-                this.#hurry = true;
-                this.#changed.notify();
-                return;
-            }
-            this.#log.info(`${sig}: stopping consumer ${this.consumerId}`);
-            void this.stop().catch(() => { });
-        };
-        for (const s of signals)
-            process.on(s, on);
-        return () => {
-            for (const s of signals)
-                process.off(s, on);
-        };
+        return this.#life.handleSignals(signals, `stopping consumer ${this.consumerId}`);
     }
     /**
      * Stops gracefully: no more receives, the batches not started are
@@ -231,25 +202,10 @@ export class Consumer {
      * Resolves once stopped.
      */
     async stop() {
-        if (!this.#stopRequested.signal.aborted)
-            this.#stopRequested.abort();
-        if (!this.#done)
-            return;
-        await this.#done.catch(() => { });
-    }
-    async #lifecycle() {
-        const stopped = this.#stopRequested.signal;
-        if (!stopped.aborted)
-            await new Promise((r) => stopped.addEventListener("abort", () => r(), { once: true }));
-        await this.#shutdown();
-        if (this.#fatal !== undefined)
-            throw this.#fatal;
+        await this.#life.stop();
     }
     #fail(e) {
-        if (this.#fatal === undefined)
-            this.#fatal = e;
-        if (!this.#stopRequested.signal.aborted)
-            this.#stopRequested.abort();
+        this.#life.fail(e);
     }
     async #sleep(ms, signal) {
         if (signal.aborted)

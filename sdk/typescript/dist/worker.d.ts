@@ -1,3 +1,5 @@
+import { type Logger } from "./runtime.js";
+export type { Logger };
 import type { ClaimedJob } from "./types.js";
 /** The largest result the server stores (bytes of JSON). */
 export declare const MAX_RESULT_BYTES = 65536;
@@ -55,12 +57,6 @@ export type Handler<A = unknown, R = unknown> = (job: ClaimedJob<A>, ctx: JobCon
 export interface HandlerOptions {
     /** Milliseconds an attempt may run when the job has no timeout_ms of its own. */
     timeoutMs?: number;
-}
-export interface Logger {
-    debug(msg: string): void;
-    info(msg: string): void;
-    warn(msg: string): void;
-    error(msg: string): void;
 }
 export interface WorkerOptions {
     /** Default: $DROVER_URL (read when the worker starts). */

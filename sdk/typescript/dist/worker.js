@@ -30,7 +30,7 @@ import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import { DroverError, NotFoundError, PayloadTooLargeError, ValidationError } from "./errors.js";
 import { Transport } from "./http.js";
-import { Backoff, Signal, byteLength, truncate, within } from "./runtime.js";
+import { Backoff, Lifecycle, consoleLogger, Signal, byteLength, truncate, within } from "./runtime.js";
 /** The largest result the server stores (bytes of JSON). */
 export const MAX_RESULT_BYTES = 65536;
 /** The largest error message or trace the server stores. */
@@ -77,12 +77,6 @@ export class Snooze extends Error {
         this.ms = ms;
     }
 }
-const quietDebug = {
-    debug: () => { },
-    info: (m) => console.info(`drover: ${m}`),
-    warn: (m) => console.warn(`drover: ${m}`),
-    error: (m) => console.error(`drover: ${m}`),
-};
 /** Encodes a result, throwing when it is not JSON or over 64 KiB. */
 export function encodeResult(value) {
     let text;
@@ -132,15 +126,13 @@ export class Worker {
     #stopping = false;
     #finisherStop = false;
     #hurry = false;
-    #fatal = undefined;
     #changed = new Signal();
     #hurried = new Signal();
-    #stopRequested = new AbortController();
+    #life;
     #claimAbort = new AbortController();
     #hbStop = new AbortController();
     #t;
     #loops = { claim: [] };
-    #done;
     constructor(options = {}) {
         const concurrency = options.concurrency ?? 10;
         if (!Number.isInteger(concurrency) || concurrency < 1)
@@ -165,7 +157,8 @@ export class Worker {
         this.#workerName = options.workerName;
         this.#workerType = options.workerType;
         this.#workerLabels = options.workerLabels === undefined ? undefined : { ...options.workerLabels };
-        this.#log = options.logger ?? quietDebug;
+        this.#log = options.logger ?? consoleLogger;
+        this.#life = new Lifecycle("worker", this.#log, () => this.#hurryNow());
     }
     /** Replaces the worker's labels while it runs: its next claims take the routed jobs the new labels match. */
     setWorkerLabels(labels) {
@@ -221,16 +214,11 @@ export class Worker {
         this.#loops.finisher = this.#finishLoop();
         this.#loops.claim = this.#opts.queues.map((q) => this.#claimLoop(q));
         this.#log.info(`worker ${this.workerId}: queues ${this.#opts.queues.join(",")}, concurrency ${this.#opts.concurrency}, kinds ${this.kinds.join(",")}`);
-        this.#done = this.#lifecycle();
-        // Marked handled here, so that a worker whose error nobody awaits does
-        // not crash the process with an unhandled rejection; done still rejects.
-        this.#done.catch(() => { });
+        this.#life.begin(() => this.#shutdown());
     }
     /** Settles once the worker has stopped: rejects with the error that stopped it (a bad token, a refused queue). */
     get done() {
-        if (!this.#done)
-            return Promise.reject(new Error("worker: not started"));
-        return this.#done;
+        return this.#life.done;
     }
     /**
      * Runs until stop(), SIGTERM or SIGINT, then shuts down gracefully. A
@@ -238,37 +226,17 @@ export class Worker {
      * that stopped the worker, if one did.
      */
     async run() {
-        const remove = this.handleSignals();
-        try {
-            this.start();
-            await this.done;
-        }
-        finally {
-            remove();
-        }
+        await this.#life.run(() => this.start(), this.#stoppingMessage());
     }
     /**
      * Makes SIGTERM and SIGINT stop the worker gracefully (a second one stops
      * waiting for handlers). Returns a function that removes the handlers.
      */
     handleSignals(signals = ["SIGTERM", "SIGINT"]) {
-        const on = (sig) => {
-            if (this.#stopRequested.signal.aborted) {
-                this.#log.warn(`second ${sig}: not waiting for running handlers`);
-                this.#hurry = true;
-                this.#changed.notify();
-                this.#hurried.notify();
-                return;
-            }
-            this.#log.info(`${sig}: stopping (no new jobs; running handlers get ${this.#opts.shutdownTimeoutMs} ms)`);
-            void this.stop().catch(() => { });
-        };
-        for (const s of signals)
-            process.on(s, on);
-        return () => {
-            for (const s of signals)
-                process.off(s, on);
-        };
+        return this.#life.handleSignals(signals, this.#stoppingMessage());
+    }
+    #stoppingMessage() {
+        return `stopping (no new jobs; running handlers get ${this.#opts.shutdownTimeoutMs} ms)`;
     }
     /**
      * Stops gracefully: no more claims, running handlers get shutdownTimeoutMs
@@ -277,26 +245,16 @@ export class Worker {
      * the worker stopped on an error: that one `done` and `run()` reject with).
      */
     async stop() {
-        if (!this.#stopRequested.signal.aborted)
-            this.#stopRequested.abort();
-        if (!this.#done)
-            return;
-        await this.#done.catch(() => { });
-    }
-    // Lifecycle.
-    async #lifecycle() {
-        const stopped = this.#stopRequested.signal;
-        if (!stopped.aborted)
-            await new Promise((r) => stopped.addEventListener("abort", () => r(), { once: true }));
-        await this.#shutdown();
-        if (this.#fatal !== undefined)
-            throw this.#fatal;
+        await this.#life.stop();
     }
     #fail(e) {
-        if (this.#fatal === undefined)
-            this.#fatal = e;
-        if (!this.#stopRequested.signal.aborted)
-            this.#stopRequested.abort();
+        this.#life.fail(e);
+    }
+    /** A second signal: stop waiting for handlers, try the results once more at once. */
+    #hurryNow() {
+        this.#hurry = true;
+        this.#changed.notify();
+        this.#hurried.notify();
     }
     #wait(ms, signal) {
         if (signal.aborted)

@@ -30,7 +30,9 @@ import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import { DroverError, NotFoundError, PayloadTooLargeError, ValidationError } from "./errors.js";
 import { Transport } from "./http.js";
-import { Backoff, Signal, byteLength, truncate, within } from "./runtime.js";
+import { Backoff, Lifecycle, consoleLogger, Signal, byteLength, truncate, within, type Logger } from "./runtime.js";
+
+export type { Logger };
 import type { AttemptRef, AttemptResult, ClaimedJob, Job } from "./types.js";
 
 /** The largest result the server stores (bytes of JSON). */
@@ -120,19 +122,6 @@ export interface HandlerOptions {
   timeoutMs?: number;
 }
 
-export interface Logger {
-  debug(msg: string): void;
-  info(msg: string): void;
-  warn(msg: string): void;
-  error(msg: string): void;
-}
-
-const quietDebug: Logger = {
-  debug: () => {},
-  info: (m) => console.info(`drover: ${m}`),
-  warn: (m) => console.warn(`drover: ${m}`),
-  error: (m) => console.error(`drover: ${m}`),
-};
 
 export interface WorkerOptions {
   /** Default: $DROVER_URL (read when the worker starts). */
@@ -239,15 +228,13 @@ export class Worker {
   #stopping = false;
   #finisherStop = false;
   #hurry = false;
-  #fatal: unknown = undefined;
   readonly #changed = new Signal();
   readonly #hurried = new Signal();
-  readonly #stopRequested = new AbortController();
+  readonly #life: Lifecycle;
   readonly #claimAbort = new AbortController();
   readonly #hbStop = new AbortController();
   #t: Transport | undefined;
   #loops: { claim: Promise<void>[]; heartbeat?: Promise<void>; finisher?: Promise<void> } = { claim: [] };
-  #done: Promise<void> | undefined;
 
   constructor(options: WorkerOptions = {}) {
     const concurrency = options.concurrency ?? 10;
@@ -270,7 +257,8 @@ export class Worker {
     this.#workerName = options.workerName;
     this.#workerType = options.workerType;
     this.#workerLabels = options.workerLabels === undefined ? undefined : { ...options.workerLabels };
-    this.#log = options.logger ?? quietDebug;
+    this.#log = options.logger ?? consoleLogger;
+    this.#life = new Lifecycle("worker", this.#log, () => this.#hurryNow());
   }
 
   /** Replaces the worker's labels while it runs: its next claims take the routed jobs the new labels match. */
@@ -326,16 +314,12 @@ export class Worker {
     this.#log.info(
       `worker ${this.workerId}: queues ${this.#opts.queues.join(",")}, concurrency ${this.#opts.concurrency}, kinds ${this.kinds.join(",")}`,
     );
-    this.#done = this.#lifecycle();
-    // Marked handled here, so that a worker whose error nobody awaits does
-    // not crash the process with an unhandled rejection; done still rejects.
-    this.#done.catch(() => {});
+    this.#life.begin(() => this.#shutdown());
   }
 
   /** Settles once the worker has stopped: rejects with the error that stopped it (a bad token, a refused queue). */
   get done(): Promise<void> {
-    if (!this.#done) return Promise.reject(new Error("worker: not started"));
-    return this.#done;
+    return this.#life.done;
   }
 
   /**
@@ -344,13 +328,7 @@ export class Worker {
    * that stopped the worker, if one did.
    */
   async run(): Promise<void> {
-    const remove = this.handleSignals();
-    try {
-      this.start();
-      await this.done;
-    } finally {
-      remove();
-    }
+    await this.#life.run(() => this.start(), this.#stoppingMessage());
   }
 
   /**
@@ -358,21 +336,11 @@ export class Worker {
    * waiting for handlers). Returns a function that removes the handlers.
    */
   handleSignals(signals: NodeJS.Signals[] = ["SIGTERM", "SIGINT"]): () => void {
-    const on = (sig: NodeJS.Signals) => {
-      if (this.#stopRequested.signal.aborted) {
-        this.#log.warn(`second ${sig}: not waiting for running handlers`);
-        this.#hurry = true;
-        this.#changed.notify();
-        this.#hurried.notify();
-        return;
-      }
-      this.#log.info(`${sig}: stopping (no new jobs; running handlers get ${this.#opts.shutdownTimeoutMs} ms)`);
-      void this.stop().catch(() => {});
-    };
-    for (const s of signals) process.on(s, on);
-    return () => {
-      for (const s of signals) process.off(s, on);
-    };
+    return this.#life.handleSignals(signals, this.#stoppingMessage());
+  }
+
+  #stoppingMessage(): string {
+    return `stopping (no new jobs; running handlers get ${this.#opts.shutdownTimeoutMs} ms)`;
   }
 
   /**
@@ -382,23 +350,18 @@ export class Worker {
    * the worker stopped on an error: that one `done` and `run()` reject with).
    */
   async stop(): Promise<void> {
-    if (!this.#stopRequested.signal.aborted) this.#stopRequested.abort();
-    if (!this.#done) return;
-    await this.#done.catch(() => {});
-  }
-
-  // Lifecycle.
-
-  async #lifecycle(): Promise<void> {
-    const stopped = this.#stopRequested.signal;
-    if (!stopped.aborted) await new Promise<void>((r) => stopped.addEventListener("abort", () => r(), { once: true }));
-    await this.#shutdown();
-    if (this.#fatal !== undefined) throw this.#fatal;
+    await this.#life.stop();
   }
 
   #fail(e: unknown): void {
-    if (this.#fatal === undefined) this.#fatal = e;
-    if (!this.#stopRequested.signal.aborted) this.#stopRequested.abort();
+    this.#life.fail(e);
+  }
+
+  /** A second signal: stop waiting for handlers, try the results once more at once. */
+  #hurryNow(): void {
+    this.#hurry = true;
+    this.#changed.notify();
+    this.#hurried.notify();
   }
 
   #wait(ms: number, signal: AbortSignal): Promise<void> {

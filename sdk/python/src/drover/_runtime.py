@@ -16,7 +16,7 @@ import signal
 import threading
 import traceback
 import typing
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from types import FrameType
 from typing import Any, Protocol, TypeVar
 
@@ -154,6 +154,19 @@ class StopControl:
             self.stop.set()
         if self._asked > 1:
             self.hurry.set()
+
+    async def run(self, enabled: bool, what: str, start: Callable[[], Awaitable[None]],
+                  shutdown: Callable[[], Awaitable[None]]) -> None:
+        """The life of a worker or consumer: start, wait for a stop request
+        (or, enabled on the main thread, SIGTERM or SIGINT), shut down, on
+        the running loop."""
+        self.bind()
+        with self.signals(enabled, what):
+            try:
+                await start()
+                await self.stop.wait()
+            finally:
+                await shutdown()
 
     def request_stop(self) -> None:
         self._asked += 1

@@ -293,13 +293,7 @@ class AsyncConsumer:
         batches of those still running then. A second request stops waiting
         for the handlers. Raises the error that stopped the consumer, if one
         did (an unknown token, a subscription the server does not have)."""
-        self._control.bind()
-        with self._control.signals(handle_signals, f"consumer {self.consumer_id}"):
-            try:
-                await self._start()
-                await self._control.stop.wait()
-            finally:
-                await self._shutdown()
+        await self._control.run(handle_signals, f"consumer {self.consumer_id}", self._start, self._shutdown)
         if self._fatal is not None:
             raise self._fatal
 
@@ -430,15 +424,13 @@ class AsyncConsumer:
         h = sub.handler
         if not h.is_async:
             return await in_thread(self._pool, lambda: _handle_sync(sub, messages, ctx))
-        failed: dict[int, BaseException | str] = {}
         if sub.batch:
             try:
                 await h.call(messages, ctx)
-            except FailedMessages as e:
-                failed = _failed_of(messages, e)
             except Exception as e:
-                failed = {m.id: e for m in messages}
-            return failed
+                return _failed_of(messages, e)
+            return {}
+        failed: dict[int, BaseException | str] = {}
         for m in messages:
             if ctx.is_cancelled():
                 return None
@@ -672,9 +664,12 @@ def _no_endpoint(e: NotFoundError) -> bool:
     return "no such endpoint" in e.message
 
 
-def _failed_of(messages: list[Delivery], e: FailedMessages) -> dict[int, BaseException | str]:
-    """The failures a FailedMessages names among the batch's messages (ids
-    of other messages are ignored, as Go's consumer does)."""
+def _failed_of(messages: list[Delivery], e: Exception) -> dict[int, BaseException | str]:
+    """The failures of a batch handler that raised e: those a
+    FailedMessages names among the batch's messages (ids of other messages
+    are ignored, as Go's consumer does), or every message."""
+    if not isinstance(e, FailedMessages):
+        return {m.id: e for m in messages}
     ids = {m.id for m in messages}
     return {int(i): err for i, err in e.failed.items() if int(i) in ids}
 
@@ -684,15 +679,13 @@ def _handle_sync(
 ) -> dict[int, BaseException | str] | None:
     """AsyncConsumer._handle for a sync handler, on a pool thread."""
     h = sub.handler
-    failed: dict[int, BaseException | str] = {}
     if sub.batch:
         try:
             h.call(messages, ctx)
-        except FailedMessages as e:
-            failed = _failed_of(messages, e)
         except Exception as e:
-            failed = {m.id: e for m in messages}
-        return failed
+            return _failed_of(messages, e)
+        return {}
+    failed: dict[int, BaseException | str] = {}
     for m in messages:
         if ctx.is_cancelled():
             return None

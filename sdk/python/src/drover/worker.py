@@ -444,13 +444,7 @@ class AsyncWorker:
         request stops waiting for the handlers. Raises the error that
         stopped the worker, if one did (an unknown token, a queue name the
         server refuses)."""
-        self._control.bind()
-        with self._control.signals(handle_signals, f"worker {self.worker_id}"):
-            try:
-                await self._start()
-                await self._control.stop.wait()
-            finally:
-                await self._shutdown()
+        await self._control.run(handle_signals, f"worker {self.worker_id}", self._start, self._shutdown)
         if self._fatal is not None:
             raise self._fatal
 
