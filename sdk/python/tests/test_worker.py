@@ -462,3 +462,41 @@ def test_routing_by_type_name_and_labels(server: Server, client: drover.Client, 
     finally:
         gpu.stop()
         plain.stop()
+
+
+def test_async_worker_on_the_callers_loop(server: Server, queue: str) -> None:
+    """AsyncWorker runs on the loop that awaits it, its async handlers as
+    tasks of that loop and its sync handlers on threads beside it."""
+    seen: dict[int, str] = {}
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        worker = drover.AsyncWorker(server.url, server.work_token, queues=[queue], concurrency=4, poll_wait=1)
+
+        @worker.task("on-loop")
+        async def on_loop(args: dict[str, int], ctx: drover.JobContext) -> int:
+            assert asyncio.get_running_loop() is loop
+            seen[ctx.id] = "loop"
+            return args["n"] * 2
+
+        @worker.task("on-thread")
+        def on_thread(args: dict[str, int], ctx: drover.JobContext) -> int:
+            seen[ctx.id] = threading.current_thread().name
+            return args["n"] + 1
+
+        async with drover.AsyncClient(server.url, server.token) as c:
+            ids = await c.insert_many([drover.JobSpec("on-loop" if i % 2 else "on-thread", {"n": i}, queue=queue)
+                                       for i in range(10)])
+            run = asyncio.create_task(worker.run(handle_signals=False))
+            while {j.state async for j in c.iter_jobs(queue=queue)} != {"completed"}:
+                assert not run.done(), run
+                await asyncio.sleep(0.05)
+            worker.request_stop()
+            await run
+            results = [(await c.job_result(i)).result for i in ids]
+        assert results == [i * 2 if i % 2 else i + 1 for i in range(10)]
+        assert len(seen) == 10
+        for i, where in seen.items():
+            assert where == "loop" if ids.index(i) % 2 else where.startswith("drover-handler"), (i, where)
+
+    asyncio.run(main())
