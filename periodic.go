@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -73,13 +74,47 @@ func parsePeriodic(jobs []*PeriodicJob) ([]periodicEntry, error) {
 			return nil, invalidf("config: periodic job %q is defined twice", j.Name)
 		}
 		seen[j.Name] = true
-		s, err := cron.ParseStandard(j.Schedule)
+		s, err := parseSchedule(j.Schedule)
 		if err != nil {
 			return nil, invalidf("config: periodic job %q: schedule %q: %v", j.Name, j.Schedule, err)
 		}
 		entries = append(entries, periodicEntry{job: j, schedule: s})
 	}
 	return entries, nil
+}
+
+// MinPeriodicEvery is the shortest interval of an "@every" schedule. The
+// scheduler works in whole seconds (a cron expression's finest field is
+// the minute): robfig/cron turns a shorter or fractional interval into a
+// whole number of seconds without a word, so such a schedule is refused
+// rather than run at another pace than the one written.
+const MinPeriodicEvery = time.Second
+
+// parseSchedule parses a periodic job's schedule as robfig/cron's
+// standard parser does, refusing an "@every" interval shorter than
+// MinPeriodicEvery or not a whole number of seconds, which that parser
+// would silently change.
+func parseSchedule(spec string) (cron.Schedule, error) {
+	sched, err := cron.ParseStandard(spec)
+	if err != nil {
+		return nil, err
+	}
+	fields := strings.Fields(spec)
+	if len(fields) > 0 && (strings.HasPrefix(fields[0], "TZ=") || strings.HasPrefix(fields[0], "CRON_TZ=")) {
+		fields = fields[1:]
+	}
+	if len(fields) == 2 && fields[0] == "@every" {
+		d, err := time.ParseDuration(fields[1])
+		switch {
+		case err != nil:
+			return nil, err
+		case d < MinPeriodicEvery:
+			return nil, fmt.Errorf("@every %s: the shortest interval is %s", d, MinPeriodicEvery)
+		case d%time.Second != 0:
+			return nil, fmt.Errorf("@every %s: give a whole number of seconds (the scheduler would run it every %s)", d, d.Truncate(time.Second))
+		}
+	}
+	return sched, nil
 }
 
 // periodicTick is the metadata a periodic job is inserted with, so that

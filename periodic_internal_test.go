@@ -36,3 +36,18 @@ func TestLastTicks(t *testing.T) {
 		})
 	}
 }
+
+// TestParseScheduleMinimum: every schedule robfig/cron takes is taken but
+// an @every interval under MinPeriodicEvery or not of whole seconds, which
+// it would silently turn into another one.
+func TestParseScheduleMinimum(t *testing.T) {
+	for spec, ok := range map[string]bool{
+		"@every 1s": true, "@every 90s": true, "@every 1m30s": true, "CRON_TZ=Europe/Paris @every 2s": true,
+		"*/5 * * * *": true, "@hourly": true,
+		"@every 1ms": false, "@every 0s": false, "@every 999ms": false, "@every 1.5s": false, "TZ=UTC @every 10ms": false,
+	} {
+		if _, err := parseSchedule(spec); (err == nil) != ok {
+			t.Errorf("parseSchedule(%q) = %v, want ok %v", spec, err, ok)
+		}
+	}
+}

@@ -163,7 +163,7 @@ func (p *PeriodicJobSet) params(d PeriodicDefinition) (droverdriver.PeriodicPara
 	if err := checkText("schedule", d.Schedule); err != nil {
 		return droverdriver.PeriodicParams{}, err
 	}
-	sched, err := cron.ParseStandard(d.Schedule)
+	sched, err := parseSchedule(d.Schedule)
 	if err != nil {
 		return droverdriver.PeriodicParams{}, invalidf("periodic job %q: schedule %s: %v", d.Name, echo(d.Schedule), err)
 	}

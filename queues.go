@@ -209,6 +209,19 @@ func (c *Client[TTx]) QueueGet(ctx context.Context, name string) (*QueueSettings
 	return queueSettingsFromDriver(s), nil
 }
 
+// QueueKnown reports whether a queue has been in use, as far as the
+// store can tell cheaply: it has stored settings, jobs waiting or running,
+// a worker of the registry that works it, or jobs among the most recently
+// finished (droverdriver.QueueKnownRecent). drover serve refuses to change
+// the settings of a queue it does not know, so that a typo does not pause
+// a queue nobody uses, as River refuses to pause a queue it has not seen.
+func (c *Client[TTx]) QueueKnown(ctx context.Context, name string) (bool, error) {
+	if err := ValidateQueue(name); err != nil {
+		return false, err
+	}
+	return c.driver.QueueKnown(ctx, name)
+}
+
 // QueueList returns the settings of every queue that has settings stored,
 // by name. Queues without any run unpaused and unlimited; QueueStats lists
 // the queues that have jobs.

@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/completer"
 	"github.com/droverhq/drover/internal/engine"
 	internallease "github.com/droverhq/drover/internal/lease"
 )
@@ -198,9 +200,29 @@ type AttemptResult struct {
 type FinishReport struct {
 	Accepted []int64
 	Rejected []int64
+	// Refused lists the results the store refused to hold (a value it
+	// cannot store, say), each recorded as a failed attempt in its place,
+	// as a Go worker's would be: one such result fails its own job, never
+	// the others of the call.
+	Refused []RefusedResult
 }
 
-// Finish writes the results of remote attempts in one statement.
+// RefusedResult is a result the store refused.
+type RefusedResult struct {
+	ID int64
+	// Error says why, as the job's failed attempt records it.
+	Error string
+	// Recorded reports that the failed attempt was written: the attempt
+	// is over. False when the store refused that too: the job runs again
+	// once its lease expires, so the worker should stop extending it.
+	Recorded bool
+}
+
+// Finish writes the results of remote attempts in one statement. A result
+// the store refuses is isolated as a Go client's completer isolates it
+// (the statement split until that result is alone, then written as a
+// failed attempt naming the refusal), so that the others are written and
+// the report says which was refused.
 func (r *Remote) Finish(ctx context.Context, results []AttemptResult) (*FinishReport, error) {
 	if len(results) == 0 {
 		return nil, invalidf("results: empty")
@@ -222,11 +244,18 @@ func (r *Remote) Finish(ctx context.Context, results []AttemptResult) (*FinishRe
 		seen[a.ID] = true
 		batch[i] = res
 	}
-	accepted, err := engine.Finish(ctx, r.exec, batch)
+	rep, err := completer.Write(ctx, engine.Finisher{Executor: r.exec}, batch, r.config.Logger)
 	if err != nil {
 		return nil, err
 	}
-	return &FinishReport{Accepted: accepted, Rejected: notIn(batch, accepted)}, nil
+	out := &FinishReport{Accepted: rep.Accepted, Refused: make([]RefusedResult, len(rep.Refused))}
+	answered := slices.Clone(rep.Accepted)
+	for i, f := range rep.Refused {
+		out.Refused[i] = RefusedResult{ID: f.ID, Error: f.Message, Recorded: f.Recorded}
+		answered = append(answered, f.ID)
+	}
+	out.Rejected = notIn(batch, answered)
+	return out, nil
 }
 
 // notIn returns the IDs of results that accepted does not list, in their

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	mrand "math/rand/v2"
 	"time"
@@ -96,7 +97,15 @@ type Topic struct {
 	Retention     time.Duration
 	CreatedAt     time.Time
 	Subscriptions []string
+	// Created reports, from CreateTopic, that the call stored the topic;
+	// false when an identical one existed.
+	Created bool
 }
+
+// ErrTopicExists is returned by CreateTopic when a topic of that name is
+// stored with other options than those asked for: a topic's lanes and
+// retention are fixed at creation, so the call cannot give what it asks.
+var ErrTopicExists = errors.New("topic exists with other options")
 
 // SubscriptionOpts configure a new subscription.
 type SubscriptionOpts struct {
@@ -192,7 +201,61 @@ func (c *Client[TTx]) CreateTopic(ctx context.Context, name string, opts *TopicO
 		return nil, err
 	}
 	c.topicLanes.Store(name, row.Lanes)
-	return &Topic{Name: row.Name, Lanes: row.Lanes, Retention: row.Retention, CreatedAt: row.CreatedAt}, nil
+	// An option left unset matches whatever is stored, so that a call
+	// that only makes sure the topic exists does not fail on one made
+	// with other options.
+	if !row.Created && opts != nil && (opts.Lanes != 0 && row.Lanes != lanes || opts.Retention != 0 && row.Retention != retention) {
+		return nil, fmt.Errorf("topic %s: %w: stored with %d lanes and retention %s, asked for %d lanes and retention %s",
+			name, ErrTopicExists, row.Lanes, retentionText(row.Retention), lanes, retentionText(retention))
+	}
+	return &Topic{Name: row.Name, Lanes: row.Lanes, Retention: row.Retention, CreatedAt: row.CreatedAt, Created: row.Created}, nil
+}
+
+// retentionText words a topic's retention for errors.
+func retentionText(d time.Duration) string {
+	if d == 0 {
+		return "until every subscription passed"
+	}
+	return d.String()
+}
+
+// Topic returns the stored topic of that name, with its subscriptions, or
+// ErrTopicNotFound.
+func (c *Client[TTx]) Topic(ctx context.Context, name string) (*Topic, error) {
+	if err := ValidateTopic(name); err != nil {
+		return nil, err
+	}
+	topics, err := c.Topics(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range topics {
+		if t.Name == name {
+			return t, nil
+		}
+	}
+	return nil, fmt.Errorf("topic %s: %w", name, ErrTopicNotFound)
+}
+
+// DeleteTopic removes a topic with its subscriptions, their lanes and
+// every message of the topic, at once, and reports whether it existed.
+// Consumers of its subscriptions find them gone; jobs of its retry queue
+// (RetryQueue) stay. A process that published to the topic keeps its lane
+// count cached: until it restarts, its publishes to the deleted topic are
+// stored for no subscription (and dropped by retention), and a topic of
+// that name created again must keep the lane count, or those processes
+// publish to lanes it does not have.
+func (c *Client[TTx]) DeleteTopic(ctx context.Context, name string) (bool, error) {
+	if err := ValidateTopic(name); err != nil {
+		return false, err
+	}
+	te, err := c.topicExec(c.driver)
+	if err != nil {
+		return false, err
+	}
+	deleted, err := te.TopicDelete(ctx, name)
+	c.topicLanes.Delete(name)
+	return deleted, err
 }
 
 // Topics lists the stored topics with their subscriptions.

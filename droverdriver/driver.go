@@ -258,6 +258,13 @@ type Executor interface {
 	// QueueSettingsList returns every queue's stored settings, by name.
 	QueueSettingsList(ctx context.Context) ([]*QueueSettings, error)
 
+	// QueueKnown reports whether queue has ever been in use as far as
+	// the store can tell cheaply: it has stored settings, jobs in the hot
+	// table, a worker of the registry that works it, or jobs among the
+	// QueueKnownRecent most recently finished. The HTTP API refuses to
+	// change the settings of a queue it does not know (a typo).
+	QueueKnown(ctx context.Context, queue string) (bool, error)
+
 	// QueueSettingsSet writes the settings p sets, keeping the others
 	// (a queue without stored settings starts from the zero value), and
 	// returns the row as stored. Once the write commits, every listener
@@ -287,6 +294,8 @@ type Executor interface {
 	SearchExecutor
 	// Routing and the worker registry (routing.go).
 	RoutingExecutor
+	// The bulk actions of drover serve (bulk.go).
+	BulkTaskExecutor
 }
 
 // Listener delivers insert notifications from other connections and
@@ -514,6 +523,11 @@ func (a ClaimPosition) Before(b ClaimPosition) bool { return a.Compare(b) < 0 }
 func SortClaimed(rows []*JobRow) {
 	slices.SortFunc(rows, func(a, b *JobRow) int { return PositionOf(a).Compare(PositionOf(b)) })
 }
+
+// QueueKnownRecent bounds how many of the most recently finished jobs
+// QueueKnown reads: finished jobs have no index by queue, and a typo must
+// not cost a scan of every job ever finished.
+const QueueKnownRecent = 100_000
 
 // QueueSettings are a queue's stored settings: what must hold across every
 // process that claims from it, Go clients and remote workers alike.

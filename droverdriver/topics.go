@@ -23,7 +23,7 @@ import (
 // transaction still in flight may yet commit.
 type TopicExecutor interface {
 	// TopicCreate stores a topic unless one of that name exists, and
-	// returns the stored topic either way.
+	// returns the stored topic either way (TopicRow.Created says which).
 	TopicCreate(ctx context.Context, p TopicParams) (*TopicRow, error)
 
 	// TopicList returns every topic with its subscriptions' names.
@@ -45,6 +45,10 @@ type TopicExecutor interface {
 	// SubscriptionDelete removes a subscription and its lanes, reporting
 	// whether it existed.
 	SubscriptionDelete(ctx context.Context, topic, name string) (bool, error)
+
+	// TopicDelete removes a topic with its subscriptions, their lanes and
+	// every message of the topic, at once, reporting whether it existed.
+	TopicDelete(ctx context.Context, name string) (bool, error)
 
 	// TopicLease leases up to Max lanes of the named subscriptions (of
 	// any topics) that are free (no lease, or an expired one) and have
@@ -165,6 +169,9 @@ type TopicRow struct {
 	Retention     time.Duration
 	CreatedAt     time.Time
 	Subscriptions []string
+	// Created reports, from TopicCreate, that the call stored the topic;
+	// false when it existed.
+	Created bool
 }
 
 // PublishParams is one message to store. Metadata is encoded JSON.

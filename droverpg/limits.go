@@ -77,6 +77,12 @@ func (e *executor) QueueSettingsGet(ctx context.Context, queue string) (*droverd
 	return s, e.wrap("read queue settings", err)
 }
 
+func (e *executor) QueueKnown(ctx context.Context, queue string) (bool, error) {
+	var known bool
+	err := queueKnown.queryRow(ctx, e.db, e.q, queueKnownParams{queue, droverdriver.QueueKnownRecent}).Scan(&known)
+	return known, e.wrap("look up queue", err)
+}
+
 func (e *executor) QueueSettingsList(ctx context.Context) ([]*droverdriver.QueueSettings, error) {
 	rows, err := queueSettingsList.query(ctx, e.db, e.q, struct{}{})
 	if err != nil {

@@ -576,6 +576,15 @@ FROM (SELECT 1) one LEFT JOIN LATERAL (
 -- name: QueueSettingsGet
 SELECT queue, paused, max_running, rate, period_ms, strict, updated_at, paused_kinds FROM {schema}queue_settings WHERE queue = $1;
 
+-- name: QueueKnown
+-- $1 queue, $2 how many of the most recently finished jobs to look at
+-- (droverdriver.QueueKnownRecent): finished_jobs has no index by queue.
+-- The hot table is scanned at worst, as QueueStats scans it.
+SELECT EXISTS (SELECT 1 FROM {schema}queue_settings WHERE queue = $1)
+    OR EXISTS (SELECT 1 FROM {schema}jobs WHERE queue = $1)
+    OR EXISTS (SELECT 1 FROM {schema}workers WHERE $1 = ANY (queues))
+    OR EXISTS (SELECT 1 FROM (SELECT queue FROM {schema}finished_jobs ORDER BY id DESC LIMIT $2) AS f WHERE f.queue = $1);
+
 -- name: QueueSettingsList
 SELECT queue, paused, max_running, rate, period_ms, strict, updated_at, paused_kinds FROM {schema}queue_settings ORDER BY queue;
 
@@ -1519,13 +1528,14 @@ FROM {schema}jobs WHERE id = (SELECT currval(pg_get_serial_sequence($1, 'id')));
 -- never passes a message still in flight.
 
 -- name: TopicCreate
--- $1 name, $2 lanes, $3 retention ms. Returns the stored topic, new or not.
+-- $1 name, $2 lanes, $3 retention ms. Returns the stored topic, new or not,
+-- and whether this statement stored it.
 WITH ins AS (
     INSERT INTO {schema}topics (name, lanes, retention_ms) VALUES ($1, $2, $3)
     ON CONFLICT (name) DO NOTHING RETURNING name, lanes, retention_ms, created_at)
-SELECT name, lanes, retention_ms, created_at FROM ins
+SELECT name, lanes, retention_ms, created_at, true FROM ins
 UNION ALL
-SELECT name, lanes, retention_ms, created_at FROM {schema}topics WHERE name = $1
+SELECT name, lanes, retention_ms, created_at, false FROM {schema}topics WHERE name = $1
 LIMIT 1;
 
 -- name: TopicList
@@ -1567,6 +1577,13 @@ SELECT count(*) FROM lanes;
 
 -- name: TopicExists
 SELECT 1 FROM {schema}topics WHERE name = $1;
+
+-- name: TopicDelete
+-- $1 name. Its subscriptions go with it, and their lanes with them (ON
+-- DELETE CASCADE); its messages, in every generation, in the same
+-- statement. Returns a row when the topic existed.
+WITH messages AS (DELETE FROM {schema}topic_messages WHERE topic = $1)
+DELETE FROM {schema}topics WHERE name = $1 RETURNING 1;
 
 -- name: SubscriptionDelete
 -- Its lanes go with it (ON DELETE CASCADE).
@@ -1836,3 +1853,22 @@ moved AS (
 SELECT id, 'discarded', flow & 27 /*FlowEnd*/, queue, ordering_key FROM done
 UNION ALL
 SELECT id, 'available', 0, queue, NULL FROM fell;
+
+-- name: BulkTaskInsert
+-- $1 action, $2-$4 the filter (queue, kind, state), $5 IDs selected, $6
+-- status, $7 now, $8 how many tasks to keep: older ones are deleted in the
+-- same statement.
+WITH ins AS (
+    INSERT INTO {schema}bulk_tasks (action, queue, kind, state, selected, status, started_at, updated_at)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING id
+), old AS (
+    DELETE FROM {schema}bulk_tasks WHERE id <= (SELECT id FROM ins) - $8
+)
+SELECT id FROM ins;
+
+-- name: BulkTaskUpdate
+UPDATE {schema}bulk_tasks SET status = $2, matched = $3, changed = $4, error = $5, updated_at = $6 WHERE id = $1;
+
+-- name: BulkTaskGet
+SELECT id, action, queue, kind, state, selected, status, matched, changed, error, started_at, updated_at
+FROM {schema}bulk_tasks WHERE id = $1;

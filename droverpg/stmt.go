@@ -554,7 +554,9 @@ var (
 		args: func(p *queueCount) []any { return []any{p.Queue, p.N} }})
 	queueLimitSpend = def(stmt[queueCount]{name: "QueueLimitSpend",
 		args: func(p *queueCount) []any { return []any{p.Queue, p.N} }})
-	queueSettingsGet  = def(stmt[string]{name: "QueueSettingsGet", cols: 8, args: oneArg[string]})
+	queueSettingsGet = def(stmt[string]{name: "QueueSettingsGet", cols: 8, args: oneArg[string]})
+	queueKnown       = def(stmt[queueKnownParams]{name: "QueueKnown", cols: 1,
+		args: func(p *queueKnownParams) []any { return []any{p.Queue, p.Recent} }})
 	queueSettingsList = def(stmt[struct{}]{name: "QueueSettingsList", cols: 8, args: noArgs})
 	queueSettingsSet  = def(stmt[settingsSetParams]{name: "QueueSettingsSet", cols: 8,
 		args: func(p *settingsSetParams) []any {
@@ -630,7 +632,7 @@ var (
 	jobsParentResults = def(stmt[[]int64]{name: "JobsParentResults", cols: 5, args: oneArg[[]int64]})
 
 	// Topics (topics.go).
-	topicCreate = def(stmt[topicCreateParams]{name: "TopicCreate", cols: 4,
+	topicCreate = def(stmt[topicCreateParams]{name: "TopicCreate", cols: 5,
 		args: func(p *topicCreateParams) []any { return []any{p.Name, p.Lanes, p.RetentionMS} }})
 	topicList    = def(stmt[struct{}]{name: "TopicList", cols: 5, args: noArgs})
 	topicPublish = def(stmt[topicPublishParams]{name: "TopicPublish", cols: 1,
@@ -638,6 +640,7 @@ var (
 	subscriptionCreate = def(stmt[subscriptionCreateParams]{name: "SubscriptionCreate", cols: 1,
 		args: func(p *subscriptionCreateParams) []any { return []any{p.Topic, p.Name, p.MaxAttempts, p.Start} }})
 	topicExists        = def(stmt[string]{name: "TopicExists", cols: 1, args: oneArg[string]})
+	topicDelete        = def(stmt[string]{name: "TopicDelete", cols: 1, args: oneArg[string]})
 	subscriptionDelete = def(stmt[topicName]{name: "SubscriptionDelete",
 		args: func(p *topicName) []any { return []any{p.Topic, p.Name} }})
 	topicLease = def(stmt[topicLeaseParams]{name: "TopicLease", cols: 7,
@@ -689,3 +692,10 @@ var (
 	jobRouteAbsent = def(stmt[routeAbsentParams]{name: "JobRouteAbsent", cols: finishedCols,
 		args: func(p *routeAbsentParams) []any { return []any{p.Now, p.Limit} }})
 )
+
+// queueKnownParams are QueueKnown's: the queue, and how many of the most
+// recently finished jobs to look at.
+type queueKnownParams struct {
+	Queue  string
+	Recent int
+}

@@ -19,7 +19,7 @@ func (e *executor) TopicCreate(ctx context.Context, p droverdriver.TopicParams) 
 	var t droverdriver.TopicRow
 	var retention int64
 	err := topicCreate.queryRow(ctx, e.db, e.q, topicCreateParams{p.Name, p.Lanes, p.Retention.Milliseconds()}).
-		Scan(&t.Name, &t.Lanes, &retention, &t.CreatedAt)
+		Scan(&t.Name, &t.Lanes, &retention, &t.CreatedAt, &t.Created)
 	if err != nil {
 		return nil, e.wrap("create topic", err)
 	}
@@ -105,6 +105,15 @@ func (e *executor) SubscriptionCreate(ctx context.Context, p droverdriver.Subscr
 		return false, droverdriver.ErrTopicNotFound
 	}
 	return false, e.wrap("create subscription", err)
+}
+
+func (e *executor) TopicDelete(ctx context.Context, name string) (bool, error) {
+	var one int
+	err := topicDelete.queryRow(ctx, e.db, e.q, name).Scan(&one)
+	if err == pgx.ErrNoRows {
+		return false, nil
+	}
+	return err == nil, e.wrap("delete topic", err)
 }
 
 func (e *executor) SubscriptionDelete(ctx context.Context, topic, name string) (bool, error) {

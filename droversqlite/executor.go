@@ -1089,6 +1089,12 @@ func (e *executor) QueueSettingsGet(ctx context.Context, queue string) (*droverd
 	return out, e.wrap("read queue settings", err)
 }
 
+func (e *executor) QueueKnown(ctx context.Context, queue string) (bool, error) {
+	var known bool
+	err := queueKnown.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error { return rows.Scan(&known) }, queueKnownParams{queue, droverdriver.QueueKnownRecent})
+	return known, e.wrap("look up queue", err)
+}
+
 func (e *executor) QueueSettingsList(ctx context.Context) ([]*droverdriver.QueueSettings, error) {
 	out := []*droverdriver.QueueSettings{}
 	err := queueSettingsList.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {

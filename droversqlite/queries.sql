@@ -218,6 +218,15 @@ UPDATE {schema}queue_limits SET tokens = tokens - ?2 WHERE queue = ?1;
 -- name: QueueSettingsGet
 SELECT queue, paused, max_running, rate, period_ms, strict, updated_at, paused_kinds FROM {schema}queue_settings WHERE queue = ?1;
 
+-- name: QueueKnown
+-- ?1 queue, ?2 how many of the most recently finished jobs to look at
+-- (droverdriver.QueueKnownRecent): finished_jobs has no index by queue.
+-- The hot table is scanned at worst, as QueueStats scans it.
+SELECT EXISTS (SELECT 1 FROM {schema}queue_settings WHERE queue = ?1)
+    OR EXISTS (SELECT 1 FROM {schema}jobs WHERE queue = ?1)
+    OR EXISTS (SELECT 1 FROM {schema}workers AS w, json_each(w.queues) AS q WHERE q.value = ?1)
+    OR EXISTS (SELECT 1 FROM (SELECT queue FROM {schema}finished_jobs ORDER BY id DESC LIMIT ?2) AS f WHERE f.queue = ?1);
+
 -- name: QueueSettingsList
 SELECT queue, paused, max_running, rate, period_ms, strict, updated_at, paused_kinds FROM {schema}queue_settings ORDER BY queue;
 
@@ -1287,6 +1296,20 @@ FROM n;
 -- name: TopicExists
 SELECT 1 FROM {schema}topics WHERE name = ?1;
 
+-- name: TopicDelete
+-- ?1 name. TopicDeleteMessages, TopicDeleteLanes and
+-- TopicDeleteSubscriptions run first, in the same transaction.
+DELETE FROM {schema}topics WHERE name = ?1;
+
+-- name: TopicDeleteMessages
+DELETE FROM {schema}topic_messages WHERE topic = ?1;
+
+-- name: TopicDeleteLanes
+DELETE FROM {schema}topic_lanes WHERE topic = ?1;
+
+-- name: TopicDeleteSubscriptions
+DELETE FROM {schema}topic_subscriptions WHERE topic = ?1;
+
 -- name: SubscriptionDelete
 DELETE FROM {schema}topic_subscriptions WHERE topic = ?1 AND name = ?2;
 
@@ -1569,3 +1592,20 @@ FROM (
 )
 WHERE true
 RETURNING id, state, flow & 27 /*FlowEnd*/, queue, ordering_key;
+
+-- name: BulkTaskInsert
+-- ?1 action, ?2-?4 the filter (queue, kind, state), ?5 IDs selected, ?6
+-- status, ?7 now. BulkTaskPrune follows in the same transaction.
+INSERT INTO {schema}bulk_tasks (action, queue, kind, state, selected, status, started_at, updated_at)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7) RETURNING id;
+
+-- name: BulkTaskPrune
+-- ?1 the newest task's ID, ?2 how many tasks to keep.
+DELETE FROM {schema}bulk_tasks WHERE id <= ?1 - ?2;
+
+-- name: BulkTaskUpdate
+UPDATE {schema}bulk_tasks SET status = ?2, matched = ?3, changed = ?4, error = ?5, updated_at = ?6 WHERE id = ?1;
+
+-- name: BulkTaskGet
+SELECT id, action, queue, kind, state, selected, status, matched, changed, error, started_at, updated_at
+FROM {schema}bulk_tasks WHERE id = ?1;

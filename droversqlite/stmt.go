@@ -508,7 +508,9 @@ var (
 		args: func(p *limitAt) []any { return []any{p.Now, p.Limit} }})
 	queueLimitTake = def(stmt[queueLimitTakeParams]{name: "QueueLimitTake", cols: 3,
 		args: func(p *queueLimitTakeParams) []any { return []any{p.Queue, p.Now, p.Max} }})
-	queueSettingsGet  = def(stmt[string]{name: "QueueSettingsGet", cols: 8, args: oneArg[string]})
+	queueSettingsGet = def(stmt[string]{name: "QueueSettingsGet", cols: 8, args: oneArg[string]})
+	queueKnown       = def(stmt[queueKnownParams]{name: "QueueKnown", cols: 1,
+		args: func(p *queueKnownParams) []any { return []any{p.Queue, p.Recent} }})
 	queueSettingsList = def(stmt[struct{}]{name: "QueueSettingsList", cols: 8, args: noArgs})
 	queueSettingsSet  = def(stmt[settingsSetParams]{name: "QueueSettingsSet", cols: 8,
 		args: func(p *settingsSetParams) []any {
@@ -637,11 +639,15 @@ var (
 		args: func(p *subscriptionCreateParams) []any { return []any{p.Topic, p.Name, p.MaxAttempts, p.Now} }})
 	subscriptionLanes = def(stmt[subscriptionLanesParams]{name: "SubscriptionLanes",
 		args: func(p *subscriptionLanesParams) []any { return []any{p.Topic, p.Name, p.Start} }})
-	topicExists             = def(stmt[string]{name: "TopicExists", cols: 1, args: oneArg[string]})
-	subscriptionDelete      = def(stmt[topicName]{name: "SubscriptionDelete", args: topicNameArgs})
-	subscriptionDeleteLanes = def(stmt[topicName]{name: "SubscriptionDeleteLanes", args: topicNameArgs})
-	topicLastID             = def(stmt[struct{}]{name: "TopicLastID", cols: 1, args: noArgs})
-	topicLeaseCandidates    = def(stmt[topicCandidatesParams]{name: "TopicLeaseCandidates", cols: 4,
+	topicExists              = def(stmt[string]{name: "TopicExists", cols: 1, args: oneArg[string]})
+	topicDelete              = def(stmt[string]{name: "TopicDelete", args: oneArg[string]})
+	topicDeleteMessages      = def(stmt[string]{name: "TopicDeleteMessages", args: oneArg[string]})
+	topicDeleteLanes         = def(stmt[string]{name: "TopicDeleteLanes", args: oneArg[string]})
+	topicDeleteSubscriptions = def(stmt[string]{name: "TopicDeleteSubscriptions", args: oneArg[string]})
+	subscriptionDelete       = def(stmt[topicName]{name: "SubscriptionDelete", args: topicNameArgs})
+	subscriptionDeleteLanes  = def(stmt[topicName]{name: "SubscriptionDeleteLanes", args: topicNameArgs})
+	topicLastID              = def(stmt[struct{}]{name: "TopicLastID", cols: 1, args: noArgs})
+	topicLeaseCandidates     = def(stmt[topicCandidatesParams]{name: "TopicLeaseCandidates", cols: 4,
 		args: func(p *topicCandidatesParams) []any { return []any{p.Topics, p.Subscriptions, p.Now, p.Max} }})
 	topicLease = def(stmt[topicLeaseParams]{name: "TopicLease", cols: 6,
 		args: func(p *topicLeaseParams) []any { return []any{p.Candidates, p.Owner, p.Token, p.Expires, p.Now} }})
@@ -703,3 +709,10 @@ func laneUpdateArgs(p *laneUpdateParams) []any { return []any{p.Lanes, p.At} }
 func idRangeArgs(p *idRange) []any { return []any{p.From, p.To} }
 
 func genAtArgs(p *genAt) []any { return []any{p.Gen, p.Now} }
+
+// queueKnownParams are QueueKnown's: the queue, and how many of the most
+// recently finished jobs to look at.
+type queueKnownParams struct {
+	Queue  string
+	Recent int
+}

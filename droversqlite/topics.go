@@ -27,11 +27,15 @@ func init() {
 func (e *executor) TopicCreate(ctx context.Context, p droverdriver.TopicParams) (*droverdriver.TopicRow, error) {
 	var t *droverdriver.TopicRow
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
-		if _, err := topicCreate.exec(ctx, e, tx, topicCreateParams{p.Name, p.Lanes, p.Retention.Milliseconds(), micros(p.Now)}); err != nil {
+		res, err := topicCreate.exec(ctx, e, tx, topicCreateParams{p.Name, p.Lanes, p.Retention.Milliseconds(), micros(p.Now)})
+		if err != nil {
 			return err
 		}
-		var err error
-		t, err = e.topic(ctx, tx, p.Name)
+		if t, err = e.topic(ctx, tx, p.Name); err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		t.Created = n > 0
 		return err
 	})
 	return t, e.wrap("create topic", err)
@@ -164,6 +168,25 @@ func (e *executor) SubscriptionCreate(ctx context.Context, p droverdriver.Subscr
 		return false, err
 	}
 	return made, e.wrap("create subscription", err)
+}
+
+func (e *executor) TopicDelete(ctx context.Context, name string) (bool, error) {
+	var found bool
+	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+		for _, s := range []*stmt[string]{topicDeleteMessages, topicDeleteLanes, topicDeleteSubscriptions} {
+			if _, err := s.exec(ctx, e, tx, name); err != nil {
+				return err
+			}
+		}
+		res, err := topicDelete.exec(ctx, e, tx, name)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		found = n > 0
+		return err
+	})
+	return found, e.wrap("delete topic", err)
 }
 
 func (e *executor) SubscriptionDelete(ctx context.Context, topic, name string) (bool, error) {

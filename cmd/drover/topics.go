@@ -18,6 +18,7 @@ import (
 // topicsClient is what `drover topics` calls of a drover.Client.
 type topicsClient interface {
 	CreateTopic(ctx context.Context, name string, opts *drover.TopicOpts) (*drover.Topic, error)
+	DeleteTopic(ctx context.Context, name string) (bool, error)
 	Topics(ctx context.Context) ([]*drover.Topic, error)
 	Publish(ctx context.Context, topic string, msgs ...drover.Message) ([]int64, error)
 	CreateSubscription(ctx context.Context, topic, name string, opts *drover.SubscriptionOpts) (bool, error)
@@ -39,7 +40,8 @@ func (c *cli) openTopics(ctx context.Context) (topicsClient, func(), error) {
 	return client, st.Close, nil
 }
 
-// topicsCommand is `drover topics`: list, create, subscribe, publish, lag.
+// topicsCommand is `drover topics`: list, create, delete, subscribe,
+// publish, lag.
 func (c *cli) topicsCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "topics",
@@ -47,7 +49,7 @@ func (c *cli) topicsCommand() *cobra.Command {
 		Long: `topics manages topics (docs/topics.md): a message published to a topic is
 delivered once to every subscription of it.`,
 	}
-	cmd.AddCommand(c.topicsListCommand(), c.topicsCreateCommand(), c.topicsSubscribeCommand(),
+	cmd.AddCommand(c.topicsListCommand(), c.topicsCreateCommand(), c.topicsDeleteCommand(), c.topicsSubscribeCommand(),
 		c.topicsPublishCommand(), c.topicsLagCommand())
 	markNeedsStore(cmd)
 	return cmd
@@ -118,9 +120,20 @@ func (c *cli) topicsCreateCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "create TOPIC",
 		Short: "Create a topic (an existing one is left as it is)",
-		Args:  argsNamed("TOPIC"),
+		Long: `create stores a topic. An existing topic of that name is left as it is
+when it has the lanes and retention given (a flag left out matches any),
+and is an error when it has others: they are fixed at creation.`,
+		Args: argsNamed("TOPIC"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts := &drover.TopicOpts{Lanes: lanes, Retention: retention}
+			// Only the options given are asked for, so that a create
+			// that makes sure the topic exists matches any stored one.
+			opts := &drover.TopicOpts{}
+			if cmd.Flags().Changed("lanes") {
+				opts.Lanes = lanes
+			}
+			if cmd.Flags().Changed("retention") {
+				opts.Retention = retention
+			}
 			if keepUntilRead {
 				opts.Retention = -1
 			}
@@ -129,7 +142,11 @@ func (c *cli) topicsCreateCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				_, err = fmt.Fprintf(cmd.OutOrStdout(), "topic %s: %d lanes, retention %s\n", t.Name, t.Lanes, retentionText(t.Retention))
+				what := "created"
+				if !t.Created {
+					what = "exists already"
+				}
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "topic %s: %d lanes, retention %s (%s)\n", t.Name, t.Lanes, retentionText(t.Retention), what)
 				return err
 			})
 		},
@@ -139,6 +156,31 @@ func (c *cli) topicsCreateCommand() *cobra.Command {
 	f.DurationVar(&retention, "retention", drover.TopicRetentionDefault, "how long a message is kept for subscriptions that have not read it")
 	f.BoolVar(&keepUntilRead, "keep-until-read", false, "keep messages until every subscription has read them, however long")
 	return cmd
+}
+
+func (c *cli) topicsDeleteCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "delete TOPIC",
+		Short: "Delete a topic with its subscriptions and messages",
+		Long: `delete removes a topic with its subscriptions, their positions and every
+message of the topic, at once. Jobs of its retry queue stay. Processes that
+publish to it keep its lane count until they restart: create it again with
+the same lanes, or restart them.`,
+		Args: argsNamed("TOPIC"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return c.withTopics(cmd, func(ctx context.Context, client topicsClient) error {
+				deleted, err := client.DeleteTopic(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				if !deleted {
+					return fmt.Errorf("topic %s: %w", args[0], drover.ErrTopicNotFound)
+				}
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "topic %s deleted\n", args[0])
+				return err
+			})
+		},
+	}
 }
 
 func (c *cli) topicsSubscribeCommand() *cobra.Command {

@@ -49,3 +49,39 @@ func TestTopicsCommands(t *testing.T) {
 		})
 	}
 }
+
+// TestTopicsCreateAndDelete: `drover topics create` says whether it
+// created the topic, leaves an identical one (flags left out match any)
+// and refuses one stored with other lanes; `drover topics delete` removes
+// the topic with its subscriptions and messages, and fails for a topic
+// that does not exist.
+func TestTopicsCreateAndDelete(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			f := b.setup(t).migrated(t)
+			if out := f.mustRun(t, "topics", "create", "chat", "--lanes", "4"); !strings.Contains(out, "(created)") {
+				t.Fatalf("create printed %q", out)
+			}
+			for _, args := range [][]string{{"topics", "create", "chat"}, {"topics", "create", "chat", "--lanes", "4"}} {
+				if out := f.mustRun(t, args...); !strings.Contains(out, "4 lanes") || !strings.Contains(out, "(exists already)") {
+					t.Fatalf("%v printed %q", args, out)
+				}
+			}
+			if r := f.run(t, "topics", "create", "chat", "--lanes", "8"); r.code == exitOK || !strings.Contains(r.stderr, "stored with 4 lanes") {
+				t.Fatalf("create with other lanes: %s", r)
+			}
+			f.mustRun(t, "topics", "subscribe", "chat", "bot", "--from-earliest")
+			f.mustRun(t, "topics", "publish", "chat", "hello")
+			if out := f.mustRun(t, "topics", "delete", "chat"); !strings.Contains(out, "topic chat deleted") {
+				t.Fatalf("delete printed %q", out)
+			}
+			if out := f.mustRun(t, "topics", "list", "--json"); strings.TrimSpace(out) != "[]" {
+				t.Fatalf("list after delete: %s", out)
+			}
+			if r := f.run(t, "topics", "delete", "chat"); r.code == exitOK || !strings.Contains(r.stderr, "not found") {
+				t.Fatalf("delete of a missing topic: %s", r)
+			}
+		})
+	}
+}

@@ -13,6 +13,53 @@ import (
 )
 
 func testAdmin(t *testing.T, setup opener) {
+	t.Run("BulkTask", func(t *testing.T) {
+		// A task is stored as started, its progress written over it, and
+		// only the last keep tasks stay.
+		t.Parallel()
+		ctx := context.Background()
+		d := setup(t)
+		started := time.Now().Add(-time.Hour)
+		row := &droverdriver.BulkTaskRow{Action: "retry", Queue: "q", Kind: "k", State: "discarded", Status: "running", StartedAt: started}
+		id, err := d.BulkTaskInsert(ctx, row, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := d.BulkTaskGet(ctx, id)
+		if err != nil || got == nil || got.Action != "retry" || got.Queue != "q" || got.Kind != "k" || got.State != "discarded" ||
+			got.Status != "running" || !sameTime(got.StartedAt, started) || !sameTime(got.UpdatedAt, started) {
+			t.Fatalf("stored task %+v, %v; want it as inserted, updated when started", got, err)
+		}
+		now := time.Now()
+		if err := d.BulkTaskUpdate(ctx, droverdriver.BulkTaskUpdateParams{ID: id, Status: "interrupted", Matched: 7, Changed: 3,
+			Error: "server stopped", Now: now}); err != nil {
+			t.Fatal(err)
+		}
+		if got, err = d.BulkTaskGet(ctx, id); err != nil || got.Status != "interrupted" || got.Matched != 7 || got.Changed != 3 ||
+			got.Error != "server stopped" || !sameTime(got.UpdatedAt, now) || !sameTime(got.StartedAt, started) {
+			t.Fatalf("updated task %+v, %v", got, err)
+		}
+		ids := []int64{id}
+		for range 3 {
+			id, err := d.BulkTaskInsert(ctx, &droverdriver.BulkTaskRow{Action: "delete", Selected: 2, Status: "running", StartedAt: now}, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, id)
+		}
+		if !slices.IsSorted(ids) {
+			t.Fatalf("task IDs %v are not increasing", ids)
+		}
+		if got, err := d.BulkTaskGet(ctx, ids[0]); err != nil || got != nil {
+			t.Fatalf("the oldest of 4 tasks, keeping 3: %+v, %v; want it deleted", got, err)
+		}
+		for _, id := range ids[1:] {
+			if got, err := d.BulkTaskGet(ctx, id); err != nil || got == nil || got.Selected != 2 {
+				t.Fatalf("task %d: %+v, %v; want it kept", id, got, err)
+			}
+		}
+	})
+
 	t.Run("JobCancel", func(t *testing.T) {
 		t.Parallel()
 		ctx := context.Background()

@@ -333,6 +333,43 @@ func testClaim(t *testing.T, setup opener) {
 		}
 	})
 
+	t.Run("QueueKnown", func(t *testing.T) {
+		t.Parallel()
+		ctx := context.Background()
+		d := setup(t)
+		known := func(queue string) bool {
+			t.Helper()
+			ok, err := d.QueueKnown(ctx, queue)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ok
+		}
+		if known("waiting") || known("settled") || known("worked") || known("done") {
+			t.Fatal("an empty store knows queues")
+		}
+		insert(t, d, job("waiting"), job("done"))
+		if _, err := d.QueueSettingsSet(ctx, droverdriver.QueueSettingsSetParams{Queue: "settled", Paused: new(true)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.WorkerSeen(ctx, []droverdriver.WorkerRecord{{Name: "w", Plain: true, Queues: []string{"other", "worked"}, Owner: "w", Source: "go"}}); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "done", Max: 1, Owner: "w", Lease: time.Minute})
+		if err != nil || len(rows) != 1 {
+			t.Fatalf("claim: %d rows, %v", len(rows), err)
+		}
+		finish(t, d, result(rows[0], droverdriver.OutcomeCompleted))
+		for _, q := range []string{"waiting", "settled", "worked", "done"} {
+			if !known(q) {
+				t.Errorf("queue %s is not known", q)
+			}
+		}
+		if known("typo") || known("wor") {
+			t.Error("a queue never used is known")
+		}
+	})
+
 	t.Run("JobClaim/queue limit", func(t *testing.T) {
 		t.Parallel()
 		ctx := context.Background()

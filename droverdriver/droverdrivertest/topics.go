@@ -74,6 +74,19 @@ func testTopics(t *testing.T, setup opener) {
 		})
 		return leased
 	}
+	// topicU adds topic "u" of one lane with subscription "a", from the
+	// earliest message, beside "t".
+	topicU := func(t *testing.T, te droverdriver.TopicExecutor) {
+		t.Helper()
+		ctx := context.Background()
+		if _, err := te.TopicCreate(ctx, droverdriver.TopicParams{Name: "u", Lanes: 1, Now: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := te.SubscriptionCreate(ctx, droverdriver.SubscriptionParams{Topic: "u", Name: "a", MaxAttempts: 3,
+			Start: droverdriver.StartEarliest, Now: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	read := func(t *testing.T, te droverdriver.TopicExecutor, l droverdriver.LeasedLane) []*droverdriver.MessageRow {
 		t.Helper()
 		rows, err := te.TopicRead(context.Background(), droverdriver.TopicReadParams{Topics: []string{l.Topic}, Lanes: []int{l.Lane},
@@ -88,16 +101,72 @@ func testTopics(t *testing.T, setup opener) {
 		t.Parallel()
 		_, te := topics(t, 4, "a", "b")
 		row, err := te.TopicCreate(context.Background(), droverdriver.TopicParams{Name: "t", Lanes: 9, Now: time.Now()})
-		if err != nil || row.Lanes != 4 {
-			t.Fatalf("a second create returned %+v, %v; want the stored topic with 4 lanes", row, err)
+		if err != nil || row.Lanes != 4 || row.Created {
+			t.Fatalf("a second create returned %+v, %v; want the stored topic with 4 lanes, not created", row, err)
+		}
+		row, err = te.TopicCreate(context.Background(), droverdriver.TopicParams{Name: "new", Lanes: 2, Now: time.Now()})
+		if err != nil || row.Lanes != 2 || !row.Created {
+			t.Fatalf("a first create returned %+v, %v; want the new topic, created", row, err)
 		}
 		list, err := te.TopicList(context.Background())
-		if err != nil || len(list) != 1 || !slices.Equal(list[0].Subscriptions, []string{"a", "b"}) {
+		if err != nil || len(list) != 2 || list[1].Name != "t" || !slices.Equal(list[1].Subscriptions, []string{"a", "b"}) {
 			t.Fatalf("list %+v, %v", list, err)
 		}
 		if _, err := te.SubscriptionCreate(context.Background(), droverdriver.SubscriptionParams{Topic: "none", Name: "a",
 			MaxAttempts: 3, Now: time.Now()}); !errors.Is(err, droverdriver.ErrTopicNotFound) {
 			t.Fatalf("subscription of a missing topic: %v, want ErrTopicNotFound", err)
+		}
+	})
+
+	t.Run("TopicDelete", func(t *testing.T) {
+		// A deleted topic takes its subscriptions, their lanes and its
+		// messages with it; another topic's are untouched.
+		t.Parallel()
+		ctx := context.Background()
+		_, te := topics(t, 2, "a", "b")
+		topicU(t, te)
+		publish(t, te, 0, "t1", "t2")
+		if _, err := te.TopicPublish(ctx, []droverdriver.PublishParams{{Topic: "u", Lane: 0, Payload: []byte("u1")}}); err != nil {
+			t.Fatal(err)
+		}
+		leaseSome(t, te, droverdriver.NewLeaseToken(), "a") // the messages are readable
+		if deleted, err := te.TopicDelete(ctx, "t"); err != nil || !deleted {
+			t.Fatalf("delete: %v, %v", deleted, err)
+		}
+		if deleted, err := te.TopicDelete(ctx, "t"); err != nil || deleted {
+			t.Fatalf("delete again: %v, %v; want false, nothing to delete", deleted, err)
+		}
+		list, err := te.TopicList(ctx)
+		if err != nil || len(list) != 1 || list[0].Name != "u" {
+			t.Fatalf("list after delete: %+v, %v", list, err)
+		}
+		var rows []*droverdriver.MessageRow
+		waitfor.Cond(t, "u's message readable", func() bool {
+			var err error
+			rows, err = te.TopicRead(ctx, droverdriver.TopicReadParams{Topics: []string{"t", "t", "u"}, Lanes: []int{0, 1, 0},
+				Cursors: make([]droverdriver.Position, 3), Limit: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return slices.ContainsFunc(rows, func(r *droverdriver.MessageRow) bool { return string(r.Payload) == "u1" })
+		})
+		if len(rows) != 1 {
+			t.Fatalf("messages after delete: %d rows; want u's one message alone", len(rows))
+		}
+		lag, err := te.TopicLag(ctx, []string{"t", "u"})
+		if err != nil || len(lag) != 1 || lag[0].Topic != "u" {
+			t.Fatalf("lag after delete: %+v, %v; want u's subscription alone", lag, err)
+		}
+		// Created again, the topic starts empty, with no subscription.
+		if _, err := te.TopicCreate(ctx, droverdriver.TopicParams{Name: "t", Lanes: 2, Now: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := te.SubscriptionCreate(ctx, droverdriver.SubscriptionParams{Topic: "t", Name: "a", MaxAttempts: 3,
+			Start: droverdriver.StartEarliest, Now: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		if got := lease(t, te, droverdriver.NewLeaseToken(), "a"); len(got) != 0 {
+			t.Fatalf("the topic created again leased %d lanes with messages", len(got))
 		}
 	})
 
@@ -107,13 +176,7 @@ func testTopics(t *testing.T, setup opener) {
 		t.Parallel()
 		ctx := context.Background()
 		d, te := topics(t, 2, "a")
-		if _, err := te.TopicCreate(ctx, droverdriver.TopicParams{Name: "u", Lanes: 1, Now: time.Now()}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := te.SubscriptionCreate(ctx, droverdriver.SubscriptionParams{Topic: "u", Name: "a", MaxAttempts: 3,
-			Start: droverdriver.StartEarliest, Now: time.Now()}); err != nil {
-			t.Fatal(err)
-		}
+		topicU(t, te)
 		heard := listen(t, d)
 		ids, err := te.TopicPublish(ctx, []droverdriver.PublishParams{{Topic: "t", Lane: 1, Payload: []byte("t1")},
 			{Topic: "u", Lane: 0, Payload: []byte("u1")}, {Topic: "t", Lane: 1, Payload: []byte("t2")}})
@@ -241,13 +304,7 @@ func testTopics(t *testing.T, setup opener) {
 		t.Parallel()
 		ctx := context.Background()
 		_, te := topics(t, 2, "a", "b")
-		if _, err := te.TopicCreate(ctx, droverdriver.TopicParams{Name: "u", Lanes: 1, Now: time.Now()}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := te.SubscriptionCreate(ctx, droverdriver.SubscriptionParams{Topic: "u", Name: "a", MaxAttempts: 3,
-			Start: droverdriver.StartEarliest, Now: time.Now()}); err != nil {
-			t.Fatal(err)
-		}
+		topicU(t, te)
 		publish(t, te, 0, "1", "2")
 		publish(t, te, 1, "3")
 		if _, err := te.TopicPublish(ctx, []droverdriver.PublishParams{{Topic: "u", Lane: 0, Payload: []byte("4")}}); err != nil {

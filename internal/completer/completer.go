@@ -98,9 +98,10 @@ type Completer struct {
 	// (docs/design/workflows-and-batches.md): +9% at 3 processes, −3% at 1, both within
 	// this machine's noise; kept for the mechanism.
 	batchLane chan struct{}
-	// failures logs the start and end of an outage once, not every retry
-	// of every flush.
-	failures *outagelog.Reporter
+	// writer writes each flush, waiting out outages (logged once, not
+	// every retry of every flush) and splitting what the store refuses
+	// (refuse.go).
+	writer *writer
 }
 
 // Store is what a completer writes through: the engine's finish on a
@@ -131,7 +132,14 @@ func New(exec Store, cfg Config) *Completer {
 	}
 	c := &Completer{cfg: cfg, exec: exec, ready: make(chan struct{}, 1), full: make(chan struct{}, 1), done: make(chan struct{}),
 		spare:     make(chan []droverdriver.Result, cfg.MaxInFlight+1),
-		batchLane: make(chan struct{}, 1), failures: &outagelog.Reporter{Logger: cfg.Logger, What: "writing job results"}}
+		batchLane: make(chan struct{}, 1)}
+	c.writer = &writer{exec: exec, logger: cfg.Logger, failures: &outagelog.Reporter{Logger: cfg.Logger, What: "writing job results"},
+		written: func(batch []droverdriver.Result, accepted []int64, took time.Duration) {
+			if cfg.OnFlushed != nil {
+				cfg.OnFlushed(batch, accepted, took)
+			}
+		},
+		dropped: cfg.OnDropped}
 	c.space = sync.NewCond(&c.mu)
 	return c
 }
@@ -316,5 +324,11 @@ func (c *Completer) Done() <-chan struct{} { return c.done }
 // and reports how long the statement that wrote it took. See write for
 // what happens to a batch the store refuses.
 func (c *Completer) flush(ctx context.Context, batch []droverdriver.Result) (took time.Duration, ok bool) {
-	return c.write(ctx, batch, false)
+	took, err := c.writer.write(ctx, batch, false)
+	if err != nil {
+		c.cfg.Logger.Warn("completer stopped with unwritten results; their jobs will be rescued when their leases expire",
+			"results", len(batch), "error", err)
+		return 0, false
+	}
+	return took, true
 }

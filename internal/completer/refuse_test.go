@@ -172,3 +172,52 @@ func TestOutageIsRetriedWhole(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteReportsEachResult: the synchronous write of remote workers'
+// results isolates a refused result as a completer's flush does, and
+// reports it apart from the accepted ones; when the store refuses the
+// replacement too, the refusal says nothing was recorded. An outage is
+// returned at once rather than waited out: the caller holds the results.
+func TestWriteReportsEachResult(t *testing.T) {
+	const total, poison = 40, 13
+	results := func() []droverdriver.Result {
+		out := make([]droverdriver.Result, total)
+		for i := range out {
+			out[i] = droverdriver.Result{ID: int64(i + 1), Attempt: 1, Outcome: droverdriver.OutcomeCompleted}
+		}
+		out[poison-1].Output = []byte(`{"s":"\u0000"}`)
+		return out
+	}
+	for _, tt := range []struct {
+		name        string
+		replacement bool
+	}{{"refused result recorded as failed", false}, {"replacement refused too", true}} {
+		t.Run(tt.name, func(t *testing.T) {
+			store := &refusingStore{poison: poison, replacement: tt.replacement, written: map[int64][]droverdriver.Result{}}
+			rep, err := Write(context.Background(), reportingStore{store}, results(), slog.New(slog.DiscardHandler))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Accepted) != total-1 || slices.Contains(rep.Accepted, poison) {
+				t.Fatalf("accepted %v, want every result but %d", rep.Accepted, poison)
+			}
+			if len(rep.Refused) != 1 || rep.Refused[0].ID != poison || rep.Refused[0].Recorded == tt.replacement ||
+				!strings.Contains(rep.Refused[0].Message, "22P05") {
+				t.Fatalf("refused %+v, want job %d naming the store's error, recorded %v", rep.Refused, poison, !tt.replacement)
+			}
+			got := store.written[poison]
+			if tt.replacement && len(got) != 0 || !tt.replacement && (len(got) != 1 || got[0].Outcome != droverdriver.OutcomeDiscarded) {
+				t.Fatalf("refused result written as %+v", got)
+			}
+		})
+	}
+	t.Run("outage", func(t *testing.T) {
+		store := &refusingStore{down: 5, written: map[int64][]droverdriver.Result{}}
+		if _, err := Write(context.Background(), store, results()[:1], slog.New(slog.DiscardHandler)); !errors.Is(err, errDown) {
+			t.Fatalf("Write during an outage = %v, want the outage's error", err)
+		}
+		if store.statement != 1 || len(store.written) != 0 {
+			t.Fatalf("%d statements, %d written; want one failed statement, nothing retried", store.statement, len(store.written))
+		}
+	})
+}

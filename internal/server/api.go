@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -327,26 +328,58 @@ func (s *Server) batchResults(w http.ResponseWriter, r *http.Request) error {
 }
 
 // batchResultsPage reads one page of a batch's ended members and the
-// cursor of the next page, 0 on the last.
+// cursor of the next page, 0 on the last. The page ends at its limit or
+// at the byte budget (Config.MaxPageBytes), whichever comes first; it is
+// read from the store jobsChunk results at a time, so that a page of
+// large results holds no more than the budget and a chunk.
 func (s *Server) batchResultsPage(ctx context.Context, p droverdriver.BatchResultsParams) ([]resultJSON, int64, error) {
-	rows, err := s.cfg.Driver.BatchResults(ctx, p)
-	if err != nil {
-		return nil, 0, err
+	out := []resultJSON{}
+	budget := &byteBudget{left: s.cfg.MaxPageBytes}
+	for limit := p.Limit; len(out) < limit; {
+		p.Limit = min(limit-len(out), jobsChunk)
+		rows, err := s.cfg.Driver.BatchResults(ctx, p)
+		if err != nil {
+			return nil, 0, err
+		}
+		for _, row := range rows {
+			res := resultFrom(row.ID, string(row.State), row.Kind, row.Result)
+			if !budget.take(res) {
+				return out, out[len(out)-1].ID, nil
+			}
+			out = append(out, res)
+		}
+		if len(rows) < p.Limit {
+			return out, 0, nil
+		}
+		p.AfterID = rows[len(rows)-1].ID
 	}
-	out := make([]resultJSON, len(rows))
-	for i, row := range rows {
-		out[i] = resultFrom(row.ID, string(row.State), row.Kind, row.Result)
-	}
-	var next int64
-	if len(rows) == p.Limit {
-		next = rows[len(rows)-1].ID
-	}
-	return out, next, nil
+	return out, out[len(out)-1].ID, nil
 }
 
-// maxResultsPage bounds a page of batch results: at most MaxResultBytes
-// each, a page stays under a few tens of megabytes even when every result
-// is at the limit.
+// byteBudget counts the JSON of an answer's items against the byte budget
+// (Config.MaxPageBytes). The first item always fits, so that an answer
+// makes progress however large one item is.
+type byteBudget struct {
+	left  int
+	taken int
+}
+
+// take reports whether v's JSON fits what is left, and counts it if so.
+func (b *byteBudget) take(v any) bool {
+	// An item that cannot be encoded counts as empty here: the answer's
+	// own encoding fails on it and says why.
+	enc, _ := json.Marshal(v)
+	n := len(enc) + 1 // and its comma
+	if b.taken > 0 && n > b.left {
+		return false
+	}
+	b.left -= n
+	b.taken++
+	return true
+}
+
+// maxResultsPage bounds the rows of a page of batch results; the byte
+// budget bounds its size.
 const maxResultsPage = 500
 
 func (s *Server) jobResult(w http.ResponseWriter, r *http.Request) error {
@@ -421,8 +454,9 @@ func (s *Server) discardJob(w http.ResponseWriter, r *http.Request) error {
 	return s.byID(w, r, s.cfg.Client.JobDiscard)
 }
 
-// claim claims up to max jobs for a worker, waiting up to wait_ms for some
-// to arrive when none is claimable. A worker that dies after the claim
+// claim claims up to max jobs for a worker, within the byte budget of an
+// answer (claimbudget.go), waiting up to wait_ms for some to arrive when
+// none is claimable. A worker that dies after the claim
 // loses nothing: the jobs come back when their leases expire.
 func (s *Server) claim(w http.ResponseWriter, r *http.Request) error {
 	var req struct {
@@ -454,6 +488,11 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request) error {
 	if err := checkQueue(r, req.Queue); err != nil {
 		return err
 	}
+	// Checked here, not only by Remote.Claim: the claim asks the store
+	// for chunks of max, which are in range when max is not.
+	if req.Max < 1 || req.Max > drover.MaxClaim {
+		return badRequest("max %d: must be between 1 and %d", req.Max, drover.MaxClaim)
+	}
 	wait := millis(req.WaitMS)
 	if req.WaitMS < 0 || wait > s.cfg.MaxWait {
 		return badRequest("wait_ms %d: must be between 0 and %d", req.WaitMS, s.cfg.MaxWait.Milliseconds())
@@ -481,18 +520,12 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request) error {
 		// Take the wake-up channel before claiming, so that jobs
 		// inserted between the claim and the wait end the wait.
 		woken := s.waiter.wait(req.Queue)
-		start := time.Now()
-		jobs, err := s.remote.Claim(ctx, p)
+		body, n, err := s.claimWithin(ctx, p)
 		if err != nil {
 			return err
 		}
-		s.claimed(p, jobs, time.Since(start))
-		if len(jobs) > 0 || wait == 0 {
-			out, err := s.claimedJSON(ctx, jobs)
-			if err != nil {
-				return err
-			}
-			writeJSON(w, http.StatusOK, map[string]any{"jobs": out})
+		if n > 0 || wait == 0 {
+			writeRaw(w, http.StatusOK, body)
 			return nil
 		}
 		select {
@@ -562,7 +595,16 @@ func (s *Server) finish(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.finished(results, rep, time.Since(start))
-	writeJSON(w, http.StatusOK, map[string]any{"accepted": nonNil(rep.Accepted), "rejected": nonNil(rep.Rejected)})
+	type refusedJSON struct {
+		ID       int64  `json:"id"`
+		Error    string `json:"error"`
+		Recorded bool   `json:"recorded"`
+	}
+	refused := make([]refusedJSON, len(rep.Refused))
+	for i, f := range rep.Refused {
+		refused[i] = refusedJSON(f)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"accepted": nonNil(rep.Accepted), "rejected": nonNil(rep.Rejected), "refused": refused})
 	return nil
 }
 
@@ -709,7 +751,10 @@ func (s *Server) resumeQueue(w http.ResponseWriter, r *http.Request) error {
 
 // queueCall runs change (if any) on the queue the path names, or
 // changeKind on the kind its kind query parameter names, and answers with
-// the queue's settings after it.
+// the queue's settings after it. A queue the store does not know
+// (Client.QueueKnown) is a 404, so that a typo neither pauses a phantom
+// queue nor reads as one with default settings; create=true stores the
+// change all the same, for a queue whose workers are yet to come.
 func (s *Server) queueCall(w http.ResponseWriter, r *http.Request, change func(context.Context, string) error,
 	changeKind func(context.Context, string, string) error) error {
 	name := r.PathValue("name")
@@ -717,12 +762,36 @@ func (s *Server) queueCall(w http.ResponseWriter, r *http.Request, change func(c
 		return err
 	}
 	query := r.URL.Query()
+	var taken []string
+	if changeKind != nil {
+		taken = append(taken, "kind")
+	}
+	if change != nil {
+		taken = append(taken, "create")
+	}
 	for k := range query {
-		switch {
-		case changeKind == nil:
-			return badRequest("query parameter %q: none are taken", k)
-		case k != "kind":
-			return badRequest("query parameter %q: only kind is taken", k)
+		if !slices.Contains(taken, k) {
+			if len(taken) == 0 {
+				return badRequest("query parameter %q: none are taken", k)
+			}
+			return badRequest("query parameter %q: unknown (use %s)", k, strings.Join(taken, ", "))
+		}
+	}
+	create, err := queryBool(query, "create")
+	if err != nil {
+		return err
+	}
+	if !create {
+		known, err := s.cfg.Client.QueueKnown(r.Context(), name)
+		if err != nil {
+			return err
+		}
+		if !known {
+			msg := fmt.Sprintf("queue %q not found: it has no jobs, no stored settings and no worker works it", name)
+			if change != nil {
+				msg += "; pass create=true to store its settings anyway"
+			}
+			return &apiError{status: http.StatusNotFound, msg: msg}
 		}
 	}
 	switch {
@@ -783,11 +852,18 @@ func (s *Server) finished(results []drover.AttemptResult, rep *drover.FinishRepo
 	for _, id := range rep.Accepted {
 		accepted[id] = true
 	}
+	// A refused result recorded as a failed attempt ended its attempt too.
+	failed := make(map[int64]bool, len(rep.Refused))
+	for _, f := range rep.Refused {
+		failed[f.ID] = f.Recorded
+	}
 	for _, r := range results {
 		// Only an accepted result ends the attempt: a rejected one may be
 		// a forgery naming the attempt of a worker that still runs it
 		// (a stale one's entry is replaced by the next claim, or expires).
-		if !accepted[r.ID] {
+		if failed[r.ID] {
+			r.Outcome, r.Error = drover.AttemptFailed, "the store refused the result"
+		} else if !accepted[r.ID] {
 			continue
 		}
 		a, known := s.inflight.finished(r.ID, r.Attempt)

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/internal/server"
 	"github.com/droverhq/drover/internal/waitfor"
 )
@@ -99,4 +102,91 @@ func TestBulkDeleteByID(t *testing.T) {
 			t.Errorf("a refused request changed job %d: %s", ids[2], st)
 		}
 	})
+}
+
+// stuckBulkClient is a client whose bulk actions report some progress and
+// then wait for their context to end, as a long action over many jobs
+// would: the tests stop servers and start tasks while such actions run.
+type stuckBulkClient struct {
+	testClient
+	started chan int64 // the Changed count of each action that started
+}
+
+func (c stuckBulkClient) JobBulk(ctx context.Context, _ drover.BulkAction, _ drover.JobListParams, progress func(drover.BulkProgress)) (drover.BulkProgress, error) {
+	p := drover.BulkProgress{Scanned: 5, Changed: 2}
+	progress(p)
+	c.started <- p.Changed
+	<-ctx.Done()
+	return p, ctx.Err()
+}
+
+// TestBulkTasksOutliveTheServer: a bulk task's progress is stored, so that
+// after the server that ran it stops, another server on the store answers
+// GET /v1/bulk/{id} and says the action stopped half way (interrupted,
+// with what it had read and changed); a task whose server died without a
+// word is read as interrupted once its progress stopped being written.
+// Before, tasks lived in the server's memory: after a restart the GET was
+// a 404, and nothing recorded that an action had stopped half way.
+func TestBulkTasksOutliveTheServer(t *testing.T) {
+	for _, s := range stores {
+		t.Run(s.name, func(t *testing.T) {
+			t.Parallel()
+			d, client := s.open(t)
+			stuck := stuckBulkClient{testClient: client, started: make(chan int64, 1)}
+			first := setup(t, func(*testing.T) (droverdriver.Driver, testClient) { return d, stuck })
+			var task struct {
+				ID               int64
+				Status, Error    string
+				Matched, Changed int64
+			}
+			first.must(t, http.StatusAccepted, server.ScopeAdmin, "POST", "/v1/bulk", map[string]any{"action": "retry", "queue": "q"}).decode(t, &task)
+			<-stuck.started
+			waitfor.Cond(t, "the task's progress written", func() bool {
+				first.must(t, http.StatusOK, server.ScopeAdmin, "GET", fmt.Sprintf("/v1/bulk/%d", task.ID), nil).decode(t, &task)
+				return task.Changed == 2
+			})
+			first.stop()
+
+			second := setup(t, func(*testing.T) (droverdriver.Driver, testClient) { return d, client })
+			second.must(t, http.StatusOK, server.ScopeAdmin, "GET", fmt.Sprintf("/v1/bulk/%d", task.ID), nil).decode(t, &task)
+			if task.Status != "interrupted" || task.Matched != 5 || task.Changed != 2 || !strings.Contains(task.Error, "stopped") {
+				t.Fatalf("after a restart the task reads %+v, want interrupted having read 5 and changed 2", task)
+			}
+
+			// A server that died wrote nothing more: its task's row says
+			// running, and stopped moving long ago.
+			id, err := d.BulkTaskInsert(context.Background(), &droverdriver.BulkTaskRow{Action: "cancel", Status: "running",
+				StartedAt: time.Now().Add(-time.Hour)}, 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			second.must(t, http.StatusOK, server.ScopeAdmin, "GET", fmt.Sprintf("/v1/bulk/%d", id), nil).decode(t, &task)
+			if task.Status != "interrupted" || !strings.Contains(task.Error, "stopped writing its progress") {
+				t.Fatalf("a task whose server died reads %+v, want interrupted", task)
+			}
+		})
+	}
+}
+
+// TestBulkTasksAreCapped: a server runs at most MaxBulkRunning bulk tasks
+// at once; one more is refused with 429 and a message saying why, and
+// stores nothing. Before, every request started a task of its own.
+func TestBulkTasksAreCapped(t *testing.T) {
+	for _, s := range stores {
+		t.Run(s.name, func(t *testing.T) {
+			t.Parallel()
+			d, client := s.open(t)
+			stuck := stuckBulkClient{testClient: client, started: make(chan int64, server.MaxBulkRunning)}
+			b := setup(t, func(*testing.T) (droverdriver.Driver, testClient) { return d, stuck })
+			var task struct{ ID int64 }
+			for range server.MaxBulkRunning {
+				b.must(t, http.StatusAccepted, server.ScopeAdmin, "POST", "/v1/bulk", map[string]any{"action": "cancel", "queue": "q"}).decode(t, &task)
+			}
+			r := b.must(t, http.StatusTooManyRequests, server.ScopeAdmin, "POST", "/v1/bulk-selection", map[string]any{"action": "cancel", "ids": []int64{1}})
+			if msg := r.errorMessage(t); !strings.Contains(msg, "bulk tasks are running on this server") {
+				t.Fatalf("429 message %q does not say why", msg)
+			}
+			b.must(t, http.StatusNotFound, server.ScopeAdmin, "GET", fmt.Sprintf("/v1/bulk/%d", task.ID+1), nil)
+		})
+	}
 }

@@ -695,6 +695,8 @@ func (s *Server) bulkStatus(q url.Values) (string, bool) {
 		return fmt.Sprintf("%s running: %d jobs read, %d changed so far.", j.Action, j.Matched, j.Changed), true
 	case "failed":
 		return fmt.Sprintf("%s failed after %d jobs read (%d changed): %s", j.Action, j.Matched, j.Changed, j.Error), false
+	case "interrupted":
+		return fmt.Sprintf("%s interrupted after %d jobs read (%d changed): %s", j.Action, j.Matched, j.Changed, j.Error), false
 	}
 	if j.Selected > 0 {
 		return fmt.Sprintf("%s done: changed %d of %d selected jobs.", j.Action, j.Changed, j.Selected), false

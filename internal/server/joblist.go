@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -70,15 +71,9 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) error {
 			return badRequest("limit %d: must be at most %d (larger pages end early anyway; follow next_after)", limit, maxJobsPage)
 		}
 	}
-	withCount := false
-	if q.Has("count") {
-		switch q.Get("count") {
-		case "true", "1":
-			withCount = true
-		case "false", "0":
-		default:
-			return badRequest("count %q: use true or false", q.Get("count"))
-		}
+	withCount, err := queryBool(q, "count")
+	if err != nil {
+		return err
 	}
 	var count *drover.JobCount
 	if withCount {
@@ -233,5 +228,21 @@ func (s *Server) walkJobs(ctx context.Context, p drover.JobListParams, fn func(*
 			return nil
 		}
 		p.After = jobs[len(jobs)-1].ID
+	}
+}
+
+// queryBool reads a boolean query parameter: true or 1, false or 0, false
+// when absent.
+func queryBool(q url.Values, key string) (bool, error) {
+	if !q.Has(key) {
+		return false, nil
+	}
+	switch v := q.Get(key); v {
+	case "true", "1":
+		return true, nil
+	case "false", "0":
+		return false, nil
+	default:
+		return false, badRequest("%s %q: use true or false", key, v)
 	}
 }

@@ -2,10 +2,12 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/internal/server"
@@ -112,4 +114,203 @@ func TestEmptyQueryValues(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestClaimsAreBoundedByBytes: a worker asking for many jobs whose args are
+// large gets a response within the byte budget, and what did not fit is
+// never left leased to it: every job is either in a response, held by the
+// claim that returned it, or still available with its attempt unspent.
+// Claiming on until the queue is empty hands out every job exactly once,
+// each on its first attempt. Before, a claim answered every job it took
+// (100 jobs of 1 MiB args: a response of 100 MiB and a server 315 MB
+// larger).
+func TestClaimsAreBoundedByBytes(t *testing.T) {
+	const budget, total = 512 << 10, 24
+	forEachStore(t, func(t *testing.T, b *bundle) {
+		ctx := context.Background()
+		big := fmt.Sprintf(`{"blob":%q}`, strings.Repeat("x", 100<<10))
+		params := make([]drover.InsertManyParams, total)
+		for i := range params {
+			params[i] = drover.InsertManyParams{Args: drover.RawArgs{KindName: "big", JSON: []byte(big)}}
+		}
+		ids, err := b.client.InsertMany(ctx, params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[int64]int{}
+		for claims := 1; len(seen) < total; claims++ {
+			if claims > total {
+				t.Fatalf("%d claims handed out %d of %d jobs", claims, len(seen), total)
+			}
+			r := b.must(t, http.StatusOK, server.ScopeWork, "POST", "/v1/claim", map[string]any{"queue": "default", "worker": "w", "max": total})
+			if len(r.body) > budget {
+				t.Fatalf("claim %d answered %d bytes, over the budget of %d", claims, len(r.body), budget)
+			}
+			var out struct{ Jobs []job }
+			r.decode(t, &out)
+			if len(out.Jobs) == 0 {
+				t.Fatalf("claim %d got nothing with %d jobs left", claims, total-len(seen))
+			}
+			for _, j := range out.Jobs {
+				seen[j.ID]++
+				if j.Attempt != 1 {
+					t.Fatalf("job %d handed out on attempt %d: a claim that did not answer it spent an attempt", j.ID, j.Attempt)
+				}
+			}
+			// Every job is handed out, or waits untouched for the next claim.
+			for _, id := range ids {
+				row := b.stored(t, id)
+				switch {
+				case seen[id] > 0 && row.State != drover.JobStateRunning:
+					t.Fatalf("job %d was handed out but is %s", id, row.State)
+				case seen[id] == 0 && (row.State != drover.JobStateAvailable || row.Attempt != 0):
+					t.Fatalf("job %d was not handed out but is %s on attempt %d: leased to a worker that never got it", id, row.State, row.Attempt)
+				}
+			}
+			if claims == 1 && len(out.Jobs) == total {
+				t.Fatalf("one claim answered all %d jobs of 100 KiB under a budget of %d bytes", total, budget)
+			}
+		}
+		for id, n := range seen {
+			if n != 1 {
+				t.Fatalf("job %d handed out %d times", id, n)
+			}
+		}
+	}, func(cfg *server.Config) { cfg.MaxPageBytes = budget })
+}
+
+// completeAll claims every available job of the default queue through the
+// client's Remote and completes each with a result of about size bytes.
+func completeAll(t *testing.T, b *bundle, size int) {
+	t.Helper()
+	ctx := context.Background()
+	result := fmt.Sprintf(`{"blob":%q}`, strings.Repeat("r", size))
+	for {
+		jobs, err := b.client.Remote().Claim(ctx, drover.ClaimParams{Queue: "default", Max: 100, Owner: "w", Lease: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(jobs) == 0 {
+			return
+		}
+		results := make([]drover.AttemptResult, len(jobs))
+		for i, j := range jobs {
+			results[i] = drover.AttemptResult{ID: j.ID, Attempt: j.Attempt, LeaseToken: j.LeaseToken, Outcome: drover.AttemptCompleted,
+				Result: json.RawMessage(result)}
+		}
+		if rep, err := b.client.Remote().Finish(ctx, results); err != nil || len(rep.Accepted) != len(jobs) {
+			t.Fatalf("finish: %+v, %v", rep, err)
+		}
+	}
+}
+
+// TestBatchResultsAreBoundedByBytes: a batch whose members completed with
+// large results pages within the byte budget at the largest limit, and
+// next_after visits every member once. Before, a page held up to 500
+// results of 64 KiB (32 MiB) whatever the budget.
+func TestBatchResultsAreBoundedByBytes(t *testing.T) {
+	const budget, total = 256 << 10, 30
+	forEachStore(t, func(t *testing.T, b *bundle) {
+		params := make([]drover.InsertManyParams, total)
+		for i := range params {
+			params[i] = drover.InsertManyParams{Args: drover.RawArgs{KindName: "k", JSON: []byte(`{}`)}}
+		}
+		batch, err := b.client.InsertBatch(context.Background(), params, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		completeAll(t, b, 40<<10)
+		seen := map[int64]int{}
+		path := fmt.Sprintf("/v1/batches/%d/results?limit=500", batch.ID)
+		for pages := 1; ; pages++ {
+			r := b.must(t, http.StatusOK, server.ScopeAdmin, "GET", path, nil)
+			if len(r.body) > budget {
+				t.Fatalf("page %d is %d bytes, over the budget of %d", pages, len(r.body), budget)
+			}
+			var page struct {
+				Results []struct {
+					ID     int64           `json:"id"`
+					Result json.RawMessage `json:"result"`
+				} `json:"results"`
+				NextAfter *int64 `json:"next_after"`
+			}
+			r.decode(t, &page)
+			for _, res := range page.Results {
+				if len(res.Result) < 40<<10 {
+					t.Fatalf("job %d's result is %d bytes, want its 40 KiB", res.ID, len(res.Result))
+				}
+				seen[res.ID]++
+			}
+			if page.NextAfter == nil {
+				if pages < 2 {
+					t.Fatalf("%d results of 40 KiB came in one page under a budget of %d bytes", total, budget)
+				}
+				break
+			}
+			if len(page.Results) == 0 || pages > total {
+				t.Fatalf("page %d: %d results with a cursor; paging does not end", pages, len(page.Results))
+			}
+			path = fmt.Sprintf("/v1/batches/%d/results?limit=500&after=%d", batch.ID, *page.NextAfter)
+		}
+		for _, id := range batch.JobIDs {
+			if seen[id] != 1 {
+				t.Fatalf("member %d seen %d times", id, seen[id])
+			}
+		}
+	}, func(cfg *server.Config) { cfg.MaxPageBytes = budget })
+}
+
+// TestWorkflowGraphIsBoundedByBytes: the graph of a workflow whose jobs
+// completed with large results lists every job and edge within the byte
+// budget, with the results that do not fit marked result_omitted (and
+// readable one by one). Before, every result went in: up to 500 of 64 KiB.
+func TestWorkflowGraphIsBoundedByBytes(t *testing.T) {
+	const budget, total = 256 << 10, 20
+	forEachStore(t, func(t *testing.T, b *bundle) {
+		wf := drover.NewWorkflow()
+		first := wf.Add(drover.RawArgs{KindName: "k", JSON: []byte(`{}`)}, nil)
+		for range total - 1 {
+			wf.Add(drover.RawArgs{KindName: "k", JSON: []byte(`{}`)}, nil, first)
+		}
+		ids, err := b.client.InsertWorkflow(context.Background(), wf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		completeAll(t, b, 40<<10)
+		r := b.must(t, http.StatusOK, server.ScopeAdmin, "GET", fmt.Sprintf("/v1/jobs/%d/workflow", ids[0]), nil)
+		if len(r.body) > budget {
+			t.Fatalf("the graph is %d bytes, over the budget of %d", len(r.body), budget)
+		}
+		var g struct {
+			Jobs []struct {
+				ID            int64           `json:"id"`
+				Result        json.RawMessage `json:"result"`
+				ResultOmitted bool            `json:"result_omitted"`
+			} `json:"jobs"`
+			Edges []any `json:"edges"`
+		}
+		r.decode(t, &g)
+		if len(g.Jobs) != total || len(g.Edges) != total-1 {
+			t.Fatalf("graph of %d jobs and %d edges, want %d and %d", len(g.Jobs), len(g.Edges), total, total-1)
+		}
+		omitted := 0
+		for _, j := range g.Jobs {
+			switch {
+			case j.ResultOmitted && string(j.Result) != "null":
+				t.Fatalf("job %d: result_omitted with a result", j.ID)
+			case j.ResultOmitted:
+				omitted++
+				var res struct{ Result json.RawMessage }
+				b.must(t, http.StatusOK, server.ScopeAdmin, "GET", fmt.Sprintf("/v1/jobs/%d/result", j.ID), nil).decode(t, &res)
+				if len(res.Result) < 40<<10 {
+					t.Fatalf("job %d: its result reads as %d bytes", j.ID, len(res.Result))
+				}
+			case len(j.Result) < 40<<10:
+				t.Fatalf("job %d: result of %d bytes, want its 40 KiB or result_omitted", j.ID, len(j.Result))
+			}
+		}
+		if omitted == 0 || omitted == total {
+			t.Fatalf("%d of %d results omitted, want some in and some out", omitted, total)
+		}
+	}, func(cfg *server.Config) { cfg.MaxPageBytes = budget })
 }

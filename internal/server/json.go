@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 )
@@ -51,9 +52,6 @@ func decode(r *http.Request, v any) error {
 	if err != nil {
 		return err // over the size limit: a MaxBytesError
 	}
-	if err := refuseNulls(body); err != nil {
-		return err
-	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -66,85 +64,223 @@ func decode(r *http.Request, v any) error {
 		}
 		return badRequest("request body: unexpected data after the JSON object")
 	}
-	return nil
+	return checkBody(body)
 }
 
 // anyJSON are the fields whose values are the caller's own JSON (a topic
-// message's payload among them), in which null is a value like any other.
+// message's payload among them), in which null is a value like any other
+// and whose keys are the caller's business.
 var anyJSON = map[string]bool{"args": true, "result": true, "metadata": true, "payload": true}
 
-// refuseNulls rejects a null anywhere in a request body but inside the
-// caller's own JSON (anyJSON). Go decodes null into a field as if the
-// field were absent, so without this check "lease_ms": null would quietly
-// mean the default, while the document, which marks no request field
-// nullable, says it is invalid; the two must agree. A body that is not
+// checkBody refuses, in a request body the decoder took, what Go's
+// decoding hides:
+//
+//   - a null anywhere but inside the caller's own JSON (anyJSON). Go
+//     decodes null into a field as if the field were absent, so without
+//     this check "lease_ms": null would quietly mean the default, while the
+//     document, which marks no request field nullable, says it is invalid;
+//     the two must agree.
+//   - a key given twice in one object, outside the caller's own JSON. Go
+//     keeps the last one, while a proxy, a log or another parser in front
+//     may read the first: the request must mean one thing to all of them.
+//
+// It walks the bytes once, without decoding values. Input that is not
 // JSON is left to the decoder, whose errors say more.
-func refuseNulls(body []byte) error {
-	if !bytes.Contains(body, []byte("null")) {
+func checkBody(body []byte) error {
+	c := bodyChecker{b: body}
+	err := c.value("")
+	if err == errNotJSON {
 		return nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	type frame struct {
-		object bool
-		key    string // the member whose value is read next, in an object
-		want   bool   // an object expects a key next
+	return err
+}
+
+// errNotJSON stops a bodyChecker on input that is not JSON.
+var errNotJSON = errors.New("not JSON")
+
+// bodyChecker is checkBody's walk: b[i:] is what is left to read.
+type bodyChecker struct {
+	b []byte
+	i int
+}
+
+func (c *bodyChecker) ws() {
+	for c.i < len(c.b) && (c.b[c.i] == ' ' || c.b[c.i] == '\t' || c.b[c.i] == '\n' || c.b[c.i] == '\r') {
+		c.i++
 	}
-	var stack []frame
-	field := func() string {
-		var parts []string
-		for _, f := range stack {
-			if f.object {
-				parts = append(parts, f.key)
+}
+
+// peek returns the next byte after white space, 0 at the end.
+func (c *bodyChecker) peek() byte {
+	c.ws()
+	if c.i >= len(c.b) {
+		return 0
+	}
+	return c.b[c.i]
+}
+
+// value reads one value; field names it in errors, "" for the body.
+func (c *bodyChecker) value(field string) error {
+	switch c.peek() {
+	case '{':
+		return c.object(field)
+	case '[':
+		c.i++
+		if c.peek() == ']' {
+			c.i++
+			return nil
+		}
+		for {
+			if err := c.value(field); err != nil {
+				return err
+			}
+			switch c.peek() {
+			case ',':
+				c.i++
+			case ']':
+				c.i++
+				return nil
+			default:
+				return errNotJSON
 			}
 		}
-		return strings.Join(parts, ".")
+	case '"':
+		_, err := c.str()
+		return err
+	case 'n':
+		if !bytes.HasPrefix(c.b[c.i:], []byte("null")) {
+			return errNotJSON
+		}
+		if field == "" {
+			field = "request body"
+		}
+		return badRequest("%s: null is not allowed; leave the field out for its default", field)
+	case 0:
+		return errNotJSON
+	}
+	c.scalar() // a number, true or false
+	return nil
+}
+
+// object reads an object whose opening brace is next.
+func (c *bodyChecker) object(field string) error {
+	c.i++
+	// Most objects have a few keys: a slice is searched until a map
+	// pays (a map of labels, say, or of a nack's failures).
+	var few []string
+	var many map[string]bool
+	if c.peek() == '}' {
+		c.i++
+		return nil
 	}
 	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil // the end, or invalid JSON for the decoder to word
+		if c.peek() != '"' {
+			return errNotJSON
 		}
-		if n := len(stack); n > 0 && stack[n-1].object && stack[n-1].want {
-			if d, ok := tok.(json.Delim); ok && d == '}' {
-				stack = stack[:n-1]
-				if n > 1 && stack[n-2].object {
-					stack[n-2].want = true
+		key, err := c.str()
+		if err != nil {
+			return err
+		}
+		name := key
+		if field != "" {
+			name = field + "." + key
+		}
+		if slices.Contains(few, key) || many[key] {
+			return badRequest("%s: given twice; send each key once", name)
+		}
+		if many != nil {
+			many[key] = true
+		} else if few = append(few, key); len(few) > 16 {
+			many = map[string]bool{}
+			for _, k := range few {
+				many[k] = true
+			}
+		}
+		if c.peek() != ':' {
+			return errNotJSON
+		}
+		c.i++
+		if anyJSON[key] {
+			err = c.skip()
+		} else {
+			err = c.value(name)
+		}
+		if err != nil {
+			return err
+		}
+		switch c.peek() {
+		case ',':
+			c.i++
+		case '}':
+			c.i++
+			return nil
+		default:
+			return errNotJSON
+		}
+	}
+}
+
+// str reads a string whose opening quote is next and returns its value.
+func (c *bodyChecker) str() (string, error) {
+	start := c.i
+	escaped := false
+	for c.i++; c.i < len(c.b); c.i++ {
+		switch c.b[c.i] {
+		case '\\':
+			escaped = true
+			c.i++
+		case '"':
+			c.i++
+			raw := c.b[start:c.i]
+			if !escaped {
+				return string(raw[1 : len(raw)-1]), nil
+			}
+			var s string
+			if json.Unmarshal(raw, &s) != nil {
+				return "", errNotJSON
+			}
+			return s, nil
+		}
+	}
+	return "", errNotJSON
+}
+
+// skip reads past one value without looking into it.
+func (c *bodyChecker) skip() error {
+	switch c.peek() {
+	case '"':
+		_, err := c.str()
+		return err
+	case '{', '[':
+		for depth := 0; c.i < len(c.b); {
+			switch c.b[c.i] {
+			case '"':
+				if _, err := c.str(); err != nil {
+					return err
 				}
 				continue
-			}
-			key, _ := tok.(string)
-			stack[n-1].key, stack[n-1].want = key, false
-			if anyJSON[key] {
-				var skip json.RawMessage
-				if err := dec.Decode(&skip); err != nil {
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					c.i++
 					return nil
 				}
-				stack[n-1].want = true
 			}
-			continue
+			c.i++
 		}
-		switch tok := tok.(type) {
-		case json.Delim:
-			switch tok {
-			case '{':
-				stack = append(stack, frame{object: true, want: true})
-				continue
-			case '[':
-				stack = append(stack, frame{})
-				continue
-			default: // ']'; '}' is handled with the keys
-				stack = stack[:len(stack)-1]
-			}
-		case nil:
-			name := field()
-			if name == "" {
-				name = "request body"
-			}
-			return badRequest("%s: null is not allowed; leave the field out for its default", name)
-		}
-		if n := len(stack); n > 0 && stack[n-1].object {
-			stack[n-1].want = true
-		}
+		return errNotJSON
+	case 0:
+		return errNotJSON
+	}
+	c.scalar()
+	return nil
+}
+
+// scalar reads past a number, true, false or null.
+func (c *bodyChecker) scalar() {
+	for c.i < len(c.b) && !strings.ContainsRune(",]} \t\n\r", rune(c.b[c.i])) {
+		c.i++
 	}
 }
 

@@ -25,9 +25,11 @@ func TestWriteJSONNeverAnswersAnEmptyOK(t *testing.T) {
 	}
 }
 
-// TestRefuseNulls: null is refused wherever the document marks no field
-// nullable, named by its field, and kept inside the caller's own JSON.
-func TestRefuseNulls(t *testing.T) {
+// TestCheckBody: null is refused wherever the document marks no field
+// nullable, and a key given twice in one object anywhere, each named by
+// its field; both are kept inside the caller's own JSON (args, metadata,
+// result, payload).
+func TestCheckBody(t *testing.T) {
 	for _, c := range []struct{ body, want string }{
 		{`{"lease_ms": null, "attempts": []}`, "lease_ms: null"},
 		{`{"jobs": [{"kind": "k", "args": {"n": 1}, "unique_states": null}]}`, "jobs.unique_states: null"},
@@ -38,8 +40,16 @@ func TestRefuseNulls(t *testing.T) {
 		{`{"jobs": [{"kind": "null", "args": null, "metadata": null}], "x": [[], {}]}`, ""},
 		{`{"a": "null"}`, ""},
 		{`{"a": nul`, ""}, // invalid JSON is the decoder's to report
+		{`{"queue": "a", "worker": "w", "queue": "b"}`, "queue: given twice"},
+		{`{"queue": "a", "qu\u0065ue": "b"}`, "queue: given twice"},
+		{`{"jobs": [{"kind": "k", "args": {}}, {"kind": "k", "args": {}, "kind": "j"}]}`, "jobs.kind: given twice"},
+		{`{"claim": {"worker_labels": {"zone": "a", "rack": "1", "zone": "b"}}}`, "claim.worker_labels.zone: given twice"},
+		{`{"jobs": [{"kind": "k", "args": {"a": 1, "a": 2}, "metadata": {"m": [1, {"x": 1, "x": 2}]}}]}`, ""},
+		{`{"a": {"x": 1}, "b": {"x": 1}, "c": [{"x": 1}, {"x": 2}]}`, ""},
+		{`{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,"k11":11,"k12":12,"k13":13,"k14":14,"k15":15,"k16":16,"k17":17,"k3":0}`, "k3: given twice"},
+		{`{"payload": "x\"}{", "key": "k", "payload_base64": "eA=="}`, ""},
 	} {
-		err := refuseNulls([]byte(c.body))
+		err := checkBody([]byte(c.body))
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%s: refused: %v", c.body, err)

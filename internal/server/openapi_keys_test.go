@@ -87,3 +87,46 @@ func walkValue(dec *json.Decoder, path string) error {
 	}
 	return nil
 }
+
+// TestEveryOperationDeclaresSecurity walks openapi.json: every operation
+// that needs a token says so (security: bearer), so that generated clients
+// send it, and the public ones say they need none (security: []). Before,
+// the bulk operations declared nothing, and clients generated from the
+// document called them without a token.
+func TestEveryOperationDeclaresSecurity(t *testing.T) {
+	var doc struct {
+		Paths map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(server.OpenAPI, &doc); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for path, item := range doc.Paths {
+		for method, raw := range item {
+			if method == "parameters" {
+				continue
+			}
+			var op struct {
+				Security *[]map[string][]string `json:"security"`
+				Scopes   []string               `json:"x-drover-scopes"`
+			}
+			if err := json.Unmarshal(raw, &op); err != nil {
+				t.Fatalf("%s %s: %v", method, path, err)
+			}
+			n++
+			switch {
+			case op.Security == nil:
+				t.Errorf("%s %s declares no security", method, path)
+			case publicPaths[path] && len(*op.Security) != 0:
+				t.Errorf("%s %s is public but declares security %v", method, path, *op.Security)
+			case !publicPaths[path] && (len(*op.Security) != 1 || (*op.Security)[0]["bearer"] == nil):
+				t.Errorf("%s %s needs a token but declares security %v, want [{\"bearer\": []}]", method, path, *op.Security)
+			case !publicPaths[path] && len(op.Scopes) == 0:
+				t.Errorf("%s %s needs a token but lists no x-drover-scopes", method, path)
+			}
+		}
+	}
+	if n < 40 {
+		t.Fatalf("walked %d operations, want every one of the document", n)
+	}
+}

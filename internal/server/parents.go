@@ -54,8 +54,10 @@ func (s *Server) claimedJSON(ctx context.Context, jobs []*drover.JobRow) ([]clai
 	return out, nil
 }
 
-// releaseClaimed gives back jobs a claim took but could not hand out. It
-// runs on a context of its own: the request's may be what failed.
+// releaseClaimed gives back jobs a claim took but could not hand out (their
+// parents could not be read, or they did not fit the answer's byte
+// budget). It runs on a context of its own: the request's may be what
+// failed.
 func (s *Server) releaseClaimed(jobs []*drover.JobRow) {
 	refs := make([]drover.AttemptRef, len(jobs))
 	for i, j := range jobs {
@@ -64,8 +66,8 @@ func (s *Server) releaseClaimed(jobs []*drover.JobRow) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if _, err := s.remote.Release(ctx, refs); err != nil {
-		s.cfg.Logger.Warn("claim: could not release jobs whose parents could not be read; they return when their leases expire",
-			"error", err)
+		s.cfg.Logger.Warn("claim: could not release jobs it could not hand out; they return when their leases expire",
+			"jobs", len(refs), "error", err)
 		return
 	}
 	for _, r := range refs {

@@ -104,3 +104,29 @@ func TestPeriodicOverHTTP(t *testing.T) {
 		}
 	})
 }
+
+// TestPeriodicIntervalMinimum: an @every schedule shorter than a second,
+// or not a whole number of seconds, is refused with a 400 naming the
+// minimum, and nothing is stored; robfig/cron ran "@every 1ms" once a
+// second without a word. A whole second is taken.
+func TestPeriodicIntervalMinimum(t *testing.T) {
+	forEachStore(t, func(t *testing.T, b *bundle) {
+		for _, tc := range []struct{ schedule, want string }{
+			{"@every 1ms", "the shortest interval is 1s"},
+			{"@every 999ms", "the shortest interval is 1s"},
+			{"CRON_TZ=UTC @every 10ms", "the shortest interval is 1s"},
+			{"@every 1500ms", "whole number of seconds"},
+		} {
+			r := b.call(t, server.ScopeAdmin, "POST", "/v1/periodic", map[string]any{"name": "fast", "schedule": tc.schedule, "kind": "k"}, true)
+			if r.status != http.StatusBadRequest || !strings.Contains(r.errorMessage(t), tc.want) {
+				t.Errorf("schedule %q = %d %s, want 400 naming %q", tc.schedule, r.status, r.body, tc.want)
+			}
+		}
+		b.must(t, http.StatusNotFound, server.ScopeAdmin, "GET", "/v1/periodic/fast", nil)
+		b.must(t, http.StatusCreated, server.ScopeAdmin, "POST", "/v1/periodic", map[string]any{"name": "fast", "schedule": "@every 1s", "kind": "k"})
+		r := b.call(t, server.ScopeAdmin, "PUT", "/v1/periodic/fast", map[string]any{"schedule": "@every 100ms", "kind": "k"}, true)
+		if r.status != http.StatusBadRequest {
+			t.Fatalf("update to @every 100ms = %d %s, want 400", r.status, r.body)
+		}
+	})
+}

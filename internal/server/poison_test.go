@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -114,6 +115,102 @@ func TestHugeMillisecondsAreRefused(t *testing.T) {
 		}
 		if row := b.stored(t, id); row.State != drover.JobStateAvailable {
 			t.Fatalf("job %d is %s after refused claims, want available", id, row.State)
+		}
+	})
+}
+
+// TestRemoteFinishIsolatesRefusedResult: one result the store cannot hold
+// among good ones, sent over POST /v1/finish, fails only its own job, as a
+// Go worker's would (internal/completer/refuse.go): the good results are
+// written, the refused one becomes a failed attempt naming the store's
+// refusal (a completed one is discarded, its handler having run to the
+// end), and the answer says so per job. Before, the whole request failed
+// with a 500 and every job waited out its lease. The result is valid JSON
+// that each store refuses: PostgreSQL's jsonb holds no number of 200,000
+// digits, SQLite's JSON functions no nesting 1,500 deep.
+func TestRemoteFinishIsolatesRefusedResult(t *testing.T) {
+	forEachStore(t, func(t *testing.T, b *bundle) {
+		jobs := make([]map[string]any, 5)
+		for i := range jobs {
+			jobs[i] = map[string]any{"kind": "k", "args": map[string]any{"n": i}, "max_attempts": 3}
+		}
+		ids := b.enqueue(t, jobs...)
+		held := b.claim(t, map[string]any{"queue": "default", "worker": "w", "max": 5})
+		if len(held) != 5 {
+			t.Fatalf("claimed %d jobs, want 5", len(held))
+		}
+		const bad = 2
+		refused := `{"n":1e200000,"deep":` + strings.Repeat("[", 1500) + strings.Repeat("]", 1500) + `}`
+		results := make([]string, len(held))
+		for i, j := range held {
+			result := fmt.Sprintf(`{"i":%d}`, i)
+			if i == bad {
+				result = refused
+			}
+			results[i] = fmt.Sprintf(`{"id":%d,"attempt":%d,"lease_token":%q,"outcome":"completed","result":%s}`, j.ID, j.Attempt, j.LeaseToken, result)
+		}
+		var out struct {
+			Accepted []int64 `json:"accepted"`
+			Rejected []int64 `json:"rejected"`
+			Refused  []struct {
+				ID       int64  `json:"id"`
+				Error    string `json:"error"`
+				Recorded bool   `json:"recorded"`
+			} `json:"refused"`
+		}
+		b.must(t, http.StatusOK, server.ScopeWork, "POST", "/v1/finish", `{"results":[`+strings.Join(results, ",")+`]}`).decode(t, &out)
+		badID := held[bad].ID
+		if len(out.Accepted) != 4 || slices.Contains(out.Accepted, badID) || len(out.Rejected) != 0 {
+			t.Fatalf("accepted %v, rejected %v; want every job but %d accepted", out.Accepted, out.Rejected, badID)
+		}
+		if len(out.Refused) != 1 || out.Refused[0].ID != badID || !out.Refused[0].Recorded ||
+			!strings.Contains(out.Refused[0].Error, "the store refused this attempt's result") {
+			t.Fatalf("refused %+v, want job %d, recorded as failed with the store's reason", out.Refused, badID)
+		}
+		for _, id := range ids {
+			row := b.stored(t, id)
+			if id != badID {
+				if row.State != drover.JobStateCompleted {
+					t.Fatalf("job %d is %s, want completed", id, row.State)
+				}
+				continue
+			}
+			if row.State != drover.JobStateDiscarded || len(row.Errors) != 1 || !strings.Contains(row.Errors[0].Error, "the store refused") {
+				t.Fatalf("job %d is %s with errors %+v, want discarded with one error naming the refusal", id, row.State, row.Errors)
+			}
+		}
+	})
+}
+
+// TestDuplicateKeysAreRefused: a request naming a key twice in one object
+// is refused with a 400 naming the key, and stores nothing, on every
+// endpoint (the server's shared decode), while the caller's own JSON (args)
+// keeps whatever keys it has. Before, Go kept the last value silently,
+// where a proxy or log in front may have read the first.
+func TestDuplicateKeysAreRefused(t *testing.T) {
+	forEachStore(t, func(t *testing.T, b *bundle) {
+		before := b.counts(t)
+		for _, c := range []struct {
+			scope      server.Scope
+			path, body string
+			want       string
+		}{
+			{server.ScopeEnqueue, "/v1/jobs", `{"jobs":[{"kind":"k","args":{},"queue":"a","queue":"b"}]}`, "jobs.queue: given twice"},
+			{server.ScopeEnqueue, "/v1/jobs", `{"jobs":[{"kind":"k","args":{}}],"jobs":[]}`, "jobs: given twice"},
+			{server.ScopeWork, "/v1/claim", `{"queue":"default","worker":"w","worker_labels":{"z":"1","z":"2"}}`, "worker_labels.z: given twice"},
+			{server.ScopeAdmin, "/v1/topics", `{"name":"t","lanes":4,"lanes":8}`, "lanes: given twice"},
+		} {
+			r := b.call(t, c.scope, "POST", c.path, c.body, false)
+			if r.status != http.StatusBadRequest || !strings.Contains(r.errorMessage(t), c.want) {
+				t.Errorf("POST %s %s = %d %s, want 400 naming %q", c.path, c.body, r.status, r.body, c.want)
+			}
+		}
+		if after := b.counts(t); !maps.Equal(before, after) {
+			t.Fatalf("refused requests changed the store: %v, then %v", before, after)
+		}
+		r := b.call(t, server.ScopeEnqueue, "POST", "/v1/jobs", `{"jobs":[{"kind":"k","args":{"a":1,"a":2}}]}`, false)
+		if r.status != http.StatusCreated {
+			t.Fatalf("args with a key twice = %d %s, want 201: args are the caller's own JSON", r.status, r.body)
 		}
 	})
 }

@@ -328,3 +328,56 @@ func mustJSON(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// TestQueueRestrictedRouting: GET /v1/workers and GET /v1/unroutable show a
+// restricted token only its queues: the workers that work one of them
+// (with their other queues left out) and the unroutable jobs waiting in
+// them. Before, both answered every queue's workers, names, labels, counts
+// and job IDs to any token that could read.
+func TestQueueRestrictedRouting(t *testing.T) {
+	mutate, learn := restrictedTokens(t)
+	forEachStore(t, func(t *testing.T, b *bundle) {
+		learn(b)
+		// Routed jobs no worker can take, in queue a (the token's) and c.
+		b.enqueue(t, map[string]any{"kind": "k", "args": map[string]any{}, "queue": "a", "worker_type": "gpu-a"},
+			map[string]any{"kind": "k", "args": map[string]any{}, "queue": "c", "worker_type": "gpu-c"})
+		// Worker wa claims from a, wc from c (with an unrestricted token).
+		b.claim(t, map[string]any{"queue": "a", "worker": "wa", "worker_name": "wa", "worker_labels": map[string]string{"zone": "a1"}})
+		b.claim(t, map[string]any{"queue": "c", "worker": "wc", "worker_name": "wc", "worker_labels": map[string]string{"zone": "secret"}})
+		b.claim(t, map[string]any{"queue": "a", "worker": "wac", "worker_name": "wac"})
+		b.claim(t, map[string]any{"queue": "c", "worker": "wac", "worker_name": "wac"})
+
+		var ws struct {
+			Workers []struct {
+				Name   string   `json:"name"`
+				Queues []string `json:"queues"`
+			} `json:"workers"`
+		}
+		b.must(t, http.StatusOK, server.ScopeAdmin, "GET", "/v1/workers", nil).decode(t, &ws)
+		if len(ws.Workers) != 3 {
+			t.Fatalf("an admin token sees workers %+v, want wa, wac and wc", ws.Workers)
+		}
+		b.must(t, http.StatusOK, rEnqueue, "GET", "/v1/workers", nil).decode(t, &ws)
+		got := map[string][]string{}
+		for _, w := range ws.Workers {
+			got[w.Name] = w.Queues
+		}
+		if len(got) != 2 || strings.Join(got["wa"], ",") != "a" || strings.Join(got["wac"], ",") != "a" {
+			t.Fatalf("a token of queues a and b sees workers %+v, want wa and wac, each with queue a alone", ws.Workers)
+		}
+
+		var un struct {
+			Unroutable []struct {
+				Queue string `json:"queue"`
+			} `json:"unroutable"`
+		}
+		b.must(t, http.StatusOK, server.ScopeAdmin, "GET", "/v1/unroutable", nil).decode(t, &un)
+		if len(un.Unroutable) != 2 {
+			t.Fatalf("an admin token sees unroutable %+v, want the groups of a and c", un.Unroutable)
+		}
+		b.must(t, http.StatusOK, rEnqueue, "GET", "/v1/unroutable", nil).decode(t, &un)
+		if len(un.Unroutable) != 1 || un.Unroutable[0].Queue != "a" {
+			t.Fatalf("a token of queues a and b sees unroutable %+v, want queue a's group alone", un.Unroutable)
+		}
+	}, mutate)
+}

@@ -48,16 +48,17 @@ func TestQueuePauseResume(t *testing.T) {
 		if len(list.Queues) != 1 || list.Queues[0].Name != "mail" || !list.Queues[0].Paused {
 			t.Fatalf("list answered %+v", list)
 		}
+		ids = append(ids, b.enqueue(t, map[string]any{"kind": "email", "args": map[string]any{}, "queue": "other"})...)
 		b.must(t, http.StatusOK, server.ScopeAdmin, "GET", "/v1/queues/other", nil).decode(t, &q)
 		if q.Name != "other" || q.Paused || q.UpdatedAt != nil {
 			t.Fatalf("a queue without settings answered %+v", q)
 		}
+		claimed := len(b.claim(t, map[string]any{"queue": "other", "worker": "w1", "max": 5}))
 
 		b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/queues/mail/resume", nil).decode(t, &q)
 		if q.Paused {
 			t.Fatalf("resume answered %+v", q)
 		}
-		var claimed int
 		waitfor.Cond(t, "claims of the resumed queue to take its jobs", func() bool {
 			claimed += len(b.claim(t, map[string]any{"queue": "mail", "worker": "w1", "max": 5}))
 			return claimed == len(ids)
@@ -235,6 +236,57 @@ func TestDashboardPausesKind(t *testing.T) {
 		}
 		if got, err := b.client.QueueGet(ctx, "idle"); err != nil || got.PausedKinds != nil {
 			t.Fatalf("store after the resume kind button: %+v, %v", got, err)
+		}
+	})
+}
+
+// TestQueueSettingsRefuseUnknownQueues: pausing, resuming, pausing a kind
+// of, or setting strict order on a queue the store does not know (no
+// jobs, no stored settings, no worker works it) is a 404 that stores
+// nothing, so that a typo does not pause a phantom queue that then stays
+// on the dashboard; create=true stores it anyway. A queue is known by its
+// waiting jobs, its finished ones, its stored settings or a worker of
+// the registry that works it. Before, every name was taken.
+func TestQueueSettingsRefuseUnknownQueues(t *testing.T) {
+	forEachStore(t, func(t *testing.T, b *bundle) {
+		ctx := context.Background()
+		for _, c := range []struct{ method, path string }{
+			{"POST", "/v1/queues/mial/pause"},
+			{"POST", "/v1/queues/mial/pause?kind=email"},
+			{"POST", "/v1/queues/mial/resume"},
+			{"POST", "/v1/queues/mial/strict"},
+			{"GET", "/v1/queues/mial"},
+		} {
+			var body any
+			if strings.HasSuffix(c.path, "strict") {
+				body = map[string]any{}
+			}
+			r := b.must(t, http.StatusNotFound, server.ScopeAdmin, c.method, c.path, body)
+			if msg := r.errorMessage(t); !strings.Contains(msg, `queue "mial" not found`) {
+				t.Errorf("%s %s: %q does not name the queue", c.method, c.path, msg)
+			}
+		}
+		if stored, err := b.client.QueueList(ctx); err != nil || len(stored) != 0 {
+			t.Fatalf("refused calls stored settings: %+v, %v", stored, err)
+		}
+		var q queue
+		b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/queues/later/pause?create=true", nil).decode(t, &q)
+		if !q.Paused {
+			t.Fatalf("pause with create=true answered %+v", q)
+		}
+		b.must(t, http.StatusOK, server.ScopeAdmin, "GET", "/v1/queues/later", nil) // known now: it has settings
+
+		// Known by a waiting job, a finished one, or a worker.
+		b.enqueue(t, newJob("waiting"), newJob("done"))
+		job := b.claim(t, map[string]any{"queue": "done", "worker": "w"})[0]
+		b.must(t, http.StatusOK, server.ScopeWork, "POST", "/v1/finish", map[string]any{"results": []any{map[string]any{
+			"id": job.ID, "attempt": job.Attempt, "lease_token": job.LeaseToken, "outcome": "completed"}}})
+		b.claim(t, map[string]any{"queue": "worked", "worker": "w2", "worker_name": "w2"})
+		for _, name := range []string{"waiting", "done", "worked"} {
+			b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/queues/"+name+"/pause", nil).decode(t, &q)
+			if !q.Paused {
+				t.Errorf("pause of %s answered %+v", name, q)
+			}
 		}
 	})
 }

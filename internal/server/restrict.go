@@ -25,7 +25,10 @@ import (
 //     restricted token learns nothing of jobs it may not see, not even
 //     that they exist;
 //   - batch reads: a batch may span queues and the store keeps no list of
-//     a batch's queues, so a restricted token gets 404 for every batch.
+//     a batch's queues, so a restricted token gets 404 for every batch;
+//   - the worker registry and the unroutable jobs (routing.go): only the
+//     workers that work one of its queues, with their other queues left
+//     out, and only the unroutable jobs of its queues.
 //
 // Finish and heartbeat are not checked: they act only on attempts whose
 // lease token the caller presents, and only the claim of an attempt hands

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -56,8 +57,29 @@ func (s *Server) listWorkers(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"workers": jobjson.FromWorkers(ws)})
+	writeJSON(w, http.StatusOK, map[string]any{"workers": jobjson.FromWorkers(visibleWorkers(requestToken(r), ws))})
 	return nil
+}
+
+// visibleWorkers keeps, for a token restricted to queues, the workers that
+// work one of its queues, each with only those of its queues listed: a
+// worker's name, labels and other queues tell of work the token may not
+// see. An unrestricted token sees the whole registry.
+func visibleWorkers(tok *Token, ws []*drover.WorkerInfo) []*drover.WorkerInfo {
+	if tok == nil || tok.Queues == nil {
+		return ws
+	}
+	out := []*drover.WorkerInfo{}
+	for _, w := range ws {
+		queues := slices.DeleteFunc(slices.Clone(w.Queues), func(q string) bool { return !tok.AllowsQueue(q) })
+		if len(queues) == 0 {
+			continue
+		}
+		c := *w
+		c.Queues = queues
+		out = append(out, &c)
+	}
+	return out
 }
 
 // listUnroutable answers GET /v1/unroutable: the waiting routed jobs no
@@ -69,6 +91,9 @@ func (s *Server) listUnroutable(w http.ResponseWriter, r *http.Request) error {
 	groups, err := s.cfg.Client.Unroutable(r.Context())
 	if err != nil {
 		return err
+	}
+	if tok := requestToken(r); tok != nil && tok.Queues != nil {
+		groups = slices.DeleteFunc(groups, func(g *drover.UnroutableJobs) bool { return !tok.AllowsQueue(g.Queue) })
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"unroutable": jobjson.FromUnroutable(groups)})
 	return nil

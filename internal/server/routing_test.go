@@ -104,7 +104,8 @@ func TestStrictOrderOverHTTP(t *testing.T) {
 		var q struct {
 			StrictOrder int `json:"strict_order"`
 		}
-		b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/queues/fifo/strict", map[string]any{}).decode(t, &q)
+		// No job, setting nor worker yet: create=true sets it all the same.
+		b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/queues/fifo/strict?create=true", map[string]any{}).decode(t, &q)
 		if q.StrictOrder != 1 {
 			t.Fatalf("strict order %d, want the default of 1", q.StrictOrder)
 		}

@@ -61,8 +61,9 @@ const (
 	MaxBatchDefault       = 10_000
 	MaxWaitDefault        = time.Minute
 	SampleIntervalDefault = 5 * time.Second
-	// MaxPageBytesDefault keeps a page of jobs to a few megabytes of
-	// JSON, however large their args (each at most 1 MiB).
+	// MaxPageBytesDefault keeps an answer listing jobs or results to a
+	// few megabytes of JSON, however large their args (each at most
+	// 1 MiB).
 	MaxPageBytesDefault = 8 << 20
 	// MaxLabelValuesDefault is enough for the queues and kinds of most
 	// applications while keeping /metrics to a few thousand series.
@@ -105,6 +106,7 @@ type Client interface {
 	QueuePauseKind(ctx context.Context, queue, kind string) error
 	QueueResumeKind(ctx context.Context, queue, kind string) error
 	QueueGet(ctx context.Context, name string) (*drover.QueueSettings, error)
+	QueueKnown(ctx context.Context, name string) (bool, error)
 	QueueList(ctx context.Context) ([]*drover.QueueSettings, error)
 	Remote() *drover.Remote
 	PeriodicJobs() *drover.PeriodicJobSet
@@ -151,9 +153,11 @@ type Config struct {
 	SecureCookies bool
 	// SessionTTL is how long a dashboard login lasts.
 	SessionTTL time.Duration
-	// MaxPageBytes bounds the JSON of one page of GET /v1/jobs, whatever
-	// its limit: jobs whose args are large end the page early, with a
-	// cursor to the rest.
+	// MaxPageBytes bounds the JSON of every answer that lists jobs or
+	// results, whatever its limit: a page of GET /v1/jobs or of a batch's
+	// results ends early, with a cursor to the rest; a claim takes fewer
+	// jobs (claimbudget.go); a workflow's graph leaves out the results
+	// past it. One job or result always goes in, however large.
 	MaxPageBytes int
 	// MaxLabelValues bounds the distinct values of each metrics label
 	// (queue, kind, and queue-kind pairs at five times as many); the rest
@@ -200,6 +204,8 @@ type Server struct {
 	pagePatterns map[string]bool
 	// bulk runs the bulk actions in the background (bulk.go).
 	bulkTasks *bulkTasks
+	// claimSizes sizes the chunks of claims (claimbudget.go).
+	claimSizes *claimSizes
 }
 
 // New returns a server on cfg.
@@ -239,7 +245,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, remote: cfg.Client.Remote(), stopping: make(chan struct{}), sessions: newSessions(cfg.SessionTTL), waiter: newWaiter(), inflight: newInflight(),
 		metrics: newMetrics(cfg.Client, cfg.PoolStats, cfg.MaxLabelValues, cfg.LabelTTL), history: &history{}, topicSamples: &topicSamples{}, routeSample: &routeSample{}, pages: newPages(),
-		mux: http.NewServeMux(), pagePatterns: map[string]bool{}, bulkTasks: newBulkTasks()}
+		mux: http.NewServeMux(), pagePatterns: map[string]bool{}, bulkTasks: newBulkTasks(cfg.Driver, cfg.Logger), claimSizes: newClaimSizes()}
 	s.auth.Store(newAuthenticator(cfg.Tokens))
 	s.routes()
 	return s, nil
@@ -420,6 +426,8 @@ func (s *Server) routes() {
 		// Topics (topics.go).
 		"GET /v1/topics":                                       {reader, s.listTopics},
 		"POST /v1/topics":                                      {admin, s.createTopic},
+		"GET /v1/topics/{topic}":                               {reader, s.getTopic},
+		"DELETE /v1/topics/{topic}":                            {admin, s.deleteTopic},
 		"POST /v1/topics/{topic}/publish":                      {[]Scope{ScopeEnqueue}, s.publish},
 		"POST /v1/messages":                                    {[]Scope{ScopeEnqueue}, s.publishMany},
 		"GET /v1/topics/{topic}/lag":                           {reader, s.topicLag},

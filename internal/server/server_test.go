@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -106,6 +107,8 @@ type bundle struct {
 	// which finish and heartbeat requests echo.
 	leases map[int64]string
 	srv    *server.Server
+	// stop stops the server and its loops, as the test's end does.
+	stop func()
 }
 
 func setup(t *testing.T, open func(t *testing.T) (droverdriver.Driver, testClient), mutate ...func(*server.Config)) *bundle {
@@ -134,7 +137,8 @@ func setup(t *testing.T, open func(t *testing.T) (droverdriver.Driver, testClien
 	done := make(chan struct{})
 	go func() { defer close(done); srv.Run(ctx) }()
 	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() { hs.Close(); cancel(); <-done })
+	b.stop = sync.OnceFunc(func() { hs.Close(); cancel(); <-done })
+	t.Cleanup(b.stop)
 	b.url, b.srv = hs.URL, srv
 	b.doc, b.router = loadDoc(t)
 	return b

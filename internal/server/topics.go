@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -22,6 +23,8 @@ import (
 // topicsClient is what the topic endpoints call of a *drover.Client.
 type topicsClient interface {
 	CreateTopic(ctx context.Context, name string, opts *drover.TopicOpts) (*drover.Topic, error)
+	Topic(ctx context.Context, name string) (*drover.Topic, error)
+	DeleteTopic(ctx context.Context, name string) (bool, error)
 	Topics(ctx context.Context) ([]*drover.Topic, error)
 	Publish(ctx context.Context, topic string, msgs ...drover.Message) ([]int64, error)
 	PublishMany(ctx context.Context, msgs []drover.Message) ([]int64, error)
@@ -62,20 +65,27 @@ func toTopicJSON(t *drover.Topic) topicJSON {
 	return topicJSON{Name: t.Name, Lanes: t.Lanes, RetentionMS: t.Retention.Milliseconds(), CreatedAt: t.CreatedAt, Subscriptions: subs}
 }
 
+// createTopic answers 201 with the topic it stored, 200 with the stored
+// topic when one of that name exists with the options the request gives
+// (an option left out matches any), and 409 when it exists with others:
+// a topic's lanes and retention are fixed at creation.
 func (s *Server) createTopic(w http.ResponseWriter, r *http.Request) error {
 	var req struct {
 		Name  string `json:"name"`
-		Lanes int    `json:"lanes"`
+		Lanes *int   `json:"lanes"`
 		// RetentionMS: 0 is the default, -1 keeps messages until every
 		// subscription has passed them.
 		RetentionMS int64 `json:"retention_ms"`
 	}
-	req.Lanes = drover.TopicLanesDefault
 	if err := decode(r, &req); err != nil {
 		return err
 	}
-	if req.Lanes < 1 || req.Lanes > drover.MaxTopicLanes {
-		return badRequest("lanes %d: must be between 1 and %d", req.Lanes, drover.MaxTopicLanes)
+	opts := &drover.TopicOpts{Retention: millis(req.RetentionMS)}
+	if req.Lanes != nil {
+		if *req.Lanes < 1 || *req.Lanes > drover.MaxTopicLanes {
+			return badRequest("lanes %d: must be between 1 and %d", *req.Lanes, drover.MaxTopicLanes)
+		}
+		opts.Lanes = *req.Lanes
 	}
 	if req.RetentionMS < -1 || req.RetentionMS > maxRetentionMS {
 		return badRequest("retention_ms %d: must be -1 (until every subscription passed), 0 (the default) or up to %d", req.RetentionMS, int64(maxRetentionMS))
@@ -86,11 +96,54 @@ func (s *Server) createTopic(w http.ResponseWriter, r *http.Request) error {
 	if err := checkQueue(r, drover.RetryQueue(req.Name)); err != nil {
 		return err
 	}
-	t, err := s.cfg.Client.CreateTopic(r.Context(), req.Name, &drover.TopicOpts{Lanes: req.Lanes, Retention: millis(req.RetentionMS)})
+	t, err := s.cfg.Client.CreateTopic(r.Context(), req.Name, opts)
+	if errors.Is(err, drover.ErrTopicExists) {
+		return &apiError{status: http.StatusConflict, msg: err.Error()}
+	}
+	if err != nil {
+		return err
+	}
+	status := http.StatusCreated
+	if !t.Created {
+		// The existing topic, read with its subscriptions.
+		if t, err = s.cfg.Client.Topic(r.Context(), req.Name); err != nil {
+			return err
+		}
+		status = http.StatusOK
+	}
+	writeJSON(w, status, toTopicJSON(t))
+	return nil
+}
+
+// getTopic answers a topic with its options and subscriptions.
+func (s *Server) getTopic(w http.ResponseWriter, r *http.Request) error {
+	topic, err := topicPath(r)
+	if err != nil {
+		return err
+	}
+	t, err := s.cfg.Client.Topic(r.Context(), topic)
 	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, toTopicJSON(t))
+	return nil
+}
+
+// deleteTopic removes a topic with its subscriptions, their lanes and its
+// messages (Client.DeleteTopic).
+func (s *Server) deleteTopic(w http.ResponseWriter, r *http.Request) error {
+	topic, err := topicPath(r)
+	if err != nil {
+		return err
+	}
+	deleted, err := s.cfg.Client.DeleteTopic(r.Context(), topic)
+	if err != nil {
+		return err
+	}
+	if !deleted {
+		return &apiError{status: http.StatusNotFound, msg: fmt.Sprintf("topic %s not found", topic)}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"deleted": true})
 	return nil
 }
 

@@ -17,7 +17,7 @@ import (
 // metrics. Every exchange is checked against openapi.json.
 func TestTopicsOverHTTP(t *testing.T) {
 	forEachStore(t, func(t *testing.T, b *bundle) {
-		b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/topics", map[string]any{"name": "chat", "lanes": 1})
+		b.must(t, http.StatusCreated, server.ScopeAdmin, "POST", "/v1/topics", map[string]any{"name": "chat", "lanes": 1})
 		b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/topics/chat/subscriptions", map[string]any{"name": "bot", "max_attempts": 3})
 		b.must(t, http.StatusNotFound, server.ScopeAdmin, "POST", "/v1/topics/nope/subscriptions", map[string]any{"name": "bot"})
 		var topics struct {
@@ -127,7 +127,7 @@ func TestPublishManyOverHTTP(t *testing.T) {
 	forEachStore(t, func(t *testing.T, b *bundle) {
 		b.tokens[chatOnly] = secret
 		for _, topic := range []string{"chat", "news"} {
-			b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/topics", map[string]any{"name": topic, "lanes": 1})
+			b.must(t, http.StatusCreated, server.ScopeAdmin, "POST", "/v1/topics", map[string]any{"name": topic, "lanes": 1})
 			b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/topics/"+topic+"/subscriptions", map[string]any{"name": "bot"})
 		}
 		var pub struct{ IDs []int64 }
@@ -169,4 +169,85 @@ func TestPublishManyOverHTTP(t *testing.T) {
 			}
 		}
 	}, func(cfg *server.Config) { cfg.Tokens = append(cfg.Tokens, tok) })
+}
+
+// TestTopicCreateGetDelete: POST /v1/topics answers 201 when it stores the
+// topic, 200 with the stored topic when an identical one exists (an option
+// left out matches any), and 409 naming both when it exists with other
+// options, changing nothing; GET /v1/topics/{topic} reads a topic with its
+// subscriptions; DELETE /v1/topics/{topic} removes it with its
+// subscriptions and messages, so that a topic created again under the
+// name starts empty. Before, create answered 200 with the old topic
+// whatever was asked, and neither GET nor DELETE existed.
+func TestTopicCreateGetDelete(t *testing.T) {
+	forEachStore(t, func(t *testing.T, b *bundle) {
+		type topicJSON struct {
+			Name          string   `json:"name"`
+			Lanes         int      `json:"lanes"`
+			RetentionMS   int64    `json:"retention_ms"`
+			Subscriptions []string `json:"subscriptions"`
+		}
+		var tp topicJSON
+		b.must(t, http.StatusCreated, server.ScopeAdmin, "POST", "/v1/topics", map[string]any{"name": "chat", "lanes": 2}).decode(t, &tp)
+		if tp.Name != "chat" || tp.Lanes != 2 {
+			t.Fatalf("created %+v", tp)
+		}
+		b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/topics/chat/subscriptions", map[string]any{"name": "bot", "from_earliest": true})
+		for _, same := range []map[string]any{{"name": "chat", "lanes": 2}, {"name": "chat"}, {"name": "chat", "retention_ms": 0}} {
+			b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/topics", same).decode(t, &tp)
+			if tp.Lanes != 2 || strings.Join(tp.Subscriptions, ",") != "bot" {
+				t.Fatalf("create of an identical topic (%v) answered %+v, want the stored topic with its subscription", same, tp)
+			}
+		}
+		for _, other := range []map[string]any{{"name": "chat", "lanes": 4}, {"name": "chat", "retention_ms": 1000}, {"name": "chat", "retention_ms": -1}} {
+			msg := b.must(t, http.StatusConflict, server.ScopeAdmin, "POST", "/v1/topics", other).errorMessage(t)
+			if !strings.Contains(msg, "stored with 2 lanes") {
+				t.Fatalf("conflict %q does not say what is stored", msg)
+			}
+		}
+		b.must(t, http.StatusOK, server.ScopeEnqueue, "GET", "/v1/topics/chat", nil).decode(t, &tp)
+		if tp.Lanes != 2 || tp.RetentionMS != drover.TopicRetentionDefault.Milliseconds() || strings.Join(tp.Subscriptions, ",") != "bot" {
+			t.Fatalf("GET after refused creates: %+v, want it unchanged", tp)
+		}
+		b.must(t, http.StatusNotFound, server.ScopeEnqueue, "GET", "/v1/topics/nope", nil)
+
+		// Messages the subscription can read, then the topic goes.
+		b.must(t, http.StatusOK, server.ScopeEnqueue, "POST", "/v1/topics/chat/publish", map[string]any{"messages": []map[string]any{
+			{"key": "a", "payload": 1}, {"key": "b", "payload": 2}}})
+		receive := func(sub string) int {
+			var got struct {
+				Batches []struct{ Messages []struct{ ID int64 } }
+			}
+			b.must(t, http.StatusOK, server.ScopeWork, "POST", "/v1/topics/chat/subscriptions/"+sub+"/receive",
+				map[string]any{"worker": "w", "max_batches": 2, "batch_size": 10, "lease_ms": 1000}).decode(t, &got)
+			n := 0
+			for _, bt := range got.Batches {
+				n += len(bt.Messages)
+			}
+			return n
+		}
+		waitfor.Cond(t, "the published messages readable", func() bool { return receive("bot") == 2 })
+		var del struct{ Deleted bool }
+		b.must(t, http.StatusOK, server.ScopeAdmin, "DELETE", "/v1/topics/chat", nil).decode(t, &del)
+		if !del.Deleted {
+			t.Fatal("delete answered deleted: false")
+		}
+		b.must(t, http.StatusNotFound, server.ScopeEnqueue, "GET", "/v1/topics/chat", nil)
+		b.must(t, http.StatusNotFound, server.ScopeAdmin, "DELETE", "/v1/topics/chat", nil)
+		var topics struct{ Topics []topicJSON }
+		b.must(t, http.StatusOK, server.ScopeEnqueue, "GET", "/v1/topics", nil).decode(t, &topics)
+		if len(topics.Topics) != 0 {
+			t.Fatalf("topics after delete: %+v", topics)
+		}
+
+		// Created again, it has no subscription and no message.
+		b.must(t, http.StatusCreated, server.ScopeAdmin, "POST", "/v1/topics", map[string]any{"name": "chat", "lanes": 2}).decode(t, &tp)
+		if len(tp.Subscriptions) != 0 {
+			t.Fatalf("the topic created again has subscriptions %v", tp.Subscriptions)
+		}
+		b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/topics/chat/subscriptions", map[string]any{"name": "bot", "from_earliest": true})
+		if n := receive("bot"); n != 0 {
+			t.Fatalf("a subscription from the earliest message of the topic created again received %d messages of the deleted one", n)
+		}
+	})
 }

@@ -40,8 +40,8 @@ func TestTopicsPage(t *testing.T) {
 		if body := b.page(t, "/ui/topics"); !strings.Contains(body, "No topic.") {
 			t.Fatalf("topics page of an empty store:\n%s", body)
 		}
-		b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/topics", map[string]any{"name": "chat", "lanes": 2})
-		b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/topics", map[string]any{"name": "quiet", "lanes": 1})
+		b.must(t, http.StatusCreated, server.ScopeAdmin, "POST", "/v1/topics", map[string]any{"name": "chat", "lanes": 2})
+		b.must(t, http.StatusCreated, server.ScopeAdmin, "POST", "/v1/topics", map[string]any{"name": "quiet", "lanes": 1})
 		for _, sub := range []string{"bot", "audit"} {
 			b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/topics/chat/subscriptions", map[string]any{"name": sub})
 		}

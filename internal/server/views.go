@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -61,9 +62,17 @@ func (s *Server) listBatches(w http.ResponseWriter, r *http.Request) error {
 
 // workflowJSON is the graph of a workflow.
 type workflowJSON struct {
-	Jobs      []resultJSON `json:"jobs"`
-	Edges     []edgeJSON   `json:"edges"`
-	Truncated bool         `json:"truncated"`
+	Jobs      []workflowJobJSON `json:"jobs"`
+	Edges     []edgeJSON        `json:"edges"`
+	Truncated bool              `json:"truncated"`
+}
+
+// workflowJobJSON is one job of a workflow's graph. ResultOmitted says its
+// result was left out to keep the answer within the byte budget
+// (Config.MaxPageBytes); GET /v1/jobs/{id}/result reads it.
+type workflowJobJSON struct {
+	resultJSON
+	ResultOmitted bool `json:"result_omitted,omitempty"`
 }
 
 type edgeJSON struct {
@@ -86,12 +95,28 @@ func (s *Server) jobWorkflow(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := workflowJSON{Jobs: make([]resultJSON, len(g.Jobs)), Edges: make([]edgeJSON, len(g.Edges)), Truncated: g.Truncated}
-	for i, j := range g.Jobs {
-		out.Jobs[i] = resultFrom(j.ID, string(j.State), j.Kind, j.Result)
-	}
+	out := workflowJSON{Jobs: make([]workflowJobJSON, len(g.Jobs)), Edges: make([]edgeJSON, len(g.Edges)), Truncated: g.Truncated}
+	budget := &byteBudget{left: s.cfg.MaxPageBytes}
 	for i, e := range g.Edges {
 		out.Edges[i] = edgeJSON{e.Parent, e.Child}
+	}
+	budget.take(out.Edges)
+	// The graph's shape (every job and edge, at most MaxWorkflowGraph
+	// jobs) is always answered; results go in while they fit.
+	for i, j := range g.Jobs {
+		job := workflowJobJSON{resultJSON: resultFrom(j.ID, string(j.State), j.Kind, nil)}
+		budget.take(job)
+		out.Jobs[i] = job
+	}
+	for i, j := range g.Jobs {
+		if len(j.Result) == 0 {
+			continue
+		}
+		if !budget.take(json.RawMessage(j.Result)) {
+			out.Jobs[i].ResultOmitted = true
+			continue
+		}
+		out.Jobs[i].Result = j.Result
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
