@@ -16,6 +16,13 @@ from conftest import Server, states, wait_for
 
 
 def test_pause_and_resume_by_queue_and_kind(server: Server, client: drover.Client, queue: str) -> None:
+    # A queue the store does not know (a typo) is refused rather than paused.
+    with pytest.raises(drover.NotFoundError, match="not found"):
+        client.get_queue(queue)
+    with pytest.raises(drover.NotFoundError, match="not found"):
+        client.pause_queue(queue)
+    ja = client.insert("a", {}, queue=queue)
+    jb = client.insert("b", {}, queue=queue)
     assert client.get_queue(queue) == drover.Queue(name=queue)  # no stored settings yet
     q = client.pause_queue(queue)
     assert q.paused and q.paused_kinds == [] and q.updated_at is not None
@@ -29,8 +36,6 @@ def test_pause_and_resume_by_queue_and_kind(server: Server, client: drover.Clien
             ran.append(ctx.kind)
 
     worker.register("b", a)
-    ja = client.insert("a", {}, queue=queue)
-    jb = client.insert("b", {}, queue=queue)
     worker.start()
     try:
         # Paused: nothing runs. Resumed with kind b paused: only a runs.
@@ -52,12 +57,12 @@ def test_pause_and_resume_by_queue_and_kind(server: Server, client: drover.Clien
 
 
 def test_strict_order_and_unroutable(client: drover.Client, queue: str) -> None:
+    job_id = client.insert("gpu", {}, queue=queue, worker_names=["nobody-" + queue], on_worker_absent="wait")
     q = client.set_strict_order(queue, 2)
     assert q.strict_order == 2
     assert client.set_strict_order(queue, 0).strict_order == 0
     with pytest.raises(drover.ValidationError, match="strict order -1"):
         client.set_strict_order(queue, -1)
-    job_id = client.insert("gpu", {}, queue=queue, worker_names=["nobody-" + queue], on_worker_absent="wait")
     groups = [u for u in client.list_unroutable() if u.queue == queue]
     assert len(groups) == 1
     assert groups[0].jobs == 1 and groups[0].first_id == job_id

@@ -45,6 +45,10 @@ def test_topic_and_subscription_calls(server: Server, client: drover.Client, top
     with pytest.raises(drover.NotFoundError):
         client.delete_subscription(topic, "s2")
     assert [lg.subscription for lg in client.subscription_lag(topic)] == ["s1"]
+    got = client.get_topic(topic)
+    assert (got.name, got.lanes, got.subscriptions) == (topic, 4, ["s1"])
+    with pytest.raises(drover.ConflictError):
+        client.create_topic(topic, lanes=8)  # exists with other options
 
     # Bad input is refused by name and stores nothing.
     with pytest.raises(drover.ValidationError, match="lanes"):
@@ -56,6 +60,12 @@ def test_topic_and_subscription_calls(server: Server, client: drover.Client, top
     with server.client(server.work_token) as worker, pytest.raises(drover.ForbiddenError):
         worker.create_topic("t-" + uuid.uuid4().hex[:8])
     assert client.subscription_lag(topic)[0].pending == 3
+
+    client.delete_topic(topic)
+    for call in (lambda: client.get_topic(topic), lambda: client.delete_topic(topic)):
+        with pytest.raises(drover.NotFoundError):
+            call()
+    assert topic not in {t.name for t in client.list_topics()}
 
 
 def test_receive_ack_and_nack_by_hand(client: drover.Client, topic: str) -> None:

@@ -131,7 +131,12 @@ export declare class Client {
     }): Promise<BulkTask>;
     /** Every queue with stored settings or waiting or running jobs, with its settings. */
     listQueues(): Promise<Queue[]>;
-    /** One queue's settings (a queue without any is unpaused and unlimited). */
+    /**
+     * One queue's settings (a queue without any is unpaused and unlimited). A
+     * queue the store does not know (no jobs, no stored settings, no worker) is
+     * a NotFoundError, here and in the calls that change settings, so that a
+     * typo changes nothing.
+     */
     getQueue(name: string): Promise<Queue>;
     /**
      * Pauses a queue across the fleet, or with `kind` that kind within it: no
@@ -174,7 +179,8 @@ export declare class Client {
     /** Inserts one job of a periodic job now, outside its schedule, and returns it. */
     triggerPeriodic(name: string): Promise<Job>;
     /**
-     * Stores a topic, or returns the stored one of that name. `lanes` (default
+     * Stores a topic, or returns the stored one of that name when its options
+     * are the same (ConflictError when they are not). `lanes` (default
      * 16, fixed at creation) bounds how many batches of one subscription run at
      * once and how many keys in parallel; `retentionMs` is how long a message
      * is kept for subscriptions that have not read it (default 7 days; -1:
@@ -184,6 +190,14 @@ export declare class Client {
         lanes?: number;
         retentionMs?: number;
     }): Promise<Topic>;
+    /** A topic with its options and subscriptions (NotFoundError when there is none of that name). */
+    getTopic(name: string): Promise<Topic>;
+    /**
+     * Deletes a topic with its subscriptions, their positions and every message
+     * of the topic, at once (admin scope); the jobs of its retry queue stay.
+     * NotFoundError when there is none.
+     */
+    deleteTopic(name: string): Promise<void>;
     /** Every topic the token may use, with its subscriptions. */
     listTopics(): Promise<Topic[]>;
     /**

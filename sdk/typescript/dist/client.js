@@ -231,7 +231,12 @@ export class Client {
     async listQueues() {
         return (await this.#t.request("GET", "/v1/queues")).queues;
     }
-    /** One queue's settings (a queue without any is unpaused and unlimited). */
+    /**
+     * One queue's settings (a queue without any is unpaused and unlimited). A
+     * queue the store does not know (no jobs, no stored settings, no worker) is
+     * a NotFoundError, here and in the calls that change settings, so that a
+     * typo changes nothing.
+     */
     async getQueue(name) {
         return this.#t.request("GET", queuePath(name));
     }
@@ -303,7 +308,8 @@ export class Client {
     // restricted to queues may use a topic when it may use its retry queue,
     // "topic:<topic>".
     /**
-     * Stores a topic, or returns the stored one of that name. `lanes` (default
+     * Stores a topic, or returns the stored one of that name when its options
+     * are the same (ConflictError when they are not). `lanes` (default
      * 16, fixed at creation) bounds how many batches of one subscription run at
      * once and how many keys in parallel; `retentionMs` is how long a message
      * is kept for subscriptions that have not read it (default 7 days; -1:
@@ -316,6 +322,18 @@ export class Client {
         if (options.retentionMs !== undefined)
             body["retention_ms"] = options.retentionMs;
         return this.#t.request("POST", "/v1/topics", body);
+    }
+    /** A topic with its options and subscriptions (NotFoundError when there is none of that name). */
+    async getTopic(name) {
+        return this.#t.request("GET", topicPath(name));
+    }
+    /**
+     * Deletes a topic with its subscriptions, their positions and every message
+     * of the topic, at once (admin scope); the jobs of its retry queue stay.
+     * NotFoundError when there is none.
+     */
+    async deleteTopic(name) {
+        await this.#t.request("DELETE", topicPath(name));
     }
     /** Every topic the token may use, with its subscriptions. */
     async listTopics() {

@@ -333,7 +333,12 @@ export class Client {
     return (await this.#t.request<{ queues: Queue[] }>("GET", "/v1/queues")).queues;
   }
 
-  /** One queue's settings (a queue without any is unpaused and unlimited). */
+  /**
+   * One queue's settings (a queue without any is unpaused and unlimited). A
+   * queue the store does not know (no jobs, no stored settings, no worker) is
+   * a NotFoundError, here and in the calls that change settings, so that a
+   * typo changes nothing.
+   */
   async getQueue(name: string): Promise<Queue> {
     return this.#t.request<Queue>("GET", queuePath(name));
   }
@@ -433,7 +438,8 @@ export class Client {
   // "topic:<topic>".
 
   /**
-   * Stores a topic, or returns the stored one of that name. `lanes` (default
+   * Stores a topic, or returns the stored one of that name when its options
+   * are the same (ConflictError when they are not). `lanes` (default
    * 16, fixed at creation) bounds how many batches of one subscription run at
    * once and how many keys in parallel; `retentionMs` is how long a message
    * is kept for subscriptions that have not read it (default 7 days; -1:
@@ -444,6 +450,20 @@ export class Client {
     if (options.lanes !== undefined) body["lanes"] = options.lanes;
     if (options.retentionMs !== undefined) body["retention_ms"] = options.retentionMs;
     return this.#t.request<Topic>("POST", "/v1/topics", body);
+  }
+
+  /** A topic with its options and subscriptions (NotFoundError when there is none of that name). */
+  async getTopic(name: string): Promise<Topic> {
+    return this.#t.request<Topic>("GET", topicPath(name));
+  }
+
+  /**
+   * Deletes a topic with its subscriptions, their positions and every message
+   * of the topic, at once (admin scope); the jobs of its retry queue stay.
+   * NotFoundError when there is none.
+   */
+  async deleteTopic(name: string): Promise<void> {
+    await this.#t.request<unknown>("DELETE", topicPath(name));
   }
 
   /** Every topic the token may use, with its subscriptions. */

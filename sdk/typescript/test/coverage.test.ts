@@ -76,6 +76,8 @@ const calls: Record<string, (c: Client) => Promise<unknown>> = {
   triggerPeriodic: (c) => c.triggerPeriodic("p"),
   createTopic: (c) => c.createTopic("t", { lanes: 4, retentionMs: -1 }),
   listTopics: (c) => c.listTopics(),
+  getTopic: (c) => c.getTopic("t"),
+  deleteTopic: (c) => c.deleteTopic("t"),
   publish: (c) => c.publish("t", [{ payload: { a: 1 }, key: "k", metadata: { m: 1 } }, { payload: new Uint8Array([0, 1]) }]),
   publishMany: (c) => c.publishMany([{ payload: "x", topic: "t", key: "k" }, { payload: new Uint8Array([255]), topic: "u" }]),
   createSubscription: (c) => c.createSubscription("t", "s", { fromEarliest: true, maxAttempts: 5 }),

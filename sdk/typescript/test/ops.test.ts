@@ -3,7 +3,7 @@
 // unroutable jobs, bulk actions, batch listing and workflow graphs.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { ForbiddenError, ValidationError, Worker, Workflow, type Client } from "@drover/client";
+import { ForbiddenError, NotFoundError, ValidationError, Worker, Workflow, type Client } from "@drover/client";
 import { Server, backends, newQueue, quiet, states, waitFor } from "./helpers.js";
 
 for (const backend of backends()) {
@@ -20,6 +20,11 @@ for (const backend of backends()) {
 
     test("pause and resume by queue and kind; the worker registry", async () => {
       const queue = newQueue();
+      // A queue the store does not know (a typo) is refused rather than paused.
+      await assert.rejects(client.getQueue(queue), NotFoundError);
+      await assert.rejects(client.pauseQueue(queue), NotFoundError);
+      const ja = await client.insert("a", {}, { queue });
+      const jb = await client.insert("b", {}, { queue });
       const fresh = await client.getQueue(queue);
       assert.deepEqual([fresh.paused, fresh.paused_kinds, fresh.updated_at ?? null], [false, [], null]);
       assert.equal((await client.pauseQueue(queue)).paused, true);
@@ -27,8 +32,6 @@ for (const backend of backends()) {
       const w = new Worker({ url: server.url, token: server.workToken, queues: [queue], pollWaitMs: 500, concurrency: 2, logger: quiet });
       w.register("a", (job) => void ran.push(job.kind));
       w.register("b", (job) => void ran.push(job.kind));
-      const ja = await client.insert("a", {}, { queue });
-      const jb = await client.insert("b", {}, { queue });
       w.start();
       try {
         assert.deepEqual((await client.pauseQueue(queue, { kind: "b" })).paused_kinds, ["b"]);
@@ -49,10 +52,10 @@ for (const backend of backends()) {
 
     test("strict order and unroutable jobs", async () => {
       const queue = newQueue();
+      const id = await client.insert("gpu", {}, { queue, workerNames: ["nobody-" + queue], onWorkerAbsent: "wait" });
       assert.equal((await client.setStrictOrder(queue, 2)).strict_order, 2);
       assert.equal((await client.setStrictOrder(queue, 0)).strict_order, 0);
       await assert.rejects(client.setStrictOrder(queue, -1), ValidationError);
-      const id = await client.insert("gpu", {}, { queue, workerNames: ["nobody-" + queue], onWorkerAbsent: "wait" });
       const groups = (await client.listUnroutable()).filter((u) => u.queue === queue);
       assert.deepEqual(groups.map((g) => [g.jobs, g.first_id, g.routing.worker_names]), [[1, id, ["nobody-" + queue]]]);
     });

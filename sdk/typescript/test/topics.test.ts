@@ -5,7 +5,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { Consumer, FailedMessages, ForbiddenError, NotFoundError, UnauthorizedError, ValidationError, type Client, type Delivery } from "@drover/client";
+import { ConflictError, Consumer, FailedMessages, ForbiddenError, NotFoundError, UnauthorizedError, ValidationError, type Client, type Delivery } from "@drover/client";
 import { Server, backends, quiet, waitFor } from "./helpers.js";
 
 const newTopic = () => "t-" + randomBytes(6).toString("hex");
@@ -48,6 +48,13 @@ for (const backend of backends()) {
       await assert.rejects(client.publish(t, [{ payload: {}, topic: t }]), /messages\[0\]: topic/);
       await assert.rejects(server.client(server.workToken).createTopic(newTopic()), ForbiddenError);
       assert.deepEqual((await client.subscriptionLag(t)).map((l) => [l.subscription, l.pending]), [["s1", 3]]);
+      const got = await client.getTopic(t);
+      assert.deepEqual([got.name, got.lanes, got.subscriptions], [t, 4, ["s1"]]);
+      await assert.rejects(client.createTopic(t, { lanes: 8 }), ConflictError); // exists with other options
+      await client.deleteTopic(t);
+      await assert.rejects(client.getTopic(t), NotFoundError);
+      await assert.rejects(client.deleteTopic(t), NotFoundError);
+      assert.ok(!(await client.listTopics()).some((x) => x.name === t));
     });
 
     test("receive, ack and nack by hand", async () => {

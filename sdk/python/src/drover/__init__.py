@@ -63,6 +63,7 @@ from .models import (
     Workflow,
     WorkflowEdge,
     WorkflowGraph,
+    WorkflowJob,
 )
 from .worker import AsyncWorker, Cancel, JobContext, Retry, Snooze, Worker, WorkerOptions
 
@@ -122,5 +123,6 @@ __all__ = [
     "Workflow",
     "WorkflowEdge",
     "WorkflowGraph",
+    "WorkflowJob",
     "__version__",
 ]

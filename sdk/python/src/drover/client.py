@@ -364,7 +364,9 @@ class Client:
 
     def get_queue(self, name: str) -> Queue:
         """Returns one queue's settings (a queue without any is unpaused
-        and unlimited)."""
+        and unlimited). A queue the store does not know (no jobs, no stored
+        settings, no worker) raises :class:`drover.NotFoundError`, here and
+        in the calls that change settings, so that a typo changes nothing."""
         return Queue.from_json(self._t.request("GET", queue_path(name)))
 
     def pause_queue(self, name: str, *, kind: str | None = None) -> Queue:
@@ -469,7 +471,9 @@ class Client:
     # queue, "topic:<topic>".
 
     def create_topic(self, name: str, *, lanes: int | None = None, retention_ms: int | None = None) -> Topic:
-        """Stores a topic, or returns the stored one of that name. ``lanes``
+        """Stores a topic, or returns the stored one of that name when its
+        options are the same (:class:`drover.ConflictError` when they are
+        not). ``lanes``
         (default 16, fixed at creation) bounds how many batches of one
         subscription run at once and how many keys in parallel;
         ``retention_ms`` is how long a message is kept for subscriptions
@@ -481,6 +485,17 @@ class Client:
         if retention_ms is not None:
             body["retention_ms"] = retention_ms
         return Topic.from_json(self._t.request("POST", "/v1/topics", body))
+
+    def get_topic(self, name: str) -> Topic:
+        """Returns a topic with its options and subscriptions
+        (:class:`drover.NotFoundError` when there is none of that name)."""
+        return Topic.from_json(self._t.request("GET", topic_path(name)))
+
+    def delete_topic(self, name: str) -> None:
+        """Deletes a topic with its subscriptions, their positions and every
+        message of the topic, at once (admin scope); the jobs of its retry
+        queue stay. Raises :class:`drover.NotFoundError` when there is none."""
+        self._t.request("DELETE", topic_path(name))
 
     def list_topics(self) -> list[Topic]:
         """Returns every topic the token may use, with its subscriptions."""

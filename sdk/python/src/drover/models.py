@@ -44,6 +44,7 @@ __all__ = [
     "Workflow",
     "WorkflowEdge",
     "WorkflowGraph",
+    "WorkflowJob",
     "encode_args",
     "parse_time",
 ]
@@ -424,18 +425,33 @@ class WorkflowEdge:
 
 
 @dataclass(frozen=True)
+class WorkflowJob(JobResult):
+    """A job of a workflow's graph with its state and result.
+    ``result_omitted`` says that the server left the result out (None) to
+    keep its answer within its byte budget: read it with
+    :meth:`drover.Client.job_result`."""
+
+    result_omitted: bool = False
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> WorkflowJob:
+        return cls(id=int(d["id"]), state=str(d.get("state", "")), kind=str(d.get("kind", "")),
+                   result=d.get("result"), result_omitted=bool(d.get("result_omitted")))
+
+
+@dataclass(frozen=True)
 class WorkflowGraph:
     """The jobs of a job's workflow with their states and results, the job
     asked about first, and the edges between them; ``truncated`` when the
     workflow has more than the server returns (those nearest the job)."""
 
-    jobs: list[JobResult]
+    jobs: list[WorkflowJob]
     edges: list[WorkflowEdge]
     truncated: bool
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> WorkflowGraph:
-        return cls(jobs=[JobResult.from_json(j) for j in d.get("jobs") or []],
+        return cls(jobs=[WorkflowJob.from_json(j) for j in d.get("jobs") or []],
                    edges=[WorkflowEdge(parent=int(e["parent"]), child=int(e["child"])) for e in d.get("edges") or []],
                    truncated=bool(d.get("truncated")))
 

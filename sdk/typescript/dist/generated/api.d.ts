@@ -128,7 +128,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Claim a batch of jobs for a worker, long-polling up to wait_ms when none is claimable. */
+        /**
+         * Claim a batch of jobs for a worker, long-polling up to wait_ms when none is claimable.
+         * @description Claims up to max jobs, and fewer when their JSON would pass the server's byte budget (8 MiB by default; one job always, however large): the jobs that do not fit are never left leased to the worker, they stay available with their attempt unspent.
+         */
         post: operations["claim"];
         delete?: never;
         options?: never;
@@ -564,9 +567,27 @@ export interface paths {
         /** List the topics with their subscriptions. */
         get: operations["listTopics"];
         put?: never;
-        /** Create a topic, or return the stored one of that name (its lanes and retention stay). */
+        /** Create a topic; an identical one of that name is answered as it is, one with other options is a conflict (a topic's lanes and retention are fixed at creation). */
         post: operations["createTopic"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/topics/{topic}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A topic: its options and its subscriptions. */
+        get: operations["getTopic"];
+        put?: never;
+        post?: never;
+        /** Delete a topic with its subscriptions, their positions and every message of the topic, at once. Jobs of its retry queue stay. */
+        delete: operations["deleteTopic"];
         options?: never;
         head?: never;
         patch?: never;
@@ -966,6 +987,18 @@ export interface components {
             /** @description What the worker set as the result; null unless the job completed with one. */
             result: unknown;
         };
+        /** @description One job of a workflow's graph with its result. */
+        WorkflowJob: {
+            /** Format: int64 */
+            id: number;
+            /** @enum {string} */
+            state: "pending" | "blocked" | "scheduled" | "available" | "retryable" | "running" | "completed" | "cancelled" | "discarded";
+            kind: string;
+            /** @description What the worker set as the result; null unless the job completed with one. */
+            result: unknown;
+            /** @description The result was left out (result is null) to keep the answer within the server's byte budget (8 MiB by default); read it with GET /v1/jobs/{id}/result. Absent when the result is in the answer. */
+            result_omitted?: boolean;
+        };
         Batch: {
             /** Format: int64 */
             id: number;
@@ -1167,7 +1200,7 @@ export interface components {
         PeriodicDefinition: {
             /** @description Unique among stored and Go-configured periodic jobs. */
             name: string;
-            /** @description A standard five-field cron expression ("*\/5 * * * *"), optionally prefixed with CRON_TZ=Zone, or a descriptor ("@hourly", "@daily", "@every 90s"), as github.com/robfig/cron/v3 parses them; one that does not parse or never fires is refused with 400. */
+            /** @description A standard five-field cron expression ("*\/5 * * * *"), optionally prefixed with CRON_TZ=Zone, or a descriptor ("@hourly", "@daily", "@every 90s"), as github.com/robfig/cron/v3 parses them; one that does not parse or never fires is refused with 400. An @every interval must be a whole number of seconds, at least 1 s (400 otherwise). */
             schedule: string;
             kind: string;
             /** @description The args of each job: a JSON object, at most 1 MiB; absent: {}. */
@@ -1189,7 +1222,7 @@ export interface components {
         /** @description The new definition of a stored periodic job; name, if given, must be the path's. */
         PeriodicUpdate: {
             name?: string;
-            /** @description A standard five-field cron expression ("*\/5 * * * *"), optionally prefixed with CRON_TZ=Zone, or a descriptor ("@hourly", "@daily", "@every 90s"), as github.com/robfig/cron/v3 parses them; one that does not parse or never fires is refused with 400. */
+            /** @description A standard five-field cron expression ("*\/5 * * * *"), optionally prefixed with CRON_TZ=Zone, or a descriptor ("@hourly", "@daily", "@every 90s"), as github.com/robfig/cron/v3 parses them; one that does not parse or never fires is refused with 400. An @every interval must be a whole number of seconds, at least 1 s (400 otherwise). */
             schedule: string;
             kind: string;
             /** @description The args of each job: a JSON object, at most 1 MiB; absent: {}. */
@@ -1252,8 +1285,11 @@ export interface components {
             state?: string;
             /** @description How many job IDs a task started by /v1/bulk-selection was given; absent for a task over a filter. */
             selected?: number;
-            /** @enum {string} */
-            status: "running" | "done" | "failed";
+            /**
+             * @description interrupted: the action stopped before it ended (the server running it stopped, or died and stopped writing its progress), having changed what changed counts. Tasks are stored, so any server on the store answers, after a restart too.
+             * @enum {string}
+             */
+            status: "running" | "done" | "failed" | "interrupted";
             /**
              * Format: int64
              * @description Jobs of the filter (or IDs of the list) read so far.
@@ -1310,8 +1346,8 @@ export interface components {
             accepted: boolean[];
         };
         WorkflowGraph: {
-            /** @description The workflow's jobs, the one asked about first. */
-            jobs: components["schemas"]["JobResult"][];
+            /** @description The workflow's jobs, the one asked about first. Every job and edge is answered; results go in while the answer stays within the server's byte budget (8 MiB by default), and the others are marked result_omitted. */
+            jobs: components["schemas"]["WorkflowJob"][];
             edges: {
                 /** Format: int64 */
                 parent: number;
@@ -2080,7 +2116,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Which results were written. Rejected ones name attempts the store no longer holds (lease expired and rescued, or already finished). */
+            /** @description Which results were written. Rejected ones name attempts the store no longer holds (lease expired and rescued, or already finished). Refused ones are results the store could not hold (a value it refuses): each is recorded as a failed attempt naming the refusal, as a Go worker's would be, and the other results of the request are written all the same. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2089,6 +2125,18 @@ export interface operations {
                     "application/json": {
                         accepted: components["schemas"]["IDList"];
                         rejected: components["schemas"]["IDList"];
+                        /** @description The results the store refused, each recorded as a failed attempt in its place (a completed one as discarded: its handler ran to the end). */
+                        refused: {
+                            /**
+                             * Format: int64
+                             * @description The job.
+                             */
+                            id: number;
+                            /** @description Why the store refused the result, as the job's failed attempt records it. */
+                            error: string;
+                            /** @description True when the failed attempt was written (the attempt is over); false when the store refused that too, or no longer held the attempt: the job runs again once its lease expires, so stop extending it. */
+                            recorded: boolean;
+                        }[];
                     };
                 };
             };
@@ -3108,7 +3156,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description One page; next_after is the after of the next page, null on the last. */
+            /** @description One page; next_after is the after of the next page, null on the last. A page ends at its limit or at the server's byte budget (8 MiB of JSON by default), whichever comes first: follow next_after. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3295,6 +3343,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The store does not know the queue: it has no jobs, no stored settings and no worker works it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The store failed. */
             500: {
                 headers: {
@@ -3322,6 +3379,8 @@ export interface operations {
             query?: {
                 /** @description Pause only this kind within the queue (the queue's other kinds run on), instead of the whole queue. */
                 kind?: string;
+                /** @description Store the setting even for a queue the store does not know yet (no jobs, no stored settings, no worker works it), say before its workers are deployed. Without it such a queue is a 404. */
+                create?: boolean;
             };
             header?: never;
             path: {
@@ -3360,6 +3419,15 @@ export interface operations {
             };
             /** @description The token lacks the scope. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store does not know the queue (no jobs, no stored settings, no worker works it), and create was not given: nothing was stored. A typo does not pause a queue nobody uses. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3403,6 +3471,8 @@ export interface operations {
             query?: {
                 /** @description Resume only this kind within the queue, instead of the whole queue. */
                 kind?: string;
+                /** @description Store the setting even for a queue the store does not know yet (no jobs, no stored settings, no worker works it), say before its workers are deployed. Without it such a queue is a 404. */
+                create?: boolean;
             };
             header?: never;
             path: {
@@ -3441,6 +3511,15 @@ export interface operations {
             };
             /** @description The token lacks the scope. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store does not know the queue (no jobs, no stored settings, no worker works it), and create was not given: nothing was stored. A typo does not pause a queue nobody uses. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4276,6 +4355,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The server runs as many bulk tasks as it runs at once (4); nothing was started. Retry once one has ended. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The store is unavailable (down, restarting or unreachable); retry after the Retry-After delay. */
             503: {
                 headers: {
@@ -4355,6 +4443,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The server runs as many bulk tasks as it runs at once (4); nothing was started. Retry once one has ended. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The store is unavailable (down, restarting or unreachable); retry after the Retry-After delay. */
             503: {
                 headers: {
@@ -4415,7 +4512,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such task: the server keeps the last 50 since it started. */
+            /** @description No such task: the store keeps the last 1,000. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4536,13 +4633,13 @@ export interface operations {
                 "application/json": {
                     name: string;
                     /**
-                     * @description Lanes of every subscription: the most consumers one works at once, and keys in parallel.
+                     * @description Lanes of every subscription: the most consumers one works at once, and keys in parallel. 16 for a new topic when left out; left out, it matches any stored topic's.
                      * @default 16
                      */
                     lanes?: number;
                     /**
                      * Format: int64
-                     * @description How long a message is kept for subscriptions that have not read it: 0 the default (7 days), -1 until every subscription passed it.
+                     * @description How long a message is kept for subscriptions that have not read it: 0 the default (7 days), -1 until every subscription passed it. 0 matches any stored topic's.
                      * @default 0
                      */
                     retention_ms?: number;
@@ -4550,7 +4647,112 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The stored topic. */
+            /** @description The topic existed with the options the request gives (an option left out matches any): the stored topic, with its subscriptions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Topic"];
+                };
+            };
+            /** @description The topic, stored by this request. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Topic"];
+                };
+            };
+            /** @description A field or parameter is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No token, or an unknown one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope, or is restricted to queues and the topic's retry queue (topic:<topic>) is not one of them. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The topic exists with other lanes or retention than the request gives; nothing changed. The message names both. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over the limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store failed. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unavailable (down, restarting or unreachable); retry after the Retry-After delay. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getTopic: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                topic: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The topic. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4586,8 +4788,8 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The body is over the limit. */
-            413: {
+            /** @description No such topic. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4595,7 +4797,96 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The body is not JSON. */
+            /** @description A body was sent that is not application/json (this operation takes none). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store failed. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unavailable (down, restarting or unreachable); retry after the Retry-After delay. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteTopic: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                topic: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        deleted: boolean;
+                    };
+                };
+            };
+            /** @description A field or parameter is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No token, or an unknown one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope, or is restricted to queues and the topic's retry queue (topic:<topic>) is not one of them. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such topic. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body was sent that is not application/json (this operation takes none). */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5576,7 +5867,10 @@ export interface operations {
     };
     setStrictOrder: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Store the setting even for a queue the store does not know yet (no jobs, no stored settings, no worker works it), say before its workers are deployed. Without it such a queue is a 404. */
+                create?: boolean;
+            };
             header?: never;
             path: {
                 name: string;
@@ -5624,6 +5918,15 @@ export interface operations {
             };
             /** @description The token lacks the scope. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store does not know the queue (no jobs, no stored settings, no worker works it), and create was not given: nothing was stored. A typo does not pause a queue nobody uses. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
