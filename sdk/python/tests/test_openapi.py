@@ -265,5 +265,9 @@ def test_delivery_decodes_json_and_bytes_payloads() -> None:
     both = drover.Delivery.from_json({"id": 3, "payload": "x", "payload_base64": "Ingi"}, "t", "s")
     assert (both.is_json, both.payload, both.data) == (True, "x", b'"x"')
     retried = drover.Delivery.from_retry_args({"topic": "t", "subscription": "s", "id": 4, "payload": "bnVsbA==",
-                                               "published_at": "2026-01-02T03:04:05Z"}, attempt=2)
+                                               "published_at": "2026-01-02T03:04:05Z"}, job_attempt=1)
     assert (retried.is_json, retried.payload, retried.data, retried.attempt) == (True, None, b"null", 2)
+    # Delivered three times (leases that expired) before it failed: its retry's first run is the fourth.
+    again = drover.Delivery.from_retry_args({"topic": "t", "subscription": "s", "id": 5, "payload": "",
+                                             "delivered": 3}, job_attempt=1)
+    assert (again.attempt, again.data, again.is_json) == (4, b"", False)

@@ -383,7 +383,7 @@ export class Consumer {
         const sub = this.#subs.get(`${job.args.topic}/${job.args.subscription}`);
         if (!sub)
             throw new Snooze(ELSEWHERE_SNOOZE_MS);
-        const d = deliveryOfRetry(job.args, job.attempt + 1);
+        const d = deliveryOfRetry(job.args, job.attempt);
         const ctx = {
             topic: sub.topic, subscription: sub.name, consumerId: this.consumerId, signal: jobCtx.signal,
             get reason() {

@@ -225,9 +225,15 @@ export interface RetryArgs {
     payload?: string;
     metadata?: Metadata;
     published_at: string;
+    /** How often the message was delivered before it failed; absent: once. */
+    delivered?: number;
 }
-/** Reads a retry job's args as the delivery it retries. */
-export declare function deliveryOfRetry(a: RetryArgs, attempt: number): Delivery;
+/**
+ * Reads a retry job's args, in the job's attempt `jobAttempt`, as the
+ * delivery it retries: its attempt counts on from the deliveries before the
+ * failure, as a Go consumer's does.
+ */
+export declare function deliveryOfRetry(a: RetryArgs, jobAttempt: number): Delivery;
 /** The JSON of a message to publish. */
 export declare function messageToJSON(m: Message, i: number, withTopic: boolean): Record<string, unknown>;
 export {};

@@ -72,8 +72,13 @@ export function deliveryOf(d, topic, subscription) {
         attempt: d.attempt ?? 1,
     };
 }
-/** Reads a retry job's args as the delivery it retries. */
-export function deliveryOfRetry(a, attempt) {
+/**
+ * Reads a retry job's args, in the job's attempt `jobAttempt`, as the
+ * delivery it retries: its attempt counts on from the deliveries before the
+ * failure, as a Go consumer's does.
+ */
+export function deliveryOfRetry(a, jobAttempt) {
+    const attempt = jobAttempt + Math.max(a.delivered ?? 1, 1);
     const data = Buffer.from(a.payload ?? "", "base64");
     const parsed = jsonOf(data);
     return {

@@ -465,7 +465,7 @@ export class Consumer {
   async #retry(job: ClaimedJob<RetryArgs>, jobCtx: JobContext): Promise<void> {
     const sub = this.#subs.get(`${job.args.topic}/${job.args.subscription}`);
     if (!sub) throw new Snooze(ELSEWHERE_SNOOZE_MS);
-    const d = deliveryOfRetry(job.args, job.attempt + 1);
+    const d = deliveryOfRetry(job.args, job.attempt);
     const ctx: DeliveryContext = {
       topic: sub.topic, subscription: sub.name, consumerId: this.consumerId, signal: jobCtx.signal,
       get reason() {

@@ -290,10 +290,17 @@ export interface RetryArgs {
   payload?: string;
   metadata?: Metadata;
   published_at: string;
+  /** How often the message was delivered before it failed; absent: once. */
+  delivered?: number;
 }
 
-/** Reads a retry job's args as the delivery it retries. */
-export function deliveryOfRetry(a: RetryArgs, attempt: number): Delivery {
+/**
+ * Reads a retry job's args, in the job's attempt `jobAttempt`, as the
+ * delivery it retries: its attempt counts on from the deliveries before the
+ * failure, as a Go consumer's does.
+ */
+export function deliveryOfRetry(a: RetryArgs, jobAttempt: number): Delivery {
+  const attempt = jobAttempt + Math.max(a.delivered ?? 1, 1);
   const data = Buffer.from(a.payload ?? "", "base64");
   const parsed = jsonOf(data);
   return {

@@ -476,7 +476,7 @@ class AsyncConsumer:
         sub = self._subs.get((str(args.get("topic")), str(args.get("subscription"))))
         if sub is None:
             raise Snooze(_ELSEWHERE_SNOOZE)
-        d = Delivery.from_retry_args(args, attempt=job.attempt + 1)
+        d = Delivery.from_retry_args(args, job.attempt)
         failed = await self._handle(sub, [d], DeliveryContext(sub.topic, sub.name, self.consumer_id, job=job))
         if failed is None:
             raise asyncio.CancelledError  # stopped by the job's cancellation; the worker reports why

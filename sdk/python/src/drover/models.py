@@ -685,10 +685,13 @@ class Delivery:
                    attempt=int(d.get("attempt") or 1), raw=d)
 
     @classmethod
-    def from_retry_args(cls, a: dict[str, Any], attempt: int) -> Delivery:
-        """Reads the args of a retry job (kind ``drover.topic``): a failed
-        message as the server stored it for its subscription, the payload's
-        bytes in base64."""
+    def from_retry_args(cls, a: dict[str, Any], job_attempt: int) -> Delivery:
+        """Reads the args of a retry job (kind ``drover.topic``) in its
+        attempt ``job_attempt``: a failed message as the server stored it for
+        its subscription, the payload's bytes in base64, and how often it was
+        delivered before it failed (``delivered``; 1 when absent), which its
+        attempt counts on from, as a Go consumer's does."""
+        attempt = job_attempt + max(int(a.get("delivered") or 1), 1)
         data = base64.b64decode(a.get("payload") or "")
         value = _payload_of(data)
         is_json = value is not _NOT_JSON
