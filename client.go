@@ -528,6 +528,11 @@ func (c *Client[TTx]) runElector(ctx context.Context) {
 				retainer := &maintenance.TopicRetainer{Exec: te, Interval: min(cfg.PruneInterval, topicRetainInterval), Logger: cfg.Logger}
 				maintWG.Add(1)
 				go func() { defer maintWG.Done(); retainer.Run(mctx) }()
+				// A publisher's transaction left open is logged, with its
+				// session.
+				watch := &maintenance.PublisherWatch{Exec: te, Interval: topicRetainInterval, StallAfter: PublisherStallAfter, Logger: cfg.Logger}
+				maintWG.Add(1)
+				go func() { defer maintWG.Done(); watch.Run(mctx) }()
 			}
 		},
 	}

@@ -195,8 +195,9 @@ func (c *Client[TTx]) startTopics(ctx context.Context, wg *sync.WaitGroup) error
 // after topicRecheckMin, then after twice as long while it still finds
 // nothing, up to topicRecheckMax (4 + 8 + 16 + 32 ms), and then waits for
 // the next wake-up or its poll: on PostgreSQL a committed message becomes
-// readable only once every transaction older than its publisher's has
-// ended, which a wake-up may precede by a few milliseconds.
+// readable when a sequencing pass commits, and the lease's own pass gives
+// way to one another consumer is running, which a wake-up may precede by
+// a few milliseconds.
 const (
 	topicRecheckMin = 4 * time.Millisecond
 	topicRecheckMax = 32 * time.Millisecond

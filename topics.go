@@ -134,6 +134,32 @@ type SubscriptionLag struct {
 	Dropped int64
 }
 
+// OpenPublisher is an open transaction that has published messages and not
+// committed yet (Client.TopicPublishers): its messages are delivered once it
+// commits, in commit order, and the retention of the generation it wrote to
+// waits for it. Other publishers' messages are not held back.
+type OpenPublisher struct {
+	// Xid is the store's id of the transaction.
+	Xid int64
+	// PID is the PostgreSQL server process of its session (ask
+	// pg_terminate_backend to end it); 0 for a prepared transaction, which
+	// has none (COMMIT or ROLLBACK PREPARED GID).
+	PID             int
+	ApplicationName string
+	// State is the session's (pg_stat_activity.state, such as "idle in
+	// transaction"), or "prepared".
+	State string
+	// Started is when the transaction began, or was prepared.
+	Started time.Time
+	GID     string
+}
+
+// PublisherStallAfter is how long a transaction that published may stay
+// open before the leader logs it (once) and the dashboard's Topics page
+// shows it. Outbox transactions last milliseconds; one open for a minute
+// was most likely forgotten.
+const PublisherStallAfter = time.Minute
+
 // ErrSubscriptionBehind is what a consumer reports (log, metric
 // drover_topic_dropped_total) when its subscription lagged past the
 // topic's retention and messages it had not read were dropped. The
@@ -418,6 +444,28 @@ func (c *Client[TTx]) DeleteSubscription(ctx context.Context, topic, name string
 		return false, err
 	}
 	return te.SubscriptionDelete(ctx, topic, name)
+}
+
+// TopicPublishers lists the open transactions that have published messages
+// and not committed, oldest first (PostgreSQL; SQLite reports none: there
+// an open transaction holds the store's only write lock and every writer
+// waits for it). Each delays only its own messages, which are delivered in
+// commit order once it commits; a forgotten one also holds back the
+// retention of the generation it wrote to.
+func (c *Client[TTx]) TopicPublishers(ctx context.Context) ([]OpenPublisher, error) {
+	te, err := c.topicExec(c.driver)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := te.TopicPublishers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]OpenPublisher, len(rows))
+	for i, r := range rows {
+		out[i] = OpenPublisher(r)
+	}
+	return out, nil
 }
 
 // SubscriptionLag reports how far each subscription of topic is behind:

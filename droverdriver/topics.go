@@ -15,11 +15,15 @@ import (
 // Both bundled drivers implement it, on their own connections and inside a
 // caller's transaction (UnwrapExecutor).
 //
-// Positions are (xid, id) pairs compared as a row: id is the message's
-// sequence number and xid the publishing transaction's on stores whose ids
-// can commit out of order (PostgreSQL), 0 on stores where id order is
-// commit order (SQLite). Every read returns only messages below the store's
-// visibility horizon, so a position never passes a message that a
+// Positions are (xid, id) pairs compared as a row, in commit order: a
+// message committed before another was published sorts first. id is the
+// message's sequence number. On stores where id order is commit order
+// (SQLite: one writer) xid is 0. On stores whose ids can commit out of
+// order (PostgreSQL) xid is given after the commit, by a sequencing pass
+// that makes every message committed since the last pass readable at once
+// under a value above every earlier pass's (docs/design/topics.md,
+// "Visibility"). Either way what becomes readable later sorts after what
+// is readable now, so a position never passes a message that a
 // transaction still in flight may yet commit.
 type TopicExecutor interface {
 	// TopicCreate stores a topic unless one of that name exists, and
@@ -50,17 +54,19 @@ type TopicExecutor interface {
 	// every message of the topic, at once, reporting whether it existed.
 	TopicDelete(ctx context.Context, name string) (bool, error)
 
-	// TopicLease leases up to Max lanes of the named subscriptions (of
-	// any topics) that are free (no lease, or an expired one) and have
-	// messages readable past their cursor, least recently leased first,
+	// TopicLease makes the messages committed so far readable (on a store
+	// that sequences them), then leases up to Max lanes of the named
+	// subscriptions (of any topics) that are free (no lease, or an expired
+	// one) and have messages readable past their cursor, least recently
+	// leased first,
 	// under one fresh Token. It returns the lanes with their cursors. One
 	// statement serves every subscription a client consumes, so that more
 	// topics do not mean more statements.
 	TopicLease(ctx context.Context, p TopicLeaseParams) ([]LeasedLane, error)
 
-	// TopicRead returns, for each range, at most Limit messages of the
-	// range's lane after its position and below the visibility horizon, in
-	// (xid, id) order. Each message carries the index of its range.
+	// TopicRead returns, for each range, at most Limit readable messages
+	// of the range's lane after its position, in (xid, id) order. Each
+	// message carries the index of its range.
 	TopicRead(ctx context.Context, p TopicReadParams) ([]*MessageRow, error)
 
 	// TopicAck applies acks, each fenced by (subscription, lane, lease
@@ -77,10 +83,16 @@ type TopicExecutor interface {
 	TopicExtend(ctx context.Context, p TopicExtendParams) ([]int, error)
 
 	// TopicLag reports, per subscription of the named topics (of every
-	// topic when none is named), how many messages are past its cursors
-	// and when the oldest of them was published, in one statement,
+	// topic when none is named), how many committed messages are past its
+	// cursors and when the oldest of them was published, in one statement,
 	// ordered by topic and subscription.
 	TopicLag(ctx context.Context, topics []string) ([]SubscriptionLag, error)
+
+	// TopicPublishers lists the open transactions that have published
+	// messages, oldest first: each holds back its own messages until it
+	// commits, and the retention of the generation it wrote to. A store
+	// that cannot see other sessions' transactions returns none.
+	TopicPublishers(ctx context.Context) ([]OpenPublisher, error)
 
 	// TopicGenerations lists the generations of stored messages, oldest
 	// first; the last is the current one, which publishes write to.
@@ -181,6 +193,25 @@ type PublishParams struct {
 	Key      string
 	Payload  []byte
 	Metadata []byte
+}
+
+// OpenPublisher is an open transaction that has published messages
+// (TopicPublishers), with what the store knows of its session.
+type OpenPublisher struct {
+	// Xid is the store's id of the transaction.
+	Xid int64
+	// PID is the server process of its session; 0 for a prepared
+	// transaction, which has none.
+	PID             int
+	ApplicationName string
+	// State is the session's (PostgreSQL's pg_stat_activity.state, such
+	// as "idle in transaction"), or "prepared".
+	State string
+	// Started is when the transaction began (a prepared one: when it was
+	// prepared); zero when the store does not say.
+	Started time.Time
+	// GID names a prepared transaction (COMMIT PREPARED 'gid').
+	GID string
 }
 
 // Start positions of a new subscription.
@@ -305,8 +336,8 @@ type TopicExtendParams struct {
 type SubscriptionLag struct {
 	Topic        string
 	Subscription string
-	// Pending counts messages past the subscription's cursors (including
-	// those a consumer holds and those not yet visible).
+	// Pending counts committed messages past the subscription's cursors
+	// (including those a consumer holds).
 	Pending int64
 	// OldestPending is when the oldest pending message was published, nil
 	// when none is pending.

@@ -81,7 +81,7 @@ func (d *Driver) RowsWritten(ctx context.Context) (map[string]int64, error) {
 // one just before each point, every point pays the same. A role that may
 // not checkpoint (neither superuser nor pg_checkpoint) skips it.
 func (d *Driver) Settle(ctx context.Context) error {
-	for _, t := range []string{"jobs", "finished_jobs", "topics", "topic_subscriptions", "topic_lanes", "topic_messages"} {
+	for _, t := range []string{"jobs", "finished_jobs", "topics", "topic_subscriptions", "topic_lanes", "topic_messages", "topic_sequencer"} {
 		if _, err := d.pool.Exec(ctx, "VACUUM (ANALYZE) "+pgx.Identifier{d.schema, t}.Sanitize()); err != nil {
 			return fmt.Errorf("vacuum %s: %w", t, err)
 		}

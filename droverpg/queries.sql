@@ -406,7 +406,18 @@ RETURNING j.id, j.kind, j.priority, j.args, j.metadata, j.tags, j.attempt, j.max
 -- after a worker's death; the results of the workers that held them are
 -- rejected by the fence. Inserts and finishes stay durable, and a finish
 -- that reached the disk carries its claim with it (the WAL is one log).
-SELECT set_config('plan_cache_mode', 'force_custom_plan', true), set_config('synchronous_commit', 'off', true);
+--
+-- Not so on a primary with synchronous standbys (a highly available
+-- database, docs/scaling.md): there the claim keeps the session's
+-- setting and waits for the standby as inserts and finishes do. A
+-- failover loses every commit the standby had not received, which is
+-- not the last 200 ms but, behind a standby that stalls, all the claims
+-- since it stalled: their jobs would be waiting again on the new primary
+-- and run a second time at once, while the workers that claimed them
+-- still run them (TestFailoverKeepsStrictClaims).
+SELECT set_config('plan_cache_mode', 'force_custom_plan', true),
+    set_config('synchronous_commit', CASE WHEN current_setting('synchronous_standby_names') = ''
+        THEN 'off' ELSE current_setting('synchronous_commit') END, true);
 
 -- name: JobClaimStrict
 -- The claim of a queue in strict order (queue_settings.strict), sent in
@@ -1520,12 +1531,13 @@ SELECT id, CASE WHEN state = 'available' AND run_at > now() THEN CASE WHEN attem
     queue, kind, priority, args, metadata, tags, attempt, max_attempts, errors, error_count, timeout_ms, created_at,
     run_at, attempted_at, NULL::timestamptz, lease_owner, lease_expires_at, cancel_requested, batch_id, ordering_key, routing
 FROM {schema}jobs WHERE id = (SELECT currval(pg_get_serial_sequence($1, 'id')));
--- Topics (docs/design/topics.md, migration 013). Positions are (xid, id),
--- xid being the publisher's transaction id. Reads stop at the horizon
--- pg_snapshot_xmin(pg_current_snapshot()): every transaction below it has
--- ended and every later writer gets an xid at or above it, so what becomes
--- readable later always sorts after what is readable now, and a cursor
--- never passes a message still in flight.
+-- Topics (docs/design/topics.md, migrations 013 and 020). Positions are
+-- (xid, id) in commit order: a publish stores xid = -(its transaction id),
+-- unreadable, and a sequencing pass (TopicSequence) gives the messages
+-- committed since the last pass xid = v, a value above every earlier
+-- pass's, in one transaction. What becomes readable later therefore always
+-- sorts after what is readable now, and a cursor never passes a message
+-- still in flight; readers need no horizon.
 
 -- name: TopicCreate
 -- $1 name, $2 lanes, $3 retention ms. Returns the stored topic, new or not,
@@ -1545,13 +1557,15 @@ FROM {schema}topics AS t ORDER BY t.name;
 
 -- name: TopicPublish
 -- One array per column, of messages of any topics. ids come from the
--- sequence in array order (WITH ORDINALITY keeps it). The transaction's xid is taken
--- (x) before any id: a generation is final once every xid below the xmax
--- read after the sequence left it has ended (TopicSeal), which holds only
--- if no transaction takes an id of it before having an xid.
+-- sequence in array order (WITH ORDINALITY keeps it). xid is minus the
+-- transaction's id: not readable until a pass sequences it (TopicSequence),
+-- which finds it by that id. The xid is taken (x) before any id: a
+-- generation is final once every publisher with an xid below the xmax read
+-- after the sequence left it has ended (TopicSeal), which holds only if no
+-- transaction takes an id of it before having an xid.
 WITH x AS MATERIALIZED (SELECT pg_current_xact_id()::text::bigint AS xid)
 INSERT INTO {schema}topic_messages (xid, topic, lane, key, payload, metadata)
-SELECT x.xid, u.topic, u.lane, u.key, u.payload, u.metadata
+SELECT -x.xid, u.topic, u.lane, u.key, u.payload, u.metadata
 FROM x, unnest($1::text[], $2::int[], $3::text[], $4::bytea[], $5::jsonb[]) WITH ORDINALITY AS u(topic, lane, key, payload, metadata, ord)
 ORDER BY u.ord
 RETURNING id;
@@ -1559,8 +1573,10 @@ RETURNING id;
 -- name: SubscriptionCreate
 -- $1 topic, $2 name, $3 max attempts, $4 start (0 latest, 1 earliest).
 -- Stores the subscription and one lane row per lane. Latest starts at the
--- horizon: every message below it is skipped, messages at or above it are
--- delivered (a few committed just before may be among them, never fewer).
+-- snapshot's xmax: every pass that commits later was taken later and gives
+-- a position at or above it, so every message committed after the
+-- subscription is delivered (a few committed just before may be among
+-- them, never fewer).
 -- Returns the number of lanes made: 0 when it existed or the topic does not.
 WITH sub AS (
     INSERT INTO {schema}topic_subscriptions (topic, name, max_attempts)
@@ -1569,7 +1585,7 @@ WITH sub AS (
 lanes AS (
     INSERT INTO {schema}topic_lanes (topic, subscription, lane, cursor_xid, cursor_id)
     SELECT sub.topic, sub.name, g.lane,
-        CASE WHEN $4 = 1 THEN 0 ELSE pg_snapshot_xmin(pg_current_snapshot())::text::bigint END, 0
+        CASE WHEN $4 = 1 THEN 0 ELSE pg_snapshot_xmax(pg_current_snapshot())::text::bigint END, 0
     FROM sub, {schema}topics AS t, generate_series(0, t.lanes - 1) AS g(lane)
     WHERE t.name = sub.topic
     RETURNING 1)
@@ -1599,8 +1615,8 @@ DELETE FROM {schema}topic_subscriptions WHERE topic = $1 AND name = $2;
 -- messages for a few subscriptions (SQLite's TopicLeaseCandidates has
 -- the same order). SKIP LOCKED lets
 -- concurrent consumers lease different lanes, and a lane leased meanwhile
--- fails the recheck of l. The head of a (topic, lane), its last message
--- below the horizon, is one backward index probe however many
+-- fails the recheck of l. The head of a (topic, lane), its last sequenced
+-- message, is one backward index probe however many
 -- subscriptions share it, and the lanes meet the heads in a hash join:
 -- probing for a message past each lane's cursor took one index probe per
 -- lane (4,000 for 20 topics of 50 subscriptions and 4 lanes) and was most
@@ -1616,7 +1632,7 @@ head AS MATERIALIZED (
     SELECT d.topic, d.lane, h.xid, h.id FROM (SELECT DISTINCT topic, lane FROM c) AS d
     CROSS JOIN LATERAL (
         SELECT m.xid, m.id FROM {schema}topic_messages AS m
-        WHERE m.topic = d.topic AND m.lane = d.lane AND m.xid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+        WHERE m.topic = d.topic AND m.lane = d.lane AND m.xid > 0
         ORDER BY m.xid DESC, m.id DESC LIMIT 1) AS h),
 behind AS (
     SELECT c.topic, c.subscription, c.lane, c.cursor_xid, c.cursor_id,
@@ -1639,13 +1655,12 @@ RETURNING l.topic, l.subscription, l.lane, l.cursor_xid, l.cursor_id,
 
 -- name: TopicRead
 -- $1 topics, $2 lanes, $3 cursor xids, $4 cursor ids, $5 limit per range.
--- One index range scan per range, cut at the horizon.
+-- One index range scan per range: positions past a cursor are sequenced.
 SELECT r.ord - 1, m.id, m.xid, m.lane, m.key, m.payload, m.metadata, m.created_at
 FROM unnest($1::text[], $2::int[], $3::bigint[], $4::bigint[]) WITH ORDINALITY AS r(topic, lane, cx, ci, ord)
 CROSS JOIN LATERAL (
     SELECT * FROM {schema}topic_messages AS t
     WHERE t.topic = r.topic AND t.lane = r.lane AND (t.xid, t.id) > (r.cx, r.ci)
-      AND t.xid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
     ORDER BY t.xid, t.id LIMIT $5) AS m
 ORDER BY r.ord, m.xid, m.id;
 
@@ -1691,25 +1706,45 @@ SELECT l.topic, l.subscription, sum(p.n)::bigint, min(p.oldest), sum(l.dropped):
 FROM l JOIN p ON p.topic = l.topic AND p.lane = l.lane AND p.cursor_xid = l.cursor_xid AND p.cursor_id = l.cursor_id
 GROUP BY l.topic, l.subscription ORDER BY l.topic, l.subscription;
 
+-- name: TopicSequence
+-- $1 most messages. One sequencing pass (migration 020's topic_sequence):
+-- the messages committed since the last pass become readable, in id
+-- order. Returns how many it sequenced ($1: perhaps more are waiting), -1
+-- when another pass runs. Runs alone in its transaction, never in a
+-- caller's.
+SELECT {schema}topic_sequence($1);
+
+-- name: TopicPublishers
+-- The open transactions of this database that have published messages,
+-- oldest first (migration 020's topic_publishers).
+SELECT xid, coalesce(pid, 0), coalesce(application_name, ''), coalesce(state, ''), xact_start, coalesce(gid, '')
+FROM {schema}topic_publishers ORDER BY xid;
+
 -- Retention by generations (migration 015): generation g is the partition
 -- of IDs [g * 2^40, (g + 1) * 2^40); the leader rotates and drops them
 -- (internal/maintenance/topics.go).
 
 -- name: TopicGenerations
--- Oldest first; settled once the horizon passed the seal's xmax.
+-- Oldest first; settled once no publisher that could have taken an ID of
+-- it is open: every open transaction of this database that wrote to
+-- topic_messages (topic_publishers, migration 020) has an xid at or past
+-- the seal's xmax. Transactions of other databases, and of this one that
+-- never published, do not hold a generation back.
 SELECT g.gen, g.created_at, g.sealed_at,
-    g.sealed_xmax IS NOT NULL AND g.sealed_xmax <= pg_snapshot_xmin(pg_current_snapshot())::text::bigint,
+    g.sealed_xmax IS NOT NULL AND g.sealed_xmax <= coalesce((SELECT min(p.xid) FROM {schema}topic_publishers AS p),
+        pg_snapshot_xmax(pg_current_snapshot())::text::bigint),
     (SELECT CASE WHEN s.is_called THEN s.last_value ELSE s.last_value - 1 END FROM {schema}topic_message_ids AS s)
 FROM {schema}topic_generations AS g ORDER BY g.gen;
 
 -- name: TopicGenerationTopics
 -- $1 first ID, $2 end ID of a generation. Each topic with a message in it,
 -- and whether every lane of the topic is past every message of the lane
--- in it: one index probe per topic and per lane.
+-- in it: one index probe per topic and per lane. A message not sequenced
+-- yet (xid < 0) is past no cursor.
 SELECT t.name, t.retention_ms,
     NOT EXISTS (SELECT 1 FROM {schema}topic_lanes AS l
         WHERE l.topic = t.name AND EXISTS (SELECT 1 FROM {schema}topic_messages AS m
-            WHERE m.topic = l.topic AND m.lane = l.lane AND (m.xid, m.id) > (l.cursor_xid, l.cursor_id)
+            WHERE m.topic = l.topic AND m.lane = l.lane AND ((m.xid, m.id) > (l.cursor_xid, l.cursor_id) OR m.xid < 0)
               AND m.id >= $1 AND m.id < $2))
 FROM {schema}topics AS t
 WHERE EXISTS (SELECT 1 FROM {schema}topic_messages AS m WHERE m.topic = t.name AND m.id >= $1 AND m.id < $2)
@@ -1736,12 +1771,12 @@ WHERE gen < $1 AND sealed_at IS NULL;
 
 -- name: TopicDropCount
 -- $1 first ID, $2 end ID of a generation about to be dropped: each lane
--- adds the messages of it that it had not passed to dropped. Returns them
--- in all.
+-- adds the messages of it that it had not passed to dropped (those not
+-- sequenced yet among them). Returns them in all.
 WITH lost AS (
     SELECT l.topic, l.subscription, l.lane, p.n FROM {schema}topic_lanes AS l
     CROSS JOIN LATERAL (SELECT count(*) AS n FROM {schema}topic_messages AS m
-        WHERE m.topic = l.topic AND m.lane = l.lane AND (m.xid, m.id) > (l.cursor_xid, l.cursor_id)
+        WHERE m.topic = l.topic AND m.lane = l.lane AND ((m.xid, m.id) > (l.cursor_xid, l.cursor_id) OR m.xid < 0)
           AND m.id >= $1 AND m.id < $2) AS p
     WHERE p.n > 0),
 upd AS (

@@ -124,7 +124,37 @@ func (e *executor) SubscriptionDelete(ctx context.Context, topic, name string) (
 	return tag.RowsAffected() > 0, nil
 }
 
+// sequenceBatch bounds the messages one sequencing pass makes readable:
+// each pass is one transaction, and a pass over a long backlog (consumers
+// stopped for an hour) would otherwise rewrite it all in one.
+const sequenceBatch = 10_000
+
+// sequence makes the messages committed so far readable (TopicSequence,
+// docs/design/topics.md, "Visibility"), pass after pass
+// while a pass finds a full batch. Only on the driver's own connections:
+// a pass holds the sequencing lock until it commits, and in a caller's
+// transaction every other pass would skip until the caller ended. A pass
+// that finds another running returns at once: that one's positions are
+// readable when it commits, which a consumer's rechecks pick up.
+func (e *executor) sequence(ctx context.Context) error {
+	if e.waker == nil {
+		return nil
+	}
+	for {
+		var n int
+		if err := topicSequence.queryRow(ctx, e.db, e.q, sequenceBatch).Scan(&n); err != nil {
+			return e.wrap("sequence messages", err)
+		}
+		if n < sequenceBatch {
+			return nil
+		}
+	}
+}
+
 func (e *executor) TopicLease(ctx context.Context, p droverdriver.TopicLeaseParams) ([]droverdriver.LeasedLane, error) {
+	if err := e.sequence(ctx); err != nil {
+		return nil, err
+	}
 	topics := make([]string, len(p.Subscriptions))
 	subs := make([]string, len(p.Subscriptions))
 	for i, s := range p.Subscriptions {
@@ -232,6 +262,11 @@ func (e *executor) TopicExtend(ctx context.Context, p droverdriver.TopicExtendPa
 }
 
 func (e *executor) TopicLag(ctx context.Context, topics []string) ([]droverdriver.SubscriptionLag, error) {
+	// Sequenced first, so that messages committed while no consumer ran
+	// count.
+	if err := e.sequence(ctx); err != nil {
+		return nil, err
+	}
 	if len(topics) == 0 {
 		topics = nil // every topic
 	}
@@ -245,6 +280,23 @@ func (e *executor) TopicLag(ctx context.Context, topics []string) ([]droverdrive
 		return l, err
 	})
 	return out, e.wrap("read lag", err)
+}
+
+func (e *executor) TopicPublishers(ctx context.Context) ([]droverdriver.OpenPublisher, error) {
+	rows, err := topicPublishers.query(ctx, e.db, e.q, struct{}{})
+	if err != nil {
+		return nil, e.wrap("list open publishers", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (droverdriver.OpenPublisher, error) {
+		var p droverdriver.OpenPublisher
+		var started *time.Time
+		err := r.Scan(&p.Xid, &p.PID, &p.ApplicationName, &p.State, &started, &p.GID)
+		if started != nil {
+			p.Started = *started
+		}
+		return p, err
+	})
+	return out, e.wrap("list open publishers", err)
 }
 
 func (e *executor) TopicGenerations(ctx context.Context) ([]droverdriver.Generation, error) {
@@ -266,6 +318,11 @@ func genRange(gen int64) idRange {
 }
 
 func (e *executor) TopicGenerationTopics(ctx context.Context, gen int64) ([]droverdriver.GenerationTopic, error) {
+	// The statement counts messages not sequenced yet as unread; sequenced
+	// first, they are compared with the cursors.
+	if err := e.sequence(ctx); err != nil {
+		return nil, err
+	}
 	rows, err := topicGenerationTopics.query(ctx, e.db, e.q, genRange(gen))
 	if err != nil {
 		return nil, e.wrap("read generation", err)

@@ -437,6 +437,13 @@ func (e *executor) TopicLag(ctx context.Context, topics []string) ([]droverdrive
 	return out, e.wrap("read lag", err)
 }
 
+// TopicPublishers returns none: a SQLite transaction that published holds
+// the store's only write lock until it ends, so it holds back every
+// writer, not only its own messages, and other connections cannot see it.
+func (e *executor) TopicPublishers(context.Context) ([]droverdriver.OpenPublisher, error) {
+	return nil, nil
+}
+
 func (e *executor) TopicGenerations(ctx context.Context) ([]droverdriver.Generation, error) {
 	var out []droverdriver.Generation
 	err := topicGenerations.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {

@@ -50,7 +50,7 @@ func TestBadInput(t *testing.T) {
 		{"args nested too deep", []string{"enqueue", "k", strings.Repeat("[", 100) + strings.Repeat("]", 100)}, exitUsage,
 			"drover: args: nested deeper than 64 levels"},
 		{"unknown chaos fault", []string{"bench", "chaos", "--fault", "unplug"}, exitUsage,
-			`drover: --fault "unplug": must be one of add-worker, backend-kill, idle-tx, kill-worker, kill-worker-repeat, pg-restart, pool-exhaust, sigterm`},
+			`drover: --fault "unplug": must be one of add-worker, backend-kill, failover, idle-tx, kill-worker, kill-worker-repeat, pg-restart, pool-exhaust, sigterm`},
 		{"args not JSON at all", []string{"enqueue", "k", `hello`}, exitUsage,
 			"drover: args: invalid JSON at offset 1: invalid character 'h' looking for beginning of value"},
 		{"metadata not JSON", []string{"enqueue", "k", `{}`, "--metadata", `{"a"}`}, exitUsage,

@@ -61,10 +61,9 @@ func testTopics(t *testing.T, setup opener) {
 		}
 		return leased
 	}
-	// leaseSome leases until it gets a lane: on a store with a visibility
-	// horizon (PostgreSQL), a committed message becomes readable only once
-	// every older transaction of the store has ended, which other tests'
-	// transactions may delay.
+	// leaseSome leases until it gets a lane: on a store that sequences
+	// committed messages (PostgreSQL), a lease whose pass gives way to
+	// another one running sees the messages once that one commits.
 	leaseSome := func(t *testing.T, te droverdriver.TopicExecutor, token droverdriver.LeaseToken, subs ...string) []droverdriver.LeasedLane {
 		t.Helper()
 		var leased []droverdriver.LeasedLane
@@ -403,7 +402,7 @@ func testTopics(t *testing.T, setup opener) {
 			t.Fatalf("message %d published after the rotation is not in the new generation", newer[0])
 		}
 		// Settled once no transaction that could still write into it
-		// runs (on PostgreSQL, when the MVCC horizon passes the seal).
+		// runs (on PostgreSQL, no open publisher older than the seal).
 		var sealed droverdriver.Generation
 		waitfor.Cond(t, "the sealed generation settled", func() bool {
 			gens, err = te.TopicGenerations(ctx)

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/droverhq/drover/internal/testdb"
+	"errors"
 	"io"
 	"log/slog"
 	"os"
@@ -13,6 +13,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/droverhq/drover/internal/pgha"
+	"github.com/droverhq/drover/internal/testdb"
 )
 
 // TestMain lets the test binary stand in for the drover binary: the scale
@@ -332,6 +335,36 @@ func TestChaosLosesNothingOnSQLite(t *testing.T) {
 		if _, _, err := runCmd("chaos", "--fault", fault, "--duration", "3s"); err == nil || !strings.Contains(err.Error(), "needs PostgreSQL") {
 			t.Fatalf("%s on SQLite: err = %v", fault, err)
 		}
+	}
+	if _, _, err := runCmd("chaos", "--fault", "failover", "--duration", "3s"); err == nil || !strings.Contains(err.Error(), "leave --database-url") {
+		t.Fatalf("failover on a given store: err = %v, want it to say the bench starts its own set", err)
+	}
+}
+
+// TestChaosFailover runs the failover fault on the pg_auto_failover set the
+// bench starts: nothing lost, every extra run explained by an expired
+// lease, the rate back, and the failover's time reported.
+func TestChaosFailover(t *testing.T) {
+	pgha.SkipUnlessEnabled(t)
+	runCmd, _ := commandOn(t, t.TempDir(), "", "drover")
+	rep, out, err := runCmd("chaos", "--fault", "failover", "--duration", "18s", "--rate", "300", "--work", "10ms", "--lease", "2s")
+	if errors.Is(err, pgha.ErrNotInstalled) {
+		t.Skipf("failover test: %v", err)
+	}
+	if err != nil {
+		t.Fatalf("chaos failover failed: %v\n%s", err, out)
+	}
+	t.Logf("chaos failover: failover %vs, recovery %vs, jobs %v, lost %v, duplicates %v",
+		rep["failover_seconds"], rep["recovery_seconds"], rep["jobs"], rep["lost"], rep["duplicates"])
+	if rep["lost"].(float64) != 0 || rep["unexplained_duplicates"].(float64) != 0 {
+		t.Fatalf("lost = %v, unexplained duplicates = %v\n%s", rep["lost"], rep["unexplained_duplicates"], out)
+	}
+	if rep["failover_seconds"].(float64) <= 0 || rep["recovery_seconds"].(float64) < 0 {
+		t.Fatalf("failover_seconds = %v, recovery_seconds = %v: want the failover timed and the rate back\n%s",
+			rep["failover_seconds"], rep["recovery_seconds"], out)
+	}
+	if !strings.Contains(out, "failover s (kill to a write on the new primary)") {
+		t.Errorf("the table does not report the failover:\n%s", out)
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/internal/bench/report"
 	"github.com/droverhq/drover/internal/bench/stats"
+	"github.com/droverhq/drover/internal/pgha"
 )
 
 // Faults that `drover bench chaos` can inject.
@@ -31,6 +32,8 @@ var faults = map[string]string{
 	"pool-exhaust":       "another client holds all but 5 of max_connections for the fault window (PostgreSQL)",
 	"idle-tx":            "a transaction held open elsewhere pins the MVCC horizon for the fault window (PostgreSQL)",
 	"pg-restart":         "restart PostgreSQL (pg_ctl restart -m fast on --pg-data, the server must be local) (PostgreSQL)",
+	"failover": "SIGKILL the primary's machine (keeper, server, backends) of a pg_auto_failover set the bench starts on loopback " +
+		"(a monitor, a primary, a synchronous standby; needs pg_autoctl); everyone follows the multi-host URL to the standby",
 }
 
 // pgFaulter is implemented by drivers whose store can be put under
@@ -55,6 +58,9 @@ func (r *runner) chaos(ctx context.Context, fault string) (*report.Report, error
 	pressure, canPress := r.store.Driver.(pgFaulter)
 	if (fault == "backend-kill" && !canKill) || ((fault == "pool-exhaust" || fault == "idle-tx" || fault == "pg-restart") && !canPress) {
 		return nil, usagef("--fault %s needs PostgreSQL", fault)
+	}
+	if fault == "failover" && r.opts.ha == nil {
+		return nil, usagef("--fault failover runs on the pg_auto_failover set the bench starts for it")
 	}
 	if fault == "pg-restart" && r.opts.pgData == "" {
 		return nil, usagef("--fault pg-restart needs --pg-data: the data directory of the local server to restart")
@@ -82,7 +88,10 @@ func (r *runner) chaos(ctx context.Context, fault string) (*report.Report, error
 	prodDone := make(chan struct{})
 	go func() { p.run(ctx, stopProducers); close(prodDone) }()
 	injected := make(chan error, 1)
-	go func() { injected <- r.inject(ctx, fault, f, killer, pressure, start, faultAt, faultLen, seen) }()
+	var failover pgha.Failover // what the failover fault measured; read after injected
+	go func() {
+		injected <- r.inject(ctx, fault, f, killer, pressure, start, faultAt, faultLen, seen, &failover)
+	}()
 
 	m, err := r.watch(ctx, f, "chaos", base, time.Now(), 0, r.opts.duration, func(written int64) int64 { return p.inserted.Load() - written })
 	close(stopProducers)
@@ -111,9 +120,15 @@ func (r *runner) chaos(ctx context.Context, fault string) (*report.Report, error
 	fillFromPoint(rep, pt)
 	rep.InsertPerSec = float64(p.ids.n) / m.seconds
 	rep.Chaos = chaosFigures(fault, m.windows, faultAt, faultLen, v.unexplained, seen.snapshot())
-	rep.Settings = r.settings(fmt.Sprintf("%d worker processes", k), fmt.Sprintf("lease %s", r.opts.lease),
+	extra := []string{fmt.Sprintf("%d worker processes", k), fmt.Sprintf("lease %s", r.opts.lease),
 		fmt.Sprintf("fault %s at %s for %s: %s", fault, faultAt, faultLen, faults[fault]),
-		fmt.Sprintf("%d producers, batch %d, rate %.0f jobs/s", r.opts.producers, r.opts.batch, r.opts.rate))
+		fmt.Sprintf("%d producers, batch %d, rate %.0f jobs/s", r.opts.producers, r.opts.batch, r.opts.rate)}
+	if fault == "failover" {
+		rep.Chaos.FailoverSeconds = failover.Writable.Seconds()
+		extra = append(extra, fmt.Sprintf("pg_auto_failover set on loopback (fsync off: the fault kills processes, not the machine): %s failed over to %s",
+			failover.From.Name, failover.To.Name))
+	}
+	rep.Settings = r.settings(extra...)
 	if rep.Lost != 0 {
 		return rep, fmt.Errorf("%w: %d jobs", errLost, rep.Lost)
 	}
@@ -134,7 +149,7 @@ func faultNames() string {
 
 // inject carries out the fault on its schedule.
 func (r *runner) inject(ctx context.Context, fault string, f *procFleet, killer backendKiller, pressure pgFaulter,
-	start time.Time, at, length time.Duration, seen *errorTally) error {
+	start time.Time, at, length time.Duration, seen *errorTally, failover *pgha.Failover) error {
 	sleepUntil := func(t time.Time) bool {
 		select {
 		case <-ctx.Done():
@@ -185,6 +200,14 @@ func (r *runner) inject(ctx context.Context, fault string, f *procFleet, killer 
 		sleepUntil(start.Add(at + length))
 		release()
 		return nil
+	case "failover":
+		fo, err := r.opts.ha.FailPrimary(ctx)
+		if err != nil {
+			return err
+		}
+		*failover = fo
+		fmt.Fprintf(r.out, "chaos      killed %s; %s took writes %.1fs later\n", fo.From.Name, fo.To.Name, fo.Writable.Seconds())
+		return nil
 	case "pg-restart":
 		if err := pgCtl(ctx, r.opts.pgData, "restart", "-m", "fast", "-w", "-t", "60"); err != nil {
 			return fmt.Errorf("pg_ctl: %w", err)
@@ -212,6 +235,24 @@ func (r *runner) inject(ctx context.Context, fault string, f *procFleet, killer 
 		return nil
 	}
 	return nil
+}
+
+// startHASet starts the pg_auto_failover set whose primary the failover
+// fault kills, and points env, and so the bench's store and its worker
+// processes, at the set's multi-host URL. The bench starts the set itself:
+// killing a primary's machine takes its processes, which a URL to someone
+// else's set does not give.
+func startHASet(ctx context.Context, env *Env) (*pgha.Set, error) {
+	if env.DatabaseURL != "" {
+		return nil, usagef("--fault failover starts its own pg_auto_failover set on this machine (a monitor, a primary and a synchronous standby on loopback): leave --database-url and DATABASE_URL out")
+	}
+	fmt.Fprintln(env.Stderr, "bench: starting a pg_auto_failover set (a monitor, a primary, a synchronous standby) on loopback")
+	set, err := pgha.Start(ctx, pgha.Options{Settings: map[string]string{"fsync": "off"}})
+	if err != nil {
+		return nil, err
+	}
+	env.DatabaseURL = set.URL()
+	return set, nil
 }
 
 // chaosFigures splits the windows around the fault.

@@ -142,7 +142,20 @@ func NewCommand(env func() Env) *cobra.Command {
 					return err
 				}
 				defer stop()
-				return run(cmd.Context(), env(), o, sc.name, func(r *runner, ctx context.Context) (*report.Report, error) {
+				e := env()
+				if sc.name == "chaos" && o.fault == "failover" {
+					set, err := startHASet(cmd.Context(), &e)
+					if err != nil {
+						return err
+					}
+					defer func() {
+						if serr := set.Stop(); serr != nil {
+							fmt.Fprintf(e.Stderr, "bench: stopping the pg_auto_failover set: %v\n", serr)
+						}
+					}()
+					o.ha = set
+				}
+				return run(cmd.Context(), e, o, sc.name, func(r *runner, ctx context.Context) (*report.Report, error) {
 					return sc.run(r, ctx)
 				}, jsonPath, plotPath, markdown, keep)
 			},
@@ -553,6 +566,11 @@ func run(ctx context.Context, env Env, o options, scenario string,
 	}
 	if rep.Cost.Measured() || slices.ContainsFunc(rep.Points, func(p report.Point) bool { return p.Cost.Measured() }) {
 		rep.Notes = append(rep.Notes, r.cost.notes...)
+	}
+	if o.ha != nil {
+		// The bench ran on a set it started: the command alone repeats
+		// the run, and the set's URL is gone with it.
+		target = storeurl.Target{}
 	}
 	rep.Command = commandLine(target)
 	fmt.Fprintln(env.Stdout)

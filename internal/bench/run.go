@@ -16,6 +16,7 @@ import (
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/internal/bench/report"
 	"github.com/droverhq/drover/internal/bench/stats"
+	"github.com/droverhq/drover/internal/pgha"
 	"github.com/droverhq/drover/internal/storeurl"
 )
 
@@ -55,6 +56,9 @@ type options struct {
 	// fault is the chaos scenario's fault; pgData the local data
 	// directory that pg-restart restarts.
 	fault, pgData string
+	// ha is the pg_auto_failover set the failover fault kills a primary
+	// of, started for the run (startHASet).
+	ha *pgha.Set
 	// healthEvery, when set, samples the hot table's health that often
 	// during a steady run.
 	healthEvery time.Duration

@@ -92,9 +92,8 @@ func PlanReads(leased []droverdriver.LeasedLane, limit, maxRows int) ReadPlan {
 
 // Deliveries returns, for each leased lane, the messages it delivers, in
 // (xid, id) order, from the rows TopicRead returned for plan. A lane may
-// get none (its messages were read by the lease but fell behind a horizon
-// that moved, or the lane was emptied meanwhile): the caller releases it
-// with an ack at its own cursor.
+// get none (a kept lane with nothing new, or one retention emptied
+// meanwhile): the caller releases it with an ack at its own cursor.
 func Deliveries(plan ReadPlan, rows []*droverdriver.MessageRow) [][]*droverdriver.MessageRow {
 	byRange := make([][]*droverdriver.MessageRow, len(plan.Params.Lanes))
 	for _, m := range rows {

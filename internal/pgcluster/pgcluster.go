@@ -14,10 +14,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net"
 	"os"
-	"os/exec"
-	"os/user"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -26,6 +23,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/droverhq/drover/internal/cgroup"
 )
 
 // Database is the name of the database that Start creates and URL points at.
@@ -54,6 +53,12 @@ type Options struct {
 	// Logf, if set, receives progress messages. It is useful for verbose
 	// test output; nil discards them.
 	Logf func(format string, args ...any)
+	// CPU, if set, is the control group the server runs in: every start
+	// moves the postmaster and what it has forked into it, and the
+	// backends it forks later are born there, so the whole server is held
+	// to the group's CPU share. The group stays the caller's, who removes
+	// it after Stop.
+	CPU *cgroup.CPU
 }
 
 // Cluster is a running (or stopped) throwaway PostgreSQL cluster. Its
@@ -63,25 +68,13 @@ type Cluster struct {
 	dataDir string
 	logFile string
 	port    int
-	bin     binaries
-	owner   *osUser // non-nil when commands must run as another OS user
+	local   *Local
+	cpu     *cgroup.CPU // the group the server runs in; nil for none
 	logf    func(string, ...any)
 
 	mu      sync.Mutex
 	running bool
 	removed bool
-}
-
-// binaries holds the absolute paths of the server tools we need.
-type binaries struct {
-	initdb string
-	pgCtl  string
-}
-
-// osUser is the unprivileged account the server runs as when we are root.
-type osUser struct {
-	name     string
-	uid, gid int
 }
 
 // Default server settings. max_connections is generous because tests run
@@ -104,15 +97,11 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	bin, err := findBinaries()
+	local, err := FindLocal()
 	if err != nil {
 		return nil, err
 	}
-	owner, err := serverUser()
-	if err != nil {
-		return nil, err
-	}
-	baseDir, err := makeBaseDir(opts.Dir, owner)
+	baseDir, err := local.MakeDir(opts.Dir)
 	if err != nil {
 		return nil, err
 	}
@@ -120,8 +109,8 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 		baseDir: baseDir,
 		dataDir: filepath.Join(baseDir, "data"),
 		logFile: filepath.Join(baseDir, "postgres.log"),
-		bin:     bin,
-		owner:   owner,
+		local:   local,
+		cpu:     opts.CPU,
 		logf:    logf,
 	}
 	if err := c.bootstrap(ctx, opts); err != nil {
@@ -134,16 +123,17 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 // bootstrap runs initdb, writes the configuration, starts the server and creates
 // the application database.
 func (c *Cluster) bootstrap(ctx context.Context, opts Options) error {
-	c.logf("pgcluster: initdb in %s (%s)", c.dataDir, c.bin.initdb)
+	initdb := c.local.Bin("initdb")
+	c.logf("pgcluster: initdb in %s (%s)", c.dataDir, initdb)
 	// --locale=C makes the cluster independent of whatever locales happen to
 	// be installed and gives byte-order collation, which tests can rely on.
-	if out, err := c.run(ctx, c.bin.initdb,
+	if out, err := c.run(ctx, initdb,
 		"-D", c.dataDir, "-A", "trust", "-U", superuser,
 		"--no-sync", "-E", "UTF8", "--locale=C"); err != nil {
 		return fmt.Errorf("pgcluster: initdb failed: %w\n%s", err, out)
 	}
 
-	// A port picked by freePort can be taken by someone else before the
+	// A port picked by FreePort can be taken by someone else before the
 	// server binds it, so an automatically chosen port gets a few retries.
 	attempts := 1
 	if opts.Port == 0 {
@@ -153,7 +143,7 @@ func (c *Cluster) bootstrap(ctx context.Context, opts Options) error {
 	for i := range attempts {
 		c.port = opts.Port
 		if c.port == 0 {
-			if c.port, err = freePort(); err != nil {
+			if c.port, err = FreePort(); err != nil {
 				return err
 			}
 		}
@@ -188,7 +178,7 @@ func (c *Cluster) cleanupAfterFailedStart() {
 	if _, err := os.Stat(filepath.Join(c.dataDir, "postmaster.pid")); err == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		_, _ = c.run(ctx, c.bin.pgCtl, "-D", c.dataDir, "-m", "immediate", "-w", "stop")
+		_, _ = c.run(ctx, c.local.Bin("pg_ctl"), "-D", c.dataDir, "-m", "immediate", "-w", "stop")
 	}
 	_ = os.RemoveAll(c.baseDir)
 }
@@ -280,12 +270,12 @@ func (c *Cluster) stopLocked() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	c.logf("pgcluster: stopping server on port %d", c.port)
-	out, err := c.run(ctx, c.bin.pgCtl, "-D", c.dataDir, "-m", "fast", "-w", "-t", "60", "stop")
+	out, err := c.run(ctx, c.local.Bin("pg_ctl"), "-D", c.dataDir, "-m", "fast", "-w", "-t", "60", "stop")
 	if err != nil {
 		// A fast shutdown can hang behind a stuck checkpoint; an immediate
 		// one cannot, and leaving an orphaned server running is worse than
 		// crash recovery on the next start.
-		if _, err2 := c.run(ctx, c.bin.pgCtl, "-D", c.dataDir, "-m", "immediate", "-w", "stop"); err2 == nil {
+		if _, err2 := c.run(ctx, c.local.Bin("pg_ctl"), "-D", c.dataDir, "-m", "immediate", "-w", "stop"); err2 == nil {
 			c.running = false
 		}
 		return fmt.Errorf("pgcluster: pg_ctl stop failed: %w\n%s%s", err, out, c.logTail())
@@ -296,16 +286,35 @@ func (c *Cluster) stopLocked() error {
 
 func (c *Cluster) startLocked(ctx context.Context) error {
 	c.logf("pgcluster: starting server on port %d", c.port)
-	out, err := c.run(ctx, c.bin.pgCtl, "-D", c.dataDir, "-l", c.logFile, "-w", "-t", "60", "start")
+	out, err := c.run(ctx, c.local.Bin("pg_ctl"), "-D", c.dataDir, "-l", c.logFile, "-w", "-t", "60", "start")
 	if err != nil {
 		return fmt.Errorf("pgcluster: pg_ctl start failed: %w\n%s%s", err, out, c.logTail())
 	}
 	c.running = true
+	if c.cpu != nil {
+		if err := c.enterGroup(); err != nil {
+			return err
+		}
+	}
 	// pg_ctl -w only knows that the postmaster reported ready; make sure a
 	// TCP client can actually get in before we hand the cluster back.
 	if err := c.waitReady(ctx); err != nil {
 		return fmt.Errorf("%w%s", err, c.logTail())
 	}
+	return nil
+}
+
+// enterGroup moves the running server into its CPU group: the postmaster,
+// whose PID heads postmaster.pid, and the processes it has already forked.
+func (c *Cluster) enterGroup() error {
+	pid, err := PostmasterPID(c.dataDir)
+	if err != nil {
+		return err
+	}
+	if err := c.cpu.AddTree(pid); err != nil {
+		return fmt.Errorf("pgcluster: moving the server into %s: %w", c.cpu.Dir(), err)
+	}
+	c.logf("pgcluster: server (postmaster %d) held to %g CPU in %s", pid, c.cpu.Share(), c.cpu.Dir())
 	return nil
 }
 
@@ -393,16 +402,7 @@ func (c *Cluster) writeConfig(extra map[string]string) error {
 // writeDataFile writes a file into the data directory, owned by the server
 // user, with the 0600 permissions PostgreSQL expects for its files.
 func (c *Cluster) writeDataFile(name string, data []byte) error {
-	path := filepath.Join(c.dataDir, name)
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		return fmt.Errorf("pgcluster: writing %s: %w", path, err)
-	}
-	if c.owner != nil {
-		if err := os.Chown(path, c.owner.uid, c.owner.gid); err != nil {
-			return fmt.Errorf("pgcluster: chown %s: %w", path, err)
-		}
-	}
-	return nil
+	return c.local.WriteFile(filepath.Join(c.dataDir, name), data)
 }
 
 // logTail returns the last lines of the server log, formatted for appending
@@ -429,189 +429,9 @@ func (c *Cluster) logTail() string {
 	return "\nserver log (" + c.logFile + ", tail):\n" + strings.Join(lines, "\n")
 }
 
-// run executes a PostgreSQL tool, as the server user when we are root, and
-// returns its combined output for error messages.
+// run executes a PostgreSQL tool, as the server user when we are root,
+// from the cluster's own directory, and returns its combined output for
+// error messages.
 func (c *Cluster) run(ctx context.Context, bin string, args ...string) ([]byte, error) {
-	name, argv := bin, args
-	if c.owner != nil {
-		// initdb and the server refuse to run as root, so drop privileges.
-		// runuser (util-linux) needs no password and no PAM session.
-		name, argv = "runuser", append([]string{"-u", c.owner.name, "--", bin}, args...)
-	}
-	cmd := exec.CommandContext(ctx, name, argv...)
-	// The caller's working directory (often a package dir under /root or
-	// /work) may not be readable by the server user; initdb and pg_ctl
-	// complain about that, so run from our own directory instead.
-	cmd.Dir = c.baseDir
-	// Force untranslated messages so that checks such as the
-	// "Address already in use" retry work regardless of the environment.
-	cmd.Env = append(os.Environ(), "LC_ALL=C", "LC_MESSAGES=C")
-	// pg_ctl start forks the server, which inherits stdout/stderr; without a
-	// WaitDelay, reading a pipe the server keeps open would hang forever.
-	cmd.WaitDelay = 5 * time.Second
-	var out bytes.Buffer
-	cmd.Stdout = &out
-	cmd.Stderr = &out
-	err := cmd.Run()
-	return out.Bytes(), err
-}
-
-// findBinaries locates initdb and pg_ctl on PATH, falling back to the newest
-// Debian-style /usr/lib/postgresql/<version>/bin, which is not on PATH by
-// default.
-func findBinaries() (binaries, error) {
-	initdb, err1 := exec.LookPath("initdb")
-	pgCtl, err2 := exec.LookPath("pg_ctl")
-	if err1 == nil && err2 == nil {
-		return binaries{initdb: absPath(initdb), pgCtl: absPath(pgCtl)}, nil
-	}
-	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
-	sort.Slice(dirs, func(i, j int) bool {
-		return versionLess(filepath.Base(filepath.Dir(dirs[j])), filepath.Base(filepath.Dir(dirs[i])))
-	})
-	for _, dir := range dirs {
-		b := binaries{initdb: filepath.Join(dir, "initdb"), pgCtl: filepath.Join(dir, "pg_ctl")}
-		if isExecutable(b.initdb) && isExecutable(b.pgCtl) {
-			return b, nil
-		}
-	}
-	return binaries{}, fmt.Errorf("pgcluster: initdb and pg_ctl not found on PATH or in /usr/lib/postgresql/*/bin; %s", installHint)
-}
-
-func absPath(p string) string {
-	if a, err := filepath.Abs(p); err == nil {
-		return a
-	}
-	return p
-}
-
-func isExecutable(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
-}
-
-// versionLess compares dotted version strings numerically, so that "15"
-// sorts after "9.6".
-func versionLess(a, b string) bool {
-	as, bs := strings.Split(a, "."), strings.Split(b, ".")
-	for i := 0; i < len(as) && i < len(bs); i++ {
-		x, errX := strconv.Atoi(as[i])
-		y, errY := strconv.Atoi(bs[i])
-		if errX != nil || errY != nil {
-			if as[i] != bs[i] {
-				return as[i] < bs[i]
-			}
-			continue
-		}
-		if x != y {
-			return x < y
-		}
-	}
-	return len(as) < len(bs)
-}
-
-// serverUser returns the account to run PostgreSQL as, or nil to run as the
-// current user. initdb and postgres refuse to run as root, and machines here
-// usually run tests as root, so then we use the "postgres" account that the
-// distribution packages create.
-func serverUser() (*osUser, error) {
-	if os.Geteuid() != 0 {
-		return nil, nil
-	}
-	if _, err := exec.LookPath("runuser"); err != nil {
-		return nil, errors.New("pgcluster: running as root requires runuser (util-linux) to drop privileges to the postgres user")
-	}
-	u, err := user.Lookup(superuser)
-	if err != nil {
-		return nil, fmt.Errorf("pgcluster: running as root, but cannot find the %q OS user to run the server as (%w); %s, or create it with: useradd --system postgres", superuser, err, installHint)
-	}
-	uid, err := strconv.Atoi(u.Uid)
-	if err != nil {
-		return nil, fmt.Errorf("pgcluster: unexpected uid %q for user %s", u.Uid, superuser)
-	}
-	gid, err := strconv.Atoi(u.Gid)
-	if err != nil {
-		return nil, fmt.Errorf("pgcluster: unexpected gid %q for user %s", u.Gid, superuser)
-	}
-	return &osUser{name: u.Username, uid: uid, gid: gid}, nil
-}
-
-// makeBaseDir creates the cluster's temporary directory below parent and,
-// when the server runs as another user, hands it over to that user and makes
-// sure the user can reach it.
-func makeBaseDir(parent string, owner *osUser) (string, error) {
-	if parent != "" {
-		if err := os.MkdirAll(parent, 0o755); err != nil {
-			return "", fmt.Errorf("pgcluster: creating %s: %w", parent, err)
-		}
-	}
-	dir, err := os.MkdirTemp(parent, "drover-pg-")
-	if err != nil {
-		return "", fmt.Errorf("pgcluster: creating temporary directory: %w", err)
-	}
-	if dir, err = filepath.Abs(dir); err != nil {
-		_ = os.RemoveAll(dir)
-		return "", err
-	}
-	if owner == nil {
-		return dir, nil
-	}
-	fail := func(err error) (string, error) {
-		_ = os.RemoveAll(dir)
-		return "", err
-	}
-	// MkdirTemp uses 0700, which the postgres user could not enter even
-	// after the chown if a parent is closed, so open up the whole chain.
-	if err := os.Chmod(dir, 0o755); err != nil {
-		return fail(fmt.Errorf("pgcluster: chmod %s: %w", dir, err))
-	}
-	if err := os.Chown(dir, owner.uid, owner.gid); err != nil {
-		return fail(fmt.Errorf("pgcluster: chown %s to %s: %w", dir, owner.name, err))
-	}
-	if err := ensureTraversable(filepath.Dir(dir)); err != nil {
-		return fail(err)
-	}
-	return dir, nil
-}
-
-// ensureTraversable makes sure other users can traverse every directory from
-// dir up to the root. Directories inside the system temporary directory (for
-// example the 0700 ones testing.T.TempDir creates) are opened up with chmod
-// 0755 because they are ours and throwaway; anything else is left alone and
-// reported, since silently changing permissions there would be a surprise.
-func ensureTraversable(dir string) error {
-	tmp, err := filepath.Abs(os.TempDir())
-	if err != nil {
-		tmp = os.TempDir()
-	}
-	for d := dir; ; d = filepath.Dir(d) {
-		fi, err := os.Stat(d)
-		if err != nil {
-			return fmt.Errorf("pgcluster: %w", err)
-		}
-		if fi.Mode().Perm()&0o001 == 0 {
-			rel, err := filepath.Rel(tmp, d)
-			inTmp := err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
-			if !inTmp {
-				return fmt.Errorf("pgcluster: directory %s is not traversable by the postgres user (mode %v); choose another Options.Dir or chmod o+x it", d, fi.Mode().Perm())
-			}
-			if err := os.Chmod(d, 0o755); err != nil {
-				return fmt.Errorf("pgcluster: chmod %s: %w", d, err)
-			}
-		}
-		if parent := filepath.Dir(d); parent == d {
-			return nil
-		}
-	}
-}
-
-// freePort asks the kernel for an unused loopback port. The port is released
-// before the server binds it, so there is a small race; Start retries.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("pgcluster: finding a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return c.local.Run(ctx, c.baseDir, bin, args...)
 }

@@ -2,13 +2,17 @@ package pgcluster
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/droverhq/drover/internal/cgroup"
 )
 
 // TestLifecycle exercises one cluster end to end rather than starting a
@@ -148,4 +152,68 @@ func TestStartFailureReportsLog(t *testing.T) {
 	if len(entries) != 0 {
 		t.Errorf("Start left %d entries in %s", len(entries), parent)
 	}
+}
+
+// TestCPUGroup starts a cluster inside a CPU group: the postmaster and the
+// backends it forks, before and after a restart, are in the group, and
+// the queries they run are counted in its usage.
+func TestCPUGroup(t *testing.T) {
+	g, err := cgroup.NewCPU("pgcluster-"+filepath.Base(t.TempDir()), 0.5)
+	if errors.Is(err, cgroup.ErrUnavailable) {
+		t.Skipf("cgroups are not writable here: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := g.Remove(); err != nil {
+			t.Error(err)
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := Start(ctx, Options{Settings: map[string]string{"fsync": "off"}, CPU: g, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := c.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	inGroup := func(when string) {
+		t.Helper()
+		conn, err := pgx.Connect(ctx, c.URL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		var backend, postmaster int
+		// A query that costs the backend some CPU, counted in the group.
+		err = conn.QueryRow(ctx, `SELECT pg_backend_pid(), (SELECT pid FROM pg_stat_activity WHERE backend_type = 'checkpointer')
+			FROM generate_series(1, 200000) GROUP BY 1, 2`).Scan(&backend, &postmaster)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pids, err := g.PIDs()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(pids, backend) || !slices.Contains(pids, postmaster) {
+			t.Fatalf("%s: the group holds %v, want the backend %d and the checkpointer %d in it", when, pids, backend, postmaster)
+		}
+	}
+	inGroup("after Start")
+	if err := c.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	inGroup("after Restart")
+	s, err := g.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Usage <= 0 {
+		t.Fatalf("the group used %s of CPU, want the server's queries counted", s.Usage)
+	}
+	t.Logf("the server used %s of CPU", s.Usage)
 }

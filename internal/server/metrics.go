@@ -49,6 +49,9 @@ type metrics struct {
 
 	// Topics, per subscription as of the last sample.
 	subLag, subOldest, subDropped *prometheus.GaugeVec
+	// openPublisher is the age of the oldest open transaction that
+	// published topic messages, as of the last sample.
+	openPublisher prometheus.Gauge
 
 	// unroutable counts, per queue as of the last sample, the waiting
 	// routed jobs no live worker can take (routing.go).
@@ -115,6 +118,8 @@ func newMetrics(client Client, pool func() storeurl.PoolStats, maxLabels int, la
 		Help: "Age of the oldest message the subscription has not acknowledged, as of the last sample."}, ts)).(*prometheus.GaugeVec)
 	m.subDropped = f(prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "drover_subscription_dropped_messages",
 		Help: "Messages retention removed before the subscription read them (it lagged past the topic's retention)."}, ts)).(*prometheus.GaugeVec)
+	m.openPublisher = f(prometheus.NewGauge(prometheus.GaugeOpts{Name: "drover_topic_open_publisher_age_seconds",
+		Help: "How long the oldest open transaction that published topic messages has been open (0: none), as of the last sample. Its messages wait for its commit, and the retention of their generation for its end (PostgreSQL)."})).(prometheus.Gauge)
 	m.unroutable = f(prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "drover_jobs_unroutable",
 		Help: "Waiting routed jobs that no live worker can take (none that works the queue matches their worker type, names and labels), as of the last sample."},
 		[]string{"queue"})).(*prometheus.GaugeVec)
@@ -291,6 +296,17 @@ func (m *metrics) observeLag(lag []drover.SubscriptionLag, now time.Time) {
 	if len(lag) > limit {
 		m.setLag(otherLabel, otherLabel, rest, now)
 	}
+}
+
+// observePublishers sets the age of the oldest open publisher among open.
+func (m *metrics) observePublishers(open []drover.OpenPublisher, now time.Time) {
+	age := 0.0
+	for _, p := range open {
+		if !p.Started.IsZero() {
+			age = max(age, now.Sub(p.Started).Seconds())
+		}
+	}
+	m.openPublisher.Set(age)
 }
 
 func (m *metrics) setLag(topic, sub string, l drover.SubscriptionLag, now time.Time) {

@@ -141,6 +141,11 @@ type Config struct {
 	// scans the waiting jobs, so it runs on this interval whatever the
 	// number of scrapes and viewers.
 	SampleInterval time.Duration
+	// PublisherStallAfter is how long a transaction that published topic
+	// messages may stay open before the Topics page names it (default
+	// drover.PublisherStallAfter); the metric
+	// drover_topic_open_publisher_age_seconds reports the age whatever it is.
+	PublisherStallAfter time.Duration
 	// PoolStats reads the store's connection pool for metrics; optional.
 	PoolStats func() storeurl.PoolStats
 	// SecureCookies marks the dashboard's session cookie Secure even when
@@ -218,6 +223,7 @@ func New(cfg Config) (*Server, error) {
 	cfg.MaxBatch = cmp.Or(cfg.MaxBatch, MaxBatchDefault)
 	cfg.MaxWait = cmp.Or(cfg.MaxWait, MaxWaitDefault)
 	cfg.SampleInterval = cmp.Or(cfg.SampleInterval, SampleIntervalDefault)
+	cfg.PublisherStallAfter = cmp.Or(cfg.PublisherStallAfter, drover.PublisherStallAfter)
 	cfg.SessionTTL = cmp.Or(cfg.SessionTTL, SessionTTLDefault)
 	cfg.MaxPageBytes = cmp.Or(cfg.MaxPageBytes, MaxPageBytesDefault)
 	cfg.MaxLabelValues = cmp.Or(cfg.MaxLabelValues, MaxLabelValuesDefault)

@@ -109,12 +109,13 @@ type bundle struct {
 	srv    *server.Server
 	// stop stops the server and its loops, as the test's end does.
 	stop func()
+	driver droverdriver.Driver
 }
 
 func setup(t *testing.T, open func(t *testing.T) (droverdriver.Driver, testClient), mutate ...func(*server.Config)) *bundle {
 	t.Helper()
 	d, client := open(t)
-	b := &bundle{client: client, tokens: map[server.Scope]string{}, leases: map[int64]string{}}
+	b := &bundle{client: client, tokens: map[server.Scope]string{}, leases: map[int64]string{}, driver: d}
 	var toks []server.Token
 	for _, sc := range []server.Scope{server.ScopeEnqueue, server.ScopeWork, server.ScopeAdmin} {
 		secret, tok, err := server.NewToken("t-"+string(sc), []server.Scope{sc})

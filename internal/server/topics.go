@@ -32,6 +32,7 @@ type topicsClient interface {
 	DeleteSubscription(ctx context.Context, topic, name string) (bool, error)
 	SubscriptionLag(ctx context.Context, topic string) ([]drover.SubscriptionLag, error)
 	SubscriptionLags(ctx context.Context, topics ...string) ([]drover.SubscriptionLag, error)
+	TopicPublishers(ctx context.Context) ([]drover.OpenPublisher, error)
 	Receive(ctx context.Context, p drover.ReceiveParams) ([]*drover.ReceivedBatch, error)
 	AckBatches(ctx context.Context, acks []drover.BatchAck) ([]bool, error)
 }
@@ -474,8 +475,8 @@ func (s *Server) writeAcks(w http.ResponseWriter, r *http.Request, acks []drover
 }
 
 // sampleTopics reads every subscription's lag, of every topic in one
-// statement, for the metrics and the dashboard. A store without topics has
-// none.
+// statement, and the open publishers, for the metrics and the dashboard. A
+// store without topics has none.
 func (s *Server) sampleTopics(ctx context.Context, now time.Time) ([]drover.SubscriptionLag, error) {
 	out, err := s.cfg.Client.SubscriptionLags(ctx)
 	if errors.Is(err, droverdriver.ErrTopicsUnsupported) {
@@ -484,8 +485,13 @@ func (s *Server) sampleTopics(ctx context.Context, now time.Time) ([]drover.Subs
 	if err != nil {
 		return nil, err
 	}
+	open, err := s.cfg.Client.TopicPublishers(ctx)
+	if err != nil {
+		return nil, err
+	}
 	s.metrics.observeLag(out, now)
+	s.metrics.observePublishers(open, now)
 	st := s.cfg.Client.Stats()
-	s.topicSamples.add(topicSample{At: now, Lags: out, Published: st.Published, Delivered: st.Delivered})
+	s.topicSamples.add(topicSample{At: now, Lags: out, Published: st.Published, Delivered: st.Delivered, Publishers: open})
 	return out, nil
 }

@@ -23,6 +23,8 @@ type topicSample struct {
 	At                   time.Time
 	Lags                 []drover.SubscriptionLag
 	Published, Delivered int64
+	// Publishers are the open transactions that published messages.
+	Publishers []drover.OpenPublisher
 }
 
 // topicSamples keeps the last two samples.
@@ -114,6 +116,17 @@ func topicRows(topics []*drover.Topic, prev, cur topicSample) ([]topicRow, topic
 	return rows, rates
 }
 
+// stalledPublisher is the oldest open publisher of sample p that has been
+// open for after, the one the page names; nil when there is none.
+func stalledPublisher(p topicSample, after time.Duration) *drover.OpenPublisher {
+	for i, o := range p.Publishers {
+		if !o.Started.IsZero() && p.At.Sub(o.Started) >= after {
+			return &p.Publishers[i]
+		}
+	}
+	return nil
+}
+
 func (s *Server) topicsPage(w http.ResponseWriter, r *http.Request) error {
 	prev, cur := s.topicSamples.latest()
 	topics, err := s.cfg.Client.Topics(r.Context())
@@ -129,5 +142,6 @@ func (s *Server) topicsPage(w http.ResponseWriter, r *http.Request) error {
 		Sampled     time.Time
 		Interval    time.Duration
 		Unsupported bool
-	}{page{Title: "Topics"}, rows, rates, cur.At, s.cfg.SampleInterval, unsupported})
+		Stalled     *drover.OpenPublisher
+	}{page{Title: "Topics"}, rows, rates, cur.At, s.cfg.SampleInterval, unsupported, stalledPublisher(cur, s.cfg.PublisherStallAfter)})
 }

@@ -7,8 +7,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/internal/server"
 	"github.com/droverhq/drover/internal/waitfor"
 )
@@ -107,4 +111,66 @@ func TestTopicsPageNeedsAdmin(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestTopicsPageNamesOpenPublisher: a transaction that published and stays
+// open shows on the topics page with its session, and its age in
+// drover_topic_open_publisher_age_seconds; once it commits, neither. On
+// SQLite, where an open transaction holds the only write lock and other
+// sessions cannot see it, the store reports none.
+func TestTopicsPageNamesOpenPublisher(t *testing.T) {
+	forEachStore(t, func(t *testing.T, b *bundle) {
+		ctx := context.Background()
+		b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/topics", map[string]any{"name": "orders", "lanes": 1})
+		pg, ok := b.driver.(*droverpg.Driver)
+		if !ok {
+			waitfor.Cond(t, "a sample", func() bool { return strings.Contains(b.page(t, "/ui/topics"), "every ") })
+			if body := b.page(t, "/ui/topics"); strings.Contains(body, `id="open-publisher"`) {
+				t.Fatalf("SQLite reported an open publisher:\n%s", body)
+			}
+			if age := value(b.scrape(t), "drover_topic_open_publisher_age_seconds", nil); age != 0 {
+				t.Fatalf("open publisher age %v on SQLite, want 0", age)
+			}
+			return
+		}
+		tx, err := pg.Pool().Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback(ctx)
+		if _, err := tx.Exec(ctx, "SET application_name = 'outbox-relay'"); err != nil {
+			t.Fatal(err)
+		}
+		var pid int
+		if err := tx.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.client.(*drover.Client[pgx.Tx]).PublishTx(ctx, tx, "orders", drover.Message{Payload: []byte("x")}); err != nil {
+			t.Fatal(err)
+		}
+		// A sample taken while the publish ran says "active": the page
+		// shows the session as of the last sample.
+		line := regexp.MustCompile(`<p class="flash error" id="open-publisher">([^<]*)</p>`)
+		var got string
+		waitfor.Cond(t, "the page and the metric to show the open publisher, idle", func() bool {
+			m := line.FindStringSubmatch(b.page(t, "/ui/topics"))
+			if m == nil {
+				return false
+			}
+			got = m[1]
+			return strings.Contains(got, "idle in transaction") && value(b.scrape(t), "drover_topic_open_publisher_age_seconds", nil) > 0
+		})
+		for _, want := range []string{"pid " + strconv.Itoa(pid), "application outbox-relay"} {
+			if !strings.Contains(got, want) {
+				t.Fatalf("open publisher line %q does not say %q", got, want)
+			}
+		}
+		if err := tx.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		waitfor.Cond(t, "the line and the age gone after the commit", func() bool {
+			return !strings.Contains(b.page(t, "/ui/topics"), `id="open-publisher"`) &&
+				value(b.scrape(t), "drover_topic_open_publisher_age_seconds", nil) == 0
+		})
+	}, func(cfg *server.Config) { cfg.PublisherStallAfter = time.Millisecond })
 }

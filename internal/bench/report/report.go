@@ -106,6 +106,9 @@ type Chaos struct {
 	// RecoverySeconds is the time from the fault's start until a window
 	// reached 90% of the rate before it; -1 if none did.
 	RecoverySeconds float64 `json:"recovery_seconds"`
+	// FailoverSeconds is, for the failover fault, the time from the kill
+	// of the primary until the multi-host URL took a write on the new one.
+	FailoverSeconds float64 `json:"failover_seconds,omitempty"`
 	// UnexplainedDuplicates counts extra runs of jobs whose errors show no
 	// expired lease: runs that should never have happened.
 	UnexplainedDuplicates int64 `json:"unexplained_duplicates"`

@@ -40,6 +40,19 @@ func WriteTable(w io.Writer, r *Report) {
 	row("latency ms p50/p95/p99/max", formatPercentiles(r.LatencyMs))
 	row("start latency ms p50/p95/p99/max", formatPercentiles(r.StartLatencyMs))
 	row("lost / duplicates", formatInt(r.Lost)+" / "+formatInt(r.Duplicates))
+	if c := r.Chaos; c != nil {
+		row("fault", fmt.Sprintf("%s at %ss for %ss", c.Fault, formatFloat(c.FaultAtSec, 1), formatFloat(c.FaultSeconds, 1)))
+		row("jobs/s before / during / after", formatRate(c.JobsPerSecBefore)+" / "+formatRate(c.JobsPerSecDuring)+" / "+formatRate(c.JobsPerSecAfter))
+		recovery := "never"
+		if c.RecoverySeconds >= 0 {
+			recovery = formatFloat(c.RecoverySeconds, 1)
+		}
+		row("recovery s (rate back to 90%)", recovery)
+		if c.Fault == "failover" {
+			row("failover s (kill to a write on the new primary)", formatFloat(c.FailoverSeconds, 1))
+		}
+		row("unexplained duplicates", formatInt(c.UnexplainedDuplicates))
+	}
 	for _, c := range r.costRows() {
 		row(c[0], c[1])
 	}

@@ -1,0 +1,2 @@
+-- Undoes 020_topic_commit_order: nothing to undo here.
+SELECT 1;
