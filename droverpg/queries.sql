@@ -1196,12 +1196,13 @@ INSERT INTO {schema}job_deps (parent_id, child_id)
 SELECT * FROM unnest($1::bigint[], $2::bigint[])
 ON CONFLICT DO NOTHING;
 
--- name: JobFlowNoJIT
--- Sent first with JobFlowLock and JobFlowSettle. The recursive CTE of
--- JobFlowSettle makes the planner's cost estimate huge whatever the real
--- size (it cannot know a DAG's depth), which crosses jit_above_cost, and JIT
--- compiles the statement anew on every execution: measured 0.4-1.2 s per
--- settle, against 10-30 ms without it, for 1,000 jobs that ended.
+-- name: NoJIT
+-- Sent first, in the same round trip, with a statement whose cost estimate
+-- crosses jit_above_cost whatever the real size, where JIT would compile
+-- the statement anew on every execution. The recursive CTE of
+-- JobFlowSettle cannot know a DAG's depth: measured 0.4-1.2 s per settle,
+-- against 10-30 ms without it, for 1,000 jobs that ended. JobRouteAbsent's
+-- check of a worker's running jobs is priced by the hot table's pages.
 SET LOCAL jit = off;
 
 -- name: JobFlowLock
@@ -1841,8 +1842,12 @@ LIMIT $1;
 -- their names kept as fell_back_from; failed jobs end as discarded with
 -- an error naming the workers, and are returned as JobRescue returns the
 -- jobs it ends. Fallback jobs are returned with state available, for the
--- caller to wake their queues. Reads the hot table's routed rows: the
--- leader runs it once per interval.
+-- caller to wake their queues. Reads the hot table's routed rows only, in
+-- the order of their partial index (jobs_route_idx), and changes them by
+-- key: the leader runs it every rescue interval whether or not any job is
+-- routed, and on a hot table that has grown and been emptied, ordering by
+-- id walked the whole primary key at an estimate high enough to buy a JIT
+-- compile on every run (TestJobRouteAbsentPlan).
 WITH due AS (
     SELECT j.id, j.routing ->> 'on_absent' AS policy
     FROM {schema}jobs j
@@ -1855,7 +1860,7 @@ WITH due AS (
             AND (w.last_seen > $1::timestamptz - coalesce((j.routing ->> 'absent_after_ms')::bigint, 0) * interval '1 millisecond'
                  OR EXISTS (SELECT 1 FROM {schema}jobs r
                             WHERE r.state = 'running' AND r.lease_owner = w.owner AND r.lease_expires_at > $1)))
-    ORDER BY j.id
+    ORDER BY j.queue, j.route, j.priority, j.run_at, j.id
     LIMIT $2
     FOR UPDATE SKIP LOCKED
 ),
@@ -1863,12 +1868,11 @@ fell AS (
     UPDATE {schema}jobs j
     SET route = 't:' || (j.routing ->> 'type'),
         routing = (j.routing - 'names') || jsonb_build_object('fell_back_from', j.routing -> 'names')
-    FROM due
-    WHERE j.id = due.id AND due.policy = 'fallback' AND j.routing ->> 'type' IS NOT NULL
+    WHERE j.id = ANY(ARRAY(SELECT id FROM due WHERE policy = 'fallback')) AND j.routing ->> 'type' IS NOT NULL
     RETURNING j.id, j.queue
 ),
 done AS (
-    DELETE FROM {schema}jobs j USING due WHERE j.id = due.id AND due.policy = 'fail' RETURNING j.*
+    DELETE FROM {schema}jobs j WHERE j.id = ANY(ARRAY(SELECT id FROM due WHERE policy = 'fail')) RETURNING j.*
 ),
 moved AS (
     INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, args, metadata, tags, attempt,

@@ -115,12 +115,24 @@ func (e *executor) RouteWaiting(ctx context.Context) ([]droverdriver.RouteGroup,
 	return out, e.wrap("read routed jobs", rows.Err())
 }
 
+// JobRouteAbsent sends NoJIT and JobRouteAbsent in one round trip.
 func (e *executor) JobRouteAbsent(ctx context.Context, p droverdriver.RouteAbsentParams) ([]droverdriver.FinishedRow, int, error) {
-	rows, err := jobRouteAbsent.query(ctx, e.db, e.q, routeAbsentParams{Now: p.Now, Limit: p.Limit})
+	b := &pgx.Batch{}
+	noJIT.queue(b, e.q, struct{}{})
+	jobRouteAbsent.queue(b, e.q, routeAbsentParams{Now: p.Now, Limit: p.Limit})
+	br := e.db.SendBatch(ctx, b)
+	defer br.Close()
+	if _, err := br.Exec(); err != nil {
+		return nil, 0, e.wrap("apply absent-worker policies", err)
+	}
+	rows, err := br.Query()
 	if err != nil {
 		return nil, 0, e.wrap("apply absent-worker policies", err)
 	}
 	res, err := readFinished(rows, 0)
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
 	if err != nil {
 		return nil, 0, e.wrap("apply absent-worker policies", err)
 	}

@@ -611,7 +611,7 @@ var (
 	jobFlowEndedParents = def(stmt[[]int64]{name: "JobFlowEndedParents", cols: 2, args: oneArg[[]int64]})
 	jobFlowInsertDeps   = def(stmt[flowDepsParams]{name: "JobFlowInsertDeps",
 		args: func(p *flowDepsParams) []any { return []any{p.Parents, p.Children} }})
-	jobFlowNoJIT  = def(stmt[struct{}]{name: "JobFlowNoJIT", args: noArgs})
+	noJIT         = def(stmt[struct{}]{name: "NoJIT", args: noArgs})
 	jobFlowLock   = def(stmt[[]int64]{name: "JobFlowLock", cols: 2, args: oneArg[[]int64]})
 	jobFlowSettle = def(stmt[[]int64]{name: "JobFlowSettle", cols: 3, args: oneArg[[]int64]})
 	jobInsertFlow = def(stmt[flowInsertParams]{name: "JobInsertFlow", cols: 1,

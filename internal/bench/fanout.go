@@ -965,6 +965,13 @@ func newFanoutConsumerCommand(env func() Env) *cobra.Command {
 				return err
 			}
 			if err := c.Start(ctx); err != nil {
+				// A consumer told to stop while it was still starting (the
+				// replacement of a killed one, at the end of a short run)
+				// has nothing to report: that is a clean exit, not a
+				// failure of the run.
+				if ctx.Err() != nil {
+					return nil
+				}
 				return err
 			}
 			enc := json.NewEncoder(e.Stdout)

@@ -108,7 +108,7 @@ type bundle struct {
 	leases map[int64]string
 	srv    *server.Server
 	// stop stops the server and its loops, as the test's end does.
-	stop func()
+	stop   func()
 	driver droverdriver.Driver
 }
 

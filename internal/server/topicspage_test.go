@@ -121,7 +121,7 @@ func TestTopicsPageNeedsAdmin(t *testing.T) {
 func TestTopicsPageNamesOpenPublisher(t *testing.T) {
 	forEachStore(t, func(t *testing.T, b *bundle) {
 		ctx := context.Background()
-		b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/topics", map[string]any{"name": "orders", "lanes": 1})
+		b.must(t, http.StatusCreated, server.ScopeAdmin, "POST", "/v1/topics", map[string]any{"name": "orders", "lanes": 1})
 		pg, ok := b.driver.(*droverpg.Driver)
 		if !ok {
 			waitfor.Cond(t, "a sample", func() bool { return strings.Contains(b.page(t, "/ui/topics"), "every ") })
