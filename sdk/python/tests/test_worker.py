@@ -1,11 +1,13 @@
 from __future__ import annotations
 
 import asyncio
+import logging
+import sys
 import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -119,6 +121,44 @@ def test_last_failure_discards_and_cancel_exception(server: Server, client: drov
     finally:
         worker.stop()
     assert "no handler for kind" in client.get_job(unknown).errors[0].error
+
+
+def test_a_result_the_store_refuses_fails_only_its_job(
+    server: Server, client: drover.Client, queue: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # SQLite's JSON functions hold no nesting past 1,000 levels; PostgreSQL's
+    # jsonb refuses a number past numeric's range, which Python's json
+    # cannot write within the result's 64 KiB, so the test runs on SQLite.
+    if server.schema is not None:
+        pytest.skip("no result Python can encode that PostgreSQL refuses")
+    deep: list[Any] = []
+    for _ in range(1500):
+        deep = [deep]
+    worker = make_worker(server, queue)
+
+    @worker.task("answer")
+    def answer(args: dict[str, bool]) -> Any:
+        return {"deep": deep} if args["poison"] else {"ok": True}
+
+    ids = client.insert_many([drover.JobSpec("answer", {"poison": i == 1}, queue=queue) for i in range(3)])
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(10_000)  # json.dumps recurses once a level
+    try:
+        with caplog.at_level(logging.WARNING, logger="drover"):
+            worker.start()
+            try:
+                wait_for(lambda: states(client, queue) == {ids[0]: "completed", ids[1]: "discarded",
+                                                           ids[2]: "completed"}, what="outcomes")
+            finally:
+                worker.stop()
+    finally:
+        sys.setrecursionlimit(limit)
+    errors = client.get_job(ids[1]).errors
+    assert len(errors) == 1 and "the store refused" in errors[0].error
+    refused = [r for r in caplog.records if f"job {ids[1]} " in r.getMessage()]
+    assert [r.levelno for r in refused] == [logging.ERROR], [r.getMessage() for r in caplog.records]
+    assert "refused by the store" in refused[0].getMessage() and "recorded as a failed attempt" in refused[0].getMessage()
+    assert not [r for r in caplog.records if f"job {ids[0]} " in r.getMessage() or f"job {ids[2]} " in r.getMessage()]
 
 
 @dataclass

@@ -35,6 +35,13 @@ export type ClaimedJob<A = unknown> = Omit<Schemas["ClaimedJob"], "args" | "meta
 export type Batch = Schemas["Batch"];
 /** The outcome of a finished attempt, as sent to /v1/finish. */
 export type AttemptResult = Schemas["AttemptResult"];
+/**
+ * The answer to /v1/finish: the results written (`accepted`), those of
+ * attempts the server no longer holds (`rejected`), and those the store
+ * refused to hold (`refused`), each recorded as a failed attempt in its
+ * place when `recorded`.
+ */
+export type FinishAnswer = operations["finish"]["responses"][200]["content"]["application/json"];
 /** An attempt named in a heartbeat. */
 export type AttemptRef = Schemas["AttemptRef"];
 /**

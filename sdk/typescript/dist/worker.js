@@ -566,15 +566,21 @@ export class Worker {
                     out = await t.request("POST", "/v1/release", { attempts });
                 }
                 else {
-                    out = await t.request("POST", "/v1/finish", {
-                        results: batch,
-                    });
+                    out = await t.request("POST", "/v1/finish", { results: batch });
                 }
                 backoff.reset();
                 const rejected = new Set(out.rejected ?? []);
+                const refused = new Map((out.refused ?? []).map((f) => [f.id, f]));
                 for (const r of batch) {
                     if (rejected.has(r.id)) {
                         this.#log.warn(`${release ? "release" : "result"} of job ${r.id} attempt ${r.attempt} rejected: the server no longer holds that attempt (lease lost, or already reported)`);
+                    }
+                    // The store could not hold the result (a value it refuses): the
+                    // job did not complete. recorded says whether its failed attempt
+                    // was written in place of the result.
+                    const f = refused.get(r.id);
+                    if (f) {
+                        this.#log.error(`result of job ${r.id} attempt ${r.attempt} refused by the store: ${f.error}; ${f.recorded ? "recorded as a failed attempt" : "not recorded either (the job runs again after its lease)"}`);
                     }
                 }
                 this.#settle(keys);

@@ -33,7 +33,7 @@ import { Transport } from "./http.js";
 import { Backoff, Lifecycle, consoleLogger, Signal, byteLength, truncate, within, type Logger } from "./runtime.js";
 
 export type { Logger };
-import type { AttemptRef, AttemptResult, ClaimedJob, Job } from "./types.js";
+import type { AttemptRef, AttemptResult, ClaimedJob, FinishAnswer, Job } from "./types.js";
 
 /** The largest result the server stores (bytes of JSON). */
 export const MAX_RESULT_BYTES = 65536;
@@ -656,24 +656,30 @@ export class Worker {
       // A request holds releases only, or results only.
       const release = isRelease(batch[0]!);
       try {
-        let out: { rejected?: number[] | null };
+        let out: { rejected?: number[] | null; refused?: FinishAnswer["refused"] };
         if (release) {
           const attempts = batch.map((r) => {
             const ref: AttemptRef = { id: r.id, attempt: r.attempt };
             if (r.lease_token) ref.lease_token = r.lease_token;
             return ref;
           });
-          out = await t.request<{ released?: number[] | null; rejected?: number[] | null }>("POST", "/v1/release", { attempts });
+          out = await t.request<{ released?: number[] | null; rejected?: number[] | null}>("POST", "/v1/release", { attempts });
         } else {
-          out = await t.request<{ accepted?: number[] | null; rejected?: number[] | null }>("POST", "/v1/finish", {
-            results: batch,
-          });
+          out = await t.request<FinishAnswer>("POST", "/v1/finish", { results: batch });
         }
         backoff.reset();
         const rejected = new Set(out.rejected ?? []);
+        const refused = new Map((out.refused ?? []).map((f) => [f.id, f]));
         for (const r of batch) {
           if (rejected.has(r.id)) {
             this.#log.warn(`${release ? "release" : "result"} of job ${r.id} attempt ${r.attempt} rejected: the server no longer holds that attempt (lease lost, or already reported)`);
+          }
+          // The store could not hold the result (a value it refuses): the
+          // job did not complete. recorded says whether its failed attempt
+          // was written in place of the result.
+          const f = refused.get(r.id);
+          if (f) {
+            this.#log.error(`result of job ${r.id} attempt ${r.attempt} refused by the store: ${f.error}; ${f.recorded ? "recorded as a failed attempt" : "not recorded either (the job runs again after its lease)"}`);
           }
         }
         this.#settle(keys);
