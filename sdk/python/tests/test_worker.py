@@ -157,7 +157,8 @@ def test_a_result_the_store_refuses_fails_only_its_job(
     assert len(errors) == 1 and "the store refused" in errors[0].error
     refused = [r for r in caplog.records if f"job {ids[1]} " in r.getMessage()]
     assert [r.levelno for r in refused] == [logging.ERROR], [r.getMessage() for r in caplog.records]
-    assert "refused by the store" in refused[0].getMessage() and "recorded as a failed attempt" in refused[0].getMessage()
+    message = refused[0].getMessage()
+    assert "refused by the store" in message and "recorded as a failed attempt" in message
     assert not [r for r in caplog.records if f"job {ids[0]} " in r.getMessage() or f"job {ids[2]} " in r.getMessage()]
 
 

@@ -784,14 +784,14 @@ class AsyncWorker:
                     log.warning("%s of job %d attempt %d rejected: the server no longer holds that "
                                 "attempt (lease lost, or already reported)", "release" if release else "result",
                                 job_id, attempt)
-            attempts = dict(keys)
+            attempt_of = dict(keys)
             for f in out.get("refused") or []:
                 # The store could not hold the result (a value it refuses):
                 # the job did not complete. recorded says whether its
                 # failed attempt was written in place of the result.
                 job_id = int(f["id"])
                 log.error("result of job %d attempt %d refused by the store: %s; %s", job_id,
-                          attempts.get(job_id, 0), f.get("error"),
+                          attempt_of.get(job_id, 0), f.get("error"),
                           "recorded as a failed attempt" if f.get("recorded") else
                           "not recorded either (the job runs again after its lease)")
             self._settle(keys)
