@@ -44,6 +44,7 @@ from .models import (
     ResultPage,
     SearchOrder,
     SubscriptionLag,
+    SubscriptionLane,
     Topic,
     UnroutableJobs,
     WorkerInfo,
@@ -593,3 +594,40 @@ class Client:
         body = {"receipts": list(receipts), "error": error}
         out = self._t.request("POST", subscription_path(topic, subscription, "nack"), body)
         return [bool(a) for a in out["accepted"]]
+
+    def extend_batches(
+        self, topic: str, subscription: str, receipts: Sequence[str], *, lease_ms: int | None = None
+    ) -> list[bool]:
+        """Renews the leases of received batches for ``lease_ms`` from now
+        (at most 300000; default the server's receive default) and returns,
+        per receipt, whether it was renewed: False when the batch's lease
+        was lost (another consumer may have the lane now: stop handling it).
+        A receipt goes back to the server exactly as receive gave it."""
+        body: dict[str, Any] = {"receipts": list(receipts)}
+        if lease_ms is not None:
+            body["lease_ms"] = lease_ms
+        out = self._t.request("POST", subscription_path(topic, subscription, "extend"), body)
+        return [bool(a) for a in out["extended"]]
+
+    def release_batches(self, topic: str, subscription: str, receipts: Sequence[str]) -> list[bool]:
+        """Hands received batches back unhandled, to be delivered again at
+        once (a consumer shutting down); their deliveries do not count as
+        attempts. Returns, per receipt, whether it was released (False: its
+        lease had ended already)."""
+        body = {"receipts": list(receipts)}
+        out = self._t.request("POST", subscription_path(topic, subscription, "release"), body)
+        return [bool(a) for a in out["released"]]
+
+    def subscription_lanes(self, topic: str, subscription: str) -> list[SubscriptionLane]:
+        """Returns each lane of a subscription: its position, its lag, and
+        the consumer holding it with its lease's end when one does."""
+        out = self._t.request("GET", subscription_path(topic, subscription, "lanes"))
+        return [SubscriptionLane.from_json(lane) for lane in out["lanes"]]
+
+    def release_lane(self, topic: str, subscription: str, lane: int) -> bool:
+        """Frees a lane whose holder hangs (admin scope): its batch is
+        delivered again to the next receive, and that delivery counts as an
+        attempt; the holder's extend, ack and release of it are refused.
+        Returns False when the lane was free already."""
+        out = self._t.request("POST", subscription_path(topic, subscription, f"lanes/{int(lane)}/release"))
+        return bool(out["released"])

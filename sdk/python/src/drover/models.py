@@ -38,6 +38,7 @@ __all__ = [
     "SearchOrder",
     "Step",
     "SubscriptionLag",
+    "SubscriptionLane",
     "Topic",
     "UnroutableJobs",
     "WorkerInfo",
@@ -599,6 +600,28 @@ class SubscriptionLag:
     def from_json(cls, d: dict[str, Any]) -> SubscriptionLag:
         return cls(subscription=str(d["subscription"]), pending=int(d.get("pending") or 0),
                    dropped=int(d.get("dropped") or 0), oldest_pending=parse_time(d.get("oldest_pending")))
+
+
+@dataclass(frozen=True)
+class SubscriptionLane:
+    """One lane of a subscription: the id of the last message it
+    acknowledged (``cursor``, 0 when none), the messages past it (``lag``),
+    the consumer holding its lease and when that lease ends (``holder`` ""
+    and ``lease_expires_at`` None when the lane is free), and the deliveries
+    of its next message so far (``attempt``)."""
+
+    lane: int
+    cursor: int
+    lag: int
+    attempt: int
+    holder: str = ""
+    lease_expires_at: datetime | None = None
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> SubscriptionLane:
+        return cls(lane=int(d["lane"]), cursor=int(d.get("cursor") or 0), lag=int(d.get("lag") or 0),
+                   attempt=int(d.get("attempt") or 0), holder=str(d.get("holder") or ""),
+                   lease_expires_at=parse_time(d.get("lease_expires_at")))
 
 
 @dataclass(frozen=True)
