@@ -293,6 +293,13 @@ type Client[TTx any] struct {
 	settings engine.Settings
 	// topics consumes subs; nil without subscriptions.
 	topics *topicConsumer
+	// core is the topic consumer core that topics and remote consumers
+	// share (consume.go); nil when the driver has no topics.
+	core *topicCore
+	// receiptKeyCache is the store's key of remote consumers' receipts,
+	// once read (receive.go).
+	receiptKeyMu    sync.Mutex
+	receiptKeyCache []byte
 	// identity is what the client's claims say of its workers (routing.go).
 	identity *identity
 }
@@ -318,6 +325,9 @@ func NewClient[TTx any](d droverdriver.TxDriver[TTx], config *Config) (*Client[T
 	c.periodicSet = c.newPeriodicSet()
 	if err := c.prepareSubscriptions(); err != nil {
 		return nil, err
+	}
+	if te, ok := droverdriver.Driver(d).(droverdriver.TopicExecutor); ok {
+		c.core = &topicCore{exec: d, te: te, metrics: c.metrics, retryDelay: cfg.RetryPolicy, logger: cfg.Logger}
 	}
 	if c.topics, err = c.newTopicConsumer(); err != nil {
 		return nil, err

@@ -38,7 +38,7 @@ const (
 	// topic generations (maintenance.TopicRetainer).
 	topicRetainInterval = 10 * time.Second
 	// topicRetryKind is the kind of the jobs failed messages become.
-	topicRetryKind = "drover.topic"
+	topicRetryKind = engine.TopicRetryKind
 )
 
 // ErrTopicNotFound is returned by calls that name a topic that is not
@@ -69,8 +69,11 @@ type Delivery struct {
 	Payload             []byte
 	Metadata            json.RawMessage
 	PublishedAt         time.Time
-	// Attempt is 1 for the first delivery to this subscription, more when
-	// the message failed before and comes from the retry queue.
+	// Attempt counts the deliveries of this message to this subscription,
+	// this one included: 1 for the first, more when an earlier delivery's
+	// lease expired before its ack (a consumer died or hung with it) or
+	// the message failed and comes from the retry queue. Past the
+	// subscription's MaxAttempts the message is dead.
 	Attempt int
 }
 
@@ -188,7 +191,7 @@ func ValidateSubscription(name string) error {
 // subscriptions become (the job's args name the subscription). One queue
 // per topic rather than per subscription: each queue a client serves is a
 // producer that polls, and a topic may have thousands of subscriptions.
-func RetryQueue(topic string) string { return "topic:" + topic }
+func RetryQueue(topic string) string { return engine.TopicRetryQueue(topic) }
 
 func (c *Client[TTx]) topicExec(exec any) (droverdriver.TopicExecutor, error) {
 	te, ok := exec.(droverdriver.TopicExecutor)
@@ -469,9 +472,24 @@ func (c *Client[TTx]) TopicPublishers(ctx context.Context) ([]OpenPublisher, err
 }
 
 // SubscriptionLag reports how far each subscription of topic is behind:
-// publishers may read it to slow down.
+// publishers may read it to slow down. It returns ErrTopicNotFound when
+// topic is not stored.
 func (c *Client[TTx]) SubscriptionLag(ctx context.Context, topic string) ([]SubscriptionLag, error) {
-	return c.SubscriptionLags(ctx, topic)
+	lag, err := c.SubscriptionLags(ctx, topic)
+	if err != nil || len(lag) > 0 {
+		return lag, err
+	}
+	// No subscription: the topic may have none, or not be stored.
+	core, err := c.consumerCore()
+	if err != nil {
+		return nil, err
+	}
+	// A subscription named "" is never stored: the call tells a stored
+	// topic (ErrSubscriptionNotFound) from one that is not.
+	if _, err := core.te.SubscriptionGet(ctx, topic, ""); !errors.Is(err, ErrSubscriptionNotFound) {
+		return nil, fmt.Errorf("lag of %q: %w", topic, err)
+	}
+	return lag, nil
 }
 
 // SubscriptionLags reports how far each subscription of the named topics

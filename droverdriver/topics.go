@@ -3,6 +3,7 @@ package droverdriver
 import (
 	"context"
 	"errors"
+	"math"
 	"time"
 )
 
@@ -58,29 +59,75 @@ type TopicExecutor interface {
 	// that sequences them), then leases up to Max lanes of the named
 	// subscriptions (of any topics) that are free (no lease, or an expired
 	// one) and have messages readable past their cursor, least recently
-	// leased first,
-	// under one fresh Token. It returns the lanes with their cursors. One
+	// leased first, under one fresh Token, and at most the caller's fair
+	// share of each subscription (ceil(lanes / active) less what it holds,
+	// active counting the live holders and waiters of the subscription's
+	// lanes and the caller). It returns the lanes with their
+	// cursors and the batch each may deliver (LeasedLane), having
+	// recorded that batch and counted the delivery in the lane row (the
+	// attempt, the batch's bound and limit: docs/design/topics.md,
+	// "Consumers"). When the caller got less than its share of a
+	// subscription whose other lanes with messages others hold, it marks
+	// one of those lanes as waited for by the caller until Now + Waiting:
+	// later leases count the caller in the share, and the lane is not kept
+	// past its holder's ack (TopicAck). One
 	// statement serves every subscription a client consumes, so that more
 	// topics do not mean more statements.
 	TopicLease(ctx context.Context, p TopicLeaseParams) ([]LeasedLane, error)
 
-	// TopicRead returns, for each range, at most Limit readable messages
-	// of the range's lane after its position, in (xid, id) order. Each
-	// message carries the index of its range.
+	// TopicRead returns, for each range, at most Limits[i] readable
+	// messages of the range's lane after Cursors[i], up to Tos[i], in (xid,
+	// id) order. Each message carries the index of its range. With
+	// MaxBytes, the messages are returned in range order while their
+	// payload and metadata bytes stay within it, the first one whatever its
+	// size: ranges past the budget get none.
 	TopicRead(ctx context.Context, p TopicReadParams) ([]*MessageRow, error)
 
-	// TopicAck applies acks, each fenced by (subscription, lane, lease
-	// token): an accepted ack moves the lane's cursor forward to its
-	// position (never back) and frees the lease, or extends it for an
-	// ack that keeps the lane. In the same transaction
-	// it inserts the Retries whose ack was accepted (failed messages
-	// become jobs of the subscription's retry queue). It returns the
-	// indexes of the accepted acks.
-	TopicAck(ctx context.Context, p TopicAckParams) ([]int, error)
+	// TopicAck applies acks in one statement, each fenced by
+	// (subscription, lane, lease token): an accepted ack moves the lane's
+	// cursor forward to its position (never back) and frees the lease,
+	// or extends it for an ack that keeps the lane, and updates the
+	// lane's attempt and batch (docs/design/topics.md, "Consumers"). It
+	// returns the accepted acks, in any order, each saying whether the
+	// lane was kept. Acks name each lane at most once (engine.LaneRounds);
+	// the engine runs the statement, and the retry jobs of accepted acks,
+	// in one transaction (engine.Ack).
+	TopicAck(ctx context.Context, p TopicAckParams) ([]AckedLane, error)
 
 	// TopicExtend extends the leases of lanes still held under their
-	// tokens and returns the indexes of those it extended.
+	// tokens and returns the indexes of those it extended. Lanes are
+	// named at most once.
 	TopicExtend(ctx context.Context, p TopicExtendParams) ([]int, error)
+
+	// TopicRelease frees the leases of lanes still held under their
+	// tokens, cursors unmoved, taking back the attempt their lease
+	// counted (a consumer handing its batch back undelivered), and
+	// returns the indexes of those it released. Lanes are named at most
+	// once.
+	TopicRelease(ctx context.Context, p TopicExtendParams) ([]int, error)
+
+	// TopicLanes returns the lanes of one subscription, by lane number,
+	// with their cursor, the committed messages past it (made readable
+	// first on a store that sequences them, as TopicLag does), the holder
+	// of a live lease and the lane's attempt; none for a subscription that
+	// is not stored.
+	TopicLanes(ctx context.Context, topic, subscription string) ([]LaneRow, error)
+
+	// TopicLaneExpire ends the live lease of one lane of a subscription
+	// now, as if it had expired (an operator freeing a lane whose holder
+	// hangs): the delivery stays counted, and the lease token goes, so
+	// that the holder's next extend or ack finds the lane lost. It
+	// reports whether the lane was held.
+	TopicLaneExpire(ctx context.Context, topic, subscription string, lane int) (bool, error)
+
+	// SubscriptionGet returns a stored subscription, or ErrTopicNotFound
+	// when its topic is not stored, or ErrSubscriptionNotFound.
+	SubscriptionGet(ctx context.Context, topic, name string) (*SubscriptionRow, error)
+
+	// TopicReceiptKey returns the key that authenticates receipts,
+	// storing candidate as that key when none is stored: every process
+	// of the store gets the same key.
+	TopicReceiptKey(ctx context.Context, candidate []byte) ([]byte, error)
 
 	// TopicLag reports, per subscription of the named topics (of every
 	// topic when none is named), how many committed messages are past its
@@ -242,11 +289,17 @@ type SubscriptionRef struct {
 // TopicLeaseParams selects lanes to lease.
 type TopicLeaseParams struct {
 	Subscriptions []SubscriptionRef
-	Owner         string
-	Token         LeaseToken
-	Lease         time.Duration
-	Max           int
-	Now           time.Time
+	// Limits[i] bounds the messages of a batch of Subscriptions[i] (its
+	// batch size): what the lease records as the batch's limit.
+	Limits []int
+	Owner  string
+	Token  LeaseToken
+	Lease  time.Duration
+	Max    int
+	// Waiting is how long the owner waits for a lane when the lease leaves
+	// it short of its share (0: it never waits).
+	Waiting time.Duration
+	Now     time.Time
 }
 
 // Position is a place in a topic's (xid, id) order.
@@ -260,6 +313,10 @@ func (p Position) Less(q Position) bool {
 	return p.Xid < q.Xid || p.Xid == q.Xid && p.ID < q.ID
 }
 
+// PositionMax sorts after every message: the bound of a batch that has
+// none (a kept lane's).
+var PositionMax = Position{Xid: math.MaxInt64, ID: math.MaxInt64}
+
 // LeasedLane is a lane TopicLease handed out, with its cursor.
 type LeasedLane struct {
 	Topic        string
@@ -272,16 +329,35 @@ type LeasedLane struct {
 	// Dropped counts the messages of the lane that retention removed
 	// before the subscription read them (ErrSubscriptionBehind).
 	Dropped int64
+	// Attempt is how many times this lease's batch has been delivered,
+	// this delivery included: 1 for a batch never delivered before, more
+	// after expired leases (whose deliveries count). Past MaxAttempts the
+	// batch's one message is dead.
+	Attempt int
+	// To bounds the batch: it ends at or before this position, the head
+	// of the lane when it was leased (PositionMax: no bound).
+	To Position
+	// Limit bounds the messages of the batch: the subscription's batch
+	// size, or 1 when the lane delivers one message at a time (Attempt
+	// above 1: an earlier delivery's lease expired).
+	Limit int
 }
 
 // TopicReadParams names ranges to read: lane Lanes[i] of topic Topics[i]
-// after Cursors[i].
+// after Cursors[i], up to Tos[i], at most Limits[i] messages.
 type TopicReadParams struct {
 	Topics  []string
 	Lanes   []int
 	Cursors []Position
-	Limit   int
+	Tos     []Position
+	Limits  []int
+	// MaxBytes, when positive, bounds the payload and metadata bytes
+	// returned, in range order, the first message whatever its size.
+	MaxBytes int64
 }
+
+// Bytes is what a message counts against TopicReadParams.MaxBytes.
+func (m *MessageRow) Bytes() int64 { return int64(len(m.Payload) + len(m.Metadata)) }
 
 // MessageRow is a stored message, as TopicRead returns it.
 type MessageRow struct {
@@ -306,11 +382,18 @@ type LaneAck struct {
 	Lane         int
 	Token        LeaseToken
 	Cursor       Position
+	// Count is how many messages the batch delivered: an ack of a lane
+	// that delivers one message at a time shrinks its suspect region by
+	// as many.
+	Count int
 	// Keep holds the lease on, under the same token and extended by
 	// TopicAckParams.Lease, instead of freeing the lane: the consumer
 	// reads the lane again at once (its batch was full, so more is likely
-	// waiting) without a lease statement.
-	Keep bool
+	// waiting) without a lease statement, as a batch of at most Limit
+	// messages. The store refuses to keep a lane that delivers one
+	// message at a time or that another consumer waits for (it frees it).
+	Keep  bool
+	Limit int
 }
 
 // TopicAckParams is one ack statement, for lanes of any topics.
@@ -318,18 +401,47 @@ type TopicAckParams struct {
 	Acks []LaneAck
 	// Lease is how long kept lanes (LaneAck.Keep) stay leased from now.
 	Lease time.Duration
-	// Retries are inserted as jobs when the ack at RetryAck[i] is
-	// accepted.
-	Retries  []InsertParams
-	RetryAck []int
-	Now      time.Time
+	Now   time.Time
 }
 
-// TopicExtendParams names leased lanes whose leases to extend.
+// AckedLane is an ack TopicAck accepted: its index in TopicAckParams.Acks,
+// and whether the lane stayed leased (LaneAck.Keep, when the store kept
+// it).
+type AckedLane struct {
+	Index int
+	Kept  bool
+}
+
+// TopicExtendParams names leased lanes whose leases to extend (or
+// release: Lease unused).
 type TopicExtendParams struct {
-	Lanes []LaneAck // Cursor unused
+	Lanes []LaneAck // Cursor, Count, Keep, Limit unused
 	Lease time.Duration
 	Now   time.Time
+}
+
+// LaneRow is one lane of a subscription, as TopicLanes returns it.
+type LaneRow struct {
+	Lane int
+	// Cursor is the position of the last message the lane acknowledged.
+	Cursor Position
+	// Pending counts the messages past the cursor.
+	Pending int64
+	// Holder is the owner of the lane's live lease, "" when free, and
+	// LeaseExpiresAt when that lease ends.
+	Holder         string
+	LeaseExpiresAt *time.Time
+	// Attempt counts the deliveries of the lane's next message so far.
+	Attempt int
+}
+
+// SubscriptionRow is a stored subscription.
+type SubscriptionRow struct {
+	Topic, Name string
+	MaxAttempts int
+	// Lanes is its topic's lane count.
+	Lanes     int
+	CreatedAt time.Time
 }
 
 // SubscriptionLag is one subscription's line of TopicLag.
@@ -355,19 +467,6 @@ var ErrSubscriptionBehind = errors.New("subscription fell behind the topic's ret
 // stored.
 var ErrTopicNotFound = errors.New("topic not found")
 
-// AcceptedRetries returns the retry jobs of p whose ack is among accepted
-// (indexes into p.Acks), for a driver's TopicAck to insert in the ack's
-// transaction.
-func AcceptedRetries(p TopicAckParams, accepted []int) []InsertParams {
-	ok := make(map[int]bool, len(accepted))
-	for _, i := range accepted {
-		ok[i] = true
-	}
-	var out []InsertParams
-	for i, job := range p.Retries {
-		if ok[p.RetryAck[i]] {
-			out = append(out, job)
-		}
-	}
-	return out
-}
+// ErrSubscriptionNotFound is returned when a call names a subscription
+// that is not stored.
+var ErrSubscriptionNotFound = errors.New("subscription not found")

@@ -1607,79 +1607,184 @@ DELETE FROM {schema}topics WHERE name = $1 RETURNING 1;
 DELETE FROM {schema}topic_subscriptions WHERE topic = $1 AND name = $2;
 
 -- name: TopicLease
--- $1 topics, $2 subscriptions (pairs), $3 owner, $4 token, $5 lease ms, $6
--- max lanes. Free lanes (no owner or an expired lease) behind the head of
--- their topic's lane, by (topic, lane), the group with the least recently
--- leased lane first, and by cursor within a group: a lease takes whole
--- groups, whose lanes at one cursor are read once for all, and consumer
--- processes take different groups rather than each reading the same
--- messages for a few subscriptions (SQLite's TopicLeaseCandidates has
--- the same order). SKIP LOCKED lets
--- concurrent consumers lease different lanes, and a lane leased meanwhile
--- fails the recheck of l. The head of a (topic, lane), its last sequenced
--- message, is one backward index probe however many
--- subscriptions share it, and the lanes meet the heads in a hash join:
--- probing for a message past each lane's cursor took one index probe per
--- lane (4,000 for 20 topics of 50 subscriptions and 4 lanes) and was most
--- of a lease's time. The lanes come from the named subscriptions, not
--- from generate_series over each topic's lane count, whose estimate of
+-- $1 topics, $2 subscriptions, $3 their batch limits (parallel arrays), $4
+-- owner, $5 token, $6 lease ms, $7 max lanes, $8 waiting ms. Free lanes (no
+-- owner or an expired lease) behind the head of their topic's lane, by
+-- (topic, lane), the group with the least recently leased lane first, and
+-- by cursor within a group: a lease takes whole groups, whose lanes at one
+-- cursor are read once for all, and consumer processes take different
+-- groups rather than each reading the same messages for a few
+-- subscriptions (SQLite's TopicLeaseCandidates has the same order). SKIP
+-- LOCKED lets concurrent consumers lease different lanes, and a lane
+-- leased meanwhile fails the recheck of l. The head of a (topic, lane),
+-- its last sequenced message, is one backward index probe however many
+-- subscriptions share it, and the lanes meet the heads in a hash
+-- join: probing for a message past each lane's cursor took one index
+-- probe per lane (4,000 for 20 topics of 50 subscriptions and 4 lanes) and
+-- was most of a lease's time. The lanes come from the named subscriptions,
+-- not from generate_series over each topic's lane count, whose estimate of
 -- 1,000 rows per topic once priced the plan high enough for JIT
 -- compilation, a second and a half per lease.
-WITH c AS MATERIALIZED (
-    SELECT c.topic, c.subscription, c.lane, c.cursor_xid, c.cursor_id, c.lease_expires_at FROM {schema}topic_lanes AS c
-    WHERE (c.topic, c.subscription) IN (SELECT * FROM unnest($1::text[], $2::text[]))
-      AND (c.lease_owner IS NULL OR c.lease_expires_at < now())),
+--
+-- Fair share: of each subscription another consumer contests (it holds a
+-- lane behind its head, or waits for one), the owner takes at most
+-- ceil(lanes / active) less the lanes it holds, active counting the
+-- distinct live holders and waiters of the subscription's lanes and the
+-- owner itself (fair, over the subscription's lanes, for contested ones
+-- only: alone, a consumer's share is every lane, which never binds). The
+-- lanes the owner holds play no part but in that count, and are left out
+-- of c. An
+-- owner left short of its share while others hold lanes with messages
+-- ($8 > 0) marks one of them as waited for (waiting): the next leases count
+-- it, and that lane is not kept past its ack. SKIP LOCKED: a lane its
+-- holder is acking is not waited for. Each lane leased counts a delivery
+-- (attempt); a lane delivered before (attempt > 0: its lease expired, or
+-- it delivers its suspect region one message at a time) keeps its batch,
+-- a new batch is bounded by the lane's head and the subscription's limit
+-- (docs/design/topics.md, "Consumers").
+WITH s AS MATERIALIZED (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::int[]) AS s(topic, subscription, lim)),
+c AS MATERIALIZED (
+    SELECT c.topic, c.subscription, c.lane, c.cursor_xid, c.cursor_id, c.lease_owner, c.lease_expires_at,
+        c.lease_owner IS NULL OR c.lease_expires_at < now() AS free,
+        CASE WHEN c.waiting_until > now() THEN c.waiting_owner END AS waiter, s.lim
+    FROM {schema}topic_lanes AS c JOIN s ON s.topic = c.topic AND s.subscription = c.subscription
+    WHERE c.lease_owner IS NULL OR c.lease_expires_at < now() OR c.lease_owner <> $4),
 head AS MATERIALIZED (
     SELECT d.topic, d.lane, h.xid, h.id FROM (SELECT DISTINCT topic, lane FROM c) AS d
     CROSS JOIN LATERAL (
         SELECT m.xid, m.id FROM {schema}topic_messages AS m
         WHERE m.topic = d.topic AND m.lane = d.lane AND m.xid > 0
         ORDER BY m.xid DESC, m.id DESC LIMIT 1) AS h),
-behind AS (
-    SELECT c.topic, c.subscription, c.lane, c.cursor_xid, c.cursor_id,
-        min(coalesce(c.lease_expires_at, '-infinity')) OVER (PARTITION BY c.topic, c.lane) AS group_leased
+behind AS MATERIALIZED (
+    SELECT c.topic, c.subscription, c.lane, c.cursor_xid, c.cursor_id, c.free, c.lease_owner, c.waiter, c.lim, head.xid AS hx, head.id AS hi,
+        min(coalesce(c.lease_expires_at, '-infinity')) FILTER (WHERE c.free) OVER (PARTITION BY c.topic, c.lane) AS group_leased
     FROM c JOIN head ON head.topic = c.topic AND head.lane = c.lane AND (c.cursor_xid, c.cursor_id) < (head.xid, head.id)),
+contested AS MATERIALIZED (
+    SELECT DISTINCT topic, subscription FROM behind WHERE NOT free AND lease_owner <> $4 OR waiter <> $4),
+fair AS MATERIALIZED (
+    SELECT l.topic, l.subscription,
+        greatest(ceil(count(DISTINCT l.lane)::numeric / count(DISTINCT o.owner))::int
+            - count(DISTINCT l.lane) FILTER (WHERE l.lease_owner = $4 AND l.lease_expires_at >= now()), 0) AS room
+    FROM {schema}topic_lanes AS l
+    CROSS JOIN LATERAL (VALUES (CASE WHEN l.lease_expires_at >= now() THEN l.lease_owner END),
+        (CASE WHEN l.waiting_until > now() THEN l.waiting_owner END), ($4::text)) AS o(owner)
+    WHERE (l.topic, l.subscription) IN (SELECT topic, subscription FROM contested)
+    GROUP BY l.topic, l.subscription),
+ranked AS MATERIALIZED (
+    SELECT b.topic, b.subscription, b.lane, b.cursor_xid, b.cursor_id, b.hx, b.hi, b.lim, b.group_leased
+    FROM behind AS b WHERE b.free AND (b.topic, b.subscription) NOT IN (SELECT topic, subscription FROM contested)
+    UNION ALL
+    SELECT r.topic, r.subscription, r.lane, r.cursor_xid, r.cursor_id, r.hx, r.hi, r.lim, r.group_leased FROM (
+        SELECT b.*, fair.room,
+            row_number() OVER (PARTITION BY b.topic, b.subscription ORDER BY b.group_leased, b.lane, b.cursor_xid, b.cursor_id) AS n
+        FROM behind AS b JOIN fair ON fair.topic = b.topic AND fair.subscription = b.subscription
+        WHERE b.free) AS r
+    WHERE r.n <= r.room),
 f AS (
-    SELECT l.topic, l.subscription, l.lane FROM behind AS b
-    JOIN {schema}topic_lanes AS l ON l.topic = b.topic AND l.subscription = b.subscription AND l.lane = b.lane
+    SELECT l.topic, l.subscription, l.lane, r.hx, r.hi, r.lim FROM ranked AS r
+    JOIN {schema}topic_lanes AS l ON l.topic = r.topic AND l.subscription = r.subscription AND l.lane = r.lane
     WHERE l.lease_owner IS NULL OR l.lease_expires_at < now()
-    ORDER BY b.group_leased, b.topic, b.lane, b.cursor_xid, b.cursor_id
-    LIMIT $6
-    FOR UPDATE OF l SKIP LOCKED)
+    ORDER BY r.group_leased, r.topic, r.lane, r.cursor_xid, r.cursor_id
+    LIMIT $7
+    FOR UPDATE OF l SKIP LOCKED),
+short AS (
+    SELECT fair.topic, fair.subscription FROM fair
+    WHERE $8 > 0 AND (SELECT count(*) FROM ranked) < $7
+      AND fair.room > (SELECT count(*) FROM ranked AS r WHERE r.topic = fair.topic AND r.subscription = fair.subscription)),
+wanted AS (
+    SELECT DISTINCT ON (b.topic, b.subscription) b.topic, b.subscription, b.lane
+    FROM behind AS b JOIN short ON short.topic = b.topic AND short.subscription = b.subscription
+    WHERE NOT b.free AND b.lease_owner <> $4
+    ORDER BY b.topic, b.subscription, b.lane),
+waiting AS (
+    UPDATE {schema}topic_lanes AS w
+    SET waiting_owner = $4, waiting_until = now() + make_interval(secs => $8 / 1000.0)
+    FROM (
+        SELECT l.topic, l.subscription, l.lane FROM wanted
+        JOIN {schema}topic_lanes AS l ON l.topic = wanted.topic AND l.subscription = wanted.subscription AND l.lane = wanted.lane
+        FOR UPDATE OF l SKIP LOCKED) AS x
+    WHERE w.topic = x.topic AND w.subscription = x.subscription AND w.lane = x.lane
+    RETURNING 1)
 UPDATE {schema}topic_lanes AS l
-SET lease_owner = $3, lease_token = $4::uuid, lease_expires_at = now() + make_interval(secs => $5 / 1000.0)
+SET lease_owner = $4, lease_token = $5::uuid, lease_expires_at = now() + make_interval(secs => $6 / 1000.0),
+    attempt = l.attempt + 1,
+    batch_to_xid = CASE WHEN l.attempt = 0 THEN f.hx ELSE l.batch_to_xid END,
+    batch_to_id = CASE WHEN l.attempt = 0 THEN f.hi ELSE l.batch_to_id END,
+    batch_limit = CASE WHEN l.attempt = 0 THEN f.lim ELSE l.batch_limit END
 FROM f
 WHERE l.topic = f.topic AND l.subscription = f.subscription AND l.lane = f.lane
 RETURNING l.topic, l.subscription, l.lane, l.cursor_xid, l.cursor_id,
     (SELECT s.max_attempts FROM {schema}topic_subscriptions AS s WHERE s.topic = l.topic AND s.name = l.subscription),
-    l.dropped;
+    l.dropped, l.attempt, l.batch_to_xid, l.batch_to_id, l.batch_limit;
 
--- name: TopicRead
--- $1 topics, $2 lanes, $3 cursor xids, $4 cursor ids, $5 limit per range.
--- One index range scan per range: positions past a cursor are sequenced.
-SELECT r.ord - 1, m.id, m.xid, m.lane, m.key, m.payload, m.metadata, m.created_at
-FROM unnest($1::text[], $2::int[], $3::bigint[], $4::bigint[]) WITH ORDINALITY AS r(topic, lane, cx, ci, ord)
+-- fragment: topic_ranges
+-- The messages of the ranges of a read: $1 topics, $2 lanes, $3 cursor
+-- xids, $4 cursor ids, $5 bound xids, $6 bound ids, $7 limits (one per
+-- range); r.ord is the range's place, from 1. One index range scan per
+-- range, cut at the range's bound: positions past a cursor are sequenced.
+FROM unnest($1::text[], $2::int[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::int[])
+    WITH ORDINALITY AS r(topic, lane, cx, ci, tx, ti, lim, ord)
 CROSS JOIN LATERAL (
     SELECT * FROM {schema}topic_messages AS t
-    WHERE t.topic = r.topic AND t.lane = r.lane AND (t.xid, t.id) > (r.cx, r.ci)
-    ORDER BY t.xid, t.id LIMIT $5) AS m
+    WHERE t.topic = r.topic AND t.lane = r.lane AND (t.xid, t.id) > (r.cx, r.ci) AND (t.xid, t.id) <= (r.tx, r.ti)
+    ORDER BY t.xid, t.id LIMIT r.lim) AS m
+
+-- name: TopicRead
+-- The messages of each range (topic_ranges), in range order.
+SELECT r.ord - 1, m.id, m.xid, m.lane, m.key, m.payload, m.metadata, m.created_at
+{topic_ranges}
 ORDER BY r.ord, m.xid, m.id;
+
+-- name: TopicReadBudget
+-- TopicRead within $8 bytes of payload and metadata, in range order: a
+-- message is returned while the bytes up to it stay within the budget,
+-- the first one whatever its size. Payloads over about 2 kB are TOASTed,
+-- and those of messages past the budget are never fetched. A read of a
+-- remote consumer (drover.ReceiveParams.MaxBytes); a client's own reads
+-- are bounded in rows and skip the sizes.
+SELECT b.range, b.id, b.xid, b.lane, b.key, b.payload, b.metadata, b.created_at FROM (
+    SELECT r.ord - 1 AS range, m.id, m.xid, m.lane, m.key, m.payload, m.metadata, m.created_at,
+        octet_length(m.payload) + octet_length(m.metadata::text) AS size,
+        sum(octet_length(m.payload) + octet_length(m.metadata::text))
+            OVER (ORDER BY r.ord, m.xid, m.id ROWS UNBOUNDED PRECEDING) AS run
+    {topic_ranges}) AS b
+WHERE b.run <= $8 OR b.run = b.size
+ORDER BY b.range, b.xid, b.id;
 
 -- name: TopicAck
 -- $1 topics, $2 subscriptions, $3 lanes, $4 tokens, $5 cursor xids, $6
--- cursor ids, $7 keeps, $8 lease ms of kept lanes. Fenced by the lease
--- token; the cursor only moves forward; a kept lane stays leased under the
--- same token, extended. Returns the indexes of accepted acks.
+-- cursor ids, $7 counts, $8 keeps, $9 limits of kept lanes, $10 lease ms of
+-- kept lanes. Fenced by the lease token; the cursor only moves forward. A
+-- kept lane stays leased under the same token, extended, as a new batch
+-- delivered once and bounded by its limit alone, unless it delivers one
+-- message at a time or another consumer waits for it (marked by its
+-- lease: TopicLease): then it is freed. A lane delivering its suspect
+-- region one message at a time (attempt 2 or more) shrinks the region by
+-- the batch's count and delivers the rest of it as delivered once; any
+-- other ack resets the attempt. Returns the indexes of accepted acks and whether each lane was
+-- kept.
 UPDATE {schema}topic_lanes AS l
 SET cursor_xid = a.cx, cursor_id = a.ci,
-    lease_owner = CASE WHEN a.keep THEN l.lease_owner END,
-    lease_token = CASE WHEN a.keep THEN l.lease_token END,
-    lease_expires_at = CASE WHEN a.keep THEN now() + make_interval(secs => $8 / 1000.0) ELSE now() END
-FROM unnest($1::text[], $2::text[], $3::int[], $4::uuid[], $5::bigint[], $6::bigint[], $7::bool[])
-    WITH ORDINALITY AS a(topic, sub, lane, token, cx, ci, keep, ord)
+    lease_owner = CASE WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(l.waiting_until > now() AND l.waiting_owner <> l.lease_owner, false) THEN l.lease_owner END,
+    lease_token = CASE WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(l.waiting_until > now() AND l.waiting_owner <> l.lease_owner, false) THEN l.lease_token END,
+    lease_expires_at = CASE WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(l.waiting_until > now() AND l.waiting_owner <> l.lease_owner, false)
+        THEN now() + make_interval(secs => $10 / 1000.0) ELSE now() END,
+    attempt = CASE
+        WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(l.waiting_until > now() AND l.waiting_owner <> l.lease_owner, false) THEN 1
+        WHEN l.attempt >= 2 AND l.batch_limit > a.n AND (a.cx, a.ci) < (l.batch_to_xid, l.batch_to_id) THEN 1
+        ELSE 0 END,
+    batch_to_xid = CASE WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(l.waiting_until > now() AND l.waiting_owner <> l.lease_owner, false) THEN 9223372036854775807 ELSE l.batch_to_xid END,
+    batch_to_id = CASE WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(l.waiting_until > now() AND l.waiting_owner <> l.lease_owner, false) THEN 9223372036854775807 ELSE l.batch_to_id END,
+    batch_limit = CASE
+        WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(l.waiting_until > now() AND l.waiting_owner <> l.lease_owner, false) THEN a.lim
+        WHEN l.attempt >= 2 THEN greatest(l.batch_limit - a.n, 0)
+        ELSE 0 END
+FROM unnest($1::text[], $2::text[], $3::int[], $4::uuid[], $5::bigint[], $6::bigint[], $7::int[], $8::bool[], $9::int[])
+    WITH ORDINALITY AS a(topic, sub, lane, token, cx, ci, n, keep, lim, ord)
 WHERE l.topic = a.topic AND l.subscription = a.sub AND l.lane = a.lane AND l.lease_token = a.token
   AND (l.cursor_xid, l.cursor_id) <= (a.cx, a.ci)
-RETURNING a.ord - 1;
+RETURNING a.ord - 1, l.lease_token IS NOT NULL;
 
 -- name: TopicExtend
 -- $1 topics, $2 subscriptions, $3 lanes, $4 tokens, $5 lease ms.
@@ -1688,6 +1793,54 @@ SET lease_expires_at = now() + make_interval(secs => $5 / 1000.0)
 FROM unnest($1::text[], $2::text[], $3::int[], $4::uuid[]) WITH ORDINALITY AS a(topic, sub, lane, token, ord)
 WHERE l.topic = a.topic AND l.subscription = a.sub AND l.lane = a.lane AND l.lease_token = a.token
 RETURNING a.ord - 1;
+
+-- name: TopicRelease
+-- $1 topics, $2 subscriptions, $3 lanes, $4 tokens. Frees the lanes still
+-- held under their tokens where they stand, taking back the delivery their
+-- lease counted. Returns the indexes of those released.
+UPDATE {schema}topic_lanes AS l
+SET lease_owner = NULL, lease_token = NULL, lease_expires_at = now(), attempt = greatest(l.attempt - 1, 0)
+FROM unnest($1::text[], $2::text[], $3::int[], $4::uuid[]) WITH ORDINALITY AS a(topic, sub, lane, token, ord)
+WHERE l.topic = a.topic AND l.subscription = a.sub AND l.lane = a.lane AND l.lease_token = a.token
+RETURNING a.ord - 1;
+
+-- name: TopicLanes
+-- $1 topic, $2 subscription: its lanes with the sequenced messages past
+-- each cursor (one count per lane; the caller runs a sequencing pass
+-- first, as for TopicLag) and the holder of a live lease.
+SELECT l.lane, l.cursor_xid, l.cursor_id,
+    (SELECT count(*) FROM {schema}topic_messages AS m
+     WHERE m.topic = l.topic AND m.lane = l.lane AND (m.xid, m.id) > (l.cursor_xid, l.cursor_id)),
+    CASE WHEN l.lease_owner IS NOT NULL AND l.lease_expires_at >= now() THEN l.lease_owner END,
+    CASE WHEN l.lease_owner IS NOT NULL AND l.lease_expires_at >= now() THEN l.lease_expires_at END,
+    l.attempt
+FROM {schema}topic_lanes AS l WHERE l.topic = $1 AND l.subscription = $2 ORDER BY l.lane;
+
+-- name: TopicLaneExpire
+-- $1 topic, $2 subscription, $3 lane: its live lease ends now, as if it
+-- had expired (the delivery stays counted), and its token with it, so
+-- that the holder's next extend or ack finds it lost. Returns a row when
+-- it was held.
+UPDATE {schema}topic_lanes SET lease_owner = NULL, lease_token = NULL, lease_expires_at = now()
+WHERE topic = $1 AND subscription = $2 AND lane = $3 AND lease_owner IS NOT NULL AND lease_expires_at >= now()
+RETURNING 1;
+
+-- name: SubscriptionGet
+-- $1 topic, $2 name. No row: no such topic; a NULL name: no such
+-- subscription.
+SELECT t.name, s.name, s.max_attempts, t.lanes, s.created_at
+FROM {schema}topics AS t LEFT JOIN {schema}topic_subscriptions AS s ON s.topic = t.name AND s.name = $2
+WHERE t.name = $1;
+
+-- name: TopicReceiptKey
+-- $1 a new key, stored unless one is. Returns the stored key; no row when
+-- another transaction stored one concurrently (the caller asks again).
+WITH ins AS (
+    INSERT INTO {schema}topic_receipt_key (id, secret) VALUES (1, $1) ON CONFLICT (id) DO NOTHING RETURNING secret)
+SELECT secret FROM ins
+UNION ALL
+SELECT secret FROM {schema}topic_receipt_key WHERE id = 1
+LIMIT 1;
 
 -- name: TopicLag
 -- $1 topics, NULL for every topic. The messages past each distinct

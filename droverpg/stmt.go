@@ -451,10 +451,12 @@ type topicName struct {
 type topicLeaseParams struct {
 	Topics        []string
 	Subscriptions []string
+	Limits        []int32
 	Owner         string
 	Token         [16]byte
 	LeaseMS       float64
 	Max           int
+	WaitMS        float64
 }
 
 type topicPublishParams struct {
@@ -466,15 +468,18 @@ type topicPublishParams struct {
 }
 
 type topicReadParams struct {
-	Topics []string
-	Lanes  []int32
-	Xids   []int64
-	IDs    []int64
-	Limit  int
+	Topics   []string
+	Lanes    []int32
+	Xids     []int64
+	IDs      []int64
+	ToXids   []int64
+	ToIDs    []int64
+	Limits   []int32
+	MaxBytes int64
 }
 
-// laneArrays are lanes of subscriptions as the parallel arrays TopicAck and
-// TopicExtend take (laneArgs).
+// laneArrays are lanes of subscriptions as the parallel arrays TopicAck,
+// TopicExtend and TopicRelease take (laneArgs).
 type laneArrays struct {
 	Topics []string
 	Subs   []string
@@ -482,7 +487,15 @@ type laneArrays struct {
 	Tokens [][16]byte
 	Xids   []int64
 	IDs    []int64
+	Counts []int32
 	Keeps  []bool
+	Limits []int32
+}
+
+// topicLane names one lane of a subscription.
+type topicLane struct {
+	Topic, Name string
+	Lane        int
 }
 
 type topicAckParams struct {
@@ -643,18 +656,33 @@ var (
 	topicDelete        = def(stmt[string]{name: "TopicDelete", cols: 1, args: oneArg[string]})
 	subscriptionDelete = def(stmt[topicName]{name: "SubscriptionDelete",
 		args: func(p *topicName) []any { return []any{p.Topic, p.Name} }})
-	topicLease = def(stmt[topicLeaseParams]{name: "TopicLease", cols: 7,
+	topicLease = def(stmt[topicLeaseParams]{name: "TopicLease", cols: 11,
 		args: func(p *topicLeaseParams) []any {
-			return []any{p.Topics, p.Subscriptions, p.Owner, p.Token, p.LeaseMS, p.Max}
+			return []any{p.Topics, p.Subscriptions, p.Limits, p.Owner, p.Token, p.LeaseMS, p.Max, p.WaitMS}
 		}})
 	topicRead = def(stmt[topicReadParams]{name: "TopicRead", cols: 8,
-		args: func(p *topicReadParams) []any { return []any{p.Topics, p.Lanes, p.Xids, p.IDs, p.Limit} }})
-	topicAck = def(stmt[topicAckParams]{name: "TopicAck", cols: 1,
+		args: func(p *topicReadParams) []any {
+			return []any{p.Topics, p.Lanes, p.Xids, p.IDs, p.ToXids, p.ToIDs, p.Limits}
+		}})
+	topicReadBudget = def(stmt[topicReadParams]{name: "TopicReadBudget", cols: 8,
+		args: func(p *topicReadParams) []any {
+			return []any{p.Topics, p.Lanes, p.Xids, p.IDs, p.ToXids, p.ToIDs, p.Limits, p.MaxBytes}
+		}})
+	topicAck = def(stmt[topicAckParams]{name: "TopicAck", cols: 2,
 		args: func(p *topicAckParams) []any {
-			return []any{p.Topics, p.Subs, p.Lanes, p.Tokens, p.Xids, p.IDs, p.Keeps, p.LeaseMS}
+			return []any{p.Topics, p.Subs, p.Lanes, p.Tokens, p.Xids, p.IDs, p.Counts, p.Keeps, p.Limits, p.LeaseMS}
 		}})
 	topicExtend = def(stmt[topicExtendParams]{name: "TopicExtend", cols: 1,
 		args: func(p *topicExtendParams) []any { return []any{p.Topics, p.Subs, p.Lanes, p.Tokens, p.LeaseMS} }})
+	topicRelease = def(stmt[laneArrays]{name: "TopicRelease", cols: 1,
+		args: func(p *laneArrays) []any { return []any{p.Topics, p.Subs, p.Lanes, p.Tokens} }})
+	topicLanes = def(stmt[topicName]{name: "TopicLanes", cols: 7,
+		args: func(p *topicName) []any { return []any{p.Topic, p.Name} }})
+	topicLaneExpire = def(stmt[topicLane]{name: "TopicLaneExpire", cols: 1,
+		args: func(p *topicLane) []any { return []any{p.Topic, p.Name, p.Lane} }})
+	subscriptionGet = def(stmt[topicName]{name: "SubscriptionGet", cols: 5,
+		args: func(p *topicName) []any { return []any{p.Topic, p.Name} }})
+	topicReceiptKey       = def(stmt[[]byte]{name: "TopicReceiptKey", cols: 1, args: oneArg[[]byte]})
 	topicLag              = def(stmt[[]string]{name: "TopicLag", cols: 5, args: oneArg[[]string]})
 	topicSequence         = def(stmt[int]{name: "TopicSequence", cols: 1, args: oneArg[int]})
 	topicPublishers       = def(stmt[struct{}]{name: "TopicPublishers", cols: 6, args: noArgs})

@@ -1324,50 +1324,114 @@ SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = '{schema}topic_mes
 -- name: TopicLeaseCandidates
 -- ?1 JSON array of the topics of ?2, ?2 JSON array of the subscriptions as
 -- "topic<US>subscription" strings (US is char(31), which no name holds),
--- ?3 now, ?4 max lanes. Run on a reader: free lanes (no owner, or an
--- expired lease) behind the head of their topic's lane (its last message),
--- by (topic, lane), the group with the least recently leased lane first,
--- and by cursor within a group: a lease takes whole groups, whose lanes
--- standing at one cursor are read once for all (engine.PlanReads), so
--- that one read serves as many subscriptions as possible, and consumer
--- processes take different groups rather than each reading the same
--- messages for a few subscriptions. A head is one index probe however many
--- subscriptions share it, and topic_lanes_position_idx (migration 018)
--- reaches only the lanes behind it: a probe per lane for a message past
--- its cursor was most of a lease's time. Looking at a client's lanes at
--- all is the costly part of a lease; on a WAL reader it runs beside other
--- clients' and never holds the single writer, and when it finds nothing
--- no write transaction starts at all.
+-- ?3 now, ?4 max lanes, ?5 owner. Run on a reader: free lanes (no owner,
+-- or an expired lease) behind the head of their topic's lane (its last
+-- message), by (topic, lane), the group with the least recently leased
+-- lane first, and by cursor within a group: a lease takes whole groups,
+-- whose lanes standing at one cursor are read once for all
+-- (engine.PlanReads), so that one read serves as many subscriptions as
+-- possible, and consumer processes take different groups rather than each
+-- reading the same messages for a few subscriptions. A head is one index
+-- probe however many subscriptions share it, and
+-- topic_lanes_position_idx (migration 018) reaches only the lanes behind
+-- it: a probe per lane for a message past its cursor was most of a
+-- lease's time. Looking at a client's lanes at all is the costly part of a
+-- lease; on a WAL reader it runs beside other clients' and never holds the
+-- single writer, and when it finds nothing no write transaction starts at
+-- all.
+--
+-- Fair share, as PostgreSQL's TopicLease: of each subscription another
+-- consumer contests (it holds a lane behind its head, or waits for one),
+-- the owner takes at most ceil(lanes / active) less the lanes it holds
+-- (fair, from one pass over the subscription's lanes). The lanes the owner
+-- holds itself play no part but in that count, and are left out of behind.
+-- Rows with kind 1
+-- name a lane held by another consumer of a subscription of which the
+-- owner got less than its share: the lease marks it as waited for
+-- (TopicWait). Kind 0 rows are the candidates, with the head the lease
+-- bounds a new batch by.
 WITH RECURSIVE lanes(topic, lane, lanes) AS (
     SELECT name, 0, lanes FROM {schema}topics WHERE name IN (SELECT value FROM json_each(?1))
     UNION ALL SELECT topic, lane + 1, lanes FROM lanes WHERE lane + 1 < lanes),
 head AS MATERIALIZED (
     SELECT topic, lane, (SELECT m.id FROM {schema}topic_messages AS m
         WHERE m.topic = lanes.topic AND m.lane = lanes.lane AND m.xid = 0 ORDER BY m.xid DESC, m.id DESC LIMIT 1) AS id
-    FROM lanes)
-SELECT l.topic, l.subscription, l.lane, l.cursor_id
-FROM head CROSS JOIN {schema}topic_lanes AS l INDEXED BY {schema}topic_lanes_position_idx
-WHERE l.topic = head.topic AND l.lane = head.lane AND l.cursor_xid = 0 AND l.cursor_id < head.id
-  AND (l.lease_owner IS NULL OR l.lease_expires_at < ?3)
-  AND l.topic || char(31) || l.subscription IN (SELECT value FROM json_each(?2))
-ORDER BY min(coalesce(l.lease_expires_at, 0)) OVER (PARTITION BY l.topic, l.lane), l.topic, l.lane, l.cursor_id
-LIMIT ?4;
+    FROM lanes),
+behind AS MATERIALIZED (
+    SELECT l.topic, l.subscription, l.lane, l.cursor_id, l.lease_owner, head.id AS hid,
+        l.lease_owner IS NULL OR l.lease_expires_at < ?3 AS free,
+        CASE WHEN l.waiting_until >= ?3 THEN l.waiting_owner END AS waiter,
+        min(CASE WHEN l.lease_owner IS NULL OR l.lease_expires_at < ?3 THEN coalesce(l.lease_expires_at, 0) END)
+            OVER (PARTITION BY l.topic, l.lane) AS g
+    FROM head CROSS JOIN {schema}topic_lanes AS l INDEXED BY {schema}topic_lanes_position_idx
+    WHERE l.topic = head.topic AND l.lane = head.lane AND l.cursor_xid = 0 AND l.cursor_id < head.id
+      AND (l.lease_owner IS NULL OR l.lease_expires_at < ?3 OR l.lease_owner <> ?5)
+      AND l.topic || char(31) || l.subscription IN (SELECT value FROM json_each(?2))),
+contested AS MATERIALIZED (
+    SELECT DISTINCT topic, subscription FROM behind WHERE NOT free AND lease_owner <> ?5 OR waiter <> ?5),
+fair AS MATERIALIZED (
+    SELECT c.topic, c.subscription, max(0, (count(*) + active - 1) / active - mine) AS room
+    FROM (
+        SELECT d.topic, d.subscription,
+            (SELECT count(*) FROM (
+                SELECT CASE WHEN l.lease_owner IS NOT NULL AND l.lease_expires_at >= ?3 THEN l.lease_owner END AS owner
+                FROM {schema}topic_lanes AS l WHERE l.topic = d.topic AND l.subscription = d.subscription
+                UNION SELECT CASE WHEN l.waiting_until >= ?3 THEN l.waiting_owner END
+                FROM {schema}topic_lanes AS l WHERE l.topic = d.topic AND l.subscription = d.subscription
+                UNION SELECT ?5) AS o WHERE o.owner IS NOT NULL) AS active,
+            (SELECT count(*) FROM {schema}topic_lanes AS l WHERE l.topic = d.topic AND l.subscription = d.subscription
+                AND l.lease_owner = ?5 AND l.lease_expires_at >= ?3) AS mine
+        FROM contested AS d) AS c
+    JOIN {schema}topic_lanes AS l ON l.topic = c.topic AND l.subscription = c.subscription
+    GROUP BY c.topic, c.subscription),
+picked AS MATERIALIZED (
+    SELECT topic, subscription, lane, cursor_id, hid FROM (
+        SELECT b.topic, b.subscription, b.lane, b.cursor_id, b.hid, b.g FROM behind AS b
+        WHERE b.free AND NOT EXISTS (SELECT 1 FROM contested AS c WHERE c.topic = b.topic AND c.subscription = b.subscription)
+        UNION ALL
+        SELECT topic, subscription, lane, cursor_id, hid, g FROM (
+            SELECT b.*, fair.room,
+                row_number() OVER (PARTITION BY b.topic, b.subscription ORDER BY b.g, b.lane, b.cursor_id) AS n
+            FROM behind AS b JOIN fair ON fair.topic = b.topic AND fair.subscription = b.subscription
+            WHERE b.free)
+        WHERE n <= room)
+    ORDER BY g, topic, lane, cursor_id LIMIT ?4)
+SELECT 0, topic, subscription, lane, cursor_id, hid FROM picked
+UNION ALL
+SELECT 1, b.topic, b.subscription, min(b.lane), NULL, NULL FROM behind AS b JOIN fair AS f ON f.topic = b.topic AND f.subscription = b.subscription
+WHERE NOT b.free AND b.lease_owner <> ?5
+  AND f.room > (SELECT count(*) FROM picked AS p WHERE p.topic = f.topic AND p.subscription = f.subscription)
+  AND (SELECT count(*) FROM picked) < ?4
+GROUP BY b.topic, b.subscription;
 
 -- name: TopicLease
--- ?1 JSON array of [topic, subscription, lane, cursor id] candidates
--- (TopicLeaseCandidates), ?2 owner, ?3 token (16 bytes), ?4 lease expiry,
--- ?5 now. Leases those still free and still at the cursor the reader saw:
--- a lane whose cursor has not moved still has the message the reader found
--- past it (only retention removes messages, and an emptied lane's batch is
--- empty and released at its cursor). The write lock makes the lease
--- exclusive.
+-- ?1 JSON array of [topic, subscription, lane, cursor id, head id, limit]
+-- candidates (TopicLeaseCandidates, with the subscription's batch limit),
+-- ?2 owner, ?3 token (16 bytes), ?4 lease expiry, ?5 now. Leases those
+-- still free and still at the cursor the reader saw: a lane whose cursor
+-- has not moved still has the message the reader found past it (only
+-- retention removes messages, and an emptied lane's batch is empty and
+-- released at its cursor). The write lock makes the lease exclusive. Each
+-- lane counts a delivery; a lane delivered before keeps its batch, a new
+-- batch is bounded by the head and the limit (PostgreSQL's TopicLease).
 WITH c AS MATERIALIZED (
-    SELECT value ->> 0 AS topic, value ->> 1 AS sub, value ->> 2 AS lane, value ->> 3 AS ci FROM json_each(?1))
-UPDATE {schema}topic_lanes AS l SET lease_owner = ?2, lease_token = ?3, lease_expires_at = ?4
+    SELECT value ->> 0 AS topic, value ->> 1 AS sub, value ->> 2 AS lane, value ->> 3 AS ci,
+        value ->> 4 AS hi, value ->> 5 AS lim FROM json_each(?1))
+UPDATE {schema}topic_lanes AS l SET lease_owner = ?2, lease_token = ?3, lease_expires_at = ?4,
+    attempt = l.attempt + 1,
+    batch_to_xid = CASE WHEN l.attempt = 0 THEN 0 ELSE l.batch_to_xid END,
+    batch_to_id = CASE WHEN l.attempt = 0 THEN c.hi ELSE l.batch_to_id END,
+    batch_limit = CASE WHEN l.attempt = 0 THEN c.lim ELSE l.batch_limit END
 FROM c
 WHERE l.topic = c.topic AND l.subscription = c.sub AND l.lane = c.lane AND l.cursor_id = c.ci
   AND (l.lease_owner IS NULL OR l.lease_expires_at < ?5)
-RETURNING topic, subscription, lane, cursor_xid, cursor_id, dropped;
+RETURNING topic, subscription, lane, cursor_xid, cursor_id, dropped, attempt, batch_to_xid, batch_to_id, batch_limit;
+
+-- name: TopicWait
+-- ?1 JSON array of [topic, subscription, lane], ?2 owner, ?3 until: the
+-- owner waits for the lanes (TopicLeaseCandidates' kind 1 rows).
+UPDATE {schema}topic_lanes SET waiting_owner = ?2, waiting_until = ?3
+WHERE (topic, subscription, lane) IN (SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?1));
 
 -- name: TopicMaxAttempts
 -- ?1 JSON array of [topic, subscription]: their stored max attempts, read
@@ -1375,43 +1439,89 @@ RETURNING topic, subscription, lane, cursor_xid, cursor_id, dropped;
 SELECT topic, name, max_attempts FROM {schema}topic_subscriptions
 WHERE (topic, name) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?1));
 
--- name: TopicRead
--- ?1 JSON array of [topic, lane, cursor xid, cursor id], ?2 limit per
--- range. Each range's messages come from the read index, at most ?2.
-SELECT r.key, m.id, m.xid, m.lane, m.key, m.payload, m.metadata, m.created_at
+-- fragment: topic_ranges
+-- The IDs of the messages of the ranges of a read: ?1 a JSON array of
+-- [topic, lane, cursor xid, cursor id, bound xid, bound id, limit], ?2 the
+-- largest limit; r.key is the range's index. Each range's messages come
+-- from the read index, up to its bound, at most ?2 (SQLite's LIMIT cannot
+-- name the outer row: each range's own limit is kept after).
 FROM json_each(?1) AS r
 JOIN {schema}topic_messages AS m ON m.id IN (
     SELECT id FROM {schema}topic_messages
-    WHERE topic = r.value ->> 0 AND lane = r.value ->> 1 AND xid = 0 AND id > r.value ->> 3
+    WHERE topic = r.value ->> 0 AND lane = r.value ->> 1 AND xid = 0 AND id > r.value ->> 3 AND id <= r.value ->> 5
     ORDER BY xid, id LIMIT ?2)
+
+-- name: TopicRead
+-- The messages of each range (topic_ranges), in range order; the driver
+-- keeps each range's own limit of them.
+SELECT r.key, m.id, m.xid, m.lane, m.key, m.payload, m.metadata, m.created_at
+{topic_ranges}
 ORDER BY r.key, m.xid, m.id;
+
+-- name: TopicReadBudget
+-- TopicRead within ?3 bytes of payload and metadata, in range order: a
+-- message is returned while the bytes up to it stay within the budget, the
+-- first one whatever its size, each range's own limit kept in SQL. The
+-- sizes are read first (octet_length reads no overflow page) and only the
+-- messages within the budget are read whole. A read of a remote consumer
+-- (drover.ReceiveParams.MaxBytes); a client's own reads are bounded in
+-- rows and skip the sizes.
+WITH sel AS MATERIALIZED (
+    SELECT r.key AS range, r.value ->> 6 AS lim, m.id, octet_length(m.payload) + octet_length(m.metadata) AS size
+    {topic_ranges}),
+num AS (
+    SELECT range, lim, id, size, row_number() OVER (PARTITION BY range ORDER BY id) AS n FROM sel),
+cut AS (
+    SELECT range, id, size, sum(size) OVER (ORDER BY range, id ROWS UNBOUNDED PRECEDING) AS run FROM num WHERE n <= lim)
+SELECT cut.range, m.id, m.xid, m.lane, m.key, m.payload, m.metadata, m.created_at
+FROM cut JOIN {schema}topic_messages AS m ON m.id = cut.id
+WHERE cut.run <= ?3 OR cut.run = cut.size
+ORDER BY cut.range, m.id;
 
 -- name: TopicAck
 -- ?1 JSON array of [topic, subscription, lane, token in hex, cursor xid,
--- cursor id, keep (0 or 1)], ?2 now, ?3 lease expiry of kept lanes.
--- Fenced by the lease token; the cursor only moves forward; a kept lane
--- stays leased under the same token, extended. Returns the lanes it moved
--- (SQLite's RETURNING cannot name the FROM table, so the driver maps them
--- back to acks). The acks are unpacked once (a materialized CTE): joined
--- to the lanes directly, each JSON value was extracted again for every
--- lane of the topic, which made acks the bulk of a fan-out's CPU.
+-- cursor id, keep (0 or 1), count, limit], ?2 now, ?3 lease expiry of kept
+-- lanes. Fenced by the lease token; the cursor only moves forward; a kept
+-- lane stays leased under the same token, extended, unless it delivers one
+-- message at a time or another consumer waits for it;
+-- a lane delivering its suspect region shrinks it (PostgreSQL's TopicAck).
+-- Returns the lanes it moved, and whether each was kept (SQLite's RETURNING cannot name the FROM
+-- table, so the driver maps them back to acks, which name each lane at
+-- most once). The acks are unpacked once (a materialized CTE): joined to
+-- the lanes directly, each JSON value was extracted again for every lane
+-- of the topic, which made acks the bulk of a fan-out's CPU.
 WITH a AS MATERIALIZED (
     SELECT value ->> 0 AS topic, value ->> 1 AS sub, value ->> 2 AS lane, unhex(value ->> 3) AS token,
-        value ->> 4 AS cx, value ->> 5 AS ci, value ->> 6 AS keep
+        value ->> 4 AS cx, value ->> 5 AS ci, value ->> 6 AS keep, value ->> 7 AS n, value ->> 8 AS lim
     FROM json_each(?1))
 UPDATE {schema}topic_lanes AS l
 SET cursor_xid = a.cx, cursor_id = a.ci,
-    lease_owner = CASE WHEN a.keep THEN l.lease_owner END,
-    lease_token = CASE WHEN a.keep THEN l.lease_token END,
-    lease_expires_at = CASE WHEN a.keep THEN ?3 ELSE ?2 END
+    lease_owner = CASE WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(l.waiting_until >= ?2 AND l.waiting_owner <> l.lease_owner, 0)
+        THEN l.lease_owner END,
+    lease_token = CASE WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(l.waiting_until >= ?2 AND l.waiting_owner <> l.lease_owner, 0)
+        THEN l.lease_token END,
+    lease_expires_at = CASE WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(l.waiting_until >= ?2 AND l.waiting_owner <> l.lease_owner, 0)
+        THEN ?3 ELSE ?2 END,
+    attempt = CASE
+        WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(l.waiting_until >= ?2 AND l.waiting_owner <> l.lease_owner, 0) THEN 1
+        WHEN l.attempt >= 2 AND l.batch_limit > a.n AND (a.cx, a.ci) < (l.batch_to_xid, l.batch_to_id) THEN 1
+        ELSE 0 END,
+    batch_to_xid = CASE WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(l.waiting_until >= ?2 AND l.waiting_owner <> l.lease_owner, 0)
+        THEN 9223372036854775807 ELSE l.batch_to_xid END,
+    batch_to_id = CASE WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(l.waiting_until >= ?2 AND l.waiting_owner <> l.lease_owner, 0)
+        THEN 9223372036854775807 ELSE l.batch_to_id END,
+    batch_limit = CASE
+        WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(l.waiting_until >= ?2 AND l.waiting_owner <> l.lease_owner, 0) THEN a.lim
+        WHEN l.attempt >= 2 THEN max(l.batch_limit - a.n, 0)
+        ELSE 0 END
 FROM a
 WHERE l.topic = a.topic AND l.subscription = a.sub AND l.lane = a.lane AND l.lease_token = a.token
   AND (l.cursor_xid, l.cursor_id) <= (a.cx, a.ci)
-RETURNING topic, subscription, lane;
+RETURNING topic, subscription, lane, lease_token IS NOT NULL;
 
 -- name: TopicExtend
--- ?1 JSON array as TopicAck's (cursors and keeps unused), ?2 new expiry.
--- Returns the lanes it extended.
+-- ?1 JSON array as TopicAck's (cursors, keeps, counts and limits unused),
+-- ?2 new expiry. Returns the lanes it extended.
 WITH a AS MATERIALIZED (
     SELECT value ->> 0 AS topic, value ->> 1 AS sub, value ->> 2 AS lane, unhex(value ->> 3) AS token
     FROM json_each(?1))
@@ -1419,6 +1529,52 @@ UPDATE {schema}topic_lanes AS l SET lease_expires_at = ?2
 FROM a
 WHERE l.topic = a.topic AND l.subscription = a.sub AND l.lane = a.lane AND l.lease_token = a.token
 RETURNING topic, subscription, lane;
+
+-- name: TopicRelease
+-- ?1 JSON array as TopicExtend's, ?2 now. Frees the lanes still held under
+-- their tokens where they stand, taking back the delivery their lease
+-- counted. Returns the lanes it released.
+WITH a AS MATERIALIZED (
+    SELECT value ->> 0 AS topic, value ->> 1 AS sub, value ->> 2 AS lane, unhex(value ->> 3) AS token
+    FROM json_each(?1))
+UPDATE {schema}topic_lanes AS l
+SET lease_owner = NULL, lease_token = NULL, lease_expires_at = ?2, attempt = max(l.attempt - 1, 0)
+FROM a
+WHERE l.topic = a.topic AND l.subscription = a.sub AND l.lane = a.lane AND l.lease_token = a.token
+RETURNING topic, subscription, lane;
+
+-- name: TopicLanes
+-- ?1 topic, ?2 subscription, ?3 now: its lanes with the messages past
+-- each cursor and the holder of a live lease.
+SELECT l.lane, l.cursor_xid, l.cursor_id,
+    (SELECT count(*) FROM {schema}topic_messages AS m
+     WHERE m.topic = l.topic AND m.lane = l.lane AND m.xid = 0 AND m.id > l.cursor_id),
+    CASE WHEN l.lease_owner IS NOT NULL AND l.lease_expires_at >= ?3 THEN l.lease_owner END,
+    CASE WHEN l.lease_owner IS NOT NULL AND l.lease_expires_at >= ?3 THEN l.lease_expires_at END,
+    l.attempt
+FROM {schema}topic_lanes AS l WHERE l.topic = ?1 AND l.subscription = ?2 ORDER BY l.lane;
+
+-- name: TopicLaneExpire
+-- ?1 topic, ?2 subscription, ?3 lane, ?4 now: its live lease ends now, as
+-- if it had expired (PostgreSQL's TopicLaneExpire). Returns a row when it
+-- was held.
+UPDATE {schema}topic_lanes SET lease_owner = NULL, lease_token = NULL, lease_expires_at = ?4
+WHERE topic = ?1 AND subscription = ?2 AND lane = ?3 AND lease_owner IS NOT NULL AND lease_expires_at >= ?4
+RETURNING 1;
+
+-- name: SubscriptionGet
+-- ?1 topic, ?2 name. No row: no such topic; a NULL name: no such
+-- subscription.
+SELECT t.name, s.name, s.max_attempts, t.lanes, s.created_at
+FROM {schema}topics AS t LEFT JOIN {schema}topic_subscriptions AS s ON s.topic = t.name AND s.name = ?2
+WHERE t.name = ?1;
+
+-- name: TopicReceiptKeyInsert
+-- ?1 a new key, ?2 now: stored unless one is.
+INSERT INTO {schema}topic_receipt_key (id, secret, created_at) VALUES (1, ?1, ?2) ON CONFLICT (id) DO NOTHING;
+
+-- name: TopicReceiptKey
+SELECT secret FROM {schema}topic_receipt_key WHERE id = 1;
 
 -- name: TopicLag
 -- ?1 JSON array of topics, NULL for every topic. The messages past each

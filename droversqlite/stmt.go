@@ -446,19 +446,39 @@ type topicCandidatesParams struct {
 	Subscriptions string // JSON array of "topic\x1fsubscription"
 	Now           int64
 	Max           int
+	Owner         string
 }
 
 type topicLeaseParams struct {
-	Candidates string // JSON array of [topic, subscription, lane, cursor id]
+	Candidates string // JSON array of [topic, subscription, lane, cursor id, head id, limit]
 	Owner      string
 	Token      []byte
 	Expires    int64
 	Now        int64
 }
 
+type topicWaitParams struct {
+	Lanes string // JSON array of [topic, subscription, lane]
+	Owner string
+	Until int64
+}
+
 type topicReadParams struct {
-	Ranges string // JSON: [topic, lane, cursor xid, cursor id]
-	Limit  int
+	Ranges   string // JSON: [topic, lane, cursor xid, cursor id, bound xid, bound id, limit]
+	MaxLimit int    // the largest limit of Ranges
+	MaxBytes int64  // TopicReadBudget's
+}
+
+// topicLaneAt names one lane of a subscription, and the time.
+type topicLaneAt struct {
+	Topic, Name string
+	Lane        int
+	Now         int64
+}
+
+type topicReceiptKeyParams struct {
+	Secret []byte
+	Now    int64
 }
 
 // laneUpdateParams are the lanes TopicAck and TopicExtend update (JSON,
@@ -647,16 +667,28 @@ var (
 	subscriptionDelete       = def(stmt[topicName]{name: "SubscriptionDelete", args: topicNameArgs})
 	subscriptionDeleteLanes  = def(stmt[topicName]{name: "SubscriptionDeleteLanes", args: topicNameArgs})
 	topicLastID              = def(stmt[struct{}]{name: "TopicLastID", cols: 1, args: noArgs})
-	topicLeaseCandidates     = def(stmt[topicCandidatesParams]{name: "TopicLeaseCandidates", cols: 4,
-		args: func(p *topicCandidatesParams) []any { return []any{p.Topics, p.Subscriptions, p.Now, p.Max} }})
-	topicLease = def(stmt[topicLeaseParams]{name: "TopicLease", cols: 6,
+	topicLeaseCandidates     = def(stmt[topicCandidatesParams]{name: "TopicLeaseCandidates", cols: 6,
+		args: func(p *topicCandidatesParams) []any { return []any{p.Topics, p.Subscriptions, p.Now, p.Max, p.Owner} }})
+	topicLease = def(stmt[topicLeaseParams]{name: "TopicLease", cols: 10,
 		args: func(p *topicLeaseParams) []any { return []any{p.Candidates, p.Owner, p.Token, p.Expires, p.Now} }})
+	topicWait = def(stmt[topicWaitParams]{name: "TopicWait",
+		args: func(p *topicWaitParams) []any { return []any{p.Lanes, p.Owner, p.Until} }})
 	topicMaxAttempts = def(stmt[string]{name: "TopicMaxAttempts", cols: 3, args: oneArg[string]})
 	topicRead        = def(stmt[topicReadParams]{name: "TopicRead", cols: 8,
-		args: func(p *topicReadParams) []any { return []any{p.Ranges, p.Limit} }})
-	topicAck = def(stmt[topicAckParams]{name: "TopicAck", cols: 3,
+		args: func(p *topicReadParams) []any { return []any{p.Ranges, p.MaxLimit} }})
+	topicReadBudget = def(stmt[topicReadParams]{name: "TopicReadBudget", cols: 8,
+		args: func(p *topicReadParams) []any { return []any{p.Ranges, p.MaxLimit, p.MaxBytes} }})
+	topicAck = def(stmt[topicAckParams]{name: "TopicAck", cols: 4,
 		args: func(p *topicAckParams) []any { return []any{p.Lanes, p.Now, p.Expires} }})
-	topicExtend           = def(stmt[laneUpdateParams]{name: "TopicExtend", cols: 3, args: laneUpdateArgs})
+	topicExtend     = def(stmt[laneUpdateParams]{name: "TopicExtend", cols: 3, args: laneUpdateArgs})
+	topicRelease    = def(stmt[laneUpdateParams]{name: "TopicRelease", cols: 3, args: laneUpdateArgs})
+	topicLanes      = def(stmt[topicLaneAt]{name: "TopicLanes", cols: 7, args: func(p *topicLaneAt) []any { return []any{p.Topic, p.Name, p.Now} }})
+	topicLaneExpire = def(stmt[topicLaneAt]{name: "TopicLaneExpire", cols: 1,
+		args: func(p *topicLaneAt) []any { return []any{p.Topic, p.Name, p.Lane, p.Now} }})
+	subscriptionGet       = def(stmt[topicName]{name: "SubscriptionGet", cols: 5, args: topicNameArgs})
+	topicReceiptKeyInsert = def(stmt[topicReceiptKeyParams]{name: "TopicReceiptKeyInsert",
+		args: func(p *topicReceiptKeyParams) []any { return []any{p.Secret, p.Now} }})
+	topicReceiptKey       = def(stmt[struct{}]{name: "TopicReceiptKey", cols: 1, args: noArgs})
 	topicLag              = def(stmt[sql.NullString]{name: "TopicLag", cols: 5, args: oneArg[sql.NullString]})
 	topicGenerations      = def(stmt[struct{}]{name: "TopicGenerations", cols: 5, args: noArgs})
 	topicGenerationTopics = def(stmt[idRange]{name: "TopicGenerationTopics", cols: 3, args: idRangeArgs})

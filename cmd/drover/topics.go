@@ -23,6 +23,8 @@ type topicsClient interface {
 	Publish(ctx context.Context, topic string, msgs ...drover.Message) ([]int64, error)
 	CreateSubscription(ctx context.Context, topic, name string, opts *drover.SubscriptionOpts) (bool, error)
 	SubscriptionLag(ctx context.Context, topic string) ([]drover.SubscriptionLag, error)
+	SubscriptionLanes(ctx context.Context, topic, sub string) ([]drover.SubscriptionLane, error)
+	ReleaseLane(ctx context.Context, topic, sub string, lane int) (bool, error)
 }
 
 // openTopics opens the store, checked to be current, and a client for
@@ -41,7 +43,7 @@ func (c *cli) openTopics(ctx context.Context) (topicsClient, func(), error) {
 }
 
 // topicsCommand is `drover topics`: list, create, delete, subscribe,
-// publish, lag.
+// publish, lag, lanes, release-lane.
 func (c *cli) topicsCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "topics",
@@ -50,7 +52,7 @@ func (c *cli) topicsCommand() *cobra.Command {
 delivered once to every subscription of it.`,
 	}
 	cmd.AddCommand(c.topicsListCommand(), c.topicsCreateCommand(), c.topicsDeleteCommand(), c.topicsSubscribeCommand(),
-		c.topicsPublishCommand(), c.topicsLagCommand())
+		c.topicsPublishCommand(), c.topicsLagCommand(), c.topicsLanesCommand(), c.topicsReleaseLaneCommand())
 	markNeedsStore(cmd)
 	return cmd
 }
@@ -310,4 +312,85 @@ func (c *cli) topicsLagCommand() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+func (c *cli) topicsLanesCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "lanes TOPIC SUBSCRIPTION",
+		Short: "Show a subscription's lanes: cursor, pending messages, holder, attempt",
+		Long: `lanes shows each lane of a subscription: the last message it acknowledged,
+the messages past it, the consumer holding it and until when, and how many
+times its next message was delivered (above 1 while the lane delivers, one
+message at a time, a batch whose lease expired).`,
+		Args: argsNamed("TOPIC", "SUBSCRIPTION"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return c.withTopics(cmd, func(ctx context.Context, client topicsClient) error {
+				lanes, err := client.SubscriptionLanes(ctx, args[0], args[1])
+				if err != nil {
+					return err
+				}
+				out := cmd.OutOrStdout()
+				if asJSON {
+					type laneJSON struct {
+						Lane           int        `json:"lane"`
+						Cursor         int64      `json:"cursor"`
+						Pending        int64      `json:"pending"`
+						Holder         string     `json:"holder,omitempty"`
+						LeaseExpiresAt *time.Time `json:"lease_expires_at,omitempty"`
+						Attempt        int        `json:"attempt"`
+					}
+					rows := make([]laneJSON, len(lanes))
+					for i, l := range lanes {
+						rows[i] = laneJSON(l)
+					}
+					return writeJSON(out, rows)
+				}
+				tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "LANE\tCURSOR\tPENDING\tHOLDER\tLEASE LEFT\tATTEMPT")
+				for _, l := range lanes {
+					holder, left := "-", "-"
+					if l.Holder != "" {
+						holder = l.Holder
+						left = time.Until(*l.LeaseExpiresAt).Round(time.Millisecond).String()
+					}
+					fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\t%d\n", l.Lane, l.Cursor, l.Pending, holder, left, l.Attempt)
+				}
+				return tw.Flush()
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func (c *cli) topicsReleaseLaneCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "release-lane TOPIC SUBSCRIPTION LANE",
+		Short: "Free a lane whose holder hangs: its lease ends now",
+		Long: `release-lane ends the lease of a lane now, as if it had expired: another
+consumer takes the lane and delivers its batch again. The delivery counts as
+an attempt, so that a message that hangs every consumer goes dead after the
+subscription's max attempts; the old holder's extend finds the lane lost and
+its ack is refused.`,
+		Args: argsNamed("TOPIC", "SUBSCRIPTION", "LANE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			lane, err := strconv.Atoi(args[2])
+			if err != nil || lane < 0 {
+				return usagef("LANE %q: not a lane number", args[2])
+			}
+			return c.withTopics(cmd, func(ctx context.Context, client topicsClient) error {
+				held, err := client.ReleaseLane(ctx, args[0], args[1], lane)
+				if err != nil {
+					return err
+				}
+				what := "released"
+				if !held {
+					what = "was not held"
+				}
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "lane %d of %s/%s %s\n", lane, args[0], args[1], what)
+				return err
+			})
+		},
+	}
 }

@@ -57,21 +57,24 @@ type ReadPlan struct {
 }
 
 // PlanReads groups leased lanes by (topic, lane, cursor) into the ranges
-// of one TopicRead of at most limit messages per range, and of at most
-// maxRows messages in all (maxRows <= 0: no bound): with more ranges than
-// maxRows / limit, each range reads fewer messages (at least one). A
-// consumer whose subscriptions lag at many different positions would
+// of one TopicRead, each reading up to the furthest bound and the largest
+// limit of its lanes (Deliveries gives each lane its own share), and of at
+// most maxRows messages in all (maxRows <= 0: no bound): with ranges whose
+// limits add up to more, each range reads fewer messages (at least one).
+// A consumer whose subscriptions lag at many different positions would
 // otherwise read capacity × limit rows in one statement and spend longer
-// on it, and on their handlers, than its leases last; smaller batches
-// keep every lane moving instead of leaving some for later.
-func PlanReads(leased []droverdriver.LeasedLane, limit, maxRows int) ReadPlan {
+// on it, and on their handlers, than its leases last; smaller batches keep
+// every lane moving instead of leaving some for later. maxBytes bounds the
+// payload and metadata the read returns (TopicReadParams.MaxBytes).
+func PlanReads(leased []droverdriver.LeasedLane, maxRows int, maxBytes int64) ReadPlan {
 	type rng struct {
 		topic  string
 		lane   int
 		cursor droverdriver.Position
 	}
-	plan := ReadPlan{Params: droverdriver.TopicReadParams{Limit: limit}, RangeOf: make([]int, len(leased))}
+	plan := ReadPlan{Params: droverdriver.TopicReadParams{MaxBytes: maxBytes}, RangeOf: make([]int, len(leased))}
 	seen := make(map[rng]int, len(leased))
+	rows := 0
 	for i, l := range leased {
 		k := rng{l.Topic, l.Lane, l.Cursor}
 		r, ok := seen[k]
@@ -81,29 +84,58 @@ func PlanReads(leased []droverdriver.LeasedLane, limit, maxRows int) ReadPlan {
 			plan.Params.Topics = append(plan.Params.Topics, l.Topic)
 			plan.Params.Lanes = append(plan.Params.Lanes, l.Lane)
 			plan.Params.Cursors = append(plan.Params.Cursors, l.Cursor)
+			plan.Params.Tos = append(plan.Params.Tos, l.To)
+			plan.Params.Limits = append(plan.Params.Limits, 0)
+		}
+		if plan.Params.Tos[r].Less(l.To) {
+			plan.Params.Tos[r] = l.To
+		}
+		if l.Limit > plan.Params.Limits[r] {
+			rows += l.Limit - plan.Params.Limits[r]
+			plan.Params.Limits[r] = l.Limit
 		}
 		plan.RangeOf[i] = r
 	}
-	if n := len(plan.Params.Lanes); maxRows > 0 && n*limit > maxRows {
-		plan.Params.Limit = max(maxRows/n, 1)
+	if n := len(plan.Params.Lanes); maxRows > 0 && rows > maxRows {
+		cut := max(maxRows/n, 1)
+		for r := range plan.Params.Limits {
+			plan.Params.Limits[r] = min(plan.Params.Limits[r], cut)
+		}
 	}
 	return plan
 }
 
+// LaneBatch is what one leased lane delivers.
+type LaneBatch struct {
+	Rows []*droverdriver.MessageRow
+	// Full says that the batch holds as many messages as it could (its
+	// limit, or its range's when the read was cut), so that more are
+	// likely waiting.
+	Full bool
+}
+
 // Deliveries returns, for each leased lane, the messages it delivers, in
-// (xid, id) order, from the rows TopicRead returned for plan. A lane may
-// get none (a kept lane with nothing new, or one retention emptied
-// meanwhile): the caller releases it with an ack at its own cursor.
-func Deliveries(plan ReadPlan, rows []*droverdriver.MessageRow) [][]*droverdriver.MessageRow {
+// (xid, id) order, from the rows TopicRead returned for plan: those of its
+// range up to its own bound, at most its own limit. A lane may get none
+// (a kept lane with nothing new, a range past the read's byte budget, or
+// one retention emptied): the caller hands it back (TopicRelease).
+func Deliveries(plan ReadPlan, leased []droverdriver.LeasedLane, rows []*droverdriver.MessageRow) []LaneBatch {
 	byRange := make([][]*droverdriver.MessageRow, len(plan.Params.Lanes))
 	for _, m := range rows {
 		if m.Range >= 0 && m.Range < len(byRange) {
 			byRange[m.Range] = append(byRange[m.Range], m)
 		}
 	}
-	out := make([][]*droverdriver.MessageRow, len(plan.RangeOf))
+	out := make([]LaneBatch, len(plan.RangeOf))
 	for i, r := range plan.RangeOf {
-		out[i] = byRange[r]
+		l := leased[i]
+		limit := min(l.Limit, plan.Params.Limits[r])
+		batch := byRange[r]
+		n := 0
+		for n < len(batch) && n < limit && !l.To.Less(batch[n].Position()) {
+			n++
+		}
+		out[i] = LaneBatch{Rows: batch[:n:n], Full: n == limit}
 	}
 	return out
 }

@@ -32,7 +32,7 @@ var uiFiles embed.FS
 // pages are the parsed templates.
 type pages struct {
 	login, overview, jobs, job, batch, topics, workers, errorPage *template.Template
-	workflow, batches, periodic                                   *template.Template
+	workflow, batches, periodic, lanes                            *template.Template
 }
 
 var funcs = template.FuncMap{
@@ -140,6 +140,7 @@ func newPages() *pages {
 		job:       parse("job.html"),
 		batch:     parse("batch.html"),
 		topics:    parse("topics.html"),
+		lanes:     parse("lanes.html"),
 		workflow:  parse("workflow.html"),
 		batches:   parse("batches.html"),
 		periodic:  parse("periodic.html"),
@@ -179,6 +180,7 @@ func (s *Server) htmlRoutes() map[string]func(w http.ResponseWriter, r *http.Req
 		"GET /{$}":                           s.overviewPage,
 		"GET /ui/jobs":                       s.jobsPage,
 		"GET /ui/topics":                     s.topicsPage,
+		"GET /ui/topics/{topic}/{name}":      s.lanesPage,
 		"GET /ui/workers":                    s.workersPage,
 		"GET /ui/jobs/find":                  findByID("job", "/ui/jobs"),
 		"GET /ui/jobs/{id}":                  s.jobPage,

@@ -164,6 +164,11 @@ type Config struct {
 	// jobs (claimbudget.go); a workflow's graph leaves out the results
 	// past it. One job or result always goes in, however large.
 	MaxPageBytes int
+	// MaxReceiveBytes bounds the payload and metadata bytes of one topic
+	// receive (drover.ReceiveParams.MaxBytes, default
+	// drover.ReceiveMaxBytesDefault): each batch holds at least one
+	// message, and lanes past the budget wait for the next receive.
+	MaxReceiveBytes int64
 	// MaxLabelValues bounds the distinct values of each metrics label
 	// (queue, kind, and queue-kind pairs at five times as many); the rest
 	// are counted under "other".
@@ -226,6 +231,7 @@ func New(cfg Config) (*Server, error) {
 	cfg.PublisherStallAfter = cmp.Or(cfg.PublisherStallAfter, drover.PublisherStallAfter)
 	cfg.SessionTTL = cmp.Or(cfg.SessionTTL, SessionTTLDefault)
 	cfg.MaxPageBytes = cmp.Or(cfg.MaxPageBytes, MaxPageBytesDefault)
+	cfg.MaxReceiveBytes = cmp.Or(cfg.MaxReceiveBytes, drover.ReceiveMaxBytesDefault)
 	cfg.MaxLabelValues = cmp.Or(cfg.MaxLabelValues, MaxLabelValuesDefault)
 	cfg.LabelTTL = cmp.Or(cfg.LabelTTL, LabelTTLDefault)
 	cfg.ReadHeaderTimeout = cmp.Or(cfg.ReadHeaderTimeout, ReadHeaderTimeoutDefault)
@@ -430,18 +436,22 @@ func (s *Server) routes() {
 		"POST /v1/periodic/{name}/trigger": {admin, s.triggerPeriodic},
 		"GET /metrics":                     {admin, s.serveMetrics},
 		// Topics (topics.go).
-		"GET /v1/topics":                                       {reader, s.listTopics},
-		"POST /v1/topics":                                      {admin, s.createTopic},
-		"GET /v1/topics/{topic}":                               {reader, s.getTopic},
-		"DELETE /v1/topics/{topic}":                            {admin, s.deleteTopic},
-		"POST /v1/topics/{topic}/publish":                      {[]Scope{ScopeEnqueue}, s.publish},
-		"POST /v1/messages":                                    {[]Scope{ScopeEnqueue}, s.publishMany},
-		"GET /v1/topics/{topic}/lag":                           {reader, s.topicLag},
-		"POST /v1/topics/{topic}/subscriptions":                {admin, s.createSubscription},
-		"DELETE /v1/topics/{topic}/subscriptions/{name}":       {admin, s.deleteSubscription},
-		"POST /v1/topics/{topic}/subscriptions/{name}/receive": {work, s.receive},
-		"POST /v1/topics/{topic}/subscriptions/{name}/ack":     {work, s.ack},
-		"POST /v1/topics/{topic}/subscriptions/{name}/nack":    {work, s.nack},
+		"GET /v1/topics":                                                    {reader, s.listTopics},
+		"POST /v1/topics":                                                   {admin, s.createTopic},
+		"GET /v1/topics/{topic}":                                            {reader, s.getTopic},
+		"DELETE /v1/topics/{topic}":                                         {admin, s.deleteTopic},
+		"POST /v1/topics/{topic}/publish":                                   {[]Scope{ScopeEnqueue}, s.publish},
+		"POST /v1/messages":                                                 {[]Scope{ScopeEnqueue}, s.publishMany},
+		"GET /v1/topics/{topic}/lag":                                        {reader, s.topicLag},
+		"POST /v1/topics/{topic}/subscriptions":                             {admin, s.createSubscription},
+		"DELETE /v1/topics/{topic}/subscriptions/{name}":                    {admin, s.deleteSubscription},
+		"POST /v1/topics/{topic}/subscriptions/{name}/receive":              {work, s.receive},
+		"POST /v1/topics/{topic}/subscriptions/{name}/ack":                  {work, s.ack},
+		"POST /v1/topics/{topic}/subscriptions/{name}/nack":                 {work, s.nack},
+		"POST /v1/topics/{topic}/subscriptions/{name}/extend":               {work, s.extendBatches},
+		"POST /v1/topics/{topic}/subscriptions/{name}/release":              {work, s.releaseBatches},
+		"GET /v1/topics/{topic}/subscriptions/{name}/lanes":                 {reader, s.lanes},
+		"POST /v1/topics/{topic}/subscriptions/{name}/lanes/{lane}/release": {admin, s.releaseLane},
 	} {
 		s.mux.Handle(pattern, s.endpoint(pattern, rt))
 	}
@@ -630,7 +640,8 @@ func (s *Server) classify(w http.ResponseWriter, r *http.Request, err error) (in
 		return http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is over the limit of %d bytes", mbe.Limit)
 	case errors.Is(err, drover.ErrInvalid):
 		return http.StatusBadRequest, strings.Replace(err.Error(), drover.ErrInvalid.Error()+": ", "", 1)
-	case errors.Is(err, drover.ErrNotFound), errors.Is(err, drover.ErrPeriodicNotFound), errors.Is(err, drover.ErrTopicNotFound):
+	case errors.Is(err, drover.ErrNotFound), errors.Is(err, drover.ErrPeriodicNotFound), errors.Is(err, drover.ErrTopicNotFound),
+		errors.Is(err, drover.ErrSubscriptionNotFound):
 		return http.StatusNotFound, err.Error()
 	case errors.Is(err, drover.ErrPeriodicExists), errors.Is(err, drover.ErrPeriodicConfigured):
 		return http.StatusConflict, err.Error()

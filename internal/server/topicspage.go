@@ -145,3 +145,21 @@ func (s *Server) topicsPage(w http.ResponseWriter, r *http.Request) error {
 		Stalled     *drover.OpenPublisher
 	}{page{Title: "Topics"}, rows, rates, cur.At, s.cfg.SampleInterval, unsupported, stalledPublisher(cur, s.cfg.PublisherStallAfter)})
 }
+
+// lanesPage shows the lanes of one subscription: who holds each, until
+// when, its cursor, lag and attempt. It reads them on view (one statement
+// over the subscription's lanes), as an operator looks for a stuck
+// consumer; drover topics release-lane and the API free a lane.
+func (s *Server) lanesPage(w http.ResponseWriter, r *http.Request) error {
+	topic, sub := r.PathValue("topic"), r.PathValue("name")
+	lanes, err := s.cfg.Client.SubscriptionLanes(r.Context(), topic, sub)
+	if err != nil {
+		return err
+	}
+	return render(w, http.StatusOK, s.pages.lanes, struct {
+		page
+		Topic, Subscription string
+		Lanes               []drover.SubscriptionLane
+		Now                 time.Time
+	}{page{Title: topic + "/" + sub}, topic, sub, lanes, time.Now()})
+}
