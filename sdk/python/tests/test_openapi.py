@@ -93,6 +93,10 @@ CALLS: dict[str, Callable[[drover.Client], Any]] = {
                                    wait_ms=100),
     "ack": lambda c: c.ack("t", "s", [("r1", {1: "why"}), ("r2", None)]),
     "nack": lambda c: c.nack("t", "s", ["r1"], "why"),
+    "extend_batches": lambda c: c.extend_batches("t", "s", ["r1", "r2"], lease_ms=60_000),
+    "release_batches": lambda c: c.release_batches("t", "s", ["r1"]),
+    "subscription_lanes": lambda c: c.subscription_lanes("t", "s"),
+    "release_lane": lambda c: c.release_lane("t", "s", 3),
 }
 
 
@@ -217,9 +221,9 @@ MODELS: list[tuple[type, str, dict[str, str], dict[str, str]]] = [
     (drover.WorkflowJob, "WorkflowJob", {}, {}),
     (drover.Delivery, "Delivery", {"payload_base64": "data"},
      {"topic": "the topic of the receive, which the URL names", "is_json": "whether payload is set",
-      "subscription": "the subscription of the receive, which the URL names",
-      "attempt": "sent by servers that count deliveries; 1 otherwise"}),
+      "subscription": "the subscription of the receive, which the URL names"}),
     (drover.ReceivedBatch, "ReceivedBatch", {}, {}),
+    (drover.SubscriptionLane, "SubscriptionLane", {}, {}),
 ]
 # Fields of every model that are the SDK's own: the answer as it came.
 SDK_FIELDS = {"raw"}
@@ -238,7 +242,8 @@ def test_models_match_the_schemas(model: type, name: str, renamed: dict[str, str
 @pytest.mark.parametrize(("model", "name"), [(drover.Job, "Job"), (drover.Job, "ClaimedJob"),
                                              (drover.PeriodicJob, "PeriodicJob"), (drover.Batch, "Batch"),
                                              (drover.Queue, "Queue"), (drover.WorkerInfo, "Worker"),
-                                             (drover.BulkTask, "BulkTask"), (drover.Topic, "Topic")])
+                                             (drover.BulkTask, "BulkTask"), (drover.Topic, "Topic"),
+                                             (drover.SubscriptionLane, "SubscriptionLane")])
 def test_models_decode_a_full_answer(model: Any, name: str) -> None:
     """Each property of a full answer lands in its field, keeping its type."""
     value = sample(schema(name))

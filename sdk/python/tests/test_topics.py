@@ -101,6 +101,125 @@ def test_receive_ack_and_nack_by_hand(client: drover.Client, topic: str) -> None
     assert wait_job(client, f"topic:{other}").metadata["first_error"] == "not now"
 
 
+def held_lane(client: drover.Client, topic: str) -> drover.SubscriptionLane:
+    """The one lane of subscription s that a consumer holds."""
+    lanes = client.subscription_lanes(topic, "s")
+    assert len(lanes) == 4
+    (lane,) = [lane for lane in lanes if lane.holder]
+    return lane
+
+
+def test_extend_release_and_lanes_by_hand(server: Server, client: drover.Client, topic: str) -> None:
+    client.create_subscription(topic, "s")
+    ids = client.publish(topic, [drover.Message({"n": i}, key="k") for i in range(3)])
+    with server.client(server.work_token) as work:
+        (batch,) = work.receive(topic, "s", worker="a", lease_ms=2000, wait_ms=2000)
+        assert [(m.id, m.attempt) for m in batch.messages] == [(i, 1) for i in ids]
+        lane = held_lane(client, topic)
+        assert (lane.holder, lane.cursor, lane.lag, lane.attempt) == ("a", 0, 3, 1)
+        assert lane.lease_expires_at is not None
+
+        # Extended, the lease outlives the two seconds it was received for.
+        assert work.extend_batches(topic, "s", [batch.receipt], lease_ms=120_000) == [True]
+        extended = held_lane(client, topic)
+        assert extended.lease_expires_at is not None and extended.holder == "a"
+        assert (extended.lease_expires_at - lane.lease_expires_at).total_seconds() > 60
+        assert work.receive(topic, "s", worker="b", wait_ms=2500) == []  # past the first lease: still a's
+        # A receipt goes back as it came: an altered one is refused, naming it.
+        forged = batch.receipt[:-2] + ("AA" if not batch.receipt.endswith("AA") else "BB")
+        with pytest.raises(drover.ValidationError, match="receipt"):
+            work.extend_batches(topic, "s", [forged])
+        with pytest.raises(drover.NotFoundError):
+            work.extend_batches(topic, "nosuch", [batch.receipt])
+
+        # Released, the batch goes to the next receive at once, its
+        # delivery not counted.
+        assert work.release_batches(topic, "s", [batch.receipt]) == [True]
+        assert work.release_batches(topic, "s", [batch.receipt]) == [False]
+        (again,) = work.receive(topic, "s", worker="b", lease_ms=120_000, wait_ms=2000)
+        assert [(m.id, m.attempt) for m in again.messages] == [(i, 1) for i in ids]
+
+        # An operator frees the lane b holds: b's extend and ack are
+        # refused, and the next delivery counts (one message at a time
+        # after a lost lease).
+        lane = held_lane(client, topic)
+        assert lane.holder == "b"
+        with pytest.raises(drover.ForbiddenError):
+            work.release_lane(topic, "s", lane.lane)
+        assert client.release_lane(topic, "s", lane.lane) is True
+        assert client.release_lane(topic, "s", lane.lane) is False
+        assert work.extend_batches(topic, "s", [again.receipt]) == [False]
+        assert work.ack(topic, "s", [(again.receipt, None)]) == [False]
+        (third,) = work.receive(topic, "s", worker="c", lease_ms=120_000, wait_ms=2000)
+        assert [(m.id, m.attempt) for m in third.messages] == [(ids[0], 2)]
+        assert work.ack(topic, "s", [(third.receipt, None)]) == [True]
+    free = [lane for lane in client.subscription_lanes(topic, "s") if lane.cursor]
+    assert [(lane.cursor, lane.lag, lane.holder, lane.lease_expires_at) for lane in free] == [(ids[0], 2, "", None)]
+
+
+def test_consumer_extends_a_long_handler_and_releases_at_shutdown(
+    server: Server, client: drover.Client, topic: str
+) -> None:
+    """A handler that outlasts its one-second lease keeps its batch (the
+    consumer extends it: the lane stays its own, the delivery's attempt 1);
+    one still running at shutdown has its batch released, received again at
+    once by hand rather than after the minute's lease, its attempt not
+    counted."""
+    client.create_subscription(topic, "s")
+    (first,) = client.publish(topic, [drover.Message({"n": 0}, key="k")])
+    seen: list[tuple[int, int]] = []
+    finish = threading.Event()
+    consumer = drover.Consumer(server.url, server.work_token, lease=1, poll_wait=1)
+
+    @consumer.subscription(topic, "s")
+    def handle(msg: drover.Delivery, ctx: drover.DeliveryContext) -> None:
+        seen.append((msg.id, msg.attempt))
+        finish.wait(30)
+
+    consumer.start()
+    try:
+        wait_for(lambda: bool(seen), what="the handler to start")
+        start = held_lane(client, topic)
+        started = start.lease_expires_at
+        assert start.holder == consumer.consumer_id and started is not None
+
+        def renewed() -> float:
+            ends = held_lane(client, topic).lease_expires_at
+            return (ends - started).total_seconds() if ends is not None else 0
+
+        # Three leases later the lane is still the consumer's, renewed.
+        wait_for(lambda: renewed() >= 3, what="three extends")
+        lane = held_lane(client, topic)
+        assert (lane.holder, lane.attempt) == (consumer.consumer_id, 1)
+        finish.set()
+        wait_for(lambda: client.subscription_lag(topic)[0].pending == 0, what="the ack")
+    finally:
+        finish.set()
+        consumer.stop()
+    assert seen == [(first, 1)]
+
+    (second,) = client.publish(topic, [drover.Message({"n": 1}, key="k")])
+    seen.clear()
+    finish.clear()
+    stopping = drover.Consumer(server.url, server.work_token, lease=60, poll_wait=1, shutdown_timeout=0.5)
+
+    @stopping.subscription(topic, "s")
+    def hang(msg: drover.Delivery, ctx: drover.DeliveryContext) -> None:
+        seen.append((msg.id, msg.attempt))
+        ctx.cancelled.wait(30)
+
+    stopping.start()
+    try:
+        wait_for(lambda: bool(seen), what="the handler to start")
+    finally:
+        stopping.stop()
+    assert seen == [(second, 1)]
+    with server.client(server.work_token) as work:
+        (batch,) = work.receive(topic, "s", worker="after", wait_ms=5000)
+        assert [(m.id, m.attempt) for m in batch.messages] == [(second, 1)]
+        assert work.ack(topic, "s", [(batch.receipt, None)]) == [True]
+
+
 def wait_job(client: drover.Client, queue: str) -> drover.Job:
     wait_for(lambda: bool(client.list_jobs(queue=queue).jobs), what=f"a job in {queue}")
     return client.list_jobs(queue=queue).jobs[0]

@@ -1,4 +1,4 @@
-import { type Batch, type BatchPage, type BulkAction, type BulkTask, type Message, type Queue, type ReceivedBatch, type SubscriptionLag, type Topic, type UnroutableJobs, type WorkerInfo, type WorkflowGraph, type InsertOptions, type InsertedBatch, type Job, type JobPage, type JobResult, type JobSpec, type JobState, type Metadata, type PeriodicJob, type PeriodicOptions, type ResultPage } from "./types.js";
+import { type Batch, type BatchPage, type BulkAction, type BulkTask, type Message, type Queue, type ReceivedBatch, type SubscriptionLag, type SubscriptionLane, type Topic, type UnroutableJobs, type WorkerInfo, type WorkflowGraph, type InsertOptions, type InsertedBatch, type Job, type JobPage, type JobResult, type JobSpec, type JobState, type Metadata, type PeriodicJob, type PeriodicOptions, type ResultPage } from "./types.js";
 export interface ClientOptions {
     /** Milliseconds before a request is abandoned; default 30 s. */
     timeoutMs?: number;
@@ -249,6 +249,32 @@ export declare class Client {
     }>): Promise<boolean[]>;
     /** Fails every message of the batches `receipts` names with `error` (they become retry jobs). */
     nack(topic: string, subscription: string, receipts: string[], error?: string): Promise<boolean[]>;
+    /**
+     * Renews the leases of received batches for `leaseMs` from now (at most
+     * 300000; default the server's receive default). Resolves, per receipt,
+     * whether it was renewed: false when the batch's lease was lost (another
+     * consumer may have the lane now: stop handling it). A receipt goes back to
+     * the server exactly as receive gave it.
+     */
+    extendBatches(topic: string, subscription: string, receipts: string[], options?: {
+        leaseMs?: number;
+    }): Promise<boolean[]>;
+    /**
+     * Hands received batches back unhandled, to be delivered again at once (a
+     * consumer shutting down); their deliveries do not count as attempts.
+     * Resolves, per receipt, whether it was released (false: its lease had
+     * ended already).
+     */
+    releaseBatches(topic: string, subscription: string, receipts: string[]): Promise<boolean[]>;
+    /** Each lane of a subscription: its position, its lag, and the consumer holding it with its lease's end when one does. */
+    subscriptionLanes(topic: string, subscription: string): Promise<SubscriptionLane[]>;
+    /**
+     * Frees a lane whose holder hangs (admin scope): its batch is delivered
+     * again to the next receive, and that delivery counts as an attempt; the
+     * holder's extend, ack and release of it are refused. Resolves false when
+     * the lane was free already.
+     */
+    releaseLane(topic: string, subscription: string, lane: number): Promise<boolean>;
 }
 export declare function topicPath(topic: string, rest?: string): string;
 export declare function subscriptionPath(topic: string, name: string, action?: string): string;

@@ -417,6 +417,42 @@ export class Client {
     async nack(topic, subscription, receipts, error = "nacked") {
         return (await this.#t.request("POST", subscriptionPath(topic, subscription, "nack"), { receipts, error })).accepted;
     }
+    /**
+     * Renews the leases of received batches for `leaseMs` from now (at most
+     * 300000; default the server's receive default). Resolves, per receipt,
+     * whether it was renewed: false when the batch's lease was lost (another
+     * consumer may have the lane now: stop handling it). A receipt goes back to
+     * the server exactly as receive gave it.
+     */
+    async extendBatches(topic, subscription, receipts, options = {}) {
+        const body = { receipts };
+        if (options.leaseMs !== undefined)
+            body["lease_ms"] = options.leaseMs;
+        return (await this.#t.request("POST", subscriptionPath(topic, subscription, "extend"), body)).extended;
+    }
+    /**
+     * Hands received batches back unhandled, to be delivered again at once (a
+     * consumer shutting down); their deliveries do not count as attempts.
+     * Resolves, per receipt, whether it was released (false: its lease had
+     * ended already).
+     */
+    async releaseBatches(topic, subscription, receipts) {
+        return (await this.#t.request("POST", subscriptionPath(topic, subscription, "release"), { receipts })).released;
+    }
+    /** Each lane of a subscription: its position, its lag, and the consumer holding it with its lease's end when one does. */
+    async subscriptionLanes(topic, subscription) {
+        return (await this.#t.request("GET", subscriptionPath(topic, subscription, "lanes"))).lanes;
+    }
+    /**
+     * Frees a lane whose holder hangs (admin scope): its batch is delivered
+     * again to the next receive, and that delivery counts as an attempt; the
+     * holder's extend, ack and release of it are refused. Resolves false when
+     * the lane was free already.
+     */
+    async releaseLane(topic, subscription, lane) {
+        const path = subscriptionPath(topic, subscription, `lanes/${encodeURIComponent(String(lane))}/release`);
+        return (await this.#t.request("POST", path)).released;
+    }
 }
 function queuePath(name, action = "") {
     return "/v1/queues/" + encodeURIComponent(name) + (action ? `/${action}` : "");

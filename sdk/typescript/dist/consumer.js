@@ -65,10 +65,6 @@ function errorText(e) {
         return e.message ? `${e.name}: ${e.message}` : e.name;
     return typeof e === "string" ? e : `thrown: ${String(e)}`;
 }
-/** Whether a 404 says the server has no such endpoint (one older than extend and release). */
-function noEndpoint(e) {
-    return e instanceof NotFoundError && e.serverMessage.includes("no such endpoint");
-}
 /**
  * Runs handlers of topic subscriptions:
  *
@@ -94,8 +90,6 @@ export class Consumer {
     #stopping = false;
     #ackerStop = false;
     #hurry = false;
-    #noExtend = false;
-    #noRelease = false;
     #changed = new Signal();
     #life;
     #receiveAbort = new AbortController();
@@ -304,6 +298,11 @@ export class Consumer {
                 },
             };
             failed = await this.#handle(b.sub, b.messages, ctx);
+            // Stopped at shutdown, the batch is released however its handler
+            // ended (as Python's, whose task is cancelled): a handler told to
+            // stop may have cut its work short and still returned.
+            if (b.reason === "shutdown")
+                failed = undefined;
         }
         finally {
             this.#end(b, failed);
@@ -404,7 +403,7 @@ export class Consumer {
         const t = this.#t;
         const backoff = new Backoff(100, Math.min(o.maxBackoffMs, o.leaseMs / 3));
         let delay = o.leaseMs / 3;
-        while (!this.#noExtend) {
+        for (;;) {
             await this.#sleep(delay, this.#extendStop.signal);
             if (this.#extendStop.signal.aborted)
                 return;
@@ -418,11 +417,6 @@ export class Consumer {
                         out = await t.request("POST", subscriptionPath(sub.topic, sub.name, "extend"), { receipts: chunk.map((b) => b.receipt), lease_ms: o.leaseMs }, { timeoutMs: Math.max(2000, o.leaseMs / 2) });
                     }
                     catch (e) {
-                        if (noEndpoint(e)) {
-                            this.#log.warn(`extend: ${e.message}: this server does not extend batches' leases; a handler must finish within the lease (${o.leaseMs} ms)`);
-                            this.#noExtend = true;
-                            return;
-                        }
                         if (e instanceof NotFoundError)
                             continue; // deleted while consuming; its receives fail too
                         delay = backoff.next();
@@ -523,18 +517,13 @@ export class Consumer {
     async #sendReleases(sub) {
         while (sub.releases.size > 0) {
             const receipts = [...sub.releases].sort().slice(0, MAX_PER_REQUEST);
-            if (!this.#noRelease) {
-                try {
-                    await this.#t.request("POST", subscriptionPath(sub.topic, sub.name, "release"), { receipts });
-                }
-                catch (e) {
-                    if (!(e instanceof NotFoundError))
-                        throw e;
-                    if (noEndpoint(e)) {
-                        this.#log.warn(`release: ${e.message}: this server cannot release batches; they are delivered again after their leases`);
-                        this.#noRelease = true;
-                    }
-                }
+            try {
+                await this.#t.request("POST", subscriptionPath(sub.topic, sub.name, "release"), { receipts });
+            }
+            catch (e) {
+                // Deleted while consuming: nothing to hand back.
+                if (!(e instanceof NotFoundError))
+                    throw e;
             }
             for (const r of receipts) {
                 sub.releases.delete(r);

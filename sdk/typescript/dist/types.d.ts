@@ -171,6 +171,14 @@ export type WorkflowGraph = Schemas["WorkflowGraph"];
 export type Topic = Schemas["Topic"];
 /** How far a subscription is behind its topic. */
 export type SubscriptionLag = operations["topicLag"]["responses"][200]["content"]["application/json"]["subscriptions"][number];
+/**
+ * One lane of a subscription: the id of the last message it acknowledged
+ * (`cursor`, 0 when none), the messages past it (`lag`), the consumer holding
+ * its lease and when that lease ends (`holder` and `lease_expires_at`, absent
+ * when the lane is free), and the deliveries of its next message so far
+ * (`attempt`).
+ */
+export type SubscriptionLane = Schemas["SubscriptionLane"];
 /** One page of batches, newest first; pass `nextBefore` as `before` for the next, null on the last. */
 export interface BatchPage {
     batches: Batch[];
@@ -214,9 +222,7 @@ export interface ReceivedBatch {
     messages: Delivery[];
 }
 /** The wire form of a delivery (receive's `messages[]`). */
-type DeliveryJSON = Schemas["Delivery"] & {
-    attempt?: number;
-};
+type DeliveryJSON = Schemas["Delivery"];
 /**
  * Reads a delivery of a receive answer, which carries the payload as
  * `payload` when it is JSON and as `payload_base64` otherwise (an older

@@ -69,7 +69,7 @@ export function deliveryOf(d, topic, subscription) {
         payload: parsed.ok ? parsed.value : undefined,
         metadata: d.metadata ?? {},
         publishedAt: d.published_at,
-        attempt: d.attempt ?? 1,
+        attempt: d.attempt,
     };
 }
 /**

@@ -12,6 +12,7 @@ import {
   type Queue,
   type ReceivedBatch,
   type SubscriptionLag,
+  type SubscriptionLane,
   type Topic,
   type UnroutableJobs,
   type WorkerInfo,
@@ -557,6 +558,45 @@ export class Client {
   /** Fails every message of the batches `receipts` names with `error` (they become retry jobs). */
   async nack(topic: string, subscription: string, receipts: string[], error = "nacked"): Promise<boolean[]> {
     return (await this.#t.request<{ accepted: boolean[] }>("POST", subscriptionPath(topic, subscription, "nack"), { receipts, error })).accepted;
+  }
+
+  /**
+   * Renews the leases of received batches for `leaseMs` from now (at most
+   * 300000; default the server's receive default). Resolves, per receipt,
+   * whether it was renewed: false when the batch's lease was lost (another
+   * consumer may have the lane now: stop handling it). A receipt goes back to
+   * the server exactly as receive gave it.
+   */
+  async extendBatches(topic: string, subscription: string, receipts: string[], options: { leaseMs?: number } = {}): Promise<boolean[]> {
+    const body: Record<string, unknown> = { receipts };
+    if (options.leaseMs !== undefined) body["lease_ms"] = options.leaseMs;
+    return (await this.#t.request<{ extended: boolean[] }>("POST", subscriptionPath(topic, subscription, "extend"), body)).extended;
+  }
+
+  /**
+   * Hands received batches back unhandled, to be delivered again at once (a
+   * consumer shutting down); their deliveries do not count as attempts.
+   * Resolves, per receipt, whether it was released (false: its lease had
+   * ended already).
+   */
+  async releaseBatches(topic: string, subscription: string, receipts: string[]): Promise<boolean[]> {
+    return (await this.#t.request<{ released: boolean[] }>("POST", subscriptionPath(topic, subscription, "release"), { receipts })).released;
+  }
+
+  /** Each lane of a subscription: its position, its lag, and the consumer holding it with its lease's end when one does. */
+  async subscriptionLanes(topic: string, subscription: string): Promise<SubscriptionLane[]> {
+    return (await this.#t.request<{ lanes: SubscriptionLane[] }>("GET", subscriptionPath(topic, subscription, "lanes"))).lanes;
+  }
+
+  /**
+   * Frees a lane whose holder hangs (admin scope): its batch is delivered
+   * again to the next receive, and that delivery counts as an attempt; the
+   * holder's extend, ack and release of it are refused. Resolves false when
+   * the lane was free already.
+   */
+  async releaseLane(topic: string, subscription: string, lane: number): Promise<boolean> {
+    const path = subscriptionPath(topic, subscription, `lanes/${encodeURIComponent(String(lane))}/release`);
+    return (await this.#t.request<{ released: boolean }>("POST", path)).released;
   }
 }
 

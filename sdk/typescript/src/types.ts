@@ -208,6 +208,15 @@ export type Topic = Schemas["Topic"];
 export type SubscriptionLag =
   operations["topicLag"]["responses"][200]["content"]["application/json"]["subscriptions"][number];
 
+/**
+ * One lane of a subscription: the id of the last message it acknowledged
+ * (`cursor`, 0 when none), the messages past it (`lag`), the consumer holding
+ * its lease and when that lease ends (`holder` and `lease_expires_at`, absent
+ * when the lane is free), and the deliveries of its next message so far
+ * (`attempt`).
+ */
+export type SubscriptionLane = Schemas["SubscriptionLane"];
+
 /** One page of batches, newest first; pass `nextBefore` as `before` for the next, null on the last. */
 export interface BatchPage {
   batches: Batch[];
@@ -255,7 +264,7 @@ export interface ReceivedBatch {
 }
 
 /** The wire form of a delivery (receive's `messages[]`). */
-type DeliveryJSON = Schemas["Delivery"] & { attempt?: number };
+type DeliveryJSON = Schemas["Delivery"];
 
 /** Whether bytes are a JSON text (the server's rule for sending `payload`), and its value. */
 function jsonOf(data: Uint8Array): { ok: boolean; value: unknown } {
@@ -284,7 +293,7 @@ export function deliveryOf(d: DeliveryJSON, topic: string, subscription: string)
     payload: parsed.ok ? parsed.value : undefined,
     metadata: (d.metadata as Metadata | undefined) ?? {},
     publishedAt: d.published_at,
-    attempt: d.attempt ?? 1,
+    attempt: d.attempt,
   };
 }
 

@@ -86,6 +86,10 @@ const calls: Record<string, (c: Client) => Promise<unknown>> = {
   receive: (c) => c.receive("t", "s", { worker: "w", maxBatches: 2, batchSize: 10, leaseMs: 5000, waitMs: 100 }),
   ack: (c) => c.ack("t", "s", [{ receipt: "r1", failed: { 1: "why" } }, { receipt: "r2" }]),
   nack: (c) => c.nack("t", "s", ["r1"], "why"),
+  extendBatches: (c) => c.extendBatches("t", "s", ["r1", "r2"], { leaseMs: 60_000 }),
+  releaseBatches: (c) => c.releaseBatches("t", "s", ["r1"]),
+  subscriptionLanes: (c) => c.subscriptionLanes("t", "s"),
+  releaseLane: (c) => c.releaseLane("t", "s", 3),
 };
 
 /** Calls fn with a fetch that checks each request against the document and answers with a sample; returns the operations it saw. */

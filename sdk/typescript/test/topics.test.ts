@@ -5,7 +5,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { ConflictError, Consumer, FailedMessages, ForbiddenError, NotFoundError, UnauthorizedError, ValidationError, type Client, type Delivery } from "@drover/client";
+import { ConflictError, Consumer, FailedMessages, ForbiddenError, NotFoundError, UnauthorizedError, ValidationError, type Client, type Delivery, type DeliveryContext, type ReceivedBatch, type SubscriptionLane } from "@drover/client";
 import { Server, backends, quiet, waitFor } from "./helpers.js";
 
 const newTopic = () => "t-" + randomBytes(6).toString("hex");
@@ -83,6 +83,115 @@ for (const backend of backends()) {
       assert.deepEqual([ob!.messages[0]!.id, ob!.messages[0]!.isJSON, ob!.messages[0]!.payload, ob!.messages[0]!.metadata], [c, true, null, { m: true }]);
       assert.deepEqual(await client.nack(other, "s", [ob!.receipt], "not now"), [true]);
       await waitFor(async () => (await client.listJobs({ queue: `topic:${other}` })).jobs.length === 1, "the nacked message's job");
+    });
+
+    /** The one lane of subscription s that a consumer holds. */
+    async function heldLane(t: string): Promise<SubscriptionLane> {
+      const lanes = await client.subscriptionLanes(t, "s");
+      assert.equal(lanes.length, 4);
+      const held = lanes.filter((l) => l.holder);
+      assert.equal(held.length, 1, JSON.stringify(lanes));
+      return held[0]!;
+    }
+    const ms = (at: string | undefined) => (at ? Date.parse(at) : 0);
+
+    test("extend, release and lanes by hand", async () => {
+      const t = await topic();
+      await client.createSubscription(t, "s");
+      const ids = await client.publish(t, [0, 1, 2].map((n) => ({ payload: { n }, key: "k" })));
+      const work = server.client(server.workToken);
+      const attempts = (b: ReceivedBatch | undefined) => b?.messages.map((m) => [m.id, m.attempt]);
+      const [batch, ...more] = await work.receive(t, "s", { worker: "a", leaseMs: 2000, waitMs: 2000 });
+      assert.equal(more.length, 0);
+      assert.deepEqual(attempts(batch), ids.map((id) => [id, 1]));
+      const lane = await heldLane(t);
+      assert.deepEqual([lane.holder, lane.cursor, lane.lag, lane.attempt], ["a", 0, 3, 1]);
+      assert.ok(lane.lease_expires_at);
+
+      // Extended, the lease outlives the two seconds it was received for.
+      assert.deepEqual(await work.extendBatches(t, "s", [batch!.receipt], { leaseMs: 120_000 }), [true]);
+      const extended = await heldLane(t);
+      assert.equal(extended.holder, "a");
+      assert.ok(ms(extended.lease_expires_at) - ms(lane.lease_expires_at) > 60_000);
+      assert.deepEqual(await work.receive(t, "s", { worker: "b", waitMs: 2500 }), []); // past the first lease: still a's
+      // A receipt goes back as it came: an altered one is refused, naming it.
+      const r = batch!.receipt;
+      const forged = r.slice(0, -2) + (r.endsWith("AA") ? "BB" : "AA");
+      await assert.rejects(work.extendBatches(t, "s", [forged]), (e: unknown) => e instanceof ValidationError && /receipt/.test(e.message));
+      await assert.rejects(work.extendBatches(t, "nosuch", [r]), NotFoundError);
+
+      // Released, the batch goes to the next receive at once, its delivery not counted.
+      assert.deepEqual(await work.releaseBatches(t, "s", [r]), [true]);
+      assert.deepEqual(await work.releaseBatches(t, "s", [r]), [false]);
+      const [again] = await work.receive(t, "s", { worker: "b", leaseMs: 120_000, waitMs: 2000 });
+      assert.deepEqual(attempts(again), ids.map((id) => [id, 1]));
+
+      // An operator frees the lane b holds: b's extend and ack are refused,
+      // and the next delivery counts (one message at a time after a lost lease).
+      const taken = await heldLane(t);
+      assert.equal(taken.holder, "b");
+      await assert.rejects(work.releaseLane(t, "s", taken.lane), ForbiddenError);
+      assert.equal(await client.releaseLane(t, "s", taken.lane), true);
+      assert.equal(await client.releaseLane(t, "s", taken.lane), false);
+      assert.deepEqual(await work.extendBatches(t, "s", [again!.receipt]), [false]);
+      assert.deepEqual(await work.ack(t, "s", [{ receipt: again!.receipt }]), [false]);
+      const [third] = await work.receive(t, "s", { worker: "c", leaseMs: 120_000, waitMs: 2000 });
+      assert.deepEqual(attempts(third), [[ids[0], 2]]);
+      assert.deepEqual(await work.ack(t, "s", [{ receipt: third!.receipt }]), [true]);
+      const moved = (await client.subscriptionLanes(t, "s")).filter((l) => l.cursor);
+      assert.deepEqual(moved.map((l) => [l.cursor, l.lag, l.holder, l.lease_expires_at]), [[ids[0], 2, undefined, undefined]]);
+    });
+
+    test("the consumer extends a long handler's lease and releases its batch at shutdown", async () => {
+      const t = await topic();
+      await client.createSubscription(t, "s");
+      const [first] = await client.publish(t, [{ payload: { n: 0 }, key: "k" }]);
+      const seen: Array<[number, number]> = [];
+      let finish!: () => void;
+      const finished = new Promise<void>((r) => (finish = r));
+      const consumer = new Consumer({ url: server.url, token: server.workToken, leaseMs: 1000, pollWaitMs: 1000, logger: quiet });
+      consumer.subscribe(t, "s", async (m: Delivery) => {
+        seen.push([m.id, m.attempt]);
+        await finished;
+      });
+      consumer.start();
+      try {
+        await waitFor(() => seen.length > 0, "the handler to start");
+        const start = await heldLane(t);
+        assert.equal(start.holder, consumer.consumerId);
+        // Three leases later the lane is still the consumer's, renewed.
+        await waitFor(async () => ms((await heldLane(t)).lease_expires_at) - ms(start.lease_expires_at) >= 3000, "three extends");
+        const lane = await heldLane(t);
+        assert.deepEqual([lane.holder, lane.attempt], [consumer.consumerId, 1]);
+        finish();
+        await waitFor(async () => (await client.subscriptionLag(t))[0]?.pending === 0, "the ack");
+      } finally {
+        finish();
+        await consumer.stop();
+      }
+      assert.deepEqual(seen, [[first, 1]]);
+
+      // A handler still running at shutdown: its batch is released, received
+      // again at once by hand rather than after the minute's lease, its
+      // delivery not counted.
+      const [second] = await client.publish(t, [{ payload: { n: 1 }, key: "k" }]);
+      seen.length = 0;
+      const stopping = new Consumer({ url: server.url, token: server.workToken, leaseMs: 60_000, pollWaitMs: 1000, shutdownTimeoutMs: 500, logger: quiet });
+      stopping.subscribe(t, "s", async (m: Delivery, ctx: DeliveryContext) => {
+        seen.push([m.id, m.attempt]);
+        await new Promise<void>((r) => ctx.signal.addEventListener("abort", () => r(), { once: true }));
+      });
+      stopping.start();
+      try {
+        await waitFor(() => seen.length > 0, "the handler to start");
+      } finally {
+        await stopping.stop();
+      }
+      assert.deepEqual(seen, [[second, 1]]);
+      const work = server.client(server.workToken);
+      const [batch] = await work.receive(t, "s", { worker: "after", waitMs: 5000 });
+      assert.deepEqual(batch?.messages.map((m) => [m.id, m.attempt]), [[second, 1]]);
+      assert.deepEqual(await work.ack(t, "s", [{ receipt: batch!.receipt }]), [true]);
     });
 
     test("the consumer handles every message in key order", async () => {

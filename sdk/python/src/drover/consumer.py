@@ -29,6 +29,7 @@ are *released*: delivered again at once, to another consumer.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import threading
@@ -232,10 +233,6 @@ class AsyncConsumer:
         self._retry_task: asyncio.Task[None] | None = None
         self._recv_t: AsyncTransport | None = None
         self._t: AsyncTransport | None = None
-        # Set when the server answered extend or release with 404: a server
-        # older than those endpoints (batches then live for one lease).
-        self._no_extend = False
-        self._no_release = False
 
     # Registration.
 
@@ -490,7 +487,7 @@ class AsyncConsumer:
         assert self._t is not None
         backoff = Backoff(cap=min(self._max_backoff, self._lease / 3))
         delay = self._lease / 3
-        while not self._no_extend:
+        while True:
             await asyncio.sleep(delay)
             delay = self._lease / 3
             for sub in self._subs.values():
@@ -501,13 +498,8 @@ class AsyncConsumer:
                     try:
                         out = await self._t.request("POST", subscription_path(sub.topic, sub.name, "extend"), body,
                                                     timeout=max(2.0, self._lease / 2))
-                    except NotFoundError as e:
-                        if not _no_endpoint(e):
-                            continue  # deleted while consuming; its receives fail too
-                        log.warning("extend: %s: this server does not extend batches' leases; a handler must "
-                                    "finish within the lease (%gs)", e, self._lease)
-                        self._no_extend = True
-                        return
+                    except NotFoundError:
+                        continue  # deleted while consuming; its receives fail too
                     except DroverError as e:
                         delay = backoff.next()
                         log.warning("extending %d batches of %s: %s; retrying in %.1fs", len(chunk), sub.ref, e, delay)
@@ -590,15 +582,9 @@ class AsyncConsumer:
         assert self._t is not None
         while sub.releases:
             receipts = sorted(sub.releases)[:_MAX_PER_REQUEST]
-            if not self._no_release:
-                try:
-                    await self._t.request("POST", subscription_path(sub.topic, sub.name, "release"),
-                                          {"receipts": receipts})
-                except NotFoundError as e:
-                    if _no_endpoint(e):
-                        log.warning("release: %s: this server cannot release batches; they are delivered again "
-                                    "after their leases", e)
-                        self._no_release = True
+            with contextlib.suppress(NotFoundError):  # deleted while consuming: nothing to hand back
+                await self._t.request("POST", subscription_path(sub.topic, sub.name, "release"),
+                                      {"receipts": receipts})
             sub.releases.difference_update(receipts)
             for r in receipts:
                 sub.held.pop(r, None)
@@ -656,12 +642,6 @@ class AsyncConsumer:
             if tr is not None:
                 await tr.close()
         log.info("consumer %s stopped", self.consumer_id)
-
-
-def _no_endpoint(e: NotFoundError) -> bool:
-    """Whether a 404 says the server has no such endpoint (one older than
-    extend and release), rather than no such topic or subscription."""
-    return "no such endpoint" in e.message
 
 
 def _failed_of(messages: list[Delivery], e: Exception) -> dict[int, BaseException | str]:

@@ -687,7 +687,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Receive batches of a subscription (each one lane's messages, in order), long-polling up to wait_ms when none is waiting. */
+        /**
+         * Receive batches of a subscription (each one lane's messages, in order), long-polling up to wait_ms when none is waiting.
+         * @description A consumer gets at most its fair share of the subscription's lanes: the lanes divided by the consumers (worker IDs) holding some or waiting for some. The batches of one response hold at most the server's byte budget of payload and metadata (4 MiB by default), each batch at least one message whatever its size: a batch may hold fewer messages than batch_size. A batch not acknowledged before its lease ends is delivered again, and that delivery counts as an attempt.
+         */
         post: operations["receive"];
         delete?: never;
         options?: never;
@@ -723,6 +726,86 @@ export interface paths {
         put?: never;
         /** Fail whole received batches: every message becomes a retry job. */
         post: operations["nack"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/topics/{topic}/subscriptions/{name}/extend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Extend the leases of received batches.
+         * @description A consumer still handling batches after a third of their lease extends them. false for a receipt means that its lease had ended and another consumer may hold the lane: stop handling that batch, its ack will be refused.
+         */
+        post: operations["extendBatches"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/topics/{topic}/subscriptions/{name}/release": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Hand received batches back at once (a consumer shutting down).
+         * @description The lanes are free for other consumers at once, their cursors unmoved, and the deliveries do not count as attempts.
+         */
+        post: operations["releaseBatches"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/topics/{topic}/subscriptions/{name}/lanes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The lanes of a subscription: cursor, lag, holder and attempt.
+         * @description Which consumer holds each lane, until when, and how many times the lane's next message has been delivered.
+         */
+        get: operations["subscriptionLanes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/topics/{topic}/subscriptions/{name}/lanes/{lane}/release": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Free a held lane: its lease ends now, as if it had expired.
+         * @description For a lane whose holder hangs: another consumer takes the lane and delivers its batch again. The delivery counts as an attempt, so that a message that hangs every consumer goes dead; the old holder's extend answers false and its ack is refused.
+         */
+        post: operations["releaseLane"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1316,23 +1399,26 @@ export interface components {
             created_at: string;
             subscriptions: string[];
         };
+        /** @description A delivered message. Its payload comes once: as JSON in payload when it is valid JSON, else in base64 in payload_base64 (an empty payload is payload_base64 ""). */
         Delivery: {
             /** Format: int64 */
             id: number;
             key?: string;
-            /** @description The payload as JSON, when it is JSON. */
+            /** @description The payload, when it is valid JSON (absent otherwise). */
             payload?: unknown;
             /**
              * Format: byte
-             * @description The payload's bytes, always.
+             * @description The payload's bytes, when they are not valid JSON (absent otherwise).
              */
-            payload_base64: string;
+            payload_base64?: string;
             metadata?: Record<string, never>;
             /** Format: date-time */
             published_at: string;
+            /** @description How many times this message has been delivered to this subscription, this delivery and expired leases included. Past the subscription's max_attempts the message is dead: a discarded job of the topic's retry queue. */
+            attempt: number;
         };
         ReceivedBatch: {
-            /** @description Acknowledges the batch (ack, nack); it holds the lane's lease token. */
+            /** @description Acknowledges (ack, nack), extends or releases the batch. It holds the lane's lease token and is authenticated by the server: a receipt that was altered, or is sent for another subscription, is refused with a 400. */
             receipt: string;
             /**
              * Format: int64
@@ -1344,6 +1430,28 @@ export interface components {
         AckResult: {
             /** @description Per receipt, in order: false when the batch's lease had ended (it is delivered again). */
             accepted: boolean[];
+        };
+        SubscriptionLane: {
+            lane: number;
+            /**
+             * Format: int64
+             * @description ID of the last message the lane acknowledged, 0 when none.
+             */
+            cursor: number;
+            /**
+             * Format: int64
+             * @description Messages past the cursor.
+             */
+            lag: number;
+            /** @description The worker holding the lane's live lease; absent when the lane is free. */
+            holder?: string;
+            /**
+             * Format: date-time
+             * @description When the holder's lease ends; absent when the lane is free.
+             */
+            lease_expires_at?: string;
+            /** @description Deliveries of the lane's next message so far: above 1 while the lane delivers, one message at a time, a batch whose lease expired. */
+            attempt: number;
         };
         WorkflowGraph: {
             /** @description The workflow's jobs, the one asked about first. Every job and edge is answered; results go in while the answer stays within the server's byte budget (8 MiB by default), and the others are marked result_omitted. */
@@ -5203,6 +5311,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The topic is not stored. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description A body was sent that is not application/json (this operation takes none). */
             415: {
                 headers: {
@@ -5451,7 +5568,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description The consumer's ID, recorded as the lanes' lease owner. */
+                    /** @description The consumer's ID, recorded as the lanes' lease owner; fair shares are counted per worker ID. */
                     worker: string;
                     /** @default 1 */
                     max_batches?: number;
@@ -5459,6 +5576,7 @@ export interface operations {
                     batch_size?: number;
                     /**
                      * Format: int64
+                     * @description How long the batches are the worker's; extend longer work (extend).
                      * @default 30000
                      */
                     lease_ms?: number;
@@ -5472,7 +5590,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The batches (possibly none), each leased to the worker until acked or its lease ends. */
+            /** @description The batches (possibly none), each leased to the worker until acked, released or its lease ends. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5503,6 +5621,15 @@ export interface operations {
             };
             /** @description The token lacks the scope, or is restricted to queues and the topic's retry queue (topic:<topic>) is not one of them. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The topic or the subscription is not stored. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5583,7 +5710,7 @@ export interface operations {
                     "application/json": components["schemas"]["AckResult"];
                 };
             };
-            /** @description A field or parameter is invalid. */
+            /** @description A field is invalid, or a receipt was not handed out by receive for this subscription (forged, altered, or of another topic or subscription): nothing was read or written. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5603,6 +5730,15 @@ export interface operations {
             };
             /** @description The token lacks the scope, or is restricted to queues and the topic's retry queue (topic:<topic>) is not one of them. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The topic or the subscription is not stored. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5678,6 +5814,323 @@ export interface operations {
                     "application/json": components["schemas"]["AckResult"];
                 };
             };
+            /** @description A field is invalid, or a receipt was not handed out by receive for this subscription (forged, altered, or of another topic or subscription): nothing was read or written. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No token, or an unknown one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope, or is restricted to queues and the topic's retry queue (topic:<topic>) is not one of them. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The topic or the subscription is not stored. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over the limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store failed. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unavailable (down, restarting or unreachable); retry after the Retry-After delay. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    extendBatches: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                topic: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    receipts: string[];
+                    /**
+                     * Format: int64
+                     * @description The batches' new lease, from now.
+                     * @default 30000
+                     */
+                    lease_ms?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Per receipt, whether its lease was extended (false: lost, stop handling it). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Per receipt, in order. */
+                        extended: boolean[];
+                    };
+                };
+            };
+            /** @description A field is invalid, or a receipt was not handed out by receive for this subscription (forged, altered, or of another topic or subscription): nothing was read or written. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No token, or an unknown one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope, or is restricted to queues and the topic's retry queue (topic:<topic>) is not one of them. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The topic or the subscription is not stored. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over the limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store failed. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unavailable (down, restarting or unreachable); retry after the Retry-After delay. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    releaseBatches: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                topic: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    receipts: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Per receipt, whether the batch was still the worker's and is now released. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Per receipt, in order. */
+                        released: boolean[];
+                    };
+                };
+            };
+            /** @description A field is invalid, or a receipt was not handed out by receive for this subscription (forged, altered, or of another topic or subscription): nothing was read or written. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No token, or an unknown one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope, or is restricted to queues and the topic's retry queue (topic:<topic>) is not one of them. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The topic or the subscription is not stored. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over the limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store failed. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unavailable (down, restarting or unreachable); retry after the Retry-After delay. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    subscriptionLanes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                topic: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One line per lane. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        lanes: components["schemas"]["SubscriptionLane"][];
+                    };
+                };
+            };
             /** @description A field or parameter is invalid. */
             400: {
                 headers: {
@@ -5705,8 +6158,8 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The body is over the limit. */
-            413: {
+            /** @description The topic or the subscription is not stored. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5714,7 +6167,99 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The body is not JSON. */
+            /** @description A body was sent that is not application/json (this operation takes none). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store failed. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unavailable (down, restarting or unreachable); retry after the Retry-After delay. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    releaseLane: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                topic: string;
+                name: string;
+                lane: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Whether the lane was held. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description false when the lane was free already. */
+                        released: boolean;
+                    };
+                };
+            };
+            /** @description The lane is not a lane of the topic. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No token, or an unknown one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the admin scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The topic or the subscription is not stored. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body was sent that is not application/json (this operation takes none). */
             415: {
                 headers: {
                     [name: string]: unknown;
