@@ -346,3 +346,9 @@ def test_consumer_errors(server: Server, client: drover.Client, topic: str) -> N
         drover.Consumer(server.url, server.token, leas=6)  # type: ignore[call-arg]
     with pytest.raises(ValueError, match="no subscriptions"):
         drover.Consumer(server.url, server.token).run()
+    # A subscription that is not stored stops the consumer, naming it,
+    # rather than waiting forever.
+    typo = drover.Consumer(server.url, server.work_token, poll_wait=1)
+    typo.subscribe(topic, "nosuch", handle)
+    with pytest.raises(drover.NotFoundError, match="nosuch"):
+        typo.run()

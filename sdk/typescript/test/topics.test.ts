@@ -266,6 +266,10 @@ for (const backend of backends()) {
       assert.throws(() => c.subscribe(t, "s2", () => {}, { batchSize: 0 }), /batchSize/);
       assert.throws(() => new Consumer({ leaseMs: 600_000 }), /leaseMs/);
       assert.throws(() => new Consumer({ url: server.url, token: server.token }).start(), /no subscriptions/);
+      // A subscription that is not stored stops the consumer, naming it, rather than waiting forever.
+      const typo = new Consumer({ url: server.url, token: server.workToken, pollWaitMs: 1000, logger: quiet });
+      typo.subscribe(t, "nosuch", () => {});
+      await assert.rejects(typo.run(), (e: unknown) => e instanceof NotFoundError && /nosuch/.test(e.message));
     });
   });
 }
