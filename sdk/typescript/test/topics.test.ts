@@ -105,7 +105,10 @@ for (const backend of backends()) {
       assert.equal(more.length, 0);
       assert.deepEqual(attempts(batch), ids.map((id) => [id, 1]));
       const lane = await heldLane(t);
-      assert.deepEqual([lane.holder, lane.cursor, lane.lag, lane.attempt], ["a", 0, 3, 1]);
+      // The cursor of a subscription made after other topics' publishes
+      // starts where the topic stood, below the messages it receives.
+      assert.deepEqual([lane.holder, lane.lag, lane.attempt], ["a", 3, 1]);
+      assert.ok(lane.cursor < ids[0]!);
       assert.ok(lane.lease_expires_at);
 
       // Extended, the lease outlives the two seconds it was received for.
@@ -138,8 +141,8 @@ for (const backend of backends()) {
       const [third] = await work.receive(t, "s", { worker: "c", leaseMs: 120_000, waitMs: 2000 });
       assert.deepEqual(attempts(third), [[ids[0], 2]]);
       assert.deepEqual(await work.ack(t, "s", [{ receipt: third!.receipt }]), [true]);
-      const moved = (await client.subscriptionLanes(t, "s")).filter((l) => l.cursor);
-      assert.deepEqual(moved.map((l) => [l.cursor, l.lag, l.holder, l.lease_expires_at]), [[ids[0], 2, undefined, undefined]]);
+      const done = (await client.subscriptionLanes(t, "s")).find((l) => l.lane === taken.lane);
+      assert.deepEqual([done?.cursor, done?.lag, done?.holder, done?.lease_expires_at], [ids[0], 2, undefined, undefined]);
     });
 
     test("the consumer extends a long handler's lease and releases its batch at shutdown", async () => {
