@@ -162,16 +162,18 @@ def test_extend_release_and_lanes_by_hand(server: Server, client: drover.Client,
 def test_consumer_extends_a_long_handler_and_releases_at_shutdown(
     server: Server, client: drover.Client, topic: str
 ) -> None:
-    """A handler that outlasts its one-second lease keeps its batch (the
+    """A handler that outlasts its two-second lease keeps its batch (the
     consumer extends it: the lane stays its own, the delivery's attempt 1);
     one still running at shutdown has its batch released, received again at
     once by hand rather than after the minute's lease, its attempt not
-    counted."""
+    counted. The second part reads a subscription of its own: the first
+    consumer's last long poll of s may outlive it on the server for a
+    moment, and a message it leased there would be delivered again, counted."""
     client.create_subscription(topic, "s")
     (first,) = client.publish(topic, [drover.Message({"n": 0}, key="k")])
     seen: list[tuple[int, int]] = []
     finish = threading.Event()
-    consumer = drover.Consumer(server.url, server.work_token, lease=1, poll_wait=1)
+    consumer = drover.Consumer(server.url, server.work_token, lease=2, poll_wait=1)
 
     @consumer.subscription(topic, "s")
     def handle(msg: drover.Delivery, ctx: drover.DeliveryContext) -> None:
@@ -189,23 +191,24 @@ def test_consumer_extends_a_long_handler_and_releases_at_shutdown(
             ends = held_lane(client, topic).lease_expires_at
             return (ends - started).total_seconds() if ends is not None else 0
 
-        # Three leases later the lane is still the consumer's, renewed.
-        wait_for(lambda: renewed() >= 3, what="three extends")
+        # Two leases later the lane is still the consumer's, renewed.
+        wait_for(lambda: renewed() >= 4, what="the extends of two leases")
         lane = held_lane(client, topic)
         assert (lane.holder, lane.attempt) == (consumer.consumer_id, 1)
         finish.set()
-        wait_for(lambda: client.subscription_lag(topic)[0].pending == 0, what="the ack")
+        wait_for(lambda: lag(client, topic, "s") == 0, what="the ack")
     finally:
         finish.set()
         consumer.stop()
     assert seen == [(first, 1)]
+    client.create_subscription(topic, "r")
 
     (second,) = client.publish(topic, [drover.Message({"n": 1}, key="k")])
     seen.clear()
     finish.clear()
     stopping = drover.Consumer(server.url, server.work_token, lease=60, poll_wait=1, shutdown_timeout=0.5)
 
-    @stopping.subscription(topic, "s")
+    @stopping.subscription(topic, "r")
     def hang(msg: drover.Delivery, ctx: drover.DeliveryContext) -> None:
         seen.append((msg.id, msg.attempt))
         ctx.cancelled.wait(30)
@@ -217,9 +220,15 @@ def test_consumer_extends_a_long_handler_and_releases_at_shutdown(
         stopping.stop()
     assert seen == [(second, 1)]
     with server.client(server.work_token) as work:
-        (batch,) = work.receive(topic, "s", worker="after", wait_ms=5000)
+        (batch,) = work.receive(topic, "r", worker="after", wait_ms=5000)
         assert [(m.id, m.attempt) for m in batch.messages] == [(second, 1)]
-        assert work.ack(topic, "s", [(batch.receipt, None)]) == [True]
+        assert work.ack(topic, "r", [(batch.receipt, None)]) == [True]
+    assert lag(client, topic, "r") == 0
+
+
+def lag(client: drover.Client, topic: str, subscription: str) -> int:
+    """The messages of the topic a subscription has not acknowledged."""
+    return next(lg.pending for lg in client.subscription_lag(topic) if lg.subscription == subscription)
 
 
 def wait_job(client: drover.Client, queue: str) -> drover.Job:
