@@ -138,6 +138,12 @@ type Config struct {
 	// (routing.go): a name, a type and labels. The zero value is a plain
 	// worker, which takes plain jobs only with the plain claim statement.
 	Worker WorkerConfig
+	// HistoryRetention is how long the leader keeps the stored history
+	// behind the dashboard's charts (history.go): a sample of every
+	// queue, kind and subscription each minute, merged into hourly ones
+	// after HistoryMinutesKept and dropped after HistoryRetention.
+	// Default HistoryRetentionDefault; negative records no history.
+	HistoryRetention time.Duration
 	// Clock, when set, is the time the client reads wherever a job's time
 	// is decided, instead of the system clock: the run_at of jobs inserted
 	// without one, the time a failed attempt is retried at, which jobs its
@@ -211,6 +217,7 @@ func (c *Config) withDefaults(d droverdriver.Driver) (*Config, error) {
 	}
 	cfg.LeaderTTL = cmp.Or(cfg.LeaderTTL, LeaderTTLDefault)
 	cfg.PeriodicReloadInterval = cmp.Or(cfg.PeriodicReloadInterval, PeriodicReloadIntervalDefault)
+	cfg.HistoryRetention = cmp.Or(cfg.HistoryRetention, HistoryRetentionDefault)
 	if cfg.MaxAttempts < 1 {
 		return nil, invalidf("config: MaxAttempts %d must be at least 1", cfg.MaxAttempts)
 	}
@@ -532,6 +539,13 @@ func (c *Client[TTx]) runElector(ctx context.Context) {
 			go func() { defer maintWG.Done(); pruner.Run(mctx) }()
 			go func() { defer maintWG.Done(); promoter.Run(mctx) }()
 			go func() { defer maintWG.Done(); sched.run(mctx) }()
+			// The history behind the dashboard's charts, when kept.
+			if cfg.HistoryRetention > 0 {
+				te, _ := c.driver.(droverdriver.TopicExecutor)
+				recorder := &maintenance.HistoryRecorder{Exec: c.driver, Topics: te, Retention: cfg.HistoryRetention, Logger: cfg.Logger}
+				maintWG.Add(1)
+				go func() { defer maintWG.Done(); recorder.Run(mctx) }()
+			}
 			// order: the leader rotates and drops topic generations, when
 			// the store has topics.
 			if te, ok := c.driver.(droverdriver.TopicExecutor); ok {

@@ -47,6 +47,7 @@ type client interface {
 	JobList(ctx context.Context, p drover.JobListParams) ([]*drover.JobRow, error)
 	JobSearch(ctx context.Context, p drover.JobListParams) (*drover.JobPage, error)
 	JobCount(ctx context.Context, p drover.JobListParams) (drover.JobCount, error)
+	JobStateCounts(ctx context.Context, p drover.JobListParams) (map[drover.JobState]drover.JobCount, error)
 	JobCancel(ctx context.Context, id int64) (*drover.JobRow, error)
 	JobRetry(ctx context.Context, id int64) (*drover.JobRow, error)
 	JobDiscard(ctx context.Context, id int64) (*drover.JobRow, error)
@@ -73,6 +74,10 @@ type client interface {
 	Workers(ctx context.Context) ([]*drover.WorkerInfo, error)
 	Unroutable(ctx context.Context) ([]*drover.UnroutableJobs, error)
 	QueueSetStrictOrder(ctx context.Context, name string, maxRunning int) (*drover.QueueSettings, error)
+	QueueHeadOf(ctx context.Context, name string) (*drover.QueueHead, error)
+
+	// The history behind the dashboard's charts (history.go).
+	StatsHistory(ctx context.Context, p drover.StatsHistoryParams) (*drover.StatsHistory, error)
 }
 
 // store is one driver under test. Everything store-specific lives in these

@@ -239,6 +239,29 @@ func (c *Client[TTx]) JobCount(ctx context.Context, p JobListParams) (JobCount, 
 	return JobCount{Count: n.N, Exact: n.Exact}, nil
 }
 
+// JobStateCounts counts, for every state, the jobs matching p but for
+// its States (ignored, with its After, Limit, order and Scan): the tabs of
+// a search, each state with its count. The work is one JobCount's, whatever
+// the number of states: each table is read once, exactly up to 50,000 jobs
+// and estimated beyond (JobCount.Exact). Every state has an entry.
+func (c *Client[TTx]) JobStateCounts(ctx context.Context, p JobListParams) (map[JobState]JobCount, error) {
+	p.After, p.Limit, p.States = 0, 0, nil
+	lp, err := listParams(p)
+	if err != nil {
+		return nil, err
+	}
+	lp.Now = c.now()
+	counts, err := engine.CountJobsByState(ctx, c.driver, lp, engine.CountParams{Exact: jobCountExact, Samples: jobCountSamples})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[JobState]JobCount, len(counts))
+	for s, n := range counts {
+		out[JobState(s)] = JobCount{Count: n.N, Exact: n.Exact}
+	}
+	return out, nil
+}
+
 // JobCancel cancels a job. A waiting job is cancelled at once; a running one
 // has its context cancelled at its client's next heartbeat and ends as
 // cancelled unless it completes first. A finished job is left as it is.

@@ -3,6 +3,7 @@ package drover
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -377,6 +378,46 @@ func (c *Client[TTx]) QueueSetStrictOrder(ctx context.Context, name string, maxR
 		return nil, invalidf("strict order %d: must be between 0 (off) and 1000000 jobs running at once", maxRunning)
 	}
 	return c.setQueueSettings(ctx, droverdriver.QueueSettingsSetParams{Queue: name, Strict: &maxRunning})
+}
+
+// QueueHead is what a queue waits on, as QueueHeadOf reads it.
+type QueueHead struct {
+	// Job is the job at the head of the queue, nil when none waits.
+	Job *JobRow
+	// Returned says Job is a job that a claim in strict order (or under
+	// the queue's limits) started and that waits again: a retry after a
+	// failed attempt, a release, a rescue. In a queue in strict order
+	// nothing else starts until it has started again, at Job.RunAt.
+	Returned bool
+	// Running counts the queue's jobs started in strict order or under
+	// its limits that still run.
+	Running int64
+}
+
+// QueueHeadOf reports what a queue in strict order waits on, for an
+// operator who sees it stand still: the job at its head (a job that failed
+// and waits for its retry keeps that place, and nothing behind it starts)
+// and how many of its jobs run. For other queues it reports their first
+// waiting job in claim order. Two reads of the hot table through its
+// indexes, whatever the queue's length.
+func (c *Client[TTx]) QueueHeadOf(ctx context.Context, name string) (*QueueHead, error) {
+	if err := ValidateQueue(name); err != nil {
+		return nil, err
+	}
+	h, err := c.driver.QueueHead(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	out := &QueueHead{Returned: h.Returned, Running: h.Running}
+	if h.ID == 0 {
+		return out, nil
+	}
+	out.Job, err = c.JobGet(ctx, h.ID)
+	if errors.Is(err, ErrNotFound) {
+		// Deleted between the two reads: it no longer waits.
+		return &QueueHead{Running: h.Running}, nil
+	}
+	return out, err
 }
 
 // registrar writes the registry rows of remote workers as they claim: a

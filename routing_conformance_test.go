@@ -319,3 +319,43 @@ func TestRoutingInsertValidation(t *testing.T) {
 		}
 	})
 }
+
+// TestQueueHeadOf checks what an operator reads of a strict queue that
+// stands still: the failed job waiting for its retry at the head, with its
+// error and when it runs again, and nothing of the queue running.
+func TestQueueHeadOf(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		ctx := context.Background()
+		b := setup(t, s, 2, func(cfg *drover.Config) {
+			cfg.RetryPolicy = func(int) time.Duration { return time.Hour }
+			cfg.Queues = map[string]drover.QueueConfig{"fifo": {MaxWorkers: 2, StrictOrder: 1}}
+		})
+		if h, err := b.client.QueueHeadOf(ctx, "fifo"); err != nil || h.Job != nil || h.Returned || h.Running != 0 {
+			t.Fatalf("an empty queue: %+v, %v", h, err)
+		}
+		stuck := b.insert(t, scriptArgs{Fail: -1}, &drover.InsertOpts{Queue: "fifo"})
+		behind := b.insert(t, noopArgs{}, &drover.InsertOpts{Queue: "fifo"})
+		h, err := b.client.QueueHeadOf(ctx, "fifo")
+		if err != nil || h.Job == nil || h.Job.ID != stuck || h.Returned {
+			t.Fatalf("before any run: %+v, %v; want job %d first in claim order", h, err, stuck)
+		}
+		b.start(t)
+		waitfor.Cond(t, "the failed job to wait for its retry", func() bool {
+			j, err := b.client.JobGet(ctx, stuck)
+			return err == nil && j.State == drover.JobStateRetryable
+		})
+		h, err = b.client.QueueHeadOf(ctx, "fifo")
+		if err != nil || h.Job == nil || h.Job.ID != stuck || !h.Returned || h.Running != 0 {
+			t.Fatalf("after the failure: %+v, %v; want job %d returned at the head, none running", h, err, stuck)
+		}
+		if until := time.Until(h.Job.RunAt); until < 50*time.Minute || len(h.Job.Errors) != 1 {
+			t.Fatalf("the head runs again in %s with errors %+v; want about an hour and its error", until, h.Job.Errors)
+		}
+		if j, err := b.client.JobGet(ctx, behind); err != nil || j.State != drover.JobStateAvailable {
+			t.Fatalf("the job behind the head: %+v, %v; want it waiting", j, err)
+		}
+		if _, err := b.client.QueueHeadOf(ctx, "no such queue!"); !errors.Is(err, drover.ErrInvalid) {
+			t.Fatalf("a bad queue name: %v, want ErrInvalid", err)
+		}
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -206,6 +207,26 @@ func TestJobSearch(t *testing.T) {
 				}
 				if n.Count != int64(len(want)) || !n.Exact {
 					t.Errorf("count %+v, want exactly %d", n, len(want))
+				}
+				// The state tabs: the filter's jobs counted by state,
+				// its own states left out of the filter.
+				if len(tc.p.States) == 0 {
+					counts, err := b.client.JobStateCounts(ctx, tc.p)
+					if err != nil {
+						t.Fatal(err)
+					}
+					wantCounts := map[drover.JobState]drover.JobCount{}
+					for _, st := range drover.JobStates() {
+						wantCounts[st] = drover.JobCount{Exact: true}
+					}
+					for _, name := range tc.want {
+						c := wantCounts[js.rows[name].State]
+						c.Count++
+						wantCounts[js.rows[name].State] = c
+					}
+					if !maps.Equal(counts, wantCounts) {
+						t.Errorf("state counts %v, want %v", counts, wantCounts)
+					}
 				}
 			})
 		}

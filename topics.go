@@ -55,9 +55,12 @@ type Message struct {
 	// key: every subscription handles a key's messages one batch at a
 	// time, in publish order. Keyless messages spread over all lanes.
 	Key string
-	// Payload is delivered as is.
+	// Payload is delivered as is: any bytes, at most
+	// MaxMessagePayloadBytes.
 	Payload []byte
-	// Metadata is free-form JSON (an object) stored with the message.
+	// Metadata is free-form JSON (an object) stored with the message, at
+	// most MaxMetadataBytes, of text a store can hold (no NUL, valid
+	// UTF-8, no unpaired surrogate escape), as a job's metadata.
 	Metadata json.RawMessage
 }
 
@@ -84,10 +87,11 @@ type TopicOpts struct {
 	Lanes int
 	// Retention is how long a message is kept for subscriptions that have
 	// not read it (default TopicRetentionDefault; negative: until every
-	// subscription has passed it, however long). A message every
-	// subscription has passed goes sooner. Messages leave by whole
-	// generations (docs/topics.md), so they may stay up to one generation
-	// longer. Fixed at creation.
+	// subscription has passed it, however long), measured by the store's
+	// clock. It holds whatever other topics do; messages leave with their
+	// generation (docs/topics.md), so they may stay up to one generation
+	// longer, and a message every subscription has passed may go sooner,
+	// with its generation. Fixed at creation.
 	Retention time.Duration
 }
 
@@ -389,17 +393,32 @@ func (c *Client[TTx]) publish(ctx context.Context, exec droverdriver.Executor, t
 	return ids, nil
 }
 
-// MaxMessageKeyBytes bounds Message.Key.
-const MaxMessageKeyBytes = 255
+// Limits of a message. Every subscription's consumer holds a batch of them
+// in memory, and a lane's batch goes out in one response to HTTP
+// consumers, so a message is bounded as a job's args are.
+const (
+	// MaxMessageKeyBytes bounds Message.Key.
+	MaxMessageKeyBytes = 255
+	// MaxMessagePayloadBytes bounds Message.Payload: the bound of a job's
+	// args (MaxArgsBytes). Metadata is bounded by MaxMetadataBytes, as a
+	// job's is.
+	MaxMessagePayloadBytes = MaxArgsBytes
+)
 
-// validateMessage checks what the store must be able to hold: a key of
-// text, and metadata that is a JSON object, as a job's is.
+// validateMessage checks what the store must be able to hold and what a
+// consumer can be handed: a key of text, a payload within its size limit,
+// and metadata that is a JSON object of storable text within its limit,
+// as a job's is. The payload is bytes and may be anything; the HTTP API
+// checks the text of a payload sent as JSON.
 func validateMessage(m Message) error {
 	if len(m.Key) > MaxMessageKeyBytes {
 		return invalidf("key: %d bytes is over the limit of %d", len(m.Key), MaxMessageKeyBytes)
 	}
 	if err := checkText("key", m.Key); err != nil {
 		return err
+	}
+	if len(m.Payload) > MaxMessagePayloadBytes {
+		return invalidf("payload: %d bytes is over the limit of %d", len(m.Payload), MaxMessagePayloadBytes)
 	}
 	if len(m.Metadata) == 0 {
 		return nil
@@ -410,7 +429,7 @@ func validateMessage(m Message) error {
 	if b := bytes.TrimLeft(m.Metadata, " \t\r\n"); len(b) == 0 || b[0] != '{' {
 		return invalidf("metadata: must be a JSON object")
 	}
-	return nil
+	return checkJSONText("metadata", m.Metadata)
 }
 
 // CreateSubscription stores a subscription of topic and reports whether

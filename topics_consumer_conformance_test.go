@@ -299,6 +299,10 @@ func TestTopicLostLaneStopsHandler(t *testing.T) {
 		ctx := context.Background()
 		d, c := topicSetup(t, s, 1, "sub")
 		started := make(chan []int64, 1)
+		// proceed holds the cancelled handler until the other consumer
+		// has read the lane: returned at once, it would free a's only
+		// slot and a would lease the released lane again first.
+		proceed := make(chan struct{})
 		var cause atomic.Value
 		handler := func(ctx context.Context, batch []*drover.Delivery) error {
 			got, _ := ids(batch)
@@ -308,6 +312,7 @@ func TestTopicLostLaneStopsHandler(t *testing.T) {
 			}
 			<-ctx.Done()
 			cause.Store(context.Cause(ctx))
+			<-proceed
 			return ctx.Err()
 		}
 		a := s.newClient(t, d, &drover.Config{Subscriptions: []*drover.Subscription{drover.Subscribe("chat", "sub", handler, 1, 10)},
@@ -337,7 +342,9 @@ func TestTopicLostLaneStopsHandler(t *testing.T) {
 		if held, err := c.ReleaseLane(ctx, "chat", "sub", 0); err != nil || !held {
 			t.Fatalf("release of a's lane: %v, %v", held, err)
 		}
-		if got := drain(t, d, "sub"); !slices.Equal(got, msgs) {
+		got = drain(t, d, "sub")
+		close(proceed)
+		if !slices.Equal(got, msgs) {
 			t.Fatalf("the other consumer read %v, want %v", got, msgs)
 		}
 		waitfor.Cond(t, "a's handler stopped with ErrLaneLost", func() bool {

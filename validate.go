@@ -101,6 +101,14 @@ func checkJSONText(what string, data []byte) error {
 	return nil
 }
 
+// ValidateJSONText reports encoded JSON that a store cannot hold as text,
+// or that a consumer in another language cannot decode: invalid UTF-8, a
+// \u0000 escape or an unpaired surrogate escape. data must be valid JSON
+// otherwise; what names the field in the error. Inserts check args and
+// metadata with it; the HTTP API checks a message payload sent as JSON,
+// which the library takes as bytes.
+func ValidateJSONText(what string, data []byte) error { return checkJSONText(what, data) }
+
 // invalidUTF8At returns the offset of the first byte of b that does not
 // start a valid UTF-8 sequence.
 func invalidUTF8At(b []byte) int {

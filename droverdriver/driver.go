@@ -294,6 +294,9 @@ type Executor interface {
 	SearchExecutor
 	// Routing and the worker registry (routing.go).
 	RoutingExecutor
+	// The stored history of queue figures and subscription lag
+	// (history.go).
+	HistoryExecutor
 	// The bulk actions of drover serve (bulk.go).
 	BulkTaskExecutor
 }

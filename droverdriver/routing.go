@@ -302,4 +302,24 @@ type RoutingExecutor interface {
 	// returns the jobs it ends, for engine.RouteAbsent to settle in the
 	// same transaction. It reports how many jobs fell back.
 	JobRouteAbsent(ctx context.Context, p RouteAbsentParams) (failed []FinishedRow, fellBack int, err error)
+
+	// QueueHead reports what a queue in strict order waits on, for an
+	// operator: the head, the first of its jobs a limited claim started
+	// that wait again (in the order they started, from
+	// jobs_returned_idx), or failing one the first waiting job in claim
+	// order (priority, run_at, id); and how many of its rows a limited
+	// claim took still run.
+	QueueHead(ctx context.Context, queue string) (QueueHead, error)
+}
+
+// QueueHead is QueueHead's answer.
+type QueueHead struct {
+	// ID is the job at the head, 0 when none waits.
+	ID int64
+	// Returned says the head is a job a limited claim started that waits
+	// again (a retry, a release, a rescue): nothing else of a strict
+	// queue starts until it has started again.
+	Returned bool
+	// Running counts the queue's rows a limited claim took that still run.
+	Running int64
 }

@@ -31,6 +31,12 @@ type SearchExecutor interface {
 	// filter (p.Filter.Desc and Limit are ignored). A table that holds
 	// fewer than p.Examine jobs in the window was counted exactly.
 	JobMatchCount(ctx context.Context, p MatchCountParams) (MatchCount, error)
+
+	// JobMatchCountByState is JobMatchCount with the matches counted per
+	// state (p.Filter.States must be empty): the counts of a search's
+	// state tabs, from the same single read of each table's window that
+	// one count takes.
+	JobMatchCountByState(ctx context.Context, p MatchCountParams) (StateMatchCount, error)
 }
 
 // Parts reports which tables can hold jobs matching p: the hot table
@@ -116,4 +122,36 @@ type MatchCount struct {
 // matching the filter.
 type TableCount struct {
 	Matched, Examined, LastID int64
+}
+
+// StateMatchCount is JobMatchCountByState's answer, per table.
+type StateMatchCount struct {
+	Waiting, Finished TableStateCount
+}
+
+// TableStateCount is what one JobMatchCountByState read in one table:
+// Examined jobs in ID order, Matched of them matching the filter, by state
+// (states with no match are absent).
+type TableStateCount struct {
+	Matched  map[State]int64
+	Examined int64
+}
+
+// NewStateMatchCount returns an empty count, for a driver to Add its rows
+// to.
+func NewStateMatchCount() StateMatchCount {
+	return StateMatchCount{Waiting: TableStateCount{Matched: map[State]int64{}}, Finished: TableStateCount{Matched: map[State]int64{}}}
+}
+
+// Add counts one row of a driver's answer: matched jobs of state, among
+// examined jobs of that state read in finished jobs or in the hot table.
+func (c *StateMatchCount) Add(finished bool, state State, matched, examined int64) {
+	t := &c.Waiting
+	if finished {
+		t = &c.Finished
+	}
+	if matched > 0 {
+		t.Matched[state] += matched
+	}
+	t.Examined += examined
 }

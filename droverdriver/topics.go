@@ -142,7 +142,8 @@ type TopicExecutor interface {
 	TopicPublishers(ctx context.Context) ([]OpenPublisher, error)
 
 	// TopicGenerations lists the generations of stored messages, oldest
-	// first; the last is the current one, which publishes write to.
+	// first; the last is the current one, which publishes write to. Their
+	// ages are measured by the store's clock.
 	TopicGenerations(ctx context.Context) ([]Generation, error)
 
 	// TopicGenerationTopics reports, for each topic with messages in the
@@ -150,17 +151,44 @@ type TopicExecutor interface {
 	// the topic is past all of them.
 	TopicGenerationTopics(ctx context.Context, gen int64) ([]GenerationTopic, error)
 
+	// TopicGenerationLock, run in a transaction (Executor.Tx), keeps
+	// subscriptions from being created on the topics with messages in the
+	// sealed generation gen until the transaction ends, so that a drop
+	// decided in it from TopicGenerationTopics (read after the lock) and
+	// marked with TopicDropMark cannot take messages a subscription
+	// created meanwhile was promised (SubscriptionParams.Start
+	// StartEarliest). A store whose write transactions exclude each other
+	// has nothing to do.
+	TopicGenerationLock(ctx context.Context, gen int64) error
+
+	// TopicDropMark records that the sealed generation gen is to be
+	// dropped: Generation.Dropping from then on, and TopicDrop removes it
+	// whatever subscriptions are created meanwhile.
+	TopicDropMark(ctx context.Context, gen int64) error
+
 	// TopicRotate makes generation gen (the current one's successor)
 	// current: it prepares its storage, moves the message sequence to its
 	// first ID and seals every older generation. It is a no-op for a gen
-	// that is not newer than the current one.
+	// that is not newer than the current one. It must not stall publishes
+	// or reads while it waits for a lock.
 	TopicRotate(ctx context.Context, gen int64) error
 
-	// TopicDrop removes the sealed generation gen and every message in it
-	// at once (a partition or ID range, never row by row), first adding
-	// to each lane's Dropped count the messages it had not passed. It
-	// returns how many messages were dropped unread by some lane.
-	TopicDrop(ctx context.Context, gen int64) (int64, error)
+	// TopicDrop removes a generation marked by TopicDropMark, first adding
+	// to each lane's Dropped count the messages it had not passed. A store
+	// that drops a generation at once (a partition) does so in one call;
+	// one that deletes rows removes at most p.Limit messages per call, each
+	// call a transaction of its own, so that no call holds the store's
+	// writer for long. It must not stall publishes or reads while it waits
+	// for a lock, and runs outside any transaction.
+	TopicDrop(ctx context.Context, p TopicDropParams) (TopicRemoved, error)
+
+	// TopicPurge deletes up to p.Limit messages of topic p.Topic from the
+	// sealed generation p.Gen, in (lane, xid, id) order after p.After,
+	// first adding to each lane's Dropped count the messages it had not
+	// passed: retention removes a topic's messages from a generation that
+	// other topics still hold. Deleted rows free no space at once on a
+	// store with MVCC, so it runs only for what retention requires.
+	TopicPurge(ctx context.Context, p TopicPurgeParams) (TopicRemoved, error)
 }
 
 // GenerationWidth is how many message IDs one generation spans: generation
@@ -176,10 +204,18 @@ type Generation struct {
 	// SealedAt is when a newer generation took over, nil for the current
 	// one.
 	SealedAt *time.Time
+	// Age is how long ago the generation was created, and SealedFor how
+	// long ago it was sealed (zero for the current one), both by the
+	// store's clock, which stamped them: retention is decided by that
+	// clock, never by a process's, which may be off.
+	Age, SealedFor time.Duration
 	// Settled reports that every transaction that could still write a
 	// message into the sealed generation has ended, so what it holds is
 	// final.
 	Settled bool
+	// Dropping reports that a drop was decided (TopicDropMark) and may be
+	// under way.
+	Dropping bool
 	// LastID is the last message ID taken (any generation): for the
 	// current generation, LastID - Gen*GenerationWidth bounds its size.
 	LastID int64
@@ -192,6 +228,41 @@ type GenerationTopic struct {
 	// Passed reports that every subscription of the topic has passed
 	// every message of the topic in the generation.
 	Passed bool
+}
+
+// TopicDropParams names a generation to drop and bounds one call's work.
+type TopicDropParams struct {
+	Gen   int64
+	Limit int
+}
+
+// TopicPurgeParams names a topic's messages to delete from a generation.
+type TopicPurgeParams struct {
+	Gen   int64
+	Topic string
+	// After is where the previous call of a purge stopped (TopicRemoved.
+	// Last); zero to start.
+	After PurgeKey
+	Limit int
+}
+
+// PurgeKey is a message's place in the (lane, xid, id) order TopicPurge
+// goes through a topic's messages in.
+type PurgeKey struct {
+	Lane int
+	Position
+}
+
+// TopicRemoved is what one TopicDrop or TopicPurge call removed.
+type TopicRemoved struct {
+	// Deleted counts the messages removed, Lost those of them some lane
+	// had not passed (added to its Dropped count).
+	Deleted, Lost int64
+	// Done reports that nothing is left to remove: the generation is gone
+	// (TopicDrop), or it holds no more messages of the topic (TopicPurge).
+	Done bool
+	// Last is where a TopicPurge stopped, for the next call's After.
+	Last PurgeKey
 }
 
 // TopicWakePrefix starts the name a Listener's onInsert receives when

@@ -433,6 +433,21 @@ func (e *executor) JobRescue(ctx context.Context, p droverdriver.RescueParams) (
 }
 
 func (e *executor) JobPrune(ctx context.Context, p droverdriver.PruneParams) (int, error) {
+	pp, ok := pruneArgs(p)
+	if !ok {
+		return 0, nil // everything is kept forever
+	}
+	var n int
+	if err := jobPrune.queryRow(ctx, e.db, e.q, pp).Scan(&n); err != nil {
+		return 0, e.wrap("prune jobs", err)
+	}
+	return n, nil
+}
+
+// pruneArgs turns retentions into JobPrune's cutoffs: a negative retention
+// keeps that state forever (no cutoff), and Latest is the latest cutoff,
+// which bounds the scan. ok is false when every state is kept forever.
+func pruneArgs(p droverdriver.PruneParams) (pp pruneParams, ok bool) {
 	cutoff := func(d time.Duration) *time.Time {
 		if d < 0 {
 			return nil
@@ -447,15 +462,7 @@ func (e *executor) JobPrune(ctx context.Context, p droverdriver.PruneParams) (in
 			latest = c
 		}
 	}
-	if latest == nil {
-		return 0, nil // everything is kept forever
-	}
-	var n int
-	pp := pruneParams{Completed: cutoffs[0], Cancelled: cutoffs[1], Discarded: cutoffs[2], Limit: p.Limit, Latest: latest}
-	if err := jobPrune.queryRow(ctx, e.db, e.q, pp).Scan(&n); err != nil {
-		return 0, e.wrap("prune jobs", err)
-	}
-	return n, nil
+	return pruneParams{Completed: cutoffs[0], Cancelled: cutoffs[1], Discarded: cutoffs[2], Limit: p.Limit, Latest: latest}, latest != nil
 }
 
 // scanJob reads the column list shared by JobGet and JobList.

@@ -388,6 +388,28 @@ RETURNING j.id, j.kind, j.priority, j.args, j.metadata, j.tags, j.attempt, j.max
     j.errors, j.error_count, j.timeout_ms, j.created_at, j.run_at, j.attempted_at, j.lease_expires_at, j.cancel_requested,
     coalesce(j.batch_id, 0), j.flow, j.ordering_key;
 
+-- name: QueueHead
+-- What the strict queue $1 waits on: the first job a limited claim took
+-- that waits again (jobs_returned_idx, in the order they started), or
+-- else the first waiting job in claim order, the smaller of the plain
+-- index's first and the routed index's first of each route key; whether
+-- the head is a returned job; and how many limited rows run.
+WITH returned AS (
+    SELECT id FROM {schema}jobs WHERE state = 'available' AND queue = $1 AND limited ORDER BY attempted_at, id LIMIT 1
+),
+fresh AS (
+    SELECT id FROM (
+        (SELECT priority, run_at, id FROM {schema}jobs
+         WHERE state = 'available' AND queue = $1 AND route IS NULL ORDER BY priority, run_at, id LIMIT 1)
+        UNION ALL
+        (SELECT priority, run_at, id FROM {schema}jobs
+         WHERE state = 'available' AND queue = $1 AND route IS NOT NULL ORDER BY priority, run_at, id LIMIT 1)
+    ) f ORDER BY priority, run_at, id LIMIT 1
+)
+SELECT coalesce((SELECT id FROM returned), (SELECT id FROM fresh), 0)::bigint,
+    EXISTS (SELECT 1 FROM returned),
+    (SELECT count(*) FROM {schema}jobs WHERE queue = $1 AND limited AND state = 'running');
+
 -- name: StrictClaimSettings
 -- Sent first in the batch of a strict claim, for its transaction only:
 --
@@ -969,6 +991,18 @@ UNION ALL
 SELECT true, count(*) FILTER (WHERE {search_match}), count(*), coalesce(max(id), 0)
 FROM ({count_finished} ORDER BY id LIMIT $18) j;
 
+-- name: JobMatchCountByState
+-- JobMatchCount per state, the filter's states ($1) empty: one row per
+-- table and state found among the first $18 jobs of each table inside the
+-- window, with how many of them match and how many were read.
+SELECT false, state, count(*) FILTER (WHERE {search_match}), count(*)
+FROM ({count_waiting} ORDER BY id LIMIT $18) j
+GROUP BY state
+UNION ALL
+SELECT true, state, count(*) FILTER (WHERE {search_match}), count(*)
+FROM ({count_finished} ORDER BY id LIMIT $18) j
+GROUP BY state;
+
 -- name: JobCancel
 -- $1 job IDs, $2 now, $3 whether running jobs are flagged. A waiting job
 -- (available, pending on other jobs, or blocked behind its key) is finished
@@ -1107,6 +1141,147 @@ SELECT queue,
 FROM r
 GROUP BY queue
 ORDER BY queue;
+
+-- name: StatsRecord
+-- The minute sample ending at $1 (migration 023): the jobs waiting and
+-- running at $4 and those finished in ($2, $3], per queue and kind, per
+-- queue and for all queues (the grouping sets; the empty set yields a row
+-- even with no job), with nearest-rank percentiles (percentile_disc) of
+-- the completed jobs' pickup latency and run time in ms. The hot table is
+-- read once and grouped by queue and kind before anything else, as
+-- QueueStats reads it, and finished jobs through their BRIN index, as
+-- FinishedStats; only the window's completed jobs are sorted for the
+-- percentiles. A sample stored already is kept.
+INSERT INTO {schema}stat_samples (resolution, at, queue, kind, pending, blocked, available, scheduled, retryable, running,
+    completed, cancelled, discarded, pickup_p50, pickup_p95, pickup_p99, run_p50, run_p95, run_p99)
+WITH g AS (
+    SELECT queue, kind,
+        count(*) FILTER (WHERE state = 'pending') AS pending, count(*) FILTER (WHERE state = 'blocked') AS blocked,
+        count(*) FILTER (WHERE state = 'available' AND run_at <= $4) AS available,
+        count(*) FILTER (WHERE state = 'available' AND run_at > $4 AND attempt = 0) AS scheduled,
+        count(*) FILTER (WHERE state = 'available' AND run_at > $4 AND attempt > 0) AS retryable,
+        count(*) FILTER (WHERE state = 'running') AS running,
+        0::bigint AS completed, 0::bigint AS cancelled, 0::bigint AS discarded
+    FROM {schema}jobs
+    GROUP BY queue, kind
+    UNION ALL
+    SELECT queue, kind, 0, 0, 0, 0, 0, 0,
+        count(*) FILTER (WHERE state = 'completed'), count(*) FILTER (WHERE state = 'cancelled'),
+        count(*) FILTER (WHERE state = 'discarded')
+    FROM {schema}finished_jobs
+    WHERE finalized_at > $2 AND finalized_at <= $3
+    GROUP BY queue, kind
+),
+counts AS (
+    SELECT coalesce(queue, '') AS queue, coalesce(kind, '') AS kind,
+        coalesce(sum(pending), 0)::bigint AS pending, coalesce(sum(blocked), 0)::bigint AS blocked,
+        coalesce(sum(available), 0)::bigint AS available, coalesce(sum(scheduled), 0)::bigint AS scheduled,
+        coalesce(sum(retryable), 0)::bigint AS retryable, coalesce(sum(running), 0)::bigint AS running,
+        coalesce(sum(completed), 0)::bigint AS completed, coalesce(sum(cancelled), 0)::bigint AS cancelled,
+        coalesce(sum(discarded), 0)::bigint AS discarded
+    FROM g
+    GROUP BY GROUPING SETS ((queue, kind), (queue), ())
+),
+lat AS (
+    SELECT coalesce(queue, '') AS queue, coalesce(kind, '') AS kind,
+        percentile_disc(0.5) WITHIN GROUP (ORDER BY pickup) AS pickup_p50,
+        percentile_disc(0.95) WITHIN GROUP (ORDER BY pickup) AS pickup_p95,
+        percentile_disc(0.99) WITHIN GROUP (ORDER BY pickup) AS pickup_p99,
+        percentile_disc(0.5) WITHIN GROUP (ORDER BY run) AS run_p50,
+        percentile_disc(0.95) WITHIN GROUP (ORDER BY run) AS run_p95,
+        percentile_disc(0.99) WITHIN GROUP (ORDER BY run) AS run_p99
+    FROM (
+        SELECT queue, kind, extract(epoch FROM coalesce(attempted_at, run_at) - run_at)::float8 * 1000 AS pickup,
+            extract(epoch FROM finalized_at - coalesce(attempted_at, finalized_at))::float8 * 1000 AS run
+        FROM {schema}finished_jobs
+        WHERE state = 'completed' AND finalized_at > $2 AND finalized_at <= $3
+    ) c
+    GROUP BY GROUPING SETS ((queue, kind), (queue), ())
+)
+SELECT 60, $1, c.queue, c.kind, c.pending, c.blocked, c.available, c.scheduled, c.retryable, c.running,
+    c.completed, c.cancelled, c.discarded,
+    coalesce(l.pickup_p50, 0), coalesce(l.pickup_p95, 0), coalesce(l.pickup_p99, 0),
+    coalesce(l.run_p50, 0), coalesce(l.run_p95, 0), coalesce(l.run_p99, 0)
+FROM counts c LEFT JOIN lat l ON l.queue = c.queue AND l.kind = c.kind
+ON CONFLICT DO NOTHING;
+
+-- name: TopicLagRecord
+-- The minute sample ending at $1 of each subscription's lag: $2-$6 the
+-- topics, subscriptions, lags, ages of the oldest pending message (ms)
+-- and dropped counts. A sample stored already is kept.
+INSERT INTO {schema}topic_lag_samples (resolution, at, topic, subscription, lag, oldest_ms, dropped)
+SELECT 60, $1, topic, subscription, lag, oldest_ms, dropped
+FROM unnest($2::text[], $3::text[], $4::bigint[], $5::float8[], $6::bigint[]) AS l(topic, subscription, lag, oldest_ms, dropped)
+ON CONFLICT DO NOTHING;
+
+-- fragment: stat_bucket
+-- The columns of stat_samples merged over a bucket, for a statement that
+-- groups them: gauges averaged over the time their samples cover, counts
+-- summed, percentiles the largest.
+round(sum(pending * resolution)::float8 / sum(resolution))::bigint,
+round(sum(blocked * resolution)::float8 / sum(resolution))::bigint,
+round(sum(available * resolution)::float8 / sum(resolution))::bigint,
+round(sum(scheduled * resolution)::float8 / sum(resolution))::bigint,
+round(sum(retryable * resolution)::float8 / sum(resolution))::bigint,
+round(sum(running * resolution)::float8 / sum(resolution))::bigint,
+sum(completed)::bigint, sum(cancelled)::bigint, sum(discarded)::bigint,
+max(pickup_p50), max(pickup_p95), max(pickup_p99), max(run_p50), max(run_p95), max(run_p99)
+
+-- name: StatsRollup
+-- The minute samples at or before $1 (an hour's end) of both tables become
+-- hourly ones (stat_bucket; lag averaged, ages and dropped counts the
+-- largest), and hourly samples before $2 go. Returns how many samples
+-- were deleted.
+WITH moved AS (
+    DELETE FROM {schema}stat_samples WHERE resolution = 60 AND at <= $1 RETURNING *
+),
+hourly AS (
+    INSERT INTO {schema}stat_samples (resolution, at, queue, kind, pending, blocked, available, scheduled, retryable, running,
+        completed, cancelled, discarded, pickup_p50, pickup_p95, pickup_p99, run_p50, run_p95, run_p99)
+    SELECT 3600, to_timestamp(ceil(extract(epoch FROM at) / 3600) * 3600) AS hour, queue, kind, {stat_bucket}
+    FROM moved
+    GROUP BY hour, queue, kind
+    ON CONFLICT DO NOTHING
+),
+lag_moved AS (
+    DELETE FROM {schema}topic_lag_samples WHERE resolution = 60 AND at <= $1 RETURNING *
+),
+lag_hourly AS (
+    INSERT INTO {schema}topic_lag_samples (resolution, at, topic, subscription, lag, oldest_ms, dropped)
+    SELECT 3600, to_timestamp(ceil(extract(epoch FROM at) / 3600) * 3600) AS hour, topic, subscription,
+        round(avg(lag))::bigint, max(oldest_ms), max(dropped)
+    FROM lag_moved
+    GROUP BY hour, topic, subscription
+    ON CONFLICT DO NOTHING
+),
+old AS (
+    DELETE FROM {schema}stat_samples WHERE resolution = 3600 AND at < $2 RETURNING 1
+),
+lag_old AS (
+    DELETE FROM {schema}topic_lag_samples WHERE resolution = 3600 AND at < $2 RETURNING 1
+)
+SELECT (SELECT count(*) FROM moved) + (SELECT count(*) FROM lag_moved) + (SELECT count(*) FROM old) + (SELECT count(*) FROM lag_old);
+
+-- name: StatsHistory
+-- The samples in ($1, $2] of the series $4 (queue) and $5 (kind) select
+-- ('*': each one, '' all together), merged into buckets of $3 seconds
+-- ending on its multiples; samples longer than a bucket are left out.
+SELECT to_timestamp(ceil(extract(epoch FROM at) / $3::float8) * $3::float8) AS bucket, queue, kind, {stat_bucket}
+FROM {schema}stat_samples
+WHERE at > $1 AND at <= $2 AND resolution <= $3::float8
+    AND (queue = $4::text OR ($4::text = '*' AND queue <> '')) AND (kind = $5::text OR ($5::text = '*' AND kind <> ''))
+GROUP BY bucket, queue, kind
+ORDER BY bucket, queue, kind;
+
+-- name: TopicLagHistory
+-- StatsHistory for the subscriptions of topic $4 ('' every topic): lag
+-- averaged, ages and dropped counts the largest.
+SELECT to_timestamp(ceil(extract(epoch FROM at) / $3::float8) * $3::float8) AS bucket, topic, subscription,
+    round(sum(lag * resolution)::float8 / sum(resolution))::bigint, max(oldest_ms), max(dropped)::bigint
+FROM {schema}topic_lag_samples
+WHERE at > $1 AND at <= $2 AND resolution <= $3::float8 AND ($4::text = '' OR topic = $4::text)
+GROUP BY bucket, topic, subscription
+ORDER BY bucket, topic, subscription;
 
 -- name: LeaseOwners
 SELECT lease_owner, count(*), max(lease_expires_at)
@@ -1883,10 +2058,15 @@ FROM {schema}topic_publishers ORDER BY xid;
 -- it is open: every open transaction of this database that wrote to
 -- topic_messages (topic_publishers, migration 020) has an xid at or past
 -- the seal's xmax. Transactions of other databases, and of this one that
--- never published, do not hold a generation back.
+-- never published, do not hold a generation back. Ages are measured by
+-- the database's clock, which stamped created_at and sealed_at, in
+-- microseconds.
 SELECT g.gen, g.created_at, g.sealed_at,
+    (extract(epoch FROM now() - g.created_at) * 1000000)::bigint,
+    coalesce((extract(epoch FROM now() - g.sealed_at) * 1000000)::bigint, 0),
     g.sealed_xmax IS NOT NULL AND g.sealed_xmax <= coalesce((SELECT min(p.xid) FROM {schema}topic_publishers AS p),
         pg_snapshot_xmax(pg_current_snapshot())::text::bigint),
+    g.dropping,
     (SELECT CASE WHEN s.is_called THEN s.last_value ELSE s.last_value - 1 END FROM {schema}topic_message_ids AS s)
 FROM {schema}topic_generations AS g ORDER BY g.gen;
 
@@ -1903,6 +2083,21 @@ SELECT t.name, t.retention_ms,
 FROM {schema}topics AS t
 WHERE EXISTS (SELECT 1 FROM {schema}topic_messages AS m WHERE m.topic = t.name AND m.id >= $1 AND m.id < $2)
 ORDER BY t.name;
+
+-- name: TopicGenerationLock
+-- $1 first ID, $2 end ID of a sealed generation, in the transaction that
+-- decides its drop: locks the rows of the topics with messages in it, which
+-- the foreign key check of a new subscription (KEY SHARE) waits for, so
+-- that the decision read after the lock sees every subscription that can
+-- still be created before the drop is marked.
+SELECT t.name FROM {schema}topics AS t
+WHERE EXISTS (SELECT 1 FROM {schema}topic_messages AS m WHERE m.topic = t.name AND m.id >= $1 AND m.id < $2)
+ORDER BY t.name
+FOR UPDATE OF t;
+
+-- name: TopicDropMark
+-- $1 generation: its drop is decided.
+UPDATE {schema}topic_generations SET dropping = true WHERE gen = $1;
 
 -- name: TopicGenerationCreate
 -- $1 generation: its partition and row (committed before any ID of it is
@@ -1923,25 +2118,52 @@ UPDATE {schema}topic_generations
 SET sealed_at = now(), sealed_xmax = pg_snapshot_xmax(pg_current_snapshot())::text::bigint
 WHERE gen < $1 AND sealed_at IS NULL;
 
--- name: TopicDropCount
--- $1 first ID, $2 end ID of a generation about to be dropped: each lane
--- adds the messages of it that it had not passed to dropped (those not
--- sequenced yet among them). Returns them in all.
-WITH lost AS (
-    SELECT l.topic, l.subscription, l.lane, p.n FROM {schema}topic_lanes AS l
-    CROSS JOIN LATERAL (SELECT count(*) AS n FROM {schema}topic_messages AS m
-        WHERE m.topic = l.topic AND m.lane = l.lane AND ((m.xid, m.id) > (l.cursor_xid, l.cursor_id) OR m.xid < 0)
-          AND m.id >= $1 AND m.id < $2) AS p
-    WHERE p.n > 0),
-upd AS (
-    UPDATE {schema}topic_lanes AS l SET dropped = l.dropped + lost.n FROM lost
-    WHERE l.topic = lost.topic AND l.subscription = lost.subscription AND l.lane = lost.lane
-    RETURNING lost.n)
-SELECT coalesce(sum(n), 0)::bigint FROM upd;
+-- name: TopicPartitionState
+-- $1 generation: NULL when its partition is not attached to topic_messages
+-- (detached, or gone), else whether its detach is pending (a DETACH …
+-- CONCURRENTLY interrupted, which FINALIZE completes).
+SELECT (SELECT i.inhdetachpending FROM pg_inherits AS i
+    WHERE i.inhrelid = to_regclass('{schema}topic_messages_g' || $1::bigint::text)
+      AND i.inhparent = '{schema}topic_messages'::regclass);
 
 -- name: TopicGenerationDrop
--- $1 generation: drops its partition and row.
+-- $1 generation, detached: counts what each lane lost, drops its table
+-- and row (topic_generation_drop, migration 022). Returns the messages
+-- lost.
 SELECT {schema}topic_generation_drop($1);
+
+-- name: TopicPurge
+-- $1 topic, $2 first ID, $3 end ID of a sealed generation, $4 lane, $5
+-- xid, $6 id where the last call stopped, $7 limit. Deletes up to $7
+-- messages of the topic from the generation, those after ($4, $5, $6) in
+-- (lane, xid, id) order, the read index's: each call starts past the rows
+-- the last one deleted instead of walking over their index entries again
+-- (they stay until vacuum). Messages not sequenced yet (xid < 0) come
+-- first in their lane, and no lane has passed them. Each lane first adds
+-- the deleted messages it had not passed to dropped. Returns how many were deleted, how many of
+-- them some lane had not passed, and the (lane, xid, id) of the last.
+WITH doomed AS MATERIALIZED (
+    SELECT m.id, m.lane, m.xid FROM {schema}topic_messages AS m
+    WHERE m.topic = $1 AND m.id >= $2 AND m.id < $3 AND (m.lane, m.xid, m.id) > ($4, $5, $6)
+    ORDER BY m.lane, m.xid, m.id
+    LIMIT $7),
+gone AS (
+    DELETE FROM {schema}topic_messages AS m USING doomed AS d
+    WHERE m.id = d.id AND m.id >= $2 AND m.id < $3
+    RETURNING m.lane, m.xid, m.id),
+lost AS (
+    SELECT l.subscription, l.lane, count(*) AS n
+    FROM {schema}topic_lanes AS l JOIN gone AS g ON g.lane = l.lane AND ((g.xid, g.id) > (l.cursor_xid, l.cursor_id) OR g.xid < 0)
+    WHERE l.topic = $1
+    GROUP BY l.subscription, l.lane),
+marked AS (
+    UPDATE {schema}topic_lanes AS l SET dropped = l.dropped + lost.n FROM lost
+    WHERE l.topic = $1 AND l.subscription = lost.subscription AND l.lane = lost.lane
+    RETURNING lost.n),
+last AS (
+    SELECT lane, xid, id FROM doomed ORDER BY lane DESC, xid DESC, id DESC LIMIT 1)
+SELECT (SELECT count(*) FROM gone), (SELECT coalesce(sum(n), 0) FROM marked)::bigint,
+    coalesce((SELECT lane FROM last), $4), coalesce((SELECT xid FROM last), $5), coalesce((SELECT id FROM last), $6);
 
 -- Routing and the worker registry (migration 016; droverdriver/routing.go).
 

@@ -106,3 +106,25 @@ func (e *executor) JobMatchCount(ctx context.Context, p droverdriver.MatchCountP
 	}
 	return out, e.wrap("count matching jobs", rows.Err())
 }
+
+func (e *executor) JobMatchCountByState(ctx context.Context, p droverdriver.MatchCountParams) (droverdriver.StateMatchCount, error) {
+	sp := search(&p.Filter)
+	sp.Limit = p.Examine
+	sp.Waiting, sp.Finished = p.Parts()
+	out := droverdriver.NewStateMatchCount()
+	rows, err := jobMatchCountByState.query(ctx, e.db, e.q, sp)
+	if err != nil {
+		return out, e.wrap("count matching jobs by state", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var finished bool
+		var state string
+		var matched, examined int64
+		if err := rows.Scan(&finished, &state, &matched, &examined); err != nil {
+			return out, e.wrap("count matching jobs by state", err)
+		}
+		out.Add(finished, droverdriver.State(state), matched, examined)
+	}
+	return out, e.wrap("count matching jobs by state", rows.Err())
+}

@@ -431,6 +431,14 @@ type idRange struct {
 
 func idRangeArgs(p *idRange) []any { return []any{p.From, p.To} }
 
+type topicPurgeParams struct {
+	Topic    string
+	From, To int64
+	Lane     int
+	Xid, ID  int64
+	Limit    int
+}
+
 type topicCreateParams struct {
 	Name        string
 	Lanes       int
@@ -589,11 +597,12 @@ var (
 		args: func(p *pruneParams) []any { return []any{p.Completed, p.Cancelled, p.Discarded, p.Limit, p.Latest} }})
 	jobGet = def(stmt[int64]{name: "JobGet", cols: 23, args: oneArg[int64]})
 	// jobInserted's parameter is the quoted name of the jobs table.
-	jobInserted   = def(stmt[string]{name: "JobInserted", cols: 23, args: oneArg[string]})
-	jobList       = def(stmt[searchParams]{name: "JobList", cols: 23, args: searchArgs})
-	jobListDesc   = def(stmt[searchParams]{name: "JobListDesc", cols: 23, args: searchArgs})
-	jobMatchCount = def(stmt[searchParams]{name: "JobMatchCount", cols: 4, args: searchArgs})
-	jobIDNext     = def(stmt[idNextParams]{name: "JobIDNext", cols: 1,
+	jobInserted          = def(stmt[string]{name: "JobInserted", cols: 23, args: oneArg[string]})
+	jobList              = def(stmt[searchParams]{name: "JobList", cols: 23, args: searchArgs})
+	jobListDesc          = def(stmt[searchParams]{name: "JobListDesc", cols: 23, args: searchArgs})
+	jobMatchCount        = def(stmt[searchParams]{name: "JobMatchCount", cols: 4, args: searchArgs})
+	jobMatchCountByState = def(stmt[searchParams]{name: "JobMatchCountByState", cols: 4, args: searchArgs})
+	jobIDNext            = def(stmt[idNextParams]{name: "JobIDNext", cols: 1,
 		args: func(p *idNextParams) []any { return []any{p.Lo, p.Hi, p.Waiting, p.Finished} }})
 	jobIDPrev = def(stmt[idNextParams]{name: "JobIDPrev", cols: 1,
 		args: func(p *idNextParams) []any { return []any{p.Lo, p.Hi, p.Waiting, p.Finished} }})
@@ -686,13 +695,19 @@ var (
 	topicLag              = def(stmt[[]string]{name: "TopicLag", cols: 5, args: oneArg[[]string]})
 	topicSequence         = def(stmt[int]{name: "TopicSequence", cols: 1, args: oneArg[int]})
 	topicPublishers       = def(stmt[struct{}]{name: "TopicPublishers", cols: 6, args: noArgs})
-	topicGenerations      = def(stmt[struct{}]{name: "TopicGenerations", cols: 5, args: noArgs})
+	topicGenerations      = def(stmt[struct{}]{name: "TopicGenerations", cols: 8, args: noArgs})
 	topicGenerationTopics = def(stmt[idRange]{name: "TopicGenerationTopics", cols: 3, args: idRangeArgs})
+	topicGenerationLock   = def(stmt[idRange]{name: "TopicGenerationLock", cols: 1, args: idRangeArgs})
+	topicDropMark         = def(stmt[int64]{name: "TopicDropMark", args: oneArg[int64]})
 	topicGenerationCreate = def(stmt[int64]{name: "TopicGenerationCreate", cols: 1, args: oneArg[int64]})
 	topicSequenceMove     = def(stmt[int64]{name: "TopicSequenceMove", cols: 1, args: oneArg[int64]})
 	topicSeal             = def(stmt[int64]{name: "TopicSeal", args: oneArg[int64]})
-	topicDropCount        = def(stmt[idRange]{name: "TopicDropCount", cols: 1, args: idRangeArgs})
+	topicPartitionState   = def(stmt[int64]{name: "TopicPartitionState", cols: 1, args: oneArg[int64]})
 	topicGenerationDrop   = def(stmt[int64]{name: "TopicGenerationDrop", cols: 1, args: oneArg[int64]})
+	topicPurge            = def(stmt[topicPurgeParams]{name: "TopicPurge", cols: 5,
+		args: func(p *topicPurgeParams) []any {
+			return []any{p.Topic, p.From, p.To, p.Lane, p.Xid, p.ID, p.Limit}
+		}})
 
 	// Periodic jobs (periodic.go).
 	periodicTicks       = def(stmt[[]string]{name: "PeriodicTicks", cols: 2, args: oneArg[[]string]})
@@ -719,6 +734,7 @@ var (
 	workerList     = def(stmt[struct{}]{name: "WorkerList", cols: 9, args: noArgs})
 	workerPrune    = def(stmt[time.Time]{name: "WorkerPrune", args: oneArg[time.Time]})
 	routeWaiting   = def(stmt[int]{name: "RouteWaiting", cols: 5, args: oneArg[int]})
+	queueHead      = def(stmt[string]{name: "QueueHead", cols: 3, args: oneArg[string]})
 	jobRouteAbsent = def(stmt[routeAbsentParams]{name: "JobRouteAbsent", cols: finishedCols,
 		args: func(p *routeAbsentParams) []any { return []any{p.Now, p.Limit} }})
 )

@@ -2,6 +2,7 @@ package droverpg
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -372,7 +373,9 @@ func (e *executor) TopicGenerations(ctx context.Context) ([]droverdriver.Generat
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (droverdriver.Generation, error) {
 		var g droverdriver.Generation
-		err := r.Scan(&g.Gen, &g.CreatedAt, &g.SealedAt, &g.Settled, &g.LastID)
+		var age, sealedFor int64
+		err := r.Scan(&g.Gen, &g.CreatedAt, &g.SealedAt, &age, &sealedFor, &g.Settled, &g.Dropping, &g.LastID)
+		g.Age, g.SealedFor = time.Duration(age)*time.Microsecond, time.Duration(sealedFor)*time.Microsecond
 		return g, err
 	})
 	return out, e.wrap("list generations", err)
@@ -403,40 +406,78 @@ func (e *executor) TopicGenerationTopics(ctx context.Context, gen int64) ([]drov
 	return out, e.wrap("read generation", err)
 }
 
+func (e *executor) TopicGenerationLock(ctx context.Context, gen int64) error {
+	rows, err := topicGenerationLock.query(ctx, e.db, e.q, genRange(gen))
+	if err != nil {
+		return e.wrap("lock generation topics", err)
+	}
+	rows.Close()
+	return e.wrap("lock generation topics", rows.Err())
+}
+
+func (e *executor) TopicDropMark(ctx context.Context, gen int64) error {
+	_, err := topicDropMark.exec(ctx, e.db, e.q, gen)
+	return e.wrap("mark generation dropping", err)
+}
+
 func (e *executor) TopicRotate(ctx context.Context, gen int64) error {
 	// order: the partition is committed before the sequence hands out an
-	// ID of it, and the seal reads its xmax after the sequence moved.
-	// Creating a partition locks the parent table: a lock timeout keeps a
-	// rotation stuck behind a long reader from stalling every publish
-	// queued behind it; the leader tries again on its next pass.
-	err := pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = '2s'"); err != nil {
-			return err
-		}
-		_, err := topicGenerationCreate.exec(ctx, tx, e.q, gen)
-		return err
-	})
-	if err != nil {
+	// ID of it, and the seal reads its xmax after the sequence moved. The
+	// partition is attached (migration 022), which takes no lock that
+	// publishes or reads wait for.
+	if _, err := topicGenerationCreate.exec(ctx, e.db, e.q, gen); err != nil {
 		return e.wrap("create generation", err)
 	}
 	if _, err := topicSequenceMove.exec(ctx, e.db, e.q, gen*droverdriver.GenerationWidth); err != nil {
 		return e.wrap("move message sequence", err)
 	}
-	_, err = topicSeal.exec(ctx, e.db, e.q, gen)
+	_, err := topicSeal.exec(ctx, e.db, e.q, gen)
 	return e.wrap("seal generations", err)
 }
 
-func (e *executor) TopicDrop(ctx context.Context, gen int64) (int64, error) {
+// TopicDrop detaches the generation's partition without blocking anyone
+// (DETACH PARTITION … CONCURRENTLY: it waits for the transactions using
+// topic_messages, while publishes and reads go on), then counts what each
+// lane lost in the detached table and drops it, in one call whatever
+// p.Limit. A detach interrupted by a crash or a cancelled context is
+// finished by the next call (FINALIZE). It cannot run in a transaction.
+func (e *executor) TopicDrop(ctx context.Context, p droverdriver.TopicDropParams) (droverdriver.TopicRemoved, error) {
+	var pending *bool
+	if err := topicPartitionState.queryRow(ctx, e.db, e.q, p.Gen).Scan(&pending); err != nil {
+		return droverdriver.TopicRemoved{}, e.wrap("drop generation", err)
+	}
+	if pending != nil {
+		detach := "ALTER TABLE " + pgx.Identifier{e.schema, "topic_messages"}.Sanitize() + " DETACH PARTITION " +
+			pgx.Identifier{e.schema, "topic_messages_g" + strconv.FormatInt(p.Gen, 10)}.Sanitize()
+		if *pending {
+			detach += " FINALIZE"
+		} else {
+			detach += " CONCURRENTLY"
+		}
+		if _, err := e.db.Exec(ctx, detach); err != nil {
+			return droverdriver.TopicRemoved{}, e.wrap("detach generation", err)
+		}
+	}
 	var lost int64
-	err := pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = '2s'"); err != nil {
-			return err
-		}
-		if err := topicDropCount.queryRow(ctx, tx, e.q, genRange(gen)).Scan(&lost); err != nil {
-			return err
-		}
-		_, err := topicGenerationDrop.exec(ctx, tx, e.q, gen)
-		return err
-	})
-	return lost, e.wrap("drop generation", err)
+	if err := topicGenerationDrop.queryRow(ctx, e.db, e.q, p.Gen).Scan(&lost); err != nil {
+		return droverdriver.TopicRemoved{}, e.wrap("drop generation", err)
+	}
+	return droverdriver.TopicRemoved{Lost: lost, Done: true}, nil
+}
+
+func (e *executor) TopicPurge(ctx context.Context, p droverdriver.TopicPurgeParams) (droverdriver.TopicRemoved, error) {
+	r := genRange(p.Gen)
+	after := p.After
+	if after == (droverdriver.PurgeKey{}) {
+		// The start: before lane 0's messages not sequenced yet, whose
+		// xids are negative and sort before (0, 0, 0).
+		after.Lane = -1
+	}
+	var res droverdriver.TopicRemoved
+	err := topicPurge.queryRow(ctx, e.db, e.q, topicPurgeParams{p.Topic, r.From, r.To, after.Lane, after.Xid, after.ID, p.Limit}).
+		Scan(&res.Deleted, &res.Lost, &res.Last.Lane, &res.Last.Xid, &res.Last.ID)
+	// The statement reads the generation's rows in order from After, all
+	// lanes at once: a short chunk is the end.
+	res.Done = res.Deleted < int64(p.Limit)
+	return res, e.wrap("purge topic", err)
 }

@@ -42,7 +42,15 @@ func (e *executor) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error
 	if err := e.ready(ctx); err != nil {
 		return err
 	}
-	tx, err := e.writer.BeginTx(ctx, nil)
+	// The connection first, then the file's lock: the gate measures how
+	// long this process waits for other processes' writers, not for its
+	// own goroutines' turns at the connection.
+	conn, err := e.writer.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	tx, err := e.gate.begin(ctx, conn)
 	if err != nil {
 		return err
 	}

@@ -396,6 +396,28 @@ WHERE id IN (
 RETURNING id, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at,
     nullif(tags, '[]'), nullif(metadata, '{}'), errors, args, batch_id, flow, ordering_key, error_count;
 
+-- name: QueueHead
+-- What the strict queue ?1 waits on: the first job a limited claim took
+-- that waits again (jobs_returned_idx, in the order they started), or
+-- else the first waiting job in claim order, the smaller of the plain
+-- index's first and the routed index's first; whether the head is a
+-- returned job; and how many limited rows run.
+WITH returned AS (
+    SELECT id FROM {schema}jobs WHERE state = 'available' AND queue = ?1 AND limited = 1 ORDER BY attempted_at, id LIMIT 1
+),
+fresh AS (
+    SELECT id FROM (
+        SELECT * FROM (SELECT priority, run_at, id FROM {schema}jobs
+            WHERE state = 'available' AND queue = ?1 AND route IS NULL ORDER BY priority, run_at, id LIMIT 1)
+        UNION ALL
+        SELECT * FROM (SELECT priority, run_at, id FROM {schema}jobs
+            WHERE state = 'available' AND queue = ?1 AND route IS NOT NULL ORDER BY priority, run_at, id LIMIT 1)
+    ) ORDER BY priority, run_at, id LIMIT 1
+)
+SELECT coalesce((SELECT id FROM returned), (SELECT id FROM fresh), 0),
+    EXISTS (SELECT 1 FROM returned),
+    (SELECT count(*) FROM {schema}jobs WHERE queue = ?1 AND limited = 1 AND state = 'running');
+
 -- name: JobClaimStrict
 -- The claim of a queue in strict order, in the write transaction of
 -- QueueLimitTake, which found room ?2 under the queue's strict (and any
@@ -806,6 +828,18 @@ UNION ALL
 SELECT 1, coalesce(sum({search_match}), 0), count(*), coalesce(max(id), 0)
 FROM ({count_finished} ORDER BY id LIMIT ?18);
 
+-- name: JobMatchCountByState
+-- JobMatchCount per state, the filter's states (?1) empty: one row per
+-- table and state found among the first ?18 jobs of each table inside the
+-- window, with how many of them match and how many were read.
+SELECT 0, state, coalesce(sum({search_match}), 0), count(*)
+FROM ({count_waiting} ORDER BY id LIMIT ?18)
+GROUP BY state
+UNION ALL
+SELECT 1, state, coalesce(sum({search_match}), 0), count(*)
+FROM ({count_finished} ORDER BY id LIMIT ?18)
+GROUP BY state;
+
 -- name: JobCancelMove
 -- ?1 a JSON array of job IDs, ?2 now. A waiting job (available, pending on
 -- other jobs, or blocked behind its key) is finished as cancelled at once,
@@ -931,6 +965,169 @@ SELECT queue,
 FROM r
 GROUP BY queue
 ORDER BY queue;
+
+-- name: StatsSample
+-- ?1 since, ?2 until, ?3 now. A minute sample (migration 023), read on a
+-- reader: the jobs waiting and running at ?3 and those finished in (?1,
+-- ?2], per queue and kind, per queue and for all queues (the last a row
+-- even with no job), with nearest-rank percentiles of the completed jobs'
+-- pickup latency and run time in ms. The hot table is read once and
+-- grouped by queue and kind before anything else, as QueueStats reads it;
+-- SQLite has no grouping sets, so the small groups are summed per queue
+-- and in all (counts), and only the window's completed jobs are counted
+-- at their three levels (l) for the percentiles. StatsInsert then stores
+-- the rows in a short write, so that the single writer never waits for
+-- the read.
+WITH g AS (
+    SELECT queue, kind,
+        sum(state = 'pending') AS pending, sum(state = 'blocked') AS blocked,
+        sum(state = 'available' AND run_at <= ?3) AS available,
+        sum(state = 'available' AND run_at > ?3 AND attempt = 0) AS scheduled,
+        sum(state = 'available' AND run_at > ?3 AND attempt > 0) AS retryable,
+        sum(state = 'running') AS running, 0 AS completed, 0 AS cancelled, 0 AS discarded
+    FROM {schema}jobs
+    GROUP BY queue, kind
+    UNION ALL
+    SELECT queue, kind, 0, 0, 0, 0, 0, 0, sum(state = 'completed'), sum(state = 'cancelled'), sum(state = 'discarded')
+    FROM {schema}finished_jobs
+    WHERE state IN ('completed', 'cancelled', 'discarded') AND finalized_at > ?1 AND finalized_at <= ?2
+    GROUP BY queue, kind
+),
+c0 AS (
+    SELECT queue, kind, sum(pending) AS pending, sum(blocked) AS blocked, sum(available) AS available,
+        sum(scheduled) AS scheduled, sum(retryable) AS retryable, sum(running) AS running,
+        sum(completed) AS completed, sum(cancelled) AS cancelled, sum(discarded) AS discarded
+    FROM g GROUP BY queue, kind
+),
+counts AS (
+    SELECT * FROM c0
+    UNION ALL
+    SELECT queue, '', sum(pending), sum(blocked), sum(available), sum(scheduled), sum(retryable), sum(running),
+        sum(completed), sum(cancelled), sum(discarded)
+    FROM c0 GROUP BY queue
+    UNION ALL
+    SELECT '', '', coalesce(sum(pending), 0), coalesce(sum(blocked), 0), coalesce(sum(available), 0), coalesce(sum(scheduled), 0),
+        coalesce(sum(retryable), 0), coalesce(sum(running), 0), coalesce(sum(completed), 0), coalesce(sum(cancelled), 0),
+        coalesce(sum(discarded), 0)
+    FROM c0
+),
+f AS (
+    SELECT queue, kind, (coalesce(attempted_at, run_at) - run_at) / 1000.0 AS pickup,
+        (finalized_at - coalesce(attempted_at, finalized_at)) / 1000.0 AS run
+    FROM {schema}finished_jobs
+    WHERE state = 'completed' AND finalized_at > ?1 AND finalized_at <= ?2
+),
+l AS (
+    SELECT queue AS q, kind AS k, pickup, run FROM f
+    UNION ALL SELECT queue, '', pickup, run FROM f
+    UNION ALL SELECT '', '', pickup, run FROM f
+),
+pr AS (
+    SELECT q, k, pickup, row_number() OVER (PARTITION BY q, k ORDER BY pickup) AS rn, count(*) OVER (PARTITION BY q, k) AS n FROM l
+),
+p AS (
+    SELECT q, k, max(CASE WHEN rn = (n * 50 + 99) / 100 THEN pickup END) AS p50,
+        max(CASE WHEN rn = (n * 95 + 99) / 100 THEN pickup END) AS p95, max(CASE WHEN rn = (n * 99 + 99) / 100 THEN pickup END) AS p99
+    FROM pr GROUP BY q, k
+),
+rr AS (
+    SELECT q, k, run, row_number() OVER (PARTITION BY q, k ORDER BY run) AS rn, count(*) OVER (PARTITION BY q, k) AS n FROM l
+),
+r AS (
+    SELECT q, k, max(CASE WHEN rn = (n * 50 + 99) / 100 THEN run END) AS p50,
+        max(CASE WHEN rn = (n * 95 + 99) / 100 THEN run END) AS p95, max(CASE WHEN rn = (n * 99 + 99) / 100 THEN run END) AS p99
+    FROM rr GROUP BY q, k
+)
+SELECT c.queue, c.kind, c.pending, c.blocked, c.available, c.scheduled, c.retryable, c.running, c.completed, c.cancelled, c.discarded,
+    coalesce(p.p50, 0), coalesce(p.p95, 0), coalesce(p.p99, 0), coalesce(r.p50, 0), coalesce(r.p95, 0), coalesce(r.p99, 0)
+FROM counts c LEFT JOIN p ON p.q = c.queue AND p.k = c.kind LEFT JOIN r ON r.q = c.queue AND r.k = c.kind;
+
+-- name: StatsInsert
+-- ?1 at, ?2 a JSON array of StatsSample's rows: the minute sample ending at
+-- ?1, stored unless one is already.
+INSERT OR IGNORE INTO {schema}stat_samples (resolution, at, queue, kind, pending, blocked, available, scheduled, retryable, running,
+    completed, cancelled, discarded, pickup_p50, pickup_p95, pickup_p99, run_p50, run_p95, run_p99)
+SELECT 60, ?1, json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'), json_extract(value, '$[3]'),
+    json_extract(value, '$[4]'), json_extract(value, '$[5]'), json_extract(value, '$[6]'), json_extract(value, '$[7]'),
+    json_extract(value, '$[8]'), json_extract(value, '$[9]'), json_extract(value, '$[10]'), json_extract(value, '$[11]'),
+    json_extract(value, '$[12]'), json_extract(value, '$[13]'), json_extract(value, '$[14]'), json_extract(value, '$[15]'),
+    json_extract(value, '$[16]')
+FROM json_each(?2);
+
+-- name: TopicLagRecord
+-- ?1 at, ?2 a JSON array of [topic, subscription, lag, oldest ms,
+-- dropped]: the minute sample ending at ?1 of each subscription's lag. A
+-- sample stored already is kept.
+INSERT OR IGNORE INTO {schema}topic_lag_samples (resolution, at, topic, subscription, lag, oldest_ms, dropped)
+SELECT 60, ?1, json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'),
+    json_extract(value, '$[3]'), json_extract(value, '$[4]')
+FROM json_each(?2);
+
+-- fragment: stat_bucket
+-- The columns of stat_samples merged over a bucket, for a statement that
+-- groups them: gauges averaged over the time their samples cover, counts
+-- summed, percentiles the largest.
+CAST(round(sum(pending * resolution) * 1.0 / sum(resolution)) AS INTEGER),
+CAST(round(sum(blocked * resolution) * 1.0 / sum(resolution)) AS INTEGER),
+CAST(round(sum(available * resolution) * 1.0 / sum(resolution)) AS INTEGER),
+CAST(round(sum(scheduled * resolution) * 1.0 / sum(resolution)) AS INTEGER),
+CAST(round(sum(retryable * resolution) * 1.0 / sum(resolution)) AS INTEGER),
+CAST(round(sum(running * resolution) * 1.0 / sum(resolution)) AS INTEGER),
+sum(completed), sum(cancelled), sum(discarded),
+max(pickup_p50), max(pickup_p95), max(pickup_p99), max(run_p50), max(run_p95), max(run_p99)
+
+-- name: StatsRollupSamples
+-- ?1 the end of an hour (micros): the minute samples at or before it
+-- become hourly ones (stat_bucket), the first statement of StatsRollup,
+-- which then deletes them (StatsRollupDelete).
+INSERT OR IGNORE INTO {schema}stat_samples (resolution, at, queue, kind, pending, blocked, available, scheduled, retryable, running,
+    completed, cancelled, discarded, pickup_p50, pickup_p95, pickup_p99, run_p50, run_p95, run_p99)
+SELECT 3600, (at + 3599999999) / 3600000000 * 3600000000 AS hour, queue, kind, {stat_bucket}
+FROM {schema}stat_samples
+WHERE resolution = 60 AND at <= ?1
+GROUP BY hour, queue, kind;
+
+-- name: StatsRollupLag
+-- ?1 as for StatsRollupSamples, for subscription lag: lag averaged, ages
+-- and dropped counts the largest.
+INSERT OR IGNORE INTO {schema}topic_lag_samples (resolution, at, topic, subscription, lag, oldest_ms, dropped)
+SELECT 3600, (at + 3599999999) / 3600000000 * 3600000000 AS hour, topic, subscription,
+    CAST(round(avg(lag)) AS INTEGER), max(oldest_ms), max(dropped)
+FROM {schema}topic_lag_samples
+WHERE resolution = 60 AND at <= ?1
+GROUP BY hour, topic, subscription;
+
+-- name: StatsRollupDelete
+-- ?1 the end of the hours just rolled up, ?2 the retention's start: the
+-- minute samples rolled up, and the hourly samples before ?2, of both
+-- tables; returns how many went.
+DELETE FROM {schema}stat_samples WHERE (resolution = 60 AND at <= ?1) OR (resolution = 3600 AND at < ?2);
+
+-- name: StatsRollupDeleteLag
+-- StatsRollupDelete for subscription lag.
+DELETE FROM {schema}topic_lag_samples WHERE (resolution = 60 AND at <= ?1) OR (resolution = 3600 AND at < ?2);
+
+-- name: StatsHistory
+-- ?1 from, ?2 to, ?3 the bucket (micros), ?4 queue, ?5 kind. The samples in
+-- (?1, ?2] of the series ?4 and ?5 select ('*': each one, '' all
+-- together), merged into buckets of ?3 ending on its multiples; samples
+-- longer than a bucket are left out.
+SELECT (at + ?3 - 1) / ?3 * ?3 AS bucket, queue, kind, {stat_bucket}
+FROM {schema}stat_samples
+WHERE at > ?1 AND at <= ?2 AND resolution * 1000000 <= ?3
+    AND (queue = ?4 OR (?4 = '*' AND queue <> '')) AND (kind = ?5 OR (?5 = '*' AND kind <> ''))
+GROUP BY bucket, queue, kind
+ORDER BY bucket, queue, kind;
+
+-- name: TopicLagHistory
+-- StatsHistory for the subscriptions of topic ?4 ('' every topic): lag
+-- averaged, ages and dropped counts the largest.
+SELECT (at + ?3 - 1) / ?3 * ?3 AS bucket, topic, subscription,
+    CAST(round(sum(lag * resolution) * 1.0 / sum(resolution)) AS INTEGER), max(oldest_ms), max(dropped)
+FROM {schema}topic_lag_samples
+WHERE at > ?1 AND at <= ?2 AND resolution * 1000000 <= ?3 AND (?4 = '' OR topic = ?4)
+GROUP BY bucket, topic, subscription
+ORDER BY bucket, topic, subscription;
 
 -- name: LeaseOwners
 SELECT lease_owner, count(*), max(lease_expires_at)
@@ -1601,8 +1798,13 @@ GROUP BY l.topic, l.subscription ORDER BY l.topic, l.subscription;
 
 -- name: TopicGenerations
 -- Oldest first. A sealed generation is settled at once: its IDs were
--- taken under the write lock before the seal.
-SELECT g.gen, g.created_at, g.sealed_at, g.sealed_at IS NOT NULL,
+-- taken under the write lock before the seal. Ages are measured by the
+-- machine's clock as SQLite reads it, in microseconds; SQLite's clock
+-- counts milliseconds, hence the floor at zero.
+SELECT g.gen, g.created_at, g.sealed_at,
+    max(CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER) - g.created_at, 0),
+    coalesce(max(CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER) - g.sealed_at, 0), 0),
+    g.sealed_at IS NOT NULL, g.dropping,
     coalesce((SELECT seq FROM sqlite_sequence WHERE name = '{schema}topic_messages'), 0)
 FROM {schema}topic_generations AS g ORDER BY g.gen;
 
@@ -1638,28 +1840,91 @@ INSERT INTO sqlite_sequence (name, seq)
 SELECT '{schema}topic_messages', ?1 - 1
 WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = '{schema}topic_messages');
 
--- name: TopicDropCount
--- ?1 first ID, ?2 end ID of a generation about to be dropped: the messages
--- of it that lanes had not passed, in all.
+-- name: TopicDropMark
+-- ?1 generation: its drop is decided. The write transaction that decides
+-- it excludes the creation of subscriptions, so that the decision saw
+-- every subscription created before the mark.
+UPDATE {schema}topic_generations SET dropping = 1 WHERE gen = ?1;
+
+-- A generation marked dropping leaves a chunk per write transaction:
+-- TopicDropNext finds the chunk's first ID, TopicChunkLost counts what
+-- lanes lose with it, TopicChunkLose adds that to their dropped counts,
+-- TopicChunkDelete deletes it; TopicGenerationForget removes the
+-- generation once it is empty.
+
+-- name: TopicDropNext
+-- ?1 first ID, ?2 end ID of a generation: its first message left, NULL
+-- when none is.
+SELECT min(id) FROM {schema}topic_messages WHERE id >= ?1 AND id < ?2;
+
+-- name: TopicChunkLost
+-- ?1 first ID, ?2 end ID of a chunk of messages about to be deleted: the
+-- messages of it that lanes had not passed, in all. Driven by the (topic,
+-- lane)s of the chunk and, for each, by the lanes behind its last message
+-- there (topic_lanes_position_idx): a chunk costs what it holds, not a
+-- probe per lane of every subscription.
+WITH r AS MATERIALIZED (
+    SELECT topic, lane, max(id) AS last FROM {schema}topic_messages WHERE id >= ?1 AND id < ?2 GROUP BY topic, lane)
 SELECT coalesce(sum((SELECT count(*) FROM {schema}topic_messages AS m
     WHERE m.topic = l.topic AND m.lane = l.lane AND m.xid = 0 AND m.id > l.cursor_id AND m.id >= ?1 AND m.id < ?2)), 0)
-FROM {schema}topic_lanes AS l;
+FROM r JOIN {schema}topic_lanes AS l INDEXED BY {schema}topic_lanes_position_idx
+    ON l.topic = r.topic AND l.lane = r.lane AND l.cursor_xid = 0 AND l.cursor_id < r.last;
 
--- name: TopicDropMark
--- ?1, ?2 as TopicDropCount: each lane adds the messages it had not passed
--- to dropped.
+-- name: TopicChunkLose
+-- ?1, ?2 as TopicChunkLost: each lane adds the messages of the chunk it
+-- had not passed to dropped.
+WITH r AS MATERIALIZED (
+    SELECT topic, lane, max(id) AS last FROM {schema}topic_messages WHERE id >= ?1 AND id < ?2 GROUP BY topic, lane)
 UPDATE {schema}topic_lanes AS l SET dropped = l.dropped + (
     SELECT count(*) FROM {schema}topic_messages AS m
     WHERE m.topic = l.topic AND m.lane = l.lane AND m.xid = 0 AND m.id > l.cursor_id AND m.id >= ?1 AND m.id < ?2)
-WHERE EXISTS (SELECT 1 FROM {schema}topic_messages AS m
-    WHERE m.topic = l.topic AND m.lane = l.lane AND m.xid = 0 AND m.id > l.cursor_id AND m.id >= ?1 AND m.id < ?2);
+FROM r
+WHERE l.topic = r.topic AND l.lane = r.lane AND l.cursor_xid = 0 AND l.cursor_id < r.last;
 
--- name: TopicGenerationDrop
--- ?1 first ID, ?2 end ID: one range delete on the rowid.
+-- name: TopicChunkDelete
+-- ?1 first ID, ?2 end ID of a chunk: one range delete on the rowid.
 DELETE FROM {schema}topic_messages WHERE id >= ?1 AND id < ?2;
 
 -- name: TopicGenerationForget
 DELETE FROM {schema}topic_generations WHERE gen = ?1;
+
+-- A topic past its retention leaves a generation that other topics still
+-- hold a chunk per write transaction, one lane at a time along the read
+-- index: TopicPurgeNext finds the chunk's last ID in the lane,
+-- TopicPurgeLost and TopicPurgeLose count and record what lanes lose,
+-- TopicPurgeDelete deletes it, and TopicPurgeLane finds the next lane.
+
+-- name: TopicPurgeNext
+-- ?1 topic, ?2 lane, ?3 the ID after which to go on, ?4 end ID of the
+-- generation, ?5 limit: the last ID of the lane's next chunk, NULL when
+-- the lane holds no more of the generation.
+SELECT max(id) FROM (SELECT id FROM {schema}topic_messages
+    WHERE topic = ?1 AND lane = ?2 AND xid = 0 AND id > ?3 AND id < ?4 ORDER BY id LIMIT ?5);
+
+-- name: TopicPurgeLost
+-- ?1 topic, ?2 lane, ?3 first ID (exclusive), ?4 last ID of a chunk: the
+-- messages of it that the lane's subscriptions had not passed, in all.
+SELECT coalesce(sum((SELECT count(*) FROM {schema}topic_messages AS m
+    WHERE m.topic = l.topic AND m.lane = l.lane AND m.xid = 0 AND m.id > max(l.cursor_id, ?3) AND m.id <= ?4)), 0)
+FROM {schema}topic_lanes AS l INDEXED BY {schema}topic_lanes_position_idx
+WHERE l.topic = ?1 AND l.lane = ?2 AND l.cursor_xid = 0 AND l.cursor_id < ?4;
+
+-- name: TopicPurgeLose
+-- ?1 to ?4 as TopicPurgeLost: each subscription's lane adds them to
+-- dropped.
+UPDATE {schema}topic_lanes AS l SET dropped = l.dropped + (
+    SELECT count(*) FROM {schema}topic_messages AS m
+    WHERE m.topic = l.topic AND m.lane = l.lane AND m.xid = 0 AND m.id > max(l.cursor_id, ?3) AND m.id <= ?4)
+WHERE l.topic = ?1 AND l.lane = ?2 AND l.cursor_xid = 0 AND l.cursor_id < ?4;
+
+-- name: TopicPurgeDelete
+-- ?1 to ?4 as TopicPurgeLost: the chunk, by the read index.
+DELETE FROM {schema}topic_messages WHERE topic = ?1 AND lane = ?2 AND xid = 0 AND id > ?3 AND id <= ?4;
+
+-- name: TopicPurgeLane
+-- ?1 topic, ?2 lane: the topic's next lane holding a message, NULL after
+-- the last.
+SELECT min(lane) FROM {schema}topic_messages WHERE topic = ?1 AND lane > ?2;
 
 -- Routing and the worker registry (migration 016; droverdriver/routing.go).
 -- See the PostgreSQL driver's statements of the same names.

@@ -218,3 +218,11 @@ func splitRouted(jobs []droverdriver.InsertParams) (keyed, routed special) {
 	}
 	return keyed, routed
 }
+
+func (e *executor) QueueHead(ctx context.Context, queue string) (droverdriver.QueueHead, error) {
+	var h droverdriver.QueueHead
+	err := queueHead.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
+		return rows.Scan(&h.ID, &h.Returned, &h.Running)
+	}, queue)
+	return h, e.wrap("read the head of queue "+queue, err)
+}

@@ -21,7 +21,7 @@ import (
 // documents, so the last pattern decoded is kept.
 func init() {
 	readQueries = append(readQueries, jobListDesc.name, jobIDNext.name, jobIDPrev.name, jobIDBounds.name, jobMatchCount.name,
-		batchList.name, jobDeps.name)
+		jobMatchCountByState.name, batchList.name, jobDeps.name)
 	var mu sync.Mutex
 	var lastText string
 	var lastPattern any
@@ -151,6 +151,24 @@ func (e *executor) JobMatchCount(ctx context.Context, p droverdriver.MatchCountP
 		return nil
 	}, sp)
 	return out, e.wrap("count matching jobs", err)
+}
+
+func (e *executor) JobMatchCountByState(ctx context.Context, p droverdriver.MatchCountParams) (droverdriver.StateMatchCount, error) {
+	sp := search(&p.Filter)
+	sp.Limit = p.Examine
+	sp.Waiting, sp.Finished = p.Parts()
+	out := droverdriver.NewStateMatchCount()
+	err := jobMatchCountByState.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
+		var finished bool
+		var state string
+		var matched, examined int64
+		if err := rows.Scan(&finished, &state, &matched, &examined); err != nil {
+			return err
+		}
+		out.Add(finished, droverdriver.State(state), matched, examined)
+		return nil
+	}, sp)
+	return out, e.wrap("count matching jobs by state", err)
 }
 
 func (e *executor) BatchList(ctx context.Context, p droverdriver.BatchListParams) ([]*droverdriver.BatchRow, error) {

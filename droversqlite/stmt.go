@@ -407,6 +407,27 @@ type idRange struct {
 	From, To int64
 }
 
+// topicLane is a lane of a topic.
+type topicLane struct {
+	Topic string
+	Lane  int
+}
+
+// purgeNextParams find the next chunk of a topic's lane in a generation.
+type purgeNextParams struct {
+	topicLane
+	After, End int64
+	Limit      int
+}
+
+// purgeChunk is the IDs (After, Last] of a topic's lane.
+type purgeChunk struct {
+	topicLane
+	After, Last int64
+}
+
+func purgeChunkArgs(p *purgeChunk) []any { return []any{p.Topic, p.Lane, p.After, p.Last} }
+
 // genAt is a generation and the time a change to it is made at.
 type genAt struct {
 	Gen int64
@@ -585,11 +606,12 @@ var (
 	jobRescueDelete = def(stmt[string]{name: "JobRescueDelete", args: oneArg[string]})
 	jobPrune        = def(stmt[pruneParams]{name: "JobPrune", cols: 2,
 		args: func(p *pruneParams) []any { return []any{p.Completed, p.Cancelled, p.Discarded, p.Limit} }})
-	jobGet        = def(stmt[jobAt]{name: "JobGet", cols: jobColumns, args: jobAtArgs})
-	jobList       = def(stmt[searchParams]{name: "JobList", cols: jobColumns, args: searchArgs})
-	jobListDesc   = def(stmt[searchParams]{name: "JobListDesc", cols: jobColumns, args: searchArgs})
-	jobMatchCount = def(stmt[searchParams]{name: "JobMatchCount", cols: 4, args: searchArgs})
-	jobIDNext     = def(stmt[idNextParams]{name: "JobIDNext", cols: 1,
+	jobGet               = def(stmt[jobAt]{name: "JobGet", cols: jobColumns, args: jobAtArgs})
+	jobList              = def(stmt[searchParams]{name: "JobList", cols: jobColumns, args: searchArgs})
+	jobListDesc          = def(stmt[searchParams]{name: "JobListDesc", cols: jobColumns, args: searchArgs})
+	jobMatchCount        = def(stmt[searchParams]{name: "JobMatchCount", cols: 4, args: searchArgs})
+	jobMatchCountByState = def(stmt[searchParams]{name: "JobMatchCountByState", cols: 4, args: searchArgs})
+	jobIDNext            = def(stmt[idNextParams]{name: "JobIDNext", cols: 1,
 		args: func(p *idNextParams) []any { return []any{p.Lo, p.Hi, p.Waiting, p.Finished} }})
 	jobIDPrev = def(stmt[idNextParams]{name: "JobIDPrev", cols: 1,
 		args: func(p *idNextParams) []any { return []any{p.Lo, p.Hi, p.Waiting, p.Finished} }})
@@ -690,16 +712,25 @@ var (
 		args: func(p *topicReceiptKeyParams) []any { return []any{p.Secret, p.Now} }})
 	topicReceiptKey       = def(stmt[struct{}]{name: "TopicReceiptKey", cols: 1, args: noArgs})
 	topicLag              = def(stmt[sql.NullString]{name: "TopicLag", cols: 5, args: oneArg[sql.NullString]})
-	topicGenerations      = def(stmt[struct{}]{name: "TopicGenerations", cols: 5, args: noArgs})
+	topicGenerations      = def(stmt[struct{}]{name: "TopicGenerations", cols: 8, args: noArgs})
 	topicGenerationTopics = def(stmt[idRange]{name: "TopicGenerationTopics", cols: 3, args: idRangeArgs})
 	topicGenerationCreate = def(stmt[genAt]{name: "TopicGenerationCreate", args: genAtArgs})
 	topicSeal             = def(stmt[genAt]{name: "TopicSeal", args: genAtArgs})
 	topicSequenceMove     = def(stmt[int64]{name: "TopicSequenceMove", args: oneArg[int64]})
 	topicSequenceCreate   = def(stmt[int64]{name: "TopicSequenceCreate", args: oneArg[int64]})
-	topicDropCount        = def(stmt[idRange]{name: "TopicDropCount", cols: 1, args: idRangeArgs})
-	topicDropMark         = def(stmt[idRange]{name: "TopicDropMark", args: idRangeArgs})
-	topicGenerationDrop   = def(stmt[idRange]{name: "TopicGenerationDrop", args: idRangeArgs})
+	topicDropMark         = def(stmt[int64]{name: "TopicDropMark", args: oneArg[int64]})
+	topicDropNext         = def(stmt[idRange]{name: "TopicDropNext", cols: 1, args: idRangeArgs})
+	topicChunkLost        = def(stmt[idRange]{name: "TopicChunkLost", cols: 1, args: idRangeArgs})
+	topicChunkLose        = def(stmt[idRange]{name: "TopicChunkLose", args: idRangeArgs})
+	topicChunkDelete      = def(stmt[idRange]{name: "TopicChunkDelete", args: idRangeArgs})
 	topicGenerationForget = def(stmt[int64]{name: "TopicGenerationForget", args: oneArg[int64]})
+	topicPurgeNext        = def(stmt[purgeNextParams]{name: "TopicPurgeNext", cols: 1,
+		args: func(p *purgeNextParams) []any { return []any{p.Topic, p.Lane, p.After, p.End, p.Limit} }})
+	topicPurgeLost   = def(stmt[purgeChunk]{name: "TopicPurgeLost", cols: 1, args: purgeChunkArgs})
+	topicPurgeLose   = def(stmt[purgeChunk]{name: "TopicPurgeLose", args: purgeChunkArgs})
+	topicPurgeDelete = def(stmt[purgeChunk]{name: "TopicPurgeDelete", args: purgeChunkArgs})
+	topicPurgeLane   = def(stmt[topicLane]{name: "TopicPurgeLane", cols: 1,
+		args: func(p *topicLane) []any { return []any{p.Topic, p.Lane} }})
 
 	// Periodic jobs (periodic.go).
 	periodicTicks       = def(stmt[string]{name: "PeriodicTicks", cols: 2, args: oneArg[string]})
@@ -721,6 +752,7 @@ var (
 	workerList         = def(stmt[struct{}]{name: "WorkerList", cols: 9, args: noArgs})
 	workerPrune        = def(stmt[int64]{name: "WorkerPrune", args: oneArg[int64]})
 	routeWaiting       = def(stmt[int]{name: "RouteWaiting", cols: 5, args: oneArg[int]})
+	queueHead          = def(stmt[string]{name: "QueueHead", cols: 3, args: oneArg[string]})
 	jobRouteAbsentFind = def(stmt[limitAt]{name: "JobRouteAbsentFind", cols: 2,
 		args: func(p *limitAt) []any { return []any{p.Now, p.Limit} }})
 	jobRouteFallback = def(stmt[string]{name: "JobRouteFallback", cols: 1, args: oneArg[string]})

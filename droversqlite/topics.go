@@ -579,9 +579,9 @@ func (e *executor) TopicGenerations(ctx context.Context) ([]droverdriver.Generat
 	var out []droverdriver.Generation
 	err := topicGenerations.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
 		var g droverdriver.Generation
-		var created int64
+		var created, age, sealedFor int64
 		var sealed sql.NullInt64
-		if err := rows.Scan(&g.Gen, &created, &sealed, &g.Settled, &g.LastID); err != nil {
+		if err := rows.Scan(&g.Gen, &created, &sealed, &age, &sealedFor, &g.Settled, &g.Dropping, &g.LastID); err != nil {
 			return err
 		}
 		g.CreatedAt = fromMicros(created)
@@ -589,6 +589,7 @@ func (e *executor) TopicGenerations(ctx context.Context) ([]droverdriver.Generat
 			t := fromMicros(sealed.Int64)
 			g.SealedAt = &t
 		}
+		g.Age, g.SealedFor = time.Duration(age)*time.Microsecond, time.Duration(sealedFor)*time.Microsecond
 		out = append(out, g)
 		return nil
 	}, struct{}{})
@@ -615,6 +616,18 @@ func (e *executor) TopicGenerationTopics(ctx context.Context, gen int64) ([]drov
 	return out, e.wrap("read generation", err)
 }
 
+// TopicGenerationLock has nothing to lock: the transaction it runs in
+// holds the file's write lock, which creating a subscription waits for.
+func (e *executor) TopicGenerationLock(context.Context, int64) error { return nil }
+
+func (e *executor) TopicDropMark(ctx context.Context, gen int64) error {
+	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+		_, err := topicDropMark.exec(ctx, e, tx, gen)
+		return err
+	})
+	return e.wrap("mark generation dropping", err)
+}
+
 func (e *executor) TopicRotate(ctx context.Context, gen int64) error {
 	now := micros(time.Now())
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
@@ -638,23 +651,94 @@ func (e *executor) TopicRotate(ctx context.Context, gen int64) error {
 	return e.wrap("rotate generations", err)
 }
 
-func (e *executor) TopicDrop(ctx context.Context, gen int64) (int64, error) {
-	var lost int64
+// TopicDrop deletes the next p.Limit message IDs of the generation, in a
+// write transaction of their own (SQLite has one writer: a generation of a
+// million messages deleted at once held it for seconds), and forgets the
+// generation once it is empty.
+func (e *executor) TopicDrop(ctx context.Context, p droverdriver.TopicDropParams) (droverdriver.TopicRemoved, error) {
+	var res droverdriver.TopicRemoved
+	gen := genRange(p.Gen)
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
-		var err error
-		if lost, err = queryValue[int64](ctx, e, tx, topicDropCount, genRange(gen)); err != nil {
+		res = droverdriver.TopicRemoved{}
+		var first sql.NullInt64
+		if err := topicDropNext.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error { return rows.Scan(&first) }, gen); err != nil {
 			return err
 		}
-		if lost > 0 {
-			if _, err := topicDropMark.exec(ctx, e, tx, genRange(gen)); err != nil {
+		if !first.Valid {
+			res.Done = true
+			_, err := topicGenerationForget.exec(ctx, e, tx, p.Gen)
+			return err
+		}
+		// IDs are unique integers: the range holds at most Limit messages.
+		chunk := idRange{first.Int64, min(first.Int64+int64(p.Limit), gen.To)}
+		var err error
+		if res.Lost, err = queryValue[int64](ctx, e, tx, topicChunkLost, chunk); err != nil {
+			return err
+		}
+		if res.Lost > 0 {
+			if _, err := topicChunkLose.exec(ctx, e, tx, chunk); err != nil {
 				return err
 			}
 		}
-		if _, err := topicGenerationDrop.exec(ctx, e, tx, genRange(gen)); err != nil {
-			return err
+		r, err := topicChunkDelete.exec(ctx, e, tx, chunk)
+		if err == nil {
+			res.Deleted, err = r.RowsAffected()
 		}
-		_, err = topicGenerationForget.exec(ctx, e, tx, gen)
 		return err
 	})
-	return lost, e.wrap("drop generation", err)
+	return res, e.wrap("drop generation", err)
+}
+
+// TopicPurge deletes the topic's messages of the generation a lane at a
+// time along the read index, up to p.Limit per call, in a write
+// transaction of its own.
+func (e *executor) TopicPurge(ctx context.Context, p droverdriver.TopicPurgeParams) (droverdriver.TopicRemoved, error) {
+	var res droverdriver.TopicRemoved
+	gen := genRange(p.Gen)
+	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+		res = droverdriver.TopicRemoved{Last: p.After}
+		lane, after := p.After.Lane, max(p.After.ID, gen.From-1)
+		for res.Deleted < int64(p.Limit) {
+			var last sql.NullInt64
+			err := topicPurgeNext.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error { return rows.Scan(&last) },
+				purgeNextParams{topicLane{p.Topic, lane}, after, gen.To, p.Limit - int(res.Deleted)})
+			if err != nil {
+				return err
+			}
+			if !last.Valid {
+				var next sql.NullInt64
+				err := topicPurgeLane.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error { return rows.Scan(&next) },
+					topicLane{p.Topic, lane})
+				if err != nil || !next.Valid {
+					res.Done = true
+					return err
+				}
+				lane, after = int(next.Int64), gen.From-1
+				continue
+			}
+			chunk := purgeChunk{topicLane{p.Topic, lane}, after, last.Int64}
+			lost, err := queryValue[int64](ctx, e, tx, topicPurgeLost, chunk)
+			if err != nil {
+				return err
+			}
+			if lost > 0 {
+				if _, err := topicPurgeLose.exec(ctx, e, tx, chunk); err != nil {
+					return err
+				}
+			}
+			r, err := topicPurgeDelete.exec(ctx, e, tx, chunk)
+			if err != nil {
+				return err
+			}
+			n, err := r.RowsAffected()
+			if err != nil {
+				return err
+			}
+			res.Deleted, res.Lost = res.Deleted+n, res.Lost+lost
+			res.Last = droverdriver.PurgeKey{Lane: lane, Position: droverdriver.Position{ID: last.Int64}}
+			after = last.Int64
+		}
+		return nil
+	})
+	return res, e.wrap("purge topic", err)
 }

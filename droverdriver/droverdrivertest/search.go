@@ -2,6 +2,7 @@ package droverdrivertest
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"testing"
 
@@ -156,14 +157,7 @@ func testSearch(t *testing.T, setup opener) {
 		ctx := context.Background()
 		d := setup(t)
 		const n = 3000
-		jobs := make([]droverdriver.InsertParams, n)
-		for i := range jobs {
-			jobs[i] = job("a")
-			if i%3 == 0 {
-				jobs[i].Kind = "hit"
-			}
-		}
-		insert(t, d, jobs...)
+		insertHits(t, d, n)
 		hit := droverdriver.ListParams{Kind: "hit"}
 		exact, err := engine.CountJobs(ctx, d, hit, engine.CountParams{Exact: 5000, Samples: 10})
 		if err != nil || exact != (engine.Count{N: n / 3, Exact: true}) {
@@ -175,6 +169,76 @@ func testSearch(t *testing.T, setup opener) {
 		}
 		if est.Exact || est.N < n/3*9/10 || est.N > n/3*11/10 {
 			t.Fatalf("estimate %+v, want %d within 10%%, not exact", est, n/3)
+		}
+	})
+
+	t.Run("JobMatchCountByState", func(t *testing.T) {
+		t.Parallel()
+		d := setup(t)
+		spread(t, d)
+		insert(t, d, job("b"))
+		running, available, completed := droverdriver.StateRunning, droverdriver.StateAvailable, droverdriver.StateCompleted
+		type m = map[droverdriver.State]int64
+		tests := []struct {
+			name                 string
+			p                    droverdriver.MatchCountParams
+			waiting, finished    m
+			examined, examinedFi int64
+		}{
+			{"both tables", droverdriver.MatchCountParams{Examine: 100, Waiting: true, Finished: true},
+				m{running: 5, available: 3}, m{completed: 3}, 8, 3},
+			{"filtered by queue", droverdriver.MatchCountParams{Filter: droverdriver.ListParams{Queue: "b"}, Examine: 100, Waiting: true, Finished: true},
+				m{available: 1}, m{}, 8, 3},
+			{"examine caps each table", droverdriver.MatchCountParams{Examine: 2, Waiting: true, Finished: true},
+				m{running: 2}, m{completed: 2}, 2, 2},
+			{"finished only", droverdriver.MatchCountParams{Examine: 100, Finished: true}, m{}, m{completed: 3}, 0, 3},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				c, err := d.JobMatchCountByState(context.Background(), tc.p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !maps.Equal(c.Waiting.Matched, tc.waiting) || !maps.Equal(c.Finished.Matched, tc.finished) ||
+					c.Waiting.Examined != tc.examined || c.Finished.Examined != tc.examinedFi {
+					t.Fatalf("count %+v, want waiting %v of %d, finished %v of %d", c, tc.waiting, tc.examined, tc.finished, tc.examinedFi)
+				}
+			})
+		}
+	})
+
+	t.Run("JobMatchCountByState/estimate", func(t *testing.T) {
+		// The engine's state counts: exact while a table holds fewer
+		// jobs than the bound, estimated from windows of IDs beyond, one
+		// state at a time as close as the single count's estimate.
+		t.Parallel()
+		ctx := context.Background()
+		d := setup(t)
+		const n = 3000
+		insertHits(t, d, n)
+		claim(t, d, "a", n/2)
+		p := droverdriver.ListParams{Kind: "hit", States: []droverdriver.State{droverdriver.StateCompleted}}
+		exact, err := engine.CountJobsByState(ctx, d, p, engine.CountParams{Exact: 5000, Samples: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantRunning, wantAvailable := int64(n/2/3), int64(n/3-n/2/3)
+		if exact[droverdriver.StateRunning] != (engine.Count{N: wantRunning, Exact: true}) ||
+			exact[droverdriver.StateAvailable] != (engine.Count{N: wantAvailable, Exact: true}) ||
+			exact[droverdriver.StateCompleted] != (engine.Count{Exact: true}) || len(exact) != len(droverdriver.States) {
+			t.Fatalf("exact counts %+v; want %d running and %d available (the filter's state ignored), every state listed", exact, wantRunning, wantAvailable)
+		}
+		est, err := engine.CountJobsByState(ctx, d, p, engine.CountParams{Exact: 300, Samples: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for s, want := range map[droverdriver.State]int64{droverdriver.StateRunning: wantRunning, droverdriver.StateAvailable: wantAvailable} {
+			if c := est[s]; c.Exact || c.N < want*8/10 || c.N > want*12/10 {
+				t.Errorf("estimate of %s: %+v, want %d within 20%%, not exact", s, c, want)
+			}
+		}
+		if c := est[droverdriver.StateCompleted]; c != (engine.Count{Exact: true}) {
+			t.Errorf("completed, none stored: %+v, want an exact 0", c)
 		}
 	})
 
@@ -247,4 +311,18 @@ func dep(parent, child int64) droverdriver.Dep { return droverdriver.Dep{Parent:
 // counted is a TableCount.
 func counted(matched, examined, last int64) droverdriver.TableCount {
 	return droverdriver.TableCount{Matched: matched, Examined: examined, LastID: last}
+}
+
+// insertHits inserts n jobs of queue "a", every third of kind "hit": a
+// filter each window of ids matches a third of, for the estimates.
+func insertHits(t *testing.T, d droverdriver.Driver, n int) {
+	t.Helper()
+	jobs := make([]droverdriver.InsertParams, n)
+	for i := range jobs {
+		jobs[i] = job("a")
+		if i%3 == 0 {
+			jobs[i].Kind = "hit"
+		}
+	}
+	insert(t, d, jobs...)
 }

@@ -76,6 +76,7 @@ func Exercise[TTx any](t *testing.T, f Factory[TTx]) {
 	testFlow(t, setup)
 	testTopics(t, setup)
 	testRouting(t, setup)
+	testHistory(t, setup)
 	testMigrations(t, fresh)
 	testTx(t, f)
 }

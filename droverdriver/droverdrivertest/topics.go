@@ -732,44 +732,212 @@ func testTopics(t *testing.T, setup opener) {
 		}
 	})
 
+	// sealed rotates t's store to a new generation and returns the sealed
+	// one once it is settled: once no transaction that could still write
+	// into it runs (on PostgreSQL, no open publisher older than the seal).
+	sealed := func(t *testing.T, te droverdriver.TopicExecutor) droverdriver.Generation {
+		t.Helper()
+		ctx := context.Background()
+		gens, err := te.TopicGenerations(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cur := gens[len(gens)-1]
+		if err := te.TopicRotate(ctx, cur.Gen+1); err != nil {
+			t.Fatal(err)
+		}
+		var g droverdriver.Generation
+		waitfor.Cond(t, "the sealed generation settled", func() bool {
+			gens, err = te.TopicGenerations(ctx)
+			if err != nil || len(gens) < 2 || gens[len(gens)-2].Gen != cur.Gen || gens[len(gens)-2].SealedAt == nil {
+				t.Fatalf("generations %+v, %v; want %d sealed", gens, err, cur.Gen)
+			}
+			g = gens[len(gens)-2]
+			return g.Settled
+		})
+		return g
+	}
+	// ackAll acks every lane of sub of topic "t" that has a readable
+	// message up to what it can read.
+	ackAll := func(t *testing.T, te droverdriver.TopicExecutor, sub string) {
+		t.Helper()
+		token := droverdriver.NewLeaseToken()
+		var acks []droverdriver.LaneAck
+		for _, l := range leaseSome(t, te, token, sub) {
+			cursor := l.Cursor
+			for _, m := range read(t, te, l) {
+				cursor = m.Position()
+			}
+			acks = append(acks, droverdriver.LaneAck{Topic: l.Topic, Subscription: sub, Lane: l.Lane, Token: token, Cursor: cursor})
+		}
+		if _, err := te.TopicAck(context.Background(), droverdriver.TopicAckParams{Acks: acks, Now: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lagOf := func(t *testing.T, te droverdriver.TopicExecutor, topic, sub string) droverdriver.SubscriptionLag {
+		t.Helper()
+		lag, err := te.TopicLag(context.Background(), []string{topic})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range lag {
+			if l.Subscription == sub {
+				return l
+			}
+		}
+		t.Fatalf("no lag of %s/%s in %+v", topic, sub, lag)
+		return droverdriver.SubscriptionLag{}
+	}
+
 	t.Run("TopicGenerations", func(t *testing.T) {
+		// A rotation seals the current generation, measured by the
+		// store's clock; a drop marked by TopicDropMark removes it, each
+		// call at most Limit messages on a store that deletes rows, and
+		// counts what each lane had not read.
 		t.Parallel()
 		ctx := context.Background()
 		_, te := topics(t, 1, "a")
-		publish(t, te, 0, "old")
+		publish(t, te, 0, "old", "older", "oldest")
 		gens, err := te.TopicGenerations(ctx)
-		if err != nil || len(gens) != 1 || gens[0].SealedAt != nil {
+		if err != nil || len(gens) != 1 || gens[0].SealedAt != nil || gens[0].SealedFor != 0 || gens[0].Age < 0 || gens[0].Dropping {
 			t.Fatalf("generations %+v, %v; want one current", gens, err)
 		}
-		if err := te.TopicRotate(ctx, gens[0].Gen+1); err != nil {
-			t.Fatal(err)
-		}
+		g := sealed(t, te)
 		newer := publish(t, te, 0, "new")
-		if newer[0] < (gens[0].Gen+1)*droverdriver.GenerationWidth {
+		if newer[0] < (g.Gen+1)*droverdriver.GenerationWidth {
 			t.Fatalf("message %d published after the rotation is not in the new generation", newer[0])
 		}
-		// Settled once no transaction that could still write into it
-		// runs (on PostgreSQL, no open publisher older than the seal).
-		var sealed droverdriver.Generation
-		waitfor.Cond(t, "the sealed generation settled", func() bool {
+		waitfor.Cond(t, "the generation sealed for a while by the store's clock", func() bool {
 			gens, err = te.TopicGenerations(ctx)
-			if err != nil || len(gens) != 2 || gens[0].SealedAt == nil {
-				t.Fatalf("generations %+v, %v; want the first sealed", gens, err)
-			}
-			sealed = gens[0]
-			return sealed.Settled
+			return err == nil && gens[0].SealedFor > 0 && gens[0].Age >= gens[0].SealedFor
 		})
-		in, err := te.TopicGenerationTopics(ctx, sealed.Gen)
+		in, err := te.TopicGenerationTopics(ctx, g.Gen)
 		if err != nil || len(in) != 1 || in[0].Topic != "t" || in[0].Passed {
 			t.Fatalf("generation topics %+v, %v; want t, not passed by a", in, err)
 		}
-		lost, err := te.TopicDrop(ctx, sealed.Gen)
-		if err != nil || lost != 1 {
-			t.Fatalf("drop: %d lost, %v; want the one message a had not read", lost, err)
+		if err := te.TopicDropMark(ctx, g.Gen); err != nil {
+			t.Fatal(err)
 		}
-		lag, err := te.TopicLag(ctx, []string{"t"})
-		if err != nil || len(lag) != 1 || lag[0].Dropped != 1 || lag[0].Pending != 1 {
-			t.Fatalf("lag %+v, %v; want 1 dropped and the new message pending", lag, err)
+		if gens, err = te.TopicGenerations(ctx); err != nil || !gens[0].Dropping || gens[1].Dropping {
+			t.Fatalf("generations %+v, %v; want the first dropping", gens, err)
+		}
+		var lost int64
+		for calls := 0; ; calls++ {
+			if calls > 4 {
+				t.Fatalf("the drop of three messages did not end after %d calls of Limit 1", calls)
+			}
+			res, err := te.TopicDrop(ctx, droverdriver.TopicDropParams{Gen: g.Gen, Limit: 1})
+			if err != nil || res.Deleted > 1 {
+				t.Fatalf("drop: %+v, %v; want at most one message a call", res, err)
+			}
+			if lost += res.Lost; res.Done {
+				break
+			}
+		}
+		if lost != 3 {
+			t.Fatalf("drop lost %d messages, want the three a had not read", lost)
+		}
+		if gens, err = te.TopicGenerations(ctx); err != nil || len(gens) != 1 || gens[0].Gen != g.Gen+1 {
+			t.Fatalf("generations %+v, %v; want the dropped one gone", gens, err)
+		}
+		if l := lagOf(t, te, "t", "a"); l.Dropped != 3 || l.Pending != 1 {
+			t.Fatalf("lag %+v; want 3 dropped and the new message pending", l)
+		}
+	})
+
+	t.Run("TopicPurge", func(t *testing.T) {
+		// A purge deletes one topic's messages from a sealed generation,
+		// at most Limit a call, going on where the last call stopped,
+		// and counts what each lane had not read; other topics' messages
+		// and the topic's messages of other generations stay.
+		t.Parallel()
+		ctx := context.Background()
+		_, te := topics(t, 2, "a", "b")
+		topicU(t, te)
+		publish(t, te, 0, "t1", "t2", "t3")
+		publish(t, te, 1, "t4", "t5")
+		if _, err := te.TopicPublish(ctx, []droverdriver.PublishParams{{Topic: "u", Payload: []byte("u1")}, {Topic: "u", Payload: []byte("u2")}}); err != nil {
+			t.Fatal(err)
+		}
+		waitfor.Cond(t, "b read every message of t", func() bool {
+			ackAll(t, te, "b")
+			return lagOf(t, te, "t", "b").Pending == 0
+		})
+		g := sealed(t, te)
+		publish(t, te, 0, "t6")
+		p := droverdriver.TopicPurgeParams{Gen: g.Gen, Topic: "t", Limit: 2}
+		var deleted, lost int64
+		for calls := 0; ; calls++ {
+			if calls > 8 {
+				t.Fatalf("the purge of five messages did not end after %d calls of Limit 2", calls)
+			}
+			res, err := te.TopicPurge(ctx, p)
+			if err != nil || res.Deleted > 2 {
+				t.Fatalf("purge: %+v, %v; want at most two messages a call", res, err)
+			}
+			deleted, lost = deleted+res.Deleted, lost+res.Lost
+			if res.Done {
+				break
+			}
+			p.After = res.Last
+		}
+		if deleted != 5 || lost != 5 {
+			t.Fatalf("purge deleted %d and lost %d, want t's five messages, all lost by a", deleted, lost)
+		}
+		if l := lagOf(t, te, "t", "a"); l.Dropped != 5 || l.Pending != 1 {
+			t.Fatalf("lag of t/a %+v; want 5 dropped and t6 pending", l)
+		}
+		if l := lagOf(t, te, "t", "b"); l.Dropped != 0 || l.Pending != 1 {
+			t.Fatalf("lag of t/b %+v; want nothing dropped (it had read them) and t6 pending", l)
+		}
+		if l := lagOf(t, te, "u", "a"); l.Dropped != 0 || l.Pending != 2 {
+			t.Fatalf("lag of u/a %+v; want u's messages untouched", l)
+		}
+		in, err := te.TopicGenerationTopics(ctx, g.Gen)
+		if err != nil || len(in) != 1 || in[0].Topic != "u" {
+			t.Fatalf("generation topics %+v, %v; want u alone", in, err)
+		}
+	})
+
+	t.Run("TopicRemoveNotSequenced", func(t *testing.T) {
+		// Messages no lease, lag or retention check has made readable yet
+		// (on PostgreSQL their xid is still negative) are removed by a
+		// purge and a drop like any other, and counted as lost: no lane
+		// has passed them.
+		t.Parallel()
+		ctx := context.Background()
+		_, te := topics(t, 1, "a")
+		topicU(t, te)
+		publish(t, te, 0, "t1", "t2")
+		if _, err := te.TopicPublish(ctx, []droverdriver.PublishParams{{Topic: "u", Payload: []byte("u1")}}); err != nil {
+			t.Fatal(err)
+		}
+		g := sealed(t, te)
+		res, err := te.TopicPurge(ctx, droverdriver.TopicPurgeParams{Gen: g.Gen, Topic: "t", Limit: 10})
+		if err != nil || res.Deleted != 2 || res.Lost != 2 || !res.Done {
+			t.Fatalf("purge of t: %+v, %v; want both messages deleted and lost in one call", res, err)
+		}
+		var lost int64
+		for calls := 0; ; calls++ {
+			if calls > 4 {
+				t.Fatalf("the drop of one message did not end after %d calls", calls)
+			}
+			res, err := te.TopicDrop(ctx, droverdriver.TopicDropParams{Gen: g.Gen, Limit: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if lost += res.Lost; res.Done {
+				break
+			}
+		}
+		if lost != 1 {
+			t.Fatalf("the drop lost %d, want u1", lost)
+		}
+		if l := lagOf(t, te, "t", "a"); l.Dropped != 2 || l.Pending != 0 {
+			t.Fatalf("lag of t/a %+v; want 2 dropped", l)
+		}
+		if l := lagOf(t, te, "u", "a"); l.Dropped != 1 || l.Pending != 0 {
+			t.Fatalf("lag of u/a %+v; want 1 dropped", l)
 		}
 	})
 }

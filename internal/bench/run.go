@@ -79,6 +79,11 @@ type options struct {
 	// that many worker types in turn and makes client i a worker of type
 	// i % workerTypes (routing, assign.go's assignType).
 	clients, workerTypes int
+	// queues spreads the jobs round robin over that many queues, which
+	// the workers all serve (sweep.go; 0 or 1: the one queue), and
+	// uniqueKeys gives every job a unique key of its own (UniqueKey).
+	queues     int
+	uniqueKeys bool
 }
 
 // fleetSize is the number of worker processes a single-point scenario
@@ -101,6 +106,7 @@ type inserter interface {
 	BatchResults(ctx context.Context, batchID int64, fn func(drover.JobResult) error) error
 	JobList(ctx context.Context, p drover.JobListParams) ([]*drover.JobRow, error)
 	JobCountByState(ctx context.Context, queue string) (map[drover.JobState]int64, error)
+	JobBulk(ctx context.Context, action drover.BulkAction, filter drover.JobListParams, progress func(drover.BulkProgress)) (drover.BulkProgress, error)
 }
 
 // workerClient is what the bench calls of a client that works jobs.
@@ -138,7 +144,10 @@ func (r *runner) jobArgs(seq int64, stamp bool) Args {
 }
 
 func (r *runner) jobOpts(queue string, seq int64) *drover.InsertOpts {
-	o := &drover.InsertOpts{Queue: queue}
+	o := &drover.InsertOpts{Queue: spreadQueue(queue, seq, r.opts.queues)}
+	if r.opts.uniqueKeys {
+		o.UniqueKey = fmt.Sprintf("%s-%d", queue, seq)
+	}
 	if r.opts.workerTypes > 0 {
 		o.WorkerType = assignType(int(seq), r.opts.workerTypes)
 	}
@@ -308,7 +317,11 @@ func (r *runner) verify(ctx context.Context, queue string, ids *idRange) (verdic
 	var seen int64 // jobs of the run still in the store
 	after := ids.min - 1
 	for {
-		page, err := r.inserts.JobList(ctx, drover.JobListParams{Queue: queue, After: after, Limit: 10_000})
+		listed := queue
+		if r.opts.queues > 1 {
+			listed = "" // every queue: the run's IDs bound the list
+		}
+		page, err := r.inserts.JobList(ctx, drover.JobListParams{Queue: listed, After: after, Limit: 10_000})
 		if err != nil {
 			return v, fmt.Errorf("verify from store: %w", err)
 		}

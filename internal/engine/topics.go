@@ -151,40 +151,70 @@ func AckCursor(cursor droverdriver.Position, batch []*droverdriver.MessageRow) d
 }
 
 // Retention (docs/design/topics.md, "Retention"): messages are stored in
-// generations, ID ranges of droverdriver.GenerationWidth, which leave the
-// store whole. The leader rotates the current generation once it is large
-// or old enough, and drops a sealed one once nothing it holds is still
-// owed to a subscription within its topic's retention.
+// generations, ID ranges of droverdriver.GenerationWidth. The leader
+// rotates the current generation once it is large or old enough, drops a
+// sealed one whole once nothing it holds is still owed to a subscription
+// within its topic's retention, and deletes from a sealed generation it
+// cannot drop yet the messages of the topics whose retention ran out, so
+// that each topic's retention holds whatever other topics share its
+// generations. Every age is the store's (Generation.Age, SealedFor).
 
 // ShouldRotate reports whether the current generation cur should be sealed
 // and succeeded: it holds a message, and at least maxMessages of them or it
 // is maxAge old. An empty generation is never rotated, so an idle store
 // does not pile up empty partitions.
-func ShouldRotate(cur droverdriver.Generation, now time.Time, maxMessages int64, maxAge time.Duration) bool {
+func ShouldRotate(cur droverdriver.Generation, maxMessages int64, maxAge time.Duration) bool {
 	first := max(cur.Gen*droverdriver.GenerationWidth, 1)
 	used := cur.LastID - first + 1
 	if used <= 0 {
 		return false
 	}
-	return used >= maxMessages || now.Sub(cur.CreatedAt) >= maxAge
+	return used >= maxMessages || cur.Age >= maxAge
+}
+
+// Expired reports whether topic t's retention has run out for the
+// messages of the sealed generation g: t has a retention, and g was sealed
+// at least that long ago (its newest message is no younger than the
+// seal).
+func Expired(g droverdriver.Generation, t droverdriver.GenerationTopic) bool {
+	return g.SealedAt != nil && t.Retention > 0 && g.SealedFor >= t.Retention
 }
 
 // Droppable reports whether the sealed generation g, whose topics are
-// topics (TopicGenerationTopics), may leave the store at now: it is settled
+// topics (TopicGenerationTopics), may leave the store whole: it is settled
 // (no transaction can still add to it), and for every topic in it, every
 // subscription has passed its messages or the topic's retention has run
-// out since the seal (the newest message of g is no younger than the
-// seal). A subscription that lags past retention never holds a generation
-// back; it is told of what it lost (droverdriver.ErrSubscriptionBehind).
-func Droppable(g droverdriver.Generation, topics []droverdriver.GenerationTopic, now time.Time) bool {
+// out (Expired). A subscription that lags past retention never holds a
+// generation back; it is told of what it lost
+// (droverdriver.ErrSubscriptionBehind).
+func Droppable(g droverdriver.Generation, topics []droverdriver.GenerationTopic) bool {
 	if g.SealedAt == nil || !g.Settled {
 		return false
 	}
 	for _, t := range topics {
-		if t.Passed || t.Retention > 0 && now.Sub(*g.SealedAt) >= t.Retention {
-			continue
+		if !t.Passed && !Expired(g, t) {
+			return false
 		}
-		return false
 	}
 	return true
+}
+
+// Purges returns the topics whose messages retention deletes from the
+// sealed, settled generation g that is not Droppable: those whose
+// retention ran out. Topics that every subscription has passed but whose
+// retention has not run out stay until the generation goes or their
+// retention runs out, whichever is first: deleting rows costs what a
+// whole drop spares (dead tuples, index churn), so it is spent only where
+// retention requires it.
+func Purges(g droverdriver.Generation, topics []droverdriver.GenerationTopic) []string {
+	if g.SealedAt == nil || !g.Settled {
+		return nil
+	}
+	var out []string
+	for _, t := range topics {
+		if Expired(g, t) {
+			out = append(out, t.Topic)
+		}
+	}
+	return out
 }

@@ -684,8 +684,7 @@ func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	now := time.Now()
-	s.inflight.extended(refs, rep.Lost, now.Add(lease), now)
+	s.inflight.extended(refs, rep.Lost, time.Now().Add(lease))
 	writeJSON(w, http.StatusOK, map[string]any{"lost": rep.Lost, "cancel_requested": rep.CancelRequested})
 	return nil
 }
@@ -837,7 +836,7 @@ func (s *Server) claimed(p drover.ClaimParams, jobs []*drover.JobRow, took time.
 		}
 		attempts[i], runAts[i] = a, j.RunAt
 	}
-	s.inflight.claimed(p.Owner, p.Queue, attempts, now)
+	s.inflight.claimed(p.Owner, attempts)
 	s.metrics.observeClaim(attempts, runAts, took)
 }
 

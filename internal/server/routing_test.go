@@ -84,10 +84,11 @@ func TestRoutingOverHTTP(t *testing.T) {
 		if !found {
 			t.Fatalf("registry %+v, want py-7 holding 2 jobs", ws)
 		}
-		page := b.page(t, "/ui/workers")
-		if !strings.Contains(page, `<tr data-worker="py-7">`) || !strings.Contains(page, `<td data-field="held">2</td>`) {
-			t.Fatalf("workers page does not show py-7:\n%s", page)
-		}
+		// The page shows the sampler's reading of the registry.
+		waitfor.Cond(t, "the workers page to show py-7 holding 2 jobs", func() bool {
+			page := b.page(t, "/ui/workers")
+			return strings.Contains(page, `<tr data-worker="py-7">`) && strings.Contains(page, `<td class="num" data-field="held"><a href="/ui/running">2</a></td>`)
+		})
 		// A bad label is refused, naming it.
 		r := b.call(t, server.ScopeWork, "POST", "/v1/claim", map[string]any{"queue": "gfx", "worker": "w",
 			"worker_labels": map[string]string{"bad key": "v"}}, false)

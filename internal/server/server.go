@@ -86,6 +86,7 @@ type Client interface {
 	JobList(ctx context.Context, p drover.JobListParams) ([]*drover.JobRow, error)
 	JobSearch(ctx context.Context, p drover.JobListParams) (*drover.JobPage, error)
 	JobCount(ctx context.Context, p drover.JobListParams) (drover.JobCount, error)
+	JobStateCounts(ctx context.Context, p drover.JobListParams) (map[drover.JobState]drover.JobCount, error)
 	JobDependants(ctx context.Context, id int64) ([]drover.JobResult, error)
 	WorkflowGraph(ctx context.Context, id int64) (*drover.WorkflowGraph, error)
 	BatchList(ctx context.Context, before int64, limit int) ([]*drover.Batch, error)
@@ -99,7 +100,6 @@ type Client interface {
 	JobCountByState(ctx context.Context, queue string) (map[drover.JobState]int64, error)
 	QueueStats(ctx context.Context) ([]drover.QueueStats, error)
 	FinishedStats(ctx context.Context, since, until time.Time) ([]drover.FinishedStats, error)
-	LeaseOwners(ctx context.Context) ([]drover.LeaseOwner, error)
 	Stats() drover.Stats
 	QueuePause(ctx context.Context, name string) error
 	QueueResume(ctx context.Context, name string) error
@@ -108,6 +108,11 @@ type Client interface {
 	QueueGet(ctx context.Context, name string) (*drover.QueueSettings, error)
 	QueueKnown(ctx context.Context, name string) (bool, error)
 	QueueList(ctx context.Context) ([]*drover.QueueSettings, error)
+	QueueSetLimits(ctx context.Context, name string, l drover.QueueLimits) (*drover.QueueSettings, error)
+	QueueHeadOf(ctx context.Context, name string) (*drover.QueueHead, error)
+	// The stored history behind the dashboard's charts.
+	StatsHistory(ctx context.Context, p drover.StatsHistoryParams) (*drover.StatsHistory, error)
+	TopicLagHistory(ctx context.Context, topic string, from, to time.Time, maxPoints int) (*drover.TopicLagHistory, error)
 	Remote() *drover.Remote
 	PeriodicJobs() *drover.PeriodicJobSet
 	topicsClient
@@ -216,6 +221,12 @@ type Server struct {
 	bulkTasks *bulkTasks
 	// claimSizes sizes the chunks of claims (claimbudget.go).
 	claimSizes *claimSizes
+	// workerSample is the last reading of the worker registry, with the
+	// jobs each worker holds: the one source of every table of workers
+	// the dashboard shows (routing.go).
+	workerSample *workerSample
+	// names are the queues and kinds the job filters suggest (names.go).
+	names *names
 }
 
 // New returns a server on cfg.
@@ -256,7 +267,7 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s := &Server{cfg: cfg, remote: cfg.Client.Remote(), stopping: make(chan struct{}), sessions: newSessions(cfg.SessionTTL), waiter: newWaiter(), inflight: newInflight(),
-		metrics: newMetrics(cfg.Client, cfg.PoolStats, cfg.MaxLabelValues, cfg.LabelTTL), history: &history{}, topicSamples: &topicSamples{}, routeSample: &routeSample{}, pages: newPages(),
+		metrics: newMetrics(cfg.Client, cfg.PoolStats, cfg.MaxLabelValues, cfg.LabelTTL), history: &history{}, topicSamples: &topicSamples{}, routeSample: &routeSample{}, workerSample: &workerSample{}, names: &names{}, pages: newPages(),
 		mux: http.NewServeMux(), pagePatterns: map[string]bool{}, bulkTasks: newBulkTasks(cfg.Driver, cfg.Logger), claimSizes: newClaimSizes()}
 	s.auth.Store(newAuthenticator(cfg.Tokens))
 	s.routes()
@@ -364,9 +375,7 @@ func (s *Server) sample(ctx context.Context) {
 		}
 		p := Point{At: now, Until: until, Seconds: until.Sub(since).Seconds(), Queues: stats}
 		if p.Finished, err = s.cfg.Client.FinishedStats(ctx, since, until); err == nil {
-			if p.Owners, err = s.cfg.Client.LeaseOwners(ctx); err == nil {
-				s.history.add(p)
-			}
+			s.history.add(p)
 		}
 	}
 	if err != nil && ctx.Err() == nil {
@@ -377,6 +386,9 @@ func (s *Server) sample(ctx context.Context) {
 	}
 	if err := s.sampleRouting(ctx, now); err != nil && ctx.Err() == nil {
 		s.cfg.Logger.Warn("sampling unroutable jobs failed", "error", err)
+	}
+	if err := s.sampleWorkers(ctx, now); err != nil && ctx.Err() == nil {
+		s.cfg.Logger.Warn("sampling the worker registry failed", "error", err)
 	}
 }
 
@@ -513,7 +525,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if !public[pattern] {
 		tok, err := s.authenticate(r, s.pagePatterns[pattern])
 		if err != nil && s.pagePatterns[pattern] && r.Method == http.MethodGet && r.Header.Get("Authorization") == "" &&
-			pattern != "GET /ui/history.json" {
+			!strings.HasSuffix(pattern, ".json") {
 			// A person opening the dashboard: show the login form.
 			http.Redirect(rec, r, "/login", http.StatusSeeOther)
 			return

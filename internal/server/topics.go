@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
@@ -214,6 +215,14 @@ func (s *Server) decodeMessages(r *http.Request, withTopic bool) ([]drover.Messa
 			}
 			checked[m.Topic] = true
 		}
+		// A payload sent as JSON is delivered as JSON, so it gets the text
+		// checks of a job's args: a consumer in another language must be
+		// able to decode it. Its size, and metadata, the library checks.
+		if len(m.Payload) > 0 {
+			if err := drover.ValidateJSONText("payload", m.Payload); err != nil {
+				return nil, fmt.Errorf("message %d of %d: %w", i+1, len(req.Messages), err)
+			}
+		}
 		msgs[i] = drover.Message{Topic: m.Topic, Key: m.Key, Payload: m.Payload, Metadata: m.Metadata}
 		if m.PayloadBase64 != nil {
 			msgs[i].Payload = m.PayloadBase64
@@ -334,7 +343,10 @@ type deliveryJSON struct {
 
 func toDeliveryJSON(d *drover.Delivery) deliveryJSON {
 	m := deliveryJSON{ID: d.ID, Key: d.Key, PublishedAt: d.PublishedAt, Attempt: d.Attempt}
-	if json.Valid(d.Payload) {
+	// JSON only when it is text: Go's json.Valid takes invalid UTF-8
+	// inside strings, which a Go publisher's bytes may hold and other
+	// languages' decoders refuse.
+	if json.Valid(d.Payload) && utf8.Valid(d.Payload) {
 		m.Payload = d.Payload
 	} else {
 		p := d.Payload

@@ -88,7 +88,7 @@ func TestTopicsPage(t *testing.T) {
 				t.Errorf("%s oldest pending %q with messages pending", sub, got)
 			}
 		}
-		if !strings.Contains(body, `<tr data-topic="quiet"><td>quiet</td><td colspan="5" class="empty">No subscription.`) {
+		if !strings.Contains(body, `<tr data-topic="quiet"><td><a href="/ui/topics/quiet">quiet</a></td><td>1</td><td>168h0m0s</td><td colspan="5" class="empty">No subscription.`) {
 			t.Errorf("the topic without subscriptions is not listed:\n%s", body)
 		}
 	})
