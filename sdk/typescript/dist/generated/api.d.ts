@@ -4747,7 +4747,7 @@ export interface operations {
                     lanes?: number;
                     /**
                      * Format: int64
-                     * @description How long a message is kept for subscriptions that have not read it: 0 the default (7 days), -1 until every subscription passed it. 0 matches any stored topic's.
+                     * @description How long a message is kept for subscriptions that have not read it: 0 the default (7 days), -1 until every subscription passed it. It holds whatever other topics do: a message leaves at most about this long (plus one generation, 5 minutes) after it was published, or with its generation once every subscription passed it. 0 matches any stored topic's.
                      * @default 0
                      */
                     retention_ms?: number;
@@ -5040,11 +5040,11 @@ export interface operations {
                     messages: {
                         /** @description Messages of one key are delivered in publish order, one batch at a time per subscription. */
                         key?: string;
-                        /** @description Any JSON value, stored as its text. */
+                        /** @description Any JSON value, stored as its text: at most 1 MiB (1,048,576 bytes) of UTF-8 without \u0000 or unpaired surrogate escapes, like a job's args. Past the limit, or with such text, the request is a 400 naming the message and the field, and nothing is published. Bytes that are not such text go as payload_base64. */
                         payload?: unknown;
-                        /** @description A payload that is not JSON, as base64. */
+                        /** @description A payload that is not JSON text, as base64: at most 1 MiB once decoded. */
                         payload_base64?: string;
-                        /** @description Free-form JSON object, at most 64 KiB. */
+                        /** @description Free-form JSON object, at most 64 KiB (65,536 bytes) of UTF-8 without \u0000 or unpaired surrogate escapes, like a job's metadata; otherwise a 400 naming the message and the field. */
                         metadata?: Record<string, never>;
                     }[];
                 };
@@ -5153,11 +5153,11 @@ export interface operations {
                         topic: string;
                         /** @description Messages of one key are delivered in publish order, one batch at a time per subscription. */
                         key?: string;
-                        /** @description Any JSON value, stored as its text. */
+                        /** @description Any JSON value, stored as its text: at most 1 MiB (1,048,576 bytes) of UTF-8 without \u0000 or unpaired surrogate escapes, like a job's args. Past the limit, or with such text, the request is a 400 naming the message and the field, and nothing is published. Bytes that are not such text go as payload_base64. */
                         payload?: unknown;
-                        /** @description A payload that is not JSON, as base64. */
+                        /** @description A payload that is not JSON text, as base64: at most 1 MiB once decoded. */
                         payload_base64?: string;
-                        /** @description Free-form JSON object, at most 64 KiB. */
+                        /** @description Free-form JSON object, at most 64 KiB (65,536 bytes) of UTF-8 without \u0000 or unpaired surrogate escapes, like a job's metadata; otherwise a 400 naming the message and the field. */
                         metadata?: Record<string, never>;
                     }[];
                 };
