@@ -39,6 +39,9 @@ for (const backend of backends()) {
       assert.deepEqual(listed?.subscriptions.sort(), ["s1", "s2"]);
       const ids = await client.publish(t, [{ payload: { n: 1 }, key: "k" }, { payload: new Uint8Array([0, 255]) }, { payload: "text", metadata: { m: 1 } }]);
       assert.equal(ids.length, 3);
+      // On PostgreSQL a publish is ordered (and counted in the lag) by the
+      // sequencer a moment after it commits.
+      await waitFor(async () => (await client.subscriptionLag(t)).every((l) => l.pending === 3), "the lag to count the publish");
       const lag = new Map((await client.subscriptionLag(t)).map((l) => [l.subscription, l]));
       assert.equal(lag.get("s1")?.pending, 3);
       assert.ok(lag.get("s1")?.oldest_pending);
