@@ -90,6 +90,26 @@ type ClaimParams struct {
 	WorkerName   string
 	WorkerType   string
 	WorkerLabels map[string]string
+	// Kinds are the kinds the worker runs (at most MaxClaimKinds): the
+	// claim takes jobs of those kinds only, and the worker registry
+	// records them, so that a job of a kind no live worker of its queue
+	// runs waits and is reported (Client.Unroutable) instead of being
+	// claimed and failed by a worker with no handler for it, as a Go
+	// client's claims do. Nil claims every kind, as workers that say
+	// nothing of their kinds have; an empty, non-nil list is refused.
+	Kinds []string
+}
+
+// MaxClaimKinds bounds the kinds one claim names.
+const MaxClaimKinds = 1000
+
+// kinds returns the kinds p's worker runs, sorted and without
+// duplicates, nil for every kind.
+func (p *ClaimParams) kinds() []string {
+	if p.Kinds == nil {
+		return nil
+	}
+	return slices.Compact(slices.Sorted(slices.Values(p.Kinds)))
 }
 
 // worker returns the identity p's claim presents, nil for a plain worker.
@@ -121,6 +141,14 @@ func (r *Remote) Claim(ctx context.Context, p ClaimParams) ([]*JobRow, error) {
 	if err := validateWorker(WorkerConfig{Name: p.WorkerName, Type: p.WorkerType, Labels: p.WorkerLabels}); err != nil {
 		return nil, err
 	}
+	if p.Kinds != nil && (len(p.Kinds) == 0 || len(p.Kinds) > MaxClaimKinds) {
+		return nil, invalidf("kinds: %d named; name 1 to %d kinds the worker runs, or none to claim every kind", len(p.Kinds), MaxClaimKinds)
+	}
+	for _, k := range p.Kinds {
+		if err := ValidateKind(k); err != nil {
+			return nil, fmt.Errorf("kinds: %w", err)
+		}
+	}
 	w := p.worker()
 	// routing: the registry learns of the worker before it claims, and
 	// again at most every engine.WorkerSeenEvery; a store that cannot
@@ -131,7 +159,8 @@ func (r *Remote) Claim(ctx context.Context, p ClaimParams) ([]*JobRow, error) {
 	// The engine applies the queue's stored settings: a remote worker
 	// brings no configuration, and a paused or limited queue must hold
 	// for it as for Go clients.
-	rows, err := r.claim(ctx, droverdriver.ClaimParams{Queue: p.Queue, Max: p.Max, Owner: p.Owner, Lease: p.Lease, Worker: w})
+	rows, err := r.claim(ctx, droverdriver.ClaimParams{Queue: p.Queue, Max: p.Max, Owner: p.Owner, Lease: p.Lease, Worker: w,
+		Kinds: p.kinds()})
 	if err != nil {
 		return nil, err
 	}

@@ -248,12 +248,16 @@ func (c *Client[TTx]) SetWorkerLabels(ctx context.Context, labels map[string]str
 	return c.registerWorker(ctx)
 }
 
-// workerRecord is the client's row in the worker registry.
+// workerRecord is the client's row in the worker registry, with the kinds
+// its producers claim (the kinds it has workers for).
 func (c *Client[TTx]) workerRecord() droverdriver.WorkerRecord {
 	w, name := c.identity.get()
 	queues := slices.Sorted(maps.Keys(c.config.Queues))
 	rec := droverdriver.WorkerRecord{Name: name, Plain: w == nil, Queues: queues, Owner: c.config.ID,
 		Source: droverdriver.WorkerSourceGo}
+	if c.config.Workers != nil {
+		rec.Kinds = slices.Sorted(slices.Values(c.config.Workers.Kinds()))
+	}
 	if w != nil {
 		rec.Type, rec.Labels = w.Type, w.Labels
 	}
@@ -278,6 +282,10 @@ type WorkerInfo struct {
 	Labels map[string]string
 	// Queues it works (a Go client) or claimed from (a remote worker).
 	Queues []string
+	// Kinds it runs: a Go client's registered kinds, those a remote
+	// worker names in its claims (ClaimParams.Kinds); nil for a remote
+	// worker that named none, which claims every kind.
+	Kinds []string
 	// Owner is the lease owner of the jobs it holds (a client's ID, a
 	// remote worker's ID).
 	Owner string
@@ -302,17 +310,22 @@ func (c *Client[TTx]) Workers(ctx context.Context) ([]*WorkerInfo, error) {
 	}
 	out := make([]*WorkerInfo, len(ws))
 	for i, w := range ws {
-		out[i] = &WorkerInfo{Name: w.Name, Plain: w.Plain, Type: w.Type, Labels: w.Labels, Queues: w.Queues,
+		out[i] = &WorkerInfo{Name: w.Name, Plain: w.Plain, Type: w.Type, Labels: w.Labels, Queues: w.Queues, Kinds: w.Kinds,
 			Owner: w.Owner, Source: w.Source, StartedAt: w.StartedAt, LastSeen: w.LastSeen, JobsHeld: w.Held, Live: w.Live}
 	}
 	return out, nil
 }
 
-// UnroutableJobs are routed jobs of a queue, waiting with the same
-// routing, that no live worker can take: none that works the queue
-// matches their worker type, names and labels.
+// UnroutableJobs are jobs of a queue and kind, waiting with the same
+// routing (none, for plain jobs), that no live worker can take: none that
+// works the queue matches their worker type, names and labels and runs
+// their kind.
 type UnroutableJobs struct {
-	Queue   string
+	Queue string
+	Kind  string
+	// Routing is nil for plain jobs, which only their kind keeps waiting:
+	// the queue's live workers all named the kinds they run, and none
+	// named it.
 	Routing *Routing
 	// Jobs is how many wait; OldestRunAt is when the oldest of them could
 	// first run, FirstID the lowest of their IDs.
@@ -321,27 +334,38 @@ type UnroutableJobs struct {
 	FirstID     int64
 }
 
-// Unroutable reports the waiting routed jobs that no live worker can take,
-// grouped by queue and routing (at most 1,000 groups are read). A job
-// aimed at worker names with an AbsentPolicy other than wait is handled by
-// the leader once its workers stayed away long enough; the others wait
-// here until a matching worker appears.
+// Unroutable reports the waiting jobs that no live worker can take,
+// grouped by queue, kind and routing: routed jobs no live worker of their
+// queue matches or runs the kind of (at most 1,000 groups are read), and
+// plain jobs of a kind that none of the live workers of their queue runs,
+// where every one of them named the kinds it runs (Go clients do; so do
+// remote workers that send ClaimParams.Kinds). Such a plain job is found
+// among the first engine.KindsHead waiting jobs of its queue in claim
+// order, where a job no worker claims ends up, and counted among them.
+// A job aimed at worker names with an AbsentPolicy other than wait is
+// handled by the leader once its workers stayed away long enough; the
+// others wait here until a worker that can take them appears.
 func (c *Client[TTx]) Unroutable(ctx context.Context) ([]*UnroutableJobs, error) {
 	groups, err := c.driver.RouteWaiting(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if len(groups) == 0 {
-		return []*UnroutableJobs{}, nil
-	}
 	ws, err := engine.Workers(ctx, c.driver, time.Now())
 	if err != nil {
 		return nil, err
 	}
+	for _, q := range engine.KindQueues(ws) {
+		kinds, err := c.driver.KindsWaiting(ctx, q, engine.KindsHead)
+		if err != nil {
+			return nil, err
+		}
+		groups = append(groups, kinds...)
+	}
 	bad := engine.Unroutable(groups, ws)
 	out := make([]*UnroutableJobs, len(bad))
 	for i, g := range bad {
-		out[i] = &UnroutableJobs{Queue: g.Queue, Routing: g.Routing, Jobs: g.Jobs, OldestRunAt: g.OldestRunAt, FirstID: g.Sample}
+		out[i] = &UnroutableJobs{Queue: g.Queue, Kind: g.Kind, Routing: g.Routing, Jobs: g.Jobs, OldestRunAt: g.OldestRunAt,
+			FirstID: g.Sample}
 	}
 	return out, nil
 }
@@ -360,7 +384,7 @@ func (c *Client[TTx]) markUnroutable(ctx context.Context, rows []*JobRow) error 
 				return err
 			}
 		}
-		r.Unroutable = !engine.Routable(r.Queue, r.Routing, ws)
+		r.Unroutable = !engine.Routable(r.Queue, r.Kind, r.Routing, ws)
 	}
 	return nil
 }
@@ -444,11 +468,12 @@ const maxRegistered = 10_000
 // claimed registers the worker of claim p (identity w, nil for a plain
 // worker) if its row is due.
 func (g *registrar) claimed(ctx context.Context, ex droverdriver.Executor, p *ClaimParams, w *droverdriver.Worker) error {
-	rec := droverdriver.WorkerRecord{Name: p.Owner, Plain: w == nil, Owner: p.Owner, Source: droverdriver.WorkerSourceHTTP}
+	rec := droverdriver.WorkerRecord{Name: p.Owner, Plain: w == nil, Owner: p.Owner, Source: droverdriver.WorkerSourceHTTP,
+		Kinds: p.kinds()}
 	if w != nil {
 		rec.Name, rec.Type, rec.Labels = w.Name, w.Type, w.Labels
 	}
-	said := fmt.Sprint(rec.Plain, "\x00", rec.Owner, "\x00", rec.Type, "\x00", w.LabelsJSON())
+	said := fmt.Sprint(rec.Plain, "\x00", rec.Owner, "\x00", rec.Type, "\x00", w.LabelsJSON(), "\x00", rec.KindsJSON())
 	now := time.Now()
 	g.mu.Lock()
 	r := g.workers[rec.Name]

@@ -189,6 +189,13 @@ type TopicExecutor interface {
 	// other topics still hold. Deleted rows free no space at once on a
 	// store with MVCC, so it runs only for what retention requires.
 	TopicPurge(ctx context.Context, p TopicPurgeParams) (TopicRemoved, error)
+
+	// TopicTail makes the messages committed so far readable (on a store
+	// that sequences them), then returns the newest limit readable
+	// messages of each of topic's lanes (0 to lanes-1), in (lane, xid, id)
+	// order, each with Range 0: a look at a topic that consumes nothing
+	// (Client.PeekTopic), from which TopicRead goes on.
+	TopicTail(ctx context.Context, topic string, lanes, limit int) ([]*MessageRow, error)
 }
 
 // GenerationWidth is how many message IDs one generation spans: generation
@@ -425,6 +432,11 @@ type TopicReadParams struct {
 	// MaxBytes, when positive, bounds the payload and metadata bytes
 	// returned, in range order, the first message whatever its size.
 	MaxBytes int64
+	// Sequence makes the messages committed so far readable first, on a
+	// store that sequences them, as TopicLease does. A reader that leases
+	// nothing, and so relies on no lease's pass (Client.PeekTopic), sets
+	// it.
+	Sequence bool
 }
 
 // Bytes is what a message counts against TopicReadParams.MaxBytes.

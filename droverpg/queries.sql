@@ -954,13 +954,47 @@ ORDER BY id /*asc*/
 LIMIT $18;
 
 -- name: JobIDNext
--- $1 and $2 the exclusive bounds, $3 and $4 whether to read the hot table
--- and finished jobs. JobIDPrev is this statement with /*min*/ made max
--- and /*asc*/ made DESC.
+-- Where the next window of a search starts: the first job ID in ($1, $2)
+-- of a job matching the filter's states, queue ($5, '' for any) and kind
+-- ($6, '' for any), in the hot table if $3 and in finished jobs if $4.
+-- The hot table's available rows match when $7 takes due ones, $8
+-- scheduled ones (ahead of $10, now, never attempted) or $9 retryable ones
+-- (ahead, attempted before); its other rows when their state is one of
+-- $11; finished jobs when their state is one of $12 ('{}': any). $13 says
+-- the filter names a state, queue or kind: without, the hot table's next
+-- job is its next ID, one step of its primary key, which the branches by
+-- state would each look for on their own. Planned
+-- afresh with its values (replan), so that the filters not given fold
+-- away and each branch takes the path its values make cheapest: a
+-- queue's available jobs from the claim indexes, finished jobs of a rare
+-- queue or kind from the block ranges of finished_jobs_search_idx that
+-- can hold them, failed ones from the failed indexes, and a filter most
+-- jobs match along the primary key. JobIDPrev is this statement with
+-- /*min*/ made max and /*asc*/ made DESC.
 SELECT coalesce(/*min*/min(id), 0) FROM (
-    (SELECT id FROM {schema}jobs WHERE $3 AND id > $1 AND id < $2 ORDER BY id /*asc*/ LIMIT 1)
+    (SELECT id FROM {schema}jobs WHERE $3 AND NOT $13 AND id > $1 AND id < $2 ORDER BY id /*asc*/ LIMIT 1)
     UNION ALL
-    (SELECT id FROM {schema}finished_jobs WHERE $4 AND id > $1 AND id < $2 ORDER BY id /*asc*/ LIMIT 1)
+    (SELECT id FROM {schema}jobs
+     WHERE $3 AND $13 AND ($7 OR $8 OR $9) AND state = 'available' AND route IS NULL AND id > $1 AND id < $2
+       AND ($5::text = '' OR queue = $5::text) AND ($6::text = '' OR kind = $6::text)
+       AND (($7 AND run_at <= $10) OR ($8 AND run_at > $10 AND attempt = 0) OR ($9 AND run_at > $10 AND attempt > 0))
+     ORDER BY id /*asc*/ LIMIT 1)
+    UNION ALL
+    (SELECT id FROM {schema}jobs
+     WHERE $3 AND $13 AND ($7 OR $8 OR $9) AND state = 'available' AND route IS NOT NULL AND id > $1 AND id < $2
+       AND ($5::text = '' OR queue = $5::text) AND ($6::text = '' OR kind = $6::text)
+       AND (($7 AND run_at <= $10) OR ($8 AND run_at > $10 AND attempt = 0) OR ($9 AND run_at > $10 AND attempt > 0))
+     ORDER BY id /*asc*/ LIMIT 1)
+    UNION ALL
+    (SELECT id FROM {schema}jobs
+     WHERE $3 AND $13 AND cardinality($11::text[]) > 0 AND state = ANY($11::text[]) AND id > $1 AND id < $2
+       AND ($5::text = '' OR queue = $5::text) AND ($6::text = '' OR kind = $6::text)
+     ORDER BY id /*asc*/ LIMIT 1)
+    UNION ALL
+    (SELECT id FROM {schema}finished_jobs
+     WHERE $4 AND (cardinality($12::text[]) = 0 OR state = ANY($12::text[])) AND id > $1 AND id < $2
+       AND ($5::text = '' OR queue = $5::text) AND ($6::text = '' OR kind = $6::text)
+     ORDER BY id /*asc*/ LIMIT 1)
 ) j;
 
 -- name: JobIDBounds
@@ -1911,6 +1945,17 @@ SELECT r.ord - 1, m.id, m.xid, m.lane, m.key, m.payload, m.metadata, m.created_a
 {topic_ranges}
 ORDER BY r.ord, m.xid, m.id;
 
+-- name: TopicTail
+-- $1 topic, $2 lanes, $3 limit per lane: the newest sequenced messages of
+-- each lane, each lane one backward range of the read index.
+SELECT 0, m.id, m.xid, m.lane, m.key, m.payload, m.metadata, m.created_at
+FROM generate_series(0, $2 - 1) AS l(lane)
+CROSS JOIN LATERAL (
+    SELECT * FROM {schema}topic_messages AS t
+    WHERE t.topic = $1 AND t.lane = l.lane AND t.xid > 0
+    ORDER BY t.xid DESC, t.id DESC LIMIT $3) AS m
+ORDER BY m.lane, m.xid, m.id;
+
 -- name: TopicReadBudget
 -- TopicRead within $8 bytes of payload and metadata, in range order: a
 -- message is returned while the bytes up to it stay within the budget,
@@ -2169,17 +2214,19 @@ SELECT (SELECT count(*) FROM gone), (SELECT coalesce(sum(n), 0) FROM marked)::bi
 
 -- name: WorkerSeen
 -- Upserts workers as seen now, $1-$6 parallel arrays (names distinct):
--- type, labels and owner replace the stored ones; queues ($4, each a JSON
--- array) are merged with the stored ones while the owner is the same (a
--- remote worker names one queue per claim), replaced when another process
--- took the name; started_at is kept while the owner is the same. $7 says
--- which workers are plain (they said nothing of themselves).
-INSERT INTO {schema}workers AS w (name, plain, type, labels, queues, owner, source, started_at, last_seen)
-SELECT name, plain, type, labels, ARRAY(SELECT jsonb_array_elements_text(queues)), owner, source, now(), now()
-FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::jsonb[], $5::text[], $6::text[], $7::boolean[])
-    AS p(name, type, labels, queues, owner, source, plain)
+-- type, labels, owner and kinds replace the stored ones; queues ($4, each
+-- a JSON array) are merged with the stored ones while the owner is the
+-- same (a remote worker names one queue per claim), replaced when another
+-- process took the name; started_at is kept while the owner is the same.
+-- $7 says which workers are plain (they said nothing of themselves); $8
+-- holds each one's kinds as a JSON array, NULL for one that named none.
+INSERT INTO {schema}workers AS w (name, plain, type, labels, queues, owner, source, started_at, last_seen, kinds)
+SELECT name, plain, type, labels, ARRAY(SELECT jsonb_array_elements_text(queues)), owner, source, now(), now(),
+    CASE WHEN kinds IS NOT NULL THEN ARRAY(SELECT jsonb_array_elements_text(kinds::jsonb)) END
+FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::jsonb[], $5::text[], $6::text[], $7::boolean[], $8::text[])
+    AS p(name, type, labels, queues, owner, source, plain, kinds)
 ON CONFLICT (name) DO UPDATE
-SET plain = excluded.plain, type = excluded.type, labels = excluded.labels,
+SET plain = excluded.plain, type = excluded.type, labels = excluded.labels, kinds = excluded.kinds,
     queues = CASE WHEN w.owner = excluded.owner
         THEN ARRAY(SELECT DISTINCT q FROM unnest(w.queues || excluded.queues) AS q ORDER BY q)
         ELSE excluded.queues END,
@@ -2190,21 +2237,33 @@ SET plain = excluded.plain, type = excluded.type, labels = excluded.labels,
 DELETE FROM {schema}workers WHERE name = $1 AND owner = $2;
 
 -- name: WorkerList
-SELECT name, plain, type, labels, queues, owner, source, started_at, last_seen FROM {schema}workers ORDER BY name;
+SELECT name, plain, type, labels, queues, owner, source, started_at, last_seen, kinds FROM {schema}workers ORDER BY name;
 
 -- name: WorkerPrune
 DELETE FROM {schema}workers WHERE last_seen < $1;
 
 -- name: RouteWaiting
 -- The routed jobs that wait (available, due or scheduled), grouped by
--- queue and routing: how many, the oldest run_at and the lowest ID. At
--- most $1 groups. Reads jobs_route_idx's rows, never a plain job.
-SELECT queue, routing, count(*), min(run_at), min(id)
+-- queue, routing and kind: how many, the oldest run_at and the lowest ID.
+-- At most $1 groups. Reads jobs_route_idx's rows, never a plain job.
+SELECT queue, routing, kind, count(*), min(run_at), min(id)
 FROM {schema}jobs
 WHERE state = 'available' AND route IS NOT NULL
-GROUP BY queue, routing
+GROUP BY queue, routing, kind
 ORDER BY queue, min(id)
 LIMIT $1;
+
+-- name: KindsWaiting
+-- The first $2 plain jobs of queue $1 that wait, in claim order (the
+-- claim index, which the LIMIT stops), grouped by kind: how many, the
+-- oldest run_at and the lowest ID.
+SELECT kind, count(*), min(run_at), min(id) FROM (
+    SELECT kind, run_at, id FROM {schema}jobs
+    WHERE state = 'available' AND route IS NULL AND queue = $1
+    ORDER BY priority, run_at, id LIMIT $2
+) h
+GROUP BY kind
+ORDER BY min(id);
 
 -- name: JobRouteAbsent
 -- The leader's absent-worker policy ($1 now, $2 the most jobs): routed

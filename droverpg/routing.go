@@ -55,6 +55,11 @@ func (e *executor) WorkerSeen(ctx context.Context, workers []droverdriver.Worker
 		p.Owners = append(p.Owners, w.Owner)
 		p.Sources = append(p.Sources, w.Source)
 		p.Plains = append(p.Plains, w.Plain)
+		var kinds *string
+		if k := w.KindsJSON(); k != "" {
+			kinds = &k
+		}
+		p.Kinds = append(p.Kinds, kinds)
 	}
 	_, err := workerSeen.exec(ctx, e.db, e.q, p)
 	return e.wrap("register workers", err)
@@ -74,7 +79,7 @@ func (e *executor) WorkerList(ctx context.Context) ([]droverdriver.WorkerRecord,
 	out := []droverdriver.WorkerRecord{}
 	for rows.Next() {
 		var w droverdriver.WorkerRecord
-		if err := rows.Scan(&w.Name, &w.Plain, &w.Type, &w.Labels, &w.Queues, &w.Owner, &w.Source, &w.StartedAt, &w.LastSeen); err != nil {
+		if err := rows.Scan(&w.Name, &w.Plain, &w.Type, &w.Labels, &w.Queues, &w.Owner, &w.Source, &w.StartedAt, &w.LastSeen, &w.Kinds); err != nil {
 			return nil, e.wrap("list workers", err)
 		}
 		out = append(out, w)
@@ -104,7 +109,7 @@ func (e *executor) RouteWaiting(ctx context.Context) ([]droverdriver.RouteGroup,
 	for rows.Next() {
 		var g droverdriver.RouteGroup
 		var routing []byte
-		if err := rows.Scan(&g.Queue, &routing, &g.Jobs, &g.OldestRunAt, &g.Sample); err != nil {
+		if err := rows.Scan(&g.Queue, &routing, &g.Kind, &g.Jobs, &g.OldestRunAt, &g.Sample); err != nil {
 			return nil, e.wrap("read routed jobs", err)
 		}
 		if g.Routing, err = droverdriver.DecodeRouting(routing); err != nil {
@@ -113,6 +118,23 @@ func (e *executor) RouteWaiting(ctx context.Context) ([]droverdriver.RouteGroup,
 		out = append(out, g)
 	}
 	return out, e.wrap("read routed jobs", rows.Err())
+}
+
+func (e *executor) KindsWaiting(ctx context.Context, queue string, limit int) ([]droverdriver.RouteGroup, error) {
+	rows, err := kindsWaiting.query(ctx, e.db, e.q, kindsWaitingParams{queue, limit})
+	if err != nil {
+		return nil, e.wrap("read waiting kinds", err)
+	}
+	defer rows.Close()
+	out := []droverdriver.RouteGroup{}
+	for rows.Next() {
+		g := droverdriver.RouteGroup{Queue: queue}
+		if err := rows.Scan(&g.Kind, &g.Jobs, &g.OldestRunAt, &g.Sample); err != nil {
+			return nil, e.wrap("read waiting kinds", err)
+		}
+		out = append(out, g)
+	}
+	return out, e.wrap("read waiting kinds", rows.Err())
 }
 
 // JobRouteAbsent sends NoJIT and JobRouteAbsent in one round trip.

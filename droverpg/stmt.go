@@ -198,10 +198,19 @@ type settingsSetParams struct {
 }
 
 // workerSeenParams are WorkerSeen's parallel arrays, one worker each:
-// labels and queues as JSON.
+// labels, queues and kinds as JSON, kinds nil for a worker that named
+// none.
 type workerSeenParams struct {
 	Names, Types, Labels, Queues, Owners, Sources []string
 	Plains                                        []bool
+	Kinds                                         []*string
+}
+
+// kindsWaitingParams are KindsWaiting's: the queue and how many of its
+// jobs to read.
+type kindsWaitingParams struct {
+	Queue string
+	Limit int
 }
 
 // workerOwner is a worker's name and the owner that registered it.
@@ -281,10 +290,22 @@ func searchArgs(p *searchParams) []any {
 }
 
 // idNextParams are JobIDNext's and JobIDPrev's: the window's exclusive
-// bounds and the tables to read.
+// bounds, the tables to read, and the filter's queue, kind and states
+// (droverdriver.ListParams.WaitingStates, FinishedStates).
 type idNextParams struct {
-	Lo, Hi            int64
-	Waiting, Finished bool
+	Lo, Hi                  int64
+	Waiting, Finished       bool
+	Queue, Kind             string
+	Due, Scheduled, Retried bool
+	Now                     time.Time
+	Others, FinishedStates  []string
+	// Narrow says the filter names a state, queue or kind.
+	Narrow bool
+}
+
+func idNextArgs(p *idNextParams) []any {
+	return []any{p.Lo, p.Hi, p.Waiting, p.Finished, p.Queue, p.Kind, p.Due, p.Scheduled, p.Retried, p.Now,
+		p.Others, p.FinishedStates, p.Narrow}
 }
 
 type batchListParams struct {
@@ -475,6 +496,13 @@ type topicPublishParams struct {
 	Metadata []string
 }
 
+// topicTailParams are TopicTail's: the topic, its lanes and how many
+// messages of each.
+type topicTailParams struct {
+	Topic        string
+	Lanes, Limit int
+}
+
 type topicReadParams struct {
 	Topics   []string
 	Lanes    []int32
@@ -602,10 +630,11 @@ var (
 	jobListDesc          = def(stmt[searchParams]{name: "JobListDesc", cols: 23, args: searchArgs})
 	jobMatchCount        = def(stmt[searchParams]{name: "JobMatchCount", cols: 4, args: searchArgs})
 	jobMatchCountByState = def(stmt[searchParams]{name: "JobMatchCountByState", cols: 4, args: searchArgs})
-	jobIDNext            = def(stmt[idNextParams]{name: "JobIDNext", cols: 1,
-		args: func(p *idNextParams) []any { return []any{p.Lo, p.Hi, p.Waiting, p.Finished} }})
-	jobIDPrev = def(stmt[idNextParams]{name: "JobIDPrev", cols: 1,
-		args: func(p *idNextParams) []any { return []any{p.Lo, p.Hi, p.Waiting, p.Finished} }})
+	// JobIDNext and JobIDPrev are planned with their values: which paths
+	// are cheap depends on which filters are given and on how many jobs
+	// they match.
+	jobIDNext   = def(stmt[idNextParams]{name: "JobIDNext", cols: 1, replan: true, args: idNextArgs})
+	jobIDPrev   = def(stmt[idNextParams]{name: "JobIDPrev", cols: 1, replan: true, args: idNextArgs})
 	jobIDBounds = def(stmt[struct{}]{name: "JobIDBounds", cols: 4, args: noArgs})
 	jobCancel   = def(stmt[cancelParams]{name: "JobCancel", cols: finishedCols,
 		args: func(p *cancelParams) []any { return []any{p.IDs, p.Now, p.Flag} }})
@@ -669,6 +698,8 @@ var (
 		args: func(p *topicLeaseParams) []any {
 			return []any{p.Topics, p.Subscriptions, p.Limits, p.Owner, p.Token, p.LeaseMS, p.Max, p.WaitMS}
 		}})
+	topicTail = def(stmt[topicTailParams]{name: "TopicTail", cols: 8,
+		args: func(p *topicTailParams) []any { return []any{p.Topic, p.Lanes, p.Limit} }})
 	topicRead = def(stmt[topicReadParams]{name: "TopicRead", cols: 8,
 		args: func(p *topicReadParams) []any {
 			return []any{p.Topics, p.Lanes, p.Xids, p.IDs, p.ToXids, p.ToIDs, p.Limits}
@@ -727,14 +758,16 @@ var (
 	// Routing and the worker registry (routing.go).
 	workerSeen = def(stmt[workerSeenParams]{name: "WorkerSeen",
 		args: func(p *workerSeenParams) []any {
-			return []any{p.Names, p.Types, p.Labels, p.Queues, p.Owners, p.Sources, p.Plains}
+			return []any{p.Names, p.Types, p.Labels, p.Queues, p.Owners, p.Sources, p.Plains, p.Kinds}
 		}})
 	workerGone = def(stmt[workerOwner]{name: "WorkerGone",
 		args: func(p *workerOwner) []any { return []any{p.Name, p.Owner} }})
-	workerList     = def(stmt[struct{}]{name: "WorkerList", cols: 9, args: noArgs})
-	workerPrune    = def(stmt[time.Time]{name: "WorkerPrune", args: oneArg[time.Time]})
-	routeWaiting   = def(stmt[int]{name: "RouteWaiting", cols: 5, args: oneArg[int]})
-	queueHead      = def(stmt[string]{name: "QueueHead", cols: 3, args: oneArg[string]})
+	workerList   = def(stmt[struct{}]{name: "WorkerList", cols: 10, args: noArgs})
+	workerPrune  = def(stmt[time.Time]{name: "WorkerPrune", args: oneArg[time.Time]})
+	routeWaiting = def(stmt[int]{name: "RouteWaiting", cols: 6, args: oneArg[int]})
+	queueHead    = def(stmt[string]{name: "QueueHead", cols: 3, args: oneArg[string]})
+	kindsWaiting = def(stmt[kindsWaitingParams]{name: "KindsWaiting", cols: 4,
+		args: func(p *kindsWaitingParams) []any { return []any{p.Queue, p.Limit} }})
 	jobRouteAbsent = def(stmt[routeAbsentParams]{name: "JobRouteAbsent", cols: finishedCols,
 		args: func(p *routeAbsentParams) []any { return []any{p.Now, p.Limit} }})
 )

@@ -180,6 +180,11 @@ func (e *executor) TopicRead(ctx context.Context, p droverdriver.TopicReadParams
 	if len(p.Lanes) == 0 {
 		return nil, nil
 	}
+	if p.Sequence {
+		if err := e.sequence(ctx); err != nil {
+			return nil, err
+		}
+	}
 	n := len(p.Lanes)
 	a := topicReadParams{Topics: p.Topics, Lanes: make([]int32, n), Xids: make([]int64, n), IDs: make([]int64, n),
 		ToXids: make([]int64, n), ToIDs: make([]int64, n), Limits: make([]int32, n), MaxBytes: p.MaxBytes}
@@ -195,16 +200,31 @@ func (e *executor) TopicRead(ctx context.Context, p droverdriver.TopicReadParams
 	if err != nil {
 		return nil, e.wrap("read messages", err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*droverdriver.MessageRow, error) {
-		var m droverdriver.MessageRow
-		var key *string
-		err := r.Scan(&m.Range, &m.ID, &m.Xid, &m.Lane, &key, &m.Payload, &m.Metadata, &m.PublishedAt)
-		if key != nil {
-			m.Key = *key
-		}
-		return &m, err
-	})
+	out, err := pgx.CollectRows(rows, scanMessage)
 	return out, e.wrap("read messages", err)
+}
+
+// scanMessage reads a message as TopicRead and TopicTail return it.
+func scanMessage(r pgx.CollectableRow) (*droverdriver.MessageRow, error) {
+	var m droverdriver.MessageRow
+	var key *string
+	err := r.Scan(&m.Range, &m.ID, &m.Xid, &m.Lane, &key, &m.Payload, &m.Metadata, &m.PublishedAt)
+	if key != nil {
+		m.Key = *key
+	}
+	return &m, err
+}
+
+func (e *executor) TopicTail(ctx context.Context, topic string, lanes, limit int) ([]*droverdriver.MessageRow, error) {
+	if err := e.sequence(ctx); err != nil {
+		return nil, err
+	}
+	rows, err := topicTail.query(ctx, e.db, e.q, topicTailParams{topic, lanes, limit})
+	if err != nil {
+		return nil, e.wrap("read the newest messages", err)
+	}
+	out, err := pgx.CollectRows(rows, scanMessage)
+	return out, e.wrap("read the newest messages", err)
 }
 
 // laneArgs unpacks acks into the parallel arrays the statements take.

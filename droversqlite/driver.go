@@ -526,7 +526,7 @@ var readQueries = []string{jobClaimable.name, jobGet.name, jobList.name, jobCoun
 	// Periodic jobs (periodic.go).
 	periodicTicks.name, periodicList.name,
 	// Routing (routing.go).
-	workerList.name, routeWaiting.name, queueHead.name}
+	workerList.name, routeWaiting.name, queueHead.name, kindsWaiting.name}
 
 // unprepared are the queries that are not statements of their own (templates)
 // or that must work before the schema exists (migrations).

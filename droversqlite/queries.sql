@@ -791,13 +791,51 @@ ORDER BY id /*asc*/
 LIMIT ?18;
 
 -- name: JobIDNext
--- ?1 and ?2 the exclusive bounds, ?3 and ?4 whether to read the hot table
--- and finished jobs. JobIDPrev is this statement with /*min*/ made max
--- and /*asc*/ made DESC.
+-- Where the next window of a search starts: the first job ID in (?1, ?2)
+-- of a job matching the filter's states, queue (?5, '' for any) and kind
+-- (?6, '' for any), in the hot table if ?3 and in finished jobs if ?4.
+-- The hot table's available rows match when ?7 takes due ones, ?8
+-- scheduled ones (ahead of ?10, now, never attempted) or ?9 retryable ones
+-- (ahead, attempted before); its other rows when their state is in ?11 (a
+-- JSON array); finished jobs when their state is in ?12 ('[]': any), ?13
+-- saying those are failures only (cancelled, discarded). Each branch of
+-- finished jobs runs only for the filters its guard names, and reads the
+-- index that serves them in ID order: by queue, by kind, the failed jobs
+-- (finished_jobs_failed_idx), or the rowid when no filter narrows them.
+-- INDEXED BY holds it to that index whatever the statistics say (an
+-- ANALYZE that saw five queues would have SQLite walk the rowid for a
+-- queue it takes for a fifth of the jobs): within its queue or kind, the
+-- index is in ID order too, so it never reads more than the rowid would.
+-- The hot table, which holds no history, is walked by its rowid ('+'
+-- keeps the claim indexes out: SQLite, without statistics, would read a
+-- whole queue of a backlog from them to find its lowest ID). JobIDPrev is
+-- this statement with /*min*/ made max and /*asc*/ made DESC.
 SELECT coalesce(/*min*/min(id), 0) FROM (
-    SELECT * FROM (SELECT id FROM {schema}jobs WHERE ?3 AND id > ?1 AND id < ?2 ORDER BY id /*asc*/ LIMIT 1)
+    SELECT * FROM (SELECT id FROM {schema}jobs
+        WHERE ?3 AND id > ?1 AND id < ?2 AND (?5 = '' OR +queue = ?5) AND (?6 = '' OR +kind = ?6)
+          AND ((+state = 'available' AND ((?7 AND run_at <= ?10) OR (?8 AND run_at > ?10 AND attempt = 0) OR (?9 AND run_at > ?10 AND attempt > 0)))
+               OR +state IN (SELECT value FROM json_each(?11)))
+        ORDER BY id /*asc*/ LIMIT 1)
     UNION ALL
-    SELECT * FROM (SELECT id FROM {schema}finished_jobs WHERE ?4 AND id > ?1 AND id < ?2 ORDER BY id /*asc*/ LIMIT 1)
+    SELECT * FROM (SELECT id FROM {schema}finished_jobs INDEXED BY {schema}finished_jobs_queue_idx
+        WHERE ?4 AND ?5 <> '' AND queue = ?5 AND id > ?1 AND id < ?2 AND (?6 = '' OR +kind = ?6)
+          AND (?12 = '[]' OR +state IN (SELECT value FROM json_each(?12)))
+        ORDER BY id /*asc*/ LIMIT 1)
+    UNION ALL
+    SELECT * FROM (SELECT id FROM {schema}finished_jobs INDEXED BY {schema}finished_jobs_kind_idx
+        WHERE ?4 AND ?5 = '' AND ?6 <> '' AND kind = ?6 AND id > ?1 AND id < ?2
+          AND (?12 = '[]' OR +state IN (SELECT value FROM json_each(?12)))
+        ORDER BY id /*asc*/ LIMIT 1)
+    UNION ALL
+    SELECT * FROM (SELECT id FROM {schema}finished_jobs INDEXED BY {schema}finished_jobs_failed_idx
+        WHERE ?4 AND ?5 = '' AND ?6 = '' AND ?13 AND state <> 'completed' AND id > ?1 AND id < ?2
+          AND +state IN (SELECT value FROM json_each(?12))
+        ORDER BY id /*asc*/ LIMIT 1)
+    UNION ALL
+    SELECT * FROM (SELECT id FROM {schema}finished_jobs
+        WHERE ?4 AND ?5 = '' AND ?6 = '' AND NOT ?13 AND id > ?1 AND id < ?2
+          AND (?12 = '[]' OR +state IN (SELECT value FROM json_each(?12)))
+        ORDER BY id /*asc*/ LIMIT 1)
 );
 
 -- name: JobIDBounds
@@ -1655,6 +1693,18 @@ SELECT r.key, m.id, m.xid, m.lane, m.key, m.payload, m.metadata, m.created_at
 {topic_ranges}
 ORDER BY r.key, m.xid, m.id;
 
+-- name: TopicTail
+-- ?1 topic, ?2 lanes, ?3 limit per lane: the newest messages of each lane,
+-- each lane one backward range of the read index.
+WITH RECURSIVE l(lane) AS (SELECT 0 WHERE ?2 > 0 UNION ALL SELECT lane + 1 FROM l WHERE lane + 1 < ?2)
+SELECT 0, m.id, m.xid, m.lane, m.key, m.payload, m.metadata, m.created_at
+FROM l
+JOIN {schema}topic_messages AS m ON m.id IN (
+    SELECT id FROM {schema}topic_messages
+    WHERE topic = ?1 AND lane = l.lane AND xid = 0
+    ORDER BY xid DESC, id DESC LIMIT ?3)
+ORDER BY m.lane, m.xid, m.id;
+
 -- name: TopicReadBudget
 -- TopicRead within ?3 bytes of payload and metadata, in range order: a
 -- message is returned while the bytes up to it stay within the budget, the
@@ -1931,14 +1981,15 @@ SELECT min(lane) FROM {schema}topic_messages WHERE topic = ?1 AND lane > ?2;
 
 -- name: WorkerSeen
 -- ?1 JSON array of workers ({name, plain, type, labels, queues, owner,
--- source}), names distinct, ?2 now. WHERE true lets the parser read ON
+-- source, kinds}: kinds a JSON array, or null for a worker that named
+-- none), names distinct, ?2 now. WHERE true lets the parser read ON
 -- CONFLICT as the upsert clause after a SELECT.
-INSERT INTO {schema}workers AS w (name, plain, type, labels, queues, owner, source, started_at, last_seen)
+INSERT INTO {schema}workers AS w (name, plain, type, labels, queues, owner, source, started_at, last_seen, kinds)
 SELECT value ->> 'name', value ->> 'plain', value ->> 'type', value ->> 'labels', value ->> 'queues', value ->> 'owner',
-    value ->> 'source', ?2, ?2
+    value ->> 'source', ?2, ?2, value ->> 'kinds'
 FROM json_each(?1) WHERE true
 ON CONFLICT (name) DO UPDATE
-SET plain = excluded.plain, type = excluded.type, labels = excluded.labels,
+SET plain = excluded.plain, type = excluded.type, labels = excluded.labels, kinds = excluded.kinds,
     queues = CASE WHEN w.owner = excluded.owner
         THEN (SELECT json_group_array(q) FROM (SELECT value AS q FROM json_each(w.queues)
                                                UNION SELECT value FROM json_each(excluded.queues) ORDER BY 1))
@@ -1950,19 +2001,31 @@ SET plain = excluded.plain, type = excluded.type, labels = excluded.labels,
 DELETE FROM {schema}workers WHERE name = ?1 AND owner = ?2;
 
 -- name: WorkerList
-SELECT name, plain, type, labels, queues, owner, source, started_at, last_seen FROM {schema}workers ORDER BY name;
+SELECT name, plain, type, labels, queues, owner, source, started_at, last_seen, kinds FROM {schema}workers ORDER BY name;
 
 -- name: WorkerPrune
 DELETE FROM {schema}workers WHERE last_seen < ?1;
 
 -- name: RouteWaiting
 -- ?1 the most groups.
-SELECT queue, routing, count(*), min(run_at), min(id)
+SELECT queue, routing, kind, count(*), min(run_at), min(id)
 FROM {schema}jobs
 WHERE state = 'available' AND route IS NOT NULL
-GROUP BY queue, routing
+GROUP BY queue, routing, kind
 ORDER BY queue, min(id)
 LIMIT ?1;
+
+-- name: KindsWaiting
+-- The first ?2 plain jobs of queue ?1 that wait, in claim order (the
+-- claim index, which the LIMIT stops), grouped by kind: how many, the
+-- oldest run_at and the lowest ID.
+SELECT kind, count(*), min(run_at), min(id) FROM (
+    SELECT kind, run_at, id FROM {schema}jobs
+    WHERE state = 'available' AND route IS NULL AND queue = ?1
+    ORDER BY priority, run_at, id LIMIT ?2
+)
+GROUP BY kind
+ORDER BY min(id);
 
 -- name: JobRouteAbsentFind
 -- ?1 now, ?2 the most jobs: the routed jobs the absent-worker policy

@@ -111,16 +111,28 @@ func (e *executor) JobList(ctx context.Context, p droverdriver.ListParams) ([]*d
 	return sc.jobs, nil
 }
 
-func (e *executor) JobIDNext(ctx context.Context, p droverdriver.ListParams) (int64, error) {
+// idNext turns a filter into the parameters of JobIDNext and JobIDPrev.
+func idNext(p *droverdriver.ListParams) idNextParams {
 	lo, hi := p.Bounds()
-	waiting, finished := p.Parts()
+	ip := idNextParams{Lo: lo, Hi: hi, Queue: p.Queue, Kind: p.Kind, Now: micros(p.Now)}
+	ip.Waiting, ip.Finished = p.Parts()
+	var others, fin []droverdriver.State
+	ip.Due, ip.Scheduled, ip.Retried, others = p.WaitingStates()
+	fin, ip.Failed = p.FinishedStates()
+	ip.Others, ip.FinishedStates = jsonStrings(others), jsonStrings(fin)
+	if p.Now.IsZero() {
+		ip.Now = micros(time.Now())
+	}
+	return ip
+}
+
+func (e *executor) JobIDNext(ctx context.Context, p droverdriver.ListParams) (int64, error) {
 	st := jobIDNext
 	if p.Desc {
 		st = jobIDPrev
 	}
 	var id int64
-	err := st.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error { return rows.Scan(&id) },
-		idNextParams{lo, hi, waiting, finished})
+	err := st.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error { return rows.Scan(&id) }, idNext(&p))
 	return id, e.wrap("find the next job id", err)
 }
 

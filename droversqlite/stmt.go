@@ -338,9 +338,27 @@ func searchArgs(p *searchParams) []any {
 
 // idNextParams are JobIDNext's and JobIDPrev's: the window's exclusive
 // bounds and the tables to read.
+// kindsWaitingParams are KindsWaiting's: the queue and how many of its
+// jobs to read.
+type kindsWaitingParams struct {
+	Queue string
+	Limit int
+}
+
 type idNextParams struct {
-	Lo, Hi            int64
-	Waiting, Finished bool
+	Lo, Hi                  int64
+	Waiting, Finished       bool
+	Queue, Kind             string
+	Due, Scheduled, Retried bool
+	Now                     int64
+	// Others and FinishedStates are JSON arrays of states.
+	Others, FinishedStates string
+	Failed                 bool
+}
+
+func idNextArgs(p *idNextParams) []any {
+	return []any{p.Lo, p.Hi, p.Waiting, p.Finished, p.Queue, p.Kind, p.Due, p.Scheduled, p.Retried, p.Now,
+		p.Others, p.FinishedStates, p.Failed}
 }
 
 type batchListParams struct {
@@ -478,6 +496,13 @@ type topicLeaseParams struct {
 	Now        int64
 }
 
+// topicTailParams are TopicTail's: the topic, its lanes and how many
+// messages of each.
+type topicTailParams struct {
+	Topic        string
+	Lanes, Limit int
+}
+
 type topicWaitParams struct {
 	Lanes string // JSON array of [topic, subscription, lane]
 	Owner string
@@ -611,11 +636,9 @@ var (
 	jobListDesc          = def(stmt[searchParams]{name: "JobListDesc", cols: jobColumns, args: searchArgs})
 	jobMatchCount        = def(stmt[searchParams]{name: "JobMatchCount", cols: 4, args: searchArgs})
 	jobMatchCountByState = def(stmt[searchParams]{name: "JobMatchCountByState", cols: 4, args: searchArgs})
-	jobIDNext            = def(stmt[idNextParams]{name: "JobIDNext", cols: 1,
-		args: func(p *idNextParams) []any { return []any{p.Lo, p.Hi, p.Waiting, p.Finished} }})
-	jobIDPrev = def(stmt[idNextParams]{name: "JobIDPrev", cols: 1,
-		args: func(p *idNextParams) []any { return []any{p.Lo, p.Hi, p.Waiting, p.Finished} }})
-	jobIDBounds = def(stmt[struct{}]{name: "JobIDBounds", cols: 4, args: noArgs})
+	jobIDNext            = def(stmt[idNextParams]{name: "JobIDNext", cols: 1, args: idNextArgs})
+	jobIDPrev            = def(stmt[idNextParams]{name: "JobIDPrev", cols: 1, args: idNextArgs})
+	jobIDBounds          = def(stmt[struct{}]{name: "JobIDBounds", cols: 4, args: noArgs})
 	// The statements of the operators' actions take the IDs of a page of
 	// jobs as a JSON array (batchAt, string), so that a bulk action
 	// changes a page in a few statements.
@@ -696,7 +719,9 @@ var (
 	topicWait = def(stmt[topicWaitParams]{name: "TopicWait",
 		args: func(p *topicWaitParams) []any { return []any{p.Lanes, p.Owner, p.Until} }})
 	topicMaxAttempts = def(stmt[string]{name: "TopicMaxAttempts", cols: 3, args: oneArg[string]})
-	topicRead        = def(stmt[topicReadParams]{name: "TopicRead", cols: 8,
+	topicTail        = def(stmt[topicTailParams]{name: "TopicTail", cols: 8,
+		args: func(p *topicTailParams) []any { return []any{p.Topic, p.Lanes, p.Limit} }})
+	topicRead = def(stmt[topicReadParams]{name: "TopicRead", cols: 8,
 		args: func(p *topicReadParams) []any { return []any{p.Ranges, p.MaxLimit} }})
 	topicReadBudget = def(stmt[topicReadParams]{name: "TopicReadBudget", cols: 8,
 		args: func(p *topicReadParams) []any { return []any{p.Ranges, p.MaxLimit, p.MaxBytes} }})
@@ -749,10 +774,12 @@ var (
 		args: func(p *batchAt) []any { return []any{p.Batch, p.Now} }})
 	workerGone = def(stmt[workerOwner]{name: "WorkerGone",
 		args: func(p *workerOwner) []any { return []any{p.Name, p.Owner} }})
-	workerList         = def(stmt[struct{}]{name: "WorkerList", cols: 9, args: noArgs})
-	workerPrune        = def(stmt[int64]{name: "WorkerPrune", args: oneArg[int64]})
-	routeWaiting       = def(stmt[int]{name: "RouteWaiting", cols: 5, args: oneArg[int]})
-	queueHead          = def(stmt[string]{name: "QueueHead", cols: 3, args: oneArg[string]})
+	workerList   = def(stmt[struct{}]{name: "WorkerList", cols: 10, args: noArgs})
+	workerPrune  = def(stmt[int64]{name: "WorkerPrune", args: oneArg[int64]})
+	routeWaiting = def(stmt[int]{name: "RouteWaiting", cols: 6, args: oneArg[int]})
+	queueHead    = def(stmt[string]{name: "QueueHead", cols: 3, args: oneArg[string]})
+	kindsWaiting = def(stmt[kindsWaitingParams]{name: "KindsWaiting", cols: 4,
+		args: func(p *kindsWaitingParams) []any { return []any{p.Queue, p.Limit} }})
 	jobRouteAbsentFind = def(stmt[limitAt]{name: "JobRouteAbsentFind", cols: 2,
 		args: func(p *limitAt) []any { return []any{p.Now, p.Limit} }})
 	jobRouteFallback = def(stmt[string]{name: "JobRouteFallback", cols: 1, args: oneArg[string]})

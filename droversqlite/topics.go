@@ -22,7 +22,7 @@ var _ droverdriver.TopicExecutor = (*executor)(nil)
 // Topic reads run on the reader pool: a WAL reader sees every committed
 // message and never waits for the writer.
 func init() {
-	readQueries = append(readQueries, topicLastID.name, topicLeaseCandidates.name, topicMaxAttempts.name, topicList.name, topicRead.name,
+	readQueries = append(readQueries, topicTail.name, topicLastID.name, topicLeaseCandidates.name, topicMaxAttempts.name, topicList.name, topicRead.name,
 		topicReadBudget.name, topicLag.name, topicGenerations.name, topicGenerationTopics.name, topicLanes.name, subscriptionGet.name)
 }
 
@@ -324,7 +324,21 @@ func (e *executor) TopicRead(ctx context.Context, p droverdriver.TopicReadParams
 	}
 	var out []*droverdriver.MessageRow
 	inRange := 0
-	err := read.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
+	err := read.query(ctx, e, nil, e.reader, scanMessages(&out, func(m *droverdriver.MessageRow) bool {
+		// Rows come by range: each range keeps its own limit of them.
+		if len(out) == 0 || out[len(out)-1].Range != m.Range {
+			inRange = 0
+		}
+		inRange++
+		return inRange <= p.Limits[m.Range]
+	}), topicReadParams{string(b), maxLimit, p.MaxBytes})
+	return out, e.wrap("read messages", err)
+}
+
+// scanMessages returns the scan of messages as TopicRead and TopicTail
+// return them, appending to out those keep takes.
+func scanMessages(out *[]*droverdriver.MessageRow, keep func(*droverdriver.MessageRow) bool) func(rows *sql.Rows) error {
+	return func(rows *sql.Rows) error {
 		var m droverdriver.MessageRow
 		var key sql.NullString
 		var meta string
@@ -332,18 +346,20 @@ func (e *executor) TopicRead(ctx context.Context, p droverdriver.TopicReadParams
 		if err := rows.Scan(&m.Range, &m.ID, &m.Xid, &m.Lane, &key, &m.Payload, &meta, &created); err != nil {
 			return err
 		}
-		// Rows come by range: each range keeps its own limit of them.
-		if len(out) == 0 || out[len(out)-1].Range != m.Range {
-			inRange = 0
-		}
-		if inRange++; inRange > p.Limits[m.Range] {
+		if !keep(&m) {
 			return nil
 		}
 		m.Key, m.Metadata, m.PublishedAt = key.String, []byte(meta), fromMicros(created)
-		out = append(out, &m)
+		*out = append(*out, &m)
 		return nil
-	}, topicReadParams{string(b), maxLimit, p.MaxBytes})
-	return out, e.wrap("read messages", err)
+	}
+}
+
+func (e *executor) TopicTail(ctx context.Context, topic string, lanes, limit int) ([]*droverdriver.MessageRow, error) {
+	var out []*droverdriver.MessageRow
+	err := topicTail.query(ctx, e, nil, e.reader, scanMessages(&out, func(*droverdriver.MessageRow) bool { return true }),
+		topicTailParams{topic, lanes, limit})
+	return out, e.wrap("read the newest messages", err)
 }
 
 // appendLanes encodes lanes as the JSON array TopicAck, TopicExtend and

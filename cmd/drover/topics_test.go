@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"strconv"
 	"strings"
 	"testing"
@@ -53,6 +54,102 @@ func TestTopicsCommands(t *testing.T) {
 				t.Fatalf("publish to a missing topic succeeded: %s", r)
 			}
 		})
+	}
+}
+
+// TestTopicsUnsubscribe deletes a subscription from the CLI: the topic
+// keeps its other subscriptions, and a second unsubscribe of the same
+// name fails naming the subscription and its topic.
+func TestTopicsUnsubscribe(t *testing.T) {
+	t.Parallel()
+	f := setupSQLite(t).migrated(t)
+	f.mustRun(t, "topics", "create", "chat")
+	f.mustRun(t, "topics", "subscribe", "chat", "bot")
+	f.mustRun(t, "topics", "subscribe", "chat", "audit")
+	if out := f.mustRun(t, "topics", "unsubscribe", "chat", "bot"); strings.TrimSpace(out) != "subscription bot of chat deleted" {
+		t.Fatalf("unsubscribe printed %q", out)
+	}
+	var topics []struct{ Subscriptions []string }
+	if err := json.Unmarshal([]byte(f.mustRun(t, "topics", "list", "--json")), &topics); err != nil {
+		t.Fatal(err)
+	}
+	if len(topics) != 1 || strings.Join(topics[0].Subscriptions, ",") != "audit" {
+		t.Fatalf("subscriptions after unsubscribe: %+v, want audit alone", topics)
+	}
+	r := f.run(t, "topics", "unsubscribe", "chat", "bot")
+	if r.code != exitFailure || !strings.Contains(r.stderr, `subscription "bot" of topic "chat" not found`) {
+		t.Fatalf("unsubscribe of a deleted subscription:\n%s", r)
+	}
+}
+
+// TestTopicsNotFoundNamesTheTopic: every topics command given a topic
+// that is not stored fails naming it (issue 38: subscribe said "topic not
+// found" alone, and lag printed an empty table).
+func TestTopicsNotFoundNamesTheTopic(t *testing.T) {
+	t.Parallel()
+	f := setupSQLite(t).migrated(t)
+	for _, args := range [][]string{
+		{"topics", "subscribe", "nosuch", "x"},
+		{"topics", "unsubscribe", "nosuch", "x"},
+		{"topics", "delete", "nosuch"},
+		{"topics", "publish", "nosuch", "hello"},
+		{"topics", "lag", "nosuch"},
+	} {
+		r := f.run(t, args...)
+		if r.code != exitFailure || !strings.Contains(r.stderr, `topic not found: "nosuch"`) {
+			t.Errorf("drover %s:\n%s\nwant a failure naming the topic", strings.Join(args, " "), r)
+		}
+	}
+}
+
+// TestTopicsPeek: peek prints the newest messages of a topic and consumes
+// nothing; --follow prints those published while it runs, until its
+// context ends (Ctrl-C), and exits 0.
+func TestTopicsPeek(t *testing.T) {
+	t.Parallel()
+	f := setupSQLite(t).migrated(t)
+	f.mustRun(t, "topics", "create", "chat", "--lanes", "2")
+	f.mustRun(t, "topics", "subscribe", "chat", "bot", "--from-earliest")
+	ids := strings.Fields(f.mustRun(t, "topics", "publish", "chat", "one", "two", "three"))
+	out := f.mustRun(t, "topics", "peek", "chat", "--limit", "2")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], ids[1]+"\t") || !strings.HasSuffix(lines[0], "\ttwo") ||
+		!strings.HasSuffix(lines[1], "\tthree") {
+		t.Fatalf("peek --limit 2 printed:\n%s\nwant two and three", out)
+	}
+	var m struct {
+		ID      int64  `json:"id"`
+		Payload string `json:"payload"`
+	}
+	if err := json.Unmarshal([]byte(f.mustRun(t, "topics", "tail", "chat", "--limit", "1", "--json")), &m); err != nil ||
+		m.Payload != "three" || strconv.FormatInt(m.ID, 10) != ids[2] {
+		t.Fatalf("tail --json: %+v, %v", m, err)
+	}
+	var lag []struct{ Pending int64 }
+	if err := json.Unmarshal([]byte(f.mustRun(t, "topics", "lag", "chat", "--json")), &lag); err != nil || len(lag) != 1 || lag[0].Pending != 3 {
+		t.Fatalf("lag after peeking: %+v, %v; want 3 pending", lag, err)
+	}
+	if r := f.run(t, "topics", "peek", "chat", "--limit", "0"); r.code != exitUsage {
+		t.Fatalf("peek --limit 0:\n%s", r)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- execute(ctx, []string{"--database-url", f.url, "--schema", f.schema, "topics", "peek", "chat", "--limit", "1", "--follow"},
+			&stdout, io.Discard, func(k string) string { return f.env[k] })
+	}()
+	waitfor.Cond(t, "peek --follow prints the newest message", func() bool { return strings.Contains(stdout.String(), "\tthree\n") })
+	f.mustRun(t, "topics", "publish", "chat", "four")
+	waitfor.Cond(t, "peek --follow prints the message published since", func() bool { return strings.Contains(stdout.String(), "\tfour\n") })
+	cancel()
+	if code := <-done; code != exitOK {
+		t.Fatalf("peek --follow exited %d after its context ended", code)
+	}
+	if got := stdout.String(); strings.Count(got, "\n") != 2 || strings.Contains(got, "\ttwo\n") {
+		t.Fatalf("peek --follow printed:\n%s\nwant three, then four", got)
 	}
 }
 

@@ -487,6 +487,25 @@ func testRouting(t *testing.T, setup opener) {
 		if a = list()["a"]; a.Owner != "p9" || !slices.Equal(a.Queues, []string{"q3"}) || !a.Plain {
 			t.Errorf("a taken over: %+v", a)
 		}
+		// Kinds are replaced as a worker describes itself again; a
+		// worker that names none (nil) runs every kind, one that names an
+		// empty list runs none.
+		seen(droverdriver.WorkerRecord{Name: "k", Queues: []string{"q"}, Owner: "p3", Source: "http", Kinds: []string{"email", "sms"}},
+			droverdriver.WorkerRecord{Name: "e", Queues: []string{"q"}, Owner: "p4", Source: "go", Kinds: []string{}})
+		if ws := list(); !slices.Equal(ws["k"].Kinds, []string{"email", "sms"}) || ws["e"].Kinds == nil || len(ws["e"].Kinds) != 0 ||
+			ws["b"].Kinds != nil {
+			t.Errorf("kinds: k %v, e %#v, b %#v; want [email sms], [] and nil", ws["k"].Kinds, ws["e"].Kinds, ws["b"].Kinds)
+		}
+		seen(droverdriver.WorkerRecord{Name: "k", Queues: []string{"q"}, Owner: "p3", Source: "http"})
+		if k := list()["k"]; k.Kinds != nil || !k.Runs("anything") {
+			t.Errorf("k after naming no kinds: %#v, want nil (every kind)", k.Kinds)
+		}
+		if err := d.WorkerGone(ctx, "k", "p3"); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.WorkerGone(ctx, "e", "p4"); err != nil {
+			t.Fatal(err)
+		}
 		// Gone only for the owner that holds the name.
 		if err := d.WorkerGone(ctx, "a", "p1"); err != nil {
 			t.Fatal(err)
@@ -513,7 +532,7 @@ func testRouting(t *testing.T, setup opener) {
 		later := time.Now().Add(time.Hour)
 		got := insert(t, d, routed("q", gpu), job("q"), routed("q", gpu), routed("r", gpu),
 			with(routed("q", droverdriver.Routing{Names: []string{"n"}}), func(p *droverdriver.InsertParams) { p.RunAt = later }),
-			routed("q", gpu))
+			with(routed("q", gpu), func(p *droverdriver.InsertParams) { p.Kind = "render" }))
 		claimOne(t, d, "q", got[1]) // plain: not reported
 		if rows := claimW(t, d, "q", 1, &droverdriver.Worker{Type: "gpu"}); len(rows) != 1 || rows[0].ID != got[0] {
 			t.Fatalf("claimed %v", ids(rows))
@@ -529,12 +548,54 @@ func testRouting(t *testing.T, setup opener) {
 		}
 		var lines []line
 		for _, g := range groups {
-			lines = append(lines, line{g.Queue, g.Routing.Key(), g.Jobs, g.Sample})
+			lines = append(lines, line{g.Queue, g.Routing.Key() + " " + g.Kind, g.Jobs, g.Sample})
 		}
 		slices.SortFunc(lines, func(a, b line) int { return strings.Compare(a.queue+a.key, b.queue+b.key) })
-		want := []line{{"q", "n:n", 1, got[4]}, {"q", "t:gpu", 2, got[2]}, {"r", "t:gpu", 1, got[3]}}
+		want := []line{{"q", "n:n noop", 1, got[4]}, {"q", "t:gpu noop", 1, got[2]}, {"q", "t:gpu render", 1, got[5]},
+			{"r", "t:gpu noop", 1, got[3]}}
 		if !slices.Equal(lines, want) {
 			t.Fatalf("groups %+v, want %+v", lines, want)
+		}
+	})
+
+	t.Run("KindsWaiting", func(t *testing.T) {
+		// The first jobs of a queue in claim order, grouped by kind: a
+		// job of priority 0 before those of 1; routed and running jobs
+		// and other queues' are not read, and the limit cuts the head.
+		t.Parallel()
+		ctx := context.Background()
+		d := setup(t)
+		kind := func(k string, priority int) droverdriver.InsertParams {
+			return with(job("q"), func(p *droverdriver.InsertParams) { p.Kind, p.Priority = k, priority })
+		}
+		got := insert(t, d, inOrder(kind("a", 1), kind("b", 1), kind("a", 1), kind("c", 0), kind("d", 2), kind("a", 1),
+			routed("q", droverdriver.Routing{Type: "gpu"}), job("other"))...)
+		claimOne(t, d, "q", got[3]) // c, the highest priority, runs
+		type line struct {
+			kind         string
+			jobs, sample int64
+		}
+		for _, tc := range []struct {
+			limit int
+			want  []line
+		}{
+			{100, []line{{"a", 3, got[0]}, {"b", 1, got[1]}, {"d", 1, got[4]}}},
+			{3, []line{{"a", 2, got[0]}, {"b", 1, got[1]}}},
+		} {
+			groups, err := d.KindsWaiting(ctx, "q", tc.limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var lines []line
+			for _, g := range groups {
+				if g.Queue != "q" || g.Routing != nil || g.OldestRunAt.IsZero() {
+					t.Errorf("group %+v", g)
+				}
+				lines = append(lines, line{g.Kind, g.Jobs, g.Sample})
+			}
+			if !slices.Equal(lines, tc.want) {
+				t.Errorf("limit %d: groups %+v, want %+v", tc.limit, lines, tc.want)
+			}
 		}
 	})
 

@@ -75,6 +75,7 @@ func Exercise[TTx any](t *testing.T, f Factory[TTx]) {
 	testMaintenance(t, setup)
 	testFlow(t, setup)
 	testTopics(t, setup)
+	testTopicTail(t, setup)
 	testRouting(t, setup)
 	testHistory(t, setup)
 	testMigrations(t, fresh)

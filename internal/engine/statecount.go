@@ -2,18 +2,20 @@ package engine
 
 import (
 	"context"
-	"math/rand/v2"
 
 	"github.com/droverhq/drover/droverdriver"
 )
 
 // CountJobsByState counts, for every state, the jobs that match p but for
 // its states (p.States is ignored), with the work of one CountJobs: each
-// table is read once, up to cp.Exact jobs, and a larger one is estimated
-// from cp.Samples windows of its IDs, so that the state tabs of a search
-// cost what its count costs, on ten million jobs as on fifty thousand.
-// Every state has an entry; a state of a table the filter rules out
-// (finished states of the hot table, say) counts an exact 0.
+// table is read once, up to cp.Exact jobs; a larger one is counted by a
+// walk of windows that each start at the next job of p's queue and kind,
+// within cp.Scan and cp.Budget, and what the walk leaves is estimated from
+// cp.Samples windows of its IDs, so that the state tabs of a search cost
+// what its count costs, on ten million jobs as on fifty thousand, and a
+// queue or kind few jobs have is counted exactly in every state, as its
+// count is. Every state has an entry; a state of a table the filter rules
+// out (finished states of the hot table, say) counts an exact 0.
 func CountJobsByState(ctx context.Context, e droverdriver.Executor, p droverdriver.ListParams, cp CountParams) (map[droverdriver.State]Count, error) {
 	p.AfterID, p.UntilID, p.Desc, p.States = 0, 0, false, nil
 	waiting, finished := p.Parts()
@@ -25,81 +27,70 @@ func CountJobsByState(ctx context.Context, e droverdriver.Executor, p droverdriv
 	for _, s := range droverdriver.States {
 		out[s] = Count{Exact: true}
 	}
-	var b *droverdriver.IDBounds
+	add := func(m map[droverdriver.State]int64, scale float64, exact bool) {
+		for s, n := range m {
+			out[s] = Count{N: out[s].N + int64(float64(n)*scale), Exact: exact}
+		}
+	}
+	if (!waiting || all.Waiting.Examined < int64(cp.Exact)) && (!finished || all.Finished.Examined < int64(cp.Exact)) {
+		add(all.Waiting.Matched, 1, true)
+		add(all.Finished.Matched, 1, true)
+		return out, nil
+	}
+	until, err := countWalk(ctx, e, p, cp, func(win droverdriver.ListParams) (int, error) {
+		c, err := e.JobMatchCountByState(ctx, droverdriver.MatchCountParams{Filter: win, Examine: int(win.UntilID - win.AfterID),
+			Waiting: waiting, Finished: finished})
+		add(c.Waiting.Matched, 1, true)
+		add(c.Finished.Matched, 1, true)
+		var n int64
+		for _, m := range []map[droverdriver.State]int64{c.Waiting.Matched, c.Finished.Matched} {
+			for _, k := range m {
+				n += k
+			}
+		}
+		return int(n), err
+	})
+	if err != nil || until == 0 {
+		return out, err
+	}
+	b, err := e.JobIDBounds(ctx)
+	if err != nil {
+		return nil, err
+	}
 	for _, t := range []struct {
-		c    droverdriver.TableStateCount
-		read bool
-		fin  bool
-	}{{all.Waiting, waiting, false}, {all.Finished, finished, true}} {
-		if !t.read {
+		read, waiting bool
+		lo, hi        int64
+	}{{waiting, true, b.WaitingMin, b.WaitingMax}, {finished, false, b.FinishedMin, b.FinishedMax}} {
+		lo := max(t.lo, until+1)
+		if !t.read || lo > t.hi {
 			continue
 		}
-		matched := t.c.Matched
-		exact := t.c.Examined < int64(cp.Exact)
-		scale := 1.0
-		if !exact {
-			if b == nil {
-				bounds, err := e.JobIDBounds(ctx)
-				if err != nil {
-					return nil, err
-				}
-				b = &bounds
-			}
-			lo, hi := b.WaitingMin, b.WaitingMax
-			if t.fin {
-				lo, hi = b.FinishedMin, b.FinishedMax
-			}
-			if matched, scale, err = estimateByState(ctx, e, p, cp, lo, hi, !t.fin); err != nil {
-				return nil, err
-			}
-		}
+		// The walk stopped short of this table's end: its states are
+		// what the walk counted and an estimate of the rest.
 		for _, s := range droverdriver.States {
-			if s.Finished() != t.fin {
+			if s.Finished() != !t.waiting {
 				continue
 			}
-			out[s] = Count{N: int64(float64(matched[s]) * scale), Exact: exact}
+			out[s] = Count{N: out[s].N}
 		}
+		matched := map[droverdriver.State]int64{}
+		scale, err := sampleWindows(lo, t.hi, cp, func(after, until int64, width int) error {
+			w := p
+			w.AfterID, w.UntilID = after, until
+			c, err := e.JobMatchCountByState(ctx, droverdriver.MatchCountParams{Filter: w, Examine: width, Waiting: t.waiting, Finished: !t.waiting})
+			tc := c.Finished
+			if t.waiting {
+				tc = c.Waiting
+			}
+			for s, n := range tc.Matched {
+				matched[s] += n
+			}
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		add(matched, scale, false)
 	}
 	return out, nil
-}
-
-// estimateByState counts the matches per state in cp.Samples windows of
-// IDs of one table between lo and hi, placed as estimate places them (one
-// at a random place in each of cp.Samples equal strata), and returns them
-// with the factor that scales them to the whole range.
-func estimateByState(ctx context.Context, e droverdriver.Executor, p droverdriver.ListParams, cp CountParams, lo, hi int64, waiting bool) (map[droverdriver.State]int64, float64, error) {
-	span := hi - lo + 1
-	samples := int64(max(cp.Samples, 1))
-	width := max(int64(cp.Exact)/samples, 1)
-	stratum := span / samples
-	r := cp.Rand
-	if r == nil {
-		r = rand.New(rand.NewPCG(uint64(lo), uint64(hi)))
-	}
-	matched := map[droverdriver.State]int64{}
-	var read int64
-	for i := range samples {
-		start := lo + i*stratum
-		if slack := stratum - width; slack > 0 {
-			start += r.Int64N(slack + 1)
-		}
-		w := p
-		w.AfterID, w.UntilID = start-1, min(start+width-1, hi)
-		c, err := e.JobMatchCountByState(ctx, droverdriver.MatchCountParams{Filter: w, Examine: int(width), Waiting: waiting, Finished: !waiting})
-		if err != nil {
-			return nil, 0, err
-		}
-		tc := c.Finished
-		if waiting {
-			tc = c.Waiting
-		}
-		for s, n := range tc.Matched {
-			matched[s] += n
-		}
-		read += w.UntilID - w.AfterID
-	}
-	if read >= span {
-		return matched, 1, nil
-	}
-	return matched, float64(span) / float64(read), nil
 }

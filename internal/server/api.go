@@ -469,6 +469,9 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request) error {
 		WorkerName   string            `json:"worker_name"`
 		WorkerType   string            `json:"worker_type"`
 		WorkerLabels map[string]string `json:"worker_labels"`
+		// Kinds the worker runs: only their jobs are claimed (nil:
+		// every kind).
+		Kinds []string `json:"kinds"`
 	}
 	req.Max, req.LeaseMS = 1, drover.LeaseDurationDefault.Milliseconds()
 	if err := decode(r, &req); err != nil {
@@ -499,7 +502,7 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request) error {
 	}
 	s.holdFor(w, wait)
 	p := drover.ClaimParams{Queue: req.Queue, Max: req.Max, Owner: req.Worker, Lease: millis(req.LeaseMS),
-		WorkerName: req.WorkerName, WorkerType: req.WorkerType, WorkerLabels: req.WorkerLabels}
+		WorkerName: req.WorkerName, WorkerType: req.WorkerType, WorkerLabels: req.WorkerLabels, Kinds: req.Kinds}
 	ctx := r.Context()
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
