@@ -505,6 +505,9 @@ class WorkerInfo:
     jobs_held: int
     #: Seen within the last minute, or holding a lease that has not expired.
     live: bool
+    #: The kinds it runs, sorted; None for an HTTP worker that named none
+    #: in its claims (it claims every kind).
+    kinds: list[str] | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -513,7 +516,8 @@ class WorkerInfo:
                    labels=dict(d.get("labels") or {}), queues=list(d.get("queues") or []),
                    owner=str(d.get("owner") or ""), source=str(d.get("source") or ""),
                    started_at=parse_time(d.get("started_at")), last_seen=parse_time(d.get("last_seen")),
-                   jobs_held=int(d.get("jobs_held") or 0), live=bool(d.get("live")), raw=d)
+                   jobs_held=int(d.get("jobs_held") or 0), live=bool(d.get("live")),
+                   kinds=None if d.get("kinds") is None else list(d["kinds"]), raw=d)
 
 
 @dataclass(frozen=True)
@@ -526,11 +530,13 @@ class UnroutableJobs:
     jobs: int
     oldest_run_at: datetime | None
     first_id: int
+    kind: str = ""
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> UnroutableJobs:
         return cls(queue=str(d["queue"]), routing=dict(d.get("routing") or {}), jobs=int(d.get("jobs") or 0),
-                   oldest_run_at=parse_time(d.get("oldest_run_at")), first_id=int(d.get("first_id") or 0))
+                   oldest_run_at=parse_time(d.get("oldest_run_at")), first_id=int(d.get("first_id") or 0),
+                   kind=str(d.get("kind") or ""))
 
 
 @dataclass(frozen=True)
