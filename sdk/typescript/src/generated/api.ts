@@ -1501,6 +1501,8 @@ export interface components {
                 [key: string]: string;
             };
             queues: string[];
+            /** @description The kinds it runs, sorted: a Go client's registered kinds, those an HTTP worker names in its claims (kinds); null for an HTTP worker that named none, which claims every kind. */
+            kinds: string[] | null;
             /** @description The lease owner of the jobs it holds. */
             owner: string;
             /** @enum {string} */
@@ -1517,10 +1519,12 @@ export interface components {
             /** @description Seen within the last minute, or holding a lease that has not expired. */
             live: boolean;
         };
-        /** @description Waiting routed jobs of a queue, with the same routing, that no live worker can take. */
+        /** @description Waiting jobs of a queue and kind, with the same routing, that no live worker can take: none that works the queue matches their routing and runs their kind. A group without routing is of plain jobs, left waiting because every live worker of the queue named the kinds it runs and none named theirs; such a group is found, and counted, among the first 1,000 waiting jobs of its queue in claim order. */
         UnroutableJobs: {
             queue: string;
-            routing: components["schemas"]["Routing"];
+            kind: string;
+            /** @description null for plain jobs. */
+            routing: components["schemas"]["Routing"] | null;
             /** Format: int64 */
             jobs: number;
             /** Format: date-time */
@@ -2130,6 +2134,8 @@ export interface operations {
                     worker_labels?: {
                         [key: string]: string;
                     };
+                    /** @description The kinds the worker runs: the claim takes jobs of those kinds only, and the worker registry records them, so that a job of a kind no live worker of its queue runs waits and is reported (GET /v1/unroutable) rather than claimed by a worker with no handler for it. Omit it to claim every kind. */
+                    kinds?: string[];
                 };
             };
         };
