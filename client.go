@@ -40,6 +40,7 @@ import (
 	"github.com/droverhq/drover/internal/maintenance"
 	"github.com/droverhq/drover/internal/notifier"
 	"github.com/droverhq/drover/internal/producer"
+	"github.com/droverhq/drover/internal/validate"
 )
 
 // Defaults for Config.
@@ -223,14 +224,14 @@ func (c *Config) withDefaults(d droverdriver.Driver) (*Config, error) {
 	}
 	// The ID is every claimed job's lease owner: one the store cannot hold
 	// would fail every claim of the client.
-	if err := ValidateOwner(cfg.ID); err != nil {
+	if err := validate.Owner(cfg.ID); err != nil {
 		return nil, fmt.Errorf("config: ID: %w", err)
 	}
 	if cfg.LeaseDuration < 100*time.Millisecond {
 		return nil, invalidf("config: LeaseDuration %s is too short (minimum 100ms)", cfg.LeaseDuration)
 	}
 	for name, q := range cfg.Queues {
-		if err := ValidateQueue(name); err != nil {
+		if err := validate.Queue(name); err != nil {
 			return nil, fmt.Errorf("config: %w", err)
 		}
 		if q.MaxWorkers < 1 || q.MaxWorkers > 100_000 {

@@ -1013,7 +1013,7 @@ func TestClaimAfterPosition(t *testing.T) {
 			t.Fatal(err)
 		}
 		after := &droverdriver.ClaimPosition{Priority: fourth.Priority, RunAt: fourth.RunAt, ID: fourth.ID}
-		got, err := d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "b", Lease: time.Minute, After: after})
+		got, err := d.JobClaim(ctx, named(droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "b", Lease: time.Minute, After: after}))
 		if err != nil {
 			t.Fatal(err)
 		}

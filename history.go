@@ -6,6 +6,7 @@ import (
 
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/internal/maintenance"
+	"github.com/droverhq/drover/internal/validate"
 )
 
 // The stored history of queue figures and subscription lag, behind the
@@ -99,7 +100,7 @@ func (c *Client[TTx]) StatsHistory(ctx context.Context, p StatsHistoryParams) (*
 	for _, f := range []struct {
 		v     string
 		check func(string) error
-	}{{p.Queue, ValidateQueue}, {p.Kind, ValidateKind}} {
+	}{{p.Queue, validate.Queue}, {p.Kind, validate.Kind}} {
 		if f.v != "" && f.v != StatsEach {
 			if err := f.check(f.v); err != nil {
 				return nil, err
@@ -129,7 +130,7 @@ type TopicLagHistory struct {
 // (lag averaged, the oldest message's age the largest).
 func (c *Client[TTx]) TopicLagHistory(ctx context.Context, topic string, from, to time.Time, maxPoints int) (*TopicLagHistory, error) {
 	if topic != "" {
-		if err := ValidateTopic(topic); err != nil {
+		if err := validate.Topic(topic); err != nil {
 			return nil, err
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/internal/engine"
+	"github.com/droverhq/drover/internal/validate"
 )
 
 // JobListParams filters JobList, JobSearch, JobCount and JobBulk. Empty
@@ -111,7 +112,7 @@ func listParams(p JobListParams) (droverdriver.ListParams, error) {
 		return droverdriver.ListParams{}, invalidf("after %d: must be a job id, not negative", p.After)
 	}
 	if p.Queue != "" {
-		if err := ValidateQueue(p.Queue); err != nil {
+		if err := validate.Queue(p.Queue); err != nil {
 			return droverdriver.ListParams{}, err
 		}
 	}
@@ -124,14 +125,14 @@ func listParams(p JobListParams) (droverdriver.ListParams, error) {
 	}
 	// Text a store cannot hold (a NUL, invalid UTF-8) matches no job;
 	// it is refused rather than sent to the store, which would fail.
-	if err := checkText("kind", p.Kind); err != nil {
+	if err := validate.Text("kind", p.Kind); err != nil {
 		return droverdriver.ListParams{}, err
 	}
 	for _, t := range p.Tags {
 		if t == "" || strings.Contains(t, ",") {
 			return droverdriver.ListParams{}, invalidf("tag %q: must be non-empty and without commas", t)
 		}
-		if err := checkText("tag", t); err != nil {
+		if err := validate.Text("tag", t); err != nil {
 			return droverdriver.ListParams{}, err
 		}
 	}
@@ -146,7 +147,7 @@ func listParams(p JobListParams) (droverdriver.ListParams, error) {
 		if err := json.Unmarshal(f.v, &obj); err != nil || obj == nil {
 			return droverdriver.ListParams{}, invalidf("%s filter %.40q: must be a JSON object, such as {\"to\":\"a@example.com\"}", f.name, f.v)
 		}
-		if err := checkJSONText(f.name+" filter", f.v); err != nil {
+		if err := validate.JSONText(f.name+" filter", f.v); err != nil {
 			return droverdriver.ListParams{}, err
 		}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/internal/engine"
+	"github.com/droverhq/drover/internal/validate"
 )
 
 // Consumers outside the process (HTTP workers, other languages) receive
@@ -142,7 +143,7 @@ func decodeReceipt(key []byte, s, topic, sub string) (receipt, error) {
 		}
 	}
 	if !ok || !hmac.Equal(mac, receiptMAC(key, payload)) || json.Unmarshal(payload, &r) != nil {
-		return receipt{}, invalidf("receipt %s: not a receipt Receive handed out (forged, altered or truncated)", echo(s))
+		return receipt{}, invalidf("receipt %s: not a receipt Receive handed out (forged, altered or truncated)", validate.Echo(s))
 	}
 	if r.Topic != topic || r.Subscription != sub {
 		return receipt{}, invalidf("receipt of %s/%s sent for %s/%s: a receipt is acknowledged through its own subscription",
@@ -192,13 +193,13 @@ func (c *Client[TTx]) consumerCore() (*topicCore, error) {
 // ErrTopicNotFound or ErrSubscriptionNotFound when the subscription is not
 // stored.
 func (c *Client[TTx]) Receive(ctx context.Context, p ReceiveParams) ([]*ReceivedBatch, error) {
-	if err := ValidateTopic(p.Topic); err != nil {
+	if err := validate.Topic(p.Topic); err != nil {
 		return nil, err
 	}
-	if err := ValidateSubscription(p.Subscription); err != nil {
+	if err := validate.Subscription(p.Subscription); err != nil {
 		return nil, err
 	}
-	if err := ValidateOwner(p.Owner); err != nil {
+	if err := validate.Owner(p.Owner); err != nil {
 		return nil, err
 	}
 	p.MaxBatches = max(p.MaxBatches, 1)

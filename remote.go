@@ -13,6 +13,7 @@ import (
 	"github.com/droverhq/drover/internal/completer"
 	"github.com/droverhq/drover/internal/engine"
 	internallease "github.com/droverhq/drover/internal/lease"
+	"github.com/droverhq/drover/internal/validate"
 )
 
 // Remote is the API of remote workers: processes that do not run a Client
@@ -63,8 +64,6 @@ const (
 	// enough that a dead worker's jobs come back the same day.
 	MinRemoteLease = time.Second
 	MaxRemoteLease = 24 * time.Hour
-	// maxOwnerLen bounds the worker ID stored as the lease owner.
-	maxOwnerLen = 255
 	// maxErrorLen bounds the error message and trace of one attempt, which
 	// are appended to the job and travel with it forever.
 	maxErrorLen = 64 << 10
@@ -126,13 +125,13 @@ func (p *ClaimParams) worker() *droverdriver.Worker {
 // jobs, and no error, when none is claimable or the queue is paused; a
 // queue's stored limits bound what it takes, as for Go clients.
 func (r *Remote) Claim(ctx context.Context, p ClaimParams) ([]*JobRow, error) {
-	if err := ValidateQueue(p.Queue); err != nil {
+	if err := validate.Queue(p.Queue); err != nil {
 		return nil, err
 	}
 	if p.Max < 1 || p.Max > MaxClaim {
 		return nil, invalidf("max %d: must be between 1 and %d", p.Max, MaxClaim)
 	}
-	if err := ValidateOwner(p.Owner); err != nil {
+	if err := validate.Owner(p.Owner); err != nil {
 		return nil, err
 	}
 	if p.Lease < MinRemoteLease || p.Lease > MaxRemoteLease {
@@ -145,7 +144,7 @@ func (r *Remote) Claim(ctx context.Context, p ClaimParams) ([]*JobRow, error) {
 		return nil, invalidf("kinds: %d named; name 1 to %d kinds the worker runs, or none to claim every kind", len(p.Kinds), MaxClaimKinds)
 	}
 	for _, k := range p.Kinds {
-		if err := ValidateKind(k); err != nil {
+		if err := validate.Kind(k); err != nil {
 			return nil, fmt.Errorf("kinds: %w", err)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/internal/engine"
+	"github.com/droverhq/drover/internal/validate"
 )
 
 // Routing: workers that say what they are, jobs that say where they may
@@ -56,9 +57,7 @@ const (
 	// MaxWorkerNames bounds the names one job may aim at.
 	MaxWorkerNames = 64
 	// MaxLabels bounds the labels of a worker or a job.
-	MaxLabels     = 32
-	maxLabelKey   = 63
-	maxLabelValue = 255
+	MaxLabels = validate.MaxLabels
 )
 
 // WorkerConfig says what a client's workers are (Config.Worker). The zero
@@ -79,59 +78,19 @@ type WorkerConfig struct {
 
 func (w WorkerConfig) plain() bool { return w.Name == "" && w.Type == "" && len(w.Labels) == 0 }
 
-// ValidateWorkerType reports whether name can be a worker type: the rules
-// of queue names.
-func ValidateWorkerType(name string) error {
-	if !validName(name, 128, "_.:-") {
-		return invalidf("worker type %s: use 1-128 letters, digits, '_', '.', ':' or '-', starting with a letter or digit", echo(name))
-	}
-	return nil
-}
-
-// ValidateWorkerName reports whether name can be a worker name: the rules
-// of a lease owner (a worker ID).
-func ValidateWorkerName(name string) error {
-	if name == "" || len(name) > maxOwnerLen {
-		return invalidf("worker name %s: must be 1-%d bytes", echo(name), maxOwnerLen)
-	}
-	return checkText("worker name", name)
-}
-
-// ValidateLabels reports whether labels can be a worker's or a job's:
-// at most MaxLabels, keys of 1-63 letters, digits, '_', '.', '/' or '-'
-// starting with a letter or digit, values of at most 255 bytes of text.
-func ValidateLabels(labels map[string]string) error {
-	if len(labels) > MaxLabels {
-		return invalidf("labels: %d is over the limit of %d", len(labels), MaxLabels)
-	}
-	for _, k := range slices.Sorted(maps.Keys(labels)) {
-		if !validName(k, maxLabelKey, "_./-") {
-			return invalidf("label %s: keys are 1-%d letters, digits, '_', '.', '/' or '-', starting with a letter or digit", echo(k), maxLabelKey)
-		}
-		v := labels[k]
-		if len(v) > maxLabelValue {
-			return invalidf("label %s: value of %d bytes is over the limit of %d", k, len(v), maxLabelValue)
-		}
-		if err := checkText("label "+k, v); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // validateWorker checks what a worker says of itself.
 func validateWorker(w WorkerConfig) error {
 	if w.Name != "" {
-		if err := ValidateWorkerName(w.Name); err != nil {
+		if err := validate.WorkerName(w.Name); err != nil {
 			return err
 		}
 	}
 	if w.Type != "" {
-		if err := ValidateWorkerType(w.Type); err != nil {
+		if err := validate.WorkerType(w.Type); err != nil {
 			return err
 		}
 	}
-	return ValidateLabels(w.Labels)
+	return validate.Labels(w.Labels)
 }
 
 // routingOf checks the routing options of o and returns the job's
@@ -145,7 +104,7 @@ func routingOf(o *InsertOpts) (*droverdriver.Routing, error) {
 	}
 	r := &droverdriver.Routing{Type: o.WorkerType}
 	if o.WorkerType != "" {
-		if err := ValidateWorkerType(o.WorkerType); err != nil {
+		if err := validate.WorkerType(o.WorkerType); err != nil {
 			return nil, err
 		}
 	}
@@ -153,14 +112,14 @@ func routingOf(o *InsertOpts) (*droverdriver.Routing, error) {
 		return nil, invalidf("worker names: %d is over the limit of %d", len(o.WorkerNames), MaxWorkerNames)
 	}
 	for _, n := range o.WorkerNames {
-		if err := ValidateWorkerName(n); err != nil {
+		if err := validate.WorkerName(n); err != nil {
 			return nil, err
 		}
 		if !slices.Contains(r.Names, n) {
 			r.Names = append(r.Names, n)
 		}
 	}
-	if err := ValidateLabels(o.WorkerLabels); err != nil {
+	if err := validate.Labels(o.WorkerLabels); err != nil {
 		return nil, err
 	}
 	if len(o.WorkerLabels) > 0 {
@@ -224,7 +183,7 @@ func (c *Client[TTx]) claimAsWorker(ctx context.Context, p droverdriver.ClaimPar
 // at once. A plain client (no Config.Worker) becomes a worker named by its
 // ID with these labels.
 func (c *Client[TTx]) SetWorkerLabels(ctx context.Context, labels map[string]string) error {
-	if err := ValidateLabels(labels); err != nil {
+	if err := validate.Labels(labels); err != nil {
 		return err
 	}
 	id := c.identity
@@ -425,7 +384,7 @@ type QueueHead struct {
 // waiting job in claim order. Two reads of the hot table through its
 // indexes, whatever the queue's length.
 func (c *Client[TTx]) QueueHeadOf(ctx context.Context, name string) (*QueueHead, error) {
-	if err := ValidateQueue(name); err != nil {
+	if err := validate.Queue(name); err != nil {
 		return nil, err
 	}
 	h, err := c.driver.QueueHead(ctx, name)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/internal/engine"
+	"github.com/droverhq/drover/internal/validate"
 )
 
 // SubscriptionHandler handles a batch of deliveries of one lane of a
@@ -74,10 +75,10 @@ func (c *Client[TTx]) prepareSubscriptions() error {
 		queues = map[string]QueueConfig{}
 	}
 	for _, s := range cfg.Subscriptions {
-		if err := ValidateTopic(s.Topic); err != nil {
+		if err := validate.Topic(s.Topic); err != nil {
 			return fmt.Errorf("config: %w", err)
 		}
-		if err := ValidateSubscription(s.Name); err != nil {
+		if err := validate.Subscription(s.Name); err != nil {
 			return fmt.Errorf("config: %w", err)
 		}
 		if s.Handler == nil {

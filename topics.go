@@ -11,6 +11,7 @@ import (
 
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/internal/engine"
+	"github.com/droverhq/drover/internal/validate"
 )
 
 // Topics: publish a message once, deliver it to every subscription of its
@@ -174,23 +175,6 @@ const PublisherStallAfter = time.Minute
 // reports the count.
 var ErrSubscriptionBehind = droverdriver.ErrSubscriptionBehind
 
-// ValidateTopic reports whether name can be a topic name; it makes the
-// name of the topic's retry queue ("topic:<topic>"), hence its length.
-func ValidateTopic(name string) error {
-	if !validName(name, 56, "_.-") {
-		return invalidf("topic %s: use 1-56 letters, digits, '_', '.' or '-', starting with a letter or digit", echo(name))
-	}
-	return nil
-}
-
-// ValidateSubscription reports whether name can be a subscription name.
-func ValidateSubscription(name string) error {
-	if !validName(name, 64, "_.-") {
-		return invalidf("subscription %s: use 1-64 letters, digits, '_', '.' or '-', starting with a letter or digit", echo(name))
-	}
-	return nil
-}
-
 // RetryQueue is the queue of the jobs that failed messages of a topic's
 // subscriptions become (the job's args name the subscription). One queue
 // per topic rather than per subscription: each queue a client serves is a
@@ -208,7 +192,7 @@ func (c *Client[TTx]) topicExec(exec any) (droverdriver.TopicExecutor, error) {
 // CreateTopic stores a topic, or returns the stored one of that name
 // (whose lanes stay as they were).
 func (c *Client[TTx]) CreateTopic(ctx context.Context, name string, opts *TopicOpts) (*Topic, error) {
-	if err := ValidateTopic(name); err != nil {
+	if err := validate.Topic(name); err != nil {
 		return nil, err
 	}
 	lanes := TopicLanesDefault
@@ -255,7 +239,7 @@ func retentionText(d time.Duration) string {
 // Topic returns the stored topic of that name, with its subscriptions, or
 // ErrTopicNotFound.
 func (c *Client[TTx]) Topic(ctx context.Context, name string) (*Topic, error) {
-	if err := ValidateTopic(name); err != nil {
+	if err := validate.Topic(name); err != nil {
 		return nil, err
 	}
 	topics, err := c.Topics(ctx)
@@ -279,7 +263,7 @@ func (c *Client[TTx]) Topic(ctx context.Context, name string) (*Topic, error) {
 // that name created again must keep the lane count, or those processes
 // publish to lanes it does not have.
 func (c *Client[TTx]) DeleteTopic(ctx context.Context, name string) (bool, error) {
-	if err := ValidateTopic(name); err != nil {
+	if err := validate.Topic(name); err != nil {
 		return false, err
 	}
 	te, err := c.topicExec(c.driver)
@@ -370,7 +354,7 @@ func (c *Client[TTx]) publish(ctx context.Context, exec droverdriver.Executor, t
 		case topic == "" && m.Topic == "":
 			return nil, invalidf("message %d of %d: no topic", i+1, len(msgs))
 		case topic != "" && m.Topic != "" && m.Topic != topic:
-			return nil, invalidf("message %d of %d names topic %s, published to %s", i+1, len(msgs), echo(m.Topic), echo(topic))
+			return nil, invalidf("message %d of %d names topic %s, published to %s", i+1, len(msgs), validate.Echo(m.Topic), validate.Echo(topic))
 		case topic != "":
 			m.Topic = topic
 		}
@@ -414,7 +398,7 @@ func validateMessage(m Message) error {
 	if len(m.Key) > MaxMessageKeyBytes {
 		return invalidf("key: %d bytes is over the limit of %d", len(m.Key), MaxMessageKeyBytes)
 	}
-	if err := checkText("key", m.Key); err != nil {
+	if err := validate.Text("key", m.Key); err != nil {
 		return err
 	}
 	if len(m.Payload) > MaxMessagePayloadBytes {
@@ -423,19 +407,19 @@ func validateMessage(m Message) error {
 	if len(m.Metadata) == 0 {
 		return nil
 	}
-	if err := ValidateJSON("metadata", m.Metadata, MaxMetadataBytes); err != nil {
+	if err := validate.JSON("metadata", m.Metadata, MaxMetadataBytes); err != nil {
 		return err
 	}
 	if b := bytes.TrimLeft(m.Metadata, " \t\r\n"); len(b) == 0 || b[0] != '{' {
 		return invalidf("metadata: must be a JSON object")
 	}
-	return checkJSONText("metadata", m.Metadata)
+	return validate.JSONText("metadata", m.Metadata)
 }
 
 // CreateSubscription stores a subscription of topic and reports whether
 // it was new; an existing one keeps its position and settings.
 func (c *Client[TTx]) CreateSubscription(ctx context.Context, topic, name string, opts *SubscriptionOpts) (bool, error) {
-	if err := ValidateSubscription(name); err != nil {
+	if err := validate.Subscription(name); err != nil {
 		return false, err
 	}
 	if opts == nil {

@@ -67,7 +67,7 @@ func (d *Driver) ExplainMaintenance(ctx context.Context, p MaintenanceParams) ([
 	for _, t := range todo {
 		mp, err := d.explainRolledBack(ctx, t.b, t.noJIT)
 		if err != nil {
-			return out, fmt.Errorf("explain %s (%s): %w", t.b.name, t.pass, err)
+			return out, fmt.Errorf("explain %s (%s): %w", t.b.Name, t.pass, err)
 		}
 		mp.Pass = t.pass
 		out = append(out, mp)
@@ -78,8 +78,8 @@ func (d *Driver) ExplainMaintenance(ctx context.Context, p MaintenanceParams) ([
 // explainRolledBack runs b under EXPLAIN ANALYZE in a transaction that it
 // rolls back, after NoJIT when jitOff is set.
 func (d *Driver) explainRolledBack(ctx context.Context, b bound, jitOff bool) (MaintenancePlan, error) {
-	mp := MaintenancePlan{Statement: b.name}
-	args := b.args
+	mp := MaintenancePlan{Statement: b.Name}
+	args := b.Args
 	if len(args) > 0 && args[0] == any(replan) {
 		args = args[1:]
 	}
@@ -94,7 +94,7 @@ func (d *Driver) explainRolledBack(ctx context.Context, b bound, jitOff bool) (M
 		}
 	}
 	start := time.Now()
-	if err := tx.QueryRow(ctx, "EXPLAIN (ANALYZE, FORMAT JSON) "+d.q[b.name], args...).Scan(&mp.Explain); err != nil {
+	if err := tx.QueryRow(ctx, "EXPLAIN (ANALYZE, FORMAT JSON) "+d.q[b.Name], args...).Scan(&mp.Explain); err != nil {
 		return mp, err
 	}
 	mp.Wall = time.Since(start)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/droverdriver/sqlstmt"
 )
 
 // The stored history of queue figures and subscription lag (migration
@@ -43,8 +44,8 @@ var (
 		args: func(p *statsInsertParams) []any { return []any{p.At, p.Rows} }})
 	topicLagRecord = def(stmt[lagRecordParams]{name: "TopicLagRecord",
 		args: func(p *lagRecordParams) []any { return []any{p.At, p.Lags} }})
-	statsRollupSamples   = def(stmt[int64]{name: "StatsRollupSamples", args: oneArg[int64]})
-	statsRollupLag       = def(stmt[int64]{name: "StatsRollupLag", args: oneArg[int64]})
+	statsRollupSamples   = def(stmt[int64]{name: "StatsRollupSamples", args: sqlstmt.OneArg[int64]})
+	statsRollupLag       = def(stmt[int64]{name: "StatsRollupLag", args: sqlstmt.OneArg[int64]})
 	statsRollupDelete    = def(stmt[rollupParams]{name: "StatsRollupDelete", args: (*rollupParams).args})
 	statsRollupDeleteLag = def(stmt[rollupParams]{name: "StatsRollupDeleteLag", args: (*rollupParams).args})
 	statsHistory         = def(stmt[historyParams]{name: "StatsHistory", cols: 18,

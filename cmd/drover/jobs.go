@@ -14,6 +14,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/internal/jobjson"
+	"github.com/droverhq/drover/internal/validate"
 )
 
 // jobStates are the states --state accepts, in the order of a job's life.
@@ -188,7 +189,7 @@ named the kinds it runs (Go clients do) and none named theirs.`,
 				p.States = append(p.States, st)
 			}
 			if p.Queue != "" {
-				if err := drover.ValidateQueue(p.Queue); err != nil {
+				if err := validate.Queue(p.Queue); err != nil {
 					return fmt.Errorf("--queue: %w", err)
 				}
 			}
@@ -450,7 +451,7 @@ changed and how many matched.`,
 // every job of filter, with progress on stderr.
 func (c *cli) bulkChange(cmd *cobra.Command, action drover.BulkAction, filter drover.JobListParams, ids []int64, asJSON bool) error {
 	if filter.Queue != "" {
-		if err := drover.ValidateQueue(filter.Queue); err != nil {
+		if err := validate.Queue(filter.Queue); err != nil {
 			return fmt.Errorf("--queue: %w", err)
 		}
 	}

@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/internal/jobjson"
+	"github.com/droverhq/drover/internal/validate"
 )
 
 func (c *cli) queuesCommand() *cobra.Command {
@@ -92,11 +92,11 @@ func (c *cli) queuesChangeCommand(name, short, long string,
 		Long:  long,
 		Args:  argsNamed("NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := drover.ValidateQueue(args[0]); err != nil {
+			if err := validate.Queue(args[0]); err != nil {
 				return err
 			}
 			for _, k := range kinds {
-				if err := drover.ValidateKind(k); err != nil {
+				if err := validate.Kind(k); err != nil {
 					return fmt.Errorf("--kind: %w", err)
 				}
 			}

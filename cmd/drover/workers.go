@@ -14,6 +14,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/internal/jobjson"
+	"github.com/droverhq/drover/internal/validate"
 )
 
 // Routing on the command line (docs/routing.md): `drover workers list`,
@@ -178,7 +179,7 @@ func parseLabels(flag string, pairs []string) (map[string]string, error) {
 		}
 		out[k] = v
 	}
-	if err := drover.ValidateLabels(out); err != nil {
+	if err := validate.Labels(out); err != nil {
 		return nil, fmt.Errorf("%s: %w", flag, err)
 	}
 	return out, nil
@@ -203,7 +204,7 @@ sees the change within a second. It prints the queue after the change.`,
 		Example: "  drover queues strict payments\n  drover queues strict ingest --max-running 4\n  drover queues strict payments --off",
 		Args:    argsNamed("NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := drover.ValidateQueue(args[0]); err != nil {
+			if err := validate.Queue(args[0]); err != nil {
 				return err
 			}
 			n := maxRunning

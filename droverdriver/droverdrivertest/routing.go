@@ -33,7 +33,7 @@ func inOrder(jobs ...droverdriver.InsertParams) []droverdriver.InsertParams {
 // claimW claims up to n jobs of queue as worker w (nil: a plain worker).
 func claimW(t *testing.T, e droverdriver.Executor, queue string, n int, w *droverdriver.Worker) []*droverdriver.JobRow {
 	t.Helper()
-	rows, err := e.JobClaim(context.Background(), droverdriver.ClaimParams{Queue: queue, Max: n, Owner: "w1", Lease: time.Minute, Worker: w})
+	rows, err := e.JobClaim(context.Background(), named(droverdriver.ClaimParams{Queue: queue, Max: n, Owner: "w1", Lease: time.Minute, Worker: w}, false))
 	if err != nil {
 		t.Fatalf("claim as %+v: %v", w, err)
 	}
@@ -45,8 +45,8 @@ func claimW(t *testing.T, e droverdriver.Executor, queue string, n int, w *drove
 // the settings row's lock.
 func claimStrict(t *testing.T, e droverdriver.Executor, queue string, n int, w *droverdriver.Worker) []*droverdriver.JobRow {
 	t.Helper()
-	rows, err := e.JobClaim(context.Background(), droverdriver.ClaimParams{Queue: queue, Max: n, Owner: "w1", Lease: time.Minute,
-		Worker: w, Limited: true, Strict: true})
+	rows, err := e.JobClaim(context.Background(), named(droverdriver.ClaimParams{Queue: queue, Max: n, Owner: "w1", Lease: time.Minute,
+		Worker: w, Limited: true}, true))
 	if err != nil {
 		t.Fatalf("strict claim as %+v: %v", w, err)
 	}
@@ -212,8 +212,8 @@ func testRouting(t *testing.T, setup opener) {
 			go func() {
 				defer wg.Done()
 				for {
-					rows, err := d.JobClaim(context.Background(), droverdriver.ClaimParams{Queue: "q", Max: 1 + wi, Owner: w.Name,
-						Lease: time.Minute, Worker: w})
+					rows, err := d.JobClaim(context.Background(), named(droverdriver.ClaimParams{Queue: "q", Max: 1 + wi, Owner: w.Name,
+						Lease: time.Minute, Worker: w}, false))
 					if err != nil {
 						t.Errorf("claim: %v", err)
 						return
@@ -258,8 +258,8 @@ func testRouting(t *testing.T, setup opener) {
 		w := &droverdriver.Worker{Type: "gpu"}
 		other := with(routed("q", droverdriver.Routing{Type: "gpu"}), func(p *droverdriver.InsertParams) { p.Kind = "other" })
 		got := insert(t, d, inOrder(routed("q", droverdriver.Routing{Type: "gpu"}), other, job("q"), routed("q", droverdriver.Routing{Type: "gpu"}))...)
-		rows, err := d.JobClaim(context.Background(), droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "w", Lease: time.Minute,
-			Worker: w, Kinds: []string{"noop"}, After: &droverdriver.ClaimPosition{RunAt: get(t, d, got[0]).RunAt, ID: got[0]}})
+		rows, err := d.JobClaim(context.Background(), named(droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "w", Lease: time.Minute,
+			Worker: w, Kinds: []string{"noop"}, After: &droverdriver.ClaimPosition{RunAt: get(t, d, got[0]).RunAt, ID: got[0]}}, false))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -280,8 +280,8 @@ func testRouting(t *testing.T, setup opener) {
 		w := &droverdriver.Worker{Type: "gpu"}
 		got := insert(t, d, inOrder(paused(routed("q", droverdriver.Routing{Type: "gpu"})), routed("q", droverdriver.Routing{Type: "gpu"}),
 			paused(job("q")), job("q"))...)
-		rows, err := d.JobClaim(context.Background(), droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "w", Lease: time.Minute,
-			Worker: w, ExceptKinds: []string{"paused"}})
+		rows, err := d.JobClaim(context.Background(), named(droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "w", Lease: time.Minute,
+			Worker: w, ExceptKinds: []string{"paused"}}, false))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -292,8 +292,8 @@ func testRouting(t *testing.T, setup opener) {
 		s := setup(t)
 		setStrict(t, s, "s", 2)
 		head := insert(t, s, inOrder(paused(job("s")), job("s"))...)
-		rows, err = s.JobClaim(context.Background(), droverdriver.ClaimParams{Queue: "s", Max: 5, Owner: "w", Lease: time.Minute,
-			Limited: true, Strict: true, ExceptKinds: []string{"paused"}})
+		rows, err = s.JobClaim(context.Background(), named(droverdriver.ClaimParams{Queue: "s", Max: 5, Owner: "w", Lease: time.Minute,
+			Limited: true, ExceptKinds: []string{"paused"}}, true))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -678,8 +678,8 @@ func testStrictOrder(t *testing.T, d droverdriver.Driver, n int) {
 			for idle := 0; idle < 50; {
 				// Half the claimers know the queue is strict (one round
 				// trip), half only that it has settings: the row decides.
-				rows, err := d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "q", Max: 1 + c%3, Owner: fmt.Sprint("c", c),
-					Lease: time.Minute, Limited: true, Strict: c%2 == 0})
+				rows, err := d.JobClaim(ctx, named(droverdriver.ClaimParams{Queue: "q", Max: 1 + c%3, Owner: fmt.Sprint("c", c),
+					Lease: time.Minute, Limited: true}, c%2 == 0))
 				if err != nil {
 					t.Errorf("claim: %v", err)
 					return

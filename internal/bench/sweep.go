@@ -17,6 +17,7 @@ import (
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/droverpg"
+	"github.com/droverhq/drover/internal/bench/pgstore"
 	"github.com/droverhq/drover/internal/bench/report"
 	"github.com/droverhq/drover/internal/bench/stats"
 	"github.com/droverhq/drover/internal/engine"
@@ -558,7 +559,7 @@ type soakSampler struct {
 func (r *runner) startSoakSampler(ctx context.Context, every time.Duration) *soakSampler {
 	ctx, cancel := context.WithCancel(ctx)
 	s := &soakSampler{cancel: cancel, done: make(chan struct{}), total: stats.NewLatency()}
-	health, _ := r.store.Driver.(healther)
+	health, _ := pgstore.Of(r.store.Driver)
 	go func() {
 		defer close(s.done)
 		poll := time.NewTicker(50 * time.Millisecond)

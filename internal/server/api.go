@@ -20,6 +20,7 @@ import (
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/internal/jobjson"
 	"github.com/droverhq/drover/internal/jobtrace"
+	"github.com/droverhq/drover/internal/validate"
 )
 
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) error {
@@ -480,12 +481,12 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request) error {
 	if req.Worker == "" {
 		return badRequest("worker: required, an ID of the worker process (it becomes the jobs' lease owner)")
 	}
-	if err := drover.ValidateOwner(req.Worker); err != nil {
+	if err := validate.Owner(req.Worker); err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}
 	// Checked before waiting, so that no wake-up channel is made for a
 	// name that can never be a queue.
-	if err := drover.ValidateQueue(req.Queue); err != nil {
+	if err := validate.Queue(req.Queue); err != nil {
 		return err
 	}
 	if err := checkQueue(r, req.Queue); err != nil {
@@ -701,7 +702,7 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {
 	}
 	queue := q.Get("queue")
 	if queue != "" {
-		if err := drover.ValidateQueue(queue); err != nil {
+		if err := validate.Queue(queue); err != nil {
 			return err
 		}
 	}
@@ -760,7 +761,7 @@ func (s *Server) resumeQueue(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) queueCall(w http.ResponseWriter, r *http.Request, change func(context.Context, string) error,
 	changeKind func(context.Context, string, string) error) error {
 	name := r.PathValue("name")
-	if err := drover.ValidateQueue(name); err != nil {
+	if err := validate.Queue(name); err != nil {
 		return err
 	}
 	query := r.URL.Query()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/internal/validate"
 )
 
 // The data of the dashboard's charts (ui/app.js), as columns uPlot draws:
@@ -159,7 +160,7 @@ func (s *Server) statsJSON(w http.ResponseWriter, r *http.Request) error {
 		rng = "live"
 	}
 	if queue != "" {
-		if err := drover.ValidateQueue(queue); err != nil {
+		if err := validate.Queue(queue); err != nil {
 			return err
 		}
 	}
@@ -276,7 +277,7 @@ func liveChart(points []Point, queue string, byQueue bool) chartJSON {
 func (s *Server) lagJSON(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	topic, rng := q.Get("topic"), q.Get("range")
-	if err := drover.ValidateTopic(topic); err != nil {
+	if err := validate.Topic(topic); err != nil {
 		return err
 	}
 	if rng == "" || rng == "live" {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/validate"
 )
 
 // The dashboard is server-rendered HTML with small scripts: live.js
@@ -412,7 +413,7 @@ func (f jobFilter) params() (drover.JobListParams, error) {
 		p.States = []drover.JobState{drover.JobState(f.State)}
 	}
 	if f.Queue != "" {
-		if err := drover.ValidateQueue(f.Queue); err != nil {
+		if err := validate.Queue(f.Queue); err != nil {
 			return p, err
 		}
 	}

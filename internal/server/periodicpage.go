@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/internal/validate"
 )
 
 // The dashboard's periodic (cron) jobs: every stored definition and Go
@@ -147,7 +148,7 @@ func periodicFlash(q url.Values, all []*drover.PeriodicJobStatus) string {
 	}
 	// A deleted job is listed no more; its name is shown if it is one a
 	// stored periodic job could have (a queue name's characters).
-	if q.Get("done") == "delete" && !known && drover.ValidateQueue(name) == nil {
+	if q.Get("done") == "delete" && !known && validate.Queue(name) == nil {
 		return fmt.Sprintf("Periodic job %s deleted: it inserts no more jobs; those it inserted stay.", name)
 	}
 	if !known {

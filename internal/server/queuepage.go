@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/internal/validate"
 )
 
 // The dashboard's queues: the overview's table of every queue with its
@@ -220,7 +221,7 @@ func queueBack(r *http.Request, name string) string {
 func (s *Server) queueAction(call func(context.Context, string) error, action string) func(w http.ResponseWriter, r *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		name := r.PathValue("name")
-		if err := drover.ValidateQueue(name); err != nil {
+		if err := validate.Queue(name); err != nil {
 			return err
 		}
 		if err := call(r.Context(), name); err != nil {
@@ -236,7 +237,7 @@ func (s *Server) queueAction(call func(context.Context, string) error, action st
 func (s *Server) kindAction(call func(context.Context, string, string) error, action string) func(w http.ResponseWriter, r *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		name, kind := r.PathValue("name"), strings.TrimSpace(r.PostFormValue("kind"))
-		if err := drover.ValidateQueue(name); err != nil {
+		if err := validate.Queue(name); err != nil {
 			return err
 		}
 		if err := call(r.Context(), name, kind); err != nil {
@@ -256,7 +257,7 @@ func (s *Server) kindAction(call func(context.Context, string, string) error, ac
 func (s *Server) queueSettingsAction(action string) func(w http.ResponseWriter, r *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		name := r.PathValue("name")
-		if err := drover.ValidateQueue(name); err != nil {
+		if err := validate.Queue(name); err != nil {
 			return err
 		}
 		switch action {
@@ -327,12 +328,12 @@ func queueFlash(q url.Values) string {
 	action := q.Get("done")
 	done, ok := queueActionDone[action]
 	name := q.Get("queue")
-	if !ok || drover.ValidateQueue(name) != nil {
+	if !ok || validate.Queue(name) != nil {
 		return ""
 	}
 	if strings.HasSuffix(action, "-kind") {
 		kind := q.Get("kind")
-		if drover.ValidateKind(kind) != nil {
+		if validate.Kind(kind) != nil {
 			return ""
 		}
 		return fmt.Sprintf("Kind %s of queue %s %s.", kind, name, done)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/validate"
 )
 
 // Topics over HTTP (docs/topics.md): publish, subscriptions, and the
@@ -53,7 +54,7 @@ const maxRetentionMS = 100 * 365 * 24 * 3600 * 1000
 // right to it.
 func topicPath(r *http.Request) (string, error) {
 	topic := r.PathValue("topic")
-	if err := drover.ValidateTopic(topic); err != nil {
+	if err := validate.Topic(topic); err != nil {
 		return "", err
 	}
 	return topic, checkQueue(r, drover.RetryQueue(topic))
@@ -100,7 +101,7 @@ func (s *Server) createTopic(w http.ResponseWriter, r *http.Request) error {
 	if req.RetentionMS < -1 || req.RetentionMS > maxRetentionMS {
 		return badRequest("retention_ms %d: must be -1 (until every subscription passed), 0 (the default) or up to %d", req.RetentionMS, int64(maxRetentionMS))
 	}
-	if err := drover.ValidateTopic(req.Name); err != nil {
+	if err := validate.Topic(req.Name); err != nil {
 		return err
 	}
 	if err := checkQueue(r, drover.RetryQueue(req.Name)); err != nil {
@@ -207,7 +208,7 @@ func (s *Server) decodeMessages(r *http.Request, withTopic bool) ([]drover.Messa
 		case !withTopic && m.Topic != "":
 			return nil, badRequest("message %d: topic: the path names the topic", i+1)
 		case withTopic && !checked[m.Topic]:
-			if err := drover.ValidateTopic(m.Topic); err != nil {
+			if err := validate.Topic(m.Topic); err != nil {
 				return nil, badRequest("message %d: %v", i+1, err)
 			}
 			if err := checkQueue(r, drover.RetryQueue(m.Topic)); err != nil {
@@ -219,7 +220,7 @@ func (s *Server) decodeMessages(r *http.Request, withTopic bool) ([]drover.Messa
 		// checks of a job's args: a consumer in another language must be
 		// able to decode it. Its size, and metadata, the library checks.
 		if len(m.Payload) > 0 {
-			if err := drover.ValidateJSONText("payload", m.Payload); err != nil {
+			if err := validate.JSONText("payload", m.Payload); err != nil {
 				return nil, fmt.Errorf("message %d of %d: %w", i+1, len(req.Messages), err)
 			}
 		}
@@ -512,7 +513,7 @@ func subscriptionPath(r *http.Request) (string, string, error) {
 		return "", "", err
 	}
 	sub := r.PathValue("name")
-	if err := drover.ValidateSubscription(sub); err != nil {
+	if err := validate.Subscription(sub); err != nil {
 		return "", "", err
 	}
 	return topic, sub, nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/validate"
 )
 
 // The dashboard's topics page. Like the queues overview, its figures come
@@ -156,7 +157,7 @@ func (s *Server) topicsPage(w http.ResponseWriter, r *http.Request) error {
 // the link to its retry queue.
 func (s *Server) topicPage(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("topic")
-	if err := drover.ValidateTopic(name); err != nil {
+	if err := validate.Topic(name); err != nil {
 		return err
 	}
 	topic, err := s.cfg.Client.Topic(r.Context(), name)
@@ -177,7 +178,7 @@ func (s *Server) topicPage(w http.ResponseWriter, r *http.Request) error {
 // its topic's page with a banner saying so.
 func (s *Server) subscriptionDelete(w http.ResponseWriter, r *http.Request) error {
 	topic, name := r.PathValue("topic"), r.PathValue("name")
-	if err := drover.ValidateTopic(topic); err != nil {
+	if err := validate.Topic(topic); err != nil {
 		return err
 	}
 	existed, err := s.cfg.Client.DeleteSubscription(r.Context(), topic, name)
@@ -196,7 +197,7 @@ func (s *Server) subscriptionDelete(w http.ResponseWriter, r *http.Request) erro
 // banner saying so.
 func (s *Server) topicDelete(w http.ResponseWriter, r *http.Request) error {
 	topic := r.PathValue("topic")
-	if err := drover.ValidateTopic(topic); err != nil {
+	if err := validate.Topic(topic); err != nil {
 		return err
 	}
 	deleted, err := s.cfg.Client.DeleteTopic(r.Context(), topic)
@@ -215,7 +216,7 @@ func (s *Server) topicDelete(w http.ResponseWriter, r *http.Request) error {
 // longer stored, never other text from the URL.
 func topicFlash(q url.Values, topics []*drover.Topic) string {
 	name := q.Get("topic")
-	if q.Get("done") != "delete" || drover.ValidateTopic(name) != nil ||
+	if q.Get("done") != "delete" || validate.Topic(name) != nil ||
 		slices.ContainsFunc(topics, func(t *drover.Topic) bool { return t.Name == name }) {
 		return ""
 	}
@@ -227,7 +228,7 @@ func topicFlash(q url.Values, topics []*drover.Topic) string {
 // passes the names' check, never other text from the URL.
 func subscriptionFlash(q url.Values, topic *drover.Topic) string {
 	name := q.Get("subscription")
-	if q.Get("done") != "delete" || drover.ValidateSubscription(name) != nil || slices.Contains(topic.Subscriptions, name) {
+	if q.Get("done") != "delete" || validate.Subscription(name) != nil || slices.Contains(topic.Subscriptions, name) {
 		return ""
 	}
 	return fmt.Sprintf("Subscription %s of topic %s deleted, with its position; the jobs of its retry queue stay until they finish.", name, topic.Name)
