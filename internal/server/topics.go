@@ -44,6 +44,7 @@ type topicsClient interface {
 	ReleaseBatches(ctx context.Context, topic, sub string, receipts []string) ([]bool, error)
 	SubscriptionLanes(ctx context.Context, topic, sub string) ([]drover.SubscriptionLane, error)
 	ReleaseLane(ctx context.Context, topic, sub string, lane int) (bool, error)
+	PeekTopic(ctx context.Context, topic string, limit int, cursor string) (*drover.TopicPeek, error)
 }
 
 // maxRetentionMS bounds a topic's retention_ms (about a hundred years).
