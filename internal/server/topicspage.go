@@ -327,9 +327,9 @@ func (s *Server) laneRelease(w http.ResponseWriter, r *http.Request) error {
 	if err := drover.ValidateTopic(topic); err != nil {
 		return err
 	}
-	lane, err := strconv.Atoi(r.PathValue("lane"))
-	if err != nil || lane < 0 {
-		return badRequest("lane %q: not a lane number", r.PathValue("lane"))
+	lane, err := lanePath(r)
+	if err != nil {
+		return err
 	}
 	held, err := s.cfg.Client.ReleaseLane(r.Context(), topic, sub, lane)
 	if err != nil {

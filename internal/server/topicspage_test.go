@@ -177,15 +177,22 @@ func TestTopicsPageNamesOpenPublisher(t *testing.T) {
 	}, func(cfg *server.Config) { cfg.PublisherStallAfter = time.Millisecond })
 }
 
+// holdChatLane makes topic chat of two lanes with subscription bot, two
+// messages of one key, and worker w1 holding their lane with the first.
+func holdChatLane(t *testing.T, b *bundle) {
+	t.Helper()
+	b.must(t, http.StatusCreated, server.ScopeAdmin, "POST", "/v1/topics", map[string]any{"name": "chat", "lanes": 2})
+	b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/topics/chat/subscriptions", map[string]any{"name": "bot", "from_earliest": true})
+	b.must(t, http.StatusOK, server.ScopeEnqueue, "POST", "/v1/topics/chat/publish", map[string]any{"messages": []map[string]any{
+		{"key": "a", "payload": 1}, {"key": "a", "payload": 2}}})
+	b.receiveHTTP(t, server.ScopeWork, "chat", "bot", map[string]any{"batch_size": 1})
+}
+
 // TestTopicLanesPage: a subscription's name on the topics page leads to
 // its lanes, with the consumer holding each, its lag and its attempt.
 func TestTopicLanesPage(t *testing.T) {
 	forEachStore(t, func(t *testing.T, b *bundle) {
-		b.must(t, http.StatusCreated, server.ScopeAdmin, "POST", "/v1/topics", map[string]any{"name": "chat", "lanes": 2})
-		b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/topics/chat/subscriptions", map[string]any{"name": "bot", "from_earliest": true})
-		b.must(t, http.StatusOK, server.ScopeEnqueue, "POST", "/v1/topics/chat/publish", map[string]any{"messages": []map[string]any{
-			{"key": "a", "payload": 1}, {"key": "a", "payload": 2}}})
-		b.receiveHTTP(t, server.ScopeWork, "chat", "bot", map[string]any{"batch_size": 1})
+		holdChatLane(t, b)
 		if body := b.page(t, "/ui/topics"); !strings.Contains(body, `href="/ui/topics/chat/bot"`) {
 			t.Fatalf("the topics page does not link to bot's lanes:\n%s", body)
 		}
@@ -298,11 +305,7 @@ func TestTopicPagePeek(t *testing.T) {
 // banner says which lane was released, or that it was not held.
 func TestTopicLaneRelease(t *testing.T) {
 	forEachStore(t, func(t *testing.T, b *bundle) {
-		b.must(t, http.StatusCreated, server.ScopeAdmin, "POST", "/v1/topics", map[string]any{"name": "chat", "lanes": 2})
-		b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/topics/chat/subscriptions", map[string]any{"name": "bot", "from_earliest": true})
-		b.must(t, http.StatusOK, server.ScopeEnqueue, "POST", "/v1/topics/chat/publish", map[string]any{"messages": []map[string]any{
-			{"key": "a", "payload": 1}, {"key": "a", "payload": 2}}})
-		b.receiveHTTP(t, server.ScopeWork, "chat", "bot", map[string]any{"batch_size": 1})
+		holdChatLane(t, b)
 		holders := func() map[int]string {
 			out := map[int]string{}
 			for _, l := range b.lanesHTTP(t, "chat", "bot") {
