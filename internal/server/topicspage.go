@@ -192,7 +192,9 @@ func clipped(b []byte) string {
 // which moves no subscription and holds no lane): the newest ones, or with
 // after the cursor of an earlier peek, those published since, so that the
 // page's "newer" link goes on from what it showed. PeekTopic reads only
-// forwards, so there is no "older" link.
+// forwards, so there is no "older" link. The peek is a live region: each
+// refresh of the page reads it again (one bounded backward range of each
+// lane), so that it follows the topic as drover topics peek --follow does.
 func (s *Server) topicPage(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("topic")
 	if err := drover.ValidateTopic(name); err != nil {
