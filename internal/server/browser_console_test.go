@@ -91,8 +91,8 @@ const stillThere = `window.__console === 1`
 // charts draw per queue and per kind from the history the leader stores,
 // with ticks and legends, after a restart too; a queue's settings are
 // shown and edited, and a strict queue says what it is stuck behind;
-// topics show their options, lag over time and retry queue, and lose a
-// subscription from the page; periodic jobs are created, edited and
+// topics show their options, lag over time, retry queue and messages,
+// release a held lane and lose a subscription from the page; periodic jobs are created, edited and
 // deleted; the jobs table shows args, finish time, run time and worker,
 // and a page lists what runs now; "Delete all not running" counts what it
 // deletes; both workers tables agree, and the queues table fills the
@@ -327,8 +327,8 @@ func console(t *testing.T, b *bundle, br *browser, shot func(string) string) {
 	}
 	br.screenshot(t, shot("strict"))
 
-	// 6. Topics: options, lag over time, the retry queue, live lag, and
-	// a subscription deleted from the page.
+	// 6. Topics: options, lag over time, the retry queue, live lag, a
+	// lane released, the messages, and a subscription deleted from the page.
 	b.must(t, http.StatusCreated, server.ScopeAdmin, "POST", "/v1/topics", map[string]any{"name": "orders", "lanes": 4})
 	for _, sub := range []string{"billing", "audit"} {
 		b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/topics/orders/subscriptions", map[string]any{"name": sub})
@@ -368,8 +368,26 @@ func console(t *testing.T, b *bundle, br *browser, shot func(string) string) {
 	publish(1)
 	br.waitJS(t, "the lanes' lag to follow the publish without a reload",
 		`[...document.querySelectorAll('#lanes [data-field=lag]')].reduce((n, td) => n + Number(td.textContent), 0) === 6 && `+stillThere)
-	br.run(t, "back to orders", clickJS(`h1 a[href="/ui/topics/orders"]`), chromedp.WaitVisible(chromedp.CSS("#delete-audit")))
+	// A held lane released from the page, after its question.
+	b.receiveHTTP(t, server.ScopeWork, "orders", "billing", map[string]any{"batch_size": 1})
+	br.waitJS(t, "the held lane's release button to appear without a reload",
+		`document.querySelector('#lanes button[id^="release-"]') !== null && `+stillThere)
 	dlg.accept.Store(true)
+	br.run(t, "release the held lane", clickJS(`#lanes button[id^="release-"]`), chromedp.WaitVisible(chromedp.CSS(`[data-testid="flash"]`)))
+	dlg.waitAsked(t, "the release's question", startsWith("Release lane "))
+	if flash := text(`[data-testid="flash"]`); !strings.Contains(flash, "of subscription billing released") {
+		t.Errorf("releasing the lane said %q", flash)
+	}
+	for _, l := range b.lanesHTTP(t, "orders", "billing") {
+		if l["holder"] != nil {
+			t.Errorf("lane %v still held after the release", l)
+		}
+	}
+	br.run(t, "back to orders", clickJS(`h1 a[href="/ui/topics/orders"]`), chromedp.WaitVisible(chromedp.CSS("#delete-audit")))
+	// The topic's messages, peeked at.
+	if n := br.eval(t, `String(document.querySelectorAll('#peek tr[data-message]').length)`); n != "6" {
+		t.Errorf("the topic's page peeks at %s messages, want the 6 published", n)
+	}
 	br.run(t, "delete audit", clickJS("#delete-audit"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="flash"]`)))
 	dlg.waitAsked(t, "the delete's question", startsWith("Delete subscription audit of topic orders?"))
 	if flash := text(`[data-testid="flash"]`); !strings.HasPrefix(flash, "Subscription audit of topic orders deleted") {

@@ -45,6 +45,7 @@ type topicsClient interface {
 	ReleaseBatches(ctx context.Context, topic, sub string, receipts []string) ([]bool, error)
 	SubscriptionLanes(ctx context.Context, topic, sub string) ([]drover.SubscriptionLane, error)
 	ReleaseLane(ctx context.Context, topic, sub string, lane int) (bool, error)
+	PeekTopic(ctx context.Context, topic string, limit int, cursor string) (*drover.TopicPeek, error)
 }
 
 // maxRetentionMS bounds a topic's retention_ms (about a hundred years).
@@ -613,15 +614,25 @@ func (s *Server) lanes(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// lanePath reads the {lane} of the path: a number, which ReleaseLane
+// checks against the topic's lanes.
+func lanePath(r *http.Request) (int, error) {
+	lane, err := strconv.Atoi(r.PathValue("lane"))
+	if err != nil || lane < 0 {
+		return 0, badRequest("lane %q: not a lane number", r.PathValue("lane"))
+	}
+	return lane, nil
+}
+
 // releaseLane frees a held lane: its lease ends now, as if it had expired.
 func (s *Server) releaseLane(w http.ResponseWriter, r *http.Request) error {
 	topic, sub, err := subscriptionPath(r)
 	if err != nil {
 		return err
 	}
-	lane, err := strconv.Atoi(r.PathValue("lane"))
-	if err != nil || lane < 0 {
-		return badRequest("lane %q: not a lane number", r.PathValue("lane"))
+	lane, err := lanePath(r)
+	if err != nil {
+		return err
 	}
 	released, err := s.cfg.Client.ReleaseLane(r.Context(), topic, sub, lane)
 	if err != nil {

@@ -1,14 +1,21 @@
 package server
 
 import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
@@ -152,9 +159,43 @@ func (s *Server) topicsPage(w http.ResponseWriter, r *http.Request) error {
 	}{s.page("Topics", topicFlash(r.URL.Query(), topics)), rows, rates, cur.At, s.cfg.SampleInterval, unsupported, stalledPublisher(cur, s.cfg.PublisherStallAfter)})
 }
 
+// topicPeekSize is how many of a topic's newest messages its page shows.
+const topicPeekSize = 20
+
+// payloadPreview bounds the characters of a payload or metadata the peek
+// shows, so that a large message does not swamp the page.
+const payloadPreview = 200
+
+// peekRow is a message as the topic page's peek shows it: its payload and
+// metadata as text, clipped.
+type peekRow struct {
+	*drover.PeekedMessage
+	Payload, Metadata string
+}
+
+// clipped writes b as text (base64 for bytes that are not text, as
+// drover topics peek does), cut to payloadPreview characters with an
+// ellipsis saying so.
+func clipped(b []byte) string {
+	s := string(b)
+	if !utf8.Valid(b) || strings.ContainsFunc(s, func(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' }) {
+		s = "base64:" + base64.StdEncoding.EncodeToString(b)
+	}
+	if utf8.RuneCountInString(s) <= payloadPreview {
+		return s
+	}
+	return string([]rune(s)[:payloadPreview]) + "…"
+}
+
 // topicPage shows one topic: its options, its subscriptions' lag from the
-// last sample with their actions, the chart of their lag over time and
-// the link to its retry queue.
+// last sample with their actions, the chart of their lag over time, the
+// link to its retry queue, and a peek at its messages (Client.PeekTopic,
+// which moves no subscription and holds no lane): the newest ones, or with
+// after the cursor of an earlier peek, those published since, so that the
+// page's "newer" link goes on from what it showed. PeekTopic reads only
+// forwards, so there is no "older" link. The peek is a live region: each
+// refresh of the page reads it again (one bounded backward range of each
+// lane), so that it follows the topic as drover topics peek --follow does.
 func (s *Server) topicPage(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("topic")
 	if err := validate.Topic(name); err != nil {
@@ -164,6 +205,27 @@ func (s *Server) topicPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	after := r.URL.Query().Get("after")
+	peek, err := s.cfg.Client.PeekTopic(r.Context(), name, topicPeekSize, after)
+	if errors.Is(err, drover.ErrInvalid) {
+		return fmt.Errorf("after: %w", err)
+	}
+	if err != nil {
+		return err
+	}
+	messages := make([]peekRow, len(peek.Messages))
+	for i, m := range peek.Messages {
+		messages[i] = peekRow{PeekedMessage: m, Payload: clipped(m.Payload)}
+		// Metadata is JSON, stored as PostgreSQL's jsonb writes it back
+		// (with spaces) or as given: compacted, it reads the same from both.
+		meta := bytes.NewBuffer(nil)
+		if json.Compact(meta, m.Metadata) != nil {
+			meta = bytes.NewBuffer(m.Metadata)
+		}
+		if meta.Len() > 0 && meta.String() != "{}" {
+			messages[i].Metadata = clipped(meta.Bytes())
+		}
+	}
 	prev, cur := s.topicSamples.latest()
 	rows, _ := topicRows([]*drover.Topic{topic}, prev, cur)
 	return render(w, http.StatusOK, s.pages.topic, struct {
@@ -171,7 +233,14 @@ func (s *Server) topicPage(w http.ResponseWriter, r *http.Request) error {
 		T        topicRow
 		Sampled  time.Time
 		Interval time.Duration
-	}{s.page("Topic "+name, subscriptionFlash(r.URL.Query(), topic)), rows[0], cur.At, s.cfg.SampleInterval})
+		Messages []peekRow
+		// After is the cursor the peek went on from ("" for the newest),
+		// Cursor the one its "newer" link goes on from.
+		After, Cursor string
+		PeekSize      int
+		Now           time.Time
+	}{s.page("Topic "+name, subscriptionFlash(r.URL.Query(), topic)), rows[0], cur.At, s.cfg.SampleInterval,
+		messages, after, peek.Cursor, topicPeekSize, time.Now()})
 }
 
 // subscriptionDelete deletes the subscription the path names, then shows
@@ -235,10 +304,10 @@ func subscriptionFlash(q url.Values, topic *drover.Topic) string {
 }
 
 // lanesPage shows the lanes of one subscription: who holds each, until
-// when, its cursor, lag and attempt. It reads them on view (one statement
-// over the subscription's lanes), as an operator looks for a stuck
-// consumer, and again at each live refresh (live.js swaps the table);
-// drover topics release-lane and the API free a lane.
+// when, its cursor, lag and attempt, with a button that releases a held
+// lane. It reads them on view (one statement over the subscription's
+// lanes), as an operator looks for a stuck consumer, and again at each
+// live refresh (live.js swaps the table).
 func (s *Server) lanesPage(w http.ResponseWriter, r *http.Request) error {
 	topic, sub := r.PathValue("topic"), r.PathValue("name")
 	lanes, err := s.cfg.Client.SubscriptionLanes(r.Context(), topic, sub)
@@ -250,5 +319,39 @@ func (s *Server) lanesPage(w http.ResponseWriter, r *http.Request) error {
 		Topic, Subscription string
 		Lanes               []drover.SubscriptionLane
 		Now                 time.Time
-	}{s.page(topic+"/"+sub, ""), topic, sub, lanes, time.Now()})
+	}{s.page(topic+"/"+sub, laneFlash(r.URL.Query(), sub)), topic, sub, lanes, time.Now()})
+}
+
+// laneRelease frees the lane the path names (Client.ReleaseLane: its lease
+// ends now, so that another consumer delivers its batch again), then shows
+// the subscription's lanes with a banner saying whether it was held.
+func (s *Server) laneRelease(w http.ResponseWriter, r *http.Request) error {
+	topic, sub := r.PathValue("topic"), r.PathValue("name")
+	if err := drover.ValidateTopic(topic); err != nil {
+		return err
+	}
+	lane, err := lanePath(r)
+	if err != nil {
+		return err
+	}
+	held, err := s.cfg.Client.ReleaseLane(r.Context(), topic, sub, lane)
+	if err != nil {
+		return err
+	}
+	q := url.Values{"done": {"release"}, "lane": {strconv.Itoa(lane)}, "held": {strconv.FormatBool(held)}}
+	http.Redirect(w, r, "/ui/topics/"+url.PathEscape(topic)+"/"+url.PathEscape(sub)+"?"+q.Encode(), http.StatusSeeOther)
+	return nil
+}
+
+// laneFlash is the lanes page's banner after a lane was released: the
+// server's words and a lane number, never other text from the URL.
+func laneFlash(q url.Values, sub string) string {
+	lane, err := strconv.Atoi(q.Get("lane"))
+	if q.Get("done") != "release" || err != nil || lane < 0 {
+		return ""
+	}
+	if q.Get("held") == "true" {
+		return fmt.Sprintf("Lane %d of subscription %s released: the next consumer to ask takes it and delivers its batch again; the old holder's ack is refused.", lane, sub)
+	}
+	return fmt.Sprintf("Lane %d of subscription %s was not held: nothing to release.", lane, sub)
 }

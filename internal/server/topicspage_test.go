@@ -2,7 +2,9 @@ package server_test
 
 import (
 	"context"
+	"html"
 	"net/http"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -175,15 +177,22 @@ func TestTopicsPageNamesOpenPublisher(t *testing.T) {
 	}, func(cfg *server.Config) { cfg.PublisherStallAfter = time.Millisecond })
 }
 
+// holdChatLane makes topic chat of two lanes with subscription bot, two
+// messages of one key, and worker w1 holding their lane with the first.
+func holdChatLane(t *testing.T, b *bundle) {
+	t.Helper()
+	b.must(t, http.StatusCreated, server.ScopeAdmin, "POST", "/v1/topics", map[string]any{"name": "chat", "lanes": 2})
+	b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/topics/chat/subscriptions", map[string]any{"name": "bot", "from_earliest": true})
+	b.must(t, http.StatusOK, server.ScopeEnqueue, "POST", "/v1/topics/chat/publish", map[string]any{"messages": []map[string]any{
+		{"key": "a", "payload": 1}, {"key": "a", "payload": 2}}})
+	b.receiveHTTP(t, server.ScopeWork, "chat", "bot", map[string]any{"batch_size": 1})
+}
+
 // TestTopicLanesPage: a subscription's name on the topics page leads to
 // its lanes, with the consumer holding each, its lag and its attempt.
 func TestTopicLanesPage(t *testing.T) {
 	forEachStore(t, func(t *testing.T, b *bundle) {
-		b.must(t, http.StatusCreated, server.ScopeAdmin, "POST", "/v1/topics", map[string]any{"name": "chat", "lanes": 2})
-		b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/topics/chat/subscriptions", map[string]any{"name": "bot", "from_earliest": true})
-		b.must(t, http.StatusOK, server.ScopeEnqueue, "POST", "/v1/topics/chat/publish", map[string]any{"messages": []map[string]any{
-			{"key": "a", "payload": 1}, {"key": "a", "payload": 2}}})
-		b.receiveHTTP(t, server.ScopeWork, "chat", "bot", map[string]any{"batch_size": 1})
+		holdChatLane(t, b)
 		if body := b.page(t, "/ui/topics"); !strings.Contains(body, `href="/ui/topics/chat/bot"`) {
 			t.Fatalf("the topics page does not link to bot's lanes:\n%s", body)
 		}
@@ -203,6 +212,157 @@ func TestTopicLanesPage(t *testing.T) {
 		}
 		if held != 1 {
 			t.Fatalf("%d lanes held by w1, want 1:\n%s", held, body)
+		}
+	})
+}
+
+// peekRows reads the rows of a topic page's peek: each message's key,
+// payload and metadata cells, as text, in the page's order.
+func peekRows(body string) [][3]string {
+	var out [][3]string
+	for _, r := range regexp.MustCompile(`(?s)<tr data-message="\d+">(.*?)</tr>`).FindAllStringSubmatch(body, -1) {
+		var row [3]string
+		for i, field := range []string{"key", "payload", "metadata"} {
+			cell := regexp.MustCompile(`data-field="` + field + `">(?:<code>)?([^<]*)<`).FindStringSubmatch(r[1])
+			if cell != nil {
+				row[i] = html.UnescapeString(cell[1])
+			}
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+// TestTopicPagePeek: a topic's page shows its newest messages with their
+// keys, payloads (long ones clipped) and metadata, and reading them
+// consumes nothing: the subscription's lag and lanes are as before. Its
+// "newer" link shows only the messages published since, and a cursor that
+// is not one is refused, naming the field.
+func TestTopicPagePeek(t *testing.T) {
+	forEachStore(t, func(t *testing.T, b *bundle) {
+		ctx := context.Background()
+		b.must(t, http.StatusCreated, server.ScopeAdmin, "POST", "/v1/topics", map[string]any{"name": "chat", "lanes": 2})
+		b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/topics/chat/subscriptions", map[string]any{"name": "bot", "from_earliest": true})
+		b.must(t, http.StatusOK, server.ScopeEnqueue, "POST", "/v1/topics/chat/publish", map[string]any{"messages": []map[string]any{
+			{"key": "alpha", "payload": map[string]any{"n": 1}},
+			{"key": "beta", "payload": map[string]any{"n": 2}, "metadata": map[string]any{"trace": "t-2"}},
+			{"key": "gamma", "payload": map[string]any{"n": 3}}}})
+		lagBefore, err := b.client.SubscriptionLag(ctx, "chat")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lanesBefore := b.lanesHTTP(t, "chat", "bot")
+
+		var body string
+		for range 2 {
+			body = b.page(t, "/ui/topics/chat")
+		}
+		want := [][3]string{{"alpha", `{"n":1}`, "-"}, {"beta", `{"n":2}`, `{"trace":"t-2"}`}, {"gamma", `{"n":3}`, "-"}}
+		if got := peekRows(body); !reflect.DeepEqual(got, want) {
+			t.Fatalf("peek rows %q, want %q:\n%s", got, want, body)
+		}
+		lagAfter, err := b.client.SubscriptionLag(ctx, "chat")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(lagAfter) != 1 || lagAfter[0].Pending != 3 || lagAfter[0].Pending != lagBefore[0].Pending {
+			t.Fatalf("lag after the peeks %+v, before %+v: want 3 pending, unchanged", lagAfter, lagBefore)
+		}
+		if lanesAfter := b.lanesHTTP(t, "chat", "bot"); !reflect.DeepEqual(lanesAfter, lanesBefore) {
+			t.Fatalf("lanes after the peeks %v, before %v", lanesAfter, lanesBefore)
+		}
+
+		newer := regexp.MustCompile(`<a href="([^"]*)" id="peek-newer">`)
+		m := newer.FindStringSubmatch(body)
+		if m == nil {
+			t.Fatalf("no newer link:\n%s", body)
+		}
+		long := strings.Repeat("x", 300)
+		b.must(t, http.StatusOK, server.ScopeEnqueue, "POST", "/v1/topics/chat/publish", map[string]any{"messages": []map[string]any{
+			{"key": "delta", "payload": long}}})
+		body = b.page(t, html.UnescapeString(m[1]))
+		clip := `"` + strings.Repeat("x", 199) + "…"
+		if got := peekRows(body); len(got) != 1 || got[0] != [3]string{"delta", clip, "-"} {
+			t.Fatalf("newer rows %q, want delta alone with its payload clipped:\n%s", got, body)
+		}
+		m = newer.FindStringSubmatch(body)
+		if m == nil {
+			t.Fatalf("no newer link after the newer page:\n%s", body)
+		}
+		if body = b.page(t, html.UnescapeString(m[1])); len(peekRows(body)) != 0 || !strings.Contains(body, "No message published since.") {
+			t.Fatalf("newer than the newest shows messages:\n%s", body)
+		}
+		if status, body := b.pageStatus(t, "/ui/topics/chat?after=bogus"); status != http.StatusBadRequest || !strings.Contains(body, "after: cursor") {
+			t.Fatalf("bad cursor = %d:\n%s", status, body)
+		}
+	})
+}
+
+// TestTopicLaneRelease: the lanes page has a release button on each held
+// lane and on no other; its form, posted across sites with the session
+// cookie, is refused and leaves the holder; posted by the dashboard it
+// frees the lane (no holder on the page or in the API after), and the
+// banner says which lane was released, or that it was not held.
+func TestTopicLaneRelease(t *testing.T) {
+	forEachStore(t, func(t *testing.T, b *bundle) {
+		holdChatLane(t, b)
+		holders := func() map[int]string {
+			out := map[int]string{}
+			for _, l := range b.lanesHTTP(t, "chat", "bot") {
+				if h, _ := l["holder"].(string); h != "" {
+					out[int(l["lane"].(float64))] = h
+				}
+			}
+			return out
+		}
+		held := holders()
+		if len(held) != 1 {
+			t.Fatalf("held lanes %v, want one", held)
+		}
+		var lane int
+		for l := range held {
+			lane = l
+		}
+		body := b.page(t, "/ui/topics/chat/bot")
+		action := "/ui/topics/chat/subscriptions/bot/lanes/" + strconv.Itoa(lane) + "/release"
+		if strings.Count(body, `id="release-`) != 1 || !strings.Contains(body, `action="`+action+`"`) ||
+			!strings.Contains(body, `data-confirm="Release lane `+strconv.Itoa(lane)+` of subscription bot, held by w1?`) {
+			t.Fatalf("lanes page without one release form, asking first, for lane %d:\n%s", lane, body)
+		}
+
+		session := b.login(t)
+		status, body, _ := b.post(t, action, nil, map[string]string{"Cookie": session, "Origin": "https://evil.example"})
+		if status != http.StatusForbidden || !strings.Contains(body, "cross-site request refused") {
+			t.Fatalf("cross-site release = %d: %s", status, body)
+		}
+		if got := holders(); !reflect.DeepEqual(got, held) {
+			t.Fatalf("holders after a cross-site release %v, want %v", got, held)
+		}
+
+		admin := map[string]string{"Authorization": "Bearer " + b.tokens[server.ScopeAdmin]}
+		for _, tc := range []struct{ flash string }{
+			{"Lane " + strconv.Itoa(lane) + " of subscription bot released"},
+			{"Lane " + strconv.Itoa(lane) + " of subscription bot was not held"},
+		} {
+			status, body, header := b.post(t, action, nil, admin)
+			if status != http.StatusSeeOther {
+				t.Fatalf("release = %d: %s", status, body)
+			}
+			body = b.page(t, header.Get("Location"))
+			if !strings.Contains(body, tc.flash) {
+				t.Fatalf("page after the release does not say %q:\n%s", tc.flash, body)
+			}
+			if strings.Contains(body, `id="release-`) || strings.Contains(body, `data-field="holder">w1<`) {
+				t.Fatalf("lanes page still shows a holder after the release:\n%s", body)
+			}
+			if got := holders(); len(got) != 0 {
+				t.Fatalf("holders after the release %v, want none", got)
+			}
+		}
+		for _, bad := range []string{"2", "x"} {
+			if status, body, _ := b.post(t, "/ui/topics/chat/subscriptions/bot/lanes/"+bad+"/release", nil, admin); status != http.StatusBadRequest || !strings.Contains(body, "lane") {
+				t.Errorf("release of lane %s = %d: %s", bad, status, body)
+			}
 		}
 	})
 }
