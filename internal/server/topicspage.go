@@ -327,7 +327,7 @@ func (s *Server) lanesPage(w http.ResponseWriter, r *http.Request) error {
 // the subscription's lanes with a banner saying whether it was held.
 func (s *Server) laneRelease(w http.ResponseWriter, r *http.Request) error {
 	topic, sub := r.PathValue("topic"), r.PathValue("name")
-	if err := drover.ValidateTopic(topic); err != nil {
+	if err := validate.Topic(topic); err != nil {
 		return err
 	}
 	lane, err := lanePath(r)
