@@ -27,6 +27,7 @@ package droverfleet
 import (
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -131,6 +132,12 @@ func New[TTx any](ctx context.Context, shards []droverdriver.TxDriver[TTx], opts
 		}
 		c.shards = append(c.shards, &shard{idx: i, d: d, sx: sx})
 	}
+	// Processes start their turns at random shards, so that short-lived
+	// ones (a CLI insert each) do not all place on the same shard.
+	var r [8]byte
+	_, _ = rand.Read(r[:])
+	c.spread.Store(binary.LittleEndian.Uint64(r[:]))
+	c.claims.Store(binary.LittleEndian.Uint64(r[:]) >> 7)
 	if err := c.readRecords(ctx, true); err != nil {
 		return nil, err
 	}
