@@ -584,7 +584,21 @@ func sum(ns []int) int {
 
 func (e *exec) JobGet(ctx context.Context, id int64) (*droverdriver.JobRow, error) {
 	i := droverdriver.ShardOf(id)
-	if id <= 0 || i >= len(e.c.shards) {
+	if id <= 0 {
+		// No job: a probe of whether the store answers (the completer's),
+		// which a fleet answers when every shard does.
+		_, err := everywhere(ctx, e, false, func(ctx context.Context, ex droverdriver.Executor, _ int) ([]struct{}, error) {
+			if _, err := ex.JobGet(ctx, id); !errors.Is(err, droverdriver.ErrNotFound) {
+				return nil, err
+			}
+			return nil, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		return nil, droverdriver.ErrNotFound
+	}
+	if i >= len(e.c.shards) {
 		return nil, droverdriver.ErrNotFound
 	}
 	var row *droverdriver.JobRow
@@ -1189,7 +1203,13 @@ func (e *exec) JobFinishKeyedMany(ctx context.Context, p droverdriver.FinishPara
 }
 
 // finish splits results (and keys) by shard and merges what the shards
-// applied: All only when every shard applied all of its results.
+// applied: All only when every shard applied all of its results. A shard
+// that cannot be reached applies none of its results, which the engine
+// then counts as turned away, while the other shards' are written: the
+// jobs of a shard that is down run again once their leases expire there
+// (as a dead worker's do), and the results of the shards that answer do
+// not wait for it. When no shard answers, the call fails, and the
+// completer waits the outage out.
 func (e *exec) finish(ctx context.Context, p droverdriver.FinishParams, keys droverdriver.KeyParams, keyed bool) (droverdriver.FinishResult, error) {
 	groups := map[int]*droverdriver.FinishParams{}
 	for _, r := range p.Results {
@@ -1216,7 +1236,7 @@ func (e *exec) finish(ctx context.Context, p droverdriver.FinishParams, keys dro
 		return droverdriver.FinishResult{All: len(p.Results) == 0}, nil
 	}
 	res := make([]droverdriver.FinishResult, len(idx))
-	err := e.run(ctx, idx, false, func(ctx context.Context, k int, ex droverdriver.Executor) error {
+	err := e.run(ctx, idx, true, func(ctx context.Context, k int, ex droverdriver.Executor) error {
 		var err error
 		if keyed {
 			res[k], err = ex.JobFinishKeyedMany(ctx, *groups[idx[k]], kg[idx[k]])
