@@ -226,6 +226,7 @@ func NewCommand(env func() Env) *cobra.Command {
 	cmd.AddCommand(newFanoutCommand(env)) // topics: fanout.go
 	cmd.AddCommand(newAssignCommand(env)) // routing: assign.go
 	cmd.AddCommand(newFanoutConsumerCommand(env))
+	cmd.AddCommand(newShardsCommand(env)) // a fleet of local PostgreSQL shards: shards.go
 	return cmd
 }
 
