@@ -34,6 +34,7 @@ import (
 	"hash/fnv"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -420,8 +421,23 @@ func jump(key uint64, n int) int {
 	return int(b)
 }
 
-// keyShard is where the jobs of (queue, key) live.
-func keyShard(keys int, queue, key string) int { return hashOn(keys, "key", queue, key) }
+// topicRetryPrefix starts the queue of a topic's retry jobs
+// (drover.RetryQueue): their keys live with the topic, where the
+// subscription's acks insert them.
+const topicRetryPrefix = "topic:"
+
+// keyShard is where the jobs of (queue, key) live: a topic's retry jobs
+// with their topic.
+func keyShard(keys int, queue, key string) int {
+	if topic, ok := strings.CutPrefix(queue, topicRetryPrefix); ok {
+		return topicShard(keys, topic)
+	}
+	return hashOn(keys, "key", queue, key)
+}
+
+// topicShard is where a topic lives, with its subscriptions, lanes and
+// messages.
+func topicShard(keys int, topic string) int { return hashOn(keys, "topic", topic) }
 
 // uniqueShard is where the jobs holding a unique key live: unique keys
 // are held per kind, and per queue too with UniqueByQueue.

@@ -1,0 +1,430 @@
+package droverfleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/droverhq/drover/droverdriver"
+)
+
+// Topics: a topic lives on one shard with its subscriptions, lanes and
+// messages (topicShard), so that its order and its consumers' cursors are
+// one shard's; topics spread over the key shards by name. A topic's retry
+// jobs live with it too (keyShard).
+
+var _ droverdriver.TopicExecutor = (*exec)(nil)
+
+// topicExec returns shard i's TopicExecutor in this context.
+func (e *exec) topicExec(ctx context.Context, i int) (droverdriver.TopicExecutor, error) {
+	ex, err := e.on(ctx, i)
+	if err != nil {
+		return nil, err
+	}
+	te, ok := ex.(droverdriver.TopicExecutor)
+	if !ok {
+		return nil, droverdriver.ErrTopicsUnsupported
+	}
+	return te, nil
+}
+
+// onTopic runs fn on the shard of topic.
+func (e *exec) onTopic(ctx context.Context, topic string, fn func(ctx context.Context, te droverdriver.TopicExecutor) error) error {
+	keys, err := e.c.ready(ctx)
+	if err != nil {
+		return err
+	}
+	return e.one(ctx, topicShard(keys, topic), func(ctx context.Context, ex droverdriver.Executor) error {
+		te, ok := ex.(droverdriver.TopicExecutor)
+		if !ok {
+			return droverdriver.ErrTopicsUnsupported
+		}
+		return fn(ctx, te)
+	})
+}
+
+// byTopic groups the indexes of items by the shard of their topic.
+func (e *exec) byTopic(ctx context.Context, n int, topic func(k int) string) (map[int][]int, error) {
+	keys, err := e.c.ready(ctx)
+	if err != nil {
+		return nil, err
+	}
+	groups := map[int][]int{}
+	for k := range n {
+		i := topicShard(keys, topic(k))
+		groups[i] = append(groups[i], k)
+	}
+	return groups, nil
+}
+
+// topicsEverywhere gathers fn from every shard's TopicExecutor.
+func topicsEverywhere[T any](ctx context.Context, e *exec, fn func(ctx context.Context, te droverdriver.TopicExecutor) ([]T, error)) ([]T, error) {
+	return everywhere(ctx, e, true, func(ctx context.Context, ex droverdriver.Executor, _ int) ([]T, error) {
+		te, ok := ex.(droverdriver.TopicExecutor)
+		if !ok {
+			return nil, droverdriver.ErrTopicsUnsupported
+		}
+		return fn(ctx, te)
+	})
+}
+
+func (e *exec) TopicCreate(ctx context.Context, p droverdriver.TopicParams) (*droverdriver.TopicRow, error) {
+	var row *droverdriver.TopicRow
+	err := e.onTopic(ctx, p.Name, func(ctx context.Context, te droverdriver.TopicExecutor) error {
+		var err error
+		row, err = te.TopicCreate(ctx, p)
+		return err
+	})
+	return row, err
+}
+
+func (e *exec) TopicList(ctx context.Context) ([]*droverdriver.TopicRow, error) {
+	rows, err := topicsEverywhere(ctx, e, func(ctx context.Context, te droverdriver.TopicExecutor) ([]*droverdriver.TopicRow, error) {
+		return te.TopicList(ctx)
+	})
+	slices.SortFunc(rows, func(a, b *droverdriver.TopicRow) int { return strings.Compare(a.Name, b.Name) })
+	return rows, err
+}
+
+// TopicPublish stores each topic's messages on its shard, in one
+// transaction of the fleet's when they span several.
+func (e *exec) TopicPublish(ctx context.Context, msgs []droverdriver.PublishParams) ([]int64, error) {
+	groups, err := e.byTopic(ctx, len(msgs), func(k int) string { return msgs[k].Topic })
+	if err != nil {
+		return nil, err
+	}
+	if len(groups) > 1 && e.tx == nil && !e.user {
+		var ids []int64
+		err := e.Tx(ctx, func(ctx context.Context, tx droverdriver.Executor) error {
+			var err error
+			ids, err = tx.(*exec).TopicPublish(ctx, msgs)
+			return err
+		})
+		return ids, err
+	}
+	ids := make([]int64, len(msgs))
+	idx := sortedKeys(groups)
+	err = e.run(ctx, idx, false, func(ctx context.Context, k int, ex droverdriver.Executor) error {
+		te, ok := ex.(droverdriver.TopicExecutor)
+		if !ok {
+			return droverdriver.ErrTopicsUnsupported
+		}
+		pos := groups[idx[k]]
+		part := make([]droverdriver.PublishParams, len(pos))
+		for j, p := range pos {
+			part[j] = msgs[p]
+		}
+		got, err := te.TopicPublish(ctx, part)
+		for j, p := range pos[:min(len(pos), len(got))] {
+			ids[p] = got[j]
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ids, nil
+}
+
+func (e *exec) SubscriptionCreate(ctx context.Context, p droverdriver.SubscriptionParams) (bool, error) {
+	var ok bool
+	err := e.onTopic(ctx, p.Topic, func(ctx context.Context, te droverdriver.TopicExecutor) error {
+		var err error
+		ok, err = te.SubscriptionCreate(ctx, p)
+		return err
+	})
+	return ok, err
+}
+
+func (e *exec) SubscriptionDelete(ctx context.Context, topic, name string) (bool, error) {
+	var ok bool
+	err := e.onTopic(ctx, topic, func(ctx context.Context, te droverdriver.TopicExecutor) error {
+		var err error
+		ok, err = te.SubscriptionDelete(ctx, topic, name)
+		return err
+	})
+	return ok, err
+}
+
+func (e *exec) TopicDelete(ctx context.Context, name string) (bool, error) {
+	var ok bool
+	err := e.onTopic(ctx, name, func(ctx context.Context, te droverdriver.TopicExecutor) error {
+		var err error
+		ok, err = te.TopicDelete(ctx, name)
+		return err
+	})
+	return ok, err
+}
+
+// TopicLease leases on each shard of the named subscriptions, each shard
+// with what the ones before left of Max, from a shard that turns with
+// every call, under the caller's one token; a shard that is down is
+// skipped.
+func (e *exec) TopicLease(ctx context.Context, p droverdriver.TopicLeaseParams) ([]droverdriver.LeasedLane, error) {
+	groups, err := e.byTopic(ctx, len(p.Subscriptions), func(k int) string { return p.Subscriptions[k].Topic })
+	if err != nil {
+		return nil, err
+	}
+	idx := sortedKeys(groups)
+	if len(idx) == 0 {
+		return nil, nil
+	}
+	start := int(e.c.claims.Add(1) % uint64(len(idx)))
+	idx = append(idx[start:], idx[:start]...)
+	var out []droverdriver.LeasedLane
+	answered := false
+	var lastErr error
+	for _, i := range idx {
+		left := p.Max - len(out)
+		if left <= 0 {
+			break
+		}
+		q := p
+		q.Max = left
+		q.Subscriptions = nil
+		for _, k := range groups[i] {
+			q.Subscriptions = append(q.Subscriptions, p.Subscriptions[k])
+		}
+		err := e.run(ctx, []int{i}, true, func(ctx context.Context, _ int, ex droverdriver.Executor) error {
+			te, ok := ex.(droverdriver.TopicExecutor)
+			if !ok {
+				return droverdriver.ErrTopicsUnsupported
+			}
+			lanes, err := te.TopicLease(ctx, q)
+			out = append(out, lanes...)
+			return err
+		})
+		switch {
+		case err == nil:
+			answered = true
+		case errors.Is(err, errAllDown):
+			lastErr = err
+		default:
+			return nil, err
+		}
+	}
+	if !answered && lastErr != nil {
+		return nil, lastErr
+	}
+	return out, nil
+}
+
+// TopicRead reads each shard's ranges there and gives each message the
+// index of its range in p.
+func (e *exec) TopicRead(ctx context.Context, p droverdriver.TopicReadParams) ([]*droverdriver.MessageRow, error) {
+	groups, err := e.byTopic(ctx, len(p.Topics), func(k int) string { return p.Topics[k] })
+	if err != nil {
+		return nil, err
+	}
+	idx := sortedKeys(groups)
+	parts := make([][]*droverdriver.MessageRow, len(idx))
+	err = e.run(ctx, idx, false, func(ctx context.Context, k int, ex droverdriver.Executor) error {
+		te, ok := ex.(droverdriver.TopicExecutor)
+		if !ok {
+			return droverdriver.ErrTopicsUnsupported
+		}
+		pos := groups[idx[k]]
+		q := droverdriver.TopicReadParams{Limit: p.Limit}
+		for _, r := range pos {
+			q.Topics, q.Lanes, q.Cursors = append(q.Topics, p.Topics[r]), append(q.Lanes, p.Lanes[r]), append(q.Cursors, p.Cursors[r])
+		}
+		rows, err := te.TopicRead(ctx, q)
+		for _, m := range rows {
+			m.Range = pos[m.Range]
+		}
+		parts[k] = rows
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := slices.Concat(parts...)
+	slices.SortStableFunc(out, func(a, b *droverdriver.MessageRow) int { return a.Range - b.Range })
+	return out, nil
+}
+
+// TopicAck applies each shard's acks there, with the retries of its acks,
+// and returns the indexes in p of those accepted. A shard that is down
+// accepts none of its acks: their lanes' leases run out there, and the
+// messages are delivered again.
+func (e *exec) TopicAck(ctx context.Context, p droverdriver.TopicAckParams) ([]int, error) {
+	groups, err := e.byTopic(ctx, len(p.Acks), func(k int) string { return p.Acks[k].Topic })
+	if err != nil {
+		return nil, err
+	}
+	idx := sortedKeys(groups)
+	parts := make([][]int, len(idx))
+	err = e.run(ctx, idx, true, func(ctx context.Context, k int, ex droverdriver.Executor) error {
+		te, ok := ex.(droverdriver.TopicExecutor)
+		if !ok {
+			return droverdriver.ErrTopicsUnsupported
+		}
+		pos := groups[idx[k]]
+		local := make(map[int]int, len(pos))
+		q := droverdriver.TopicAckParams{Lease: p.Lease, Now: p.Now}
+		for j, a := range pos {
+			local[a] = j
+			q.Acks = append(q.Acks, p.Acks[a])
+		}
+		for r, a := range p.RetryAck {
+			if j, ok := local[a]; ok {
+				q.Retries, q.RetryAck = append(q.Retries, p.Retries[r]), append(q.RetryAck, j)
+			}
+		}
+		accepted, err := te.TopicAck(ctx, q)
+		for _, j := range accepted {
+			parts[k] = append(parts[k], pos[j])
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := slices.Concat(parts...)
+	slices.Sort(out)
+	return out, nil
+}
+
+func (e *exec) TopicExtend(ctx context.Context, p droverdriver.TopicExtendParams) ([]int, error) {
+	groups, err := e.byTopic(ctx, len(p.Lanes), func(k int) string { return p.Lanes[k].Topic })
+	if err != nil {
+		return nil, err
+	}
+	idx := sortedKeys(groups)
+	parts := make([][]int, len(idx))
+	err = e.run(ctx, idx, true, func(ctx context.Context, k int, ex droverdriver.Executor) error {
+		te, ok := ex.(droverdriver.TopicExecutor)
+		if !ok {
+			return droverdriver.ErrTopicsUnsupported
+		}
+		pos := groups[idx[k]]
+		q := droverdriver.TopicExtendParams{Lease: p.Lease, Now: p.Now}
+		for _, l := range pos {
+			q.Lanes = append(q.Lanes, p.Lanes[l])
+		}
+		extended, err := te.TopicExtend(ctx, q)
+		for _, j := range extended {
+			parts[k] = append(parts[k], pos[j])
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := slices.Concat(parts...)
+	slices.Sort(out)
+	return out, nil
+}
+
+func (e *exec) TopicLag(ctx context.Context, topics []string) ([]droverdriver.SubscriptionLag, error) {
+	var rows []droverdriver.SubscriptionLag
+	var err error
+	if len(topics) == 0 {
+		rows, err = topicsEverywhere(ctx, e, func(ctx context.Context, te droverdriver.TopicExecutor) ([]droverdriver.SubscriptionLag, error) {
+			return te.TopicLag(ctx, nil)
+		})
+	} else {
+		var groups map[int][]int
+		if groups, err = e.byTopic(ctx, len(topics), func(k int) string { return topics[k] }); err != nil {
+			return nil, err
+		}
+		rows, err = gather(ctx, e, sortedKeys(groups), false, func(ctx context.Context, ex droverdriver.Executor, i int) ([]droverdriver.SubscriptionLag, error) {
+			te, ok := ex.(droverdriver.TopicExecutor)
+			if !ok {
+				return nil, droverdriver.ErrTopicsUnsupported
+			}
+			var names []string
+			for _, k := range groups[i] {
+				names = append(names, topics[k])
+			}
+			return te.TopicLag(ctx, names)
+		})
+	}
+	slices.SortFunc(rows, func(a, b droverdriver.SubscriptionLag) int {
+		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Subscription, b.Subscription)
+	})
+	return rows, err
+}
+
+func (e *exec) TopicPublishers(ctx context.Context) ([]droverdriver.OpenPublisher, error) {
+	return topicsEverywhere(ctx, e, func(ctx context.Context, te droverdriver.TopicExecutor) ([]droverdriver.OpenPublisher, error) {
+		return te.TopicPublishers(ctx)
+	})
+}
+
+// Generations are each shard's. A generation's number carries its shard
+// above genShardShift, and its LastID the shard's share of the ID space
+// above the shard's IDs, so that Gen × GenerationWidth stays the first ID
+// of its generation (2^18 generations a shard: rotated hourly, 30 years).
+// TopicGenerations lists every shard's generations, those of a shard that
+// turns with every call last: the leader's retainer, which rotates the
+// last one listed and drops the sealed ones, so rotates each shard's in
+// turn and drops every shard's.
+const genShardShift = 18
+
+func (e *exec) TopicGenerations(ctx context.Context) ([]droverdriver.Generation, error) {
+	idx, err := e.all(ctx)
+	if err != nil {
+		return nil, err
+	}
+	start := int(e.c.claims.Add(1) % uint64(len(idx)))
+	idx = append(idx[start+1:], idx[:start+1]...)
+	return gather(ctx, e, idx, true, func(ctx context.Context, ex droverdriver.Executor, i int) ([]droverdriver.Generation, error) {
+		te, ok := ex.(droverdriver.TopicExecutor)
+		if !ok {
+			return nil, droverdriver.ErrTopicsUnsupported
+		}
+		gens, err := te.TopicGenerations(ctx)
+		for j := range gens {
+			gens[j].Gen += int64(i) << genShardShift
+			if gens[j].LastID > 0 {
+				gens[j].LastID += int64(i) << genShardShift * droverdriver.GenerationWidth
+			}
+		}
+		return gens, err
+	})
+}
+
+// onGen runs fn on the shard of generation gen with its own number.
+func (e *exec) onGen(ctx context.Context, gen int64, fn func(ctx context.Context, te droverdriver.TopicExecutor, gen int64) error) error {
+	i := int(gen >> genShardShift)
+	if i >= len(e.c.shards) {
+		return fmt.Errorf("droverfleet: generation %d names no shard", gen)
+	}
+	te, err := e.topicExec(ctx, i)
+	if err != nil {
+		return err
+	}
+	return fn(ctx, te, gen-int64(i)<<genShardShift)
+}
+
+func (e *exec) TopicGenerationTopics(ctx context.Context, gen int64) ([]droverdriver.GenerationTopic, error) {
+	var out []droverdriver.GenerationTopic
+	err := e.onGen(ctx, gen, func(ctx context.Context, te droverdriver.TopicExecutor, gen int64) error {
+		var err error
+		out, err = te.TopicGenerationTopics(ctx, gen)
+		return err
+	})
+	return out, err
+}
+
+func (e *exec) TopicRotate(ctx context.Context, gen int64) error {
+	return e.onGen(ctx, gen, func(ctx context.Context, te droverdriver.TopicExecutor, gen int64) error {
+		return te.TopicRotate(ctx, gen)
+	})
+}
+
+func (e *exec) TopicDrop(ctx context.Context, gen int64) (int64, error) {
+	var n int64
+	err := e.onGen(ctx, gen, func(ctx context.Context, te droverdriver.TopicExecutor, gen int64) error {
+		var err error
+		n, err = te.TopicDrop(ctx, gen)
+		return err
+	})
+	return n, err
+}
