@@ -2,6 +2,7 @@ package droverfleet
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -1374,10 +1375,25 @@ func (e *exec) WorkerPrune(ctx context.Context, before time.Time) (int, error) {
 	return slices.Max(append(ns, 0)), err
 }
 
+// RouteWaiting merges the groups of the shards that wait with the same
+// queue and routing.
 func (e *exec) RouteWaiting(ctx context.Context) ([]droverdriver.RouteGroup, error) {
-	return everywhere(ctx, e, true, func(ctx context.Context, ex droverdriver.Executor, _ int) ([]droverdriver.RouteGroup, error) {
+	groups, err := everywhere(ctx, e, true, func(ctx context.Context, ex droverdriver.Executor, _ int) ([]droverdriver.RouteGroup, error) {
 		return ex.RouteWaiting(ctx)
 	})
+	if err != nil {
+		return nil, err
+	}
+	return mergeBy(groups, func(g droverdriver.RouteGroup) string {
+		b, _ := json.Marshal(g.Routing) // a struct of strings and numbers cannot fail
+		return g.Queue + "\x00" + string(b)
+	}, func(a *droverdriver.RouteGroup, b droverdriver.RouteGroup) {
+		a.Jobs += b.Jobs
+		if b.OldestRunAt.Before(a.OldestRunAt) {
+			a.OldestRunAt = b.OldestRunAt
+		}
+		a.Sample = min(a.Sample, b.Sample)
+	}), nil
 }
 
 func (e *exec) JobRouteAbsent(ctx context.Context, p droverdriver.RouteAbsentParams) ([]droverdriver.FinishedRow, int, error) {

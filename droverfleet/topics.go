@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/droverhq/drover/droverdriver"
 )
@@ -357,37 +359,102 @@ func (e *exec) TopicPublishers(ctx context.Context) ([]droverdriver.OpenPublishe
 	})
 }
 
-// Generations are each shard's. A generation's number carries its shard
-// above genShardShift, and its LastID the shard's share of the ID space
-// above the shard's IDs, so that Gen × GenerationWidth stays the first ID
-// of its generation (2^18 generations a shard: rotated hourly, 30 years).
-// TopicGenerations lists every shard's generations, those of a shard that
-// turns with every call last: the leader's retainer, which rotates the
-// last one listed and drops the sealed ones, so rotates each shard's in
-// turn and drops every shard's.
+// Generations are each shard's. A sealed generation's number carries its
+// shard above genShardShift, and its LastID the shard's share of the ID
+// space above it, so that Gen × GenerationWidth stays the first ID of its
+// generation (2^18 generations a shard: rotated hourly, 30 years).
+// TopicGenerations lists every shard's sealed generations, then one
+// current generation standing for all the shards' current ones: the
+// fullest's, as old as the oldest that holds messages, so that the
+// leader's retainer rotates when any shard's is due, and TopicRotate
+// rotates every shard whose current generation holds messages.
 const genShardShift = 18
 
-func (e *exec) TopicGenerations(ctx context.Context) ([]droverdriver.Generation, error) {
-	idx, err := e.all(ctx)
-	if err != nil {
-		return nil, err
+// encodeGen gives g, a generation of shard i, its fleet-wide number.
+func encodeGen(g *droverdriver.Generation, i int) {
+	g.Gen += int64(i) << genShardShift
+	if g.LastID > 0 {
+		g.LastID += int64(i) << genShardShift * droverdriver.GenerationWidth
 	}
-	start := int(e.c.claims.Add(1) % uint64(len(idx)))
-	idx = append(idx[start+1:], idx[:start+1]...)
-	return gather(ctx, e, idx, true, func(ctx context.Context, ex droverdriver.Executor, i int) ([]droverdriver.Generation, error) {
+}
+
+// shardGenerations lists each shard's generations (of the shards that
+// answer), indexed by shard.
+func (e *exec) shardGenerations(ctx context.Context) (map[int][]droverdriver.Generation, error) {
+	out := map[int][]droverdriver.Generation{}
+	var mu sync.Mutex
+	_, err := everywhere(ctx, e, true, func(ctx context.Context, ex droverdriver.Executor, i int) ([]struct{}, error) {
 		te, ok := ex.(droverdriver.TopicExecutor)
 		if !ok {
 			return nil, droverdriver.ErrTopicsUnsupported
 		}
 		gens, err := te.TopicGenerations(ctx)
-		for j := range gens {
-			gens[j].Gen += int64(i) << genShardShift
-			if gens[j].LastID > 0 {
-				gens[j].LastID += int64(i) << genShardShift * droverdriver.GenerationWidth
-			}
-		}
-		return gens, err
+		mu.Lock()
+		out[i] = gens
+		mu.Unlock()
+		return nil, err
 	})
+	return out, err
+}
+
+func (e *exec) TopicGenerations(ctx context.Context) ([]droverdriver.Generation, error) {
+	byShard, err := e.shardGenerations(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []droverdriver.Generation
+	var cur *droverdriver.Generation
+	var oldest time.Time
+	best := int64(-1)
+	for _, i := range sortedKeys(byShard) {
+		gens := byShard[i]
+		if len(gens) == 0 {
+			continue
+		}
+		for _, g := range gens[:len(gens)-1] {
+			encodeGen(&g, i)
+			out = append(out, g)
+		}
+		c := gens[len(gens)-1]
+		u := used(c)
+		if u > 0 && (oldest.IsZero() || c.CreatedAt.Before(oldest)) {
+			oldest = c.CreatedAt
+		}
+		if u > best {
+			encodeGen(&c, i)
+			cur, best = &c, u
+		}
+	}
+	if cur == nil {
+		return out, nil
+	}
+	if !oldest.IsZero() {
+		cur.CreatedAt = oldest
+	}
+	return append(out, *cur), nil
+}
+
+// used is how many IDs the current generation g has taken.
+func used(g droverdriver.Generation) int64 {
+	return g.LastID - max(g.Gen*droverdriver.GenerationWidth, 1) + 1
+}
+
+// TopicRotate rotates every shard that answers and holds messages in its
+// current generation to that generation's successor, whatever gen says
+// (the current generation listed stands for all of them).
+func (e *exec) TopicRotate(ctx context.Context, _ int64) error {
+	byShard, err := e.shardGenerations(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = gather(ctx, e, sortedKeys(byShard), true, func(ctx context.Context, ex droverdriver.Executor, i int) ([]struct{}, error) {
+		gens := byShard[i]
+		if len(gens) == 0 || used(gens[len(gens)-1]) <= 0 {
+			return nil, nil
+		}
+		return nil, ex.(droverdriver.TopicExecutor).TopicRotate(ctx, gens[len(gens)-1].Gen+1)
+	})
+	return err
 }
 
 // onGen runs fn on the shard of generation gen with its own number.
@@ -411,12 +478,6 @@ func (e *exec) TopicGenerationTopics(ctx context.Context, gen int64) ([]droverdr
 		return err
 	})
 	return out, err
-}
-
-func (e *exec) TopicRotate(ctx context.Context, gen int64) error {
-	return e.onGen(ctx, gen, func(ctx context.Context, te droverdriver.TopicExecutor, gen int64) error {
-		return te.TopicRotate(ctx, gen)
-	})
 }
 
 func (e *exec) TopicDrop(ctx context.Context, gen int64) (int64, error) {
