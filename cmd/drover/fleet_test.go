@@ -130,6 +130,21 @@ func TestFleetFromFlagsAndEnv(t *testing.T) {
 					t.Fatalf("jobs list does not show job %d:\n%s", id, out)
 				}
 			}
+			// Draining shard 1 sends every new job to shard 0.
+			run("shards", "drain", "1")
+			if out := run("shards", "list"); !strings.Contains(out, "1      "+fleet) || !strings.Contains(out, "true") {
+				t.Fatalf("shards list after drain 1:\n%s", out)
+			}
+			for range 10 {
+				id, err := strconv.ParseInt(strings.TrimSpace(run("enqueue", "noop", `{}`)), 10, 64)
+				if err != nil || droverdriver.ShardOf(id) != 0 {
+					t.Fatalf("job %d (%v) inserted while shard 1 drains, want shard 0", id, err)
+				}
+			}
+			run("shards", "undrain", "1")
+			if rec := shardRecord(t, urls[1]); rec.Draining {
+				t.Fatalf("shard 1 still draining after undrain: %+v", rec)
+			}
 		})
 	}
 }
@@ -159,6 +174,7 @@ func TestFleetRefusesBadShards(t *testing.T) {
 		{"sqlite shard", append(flags(urls[0], "sqlite:///tmp/x.db"), "jobs", "list"), exitUsage, "a fleet is made of PostgreSQL databases"},
 		{"same URL twice", append(flags(urls[0], urls[0]), "jobs", "list"), exitUsage, "shards 0 and 1 are the same URL"},
 		{"reordered", append(flags(urls[1], urls[0]), "jobs", "list"), exitFailure, "the database given as shard 0 is shard 1"},
+		{"shards of one store", append(flags(urls[0]), "shards", "list"), exitUsage, "drover shards works on a fleet"},
 	}
 	for _, tt := range tests {
 		r := runCLI(t, nil, tt.args...)

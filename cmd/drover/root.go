@@ -191,6 +191,7 @@ SQLite. With none, the embedded store ./drover.db is created and migrated on fir
 		c.jobsCommand(),
 		c.queuesCommand(),
 		c.workersCommand(),
+		c.shardsCommand(),
 		c.batchCommand(),
 		c.periodicCommand(),
 		c.topicsCommand(),
