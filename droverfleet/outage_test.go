@@ -1,0 +1,139 @@
+package droverfleet_test
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/droverfleet"
+	"github.com/droverhq/drover/droverpg"
+	"github.com/droverhq/drover/internal/pgcluster"
+	"github.com/droverhq/drover/internal/testdb"
+	"github.com/droverhq/drover/internal/waitfor"
+)
+
+// TestShardDownWhileOthersWork: shard 1 is a server of its own, stopped
+// while a client works both shards and started again. While it is down,
+// new jobs go to shard 0 and run; once it is back, its jobs run too, and
+// every job inserted ran.
+func TestShardDownWhileOthersWork(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c1, err := pgcluster.Start(ctx, pgcluster.Options{Settings: map[string]string{"fsync": "off"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c1.Stop() })
+	cfg, err := pgxpool.ParseConfig(c1.URL() + "&connect_timeout=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool1, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool1.Close)
+	d0, err := droverpg.New(testdb.NewPool(t), droverpg.WithSchema(testdb.NewSchema(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d1, err := droverpg.New(pool1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logger := slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	f, err := droverfleet.New(ctx, []droverdriver.TxDriver[pgx.Tx]{d0, d1}, droverfleet.Options{Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := drover.Migrate(ctx, f); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	ran := map[int64]int{}
+	workers := drover.NewWorkers()
+	drover.AddWorker(workers, drover.WorkFunc(func(ctx context.Context, j *drover.Job[noop]) error {
+		mu.Lock()
+		ran[j.ID]++
+		mu.Unlock()
+		return nil
+	}))
+	client, err := drover.NewClient(f, &drover.Config{Workers: workers, Logger: logger,
+		Queues:        map[string]drover.QueueConfig{drover.DefaultQueue: {MaxWorkers: 20}},
+		LeaseDuration: 5 * time.Second, LeaderTTL: 3 * time.Second, PollInterval: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := client.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = client.Stop(sctx)
+	})
+	insert := func(n int) []int64 {
+		var ids []int64
+		for range n {
+			row, err := client.Insert(ctx, noop{}, nil)
+			if err != nil {
+				t.Fatalf("insert: %v", err)
+			}
+			ids = append(ids, row.ID)
+		}
+		return ids
+	}
+	allRan := func(what string, ids []int64) {
+		t.Helper()
+		waitfor.Cond(t, what, func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, id := range ids {
+				if ran[id] == 0 {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	before := insert(20)
+	if got := shardsOf(before); got[0] == 0 || got[1] == 0 {
+		t.Fatalf("jobs before the outage on shards %v, want both", got)
+	}
+	allRan("the jobs inserted before the outage to run", before)
+
+	if err := c1.StopServer(); err != nil {
+		t.Fatal(err)
+	}
+	// Jobs of shard 1 inserted now would wait for it; new ones go to
+	// shard 0 and run.
+	during := insert(40)
+	if got := shardsOf(during); got[1] != 0 {
+		t.Fatalf("jobs inserted while shard 1 is down went to shards %v, want shard 0 only", got)
+	}
+	allRan("the jobs inserted while shard 1 is down to run on shard 0", during)
+
+	if err := c1.StartServer(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var after []int64
+	waitfor.Cond(t, "a job placed on shard 1 once it is back", func() bool {
+		after = append(after, insert(1)...)
+		return shardsOf(after)[1] > 0
+	})
+	allRan("the jobs inserted after shard 1 came back to run", after)
+	mu.Lock()
+	defer mu.Unlock()
+	for id, n := range ran {
+		if n != 1 {
+			t.Errorf("job %d ran %d times", id, n)
+		}
+	}
+}
