@@ -243,7 +243,7 @@ func (e *exec) spread(ctx context.Context, skip []int) (int, error) {
 		if slices.Contains(skip, i) {
 			continue
 		}
-		if s.placeable(now) || e.user && s.rec != nil && !s.rec.Draining {
+		if s.placeable(now) || e.user && s.attached() {
 			ok = append(ok, i)
 		}
 	}

@@ -365,10 +365,14 @@ func (s *shard) up(now time.Time) bool {
 
 // placeable reports whether s takes placements free to go anywhere: it
 // is attached, not draining and not down.
-func (s *shard) placeable(now time.Time) bool {
+func (s *shard) placeable(now time.Time) bool { return s.attached() && s.up(now) }
+
+// attached reports whether s is attached and not draining, up or not: a
+// caller's transaction on it reaches it whatever its health.
+func (s *shard) attached() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.rec != nil && !s.rec.Draining && !now.Before(s.downTill)
+	return s.rec != nil && !s.rec.Draining
 }
 
 // ready makes sure the fleet knows its key shards (from any record),
