@@ -315,3 +315,96 @@ func TestShardDownAtStart(t *testing.T) {
 type noop struct{}
 
 func (noop) Kind() string { return "noop" }
+
+// seqArgs is a keyed job of TestAddShardUnderLoad: its key and its place
+// among the key's jobs.
+type seqArgs struct {
+	Key string `json:"key"`
+	Seq int    `json:"seq"`
+}
+
+func (seqArgs) Kind() string { return "seq" }
+
+// TestAddShardUnderLoad: while workers run keyed jobs, a third shard is
+// attached and a second process works the three shards; inserts go on
+// through the new fleet. Every job runs once, and each key's jobs run in
+// the order they were inserted, across the change.
+func TestAddShardUnderLoad(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := migrated(t, 2)
+	var mu sync.Mutex
+	order := map[string][]int{}
+	runs := 0
+	workers := drover.NewWorkers()
+	drover.AddWorker(workers, drover.WorkFunc(func(ctx context.Context, j *drover.Job[seqArgs]) error {
+		mu.Lock()
+		order[j.Args.Key] = append(order[j.Args.Key], j.Args.Seq)
+		runs++
+		mu.Unlock()
+		return nil
+	}))
+	start := func(d *droverfleet.Driver[pgx.Tx]) *drover.Client[pgx.Tx] {
+		c, err := drover.NewClient(d, &drover.Config{Workers: workers,
+			Logger:       slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})),
+			Queues:       map[string]drover.QueueConfig{drover.DefaultQueue: {MaxWorkers: 10}},
+			PollInterval: 50 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Stop(context.Background()) })
+		return c
+	}
+	old := start(f.Driver)
+	const keys, perPhase = 6, 10
+	seq := map[string]int{}
+	insert := func(c *drover.Client[pgx.Tx]) {
+		for range perPhase {
+			var batch []drover.InsertManyParams
+			for k := range keys {
+				key := fmt.Sprintf("k%d", k)
+				seq[key]++
+				batch = append(batch, drover.InsertManyParams{Args: seqArgs{Key: key, Seq: seq[key]}, Opts: &drover.InsertOpts{Key: key}})
+			}
+			if _, err := c.InsertMany(ctx, batch); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	insert(old)
+	d, err := droverpg.New(f.pool, droverpg.WithSchema(testdb.NewSchema(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := droverfleet.New(ctx, []droverdriver.TxDriver[pgx.Tx]{f.shards[0], f.shards[1], d}, droverfleet.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := drover.Migrate(ctx, g); err != nil {
+		t.Fatal(err)
+	}
+	next := start(g)
+	insert(next)
+	insert(old)
+	total := 3 * perPhase * keys
+	waitfor.Cond(t, "every keyed job to run", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return runs >= total
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if runs != total {
+		t.Fatalf("%d runs of %d jobs", runs, total)
+	}
+	for key, got := range order {
+		for i, s := range got {
+			if s != i+1 {
+				t.Fatalf("key %s ran %v, want its jobs in insert order", key, got)
+			}
+		}
+	}
+}
