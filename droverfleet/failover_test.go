@@ -56,21 +56,17 @@ func (r *runLog) ranBetween(shard int, from, to time.Time) int {
 	return n
 }
 
-// TestShardFailover: one shard of two is a primary with a synchronous
-// standby under pg_auto_failover; its primary's machine is killed while
-// producers insert and workers run jobs on both shards. The other shard's
-// jobs keep running through the failover, the failed-over shard's resume
-// on its new primary, and no acknowledged job is lost; only jobs of the
-// failed-over shard may run twice (after their lease expired there).
-func TestShardFailover(t *testing.T) {
-	t.Parallel()
-	set := pgha.StartTest(t, pgha.Options{})
+// workingFleet migrates a fleet of two shards, shard 0 on the test
+// cluster and shard 1 at url1, and starts a client on it whose workers
+// record when each noop job ran (a run takes work); lease is the jobs'.
+func workingFleet(t *testing.T, url1 string, work, lease time.Duration) (*drover.Client[pgx.Tx], *runLog) {
+	t.Helper()
 	ctx := context.Background()
 	d0, err := droverpg.New(testdb.NewPool(t), droverpg.WithSchema(testdb.NewSchema(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := pgxpool.ParseConfig(set.URL())
+	cfg, err := pgxpool.ParseConfig(url1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,14 +93,14 @@ func TestShardFailover(t *testing.T) {
 	drover.AddWorker(workers, drover.WorkFunc(func(ctx context.Context, j *drover.Job[noop]) error {
 		r.add(j.ID)
 		select {
-		case <-time.After(5 * time.Millisecond):
+		case <-time.After(work):
 		case <-ctx.Done():
 		}
 		return nil
 	}))
 	client, err := drover.NewClient(f, &drover.Config{Workers: workers, Logger: logger,
 		Queues:        map[string]drover.QueueConfig{drover.DefaultQueue: {MaxWorkers: 20}},
-		LeaseDuration: 3 * time.Second, LeaderTTL: 3 * time.Second, PollInterval: 100 * time.Millisecond})
+		LeaseDuration: lease, LeaderTTL: 3 * time.Second, PollInterval: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,6 +112,20 @@ func TestShardFailover(t *testing.T) {
 		defer cancel()
 		_ = client.Stop(sctx)
 	})
+	return client, r
+}
+
+// TestShardFailover: one shard of two is a primary with a synchronous
+// standby under pg_auto_failover; its primary's machine is killed while
+// producers insert and workers run jobs on both shards. The other shard's
+// jobs keep running through the failover, the failed-over shard's resume
+// on its new primary, and no acknowledged job is lost; only jobs of the
+// failed-over shard may run twice (after their lease expired there).
+func TestShardFailover(t *testing.T) {
+	t.Parallel()
+	set := pgha.StartTest(t, pgha.Options{})
+	ctx := context.Background()
+	client, r := workingFleet(t, set.URL(), 5*time.Millisecond, 3*time.Second)
 
 	var (
 		mu    sync.Mutex

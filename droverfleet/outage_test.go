@@ -2,20 +2,10 @@ package droverfleet_test
 
 import (
 	"context"
-	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/droverhq/drover"
-	"github.com/droverhq/drover/droverdriver"
-	"github.com/droverhq/drover/droverfleet"
-	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/internal/pgcluster"
-	"github.com/droverhq/drover/internal/testdb"
 	"github.com/droverhq/drover/internal/waitfor"
 )
 
@@ -31,54 +21,7 @@ func TestShardDownWhileOthersWork(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c1.Stop() })
-	cfg, err := pgxpool.ParseConfig(c1.URL() + "&connect_timeout=2")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool1, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool1.Close)
-	d0, err := droverpg.New(testdb.NewPool(t), droverpg.WithSchema(testdb.NewSchema(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	d1, err := droverpg.New(pool1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	logger := slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	f, err := droverfleet.New(ctx, []droverdriver.TxDriver[pgx.Tx]{d0, d1}, droverfleet.Options{Logger: logger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := drover.Migrate(ctx, f); err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	ran := map[int64]int{}
-	workers := drover.NewWorkers()
-	drover.AddWorker(workers, drover.WorkFunc(func(ctx context.Context, j *drover.Job[noop]) error {
-		mu.Lock()
-		ran[j.ID]++
-		mu.Unlock()
-		return nil
-	}))
-	client, err := drover.NewClient(f, &drover.Config{Workers: workers, Logger: logger,
-		Queues:        map[string]drover.QueueConfig{drover.DefaultQueue: {MaxWorkers: 20}},
-		LeaseDuration: 5 * time.Second, LeaderTTL: 3 * time.Second, PollInterval: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := client.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = client.Stop(sctx)
-	})
+	client, r := workingFleet(t, c1.URL()+"&connect_timeout=2", 0, 5*time.Second)
 	insert := func(n int) []int64 {
 		var ids []int64
 		for range n {
@@ -93,10 +36,10 @@ func TestShardDownWhileOthersWork(t *testing.T) {
 	allRan := func(what string, ids []int64) {
 		t.Helper()
 		waitfor.Cond(t, what, func() bool {
-			mu.Lock()
-			defer mu.Unlock()
+			r.mu.Lock()
+			defer r.mu.Unlock()
 			for _, id := range ids {
-				if ran[id] == 0 {
+				if len(r.runs[id]) == 0 {
 					return false
 				}
 			}
@@ -129,11 +72,11 @@ func TestShardDownWhileOthersWork(t *testing.T) {
 		return shardsOf(after)[1] > 0
 	})
 	allRan("the jobs inserted after shard 1 came back to run", after)
-	mu.Lock()
-	defer mu.Unlock()
-	for id, n := range ran {
-		if n != 1 {
-			t.Errorf("job %d ran %d times", id, n)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for id, ts := range r.runs {
+		if len(ts) != 1 {
+			t.Errorf("job %d ran %d times", id, len(ts))
 		}
 	}
 }

@@ -247,12 +247,13 @@ func (e *exec) TopicRead(ctx context.Context, p droverdriver.TopicReadParams) ([
 	return out, nil
 }
 
-// TopicAck applies each shard's acks there, with the retries of its acks,
-// and returns the indexes in p of those accepted. A shard that is down
-// accepts none of its acks: their lanes' leases run out there, and the
-// messages are delivered again.
-func (e *exec) TopicAck(ctx context.Context, p droverdriver.TopicAckParams) ([]int, error) {
-	groups, err := e.byTopic(ctx, len(p.Acks), func(k int) string { return p.Acks[k].Topic })
+// perShardLanes runs fn on each shard with the positions in the caller's
+// list of its share of n lanes (by the shard of topic(k)), and returns the
+// positions of the lanes fn reports, by their place in its share, sorted.
+// A shard that is down reports none.
+func (e *exec) perShardLanes(ctx context.Context, n int, topic func(k int) string,
+	fn func(ctx context.Context, te droverdriver.TopicExecutor, pos []int) ([]int, error)) ([]int, error) {
+	groups, err := e.byTopic(ctx, n, topic)
 	if err != nil {
 		return nil, err
 	}
@@ -264,19 +265,8 @@ func (e *exec) TopicAck(ctx context.Context, p droverdriver.TopicAckParams) ([]i
 			return droverdriver.ErrTopicsUnsupported
 		}
 		pos := groups[idx[k]]
-		local := make(map[int]int, len(pos))
-		q := droverdriver.TopicAckParams{Lease: p.Lease, Now: p.Now}
-		for j, a := range pos {
-			local[a] = j
-			q.Acks = append(q.Acks, p.Acks[a])
-		}
-		for r, a := range p.RetryAck {
-			if j, ok := local[a]; ok {
-				q.Retries, q.RetryAck = append(q.Retries, p.Retries[r]), append(q.RetryAck, j)
-			}
-		}
-		accepted, err := te.TopicAck(ctx, q)
-		for _, j := range accepted {
+		local, err := fn(ctx, te, pos)
+		for _, j := range local {
 			parts[k] = append(parts[k], pos[j])
 		}
 		return err
@@ -289,35 +279,37 @@ func (e *exec) TopicAck(ctx context.Context, p droverdriver.TopicAckParams) ([]i
 	return out, nil
 }
 
+// TopicAck applies each shard's acks there, with the retries of its acks,
+// and returns the indexes in p of those accepted. A shard that is down
+// accepts none of its acks: their lanes' leases run out there, and the
+// messages are delivered again.
+func (e *exec) TopicAck(ctx context.Context, p droverdriver.TopicAckParams) ([]int, error) {
+	return e.perShardLanes(ctx, len(p.Acks), func(k int) string { return p.Acks[k].Topic },
+		func(ctx context.Context, te droverdriver.TopicExecutor, pos []int) ([]int, error) {
+			local := make(map[int]int, len(pos))
+			q := droverdriver.TopicAckParams{Lease: p.Lease, Now: p.Now}
+			for j, a := range pos {
+				local[a] = j
+				q.Acks = append(q.Acks, p.Acks[a])
+			}
+			for r, a := range p.RetryAck {
+				if j, ok := local[a]; ok {
+					q.Retries, q.RetryAck = append(q.Retries, p.Retries[r]), append(q.RetryAck, j)
+				}
+			}
+			return te.TopicAck(ctx, q)
+		})
+}
+
 func (e *exec) TopicExtend(ctx context.Context, p droverdriver.TopicExtendParams) ([]int, error) {
-	groups, err := e.byTopic(ctx, len(p.Lanes), func(k int) string { return p.Lanes[k].Topic })
-	if err != nil {
-		return nil, err
-	}
-	idx := sortedKeys(groups)
-	parts := make([][]int, len(idx))
-	err = e.run(ctx, idx, true, func(ctx context.Context, k int, ex droverdriver.Executor) error {
-		te, ok := ex.(droverdriver.TopicExecutor)
-		if !ok {
-			return droverdriver.ErrTopicsUnsupported
-		}
-		pos := groups[idx[k]]
-		q := droverdriver.TopicExtendParams{Lease: p.Lease, Now: p.Now}
-		for _, l := range pos {
-			q.Lanes = append(q.Lanes, p.Lanes[l])
-		}
-		extended, err := te.TopicExtend(ctx, q)
-		for _, j := range extended {
-			parts[k] = append(parts[k], pos[j])
-		}
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	out := slices.Concat(parts...)
-	slices.Sort(out)
-	return out, nil
+	return e.perShardLanes(ctx, len(p.Lanes), func(k int) string { return p.Lanes[k].Topic },
+		func(ctx context.Context, te droverdriver.TopicExecutor, pos []int) ([]int, error) {
+			q := droverdriver.TopicExtendParams{Lease: p.Lease, Now: p.Now}
+			for _, l := range pos {
+				q.Lanes = append(q.Lanes, p.Lanes[l])
+			}
+			return te.TopicExtend(ctx, q)
+		})
 }
 
 func (e *exec) TopicLag(ctx context.Context, topics []string) ([]droverdriver.SubscriptionLag, error) {
