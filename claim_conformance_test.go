@@ -8,7 +8,15 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/engine"
 )
+
+// named is p with the claim statement the engine names for it, as
+// engine.Claim hands it to a driver.
+func named(p droverdriver.ClaimParams) droverdriver.ClaimParams {
+	p.Variant = engine.ClaimVariant(p, false)
+	return p
+}
 
 // TestClaimOrder checks that claims return their jobs in claim order
 // (priority, run_at, id), which differs here from the order the rows were
@@ -42,7 +50,7 @@ func TestClaimOrder(t *testing.T) {
 		})
 		claim := func(owner string, max int, after *droverdriver.ClaimPosition) []*droverdriver.JobRow {
 			t.Helper()
-			rows, err := d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "q", Max: max, Owner: owner, Lease: time.Minute, After: after})
+			rows, err := d.JobClaim(ctx, named(droverdriver.ClaimParams{Queue: "q", Max: max, Owner: owner, Lease: time.Minute, After: after}))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -40,6 +40,7 @@ import (
 	"github.com/droverhq/drover/internal/maintenance"
 	"github.com/droverhq/drover/internal/notifier"
 	"github.com/droverhq/drover/internal/producer"
+	"github.com/droverhq/drover/internal/validate"
 )
 
 // Defaults for Config.
@@ -138,6 +139,12 @@ type Config struct {
 	// (routing.go): a name, a type and labels. The zero value is a plain
 	// worker, which takes plain jobs only with the plain claim statement.
 	Worker WorkerConfig
+	// HistoryRetention is how long the leader keeps the stored history
+	// behind the dashboard's charts (history.go): a sample of every
+	// queue, kind and subscription each minute, merged into hourly ones
+	// after HistoryMinutesKept and dropped after HistoryRetention.
+	// Default HistoryRetentionDefault; negative records no history.
+	HistoryRetention time.Duration
 	// Clock, when set, is the time the client reads wherever a job's time
 	// is decided, instead of the system clock: the run_at of jobs inserted
 	// without one, the time a failed attempt is retried at, which jobs its
@@ -211,19 +218,20 @@ func (c *Config) withDefaults(d droverdriver.Driver) (*Config, error) {
 	}
 	cfg.LeaderTTL = cmp.Or(cfg.LeaderTTL, LeaderTTLDefault)
 	cfg.PeriodicReloadInterval = cmp.Or(cfg.PeriodicReloadInterval, PeriodicReloadIntervalDefault)
+	cfg.HistoryRetention = cmp.Or(cfg.HistoryRetention, HistoryRetentionDefault)
 	if cfg.MaxAttempts < 1 {
 		return nil, invalidf("config: MaxAttempts %d must be at least 1", cfg.MaxAttempts)
 	}
 	// The ID is every claimed job's lease owner: one the store cannot hold
 	// would fail every claim of the client.
-	if err := ValidateOwner(cfg.ID); err != nil {
+	if err := validate.Owner(cfg.ID); err != nil {
 		return nil, fmt.Errorf("config: ID: %w", err)
 	}
 	if cfg.LeaseDuration < 100*time.Millisecond {
 		return nil, invalidf("config: LeaseDuration %s is too short (minimum 100ms)", cfg.LeaseDuration)
 	}
 	for name, q := range cfg.Queues {
-		if err := ValidateQueue(name); err != nil {
+		if err := validate.Queue(name); err != nil {
 			return nil, fmt.Errorf("config: %w", err)
 		}
 		if q.MaxWorkers < 1 || q.MaxWorkers > 100_000 {
@@ -293,6 +301,13 @@ type Client[TTx any] struct {
 	settings engine.Settings
 	// topics consumes subs; nil without subscriptions.
 	topics *topicConsumer
+	// core is the topic consumer core that topics and remote consumers
+	// share (consume.go); nil when the driver has no topics.
+	core *topicCore
+	// receiptKeyCache is the store's key of remote consumers' receipts,
+	// once read (receive.go).
+	receiptKeyMu    sync.Mutex
+	receiptKeyCache []byte
 	// identity is what the client's claims say of its workers (routing.go).
 	identity *identity
 }
@@ -318,6 +333,9 @@ func NewClient[TTx any](d droverdriver.TxDriver[TTx], config *Config) (*Client[T
 	c.periodicSet = c.newPeriodicSet()
 	if err := c.prepareSubscriptions(); err != nil {
 		return nil, err
+	}
+	if te, ok := droverdriver.Driver(d).(droverdriver.TopicExecutor); ok {
+		c.core = &topicCore{exec: d, te: te, metrics: c.metrics, retryDelay: cfg.RetryPolicy, logger: cfg.Logger}
 	}
 	if c.topics, err = c.newTopicConsumer(); err != nil {
 		return nil, err
@@ -522,6 +540,13 @@ func (c *Client[TTx]) runElector(ctx context.Context) {
 			go func() { defer maintWG.Done(); pruner.Run(mctx) }()
 			go func() { defer maintWG.Done(); promoter.Run(mctx) }()
 			go func() { defer maintWG.Done(); sched.run(mctx) }()
+			// The history behind the dashboard's charts, when kept.
+			if cfg.HistoryRetention > 0 {
+				te, _ := c.driver.(droverdriver.TopicExecutor)
+				recorder := &maintenance.HistoryRecorder{Exec: c.driver, Topics: te, Retention: cfg.HistoryRetention, Logger: cfg.Logger}
+				maintWG.Add(1)
+				go func() { defer maintWG.Done(); recorder.Run(mctx) }()
+			}
 			// order: the leader rotates and drops topic generations, when
 			// the store has topics.
 			if te, ok := c.driver.(droverdriver.TopicExecutor); ok {

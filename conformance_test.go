@@ -49,6 +49,7 @@ type client interface {
 	JobList(ctx context.Context, p drover.JobListParams) ([]*drover.JobRow, error)
 	JobSearch(ctx context.Context, p drover.JobListParams) (*drover.JobPage, error)
 	JobCount(ctx context.Context, p drover.JobListParams) (drover.JobCount, error)
+	JobStateCounts(ctx context.Context, p drover.JobListParams) (map[drover.JobState]drover.JobCount, error)
 	JobCancel(ctx context.Context, id int64) (*drover.JobRow, error)
 	JobRetry(ctx context.Context, id int64) (*drover.JobRow, error)
 	JobDiscard(ctx context.Context, id int64) (*drover.JobRow, error)
@@ -75,6 +76,10 @@ type client interface {
 	Workers(ctx context.Context) ([]*drover.WorkerInfo, error)
 	Unroutable(ctx context.Context) ([]*drover.UnroutableJobs, error)
 	QueueSetStrictOrder(ctx context.Context, name string, maxRunning int) (*drover.QueueSettings, error)
+	QueueHeadOf(ctx context.Context, name string) (*drover.QueueHead, error)
+
+	// The history behind the dashboard's charts (history.go).
+	StatsHistory(ctx context.Context, p drover.StatsHistoryParams) (*drover.StatsHistory, error)
 }
 
 // store is one driver under test. Everything store-specific lives in these
@@ -1075,7 +1080,7 @@ func TestClaimAfterPosition(t *testing.T) {
 			t.Fatal(err)
 		}
 		after := &droverdriver.ClaimPosition{Priority: fourth.Priority, RunAt: fourth.RunAt, ID: fourth.ID}
-		got, err := d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "b", Lease: time.Minute, After: after})
+		got, err := d.JobClaim(ctx, named(droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "b", Lease: time.Minute, After: after}))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/internal/engine"
 	"github.com/droverhq/drover/internal/producer"
+	"github.com/droverhq/drover/internal/validate"
 )
 
 // WorkResult is one attempt that WorkJob or Drain ran.
@@ -114,7 +115,7 @@ func (c *Client[TTx]) workJob(ctx context.Context, ex droverdriver.Executor, id 
 }
 
 func (c *Client[TTx]) drain(ctx context.Context, ex droverdriver.Executor, queue string) ([]*WorkResult, error) {
-	if err := ValidateQueue(queue); err != nil {
+	if err := validate.Queue(queue); err != nil {
 		return nil, err
 	}
 	if c.config.Workers == nil {

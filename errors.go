@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/validate"
 )
 
 // ErrNotFound is returned when no job has the requested ID.
@@ -36,7 +37,7 @@ var ErrUniqueConflict = droverdriver.ErrUniqueConflict
 
 // ErrInvalid is wrapped by every error about bad input (args, options,
 // queue names), so callers can tell input errors from store failures.
-var ErrInvalid = errors.New("invalid input")
+var ErrInvalid = validate.ErrInvalid
 
 // Cancel wraps err so that returning it from Work finishes the job as
 // cancelled instead of retrying it.

@@ -12,6 +12,7 @@ import (
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/internal/lease"
 	"github.com/droverhq/drover/internal/producer"
+	"github.com/droverhq/drover/internal/validate"
 )
 
 // runJob runs one attempt, in a span of its own when tracing is on. ctx is
@@ -164,7 +165,7 @@ func encodeAttemptError(attempt int, err error, trace string) []byte {
 // sets (Released).
 func encodeError(e AttemptError, err error, trace string) []byte {
 	e.At = time.Now().UTC()
-	e.Error, e.Trace = sanitizeText(err.Error(), maxErrorLen), sanitizeText(trace, maxErrorLen)
+	e.Error, e.Trace = validate.Sanitize(err.Error(), maxErrorLen), validate.Sanitize(trace, maxErrorLen)
 	b, mErr := json.Marshal(e)
 	if mErr != nil {
 		e.Error, e.Trace = fmt.Sprintf("%q", e.Error), ""

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/internal/validate"
 )
 
 // FuzzValidateJSON checks that the args validator never panics, accepts
@@ -17,7 +18,7 @@ func FuzzValidateJSON(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		err := drover.ValidateJSON("args", data, drover.MaxArgsBytes)
+		err := validate.JSON("args", data, drover.MaxArgsBytes)
 		if err != nil {
 			if !errors.Is(err, drover.ErrInvalid) || !strings.Contains(err.Error(), "args") {
 				t.Fatalf("error %q does not name the field or is not an input error", err)

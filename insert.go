@@ -4,14 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"strings"
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/validate"
 )
 
 // InsertOpts are per-job options. Zero values take the defaults: queue
@@ -141,84 +140,11 @@ const (
 	MaxArgsBytes = 1 << 20
 	// MaxMetadataBytes bounds encoded metadata.
 	MaxMetadataBytes = 64 << 10
-	// maxJSONDepth bounds nesting of args and metadata.
-	maxJSONDepth = 64
 	// DefaultQueue is the queue of jobs inserted without one.
 	DefaultQueue = "default"
 	// DefaultMaxAttempts is the default number of attempts before discard.
 	DefaultMaxAttempts = 25
 )
-
-// ValidateQueue reports whether name can be a queue name.
-func ValidateQueue(name string) error {
-	if !validName(name, 128, "_.:-") {
-		return invalidf("queue %s: use 1-128 letters, digits, '_', '.', ':' or '-', starting with a letter or digit", echo(name))
-	}
-	return nil
-}
-
-// ValidateKind reports whether kind can be a job kind.
-func ValidateKind(kind string) error {
-	if !validName(kind, 255, "_.:/-") {
-		return invalidf("kind %s: use 1-255 letters, digits, '_', '.', ':', '/' or '-', starting with a letter or digit", echo(kind))
-	}
-	return nil
-}
-
-// validName reports whether s is 1 to max ASCII letters, digits or bytes
-// of punct, starting with a letter or digit. Every job of a bulk insert is
-// checked, so this is a loop rather than a regular expression, which
-// measured a tenth of the insert path's CPU.
-func validName(s string, max int, punct string) bool {
-	if len(s) == 0 || len(s) > max {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
-		if !alnum && (i == 0 || strings.IndexByte(punct, c) < 0) {
-			return false
-		}
-	}
-	return true
-}
-
-// ValidateJSON checks encoded JSON the way inserts do: well formed, within
-// the size limit and nesting depth. what names the field in the error.
-func ValidateJSON(what string, data []byte, limit int) error {
-	if len(data) > limit {
-		return invalidf("%s: %d bytes is over the limit of %d", what, len(data), limit)
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	depth := 0
-	for {
-		tok, err := dec.Token()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			var syn *json.SyntaxError
-			if errors.As(err, &syn) {
-				return invalidf("%s: invalid JSON at offset %d: %s", what, syn.Offset, syn.Error())
-			}
-			return invalidf("%s: invalid JSON at offset %d: %v", what, dec.InputOffset(), err)
-		}
-		if d, ok := tok.(json.Delim); ok {
-			if d == '{' || d == '[' {
-				depth++
-				if depth > maxJSONDepth {
-					return invalidf("%s: nested deeper than %d levels", what, maxJSONDepth)
-				}
-			} else {
-				depth--
-			}
-		}
-	}
-	if !json.Valid(data) {
-		return invalidf("%s: invalid JSON (%d bytes)", what, len(data))
-	}
-	return nil
-}
 
 // buildInsert validates one job and turns it into driver parameters. Every
 // check happens here, before any statement runs, so a bad job in a batch
@@ -229,7 +155,7 @@ func (c *Client[TTx]) buildInsert(args Args, opts *InsertOpts) (droverdriver.Ins
 		return p, invalidf("args: nil")
 	}
 	kind := args.Kind()
-	if err := ValidateKind(kind); err != nil {
+	if err := validate.Kind(kind); err != nil {
 		return p, err
 	}
 	// A stored periodic definition's kind may be worked by other
@@ -253,7 +179,7 @@ func (c *Client[TTx]) buildInsert(args Args, opts *InsertOpts) (droverdriver.Ins
 	// bounded by its type, so typed args need only the size check. Raw args
 	// come from outside (CLI, HTTP) and get the full check.
 	if _, raw := args.(RawArgs); raw || stored {
-		if err := ValidateJSON("args", encoded, MaxArgsBytes); err != nil {
+		if err := validate.JSON("args", encoded, MaxArgsBytes); err != nil {
 			return p, err
 		}
 	} else if len(encoded) > MaxArgsBytes {
@@ -268,13 +194,13 @@ func (c *Client[TTx]) buildInsert(args Args, opts *InsertOpts) (droverdriver.Ins
 	}
 	// Typed args are checked too: json.Marshal writes a string's NUL as
 	// \u0000, and a json.RawMessage field passes its bytes through.
-	if err := checkJSONText("args", encoded); err != nil {
+	if err := validate.JSONText("args", encoded); err != nil {
 		return p, err
 	}
 	if o.Queue == "" {
 		o.Queue = DefaultQueue
 	}
-	if err := ValidateQueue(o.Queue); err != nil {
+	if err := validate.Queue(o.Queue); err != nil {
 		return p, err
 	}
 	if o.Priority < math.MinInt16 || o.Priority > math.MaxInt16 {
@@ -287,7 +213,7 @@ func (c *Client[TTx]) buildInsert(args Args, opts *InsertOpts) (droverdriver.Ins
 		return p, invalidf("max attempts %d: must be between 1 and 1000000", o.MaxAttempts)
 	}
 	if !o.RunAt.IsZero() {
-		if err := checkTime("run at", o.RunAt); err != nil {
+		if err := validate.Time("run at", o.RunAt); err != nil {
 			return p, err
 		}
 	}
@@ -296,20 +222,20 @@ func (c *Client[TTx]) buildInsert(args Args, opts *InsertOpts) (droverdriver.Ins
 	}
 	for i, t := range o.Tags {
 		if t == "" || len(t) > 255 || strings.ContainsRune(t, ',') {
-			return p, invalidf("tag %s: must be 1-255 characters without commas", echo(t))
+			return p, invalidf("tag %s: must be 1-255 characters without commas", validate.Echo(t))
 		}
-		if !storable(t) {
-			return p, checkText(fmt.Sprintf("tags[%d]", i), t)
+		if !validate.Storable(t) {
+			return p, validate.Text(fmt.Sprintf("tags[%d]", i), t)
 		}
 	}
 	if len(o.Metadata) > 0 {
-		if err := ValidateJSON("metadata", o.Metadata, MaxMetadataBytes); err != nil {
+		if err := validate.JSON("metadata", o.Metadata, MaxMetadataBytes); err != nil {
 			return p, err
 		}
 		if trimmed := bytes.TrimSpace(o.Metadata); len(trimmed) == 0 || trimmed[0] != '{' {
 			return p, invalidf("metadata: must be a JSON object")
 		}
-		if err := checkJSONText("metadata", o.Metadata); err != nil {
+		if err := validate.JSONText("metadata", o.Metadata); err != nil {
 			return p, err
 		}
 	}

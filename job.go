@@ -121,7 +121,8 @@ type JobRow struct {
 	Routing *Routing
 	// Unroutable is set by JobGet and JobList on a waiting routed job that
 	// no live worker can take (routing.go): none that works its queue
-	// matches its routing.
+	// matches its routing and runs its kind. Plain jobs of a kind no live
+	// worker runs are reported by Client.Unroutable.
 	Unroutable bool
 }
 

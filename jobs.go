@@ -8,6 +8,7 @@ import (
 
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/internal/engine"
+	"github.com/droverhq/drover/internal/validate"
 )
 
 // JobListParams filters JobList, JobSearch, JobCount and JobBulk. Empty
@@ -38,9 +39,11 @@ type JobListParams struct {
 	After int64
 	// Limit caps the page; default 100, at most 10,000.
 	Limit int
-	// Scan bounds the job IDs one JobSearch examines past After: 0 takes
-	// JobSearchScanDefault, a negative value reads on until the page is
-	// full. JobList and JobBulk always read on.
+	// Scan bounds the job IDs one JobSearch reads past After, in windows
+	// that each start at the next job matching States, Queue and Kind:
+	// the IDs between two such jobs are skipped from an index and do not
+	// count. 0 takes JobSearchScanDefault, a negative value reads on until
+	// the page is full. JobList and JobBulk always read on.
 	Scan int64
 	// ScanTime bounds the time one JobSearch reads: it starts no window
 	// of IDs once ScanTime has passed, and sizes its windows to end near
@@ -54,9 +57,9 @@ type JobListParams struct {
 // open.
 type TimeRange = droverdriver.TimeRange
 
-// JobSearchScanDefault is how many job IDs one JobSearch examines at most:
-// on PostgreSQL about 100 ms for the rarest filter, on a table of any
-// size.
+// JobSearchScanDefault is how many job IDs one JobSearch reads at most in
+// its windows: on PostgreSQL about 100 ms for a filter of args, metadata,
+// tags or times that no job in them matches, on a table of any size.
 const JobSearchScanDefault = 200_000
 
 // JobSearchTimeDefault is how long one JobSearch reads at most (the
@@ -64,21 +67,23 @@ const JobSearchScanDefault = 200_000
 // filter slowly, such as SQLite's JSON containment, a function in Go.
 const JobSearchTimeDefault = 250 * time.Millisecond
 
-// Counting bounds: a table of up to jobCountExact jobs is counted exactly,
-// a larger one estimated from jobCountSamples windows of IDs.
-const (
-	jobCountExact   = 50_000
-	jobCountSamples = 50
-)
+// jobCountParams bound JobCount and JobStateCounts: a table of up to
+// 50,000 jobs is counted exactly, a larger one by a walk bounded like a
+// search page, and what the walk leaves estimated from 50 windows of IDs.
+var jobCountParams = engine.CountParams{Exact: 50_000, Samples: 50, Scan: JobSearchScanDefault, Budget: JobSearchTimeDefault}
 
 // JobPage is one page of JobSearch.
 type JobPage struct {
 	Jobs []*JobRow
 	// Next is the After of the next page, 0 when no job lies beyond this
-	// one. A page can hold fewer jobs than its Limit, even none, and still
-	// have a Next: its scan bound ended it first.
+	// one. A page can hold fewer jobs than its Limit and still have a
+	// Next: its scan bound ended it first. It holds a job whenever one
+	// beyond After matches a filter of States, Queue and Kind alone; with
+	// args, metadata, tags or times it can come back empty, its windows
+	// holding none that matched those.
 	Next int64
-	// Scanned is how many job IDs the page examined, at most its Scan.
+	// Scanned is how many job IDs the page's windows read, at most its
+	// Scan.
 	Scanned int64
 }
 
@@ -86,9 +91,12 @@ type JobPage struct {
 type JobCount struct {
 	Count int64
 	// Exact is false when Count is an estimate: a table of more than
-	// 50,000 jobs is counted from 50 samples of its ID range rather than
-	// read whole, so that a count costs the same on ten million jobs as
-	// on fifty thousand.
+	// 50,000 jobs is counted by a walk as long as a search page's (its
+	// windows start at the jobs matching States, Queue and Kind, so a
+	// filter few jobs match is counted exactly), and the rest of its ID
+	// range estimated from 50 samples, so that a count costs the same on
+	// ten million jobs as on fifty thousand. An estimate is never below
+	// the jobs the walk found.
 	Exact bool
 }
 
@@ -104,7 +112,7 @@ func listParams(p JobListParams) (droverdriver.ListParams, error) {
 		return droverdriver.ListParams{}, invalidf("after %d: must be a job id, not negative", p.After)
 	}
 	if p.Queue != "" {
-		if err := ValidateQueue(p.Queue); err != nil {
+		if err := validate.Queue(p.Queue); err != nil {
 			return droverdriver.ListParams{}, err
 		}
 	}
@@ -117,14 +125,14 @@ func listParams(p JobListParams) (droverdriver.ListParams, error) {
 	}
 	// Text a store cannot hold (a NUL, invalid UTF-8) matches no job;
 	// it is refused rather than sent to the store, which would fail.
-	if err := checkText("kind", p.Kind); err != nil {
+	if err := validate.Text("kind", p.Kind); err != nil {
 		return droverdriver.ListParams{}, err
 	}
 	for _, t := range p.Tags {
 		if t == "" || strings.Contains(t, ",") {
 			return droverdriver.ListParams{}, invalidf("tag %q: must be non-empty and without commas", t)
 		}
-		if err := checkText("tag", t); err != nil {
+		if err := validate.Text("tag", t); err != nil {
 			return droverdriver.ListParams{}, err
 		}
 	}
@@ -139,7 +147,7 @@ func listParams(p JobListParams) (droverdriver.ListParams, error) {
 		if err := json.Unmarshal(f.v, &obj); err != nil || obj == nil {
 			return droverdriver.ListParams{}, invalidf("%s filter %.40q: must be a JSON object, such as {\"to\":\"a@example.com\"}", f.name, f.v)
 		}
-		if err := checkJSONText(f.name+" filter", f.v); err != nil {
+		if err := validate.JSONText(f.name+" filter", f.v); err != nil {
 			return droverdriver.ListParams{}, err
 		}
 	}
@@ -193,10 +201,13 @@ func (c *Client[TTx]) JobList(ctx context.Context, p JobListParams) ([]*JobRow, 
 }
 
 // JobSearch returns a page of the jobs matching p, in ID order (or newest
-// first), starting after p.After, having examined at most p.Scan job IDs:
+// first), starting after p.After, having read at most p.Scan job IDs:
 // whatever the filter and however deep the page, its cost is bounded,
-// since it walks the tables' primary keys a window of IDs at a time and no
-// filter needs an index of its own. A page that reached its scan bound
+// since it walks the tables' primary keys a window of IDs at a time. Each
+// window starts at the next job matching p's states, queue and kind,
+// which the store finds from an index (of finished jobs by queue, kind
+// and failed state; of available jobs by queue), so a filter few jobs
+// match skips the IDs between them. A page that reached its scan bound
 // before its limit ends short, with the Next to go on from.
 func (c *Client[TTx]) JobSearch(ctx context.Context, p JobListParams) (*JobPage, error) {
 	lp, err := listParams(p)
@@ -224,7 +235,8 @@ func (c *Client[TTx]) JobSearch(ctx context.Context, p JobListParams) (*JobPage,
 
 // JobCount counts the jobs matching p (its After, Limit, order and Scan
 // are ignored) with bounded work: exactly while a table holds at most
-// 50,000 jobs, and as an estimate beyond (JobCount.Exact).
+// 50,000 jobs or the matches are few enough to be found within a search
+// page's bounds, and as an estimate beyond (JobCount.Exact).
 func (c *Client[TTx]) JobCount(ctx context.Context, p JobListParams) (JobCount, error) {
 	p.After, p.Limit = 0, 0
 	lp, err := listParams(p)
@@ -232,11 +244,36 @@ func (c *Client[TTx]) JobCount(ctx context.Context, p JobListParams) (JobCount, 
 		return JobCount{}, err
 	}
 	lp.Now = c.now()
-	n, err := engine.CountJobs(ctx, c.driver, lp, engine.CountParams{Exact: jobCountExact, Samples: jobCountSamples})
+	n, err := engine.CountJobs(ctx, c.driver, lp, jobCountParams)
 	if err != nil {
 		return JobCount{}, err
 	}
 	return JobCount{Count: n.N, Exact: n.Exact}, nil
+}
+
+// JobStateCounts counts, for every state, the jobs matching p but for
+// its States (ignored, with its After, Limit, order and Scan): the tabs of
+// a search, each state with its count. The work is one JobCount's, whatever
+// the number of states: each table is read once, exactly up to 50,000 jobs;
+// beyond, a walk like a page's counts the matches exactly while it reaches
+// their end (a queue or kind few jobs have) and what it leaves is estimated
+// (JobCount.Exact). Every state has an entry.
+func (c *Client[TTx]) JobStateCounts(ctx context.Context, p JobListParams) (map[JobState]JobCount, error) {
+	p.After, p.Limit, p.States = 0, 0, nil
+	lp, err := listParams(p)
+	if err != nil {
+		return nil, err
+	}
+	lp.Now = c.now()
+	counts, err := engine.CountJobsByState(ctx, c.driver, lp, jobCountParams)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[JobState]JobCount, len(counts))
+	for s, n := range counts {
+		out[JobState(s)] = JobCount{Count: n.N, Exact: n.Exact}
+	}
+	return out, nil
 }
 
 // JobCancel cancels a job. A waiting job is cancelled at once; a running one

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/validate"
 )
 
 // Keyed jobs and unique jobs.
@@ -102,7 +103,7 @@ func uniqueFinal(states []JobState) (int, error) {
 	listed := map[JobState]bool{}
 	for _, s := range states {
 		if !droverdriver.State(s).Valid() {
-			return 0, invalidf("unique states: unknown state %s (use %v)", echo(string(s)), JobStates())
+			return 0, invalidf("unique states: unknown state %s (use %v)", validate.Echo(string(s)), JobStates())
 		}
 		listed[s] = true
 		final |= droverdriver.FinalBit(droverdriver.State(s))
@@ -139,9 +140,9 @@ func setKeyRate(p *droverdriver.InsertParams, o *InsertOpts) error {
 
 func checkKey(what, key string) error {
 	if len(key) > maxKeyBytes {
-		return invalidf("%s %s: must be at most %d bytes", what, echo(key), maxKeyBytes)
+		return invalidf("%s %s: must be at most %d bytes", what, validate.Echo(key), maxKeyBytes)
 	}
-	return checkText(what, key)
+	return validate.Text(what, key)
 }
 
 // uniqueKey is what the store's unique index holds besides the kind and,

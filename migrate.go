@@ -44,19 +44,12 @@ func Migrate(ctx context.Context, d droverdriver.Driver) (*MigrateResult, error)
 }
 
 // MigrationStatus reports the store's schema version and the latest this
-// binary knows. CheckSchema turns them into an error when they differ.
+// binary knows. droverdriver.CheckSchemaVersion turns them into an error
+// when they differ.
 func MigrationStatus(ctx context.Context, d droverdriver.Driver) (current, latest int, err error) {
 	current, err = d.SchemaVersion(ctx)
 	if err != nil {
 		return 0, 0, err
 	}
 	return current, droverdriver.LatestVersion(d), nil
-}
-
-// CheckSchema reports whether a store at version can be worked by this
-// binary, whose latest migration is latest: an error wrapping
-// ErrSchemaMissing when the store is behind (run Migrate) or
-// ErrSchemaNewer when it is ahead (upgrade Drover).
-func CheckSchema(schema string, version, latest int) error {
-	return droverdriver.CheckSchemaVersion(schema, version, latest)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/validate"
 )
 
 // Periodic jobs stored in the database (migration 014): defined, changed,
@@ -151,24 +152,21 @@ type storedArgs struct{ RawArgs }
 // params validates d as a job insert would and returns what the store
 // keeps.
 func (p *PeriodicJobSet) params(d PeriodicDefinition) (droverdriver.PeriodicParams, error) {
-	// Names are addressed in URL paths (/v1/periodic/{name}), so they
-	// keep to a queue name's characters; Go entries, never addressed by a
-	// client that typed them, keep the looser unique-key rules.
-	if !validName(d.Name, 128, "_.:-") {
-		return droverdriver.PeriodicParams{}, invalidf("periodic job name %s: use 1-128 letters, digits, '_', '.', ':' or '-', starting with a letter or digit", echo(d.Name))
+	if err := validate.PeriodicName(d.Name); err != nil {
+		return droverdriver.PeriodicParams{}, err
 	}
 	if len(d.Schedule) > 255 {
 		return droverdriver.PeriodicParams{}, invalidf("periodic job %q: schedule: %d bytes is over the limit of 255", d.Name, len(d.Schedule))
 	}
-	if err := checkText("schedule", d.Schedule); err != nil {
+	if err := validate.Text("schedule", d.Schedule); err != nil {
 		return droverdriver.PeriodicParams{}, err
 	}
 	sched, err := parseSchedule(d.Schedule)
 	if err != nil {
-		return droverdriver.PeriodicParams{}, invalidf("periodic job %q: schedule %s: %v", d.Name, echo(d.Schedule), err)
+		return droverdriver.PeriodicParams{}, invalidf("periodic job %q: schedule %s: %v", d.Name, validate.Echo(d.Schedule), err)
 	}
 	if sched.Next(time.Now()).IsZero() {
-		return droverdriver.PeriodicParams{}, invalidf("periodic job %q: schedule %s never fires", d.Name, echo(d.Schedule))
+		return droverdriver.PeriodicParams{}, invalidf("periodic job %q: schedule %s never fires", d.Name, validate.Echo(d.Schedule))
 	}
 	if len(d.Args) == 0 {
 		d.Args = json.RawMessage("{}")
@@ -305,7 +303,7 @@ func (p *PeriodicJobSet) List(ctx context.Context) ([]*PeriodicJobStatus, error)
 
 // Get returns one periodic job, or ErrPeriodicNotFound.
 func (p *PeriodicJobSet) Get(ctx context.Context, name string) (*PeriodicJobStatus, error) {
-	if err := checkText("periodic job name", name); err != nil {
+	if err := validate.Text("periodic job name", name); err != nil {
 		return nil, err
 	}
 	all, err := p.List(ctx)
@@ -328,7 +326,7 @@ func (p *PeriodicJobSet) Delete(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if err := checkText("periodic job name", name); err != nil {
+	if err := validate.Text("periodic job name", name); err != nil {
 		return err
 	}
 	if _, ok := p.local[name]; ok {
@@ -363,7 +361,7 @@ func (p *PeriodicJobSet) setPaused(ctx context.Context, name string, paused bool
 	if err != nil {
 		return nil, err
 	}
-	if err := checkText("periodic job name", name); err != nil {
+	if err := validate.Text("periodic job name", name); err != nil {
 		return nil, err
 	}
 	now := time.Now()

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/validate"
 )
 
 // The public stats types mirror the driver's, so that they convert.
@@ -139,7 +140,7 @@ func (c *Client[TTx]) QueueResume(ctx context.Context, name string) error {
 // paused kinds are independent: resuming the queue leaves its paused
 // kinds paused.
 func (c *Client[TTx]) QueuePauseKind(ctx context.Context, queue, kind string) error {
-	if err := ValidateKind(kind); err != nil {
+	if err := validate.Kind(kind); err != nil {
 		return err
 	}
 	_, err := c.setQueueSettings(ctx, droverdriver.QueueSettingsSetParams{Queue: queue, PauseKinds: []string{kind}})
@@ -149,7 +150,7 @@ func (c *Client[TTx]) QueuePauseKind(ctx context.Context, queue, kind string) er
 // QueueResumeKind undoes QueuePauseKind: jobs of the kind start again.
 // Resuming a kind that is not paused changes nothing.
 func (c *Client[TTx]) QueueResumeKind(ctx context.Context, queue, kind string) error {
-	if err := ValidateKind(kind); err != nil {
+	if err := validate.Kind(kind); err != nil {
 		return err
 	}
 	_, err := c.setQueueSettings(ctx, droverdriver.QueueSettingsSetParams{Queue: queue, ResumeKinds: []string{kind}})
@@ -180,7 +181,7 @@ func (c *Client[TTx]) QueueSetLimits(ctx context.Context, name string, l QueueLi
 // queue's producer, so that a resumed or widened queue is claimed from at
 // once.
 func (c *Client[TTx]) setQueueSettings(ctx context.Context, p droverdriver.QueueSettingsSetParams) (*QueueSettings, error) {
-	if err := ValidateQueue(p.Queue); err != nil {
+	if err := validate.Queue(p.Queue); err != nil {
 		return nil, err
 	}
 	s, err := c.driver.QueueSettingsSet(ctx, p)
@@ -196,7 +197,7 @@ func (c *Client[TTx]) setQueueSettings(ctx context.Context, p droverdriver.Queue
 // from the client's cache). A queue without stored settings, which runs
 // unpaused and unlimited, comes back with only its Name set.
 func (c *Client[TTx]) QueueGet(ctx context.Context, name string) (*QueueSettings, error) {
-	if err := ValidateQueue(name); err != nil {
+	if err := validate.Queue(name); err != nil {
 		return nil, err
 	}
 	s, err := c.driver.QueueSettingsGet(ctx, name)
@@ -216,7 +217,7 @@ func (c *Client[TTx]) QueueGet(ctx context.Context, name string) (*QueueSettings
 // the settings of a queue it does not know, so that a typo does not pause
 // a queue nobody uses, as River refuses to pause a queue it has not seen.
 func (c *Client[TTx]) QueueKnown(ctx context.Context, name string) (bool, error) {
-	if err := ValidateQueue(name); err != nil {
+	if err := validate.Queue(name); err != nil {
 		return false, err
 	}
 	return c.driver.QueueKnown(ctx, name)

@@ -13,6 +13,7 @@ import (
 	"github.com/droverhq/drover/internal/completer"
 	"github.com/droverhq/drover/internal/engine"
 	internallease "github.com/droverhq/drover/internal/lease"
+	"github.com/droverhq/drover/internal/validate"
 )
 
 // Remote is the API of remote workers: processes that do not run a Client
@@ -63,8 +64,6 @@ const (
 	// enough that a dead worker's jobs come back the same day.
 	MinRemoteLease = time.Second
 	MaxRemoteLease = 24 * time.Hour
-	// maxOwnerLen bounds the worker ID stored as the lease owner.
-	maxOwnerLen = 255
 	// maxErrorLen bounds the error message and trace of one attempt, which
 	// are appended to the job and travel with it forever.
 	maxErrorLen = 64 << 10
@@ -90,6 +89,26 @@ type ClaimParams struct {
 	WorkerName   string
 	WorkerType   string
 	WorkerLabels map[string]string
+	// Kinds are the kinds the worker runs (at most MaxClaimKinds): the
+	// claim takes jobs of those kinds only, and the worker registry
+	// records them, so that a job of a kind no live worker of its queue
+	// runs waits and is reported (Client.Unroutable) instead of being
+	// claimed and failed by a worker with no handler for it, as a Go
+	// client's claims do. Nil claims every kind, as workers that say
+	// nothing of their kinds have; an empty, non-nil list is refused.
+	Kinds []string
+}
+
+// MaxClaimKinds bounds the kinds one claim names.
+const MaxClaimKinds = 1000
+
+// kinds returns the kinds p's worker runs, sorted and without
+// duplicates, nil for every kind.
+func (p *ClaimParams) kinds() []string {
+	if p.Kinds == nil {
+		return nil
+	}
+	return slices.Compact(slices.Sorted(slices.Values(p.Kinds)))
 }
 
 // worker returns the identity p's claim presents, nil for a plain worker.
@@ -106,13 +125,13 @@ func (p *ClaimParams) worker() *droverdriver.Worker {
 // jobs, and no error, when none is claimable or the queue is paused; a
 // queue's stored limits bound what it takes, as for Go clients.
 func (r *Remote) Claim(ctx context.Context, p ClaimParams) ([]*JobRow, error) {
-	if err := ValidateQueue(p.Queue); err != nil {
+	if err := validate.Queue(p.Queue); err != nil {
 		return nil, err
 	}
 	if p.Max < 1 || p.Max > MaxClaim {
 		return nil, invalidf("max %d: must be between 1 and %d", p.Max, MaxClaim)
 	}
-	if err := ValidateOwner(p.Owner); err != nil {
+	if err := validate.Owner(p.Owner); err != nil {
 		return nil, err
 	}
 	if p.Lease < MinRemoteLease || p.Lease > MaxRemoteLease {
@@ -120,6 +139,14 @@ func (r *Remote) Claim(ctx context.Context, p ClaimParams) ([]*JobRow, error) {
 	}
 	if err := validateWorker(WorkerConfig{Name: p.WorkerName, Type: p.WorkerType, Labels: p.WorkerLabels}); err != nil {
 		return nil, err
+	}
+	if p.Kinds != nil && (len(p.Kinds) == 0 || len(p.Kinds) > MaxClaimKinds) {
+		return nil, invalidf("kinds: %d named; name 1 to %d kinds the worker runs, or none to claim every kind", len(p.Kinds), MaxClaimKinds)
+	}
+	for _, k := range p.Kinds {
+		if err := validate.Kind(k); err != nil {
+			return nil, fmt.Errorf("kinds: %w", err)
+		}
 	}
 	w := p.worker()
 	// routing: the registry learns of the worker before it claims, and
@@ -131,7 +158,8 @@ func (r *Remote) Claim(ctx context.Context, p ClaimParams) ([]*JobRow, error) {
 	// The engine applies the queue's stored settings: a remote worker
 	// brings no configuration, and a paused or limited queue must hold
 	// for it as for Go clients.
-	rows, err := r.claim(ctx, droverdriver.ClaimParams{Queue: p.Queue, Max: p.Max, Owner: p.Owner, Lease: p.Lease, Worker: w})
+	rows, err := r.claim(ctx, droverdriver.ClaimParams{Queue: p.Queue, Max: p.Max, Owner: p.Owner, Lease: p.Lease, Worker: w,
+		Kinds: p.kinds()})
 	if err != nil {
 		return nil, err
 	}

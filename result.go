@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/validate"
 )
 
 // MaxResultBytes bounds the encoded result of one job. Results are stored
@@ -67,7 +68,7 @@ func encodeResult(id int64, v any) ([]byte, error) {
 	if len(b) > MaxResultBytes {
 		return nil, invalidf("result of job %d: %d bytes is over the limit of %d", id, len(b), MaxResultBytes)
 	}
-	if err := checkJSONText("result", b); err != nil {
+	if err := validate.JSONText("result", b); err != nil {
 		return nil, fmt.Errorf("job %d: %w", id, err)
 	}
 	return b, nil

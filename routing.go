@@ -3,6 +3,7 @@ package drover
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/internal/engine"
+	"github.com/droverhq/drover/internal/validate"
 )
 
 // Routing: workers that say what they are, jobs that say where they may
@@ -55,9 +57,7 @@ const (
 	// MaxWorkerNames bounds the names one job may aim at.
 	MaxWorkerNames = 64
 	// MaxLabels bounds the labels of a worker or a job.
-	MaxLabels     = 32
-	maxLabelKey   = 63
-	maxLabelValue = 255
+	MaxLabels = validate.MaxLabels
 )
 
 // WorkerConfig says what a client's workers are (Config.Worker). The zero
@@ -78,59 +78,19 @@ type WorkerConfig struct {
 
 func (w WorkerConfig) plain() bool { return w.Name == "" && w.Type == "" && len(w.Labels) == 0 }
 
-// ValidateWorkerType reports whether name can be a worker type: the rules
-// of queue names.
-func ValidateWorkerType(name string) error {
-	if !validName(name, 128, "_.:-") {
-		return invalidf("worker type %s: use 1-128 letters, digits, '_', '.', ':' or '-', starting with a letter or digit", echo(name))
-	}
-	return nil
-}
-
-// ValidateWorkerName reports whether name can be a worker name: the rules
-// of a lease owner (a worker ID).
-func ValidateWorkerName(name string) error {
-	if name == "" || len(name) > maxOwnerLen {
-		return invalidf("worker name %s: must be 1-%d bytes", echo(name), maxOwnerLen)
-	}
-	return checkText("worker name", name)
-}
-
-// ValidateLabels reports whether labels can be a worker's or a job's:
-// at most MaxLabels, keys of 1-63 letters, digits, '_', '.', '/' or '-'
-// starting with a letter or digit, values of at most 255 bytes of text.
-func ValidateLabels(labels map[string]string) error {
-	if len(labels) > MaxLabels {
-		return invalidf("labels: %d is over the limit of %d", len(labels), MaxLabels)
-	}
-	for _, k := range slices.Sorted(maps.Keys(labels)) {
-		if !validName(k, maxLabelKey, "_./-") {
-			return invalidf("label %s: keys are 1-%d letters, digits, '_', '.', '/' or '-', starting with a letter or digit", echo(k), maxLabelKey)
-		}
-		v := labels[k]
-		if len(v) > maxLabelValue {
-			return invalidf("label %s: value of %d bytes is over the limit of %d", k, len(v), maxLabelValue)
-		}
-		if err := checkText("label "+k, v); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // validateWorker checks what a worker says of itself.
 func validateWorker(w WorkerConfig) error {
 	if w.Name != "" {
-		if err := ValidateWorkerName(w.Name); err != nil {
+		if err := validate.WorkerName(w.Name); err != nil {
 			return err
 		}
 	}
 	if w.Type != "" {
-		if err := ValidateWorkerType(w.Type); err != nil {
+		if err := validate.WorkerType(w.Type); err != nil {
 			return err
 		}
 	}
-	return ValidateLabels(w.Labels)
+	return validate.Labels(w.Labels)
 }
 
 // routingOf checks the routing options of o and returns the job's
@@ -144,7 +104,7 @@ func routingOf(o *InsertOpts) (*droverdriver.Routing, error) {
 	}
 	r := &droverdriver.Routing{Type: o.WorkerType}
 	if o.WorkerType != "" {
-		if err := ValidateWorkerType(o.WorkerType); err != nil {
+		if err := validate.WorkerType(o.WorkerType); err != nil {
 			return nil, err
 		}
 	}
@@ -152,14 +112,14 @@ func routingOf(o *InsertOpts) (*droverdriver.Routing, error) {
 		return nil, invalidf("worker names: %d is over the limit of %d", len(o.WorkerNames), MaxWorkerNames)
 	}
 	for _, n := range o.WorkerNames {
-		if err := ValidateWorkerName(n); err != nil {
+		if err := validate.WorkerName(n); err != nil {
 			return nil, err
 		}
 		if !slices.Contains(r.Names, n) {
 			r.Names = append(r.Names, n)
 		}
 	}
-	if err := ValidateLabels(o.WorkerLabels); err != nil {
+	if err := validate.Labels(o.WorkerLabels); err != nil {
 		return nil, err
 	}
 	if len(o.WorkerLabels) > 0 {
@@ -223,7 +183,7 @@ func (c *Client[TTx]) claimAsWorker(ctx context.Context, p droverdriver.ClaimPar
 // at once. A plain client (no Config.Worker) becomes a worker named by its
 // ID with these labels.
 func (c *Client[TTx]) SetWorkerLabels(ctx context.Context, labels map[string]string) error {
-	if err := ValidateLabels(labels); err != nil {
+	if err := validate.Labels(labels); err != nil {
 		return err
 	}
 	id := c.identity
@@ -247,12 +207,16 @@ func (c *Client[TTx]) SetWorkerLabels(ctx context.Context, labels map[string]str
 	return c.registerWorker(ctx)
 }
 
-// workerRecord is the client's row in the worker registry.
+// workerRecord is the client's row in the worker registry, with the kinds
+// its producers claim (the kinds it has workers for).
 func (c *Client[TTx]) workerRecord() droverdriver.WorkerRecord {
 	w, name := c.identity.get()
 	queues := slices.Sorted(maps.Keys(c.config.Queues))
 	rec := droverdriver.WorkerRecord{Name: name, Plain: w == nil, Queues: queues, Owner: c.config.ID,
 		Source: droverdriver.WorkerSourceGo}
+	if c.config.Workers != nil {
+		rec.Kinds = slices.Sorted(slices.Values(c.config.Workers.Kinds()))
+	}
 	if w != nil {
 		rec.Type, rec.Labels = w.Type, w.Labels
 	}
@@ -277,6 +241,10 @@ type WorkerInfo struct {
 	Labels map[string]string
 	// Queues it works (a Go client) or claimed from (a remote worker).
 	Queues []string
+	// Kinds it runs: a Go client's registered kinds, those a remote
+	// worker names in its claims (ClaimParams.Kinds); nil for a remote
+	// worker that named none, which claims every kind.
+	Kinds []string
 	// Owner is the lease owner of the jobs it holds (a client's ID, a
 	// remote worker's ID).
 	Owner string
@@ -301,17 +269,22 @@ func (c *Client[TTx]) Workers(ctx context.Context) ([]*WorkerInfo, error) {
 	}
 	out := make([]*WorkerInfo, len(ws))
 	for i, w := range ws {
-		out[i] = &WorkerInfo{Name: w.Name, Plain: w.Plain, Type: w.Type, Labels: w.Labels, Queues: w.Queues,
+		out[i] = &WorkerInfo{Name: w.Name, Plain: w.Plain, Type: w.Type, Labels: w.Labels, Queues: w.Queues, Kinds: w.Kinds,
 			Owner: w.Owner, Source: w.Source, StartedAt: w.StartedAt, LastSeen: w.LastSeen, JobsHeld: w.Held, Live: w.Live}
 	}
 	return out, nil
 }
 
-// UnroutableJobs are routed jobs of a queue, waiting with the same
-// routing, that no live worker can take: none that works the queue
-// matches their worker type, names and labels.
+// UnroutableJobs are jobs of a queue and kind, waiting with the same
+// routing (none, for plain jobs), that no live worker can take: none that
+// works the queue matches their worker type, names and labels and runs
+// their kind.
 type UnroutableJobs struct {
-	Queue   string
+	Queue string
+	Kind  string
+	// Routing is nil for plain jobs, which only their kind keeps waiting:
+	// the queue's live workers all named the kinds they run, and none
+	// named it.
 	Routing *Routing
 	// Jobs is how many wait; OldestRunAt is when the oldest of them could
 	// first run, FirstID the lowest of their IDs.
@@ -320,27 +293,38 @@ type UnroutableJobs struct {
 	FirstID     int64
 }
 
-// Unroutable reports the waiting routed jobs that no live worker can take,
-// grouped by queue and routing (at most 1,000 groups are read). A job
-// aimed at worker names with an AbsentPolicy other than wait is handled by
-// the leader once its workers stayed away long enough; the others wait
-// here until a matching worker appears.
+// Unroutable reports the waiting jobs that no live worker can take,
+// grouped by queue, kind and routing: routed jobs no live worker of their
+// queue matches or runs the kind of (at most 1,000 groups are read), and
+// plain jobs of a kind that none of the live workers of their queue runs,
+// where every one of them named the kinds it runs (Go clients do; so do
+// remote workers that send ClaimParams.Kinds). Such a plain job is found
+// among the first engine.KindsHead waiting jobs of its queue in claim
+// order, where a job no worker claims ends up, and counted among them.
+// A job aimed at worker names with an AbsentPolicy other than wait is
+// handled by the leader once its workers stayed away long enough; the
+// others wait here until a worker that can take them appears.
 func (c *Client[TTx]) Unroutable(ctx context.Context) ([]*UnroutableJobs, error) {
 	groups, err := c.driver.RouteWaiting(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if len(groups) == 0 {
-		return []*UnroutableJobs{}, nil
-	}
 	ws, err := engine.Workers(ctx, c.driver, time.Now())
 	if err != nil {
 		return nil, err
 	}
+	for _, q := range engine.KindQueues(ws) {
+		kinds, err := c.driver.KindsWaiting(ctx, q, engine.KindsHead)
+		if err != nil {
+			return nil, err
+		}
+		groups = append(groups, kinds...)
+	}
 	bad := engine.Unroutable(groups, ws)
 	out := make([]*UnroutableJobs, len(bad))
 	for i, g := range bad {
-		out[i] = &UnroutableJobs{Queue: g.Queue, Routing: g.Routing, Jobs: g.Jobs, OldestRunAt: g.OldestRunAt, FirstID: g.Sample}
+		out[i] = &UnroutableJobs{Queue: g.Queue, Kind: g.Kind, Routing: g.Routing, Jobs: g.Jobs, OldestRunAt: g.OldestRunAt,
+			FirstID: g.Sample}
 	}
 	return out, nil
 }
@@ -359,7 +343,7 @@ func (c *Client[TTx]) markUnroutable(ctx context.Context, rows []*JobRow) error 
 				return err
 			}
 		}
-		r.Unroutable = !engine.Routable(r.Queue, r.Routing, ws)
+		r.Unroutable = !engine.Routable(r.Queue, r.Kind, r.Routing, ws)
 	}
 	return nil
 }
@@ -377,6 +361,46 @@ func (c *Client[TTx]) QueueSetStrictOrder(ctx context.Context, name string, maxR
 		return nil, invalidf("strict order %d: must be between 0 (off) and 1000000 jobs running at once", maxRunning)
 	}
 	return c.setQueueSettings(ctx, droverdriver.QueueSettingsSetParams{Queue: name, Strict: &maxRunning})
+}
+
+// QueueHead is what a queue waits on, as QueueHeadOf reads it.
+type QueueHead struct {
+	// Job is the job at the head of the queue, nil when none waits.
+	Job *JobRow
+	// Returned says Job is a job that a claim in strict order (or under
+	// the queue's limits) started and that waits again: a retry after a
+	// failed attempt, a release, a rescue. In a queue in strict order
+	// nothing else starts until it has started again, at Job.RunAt.
+	Returned bool
+	// Running counts the queue's jobs started in strict order or under
+	// its limits that still run.
+	Running int64
+}
+
+// QueueHeadOf reports what a queue in strict order waits on, for an
+// operator who sees it stand still: the job at its head (a job that failed
+// and waits for its retry keeps that place, and nothing behind it starts)
+// and how many of its jobs run. For other queues it reports their first
+// waiting job in claim order. Two reads of the hot table through its
+// indexes, whatever the queue's length.
+func (c *Client[TTx]) QueueHeadOf(ctx context.Context, name string) (*QueueHead, error) {
+	if err := validate.Queue(name); err != nil {
+		return nil, err
+	}
+	h, err := c.driver.QueueHead(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	out := &QueueHead{Returned: h.Returned, Running: h.Running}
+	if h.ID == 0 {
+		return out, nil
+	}
+	out.Job, err = c.JobGet(ctx, h.ID)
+	if errors.Is(err, ErrNotFound) {
+		// Deleted between the two reads: it no longer waits.
+		return &QueueHead{Running: h.Running}, nil
+	}
+	return out, err
 }
 
 // registrar writes the registry rows of remote workers as they claim: a
@@ -403,11 +427,12 @@ const maxRegistered = 10_000
 // claimed registers the worker of claim p (identity w, nil for a plain
 // worker) if its row is due.
 func (g *registrar) claimed(ctx context.Context, ex droverdriver.Executor, p *ClaimParams, w *droverdriver.Worker) error {
-	rec := droverdriver.WorkerRecord{Name: p.Owner, Plain: w == nil, Owner: p.Owner, Source: droverdriver.WorkerSourceHTTP}
+	rec := droverdriver.WorkerRecord{Name: p.Owner, Plain: w == nil, Owner: p.Owner, Source: droverdriver.WorkerSourceHTTP,
+		Kinds: p.kinds()}
 	if w != nil {
 		rec.Name, rec.Type, rec.Labels = w.Name, w.Type, w.Labels
 	}
-	said := fmt.Sprint(rec.Plain, "\x00", rec.Owner, "\x00", rec.Type, "\x00", w.LabelsJSON())
+	said := fmt.Sprint(rec.Plain, "\x00", rec.Owner, "\x00", rec.Type, "\x00", w.LabelsJSON(), "\x00", rec.KindsJSON())
 	now := time.Now()
 	g.mu.Lock()
 	r := g.workers[rec.Name]

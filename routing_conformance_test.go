@@ -319,3 +319,158 @@ func TestRoutingInsertValidation(t *testing.T) {
 		}
 	})
 }
+
+// TestQueueHeadOf checks what an operator reads of a strict queue that
+// stands still: the failed job waiting for its retry at the head, with its
+// error and when it runs again, and nothing of the queue running.
+func TestQueueHeadOf(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		ctx := context.Background()
+		b := setup(t, s, 2, func(cfg *drover.Config) {
+			cfg.RetryPolicy = func(int) time.Duration { return time.Hour }
+			cfg.Queues = map[string]drover.QueueConfig{"fifo": {MaxWorkers: 2, StrictOrder: 1}}
+		})
+		if h, err := b.client.QueueHeadOf(ctx, "fifo"); err != nil || h.Job != nil || h.Returned || h.Running != 0 {
+			t.Fatalf("an empty queue: %+v, %v", h, err)
+		}
+		stuck := b.insert(t, scriptArgs{Fail: -1}, &drover.InsertOpts{Queue: "fifo"})
+		behind := b.insert(t, noopArgs{}, &drover.InsertOpts{Queue: "fifo"})
+		h, err := b.client.QueueHeadOf(ctx, "fifo")
+		if err != nil || h.Job == nil || h.Job.ID != stuck || h.Returned {
+			t.Fatalf("before any run: %+v, %v; want job %d first in claim order", h, err, stuck)
+		}
+		b.start(t)
+		waitfor.Cond(t, "the failed job to wait for its retry", func() bool {
+			j, err := b.client.JobGet(ctx, stuck)
+			return err == nil && j.State == drover.JobStateRetryable
+		})
+		h, err = b.client.QueueHeadOf(ctx, "fifo")
+		if err != nil || h.Job == nil || h.Job.ID != stuck || !h.Returned || h.Running != 0 {
+			t.Fatalf("after the failure: %+v, %v; want job %d returned at the head, none running", h, err, stuck)
+		}
+		if until := time.Until(h.Job.RunAt); until < 50*time.Minute || len(h.Job.Errors) != 1 {
+			t.Fatalf("the head runs again in %s with errors %+v; want about an hour and its error", until, h.Job.Errors)
+		}
+		if j, err := b.client.JobGet(ctx, behind); err != nil || j.State != drover.JobStateAvailable {
+			t.Fatalf("the job behind the head: %+v, %v; want it waiting", j, err)
+		}
+		if _, err := b.client.QueueHeadOf(ctx, "no such queue!"); !errors.Is(err, drover.ErrInvalid) {
+			t.Fatalf("a bad queue name: %v, want ErrInvalid", err)
+		}
+	})
+}
+
+// TestUnroutableKinds: a job of a kind no live worker of its queue runs
+// waits and is reported, whoever the workers are (issue 38: a Go worker
+// left it waiting unreported, an SDK worker claimed and failed it). Go
+// clients claim and register their kinds; a remote worker that names its
+// kinds claims only those and registers them; one that names none claims
+// every kind, so that nothing in its queue is reported for its kind.
+func TestUnroutableKinds(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		b := setup(t, s, 1, anyKind)
+		ctx := context.Background()
+		ran := &ranBy{who: map[int64]string{}}
+		routedClient(t, s, b, "go-gpu", drover.WorkerConfig{Type: "gpu"}, ran, func(cfg *drover.Config) {
+			cfg.Queues = map[string]drover.QueueConfig{"mixed": {MaxWorkers: 4}, "legacy": {MaxWorkers: 4}}
+		})
+		orphan := drover.RawArgs{KindName: "orphan", JSON: []byte(`{}`)}
+		noop := b.insert(t, noopArgs{}, &drover.InsertOpts{Queue: "mixed"})
+		gpuNoop := b.insert(t, noopArgs{}, &drover.InsertOpts{Queue: "mixed", WorkerType: "gpu"})
+		first := b.insert(t, orphan, &drover.InsertOpts{Queue: "mixed"})
+		b.insert(t, orphan, &drover.InsertOpts{Queue: "mixed"})
+		gpuOrphan := b.insert(t, orphan, &drover.InsertOpts{Queue: "mixed", WorkerType: "gpu"})
+		waitfor.Cond(t, "the Go worker runs the noop jobs", func() bool {
+			r := ran.get()
+			return r[noop] != "" && r[gpuNoop] != ""
+		})
+		type group struct {
+			queue, kind string
+			routed      bool
+			jobs, first int64
+		}
+		report := func() []group {
+			t.Helper()
+			un, err := b.client.Unroutable(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []group
+			for _, g := range un {
+				out = append(out, group{g.Queue, g.Kind, g.Routing != nil, g.Jobs, g.FirstID})
+			}
+			return out
+		}
+		want := []group{{"mixed", "orphan", true, 1, gpuOrphan}, {"mixed", "orphan", false, 2, first}}
+		if got := report(); !slices.Equal(got, want) {
+			t.Fatalf("unroutable %+v, want %+v", got, want)
+		}
+		for _, id := range []int64{first, gpuOrphan} {
+			j, err := b.client.JobGet(ctx, id)
+			if err != nil || j.State != drover.JobStateAvailable || j.Attempt != 0 || j.Unroutable != (id == gpuOrphan) {
+				t.Fatalf("job %d: %+v, %v; want it waiting, never attempted, unroutable if routed", id, j, err)
+			}
+		}
+
+		claim := func(queue, owner string, max int, kinds []string) []int64 {
+			t.Helper()
+			jobs, err := b.remote.Claim(ctx, drover.ClaimParams{Queue: queue, Max: max, Owner: owner, Lease: time.Minute, Kinds: kinds})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return idsOf(jobs)
+		}
+		// A remote worker of other kinds claims none of them and changes
+		// nothing; one that runs orphan claims one, and the other is no
+		// longer unroutable (the routed one still is: it is plain).
+		if got := claim("mixed", "py-email", 10, []string{"email"}); len(got) != 0 {
+			t.Fatalf("a worker of kind email claimed %v", got)
+		}
+		if got := report(); !slices.Equal(got, want) {
+			t.Fatalf("with a worker of kind email: unroutable %+v, want %+v", got, want)
+		}
+		if got := claim("mixed", "py-orphan", 1, []string{"orphan", "orphan"}); !slices.Equal(got, []int64{first}) {
+			t.Fatalf("a worker of kind orphan claimed %v, want [%d]", got, first)
+		}
+		if got := report(); !slices.Equal(got, want[:1]) {
+			t.Fatalf("with a worker of kind orphan: unroutable %+v, want %+v", got, want[:1])
+		}
+		ws, err := b.client.Workers(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kinds := map[string][]string{}
+		for _, w := range ws {
+			kinds[w.Name] = w.Kinds
+		}
+		if !slices.Equal(kinds["go-gpu"], []string{"test.noop"}) || !slices.Equal(kinds["py-email"], []string{"email"}) ||
+			!slices.Equal(kinds["py-orphan"], []string{"orphan"}) {
+			t.Fatalf("registered kinds %v", kinds)
+		}
+
+		// A worker that names no kinds claims every kind: its queue has
+		// no kind no worker runs.
+		b.insert(t, orphan, &drover.InsertOpts{Queue: "legacy"})
+		b.insert(t, orphan, &drover.InsertOpts{Queue: "legacy"})
+		if got := report(); len(got) != 2 || got[1].queue != "legacy" {
+			t.Fatalf("legacy before its remote worker: %+v", got)
+		}
+		if got := claim("legacy", "py-any", 1, nil); len(got) != 1 {
+			t.Fatalf("a worker of every kind claimed %v", got)
+		}
+		if got := report(); !slices.Equal(got, want[:1]) {
+			t.Fatalf("with a worker of every kind in legacy: unroutable %+v, want %+v", got, want[:1])
+		}
+		if kinds, err := b.client.Workers(ctx); err != nil || !slices.ContainsFunc(kinds, func(w *drover.WorkerInfo) bool {
+			return w.Name == "py-any" && w.Kinds == nil
+		}) {
+			t.Fatalf("py-any registered %+v, %v; want no kinds", kinds, err)
+		}
+		if _, err := b.remote.Claim(ctx, drover.ClaimParams{Queue: "mixed", Max: 1, Owner: "x", Lease: time.Minute, Kinds: []string{}}); !errors.Is(err, drover.ErrInvalid) {
+			t.Fatalf("a claim naming an empty list of kinds: %v, want ErrInvalid", err)
+		}
+		if _, err := b.remote.Claim(ctx, drover.ClaimParams{Queue: "mixed", Max: 1, Owner: "x", Lease: time.Minute, Kinds: []string{"no spaces"}}); !errors.Is(err, drover.ErrInvalid) {
+			t.Fatalf("a claim naming a bad kind: %v, want ErrInvalid", err)
+		}
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -207,6 +208,26 @@ func TestJobSearch(t *testing.T) {
 				if n.Count != int64(len(want)) || !n.Exact {
 					t.Errorf("count %+v, want exactly %d", n, len(want))
 				}
+				// The state tabs: the filter's jobs counted by state,
+				// its own states left out of the filter.
+				if len(tc.p.States) == 0 {
+					counts, err := b.client.JobStateCounts(ctx, tc.p)
+					if err != nil {
+						t.Fatal(err)
+					}
+					wantCounts := map[drover.JobState]drover.JobCount{}
+					for _, st := range drover.JobStates() {
+						wantCounts[st] = drover.JobCount{Exact: true}
+					}
+					for _, name := range tc.want {
+						c := wantCounts[js.rows[name].State]
+						c.Count++
+						wantCounts[js.rows[name].State] = c
+					}
+					if !maps.Equal(counts, wantCounts) {
+						t.Errorf("state counts %v, want %v", counts, wantCounts)
+					}
+				}
 			})
 		}
 	})
@@ -214,7 +235,7 @@ func TestJobSearch(t *testing.T) {
 
 // searchAll follows JobSearch's pages from p to the end and returns the
 // IDs listed, checking on the way that no page is longer than its limit
-// or lists a job past its scan bound.
+// or read more IDs than its scan bound.
 func searchAll(t *testing.T, c client, p drover.JobListParams) []int64 {
 	t.Helper()
 	var out []int64
@@ -229,12 +250,10 @@ func searchAll(t *testing.T, c client, p drover.JobListParams) []int64 {
 		if len(page.Jobs) > p.Limit {
 			t.Fatalf("a page of %d jobs, limit %d", len(page.Jobs), p.Limit)
 		}
-		for _, j := range page.Jobs {
-			if p.Scan > 0 && p.After > 0 && (j.ID-p.After > p.Scan || p.After-j.ID > p.Scan) {
-				t.Fatalf("job %d listed after %d with a scan bound of %d", j.ID, p.After, p.Scan)
-			}
-			out = append(out, j.ID)
+		if p.Scan > 0 && page.Scanned > p.Scan {
+			t.Fatalf("a page read %d IDs with a scan bound of %d", page.Scanned, p.Scan)
 		}
+		out = append(out, idsOf(page.Jobs)...)
 		if page.Next == 0 {
 			return out
 		}

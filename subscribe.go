@@ -3,7 +3,6 @@ package drover
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/internal/engine"
+	"github.com/droverhq/drover/internal/validate"
 )
 
 // SubscriptionHandler handles a batch of deliveries of one lane of a
@@ -53,15 +53,10 @@ func Subscribe(topic, name string, handler SubscriptionHandler, consumers, batch
 	return &Subscription{Topic: topic, Name: name, Handler: handler, Consumers: consumers, BatchSize: batchSize}
 }
 
-// topicRetryArgs is a failed message in its subscription's retry queue.
+// topicRetryArgs is a failed message in its subscription's retry queue,
+// as the engine made it (engine.TopicRetryArgs).
 type topicRetryArgs struct {
-	Topic        string          `json:"topic"`
-	Subscription string          `json:"subscription"`
-	ID           int64           `json:"id"`
-	Key          string          `json:"key,omitempty"`
-	Payload      []byte          `json:"payload"`
-	Metadata     json.RawMessage `json:"metadata,omitempty"`
-	PublishedAt  time.Time       `json:"published_at"`
+	engine.TopicRetryArgs
 }
 
 func (topicRetryArgs) Kind() string { return topicRetryKind }
@@ -80,10 +75,10 @@ func (c *Client[TTx]) prepareSubscriptions() error {
 		queues = map[string]QueueConfig{}
 	}
 	for _, s := range cfg.Subscriptions {
-		if err := ValidateTopic(s.Topic); err != nil {
+		if err := validate.Topic(s.Topic); err != nil {
 			return fmt.Errorf("config: %w", err)
 		}
-		if err := ValidateSubscription(s.Name); err != nil {
+		if err := validate.Subscription(s.Name); err != nil {
 			return fmt.Errorf("config: %w", err)
 		}
 		if s.Handler == nil {
@@ -127,7 +122,7 @@ func (c *Client[TTx]) workRetry(ctx context.Context, job *Job[topicRetryArgs]) e
 		return fmt.Errorf("no handler for subscription %s/%s in client %s", a.Topic, a.Subscription, c.config.ID)
 	}
 	d := &Delivery{ID: a.ID, Topic: a.Topic, Subscription: a.Subscription, Key: a.Key, Payload: a.Payload,
-		Metadata: a.Metadata, PublishedAt: a.PublishedAt, Attempt: job.Attempt + 1}
+		Metadata: a.Metadata, PublishedAt: a.PublishedAt, Attempt: job.Attempt + max(a.Delivered, 1)}
 	err := safeHandle(ctx, sub.Handler, []*Delivery{d})
 	var failed FailedMessages
 	if errors.As(err, &failed) {
@@ -155,13 +150,13 @@ func (c *Client[TTx]) newTopicConsumer() (*topicConsumer, error) {
 	if len(c.subs) == 0 {
 		return nil, nil
 	}
-	te, err := c.topicExec(c.driver)
+	core, err := c.consumerCore()
 	if err != nil {
 		return nil, err
 	}
-	tc := &topicConsumer{exec: te, owner: c.config.ID, lease: c.config.LeaseDuration, poll: c.config.PollInterval,
+	tc := &topicConsumer{core: core, owner: c.config.ID, lease: c.config.LeaseDuration, poll: c.config.PollInterval,
 		logger: c.config.Logger, subs: map[droverdriver.SubscriptionRef]*Subscription{}, stopTimeout: c.config.StopTimeout,
-		retryDelay: c.config.RetryPolicy, wake: make(chan struct{}, 1), metrics: c.metrics}
+		wake: make(chan struct{}, 1)}
 	for _, s := range c.subs {
 		ref := droverdriver.SubscriptionRef{Topic: s.Topic, Name: s.Name}
 		tc.subs[ref] = s
@@ -211,21 +206,32 @@ const (
 // single writer).
 const topicAckDelay = 2 * time.Millisecond
 
+// topicFetchRows bounds the messages one fetch reads, across all its
+// lanes: a consumer whose subscriptions lag at many different positions
+// would otherwise read up to its capacity times the batch size in one
+// statement (500,000 rows for the fanout bench's client) and keep its
+// loop, which also extends its leases, busy past them. With more distinct
+// positions than topicFetchRows / BatchSize, each lane's batch is smaller
+// (engine.PlanReads).
+const topicFetchRows = 20_000
+
 // topicConsumer consumes every subscription a client serves, of any
-// topics. One goroutine leases lanes (one statement for all of them),
-// reads them (one statement, each distinct range once), starts one handler
-// goroutine per lane's batch, and acks the batches that finished (one
-// statement): three statements per cycle however many topics,
-// subscriptions and lanes it covers, so that a client's cost in statements
-// does not grow with them. It wakes when a publish to any topic is
-// announced (droverdriver.TopicWake, through the client's listener), and
-// polls at the client's PollInterval in case an announcement is lost.
+// topics, through the consumer core (consume.go). One goroutine leases
+// lanes (one statement for all of them), reads them (one statement, each
+// distinct range once), starts one handler goroutine per lane's batch, and
+// acks the batches that finished (one statement): three statements per
+// cycle however many topics, subscriptions and lanes it covers, so that a
+// client's cost in statements does not grow with them. It wakes when a
+// publish to any topic is announced (droverdriver.TopicWake, through the
+// client's listener), and polls at the client's PollInterval in case an
+// announcement is lost. A lane it no longer holds (its extend found the
+// lease gone) stops its handler (ErrLaneLost), and it never reads a lane
+// whose lease it cannot vouch for.
 type topicConsumer struct {
-	exec        droverdriver.TopicExecutor
+	core        *topicCore
 	owner       string
 	lease, poll time.Duration
 	stopTimeout time.Duration
-	retryDelay  func(attempt int) time.Duration
 	logger      *slog.Logger
 	subs        map[droverdriver.SubscriptionRef]*Subscription
 	refs        []droverdriver.SubscriptionRef
@@ -240,7 +246,6 @@ type topicConsumer struct {
 	wokenMu  sync.Mutex
 	woken    map[string]bool
 	wokenAll bool
-	metrics  *clientMetrics
 	// dropped is the Dropped count of each lane last reported, so that
 	// a lag past retention is reported once per loss.
 	dropped map[laneKey]int64
@@ -248,7 +253,7 @@ type topicConsumer struct {
 	// leased (LaneAck.Keep): the next fetch reads them again without a
 	// lease statement. Under a backlog a consumer's cycle is then a read
 	// and an ack, and leases only pick up lanes no one holds.
-	kept []keptLane
+	kept []heldLane
 	// news says that lanes may have become leasable since the last lease
 	// began: a publish woke the consumer, the poll or a recheck came
 	// due, or the last lease took all it was allowed to. Without news a
@@ -265,12 +270,6 @@ type topicConsumer struct {
 	// leased is how many lanes the last fetch leased, -1 when it leased
 	// none for want of news or room.
 	leased int
-}
-
-// keptLane is a lane held on after its ack, at its new cursor.
-type keptLane struct {
-	lane  droverdriver.LeasedLane
-	token droverdriver.LeaseToken
 }
 
 // laneKey names a lane of a subscription.
@@ -331,232 +330,284 @@ func (tc *topicConsumer) leaseRefs(all bool) ([]droverdriver.SubscriptionRef, []
 	return refs, topics
 }
 
-// laneBatch is one leased lane's batch and, once handled, its outcome.
-type laneBatch struct {
-	lane  droverdriver.LeasedLane
-	token droverdriver.LeaseToken
-	rows  []*droverdriver.MessageRow
-	// full says that the read was cut at the batch's size, so that more
-	// messages are likely waiting: the ack keeps the lane.
-	full   bool
-	failed map[int]error // index in rows → error
+// running is a batch whose handler runs.
+type running struct {
+	*topicBatch
+	// cancel stops the handler: ErrLaneLost when the lane was lost, then
+	// lost is set and the outcome dropped.
+	cancel context.CancelCauseFunc
+	lost   bool
+}
+
+// consumerLoop is the state of one run of a topicConsumer.
+type consumerLoop struct {
+	tc *topicConsumer
+	// ctx stops the consumer; handlers run under handlerCtx, which only
+	// the stop timeout cancels, so that a stop lets them finish.
+	ctx            context.Context
+	handlerCtx     context.Context
+	cancelHandlers context.CancelFunc
+	done           chan *running
+	held           map[*running]bool
+	finished       []*running
+	firstDone      time.Time // when the oldest batch of finished was
+	lastExtend     time.Time
+	timer          *time.Timer
+	extendTick     *time.Ticker
+	giveUp         <-chan time.Time
+	woken          bool
+	// recheck is the delay of the last recheck of a chain (0: none),
+	// recheckAt when the next one is due (zero: none pending).
+	recheck   time.Duration
+	recheckAt time.Time
 }
 
 func (tc *topicConsumer) run(ctx context.Context) {
+	l := &consumerLoop{tc: tc, ctx: ctx, done: make(chan *running, tc.capacity), held: map[*running]bool{},
+		timer: time.NewTimer(0), extendTick: time.NewTicker(tc.lease / 3), woken: true, lastExtend: time.Now()}
+	l.handlerCtx, l.cancelHandlers = context.WithCancel(context.WithoutCancel(ctx))
 	// order: lanes kept by the last acks before a stop are released, so
 	// that other consumers need not wait for their leases to expire.
 	defer tc.releaseKept(context.WithoutCancel(ctx))
-	done := make(chan *laneBatch, tc.capacity)
-	handlerCtx, cancelHandlers := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancelHandlers()
-	inFlight := 0
-	held := map[*laneBatch]bool{}
-	var finished []*laneBatch
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	extend := time.NewTicker(tc.lease / 3)
-	defer extend.Stop()
-	woken := true
+	defer l.cancelHandlers()
+	defer l.timer.Stop()
+	defer l.extendTick.Stop()
 	tc.news, tc.newsAll = true, true
-	// recheck is the delay of the last recheck of a chain (0: none),
-	// recheckAt when the next one is due (zero: none pending).
-	var recheck time.Duration
-	var recheckAt time.Time
-	var firstDone time.Time // when the oldest batch of finished was
 	for {
-		if len(finished) > 0 && (inFlight == 0 || ctx.Err() != nil || time.Since(firstDone) >= topicAckDelay) {
-			if err := tc.ack(context.WithoutCancel(ctx), finished, ctx.Err() == nil); err != nil {
-				// The lanes stay leased until they expire, then their
-				// batches are delivered again: at least once.
-				tc.logger.Warn("topic consumer: ack failed", "error", err)
-			}
-			finished = finished[:0]
-		}
-		wait := tc.poll
-		// A lease looks at the heads of the client's topic lanes and the
-		// lanes behind them, so it waits until a quarter of the capacity
-		// is free (or nothing runs) rather than running for each batch
-		// that finishes: with several clients, leases that come back
-		// nearly empty were most of the store's work.
-		room := tc.capacity - inFlight
-		if ctx.Err() == nil && room > 0 {
-			if time.Since(tc.lastLease) >= tc.poll {
-				tc.news, tc.newsAll = true, true
-			}
-			lease := tc.news && (inFlight == 0 || room >= (tc.capacity+3)/4)
-			started, err := tc.fetch(ctx, handlerCtx, room, lease, done, held)
-			if err != nil && ctx.Err() == nil {
-				tc.logger.Warn("topic consumer: fetch failed", "error", err)
-			}
-			inFlight += started
-			switch {
-			case tc.leased > 0:
-				recheck, recheckAt = 0, time.Time{}
-			case tc.leased == 0 && (woken || recheck > 0):
-				if recheck = max(2*recheck, topicRecheckMin); recheck > topicRecheckMax {
-					recheck = 0
-				} else {
-					recheckAt = time.Now().Add(recheck)
-				}
-			}
-			if len(tc.kept) > 0 && inFlight < tc.capacity {
-				wait = 0 // kept lanes left for the next fetch
-			}
-		}
-		woken = false
-		if ctx.Err() != nil && inFlight == 0 && len(finished) == 0 {
+		l.ackDue()
+		l.extendDue()
+		wait := l.fetch()
+		if ctx.Err() != nil && len(l.held) == 0 && len(l.finished) == 0 {
 			return
 		}
-		if !recheckAt.IsZero() {
-			wait = min(wait, max(time.Until(recheckAt), 0))
-		}
-		if len(finished) > 0 {
-			wait = min(wait, max(topicAckDelay-time.Since(firstDone), 0))
-		}
-		if !timer.Stop() {
-			select {
-			case <-timer.C:
-			default:
-			}
-		}
-		timer.Reset(wait)
-		stopping := ctx.Done()
-		var giveUp <-chan time.Time
-		if ctx.Err() != nil {
-			stopping = nil
-			giveUp = time.After(tc.stopTimeout)
-		}
-		select {
-		case b := <-done:
-			waiting := len(finished)
-			if waiting == 0 {
-				firstDone = time.Now()
-			}
-			finished = append(finished, b)
-		drain:
-			for {
-				select {
-				case b := <-done:
-					finished = append(finished, b)
-				default:
-					break drain
-				}
-			}
-			for _, b := range finished[waiting:] {
-				delete(held, b)
-			}
-			inFlight -= len(finished) - waiting
-		case <-extend.C:
-			tc.extend(ctx, held)
-		case <-tc.wake:
-			woken, tc.news = true, true
-		case <-timer.C:
-			// A due recheck brings news; the poll's is the lease's age
-			// (above), and the turns that ack or read kept lanes bring
-			// none.
-			if !recheckAt.IsZero() && !time.Now().Before(recheckAt) {
-				tc.news, recheckAt = true, time.Time{}
-				if tc.leasedTopics == nil {
-					tc.newsAll = true
-				} else {
-					tc.wakeTopics(tc.leasedTopics...)
-				}
-			}
-		case <-stopping:
-		case <-giveUp:
-			// Handlers still running past the stop timeout lose their
-			// lanes to the lease: another consumer redelivers them.
-			cancelHandlers()
+		if !l.wait(wait) {
 			return
 		}
 	}
 }
 
-// topicFetchRows bounds the messages one fetch reads, across all its
-// lanes: a consumer whose subscriptions lag at many different positions
-// would otherwise read up to its capacity times the batch size in one
-// statement (500,000 rows for the fanout bench's client) and keep its
-// loop, which also extends its leases, busy past them. With more distinct
-// positions than topicFetchRows / BatchSize, each lane's batch is smaller
-// (engine.PlanReads).
-const topicFetchRows = 20_000
+// ackDue acks the finished batches once none is running, the consumer
+// stops, or the oldest has waited topicAckDelay for the others.
+func (l *consumerLoop) ackDue() {
+	if len(l.finished) == 0 || len(l.held) > 0 && l.ctx.Err() == nil && time.Since(l.firstDone) < topicAckDelay {
+		return
+	}
+	if err := l.tc.ack(context.WithoutCancel(l.ctx), l.finished, l.ctx.Err() == nil); err != nil {
+		// The lanes stay leased until they expire, then their batches are
+		// delivered again: at least once.
+		l.tc.logger.Warn("topic consumer: ack failed", "error", err)
+	}
+	l.finished = l.finished[:0]
+}
+
+// extendDue extends the leases of the running batches and kept lanes every
+// third of the lease, before anything else of the turn: after a pause
+// (the process stopped, the loop starved) the leases are checked before a
+// batch starts, and a lane the store no longer holds for the consumer stops
+// its handler.
+func (l *consumerLoop) extendDue() {
+	if time.Since(l.lastExtend) < l.tc.lease/3 {
+		return
+	}
+	l.lastExtend = time.Now()
+	l.tc.extend(l.ctx, l.held)
+}
+
+// fetch starts batches while the consumer has room and is not stopping,
+// and returns how long the loop may wait before its next turn.
+func (l *consumerLoop) fetch() time.Duration {
+	tc := l.tc
+	room := tc.capacity - len(l.held)
+	if l.ctx.Err() != nil || room <= 0 {
+		return tc.poll
+	}
+	if time.Since(tc.lastLease) >= tc.poll {
+		tc.news, tc.newsAll = true, true
+	}
+	// A lease looks at the heads of the client's topic lanes and the
+	// lanes behind them, so it waits until a quarter of the capacity is
+	// free (or nothing runs) rather than running for each batch that
+	// finishes: with several clients, leases that come back nearly empty
+	// were most of the store's work.
+	lease := tc.news && (len(l.held) == 0 || room >= (tc.capacity+3)/4)
+	batches, err := tc.fetch(l.ctx, room, lease)
+	if err != nil && l.ctx.Err() == nil {
+		tc.logger.Warn("topic consumer: fetch failed", "error", err)
+	}
+	for _, b := range batches {
+		l.start(b)
+	}
+	switch {
+	case tc.leased > 0:
+		l.recheck, l.recheckAt = 0, time.Time{}
+	case tc.leased == 0 && (l.woken || l.recheck > 0):
+		if l.recheck = max(2*l.recheck, topicRecheckMin); l.recheck > topicRecheckMax {
+			l.recheck = 0
+		} else {
+			l.recheckAt = time.Now().Add(l.recheck)
+		}
+	}
+	l.woken = false
+	if len(tc.kept) > 0 && len(l.held) < tc.capacity {
+		return 0 // kept lanes left for the next fetch
+	}
+	return tc.poll
+}
+
+// start runs a batch's handler in a goroutine of its own.
+func (l *consumerLoop) start(b *topicBatch) {
+	ctx, cancel := context.WithCancelCause(l.handlerCtx)
+	r := &running{topicBatch: b, cancel: cancel}
+	l.held[r] = true
+	go l.tc.handle(ctx, l.tc.sub(b.lane.LeasedLane), r, l.done)
+}
+
+// wait waits up to wait for the next event, and reports whether the loop
+// goes on.
+func (l *consumerLoop) wait(wait time.Duration) bool {
+	if !l.recheckAt.IsZero() {
+		wait = min(wait, max(time.Until(l.recheckAt), 0))
+	}
+	if len(l.finished) > 0 {
+		wait = min(wait, max(topicAckDelay-time.Since(l.firstDone), 0))
+	}
+	l.timer.Reset(wait)
+	stopping := l.ctx.Done()
+	if l.ctx.Err() != nil {
+		stopping = nil
+		if l.giveUp == nil {
+			l.giveUp = time.After(l.tc.stopTimeout)
+		}
+	}
+	select {
+	case r := <-l.done:
+		l.finish(r)
+		for {
+			select {
+			case r := <-l.done:
+				l.finish(r)
+			default:
+				return true
+			}
+		}
+	case <-l.extendTick.C:
+	case <-l.tc.wake:
+		l.woken, l.tc.news = true, true
+	case <-l.timer.C:
+		// A due recheck brings news; the poll's is the lease's age
+		// (fetch), and the turns that ack or read kept lanes bring none.
+		if !l.recheckAt.IsZero() && !time.Now().Before(l.recheckAt) {
+			l.tc.news, l.recheckAt = true, time.Time{}
+			if l.tc.leasedTopics == nil {
+				l.tc.newsAll = true
+			} else {
+				l.tc.wakeTopics(l.tc.leasedTopics...)
+			}
+		}
+	case <-stopping:
+	case <-l.giveUp:
+		// Handlers still running past the stop timeout lose their lanes
+		// to the lease: another consumer redelivers them.
+		l.cancelHandlers()
+		return false
+	}
+	if !l.timer.Stop() {
+		select {
+		case <-l.timer.C:
+		default:
+		}
+	}
+	return true
+}
+
+// finish takes a batch whose handler returned: to be acked, or dropped when
+// its lane was lost meanwhile.
+func (l *consumerLoop) finish(r *running) {
+	delete(l.held, r)
+	if r.lost {
+		return
+	}
+	if len(l.finished) == 0 {
+		l.firstDone = time.Now()
+	}
+	l.finished = append(l.finished, r)
+}
 
 // fetch reads up to room kept lanes and, when lease says so and room is
-// left, leases more, reads their batches and starts a handler for each; it
-// returns how many it started. Kept lanes past room stay kept, for the
-// next fetch.
-func (tc *topicConsumer) fetch(ctx, handlerCtx context.Context, room int, lease bool, done chan<- *laneBatch, held map[*laneBatch]bool) (int, error) {
-	var leased []droverdriver.LeasedLane
-	var tokens []droverdriver.LeaseToken
+// left, leases more, and reads them: it returns the batches to start. Kept
+// lanes past room stay kept, for the next fetch; kept lanes whose lease may
+// have lapsed (a pause longer than a third of it) are read only once an
+// extend confirmed them.
+func (tc *topicConsumer) fetch(ctx context.Context, room int, lease bool) ([]*topicBatch, error) {
 	take := min(len(tc.kept), room)
-	for _, k := range tc.kept[:take] {
-		leased, tokens = append(leased, k.lane), append(tokens, k.token)
-	}
+	lanes := tc.confirm(ctx, tc.kept[:take:take])
 	tc.kept = tc.kept[:copy(tc.kept, tc.kept[take:])]
 	tc.leased = -1
-	if lease && room > len(leased) {
-		token := droverdriver.NewLeaseToken()
-		want := room - len(leased)
+	var leaseErr error
+	if lease && room > take {
+		want := room - take
 		tc.lastLease = time.Now()
 		var refs []droverdriver.SubscriptionRef
 		refs, tc.leasedTopics = tc.leaseRefs(tc.newsAll)
-		// A lease cancelled in flight may still commit, leaving lanes
-		// leased that no one works until they expire: it runs to its end.
-		more, err := tc.exec.TopicLease(context.WithoutCancel(ctx), droverdriver.TopicLeaseParams{Subscriptions: refs,
-			Owner: tc.owner, Token: token, Lease: tc.lease, Max: want, Now: tc.lastLease})
+		limits := make([]int, len(refs))
+		for i, ref := range refs {
+			limits[i] = tc.subs[ref].BatchSize
+		}
+		more, err := tc.core.lease(ctx, leaseParams{refs: refs, limits: limits, owner: tc.owner, lease: tc.lease, max: want,
+			waiting: min(max(2*tc.poll, time.Second), tc.lease)})
 		// A lease that took all it was allowed may have left more,
 		// perhaps of topics it did not look at.
-		tc.news, tc.leased = err != nil || len(more) == want, len(more)
+		tc.news, tc.leased, leaseErr = err != nil || len(more) == want, len(more), err
 		tc.newsAll = tc.news
-		if err != nil && len(leased) == 0 {
-			return 0, err
-		}
-		for _, l := range more {
-			leased, tokens = append(leased, l), append(tokens, token)
-		}
+		lanes = append(lanes, more...)
 	}
-	if len(leased) == 0 {
-		return 0, nil
+	if len(lanes) == 0 {
+		return nil, leaseErr
 	}
-	tc.reportDropped(leased)
-	batchSize := 1
-	for _, l := range leased {
-		batchSize = max(batchSize, tc.sub(l).BatchSize)
-	}
-	plan := engine.PlanReads(leased, batchSize, topicFetchRows)
-	// order: the lanes are ours now; a stop must not strand them leased
-	// until they expire, so the read runs to its end.
-	rows, err := tc.exec.TopicRead(context.WithoutCancel(ctx), plan.Params)
-	if err != nil {
-		// Released at their own cursors, or back when the leases expire.
-		release := make([]*laneBatch, len(leased))
-		for i, l := range leased {
-			release[i] = &laneBatch{lane: l, token: tokens[i]}
-		}
-		return 0, errors.Join(err, tc.ack(context.WithoutCancel(ctx), release, false))
-	}
-	for i, batch := range engine.Deliveries(plan, rows) {
-		l := leased[i]
-		sub := tc.sub(l)
-		n := min(sub.BatchSize, plan.Params.Limit)
-		b := &laneBatch{lane: l, token: tokens[i], rows: batch[:min(len(batch), n)], full: len(batch) >= n}
-		held[b] = true
-		go tc.handle(handlerCtx, sub, b, done)
-	}
-	return len(leased), nil
+	tc.reportDropped(lanes)
+	batches, err := tc.core.read(ctx, lanes, topicFetchRows, 0)
+	return batches, errors.Join(leaseErr, err)
 }
 
-// releaseKept frees the kept lanes at their cursors.
+// confirm returns the kept lanes whose leases are sure to run for another
+// third of the lease, and of the others those an extend still found held:
+// after a pause past the lease, another consumer may have taken a kept
+// lane and acked beyond the cursor this consumer would read it from.
+func (tc *topicConsumer) confirm(ctx context.Context, kept []heldLane) []heldLane {
+	var sure, unsure []heldLane
+	for _, k := range kept {
+		if time.Until(k.validUntil) > tc.lease/3 {
+			sure = append(sure, k)
+		} else {
+			unsure = append(unsure, k)
+		}
+	}
+	if len(unsure) == 0 {
+		return sure
+	}
+	start := time.Now()
+	held, err := tc.core.extend(ctx, unsure, tc.lease)
+	if err != nil {
+		tc.logger.Warn("topic consumer: confirming kept lanes failed; they are left to expire", "error", err)
+		return sure
+	}
+	for i, k := range unsure {
+		if held[i] {
+			k.validUntil = start.Add(tc.lease)
+			sure = append(sure, k)
+		}
+	}
+	return sure
+}
+
+// releaseKept hands the kept lanes back where they stand.
 func (tc *topicConsumer) releaseKept(ctx context.Context) {
 	if len(tc.kept) == 0 {
 		return
 	}
-	release := make([]*laneBatch, len(tc.kept))
-	for i, k := range tc.kept {
-		release[i] = &laneBatch{lane: k.lane, token: k.token}
-	}
+	kept := tc.kept
 	tc.kept = nil
-	if err := tc.ack(ctx, release, false); err != nil {
+	if _, err := tc.core.release(ctx, kept); err != nil {
 		tc.logger.Warn("topic consumer: releasing kept lanes failed; they return when their leases expire", "error", err)
 	}
 }
@@ -569,8 +620,8 @@ func (tc *topicConsumer) sub(l droverdriver.LeasedLane) *Subscription {
 // reportDropped logs ErrSubscriptionBehind for leased lanes whose
 // subscription lost messages to retention since the last report (or since
 // the client started).
-func (tc *topicConsumer) reportDropped(leased []droverdriver.LeasedLane) {
-	for _, l := range leased {
+func (tc *topicConsumer) reportDropped(lanes []heldLane) {
+	for _, l := range lanes {
 		k := laneKey{droverdriver.SubscriptionRef{Topic: l.Topic, Name: l.Subscription}, l.Lane}
 		if l.Dropped > tc.dropped[k] {
 			if tc.dropped == nil {
@@ -583,123 +634,98 @@ func (tc *topicConsumer) reportDropped(leased []droverdriver.LeasedLane) {
 	}
 }
 
-func (tc *topicConsumer) handle(ctx context.Context, sub *Subscription, b *laneBatch, done chan<- *laneBatch) {
-	defer func() { done <- b }()
-	if len(b.rows) == 0 {
-		return
-	}
-	batch := make([]*Delivery, len(b.rows))
-	for i, m := range b.rows {
-		batch[i] = delivery(sub.Topic, sub.Name, m)
-	}
-	err := safeHandle(ctx, sub.Handler, batch)
+// handle runs a batch's handler and records its outcome.
+func (tc *topicConsumer) handle(ctx context.Context, sub *Subscription, r *running, done chan<- *running) {
+	defer func() {
+		r.cancel(nil)
+		done <- r
+	}()
+	err := safeHandle(ctx, sub.Handler, r.deliveries())
 	if err == nil {
 		return
 	}
-	b.failed = map[int]error{}
 	var failed FailedMessages
-	if errors.As(err, &failed) {
-		for i, m := range b.rows {
-			if e, ok := failed[m.ID]; ok {
-				b.failed[i] = e
-			}
-		}
+	if !errors.As(err, &failed) {
+		r.failAll = err.Error()
 		return
 	}
-	for i := range b.rows {
-		b.failed[i] = err
+	r.failed = make(map[int64]string, len(failed))
+	for id, e := range failed {
+		r.failed[id] = "failed"
+		if e != nil {
+			r.failed[id] = e.Error()
+		}
 	}
 }
 
 // ack moves the cursors of finished batches past them, failed messages
-// becoming retry jobs in the same statement's transaction. With keep, lanes
-// whose batch was full stay leased and are read again by the next fetch.
-func (tc *topicConsumer) ack(ctx context.Context, finished []*laneBatch, keep bool) error {
-	p := droverdriver.TopicAckParams{Now: time.Now(), Lease: tc.lease}
-	delivered := 0
-	for _, b := range finished {
-		delivered += len(b.rows)
-		sub := tc.sub(b.lane)
-		p.Acks = append(p.Acks, droverdriver.LaneAck{Topic: b.lane.Topic, Subscription: b.lane.Subscription, Lane: b.lane.Lane, Token: b.token,
-			Cursor: engine.AckCursor(b.lane.Cursor, b.rows), Keep: keep && b.full})
-		for i, m := range b.rows {
-			e, ok := b.failed[i]
-			if !ok {
-				continue
-			}
-			job, err := tc.retryJob(sub, b.lane.MaxAttempts, m, e)
-			if err != nil {
-				return err
-			}
-			p.Retries = append(p.Retries, job)
-			p.RetryAck = append(p.RetryAck, len(p.Acks)-1)
-		}
+// becoming retry jobs in the same transaction. With keep, lanes whose
+// batch was full stay leased, if the store keeps them, and are read again
+// by the next fetch.
+func (tc *topicConsumer) ack(ctx context.Context, finished []*running, keep bool) error {
+	batches := make([]*topicBatch, len(finished))
+	for i, r := range finished {
+		batches[i] = r.topicBatch
 	}
-	accepted, err := tc.exec.TopicAck(ctx, p)
-	if err == nil && len(accepted) == len(p.Acks) {
-		tc.metrics.topicDelivered.Add(int64(delivered))
-	} else {
-		for _, i := range accepted {
-			tc.metrics.topicDelivered.Add(int64(len(finished[i].rows)))
-		}
-	}
-	for _, i := range accepted {
-		if a := p.Acks[i]; a.Keep {
-			l := finished[i].lane
-			l.Cursor = a.Cursor
-			tc.kept = append(tc.kept, keptLane{lane: l, token: a.Token})
-		}
-	}
-	return err
-}
-
-// retryJob is the job a failed message becomes: keyed by the message's key
-// (within its subscription) so that retries of one key run in order among
-// themselves, due after the retry policy's delay for a first failure,
-// holding the error, and with the attempts the subscription's stored
-// maxAttempts leaves after the first delivery.
-func (tc *topicConsumer) retryJob(sub *Subscription, maxAttempts int, m *droverdriver.MessageRow, cause error) (droverdriver.InsertParams, error) {
-	return retryJob(sub.Topic, sub.Name, maxAttempts, m, cause.Error(), time.Now().Add(tc.retryDelay(1)))
-}
-
-// retryJob is the job a failed message m of subscription sub of topic
-// becomes, due at runAt; see topicConsumer.retryJob.
-func retryJob(topic, sub string, maxAttempts int, m *droverdriver.MessageRow, cause string, runAt time.Time) (droverdriver.InsertParams, error) {
-	args, err := json.Marshal(topicRetryArgs{Topic: topic, Subscription: sub, ID: m.ID, Key: m.Key,
-		Payload: m.Payload, Metadata: json.RawMessage(m.Metadata), PublishedAt: m.PublishedAt})
+	start := time.Now()
+	outcomes, err := tc.core.ack(ctx, batches, keep, tc.lease)
 	if err != nil {
-		return droverdriver.InsertParams{}, err
+		return err
 	}
-	meta, _ := json.Marshal(map[string]string{"first_error": truncate(cause, 1024)})
-	p := droverdriver.InsertParams{Queue: RetryQueue(topic), Kind: topicRetryKind, Args: args,
-		Metadata: meta, MaxAttempts: max(maxAttempts-1, 1), RunAt: runAt}
-	if m.Key != "" {
-		p.Key, p.KeyLimit = sub+"/"+m.Key, 1
+	for i, o := range outcomes {
+		if !o.Kept {
+			continue
+		}
+		b := batches[i]
+		l := b.lane
+		l.Cursor = engine.AckCursor(l.Cursor, b.rows)
+		l.Attempt, l.To, l.Limit, l.region = 1, droverdriver.PositionMax, tc.sub(l.LeasedLane).BatchSize, 0
+		l.validUntil = start.Add(tc.lease)
+		tc.kept = append(tc.kept, l)
 	}
-	return p, nil
+	return nil
 }
 
-func truncate(s string, n int) string {
-	if len(s) > n {
-		return s[:n]
-	}
-	return s
-}
-
-// extend renews the leases of lanes whose handlers still run, and of
-// kept lanes waiting for a fetch.
-func (tc *topicConsumer) extend(ctx context.Context, held map[*laneBatch]bool) {
+// extend renews the leases of lanes whose handlers still run, and of kept
+// lanes waiting for a fetch. The lanes the store no longer holds for the
+// consumer are lost: their handlers are stopped (ErrLaneLost) and their
+// outcomes dropped, and lost kept lanes are forgotten.
+func (tc *topicConsumer) extend(ctx context.Context, held map[*running]bool) {
 	if len(held) == 0 && len(tc.kept) == 0 {
 		return
 	}
-	p := droverdriver.TopicExtendParams{Lease: tc.lease, Now: time.Now()}
-	for b := range held {
-		p.Lanes = append(p.Lanes, droverdriver.LaneAck{Topic: b.lane.Topic, Subscription: b.lane.Subscription, Lane: b.lane.Lane, Token: b.token})
+	runs := make([]*running, 0, len(held))
+	lanes := make([]heldLane, 0, len(held)+len(tc.kept))
+	for r := range held {
+		if !r.lost {
+			runs = append(runs, r)
+			lanes = append(lanes, r.lane)
+		}
 	}
-	for _, k := range tc.kept {
-		p.Lanes = append(p.Lanes, droverdriver.LaneAck{Topic: k.lane.Topic, Subscription: k.lane.Subscription, Lane: k.lane.Lane, Token: k.token})
+	lanes = append(lanes, tc.kept...)
+	start := time.Now()
+	ok, err := tc.core.extend(ctx, lanes, tc.lease)
+	if err != nil {
+		if ctx.Err() == nil {
+			tc.logger.Warn("topic consumer: extend failed", "error", err)
+		}
+		return
 	}
-	if _, err := tc.exec.TopicExtend(ctx, p); err != nil && ctx.Err() == nil {
-		tc.logger.Warn("topic consumer: extend failed", "error", err)
+	for i, r := range runs {
+		if ok[i] {
+			r.lane.validUntil = start.Add(tc.lease)
+			continue
+		}
+		r.lost = true
+		r.cancel(ErrLaneLost)
+		tc.logger.Warn("topic consumer: "+ErrLaneLost.Error(), "topic", r.lane.Topic, "subscription", r.lane.Subscription, "lane", r.lane.Lane)
 	}
+	kept := tc.kept[:0]
+	for i, k := range tc.kept {
+		if ok[len(runs)+i] {
+			k.validUntil = start.Add(tc.lease)
+			kept = append(kept, k)
+		}
+	}
+	tc.kept = kept
 }

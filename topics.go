@@ -11,6 +11,7 @@ import (
 
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/internal/engine"
+	"github.com/droverhq/drover/internal/validate"
 )
 
 // Topics: publish a message once, deliver it to every subscription of its
@@ -38,7 +39,7 @@ const (
 	// topic generations (maintenance.TopicRetainer).
 	topicRetainInterval = 10 * time.Second
 	// topicRetryKind is the kind of the jobs failed messages become.
-	topicRetryKind = "drover.topic"
+	topicRetryKind = engine.TopicRetryKind
 )
 
 // ErrTopicNotFound is returned by calls that name a topic that is not
@@ -55,9 +56,12 @@ type Message struct {
 	// key: every subscription handles a key's messages one batch at a
 	// time, in publish order. Keyless messages spread over all lanes.
 	Key string
-	// Payload is delivered as is.
+	// Payload is delivered as is: any bytes, at most
+	// MaxMessagePayloadBytes.
 	Payload []byte
-	// Metadata is free-form JSON (an object) stored with the message.
+	// Metadata is free-form JSON (an object) stored with the message, at
+	// most MaxMetadataBytes, of text a store can hold (no NUL, valid
+	// UTF-8, no unpaired surrogate escape), as a job's metadata.
 	Metadata json.RawMessage
 }
 
@@ -69,8 +73,11 @@ type Delivery struct {
 	Payload             []byte
 	Metadata            json.RawMessage
 	PublishedAt         time.Time
-	// Attempt is 1 for the first delivery to this subscription, more when
-	// the message failed before and comes from the retry queue.
+	// Attempt counts the deliveries of this message to this subscription,
+	// this one included: 1 for the first, more when an earlier delivery's
+	// lease expired before its ack (a consumer died or hung with it) or
+	// the message failed and comes from the retry queue. Past the
+	// subscription's MaxAttempts the message is dead.
 	Attempt int
 }
 
@@ -81,10 +88,11 @@ type TopicOpts struct {
 	Lanes int
 	// Retention is how long a message is kept for subscriptions that have
 	// not read it (default TopicRetentionDefault; negative: until every
-	// subscription has passed it, however long). A message every
-	// subscription has passed goes sooner. Messages leave by whole
-	// generations (docs/topics.md), so they may stay up to one generation
-	// longer. Fixed at creation.
+	// subscription has passed it, however long), measured by the store's
+	// clock. It holds whatever other topics do; messages leave with their
+	// generation (docs/topics.md), so they may stay up to one generation
+	// longer, and a message every subscription has passed may go sooner,
+	// with its generation. Fixed at creation.
 	Retention time.Duration
 }
 
@@ -167,28 +175,11 @@ const PublisherStallAfter = time.Minute
 // reports the count.
 var ErrSubscriptionBehind = droverdriver.ErrSubscriptionBehind
 
-// ValidateTopic reports whether name can be a topic name; it makes the
-// name of the topic's retry queue ("topic:<topic>"), hence its length.
-func ValidateTopic(name string) error {
-	if !validName(name, 56, "_.-") {
-		return invalidf("topic %s: use 1-56 letters, digits, '_', '.' or '-', starting with a letter or digit", echo(name))
-	}
-	return nil
-}
-
-// ValidateSubscription reports whether name can be a subscription name.
-func ValidateSubscription(name string) error {
-	if !validName(name, 64, "_.-") {
-		return invalidf("subscription %s: use 1-64 letters, digits, '_', '.' or '-', starting with a letter or digit", echo(name))
-	}
-	return nil
-}
-
 // RetryQueue is the queue of the jobs that failed messages of a topic's
 // subscriptions become (the job's args name the subscription). One queue
 // per topic rather than per subscription: each queue a client serves is a
 // producer that polls, and a topic may have thousands of subscriptions.
-func RetryQueue(topic string) string { return "topic:" + topic }
+func RetryQueue(topic string) string { return engine.TopicRetryQueue(topic) }
 
 func (c *Client[TTx]) topicExec(exec any) (droverdriver.TopicExecutor, error) {
 	te, ok := exec.(droverdriver.TopicExecutor)
@@ -201,7 +192,7 @@ func (c *Client[TTx]) topicExec(exec any) (droverdriver.TopicExecutor, error) {
 // CreateTopic stores a topic, or returns the stored one of that name
 // (whose lanes stay as they were).
 func (c *Client[TTx]) CreateTopic(ctx context.Context, name string, opts *TopicOpts) (*Topic, error) {
-	if err := ValidateTopic(name); err != nil {
+	if err := validate.Topic(name); err != nil {
 		return nil, err
 	}
 	lanes := TopicLanesDefault
@@ -248,7 +239,7 @@ func retentionText(d time.Duration) string {
 // Topic returns the stored topic of that name, with its subscriptions, or
 // ErrTopicNotFound.
 func (c *Client[TTx]) Topic(ctx context.Context, name string) (*Topic, error) {
-	if err := ValidateTopic(name); err != nil {
+	if err := validate.Topic(name); err != nil {
 		return nil, err
 	}
 	topics, err := c.Topics(ctx)
@@ -272,7 +263,7 @@ func (c *Client[TTx]) Topic(ctx context.Context, name string) (*Topic, error) {
 // that name created again must keep the lane count, or those processes
 // publish to lanes it does not have.
 func (c *Client[TTx]) DeleteTopic(ctx context.Context, name string) (bool, error) {
-	if err := ValidateTopic(name); err != nil {
+	if err := validate.Topic(name); err != nil {
 		return false, err
 	}
 	te, err := c.topicExec(c.driver)
@@ -363,7 +354,7 @@ func (c *Client[TTx]) publish(ctx context.Context, exec droverdriver.Executor, t
 		case topic == "" && m.Topic == "":
 			return nil, invalidf("message %d of %d: no topic", i+1, len(msgs))
 		case topic != "" && m.Topic != "" && m.Topic != topic:
-			return nil, invalidf("message %d of %d names topic %s, published to %s", i+1, len(msgs), echo(m.Topic), echo(topic))
+			return nil, invalidf("message %d of %d names topic %s, published to %s", i+1, len(msgs), validate.Echo(m.Topic), validate.Echo(topic))
 		case topic != "":
 			m.Topic = topic
 		}
@@ -386,34 +377,49 @@ func (c *Client[TTx]) publish(ctx context.Context, exec droverdriver.Executor, t
 	return ids, nil
 }
 
-// MaxMessageKeyBytes bounds Message.Key.
-const MaxMessageKeyBytes = 255
+// Limits of a message. Every subscription's consumer holds a batch of them
+// in memory, and a lane's batch goes out in one response to HTTP
+// consumers, so a message is bounded as a job's args are.
+const (
+	// MaxMessageKeyBytes bounds Message.Key.
+	MaxMessageKeyBytes = 255
+	// MaxMessagePayloadBytes bounds Message.Payload: the bound of a job's
+	// args (MaxArgsBytes). Metadata is bounded by MaxMetadataBytes, as a
+	// job's is.
+	MaxMessagePayloadBytes = MaxArgsBytes
+)
 
-// validateMessage checks what the store must be able to hold: a key of
-// text, and metadata that is a JSON object, as a job's is.
+// validateMessage checks what the store must be able to hold and what a
+// consumer can be handed: a key of text, a payload within its size limit,
+// and metadata that is a JSON object of storable text within its limit,
+// as a job's is. The payload is bytes and may be anything; the HTTP API
+// checks the text of a payload sent as JSON.
 func validateMessage(m Message) error {
 	if len(m.Key) > MaxMessageKeyBytes {
 		return invalidf("key: %d bytes is over the limit of %d", len(m.Key), MaxMessageKeyBytes)
 	}
-	if err := checkText("key", m.Key); err != nil {
+	if err := validate.Text("key", m.Key); err != nil {
 		return err
+	}
+	if len(m.Payload) > MaxMessagePayloadBytes {
+		return invalidf("payload: %d bytes is over the limit of %d", len(m.Payload), MaxMessagePayloadBytes)
 	}
 	if len(m.Metadata) == 0 {
 		return nil
 	}
-	if err := ValidateJSON("metadata", m.Metadata, MaxMetadataBytes); err != nil {
+	if err := validate.JSON("metadata", m.Metadata, MaxMetadataBytes); err != nil {
 		return err
 	}
 	if b := bytes.TrimLeft(m.Metadata, " \t\r\n"); len(b) == 0 || b[0] != '{' {
 		return invalidf("metadata: must be a JSON object")
 	}
-	return nil
+	return validate.JSONText("metadata", m.Metadata)
 }
 
 // CreateSubscription stores a subscription of topic and reports whether
 // it was new; an existing one keeps its position and settings.
 func (c *Client[TTx]) CreateSubscription(ctx context.Context, topic, name string, opts *SubscriptionOpts) (bool, error) {
-	if err := ValidateSubscription(name); err != nil {
+	if err := validate.Subscription(name); err != nil {
 		return false, err
 	}
 	if opts == nil {
@@ -469,9 +475,24 @@ func (c *Client[TTx]) TopicPublishers(ctx context.Context) ([]OpenPublisher, err
 }
 
 // SubscriptionLag reports how far each subscription of topic is behind:
-// publishers may read it to slow down.
+// publishers may read it to slow down. It returns ErrTopicNotFound when
+// topic is not stored.
 func (c *Client[TTx]) SubscriptionLag(ctx context.Context, topic string) ([]SubscriptionLag, error) {
-	return c.SubscriptionLags(ctx, topic)
+	lag, err := c.SubscriptionLags(ctx, topic)
+	if err != nil || len(lag) > 0 {
+		return lag, err
+	}
+	// No subscription: the topic may have none, or not be stored.
+	core, err := c.consumerCore()
+	if err != nil {
+		return nil, err
+	}
+	// A subscription named "" is never stored: the call tells a stored
+	// topic (ErrSubscriptionNotFound) from one that is not.
+	if _, err := core.te.SubscriptionGet(ctx, topic, ""); !errors.Is(err, ErrSubscriptionNotFound) {
+		return nil, fmt.Errorf("lag of %q: %w", topic, err)
+	}
+	return lag, nil
 }
 
 // SubscriptionLags reports how far each subscription of the named topics

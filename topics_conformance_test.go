@@ -33,7 +33,11 @@ type topicClient interface {
 	CreateSubscription(ctx context.Context, topic, name string, opts *drover.SubscriptionOpts) (bool, error)
 	SubscriptionLag(ctx context.Context, topic string) ([]drover.SubscriptionLag, error)
 	Receive(ctx context.Context, p drover.ReceiveParams) ([]*drover.ReceivedBatch, error)
-	AckBatches(ctx context.Context, acks []drover.BatchAck) ([]bool, error)
+	AckBatches(ctx context.Context, topic, sub string, acks []drover.BatchAck) ([]bool, error)
+	ExtendBatches(ctx context.Context, topic, sub string, receipts []string, lease time.Duration) ([]bool, error)
+	ReleaseBatches(ctx context.Context, topic, sub string, receipts []string) ([]bool, error)
+	SubscriptionLanes(ctx context.Context, topic, sub string) ([]drover.SubscriptionLane, error)
+	ReleaseLane(ctx context.Context, topic, sub string, lane int) (bool, error)
 }
 
 // topicSetup makes a driver with one topic of lanes lanes and the named
@@ -177,16 +181,17 @@ func drainTopic(t *testing.T, d droverdriver.Driver, topic, sub string) []int64 
 	for {
 		token := droverdriver.NewLeaseToken()
 		leased, err := te.TopicLease(ctx, droverdriver.TopicLeaseParams{Subscriptions: []droverdriver.SubscriptionRef{{Topic: topic, Name: sub}},
-			Owner: "drain", Token: token, Lease: time.Minute, Max: 100, Now: time.Now()})
+			Limits: []int{1000}, Owner: "drain", Token: token, Lease: time.Minute, Max: 100, Now: time.Now()})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(leased) == 0 {
 			return out
 		}
-		p := droverdriver.TopicReadParams{Limit: 1000}
+		var p droverdriver.TopicReadParams
 		for _, l := range leased {
 			p.Topics, p.Lanes, p.Cursors = append(p.Topics, l.Topic), append(p.Lanes, l.Lane), append(p.Cursors, l.Cursor)
+			p.Tos, p.Limits = append(p.Tos, l.To), append(p.Limits, l.Limit)
 		}
 		rows, err := te.TopicRead(ctx, p)
 		if err != nil {
@@ -194,14 +199,14 @@ func drainTopic(t *testing.T, d droverdriver.Driver, topic, sub string) []int64 
 		}
 		ack := droverdriver.TopicAckParams{Now: time.Now()}
 		for i, l := range leased {
-			cursor := l.Cursor
+			cursor, n := l.Cursor, 0
 			for _, m := range rows {
 				if m.Range == i {
 					out = append(out, m.ID)
-					cursor = m.Position()
+					cursor, n = m.Position(), n+1
 				}
 			}
-			ack.Acks = append(ack.Acks, droverdriver.LaneAck{Topic: topic, Subscription: sub, Lane: l.Lane, Token: token, Cursor: cursor})
+			ack.Acks = append(ack.Acks, droverdriver.LaneAck{Topic: topic, Subscription: sub, Lane: l.Lane, Token: token, Cursor: cursor, Count: n})
 		}
 		if _, err := te.TopicAck(ctx, ack); err != nil {
 			t.Fatal(err)
@@ -351,7 +356,7 @@ func TestTopicDeadConsumerRedeliveredAndFenced(t *testing.T) {
 		}
 		dead := droverdriver.NewLeaseToken()
 		leased, err := te.TopicLease(ctx, droverdriver.TopicLeaseParams{Subscriptions: []droverdriver.SubscriptionRef{{Topic: "chat", Name: "sub"}},
-			Owner: "dead", Token: dead, Lease: 100 * time.Millisecond, Max: 10, Now: time.Now()})
+			Limits: []int{10}, Owner: "dead", Token: dead, Lease: 100 * time.Millisecond, Max: 10, Now: time.Now()})
 		if err != nil || len(leased) != 1 {
 			t.Fatalf("lease: %v, %v", leased, err)
 		}
@@ -795,11 +800,11 @@ func TestTopicReceiveAndAck(t *testing.T) {
 		if err != nil || len(again) != 0 {
 			t.Fatalf("a second consumer received %v (%v) while the lane is leased", again, err)
 		}
-		ok, err := c.AckBatches(ctx, []drover.BatchAck{{Receipt: batches[0].Receipt, Failed: map[int64]string{ids[1]: "boom"}}})
+		ok, err := c.AckBatches(ctx, "chat", "remote", []drover.BatchAck{{Receipt: batches[0].Receipt, Failed: map[int64]string{ids[1]: "boom"}}})
 		if err != nil || !slices.Equal(ok, []bool{true}) {
 			t.Fatalf("ack: %v, %v", ok, err)
 		}
-		ok, err = c.AckBatches(ctx, []drover.BatchAck{{Receipt: batches[0].Receipt}})
+		ok, err = c.AckBatches(ctx, "chat", "remote", []drover.BatchAck{{Receipt: batches[0].Receipt}})
 		if err != nil || !slices.Equal(ok, []bool{false}) {
 			t.Fatalf("second ack of one receipt: %v, %v; want rejected", ok, err)
 		}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/validate"
 )
 
 // Args are the typed arguments of a job. Kind names the job type in the
@@ -74,7 +75,7 @@ func AddWorker[T Args](workers *Workers, w Worker[T]) {
 func AddWorkerSafely[T Args](workers *Workers, w Worker[T]) error {
 	var zero T
 	kind := zero.Kind()
-	if err := ValidateKind(kind); err != nil {
+	if err := validate.Kind(kind); err != nil {
 		return err
 	}
 	if _, dup := workers.byKind[kind]; dup {

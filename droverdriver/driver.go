@@ -294,6 +294,9 @@ type Executor interface {
 	SearchExecutor
 	// Routing and the worker registry (routing.go).
 	RoutingExecutor
+	// The stored history of queue figures and subscription lag
+	// (history.go).
+	HistoryExecutor
 	// The bulk actions of drover serve (bulk.go).
 	BulkTaskExecutor
 }
@@ -440,11 +443,14 @@ type ClaimParams struct {
 	// claimed from its head, in order, skipping nothing (JobClaimStrict).
 	// Without Limited the claim is the plain statement alone.
 	Limited bool
-	// Strict, with Limited, says the claimer's settings put the queue in
-	// strict order, so that a driver may take the lock and the head in
-	// one round trip. The store's row still decides: a limited claim of a
-	// queue whose row says strict takes its head either way.
-	Strict bool
+	// Variant names the statement the claim runs, chosen by the engine
+	// (engine.ClaimVariant) from the other fields and the queue's cached
+	// settings: a driver maps it to its statement and decides nothing
+	// itself. The zero value is ClaimPlain. One choice stays with the
+	// store: a limited claim whose settings row, read under its lock, says
+	// strict order runs ClaimStrict whatever Variant names, as the row
+	// decides the room too.
+	Variant ClaimVariant
 	// Kinds, when not nil, claims only jobs of these kinds: a client
 	// passes the kinds it has workers for, so that jobs of other kinds
 	// wait in the queue for a process that can run them instead of
@@ -473,6 +479,41 @@ type ClaimParams struct {
 	// store's claim does.
 	Token LeaseToken
 }
+
+// ClaimVariant names one of the claim statements (ClaimParams.Variant).
+// Each takes the fields of ClaimParams it is named after as parameters
+// and ignores the others.
+type ClaimVariant uint8
+
+const (
+	// ClaimPlain claims plain jobs of every kind from the head of the
+	// queue (JobClaim).
+	ClaimPlain ClaimVariant = iota
+	// ClaimAfter claims plain jobs past ClaimParams.After
+	// (JobClaimAfter).
+	ClaimAfter
+	// ClaimKinds claims plain jobs of ClaimParams.Kinds (JobClaimKinds).
+	ClaimKinds
+	// ClaimKindsAfter claims plain jobs of ClaimParams.Kinds past
+	// ClaimParams.After (JobClaimKindsAfter).
+	ClaimKindsAfter
+	// ClaimExcept claims plain jobs of every kind but
+	// ClaimParams.ExceptKinds (JobClaimExcept).
+	ClaimExcept
+	// ClaimExceptAfter claims plain jobs of every kind but
+	// ClaimParams.ExceptKinds past ClaimParams.After
+	// (JobClaimExceptAfter).
+	ClaimExceptAfter
+	// ClaimRouted claims plain jobs and the routed jobs
+	// ClaimParams.Worker matches, taking Kinds, ExceptKinds and After as
+	// parameters (JobClaimRouted).
+	ClaimRouted
+	// ClaimStrict claims the head of a queue in strict order, in order,
+	// skipping nothing, under the settings row's lock (JobClaimStrict);
+	// it takes every other field as parameters, and only a Limited claim
+	// runs it.
+	ClaimStrict
+)
 
 // Narrowed returns p with ExceptKinds taken out of Kinds when both are
 // set, so that a driver runs the kinds statement alone; p is unchanged

@@ -209,6 +209,10 @@ type WorkerRecord struct {
 	// Queues are the queues it works (Go clients) or has claimed from
 	// (remote workers).
 	Queues []string
+	// Kinds are the kinds it runs, sorted: a Go client's registered
+	// kinds, those a remote worker names in its claims. Nil for a worker
+	// that named none, whose claims take every kind.
+	Kinds []string
 	// Owner is the lease owner of the jobs it holds: the client's ID, or
 	// the remote worker's ID.
 	Owner string
@@ -240,6 +244,22 @@ func (r *WorkerRecord) JSONColumns() (labels, queues string) {
 	return labels, queues
 }
 
+// Runs reports whether the worker runs jobs of kind: it named no kinds,
+// or named this one.
+func (r *WorkerRecord) Runs(kind string) bool {
+	return r.Kinds == nil || slices.Contains(r.Kinds, kind)
+}
+
+// KindsJSON returns the record's kinds as a JSON array, "" for a worker
+// that named none.
+func (r *WorkerRecord) KindsJSON() string {
+	if r.Kinds == nil {
+		return ""
+	}
+	b, _ := json.Marshal(r.Kinds) // a slice of strings cannot fail
+	return string(b)
+}
+
 // Worker returns the record's identity, as its claims present it: nil
 // for a plain worker.
 func (r *WorkerRecord) Worker() *Worker {
@@ -249,10 +269,12 @@ func (r *WorkerRecord) Worker() *Worker {
 	return &Worker{Name: r.Name, Type: r.Type, Labels: r.Labels}
 }
 
-// RouteGroup is one line of RouteWaiting: the routed jobs of a queue that
-// wait with the same constraints.
+// RouteGroup is one line of RouteWaiting or KindsWaiting: the jobs of a
+// queue and kind that wait with the same constraints (none, for
+// KindsWaiting's plain jobs).
 type RouteGroup struct {
 	Queue   string
+	Kind    string
 	Routing *Routing
 	// Jobs is how many wait (available, due or not).
 	Jobs int64
@@ -288,9 +310,17 @@ type RoutingExecutor interface {
 	WorkerPrune(ctx context.Context, before time.Time) (int, error)
 
 	// RouteWaiting groups the routed jobs that wait to run (available,
-	// scheduled or retryable) by queue and routing, for the reports of
-	// jobs no live worker can take.
+	// scheduled or retryable) by queue, routing and kind, for the reports
+	// of jobs no live worker can take.
 	RouteWaiting(ctx context.Context) ([]RouteGroup, error)
+
+	// KindsWaiting groups by kind the first limit plain jobs of queue
+	// that wait to run, in claim order (priority, run_at, id): where a
+	// job of a kind no worker claims ends up, since every other job is
+	// claimed past it. It reads that many entries of the claim index, for
+	// the reports of jobs no live worker can take, however long the
+	// queue's backlog.
+	KindsWaiting(ctx context.Context, queue string, limit int) ([]RouteGroup, error)
 
 	// JobRouteAbsent applies the absent-worker policy to at most p.Limit
 	// routed jobs aimed at worker names none of which has a registry row
@@ -302,4 +332,24 @@ type RoutingExecutor interface {
 	// returns the jobs it ends, for engine.RouteAbsent to settle in the
 	// same transaction. It reports how many jobs fell back.
 	JobRouteAbsent(ctx context.Context, p RouteAbsentParams) (failed []FinishedRow, fellBack int, err error)
+
+	// QueueHead reports what a queue in strict order waits on, for an
+	// operator: the head, the first of its jobs a limited claim started
+	// that wait again (in the order they started, from
+	// jobs_returned_idx), or failing one the first waiting job in claim
+	// order (priority, run_at, id); and how many of its rows a limited
+	// claim took still run.
+	QueueHead(ctx context.Context, queue string) (QueueHead, error)
+}
+
+// QueueHead is QueueHead's answer.
+type QueueHead struct {
+	// ID is the job at the head, 0 when none waits.
+	ID int64
+	// Returned says the head is a job a limited claim started that waits
+	// again (a retry, a release, a rescue): nothing else of a strict
+	// queue starts until it has started again.
+	Returned bool
+	// Running counts the queue's rows a limited claim took that still run.
+	Running int64
 }

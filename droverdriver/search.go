@@ -7,18 +7,25 @@ import (
 
 // SearchExecutor holds the statements of job search: JobList's filter
 // (ListParams) read a window of IDs at a time, and the counts behind its
-// estimates. Every statement walks the primary key of the hot table and of
-// finished jobs between two IDs, so its cost is bounded by the width of its
-// window, whatever the filter and however deep into the tables it starts;
-// no filter needs an index of its own (each one would slow inserts or
-// completions). internal/engine's Search and Count choose the windows.
+// estimates. The window statements walk the primary key of the hot table
+// and of finished jobs between two IDs, so their cost is bounded by the
+// width of the window, whatever the filter and however deep into the
+// tables it starts. JobIDNext finds where the next window starts from the
+// filter's states, queue and kind, from indexes where the store has them,
+// so that a filter few jobs match skips the IDs between its jobs instead
+// of reading them. internal/engine's Search and Count choose the windows.
 type SearchExecutor interface {
 	// JobIDNext returns the first job ID after p.AfterID in p's order
 	// (greater; smaller with p.Desc, where an AfterID of 0 starts from
-	// the newest) among the tables p.Parts names, or 0 when there is
-	// none: where the next window of a search starts, so that a search
-	// skips ranges of IDs that no job holds (pruned, or never committed)
-	// in one statement.
+	// the newest), up to p.UntilID when set, of a job that matches p's
+	// States, Queue and Kind, among the tables p.Parts names, or 0 when
+	// there is none: where the next window of a search starts. The other
+	// filters are the window's to test (JobList, JobMatchCount). A store
+	// answers it from indexes on those three where it has them (the claim
+	// indexes for a queue's available jobs, indexes of finished jobs by
+	// queue, kind and failed state), and otherwise by walking the primary
+	// key, which only the hot table needs: it holds the jobs that wait or
+	// run, never the history.
 	JobIDNext(ctx context.Context, p ListParams) (int64, error)
 
 	// JobIDBounds returns the lowest and highest job ID of each table,
@@ -31,6 +38,12 @@ type SearchExecutor interface {
 	// filter (p.Filter.Desc and Limit are ignored). A table that holds
 	// fewer than p.Examine jobs in the window was counted exactly.
 	JobMatchCount(ctx context.Context, p MatchCountParams) (MatchCount, error)
+
+	// JobMatchCountByState is JobMatchCount with the matches counted per
+	// state (p.Filter.States must be empty): the counts of a search's
+	// state tabs, from the same single read of each table's window that
+	// one count takes.
+	JobMatchCountByState(ctx context.Context, p MatchCountParams) (StateMatchCount, error)
 }
 
 // Parts reports which tables can hold jobs matching p: the hot table
@@ -49,6 +62,49 @@ func (p *ListParams) Parts() (waiting, finished bool) {
 		}
 	}
 	return waiting && p.Finished.IsZero(), finished
+}
+
+// WaitingStates splits p's States for the hot table, whose available rows
+// show as available (due), scheduled (ahead, never attempted) or retryable
+// (ahead, attempted before): which of those three p takes, and the hot
+// table's other states it takes (running, pending, blocked). No States
+// takes them all.
+func (p *ListParams) WaitingStates() (due, scheduled, retryable bool, others []State) {
+	if len(p.States) == 0 {
+		return true, true, true, []State{StateRunning, StatePending, StateBlocked}
+	}
+	others = []State{}
+	for _, s := range p.States {
+		switch s {
+		case StateAvailable:
+			due = true
+		case StateScheduled:
+			scheduled = true
+		case StateRetryable:
+			retryable = true
+		case StateRunning, StatePending, StateBlocked:
+			others = append(others, s)
+		}
+	}
+	return due, scheduled, retryable, others
+}
+
+// FinishedStates returns p's States of finished jobs (nil: any), and
+// whether each of them is cancelled or discarded: the failures, which
+// stores may index on their own since they are few beside the completed
+// jobs (an index of every finished job would cost every completion).
+func (p *ListParams) FinishedStates() (states []State, failed bool) {
+	if len(p.States) == 0 {
+		return nil, false
+	}
+	states, failed = []State{}, true
+	for _, s := range p.States {
+		if s.Finished() {
+			states = append(states, s)
+			failed = failed && s != StateCompleted
+		}
+	}
+	return states, failed && len(states) > 0
 }
 
 // Bounds returns the IDs a list between p.AfterID and p.UntilID may
@@ -116,4 +172,36 @@ type MatchCount struct {
 // matching the filter.
 type TableCount struct {
 	Matched, Examined, LastID int64
+}
+
+// StateMatchCount is JobMatchCountByState's answer, per table.
+type StateMatchCount struct {
+	Waiting, Finished TableStateCount
+}
+
+// TableStateCount is what one JobMatchCountByState read in one table:
+// Examined jobs in ID order, Matched of them matching the filter, by state
+// (states with no match are absent).
+type TableStateCount struct {
+	Matched  map[State]int64
+	Examined int64
+}
+
+// NewStateMatchCount returns an empty count, for a driver to Add its rows
+// to.
+func NewStateMatchCount() StateMatchCount {
+	return StateMatchCount{Waiting: TableStateCount{Matched: map[State]int64{}}, Finished: TableStateCount{Matched: map[State]int64{}}}
+}
+
+// Add counts one row of a driver's answer: matched jobs of state, among
+// examined jobs of that state read in finished jobs or in the hot table.
+func (c *StateMatchCount) Add(finished bool, state State, matched, examined int64) {
+	t := &c.Waiting
+	if finished {
+		t = &c.Finished
+	}
+	if matched > 0 {
+		t.Matched[state] += matched
+	}
+	t.Examined += examined
 }

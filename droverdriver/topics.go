@@ -3,6 +3,7 @@ package droverdriver
 import (
 	"context"
 	"errors"
+	"math"
 	"time"
 )
 
@@ -58,29 +59,75 @@ type TopicExecutor interface {
 	// that sequences them), then leases up to Max lanes of the named
 	// subscriptions (of any topics) that are free (no lease, or an expired
 	// one) and have messages readable past their cursor, least recently
-	// leased first,
-	// under one fresh Token. It returns the lanes with their cursors. One
+	// leased first, under one fresh Token, and at most the caller's fair
+	// share of each subscription (ceil(lanes / active) less what it holds,
+	// active counting the live holders and waiters of the subscription's
+	// lanes and the caller). It returns the lanes with their
+	// cursors and the batch each may deliver (LeasedLane), having
+	// recorded that batch and counted the delivery in the lane row (the
+	// attempt, the batch's bound and limit: docs/design/topics.md,
+	// "Consumers"). When the caller got less than its share of a
+	// subscription whose other lanes with messages others hold, it marks
+	// one of those lanes as waited for by the caller until Now + Waiting:
+	// later leases count the caller in the share, and the lane is not kept
+	// past its holder's ack (TopicAck). One
 	// statement serves every subscription a client consumes, so that more
 	// topics do not mean more statements.
 	TopicLease(ctx context.Context, p TopicLeaseParams) ([]LeasedLane, error)
 
-	// TopicRead returns, for each range, at most Limit readable messages
-	// of the range's lane after its position, in (xid, id) order. Each
-	// message carries the index of its range.
+	// TopicRead returns, for each range, at most Limits[i] readable
+	// messages of the range's lane after Cursors[i], up to Tos[i], in (xid,
+	// id) order. Each message carries the index of its range. With
+	// MaxBytes, the messages are returned in range order while their
+	// payload and metadata bytes stay within it, the first one whatever its
+	// size: ranges past the budget get none.
 	TopicRead(ctx context.Context, p TopicReadParams) ([]*MessageRow, error)
 
-	// TopicAck applies acks, each fenced by (subscription, lane, lease
-	// token): an accepted ack moves the lane's cursor forward to its
-	// position (never back) and frees the lease, or extends it for an
-	// ack that keeps the lane. In the same transaction
-	// it inserts the Retries whose ack was accepted (failed messages
-	// become jobs of the subscription's retry queue). It returns the
-	// indexes of the accepted acks.
-	TopicAck(ctx context.Context, p TopicAckParams) ([]int, error)
+	// TopicAck applies acks in one statement, each fenced by
+	// (subscription, lane, lease token): an accepted ack moves the lane's
+	// cursor forward to its position (never back) and frees the lease,
+	// or extends it for an ack that keeps the lane, and updates the
+	// lane's attempt and batch (docs/design/topics.md, "Consumers"). It
+	// returns the accepted acks, in any order, each saying whether the
+	// lane was kept. Acks name each lane at most once (engine.LaneRounds);
+	// the engine runs the statement, and the retry jobs of accepted acks,
+	// in one transaction (engine.Ack).
+	TopicAck(ctx context.Context, p TopicAckParams) ([]AckedLane, error)
 
 	// TopicExtend extends the leases of lanes still held under their
-	// tokens and returns the indexes of those it extended.
+	// tokens and returns the indexes of those it extended. Lanes are
+	// named at most once.
 	TopicExtend(ctx context.Context, p TopicExtendParams) ([]int, error)
+
+	// TopicRelease frees the leases of lanes still held under their
+	// tokens, cursors unmoved, taking back the attempt their lease
+	// counted (a consumer handing its batch back undelivered), and
+	// returns the indexes of those it released. Lanes are named at most
+	// once.
+	TopicRelease(ctx context.Context, p TopicExtendParams) ([]int, error)
+
+	// TopicLanes returns the lanes of one subscription, by lane number,
+	// with their cursor, the committed messages past it (made readable
+	// first on a store that sequences them, as TopicLag does), the holder
+	// of a live lease and the lane's attempt; none for a subscription that
+	// is not stored.
+	TopicLanes(ctx context.Context, topic, subscription string) ([]LaneRow, error)
+
+	// TopicLaneExpire ends the live lease of one lane of a subscription
+	// now, as if it had expired (an operator freeing a lane whose holder
+	// hangs): the delivery stays counted, and the lease token goes, so
+	// that the holder's next extend or ack finds the lane lost. It
+	// reports whether the lane was held.
+	TopicLaneExpire(ctx context.Context, topic, subscription string, lane int) (bool, error)
+
+	// SubscriptionGet returns a stored subscription, or ErrTopicNotFound
+	// when its topic is not stored, or ErrSubscriptionNotFound.
+	SubscriptionGet(ctx context.Context, topic, name string) (*SubscriptionRow, error)
+
+	// TopicReceiptKey returns the key that authenticates receipts,
+	// storing candidate as that key when none is stored: every process
+	// of the store gets the same key.
+	TopicReceiptKey(ctx context.Context, candidate []byte) ([]byte, error)
 
 	// TopicLag reports, per subscription of the named topics (of every
 	// topic when none is named), how many committed messages are past its
@@ -95,7 +142,8 @@ type TopicExecutor interface {
 	TopicPublishers(ctx context.Context) ([]OpenPublisher, error)
 
 	// TopicGenerations lists the generations of stored messages, oldest
-	// first; the last is the current one, which publishes write to.
+	// first; the last is the current one, which publishes write to. Their
+	// ages are measured by the store's clock.
 	TopicGenerations(ctx context.Context) ([]Generation, error)
 
 	// TopicGenerationTopics reports, for each topic with messages in the
@@ -103,17 +151,51 @@ type TopicExecutor interface {
 	// the topic is past all of them.
 	TopicGenerationTopics(ctx context.Context, gen int64) ([]GenerationTopic, error)
 
+	// TopicGenerationLock, run in a transaction (Executor.Tx), keeps
+	// subscriptions from being created on the topics with messages in the
+	// sealed generation gen until the transaction ends, so that a drop
+	// decided in it from TopicGenerationTopics (read after the lock) and
+	// marked with TopicDropMark cannot take messages a subscription
+	// created meanwhile was promised (SubscriptionParams.Start
+	// StartEarliest). A store whose write transactions exclude each other
+	// has nothing to do.
+	TopicGenerationLock(ctx context.Context, gen int64) error
+
+	// TopicDropMark records that the sealed generation gen is to be
+	// dropped: Generation.Dropping from then on, and TopicDrop removes it
+	// whatever subscriptions are created meanwhile.
+	TopicDropMark(ctx context.Context, gen int64) error
+
 	// TopicRotate makes generation gen (the current one's successor)
 	// current: it prepares its storage, moves the message sequence to its
 	// first ID and seals every older generation. It is a no-op for a gen
-	// that is not newer than the current one.
+	// that is not newer than the current one. It must not stall publishes
+	// or reads while it waits for a lock.
 	TopicRotate(ctx context.Context, gen int64) error
 
-	// TopicDrop removes the sealed generation gen and every message in it
-	// at once (a partition or ID range, never row by row), first adding
-	// to each lane's Dropped count the messages it had not passed. It
-	// returns how many messages were dropped unread by some lane.
-	TopicDrop(ctx context.Context, gen int64) (int64, error)
+	// TopicDrop removes a generation marked by TopicDropMark, first adding
+	// to each lane's Dropped count the messages it had not passed. A store
+	// that drops a generation at once (a partition) does so in one call;
+	// one that deletes rows removes at most p.Limit messages per call, each
+	// call a transaction of its own, so that no call holds the store's
+	// writer for long. It must not stall publishes or reads while it waits
+	// for a lock, and runs outside any transaction.
+	TopicDrop(ctx context.Context, p TopicDropParams) (TopicRemoved, error)
+
+	// TopicPurge deletes up to p.Limit messages of topic p.Topic from the
+	// sealed generation p.Gen, in (lane, xid, id) order after p.After,
+	// first adding to each lane's Dropped count the messages it had not
+	// passed: retention removes a topic's messages from a generation that
+	// other topics still hold. Deleted rows free no space at once on a
+	// store with MVCC, so it runs only for what retention requires.
+	TopicPurge(ctx context.Context, p TopicPurgeParams) (TopicRemoved, error)
+
+	// TopicTail makes the messages committed so far readable (on a store
+	// that sequences them), then returns the newest limit readable
+	// messages of each of topic's lanes (0 to lanes-1), in (lane, xid, id)
+	// order, each with Range 0: a look at a topic that consumes nothing
+	// (Client.PeekTopic), from which TopicRead goes on.
+	TopicTail(ctx context.Context, topic string, lanes, limit int) ([]*MessageRow, error)
 }
 
 // GenerationWidth is how many message IDs one generation spans: generation
@@ -129,10 +211,18 @@ type Generation struct {
 	// SealedAt is when a newer generation took over, nil for the current
 	// one.
 	SealedAt *time.Time
+	// Age is how long ago the generation was created, and SealedFor how
+	// long ago it was sealed (zero for the current one), both by the
+	// store's clock, which stamped them: retention is decided by that
+	// clock, never by a process's, which may be off.
+	Age, SealedFor time.Duration
 	// Settled reports that every transaction that could still write a
 	// message into the sealed generation has ended, so what it holds is
 	// final.
 	Settled bool
+	// Dropping reports that a drop was decided (TopicDropMark) and may be
+	// under way.
+	Dropping bool
 	// LastID is the last message ID taken (any generation): for the
 	// current generation, LastID - Gen*GenerationWidth bounds its size.
 	LastID int64
@@ -145,6 +235,41 @@ type GenerationTopic struct {
 	// Passed reports that every subscription of the topic has passed
 	// every message of the topic in the generation.
 	Passed bool
+}
+
+// TopicDropParams names a generation to drop and bounds one call's work.
+type TopicDropParams struct {
+	Gen   int64
+	Limit int
+}
+
+// TopicPurgeParams names a topic's messages to delete from a generation.
+type TopicPurgeParams struct {
+	Gen   int64
+	Topic string
+	// After is where the previous call of a purge stopped (TopicRemoved.
+	// Last); zero to start.
+	After PurgeKey
+	Limit int
+}
+
+// PurgeKey is a message's place in the (lane, xid, id) order TopicPurge
+// goes through a topic's messages in.
+type PurgeKey struct {
+	Lane int
+	Position
+}
+
+// TopicRemoved is what one TopicDrop or TopicPurge call removed.
+type TopicRemoved struct {
+	// Deleted counts the messages removed, Lost those of them some lane
+	// had not passed (added to its Dropped count).
+	Deleted, Lost int64
+	// Done reports that nothing is left to remove: the generation is gone
+	// (TopicDrop), or it holds no more messages of the topic (TopicPurge).
+	Done bool
+	// Last is where a TopicPurge stopped, for the next call's After.
+	Last PurgeKey
 }
 
 // TopicWakePrefix starts the name a Listener's onInsert receives when
@@ -242,11 +367,17 @@ type SubscriptionRef struct {
 // TopicLeaseParams selects lanes to lease.
 type TopicLeaseParams struct {
 	Subscriptions []SubscriptionRef
-	Owner         string
-	Token         LeaseToken
-	Lease         time.Duration
-	Max           int
-	Now           time.Time
+	// Limits[i] bounds the messages of a batch of Subscriptions[i] (its
+	// batch size): what the lease records as the batch's limit.
+	Limits []int
+	Owner  string
+	Token  LeaseToken
+	Lease  time.Duration
+	Max    int
+	// Waiting is how long the owner waits for a lane when the lease leaves
+	// it short of its share (0: it never waits).
+	Waiting time.Duration
+	Now     time.Time
 }
 
 // Position is a place in a topic's (xid, id) order.
@@ -260,6 +391,10 @@ func (p Position) Less(q Position) bool {
 	return p.Xid < q.Xid || p.Xid == q.Xid && p.ID < q.ID
 }
 
+// PositionMax sorts after every message: the bound of a batch that has
+// none (a kept lane's).
+var PositionMax = Position{Xid: math.MaxInt64, ID: math.MaxInt64}
+
 // LeasedLane is a lane TopicLease handed out, with its cursor.
 type LeasedLane struct {
 	Topic        string
@@ -272,16 +407,40 @@ type LeasedLane struct {
 	// Dropped counts the messages of the lane that retention removed
 	// before the subscription read them (ErrSubscriptionBehind).
 	Dropped int64
+	// Attempt is how many times this lease's batch has been delivered,
+	// this delivery included: 1 for a batch never delivered before, more
+	// after expired leases (whose deliveries count). Past MaxAttempts the
+	// batch's one message is dead.
+	Attempt int
+	// To bounds the batch: it ends at or before this position, the head
+	// of the lane when it was leased (PositionMax: no bound).
+	To Position
+	// Limit bounds the messages of the batch: the subscription's batch
+	// size, or 1 when the lane delivers one message at a time (Attempt
+	// above 1: an earlier delivery's lease expired).
+	Limit int
 }
 
 // TopicReadParams names ranges to read: lane Lanes[i] of topic Topics[i]
-// after Cursors[i].
+// after Cursors[i], up to Tos[i], at most Limits[i] messages.
 type TopicReadParams struct {
 	Topics  []string
 	Lanes   []int
 	Cursors []Position
-	Limit   int
+	Tos     []Position
+	Limits  []int
+	// MaxBytes, when positive, bounds the payload and metadata bytes
+	// returned, in range order, the first message whatever its size.
+	MaxBytes int64
+	// Sequence makes the messages committed so far readable first, on a
+	// store that sequences them, as TopicLease does. A reader that leases
+	// nothing, and so relies on no lease's pass (Client.PeekTopic), sets
+	// it.
+	Sequence bool
 }
+
+// Bytes is what a message counts against TopicReadParams.MaxBytes.
+func (m *MessageRow) Bytes() int64 { return int64(len(m.Payload) + len(m.Metadata)) }
 
 // MessageRow is a stored message, as TopicRead returns it.
 type MessageRow struct {
@@ -306,11 +465,18 @@ type LaneAck struct {
 	Lane         int
 	Token        LeaseToken
 	Cursor       Position
+	// Count is how many messages the batch delivered: an ack of a lane
+	// that delivers one message at a time shrinks its suspect region by
+	// as many.
+	Count int
 	// Keep holds the lease on, under the same token and extended by
 	// TopicAckParams.Lease, instead of freeing the lane: the consumer
 	// reads the lane again at once (its batch was full, so more is likely
-	// waiting) without a lease statement.
-	Keep bool
+	// waiting) without a lease statement, as a batch of at most Limit
+	// messages. The store refuses to keep a lane that delivers one
+	// message at a time or that another consumer waits for (it frees it).
+	Keep  bool
+	Limit int
 }
 
 // TopicAckParams is one ack statement, for lanes of any topics.
@@ -318,18 +484,47 @@ type TopicAckParams struct {
 	Acks []LaneAck
 	// Lease is how long kept lanes (LaneAck.Keep) stay leased from now.
 	Lease time.Duration
-	// Retries are inserted as jobs when the ack at RetryAck[i] is
-	// accepted.
-	Retries  []InsertParams
-	RetryAck []int
-	Now      time.Time
+	Now   time.Time
 }
 
-// TopicExtendParams names leased lanes whose leases to extend.
+// AckedLane is an ack TopicAck accepted: its index in TopicAckParams.Acks,
+// and whether the lane stayed leased (LaneAck.Keep, when the store kept
+// it).
+type AckedLane struct {
+	Index int
+	Kept  bool
+}
+
+// TopicExtendParams names leased lanes whose leases to extend (or
+// release: Lease unused).
 type TopicExtendParams struct {
-	Lanes []LaneAck // Cursor unused
+	Lanes []LaneAck // Cursor, Count, Keep, Limit unused
 	Lease time.Duration
 	Now   time.Time
+}
+
+// LaneRow is one lane of a subscription, as TopicLanes returns it.
+type LaneRow struct {
+	Lane int
+	// Cursor is the position of the last message the lane acknowledged.
+	Cursor Position
+	// Pending counts the messages past the cursor.
+	Pending int64
+	// Holder is the owner of the lane's live lease, "" when free, and
+	// LeaseExpiresAt when that lease ends.
+	Holder         string
+	LeaseExpiresAt *time.Time
+	// Attempt counts the deliveries of the lane's next message so far.
+	Attempt int
+}
+
+// SubscriptionRow is a stored subscription.
+type SubscriptionRow struct {
+	Topic, Name string
+	MaxAttempts int
+	// Lanes is its topic's lane count.
+	Lanes     int
+	CreatedAt time.Time
 }
 
 // SubscriptionLag is one subscription's line of TopicLag.
@@ -355,19 +550,6 @@ var ErrSubscriptionBehind = errors.New("subscription fell behind the topic's ret
 // stored.
 var ErrTopicNotFound = errors.New("topic not found")
 
-// AcceptedRetries returns the retry jobs of p whose ack is among accepted
-// (indexes into p.Acks), for a driver's TopicAck to insert in the ack's
-// transaction.
-func AcceptedRetries(p TopicAckParams, accepted []int) []InsertParams {
-	ok := make(map[int]bool, len(accepted))
-	for _, i := range accepted {
-		ok[i] = true
-	}
-	var out []InsertParams
-	for i, job := range p.Retries {
-		if ok[p.RetryAck[i]] {
-			out = append(out, job)
-		}
-	}
-	return out
-}
+// ErrSubscriptionNotFound is returned when a call names a subscription
+// that is not stored.
+var ErrSubscriptionNotFound = errors.New("subscription not found")

@@ -1387,13 +1387,7 @@ func (e *exec) RouteWaiting(ctx context.Context) ([]droverdriver.RouteGroup, err
 	return mergeBy(groups, func(g droverdriver.RouteGroup) string {
 		b, _ := json.Marshal(g.Routing) // a struct of strings and numbers cannot fail
 		return g.Queue + "\x00" + string(b)
-	}, func(a *droverdriver.RouteGroup, b droverdriver.RouteGroup) {
-		a.Jobs += b.Jobs
-		if b.OldestRunAt.Before(a.OldestRunAt) {
-			a.OldestRunAt = b.OldestRunAt
-		}
-		a.Sample = min(a.Sample, b.Sample)
-	}), nil
+	}, foldGroup), nil
 }
 
 func (e *exec) JobRouteAbsent(ctx context.Context, p droverdriver.RouteAbsentParams) ([]droverdriver.FinishedRow, int, error) {

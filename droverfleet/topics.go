@@ -14,8 +14,7 @@ import (
 
 // Topics: a topic lives on one shard with its subscriptions, lanes and
 // messages (topicShard), so that its order and its consumers' cursors are
-// one shard's; topics spread over the key shards by name. A topic's retry
-// jobs live with it too (keyShard).
+// one shard's; topics spread over the key shards by name.
 
 var _ droverdriver.TopicExecutor = (*exec)(nil)
 
@@ -185,9 +184,12 @@ func (e *exec) TopicLease(ctx context.Context, p droverdriver.TopicLeaseParams) 
 		}
 		q := p
 		q.Max = left
-		q.Subscriptions = nil
+		q.Subscriptions, q.Limits = nil, nil
 		for _, k := range groups[i] {
 			q.Subscriptions = append(q.Subscriptions, p.Subscriptions[k])
+			if k < len(p.Limits) {
+				q.Limits = append(q.Limits, p.Limits[k])
+			}
 		}
 		err := e.run(ctx, []int{i}, true, func(ctx context.Context, _ int, ex droverdriver.Executor) error {
 			te, ok := ex.(droverdriver.TopicExecutor)
@@ -228,9 +230,10 @@ func (e *exec) TopicRead(ctx context.Context, p droverdriver.TopicReadParams) ([
 			return droverdriver.ErrTopicsUnsupported
 		}
 		pos := groups[idx[k]]
-		q := droverdriver.TopicReadParams{Limit: p.Limit}
+		q := droverdriver.TopicReadParams{MaxBytes: p.MaxBytes, Sequence: p.Sequence}
 		for _, r := range pos {
 			q.Topics, q.Lanes, q.Cursors = append(q.Topics, p.Topics[r]), append(q.Lanes, p.Lanes[r]), append(q.Cursors, p.Cursors[r])
+			q.Tos, q.Limits = append(q.Tos, p.Tos[r]), append(q.Limits, p.Limits[r])
 		}
 		rows, err := te.TopicRead(ctx, q)
 		for _, m := range rows {
@@ -244,21 +247,39 @@ func (e *exec) TopicRead(ctx context.Context, p droverdriver.TopicReadParams) ([
 	}
 	out := slices.Concat(parts...)
 	slices.SortStableFunc(out, func(a, b *droverdriver.MessageRow) int { return a.Range - b.Range })
-	return out, nil
+	return withinBytes(out, p.MaxBytes), nil
+}
+
+// withinBytes cuts rows, in range order, where they pass max bytes (when
+// positive), keeping the first whatever its size: each shard kept its own
+// ranges within max, and together they may not be.
+func withinBytes(rows []*droverdriver.MessageRow, max int64) []*droverdriver.MessageRow {
+	if max <= 0 {
+		return rows
+	}
+	var n int64
+	for k, m := range rows {
+		n += m.Bytes()
+		if k > 0 && n > max {
+			return rows[:k]
+		}
+	}
+	return rows
 }
 
 // perShardLanes runs fn on each shard with the positions in the caller's
-// list of its share of n lanes (by the shard of topic(k)), and returns the
-// positions of the lanes fn reports, by their place in its share, sorted.
-// A shard that is down reports none.
-func (e *exec) perShardLanes(ctx context.Context, n int, topic func(k int) string,
-	fn func(ctx context.Context, te droverdriver.TopicExecutor, pos []int) ([]int, error)) ([]int, error) {
+// list of its share of n lanes (by the shard of topic(k)), and returns
+// what fn reports, each with the index at(r) names turned from its place
+// in the shard's share into its position in the caller's list, sorted by
+// it. A shard that is down reports none.
+func perShardLanes[T any](ctx context.Context, e *exec, n int, topic func(k int) string, at func(r *T) *int,
+	fn func(ctx context.Context, te droverdriver.TopicExecutor, pos []int) ([]T, error)) ([]T, error) {
 	groups, err := e.byTopic(ctx, n, topic)
 	if err != nil {
 		return nil, err
 	}
 	idx := sortedKeys(groups)
-	parts := make([][]int, len(idx))
+	parts := make([][]T, len(idx))
 	err = e.run(ctx, idx, true, func(ctx context.Context, k int, ex droverdriver.Executor) error {
 		te, ok := ex.(droverdriver.TopicExecutor)
 		if !ok {
@@ -266,8 +287,9 @@ func (e *exec) perShardLanes(ctx context.Context, n int, topic func(k int) strin
 		}
 		pos := groups[idx[k]]
 		local, err := fn(ctx, te, pos)
-		for _, j := range local {
-			parts[k] = append(parts[k], pos[j])
+		for _, r := range local {
+			*at(&r) = pos[*at(&r)]
+			parts[k] = append(parts[k], r)
 		}
 		return err
 	})
@@ -275,40 +297,49 @@ func (e *exec) perShardLanes(ctx context.Context, n int, topic func(k int) strin
 		return nil, err
 	}
 	out := slices.Concat(parts...)
-	slices.Sort(out)
+	slices.SortFunc(out, func(a, b T) int { return *at(&a) - *at(&b) })
 	return out, nil
 }
 
-// TopicAck applies each shard's acks there, with the retries of its acks,
-// and returns the indexes in p of those accepted. A shard that is down
-// accepts none of its acks: their lanes' leases run out there, and the
-// messages are delivered again.
-func (e *exec) TopicAck(ctx context.Context, p droverdriver.TopicAckParams) ([]int, error) {
-	return e.perShardLanes(ctx, len(p.Acks), func(k int) string { return p.Acks[k].Topic },
-		func(ctx context.Context, te droverdriver.TopicExecutor, pos []int) ([]int, error) {
-			local := make(map[int]int, len(pos))
+// itself is the index of a lane perShardLanes returns as an int.
+func itself(r *int) *int { return r }
+
+// TopicAck applies each shard's acks there and returns those accepted. A
+// shard that is down accepts none of its acks: their lanes' leases run
+// out there, and the messages are delivered again. The retry jobs of the
+// accepted acks are the engine's to insert (engine.Ack), placed as any
+// job is.
+func (e *exec) TopicAck(ctx context.Context, p droverdriver.TopicAckParams) ([]droverdriver.AckedLane, error) {
+	return perShardLanes(ctx, e, len(p.Acks), func(k int) string { return p.Acks[k].Topic },
+		func(r *droverdriver.AckedLane) *int { return &r.Index },
+		func(ctx context.Context, te droverdriver.TopicExecutor, pos []int) ([]droverdriver.AckedLane, error) {
 			q := droverdriver.TopicAckParams{Lease: p.Lease, Now: p.Now}
-			for j, a := range pos {
-				local[a] = j
+			for _, a := range pos {
 				q.Acks = append(q.Acks, p.Acks[a])
-			}
-			for r, a := range p.RetryAck {
-				if j, ok := local[a]; ok {
-					q.Retries, q.RetryAck = append(q.Retries, p.Retries[r]), append(q.RetryAck, j)
-				}
 			}
 			return te.TopicAck(ctx, q)
 		})
 }
 
 func (e *exec) TopicExtend(ctx context.Context, p droverdriver.TopicExtendParams) ([]int, error) {
-	return e.perShardLanes(ctx, len(p.Lanes), func(k int) string { return p.Lanes[k].Topic },
+	return e.lanesOnShards(ctx, p, droverdriver.TopicExecutor.TopicExtend)
+}
+
+func (e *exec) TopicRelease(ctx context.Context, p droverdriver.TopicExtendParams) ([]int, error) {
+	return e.lanesOnShards(ctx, p, droverdriver.TopicExecutor.TopicRelease)
+}
+
+// lanesOnShards runs call (an extend or a release) on each shard with its
+// share of p's lanes.
+func (e *exec) lanesOnShards(ctx context.Context, p droverdriver.TopicExtendParams,
+	call func(te droverdriver.TopicExecutor, ctx context.Context, p droverdriver.TopicExtendParams) ([]int, error)) ([]int, error) {
+	return perShardLanes(ctx, e, len(p.Lanes), func(k int) string { return p.Lanes[k].Topic }, itself,
 		func(ctx context.Context, te droverdriver.TopicExecutor, pos []int) ([]int, error) {
 			q := droverdriver.TopicExtendParams{Lease: p.Lease, Now: p.Now}
 			for _, l := range pos {
 				q.Lanes = append(q.Lanes, p.Lanes[l])
 			}
-			return te.TopicExtend(ctx, q)
+			return call(te, ctx, q)
 		})
 }
 
@@ -397,6 +428,7 @@ func (e *exec) TopicGenerations(ctx context.Context) ([]droverdriver.Generation,
 	var out []droverdriver.Generation
 	var cur *droverdriver.Generation
 	var oldest time.Time
+	var age time.Duration
 	best := int64(-1)
 	for _, i := range sortedKeys(byShard) {
 		gens := byShard[i]
@@ -410,7 +442,7 @@ func (e *exec) TopicGenerations(ctx context.Context) ([]droverdriver.Generation,
 		c := gens[len(gens)-1]
 		u := used(c)
 		if u > 0 && (oldest.IsZero() || c.CreatedAt.Before(oldest)) {
-			oldest = c.CreatedAt
+			oldest, age = c.CreatedAt, c.Age
 		}
 		if u > best {
 			encodeGen(&c, i)
@@ -421,7 +453,7 @@ func (e *exec) TopicGenerations(ctx context.Context) ([]droverdriver.Generation,
 		return out, nil
 	}
 	if !oldest.IsZero() {
-		cur.CreatedAt = oldest
+		cur.CreatedAt, cur.Age = oldest, age
 	}
 	return append(out, *cur), nil
 }
@@ -472,12 +504,93 @@ func (e *exec) TopicGenerationTopics(ctx context.Context, gen int64) ([]droverdr
 	return out, err
 }
 
-func (e *exec) TopicDrop(ctx context.Context, gen int64) (int64, error) {
-	var n int64
-	err := e.onGen(ctx, gen, func(ctx context.Context, te droverdriver.TopicExecutor, gen int64) error {
+// onGenDo runs call on the shard of generation gen with its own number.
+func (e *exec) onGenDo(ctx context.Context, gen int64, call func(te droverdriver.TopicExecutor, ctx context.Context, gen int64) error) error {
+	return e.onGen(ctx, gen, func(ctx context.Context, te droverdriver.TopicExecutor, gen int64) error {
+		return call(te, ctx, gen)
+	})
+}
+
+func (e *exec) TopicGenerationLock(ctx context.Context, gen int64) error {
+	return e.onGenDo(ctx, gen, droverdriver.TopicExecutor.TopicGenerationLock)
+}
+
+func (e *exec) TopicDropMark(ctx context.Context, gen int64) error {
+	return e.onGenDo(ctx, gen, droverdriver.TopicExecutor.TopicDropMark)
+}
+
+func (e *exec) TopicDrop(ctx context.Context, p droverdriver.TopicDropParams) (droverdriver.TopicRemoved, error) {
+	var out droverdriver.TopicRemoved
+	err := e.onGen(ctx, p.Gen, func(ctx context.Context, te droverdriver.TopicExecutor, gen int64) error {
+		q := p
+		q.Gen = gen
 		var err error
-		n, err = te.TopicDrop(ctx, gen)
+		out, err = te.TopicDrop(ctx, q)
 		return err
 	})
-	return n, err
+	return out, err
+}
+
+func (e *exec) TopicPurge(ctx context.Context, p droverdriver.TopicPurgeParams) (droverdriver.TopicRemoved, error) {
+	var out droverdriver.TopicRemoved
+	err := e.onGen(ctx, p.Gen, func(ctx context.Context, te droverdriver.TopicExecutor, gen int64) error {
+		q := p
+		q.Gen = gen
+		var err error
+		out, err = te.TopicPurge(ctx, q)
+		return err
+	})
+	return out, err
+}
+
+// A subscription's lanes and a topic's messages are its shard's.
+
+func (e *exec) TopicLanes(ctx context.Context, topic, subscription string) ([]droverdriver.LaneRow, error) {
+	var out []droverdriver.LaneRow
+	err := e.onTopic(ctx, topic, func(ctx context.Context, te droverdriver.TopicExecutor) error {
+		var err error
+		out, err = te.TopicLanes(ctx, topic, subscription)
+		return err
+	})
+	return out, err
+}
+
+func (e *exec) TopicLaneExpire(ctx context.Context, topic, subscription string, lane int) (bool, error) {
+	var held bool
+	err := e.onTopic(ctx, topic, func(ctx context.Context, te droverdriver.TopicExecutor) error {
+		var err error
+		held, err = te.TopicLaneExpire(ctx, topic, subscription, lane)
+		return err
+	})
+	return held, err
+}
+
+func (e *exec) SubscriptionGet(ctx context.Context, topic, name string) (*droverdriver.SubscriptionRow, error) {
+	var out *droverdriver.SubscriptionRow
+	err := e.onTopic(ctx, topic, func(ctx context.Context, te droverdriver.TopicExecutor) error {
+		var err error
+		out, err = te.SubscriptionGet(ctx, topic, name)
+		return err
+	})
+	return out, err
+}
+
+func (e *exec) TopicTail(ctx context.Context, topic string, lanes, limit int) ([]*droverdriver.MessageRow, error) {
+	var out []*droverdriver.MessageRow
+	err := e.onTopic(ctx, topic, func(ctx context.Context, te droverdriver.TopicExecutor) error {
+		var err error
+		out, err = te.TopicTail(ctx, topic, lanes, limit)
+		return err
+	})
+	return out, err
+}
+
+// TopicReceiptKey is stored on the first shard, so that every process of
+// the fleet gets the same key whichever topic a receipt names.
+func (e *exec) TopicReceiptKey(ctx context.Context, candidate []byte) ([]byte, error) {
+	te, err := e.topicExec(ctx, first)
+	if err != nil {
+		return nil, err
+	}
+	return te.TopicReceiptKey(ctx, candidate)
 }

@@ -96,14 +96,21 @@ func TestTopicsAcrossShards(t *testing.T) {
 		t.Fatalf("lag %+v, %v; want both subscriptions 10 messages behind", lag, err)
 	}
 	token := droverdriver.NewLeaseToken()
-	lanes, err := f.TopicLease(ctx, droverdriver.TopicLeaseParams{Subscriptions: subs, Owner: "c", Token: token, Lease: time.Minute, Max: 10, Now: time.Now()})
+	lanes, err := f.TopicLease(ctx, droverdriver.TopicLeaseParams{Subscriptions: subs, Limits: []int{100, 100}, Owner: "c", Token: token, Lease: time.Minute, Max: 10, Now: time.Now()})
 	if err != nil || len(lanes) != 2 {
 		t.Fatalf("lease: %+v, %v; want the lane of each subscription", lanes, err)
 	}
 	var read droverdriver.TopicReadParams
-	read.Limit = 100
 	for _, l := range lanes {
 		read.Topics, read.Lanes, read.Cursors = append(read.Topics, l.Topic), append(read.Lanes, l.Lane), append(read.Cursors, l.Cursor)
+		read.Tos, read.Limits = append(read.Tos, l.To), append(read.Limits, l.Limit)
+	}
+	// A byte budget smaller than any message holds across shards: the
+	// first message alone, though each shard returns one of its own.
+	small := read
+	small.MaxBytes = 1
+	if rows, err := f.TopicRead(ctx, small); err != nil || len(rows) != 1 || rows[0].Range != 0 {
+		t.Fatalf("read within 1 byte: %d rows, %v; want the first message of range 0 alone", len(rows), err)
 	}
 	rows, err := f.TopicRead(ctx, read)
 	if err != nil {
@@ -128,7 +135,7 @@ func TestTopicsAcrossShards(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("topic %s read %v, want %v", l.Topic, got, want)
 		}
-		ack.Acks = append(ack.Acks, droverdriver.LaneAck{Topic: l.Topic, Subscription: "s", Lane: l.Lane, Token: token, Cursor: last})
+		ack.Acks = append(ack.Acks, droverdriver.LaneAck{Topic: l.Topic, Subscription: "s", Lane: l.Lane, Token: token, Cursor: last, Count: len(got)})
 	}
 	ack.Now = time.Now()
 	if accepted, err := f.TopicAck(ctx, ack); err != nil || len(accepted) != 2 {

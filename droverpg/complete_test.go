@@ -41,7 +41,7 @@ func TestFinishStatement(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			b, _ := e.finishStatement(tc.results, droverdriver.FlowEnd)
-			sql, args := b.name, b.args
+			sql, args := b.Name, b.Args
 			if sql != tc.want {
 				t.Fatalf("statement %s, want %s", sql, tc.want)
 			}

@@ -162,7 +162,7 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 	var jobs []*droverdriver.JobRow
 	var err error
 	switch {
-	case p.Limited && p.Strict && (e.waker != nil || e.pending != nil):
+	case p.Variant == droverdriver.ClaimStrict && (e.waker != nil || e.pending != nil):
 		// routing.go: a strict queue's lock and head in one round trip,
 		// committed without waiting for the disk; never so in a caller's
 		// transaction, whose own writes must stay durable.
@@ -173,7 +173,7 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 		jobs, err = e.claimLimited(ctx, p, token, cp)
 	default:
 		var rows pgx.Rows
-		if rows, err = e.claimQuery(ctx, e.db, p, cp, false); err == nil {
+		if rows, err = e.claimQuery(ctx, e.db, p.Variant, p, cp); err == nil {
 			jobs, err = scanClaimed(rows, p, token)
 		}
 	}
@@ -183,33 +183,31 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 	return jobs, nil
 }
 
-// claimQuery runs JobClaim, or its variant for p (Narrowed): JobClaimStrict
-// for a queue in strict order (strict, read under the settings row's lock)
-// and JobClaimRouted for a worker that says what it is, both of which take
-// every other part of p as parameters; otherwise JobClaimAfter when p
-// claims after a position, JobClaimKinds when it names its kinds,
-// JobClaimExcept when it leaves paused kinds, and their After forms when
-// it does both.
-func (e *executor) claimQuery(ctx context.Context, db dbtx, p droverdriver.ClaimParams, cp claimParams, strict bool) (pgx.Rows, error) {
-	switch {
-	case strict:
+// claimQuery runs the claim statement v names (ClaimParams.Variant, which
+// the engine chose): each takes the parts of p it is named after.
+func (e *executor) claimQuery(ctx context.Context, db dbtx, v droverdriver.ClaimVariant, p droverdriver.ClaimParams, cp claimParams) (pgx.Rows, error) {
+	switch v {
+	case droverdriver.ClaimStrict:
 		return jobClaimStrict.query(ctx, db, e.q, routedParams(p, cp))
-	case p.Worker != nil:
+	case droverdriver.ClaimRouted:
 		return jobClaimRouted.query(ctx, db, e.q, routedParams(p, cp))
-	case p.Kinds != nil && p.After != nil:
-		return jobClaimKindsAfter.query(ctx, db, e.q,
-			claimKindsAfterParams{claimAfterParams{cp, int16(p.After.Priority), p.After.RunAt, p.After.ID}, p.Kinds})
-	case p.Kinds != nil:
+	case droverdriver.ClaimKindsAfter:
+		return jobClaimKindsAfter.query(ctx, db, e.q, claimKindsAfterParams{afterParams(p, cp), p.Kinds})
+	case droverdriver.ClaimKinds:
 		return jobClaimKinds.query(ctx, db, e.q, claimKindsParams{cp, p.Kinds})
-	case len(p.ExceptKinds) > 0 && p.After != nil:
-		return jobClaimExceptAfter.query(ctx, db, e.q,
-			claimKindsAfterParams{claimAfterParams{cp, int16(p.After.Priority), p.After.RunAt, p.After.ID}, p.ExceptKinds})
-	case len(p.ExceptKinds) > 0:
+	case droverdriver.ClaimExceptAfter:
+		return jobClaimExceptAfter.query(ctx, db, e.q, claimKindsAfterParams{afterParams(p, cp), p.ExceptKinds})
+	case droverdriver.ClaimExcept:
 		return jobClaimExcept.query(ctx, db, e.q, claimKindsParams{cp, p.ExceptKinds})
-	case p.After != nil:
-		return jobClaimAfter.query(ctx, db, e.q, claimAfterParams{cp, int16(p.After.Priority), p.After.RunAt, p.After.ID})
+	case droverdriver.ClaimAfter:
+		return jobClaimAfter.query(ctx, db, e.q, afterParams(p, cp))
 	}
 	return jobClaim.query(ctx, db, e.q, cp)
+}
+
+// afterParams are cp with p.After, the position the claim starts past.
+func afterParams(p droverdriver.ClaimParams, cp claimParams) claimAfterParams {
+	return claimAfterParams{cp, int16(p.After.Priority), p.After.RunAt, p.After.ID}
 }
 
 // scanClaimed reads the rows of p's claim, closes them and sorts them: the
@@ -436,6 +434,21 @@ func (e *executor) JobRescue(ctx context.Context, p droverdriver.RescueParams) (
 }
 
 func (e *executor) JobPrune(ctx context.Context, p droverdriver.PruneParams) (int, error) {
+	pp, ok := pruneArgs(p)
+	if !ok {
+		return 0, nil // everything is kept forever
+	}
+	var n int
+	if err := jobPrune.queryRow(ctx, e.db, e.q, pp).Scan(&n); err != nil {
+		return 0, e.wrap("prune jobs", err)
+	}
+	return n, nil
+}
+
+// pruneArgs turns retentions into JobPrune's cutoffs: a negative retention
+// keeps that state forever (no cutoff), and Latest is the latest cutoff,
+// which bounds the scan. ok is false when every state is kept forever.
+func pruneArgs(p droverdriver.PruneParams) (pp pruneParams, ok bool) {
 	cutoff := func(d time.Duration) *time.Time {
 		if d < 0 {
 			return nil
@@ -450,15 +463,7 @@ func (e *executor) JobPrune(ctx context.Context, p droverdriver.PruneParams) (in
 			latest = c
 		}
 	}
-	if latest == nil {
-		return 0, nil // everything is kept forever
-	}
-	var n int
-	pp := pruneParams{Completed: cutoffs[0], Cancelled: cutoffs[1], Discarded: cutoffs[2], Limit: p.Limit, Latest: latest}
-	if err := jobPrune.queryRow(ctx, e.db, e.q, pp).Scan(&n); err != nil {
-		return 0, e.wrap("prune jobs", err)
-	}
-	return n, nil
+	return pruneParams{Completed: cutoffs[0], Cancelled: cutoffs[1], Discarded: cutoffs[2], Limit: p.Limit, Latest: latest}, latest != nil
 }
 
 // scanJob reads the column list shared by JobGet and JobList.

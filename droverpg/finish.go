@@ -144,12 +144,12 @@ func storedState(b []byte) droverdriver.State {
 	return droverdriver.State(b)
 }
 
-// JobFlowSettle sends JobFlowNoJIT, JobFlowLock and JobFlowSettle in one
+// JobFlowSettle sends NoJIT, JobFlowLock and JobFlowSettle in one
 // round trip.
 func (e *executor) JobFlowSettle(ctx context.Context, p droverdriver.SettleParams) (droverdriver.KeyParams, error) {
 	var keys droverdriver.KeyParams
 	b := &pgx.Batch{}
-	jobFlowNoJIT.queue(b, e.q, struct{}{})
+	noJIT.queue(b, e.q, struct{}{})
 	jobFlowLock.queue(b, e.q, p.IDs)
 	jobFlowSettle.queue(b, e.q, p.IDs)
 	br := e.db.SendBatch(ctx, b)

@@ -40,7 +40,13 @@ func (e *executor) claimLimited(ctx context.Context, p droverdriver.ClaimParams,
 			return err
 		}
 		cp.Max = room
-		rows, err := e.claimQuery(ctx, tx, p, cp, strict)
+		// The row, read under its lock, decides strict order, whatever
+		// the claimer's cached settings said (ClaimParams.Variant).
+		v := p.Variant
+		if strict {
+			v = droverdriver.ClaimStrict
+		}
+		rows, err := e.claimQuery(ctx, tx, v, p, cp)
 		if err != nil {
 			return err
 		}

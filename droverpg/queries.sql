@@ -388,6 +388,28 @@ RETURNING j.id, j.kind, j.priority, j.args, j.metadata, j.tags, j.attempt, j.max
     j.errors, j.error_count, j.timeout_ms, j.created_at, j.run_at, j.attempted_at, j.lease_expires_at, j.cancel_requested,
     coalesce(j.batch_id, 0), j.flow, j.ordering_key;
 
+-- name: QueueHead
+-- What the strict queue $1 waits on: the first job a limited claim took
+-- that waits again (jobs_returned_idx, in the order they started), or
+-- else the first waiting job in claim order, the smaller of the plain
+-- index's first and the routed index's first of each route key; whether
+-- the head is a returned job; and how many limited rows run.
+WITH returned AS (
+    SELECT id FROM {schema}jobs WHERE state = 'available' AND queue = $1 AND limited ORDER BY attempted_at, id LIMIT 1
+),
+fresh AS (
+    SELECT id FROM (
+        (SELECT priority, run_at, id FROM {schema}jobs
+         WHERE state = 'available' AND queue = $1 AND route IS NULL ORDER BY priority, run_at, id LIMIT 1)
+        UNION ALL
+        (SELECT priority, run_at, id FROM {schema}jobs
+         WHERE state = 'available' AND queue = $1 AND route IS NOT NULL ORDER BY priority, run_at, id LIMIT 1)
+    ) f ORDER BY priority, run_at, id LIMIT 1
+)
+SELECT coalesce((SELECT id FROM returned), (SELECT id FROM fresh), 0)::bigint,
+    EXISTS (SELECT 1 FROM returned),
+    (SELECT count(*) FROM {schema}jobs WHERE queue = $1 AND limited AND state = 'running');
+
 -- name: StrictClaimSettings
 -- Sent first in the batch of a strict claim, for its transaction only:
 --
@@ -932,13 +954,47 @@ ORDER BY id /*asc*/
 LIMIT $18;
 
 -- name: JobIDNext
--- $1 and $2 the exclusive bounds, $3 and $4 whether to read the hot table
--- and finished jobs. JobIDPrev is this statement with /*min*/ made max
--- and /*asc*/ made DESC.
+-- Where the next window of a search starts: the first job ID in ($1, $2)
+-- of a job matching the filter's states, queue ($5, '' for any) and kind
+-- ($6, '' for any), in the hot table if $3 and in finished jobs if $4.
+-- The hot table's available rows match when $7 takes due ones, $8
+-- scheduled ones (ahead of $10, now, never attempted) or $9 retryable ones
+-- (ahead, attempted before); its other rows when their state is one of
+-- $11; finished jobs when their state is one of $12 ('{}': any). $13 says
+-- the filter names a state, queue or kind: without, the hot table's next
+-- job is its next ID, one step of its primary key, which the branches by
+-- state would each look for on their own. Planned
+-- afresh with its values (replan), so that the filters not given fold
+-- away and each branch takes the path its values make cheapest: a
+-- queue's available jobs from the claim indexes, finished jobs of a rare
+-- queue or kind from the block ranges of finished_jobs_search_idx that
+-- can hold them, failed ones from the failed indexes, and a filter most
+-- jobs match along the primary key. JobIDPrev is this statement with
+-- /*min*/ made max and /*asc*/ made DESC.
 SELECT coalesce(/*min*/min(id), 0) FROM (
-    (SELECT id FROM {schema}jobs WHERE $3 AND id > $1 AND id < $2 ORDER BY id /*asc*/ LIMIT 1)
+    (SELECT id FROM {schema}jobs WHERE $3 AND NOT $13 AND id > $1 AND id < $2 ORDER BY id /*asc*/ LIMIT 1)
     UNION ALL
-    (SELECT id FROM {schema}finished_jobs WHERE $4 AND id > $1 AND id < $2 ORDER BY id /*asc*/ LIMIT 1)
+    (SELECT id FROM {schema}jobs
+     WHERE $3 AND $13 AND ($7 OR $8 OR $9) AND state = 'available' AND route IS NULL AND id > $1 AND id < $2
+       AND ($5::text = '' OR queue = $5::text) AND ($6::text = '' OR kind = $6::text)
+       AND (($7 AND run_at <= $10) OR ($8 AND run_at > $10 AND attempt = 0) OR ($9 AND run_at > $10 AND attempt > 0))
+     ORDER BY id /*asc*/ LIMIT 1)
+    UNION ALL
+    (SELECT id FROM {schema}jobs
+     WHERE $3 AND $13 AND ($7 OR $8 OR $9) AND state = 'available' AND route IS NOT NULL AND id > $1 AND id < $2
+       AND ($5::text = '' OR queue = $5::text) AND ($6::text = '' OR kind = $6::text)
+       AND (($7 AND run_at <= $10) OR ($8 AND run_at > $10 AND attempt = 0) OR ($9 AND run_at > $10 AND attempt > 0))
+     ORDER BY id /*asc*/ LIMIT 1)
+    UNION ALL
+    (SELECT id FROM {schema}jobs
+     WHERE $3 AND $13 AND cardinality($11::text[]) > 0 AND state = ANY($11::text[]) AND id > $1 AND id < $2
+       AND ($5::text = '' OR queue = $5::text) AND ($6::text = '' OR kind = $6::text)
+     ORDER BY id /*asc*/ LIMIT 1)
+    UNION ALL
+    (SELECT id FROM {schema}finished_jobs
+     WHERE $4 AND (cardinality($12::text[]) = 0 OR state = ANY($12::text[])) AND id > $1 AND id < $2
+       AND ($5::text = '' OR queue = $5::text) AND ($6::text = '' OR kind = $6::text)
+     ORDER BY id /*asc*/ LIMIT 1)
 ) j;
 
 -- name: JobIDBounds
@@ -968,6 +1024,18 @@ FROM ({count_waiting} ORDER BY id LIMIT $18) j
 UNION ALL
 SELECT true, count(*) FILTER (WHERE {search_match}), count(*), coalesce(max(id), 0)
 FROM ({count_finished} ORDER BY id LIMIT $18) j;
+
+-- name: JobMatchCountByState
+-- JobMatchCount per state, the filter's states ($1) empty: one row per
+-- table and state found among the first $18 jobs of each table inside the
+-- window, with how many of them match and how many were read.
+SELECT false, state, count(*) FILTER (WHERE {search_match}), count(*)
+FROM ({count_waiting} ORDER BY id LIMIT $18) j
+GROUP BY state
+UNION ALL
+SELECT true, state, count(*) FILTER (WHERE {search_match}), count(*)
+FROM ({count_finished} ORDER BY id LIMIT $18) j
+GROUP BY state;
 
 -- name: JobCancel
 -- $1 job IDs, $2 now, $3 whether running jobs are flagged. A waiting job
@@ -1108,6 +1176,147 @@ FROM r
 GROUP BY queue
 ORDER BY queue;
 
+-- name: StatsRecord
+-- The minute sample ending at $1 (migration 023): the jobs waiting and
+-- running at $4 and those finished in ($2, $3], per queue and kind, per
+-- queue and for all queues (the grouping sets; the empty set yields a row
+-- even with no job), with nearest-rank percentiles (percentile_disc) of
+-- the completed jobs' pickup latency and run time in ms. The hot table is
+-- read once and grouped by queue and kind before anything else, as
+-- QueueStats reads it, and finished jobs through their BRIN index, as
+-- FinishedStats; only the window's completed jobs are sorted for the
+-- percentiles. A sample stored already is kept.
+INSERT INTO {schema}stat_samples (resolution, at, queue, kind, pending, blocked, available, scheduled, retryable, running,
+    completed, cancelled, discarded, pickup_p50, pickup_p95, pickup_p99, run_p50, run_p95, run_p99)
+WITH g AS (
+    SELECT queue, kind,
+        count(*) FILTER (WHERE state = 'pending') AS pending, count(*) FILTER (WHERE state = 'blocked') AS blocked,
+        count(*) FILTER (WHERE state = 'available' AND run_at <= $4) AS available,
+        count(*) FILTER (WHERE state = 'available' AND run_at > $4 AND attempt = 0) AS scheduled,
+        count(*) FILTER (WHERE state = 'available' AND run_at > $4 AND attempt > 0) AS retryable,
+        count(*) FILTER (WHERE state = 'running') AS running,
+        0::bigint AS completed, 0::bigint AS cancelled, 0::bigint AS discarded
+    FROM {schema}jobs
+    GROUP BY queue, kind
+    UNION ALL
+    SELECT queue, kind, 0, 0, 0, 0, 0, 0,
+        count(*) FILTER (WHERE state = 'completed'), count(*) FILTER (WHERE state = 'cancelled'),
+        count(*) FILTER (WHERE state = 'discarded')
+    FROM {schema}finished_jobs
+    WHERE finalized_at > $2 AND finalized_at <= $3
+    GROUP BY queue, kind
+),
+counts AS (
+    SELECT coalesce(queue, '') AS queue, coalesce(kind, '') AS kind,
+        coalesce(sum(pending), 0)::bigint AS pending, coalesce(sum(blocked), 0)::bigint AS blocked,
+        coalesce(sum(available), 0)::bigint AS available, coalesce(sum(scheduled), 0)::bigint AS scheduled,
+        coalesce(sum(retryable), 0)::bigint AS retryable, coalesce(sum(running), 0)::bigint AS running,
+        coalesce(sum(completed), 0)::bigint AS completed, coalesce(sum(cancelled), 0)::bigint AS cancelled,
+        coalesce(sum(discarded), 0)::bigint AS discarded
+    FROM g
+    GROUP BY GROUPING SETS ((queue, kind), (queue), ())
+),
+lat AS (
+    SELECT coalesce(queue, '') AS queue, coalesce(kind, '') AS kind,
+        percentile_disc(0.5) WITHIN GROUP (ORDER BY pickup) AS pickup_p50,
+        percentile_disc(0.95) WITHIN GROUP (ORDER BY pickup) AS pickup_p95,
+        percentile_disc(0.99) WITHIN GROUP (ORDER BY pickup) AS pickup_p99,
+        percentile_disc(0.5) WITHIN GROUP (ORDER BY run) AS run_p50,
+        percentile_disc(0.95) WITHIN GROUP (ORDER BY run) AS run_p95,
+        percentile_disc(0.99) WITHIN GROUP (ORDER BY run) AS run_p99
+    FROM (
+        SELECT queue, kind, extract(epoch FROM coalesce(attempted_at, run_at) - run_at)::float8 * 1000 AS pickup,
+            extract(epoch FROM finalized_at - coalesce(attempted_at, finalized_at))::float8 * 1000 AS run
+        FROM {schema}finished_jobs
+        WHERE state = 'completed' AND finalized_at > $2 AND finalized_at <= $3
+    ) c
+    GROUP BY GROUPING SETS ((queue, kind), (queue), ())
+)
+SELECT 60, $1, c.queue, c.kind, c.pending, c.blocked, c.available, c.scheduled, c.retryable, c.running,
+    c.completed, c.cancelled, c.discarded,
+    coalesce(l.pickup_p50, 0), coalesce(l.pickup_p95, 0), coalesce(l.pickup_p99, 0),
+    coalesce(l.run_p50, 0), coalesce(l.run_p95, 0), coalesce(l.run_p99, 0)
+FROM counts c LEFT JOIN lat l ON l.queue = c.queue AND l.kind = c.kind
+ON CONFLICT DO NOTHING;
+
+-- name: TopicLagRecord
+-- The minute sample ending at $1 of each subscription's lag: $2-$6 the
+-- topics, subscriptions, lags, ages of the oldest pending message (ms)
+-- and dropped counts. A sample stored already is kept.
+INSERT INTO {schema}topic_lag_samples (resolution, at, topic, subscription, lag, oldest_ms, dropped)
+SELECT 60, $1, topic, subscription, lag, oldest_ms, dropped
+FROM unnest($2::text[], $3::text[], $4::bigint[], $5::float8[], $6::bigint[]) AS l(topic, subscription, lag, oldest_ms, dropped)
+ON CONFLICT DO NOTHING;
+
+-- fragment: stat_bucket
+-- The columns of stat_samples merged over a bucket, for a statement that
+-- groups them: gauges averaged over the time their samples cover, counts
+-- summed, percentiles the largest.
+round(sum(pending * resolution)::float8 / sum(resolution))::bigint,
+round(sum(blocked * resolution)::float8 / sum(resolution))::bigint,
+round(sum(available * resolution)::float8 / sum(resolution))::bigint,
+round(sum(scheduled * resolution)::float8 / sum(resolution))::bigint,
+round(sum(retryable * resolution)::float8 / sum(resolution))::bigint,
+round(sum(running * resolution)::float8 / sum(resolution))::bigint,
+sum(completed)::bigint, sum(cancelled)::bigint, sum(discarded)::bigint,
+max(pickup_p50), max(pickup_p95), max(pickup_p99), max(run_p50), max(run_p95), max(run_p99)
+
+-- name: StatsRollup
+-- The minute samples at or before $1 (an hour's end) of both tables become
+-- hourly ones (stat_bucket; lag averaged, ages and dropped counts the
+-- largest), and hourly samples before $2 go. Returns how many samples
+-- were deleted.
+WITH moved AS (
+    DELETE FROM {schema}stat_samples WHERE resolution = 60 AND at <= $1 RETURNING *
+),
+hourly AS (
+    INSERT INTO {schema}stat_samples (resolution, at, queue, kind, pending, blocked, available, scheduled, retryable, running,
+        completed, cancelled, discarded, pickup_p50, pickup_p95, pickup_p99, run_p50, run_p95, run_p99)
+    SELECT 3600, to_timestamp(ceil(extract(epoch FROM at) / 3600) * 3600) AS hour, queue, kind, {stat_bucket}
+    FROM moved
+    GROUP BY hour, queue, kind
+    ON CONFLICT DO NOTHING
+),
+lag_moved AS (
+    DELETE FROM {schema}topic_lag_samples WHERE resolution = 60 AND at <= $1 RETURNING *
+),
+lag_hourly AS (
+    INSERT INTO {schema}topic_lag_samples (resolution, at, topic, subscription, lag, oldest_ms, dropped)
+    SELECT 3600, to_timestamp(ceil(extract(epoch FROM at) / 3600) * 3600) AS hour, topic, subscription,
+        round(avg(lag))::bigint, max(oldest_ms), max(dropped)
+    FROM lag_moved
+    GROUP BY hour, topic, subscription
+    ON CONFLICT DO NOTHING
+),
+old AS (
+    DELETE FROM {schema}stat_samples WHERE resolution = 3600 AND at < $2 RETURNING 1
+),
+lag_old AS (
+    DELETE FROM {schema}topic_lag_samples WHERE resolution = 3600 AND at < $2 RETURNING 1
+)
+SELECT (SELECT count(*) FROM moved) + (SELECT count(*) FROM lag_moved) + (SELECT count(*) FROM old) + (SELECT count(*) FROM lag_old);
+
+-- name: StatsHistory
+-- The samples in ($1, $2] of the series $4 (queue) and $5 (kind) select
+-- ('*': each one, '' all together), merged into buckets of $3 seconds
+-- ending on its multiples; samples longer than a bucket are left out.
+SELECT to_timestamp(ceil(extract(epoch FROM at) / $3::float8) * $3::float8) AS bucket, queue, kind, {stat_bucket}
+FROM {schema}stat_samples
+WHERE at > $1 AND at <= $2 AND resolution <= $3::float8
+    AND (queue = $4::text OR ($4::text = '*' AND queue <> '')) AND (kind = $5::text OR ($5::text = '*' AND kind <> ''))
+GROUP BY bucket, queue, kind
+ORDER BY bucket, queue, kind;
+
+-- name: TopicLagHistory
+-- StatsHistory for the subscriptions of topic $4 ('' every topic): lag
+-- averaged, ages and dropped counts the largest.
+SELECT to_timestamp(ceil(extract(epoch FROM at) / $3::float8) * $3::float8) AS bucket, topic, subscription,
+    round(sum(lag * resolution)::float8 / sum(resolution))::bigint, max(oldest_ms), max(dropped)::bigint
+FROM {schema}topic_lag_samples
+WHERE at > $1 AND at <= $2 AND resolution <= $3::float8 AND ($4::text = '' OR topic = $4::text)
+GROUP BY bucket, topic, subscription
+ORDER BY bucket, topic, subscription;
+
 -- name: LeaseOwners
 SELECT lease_owner, count(*), max(lease_expires_at)
 FROM {schema}jobs
@@ -1196,12 +1405,13 @@ INSERT INTO {schema}job_deps (parent_id, child_id)
 SELECT * FROM unnest($1::bigint[], $2::bigint[])
 ON CONFLICT DO NOTHING;
 
--- name: JobFlowNoJIT
--- Sent first with JobFlowLock and JobFlowSettle. The recursive CTE of
--- JobFlowSettle makes the planner's cost estimate huge whatever the real
--- size (it cannot know a DAG's depth), which crosses jit_above_cost, and JIT
--- compiles the statement anew on every execution: measured 0.4-1.2 s per
--- settle, against 10-30 ms without it, for 1,000 jobs that ended.
+-- name: NoJIT
+-- Sent first, in the same round trip, with a statement whose cost estimate
+-- crosses jit_above_cost whatever the real size, where JIT would compile
+-- the statement anew on every execution. The recursive CTE of
+-- JobFlowSettle cannot know a DAG's depth: measured 0.4-1.2 s per settle,
+-- against 10-30 ms without it, for 1,000 jobs that ended. JobRouteAbsent's
+-- check of a worker's running jobs is priced by the hot table's pages.
 SET LOCAL jit = off;
 
 -- name: JobFlowLock
@@ -1606,79 +1816,195 @@ DELETE FROM {schema}topics WHERE name = $1 RETURNING 1;
 DELETE FROM {schema}topic_subscriptions WHERE topic = $1 AND name = $2;
 
 -- name: TopicLease
--- $1 topics, $2 subscriptions (pairs), $3 owner, $4 token, $5 lease ms, $6
--- max lanes. Free lanes (no owner or an expired lease) behind the head of
--- their topic's lane, by (topic, lane), the group with the least recently
--- leased lane first, and by cursor within a group: a lease takes whole
--- groups, whose lanes at one cursor are read once for all, and consumer
--- processes take different groups rather than each reading the same
--- messages for a few subscriptions (SQLite's TopicLeaseCandidates has
--- the same order). SKIP LOCKED lets
--- concurrent consumers lease different lanes, and a lane leased meanwhile
--- fails the recheck of l. The head of a (topic, lane), its last sequenced
--- message, is one backward index probe however many
--- subscriptions share it, and the lanes meet the heads in a hash join:
--- probing for a message past each lane's cursor took one index probe per
--- lane (4,000 for 20 topics of 50 subscriptions and 4 lanes) and was most
--- of a lease's time. The lanes come from the named subscriptions, not
--- from generate_series over each topic's lane count, whose estimate of
+-- $1 topics, $2 subscriptions, $3 their batch limits (parallel arrays), $4
+-- owner, $5 token, $6 lease ms, $7 max lanes, $8 waiting ms. Free lanes (no
+-- owner or an expired lease) behind the head of their topic's lane, by
+-- (topic, lane), the group with the least recently leased lane first, and
+-- by cursor within a group: a lease takes whole groups, whose lanes at one
+-- cursor are read once for all, and consumer processes take different
+-- groups rather than each reading the same messages for a few
+-- subscriptions (SQLite's TopicLeaseCandidates has the same order). SKIP
+-- LOCKED lets concurrent consumers lease different lanes, and a lane
+-- leased meanwhile fails the recheck of l. The head of a (topic, lane),
+-- its last sequenced message, is one backward index probe however many
+-- subscriptions share it, and the lanes meet the heads in a hash
+-- join: probing for a message past each lane's cursor took one index
+-- probe per lane (4,000 for 20 topics of 50 subscriptions and 4 lanes) and
+-- was most of a lease's time. The lanes come from the named subscriptions,
+-- not from generate_series over each topic's lane count, whose estimate of
 -- 1,000 rows per topic once priced the plan high enough for JIT
 -- compilation, a second and a half per lease.
-WITH c AS MATERIALIZED (
-    SELECT c.topic, c.subscription, c.lane, c.cursor_xid, c.cursor_id, c.lease_expires_at FROM {schema}topic_lanes AS c
-    WHERE (c.topic, c.subscription) IN (SELECT * FROM unnest($1::text[], $2::text[]))
-      AND (c.lease_owner IS NULL OR c.lease_expires_at < now())),
+--
+-- Fair share: of each subscription another consumer contests (it holds a
+-- lane behind its head, or waits for one), the owner takes at most
+-- ceil(lanes / active) less the lanes it holds, active counting the
+-- distinct live holders and waiters of the subscription's lanes and the
+-- owner itself (fair, over the subscription's lanes, for contested ones
+-- only: alone, a consumer's share is every lane, which never binds). The
+-- lanes the owner holds play no part but in that count, and are left out
+-- of c. An
+-- owner left short of its share while others hold lanes with messages
+-- ($8 > 0) marks one of them as waited for (waiting): the next leases count
+-- it, and that lane is not kept past its ack. SKIP LOCKED: a lane its
+-- holder is acking is not waited for. Each lane leased counts a delivery
+-- (attempt); a lane delivered before (attempt > 0: its lease expired, or
+-- it delivers its suspect region one message at a time) keeps its batch,
+-- a new batch is bounded by the lane's head and the subscription's limit
+-- (docs/design/topics.md, "Consumers").
+WITH s AS MATERIALIZED (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::int[]) AS s(topic, subscription, lim)),
+c AS MATERIALIZED (
+    SELECT c.topic, c.subscription, c.lane, c.cursor_xid, c.cursor_id, c.lease_owner, c.lease_expires_at,
+        c.lease_owner IS NULL OR c.lease_expires_at < now() AS free,
+        CASE WHEN c.waiting_until > now() THEN c.waiting_owner END AS waiter, s.lim
+    FROM {schema}topic_lanes AS c JOIN s ON s.topic = c.topic AND s.subscription = c.subscription
+    WHERE c.lease_owner IS NULL OR c.lease_expires_at < now() OR c.lease_owner <> $4),
 head AS MATERIALIZED (
     SELECT d.topic, d.lane, h.xid, h.id FROM (SELECT DISTINCT topic, lane FROM c) AS d
     CROSS JOIN LATERAL (
         SELECT m.xid, m.id FROM {schema}topic_messages AS m
         WHERE m.topic = d.topic AND m.lane = d.lane AND m.xid > 0
         ORDER BY m.xid DESC, m.id DESC LIMIT 1) AS h),
-behind AS (
-    SELECT c.topic, c.subscription, c.lane, c.cursor_xid, c.cursor_id,
-        min(coalesce(c.lease_expires_at, '-infinity')) OVER (PARTITION BY c.topic, c.lane) AS group_leased
+behind AS MATERIALIZED (
+    SELECT c.topic, c.subscription, c.lane, c.cursor_xid, c.cursor_id, c.free, c.lease_owner, c.waiter, c.lim, head.xid AS hx, head.id AS hi,
+        min(coalesce(c.lease_expires_at, '-infinity')) FILTER (WHERE c.free) OVER (PARTITION BY c.topic, c.lane) AS group_leased
     FROM c JOIN head ON head.topic = c.topic AND head.lane = c.lane AND (c.cursor_xid, c.cursor_id) < (head.xid, head.id)),
+contested AS MATERIALIZED (
+    SELECT DISTINCT topic, subscription FROM behind WHERE NOT free AND lease_owner <> $4 OR waiter <> $4),
+fair AS MATERIALIZED (
+    SELECT l.topic, l.subscription,
+        greatest(ceil(count(DISTINCT l.lane)::numeric / count(DISTINCT o.owner))::int
+            - count(DISTINCT l.lane) FILTER (WHERE l.lease_owner = $4 AND l.lease_expires_at >= now()), 0) AS room
+    FROM {schema}topic_lanes AS l
+    CROSS JOIN LATERAL (VALUES (CASE WHEN l.lease_expires_at >= now() THEN l.lease_owner END),
+        (CASE WHEN l.waiting_until > now() THEN l.waiting_owner END), ($4::text)) AS o(owner)
+    WHERE (l.topic, l.subscription) IN (SELECT topic, subscription FROM contested)
+    GROUP BY l.topic, l.subscription),
+ranked AS MATERIALIZED (
+    SELECT b.topic, b.subscription, b.lane, b.cursor_xid, b.cursor_id, b.hx, b.hi, b.lim, b.group_leased
+    FROM behind AS b WHERE b.free AND (b.topic, b.subscription) NOT IN (SELECT topic, subscription FROM contested)
+    UNION ALL
+    SELECT r.topic, r.subscription, r.lane, r.cursor_xid, r.cursor_id, r.hx, r.hi, r.lim, r.group_leased FROM (
+        SELECT b.*, fair.room,
+            row_number() OVER (PARTITION BY b.topic, b.subscription ORDER BY b.group_leased, b.lane, b.cursor_xid, b.cursor_id) AS n
+        FROM behind AS b JOIN fair ON fair.topic = b.topic AND fair.subscription = b.subscription
+        WHERE b.free) AS r
+    WHERE r.n <= r.room),
 f AS (
-    SELECT l.topic, l.subscription, l.lane FROM behind AS b
-    JOIN {schema}topic_lanes AS l ON l.topic = b.topic AND l.subscription = b.subscription AND l.lane = b.lane
+    SELECT l.topic, l.subscription, l.lane, r.hx, r.hi, r.lim FROM ranked AS r
+    JOIN {schema}topic_lanes AS l ON l.topic = r.topic AND l.subscription = r.subscription AND l.lane = r.lane
     WHERE l.lease_owner IS NULL OR l.lease_expires_at < now()
-    ORDER BY b.group_leased, b.topic, b.lane, b.cursor_xid, b.cursor_id
-    LIMIT $6
-    FOR UPDATE OF l SKIP LOCKED)
+    ORDER BY r.group_leased, r.topic, r.lane, r.cursor_xid, r.cursor_id
+    LIMIT $7
+    FOR UPDATE OF l SKIP LOCKED),
+short AS (
+    SELECT fair.topic, fair.subscription FROM fair
+    WHERE $8 > 0 AND (SELECT count(*) FROM ranked) < $7
+      AND fair.room > (SELECT count(*) FROM ranked AS r WHERE r.topic = fair.topic AND r.subscription = fair.subscription)),
+wanted AS (
+    SELECT DISTINCT ON (b.topic, b.subscription) b.topic, b.subscription, b.lane
+    FROM behind AS b JOIN short ON short.topic = b.topic AND short.subscription = b.subscription
+    WHERE NOT b.free AND b.lease_owner <> $4
+    ORDER BY b.topic, b.subscription, b.lane),
+waiting AS (
+    UPDATE {schema}topic_lanes AS w
+    SET waiting_owner = $4, waiting_until = now() + make_interval(secs => $8 / 1000.0)
+    FROM (
+        SELECT l.topic, l.subscription, l.lane FROM wanted
+        JOIN {schema}topic_lanes AS l ON l.topic = wanted.topic AND l.subscription = wanted.subscription AND l.lane = wanted.lane
+        FOR UPDATE OF l SKIP LOCKED) AS x
+    WHERE w.topic = x.topic AND w.subscription = x.subscription AND w.lane = x.lane
+    RETURNING 1)
 UPDATE {schema}topic_lanes AS l
-SET lease_owner = $3, lease_token = $4::uuid, lease_expires_at = now() + make_interval(secs => $5 / 1000.0)
+SET lease_owner = $4, lease_token = $5::uuid, lease_expires_at = now() + make_interval(secs => $6 / 1000.0),
+    attempt = l.attempt + 1,
+    batch_to_xid = CASE WHEN l.attempt = 0 THEN f.hx ELSE l.batch_to_xid END,
+    batch_to_id = CASE WHEN l.attempt = 0 THEN f.hi ELSE l.batch_to_id END,
+    batch_limit = CASE WHEN l.attempt = 0 THEN f.lim ELSE l.batch_limit END
 FROM f
 WHERE l.topic = f.topic AND l.subscription = f.subscription AND l.lane = f.lane
 RETURNING l.topic, l.subscription, l.lane, l.cursor_xid, l.cursor_id,
     (SELECT s.max_attempts FROM {schema}topic_subscriptions AS s WHERE s.topic = l.topic AND s.name = l.subscription),
-    l.dropped;
+    l.dropped, l.attempt, l.batch_to_xid, l.batch_to_id, l.batch_limit;
 
--- name: TopicRead
--- $1 topics, $2 lanes, $3 cursor xids, $4 cursor ids, $5 limit per range.
--- One index range scan per range: positions past a cursor are sequenced.
-SELECT r.ord - 1, m.id, m.xid, m.lane, m.key, m.payload, m.metadata, m.created_at
-FROM unnest($1::text[], $2::int[], $3::bigint[], $4::bigint[]) WITH ORDINALITY AS r(topic, lane, cx, ci, ord)
+-- fragment: topic_ranges
+-- The messages of the ranges of a read: $1 topics, $2 lanes, $3 cursor
+-- xids, $4 cursor ids, $5 bound xids, $6 bound ids, $7 limits (one per
+-- range); r.ord is the range's place, from 1. One index range scan per
+-- range, cut at the range's bound: positions past a cursor are sequenced.
+FROM unnest($1::text[], $2::int[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::int[])
+    WITH ORDINALITY AS r(topic, lane, cx, ci, tx, ti, lim, ord)
 CROSS JOIN LATERAL (
     SELECT * FROM {schema}topic_messages AS t
-    WHERE t.topic = r.topic AND t.lane = r.lane AND (t.xid, t.id) > (r.cx, r.ci)
-    ORDER BY t.xid, t.id LIMIT $5) AS m
+    WHERE t.topic = r.topic AND t.lane = r.lane AND (t.xid, t.id) > (r.cx, r.ci) AND (t.xid, t.id) <= (r.tx, r.ti)
+    ORDER BY t.xid, t.id LIMIT r.lim) AS m
+
+-- name: TopicRead
+-- The messages of each range (topic_ranges), in range order.
+SELECT r.ord - 1, m.id, m.xid, m.lane, m.key, m.payload, m.metadata, m.created_at
+{topic_ranges}
 ORDER BY r.ord, m.xid, m.id;
+
+-- name: TopicTail
+-- $1 topic, $2 lanes, $3 limit per lane: the newest sequenced messages of
+-- each lane, each lane one backward range of the read index.
+SELECT 0, m.id, m.xid, m.lane, m.key, m.payload, m.metadata, m.created_at
+FROM generate_series(0, $2 - 1) AS l(lane)
+CROSS JOIN LATERAL (
+    SELECT * FROM {schema}topic_messages AS t
+    WHERE t.topic = $1 AND t.lane = l.lane AND t.xid > 0
+    ORDER BY t.xid DESC, t.id DESC LIMIT $3) AS m
+ORDER BY m.lane, m.xid, m.id;
+
+-- name: TopicReadBudget
+-- TopicRead within $8 bytes of payload and metadata, in range order: a
+-- message is returned while the bytes up to it stay within the budget,
+-- the first one whatever its size. Payloads over about 2 kB are TOASTed,
+-- and those of messages past the budget are never fetched. A read of a
+-- remote consumer (drover.ReceiveParams.MaxBytes); a client's own reads
+-- are bounded in rows and skip the sizes.
+SELECT b.range, b.id, b.xid, b.lane, b.key, b.payload, b.metadata, b.created_at FROM (
+    SELECT r.ord - 1 AS range, m.id, m.xid, m.lane, m.key, m.payload, m.metadata, m.created_at,
+        octet_length(m.payload) + octet_length(m.metadata::text) AS size,
+        sum(octet_length(m.payload) + octet_length(m.metadata::text))
+            OVER (ORDER BY r.ord, m.xid, m.id ROWS UNBOUNDED PRECEDING) AS run
+    {topic_ranges}) AS b
+WHERE b.run <= $8 OR b.run = b.size
+ORDER BY b.range, b.xid, b.id;
 
 -- name: TopicAck
 -- $1 topics, $2 subscriptions, $3 lanes, $4 tokens, $5 cursor xids, $6
--- cursor ids, $7 keeps, $8 lease ms of kept lanes. Fenced by the lease
--- token; the cursor only moves forward; a kept lane stays leased under the
--- same token, extended. Returns the indexes of accepted acks.
+-- cursor ids, $7 counts, $8 keeps, $9 limits of kept lanes, $10 lease ms of
+-- kept lanes. Fenced by the lease token; the cursor only moves forward. A
+-- kept lane stays leased under the same token, extended, as a new batch
+-- delivered once and bounded by its limit alone, unless it delivers one
+-- message at a time or another consumer waits for it (marked by its
+-- lease: TopicLease): then it is freed. A lane delivering its suspect
+-- region one message at a time (attempt 2 or more) shrinks the region by
+-- the batch's count and delivers the rest of it as delivered once; any
+-- other ack resets the attempt. Returns the indexes of accepted acks and whether each lane was
+-- kept.
 UPDATE {schema}topic_lanes AS l
 SET cursor_xid = a.cx, cursor_id = a.ci,
-    lease_owner = CASE WHEN a.keep THEN l.lease_owner END,
-    lease_token = CASE WHEN a.keep THEN l.lease_token END,
-    lease_expires_at = CASE WHEN a.keep THEN now() + make_interval(secs => $8 / 1000.0) ELSE now() END
-FROM unnest($1::text[], $2::text[], $3::int[], $4::uuid[], $5::bigint[], $6::bigint[], $7::bool[])
-    WITH ORDINALITY AS a(topic, sub, lane, token, cx, ci, keep, ord)
+    lease_owner = CASE WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(l.waiting_until > now() AND l.waiting_owner <> l.lease_owner, false) THEN l.lease_owner END,
+    lease_token = CASE WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(l.waiting_until > now() AND l.waiting_owner <> l.lease_owner, false) THEN l.lease_token END,
+    lease_expires_at = CASE WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(l.waiting_until > now() AND l.waiting_owner <> l.lease_owner, false)
+        THEN now() + make_interval(secs => $10 / 1000.0) ELSE now() END,
+    attempt = CASE
+        WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(l.waiting_until > now() AND l.waiting_owner <> l.lease_owner, false) THEN 1
+        WHEN l.attempt >= 2 AND l.batch_limit > a.n AND (a.cx, a.ci) < (l.batch_to_xid, l.batch_to_id) THEN 1
+        ELSE 0 END,
+    batch_to_xid = CASE WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(l.waiting_until > now() AND l.waiting_owner <> l.lease_owner, false) THEN 9223372036854775807 ELSE l.batch_to_xid END,
+    batch_to_id = CASE WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(l.waiting_until > now() AND l.waiting_owner <> l.lease_owner, false) THEN 9223372036854775807 ELSE l.batch_to_id END,
+    batch_limit = CASE
+        WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(l.waiting_until > now() AND l.waiting_owner <> l.lease_owner, false) THEN a.lim
+        WHEN l.attempt >= 2 THEN greatest(l.batch_limit - a.n, 0)
+        ELSE 0 END
+FROM unnest($1::text[], $2::text[], $3::int[], $4::uuid[], $5::bigint[], $6::bigint[], $7::int[], $8::bool[], $9::int[])
+    WITH ORDINALITY AS a(topic, sub, lane, token, cx, ci, n, keep, lim, ord)
 WHERE l.topic = a.topic AND l.subscription = a.sub AND l.lane = a.lane AND l.lease_token = a.token
   AND (l.cursor_xid, l.cursor_id) <= (a.cx, a.ci)
-RETURNING a.ord - 1;
+RETURNING a.ord - 1, l.lease_token IS NOT NULL;
 
 -- name: TopicExtend
 -- $1 topics, $2 subscriptions, $3 lanes, $4 tokens, $5 lease ms.
@@ -1687,6 +2013,54 @@ SET lease_expires_at = now() + make_interval(secs => $5 / 1000.0)
 FROM unnest($1::text[], $2::text[], $3::int[], $4::uuid[]) WITH ORDINALITY AS a(topic, sub, lane, token, ord)
 WHERE l.topic = a.topic AND l.subscription = a.sub AND l.lane = a.lane AND l.lease_token = a.token
 RETURNING a.ord - 1;
+
+-- name: TopicRelease
+-- $1 topics, $2 subscriptions, $3 lanes, $4 tokens. Frees the lanes still
+-- held under their tokens where they stand, taking back the delivery their
+-- lease counted. Returns the indexes of those released.
+UPDATE {schema}topic_lanes AS l
+SET lease_owner = NULL, lease_token = NULL, lease_expires_at = now(), attempt = greatest(l.attempt - 1, 0)
+FROM unnest($1::text[], $2::text[], $3::int[], $4::uuid[]) WITH ORDINALITY AS a(topic, sub, lane, token, ord)
+WHERE l.topic = a.topic AND l.subscription = a.sub AND l.lane = a.lane AND l.lease_token = a.token
+RETURNING a.ord - 1;
+
+-- name: TopicLanes
+-- $1 topic, $2 subscription: its lanes with the sequenced messages past
+-- each cursor (one count per lane; the caller runs a sequencing pass
+-- first, as for TopicLag) and the holder of a live lease.
+SELECT l.lane, l.cursor_xid, l.cursor_id,
+    (SELECT count(*) FROM {schema}topic_messages AS m
+     WHERE m.topic = l.topic AND m.lane = l.lane AND (m.xid, m.id) > (l.cursor_xid, l.cursor_id)),
+    CASE WHEN l.lease_owner IS NOT NULL AND l.lease_expires_at >= now() THEN l.lease_owner END,
+    CASE WHEN l.lease_owner IS NOT NULL AND l.lease_expires_at >= now() THEN l.lease_expires_at END,
+    l.attempt
+FROM {schema}topic_lanes AS l WHERE l.topic = $1 AND l.subscription = $2 ORDER BY l.lane;
+
+-- name: TopicLaneExpire
+-- $1 topic, $2 subscription, $3 lane: its live lease ends now, as if it
+-- had expired (the delivery stays counted), and its token with it, so
+-- that the holder's next extend or ack finds it lost. Returns a row when
+-- it was held.
+UPDATE {schema}topic_lanes SET lease_owner = NULL, lease_token = NULL, lease_expires_at = now()
+WHERE topic = $1 AND subscription = $2 AND lane = $3 AND lease_owner IS NOT NULL AND lease_expires_at >= now()
+RETURNING 1;
+
+-- name: SubscriptionGet
+-- $1 topic, $2 name. No row: no such topic; a NULL name: no such
+-- subscription.
+SELECT t.name, s.name, s.max_attempts, t.lanes, s.created_at
+FROM {schema}topics AS t LEFT JOIN {schema}topic_subscriptions AS s ON s.topic = t.name AND s.name = $2
+WHERE t.name = $1;
+
+-- name: TopicReceiptKey
+-- $1 a new key, stored unless one is. Returns the stored key; no row when
+-- another transaction stored one concurrently (the caller asks again).
+WITH ins AS (
+    INSERT INTO {schema}topic_receipt_key (id, secret) VALUES (1, $1) ON CONFLICT (id) DO NOTHING RETURNING secret)
+SELECT secret FROM ins
+UNION ALL
+SELECT secret FROM {schema}topic_receipt_key WHERE id = 1
+LIMIT 1;
 
 -- name: TopicLag
 -- $1 topics, NULL for every topic. The messages past each distinct
@@ -1729,10 +2103,15 @@ FROM {schema}topic_publishers ORDER BY xid;
 -- it is open: every open transaction of this database that wrote to
 -- topic_messages (topic_publishers, migration 020) has an xid at or past
 -- the seal's xmax. Transactions of other databases, and of this one that
--- never published, do not hold a generation back.
+-- never published, do not hold a generation back. Ages are measured by
+-- the database's clock, which stamped created_at and sealed_at, in
+-- microseconds.
 SELECT g.gen, g.created_at, g.sealed_at,
+    (extract(epoch FROM now() - g.created_at) * 1000000)::bigint,
+    coalesce((extract(epoch FROM now() - g.sealed_at) * 1000000)::bigint, 0),
     g.sealed_xmax IS NOT NULL AND g.sealed_xmax <= coalesce((SELECT min(p.xid) FROM {schema}topic_publishers AS p),
         pg_snapshot_xmax(pg_current_snapshot())::text::bigint),
+    g.dropping,
     (SELECT CASE WHEN s.is_called THEN s.last_value ELSE s.last_value - 1 END FROM {schema}topic_message_ids AS s)
 FROM {schema}topic_generations AS g ORDER BY g.gen;
 
@@ -1749,6 +2128,21 @@ SELECT t.name, t.retention_ms,
 FROM {schema}topics AS t
 WHERE EXISTS (SELECT 1 FROM {schema}topic_messages AS m WHERE m.topic = t.name AND m.id >= $1 AND m.id < $2)
 ORDER BY t.name;
+
+-- name: TopicGenerationLock
+-- $1 first ID, $2 end ID of a sealed generation, in the transaction that
+-- decides its drop: locks the rows of the topics with messages in it, which
+-- the foreign key check of a new subscription (KEY SHARE) waits for, so
+-- that the decision read after the lock sees every subscription that can
+-- still be created before the drop is marked.
+SELECT t.name FROM {schema}topics AS t
+WHERE EXISTS (SELECT 1 FROM {schema}topic_messages AS m WHERE m.topic = t.name AND m.id >= $1 AND m.id < $2)
+ORDER BY t.name
+FOR UPDATE OF t;
+
+-- name: TopicDropMark
+-- $1 generation: its drop is decided.
+UPDATE {schema}topic_generations SET dropping = true WHERE gen = $1;
 
 -- name: TopicGenerationCreate
 -- $1 generation: its partition and row (committed before any ID of it is
@@ -1769,41 +2163,70 @@ UPDATE {schema}topic_generations
 SET sealed_at = now(), sealed_xmax = pg_snapshot_xmax(pg_current_snapshot())::text::bigint
 WHERE gen < $1 AND sealed_at IS NULL;
 
--- name: TopicDropCount
--- $1 first ID, $2 end ID of a generation about to be dropped: each lane
--- adds the messages of it that it had not passed to dropped (those not
--- sequenced yet among them). Returns them in all.
-WITH lost AS (
-    SELECT l.topic, l.subscription, l.lane, p.n FROM {schema}topic_lanes AS l
-    CROSS JOIN LATERAL (SELECT count(*) AS n FROM {schema}topic_messages AS m
-        WHERE m.topic = l.topic AND m.lane = l.lane AND ((m.xid, m.id) > (l.cursor_xid, l.cursor_id) OR m.xid < 0)
-          AND m.id >= $1 AND m.id < $2) AS p
-    WHERE p.n > 0),
-upd AS (
-    UPDATE {schema}topic_lanes AS l SET dropped = l.dropped + lost.n FROM lost
-    WHERE l.topic = lost.topic AND l.subscription = lost.subscription AND l.lane = lost.lane
-    RETURNING lost.n)
-SELECT coalesce(sum(n), 0)::bigint FROM upd;
+-- name: TopicPartitionState
+-- $1 generation: NULL when its partition is not attached to topic_messages
+-- (detached, or gone), else whether its detach is pending (a DETACH …
+-- CONCURRENTLY interrupted, which FINALIZE completes).
+SELECT (SELECT i.inhdetachpending FROM pg_inherits AS i
+    WHERE i.inhrelid = to_regclass('{schema}topic_messages_g' || $1::bigint::text)
+      AND i.inhparent = '{schema}topic_messages'::regclass);
 
 -- name: TopicGenerationDrop
--- $1 generation: drops its partition and row.
+-- $1 generation, detached: counts what each lane lost, drops its table
+-- and row (topic_generation_drop, migration 022). Returns the messages
+-- lost.
 SELECT {schema}topic_generation_drop($1);
+
+-- name: TopicPurge
+-- $1 topic, $2 first ID, $3 end ID of a sealed generation, $4 lane, $5
+-- xid, $6 id where the last call stopped, $7 limit. Deletes up to $7
+-- messages of the topic from the generation, those after ($4, $5, $6) in
+-- (lane, xid, id) order, the read index's: each call starts past the rows
+-- the last one deleted instead of walking over their index entries again
+-- (they stay until vacuum). Messages not sequenced yet (xid < 0) come
+-- first in their lane, and no lane has passed them. Each lane first adds
+-- the deleted messages it had not passed to dropped. Returns how many were deleted, how many of
+-- them some lane had not passed, and the (lane, xid, id) of the last.
+WITH doomed AS MATERIALIZED (
+    SELECT m.id, m.lane, m.xid FROM {schema}topic_messages AS m
+    WHERE m.topic = $1 AND m.id >= $2 AND m.id < $3 AND (m.lane, m.xid, m.id) > ($4, $5, $6)
+    ORDER BY m.lane, m.xid, m.id
+    LIMIT $7),
+gone AS (
+    DELETE FROM {schema}topic_messages AS m USING doomed AS d
+    WHERE m.id = d.id AND m.id >= $2 AND m.id < $3
+    RETURNING m.lane, m.xid, m.id),
+lost AS (
+    SELECT l.subscription, l.lane, count(*) AS n
+    FROM {schema}topic_lanes AS l JOIN gone AS g ON g.lane = l.lane AND ((g.xid, g.id) > (l.cursor_xid, l.cursor_id) OR g.xid < 0)
+    WHERE l.topic = $1
+    GROUP BY l.subscription, l.lane),
+marked AS (
+    UPDATE {schema}topic_lanes AS l SET dropped = l.dropped + lost.n FROM lost
+    WHERE l.topic = $1 AND l.subscription = lost.subscription AND l.lane = lost.lane
+    RETURNING lost.n),
+last AS (
+    SELECT lane, xid, id FROM doomed ORDER BY lane DESC, xid DESC, id DESC LIMIT 1)
+SELECT (SELECT count(*) FROM gone), (SELECT coalesce(sum(n), 0) FROM marked)::bigint,
+    coalesce((SELECT lane FROM last), $4), coalesce((SELECT xid FROM last), $5), coalesce((SELECT id FROM last), $6);
 
 -- Routing and the worker registry (migration 016; droverdriver/routing.go).
 
 -- name: WorkerSeen
 -- Upserts workers as seen now, $1-$6 parallel arrays (names distinct):
--- type, labels and owner replace the stored ones; queues ($4, each a JSON
--- array) are merged with the stored ones while the owner is the same (a
--- remote worker names one queue per claim), replaced when another process
--- took the name; started_at is kept while the owner is the same. $7 says
--- which workers are plain (they said nothing of themselves).
-INSERT INTO {schema}workers AS w (name, plain, type, labels, queues, owner, source, started_at, last_seen)
-SELECT name, plain, type, labels, ARRAY(SELECT jsonb_array_elements_text(queues)), owner, source, now(), now()
-FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::jsonb[], $5::text[], $6::text[], $7::boolean[])
-    AS p(name, type, labels, queues, owner, source, plain)
+-- type, labels, owner and kinds replace the stored ones; queues ($4, each
+-- a JSON array) are merged with the stored ones while the owner is the
+-- same (a remote worker names one queue per claim), replaced when another
+-- process took the name; started_at is kept while the owner is the same.
+-- $7 says which workers are plain (they said nothing of themselves); $8
+-- holds each one's kinds as a JSON array, NULL for one that named none.
+INSERT INTO {schema}workers AS w (name, plain, type, labels, queues, owner, source, started_at, last_seen, kinds)
+SELECT name, plain, type, labels, ARRAY(SELECT jsonb_array_elements_text(queues)), owner, source, now(), now(),
+    CASE WHEN kinds IS NOT NULL THEN ARRAY(SELECT jsonb_array_elements_text(kinds::jsonb)) END
+FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::jsonb[], $5::text[], $6::text[], $7::boolean[], $8::text[])
+    AS p(name, type, labels, queues, owner, source, plain, kinds)
 ON CONFLICT (name) DO UPDATE
-SET plain = excluded.plain, type = excluded.type, labels = excluded.labels,
+SET plain = excluded.plain, type = excluded.type, labels = excluded.labels, kinds = excluded.kinds,
     queues = CASE WHEN w.owner = excluded.owner
         THEN ARRAY(SELECT DISTINCT q FROM unnest(w.queues || excluded.queues) AS q ORDER BY q)
         ELSE excluded.queues END,
@@ -1814,21 +2237,33 @@ SET plain = excluded.plain, type = excluded.type, labels = excluded.labels,
 DELETE FROM {schema}workers WHERE name = $1 AND owner = $2;
 
 -- name: WorkerList
-SELECT name, plain, type, labels, queues, owner, source, started_at, last_seen FROM {schema}workers ORDER BY name;
+SELECT name, plain, type, labels, queues, owner, source, started_at, last_seen, kinds FROM {schema}workers ORDER BY name;
 
 -- name: WorkerPrune
 DELETE FROM {schema}workers WHERE last_seen < $1;
 
 -- name: RouteWaiting
 -- The routed jobs that wait (available, due or scheduled), grouped by
--- queue and routing: how many, the oldest run_at and the lowest ID. At
--- most $1 groups. Reads jobs_route_idx's rows, never a plain job.
-SELECT queue, routing, count(*), min(run_at), min(id)
+-- queue, routing and kind: how many, the oldest run_at and the lowest ID.
+-- At most $1 groups. Reads jobs_route_idx's rows, never a plain job.
+SELECT queue, routing, kind, count(*), min(run_at), min(id)
 FROM {schema}jobs
 WHERE state = 'available' AND route IS NOT NULL
-GROUP BY queue, routing
+GROUP BY queue, routing, kind
 ORDER BY queue, min(id)
 LIMIT $1;
+
+-- name: KindsWaiting
+-- The first $2 plain jobs of queue $1 that wait, in claim order (the
+-- claim index, which the LIMIT stops), grouped by kind: how many, the
+-- oldest run_at and the lowest ID.
+SELECT kind, count(*), min(run_at), min(id) FROM (
+    SELECT kind, run_at, id FROM {schema}jobs
+    WHERE state = 'available' AND route IS NULL AND queue = $1
+    ORDER BY priority, run_at, id LIMIT $2
+) h
+GROUP BY kind
+ORDER BY min(id);
 
 -- name: JobRouteAbsent
 -- The leader's absent-worker policy ($1 now, $2 the most jobs): routed
@@ -1841,8 +2276,12 @@ LIMIT $1;
 -- their names kept as fell_back_from; failed jobs end as discarded with
 -- an error naming the workers, and are returned as JobRescue returns the
 -- jobs it ends. Fallback jobs are returned with state available, for the
--- caller to wake their queues. Reads the hot table's routed rows: the
--- leader runs it once per interval.
+-- caller to wake their queues. Reads the hot table's routed rows only, in
+-- the order of their partial index (jobs_route_idx), and changes them by
+-- key: the leader runs it every rescue interval whether or not any job is
+-- routed, and on a hot table that has grown and been emptied, ordering by
+-- id walked the whole primary key at an estimate high enough to buy a JIT
+-- compile on every run (TestJobRouteAbsentPlan).
 WITH due AS (
     SELECT j.id, j.routing ->> 'on_absent' AS policy
     FROM {schema}jobs j
@@ -1855,7 +2294,7 @@ WITH due AS (
             AND (w.last_seen > $1::timestamptz - coalesce((j.routing ->> 'absent_after_ms')::bigint, 0) * interval '1 millisecond'
                  OR EXISTS (SELECT 1 FROM {schema}jobs r
                             WHERE r.state = 'running' AND r.lease_owner = w.owner AND r.lease_expires_at > $1)))
-    ORDER BY j.id
+    ORDER BY j.queue, j.route, j.priority, j.run_at, j.id
     LIMIT $2
     FOR UPDATE SKIP LOCKED
 ),
@@ -1863,12 +2302,11 @@ fell AS (
     UPDATE {schema}jobs j
     SET route = 't:' || (j.routing ->> 'type'),
         routing = (j.routing - 'names') || jsonb_build_object('fell_back_from', j.routing -> 'names')
-    FROM due
-    WHERE j.id = due.id AND due.policy = 'fallback' AND j.routing ->> 'type' IS NOT NULL
+    WHERE j.id = ANY(ARRAY(SELECT id FROM due WHERE policy = 'fallback')) AND j.routing ->> 'type' IS NOT NULL
     RETURNING j.id, j.queue
 ),
 done AS (
-    DELETE FROM {schema}jobs j USING due WHERE j.id = due.id AND due.policy = 'fail' RETURNING j.*
+    DELETE FROM {schema}jobs j WHERE j.id = ANY(ARRAY(SELECT id FROM due WHERE policy = 'fail')) RETURNING j.*
 ),
 moved AS (
     INSERT INTO {schema}finished_jobs (id, state, queue, kind, priority, args, metadata, tags, attempt,

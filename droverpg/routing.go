@@ -55,6 +55,11 @@ func (e *executor) WorkerSeen(ctx context.Context, workers []droverdriver.Worker
 		p.Owners = append(p.Owners, w.Owner)
 		p.Sources = append(p.Sources, w.Source)
 		p.Plains = append(p.Plains, w.Plain)
+		var kinds *string
+		if k := w.KindsJSON(); k != "" {
+			kinds = &k
+		}
+		p.Kinds = append(p.Kinds, kinds)
 	}
 	_, err := workerSeen.exec(ctx, e.db, e.q, p)
 	return e.wrap("register workers", err)
@@ -74,7 +79,7 @@ func (e *executor) WorkerList(ctx context.Context) ([]droverdriver.WorkerRecord,
 	out := []droverdriver.WorkerRecord{}
 	for rows.Next() {
 		var w droverdriver.WorkerRecord
-		if err := rows.Scan(&w.Name, &w.Plain, &w.Type, &w.Labels, &w.Queues, &w.Owner, &w.Source, &w.StartedAt, &w.LastSeen); err != nil {
+		if err := rows.Scan(&w.Name, &w.Plain, &w.Type, &w.Labels, &w.Queues, &w.Owner, &w.Source, &w.StartedAt, &w.LastSeen, &w.Kinds); err != nil {
 			return nil, e.wrap("list workers", err)
 		}
 		out = append(out, w)
@@ -104,7 +109,7 @@ func (e *executor) RouteWaiting(ctx context.Context) ([]droverdriver.RouteGroup,
 	for rows.Next() {
 		var g droverdriver.RouteGroup
 		var routing []byte
-		if err := rows.Scan(&g.Queue, &routing, &g.Jobs, &g.OldestRunAt, &g.Sample); err != nil {
+		if err := rows.Scan(&g.Queue, &routing, &g.Kind, &g.Jobs, &g.OldestRunAt, &g.Sample); err != nil {
 			return nil, e.wrap("read routed jobs", err)
 		}
 		if g.Routing, err = droverdriver.DecodeRouting(routing); err != nil {
@@ -115,12 +120,41 @@ func (e *executor) RouteWaiting(ctx context.Context) ([]droverdriver.RouteGroup,
 	return out, e.wrap("read routed jobs", rows.Err())
 }
 
+func (e *executor) KindsWaiting(ctx context.Context, queue string, limit int) ([]droverdriver.RouteGroup, error) {
+	rows, err := kindsWaiting.query(ctx, e.db, e.q, kindsWaitingParams{queue, limit})
+	if err != nil {
+		return nil, e.wrap("read waiting kinds", err)
+	}
+	defer rows.Close()
+	out := []droverdriver.RouteGroup{}
+	for rows.Next() {
+		g := droverdriver.RouteGroup{Queue: queue}
+		if err := rows.Scan(&g.Kind, &g.Jobs, &g.OldestRunAt, &g.Sample); err != nil {
+			return nil, e.wrap("read waiting kinds", err)
+		}
+		out = append(out, g)
+	}
+	return out, e.wrap("read waiting kinds", rows.Err())
+}
+
+// JobRouteAbsent sends NoJIT and JobRouteAbsent in one round trip.
 func (e *executor) JobRouteAbsent(ctx context.Context, p droverdriver.RouteAbsentParams) ([]droverdriver.FinishedRow, int, error) {
-	rows, err := jobRouteAbsent.query(ctx, e.db, e.q, routeAbsentParams{Now: p.Now, Limit: p.Limit})
+	b := &pgx.Batch{}
+	noJIT.queue(b, e.q, struct{}{})
+	jobRouteAbsent.queue(b, e.q, routeAbsentParams{Now: p.Now, Limit: p.Limit})
+	br := e.db.SendBatch(ctx, b)
+	defer br.Close()
+	if _, err := br.Exec(); err != nil {
+		return nil, 0, e.wrap("apply absent-worker policies", err)
+	}
+	rows, err := br.Query()
 	if err != nil {
 		return nil, 0, e.wrap("apply absent-worker policies", err)
 	}
 	res, err := readFinished(rows, 0)
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
 	if err != nil {
 		return nil, 0, e.wrap("apply absent-worker policies", err)
 	}
@@ -168,4 +202,10 @@ func (e *executor) claimStrict(ctx context.Context, p droverdriver.ClaimParams, 
 		return nil, err
 	}
 	return jobs, br.Close()
+}
+
+func (e *executor) QueueHead(ctx context.Context, queue string) (droverdriver.QueueHead, error) {
+	var h droverdriver.QueueHead
+	err := queueHead.queryRow(ctx, e.db, e.q, queue).Scan(&h.ID, &h.Returned, &h.Running)
+	return h, e.wrap("read the head of queue "+queue, err)
 }

@@ -10,10 +10,7 @@ import (
 // search turns a filter into the parameters of the search statements
 // (searchParams), with the window and limit of p.
 func search(p *droverdriver.ListParams) searchParams {
-	states := make([]string, len(p.States))
-	for i, s := range p.States {
-		states[i] = string(s)
-	}
+	states := stateStrings(p.States)
 	tags := p.Tags
 	if tags == nil {
 		tags = []string{}
@@ -32,6 +29,15 @@ func search(p *droverdriver.ListParams) searchParams {
 		FinishedFrom: timeOrNil(p.Finished.From), FinishedTo: timeOrNil(p.Finished.To),
 		Now: now, Lo: lo, Hi: hi, Limit: p.Limit, Waiting: waiting, Finished: finished,
 	}
+}
+
+// stateStrings are states as PostgreSQL's text[] takes them: never nil.
+func stateStrings(states []droverdriver.State) []string {
+	out := make([]string, len(states))
+	for i, s := range states {
+		out[i] = string(s)
+	}
+	return out
 }
 
 func timeOrNil(t time.Time) *time.Time {
@@ -62,15 +68,29 @@ func (e *executor) JobList(ctx context.Context, p droverdriver.ListParams) ([]*d
 	return jobs, e.wrap("list jobs", rows.Err())
 }
 
-func (e *executor) JobIDNext(ctx context.Context, p droverdriver.ListParams) (int64, error) {
+// idNext turns a filter into the parameters of JobIDNext and JobIDPrev.
+func idNext(p *droverdriver.ListParams) idNextParams {
 	lo, hi := p.Bounds()
-	waiting, finished := p.Parts()
+	ip := idNextParams{Lo: lo, Hi: hi, Queue: p.Queue, Kind: p.Kind, Now: p.Now,
+		Narrow: len(p.States) > 0 || p.Queue != "" || p.Kind != ""}
+	ip.Waiting, ip.Finished = p.Parts()
+	var others []droverdriver.State
+	ip.Due, ip.Scheduled, ip.Retried, others = p.WaitingStates()
+	fin, _ := p.FinishedStates()
+	ip.Others, ip.FinishedStates = stateStrings(others), stateStrings(fin)
+	if ip.Now.IsZero() {
+		ip.Now = time.Now()
+	}
+	return ip
+}
+
+func (e *executor) JobIDNext(ctx context.Context, p droverdriver.ListParams) (int64, error) {
 	st := jobIDNext
 	if p.Desc {
 		st = jobIDPrev
 	}
 	var id int64
-	if err := st.queryRow(ctx, e.db, e.q, idNextParams{lo, hi, waiting, finished}).Scan(&id); err != nil {
+	if err := st.queryRow(ctx, e.db, e.q, idNext(&p)).Scan(&id); err != nil {
 		return 0, e.wrap("find the next job id", err)
 	}
 	return id, nil
@@ -105,4 +125,26 @@ func (e *executor) JobMatchCount(ctx context.Context, p droverdriver.MatchCountP
 		}
 	}
 	return out, e.wrap("count matching jobs", rows.Err())
+}
+
+func (e *executor) JobMatchCountByState(ctx context.Context, p droverdriver.MatchCountParams) (droverdriver.StateMatchCount, error) {
+	sp := search(&p.Filter)
+	sp.Limit = p.Examine
+	sp.Waiting, sp.Finished = p.Parts()
+	out := droverdriver.NewStateMatchCount()
+	rows, err := jobMatchCountByState.query(ctx, e.db, e.q, sp)
+	if err != nil {
+		return out, e.wrap("count matching jobs by state", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var finished bool
+		var state string
+		var matched, examined int64
+		if err := rows.Scan(&finished, &state, &matched, &examined); err != nil {
+			return out, e.wrap("count matching jobs by state", err)
+		}
+		out.Add(finished, droverdriver.State(state), matched, examined)
+	}
+	return out, e.wrap("count matching jobs by state", rows.Err())
 }

@@ -3,6 +3,7 @@ package droverpg
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -74,8 +75,27 @@ func TestSearchPlan(t *testing.T) {
 		SELECT 'q1', 'k1', '{}', 25 FROM generate_series(1, 1000)`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.Pool().Exec(ctx, `ANALYZE `+schema+`finished_jobs; ANALYZE `+schema+`jobs`); err != nil {
+	// A few jobs no filter of the windows below meets, for the seeks:
+	// two finished jobs of a rare queue, a discarded one of a rare kind,
+	// and an available one of a rare queue behind the hot table's 1,000.
+	if _, err := d.Pool().Exec(ctx, `INSERT INTO `+schema+`finished_jobs (id, state, queue, kind, priority, args, metadata, tags,
+		attempt, max_attempts, timeout_ms, created_at, run_at, attempted_at, finalized_at)
+	SELECT g, CASE WHEN g = $1 + 3 THEN 'discarded' ELSE 'completed' END, CASE WHEN g = $1 + 3 THEN 'q1' ELSE 'rare' END,
+		CASE WHEN g = $1 + 3 THEN 'flaky' ELSE 'k1' END, 0, '{}', '{}', '{}', 1, 25, 0, now(), now(), now(), now()
+	FROM generate_series($1 + 1, $1 + 3) g`, searchPlanRows); err != nil {
 		t.Fatal(err)
+	}
+	var hotRare int64
+	if err := d.Pool().QueryRow(ctx, `INSERT INTO `+schema+`jobs (queue, kind, args, max_attempts) VALUES ('rare', 'k1', '{}', 25)
+		RETURNING id`).Scan(&hotRare); err != nil {
+		t.Fatal(err)
+	}
+	// VACUUM summarises the block ranges of finished_jobs_search_idx, as
+	// autovacuum does once a range is full.
+	for _, sql := range []string{`VACUUM ANALYZE ` + schema + `finished_jobs`, `ANALYZE ` + schema + `jobs`} {
+		if _, err := d.Pool().Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	// A window of 65,536 IDs (the widest a search reads) ending 100,000
@@ -107,6 +127,55 @@ func TestSearchPlan(t *testing.T) {
 				plan := explain(t, d, mode, d.q[tc.stmt], args)
 				checkSearchPlan(t, mode, plan, d.Schema())
 			}
+		})
+	}
+
+	// The seeks of a search (JobIDNext) for filters few jobs match read
+	// few rows of a million, from the indexes that serve them: the block
+	// ranges of finished_jobs_search_idx for a rare queue or kind, the
+	// failed indexes for a failed state, the claim index for a queue's
+	// available jobs.
+	discarded := []droverdriver.State{droverdriver.StateDiscarded}
+	completed := []droverdriver.State{droverdriver.StateCompleted}
+	for _, tc := range []struct {
+		name string
+		p    droverdriver.ListParams
+		want int64
+	}{
+		{"no filter", droverdriver.ListParams{}, 1},
+		{"a rare queue", droverdriver.ListParams{Queue: "rare", AfterID: hotRare}, searchPlanRows + 1},
+		{"a rare queue, completed", droverdriver.ListParams{Queue: "rare", States: completed}, searchPlanRows + 1},
+		{"a rare queue, newest first", droverdriver.ListParams{Queue: "rare", Desc: true, AfterID: searchPlanRows + 2}, searchPlanRows + 1},
+		{"a rare kind, discarded", droverdriver.ListParams{Kind: "flaky", States: discarded}, searchPlanRows + 3},
+		{"discarded, past the last", droverdriver.ListParams{States: discarded, AfterID: searchPlanRows - 50}, searchPlanRows + 3},
+		{"a rare queue, available", droverdriver.ListParams{Queue: "rare", States: []droverdriver.State{droverdriver.StateAvailable}}, hotRare},
+	} {
+		t.Run("JobIDNext, "+tc.name, func(t *testing.T) {
+			id, err := d.executor.JobIDNext(ctx, tc.p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if id != tc.want {
+				t.Fatalf("next ID %d, want %d", id, tc.want)
+			}
+			ip := idNext(&tc.p)
+			name := jobIDNext.name
+			if tc.p.Desc {
+				name = jobIDPrev.name
+			}
+			plan := explainAnalyze(t, d, d.q[name], idNextArgs(&ip))
+			var examined float64
+			var reads []string
+			walkPlan(plan["Plan"].(map[string]any), func(n map[string]any) {
+				if rel, _ := n["Relation Name"].(string); rel == "finished_jobs" || rel == "jobs" {
+					examined += num(n["Actual Rows"]) + num(n["Rows Removed by Filter"]) + num(n["Rows Removed by Index Recheck"])
+					reads = append(reads, fmt.Sprint(n["Node Type"], " ", rel, " ", n["Index Name"]))
+				}
+			})
+			if most := float64(searchPlanRows / 20); tc.name == "no filter" && examined > 2 || examined > most {
+				t.Errorf("the seek examined %v rows of %d: %v", examined, searchPlanRows, reads)
+			}
+			t.Logf("%v rows examined, %.1f ms: %v", examined, num(plan["Execution Time"]), reads)
 		})
 	}
 
@@ -216,7 +285,8 @@ func firstPlan(t *testing.T, raw []byte) map[string]any {
 }
 
 // checkSearchPlan fails unless every read of the jobs tables in plan is a
-// scan of its primary key bounded by the window: in key order, so that
+// scan of an index in ID order bounded by the window (the primary key, or
+// finished_jobs_failed_idx, the failed jobs by ID): in key order, so that
 // only the two tables' pages are ever merged and sorted.
 func checkSearchPlan(t *testing.T, mode string, plan map[string]any, schema string) {
 	t.Helper()
@@ -230,7 +300,7 @@ func checkSearchPlan(t *testing.T, mode string, plan map[string]any, schema stri
 		idx, _ := n["Index Name"].(string)
 		cond, _ := n["Index Cond"].(string)
 		reads = append(reads, node+" "+rel+" "+idx)
-		if idx != rel+"_pkey" || !strings.Contains(cond, "id >") || !strings.Contains(cond, "id <") {
+		if idx != rel+"_pkey" && idx != "finished_jobs_failed_idx" || !strings.Contains(cond, "id >") || !strings.Contains(cond, "id <") {
 			t.Errorf("%s: %s of %s.%s by %q on %q, want its primary key bounded by the window", mode, node, schema, rel, idx, cond)
 		}
 	})

@@ -8,17 +8,18 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/droverdriver/sqlstmt"
 )
 
 // A store as one shard of a fleet (droverdriver.ShardExecutor, migration
 // 025).
 
 var (
-	shardGet     = def(stmt[struct{}]{name: "ShardGet", cols: 4, args: noArgs})
-	shardLastIDs = def(stmt[struct{}]{name: "ShardLastIDs", cols: 2, args: noArgs})
+	shardGet     = def(stmt[struct{}]{name: "ShardGet", cols: 4, args: sqlstmt.NoArgs})
+	shardLastIDs = def(stmt[struct{}]{name: "ShardLastIDs", cols: 2, args: sqlstmt.NoArgs})
 	shardAttach  = def(stmt[shardAttachParams]{name: "ShardAttach", cols: 1,
 		args: func(p *shardAttachParams) []any { return []any{p.Fleet, p.Index, p.KeyShards, p.Base} }})
-	shardSetDraining = def(stmt[bool]{name: "ShardSetDraining", args: oneArg[bool]})
+	shardSetDraining = def(stmt[bool]{name: "ShardSetDraining", args: sqlstmt.OneArg[bool]})
 )
 
 type shardAttachParams struct {

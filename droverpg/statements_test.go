@@ -49,15 +49,9 @@ func TestStatementsPrepare(t *testing.T) {
 			t.Errorf("unpreparable lists %s, which queries.sql no longer has", name)
 		}
 	}
-	typed := map[string]statement{}
-	for _, s := range statements {
-		if _, dup := typed[s.stmtName()]; dup {
-			t.Errorf("stmt.go declares %s twice", s.stmtName())
-		}
-		typed[s.stmtName()] = s
-		if _, ok := d.q[s.stmtName()]; !ok {
-			t.Errorf("stmt.go declares %s, which queries.sql does not have", s.stmtName())
-		}
+	typed, errs := statements.Typed(d.q)
+	for _, err := range errs {
+		t.Error(err)
 	}
 	types := conn.Conn().TypeMap()
 	for _, name := range names {
@@ -81,7 +75,7 @@ func TestStatementsPrepare(t *testing.T) {
 		if err != nil {
 			continue
 		}
-		args := s.zeroArgs()
+		args := s.ZeroArgs()
 		if len(args) != len(sd.ParamOIDs) {
 			t.Errorf("%s takes %d parameters, but its typed entry gives %d", name, len(sd.ParamOIDs), len(args))
 		} else {
@@ -91,8 +85,8 @@ func TestStatementsPrepare(t *testing.T) {
 				}
 			}
 		}
-		if len(sd.Fields) != s.resultCols() {
-			t.Errorf("%s returns %d columns, but its typed entry scans %d", name, len(sd.Fields), s.resultCols())
+		if len(sd.Fields) != s.Cols {
+			t.Errorf("%s returns %d columns, but its typed entry scans %d", name, len(sd.Fields), s.Cols)
 		}
 	}
 	if len(names) < 40 {

@@ -7,6 +7,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/droverhq/drover/droverdriver/sqlstmt"
 )
 
 // stmt is one statement of queries.sql with typed parameters: P holds
@@ -34,38 +36,17 @@ type stmt[P any] struct {
 
 // statements are all the typed statements, in declaration order: def adds
 // each one.
-var statements []statement
-
-// statement is what the statements test needs of a stmt of any P.
-type statement interface {
-	stmtName() string
-	// zeroArgs are the parameters of P's zero value.
-	zeroArgs() []any
-	resultCols() int
-}
-
-func (s *stmt[P]) stmtName() string { return s.name }
-func (s *stmt[P]) zeroArgs() []any  { var p P; return s.args(&p) }
-func (s *stmt[P]) resultCols() int  { return s.cols }
+var statements sqlstmt.Set
 
 // def declares a statement.
 func def[P any](s stmt[P]) *stmt[P] {
-	statements = append(statements, &s)
+	sqlstmt.Add(&statements, s.name, s.cols, s.args)
 	return &s
 }
 
-// noArgs are the parameters of a statement that takes none.
-func noArgs(*struct{}) []any { return nil }
-
-// oneArg are the parameters of a statement that takes one, of type T.
-func oneArg[T any](p *T) []any { return []any{*p} }
-
-// bound is a statement with its arguments, for code that picks one of
-// several statements and runs it later.
-type bound struct {
-	name string
-	args []any
-}
+// bound is a statement with its arguments (sqlstmt.Bound), which a
+// batch queues or a pool queries.
+type bound sqlstmt.Bound
 
 // bind returns s with the arguments p.
 func (s *stmt[P]) bind(p P) bound {
@@ -80,15 +61,15 @@ func (s *stmt[P]) bind(p P) bound {
 // arguments start with: a batch plans its statements as the connection's
 // default mode says.
 func (b bound) queue(batch *pgx.Batch, q map[string]string) {
-	args := b.args
+	args := b.Args
 	if len(args) > 0 && args[0] == any(replan) {
 		args = args[1:]
 	}
-	batch.Queue(q[b.name], args...)
+	batch.Queue(q[b.Name], args...)
 }
 
 func (b bound) query(ctx context.Context, db dbtx, q map[string]string) (pgx.Rows, error) {
-	return db.Query(ctx, q[b.name], b.args...)
+	return db.Query(ctx, q[b.Name], b.Args...)
 }
 
 func (s *stmt[P]) query(ctx context.Context, db dbtx, q map[string]string, p P) (pgx.Rows, error) {
@@ -97,12 +78,12 @@ func (s *stmt[P]) query(ctx context.Context, db dbtx, q map[string]string, p P) 
 
 func (s *stmt[P]) queryRow(ctx context.Context, db dbtx, q map[string]string, p P) pgx.Row {
 	b := s.bind(p)
-	return db.QueryRow(ctx, q[b.name], b.args...)
+	return db.QueryRow(ctx, q[b.Name], b.Args...)
 }
 
 func (s *stmt[P]) exec(ctx context.Context, db dbtx, q map[string]string, p P) (pgconn.CommandTag, error) {
 	b := s.bind(p)
-	return db.Exec(ctx, q[b.name], b.args...)
+	return db.Exec(ctx, q[b.Name], b.Args...)
 }
 
 // queue adds s with the arguments p to b.
@@ -198,10 +179,19 @@ type settingsSetParams struct {
 }
 
 // workerSeenParams are WorkerSeen's parallel arrays, one worker each:
-// labels and queues as JSON.
+// labels, queues and kinds as JSON, kinds nil for a worker that named
+// none.
 type workerSeenParams struct {
 	Names, Types, Labels, Queues, Owners, Sources []string
 	Plains                                        []bool
+	Kinds                                         []*string
+}
+
+// kindsWaitingParams are KindsWaiting's: the queue and how many of its
+// jobs to read.
+type kindsWaitingParams struct {
+	Queue string
+	Limit int
 }
 
 // workerOwner is a worker's name and the owner that registered it.
@@ -281,10 +271,22 @@ func searchArgs(p *searchParams) []any {
 }
 
 // idNextParams are JobIDNext's and JobIDPrev's: the window's exclusive
-// bounds and the tables to read.
+// bounds, the tables to read, and the filter's queue, kind and states
+// (droverdriver.ListParams.WaitingStates, FinishedStates).
 type idNextParams struct {
-	Lo, Hi            int64
-	Waiting, Finished bool
+	Lo, Hi                  int64
+	Waiting, Finished       bool
+	Queue, Kind             string
+	Due, Scheduled, Retried bool
+	Now                     time.Time
+	Others, FinishedStates  []string
+	// Narrow says the filter names a state, queue or kind.
+	Narrow bool
+}
+
+func idNextArgs(p *idNextParams) []any {
+	return []any{p.Lo, p.Hi, p.Waiting, p.Finished, p.Queue, p.Kind, p.Due, p.Scheduled, p.Retried, p.Now,
+		p.Others, p.FinishedStates, p.Narrow}
 }
 
 type batchListParams struct {
@@ -431,6 +433,14 @@ type idRange struct {
 
 func idRangeArgs(p *idRange) []any { return []any{p.From, p.To} }
 
+type topicPurgeParams struct {
+	Topic    string
+	From, To int64
+	Lane     int
+	Xid, ID  int64
+	Limit    int
+}
+
 type topicCreateParams struct {
 	Name        string
 	Lanes       int
@@ -451,10 +461,12 @@ type topicName struct {
 type topicLeaseParams struct {
 	Topics        []string
 	Subscriptions []string
+	Limits        []int32
 	Owner         string
 	Token         [16]byte
 	LeaseMS       float64
 	Max           int
+	WaitMS        float64
 }
 
 type topicPublishParams struct {
@@ -465,16 +477,26 @@ type topicPublishParams struct {
 	Metadata []string
 }
 
-type topicReadParams struct {
-	Topics []string
-	Lanes  []int32
-	Xids   []int64
-	IDs    []int64
-	Limit  int
+// topicTailParams are TopicTail's: the topic, its lanes and how many
+// messages of each.
+type topicTailParams struct {
+	Topic        string
+	Lanes, Limit int
 }
 
-// laneArrays are lanes of subscriptions as the parallel arrays TopicAck and
-// TopicExtend take (laneArgs).
+type topicReadParams struct {
+	Topics   []string
+	Lanes    []int32
+	Xids     []int64
+	IDs      []int64
+	ToXids   []int64
+	ToIDs    []int64
+	Limits   []int32
+	MaxBytes int64
+}
+
+// laneArrays are lanes of subscriptions as the parallel arrays TopicAck,
+// TopicExtend and TopicRelease take (laneArgs).
 type laneArrays struct {
 	Topics []string
 	Subs   []string
@@ -482,7 +504,15 @@ type laneArrays struct {
 	Tokens [][16]byte
 	Xids   []int64
 	IDs    []int64
+	Counts []int32
 	Keeps  []bool
+	Limits []int32
+}
+
+// topicLane names one lane of a subscription.
+type topicLane struct {
+	Topic, Name string
+	Lane        int
 }
 
 type topicAckParams struct {
@@ -511,12 +541,12 @@ var (
 		args: func(p *keyPromoteParams) []any { return []any{p.Queues, p.Keys, p.Retried} }})
 	keyRateSet = def(stmt[keyRates]{name: "KeyRateSet",
 		args: func(p *keyRates) []any { return p.params() }})
-	keyRateIdle  = def(stmt[int]{name: "KeyRateIdle", cols: 2, args: oneArg[int]})
+	keyRateIdle  = def(stmt[int]{name: "KeyRateIdle", cols: 2, args: sqlstmt.OneArg[int]})
 	keyRatePrune = def(stmt[keyList]{name: "KeyRatePrune",
 		args: func(p *keyList) []any { return []any{p.Queues, p.Keys} }})
-	keyBlocked    = def(stmt[int]{name: "KeyBlocked", cols: 2, args: oneArg[int]})
-	uniqueRelease = def(stmt[[]int64]{name: "UniqueRelease", args: oneArg[[]int64]})
-	uniqueRetake  = def(stmt[[]int64]{name: "UniqueRetake", cols: 2, args: oneArg[[]int64]})
+	keyBlocked    = def(stmt[int]{name: "KeyBlocked", cols: 2, args: sqlstmt.OneArg[int]})
+	uniqueRelease = def(stmt[[]int64]{name: "UniqueRelease", args: sqlstmt.OneArg[[]int64]})
+	uniqueRetake  = def(stmt[[]int64]{name: "UniqueRetake", cols: 2, args: sqlstmt.OneArg[[]int64]})
 	notifyStmt    = def(stmt[notifyParams]{name: "Notify", cols: 1,
 		args: func(p *notifyParams) []any { return []any{p.Channel, p.Payloads} }})
 	jobClaim = def(stmt[claimParams]{name: "JobClaim", cols: 19, replan: true,
@@ -546,18 +576,18 @@ var (
 	// jobClaimStrict runs in a batch (routing.go), after
 	// StrictClaimSettings, which has it planned afresh like a replanned
 	// statement.
-	strictClaimSettings = def(stmt[struct{}]{name: "StrictClaimSettings", cols: 2, args: noArgs})
+	strictClaimSettings = def(stmt[struct{}]{name: "StrictClaimSettings", cols: 2, args: sqlstmt.NoArgs})
 	jobClaimStrict      = def(stmt[claimRoutedParams]{name: "JobClaimStrict", cols: 19, replan: true,
 		args: func(p *claimRoutedParams) []any { return p.args()[:12] }})
-	queueLimitTake = def(stmt[string]{name: "QueueLimitTake", args: oneArg[string]})
+	queueLimitTake = def(stmt[string]{name: "QueueLimitTake", args: sqlstmt.OneArg[string]})
 	queueLimitRoom = def(stmt[queueCount]{name: "QueueLimitRoom", cols: 3,
 		args: func(p *queueCount) []any { return []any{p.Queue, p.N} }})
 	queueLimitSpend = def(stmt[queueCount]{name: "QueueLimitSpend",
 		args: func(p *queueCount) []any { return []any{p.Queue, p.N} }})
-	queueSettingsGet = def(stmt[string]{name: "QueueSettingsGet", cols: 8, args: oneArg[string]})
+	queueSettingsGet = def(stmt[string]{name: "QueueSettingsGet", cols: 8, args: sqlstmt.OneArg[string]})
 	queueKnown       = def(stmt[queueKnownParams]{name: "QueueKnown", cols: 1,
 		args: func(p *queueKnownParams) []any { return []any{p.Queue, p.Recent} }})
-	queueSettingsList = def(stmt[struct{}]{name: "QueueSettingsList", cols: 8, args: noArgs})
+	queueSettingsList = def(stmt[struct{}]{name: "QueueSettingsList", cols: 8, args: sqlstmt.NoArgs})
 	queueSettingsSet  = def(stmt[settingsSetParams]{name: "QueueSettingsSet", cols: 8,
 		args: func(p *settingsSetParams) []any {
 			return []any{p.Queue, p.Paused, p.SetLimits, p.MaxRunning, p.Rate, p.PeriodMS, p.Strict, p.PauseKinds, p.ResumeKinds}
@@ -574,100 +604,125 @@ var (
 		args: func(p *rescueParams) []any { return []any{p.Now, p.Limit} }})
 	jobPrune = def(stmt[pruneParams]{name: "JobPrune", cols: 1,
 		args: func(p *pruneParams) []any { return []any{p.Completed, p.Cancelled, p.Discarded, p.Limit, p.Latest} }})
-	jobGet = def(stmt[int64]{name: "JobGet", cols: 23, args: oneArg[int64]})
+	jobGet = def(stmt[int64]{name: "JobGet", cols: 23, args: sqlstmt.OneArg[int64]})
 	// jobInserted's parameter is the quoted name of the jobs table.
-	jobInserted   = def(stmt[string]{name: "JobInserted", cols: 23, args: oneArg[string]})
-	jobList       = def(stmt[searchParams]{name: "JobList", cols: 23, args: searchArgs})
-	jobListDesc   = def(stmt[searchParams]{name: "JobListDesc", cols: 23, args: searchArgs})
-	jobMatchCount = def(stmt[searchParams]{name: "JobMatchCount", cols: 4, args: searchArgs})
-	jobIDNext     = def(stmt[idNextParams]{name: "JobIDNext", cols: 1,
-		args: func(p *idNextParams) []any { return []any{p.Lo, p.Hi, p.Waiting, p.Finished} }})
-	jobIDPrev = def(stmt[idNextParams]{name: "JobIDPrev", cols: 1,
-		args: func(p *idNextParams) []any { return []any{p.Lo, p.Hi, p.Waiting, p.Finished} }})
-	jobIDBounds = def(stmt[struct{}]{name: "JobIDBounds", cols: 4, args: noArgs})
+	jobInserted          = def(stmt[string]{name: "JobInserted", cols: 23, args: sqlstmt.OneArg[string]})
+	jobList              = def(stmt[searchParams]{name: "JobList", cols: 23, args: searchArgs})
+	jobListDesc          = def(stmt[searchParams]{name: "JobListDesc", cols: 23, args: searchArgs})
+	jobMatchCount        = def(stmt[searchParams]{name: "JobMatchCount", cols: 4, args: searchArgs})
+	jobMatchCountByState = def(stmt[searchParams]{name: "JobMatchCountByState", cols: 4, args: searchArgs})
+	// JobIDNext and JobIDPrev are planned with their values: which paths
+	// are cheap depends on which filters are given and on how many jobs
+	// they match.
+	jobIDNext   = def(stmt[idNextParams]{name: "JobIDNext", cols: 1, replan: true, args: idNextArgs})
+	jobIDPrev   = def(stmt[idNextParams]{name: "JobIDPrev", cols: 1, replan: true, args: idNextArgs})
+	jobIDBounds = def(stmt[struct{}]{name: "JobIDBounds", cols: 4, args: sqlstmt.NoArgs})
 	jobCancel   = def(stmt[cancelParams]{name: "JobCancel", cols: finishedCols,
 		args: func(p *cancelParams) []any { return []any{p.IDs, p.Now, p.Flag} }})
 	jobDiscard = def(stmt[jobsAt]{name: "JobDiscard", cols: finishedCols,
 		args: func(p *jobsAt) []any { return []any{p.IDs, p.Now} }})
 	jobRetry = def(stmt[jobsAt]{name: "JobRetry", cols: 4,
 		args: func(p *jobsAt) []any { return []any{p.IDs, p.Now} }})
-	jobDelete       = def(stmt[[]int64]{name: "JobDelete", cols: 1, args: oneArg[[]int64]})
-	jobCountByState = def(stmt[string]{name: "JobCountByState", cols: 2, args: oneArg[string]})
-	queueStats      = def(stmt[time.Time]{name: "QueueStats", cols: 6, args: oneArg[time.Time]})
+	jobDelete       = def(stmt[[]int64]{name: "JobDelete", cols: 1, args: sqlstmt.OneArg[[]int64]})
+	jobCountByState = def(stmt[string]{name: "JobCountByState", cols: 2, args: sqlstmt.OneArg[string]})
+	queueStats      = def(stmt[time.Time]{name: "QueueStats", cols: 6, args: sqlstmt.OneArg[time.Time]})
 	finishedStats   = def(stmt[timeRange]{name: "FinishedStats", cols: 7,
 		args: func(p *timeRange) []any { return []any{p.Since, p.Until} }})
-	leaseOwners = def(stmt[struct{}]{name: "LeaseOwners", cols: 3, args: noArgs})
+	leaseOwners = def(stmt[struct{}]{name: "LeaseOwners", cols: 3, args: sqlstmt.NoArgs})
 	leaderElect = def(stmt[leaderElectParams]{name: "LeaderElect", cols: 1,
 		args: func(p *leaderElectParams) []any { return []any{p.Name, p.ID, p.TTLMS} }})
 	leaderResign = def(stmt[leaderResignParams]{name: "LeaderResign",
 		args: func(p *leaderResignParams) []any { return []any{p.Name, p.ID} }})
-	schemaVersion   = def(stmt[struct{}]{name: "SchemaVersion", cols: 1, args: noArgs})
-	migrationsTable = def(stmt[struct{}]{name: "MigrationsTable", args: noArgs})
+	schemaVersion   = def(stmt[struct{}]{name: "SchemaVersion", cols: 1, args: sqlstmt.NoArgs})
+	migrationsTable = def(stmt[struct{}]{name: "MigrationsTable", args: sqlstmt.NoArgs})
 	migrationRecord = def(stmt[migrationRecordParams]{name: "MigrationRecord",
 		args: func(p *migrationRecordParams) []any { return []any{p.Version, p.Name} }})
 
 	// Workflows and batches (flow.go).
-	jobFlowMarkParents  = def(stmt[[]int64]{name: "JobFlowMarkParents", cols: 1, args: oneArg[[]int64]})
-	jobFlowEndedParents = def(stmt[[]int64]{name: "JobFlowEndedParents", cols: 2, args: oneArg[[]int64]})
+	jobFlowMarkParents  = def(stmt[[]int64]{name: "JobFlowMarkParents", cols: 1, args: sqlstmt.OneArg[[]int64]})
+	jobFlowEndedParents = def(stmt[[]int64]{name: "JobFlowEndedParents", cols: 2, args: sqlstmt.OneArg[[]int64]})
 	jobFlowInsertDeps   = def(stmt[flowDepsParams]{name: "JobFlowInsertDeps",
 		args: func(p *flowDepsParams) []any { return []any{p.Parents, p.Children} }})
-	jobFlowNoJIT  = def(stmt[struct{}]{name: "JobFlowNoJIT", args: noArgs})
-	jobFlowLock   = def(stmt[[]int64]{name: "JobFlowLock", cols: 2, args: oneArg[[]int64]})
-	jobFlowSettle = def(stmt[[]int64]{name: "JobFlowSettle", cols: 3, args: oneArg[[]int64]})
+	noJIT         = def(stmt[struct{}]{name: "NoJIT", args: sqlstmt.NoArgs})
+	jobFlowLock   = def(stmt[[]int64]{name: "JobFlowLock", cols: 2, args: sqlstmt.OneArg[[]int64]})
+	jobFlowSettle = def(stmt[[]int64]{name: "JobFlowSettle", cols: 3, args: sqlstmt.OneArg[[]int64]})
 	jobInsertFlow = def(stmt[flowInsertParams]{name: "JobInsertFlow", cols: 1,
 		args: func(p *flowInsertParams) []any {
 			return p.params(p.States, p.Waits, p.Flows, p.Batches, p.Keys, p.Limits, p.Routes.routes, p.Routes.routings)
 		}})
-	batchCreate      = def(stmt[int]{name: "BatchCreate", cols: 1, args: oneArg[int]})
+	batchCreate      = def(stmt[int]{name: "BatchCreate", cols: 1, args: sqlstmt.OneArg[int]})
 	batchSetCallback = def(stmt[batchCallbackParams]{name: "BatchSetCallback",
 		args: func(p *batchCallbackParams) []any { return []any{p.BatchID, p.CallbackID} }})
-	batchGet     = def(stmt[int64]{name: "BatchGet", cols: 10, args: oneArg[int64]})
+	batchGet     = def(stmt[int64]{name: "BatchGet", cols: 10, args: sqlstmt.OneArg[int64]})
 	batchResults = def(stmt[batchResultsParams]{name: "BatchResults", cols: 4,
 		args: func(p *batchResultsParams) []any { return []any{p.BatchID, p.AfterID, p.Limit} }})
-	jobResults       = def(stmt[[]int64]{name: "JobResults", cols: 4, args: oneArg[[]int64]})
-	jobParentResults = def(stmt[int64]{name: "JobParentResults", cols: 4, args: oneArg[int64]})
-	jobDeps          = def(stmt[[]int64]{name: "JobDeps", cols: 2, args: oneArg[[]int64]})
+	jobResults       = def(stmt[[]int64]{name: "JobResults", cols: 4, args: sqlstmt.OneArg[[]int64]})
+	jobParentResults = def(stmt[int64]{name: "JobParentResults", cols: 4, args: sqlstmt.OneArg[int64]})
+	jobDeps          = def(stmt[[]int64]{name: "JobDeps", cols: 2, args: sqlstmt.OneArg[[]int64]})
 	batchList        = def(stmt[batchListParams]{name: "BatchList", cols: 10,
 		args: func(p *batchListParams) []any { return []any{p.BeforeID, p.Limit} }})
-	jobsParentResults = def(stmt[[]int64]{name: "JobsParentResults", cols: 5, args: oneArg[[]int64]})
+	jobsParentResults = def(stmt[[]int64]{name: "JobsParentResults", cols: 5, args: sqlstmt.OneArg[[]int64]})
 
 	// Topics (topics.go).
 	topicCreate = def(stmt[topicCreateParams]{name: "TopicCreate", cols: 5,
 		args: func(p *topicCreateParams) []any { return []any{p.Name, p.Lanes, p.RetentionMS} }})
-	topicList    = def(stmt[struct{}]{name: "TopicList", cols: 5, args: noArgs})
+	topicList    = def(stmt[struct{}]{name: "TopicList", cols: 5, args: sqlstmt.NoArgs})
 	topicPublish = def(stmt[topicPublishParams]{name: "TopicPublish", cols: 1,
 		args: func(p *topicPublishParams) []any { return []any{p.Topics, p.Lanes, p.Keys, p.Payloads, p.Metadata} }})
 	subscriptionCreate = def(stmt[subscriptionCreateParams]{name: "SubscriptionCreate", cols: 1,
 		args: func(p *subscriptionCreateParams) []any { return []any{p.Topic, p.Name, p.MaxAttempts, p.Start} }})
-	topicExists        = def(stmt[string]{name: "TopicExists", cols: 1, args: oneArg[string]})
-	topicDelete        = def(stmt[string]{name: "TopicDelete", cols: 1, args: oneArg[string]})
+	topicExists        = def(stmt[string]{name: "TopicExists", cols: 1, args: sqlstmt.OneArg[string]})
+	topicDelete        = def(stmt[string]{name: "TopicDelete", cols: 1, args: sqlstmt.OneArg[string]})
 	subscriptionDelete = def(stmt[topicName]{name: "SubscriptionDelete",
 		args: func(p *topicName) []any { return []any{p.Topic, p.Name} }})
-	topicLease = def(stmt[topicLeaseParams]{name: "TopicLease", cols: 7,
+	topicLease = def(stmt[topicLeaseParams]{name: "TopicLease", cols: 11,
 		args: func(p *topicLeaseParams) []any {
-			return []any{p.Topics, p.Subscriptions, p.Owner, p.Token, p.LeaseMS, p.Max}
+			return []any{p.Topics, p.Subscriptions, p.Limits, p.Owner, p.Token, p.LeaseMS, p.Max, p.WaitMS}
 		}})
+	topicTail = def(stmt[topicTailParams]{name: "TopicTail", cols: 8,
+		args: func(p *topicTailParams) []any { return []any{p.Topic, p.Lanes, p.Limit} }})
 	topicRead = def(stmt[topicReadParams]{name: "TopicRead", cols: 8,
-		args: func(p *topicReadParams) []any { return []any{p.Topics, p.Lanes, p.Xids, p.IDs, p.Limit} }})
-	topicAck = def(stmt[topicAckParams]{name: "TopicAck", cols: 1,
+		args: func(p *topicReadParams) []any {
+			return []any{p.Topics, p.Lanes, p.Xids, p.IDs, p.ToXids, p.ToIDs, p.Limits}
+		}})
+	topicReadBudget = def(stmt[topicReadParams]{name: "TopicReadBudget", cols: 8,
+		args: func(p *topicReadParams) []any {
+			return []any{p.Topics, p.Lanes, p.Xids, p.IDs, p.ToXids, p.ToIDs, p.Limits, p.MaxBytes}
+		}})
+	topicAck = def(stmt[topicAckParams]{name: "TopicAck", cols: 2,
 		args: func(p *topicAckParams) []any {
-			return []any{p.Topics, p.Subs, p.Lanes, p.Tokens, p.Xids, p.IDs, p.Keeps, p.LeaseMS}
+			return []any{p.Topics, p.Subs, p.Lanes, p.Tokens, p.Xids, p.IDs, p.Counts, p.Keeps, p.Limits, p.LeaseMS}
 		}})
 	topicExtend = def(stmt[topicExtendParams]{name: "TopicExtend", cols: 1,
 		args: func(p *topicExtendParams) []any { return []any{p.Topics, p.Subs, p.Lanes, p.Tokens, p.LeaseMS} }})
-	topicLag              = def(stmt[[]string]{name: "TopicLag", cols: 5, args: oneArg[[]string]})
-	topicSequence         = def(stmt[int]{name: "TopicSequence", cols: 1, args: oneArg[int]})
-	topicPublishers       = def(stmt[struct{}]{name: "TopicPublishers", cols: 6, args: noArgs})
-	topicGenerations      = def(stmt[struct{}]{name: "TopicGenerations", cols: 5, args: noArgs})
+	topicRelease = def(stmt[laneArrays]{name: "TopicRelease", cols: 1,
+		args: func(p *laneArrays) []any { return []any{p.Topics, p.Subs, p.Lanes, p.Tokens} }})
+	topicLanes = def(stmt[topicName]{name: "TopicLanes", cols: 7,
+		args: func(p *topicName) []any { return []any{p.Topic, p.Name} }})
+	topicLaneExpire = def(stmt[topicLane]{name: "TopicLaneExpire", cols: 1,
+		args: func(p *topicLane) []any { return []any{p.Topic, p.Name, p.Lane} }})
+	subscriptionGet = def(stmt[topicName]{name: "SubscriptionGet", cols: 5,
+		args: func(p *topicName) []any { return []any{p.Topic, p.Name} }})
+	topicReceiptKey       = def(stmt[[]byte]{name: "TopicReceiptKey", cols: 1, args: sqlstmt.OneArg[[]byte]})
+	topicLag              = def(stmt[[]string]{name: "TopicLag", cols: 5, args: sqlstmt.OneArg[[]string]})
+	topicSequence         = def(stmt[int]{name: "TopicSequence", cols: 1, args: sqlstmt.OneArg[int]})
+	topicPublishers       = def(stmt[struct{}]{name: "TopicPublishers", cols: 6, args: sqlstmt.NoArgs})
+	topicGenerations      = def(stmt[struct{}]{name: "TopicGenerations", cols: 8, args: sqlstmt.NoArgs})
 	topicGenerationTopics = def(stmt[idRange]{name: "TopicGenerationTopics", cols: 3, args: idRangeArgs})
-	topicGenerationCreate = def(stmt[int64]{name: "TopicGenerationCreate", cols: 1, args: oneArg[int64]})
-	topicSequenceMove     = def(stmt[int64]{name: "TopicSequenceMove", cols: 1, args: oneArg[int64]})
-	topicSeal             = def(stmt[int64]{name: "TopicSeal", args: oneArg[int64]})
-	topicDropCount        = def(stmt[idRange]{name: "TopicDropCount", cols: 1, args: idRangeArgs})
-	topicGenerationDrop   = def(stmt[int64]{name: "TopicGenerationDrop", cols: 1, args: oneArg[int64]})
+	topicGenerationLock   = def(stmt[idRange]{name: "TopicGenerationLock", cols: 1, args: idRangeArgs})
+	topicDropMark         = def(stmt[int64]{name: "TopicDropMark", args: sqlstmt.OneArg[int64]})
+	topicGenerationCreate = def(stmt[int64]{name: "TopicGenerationCreate", cols: 1, args: sqlstmt.OneArg[int64]})
+	topicSequenceMove     = def(stmt[int64]{name: "TopicSequenceMove", cols: 1, args: sqlstmt.OneArg[int64]})
+	topicSeal             = def(stmt[int64]{name: "TopicSeal", args: sqlstmt.OneArg[int64]})
+	topicPartitionState   = def(stmt[int64]{name: "TopicPartitionState", cols: 1, args: sqlstmt.OneArg[int64]})
+	topicGenerationDrop   = def(stmt[int64]{name: "TopicGenerationDrop", cols: 1, args: sqlstmt.OneArg[int64]})
+	topicPurge            = def(stmt[topicPurgeParams]{name: "TopicPurge", cols: 5,
+		args: func(p *topicPurgeParams) []any {
+			return []any{p.Topic, p.From, p.To, p.Lane, p.Xid, p.ID, p.Limit}
+		}})
 
 	// Periodic jobs (periodic.go).
-	periodicTicks       = def(stmt[[]string]{name: "PeriodicTicks", cols: 2, args: oneArg[[]string]})
+	periodicTicks       = def(stmt[[]string]{name: "PeriodicTicks", cols: 2, args: sqlstmt.OneArg[[]string]})
 	periodicTicksRecord = def(stmt[periodicTicksRecordParams]{name: "PeriodicTicksRecord",
 		args: func(p *periodicTicksRecordParams) []any { return []any{p.Names, p.Ticks} }})
 	periodicCreate   = def(stmt[periodicParams]{name: "PeriodicCreate", cols: periodicCols, args: periodicArgs})
@@ -676,21 +731,24 @@ var (
 		args: func(p *periodicRegisterParams) []any {
 			return []any{p.Names, p.Schedules, p.Kinds, p.Args, p.Queues, p.Priorities, p.MaxAttempts, p.Tags, p.Now}
 		}})
-	periodicList      = def(stmt[struct{}]{name: "PeriodicList", cols: periodicCols, args: noArgs})
+	periodicList      = def(stmt[struct{}]{name: "PeriodicList", cols: periodicCols, args: sqlstmt.NoArgs})
 	periodicSetPaused = def(stmt[periodicPausedParams]{name: "PeriodicSetPaused", cols: periodicCols,
 		args: func(p *periodicPausedParams) []any { return []any{p.Name, p.Paused, p.Now} }})
-	periodicDelete = def(stmt[string]{name: "PeriodicDelete", args: oneArg[string]})
+	periodicDelete = def(stmt[string]{name: "PeriodicDelete", args: sqlstmt.OneArg[string]})
 
 	// Routing and the worker registry (routing.go).
 	workerSeen = def(stmt[workerSeenParams]{name: "WorkerSeen",
 		args: func(p *workerSeenParams) []any {
-			return []any{p.Names, p.Types, p.Labels, p.Queues, p.Owners, p.Sources, p.Plains}
+			return []any{p.Names, p.Types, p.Labels, p.Queues, p.Owners, p.Sources, p.Plains, p.Kinds}
 		}})
 	workerGone = def(stmt[workerOwner]{name: "WorkerGone",
 		args: func(p *workerOwner) []any { return []any{p.Name, p.Owner} }})
-	workerList     = def(stmt[struct{}]{name: "WorkerList", cols: 9, args: noArgs})
-	workerPrune    = def(stmt[time.Time]{name: "WorkerPrune", args: oneArg[time.Time]})
-	routeWaiting   = def(stmt[int]{name: "RouteWaiting", cols: 5, args: oneArg[int]})
+	workerList   = def(stmt[struct{}]{name: "WorkerList", cols: 10, args: sqlstmt.NoArgs})
+	workerPrune  = def(stmt[time.Time]{name: "WorkerPrune", args: sqlstmt.OneArg[time.Time]})
+	routeWaiting = def(stmt[int]{name: "RouteWaiting", cols: 6, args: sqlstmt.OneArg[int]})
+	queueHead    = def(stmt[string]{name: "QueueHead", cols: 3, args: sqlstmt.OneArg[string]})
+	kindsWaiting = def(stmt[kindsWaitingParams]{name: "KindsWaiting", cols: 4,
+		args: func(p *kindsWaitingParams) []any { return []any{p.Queue, p.Limit} }})
 	jobRouteAbsent = def(stmt[routeAbsentParams]{name: "JobRouteAbsent", cols: finishedCols,
 		args: func(p *routeAbsentParams) []any { return []any{p.Now, p.Limit} }})
 )

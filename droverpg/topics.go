@@ -2,6 +2,7 @@ package droverpg
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -157,17 +158,19 @@ func (e *executor) TopicLease(ctx context.Context, p droverdriver.TopicLeasePara
 	}
 	topics := make([]string, len(p.Subscriptions))
 	subs := make([]string, len(p.Subscriptions))
+	limits := make([]int32, len(p.Subscriptions))
 	for i, s := range p.Subscriptions {
-		topics[i], subs[i] = s.Topic, s.Name
+		topics[i], subs[i], limits[i] = s.Topic, s.Name, int32(p.Limits[i])
 	}
-	rows, err := topicLease.query(ctx, e.db, e.q, topicLeaseParams{topics, subs, p.Owner, [16]byte(p.Token),
-		float64(p.Lease.Milliseconds()), p.Max})
+	rows, err := topicLease.query(ctx, e.db, e.q, topicLeaseParams{topics, subs, limits, p.Owner, [16]byte(p.Token),
+		float64(p.Lease.Milliseconds()), p.Max, float64(p.Waiting.Milliseconds())})
 	if err != nil {
 		return nil, e.wrap("lease lanes", err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (droverdriver.LeasedLane, error) {
 		var l droverdriver.LeasedLane
-		err := r.Scan(&l.Topic, &l.Subscription, &l.Lane, &l.Cursor.Xid, &l.Cursor.ID, &l.MaxAttempts, &l.Dropped)
+		err := r.Scan(&l.Topic, &l.Subscription, &l.Lane, &l.Cursor.Xid, &l.Cursor.ID, &l.MaxAttempts, &l.Dropped,
+			&l.Attempt, &l.To.Xid, &l.To.ID, &l.Limit)
 		return l, err
 	})
 	return out, e.wrap("lease lanes", err)
@@ -177,26 +180,51 @@ func (e *executor) TopicRead(ctx context.Context, p droverdriver.TopicReadParams
 	if len(p.Lanes) == 0 {
 		return nil, nil
 	}
-	lanes := make([]int32, len(p.Lanes))
-	xids := make([]int64, len(p.Lanes))
-	ids := make([]int64, len(p.Lanes))
-	for i := range p.Lanes {
-		lanes[i], xids[i], ids[i] = int32(p.Lanes[i]), p.Cursors[i].Xid, p.Cursors[i].ID
+	if p.Sequence {
+		if err := e.sequence(ctx); err != nil {
+			return nil, err
+		}
 	}
-	rows, err := topicRead.query(ctx, e.db, e.q, topicReadParams{p.Topics, lanes, xids, ids, p.Limit})
+	n := len(p.Lanes)
+	a := topicReadParams{Topics: p.Topics, Lanes: make([]int32, n), Xids: make([]int64, n), IDs: make([]int64, n),
+		ToXids: make([]int64, n), ToIDs: make([]int64, n), Limits: make([]int32, n), MaxBytes: p.MaxBytes}
+	for i := range p.Lanes {
+		a.Lanes[i], a.Xids[i], a.IDs[i] = int32(p.Lanes[i]), p.Cursors[i].Xid, p.Cursors[i].ID
+		a.ToXids[i], a.ToIDs[i], a.Limits[i] = p.Tos[i].Xid, p.Tos[i].ID, int32(p.Limits[i])
+	}
+	read := topicRead
+	if p.MaxBytes > 0 {
+		read = topicReadBudget
+	}
+	rows, err := read.query(ctx, e.db, e.q, a)
 	if err != nil {
 		return nil, e.wrap("read messages", err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*droverdriver.MessageRow, error) {
-		var m droverdriver.MessageRow
-		var key *string
-		err := r.Scan(&m.Range, &m.ID, &m.Xid, &m.Lane, &key, &m.Payload, &m.Metadata, &m.PublishedAt)
-		if key != nil {
-			m.Key = *key
-		}
-		return &m, err
-	})
+	out, err := pgx.CollectRows(rows, scanMessage)
 	return out, e.wrap("read messages", err)
+}
+
+// scanMessage reads a message as TopicRead and TopicTail return it.
+func scanMessage(r pgx.CollectableRow) (*droverdriver.MessageRow, error) {
+	var m droverdriver.MessageRow
+	var key *string
+	err := r.Scan(&m.Range, &m.ID, &m.Xid, &m.Lane, &key, &m.Payload, &m.Metadata, &m.PublishedAt)
+	if key != nil {
+		m.Key = *key
+	}
+	return &m, err
+}
+
+func (e *executor) TopicTail(ctx context.Context, topic string, lanes, limit int) ([]*droverdriver.MessageRow, error) {
+	if err := e.sequence(ctx); err != nil {
+		return nil, err
+	}
+	rows, err := topicTail.query(ctx, e.db, e.q, topicTailParams{topic, lanes, limit})
+	if err != nil {
+		return nil, e.wrap("read the newest messages", err)
+	}
+	out, err := pgx.CollectRows(rows, scanMessage)
+	return out, e.wrap("read the newest messages", err)
 }
 
 // laneArgs unpacks acks into the parallel arrays the statements take.
@@ -208,57 +236,116 @@ func laneArgs(acks []droverdriver.LaneAck) (a laneArrays) {
 		a.Tokens = append(a.Tokens, [16]byte(ack.Token))
 		a.Xids = append(a.Xids, ack.Cursor.Xid)
 		a.IDs = append(a.IDs, ack.Cursor.ID)
+		a.Counts = append(a.Counts, int32(ack.Count))
 		a.Keeps = append(a.Keeps, ack.Keep)
+		a.Limits = append(a.Limits, int32(ack.Limit))
 	}
 	return a
 }
 
-func (e *executor) TopicAck(ctx context.Context, p droverdriver.TopicAckParams) ([]int, error) {
+// laneUpdate runs a statement over lanes that returns the indexes of the
+// lanes it updated.
+func (e *executor) laneUpdate(ctx context.Context, what string, query func() (pgx.Rows, error)) ([]int, error) {
+	rows, err := query()
+	if err != nil {
+		return nil, e.wrap(what, err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[int])
+	return out, e.wrap(what, err)
+}
+
+func (e *executor) TopicAck(ctx context.Context, p droverdriver.TopicAckParams) ([]droverdriver.AckedLane, error) {
 	if len(p.Acks) == 0 {
 		return nil, nil
 	}
-	arrays := laneArgs(p.Acks)
-	ack := func(db dbtx) ([]int, error) {
-		rows, err := topicAck.query(ctx, db, e.q, topicAckParams{arrays, float64(p.Lease.Milliseconds())})
-		if err != nil {
-			return nil, err
-		}
-		return pgx.CollectRows(rows, pgx.RowTo[int])
+	rows, err := topicAck.query(ctx, e.db, e.q, topicAckParams{laneArgs(p.Acks), float64(p.Lease.Milliseconds())})
+	if err != nil {
+		return nil, e.wrap("ack lanes", err)
 	}
-	if len(p.Retries) == 0 {
-		accepted, err := ack(e.db)
-		return accepted, e.wrap("ack lanes", err)
-	}
-	// order: failed messages become jobs in the ack's transaction, only
-	// for acks the fence accepted.
-	var accepted []int
-	err := pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
-		var err error
-		if accepted, err = ack(tx); err != nil {
-			return err
-		}
-		jobs := droverdriver.AcceptedRetries(p, accepted)
-		if len(jobs) == 0 {
-			return nil
-		}
-		inner := *e
-		inner.db, inner.waker = tx, nil
-		_, err = inner.JobInsertMany(ctx, jobs)
-		return err
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (droverdriver.AckedLane, error) {
+		var a droverdriver.AckedLane
+		err := r.Scan(&a.Index, &a.Kept)
+		return a, err
 	})
-	return accepted, e.wrap("ack lanes", err)
+	return out, e.wrap("ack lanes", err)
 }
 
 func (e *executor) TopicExtend(ctx context.Context, p droverdriver.TopicExtendParams) ([]int, error) {
 	if len(p.Lanes) == 0 {
 		return nil, nil
 	}
-	rows, err := topicExtend.query(ctx, e.db, e.q, topicExtendParams{laneArgs(p.Lanes), float64(p.Lease.Milliseconds())})
-	if err != nil {
-		return nil, e.wrap("extend lane leases", err)
+	return e.laneUpdate(ctx, "extend lane leases", func() (pgx.Rows, error) {
+		return topicExtend.query(ctx, e.db, e.q, topicExtendParams{laneArgs(p.Lanes), float64(p.Lease.Milliseconds())})
+	})
+}
+
+func (e *executor) TopicRelease(ctx context.Context, p droverdriver.TopicExtendParams) ([]int, error) {
+	if len(p.Lanes) == 0 {
+		return nil, nil
 	}
-	out, err := pgx.CollectRows(rows, pgx.RowTo[int])
-	return out, e.wrap("extend lane leases", err)
+	return e.laneUpdate(ctx, "release lanes", func() (pgx.Rows, error) {
+		return topicRelease.query(ctx, e.db, e.q, laneArgs(p.Lanes))
+	})
+}
+
+func (e *executor) TopicLanes(ctx context.Context, topic, subscription string) ([]droverdriver.LaneRow, error) {
+	// Sequenced first, as for TopicLag, so that messages committed while
+	// no consumer ran count in each lane's lag.
+	if err := e.sequence(ctx); err != nil {
+		return nil, err
+	}
+	rows, err := topicLanes.query(ctx, e.db, e.q, topicName{topic, subscription})
+	if err != nil {
+		return nil, e.wrap("read lanes", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (droverdriver.LaneRow, error) {
+		var l droverdriver.LaneRow
+		var holder *string
+		err := r.Scan(&l.Lane, &l.Cursor.Xid, &l.Cursor.ID, &l.Pending, &holder, &l.LeaseExpiresAt, &l.Attempt)
+		if holder != nil {
+			l.Holder = *holder
+		}
+		return l, err
+	})
+	return out, e.wrap("read lanes", err)
+}
+
+func (e *executor) TopicLaneExpire(ctx context.Context, topic, subscription string, lane int) (bool, error) {
+	var one int
+	err := topicLaneExpire.queryRow(ctx, e.db, e.q, topicLane{topic, subscription, lane}).Scan(&one)
+	if err == pgx.ErrNoRows {
+		return false, nil
+	}
+	return err == nil, e.wrap("expire lane lease", err)
+}
+
+func (e *executor) SubscriptionGet(ctx context.Context, topic, name string) (*droverdriver.SubscriptionRow, error) {
+	var s droverdriver.SubscriptionRow
+	var sub *string
+	var attempts *int
+	var created *time.Time
+	err := subscriptionGet.queryRow(ctx, e.db, e.q, topicName{topic, name}).Scan(&s.Topic, &sub, &attempts, &s.Lanes, &created)
+	switch {
+	case err == pgx.ErrNoRows:
+		return nil, droverdriver.ErrTopicNotFound
+	case err != nil:
+		return nil, e.wrap("read subscription", err)
+	case sub == nil:
+		return nil, droverdriver.ErrSubscriptionNotFound
+	}
+	s.Name, s.MaxAttempts, s.CreatedAt = *sub, *attempts, *created
+	return &s, nil
+}
+
+func (e *executor) TopicReceiptKey(ctx context.Context, candidate []byte) ([]byte, error) {
+	var key []byte
+	err := topicReceiptKey.queryRow(ctx, e.db, e.q, candidate).Scan(&key)
+	if err == pgx.ErrNoRows {
+		// Another process stored its key after this statement's snapshot
+		// was taken: read it with a new one.
+		err = topicReceiptKey.queryRow(ctx, e.db, e.q, candidate).Scan(&key)
+	}
+	return key, e.wrap("read receipt key", err)
 }
 
 func (e *executor) TopicLag(ctx context.Context, topics []string) ([]droverdriver.SubscriptionLag, error) {
@@ -306,7 +393,9 @@ func (e *executor) TopicGenerations(ctx context.Context) ([]droverdriver.Generat
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (droverdriver.Generation, error) {
 		var g droverdriver.Generation
-		err := r.Scan(&g.Gen, &g.CreatedAt, &g.SealedAt, &g.Settled, &g.LastID)
+		var age, sealedFor int64
+		err := r.Scan(&g.Gen, &g.CreatedAt, &g.SealedAt, &age, &sealedFor, &g.Settled, &g.Dropping, &g.LastID)
+		g.Age, g.SealedFor = time.Duration(age)*time.Microsecond, time.Duration(sealedFor)*time.Microsecond
 		return g, err
 	})
 	return out, e.wrap("list generations", err)
@@ -337,40 +426,78 @@ func (e *executor) TopicGenerationTopics(ctx context.Context, gen int64) ([]drov
 	return out, e.wrap("read generation", err)
 }
 
+func (e *executor) TopicGenerationLock(ctx context.Context, gen int64) error {
+	rows, err := topicGenerationLock.query(ctx, e.db, e.q, genRange(gen))
+	if err != nil {
+		return e.wrap("lock generation topics", err)
+	}
+	rows.Close()
+	return e.wrap("lock generation topics", rows.Err())
+}
+
+func (e *executor) TopicDropMark(ctx context.Context, gen int64) error {
+	_, err := topicDropMark.exec(ctx, e.db, e.q, gen)
+	return e.wrap("mark generation dropping", err)
+}
+
 func (e *executor) TopicRotate(ctx context.Context, gen int64) error {
 	// order: the partition is committed before the sequence hands out an
-	// ID of it, and the seal reads its xmax after the sequence moved.
-	// Creating a partition locks the parent table: a lock timeout keeps a
-	// rotation stuck behind a long reader from stalling every publish
-	// queued behind it; the leader tries again on its next pass.
-	err := pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = '2s'"); err != nil {
-			return err
-		}
-		_, err := topicGenerationCreate.exec(ctx, tx, e.q, gen)
-		return err
-	})
-	if err != nil {
+	// ID of it, and the seal reads its xmax after the sequence moved. The
+	// partition is attached (migration 022), which takes no lock that
+	// publishes or reads wait for.
+	if _, err := topicGenerationCreate.exec(ctx, e.db, e.q, gen); err != nil {
 		return e.wrap("create generation", err)
 	}
 	if _, err := topicSequenceMove.exec(ctx, e.db, e.q, gen*droverdriver.GenerationWidth); err != nil {
 		return e.wrap("move message sequence", err)
 	}
-	_, err = topicSeal.exec(ctx, e.db, e.q, gen)
+	_, err := topicSeal.exec(ctx, e.db, e.q, gen)
 	return e.wrap("seal generations", err)
 }
 
-func (e *executor) TopicDrop(ctx context.Context, gen int64) (int64, error) {
+// TopicDrop detaches the generation's partition without blocking anyone
+// (DETACH PARTITION … CONCURRENTLY: it waits for the transactions using
+// topic_messages, while publishes and reads go on), then counts what each
+// lane lost in the detached table and drops it, in one call whatever
+// p.Limit. A detach interrupted by a crash or a cancelled context is
+// finished by the next call (FINALIZE). It cannot run in a transaction.
+func (e *executor) TopicDrop(ctx context.Context, p droverdriver.TopicDropParams) (droverdriver.TopicRemoved, error) {
+	var pending *bool
+	if err := topicPartitionState.queryRow(ctx, e.db, e.q, p.Gen).Scan(&pending); err != nil {
+		return droverdriver.TopicRemoved{}, e.wrap("drop generation", err)
+	}
+	if pending != nil {
+		detach := "ALTER TABLE " + pgx.Identifier{e.schema, "topic_messages"}.Sanitize() + " DETACH PARTITION " +
+			pgx.Identifier{e.schema, "topic_messages_g" + strconv.FormatInt(p.Gen, 10)}.Sanitize()
+		if *pending {
+			detach += " FINALIZE"
+		} else {
+			detach += " CONCURRENTLY"
+		}
+		if _, err := e.db.Exec(ctx, detach); err != nil {
+			return droverdriver.TopicRemoved{}, e.wrap("detach generation", err)
+		}
+	}
 	var lost int64
-	err := pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = '2s'"); err != nil {
-			return err
-		}
-		if err := topicDropCount.queryRow(ctx, tx, e.q, genRange(gen)).Scan(&lost); err != nil {
-			return err
-		}
-		_, err := topicGenerationDrop.exec(ctx, tx, e.q, gen)
-		return err
-	})
-	return lost, e.wrap("drop generation", err)
+	if err := topicGenerationDrop.queryRow(ctx, e.db, e.q, p.Gen).Scan(&lost); err != nil {
+		return droverdriver.TopicRemoved{}, e.wrap("drop generation", err)
+	}
+	return droverdriver.TopicRemoved{Lost: lost, Done: true}, nil
+}
+
+func (e *executor) TopicPurge(ctx context.Context, p droverdriver.TopicPurgeParams) (droverdriver.TopicRemoved, error) {
+	r := genRange(p.Gen)
+	after := p.After
+	if after == (droverdriver.PurgeKey{}) {
+		// The start: before lane 0's messages not sequenced yet, whose
+		// xids are negative and sort before (0, 0, 0).
+		after.Lane = -1
+	}
+	var res droverdriver.TopicRemoved
+	err := topicPurge.queryRow(ctx, e.db, e.q, topicPurgeParams{p.Topic, r.From, r.To, after.Lane, after.Xid, after.ID, p.Limit}).
+		Scan(&res.Deleted, &res.Lost, &res.Last.Lane, &res.Last.Xid, &res.Last.ID)
+	// The statement reads the generation's rows in order from After, all
+	// lanes at once: a short chunk is the end.
+	res.Done = res.Deleted < int64(p.Limit)
+	return res, e.wrap("purge topic", err)
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/droverdriver/sqlstmt"
 )
 
 // The bulk tasks of drover serve (droverdriver.BulkTaskExecutor).
@@ -20,7 +21,7 @@ var (
 		args: func(p *bulkTaskUpdateParams) []any {
 			return []any{p.ID, p.Status, p.Matched, p.Changed, p.Error, p.Now}
 		}})
-	bulkTaskGet = def(stmt[int64]{name: "BulkTaskGet", cols: 12, args: oneArg[int64]})
+	bulkTaskGet = def(stmt[int64]{name: "BulkTaskGet", cols: 12, args: sqlstmt.OneArg[int64]})
 )
 
 func init() { readQueries = append(readQueries, bulkTaskGet.name) }

@@ -145,6 +145,7 @@ func Open(ctx context.Context, dsnOrPath string, opts ...Option) (*Driver, error
 		return nil, err
 	}
 	d.init(w, r, key)
+	d.gate = openGate(target.path)
 	d.checkpoints = startCheckpointer(r)
 	return d, nil
 }
@@ -417,6 +418,8 @@ func (d *Driver) Close() error {
 		errs = append(errs, db.Close())
 	}
 	d.owned = nil
+	errs = append(errs, d.gate.close())
+	d.gate = nil
 	return errors.Join(errs...)
 }
 
@@ -500,6 +503,9 @@ type shared struct {
 	writer *sql.DB
 	reader *sql.DB
 	hubKey string
+	// gate bounds how long the writer waits for other processes' writers
+	// (writers.go); nil but for files Open opened.
+	gate *writerGate
 
 	mu       sync.Mutex
 	prepared bool
@@ -520,7 +526,7 @@ var readQueries = []string{jobClaimable.name, jobGet.name, jobList.name, jobCoun
 	// Periodic jobs (periodic.go).
 	periodicTicks.name, periodicList.name,
 	// Routing (routing.go).
-	workerList.name, routeWaiting.name}
+	workerList.name, routeWaiting.name, queueHead.name, kindsWaiting.name}
 
 // unprepared are the queries that are not statements of their own (templates)
 // or that must work before the schema exists (migrations).

@@ -42,7 +42,15 @@ func (e *executor) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error
 	if err := e.ready(ctx); err != nil {
 		return err
 	}
-	tx, err := e.writer.BeginTx(ctx, nil)
+	// The connection first, then the file's lock: the gate measures how
+	// long this process waits for other processes' writers, not for its
+	// own goroutines' turns at the connection.
+	conn, err := e.writer.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	tx, err := e.gate.begin(ctx, conn)
 	if err != nil {
 		return err
 	}
@@ -497,33 +505,17 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 			limited = 1
 		}
 		cp := claimParams{Queue: p.Queue, Max: room, Owner: p.Owner, Now: micros(now), Lease: micros(lease), Limited: limited, Token: token[:]}
-		var err error
-		switch {
-		case strict:
-			// routing.go: the head of a queue in strict order, read under
-			// the write lock.
-			err = jobClaimStrict.query(ctx, e, tx, e.writer, sc.scan, routedParams(p, cp, routedKinds))
-		case p.Worker != nil:
-			err = jobClaimRouted.query(ctx, e, tx, e.writer, sc.scan, routedParams(p, cp, routedKinds))
-		case p.Kinds != nil && p.After != nil:
-			err = jobClaimKindsAfter.query(ctx, e, tx, e.writer, sc.scan,
-				claimKindsAfterParams{claimAfterParams{cp, p.After.Priority, micros(p.After.RunAt), p.After.ID}, kinds})
-		case p.Kinds != nil:
-			err = jobClaimKinds.query(ctx, e, tx, e.writer, sc.scan, claimKindsParams{cp, kinds})
-		case len(p.ExceptKinds) > 0 && p.After != nil:
-			err = jobClaimExceptAfter.query(ctx, e, tx, e.writer, sc.scan,
-				claimKindsAfterParams{claimAfterParams{cp, p.After.Priority, micros(p.After.RunAt), p.After.ID}, kinds})
-		case len(p.ExceptKinds) > 0:
-			err = jobClaimExcept.query(ctx, e, tx, e.writer, sc.scan, claimKindsParams{cp, kinds})
-		case p.After != nil:
-			err = jobClaimAfter.query(ctx, e, tx, e.writer, sc.scan, claimAfterParams{cp, p.After.Priority, micros(p.After.RunAt), p.After.ID})
-		default:
-			err = jobClaim.query(ctx, e, tx, e.writer, sc.scan, cp)
+		// The row, read under the write lock, decides strict order,
+		// whatever the claimer's cached settings said
+		// (ClaimParams.Variant).
+		v := p.Variant
+		if strict {
+			v = droverdriver.ClaimStrict
 		}
-		if err != nil || !rated || len(sc.jobs) == 0 {
+		if err := e.claimQuery(ctx, tx, v, p, cp, kinds, routedKinds, sc); err != nil || !rated || len(sc.jobs) == 0 {
 			return err
 		}
-		_, err = queueLimitSpend.exec(ctx, e, tx, queueCount{p.Queue, len(sc.jobs)})
+		_, err := queueLimitSpend.exec(ctx, e, tx, queueCount{p.Queue, len(sc.jobs)})
 		return err
 	})
 	if err != nil {
@@ -533,6 +525,38 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 	// order they were picked.
 	droverdriver.SortClaimed(sc.jobs)
 	return sc.jobs, nil
+}
+
+// claimQuery runs the claim statement v names (ClaimParams.Variant, which
+// the engine chose) in tx, into sc: each takes the parts of p it is named
+// after. kinds is p's kinds, or its paused kinds, as a JSON array, and
+// routedKinds the same for the routed and strict claims, NULL for every
+// kind.
+func (e *executor) claimQuery(ctx context.Context, tx *sql.Tx, v droverdriver.ClaimVariant, p droverdriver.ClaimParams, cp claimParams, kinds string, routedKinds any, sc *scanner) error {
+	switch v {
+	case droverdriver.ClaimStrict:
+		// routing.go: the head of a queue in strict order, read under the
+		// write lock.
+		return jobClaimStrict.query(ctx, e, tx, e.writer, sc.scan, routedParams(p, cp, routedKinds))
+	case droverdriver.ClaimRouted:
+		return jobClaimRouted.query(ctx, e, tx, e.writer, sc.scan, routedParams(p, cp, routedKinds))
+	case droverdriver.ClaimKindsAfter:
+		return jobClaimKindsAfter.query(ctx, e, tx, e.writer, sc.scan, claimKindsAfterParams{afterParams(p, cp), kinds})
+	case droverdriver.ClaimKinds:
+		return jobClaimKinds.query(ctx, e, tx, e.writer, sc.scan, claimKindsParams{cp, kinds})
+	case droverdriver.ClaimExceptAfter:
+		return jobClaimExceptAfter.query(ctx, e, tx, e.writer, sc.scan, claimKindsAfterParams{afterParams(p, cp), kinds})
+	case droverdriver.ClaimExcept:
+		return jobClaimExcept.query(ctx, e, tx, e.writer, sc.scan, claimKindsParams{cp, kinds})
+	case droverdriver.ClaimAfter:
+		return jobClaimAfter.query(ctx, e, tx, e.writer, sc.scan, afterParams(p, cp))
+	}
+	return jobClaim.query(ctx, e, tx, e.writer, sc.scan, cp)
+}
+
+// afterParams are cp with p.After, the position the claim starts past.
+func afterParams(p droverdriver.ClaimParams, cp claimParams) claimAfterParams {
+	return claimAfterParams{cp, p.After.Priority, micros(p.After.RunAt), p.After.ID}
 }
 
 // applyResults runs the finish statements and reports how many results
@@ -567,7 +591,7 @@ func (e *executor) applyResults(ctx context.Context, tx *sql.Tx, batch string, n
 		if !st.run {
 			continue
 		}
-		res, err := e.exec(ctx, tx, st.name, st.args...)
+		res, err := e.exec(ctx, tx, st.Name, st.Args...)
 		if err != nil {
 			return 0, err
 		}
@@ -928,7 +952,7 @@ func (e *executor) JobDelete(ctx context.Context, ids []int64) ([]int64, error) 
 // (id, state, flow & FlowEnd, queue, ordering key) rows.
 func (e *executor) ended(ctx context.Context, tx *sql.Tx, st bound) ([]droverdriver.FinishedRow, error) {
 	var rows []droverdriver.FinishedRow
-	err := e.query(ctx, tx, e.writer, st.name, func(r *sql.Rows) error {
+	err := e.query(ctx, tx, e.writer, st.Name, func(r *sql.Rows) error {
 		var row droverdriver.FinishedRow
 		var state string
 		var key sql.NullString
@@ -938,7 +962,7 @@ func (e *executor) ended(ctx context.Context, tx *sql.Tx, st bound) ([]droverdri
 		row.State, row.Key = droverdriver.State(state), key.String
 		rows = append(rows, row)
 		return nil
-	}, st.args...)
+	}, st.Args...)
 	return rows, err
 }
 

@@ -384,7 +384,7 @@ func (e *executor) JobsParentResults(ctx context.Context, childIDs []int64) ([]d
 // results runs a statement returning (id, state, kind, result) rows.
 func (e *executor) results(ctx context.Context, op string, s bound) ([]droverdriver.ResultRow, error) {
 	var out []droverdriver.ResultRow
-	err := e.query(ctx, nil, e.reader, s.name, func(rows *sql.Rows) error {
+	err := e.query(ctx, nil, e.reader, s.Name, func(rows *sql.Rows) error {
 		var r droverdriver.ResultRow
 		var state string
 		var result any
@@ -395,7 +395,7 @@ func (e *executor) results(ctx context.Context, op string, s bound) ([]droverdri
 		r.Result = asBytes(result)
 		out = append(out, r)
 		return nil
-	}, s.args...)
+	}, s.Args...)
 	if err != nil {
 		return nil, e.wrap(op, err)
 	}

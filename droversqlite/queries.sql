@@ -396,6 +396,28 @@ WHERE id IN (
 RETURNING id, kind, priority, attempt, max_attempts, timeout_ms, created_at, run_at,
     nullif(tags, '[]'), nullif(metadata, '{}'), errors, args, batch_id, flow, ordering_key, error_count;
 
+-- name: QueueHead
+-- What the strict queue ?1 waits on: the first job a limited claim took
+-- that waits again (jobs_returned_idx, in the order they started), or
+-- else the first waiting job in claim order, the smaller of the plain
+-- index's first and the routed index's first; whether the head is a
+-- returned job; and how many limited rows run.
+WITH returned AS (
+    SELECT id FROM {schema}jobs WHERE state = 'available' AND queue = ?1 AND limited = 1 ORDER BY attempted_at, id LIMIT 1
+),
+fresh AS (
+    SELECT id FROM (
+        SELECT * FROM (SELECT priority, run_at, id FROM {schema}jobs
+            WHERE state = 'available' AND queue = ?1 AND route IS NULL ORDER BY priority, run_at, id LIMIT 1)
+        UNION ALL
+        SELECT * FROM (SELECT priority, run_at, id FROM {schema}jobs
+            WHERE state = 'available' AND queue = ?1 AND route IS NOT NULL ORDER BY priority, run_at, id LIMIT 1)
+    ) ORDER BY priority, run_at, id LIMIT 1
+)
+SELECT coalesce((SELECT id FROM returned), (SELECT id FROM fresh), 0),
+    EXISTS (SELECT 1 FROM returned),
+    (SELECT count(*) FROM {schema}jobs WHERE queue = ?1 AND limited = 1 AND state = 'running');
+
 -- name: JobClaimStrict
 -- The claim of a queue in strict order, in the write transaction of
 -- QueueLimitTake, which found room ?2 under the queue's strict (and any
@@ -769,13 +791,51 @@ ORDER BY id /*asc*/
 LIMIT ?18;
 
 -- name: JobIDNext
--- ?1 and ?2 the exclusive bounds, ?3 and ?4 whether to read the hot table
--- and finished jobs. JobIDPrev is this statement with /*min*/ made max
--- and /*asc*/ made DESC.
+-- Where the next window of a search starts: the first job ID in (?1, ?2)
+-- of a job matching the filter's states, queue (?5, '' for any) and kind
+-- (?6, '' for any), in the hot table if ?3 and in finished jobs if ?4.
+-- The hot table's available rows match when ?7 takes due ones, ?8
+-- scheduled ones (ahead of ?10, now, never attempted) or ?9 retryable ones
+-- (ahead, attempted before); its other rows when their state is in ?11 (a
+-- JSON array); finished jobs when their state is in ?12 ('[]': any), ?13
+-- saying those are failures only (cancelled, discarded). Each branch of
+-- finished jobs runs only for the filters its guard names, and reads the
+-- index that serves them in ID order: by queue, by kind, the failed jobs
+-- (finished_jobs_failed_idx), or the rowid when no filter narrows them.
+-- INDEXED BY holds it to that index whatever the statistics say (an
+-- ANALYZE that saw five queues would have SQLite walk the rowid for a
+-- queue it takes for a fifth of the jobs): within its queue or kind, the
+-- index is in ID order too, so it never reads more than the rowid would.
+-- The hot table, which holds no history, is walked by its rowid ('+'
+-- keeps the claim indexes out: SQLite, without statistics, would read a
+-- whole queue of a backlog from them to find its lowest ID). JobIDPrev is
+-- this statement with /*min*/ made max and /*asc*/ made DESC.
 SELECT coalesce(/*min*/min(id), 0) FROM (
-    SELECT * FROM (SELECT id FROM {schema}jobs WHERE ?3 AND id > ?1 AND id < ?2 ORDER BY id /*asc*/ LIMIT 1)
+    SELECT * FROM (SELECT id FROM {schema}jobs
+        WHERE ?3 AND id > ?1 AND id < ?2 AND (?5 = '' OR +queue = ?5) AND (?6 = '' OR +kind = ?6)
+          AND ((+state = 'available' AND ((?7 AND run_at <= ?10) OR (?8 AND run_at > ?10 AND attempt = 0) OR (?9 AND run_at > ?10 AND attempt > 0)))
+               OR +state IN (SELECT value FROM json_each(?11)))
+        ORDER BY id /*asc*/ LIMIT 1)
     UNION ALL
-    SELECT * FROM (SELECT id FROM {schema}finished_jobs WHERE ?4 AND id > ?1 AND id < ?2 ORDER BY id /*asc*/ LIMIT 1)
+    SELECT * FROM (SELECT id FROM {schema}finished_jobs INDEXED BY {schema}finished_jobs_queue_idx
+        WHERE ?4 AND ?5 <> '' AND queue = ?5 AND id > ?1 AND id < ?2 AND (?6 = '' OR +kind = ?6)
+          AND (?12 = '[]' OR +state IN (SELECT value FROM json_each(?12)))
+        ORDER BY id /*asc*/ LIMIT 1)
+    UNION ALL
+    SELECT * FROM (SELECT id FROM {schema}finished_jobs INDEXED BY {schema}finished_jobs_kind_idx
+        WHERE ?4 AND ?5 = '' AND ?6 <> '' AND kind = ?6 AND id > ?1 AND id < ?2
+          AND (?12 = '[]' OR +state IN (SELECT value FROM json_each(?12)))
+        ORDER BY id /*asc*/ LIMIT 1)
+    UNION ALL
+    SELECT * FROM (SELECT id FROM {schema}finished_jobs INDEXED BY {schema}finished_jobs_failed_idx
+        WHERE ?4 AND ?5 = '' AND ?6 = '' AND ?13 AND state <> 'completed' AND id > ?1 AND id < ?2
+          AND +state IN (SELECT value FROM json_each(?12))
+        ORDER BY id /*asc*/ LIMIT 1)
+    UNION ALL
+    SELECT * FROM (SELECT id FROM {schema}finished_jobs
+        WHERE ?4 AND ?5 = '' AND ?6 = '' AND NOT ?13 AND id > ?1 AND id < ?2
+          AND (?12 = '[]' OR +state IN (SELECT value FROM json_each(?12)))
+        ORDER BY id /*asc*/ LIMIT 1)
 );
 
 -- name: JobIDBounds
@@ -805,6 +865,18 @@ FROM ({count_waiting} ORDER BY id LIMIT ?18)
 UNION ALL
 SELECT 1, coalesce(sum({search_match}), 0), count(*), coalesce(max(id), 0)
 FROM ({count_finished} ORDER BY id LIMIT ?18);
+
+-- name: JobMatchCountByState
+-- JobMatchCount per state, the filter's states (?1) empty: one row per
+-- table and state found among the first ?18 jobs of each table inside the
+-- window, with how many of them match and how many were read.
+SELECT 0, state, coalesce(sum({search_match}), 0), count(*)
+FROM ({count_waiting} ORDER BY id LIMIT ?18)
+GROUP BY state
+UNION ALL
+SELECT 1, state, coalesce(sum({search_match}), 0), count(*)
+FROM ({count_finished} ORDER BY id LIMIT ?18)
+GROUP BY state;
 
 -- name: JobCancelMove
 -- ?1 a JSON array of job IDs, ?2 now. A waiting job (available, pending on
@@ -931,6 +1003,169 @@ SELECT queue,
 FROM r
 GROUP BY queue
 ORDER BY queue;
+
+-- name: StatsSample
+-- ?1 since, ?2 until, ?3 now. A minute sample (migration 023), read on a
+-- reader: the jobs waiting and running at ?3 and those finished in (?1,
+-- ?2], per queue and kind, per queue and for all queues (the last a row
+-- even with no job), with nearest-rank percentiles of the completed jobs'
+-- pickup latency and run time in ms. The hot table is read once and
+-- grouped by queue and kind before anything else, as QueueStats reads it;
+-- SQLite has no grouping sets, so the small groups are summed per queue
+-- and in all (counts), and only the window's completed jobs are counted
+-- at their three levels (l) for the percentiles. StatsInsert then stores
+-- the rows in a short write, so that the single writer never waits for
+-- the read.
+WITH g AS (
+    SELECT queue, kind,
+        sum(state = 'pending') AS pending, sum(state = 'blocked') AS blocked,
+        sum(state = 'available' AND run_at <= ?3) AS available,
+        sum(state = 'available' AND run_at > ?3 AND attempt = 0) AS scheduled,
+        sum(state = 'available' AND run_at > ?3 AND attempt > 0) AS retryable,
+        sum(state = 'running') AS running, 0 AS completed, 0 AS cancelled, 0 AS discarded
+    FROM {schema}jobs
+    GROUP BY queue, kind
+    UNION ALL
+    SELECT queue, kind, 0, 0, 0, 0, 0, 0, sum(state = 'completed'), sum(state = 'cancelled'), sum(state = 'discarded')
+    FROM {schema}finished_jobs
+    WHERE state IN ('completed', 'cancelled', 'discarded') AND finalized_at > ?1 AND finalized_at <= ?2
+    GROUP BY queue, kind
+),
+c0 AS (
+    SELECT queue, kind, sum(pending) AS pending, sum(blocked) AS blocked, sum(available) AS available,
+        sum(scheduled) AS scheduled, sum(retryable) AS retryable, sum(running) AS running,
+        sum(completed) AS completed, sum(cancelled) AS cancelled, sum(discarded) AS discarded
+    FROM g GROUP BY queue, kind
+),
+counts AS (
+    SELECT * FROM c0
+    UNION ALL
+    SELECT queue, '', sum(pending), sum(blocked), sum(available), sum(scheduled), sum(retryable), sum(running),
+        sum(completed), sum(cancelled), sum(discarded)
+    FROM c0 GROUP BY queue
+    UNION ALL
+    SELECT '', '', coalesce(sum(pending), 0), coalesce(sum(blocked), 0), coalesce(sum(available), 0), coalesce(sum(scheduled), 0),
+        coalesce(sum(retryable), 0), coalesce(sum(running), 0), coalesce(sum(completed), 0), coalesce(sum(cancelled), 0),
+        coalesce(sum(discarded), 0)
+    FROM c0
+),
+f AS (
+    SELECT queue, kind, (coalesce(attempted_at, run_at) - run_at) / 1000.0 AS pickup,
+        (finalized_at - coalesce(attempted_at, finalized_at)) / 1000.0 AS run
+    FROM {schema}finished_jobs
+    WHERE state = 'completed' AND finalized_at > ?1 AND finalized_at <= ?2
+),
+l AS (
+    SELECT queue AS q, kind AS k, pickup, run FROM f
+    UNION ALL SELECT queue, '', pickup, run FROM f
+    UNION ALL SELECT '', '', pickup, run FROM f
+),
+pr AS (
+    SELECT q, k, pickup, row_number() OVER (PARTITION BY q, k ORDER BY pickup) AS rn, count(*) OVER (PARTITION BY q, k) AS n FROM l
+),
+p AS (
+    SELECT q, k, max(CASE WHEN rn = (n * 50 + 99) / 100 THEN pickup END) AS p50,
+        max(CASE WHEN rn = (n * 95 + 99) / 100 THEN pickup END) AS p95, max(CASE WHEN rn = (n * 99 + 99) / 100 THEN pickup END) AS p99
+    FROM pr GROUP BY q, k
+),
+rr AS (
+    SELECT q, k, run, row_number() OVER (PARTITION BY q, k ORDER BY run) AS rn, count(*) OVER (PARTITION BY q, k) AS n FROM l
+),
+r AS (
+    SELECT q, k, max(CASE WHEN rn = (n * 50 + 99) / 100 THEN run END) AS p50,
+        max(CASE WHEN rn = (n * 95 + 99) / 100 THEN run END) AS p95, max(CASE WHEN rn = (n * 99 + 99) / 100 THEN run END) AS p99
+    FROM rr GROUP BY q, k
+)
+SELECT c.queue, c.kind, c.pending, c.blocked, c.available, c.scheduled, c.retryable, c.running, c.completed, c.cancelled, c.discarded,
+    coalesce(p.p50, 0), coalesce(p.p95, 0), coalesce(p.p99, 0), coalesce(r.p50, 0), coalesce(r.p95, 0), coalesce(r.p99, 0)
+FROM counts c LEFT JOIN p ON p.q = c.queue AND p.k = c.kind LEFT JOIN r ON r.q = c.queue AND r.k = c.kind;
+
+-- name: StatsInsert
+-- ?1 at, ?2 a JSON array of StatsSample's rows: the minute sample ending at
+-- ?1, stored unless one is already.
+INSERT OR IGNORE INTO {schema}stat_samples (resolution, at, queue, kind, pending, blocked, available, scheduled, retryable, running,
+    completed, cancelled, discarded, pickup_p50, pickup_p95, pickup_p99, run_p50, run_p95, run_p99)
+SELECT 60, ?1, json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'), json_extract(value, '$[3]'),
+    json_extract(value, '$[4]'), json_extract(value, '$[5]'), json_extract(value, '$[6]'), json_extract(value, '$[7]'),
+    json_extract(value, '$[8]'), json_extract(value, '$[9]'), json_extract(value, '$[10]'), json_extract(value, '$[11]'),
+    json_extract(value, '$[12]'), json_extract(value, '$[13]'), json_extract(value, '$[14]'), json_extract(value, '$[15]'),
+    json_extract(value, '$[16]')
+FROM json_each(?2);
+
+-- name: TopicLagRecord
+-- ?1 at, ?2 a JSON array of [topic, subscription, lag, oldest ms,
+-- dropped]: the minute sample ending at ?1 of each subscription's lag. A
+-- sample stored already is kept.
+INSERT OR IGNORE INTO {schema}topic_lag_samples (resolution, at, topic, subscription, lag, oldest_ms, dropped)
+SELECT 60, ?1, json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'),
+    json_extract(value, '$[3]'), json_extract(value, '$[4]')
+FROM json_each(?2);
+
+-- fragment: stat_bucket
+-- The columns of stat_samples merged over a bucket, for a statement that
+-- groups them: gauges averaged over the time their samples cover, counts
+-- summed, percentiles the largest.
+CAST(round(sum(pending * resolution) * 1.0 / sum(resolution)) AS INTEGER),
+CAST(round(sum(blocked * resolution) * 1.0 / sum(resolution)) AS INTEGER),
+CAST(round(sum(available * resolution) * 1.0 / sum(resolution)) AS INTEGER),
+CAST(round(sum(scheduled * resolution) * 1.0 / sum(resolution)) AS INTEGER),
+CAST(round(sum(retryable * resolution) * 1.0 / sum(resolution)) AS INTEGER),
+CAST(round(sum(running * resolution) * 1.0 / sum(resolution)) AS INTEGER),
+sum(completed), sum(cancelled), sum(discarded),
+max(pickup_p50), max(pickup_p95), max(pickup_p99), max(run_p50), max(run_p95), max(run_p99)
+
+-- name: StatsRollupSamples
+-- ?1 the end of an hour (micros): the minute samples at or before it
+-- become hourly ones (stat_bucket), the first statement of StatsRollup,
+-- which then deletes them (StatsRollupDelete).
+INSERT OR IGNORE INTO {schema}stat_samples (resolution, at, queue, kind, pending, blocked, available, scheduled, retryable, running,
+    completed, cancelled, discarded, pickup_p50, pickup_p95, pickup_p99, run_p50, run_p95, run_p99)
+SELECT 3600, (at + 3599999999) / 3600000000 * 3600000000 AS hour, queue, kind, {stat_bucket}
+FROM {schema}stat_samples
+WHERE resolution = 60 AND at <= ?1
+GROUP BY hour, queue, kind;
+
+-- name: StatsRollupLag
+-- ?1 as for StatsRollupSamples, for subscription lag: lag averaged, ages
+-- and dropped counts the largest.
+INSERT OR IGNORE INTO {schema}topic_lag_samples (resolution, at, topic, subscription, lag, oldest_ms, dropped)
+SELECT 3600, (at + 3599999999) / 3600000000 * 3600000000 AS hour, topic, subscription,
+    CAST(round(avg(lag)) AS INTEGER), max(oldest_ms), max(dropped)
+FROM {schema}topic_lag_samples
+WHERE resolution = 60 AND at <= ?1
+GROUP BY hour, topic, subscription;
+
+-- name: StatsRollupDelete
+-- ?1 the end of the hours just rolled up, ?2 the retention's start: the
+-- minute samples rolled up, and the hourly samples before ?2, of both
+-- tables; returns how many went.
+DELETE FROM {schema}stat_samples WHERE (resolution = 60 AND at <= ?1) OR (resolution = 3600 AND at < ?2);
+
+-- name: StatsRollupDeleteLag
+-- StatsRollupDelete for subscription lag.
+DELETE FROM {schema}topic_lag_samples WHERE (resolution = 60 AND at <= ?1) OR (resolution = 3600 AND at < ?2);
+
+-- name: StatsHistory
+-- ?1 from, ?2 to, ?3 the bucket (micros), ?4 queue, ?5 kind. The samples in
+-- (?1, ?2] of the series ?4 and ?5 select ('*': each one, '' all
+-- together), merged into buckets of ?3 ending on its multiples; samples
+-- longer than a bucket are left out.
+SELECT (at + ?3 - 1) / ?3 * ?3 AS bucket, queue, kind, {stat_bucket}
+FROM {schema}stat_samples
+WHERE at > ?1 AND at <= ?2 AND resolution * 1000000 <= ?3
+    AND (queue = ?4 OR (?4 = '*' AND queue <> '')) AND (kind = ?5 OR (?5 = '*' AND kind <> ''))
+GROUP BY bucket, queue, kind
+ORDER BY bucket, queue, kind;
+
+-- name: TopicLagHistory
+-- StatsHistory for the subscriptions of topic ?4 ('' every topic): lag
+-- averaged, ages and dropped counts the largest.
+SELECT (at + ?3 - 1) / ?3 * ?3 AS bucket, topic, subscription,
+    CAST(round(sum(lag * resolution) * 1.0 / sum(resolution)) AS INTEGER), max(oldest_ms), max(dropped)
+FROM {schema}topic_lag_samples
+WHERE at > ?1 AND at <= ?2 AND resolution * 1000000 <= ?3 AND (?4 = '' OR topic = ?4)
+GROUP BY bucket, topic, subscription
+ORDER BY bucket, topic, subscription;
 
 -- name: LeaseOwners
 SELECT lease_owner, count(*), max(lease_expires_at)
@@ -1324,50 +1559,114 @@ SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = '{schema}topic_mes
 -- name: TopicLeaseCandidates
 -- ?1 JSON array of the topics of ?2, ?2 JSON array of the subscriptions as
 -- "topic<US>subscription" strings (US is char(31), which no name holds),
--- ?3 now, ?4 max lanes. Run on a reader: free lanes (no owner, or an
--- expired lease) behind the head of their topic's lane (its last message),
--- by (topic, lane), the group with the least recently leased lane first,
--- and by cursor within a group: a lease takes whole groups, whose lanes
--- standing at one cursor are read once for all (engine.PlanReads), so
--- that one read serves as many subscriptions as possible, and consumer
--- processes take different groups rather than each reading the same
--- messages for a few subscriptions. A head is one index probe however many
--- subscriptions share it, and topic_lanes_position_idx (migration 018)
--- reaches only the lanes behind it: a probe per lane for a message past
--- its cursor was most of a lease's time. Looking at a client's lanes at
--- all is the costly part of a lease; on a WAL reader it runs beside other
--- clients' and never holds the single writer, and when it finds nothing
--- no write transaction starts at all.
+-- ?3 now, ?4 max lanes, ?5 owner. Run on a reader: free lanes (no owner,
+-- or an expired lease) behind the head of their topic's lane (its last
+-- message), by (topic, lane), the group with the least recently leased
+-- lane first, and by cursor within a group: a lease takes whole groups,
+-- whose lanes standing at one cursor are read once for all
+-- (engine.PlanReads), so that one read serves as many subscriptions as
+-- possible, and consumer processes take different groups rather than each
+-- reading the same messages for a few subscriptions. A head is one index
+-- probe however many subscriptions share it, and
+-- topic_lanes_position_idx (migration 018) reaches only the lanes behind
+-- it: a probe per lane for a message past its cursor was most of a
+-- lease's time. Looking at a client's lanes at all is the costly part of a
+-- lease; on a WAL reader it runs beside other clients' and never holds the
+-- single writer, and when it finds nothing no write transaction starts at
+-- all.
+--
+-- Fair share, as PostgreSQL's TopicLease: of each subscription another
+-- consumer contests (it holds a lane behind its head, or waits for one),
+-- the owner takes at most ceil(lanes / active) less the lanes it holds
+-- (fair, from one pass over the subscription's lanes). The lanes the owner
+-- holds itself play no part but in that count, and are left out of behind.
+-- Rows with kind 1
+-- name a lane held by another consumer of a subscription of which the
+-- owner got less than its share: the lease marks it as waited for
+-- (TopicWait). Kind 0 rows are the candidates, with the head the lease
+-- bounds a new batch by.
 WITH RECURSIVE lanes(topic, lane, lanes) AS (
     SELECT name, 0, lanes FROM {schema}topics WHERE name IN (SELECT value FROM json_each(?1))
     UNION ALL SELECT topic, lane + 1, lanes FROM lanes WHERE lane + 1 < lanes),
 head AS MATERIALIZED (
     SELECT topic, lane, (SELECT m.id FROM {schema}topic_messages AS m
         WHERE m.topic = lanes.topic AND m.lane = lanes.lane AND m.xid = 0 ORDER BY m.xid DESC, m.id DESC LIMIT 1) AS id
-    FROM lanes)
-SELECT l.topic, l.subscription, l.lane, l.cursor_id
-FROM head CROSS JOIN {schema}topic_lanes AS l INDEXED BY {schema}topic_lanes_position_idx
-WHERE l.topic = head.topic AND l.lane = head.lane AND l.cursor_xid = 0 AND l.cursor_id < head.id
-  AND (l.lease_owner IS NULL OR l.lease_expires_at < ?3)
-  AND l.topic || char(31) || l.subscription IN (SELECT value FROM json_each(?2))
-ORDER BY min(coalesce(l.lease_expires_at, 0)) OVER (PARTITION BY l.topic, l.lane), l.topic, l.lane, l.cursor_id
-LIMIT ?4;
+    FROM lanes),
+behind AS MATERIALIZED (
+    SELECT l.topic, l.subscription, l.lane, l.cursor_id, l.lease_owner, head.id AS hid,
+        l.lease_owner IS NULL OR l.lease_expires_at < ?3 AS free,
+        CASE WHEN l.waiting_until >= ?3 THEN l.waiting_owner END AS waiter,
+        min(CASE WHEN l.lease_owner IS NULL OR l.lease_expires_at < ?3 THEN coalesce(l.lease_expires_at, 0) END)
+            OVER (PARTITION BY l.topic, l.lane) AS g
+    FROM head CROSS JOIN {schema}topic_lanes AS l INDEXED BY {schema}topic_lanes_position_idx
+    WHERE l.topic = head.topic AND l.lane = head.lane AND l.cursor_xid = 0 AND l.cursor_id < head.id
+      AND (l.lease_owner IS NULL OR l.lease_expires_at < ?3 OR l.lease_owner <> ?5)
+      AND l.topic || char(31) || l.subscription IN (SELECT value FROM json_each(?2))),
+contested AS MATERIALIZED (
+    SELECT DISTINCT topic, subscription FROM behind WHERE NOT free AND lease_owner <> ?5 OR waiter <> ?5),
+fair AS MATERIALIZED (
+    SELECT c.topic, c.subscription, max(0, (count(*) + active - 1) / active - mine) AS room
+    FROM (
+        SELECT d.topic, d.subscription,
+            (SELECT count(*) FROM (
+                SELECT CASE WHEN l.lease_owner IS NOT NULL AND l.lease_expires_at >= ?3 THEN l.lease_owner END AS owner
+                FROM {schema}topic_lanes AS l WHERE l.topic = d.topic AND l.subscription = d.subscription
+                UNION SELECT CASE WHEN l.waiting_until >= ?3 THEN l.waiting_owner END
+                FROM {schema}topic_lanes AS l WHERE l.topic = d.topic AND l.subscription = d.subscription
+                UNION SELECT ?5) AS o WHERE o.owner IS NOT NULL) AS active,
+            (SELECT count(*) FROM {schema}topic_lanes AS l WHERE l.topic = d.topic AND l.subscription = d.subscription
+                AND l.lease_owner = ?5 AND l.lease_expires_at >= ?3) AS mine
+        FROM contested AS d) AS c
+    JOIN {schema}topic_lanes AS l ON l.topic = c.topic AND l.subscription = c.subscription
+    GROUP BY c.topic, c.subscription),
+picked AS MATERIALIZED (
+    SELECT topic, subscription, lane, cursor_id, hid FROM (
+        SELECT b.topic, b.subscription, b.lane, b.cursor_id, b.hid, b.g FROM behind AS b
+        WHERE b.free AND NOT EXISTS (SELECT 1 FROM contested AS c WHERE c.topic = b.topic AND c.subscription = b.subscription)
+        UNION ALL
+        SELECT topic, subscription, lane, cursor_id, hid, g FROM (
+            SELECT b.*, fair.room,
+                row_number() OVER (PARTITION BY b.topic, b.subscription ORDER BY b.g, b.lane, b.cursor_id) AS n
+            FROM behind AS b JOIN fair ON fair.topic = b.topic AND fair.subscription = b.subscription
+            WHERE b.free)
+        WHERE n <= room)
+    ORDER BY g, topic, lane, cursor_id LIMIT ?4)
+SELECT 0, topic, subscription, lane, cursor_id, hid FROM picked
+UNION ALL
+SELECT 1, b.topic, b.subscription, min(b.lane), NULL, NULL FROM behind AS b JOIN fair AS f ON f.topic = b.topic AND f.subscription = b.subscription
+WHERE NOT b.free AND b.lease_owner <> ?5
+  AND f.room > (SELECT count(*) FROM picked AS p WHERE p.topic = f.topic AND p.subscription = f.subscription)
+  AND (SELECT count(*) FROM picked) < ?4
+GROUP BY b.topic, b.subscription;
 
 -- name: TopicLease
--- ?1 JSON array of [topic, subscription, lane, cursor id] candidates
--- (TopicLeaseCandidates), ?2 owner, ?3 token (16 bytes), ?4 lease expiry,
--- ?5 now. Leases those still free and still at the cursor the reader saw:
--- a lane whose cursor has not moved still has the message the reader found
--- past it (only retention removes messages, and an emptied lane's batch is
--- empty and released at its cursor). The write lock makes the lease
--- exclusive.
+-- ?1 JSON array of [topic, subscription, lane, cursor id, head id, limit]
+-- candidates (TopicLeaseCandidates, with the subscription's batch limit),
+-- ?2 owner, ?3 token (16 bytes), ?4 lease expiry, ?5 now. Leases those
+-- still free and still at the cursor the reader saw: a lane whose cursor
+-- has not moved still has the message the reader found past it (only
+-- retention removes messages, and an emptied lane's batch is empty and
+-- released at its cursor). The write lock makes the lease exclusive. Each
+-- lane counts a delivery; a lane delivered before keeps its batch, a new
+-- batch is bounded by the head and the limit (PostgreSQL's TopicLease).
 WITH c AS MATERIALIZED (
-    SELECT value ->> 0 AS topic, value ->> 1 AS sub, value ->> 2 AS lane, value ->> 3 AS ci FROM json_each(?1))
-UPDATE {schema}topic_lanes AS l SET lease_owner = ?2, lease_token = ?3, lease_expires_at = ?4
+    SELECT value ->> 0 AS topic, value ->> 1 AS sub, value ->> 2 AS lane, value ->> 3 AS ci,
+        value ->> 4 AS hi, value ->> 5 AS lim FROM json_each(?1))
+UPDATE {schema}topic_lanes AS l SET lease_owner = ?2, lease_token = ?3, lease_expires_at = ?4,
+    attempt = l.attempt + 1,
+    batch_to_xid = CASE WHEN l.attempt = 0 THEN 0 ELSE l.batch_to_xid END,
+    batch_to_id = CASE WHEN l.attempt = 0 THEN c.hi ELSE l.batch_to_id END,
+    batch_limit = CASE WHEN l.attempt = 0 THEN c.lim ELSE l.batch_limit END
 FROM c
 WHERE l.topic = c.topic AND l.subscription = c.sub AND l.lane = c.lane AND l.cursor_id = c.ci
   AND (l.lease_owner IS NULL OR l.lease_expires_at < ?5)
-RETURNING topic, subscription, lane, cursor_xid, cursor_id, dropped;
+RETURNING topic, subscription, lane, cursor_xid, cursor_id, dropped, attempt, batch_to_xid, batch_to_id, batch_limit;
+
+-- name: TopicWait
+-- ?1 JSON array of [topic, subscription, lane], ?2 owner, ?3 until: the
+-- owner waits for the lanes (TopicLeaseCandidates' kind 1 rows).
+UPDATE {schema}topic_lanes SET waiting_owner = ?2, waiting_until = ?3
+WHERE (topic, subscription, lane) IN (SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?1));
 
 -- name: TopicMaxAttempts
 -- ?1 JSON array of [topic, subscription]: their stored max attempts, read
@@ -1375,43 +1674,101 @@ RETURNING topic, subscription, lane, cursor_xid, cursor_id, dropped;
 SELECT topic, name, max_attempts FROM {schema}topic_subscriptions
 WHERE (topic, name) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?1));
 
--- name: TopicRead
--- ?1 JSON array of [topic, lane, cursor xid, cursor id], ?2 limit per
--- range. Each range's messages come from the read index, at most ?2.
-SELECT r.key, m.id, m.xid, m.lane, m.key, m.payload, m.metadata, m.created_at
+-- fragment: topic_ranges
+-- The IDs of the messages of the ranges of a read: ?1 a JSON array of
+-- [topic, lane, cursor xid, cursor id, bound xid, bound id, limit], ?2 the
+-- largest limit; r.key is the range's index. Each range's messages come
+-- from the read index, up to its bound, at most ?2 (SQLite's LIMIT cannot
+-- name the outer row: each range's own limit is kept after).
 FROM json_each(?1) AS r
 JOIN {schema}topic_messages AS m ON m.id IN (
     SELECT id FROM {schema}topic_messages
-    WHERE topic = r.value ->> 0 AND lane = r.value ->> 1 AND xid = 0 AND id > r.value ->> 3
+    WHERE topic = r.value ->> 0 AND lane = r.value ->> 1 AND xid = 0 AND id > r.value ->> 3 AND id <= r.value ->> 5
     ORDER BY xid, id LIMIT ?2)
+
+-- name: TopicRead
+-- The messages of each range (topic_ranges), in range order; the driver
+-- keeps each range's own limit of them.
+SELECT r.key, m.id, m.xid, m.lane, m.key, m.payload, m.metadata, m.created_at
+{topic_ranges}
 ORDER BY r.key, m.xid, m.id;
+
+-- name: TopicTail
+-- ?1 topic, ?2 lanes, ?3 limit per lane: the newest messages of each lane,
+-- each lane one backward range of the read index.
+WITH RECURSIVE l(lane) AS (SELECT 0 WHERE ?2 > 0 UNION ALL SELECT lane + 1 FROM l WHERE lane + 1 < ?2)
+SELECT 0, m.id, m.xid, m.lane, m.key, m.payload, m.metadata, m.created_at
+FROM l
+JOIN {schema}topic_messages AS m ON m.id IN (
+    SELECT id FROM {schema}topic_messages
+    WHERE topic = ?1 AND lane = l.lane AND xid = 0
+    ORDER BY xid DESC, id DESC LIMIT ?3)
+ORDER BY m.lane, m.xid, m.id;
+
+-- name: TopicReadBudget
+-- TopicRead within ?3 bytes of payload and metadata, in range order: a
+-- message is returned while the bytes up to it stay within the budget, the
+-- first one whatever its size, each range's own limit kept in SQL. The
+-- sizes are read first (octet_length reads no overflow page) and only the
+-- messages within the budget are read whole. A read of a remote consumer
+-- (drover.ReceiveParams.MaxBytes); a client's own reads are bounded in
+-- rows and skip the sizes.
+WITH sel AS MATERIALIZED (
+    SELECT r.key AS range, r.value ->> 6 AS lim, m.id, octet_length(m.payload) + octet_length(m.metadata) AS size
+    {topic_ranges}),
+num AS (
+    SELECT range, lim, id, size, row_number() OVER (PARTITION BY range ORDER BY id) AS n FROM sel),
+cut AS (
+    SELECT range, id, size, sum(size) OVER (ORDER BY range, id ROWS UNBOUNDED PRECEDING) AS run FROM num WHERE n <= lim)
+SELECT cut.range, m.id, m.xid, m.lane, m.key, m.payload, m.metadata, m.created_at
+FROM cut JOIN {schema}topic_messages AS m ON m.id = cut.id
+WHERE cut.run <= ?3 OR cut.run = cut.size
+ORDER BY cut.range, m.id;
 
 -- name: TopicAck
 -- ?1 JSON array of [topic, subscription, lane, token in hex, cursor xid,
--- cursor id, keep (0 or 1)], ?2 now, ?3 lease expiry of kept lanes.
--- Fenced by the lease token; the cursor only moves forward; a kept lane
--- stays leased under the same token, extended. Returns the lanes it moved
--- (SQLite's RETURNING cannot name the FROM table, so the driver maps them
--- back to acks). The acks are unpacked once (a materialized CTE): joined
--- to the lanes directly, each JSON value was extracted again for every
--- lane of the topic, which made acks the bulk of a fan-out's CPU.
+-- cursor id, keep (0 or 1), count, limit], ?2 now, ?3 lease expiry of kept
+-- lanes. Fenced by the lease token; the cursor only moves forward; a kept
+-- lane stays leased under the same token, extended, unless it delivers one
+-- message at a time or another consumer waits for it;
+-- a lane delivering its suspect region shrinks it (PostgreSQL's TopicAck).
+-- Returns the lanes it moved, and whether each was kept (SQLite's RETURNING cannot name the FROM
+-- table, so the driver maps them back to acks, which name each lane at
+-- most once). The acks are unpacked once (a materialized CTE): joined to
+-- the lanes directly, each JSON value was extracted again for every lane
+-- of the topic, which made acks the bulk of a fan-out's CPU.
 WITH a AS MATERIALIZED (
     SELECT value ->> 0 AS topic, value ->> 1 AS sub, value ->> 2 AS lane, unhex(value ->> 3) AS token,
-        value ->> 4 AS cx, value ->> 5 AS ci, value ->> 6 AS keep
+        value ->> 4 AS cx, value ->> 5 AS ci, value ->> 6 AS keep, value ->> 7 AS n, value ->> 8 AS lim
     FROM json_each(?1))
 UPDATE {schema}topic_lanes AS l
 SET cursor_xid = a.cx, cursor_id = a.ci,
-    lease_owner = CASE WHEN a.keep THEN l.lease_owner END,
-    lease_token = CASE WHEN a.keep THEN l.lease_token END,
-    lease_expires_at = CASE WHEN a.keep THEN ?3 ELSE ?2 END
+    lease_owner = CASE WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(l.waiting_until >= ?2 AND l.waiting_owner <> l.lease_owner, 0)
+        THEN l.lease_owner END,
+    lease_token = CASE WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(l.waiting_until >= ?2 AND l.waiting_owner <> l.lease_owner, 0)
+        THEN l.lease_token END,
+    lease_expires_at = CASE WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(l.waiting_until >= ?2 AND l.waiting_owner <> l.lease_owner, 0)
+        THEN ?3 ELSE ?2 END,
+    attempt = CASE
+        WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(l.waiting_until >= ?2 AND l.waiting_owner <> l.lease_owner, 0) THEN 1
+        WHEN l.attempt >= 2 AND l.batch_limit > a.n AND (a.cx, a.ci) < (l.batch_to_xid, l.batch_to_id) THEN 1
+        ELSE 0 END,
+    batch_to_xid = CASE WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(l.waiting_until >= ?2 AND l.waiting_owner <> l.lease_owner, 0)
+        THEN 9223372036854775807 ELSE l.batch_to_xid END,
+    batch_to_id = CASE WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(l.waiting_until >= ?2 AND l.waiting_owner <> l.lease_owner, 0)
+        THEN 9223372036854775807 ELSE l.batch_to_id END,
+    batch_limit = CASE
+        WHEN a.keep AND l.attempt <= 1 AND NOT coalesce(l.waiting_until >= ?2 AND l.waiting_owner <> l.lease_owner, 0) THEN a.lim
+        WHEN l.attempt >= 2 THEN max(l.batch_limit - a.n, 0)
+        ELSE 0 END
 FROM a
 WHERE l.topic = a.topic AND l.subscription = a.sub AND l.lane = a.lane AND l.lease_token = a.token
   AND (l.cursor_xid, l.cursor_id) <= (a.cx, a.ci)
-RETURNING topic, subscription, lane;
+RETURNING topic, subscription, lane, lease_token IS NOT NULL;
 
 -- name: TopicExtend
--- ?1 JSON array as TopicAck's (cursors and keeps unused), ?2 new expiry.
--- Returns the lanes it extended.
+-- ?1 JSON array as TopicAck's (cursors, keeps, counts and limits unused),
+-- ?2 new expiry. Returns the lanes it extended.
 WITH a AS MATERIALIZED (
     SELECT value ->> 0 AS topic, value ->> 1 AS sub, value ->> 2 AS lane, unhex(value ->> 3) AS token
     FROM json_each(?1))
@@ -1419,6 +1776,52 @@ UPDATE {schema}topic_lanes AS l SET lease_expires_at = ?2
 FROM a
 WHERE l.topic = a.topic AND l.subscription = a.sub AND l.lane = a.lane AND l.lease_token = a.token
 RETURNING topic, subscription, lane;
+
+-- name: TopicRelease
+-- ?1 JSON array as TopicExtend's, ?2 now. Frees the lanes still held under
+-- their tokens where they stand, taking back the delivery their lease
+-- counted. Returns the lanes it released.
+WITH a AS MATERIALIZED (
+    SELECT value ->> 0 AS topic, value ->> 1 AS sub, value ->> 2 AS lane, unhex(value ->> 3) AS token
+    FROM json_each(?1))
+UPDATE {schema}topic_lanes AS l
+SET lease_owner = NULL, lease_token = NULL, lease_expires_at = ?2, attempt = max(l.attempt - 1, 0)
+FROM a
+WHERE l.topic = a.topic AND l.subscription = a.sub AND l.lane = a.lane AND l.lease_token = a.token
+RETURNING topic, subscription, lane;
+
+-- name: TopicLanes
+-- ?1 topic, ?2 subscription, ?3 now: its lanes with the messages past
+-- each cursor and the holder of a live lease.
+SELECT l.lane, l.cursor_xid, l.cursor_id,
+    (SELECT count(*) FROM {schema}topic_messages AS m
+     WHERE m.topic = l.topic AND m.lane = l.lane AND m.xid = 0 AND m.id > l.cursor_id),
+    CASE WHEN l.lease_owner IS NOT NULL AND l.lease_expires_at >= ?3 THEN l.lease_owner END,
+    CASE WHEN l.lease_owner IS NOT NULL AND l.lease_expires_at >= ?3 THEN l.lease_expires_at END,
+    l.attempt
+FROM {schema}topic_lanes AS l WHERE l.topic = ?1 AND l.subscription = ?2 ORDER BY l.lane;
+
+-- name: TopicLaneExpire
+-- ?1 topic, ?2 subscription, ?3 lane, ?4 now: its live lease ends now, as
+-- if it had expired (PostgreSQL's TopicLaneExpire). Returns a row when it
+-- was held.
+UPDATE {schema}topic_lanes SET lease_owner = NULL, lease_token = NULL, lease_expires_at = ?4
+WHERE topic = ?1 AND subscription = ?2 AND lane = ?3 AND lease_owner IS NOT NULL AND lease_expires_at >= ?4
+RETURNING 1;
+
+-- name: SubscriptionGet
+-- ?1 topic, ?2 name. No row: no such topic; a NULL name: no such
+-- subscription.
+SELECT t.name, s.name, s.max_attempts, t.lanes, s.created_at
+FROM {schema}topics AS t LEFT JOIN {schema}topic_subscriptions AS s ON s.topic = t.name AND s.name = ?2
+WHERE t.name = ?1;
+
+-- name: TopicReceiptKeyInsert
+-- ?1 a new key, ?2 now: stored unless one is.
+INSERT INTO {schema}topic_receipt_key (id, secret, created_at) VALUES (1, ?1, ?2) ON CONFLICT (id) DO NOTHING;
+
+-- name: TopicReceiptKey
+SELECT secret FROM {schema}topic_receipt_key WHERE id = 1;
 
 -- name: TopicLag
 -- ?1 JSON array of topics, NULL for every topic. The messages past each
@@ -1445,8 +1848,13 @@ GROUP BY l.topic, l.subscription ORDER BY l.topic, l.subscription;
 
 -- name: TopicGenerations
 -- Oldest first. A sealed generation is settled at once: its IDs were
--- taken under the write lock before the seal.
-SELECT g.gen, g.created_at, g.sealed_at, g.sealed_at IS NOT NULL,
+-- taken under the write lock before the seal. Ages are measured by the
+-- machine's clock as SQLite reads it, in microseconds; SQLite's clock
+-- counts milliseconds, hence the floor at zero.
+SELECT g.gen, g.created_at, g.sealed_at,
+    max(CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER) - g.created_at, 0),
+    coalesce(max(CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER) - g.sealed_at, 0), 0),
+    g.sealed_at IS NOT NULL, g.dropping,
     coalesce((SELECT seq FROM sqlite_sequence WHERE name = '{schema}topic_messages'), 0)
 FROM {schema}topic_generations AS g ORDER BY g.gen;
 
@@ -1482,42 +1890,106 @@ INSERT INTO sqlite_sequence (name, seq)
 SELECT '{schema}topic_messages', ?1 - 1
 WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = '{schema}topic_messages');
 
--- name: TopicDropCount
--- ?1 first ID, ?2 end ID of a generation about to be dropped: the messages
--- of it that lanes had not passed, in all.
+-- name: TopicDropMark
+-- ?1 generation: its drop is decided. The write transaction that decides
+-- it excludes the creation of subscriptions, so that the decision saw
+-- every subscription created before the mark.
+UPDATE {schema}topic_generations SET dropping = 1 WHERE gen = ?1;
+
+-- A generation marked dropping leaves a chunk per write transaction:
+-- TopicDropNext finds the chunk's first ID, TopicChunkLost counts what
+-- lanes lose with it, TopicChunkLose adds that to their dropped counts,
+-- TopicChunkDelete deletes it; TopicGenerationForget removes the
+-- generation once it is empty.
+
+-- name: TopicDropNext
+-- ?1 first ID, ?2 end ID of a generation: its first message left, NULL
+-- when none is.
+SELECT min(id) FROM {schema}topic_messages WHERE id >= ?1 AND id < ?2;
+
+-- name: TopicChunkLost
+-- ?1 first ID, ?2 end ID of a chunk of messages about to be deleted: the
+-- messages of it that lanes had not passed, in all. Driven by the (topic,
+-- lane)s of the chunk and, for each, by the lanes behind its last message
+-- there (topic_lanes_position_idx): a chunk costs what it holds, not a
+-- probe per lane of every subscription.
+WITH r AS MATERIALIZED (
+    SELECT topic, lane, max(id) AS last FROM {schema}topic_messages WHERE id >= ?1 AND id < ?2 GROUP BY topic, lane)
 SELECT coalesce(sum((SELECT count(*) FROM {schema}topic_messages AS m
     WHERE m.topic = l.topic AND m.lane = l.lane AND m.xid = 0 AND m.id > l.cursor_id AND m.id >= ?1 AND m.id < ?2)), 0)
-FROM {schema}topic_lanes AS l;
+FROM r JOIN {schema}topic_lanes AS l INDEXED BY {schema}topic_lanes_position_idx
+    ON l.topic = r.topic AND l.lane = r.lane AND l.cursor_xid = 0 AND l.cursor_id < r.last;
 
--- name: TopicDropMark
--- ?1, ?2 as TopicDropCount: each lane adds the messages it had not passed
--- to dropped.
+-- name: TopicChunkLose
+-- ?1, ?2 as TopicChunkLost: each lane adds the messages of the chunk it
+-- had not passed to dropped.
+WITH r AS MATERIALIZED (
+    SELECT topic, lane, max(id) AS last FROM {schema}topic_messages WHERE id >= ?1 AND id < ?2 GROUP BY topic, lane)
 UPDATE {schema}topic_lanes AS l SET dropped = l.dropped + (
     SELECT count(*) FROM {schema}topic_messages AS m
     WHERE m.topic = l.topic AND m.lane = l.lane AND m.xid = 0 AND m.id > l.cursor_id AND m.id >= ?1 AND m.id < ?2)
-WHERE EXISTS (SELECT 1 FROM {schema}topic_messages AS m
-    WHERE m.topic = l.topic AND m.lane = l.lane AND m.xid = 0 AND m.id > l.cursor_id AND m.id >= ?1 AND m.id < ?2);
+FROM r
+WHERE l.topic = r.topic AND l.lane = r.lane AND l.cursor_xid = 0 AND l.cursor_id < r.last;
 
--- name: TopicGenerationDrop
--- ?1 first ID, ?2 end ID: one range delete on the rowid.
+-- name: TopicChunkDelete
+-- ?1 first ID, ?2 end ID of a chunk: one range delete on the rowid.
 DELETE FROM {schema}topic_messages WHERE id >= ?1 AND id < ?2;
 
 -- name: TopicGenerationForget
 DELETE FROM {schema}topic_generations WHERE gen = ?1;
+
+-- A topic past its retention leaves a generation that other topics still
+-- hold a chunk per write transaction, one lane at a time along the read
+-- index: TopicPurgeNext finds the chunk's last ID in the lane,
+-- TopicPurgeLost and TopicPurgeLose count and record what lanes lose,
+-- TopicPurgeDelete deletes it, and TopicPurgeLane finds the next lane.
+
+-- name: TopicPurgeNext
+-- ?1 topic, ?2 lane, ?3 the ID after which to go on, ?4 end ID of the
+-- generation, ?5 limit: the last ID of the lane's next chunk, NULL when
+-- the lane holds no more of the generation.
+SELECT max(id) FROM (SELECT id FROM {schema}topic_messages
+    WHERE topic = ?1 AND lane = ?2 AND xid = 0 AND id > ?3 AND id < ?4 ORDER BY id LIMIT ?5);
+
+-- name: TopicPurgeLost
+-- ?1 topic, ?2 lane, ?3 first ID (exclusive), ?4 last ID of a chunk: the
+-- messages of it that the lane's subscriptions had not passed, in all.
+SELECT coalesce(sum((SELECT count(*) FROM {schema}topic_messages AS m
+    WHERE m.topic = l.topic AND m.lane = l.lane AND m.xid = 0 AND m.id > max(l.cursor_id, ?3) AND m.id <= ?4)), 0)
+FROM {schema}topic_lanes AS l INDEXED BY {schema}topic_lanes_position_idx
+WHERE l.topic = ?1 AND l.lane = ?2 AND l.cursor_xid = 0 AND l.cursor_id < ?4;
+
+-- name: TopicPurgeLose
+-- ?1 to ?4 as TopicPurgeLost: each subscription's lane adds them to
+-- dropped.
+UPDATE {schema}topic_lanes AS l SET dropped = l.dropped + (
+    SELECT count(*) FROM {schema}topic_messages AS m
+    WHERE m.topic = l.topic AND m.lane = l.lane AND m.xid = 0 AND m.id > max(l.cursor_id, ?3) AND m.id <= ?4)
+WHERE l.topic = ?1 AND l.lane = ?2 AND l.cursor_xid = 0 AND l.cursor_id < ?4;
+
+-- name: TopicPurgeDelete
+-- ?1 to ?4 as TopicPurgeLost: the chunk, by the read index.
+DELETE FROM {schema}topic_messages WHERE topic = ?1 AND lane = ?2 AND xid = 0 AND id > ?3 AND id <= ?4;
+
+-- name: TopicPurgeLane
+-- ?1 topic, ?2 lane: the topic's next lane holding a message, NULL after
+-- the last.
+SELECT min(lane) FROM {schema}topic_messages WHERE topic = ?1 AND lane > ?2;
 
 -- Routing and the worker registry (migration 016; droverdriver/routing.go).
 -- See the PostgreSQL driver's statements of the same names.
 
 -- name: WorkerSeen
 -- ?1 JSON array of workers ({name, plain, type, labels, queues, owner,
--- source}), names distinct, ?2 now. WHERE true lets the parser read ON
+-- source, kinds}: kinds a JSON array, or null for a worker that named
+-- none), names distinct, ?2 now. WHERE true lets the parser read ON
 -- CONFLICT as the upsert clause after a SELECT.
-INSERT INTO {schema}workers AS w (name, plain, type, labels, queues, owner, source, started_at, last_seen)
+INSERT INTO {schema}workers AS w (name, plain, type, labels, queues, owner, source, started_at, last_seen, kinds)
 SELECT value ->> 'name', value ->> 'plain', value ->> 'type', value ->> 'labels', value ->> 'queues', value ->> 'owner',
-    value ->> 'source', ?2, ?2
+    value ->> 'source', ?2, ?2, value ->> 'kinds'
 FROM json_each(?1) WHERE true
 ON CONFLICT (name) DO UPDATE
-SET plain = excluded.plain, type = excluded.type, labels = excluded.labels,
+SET plain = excluded.plain, type = excluded.type, labels = excluded.labels, kinds = excluded.kinds,
     queues = CASE WHEN w.owner = excluded.owner
         THEN (SELECT json_group_array(q) FROM (SELECT value AS q FROM json_each(w.queues)
                                                UNION SELECT value FROM json_each(excluded.queues) ORDER BY 1))
@@ -1529,19 +2001,31 @@ SET plain = excluded.plain, type = excluded.type, labels = excluded.labels,
 DELETE FROM {schema}workers WHERE name = ?1 AND owner = ?2;
 
 -- name: WorkerList
-SELECT name, plain, type, labels, queues, owner, source, started_at, last_seen FROM {schema}workers ORDER BY name;
+SELECT name, plain, type, labels, queues, owner, source, started_at, last_seen, kinds FROM {schema}workers ORDER BY name;
 
 -- name: WorkerPrune
 DELETE FROM {schema}workers WHERE last_seen < ?1;
 
 -- name: RouteWaiting
 -- ?1 the most groups.
-SELECT queue, routing, count(*), min(run_at), min(id)
+SELECT queue, routing, kind, count(*), min(run_at), min(id)
 FROM {schema}jobs
 WHERE state = 'available' AND route IS NOT NULL
-GROUP BY queue, routing
+GROUP BY queue, routing, kind
 ORDER BY queue, min(id)
 LIMIT ?1;
+
+-- name: KindsWaiting
+-- The first ?2 plain jobs of queue ?1 that wait, in claim order (the
+-- claim index, which the LIMIT stops), grouped by kind: how many, the
+-- oldest run_at and the lowest ID.
+SELECT kind, count(*), min(run_at), min(id) FROM (
+    SELECT kind, run_at, id FROM {schema}jobs
+    WHERE state = 'available' AND route IS NULL AND queue = ?1
+    ORDER BY priority, run_at, id LIMIT ?2
+)
+GROUP BY kind
+ORDER BY min(id);
 
 -- name: JobRouteAbsentFind
 -- ?1 now, ?2 the most jobs: the routed jobs the absent-worker policy

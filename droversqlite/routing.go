@@ -44,6 +44,9 @@ type workerJSON struct {
 	Queues string `json:"queues"` // a JSON array, as stored
 	Owner  string `json:"owner"`
 	Source string `json:"source"`
+	// Kinds is a JSON array, as stored, or nil for a worker that named
+	// none.
+	Kinds *string `json:"kinds"`
 }
 
 func (e *executor) WorkerSeen(ctx context.Context, workers []droverdriver.WorkerRecord) error {
@@ -54,7 +57,10 @@ func (e *executor) WorkerSeen(ctx context.Context, workers []droverdriver.Worker
 	for i := range workers {
 		w := &workers[i]
 		labels, queues := w.JSONColumns()
-		batch[i] = workerJSON{w.Name, w.Plain, w.Type, labels, queues, w.Owner, w.Source}
+		batch[i] = workerJSON{w.Name, w.Plain, w.Type, labels, queues, w.Owner, w.Source, nil}
+		if k := w.KindsJSON(); k != "" {
+			batch[i].Kinds = &k
+		}
 	}
 	b, err := json.Marshal(batch)
 	if err != nil {
@@ -74,9 +80,15 @@ func (e *executor) WorkerList(ctx context.Context) ([]droverdriver.WorkerRecord,
 	err := workerList.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
 		var w droverdriver.WorkerRecord
 		var labels, queues string
+		var kinds sql.NullString
 		var started, seen int64
-		if err := rows.Scan(&w.Name, &w.Plain, &w.Type, &labels, &queues, &w.Owner, &w.Source, &started, &seen); err != nil {
+		if err := rows.Scan(&w.Name, &w.Plain, &w.Type, &labels, &queues, &w.Owner, &w.Source, &started, &seen, &kinds); err != nil {
 			return err
+		}
+		if kinds.Valid {
+			if err := json.Unmarshal([]byte(kinds.String), &w.Kinds); err != nil {
+				return err
+			}
 		}
 		if err := json.Unmarshal([]byte(labels), &w.Labels); err != nil {
 			return err
@@ -110,7 +122,7 @@ func (e *executor) RouteWaiting(ctx context.Context) ([]droverdriver.RouteGroup,
 		var g droverdriver.RouteGroup
 		var routing string
 		var oldest int64
-		if err := rows.Scan(&g.Queue, &routing, &g.Jobs, &oldest, &g.Sample); err != nil {
+		if err := rows.Scan(&g.Queue, &routing, &g.Kind, &g.Jobs, &oldest, &g.Sample); err != nil {
 			return err
 		}
 		r, err := droverdriver.DecodeRouting([]byte(routing))
@@ -122,6 +134,21 @@ func (e *executor) RouteWaiting(ctx context.Context) ([]droverdriver.RouteGroup,
 		return nil
 	}, routeGroupsMax)
 	return out, e.wrap("read routed jobs", err)
+}
+
+func (e *executor) KindsWaiting(ctx context.Context, queue string, limit int) ([]droverdriver.RouteGroup, error) {
+	out := []droverdriver.RouteGroup{}
+	err := kindsWaiting.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
+		g := droverdriver.RouteGroup{Queue: queue}
+		var oldest int64
+		if err := rows.Scan(&g.Kind, &g.Jobs, &oldest, &g.Sample); err != nil {
+			return err
+		}
+		g.OldestRunAt = fromMicros(oldest)
+		out = append(out, g)
+		return nil
+	}, kindsWaitingParams{queue, limit})
+	return out, e.wrap("read waiting kinds", err)
 }
 
 // JobRouteAbsent runs JobRouteAbsentFind, then JobRouteFallback and
@@ -217,4 +244,12 @@ func splitRouted(jobs []droverdriver.InsertParams) (keyed, routed special) {
 		g.jobs, g.at = append(g.jobs, jobs[i]), append(g.at, i)
 	}
 	return keyed, routed
+}
+
+func (e *executor) QueueHead(ctx context.Context, queue string) (droverdriver.QueueHead, error) {
+	var h droverdriver.QueueHead
+	err := queueHead.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
+		return rows.Scan(&h.ID, &h.Returned, &h.Running)
+	}, queue)
+	return h, e.wrap("read the head of queue "+queue, err)
 }

@@ -21,7 +21,7 @@ import (
 // documents, so the last pattern decoded is kept.
 func init() {
 	readQueries = append(readQueries, jobListDesc.name, jobIDNext.name, jobIDPrev.name, jobIDBounds.name, jobMatchCount.name,
-		batchList.name, jobDeps.name)
+		jobMatchCountByState.name, batchList.name, jobDeps.name)
 	var mu sync.Mutex
 	var lastText string
 	var lastPattern any
@@ -111,16 +111,28 @@ func (e *executor) JobList(ctx context.Context, p droverdriver.ListParams) ([]*d
 	return sc.jobs, nil
 }
 
-func (e *executor) JobIDNext(ctx context.Context, p droverdriver.ListParams) (int64, error) {
+// idNext turns a filter into the parameters of JobIDNext and JobIDPrev.
+func idNext(p *droverdriver.ListParams) idNextParams {
 	lo, hi := p.Bounds()
-	waiting, finished := p.Parts()
+	ip := idNextParams{Lo: lo, Hi: hi, Queue: p.Queue, Kind: p.Kind, Now: micros(p.Now)}
+	ip.Waiting, ip.Finished = p.Parts()
+	var others, fin []droverdriver.State
+	ip.Due, ip.Scheduled, ip.Retried, others = p.WaitingStates()
+	fin, ip.Failed = p.FinishedStates()
+	ip.Others, ip.FinishedStates = jsonStrings(others), jsonStrings(fin)
+	if p.Now.IsZero() {
+		ip.Now = micros(time.Now())
+	}
+	return ip
+}
+
+func (e *executor) JobIDNext(ctx context.Context, p droverdriver.ListParams) (int64, error) {
 	st := jobIDNext
 	if p.Desc {
 		st = jobIDPrev
 	}
 	var id int64
-	err := st.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error { return rows.Scan(&id) },
-		idNextParams{lo, hi, waiting, finished})
+	err := st.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error { return rows.Scan(&id) }, idNext(&p))
 	return id, e.wrap("find the next job id", err)
 }
 
@@ -151,6 +163,24 @@ func (e *executor) JobMatchCount(ctx context.Context, p droverdriver.MatchCountP
 		return nil
 	}, sp)
 	return out, e.wrap("count matching jobs", err)
+}
+
+func (e *executor) JobMatchCountByState(ctx context.Context, p droverdriver.MatchCountParams) (droverdriver.StateMatchCount, error) {
+	sp := search(&p.Filter)
+	sp.Limit = p.Examine
+	sp.Waiting, sp.Finished = p.Parts()
+	out := droverdriver.NewStateMatchCount()
+	err := jobMatchCountByState.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
+		var finished bool
+		var state string
+		var matched, examined int64
+		if err := rows.Scan(&finished, &state, &matched, &examined); err != nil {
+			return err
+		}
+		out.Add(finished, droverdriver.State(state), matched, examined)
+		return nil
+	}, sp)
+	return out, e.wrap("count matching jobs by state", err)
 }
 
 func (e *executor) BatchList(ctx context.Context, p droverdriver.BatchListParams) ([]*droverdriver.BatchRow, error) {

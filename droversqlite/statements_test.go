@@ -64,15 +64,9 @@ func TestStatementsPrepare(t *testing.T) {
 			if err := rows.Err(); err != nil || len(tables) < 5 {
 				t.Fatalf("tables %v, %v", tables, err)
 			}
-			typed := map[string]statement{}
-			for _, s := range statements {
-				if _, dup := typed[s.stmtName()]; dup {
-					t.Errorf("stmt.go declares %s twice", s.stmtName())
-				}
-				typed[s.stmtName()] = s
-				if _, ok := d.q[s.stmtName()]; !ok {
-					t.Errorf("stmt.go declares %s, which queries.sql does not have", s.stmtName())
-				}
+			typed, errs := statements.Typed(d.q)
+			for _, err := range errs {
+				t.Error(err)
 			}
 			names := make([]string, 0, len(d.q))
 			for name := range d.q {
@@ -106,15 +100,17 @@ func TestStatementsPrepare(t *testing.T) {
 				case err != nil:
 					t.Errorf("prepare %s: %v", name, err)
 				}
-				s, rows := typed[name], 1
+				s, ok := typed[name]
+				rows := 1
 				if row, n, derived := insertSize(name); derived {
-					s, rows = row, n
+					s, ok = typed[row.name]
+					rows = n
 				}
-				if s == nil {
+				if !ok {
 					t.Errorf("%s has no typed entry in stmt.go", name)
 					continue
 				}
-				if got, want := paramCount(t, name, d.q[name]), rows*len(s.zeroArgs()); got != want {
+				if got, want := paramCount(t, name, d.q[name]), rows*len(s.ZeroArgs()); got != want {
 					t.Errorf("%s takes %d parameters, but its typed entry gives %d", name, got, want)
 				}
 				if skip || err != nil {
@@ -122,9 +118,9 @@ func TestStatementsPrepare(t *testing.T) {
 				}
 				var args []any
 				for range rows {
-					args = append(args, s.zeroArgs()...)
+					args = append(args, s.ZeroArgs()...)
 				}
-				if got, want := resultCols(t, d, name, args), s.resultCols(); got != want {
+				if got, want := resultCols(t, d, name, args), s.Cols; got != want {
 					t.Errorf("%s returns %d columns, but its typed entry scans %d", name, got, want)
 				}
 			}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/droverdriver/sqlstmt"
 )
 
 // stmt is one statement of queries.sql with typed parameters: P holds
@@ -26,41 +27,20 @@ type stmt[P any] struct {
 
 // statements are all the typed statements, in declaration order: def adds
 // each one.
-var statements []statement
-
-// statement is what the statements test needs of a stmt of any P.
-type statement interface {
-	stmtName() string
-	// zeroArgs are the parameters of P's zero value.
-	zeroArgs() []any
-	resultCols() int
-}
-
-func (s *stmt[P]) stmtName() string { return s.name }
-func (s *stmt[P]) zeroArgs() []any  { var p P; return s.args(&p) }
-func (s *stmt[P]) resultCols() int  { return s.cols }
+var statements sqlstmt.Set
 
 // def declares a statement.
 func def[P any](s stmt[P]) *stmt[P] {
-	statements = append(statements, &s)
+	sqlstmt.Add(&statements, s.name, s.cols, s.args)
 	return &s
 }
 
-// noArgs are the parameters of a statement that takes none.
-func noArgs(*struct{}) []any { return nil }
-
-// oneArg are the parameters of a statement that takes one, of type T.
-func oneArg[T any](p *T) []any { return []any{*p} }
-
 // bound is a statement with its arguments, for code that picks one of
 // several statements and runs it later.
-type bound struct {
-	name string
-	args []any
-}
+type bound = sqlstmt.Bound
 
 // bind returns s with the arguments p.
-func (s *stmt[P]) bind(p P) bound { return bound{s.name, s.args(&p)} }
+func (s *stmt[P]) bind(p P) bound { return bound{Name: s.name, Args: s.args(&p)} }
 
 // exec runs s in tx (nil: on its own, on the writer); see executor.exec.
 func (s *stmt[P]) exec(ctx context.Context, e *executor, tx *sql.Tx, p P) (sql.Result, error) {
@@ -338,9 +318,27 @@ func searchArgs(p *searchParams) []any {
 
 // idNextParams are JobIDNext's and JobIDPrev's: the window's exclusive
 // bounds and the tables to read.
+// kindsWaitingParams are KindsWaiting's: the queue and how many of its
+// jobs to read.
+type kindsWaitingParams struct {
+	Queue string
+	Limit int
+}
+
 type idNextParams struct {
-	Lo, Hi            int64
-	Waiting, Finished bool
+	Lo, Hi                  int64
+	Waiting, Finished       bool
+	Queue, Kind             string
+	Due, Scheduled, Retried bool
+	Now                     int64
+	// Others and FinishedStates are JSON arrays of states.
+	Others, FinishedStates string
+	Failed                 bool
+}
+
+func idNextArgs(p *idNextParams) []any {
+	return []any{p.Lo, p.Hi, p.Waiting, p.Finished, p.Queue, p.Kind, p.Due, p.Scheduled, p.Retried, p.Now,
+		p.Others, p.FinishedStates, p.Failed}
 }
 
 type batchListParams struct {
@@ -407,6 +405,27 @@ type idRange struct {
 	From, To int64
 }
 
+// topicLane is a lane of a topic.
+type topicLane struct {
+	Topic string
+	Lane  int
+}
+
+// purgeNextParams find the next chunk of a topic's lane in a generation.
+type purgeNextParams struct {
+	topicLane
+	After, End int64
+	Limit      int
+}
+
+// purgeChunk is the IDs (After, Last] of a topic's lane.
+type purgeChunk struct {
+	topicLane
+	After, Last int64
+}
+
+func purgeChunkArgs(p *purgeChunk) []any { return []any{p.Topic, p.Lane, p.After, p.Last} }
+
 // genAt is a generation and the time a change to it is made at.
 type genAt struct {
 	Gen int64
@@ -446,19 +465,46 @@ type topicCandidatesParams struct {
 	Subscriptions string // JSON array of "topic\x1fsubscription"
 	Now           int64
 	Max           int
+	Owner         string
 }
 
 type topicLeaseParams struct {
-	Candidates string // JSON array of [topic, subscription, lane, cursor id]
+	Candidates string // JSON array of [topic, subscription, lane, cursor id, head id, limit]
 	Owner      string
 	Token      []byte
 	Expires    int64
 	Now        int64
 }
 
+// topicTailParams are TopicTail's: the topic, its lanes and how many
+// messages of each.
+type topicTailParams struct {
+	Topic        string
+	Lanes, Limit int
+}
+
+type topicWaitParams struct {
+	Lanes string // JSON array of [topic, subscription, lane]
+	Owner string
+	Until int64
+}
+
 type topicReadParams struct {
-	Ranges string // JSON: [topic, lane, cursor xid, cursor id]
-	Limit  int
+	Ranges   string // JSON: [topic, lane, cursor xid, cursor id, bound xid, bound id, limit]
+	MaxLimit int    // the largest limit of Ranges
+	MaxBytes int64  // TopicReadBudget's
+}
+
+// topicLaneAt names one lane of a subscription, and the time.
+type topicLaneAt struct {
+	Topic, Name string
+	Lane        int
+	Now         int64
+}
+
+type topicReceiptKeyParams struct {
+	Secret []byte
+	Now    int64
 }
 
 // laneUpdateParams are the lanes TopicAck and TopicExtend update (JSON,
@@ -479,12 +525,12 @@ var (
 	// JobInsertHead and JobInsertRow are fragments: insertQueries joins
 	// the head and insertSizes rows into the JobInsertN statements, which
 	// insertChunks runs with appendInsertArgs for each row.
-	jobInsertHead = def(stmt[struct{}]{name: "JobInsertHead", args: noArgs})
+	jobInsertHead = def(stmt[struct{}]{name: "JobInsertHead", args: sqlstmt.NoArgs})
 	jobInsertRow  = def(stmt[insertRow]{name: "JobInsertRow",
 		args: func(p *insertRow) []any { return appendInsertArgs(nil, &p.Job, p.Now) }})
 	// JobInsertRoutedHead and JobInsertRoutedRow are the same for routed
 	// jobs with neither key nor unique key (JobInsertRoutedN).
-	jobInsertRoutedHead = def(stmt[struct{}]{name: "JobInsertRoutedHead", args: noArgs})
+	jobInsertRoutedHead = def(stmt[struct{}]{name: "JobInsertRoutedHead", args: sqlstmt.NoArgs})
 	jobInsertRoutedRow  = def(stmt[insertRow]{name: "JobInsertRoutedRow",
 		args: func(p *insertRow) []any { return appendRoutedArgs(nil, &p.Job, p.Now) }})
 	jobInsertKeyed = def(stmt[keyedInsertParams]{name: "JobInsertKeyed",
@@ -494,10 +540,10 @@ var (
 		}})
 	uniqueClaim = def(stmt[uniqueClaimParams]{name: "UniqueClaim",
 		args: func(p *uniqueClaimParams) []any { return []any{p.ID, p.Key, p.Final, p.Kind, p.UniqueQueue} }})
-	uniqueRelease = def(stmt[string]{name: "UniqueRelease", args: oneArg[string]})
-	uniqueHolder  = def(stmt[string]{name: "UniqueHolder", cols: 2, args: oneArg[string]})
-	uniqueRetake  = def(stmt[string]{name: "UniqueRetake", args: oneArg[string]})
-	uniquePrune   = def(stmt[string]{name: "UniquePrune", args: oneArg[string]})
+	uniqueRelease = def(stmt[string]{name: "UniqueRelease", args: sqlstmt.OneArg[string]})
+	uniqueHolder  = def(stmt[string]{name: "UniqueHolder", cols: 2, args: sqlstmt.OneArg[string]})
+	uniqueRetake  = def(stmt[string]{name: "UniqueRetake", args: sqlstmt.OneArg[string]})
+	uniquePrune   = def(stmt[string]{name: "UniquePrune", args: sqlstmt.OneArg[string]})
 	keyPromote    = def(stmt[keyPromoteParams]{name: "KeyPromote",
 		args: func(p *keyPromoteParams) []any { return []any{p.Queue, p.Key, p.Now, p.Retried} }})
 	keyRateSpend = def(stmt[keyRateSpendParams]{name: "KeyRateSpend",
@@ -508,19 +554,19 @@ var (
 		args: func(p *limitAt) []any { return []any{p.Now, p.Limit} }})
 	queueLimitTake = def(stmt[queueLimitTakeParams]{name: "QueueLimitTake", cols: 3,
 		args: func(p *queueLimitTakeParams) []any { return []any{p.Queue, p.Now, p.Max} }})
-	queueSettingsGet = def(stmt[string]{name: "QueueSettingsGet", cols: 8, args: oneArg[string]})
+	queueSettingsGet = def(stmt[string]{name: "QueueSettingsGet", cols: 8, args: sqlstmt.OneArg[string]})
 	queueKnown       = def(stmt[queueKnownParams]{name: "QueueKnown", cols: 1,
 		args: func(p *queueKnownParams) []any { return []any{p.Queue, p.Recent} }})
-	queueSettingsList = def(stmt[struct{}]{name: "QueueSettingsList", cols: 8, args: noArgs})
+	queueSettingsList = def(stmt[struct{}]{name: "QueueSettingsList", cols: 8, args: sqlstmt.NoArgs})
 	queueSettingsSet  = def(stmt[settingsSetParams]{name: "QueueSettingsSet", cols: 8,
 		args: func(p *settingsSetParams) []any {
 			return []any{p.Queue, p.Paused, p.SetLimits, p.MaxRunning, p.Rate, p.PeriodMS, p.Now, p.PauseKinds, p.ResumeKinds, p.Strict}
 		}})
 	queueLimitSpend = def(stmt[queueCount]{name: "QueueLimitSpend",
 		args: func(p *queueCount) []any { return []any{p.Queue, p.N} }})
-	keyBlocked        = def(stmt[int]{name: "KeyBlocked", cols: 2, args: oneArg[int]})
-	jobSequenceRaise  = def(stmt[int64]{name: "JobSequenceRaise", args: oneArg[int64]})
-	jobSequenceCreate = def(stmt[int64]{name: "JobSequenceCreate", args: oneArg[int64]})
+	keyBlocked        = def(stmt[int]{name: "KeyBlocked", cols: 2, args: sqlstmt.OneArg[int]})
+	jobSequenceRaise  = def(stmt[int64]{name: "JobSequenceRaise", args: sqlstmt.OneArg[int64]})
+	jobSequenceCreate = def(stmt[int64]{name: "JobSequenceCreate", args: sqlstmt.OneArg[int64]})
 	jobClaimable      = def(stmt[queueAt]{name: "JobClaimable", cols: 1, args: func(p *queueAt) []any { return []any{p.Queue, p.Now} }})
 	jobClaim          = def(stmt[claimParams]{name: "JobClaim", cols: 16, args: (*claimParams).args})
 	// jobClaimKinds and jobClaimKindsAfter are JobClaim and JobClaimAfter
@@ -548,150 +594,175 @@ var (
 	jobFinishMove   = def(stmt[finishBatch]{name: "JobFinishMove", args: finishBatchArgs})
 	jobFinishForget = def(stmt[batchRefuse]{name: "JobFinishForget",
 		args: func(p *batchRefuse) []any { return []any{p.Batch, p.Refuse} }})
-	jobFinishDelete = def(stmt[string]{name: "JobFinishDelete", args: oneArg[string]})
+	jobFinishDelete = def(stmt[string]{name: "JobFinishDelete", args: sqlstmt.OneArg[string]})
 	jobFinishWait   = def(stmt[finishBatch]{name: "JobFinishWait", args: finishBatchArgs})
 	// JobFinishFenced reads id, flow & FlowEnd, queue and ordering key;
 	// JobFinishApplied, JobRescueMark, JobCancelMove and JobDiscardMove
 	// return the state too (finishedCols).
-	jobFinishFenced  = def(stmt[string]{name: "JobFinishFenced", cols: finishedCols - 1, args: oneArg[string]})
-	jobFinishApplied = def(stmt[string]{name: "JobFinishApplied", cols: finishedCols, args: oneArg[string]})
-	finishSavepoint  = def(stmt[struct{}]{name: "FinishSavepoint", args: noArgs})
-	finishRollback   = def(stmt[struct{}]{name: "FinishRollback", args: noArgs})
-	finishRelease    = def(stmt[struct{}]{name: "FinishRelease", args: noArgs})
+	jobFinishFenced  = def(stmt[string]{name: "JobFinishFenced", cols: finishedCols - 1, args: sqlstmt.OneArg[string]})
+	jobFinishApplied = def(stmt[string]{name: "JobFinishApplied", cols: finishedCols, args: sqlstmt.OneArg[string]})
+	finishSavepoint  = def(stmt[struct{}]{name: "FinishSavepoint", args: sqlstmt.NoArgs})
+	finishRollback   = def(stmt[struct{}]{name: "FinishRollback", args: sqlstmt.NoArgs})
+	finishRelease    = def(stmt[struct{}]{name: "FinishRelease", args: sqlstmt.NoArgs})
 	jobHeartbeat     = def(stmt[batchAt]{name: "JobHeartbeat", cols: 2, args: batchAtArgs})
 	jobRescueMark    = def(stmt[rescueMarkParams]{name: "JobRescueMark", cols: finishedCols + 1,
 		args: func(p *rescueMarkParams) []any { return []any{p.Now, p.Limit, p.At, p.AtText} }})
 	jobRescueMove   = def(stmt[batchAt]{name: "JobRescueMove", args: batchAtArgs})
-	jobRescueDelete = def(stmt[string]{name: "JobRescueDelete", args: oneArg[string]})
+	jobRescueDelete = def(stmt[string]{name: "JobRescueDelete", args: sqlstmt.OneArg[string]})
 	jobPrune        = def(stmt[pruneParams]{name: "JobPrune", cols: 2,
 		args: func(p *pruneParams) []any { return []any{p.Completed, p.Cancelled, p.Discarded, p.Limit} }})
-	jobGet        = def(stmt[jobAt]{name: "JobGet", cols: jobColumns, args: jobAtArgs})
-	jobList       = def(stmt[searchParams]{name: "JobList", cols: jobColumns, args: searchArgs})
-	jobListDesc   = def(stmt[searchParams]{name: "JobListDesc", cols: jobColumns, args: searchArgs})
-	jobMatchCount = def(stmt[searchParams]{name: "JobMatchCount", cols: 4, args: searchArgs})
-	jobIDNext     = def(stmt[idNextParams]{name: "JobIDNext", cols: 1,
-		args: func(p *idNextParams) []any { return []any{p.Lo, p.Hi, p.Waiting, p.Finished} }})
-	jobIDPrev = def(stmt[idNextParams]{name: "JobIDPrev", cols: 1,
-		args: func(p *idNextParams) []any { return []any{p.Lo, p.Hi, p.Waiting, p.Finished} }})
-	jobIDBounds = def(stmt[struct{}]{name: "JobIDBounds", cols: 4, args: noArgs})
+	jobGet               = def(stmt[jobAt]{name: "JobGet", cols: jobColumns, args: jobAtArgs})
+	jobList              = def(stmt[searchParams]{name: "JobList", cols: jobColumns, args: searchArgs})
+	jobListDesc          = def(stmt[searchParams]{name: "JobListDesc", cols: jobColumns, args: searchArgs})
+	jobMatchCount        = def(stmt[searchParams]{name: "JobMatchCount", cols: 4, args: searchArgs})
+	jobMatchCountByState = def(stmt[searchParams]{name: "JobMatchCountByState", cols: 4, args: searchArgs})
+	jobIDNext            = def(stmt[idNextParams]{name: "JobIDNext", cols: 1, args: idNextArgs})
+	jobIDPrev            = def(stmt[idNextParams]{name: "JobIDPrev", cols: 1, args: idNextArgs})
+	jobIDBounds          = def(stmt[struct{}]{name: "JobIDBounds", cols: 4, args: sqlstmt.NoArgs})
 	// The statements of the operators' actions take the IDs of a page of
 	// jobs as a JSON array (batchAt, string), so that a bulk action
 	// changes a page in a few statements.
 	jobCancelMove      = def(stmt[batchAt]{name: "JobCancelMove", cols: finishedCols, args: batchAtArgs})
-	jobCancelDelete    = def(stmt[string]{name: "JobCancelDelete", args: oneArg[string]})
-	jobCancelFlag      = def(stmt[string]{name: "JobCancelFlag", cols: 1, args: oneArg[string]})
+	jobCancelDelete    = def(stmt[string]{name: "JobCancelDelete", args: sqlstmt.OneArg[string]})
+	jobCancelFlag      = def(stmt[string]{name: "JobCancelFlag", cols: 1, args: sqlstmt.OneArg[string]})
 	jobDiscardMove     = def(stmt[batchAt]{name: "JobDiscardMove", cols: finishedCols, args: batchAtArgs})
-	jobDiscardDelete   = def(stmt[string]{name: "JobDiscardDelete", args: oneArg[string]})
+	jobDiscardDelete   = def(stmt[string]{name: "JobDiscardDelete", args: sqlstmt.OneArg[string]})
 	jobRetryReschedule = def(stmt[batchAt]{name: "JobRetryReschedule", cols: 2, args: batchAtArgs})
 	jobRetryRevive     = def(stmt[batchAt]{name: "JobRetryRevive", cols: 3, args: batchAtArgs})
-	jobRetryRefused    = def(stmt[string]{name: "JobRetryRefused", cols: 3, args: oneArg[string]})
-	jobRetryDelete     = def(stmt[string]{name: "JobRetryDelete", args: oneArg[string]})
-	jobDelete          = def(stmt[string]{name: "JobDelete", cols: 2, args: oneArg[string]})
+	jobRetryRefused    = def(stmt[string]{name: "JobRetryRefused", cols: 3, args: sqlstmt.OneArg[string]})
+	jobRetryDelete     = def(stmt[string]{name: "JobRetryDelete", args: sqlstmt.OneArg[string]})
+	jobDelete          = def(stmt[string]{name: "JobDelete", cols: 2, args: sqlstmt.OneArg[string]})
 	jobCountByState    = def(stmt[queueAt]{name: "JobCountByState", cols: 2,
 		args: func(p *queueAt) []any { return []any{p.Queue, p.Now} }})
-	queueStats    = def(stmt[int64]{name: "QueueStats", cols: 6, args: oneArg[int64]})
+	queueStats    = def(stmt[int64]{name: "QueueStats", cols: 6, args: sqlstmt.OneArg[int64]})
 	finishedStats = def(stmt[timeRange]{name: "FinishedStats", cols: 7,
 		args: func(p *timeRange) []any { return []any{p.Since, p.Until} }})
-	leaseOwners = def(stmt[struct{}]{name: "LeaseOwners", cols: 3, args: noArgs})
+	leaseOwners = def(stmt[struct{}]{name: "LeaseOwners", cols: 3, args: sqlstmt.NoArgs})
 	leaderElect = def(stmt[leaderElectParams]{name: "LeaderElect", cols: 1,
 		args: func(p *leaderElectParams) []any { return []any{p.Name, p.ID, p.Expires, p.Now} }})
 	leaderResign = def(stmt[leaderResignParams]{name: "LeaderResign",
 		args: func(p *leaderResignParams) []any { return []any{p.Name, p.ID} }})
-	schemaVersion   = def(stmt[struct{}]{name: "SchemaVersion", cols: 1, args: noArgs})
-	migrationsTable = def(stmt[struct{}]{name: "MigrationsTable", args: noArgs})
+	schemaVersion   = def(stmt[struct{}]{name: "SchemaVersion", cols: 1, args: sqlstmt.NoArgs})
+	migrationsTable = def(stmt[struct{}]{name: "MigrationsTable", args: sqlstmt.NoArgs})
 	migrationRecord = def(stmt[migrationRecordParams]{name: "MigrationRecord",
 		args: func(p *migrationRecordParams) []any { return []any{p.Version, p.Name, p.Now} }})
 
 	// Workflows and batches (flow.go).
 	jobFlowMark         = def(stmt[flowMarkParams]{name: "JobFlowMark", args: func(p *flowMarkParams) []any { return []any{p.Marks, p.BatchID} }})
-	jobFlowMarkParents  = def(stmt[string]{name: "JobFlowMarkParents", cols: 1, args: oneArg[string]})
-	jobFlowEndedParents = def(stmt[string]{name: "JobFlowEndedParents", cols: 2, args: oneArg[string]})
-	jobFlowInsertDeps   = def(stmt[string]{name: "JobFlowInsertDeps", args: oneArg[string]})
-	jobFlowBlockKeyed   = def(stmt[string]{name: "JobFlowBlockKeyed", args: oneArg[string]})
+	jobFlowMarkParents  = def(stmt[string]{name: "JobFlowMarkParents", cols: 1, args: sqlstmt.OneArg[string]})
+	jobFlowEndedParents = def(stmt[string]{name: "JobFlowEndedParents", cols: 2, args: sqlstmt.OneArg[string]})
+	jobFlowInsertDeps   = def(stmt[string]{name: "JobFlowInsertDeps", args: sqlstmt.OneArg[string]})
+	jobFlowBlockKeyed   = def(stmt[string]{name: "JobFlowBlockKeyed", args: sqlstmt.OneArg[string]})
 	batchCreate         = def(stmt[batchCreateParams]{name: "BatchCreate",
 		args: func(p *batchCreateParams) []any { return []any{p.Total, p.Now} }})
 	batchSetCallback = def(stmt[batchCallbackParams]{name: "BatchSetCallback",
 		args: func(p *batchCallbackParams) []any { return []any{p.BatchID, p.CallbackID} }})
-	jobFlowDoomed     = def(stmt[string]{name: "JobFlowDoomed", cols: 5, args: oneArg[string]})
+	jobFlowDoomed     = def(stmt[string]{name: "JobFlowDoomed", cols: 5, args: sqlstmt.OneArg[string]})
 	jobFlowCancelMove = def(stmt[flowCancelParams]{name: "JobFlowCancelMove",
 		args: func(p *flowCancelParams) []any { return []any{p.Messages, p.Now, p.NowText} }})
-	jobFlowCancelDelete = def(stmt[string]{name: "JobFlowCancelDelete", args: oneArg[string]})
+	jobFlowCancelDelete = def(stmt[string]{name: "JobFlowCancelDelete", args: sqlstmt.OneArg[string]})
 	jobFlowRelease      = def(stmt[batchAt]{name: "JobFlowRelease", cols: 3, args: batchAtArgs})
 	jobFlowCount        = def(stmt[batchAt]{name: "JobFlowCount", cols: 2, args: batchAtArgs})
 	jobFlowCallback     = def(stmt[batchAt]{name: "JobFlowCallback", cols: 3, args: batchAtArgs})
-	batchGet            = def(stmt[int64]{name: "BatchGet", cols: 10, args: oneArg[int64]})
+	batchGet            = def(stmt[int64]{name: "BatchGet", cols: 10, args: sqlstmt.OneArg[int64]})
 	batchResults        = def(stmt[batchResultsParams]{name: "BatchResults", cols: 4,
 		args: func(p *batchResultsParams) []any { return []any{p.BatchID, p.AfterID, p.Limit} }})
-	jobResults       = def(stmt[string]{name: "JobResults", cols: 4, args: oneArg[string]})
-	jobParentResults = def(stmt[int64]{name: "JobParentResults", cols: 4, args: oneArg[int64]})
-	jobDeps          = def(stmt[string]{name: "JobDeps", cols: 2, args: oneArg[string]})
+	jobResults       = def(stmt[string]{name: "JobResults", cols: 4, args: sqlstmt.OneArg[string]})
+	jobParentResults = def(stmt[int64]{name: "JobParentResults", cols: 4, args: sqlstmt.OneArg[int64]})
+	jobDeps          = def(stmt[string]{name: "JobDeps", cols: 2, args: sqlstmt.OneArg[string]})
 	batchList        = def(stmt[batchListParams]{name: "BatchList", cols: 10,
 		args: func(p *batchListParams) []any { return []any{p.BeforeID, p.Limit} }})
-	jobsParentResults = def(stmt[string]{name: "JobsParentResults", cols: 5, args: oneArg[string]})
+	jobsParentResults = def(stmt[string]{name: "JobsParentResults", cols: 5, args: sqlstmt.OneArg[string]})
 
 	// Topics (topics.go).
 	topicCreate = def(stmt[topicCreateParams]{name: "TopicCreate",
 		args: func(p *topicCreateParams) []any { return []any{p.Name, p.Lanes, p.RetentionMS, p.Now} }})
-	topicList    = def(stmt[struct{}]{name: "TopicList", cols: 5, args: noArgs})
+	topicList    = def(stmt[struct{}]{name: "TopicList", cols: 5, args: sqlstmt.NoArgs})
 	topicPublish = def(stmt[topicPublishParams]{name: "TopicPublish",
 		args: func(p *topicPublishParams) []any { return []any{p.Now, p.Messages} }})
 	subscriptionCreate = def(stmt[subscriptionCreateParams]{name: "SubscriptionCreate",
 		args: func(p *subscriptionCreateParams) []any { return []any{p.Topic, p.Name, p.MaxAttempts, p.Now} }})
 	subscriptionLanes = def(stmt[subscriptionLanesParams]{name: "SubscriptionLanes",
 		args: func(p *subscriptionLanesParams) []any { return []any{p.Topic, p.Name, p.Start} }})
-	topicExists              = def(stmt[string]{name: "TopicExists", cols: 1, args: oneArg[string]})
-	topicDelete              = def(stmt[string]{name: "TopicDelete", args: oneArg[string]})
-	topicDeleteMessages      = def(stmt[string]{name: "TopicDeleteMessages", args: oneArg[string]})
-	topicDeleteLanes         = def(stmt[string]{name: "TopicDeleteLanes", args: oneArg[string]})
-	topicDeleteSubscriptions = def(stmt[string]{name: "TopicDeleteSubscriptions", args: oneArg[string]})
+	topicExists              = def(stmt[string]{name: "TopicExists", cols: 1, args: sqlstmt.OneArg[string]})
+	topicDelete              = def(stmt[string]{name: "TopicDelete", args: sqlstmt.OneArg[string]})
+	topicDeleteMessages      = def(stmt[string]{name: "TopicDeleteMessages", args: sqlstmt.OneArg[string]})
+	topicDeleteLanes         = def(stmt[string]{name: "TopicDeleteLanes", args: sqlstmt.OneArg[string]})
+	topicDeleteSubscriptions = def(stmt[string]{name: "TopicDeleteSubscriptions", args: sqlstmt.OneArg[string]})
 	subscriptionDelete       = def(stmt[topicName]{name: "SubscriptionDelete", args: topicNameArgs})
 	subscriptionDeleteLanes  = def(stmt[topicName]{name: "SubscriptionDeleteLanes", args: topicNameArgs})
-	topicLastID              = def(stmt[struct{}]{name: "TopicLastID", cols: 1, args: noArgs})
-	topicLeaseCandidates     = def(stmt[topicCandidatesParams]{name: "TopicLeaseCandidates", cols: 4,
-		args: func(p *topicCandidatesParams) []any { return []any{p.Topics, p.Subscriptions, p.Now, p.Max} }})
-	topicLease = def(stmt[topicLeaseParams]{name: "TopicLease", cols: 6,
+	topicLastID              = def(stmt[struct{}]{name: "TopicLastID", cols: 1, args: sqlstmt.NoArgs})
+	topicLeaseCandidates     = def(stmt[topicCandidatesParams]{name: "TopicLeaseCandidates", cols: 6,
+		args: func(p *topicCandidatesParams) []any { return []any{p.Topics, p.Subscriptions, p.Now, p.Max, p.Owner} }})
+	topicLease = def(stmt[topicLeaseParams]{name: "TopicLease", cols: 10,
 		args: func(p *topicLeaseParams) []any { return []any{p.Candidates, p.Owner, p.Token, p.Expires, p.Now} }})
-	topicMaxAttempts = def(stmt[string]{name: "TopicMaxAttempts", cols: 3, args: oneArg[string]})
-	topicRead        = def(stmt[topicReadParams]{name: "TopicRead", cols: 8,
-		args: func(p *topicReadParams) []any { return []any{p.Ranges, p.Limit} }})
-	topicAck = def(stmt[topicAckParams]{name: "TopicAck", cols: 3,
+	topicWait = def(stmt[topicWaitParams]{name: "TopicWait",
+		args: func(p *topicWaitParams) []any { return []any{p.Lanes, p.Owner, p.Until} }})
+	topicMaxAttempts = def(stmt[string]{name: "TopicMaxAttempts", cols: 3, args: sqlstmt.OneArg[string]})
+	topicTail        = def(stmt[topicTailParams]{name: "TopicTail", cols: 8,
+		args: func(p *topicTailParams) []any { return []any{p.Topic, p.Lanes, p.Limit} }})
+	topicRead = def(stmt[topicReadParams]{name: "TopicRead", cols: 8,
+		args: func(p *topicReadParams) []any { return []any{p.Ranges, p.MaxLimit} }})
+	topicReadBudget = def(stmt[topicReadParams]{name: "TopicReadBudget", cols: 8,
+		args: func(p *topicReadParams) []any { return []any{p.Ranges, p.MaxLimit, p.MaxBytes} }})
+	topicAck = def(stmt[topicAckParams]{name: "TopicAck", cols: 4,
 		args: func(p *topicAckParams) []any { return []any{p.Lanes, p.Now, p.Expires} }})
-	topicExtend           = def(stmt[laneUpdateParams]{name: "TopicExtend", cols: 3, args: laneUpdateArgs})
-	topicLag              = def(stmt[sql.NullString]{name: "TopicLag", cols: 5, args: oneArg[sql.NullString]})
-	topicGenerations      = def(stmt[struct{}]{name: "TopicGenerations", cols: 5, args: noArgs})
+	topicExtend     = def(stmt[laneUpdateParams]{name: "TopicExtend", cols: 3, args: laneUpdateArgs})
+	topicRelease    = def(stmt[laneUpdateParams]{name: "TopicRelease", cols: 3, args: laneUpdateArgs})
+	topicLanes      = def(stmt[topicLaneAt]{name: "TopicLanes", cols: 7, args: func(p *topicLaneAt) []any { return []any{p.Topic, p.Name, p.Now} }})
+	topicLaneExpire = def(stmt[topicLaneAt]{name: "TopicLaneExpire", cols: 1,
+		args: func(p *topicLaneAt) []any { return []any{p.Topic, p.Name, p.Lane, p.Now} }})
+	subscriptionGet       = def(stmt[topicName]{name: "SubscriptionGet", cols: 5, args: topicNameArgs})
+	topicReceiptKeyInsert = def(stmt[topicReceiptKeyParams]{name: "TopicReceiptKeyInsert",
+		args: func(p *topicReceiptKeyParams) []any { return []any{p.Secret, p.Now} }})
+	topicReceiptKey       = def(stmt[struct{}]{name: "TopicReceiptKey", cols: 1, args: sqlstmt.NoArgs})
+	topicLag              = def(stmt[sql.NullString]{name: "TopicLag", cols: 5, args: sqlstmt.OneArg[sql.NullString]})
+	topicGenerations      = def(stmt[struct{}]{name: "TopicGenerations", cols: 8, args: sqlstmt.NoArgs})
 	topicGenerationTopics = def(stmt[idRange]{name: "TopicGenerationTopics", cols: 3, args: idRangeArgs})
 	topicGenerationCreate = def(stmt[genAt]{name: "TopicGenerationCreate", args: genAtArgs})
 	topicSeal             = def(stmt[genAt]{name: "TopicSeal", args: genAtArgs})
-	topicSequenceMove     = def(stmt[int64]{name: "TopicSequenceMove", args: oneArg[int64]})
-	topicSequenceCreate   = def(stmt[int64]{name: "TopicSequenceCreate", args: oneArg[int64]})
-	topicDropCount        = def(stmt[idRange]{name: "TopicDropCount", cols: 1, args: idRangeArgs})
-	topicDropMark         = def(stmt[idRange]{name: "TopicDropMark", args: idRangeArgs})
-	topicGenerationDrop   = def(stmt[idRange]{name: "TopicGenerationDrop", args: idRangeArgs})
-	topicGenerationForget = def(stmt[int64]{name: "TopicGenerationForget", args: oneArg[int64]})
+	topicSequenceMove     = def(stmt[int64]{name: "TopicSequenceMove", args: sqlstmt.OneArg[int64]})
+	topicSequenceCreate   = def(stmt[int64]{name: "TopicSequenceCreate", args: sqlstmt.OneArg[int64]})
+	topicDropMark         = def(stmt[int64]{name: "TopicDropMark", args: sqlstmt.OneArg[int64]})
+	topicDropNext         = def(stmt[idRange]{name: "TopicDropNext", cols: 1, args: idRangeArgs})
+	topicChunkLost        = def(stmt[idRange]{name: "TopicChunkLost", cols: 1, args: idRangeArgs})
+	topicChunkLose        = def(stmt[idRange]{name: "TopicChunkLose", args: idRangeArgs})
+	topicChunkDelete      = def(stmt[idRange]{name: "TopicChunkDelete", args: idRangeArgs})
+	topicGenerationForget = def(stmt[int64]{name: "TopicGenerationForget", args: sqlstmt.OneArg[int64]})
+	topicPurgeNext        = def(stmt[purgeNextParams]{name: "TopicPurgeNext", cols: 1,
+		args: func(p *purgeNextParams) []any { return []any{p.Topic, p.Lane, p.After, p.End, p.Limit} }})
+	topicPurgeLost   = def(stmt[purgeChunk]{name: "TopicPurgeLost", cols: 1, args: purgeChunkArgs})
+	topicPurgeLose   = def(stmt[purgeChunk]{name: "TopicPurgeLose", args: purgeChunkArgs})
+	topicPurgeDelete = def(stmt[purgeChunk]{name: "TopicPurgeDelete", args: purgeChunkArgs})
+	topicPurgeLane   = def(stmt[topicLane]{name: "TopicPurgeLane", cols: 1,
+		args: func(p *topicLane) []any { return []any{p.Topic, p.Lane} }})
 
 	// Periodic jobs (periodic.go).
-	periodicTicks       = def(stmt[string]{name: "PeriodicTicks", cols: 2, args: oneArg[string]})
-	periodicTicksRecord = def(stmt[string]{name: "PeriodicTicksRecord", args: oneArg[string]})
+	periodicTicks       = def(stmt[string]{name: "PeriodicTicks", cols: 2, args: sqlstmt.OneArg[string]})
+	periodicTicksRecord = def(stmt[string]{name: "PeriodicTicksRecord", args: sqlstmt.OneArg[string]})
 	periodicCreate      = def(stmt[periodicParams]{name: "PeriodicCreate", cols: periodicCols, args: periodicArgs})
 	periodicUpdate      = def(stmt[periodicParams]{name: "PeriodicUpdate", cols: periodicCols, args: periodicArgs})
 	periodicRegister    = def(stmt[periodicRegisterParams]{name: "PeriodicRegister",
 		args: func(p *periodicRegisterParams) []any { return []any{p.Defs, p.Now} }})
-	periodicList      = def(stmt[struct{}]{name: "PeriodicList", cols: periodicCols, args: noArgs})
+	periodicList      = def(stmt[struct{}]{name: "PeriodicList", cols: periodicCols, args: sqlstmt.NoArgs})
 	periodicSetPaused = def(stmt[periodicPausedParams]{name: "PeriodicSetPaused", cols: periodicCols,
 		args: func(p *periodicPausedParams) []any { return []any{p.Name, p.Paused, p.Now} }})
-	periodicDelete = def(stmt[string]{name: "PeriodicDelete", args: oneArg[string]})
+	periodicDelete = def(stmt[string]{name: "PeriodicDelete", args: sqlstmt.OneArg[string]})
 
 	// Routing and the worker registry (routing.go).
 	workerSeen = def(stmt[batchAt]{name: "WorkerSeen",
 		args: func(p *batchAt) []any { return []any{p.Batch, p.Now} }})
 	workerGone = def(stmt[workerOwner]{name: "WorkerGone",
 		args: func(p *workerOwner) []any { return []any{p.Name, p.Owner} }})
-	workerList         = def(stmt[struct{}]{name: "WorkerList", cols: 9, args: noArgs})
-	workerPrune        = def(stmt[int64]{name: "WorkerPrune", args: oneArg[int64]})
-	routeWaiting       = def(stmt[int]{name: "RouteWaiting", cols: 5, args: oneArg[int]})
+	workerList   = def(stmt[struct{}]{name: "WorkerList", cols: 10, args: sqlstmt.NoArgs})
+	workerPrune  = def(stmt[int64]{name: "WorkerPrune", args: sqlstmt.OneArg[int64]})
+	routeWaiting = def(stmt[int]{name: "RouteWaiting", cols: 6, args: sqlstmt.OneArg[int]})
+	queueHead    = def(stmt[string]{name: "QueueHead", cols: 3, args: sqlstmt.OneArg[string]})
+	kindsWaiting = def(stmt[kindsWaitingParams]{name: "KindsWaiting", cols: 4,
+		args: func(p *kindsWaitingParams) []any { return []any{p.Queue, p.Limit} }})
 	jobRouteAbsentFind = def(stmt[limitAt]{name: "JobRouteAbsentFind", cols: 2,
 		args: func(p *limitAt) []any { return []any{p.Now, p.Limit} }})
-	jobRouteFallback = def(stmt[string]{name: "JobRouteFallback", cols: 1, args: oneArg[string]})
+	jobRouteFallback = def(stmt[string]{name: "JobRouteFallback", cols: 1, args: sqlstmt.OneArg[string]})
 	jobRouteFailMove = def(stmt[routeFailParams]{name: "JobRouteFailMove", cols: finishedCols,
 		args: func(p *routeFailParams) []any { return []any{p.IDs, p.Now, p.NowText} }})
 )

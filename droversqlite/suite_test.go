@@ -6,9 +6,11 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/droverdriver/droverdrivertest"
 	"github.com/droverhq/drover/droversqlite"
+	"github.com/droverhq/drover/internal/maintenance"
 )
 
 // TestSuite runs the driver suite, each test on a file of its own.
@@ -28,4 +30,20 @@ func TestSuite(t *testing.T) {
 		Commit:   func(_ context.Context, tx *sql.Tx) error { return tx.Commit() },
 		Rollback: func(_ context.Context, tx *sql.Tx) error { return tx.Rollback() },
 	})
+}
+
+// BenchmarkRetention measures retention's removals in chunks of the
+// retainer's default size (droverdrivertest.BenchmarkRetention).
+func BenchmarkRetention(b *testing.B) {
+	droverdrivertest.BenchmarkRetention(b, func(b *testing.B) droverdriver.Driver {
+		d, err := droversqlite.Open(context.Background(), filepath.Join(b.TempDir(), "drover.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = d.Close() })
+		if _, err := drover.Migrate(context.Background(), d); err != nil {
+			b.Fatal(err)
+		}
+		return d
+	}, maintenance.RemoveChunkDefault)
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strconv"
 	"time"
@@ -21,7 +22,8 @@ var _ droverdriver.TopicExecutor = (*executor)(nil)
 // Topic reads run on the reader pool: a WAL reader sees every committed
 // message and never waits for the writer.
 func init() {
-	readQueries = append(readQueries, topicLastID.name, topicLeaseCandidates.name, topicMaxAttempts.name, topicList.name, topicRead.name, topicLag.name, topicGenerations.name, topicGenerationTopics.name)
+	readQueries = append(readQueries, topicTail.name, topicLastID.name, topicLeaseCandidates.name, topicMaxAttempts.name, topicList.name, topicRead.name,
+		topicReadBudget.name, topicLag.name, topicGenerations.name, topicGenerationTopics.name, topicLanes.name, subscriptionGet.name)
 }
 
 func (e *executor) TopicCreate(ctx context.Context, p droverdriver.TopicParams) (*droverdriver.TopicRow, error) {
@@ -207,10 +209,12 @@ func (e *executor) SubscriptionDelete(ctx context.Context, topic, name string) (
 func (e *executor) TopicLease(ctx context.Context, p droverdriver.TopicLeaseParams) ([]droverdriver.LeasedLane, error) {
 	pairs := make([][2]string, len(p.Subscriptions))
 	flat := make([]string, len(p.Subscriptions))
+	limits := make(map[droverdriver.SubscriptionRef]int, len(p.Subscriptions))
 	var topics []string
 	for i, s := range p.Subscriptions {
 		pairs[i] = [2]string{s.Topic, s.Name}
 		flat[i] = s.Topic + "\x1f" + s.Name
+		limits[s] = p.Limits[i]
 		if !slices.Contains(topics, s.Topic) {
 			topics = append(topics, s.Topic)
 		}
@@ -229,29 +233,48 @@ func (e *executor) TopicLease(ctx context.Context, p droverdriver.TopicLeasePara
 	}
 	// order: candidates are found on a reader, then leased under the
 	// write lock by primary key if still free and unmoved (queries.sql).
-	var cands []any
+	var cands, waits []any
 	err = topicLeaseCandidates.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
+		var kind int
 		var topic, sub string
-		var lane, cursor int64
-		if err := rows.Scan(&topic, &sub, &lane, &cursor); err != nil {
+		var lane, cursor, head sql.NullInt64
+		if err := rows.Scan(&kind, &topic, &sub, &lane, &cursor, &head); err != nil {
 			return err
 		}
-		cands = append(cands, []any{topic, sub, lane, cursor})
+		if kind == 1 {
+			waits = append(waits, []any{topic, sub, lane.Int64})
+			return nil
+		}
+		limit := limits[droverdriver.SubscriptionRef{Topic: topic, Name: sub}]
+		cands = append(cands, []any{topic, sub, lane.Int64, cursor.Int64, head.Int64, limit})
 		return nil
-	}, topicCandidatesParams{string(topicsJSON), string(flatJSON), micros(p.Now), p.Max})
-	if err != nil || len(cands) == 0 {
+	}, topicCandidatesParams{string(topicsJSON), string(flatJSON), micros(p.Now), p.Max, p.Owner})
+	if err != nil || len(cands) == 0 && (len(waits) == 0 || p.Waiting <= 0) {
 		return nil, e.wrap("lease lanes", err)
 	}
 	candJSON, err := json.Marshal(cands)
 	if err != nil {
 		return nil, err
 	}
+	waitJSON, err := json.Marshal(waits)
+	if err != nil {
+		return nil, err
+	}
 	var out []droverdriver.LeasedLane
 	err = e.writeTx(ctx, func(tx *sql.Tx) error {
 		out = out[:0]
+		if len(waits) > 0 && p.Waiting > 0 {
+			if _, err := topicWait.exec(ctx, e, tx, topicWaitParams{string(waitJSON), p.Owner, micros(p.Now.Add(p.Waiting))}); err != nil {
+				return err
+			}
+		}
+		if len(cands) == 0 {
+			return nil
+		}
 		return topicLease.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
 			var l droverdriver.LeasedLane
-			err := rows.Scan(&l.Topic, &l.Subscription, &l.Lane, &l.Cursor.Xid, &l.Cursor.ID, &l.Dropped)
+			err := rows.Scan(&l.Topic, &l.Subscription, &l.Lane, &l.Cursor.Xid, &l.Cursor.ID, &l.Dropped,
+				&l.Attempt, &l.To.Xid, &l.To.ID, &l.Limit)
 			out = append(out, l)
 			return err
 		}, topicLeaseParams{string(candJSON), p.Owner, p.Token[:], micros(p.Now.Add(p.Lease)), micros(p.Now)})
@@ -280,23 +303,42 @@ func (e *executor) TopicRead(ctx context.Context, p droverdriver.TopicReadParams
 		return nil, nil
 	}
 	b := []byte{'['}
+	maxLimit := 0
 	for i, lane := range p.Lanes {
+		maxLimit = max(maxLimit, p.Limits[i])
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = append(b, '[')
 		b = appendString(b, p.Topics[i])
-		b = append(b, ',')
-		b = strconv.AppendInt(b, int64(lane), 10)
-		b = append(b, ',')
-		b = strconv.AppendInt(b, p.Cursors[i].Xid, 10)
-		b = append(b, ',')
-		b = strconv.AppendInt(b, p.Cursors[i].ID, 10)
+		for _, n := range []int64{int64(lane), p.Cursors[i].Xid, p.Cursors[i].ID, p.Tos[i].Xid, p.Tos[i].ID, int64(p.Limits[i])} {
+			b = append(b, ',')
+			b = strconv.AppendInt(b, n, 10)
+		}
 		b = append(b, ']')
 	}
 	b = append(b, ']')
+	read := topicRead
+	if p.MaxBytes > 0 {
+		read = topicReadBudget
+	}
 	var out []*droverdriver.MessageRow
-	err := topicRead.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
+	inRange := 0
+	err := read.query(ctx, e, nil, e.reader, scanMessages(&out, func(m *droverdriver.MessageRow) bool {
+		// Rows come by range: each range keeps its own limit of them.
+		if len(out) == 0 || out[len(out)-1].Range != m.Range {
+			inRange = 0
+		}
+		inRange++
+		return inRange <= p.Limits[m.Range]
+	}), topicReadParams{string(b), maxLimit, p.MaxBytes})
+	return out, e.wrap("read messages", err)
+}
+
+// scanMessages returns the scan of messages as TopicRead and TopicTail
+// return them, appending to out those keep takes.
+func scanMessages(out *[]*droverdriver.MessageRow, keep func(*droverdriver.MessageRow) bool) func(rows *sql.Rows) error {
+	return func(rows *sql.Rows) error {
 		var m droverdriver.MessageRow
 		var key sql.NullString
 		var meta string
@@ -304,16 +346,25 @@ func (e *executor) TopicRead(ctx context.Context, p droverdriver.TopicReadParams
 		if err := rows.Scan(&m.Range, &m.ID, &m.Xid, &m.Lane, &key, &m.Payload, &meta, &created); err != nil {
 			return err
 		}
+		if !keep(&m) {
+			return nil
+		}
 		m.Key, m.Metadata, m.PublishedAt = key.String, []byte(meta), fromMicros(created)
-		out = append(out, &m)
+		*out = append(*out, &m)
 		return nil
-	}, topicReadParams{string(b), p.Limit})
-	return out, e.wrap("read messages", err)
+	}
 }
 
-// appendLanes encodes lanes as the JSON array TopicAck and TopicExtend
-// take: [topic, subscription, lane, token in hex, cursor xid, cursor id,
-// keep].
+func (e *executor) TopicTail(ctx context.Context, topic string, lanes, limit int) ([]*droverdriver.MessageRow, error) {
+	var out []*droverdriver.MessageRow
+	err := topicTail.query(ctx, e, nil, e.reader, scanMessages(&out, func(*droverdriver.MessageRow) bool { return true }),
+		topicTailParams{topic, lanes, limit})
+	return out, e.wrap("read the newest messages", err)
+}
+
+// appendLanes encodes lanes as the JSON array TopicAck, TopicExtend and
+// TopicRelease take: [topic, subscription, lane, token in hex, cursor xid,
+// cursor id, keep, count, limit].
 func appendLanes(b []byte, acks []droverdriver.LaneAck) []byte {
 	b = append(b, '[')
 	for i, a := range acks {
@@ -333,10 +384,14 @@ func appendLanes(b []byte, acks []droverdriver.LaneAck) []byte {
 		b = append(b, ',')
 		b = strconv.AppendInt(b, a.Cursor.ID, 10)
 		if a.Keep {
-			b = append(b, ",1]"...)
+			b = append(b, ",1,"...)
 		} else {
-			b = append(b, ",0]"...)
+			b = append(b, ",0,"...)
 		}
+		b = strconv.AppendInt(b, int64(a.Count), 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, int64(a.Limit), 10)
+		b = append(b, ']')
 	}
 	return append(b, ']')
 }
@@ -347,68 +402,160 @@ type laneKey struct {
 	lane       int
 }
 
-// laneUpdate runs TopicAck or TopicExtend, given by run, on acks encoded
-// as JSON, and returns the indexes of the lanes it updated.
-func laneUpdate(acks []droverdriver.LaneAck, run func(lanes string, scan func(*sql.Rows) error) error) ([]int, error) {
+// laneUpdate runs TopicAck, TopicExtend or TopicRelease, given by run, on
+// acks encoded as JSON, and returns the indexes of the lanes it updated
+// (and, with kept, whether each was kept: TopicAck's fourth column).
+func laneUpdate(acks []droverdriver.LaneAck, kept bool, run func(lanes string, scan func(*sql.Rows) error) error) ([]droverdriver.AckedLane, error) {
 	// SQLite's RETURNING cannot name the FROM table, so the lanes it
-	// returns are mapped back to acks, which name each lane at most once.
+	// returns are mapped back to acks: unambiguous only while the acks
+	// name each lane at most once, which the engine sees to
+	// (engine.LaneRounds). Two acks of one lane are refused rather than
+	// mapped to the wrong one.
 	idx := make(map[laneKey]int, len(acks))
 	for i, a := range acks {
-		idx[laneKey{a.Topic, a.Subscription, a.Lane}] = i
+		k := laneKey{a.Topic, a.Subscription, a.Lane}
+		if _, dup := idx[k]; dup {
+			return nil, fmt.Errorf("lane %d of %s/%s named twice in one statement", a.Lane, a.Topic, a.Subscription)
+		}
+		idx[k] = i
 	}
-	var out []int
+	var out []droverdriver.AckedLane
 	err := run(string(appendLanes(nil, acks)), func(rows *sql.Rows) error {
 		var k laneKey
-		if err := rows.Scan(&k.topic, &k.sub, &k.lane); err != nil {
+		var a droverdriver.AckedLane
+		dest := []any{&k.topic, &k.sub, &k.lane}
+		if kept {
+			dest = append(dest, &a.Kept)
+		}
+		if err := rows.Scan(dest...); err != nil {
 			return err
 		}
 		if i, ok := idx[k]; ok {
-			out = append(out, i)
+			a.Index = i
+			out = append(out, a)
 		}
 		return nil
 	})
 	return out, err
 }
 
-func (e *executor) TopicAck(ctx context.Context, p droverdriver.TopicAckParams) ([]int, error) {
+// indexes are the indexes of acked lanes.
+func indexes(acked []droverdriver.AckedLane) []int {
+	out := make([]int, len(acked))
+	for i, a := range acked {
+		out[i] = a.Index
+	}
+	return out
+}
+
+func (e *executor) TopicAck(ctx context.Context, p droverdriver.TopicAckParams) ([]droverdriver.AckedLane, error) {
 	if len(p.Acks) == 0 {
 		return nil, nil
 	}
-	var accepted []int
+	var accepted []droverdriver.AckedLane
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		accepted, err = laneUpdate(p.Acks, func(lanes string, scan func(*sql.Rows) error) error {
+		accepted, err = laneUpdate(p.Acks, true, func(lanes string, scan func(*sql.Rows) error) error {
 			return topicAck.query(ctx, e, tx, e.writer, scan, topicAckParams{lanes, micros(p.Now), micros(p.Now.Add(p.Lease))})
 		})
-		if err != nil {
-			return err
-		}
-		// order: failed messages become jobs in the ack's transaction,
-		// only for acks the fence accepted.
-		jobs := droverdriver.AcceptedRetries(p, accepted)
-		if len(jobs) == 0 {
-			return nil
-		}
-		inner := executor{shared: e.shared, tx: tx}
-		_, err = inner.JobInsertMany(ctx, jobs)
 		return err
 	})
 	return accepted, e.wrap("ack lanes", err)
 }
 
-func (e *executor) TopicExtend(ctx context.Context, p droverdriver.TopicExtendParams) ([]int, error) {
-	if len(p.Lanes) == 0 {
+// lanesAt runs TopicExtend or TopicRelease in a write transaction.
+func (e *executor) lanesAt(ctx context.Context, what string, s *stmt[laneUpdateParams], lanes []droverdriver.LaneAck, at time.Time) ([]int, error) {
+	if len(lanes) == 0 {
 		return nil, nil
 	}
 	var out []int
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
-		var err error
-		out, err = laneUpdate(p.Lanes, func(lanes string, scan func(*sql.Rows) error) error {
-			return topicExtend.query(ctx, e, tx, e.writer, scan, laneUpdateParams{lanes, micros(p.Now.Add(p.Lease))})
+		acked, err := laneUpdate(lanes, false, func(lanes string, scan func(*sql.Rows) error) error {
+			return s.query(ctx, e, tx, e.writer, scan, laneUpdateParams{lanes, micros(at)})
 		})
+		out = indexes(acked)
 		return err
 	})
-	return out, e.wrap("extend lane leases", err)
+	return out, e.wrap(what, err)
+}
+
+func (e *executor) TopicExtend(ctx context.Context, p droverdriver.TopicExtendParams) ([]int, error) {
+	return e.lanesAt(ctx, "extend lane leases", topicExtend, p.Lanes, p.Now.Add(p.Lease))
+}
+
+func (e *executor) TopicRelease(ctx context.Context, p droverdriver.TopicExtendParams) ([]int, error) {
+	return e.lanesAt(ctx, "release lanes", topicRelease, p.Lanes, p.Now)
+}
+
+func (e *executor) TopicLanes(ctx context.Context, topic, subscription string) ([]droverdriver.LaneRow, error) {
+	var out []droverdriver.LaneRow
+	err := topicLanes.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
+		var l droverdriver.LaneRow
+		var holder sql.NullString
+		var expires sql.NullInt64
+		if err := rows.Scan(&l.Lane, &l.Cursor.Xid, &l.Cursor.ID, &l.Pending, &holder, &expires, &l.Attempt); err != nil {
+			return err
+		}
+		l.Holder = holder.String
+		if expires.Valid {
+			t := fromMicros(expires.Int64)
+			l.LeaseExpiresAt = &t
+		}
+		out = append(out, l)
+		return nil
+	}, topicLaneAt{topic, subscription, 0, micros(time.Now())})
+	return out, e.wrap("read lanes", err)
+}
+
+func (e *executor) TopicLaneExpire(ctx context.Context, topic, subscription string, lane int) (bool, error) {
+	var held bool
+	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+		n, err := queryValue[int](ctx, e, tx, topicLaneExpire, topicLaneAt{topic, subscription, lane, micros(time.Now())})
+		held = n == 1
+		return err
+	})
+	return held, e.wrap("expire lane lease", err)
+}
+
+func (e *executor) SubscriptionGet(ctx context.Context, topic, name string) (*droverdriver.SubscriptionRow, error) {
+	var s *droverdriver.SubscriptionRow
+	var found bool
+	err := subscriptionGet.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
+		var row droverdriver.SubscriptionRow
+		var sub sql.NullString
+		var attempts, created sql.NullInt64
+		if err := rows.Scan(&row.Topic, &sub, &attempts, &row.Lanes, &created); err != nil {
+			return err
+		}
+		found = true
+		if sub.Valid {
+			row.Name, row.MaxAttempts, row.CreatedAt = sub.String, int(attempts.Int64), fromMicros(created.Int64)
+			s = &row
+		}
+		return nil
+	}, topicName{topic, name})
+	switch {
+	case err != nil:
+		return nil, e.wrap("read subscription", err)
+	case !found:
+		return nil, droverdriver.ErrTopicNotFound
+	case s == nil:
+		return nil, droverdriver.ErrSubscriptionNotFound
+	}
+	return s, nil
+}
+
+func (e *executor) TopicReceiptKey(ctx context.Context, candidate []byte) ([]byte, error) {
+	var key []byte
+	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+		if _, err := topicReceiptKeyInsert.exec(ctx, e, tx, topicReceiptKeyParams{candidate, micros(time.Now())}); err != nil {
+			return err
+		}
+		var err error
+		key, err = queryValue[[]byte](ctx, e, tx, topicReceiptKey, struct{}{})
+		return err
+	})
+	return key, e.wrap("read receipt key", err)
 }
 
 func (e *executor) TopicLag(ctx context.Context, topics []string) ([]droverdriver.SubscriptionLag, error) {
@@ -448,9 +595,9 @@ func (e *executor) TopicGenerations(ctx context.Context) ([]droverdriver.Generat
 	var out []droverdriver.Generation
 	err := topicGenerations.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
 		var g droverdriver.Generation
-		var created int64
+		var created, age, sealedFor int64
 		var sealed sql.NullInt64
-		if err := rows.Scan(&g.Gen, &created, &sealed, &g.Settled, &g.LastID); err != nil {
+		if err := rows.Scan(&g.Gen, &created, &sealed, &age, &sealedFor, &g.Settled, &g.Dropping, &g.LastID); err != nil {
 			return err
 		}
 		g.CreatedAt = fromMicros(created)
@@ -458,6 +605,7 @@ func (e *executor) TopicGenerations(ctx context.Context) ([]droverdriver.Generat
 			t := fromMicros(sealed.Int64)
 			g.SealedAt = &t
 		}
+		g.Age, g.SealedFor = time.Duration(age)*time.Microsecond, time.Duration(sealedFor)*time.Microsecond
 		out = append(out, g)
 		return nil
 	}, struct{}{})
@@ -484,6 +632,18 @@ func (e *executor) TopicGenerationTopics(ctx context.Context, gen int64) ([]drov
 	return out, e.wrap("read generation", err)
 }
 
+// TopicGenerationLock has nothing to lock: the transaction it runs in
+// holds the file's write lock, which creating a subscription waits for.
+func (e *executor) TopicGenerationLock(context.Context, int64) error { return nil }
+
+func (e *executor) TopicDropMark(ctx context.Context, gen int64) error {
+	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+		_, err := topicDropMark.exec(ctx, e, tx, gen)
+		return err
+	})
+	return e.wrap("mark generation dropping", err)
+}
+
 func (e *executor) TopicRotate(ctx context.Context, gen int64) error {
 	now := micros(time.Now())
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
@@ -507,23 +667,94 @@ func (e *executor) TopicRotate(ctx context.Context, gen int64) error {
 	return e.wrap("rotate generations", err)
 }
 
-func (e *executor) TopicDrop(ctx context.Context, gen int64) (int64, error) {
-	var lost int64
+// TopicDrop deletes the next p.Limit message IDs of the generation, in a
+// write transaction of their own (SQLite has one writer: a generation of a
+// million messages deleted at once held it for seconds), and forgets the
+// generation once it is empty.
+func (e *executor) TopicDrop(ctx context.Context, p droverdriver.TopicDropParams) (droverdriver.TopicRemoved, error) {
+	var res droverdriver.TopicRemoved
+	gen := genRange(p.Gen)
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
-		var err error
-		if lost, err = queryValue[int64](ctx, e, tx, topicDropCount, genRange(gen)); err != nil {
+		res = droverdriver.TopicRemoved{}
+		var first sql.NullInt64
+		if err := topicDropNext.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error { return rows.Scan(&first) }, gen); err != nil {
 			return err
 		}
-		if lost > 0 {
-			if _, err := topicDropMark.exec(ctx, e, tx, genRange(gen)); err != nil {
+		if !first.Valid {
+			res.Done = true
+			_, err := topicGenerationForget.exec(ctx, e, tx, p.Gen)
+			return err
+		}
+		// IDs are unique integers: the range holds at most Limit messages.
+		chunk := idRange{first.Int64, min(first.Int64+int64(p.Limit), gen.To)}
+		var err error
+		if res.Lost, err = queryValue[int64](ctx, e, tx, topicChunkLost, chunk); err != nil {
+			return err
+		}
+		if res.Lost > 0 {
+			if _, err := topicChunkLose.exec(ctx, e, tx, chunk); err != nil {
 				return err
 			}
 		}
-		if _, err := topicGenerationDrop.exec(ctx, e, tx, genRange(gen)); err != nil {
-			return err
+		r, err := topicChunkDelete.exec(ctx, e, tx, chunk)
+		if err == nil {
+			res.Deleted, err = r.RowsAffected()
 		}
-		_, err = topicGenerationForget.exec(ctx, e, tx, gen)
 		return err
 	})
-	return lost, e.wrap("drop generation", err)
+	return res, e.wrap("drop generation", err)
+}
+
+// TopicPurge deletes the topic's messages of the generation a lane at a
+// time along the read index, up to p.Limit per call, in a write
+// transaction of its own.
+func (e *executor) TopicPurge(ctx context.Context, p droverdriver.TopicPurgeParams) (droverdriver.TopicRemoved, error) {
+	var res droverdriver.TopicRemoved
+	gen := genRange(p.Gen)
+	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+		res = droverdriver.TopicRemoved{Last: p.After}
+		lane, after := p.After.Lane, max(p.After.ID, gen.From-1)
+		for res.Deleted < int64(p.Limit) {
+			var last sql.NullInt64
+			err := topicPurgeNext.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error { return rows.Scan(&last) },
+				purgeNextParams{topicLane{p.Topic, lane}, after, gen.To, p.Limit - int(res.Deleted)})
+			if err != nil {
+				return err
+			}
+			if !last.Valid {
+				var next sql.NullInt64
+				err := topicPurgeLane.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error { return rows.Scan(&next) },
+					topicLane{p.Topic, lane})
+				if err != nil || !next.Valid {
+					res.Done = true
+					return err
+				}
+				lane, after = int(next.Int64), gen.From-1
+				continue
+			}
+			chunk := purgeChunk{topicLane{p.Topic, lane}, after, last.Int64}
+			lost, err := queryValue[int64](ctx, e, tx, topicPurgeLost, chunk)
+			if err != nil {
+				return err
+			}
+			if lost > 0 {
+				if _, err := topicPurgeLose.exec(ctx, e, tx, chunk); err != nil {
+					return err
+				}
+			}
+			r, err := topicPurgeDelete.exec(ctx, e, tx, chunk)
+			if err != nil {
+				return err
+			}
+			n, err := r.RowsAffected()
+			if err != nil {
+				return err
+			}
+			res.Deleted, res.Lost = res.Deleted+n, res.Lost+lost
+			res.Last = droverdriver.PurgeKey{Lane: lane, Position: droverdriver.Position{ID: last.Int64}}
+			after = last.Int64
+		}
+		return nil
+	})
+	return res, e.wrap("purge topic", err)
 }

@@ -4,11 +4,14 @@ dashboard's screenshots (docs/dashboard.png, docs/dashboard-*.png).
 
 Standard library only. Against DROVER_URL with an admin token DROVER_TOKEN
 it stores three periodic jobs (one paused), enqueues thousands of jobs
-across five queues (tags, tenants in metadata, some scheduled for later),
+across six queues (tags, tenants in metadata, some scheduled for later),
 twenty workflows (fetch, three resizes, publish) and ten batches with a
-callback, then works the queues for --seconds with worker threads over the
-HTTP API: most jobs complete with a result, some fail and are retried, a
-few fail for good. The load comes in waves, so that the charts have a shape.
+callback, puts queue payments in strict order (where one failing capture
+holds up the rest), caps reports and pauses one kind of email, creates a
+topic whose two subscriptions lag, then works the queues for --seconds with
+worker threads over the HTTP API while it publishes: most jobs complete with
+a result, some fail and are retried, a few fail for good. The load comes in
+waves, so that the charts have a shape.
 
     DROVER_URL=http://127.0.0.1:8080 DROVER_TOKEN=drv_... python3 scripts/dashboard-demo.py --seconds 180
 
@@ -28,7 +31,7 @@ URL = os.environ.get("DROVER_URL", "http://127.0.0.1:8080")
 TOKEN = os.environ["DROVER_TOKEN"]
 QUEUES = {"email": ["email.send", "email.digest"], "images": ["image.resize", "image.thumbnail"],
           "reports": ["report.build"], "billing": ["invoice.charge", "invoice.refund"],
-          "default": ["webhook.deliver", "user.sync", "cache.warm"]}
+          "default": ["webhook.deliver", "user.sync", "cache.warm"], "payments": ["payment.capture"]}
 TENANTS = ["acme", "initech", "globex", "umbrella", "hooli"]
 
 
@@ -81,6 +84,13 @@ def seed(rng, n):
     for b in range(10):
         jobs = [job("reports", "report.build", 10_000 + b * 100 + k) for k in range(50)]
         call("POST", "/v1/batches", {"jobs": jobs, "callback": {"kind": "report.merge", "queue": "reports", "args": {"batch": b}}})
+    # Settings an operator would look for: a strict queue, a capped one, a
+    # paused kind; and a topic whose subscriptions nobody consumes yet.
+    call("POST", "/v1/queues/payments/strict", {"max_running": 1})
+    call("POST", "/v1/queues/email/pause?kind=email.digest")
+    call("POST", "/v1/topics", {"name": "orders", "lanes": 8})
+    for sub in ("billing", "analytics"):
+        call("POST", "/v1/topics/orders/subscriptions", {"name": sub})
 
 
 def worker(queue, stop, rate, rng):
@@ -99,6 +109,10 @@ def worker(queue, stop, rate, rng):
             if kind == "webhook.deliver" and n % 3 == 0:
                 r.update(outcome="failed", error=f"POST https://hooks.example.com/{n}: 503 Service Unavailable",
                          retry_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + rng.randint(5, 40))))
+            elif kind == "payment.capture" and n % 50 == 0:
+                # Held for hours: in strict order, the queue waits behind it.
+                r.update(outcome="failed", error=f"capture {n}: card issuer unavailable",
+                         retry_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 7200)))
             elif kind == "invoice.charge" and n % 17 == 0:
                 r.update(outcome="failed", error=f"card declined for tenant {j['args'].get('tenant')}",
                          trace="Traceback (most recent call last):\n  File \"billing.py\", line 88, in charge\nCardDeclined: insufficient_funds")
@@ -116,9 +130,11 @@ def main():
     ap.add_argument("--jobs", type=int, default=6000)
     ap.add_argument("--seconds", type=int, default=180)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--work-only", action="store_true", help="skip the setup: work and publish on a store filled before")
     a = ap.parse_args()
     rng = random.Random(a.seed)
-    seed(rng, a.jobs)
+    if not a.work_only:
+        seed(rng, a.jobs)
     start = time.time()
     # Waves: the rate per worker rises and falls over the run.
     rate = lambda: 6 + 5 * (1 + __import__("math").sin((time.time() - start) / 25))
@@ -134,6 +150,8 @@ def main():
         queue = feeder.choice(list(QUEUES))
         call("POST", "/v1/jobs", {"jobs": [job(queue, feeder.choice(QUEUES[queue]), i + k) for k in range(feeder.randint(20, 80))]})
         i += 80
+        call("POST", "/v1/topics/orders/publish", {"messages": [{"key": f"customer-{feeder.randint(1, 40)}",
+                                                                  "payload": {"order": i + k}} for k in range(feeder.randint(5, 30))]})
     stop.set()
     for t in threads:
         t.join()

@@ -24,7 +24,7 @@ invalid, still goes to the server and through every check.
   digit (OpenAPI 3.0 has no propertyNames);
 - on_worker_absent and worker_absent_after_ms go with worker_names, and
   the "fallback" policy with a worker_type;
-- a topic message's key and metadata, like a job's args, are text the
+- a topic message's key, metadata and JSON payload, like a job's args, are text the
   store can hold;
 - no string anywhere inside args, metadata or a result may hold NUL or a
   lone surrogate: the store cannot hold them (PostgreSQL's jsonb refuses
@@ -127,7 +127,7 @@ def filter_body(ctx, body):
         msgs = body.get("messages")
         if isinstance(msgs, list):
             for m in msgs:
-                if isinstance(m, dict) and not (_storable(m.get("key")) and _storable(m.get("metadata"))):
+                if isinstance(m, dict) and not all(_storable(m.get(f)) for f in ("key", "metadata", "payload")):
                     return False
     elif path == "/v1/claim" and isinstance(body, dict):
         if not _labels_ok(body.get("worker_labels")):

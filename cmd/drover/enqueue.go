@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/internal/validate"
 )
 
 // maxCount bounds --count. One InsertMany of this many rows is a single
@@ -130,13 +131,13 @@ that runs once when the last of them ended.`,
 // store, so that a mistake is reported as such (exit code 2) even when the
 // store is down, and builds the InsertMany batch.
 func (f *enqueueFlags) params(kind, args string, now time.Time) ([]drover.InsertManyParams, error) {
-	if err := drover.ValidateJSON("args", []byte(args), drover.MaxArgsBytes); err != nil {
+	if err := validate.JSON("args", []byte(args), drover.MaxArgsBytes); err != nil {
 		return nil, err
 	}
 	if !strings.HasPrefix(strings.TrimSpace(args), "{") {
 		return nil, usagef("args: must be a JSON object")
 	}
-	if err := drover.ValidateQueue(f.queue); err != nil {
+	if err := validate.Queue(f.queue); err != nil {
 		return nil, fmt.Errorf("--queue: %w", err)
 	}
 	if f.priority < math.MinInt16 || f.priority > math.MaxInt16 {
@@ -151,7 +152,7 @@ func (f *enqueueFlags) params(kind, args string, now time.Time) ([]drover.Insert
 		return nil, usagef("--callback: only with --batch")
 	}
 	if f.callbackKind != "" {
-		if err := drover.ValidateJSON("--callback-args", []byte(f.callbackArgs), drover.MaxArgsBytes); err != nil {
+		if err := validate.JSON("--callback-args", []byte(f.callbackArgs), drover.MaxArgsBytes); err != nil {
 			return nil, err
 		}
 		if !strings.HasPrefix(strings.TrimSpace(f.callbackArgs), "{") {
@@ -167,7 +168,7 @@ func (f *enqueueFlags) params(kind, args string, now time.Time) ([]drover.Insert
 	}
 	var metadata json.RawMessage
 	if f.metadata != "" {
-		if err := drover.ValidateJSON("--metadata", []byte(f.metadata), drover.MaxMetadataBytes); err != nil {
+		if err := validate.JSON("--metadata", []byte(f.metadata), drover.MaxMetadataBytes); err != nil {
 			return nil, err
 		}
 		if trimmed := strings.TrimSpace(f.metadata); !strings.HasPrefix(trimmed, "{") {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/internal/jobjson"
+	"github.com/droverhq/drover/internal/validate"
 )
 
 // jobStates are the states --state accepts, in the order of a job's life.
@@ -68,8 +69,8 @@ counted (cancel them first). A deleted job is gone for good.
 
 Give the IDs of the jobs, or a filter (--queue, --state, --kind) for every
 job that matches it. Either way the jobs are deleted ` + fmt.Sprint(drover.BulkChunk) + ` at a time, each page
-in one transaction; progress goes to stderr after every page, and the last
-line says how many jobs were deleted and how many were given or matched.`,
+in one transaction; progress goes to stderr after each full page, and the
+last line says how many jobs were deleted and how many were given or matched.`,
 		Example: "  drover jobs delete 1042 1043\n  drover jobs delete --queue emails --state discarded,cancelled",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			filter, ok, err := bf.chosen(cmd, "delete", args)
@@ -155,14 +156,18 @@ time or a duration ago ("90m": since an hour and a half ago); since is
 inclusive, until exclusive.
 
 A search walks the jobs tables by id a window at a time, whatever the
-filter, so a page deep in ten million jobs costs what the first does; a
-filter that few jobs match reads on until it fills the page or reaches the
-end. --count prints on stderr how many jobs match: exactly while a table
-holds up to 50,000 jobs, an estimate beyond ("about").
+filter, so a page deep in ten million jobs costs what the first does; each
+window starts at the next job of the --state, --queue and --kind given,
+found from an index, and a filter that few jobs match reads on until it
+fills the page or reaches the end. --count prints on stderr how many jobs
+match: exactly while a table holds up to 50,000 jobs or the matches are few
+enough to reach by such windows, an estimate beyond ("about").
 
-With --unroutable it prints instead the waiting routed jobs that no live
-worker can take (none that works their queue matches their worker type,
-names and labels), grouped by queue and routing, with the first job's id.`,
+With --unroutable it prints instead the waiting jobs that no live worker
+can take (none that works their queue matches their worker type, names and
+labels and runs their kind), grouped by queue, kind and routing, with the
+first job's id. Plain jobs show there when every live worker of their queue
+named the kinds it runs (Go clients do) and none named theirs.`,
 		Example: `  drover jobs list --state available,running --queue default
   drover jobs list --kind email --args '{"to":"a@example.com"}' --order newest
   drover jobs list --state discarded --finished-since 1h --count
@@ -184,7 +189,7 @@ names and labels), grouped by queue and routing, with the first job's id.`,
 				p.States = append(p.States, st)
 			}
 			if p.Queue != "" {
-				if err := drover.ValidateQueue(p.Queue); err != nil {
+				if err := validate.Queue(p.Queue); err != nil {
 					return fmt.Errorf("--queue: %w", err)
 				}
 			}
@@ -225,11 +230,14 @@ names and labels), grouped by queue and routing, with the first job's id.`,
 				if err != nil {
 					return err
 				}
-				about := ""
+				about, verb := "", "match"
 				if !n.Exact {
 					about = "about "
 				}
-				fmt.Fprintf(cmd.ErrOrStderr(), "%s%d jobs match\n", about, n.Count)
+				if n.Count == 1 {
+					verb = "matches"
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s%s %s\n", about, jobsText(n.Count), verb)
 			}
 			return nil
 		},
@@ -246,7 +254,7 @@ names and labels), grouped by queue and routing, with the first job's id.`,
 	fl.Int64Var(&p.After, "after", 0, "only jobs after this id in the list's order: the last id of the previous page")
 	fl.BoolVar(&asJSON, "json", false, "print the jobs as a JSON array")
 	fl.BoolVar(&count, "count", false, "also print on stderr how many jobs match (estimated beyond 50,000 jobs per table)")
-	fl.BoolVar(&unroutable, "unroutable", false, "list the waiting routed jobs no live worker can take, by queue and routing")
+	fl.BoolVar(&unroutable, "unroutable", false, "list the waiting jobs no live worker can take, by queue, kind and routing")
 	return cmd
 }
 
@@ -404,8 +412,8 @@ func (c *cli) jobsChangeCommand(name, short, long string,
 
 With a filter instead of an ID, every job that matches it is changed, in id
 order, ` + fmt.Sprint(drover.BulkChunk) + ` jobs at a time, each page in one transaction; progress goes to
-stderr after every page, and the last line says how many jobs were changed
-and how many matched.`,
+stderr after each full page, and the last line says how many jobs were
+changed and how many matched.`,
 		Example: fmt.Sprintf("  drover jobs %s 1042\n  drover jobs %s --queue emails --state discarded", name, name),
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -443,7 +451,7 @@ and how many matched.`,
 // every job of filter, with progress on stderr.
 func (c *cli) bulkChange(cmd *cobra.Command, action drover.BulkAction, filter drover.JobListParams, ids []int64, asJSON bool) error {
 	if filter.Queue != "" {
-		if err := drover.ValidateQueue(filter.Queue); err != nil {
+		if err := validate.Queue(filter.Queue); err != nil {
 			return fmt.Errorf("--queue: %w", err)
 		}
 	}
@@ -453,9 +461,15 @@ func (c *cli) bulkChange(cmd *cobra.Command, action drover.BulkAction, filter dr
 		return err
 	}
 	defer closeStore()
+	// Progress after each full page, which more may follow; a short page
+	// is the last, whose figures the summary gives once.
 	stderr := cmd.ErrOrStderr()
+	var read int64
 	progress := func(p drover.BulkProgress) {
-		fmt.Fprintf(stderr, "%s: %d jobs read, %d changed\n", action, p.Scanned, p.Changed)
+		if p.Scanned-read == drover.BulkChunk {
+			fmt.Fprintf(stderr, "%s: %s read, %d changed so far\n", action, jobsText(p.Scanned), p.Changed)
+		}
+		read = p.Scanned
 	}
 	var p drover.BulkProgress
 	if ids != nil {
@@ -464,7 +478,7 @@ func (c *cli) bulkChange(cmd *cobra.Command, action drover.BulkAction, filter dr
 		p, err = client.JobBulk(ctx, action, filter, progress)
 	}
 	if err != nil {
-		return fmt.Errorf("%s after %d jobs read (%d changed): %w", action, p.Scanned, p.Changed, err)
+		return fmt.Errorf("%s after %s read (%d changed): %w", action, jobsText(p.Scanned), p.Changed, err)
 	}
 	if asJSON {
 		return writeJSON(cmd.OutOrStdout(), map[string]any{"action": action, "matched": p.Scanned, "changed": p.Changed})
@@ -473,8 +487,16 @@ func (c *cli) bulkChange(cmd *cobra.Command, action drover.BulkAction, filter dr
 	if ids != nil {
 		what = "given"
 	}
-	_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s: changed %d of %d jobs %s\n", action, p.Changed, p.Scanned, what)
+	_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s: changed %d of %s %s\n", action, p.Changed, jobsText(p.Scanned), what)
 	return err
+}
+
+// jobsText is "1 job" or "n jobs".
+func jobsText(n int64) string {
+	if n == 1 {
+		return "1 job"
+	}
+	return strconv.FormatInt(n, 10) + " jobs"
 }
 
 // changeNote explains a retry or cancel that did not (yet) do what its

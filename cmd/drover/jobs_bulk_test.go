@@ -38,8 +38,8 @@ func TestJobsBulk(t *testing.T) {
 		{[]string{"jobs", "retry", "--queue", "bulk", "--state", "discarded,completed", "--json"}, "{\n  \"action\": \"retry\",\n  \"changed\": 3,\n  \"matched\": 3\n}"},
 	} {
 		r := f.run(t, tc.args...)
-		if r.code != exitOK || strings.TrimSpace(r.stdout) != strings.TrimSpace(tc.stdout) || !strings.Contains(r.stderr, "jobs read") {
-			t.Errorf("drover %s: %s\nwant stdout %q", strings.Join(tc.args, " "), r, tc.stdout)
+		if r.code != exitOK || strings.TrimSpace(r.stdout) != strings.TrimSpace(tc.stdout) || strings.Contains(r.stderr, "read") {
+			t.Errorf("drover %s: %s\nwant stdout %q and no progress for one page", strings.Join(tc.args, " "), r, tc.stdout)
 		}
 	}
 	counts, err := client.JobCountByState(context.Background(), "")
@@ -79,12 +79,14 @@ func TestJobsDelete(t *testing.T) {
 				stdout string
 				gone   []int64
 			}{
-				{[]string{"jobs", "delete", "--queue", "del", "--state", "discarded"}, "delete: changed 1 of 1 jobs that matched", ids[1:2]},
+				{[]string{"jobs", "delete", "--queue", "del", "--state", "discarded"}, "delete: changed 1 of 1 job that matched", ids[1:2]},
 				{[]string{"jobs", "delete", strconv.FormatInt(ids[0], 10), strconv.FormatInt(ids[2], 10), "99999"}, "delete: changed 1 of 3 jobs given", ids[2:3]},
 			} {
 				r := f.run(t, tc.args...)
-				if r.code != exitOK || strings.TrimSpace(r.stdout) != tc.stdout || !strings.Contains(r.stderr, "jobs read") {
-					t.Errorf("drover %s: %s\nwant stdout %q", strings.Join(tc.args, " "), r, tc.stdout)
+				// One line says what happened (issue 38: a progress line
+				// on stderr repeated it).
+				if r.code != exitOK || strings.TrimSpace(r.stdout) != tc.stdout || strings.Contains(r.stderr, "read") {
+					t.Errorf("drover %s: %s\nwant stdout %q alone", strings.Join(tc.args, " "), r, tc.stdout)
 				}
 				for _, id := range tc.gone {
 					if _, err := client.JobGet(ctx, id); !errors.Is(err, drover.ErrNotFound) {
@@ -103,5 +105,27 @@ func TestJobsDelete(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestJobsBulkProgress: a filter over more than one page prints progress
+// on stderr after each full page, and the summary once on stdout.
+func TestJobsBulkProgress(t *testing.T) {
+	t.Parallel()
+	f := setupSQLite(t).migrated(t)
+	_, client := f.open(t)
+	n := drover.BulkChunk + drover.BulkChunk/2
+	params := make([]drover.InsertManyParams, n)
+	for i := range params {
+		params[i] = drover.InsertManyParams{Args: drover.RawArgs{KindName: "k", JSON: json.RawMessage(`{}`)}, Opts: &drover.InsertOpts{Queue: "bulk"}}
+	}
+	if _, err := client.InsertMany(context.Background(), params); err != nil {
+		t.Fatal(err)
+	}
+	r := f.run(t, "jobs", "discard", "--queue", "bulk")
+	wantErr := "discard: " + strconv.Itoa(drover.BulkChunk) + " jobs read, " + strconv.Itoa(drover.BulkChunk) + " changed so far\n"
+	wantOut := "discard: changed " + strconv.Itoa(n) + " of " + strconv.Itoa(n) + " jobs that matched\n"
+	if r.code != exitOK || r.stdout != wantOut || !strings.HasSuffix(r.stderr, wantErr) || strings.Count(r.stderr, "read") != 1 {
+		t.Fatalf("drover jobs discard: %s\nwant stdout %q and stderr ending %q", r, wantOut, wantErr)
 	}
 }

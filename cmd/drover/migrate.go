@@ -77,7 +77,7 @@ NNN_name.down.sql files instead.`,
 					if _, err := fmt.Fprintf(out, "schema %q: version %d, newer than this binary's %d\n", schema, version, latest); err != nil {
 						return err
 					}
-					return drover.CheckSchema(schema, version, latest)
+					return droverdriver.CheckSchemaVersion(schema, version, latest)
 				default:
 					_, err = fmt.Fprintf(out, "schema %q: version %d of %d\n", schema, version, latest)
 				}

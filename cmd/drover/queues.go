@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/internal/jobjson"
+	"github.com/droverhq/drover/internal/validate"
 )
 
 func (c *cli) queuesCommand() *cobra.Command {
@@ -32,10 +32,13 @@ kinds run on, and the kind stays paused whether the queue is paused or
 resumed meanwhile. It prints the queue after the change.`,
 		storeClient.QueuePause, storeClient.QueuePauseKind))
 	cmd.AddCommand(c.queuesChangeCommand("resume", "Start the jobs of a paused queue, or of kinds paused within it, again",
-		`resume undoes pause: the queue's workers start its jobs again. With --kind,
-it resumes that kind within the queue (repeat it for more kinds), and
-leaves the queue's own pause as it is. It prints the queue after the
-change.`,
+		`resume undoes pause: the queue's workers start its jobs again. Kinds paused
+within the queue stay paused: each was paused for a reason of its own (a
+failing handler, a service down), which a pause and resume of the whole
+queue, for a deploy say, does not end; resume names them and the command
+that resumes them. With --kind, it resumes that kind within the queue
+(repeat it for more kinds), and leaves the queue's own pause as it is. It
+prints the queue after the change.`,
 		storeClient.QueueResume, storeClient.QueueResumeKind))
 	cmd.AddCommand(c.queuesStrictCommand())
 	return cmd
@@ -89,11 +92,11 @@ func (c *cli) queuesChangeCommand(name, short, long string,
 		Long:  long,
 		Args:  argsNamed("NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := drover.ValidateQueue(args[0]); err != nil {
+			if err := validate.Queue(args[0]); err != nil {
 				return err
 			}
 			for _, k := range kinds {
-				if err := drover.ValidateKind(k); err != nil {
+				if err := validate.Kind(k); err != nil {
 					return fmt.Errorf("--kind: %w", err)
 				}
 			}
@@ -120,7 +123,15 @@ func (c *cli) queuesChangeCommand(name, short, long string,
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), jobjson.FromQueue(q))
 			}
-			return writeQueueTable(cmd.OutOrStdout(), []jobjson.Queue{jobjson.FromQueue(q)})
+			out := cmd.OutOrStdout()
+			if err := writeQueueTable(out, []jobjson.Queue{jobjson.FromQueue(q)}); err != nil {
+				return err
+			}
+			if name == "resume" && len(kinds) == 0 && len(q.PausedKinds) > 0 {
+				_, err = fmt.Fprintf(out, "kinds still paused in %s: %s (resume them with: drover queues resume %s --kind %s)\n",
+					q.Name, strings.Join(q.PausedKinds, ", "), q.Name, strings.Join(q.PausedKinds, " --kind "))
+			}
+			return err
 		},
 	}
 	markNeedsStore(cmd)

@@ -111,3 +111,36 @@ func TestQueuesPauseKind(t *testing.T) {
 		})
 	}
 }
+
+// TestQueuesResumeLeavesKindsPaused: resume without --kind undoes the
+// queue's own pause and leaves the kinds paused within it paused (issue
+// 38): the store says so, and resume names them with the command that
+// resumes them, which then does.
+func TestQueuesResumeLeavesKindsPaused(t *testing.T) {
+	t.Parallel()
+	f := setupSQLite(t).migrated(t)
+	_, client := f.open(t)
+	ctx := context.Background()
+	f.mustRun(t, "queues", "pause", "billing", "--kind", "invoice.pdf", "--kind", "receipt")
+	f.mustRun(t, "queues", "pause", "billing")
+
+	out := f.mustRun(t, "queues", "resume", "billing")
+	want := "kinds still paused in billing: invoice.pdf, receipt (resume them with: drover queues resume billing --kind invoice.pdf --kind receipt)"
+	if !strings.Contains(out, want) {
+		t.Fatalf("resume billing printed:\n%s\nwant the line %q", out, want)
+	}
+	if got, err := client.QueueGet(ctx, "billing"); err != nil || got.Paused || !slices.Equal(got.PausedKinds, []string{"invoice.pdf", "receipt"}) {
+		t.Fatalf("stored settings after resume: %+v, %v; want the queue running and both kinds paused", got, err)
+	}
+
+	out = f.mustRun(t, "queues", "resume", "billing", "--kind", "invoice.pdf", "--kind", "receipt")
+	if strings.Contains(out, "still paused") {
+		t.Fatalf("resume --kind printed:\n%s", out)
+	}
+	if got, err := client.QueueGet(ctx, "billing"); err != nil || got.Paused || len(got.PausedKinds) != 0 {
+		t.Fatalf("stored settings after resume --kind: %+v, %v; want nothing paused", got, err)
+	}
+	if out := f.mustRun(t, "queues", "resume", "billing"); strings.Contains(out, "still paused") {
+		t.Fatalf("resume with no kind paused printed:\n%s", out)
+	}
+}

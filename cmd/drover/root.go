@@ -434,7 +434,7 @@ func (c *cli) openStore(ctx context.Context, current bool) (*storeurl.Store, err
 		st.Close()
 		return nil, err
 	}
-	if err := drover.CheckSchema(st.Driver.Schema(), version, latest); err != nil {
+	if err := droverdriver.CheckSchemaVersion(st.Driver.Schema(), version, latest); err != nil {
 		st.Close()
 		return nil, err
 	}

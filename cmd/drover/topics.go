@@ -2,12 +2,19 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"text/tabwriter"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -22,7 +29,11 @@ type topicsClient interface {
 	Topics(ctx context.Context) ([]*drover.Topic, error)
 	Publish(ctx context.Context, topic string, msgs ...drover.Message) ([]int64, error)
 	CreateSubscription(ctx context.Context, topic, name string, opts *drover.SubscriptionOpts) (bool, error)
+	DeleteSubscription(ctx context.Context, topic, name string) (bool, error)
 	SubscriptionLag(ctx context.Context, topic string) ([]drover.SubscriptionLag, error)
+	PeekTopic(ctx context.Context, topic string, limit int, cursor string) (*drover.TopicPeek, error)
+	SubscriptionLanes(ctx context.Context, topic, sub string) ([]drover.SubscriptionLane, error)
+	ReleaseLane(ctx context.Context, topic, sub string, lane int) (bool, error)
 }
 
 // openTopics opens the store, checked to be current, and a client for
@@ -41,7 +52,7 @@ func (c *cli) openTopics(ctx context.Context) (topicsClient, func(), error) {
 }
 
 // topicsCommand is `drover topics`: list, create, delete, subscribe,
-// publish, lag.
+// unsubscribe, publish, peek, lag, lanes, release-lane.
 func (c *cli) topicsCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "topics",
@@ -50,12 +61,15 @@ func (c *cli) topicsCommand() *cobra.Command {
 delivered once to every subscription of it.`,
 	}
 	cmd.AddCommand(c.topicsListCommand(), c.topicsCreateCommand(), c.topicsDeleteCommand(), c.topicsSubscribeCommand(),
-		c.topicsPublishCommand(), c.topicsLagCommand())
+		c.topicsUnsubscribeCommand(), c.topicsPublishCommand(), c.topicsPeekCommand(), c.topicsLagCommand(), c.topicsLanesCommand(),
+		c.topicsReleaseLaneCommand())
 	markNeedsStore(cmd)
 	return cmd
 }
 
-// withTopics runs fn with a topics client on the store.
+// withTopics runs fn with a topics client on the store. A topic that is
+// not stored is reported by its name, the first argument of every
+// command that names one.
 func (c *cli) withTopics(cmd *cobra.Command, fn func(ctx context.Context, client topicsClient) error) error {
 	ctx := cmd.Context()
 	client, closeStore, err := c.openTopics(ctx)
@@ -63,7 +77,27 @@ func (c *cli) withTopics(cmd *cobra.Command, fn func(ctx context.Context, client
 		return err
 	}
 	defer closeStore()
-	return fn(ctx, client)
+	err = fn(ctx, client)
+	if errors.Is(err, drover.ErrTopicNotFound) && len(cmd.Flags().Args()) > 0 {
+		return topicNotFound(cmd.Flags().Arg(0))
+	}
+	return err
+}
+
+// topicNotFound is the error of a command that names a topic not stored.
+func topicNotFound(topic string) error {
+	return fmt.Errorf("%w: %q", drover.ErrTopicNotFound, topic)
+}
+
+// topicExists reports whether topic is stored, for the commands whose
+// call answers the same for a missing topic as for one without what they
+// look for (no subscriptions, no such subscription).
+func topicExists(ctx context.Context, client topicsClient, topic string) (bool, error) {
+	topics, err := client.Topics(ctx)
+	if err != nil {
+		return false, err
+	}
+	return slices.ContainsFunc(topics, func(t *drover.Topic) bool { return t.Name == topic }), nil
 }
 
 func (c *cli) topicsListCommand() *cobra.Command {
@@ -174,7 +208,7 @@ the same lanes, or restart them.`,
 					return err
 				}
 				if !deleted {
-					return fmt.Errorf("topic %s: %w", args[0], drover.ErrTopicNotFound)
+					return drover.ErrTopicNotFound
 				}
 				_, err = fmt.Fprintf(cmd.OutOrStdout(), "topic %s deleted\n", args[0])
 				return err
@@ -213,6 +247,35 @@ Consumers serve it with drover.Subscribe or over HTTP (drover serve).`,
 	f.BoolVar(&fromEarliest, "from-earliest", false, "deliver every message the topic keeps, not only new ones")
 	f.IntVar(&maxAttempts, "max-attempts", drover.SubscriptionMaxAttemptsDefault, "deliveries of a failed message before it is dead")
 	return cmd
+}
+
+func (c *cli) topicsUnsubscribeCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "unsubscribe TOPIC NAME",
+		Short: "Delete a subscription of a topic and its position",
+		Long: `unsubscribe deletes a subscription: the messages it had not read are no
+longer kept for it, and its consumers receive nothing more. Jobs of its
+retry queue stay until they finish. Subscribing again under the same name
+starts from that moment (or from the earliest kept message with
+--from-earliest), not where it was.`,
+		Args: argsNamed("TOPIC", "NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return c.withTopics(cmd, func(ctx context.Context, client topicsClient) error {
+				deleted, err := client.DeleteSubscription(ctx, args[0], args[1])
+				if err != nil {
+					return err
+				}
+				if !deleted {
+					if ok, err := topicExists(ctx, client, args[0]); err != nil || !ok {
+						return cmp.Or(err, drover.ErrTopicNotFound)
+					}
+					return fmt.Errorf("subscription %q of topic %q not found", args[1], args[0])
+				}
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "subscription %s of %s deleted\n", args[1], args[0])
+				return err
+			})
+		},
+	}
 }
 
 func (c *cli) topicsPublishCommand() *cobra.Command {
@@ -268,6 +331,102 @@ func readLines(r io.Reader) ([][]byte, error) {
 	return out, sc.Err()
 }
 
+// peekFollowEvery is how often `topics peek --follow` reads what was
+// published since its last read.
+const peekFollowEvery = time.Second
+
+func (c *cli) topicsPeekCommand() *cobra.Command {
+	var limit int
+	var follow, asJSON bool
+	cmd := &cobra.Command{
+		Use:     "peek TOPIC",
+		Aliases: []string{"tail"},
+		Short:   "Show the newest messages of a topic, consuming nothing",
+		Long: `peek prints the newest messages of a topic, oldest first, one a line: its
+id, lane, key, publish time and payload (text, or base64: for bytes that are
+not). No subscription moves and no lane is held: consumers see the same
+messages as before. With --follow it goes on printing messages as they are
+published, reading every second, until interrupted.`,
+		Example: "  drover topics peek chat\n  drover topics tail chat --follow --json",
+		Args:    argsNamed("TOPIC"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if limit < 1 || limit > drover.MaxTopicPeek {
+				return usagef("--limit %d: must be between 1 and %d", limit, drover.MaxTopicPeek)
+			}
+			return c.withTopics(cmd, func(ctx context.Context, client topicsClient) error {
+				out := bufio.NewWriter(cmd.OutOrStdout())
+				cursor := ""
+				for {
+					peek, err := client.PeekTopic(ctx, args[0], limit, cursor)
+					if err != nil {
+						if follow && ctx.Err() != nil {
+							return out.Flush()
+						}
+						return err
+					}
+					for _, m := range peek.Messages {
+						if err := writePeeked(out, m, asJSON); err != nil {
+							return err
+						}
+					}
+					if err := out.Flush(); err != nil || !follow {
+						return err
+					}
+					cursor = peek.Cursor
+					select {
+					case <-ctx.Done():
+						return nil
+					case <-time.After(peekFollowEvery):
+					}
+				}
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&limit, "limit", 10, fmt.Sprintf("how many of the newest messages to show (1 to %d); with --follow, the most read from each lane at a time", drover.MaxTopicPeek))
+	f.BoolVar(&follow, "follow", false, "go on printing messages as they are published, until interrupted")
+	f.BoolVar(&asJSON, "json", false, "print each message as a JSON object on a line of its own")
+	return cmd
+}
+
+// writePeeked prints one message of `topics peek`.
+func writePeeked(w io.Writer, m *drover.PeekedMessage, asJSON bool) error {
+	text := utf8.Valid(m.Payload) && !slices.ContainsFunc([]rune(string(m.Payload)), unicode.IsControl)
+	if asJSON {
+		type peekedJSON struct {
+			ID            int64           `json:"id"`
+			Lane          int             `json:"lane"`
+			Key           string          `json:"key,omitempty"`
+			Payload       *string         `json:"payload,omitempty"`
+			PayloadBase64 []byte          `json:"payload_base64,omitempty"`
+			Metadata      json.RawMessage `json:"metadata,omitempty"`
+			PublishedAt   time.Time       `json:"published_at"`
+		}
+		j := peekedJSON{ID: m.ID, Lane: m.Lane, Key: m.Key, PublishedAt: m.PublishedAt}
+		if text {
+			p := string(m.Payload)
+			j.Payload = &p
+		} else {
+			j.PayloadBase64 = m.Payload
+		}
+		if len(m.Metadata) > 0 && json.Valid(m.Metadata) && string(m.Metadata) != "{}" {
+			j.Metadata = m.Metadata
+		}
+		b, err := json.Marshal(j)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s\n", b)
+		return err
+	}
+	payload := string(m.Payload)
+	if !text {
+		payload = "base64:" + base64.StdEncoding.EncodeToString(m.Payload)
+	}
+	_, err := fmt.Fprintf(w, "%d\tlane %d\t%s\t%s\t%s\n", m.ID, m.Lane, orDash(m.Key), m.PublishedAt.Format(time.RFC3339Nano), payload)
+	return err
+}
+
 func (c *cli) topicsLagCommand() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -279,6 +438,11 @@ func (c *cli) topicsLagCommand() *cobra.Command {
 				lag, err := client.SubscriptionLag(ctx, args[0])
 				if err != nil {
 					return err
+				}
+				if len(lag) == 0 {
+					if ok, err := topicExists(ctx, client, args[0]); err != nil || !ok {
+						return cmp.Or(err, drover.ErrTopicNotFound)
+					}
 				}
 				out := cmd.OutOrStdout()
 				if asJSON {
@@ -310,4 +474,85 @@ func (c *cli) topicsLagCommand() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+func (c *cli) topicsLanesCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "lanes TOPIC SUBSCRIPTION",
+		Short: "Show a subscription's lanes: cursor, pending messages, holder, attempt",
+		Long: `lanes shows each lane of a subscription: the last message it acknowledged,
+the messages past it, the consumer holding it and until when, and how many
+times its next message was delivered (above 1 while the lane delivers, one
+message at a time, a batch whose lease expired).`,
+		Args: argsNamed("TOPIC", "SUBSCRIPTION"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return c.withTopics(cmd, func(ctx context.Context, client topicsClient) error {
+				lanes, err := client.SubscriptionLanes(ctx, args[0], args[1])
+				if err != nil {
+					return err
+				}
+				out := cmd.OutOrStdout()
+				if asJSON {
+					type laneJSON struct {
+						Lane           int        `json:"lane"`
+						Cursor         int64      `json:"cursor"`
+						Pending        int64      `json:"pending"`
+						Holder         string     `json:"holder,omitempty"`
+						LeaseExpiresAt *time.Time `json:"lease_expires_at,omitempty"`
+						Attempt        int        `json:"attempt"`
+					}
+					rows := make([]laneJSON, len(lanes))
+					for i, l := range lanes {
+						rows[i] = laneJSON(l)
+					}
+					return writeJSON(out, rows)
+				}
+				tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "LANE\tCURSOR\tPENDING\tHOLDER\tLEASE LEFT\tATTEMPT")
+				for _, l := range lanes {
+					holder, left := "-", "-"
+					if l.Holder != "" {
+						holder = l.Holder
+						left = time.Until(*l.LeaseExpiresAt).Round(time.Millisecond).String()
+					}
+					fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\t%d\n", l.Lane, l.Cursor, l.Pending, holder, left, l.Attempt)
+				}
+				return tw.Flush()
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func (c *cli) topicsReleaseLaneCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "release-lane TOPIC SUBSCRIPTION LANE",
+		Short: "Free a lane whose holder hangs: its lease ends now",
+		Long: `release-lane ends the lease of a lane now, as if it had expired: another
+consumer takes the lane and delivers its batch again. The delivery counts as
+an attempt, so that a message that hangs every consumer goes dead after the
+subscription's max attempts; the old holder's extend finds the lane lost and
+its ack is refused.`,
+		Args: argsNamed("TOPIC", "SUBSCRIPTION", "LANE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			lane, err := strconv.Atoi(args[2])
+			if err != nil || lane < 0 {
+				return usagef("LANE %q: not a lane number", args[2])
+			}
+			return c.withTopics(cmd, func(ctx context.Context, client topicsClient) error {
+				held, err := client.ReleaseLane(ctx, args[0], args[1], lane)
+				if err != nil {
+					return err
+				}
+				what := "released"
+				if !held {
+					what = "was not held"
+				}
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "lane %d of %s/%s %s\n", lane, args[0], args[1], what)
+				return err
+			})
+		},
+	}
 }

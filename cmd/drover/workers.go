@@ -14,6 +14,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/internal/jobjson"
+	"github.com/droverhq/drover/internal/validate"
 )
 
 // Routing on the command line (docs/routing.md): `drover workers list`,
@@ -60,7 +61,7 @@ and takes plain jobs only.`,
 
 func writeWorkerTable(w io.Writer, ws []*drover.WorkerInfo, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "WORKER\tTYPE\tLABELS\tQUEUES\tSOURCE\tLAST SEEN\tHELD\tLIVE")
+	fmt.Fprintln(tw, "WORKER\tTYPE\tLABELS\tQUEUES\tKINDS\tSOURCE\tLAST SEEN\tHELD\tLIVE")
 	for _, x := range ws {
 		typ := orDash(x.Type)
 		if x.Plain {
@@ -70,8 +71,12 @@ func writeWorkerTable(w io.Writer, ws []*drover.WorkerInfo, now time.Time) error
 		if !x.Live {
 			live = "no"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s ago\t%d\t%s\n", x.Name, typ, formatLabels(x.Labels), orDash(strings.Join(x.Queues, ",")),
-			x.Source, max(now.Sub(x.LastSeen), 0).Round(time.Second), x.JobsHeld, live)
+		kinds := "(every kind)"
+		if x.Kinds != nil {
+			kinds = orDash(strings.Join(x.Kinds, ","))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s ago\t%d\t%s\n", x.Name, typ, formatLabels(x.Labels), orDash(strings.Join(x.Queues, ",")),
+			kinds, x.Source, max(now.Sub(x.LastSeen), 0).Round(time.Second), x.JobsHeld, live)
 	}
 	return tw.Flush()
 }
@@ -116,9 +121,13 @@ func formatRouting(r *drover.Routing) string {
 // writeUnroutable prints `drover jobs list --unroutable`.
 func writeUnroutable(w io.Writer, groups []*drover.UnroutableJobs) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "QUEUE\tJOBS\tFIRST ID\tOLDEST RUN AT\tWANTS")
+	fmt.Fprintln(tw, "QUEUE\tKIND\tJOBS\tFIRST ID\tOLDEST RUN AT\tWANTS")
 	for _, g := range groups {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", g.Queue, g.Jobs, g.FirstID, formatTime(g.OldestRunAt), formatRouting(g.Routing))
+		wants := formatRouting(g.Routing)
+		if g.Routing == nil {
+			wants = "a worker that runs " + g.Kind
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", g.Queue, g.Kind, g.Jobs, g.FirstID, formatTime(g.OldestRunAt), wants)
 	}
 	return tw.Flush()
 }
@@ -170,7 +179,7 @@ func parseLabels(flag string, pairs []string) (map[string]string, error) {
 		}
 		out[k] = v
 	}
-	if err := drover.ValidateLabels(out); err != nil {
+	if err := validate.Labels(out); err != nil {
 		return nil, fmt.Errorf("%s: %w", flag, err)
 	}
 	return out, nil
@@ -195,7 +204,7 @@ sees the change within a second. It prints the queue after the change.`,
 		Example: "  drover queues strict payments\n  drover queues strict ingest --max-running 4\n  drover queues strict payments --off",
 		Args:    argsNamed("NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := drover.ValidateQueue(args[0]); err != nil {
+			if err := validate.Queue(args[0]); err != nil {
 				return err
 			}
 			n := maxRunning

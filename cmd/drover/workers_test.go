@@ -93,3 +93,26 @@ func TestQueuesStrict(t *testing.T) {
 		t.Errorf("--max-running 0:\n%s", r)
 	}
 }
+
+// TestUnroutableKindsListed: a job of a kind that no live worker of its
+// queue runs is listed by jobs list --unroutable with its kind, and
+// workers list shows the kinds each worker runs (issue 38).
+func TestUnroutableKindsListed(t *testing.T) {
+	t.Parallel()
+	f := setupSQLite(t).migrated(t)
+	ids := f.enqueue(t, "orphan", `{}`, "--queue", "mail")
+	_, client := f.open(t)
+	ctx := context.Background()
+	if jobs, err := client.Remote().Claim(ctx, drover.ClaimParams{Queue: "mail", Max: 1, Owner: "py-1", Lease: time.Minute,
+		Kinds: []string{"email"}}); err != nil || len(jobs) != 0 {
+		t.Fatalf("a worker of email claimed %d jobs, %v", len(jobs), err)
+	}
+	out := f.mustRun(t, "jobs", "list", "--unroutable")
+	if !strings.Contains(out, "KIND") || !strings.Contains(out, "a worker that runs orphan") ||
+		!strings.Contains(out, strconv.FormatInt(ids[0], 10)) {
+		t.Fatalf("jobs list --unroutable:\n%s", out)
+	}
+	if out := f.mustRun(t, "workers", "list"); !strings.Contains(out, "KINDS") || !strings.Contains(out, " email ") {
+		t.Fatalf("workers list:\n%s", out)
+	}
+}

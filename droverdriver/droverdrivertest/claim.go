@@ -226,8 +226,8 @@ func testClaim(t *testing.T, setup opener) {
 			with(job("q"), func(p *droverdriver.InsertParams) { p.Priority = 1 }),
 			job("q"), job("q"), job("q"))
 		head := get(t, d, got[2])
-		rows, err := d.JobClaim(context.Background(), droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "w", Lease: time.Minute,
-			After: &droverdriver.ClaimPosition{Priority: head.Priority, RunAt: head.RunAt, ID: head.ID}})
+		rows, err := d.JobClaim(context.Background(), named(droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "w", Lease: time.Minute,
+			After: &droverdriver.ClaimPosition{Priority: head.Priority, RunAt: head.RunAt, ID: head.ID}}, false))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -271,7 +271,7 @@ func testClaim(t *testing.T, setup opener) {
 					pos := droverdriver.PositionOf(get(t, d, got[tc.after]))
 					p.After = &pos
 				}
-				rows, err := d.JobClaim(context.Background(), p)
+				rows, err := d.JobClaim(context.Background(), named(p, false))
 				if err != nil {
 					t.Fatalf("%s: %v", tc.name, err)
 				}
@@ -313,7 +313,7 @@ func testClaim(t *testing.T, setup opener) {
 				pos := droverdriver.PositionOf(get(t, d, got[1]))
 				p.After = &pos
 			}
-			rows, err := d.JobClaim(context.Background(), p)
+			rows, err := d.JobClaim(context.Background(), named(p, false))
 			if err != nil {
 				t.Fatalf("%s: %v", tc.name, err)
 			}

@@ -33,7 +33,7 @@ func inOrder(jobs ...droverdriver.InsertParams) []droverdriver.InsertParams {
 // claimW claims up to n jobs of queue as worker w (nil: a plain worker).
 func claimW(t *testing.T, e droverdriver.Executor, queue string, n int, w *droverdriver.Worker) []*droverdriver.JobRow {
 	t.Helper()
-	rows, err := e.JobClaim(context.Background(), droverdriver.ClaimParams{Queue: queue, Max: n, Owner: "w1", Lease: time.Minute, Worker: w})
+	rows, err := e.JobClaim(context.Background(), named(droverdriver.ClaimParams{Queue: queue, Max: n, Owner: "w1", Lease: time.Minute, Worker: w}, false))
 	if err != nil {
 		t.Fatalf("claim as %+v: %v", w, err)
 	}
@@ -45,8 +45,8 @@ func claimW(t *testing.T, e droverdriver.Executor, queue string, n int, w *drove
 // the settings row's lock.
 func claimStrict(t *testing.T, e droverdriver.Executor, queue string, n int, w *droverdriver.Worker) []*droverdriver.JobRow {
 	t.Helper()
-	rows, err := e.JobClaim(context.Background(), droverdriver.ClaimParams{Queue: queue, Max: n, Owner: "w1", Lease: time.Minute,
-		Worker: w, Limited: true, Strict: true})
+	rows, err := e.JobClaim(context.Background(), named(droverdriver.ClaimParams{Queue: queue, Max: n, Owner: "w1", Lease: time.Minute,
+		Worker: w, Limited: true}, true))
 	if err != nil {
 		t.Fatalf("strict claim as %+v: %v", w, err)
 	}
@@ -212,8 +212,8 @@ func testRouting(t *testing.T, setup opener) {
 			go func() {
 				defer wg.Done()
 				for {
-					rows, err := d.JobClaim(context.Background(), droverdriver.ClaimParams{Queue: "q", Max: 1 + wi, Owner: w.Name,
-						Lease: time.Minute, Worker: w})
+					rows, err := d.JobClaim(context.Background(), named(droverdriver.ClaimParams{Queue: "q", Max: 1 + wi, Owner: w.Name,
+						Lease: time.Minute, Worker: w}, false))
 					if err != nil {
 						t.Errorf("claim: %v", err)
 						return
@@ -258,8 +258,8 @@ func testRouting(t *testing.T, setup opener) {
 		w := &droverdriver.Worker{Type: "gpu"}
 		other := with(routed("q", droverdriver.Routing{Type: "gpu"}), func(p *droverdriver.InsertParams) { p.Kind = "other" })
 		got := insert(t, d, inOrder(routed("q", droverdriver.Routing{Type: "gpu"}), other, job("q"), routed("q", droverdriver.Routing{Type: "gpu"}))...)
-		rows, err := d.JobClaim(context.Background(), droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "w", Lease: time.Minute,
-			Worker: w, Kinds: []string{"noop"}, After: &droverdriver.ClaimPosition{RunAt: get(t, d, got[0]).RunAt, ID: got[0]}})
+		rows, err := d.JobClaim(context.Background(), named(droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "w", Lease: time.Minute,
+			Worker: w, Kinds: []string{"noop"}, After: &droverdriver.ClaimPosition{RunAt: get(t, d, got[0]).RunAt, ID: got[0]}}, false))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -280,8 +280,8 @@ func testRouting(t *testing.T, setup opener) {
 		w := &droverdriver.Worker{Type: "gpu"}
 		got := insert(t, d, inOrder(paused(routed("q", droverdriver.Routing{Type: "gpu"})), routed("q", droverdriver.Routing{Type: "gpu"}),
 			paused(job("q")), job("q"))...)
-		rows, err := d.JobClaim(context.Background(), droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "w", Lease: time.Minute,
-			Worker: w, ExceptKinds: []string{"paused"}})
+		rows, err := d.JobClaim(context.Background(), named(droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "w", Lease: time.Minute,
+			Worker: w, ExceptKinds: []string{"paused"}}, false))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -292,8 +292,8 @@ func testRouting(t *testing.T, setup opener) {
 		s := setup(t)
 		setStrict(t, s, "s", 2)
 		head := insert(t, s, inOrder(paused(job("s")), job("s"))...)
-		rows, err = s.JobClaim(context.Background(), droverdriver.ClaimParams{Queue: "s", Max: 5, Owner: "w", Lease: time.Minute,
-			Limited: true, Strict: true, ExceptKinds: []string{"paused"}})
+		rows, err = s.JobClaim(context.Background(), named(droverdriver.ClaimParams{Queue: "s", Max: 5, Owner: "w", Lease: time.Minute,
+			Limited: true, ExceptKinds: []string{"paused"}}, true))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -389,6 +389,36 @@ func testRouting(t *testing.T, setup opener) {
 		}
 	})
 
+	t.Run("QueueHead", func(t *testing.T) {
+		t.Parallel()
+		ctx := context.Background()
+		d := setup(t)
+		head := func() droverdriver.QueueHead {
+			t.Helper()
+			h, err := d.QueueHead(ctx, "q")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return h
+		}
+		if h := head(); h != (droverdriver.QueueHead{}) {
+			t.Fatalf("empty queue: %+v", h)
+		}
+		setStrict(t, d, "q", 1)
+		got := insert(t, d, inOrder(job("q"), routed("q", droverdriver.Routing{Type: "x"}), job("q"))...)
+		if h := head(); h != (droverdriver.QueueHead{ID: got[0]}) {
+			t.Fatalf("before any claim: %+v, want job %d first in claim order", h, got[0])
+		}
+		a := claimStrict(t, d, "q", 5, nil)
+		if h := head(); h != (droverdriver.QueueHead{ID: got[1], Running: 1}) {
+			t.Fatalf("the first job running: %+v, want the routed job %d next and one running", h, got[1])
+		}
+		finish(t, d, failed(a[0], droverdriver.OutcomeRetry, "boom", time.Now().Add(time.Hour)))
+		if h := head(); h != (droverdriver.QueueHead{ID: got[0], Returned: true}) {
+			t.Fatalf("the first job waiting for its retry: %+v, want it at the head, returned", h)
+		}
+	})
+
 	t.Run("JobClaimStrict/routing", func(t *testing.T) {
 		t.Parallel()
 		// The head goes to a worker that matches it; a worker that does not
@@ -457,6 +487,25 @@ func testRouting(t *testing.T, setup opener) {
 		if a = list()["a"]; a.Owner != "p9" || !slices.Equal(a.Queues, []string{"q3"}) || !a.Plain {
 			t.Errorf("a taken over: %+v", a)
 		}
+		// Kinds are replaced as a worker describes itself again; a
+		// worker that names none (nil) runs every kind, one that names an
+		// empty list runs none.
+		seen(droverdriver.WorkerRecord{Name: "k", Queues: []string{"q"}, Owner: "p3", Source: "http", Kinds: []string{"email", "sms"}},
+			droverdriver.WorkerRecord{Name: "e", Queues: []string{"q"}, Owner: "p4", Source: "go", Kinds: []string{}})
+		if ws := list(); !slices.Equal(ws["k"].Kinds, []string{"email", "sms"}) || ws["e"].Kinds == nil || len(ws["e"].Kinds) != 0 ||
+			ws["b"].Kinds != nil {
+			t.Errorf("kinds: k %v, e %#v, b %#v; want [email sms], [] and nil", ws["k"].Kinds, ws["e"].Kinds, ws["b"].Kinds)
+		}
+		seen(droverdriver.WorkerRecord{Name: "k", Queues: []string{"q"}, Owner: "p3", Source: "http"})
+		if k := list()["k"]; k.Kinds != nil || !k.Runs("anything") {
+			t.Errorf("k after naming no kinds: %#v, want nil (every kind)", k.Kinds)
+		}
+		if err := d.WorkerGone(ctx, "k", "p3"); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.WorkerGone(ctx, "e", "p4"); err != nil {
+			t.Fatal(err)
+		}
 		// Gone only for the owner that holds the name.
 		if err := d.WorkerGone(ctx, "a", "p1"); err != nil {
 			t.Fatal(err)
@@ -483,7 +532,7 @@ func testRouting(t *testing.T, setup opener) {
 		later := time.Now().Add(time.Hour)
 		got := insert(t, d, routed("q", gpu), job("q"), routed("q", gpu), routed("r", gpu),
 			with(routed("q", droverdriver.Routing{Names: []string{"n"}}), func(p *droverdriver.InsertParams) { p.RunAt = later }),
-			routed("q", gpu))
+			with(routed("q", gpu), func(p *droverdriver.InsertParams) { p.Kind = "render" }))
 		claimOne(t, d, "q", got[1]) // plain: not reported
 		if rows := claimW(t, d, "q", 1, &droverdriver.Worker{Type: "gpu"}); len(rows) != 1 || rows[0].ID != got[0] {
 			t.Fatalf("claimed %v", ids(rows))
@@ -499,12 +548,54 @@ func testRouting(t *testing.T, setup opener) {
 		}
 		var lines []line
 		for _, g := range groups {
-			lines = append(lines, line{g.Queue, g.Routing.Key(), g.Jobs, g.Sample})
+			lines = append(lines, line{g.Queue, g.Routing.Key() + " " + g.Kind, g.Jobs, g.Sample})
 		}
 		slices.SortFunc(lines, func(a, b line) int { return strings.Compare(a.queue+a.key, b.queue+b.key) })
-		want := []line{{"q", "n:n", 1, got[4]}, {"q", "t:gpu", 2, got[2]}, {"r", "t:gpu", 1, got[3]}}
+		want := []line{{"q", "n:n noop", 1, got[4]}, {"q", "t:gpu noop", 1, got[2]}, {"q", "t:gpu render", 1, got[5]},
+			{"r", "t:gpu noop", 1, got[3]}}
 		if !slices.Equal(lines, want) {
 			t.Fatalf("groups %+v, want %+v", lines, want)
+		}
+	})
+
+	t.Run("KindsWaiting", func(t *testing.T) {
+		// The first jobs of a queue in claim order, grouped by kind: a
+		// job of priority 0 before those of 1; routed and running jobs
+		// and other queues' are not read, and the limit cuts the head.
+		t.Parallel()
+		ctx := context.Background()
+		d := setup(t)
+		kind := func(k string, priority int) droverdriver.InsertParams {
+			return with(job("q"), func(p *droverdriver.InsertParams) { p.Kind, p.Priority = k, priority })
+		}
+		got := insert(t, d, inOrder(kind("a", 1), kind("b", 1), kind("a", 1), kind("c", 0), kind("d", 2), kind("a", 1),
+			routed("q", droverdriver.Routing{Type: "gpu"}), job("other"))...)
+		claimOne(t, d, "q", got[3]) // c, the highest priority, runs
+		type line struct {
+			kind         string
+			jobs, sample int64
+		}
+		for _, tc := range []struct {
+			limit int
+			want  []line
+		}{
+			{100, []line{{"a", 3, got[0]}, {"b", 1, got[1]}, {"d", 1, got[4]}}},
+			{3, []line{{"a", 2, got[0]}, {"b", 1, got[1]}}},
+		} {
+			groups, err := d.KindsWaiting(ctx, "q", tc.limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var lines []line
+			for _, g := range groups {
+				if g.Queue != "q" || g.Routing != nil || g.OldestRunAt.IsZero() {
+					t.Errorf("group %+v", g)
+				}
+				lines = append(lines, line{g.Kind, g.Jobs, g.Sample})
+			}
+			if !slices.Equal(lines, tc.want) {
+				t.Errorf("limit %d: groups %+v, want %+v", tc.limit, lines, tc.want)
+			}
 		}
 	})
 
@@ -587,8 +678,8 @@ func testStrictOrder(t *testing.T, d droverdriver.Driver, n int) {
 			for idle := 0; idle < 50; {
 				// Half the claimers know the queue is strict (one round
 				// trip), half only that it has settings: the row decides.
-				rows, err := d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "q", Max: 1 + c%3, Owner: fmt.Sprint("c", c),
-					Lease: time.Minute, Limited: true, Strict: c%2 == 0})
+				rows, err := d.JobClaim(ctx, named(droverdriver.ClaimParams{Queue: "q", Max: 1 + c%3, Owner: fmt.Sprint("c", c),
+					Lease: time.Minute, Limited: true}, c%2 == 0))
 				if err != nil {
 					t.Errorf("claim: %v", err)
 					return

@@ -2,12 +2,27 @@ package droverdrivertest
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/internal/engine"
 )
+
+// marked returns n jobs of queue "a", every every-th of them (the first
+// included) changed by mark.
+func marked(n, every int, mark func(*droverdriver.InsertParams)) []droverdriver.InsertParams {
+	jobs := make([]droverdriver.InsertParams, n)
+	for i := range jobs {
+		jobs[i] = job("a")
+		if i%every == 0 {
+			mark(&jobs[i])
+		}
+	}
+	return jobs
+}
 
 func testSearch(t *testing.T, setup opener) {
 	// spread inserts ten jobs of queue "a" and completes the second,
@@ -64,11 +79,27 @@ func testSearch(t *testing.T, setup opener) {
 	})
 
 	t.Run("JobIDNext", func(t *testing.T) {
+		// The next ID of a job matching a filter's states, queue and
+		// kind, past the jobs that do not: after spread's ten jobs of
+		// queue "a", a running job of queue "b", a completed one of
+		// "b", an available one of kind "k2", a discarded one of "b"
+		// and a scheduled one.
 		t.Parallel()
 		d := setup(t)
 		got := spread(t, d)
+		k2 := with(job("a"), func(p *droverdriver.InsertParams) { p.Kind = "k2" })
+		later := with(job("a"), func(p *droverdriver.InsertParams) { p.RunAt = time.Now().Add(time.Hour) })
+		got = append(got, insert(t, d, job("b"), job("b"), k2, job("b"), later)...)
+		rows := claim(t, d, "b", 3)
+		if !slices.Equal(ids(rows), pick(got, 10, 11, 13)) {
+			t.Fatalf("claimed %v, want %v", ids(rows), pick(got, 10, 11, 13))
+		}
+		finish(t, d, result(rows[1], droverdriver.OutcomeCompleted), result(rows[2], droverdriver.OutcomeDiscarded))
 		completed := []droverdriver.State{droverdriver.StateCompleted}
 		running := []droverdriver.State{droverdriver.StateRunning}
+		available := []droverdriver.State{droverdriver.StateAvailable}
+		discarded := []droverdriver.State{droverdriver.StateDiscarded}
+		scheduled := []droverdriver.State{droverdriver.StateScheduled}
 		tests := []struct {
 			name string
 			p    droverdriver.ListParams
@@ -76,13 +107,25 @@ func testSearch(t *testing.T, setup opener) {
 		}{
 			{"first", droverdriver.ListParams{}, got[0]},
 			{"into finished jobs", droverdriver.ListParams{AfterID: got[0]}, got[1]},
-			{"past the end", droverdriver.ListParams{AfterID: got[9]}, 0},
-			{"newest", droverdriver.ListParams{Desc: true}, got[9]},
+			{"past the end", droverdriver.ListParams{AfterID: got[14]}, 0},
+			{"newest", droverdriver.ListParams{Desc: true}, got[14]},
 			{"descending", droverdriver.ListParams{Desc: true, AfterID: got[2]}, got[1]},
 			{"descending past the start", droverdriver.ListParams{Desc: true, AfterID: got[0]}, 0},
 			{"finished jobs only", droverdriver.ListParams{AfterID: got[1], States: completed}, got[4]},
 			{"hot table only", droverdriver.ListParams{AfterID: got[0], States: running}, got[2]},
 			{"inside a window", droverdriver.ListParams{AfterID: got[4], UntilID: got[4] + 1, States: completed}, 0},
+			{"a state skips the others", droverdriver.ListParams{States: available}, got[8]},
+			{"a state, descending", droverdriver.ListParams{Desc: true, States: running}, got[10]},
+			{"a state, descending from a cursor", droverdriver.ListParams{Desc: true, AfterID: got[10], States: running}, got[6]},
+			{"a queue skips the others", droverdriver.ListParams{Queue: "b"}, got[10]},
+			{"a queue of finished jobs", droverdriver.ListParams{Queue: "b", States: completed}, got[11]},
+			{"a kind", droverdriver.ListParams{Kind: "k2"}, got[12]},
+			{"a kind, descending", droverdriver.ListParams{Kind: "k2", Desc: true}, got[12]},
+			{"a failed state", droverdriver.ListParams{States: discarded}, got[13]},
+			{"a failed state and a kind", droverdriver.ListParams{States: discarded, Kind: "k2"}, 0},
+			{"a failed state and a queue", droverdriver.ListParams{States: discarded, Queue: "b"}, got[13]},
+			{"scheduled", droverdriver.ListParams{States: scheduled}, got[14]},
+			{"a queue and a state not of it", droverdriver.ListParams{Queue: "b", States: available}, 0},
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
@@ -156,25 +199,123 @@ func testSearch(t *testing.T, setup opener) {
 		ctx := context.Background()
 		d := setup(t)
 		const n = 3000
-		jobs := make([]droverdriver.InsertParams, n)
-		for i := range jobs {
-			jobs[i] = job("a")
-			if i%3 == 0 {
-				jobs[i].Kind = "hit"
-			}
-		}
-		insert(t, d, jobs...)
+		insert(t, d, marked(n, 3, func(p *droverdriver.InsertParams) { p.Kind = "hit" })...)
 		hit := droverdriver.ListParams{Kind: "hit"}
 		exact, err := engine.CountJobs(ctx, d, hit, engine.CountParams{Exact: 5000, Samples: 10})
 		if err != nil || exact != (engine.Count{N: n / 3, Exact: true}) {
 			t.Fatalf("exact count %+v, %v; want %d exactly", exact, err, n/3)
 		}
-		est, err := engine.CountJobs(ctx, d, hit, engine.CountParams{Exact: 300, Samples: 10})
+		est, err := engine.CountJobs(ctx, d, hit, engine.CountParams{Exact: 300, Scan: 300, Samples: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if est.Exact || est.N < n/3*9/10 || est.N > n/3*11/10 {
 			t.Fatalf("estimate %+v, want %d within 10%%, not exact", est, n/3)
+		}
+	})
+
+	t.Run("JobMatchCount/walk", func(t *testing.T) {
+		// A filter few jobs match is counted exactly by the walk however
+		// many jobs lie between its matches, which a count by samples
+		// would have missed: three of 3,000 jobs, each its own window of
+		// the walk's 1,000 IDs, where samples read 30 IDs each; and so
+		// are its counts by state, the dashboard's tabs.
+		t.Parallel()
+		ctx := context.Background()
+		d := setup(t)
+		insert(t, d, marked(3000, 1000, func(p *droverdriver.InsertParams) { p.Queue = "rare" })...)
+		claim(t, d, "rare", 1)
+		rare := droverdriver.ListParams{Queue: "rare"}
+		cp := engine.CountParams{Exact: 300, Scan: 1000, Samples: 10}
+		c, err := engine.CountJobs(ctx, d, rare, cp)
+		if err != nil || c != (engine.Count{N: 3, Exact: true}) {
+			t.Fatalf("count %+v, %v; want 3 exactly", c, err)
+		}
+		byState, err := engine.CountJobsByState(ctx, d, rare, cp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range droverdriver.States {
+			want := engine.Count{Exact: true}
+			switch s {
+			case droverdriver.StateRunning:
+				want.N = 1
+			case droverdriver.StateAvailable:
+				want.N = 2
+			}
+			if byState[s] != want {
+				t.Errorf("count of %s %+v, want %+v", s, byState[s], want)
+			}
+		}
+	})
+
+	t.Run("JobMatchCountByState", func(t *testing.T) {
+		t.Parallel()
+		d := setup(t)
+		spread(t, d)
+		insert(t, d, job("b"))
+		running, available, completed := droverdriver.StateRunning, droverdriver.StateAvailable, droverdriver.StateCompleted
+		type m = map[droverdriver.State]int64
+		tests := []struct {
+			name                 string
+			p                    droverdriver.MatchCountParams
+			waiting, finished    m
+			examined, examinedFi int64
+		}{
+			{"both tables", droverdriver.MatchCountParams{Examine: 100, Waiting: true, Finished: true},
+				m{running: 5, available: 3}, m{completed: 3}, 8, 3},
+			{"filtered by queue", droverdriver.MatchCountParams{Filter: droverdriver.ListParams{Queue: "b"}, Examine: 100, Waiting: true, Finished: true},
+				m{available: 1}, m{}, 8, 3},
+			{"examine caps each table", droverdriver.MatchCountParams{Examine: 2, Waiting: true, Finished: true},
+				m{running: 2}, m{completed: 2}, 2, 2},
+			{"finished only", droverdriver.MatchCountParams{Examine: 100, Finished: true}, m{}, m{completed: 3}, 0, 3},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				c, err := d.JobMatchCountByState(context.Background(), tc.p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !maps.Equal(c.Waiting.Matched, tc.waiting) || !maps.Equal(c.Finished.Matched, tc.finished) ||
+					c.Waiting.Examined != tc.examined || c.Finished.Examined != tc.examinedFi {
+					t.Fatalf("count %+v, want waiting %v of %d, finished %v of %d", c, tc.waiting, tc.examined, tc.finished, tc.examinedFi)
+				}
+			})
+		}
+	})
+
+	t.Run("JobMatchCountByState/estimate", func(t *testing.T) {
+		// The engine's state counts: exact while a table holds fewer
+		// jobs than the bound, estimated from windows of IDs beyond, one
+		// state at a time as close as the single count's estimate.
+		t.Parallel()
+		ctx := context.Background()
+		d := setup(t)
+		const n = 3000
+		insert(t, d, marked(n, 3, func(p *droverdriver.InsertParams) { p.Kind = "hit" })...)
+		claim(t, d, "a", n/2)
+		p := droverdriver.ListParams{Kind: "hit", States: []droverdriver.State{droverdriver.StateCompleted}}
+		exact, err := engine.CountJobsByState(ctx, d, p, engine.CountParams{Exact: 5000, Samples: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantRunning, wantAvailable := int64(n/2/3), int64(n/3-n/2/3)
+		if exact[droverdriver.StateRunning] != (engine.Count{N: wantRunning, Exact: true}) ||
+			exact[droverdriver.StateAvailable] != (engine.Count{N: wantAvailable, Exact: true}) ||
+			exact[droverdriver.StateCompleted] != (engine.Count{Exact: true}) || len(exact) != len(droverdriver.States) {
+			t.Fatalf("exact counts %+v; want %d running and %d available (the filter's state ignored), every state listed", exact, wantRunning, wantAvailable)
+		}
+		est, err := engine.CountJobsByState(ctx, d, p, engine.CountParams{Exact: 300, Scan: 300, Samples: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for s, want := range map[droverdriver.State]int64{droverdriver.StateRunning: wantRunning, droverdriver.StateAvailable: wantAvailable} {
+			if c := est[s]; c.Exact || c.N < want*8/10 || c.N > want*12/10 {
+				t.Errorf("estimate of %s: %+v, want %d within 20%%, not exact", s, c, want)
+			}
+		}
+		if c := est[droverdriver.StateCompleted]; c != (engine.Count{Exact: true}) {
+			t.Errorf("completed, none stored: %+v, want an exact 0", c)
 		}
 	})
 

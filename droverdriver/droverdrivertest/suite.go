@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/engine"
 	"github.com/droverhq/drover/internal/waitfor"
 )
 
@@ -75,7 +76,9 @@ func Exercise[TTx any](t *testing.T, f Factory[TTx]) {
 	testMaintenance(t, setup)
 	testFlow(t, setup)
 	testTopics(t, setup)
+	testTopicTail(t, setup)
 	testRouting(t, setup)
+	testHistory(t, setup)
 	testMigrations(t, fresh)
 	testTx(t, f)
 }
@@ -125,6 +128,14 @@ func insert(t *testing.T, e droverdriver.Executor, jobs ...droverdriver.InsertPa
 		t.Fatalf("insert of %d jobs returned %d IDs", len(jobs), len(ids))
 	}
 	return ids
+}
+
+// named is p with the claim statement the engine names for it
+// (engine.ClaimVariant; strict: the claimer's settings put the queue in
+// strict order), as engine.Claim hands it to a driver.
+func named(p droverdriver.ClaimParams, strict bool) droverdriver.ClaimParams {
+	p.Variant = engine.ClaimVariant(p, strict)
+	return p
 }
 
 // claimAs claims up to n jobs of queue for owner under a lease of lease.

@@ -2,6 +2,7 @@ package droverdrivertest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/engine"
 	"github.com/droverhq/drover/internal/waitfor"
 )
 
@@ -54,6 +56,7 @@ func testTopics(t *testing.T, setup opener) {
 		p := droverdriver.TopicLeaseParams{Owner: "o", Token: token, Lease: time.Minute, Max: 100, Now: time.Now()}
 		for _, s := range subs {
 			p.Subscriptions = append(p.Subscriptions, droverdriver.SubscriptionRef{Topic: "t", Name: s})
+			p.Limits = append(p.Limits, 100)
 		}
 		leased, err := te.TopicLease(context.Background(), p)
 		if err != nil {
@@ -89,7 +92,7 @@ func testTopics(t *testing.T, setup opener) {
 	read := func(t *testing.T, te droverdriver.TopicExecutor, l droverdriver.LeasedLane) []*droverdriver.MessageRow {
 		t.Helper()
 		rows, err := te.TopicRead(context.Background(), droverdriver.TopicReadParams{Topics: []string{l.Topic}, Lanes: []int{l.Lane},
-			Cursors: []droverdriver.Position{l.Cursor}, Limit: 100})
+			Cursors: []droverdriver.Position{l.Cursor}, Tos: []droverdriver.Position{droverdriver.PositionMax}, Limits: []int{100}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,8 +145,9 @@ func testTopics(t *testing.T, setup opener) {
 		var rows []*droverdriver.MessageRow
 		waitfor.Cond(t, "u's message readable", func() bool {
 			var err error
+			max := droverdriver.PositionMax
 			rows, err = te.TopicRead(ctx, droverdriver.TopicReadParams{Topics: []string{"t", "t", "u"}, Lanes: []int{0, 1, 0},
-				Cursors: make([]droverdriver.Position, 3), Limit: 100})
+				Cursors: make([]droverdriver.Position, 3), Tos: []droverdriver.Position{max, max, max}, Limits: []int{100, 100, 100}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -187,7 +191,7 @@ func testTopics(t *testing.T, setup opener) {
 		got := map[string][]string{}
 		waitfor.Cond(t, "both topics' lanes leased", func() bool {
 			leased, err := te.TopicLease(ctx, droverdriver.TopicLeaseParams{Owner: "o", Token: token, Lease: time.Minute, Max: 10, Now: time.Now(),
-				Subscriptions: []droverdriver.SubscriptionRef{{Topic: "t", Name: "a"}, {Topic: "u", Name: "a"}}})
+				Subscriptions: []droverdriver.SubscriptionRef{{Topic: "t", Name: "a"}, {Topic: "u", Name: "a"}}, Limits: []int{10, 10}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -212,8 +216,9 @@ func testTopics(t *testing.T, setup opener) {
 		ids := publish(t, te, 0, "1", "2", "3")
 		token := droverdriver.NewLeaseToken()
 		leased := leaseSome(t, te, token, "a")
-		if len(leased) != 1 || leased[0].Topic != "t" || leased[0].Subscription != "a" || leased[0].MaxAttempts != 3 {
-			t.Fatalf("leased %+v, want lane 0 of t/a with its stored max attempts", leased)
+		if len(leased) != 1 || leased[0].Topic != "t" || leased[0].Subscription != "a" || leased[0].MaxAttempts != 3 ||
+			leased[0].Attempt != 1 || leased[0].Limit != 100 || leased[0].To.ID != ids[2] {
+			t.Fatalf("leased %+v, want lane 0 of t/a with its stored max attempts, a first delivery of at most 100 messages up to %d", leased, ids[2])
 		}
 		if again := lease(t, te, droverdriver.NewLeaseToken(), "a"); len(again) != 0 {
 			t.Fatalf("a leased lane was leased again: %+v", again)
@@ -231,7 +236,8 @@ func testTopics(t *testing.T, setup opener) {
 			t.Fatalf("an ack under another token: %v, %v; want rejected", accepted, err)
 		}
 		ack.Token = token
-		if accepted, err := te.TopicAck(ctx, droverdriver.TopicAckParams{Acks: []droverdriver.LaneAck{ack}, Now: time.Now()}); err != nil || !slices.Equal(accepted, []int{0}) {
+		if accepted, err := te.TopicAck(ctx, droverdriver.TopicAckParams{Acks: []droverdriver.LaneAck{ack}, Now: time.Now()}); err != nil ||
+			!slices.Equal(accepted, []droverdriver.AckedLane{{Index: 0}}) {
 			t.Fatalf("ack: %v, %v", accepted, err)
 		}
 		if again := lease(t, te, droverdriver.NewLeaseToken(), "a"); len(again) != 0 {
@@ -277,7 +283,7 @@ func testTopics(t *testing.T, setup opener) {
 			t.Fatalf("release: %v, %v", accepted, err)
 		}
 		one, err := te.TopicLease(ctx, droverdriver.TopicLeaseParams{Owner: "o", Token: token, Lease: time.Minute, Max: 1, Now: time.Now(),
-			Subscriptions: []droverdriver.SubscriptionRef{{Topic: "t", Name: "a"}, {Topic: "t", Name: "b"}}})
+			Subscriptions: []droverdriver.SubscriptionRef{{Topic: "t", Name: "a"}, {Topic: "t", Name: "b"}}, Limits: []int{10, 10}})
 		if err != nil || len(one) != 1 {
 			t.Fatalf("a lease of at most 1 lane got %v, %v", names(one), err)
 		}
@@ -350,6 +356,8 @@ func testTopics(t *testing.T, setup opener) {
 	})
 
 	t.Run("TopicAck/retries", func(t *testing.T) {
+		// Through the engine's ack: an accepted ack's failed message
+		// becomes a job in its transaction, a refused one's does not.
 		t.Parallel()
 		ctx := context.Background()
 		d, te := topics(t, 1, "a")
@@ -357,16 +365,355 @@ func testTopics(t *testing.T, setup opener) {
 		token := droverdriver.NewLeaseToken()
 		leased := leaseSome(t, te, token, "a")
 		rows := read(t, te, leased[0])
-		retry := job("topic:t")
-		accepted, err := te.TopicAck(ctx, droverdriver.TopicAckParams{Now: time.Now(),
-			Acks:    []droverdriver.LaneAck{{Topic: "t", Subscription: "a", Lane: 0, Token: token, Cursor: rows[0].Position()}},
-			Retries: []droverdriver.InsertParams{retry}, RetryAck: []int{0}})
-		if err != nil || len(accepted) != 1 {
-			t.Fatalf("ack: %v, %v", accepted, err)
+		batch := func(token droverdriver.LeaseToken) engine.AckBatch {
+			return engine.AckBatch{Ack: droverdriver.LaneAck{Topic: "t", Subscription: "a", Lane: 0, Token: token, Cursor: rows[0].Position(), Count: 1},
+				Attempt: 1, MaxAttempts: 3, FailAll: "boom", Rows: rows}
+		}
+		out, err := engine.Ack(ctx, d, engine.AckParams{Batches: []engine.AckBatch{batch(droverdriver.NewLeaseToken()), batch(token)}, Now: time.Now()})
+		if err != nil || fmt.Sprint(out) != "[{false false} {true false}]" {
+			t.Fatalf("ack: %v, %v; want the stranger's refused, the holder's accepted", out, err)
 		}
 		counts, err := d.JobCountByState(ctx, "topic:t")
 		if err != nil || counts[droverdriver.StateAvailable] != 1 {
 			t.Fatalf("retry queue %v, %v; want the accepted ack's retry job", counts, err)
+		}
+	})
+
+	t.Run("TopicAck/same lane twice", func(t *testing.T) {
+		// A current and a stale ack of one lane in one call: the current
+		// one is accepted with its failure, the stale one refused, on
+		// every store (a statement updating a lane for two of its
+		// entries applies one of them, and SQLite told acks apart by
+		// lane alone).
+		t.Parallel()
+		ctx := context.Background()
+		d, te := topics(t, 1, "a")
+		ids := publish(t, te, 0, "1", "2")
+		stale := droverdriver.NewLeaseToken()
+		leased := leaseSome(t, te, stale, "a")
+		rows := read(t, te, leased[0])
+		if ok, err := te.TopicLaneExpire(ctx, "t", "a", 0); err != nil || !ok {
+			t.Fatalf("expire: %v, %v", ok, err)
+		}
+		fresh := droverdriver.NewLeaseToken()
+		if again := lease(t, te, fresh, "a"); len(again) != 1 {
+			t.Fatalf("lease after expiry: %+v", again)
+		}
+		ack := func(token droverdriver.LeaseToken, failed int64) engine.AckBatch {
+			return engine.AckBatch{Ack: droverdriver.LaneAck{Topic: "t", Subscription: "a", Lane: 0, Token: token, Cursor: rows[1].Position(), Count: 2},
+				Attempt: 1, MaxAttempts: 3, Failed: map[int64]string{failed: "boom"}, Rows: rows}
+		}
+		out, err := engine.Ack(ctx, d, engine.AckParams{Batches: []engine.AckBatch{ack(fresh, ids[1]), ack(stale, ids[0])}, Now: time.Now()})
+		if err != nil || fmt.Sprint(out) != "[{true false} {false false}]" {
+			t.Fatalf("ack [fresh, stale]: %v, %v; want [accepted, refused]", out, err)
+		}
+		jobs, err := d.JobList(ctx, droverdriver.ListParams{Queue: "topic:t", Limit: 10})
+		if err != nil || len(jobs) != 1 {
+			t.Fatalf("retry jobs %v, %v; want one", jobs, err)
+		}
+		var args engine.TopicRetryArgs
+		if err := json.Unmarshal(jobs[0].Args, &args); err != nil || args.ID != ids[1] {
+			t.Fatalf("retry job of message %d (%v), want message %d's", args.ID, err, ids[1])
+		}
+	})
+
+	t.Run("TopicLease/attempts", func(t *testing.T) {
+		// A lease counts a delivery; an expired lease leaves it counted and
+		// the next lease delivers the same batch, one message at a time,
+		// until past it; a release takes its delivery back.
+		t.Parallel()
+		ctx := context.Background()
+		_, te := topics(t, 1, "a")
+		ids := publish(t, te, 0, "1", "2", "3")
+		first := leaseSome(t, te, droverdriver.NewLeaseToken(), "a")
+		if l := first[0]; l.Attempt != 1 || l.Limit != 100 || l.To.ID != ids[2] {
+			t.Fatalf("first lease %+v, want attempt 1 of a batch of 100 up to %d", l, ids[2])
+		}
+		ids = append(ids, publish(t, te, 0, "4")...) // past the batch's bound
+		if ok, err := te.TopicLaneExpire(ctx, "t", "a", 0); err != nil || !ok {
+			t.Fatalf("expire: %v, %v", ok, err)
+		}
+		token := droverdriver.NewLeaseToken()
+		second := lease(t, te, token, "a")
+		if len(second) != 1 || second[0].Attempt != 2 || second[0].To != first[0].To || second[0].Limit != 100 {
+			t.Fatalf("lease after expiry %+v, want attempt 2 of the same batch", second)
+		}
+		// The consumer delivers one message (the region is the batch's 3),
+		// and acks it: the next two were delivered once already.
+		rows := read(t, te, second[0])
+		acked, err := te.TopicAck(ctx, droverdriver.TopicAckParams{Now: time.Now(), Acks: []droverdriver.LaneAck{
+			{Topic: "t", Subscription: "a", Lane: 0, Token: token, Cursor: rows[0].Position(), Count: 1}}})
+		if err != nil || len(acked) != 1 {
+			t.Fatalf("ack: %v, %v", acked, err)
+		}
+		token = droverdriver.NewLeaseToken()
+		third := lease(t, te, token, "a")
+		// The region is what is left of the batch: 99 more messages at
+		// most, up to its bound.
+		if len(third) != 1 || third[0].Attempt != 2 || third[0].Limit != 99 || third[0].To != first[0].To || third[0].Cursor != rows[0].Position() {
+			t.Fatalf("lease in the region %+v, want attempt 2 of the rest of the batch", third)
+		}
+		// Released, the delivery is taken back.
+		if released, err := te.TopicRelease(ctx, droverdriver.TopicExtendParams{Now: time.Now(),
+			Lanes: []droverdriver.LaneAck{{Topic: "t", Subscription: "a", Lane: 0, Token: token}}}); err != nil || !slices.Equal(released, []int{0}) {
+			t.Fatalf("release: %v, %v", released, err)
+		}
+		lanes, err := te.TopicLanes(ctx, "t", "a")
+		if err != nil || len(lanes) != 1 || lanes[0].Attempt != 1 || lanes[0].Holder != "" || lanes[0].Pending != 3 {
+			t.Fatalf("lanes %+v, %v; want lane 0 free, 3 pending, its next message delivered once", lanes, err)
+		}
+		// Past the region (two acks of one message), batches are whole
+		// again and new.
+		for range 2 {
+			token = droverdriver.NewLeaseToken()
+			l := lease(t, te, token, "a")
+			rows = read(t, te, l[0])
+			if _, err := te.TopicAck(ctx, droverdriver.TopicAckParams{Now: time.Now(), Acks: []droverdriver.LaneAck{
+				{Topic: "t", Subscription: "a", Lane: 0, Token: token, Cursor: rows[0].Position(), Count: 1}}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		last := lease(t, te, droverdriver.NewLeaseToken(), "a")
+		if len(last) != 1 || last[0].Attempt != 1 || last[0].Limit != 100 || last[0].To.ID != ids[3] {
+			t.Fatalf("lease past the region %+v, want a first delivery of a new batch up to %d", last, ids[3])
+		}
+	})
+
+	t.Run("TopicAck/keep", func(t *testing.T) {
+		// A kept lane stays leased as a new batch delivered once, unless
+		// it delivers one message at a time.
+		t.Parallel()
+		ctx := context.Background()
+		_, te := topics(t, 1, "a")
+		publish(t, te, 0, "1", "2", "3")
+		token := droverdriver.NewLeaseToken()
+		l := leaseSome(t, te, token, "a")[0]
+		rows := read(t, te, l)
+		acked, err := te.TopicAck(ctx, droverdriver.TopicAckParams{Now: time.Now(), Lease: time.Minute, Acks: []droverdriver.LaneAck{
+			{Topic: "t", Subscription: "a", Lane: 0, Token: token, Cursor: rows[0].Position(), Count: 1, Keep: true, Limit: 1}}})
+		if err != nil || !slices.Equal(acked, []droverdriver.AckedLane{{Index: 0, Kept: true}}) {
+			t.Fatalf("ack with keep: %v, %v; want accepted and kept", acked, err)
+		}
+		lanes, err := te.TopicLanes(ctx, "t", "a")
+		if err != nil || lanes[0].Holder != "o" || lanes[0].Attempt != 1 || lanes[0].Cursor != rows[0].Position() {
+			t.Fatalf("lanes %+v, %v; want held by o at message 1, its next batch delivered once", lanes, err)
+		}
+		if ok, err := te.TopicLaneExpire(ctx, "t", "a", 0); err != nil || !ok {
+			t.Fatalf("expire: %v, %v", ok, err)
+		}
+		token = droverdriver.NewLeaseToken()
+		isolated := lease(t, te, token, "a")
+		if len(isolated) != 1 || isolated[0].Attempt != 2 {
+			t.Fatalf("lease after the kept lane expired: %+v, want attempt 2", isolated)
+		}
+		acked, err = te.TopicAck(ctx, droverdriver.TopicAckParams{Now: time.Now(), Lease: time.Minute, Acks: []droverdriver.LaneAck{
+			{Topic: "t", Subscription: "a", Lane: 0, Token: token, Cursor: rows[1].Position(), Count: 1, Keep: true, Limit: 1}}})
+		if err != nil || !slices.Equal(acked, []droverdriver.AckedLane{{Index: 0, Kept: false}}) {
+			t.Fatalf("ack with keep of a lane delivering one at a time: %v, %v; want accepted, not kept", acked, err)
+		}
+	})
+
+	t.Run("TopicLease/fair share", func(t *testing.T) {
+		// Of 4 lanes with messages, a consumer takes its share: all of
+		// them alone, 2 while another holds one, and one left short
+		// becomes the subscription's waiter, which halves the holder's
+		// share and stops its lanes from being kept.
+		t.Parallel()
+		ctx := context.Background()
+		_, te := topics(t, 4, "a")
+		for lane := range 4 {
+			publish(t, te, lane, "m")
+		}
+		leaseAs := func(owner string, token droverdriver.LeaseToken, max int) []droverdriver.LeasedLane {
+			t.Helper()
+			leased, err := te.TopicLease(ctx, droverdriver.TopicLeaseParams{Owner: owner, Token: token, Lease: time.Minute,
+				Max: max, Waiting: time.Minute, Now: time.Now(), Subscriptions: []droverdriver.SubscriptionRef{{Topic: "t", Name: "a"}}, Limits: []int{10}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return leased
+		}
+		type held struct {
+			token droverdriver.LeaseToken
+			lanes []droverdriver.LeasedLane
+		}
+		holders := map[string]held{}
+		take := func(owner string, max int) int {
+			t.Helper()
+			h := held{token: droverdriver.NewLeaseToken()}
+			h.lanes = leaseAs(owner, h.token, max)
+			holders[owner] = h
+			return len(h.lanes)
+		}
+		waitfor.Cond(t, "one lane leased by b", func() bool { return take("b", 1) == 1 })
+		if n := take("a", 4); n != 2 {
+			t.Fatalf("a leased %d lanes while b holds one, want its share of 2 (4 lanes, 2 consumers)", n)
+		}
+		// c's share is ceil(4/3) = 2, and one lane is left.
+		if n := take("c", 4); n != 1 {
+			t.Fatalf("c leased %d lanes, want the one left", n)
+		}
+		// d finds every lane with messages held, under its share: it
+		// waits for one of them.
+		if n := take("d", 4); n != 0 {
+			t.Fatalf("d leased %d lanes with every lane held", n)
+		}
+		lanes, err := te.TopicLanes(ctx, "t", "a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		count := map[string]int{}
+		for _, l := range lanes {
+			count[l.Holder]++
+		}
+		if fmt.Sprint(count) != "map[a:2 b:1 c:1]" {
+			t.Fatalf("holders %v, want a 2, b 1, c 1", count)
+		}
+		// The lane d waits for is not kept past its ack, so that d can
+		// take it; the others are.
+		kept := 0
+		for _, owner := range []string{"a", "b", "c"} {
+			h := holders[owner]
+			for _, l := range h.lanes {
+				rows := read(t, te, l)
+				acked, err := te.TopicAck(ctx, droverdriver.TopicAckParams{Now: time.Now(), Lease: time.Minute, Acks: []droverdriver.LaneAck{
+					{Topic: "t", Subscription: "a", Lane: l.Lane, Token: h.token, Cursor: rows[0].Position(), Count: 1, Keep: true, Limit: 10}}})
+				if err != nil || len(acked) != 1 {
+					t.Fatalf("ack of %s's lane %d: %v, %v", owner, l.Lane, acked, err)
+				}
+				if acked[0].Kept {
+					kept++
+				}
+			}
+		}
+		if kept != 3 {
+			t.Fatalf("%d of 4 lanes kept past their acks, want all but the one d waits for", kept)
+		}
+		// d counts in a's share: of the lanes with messages again, a (which
+		// holds 2, its share of 4 among a, b, c and d being 1) takes none.
+		for lane := range 4 {
+			publish(t, te, lane, "m")
+		}
+		waitfor.Cond(t, "the freed lane leased by d", func() bool { return take("d", 4) == 1 })
+		if n := take("a", 4); n != 0 {
+			t.Fatalf("a leased %d more lanes past its share", n)
+		}
+	})
+
+	t.Run("TopicRead/bounds", func(t *testing.T) {
+		// A range reads up to its bound, at most its limit, and a read
+		// within a byte budget in range order, the first message whatever
+		// its size.
+		t.Parallel()
+		_, te := topics(t, 2, "a")
+		publish(t, te, 0, "aaaa", "bbbb", "cccc", "dddd")
+		publish(t, te, 1, "eeee", "ffff")
+		var lane0 []*droverdriver.MessageRow
+		waitfor.Cond(t, "both lanes readable", func() bool {
+			leased := lease(t, te, droverdriver.NewLeaseToken(), "a")
+			for _, l := range leased {
+				if l.Lane == 0 {
+					lane0 = read(t, te, l)
+				}
+			}
+			return len(leased) == 2
+		})
+		read := func(p droverdriver.TopicReadParams) string {
+			t.Helper()
+			rows, err := te.TopicRead(context.Background(), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []string
+			for _, m := range rows {
+				out = append(out, fmt.Sprintf("%d:%s", m.Range, m.Payload))
+			}
+			return strings.Join(out, " ")
+		}
+		p := droverdriver.TopicReadParams{Topics: []string{"t", "t"}, Lanes: []int{0, 1}, Cursors: []droverdriver.Position{{}, {}},
+			Tos: []droverdriver.Position{lane0[2].Position(), droverdriver.PositionMax}, Limits: []int{10, 1}}
+		if got := read(p); got != "0:aaaa 0:bbbb 0:cccc 1:eeee" {
+			t.Fatalf("read %q, want lane 0 up to its bound, lane 1 its limit of 1", got)
+		}
+		// Metadata is stored as "{}" when none is given: each message
+		// weighs its payload and that.
+		size := int64(4 + len("{}"))
+		p.MaxBytes = 2*size + 1
+		if got := read(p); got != "0:aaaa 0:bbbb" {
+			t.Fatalf("read within %d bytes %q, want the first two messages", p.MaxBytes, got)
+		}
+		p.MaxBytes = 1
+		if got := read(p); got != "0:aaaa" {
+			t.Fatalf("read within 1 byte %q, want the first message whatever its size", got)
+		}
+	})
+
+	t.Run("TopicLanes", func(t *testing.T) {
+		// A subscription's lanes with their holders; an operator ends a
+		// live lease as if it had expired.
+		t.Parallel()
+		ctx := context.Background()
+		_, te := topics(t, 2, "a")
+		publish(t, te, 1, "x", "y")
+		// Messages committed while no consumer ran count in the lag (on
+		// PostgreSQL, once the lanes' own sequencing pass made them
+		// readable).
+		lanes, err := te.TopicLanes(ctx, "t", "a")
+		if err != nil || len(lanes) != 2 || lanes[1].Pending != 2 || lanes[1].Holder != "" || lanes[1].Attempt != 0 {
+			t.Fatalf("lanes before any lease %+v, %v; want lane 1 free with 2 pending", lanes, err)
+		}
+		leased := leaseSome(t, te, droverdriver.NewLeaseToken(), "a")
+		lanes, err = te.TopicLanes(ctx, "t", "a")
+		if err != nil || len(lanes) != 2 || lanes[0].Holder != "" || lanes[1].Holder != "o" || lanes[1].LeaseExpiresAt == nil ||
+			lanes[1].Pending != 2 || lanes[1].Attempt != 1 || lanes[0].Pending != 0 {
+			t.Fatalf("lanes %+v, %v; want lane 1 held by o with 2 pending", lanes, err)
+		}
+		if ok, err := te.TopicLaneExpire(ctx, "t", "a", 1); err != nil || !ok {
+			t.Fatalf("expire a held lane: %v, %v", ok, err)
+		}
+		if ok, err := te.TopicLaneExpire(ctx, "t", "a", 1); err != nil || ok {
+			t.Fatalf("expire a free lane: %v, %v; want false", ok, err)
+		}
+		lanes, err = te.TopicLanes(ctx, "t", "a")
+		if err != nil || lanes[1].Holder != "" || lanes[1].Attempt != 1 {
+			t.Fatalf("lanes after the expiry %+v, %v; want lane 1 free, its delivery counted", lanes, err)
+		}
+		if again := lease(t, te, droverdriver.NewLeaseToken(), "a"); len(again) != 1 || again[0].Lane != leased[0].Lane || again[0].Attempt != 2 {
+			t.Fatalf("lease after the expiry %+v, want lane 1 again, attempt 2", again)
+		}
+		if lanes, err := te.TopicLanes(ctx, "t", "none"); err != nil || len(lanes) != 0 {
+			t.Fatalf("lanes of a missing subscription: %v, %v", lanes, err)
+		}
+	})
+
+	t.Run("SubscriptionGet", func(t *testing.T) {
+		t.Parallel()
+		ctx := context.Background()
+		_, te := topics(t, 3, "a")
+		s, err := te.SubscriptionGet(ctx, "t", "a")
+		if err != nil || s.Topic != "t" || s.Name != "a" || s.MaxAttempts != 3 || s.Lanes != 3 || s.CreatedAt.IsZero() {
+			t.Fatalf("subscription %+v, %v", s, err)
+		}
+		if _, err := te.SubscriptionGet(ctx, "t", "none"); !errors.Is(err, droverdriver.ErrSubscriptionNotFound) {
+			t.Fatalf("missing subscription: %v, want ErrSubscriptionNotFound", err)
+		}
+		if _, err := te.SubscriptionGet(ctx, "none", "a"); !errors.Is(err, droverdriver.ErrTopicNotFound) {
+			t.Fatalf("missing topic: %v, want ErrTopicNotFound", err)
+		}
+	})
+
+	t.Run("TopicReceiptKey", func(t *testing.T) {
+		// The first key offered is stored; every later caller gets it.
+		t.Parallel()
+		ctx := context.Background()
+		_, te := topics(t, 1)
+		first, err := te.TopicReceiptKey(ctx, []byte("first key of thirty-two bytes...."))
+		if err != nil || string(first) != "first key of thirty-two bytes...." {
+			t.Fatalf("key %q, %v; want the first offered", first, err)
+		}
+		again, err := te.TopicReceiptKey(ctx, []byte("another key"))
+		if err != nil || string(again) != string(first) {
+			t.Fatalf("key %q, %v; want the stored one", again, err)
 		}
 	})
 
@@ -385,44 +732,212 @@ func testTopics(t *testing.T, setup opener) {
 		}
 	})
 
+	// sealed rotates t's store to a new generation and returns the sealed
+	// one once it is settled: once no transaction that could still write
+	// into it runs (on PostgreSQL, no open publisher older than the seal).
+	sealed := func(t *testing.T, te droverdriver.TopicExecutor) droverdriver.Generation {
+		t.Helper()
+		ctx := context.Background()
+		gens, err := te.TopicGenerations(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cur := gens[len(gens)-1]
+		if err := te.TopicRotate(ctx, cur.Gen+1); err != nil {
+			t.Fatal(err)
+		}
+		var g droverdriver.Generation
+		waitfor.Cond(t, "the sealed generation settled", func() bool {
+			gens, err = te.TopicGenerations(ctx)
+			if err != nil || len(gens) < 2 || gens[len(gens)-2].Gen != cur.Gen || gens[len(gens)-2].SealedAt == nil {
+				t.Fatalf("generations %+v, %v; want %d sealed", gens, err, cur.Gen)
+			}
+			g = gens[len(gens)-2]
+			return g.Settled
+		})
+		return g
+	}
+	// ackAll acks every lane of sub of topic "t" that has a readable
+	// message up to what it can read.
+	ackAll := func(t *testing.T, te droverdriver.TopicExecutor, sub string) {
+		t.Helper()
+		token := droverdriver.NewLeaseToken()
+		var acks []droverdriver.LaneAck
+		for _, l := range leaseSome(t, te, token, sub) {
+			cursor := l.Cursor
+			for _, m := range read(t, te, l) {
+				cursor = m.Position()
+			}
+			acks = append(acks, droverdriver.LaneAck{Topic: l.Topic, Subscription: sub, Lane: l.Lane, Token: token, Cursor: cursor})
+		}
+		if _, err := te.TopicAck(context.Background(), droverdriver.TopicAckParams{Acks: acks, Now: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lagOf := func(t *testing.T, te droverdriver.TopicExecutor, topic, sub string) droverdriver.SubscriptionLag {
+		t.Helper()
+		lag, err := te.TopicLag(context.Background(), []string{topic})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range lag {
+			if l.Subscription == sub {
+				return l
+			}
+		}
+		t.Fatalf("no lag of %s/%s in %+v", topic, sub, lag)
+		return droverdriver.SubscriptionLag{}
+	}
+
 	t.Run("TopicGenerations", func(t *testing.T) {
+		// A rotation seals the current generation, measured by the
+		// store's clock; a drop marked by TopicDropMark removes it, each
+		// call at most Limit messages on a store that deletes rows, and
+		// counts what each lane had not read.
 		t.Parallel()
 		ctx := context.Background()
 		_, te := topics(t, 1, "a")
-		publish(t, te, 0, "old")
+		publish(t, te, 0, "old", "older", "oldest")
 		gens, err := te.TopicGenerations(ctx)
-		if err != nil || len(gens) != 1 || gens[0].SealedAt != nil {
+		if err != nil || len(gens) != 1 || gens[0].SealedAt != nil || gens[0].SealedFor != 0 || gens[0].Age < 0 || gens[0].Dropping {
 			t.Fatalf("generations %+v, %v; want one current", gens, err)
 		}
-		if err := te.TopicRotate(ctx, gens[0].Gen+1); err != nil {
-			t.Fatal(err)
-		}
+		g := sealed(t, te)
 		newer := publish(t, te, 0, "new")
-		if newer[0] < (gens[0].Gen+1)*droverdriver.GenerationWidth {
+		if newer[0] < (g.Gen+1)*droverdriver.GenerationWidth {
 			t.Fatalf("message %d published after the rotation is not in the new generation", newer[0])
 		}
-		// Settled once no transaction that could still write into it
-		// runs (on PostgreSQL, no open publisher older than the seal).
-		var sealed droverdriver.Generation
-		waitfor.Cond(t, "the sealed generation settled", func() bool {
+		waitfor.Cond(t, "the generation sealed for a while by the store's clock", func() bool {
 			gens, err = te.TopicGenerations(ctx)
-			if err != nil || len(gens) != 2 || gens[0].SealedAt == nil {
-				t.Fatalf("generations %+v, %v; want the first sealed", gens, err)
-			}
-			sealed = gens[0]
-			return sealed.Settled
+			return err == nil && gens[0].SealedFor > 0 && gens[0].Age >= gens[0].SealedFor
 		})
-		in, err := te.TopicGenerationTopics(ctx, sealed.Gen)
+		in, err := te.TopicGenerationTopics(ctx, g.Gen)
 		if err != nil || len(in) != 1 || in[0].Topic != "t" || in[0].Passed {
 			t.Fatalf("generation topics %+v, %v; want t, not passed by a", in, err)
 		}
-		lost, err := te.TopicDrop(ctx, sealed.Gen)
-		if err != nil || lost != 1 {
-			t.Fatalf("drop: %d lost, %v; want the one message a had not read", lost, err)
+		if err := te.TopicDropMark(ctx, g.Gen); err != nil {
+			t.Fatal(err)
 		}
-		lag, err := te.TopicLag(ctx, []string{"t"})
-		if err != nil || len(lag) != 1 || lag[0].Dropped != 1 || lag[0].Pending != 1 {
-			t.Fatalf("lag %+v, %v; want 1 dropped and the new message pending", lag, err)
+		if gens, err = te.TopicGenerations(ctx); err != nil || !gens[0].Dropping || gens[1].Dropping {
+			t.Fatalf("generations %+v, %v; want the first dropping", gens, err)
+		}
+		var lost int64
+		for calls := 0; ; calls++ {
+			if calls > 4 {
+				t.Fatalf("the drop of three messages did not end after %d calls of Limit 1", calls)
+			}
+			res, err := te.TopicDrop(ctx, droverdriver.TopicDropParams{Gen: g.Gen, Limit: 1})
+			if err != nil || res.Deleted > 1 {
+				t.Fatalf("drop: %+v, %v; want at most one message a call", res, err)
+			}
+			if lost += res.Lost; res.Done {
+				break
+			}
+		}
+		if lost != 3 {
+			t.Fatalf("drop lost %d messages, want the three a had not read", lost)
+		}
+		if gens, err = te.TopicGenerations(ctx); err != nil || len(gens) != 1 || gens[0].Gen != g.Gen+1 {
+			t.Fatalf("generations %+v, %v; want the dropped one gone", gens, err)
+		}
+		if l := lagOf(t, te, "t", "a"); l.Dropped != 3 || l.Pending != 1 {
+			t.Fatalf("lag %+v; want 3 dropped and the new message pending", l)
+		}
+	})
+
+	t.Run("TopicPurge", func(t *testing.T) {
+		// A purge deletes one topic's messages from a sealed generation,
+		// at most Limit a call, going on where the last call stopped,
+		// and counts what each lane had not read; other topics' messages
+		// and the topic's messages of other generations stay.
+		t.Parallel()
+		ctx := context.Background()
+		_, te := topics(t, 2, "a", "b")
+		topicU(t, te)
+		publish(t, te, 0, "t1", "t2", "t3")
+		publish(t, te, 1, "t4", "t5")
+		if _, err := te.TopicPublish(ctx, []droverdriver.PublishParams{{Topic: "u", Payload: []byte("u1")}, {Topic: "u", Payload: []byte("u2")}}); err != nil {
+			t.Fatal(err)
+		}
+		waitfor.Cond(t, "b read every message of t", func() bool {
+			ackAll(t, te, "b")
+			return lagOf(t, te, "t", "b").Pending == 0
+		})
+		g := sealed(t, te)
+		publish(t, te, 0, "t6")
+		p := droverdriver.TopicPurgeParams{Gen: g.Gen, Topic: "t", Limit: 2}
+		var deleted, lost int64
+		for calls := 0; ; calls++ {
+			if calls > 8 {
+				t.Fatalf("the purge of five messages did not end after %d calls of Limit 2", calls)
+			}
+			res, err := te.TopicPurge(ctx, p)
+			if err != nil || res.Deleted > 2 {
+				t.Fatalf("purge: %+v, %v; want at most two messages a call", res, err)
+			}
+			deleted, lost = deleted+res.Deleted, lost+res.Lost
+			if res.Done {
+				break
+			}
+			p.After = res.Last
+		}
+		if deleted != 5 || lost != 5 {
+			t.Fatalf("purge deleted %d and lost %d, want t's five messages, all lost by a", deleted, lost)
+		}
+		if l := lagOf(t, te, "t", "a"); l.Dropped != 5 || l.Pending != 1 {
+			t.Fatalf("lag of t/a %+v; want 5 dropped and t6 pending", l)
+		}
+		if l := lagOf(t, te, "t", "b"); l.Dropped != 0 || l.Pending != 1 {
+			t.Fatalf("lag of t/b %+v; want nothing dropped (it had read them) and t6 pending", l)
+		}
+		if l := lagOf(t, te, "u", "a"); l.Dropped != 0 || l.Pending != 2 {
+			t.Fatalf("lag of u/a %+v; want u's messages untouched", l)
+		}
+		in, err := te.TopicGenerationTopics(ctx, g.Gen)
+		if err != nil || len(in) != 1 || in[0].Topic != "u" {
+			t.Fatalf("generation topics %+v, %v; want u alone", in, err)
+		}
+	})
+
+	t.Run("TopicRemoveNotSequenced", func(t *testing.T) {
+		// Messages no lease, lag or retention check has made readable yet
+		// (on PostgreSQL their xid is still negative) are removed by a
+		// purge and a drop like any other, and counted as lost: no lane
+		// has passed them.
+		t.Parallel()
+		ctx := context.Background()
+		_, te := topics(t, 1, "a")
+		topicU(t, te)
+		publish(t, te, 0, "t1", "t2")
+		if _, err := te.TopicPublish(ctx, []droverdriver.PublishParams{{Topic: "u", Payload: []byte("u1")}}); err != nil {
+			t.Fatal(err)
+		}
+		g := sealed(t, te)
+		res, err := te.TopicPurge(ctx, droverdriver.TopicPurgeParams{Gen: g.Gen, Topic: "t", Limit: 10})
+		if err != nil || res.Deleted != 2 || res.Lost != 2 || !res.Done {
+			t.Fatalf("purge of t: %+v, %v; want both messages deleted and lost in one call", res, err)
+		}
+		var lost int64
+		for calls := 0; ; calls++ {
+			if calls > 4 {
+				t.Fatalf("the drop of one message did not end after %d calls", calls)
+			}
+			res, err := te.TopicDrop(ctx, droverdriver.TopicDropParams{Gen: g.Gen, Limit: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if lost += res.Lost; res.Done {
+				break
+			}
+		}
+		if lost != 1 {
+			t.Fatalf("the drop lost %d, want u1", lost)
+		}
+		if l := lagOf(t, te, "t", "a"); l.Dropped != 2 || l.Pending != 0 {
+			t.Fatalf("lag of t/a %+v; want 2 dropped", l)
+		}
+		if l := lagOf(t, te, "u", "a"); l.Dropped != 1 || l.Pending != 0 {
+			t.Fatalf("lag of u/a %+v; want 1 dropped", l)
 		}
 	})
 }

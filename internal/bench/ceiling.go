@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// Sizes of the store-ceiling measurement: the floor's loop (droverpg.Floor),
+// Sizes of the store-ceiling measurement: the floor's loop (pgstore.Store.Floor),
 // with Drover's statements in place of the bare ones. A run with fewer
 // --jobs measures the ceiling on as many.
 const ceilingJobs, ceilingBatch, ceilingClients = 200_000, 500, 4

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/internal/bench/pgstore"
 	"github.com/droverhq/drover/internal/bench/report"
 	"github.com/droverhq/drover/internal/bench/stats"
 	"github.com/droverhq/drover/internal/pgha"
@@ -36,27 +37,13 @@ var faults = map[string]string{
 		"(a monitor, a primary, a synchronous standby; needs pg_autoctl); everyone follows the multi-host URL to the standby",
 }
 
-// pgFaulter is implemented by drivers whose store can be put under
-// connection and MVCC pressure (PostgreSQL).
-type pgFaulter interface {
-	HoldConnections(ctx context.Context, n int) (release func(), held int, err error)
-	HoldSnapshot(ctx context.Context) (release func(), err error)
-}
-
-// backendKiller is implemented by drivers whose store can kill the client
-// connections of other sessions (PostgreSQL).
-type backendKiller interface {
-	TerminateBackends(ctx context.Context) (int, error)
-}
-
 // chaos runs a steady load on worker processes, injects a fault a third of
 // the way through for a third of the run, drains, and checks from the store
 // that no job was lost and that every extra run of a job is explained by
 // an expired lease.
 func (r *runner) chaos(ctx context.Context, fault string) (*report.Report, error) {
-	killer, canKill := r.store.Driver.(backendKiller)
-	pressure, canPress := r.store.Driver.(pgFaulter)
-	if (fault == "backend-kill" && !canKill) || ((fault == "pool-exhaust" || fault == "idle-tx" || fault == "pg-restart") && !canPress) {
+	pg, isPG := pgstore.Of(r.store.Driver)
+	if !isPG && (fault == "backend-kill" || fault == "pool-exhaust" || fault == "idle-tx" || fault == "pg-restart") {
 		return nil, usagef("--fault %s needs PostgreSQL", fault)
 	}
 	if fault == "failover" && r.opts.ha == nil {
@@ -90,7 +77,7 @@ func (r *runner) chaos(ctx context.Context, fault string) (*report.Report, error
 	injected := make(chan error, 1)
 	var failover pgha.Failover // what the failover fault measured; read after injected
 	go func() {
-		injected <- r.inject(ctx, fault, f, killer, pressure, start, faultAt, faultLen, seen, &failover)
+		injected <- r.inject(ctx, fault, f, pg, start, faultAt, faultLen, seen, &failover)
 	}()
 
 	m, err := r.watch(ctx, f, "chaos", base, time.Now(), 0, r.opts.duration, func(written int64) int64 { return p.inserted.Load() - written })
@@ -148,7 +135,7 @@ func faultNames() string {
 }
 
 // inject carries out the fault on its schedule.
-func (r *runner) inject(ctx context.Context, fault string, f *procFleet, killer backendKiller, pressure pgFaulter,
+func (r *runner) inject(ctx context.Context, fault string, f *procFleet, pg *pgstore.Store,
 	start time.Time, at, length time.Duration, seen *errorTally, failover *pgha.Failover) error {
 	sleepUntil := func(t time.Time) bool {
 		select {
@@ -192,7 +179,7 @@ func (r *runner) inject(ctx context.Context, fault string, f *procFleet, killer 
 		if err := r.maxConnections(ctx, &max); err != nil {
 			return err
 		}
-		release, held, err := pressure.HoldConnections(ctx, max)
+		release, held, err := pg.HoldConnections(ctx, max)
 		if err != nil {
 			return err
 		}
@@ -215,7 +202,7 @@ func (r *runner) inject(ctx context.Context, fault string, f *procFleet, killer 
 		fmt.Fprintf(r.out, "chaos      PostgreSQL restarted at %.1fs\n", time.Since(start).Seconds())
 		return nil
 	case "idle-tx":
-		release, err := pressure.HoldSnapshot(ctx)
+		release, err := pg.HoldSnapshot(ctx)
 		if err != nil {
 			return err
 		}
@@ -225,7 +212,7 @@ func (r *runner) inject(ctx context.Context, fault string, f *procFleet, killer 
 	case "backend-kill":
 		end := start.Add(at + length)
 		for time.Now().Before(end) {
-			if _, err := killer.TerminateBackends(ctx); err != nil {
+			if _, err := pg.TerminateBackends(ctx); err != nil {
 				seen.add(err)
 			}
 			if !sleepUntil(time.Now().Add(500 * time.Millisecond)) {
@@ -363,10 +350,7 @@ func (r *runner) drainStore(ctx context.Context, queue string, limit time.Durati
 // all the server accepts but 5, so that the store stays reachable for the
 // clients that already hold connections and barely for anyone else.
 func (r *runner) maxConnections(ctx context.Context, n *int) error {
-	type querier interface {
-		MaxConnections(ctx context.Context) (int, error)
-	}
-	q, ok := r.store.Driver.(querier)
+	q, ok := pgstore.Of(r.store.Driver)
 	if !ok {
 		return errors.New("store cannot report max_connections")
 	}

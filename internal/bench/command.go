@@ -41,7 +41,7 @@ func NewCommand(env func() Env) *cobra.Command {
 		Long: "Measure what Drover does on the store the database URL names (the embedded ./" + benchFile + "\n" +
 			"when none is given), in a schema of its own (" + benchSchema + ") unless --schema names one, never\n" +
 			"the application's. What the bench made is dropped when it ends, on Ctrl-C too, unless --keep.\n" +
-			"Scenarios: burndown, steady, latency, scale, streams, runs, dag, keyed, chaos, fanout, assign.\n" +
+			"Scenarios: burndown, steady, latency, scale, streams, runs, dag, keyed, chaos, fanout, assign, sweep.\n" +
 			"Every run prints a progress line every 2s, a table at the end, and can write\n" +
 			"--json, --markdown and --plot output. Jobs are checked from the store: a run\n" +
 			"that loses a job fails.",
@@ -225,6 +225,7 @@ func NewCommand(env func() Env) *cobra.Command {
 	}
 	cmd.AddCommand(newFanoutCommand(env)) // topics: fanout.go
 	cmd.AddCommand(newAssignCommand(env)) // routing: assign.go
+	cmd.AddCommand(newSweepCommand(env))  // cost curves: sweep.go
 	cmd.AddCommand(newFanoutConsumerCommand(env))
 	cmd.AddCommand(newShardsCommand(env)) // a fleet of local PostgreSQL shards: shards.go
 	return cmd
@@ -510,54 +511,12 @@ func checkOutputPath(flag, path string) error {
 // run opens the store, runs one scenario and writes its outputs.
 func run(ctx context.Context, env Env, o options, scenario string,
 	fn func(*runner, context.Context) (*report.Report, error), jsonPath, plotPath string, markdown, keep bool) error {
-	bt, err := resolveTarget(&env)
+	r, target, done, err := openRunner(ctx, env, o, keep)
 	if err != nil {
 		return err
 	}
-	target := bt.Target
-	// Progress lines, fault notices and the worker processes' stderr are
-	// written from several goroutines: one lock keeps lines whole.
-	var mu sync.Mutex
-	env.Stdout = &lockedWriter{mu: &mu, w: env.Stdout}
-	env.Stderr = &lockedWriter{mu: &mu, w: env.Stderr}
-	maxConns := 0
-	if target.Kind == storeurl.Postgres {
-		// Producers and consumers share one pool (and one listening
-		// connection outside it). Sized so that the streams sweep's 64
-		// clients each find a connection for a claim, within a default
-		// max_connections of 100.
-		maxConns = max(8, o.producers+4, maxOf(o.streams)+8)
-	}
-	fmt.Fprintln(env.Stderr, bt.describe(keep))
-	store, err := storeurl.Open(ctx, target, storeurl.Options{Schema: env.Schema, AutoMigrate: true, MaxConns: maxConns,
-		Logf: func(f string, a ...any) { fmt.Fprintf(env.Stderr, f+"\n", a...) }})
-	if err != nil {
-		return err
-	}
-	defer bt.cleanup(ctx, store, keep, env.Stderr)
-	inserts, err := storeurl.NewClient[inserter](store, &drover.Config{Logger: discardLogger()})
-	if err != nil {
-		return err
-	}
-	id := make([]byte, 3)
-	_, _ = rand.Read(id)
-	r := &runner{env: env, opts: o, store: store, inserts: inserts, out: env.Stdout,
-		payload: strings.Repeat("x", o.payloadBytes), runID: hex.EncodeToString(id)}
-	r.cost = newCostMeter(ctx, target)
-	defer r.cost.close()
-	if o.remote || o.netns || o.latency > 0 {
-		if target.Kind != storeurl.Postgres {
-			return usagef("--remote, --latency and --netns need PostgreSQL: SQLite workers share a file, not a network")
-		}
-		ns := ""
-		if o.netns {
-			ns = "drover-bench-" + r.runID
-		}
-		if r.remote, err = startRemote(ctx, target.URL, o.latency, ns); err != nil {
-			return err
-		}
-		defer r.remote.close()
-	}
+	defer done()
+	env = r.env
 	rep, err := fn(r, ctx)
 	if rep == nil {
 		return err
@@ -591,6 +550,71 @@ func run(ctx context.Context, env Env, o options, scenario string,
 		}
 	}
 	return err
+}
+
+// openRunner opens the store env names (the bench's own unless told
+// otherwise) and returns a runner on it, the store's target, and done,
+// which closes what the runner holds and removes what the bench made
+// (unless keep). On error nothing is left open.
+func openRunner(ctx context.Context, env Env, o options, keep bool) (r *runner, target storeurl.Target, done func(), err error) {
+	bt, err := resolveTarget(&env)
+	if err != nil {
+		return nil, target, nil, err
+	}
+	target = bt.Target
+	// Progress lines, fault notices and the worker processes' stderr are
+	// written from several goroutines: one lock keeps lines whole.
+	var mu sync.Mutex
+	env.Stdout = &lockedWriter{mu: &mu, w: env.Stdout}
+	env.Stderr = &lockedWriter{mu: &mu, w: env.Stderr}
+	maxConns := 0
+	if target.Kind == storeurl.Postgres {
+		// Producers and consumers share one pool (and one listening
+		// connection outside it). Sized so that the streams sweep's 64
+		// clients each find a connection for a claim, within a default
+		// max_connections of 100.
+		maxConns = max(8, o.producers+4, maxOf(o.streams)+8)
+	}
+	fmt.Fprintln(env.Stderr, bt.describe(keep))
+	store, err := storeurl.Open(ctx, target, storeurl.Options{Schema: env.Schema, AutoMigrate: true, MaxConns: maxConns,
+		Logf: func(f string, a ...any) { fmt.Fprintf(env.Stderr, f+"\n", a...) }})
+	if err != nil {
+		return nil, target, nil, err
+	}
+	var closers []func()
+	done = func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	closers = append(closers, func() { bt.cleanup(ctx, store, keep, env.Stderr) })
+	inserts, err := storeurl.NewClient[inserter](store, &drover.Config{Logger: discardLogger()})
+	if err != nil {
+		done()
+		return nil, target, nil, err
+	}
+	id := make([]byte, 3)
+	_, _ = rand.Read(id)
+	r = &runner{env: env, opts: o, store: store, inserts: inserts, out: env.Stdout,
+		payload: strings.Repeat("x", o.payloadBytes), runID: hex.EncodeToString(id)}
+	r.cost = newCostMeter(ctx, target)
+	closers = append(closers, r.cost.close)
+	if o.remote || o.netns || o.latency > 0 {
+		if target.Kind != storeurl.Postgres {
+			done()
+			return nil, target, nil, usagef("--remote, --latency and --netns need PostgreSQL: SQLite workers share a file, not a network")
+		}
+		ns := ""
+		if o.netns {
+			ns = "drover-bench-" + r.runID
+		}
+		if r.remote, err = startRemote(ctx, target.URL, o.latency, ns); err != nil {
+			done()
+			return nil, target, nil, err
+		}
+		closers = append(closers, r.remote.close)
+	}
+	return r, target, done, nil
 }
 
 func maxOf(xs []int) int {

@@ -22,10 +22,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/cobra"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/internal/bench/pgstore"
 	"github.com/droverhq/drover/internal/bench/report"
 	"github.com/droverhq/drover/internal/bench/stats"
 	"github.com/droverhq/drover/internal/storeurl"
@@ -166,13 +166,6 @@ func (c FanoutCost) String() string {
 	return strings.Join(parts, ", ")
 }
 
-// rowCounter is implemented by drivers that can count the rows their
-// store wrote (PostgreSQL).
-type rowCounter interface {
-	RowsWritten(ctx context.Context) (map[string]int64, error)
-	Pool() *pgxpool.Pool
-}
-
 // rowsWritten reads the store's row counts, nil when it has none. A
 // PostgreSQL backend holds its counts back while it flushed less than a
 // second ago, and once idle sends them only ten seconds later, or when it
@@ -180,11 +173,11 @@ type rowCounter interface {
 // processes have exited or not started), and the counts read until they
 // stop moving.
 func rowsWritten(ctx context.Context, store *storeurl.Store) map[string]int64 {
-	rc, ok := store.Driver.(rowCounter)
+	rc, ok := pgstore.Of(store.Driver)
 	if !ok {
 		return nil
 	}
-	rc.Pool().Reset()
+	rc.ResetPool()
 	rows, err := rc.RowsWritten(ctx)
 	if err != nil {
 		return nil
@@ -297,7 +290,7 @@ func runFanout(ctx context.Context, env Env, o fanoutOptions, jsonPath, plotPath
 		// lane updates vacuumed and a checkpoint taken, outside the
 		// measured interval; a later point paid for an earlier one's
 		// bloat (4 processes after 1 and 2: 1.2M deliveries/s, alone 2.5M).
-		if s, ok := store.Driver.(settler); ok {
+		if s, ok := pgstore.Of(store.Driver); ok {
 			if err := s.Settle(ctx); err != nil {
 				return err
 			}

@@ -132,12 +132,19 @@ type workerConfig struct {
 	GlobalLimit int
 	// DeleteCompleted deletes jobs as they complete (Config.DeleteCompleted).
 	DeleteCompleted bool
+	// Queues, above 1, serves that many queues named after Queue
+	// (spreadQueues), Concurrency shared out among them.
+	Queues int
 }
 
 func (w workerConfig) clientConfig(s *storeurl.Store) *drover.Config {
+	names := spreadQueues(w.Queue, w.Queues)
+	queues := make(map[string]drover.QueueConfig, len(names))
+	for _, name := range names {
+		queues[name] = drover.QueueConfig{MaxWorkers: max(1, w.Concurrency/len(names)), ClaimMax: w.ClaimMax, GlobalMaxWorkers: w.GlobalLimit}
+	}
 	return &drover.Config{
-		Queues: map[string]drover.QueueConfig{w.Queue: {MaxWorkers: w.Concurrency, ClaimMax: w.ClaimMax,
-			GlobalMaxWorkers: w.GlobalLimit}},
+		Queues:          queues,
 		Workers:         Workers(),
 		LeaseDuration:   w.Lease,
 		PollOnly:        w.PollOnly,

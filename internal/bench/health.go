@@ -5,22 +5,16 @@ import (
 	"sync"
 	"time"
 
-	"github.com/droverhq/drover/droverpg"
+	"github.com/droverhq/drover/internal/bench/pgstore"
 	"github.com/droverhq/drover/internal/bench/report"
 )
-
-// healther is implemented by drivers that can sample the hot table's
-// physical state (PostgreSQL).
-type healther interface {
-	Health(ctx context.Context) (droverpg.TableHealth, error)
-}
 
 // sampleHealth samples the hot table every --health-every into rep.Health
 // until the returned stop function is called, which takes a last sample.
 // Long steady runs use it to show that the table's size and dead tuples stay
 // flat, that is, that vacuum keeps up with the churn.
 func (r *runner) sampleHealth(ctx context.Context, rep *report.Report) (stop func()) {
-	h, ok := r.store.Driver.(healther)
+	h, ok := pgstore.Of(r.store.Driver)
 	if r.opts.healthEvery <= 0 || !ok {
 		return func() {}
 	}

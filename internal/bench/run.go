@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
-	"github.com/droverhq/drover/droverpg"
+	"github.com/droverhq/drover/internal/bench/pgstore"
 	"github.com/droverhq/drover/internal/bench/report"
 	"github.com/droverhq/drover/internal/bench/stats"
 	"github.com/droverhq/drover/internal/pgha"
@@ -79,6 +79,11 @@ type options struct {
 	// that many worker types in turn and makes client i a worker of type
 	// i % workerTypes (routing, assign.go's assignType).
 	clients, workerTypes int
+	// queues spreads the jobs round robin over that many queues, which
+	// the workers all serve (sweep.go; 0 or 1: the one queue), and
+	// uniqueKeys gives every job a unique key of its own (UniqueKey).
+	queues     int
+	uniqueKeys bool
 }
 
 // fleetSize is the number of worker processes a single-point scenario
@@ -101,6 +106,7 @@ type inserter interface {
 	BatchResults(ctx context.Context, batchID int64, fn func(drover.JobResult) error) error
 	JobList(ctx context.Context, p drover.JobListParams) ([]*drover.JobRow, error)
 	JobCountByState(ctx context.Context, queue string) (map[drover.JobState]int64, error)
+	JobBulk(ctx context.Context, action drover.BulkAction, filter drover.JobListParams, progress func(drover.BulkProgress)) (drover.BulkProgress, error)
 }
 
 // workerClient is what the bench calls of a client that works jobs.
@@ -138,7 +144,10 @@ func (r *runner) jobArgs(seq int64, stamp bool) Args {
 }
 
 func (r *runner) jobOpts(queue string, seq int64) *drover.InsertOpts {
-	o := &drover.InsertOpts{Queue: queue}
+	o := &drover.InsertOpts{Queue: spreadQueue(queue, seq, r.opts.queues)}
+	if r.opts.uniqueKeys {
+		o.UniqueKey = fmt.Sprintf("%s-%d", queue, seq)
+	}
 	if r.opts.workerTypes > 0 {
 		o.WorkerType = assignType(int(seq), r.opts.workerTypes)
 	}
@@ -308,7 +317,11 @@ func (r *runner) verify(ctx context.Context, queue string, ids *idRange) (verdic
 	var seen int64 // jobs of the run still in the store
 	after := ids.min - 1
 	for {
-		page, err := r.inserts.JobList(ctx, drover.JobListParams{Queue: queue, After: after, Limit: 10_000})
+		listed := queue
+		if r.opts.queues > 1 {
+			listed = "" // every queue: the run's IDs bound the list
+		}
+		page, err := r.inserts.JobList(ctx, drover.JobListParams{Queue: listed, After: after, Limit: 10_000})
 		if err != nil {
 			return v, fmt.Errorf("verify from store: %w", err)
 		}
@@ -353,20 +366,12 @@ func (r *runner) verify(ctx context.Context, queue string, ids *idRange) (verdic
 
 // dbStatser is implemented by drivers that can report database-side
 // figures (PostgreSQL).
-type dbStatser interface {
-	DBStats(ctx context.Context) (map[string]any, error)
-}
-
 // Sizes of every raw SQL floor measurement: rows in the scratch table and
 // rows per claim.
 const floorRows, floorBatch = 200_000, 500
 
 // floorer is implemented by drivers that can measure the raw SQL floor of
 // a queue on their store (PostgreSQL).
-type floorer interface {
-	Floor(ctx context.Context, rows, batch, clients int, complete bool, loopStarts func()) (float64, error)
-}
-
 // references measures, in the same run as the scenario, what the report
 // compares Drover against: the store ceiling (ceiling.go) on every store,
 // and the raw SQL floor where the store supports it, so that the report
@@ -386,7 +391,7 @@ func (r *runner) references(ctx context.Context, rep *report.Report) error {
 	}
 	rep.Ceiling = c
 	rep.Notes = append(rep.Notes, fmt.Sprintf("Drover reached %.2f× the store ceiling measured in this run (%.0f jobs/s)", best/c.JobsPerSec, c.JobsPerSec))
-	f, ok := r.store.Driver.(floorer)
+	f, ok := pgstore.Of(r.store.Driver)
 	if !ok {
 		return nil
 	}
@@ -400,7 +405,7 @@ func (r *runner) references(ctx context.Context, rep *report.Report) error {
 	// The floor's scratch table is dropped before Floor returns: a small
 	// cost next to its loop's, counted with it.
 	rep.Floor = &report.Reference{Name: "raw SQL floor (claim 500 with SKIP LOCKED, delete; 4 clients)",
-		JobsPerSec: rate, Command: fmt.Sprintf(droverpg.FloorCommand, clients, batch, rows), Cost: cost.end(ctx, nil, rows)}
+		JobsPerSec: rate, Command: fmt.Sprintf(pgstore.FloorCommand, clients, batch, rows), Cost: cost.end(ctx, nil, rows)}
 	rep.Notes = append(rep.Notes, fmt.Sprintf("Drover reached %.2f× the raw SQL floor measured in this run (%.0f jobs/s); the store ceiling is %.2f× the floor",
 		best/rate, rate, c.JobsPerSec/rate))
 	// The same loop marking its rows completed instead of deleting them:
@@ -412,7 +417,7 @@ func (r *runner) references(ctx context.Context, rep *report.Report) error {
 		return err
 	}
 	rep.CompleteFloor = &report.Reference{Name: "claim-and-complete floor (claim 500 with SKIP LOCKED, mark completed; 4 clients)",
-		JobsPerSec: rate, Command: fmt.Sprintf(droverpg.CompleteFloorCommand, clients, batch, rows), Cost: cost.end(ctx, nil, rows)}
+		JobsPerSec: rate, Command: fmt.Sprintf(pgstore.CompleteFloorCommand, clients, batch, rows), Cost: cost.end(ctx, nil, rows)}
 	if s, f := rep.Cost.StoreCPUUsPerJob, rep.CompleteFloor.Cost.StoreCPUUsPerJob; s != nil && f != nil && *f > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("Drover's store CPU per job is %.2f× the claim-and-complete floor's (%.2f against %.2f µs)", *s / *f, *s, *f))
 	}
@@ -428,7 +433,7 @@ func (r *runner) references(ctx context.Context, rep *report.Report) error {
 // once per round, the Ks in turn as the sweep ran them, and the median
 // kept: one short loop on shared CPUs is as noisy as one round of the
 // sweep.
-func (r *runner) floorCurve(ctx context.Context, f floorer, rep *report.Report) error {
+func (r *runner) floorCurve(ctx context.Context, f *pgstore.Store, rep *report.Report) error {
 	var ks []int
 	for _, p := range rep.Points {
 		if !slices.Contains(ks, p.Processes) {
@@ -454,24 +459,18 @@ func (r *runner) floorCurve(ctx context.Context, f floorer, rep *report.Report) 
 	return nil
 }
 
-// settler is implemented by drivers whose store benefits from a vacuum and
-// a checkpoint between runs (PostgreSQL).
-type settler interface {
-	Settle(ctx context.Context) error
-}
-
 // settle vacuums the store where that means something, so that a run is
 // not billed for the dead rows, stale statistics and checkpoints of the
 // runs before it. It happens outside every measured interval.
 func (r *runner) settle(ctx context.Context) error {
-	if s, ok := r.store.Driver.(settler); ok {
+	if s, ok := pgstore.Of(r.store.Driver); ok {
 		return s.Settle(ctx)
 	}
 	return nil
 }
 
 func (r *runner) dbStats(ctx context.Context) map[string]any {
-	if s, ok := r.store.Driver.(dbStatser); ok {
+	if s, ok := pgstore.Of(r.store.Driver); ok {
 		if m, err := s.DBStats(ctx); err == nil {
 			return m
 		}

@@ -20,7 +20,7 @@ func (r *runner) queueName(suffix string) string {
 
 func (r *runner) workerConfig(queue string) workerConfig {
 	return workerConfig{Queue: queue, Concurrency: r.opts.concurrency, ClaimMax: r.opts.claimMax, Lease: r.opts.lease,
-		GlobalLimit: r.opts.globalLimit, DeleteCompleted: r.opts.deleteCompleted}
+		GlobalLimit: r.opts.globalLimit, DeleteCompleted: r.opts.deleteCompleted, Queues: r.opts.queues}
 }
 
 // fleetFor returns the workers --via names, else k worker processes, or

@@ -25,7 +25,8 @@ import (
 // Within each, a claimer that says what it is (ClaimParams.Worker: a Go
 // client with Config.Worker, a remote worker with a type, name or labels)
 // takes plain jobs and the routed jobs it matches (JobClaimRouted); one
-// that says nothing takes plain jobs with the plain statement.
+// that says nothing takes plain jobs with the plain statement. Which
+// statement runs is named here for every store (ClaimVariant).
 //
 // The settings come from cache (Settings), so a change takes effect when
 // its notification arrives, or within SettingsTTL. Jobs claimed unlimited
@@ -47,6 +48,37 @@ func Claim(ctx context.Context, ex droverdriver.Executor, settings *Settings, p 
 		}
 	}
 	p.Limited = s.Limited()
-	p.Strict = p.Limited && s.Strict > 0
+	p.Variant = ClaimVariant(p, p.Limited && s.Strict > 0)
 	return ex.JobClaim(ctx, p)
+}
+
+// ClaimVariant names the statement a claim of p runs, for every store
+// (ClaimParams.Variant): the strict claim when the queue is in strict
+// order (strict, which only a limited claim may be), the routed claim
+// for a claimer that says what it is, both of which take every other
+// part of p as parameters; otherwise the claim past a position when p
+// has one (After), of the claimer's kinds when it names them (Kinds), of
+// every kind but the paused ones when some are (ExceptKinds), and the
+// plain claim when none of these apply. Claim calls it; so do callers
+// that run Executor.JobClaim themselves (the driver suite, the bench's
+// store ceiling).
+func ClaimVariant(p droverdriver.ClaimParams, strict bool) droverdriver.ClaimVariant {
+	after := p.After != nil
+	switch {
+	case strict:
+		return droverdriver.ClaimStrict
+	case p.Worker != nil:
+		return droverdriver.ClaimRouted
+	case p.Kinds != nil && after:
+		return droverdriver.ClaimKindsAfter
+	case p.Kinds != nil:
+		return droverdriver.ClaimKinds
+	case len(p.ExceptKinds) > 0 && after:
+		return droverdriver.ClaimExceptAfter
+	case len(p.ExceptKinds) > 0:
+		return droverdriver.ClaimExcept
+	case after:
+		return droverdriver.ClaimAfter
+	}
+	return droverdriver.ClaimPlain
 }

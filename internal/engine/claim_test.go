@@ -166,3 +166,54 @@ func TestSettingsCache(t *testing.T) {
 		t.Fatalf("Peek = %+v, %v", got, ok)
 	}
 }
+
+// TestClaimVariant checks the statement named for every shape of claim,
+// and that Claim hands drivers the one its stored settings call for.
+func TestClaimVariant(t *testing.T) {
+	t.Parallel()
+	after := &droverdriver.ClaimPosition{ID: 7}
+	worker := &droverdriver.Worker{Type: "gpu"}
+	tests := []struct {
+		name   string
+		p      droverdriver.ClaimParams
+		strict bool
+		want   droverdriver.ClaimVariant
+	}{
+		{"nothing said", droverdriver.ClaimParams{}, false, droverdriver.ClaimPlain},
+		{"past a position", droverdriver.ClaimParams{After: after}, false, droverdriver.ClaimAfter},
+		{"kinds", droverdriver.ClaimParams{Kinds: []string{"a"}}, false, droverdriver.ClaimKinds},
+		{"kinds past a position", droverdriver.ClaimParams{Kinds: []string{"a"}, After: after}, false, droverdriver.ClaimKindsAfter},
+		{"kinds and paused kinds", droverdriver.ClaimParams{Kinds: []string{"a", "b"}, ExceptKinds: []string{"b"}}, false, droverdriver.ClaimKinds},
+		{"paused kinds", droverdriver.ClaimParams{ExceptKinds: []string{"b"}}, false, droverdriver.ClaimExcept},
+		{"paused kinds past a position", droverdriver.ClaimParams{ExceptKinds: []string{"b"}, After: after}, false, droverdriver.ClaimExceptAfter},
+		{"a worker", droverdriver.ClaimParams{Worker: worker, Kinds: []string{"a"}, After: after}, false, droverdriver.ClaimRouted},
+		{"strict", droverdriver.ClaimParams{Limited: true, Kinds: []string{"a"}}, true, droverdriver.ClaimStrict},
+		{"strict, as a worker", droverdriver.ClaimParams{Limited: true, Worker: worker}, true, droverdriver.ClaimStrict},
+	}
+	for _, tt := range tests {
+		if got := ClaimVariant(tt.p, tt.strict); got != tt.want {
+			t.Errorf("%s: variant %d, want %d", tt.name, got, tt.want)
+		}
+	}
+
+	for _, tt := range []struct {
+		name     string
+		settings *droverdriver.QueueSettings
+		p        droverdriver.ClaimParams
+		want     droverdriver.ClaimVariant
+	}{
+		{"no settings", nil, droverdriver.ClaimParams{Queue: "q", Max: 5}, droverdriver.ClaimPlain},
+		{"paused kinds", &droverdriver.QueueSettings{Queue: "q", PausedKinds: []string{"b"}}, droverdriver.ClaimParams{Queue: "q", Max: 5}, droverdriver.ClaimExcept},
+		{"limited", &droverdriver.QueueSettings{Queue: "q", Limit: droverdriver.QueueLimit{MaxRunning: 2}}, droverdriver.ClaimParams{Queue: "q", Max: 5, After: after}, droverdriver.ClaimAfter},
+		{"strict order", &droverdriver.QueueSettings{Queue: "q", Strict: 1}, droverdriver.ClaimParams{Queue: "q", Max: 5, Worker: worker}, droverdriver.ClaimStrict},
+	} {
+		ex, s, _ := setup(t)
+		ex.settings = tt.settings
+		if _, err := Claim(context.Background(), ex, s, tt.p); err != nil {
+			t.Fatal(err)
+		}
+		if len(ex.claims) != 1 || ex.claims[0].Variant != tt.want {
+			t.Errorf("%s: claims %+v, want one of variant %d", tt.name, ex.claims, tt.want)
+		}
+	}
+}

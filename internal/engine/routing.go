@@ -67,12 +67,12 @@ func Workers(ctx context.Context, ex droverdriver.Executor, now time.Time) ([]Wo
 	return out, nil
 }
 
-// Unroutable returns the groups of waiting routed jobs that no live worker
-// can take: none works their queue and matches their routing.
+// Unroutable returns the groups of waiting jobs that no live worker can
+// take: none works their queue, matches their routing and runs their kind.
 func Unroutable(groups []droverdriver.RouteGroup, workers []WorkerState) []droverdriver.RouteGroup {
 	out := []droverdriver.RouteGroup{}
 	for _, g := range groups {
-		if !Routable(g.Queue, g.Routing, workers) {
+		if !Routable(g.Queue, g.Kind, g.Routing, workers) {
 			out = append(out, g)
 		}
 	}
@@ -80,15 +80,48 @@ func Unroutable(groups []droverdriver.RouteGroup, workers []WorkerState) []drove
 }
 
 // Routable reports whether a live worker of workers works queue (its
-// registry row lists it) and matches routing.
-func Routable(queue string, routing *droverdriver.Routing, workers []WorkerState) bool {
+// registry row lists it), matches routing and runs kind.
+func Routable(queue, kind string, routing *droverdriver.Routing, workers []WorkerState) bool {
 	for i := range workers {
 		w := &workers[i]
-		if w.Live && slices.Contains(w.Queues, queue) && w.Worker().Matches(routing) {
+		if w.Live && slices.Contains(w.Queues, queue) && w.Worker().Matches(routing) && w.Runs(kind) {
 			return true
 		}
 	}
 	return false
+}
+
+// KindsHead is how many of a queue's waiting plain jobs, in claim order,
+// the report of unroutable jobs reads for kinds no live worker runs
+// (KindsWaiting): a job no worker claims rises to the head of its queue
+// as the others are claimed past it, so the head is where it shows,
+// however long the backlog behind.
+const KindsHead = 1000
+
+// KindQueues returns the queues whose plain jobs may be of a kind no live
+// worker runs: those that live workers work, every one of which named the
+// kinds it runs. A queue with a live worker that named none (a remote
+// worker claiming every kind) has none, and neither has a queue no live
+// worker works (nothing there runs, whatever its kind).
+func KindQueues(workers []WorkerState) []string {
+	all := map[string]bool{}
+	for i := range workers {
+		w := &workers[i]
+		if !w.Live {
+			continue
+		}
+		for _, q := range w.Queues {
+			all[q] = all[q] || w.Kinds == nil
+		}
+	}
+	var out []string
+	for q, anyKind := range all {
+		if !anyKind {
+			out = append(out, q)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // RouteAbsent applies the absent-worker policy (droverdriver.AbsentPolicy)

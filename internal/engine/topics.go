@@ -57,21 +57,24 @@ type ReadPlan struct {
 }
 
 // PlanReads groups leased lanes by (topic, lane, cursor) into the ranges
-// of one TopicRead of at most limit messages per range, and of at most
-// maxRows messages in all (maxRows <= 0: no bound): with more ranges than
-// maxRows / limit, each range reads fewer messages (at least one). A
-// consumer whose subscriptions lag at many different positions would
+// of one TopicRead, each reading up to the furthest bound and the largest
+// limit of its lanes (Deliveries gives each lane its own share), and of at
+// most maxRows messages in all (maxRows <= 0: no bound): with ranges whose
+// limits add up to more, each range reads fewer messages (at least one).
+// A consumer whose subscriptions lag at many different positions would
 // otherwise read capacity × limit rows in one statement and spend longer
-// on it, and on their handlers, than its leases last; smaller batches
-// keep every lane moving instead of leaving some for later.
-func PlanReads(leased []droverdriver.LeasedLane, limit, maxRows int) ReadPlan {
+// on it, and on their handlers, than its leases last; smaller batches keep
+// every lane moving instead of leaving some for later. maxBytes bounds the
+// payload and metadata the read returns (TopicReadParams.MaxBytes).
+func PlanReads(leased []droverdriver.LeasedLane, maxRows int, maxBytes int64) ReadPlan {
 	type rng struct {
 		topic  string
 		lane   int
 		cursor droverdriver.Position
 	}
-	plan := ReadPlan{Params: droverdriver.TopicReadParams{Limit: limit}, RangeOf: make([]int, len(leased))}
+	plan := ReadPlan{Params: droverdriver.TopicReadParams{MaxBytes: maxBytes}, RangeOf: make([]int, len(leased))}
 	seen := make(map[rng]int, len(leased))
+	rows := 0
 	for i, l := range leased {
 		k := rng{l.Topic, l.Lane, l.Cursor}
 		r, ok := seen[k]
@@ -81,29 +84,58 @@ func PlanReads(leased []droverdriver.LeasedLane, limit, maxRows int) ReadPlan {
 			plan.Params.Topics = append(plan.Params.Topics, l.Topic)
 			plan.Params.Lanes = append(plan.Params.Lanes, l.Lane)
 			plan.Params.Cursors = append(plan.Params.Cursors, l.Cursor)
+			plan.Params.Tos = append(plan.Params.Tos, l.To)
+			plan.Params.Limits = append(plan.Params.Limits, 0)
+		}
+		if plan.Params.Tos[r].Less(l.To) {
+			plan.Params.Tos[r] = l.To
+		}
+		if l.Limit > plan.Params.Limits[r] {
+			rows += l.Limit - plan.Params.Limits[r]
+			plan.Params.Limits[r] = l.Limit
 		}
 		plan.RangeOf[i] = r
 	}
-	if n := len(plan.Params.Lanes); maxRows > 0 && n*limit > maxRows {
-		plan.Params.Limit = max(maxRows/n, 1)
+	if n := len(plan.Params.Lanes); maxRows > 0 && rows > maxRows {
+		cut := max(maxRows/n, 1)
+		for r := range plan.Params.Limits {
+			plan.Params.Limits[r] = min(plan.Params.Limits[r], cut)
+		}
 	}
 	return plan
 }
 
+// LaneBatch is what one leased lane delivers.
+type LaneBatch struct {
+	Rows []*droverdriver.MessageRow
+	// Full says that the batch holds as many messages as it could (its
+	// limit, or its range's when the read was cut), so that more are
+	// likely waiting.
+	Full bool
+}
+
 // Deliveries returns, for each leased lane, the messages it delivers, in
-// (xid, id) order, from the rows TopicRead returned for plan. A lane may
-// get none (a kept lane with nothing new, or one retention emptied
-// meanwhile): the caller releases it with an ack at its own cursor.
-func Deliveries(plan ReadPlan, rows []*droverdriver.MessageRow) [][]*droverdriver.MessageRow {
+// (xid, id) order, from the rows TopicRead returned for plan: those of its
+// range up to its own bound, at most its own limit. A lane may get none
+// (a kept lane with nothing new, a range past the read's byte budget, or
+// one retention emptied): the caller hands it back (TopicRelease).
+func Deliveries(plan ReadPlan, leased []droverdriver.LeasedLane, rows []*droverdriver.MessageRow) []LaneBatch {
 	byRange := make([][]*droverdriver.MessageRow, len(plan.Params.Lanes))
 	for _, m := range rows {
 		if m.Range >= 0 && m.Range < len(byRange) {
 			byRange[m.Range] = append(byRange[m.Range], m)
 		}
 	}
-	out := make([][]*droverdriver.MessageRow, len(plan.RangeOf))
+	out := make([]LaneBatch, len(plan.RangeOf))
 	for i, r := range plan.RangeOf {
-		out[i] = byRange[r]
+		l := leased[i]
+		limit := min(l.Limit, plan.Params.Limits[r])
+		batch := byRange[r]
+		n := 0
+		for n < len(batch) && n < limit && !l.To.Less(batch[n].Position()) {
+			n++
+		}
+		out[i] = LaneBatch{Rows: batch[:n:n], Full: n == limit}
 	}
 	return out
 }
@@ -119,40 +151,70 @@ func AckCursor(cursor droverdriver.Position, batch []*droverdriver.MessageRow) d
 }
 
 // Retention (docs/design/topics.md, "Retention"): messages are stored in
-// generations, ID ranges of droverdriver.GenerationWidth, which leave the
-// store whole. The leader rotates the current generation once it is large
-// or old enough, and drops a sealed one once nothing it holds is still
-// owed to a subscription within its topic's retention.
+// generations, ID ranges of droverdriver.GenerationWidth. The leader
+// rotates the current generation once it is large or old enough, drops a
+// sealed one whole once nothing it holds is still owed to a subscription
+// within its topic's retention, and deletes from a sealed generation it
+// cannot drop yet the messages of the topics whose retention ran out, so
+// that each topic's retention holds whatever other topics share its
+// generations. Every age is the store's (Generation.Age, SealedFor).
 
 // ShouldRotate reports whether the current generation cur should be sealed
 // and succeeded: it holds a message, and at least maxMessages of them or it
 // is maxAge old. An empty generation is never rotated, so an idle store
 // does not pile up empty partitions.
-func ShouldRotate(cur droverdriver.Generation, now time.Time, maxMessages int64, maxAge time.Duration) bool {
+func ShouldRotate(cur droverdriver.Generation, maxMessages int64, maxAge time.Duration) bool {
 	first := max(cur.Gen*droverdriver.GenerationWidth, 1)
 	used := cur.LastID - first + 1
 	if used <= 0 {
 		return false
 	}
-	return used >= maxMessages || now.Sub(cur.CreatedAt) >= maxAge
+	return used >= maxMessages || cur.Age >= maxAge
+}
+
+// Expired reports whether topic t's retention has run out for the
+// messages of the sealed generation g: t has a retention, and g was sealed
+// at least that long ago (its newest message is no younger than the
+// seal).
+func Expired(g droverdriver.Generation, t droverdriver.GenerationTopic) bool {
+	return g.SealedAt != nil && t.Retention > 0 && g.SealedFor >= t.Retention
 }
 
 // Droppable reports whether the sealed generation g, whose topics are
-// topics (TopicGenerationTopics), may leave the store at now: it is settled
+// topics (TopicGenerationTopics), may leave the store whole: it is settled
 // (no transaction can still add to it), and for every topic in it, every
 // subscription has passed its messages or the topic's retention has run
-// out since the seal (the newest message of g is no younger than the
-// seal). A subscription that lags past retention never holds a generation
-// back; it is told of what it lost (droverdriver.ErrSubscriptionBehind).
-func Droppable(g droverdriver.Generation, topics []droverdriver.GenerationTopic, now time.Time) bool {
+// out (Expired). A subscription that lags past retention never holds a
+// generation back; it is told of what it lost
+// (droverdriver.ErrSubscriptionBehind).
+func Droppable(g droverdriver.Generation, topics []droverdriver.GenerationTopic) bool {
 	if g.SealedAt == nil || !g.Settled {
 		return false
 	}
 	for _, t := range topics {
-		if t.Passed || t.Retention > 0 && now.Sub(*g.SealedAt) >= t.Retention {
-			continue
+		if !t.Passed && !Expired(g, t) {
+			return false
 		}
-		return false
 	}
 	return true
+}
+
+// Purges returns the topics whose messages retention deletes from the
+// sealed, settled generation g that is not Droppable: those whose
+// retention ran out. Topics that every subscription has passed but whose
+// retention has not run out stay until the generation goes or their
+// retention runs out, whichever is first: deleting rows costs what a
+// whole drop spares (dead tuples, index churn), so it is spent only where
+// retention requires it.
+func Purges(g droverdriver.Generation, topics []droverdriver.GenerationTopic) []string {
+	if g.SealedAt == nil || !g.Settled {
+		return nil
+	}
+	var out []string
+	for _, t := range topics {
+		if Expired(g, t) {
+			out = append(out, t.Topic)
+		}
+	}
+	return out
 }

@@ -85,10 +85,10 @@ func TestPublishLanes(t *testing.T) {
 }
 
 func TestPlanReads(t *testing.T) {
-	lane := func(sub string, lane int, cursor int64) droverdriver.LeasedLane {
-		return droverdriver.LeasedLane{Topic: "t", Subscription: sub, Lane: lane, Cursor: droverdriver.Position{ID: cursor}}
+	lane := func(sub string, lane int, cursor int64, limit int) droverdriver.LeasedLane {
+		return droverdriver.LeasedLane{Topic: "t", Subscription: sub, Lane: lane, Cursor: droverdriver.Position{ID: cursor},
+			To: droverdriver.PositionMax, Limit: limit}
 	}
-	leased := []droverdriver.LeasedLane{lane("a", 0, 5), lane("b", 0, 5), lane("c", 0, 7), lane("d", 1, 5), lane("e", 0, 7)}
 	for _, c := range []struct {
 		name                  string
 		limit, maxRows, wantN int
@@ -99,15 +99,67 @@ func TestPlanReads(t *testing.T) {
 		{"at least one row a range", 10, 2, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			plan := PlanReads(leased, c.limit, c.maxRows)
+			leased := []droverdriver.LeasedLane{lane("a", 0, 5, c.limit), lane("b", 0, 5, c.limit), lane("c", 0, 7, c.limit),
+				lane("d", 1, 5, c.limit), lane("e", 0, 7, c.limit)}
+			plan := PlanReads(leased, c.maxRows, 0)
 			// One range per (topic, lane, cursor), shared by the lanes
 			// standing there.
-			if got := fmt.Sprint(plan.RangeOf); got != "[0 0 1 2 1]" || len(plan.Params.Lanes) != 3 || plan.Params.Limit != c.wantN {
-				t.Fatalf("RangeOf %s, %d ranges of %d; want [0 0 1 2 1], 3 ranges of %d", got, len(plan.Params.Lanes), plan.Params.Limit, c.wantN)
+			if got := fmt.Sprint(plan.RangeOf); got != "[0 0 1 2 1]" || len(plan.Params.Lanes) != 3 ||
+				fmt.Sprint(plan.Params.Limits) != fmt.Sprint([]int{c.wantN, c.wantN, c.wantN}) {
+				t.Fatalf("RangeOf %s, %d ranges of %v; want [0 0 1 2 1], 3 ranges of %d", got, len(plan.Params.Lanes), plan.Params.Limits, c.wantN)
 			}
 			rows := []*droverdriver.MessageRow{{Range: 0, ID: 6}, {Range: 2, ID: 9}}
-			if got := Deliveries(plan, rows); len(got[0]) != 1 || len(got[1]) != 1 || len(got[2]) != 0 || len(got[3]) != 1 {
+			if got := Deliveries(plan, leased, rows); len(got[0].Rows) != 1 || len(got[1].Rows) != 1 || len(got[2].Rows) != 0 || len(got[3].Rows) != 1 {
 				t.Fatalf("deliveries %v", got)
+			}
+		})
+	}
+	t.Run("each lane of a shared range takes its own bound and limit", func(t *testing.T) {
+		// a delivers a batch of 3 up to message 8; b, at the same cursor,
+		// one message at a time (its lease expired before); c a batch of 5
+		// with no bound. The range reads the most any of them takes.
+		a, b, c := lane("a", 0, 5, 3), lane("b", 0, 5, 1), lane("c", 0, 5, 5)
+		a.To = droverdriver.Position{ID: 8}
+		leased := []droverdriver.LeasedLane{a, b, c}
+		plan := PlanReads(leased, 0, 1<<20)
+		if len(plan.Params.Lanes) != 1 || plan.Params.Limits[0] != 5 || plan.Params.Tos[0] != droverdriver.PositionMax || plan.Params.MaxBytes != 1<<20 {
+			t.Fatalf("ranges %+v, want one of 5 messages, no bound, the byte budget", plan.Params)
+		}
+		var rows []*droverdriver.MessageRow
+		for id := int64(6); id <= 12; id += 2 {
+			rows = append(rows, &droverdriver.MessageRow{Range: 0, ID: id})
+		}
+		ids := func(b LaneBatch) string {
+			var out []int64
+			for _, m := range b.Rows {
+				out = append(out, m.ID)
+			}
+			return fmt.Sprintf("%v full=%t", out, b.Full)
+		}
+		got := Deliveries(plan, leased, rows)
+		if ids(got[0]) != "[6 8] full=false" || ids(got[1]) != "[6] full=true" || ids(got[2]) != "[6 8 10 12] full=false" {
+			t.Fatalf("deliveries %s; %s; %s", ids(got[0]), ids(got[1]), ids(got[2]))
+		}
+	})
+}
+
+func TestLaneRounds(t *testing.T) {
+	ack := func(sub string, lane int) droverdriver.LaneAck {
+		return droverdriver.LaneAck{Topic: "t", Subscription: sub, Lane: lane}
+	}
+	for _, c := range []struct {
+		name string
+		acks []droverdriver.LaneAck
+		want string
+	}{
+		{"distinct lanes: one round", []droverdriver.LaneAck{ack("a", 0), ack("a", 1), ack("b", 0)}, "[[0 1 2]]"},
+		{"a lane twice: the second in a round of its own", []droverdriver.LaneAck{ack("a", 0), ack("a", 0)}, "[[0] [1]]"},
+		{"rounds keep the order of each lane's acks", []droverdriver.LaneAck{ack("a", 0), ack("b", 0), ack("a", 0), ack("a", 0), ack("b", 0)},
+			"[[0 1] [2 4] [3]]"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := fmt.Sprint(LaneRounds(c.acks)); got != c.want {
+				t.Fatalf("rounds %s, want %s", got, c.want)
 			}
 		})
 	}

@@ -83,6 +83,7 @@ type Worker struct {
 	Type      string            `json:"type"`
 	Labels    map[string]string `json:"labels"`
 	Queues    []string          `json:"queues"`
+	Kinds     []string          `json:"kinds"`
 	Owner     string            `json:"owner"`
 	Source    string            `json:"source"`
 	StartedAt time.Time         `json:"started_at"`
@@ -95,7 +96,7 @@ type Worker struct {
 func FromWorkers(ws []*drover.WorkerInfo) []Worker {
 	out := make([]Worker, len(ws))
 	for i, w := range ws {
-		out[i] = Worker{Name: w.Name, Plain: w.Plain, Type: w.Type, Labels: w.Labels, Queues: w.Queues, Owner: w.Owner,
+		out[i] = Worker{Name: w.Name, Plain: w.Plain, Type: w.Type, Labels: w.Labels, Queues: w.Queues, Kinds: w.Kinds, Owner: w.Owner,
 			Source: w.Source, StartedAt: w.StartedAt, LastSeen: w.LastSeen, JobsHeld: w.JobsHeld, Live: w.Live}
 		if out[i].Labels == nil {
 			out[i].Labels = map[string]string{}
@@ -107,11 +108,12 @@ func FromWorkers(ws []*drover.WorkerInfo) []Worker {
 	return out
 }
 
-// Unroutable is one group of waiting routed jobs that no live worker can
-// take (drover.UnroutableJobs), for `drover jobs list --unroutable` and
+// Unroutable is one group of waiting jobs that no live worker can take
+// (drover.UnroutableJobs), for `drover jobs list --unroutable` and
 // GET /v1/unroutable.
 type Unroutable struct {
 	Queue       string    `json:"queue"`
+	Kind        string    `json:"kind"`
 	Routing     *Routing  `json:"routing"`
 	Jobs        int64     `json:"jobs"`
 	OldestRunAt time.Time `json:"oldest_run_at"`
@@ -122,7 +124,8 @@ type Unroutable struct {
 func FromUnroutable(groups []*drover.UnroutableJobs) []Unroutable {
 	out := make([]Unroutable, len(groups))
 	for i, g := range groups {
-		out[i] = Unroutable{Queue: g.Queue, Routing: FromRouting(g.Routing), Jobs: g.Jobs, OldestRunAt: g.OldestRunAt, FirstID: g.FirstID}
+		out[i] = Unroutable{Queue: g.Queue, Kind: g.Kind, Routing: FromRouting(g.Routing), Jobs: g.Jobs, OldestRunAt: g.OldestRunAt,
+			FirstID: g.FirstID}
 	}
 	return out
 }

@@ -95,3 +95,30 @@ func TestLoopsStopWithTheirContext(t *testing.T) {
 		})
 	}
 }
+
+func (s *passStore) StatsRecord(context.Context, droverdriver.StatsRecordParams) (int, error) {
+	return 1, nil
+}
+
+func (s *passStore) StatsRollup(context.Context, droverdriver.StatsRollupParams) (int, error) {
+	s.pass("history")
+	return 0, nil
+}
+
+// TestHistoryRecorderStops checks that the history recorder records a
+// minute at once, then waits for the next minute's end, and returns once
+// its context ends.
+func TestHistoryRecorderStops(t *testing.T) {
+	s := &passStore{passed: make(chan string, 1)}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		(&HistoryRecorder{Exec: s, Retention: time.Hour, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}).Run(ctx)
+	}()
+	if got := <-s.passed; got != "history" {
+		t.Fatalf("ran a %s pass, want history", got)
+	}
+	cancel()
+	<-done
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/internal/jobjson"
 	"github.com/droverhq/drover/internal/jobtrace"
+	"github.com/droverhq/drover/internal/validate"
 )
 
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) error {
@@ -469,6 +470,9 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request) error {
 		WorkerName   string            `json:"worker_name"`
 		WorkerType   string            `json:"worker_type"`
 		WorkerLabels map[string]string `json:"worker_labels"`
+		// Kinds the worker runs: only their jobs are claimed (nil:
+		// every kind).
+		Kinds []string `json:"kinds"`
 	}
 	req.Max, req.LeaseMS = 1, drover.LeaseDurationDefault.Milliseconds()
 	if err := decode(r, &req); err != nil {
@@ -477,12 +481,12 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request) error {
 	if req.Worker == "" {
 		return badRequest("worker: required, an ID of the worker process (it becomes the jobs' lease owner)")
 	}
-	if err := drover.ValidateOwner(req.Worker); err != nil {
+	if err := validate.Owner(req.Worker); err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}
 	// Checked before waiting, so that no wake-up channel is made for a
 	// name that can never be a queue.
-	if err := drover.ValidateQueue(req.Queue); err != nil {
+	if err := validate.Queue(req.Queue); err != nil {
 		return err
 	}
 	if err := checkQueue(r, req.Queue); err != nil {
@@ -499,7 +503,7 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request) error {
 	}
 	s.holdFor(w, wait)
 	p := drover.ClaimParams{Queue: req.Queue, Max: req.Max, Owner: req.Worker, Lease: millis(req.LeaseMS),
-		WorkerName: req.WorkerName, WorkerType: req.WorkerType, WorkerLabels: req.WorkerLabels}
+		WorkerName: req.WorkerName, WorkerType: req.WorkerType, WorkerLabels: req.WorkerLabels, Kinds: req.Kinds}
 	ctx := r.Context()
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
@@ -684,8 +688,7 @@ func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	now := time.Now()
-	s.inflight.extended(refs, rep.Lost, now.Add(lease), now)
+	s.inflight.extended(refs, rep.Lost, time.Now().Add(lease))
 	writeJSON(w, http.StatusOK, map[string]any{"lost": rep.Lost, "cancel_requested": rep.CancelRequested})
 	return nil
 }
@@ -699,7 +702,7 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {
 	}
 	queue := q.Get("queue")
 	if queue != "" {
-		if err := drover.ValidateQueue(queue); err != nil {
+		if err := validate.Queue(queue); err != nil {
 			return err
 		}
 	}
@@ -758,7 +761,7 @@ func (s *Server) resumeQueue(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) queueCall(w http.ResponseWriter, r *http.Request, change func(context.Context, string) error,
 	changeKind func(context.Context, string, string) error) error {
 	name := r.PathValue("name")
-	if err := drover.ValidateQueue(name); err != nil {
+	if err := validate.Queue(name); err != nil {
 		return err
 	}
 	query := r.URL.Query()
@@ -837,7 +840,7 @@ func (s *Server) claimed(p drover.ClaimParams, jobs []*drover.JobRow, took time.
 		}
 		attempts[i], runAts[i] = a, j.RunAt
 	}
-	s.inflight.claimed(p.Owner, p.Queue, attempts, now)
+	s.inflight.claimed(p.Owner, attempts)
 	s.metrics.observeClaim(attempts, runAts, took)
 }
 

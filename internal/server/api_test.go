@@ -53,6 +53,8 @@ func TestEveryOperationAnswersWithItsScopes(t *testing.T) {
 			"receive":            map[string]any{"worker": "w"},
 			"ack":                map[string]any{"acks": []any{map[string]any{"receipt": "x"}}},
 			"nack":               map[string]any{"receipts": []string{"x"}},
+			"extendBatches":      map[string]any{"receipts": []string{"x"}},
+			"releaseBatches":     map[string]any{"receipts": []string{"x"}},
 		}
 		// Bulk task 1, for GET /v1/bulk/{id} walked with id 1.
 		b.must(t, http.StatusAccepted, server.ScopeAdmin, "POST", "/v1/bulk", bodies["startBulk"])
@@ -79,12 +81,14 @@ func TestEveryOperationAnswersWithItsScopes(t *testing.T) {
 				case strings.HasPrefix(path, "/v1/topics"):
 					name = "s1"
 				}
-				p := strings.NewReplacer("{id}", "1", "{topic}", "t1", "{name}", name).Replace(path)
+				p := strings.NewReplacer("{id}", "1", "{topic}", "t1", "{name}", name, "{lane}", "0").Replace(path)
 				for _, sc := range []server.Scope{server.ScopeEnqueue, server.ScopeWork, server.ScopeAdmin} {
 					if strings.Contains(path, "{name}") {
-						// Periodic job p exists for every call (a delete may have
-						// removed it); 409 when it does already.
+						// Periodic job p and subscription s1 exist for every call
+						// (a delete may have removed them); 409 (p) or 200 (s1)
+						// when they do already.
 						b.call(t, server.ScopeAdmin, "POST", "/v1/periodic", bodies["createPeriodic"], true)
+						b.call(t, server.ScopeAdmin, "POST", "/v1/topics/t1/subscriptions", bodies["createSubscription"], true)
 					}
 					if strings.Contains(path, "{topic}") {
 						// So do topic t1 and its subscription s1.

@@ -13,7 +13,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/internal/validate"
 )
 
 // Scope is a permission a token carries.
@@ -64,7 +64,7 @@ func (t *Token) Restrict(queues []string) error {
 		if q == "*" {
 			return fmt.Errorf("token %q: queue \"*\" (every queue) cannot be listed with others", t.Name)
 		}
-		if err := drover.ValidateQueue(q); err != nil {
+		if err := validate.Queue(q); err != nil {
 			return fmt.Errorf("token %q: %w", t.Name, err)
 		}
 		if seen[q] {

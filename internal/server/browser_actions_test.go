@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -143,7 +144,7 @@ func TestDashboardActionsInBrowser(t *testing.T) {
 				}
 			}
 			br.run(t, "discard the waiting job", chromedp.Navigate(fmt.Sprintf("%s/ui/jobs/%d", b.url, waiting)),
-				chromedp.WaitVisible(chromedp.CSS("#discard")), chromedp.Click(chromedp.CSS("#discard")),
+				chromedp.WaitVisible(chromedp.CSS("#discard")), clickJS("#discard"),
 				chromedp.WaitVisible(chromedp.CSS(`[data-testid="flash"]`)))
 			if flash, st := br.text(t, `[data-testid="flash"]`), b.stored(t, waiting).State; st != drover.JobStateDiscarded ||
 				flash != fmt.Sprintf("Job %d discarded if it was waiting: now discarded.", waiting) {
@@ -168,12 +169,18 @@ type browser struct{ ctx context.Context }
 
 func newBrowser(t *testing.T, exe string) *browser {
 	t.Helper()
+	return newBrowserFor(t, exe, 90*time.Second)
+}
+
+// newBrowserFor is newBrowser for a test that runs up to timeout.
+func newBrowserFor(t *testing.T, exe string, timeout time.Duration) *browser {
+	t.Helper()
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
 		chromedp.ExecPath(exe), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 1000))
+		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1400, 1000))
 	ctx, cancel := chromedp.NewContext(alloc)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	ctx, cancelTimeout := context.WithTimeout(ctx, timeout)
 	t.Cleanup(func() { cancelTimeout(); cancel(); cancelAlloc() })
 	return &browser{ctx: ctx}
 }
@@ -185,9 +192,35 @@ func (br *browser) run(t *testing.T, what string, steps ...chromedp.Action[chrom
 	}
 }
 
+// clickJS waits for the element sel and clicks it from the page's own
+// script, in one evaluation. chromedp's Click finds the element's node,
+// then scrolls to it and sends the mouse events, and fails when the node
+// is gone in between: a click that submits a form navigates away, and the
+// dashboard's live regions (live.js) swap their elements for fresh ones
+// every second or so.
+func clickJS(sel string) chromedp.Action[chromedp.Void] {
+	q, _ := json.Marshal(sel)
+	wait := chromedp.WaitReady(chromedp.CSS(sel))
+	click := chromedp.Evaluate[chromedp.Void](`document.querySelector(` + string(q) + `).click()`)
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		if _, err := wait(ctx, t); err != nil {
+			return chromedp.Void{}, err
+		}
+		return click(ctx, t)
+	}
+}
+
+// text reads the text of the element sel, as the browser renders it. It
+// waits for the element, and reads it in one evaluation, so that a live
+// region swapped in between (live.js) cannot leave it reading a node
+// that is gone.
 func (br *browser) text(t *testing.T, sel string) string {
 	t.Helper()
-	v, err := chromedp.Run(br.ctx, chromedp.Text(chromedp.CSS(sel)))
+	if err := chromedp.Do(br.ctx, chromedp.WaitReady(chromedp.CSS(sel))); err != nil {
+		t.Fatalf("read %s: %v", sel, err)
+	}
+	q, _ := json.Marshal(sel)
+	v, err := chromedp.Run(br.ctx, chromedp.Evaluate[string](`(document.querySelector(`+string(q)+`) || {innerText: ""}).innerText`))
 	if err != nil {
 		t.Fatalf("read %s: %v", sel, err)
 	}

@@ -64,12 +64,12 @@ func TestDashboardOperationsInBrowser(t *testing.T) {
 			jobsPage := b.url + "/ui/jobs?queue=ops"
 			box := func(id int64) string { return fmt.Sprintf(`#jobs input[value="%d"]`, id) }
 			br.run(t, "select two rows", chromedp.Navigate(jobsPage), chromedp.WaitVisible(chromedp.CSS("#selection")),
-				chromedp.Click(chromedp.CSS(box(ids[0]))), chromedp.Click(chromedp.CSS(box(ids[1]))))
+				clickJS(box(ids[0])), clickJS(box(ids[1])))
 			if n := br.text(t, "#selected-count"); n != "2" {
 				t.Fatalf("selection count shows %q after ticking two rows", n)
 			}
 			accept.Store(true)
-			br.run(t, "delete the selection", chromedp.Click(chromedp.CSS("#selected-delete")),
+			br.run(t, "delete the selection", clickJS("#selected-delete"),
 				chromedp.WaitVisible(chromedp.CSS(`[data-testid="flash"]`)))
 			waitfor.Cond(t, "the delete to be reported done", func() bool {
 				br.run(t, "reload", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#selection")))
@@ -94,37 +94,38 @@ func TestDashboardOperationsInBrowser(t *testing.T) {
 			// The page's box selects every row; a dismissed confirmation
 			// sends nothing.
 			br.run(t, "select the page", chromedp.Navigate(jobsPage), chromedp.WaitVisible(chromedp.CSS("#selection")),
-				chromedp.Click(chromedp.CSS("#select-page")))
+				clickJS("#select-page"))
 			if n := br.text(t, "#selected-count"); n != "3" {
 				t.Fatalf("selection count shows %q after selecting the page of 3", n)
 			}
 			accept.Store(false)
-			br.run(t, "dismiss a delete of all", chromedp.Click(chromedp.CSS("#bulk-delete")))
-			waitfor.Cond(t, "the confirmation to be asked", func() bool {
+			br.run(t, "dismiss a delete of all", clickJS("#bulk-delete"))
+			waitfor.Cond(t, "the confirmation to be asked, with the count of jobs it deletes", func() bool {
 				msg, _ := asked.Load().(string)
-				return strings.Contains(msg, "every job matching the filter")
+				return strings.HasPrefix(msg, "Delete all not running: 2 jobs match this filter and are deleted, on every page.")
 			})
 			if counts, err := b.client.JobCountByState(context.Background(), "ops"); err != nil ||
 				counts[drover.JobStateAvailable] != 2 || counts[drover.JobStateRunning] != 1 {
 				t.Fatalf("store after a dismissed delete: %v, %v; want 2 available and 1 running", counts, err)
 			}
 
-			// Pause kind a of queue ops from the overview, then resume it.
+			// Pause kind a of queue ops from its page, then resume it.
 			br.run(t, "pause kind a", chromedp.Navigate(b.url+"/"), chromedp.WaitVisible(chromedp.CSS("#queues")),
-				chromedp.SendKeys(chromedp.CSS(`tr[data-queue="ops"] input[name="kind"]`), "a"),
-				chromedp.Click(chromedp.CSS(`tr[data-queue="ops"] form[action$="pause-kind"] button`)),
+				clickJS(`tr[data-queue="ops"] a.settings`), chromedp.WaitVisible(chromedp.CSS("#pause-kind")),
+				chromedp.SendKeys(chromedp.CSS("#pause-kind"), "a"),
+				clickJS(`form[action$="pause-kind"] button`),
 				chromedp.WaitVisible(chromedp.CSS(`[data-testid="flash"]`)))
 			if got, err := b.client.QueueGet(context.Background(), "ops"); err != nil || got.Paused || !slices.Equal(got.PausedKinds, []string{"a"}) {
 				t.Fatalf("store after pausing kind a: %+v, %v", got, err)
 			}
-			if flash, badge := br.text(t, `[data-testid="flash"]`), br.text(t, `tr[data-queue="ops"] [data-kind="a"]`); !strings.HasPrefix(flash, "Kind a of queue ops paused") || badge != "a paused" {
+			if flash, badge := br.text(t, `[data-testid="flash"]`), br.text(t, `#queue-region [data-kind="a"]`); !strings.HasPrefix(flash, "Kind a of queue ops paused") || badge != "a paused" {
 				t.Errorf("after pausing kind a: banner %q, badge %q", flash, badge)
 			}
 			// HTTP workers claim the other kind only.
 			if jobs := b.claim(t, map[string]any{"queue": "ops", "worker": "w", "max": 10}); len(jobs) != 1 || jobs[0].ID != ids[3] {
 				t.Errorf("claim with kind a paused took %+v, want only job %d of kind b", jobs, ids[3])
 			}
-			br.run(t, "resume kind a", chromedp.Click(chromedp.CSS(`tr[data-queue="ops"] form[action$="resume-kind"] button`)))
+			br.run(t, "resume kind a", clickJS(`form[action$="resume-kind"] button`))
 			waitfor.Cond(t, "the overview to say kind a resumed", func() bool {
 				// The page is being replaced: a read may find no page yet.
 				flash, err := chromedp.Run(br.ctx, chromedp.Evaluate[string](`(document.querySelector("[data-testid=flash]") || {}).textContent || ""`))

@@ -12,19 +12,22 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/validate"
 )
 
-// The dashboard is server-rendered HTML with one small script for the live
-// charts; every asset is embedded in the binary, so it works with no
-// network beyond the server. No page counts the whole jobs table: the
-// queue figures come from the sampler, and job lists are keyset pages.
+// The dashboard is server-rendered HTML with small scripts: live.js
+// fetches the page again every few seconds and swaps in its live regions
+// (queues, workers, topics, job lists, counts), app.js draws the charts;
+// no framework, and every asset is embedded in the binary, so it works
+// with no network beyond the server. No page counts the whole jobs table:
+// the queue figures come from the sampler, the charts from the stored
+// history, job lists are keyset pages and their counts are bounded.
 
 //go:embed ui
 var uiFiles embed.FS
@@ -32,7 +35,7 @@ var uiFiles embed.FS
 // pages are the parsed templates.
 type pages struct {
 	login, overview, jobs, job, batch, topics, workers, errorPage *template.Template
-	workflow, batches, periodic                                   *template.Template
+	workflow, batches, periodic, queue, running, topic, lanes     *template.Template
 }
 
 var funcs = template.FuncMap{
@@ -45,7 +48,17 @@ var funcs = template.FuncMap{
 	"ms": func(d time.Duration) string {
 		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64)
 	},
-	"rate":       func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
+	"rate": func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
+	// clock writes a time of a table's row briefly: the time of day for
+	// today's, the date too for others'.
+	"clock": func(t time.Time, now time.Time) string {
+		if y, m, d := t.Date(); y == now.Year() && m == now.Month() && d == now.Day() {
+			return t.Format("15:04:05")
+		}
+		return t.Format("01-02 15:04")
+	},
+	// csv writes a list as a form's comma-separated field takes it.
+	"csv":        func(s []string) string { return strings.Join(s, ",") },
 	"thousands":  thousands,
 	"timeFields": func() []string { return []string{"created", "scheduled", "attempted", "finished"} },
 	"stateNames": func() []string { return jobStates },
@@ -89,6 +102,23 @@ var funcs = template.FuncMap{
 		return b.String()
 	},
 	"can": jobCan,
+	// ran is how long a job ran (its last attempt, to its finish) or has
+	// been running, "-" for a job not started.
+	"ran":      ranFor,
+	"duration": func(d time.Duration) string { return roundDuration(d).String() },
+	"count":    countText,
+	"stateURL": func(f jobsForm, state string) string {
+		v := url.Values{}
+		for k, vs := range f.Values {
+			if k != "state" && k != "after" && k != "task" && strings.Join(vs, "") != "" {
+				v[k] = vs
+			}
+		}
+		if state != "" {
+			v.Set("state", state)
+		}
+		return "/ui/jobs?" + v.Encode()
+	},
 	"labels": func(m map[string]string) string {
 		if len(m) == 0 {
 			return "-"
@@ -111,6 +141,42 @@ var funcs = template.FuncMap{
 	},
 }
 
+// argsPreviewRunes bounds the args a row of the jobs table shows.
+const argsPreviewRunes = 60
+
+// roundDuration rounds d to what a person reads: milliseconds under a
+// second, then seconds.
+func roundDuration(d time.Duration) time.Duration {
+	if d < time.Second {
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(time.Second)
+}
+
+// ranFor is how long job's last attempt ran to its finish, or has run
+// until now; "-" for a job not started, or finished without running.
+func ranFor(j *drover.JobRow, now time.Time) string {
+	if j.AttemptedAt == nil {
+		return "-"
+	}
+	switch {
+	case j.State == drover.JobStateRunning:
+		return roundDuration(now.Sub(*j.AttemptedAt)).String()
+	case j.FinalizedAt != nil && !j.FinalizedAt.Before(*j.AttemptedAt):
+		return roundDuration(j.FinalizedAt.Sub(*j.AttemptedAt)).String()
+	}
+	return "-"
+}
+
+// countText writes a count as the state tabs and confirmations show it:
+// exact, or "~" and the estimate.
+func countText(c drover.JobCount) string {
+	if c.Exact {
+		return thousands(c.Count)
+	}
+	return "~" + thousands(c.Count)
+}
+
 // thousands writes n with a comma between each group of three digits.
 func thousands(n int64) string {
 	s := strconv.FormatInt(n, 10)
@@ -131,7 +197,7 @@ func thousands(n int64) string {
 
 func newPages() *pages {
 	parse := func(name string) *template.Template {
-		return template.Must(template.New(name).Funcs(funcs).ParseFS(uiFiles, "ui/layout.html", "ui/"+name))
+		return template.Must(template.New(name).Funcs(funcs).ParseFS(uiFiles, "ui/layout.html", "ui/parts.html", "ui/"+name))
 	}
 	return &pages{
 		login:     template.Must(template.New("login.html").ParseFS(uiFiles, "ui/login.html")),
@@ -140,9 +206,13 @@ func newPages() *pages {
 		job:       parse("job.html"),
 		batch:     parse("batch.html"),
 		topics:    parse("topics.html"),
+		lanes:     parse("lanes.html"),
 		workflow:  parse("workflow.html"),
 		batches:   parse("batches.html"),
 		periodic:  parse("periodic.html"),
+		queue:     parse("queue.html"),
+		running:   parse("running.html"),
+		topic:     parse("topic.html"),
 		workers:   parse("workers.html"),
 		errorPage: parse("error.html"),
 	}
@@ -153,9 +223,16 @@ type page struct {
 	Title   string
 	Flash   string
 	Message string
-	// Refresh reloads the page every second, while a bulk task it follows
-	// runs.
-	Refresh bool
+	// LiveMS is how often live.js fetches the page again to swap in its
+	// live regions, in milliseconds; 0 (error pages) leaves the page as
+	// it is.
+	LiveMS int64
+}
+
+// page returns what every page gets, live at the sampling interval (at
+// least a second), when the page's figures change.
+func (s *Server) page(title, flash string) page {
+	return page{Title: title, Flash: flash, LiveMS: max(s.cfg.SampleInterval, time.Second).Milliseconds()}
 }
 
 // render writes a page, or a plain error if the template fails (a bug,
@@ -179,6 +256,7 @@ func (s *Server) htmlRoutes() map[string]func(w http.ResponseWriter, r *http.Req
 		"GET /{$}":                           s.overviewPage,
 		"GET /ui/jobs":                       s.jobsPage,
 		"GET /ui/topics":                     s.topicsPage,
+		"GET /ui/topics/{topic}/{name}":      s.lanesPage,
 		"GET /ui/workers":                    s.workersPage,
 		"GET /ui/jobs/find":                  findByID("job", "/ui/jobs"),
 		"GET /ui/jobs/{id}":                  s.jobPage,
@@ -199,6 +277,23 @@ func (s *Server) htmlRoutes() map[string]func(w http.ResponseWriter, r *http.Req
 		"POST /ui/queues/{name}/pause-kind":  s.kindAction(s.cfg.Client.QueuePauseKind, "pause-kind"),
 		"POST /ui/queues/{name}/resume-kind": s.kindAction(s.cfg.Client.QueueResumeKind, "resume-kind"),
 		"GET /ui/history.json":               s.historyJSON,
+
+		// The charts (charts.go), what runs now (runningpage.go), a
+		// queue's page (queuepage.go), a topic's (topicspage.go), and
+		// periodic jobs created, edited and deleted (periodicpage.go).
+		"GET /ui/stats.json":              s.statsJSON,
+		"GET /ui/lag.json":                s.lagJSON,
+		"GET /ui/running":                 s.runningPage,
+		"GET /ui/queues/{name}":           s.queuePage,
+		"POST /ui/queues/{name}/strict":   s.queueSettingsAction("strict"),
+		"POST /ui/queues/{name}/limits":   s.queueSettingsAction("limits"),
+		"POST /ui/periodic":               s.periodicCreate,
+		"POST /ui/periodic/{name}":        s.periodicUpdate,
+		"POST /ui/periodic/{name}/delete": s.periodicAction("delete"),
+		"GET /ui/topics/{topic}":          s.topicPage,
+
+		"POST /ui/topics/{topic}/delete":                      s.topicDelete,
+		"POST /ui/topics/{topic}/subscriptions/{name}/delete": s.subscriptionDelete,
 	}
 }
 
@@ -307,81 +402,6 @@ func (s *Server) static() http.Handler {
 	}))
 }
 
-// queueRow is one line of the overview: a queue's waiting and running
-// jobs, and its throughput and latency over the last sample's window.
-type queueRow struct {
-	drover.QueueStats
-	PerSecond float64
-	Finished  drover.FinishedStats
-	// Paused and PausedKinds are the queue's stored settings, read when
-	// the page is.
-	Paused      bool
-	PausedKinds []string
-}
-
-// queueRows joins a sample's two lists by queue: a queue that has nothing
-// waiting but finished jobs in the window is busy, and is shown too. Queues
-// with stored settings are shown whatever their figures, so that a paused
-// queue can be resumed from the page.
-func queueRows(p Point, settings []*drover.QueueSettings) []queueRow {
-	byName := map[string]*queueRow{}
-	var rows []*queueRow
-	row := func(q string) *queueRow {
-		if r, ok := byName[q]; ok {
-			return r
-		}
-		r := &queueRow{QueueStats: drover.QueueStats{Queue: q}}
-		byName[q] = r
-		rows = append(rows, r)
-		return r
-	}
-	for _, q := range p.Queues {
-		row(q.Queue).QueueStats = q
-	}
-	for _, q := range settings {
-		r := row(q.Name)
-		r.Paused, r.PausedKinds = q.Paused, q.PausedKinds
-	}
-	for _, f := range p.Finished {
-		r := row(f.Queue)
-		r.Finished = f
-		if p.Seconds > 0 {
-			r.PerSecond = float64(f.Completed) / p.Seconds
-		}
-	}
-	sort.Slice(rows, func(i, j int) bool { return rows[i].Queue < rows[j].Queue })
-	out := make([]queueRow, len(rows))
-	for i, r := range rows {
-		out[i] = *r
-	}
-	return out
-}
-
-func (s *Server) overviewPage(w http.ResponseWriter, r *http.Request) error {
-	p, _ := s.history.latest()
-	// One read of the small settings table per page view; the figures
-	// come from the sample.
-	settings, err := s.cfg.Client.QueueList(r.Context())
-	if err != nil {
-		return err
-	}
-	return render(w, http.StatusOK, s.pages.overview, struct {
-		page
-		Queues     []queueRow
-		Sampled    time.Time
-		Interval   time.Duration
-		IntervalMS int64
-		Owners     []drover.LeaseOwner
-		Workers    []WorkerInfo
-	}{page{Title: "Queues", Flash: queueFlash(r.URL.Query())}, queueRows(p, settings), p.At, s.cfg.SampleInterval, s.cfg.SampleInterval.Milliseconds(), p.Owners,
-		s.inflight.workerList()})
-}
-
-func (s *Server) historyJSON(w http.ResponseWriter, _ *http.Request) error {
-	writeJSON(w, http.StatusOK, s.history.snapshot())
-	return nil
-}
-
 // jobFilter is the filter of the jobs page and of bulk actions.
 type jobFilter struct {
 	State, Queue, Kind string
@@ -393,7 +413,7 @@ func (f jobFilter) params() (drover.JobListParams, error) {
 		p.States = []drover.JobState{drover.JobState(f.State)}
 	}
 	if f.Queue != "" {
-		if err := drover.ValidateQueue(f.Queue); err != nil {
+		if err := validate.Queue(f.Queue); err != nil {
 			return p, err
 		}
 	}
@@ -448,10 +468,114 @@ func (f jobsForm) bulkable() bool {
 	return !strings.Contains(f.Get("state"), ",")
 }
 
+// jobRow is a row of the jobs table: the job without its args and
+// metadata, which a page of fifty jobs of 1 MiB args would otherwise hold
+// whole, and the start of its args.
+type jobRow struct {
+	*drover.JobRow
+	Args string
+}
+
+// stateTab is one tab of the jobs page: a state (or "" for all of them)
+// with how many jobs of the filter are in it.
+type stateTab struct {
+	State   string
+	Count   drover.JobCount
+	Current bool
+}
+
+// stateTabs are the jobs page's tabs for counts, the current one the
+// state the filter names (or all of them when it names none).
+func stateTabs(counts map[drover.JobState]drover.JobCount, states []drover.JobState) []stateTab {
+	all := drover.JobCount{Exact: true}
+	tabs := []stateTab{{Current: len(states) == 0}}
+	for _, st := range drover.JobStates() {
+		c := counts[st]
+		all.Count += c.Count
+		all.Exact = all.Exact && c.Exact
+		tabs = append(tabs, stateTab{State: string(st), Count: c, Current: len(states) == 1 && states[0] == st})
+	}
+	tabs[0].Count = all
+	return tabs
+}
+
+// sumStates adds the counts of states, all of them when none is named.
+func sumStates(counts map[drover.JobState]drover.JobCount, states []drover.JobState) drover.JobCount {
+	if len(states) == 0 {
+		states = drover.JobStates()
+	}
+	sum := drover.JobCount{Exact: true}
+	for _, st := range states {
+		c := counts[st]
+		sum.Count += c.Count
+		sum.Exact = sum.Exact && c.Exact
+	}
+	return sum
+}
+
+// bulkButton is one button of the jobs page's bulk form, with the
+// confirmation that names how many jobs it changes.
+type bulkButton struct {
+	Action, ID, Label, Confirm string
+}
+
+// bulkActions are the bulk form's buttons: each action with the states
+// of the jobs it changes (jobCan; a delete takes every job but a running
+// one), for its confirmation to count them.
+var bulkActions = []struct {
+	action, id, label, what string
+	states                  []drover.JobState
+}{
+	{"retry", "bulk-retry", "Retry all", "are retried", []drover.JobState{drover.JobStateCompleted, drover.JobStateCancelled,
+		drover.JobStateDiscarded, drover.JobStateScheduled, drover.JobStateRetryable}},
+	{"cancel", "bulk-cancel", "Cancel all", "are cancelled (a running one is asked to stop)", []drover.JobState{drover.JobStatePending,
+		drover.JobStateBlocked, drover.JobStateScheduled, drover.JobStateAvailable, drover.JobStateRetryable, drover.JobStateRunning}},
+	{"discard", "bulk-discard", "Discard all waiting", "are discarded", []drover.JobState{drover.JobStateScheduled,
+		drover.JobStateAvailable, drover.JobStateRetryable}},
+	{"delete", "bulk-delete", "Delete all not running", "are deleted", []drover.JobState{drover.JobStatePending, drover.JobStateBlocked,
+		drover.JobStateScheduled, drover.JobStateAvailable, drover.JobStateRetryable, drover.JobStateCompleted,
+		drover.JobStateCancelled, drover.JobStateDiscarded}},
+}
+
+// bulkButtons are the buttons of a bulk action on the filter whose
+// states are states (all of them for none), each confirming how many jobs
+// it changes; unfiltered says the filter is empty, which the confirmation
+// says too (every job of the store).
+func bulkButtons(counts map[drover.JobState]drover.JobCount, states []drover.JobState, unfiltered bool) []bulkButton {
+	var out []bulkButton
+	for _, a := range bulkActions {
+		var apply []drover.JobState
+		for _, st := range a.states {
+			if len(states) == 0 || slices.Contains(states, st) {
+				apply = append(apply, st)
+			}
+		}
+		n := drover.JobCount{Exact: true}
+		if len(apply) > 0 {
+			n = sumStates(counts, apply)
+		}
+		jobs := "jobs match"
+		if n.Exact && n.Count == 1 {
+			jobs = "job matches"
+		}
+		scope := "this filter"
+		if unfiltered {
+			scope = "no filter (every job of the store)"
+		}
+		confirm := fmt.Sprintf("%s: %s %s %s and %s, on every page. Go ahead?", a.label, countText(n), jobs, scope, a.what)
+		if !n.Exact {
+			confirm = fmt.Sprintf("%s: about %s jobs (estimated) match %s and %s, on every page. Go ahead?", a.label, thousands(n.Count), scope, a.what)
+		}
+		out = append(out, bulkButton{Action: a.action, ID: a.id, Label: a.label, Confirm: confirm})
+	}
+	return out
+}
+
 // jobsPage searches jobs with the API's filter (jobQuery), newest first
 // unless the form asks otherwise, a page of jobsPageSize examining at most
-// a scan's worth of IDs, and says how many jobs match (Client.JobCount,
-// exact or estimated).
+// a scan's worth of IDs, and counts the filter's jobs in each state
+// (Client.JobStateCounts, exact or estimated) for its tabs, its count and
+// its bulk buttons' confirmations.
 func (s *Server) jobsPage(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	if !q.Has("order") {
@@ -461,24 +585,13 @@ func (s *Server) jobsPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	count, err := s.cfg.Client.JobCount(r.Context(), p)
+	counts, err := s.cfg.Client.JobStateCounts(r.Context(), p)
 	if err != nil {
 		return err
 	}
-	// The page shows no args or metadata, so the rows it keeps drop
-	// them as they are read, a chunk at a time: fifty jobs of 1 MiB
-	// args would otherwise be held whole to show their IDs and states.
-	var jobs []*drover.JobRow
-	sc := newSearchChunks(s.cfg.Client, p, jobsPageSize)
-	for !sc.done() {
-		chunk, err := sc.next(r.Context())
-		if err != nil {
-			return err
-		}
-		for _, j := range chunk {
-			j.EncodedArgs, j.Metadata = nil, nil
-			jobs = append(jobs, j)
-		}
+	jobs, sc, err := s.jobRows(r.Context(), p, jobsPageSize)
+	if err != nil {
+		return err
 	}
 	next := ""
 	if sc.cursor != 0 {
@@ -489,21 +602,68 @@ func (s *Server) jobsPage(w http.ResponseWriter, r *http.Request) error {
 	form := jobsForm{queryValues(p)}
 	f := jobFilter{State: q.Get("state"), Queue: p.Queue, Kind: p.Kind}
 	flash, running := s.bulkStatus(q)
+	pg := s.page("Jobs", flash)
+	if running {
+		pg.LiveMS = time.Second.Milliseconds()
+	}
+	queues, kinds := s.knownNames(r.Context())
 	return render(w, http.StatusOK, s.pages.jobs, struct {
 		page
 		Form     jobsForm
 		Filter   jobFilter
 		Bulkable bool
-		States   []string
-		Jobs     []*drover.JobRow
+		Bulk     []bulkButton
+		Tabs     []stateTab
+		Queues   []string
+		Kinds    []string
+		Jobs     []jobRow
 		Count    drover.JobCount
+		Now      time.Time
 		Next     string
 		// Short is set when the page ended at its scan bound before it
 		// was full: the next page goes on searching.
 		Short   bool
 		Scanned int64
-	}{page{Title: "Jobs", Flash: flash, Refresh: running}, form, f, form.bulkable(), jobStates, jobs, count, next,
-		len(jobs) < jobsPageSize && next != "", sc.scanned})
+	}{pg, form, f, form.bulkable(), bulkButtons(counts, p.States, f == jobFilter{}), stateTabs(counts, p.States), queues, kinds,
+		jobs, sumStates(counts, p.States), time.Now(), next, len(jobs) < jobsPageSize && next != "", sc.scanned})
+}
+
+// jobRows reads a page of up to limit jobs matching p for a table, a
+// chunk at a time, keeping of each job only the start of its args (the
+// rest of its args and its metadata are dropped as they are read), and
+// returns the search, whose cursor and scan say where the page ended.
+func (s *Server) jobRows(ctx context.Context, p drover.JobListParams, limit int) ([]jobRow, *searchChunks, error) {
+	var jobs []jobRow
+	sc := newSearchChunks(s.cfg.Client, p, limit)
+	for !sc.done() {
+		chunk, err := sc.next(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, j := range chunk {
+			preview := argsPreview(j.EncodedArgs)
+			j.EncodedArgs, j.Metadata = nil, nil
+			jobs = append(jobs, jobRow{j, preview})
+		}
+	}
+	return jobs, sc, nil
+}
+
+// argsPreview is the start of a job's args on one line, for the jobs
+// table.
+func argsPreview(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		b.Reset()
+		b.Write(raw)
+	}
+	if b.Len() > 4*argsPreviewRunes {
+		b.Truncate(4 * argsPreviewRunes)
+	}
+	if r := []rune(b.String()); len(r) > argsPreviewRunes {
+		return string(r[:argsPreviewRunes-1]) + "…"
+	}
+	return b.String()
 }
 
 // findByID redirects the dashboard's "open by id" forms to the page of the
@@ -546,7 +706,7 @@ func (s *Server) jobPage(w http.ResponseWriter, r *http.Request) error {
 		Result     *drover.JobResult
 		Parents    []drover.JobResult
 		Dependants []drover.JobResult
-	}{page{Title: fmt.Sprintf("Job %d", id), Flash: jobFlash(r.URL.Query().Get("done"), job)}, job, result, parents, dependants})
+	}{s.page(fmt.Sprintf("Job %d", id), jobFlash(r.URL.Query().Get("done"), job)), job, result, parents, dependants})
 }
 
 // batchPage shows a batch's progress from its counters, never a count
@@ -576,7 +736,7 @@ func (s *Server) batchPage(w http.ResponseWriter, r *http.Request) error {
 		Ended     int64
 		Results   []resultJSON
 		NextAfter int64
-	}{page{Title: fmt.Sprintf("Batch %d", id)}, b, b.Completed + b.Cancelled + b.Discarded, results, next})
+	}{s.page(fmt.Sprintf("Batch %d", id), ""), b, b.Completed + b.Cancelled + b.Discarded, results, next})
 }
 
 // jobAction applies action (retry, cancel, discard) to one job and shows
@@ -596,67 +756,6 @@ func (s *Server) jobAction(call func(context.Context, int64) (*drover.JobRow, er
 		http.Redirect(w, r, fmt.Sprintf("/ui/jobs/%d?done=%s", id, action), http.StatusSeeOther)
 		return nil
 	}
-}
-
-// queueAction pauses or resumes the queue the path names, then shows the
-// overview again, whose banner says what was done (queueFlash).
-func (s *Server) queueAction(call func(context.Context, string) error, action string) func(w http.ResponseWriter, r *http.Request) error {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		name := r.PathValue("name")
-		if err := drover.ValidateQueue(name); err != nil {
-			return err
-		}
-		if err := call(r.Context(), name); err != nil {
-			return err
-		}
-		http.Redirect(w, r, "/?done="+action+"&queue="+url.QueryEscape(name), http.StatusSeeOther)
-		return nil
-	}
-}
-
-// kindAction pauses or resumes, within the queue the path names, the kind
-// the form names, then shows the overview again with its banner.
-func (s *Server) kindAction(call func(context.Context, string, string) error, action string) func(w http.ResponseWriter, r *http.Request) error {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		name, kind := r.PathValue("name"), r.PostFormValue("kind")
-		if err := drover.ValidateQueue(name); err != nil {
-			return err
-		}
-		if err := call(r.Context(), name, kind); err != nil {
-			return err
-		}
-		http.Redirect(w, r, "/?done="+action+"&queue="+url.QueryEscape(name)+"&kind="+url.QueryEscape(kind), http.StatusSeeOther)
-		return nil
-	}
-}
-
-// queueActionDone is the banner after each action on a queue; the kind
-// actions' name the kind first.
-var queueActionDone = map[string]string{
-	"pause":       "paused: its workers start no job until it is resumed",
-	"resume":      "resumed",
-	"pause-kind":  "paused: no worker starts a job of it until it is resumed; the queue's other kinds run on",
-	"resume-kind": "resumed",
-}
-
-// queueFlash is the overview's banner after action on the queue q names, or
-// none for an action it does not know: the page shows only its own text,
-// never text from the URL but a queue or kind name, which are checked.
-func queueFlash(q url.Values) string {
-	action := q.Get("done")
-	done, ok := queueActionDone[action]
-	name := q.Get("queue")
-	if !ok || drover.ValidateQueue(name) != nil {
-		return ""
-	}
-	if strings.HasSuffix(action, "-kind") {
-		kind := q.Get("kind")
-		if drover.ValidateKind(kind) != nil {
-			return ""
-		}
-		return fmt.Sprintf("Kind %s of queue %s %s.", kind, name, done)
-	}
-	return fmt.Sprintf("Queue %s %s.", name, done)
 }
 
 // jobActionDone is the banner after each action on one job, completed by

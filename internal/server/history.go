@@ -21,8 +21,6 @@ type Point struct {
 	Seconds  float64                `json:"seconds"` // length of the window
 	Queues   []drover.QueueStats    `json:"queues"`
 	Finished []drover.FinishedStats `json:"finished"`
-	// Owners are the processes holding running jobs.
-	Owners []drover.LeaseOwner `json:"owners"`
 }
 
 // history keeps the recent samples for the dashboard.

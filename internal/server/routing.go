@@ -17,23 +17,43 @@ import (
 // sampler, like the queue figures, so that a scrape never reads the
 // store for them.
 
+// sampled is the sampler's last reading of a value, and when it was
+// read, for pages that show it rather than read the store per view.
+type sampled[T any] struct {
+	mu sync.Mutex
+	at time.Time
+	v  T
+}
+
+func (s *sampled[T]) set(at time.Time, v T) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.at, s.v = at, v
+}
+
+func (s *sampled[T]) get() (time.Time, T) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.at, s.v
+}
+
 // routeSample is the last reading of the unroutable jobs.
-type routeSample struct {
-	mu         sync.Mutex
-	at         time.Time
-	unroutable []*drover.UnroutableJobs
-}
+type routeSample = sampled[[]*drover.UnroutableJobs]
 
-func (r *routeSample) set(at time.Time, groups []*drover.UnroutableJobs) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.at, r.unroutable = at, groups
-}
+// workerSample is the last reading of the worker registry, with what each
+// worker holds (from the store's leases), for every table of workers the
+// dashboard shows: one reading, so that two pages never disagree on what a
+// worker holds.
+type workerSample = sampled[[]*drover.WorkerInfo]
 
-func (r *routeSample) get() (time.Time, []*drover.UnroutableJobs) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.at, r.unroutable
+// sampleWorkers reads the worker registry for the dashboard.
+func (s *Server) sampleWorkers(ctx context.Context, now time.Time) error {
+	ws, err := s.cfg.Client.Workers(ctx)
+	if err != nil {
+		return err
+	}
+	s.workerSample.set(now, ws)
+	return nil
 }
 
 // sampleRouting reads the unroutable jobs for the gauge and the workers
@@ -119,20 +139,16 @@ func (s *Server) strictQueue(w http.ResponseWriter, r *http.Request) error {
 	}, nil)
 }
 
-// workersPage shows the worker registry, read at the view (a small
-// table), and the unroutable jobs of the last sample.
+// workersPage shows the worker registry and the unroutable jobs, both as
+// the sampler last read them.
 func (s *Server) workersPage(w http.ResponseWriter, r *http.Request) error {
-	ws, err := s.cfg.Client.Workers(r.Context())
-	if err != nil {
-		return err
-	}
-	at, groups := s.routeSample.get()
+	at, ws := s.workerSample.get()
+	_, groups := s.routeSample.get()
 	return render(w, http.StatusOK, s.pages.workers, struct {
 		page
 		Workers    []*drover.WorkerInfo
-		Now        time.Time
 		Sampled    time.Time
 		Interval   time.Duration
 		Unroutable []*drover.UnroutableJobs
-	}{page{Title: "Workers"}, ws, time.Now(), at, s.cfg.SampleInterval, groups})
+	}{s.page("Workers", ""), ws, at, s.cfg.SampleInterval, groups})
 }

@@ -1,10 +1,12 @@
 package server_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/internal/server"
 	"github.com/droverhq/drover/internal/waitfor"
 )
@@ -45,7 +47,7 @@ func TestRoutingOverHTTP(t *testing.T) {
 			f := b.scrape(t)["drover_jobs_unroutable"]
 			return f != nil && len(f.Metric) == 1 && f.Metric[0].GetGauge().GetValue() == 2
 		})
-		if page := b.page(t, "/ui/workers"); !strings.Contains(page, `<tr data-queue="gfx">`) || !strings.Contains(page, "vram=48g") {
+		if page := b.page(t, "/ui/workers"); !strings.Contains(page, `<tr data-queue="gfx" data-kind="render">`) || !strings.Contains(page, "vram=48g") {
 			t.Fatalf("workers page does not list the unroutable jobs:\n%s", page)
 		}
 		if page := b.page(t, "/ui/jobs/"+itoa(ids[0])); !strings.Contains(page, `id="job-unroutable"`) || !strings.Contains(page, "type gpu") {
@@ -84,15 +86,73 @@ func TestRoutingOverHTTP(t *testing.T) {
 		if !found {
 			t.Fatalf("registry %+v, want py-7 holding 2 jobs", ws)
 		}
-		page := b.page(t, "/ui/workers")
-		if !strings.Contains(page, `<tr data-worker="py-7">`) || !strings.Contains(page, `<td data-field="held">2</td>`) {
-			t.Fatalf("workers page does not show py-7:\n%s", page)
-		}
+		// The page shows the sampler's reading of the registry.
+		waitfor.Cond(t, "the workers page to show py-7 holding 2 jobs", func() bool {
+			page := b.page(t, "/ui/workers")
+			return strings.Contains(page, `<tr data-worker="py-7">`) && strings.Contains(page, `<td class="num" data-field="held"><a href="/ui/running">2</a></td>`)
+		})
 		// A bad label is refused, naming it.
 		r := b.call(t, server.ScopeWork, "POST", "/v1/claim", map[string]any{"queue": "gfx", "worker": "w",
 			"worker_labels": map[string]string{"bad key": "v"}}, false)
 		if r.status != http.StatusBadRequest || !strings.Contains(string(r.body), "bad key") {
 			t.Fatalf("bad label = %d %s", r.status, r.body)
+		}
+	})
+}
+
+// TestClaimKindsOverHTTP: an HTTP worker that names its kinds claims only
+// jobs of those, and the registry records them; a job of a kind no live
+// worker of its queue runs waits, reported by /v1/unroutable and the
+// workers page (issue 38: SDK workers claimed such jobs and failed them).
+// A claim that names an empty list of kinds, or a bad one, is refused
+// naming the field.
+func TestClaimKindsOverHTTP(t *testing.T) {
+	forEachStore(t, func(t *testing.T, b *bundle) {
+		ids := b.enqueue(t, map[string]any{"kind": "render", "args": map[string]any{}, "queue": "gfx"},
+			map[string]any{"kind": "orphan", "args": map[string]any{}, "queue": "gfx"},
+			map[string]any{"kind": "render", "args": map[string]any{}, "queue": "gfx"})
+		jobs := b.claim(t, map[string]any{"queue": "gfx", "worker": "py-1", "kinds": []string{"render", "email"}, "max": 5})
+		if len(jobs) != 2 || jobs[0].ID != ids[0] || jobs[1].ID != ids[2] {
+			t.Fatalf("a worker of render and email claimed %+v, want jobs %d and %d", jobs, ids[0], ids[2])
+		}
+		var un struct {
+			Unroutable []struct {
+				Queue   string          `json:"queue"`
+				Kind    string          `json:"kind"`
+				Routing json.RawMessage `json:"routing"`
+				Jobs    int64           `json:"jobs"`
+				FirstID int64           `json:"first_id"`
+			} `json:"unroutable"`
+		}
+		b.must(t, http.StatusOK, server.ScopeEnqueue, "GET", "/v1/unroutable", nil).decode(t, &un)
+		if len(un.Unroutable) != 1 || un.Unroutable[0].Queue != "gfx" || un.Unroutable[0].Kind != "orphan" ||
+			string(un.Unroutable[0].Routing) != "null" || un.Unroutable[0].Jobs != 1 || un.Unroutable[0].FirstID != ids[1] {
+			t.Fatalf("unroutable %+v, want the orphan job of gfx", un)
+		}
+		var ws struct {
+			Workers []struct {
+				Name  string   `json:"name"`
+				Kinds []string `json:"kinds"`
+			} `json:"workers"`
+		}
+		b.must(t, http.StatusOK, server.ScopeAdmin, "GET", "/v1/workers", nil).decode(t, &ws)
+		if len(ws.Workers) != 1 || ws.Workers[0].Name != "py-1" || strings.Join(ws.Workers[0].Kinds, ",") != "email,render" {
+			t.Fatalf("registry %+v, want py-1 of email and render", ws)
+		}
+		// The page shows the unroutable jobs of the sampler's last
+		// reading, taken after the claim soon.
+		waitfor.Cond(t, "the workers page shows py-1's kinds and the orphan job", func() bool {
+			page := b.page(t, "/ui/workers")
+			return strings.Contains(page, `<tr data-queue="gfx" data-kind="orphan">`) && strings.Contains(page, "email, render")
+		})
+		if j := b.stored(t, ids[1]); j.State != drover.JobStateAvailable || j.Attempt != 0 {
+			t.Fatalf("the orphan job is %s after %d attempts, want it waiting, never attempted", j.State, j.Attempt)
+		}
+		for _, kinds := range []any{[]string{}, []string{"no spaces"}} {
+			r := b.call(t, server.ScopeWork, "POST", "/v1/claim", map[string]any{"queue": "gfx", "worker": "w", "kinds": kinds}, false)
+			if r.status != http.StatusBadRequest || !strings.Contains(string(r.body), "kinds") {
+				t.Fatalf("claim with kinds %v = %d %s", kinds, r.status, r.body)
+			}
 		}
 	})
 }

@@ -86,6 +86,7 @@ type Client interface {
 	JobList(ctx context.Context, p drover.JobListParams) ([]*drover.JobRow, error)
 	JobSearch(ctx context.Context, p drover.JobListParams) (*drover.JobPage, error)
 	JobCount(ctx context.Context, p drover.JobListParams) (drover.JobCount, error)
+	JobStateCounts(ctx context.Context, p drover.JobListParams) (map[drover.JobState]drover.JobCount, error)
 	JobDependants(ctx context.Context, id int64) ([]drover.JobResult, error)
 	WorkflowGraph(ctx context.Context, id int64) (*drover.WorkflowGraph, error)
 	BatchList(ctx context.Context, before int64, limit int) ([]*drover.Batch, error)
@@ -99,7 +100,6 @@ type Client interface {
 	JobCountByState(ctx context.Context, queue string) (map[drover.JobState]int64, error)
 	QueueStats(ctx context.Context) ([]drover.QueueStats, error)
 	FinishedStats(ctx context.Context, since, until time.Time) ([]drover.FinishedStats, error)
-	LeaseOwners(ctx context.Context) ([]drover.LeaseOwner, error)
 	Stats() drover.Stats
 	QueuePause(ctx context.Context, name string) error
 	QueueResume(ctx context.Context, name string) error
@@ -108,6 +108,11 @@ type Client interface {
 	QueueGet(ctx context.Context, name string) (*drover.QueueSettings, error)
 	QueueKnown(ctx context.Context, name string) (bool, error)
 	QueueList(ctx context.Context) ([]*drover.QueueSettings, error)
+	QueueSetLimits(ctx context.Context, name string, l drover.QueueLimits) (*drover.QueueSettings, error)
+	QueueHeadOf(ctx context.Context, name string) (*drover.QueueHead, error)
+	// The stored history behind the dashboard's charts.
+	StatsHistory(ctx context.Context, p drover.StatsHistoryParams) (*drover.StatsHistory, error)
+	TopicLagHistory(ctx context.Context, topic string, from, to time.Time, maxPoints int) (*drover.TopicLagHistory, error)
 	Remote() *drover.Remote
 	PeriodicJobs() *drover.PeriodicJobSet
 	topicsClient
@@ -164,6 +169,11 @@ type Config struct {
 	// jobs (claimbudget.go); a workflow's graph leaves out the results
 	// past it. One job or result always goes in, however large.
 	MaxPageBytes int
+	// MaxReceiveBytes bounds the payload and metadata bytes of one topic
+	// receive (drover.ReceiveParams.MaxBytes, default
+	// drover.ReceiveMaxBytesDefault): each batch holds at least one
+	// message, and lanes past the budget wait for the next receive.
+	MaxReceiveBytes int64
 	// MaxLabelValues bounds the distinct values of each metrics label
 	// (queue, kind, and queue-kind pairs at five times as many); the rest
 	// are counted under "other".
@@ -211,6 +221,12 @@ type Server struct {
 	bulkTasks *bulkTasks
 	// claimSizes sizes the chunks of claims (claimbudget.go).
 	claimSizes *claimSizes
+	// workerSample is the last reading of the worker registry, with the
+	// jobs each worker holds: the one source of every table of workers
+	// the dashboard shows (routing.go).
+	workerSample *workerSample
+	// names are the queues and kinds the job filters suggest (names.go).
+	names *names
 }
 
 // New returns a server on cfg.
@@ -226,6 +242,7 @@ func New(cfg Config) (*Server, error) {
 	cfg.PublisherStallAfter = cmp.Or(cfg.PublisherStallAfter, drover.PublisherStallAfter)
 	cfg.SessionTTL = cmp.Or(cfg.SessionTTL, SessionTTLDefault)
 	cfg.MaxPageBytes = cmp.Or(cfg.MaxPageBytes, MaxPageBytesDefault)
+	cfg.MaxReceiveBytes = cmp.Or(cfg.MaxReceiveBytes, drover.ReceiveMaxBytesDefault)
 	cfg.MaxLabelValues = cmp.Or(cfg.MaxLabelValues, MaxLabelValuesDefault)
 	cfg.LabelTTL = cmp.Or(cfg.LabelTTL, LabelTTLDefault)
 	cfg.ReadHeaderTimeout = cmp.Or(cfg.ReadHeaderTimeout, ReadHeaderTimeoutDefault)
@@ -250,7 +267,7 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s := &Server{cfg: cfg, remote: cfg.Client.Remote(), stopping: make(chan struct{}), sessions: newSessions(cfg.SessionTTL), waiter: newWaiter(), inflight: newInflight(),
-		metrics: newMetrics(cfg.Client, cfg.PoolStats, cfg.MaxLabelValues, cfg.LabelTTL), history: &history{}, topicSamples: &topicSamples{}, routeSample: &routeSample{}, pages: newPages(),
+		metrics: newMetrics(cfg.Client, cfg.PoolStats, cfg.MaxLabelValues, cfg.LabelTTL), history: &history{}, topicSamples: &topicSamples{}, routeSample: &routeSample{}, workerSample: &workerSample{}, names: &names{}, pages: newPages(),
 		mux: http.NewServeMux(), pagePatterns: map[string]bool{}, bulkTasks: newBulkTasks(cfg.Driver, cfg.Logger), claimSizes: newClaimSizes()}
 	s.auth.Store(newAuthenticator(cfg.Tokens))
 	s.routes()
@@ -358,9 +375,7 @@ func (s *Server) sample(ctx context.Context) {
 		}
 		p := Point{At: now, Until: until, Seconds: until.Sub(since).Seconds(), Queues: stats}
 		if p.Finished, err = s.cfg.Client.FinishedStats(ctx, since, until); err == nil {
-			if p.Owners, err = s.cfg.Client.LeaseOwners(ctx); err == nil {
-				s.history.add(p)
-			}
+			s.history.add(p)
 		}
 	}
 	if err != nil && ctx.Err() == nil {
@@ -371,6 +386,9 @@ func (s *Server) sample(ctx context.Context) {
 	}
 	if err := s.sampleRouting(ctx, now); err != nil && ctx.Err() == nil {
 		s.cfg.Logger.Warn("sampling unroutable jobs failed", "error", err)
+	}
+	if err := s.sampleWorkers(ctx, now); err != nil && ctx.Err() == nil {
+		s.cfg.Logger.Warn("sampling the worker registry failed", "error", err)
 	}
 }
 
@@ -430,18 +448,22 @@ func (s *Server) routes() {
 		"POST /v1/periodic/{name}/trigger": {admin, s.triggerPeriodic},
 		"GET /metrics":                     {admin, s.serveMetrics},
 		// Topics (topics.go).
-		"GET /v1/topics":                                       {reader, s.listTopics},
-		"POST /v1/topics":                                      {admin, s.createTopic},
-		"GET /v1/topics/{topic}":                               {reader, s.getTopic},
-		"DELETE /v1/topics/{topic}":                            {admin, s.deleteTopic},
-		"POST /v1/topics/{topic}/publish":                      {[]Scope{ScopeEnqueue}, s.publish},
-		"POST /v1/messages":                                    {[]Scope{ScopeEnqueue}, s.publishMany},
-		"GET /v1/topics/{topic}/lag":                           {reader, s.topicLag},
-		"POST /v1/topics/{topic}/subscriptions":                {admin, s.createSubscription},
-		"DELETE /v1/topics/{topic}/subscriptions/{name}":       {admin, s.deleteSubscription},
-		"POST /v1/topics/{topic}/subscriptions/{name}/receive": {work, s.receive},
-		"POST /v1/topics/{topic}/subscriptions/{name}/ack":     {work, s.ack},
-		"POST /v1/topics/{topic}/subscriptions/{name}/nack":    {work, s.nack},
+		"GET /v1/topics":                                                    {reader, s.listTopics},
+		"POST /v1/topics":                                                   {admin, s.createTopic},
+		"GET /v1/topics/{topic}":                                            {reader, s.getTopic},
+		"DELETE /v1/topics/{topic}":                                         {admin, s.deleteTopic},
+		"POST /v1/topics/{topic}/publish":                                   {[]Scope{ScopeEnqueue}, s.publish},
+		"POST /v1/messages":                                                 {[]Scope{ScopeEnqueue}, s.publishMany},
+		"GET /v1/topics/{topic}/lag":                                        {reader, s.topicLag},
+		"POST /v1/topics/{topic}/subscriptions":                             {admin, s.createSubscription},
+		"DELETE /v1/topics/{topic}/subscriptions/{name}":                    {admin, s.deleteSubscription},
+		"POST /v1/topics/{topic}/subscriptions/{name}/receive":              {work, s.receive},
+		"POST /v1/topics/{topic}/subscriptions/{name}/ack":                  {work, s.ack},
+		"POST /v1/topics/{topic}/subscriptions/{name}/nack":                 {work, s.nack},
+		"POST /v1/topics/{topic}/subscriptions/{name}/extend":               {work, s.extendBatches},
+		"POST /v1/topics/{topic}/subscriptions/{name}/release":              {work, s.releaseBatches},
+		"GET /v1/topics/{topic}/subscriptions/{name}/lanes":                 {reader, s.lanes},
+		"POST /v1/topics/{topic}/subscriptions/{name}/lanes/{lane}/release": {admin, s.releaseLane},
 	} {
 		s.mux.Handle(pattern, s.endpoint(pattern, rt))
 	}
@@ -503,7 +525,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if !public[pattern] {
 		tok, err := s.authenticate(r, s.pagePatterns[pattern])
 		if err != nil && s.pagePatterns[pattern] && r.Method == http.MethodGet && r.Header.Get("Authorization") == "" &&
-			pattern != "GET /ui/history.json" {
+			!strings.HasSuffix(pattern, ".json") {
 			// A person opening the dashboard: show the login form.
 			http.Redirect(rec, r, "/login", http.StatusSeeOther)
 			return
@@ -630,7 +652,8 @@ func (s *Server) classify(w http.ResponseWriter, r *http.Request, err error) (in
 		return http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is over the limit of %d bytes", mbe.Limit)
 	case errors.Is(err, drover.ErrInvalid):
 		return http.StatusBadRequest, strings.Replace(err.Error(), drover.ErrInvalid.Error()+": ", "", 1)
-	case errors.Is(err, drover.ErrNotFound), errors.Is(err, drover.ErrPeriodicNotFound), errors.Is(err, drover.ErrTopicNotFound):
+	case errors.Is(err, drover.ErrNotFound), errors.Is(err, drover.ErrPeriodicNotFound), errors.Is(err, drover.ErrTopicNotFound),
+		errors.Is(err, drover.ErrSubscriptionNotFound):
 		return http.StatusNotFound, err.Error()
 	case errors.Is(err, drover.ErrPeriodicExists), errors.Is(err, drover.ErrPeriodicConfigured):
 		return http.StatusConflict, err.Error()

@@ -108,8 +108,11 @@ type bundle struct {
 	leases map[int64]string
 	srv    *server.Server
 	// stop stops the server and its loops, as the test's end does.
-	stop   func()
+	stop func()
+	// driver is the store, for tests that run the leader's loops on it.
 	driver droverdriver.Driver
+	// cfg is the server's configuration, for restart.
+	cfg server.Config
 }
 
 func setup(t *testing.T, open func(t *testing.T) (droverdriver.Driver, testClient), mutate ...func(*server.Config)) *bundle {
@@ -130,7 +133,19 @@ func setup(t *testing.T, open func(t *testing.T) (droverdriver.Driver, testClien
 	for _, m := range mutate {
 		m(&cfg)
 	}
-	srv, err := server.New(cfg)
+	b.cfg = cfg
+	b.restart(t)
+	b.doc, b.router = loadDoc(t)
+	return b
+}
+
+// restart starts a new server on the bundle's store and client, with the
+// same tokens, as a deploy would: what the old one kept in memory (its
+// samples, its dashboard sessions) is gone. The old one keeps running
+// until the test ends.
+func (b *bundle) restart(t *testing.T) {
+	t.Helper()
+	srv, err := server.New(b.cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,8 +156,6 @@ func setup(t *testing.T, open func(t *testing.T) (droverdriver.Driver, testClien
 	b.stop = sync.OnceFunc(func() { hs.Close(); cancel(); <-done })
 	t.Cleanup(b.stop)
 	b.url, b.srv = hs.URL, srv
-	b.doc, b.router = loadDoc(t)
-	return b
 }
 
 func loadDoc(t *testing.T) (*openapi3.T, routers.Router) {

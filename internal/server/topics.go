@@ -7,18 +7,24 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/validate"
 )
 
 // Topics over HTTP (docs/topics.md): publish, subscriptions, and the
-// remote consumer's receive (a long poll) and ack/nack, which go through
-// drover.Client.Receive and AckBatches, fenced by the receipt's lease
-// token like a Go consumer's ack. A token restricted to queues may use a
-// topic when it may use the topic's retry queue (drover.RetryQueue): the
-// queue its failed messages become jobs of.
+// remote consumer's receive (a long poll), ack/nack, extend and release,
+// which go through drover.Client.Receive, AckBatches, ExtendBatches and
+// ReleaseBatches, fenced by the receipt's lease token like a Go consumer's
+// ack. A receipt is authenticated (an HMAC under a key the store keeps)
+// and must name the subscription of the URL, so that a token reaches no
+// other topic through it and nothing is read for a forged one. A token
+// restricted to queues may use a topic when it may use the topic's retry
+// queue (drover.RetryQueue): the queue its failed messages become jobs of.
 
 // topicsClient is what the topic endpoints call of a *drover.Client.
 type topicsClient interface {
@@ -34,7 +40,11 @@ type topicsClient interface {
 	SubscriptionLags(ctx context.Context, topics ...string) ([]drover.SubscriptionLag, error)
 	TopicPublishers(ctx context.Context) ([]drover.OpenPublisher, error)
 	Receive(ctx context.Context, p drover.ReceiveParams) ([]*drover.ReceivedBatch, error)
-	AckBatches(ctx context.Context, acks []drover.BatchAck) ([]bool, error)
+	AckBatches(ctx context.Context, topic, sub string, acks []drover.BatchAck) ([]bool, error)
+	ExtendBatches(ctx context.Context, topic, sub string, receipts []string, lease time.Duration) ([]bool, error)
+	ReleaseBatches(ctx context.Context, topic, sub string, receipts []string) ([]bool, error)
+	SubscriptionLanes(ctx context.Context, topic, sub string) ([]drover.SubscriptionLane, error)
+	ReleaseLane(ctx context.Context, topic, sub string, lane int) (bool, error)
 }
 
 // maxRetentionMS bounds a topic's retention_ms (about a hundred years).
@@ -44,7 +54,7 @@ const maxRetentionMS = 100 * 365 * 24 * 3600 * 1000
 // right to it.
 func topicPath(r *http.Request) (string, error) {
 	topic := r.PathValue("topic")
-	if err := drover.ValidateTopic(topic); err != nil {
+	if err := validate.Topic(topic); err != nil {
 		return "", err
 	}
 	return topic, checkQueue(r, drover.RetryQueue(topic))
@@ -91,7 +101,7 @@ func (s *Server) createTopic(w http.ResponseWriter, r *http.Request) error {
 	if req.RetentionMS < -1 || req.RetentionMS > maxRetentionMS {
 		return badRequest("retention_ms %d: must be -1 (until every subscription passed), 0 (the default) or up to %d", req.RetentionMS, int64(maxRetentionMS))
 	}
-	if err := drover.ValidateTopic(req.Name); err != nil {
+	if err := validate.Topic(req.Name); err != nil {
 		return err
 	}
 	if err := checkQueue(r, drover.RetryQueue(req.Name)); err != nil {
@@ -198,13 +208,21 @@ func (s *Server) decodeMessages(r *http.Request, withTopic bool) ([]drover.Messa
 		case !withTopic && m.Topic != "":
 			return nil, badRequest("message %d: topic: the path names the topic", i+1)
 		case withTopic && !checked[m.Topic]:
-			if err := drover.ValidateTopic(m.Topic); err != nil {
+			if err := validate.Topic(m.Topic); err != nil {
 				return nil, badRequest("message %d: %v", i+1, err)
 			}
 			if err := checkQueue(r, drover.RetryQueue(m.Topic)); err != nil {
 				return nil, err
 			}
 			checked[m.Topic] = true
+		}
+		// A payload sent as JSON is delivered as JSON, so it gets the text
+		// checks of a job's args: a consumer in another language must be
+		// able to decode it. Its size, and metadata, the library checks.
+		if len(m.Payload) > 0 {
+			if err := validate.JSONText("payload", m.Payload); err != nil {
+				return nil, fmt.Errorf("message %d of %d: %w", i+1, len(req.Messages), err)
+			}
 		}
 		msgs[i] = drover.Message{Topic: m.Topic, Key: m.Key, Payload: m.Payload, Metadata: m.Metadata}
 		if m.PayloadBase64 != nil {
@@ -312,13 +330,36 @@ func (s *Server) deleteSubscription(w http.ResponseWriter, r *http.Request) erro
 	return nil
 }
 
+// deliveryJSON is a delivered message: its payload once, as JSON when it
+// is JSON, else in base64 (an empty payload is "" in base64, never null).
 type deliveryJSON struct {
 	ID            int64           `json:"id"`
 	Key           string          `json:"key,omitempty"`
 	Payload       json.RawMessage `json:"payload,omitempty"`
-	PayloadBase64 []byte          `json:"payload_base64"`
+	PayloadBase64 *[]byte         `json:"payload_base64,omitempty"`
 	Metadata      json.RawMessage `json:"metadata,omitempty"`
 	PublishedAt   time.Time       `json:"published_at"`
+	Attempt       int             `json:"attempt"`
+}
+
+func toDeliveryJSON(d *drover.Delivery) deliveryJSON {
+	m := deliveryJSON{ID: d.ID, Key: d.Key, PublishedAt: d.PublishedAt, Attempt: d.Attempt}
+	// JSON only when it is text: Go's json.Valid takes invalid UTF-8
+	// inside strings, which a Go publisher's bytes may hold and other
+	// languages' decoders refuse.
+	if json.Valid(d.Payload) && utf8.Valid(d.Payload) {
+		m.Payload = d.Payload
+	} else {
+		p := d.Payload
+		if p == nil {
+			p = []byte{}
+		}
+		m.PayloadBase64 = &p
+	}
+	if len(d.Metadata) > 0 && string(d.Metadata) != "{}" {
+		m.Metadata = d.Metadata
+	}
+	return m
 }
 
 // receive leases batches of a subscription, waiting up to wait_ms for a
@@ -348,8 +389,8 @@ func (s *Server) receive(w http.ResponseWriter, r *http.Request) error {
 	if req.BatchSize < 1 || req.BatchSize > 10_000 {
 		return badRequest("batch_size %d: must be between 1 and 10000", req.BatchSize)
 	}
-	if req.LeaseMS < 1000 || req.LeaseMS > 86_400_000 {
-		return badRequest("lease_ms %d: must be between 1000 and 86400000", req.LeaseMS)
+	if err := checkLeaseMS(req.LeaseMS); err != nil {
+		return err
 	}
 	wait := millis(req.WaitMS)
 	if req.WaitMS < 0 || wait > s.cfg.MaxWait {
@@ -357,7 +398,7 @@ func (s *Server) receive(w http.ResponseWriter, r *http.Request) error {
 	}
 	s.holdFor(w, wait)
 	p := drover.ReceiveParams{Topic: topic, Subscription: r.PathValue("name"), Owner: req.Worker,
-		MaxBatches: req.MaxBatches, BatchSize: req.BatchSize, Lease: millis(req.LeaseMS)}
+		MaxBatches: req.MaxBatches, BatchSize: req.BatchSize, Lease: millis(req.LeaseMS), MaxBytes: s.cfg.MaxReceiveBytes}
 	ctx := r.Context()
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
@@ -386,15 +427,7 @@ func (s *Server) receive(w http.ResponseWriter, r *http.Request) error {
 			for i, b := range batches {
 				out[i] = batchJSON{Receipt: b.Receipt, Dropped: b.Dropped, Messages: make([]deliveryJSON, len(b.Deliveries))}
 				for j, d := range b.Deliveries {
-					// An empty payload is "" in JSON, never null.
-					m := deliveryJSON{ID: d.ID, Key: d.Key, PayloadBase64: append([]byte{}, d.Payload...), PublishedAt: d.PublishedAt}
-					if json.Valid(d.Payload) {
-						m.Payload = d.Payload
-					}
-					if len(d.Metadata) > 0 && string(d.Metadata) != "{}" {
-						m.Metadata = d.Metadata
-					}
-					out[i].Messages[j] = m
+					out[i].Messages[j] = toDeliveryJSON(d)
 				}
 			}
 			writeJSON(w, http.StatusOK, map[string]any{"batches": out})
@@ -421,9 +454,6 @@ func (s *Server) ack(w http.ResponseWriter, r *http.Request) error {
 			Failed  map[string]string `json:"failed"`
 		} `json:"acks"`
 	}
-	if _, err := topicPath(r); err != nil {
-		return err
-	}
 	if err := decode(r, &req); err != nil {
 		return err
 	}
@@ -449,9 +479,6 @@ func (s *Server) nack(w http.ResponseWriter, r *http.Request) error {
 		Receipts []string `json:"receipts"`
 		Error    string   `json:"error"`
 	}
-	if _, err := topicPath(r); err != nil {
-		return err
-	}
 	if err := decode(r, &req); err != nil {
 		return err
 	}
@@ -463,14 +490,144 @@ func (s *Server) nack(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) writeAcks(w http.ResponseWriter, r *http.Request, acks []drover.BatchAck) error {
+	topic, sub, err := subscriptionPath(r)
+	if err != nil {
+		return err
+	}
 	if len(acks) == 0 || len(acks) > s.cfg.MaxBatch {
 		return badRequest("between 1 and %d receipts", s.cfg.MaxBatch)
 	}
-	accepted, err := s.cfg.Client.AckBatches(r.Context(), acks)
+	accepted, err := s.cfg.Client.AckBatches(r.Context(), topic, sub, acks)
 	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"accepted": accepted})
+	return nil
+}
+
+// subscriptionPath reads and checks the {topic} and {name} of the path,
+// and the token's right to the topic.
+func subscriptionPath(r *http.Request) (string, string, error) {
+	topic, err := topicPath(r)
+	if err != nil {
+		return "", "", err
+	}
+	sub := r.PathValue("name")
+	if err := validate.Subscription(sub); err != nil {
+		return "", "", err
+	}
+	return topic, sub, nil
+}
+
+// checkLeaseMS checks the lease of a receive or an extend.
+func checkLeaseMS(ms int64) error {
+	if ms < 1000 || ms > drover.MaxReceiveLease.Milliseconds() {
+		return badRequest("lease_ms %d: must be between 1000 and %d (extend a batch that takes longer)", ms, drover.MaxReceiveLease.Milliseconds())
+	}
+	return nil
+}
+
+// receiptsJSON is the body of an extend or a release.
+type receiptsJSON struct {
+	Receipts []string `json:"receipts"`
+	LeaseMS  int64    `json:"lease_ms"`
+}
+
+// decodeReceipts reads the receipts of an extend or a release.
+func (s *Server) decodeReceipts(r *http.Request) (receiptsJSON, error) {
+	req := receiptsJSON{LeaseMS: drover.LeaseDurationDefault.Milliseconds()}
+	if err := decode(r, &req); err != nil {
+		return req, err
+	}
+	if len(req.Receipts) == 0 || len(req.Receipts) > s.cfg.MaxBatch {
+		return req, badRequest("receipts: between 1 and %d", s.cfg.MaxBatch)
+	}
+	return req, nil
+}
+
+// extendBatches extends the leases of received batches: a consumer still
+// working on them after a third of their lease extends them, and stops
+// working on those answered false (lost to another consumer).
+func (s *Server) extendBatches(w http.ResponseWriter, r *http.Request) error {
+	return s.onReceipts(w, r, "extended", func(ctx context.Context, topic, sub string, req receiptsJSON) ([]bool, error) {
+		if err := checkLeaseMS(req.LeaseMS); err != nil {
+			return nil, err
+		}
+		return s.cfg.Client.ExtendBatches(ctx, topic, sub, req.Receipts, millis(req.LeaseMS))
+	})
+}
+
+// releaseBatches hands received batches back undelivered (a consumer
+// shutting down): not counted as attempts.
+func (s *Server) releaseBatches(w http.ResponseWriter, r *http.Request) error {
+	return s.onReceipts(w, r, "released", func(ctx context.Context, topic, sub string, req receiptsJSON) ([]bool, error) {
+		return s.cfg.Client.ReleaseBatches(ctx, topic, sub, req.Receipts)
+	})
+}
+
+// onReceipts answers an extend or a release: run's answer per receipt,
+// under key.
+func (s *Server) onReceipts(w http.ResponseWriter, r *http.Request, key string,
+	run func(ctx context.Context, topic, sub string, req receiptsJSON) ([]bool, error)) error {
+	topic, sub, err := subscriptionPath(r)
+	if err != nil {
+		return err
+	}
+	req, err := s.decodeReceipts(r)
+	if err != nil {
+		return err
+	}
+	out, err := run(r.Context(), topic, sub, req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{key: out})
+	return nil
+}
+
+// laneJSON is one lane of a subscription.
+type laneJSON struct {
+	Lane           int        `json:"lane"`
+	Cursor         int64      `json:"cursor"`
+	Lag            int64      `json:"lag"`
+	Holder         string     `json:"holder,omitempty"`
+	LeaseExpiresAt *time.Time `json:"lease_expires_at,omitempty"`
+	Attempt        int        `json:"attempt"`
+}
+
+// lanes lists the lanes of a subscription with their holders.
+func (s *Server) lanes(w http.ResponseWriter, r *http.Request) error {
+	topic, sub, err := subscriptionPath(r)
+	if err != nil {
+		return err
+	}
+	lanes, err := s.cfg.Client.SubscriptionLanes(r.Context(), topic, sub)
+	if err != nil {
+		return err
+	}
+	out := make([]laneJSON, len(lanes))
+	for i, l := range lanes {
+		out[i] = laneJSON{Lane: l.Lane, Cursor: l.Cursor, Lag: l.Pending, Holder: l.Holder, LeaseExpiresAt: l.LeaseExpiresAt, Attempt: l.Attempt}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"lanes": out})
+	return nil
+}
+
+// releaseLane frees a held lane: its lease ends now, as if it had expired.
+func (s *Server) releaseLane(w http.ResponseWriter, r *http.Request) error {
+	topic, sub, err := subscriptionPath(r)
+	if err != nil {
+		return err
+	}
+	lane, err := strconv.Atoi(r.PathValue("lane"))
+	if err != nil || lane < 0 {
+		return badRequest("lane %q: not a lane number", r.PathValue("lane"))
+	}
+	released, err := s.cfg.Client.ReleaseLane(r.Context(), topic, sub, lane)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"released": released})
 	return nil
 }
 

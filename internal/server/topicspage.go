@@ -2,13 +2,17 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
+	"net/url"
+	"slices"
 	"sort"
 	"sync"
 	"time"
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/validate"
 )
 
 // The dashboard's topics page. Like the queues overview, its figures come
@@ -72,6 +76,8 @@ type subscriptionRow struct {
 type topicRow struct {
 	*drover.Topic
 	Subscriptions []subscriptionRow
+	// RetryQueue is the queue of the jobs its failed messages become.
+	RetryQueue string
 }
 
 // topicRows joins the stored topics with the last two samples. A
@@ -95,7 +101,7 @@ func topicRows(topics []*drover.Topic, prev, cur topicSample) ([]topicRow, topic
 	}
 	rows := make([]topicRow, 0, len(topics))
 	for _, t := range topics {
-		r := topicRow{Topic: t}
+		r := topicRow{Topic: t, RetryQueue: drover.RetryQueue(t.Name)}
 		subs := append([]string(nil), t.Subscriptions...)
 		sort.Strings(subs)
 		for _, name := range subs {
@@ -143,5 +149,106 @@ func (s *Server) topicsPage(w http.ResponseWriter, r *http.Request) error {
 		Interval    time.Duration
 		Unsupported bool
 		Stalled     *drover.OpenPublisher
-	}{page{Title: "Topics"}, rows, rates, cur.At, s.cfg.SampleInterval, unsupported, stalledPublisher(cur, s.cfg.PublisherStallAfter)})
+	}{s.page("Topics", topicFlash(r.URL.Query(), topics)), rows, rates, cur.At, s.cfg.SampleInterval, unsupported, stalledPublisher(cur, s.cfg.PublisherStallAfter)})
+}
+
+// topicPage shows one topic: its options, its subscriptions' lag from the
+// last sample with their actions, the chart of their lag over time and
+// the link to its retry queue.
+func (s *Server) topicPage(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("topic")
+	if err := validate.Topic(name); err != nil {
+		return err
+	}
+	topic, err := s.cfg.Client.Topic(r.Context(), name)
+	if err != nil {
+		return err
+	}
+	prev, cur := s.topicSamples.latest()
+	rows, _ := topicRows([]*drover.Topic{topic}, prev, cur)
+	return render(w, http.StatusOK, s.pages.topic, struct {
+		page
+		T        topicRow
+		Sampled  time.Time
+		Interval time.Duration
+	}{s.page("Topic "+name, subscriptionFlash(r.URL.Query(), topic)), rows[0], cur.At, s.cfg.SampleInterval})
+}
+
+// subscriptionDelete deletes the subscription the path names, then shows
+// its topic's page with a banner saying so.
+func (s *Server) subscriptionDelete(w http.ResponseWriter, r *http.Request) error {
+	topic, name := r.PathValue("topic"), r.PathValue("name")
+	if err := validate.Topic(topic); err != nil {
+		return err
+	}
+	existed, err := s.cfg.Client.DeleteSubscription(r.Context(), topic, name)
+	if err != nil {
+		return err
+	}
+	if !existed {
+		return &apiError{status: http.StatusNotFound, msg: fmt.Sprintf("subscription %q of topic %q: not found", name, topic)}
+	}
+	http.Redirect(w, r, "/ui/topics/"+url.PathEscape(topic)+"?"+url.Values{"done": {"delete"}, "subscription": {name}}.Encode(), http.StatusSeeOther)
+	return nil
+}
+
+// topicDelete deletes the topic the path names, with its subscriptions
+// and messages (Client.DeleteTopic), then shows the topics page with a
+// banner saying so.
+func (s *Server) topicDelete(w http.ResponseWriter, r *http.Request) error {
+	topic := r.PathValue("topic")
+	if err := validate.Topic(topic); err != nil {
+		return err
+	}
+	deleted, err := s.cfg.Client.DeleteTopic(r.Context(), topic)
+	if err != nil {
+		return err
+	}
+	if !deleted {
+		return fmt.Errorf("%w: %q", drover.ErrTopicNotFound, topic)
+	}
+	http.Redirect(w, r, "/ui/topics?"+url.Values{"done": {"delete"}, "topic": {topic}}.Encode(), http.StatusSeeOther)
+	return nil
+}
+
+// topicFlash is the topics page's banner after a topic was deleted: the
+// server's words and a name that passes the topics' check and is no
+// longer stored, never other text from the URL.
+func topicFlash(q url.Values, topics []*drover.Topic) string {
+	name := q.Get("topic")
+	if q.Get("done") != "delete" || validate.Topic(name) != nil ||
+		slices.ContainsFunc(topics, func(t *drover.Topic) bool { return t.Name == name }) {
+		return ""
+	}
+	return fmt.Sprintf("Topic %s deleted, with its subscriptions and messages; the jobs of its retry queue stay until they finish.", name)
+}
+
+// subscriptionFlash is the topic page's banner after an action on one of
+// its subscriptions: the server's words and a subscription name that
+// passes the names' check, never other text from the URL.
+func subscriptionFlash(q url.Values, topic *drover.Topic) string {
+	name := q.Get("subscription")
+	if q.Get("done") != "delete" || validate.Subscription(name) != nil || slices.Contains(topic.Subscriptions, name) {
+		return ""
+	}
+	return fmt.Sprintf("Subscription %s of topic %s deleted, with its position; the jobs of its retry queue stay until they finish.", name, topic.Name)
+}
+
+// lanesPage shows the lanes of one subscription: who holds each, until
+// when, its cursor, lag and attempt. It reads them on view (one statement
+// over the subscription's lanes), as an operator looks for a stuck
+// consumer, and again at each live refresh (live.js swaps the table);
+// drover topics release-lane and the API free a lane.
+func (s *Server) lanesPage(w http.ResponseWriter, r *http.Request) error {
+	topic, sub := r.PathValue("topic"), r.PathValue("name")
+	lanes, err := s.cfg.Client.SubscriptionLanes(r.Context(), topic, sub)
+	if err != nil {
+		return err
+	}
+	return render(w, http.StatusOK, s.pages.lanes, struct {
+		page
+		Topic, Subscription string
+		Lanes               []drover.SubscriptionLane
+		Now                 time.Time
+	}{s.page(topic+"/"+sub, ""), topic, sub, lanes, time.Now()})
 }

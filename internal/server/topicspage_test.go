@@ -88,7 +88,7 @@ func TestTopicsPage(t *testing.T) {
 				t.Errorf("%s oldest pending %q with messages pending", sub, got)
 			}
 		}
-		if !strings.Contains(body, `<tr data-topic="quiet"><td>quiet</td><td colspan="5" class="empty">No subscription.`) {
+		if !strings.Contains(body, `<tr data-topic="quiet"><td><a href="/ui/topics/quiet">quiet</a></td><td>1</td><td>168h0m0s</td><td colspan="5" class="empty">No subscription.`) {
 			t.Errorf("the topic without subscriptions is not listed:\n%s", body)
 		}
 	})
@@ -173,4 +173,36 @@ func TestTopicsPageNamesOpenPublisher(t *testing.T) {
 				value(b.scrape(t), "drover_topic_open_publisher_age_seconds", nil) == 0
 		})
 	}, func(cfg *server.Config) { cfg.PublisherStallAfter = time.Millisecond })
+}
+
+// TestTopicLanesPage: a subscription's name on the topics page leads to
+// its lanes, with the consumer holding each, its lag and its attempt.
+func TestTopicLanesPage(t *testing.T) {
+	forEachStore(t, func(t *testing.T, b *bundle) {
+		b.must(t, http.StatusCreated, server.ScopeAdmin, "POST", "/v1/topics", map[string]any{"name": "chat", "lanes": 2})
+		b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/topics/chat/subscriptions", map[string]any{"name": "bot", "from_earliest": true})
+		b.must(t, http.StatusOK, server.ScopeEnqueue, "POST", "/v1/topics/chat/publish", map[string]any{"messages": []map[string]any{
+			{"key": "a", "payload": 1}, {"key": "a", "payload": 2}}})
+		b.receiveHTTP(t, server.ScopeWork, "chat", "bot", map[string]any{"batch_size": 1})
+		if body := b.page(t, "/ui/topics"); !strings.Contains(body, `href="/ui/topics/chat/bot"`) {
+			t.Fatalf("the topics page does not link to bot's lanes:\n%s", body)
+		}
+		body := b.page(t, "/ui/topics/chat/bot")
+		rows := regexp.MustCompile(`(?s)<tr data-lane="(\d)">(.*?)</tr>`).FindAllStringSubmatch(body, -1)
+		if len(rows) != 2 {
+			t.Fatalf("lanes page with %d lanes, want 2:\n%s", len(rows), body)
+		}
+		held := 0
+		for _, r := range rows {
+			if strings.Contains(r[2], `data-field="holder">w1<`) {
+				held++
+				if !strings.Contains(r[2], `data-field="lag">2<`) || !strings.Contains(r[2], `data-field="attempt">1<`) || !strings.Contains(r[2], "in ") {
+					t.Fatalf("held lane %s, want its lag of 2, attempt 1 and its lease's end", r[2])
+				}
+			}
+		}
+		if held != 1 {
+			t.Fatalf("%d lanes held by w1, want 1:\n%s", held, body)
+		}
+	})
 }

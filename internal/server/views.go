@@ -151,7 +151,7 @@ func (s *Server) workflowPage(w http.ResponseWriter, r *http.Request) error {
 		Layout  graphLayout
 		SVG     template.HTML
 		Summary string
-	}{page{Title: fmt.Sprintf("Workflow of job %d", id)}, id, g, layout, layout.svg(), strings.Join(summary, ", ")})
+	}{s.page(fmt.Sprintf("Workflow of job %d", id), ""), id, g, layout, layout.svg(), strings.Join(summary, ", ")})
 }
 
 // batchesPage lists batches newest first with their progress, a keyset
@@ -185,5 +185,5 @@ func (s *Server) batchesPage(w http.ResponseWriter, r *http.Request) error {
 		page
 		Batches []row
 		Next    int64
-	}{page{Title: "Batches"}, rows, next})
+	}{s.page("Batches", ""), rows, next})
 }

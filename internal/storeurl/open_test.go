@@ -228,3 +228,26 @@ func TestSQLiteURLParams(t *testing.T) {
 		}
 	}
 }
+
+// TestAutoMigrateSaysOneLine: a fresh store migrated on open reports it in
+// one line, however many migrations it took (issue 38: every `drover
+// bench` run began with one line per migration), and a current one says
+// nothing.
+func TestAutoMigrateSaysOneLine(t *testing.T) {
+	target, err := Parse("sqlite://"+filepath.Join(t.TempDir(), "app.db"), "--database-url")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []int{1, 0} {
+		var lines []string
+		st, err := Open(context.Background(), target, Options{Schema: "drover", AutoMigrate: true,
+			Logf: func(f string, a ...any) { lines = append(lines, fmt.Sprintf(f, a...)) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.Close()
+		if len(lines) != want || want == 1 && !strings.HasPrefix(lines[0], `migrated schema "drover" to version `) {
+			t.Errorf("open %d printed %q, want %d line(s)", 2-want, lines, want)
+		}
+	}
+}

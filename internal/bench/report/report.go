@@ -324,8 +324,11 @@ func SteadyNote(ws []stats.Window) string {
 
 // WriteJSON writes r as indented JSON to path, creating its directory if
 // needed so that a bench run never loses its results to a missing folder.
-func WriteJSON(path string, r *Report) error {
-	b, err := json.MarshalIndent(r, "", "  ")
+func WriteJSON(path string, r *Report) error { return writeJSONFile(path, r) }
+
+// writeJSONFile writes v as indented JSON to path, creating its directory.
+func writeJSONFile(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return fmt.Errorf("report: encode %s: %w", path, err)
 	}

@@ -20,7 +20,11 @@ import (
 // image would need a font renderer the project does not otherwise depend
 // on; a path with another extension, such as .png, is rejected before
 // anything is written.
-func WriteSVG(path string, r *Report) error {
+func WriteSVG(path string, r *Report) error { return writeSVGFile(path, SVG(r)) }
+
+// writeSVGFile writes the chart svg to path, which must end in .svg (or
+// have no extension), creating its directory.
+func writeSVGFile(path string, svg []byte) error {
 	if ext := strings.ToLower(filepath.Ext(path)); ext != ".svg" && ext != "" {
 		return fmt.Errorf("report: cannot write chart %q: only SVG is supported, use a .svg path", path)
 	}
@@ -29,7 +33,7 @@ func WriteSVG(path string, r *Report) error {
 			return fmt.Errorf("report: %w", err)
 		}
 	}
-	if err := os.WriteFile(path, SVG(r), 0o644); err != nil {
+	if err := os.WriteFile(path, svg, 0o644); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	return nil
@@ -236,13 +240,19 @@ func timeChart(r *Report) chart {
 		c.guides = append(c.guides, guide{label: "steady " + formatRate(r.SteadyJobsPerSec) + " jobs/s", value: r.SteadyJobsPerSec})
 		yMax = max(yMax, r.SteadyJobsPerSec)
 	}
+	c.setTimeAxes(end, yMax, y2Max)
+	return c
+}
+
+// setTimeAxes sets an x axis of seconds from 0 to end, and both y axes
+// from 0 to their largest values.
+func (c *chart) setTimeAxes(end, yMax, y2Max float64) {
 	var xStep, xTop float64
 	c.xTicks, xTop, xStep = niceTicks(end, 8)
 	c.x = func(v float64) float64 { return v / xTop }
 	c.xFmt = func(v float64) string { return tickLabel(v, xStep) }
 	c.yTicks, c.yTop, c.yStep = niceTicks(yMax, 5)
 	c.y2Ticks, c.y2Top, c.y2Step = niceTicks(y2Max, 5)
-	return c
 }
 
 func subtitle(r *Report) string {

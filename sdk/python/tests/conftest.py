@@ -30,6 +30,9 @@ import pytest
 import drover
 
 REPO = Path(__file__).resolve().parents[3]
+#: The queue the servers' restricted tokens may use (and, through its retry
+#: queue, the topic of the same name).
+RESTRICTED_QUEUE = "restricted"
 
 
 @pytest.fixture(scope="session")
@@ -63,6 +66,9 @@ class Server:
         self.token = self._make_token(tokens, "admin", "admin")
         self.enqueue_token = self._make_token(tokens, "enqueuer", "enqueue")
         self.work_token = self._make_token(tokens, "worker", "work")
+        # Tokens restricted to one queue: it and the topic whose retry
+        # queue it is not.
+        self.restricted_token = self._make_token(tokens, "r-enqueue", "enqueue", "--queue", RESTRICTED_QUEUE)
         self.tokens_file = tokens
         self.log = open(workdir / "serve.log", "ab")  # noqa: SIM115 (closed in close())
 
@@ -72,8 +78,8 @@ class Server:
             args += ["--schema", self.schema]
         return args
 
-    def _make_token(self, tokens: Path, name: str, scope: str) -> str:
-        p = subprocess.run([self.binary, "serve", "token", "--name", name, "--scope", scope],
+    def _make_token(self, tokens: Path, name: str, scope: str, *extra: str) -> str:
+        p = subprocess.run([self.binary, "serve", "token", "--name", name, "--scope", scope, *extra],
                            capture_output=True, text=True, check=True)
         with tokens.open("a") as f:
             f.write(p.stdout)

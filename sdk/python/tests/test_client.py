@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 import drover
-from conftest import Server, free_port, states, wait_for
+from conftest import RESTRICTED_QUEUE, Server, free_port, states, wait_for
 
 
 @dataclass
@@ -41,6 +41,22 @@ def test_unique_key_skips_duplicates(client: drover.Client, queue: str) -> None:
     again = client.insert("report", {"day": 1}, queue=queue, unique_key="report-1")
     assert first > 0
     assert again == 0
+
+
+def test_unique_by_queue_with_a_restricted_token(server: Server, client: drover.Client, queue: str) -> None:
+    """A token restricted to queues inserts unique jobs only with their key
+    held per queue (unique_by_queue), which the SDK sends."""
+    key = "report-" + queue
+    with server.client(server.restricted_token) as restricted:
+        with pytest.raises(drover.ForbiddenError, match="unique_by_queue"):
+            restricted.insert("report", {}, queue=RESTRICTED_QUEUE, unique_key=key)
+        first = restricted.insert("report", {}, queue=RESTRICTED_QUEUE, unique_key=key, unique_by_queue=True)
+        again = restricted.insert_many([drover.JobSpec("report", {}, queue=RESTRICTED_QUEUE, unique_key=key,
+                                                       unique_by_queue=True)])
+    assert first > 0 and again == [0]
+    # Held in its queue only: the same key in another queue is free.
+    assert client.insert("report", {}, queue=queue, unique_key=key, unique_by_queue=True) > 0
+    assert client.get_job(first).queue == RESTRICTED_QUEUE
 
 
 def test_insert_many_and_paging(client: drover.Client, queue: str) -> None:

@@ -13,9 +13,10 @@ import pytest
 
 import drover
 from drover._args import decode_args
+from drover._runtime import Backoff as _Backoff
 from drover.errors import error_for_status
 from drover.models import format_time, parse_time
-from drover.worker import JobContext, Worker, _Backoff, _Held
+from drover.worker import JobContext, Worker, _Held
 
 
 def test_error_classes() -> None:

@@ -1,15 +1,21 @@
 from __future__ import annotations
 
 import asyncio
+import logging
+import sys
 import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 import drover
 from conftest import Server, states, wait_for
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 
 class Ledger:
@@ -32,10 +38,10 @@ class Ledger:
             self.now -= 1
 
 
-def make_worker(server: Server, queue: str, **kw: object) -> drover.Worker:
-    opts: dict[str, object] = {"concurrency": 4, "poll_wait": 1.0, "lease": 5.0}
+def make_worker(server: Server, queue: str, **kw: Unpack[drover.WorkerOptions]) -> drover.Worker:
+    opts: drover.WorkerOptions = {"concurrency": 4, "poll_wait": 1.0, "lease": 5.0, "queues": [queue]}
     opts.update(kw)
-    return drover.Worker(server.url, server.work_token, queues=[queue], **opts)  # type: ignore[arg-type]
+    return drover.Worker(server.url, server.work_token, **opts)
 
 
 def test_each_job_runs_once_with_results_and_concurrency(server: Server, client: drover.Client, queue: str) -> None:
@@ -115,6 +121,45 @@ def test_last_failure_discards_and_cancel_exception(server: Server, client: drov
     finally:
         worker.stop()
     assert "no handler for kind" in client.get_job(unknown).errors[0].error
+
+
+def test_a_result_the_store_refuses_fails_only_its_job(
+    server: Server, client: drover.Client, queue: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # SQLite's JSON functions hold no nesting past 1,000 levels; PostgreSQL's
+    # jsonb refuses a number past numeric's range, which Python's json
+    # cannot write within the result's 64 KiB, so the test runs on SQLite.
+    if server.schema is not None:
+        pytest.skip("no result Python can encode that PostgreSQL refuses")
+    deep: list[Any] = []
+    for _ in range(1500):
+        deep = [deep]
+    worker = make_worker(server, queue)
+
+    @worker.task("answer")
+    def answer(args: dict[str, bool]) -> Any:
+        return {"deep": deep} if args["poison"] else {"ok": True}
+
+    ids = client.insert_many([drover.JobSpec("answer", {"poison": i == 1}, queue=queue) for i in range(3)])
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(10_000)  # json.dumps recurses once a level
+    try:
+        with caplog.at_level(logging.WARNING, logger="drover"):
+            worker.start()
+            try:
+                wait_for(lambda: states(client, queue) == {ids[0]: "completed", ids[1]: "discarded",
+                                                           ids[2]: "completed"}, what="outcomes")
+            finally:
+                worker.stop()
+    finally:
+        sys.setrecursionlimit(limit)
+    errors = client.get_job(ids[1]).errors
+    assert len(errors) == 1 and "the store refused" in errors[0].error
+    refused = [r for r in caplog.records if f"job {ids[1]} " in r.getMessage()]
+    assert [r.levelno for r in refused] == [logging.ERROR], [r.getMessage() for r in caplog.records]
+    message = refused[0].getMessage()
+    assert "refused by the store" in message and "recorded as a failed attempt" in message
+    assert not [r for r in caplog.records if f"job {ids[0]} " in r.getMessage() or f"job {ids[2]} " in r.getMessage()]
 
 
 @dataclass
@@ -423,8 +468,9 @@ def test_routing_by_type_name_and_labels(server: Server, client: drover.Client, 
     ran: dict[int, str] = {}
     lock = threading.Lock()
 
-    def worker_of(name: str, **kw: object) -> drover.Worker:
-        w = make_worker(server, queue, worker_id=f"{name}-proc", **kw)
+    def worker_of(name: str, **kw: Unpack[drover.WorkerOptions]) -> drover.Worker:
+        w = make_worker(server, queue, **kw)
+        w.configure(worker_id=f"{name}-proc")
 
         @w.task("route")
         def route(args: dict[str, int], ctx: drover.JobContext) -> None:
@@ -457,3 +503,41 @@ def test_routing_by_type_name_and_labels(server: Server, client: drover.Client, 
     finally:
         gpu.stop()
         plain.stop()
+
+
+def test_async_worker_on_the_callers_loop(server: Server, queue: str) -> None:
+    """AsyncWorker runs on the loop that awaits it, its async handlers as
+    tasks of that loop and its sync handlers on threads beside it."""
+    seen: dict[int, str] = {}
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        worker = drover.AsyncWorker(server.url, server.work_token, queues=[queue], concurrency=4, poll_wait=1)
+
+        @worker.task("on-loop")
+        async def on_loop(args: dict[str, int], ctx: drover.JobContext) -> int:
+            assert asyncio.get_running_loop() is loop
+            seen[ctx.id] = "loop"
+            return args["n"] * 2
+
+        @worker.task("on-thread")
+        def on_thread(args: dict[str, int], ctx: drover.JobContext) -> int:
+            seen[ctx.id] = threading.current_thread().name
+            return args["n"] + 1
+
+        async with drover.AsyncClient(server.url, server.token) as c:
+            ids = await c.insert_many([drover.JobSpec("on-loop" if i % 2 else "on-thread", {"n": i}, queue=queue)
+                                       for i in range(10)])
+            run = asyncio.create_task(worker.run(handle_signals=False))
+            while {j.state async for j in c.iter_jobs(queue=queue)} != {"completed"}:
+                assert not run.done(), run
+                await asyncio.sleep(0.05)
+            worker.request_stop()
+            await run
+            results = [(await c.job_result(i)).result for i in ids]
+        assert results == [i * 2 if i % 2 else i + 1 for i in range(10)]
+        assert len(seen) == 10
+        for i, where in seen.items():
+            assert where == "loop" if ids.index(i) % 2 else where.startswith("drover-handler"), (i, where)
+
+    asyncio.run(main())

@@ -18,7 +18,10 @@ if (!process.env.DROVER_BIN) {
   if (b.status !== 0) process.exit(b.status ?? 1);
   process.env.DROVER_BIN = bin;
 }
-const dir = join(pkg, "build", "test");
+// The compiled tests import the package by its name: from build/test that is
+// this package itself (its dist/); scripts/sdk-typescript.sh copies them
+// into a project that installed the packed tarball and names them here.
+const dir = process.env["DROVER_TS_TESTS"] ?? join(pkg, "build", "test");
 const files = readdirSync(dir)
   .filter((f) => f.endsWith(".test.js"))
   .map((f) => join(dir, f));

@@ -1,8 +1,22 @@
 import type { operations } from "./generated/api.js";
 import { Transport } from "./http.js";
 import {
+  deliveryOf,
+  messageToJSON,
   specToJSON,
   type Batch,
+  type BatchPage,
+  type BulkAction,
+  type BulkTask,
+  type Message,
+  type Queue,
+  type ReceivedBatch,
+  type SubscriptionLag,
+  type SubscriptionLane,
+  type Topic,
+  type UnroutableJobs,
+  type WorkerInfo,
+  type WorkflowGraph,
   type InsertOptions,
   type InsertedBatch,
   type Job,
@@ -264,6 +278,105 @@ export class Client {
     return this.#t.request<Job>("POST", `/v1/jobs/${positive(id)}/discard`);
   }
 
+  /** The workflow a job belongs to: its jobs with their states and results (the job asked about first) and the edges between them. */
+  async workflowGraph(id: number): Promise<WorkflowGraph> {
+    return this.#t.request<WorkflowGraph>("GET", `/v1/jobs/${positive(id)}/workflow`);
+  }
+
+  /** One page of batches, newest first (`limit` at most 1,000, default 50); pass `nextBefore` as `before` for the next. */
+  async listBatches(options: { before?: number; limit?: number } = {}): Promise<BatchPage> {
+    const out = await this.#t.request<{ batches: Batch[]; next_before: number | null }>("GET", "/v1/batches", undefined, {
+      query: { before: options.before, limit: options.limit },
+    });
+    return { batches: out.batches, nextBefore: out.next_before ?? null };
+  }
+
+  // Acting on many jobs (admin scope): the server runs a bulk action in the
+  // background, a page at a time; its task reports the progress.
+
+  /**
+   * Starts `action` on every job of the filter (each of state, queue and
+   * kind when given; none: every job) and returns its task; follow it with
+   * getBulk or waitBulk.
+   */
+  async bulk(action: BulkAction, filter: { state?: string; queue?: string; kind?: string } = {}): Promise<BulkTask> {
+    const body: Record<string, unknown> = { action };
+    for (const k of ["state", "queue", "kind"] as const) if (filter[k]) body[k] = filter[k];
+    return this.#t.request<BulkTask>("POST", "/v1/bulk", body);
+  }
+
+  /** Starts `action` on the jobs `ids` names (at most 10,000; unknown ids are read and not changed). */
+  async bulkByIds(action: BulkAction, ids: number[]): Promise<BulkTask> {
+    return this.#t.request<BulkTask>("POST", "/v1/bulk-selection", { action, ids });
+  }
+
+  /** A bulk task's progress (the server keeps the last 50 since it started). */
+  async getBulk(id: number): Promise<BulkTask> {
+    return this.#t.request<BulkTask>("GET", `/v1/bulk/${positive(id)}`);
+  }
+
+  /** Reads a bulk task every `pollMs` until it is no longer running and returns it; rejects after `timeoutMs`. */
+  async waitBulk(id: number, options: { pollMs?: number; timeoutMs?: number } = {}): Promise<BulkTask> {
+    const poll = options.pollMs ?? 200;
+    const deadline = options.timeoutMs === undefined ? Infinity : Date.now() + options.timeoutMs;
+    for (;;) {
+      const task = await this.getBulk(id);
+      if (task.status !== "running") return task;
+      if (Date.now() >= deadline) throw new Error(`bulk task ${id}: still running after ${options.timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, poll));
+    }
+  }
+
+  // Queues (admin scope): settings every claim applies, fleet-wide.
+
+  /** Every queue with stored settings or waiting or running jobs, with its settings. */
+  async listQueues(): Promise<Queue[]> {
+    return (await this.#t.request<{ queues: Queue[] }>("GET", "/v1/queues")).queues;
+  }
+
+  /**
+   * One queue's settings (a queue without any is unpaused and unlimited). A
+   * queue the store does not know (no jobs, no stored settings, no worker) is
+   * a NotFoundError, here and in the calls that change settings, so that a
+   * typo changes nothing.
+   */
+  async getQueue(name: string): Promise<Queue> {
+    return this.#t.request<Queue>("GET", queuePath(name));
+  }
+
+  /**
+   * Pauses a queue across the fleet, or with `kind` that kind within it: no
+   * worker starts its jobs until resumed (running jobs finish, inserts still
+   * succeed). Every process sees it within a second.
+   */
+  async pauseQueue(name: string, options: { kind?: string } = {}): Promise<Queue> {
+    return this.#t.request<Queue>("POST", queuePath(name, "pause"), undefined, { query: { kind: options.kind } });
+  }
+
+  /** Resumes a paused queue, or with `kind` a kind paused within it. */
+  async resumeQueue(name: string, options: { kind?: string } = {}): Promise<Queue> {
+    return this.#t.request<Queue>("POST", queuePath(name, "resume"), undefined, { query: { kind: options.kind } });
+  }
+
+  /**
+   * Puts a queue in strict order: its jobs start strictly in priority then
+   * insert order across the fleet, at most `maxRunning` at once, a failed job
+   * keeping its place at the head; 0 takes it out.
+   */
+  async setStrictOrder(name: string, maxRunning = 1): Promise<Queue> {
+    return this.#t.request<Queue>("POST", queuePath(name, "strict"), { max_running: maxRunning });
+  }
+
+  /** The worker registry: every Go client and HTTP worker that registered, with its type, labels, queues and liveness. */
+  async listWorkers(): Promise<WorkerInfo[]> {
+    return (await this.#t.request<{ workers: WorkerInfo[] }>("GET", "/v1/workers")).workers;
+  }
+
+  /** The waiting routed jobs no live worker can take, grouped by queue and routing. */
+  async listUnroutable(): Promise<UnroutableJobs[]> {
+    return (await this.#t.request<{ unroutable: UnroutableJobs[] }>("GET", "/v1/unroutable")).unroutable;
+  }
+
   // Periodic (cron) jobs: reads need enqueue or admin, changes admin.
 
   /** Every periodic job, stored or Go-configured, by name, with its next and last run. */
@@ -320,6 +433,185 @@ export class Client {
   async triggerPeriodic(name: string): Promise<Job> {
     return this.#t.request<Job>("POST", periodicPath(name) + "/trigger");
   }
+
+  // Topics: publishing needs enqueue, creating and deleting admin. A token
+  // restricted to queues may use a topic when it may use its retry queue,
+  // "topic:<topic>".
+
+  /**
+   * Stores a topic, or returns the stored one of that name when its options
+   * are the same (ConflictError when they are not). `lanes` (default
+   * 16, fixed at creation) bounds how many batches of one subscription run at
+   * once and how many keys in parallel; `retentionMs` is how long a message
+   * is kept for subscriptions that have not read it (default 7 days; -1:
+   * until every subscription has passed it).
+   */
+  async createTopic(name: string, options: { lanes?: number; retentionMs?: number } = {}): Promise<Topic> {
+    const body: Record<string, unknown> = { name };
+    if (options.lanes !== undefined) body["lanes"] = options.lanes;
+    if (options.retentionMs !== undefined) body["retention_ms"] = options.retentionMs;
+    return this.#t.request<Topic>("POST", "/v1/topics", body);
+  }
+
+  /** A topic with its options and subscriptions (NotFoundError when there is none of that name). */
+  async getTopic(name: string): Promise<Topic> {
+    return this.#t.request<Topic>("GET", topicPath(name));
+  }
+
+  /**
+   * Deletes a topic with its subscriptions, their positions and every message
+   * of the topic, at once (admin scope); the jobs of its retry queue stay.
+   * NotFoundError when there is none.
+   */
+  async deleteTopic(name: string): Promise<void> {
+    await this.#t.request<unknown>("DELETE", topicPath(name));
+  }
+
+  /** Every topic the token may use, with its subscriptions. */
+  async listTopics(): Promise<Topic[]> {
+    return (await this.#t.request<{ topics: Topic[] }>("GET", "/v1/topics")).topics;
+  }
+
+  /**
+   * Publishes messages to a topic in one request, all or none, and returns
+   * their ids in order. Every subscription receives each; messages of one key
+   * in publish order.
+   */
+  async publish(topic: string, messages: Message[]): Promise<number[]> {
+    const body = { messages: messages.map((m, i) => messageToJSON(m, i, false)) };
+    return (await this.#t.request<{ ids: number[] }>("POST", topicPath(topic, "/publish"), body)).ids;
+  }
+
+  /** Publishes messages of several topics, each naming its own (`topic`), in one request, all or none. */
+  async publishMany(messages: Message[]): Promise<number[]> {
+    const body = { messages: messages.map((m, i) => messageToJSON(m, i, true)) };
+    return (await this.#t.request<{ ids: number[] }>("POST", "/v1/messages", body)).ids;
+  }
+
+  /**
+   * Stores a subscription of a topic; resolves whether it was created (false:
+   * it existed). It receives the messages published from now on, or with
+   * `fromEarliest` every message the topic keeps; a failed message is
+   * delivered at most `maxAttempts` times (default 10, at least 2), its first
+   * delivery included, then it is dead (a discarded job of the retry queue).
+   */
+  async createSubscription(topic: string, name: string, options: { fromEarliest?: boolean; maxAttempts?: number } = {}): Promise<boolean> {
+    const body: Record<string, unknown> = { name };
+    if (options.fromEarliest) body["from_earliest"] = true;
+    if (options.maxAttempts !== undefined) body["max_attempts"] = options.maxAttempts;
+    return (await this.#t.request<{ created: boolean }>("POST", topicPath(topic, "/subscriptions"), body)).created;
+  }
+
+  /** Removes a subscription and its position (NotFoundError when there is none of that name). */
+  async deleteSubscription(topic: string, name: string): Promise<void> {
+    await this.#t.request<unknown>("DELETE", subscriptionPath(topic, name));
+  }
+
+  /** Per subscription of a topic: the messages it has not acknowledged, the oldest's publish time, and how many retention dropped. */
+  async subscriptionLag(topic: string): Promise<SubscriptionLag[]> {
+    return (await this.#t.request<{ subscriptions: SubscriptionLag[] }>("GET", topicPath(topic, "/lag"))).subscriptions;
+  }
+
+  // Consuming by hand (work scope). Consumer does all of this for handlers:
+  // receives, extends leases while they run, acks in batches.
+
+  /**
+   * Leases up to `maxBatches` lanes of a subscription that have messages and
+   * returns a batch of each (at most `batchSize` messages, in order), waiting
+   * up to `waitMs` for a publish when none is waiting. Acknowledge each batch
+   * with ack before `leaseMs` passes, or it is delivered again.
+   */
+  async receive(
+    topic: string,
+    subscription: string,
+    options: { worker: string; maxBatches?: number; batchSize?: number; leaseMs?: number; waitMs?: number; signal?: AbortSignal },
+  ): Promise<ReceivedBatch[]> {
+    const body: Record<string, unknown> = {
+      worker: options.worker,
+      max_batches: options.maxBatches ?? 1,
+      batch_size: options.batchSize ?? 100,
+      wait_ms: options.waitMs ?? 0,
+    };
+    if (options.leaseMs !== undefined) body["lease_ms"] = options.leaseMs;
+    const out = await this.#t.request<ReceiveAnswer>("POST", subscriptionPath(topic, subscription, "receive"), body, {
+      timeoutMs: this.#t.timeoutMs + (options.waitMs ?? 0),
+      signal: options.signal,
+    });
+    return (out.batches ?? []).map((b) => ({
+      receipt: b.receipt,
+      dropped: b.dropped,
+      messages: b.messages.map((m) => deliveryOf(m, topic, subscription)),
+    }));
+  }
+
+  /**
+   * Acknowledges received batches: `failed` maps the ids of messages of the
+   * batch that failed to their errors (they become retry jobs). Resolves, per
+   * receipt, whether it was accepted: false when its lease had ended (the
+   * batch is delivered again, its failures not retried).
+   */
+  async ack(topic: string, subscription: string, acks: Array<{ receipt: string; failed?: Record<number, string> }>): Promise<boolean[]> {
+    const body = { acks: acks.map((a) => (a.failed && Object.keys(a.failed).length > 0 ? { receipt: a.receipt, failed: a.failed } : { receipt: a.receipt })) };
+    return (await this.#t.request<{ accepted: boolean[] }>("POST", subscriptionPath(topic, subscription, "ack"), body)).accepted;
+  }
+
+  /** Fails every message of the batches `receipts` names with `error` (they become retry jobs). */
+  async nack(topic: string, subscription: string, receipts: string[], error = "nacked"): Promise<boolean[]> {
+    return (await this.#t.request<{ accepted: boolean[] }>("POST", subscriptionPath(topic, subscription, "nack"), { receipts, error })).accepted;
+  }
+
+  /**
+   * Renews the leases of received batches for `leaseMs` from now (at most
+   * 300000; default the server's receive default). Resolves, per receipt,
+   * whether it was renewed: false when the batch's lease was lost (another
+   * consumer may have the lane now: stop handling it). A receipt goes back to
+   * the server exactly as receive gave it.
+   */
+  async extendBatches(topic: string, subscription: string, receipts: string[], options: { leaseMs?: number } = {}): Promise<boolean[]> {
+    const body: Record<string, unknown> = { receipts };
+    if (options.leaseMs !== undefined) body["lease_ms"] = options.leaseMs;
+    return (await this.#t.request<{ extended: boolean[] }>("POST", subscriptionPath(topic, subscription, "extend"), body)).extended;
+  }
+
+  /**
+   * Hands received batches back unhandled, to be delivered again at once (a
+   * consumer shutting down); their deliveries do not count as attempts.
+   * Resolves, per receipt, whether it was released (false: its lease had
+   * ended already).
+   */
+  async releaseBatches(topic: string, subscription: string, receipts: string[]): Promise<boolean[]> {
+    return (await this.#t.request<{ released: boolean[] }>("POST", subscriptionPath(topic, subscription, "release"), { receipts })).released;
+  }
+
+  /** Each lane of a subscription: its position, its lag, and the consumer holding it with its lease's end when one does. */
+  async subscriptionLanes(topic: string, subscription: string): Promise<SubscriptionLane[]> {
+    return (await this.#t.request<{ lanes: SubscriptionLane[] }>("GET", subscriptionPath(topic, subscription, "lanes"))).lanes;
+  }
+
+  /**
+   * Frees a lane whose holder hangs (admin scope): its batch is delivered
+   * again to the next receive, and that delivery counts as an attempt; the
+   * holder's extend, ack and release of it are refused. Resolves false when
+   * the lane was free already.
+   */
+  async releaseLane(topic: string, subscription: string, lane: number): Promise<boolean> {
+    const path = subscriptionPath(topic, subscription, `lanes/${encodeURIComponent(String(lane))}/release`);
+    return (await this.#t.request<{ released: boolean }>("POST", path)).released;
+  }
+}
+
+type ReceiveAnswer = operations["receive"]["responses"][200]["content"]["application/json"];
+
+function queuePath(name: string, action = ""): string {
+  return "/v1/queues/" + encodeURIComponent(name) + (action ? `/${action}` : "");
+}
+
+export function topicPath(topic: string, rest = ""): string {
+  return "/v1/topics/" + encodeURIComponent(topic) + rest;
+}
+
+export function subscriptionPath(topic: string, name: string, action = ""): string {
+  return topicPath(topic, "/subscriptions/" + encodeURIComponent(name) + (action ? `/${action}` : ""));
 }
 
 function periodicPath(name: string): string {

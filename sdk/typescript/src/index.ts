@@ -4,7 +4,6 @@ export {
   Cancel,
   Retry,
   Snooze,
-  Backoff,
   encodeResult,
   MAX_RESULT_BYTES,
   MAX_ERROR_BYTES,
@@ -16,6 +15,17 @@ export {
   type CancelReason,
   type Logger,
 } from "./worker.js";
+export { Backoff } from "./runtime.js";
+export {
+  Consumer,
+  FailedMessages,
+  type ConsumerOptions,
+  type SubscribeOptions,
+  type DeliveryContext,
+  type DeliveryCancelReason,
+  type MessageHandler,
+  type BatchHandler,
+} from "./consumer.js";
 export {
   DroverError,
   ValidationError,

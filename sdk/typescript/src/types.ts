@@ -38,6 +38,13 @@ export type ClaimedJob<A = unknown> = Omit<Schemas["ClaimedJob"], "args" | "meta
 export type Batch = Schemas["Batch"];
 /** The outcome of a finished attempt, as sent to /v1/finish. */
 export type AttemptResult = Schemas["AttemptResult"];
+/**
+ * The answer to /v1/finish: the results written (`accepted`), those of
+ * attempts the server no longer holds (`rejected`), and those the store
+ * refused to hold (`refused`), each recorded as a failed attempt in its
+ * place when `recorded`.
+ */
+export type FinishAnswer = operations["finish"]["responses"][200]["content"]["application/json"];
 /** An attempt named in a heartbeat. */
 export type AttemptRef = Schemas["AttemptRef"];
 
@@ -181,4 +188,160 @@ export interface InsertedBatch {
   id: number;
   jobIds: number[];
   callbackJobId: number | null;
+}
+
+/** A queue's settings as every claim applies them: paused (whole, or `paused_kinds`), fleet-wide limits, strict order. */
+export type Queue = Schemas["Queue"];
+/** A worker of the server's registry (a Go client, or an HTTP worker such as this SDK's). */
+export type WorkerInfo = Schemas["Worker"];
+/** Waiting routed jobs of one queue and routing that no live worker can take. */
+export type UnroutableJobs = Schemas["UnroutableJobs"];
+/** A bulk action running in the server's background, or done. */
+export type BulkTask = Schemas["BulkTask"];
+/** What a bulk action does to each job it matches. */
+export type BulkAction = BulkTask["action"];
+/** The jobs of a job's workflow with their states and results, and the edges between them. */
+export type WorkflowGraph = Schemas["WorkflowGraph"];
+/** A stored topic with its subscriptions' names. */
+export type Topic = Schemas["Topic"];
+/** How far a subscription is behind its topic. */
+export type SubscriptionLag =
+  operations["topicLag"]["responses"][200]["content"]["application/json"]["subscriptions"][number];
+
+/**
+ * One lane of a subscription: the id of the last message it acknowledged
+ * (`cursor`, 0 when none), the messages past it (`lag`), the consumer holding
+ * its lease and when that lease ends (`holder` and `lease_expires_at`, absent
+ * when the lane is free), and the deliveries of its next message so far
+ * (`attempt`).
+ */
+export type SubscriptionLane = Schemas["SubscriptionLane"];
+
+/** One page of batches, newest first; pass `nextBefore` as `before` for the next, null on the last. */
+export interface BatchPage {
+  batches: Batch[];
+  nextBefore: number | null;
+}
+
+/**
+ * A message to publish. `payload` is bytes (a Uint8Array, delivered as is)
+ * or any JSON value; `key` keeps the messages of one key in publish order for
+ * every subscription; `metadata` is a JSON object. `topic` names the topic
+ * for publishMany and is left out for publish.
+ */
+export interface Message {
+  payload?: unknown;
+  key?: string;
+  metadata?: Metadata;
+  topic?: string;
+}
+
+/**
+ * A message as a subscription's handler receives it. `data` holds the
+ * payload's bytes; `payload` its JSON value when the payload is JSON
+ * (`isJSON`), else undefined (a JSON payload comes as its compact JSON text
+ * in `data`). `attempt` is 1 for the first delivery to this subscription and
+ * counts the later ones (retries, and deliveries after a lost lease).
+ */
+export interface Delivery {
+  id: number;
+  topic: string;
+  subscription: string;
+  key: string;
+  data: Uint8Array;
+  isJSON: boolean;
+  payload: unknown;
+  metadata: Metadata;
+  publishedAt: string;
+  attempt: number;
+}
+
+/** A batch of one lane of a subscription, in order, with the receipt that acknowledges it before its lease ends. */
+export interface ReceivedBatch {
+  receipt: string;
+  dropped: number;
+  messages: Delivery[];
+}
+
+/** The wire form of a delivery (receive's `messages[]`). */
+type DeliveryJSON = Schemas["Delivery"];
+
+/** Whether bytes are a JSON text (the server's rule for sending `payload`), and its value. */
+function jsonOf(data: Uint8Array): { ok: boolean; value: unknown } {
+  try {
+    return { ok: true, value: JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(data)) as unknown };
+  } catch {
+    return { ok: false, value: undefined };
+  }
+}
+
+/**
+ * Reads a delivery of a receive answer, which carries the payload as
+ * `payload` when it is JSON and as `payload_base64` otherwise (an older
+ * server sent both).
+ */
+export function deliveryOf(d: DeliveryJSON, topic: string, subscription: string): Delivery {
+  const data = d.payload_base64 !== undefined ? Buffer.from(d.payload_base64, "base64") : Buffer.from(JSON.stringify(d.payload ?? null));
+  const parsed = "payload" in d ? { ok: true, value: d.payload } : jsonOf(data);
+  return {
+    id: d.id,
+    topic,
+    subscription,
+    key: d.key ?? "",
+    data,
+    isJSON: parsed.ok,
+    payload: parsed.ok ? parsed.value : undefined,
+    metadata: (d.metadata as Metadata | undefined) ?? {},
+    publishedAt: d.published_at,
+    attempt: d.attempt,
+  };
+}
+
+/** The args of a retry job (kind `drover.topic`): a failed message as the server stored it, its payload in base64. */
+export interface RetryArgs {
+  topic: string;
+  subscription: string;
+  id: number;
+  key?: string;
+  payload?: string;
+  metadata?: Metadata;
+  published_at: string;
+  /** How often the message was delivered before it failed; absent: once. */
+  delivered?: number;
+}
+
+/**
+ * Reads a retry job's args, in the job's attempt `jobAttempt`, as the
+ * delivery it retries: its attempt counts on from the deliveries before the
+ * failure, as a Go consumer's does.
+ */
+export function deliveryOfRetry(a: RetryArgs, jobAttempt: number): Delivery {
+  const attempt = jobAttempt + Math.max(a.delivered ?? 1, 1);
+  const data = Buffer.from(a.payload ?? "", "base64");
+  const parsed = jsonOf(data);
+  return {
+    id: a.id,
+    topic: a.topic,
+    subscription: a.subscription,
+    key: a.key ?? "",
+    data,
+    isJSON: parsed.ok,
+    payload: parsed.value,
+    metadata: a.metadata ?? {},
+    publishedAt: a.published_at,
+    attempt,
+  };
+}
+
+/** The JSON of a message to publish. */
+export function messageToJSON(m: Message, i: number, withTopic: boolean): Record<string, unknown> {
+  if (withTopic && !m.topic) throw new TypeError(`messages[${i}]: topic: required by publishMany (each message names its topic)`);
+  if (!withTopic && m.topic !== undefined) throw new TypeError(`messages[${i}]: topic: publish names the topic; leave it unset`);
+  const out: Record<string, unknown> = {};
+  if (withTopic) out["topic"] = m.topic;
+  if (m.key) out["key"] = m.key;
+  if (m.payload instanceof Uint8Array) out["payload_base64"] = Buffer.from(m.payload).toString("base64");
+  else out["payload"] = m.payload === undefined ? null : m.payload;
+  if (m.metadata !== undefined) out["metadata"] = m.metadata;
+  return out;
 }

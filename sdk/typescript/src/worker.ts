@@ -30,7 +30,10 @@ import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import { DroverError, NotFoundError, PayloadTooLargeError, ValidationError } from "./errors.js";
 import { Transport } from "./http.js";
-import type { AttemptRef, AttemptResult, ClaimedJob, Job } from "./types.js";
+import { Backoff, Lifecycle, consoleLogger, Signal, byteLength, truncate, within, type Logger } from "./runtime.js";
+
+export type { Logger };
+import type { AttemptRef, AttemptResult, ClaimedJob, FinishAnswer, Job } from "./types.js";
 
 /** The largest result the server stores (bytes of JSON). */
 export const MAX_RESULT_BYTES = 65536;
@@ -119,19 +122,6 @@ export interface HandlerOptions {
   timeoutMs?: number;
 }
 
-export interface Logger {
-  debug(msg: string): void;
-  info(msg: string): void;
-  warn(msg: string): void;
-  error(msg: string): void;
-}
-
-const quietDebug: Logger = {
-  debug: () => {},
-  info: (m) => console.info(`drover: ${m}`),
-  warn: (m) => console.warn(`drover: ${m}`),
-  error: (m) => console.error(`drover: ${m}`),
-};
 
 export interface WorkerOptions {
   /** Default: $DROVER_URL (read when the worker starts). */
@@ -169,23 +159,6 @@ export interface WorkerOptions {
   logger?: Logger;
 }
 
-/** Exponential backoff with jitter: each delay is drawn from the upper half of a window that doubles after every failure, up to cap. */
-export class Backoff {
-  failures = 0;
-  constructor(
-    readonly baseMs = 100,
-    readonly capMs = 10_000,
-  ) {}
-  next(): number {
-    const window = Math.min(this.capMs, this.baseMs * 2 ** Math.min(this.failures, 30));
-    this.failures++;
-    return window / 2 + Math.random() * (window / 2);
-  }
-  reset(): void {
-    this.failures = 0;
-  }
-}
-
 interface Held {
   job: Job;
   key: string;
@@ -202,42 +175,6 @@ interface Held {
 interface Registered {
   fn: Handler<never, unknown>;
   timeoutMs: number | undefined;
-}
-
-/** A promise with its resolve function, for waking loops. */
-class Signal {
-  #waiters: Array<() => void> = [];
-  wait(ms?: number): Promise<void> {
-    return new Promise((resolve) => {
-      let t: ReturnType<typeof setTimeout> | undefined;
-      const done = () => {
-        if (t) clearTimeout(t);
-        resolve();
-      };
-      this.#waiters.push(done);
-      if (ms !== undefined) t = setTimeout(() => {
-        this.#waiters = this.#waiters.filter((w) => w !== done);
-        resolve();
-      }, ms);
-    });
-  }
-  notify(): void {
-    const ws = this.#waiters;
-    this.#waiters = [];
-    for (const w of ws) w();
-  }
-}
-
-function byteLength(s: string): number {
-  return Buffer.byteLength(s, "utf8");
-}
-
-function truncate(s: string, limit: number, keepTail = false): string {
-  const b = Buffer.from(s, "utf8");
-  if (b.length <= limit) return s;
-  // Decoding a cut buffer replaces a split character with U+FFFD, which the server accepts.
-  if (keepTail) return "…" + b.subarray(b.length - (limit - 8)).toString("utf8");
-  return b.subarray(0, limit - 8).toString("utf8") + "…";
 }
 
 /** Encodes a result, throwing when it is not JSON or over 64 KiB. */
@@ -260,16 +197,6 @@ function errorText(e: unknown): { message: string; trace: string } {
     return { message, trace: e.stack ?? "" };
   }
   return { message: `thrown: ${String(e)}`, trace: "" };
-}
-
-/** Resolves true when p settles within ms, false otherwise; leaves no timer behind. */
-async function within(p: Promise<unknown>, ms: number): Promise<boolean> {
-  let t: ReturnType<typeof setTimeout> | undefined;
-  try {
-    return await Promise.race([p.then(() => true), new Promise<boolean>((r) => (t = setTimeout(() => r(false), ms)))]);
-  } finally {
-    clearTimeout(t);
-  }
 }
 
 /**
@@ -301,15 +228,13 @@ export class Worker {
   #stopping = false;
   #finisherStop = false;
   #hurry = false;
-  #fatal: unknown = undefined;
   readonly #changed = new Signal();
   readonly #hurried = new Signal();
-  readonly #stopRequested = new AbortController();
+  readonly #life: Lifecycle;
   readonly #claimAbort = new AbortController();
   readonly #hbStop = new AbortController();
   #t: Transport | undefined;
   #loops: { claim: Promise<void>[]; heartbeat?: Promise<void>; finisher?: Promise<void> } = { claim: [] };
-  #done: Promise<void> | undefined;
 
   constructor(options: WorkerOptions = {}) {
     const concurrency = options.concurrency ?? 10;
@@ -332,7 +257,8 @@ export class Worker {
     this.#workerName = options.workerName;
     this.#workerType = options.workerType;
     this.#workerLabels = options.workerLabels === undefined ? undefined : { ...options.workerLabels };
-    this.#log = options.logger ?? quietDebug;
+    this.#log = options.logger ?? consoleLogger;
+    this.#life = new Lifecycle("worker", this.#log, () => this.#hurryNow());
   }
 
   /** Replaces the worker's labels while it runs: its next claims take the routed jobs the new labels match. */
@@ -388,16 +314,12 @@ export class Worker {
     this.#log.info(
       `worker ${this.workerId}: queues ${this.#opts.queues.join(",")}, concurrency ${this.#opts.concurrency}, kinds ${this.kinds.join(",")}`,
     );
-    this.#done = this.#lifecycle();
-    // Marked handled here, so that a worker whose error nobody awaits does
-    // not crash the process with an unhandled rejection; done still rejects.
-    this.#done.catch(() => {});
+    this.#life.begin(() => this.#shutdown());
   }
 
   /** Settles once the worker has stopped: rejects with the error that stopped it (a bad token, a refused queue). */
   get done(): Promise<void> {
-    if (!this.#done) return Promise.reject(new Error("worker: not started"));
-    return this.#done;
+    return this.#life.done;
   }
 
   /**
@@ -406,13 +328,7 @@ export class Worker {
    * that stopped the worker, if one did.
    */
   async run(): Promise<void> {
-    const remove = this.handleSignals();
-    try {
-      this.start();
-      await this.done;
-    } finally {
-      remove();
-    }
+    await this.#life.run(() => this.start(), this.#stoppingMessage());
   }
 
   /**
@@ -420,21 +336,11 @@ export class Worker {
    * waiting for handlers). Returns a function that removes the handlers.
    */
   handleSignals(signals: NodeJS.Signals[] = ["SIGTERM", "SIGINT"]): () => void {
-    const on = (sig: NodeJS.Signals) => {
-      if (this.#stopRequested.signal.aborted) {
-        this.#log.warn(`second ${sig}: not waiting for running handlers`);
-        this.#hurry = true;
-        this.#changed.notify();
-        this.#hurried.notify();
-        return;
-      }
-      this.#log.info(`${sig}: stopping (no new jobs; running handlers get ${this.#opts.shutdownTimeoutMs} ms)`);
-      void this.stop().catch(() => {});
-    };
-    for (const s of signals) process.on(s, on);
-    return () => {
-      for (const s of signals) process.off(s, on);
-    };
+    return this.#life.handleSignals(signals, this.#stoppingMessage());
+  }
+
+  #stoppingMessage(): string {
+    return `stopping (no new jobs; running handlers get ${this.#opts.shutdownTimeoutMs} ms)`;
   }
 
   /**
@@ -444,23 +350,18 @@ export class Worker {
    * the worker stopped on an error: that one `done` and `run()` reject with).
    */
   async stop(): Promise<void> {
-    if (!this.#stopRequested.signal.aborted) this.#stopRequested.abort();
-    if (!this.#done) return;
-    await this.#done.catch(() => {});
-  }
-
-  // Lifecycle.
-
-  async #lifecycle(): Promise<void> {
-    const stopped = this.#stopRequested.signal;
-    if (!stopped.aborted) await new Promise<void>((r) => stopped.addEventListener("abort", () => r(), { once: true }));
-    await this.#shutdown();
-    if (this.#fatal !== undefined) throw this.#fatal;
+    await this.#life.stop();
   }
 
   #fail(e: unknown): void {
-    if (this.#fatal === undefined) this.#fatal = e;
-    if (!this.#stopRequested.signal.aborted) this.#stopRequested.abort();
+    this.#life.fail(e);
+  }
+
+  /** A second signal: stop waiting for handlers, try the results once more at once. */
+  #hurryNow(): void {
+    this.#hurry = true;
+    this.#changed.notify();
+    this.#hurried.notify();
   }
 
   #wait(ms: number, signal: AbortSignal): Promise<void> {
@@ -755,24 +656,30 @@ export class Worker {
       // A request holds releases only, or results only.
       const release = isRelease(batch[0]!);
       try {
-        let out: { rejected?: number[] | null };
+        let out: { rejected?: number[] | null; refused?: FinishAnswer["refused"] };
         if (release) {
           const attempts = batch.map((r) => {
             const ref: AttemptRef = { id: r.id, attempt: r.attempt };
             if (r.lease_token) ref.lease_token = r.lease_token;
             return ref;
           });
-          out = await t.request<{ released?: number[] | null; rejected?: number[] | null }>("POST", "/v1/release", { attempts });
+          out = await t.request<{ released?: number[] | null; rejected?: number[] | null}>("POST", "/v1/release", { attempts });
         } else {
-          out = await t.request<{ accepted?: number[] | null; rejected?: number[] | null }>("POST", "/v1/finish", {
-            results: batch,
-          });
+          out = await t.request<FinishAnswer>("POST", "/v1/finish", { results: batch });
         }
         backoff.reset();
         const rejected = new Set(out.rejected ?? []);
+        const refused = new Map((out.refused ?? []).map((f) => [f.id, f]));
         for (const r of batch) {
           if (rejected.has(r.id)) {
             this.#log.warn(`${release ? "release" : "result"} of job ${r.id} attempt ${r.attempt} rejected: the server no longer holds that attempt (lease lost, or already reported)`);
+          }
+          // The store could not hold the result (a value it refuses): the
+          // job did not complete. recorded says whether its failed attempt
+          // was written in place of the result.
+          const f = refused.get(r.id);
+          if (f) {
+            this.#log.error(`result of job ${r.id} attempt ${r.attempt} refused by the store: ${f.error}; ${f.recorded ? "recorded as a failed attempt" : "not recorded either (the job runs again after its lease)"}`);
           }
         }
         this.#settle(keys);

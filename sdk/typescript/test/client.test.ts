@@ -7,7 +7,7 @@ import {
   UnauthorizedError,
   ValidationError,
   type Client,
-} from "../src/index.js";
+} from "@drover/client";
 import { Server, backends, newQueue, waitFor } from "./helpers.js";
 
 for (const backend of backends()) {

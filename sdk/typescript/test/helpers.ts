@@ -7,9 +7,17 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { appendFileSync, mkdtempSync, openSync, closeSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { randomBytes } from "node:crypto";
-import { Client } from "../src/index.js";
+import { fileURLToPath } from "node:url";
+import { Client } from "@drover/client";
+
+/**
+ * The repository: $DROVER_REPO when the compiled tests run from a project
+ * that installed the package (scripts/sdk-typescript.sh), else the checkout
+ * they were built in (build/test is four levels below it).
+ */
+export const repo = process.env["DROVER_REPO"] ?? join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "..");
 
 export function droverBin(): string {
   const b = process.env["DROVER_BIN"];

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { setTimeout as delay } from "node:timers/promises";
-import { Worker, type Client } from "../src/index.js";
+import { Worker, type Client } from "@drover/client";
 import { Server, allIn, newQueue, quiet, waitFor } from "./helpers.js";
 
 const child = join(dirname(fileURLToPath(import.meta.url)), "fixtures", "child-worker.js");

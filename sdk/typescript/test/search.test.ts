@@ -3,7 +3,7 @@
 // every filter returns.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { ValidationError, type Client, type JobFilter, type ListJobsOptions } from "../src/index.js";
+import { ValidationError, type Client, type JobFilter, type ListJobsOptions } from "@drover/client";
 import { Server, backends, newQueue, waitFor } from "./helpers.js";
 
 const minute = 60_000;

@@ -2,8 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createServer, type IncomingMessage } from "node:http";
 import { spawnSync } from "node:child_process";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import {
   Backoff,
   ConflictError,
@@ -21,10 +20,10 @@ import {
   encodeResult,
   errorForStatus,
   Client,
-} from "../src/index.js";
-import { quiet, waitFor } from "./helpers.js";
+} from "@drover/client";
+import { quiet, repo, waitFor } from "./helpers.js";
 
-const pkg = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const pkg = join(repo, "sdk", "typescript");
 
 test("error classes by status", () => {
   const cases: Array<[number, new (...a: never[]) => DroverError, boolean]> = [

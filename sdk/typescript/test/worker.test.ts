@@ -1,7 +1,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { setTimeout as delay } from "node:timers/promises";
-import { Cancel, Retry, Snooze, UnauthorizedError, ValidationError, Worker, Workflow, type Client, type WorkerOptions } from "../src/index.js";
+import { Cancel, Retry, Snooze, UnauthorizedError, ValidationError, Worker, Workflow, type Client, type WorkerOptions } from "@drover/client";
 import { Server, allIn, backends, newQueue, quiet, states, waitFor } from "./helpers.js";
 
 function flakyInner(n: number): never {
@@ -52,6 +52,38 @@ for (const backend of backends()) {
       const rows = server.jobsListCli("--queue", queue);
       assert.equal(rows.length, n);
       assert.ok(rows.every((r) => r.state === "completed"));
+    });
+
+    // SQLite's JSON functions hold no nesting past 1,000 levels; PostgreSQL's
+    // jsonb refuses a number past numeric's range, which JSON.stringify
+    // cannot write, so the test runs on SQLite.
+    const noRefusal = backend === "postgres" ? "no result JSON.stringify writes that PostgreSQL refuses" : false;
+    test("a result the store refuses fails only its job, and the worker says so", { skip: noRefusal }, async () => {
+      const queue = newQueue();
+      let deep: unknown[] = [];
+      for (let i = 0; i < 1500; i++) deep = [deep];
+      const logged: { level: string; msg: string }[] = [];
+      const log = (level: string) => (msg: string) => void logged.push({ level, msg });
+      const w = makeWorker(queue, { logger: { debug: log("debug"), info: log("info"), warn: log("warn"), error: log("error") } });
+      w.register<{ poison: boolean }>("answer", (job) => (job.args.poison ? { deep } : { ok: true }));
+      const ids = await client.insertMany([0, 1, 2].map((i) => ({ kind: "answer", args: { poison: i === 1 }, queue })));
+      w.start();
+      try {
+        await waitFor(async () => {
+          const s = await states(client, queue);
+          return s.get(ids[0]!) === "completed" && s.get(ids[1]!) === "discarded" && s.get(ids[2]!) === "completed";
+        }, "the outcomes");
+      } finally {
+        await w.stop();
+      }
+      const errors = (await client.getJob(ids[1]!)).errors;
+      assert.equal(errors.length, 1);
+      assert.match(errors[0]!.error, /the store refused/);
+      const about = (id: number) => logged.filter((l) => l.msg.includes(`job ${id} `));
+      const refused = about(ids[1]!);
+      assert.deepEqual(refused.map((l) => l.level), ["error"], JSON.stringify(logged));
+      assert.match(refused[0]!.msg, /refused by the store: .*; recorded as a failed attempt/);
+      assert.deepEqual([...about(ids[0]!), ...about(ids[2]!)], []);
     });
 
     test("routing: workers say what they are, jobs run only where they may, labels change at run time", async () => {

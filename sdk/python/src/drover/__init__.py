@@ -1,4 +1,5 @@
-"""Drover's Python SDK: a client and a worker for ``drover serve``'s HTTP API.
+"""Drover's Python SDK (distribution ``drover-client``): clients, a worker
+and a topic consumer for ``drover serve``'s HTTP API, sync and asyncio.
 
     client = drover.Client("http://127.0.0.1:8080", token)
     client.insert("email", {"to": "ada@example.com"})
@@ -9,10 +10,15 @@
     def send(args: dict, ctx: drover.JobContext) -> None: ...
 
     worker.run()
+
+``AsyncClient``, ``AsyncWorker`` and ``AsyncConsumer`` do the same for
+asyncio code; ``Consumer`` runs handlers of topic subscriptions.
 """
 
+from ._async_client import AsyncClient
 from ._version import __version__
-from .client import Client, Step, Workflow
+from .client import Client
+from .consumer import AsyncConsumer, Consumer, ConsumerOptions, DeliveryContext, FailedMessages
 from .errors import (
     AuthError,
     ConflictError,
@@ -32,6 +38,10 @@ from .models import (
     AttemptError,
     Batch,
     BatchCounts,
+    BatchPage,
+    BulkAction,
+    BulkTask,
+    Delivery,
     InsertedBatch,
     Job,
     JobCount,
@@ -39,22 +49,46 @@ from .models import (
     JobResult,
     JobSpec,
     JobState,
+    Message,
     PeriodicJob,
+    Queue,
+    ReceivedBatch,
     ResultPage,
     SearchOrder,
+    Step,
+    SubscriptionLag,
+    SubscriptionLane,
+    Topic,
+    UnroutableJobs,
+    WorkerInfo,
+    Workflow,
+    WorkflowEdge,
+    WorkflowGraph,
+    WorkflowJob,
 )
-from .worker import Cancel, JobContext, Retry, Snooze, Worker
+from .worker import AsyncWorker, Cancel, JobContext, Retry, Snooze, Worker, WorkerOptions
 
 __all__ = [
+    "AsyncClient",
+    "AsyncConsumer",
+    "AsyncWorker",
     "AttemptError",
     "AuthError",
     "Batch",
     "BatchCounts",
+    "BatchPage",
+    "BulkAction",
+    "BulkTask",
     "Cancel",
     "Client",
     "ConflictError",
+    "Consumer",
+    "ConsumerOptions",
+    "Delivery",
+    "DeliveryContext",
     "DroverConnectionError",
     "DroverError",
+    "FailedMessages",
     "ForbiddenError",
     "InsertedBatch",
     "Job",
@@ -64,10 +98,13 @@ __all__ = [
     "JobResult",
     "JobSpec",
     "JobState",
+    "Message",
     "NotFoundError",
     "PayloadTooLargeError",
     "PeriodicJob",
+    "Queue",
     "RateLimitedError",
+    "ReceivedBatch",
     "ResultPage",
     "Retry",
     "RetryableError",
@@ -75,10 +112,19 @@ __all__ = [
     "ServerError",
     "Snooze",
     "Step",
+    "SubscriptionLag",
+    "SubscriptionLane",
+    "Topic",
     "UnauthorizedError",
     "UnavailableError",
+    "UnroutableJobs",
     "ValidationError",
     "Worker",
+    "WorkerInfo",
+    "WorkerOptions",
     "Workflow",
+    "WorkflowEdge",
+    "WorkflowGraph",
+    "WorkflowJob",
     "__version__",
 ]

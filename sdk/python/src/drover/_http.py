@@ -33,15 +33,7 @@ class Transport:
     """Sends JSON requests to one Drover server with a bearer token."""
 
     def __init__(self, url: str, token: str, timeout: float = 30.0) -> None:
-        parsed = urllib.parse.urlsplit(url)
-        if parsed.scheme not in ("http", "https") or not parsed.hostname:
-            raise ValueError(f"url {url!r}: want http://host:port or https://host:port")
-        if not token:
-            raise ValueError("token: required (make one with: drover serve token)")
-        self._https = parsed.scheme == "https"
-        self._host = parsed.hostname
-        self._port = parsed.port
-        self._base = parsed.path.rstrip("/")
+        self._https, self._host, self._port, self._base = parse_url(url, token)
         self._token = token
         self.timeout = timeout
         self._local = threading.local()
@@ -117,17 +109,10 @@ class Transport:
         connection that the server had closed is sent once more on a fresh
         one when it is idempotent (reads, and claims, heartbeats and results,
         which the server fences)."""
-        target = self._base + path
-        if query:
-            target += "?" + urllib.parse.urlencode(query)
-        headers = {
-            "Authorization": "Bearer " + self._token,
-            "Accept": "application/json",
-            "User-Agent": f"drover-python/{__version__}",
-        }
-        data: bytes | None = None
-        if body is not None:
-            data = json.dumps(body, separators=(",", ":")).encode()
+        target = request_target(self._base, path, query)
+        headers = request_headers(self._token)
+        data = encode_body(body)
+        if data is not None:
             headers["Content-Type"] = "application/json"
         t = self.timeout if timeout is None else timeout
         for tries in (1, 2):
@@ -146,11 +131,44 @@ class Transport:
                 raise DroverConnectionError(f"{type(e).__name__}: {e}", path=path) from e
             if resp.will_close:
                 self._drop()
-            return _decode(status, raw, path)
+            return decode_answer(status, raw, path)
         raise AssertionError("unreachable")
 
 
-def _decode(status: int, raw: bytes, path: str) -> Any:
+def parse_url(url: str, token: str) -> tuple[bool, str, int | None, str]:
+    """Checks a server URL and token; returns (https, host, port, base
+    path)."""
+    parsed = urllib.parse.urlsplit(url)
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise ValueError(f"url {url!r}: want http://host:port or https://host:port")
+    if not token:
+        raise ValueError("token: required (make one with: drover serve token)")
+    return parsed.scheme == "https", parsed.hostname, parsed.port, parsed.path.rstrip("/")
+
+
+def request_target(base: str, path: str, query: dict[str, str] | None) -> str:
+    target = base + path
+    if query:
+        target += "?" + urllib.parse.urlencode(query)
+    return target
+
+
+def request_headers(token: str) -> dict[str, str]:
+    return {
+        "Authorization": "Bearer " + token,
+        "Accept": "application/json",
+        "User-Agent": f"drover-python/{__version__}",
+    }
+
+
+def encode_body(body: Any) -> bytes | None:
+    """The JSON text of a request body, None for a request without one."""
+    if body is None:
+        return None
+    return json.dumps(body, separators=(",", ":")).encode()
+
+
+def decode_answer(status: int, raw: bytes, path: str) -> Any:
     try:
         payload = json.loads(raw) if raw else None
     except ValueError:

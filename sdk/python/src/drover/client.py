@@ -1,44 +1,74 @@
 """The client: insert jobs, batches and workflows; inspect, cancel, retry
-and discard them."""
+and discard them; operate queues; publish to topics and manage
+subscriptions.
+
+Generated from _async_client.py (the AsyncClient) by scripts/unasync.py:
+edit that file and run the script.
+"""
 
 from __future__ import annotations
 
-import json
-import urllib.parse
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from ._http import Transport
+from ._requests import (
+    acks_body,
+    kind_query,
+    messages_body,
+    page_query,
+    periodic_body,
+    periodic_path,
+    queue_path,
+    search_query,
+    subscription_path,
+    topic_path,
+    workflow_body,
+)
 from .models import (
     Batch,
+    BatchPage,
+    BulkAction,
+    BulkTask,
     InsertedBatch,
     Job,
     JobPage,
     JobResult,
     JobSpec,
+    Message,
     PeriodicJob,
+    Queue,
+    ReceivedBatch,
     ResultPage,
     SearchOrder,
-    encode_args,
-    format_time,
+    SubscriptionLag,
+    SubscriptionLane,
+    Topic,
+    UnroutableJobs,
+    WorkerInfo,
+    Workflow,
+    WorkflowGraph,
 )
 
-__all__ = ["Client", "Step", "Workflow"]
+__all__ = ["Client"]
 
 
 class Client:
     """A client of one ``drover serve``.
 
-    Inserting needs a token with the ``enqueue`` scope; cancel, retry,
-    discard and stats need ``admin``. Methods raise a
-    :class:`drover.DroverError` subclass; the client never retries an
-    insert on its own (a connection error leaves it unknown whether the
-    job was stored; use ``unique_key`` to make a retry safe).
+    Inserting and publishing need a token with the ``enqueue`` scope;
+    receiving ``work``; cancel, retry, discard, stats, queue operations,
+    bulk actions, topic and subscription management need ``admin``.
+    Methods raise a :class:`drover.DroverError` subclass; the client never
+    retries an insert or a publish on its own (a connection error leaves it
+    unknown whether the job was stored; use ``unique_key`` to make a retry
+    safe).
 
-    The client is safe to share between threads; use it as a context
-    manager or call :meth:`close`."""
+    It is safe to share between threads (one keep-alive connection per
+    thread); use it as a context manager or call :meth:`close`. For asyncio
+    code, :class:`drover.AsyncClient` has the same methods."""
 
     def __init__(self, url: str, token: str, timeout: float = 30.0) -> None:
         self._t = Transport(url, token, timeout=timeout)
@@ -73,6 +103,7 @@ class Client:
         key_rate_period_ms: int | None = None,
         unique_key: str | None = None,
         unique_states: Sequence[str] | None = None,
+        unique_by_queue: bool | None = None,
         worker_type: str | None = None,
         worker_names: Sequence[str] | None = None,
         worker_labels: dict[str, str] | None = None,
@@ -87,10 +118,10 @@ class Client:
                        run_at=run_at, max_attempts=max_attempts, tags=tags, metadata=metadata,
                        timeout_ms=timeout_ms, depends_on=depends_on, key=key, key_limit=key_limit,
                        key_rate=key_rate, key_rate_period_ms=key_rate_period_ms, unique_key=unique_key,
-                       unique_states=unique_states, worker_type=worker_type, worker_names=worker_names,
-                       worker_labels=worker_labels, on_worker_absent=on_worker_absent,
+                       unique_states=unique_states, unique_by_queue=unique_by_queue, worker_type=worker_type,
+                       worker_names=worker_names, worker_labels=worker_labels, on_worker_absent=on_worker_absent,
                        worker_absent_after_ms=worker_absent_after_ms)
-        return self.insert_many([spec])[0]
+        return (self.insert_many([spec]))[0]
 
     def insert_many(self, jobs: Iterable[JobSpec]) -> list[int]:
         """Inserts jobs in one request, all or none, and returns their ids
@@ -117,16 +148,7 @@ class Client:
         Each step waits, as pending, until the steps it comes after (and the
         stored jobs of its ``depends_on``) have completed; the server stores
         them through the same path as Go's ``Client.InsertWorkflow``."""
-        steps = []
-        for st in workflow.steps:
-            body = st.spec.to_json()
-            body["ref"] = st.name
-            if st.after:
-                body["after"] = [d.name for d in st.after]
-            if st.release_on_parent_failure:
-                body["release_on_parent_failure"] = True
-            steps.append(body)
-        out = self._t.request("POST", "/v1/workflows", {"steps": steps}, idempotent=False)
+        out = self._t.request("POST", "/v1/workflows", workflow_body(workflow), idempotent=False)
         return {str(k): int(v) for k, v in out["refs"].items()}
 
     # Inspecting.
@@ -177,22 +199,18 @@ class Client:
         ``next_after`` (the server bounds the jobs one page examines), so
         page on until it is None, or use :meth:`iter_jobs`. ``limit`` is at
         most 1,000 (the server's default 100)."""
-        q = _search_query(state=state, queue=queue, kind=kind, tags=tags, args=args, metadata=metadata,
-                          created_since=created_since, created_until=created_until,
-                          scheduled_since=scheduled_since, scheduled_until=scheduled_until,
-                          attempted_since=attempted_since, attempted_until=attempted_until,
-                          finished_since=finished_since, finished_until=finished_until, order=order)
+        q = search_query(state=state, queue=queue, kind=kind, tags=tags, args=args, metadata=metadata,
+                         created_since=created_since, created_until=created_until,
+                         scheduled_since=scheduled_since, scheduled_until=scheduled_until,
+                         attempted_since=attempted_since, attempted_until=attempted_until,
+                         finished_since=finished_since, finished_until=finished_until, order=order)
         if count:
             q["count"] = "true"
         return self._job_page(q, after, limit)
 
     def _job_page(self, search: dict[str, str], after: int | None, limit: int | None) -> JobPage:
-        """Reads one page of the search, whose query _search_query wrote."""
-        q = dict(search)
-        if after is not None:
-            q["after"] = str(after)
-        if limit is not None:
-            q["limit"] = str(limit)
+        """Reads one page of the search, whose query search_query wrote."""
+        q = {**search, **page_query(after=after, limit=limit)}
         return JobPage.from_json(self._t.request("GET", "/v1/jobs", query=q))
 
     def iter_jobs(
@@ -218,15 +236,16 @@ class Client:
         """Yields every job of the search (the filters of :meth:`list_jobs`)
         in ``order``, a page of at most ``page_size`` at a time, following
         ``next_after`` over short and empty pages until the last."""
-        q = _search_query(state=state, queue=queue, kind=kind, tags=tags, args=args, metadata=metadata,
-                          created_since=created_since, created_until=created_until,
-                          scheduled_since=scheduled_since, scheduled_until=scheduled_until,
-                          attempted_since=attempted_since, attempted_until=attempted_until,
-                          finished_since=finished_since, finished_until=finished_until, order=order)
+        q = search_query(state=state, queue=queue, kind=kind, tags=tags, args=args, metadata=metadata,
+                         created_since=created_since, created_until=created_until,
+                         scheduled_since=scheduled_since, scheduled_until=scheduled_until,
+                         attempted_since=attempted_since, attempted_until=attempted_until,
+                         finished_since=finished_since, finished_until=finished_until, order=order)
         after: int | None = None
         while True:
             page = self._job_page(q, after, page_size)
-            yield from page.jobs
+            for job in page.jobs:
+                yield job
             if page.next_after is None:
                 return
             after = page.next_after
@@ -236,17 +255,27 @@ class Client:
         one)."""
         return JobResult.from_json(self._t.request("GET", f"/v1/jobs/{int(job_id)}/result"))
 
+    def workflow_graph(self, job_id: int) -> WorkflowGraph:
+        """Returns the workflow a job belongs to: its jobs with their states
+        and results (the job asked about first) and the edges between them."""
+        return WorkflowGraph.from_json(self._t.request("GET", f"/v1/jobs/{int(job_id)}/workflow"))
+
     def get_batch(self, batch_id: int) -> Batch:
         return Batch.from_json(self._t.request("GET", f"/v1/batches/{int(batch_id)}"))
 
+    def list_batches(self, *, before: int | None = None, limit: int | None = None) -> BatchPage:
+        """Returns one page of batches, newest first (``limit`` at most
+        1,000, the server's default 50); pass its ``next_before`` as
+        ``before`` for the next."""
+        out = self._t.request("GET", "/v1/batches", query=page_query(before=before, limit=limit))
+        nxt = out.get("next_before")
+        return BatchPage(batches=[Batch.from_json(b) for b in out.get("batches") or []],
+                         next_before=int(nxt) if nxt is not None else None)
+
     def batch_results(self, batch_id: int, *, after: int | None = None, limit: int | None = None) -> ResultPage:
         """Returns one page of a batch's ended members with their results."""
-        q: dict[str, str] = {}
-        if after is not None:
-            q["after"] = str(after)
-        if limit is not None:
-            q["limit"] = str(limit)
-        out = self._t.request("GET", f"/v1/batches/{int(batch_id)}/results", query=q)
+        out = self._t.request("GET", f"/v1/batches/{int(batch_id)}/results",
+                                    query=page_query(after=after, limit=limit))
         nxt = out.get("next_after")
         return ResultPage(results=[JobResult.from_json(r) for r in out["results"]],
                           next_after=int(nxt) if nxt else None)
@@ -255,7 +284,8 @@ class Client:
         after: int | None = None
         while True:
             page = self.batch_results(batch_id, after=after, limit=page_size)
-            yield from page.results
+            for r in page.results:
+                yield r
             if page.next_after is None:
                 return
             after = page.next_after
@@ -279,6 +309,97 @@ class Client:
     def discard(self, job_id: int) -> Job:
         return Job.from_json(self._t.request("POST", f"/v1/jobs/{int(job_id)}/discard"))
 
+    # Acting on many jobs (admin scope): the server runs a bulk action in
+    # the background, a page at a time; its task reports the progress.
+
+    def bulk(
+        self,
+        action: BulkAction,
+        *,
+        state: str | None = None,
+        queue: str | None = None,
+        kind: str | None = None,
+    ) -> BulkTask:
+        """Starts ``action`` ("retry", "cancel", "discard" or "delete") on
+        every job of the filter (each of state, queue and kind when given;
+        none given: every job) and returns its task; follow it with
+        :meth:`get_bulk` or :meth:`wait_bulk`."""
+        body: dict[str, Any] = {"action": action}
+        for name, value in (("state", state), ("queue", queue), ("kind", kind)):
+            if value:
+                body[name] = value
+        return BulkTask.from_json(self._t.request("POST", "/v1/bulk", body, idempotent=False))
+
+    def bulk_by_ids(self, action: BulkAction, ids: Sequence[int]) -> BulkTask:
+        """Starts ``action`` on the jobs ``ids`` names (at most 10,000;
+        unknown ids are read and not changed) and returns its task."""
+        body = {"action": action, "ids": [int(i) for i in ids]}
+        return BulkTask.from_json(self._t.request("POST", "/v1/bulk-selection", body, idempotent=False))
+
+    def get_bulk(self, task_id: int) -> BulkTask:
+        """Returns a bulk task's progress (the server keeps the last 50 since
+        it started)."""
+        return BulkTask.from_json(self._t.request("GET", f"/v1/bulk/{int(task_id)}"))
+
+    def wait_bulk(self, task_id: int, *, poll: float = 0.2, timeout: float | None = None) -> BulkTask:
+        """Reads a bulk task every ``poll`` seconds until it is done (or
+        failed) and returns it; raises TimeoutError after ``timeout``
+        seconds."""
+        waited = 0.0
+        while True:
+            task = self.get_bulk(task_id)
+            if task.done:
+                return task
+            if timeout is not None and waited >= timeout:
+                raise TimeoutError(f"bulk task {task_id}: still running after {timeout:g}s")
+            time.sleep(poll)
+            waited += poll
+
+    # Queues (admin scope): settings every claim applies, fleet-wide.
+
+    def list_queues(self) -> list[Queue]:
+        """Returns every queue with stored settings or waiting or running
+        jobs, by name, with its settings."""
+        out = self._t.request("GET", "/v1/queues")
+        return [Queue.from_json(q) for q in out["queues"]]
+
+    def get_queue(self, name: str) -> Queue:
+        """Returns one queue's settings (a queue without any is unpaused
+        and unlimited). A queue the store does not know (no jobs, no stored
+        settings, no worker) raises :class:`drover.NotFoundError`, here and
+        in the calls that change settings, so that a typo changes nothing."""
+        return Queue.from_json(self._t.request("GET", queue_path(name)))
+
+    def pause_queue(self, name: str, *, kind: str | None = None) -> Queue:
+        """Pauses a queue across the fleet, or with ``kind`` that kind within
+        it: no worker starts its jobs until resumed (running jobs finish,
+        inserts still succeed). Every process sees it within a second."""
+        return Queue.from_json(self._t.request("POST", queue_path(name, "pause"), query=kind_query(kind)))
+
+    def resume_queue(self, name: str, *, kind: str | None = None) -> Queue:
+        """Resumes a paused queue, or with ``kind`` a kind paused within it."""
+        return Queue.from_json(self._t.request("POST", queue_path(name, "resume"), query=kind_query(kind)))
+
+    def set_strict_order(self, name: str, max_running: int = 1) -> Queue:
+        """Puts a queue in strict order: its jobs start strictly in priority
+        then insert order across the fleet, at most ``max_running`` at once,
+        a failed job keeping its place at the head; 0 takes it out."""
+        body = {"max_running": int(max_running)}
+        return Queue.from_json(self._t.request("POST", queue_path(name, "strict"), body))
+
+    def list_workers(self) -> list[WorkerInfo]:
+        """Returns the worker registry: every Go client and HTTP worker that
+        registered, with its type, labels, queues, last heartbeat, jobs held
+        and whether it is live."""
+        out = self._t.request("GET", "/v1/workers")
+        return [WorkerInfo.from_json(w) for w in out["workers"]]
+
+    def list_unroutable(self) -> list[UnroutableJobs]:
+        """Returns the waiting routed jobs no live worker can take, grouped
+        by queue and routing."""
+        out = self._t.request("GET", "/v1/unroutable")
+        return [UnroutableJobs.from_json(u) for u in out["unroutable"]]
+
     # Periodic (cron) jobs: reads need enqueue or admin, changes admin.
 
     def list_periodic(self) -> list[PeriodicJob]:
@@ -288,7 +409,7 @@ class Client:
         return [PeriodicJob.from_json(p) for p in out["periodic_jobs"]]
 
     def get_periodic(self, name: str) -> PeriodicJob:
-        return PeriodicJob.from_json(self._t.request("GET", _periodic_path(name)))
+        return PeriodicJob.from_json(self._t.request("GET", periodic_path(name)))
 
     def create_periodic(
         self,
@@ -306,8 +427,8 @@ class Client:
         expression such as ``"*/5 * * * *"`` or ``"@every 1h"``) the server's
         leader inserts a job of ``kind`` with ``args``. Raises
         :class:`drover.ConflictError` when the name is taken."""
-        body = _periodic_body(schedule, kind, args, queue=queue, priority=priority, max_attempts=max_attempts,
-                              tags=tags)
+        body = periodic_body(schedule, kind, args, queue=queue, priority=priority, max_attempts=max_attempts,
+                             tags=tags)
         body["name"] = name
         return PeriodicJob.from_json(self._t.request("POST", "/v1/periodic", body, idempotent=False))
 
@@ -326,121 +447,187 @@ class Client:
         """Replaces the schedule, job and options of a stored periodic job,
         keeping whether it is paused. A Go-configured one raises
         :class:`drover.ConflictError`."""
-        body = _periodic_body(schedule, kind, args, queue=queue, priority=priority, max_attempts=max_attempts,
-                              tags=tags)
-        return PeriodicJob.from_json(self._t.request("PUT", _periodic_path(name), body))
+        body = periodic_body(schedule, kind, args, queue=queue, priority=priority, max_attempts=max_attempts,
+                             tags=tags)
+        return PeriodicJob.from_json(self._t.request("PUT", periodic_path(name), body))
 
     def delete_periodic(self, name: str) -> None:
-        self._t.request("DELETE", _periodic_path(name))
+        self._t.request("DELETE", periodic_path(name))
 
     def pause_periodic(self, name: str) -> PeriodicJob:
         """Stops a periodic job from inserting jobs until resumed."""
-        return PeriodicJob.from_json(self._t.request("POST", _periodic_path(name) + "/pause"))
+        return PeriodicJob.from_json(self._t.request("POST", periodic_path(name) + "/pause"))
 
     def resume_periodic(self, name: str) -> PeriodicJob:
         """Lets a paused periodic job insert again from its next tick."""
-        return PeriodicJob.from_json(self._t.request("POST", _periodic_path(name) + "/resume"))
+        return PeriodicJob.from_json(self._t.request("POST", periodic_path(name) + "/resume"))
 
     def trigger_periodic(self, name: str) -> Job:
         """Inserts one job of a periodic job now, outside its schedule, and
         returns it."""
-        return Job.from_json(self._t.request("POST", _periodic_path(name) + "/trigger", idempotent=False))
+        return Job.from_json(self._t.request("POST", periodic_path(name) + "/trigger", idempotent=False))
 
+    # Topics: publishing needs enqueue, creating and deleting admin. A token
+    # restricted to queues may use a topic when it may use the topic's retry
+    # queue, "topic:<topic>".
 
-def _search_query(
-    *,
-    state: str | Sequence[str] | None,
-    queue: str | None,
-    kind: str | None,
-    tags: Sequence[str] | None,
-    args: Mapping[str, Any] | None,
-    metadata: Mapping[str, Any] | None,
-    order: str | None,
-    **times: datetime | None,
-) -> dict[str, str]:
-    """Writes a search filter as the query of ``GET /v1/jobs``; ``times``
-    are the ``*_since``/``*_until`` bounds by their parameter names. Filters
-    not given are left out, so that the server's defaults apply."""
-    q: dict[str, str] = {}
-    if state:
-        q["state"] = state if isinstance(state, str) else ",".join(state)
-    if queue:
-        q["queue"] = queue
-    if kind:
-        q["kind"] = kind
-    if tags:
-        # The parameter is comma-separated, and tags are stored without
-        # commas: a tag with one could only be split into two others.
-        tag_list = [tags] if isinstance(tags, str) else list(tags)
-        for tag in tag_list:
-            if not tag or "," in tag:
-                raise ValueError(f"tags: {tag!r} is not a tag (tags are 1-255 characters without commas)")
-        q["tags"] = ",".join(tag_list)
-    for name, obj in (("args", args), ("metadata", metadata)):
-        if obj is not None:
-            # Compact JSON keeps the URL short; the server checks that it is
-            # an object and names the parameter when it is not.
-            q[name] = json.dumps(obj, separators=(",", ":"))
-    for name, bound in times.items():
-        if bound is not None:
-            q[name] = format_time(bound)
-    if order:
-        q["order"] = order
-    return q
+    def create_topic(self, name: str, *, lanes: int | None = None, retention_ms: int | None = None) -> Topic:
+        """Stores a topic, or returns the stored one of that name when its
+        options are the same (:class:`drover.ConflictError` when they are
+        not). ``lanes``
+        (default 16, fixed at creation) bounds how many batches of one
+        subscription run at once and how many keys in parallel;
+        ``retention_ms`` is how long a message is kept for subscriptions
+        that have not read it (default 7 days; -1: until every subscription
+        has passed it)."""
+        body: dict[str, Any] = {"name": name}
+        if lanes is not None:
+            body["lanes"] = lanes
+        if retention_ms is not None:
+            body["retention_ms"] = retention_ms
+        return Topic.from_json(self._t.request("POST", "/v1/topics", body))
 
+    def get_topic(self, name: str) -> Topic:
+        """Returns a topic with its options and subscriptions
+        (:class:`drover.NotFoundError` when there is none of that name)."""
+        return Topic.from_json(self._t.request("GET", topic_path(name)))
 
-def _periodic_path(name: str) -> str:
-    return "/v1/periodic/" + urllib.parse.quote(name, safe="")
+    def delete_topic(self, name: str) -> None:
+        """Deletes a topic with its subscriptions, their positions and every
+        message of the topic, at once (admin scope); the jobs of its retry
+        queue stay. Raises :class:`drover.NotFoundError` when there is none."""
+        self._t.request("DELETE", topic_path(name))
 
+    def list_topics(self) -> list[Topic]:
+        """Returns every topic the token may use, with its subscriptions."""
+        out = self._t.request("GET", "/v1/topics")
+        return [Topic.from_json(t) for t in out["topics"]]
 
-def _periodic_body(schedule: str, kind: str, args: Any, *, queue: str | None, priority: int, max_attempts: int,
-                   tags: Sequence[str]) -> dict[str, Any]:
-    body: dict[str, Any] = {"schedule": schedule, "kind": kind, "args": encode_args(args) if args is not None else {}}
-    if queue:
-        body["queue"] = queue
-    if priority:
-        body["priority"] = priority
-    if max_attempts:
-        body["max_attempts"] = max_attempts
-    if tags:
-        body["tags"] = list(tags)
-    return body
+    def publish(self, topic: str, messages: Iterable[Message]) -> list[int]:
+        """Publishes messages to a topic in one request, all or none, and
+        returns their ids in order. Every subscription of the topic receives
+        each of them; messages of one key in publish order."""
+        body = messages_body(messages, with_topic=False)
+        out = self._t.request("POST", topic_path(topic, "/publish"), body, idempotent=False)
+        return [int(i) for i in out["ids"]]
 
+    def publish_many(self, messages: Iterable[Message]) -> list[int]:
+        """Publishes messages of several topics, each naming its own
+        (``Message.topic``), in one request, all or none, and returns their
+        ids in order."""
+        out = self._t.request("POST", "/v1/messages", messages_body(messages, with_topic=True),
+                                    idempotent=False)
+        return [int(i) for i in out["ids"]]
 
-@dataclass(frozen=True)
-class Step:
-    """A step of a :class:`Workflow`."""
+    def create_subscription(
+        self, topic: str, name: str, *, from_earliest: bool = False, max_attempts: int | None = None
+    ) -> bool:
+        """Stores a subscription of a topic and returns whether it was
+        created (False: it existed). It receives the messages published from
+        now on, or with ``from_earliest`` every message the topic keeps; a
+        failed message is delivered at most ``max_attempts`` times (default
+        10, at least 2), its first delivery included, then it is dead (a
+        discarded job of the topic's retry queue)."""
+        body: dict[str, Any] = {"name": name}
+        if from_earliest:
+            body["from_earliest"] = True
+        if max_attempts is not None:
+            body["max_attempts"] = max_attempts
+        out = self._t.request("POST", topic_path(topic, "/subscriptions"), body)
+        return bool(out["created"])
 
-    name: str
-    spec: JobSpec
-    after: tuple[Step, ...] = ()
-    #: Run the step when a job it waits for is cancelled or discarded,
-    #: instead of cancelling it too.
-    release_on_parent_failure: bool = False
+    def delete_subscription(self, topic: str, name: str) -> None:
+        """Removes a subscription and its position; raises
+        :class:`drover.NotFoundError` when there is none of that name."""
+        self._t.request("DELETE", subscription_path(topic, name))
 
+    def subscription_lag(self, topic: str) -> list[SubscriptionLag]:
+        """Returns, per subscription of a topic, the messages it has not
+        acknowledged, when the oldest was published, and how many retention
+        dropped before it read them."""
+        out = self._t.request("GET", topic_path(topic, "/lag"))
+        return [SubscriptionLag.from_json(s) for s in out["subscriptions"]]
 
-@dataclass
-class Workflow:
-    """Jobs with dependencies between them, inserted with
-    :meth:`Client.insert_workflow`::
+    # Consuming by hand (work scope). drover.Consumer does all of this for
+    # handlers: receives, extends leases while they run, acks in batches.
 
-        wf = Workflow()
-        fetch = wf.add("fetch", "fetch", {"url": u})
-        thumb = wf.add("thumb", "thumbnail", {}, after=[fetch])
-        wf.add("notify", "notify", {}, after=[fetch, thumb])
+    def receive(
+        self,
+        topic: str,
+        subscription: str,
+        *,
+        worker: str,
+        max_batches: int = 1,
+        batch_size: int = 100,
+        lease_ms: int | None = None,
+        wait_ms: int = 0,
+    ) -> list[ReceivedBatch]:
+        """Leases up to ``max_batches`` lanes of a subscription that have
+        messages and returns a batch of each (at most ``batch_size``
+        messages, in order), waiting up to ``wait_ms`` for a publish when
+        none is waiting. ``worker`` names this consumer in the leases.
+        Acknowledge each batch with :meth:`ack` before ``lease_ms`` passes,
+        or it is delivered again."""
+        body: dict[str, Any] = {"worker": worker, "max_batches": max_batches, "batch_size": batch_size,
+                                "wait_ms": wait_ms}
+        if lease_ms is not None:
+            body["lease_ms"] = lease_ms
+        out = self._t.request("POST", subscription_path(topic, subscription, "receive"), body,
+                                    timeout=self._t.timeout + wait_ms / 1000)
+        return [ReceivedBatch.from_json(b, topic, subscription) for b in out.get("batches") or []]
 
-    A step runs once every step it comes after has completed."""
+    def ack(
+        self, topic: str, subscription: str, acks: Iterable[tuple[str, Mapping[int, str] | None]]
+    ) -> list[bool]:
+        """Acknowledges received batches, each given as (receipt, failed):
+        ``failed`` maps the ids of messages of the batch that failed to
+        their errors (they become retry jobs; None or empty: all handled).
+        Returns, per receipt, whether it was accepted: False when its lease
+        had ended (the batch is delivered again, its failures not retried)."""
+        out = self._t.request("POST", subscription_path(topic, subscription, "ack"), acks_body(acks))
+        return [bool(a) for a in out["accepted"]]
 
-    steps: list[Step] = field(default_factory=list)
+    def nack(self, topic: str, subscription: str, receipts: Sequence[str], error: str = "nacked") -> list[bool]:
+        """Fails every message of the batches ``receipts`` names with
+        ``error`` (they become retry jobs); returns, per receipt, whether it
+        was accepted."""
+        body = {"receipts": list(receipts), "error": error}
+        out = self._t.request("POST", subscription_path(topic, subscription, "nack"), body)
+        return [bool(a) for a in out["accepted"]]
 
-    def add(self, name: str, kind: str, args: Any = None, *, after: Sequence[Step] = (),
-            release_on_parent_failure: bool = False, **options: Any) -> Step:
-        """Adds a step named ``name`` that runs after the steps in ``after``;
-        ``options`` are those of :class:`JobSpec` (``depends_on`` names
-        stored jobs to wait for as well)."""
-        if any(s.name == name for s in self.steps):
-            raise ValueError(f"workflow: step name {name!r} is used twice")
-        step = Step(name=name, spec=JobSpec(kind=kind, args={} if args is None else args, **options),
-                    after=tuple(after), release_on_parent_failure=release_on_parent_failure)
-        self.steps.append(step)
-        return step
+    def extend_batches(
+        self, topic: str, subscription: str, receipts: Sequence[str], *, lease_ms: int | None = None
+    ) -> list[bool]:
+        """Renews the leases of received batches for ``lease_ms`` from now
+        (at most 300000; default the server's receive default) and returns,
+        per receipt, whether it was renewed: False when the batch's lease
+        was lost (another consumer may have the lane now: stop handling it).
+        A receipt goes back to the server exactly as receive gave it."""
+        body: dict[str, Any] = {"receipts": list(receipts)}
+        if lease_ms is not None:
+            body["lease_ms"] = lease_ms
+        out = self._t.request("POST", subscription_path(topic, subscription, "extend"), body)
+        return [bool(a) for a in out["extended"]]
+
+    def release_batches(self, topic: str, subscription: str, receipts: Sequence[str]) -> list[bool]:
+        """Hands received batches back unhandled, to be delivered again at
+        once (a consumer shutting down); their deliveries do not count as
+        attempts. Returns, per receipt, whether it was released (False: its
+        lease had ended already)."""
+        body = {"receipts": list(receipts)}
+        out = self._t.request("POST", subscription_path(topic, subscription, "release"), body)
+        return [bool(a) for a in out["released"]]
+
+    def subscription_lanes(self, topic: str, subscription: str) -> list[SubscriptionLane]:
+        """Returns each lane of a subscription: its position, its lag, and
+        the consumer holding it with its lease's end when one does."""
+        out = self._t.request("GET", subscription_path(topic, subscription, "lanes"))
+        return [SubscriptionLane.from_json(lane) for lane in out["lanes"]]
+
+    def release_lane(self, topic: str, subscription: str, lane: int) -> bool:
+        """Frees a lane whose holder hangs (admin scope): its batch is
+        delivered again to the next receive, and that delivery counts as an
+        attempt; the holder's extend, ack and release of it are refused.
+        Returns False when the lane was free already."""
+        out = self._t.request("POST", subscription_path(topic, subscription, f"lanes/{int(lane)}/release"))
+        return bool(out["released"])

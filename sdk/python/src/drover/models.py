@@ -7,7 +7,9 @@ upgrade, and a field an older server lacks does not break decoding.
 
 from __future__ import annotations
 
+import base64
 import dataclasses
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -17,6 +19,10 @@ __all__ = [
     "AttemptError",
     "Batch",
     "BatchCounts",
+    "BatchPage",
+    "BulkAction",
+    "BulkTask",
+    "Delivery",
     "InsertedBatch",
     "Job",
     "JobCount",
@@ -24,9 +30,22 @@ __all__ = [
     "JobResult",
     "JobSpec",
     "JobState",
+    "Message",
     "PeriodicJob",
+    "Queue",
+    "ReceivedBatch",
     "ResultPage",
     "SearchOrder",
+    "Step",
+    "SubscriptionLag",
+    "SubscriptionLane",
+    "Topic",
+    "UnroutableJobs",
+    "WorkerInfo",
+    "Workflow",
+    "WorkflowEdge",
+    "WorkflowGraph",
+    "WorkflowJob",
     "encode_args",
     "parse_time",
 ]
@@ -38,6 +57,11 @@ JobState = Literal[
 #: The order of a job search: "asc" lists the oldest (lowest id) first,
 #: "desc" the newest.
 SearchOrder = Literal["asc", "desc"]
+
+#: What a bulk action does to each job it matches: retry (available now),
+#: cancel (a running one is asked to stop), discard, or delete (jobs that
+#: are not running; waiting ones are cancelled first).
+BulkAction = Literal["retry", "cancel", "discard", "delete"]
 
 
 def parse_time(v: Any) -> datetime | None:
@@ -112,6 +136,8 @@ class Job:
     attempt: int = 0
     max_attempts: int = 0
     errors: list[AttemptError] = field(default_factory=list)
+    #: How many attempts failed; ``errors`` holds the last of them.
+    error_count: int = 0
     timeout_ms: int = 0
     created_at: datetime | None = None
     run_at: datetime | None = None
@@ -151,6 +177,7 @@ class Job:
             attempt=int(d.get("attempt") or 0),
             max_attempts=int(d.get("max_attempts") or 0),
             errors=[AttemptError.from_json(e) for e in d.get("errors") or []],
+            error_count=int(d.get("error_count") or 0),
             timeout_ms=int(d.get("timeout_ms") or 0),
             created_at=parse_time(d.get("created_at")),
             run_at=parse_time(d.get("run_at")),
@@ -308,6 +335,7 @@ class JobSpec:
     key_rate_period_ms: int | None = None
     unique_key: str | None = None
     unique_states: Sequence[str] | None = None
+    unique_by_queue: bool | None = None
     worker_type: str | None = None
     worker_names: Sequence[str] | None = None
     worker_labels: dict[str, str] | None = None
@@ -378,3 +406,381 @@ class PeriodicJob:
             updated_at=parse_time(d.get("updated_at")),
             raw=d,
         )
+
+
+@dataclass(frozen=True)
+class BatchPage:
+    """A page of batches, newest first; pass ``next_before`` as ``before``
+    for the next page (None on the last)."""
+
+    batches: list[Batch]
+    next_before: int | None
+
+
+@dataclass(frozen=True)
+class WorkflowEdge:
+    """An edge of a workflow: ``child`` waits for ``parent``."""
+
+    parent: int
+    child: int
+
+
+@dataclass(frozen=True)
+class WorkflowJob(JobResult):
+    """A job of a workflow's graph with its state and result.
+    ``result_omitted`` says that the server left the result out (None) to
+    keep its answer within its byte budget: read it with
+    :meth:`drover.Client.job_result`."""
+
+    result_omitted: bool = False
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> WorkflowJob:
+        return cls(id=int(d["id"]), state=str(d.get("state", "")), kind=str(d.get("kind", "")),
+                   result=d.get("result"), result_omitted=bool(d.get("result_omitted")))
+
+
+@dataclass(frozen=True)
+class WorkflowGraph:
+    """The jobs of a job's workflow with their states and results, the job
+    asked about first, and the edges between them; ``truncated`` when the
+    workflow has more than the server returns (those nearest the job)."""
+
+    jobs: list[WorkflowJob]
+    edges: list[WorkflowEdge]
+    truncated: bool
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> WorkflowGraph:
+        return cls(jobs=[WorkflowJob.from_json(j) for j in d.get("jobs") or []],
+                   edges=[WorkflowEdge(parent=int(e["parent"]), child=int(e["child"])) for e in d.get("edges") or []],
+                   truncated=bool(d.get("truncated")))
+
+
+@dataclass(frozen=True)
+class Queue:
+    """A queue's settings as every claim applies them, by Go clients and
+    HTTP workers alike: paused (the whole queue, or ``paused_kinds`` within
+    it), the fleet-wide limits (``global_max_workers``; ``rate_limit`` jobs
+    per ``rate_period_ms``; 0 for none) and strict order (``strict_order``
+    jobs at most, started strictly in priority then insert order; 0 when
+    off). ``updated_at`` is None for a queue without stored settings."""
+
+    name: str
+    paused: bool = False
+    paused_kinds: list[str] = field(default_factory=list)
+    global_max_workers: int = 0
+    rate_limit: int = 0
+    rate_period_ms: int = 0
+    strict_order: int = 0
+    updated_at: datetime | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Queue:
+        return cls(name=str(d["name"]), paused=bool(d.get("paused")), paused_kinds=list(d.get("paused_kinds") or []),
+                   global_max_workers=int(d.get("global_max_workers") or 0), rate_limit=int(d.get("rate_limit") or 0),
+                   rate_period_ms=int(d.get("rate_period_ms") or 0), strict_order=int(d.get("strict_order") or 0),
+                   updated_at=parse_time(d.get("updated_at")), raw=d)
+
+
+@dataclass(frozen=True)
+class WorkerInfo:
+    """A worker of the server's registry: a Go client (registered at each
+    heartbeat) or an HTTP worker such as this SDK's (registered when it
+    claims), with what it said of itself (``type``, ``labels``; ``plain``
+    when it said nothing and takes plain jobs only)."""
+
+    name: str
+    plain: bool
+    type: str
+    labels: dict[str, str]
+    queues: list[str]
+    #: The lease owner of the jobs it holds (a worker's worker_id).
+    owner: str
+    #: "go" or "http".
+    source: str
+    started_at: datetime | None
+    last_seen: datetime | None
+    jobs_held: int
+    #: Seen within the last minute, or holding a lease that has not expired.
+    live: bool
+    #: The kinds it runs, sorted; None for an HTTP worker that named none
+    #: in its claims (it claims every kind).
+    kinds: list[str] | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> WorkerInfo:
+        return cls(name=str(d["name"]), plain=bool(d.get("plain")), type=str(d.get("type") or ""),
+                   labels=dict(d.get("labels") or {}), queues=list(d.get("queues") or []),
+                   owner=str(d.get("owner") or ""), source=str(d.get("source") or ""),
+                   started_at=parse_time(d.get("started_at")), last_seen=parse_time(d.get("last_seen")),
+                   jobs_held=int(d.get("jobs_held") or 0), live=bool(d.get("live")),
+                   kinds=None if d.get("kinds") is None else list(d["kinds"]), raw=d)
+
+
+@dataclass(frozen=True)
+class UnroutableJobs:
+    """Waiting routed jobs of one queue and routing that no live worker can
+    take: how many, the oldest's run time and the lowest id."""
+
+    queue: str
+    routing: dict[str, Any]
+    jobs: int
+    oldest_run_at: datetime | None
+    first_id: int
+    kind: str = ""
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> UnroutableJobs:
+        return cls(queue=str(d["queue"]), routing=dict(d.get("routing") or {}), jobs=int(d.get("jobs") or 0),
+                   oldest_run_at=parse_time(d.get("oldest_run_at")), first_id=int(d.get("first_id") or 0),
+                   kind=str(d.get("kind") or ""))
+
+
+@dataclass(frozen=True)
+class BulkTask:
+    """A bulk action running in the server's background, or done: the jobs
+    it read so far (``matched``) and those it changed (``changed``)."""
+
+    id: int
+    action: str
+    #: "running", "done" or "failed" (then ``error`` says why).
+    status: str
+    matched: int
+    changed: int
+    started_at: datetime | None
+    queue: str = ""
+    kind: str = ""
+    state: str = ""
+    #: How many job ids a task over a list of ids was given; 0 for a filter.
+    selected: int = 0
+    error: str = ""
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def done(self) -> bool:
+        return self.status != "running"
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> BulkTask:
+        return cls(id=int(d["id"]), action=str(d.get("action", "")), status=str(d.get("status", "")),
+                   matched=int(d.get("matched") or 0), changed=int(d.get("changed") or 0),
+                   started_at=parse_time(d.get("started_at")), queue=str(d.get("queue") or ""),
+                   kind=str(d.get("kind") or ""), state=str(d.get("state") or ""),
+                   selected=int(d.get("selected") or 0), error=str(d.get("error") or ""), raw=d)
+
+
+@dataclass(frozen=True)
+class Topic:
+    """A stored topic: its lanes (a subscription's parallelism, and the keys
+    it works in parallel), its retention (0: until every subscription has
+    passed a message) and its subscriptions' names."""
+
+    name: str
+    lanes: int
+    retention_ms: int
+    created_at: datetime | None
+    subscriptions: list[str] = field(default_factory=list)
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Topic:
+        return cls(name=str(d["name"]), lanes=int(d.get("lanes") or 0), retention_ms=int(d.get("retention_ms") or 0),
+                   created_at=parse_time(d.get("created_at")), subscriptions=list(d.get("subscriptions") or []), raw=d)
+
+
+@dataclass(frozen=True)
+class SubscriptionLag:
+    """How far a subscription is behind its topic: the messages it has not
+    acknowledged, when the oldest was published, and how many retention
+    dropped before it read them."""
+
+    subscription: str
+    pending: int
+    dropped: int
+    oldest_pending: datetime | None = None
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> SubscriptionLag:
+        return cls(subscription=str(d["subscription"]), pending=int(d.get("pending") or 0),
+                   dropped=int(d.get("dropped") or 0), oldest_pending=parse_time(d.get("oldest_pending")))
+
+
+@dataclass(frozen=True)
+class SubscriptionLane:
+    """One lane of a subscription: the id of the last message it
+    acknowledged (``cursor``, 0 when none), the messages past it (``lag``),
+    the consumer holding its lease and when that lease ends (``holder`` ""
+    and ``lease_expires_at`` None when the lane is free), and the deliveries
+    of its next message so far (``attempt``)."""
+
+    lane: int
+    cursor: int
+    lag: int
+    attempt: int
+    holder: str = ""
+    lease_expires_at: datetime | None = None
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> SubscriptionLane:
+        return cls(lane=int(d["lane"]), cursor=int(d.get("cursor") or 0), lag=int(d.get("lag") or 0),
+                   attempt=int(d.get("attempt") or 0), holder=str(d.get("holder") or ""),
+                   lease_expires_at=parse_time(d.get("lease_expires_at")))
+
+
+@dataclass(frozen=True)
+class Message:
+    """A message to publish. ``payload`` is bytes (delivered as they are) or
+    any JSON value (a dict, list, str, number, …; a dataclass or a pydantic
+    model is encoded as its JSON form); ``key`` keeps the messages of one key
+    in publish order for every subscription; ``metadata`` is a JSON object.
+    ``topic`` names the topic for :meth:`drover.Client.publish_many` and is
+    left out for :meth:`drover.Client.publish`."""
+
+    payload: Any = None
+    key: str | None = None
+    metadata: dict[str, Any] | None = None
+    topic: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.topic is not None:
+            out["topic"] = self.topic
+        if self.key:
+            out["key"] = self.key
+        if isinstance(self.payload, (bytes, bytearray, memoryview)):
+            out["payload_base64"] = base64.b64encode(bytes(self.payload)).decode("ascii")
+        else:
+            out["payload"] = encode_args(self.payload)
+        if self.metadata is not None:
+            out["metadata"] = self.metadata
+        return out
+
+
+_NOT_JSON = object()
+
+
+def _payload_of(data: bytes) -> Any:
+    """The JSON value of a payload's bytes, or _NOT_JSON: the server's rule
+    for whether a delivery carries ``payload``."""
+    try:
+        return json.loads(data)
+    except ValueError:
+        return _NOT_JSON
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """A message as a subscription's handler receives it.
+
+    ``data`` holds the payload's bytes; ``payload`` its JSON value when the
+    payload is JSON (``is_json``), else None. (A JSON payload comes as its
+    compact JSON text in ``data``.) ``attempt`` is 1 for the first delivery
+    to this subscription and counts the later ones, retries and deliveries
+    after a lost lease alike."""
+
+    id: int
+    topic: str
+    subscription: str
+    data: bytes
+    is_json: bool
+    payload: Any = None
+    key: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    published_at: datetime | None = None
+    attempt: int = 1
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def text(self) -> str:
+        """The payload decoded as UTF-8 (a JSON payload: its JSON text)."""
+        return self.data.decode()
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any], topic: str, subscription: str) -> Delivery:
+        """Reads a delivery of a receive answer, which carries the payload as
+        ``payload`` when it is JSON and as ``payload_base64`` otherwise (an
+        older server sent both)."""
+        if "payload_base64" in d:
+            data = base64.b64decode(d["payload_base64"])
+        else:
+            data = json.dumps(d.get("payload"), separators=(",", ":"), ensure_ascii=False).encode()
+        value = d["payload"] if "payload" in d else _payload_of(data)
+        is_json = value is not _NOT_JSON
+        return cls(id=int(d["id"]), topic=topic, subscription=subscription, data=data, is_json=is_json,
+                   payload=value if is_json else None, key=str(d.get("key") or ""),
+                   metadata=dict(d.get("metadata") or {}), published_at=parse_time(d.get("published_at")),
+                   attempt=int(d.get("attempt") or 1), raw=d)
+
+    @classmethod
+    def from_retry_args(cls, a: dict[str, Any], job_attempt: int) -> Delivery:
+        """Reads the args of a retry job (kind ``drover.topic``) in its
+        attempt ``job_attempt``: a failed message as the server stored it for
+        its subscription, the payload's bytes in base64, and how often it was
+        delivered before it failed (``delivered``; 1 when absent), which its
+        attempt counts on from, as a Go consumer's does."""
+        attempt = job_attempt + max(int(a.get("delivered") or 1), 1)
+        data = base64.b64decode(a.get("payload") or "")
+        value = _payload_of(data)
+        is_json = value is not _NOT_JSON
+        return cls(id=int(a["id"]), topic=str(a["topic"]), subscription=str(a["subscription"]), data=data,
+                   is_json=is_json, payload=value if is_json else None, key=str(a.get("key") or ""),
+                   metadata=dict(a.get("metadata") or {}), published_at=parse_time(a.get("published_at")),
+                   attempt=attempt, raw=a)
+
+
+@dataclass(frozen=True)
+class ReceivedBatch:
+    """A batch of one lane of a subscription, in order, with the receipt
+    that acknowledges it (:meth:`drover.Client.ack`) before its lease ends.
+    ``dropped`` counts messages of the lane that retention removed before
+    the subscription read them."""
+
+    receipt: str
+    messages: list[Delivery]
+    dropped: int = 0
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any], topic: str, subscription: str) -> ReceivedBatch:
+        return cls(receipt=str(d["receipt"]), dropped=int(d.get("dropped") or 0),
+                   messages=[Delivery.from_json(m, topic, subscription) for m in d.get("messages") or []])
+
+
+@dataclass(frozen=True)
+class Step:
+    """A step of a :class:`Workflow`."""
+
+    name: str
+    spec: JobSpec
+    after: tuple[Step, ...] = ()
+    #: Run the step when a job it waits for is cancelled or discarded,
+    #: instead of cancelling it too.
+    release_on_parent_failure: bool = False
+
+
+@dataclass
+class Workflow:
+    """Jobs with dependencies between them, inserted with
+    :meth:`drover.Client.insert_workflow`::
+
+        wf = Workflow()
+        fetch = wf.add("fetch", "fetch", {"url": u})
+        thumb = wf.add("thumb", "thumbnail", {}, after=[fetch])
+        wf.add("notify", "notify", {}, after=[fetch, thumb])
+
+    A step runs once every step it comes after has completed."""
+
+    steps: list[Step] = field(default_factory=list)
+
+    def add(self, name: str, kind: str, args: Any = None, *, after: Sequence[Step] = (),
+            release_on_parent_failure: bool = False, **options: Any) -> Step:
+        """Adds a step named ``name`` that runs after the steps in ``after``;
+        ``options`` are those of :class:`JobSpec` (``depends_on`` names
+        stored jobs to wait for as well)."""
+        if any(s.name == name for s in self.steps):
+            raise ValueError(f"workflow: step name {name!r} is used twice")
+        step = Step(name=name, spec=JobSpec(kind=kind, args={} if args is None else args, **options),
+                    after=tuple(after), release_on_parent_failure=release_on_parent_failure)
+        self.steps.append(step)
+        return step

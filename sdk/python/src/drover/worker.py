@@ -1,16 +1,15 @@
 """The worker: claims jobs over the HTTP API, runs their handlers, keeps
 their leases and reports their results.
 
-The moving parts, each a thread with one job:
+:class:`AsyncWorker` does the work on an asyncio loop; :class:`Worker` runs
+one in a thread of its own for sync code. Their parts, each a task of the
+loop:
 
 - a *claimer* per queue long-polls ``/v1/claim`` for at most as many jobs as
   there are free slots (it reserves the slots first), so that every claimed
   job starts at once and none waits in a buffer;
-- sync handlers run on a pool of at most concurrency threads, started as
-  needed and reused (starting a thread per job made the claimer wait for
-  each new thread to be scheduled, which capped a worker at a few thousand
-  jobs a second), async handlers as tasks of one asyncio loop running in a
-  thread;
+- async handlers run as tasks of the same loop, sync handlers on a pool of
+  at most concurrency threads, started as needed and reused;
 - the *heartbeat* extends the leases of every held attempt in one request
   every third of the lease, and delivers ``cancel_requested`` and lost
   leases to the handlers;
@@ -35,31 +34,38 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import json
 import logging
 import os
-import queue
-import random
 import secrets
-import signal
 import socket
 import threading
-import time
-import traceback
-import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
+from ._aio_http import AsyncTransport
 from ._args import decode_args
-from ._http import Transport
+from ._runtime import (
+    Backoff,
+    Changed,
+    Handler,
+    StopControl,
+    SyncRunner,
+    ThreadPool,
+    describe,
+    format_trace,
+    to_loop,
+    truncate,
+)
 from .errors import DroverError, NotFoundError, PayloadTooLargeError, ValidationError
 from .models import Job, JobResult, encode_args, format_time
 
-__all__ = ["Cancel", "JobContext", "Retry", "Snooze", "Worker"]
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+__all__ = ["AsyncWorker", "Cancel", "JobContext", "Retry", "Snooze", "Worker", "WorkerOptions"]
 
 log = logging.getLogger("drover.worker")
 
@@ -201,60 +207,43 @@ def _encode_result(value: Any) -> Any:
     return data
 
 
-def _truncate(s: str, limit: int, keep_tail: bool = False) -> str:
-    b = s.encode()
-    if len(b) <= limit:
-        return s
-    if keep_tail:
-        return "…" + b[-(limit - 8):].decode(errors="ignore")
-    return b[: limit - 8].decode(errors="ignore") + "…"
+class WorkerOptions(TypedDict, total=False):
+    """The options of a worker (:class:`AsyncWorker`, :class:`Worker` and
+    their ``configure``); None leaves an option as it is.
+
+    ``url`` and ``token`` default to $DROVER_URL and $DROVER_TOKEN when the
+    worker starts. ``queues`` (default ["default"]): one claimer each.
+    ``concurrency`` (default 10): most handlers running at once. ``lease``
+    (seconds, default 30, at least 1): the lease asked for each attempt,
+    which heartbeats extend every third. ``poll_wait`` (default 30): the
+    longest long poll of a claim (at most the server's --max-wait).
+    ``shutdown_timeout`` (default 30): what running handlers get to finish
+    after SIGTERM. ``max_backoff`` (default 10): the longest wait between
+    tries while the server is unreachable. ``worker_id``: the lease owner
+    of its jobs (default hostname-pid-random). ``worker_name``,
+    ``worker_type``, ``worker_labels``: what it says of itself on claims
+    (routing, docs/routing.md)."""
+
+    url: str | None
+    token: str | None
+    queues: Sequence[str] | str | None
+    concurrency: int | None
+    lease: float | None
+    poll_wait: float | None
+    shutdown_timeout: float | None
+    max_backoff: float | None
+    worker_id: str | None
+    worker_name: str | None
+    worker_type: str | None
+    worker_labels: dict[str, str] | None
 
 
 @dataclass
-class _Handler:
-    kind: str
-    fn: Callable[..., Any]
-    is_async: bool
-    arg_type: Any
-    nparams: int
+class _Kind:
+    """A registered handler of a kind."""
+
+    handler: Handler
     timeout: float | None
-
-    def call(self, args: Any, ctx: JobContext) -> Any:
-        if self.nparams == 0:
-            return self.fn()
-        if self.nparams == 1:
-            return self.fn(args)
-        return self.fn(args, ctx)
-
-
-def _handler(kind: str, fn: Callable[..., Any], timeout: float | None) -> _Handler:
-    sig = inspect.signature(fn)
-    params = [p for p in sig.parameters.values()
-              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    arg_type: Any = None
-    if params:
-        try:
-            hints = typing.get_type_hints(fn, localns=_closure_vars(fn))
-        except Exception as e:
-            log.warning("handler of %s: cannot resolve its annotations (%s); it gets args as JSON values", kind, e)
-            hints = {}
-        arg_type = hints.get(params[0].name)
-    return _Handler(kind=kind, fn=fn, is_async=inspect.iscoroutinefunction(fn), arg_type=arg_type,
-                    nparams=min(len(params), 2), timeout=timeout)
-
-
-def _closure_vars(fn: Callable[..., Any]) -> dict[str, Any]:
-    """The variables a nested function closes over, so that a string
-    annotation naming a class defined in the enclosing function (with
-    ``from __future__ import annotations``) still resolves."""
-    code = getattr(fn, "__code__", None)
-    closure = getattr(fn, "__closure__", None) or ()
-    out: dict[str, Any] = {}
-    if code is not None:
-        for name, cell in zip(code.co_freevars, closure, strict=False):
-            with contextlib.suppress(ValueError):  # a cell not yet assigned
-                out[name] = cell.cell_contents
-    return out
 
 
 @dataclass
@@ -265,12 +254,14 @@ class _Held:
     job: Job
     ctx: JobContext
     lost: bool = False
-    #: The result to send, once the handler ended.
-    result: dict[str, Any] | None = None
     #: The handler ended (or was abandoned at shutdown); later ends are ignored.
     ended: bool = False
     task: asyncio.Task[None] | None = None
-    timer: threading.Timer | None = None
+    timer: asyncio.TimerHandle | None = None
+
+    @property
+    def key(self) -> tuple[int, int]:
+        return (self.job.id, self.job.attempt)
 
     @property
     def ref(self) -> dict[str, Any]:
@@ -278,22 +269,6 @@ class _Held:
         if self.job.lease_token:
             ref["lease_token"] = self.job.lease_token
         return ref
-
-
-class _Backoff:
-    """Exponential backoff with jitter: each delay is drawn from the upper
-    half of a window that doubles after every failure, up to cap."""
-
-    def __init__(self, base: float = 0.1, cap: float = 10.0) -> None:
-        self.base, self.cap, self.failures = base, cap, 0
-
-    def next(self) -> float:
-        window = min(self.cap, self.base * (2 ** min(self.failures, 30)))
-        self.failures += 1
-        return random.uniform(window / 2, window)
-
-    def reset(self) -> None:
-        self.failures = 0
 
 
 @dataclass
@@ -313,97 +288,66 @@ class _Config:
     worker_labels: dict[str, str] | None = None
 
 
-class Worker:
-    """Runs handlers registered by kind::
+class AsyncWorker:
+    """Runs handlers registered by kind, on the running asyncio loop::
 
-        worker = drover.Worker("http://127.0.0.1:8080", token, queues=["default"], concurrency=20)
+        worker = drover.AsyncWorker("http://127.0.0.1:8080", token, queues=["default"], concurrency=20)
 
         @worker.task("email")
-        def send(args: Email, ctx: drover.JobContext) -> None: ...
+        async def send(args: Email, ctx: drover.JobContext) -> None: ...
 
-        worker.run()   # until SIGTERM or SIGINT
+        await worker.run()   # until SIGTERM or SIGINT, or worker.request_stop()
 
     ``url`` and ``token`` default to $DROVER_URL and $DROVER_TOKEN when the
-    worker starts. ``lease`` is the lease asked for each attempt (seconds,
-    at least 1; heartbeats extend it every third); ``poll_wait`` the longest
-    long poll of a claim (at most the server's --max-wait);
-    ``shutdown_timeout`` how long running handlers get to finish after
-    SIGTERM; ``max_backoff`` the longest wait between tries when the server
-    is unreachable."""
+    worker starts; the other options are those of :class:`WorkerOptions`.
+    Sync handlers (``def``) run on threads beside the loop,
+    async ones (``async def``) as its tasks; both count against
+    ``concurrency``."""
 
-    def __init__(
-        self,
-        url: str | None = None,
-        token: str | None = None,
-        *,
-        queues: Sequence[str] | str = ("default",),
-        concurrency: int = 10,
-        lease: float = 30.0,
-        poll_wait: float = 30.0,
-        shutdown_timeout: float = 30.0,
-        max_backoff: float = 10.0,
-        worker_id: str | None = None,
-        worker_name: str | None = None,
-        worker_type: str | None = None,
-        worker_labels: dict[str, str] | None = None,
-    ) -> None:
-        self._cfg = _Config(url=url, token=token, queues=[], concurrency=0, lease=0, poll_wait=0,
-                            shutdown_timeout=0, max_backoff=0)
-        self.configure(queues=queues, concurrency=concurrency, lease=lease, poll_wait=poll_wait,
-                       shutdown_timeout=shutdown_timeout, max_backoff=max_backoff, worker_id=worker_id,
-                       worker_name=worker_name, worker_type=worker_type, worker_labels=worker_labels)
-        self._handlers: dict[str, _Handler] = {}
-        self._lock = threading.Condition()
+    def __init__(self, url: str | None = None, token: str | None = None, /, **options: Unpack[WorkerOptions]) -> None:
+        self._cfg = _Config(url=url, token=token, queues=["default"], concurrency=10, lease=30.0, poll_wait=30.0,
+                            shutdown_timeout=30.0, max_backoff=10.0)
+        self.configure(**options)
+        self._kinds: dict[str, _Kind] = {}
+        self._control = StopControl()
+        self._started = False
+        # The state below belongs to the loop run() runs on.
         self._held: dict[tuple[int, int], _Held] = {}
+        self._pending: dict[tuple[int, int], dict[str, Any]] = {}
         self._free = 0
         self._running = 0
         self._reserving = 0
-        self._pending: dict[tuple[int, int], dict[str, Any]] = {}
-        self._stop_requested = threading.Event()
         self._stopping = False
         self._finisher_stop = False
-        self._hb_stop = threading.Event()
-        self._hurry = threading.Event()
         self._fatal: BaseException | None = None
-        self._threads: list[threading.Thread] = []
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._claim_t: Transport | None = None
-        self._t: Transport | None = None
-        self._runner: threading.Thread | None = None
-        self._done = threading.Event()
-        # The sync handlers' thread pool: _pool_idle threads wait on _jobs
-        # (None tells one to exit); _pool_size counts them all.
-        self._jobs: queue.SimpleQueue[tuple[_Held, _Handler] | None] = queue.SimpleQueue()
-        self._pool_lock = threading.Lock()
-        self._pool_idle = 0
-        self._pool_size = 0
+        self._changed = Changed()
+        self._claimers: list[asyncio.Task[None]] = []
+        self._heartbeat: asyncio.Task[None] | None = None
+        self._finisher: asyncio.Task[None] | None = None
+        self._claim_t: AsyncTransport | None = None
+        self._t: AsyncTransport | None = None
+        self._pool = ThreadPool("drover-handler")
 
     # Configuration and registration.
 
-    def configure(
-        self,
-        *,
-        url: str | None = None,
-        token: str | None = None,
-        queues: Sequence[str] | str | None = None,
-        concurrency: int | None = None,
-        lease: float | None = None,
-        poll_wait: float | None = None,
-        shutdown_timeout: float | None = None,
-        max_backoff: float | None = None,
-        worker_id: str | None = None,
-        worker_name: str | None = None,
-        worker_type: str | None = None,
-        worker_labels: dict[str, str] | None = None,
-    ) -> None:
+    def configure(self, **options: Unpack[WorkerOptions]) -> None:
         """Changes options before the worker starts (drover-worker uses it
-        to apply its command line to a worker defined in a module).
+        to apply its command line to a worker defined in a module); an
+        option given as None keeps its value.
 
         ``worker_name``, ``worker_type`` and ``worker_labels`` say what the
         worker is, on every claim: with any of them it also takes the routed
         jobs it matches (its name defaults to ``worker_id``); with none, plain
         jobs only. :meth:`set_worker_labels` changes the labels while it
         runs. See docs/routing.md."""
+        unknown = set(options) - set(WorkerOptions.__annotations__)
+        if unknown:
+            raise TypeError(f"worker: unknown options {', '.join(sorted(unknown))}")
+        o = options
+        url, token, queues = o.get("url"), o.get("token"), o.get("queues")
+        concurrency, lease, poll_wait = o.get("concurrency"), o.get("lease"), o.get("poll_wait")
+        shutdown_timeout, max_backoff, worker_id = o.get("shutdown_timeout"), o.get("max_backoff"), o.get("worker_id")
+        worker_name, worker_type, worker_labels = o.get("worker_name"), o.get("worker_type"), o.get("worker_labels")
         c = self._cfg
         if url is not None:
             c.url = url
@@ -428,7 +372,7 @@ class Worker:
         if max_backoff is not None:
             c.max_backoff = max(0.05, max_backoff)
         if worker_id is not None or not c.worker_id:
-            c.worker_id = worker_id or f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"[:255]
+            c.worker_id = worker_id or default_worker_id()
         if worker_name is not None:
             c.worker_name = worker_name
         if worker_type is not None:
@@ -437,10 +381,9 @@ class Worker:
             c.worker_labels = dict(worker_labels)
 
     def set_worker_labels(self, labels: dict[str, str]) -> None:
-        """Replaces the worker's labels while it runs: its next claims take
-        the routed jobs the new labels match."""
-        with self._lock:
-            self._cfg.worker_labels = dict(labels)
+        """Replaces the worker's labels while it runs (from any thread): its
+        next claims take the routed jobs the new labels match."""
+        self._cfg.worker_labels = dict(labels)
 
     def _routing(self) -> dict[str, Any]:
         """What the worker says of itself on a claim; empty for a plain
@@ -451,9 +394,9 @@ class Worker:
             out["worker_name"] = c.worker_name
         if c.worker_type:
             out["worker_type"] = c.worker_type
-        with self._lock:
-            if c.worker_labels:
-                out["worker_labels"] = dict(c.worker_labels)
+        labels = c.worker_labels
+        if labels:
+            out["worker_labels"] = dict(labels)
         return out
 
     @property
@@ -480,135 +423,90 @@ class Worker:
         return register
 
     def register(self, kind: str, fn: Callable[..., Any], *, timeout: float | None = None) -> None:
-        if kind in self._handlers:
+        if self._started:
+            raise RuntimeError("worker: register handlers before it starts")
+        if kind in self._kinds:
             raise ValueError(f"kind {kind!r}: a handler is registered already")
-        self._handlers[kind] = _handler(kind, fn, timeout)
+        self._kinds[kind] = _Kind(handler=Handler(f"kind {kind}", fn), timeout=timeout)
 
     @property
     def kinds(self) -> list[str]:
-        return sorted(self._handlers)
+        return sorted(self._kinds)
 
     # Running.
 
-    def run(self) -> None:
-        """Runs until stop(), SIGTERM or SIGINT, then shuts down gracefully:
-        stops claiming, gives running handlers shutdown_timeout to finish,
-        and reports their results; the jobs of handlers still running then
-        are released (available again at once, their attempts undone). A second signal stops waiting for the
-        handlers. Raises the error that stopped the worker, if one did (an
-        unknown token, a queue name the server refuses)."""
-        main = threading.current_thread() is threading.main_thread()
-        previous: dict[int, Any] = {}
-        if main:
-            for sig in (signal.SIGTERM, signal.SIGINT):
-                previous[sig] = signal.signal(sig, self._on_signal)
-        try:
-            self._start()
-            while not self._stop_requested.wait(0.5):
-                pass
-            self._shutdown()
-        finally:
-            for signum, handler in previous.items():
-                signal.signal(signum, handler)
-            self._done.set()
+    async def run(self, *, handle_signals: bool = True) -> None:
+        """Runs until :meth:`request_stop` (or, with handle_signals on the
+        main thread, SIGTERM or SIGINT), then shuts down gracefully: stops
+        claiming, gives running handlers shutdown_timeout to finish, and
+        reports their results; the jobs of handlers still running then are
+        released (available again at once, their attempts undone). A second
+        request stops waiting for the handlers. Raises the error that
+        stopped the worker, if one did (an unknown token, a queue name the
+        server refuses)."""
+        await self._control.run(handle_signals, f"worker {self.worker_id}", self._start, self._shutdown)
         if self._fatal is not None:
             raise self._fatal
 
-    def start(self) -> None:
-        """Runs the worker in a background thread; stop it with stop()."""
-        if self._runner is not None:
+    def request_stop(self) -> None:
+        """Asks the worker to shut down gracefully; safe from any thread and
+        from signal handlers. run() returns once it has."""
+        self._control.request_stop()
+
+    async def _start(self) -> None:
+        if self._started:
             raise RuntimeError("worker: started already")
-        self._runner = threading.Thread(target=self._run_quietly, name="drover-worker", daemon=True)
-        self._runner.start()
-
-    def _run_quietly(self) -> None:
-        try:
-            self.run()
-        except BaseException as e:
-            log.error("worker stopped: %s", e)
-
-    def stop(self, wait: bool = True) -> None:
-        """Asks the worker to shut down gracefully; with wait, returns once
-        it has (the runner thread of start(), or run() in another thread)."""
-        self._stop_requested.set()
-        if wait:
-            self._done.wait()
-            if self._runner is not None:
-                self._runner.join()
-
-    def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
-        if self._stop_requested.is_set():
-            log.warning("second %s: not waiting for running handlers", signal.Signals(signum).name)
-            self._hurry.set()
-            return
-        log.info("%s: stopping (no new jobs; running handlers get %.0fs)", signal.Signals(signum).name,
-                 self._cfg.shutdown_timeout)
-        self._stop_requested.set()
-
-    def _start(self) -> None:
+        self._started = True
         c = self._cfg
         url = c.url or os.environ.get("DROVER_URL")
         token = c.token or os.environ.get("DROVER_TOKEN")
         if not url or not token:
             raise ValueError("worker: give url and token (or set DROVER_URL and DROVER_TOKEN)")
-        if not self._handlers:
+        if not self._kinds:
             raise ValueError("worker: no handlers registered (use @worker.task(kind))")
-        # The claimers get a transport of their own, so that breaking their
-        # long polls at shutdown leaves heartbeats and results alone.
-        self._claim_t = Transport(url, token, timeout=c.poll_wait + 30)
-        self._t = Transport(url, token, timeout=max(30.0, c.lease))
+        # The claimers get a transport of their own, so that their long
+        # polls never hold up a heartbeat or a result for a connection.
+        self._claim_t = AsyncTransport(url, token, timeout=c.poll_wait + 30)
+        self._t = AsyncTransport(url, token, timeout=max(30.0, c.lease))
         self._free = c.concurrency
-        if any(h.is_async for h in self._handlers.values()):
-            loop = asyncio.new_event_loop()
-            self._loop = loop
-            self._spawn("drover-asyncio", loop.run_forever)
-        self._spawn("drover-heartbeat", self._heartbeat_loop)
-        self._spawn("drover-finisher", self._finish_loop)
-        for q in c.queues:
-            self._spawn(f"drover-claim-{q}", self._claim_loop, q)
+        self._heartbeat = asyncio.create_task(self._heartbeat_loop())
+        self._finisher = asyncio.create_task(self._finish_loop())
+        self._claimers = [asyncio.create_task(self._claim_loop(q)) for q in c.queues]
         log.info("worker %s: queues %s, concurrency %d, kinds %s", c.worker_id, ",".join(c.queues),
                  c.concurrency, ",".join(self.kinds))
-
-    def _spawn(self, name: str, target: Callable[..., None], *args: Any) -> None:
-        t = threading.Thread(target=target, args=args, name=name, daemon=True)
-        t.start()
-        self._threads.append(t)
 
     def _fail(self, e: BaseException) -> None:
         if self._fatal is None:
             self._fatal = e
-        self._stop_requested.set()
+        self._control.request_stop()
 
     # Claiming.
 
-    def _reserve(self, limit: int) -> int:
+    async def _reserve(self, limit: int) -> int:
         """Waits for free slots and reserves up to limit of them, split
         evenly between the claimers waiting at the same time. Returns 0 when
         the worker stops."""
-        with self._lock:
-            self._reserving += 1
-            try:
-                while not self._stopping and self._free <= 0:
-                    self._lock.wait()
-                if self._stopping:
-                    return 0
-                n = max(1, self._free // self._reserving)
-                n = min(n, limit, 1000)
-                self._free -= n
-                return n
-            finally:
-                self._reserving -= 1
+        self._reserving += 1
+        try:
+            while not self._stopping and self._free <= 0:
+                await self._changed.wait()
+            if self._stopping:
+                return 0
+            n = min(max(1, self._free // self._reserving), limit, 1000)
+            self._free -= n
+            return n
+        finally:
+            self._reserving -= 1
 
     def _release_slots(self, n: int) -> None:
         if n > 0:
-            with self._lock:
-                self._free += n
-                self._lock.notify_all()
+            self._free += n
+            self._changed.notify()
 
-    def _claim_loop(self, queue: str) -> None:
+    async def _claim_loop(self, queue: str) -> None:
         c = self._cfg
         assert self._claim_t is not None
-        backoff = _Backoff(cap=c.max_backoff)
+        backoff = Backoff(cap=c.max_backoff)
         body = {"queue": queue, "worker": c.worker_id, "lease_ms": int(c.lease * 1000),
                 "wait_ms": int(c.poll_wait * 1000)}
         # A long poll holds the slots it reserved until jobs arrive. With
@@ -619,26 +517,23 @@ class Worker:
         idle = False
         shared = len(c.queues) > 1
         while True:
-            n = self._reserve(1 if idle and shared else 1000)
+            n = await self._reserve(1 if idle and shared else 1000)
             if n == 0:
                 return
-            if self._stopping:
-                self._release_slots(n)
-                return
             try:
-                out = self._claim_t.request("POST", "/v1/claim", {**body, **self._routing(), "max": n})
+                out = await self._claim_t.request("POST", "/v1/claim", {**body, **self._routing(), "max": n})
+            except asyncio.CancelledError:
+                self._release_slots(n)
+                raise
             except DroverError as e:
                 self._release_slots(n)
-                if self._stopping:
-                    return
                 if not e.retryable:
                     log.error("claim from queue %s: %s", queue, e)
                     self._fail(e)
                     return
                 delay = backoff.next()
                 log.warning("claim from queue %s: %s; retrying in %.1fs", queue, e, delay)
-                if self._stop_requested.wait(delay):
-                    return
+                await asyncio.sleep(delay)
                 continue
             backoff.reset()
             jobs = [Job.from_json(j) for j in out.get("jobs") or []]
@@ -650,64 +545,31 @@ class Worker:
     # Running handlers.
 
     def _begin(self, job: Job) -> None:
-        ctx = JobContext(job, self._cfg.worker_id)
-        held = _Held(job=job, ctx=ctx)
-        with self._lock:
-            self._held[(job.id, job.attempt)] = held
-            self._running += 1
-        h = self._handlers.get(job.kind)
-        if h is None:
+        held = _Held(job=job, ctx=JobContext(job, self._cfg.worker_id))
+        self._held[held.key] = held
+        self._running += 1
+        k = self._kinds.get(job.kind)
+        if k is None:
             self._end(held, self._failure(job, f"no handler for kind {job.kind!r} in worker "
                                                f"{self._cfg.worker_id} (it handles {', '.join(self.kinds)})", ""))
             return
-        timeout = job.timeout_ms / 1000 if job.timeout_ms else h.timeout
+        timeout = job.timeout_ms / 1000 if job.timeout_ms else k.timeout
+        loop = asyncio.get_running_loop()
         if timeout:
-            held.timer = threading.Timer(timeout, self._interrupt, args=(held, "timeout"))
-            held.timer.daemon = True
-            held.timer.start()
-        if h.is_async:
-            assert self._loop is not None
-            asyncio.run_coroutine_threadsafe(self._run_async(held, h), self._loop)
+            held.timer = loop.call_later(timeout, self._interrupt, held, "timeout")
+        if k.handler.is_async:
+            held.task = asyncio.create_task(self._run_async(held, k.handler))
         else:
-            self._submit(held, h)
+            self._pool.submit(lambda: self._call_sync(held, k.handler), lambda r: to_loop(loop, self._end, held, r))
 
-    def _submit(self, held: _Held, h: _Handler) -> None:
-        """Hands a sync handler to an idle pool thread, or to a new one when
-        none is idle (at most concurrency run at once, so the pool never
-        grows beyond that)."""
-        with self._pool_lock:
-            if self._pool_idle > 0:
-                self._pool_idle -= 1
-                self._jobs.put((held, h))
-                return
-            self._pool_size += 1
-            n = self._pool_size
-        threading.Thread(target=self._pool_thread, args=(held, h), name=f"drover-handler-{n}",
-                         daemon=True).start()
-
-    def _pool_thread(self, held: _Held, h: _Handler) -> None:
-        while True:
-            result = self._call_sync(held, h)
-            # Idle before the slot is freed (in _end): the job claimed for
-            # that slot then finds this thread, so the pool never outgrows
-            # concurrency.
-            with self._pool_lock:
-                self._pool_idle += 1
-            self._end(held, result)
-            item = self._jobs.get()
-            if item is None:
-                return
-            held, h = item
-
-    def _call_sync(self, held: _Held, h: _Handler) -> dict[str, Any]:
+    def _call_sync(self, held: _Held, h: Handler) -> dict[str, Any]:
         try:
             value = h.call(decode_args(h.arg_type, held.job.args), held.ctx)
         except BaseException as e:
             return self._outcome_of(held, e)
         return self._completed(held, value)
 
-    async def _run_async(self, held: _Held, h: _Handler) -> None:
-        held.task = asyncio.current_task()
+    async def _run_async(self, held: _Held, h: Handler) -> None:
         try:
             if held.ctx.is_cancelled():
                 raise asyncio.CancelledError
@@ -723,9 +585,8 @@ class Worker:
         if held.ended:
             return
         held.ctx._cancel(reason)
-        task, loop = held.task, self._loop
-        if task is not None and loop is not None:
-            loop.call_soon_threadsafe(task.cancel)
+        if held.task is not None:
+            held.task.cancel()
 
     def _base(self, job: Job, outcome: str) -> dict[str, Any]:
         r: dict[str, Any] = {"id": job.id, "attempt": job.attempt, "outcome": outcome}
@@ -747,9 +608,9 @@ class Worker:
 
     def _failure(self, job: Job, message: str, trace: str, retry_at: datetime | None = None) -> dict[str, Any]:
         r = self._base(job, "failed")
-        r["error"] = _truncate(message or "failed without a message", MAX_ERROR_BYTES)
+        r["error"] = truncate(message or "failed without a message", MAX_ERROR_BYTES)
         if trace:
-            r["trace"] = _truncate(trace, MAX_ERROR_BYTES, keep_tail=True)
+            r["trace"] = truncate(trace, MAX_ERROR_BYTES, keep_tail=True)
         # The server still requires the job's max_attempts with a failure;
         # a newer server ignores it and decides retry or discard itself.
         r["max_attempts"] = max(1, job.max_attempts)
@@ -759,13 +620,13 @@ class Worker:
 
     def _outcome_of(self, held: _Held, e: BaseException) -> dict[str, Any]:
         job, ctx = held.job, held.ctx
-        trace = "".join(traceback.format_exception(type(e), e, e.__traceback__))
-        message = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+        trace = format_trace(e)
+        message = describe(e)
         if isinstance(e, Cancel) or (ctx.cancel_reason == "cancel_requested"):
             r = self._base(job, "cancelled")
-            r["error"] = _truncate(str(e) or "cancelled", MAX_ERROR_BYTES)
+            r["error"] = truncate(str(e) or "cancelled", MAX_ERROR_BYTES)
             if not isinstance(e, (Cancel, asyncio.CancelledError)):
-                r["trace"] = _truncate(trace, MAX_ERROR_BYTES, keep_tail=True)
+                r["trace"] = truncate(trace, MAX_ERROR_BYTES, keep_tail=True)
             return r
         if isinstance(e, Snooze):
             r = self._base(job, "snoozed")
@@ -777,7 +638,7 @@ class Worker:
         if isinstance(e, Retry):
             return self._failure(job, message, "", retry_at=e.at)
         if ctx.cancel_reason == "timeout":
-            limit = job.timeout_ms / 1000 if job.timeout_ms else (self._handlers[job.kind].timeout or 0)
+            limit = job.timeout_ms / 1000 if job.timeout_ms else (self._kinds[job.kind].timeout or 0)
             return self._failure(job, f"timed out after {limit:g}s: {message}", trace)
         return self._failure(job, message, trace)
 
@@ -786,45 +647,44 @@ class Worker:
         was lost (the server would reject it) or it was abandoned."""
         if held.timer is not None:
             held.timer.cancel()
-        key = (held.job.id, held.job.attempt)
-        with self._lock:
-            if held.ended:
-                return
-            held.ended = True
-            self._running -= 1
-            self._free += 1
-            if held.lost:
-                self._held.pop(key, None)
-                log.info("job %d attempt %d ended after its lease was lost; result dropped", *key)
-            else:
-                held.result = result
-                self._pending[key] = result
-            self._lock.notify_all()
-        if result["outcome"] == "failed" and not held.lost:
+        if held.ended:
+            return
+        held.ended = True
+        self._running -= 1
+        self._free += 1
+        if held.lost:
+            self._held.pop(held.key, None)
+            log.info("job %d attempt %d ended after its lease was lost; result dropped", *held.key)
+        else:
+            self._pending[held.key] = result
+        self._changed.notify()
+        if held.lost:
+            return
+        if result["outcome"] == "failed":
             log.warning("job %d (%s) attempt %d failed: %s", held.job.id, held.job.kind, held.job.attempt,
                         result.get("error"))
-        elif result["outcome"] == _RELEASED and not held.lost:
+        elif result["outcome"] == _RELEASED:
             log.info("job %d (%s) attempt %d: handler unfinished at shutdown; releasing the job",
                      held.job.id, held.job.kind, held.job.attempt)
 
     # Leases.
 
-    def _heartbeat_loop(self) -> None:
+    async def _heartbeat_loop(self) -> None:
         c = self._cfg
         assert self._t is not None
-        backoff = _Backoff(cap=min(c.max_backoff, c.lease / 3))
+        backoff = Backoff(cap=min(c.max_backoff, c.lease / 3))
         delay = c.lease / 3
-        while not self._hb_stop.wait(delay):
+        while True:
+            await asyncio.sleep(delay)
             delay = c.lease / 3
-            with self._lock:
-                held = [h for h in self._held.values() if not h.lost]
+            held = [h for h in self._held.values() if not h.lost]
             for i in range(0, len(held), _MAX_PER_REQUEST):
                 chunk = held[i : i + _MAX_PER_REQUEST]
                 try:
                     # A heartbeat that takes half the lease is as good as lost.
-                    out = self._t.request("POST", "/v1/heartbeat",
-                                          {"lease_ms": int(c.lease * 1000), "attempts": [h.ref for h in chunk]},
-                                          timeout=max(2.0, c.lease / 2))
+                    out = await self._t.request("POST", "/v1/heartbeat",
+                                                {"lease_ms": int(c.lease * 1000), "attempts": [h.ref for h in chunk]},
+                                                timeout=max(2.0, c.lease / 2))
                 except DroverError as e:
                     delay = backoff.next()
                     log.warning("heartbeat of %d jobs: %s; retrying in %.1fs", len(chunk), e, delay)
@@ -848,46 +708,42 @@ class Worker:
                 self._interrupt(h, "cancel_requested")
 
     def _lose(self, h: _Held) -> None:
-        key = (h.job.id, h.job.attempt)
-        with self._lock:
-            h.lost = True
-            ended = h.ended
-            if ended:
-                self._pending.pop(key, None)
-                self._held.pop(key, None)
-                self._lock.notify_all()
-        if ended:
+        h.lost = True
+        if h.ended:
             # Most often its result landed while this heartbeat was on its way.
-            log.debug("job %d attempt %d: no longer held by the server; its result is not sent again", *key)
+            self._pending.pop(h.key, None)
+            self._held.pop(h.key, None)
+            self._changed.notify()
+            log.debug("job %d attempt %d: no longer held by the server; its result is not sent again", *h.key)
             return
-        log.warning("job %d attempt %d: lease lost while running (the job runs again elsewhere); stopping it", *key)
+        log.warning("job %d attempt %d: lease lost while running (the job runs again elsewhere); stopping it",
+                    *h.key)
         self._interrupt(h, "lease_lost")
 
     # Results.
 
-    def _finish_loop(self) -> None:
+    async def _finish_loop(self) -> None:
         assert self._t is not None
-        backoff = _Backoff(cap=self._cfg.max_backoff)
+        backoff = Backoff(cap=self._cfg.max_backoff)
         # After the server refused a batch (a rejected request stores
         # nothing), its results are sent one at a time to find the bad one.
         suspects: set[tuple[int, int]] = set()
         while True:
-            with self._lock:
-                while not self._pending and not self._finisher_stop:
-                    self._lock.wait()
-                if not self._pending:
-                    return
-                suspects &= self._pending.keys()
-                keys = [next(iter(suspects))] if suspects else self._next_batch()
-                batch = [self._pending[k] for k in keys]
+            while not self._pending and not self._finisher_stop:
+                await self._changed.wait()
+            if not self._pending:
+                return
+            suspects &= self._pending.keys()
+            keys = [next(iter(suspects))] if suspects else self._next_batch()
+            batch = [self._pending[k] for k in keys]
             # A request holds releases only, or results only.
             release = batch[0]["outcome"] == _RELEASED
             try:
                 if release:
                     attempts = [{k: r[k] for k in ("id", "attempt", "lease_token") if k in r} for r in batch]
-                    out = self._t.request("POST", "/v1/release", {"attempts": attempts})
+                    out = await self._t.request("POST", "/v1/release", {"attempts": attempts})
                 else:
-                    out = self._t.request("POST", "/v1/finish", {"results": batch})
+                    out = await self._t.request("POST", "/v1/finish", {"results": batch})
             except (ValidationError, PayloadTooLargeError) as e:
                 if len(batch) > 1:
                     suspects = set(keys)
@@ -902,23 +758,24 @@ class Worker:
                     # an immediate retry instead, as workers did before.
                     log.warning("releasing %d jobs: %s; reporting them failed instead", len(batch), e)
                     now = datetime.now(timezone.utc)
-                    with self._lock:
-                        for k in keys:
-                            held = self._held.get(k)
-                            if k in self._pending and held is not None:
-                                self._pending[k] = self._failure(
-                                    held.job, "worker shut down before the handler finished", "", retry_at=now)
+                    for k in keys:
+                        held = self._held.get(k)
+                        if k in self._pending and held is not None:
+                            self._pending[k] = self._failure(
+                                held.job, "worker shut down before the handler finished", "", retry_at=now)
                     continue
-                if self._hurry.is_set() and self._finisher_stop:
+                hurry = self._control.hurry
+                if hurry.is_set() and self._finisher_stop:
                     log.error("could not report %d results: %s (their jobs run again after their leases)",
                               len(self._pending), e)
                     return
                 delay = backoff.next()
                 log.warning("reporting %d results: %s; retrying in %.1fs", len(batch), e, delay)
-                if self._hurry.is_set():
-                    time.sleep(delay)
+                if hurry.is_set():
+                    await asyncio.sleep(delay)
                 else:
-                    self._hurry.wait(delay)
+                    # A second stop request cuts the wait short for one last try.
+                    await _first(hurry.wait(), delay)
                 continue
             backoff.reset()
             rejected = {int(i) for i in out.get("rejected") or []}
@@ -927,12 +784,21 @@ class Worker:
                     log.warning("%s of job %d attempt %d rejected: the server no longer holds that "
                                 "attempt (lease lost, or already reported)", "release" if release else "result",
                                 job_id, attempt)
+            attempt_of = dict(keys)
+            for f in out.get("refused") or []:
+                # The store could not hold the result (a value it refuses):
+                # the job did not complete. recorded says whether its
+                # failed attempt was written in place of the result.
+                job_id = int(f["id"])
+                log.error("result of job %d attempt %d refused by the store: %s; %s", job_id,
+                          attempt_of.get(job_id, 0), f.get("error"),
+                          "recorded as a failed attempt" if f.get("recorded") else
+                          "not recorded either (the job runs again after its lease)")
             self._settle(keys)
 
     def _next_batch(self) -> list[tuple[int, int]]:
         """The keys of the next request: pending results or releases, of the
-        kind of the oldest pending one, at most _MAX_PER_REQUEST. Called
-        with the lock held."""
+        kind of the oldest pending one, at most _MAX_PER_REQUEST."""
         first = next(iter(self._pending.values()))
         release = first["outcome"] == _RELEASED
         keys: list[tuple[int, int]] = []
@@ -944,32 +810,31 @@ class Worker:
         return keys
 
     def _settle(self, keys: list[tuple[int, int]]) -> None:
-        with self._lock:
-            for k in keys:
-                self._pending.pop(k, None)
-                self._held.pop(k, None)
-            self._lock.notify_all()
+        for k in keys:
+            self._pending.pop(k, None)
+            self._held.pop(k, None)
+        self._changed.notify()
 
     # Shutting down.
 
-    def _shutdown(self) -> None:
+    async def _shutdown(self) -> None:
         c = self._cfg
-        with self._lock:
-            self._stopping = True
-            self._lock.notify_all()
-        if self._claim_t is not None:
-            self._claim_t.close()  # breaks the long polls; no claim starts after
-        for t in self._threads:
-            if t.name.startswith("drover-claim-"):
-                t.join()
-        deadline = time.monotonic() + c.shutdown_timeout
-        with self._lock:
-            while self._running > 0 and not self._hurry.is_set():
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    break
-                self._lock.wait(min(left, 0.2))
-            running = [h for h in self._held.values() if not h.ended]
+        if self._heartbeat is None or self._finisher is None:
+            return  # never started
+        self._stopping = True
+        self._changed.notify()
+        # No claim starts after this; the long polls under way are broken off.
+        for t in self._claimers:
+            t.cancel()
+        await asyncio.gather(*self._claimers, return_exceptions=True)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + c.shutdown_timeout
+        while self._running > 0 and not self._control.hurry.is_set():
+            left = deadline - loop.time()
+            if left <= 0:
+                break
+            await _first(self._changed.wait(), min(left, 0.2))
+        running = [h for h in self._held.values() if not h.ended]
         if running:
             log.warning("%d handlers still running after %.0fs: cancelling them", len(running),
                         c.shutdown_timeout)
@@ -979,34 +844,71 @@ class Worker:
             # still run are released: their jobs are available again at
             # once, with their attempts undone, rather than after their
             # leases (the abandoned handlers' later ends are ignored).
-            grace = time.monotonic() + 1.0
-            with self._lock:
-                while self._running > 0 and time.monotonic() < grace:
-                    self._lock.wait(0.05)
+            grace = loop.time() + 1.0
+            while self._running > 0 and loop.time() < grace:
+                await self._changed.wait(0.05)
             for h in running:
                 self._end(h, self._base(h.job, _RELEASED))
-        with self._lock:
-            self._finisher_stop = True
-            self._lock.notify_all()
-        finisher = next(t for t in self._threads if t.name == "drover-finisher")
-        finisher.join(timeout=max(10.0, c.max_backoff * 2))
-        if finisher.is_alive():
-            self._hurry.set()
-            finisher.join(timeout=c.lease)
-        self._hb_stop.set()
-        with self._pool_lock:
-            # Idle pool threads exit now; one still in an abandoned handler
-            # takes its None when that handler returns.
-            for _ in range(self._pool_size):
-                self._jobs.put(None)
-            self._pool_idle = self._pool_size = 0
-        if self._loop is not None:
-            self._loop.call_soon_threadsafe(self._loop.stop)
-        for t in self._threads:
-            t.join(timeout=5)
-        if self._loop is not None and not self._loop.is_running():
-            self._loop.close()
+        self._finisher_stop = True
+        self._changed.notify()
+        done, _ = await asyncio.wait([self._finisher], timeout=max(10.0, c.max_backoff * 2))
+        if not done:
+            self._control.request_stop()  # a second request: hurry
+            await asyncio.wait([self._finisher], timeout=c.lease)
+            self._finisher.cancel()
+        self._heartbeat.cancel()
+        await asyncio.gather(self._heartbeat, self._finisher, return_exceptions=True)
+        self._pool.close()
         for tr in (self._claim_t, self._t):
             if tr is not None:
-                tr.close()
+                await tr.close()
         log.info("worker %s stopped", c.worker_id)
+
+
+async def _first(aw: Any, timeout: float) -> None:
+    """Waits for aw, at most timeout seconds."""
+    with contextlib.suppress(asyncio.TimeoutError):
+        await asyncio.wait_for(aw, timeout)
+
+
+def default_worker_id() -> str:
+    """hostname-pid-random: unique per process, and readable on the
+    dashboard."""
+    return f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"[:255]
+
+
+class Worker(SyncRunner):
+    """Runs handlers registered by kind, for sync code: an
+    :class:`AsyncWorker` with the same options, run on an event loop of its
+    own::
+
+        worker = drover.Worker("http://127.0.0.1:8080", token, queues=["default"], concurrency=20)
+
+        @worker.task("email")
+        def send(args: Email, ctx: drover.JobContext) -> None: ...
+
+        worker.run()   # until SIGTERM or SIGINT
+
+    ``run()`` blocks (in the main thread, SIGTERM and SIGINT stop it
+    gracefully; a second one stops waiting for handlers) and raises the
+    error that stopped the worker, if one did; ``start()`` runs it in a
+    background thread until ``stop()``. Sync handlers run on a pool of at
+    most ``concurrency`` threads, async handlers as tasks of the worker's
+    loop."""
+
+    def __init__(self, url: str | None = None, token: str | None = None, /, **options: Unpack[WorkerOptions]) -> None:
+        super().__init__()
+        self._worker = AsyncWorker(url, token, **options)
+        self._core = self._worker
+        self.configure = self._worker.configure
+        self.set_worker_labels = self._worker.set_worker_labels
+        self.task = self._worker.task
+        self.register = self._worker.register
+
+    @property
+    def worker_id(self) -> str:
+        return self._worker.worker_id
+
+    @property
+    def kinds(self) -> list[str]:
+        return self._worker.kinds

@@ -690,7 +690,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Receive batches of a subscription (each one lane's messages, in order), long-polling up to wait_ms when none is waiting. */
+        /**
+         * Receive batches of a subscription (each one lane's messages, in order), long-polling up to wait_ms when none is waiting.
+         * @description A consumer gets at most its fair share of the subscription's lanes: the lanes divided by the consumers (worker IDs) holding some or waiting for some. The batches of one response hold at most the server's byte budget of payload and metadata (4 MiB by default), each batch at least one message whatever its size: a batch may hold fewer messages than batch_size. A batch not acknowledged before its lease ends is delivered again, and that delivery counts as an attempt.
+         */
         post: operations["receive"];
         delete?: never;
         options?: never;
@@ -726,6 +729,86 @@ export interface paths {
         put?: never;
         /** Fail whole received batches: every message becomes a retry job. */
         post: operations["nack"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/topics/{topic}/subscriptions/{name}/extend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Extend the leases of received batches.
+         * @description A consumer still handling batches after a third of their lease extends them. false for a receipt means that its lease had ended and another consumer may hold the lane: stop handling that batch, its ack will be refused.
+         */
+        post: operations["extendBatches"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/topics/{topic}/subscriptions/{name}/release": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Hand received batches back at once (a consumer shutting down).
+         * @description The lanes are free for other consumers at once, their cursors unmoved, and the deliveries do not count as attempts.
+         */
+        post: operations["releaseBatches"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/topics/{topic}/subscriptions/{name}/lanes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The lanes of a subscription: cursor, lag, holder and attempt.
+         * @description Which consumer holds each lane, until when, and how many times the lane's next message has been delivered.
+         */
+        get: operations["subscriptionLanes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/topics/{topic}/subscriptions/{name}/lanes/{lane}/release": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Free a held lane: its lease ends now, as if it had expired.
+         * @description For a lane whose holder hangs: another consumer takes the lane and delivers its batch again. The delivery counts as an attempt, so that a message that hangs every consumer goes dead; the old holder's extend answers false and its ack is refused.
+         */
+        post: operations["releaseLane"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1319,23 +1402,26 @@ export interface components {
             created_at: string;
             subscriptions: string[];
         };
+        /** @description A delivered message. Its payload comes once: as JSON in payload when it is valid JSON, else in base64 in payload_base64 (an empty payload is payload_base64 ""). */
         Delivery: {
             /** Format: int64 */
             id: number;
             key?: string;
-            /** @description The payload as JSON, when it is JSON. */
+            /** @description The payload, when it is valid JSON (absent otherwise). */
             payload?: unknown;
             /**
              * Format: byte
-             * @description The payload's bytes, always.
+             * @description The payload's bytes, when they are not valid JSON (absent otherwise).
              */
-            payload_base64: string;
+            payload_base64?: string;
             metadata?: Record<string, never>;
             /** Format: date-time */
             published_at: string;
+            /** @description How many times this message has been delivered to this subscription, this delivery and expired leases included. Past the subscription's max_attempts the message is dead: a discarded job of the topic's retry queue. */
+            attempt: number;
         };
         ReceivedBatch: {
-            /** @description Acknowledges the batch (ack, nack); it holds the lane's lease token. */
+            /** @description Acknowledges (ack, nack), extends or releases the batch. It holds the lane's lease token and is authenticated by the server: a receipt that was altered, or is sent for another subscription, is refused with a 400. */
             receipt: string;
             /**
              * Format: int64
@@ -1347,6 +1433,28 @@ export interface components {
         AckResult: {
             /** @description Per receipt, in order: false when the batch's lease had ended (it is delivered again). */
             accepted: boolean[];
+        };
+        SubscriptionLane: {
+            lane: number;
+            /**
+             * Format: int64
+             * @description ID of the last message the lane acknowledged, 0 when none.
+             */
+            cursor: number;
+            /**
+             * Format: int64
+             * @description Messages past the cursor.
+             */
+            lag: number;
+            /** @description The worker holding the lane's live lease; absent when the lane is free. */
+            holder?: string;
+            /**
+             * Format: date-time
+             * @description When the holder's lease ends; absent when the lane is free.
+             */
+            lease_expires_at?: string;
+            /** @description Deliveries of the lane's next message so far: above 1 while the lane delivers, one message at a time, a batch whose lease expired. */
+            attempt: number;
         };
         WorkflowGraph: {
             /** @description The workflow's jobs, the one asked about first. Every job and edge is answered; results go in while the answer stays within the server's byte budget (8 MiB by default), and the others are marked result_omitted. */
@@ -1393,6 +1501,8 @@ export interface components {
                 [key: string]: string;
             };
             queues: string[];
+            /** @description The kinds it runs, sorted: a Go client's registered kinds, those an HTTP worker names in its claims (kinds); null for an HTTP worker that named none, which claims every kind. */
+            kinds: string[] | null;
             /** @description The lease owner of the jobs it holds. */
             owner: string;
             /** @enum {string} */
@@ -1409,10 +1519,12 @@ export interface components {
             /** @description Seen within the last minute, or holding a lease that has not expired. */
             live: boolean;
         };
-        /** @description Waiting routed jobs of a queue, with the same routing, that no live worker can take. */
+        /** @description Waiting jobs of a queue and kind, with the same routing, that no live worker can take: none that works the queue matches their routing and runs their kind. A group without routing is of plain jobs, left waiting because every live worker of the queue named the kinds it runs and none named theirs; such a group is found, and counted, among the first 1,000 waiting jobs of its queue in claim order. */
         UnroutableJobs: {
             queue: string;
-            routing: components["schemas"]["Routing"];
+            kind: string;
+            /** @description null for plain jobs. */
+            routing: components["schemas"]["Routing"] | null;
             /** Format: int64 */
             jobs: number;
             /** Format: date-time */
@@ -2022,6 +2134,8 @@ export interface operations {
                     worker_labels?: {
                         [key: string]: string;
                     };
+                    /** @description The kinds the worker runs: the claim takes jobs of those kinds only, and the worker registry records them, so that a job of a kind no live worker of its queue runs waits and is reported (GET /v1/unroutable) rather than claimed by a worker with no handler for it. Omit it to claim every kind. */
+                    kinds?: string[];
                 };
             };
         };
@@ -4642,7 +4756,7 @@ export interface operations {
                     lanes?: number;
                     /**
                      * Format: int64
-                     * @description How long a message is kept for subscriptions that have not read it: 0 the default (7 days), -1 until every subscription passed it. 0 matches any stored topic's.
+                     * @description How long a message is kept for subscriptions that have not read it: 0 the default (7 days), -1 until every subscription passed it. It holds whatever other topics do: a message leaves at most about this long (plus one generation, 5 minutes) after it was published, or with its generation once every subscription passed it. 0 matches any stored topic's.
                      * @default 0
                      */
                     retention_ms?: number;
@@ -4935,11 +5049,11 @@ export interface operations {
                     messages: {
                         /** @description Messages of one key are delivered in publish order, one batch at a time per subscription. */
                         key?: string;
-                        /** @description Any JSON value, stored as its text. */
+                        /** @description Any JSON value, stored as its text: at most 1 MiB (1,048,576 bytes) of UTF-8 without \u0000 or unpaired surrogate escapes, like a job's args. Past the limit, or with such text, the request is a 400 naming the message and the field, and nothing is published. Bytes that are not such text go as payload_base64. */
                         payload?: unknown;
-                        /** @description A payload that is not JSON, as base64. */
+                        /** @description A payload that is not JSON text, as base64: at most 1 MiB once decoded. */
                         payload_base64?: string;
-                        /** @description Free-form JSON object, at most 64 KiB. */
+                        /** @description Free-form JSON object, at most 64 KiB (65,536 bytes) of UTF-8 without \u0000 or unpaired surrogate escapes, like a job's metadata; otherwise a 400 naming the message and the field. */
                         metadata?: Record<string, never>;
                     }[];
                 };
@@ -5048,11 +5162,11 @@ export interface operations {
                         topic: string;
                         /** @description Messages of one key are delivered in publish order, one batch at a time per subscription. */
                         key?: string;
-                        /** @description Any JSON value, stored as its text. */
+                        /** @description Any JSON value, stored as its text: at most 1 MiB (1,048,576 bytes) of UTF-8 without \u0000 or unpaired surrogate escapes, like a job's args. Past the limit, or with such text, the request is a 400 naming the message and the field, and nothing is published. Bytes that are not such text go as payload_base64. */
                         payload?: unknown;
-                        /** @description A payload that is not JSON, as base64. */
+                        /** @description A payload that is not JSON text, as base64: at most 1 MiB once decoded. */
                         payload_base64?: string;
-                        /** @description Free-form JSON object, at most 64 KiB. */
+                        /** @description Free-form JSON object, at most 64 KiB (65,536 bytes) of UTF-8 without \u0000 or unpaired surrogate escapes, like a job's metadata; otherwise a 400 naming the message and the field. */
                         metadata?: Record<string, never>;
                     }[];
                 };
@@ -5199,6 +5313,15 @@ export interface operations {
             };
             /** @description The token lacks the scope, or is restricted to queues and the topic's retry queue (topic:<topic>) is not one of them. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The topic is not stored. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5454,7 +5577,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description The consumer's ID, recorded as the lanes' lease owner. */
+                    /** @description The consumer's ID, recorded as the lanes' lease owner; fair shares are counted per worker ID. */
                     worker: string;
                     /** @default 1 */
                     max_batches?: number;
@@ -5462,6 +5585,7 @@ export interface operations {
                     batch_size?: number;
                     /**
                      * Format: int64
+                     * @description How long the batches are the worker's; extend longer work (extend).
                      * @default 30000
                      */
                     lease_ms?: number;
@@ -5475,7 +5599,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The batches (possibly none), each leased to the worker until acked or its lease ends. */
+            /** @description The batches (possibly none), each leased to the worker until acked, released or its lease ends. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5506,6 +5630,15 @@ export interface operations {
             };
             /** @description The token lacks the scope, or is restricted to queues and the topic's retry queue (topic:<topic>) is not one of them. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The topic or the subscription is not stored. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5586,7 +5719,7 @@ export interface operations {
                     "application/json": components["schemas"]["AckResult"];
                 };
             };
-            /** @description A field or parameter is invalid. */
+            /** @description A field is invalid, or a receipt was not handed out by receive for this subscription (forged, altered, or of another topic or subscription): nothing was read or written. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5606,6 +5739,15 @@ export interface operations {
             };
             /** @description The token lacks the scope, or is restricted to queues and the topic's retry queue (topic:<topic>) is not one of them. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The topic or the subscription is not stored. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5681,6 +5823,323 @@ export interface operations {
                     "application/json": components["schemas"]["AckResult"];
                 };
             };
+            /** @description A field is invalid, or a receipt was not handed out by receive for this subscription (forged, altered, or of another topic or subscription): nothing was read or written. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No token, or an unknown one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope, or is restricted to queues and the topic's retry queue (topic:<topic>) is not one of them. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The topic or the subscription is not stored. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over the limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store failed. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unavailable (down, restarting or unreachable); retry after the Retry-After delay. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    extendBatches: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                topic: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    receipts: string[];
+                    /**
+                     * Format: int64
+                     * @description The batches' new lease, from now.
+                     * @default 30000
+                     */
+                    lease_ms?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Per receipt, whether its lease was extended (false: lost, stop handling it). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Per receipt, in order. */
+                        extended: boolean[];
+                    };
+                };
+            };
+            /** @description A field is invalid, or a receipt was not handed out by receive for this subscription (forged, altered, or of another topic or subscription): nothing was read or written. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No token, or an unknown one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope, or is restricted to queues and the topic's retry queue (topic:<topic>) is not one of them. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The topic or the subscription is not stored. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over the limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store failed. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unavailable (down, restarting or unreachable); retry after the Retry-After delay. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    releaseBatches: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                topic: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    receipts: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Per receipt, whether the batch was still the worker's and is now released. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Per receipt, in order. */
+                        released: boolean[];
+                    };
+                };
+            };
+            /** @description A field is invalid, or a receipt was not handed out by receive for this subscription (forged, altered, or of another topic or subscription): nothing was read or written. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No token, or an unknown one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope, or is restricted to queues and the topic's retry queue (topic:<topic>) is not one of them. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The topic or the subscription is not stored. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over the limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store failed. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unavailable (down, restarting or unreachable); retry after the Retry-After delay. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    subscriptionLanes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                topic: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One line per lane. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        lanes: components["schemas"]["SubscriptionLane"][];
+                    };
+                };
+            };
             /** @description A field or parameter is invalid. */
             400: {
                 headers: {
@@ -5708,8 +6167,8 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The body is over the limit. */
-            413: {
+            /** @description The topic or the subscription is not stored. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5717,7 +6176,99 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The body is not JSON. */
+            /** @description A body was sent that is not application/json (this operation takes none). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store failed. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unavailable (down, restarting or unreachable); retry after the Retry-After delay. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    releaseLane: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                topic: string;
+                name: string;
+                lane: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Whether the lane was held. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description false when the lane was free already. */
+                        released: boolean;
+                    };
+                };
+            };
+            /** @description The lane is not a lane of the topic. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No token, or an unknown one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the admin scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The topic or the subscription is not stored. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body was sent that is not application/json (this operation takes none). */
             415: {
                 headers: {
                     [name: string]: unknown;

@@ -1,18 +1,52 @@
-package droverpg
+// Package pgstore is what the bench reads from and does to a PostgreSQL
+// store beside Drover's own statements: the figures of pg_stat (rows
+// written, the hot table's health, commits), the vacuum and checkpoint
+// between runs, the raw SQL floor a run is compared with, and the faults
+// of the chaos bench (other sessions' connections killed, connections and
+// a snapshot held). None of it belongs on the driver's public type:
+// nothing a user reaches should be able to terminate other sessions.
+package pgstore
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/droverpg"
 )
+
+// Store is a PostgreSQL store as the bench sees it: the driver's pool and
+// the schema its tables are in.
+type Store struct {
+	pool   *pgxpool.Pool
+	schema string
+}
+
+// Of returns the PostgreSQL store d runs on, and false when d is not a
+// PostgreSQL driver.
+func Of(d droverdriver.Driver) (*Store, bool) {
+	pg, ok := d.(*droverpg.Driver)
+	if !ok {
+		return nil, false
+	}
+	return &Store{pool: pg.Pool(), schema: pg.Schema()}, true
+}
+
+// ResetPool closes the pool's idle connections, so that their backends
+// exit and flush their statistics (RowsWritten).
+func (d *Store) ResetPool() { d.pool.Reset() }
 
 // DBStats reports database-side figures for the bench: size and dead
 // tuples of the hot table, and the database's commit counter (whose delta
 // over a run, divided by jobs, is transactions per job).
-func (d *Driver) DBStats(ctx context.Context) (map[string]any, error) {
+func (d *Store) DBStats(ctx context.Context) (map[string]any, error) {
 	var (
 		xacts, tupIns, dead, live, size, idxSize int64
 	)
@@ -45,7 +79,7 @@ func (d *Driver) DBStats(ctx context.Context) (map[string]any, error) {
 // along). The bench reads it before and after a run to show what a
 // delivery writes. Each backend flushes its counts at most once a second,
 // and when it goes idle or exits.
-func (d *Driver) RowsWritten(ctx context.Context) (map[string]int64, error) {
+func (d *Store) RowsWritten(ctx context.Context) (map[string]int64, error) {
 	rows, err := d.pool.Query(ctx, `
 		SELECT coalesce(p.relname, c.relname), sum(s.n_tup_ins + s.n_tup_upd + s.n_tup_del)::bigint
 		FROM pg_stat_user_tables AS s
@@ -80,7 +114,7 @@ func (d *Driver) RowsWritten(ctx context.Context) (map[string]int64, error) {
 // points 10-14% slower (docs/design/measuring.md, "The curves in rounds"). With
 // one just before each point, every point pays the same. A role that may
 // not checkpoint (neither superuser nor pg_checkpoint) skips it.
-func (d *Driver) Settle(ctx context.Context) error {
+func (d *Store) Settle(ctx context.Context) error {
 	for _, t := range []string{"jobs", "finished_jobs", "topics", "topic_subscriptions", "topic_lanes", "topic_messages", "topic_sequencer"} {
 		if _, err := d.pool.Exec(ctx, "VACUUM (ANALYZE) "+pgx.Identifier{d.schema, t}.Sanitize()); err != nil {
 			return fmt.Errorf("vacuum %s: %w", t, err)
@@ -99,7 +133,7 @@ func (d *Driver) Settle(ctx context.Context) error {
 // TerminateBackends kills every client connection to the database except
 // the caller's own, as `pg_terminate_backend` would in an outage; the chaos
 // bench uses it to prove that clients reconnect and lose nothing.
-func (d *Driver) TerminateBackends(ctx context.Context) (int, error) {
+func (d *Store) TerminateBackends(ctx context.Context) (int, error) {
 	var n int
 	err := d.pool.QueryRow(ctx, `
 		SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
@@ -113,7 +147,7 @@ func (d *Driver) TerminateBackends(ctx context.Context) (int, error) {
 // HoldConnections opens n connections to the database and keeps them idle
 // until release is called, as another client exhausting max_connections
 // would. The chaos bench uses it; n is capped by what the server accepts.
-func (d *Driver) HoldConnections(ctx context.Context, n int) (release func(), held int, err error) {
+func (d *Store) HoldConnections(ctx context.Context, n int) (release func(), held int, err error) {
 	var conns []*pgx.Conn
 	release = func() {
 		for _, c := range conns {
@@ -134,7 +168,7 @@ func (d *Driver) HoldConnections(ctx context.Context, n int) (release func(), he
 // HoldSnapshot opens a transaction that keeps a snapshot (and so pins the
 // MVCC horizon: vacuum cannot remove dead rows) until release is called, as
 // a forgotten long transaction elsewhere would.
-func (d *Driver) HoldSnapshot(ctx context.Context) (release func(), err error) {
+func (d *Store) HoldSnapshot(ctx context.Context) (release func(), err error) {
 	conn, err := pgx.ConnectConfig(ctx, d.pool.Config().ConnConfig.Copy())
 	if err != nil {
 		return nil, fmt.Errorf("hold snapshot: %w", err)
@@ -154,7 +188,7 @@ func (d *Driver) HoldSnapshot(ctx context.Context) (release func(), err error) {
 }
 
 // MaxConnections reports the server's max_connections.
-func (d *Driver) MaxConnections(ctx context.Context) (int, error) {
+func (d *Store) MaxConnections(ctx context.Context) (int, error) {
 	var n int
 	err := d.pool.QueryRow(ctx, "SELECT current_setting('max_connections')::int").Scan(&n)
 	return n, err
@@ -174,7 +208,7 @@ type TableHealth struct {
 // pgstattuple extension can be created (it needs a superuser and the
 // server's contrib files), from an exact scan of the hot table, which is
 // cheap because that table only holds work in flight.
-func (d *Driver) Health(ctx context.Context) (TableHealth, error) {
+func (d *Store) Health(ctx context.Context) (TableHealth, error) {
 	h := TableHealth{DeadPercent: -1, FreePercent: -1}
 	err := d.pool.QueryRow(ctx, `
 		SELECT coalesce(s.n_live_tup, 0), coalesce(s.n_dead_tup, 0),
@@ -195,4 +229,78 @@ func (d *Driver) Health(ctx context.Context) (TableHealth, error) {
 	_ = d.pool.QueryRow(ctx, `SELECT dead_tuple_percent, free_percent FROM pgstattuple(to_regclass(quote_ident($1) || '.jobs'))`,
 		d.schema).Scan(&h.DeadPercent, &h.FreePercent)
 	return h, nil
+}
+
+// FloorCommand and CompleteFloorCommand describe what Floor measures, for
+// reports.
+const (
+	FloorCommand         = "raw SQL floor: %d clients each loop { claim %d ids with FOR UPDATE SKIP LOCKED; DELETE them } over %d rows in a scratch table (the loop of shared/peers/claim_delete.sql)"
+	CompleteFloorCommand = "claim-and-complete floor: %d clients each loop { claim %d ids with FOR UPDATE SKIP LOCKED; mark them completed } over %d rows in a scratch table (the loop of shared/peers/claim_complete.sql)"
+)
+
+// Floor measures the raw SQL floor of a job queue on this database: the
+// rate at which bare statements claim a batch of rows with FOR UPDATE SKIP
+// LOCKED and delete them, with no queue library around them, or with
+// complete, mark them completed: the floor of a queue that keeps the
+// history of its jobs, as Drover does. It uses a scratch table in the
+// driver's schema and drops it afterwards. The bench reports Drover's rate
+// against it, measured in the same run. loopStarts, when not nil, is
+// called as the timed loop begins, after the set-up, so that the bench can
+// read its CPU and WAL counters around the loop alone.
+func (d *Store) Floor(ctx context.Context, rows, batch, clients int, complete bool, loopStarts func()) (float64, error) {
+	table := pgx.Identifier{d.schema, "floor_jobs"}.Sanitize()
+	setup := []string{
+		"DROP TABLE IF EXISTS " + table,
+		"CREATE TABLE " + table + " (id bigserial PRIMARY KEY, queue text, args jsonb, state smallint DEFAULT 0, run_at timestamptz DEFAULT now(), attempt int DEFAULT 0, locked_by text)",
+		"CREATE INDEX ON " + table + " (id) WHERE state = 0",
+		fmt.Sprintf("INSERT INTO %s (queue, args) SELECT 'default', jsonb_build_object('n', g) FROM generate_series(1, %d) g", table, rows),
+		"VACUUM ANALYZE " + table,
+	}
+	for _, q := range setup {
+		if _, err := d.pool.Exec(ctx, q); err != nil {
+			return 0, fmt.Errorf("floor setup: %w", err)
+		}
+	}
+	defer d.pool.Exec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+table)
+
+	claim := `WITH c AS (SELECT id FROM ` + table + ` WHERE state = 0 ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED),
+		u AS (UPDATE ` + table + ` t SET state = 1, attempt = t.attempt + 1, locked_by = 'w' FROM c WHERE t.id = c.id RETURNING t.id)
+		SELECT coalesce(array_agg(id), '{}') FROM u`
+	del := `DELETE FROM ` + table + ` WHERE id = ANY($1)`
+	if complete {
+		del = `UPDATE ` + table + ` SET state = 2, locked_by = NULL WHERE id = ANY($1)`
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, clients)
+	if loopStarts != nil {
+		loopStarts()
+	}
+	start := time.Now()
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				var ids []int64
+				if err := d.pool.QueryRow(ctx, claim, batch).Scan(&ids); err != nil {
+					errs <- err
+					return
+				}
+				if len(ids) == 0 {
+					return
+				}
+				if _, err := d.pool.Exec(ctx, del, ids); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	close(errs)
+	if err := <-errs; err != nil {
+		return 0, fmt.Errorf("floor loop: %w", err)
+	}
+	return float64(rows) / elapsed.Seconds(), nil
 }

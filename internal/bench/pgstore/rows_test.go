@@ -1,23 +1,52 @@
-package droverpg_test
+package pgstore_test
 
 import (
 	"context"
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
+	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/droverpg"
+	"github.com/droverhq/drover/internal/bench/pgstore"
+	"github.com/droverhq/drover/internal/testdb"
 )
+
+// TestMain stops the shared PostgreSQL cluster after the tests and fails
+// the package if a goroutine outlives them.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(testdb.M(m)) }
+
+// migrated returns a driver on a pool and schema of its own, migrated to
+// the latest version, and the bench's view of its store.
+func migrated(t *testing.T) (*droverpg.Driver, *pgstore.Store) {
+	t.Helper()
+	d, err := droverpg.New(testdb.NewPool(t), droverpg.WithSchema(testdb.NewSchema(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.Close() })
+	if _, err := drover.Migrate(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	s, ok := pgstore.Of(d)
+	if !ok {
+		t.Fatal("a PostgreSQL driver is not a PostgreSQL store")
+	}
+	return d, s
+}
 
 // TestRowsWritten: rows a connection wrote show in RowsWritten once its
 // statistics are flushed, messages under topic_messages whatever
 // generation's partition holds them.
 func TestRowsWritten(t *testing.T) {
 	ctx := context.Background()
-	d := migrated(t)
+	d, s := migrated(t)
 	if _, err := d.TopicCreate(ctx, droverdriver.TopicParams{Name: "t", Lanes: 1, Now: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	before, err := d.RowsWritten(ctx)
+	before, err := s.RowsWritten(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +66,7 @@ func TestRowsWritten(t *testing.T) {
 	if _, err := conn.Exec(ctx, "SELECT 1"); err != nil { // the flush comes at this transaction's end
 		t.Fatal(err)
 	}
-	after, err := d.RowsWritten(ctx)
+	after, err := s.RowsWritten(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

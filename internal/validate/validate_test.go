@@ -1,19 +1,20 @@
-package drover
+package validate
 
 import (
 	"encoding/json"
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
 )
 
-// TestCheckJSONText: a JSON \u0000 escape, an unpaired surrogate escape
+// TestJSONText: a JSON \u0000 escape, an unpaired surrogate escape
 // and invalid UTF-8 are refused, naming the field and the byte offset,
 // while an escaped backslash followed by the text u0000 and a proper
 // surrogate pair are fine.
-func TestCheckJSONText(t *testing.T) {
+func TestJSONText(t *testing.T) {
 	tests := []struct {
 		name, json, want string // want "" means accepted
 	}{
@@ -32,23 +33,23 @@ func TestCheckJSONText(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := checkJSONText("args", []byte(tt.json))
+			err := JSONText("args", []byte(tt.json))
 			if tt.want == "" {
 				if err != nil {
-					t.Fatalf("checkJSONText(%s) = %v, want nil", tt.json, err)
+					t.Fatalf("JSONText(%s) = %v, want nil", tt.json, err)
 				}
 				return
 			}
 			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("checkJSONText(%s) = %v, want an input error containing %q", tt.json, err, tt.want)
+				t.Fatalf("JSONText(%s) = %v, want an input error containing %q", tt.json, err, tt.want)
 			}
 		})
 	}
 }
 
-// TestSanitizeText: NUL and invalid UTF-8 become U+FFFD, and text over the
+// TestSanitize: NUL and invalid UTF-8 become U+FFFD, and text over the
 // bound is cut at a character boundary, marked, and within the bound.
-func TestSanitizeText(t *testing.T) {
+func TestSanitize(t *testing.T) {
 	tests := []struct {
 		name, in string
 		limit    int
@@ -62,20 +63,20 @@ func TestSanitizeText(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := sanitizeText(tt.in, tt.limit)
+			got := Sanitize(tt.in, tt.limit)
 			if got != tt.want {
-				t.Fatalf("sanitizeText(%q, %d) = %q, want %q", tt.in, tt.limit, got, tt.want)
+				t.Fatalf("Sanitize(%q, %d) = %q, want %q", tt.in, tt.limit, got, tt.want)
 			}
 			if !utf8.ValidString(got) || len(got) > tt.limit || strings.ContainsRune(got, 0) {
-				t.Fatalf("sanitizeText(%q, %d) = %q: not storable or over the bound", tt.in, tt.limit, got)
+				t.Fatalf("Sanitize(%q, %d) = %q: not storable or over the bound", tt.in, tt.limit, got)
 			}
 		})
 	}
 }
 
-// TestCheckTime: times before 1970 or after 9999 are refused, in UTC: an
+// TestTime: times before 1970 or after 9999 are refused, in UTC: an
 // offset that takes 9999-12-31 into year 10000 counts.
-func TestCheckTime(t *testing.T) {
+func TestTime(t *testing.T) {
 	tests := []struct {
 		name string
 		at   time.Time
@@ -90,9 +91,9 @@ func TestCheckTime(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := checkTime("run at", tt.at)
+			err := Time("run at", tt.at)
 			if (err == nil) != tt.ok {
-				t.Fatalf("checkTime(%s) = %v, want ok=%v", tt.at, err, tt.ok)
+				t.Fatalf("Time(%s) = %v, want ok=%v", tt.at, err, tt.ok)
 			}
 		})
 	}
@@ -100,16 +101,16 @@ func TestCheckTime(t *testing.T) {
 
 // TestEchoIsShort: an error about a huge bad value repeats only its start.
 func TestEchoIsShort(t *testing.T) {
-	err := ValidateOwner(strings.Repeat("w", 8<<20))
+	err := Owner(strings.Repeat("w", 8<<20))
 	if err == nil || len(err.Error()) > 200 {
-		t.Fatalf("ValidateOwner(8 MB) = %.300v (%d bytes), want a short error", err, len(err.Error()))
+		t.Fatalf("Owner(8 MB) = %.300v (%d bytes), want a short error", err, len(err.Error()))
 	}
 }
 
-// FuzzCheckJSONText checks the escape scan against the decoder: JSON that
-// checkJSONText accepts decodes to text without a NUL, and JSON holding a
+// FuzzJSONText checks the escape scan against the decoder: JSON that
+// JSONText accepts decodes to text without a NUL, and JSON holding a
 // NUL once decoded is refused.
-func FuzzCheckJSONText(f *testing.F) {
+func FuzzJSONText(f *testing.F) {
 	for _, seed := range []string{`"a"`, `"\u0000"`, `"\\u0000"`, `"\\\u0000"`, `{"a":["\u0000"]}`, `"\ud800\udc00"`,
 		`"\ud800"`, `"\\\\\u0000"`, `"x\u00001"`, `["\\","\u0000"]`} {
 		f.Add(seed)
@@ -117,10 +118,10 @@ func FuzzCheckJSONText(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		var v any
 		if json.Unmarshal([]byte(s), &v) != nil {
-			return // checkJSONText is only given valid JSON
+			return // JSONText is only given valid JSON
 		}
-		if err := checkJSONText("x", []byte(s)); err == nil && holdsNUL(v) {
-			t.Fatalf("checkJSONText(%q) accepted JSON that decodes to a NUL", s)
+		if err := JSONText("x", []byte(s)); err == nil && holdsNUL(v) {
+			t.Fatalf("JSONText(%q) accepted JSON that decodes to a NUL", s)
 		}
 	})
 }
@@ -145,4 +146,34 @@ func holdsNUL(v any) bool {
 		}
 	}
 	return false
+}
+
+// FuzzValidNames checks queue and kind validation against the rules they
+// state, written as regular expressions.
+func FuzzValidNames(f *testing.F) {
+	queueRule := regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.:-]{0,127}$`)
+	kindRule := regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.:/-]{0,254}$`)
+	for _, seed := range []string{"", "default", "q", "emails.high", "a:b-c_d", "app/SendEmail", "-q", "_q", ".q", "/k",
+		"q q", "q\n", "é", "qé", "Q9", strings.Repeat("a", 128), strings.Repeat("a", 129), strings.Repeat("k", 255),
+		strings.Repeat("k", 256), "a\x00", "a/b"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, c := range []struct {
+			what     string
+			validate func(string) error
+			rule     *regexp.Regexp
+		}{
+			{"queue", Queue, queueRule},
+			{"kind", Kind, kindRule},
+		} {
+			err := c.validate(s)
+			if want := c.rule.MatchString(s); (err == nil) != want {
+				t.Fatalf("%s %q: error %v, want valid %v", c.what, s, err, want)
+			}
+			if err != nil && (!errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), c.what)) {
+				t.Fatalf("%s %q: error %q is not an input error naming the %s", c.what, s, err, c.what)
+			}
+		}
+	})
 }

@@ -1,10 +1,11 @@
-package droverpg_test
+package pgstore_test
 
 import (
 	"context"
 	"testing"
 
 	"github.com/droverhq/drover/droverpg"
+	"github.com/droverhq/drover/internal/bench/pgstore"
 	"github.com/droverhq/drover/internal/testdb"
 )
 
@@ -24,8 +25,12 @@ func TestFloorMeasuresAndCleansUp(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			s, ok := pgstore.Of(d)
+			if !ok {
+				t.Fatal("a PostgreSQL driver is not a PostgreSQL store")
+			}
 			starts := 0
-			rate, err := d.Floor(ctx, 5_000, 500, 4, complete, func() { starts++ })
+			rate, err := s.Floor(ctx, 5_000, 500, 4, complete, func() { starts++ })
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,0 +1,111 @@
+package droverpg
+
+import (
+	"context"
+	"time"
+
+	"github.com/droverhq/drover/droverdriver"
+)
+
+// The stored history of queue figures and subscription lag (migration
+// 023, droverdriver.HistoryExecutor).
+
+type statsRecordParams struct{ At, Since, Until, Now time.Time }
+
+type lagRecordParams struct {
+	At            time.Time
+	Topics, Subs  []string
+	Lags, Dropped []int64
+	OldestMS      []float64
+}
+
+type rollupParams struct{ Minutes, Hours time.Time }
+
+type historyParams struct {
+	From, To    time.Time
+	Bucket      float64 // seconds
+	Queue, Kind string
+}
+
+type lagHistoryParams struct {
+	From, To time.Time
+	Bucket   float64
+	Topic    string
+}
+
+var (
+	statsRecord = def(stmt[statsRecordParams]{name: "StatsRecord",
+		args: func(p *statsRecordParams) []any { return []any{p.At, p.Since, p.Until, p.Now} }})
+	topicLagRecord = def(stmt[lagRecordParams]{name: "TopicLagRecord",
+		args: func(p *lagRecordParams) []any { return []any{p.At, p.Topics, p.Subs, p.Lags, p.OldestMS, p.Dropped} }})
+	statsRollup = def(stmt[rollupParams]{name: "StatsRollup", cols: 1,
+		args: func(p *rollupParams) []any { return []any{p.Minutes, p.Hours} }})
+	statsHistory = def(stmt[historyParams]{name: "StatsHistory", cols: 18,
+		args: func(p *historyParams) []any { return []any{p.From, p.To, p.Bucket, p.Queue, p.Kind} }})
+	topicLagHistory = def(stmt[lagHistoryParams]{name: "TopicLagHistory", cols: 6,
+		args: func(p *lagHistoryParams) []any { return []any{p.From, p.To, p.Bucket, p.Topic} }})
+)
+
+func (e *executor) StatsRecord(ctx context.Context, p droverdriver.StatsRecordParams) (int, error) {
+	tag, err := statsRecord.exec(ctx, e.db, e.q, statsRecordParams{p.At, p.Since, p.Until, p.Now})
+	if err != nil {
+		return 0, e.wrap("record queue figures", err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+func (e *executor) TopicLagRecord(ctx context.Context, at time.Time, lags []droverdriver.SubscriptionLag) error {
+	p := lagRecordParams{At: at}
+	for _, l := range lags {
+		p.Topics, p.Subs = append(p.Topics, l.Topic), append(p.Subs, l.Subscription)
+		p.Lags, p.Dropped = append(p.Lags, l.Pending), append(p.Dropped, l.Dropped)
+		p.OldestMS = append(p.OldestMS, droverdriver.LagAgeMS(at, l.OldestPending))
+	}
+	_, err := topicLagRecord.exec(ctx, e.db, e.q, p)
+	return e.wrap("record subscription lag", err)
+}
+
+func (e *executor) StatsRollup(ctx context.Context, p droverdriver.StatsRollupParams) (int, error) {
+	var n int
+	err := statsRollup.queryRow(ctx, e.db, e.q, rollupParams{p.Minutes, p.Hours}).Scan(&n)
+	return n, e.wrap("roll up the history", err)
+}
+
+func (e *executor) StatsHistory(ctx context.Context, p droverdriver.StatsHistoryParams) ([]droverdriver.StatSample, error) {
+	rows, err := statsHistory.query(ctx, e.db, e.q, historyParams{p.From, p.To, p.Bucket.Seconds(), p.Queue, p.Kind})
+	if err != nil {
+		return nil, e.wrap("read the history", err)
+	}
+	defer rows.Close()
+	var out []droverdriver.StatSample
+	for rows.Next() {
+		var s droverdriver.StatSample
+		var ms [6]float64
+		if err := rows.Scan(&s.At, &s.Queue, &s.Kind, &s.Pending, &s.Blocked, &s.Available, &s.Scheduled, &s.Retryable, &s.Running,
+			&s.Completed, &s.Cancelled, &s.Discarded, &ms[0], &ms[1], &ms[2], &ms[3], &ms[4], &ms[5]); err != nil {
+			return nil, e.wrap("read the history", err)
+		}
+		s.SetDurations(ms)
+		out = append(out, s)
+	}
+	return out, e.wrap("read the history", rows.Err())
+}
+
+func (e *executor) TopicLagHistory(ctx context.Context, p droverdriver.TopicLagHistoryParams) ([]droverdriver.TopicLagSample, error) {
+	rows, err := topicLagHistory.query(ctx, e.db, e.q, lagHistoryParams{p.From, p.To, p.Bucket.Seconds(), p.Topic})
+	if err != nil {
+		return nil, e.wrap("read the lag history", err)
+	}
+	defer rows.Close()
+	var out []droverdriver.TopicLagSample
+	for rows.Next() {
+		var s droverdriver.TopicLagSample
+		var ms float64
+		if err := rows.Scan(&s.At, &s.Topic, &s.Subscription, &s.Lag, &ms, &s.Dropped); err != nil {
+			return nil, e.wrap("read the lag history", err)
+		}
+		s.Oldest = droverdriver.MS(ms)
+		out = append(out, s)
+	}
+	return out, e.wrap("read the lag history", rows.Err())
+}

@@ -1,0 +1,5 @@
+ALTER TABLE {schema}workers DROP COLUMN kinds;
+DROP INDEX {schema}finished_jobs_failed_kind_idx;
+DROP INDEX {schema}finished_jobs_failed_queue_idx;
+DROP INDEX {schema}finished_jobs_failed_idx;
+DROP INDEX {schema}finished_jobs_search_idx;

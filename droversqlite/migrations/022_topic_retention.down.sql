@@ -1,0 +1,1 @@
+ALTER TABLE {schema}topic_generations DROP COLUMN dropping;

@@ -1,0 +1,96 @@
+package drover_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/internal/waitfor"
+)
+
+// TestPeekTopic: PeekTopic shows a topic's newest messages in publish
+// order, goes on from its cursor with those published since, and consumes
+// nothing: a subscription's lag is the same after it (issue 38: no way to
+// look at a topic without consuming it).
+func TestPeekTopic(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		ctx := context.Background()
+		_, c := topicSetup(t, s, 3, "audit")
+		peeker := c.(interface {
+			PeekTopic(ctx context.Context, topic string, limit int, cursor string) (*drover.TopicPeek, error)
+		})
+		publish := func(keys ...string) []int64 {
+			t.Helper()
+			msgs := make([]drover.Message, len(keys))
+			for i, k := range keys {
+				msgs[i] = drover.Message{Key: k, Payload: []byte("m-" + k)}
+			}
+			ids, err := c.Publish(ctx, "chat", msgs...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ids
+		}
+		ids := publish("a", "b", "c", "d", "e")
+		// On PostgreSQL PeekTopic's sequencing pass makes the messages
+		// readable, unless another pass ran at once (then the next call's).
+		var peek *drover.TopicPeek
+		waitfor.Cond(t, "the newest three messages", func() bool {
+			var err error
+			if peek, err = peeker.PeekTopic(ctx, "chat", 3, ""); err != nil {
+				t.Fatal(err)
+			}
+			return len(peek.Messages) == 3
+		})
+		var got []int64
+		for _, m := range peek.Messages {
+			got = append(got, m.ID)
+			if string(m.Payload) != "m-"+m.Key {
+				t.Errorf("message %+v", m)
+			}
+		}
+		if !slices.Equal(got, ids[2:]) {
+			t.Fatalf("peek %v, want the newest three %v", got, ids[2:])
+		}
+		more := publish("f", "g")
+		var next []int64
+		waitfor.Cond(t, "the messages published since", func() bool {
+			p, err := peeker.PeekTopic(ctx, "chat", 10, peek.Cursor)
+			if err != nil {
+				t.Fatal(err)
+			}
+			next = next[:0]
+			for _, m := range p.Messages {
+				next = append(next, m.ID)
+			}
+			return len(next) >= len(more)
+		})
+		if !slices.Equal(next, more) {
+			t.Fatalf("peek from the cursor %v, want %v", next, more)
+		}
+		lag, err := c.SubscriptionLag(ctx, "chat")
+		if err != nil || len(lag) != 1 || lag[0].Pending != 7 {
+			t.Fatalf("lag after peeking %+v, %v; want all 7 messages pending", lag, err)
+		}
+		for _, tc := range []struct {
+			topic, cursor string
+			limit         int
+			want          error
+		}{
+			{"nosuch", "", 3, drover.ErrTopicNotFound},
+			{"chat", "", 0, drover.ErrInvalid},
+			{"chat", "0.1,0.2", 3, drover.ErrInvalid},
+			{"chat", "x,y,z", 3, drover.ErrInvalid},
+		} {
+			if _, err := peeker.PeekTopic(ctx, tc.topic, tc.limit, tc.cursor); !errors.Is(err, tc.want) {
+				t.Errorf("peek %s limit %d cursor %q: %v, want %v", tc.topic, tc.limit, tc.cursor, err, tc.want)
+			}
+		}
+		if _, err := peeker.PeekTopic(ctx, "nosuch", 3, ""); err == nil || err.Error() != fmt.Sprintf("%v: %q", drover.ErrTopicNotFound, "nosuch") {
+			t.Errorf("peek of a missing topic: %v, want it named", err)
+		}
+	})
+}
