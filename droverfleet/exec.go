@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/engine"
 )
 
 // exec runs the contract's statements on the fleet: on the shards' own
@@ -444,7 +445,10 @@ func (e *exec) claimRound(ctx context.Context, p droverdriver.ClaimParams, shard
 		q := p
 		q.Max = share[k]
 		if q.After != nil && droverdriver.ShardOf(q.After.ID) != asked[k] {
-			q.After = nil // a position is a place in one shard's order
+			// A position is a place in one shard's order: the other
+			// shards claim from their heads, by the statement without it.
+			q.After = nil
+			q.Variant = engine.ClaimVariant(q, q.Variant == droverdriver.ClaimStrict)
 		}
 		var err error
 		parts[k], err = ex.JobClaim(ctx, q)
@@ -1376,7 +1380,7 @@ func (e *exec) WorkerPrune(ctx context.Context, before time.Time) (int, error) {
 }
 
 // RouteWaiting merges the groups of the shards that wait with the same
-// queue and routing.
+// queue, kind and routing.
 func (e *exec) RouteWaiting(ctx context.Context) ([]droverdriver.RouteGroup, error) {
 	groups, err := everywhere(ctx, e, true, func(ctx context.Context, ex droverdriver.Executor, _ int) ([]droverdriver.RouteGroup, error) {
 		return ex.RouteWaiting(ctx)
@@ -1386,7 +1390,7 @@ func (e *exec) RouteWaiting(ctx context.Context) ([]droverdriver.RouteGroup, err
 	}
 	return mergeBy(groups, func(g droverdriver.RouteGroup) string {
 		b, _ := json.Marshal(g.Routing) // a struct of strings and numbers cannot fail
-		return g.Queue + "\x00" + string(b)
+		return g.Queue + "\x00" + g.Kind + "\x00" + string(b)
 	}, foldGroup), nil
 }
 

@@ -20,12 +20,28 @@ type listener struct {
 	which []int
 }
 
+// Listen reports the fleet connected once every shard's listener has had
+// its first try, so that a caller that acts on the report (a test that
+// publishes, a notifier that polls once) misses no shard that was up;
+// a shard down then counts as tried, and each later connection of a
+// shard (a reconnect, or a shard that came up) is reported as it comes.
 func (l *listener) Listen(ctx context.Context, onConnect func(), onInsert func(queue string) (room int)) error {
 	var mu sync.Mutex
-	connect := func() {
+	untried, anyUp := len(l.ls), false
+	tried := func(up bool) {
 		mu.Lock()
 		defer mu.Unlock()
-		onConnect()
+		if untried == 0 {
+			if up {
+				onConnect()
+			}
+			return
+		}
+		untried--
+		anyUp = anyUp || up
+		if untried == 0 && anyUp {
+			onConnect()
+		}
 	}
 	insert := func(queue string) int {
 		mu.Lock()
@@ -37,16 +53,22 @@ func (l *listener) Listen(ctx context.Context, onConnect func(), onInsert func(q
 		wg.Go(func() {
 			rep := &outage.Reporter{Logger: l.c.log, What: "listening on a shard (polling covers it)"}
 			backoff := 100 * time.Millisecond
+			first := true
 			for {
 				connected := false
 				err := sl.Listen(ctx, func() {
 					connected = true
 					rep.OK()
 					backoff = 100 * time.Millisecond
-					connect()
+					first = false
+					tried(true)
 				}, insert)
 				if ctx.Err() != nil {
 					return
+				}
+				if first {
+					first = false
+					tried(false)
 				}
 				rep.Failed(err, "shard", l.which[k], "connected", connected)
 				select {

@@ -56,9 +56,21 @@ var acrossShards = map[string]string{
 	"BatchList":          "lists batches newest first by ID, which across shards is not insert order",
 	"UniqueRetake/many":  "orders its expected conflicts by insert order, assuming IDs follow it",
 	"JobFinishKeyedMany": "orders its expected results by insert order, assuming IDs follow it",
+	"JobIDNext":          "expects the first job inserted to hold the lowest ID and the last the highest",
+	"UnwrapExecutor/rollback": "expects the job inserted after a rollback to get a higher ID than the rolled-back one, " +
+		"which the next shard in turn does not give",
 	// Claim order (priority, run_at, id) holds within a shard; a claim of
 	// one job takes it from one shard in turn.
-	"JobDelete": "claims one job and expects the oldest of two on different shards",
+	"JobDelete":      "claims one job and expects the oldest of two on different shards",
+	"JobGet/routing": "claims one job and expects the routed one of two on different shards",
+	// A count's examined jobs are the first in ID order, which across
+	// shards are not the first inserted.
+	"JobMatchCountByState": "its examine case expects the two jobs examined first to be the two inserted first " +
+		"(the setup skips the whole test; TestMatchCountByState covers the fleet's sums)",
+	// Each shard stores the history samples of its own jobs, the
+	// all-queues one included; a read sums them (TestHistory).
+	"StatsRecord": "expects one all-queues sample stored for an empty store; each shard stores its own",
+	"StatsRollup": "counts the samples a rollup deletes as one store's; each shard has its own to roll up",
 	// Liveness shown by a running job's lease is seen by the shard that
 	// holds that job only.
 	"JobRouteAbsent": "expects a worker's running job on one shard to keep another shard's job aimed at it",
