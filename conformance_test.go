@@ -187,6 +187,7 @@ var acrossShards = map[string]string{
 	"TestPriorityOrder":               "expects one claim order over jobs that live on two shards",
 	"TestRemoteClaimRouting":          "expects one claim order over jobs that live on two shards",
 	"TestUniqueStatesAfterTheJobEnds": "claims one job of a queue whose jobs live on two shards and expects the oldest",
+	"TestJobSearchLargeStore":         "claims one job of a queue whose two jobs live on two shards and expects the oldest",
 	// Percentiles of several shards cannot be merged from theirs.
 	"TestFinishedStats": "expects the pickup percentiles of jobs that ran on two shards to be exact",
 }
