@@ -188,6 +188,10 @@ var acrossShards = map[string]string{
 	"TestRemoteClaimRouting":          "expects one claim order over jobs that live on two shards",
 	"TestUniqueStatesAfterTheJobEnds": "claims one job of a queue whose jobs live on two shards and expects the oldest",
 	"TestJobSearchLargeStore":         "claims one job of a queue whose two jobs live on two shards and expects the oldest",
+	"TestUnroutableKinds":             "claims one job of a queue whose jobs live on two shards and expects the oldest",
+	// A queue is pinned to its shard once its limits are stored.
+	"TestQueueHeadOf": "inserts into a strict queue before its client starts and stores its settings, " +
+		"so its jobs are placed on two shards before the queue is pinned to one",
 	// Percentiles of several shards cannot be merged from theirs.
 	"TestFinishedStats": "expects the pickup percentiles of jobs that ran on two shards to be exact",
 }

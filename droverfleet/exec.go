@@ -765,41 +765,50 @@ func widen(lo, hi, blo, bhi int64) (int64, int64) {
 // as one store would: shard after shard, in ID order, each reading what
 // the shards before it left of the table's Examine.
 func (e *exec) JobMatchCount(ctx context.Context, p droverdriver.MatchCountParams) (droverdriver.MatchCount, error) {
+	var out droverdriver.MatchCount
+	err := e.countInOrder(ctx, p, func(ctx context.Context, ex droverdriver.Executor, q droverdriver.MatchCountParams, waiting bool) (int64, error) {
+		got, err := ex.JobMatchCount(ctx, q)
+		t, c := &out.Finished, got.Finished
+		if waiting {
+			t, c = &out.Waiting, got.Waiting
+		}
+		add(t, c)
+		return c.Examined, err
+	})
+	return out, err
+}
+
+// countInOrder runs count on each table p asks for, on the shards of its
+// window in ID order, with q asking for that table alone and for what the
+// shards before left of p.Examine; count adds what it read to its
+// caller's sums and returns how many jobs the shard examined.
+func (e *exec) countInOrder(ctx context.Context, p droverdriver.MatchCountParams,
+	count func(ctx context.Context, ex droverdriver.Executor, q droverdriver.MatchCountParams, waiting bool) (int64, error)) error {
 	lo, hi := p.Filter.Bounds()
 	idx, err := e.ordered(ctx, false, lo, hi)
-	var out droverdriver.MatchCount
 	if err != nil {
-		return out, err
+		return err
 	}
-	for _, table := range []struct {
-		asked bool
-		count *droverdriver.TableCount
-		pick  func(m droverdriver.MatchCount) droverdriver.TableCount
-		only  func(q *droverdriver.MatchCountParams)
-	}{
-		{p.Waiting, &out.Waiting, func(m droverdriver.MatchCount) droverdriver.TableCount { return m.Waiting },
-			func(q *droverdriver.MatchCountParams) { q.Finished = false }},
-		{p.Finished, &out.Finished, func(m droverdriver.MatchCount) droverdriver.TableCount { return m.Finished },
-			func(q *droverdriver.MatchCountParams) { q.Waiting = false }},
-	} {
+	for _, waiting := range []bool{true, false} {
+		examined := int64(0)
 		for _, i := range idx {
-			if !table.asked || table.count.Examined >= int64(p.Examine) {
+			if !(waiting && p.Waiting || !waiting && p.Finished) || examined >= int64(p.Examine) {
 				break
 			}
 			q := p
-			table.only(&q)
-			q.Examine = p.Examine - int(table.count.Examined)
+			q.Waiting, q.Finished = waiting, !waiting
+			q.Examine = p.Examine - int(examined)
 			err := e.one(ctx, i, func(ctx context.Context, ex droverdriver.Executor) error {
-				got, err := ex.JobMatchCount(ctx, q)
-				add(table.count, table.pick(got))
+				n, err := count(ctx, ex, q, waiting)
+				examined += n
 				return err
 			})
 			if err != nil {
-				return out, err
+				return err
 			}
 		}
 	}
-	return out, nil
+	return nil
 }
 
 func add(t *droverdriver.TableCount, c droverdriver.TableCount) {

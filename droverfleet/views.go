@@ -14,48 +14,23 @@ import (
 // ID order, each shard examining what the shards before it left of each
 // table's Examine, and sums the counts of each state.
 func (e *exec) JobMatchCountByState(ctx context.Context, p droverdriver.MatchCountParams) (droverdriver.StateMatchCount, error) {
-	lo, hi := p.Filter.Bounds()
-	idx, err := e.ordered(ctx, false, lo, hi)
 	out := droverdriver.StateMatchCount{
 		Waiting:  droverdriver.TableStateCount{Matched: map[droverdriver.State]int64{}},
 		Finished: droverdriver.TableStateCount{Matched: map[droverdriver.State]int64{}},
 	}
-	if err != nil {
-		return out, err
-	}
-	for _, table := range []struct {
-		asked bool
-		count *droverdriver.TableStateCount
-		pick  func(m droverdriver.StateMatchCount) droverdriver.TableStateCount
-		only  func(q *droverdriver.MatchCountParams)
-	}{
-		{p.Waiting, &out.Waiting, func(m droverdriver.StateMatchCount) droverdriver.TableStateCount { return m.Waiting },
-			func(q *droverdriver.MatchCountParams) { q.Finished = false }},
-		{p.Finished, &out.Finished, func(m droverdriver.StateMatchCount) droverdriver.TableStateCount { return m.Finished },
-			func(q *droverdriver.MatchCountParams) { q.Waiting = false }},
-	} {
-		for _, i := range idx {
-			if !table.asked || table.count.Examined >= int64(p.Examine) {
-				break
-			}
-			q := p
-			table.only(&q)
-			q.Examine = p.Examine - int(table.count.Examined)
-			err := e.one(ctx, i, func(ctx context.Context, ex droverdriver.Executor) error {
-				got, err := ex.JobMatchCountByState(ctx, q)
-				c := table.pick(got)
-				table.count.Examined += c.Examined
-				for s, n := range c.Matched {
-					table.count.Matched[s] += n
-				}
-				return err
-			})
-			if err != nil {
-				return out, err
-			}
+	err := e.countInOrder(ctx, p, func(ctx context.Context, ex droverdriver.Executor, q droverdriver.MatchCountParams, waiting bool) (int64, error) {
+		got, err := ex.JobMatchCountByState(ctx, q)
+		t, c := &out.Finished, got.Finished
+		if waiting {
+			t, c = &out.Waiting, got.Waiting
 		}
-	}
-	return out, nil
+		t.Examined += c.Examined
+		for s, n := range c.Matched {
+			t.Matched[s] += n
+		}
+		return c.Examined, err
+	})
+	return out, err
 }
 
 // KindsWaiting merges each shard's groups of the first limit jobs it

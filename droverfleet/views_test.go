@@ -13,11 +13,7 @@ import (
 func TestHistory(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	f := migrated(t, 2)
-	ids := insertEach(t, f, job("q"), job("q"), job("q"))
-	if droverdriver.ShardOf(ids[0]) == droverdriver.ShardOf(ids[1]) {
-		t.Fatalf("jobs %v on one shard; want them spread over both", ids)
-	}
+	f := threeJobs(t)
 	now := time.Now()
 	p := droverdriver.StatsRecordParams{At: now.Truncate(time.Minute).Add(time.Minute), Since: now.Add(-time.Hour), Until: now, Now: now}
 	// Each shard: its q/k, q and all-queues samples.
@@ -38,11 +34,7 @@ func TestHistory(t *testing.T) {
 func TestMatchCountByState(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	f := migrated(t, 2)
-	ids := insertEach(t, f, job("q"), job("q"), job("q"))
-	if droverdriver.ShardOf(ids[0]) == droverdriver.ShardOf(ids[1]) {
-		t.Fatalf("jobs %v on one shard; want them spread over both", ids)
-	}
+	f := threeJobs(t)
 	for _, tc := range []struct{ examine, matched int64 }{{100, 3}, {2, 2}} {
 		c, err := f.JobMatchCountByState(ctx, droverdriver.MatchCountParams{Examine: int(tc.examine), Waiting: true, Finished: true})
 		if err != nil || c.Waiting.Examined != tc.matched || c.Waiting.Matched[droverdriver.StateAvailable] != tc.matched ||
@@ -50,4 +42,16 @@ func TestMatchCountByState(t *testing.T) {
 			t.Fatalf("examine %d: %+v, %v; want %d available jobs examined and matched", tc.examine, c, err, tc.matched)
 		}
 	}
+}
+
+// threeJobs returns a fleet of two shards holding three available jobs of
+// queue q (kind k), on both shards.
+func threeJobs(t *testing.T) *fleet {
+	t.Helper()
+	f := migrated(t, 2)
+	ids := insertEach(t, f, job("q"), job("q"), job("q"))
+	if droverdriver.ShardOf(ids[0]) == droverdriver.ShardOf(ids[1]) {
+		t.Fatalf("jobs %v on one shard; want them spread over both", ids)
+	}
+	return f
 }
