@@ -17,9 +17,11 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/droverfleet"
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/droversqlite"
 	"github.com/droverhq/drover/internal/engine"
@@ -93,7 +95,7 @@ type store struct {
 	insertTx func(t *testing.T, d droverdriver.Driver, c client, args drover.Args, commit bool) int64
 }
 
-var stores = []store{pgStore, sqliteStore}
+var stores = []store{pgStore, sqliteStore, fleetStore}
 
 var pgStore = store{
 	name: "postgres",
@@ -114,8 +116,7 @@ var pgStore = store{
 	},
 	insertTx: func(t *testing.T, d droverdriver.Driver, c client, args drover.Args, commit bool) int64 {
 		ctx := context.Background()
-		pool := d.(*droverpg.Driver).Pool()
-		tx, err := pool.Begin(ctx)
+		tx, err := pgPool(d).Begin(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,6 +132,77 @@ var pgStore = store{
 		}
 		return row.ID
 	},
+}
+
+// fleetStore is a fleet of two PostgreSQL shards (schemas of one
+// database, so that a transaction on the pool reaches both): every test
+// runs through droverfleet's placement, routing and merging. The tests
+// that cannot hold across shards skip it, saying why (acrossShards).
+var fleetStore = store{
+	name: "fleet",
+	open: func(t *testing.T) droverdriver.Driver {
+		test, _, _ := strings.Cut(t.Name(), "/")
+		if why, ok := acrossShards[test]; ok {
+			t.Skipf("does not hold across shards: %s", why)
+		}
+		pool := testdb.NewPool(t)
+		var shards []droverdriver.TxDriver[pgx.Tx]
+		for range 2 {
+			d, err := droverpg.New(pool, droverpg.WithSchema(testdb.NewSchema(t)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			shards = append(shards, d)
+		}
+		f, err := droverfleet.New(context.Background(), shards, droverfleet.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		migrate(t, f)
+		return f
+	},
+	newClient: func(t *testing.T, d droverdriver.Driver, cfg *drover.Config) client {
+		c, err := drover.NewClient(d.(*droverfleet.Driver[pgx.Tx]), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	},
+	insertTx: pgStore.insertTx,
+}
+
+// acrossShards are the tests that cannot hold on a fleet, with why; each
+// is what docs/scaling.md lists under "What does not hold across shards".
+var acrossShards = map[string]string{
+	// A workflow lives on one shard, keyed jobs with their key.
+	"TestWorkflowDependsOnStoredJobs":        "one workflow depends on stored jobs that live on two shards, which is refused",
+	"TestKeyedWorkflowStepHoldsItsPlace":     "a keyed step's key and its stored parent live on different shards, which is refused",
+	"TestKeyedWorkflowStepCancelledFreesKey": "a keyed step's key and its stored parent live on different shards, which is refused",
+	"TestKeyedWorkflowsUnderConcurrency":     "one workflow has keyed jobs of keys that live on different shards, which is refused",
+	// IDs name shards, so lists in ID order are not in insert order.
+	"TestJobListFiltersAndPages": "expects pages in insert order; across shards ID order is not insert order",
+	"TestJobSearch":              "expects results in insert order; across shards ID order is not insert order",
+	"TestUnroutableJobs":         "expects the lowest ID of a group of jobs on two shards to be the first inserted",
+	// Claim order holds within a shard; a claim takes from every shard.
+	"TestPriorityOrder":               "expects one claim order over jobs that live on two shards",
+	"TestRemoteClaimRouting":          "expects one claim order over jobs that live on two shards",
+	"TestUniqueStatesAfterTheJobEnds": "claims one job of a queue whose jobs live on two shards and expects the oldest",
+	"TestJobSearchLargeStore":         "claims one job of a queue whose two jobs live on two shards and expects the oldest",
+	"TestUnroutableKinds":             "claims one job of a queue whose jobs live on two shards and expects the oldest",
+	// A queue is pinned to its shard once its limits are stored.
+	"TestQueueHeadOf": "inserts into a strict queue before its client starts and stores its settings, " +
+		"so its jobs are placed on two shards before the queue is pinned to one",
+	// Percentiles of several shards cannot be merged from theirs.
+	"TestFinishedStats": "expects the pickup percentiles of jobs that ran on two shards to be exact",
+}
+
+// pgPool returns the pool of a PostgreSQL store: the driver's, or the one
+// a fleet's shards share.
+func pgPool(d droverdriver.Driver) *pgxpool.Pool {
+	if f, ok := d.(*droverfleet.Driver[pgx.Tx]); ok {
+		d = f.Shard(0)
+	}
+	return d.(*droverpg.Driver).Pool()
 }
 
 var sqliteStore = store{

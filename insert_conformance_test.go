@@ -10,6 +10,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/droverfleet"
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/droversqlite"
 )
@@ -116,9 +117,9 @@ func insertTxRow(t *testing.T, d droverdriver.Driver, c client, args drover.Args
 	var row *drover.JobRow
 	var err error
 	switch d := d.(type) {
-	case *droverpg.Driver:
+	case *droverpg.Driver, *droverfleet.Driver[pgx.Tx]:
 		var tx pgx.Tx
-		if tx, err = d.Pool().Begin(ctx); err != nil {
+		if tx, err = pgPool(d).Begin(ctx); err != nil {
 			t.Fatal(err)
 		}
 		defer tx.Rollback(ctx)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/droverfleet"
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/droversqlite"
 	"github.com/droverhq/drover/internal/engine"
@@ -289,6 +290,10 @@ func keyRateBuckets(t *testing.T, d droverdriver.Driver) int {
 	var n int
 	var err error
 	switch d := d.(type) {
+	case *droverfleet.Driver[pgx.Tx]:
+		for _, s := range d.Shards() {
+			n += keyRateBuckets(t, d.Shard(s.Index))
+		}
 	case *droverpg.Driver:
 		table := pgx.Identifier{d.Schema(), "key_rates"}.Sanitize()
 		err = d.Pool().QueryRow(context.Background(), "SELECT count(*) FROM "+table).Scan(&n)

@@ -9,7 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/droverfleet"
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/droversqlite"
 	"github.com/droverhq/drover/internal/waitfor"
@@ -342,6 +345,8 @@ func TestClientIDIsChecked(t *testing.T) {
 			var err error
 			switch d := d.(type) {
 			case *droverpg.Driver:
+				_, err = drover.NewClient(d, cfg)
+			case *droverfleet.Driver[pgx.Tx]:
 				_, err = drover.NewClient(d, cfg)
 			case *droversqlite.Driver:
 				_, err = drover.NewClient(d, cfg)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/droverfleet"
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/droversqlite"
 	"github.com/droverhq/drover/internal/maintenance"
@@ -120,8 +121,8 @@ func beginHeld(t *testing.T, d droverdriver.Driver, c topicClient) *heldTx {
 	t.Helper()
 	ctx := context.Background()
 	switch d := d.(type) {
-	case *droverpg.Driver:
-		tx, err := d.Pool().Begin(ctx)
+	case *droverpg.Driver, *droverfleet.Driver[pgx.Tx]:
+		tx, err := pgPool(d).Begin(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -236,7 +237,7 @@ func TestTopicPublisherHeldOpenSkipsNothing(t *testing.T) {
 			second <- ids[0]
 		}()
 		var early, want []int64
-		if s.name == "postgres" {
+		if s.name != "sqlite" { // PostgreSQL, alone or as a fleet
 			// The later publisher has committed; the earlier is in flight.
 			secondID := <-second
 			early = drain(t, d, "reader")
@@ -278,7 +279,7 @@ func TestTopicKeyOrderIsCommitOrder(t *testing.T) {
 			v1 <- ids[0]
 		}()
 		var want []int64
-		if s.name == "postgres" {
+		if s.name != "sqlite" { // PostgreSQL, alone or as a fleet
 			first := <-v1
 			v2 := tx.publish(drover.Message{Key: "order-7", Payload: []byte("v2")})[0]
 			tx.commit()

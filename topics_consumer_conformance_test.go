@@ -18,6 +18,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/droverfleet"
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/droversqlite"
 	"github.com/droverhq/drover/internal/engine"
@@ -58,7 +59,27 @@ type (
 		*droversqlite.Driver
 		h *topicHooks
 	}
+	fleetHooked struct {
+		*droverfleet.Driver[pgx.Tx]
+		h *topicHooks
+	}
 )
+
+func (d fleetHooked) TopicAck(ctx context.Context, p droverdriver.TopicAckParams) ([]droverdriver.AckedLane, error) {
+	out, err := d.Driver.TopicAck(ctx, p)
+	d.h.acked(p, out)
+	return out, err
+}
+
+func (d fleetHooked) TopicRead(ctx context.Context, p droverdriver.TopicReadParams) ([]*droverdriver.MessageRow, error) {
+	d.h.reads.Add(1)
+	return d.Driver.TopicRead(ctx, p)
+}
+
+func (d fleetHooked) TopicExtend(ctx context.Context, p droverdriver.TopicExtendParams) ([]int, error) {
+	d.h.extends.Add(1)
+	return d.Driver.TopicExtend(ctx, p)
+}
 
 func (d pgHooked) TopicAck(ctx context.Context, p droverdriver.TopicAckParams) ([]droverdriver.AckedLane, error) {
 	out, err := d.Driver.TopicAck(ctx, p)
@@ -102,6 +123,8 @@ func hookedClient(t *testing.T, d droverdriver.Driver, h *topicHooks, cfg *drove
 		c, err = drover.NewClient[pgx.Tx](pgHooked{d, h}, cfg)
 	case *droversqlite.Driver:
 		c, err = drover.NewClient[*sql.Tx](sqliteHooked{d, h}, cfg)
+	case *droverfleet.Driver[pgx.Tx]:
+		c, err = drover.NewClient[pgx.Tx](fleetHooked{d, h}, cfg)
 	default:
 		t.Fatalf("no hooked driver for %T", d)
 	}

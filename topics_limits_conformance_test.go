@@ -11,6 +11,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/droverfleet"
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/droversqlite"
 )
@@ -22,8 +23,10 @@ func publishInTx(t *testing.T, d droverdriver.Driver, c topicClient, topic strin
 	t.Helper()
 	ctx := context.Background()
 	switch d := d.(type) {
-	case *droverpg.Driver:
-		tx, err := d.Pool().Begin(ctx)
+	case *droverpg.Driver, *droverfleet.Driver[pgx.Tx]:
+		// A fleet's shards share one pool in tests: its transaction is
+		// one on any shard.
+		tx, err := pgPool(d).Begin(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -473,6 +473,11 @@ type ClaimParams struct {
 	// (JobClaimRouted). Nil claims plain jobs only, with the plain
 	// statement.
 	Worker *Worker
+	// Token, when not zero, is the lease token the claim stores on its
+	// rows instead of one it draws: a claim made of several stores'
+	// claims (droverfleet) hands out one token for all its rows, as one
+	// store's claim does.
+	Token LeaseToken
 }
 
 // ClaimVariant names one of the claim statements (ClaimParams.Variant).

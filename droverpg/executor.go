@@ -151,7 +151,10 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 		return []*droverdriver.JobRow{}, nil
 	}
 	// One token per claim: see droverdriver.LeaseToken.
-	token := droverdriver.NewLeaseToken()
+	token := p.Token
+	if token.IsZero() {
+		token = droverdriver.NewLeaseToken()
+	}
 	cp := claimParams{Queue: p.Queue, Max: p.Max, Owner: p.Owner, LeaseMS: float64(p.Lease.Milliseconds()), Limited: p.Limited, Token: token}
 	if !p.Now.IsZero() {
 		cp.Now = &p.Now

@@ -2345,3 +2345,28 @@ UPDATE {schema}bulk_tasks SET status = $2, matched = $3, changed = $4, error = $
 -- name: BulkTaskGet
 SELECT id, action, queue, kind, state, selected, status, matched, changed, error, started_at, updated_at
 FROM {schema}bulk_tasks WHERE id = $1;
+
+-- name: ShardGet
+SELECT fleet, idx, key_shards, draining FROM {schema}fleet_shard;
+
+-- name: ShardLastIDs
+-- The last job ID and batch ID drawn, NULL for a sequence never used (or
+-- moved by setval and not used since).
+SELECT pg_sequence_last_value(pg_get_serial_sequence('{schema}jobs', 'id')::regclass),
+       pg_sequence_last_value(pg_get_serial_sequence('{schema}batches', 'id')::regclass);
+
+-- name: ShardAttach
+-- $1 fleet, $2 index, $3 key shards, $4 the first ID of the shard's range:
+-- records the shard and moves the job, batch and bulk task sequences to
+-- the range unless they are in it already.
+WITH rec AS (
+    INSERT INTO {schema}fleet_shard (fleet, idx, key_shards) VALUES ($1, $2, $3) RETURNING idx
+), seqs AS (
+    SELECT pg_get_serial_sequence('{schema}' || t, 'id')::regclass AS seq
+    FROM unnest(ARRAY['jobs', 'batches', 'bulk_tasks']) AS t
+)
+SELECT setval(seq, greatest($4::bigint, coalesce(pg_sequence_last_value(seq) + 1, 1)), false)
+FROM seqs, rec;
+
+-- name: ShardSetDraining
+UPDATE {schema}fleet_shard SET draining = $1;

@@ -474,7 +474,10 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 	}
 	sc := newScanner(p.Max)
 	// One token per claim: see droverdriver.LeaseToken.
-	token := droverdriver.NewLeaseToken()
+	token := p.Token
+	if token.IsZero() {
+		token = droverdriver.NewLeaseToken()
+	}
 	// The clock is read once the transaction holds the write lock, so that
 	// attempted_at is when the claim took effect, not when it began to
 	// wait: keyed jobs' stored run intervals must follow the commit order

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -78,11 +79,16 @@ func runCLI(t *testing.T, env map[string]string, args ...string) result {
 }
 
 // run runs the CLI on the fixture's store; flags in args come after the
-// fixture's, so a test can override them.
+// fixture's, so a test can override them. A --database-url in args
+// replaces the fixture's: given twice, the flag names the shards of a
+// fleet.
 func (f *fixture) run(t *testing.T, args ...string) result {
 	t.Helper()
-	full := append([]string{"--database-url", f.url, "--schema", f.schema}, args...)
-	return runCLI(t, f.env, full...)
+	full := []string{"--schema", f.schema}
+	if !slices.Contains(args, "--database-url") {
+		full = append(full, "--database-url", f.url)
+	}
+	return runCLI(t, f.env, append(full, args...)...)
 }
 
 // mustRun runs the CLI and fails the test unless it succeeds.

@@ -37,7 +37,18 @@ const (
 	envPrefix      = "DROVER_"
 	envDatabaseURL = "DATABASE_URL"
 	defaultSchema  = "drover"
+	// envDatabaseURLs names the shards of a fleet, separated by
+	// whitespace (a PostgreSQL multi-host URL holds commas).
+	envDatabaseURLs = "DROVER_DATABASE_URLS"
 )
+
+// urlList is --database-url: given once, a store; repeated, the shards
+// of a fleet in order.
+type urlList []string
+
+func (l *urlList) String() string     { return strings.Join(*l, " ") }
+func (l *urlList) Type() string       { return "url" }
+func (l *urlList) Set(v string) error { *l = append(*l, v); return nil }
 
 // envHelp is the note every command's help ends with.
 const envHelp = `
@@ -75,8 +86,8 @@ type cli struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
 
-	// Global flags as parsed.
-	flagURL      string
+	// Global flags as parsed: --database-url once per shard of a fleet.
+	flagURL      urlList
 	flagSchema   string
 	flagLogLevel string
 	// flagLogFormat is "text" or "json" once prepare has checked it.
@@ -94,6 +105,7 @@ type cli struct {
 
 	// Resolved by prepare from the flags and the environment.
 	rawURL    string
+	rawURLs   []string
 	urlSource string
 	schema    string
 	// schemaFlag is set when --schema was given on the command line, as
@@ -159,8 +171,8 @@ SQLite. With none, the embedded store ./drover.db is created and migrated on fir
 	root.SetUsageTemplate(root.UsageTemplate() + envHelp)
 
 	pf := root.PersistentFlags()
-	pf.StringVar(&c.flagURL, "database-url", "",
-		"store to use: postgres://… or sqlite:///path (default $DROVER_DATABASE_URL or $DATABASE_URL, else the embedded store ./drover.db)")
+	pf.Var(&c.flagURL, "database-url",
+		"store to use: postgres://… or sqlite:///path; repeated, the PostgreSQL shards of a fleet in order (default $DROVER_DATABASE_URL, $DROVER_DATABASE_URLS (whitespace-separated) or $DATABASE_URL, else the embedded store ./drover.db)")
 	pf.StringVar(&c.flagSchema, "schema", "",
 		`PostgreSQL schema or SQLite table prefix of Drover's tables (default "drover")`)
 	pf.StringVar(&c.flagLogLevel, "log-level", "",
@@ -179,6 +191,7 @@ SQLite. With none, the embedded store ./drover.db is created and migrated on fir
 		c.jobsCommand(),
 		c.queuesCommand(),
 		c.workersCommand(),
+		c.shardsCommand(),
 		c.batchCommand(),
 		c.periodicCommand(),
 		c.topicsCommand(),
@@ -273,11 +286,17 @@ func (c *cli) prepare(cmd *cobra.Command) error {
 	}
 	c.logger = newLogger(c.stderr, level, c.flagLogFormat)
 
-	c.rawURL, c.urlSource = c.flagURL, c.flagSource("database-url")
+	c.rawURLs, c.urlSource = c.flagURL, c.flagSource("database-url")
 	if !cmd.Flags().Changed("database-url") {
-		if v := c.getenv(envDatabaseURL); v != "" {
-			c.rawURL, c.urlSource = v, envDatabaseURL
+		if v := strings.Fields(c.getenv(envDatabaseURLs)); len(v) > 0 {
+			c.rawURLs, c.urlSource = v, envDatabaseURLs
+		} else if v := c.getenv(envDatabaseURL); v != "" {
+			c.rawURLs, c.urlSource = []string{v}, envDatabaseURL
 		}
+	}
+	c.rawURL = ""
+	if len(c.rawURLs) > 0 {
+		c.rawURL = c.rawURLs[0]
 	}
 	schemaSource := c.flagSource("schema")
 	c.schemaFlag = cmd.Flags().Changed("schema") && c.fromEnv["schema"] == ""
@@ -292,7 +311,7 @@ func (c *cli) prepare(cmd *cobra.Command) error {
 	if err := droverdriver.ValidateSchema(c.schema); err != nil {
 		return usagef("%s: %v", schemaSource, err)
 	}
-	t, err := storeurl.Parse(c.rawURL, c.urlSource)
+	t, err := storeurl.ParseAll(c.rawURLs, c.urlSource)
 	if err != nil {
 		return &usageError{err: err}
 	}
@@ -402,6 +421,7 @@ func (c *cli) openStore(ctx context.Context, current bool) (*storeurl.Store, err
 		Schema:      c.schema,
 		AutoMigrate: current && (c.target.Default || c.target.Kind == storeurl.SQLite),
 		Logf:        c.logf,
+		Logger:      c.logger,
 	})
 	if err != nil {
 		return nil, err
@@ -535,7 +555,8 @@ func oneLine(msg string) string {
 // reports; this is the last line of defence for messages from elsewhere
 // (drivers, cobra) that might quote the URL.
 func (c *cli) redact(msg string) string {
-	for _, raw := range []string{c.flagURL, c.getenv(envPrefix + "DATABASE_URL"), c.getenv(envDatabaseURL)} {
+	raws := append([]string{c.getenv(envPrefix + "DATABASE_URL"), c.getenv(envDatabaseURL)}, c.flagURL...)
+	for _, raw := range append(raws, strings.Fields(c.getenv(envDatabaseURLs))...) {
 		msg = storeurl.RedactIn(msg, raw)
 	}
 	return msg

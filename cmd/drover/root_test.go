@@ -188,7 +188,7 @@ func TestRedact(t *testing.T) {
 		{"postgres://u@h/db?sslpassword=k3y%21", "key k3y! or k3y%21", "key xxxxx or xxxxx"},
 	}
 	for _, tt := range tests {
-		c := &cli{stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }, flagURL: tt.url}
+		c := &cli{stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }, flagURL: urlList{tt.url}}
 		if got := c.redact(tt.msg); got != tt.want {
 			t.Errorf("redact(%q) with URL %q = %q, want %q", tt.msg, tt.url, got, tt.want)
 		}

@@ -227,6 +227,7 @@ func NewCommand(env func() Env) *cobra.Command {
 	cmd.AddCommand(newAssignCommand(env)) // routing: assign.go
 	cmd.AddCommand(newSweepCommand(env))  // cost curves: sweep.go
 	cmd.AddCommand(newFanoutConsumerCommand(env))
+	cmd.AddCommand(newShardsCommand(env)) // a fleet of local PostgreSQL shards: shards.go
 	return cmd
 }
 

@@ -10,6 +10,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/url"
 	"os"
@@ -26,6 +27,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/droverfleet"
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/droversqlite"
 )
@@ -50,6 +52,41 @@ type Target struct {
 	// Params are a SQLite URL's parameters (after "?"), passed to the
 	// driver as a file: URI's are (droversqlite.Open).
 	Params string
+	// Shards, when it holds more than one URL, are the PostgreSQL
+	// databases of a fleet (droverfleet), in shard order; URL is the
+	// first.
+	Shards []string
+}
+
+// ParseAll validates the database URLs of a store: one URL is a store as
+// Parse says; several are the shards of a fleet, each a PostgreSQL URL
+// (docs/scaling.md, "Past one PostgreSQL").
+func ParseAll(raws []string, flag string) (Target, error) {
+	if len(raws) <= 1 {
+		raw := ""
+		if len(raws) == 1 {
+			raw = raws[0]
+		}
+		return Parse(raw, flag)
+	}
+	if len(raws) > droverdriver.MaxShards {
+		return Target{}, fmt.Errorf("%s: %d databases, a fleet has at most %d", flag, len(raws), droverdriver.MaxShards)
+	}
+	seen := map[string]int{}
+	for i, raw := range raws {
+		t, err := Parse(raw, fmt.Sprintf("%s (shard %d)", flag, i))
+		if err != nil {
+			return Target{}, err
+		}
+		if t.Kind != Postgres {
+			return Target{}, fmt.Errorf("%s (shard %d): a fleet is made of PostgreSQL databases, not %s", flag, i, Redact(raw))
+		}
+		if j, ok := seen[t.URL]; ok {
+			return Target{}, fmt.Errorf("%s: shards %d and %d are the same URL %s", flag, j, i, Redact(raw))
+		}
+		seen[t.URL] = i
+	}
+	return Target{Kind: Postgres, URL: strings.TrimSpace(raws[0]), Shards: raws}, nil
 }
 
 // Redacted returns the URL with any password replaced, for logs and
@@ -244,6 +281,9 @@ type Options struct {
 	MaxConns int
 	// Logf reports what Open did (for example creating ./drover.db).
 	Logf func(format string, args ...any)
+	// Logger receives a fleet's reports of shards that stop answering
+	// and come back; nil discards them.
+	Logger *slog.Logger
 }
 
 // PoolStats are the figures of a store's connection pool, for metrics.
@@ -303,8 +343,13 @@ func Open(ctx context.Context, t Target, opts Options) (*Store, error) {
 		opts.Logf = func(string, ...any) {}
 	}
 	var s *Store
-	switch t.Kind {
-	case Postgres:
+	switch {
+	case len(t.Shards) > 1:
+		var err error
+		if s, err = openFleet(ctx, t, opts); err != nil {
+			return nil, err
+		}
+	case t.Kind == Postgres:
 		cfg, err := pgxpool.ParseConfig(t.URL)
 		if err != nil {
 			return nil, fmt.Errorf("--database-url: %s", RedactIn(err.Error(), t.URL))
@@ -339,7 +384,7 @@ func Open(ctx context.Context, t Target, opts Options) (*Store, error) {
 				_, err := pool.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{opts.Schema}.Sanitize()+" CASCADE")
 				return err
 			}}
-	case SQLite:
+	case t.Kind == SQLite:
 		if t.Default {
 			opts.Logf("no --database-url or DATABASE_URL: using the embedded store ./%s", DefaultPath)
 		}
@@ -384,6 +429,82 @@ func Open(ctx context.Context, t Target, opts Options) (*Store, error) {
 		}
 	}
 	return s, nil
+}
+
+// openFleet opens a pool and a driver per shard and the fleet over them.
+// A shard that does not answer is reported and left to come back: a
+// worker starts with one shard down and catches up once it answers. A
+// shard whose server refuses the connection (a password, a missing
+// database) is an error.
+func openFleet(ctx context.Context, t Target, opts Options) (*Store, error) {
+	var pools []*pgxpool.Pool
+	closeAll := func() {
+		for _, p := range pools {
+			p.Close()
+		}
+	}
+	var shards []droverdriver.TxDriver[pgx.Tx]
+	for i, raw := range t.Shards {
+		cfg, err := pgxpool.ParseConfig(raw)
+		if err != nil {
+			closeAll()
+			return nil, fmt.Errorf("--database-url (shard %d): %s", i, RedactIn(err.Error(), raw))
+		}
+		if opts.MaxConns > 0 {
+			cfg.MaxConns = int32(opts.MaxConns)
+		}
+		pool, err := pgxpool.NewWithConfig(ctx, cfg)
+		if err != nil {
+			closeAll()
+			return nil, fmt.Errorf("open shard %d %s: %s", i, Redact(raw), RedactIn(err.Error(), raw))
+		}
+		pools = append(pools, pool)
+		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err = pool.Ping(pctx)
+		cancel()
+		if err != nil {
+			var pgErr *pgconn.PgError
+			if errors.As(err, &pgErr) {
+				closeAll()
+				return nil, fmt.Errorf("shard %d: %w", i, connectError(err, cfg.ConnConfig.Config, raw))
+			}
+			opts.Logf("shard %d: %v: starting without it, its jobs wait until it answers", i, connectError(err, cfg.ConnConfig.Config, raw))
+		}
+		d, err := droverpg.New(pool, droverpg.WithSchema(opts.Schema))
+		if err != nil {
+			closeAll()
+			return nil, fmt.Errorf("--schema: %w", err)
+		}
+		shards = append(shards, d)
+	}
+	f, err := droverfleet.New(ctx, shards, droverfleet.Options{Logger: opts.Logger})
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	return &Store{Target: t, Driver: f, close: closeAll,
+		PoolStats: func() PoolStats {
+			var out PoolStats
+			for _, pool := range pools {
+				st := pool.Stat()
+				out.Open += int(st.TotalConns())
+				out.InUse += int(st.AcquiredConns())
+				out.Idle += int(st.IdleConns())
+				out.Max += int(st.MaxConns())
+				out.WaitCount += st.EmptyAcquireCount()
+				out.WaitDuration += st.EmptyAcquireWaitTime()
+			}
+			return out
+		},
+		newClient: func(cfg *drover.Config) (any, error) { return drover.NewClient(f, cfg) },
+		DropSchema: func(ctx context.Context) error {
+			for _, pool := range pools {
+				if _, err := pool.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{opts.Schema}.Sanitize()+" CASCADE"); err != nil {
+					return err
+				}
+			}
+			return nil
+		}}, nil
 }
 
 // connectError turns a failed first connection into one line that names
