@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
@@ -66,17 +65,7 @@ func workingFleet(t *testing.T, url1 string, work, lease time.Duration) (*drover
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := pgxpool.ParseConfig(url1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.MaxConns = 10
-	pool1, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool1.Close)
-	d1, err := droverpg.New(pool1)
+	d1, err := droverpg.New(testdb.PoolAt(t, url1, 10))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,11 +10,11 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/internal/pgha"
+	"github.com/droverhq/drover/internal/testdb"
 	"github.com/droverhq/drover/internal/waitfor"
 )
 
@@ -57,17 +57,7 @@ func failoverSetup(t *testing.T, opts pgha.Options, queues map[string]drover.Que
 	ctx := context.Background()
 	opts.Dir, opts.Settings = t.TempDir(), map[string]string{"fsync": "off"}
 	set := pgha.StartTest(t, opts)
-	cfg, err := pgxpool.ParseConfig(set.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.MaxConns = 10
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	d, err := droverpg.New(pool)
+	d, err := droverpg.New(testdb.PoolAt(t, set.URL(), 10))
 	if err != nil {
 		t.Fatal(err)
 	}

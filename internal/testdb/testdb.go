@@ -184,6 +184,24 @@ func NewSchema(tb testing.TB) string {
 	return name
 }
 
+// PoolAt returns a pool of at most maxConns connections on url, a server
+// the test started itself (a failover set, a shard of its own), closed when
+// the test finishes. It does not ping: the server may be down on purpose.
+func PoolAt(tb testing.TB, url string, maxConns int32) *pgxpool.Pool {
+	tb.Helper()
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		tb.Fatalf("testdb: parsing %s: %v", url, err)
+	}
+	cfg.MaxConns = maxConns
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		tb.Fatalf("testdb: creating pool: %v", err)
+	}
+	tb.Cleanup(pool.Close)
+	return pool
+}
+
 // NewPool returns a connection pool on the test database that is closed when
 // the test finishes. It pings the server first so that connection problems
 // fail the test here, with a clear message, rather than in the code under
