@@ -35,7 +35,7 @@ type InsertedBatch struct {
 // also depend on stored jobs (InsertOpts.DependsOn). Either everything is
 // stored or, on any error, nothing.
 func (c *Client[TTx]) InsertBatch(ctx context.Context, jobs []InsertManyParams, opts *BatchOpts) (*InsertedBatch, error) {
-	return c.insertBatch(ctx, c.driver, jobs, opts)
+	return c.insertBatch(ctx, c.exec, jobs, opts)
 }
 
 // InsertBatchTx is InsertBatch inside the caller's transaction.
@@ -119,7 +119,7 @@ func (b *Batch) Finished() bool { return b.FinishedAt != nil }
 // running and retrying members from an index that holds only those, so
 // it costs the same for a batch of ten jobs and of a million.
 func (c *Client[TTx]) BatchGet(ctx context.Context, id int64) (*Batch, error) {
-	r, err := c.driver.BatchGet(ctx, id)
+	r, err := c.exec.BatchGet(ctx, id)
 	if errors.Is(err, ErrNotFound) {
 		return nil, &batchNotFoundError{id: id}
 	}
@@ -154,7 +154,7 @@ func (c *Client[TTx]) BatchList(ctx context.Context, before int64, limit int) ([
 	if before < 0 {
 		return nil, invalidf("before %d: must be a batch id, not negative", before)
 	}
-	rows, err := c.driver.BatchList(ctx, droverdriver.BatchListParams{BeforeID: before, Limit: limit})
+	rows, err := c.exec.BatchList(ctx, droverdriver.BatchListParams{BeforeID: before, Limit: limit})
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +170,7 @@ const batchResultsPage = 1000
 func (c *Client[TTx]) BatchResults(ctx context.Context, batchID int64, fn func(JobResult) error) error {
 	var after int64
 	for {
-		rows, err := c.driver.BatchResults(ctx, droverdriver.BatchResultsParams{BatchID: batchID, AfterID: after, Limit: batchResultsPage})
+		rows, err := c.exec.BatchResults(ctx, droverdriver.BatchResultsParams{BatchID: batchID, AfterID: after, Limit: batchResultsPage})
 		if err != nil {
 			return err
 		}
@@ -202,7 +202,7 @@ func jobResultFromDriver(r droverdriver.ResultRow) JobResult {
 
 // JobResult returns a job's state and result.
 func (c *Client[TTx]) JobResult(ctx context.Context, id int64) (*JobResult, error) {
-	rows, err := c.driver.JobResults(ctx, []int64{id})
+	rows, err := c.exec.JobResults(ctx, []int64{id})
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +216,7 @@ func (c *Client[TTx]) JobResult(ctx context.Context, id int64) (*JobResult, erro
 // JobParentResults returns the state and result of every job that job id
 // depends on, in ID order.
 func (c *Client[TTx]) JobParentResults(ctx context.Context, id int64) ([]JobResult, error) {
-	return parentResults(ctx, c.driver, id)
+	return parentResults(ctx, c.exec, id)
 }
 
 func parentResults(ctx context.Context, exec droverdriver.Executor, id int64) ([]JobResult, error) {
@@ -230,7 +230,7 @@ func parentResults(ctx context.Context, exec droverdriver.Executor, id int64) ([
 // JobDependants returns the state and result of every job that depends on
 // job id (its children in a workflow), in ID order.
 func (c *Client[TTx]) JobDependants(ctx context.Context, id int64) ([]JobResult, error) {
-	deps, err := c.driver.JobDeps(ctx, []int64{id})
+	deps, err := c.exec.JobDeps(ctx, []int64{id})
 	if err != nil {
 		return nil, err
 	}
@@ -243,7 +243,7 @@ func (c *Client[TTx]) JobDependants(ctx context.Context, id int64) ([]JobResult,
 	if len(children) == 0 {
 		return nil, nil
 	}
-	rows, err := c.driver.JobResults(ctx, children)
+	rows, err := c.exec.JobResults(ctx, children)
 	if err != nil {
 		return nil, err
 	}

@@ -824,7 +824,7 @@ func TestLeaseExpiryRescueAndFencing(t *testing.T) {
 		b := setup(t, s, 2)
 		ctx := context.Background()
 		id := b.insert(t, noopArgs{}, nil)
-		claimed, err := b.d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "default", Max: 10, Owner: "dead-worker", Lease: 200 * time.Millisecond})
+		claimed, err := b.d.Executor().JobClaim(ctx, droverdriver.ClaimParams{Queue: "default", Max: 10, Owner: "dead-worker", Lease: 200 * time.Millisecond})
 		if err != nil || len(claimed) != 1 || claimed[0].ID != id || claimed[0].Attempt != 1 {
 			t.Fatalf("claim = %v, %v", claimed, err)
 		}
@@ -833,7 +833,7 @@ func TestLeaseExpiryRescueAndFencing(t *testing.T) {
 		if row.Attempt != 2 || len(row.Errors) != 1 || !strings.Contains(row.Errors[0].Error, "lease expired") {
 			t.Fatalf("rescued row = %+v", row)
 		}
-		accepted, err := engine.Finish(ctx, b.d, []droverdriver.Result{{ID: id, Attempt: 1, LeaseToken: claimed[0].LeaseToken,
+		accepted, err := engine.Finish(ctx, b.d.Executor(), []droverdriver.Result{{ID: id, Attempt: 1, LeaseToken: claimed[0].LeaseToken,
 			Outcome: droverdriver.OutcomeDiscarded}})
 		if err != nil || len(accepted) != 0 {
 			t.Fatalf("late result accepted = %v, %v", accepted, err)
@@ -961,7 +961,7 @@ func TestMaintenanceSurvivesLeaderStop(t *testing.T) {
 			t.Fatal(err)
 		}
 		id := b.insert(t, noopArgs{}, &drover.InsertOpts{Queue: "orphans"})
-		if _, err := b.d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "orphans", Max: 1, Owner: "dead", Lease: 100 * time.Millisecond}); err != nil {
+		if _, err := b.d.Executor().JobClaim(ctx, droverdriver.ClaimParams{Queue: "orphans", Max: 1, Owner: "dead", Lease: 100 * time.Millisecond}); err != nil {
 			t.Fatal(err)
 		}
 		// Nobody works "orphans"; only the rescuer can move the job.
@@ -1070,22 +1070,22 @@ func TestClaimAfterPosition(t *testing.T) {
 		for _, prio := range []int{0, 0, 0, 1, 1, 2} {
 			params = append(params, droverdriver.InsertParams{Queue: "q", Kind: "k", Args: []byte(`{}`), Priority: prio, MaxAttempts: 1})
 		}
-		ids, err := d.JobInsertMany(ctx, params)
+		ids, err := d.Executor().JobInsertMany(ctx, params)
 		if err != nil {
 			t.Fatal(err)
 		}
-		first, err := d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "q", Max: 2, Owner: "a", Lease: time.Minute})
+		first, err := d.Executor().JobClaim(ctx, droverdriver.ClaimParams{Queue: "q", Max: 2, Owner: "a", Lease: time.Minute})
 		if err != nil || len(first) != 2 || first[0].ID != ids[0] || first[1].ID != ids[1] {
 			t.Fatalf("full claim: %v, %v; want jobs %v", first, err, ids[:2])
 		}
 		// Past the fourth job (priority 1): the fifth and sixth, in order,
 		// and nothing of the third (priority 0, before the position).
-		fourth, err := d.JobGet(ctx, ids[3])
+		fourth, err := d.Executor().JobGet(ctx, ids[3])
 		if err != nil {
 			t.Fatal(err)
 		}
 		after := &droverdriver.ClaimPosition{Priority: fourth.Priority, RunAt: fourth.RunAt, ID: fourth.ID}
-		got, err := d.JobClaim(ctx, named(droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "b", Lease: time.Minute, After: after}))
+		got, err := d.Executor().JobClaim(ctx, named(droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "b", Lease: time.Minute, After: after}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1096,7 +1096,7 @@ func TestClaimAfterPosition(t *testing.T) {
 		if fmt.Sprint(gotIDs) != fmt.Sprint(ids[4:]) {
 			t.Fatalf("claim after job %d: got %v, want %v", fourth.ID, gotIDs, ids[4:])
 		}
-		rest, err := d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "c", Lease: time.Minute})
+		rest, err := d.Executor().JobClaim(ctx, droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "c", Lease: time.Minute})
 		if err != nil || len(rest) != 2 || rest[0].ID != ids[2] || rest[1].ID != ids[3] {
 			t.Fatalf("full claim after the positional one: %v, %v; want jobs %v", rest, err, ids[2:4])
 		}

@@ -32,7 +32,7 @@ type QueueStats struct {
 // however much history is kept, but it still scans every waiting job:
 // sample it on an interval, as `drover serve` does, not per request.
 func (c *Client[TTx]) QueueStats(ctx context.Context) ([]QueueStats, error) {
-	rows, err := c.driver.QueueStats(ctx, time.Now())
+	rows, err := c.exec.QueueStats(ctx, time.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +55,7 @@ type FinishedStats struct {
 // on finalized_at; sample it on an interval, each window starting where the
 // previous one ended, so that no job counts twice.
 func (c *Client[TTx]) FinishedStats(ctx context.Context, since, until time.Time) ([]FinishedStats, error) {
-	rows, err := c.driver.FinishedStats(ctx, since, until)
+	rows, err := c.exec.FinishedStats(ctx, since, until)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +76,7 @@ type LeaseOwner struct {
 // LeaseOwners lists the processes holding running jobs, Go clients and
 // HTTP workers alike, from one pass over the hot table.
 func (c *Client[TTx]) LeaseOwners(ctx context.Context) ([]LeaseOwner, error) {
-	rows, err := c.driver.LeaseOwners(ctx)
+	rows, err := c.exec.LeaseOwners(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +184,7 @@ func (c *Client[TTx]) setQueueSettings(ctx context.Context, p droverdriver.Queue
 	if err := validate.Queue(p.Queue); err != nil {
 		return nil, err
 	}
-	s, err := c.driver.QueueSettingsSet(ctx, p)
+	s, err := c.exec.QueueSettingsSet(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -200,7 +200,7 @@ func (c *Client[TTx]) QueueGet(ctx context.Context, name string) (*QueueSettings
 	if err := validate.Queue(name); err != nil {
 		return nil, err
 	}
-	s, err := c.driver.QueueSettingsGet(ctx, name)
+	s, err := c.exec.QueueSettingsGet(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -220,14 +220,14 @@ func (c *Client[TTx]) QueueKnown(ctx context.Context, name string) (bool, error)
 	if err := validate.Queue(name); err != nil {
 		return false, err
 	}
-	return c.driver.QueueKnown(ctx, name)
+	return c.exec.QueueKnown(ctx, name)
 }
 
 // QueueList returns the settings of every queue that has settings stored,
 // by name. Queues without any run unpaused and unlimited; QueueStats lists
 // the queues that have jobs.
 func (c *Client[TTx]) QueueList(ctx context.Context) ([]*QueueSettings, error) {
-	stored, err := c.driver.QueueSettingsList(ctx)
+	stored, err := c.exec.QueueSettingsList(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -225,7 +225,7 @@ func (c *Client[TTx]) workerRecord() droverdriver.WorkerRecord {
 
 // registerWorker writes the client's row of the worker registry.
 func (c *Client[TTx]) registerWorker(ctx context.Context) error {
-	if err := c.driver.WorkerSeen(ctx, []droverdriver.WorkerRecord{c.workerRecord()}); err != nil {
+	if err := c.exec.WorkerSeen(ctx, []droverdriver.WorkerRecord{c.workerRecord()}); err != nil {
 		return fmt.Errorf("register worker: %w", err)
 	}
 	return nil
@@ -263,7 +263,7 @@ type WorkerInfo struct {
 
 // Workers lists the worker registry, by name.
 func (c *Client[TTx]) Workers(ctx context.Context) ([]*WorkerInfo, error) {
-	ws, err := engine.Workers(ctx, c.driver, time.Now())
+	ws, err := engine.Workers(ctx, c.exec, time.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -305,16 +305,16 @@ type UnroutableJobs struct {
 // handled by the leader once its workers stayed away long enough; the
 // others wait here until a worker that can take them appears.
 func (c *Client[TTx]) Unroutable(ctx context.Context) ([]*UnroutableJobs, error) {
-	groups, err := c.driver.RouteWaiting(ctx)
+	groups, err := c.exec.RouteWaiting(ctx)
 	if err != nil {
 		return nil, err
 	}
-	ws, err := engine.Workers(ctx, c.driver, time.Now())
+	ws, err := engine.Workers(ctx, c.exec, time.Now())
 	if err != nil {
 		return nil, err
 	}
 	for _, q := range engine.KindQueues(ws) {
-		kinds, err := c.driver.KindsWaiting(ctx, q, engine.KindsHead)
+		kinds, err := c.exec.KindsWaiting(ctx, q, engine.KindsHead)
 		if err != nil {
 			return nil, err
 		}
@@ -339,7 +339,7 @@ func (c *Client[TTx]) markUnroutable(ctx context.Context, rows []*JobRow) error 
 		}
 		if ws == nil {
 			var err error
-			if ws, err = engine.Workers(ctx, c.driver, time.Now()); err != nil {
+			if ws, err = engine.Workers(ctx, c.exec, time.Now()); err != nil {
 				return err
 			}
 		}
@@ -387,7 +387,7 @@ func (c *Client[TTx]) QueueHeadOf(ctx context.Context, name string) (*QueueHead,
 	if err := validate.Queue(name); err != nil {
 		return nil, err
 	}
-	h, err := c.driver.QueueHead(ctx, name)
+	h, err := c.exec.QueueHead(ctx, name)
 	if err != nil {
 		return nil, err
 	}

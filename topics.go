@@ -315,7 +315,7 @@ func (c *Client[TTx]) lanesOf(ctx context.Context, topic string) (int, error) {
 // Every subscription of the topic that exists when the publish commits
 // receives them.
 func (c *Client[TTx]) Publish(ctx context.Context, topic string, msgs ...Message) ([]int64, error) {
-	return c.publish(ctx, c.driver, topic, msgs)
+	return c.publish(ctx, c.exec, topic, msgs)
 }
 
 // PublishTx is Publish inside the caller's transaction: the messages exist
@@ -330,7 +330,7 @@ func (c *Client[TTx]) PublishTx(ctx context.Context, tx TTx, topic string, msgs 
 // in one round trip. Every topic must be stored; nothing is stored
 // otherwise.
 func (c *Client[TTx]) PublishMany(ctx context.Context, msgs []Message) ([]int64, error) {
-	return c.publish(ctx, c.driver, "", msgs)
+	return c.publish(ctx, c.exec, "", msgs)
 }
 
 // PublishManyTx is PublishMany inside the caller's transaction.

@@ -37,7 +37,14 @@ var ErrSchemaNewer = errors.New("schema newer than this binary")
 
 // Driver is a store that Drover can run on. It is safe for concurrent use.
 type Driver interface {
-	Executor
+	// Executor returns the executor whose statements run on the driver's
+	// own connections, outside any caller's transaction (TxDriver's
+	// UnwrapExecutor runs them inside one). The optional executor interfaces
+	// (TopicExecutor, PeriodicExecutor, RefusalReporter, …) are found on
+	// it by type assertion. The driver's type offers only this contract,
+	// so its exported methods are the ones a user configures and closes,
+	// not the statements the engine runs.
+	Executor() Executor
 
 	// Name is the store's short name ("postgres", "sqlite"), used in logs
 	// and bench reports.

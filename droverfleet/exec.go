@@ -1451,7 +1451,7 @@ func (e *exec) BulkTaskGet(ctx context.Context, id int64) (*droverdriver.BulkTas
 // Refused implements droverdriver.RefusalReporter as the shards' store
 // does.
 func (e *exec) Refused(err error) bool {
-	rr, ok := droverdriver.Executor(e.c.shards[0].d).(droverdriver.RefusalReporter)
+	rr, ok := e.c.shards[0].d.Executor().(droverdriver.RefusalReporter)
 	return ok && rr.Refused(err)
 }
 

@@ -39,17 +39,17 @@ func TestStatementsPrepare(t *testing.T) {
 	}
 	defer conn.Release()
 
-	names := make([]string, 0, len(d.q))
-	for name := range d.q {
+	names := make([]string, 0, len(d.exec.q))
+	for name := range d.exec.q {
 		names = append(names, name)
 	}
 	sort.Strings(names)
 	for name := range unpreparable {
-		if _, ok := d.q[name]; !ok {
+		if _, ok := d.exec.q[name]; !ok {
 			t.Errorf("unpreparable lists %s, which queries.sql no longer has", name)
 		}
 	}
-	typed, errs := statements.Typed(d.q)
+	typed, errs := statements.Typed(d.exec.q)
 	for _, err := range errs {
 		t.Error(err)
 	}
@@ -57,7 +57,7 @@ func TestStatementsPrepare(t *testing.T) {
 	for _, name := range names {
 		// The unnamed statement: described (parameter and result types)
 		// but not kept, so nothing accumulates on the connection.
-		sd, err := conn.Conn().PgConn().Prepare(ctx, "", d.q[name], nil)
+		sd, err := conn.Conn().PgConn().Prepare(ctx, "", d.exec.q[name], nil)
 		why, skip := unpreparable[name]
 		switch {
 		case skip && err == nil:

@@ -84,7 +84,8 @@ func WithSchema(schema string) Option {
 // Driver is the SQLite store. Create it with Open, or with New on a
 // *sql.DB of your own.
 type Driver struct {
-	executor
+	*shared              // what the driver and its executors have in common
+	exec        executor // the statements, reached through Executor
 	schema      string
 	minFree     int64 // see WithMinFreeBytes
 	migrations  []droverdriver.Migration
@@ -212,7 +213,8 @@ func newDriver(opts []Option) (*Driver, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.executor = executor{shared: &shared{q: q, schema: d.schema}}
+	d.shared = &shared{q: q, schema: d.schema}
+	d.exec = executor{shared: d.shared}
 	return d, nil
 }
 
@@ -423,6 +425,10 @@ func (d *Driver) Close() error {
 	return errors.Join(errs...)
 }
 
+// Executor implements droverdriver.Driver: statements run on the
+// driver's writer and reader connections.
+func (d *Driver) Executor() droverdriver.Executor { return &d.exec }
+
 // UnwrapExecutor implements droverdriver.TxDriver: statements run in tx, which
 // stays the caller's to commit or roll back. Listeners in this process are
 // woken as soon as an insert runs rather than at commit, since database/sql
@@ -487,7 +493,7 @@ func (m *migrator) Apply(ctx context.Context, mig droverdriver.Migration) error 
 // NewListener implements droverdriver.Driver. The listener hears inserts made by
 // any Driver on the same database in this process.
 func (d *Driver) NewListener() droverdriver.Listener {
-	return &listener{key: d.hubKey, e: &d.executor}
+	return &listener{key: d.hubKey, e: &d.exec}
 }
 
 // isMissingTable reports whether err is SQLite's complaint about a table

@@ -41,7 +41,7 @@ func (s *Server) claimedJSON(ctx context.Context, jobs []*drover.JobRow) ([]clai
 	if len(children) == 0 {
 		return out, nil
 	}
-	rows, err := s.cfg.Driver.JobsParentResults(ctx, children)
+	rows, err := s.cfg.Driver.Executor().JobsParentResults(ctx, children)
 	if err != nil {
 		s.releaseClaimed(jobs)
 		return nil, err

@@ -42,7 +42,7 @@ func (s *Server) storeUnavailable(err error) bool {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return true
 	}
-	ur, ok := s.cfg.Driver.(droverdriver.UnavailableReporter)
+	ur, ok := s.cfg.Driver.Executor().(droverdriver.UnavailableReporter)
 	return ok && ur.Unavailable(err)
 }
 
@@ -268,7 +268,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, remote: cfg.Client.Remote(), stopping: make(chan struct{}), sessions: newSessions(cfg.SessionTTL), waiter: newWaiter(), inflight: newInflight(),
 		metrics: newMetrics(cfg.Client, cfg.PoolStats, cfg.MaxLabelValues, cfg.LabelTTL), history: &history{}, topicSamples: &topicSamples{}, routeSample: &routeSample{}, workerSample: &workerSample{}, names: &names{}, pages: newPages(),
-		mux: http.NewServeMux(), pagePatterns: map[string]bool{}, bulkTasks: newBulkTasks(cfg.Driver, cfg.Logger), claimSizes: newClaimSizes()}
+		mux: http.NewServeMux(), pagePatterns: map[string]bool{}, bulkTasks: newBulkTasks(cfg.Driver.Executor(), cfg.Logger), claimSizes: newClaimSizes()}
 	s.auth.Store(newAuthenticator(cfg.Tokens))
 	s.routes()
 	return s, nil
