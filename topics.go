@@ -181,7 +181,7 @@ var ErrSubscriptionBehind = droverdriver.ErrSubscriptionBehind
 // producer that polls, and a topic may have thousands of subscriptions.
 func RetryQueue(topic string) string { return engine.TopicRetryQueue(topic) }
 
-func (c *Client[TTx]) topicExec(exec any) (droverdriver.TopicExecutor, error) {
+func (c *Client[TTx]) topicExec(exec droverdriver.Executor) (droverdriver.TopicExecutor, error) {
 	te, ok := exec.(droverdriver.TopicExecutor)
 	if !ok {
 		return nil, droverdriver.ErrTopicsUnsupported
@@ -209,7 +209,7 @@ func (c *Client[TTx]) CreateTopic(ctx context.Context, name string, opts *TopicO
 			return nil, invalidf("topic %s: Retention %s must be at least 1ms", name, opts.Retention)
 		}
 	}
-	te, err := c.topicExec(c.driver)
+	te, err := c.topicExec(c.exec)
 	if err != nil {
 		return nil, err
 	}
@@ -266,7 +266,7 @@ func (c *Client[TTx]) DeleteTopic(ctx context.Context, name string) (bool, error
 	if err := validate.Topic(name); err != nil {
 		return false, err
 	}
-	te, err := c.topicExec(c.driver)
+	te, err := c.topicExec(c.exec)
 	if err != nil {
 		return false, err
 	}
@@ -277,7 +277,7 @@ func (c *Client[TTx]) DeleteTopic(ctx context.Context, name string) (bool, error
 
 // Topics lists the stored topics with their subscriptions.
 func (c *Client[TTx]) Topics(ctx context.Context) ([]*Topic, error) {
-	te, err := c.topicExec(c.driver)
+	te, err := c.topicExec(c.exec)
 	if err != nil {
 		return nil, err
 	}
@@ -435,7 +435,7 @@ func (c *Client[TTx]) CreateSubscription(ctx context.Context, topic, name string
 	if opts.FromEarliest {
 		p.Start = droverdriver.StartEarliest
 	}
-	te, err := c.topicExec(c.driver)
+	te, err := c.topicExec(c.exec)
 	if err != nil {
 		return false, err
 	}
@@ -445,7 +445,7 @@ func (c *Client[TTx]) CreateSubscription(ctx context.Context, topic, name string
 // DeleteSubscription removes a subscription and its position, reporting
 // whether it existed. Jobs of its retry queue stay until they finish.
 func (c *Client[TTx]) DeleteSubscription(ctx context.Context, topic, name string) (bool, error) {
-	te, err := c.topicExec(c.driver)
+	te, err := c.topicExec(c.exec)
 	if err != nil {
 		return false, err
 	}
@@ -459,7 +459,7 @@ func (c *Client[TTx]) DeleteSubscription(ctx context.Context, topic, name string
 // commit order once it commits; a forgotten one also holds back the
 // retention of the generation it wrote to.
 func (c *Client[TTx]) TopicPublishers(ctx context.Context) ([]OpenPublisher, error) {
-	te, err := c.topicExec(c.driver)
+	te, err := c.topicExec(c.exec)
 	if err != nil {
 		return nil, err
 	}
@@ -500,7 +500,7 @@ func (c *Client[TTx]) SubscriptionLag(ctx context.Context, topic string) ([]Subs
 // subscription: one statement however many topics, for a dashboard or a
 // publisher watching several.
 func (c *Client[TTx]) SubscriptionLags(ctx context.Context, topics ...string) ([]SubscriptionLag, error) {
-	te, err := c.topicExec(c.driver)
+	te, err := c.topicExec(c.exec)
 	if err != nil {
 		return nil, err
 	}

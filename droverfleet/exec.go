@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/driverrows"
 	"github.com/droverhq/drover/internal/engine"
 )
 
@@ -423,7 +424,7 @@ func (e *exec) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*dro
 		rows, full = append(rows, got...), filled
 		unasked = slices.DeleteFunc(unasked, func(i int) bool { return slices.Contains(asked, i) })
 	}
-	droverdriver.SortClaimed(rows)
+	driverrows.SortClaimed(rows)
 	return rows, nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/sqlfile"
 )
 
 //go:embed queries.sql
@@ -58,28 +59,28 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Driver, error) {
 		return nil, err
 	}
 	prefix := pgx.Identifier{d.schema}.Sanitize() + "."
-	q, err := droverdriver.ParseQueries(queriesSQL, prefix)
+	q, err := sqlfile.ParseQueries(queriesSQL, prefix)
 	if err == nil {
-		err = droverdriver.WithClaimAfter(q, "AND (priority, run_at, id) > ($8, $9, $10)")
+		err = sqlfile.WithClaimAfter(q, "AND (priority, run_at, id) > ($8, $9, $10)")
 	}
 	if err == nil {
-		err = droverdriver.WithClaimKinds(q, "AND kind = ANY($8::text[])",
+		err = sqlfile.WithClaimKinds(q, "AND kind = ANY($8::text[])",
 			"AND (priority, run_at, id) > ($8, $9, $10) AND kind = ANY($11::text[])")
 	}
 	if err == nil {
-		err = droverdriver.WithClaimExceptKinds(q, "AND kind <> ALL($8::text[])",
+		err = sqlfile.WithClaimExceptKinds(q, "AND kind <> ALL($8::text[])",
 			"AND (priority, run_at, id) > ($8, $9, $10) AND kind <> ALL($11::text[])")
 	}
 	if err == nil {
-		err = droverdriver.WithDescending(q, "JobList", "JobListDesc")
+		err = sqlfile.WithDescending(q, "JobList", "JobListDesc")
 	}
 	if err == nil {
-		err = droverdriver.WithDescending(q, "JobIDNext", "JobIDPrev")
+		err = sqlfile.WithDescending(q, "JobIDNext", "JobIDPrev")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("droverpg: %w", err)
 	}
-	d.migrations, err = droverdriver.LoadMigrations(migrationFiles, "migrations", prefix)
+	d.migrations, err = sqlfile.LoadMigrations(migrationFiles, "migrations", prefix)
 	if err != nil {
 		return nil, err
 	}

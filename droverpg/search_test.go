@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/jsonmatch"
 	"github.com/droverhq/drover/internal/testdb"
 )
 
@@ -31,7 +32,7 @@ func TestJSONContainsAsPostgres(t *testing.T) {
 		if err := pool.QueryRow(ctx, "SELECT $1::jsonb @> $2::jsonb", c[0], c[1]).Scan(&pg); err != nil {
 			t.Fatal(err)
 		}
-		got, err := droverdriver.JSONContains([]byte(c[0]), []byte(c[1]))
+		got, err := jsonmatch.JSONContains([]byte(c[0]), []byte(c[1]))
 		if err != nil {
 			t.Fatal(err)
 		}

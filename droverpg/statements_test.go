@@ -8,6 +8,7 @@ import (
 
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/internal/sqlcheck"
+	"github.com/droverhq/drover/internal/sqlfile"
 	"github.com/droverhq/drover/internal/testdb"
 )
 
@@ -99,7 +100,7 @@ func TestStatementsPrepare(t *testing.T) {
 // enums (outcomes, flow bits, final-state bits, state names) agree with
 // droverdriver's constants.
 func TestStatementEnums(t *testing.T) {
-	q, err := droverdriver.ParseQueries(queriesSQL, `"drover".`)
+	q, err := sqlfile.ParseQueries(queriesSQL, `"drover".`)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,6 +44,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/sqlfile"
 )
 
 //go:embed queries.sql
@@ -187,29 +188,29 @@ func newDriver(opts []Option) (*Driver, error) {
 		return nil, err
 	}
 	prefix := d.schema + "_"
-	q, err := droverdriver.ParseQueries(queriesSQL, prefix)
+	q, err := sqlfile.ParseQueries(queriesSQL, prefix)
 	if err == nil {
-		err = droverdriver.WithClaimAfter(q, "AND (priority, run_at, id) > (?8, ?9, ?10)")
+		err = sqlfile.WithClaimAfter(q, "AND (priority, run_at, id) > (?8, ?9, ?10)")
 	}
 	if err == nil {
-		err = droverdriver.WithClaimKinds(q, "AND kind IN (SELECT value FROM json_each(?8))",
+		err = sqlfile.WithClaimKinds(q, "AND kind IN (SELECT value FROM json_each(?8))",
 			"AND (priority, run_at, id) > (?8, ?9, ?10) AND kind IN (SELECT value FROM json_each(?11))")
 	}
 	if err == nil {
-		err = droverdriver.WithDescending(q, "JobList", "JobListDesc")
+		err = sqlfile.WithDescending(q, "JobList", "JobListDesc")
 	}
 	if err == nil {
-		err = droverdriver.WithDescending(q, "JobIDNext", "JobIDPrev")
+		err = sqlfile.WithDescending(q, "JobIDNext", "JobIDPrev")
 	}
 	if err == nil {
-		err = droverdriver.WithClaimExceptKinds(q, "AND kind NOT IN (SELECT value FROM json_each(?8))",
+		err = sqlfile.WithClaimExceptKinds(q, "AND kind NOT IN (SELECT value FROM json_each(?8))",
 			"AND (priority, run_at, id) > (?8, ?9, ?10) AND kind NOT IN (SELECT value FROM json_each(?11))")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("droversqlite: %w", err)
 	}
 	insertQueries(q)
-	d.migrations, err = droverdriver.LoadMigrations(migrationFiles, "migrations", prefix)
+	d.migrations, err = sqlfile.LoadMigrations(migrationFiles, "migrations", prefix)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/driverrows"
 )
 
 // executor runs the driver's statements on the driver's own connections or,
@@ -214,7 +215,7 @@ func (e *executor) insert(ctx context.Context, jobs []droverdriver.InsertParams,
 	// (keyed.go), routed ones their multi-row family (routing.go); pos
 	// maps the plain and the special jobs back to input order.
 	all := jobs
-	jobs, special, pos := droverdriver.SplitSpecial(jobs)
+	jobs, special, pos := driverrows.SplitSpecial(jobs)
 	keyed, routed := splitRouted(special)
 	wake := dueJobs(all, now)
 	ids := make([]int64, 0, len(jobs))
@@ -523,7 +524,7 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 	}
 	// RETURNING reports rows in no particular order; hand them out in the
 	// order they were picked.
-	droverdriver.SortClaimed(sc.jobs)
+	driverrows.SortClaimed(sc.jobs)
 	return sc.jobs, nil
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/internal/sqlcheck"
+	"github.com/droverhq/drover/internal/sqlfile"
 )
 
 // unpreparable lists the statements of queries.sql that cannot be
@@ -137,7 +138,7 @@ func TestStatementsPrepare(t *testing.T) {
 // droverdriver's constants, and those of SQLite's result packing with
 // sqlConstants (outcomeForget, attemptShift, …).
 func TestStatementEnums(t *testing.T) {
-	q, err := droverdriver.ParseQueries(queriesSQL, "drover_")
+	q, err := sqlfile.ParseQueries(queriesSQL, "drover_")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +160,7 @@ func TestStatementEnums(t *testing.T) {
 // values), and appendResults packs them so, whatever the result's flow
 // (which the fence's parameter covers now).
 func TestResultPacking(t *testing.T) {
-	q, err := droverdriver.ParseQueries(queriesSQL, "drover_")
+	q, err := sqlfile.ParseQueries(queriesSQL, "drover_")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/driverrows"
 	"github.com/droverhq/drover/internal/lease"
 	"github.com/droverhq/drover/internal/waitfor"
 )
@@ -98,7 +99,7 @@ func (s *claimStore) take(p droverdriver.ClaimParams) ([]*droverdriver.JobRow, e
 			rows = append(rows, row)
 		}
 	}
-	droverdriver.SortClaimed(rows)
+	driverrows.SortClaimed(rows)
 	rows = rows[:min(len(rows), p.Max)]
 	for _, row := range rows {
 		delete(s.available, row.ID)
