@@ -170,20 +170,32 @@ const batchResultsPage = 1000
 func (c *Client[TTx]) BatchResults(ctx context.Context, batchID int64, fn func(JobResult) error) error {
 	var after int64
 	for {
-		rows, err := c.exec.BatchResults(ctx, droverdriver.BatchResultsParams{BatchID: batchID, AfterID: after, Limit: batchResultsPage})
+		page, err := c.BatchResultsAfter(ctx, batchID, after, batchResultsPage)
 		if err != nil {
 			return err
 		}
-		for _, r := range rows {
-			if err := fn(jobResultFromDriver(r)); err != nil {
+		for _, r := range page {
+			if err := fn(r); err != nil {
 				return err
 			}
 		}
-		if len(rows) < batchResultsPage {
+		if len(page) < batchResultsPage {
 			return nil
 		}
-		after = rows[len(rows)-1].ID
+		after = page[len(page)-1].ID
 	}
+}
+
+// BatchResultsAfter returns up to limit members of a batch that have
+// ended, with IDs above after, in ID order: one page of what BatchResults
+// streams, for callers that page themselves (drover serve's batch
+// results, whose pages end at a byte budget too).
+func (c *Client[TTx]) BatchResultsAfter(ctx context.Context, batchID, after int64, limit int) ([]JobResult, error) {
+	rows, err := c.exec.BatchResults(ctx, droverdriver.BatchResultsParams{BatchID: batchID, AfterID: after, Limit: limit})
+	if err != nil {
+		return nil, err
+	}
+	return mapAll(rows, jobResultFromDriver), nil
 }
 
 // JobResult is a job's state and the result its worker set.

@@ -28,6 +28,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/clientapi"
 	"github.com/droverhq/drover/internal/notifier"
 	"github.com/droverhq/drover/internal/storeurl"
 )
@@ -74,53 +75,9 @@ const (
 )
 
 // Client is what the server calls of a *drover.Client, whatever its
-// transaction type: inserts and reads for the API and the dashboard, the
-// figures the sampler and metrics read, and the Remote that serves the
-// remote workers' calls (claim, heartbeat, finish, release).
-type Client interface {
-	InsertMany(ctx context.Context, jobs []drover.InsertManyParams) ([]int64, error)
-	InsertBatch(ctx context.Context, jobs []drover.InsertManyParams, opts *drover.BatchOpts) (*drover.InsertedBatch, error)
-	InsertWorkflow(ctx context.Context, w *drover.Workflow) ([]int64, error)
-	BatchGet(ctx context.Context, id int64) (*drover.Batch, error)
-	JobGet(ctx context.Context, id int64) (*drover.JobRow, error)
-	JobList(ctx context.Context, p drover.JobListParams) ([]*drover.JobRow, error)
-	JobSearch(ctx context.Context, p drover.JobListParams) (*drover.JobPage, error)
-	JobCount(ctx context.Context, p drover.JobListParams) (drover.JobCount, error)
-	JobStateCounts(ctx context.Context, p drover.JobListParams) (map[drover.JobState]drover.JobCount, error)
-	JobDependants(ctx context.Context, id int64) ([]drover.JobResult, error)
-	WorkflowGraph(ctx context.Context, id int64) (*drover.WorkflowGraph, error)
-	BatchList(ctx context.Context, before int64, limit int) ([]*drover.Batch, error)
-	JobResult(ctx context.Context, id int64) (*drover.JobResult, error)
-	JobParentResults(ctx context.Context, id int64) ([]drover.JobResult, error)
-	JobCancel(ctx context.Context, id int64) (*drover.JobRow, error)
-	JobRetry(ctx context.Context, id int64) (*drover.JobRow, error)
-	JobDiscard(ctx context.Context, id int64) (*drover.JobRow, error)
-	JobBulk(ctx context.Context, action drover.BulkAction, filter drover.JobListParams, progress func(drover.BulkProgress)) (drover.BulkProgress, error)
-	JobBulkByID(ctx context.Context, action drover.BulkAction, ids []int64, progress func(drover.BulkProgress)) (drover.BulkProgress, error)
-	JobCountByState(ctx context.Context, queue string) (map[drover.JobState]int64, error)
-	QueueStats(ctx context.Context) ([]drover.QueueStats, error)
-	FinishedStats(ctx context.Context, since, until time.Time) ([]drover.FinishedStats, error)
-	Stats() drover.Stats
-	QueuePause(ctx context.Context, name string) error
-	QueueResume(ctx context.Context, name string) error
-	QueuePauseKind(ctx context.Context, queue, kind string) error
-	QueueResumeKind(ctx context.Context, queue, kind string) error
-	QueueGet(ctx context.Context, name string) (*drover.QueueSettings, error)
-	QueueKnown(ctx context.Context, name string) (bool, error)
-	QueueList(ctx context.Context) ([]*drover.QueueSettings, error)
-	QueueSetLimits(ctx context.Context, name string, l drover.QueueLimits) (*drover.QueueSettings, error)
-	QueueHeadOf(ctx context.Context, name string) (*drover.QueueHead, error)
-	// The stored history behind the dashboard's charts.
-	StatsHistory(ctx context.Context, p drover.StatsHistoryParams) (*drover.StatsHistory, error)
-	TopicLagHistory(ctx context.Context, topic string, from, to time.Time, maxPoints int) (*drover.TopicLagHistory, error)
-	Remote() *drover.Remote
-	PeriodicJobs() *drover.PeriodicJobSet
-	topicsClient
-	// Routing (routing.go).
-	Workers(ctx context.Context) ([]*drover.WorkerInfo, error)
-	Unroutable(ctx context.Context) ([]*drover.UnroutableJobs, error)
-	QueueSetStrictOrder(ctx context.Context, name string, maxRunning int) (*drover.QueueSettings, error)
-}
+// transaction type: the interface the server and the CLI share
+// (internal/clientapi).
+type Client = clientapi.Client
 
 // Config configures a Server.
 type Config struct {
