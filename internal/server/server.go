@@ -43,6 +43,9 @@ func (s *Server) storeUnavailable(err error) bool {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return true
 	}
+	if s.cfg.Driver == nil {
+		return false
+	}
 	ur, ok := s.cfg.Driver.Executor().(droverdriver.UnavailableReporter)
 	return ok && ur.Unavailable(err)
 }
