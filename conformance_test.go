@@ -24,6 +24,7 @@ import (
 	"github.com/droverhq/drover/droverfleet"
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/droversqlite"
+	"github.com/droverhq/drover/internal/clientapi"
 	"github.com/droverhq/drover/internal/engine"
 	"github.com/droverhq/drover/internal/testdb"
 	"github.com/droverhq/drover/internal/waitfor"
@@ -32,54 +33,19 @@ import (
 // client is what the conformance suite needs of a drover.Client, whatever
 // its transaction type.
 type client interface {
+	// What drover serve and the CLI call of it.
+	clientapi.Client
+
 	ID() string
-	Start(ctx context.Context) error
-	Stop(ctx context.Context) error
-	Stats() drover.Stats
-	Remote() *drover.Remote
-	PeriodicJobs() *drover.PeriodicJobSet
 
 	Insert(ctx context.Context, args drover.Args, opts *drover.InsertOpts) (*drover.JobRow, error)
-	InsertMany(ctx context.Context, jobs []drover.InsertManyParams) ([]int64, error)
-	InsertWorkflow(ctx context.Context, w *drover.Workflow) ([]int64, error)
 	InsertChain(ctx context.Context, jobs []drover.InsertManyParams) ([]int64, error)
-	InsertBatch(ctx context.Context, jobs []drover.InsertManyParams, opts *drover.BatchOpts) (*drover.InsertedBatch, error)
 
-	JobGet(ctx context.Context, id int64) (*drover.JobRow, error)
-	JobList(ctx context.Context, p drover.JobListParams) ([]*drover.JobRow, error)
-	JobSearch(ctx context.Context, p drover.JobListParams) (*drover.JobPage, error)
-	JobCount(ctx context.Context, p drover.JobListParams) (drover.JobCount, error)
-	JobStateCounts(ctx context.Context, p drover.JobListParams) (map[drover.JobState]drover.JobCount, error)
-	JobCancel(ctx context.Context, id int64) (*drover.JobRow, error)
-	JobRetry(ctx context.Context, id int64) (*drover.JobRow, error)
-	JobDiscard(ctx context.Context, id int64) (*drover.JobRow, error)
-	JobBulk(ctx context.Context, action drover.BulkAction, filter drover.JobListParams, progress func(drover.BulkProgress)) (drover.BulkProgress, error)
-	JobBulkByID(ctx context.Context, action drover.BulkAction, ids []int64, progress func(drover.BulkProgress)) (drover.BulkProgress, error)
-	JobCountByState(ctx context.Context, queue string) (map[drover.JobState]int64, error)
-	JobResult(ctx context.Context, id int64) (*drover.JobResult, error)
-	JobParentResults(ctx context.Context, id int64) ([]drover.JobResult, error)
-	BatchGet(ctx context.Context, id int64) (*drover.Batch, error)
 	BatchResults(ctx context.Context, batchID int64, fn func(drover.JobResult) error) error
-	QueueStats(ctx context.Context) ([]drover.QueueStats, error)
-	QueuePause(ctx context.Context, name string) error
-	QueueResume(ctx context.Context, name string) error
-	QueuePauseKind(ctx context.Context, queue, kind string) error
-	QueueResumeKind(ctx context.Context, queue, kind string) error
-	QueueSetLimits(ctx context.Context, name string, l drover.QueueLimits) (*drover.QueueSettings, error)
-	QueueGet(ctx context.Context, name string) (*drover.QueueSettings, error)
-	QueueList(ctx context.Context) ([]*drover.QueueSettings, error)
 	LeaseOwners(ctx context.Context) ([]drover.LeaseOwner, error)
-	FinishedStats(ctx context.Context, since, until time.Time) ([]drover.FinishedStats, error)
 
 	// Routing (routing.go).
 	SetWorkerLabels(ctx context.Context, labels map[string]string) error
-	Workers(ctx context.Context) ([]*drover.WorkerInfo, error)
-	Unroutable(ctx context.Context) ([]*drover.UnroutableJobs, error)
-	QueueSetStrictOrder(ctx context.Context, name string, maxRunning int) (*drover.QueueSettings, error)
-	QueueHeadOf(ctx context.Context, name string) (*drover.QueueHead, error)
-
-	// The history behind the dashboard's charts (history.go).
-	StatsHistory(ctx context.Context, p drover.StatsHistoryParams) (*drover.StatsHistory, error)
 }
 
 // store is one driver under test. Everything store-specific lives in these
