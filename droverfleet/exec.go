@@ -452,6 +452,7 @@ func (e *exec) claimRound(ctx context.Context, p droverdriver.ClaimParams, shard
 		}
 		var err error
 		parts[k], err = ex.JobClaim(ctx, q)
+		e.c.shards[asked[k]].obs.claim(len(parts[k]), err)
 		return err
 	})
 	if err != nil {
@@ -838,10 +839,20 @@ func (e *exec) JobCountByState(ctx context.Context, queue string) (map[droverdri
 	return out, nil
 }
 
+// QueueStats also records each shard's part for its health (health.go).
 func (e *exec) QueueStats(ctx context.Context, now time.Time) ([]droverdriver.QueueStat, error) {
-	parts, err := everywhere(ctx, e, true, func(ctx context.Context, ex droverdriver.Executor, _ int) ([]droverdriver.QueueStat, error) {
-		return ex.QueueStats(ctx, now)
+	idx, err := e.all(ctx)
+	if err != nil {
+		return nil, err
+	}
+	byShard, read := make([][]droverdriver.QueueStat, len(idx)), make([]bool, len(idx))
+	parts, err := gather(ctx, e, idx, true, func(ctx context.Context, ex droverdriver.Executor, i int) ([]droverdriver.QueueStat, error) {
+		k := slices.Index(idx, i)
+		rows, err := ex.QueueStats(ctx, now)
+		byShard[k], read[k] = rows, err == nil
+		return rows, err
 	})
+	e.c.noteQueues(idx, byShard, read, now)
 	if err != nil {
 		return nil, err
 	}
@@ -859,10 +870,20 @@ func (e *exec) QueueStats(ctx context.Context, now time.Time) ([]droverdriver.Qu
 // FinishedStats sums the counts per queue. Percentiles cannot be merged
 // from percentiles: each is the highest of the shards' (an upper bound),
 // so that a slow shard shows.
+// It also records each shard's part for its health (health.go).
 func (e *exec) FinishedStats(ctx context.Context, since, until time.Time) ([]droverdriver.FinishedStat, error) {
-	parts, err := everywhere(ctx, e, true, func(ctx context.Context, ex droverdriver.Executor, _ int) ([]droverdriver.FinishedStat, error) {
-		return ex.FinishedStats(ctx, since, until)
+	idx, err := e.all(ctx)
+	if err != nil {
+		return nil, err
+	}
+	byShard, read := make([][]droverdriver.FinishedStat, len(idx)), make([]bool, len(idx))
+	parts, err := gather(ctx, e, idx, true, func(ctx context.Context, ex droverdriver.Executor, i int) ([]droverdriver.FinishedStat, error) {
+		k := slices.Index(idx, i)
+		rows, err := ex.FinishedStats(ctx, since, until)
+		byShard[k], read[k] = rows, err == nil
+		return rows, err
 	})
+	e.c.noteFinished(idx, byShard, read, since, until)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,153 @@
+package droverfleet
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/droverhq/drover/droverdriver"
+)
+
+// What a process sees of each shard, for the operator: whether it
+// answers, the last error that made it unreachable, how long a read of
+// its record took, the claims this process ran on it, and its part of the
+// fleet's last queue and finished-job figures. `drover serve` shows them
+// (GET /v1/shards, the dashboard's shards page, shard-labelled metrics)
+// and droverprom's ShardCollector exports them; nothing here queries a
+// shard except Probe.
+
+// HealthReporter reads a fleet's health whatever its transaction type:
+// *Driver implements it, so that the server and droverprom, which hold a
+// fleet as a droverdriver.Driver, need not know its type parameter.
+type HealthReporter interface {
+	// Health reports each shard as this process last saw it, without
+	// asking the shards.
+	Health() []ShardHealth
+	// Probe reads every shard's record (its drain flag), timing each
+	// read, and then reports as Health does. The error is that of a
+	// record that does not match its place; a shard that does not answer
+	// is reported down, not as an error.
+	Probe(ctx context.Context) ([]ShardHealth, error)
+}
+
+var _ HealthReporter = (*Driver[struct{}])(nil)
+
+// ShardHealth is one shard's health and figures as this process saw them.
+type ShardHealth struct {
+	ShardStatus
+	// LastError is the last error that made the shard unreachable, at
+	// LastErrorAt. It stays once the shard answers again, so that an
+	// operator sees what happened; Down says whether it is down now.
+	LastError   error
+	LastErrorAt time.Time
+	// RoundTrip is how long the last read of the shard's record took
+	// (Probe, or the fleet's own refresh every few seconds while it
+	// places jobs), at ProbedAt; zero before one answered.
+	RoundTrip time.Duration
+	ProbedAt  time.Time
+	// Claims counts the claim statements this process ran on the shard,
+	// ClaimedJobs the jobs they took and ClaimErrors those that failed;
+	// Unreachable counts the calls that found the shard unreachable.
+	Claims, ClaimedJobs, ClaimErrors, Unreachable uint64
+	// Queues is the shard's part of the fleet's last QueueStats, at
+	// QueuesAt; QueuesRead is false when the shard did not answer it (or
+	// none ran yet), and Queues then empty.
+	Queues     []droverdriver.QueueStat
+	QueuesAt   time.Time
+	QueuesRead bool
+	// Finished is the shard's part of the fleet's last FinishedStats, of
+	// the window (FinishedSince, FinishedUntil]; FinishedRead as for
+	// Queues.
+	Finished                     []droverdriver.FinishedStat
+	FinishedSince, FinishedUntil time.Time
+	FinishedRead                 bool
+}
+
+// observed is what the fleet's calls saw of one shard.
+type observed struct {
+	claims, claimed, claimErrors, unreachable atomic.Uint64
+
+	mu                           sync.Mutex
+	lastErr                      error
+	lastErrAt                    time.Time
+	roundTrip                    time.Duration
+	probedAt                     time.Time
+	queues                       []droverdriver.QueueStat
+	queuesAt                     time.Time
+	queuesRead                   bool
+	finished                     []droverdriver.FinishedStat
+	finishedSince, finishedUntil time.Time
+	finishedRead                 bool
+}
+
+// claim counts one claim statement on the shard.
+func (o *observed) claim(rows int, err error) {
+	o.claims.Add(1)
+	if err != nil {
+		o.claimErrors.Add(1)
+		return
+	}
+	o.claimed.Add(uint64(rows))
+}
+
+// unreachableNow records err, which made the shard unreachable.
+func (o *observed) unreachableNow(err error) {
+	o.unreachable.Add(1)
+	o.mu.Lock()
+	o.lastErr, o.lastErrAt = err, time.Now()
+	o.mu.Unlock()
+}
+
+// answered records the time a read of the shard's record took.
+func (o *observed) answered(took time.Duration, at time.Time) {
+	o.mu.Lock()
+	o.roundTrip, o.probedAt = took, at
+	o.mu.Unlock()
+}
+
+// noteQueues records each shard's part of a QueueStats of the shards
+// idx: parts[k] is shard idx[k]'s, and read[k] whether it answered.
+func (c *core) noteQueues(idx []int, parts [][]droverdriver.QueueStat, read []bool, at time.Time) {
+	for k, i := range idx {
+		o := &c.shards[i].obs
+		o.mu.Lock()
+		o.queues, o.queuesAt, o.queuesRead = parts[k], at, read[k]
+		o.mu.Unlock()
+	}
+}
+
+// noteFinished records each shard's part of a FinishedStats, as
+// noteQueues does.
+func (c *core) noteFinished(idx []int, parts [][]droverdriver.FinishedStat, read []bool, since, until time.Time) {
+	for k, i := range idx {
+		o := &c.shards[i].obs
+		o.mu.Lock()
+		o.finished, o.finishedSince, o.finishedUntil, o.finishedRead = parts[k], since, until, read[k]
+		o.mu.Unlock()
+	}
+}
+
+// Health implements HealthReporter.
+func (f *Driver[TTx]) Health() []ShardHealth {
+	out := make([]ShardHealth, len(f.c.shards))
+	for i, st := range f.Shards() {
+		o := &f.c.shards[i].obs
+		h := ShardHealth{ShardStatus: st, Claims: o.claims.Load(), ClaimedJobs: o.claimed.Load(),
+			ClaimErrors: o.claimErrors.Load(), Unreachable: o.unreachable.Load()}
+		o.mu.Lock()
+		h.LastError, h.LastErrorAt, h.RoundTrip, h.ProbedAt = o.lastErr, o.lastErrAt, o.roundTrip, o.probedAt
+		h.Queues, h.QueuesAt, h.QueuesRead = o.queues, o.queuesAt, o.queuesRead
+		h.Finished, h.FinishedSince, h.FinishedUntil, h.FinishedRead = o.finished, o.finishedSince, o.finishedUntil, o.finishedRead
+		o.mu.Unlock()
+		out[i] = h
+	}
+	return out
+}
+
+// Probe implements HealthReporter: every shard is asked, those in a
+// backoff too, so that a shard that came back shows up at once.
+func (f *Driver[TTx]) Probe(ctx context.Context) ([]ShardHealth, error) {
+	err := f.c.readRecords(ctx, true)
+	return f.Health(), err
+}
