@@ -57,7 +57,8 @@ func NewWorkerCommand(env func() Env) *cobra.Command {
 			if cfg.Concurrency < 1 {
 				return usagef("--concurrency %d: must be at least 1", cfg.Concurrency)
 			}
-			target, err := storeurl.Parse(e.DatabaseURL, "--database-url")
+			e.fleetOK = true // a worker of a fleet claims from every shard
+			target, err := e.target()
 			if err != nil {
 				return err
 			}
