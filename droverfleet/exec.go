@@ -841,18 +841,10 @@ func (e *exec) JobCountByState(ctx context.Context, queue string) (map[droverdri
 
 // QueueStats also records each shard's part for its health (health.go).
 func (e *exec) QueueStats(ctx context.Context, now time.Time) ([]droverdriver.QueueStat, error) {
-	idx, err := e.all(ctx)
-	if err != nil {
-		return nil, err
-	}
-	byShard, read := make([][]droverdriver.QueueStat, len(idx)), make([]bool, len(idx))
-	parts, err := gather(ctx, e, idx, true, func(ctx context.Context, ex droverdriver.Executor, i int) ([]droverdriver.QueueStat, error) {
-		k := slices.Index(idx, i)
-		rows, err := ex.QueueStats(ctx, now)
-		byShard[k], read[k] = rows, err == nil
-		return rows, err
+	parts, each, err := everywhereEach(ctx, e, func(ctx context.Context, ex droverdriver.Executor) ([]droverdriver.QueueStat, error) {
+		return ex.QueueStats(ctx, now)
 	})
-	e.c.noteQueues(idx, byShard, read, now)
+	e.c.noteQueues(each, now)
 	if err != nil {
 		return nil, err
 	}
@@ -872,18 +864,10 @@ func (e *exec) QueueStats(ctx context.Context, now time.Time) ([]droverdriver.Qu
 // so that a slow shard shows.
 // It also records each shard's part for its health (health.go).
 func (e *exec) FinishedStats(ctx context.Context, since, until time.Time) ([]droverdriver.FinishedStat, error) {
-	idx, err := e.all(ctx)
-	if err != nil {
-		return nil, err
-	}
-	byShard, read := make([][]droverdriver.FinishedStat, len(idx)), make([]bool, len(idx))
-	parts, err := gather(ctx, e, idx, true, func(ctx context.Context, ex droverdriver.Executor, i int) ([]droverdriver.FinishedStat, error) {
-		k := slices.Index(idx, i)
-		rows, err := ex.FinishedStats(ctx, since, until)
-		byShard[k], read[k] = rows, err == nil
-		return rows, err
+	parts, each, err := everywhereEach(ctx, e, func(ctx context.Context, ex droverdriver.Executor) ([]droverdriver.FinishedStat, error) {
+		return ex.FinishedStats(ctx, since, until)
 	})
-	e.c.noteFinished(idx, byShard, read, since, until)
+	e.c.noteFinished(each, since, until)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package droverfleet
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -106,24 +107,47 @@ func (o *observed) answered(took time.Duration, at time.Time) {
 	o.mu.Unlock()
 }
 
-// noteQueues records each shard's part of a QueueStats of the shards
-// idx: parts[k] is shard idx[k]'s, and read[k] whether it answered.
-func (c *core) noteQueues(idx []int, parts [][]droverdriver.QueueStat, read []bool, at time.Time) {
-	for k, i := range idx {
+// eachShard is what each shard answered to one read: parts[k] is shard
+// idx[k]'s, and read[k] says whether it answered.
+type eachShard[T any] struct {
+	idx   []int
+	parts [][]T
+	read  []bool
+}
+
+// everywhereEach gathers fn from every shard the executor reaches, as a
+// tolerant everywhere does, and returns each shard's part too.
+func everywhereEach[T any](ctx context.Context, e *exec, fn func(ctx context.Context, ex droverdriver.Executor) ([]T, error)) ([]T, eachShard[T], error) {
+	idx, err := e.all(ctx)
+	if err != nil {
+		return nil, eachShard[T]{}, err
+	}
+	each := eachShard[T]{idx: idx, parts: make([][]T, len(idx)), read: make([]bool, len(idx))}
+	all, err := gather(ctx, e, idx, true, func(ctx context.Context, ex droverdriver.Executor, i int) ([]T, error) {
+		k := slices.Index(idx, i)
+		rows, err := fn(ctx, ex)
+		each.parts[k], each.read[k] = rows, err == nil
+		return rows, err
+	})
+	return all, each, err
+}
+
+// noteQueues records each shard's part of a QueueStats.
+func (c *core) noteQueues(each eachShard[droverdriver.QueueStat], at time.Time) {
+	for k, i := range each.idx {
 		o := &c.shards[i].obs
 		o.mu.Lock()
-		o.queues, o.queuesAt, o.queuesRead = parts[k], at, read[k]
+		o.queues, o.queuesAt, o.queuesRead = each.parts[k], at, each.read[k]
 		o.mu.Unlock()
 	}
 }
 
-// noteFinished records each shard's part of a FinishedStats, as
-// noteQueues does.
-func (c *core) noteFinished(idx []int, parts [][]droverdriver.FinishedStat, read []bool, since, until time.Time) {
-	for k, i := range idx {
+// noteFinished records each shard's part of a FinishedStats.
+func (c *core) noteFinished(each eachShard[droverdriver.FinishedStat], since, until time.Time) {
+	for k, i := range each.idx {
 		o := &c.shards[i].obs
 		o.mu.Lock()
-		o.finished, o.finishedSince, o.finishedUntil, o.finishedRead = parts[k], since, until, read[k]
+		o.finished, o.finishedSince, o.finishedUntil, o.finishedRead = each.parts[k], since, until, each.read[k]
 		o.mu.Unlock()
 	}
 }

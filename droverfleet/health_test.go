@@ -5,14 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
-	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
-	"github.com/droverhq/drover/droverfleet"
-	"github.com/droverhq/drover/droverpg"
-	"github.com/droverhq/drover/internal/pgcluster"
-	"github.com/droverhq/drover/internal/testdb"
 	"github.com/droverhq/drover/internal/waitfor"
 )
 
@@ -25,26 +18,8 @@ import (
 func TestShardHealth(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	c1, err := pgcluster.Start(ctx, pgcluster.Options{Settings: map[string]string{"fsync": "off"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c1.Stop() })
-	d0, err := droverpg.New(testdb.NewPool(t), droverpg.WithSchema(testdb.NewSchema(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	d1, err := droverpg.New(testdb.PoolAt(t, c1.URL()+"&connect_timeout=2", 4))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := droverfleet.New(ctx, []droverdriver.TxDriver[pgx.Tx]{d0, d1}, droverfleet.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := drover.Migrate(ctx, f); err != nil {
-		t.Fatal(err)
-	}
+	c1, url1 := shardServer(t)
+	f := twoShards(t, url1, nil)
 	ids := insertEach(t, f, job("q"), job("q"), job("q"), job("q"))
 	if got := shardsOf(ids); got[0] != 2 || got[1] != 2 {
 		t.Fatalf("4 jobs on shards %v, want 2 and 2", got)

@@ -255,7 +255,7 @@ func shardsPointOf(ctx context.Context, env Env, run shardsRun, n int) (p shards
 	}
 	var jobs int64
 	if run.scenario == "fanout" {
-		jobs, err = shardsFanout(ctx, env, run.fo, store, &p)
+		jobs, err = shardsFanout(ctx, env, run.fo, store, n, &p)
 	} else {
 		jobs, err = shardsBurn(ctx, env, run.o, store, runID, n, &p)
 	}
@@ -300,7 +300,7 @@ func shardsBurn(ctx context.Context, env Env, o options, store *storeurl.Store, 
 // shardsFanout publishes a backlog of o.messages over the fleet's topics
 // and consumes it with subscriptions of one client in the bench process,
 // into p; it returns the deliveries.
-func shardsFanout(ctx context.Context, env Env, o fanoutOptions, store *storeurl.Store, p *shardsPoint) (int64, error) {
+func shardsFanout(ctx context.Context, env Env, o fanoutOptions, store *storeurl.Store, n int, p *shardsPoint) (int64, error) {
 	pub, err := storeurl.NewClient[topicClient](store, &drover.Config{Logger: discardLogger()})
 	if err != nil {
 		return 0, err
@@ -312,7 +312,7 @@ func shardsFanout(ctx context.Context, env Env, o fanoutOptions, store *storeurl
 		return 0, err
 	}
 	fmt.Fprintf(env.Stdout, "%d shards: %d deliveries in %.1f s (published at %.0f/s first), lost %d, duplicates %d\n",
-		len(store.Target.Shards), pt.Deliveries, pt.Seconds, pt.PublishedPerSec, pt.Lost, pt.Duplicates)
+		n, pt.Deliveries, pt.Seconds, pt.PublishedPerSec, pt.Lost, pt.Duplicates)
 	p.JobsPerSec, p.DeliveriesPerSec, p.Lost, p.Duplicates, p.Seconds = pt.DeliveriesPerSec, pt.DeliveriesPerSec, pt.Lost, pt.Duplicates, pt.Seconds
 	p.ClientCPUUsPerJob = pt.ClientCPUUsPerDelivery
 	return pt.Deliveries, nil
