@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -115,9 +114,9 @@ touches --database-url.`,
 				return err
 			}
 			rep.Command = "drover bench shards --shards " + joinInts(sizes) + fmt.Sprintf(" --store-cpu %g --scenario %s", run.share, run.scenario)
-			unit := "jobs"
+			unit, one := "jobs", "job"
 			if run.scenario == "fanout" {
-				unit = "deliveries"
+				unit, one = "deliveries", "delivery"
 				rep.Command += fmt.Sprintf(" --messages %d --topics %d --subscriptions %d", run.fo.messages, run.fo.topics, run.fo.subscriptions)
 			} else {
 				rep.Command += fmt.Sprintf(" --jobs %d", run.o.jobs)
@@ -128,7 +127,7 @@ touches --database-url.`,
 					client = fmt.Sprintf("%.1f", *p.ClientCPUUsPerJob)
 				}
 				fmt.Fprintf(e.Stdout, "shards %d: %.0f %s/s, efficiency %.2f, store CPU µs per %s per shard %v, client CPU µs %s, lost %d, duplicates %d\n",
-					p.Shards, p.JobsPerSec, unit, p.Efficiency, strings.TrimSuffix(unit, "s"), roundAll(p.StoreCPUUsPerJob), client, p.Lost, p.Duplicates)
+					p.Shards, p.JobsPerSec, unit, p.Efficiency, one, roundAll(p.StoreCPUUsPerJob), client, p.Lost, p.Duplicates)
 			}
 			if jsonPath != "" {
 				b, jerr := json.MarshalIndent(rep, "", "  ")
