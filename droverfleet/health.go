@@ -2,6 +2,8 @@ package droverfleet
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -169,9 +171,47 @@ func (f *Driver[TTx]) Health() []ShardHealth {
 	return out
 }
 
-// Probe implements HealthReporter: every shard is asked, those in a
-// backoff too, so that a shard that came back shows up at once.
+// probeTimeout bounds a probe's read of one shard's record: a shard that
+// takes longer is reported down.
+const probeTimeout = 5 * time.Second
+
+// Probe implements HealthReporter: every shard is asked in parallel, those
+// in a backoff too, so that a shard that came back shows up at once. It
+// does not hold the lock of the fleet's own refresh of the records, so
+// that placements never wait behind a probe of a shard that hangs.
 func (f *Driver[TTx]) Probe(ctx context.Context) ([]ShardHealth, error) {
-	err := f.c.readRecords(ctx, true)
-	return f.Health(), err
+	c := f.c
+	errs := make([]error, len(c.shards))
+	var wg sync.WaitGroup
+	for _, s := range c.shards {
+		wg.Go(func() {
+			rctx, cancel := context.WithTimeout(ctx, probeTimeout)
+			defer cancel()
+			start := time.Now()
+			rec, err := s.sx.ShardGet(rctx)
+			if c.failed(s, err) {
+				return
+			}
+			c.ok(s) // it answered, whatever its record says
+			s.obs.answered(time.Since(start), start)
+			c.mu.Lock()
+			fleet := c.fleet
+			c.mu.Unlock()
+			switch {
+			case err != nil: // not migrated yet: Attach reports it
+			case rec == nil: // not attached yet
+			case rec.Index != s.idx || fleet != "" && rec.Fleet != fleet:
+				errs[s.idx] = fmt.Errorf("droverfleet: the database given as shard %d is shard %d of fleet %s (this fleet is %s)", s.idx, rec.Index, rec.Fleet, fleet)
+				return
+			}
+			s.mu.Lock()
+			s.readErr = err
+			if rec != nil {
+				s.rec = rec
+			}
+			s.mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return f.Health(), errors.Join(errs...)
 }
