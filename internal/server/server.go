@@ -278,7 +278,7 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s := &Server{cfg: cfg, remote: cfg.Client.Remote(), stopping: make(chan struct{}), sessions: newSessions(cfg.SessionTTL), waiter: newWaiter(), inflight: newInflight(),
-		metrics: newMetrics(cfg.Client, cfg.PoolStats, cfg.MaxLabelValues, cfg.LabelTTL), history: &history{}, topicSamples: &topicSamples{}, routeSample: &routeSample{}, workerSample: &workerSample{}, names: &names{}, pages: newPages(),
+		metrics: newMetrics(cfg.Client, cfg.PoolStats, cfg.MaxLabelValues, cfg.LabelTTL, isFleet(cfg.Driver)), history: &history{}, topicSamples: &topicSamples{}, routeSample: &routeSample{}, workerSample: &workerSample{}, names: &names{}, pages: newPages(),
 		mux: http.NewServeMux(), pagePatterns: map[string]bool{}, bulkTasks: newBulkTasks(cfg.Driver, cfg.Logger), claimSizes: newClaimSizes()}
 	if h, ok := cfg.Driver.(droverfleet.HealthReporter); ok {
 		s.fleet, s.shardSample = h, &shardSample{}
@@ -378,7 +378,7 @@ func (s *Server) sample(ctx context.Context) {
 	s.inflight.sweep(now)
 	stats, err := s.cfg.Client.QueueStats(ctx)
 	if err == nil {
-		s.metrics.observeSample(stats, now)
+		s.metrics.observeSample(stats, s.shardQueues(), now)
 		// The window of finished jobs ends a little in the past: a job's
 		// finalized_at is taken inside its finishing transaction, which
 		// becomes visible only at commit, so a window ending now would

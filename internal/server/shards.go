@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverfleet"
 	"github.com/droverhq/drover/internal/storeurl"
 )
@@ -155,6 +156,31 @@ func (s *Server) listShards(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, body)
 	return nil
+}
+
+// isFleet reports whether the store is a fleet of databases.
+func isFleet(d any) bool {
+	_, ok := d.(droverfleet.HealthReporter)
+	return ok
+}
+
+// shardQueues is each shard's part of the queue figures the fleet read
+// last (nil for a shard that did not answer), or nil for a lone store.
+func (s *Server) shardQueues() [][]drover.QueueStats {
+	if s.fleet == nil {
+		return nil
+	}
+	h := s.fleet.Health()
+	out := make([][]drover.QueueStats, len(h))
+	for i, sh := range h {
+		if sh.QueuesRead {
+			out[i] = make([]drover.QueueStats, len(sh.Queues))
+			for k, q := range sh.Queues {
+				out[i][k] = drover.QueueStats(q)
+			}
+		}
+	}
+	return out
 }
 
 // shardsPage is the dashboard's page of the shards.
