@@ -388,10 +388,17 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 		kinds = cfg.Workers.Kinds()
 		slices.Sort(kinds)
 	}
+	// order: with the store's read of every queue at once, the client
+	// polls for its producers (pollQueues).
+	poller := c.queuesPoller()
+	producerPoll := cfg.PollInterval
+	if poller != nil {
+		producerPoll = 0
+	}
 	for name, q := range cfg.Queues {
 		c.producers[name] = producer.New(c.driver, c.tracker, c.completer.Submit, c.runJob, producer.Config{
 			Queue: name, MaxWorkers: q.MaxWorkers, ClaimMax: q.ClaimMax, Owner: cfg.ID, Claim: c.claimAsWorker,
-			Lease: cfg.LeaseDuration, PollInterval: cfg.PollInterval, Logger: log, OnRan: c.observeRun,
+			Lease: cfg.LeaseDuration, PollInterval: producerPoll, Logger: log, OnRan: c.observeRun,
 			Kinds: kinds,
 		})
 	}
@@ -429,6 +436,13 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 		go func() {
 			defer c.prodWG.Done()
 			p.Run(fetchCtx)
+		}()
+	}
+	if poller != nil && len(c.producers) > 0 {
+		c.prodWG.Add(1)
+		go func() {
+			defer c.prodWG.Done()
+			c.pollQueues(fetchCtx, poller)
 		}()
 	}
 	c.started = true

@@ -520,7 +520,7 @@ type stmtKey struct {
 
 // readQueries run on the reader pool as well as, inside write transactions,
 // on the writer.
-var readQueries = []string{jobClaimable.name, jobGet.name, jobList.name, jobCountByState.name, queueStats.name, finishedStats.name, leaseOwners.name, queueSettingsGet.name, queueSettingsList.name, queueKnown.name,
+var readQueries = []string{jobClaimable.name, queuesDue.name, jobGet.name, jobList.name, jobCountByState.name, queueStats.name, finishedStats.name, leaseOwners.name, queueSettingsGet.name, queueSettingsList.name, queueKnown.name,
 	// Workflows and batches (flow.go).
 	batchGet.name, batchResults.name, jobResults.name, jobParentResults.name, jobsParentResults.name,
 	// Periodic jobs (periodic.go).

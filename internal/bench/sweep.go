@@ -75,7 +75,7 @@ func newSweepCommand(env func() Env) *cobra.Command {
 	o := options{queue: "bench", via: viaClient, jobs: 20_000, producers: 4, batch: 1, concurrency: 1000,
 		window: 2 * time.Second, lease: 30 * time.Second, progress: 2 * time.Second, clients: 1, keyLimit: 1}
 	so := sweepOptions{messages: 20_000}
-	var points, topicPoints, jsonPath, plotPath string
+	var points, topicPoints, jsonPath, plotPath, cpuProfile string
 	var markdown, keep bool
 	dims := dimensionNames()
 	cmd := &cobra.Command{
@@ -116,9 +116,14 @@ func newSweepCommand(env func() Env) *cobra.Command {
 			if err := validateSweep(o, so); err != nil {
 				return err
 			}
-			if err := checkOutputPaths([2]string{"--json", jsonPath}, [2]string{"--plot", plotPath}); err != nil {
+			if err := checkOutputPaths([2]string{"--json", jsonPath}, [2]string{"--plot", plotPath}, [2]string{"--cpuprofile", cpuProfile}); err != nil {
 				return err
 			}
+			stop, err := startProfiles(cpuProfile, "", cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			defer stop()
 			return runSweep(cmd.Context(), env(), o, so, jsonPath, plotPath, markdown, keep)
 		},
 	}
@@ -137,6 +142,7 @@ func newSweepCommand(env func() Env) *cobra.Command {
 	f.StringVar(&plotPath, "plot", "", "draw rate and cost per job by point (soak: rate and p99 over time) to this .svg file")
 	f.BoolVar(&markdown, "markdown", false, "print a section ready to paste into docs/benchmarks.md")
 	f.BoolVar(&keep, "keep", false, "keep the bench's own schema (or ./"+benchFile+") after the run")
+	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the bench process to this file (go tool pprof): on SQLite the store's work too, to find what grows")
 	return cmd
 }
 

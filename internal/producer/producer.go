@@ -62,7 +62,9 @@ type Config struct {
 	Owner string
 	Lease time.Duration
 	// PollInterval is the fallback fetch interval when no notification
-	// arrives.
+	// arrives; 0 when the runner polls for every queue at once and wakes
+	// the producer of a queue with jobs due (the client's poller): the
+	// producer then keeps no poll of its own.
 	PollInterval time.Duration
 	Logger       *slog.Logger
 	// Kinds, when not nil, are the kinds the runner has workers for: the
@@ -302,8 +304,13 @@ func (p *Producer) fetchLoop(ctx context.Context) {
 	results := make(chan claimResult, maxInFlight)
 	failures := &outage.Reporter{Logger: p.cfg.Logger, What: "claiming jobs", Attrs: []any{"queue", p.cfg.Queue}}
 	inFlight := 0
-	poll := time.NewTimer(p.cfg.PollInterval)
-	defer poll.Stop()
+	var poll <-chan time.Time
+	var pollTimer *time.Timer
+	if p.cfg.PollInterval > 0 {
+		pollTimer = time.NewTimer(p.cfg.PollInterval)
+		defer pollTimer.Stop()
+		poll = pollTimer.C
+	}
 	drained := false
 	// news counts the wake-ups and poll ticks the loop has taken in. A
 	// claim that comes back short drains the queue only if none came in
@@ -404,10 +411,10 @@ func (p *Producer) fetchLoop(ctx context.Context) {
 		case <-p.wake:
 			drained = false
 			news++
-		case <-poll.C:
+		case <-poll:
 			drained = false
 			news++
-			poll.Reset(p.cfg.PollInterval)
+			pollTimer.Reset(p.cfg.PollInterval)
 		case <-p.freed:
 		}
 	}
