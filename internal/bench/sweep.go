@@ -374,7 +374,7 @@ func (r *runner) sweepBacklog(ctx context.Context, sw *report.Sweep, depths []in
 			return err
 		}
 		sp.Seconds, sp.PerSec, sp.Cost, sp.ClaimLatencyMs = pt.Seconds, pt.JobsPerSec, pt.Cost, pt.StartLatencyMs
-		sp.ClaimStatementMs = meanClaimMs(pt.windows)
+		sp.ClaimStatementMs, sp.JobsPerClaim = meanClaimMs(pt.windows), jobsPerClaim(pt.windows)
 		sp.Lost, sp.Duplicates = pt.Lost, pt.Duplicates
 		sp.TableBytes, sp.IndexBytes = r.tableSizes(ctx, "jobs")
 		sw.Points = append(sw.Points, sp)
@@ -428,10 +428,23 @@ func (r *runner) sweepJobPoint(ctx context.Context, sw *report.Sweep, dim string
 		return err
 	}
 	sp.Seconds, sp.PerSec, sp.InsertPerSec, sp.Cost = pt.Seconds, pt.JobsPerSec, pt.insertPerSec, pt.Cost
-	sp.ClaimLatencyMs, sp.ClaimStatementMs = lat.StartLatencyMs, meanClaimMs(pt.windows)
+	sp.ClaimLatencyMs, sp.ClaimStatementMs, sp.JobsPerClaim = lat.StartLatencyMs, meanClaimMs(pt.windows), jobsPerClaim(pt.windows)
 	sp.Lost, sp.Duplicates = pt.Lost+lat.Lost, pt.Duplicates+lat.Duplicates
 	sw.Points = append(sw.Points, sp)
 	return nil
+}
+
+// jobsPerClaim is the jobs the windows completed per claim call they made
+// (0 without claims).
+func jobsPerClaim(ws []stats.Window) float64 {
+	var jobs, claims int64
+	for _, w := range ws {
+		jobs, claims = jobs+w.Jobs, claims+w.Claims
+	}
+	if claims == 0 {
+		return 0
+	}
+	return float64(jobs) / float64(claims)
 }
 
 // meanClaimMs is the mean of the windows' mean claim call times, over the
@@ -544,7 +557,7 @@ func (r *runner) soak(ctx context.Context, sw *report.Sweep, so sweepOptions) er
 	}
 	sp.Seconds, sp.PerSec, sp.InsertPerSec, sp.Cost = pt.Seconds, pt.JobsPerSec, pt.insertPerSec, pt.Cost
 	sp.ClaimLatencyMs, sp.Lost, sp.Duplicates = total, pt.Lost, pt.Duplicates
-	sp.ClaimStatementMs = meanClaimMs(pt.windows)
+	sp.ClaimStatementMs, sp.JobsPerClaim = meanClaimMs(pt.windows), jobsPerClaim(pt.windows)
 	sp.TableBytes, sp.IndexBytes = r.tableSizes(ctx, "jobs")
 	sw.Points, sw.Samples = append(sw.Points, sp), samples
 	return nil
