@@ -23,14 +23,16 @@ func (c *Client[TTx]) queuesPoller() droverdriver.QueuesDueExecutor {
 }
 
 // pollQueues asks the store every PollInterval which of the client's
-// queues have jobs due, and wakes their producers, until ctx ends. It is
+// queues whose producers are drained have jobs due, and wakes their
+// producers, until ctx ends. It is
 // the fallback for what no notification announces (jobs another process
 // inserted where notifications do not cross processes, scheduled jobs come
 // due); a queue with jobs due that its producer cannot take (paused,
 // limited, of other kinds or workers) is woken at every poll, as the
 // producer's own poll claimed at every one.
 func (c *Client[TTx]) pollQueues(ctx context.Context, due droverdriver.QueuesDueExecutor) {
-	queues := slices.Sorted(maps.Keys(c.producers))
+	names := slices.Sorted(maps.Keys(c.producers))
+	var queues []string
 	failures := &outage.Reporter{Logger: c.config.Logger, What: "polling the queues for jobs due"}
 	tick := time.NewTicker(c.config.PollInterval)
 	defer tick.Stop()
@@ -44,7 +46,18 @@ func (c *Client[TTx]) pollQueues(ctx context.Context, due droverdriver.QueuesDue
 		if c.config.Clock != nil {
 			now = c.config.Clock.Now()
 		}
-		names, err := due.QueuesDue(ctx, queues, now)
+		// Only drained producers wait for a poll: the others claim
+		// until their queue runs dry.
+		queues = queues[:0]
+		for _, q := range names {
+			if c.producers[q].Drained() {
+				queues = append(queues, q)
+			}
+		}
+		if len(queues) == 0 {
+			continue
+		}
+		found, err := due.QueuesDue(ctx, queues, now)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -58,7 +71,7 @@ func (c *Client[TTx]) pollQueues(ctx context.Context, due droverdriver.QueuesDue
 			continue
 		}
 		failures.OK()
-		for _, q := range names {
+		for _, q := range found {
 			if p := c.producers[q]; p != nil {
 				p.Wake()
 			}

@@ -115,6 +115,9 @@ type Producer struct {
 	// not wake it for nothing.
 	freed    chan struct{}
 	needRoom atomic.Bool
+	// drained mirrors the fetch loop's own: the last claim found the
+	// queue empty and nothing announced jobs since (Drained).
+	drained atomic.Bool
 	// workers runs the claimed jobs, at most MaxWorkers at once; the
 	// rows waiting for one are the local buffer.
 	workers  *pool
@@ -171,6 +174,11 @@ func (p *Producer) Wake() int {
 	}
 	return int(p.room())
 }
+
+// Drained says that the producer's last claim found its queue empty and
+// that it waits for a wake-up: a client that polls for its producers
+// (Config.PollInterval 0) asks the store only about the queues of those.
+func (p *Producer) Drained() bool { return p.drained.Load() }
 
 // room returns how many jobs the producer may claim now: its free
 // capacity, or 0 while that is below the low-water mark.
@@ -395,6 +403,7 @@ func (p *Producer) fetchLoop(ctx context.Context) {
 			// of a run waited out the poll, a second).
 			short := r.got < r.asked
 			drained = short && r.news == news && !r.positional
+			p.drained.Store(drained)
 			recheck = short && (r.news != news || r.positional)
 			switch {
 			case r.got > 0:
@@ -410,9 +419,11 @@ func (p *Producer) fetchLoop(ctx context.Context) {
 			cooldown = nil
 		case <-p.wake:
 			drained = false
+			p.drained.Store(false)
 			news++
 		case <-poll:
 			drained = false
+			p.drained.Store(false)
 			news++
 			pollTimer.Reset(p.cfg.PollInterval)
 		case <-p.freed:
