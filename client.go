@@ -86,7 +86,9 @@ type Config struct {
 	RescueInterval time.Duration
 	// PollInterval is the fallback fetch interval when no notification
 	// arrives; default chosen by the driver, or PollOnlyInterval with
-	// PollOnly.
+	// PollOnly. Each poll is one statement for all the client's idle
+	// queues where the driver reads them at once
+	// (droverdriver.QueuesDueExecutor), a claim per queue otherwise.
 	PollInterval time.Duration
 	// PollOnly makes producers find new jobs by polling alone, without a
 	// listening connection. Use it where LISTEN cannot work: behind
