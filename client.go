@@ -397,11 +397,13 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 	if poller != nil {
 		producerPoll = 0
 	}
+	head, _ := any(c.driver).(droverdriver.HeadClaimer)
+	fromHead := head != nil && head.ClaimsFromHead()
 	for name, q := range cfg.Queues {
 		c.producers[name] = producer.New(c.driver, c.tracker, c.completer.Submit, c.runJob, producer.Config{
 			Queue: name, MaxWorkers: q.MaxWorkers, ClaimMax: q.ClaimMax, Owner: cfg.ID, Claim: c.claimAsWorker,
 			Lease: cfg.LeaseDuration, PollInterval: producerPoll, Logger: log, OnRan: c.observeRun,
-			Kinds: kinds,
+			Kinds: kinds, FromHead: fromHead,
 		})
 	}
 

@@ -21,3 +21,17 @@ type QueuesDueExecutor interface {
 	// clock when now is zero), in no particular order.
 	QueuesDue(ctx context.Context, queues []string, now time.Time) ([]string, error)
 }
+
+// HeadClaimer is implemented by stores whose claim index holds no entry of
+// a row once it is claimed (SQLite removes it in the claim's own write).
+// A producer claims past its last claimed row after a slow claim only
+// because PostgreSQL leaves the entries of claimed rows at the head of the
+// index until vacuum (internal/producer/position.go); on a store that
+// leaves none, a slow claim waited for something else (the one writer,
+// behind the claims of a client's other queues), which a claim past a
+// position does not shorten, and each such span cost a claim from the
+// head besides (issue 36: three claims a queue at 1,000 queues).
+type HeadClaimer interface {
+	// ClaimsFromHead reports that every claim should start at the head.
+	ClaimsFromHead() bool
+}

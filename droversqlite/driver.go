@@ -402,6 +402,11 @@ func (d *Driver) Migrations() []droverdriver.Migration { return d.migrations }
 // another process inserted; see pollInterval.
 func (d *Driver) PollInterval() time.Duration { return pollInterval }
 
+// ClaimsFromHead implements droverdriver.HeadClaimer: a claim removes its
+// rows from the claim index in its own write, so the head of the index
+// holds only waiting jobs.
+func (d *Driver) ClaimsFromHead() bool { return true }
+
 // Close implements droverdriver.Driver. It closes the connections Open made; a
 // *sql.DB given to New belongs to the caller and stays open.
 func (d *Driver) Close() error {

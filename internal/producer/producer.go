@@ -67,6 +67,11 @@ type Config struct {
 	// producer then keeps no poll of its own.
 	PollInterval time.Duration
 	Logger       *slog.Logger
+	// FromHead makes every claim start at the head of the claim order,
+	// never past the producer's last claimed row (position.go): for
+	// stores that leave no entries of claimed rows to walk
+	// (droverdriver.HeadClaimer).
+	FromHead bool
 	// Kinds, when not nil, are the kinds the runner has workers for: the
 	// producer claims only those (ClaimParams.Kinds).
 	Kinds []string
@@ -441,7 +446,10 @@ func (p *Producer) claim(ctx context.Context, n int) (int, bool, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
 	defer cancel()
 	start := time.Now()
-	after := p.position.after(start)
+	var after *droverdriver.ClaimPosition
+	if !p.cfg.FromHead {
+		after = p.position.after(start)
+	}
 	params := droverdriver.ClaimParams{Queue: p.cfg.Queue, Max: n, Owner: p.cfg.Owner, Lease: p.cfg.Lease,
 		After: after, Kinds: p.cfg.Kinds}
 	rows, err := p.cfg.Claim(ctx, params)
