@@ -565,6 +565,16 @@ func (e *exec) TopicLaneExpire(ctx context.Context, topic, subscription string, 
 	return held, err
 }
 
+func (e *exec) TopicRewind(ctx context.Context, p droverdriver.TopicRewindParams) ([]droverdriver.RewoundLane, error) {
+	var out []droverdriver.RewoundLane
+	err := e.onTopic(ctx, p.Topic, func(ctx context.Context, te droverdriver.TopicExecutor) error {
+		var err error
+		out, err = te.TopicRewind(ctx, p)
+		return err
+	})
+	return out, err
+}
+
 func (e *exec) SubscriptionGet(ctx context.Context, topic, name string) (*droverdriver.SubscriptionRow, error) {
 	var out *droverdriver.SubscriptionRow
 	err := e.onTopic(ctx, topic, func(ctx context.Context, te droverdriver.TopicExecutor) error {

@@ -509,6 +509,13 @@ type laneArrays struct {
 	Limits []int32
 }
 
+// topicRewindParams are TopicRewind's: the subscription and the publish
+// time to rewind it to (nil: the earliest message kept).
+type topicRewindParams struct {
+	Topic, Name string
+	Since       *time.Time
+}
+
 // topicLane names one lane of a subscription.
 type topicLane struct {
 	Topic, Name string
@@ -701,6 +708,8 @@ var (
 		args: func(p *topicName) []any { return []any{p.Topic, p.Name} }})
 	topicLaneExpire = def(stmt[topicLane]{name: "TopicLaneExpire", cols: 1,
 		args: func(p *topicLane) []any { return []any{p.Topic, p.Name, p.Lane} }})
+	topicRewind = def(stmt[topicRewindParams]{name: "TopicRewind", cols: 6,
+		args: func(p *topicRewindParams) []any { return []any{p.Topic, p.Name, p.Since} }})
 	subscriptionGet = def(stmt[topicName]{name: "SubscriptionGet", cols: 5,
 		args: func(p *topicName) []any { return []any{p.Topic, p.Name} }})
 	topicReceiptKey       = def(stmt[[]byte]{name: "TopicReceiptKey", cols: 1, args: sqlstmt.OneArg[[]byte]})

@@ -319,6 +319,19 @@ func (e *executor) TopicLaneExpire(ctx context.Context, topic, subscription stri
 	return err == nil, e.wrap("expire lane lease", err)
 }
 
+func (e *executor) TopicRewind(ctx context.Context, p droverdriver.TopicRewindParams) ([]droverdriver.RewoundLane, error) {
+	rows, err := topicRewind.query(ctx, e.db, e.q, topicRewindParams{p.Topic, p.Subscription, p.Since})
+	if err != nil {
+		return nil, e.wrap("rewind subscription", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (droverdriver.RewoundLane, error) {
+		var l droverdriver.RewoundLane
+		err := r.Scan(&l.Lane, &l.From.Xid, &l.From.ID, &l.To.Xid, &l.To.ID, &l.Released)
+		return l, err
+	})
+	return out, e.wrap("rewind subscription", err)
+}
+
 func (e *executor) SubscriptionGet(ctx context.Context, topic, name string) (*droverdriver.SubscriptionRow, error) {
 	var s droverdriver.SubscriptionRow
 	var sub *string

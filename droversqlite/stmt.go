@@ -495,6 +495,15 @@ type topicReadParams struct {
 	MaxBytes int64  // TopicReadBudget's
 }
 
+// topicRewindParams are TopicRewind's: the subscription, the publish
+// time to rewind it to in microseconds (nil: the earliest message kept)
+// and the time.
+type topicRewindParams struct {
+	Topic, Name string
+	Since       *int64
+	Now         int64
+}
+
 // topicLaneAt names one lane of a subscription, and the time.
 type topicLaneAt struct {
 	Topic, Name string
@@ -712,6 +721,9 @@ var (
 	topicLanes      = def(stmt[topicLaneAt]{name: "TopicLanes", cols: 7, args: func(p *topicLaneAt) []any { return []any{p.Topic, p.Name, p.Now} }})
 	topicLaneExpire = def(stmt[topicLaneAt]{name: "TopicLaneExpire", cols: 1,
 		args: func(p *topicLaneAt) []any { return []any{p.Topic, p.Name, p.Lane, p.Now} }})
+	topicRewindLanes      = def(stmt[topicName]{name: "TopicRewindLanes", cols: 4, args: topicNameArgs})
+	topicRewind           = def(stmt[topicRewindParams]{name: "TopicRewind", cols: 3,
+		args: func(p *topicRewindParams) []any { return []any{p.Topic, p.Name, p.Since, p.Now} }})
 	subscriptionGet       = def(stmt[topicName]{name: "SubscriptionGet", cols: 5, args: topicNameArgs})
 	topicReceiptKeyInsert = def(stmt[topicReceiptKeyParams]{name: "TopicReceiptKeyInsert",
 		args: func(p *topicReceiptKeyParams) []any { return []any{p.Secret, p.Now} }})

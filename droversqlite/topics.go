@@ -517,6 +517,41 @@ func (e *executor) TopicLaneExpire(ctx context.Context, topic, subscription stri
 	return held, e.wrap("expire lane lease", err)
 }
 
+func (e *executor) TopicRewind(ctx context.Context, p droverdriver.TopicRewindParams) ([]droverdriver.RewoundLane, error) {
+	var since *int64
+	if p.Since != nil {
+		us := micros(*p.Since)
+		since = &us
+	}
+	var out []droverdriver.RewoundLane
+	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+		out = out[:0]
+		lane := map[int]int{}
+		err := topicRewindLanes.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
+			var l droverdriver.RewoundLane
+			if err := rows.Scan(&l.Lane, &l.From.Xid, &l.From.ID, &l.Released); err != nil {
+				return err
+			}
+			lane[l.Lane] = len(out)
+			out = append(out, l)
+			return nil
+		}, topicName{p.Topic, p.Subscription})
+		if err != nil {
+			return err
+		}
+		return topicRewind.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
+			var n int
+			var to droverdriver.Position
+			if err := rows.Scan(&n, &to.Xid, &to.ID); err != nil {
+				return err
+			}
+			out[lane[n]].To = to
+			return nil
+		}, topicRewindParams{p.Topic, p.Subscription, since, micros(p.Now)})
+	})
+	return out, e.wrap("rewind subscription", err)
+}
+
 func (e *executor) SubscriptionGet(ctx context.Context, topic, name string) (*droverdriver.SubscriptionRow, error) {
 	var s *droverdriver.SubscriptionRow
 	var found bool
