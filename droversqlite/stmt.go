@@ -721,8 +721,8 @@ var (
 	topicLanes      = def(stmt[topicLaneAt]{name: "TopicLanes", cols: 7, args: func(p *topicLaneAt) []any { return []any{p.Topic, p.Name, p.Now} }})
 	topicLaneExpire = def(stmt[topicLaneAt]{name: "TopicLaneExpire", cols: 1,
 		args: func(p *topicLaneAt) []any { return []any{p.Topic, p.Name, p.Lane, p.Now} }})
-	topicRewindLanes      = def(stmt[topicName]{name: "TopicRewindLanes", cols: 4, args: topicNameArgs})
-	topicRewind           = def(stmt[topicRewindParams]{name: "TopicRewind", cols: 3,
+	topicRewindLanes = def(stmt[topicName]{name: "TopicRewindLanes", cols: 4, args: topicNameArgs})
+	topicRewind      = def(stmt[topicRewindParams]{name: "TopicRewind", cols: 3,
 		args: func(p *topicRewindParams) []any { return []any{p.Topic, p.Name, p.Since, p.Now} }})
 	subscriptionGet       = def(stmt[topicName]{name: "SubscriptionGet", cols: 5, args: topicNameArgs})
 	topicReceiptKeyInsert = def(stmt[topicReceiptKeyParams]{name: "TopicReceiptKeyInsert",
