@@ -464,6 +464,7 @@ func (s *Server) routes() {
 		"POST /v1/topics/{topic}/subscriptions/{name}/release":              {work, s.releaseBatches},
 		"GET /v1/topics/{topic}/subscriptions/{name}/lanes":                 {reader, s.lanes},
 		"POST /v1/topics/{topic}/subscriptions/{name}/lanes/{lane}/release": {admin, s.releaseLane},
+		"POST /v1/topics/{topic}/subscriptions/{name}/rewind":               {admin, s.rewindSubscription},
 	} {
 		s.mux.Handle(pattern, s.endpoint(pattern, rt))
 	}

@@ -45,6 +45,7 @@ type topicsClient interface {
 	ReleaseBatches(ctx context.Context, topic, sub string, receipts []string) ([]bool, error)
 	SubscriptionLanes(ctx context.Context, topic, sub string) ([]drover.SubscriptionLane, error)
 	ReleaseLane(ctx context.Context, topic, sub string, lane int) (bool, error)
+	RewindSubscription(ctx context.Context, topic, sub string, opts drover.RewindOpts) (*drover.SubscriptionRewind, error)
 	PeekTopic(ctx context.Context, topic string, limit int, cursor string) (*drover.TopicPeek, error)
 }
 
@@ -639,6 +640,50 @@ func (s *Server) releaseLane(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"released": released})
+	return nil
+}
+
+// rewindJSON is a rewind's answer (drover.SubscriptionRewind).
+type rewindJSON struct {
+	Lanes         int        `json:"lanes"`
+	Released      int        `json:"released"`
+	Pending       int64      `json:"pending"`
+	OldestPending *time.Time `json:"oldest_pending"`
+}
+
+// rewindSubscription takes a subscription back to the earliest message
+// kept or to a publish time. The body names one of them, so that an empty
+// body rewinds nothing.
+func (s *Server) rewindSubscription(w http.ResponseWriter, r *http.Request) error {
+	topic, sub, err := subscriptionPath(r)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		Earliest bool `json:"earliest"`
+		// Since is read here rather than by the decoder, so that a bad
+		// one is named.
+		Since *string `json:"since"`
+	}
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	if req.Earliest == (req.Since != nil) {
+		return badRequest("earliest, since: give one (earliest: true, or since: a publish time)")
+	}
+	var opts drover.RewindOpts
+	if req.Since != nil {
+		t, err := time.Parse(time.RFC3339Nano, *req.Since)
+		if err != nil || t.IsZero() {
+			return badRequest("since %.40q: not an RFC 3339 time", *req.Since)
+		}
+		opts.Since = t
+	}
+	res, err := s.cfg.Client.RewindSubscription(r.Context(), topic, sub, opts)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, rewindJSON{Lanes: res.Lanes, Released: res.Released, Pending: res.Pending, OldestPending: res.OldestPending})
 	return nil
 }
 
