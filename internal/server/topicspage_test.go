@@ -4,6 +4,7 @@ import (
 	"context"
 	"html"
 	"net/http"
+	"net/url"
 	"reflect"
 	"regexp"
 	"strconv"
@@ -363,6 +364,69 @@ func TestTopicLaneRelease(t *testing.T) {
 			if status, body, _ := b.post(t, "/ui/topics/chat/subscriptions/bot/lanes/"+bad+"/release", nil, admin); status != http.StatusBadRequest || !strings.Contains(body, "lane") {
 				t.Errorf("release of lane %s = %d: %s", bad, status, body)
 			}
+		}
+	})
+}
+
+// TestTopicSubscriptionRewind (issue 38, item 6): each subscription on a
+// topic's page has a rewind form that asks first, saying what it does;
+// posted across sites it is refused and moves nothing; posted by the
+// dashboard to the earliest it delivers every message again and releases
+// the batch out, and the banner says so; a bad time is a 400 naming it.
+func TestTopicSubscriptionRewind(t *testing.T) {
+	forEachStore(t, func(t *testing.T, b *bundle) {
+		b.must(t, http.StatusCreated, server.ScopeAdmin, "POST", "/v1/topics", map[string]any{"name": "chat", "lanes": 1})
+		b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/topics/chat/subscriptions", map[string]any{"name": "bot", "from_earliest": true})
+		b.must(t, http.StatusOK, server.ScopeEnqueue, "POST", "/v1/topics/chat/publish", map[string]any{"messages": []map[string]any{
+			{"payload": 1}, {"payload": 2}}})
+		// The first message acknowledged, the second out.
+		first := b.receiveHTTP(t, server.ScopeWork, "chat", "bot", map[string]any{"batch_size": 1}).Batches[0]
+		b.must(t, http.StatusOK, server.ScopeWork, "POST", "/v1/topics/chat/subscriptions/bot/ack", map[string]any{"acks": []map[string]any{{"receipt": first.Receipt}}})
+		b.receiveHTTP(t, server.ScopeWork, "chat", "bot", map[string]any{"batch_size": 1})
+		body := b.page(t, "/ui/topics/chat")
+		action := "/ui/topics/chat/subscriptions/bot/rewind"
+		if !strings.Contains(body, `action="`+action+`"`) ||
+			!strings.Contains(body, `data-confirm="Rewind subscription bot of topic chat to the earliest message kept? Every message the topic keeps is delivered to it again`) ||
+			!strings.Contains(body, `data-confirm="Rewind subscription bot of topic chat to the time given?`) {
+			t.Fatalf("topic page without a rewind form that asks first:\n%s", body)
+		}
+		lag := func() float64 {
+			var total float64
+			for _, l := range b.lanesHTTP(t, "chat", "bot") {
+				total += l["lag"].(float64)
+			}
+			return total
+		}
+		session := b.login(t)
+		earliest := url.Values{"to": {"earliest"}}
+		status, body, _ := b.post(t, action, earliest, map[string]string{"Cookie": session, "Origin": "https://evil.example"})
+		if status != http.StatusForbidden {
+			t.Fatalf("cross-site rewind = %d: %s", status, body)
+		}
+		admin := map[string]string{"Authorization": "Bearer " + b.tokens[server.ScopeAdmin]}
+		for _, bad := range []struct {
+			form  url.Values
+			names string
+		}{
+			{url.Values{"to": {"since"}, "since": {"yesterday"}}, "since &#34;yesterday&#34;"},
+			{url.Values{"to": {"sideways"}}, "to &#34;sideways&#34;"},
+			{url.Values{"to": {"since"}, "since": {time.Now().Add(time.Hour).UTC().Format(time.RFC3339)}}, "in the future"},
+		} {
+			if status, body, _ := b.post(t, action, bad.form, admin); status != http.StatusBadRequest || !strings.Contains(body, bad.names) {
+				t.Errorf("rewind %v = %d, want 400 naming %s: %s", bad.form, status, bad.names, body)
+			}
+		}
+		before := lag()
+		status, body, header := b.post(t, action, earliest, admin)
+		if status != http.StatusSeeOther {
+			t.Fatalf("rewind = %d: %s", status, body)
+		}
+		body = b.page(t, header.Get("Location"))
+		if !strings.Contains(body, "Subscription bot rewound: 1 lanes moved back, 1 batches out released") || !strings.Contains(body, "2 messages to deliver") {
+			t.Fatalf("page after the rewind does not say what it did:\n%s", body)
+		}
+		if after := lag(); after != 2 || after <= before {
+			t.Fatalf("lag %v after the rewind (before %v), want both messages pending", after, before)
 		}
 	})
 }
