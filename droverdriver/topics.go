@@ -206,11 +206,13 @@ type TopicExecutor interface {
 	TopicPurge(ctx context.Context, p TopicPurgeParams) (TopicRemoved, error)
 
 	// TopicTail makes the messages committed so far readable (on a store
-	// that sequences them), then returns the newest limit readable
-	// messages of each of topic's lanes (0 to lanes-1), in (lane, xid, id)
+	// that sequences them), then returns, of each lane i of topic (0 to
+	// len(before)-1), the newest limit readable messages before
+	// before[i] (PositionMax: the newest of the lane), in (lane, xid, id)
 	// order, each with Range 0: a look at a topic that consumes nothing
-	// (Client.PeekTopic), from which TopicRead goes on.
-	TopicTail(ctx context.Context, topic string, lanes, limit int) ([]*MessageRow, error)
+	// (Client.PeekTopic), from which TopicRead goes on forwards and
+	// TopicTail itself backwards, a page at a time.
+	TopicTail(ctx context.Context, topic string, before []Position, limit int) ([]*MessageRow, error)
 }
 
 // GenerationWidth is how many message IDs one generation spans: generation

@@ -585,11 +585,11 @@ func (e *exec) SubscriptionGet(ctx context.Context, topic, name string) (*drover
 	return out, err
 }
 
-func (e *exec) TopicTail(ctx context.Context, topic string, lanes, limit int) ([]*droverdriver.MessageRow, error) {
+func (e *exec) TopicTail(ctx context.Context, topic string, before []droverdriver.Position, limit int) ([]*droverdriver.MessageRow, error) {
 	var out []*droverdriver.MessageRow
 	err := e.onTopic(ctx, topic, func(ctx context.Context, te droverdriver.TopicExecutor) error {
 		var err error
-		out, err = te.TopicTail(ctx, topic, lanes, limit)
+		out, err = te.TopicTail(ctx, topic, before, limit)
 		return err
 	})
 	return out, err

@@ -1946,14 +1946,15 @@ SELECT r.ord - 1, m.id, m.xid, m.lane, m.key, m.payload, m.metadata, m.created_a
 ORDER BY r.ord, m.xid, m.id;
 
 -- name: TopicTail
--- $1 topic, $2 lanes, $3 limit per lane: the newest sequenced messages of
--- each lane, each lane one backward range of the read index.
+-- $1 topic, $2 xids and $3 ids of positions, one per lane (lane i the
+-- i-th), $4 limit per lane: the newest sequenced messages of each lane
+-- before its position, each lane one backward range of the read index.
 SELECT 0, m.id, m.xid, m.lane, m.key, m.payload, m.metadata, m.created_at
-FROM generate_series(0, $2 - 1) AS l(lane)
+FROM unnest($2::bigint[], $3::bigint[]) WITH ORDINALITY AS b(bx, bi, ord)
 CROSS JOIN LATERAL (
     SELECT * FROM {schema}topic_messages AS t
-    WHERE t.topic = $1 AND t.lane = l.lane AND t.xid > 0
-    ORDER BY t.xid DESC, t.id DESC LIMIT $3) AS m
+    WHERE t.topic = $1 AND t.lane = b.ord - 1 AND t.xid > 0 AND (t.xid, t.id) < (b.bx, b.bi)
+    ORDER BY t.xid DESC, t.id DESC LIMIT $4) AS m
 ORDER BY m.lane, m.xid, m.id;
 
 -- name: TopicReadBudget

@@ -477,11 +477,13 @@ type topicPublishParams struct {
 	Metadata []string
 }
 
-// topicTailParams are TopicTail's: the topic, its lanes and how many
-// messages of each.
+// topicTailParams are TopicTail's: the topic, the position of each lane
+// to read before, and how many messages of each.
 type topicTailParams struct {
-	Topic        string
-	Lanes, Limit int
+	Topic string
+	Xids  []int64
+	IDs   []int64
+	Limit int
 }
 
 type topicReadParams struct {
@@ -687,7 +689,7 @@ var (
 			return []any{p.Topics, p.Subscriptions, p.Limits, p.Owner, p.Token, p.LeaseMS, p.Max, p.WaitMS}
 		}})
 	topicTail = def(stmt[topicTailParams]{name: "TopicTail", cols: 8,
-		args: func(p *topicTailParams) []any { return []any{p.Topic, p.Lanes, p.Limit} }})
+		args: func(p *topicTailParams) []any { return []any{p.Topic, p.Xids, p.IDs, p.Limit} }})
 	topicRead = def(stmt[topicReadParams]{name: "TopicRead", cols: 8,
 		args: func(p *topicReadParams) []any {
 			return []any{p.Topics, p.Lanes, p.Xids, p.IDs, p.ToXids, p.ToIDs, p.Limits}

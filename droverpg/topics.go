@@ -215,11 +215,15 @@ func scanMessage(r pgx.CollectableRow) (*droverdriver.MessageRow, error) {
 	return &m, err
 }
 
-func (e *executor) TopicTail(ctx context.Context, topic string, lanes, limit int) ([]*droverdriver.MessageRow, error) {
+func (e *executor) TopicTail(ctx context.Context, topic string, before []droverdriver.Position, limit int) ([]*droverdriver.MessageRow, error) {
 	if err := e.sequence(ctx); err != nil {
 		return nil, err
 	}
-	rows, err := topicTail.query(ctx, e.db, e.q, topicTailParams{topic, lanes, limit})
+	p := topicTailParams{Topic: topic, Limit: limit}
+	for _, b := range before {
+		p.Xids, p.IDs = append(p.Xids, b.Xid), append(p.IDs, b.ID)
+	}
+	rows, err := topicTail.query(ctx, e.db, e.q, p)
 	if err != nil {
 		return nil, e.wrap("read the newest messages", err)
 	}

@@ -1694,14 +1694,15 @@ SELECT r.key, m.id, m.xid, m.lane, m.key, m.payload, m.metadata, m.created_at
 ORDER BY r.key, m.xid, m.id;
 
 -- name: TopicTail
--- ?1 topic, ?2 lanes, ?3 limit per lane: the newest messages of each lane,
--- each lane one backward range of the read index.
-WITH RECURSIVE l(lane) AS (SELECT 0 WHERE ?2 > 0 UNION ALL SELECT lane + 1 FROM l WHERE lane + 1 < ?2)
+-- ?1 topic, ?2 JSON array of the ids of positions, one per lane (lane i
+-- the i-th; xid is 0 here), ?3 limit per lane: the newest messages of each
+-- lane before its position, each lane one backward range of the read
+-- index.
 SELECT 0, m.id, m.xid, m.lane, m.key, m.payload, m.metadata, m.created_at
-FROM l
+FROM json_each(?2) AS b
 JOIN {schema}topic_messages AS m ON m.id IN (
     SELECT id FROM {schema}topic_messages
-    WHERE topic = ?1 AND lane = l.lane AND xid = 0
+    WHERE topic = ?1 AND lane = b.key AND xid = 0 AND id < b.value
     ORDER BY xid DESC, id DESC LIMIT ?3)
 ORDER BY m.lane, m.xid, m.id;
 

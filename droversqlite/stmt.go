@@ -476,11 +476,13 @@ type topicLeaseParams struct {
 	Now        int64
 }
 
-// topicTailParams are TopicTail's: the topic, its lanes and how many
-// messages of each.
+// topicTailParams are TopicTail's: the topic, the ids of the positions
+// of its lanes to read before as a JSON array, and how many messages of
+// each.
 type topicTailParams struct {
-	Topic        string
-	Lanes, Limit int
+	Topic  string
+	Before string
+	Limit  int
 }
 
 type topicWaitParams struct {
@@ -709,7 +711,7 @@ var (
 		args: func(p *topicWaitParams) []any { return []any{p.Lanes, p.Owner, p.Until} }})
 	topicMaxAttempts = def(stmt[string]{name: "TopicMaxAttempts", cols: 3, args: sqlstmt.OneArg[string]})
 	topicTail        = def(stmt[topicTailParams]{name: "TopicTail", cols: 8,
-		args: func(p *topicTailParams) []any { return []any{p.Topic, p.Lanes, p.Limit} }})
+		args: func(p *topicTailParams) []any { return []any{p.Topic, p.Before, p.Limit} }})
 	topicRead = def(stmt[topicReadParams]{name: "TopicRead", cols: 8,
 		args: func(p *topicReadParams) []any { return []any{p.Ranges, p.MaxLimit} }})
 	topicReadBudget = def(stmt[topicReadParams]{name: "TopicReadBudget", cols: 8,

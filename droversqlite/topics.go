@@ -355,10 +355,18 @@ func scanMessages(out *[]*droverdriver.MessageRow, keep func(*droverdriver.Messa
 	}
 }
 
-func (e *executor) TopicTail(ctx context.Context, topic string, lanes, limit int) ([]*droverdriver.MessageRow, error) {
+func (e *executor) TopicTail(ctx context.Context, topic string, before []droverdriver.Position, limit int) ([]*droverdriver.MessageRow, error) {
+	ids := []byte{'['}
+	for i, b := range before {
+		if i > 0 {
+			ids = append(ids, ',')
+		}
+		ids = strconv.AppendInt(ids, b.ID, 10)
+	}
+	ids = append(ids, ']')
 	var out []*droverdriver.MessageRow
 	err := topicTail.query(ctx, e, nil, e.reader, scanMessages(&out, func(*droverdriver.MessageRow) bool { return true }),
-		topicTailParams{topic, lanes, limit})
+		topicTailParams{topic, string(ids), limit})
 	return out, e.wrap("read the newest messages", err)
 }
 
