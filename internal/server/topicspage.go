@@ -192,10 +192,11 @@ func clipped(b []byte) string {
 // link to its retry queue, and a peek at its messages (Client.PeekTopic,
 // which moves no subscription and holds no lane): the newest ones, or with
 // after the cursor of an earlier peek, those published since, so that the
-// page's "newer" link goes on from what it showed. PeekTopic reads only
-// forwards, so there is no "older" link. The peek is a live region: each
-// refresh of the page reads it again (one bounded backward range of each
-// lane), so that it follows the topic as drover topics peek --follow does.
+// page's "newer" link goes on from what it showed, or with before the
+// older cursor of an earlier peek, the page of messages before it (its
+// "older" link). The peek is a live region: each refresh of the page reads
+// it again (one bounded backward range of each lane), so that it follows
+// the topic as drover topics peek --follow does.
 func (s *Server) topicPage(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("topic")
 	if err := validate.Topic(name); err != nil {
@@ -205,10 +206,17 @@ func (s *Server) topicPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	after := r.URL.Query().Get("after")
-	peek, err := s.cfg.Client.PeekTopic(r.Context(), name, topicPeekSize, after)
+	after, before := r.URL.Query().Get("after"), r.URL.Query().Get("before")
+	cursor, field := after, "after"
+	if before != "" {
+		if after != "" || !strings.HasPrefix(before, "<") {
+			return badRequest("before %.40q: not an older cursor of a peek (and not with after)", before)
+		}
+		cursor, field = before, "before"
+	}
+	peek, err := s.cfg.Client.PeekTopic(r.Context(), name, topicPeekSize, cursor)
 	if errors.Is(err, drover.ErrInvalid) {
-		return fmt.Errorf("after: %w", err)
+		return fmt.Errorf("%s: %w", field, err)
 	}
 	if err != nil {
 		return err
@@ -235,12 +243,14 @@ func (s *Server) topicPage(w http.ResponseWriter, r *http.Request) error {
 		Interval time.Duration
 		Messages []peekRow
 		// After is the cursor the peek went on from ("" for the newest),
-		// Cursor the one its "newer" link goes on from.
-		After, Cursor string
-		PeekSize      int
-		Now           time.Time
+		// Cursor the one its "newer" link goes on from; Before the older
+		// cursor it went back from, Older the one its "older" link goes
+		// back from ("" when no older message is left).
+		After, Cursor, Before, Older string
+		PeekSize                     int
+		Now                          time.Time
 	}{s.page("Topic "+name, subscriptionFlash(r.URL.Query(), topic)), rows[0], cur.At, s.cfg.SampleInterval,
-		messages, after, peek.Cursor, topicPeekSize, time.Now()})
+		messages, after, peek.Cursor, before, peek.Older, topicPeekSize, time.Now()})
 }
 
 // subscriptionDelete deletes the subscription the path names, then shows

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"html"
 	"net/http"
 	"net/url"
@@ -427,6 +428,82 @@ func TestTopicSubscriptionRewind(t *testing.T) {
 		}
 		if after := lag(); after != 2 || after <= before {
 			t.Fatalf("lag %v after the rewind (before %v), want both messages pending", after, before)
+		}
+	})
+}
+
+// TestTopicPeekOlderPages (issue 38): GET /v1/topics/{topic}/messages and
+// the topic page's Older link page back through more messages than a page
+// holds, each message on exactly one page, until no older one is left; a
+// bad limit or cursor is a 400 naming it.
+func TestTopicPeekOlderPages(t *testing.T) {
+	forEachStore(t, func(t *testing.T, b *bundle) {
+		b.must(t, http.StatusCreated, server.ScopeAdmin, "POST", "/v1/topics", map[string]any{"name": "chat", "lanes": 2})
+		var msgs []map[string]any
+		for i := range 30 {
+			msgs = append(msgs, map[string]any{"key": "k" + strconv.Itoa(i%5), "payload": i})
+		}
+		b.must(t, http.StatusOK, server.ScopeEnqueue, "POST", "/v1/topics/chat/publish", map[string]any{"messages": msgs})
+
+		type page struct {
+			Messages []struct {
+				ID      int64
+				Payload json.RawMessage
+			}
+			Cursor, Older string
+		}
+		var p page
+		waitfor.Cond(t, "every message readable", func() bool {
+			b.must(t, http.StatusOK, server.ScopeEnqueue, "GET", "/v1/topics/chat/messages?limit=7", nil).decode(t, &p)
+			return len(p.Messages) == 7 && string(p.Messages[6].Payload) == "29"
+		})
+		seen := map[string]int{}
+		for pages := 1; ; pages++ {
+			if len(p.Messages) > 7 {
+				t.Fatalf("page %d holds %d messages", pages, len(p.Messages))
+			}
+			for _, m := range p.Messages {
+				seen[string(m.Payload)]++
+			}
+			if p.Older == "" {
+				if pages != 5 {
+					t.Fatalf("%d pages of 7 for 30 messages, want 5", pages)
+				}
+				break
+			}
+			b.must(t, http.StatusOK, server.ScopeEnqueue, "GET", "/v1/topics/chat/messages?limit=7&cursor="+url.QueryEscape(p.Older), nil).decode(t, &p)
+		}
+		for i := range 30 {
+			if n := seen[strconv.Itoa(i)]; n != 1 {
+				t.Errorf("message %d on %d pages, want 1", i, n)
+			}
+		}
+		for _, bad := range []struct{ query, names string }{{"limit=0", "limit"}, {"limit=x", "limit"}, {"cursor=%3Cx", "cursor"}} {
+			r := b.call(t, server.ScopeEnqueue, "GET", "/v1/topics/chat/messages?"+bad.query, nil, false)
+			if r.status != http.StatusBadRequest || !strings.Contains(r.errorMessage(t), bad.names) {
+				t.Errorf("peek ?%s = %d %s, want 400 naming %s", bad.query, r.status, r.body, bad.names)
+			}
+		}
+
+		// The page: the newest 20, then the 10 before them, then none.
+		older := regexp.MustCompile(`<a href="([^"]*)" id="peek-older">`)
+		body := b.page(t, "/ui/topics/chat")
+		rows := peekRows(body)
+		m := older.FindStringSubmatch(body)
+		if len(rows) != 20 || m == nil {
+			t.Fatalf("topic page with %d messages and older link %v:\n%s", len(rows), m, body)
+		}
+		body = b.page(t, html.UnescapeString(m[1]))
+		more := peekRows(body)
+		payloads := map[string]bool{}
+		for _, r := range append(rows, more...) {
+			payloads[r[1]] = true
+		}
+		if len(more) != 10 || len(payloads) != 30 || older.MatchString(body) || !strings.Contains(body, `id="peek-newest"`) {
+			t.Fatalf("older page with %d messages (%d distinct in all), want the other 10 and no older link:\n%s", len(more), len(payloads), body)
+		}
+		if status, body := b.pageStatus(t, "/ui/topics/chat?before=x"); status != http.StatusBadRequest || !strings.Contains(body, "before") {
+			t.Fatalf("bad older cursor = %d:\n%s", status, body)
 		}
 	})
 }
