@@ -195,3 +195,45 @@ func TestTopicRewind(t *testing.T) {
 		}
 	})
 }
+
+// TestTopicRewindInProcessConsumer: a client's own consumer, idle after
+// delivering every message, delivers each again once after a rewind to
+// the earliest, in each key's order: its lanes, leased or kept, are the
+// subscription's like any other consumer's.
+func TestTopicRewindInProcessConsumer(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		ctx := context.Background()
+		d, c := topicSetup(t, s, 2, "sub")
+		l := newLedger()
+		consumer(t, s, d, drover.Subscribe("chat", "sub", l.handler, 2, 4))
+		var msgs []drover.Message
+		for i := range 12 {
+			msgs = append(msgs, drover.Message{Key: []string{"a", "b", "c"}[i%3]})
+		}
+		ids, err := c.Publish(ctx, "chat", msgs...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitfor.Cond(t, "every message delivered and acknowledged", func() bool {
+			return l.count("sub") == len(ids) && lagOf(t, c, "chat", "sub").Pending == 0
+		})
+		if _, err := c.(rewinder).RewindSubscription(ctx, "chat", "sub", drover.RewindOpts{}); err != nil {
+			t.Fatal(err)
+		}
+		waitfor.Cond(t, "every message delivered again", func() bool {
+			return l.count("sub") >= 2*len(ids) && lagOf(t, c, "chat", "sub").Pending == 0
+		})
+		got := l.ids("sub")
+		if want := sorted(append(slices.Clone(ids), ids...)); !slices.Equal(sorted(got), want) {
+			t.Fatalf("deliveries %v, want each of %v twice", got, ids)
+		}
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		for k, byKey := range l.keys["sub"] {
+			half := len(byKey) / 2
+			if !slices.IsSorted(byKey[:half]) || !slices.IsSorted(byKey[half:]) {
+				t.Errorf("key %s delivered out of order: %v", k, byKey)
+			}
+		}
+	})
+}
