@@ -2050,7 +2050,8 @@ RETURNING 1;
 -- $1 topic, $2 subscription, $3 since (NULL: the earliest message kept).
 -- Each lane moves back to just before its first sequenced message
 -- published at or after $3 (one index range of the lane in position
--- order, up to that message), or to (0, 0), unless it stands there or
+-- order, up to that message; none for the earliest, whose test of $3 is
+-- a one-time filter), or to (0, 0), unless it stands there or
 -- before already. Every lease ends and every token goes, so that the ack of
 -- a batch out now is refused; a lane moved back counts no delivery, a live
 -- lease of a lane not moved takes back the one it counted (TopicRelease).
@@ -2067,7 +2068,7 @@ target AS (
         CASE WHEN $3::timestamptz IS NULL THEN 0 ELSE f.id - 1 END AS ti
     FROM old LEFT JOIN LATERAL (
         SELECT m.xid, m.id FROM {schema}topic_messages AS m
-        WHERE m.topic = $1 AND m.lane = old.lane AND m.xid > 0 AND m.created_at >= $3::timestamptz
+        WHERE $3::timestamptz IS NOT NULL AND m.topic = $1 AND m.lane = old.lane AND m.xid > 0 AND m.created_at >= $3::timestamptz
         ORDER BY m.xid, m.id LIMIT 1) AS f ON true)
 UPDATE {schema}topic_lanes AS l
 SET cursor_xid = CASE WHEN (t.tx, t.ti) < (l.cursor_xid, l.cursor_id) THEN t.tx ELSE l.cursor_xid END,

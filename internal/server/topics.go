@@ -718,7 +718,7 @@ func (s *Server) rewindSubscription(w http.ResponseWriter, r *http.Request) erro
 	var opts drover.RewindOpts
 	if req.Since != nil {
 		t, err := time.Parse(time.RFC3339Nano, *req.Since)
-		if err != nil || t.IsZero() {
+		if err != nil {
 			return badRequest("since %.40q: not an RFC 3339 time", *req.Since)
 		}
 		opts.Since = t
