@@ -120,6 +120,21 @@ type TopicExecutor interface {
 	// reports whether the lane was held.
 	TopicLaneExpire(ctx context.Context, topic, subscription string, lane int) (bool, error)
 
+	// TopicRewind moves each lane of a subscription back to the position
+	// before its first message published at or after p.Since (its first
+	// message kept when p.Since is nil), unless the lane stands there or
+	// before already, where it stays: a rewind delivers again, it never
+	// skips. It ends every lease of the subscription's lanes and drops
+	// their tokens, so that an ack of a batch out at the rewind is refused
+	// and its messages are delivered again; a lane moved back starts its
+	// attempts afresh, a live lease not moved takes back its delivery (as
+	// TopicRelease does). It returns every lane of the subscription, in any
+	// order, none when it is not stored. Positions follow commit order, not publish
+	// times: a lane delivers again from its first message published at or
+	// after p.Since, and so also a message published before it that
+	// committed after that one.
+	TopicRewind(ctx context.Context, p TopicRewindParams) ([]RewoundLane, error)
+
 	// SubscriptionGet returns a stored subscription, or ErrTopicNotFound
 	// when its topic is not stored, or ErrSubscriptionNotFound.
 	SubscriptionGet(ctx context.Context, topic, name string) (*SubscriptionRow, error)
@@ -191,11 +206,13 @@ type TopicExecutor interface {
 	TopicPurge(ctx context.Context, p TopicPurgeParams) (TopicRemoved, error)
 
 	// TopicTail makes the messages committed so far readable (on a store
-	// that sequences them), then returns the newest limit readable
-	// messages of each of topic's lanes (0 to lanes-1), in (lane, xid, id)
+	// that sequences them), then returns, of each lane i of topic (0 to
+	// len(before)-1), the newest limit readable messages before
+	// before[i] (PositionMax: the newest of the lane), in (lane, xid, id)
 	// order, each with Range 0: a look at a topic that consumes nothing
-	// (Client.PeekTopic), from which TopicRead goes on.
-	TopicTail(ctx context.Context, topic string, lanes, limit int) ([]*MessageRow, error)
+	// (Client.PeekTopic), from which TopicRead goes on forwards and
+	// TopicTail itself backwards, a page at a time.
+	TopicTail(ctx context.Context, topic string, before []Position, limit int) ([]*MessageRow, error)
 }
 
 // GenerationWidth is how many message IDs one generation spans: generation
@@ -516,6 +533,27 @@ type LaneRow struct {
 	LeaseExpiresAt *time.Time
 	// Attempt counts the deliveries of the lane's next message so far.
 	Attempt int
+}
+
+// TopicRewindParams names a subscription to rewind and the point to
+// rewind it to.
+type TopicRewindParams struct {
+	Topic, Subscription string
+	// Since is the publish time to deliver again from; nil: the earliest
+	// message kept.
+	Since *time.Time
+	Now   time.Time
+}
+
+// RewoundLane is one lane of a rewound subscription.
+type RewoundLane struct {
+	Lane int
+	// From is the lane's cursor before the rewind, To after it (From when
+	// the lane stood at or before the point).
+	From, To Position
+	// Released reports that a batch was out on the lane (a lease token,
+	// live or expired): its ack is refused from now on.
+	Released bool
 }
 
 // SubscriptionRow is a stored subscription.

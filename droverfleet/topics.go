@@ -565,6 +565,16 @@ func (e *exec) TopicLaneExpire(ctx context.Context, topic, subscription string, 
 	return held, err
 }
 
+func (e *exec) TopicRewind(ctx context.Context, p droverdriver.TopicRewindParams) ([]droverdriver.RewoundLane, error) {
+	var out []droverdriver.RewoundLane
+	err := e.onTopic(ctx, p.Topic, func(ctx context.Context, te droverdriver.TopicExecutor) error {
+		var err error
+		out, err = te.TopicRewind(ctx, p)
+		return err
+	})
+	return out, err
+}
+
 func (e *exec) SubscriptionGet(ctx context.Context, topic, name string) (*droverdriver.SubscriptionRow, error) {
 	var out *droverdriver.SubscriptionRow
 	err := e.onTopic(ctx, topic, func(ctx context.Context, te droverdriver.TopicExecutor) error {
@@ -575,11 +585,11 @@ func (e *exec) SubscriptionGet(ctx context.Context, topic, name string) (*drover
 	return out, err
 }
 
-func (e *exec) TopicTail(ctx context.Context, topic string, lanes, limit int) ([]*droverdriver.MessageRow, error) {
+func (e *exec) TopicTail(ctx context.Context, topic string, before []droverdriver.Position, limit int) ([]*droverdriver.MessageRow, error) {
 	var out []*droverdriver.MessageRow
 	err := e.onTopic(ctx, topic, func(ctx context.Context, te droverdriver.TopicExecutor) error {
 		var err error
-		out, err = te.TopicTail(ctx, topic, lanes, limit)
+		out, err = te.TopicTail(ctx, topic, before, limit)
 		return err
 	})
 	return out, err

@@ -215,11 +215,15 @@ func scanMessage(r pgx.CollectableRow) (*droverdriver.MessageRow, error) {
 	return &m, err
 }
 
-func (e *executor) TopicTail(ctx context.Context, topic string, lanes, limit int) ([]*droverdriver.MessageRow, error) {
+func (e *executor) TopicTail(ctx context.Context, topic string, before []droverdriver.Position, limit int) ([]*droverdriver.MessageRow, error) {
 	if err := e.sequence(ctx); err != nil {
 		return nil, err
 	}
-	rows, err := topicTail.query(ctx, e.db, e.q, topicTailParams{topic, lanes, limit})
+	p := topicTailParams{Topic: topic, Limit: limit}
+	for _, b := range before {
+		p.Xids, p.IDs = append(p.Xids, b.Xid), append(p.IDs, b.ID)
+	}
+	rows, err := topicTail.query(ctx, e.db, e.q, p)
 	if err != nil {
 		return nil, e.wrap("read the newest messages", err)
 	}
@@ -317,6 +321,19 @@ func (e *executor) TopicLaneExpire(ctx context.Context, topic, subscription stri
 		return false, nil
 	}
 	return err == nil, e.wrap("expire lane lease", err)
+}
+
+func (e *executor) TopicRewind(ctx context.Context, p droverdriver.TopicRewindParams) ([]droverdriver.RewoundLane, error) {
+	rows, err := topicRewind.query(ctx, e.db, e.q, topicRewindParams{p.Topic, p.Subscription, p.Since})
+	if err != nil {
+		return nil, e.wrap("rewind subscription", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (droverdriver.RewoundLane, error) {
+		var l droverdriver.RewoundLane
+		err := r.Scan(&l.Lane, &l.From.Xid, &l.From.ID, &l.To.Xid, &l.To.ID, &l.Released)
+		return l, err
+	})
+	return out, e.wrap("rewind subscription", err)
 }
 
 func (e *executor) SubscriptionGet(ctx context.Context, topic, name string) (*droverdriver.SubscriptionRow, error) {

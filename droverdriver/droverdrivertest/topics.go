@@ -249,6 +249,90 @@ func testTopics(t *testing.T, setup opener) {
 		}
 	})
 
+	t.Run("TopicRewind", func(t *testing.T) {
+		// A rewind moves each lane back to the point (never forward) and
+		// drops every lease token of the subscription, so that a batch out
+		// is refused on ack; a lane goes back to before its first message
+		// published at or after a time, and one without such a message
+		// stays.
+		t.Parallel()
+		ctx := context.Background()
+		_, te := topics(t, 2, "a")
+		ids := publish(t, te, 0, "1", "2", "3")
+		publish(t, te, 1, "x")
+		token := droverdriver.NewLeaseToken()
+		var leased []droverdriver.LeasedLane
+		waitfor.Cond(t, "both lanes leased", func() bool {
+			leased = append(leased, lease(t, te, token, "a")...)
+			return len(leased) == 2
+		})
+		var acks []droverdriver.LaneAck
+		for _, l := range leased {
+			rows := read(t, te, l)
+			acks = append(acks, droverdriver.LaneAck{Topic: "t", Subscription: "a", Lane: l.Lane, Token: token, Cursor: rows[len(rows)-1].Position(), Count: len(rows)})
+		}
+		if accepted, err := te.TopicAck(ctx, droverdriver.TopicAckParams{Acks: acks, Now: time.Now()}); err != nil || len(accepted) != 2 {
+			t.Fatalf("ack: %v, %v", accepted, err)
+		}
+		// The fourth message acknowledged, the fifth out.
+		ids = append(ids, publish(t, te, 0, "4")...)
+		token = droverdriver.NewLeaseToken()
+		held := leaseSome(t, te, token, "a")
+		fourth := read(t, te, held[0])
+		if len(held) != 1 || held[0].Lane != 0 || len(fourth) != 1 || fourth[0].ID != ids[3] {
+			t.Fatalf("leased %+v reading %+v, want lane 0 with the fourth message", held, fourth)
+		}
+		ack := droverdriver.LaneAck{Topic: "t", Subscription: "a", Lane: 0, Token: token, Cursor: fourth[0].Position(), Count: 1}
+		if accepted, err := te.TopicAck(ctx, droverdriver.TopicAckParams{Acks: []droverdriver.LaneAck{ack}, Now: time.Now()}); err != nil || len(accepted) != 1 {
+			t.Fatalf("ack of the fourth: %v, %v", accepted, err)
+		}
+		ids = append(ids, publish(t, te, 0, "5")...)
+		out := droverdriver.NewLeaseToken()
+		if fifth := read(t, te, leaseSome(t, te, out, "a")[0]); len(fifth) != 1 || fifth[0].ID != ids[4] {
+			t.Fatalf("read %+v, want the fifth message", fifth)
+		}
+		x := acks[1].Cursor
+		if acks[0].Lane == 1 {
+			x = acks[0].Cursor
+		}
+
+		since := fourth[0].PublishedAt
+		rewound, err := te.TopicRewind(ctx, droverdriver.TopicRewindParams{Topic: "t", Subscription: "a", Since: &since, Now: time.Now()})
+		slices.SortFunc(rewound, func(a, b droverdriver.RewoundLane) int { return a.Lane - b.Lane })
+		want := []droverdriver.RewoundLane{
+			{Lane: 0, From: fourth[0].Position(), To: droverdriver.Position{Xid: fourth[0].Xid, ID: fourth[0].ID - 1}, Released: true},
+			{Lane: 1, From: x, To: x},
+		}
+		if err != nil || !slices.Equal(rewound, want) {
+			t.Fatalf("rewind to the fourth message's time: %+v, %v; want %+v", rewound, err, want)
+		}
+		stale := droverdriver.LaneAck{Topic: "t", Subscription: "a", Lane: 0, Token: out, Cursor: droverdriver.PositionMax, Count: 1}
+		if accepted, err := te.TopicAck(ctx, droverdriver.TopicAckParams{Acks: []droverdriver.LaneAck{stale}, Now: time.Now()}); err != nil || len(accepted) != 0 {
+			t.Fatalf("ack of the batch out at the rewind: %v, %v; want refused", accepted, err)
+		}
+		again := leaseSome(t, te, droverdriver.NewLeaseToken(), "a")
+		if rows := read(t, te, again[0]); len(again) != 1 || again[0].Attempt != 1 || len(rows) != 2 || rows[0].ID != ids[3] || rows[1].ID != ids[4] {
+			t.Fatalf("after the rewind to a time: leased %+v reading %+v, want the fourth and fifth messages, a first delivery", again, rows)
+		}
+
+		rewound, err = te.TopicRewind(ctx, droverdriver.TopicRewindParams{Topic: "t", Subscription: "a", Now: time.Now()})
+		slices.SortFunc(rewound, func(a, b droverdriver.RewoundLane) int { return a.Lane - b.Lane })
+		want = []droverdriver.RewoundLane{
+			{Lane: 0, From: want[0].To, To: droverdriver.Position{}, Released: true},
+			{Lane: 1, From: x, To: droverdriver.Position{}},
+		}
+		if err != nil || !slices.Equal(rewound, want) {
+			t.Fatalf("rewind to the earliest: %+v, %v; want %+v", rewound, err, want)
+		}
+		lag, err := te.TopicLag(ctx, []string{"t"})
+		if err != nil || len(lag) != 1 || lag[0].Pending != 6 {
+			t.Fatalf("lag after the rewind to the earliest %+v, %v; want all 6 messages", lag, err)
+		}
+		if none, err := te.TopicRewind(ctx, droverdriver.TopicRewindParams{Topic: "t", Subscription: "nosuch", Now: time.Now()}); err != nil || len(none) != 0 {
+			t.Fatalf("rewind of a subscription that is not stored: %+v, %v", none, err)
+		}
+	})
+
 	t.Run("TopicLease/behind", func(t *testing.T) {
 		// A lease hands out exactly the free lanes of the named
 		// subscriptions that have a readable message past their cursor:

@@ -55,6 +55,7 @@ func TestEveryOperationAnswersWithItsScopes(t *testing.T) {
 			"nack":               map[string]any{"receipts": []string{"x"}},
 			"extendBatches":      map[string]any{"receipts": []string{"x"}},
 			"releaseBatches":     map[string]any{"receipts": []string{"x"}},
+			"rewindSubscription": map[string]any{"earliest": true},
 		}
 		// Bulk task 1, for GET /v1/bulk/{id} walked with id 1.
 		b.must(t, http.StatusAccepted, server.ScopeAdmin, "POST", "/v1/bulk", bodies["startBulk"])

@@ -388,6 +388,18 @@ func console(t *testing.T, b *bundle, br *browser, shot func(string) string) {
 	if n := br.eval(t, `String(document.querySelectorAll('#peek tr[data-message]').length)`); n != "6" {
 		t.Errorf("the topic's page peeks at %s messages, want the 6 published", n)
 	}
+	// billing rewound to the earliest from the page, after its question:
+	// what it had acknowledged is pending again.
+	var acks []map[string]any
+	for _, batch := range b.receiveHTTP(t, server.ScopeWork, "orders", "billing", map[string]any{"batch_size": 10, "max_batches": 4}).Batches {
+		acks = append(acks, map[string]any{"receipt": batch.Receipt})
+	}
+	b.must(t, http.StatusOK, server.ScopeWork, "POST", "/v1/topics/orders/subscriptions/billing/ack", map[string]any{"acks": acks})
+	br.run(t, "rewind billing", clickJS("#rewind-earliest-billing"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="flash"]`)))
+	dlg.waitAsked(t, "the rewind's question", startsWith("Rewind subscription billing of topic orders to the earliest message kept?"))
+	if flash := text(`[data-testid="flash"]`); !strings.HasPrefix(flash, "Subscription billing rewound:") || !strings.Contains(flash, "6 messages to deliver") {
+		t.Errorf("rewinding billing said %q", flash)
+	}
 	br.run(t, "delete audit", clickJS("#delete-audit"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="flash"]`)))
 	dlg.waitAsked(t, "the delete's question", startsWith("Delete subscription audit of topic orders?"))
 	if flash := text(`[data-testid="flash"]`); !strings.HasPrefix(flash, "Subscription audit of topic orders deleted") {

@@ -301,6 +301,7 @@ func (s *Server) htmlRoutes() map[string]func(w http.ResponseWriter, r *http.Req
 
 		"POST /ui/topics/{topic}/delete":                      s.topicDelete,
 		"POST /ui/topics/{topic}/subscriptions/{name}/delete": s.subscriptionDelete,
+		"POST /ui/topics/{topic}/subscriptions/{name}/rewind": s.subscriptionRewind,
 
 		"POST /ui/topics/{topic}/subscriptions/{name}/lanes/{lane}/release": s.laneRelease,
 	}

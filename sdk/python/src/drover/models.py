@@ -631,6 +631,27 @@ class SubscriptionLane:
 
 
 @dataclass(frozen=True)
+class SubscriptionRewind:
+    """What a rewind did (:meth:`drover.Client.rewind_subscription`): the
+    lanes it moved back (``lanes``; a lane at or before the point stays),
+    the batches that were out (``released``: their acks are refused and
+    their messages delivered again), the messages the subscription has to
+    deliver now (``pending``) and when the oldest of them was published
+    (``oldest_pending``: later than the time asked for when retention
+    removed the messages between, None when none is pending)."""
+
+    lanes: int
+    released: int
+    pending: int
+    oldest_pending: datetime | None = None
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> SubscriptionRewind:
+        return cls(lanes=int(d["lanes"]), released=int(d["released"]), pending=int(d["pending"]),
+                   oldest_pending=parse_time(d.get("oldest_pending")))
+
+
+@dataclass(frozen=True)
 class Message:
     """A message to publish. ``payload`` is bytes (delivered as they are) or
     any JSON value (a dict, list, str, number, …; a dataclass or a pydantic
