@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/engine"
 )
 
@@ -189,7 +190,7 @@ func (c *Client[TTx]) BatchResults(ctx context.Context, batchID int64, fn func(J
 // JobResult is a job's state and the result its worker set.
 type JobResult struct {
 	ID    int64
-	State JobState
+	State drovertype.JobState
 	Kind  string
 	// Result is what the worker passed to Job.SetResult, nil unless the
 	// job completed with one.
@@ -197,7 +198,7 @@ type JobResult struct {
 }
 
 func jobResultFromDriver(r droverdriver.ResultRow) JobResult {
-	return JobResult{ID: r.ID, State: JobState(r.State), Kind: r.Kind, Result: r.Result}
+	return JobResult{ID: r.ID, State: r.State, Kind: r.Kind, Result: r.Result}
 }
 
 // JobResult returns a job's state and result.

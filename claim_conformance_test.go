@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/engine"
 )
 
@@ -55,7 +56,7 @@ func TestClaimOrder(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, r := range rows {
-				if r.Queue != "q" || r.LeaseOwner != owner || r.State != droverdriver.StateRunning || r.Attempt != 1 {
+				if r.Queue != "q" || r.LeaseOwner != owner || r.State != drovertype.JobStateRunning || r.Attempt != 1 {
 					t.Fatalf("claimed row %d: queue %q, owner %q, state %s, attempt %d; want q, %s, running, 1",
 						r.ID, r.Queue, r.LeaseOwner, r.State, r.Attempt, owner)
 				}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/engine"
 	"github.com/droverhq/drover/internal/producer"
 	"github.com/droverhq/drover/internal/validate"
@@ -83,7 +84,7 @@ func (c *Client[TTx]) workJob(ctx context.Context, ex droverdriver.Executor, id 
 	}
 	now := c.now()
 	switch row.State {
-	case droverdriver.StateAvailable, droverdriver.StateScheduled, droverdriver.StateRetryable:
+	case drovertype.JobStateAvailable, drovertype.JobStateScheduled, drovertype.JobStateRetryable:
 		if row.RunAt.After(now) {
 			return nil, fmt.Errorf("job %d is due at %s, after the client's now (%s): advance Config.Clock, or wait",
 				id, row.RunAt.Format(time.RFC3339Nano), now.Format(time.RFC3339Nano))

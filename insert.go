@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/validate"
 )
 
@@ -82,7 +83,7 @@ type InsertOpts struct {
 	// most one completed job per key". The list must hold every unfinished
 	// state: jobs move between those without a statement that could
 	// release a key (a scheduled job becomes available with the clock).
-	UniqueStates []JobState
+	UniqueStates []drovertype.JobState
 
 	// routing: where the job may run (routing.go, docs/routing.md). A
 	// worker claims the job only if it matches every one set; a job that
@@ -101,7 +102,7 @@ type InsertOpts struct {
 	// none of them has been seen for WorkerAbsentAfter while the job
 	// waited that long: wait (the default), fall back to any worker of
 	// WorkerType, or fail.
-	OnWorkerAbsent AbsentPolicy
+	OnWorkerAbsent drovertype.AbsentPolicy
 	// WorkerAbsentAfter is how long that is; default
 	// WorkerAbsentAfterDefault. Like OnWorkerAbsent, it is refused on a
 	// job without WorkerNames, where it would mean nothing.

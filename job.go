@@ -5,33 +5,8 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
-
-// JobState is where a job is in its life.
-type JobState string
-
-// Job states. A job waits as pending (for jobs it depends on, see
-// Workflow), blocked (behind earlier jobs of its key, see InsertOpts.Key),
-// scheduled (its time has not come), available or retryable (it failed and
-// waits for its backoff), runs as running, and ends as completed, cancelled
-// or discarded (out of attempts).
-const (
-	JobStatePending   JobState = JobState(droverdriver.StatePending)
-	JobStateBlocked   JobState = JobState(droverdriver.StateBlocked)
-	JobStateScheduled JobState = JobState(droverdriver.StateScheduled)
-	JobStateAvailable JobState = JobState(droverdriver.StateAvailable)
-	JobStateRetryable JobState = JobState(droverdriver.StateRetryable)
-	JobStateRunning   JobState = JobState(droverdriver.StateRunning)
-	JobStateCompleted JobState = JobState(droverdriver.StateCompleted)
-	JobStateCancelled JobState = JobState(droverdriver.StateCancelled)
-	JobStateDiscarded JobState = JobState(droverdriver.StateDiscarded)
-)
-
-// JobStates returns every job state in the order of a job's life, for
-// filters and per-state counts.
-func JobStates() []JobState {
-	return mapAll(droverdriver.States, func(s droverdriver.State) JobState { return JobState(s) })
-}
 
 // mapAll returns f applied to each element of s, in order: the store's
 // rows turned into the public types.
@@ -43,32 +18,10 @@ func mapAll[S, D any](s []S, f func(S) D) []D {
 	return out
 }
 
-// UnfinishedStates returns the states of a job that has not finished, in
-// the order of a job's life: the states every unique job holds its key in
-// (InsertOpts.UniqueStates).
-func UnfinishedStates() []JobState {
-	var out []JobState
-	for _, s := range droverdriver.States {
-		if !s.Finished() {
-			out = append(out, JobState(s))
-		}
-	}
-	return out
-}
-
-// Finished reports whether the state is final.
-func (s JobState) Finished() bool { return droverdriver.State(s).Finished() }
-
-// Waiting reports whether a job in state s waits to be claimed: available,
-// scheduled or retryable.
-func (s JobState) Waiting() bool {
-	return s == JobStateAvailable || s == JobStateScheduled || s == JobStateRetryable
-}
-
 // JobRow is a job as stored, without decoded args.
 type JobRow struct {
 	ID          int64
-	State       JobState
+	State       drovertype.JobState
 	Queue       string
 	Kind        string
 	Priority    int
@@ -110,7 +63,7 @@ type JobRow struct {
 	// receive). A remote worker echoes it in Finish and ExtendLeases:
 	// without it, no result or lease extension is accepted. JobGet and
 	// JobList never return it.
-	LeaseToken LeaseToken
+	LeaseToken drovertype.LeaseToken
 	// HasParents reports that the job was inserted to wait for other jobs
 	// (InsertOpts.DependsOn, or a step of a Workflow after other steps),
 	// whose results ParentResults and Client.JobParentResults read.
@@ -118,21 +71,13 @@ type JobRow struct {
 	// Routing is where the job may run (InsertOpts.WorkerType,
 	// WorkerNames, WorkerLabels); nil for a plain job. Set by JobGet and
 	// JobList.
-	Routing *Routing
+	Routing *drovertype.Routing
 	// Unroutable is set by JobGet and JobList on a waiting routed job that
 	// no live worker can take (routing.go): none that works its queue
 	// matches its routing and runs its kind. Plain jobs of a kind no live
 	// worker runs are reported by Client.Unroutable.
 	Unroutable bool
 }
-
-// LeaseToken is the unguessable secret a claim issues with the jobs it
-// hands out (see JobRow.LeaseToken). It encodes as 32 hex digits in text
-// and JSON.
-type LeaseToken = droverdriver.LeaseToken
-
-// ParseLeaseToken reads a LeaseToken from its 32 hex digits.
-func ParseLeaseToken(s string) (LeaseToken, error) { return droverdriver.ParseLeaseToken(s) }
 
 // ErrorsKept is how many attempt errors a job keeps (JobRow.Errors): each
 // new error drops the oldest beyond this many, while JobRow.ErrorCount
@@ -179,7 +124,7 @@ func JobRowFromDriver(r *droverdriver.JobRow) *JobRow {
 func (row *JobRow) fill(r *droverdriver.JobRow) {
 	*row = JobRow{
 		ID:              r.ID,
-		State:           JobState(r.State),
+		State:           r.State,
 		Queue:           r.Queue,
 		Kind:            r.Kind,
 		Priority:        r.Priority,

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/validate"
 )
 
@@ -12,7 +13,6 @@ import (
 var (
 	_ = QueueStats(droverdriver.QueueStat{})
 	_ = FinishedStats(droverdriver.FinishedStat{})
-	_ = LeaseOwner(droverdriver.LeaseOwner{})
 )
 
 // QueueStats is the state of one queue's waiting and running work.
@@ -62,25 +62,10 @@ func (c *Client[TTx]) FinishedStats(ctx context.Context, since, until time.Time)
 	return mapAll(rows, func(r droverdriver.FinishedStat) FinishedStats { return FinishedStats(r) }), nil
 }
 
-// LeaseOwner is a process that holds running jobs.
-type LeaseOwner struct {
-	// Owner is the client's ID (Config.ID) or the HTTP worker's name.
-	Owner   string
-	Running int64
-	// LeaseExpiresAt is the latest expiry of its leases; heartbeats push
-	// it forward, so a date in the past means the process stopped
-	// heartbeating and its jobs are about to be rescued.
-	LeaseExpiresAt time.Time
-}
-
 // LeaseOwners lists the processes holding running jobs, Go clients and
 // HTTP workers alike, from one pass over the hot table.
-func (c *Client[TTx]) LeaseOwners(ctx context.Context) ([]LeaseOwner, error) {
-	rows, err := c.driver.LeaseOwners(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return mapAll(rows, func(r droverdriver.LeaseOwner) LeaseOwner { return LeaseOwner(r) }), nil
+func (c *Client[TTx]) LeaseOwners(ctx context.Context) ([]drovertype.LeaseOwner, error) {
+	return c.driver.LeaseOwners(ctx)
 }
 
 // QueueSettings are a queue's settings stored in the database: they hold

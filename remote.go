@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/completer"
 	"github.com/droverhq/drover/internal/engine"
 	internallease "github.com/droverhq/drover/internal/lease"
@@ -196,7 +197,7 @@ type AttemptResult struct {
 	// LeaseToken is the token the job was claimed with (JobRow.LeaseToken).
 	// A result without it, or with another, is rejected like a stale one
 	// and changes nothing.
-	LeaseToken LeaseToken
+	LeaseToken drovertype.LeaseToken
 	// MaxAttempts is ignored. Workers used to echo the job's max_attempts
 	// and a failed attempt at or past it discarded the job, which let a
 	// caller discard a job that had attempts left; the store now decides
@@ -439,7 +440,7 @@ type AttemptRef struct {
 	Attempt int
 	// LeaseToken is the token the job was claimed with; a lease named
 	// without it, or with another, is not extended and is reported lost.
-	LeaseToken LeaseToken
+	LeaseToken drovertype.LeaseToken
 }
 
 // LeaseReport is what the store says of the attempts in ExtendLeases.
@@ -463,7 +464,7 @@ func (r *Remote) ExtendLeases(ctx context.Context, attempts []AttemptRef, lease 
 		return nil, invalidf("lease %s: must be between %s and %s", lease, MinRemoteLease, MaxRemoteLease)
 	}
 	p := droverdriver.HeartbeatParams{IDs: make([]int64, len(attempts)), Attempts: make([]int, len(attempts)),
-		Tokens: make([]droverdriver.LeaseToken, len(attempts)), Lease: lease}
+		Tokens: make([]drovertype.LeaseToken, len(attempts)), Lease: lease}
 	for i, a := range attempts {
 		p.IDs[i], p.Attempts[i], p.Tokens[i] = a.ID, a.Attempt, a.LeaseToken
 	}

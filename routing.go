@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/engine"
 	"github.com/droverhq/drover/internal/validate"
 )
@@ -25,27 +26,6 @@ import (
 // routed job only if it matches all of them, and claims plain jobs as
 // well. A worker that says nothing of itself claims plain jobs only, with
 // the plain claim statement, so routing costs plain workers nothing.
-
-// Routing is where a routed job may run, as stored (JobRow.Routing).
-type Routing = droverdriver.Routing
-
-// AbsentPolicy says what becomes of a job aimed at worker names
-// (InsertOpts.WorkerNames) when none of those workers has been seen for
-// InsertOpts.WorkerAbsentAfter.
-type AbsentPolicy = droverdriver.AbsentPolicy
-
-// Absent policies.
-const (
-	// WorkerAbsentWait keeps the job waiting for its workers, reported as
-	// unroutable meanwhile (the default).
-	WorkerAbsentWait = droverdriver.AbsentWait
-	// WorkerAbsentFallback lets any worker of the job's WorkerType take
-	// it; the job must have one.
-	WorkerAbsentFallback = droverdriver.AbsentFallback
-	// WorkerAbsentFail ends the job as discarded, with an error naming the
-	// workers that stayed away.
-	WorkerAbsentFail = droverdriver.AbsentFail
-)
 
 // WorkerAbsentAfterDefault is how long a job aimed at worker names waits
 // for them before its AbsentPolicy applies, when InsertOpts leaves
@@ -95,14 +75,14 @@ func validateWorker(w WorkerConfig) error {
 
 // routingOf checks the routing options of o and returns the job's
 // routing, nil for a plain job.
-func routingOf(o *InsertOpts) (*droverdriver.Routing, error) {
+func routingOf(o *InsertOpts) (*drovertype.Routing, error) {
 	if o.WorkerType == "" && len(o.WorkerNames) == 0 && len(o.WorkerLabels) == 0 {
 		if o.OnWorkerAbsent != "" || o.WorkerAbsentAfter != 0 {
 			return nil, invalidf("on worker absent: applies to jobs aimed at worker names (WorkerNames)")
 		}
 		return nil, nil
 	}
-	r := &droverdriver.Routing{Type: o.WorkerType}
+	r := &drovertype.Routing{Type: o.WorkerType}
 	if o.WorkerType != "" {
 		if err := validate.WorkerType(o.WorkerType); err != nil {
 			return nil, err
@@ -126,16 +106,16 @@ func routingOf(o *InsertOpts) (*droverdriver.Routing, error) {
 		r.Labels = maps.Clone(o.WorkerLabels)
 	}
 	switch o.OnWorkerAbsent {
-	case "", WorkerAbsentWait:
-	case WorkerAbsentFallback:
+	case "", drovertype.AbsentWait:
+	case drovertype.AbsentFallback:
 		if r.Type == "" {
 			return nil, invalidf("on worker absent %q: falls back to a worker type, and the job has none (set WorkerType)", o.OnWorkerAbsent)
 		}
 		r.OnAbsent = o.OnWorkerAbsent
-	case WorkerAbsentFail:
+	case drovertype.AbsentFail:
 		r.OnAbsent = o.OnWorkerAbsent
 	default:
-		return nil, invalidf("on worker absent %q: must be %q, %q or %q", o.OnWorkerAbsent, WorkerAbsentWait, WorkerAbsentFallback, WorkerAbsentFail)
+		return nil, invalidf("on worker absent %q: must be %q, %q or %q", o.OnWorkerAbsent, drovertype.AbsentWait, drovertype.AbsentFallback, drovertype.AbsentFail)
 	}
 	if (o.OnWorkerAbsent != "" || o.WorkerAbsentAfter != 0) && len(r.Names) == 0 {
 		return nil, invalidf("on worker absent: applies to jobs aimed at worker names (WorkerNames)")
@@ -144,7 +124,7 @@ func routingOf(o *InsertOpts) (*droverdriver.Routing, error) {
 		return nil, invalidf("worker absent after %s: must not be negative", o.WorkerAbsentAfter)
 	}
 	if r.OnAbsent != "" {
-		r.AbsentAfter = droverdriver.MillisOf(cmp.Or(o.WorkerAbsentAfter, WorkerAbsentAfterDefault))
+		r.AbsentAfter = drovertype.MillisOf(cmp.Or(o.WorkerAbsentAfter, WorkerAbsentAfterDefault))
 	}
 	return r, nil
 }
@@ -285,7 +265,7 @@ type UnroutableJobs struct {
 	// Routing is nil for plain jobs, which only their kind keeps waiting:
 	// the queue's live workers all named the kinds they run, and none
 	// named it.
-	Routing *Routing
+	Routing *drovertype.Routing
 	// Jobs is how many wait; OldestRunAt is when the oldest of them could
 	// first run, FirstID the lowest of their IDs.
 	Jobs        int64

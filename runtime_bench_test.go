@@ -13,6 +13,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // BenchmarkRuntimeNoop measures what a client's runtime costs per noop job
@@ -136,11 +137,11 @@ func (s *memStore) JobClaim(_ context.Context, p droverdriver.ClaimParams) ([]*d
 	s.claimed = min(s.n, start+int64(p.Max))
 	end := s.claimed
 	s.mu.Unlock()
-	token := droverdriver.NewLeaseToken()
+	token := drovertype.NewLeaseToken()
 	now := time.Now()
 	rows := make([]*droverdriver.JobRow, 0, end-start)
 	for id := start + 1; id <= end; id++ {
-		rows = append(rows, &droverdriver.JobRow{ID: id, State: droverdriver.StateRunning, Queue: p.Queue,
+		rows = append(rows, &droverdriver.JobRow{ID: id, State: drovertype.JobStateRunning, Queue: p.Queue,
 			Kind: "bench.noop", Args: s.args, Metadata: []byte("{}"), Tags: []string{}, Attempt: 1, MaxAttempts: 25,
 			CreatedAt: now, RunAt: now, AttemptedAt: &now, LeaseOwner: p.Owner, LeaseToken: token})
 	}

@@ -20,6 +20,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/droverhq/drover/drovertype"
 )
 
 // ErrNotFound is returned by single-job calls when no job has the given ID.
@@ -203,7 +205,7 @@ type Executor interface {
 	JobDelete(ctx context.Context, ids []int64) ([]int64, error)
 
 	// JobCountByState counts jobs per state, for inspection and benches.
-	JobCountByState(ctx context.Context, queue string) (map[State]int64, error)
+	JobCountByState(ctx context.Context, queue string) (map[drovertype.JobState]int64, error)
 
 	// QueueStats summarises the hot table per queue: jobs waiting (by
 	// kind of wait) and running, and the run_at of the oldest claimable
@@ -224,7 +226,7 @@ type Executor interface {
 	// jobs, with how many and until when its leases run, from one pass
 	// over the hot table: the workers that are alive and working, Go
 	// clients and HTTP workers alike.
-	LeaseOwners(ctx context.Context) ([]LeaseOwner, error)
+	LeaseOwners(ctx context.Context) ([]drovertype.LeaseOwner, error)
 
 	// KeyBlocked returns up to limit keys that have blocked jobs, for the
 	// engine's promotion sweep (engine.Promote), which promotes them under
@@ -355,7 +357,7 @@ type InsertParams struct {
 	// Routed jobs take the keyed insert path, which stores their route
 	// key and routing, and wake every listener of their queue: the next
 	// listener in turn may be a worker that cannot take them.
-	Routing *Routing
+	Routing *drovertype.Routing
 }
 
 // CancelParams says which jobs JobCancel cancels.
@@ -477,7 +479,7 @@ type ClaimParams struct {
 	// rows instead of one it draws: a claim made of several stores'
 	// claims (droverfleet) hands out one token for all its rows, as one
 	// store's claim does.
-	Token LeaseToken
+	Token drovertype.LeaseToken
 }
 
 // ClaimVariant names one of the claim statements (ClaimParams.Variant).
@@ -651,7 +653,7 @@ type Result struct {
 	ID      int64
 	Attempt int
 	// LeaseToken is the token the attempt was claimed with.
-	LeaseToken LeaseToken
+	LeaseToken drovertype.LeaseToken
 	Outcome    Outcome
 	// Error is the encoded AttemptError of a failed attempt, or nil.
 	Error []byte
@@ -687,7 +689,7 @@ type Result struct {
 type HeartbeatParams struct {
 	IDs      []int64
 	Attempts []int
-	Tokens   []LeaseToken
+	Tokens   []drovertype.LeaseToken
 	Lease    time.Duration
 }
 
@@ -722,7 +724,7 @@ type PruneParams struct {
 // ListParams filters JobList (and the other statements of
 // SearchExecutor). Empty fields match everything.
 type ListParams struct {
-	States []State
+	States []drovertype.JobState
 	Queue  string
 	Kind   string
 	// Tags keeps jobs that carry every one of them.
@@ -734,7 +736,7 @@ type ListParams struct {
 	// Created, Scheduled (run_at), Attempted and Finished bound the job's
 	// times; a bound on a time the job has not set (never attempted, not
 	// finished) excludes it.
-	Created, Scheduled, Attempted, Finished TimeRange
+	Created, Scheduled, Attempted, Finished drovertype.TimeRange
 	// AfterID is the keyset cursor: only IDs after it in the list's
 	// order (greater; with Desc, smaller, and 0 starts at the newest).
 	AfterID int64
@@ -769,15 +771,6 @@ type FinishedStat struct {
 	PickupP50, PickupP95, PickupP99 time.Duration
 }
 
-// LeaseOwner is one line of LeaseOwners.
-type LeaseOwner struct {
-	Owner   string
-	Running int64
-	// LeaseExpiresAt is the latest lease expiry among its jobs: each
-	// heartbeat pushes it forward, so it shows the process is alive.
-	LeaseExpiresAt time.Time
-}
-
 // LeaderParams is one election attempt.
 type LeaderParams struct {
 	Name string
@@ -788,7 +781,7 @@ type LeaderParams struct {
 // JobRow is a job as stored.
 type JobRow struct {
 	ID          int64
-	State       State
+	State       drovertype.JobState
 	Queue       string
 	Kind        string
 	Priority    int
@@ -820,8 +813,8 @@ type JobRow struct {
 	// LeaseToken is set by JobClaim only: it is the claimer's secret, and
 	// JobGet and JobList, which anyone allowed to read jobs may call, never
 	// return it.
-	LeaseToken LeaseToken
+	LeaseToken drovertype.LeaseToken
 	// Routing is where the job may run (routing.go); nil for a plain job.
 	// Set by JobGet and JobList, not by JobClaim.
-	Routing *Routing
+	Routing *drovertype.Routing
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/droverhq/drover/drovertype"
 )
 
 // ErrDependencyFailed is returned when a job is inserted to depend on a job
@@ -37,7 +39,7 @@ type FlowExecutor interface {
 	// those of ids that ended, with their final states
 	// (JobFlowEndedParents): what PlanFlowInsert needs. IDs in neither map
 	// do not exist. It runs in the caller's transaction (Tx).
-	JobFlowParents(ctx context.Context, ids []int64) (live map[int64]bool, ended map[int64]State, err error)
+	JobFlowParents(ctx context.Context, ids []int64) (live map[int64]bool, ended map[int64]drovertype.JobState, err error)
 
 	// JobInsertFlow stores jobs with dependencies and/or as one batch as
 	// plan (PlanFlowInsert) says, in one transaction, and returns their IDs
@@ -159,7 +161,7 @@ type BatchResultsParams struct {
 // ResultRow is a job's state and stored result.
 type ResultRow struct {
 	ID     int64
-	State  State
+	State  drovertype.JobState
 	Kind   string
 	Result []byte // nil unless the job completed with a result
 }
@@ -170,7 +172,7 @@ type ResultRow struct {
 // JobFlowParents told it which stored parents have ended, so that both
 // stores apply the same rules.
 type FlowInsertPlan struct {
-	States    []State // StatePending or StateAvailable
+	States    []drovertype.JobState // StatePending or StateAvailable
 	Flow      []int
 	WaitingOn []int
 	// Parents[i] lists the stored parents of job i; children within the
@@ -183,9 +185,9 @@ type FlowInsertPlan struct {
 // still waiting or running). It fails when a job depends on a job that
 // does not exist or, without ReleaseOnParentFailure, on one that ended
 // without completing.
-func PlanFlowInsert(p FlowInsertParams, live map[int64]bool, ended map[int64]State) (FlowInsertPlan, error) {
+func PlanFlowInsert(p FlowInsertParams, live map[int64]bool, ended map[int64]drovertype.JobState) (FlowInsertPlan, error) {
 	n := len(p.Jobs)
-	plan := FlowInsertPlan{States: make([]State, n), Flow: make([]int, n), WaitingOn: make([]int, n), Parents: make([][]int64, n)}
+	plan := FlowInsertPlan{States: make([]drovertype.JobState, n), Flow: make([]int, n), WaitingOn: make([]int, n), Parents: make([][]int64, n)}
 	for i := range p.Jobs {
 		j := &p.Jobs[i]
 		if p.Batch {
@@ -201,7 +203,7 @@ func PlanFlowInsert(p FlowInsertParams, live map[int64]bool, ended map[int64]Sta
 			}
 			seen[id] = true
 			switch st, ok := ended[id]; {
-			case ok && st == StateCompleted:
+			case ok && st == drovertype.JobStateCompleted:
 				// Met already; the edge is still stored so the child
 				// can read the parent's result.
 			case ok && !j.ReleaseOnParentFailure:
@@ -228,9 +230,9 @@ func PlanFlowInsert(p FlowInsertParams, live map[int64]bool, ended map[int64]Sta
 		if len(plan.Parents[i]) > 0 || len(after) > 0 {
 			plan.Flow[i] |= FlowHasParents
 		}
-		plan.States[i] = StateAvailable
+		plan.States[i] = drovertype.JobStateAvailable
 		if plan.WaitingOn[i] > 0 {
-			plan.States[i] = StatePending
+			plan.States[i] = drovertype.JobStatePending
 		}
 	}
 	return plan, nil

@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/droverhq/drover/drovertype"
 )
 
 // Routing: jobs that say where they may run, workers that say what they
@@ -37,52 +39,9 @@ const (
 	RouteLabels = "*"
 )
 
-// AbsentPolicy says what becomes of a job aimed at worker names when none
-// of them has been seen for Routing.AbsentAfter.
-type AbsentPolicy string
-
-// Absent policies.
-const (
-	// AbsentWait keeps the job waiting for its workers, shown as
-	// unroutable meanwhile. It is the default.
-	AbsentWait AbsentPolicy = "wait"
-	// AbsentFallback lets any worker of the job's type take it.
-	AbsentFallback AbsentPolicy = "fallback"
-	// AbsentFail ends the job as discarded, with an error that names the
-	// workers that stayed away.
-	AbsentFail AbsentPolicy = "fail"
-)
-
-// Routing says which workers may run a job. Every constraint set must
-// hold: a worker of Type (when set), named in Names (when set), that has
-// every label of Labels with the same value. A nil *Routing is a plain
-// job, which any worker may run.
-type Routing struct {
-	Type   string            `json:"type,omitempty"`
-	Names  []string          `json:"names,omitempty"`
-	Labels map[string]string `json:"labels,omitempty"`
-	// OnAbsent applies when none of Names has been seen for AbsentAfter
-	// while the job waited that long; empty means AbsentWait.
-	OnAbsent    AbsentPolicy `json:"on_absent,omitempty"`
-	AbsentAfter Millis       `json:"absent_after_ms,omitempty"`
-	// FellBackFrom holds the names a job was aimed at before the leader
-	// let any worker of its type take it (AbsentFallback); Names is empty
-	// then.
-	FellBackFrom []string `json:"fell_back_from,omitempty"`
-}
-
-// Millis is a duration stored as whole milliseconds in JSON.
-type Millis int64
-
-// Duration returns m as a time.Duration.
-func (m Millis) Duration() time.Duration { return time.Duration(m) * time.Millisecond }
-
-// MillisOf rounds d down to whole milliseconds.
-func MillisOf(d time.Duration) Millis { return Millis(d / time.Millisecond) }
-
-// Key returns the route key the job waits under (the Route* constants),
-// "" for a plain job.
-func (r *Routing) Key() string {
+// RouteKey returns the route key a job routed by r waits under (the
+// Route* constants), "" for a plain job.
+func RouteKey(r *drovertype.Routing) string {
 	switch {
 	case r == nil:
 		return ""
@@ -98,26 +57,12 @@ func (r *Routing) Key() string {
 	return ""
 }
 
-// JSON returns the routing as stored in the routing column: keys in a
-// fixed order, names sorted, so that jobs with the same constraints store
-// the same text and group together in reports.
-func (r *Routing) JSON() []byte {
-	if r == nil {
-		return nil
-	}
-	c := *r
-	c.Names = slices.Clone(r.Names)
-	slices.Sort(c.Names)
-	b, _ := json.Marshal(&c) // a struct of strings, maps and ints cannot fail
-	return b
-}
-
 // DecodeRouting reads a routing column; nil for a plain job.
-func DecodeRouting(b []byte) (*Routing, error) {
+func DecodeRouting(b []byte) (*drovertype.Routing, error) {
 	if len(b) == 0 {
 		return nil, nil
 	}
-	r := &Routing{}
+	r := &drovertype.Routing{}
 	if err := json.Unmarshal(b, r); err != nil {
 		return nil, err
 	}
@@ -136,7 +81,7 @@ type Worker struct {
 // Matches reports whether w may run a job routed by r: the same test the
 // claim statements make in SQL, for the reports that say which waiting
 // jobs no live worker can take.
-func (w *Worker) Matches(r *Routing) bool {
+func (w *Worker) Matches(r *drovertype.Routing) bool {
 	if r == nil {
 		return true
 	}
@@ -275,7 +220,7 @@ func (r *WorkerRecord) Worker() *Worker {
 type RouteGroup struct {
 	Queue   string
 	Kind    string
-	Routing *Routing
+	Routing *drovertype.Routing
 	// Jobs is how many wait (available, due or not).
 	Jobs int64
 	// OldestRunAt is the run_at of the oldest of them.

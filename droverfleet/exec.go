@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/engine"
 )
 
@@ -402,7 +403,7 @@ func (e *exec) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*dro
 		return nil, fmt.Errorf("claim from queue %s: %w", p.Queue, errAllDown)
 	}
 	if p.Token.IsZero() {
-		p.Token = droverdriver.NewLeaseToken() // one for every shard's rows
+		p.Token = drovertype.NewLeaseToken() // one for every shard's rows
 	}
 	start := int(e.c.claims.Add(1) % uint64(len(live)))
 	unasked := append(live[start:], live[:start]...)
@@ -821,15 +822,15 @@ func add(t *droverdriver.TableCount, c droverdriver.TableCount) {
 
 // Counts and summaries: summed over shards.
 
-func (e *exec) JobCountByState(ctx context.Context, queue string) (map[droverdriver.State]int64, error) {
-	parts, err := everywhere(ctx, e, false, func(ctx context.Context, ex droverdriver.Executor, _ int) ([]map[droverdriver.State]int64, error) {
+func (e *exec) JobCountByState(ctx context.Context, queue string) (map[drovertype.JobState]int64, error) {
+	parts, err := everywhere(ctx, e, false, func(ctx context.Context, ex droverdriver.Executor, _ int) ([]map[drovertype.JobState]int64, error) {
 		m, err := ex.JobCountByState(ctx, queue)
-		return []map[droverdriver.State]int64{m}, err
+		return []map[drovertype.JobState]int64{m}, err
 	})
 	if err != nil {
 		return nil, err
 	}
-	out := map[droverdriver.State]int64{}
+	out := map[drovertype.JobState]int64{}
 	for _, m := range parts {
 		for s, n := range m {
 			out[s] += n
@@ -874,14 +875,14 @@ func (e *exec) FinishedStats(ctx context.Context, since, until time.Time) ([]dro
 	}), nil
 }
 
-func (e *exec) LeaseOwners(ctx context.Context) ([]droverdriver.LeaseOwner, error) {
-	parts, err := everywhere(ctx, e, true, func(ctx context.Context, ex droverdriver.Executor, _ int) ([]droverdriver.LeaseOwner, error) {
+func (e *exec) LeaseOwners(ctx context.Context) ([]drovertype.LeaseOwner, error) {
+	parts, err := everywhere(ctx, e, true, func(ctx context.Context, ex droverdriver.Executor, _ int) ([]drovertype.LeaseOwner, error) {
 		return ex.LeaseOwners(ctx)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return mergeBy(parts, func(o droverdriver.LeaseOwner) string { return o.Owner }, func(a *droverdriver.LeaseOwner, b droverdriver.LeaseOwner) {
+	return mergeBy(parts, func(o drovertype.LeaseOwner) string { return o.Owner }, func(a *drovertype.LeaseOwner, b drovertype.LeaseOwner) {
 		a.Running += b.Running
 		if b.LeaseExpiresAt.After(a.LeaseExpiresAt) {
 			a.LeaseExpiresAt = b.LeaseExpiresAt
@@ -1092,8 +1093,8 @@ func (e *exec) placeFlow(ctx context.Context, p droverdriver.FlowInsertParams) (
 	return shard, nil
 }
 
-func (e *exec) JobFlowParents(ctx context.Context, ids []int64) (map[int64]bool, map[int64]droverdriver.State, error) {
-	live, ended := map[int64]bool{}, map[int64]droverdriver.State{}
+func (e *exec) JobFlowParents(ctx context.Context, ids []int64) (map[int64]bool, map[int64]drovertype.JobState, error) {
+	live, ended := map[int64]bool{}, map[int64]drovertype.JobState{}
 	var mu sync.Mutex
 	_, err := byIDs(ctx, e, ids, false, func(ctx context.Context, ex droverdriver.Executor, ids []int64) ([]struct{}, error) {
 		l, en, err := ex.JobFlowParents(ctx, ids)

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // dbtx is what both a pool and a transaction offer.
@@ -153,7 +154,7 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 	// One token per claim: see droverdriver.LeaseToken.
 	token := p.Token
 	if token.IsZero() {
-		token = droverdriver.NewLeaseToken()
+		token = drovertype.NewLeaseToken()
 	}
 	cp := claimParams{Queue: p.Queue, Max: p.Max, Owner: p.Owner, LeaseMS: float64(p.Lease.Milliseconds()), Limited: p.Limited, Token: token}
 	if !p.Now.IsZero() {
@@ -214,7 +215,7 @@ func afterParams(p droverdriver.ClaimParams, cp claimParams) claimAfterParams {
 // claim returns them in the order it updated them, which is their order on
 // disk, and leaves out the queue, lease owner and lease token, which p and
 // token name.
-func scanClaimed(rows pgx.Rows, p droverdriver.ClaimParams, token droverdriver.LeaseToken) ([]*droverdriver.JobRow, error) {
+func scanClaimed(rows pgx.Rows, p droverdriver.ClaimParams, token drovertype.LeaseToken) ([]*droverdriver.JobRow, error) {
 	defer rows.Close()
 	jobs := make([]*droverdriver.JobRow, 0, p.Max)
 	var a claimArena
@@ -235,7 +236,7 @@ func scanClaimed(rows pgx.Rows, p droverdriver.ClaimParams, token droverdriver.L
 		}
 		j := a.row()
 		*j = r
-		j.State, j.Queue, j.LeaseOwner, j.LeaseToken = droverdriver.StateRunning, p.Queue, p.Owner, token
+		j.State, j.Queue, j.LeaseOwner, j.LeaseToken = drovertype.JobStateRunning, p.Queue, p.Owner, token
 		j.Kind, j.Args, j.Metadata = a.kind(kind), a.bytes(args), a.bytes(metadata)
 		times := a.times()
 		times[0], times[1] = attemptedAt, expiresAt
@@ -321,7 +322,7 @@ type tokenSet struct {
 	uuids []pgtype.UUID
 }
 
-func (s *tokenSet) add(t droverdriver.LeaseToken) {
+func (s *tokenSet) add(t drovertype.LeaseToken) {
 	for i := len(s.uuids) - 1; i >= 0; i-- {
 		if s.uuids[i].Bytes == t {
 			return
@@ -332,7 +333,7 @@ func (s *tokenSet) add(t droverdriver.LeaseToken) {
 
 // appendUUID appends t in PostgreSQL's text form of a uuid,
 // 8-4-4-4-12 lowercase hex digits, as JobFinish reads it from its JSON.
-func appendUUID(b []byte, t droverdriver.LeaseToken) []byte {
+func appendUUID(b []byte, t drovertype.LeaseToken) []byte {
 	const hex = "0123456789abcdef"
 	for i, c := range t {
 		if i == 4 || i == 6 || i == 8 || i == 10 {
@@ -489,7 +490,7 @@ func scanJob(row pgx.Row) (*droverdriver.JobRow, error) {
 	if key != nil {
 		j.Key = *key
 	}
-	j.State = droverdriver.State(state)
+	j.State = drovertype.JobState(state)
 	j.Timeout = time.Duration(timeoutMS) * time.Millisecond
 	if owner != nil {
 		j.LeaseOwner = *owner
@@ -518,7 +519,7 @@ func (e *executor) JobCancel(ctx context.Context, p droverdriver.CancelParams) (
 	ended := rows[:0]
 	var flagged []int64
 	for _, r := range rows {
-		if r.State == droverdriver.StateRunning {
+		if r.State == drovertype.JobStateRunning {
 			flagged = append(flagged, r.ID)
 		} else {
 			ended = append(ended, r)
@@ -582,20 +583,20 @@ func (e *executor) JobRetry(ctx context.Context, ids []int64, now time.Time) ([]
 	return out, nil
 }
 
-func (e *executor) JobCountByState(ctx context.Context, queue string) (map[droverdriver.State]int64, error) {
+func (e *executor) JobCountByState(ctx context.Context, queue string) (map[drovertype.JobState]int64, error) {
 	rows, err := jobCountByState.query(ctx, e.db, e.q, queue)
 	if err != nil {
 		return nil, e.wrap("count jobs", err)
 	}
 	defer rows.Close()
-	counts := map[droverdriver.State]int64{}
+	counts := map[drovertype.JobState]int64{}
 	for rows.Next() {
 		var s string
 		var n int64
 		if err := rows.Scan(&s, &n); err != nil {
 			return nil, e.wrap("count jobs", err)
 		}
-		counts[droverdriver.State(s)] += n
+		counts[drovertype.JobState(s)] += n
 	}
 	return counts, e.wrap("count jobs", rows.Err())
 }
@@ -639,15 +640,15 @@ func (e *executor) FinishedStats(ctx context.Context, since, until time.Time) ([
 // msDuration converts fractional milliseconds.
 func msDuration(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
 
-func (e *executor) LeaseOwners(ctx context.Context) ([]droverdriver.LeaseOwner, error) {
+func (e *executor) LeaseOwners(ctx context.Context) ([]drovertype.LeaseOwner, error) {
 	rows, err := leaseOwners.query(ctx, e.db, e.q, struct{}{})
 	if err != nil {
 		return nil, e.wrap("lease owners", err)
 	}
 	defer rows.Close()
-	var out []droverdriver.LeaseOwner
+	var out []drovertype.LeaseOwner
 	for rows.Next() {
-		var o droverdriver.LeaseOwner
+		var o drovertype.LeaseOwner
 		var owner *string
 		if err := rows.Scan(&owner, &o.Running, &o.LeaseExpiresAt); err != nil {
 			return nil, e.wrap("lease owners", err)

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // claimLimited claims for a queue with cluster-wide limits, in one
@@ -19,7 +20,7 @@ import (
 // QueueLimitSpend then takes a token per job claimed. Three or four round
 // trips, once per claim of up to ClaimMax jobs; queues without limits take
 // none of them. cp are the claim's parameters but for the room.
-func (e *executor) claimLimited(ctx context.Context, p droverdriver.ClaimParams, token droverdriver.LeaseToken, cp claimParams) ([]*droverdriver.JobRow, error) {
+func (e *executor) claimLimited(ctx context.Context, p droverdriver.ClaimParams, token drovertype.LeaseToken, cp claimParams) ([]*droverdriver.JobRow, error) {
 	var jobs []*droverdriver.JobRow
 	err := pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
 		b := &pgx.Batch{}

@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // Routing and the worker registry (droverdriver/routing.go): the claims
@@ -161,7 +162,7 @@ func (e *executor) JobRouteAbsent(ctx context.Context, p droverdriver.RouteAbsen
 	var failed []droverdriver.FinishedRow
 	var woken []string
 	for _, r := range res.Applied {
-		if r.State == droverdriver.StateAvailable {
+		if r.State == drovertype.JobStateAvailable {
 			woken = append(woken, r.Queue)
 		} else {
 			failed = append(failed, r)
@@ -181,7 +182,7 @@ func (e *executor) JobRouteAbsent(ctx context.Context, p droverdriver.RouteAbsen
 // transaction (or in the caller's). The lock is held while the claim is
 // planned, runs and commits, and no longer: every claim of the queue waits
 // for it, so that time is the queue's throughput.
-func (e *executor) claimStrict(ctx context.Context, p droverdriver.ClaimParams, token droverdriver.LeaseToken, cp claimParams) ([]*droverdriver.JobRow, error) {
+func (e *executor) claimStrict(ctx context.Context, p droverdriver.ClaimParams, token drovertype.LeaseToken, cp claimParams) ([]*droverdriver.JobRow, error) {
 	b := &pgx.Batch{}
 	strictClaimSettings.queue(b, e.q, struct{}{})
 	queueLimitTake.queue(b, e.q, p.Queue)

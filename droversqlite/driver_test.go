@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/engine"
 )
 
@@ -313,7 +314,7 @@ func TestMigrationRebuildsStateChecks(t *testing.T) {
 	if n, err := engine.Rescue(ctx, d, droverdriver.RescueParams{Now: time.Now().Add(time.Hour), Limit: 10}); err != nil || n != 1 {
 		t.Fatalf("rescuing the job that ran across the migration: %d, %v", n, err)
 	}
-	if j := get(t, d, ids[1]); j.State != droverdriver.StateAvailable || j.ErrorCount != 1 {
+	if j := get(t, d, ids[1]); j.State != drovertype.JobStateAvailable || j.ErrorCount != 1 {
 		t.Fatalf("job that ran across the migration: %+v", j)
 	}
 	if next := insert(t, d, job("q"))[0]; next <= ids[2] {
@@ -396,7 +397,7 @@ func TestMemory(t *testing.T) {
 	defer other.Close()
 	migrate(t, d)
 	id := insert(t, d, job("q"))[0]
-	if j := get(t, d, id); j.State != droverdriver.StateAvailable {
+	if j := get(t, d, id); j.State != drovertype.JobStateAvailable {
 		t.Fatalf("state %s", j.State)
 	}
 	// Every :memory: driver has a database of its own.
@@ -505,7 +506,7 @@ func TestConcurrentClaimsAcrossDrivers(t *testing.T) {
 		}
 	}
 	counts, err := b.JobCountByState(ctx, "q")
-	if err != nil || counts[droverdriver.StateCompleted] != total || len(counts) != 1 {
+	if err != nil || counts[drovertype.JobStateCompleted] != total || len(counts) != 1 {
 		t.Fatalf("counts %v %v", counts, err)
 	}
 }

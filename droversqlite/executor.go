@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // executor runs the driver's statements on the driver's own connections or,
@@ -476,7 +477,7 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 	// One token per claim: see droverdriver.LeaseToken.
 	token := p.Token
 	if token.IsZero() {
-		token = droverdriver.NewLeaseToken()
+		token = drovertype.NewLeaseToken()
 	}
 	// The clock is read once the transaction holds the write lock, so that
 	// attempted_at is when the claim took effect, not when it began to
@@ -662,7 +663,7 @@ var sqlConstants = map[string]int{
 // digits, followed by the colon that separates it from its value. One key
 // carries both so that a plain completion still unpacks from json_each's
 // key and atom alone (see JobFinishMove).
-func appendFenceKey(b []byte, id int64, token droverdriver.LeaseToken) []byte {
+func appendFenceKey(b []byte, id int64, token drovertype.LeaseToken) []byte {
 	b = strconv.AppendInt(append(b, '"'), id, 10)
 	b = token.AppendHex(append(b, ':'))
 	return append(b, '"', ':')
@@ -780,12 +781,12 @@ func (e *executor) JobRescue(ctx context.Context, p droverdriver.RescueParams) (
 			if err := r.Scan(&row.ID, &done, &cancelled, &row.Flow, &row.Queue, &key); err != nil {
 				return err
 			}
-			row.Key, row.State = key.String, droverdriver.StateAvailable
+			row.Key, row.State = key.String, drovertype.JobStateAvailable
 			if done {
 				finish = append(finish, row.ID)
-				row.State = droverdriver.StateDiscarded
+				row.State = drovertype.JobStateDiscarded
 				if cancelled {
-					row.State = droverdriver.StateCancelled
+					row.State = drovertype.JobStateCancelled
 				}
 			}
 			rows = append(rows, row)
@@ -959,7 +960,7 @@ func (e *executor) ended(ctx context.Context, tx *sql.Tx, st bound) ([]droverdri
 		if err := r.Scan(&row.ID, &state, &row.Flow, &row.Queue, &key); err != nil {
 			return err
 		}
-		row.State, row.Key = droverdriver.State(state), key.String
+		row.State, row.Key = drovertype.JobState(state), key.String
 		rows = append(rows, row)
 		return nil
 	}, st.Args...)
@@ -1021,15 +1022,15 @@ func (e *executor) JobRetry(ctx context.Context, ids []int64, now time.Time) ([]
 	return out, nil
 }
 
-func (e *executor) JobCountByState(ctx context.Context, queue string) (map[droverdriver.State]int64, error) {
-	counts := map[droverdriver.State]int64{}
+func (e *executor) JobCountByState(ctx context.Context, queue string) (map[drovertype.JobState]int64, error) {
+	counts := map[drovertype.JobState]int64{}
 	err := jobCountByState.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
 		var s string
 		var n int64
 		if err := rows.Scan(&s, &n); err != nil {
 			return err
 		}
-		counts[droverdriver.State(s)] += n
+		counts[drovertype.JobState(s)] += n
 		return nil
 	}, queueAt{queue, micros(time.Now())})
 	if err != nil {
@@ -1078,10 +1079,10 @@ func (e *executor) FinishedStats(ctx context.Context, since, until time.Time) ([
 	return out, nil
 }
 
-func (e *executor) LeaseOwners(ctx context.Context) ([]droverdriver.LeaseOwner, error) {
-	var out []droverdriver.LeaseOwner
+func (e *executor) LeaseOwners(ctx context.Context) ([]drovertype.LeaseOwner, error) {
+	var out []drovertype.LeaseOwner
 	err := leaseOwners.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
-		var o droverdriver.LeaseOwner
+		var o drovertype.LeaseOwner
 		var owner sql.NullString
 		var expires int64
 		if err := rows.Scan(&owner, &o.Running, &expires); err != nil {
@@ -1236,7 +1237,7 @@ type scanner struct {
 type claimed struct {
 	queue, owner       string
 	attemptedAt, lease time.Time
-	token              droverdriver.LeaseToken
+	token              drovertype.LeaseToken
 }
 
 func newScanner(expect int) *scanner {
@@ -1268,7 +1269,7 @@ func (sc *scanner) scan(rows *sql.Rows) error {
 	j := &box.row
 	v := &sc.vals
 	j.ID = asInt(v[0])
-	j.State = droverdriver.State(asString(v[1]))
+	j.State = drovertype.JobState(asString(v[1]))
 	j.Queue = asString(v[2])
 	j.Kind = asString(v[3])
 	j.Priority = int(asInt(v[4]))
@@ -1310,7 +1311,7 @@ func (sc *scanner) scanClaimed(rows *sql.Rows) error {
 	v := &sc.vals
 	c := sc.claim
 	j.ID = asInt(v[0])
-	j.State = droverdriver.StateRunning
+	j.State = drovertype.JobStateRunning
 	j.Queue = c.queue
 	j.Kind = asString(v[1])
 	j.Priority = int(asInt(v[2]))

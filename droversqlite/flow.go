@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // Workflows and batches: the statements are the "flow" section of
@@ -91,10 +92,10 @@ func (e *executor) settle(ctx context.Context, tx *sql.Tx, ended []int64, failed
 		if err := rows.Scan(&queue, &state, &key); err != nil {
 			return err
 		}
-		switch droverdriver.State(state) {
-		case droverdriver.StateAvailable:
+		switch drovertype.JobState(state) {
+		case drovertype.JobStateAvailable:
 			wake(queue)
-		case droverdriver.StateBlocked:
+		case drovertype.JobStateBlocked:
 			addKey(queue, key)
 		}
 		return nil
@@ -125,7 +126,7 @@ func (e *executor) settle(ctx context.Context, tx *sql.Tx, ended []int64, failed
 			if err := rows.Scan(&queue, &state, &key); err != nil {
 				return err
 			}
-			if droverdriver.State(state) == droverdriver.StateAvailable {
+			if drovertype.JobState(state) == drovertype.JobStateAvailable {
 				wake(queue)
 			} else {
 				addKey(queue, key)
@@ -150,9 +151,9 @@ func addQueues(woken, more []string) []string {
 }
 
 // JobFlowParents runs JobFlowMarkParents, then JobFlowEndedParents.
-func (e *executor) JobFlowParents(ctx context.Context, ids []int64) (map[int64]bool, map[int64]droverdriver.State, error) {
+func (e *executor) JobFlowParents(ctx context.Context, ids []int64) (map[int64]bool, map[int64]drovertype.JobState, error) {
 	live := map[int64]bool{}
-	ended := map[int64]droverdriver.State{}
+	ended := map[int64]drovertype.JobState{}
 	arg := string(appendIDs(nil, ids))
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
 		err := jobFlowMarkParents.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
@@ -172,7 +173,7 @@ func (e *executor) JobFlowParents(ctx context.Context, ids []int64) (map[int64]b
 			if err := rows.Scan(&id, &state); err != nil {
 				return err
 			}
-			ended[id] = droverdriver.State(state)
+			ended[id] = drovertype.JobState(state)
 			return nil
 		}, arg)
 	})
@@ -370,7 +371,7 @@ func (e *executor) JobsParentResults(ctx context.Context, childIDs []int64) ([]d
 		if err := rows.Scan(&r.ChildID, &r.ID, &state, &r.Kind, &result); err != nil {
 			return err
 		}
-		r.State = droverdriver.State(state)
+		r.State = drovertype.JobState(state)
 		r.Result = asBytes(result)
 		out = append(out, r)
 		return nil
@@ -391,7 +392,7 @@ func (e *executor) results(ctx context.Context, op string, s bound) ([]droverdri
 		if err := rows.Scan(&r.ID, &state, &r.Kind, &result); err != nil {
 			return err
 		}
-		r.State = droverdriver.State(state)
+		r.State = drovertype.JobState(state)
 		r.Result = asBytes(result)
 		out = append(out, r)
 		return nil

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // Routing and the worker registry (droverdriver/routing.go): the claims
@@ -167,7 +168,7 @@ func (e *executor) JobRouteAbsent(ctx context.Context, p droverdriver.RouteAbsen
 			if err := rows.Scan(&id, &policy); err != nil {
 				return err
 			}
-			if droverdriver.AbsentPolicy(policy) == droverdriver.AbsentFallback {
+			if drovertype.AbsentPolicy(policy) == drovertype.AbsentFallback {
 				fall = append(fall, id)
 			} else {
 				fail = append(fail, id)
@@ -213,7 +214,7 @@ func (e *executor) JobRouteAbsent(ctx context.Context, p droverdriver.RouteAbsen
 // statements bind them, nil for a plain job.
 func routeArgs(j *droverdriver.InsertParams) (route, routing any) {
 	if r := j.Routing; r != nil {
-		return r.Key(), string(r.JSON())
+		return droverdriver.RouteKey(r), string(r.JSON())
 	}
 	return nil, nil
 }

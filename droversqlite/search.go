@@ -12,6 +12,7 @@ import (
 	"modernc.org/sqlite"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // init prepares the search statements on the readers, and registers the
@@ -116,7 +117,7 @@ func idNext(p *droverdriver.ListParams) idNextParams {
 	lo, hi := p.Bounds()
 	ip := idNextParams{Lo: lo, Hi: hi, Queue: p.Queue, Kind: p.Kind, Now: micros(p.Now)}
 	ip.Waiting, ip.Finished = p.Parts()
-	var others, fin []droverdriver.State
+	var others, fin []drovertype.JobState
 	ip.Due, ip.Scheduled, ip.Retried, others = p.WaitingStates()
 	fin, ip.Failed = p.FinishedStates()
 	ip.Others, ip.FinishedStates = jsonStrings(others), jsonStrings(fin)
@@ -177,7 +178,7 @@ func (e *executor) JobMatchCountByState(ctx context.Context, p droverdriver.Matc
 		if err := rows.Scan(&finished, &state, &matched, &examined); err != nil {
 			return err
 		}
-		out.Add(finished, droverdriver.State(state), matched, examined)
+		out.Add(finished, drovertype.JobState(state), matched, examined)
 		return nil
 	}, sp)
 	return out, e.wrap("count matching jobs by state", err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // InsertedOpts narrows the jobs an assertion matches: a job matches when
@@ -32,7 +33,7 @@ type InsertedOpts struct {
 	// without one runs at its insert's now: with a Clock, the clock's.
 	ScheduledAt time.Time
 	// State is the job's state (available, scheduled, pending, …).
-	State drover.JobState
+	State drovertype.JobState
 }
 
 // Partial stands for the args of a job of kind JobKind whose args hold

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 func testClaim(t *testing.T, setup opener) {
@@ -39,7 +40,7 @@ func testClaim(t *testing.T, setup opener) {
 		if more := claim(t, d, "q", 10); len(more) != 0 {
 			t.Fatalf("claimed the scheduled job: %v", ids(more))
 		}
-		if n, err := d.JobCountByState(ctx, "q"); err != nil || n[droverdriver.StateRunning] != 4 || n[droverdriver.StateScheduled] != 1 {
+		if n, err := d.JobCountByState(ctx, "q"); err != nil || n[drovertype.JobStateRunning] != 4 || n[drovertype.JobStateScheduled] != 1 {
 			t.Errorf("counts %v, %v; want 4 running and 1 scheduled", n, err)
 		}
 	})
@@ -52,7 +53,7 @@ func testClaim(t *testing.T, setup opener) {
 			p.RunAt, p.Args, p.Tags, p.Metadata = past, []byte(`{"n":2}`), []string{"t"}, []byte(`{"m":1}`)
 		}))[0]
 		j := claimAs(t, d, "owner-1", "q", 1, time.Minute)[0]
-		if j.ID != id || j.State != droverdriver.StateRunning || j.Attempt != 1 || j.LeaseOwner != "owner-1" ||
+		if j.ID != id || j.State != drovertype.JobStateRunning || j.Attempt != 1 || j.LeaseOwner != "owner-1" ||
 			j.AttemptedAt == nil || j.LeaseExpiresAt == nil || j.FinalizedAt != nil || j.CancelRequested {
 			t.Fatalf("claimed row %+v", j)
 		}
@@ -66,7 +67,7 @@ func testClaim(t *testing.T, setup opener) {
 			t.Errorf("payload run_at %v args %s metadata %s tags %v errors %s", j.RunAt, j.Args, j.Metadata, j.Tags, j.Errors)
 		}
 		stored := get(t, d, id)
-		if stored.State != droverdriver.StateRunning || stored.Attempt != 1 || stored.LeaseOwner != "owner-1" ||
+		if stored.State != drovertype.JobStateRunning || stored.Attempt != 1 || stored.LeaseOwner != "owner-1" ||
 			stored.LeaseExpiresAt == nil || !stored.LeaseExpiresAt.Equal(*j.LeaseExpiresAt) {
 			t.Errorf("stored after the claim: %+v", stored)
 		}
@@ -158,11 +159,11 @@ func testClaim(t *testing.T, setup opener) {
 		}
 		// The token is stored: the heartbeat accepts it and no other.
 		for _, tc := range []struct {
-			token droverdriver.LeaseToken
+			token drovertype.LeaseToken
 			lost  bool
 		}{{tok, false}, {second[0].LeaseToken, true}} {
 			res, err := d.JobHeartbeat(ctx, droverdriver.HeartbeatParams{IDs: []int64{first[1].ID}, Attempts: []int{1},
-				Tokens: []droverdriver.LeaseToken{tc.token}, Lease: time.Minute})
+				Tokens: []drovertype.LeaseToken{tc.token}, Lease: time.Minute})
 			if err != nil || (len(res.Lost) == 1) != tc.lost {
 				t.Fatalf("heartbeat with token %v: lost %v, %v; want lost: %v", tc.token, res.Lost, err, tc.lost)
 			}

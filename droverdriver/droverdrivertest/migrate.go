@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 func testMigrations(t *testing.T, fresh opener) {
@@ -142,7 +143,7 @@ func testMigrations(t *testing.T, fresh opener) {
 			"JobGet":  func() error { _, err := d.JobGet(ctx, 1); return err },
 			"JobList": func() error { _, err := d.JobList(ctx, droverdriver.ListParams{Limit: 1}); return err },
 			"JobFinishMany": func() error {
-				_, err := d.JobFinishMany(ctx, droverdriver.FinishParams{Results: []droverdriver.Result{{ID: 1, Attempt: 1, LeaseToken: droverdriver.NewLeaseToken(), Outcome: droverdriver.OutcomeCompleted}}})
+				_, err := d.JobFinishMany(ctx, droverdriver.FinishParams{Results: []droverdriver.Result{{ID: 1, Attempt: 1, LeaseToken: drovertype.NewLeaseToken(), Outcome: droverdriver.OutcomeCompleted}}})
 				return err
 			},
 			"LeaderElect": func() error {

@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/engine"
 	"github.com/droverhq/drover/internal/waitfor"
 )
@@ -174,7 +175,7 @@ func get(t *testing.T, e droverdriver.Executor, id int64) *droverdriver.JobRow {
 }
 
 // wantState fails unless each job of want is stored in its state.
-func wantState(t *testing.T, e droverdriver.Executor, want map[int64]droverdriver.State) {
+func wantState(t *testing.T, e droverdriver.Executor, want map[int64]drovertype.JobState) {
 	t.Helper()
 	for _, id := range slices.Sorted(maps.Keys(want)) {
 		if got := get(t, e, id).State; got != want[id] {

@@ -24,6 +24,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/bench/stats"
 	"github.com/droverhq/drover/internal/jobjson"
 	"github.com/droverhq/drover/internal/server"
@@ -45,7 +46,7 @@ import (
 type assignClient interface {
 	InsertMany(ctx context.Context, jobs []drover.InsertManyParams) ([]int64, error)
 	JobList(ctx context.Context, p drover.JobListParams) ([]*drover.JobRow, error)
-	JobCountByState(ctx context.Context, queue string) (map[drover.JobState]int64, error)
+	JobCountByState(ctx context.Context, queue string) (map[drovertype.JobState]int64, error)
 	QueueSetStrictOrder(ctx context.Context, name string, maxRunning int) (*drover.QueueSettings, error)
 	Remote() *drover.Remote
 }
@@ -366,7 +367,7 @@ func assignRun(ctx context.Context, client assignClient, reps assignReplicas, o 
 	if err != nil {
 		return res, err
 	}
-	res.lost = int64(o.jobs) - counts[drover.JobStateCompleted]
+	res.lost = int64(o.jobs) - counts[drovertype.JobStateCompleted]
 	if strict {
 		if res.inversions, err = strictInversions(ctx, client, queue); err != nil {
 			return res, err
@@ -382,7 +383,7 @@ func strictInversions(ctx context.Context, client assignClient, queue string) (i
 	var jobs []*drover.JobRow
 	var after int64
 	for {
-		page, err := client.JobList(ctx, drover.JobListParams{Queue: queue, States: []drover.JobState{drover.JobStateCompleted},
+		page, err := client.JobList(ctx, drover.JobListParams{Queue: queue, States: []drovertype.JobState{drovertype.JobStateCompleted},
 			After: after, Limit: 10_000})
 		if err != nil {
 			return 0, err
@@ -484,7 +485,7 @@ func (g *goReplicas) claim(ctx context.Context, queue string, w assignWorker) (*
 }
 
 func (g *goReplicas) finish(ctx context.Context, w assignWorker, j *assignedJob) error {
-	tok, err := drover.ParseLeaseToken(j.token)
+	tok, err := drovertype.ParseLeaseToken(j.token)
 	if err != nil {
 		return err
 	}

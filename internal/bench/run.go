@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/bench/pgstore"
 	"github.com/droverhq/drover/internal/bench/report"
 	"github.com/droverhq/drover/internal/bench/stats"
@@ -105,7 +106,7 @@ type inserter interface {
 	BatchGet(ctx context.Context, id int64) (*drover.Batch, error)
 	BatchResults(ctx context.Context, batchID int64, fn func(drover.JobResult) error) error
 	JobList(ctx context.Context, p drover.JobListParams) ([]*drover.JobRow, error)
-	JobCountByState(ctx context.Context, queue string) (map[drover.JobState]int64, error)
+	JobCountByState(ctx context.Context, queue string) (map[drovertype.JobState]int64, error)
 	JobBulk(ctx context.Context, action drover.BulkAction, filter drover.JobListParams, progress func(drover.BulkProgress)) (drover.BulkProgress, error)
 }
 
@@ -336,7 +337,7 @@ func (r *runner) verify(ctx context.Context, queue string, ids *idRange) (verdic
 			}
 			seen++
 			switch {
-			case j.State == drover.JobStateCompleted:
+			case j.State == drovertype.JobStateCompleted:
 				v.completed++
 				v.duplicates += int64(j.Attempt - 1)
 				v.unexplained += int64(max(0, j.Attempt-1-leaseErrors(j)))

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // The other ways a job ends, or waits again, without a result of its own:
@@ -27,7 +28,7 @@ func Rescue(ctx context.Context, ex droverdriver.Executor, p droverdriver.Rescue
 		n = len(rows)
 		var again map[int64]bool
 		for i := range rows {
-			if rows[i].State == droverdriver.StateAvailable && rows[i].Key != "" {
+			if rows[i].State == drovertype.JobStateAvailable && rows[i].Key != "" {
 				if again == nil {
 					again = map[int64]bool{}
 				}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // Routing (droverdriver/routing.go): which workers are live, which waiting
@@ -51,7 +52,7 @@ func Workers(ctx context.Context, ex droverdriver.Executor, now time.Time) ([]Wo
 	if err != nil {
 		return nil, err
 	}
-	byOwner := make(map[string]droverdriver.LeaseOwner, len(owners))
+	byOwner := make(map[string]drovertype.LeaseOwner, len(owners))
 	for _, o := range owners {
 		byOwner[o.Owner] = o
 	}
@@ -81,7 +82,7 @@ func Unroutable(groups []droverdriver.RouteGroup, workers []WorkerState) []drove
 
 // Routable reports whether a live worker of workers works queue (its
 // registry row lists it), matches routing and runs kind.
-func Routable(queue, kind string, routing *droverdriver.Routing, workers []WorkerState) bool {
+func Routable(queue, kind string, routing *drovertype.Routing, workers []WorkerState) bool {
 	for i := range workers {
 		w := &workers[i]
 		if w.Live && slices.Contains(w.Queues, queue) && w.Worker().Matches(routing) && w.Runs(kind) {

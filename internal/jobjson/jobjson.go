@@ -13,20 +13,21 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // Job is one job as JSON.
 type Job struct {
-	ID          int64           `json:"id"`
-	State       drover.JobState `json:"state"`
-	Queue       string          `json:"queue"`
-	Kind        string          `json:"kind"`
-	Priority    int             `json:"priority"`
-	Args        json.RawMessage `json:"args"`
-	Metadata    json.RawMessage `json:"metadata,omitempty"`
-	Tags        []string        `json:"tags"`
-	Attempt     int             `json:"attempt"`
-	MaxAttempts int             `json:"max_attempts"`
+	ID          int64               `json:"id"`
+	State       drovertype.JobState `json:"state"`
+	Queue       string              `json:"queue"`
+	Kind        string              `json:"kind"`
+	Priority    int                 `json:"priority"`
+	Args        json.RawMessage     `json:"args"`
+	Metadata    json.RawMessage     `json:"metadata,omitempty"`
+	Tags        []string            `json:"tags"`
+	Attempt     int                 `json:"attempt"`
+	MaxAttempts int                 `json:"max_attempts"`
 	// Errors holds the last drover.ErrorsKept attempt errors, oldest first;
 	// ErrorCount counts every error the job recorded.
 	Errors          []drover.AttemptError `json:"errors"`
@@ -67,7 +68,7 @@ type Routing struct {
 }
 
 // FromRouting converts a job's routing; nil for a plain job.
-func FromRouting(r *drover.Routing) *Routing {
+func FromRouting(r *drovertype.Routing) *Routing {
 	if r == nil {
 		return nil
 	}

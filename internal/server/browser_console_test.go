@@ -23,6 +23,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/maintenance"
 	"github.com/droverhq/drover/internal/server"
 	"github.com/droverhq/drover/internal/waitfor"
@@ -322,7 +323,7 @@ func console(t *testing.T, b *bundle, br *browser, shot func(string) string) {
 		!strings.Contains(note, "nothing else of the queue starts") {
 		t.Errorf("the overview says %q; want it to start %q", note, want)
 	}
-	if j := b.stored(t, sq[1]); j.State != drover.JobStateAvailable {
+	if j := b.stored(t, sq[1]); j.State != drovertype.JobStateAvailable {
 		t.Errorf("the job behind the head is %s", j.State)
 	}
 	br.screenshot(t, shot("strict"))
@@ -446,7 +447,7 @@ func console(t *testing.T, b *bundle, br *browser, shot func(string) string) {
 	}
 	var notRunning int64
 	for st, c := range counts {
-		if st != drover.JobStateRunning {
+		if st != drovertype.JobStateRunning {
 			notRunning += c.Count
 		}
 	}

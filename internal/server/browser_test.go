@@ -15,7 +15,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/server"
 	"github.com/droverhq/drover/internal/waitfor"
 )
@@ -184,7 +184,7 @@ func browse(t *testing.T, b *bundle, exe string, shot func(string) string) {
 	screenshot("job-discarded")
 	run("retry it", chromedp.Click(chromedp.CSS("#retry")), chromedp.WaitVisible(chromedp.CSS(`[data-testid="flash"]`)))
 	state = text("#job-state")
-	if row := b.stored(t, bad); state != "available" || row.State != drover.JobStateAvailable {
+	if row := b.stored(t, bad); state != "available" || row.State != drovertype.JobStateAvailable {
 		t.Fatalf("after retry the page shows %q and the store has %s", state, row.State)
 	}
 
@@ -197,7 +197,7 @@ func browse(t *testing.T, b *bundle, exe string, shot func(string) string) {
 		map[string]any{"id": bad, "attempt": 2, "lease_token": b.lease(bad), "outcome": "completed"}}})
 	run("see it completed", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#job-state")))
 	state = text("#job-state")
-	if state != "completed" || b.stored(t, bad).State != drover.JobStateCompleted {
+	if state != "completed" || b.stored(t, bad).State != drovertype.JobStateCompleted {
 		t.Fatalf("after the worker finished, the page shows %q", state)
 	}
 	screenshot("job-completed")

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/storeurl"
 )
 
@@ -272,16 +273,16 @@ func (m *metrics) observeResult(outcome drover.AttemptOutcome, a attemptInfo, kn
 // subscriptions with the largest lag by name, at most pairsPerLabel times
 // maxLabels of them, and the rest summed under topic and subscription
 // "other".
-func (m *metrics) observeLag(lag []drover.SubscriptionLag, now time.Time) {
+func (m *metrics) observeLag(lag []drovertype.SubscriptionLag, now time.Time) {
 	m.subLag.Reset()
 	m.subOldest.Reset()
 	m.subDropped.Reset()
 	lag = slices.Clone(lag)
-	slices.SortFunc(lag, func(a, b drover.SubscriptionLag) int {
+	slices.SortFunc(lag, func(a, b drovertype.SubscriptionLag) int {
 		return cmp.Or(cmp.Compare(b.Pending, a.Pending), strings.Compare(a.Topic, b.Topic), strings.Compare(a.Subscription, b.Subscription))
 	})
 	limit := pairsPerLabel * m.maxLabels
-	var rest drover.SubscriptionLag
+	var rest drovertype.SubscriptionLag
 	for i, l := range lag {
 		if i >= limit {
 			rest.Pending += l.Pending
@@ -299,7 +300,7 @@ func (m *metrics) observeLag(lag []drover.SubscriptionLag, now time.Time) {
 }
 
 // observePublishers sets the age of the oldest open publisher among open.
-func (m *metrics) observePublishers(open []drover.OpenPublisher, now time.Time) {
+func (m *metrics) observePublishers(open []drovertype.OpenPublisher, now time.Time) {
 	age := 0.0
 	for _, p := range open {
 		if !p.Started.IsZero() {
@@ -309,7 +310,7 @@ func (m *metrics) observePublishers(open []drover.OpenPublisher, now time.Time) 
 	m.openPublisher.Set(age)
 }
 
-func (m *metrics) setLag(topic, sub string, l drover.SubscriptionLag, now time.Time) {
+func (m *metrics) setLag(topic, sub string, l drovertype.SubscriptionLag, now time.Time) {
 	m.subLag.WithLabelValues(topic, sub).Set(float64(l.Pending))
 	m.subDropped.WithLabelValues(topic, sub).Set(float64(l.Dropped))
 	age := 0.0

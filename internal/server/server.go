@@ -28,6 +28,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/notifier"
 	"github.com/droverhq/drover/internal/storeurl"
 )
@@ -86,7 +87,7 @@ type Client interface {
 	JobList(ctx context.Context, p drover.JobListParams) ([]*drover.JobRow, error)
 	JobSearch(ctx context.Context, p drover.JobListParams) (*drover.JobPage, error)
 	JobCount(ctx context.Context, p drover.JobListParams) (drover.JobCount, error)
-	JobStateCounts(ctx context.Context, p drover.JobListParams) (map[drover.JobState]drover.JobCount, error)
+	JobStateCounts(ctx context.Context, p drover.JobListParams) (map[drovertype.JobState]drover.JobCount, error)
 	JobDependants(ctx context.Context, id int64) ([]drover.JobResult, error)
 	WorkflowGraph(ctx context.Context, id int64) (*drover.WorkflowGraph, error)
 	BatchList(ctx context.Context, before int64, limit int) ([]*drover.Batch, error)
@@ -97,7 +98,7 @@ type Client interface {
 	JobDiscard(ctx context.Context, id int64) (*drover.JobRow, error)
 	JobBulk(ctx context.Context, action drover.BulkAction, filter drover.JobListParams, progress func(drover.BulkProgress)) (drover.BulkProgress, error)
 	JobBulkByID(ctx context.Context, action drover.BulkAction, ids []int64, progress func(drover.BulkProgress)) (drover.BulkProgress, error)
-	JobCountByState(ctx context.Context, queue string) (map[drover.JobState]int64, error)
+	JobCountByState(ctx context.Context, queue string) (map[drovertype.JobState]int64, error)
 	QueueStats(ctx context.Context) ([]drover.QueueStats, error)
 	FinishedStats(ctx context.Context, since, until time.Time) ([]drover.FinishedStats, error)
 	Stats() drover.Stats

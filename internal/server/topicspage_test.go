@@ -15,6 +15,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverpg"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/server"
 	"github.com/droverhq/drover/internal/waitfor"
 )
@@ -61,7 +62,7 @@ func TestTopicsPage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := map[string]drover.SubscriptionLag{}
+		want := map[string]drovertype.SubscriptionLag{}
 		for _, l := range lag {
 			want[l.Subscription] = l
 		}
