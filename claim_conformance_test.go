@@ -49,7 +49,7 @@ func TestClaimOrder(t *testing.T) {
 			}
 			return int(a - b)
 		})
-		claim := func(owner string, max int, after *droverdriver.ClaimPosition) []*droverdriver.JobRow {
+		claim := func(owner string, max int, after *droverdriver.ClaimPosition) []*drovertype.JobRow {
 			t.Helper()
 			rows, err := d.JobClaim(ctx, named(droverdriver.ClaimParams{Queue: "q", Max: max, Owner: owner, Lease: time.Minute, After: after}))
 			if err != nil {
@@ -83,7 +83,7 @@ func TestClaimOrder(t *testing.T) {
 	})
 }
 
-func rowIDs(rows []*droverdriver.JobRow) []int64 {
+func rowIDs(rows []*drovertype.JobRow) []int64 {
 	ids := make([]int64, len(rows))
 	for i, r := range rows {
 		ids[i] = r.ID

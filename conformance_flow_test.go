@@ -90,7 +90,7 @@ func flowWorkers(rec *recorder) func(*drover.Config) {
 	}
 }
 
-func getJob(t *testing.T, c client, id int64) *drover.JobRow {
+func getJob(t *testing.T, c client, id int64) *drovertype.JobRow {
 	t.Helper()
 	row, err := c.JobGet(context.Background(), id)
 	if err != nil {

@@ -40,20 +40,20 @@ type client interface {
 	Remote() *drover.Remote
 	PeriodicJobs() *drover.PeriodicJobSet
 
-	Insert(ctx context.Context, args drover.Args, opts *drover.InsertOpts) (*drover.JobRow, error)
+	Insert(ctx context.Context, args drover.Args, opts *drover.InsertOpts) (*drovertype.JobRow, error)
 	InsertMany(ctx context.Context, jobs []drover.InsertManyParams) ([]int64, error)
 	InsertWorkflow(ctx context.Context, w *drover.Workflow) ([]int64, error)
 	InsertChain(ctx context.Context, jobs []drover.InsertManyParams) ([]int64, error)
 	InsertBatch(ctx context.Context, jobs []drover.InsertManyParams, opts *drover.BatchOpts) (*drover.InsertedBatch, error)
 
-	JobGet(ctx context.Context, id int64) (*drover.JobRow, error)
-	JobList(ctx context.Context, p drover.JobListParams) ([]*drover.JobRow, error)
+	JobGet(ctx context.Context, id int64) (*drovertype.JobRow, error)
+	JobList(ctx context.Context, p drover.JobListParams) ([]*drovertype.JobRow, error)
 	JobSearch(ctx context.Context, p drover.JobListParams) (*drover.JobPage, error)
 	JobCount(ctx context.Context, p drover.JobListParams) (drover.JobCount, error)
 	JobStateCounts(ctx context.Context, p drover.JobListParams) (map[drovertype.JobState]drover.JobCount, error)
-	JobCancel(ctx context.Context, id int64) (*drover.JobRow, error)
-	JobRetry(ctx context.Context, id int64) (*drover.JobRow, error)
-	JobDiscard(ctx context.Context, id int64) (*drover.JobRow, error)
+	JobCancel(ctx context.Context, id int64) (*drovertype.JobRow, error)
+	JobRetry(ctx context.Context, id int64) (*drovertype.JobRow, error)
+	JobDiscard(ctx context.Context, id int64) (*drovertype.JobRow, error)
 	JobBulk(ctx context.Context, action drover.BulkAction, filter drover.JobListParams, progress func(drover.BulkProgress)) (drover.BulkProgress, error)
 	JobBulkByID(ctx context.Context, action drover.BulkAction, ids []int64, progress func(drover.BulkProgress)) (drover.BulkProgress, error)
 	JobCountByState(ctx context.Context, queue string) (map[drovertype.JobState]int64, error)
@@ -408,9 +408,9 @@ func (b *bundle) insert(t *testing.T, args drover.Args, opts *drover.InsertOpts)
 }
 
 // waitState polls the store until job id is in state want.
-func waitState(t *testing.T, c client, id int64, want drovertype.JobState) *drover.JobRow {
+func waitState(t *testing.T, c client, id int64, want drovertype.JobState) *drovertype.JobRow {
 	t.Helper()
-	var row *drover.JobRow
+	var row *drovertype.JobRow
 	waitfor.Cond(t, fmt.Sprintf("job %d to be %s", id, want), func() bool {
 		var err error
 		row, err = c.JobGet(context.Background(), id)

@@ -39,7 +39,7 @@ func waitNoneWaiting(t *testing.T, c client) {
 // finished.
 func assertKeyOrder(t *testing.T, c client, ids ...int64) {
 	t.Helper()
-	var prev *drover.JobRow
+	var prev *drovertype.JobRow
 	for _, id := range ids {
 		j := getJob(t, c, id)
 		if j.State != drovertype.JobStateCompleted {

@@ -342,13 +342,13 @@ func mergeOpts(dst, src *InsertOpts) {
 // CreatedAt and RunAt are the store's, read back in the same round trip.
 // A unique job skipped as a duplicate comes back with
 // UniqueSkippedAsDuplicate set and no ID.
-func (c *Client[TTx]) Insert(ctx context.Context, args Args, opts *InsertOpts) (*JobRow, error) {
+func (c *Client[TTx]) Insert(ctx context.Context, args Args, opts *InsertOpts) (*drovertype.JobRow, error) {
 	return c.insertOne(ctx, c.driver, args, opts)
 }
 
 // InsertTx stores one job inside the caller's transaction: the job becomes
 // visible, and workers are woken, only if that transaction commits.
-func (c *Client[TTx]) InsertTx(ctx context.Context, tx TTx, args Args, opts *InsertOpts) (*JobRow, error) {
+func (c *Client[TTx]) InsertTx(ctx context.Context, tx TTx, args Args, opts *InsertOpts) (*drovertype.JobRow, error) {
 	return c.insertOne(ctx, c.driver.UnwrapExecutor(tx), args, opts)
 }
 
@@ -364,7 +364,7 @@ func (c *Client[TTx]) InsertManyTx(ctx context.Context, tx TTx, jobs []InsertMan
 	return c.insertMany(ctx, c.driver.UnwrapExecutor(tx), jobs)
 }
 
-func (c *Client[TTx]) insertOne(ctx context.Context, exec droverdriver.Executor, args Args, opts *InsertOpts) (*JobRow, error) {
+func (c *Client[TTx]) insertOne(ctx context.Context, exec droverdriver.Executor, args Args, opts *InsertOpts) (*drovertype.JobRow, error) {
 	p, err := c.buildInsert(args, opts)
 	if err != nil {
 		return nil, err
@@ -380,7 +380,7 @@ func (c *Client[TTx]) insertOne(ctx context.Context, exec droverdriver.Executor,
 		if err != nil {
 			return nil, err
 		}
-		return JobRowFromDriver(r), nil
+		return r, nil
 	}
 	params := []droverdriver.InsertParams{p}
 	c.injectTrace(ctx, params)
@@ -389,9 +389,9 @@ func (c *Client[TTx]) insertOne(ctx context.Context, exec droverdriver.Executor,
 		return nil, err
 	}
 	if r == nil {
-		return &JobRow{Queue: p.Queue, Kind: p.Kind, UniqueSkippedAsDuplicate: true}, nil
+		return &drovertype.JobRow{Queue: p.Queue, Kind: p.Kind, UniqueSkippedAsDuplicate: true}, nil
 	}
-	return JobRowFromDriver(r), nil
+	return r, nil
 }
 
 func (c *Client[TTx]) insertMany(ctx context.Context, exec droverdriver.Executor, jobs []InsertManyParams) ([]int64, error) {

@@ -112,10 +112,10 @@ func TestInsertTxReturnsStoredRow(t *testing.T) {
 
 // insertTxRow inserts args with InsertTx in a transaction of the store's
 // own type, commits, and returns the row InsertTx returned.
-func insertTxRow(t *testing.T, d droverdriver.Driver, c client, args drover.Args, opts *drover.InsertOpts) *drover.JobRow {
+func insertTxRow(t *testing.T, d droverdriver.Driver, c client, args drover.Args, opts *drover.InsertOpts) *drovertype.JobRow {
 	t.Helper()
 	ctx := context.Background()
-	var row *drover.JobRow
+	var row *drovertype.JobRow
 	var err error
 	switch d := d.(type) {
 	case *droverpg.Driver, *droverfleet.Driver[pgx.Tx]:

@@ -71,7 +71,7 @@ var jobCountParams = engine.CountParams{Exact: 50_000, Samples: 50, Scan: JobSea
 
 // JobPage is one page of JobSearch.
 type JobPage struct {
-	Jobs []*JobRow
+	Jobs []*drovertype.JobRow
 	// Next is the After of the next page, 0 when no job lies beyond this
 	// one. A page can hold fewer jobs than its Limit and still have a
 	// Next: its scan bound ended it first. It holds a job whenever one
@@ -170,13 +170,13 @@ func nilIfEmpty(b json.RawMessage) []byte {
 
 // JobGet returns one job, waiting, running or finished. A waiting routed
 // job that no live worker can take comes back with Unroutable set.
-func (c *Client[TTx]) JobGet(ctx context.Context, id int64) (*JobRow, error) {
+func (c *Client[TTx]) JobGet(ctx context.Context, id int64) (*drovertype.JobRow, error) {
 	r, err := c.driver.JobGet(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	row := JobRowFromDriver(r)
-	if err := c.markUnroutable(ctx, []*JobRow{row}); err != nil {
+	row := r
+	if err := c.markUnroutable(ctx, []*drovertype.JobRow{row}); err != nil {
 		return nil, err
 	}
 	return row, nil
@@ -186,7 +186,7 @@ func (c *Client[TTx]) JobGet(ctx context.Context, id int64) (*JobRow, error) {
 // first), starting after p.After: the next page starts after the last ID
 // returned. It reads on until the page is full or no job is left, however
 // many jobs that takes; JobSearch bounds the work of a page instead.
-func (c *Client[TTx]) JobList(ctx context.Context, p JobListParams) ([]*JobRow, error) {
+func (c *Client[TTx]) JobList(ctx context.Context, p JobListParams) ([]*drovertype.JobRow, error) {
 	p.Scan, p.ScanTime = -1, -1
 	page, err := c.JobSearch(ctx, p)
 	if err != nil {
@@ -221,7 +221,7 @@ func (c *Client[TTx]) JobSearch(ctx context.Context, p JobListParams) (*JobPage,
 	if err != nil {
 		return nil, err
 	}
-	jobs := mapAll(page.Jobs, JobRowFromDriver)
+	jobs := page.Jobs
 	if err := c.markUnroutable(ctx, jobs); err != nil {
 		return nil, err
 	}
@@ -275,24 +275,24 @@ func (c *Client[TTx]) JobStateCounts(ctx context.Context, p JobListParams) (map[
 // has its context cancelled at its client's next heartbeat and ends as
 // cancelled unless it completes first. A finished job is left as it is.
 // It returns the job after the call.
-func (c *Client[TTx]) JobCancel(ctx context.Context, id int64) (*JobRow, error) {
+func (c *Client[TTx]) JobCancel(ctx context.Context, id int64) (*drovertype.JobRow, error) {
 	r, err := engine.Cancel(ctx, c.driver, id, c.now())
 	if err != nil {
 		return nil, err
 	}
-	return JobRowFromDriver(r), nil
+	return r, nil
 }
 
 // JobDiscard gives up on a job that has not started: a waiting job
 // (available, scheduled or retryable) is finished as discarded at once and
 // never runs. A running job is left alone (cancel it instead), as is a
 // finished one. It returns the job after the call.
-func (c *Client[TTx]) JobDiscard(ctx context.Context, id int64) (*JobRow, error) {
+func (c *Client[TTx]) JobDiscard(ctx context.Context, id int64) (*drovertype.JobRow, error) {
 	r, err := engine.Discard(ctx, c.driver, id, c.now())
 	if err != nil {
 		return nil, err
 	}
-	return JobRowFromDriver(r), nil
+	return r, nil
 }
 
 // JobRetry makes a job run again as soon as possible: a finished job
@@ -306,12 +306,12 @@ func (c *Client[TTx]) JobDiscard(ctx context.Context, id int64) (*JobRow, error)
 // other blocked jobs, in its original place in the insert order. A
 // finished batch member or job with dependants is refused with
 // ErrNotRetryable, because its end was already counted and settled.
-func (c *Client[TTx]) JobRetry(ctx context.Context, id int64) (*JobRow, error) {
+func (c *Client[TTx]) JobRetry(ctx context.Context, id int64) (*drovertype.JobRow, error) {
 	r, err := engine.Retry(ctx, c.driver, id, c.now())
 	if err != nil {
 		return nil, err
 	}
-	return JobRowFromDriver(r), nil
+	return r, nil
 }
 
 // JobCountByState counts jobs by state, in one queue or (queue "") all.

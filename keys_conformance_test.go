@@ -67,7 +67,7 @@ func TestJobRetryKeyedJobRejoinsKey(t *testing.T) {
 		if f.State != drovertype.JobStateCompleted || f.Attempt != 2 || f.Key != "k" {
 			t.Fatalf("retried job = %s, attempt %d, key %q; want completed on attempt 2 in key k", f.State, f.Attempt, f.Key)
 		}
-		var keyed []*drover.JobRow
+		var keyed []*drovertype.JobRow
 		for _, id := range []int64{holder, first, behind} {
 			keyed = append(keyed, getJob(t, b.client, id))
 		}

@@ -23,7 +23,7 @@ import (
 var forgedToken = drovertype.LeaseToken{0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}
 
 // claimOne claims the one job waiting in queue for owner.
-func claimOne(t *testing.T, r *drover.Remote, queue, owner string, lease time.Duration) *drover.JobRow {
+func claimOne(t *testing.T, r *drover.Remote, queue, owner string, lease time.Duration) *drovertype.JobRow {
 	t.Helper()
 	jobs, err := r.Claim(context.Background(), drover.ClaimParams{Queue: queue, Max: 10, Owner: owner, Lease: lease})
 	if err != nil {
@@ -255,15 +255,15 @@ func TestErrorHistoryKeepsTheLastErrors(t *testing.T) {
 				t.Fatalf("finish of attempt %d: %+v, %v", attempt, rep, err)
 			}
 		}
-		checkErrors := func(what string, row *drover.JobRow, count, last int) {
+		checkErrors := func(what string, row *drovertype.JobRow, count, last int) {
 			t.Helper()
-			if row.ErrorCount != count || len(row.Errors) != drover.ErrorsKept {
+			if row.ErrorCount != count || len(row.Errors) != drovertype.ErrorsKept {
 				t.Fatalf("%s: %d errors kept, %d counted; want %d kept, %d counted", what, len(row.Errors), row.ErrorCount,
-					drover.ErrorsKept, count)
+					drovertype.ErrorsKept, count)
 			}
 			for i, e := range row.Errors {
-				if want := last - drover.ErrorsKept + 1 + i; e.Attempt != want {
-					t.Fatalf("%s: error %d is of attempt %d, want %d (the last %d, oldest first)", what, i, e.Attempt, want, drover.ErrorsKept)
+				if want := last - drovertype.ErrorsKept + 1 + i; e.Attempt != want {
+					t.Fatalf("%s: error %d is of attempt %d, want %d (the last %d, oldest first)", what, i, e.Attempt, want, drovertype.ErrorsKept)
 				}
 			}
 		}
@@ -272,8 +272,8 @@ func TestErrorHistoryKeepsTheLastErrors(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkErrors("after 30 failures", row, failures, failures)
-		if row.Errors[drover.ErrorsKept-1].Error != "failure 30" {
-			t.Fatalf("last error = %+v", row.Errors[drover.ErrorsKept-1])
+		if row.Errors[drovertype.ErrorsKept-1].Error != "failure 30" {
+			t.Fatalf("last error = %+v", row.Errors[drovertype.ErrorsKept-1])
 		}
 
 		// The rescuer's lease error.

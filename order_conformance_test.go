@@ -22,9 +22,9 @@ import (
 // state, and the interval each ran in (attempted_at to finalized_at).
 
 // allJobs pages through every job of the store.
-func allJobs(t *testing.T, c client) []*drover.JobRow {
+func allJobs(t *testing.T, c client) []*drovertype.JobRow {
 	t.Helper()
-	var out []*drover.JobRow
+	var out []*drovertype.JobRow
 	after := int64(0)
 	for {
 		page, err := c.JobList(context.Background(), drover.JobListParams{After: after, Limit: 10_000})
@@ -42,7 +42,7 @@ func allJobs(t *testing.T, c client) []*drover.JobRow {
 // byTag groups finished script jobs by their args' tag (the tests tag each
 // job with its key), each group in ID order, which is insert order.
 // startTimes returns the jobs' attempted_at times, earliest first.
-func startTimes(jobs []*drover.JobRow) []time.Time {
+func startTimes(jobs []*drovertype.JobRow) []time.Time {
 	starts := make([]time.Time, 0, len(jobs))
 	for _, j := range jobs {
 		starts = append(starts, *j.AttemptedAt)
@@ -66,9 +66,9 @@ func busiestWindow(starts []time.Time, period time.Duration) (n int, from time.T
 	return n, from
 }
 
-func byTag(t *testing.T, jobs []*drover.JobRow) map[string][]*drover.JobRow {
+func byTag(t *testing.T, jobs []*drovertype.JobRow) map[string][]*drovertype.JobRow {
 	t.Helper()
-	groups := map[string][]*drover.JobRow{}
+	groups := map[string][]*drovertype.JobRow{}
 	for _, j := range jobs {
 		var a struct{ Tag string }
 		if err := json.Unmarshal(j.EncodedArgs, &a); err != nil {
@@ -86,7 +86,7 @@ func byTag(t *testing.T, jobs []*drover.JobRow) map[string][]*drover.JobRow {
 // [attempted_at, finalized_at] overlap at one instant. An interval that ends
 // exactly when another starts does not overlap it: the store promotes the
 // next job in the transaction that finishes the previous one.
-func maxOverlap(t *testing.T, jobs []*drover.JobRow) int {
+func maxOverlap(t *testing.T, jobs []*drovertype.JobRow) int {
 	t.Helper()
 	type edge struct {
 		at    int64

@@ -19,7 +19,7 @@ import (
 var remoteRaw = drover.RawArgs{KindName: "remote", JSON: []byte(`{}`)}
 
 // remoteClaim claims up to max jobs of queue for a remote worker.
-func remoteClaim(t *testing.T, c client, queue string, max int) []*drover.JobRow {
+func remoteClaim(t *testing.T, c client, queue string, max int) []*drovertype.JobRow {
 	t.Helper()
 	jobs, err := c.Remote().Claim(context.Background(), drover.ClaimParams{Queue: queue, Max: max, Owner: "py-1", Lease: time.Minute})
 	if err != nil {

@@ -43,7 +43,7 @@ type Remote struct {
 	metrics *clientMetrics
 	// claim is the client's claim, which applies the queues' stored
 	// settings (pause, limits) through the engine, as for its producers.
-	claim func(context.Context, droverdriver.ClaimParams) ([]*droverdriver.JobRow, error)
+	claim func(context.Context, droverdriver.ClaimParams) ([]*drovertype.JobRow, error)
 	// seen writes remote workers' rows of the worker registry.
 	seen registrar
 }
@@ -125,7 +125,7 @@ func (p *ClaimParams) worker() *droverdriver.Worker {
 // LeaseToken that every later call about it must present. It returns no
 // jobs, and no error, when none is claimable or the queue is paused; a
 // queue's stored limits bound what it takes, as for Go clients.
-func (r *Remote) Claim(ctx context.Context, p ClaimParams) ([]*JobRow, error) {
+func (r *Remote) Claim(ctx context.Context, p ClaimParams) ([]*drovertype.JobRow, error) {
 	if err := validate.Queue(p.Queue); err != nil {
 		return nil, err
 	}
@@ -164,7 +164,7 @@ func (r *Remote) Claim(ctx context.Context, p ClaimParams) ([]*JobRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	return mapAll(rows, JobRowFromDriver), nil
+	return rows, nil
 }
 
 // AttemptOutcome is what a remote worker reports of one attempt.

@@ -40,7 +40,7 @@ func TestRemoteClaimFinish(t *testing.T) {
 		if len(jobs) != 4 {
 			t.Fatalf("claimed %d jobs, want the 4 of queue default", len(jobs))
 		}
-		byID := map[int64]*drover.JobRow{}
+		byID := map[int64]*drovertype.JobRow{}
 		token := func(id int64) drovertype.LeaseToken { return byID[id].LeaseToken }
 		for _, j := range jobs {
 			byID[j.ID] = j
@@ -110,7 +110,7 @@ func TestRemoteLeaseRescueAndFencing(t *testing.T) {
 		b.start(t) // runs the rescuer
 		waitState(t, b.client, id, drovertype.JobStateAvailable)
 
-		var again []*drover.JobRow
+		var again []*drovertype.JobRow
 		waitfor.Cond(t, "a second claim", func() bool {
 			again, err = b.remote.Claim(ctx, drover.ClaimParams{Queue: "default", Max: 1, Owner: "lives", Lease: time.Minute})
 			if err != nil {

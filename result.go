@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/validate"
 )
 
@@ -24,7 +25,7 @@ type attemptState struct {
 	// attempt then fails even if the handler returns nil.
 	refused error
 	// row is the attempt's JobRow.
-	row *JobRow
+	row *drovertype.JobRow
 	// job is the attempt's *Job[T], its args decoded (decoded) once for
 	// the worker's Timeout, Work and NextRetry alike; decodeErr is why
 	// they did not decode.

@@ -153,7 +153,7 @@ func newIdentity(cfg *Config) *identity {
 
 // claimAsWorker is the claim of the client's producers: the client's
 // claim, as the worker the client says it is.
-func (c *Client[TTx]) claimAsWorker(ctx context.Context, p droverdriver.ClaimParams) ([]*droverdriver.JobRow, error) {
+func (c *Client[TTx]) claimAsWorker(ctx context.Context, p droverdriver.ClaimParams) ([]*drovertype.JobRow, error) {
 	p.Worker, _ = c.identity.get()
 	return c.claim(ctx, p)
 }
@@ -311,7 +311,7 @@ func (c *Client[TTx]) Unroutable(ctx context.Context) ([]*UnroutableJobs, error)
 
 // markUnroutable sets Unroutable on the waiting routed jobs of rows that
 // no live worker can take, reading the registry once if any is routed.
-func (c *Client[TTx]) markUnroutable(ctx context.Context, rows []*JobRow) error {
+func (c *Client[TTx]) markUnroutable(ctx context.Context, rows []*drovertype.JobRow) error {
 	var ws []engine.WorkerState
 	for _, r := range rows {
 		if r.Routing == nil || !r.State.Waiting() {
@@ -346,7 +346,7 @@ func (c *Client[TTx]) QueueSetStrictOrder(ctx context.Context, name string, maxR
 // QueueHead is what a queue waits on, as QueueHeadOf reads it.
 type QueueHead struct {
 	// Job is the job at the head of the queue, nil when none waits.
-	Job *JobRow
+	Job *drovertype.JobRow
 	// Returned says Job is a job that a claim in strict order (or under
 	// the queue's limits) started and that waits again: a retry after a
 	// failed attempt, a release, a rescue. In a queue in strict order

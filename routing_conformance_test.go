@@ -259,11 +259,11 @@ func TestStrictOrderAcrossClients(t *testing.T) {
 			})
 		}
 		waitfor.Cond(t, "every job to run", func() bool { return len(ran.get()) == len(ids) })
-		jobs := make([]*drover.JobRow, len(ids))
+		jobs := make([]*drovertype.JobRow, len(ids))
 		for i, id := range ids {
 			jobs[i] = waitState(t, b.client, id, drovertype.JobStateCompleted)
 		}
-		slices.SortFunc(jobs, func(a, b *drover.JobRow) int {
+		slices.SortFunc(jobs, func(a, b *drovertype.JobRow) int {
 			if a.Priority != b.Priority {
 				return a.Priority - b.Priority
 			}

@@ -131,7 +131,7 @@ func (s *memStore) JobHeartbeat(_ context.Context, p droverdriver.HeartbeatParam
 	return droverdriver.HeartbeatResult{}, nil
 }
 
-func (s *memStore) JobClaim(_ context.Context, p droverdriver.ClaimParams) ([]*droverdriver.JobRow, error) {
+func (s *memStore) JobClaim(_ context.Context, p droverdriver.ClaimParams) ([]*drovertype.JobRow, error) {
 	s.mu.Lock()
 	start := s.claimed
 	s.claimed = min(s.n, start+int64(p.Max))
@@ -139,10 +139,10 @@ func (s *memStore) JobClaim(_ context.Context, p droverdriver.ClaimParams) ([]*d
 	s.mu.Unlock()
 	token := drovertype.NewLeaseToken()
 	now := time.Now()
-	rows := make([]*droverdriver.JobRow, 0, end-start)
+	rows := make([]*drovertype.JobRow, 0, end-start)
 	for id := start + 1; id <= end; id++ {
-		rows = append(rows, &droverdriver.JobRow{ID: id, State: drovertype.JobStateRunning, Queue: p.Queue,
-			Kind: "bench.noop", Args: s.args, Metadata: []byte("{}"), Tags: []string{}, Attempt: 1, MaxAttempts: 25,
+		rows = append(rows, &drovertype.JobRow{ID: id, State: drovertype.JobStateRunning, Queue: p.Queue,
+			Kind: "bench.noop", EncodedArgs: s.args, Metadata: []byte("{}"), Tags: []string{}, Attempt: 1, MaxAttempts: 25,
 			CreatedAt: now, RunAt: now, AttemptedAt: &now, LeaseOwner: p.Owner, LeaseToken: token})
 	}
 	return rows, nil

@@ -18,7 +18,7 @@ import (
 type searchJobs struct {
 	ids   map[string]int64
 	names []string // in insert (ID) order
-	rows  map[string]*drover.JobRow
+	rows  map[string]*drovertype.JobRow
 	// claimedAt is just before the claims, finishedFrom just before the
 	// first job finished.
 	claimedAt, finishedFrom time.Time
@@ -31,7 +31,7 @@ func setupSearch(t *testing.T, b *bundle) *searchJobs {
 	t.Helper()
 	ctx := context.Background()
 	hour := time.Now().Add(time.Hour)
-	js := &searchJobs{ids: map[string]int64{}, rows: map[string]*drover.JobRow{}}
+	js := &searchJobs{ids: map[string]int64{}, rows: map[string]*drovertype.JobRow{}}
 	for _, j := range []struct {
 		name, kind, args string
 		opts             drover.InsertOpts
@@ -56,7 +56,7 @@ func setupSearch(t *testing.T, b *bundle) *searchJobs {
 		js.names = append(js.names, j.name)
 	}
 	js.claimedAt = time.Now()
-	claim := func(queue string, n int) []*drover.JobRow {
+	claim := func(queue string, n int) []*drovertype.JobRow {
 		rows, err := b.remote.Claim(ctx, drover.ClaimParams{Queue: queue, Max: n, Owner: "w", Lease: time.Hour})
 		if err != nil || len(rows) != n {
 			t.Fatalf("claim %s: %d rows, %v", queue, len(rows), err)
@@ -97,7 +97,7 @@ func setupSearch(t *testing.T, b *bundle) *searchJobs {
 func anyKind(c *drover.Config) { c.Workers, c.Queues = nil, nil }
 
 // where returns the names of the jobs keep accepts, in ID order.
-func (js *searchJobs) where(keep func(*drover.JobRow) bool) []string {
+func (js *searchJobs) where(keep func(*drovertype.JobRow) bool) []string {
 	var out []string
 	for _, n := range js.names {
 		if keep(js.rows[n]) {
@@ -164,11 +164,11 @@ func TestJobSearch(t *testing.T) {
 				States: st(drovertype.JobStateCompleted)}, []string{"done"}},
 			{"finished before", drover.JobListParams{Finished: drovertype.TimeRange{To: js.finishedFrom}}, nil},
 			{"created in a range", drover.JobListParams{Created: drovertype.TimeRange{From: created("report2"), To: created("resize")}},
-				js.where(func(j *drover.JobRow) bool {
+				js.where(func(j *drovertype.JobRow) bool {
 					return !j.CreatedAt.Before(created("report2")) && j.CreatedAt.Before(created("resize"))
 				})},
 			{"created from", drover.JobListParams{Created: drovertype.TimeRange{From: created("done")}},
-				js.where(func(j *drover.JobRow) bool { return !j.CreatedAt.Before(created("done")) })},
+				js.where(func(j *drovertype.JobRow) bool { return !j.CreatedAt.Before(created("done")) })},
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
@@ -262,7 +262,7 @@ func searchAll(t *testing.T, c client, p drover.JobListParams) []int64 {
 	}
 }
 
-func idsOf(jobs []*drover.JobRow) []int64 {
+func idsOf(jobs []*drovertype.JobRow) []int64 {
 	out := make([]int64, len(jobs))
 	for i, j := range jobs {
 		out[i] = j.ID

@@ -91,7 +91,7 @@ func TestJobSearchLargeStore(t *testing.T) {
 			"running":   needle("slow", "slow", drover.InsertOpts{}),
 			"scheduled": needle("bulk", "noop", drover.InsertOpts{RunAt: time.Now().Add(time.Hour)}),
 		}
-		claim := func(queue string, n int) []*drover.JobRow {
+		claim := func(queue string, n int) []*drovertype.JobRow {
 			rows, err := b.remote.Claim(ctx, drover.ClaimParams{Queue: queue, Max: n, Owner: "w", Lease: time.Hour})
 			if err != nil || len(rows) != n {
 				t.Fatalf("claim %s: %d jobs, %v", queue, len(rows), err)

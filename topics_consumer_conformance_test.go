@@ -163,13 +163,13 @@ func ids(ds []*drover.Delivery) ([]int64, []int) {
 
 // retryJobs returns the jobs of the chat topic's retry queue by message
 // ID.
-func retryJobs(t *testing.T, c client) map[int64]*drover.JobRow {
+func retryJobs(t *testing.T, c client) map[int64]*drovertype.JobRow {
 	t.Helper()
 	jobs, err := c.JobList(context.Background(), drover.JobListParams{Queue: drover.RetryQueue("chat"), Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[int64]*drover.JobRow{}
+	out := map[int64]*drovertype.JobRow{}
 	for _, j := range jobs {
 		var args struct{ ID int64 }
 		if err := json.Unmarshal(j.EncodedArgs, &args); err != nil {

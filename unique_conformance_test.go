@@ -47,9 +47,9 @@ func holdsKey(t *testing.T, c client, args drover.Args, key string) bool {
 }
 
 // unfinishedOf returns the unfinished jobs of the store whose args carry tag.
-func unfinishedOf(t *testing.T, c client, tag string) []*drover.JobRow {
+func unfinishedOf(t *testing.T, c client, tag string) []*drovertype.JobRow {
 	t.Helper()
-	var out []*drover.JobRow
+	var out []*drovertype.JobRow
 	for _, j := range byTag(t, allJobs(t, c))[tag] {
 		if !j.State.Finished() {
 			out = append(out, j)

@@ -120,14 +120,14 @@ type Executor interface {
 	// created_at and run_at are the store's. A unique job skipped as a
 	// duplicate returns a nil row and no error. Bulk inserts keep
 	// JobInsertMany, which reads nothing back.
-	JobInsert(ctx context.Context, job InsertParams) (*JobRow, error)
+	JobInsert(ctx context.Context, job InsertParams) (*drovertype.JobRow, error)
 
 	// JobClaim moves up to Max claimable jobs of one queue to running under
 	// a lease held by Owner, highest priority (lowest number) first, then
 	// oldest run_at, then lowest ID, skipping rows other claimers hold. It
 	// returns them in that order (SortClaimed), each with the LeaseToken
 	// the claim drew (one NewLeaseToken per call, stored on every row).
-	JobClaim(ctx context.Context, p ClaimParams) ([]*JobRow, error)
+	JobClaim(ctx context.Context, p ClaimParams) ([]*drovertype.JobRow, error)
 
 	// JobHeartbeat extends the leases of running attempts, fenced like
 	// JobFinishMany by (ID, Attempt, LeaseToken), and reports which of them
@@ -148,11 +148,11 @@ type Executor interface {
 	JobPrune(ctx context.Context, p PruneParams) (int, error)
 
 	// JobGet returns one job, running or finished.
-	JobGet(ctx context.Context, id int64) (*JobRow, error)
+	JobGet(ctx context.Context, id int64) (*drovertype.JobRow, error)
 
 	// JobList returns up to p.Limit jobs matching p's filter in p's
 	// window, in ID order (descending with p.Desc), keyset paginated.
-	JobList(ctx context.Context, p ListParams) ([]*JobRow, error)
+	JobList(ctx context.Context, p ListParams) ([]*drovertype.JobRow, error)
 
 	// JobCancel cancels the jobs of p.IDs that have not finished. Waiting
 	// jobs (available, pending on other jobs, blocked behind their key)
@@ -544,7 +544,7 @@ type ClaimPosition struct {
 }
 
 // PositionOf returns r's place in the claim order.
-func PositionOf(r *JobRow) ClaimPosition {
+func PositionOf(r *drovertype.JobRow) ClaimPosition {
 	return ClaimPosition{Priority: r.Priority, RunAt: r.RunAt, ID: r.ID}
 }
 
@@ -568,8 +568,8 @@ func (a ClaimPosition) Before(b ClaimPosition) bool { return a.Compare(b) < 0 }
 // RETURNING in no set order), and sorting here rather than in the
 // statement keeps the work off the database's CPU, which every process
 // shares.
-func SortClaimed(rows []*JobRow) {
-	slices.SortFunc(rows, func(a, b *JobRow) int { return PositionOf(a).Compare(PositionOf(b)) })
+func SortClaimed(rows []*drovertype.JobRow) {
+	slices.SortFunc(rows, func(a, b *drovertype.JobRow) int { return PositionOf(a).Compare(PositionOf(b)) })
 }
 
 // QueueKnownRecent bounds how many of the most recently finished jobs
@@ -776,45 +776,4 @@ type LeaderParams struct {
 	Name string
 	ID   string
 	TTL  time.Duration
-}
-
-// JobRow is a job as stored.
-type JobRow struct {
-	ID          int64
-	State       drovertype.JobState
-	Queue       string
-	Kind        string
-	Priority    int
-	Args        []byte
-	Metadata    []byte
-	Tags        []string
-	Attempt     int
-	MaxAttempts int
-	Errors      []byte // JSON array of the last ErrorsKept attempt errors, nil when none
-	// ErrorCount is how many errors the job recorded in all, Errors holding
-	// only the last ErrorsKept of them.
-	ErrorCount      int
-	Timeout         time.Duration
-	CreatedAt       time.Time
-	RunAt           time.Time
-	AttemptedAt     *time.Time
-	FinalizedAt     *time.Time
-	LeaseOwner      string
-	LeaseExpiresAt  *time.Time
-	CancelRequested bool
-	// BatchID is the batch the job belongs to (or, for a batch's callback,
-	// reports on); 0 for none.
-	BatchID int64
-	// Flow holds the FlowFlag bits of the job (flow.go).
-	Flow int
-	// Key is the job's key (InsertParams.Key); set by JobClaim, JobGet and
-	// JobList.
-	Key string
-	// LeaseToken is set by JobClaim only: it is the claimer's secret, and
-	// JobGet and JobList, which anyone allowed to read jobs may call, never
-	// return it.
-	LeaseToken drovertype.LeaseToken
-	// Routing is where the job may run (routing.go); nil for a plain job.
-	// Set by JobGet and JobList, not by JobClaim.
-	Routing *drovertype.Routing
 }

@@ -1,20 +1,29 @@
 package droverdriver
 
 import (
+	"encoding/json"
 	"strconv"
+
+	"github.com/droverhq/drover/drovertype"
 )
 
-// ErrorsKept is how many attempt errors a job keeps: every statement that
-// records an error drops the oldest beyond this many, and counts every
-// error in error_count. An attempt's error may be 128 KiB and a job may
-// allow a million attempts, so an unbounded history made every claim and
-// read of a much-failed job carry megabytes, and every append rewrite them.
-// ParseQueries splices this number into the drivers' SQL ({errors_kept}),
-// so Go and the stores cannot disagree on it.
-const ErrorsKept = 20
+// DecodeErrors reads a job's stored errors column, a JSON array of
+// drovertype.AttemptError, nil when it holds none. A column that does not
+// decode reads as no errors: the row still shows everything else, and the
+// raw errors stay in the store.
+func DecodeErrors(b []byte) []drovertype.AttemptError {
+	if len(b) == 0 {
+		return nil
+	}
+	var errs []drovertype.AttemptError
+	if json.Unmarshal(b, &errs) != nil {
+		return nil
+	}
+	return errs
+}
 
 // queryVars are the placeholders ParseQueries replaces in every statement
 // besides "{schema}": values that Go and SQL share.
 var queryVars = map[string]string{
-	"{errors_kept}": strconv.Itoa(ErrorsKept),
+	"{errors_kept}": strconv.Itoa(drovertype.ErrorsKept),
 }

@@ -1,6 +1,7 @@
 package droverdriver
 
 import (
+	"github.com/droverhq/drover/drovertype"
 	"strconv"
 	"testing"
 )
@@ -12,7 +13,7 @@ func TestParseQueriesSplicesErrorsKept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "SELECT " + strconv.Itoa(ErrorsKept) + " FROM s.jobs"; q["Q"] != want {
+	if want := "SELECT " + strconv.Itoa(drovertype.ErrorsKept) + " FROM s.jobs"; q["Q"] != want {
 		t.Fatalf("query = %q, want %q", q["Q"], want)
 	}
 }

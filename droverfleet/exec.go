@@ -366,12 +366,12 @@ func (e *exec) retrySpread(ctx context.Context, i int, free bool, fn func(ctx co
 	}
 }
 
-func (e *exec) JobInsert(ctx context.Context, job droverdriver.InsertParams) (*droverdriver.JobRow, error) {
+func (e *exec) JobInsert(ctx context.Context, job droverdriver.InsertParams) (*drovertype.JobRow, error) {
 	target, free, err := e.placeAll(ctx, []droverdriver.InsertParams{job})
 	if err != nil {
 		return nil, err
 	}
-	var row *droverdriver.JobRow
+	var row *drovertype.JobRow
 	err = e.retrySpread(ctx, target[0], target[0] == free, func(ctx context.Context, ex droverdriver.Executor) error {
 		var err error
 		row, err = ex.JobInsert(ctx, job)
@@ -387,7 +387,7 @@ func (e *exec) JobInsert(ctx context.Context, job droverdriver.InsertParams) (*d
 // small claims reach every shard in turn; shards that filled their share
 // are asked again for what the others lacked. A shard that fails is
 // skipped. Rows come back in the claim order across shards.
-func (e *exec) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*droverdriver.JobRow, error) {
+func (e *exec) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*drovertype.JobRow, error) {
 	idx, err := e.all(ctx)
 	if err != nil {
 		return nil, err
@@ -407,7 +407,7 @@ func (e *exec) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*dro
 	}
 	start := int(e.c.claims.Add(1) % uint64(len(live)))
 	unasked := append(live[start:], live[:start]...)
-	var rows []*droverdriver.JobRow
+	var rows []*drovertype.JobRow
 	var full []int
 	// Each round asks the shards that filled their share in the round
 	// before and those not asked yet for what is still missing, so a
@@ -430,7 +430,7 @@ func (e *exec) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*dro
 
 // claimRound claims max jobs shared among shards, and returns the shards
 // it asked and those that filled their share.
-func (e *exec) claimRound(ctx context.Context, p droverdriver.ClaimParams, shards []int, max int) (rows []*droverdriver.JobRow, asked, full []int, err error) {
+func (e *exec) claimRound(ctx context.Context, p droverdriver.ClaimParams, shards []int, max int) (rows []*drovertype.JobRow, asked, full []int, err error) {
 	var share []int
 	for k, i := range shards {
 		n := max / len(shards)
@@ -441,7 +441,7 @@ func (e *exec) claimRound(ctx context.Context, p droverdriver.ClaimParams, shard
 			asked, share = append(asked, i), append(share, n)
 		}
 	}
-	parts := make([][]*droverdriver.JobRow, len(asked))
+	parts := make([][]*drovertype.JobRow, len(asked))
 	err = e.run(ctx, asked, true, func(ctx context.Context, k int, ex droverdriver.Executor) error {
 		q := p
 		q.Max = share[k]
@@ -588,7 +588,7 @@ func sum(ns []int) int {
 
 // Jobs by ID.
 
-func (e *exec) JobGet(ctx context.Context, id int64) (*droverdriver.JobRow, error) {
+func (e *exec) JobGet(ctx context.Context, id int64) (*drovertype.JobRow, error) {
 	i := droverdriver.ShardOf(id)
 	if id <= 0 {
 		// No job: a probe of whether the store answers (the completer's),
@@ -607,7 +607,7 @@ func (e *exec) JobGet(ctx context.Context, id int64) (*droverdriver.JobRow, erro
 	if i >= len(e.c.shards) {
 		return nil, droverdriver.ErrNotFound
 	}
-	var row *droverdriver.JobRow
+	var row *drovertype.JobRow
 	err := e.one(ctx, i, func(ctx context.Context, ex droverdriver.Executor) error {
 		var err error
 		row, err = ex.JobGet(ctx, id)
@@ -691,13 +691,13 @@ func (e *exec) ordered(ctx context.Context, desc bool, lo, hi int64) ([]int, err
 	return out, nil
 }
 
-func (e *exec) JobList(ctx context.Context, p droverdriver.ListParams) ([]*droverdriver.JobRow, error) {
+func (e *exec) JobList(ctx context.Context, p droverdriver.ListParams) ([]*drovertype.JobRow, error) {
 	lo, hi := p.Bounds()
 	idx, err := e.ordered(ctx, p.Desc, lo, hi)
 	if err != nil {
 		return nil, err
 	}
-	var out []*droverdriver.JobRow
+	var out []*drovertype.JobRow
 	for _, i := range idx {
 		q := p
 		if p.Limit > 0 {

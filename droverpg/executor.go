@@ -51,7 +51,7 @@ func (e *executor) JobInsertMany(ctx context.Context, jobs []droverdriver.Insert
 // insert runs the statements of JobInsertMany in one round trip. With
 // stored set, for one job (JobInsert), the round trip ends with
 // JobInserted, which reads the job back as stored.
-func (e *executor) insert(ctx context.Context, jobs []droverdriver.InsertParams, stored **droverdriver.JobRow) ([]int64, error) {
+func (e *executor) insert(ctx context.Context, jobs []droverdriver.InsertParams, stored **drovertype.JobRow) ([]int64, error) {
 	if len(jobs) == 0 {
 		return nil, nil
 	}
@@ -146,10 +146,10 @@ func (e *executor) insert(ctx context.Context, jobs []droverdriver.InsertParams,
 // took 5 of a noop worker process's 60% CPU (docs/design/claim-and-flush.md).
 const replan = pgx.QueryExecModeCacheDescribe
 
-func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*droverdriver.JobRow, error) {
+func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*drovertype.JobRow, error) {
 	p = p.Narrowed()
 	if p.Kinds != nil && len(p.Kinds) == 0 {
-		return []*droverdriver.JobRow{}, nil
+		return []*drovertype.JobRow{}, nil
 	}
 	// One token per claim: see droverdriver.LeaseToken.
 	token := p.Token
@@ -160,7 +160,7 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 	if !p.Now.IsZero() {
 		cp.Now = &p.Now
 	}
-	var jobs []*droverdriver.JobRow
+	var jobs []*drovertype.JobRow
 	var err error
 	switch {
 	case p.Variant == droverdriver.ClaimStrict && (e.waker != nil || e.pending != nil):
@@ -215,13 +215,13 @@ func afterParams(p droverdriver.ClaimParams, cp claimParams) claimAfterParams {
 // claim returns them in the order it updated them, which is their order on
 // disk, and leaves out the queue, lease owner and lease token, which p and
 // token name.
-func scanClaimed(rows pgx.Rows, p droverdriver.ClaimParams, token drovertype.LeaseToken) ([]*droverdriver.JobRow, error) {
+func scanClaimed(rows pgx.Rows, p droverdriver.ClaimParams, token drovertype.LeaseToken) ([]*drovertype.JobRow, error) {
 	defer rows.Close()
-	jobs := make([]*droverdriver.JobRow, 0, p.Max)
+	jobs := make([]*drovertype.JobRow, 0, p.Max)
 	var a claimArena
 	// Every row scans into r and the variables beside it, through one
 	// list of destinations: a list per row escapes to the heap.
-	var r droverdriver.JobRow
+	var r drovertype.JobRow
 	var kind, args, metadata pgtype.DriverBytes
 	var timeoutMS int64
 	var key *string
@@ -237,7 +237,7 @@ func scanClaimed(rows pgx.Rows, p droverdriver.ClaimParams, token drovertype.Lea
 		j := a.row()
 		*j = r
 		j.State, j.Queue, j.LeaseOwner, j.LeaseToken = drovertype.JobStateRunning, p.Queue, p.Owner, token
-		j.Kind, j.Args, j.Metadata = a.kind(kind), a.bytes(args), a.bytes(metadata)
+		j.Kind, j.EncodedArgs, j.Metadata = a.kind(kind), a.bytes(args), a.bytes(metadata)
 		times := a.times()
 		times[0], times[1] = attemptedAt, expiresAt
 		j.AttemptedAt, j.LeaseExpiresAt = &times[0], &times[1]
@@ -468,14 +468,14 @@ func pruneArgs(p droverdriver.PruneParams) (pp pruneParams, ok bool) {
 }
 
 // scanJob reads the column list shared by JobGet and JobList.
-func scanJob(row pgx.Row) (*droverdriver.JobRow, error) {
-	j := &droverdriver.JobRow{}
+func scanJob(row pgx.Row) (*drovertype.JobRow, error) {
+	j := &drovertype.JobRow{}
 	var state string
 	var timeoutMS int64
 	var owner, key *string
 	var batchID *int64
 	var routing []byte
-	err := row.Scan(&j.ID, &state, &j.Queue, &j.Kind, &j.Priority, &j.Args, &j.Metadata, &j.Tags, &j.Attempt,
+	err := row.Scan(&j.ID, &state, &j.Queue, &j.Kind, &j.Priority, &j.EncodedArgs, &j.Metadata, &j.Tags, &j.Attempt,
 		&j.MaxAttempts, &j.Errors, &j.ErrorCount, &timeoutMS, &j.CreatedAt, &j.RunAt, &j.AttemptedAt, &j.FinalizedAt, &owner,
 		&j.LeaseExpiresAt, &j.CancelRequested, &batchID, &key, &routing)
 	if err != nil {
@@ -498,7 +498,7 @@ func scanJob(row pgx.Row) (*droverdriver.JobRow, error) {
 	return j, nil
 }
 
-func (e *executor) JobGet(ctx context.Context, id int64) (*droverdriver.JobRow, error) {
+func (e *executor) JobGet(ctx context.Context, id int64) (*drovertype.JobRow, error) {
 	j, err := scanJob(jobGet.queryRow(ctx, e.db, e.q, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("job %d: %w", id, droverdriver.ErrNotFound)
@@ -692,8 +692,8 @@ func (e *executor) wrap(op string, err error) error {
 
 // JobInsert inserts one job like JobInsertMany and returns it as stored,
 // read back in the same round trip (JobInserted).
-func (e *executor) JobInsert(ctx context.Context, job droverdriver.InsertParams) (*droverdriver.JobRow, error) {
-	var row *droverdriver.JobRow
+func (e *executor) JobInsert(ctx context.Context, job droverdriver.InsertParams) (*drovertype.JobRow, error) {
+	var row *drovertype.JobRow
 	if _, err := e.insert(ctx, []droverdriver.InsertParams{job}, &row); err != nil {
 		return nil, err
 	}

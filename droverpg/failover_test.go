@@ -228,16 +228,16 @@ func TestFollowsFailover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitJob(t, client, probe.ID, "the job inserted after the failover to complete (woken by a notification)", func(j *drover.JobRow) bool {
+	waitJob(t, client, probe.ID, "the job inserted after the failover to complete (woken by a notification)", func(j *drovertype.JobRow) bool {
 		return j.State == drovertype.JobStateCompleted
 	})
-	waitJob(t, client, long.ID, "the job longer than two leases to complete", func(j *drover.JobRow) bool {
+	waitJob(t, client, long.ID, "the job longer than two leases to complete", func(j *drovertype.JobRow) bool {
 		return j.State.Finished()
 	})
 	if j, err := client.JobGet(ctx, long.ID); err != nil || j.State != drovertype.JobStateCompleted || j.Attempt != 1 || len(j.Errors) != 0 {
 		t.Fatalf("the long job: %+v, %v; want completed in its first attempt (its heartbeats reached the new primary)", j, err)
 	}
-	waitJob(t, client, abandoned.ID, "the abandoned job to be rescued on the new primary", func(j *drover.JobRow) bool {
+	waitJob(t, client, abandoned.ID, "the abandoned job to be rescued on the new primary", func(j *drovertype.JobRow) bool {
 		return j.State == drovertype.JobStateAvailable && len(j.Errors) == 1 && strings.HasPrefix(j.Errors[0].Error, "lease expired")
 	})
 
@@ -355,9 +355,9 @@ func TestFailoverKeepsStrictClaims(t *testing.T) {
 }
 
 // waitJob waits until job id satisfies cond.
-func waitJob(t *testing.T, c *drover.Client[pgx.Tx], id int64, what string, cond func(*drover.JobRow) bool) {
+func waitJob(t *testing.T, c *drover.Client[pgx.Tx], id int64, what string, cond func(*drovertype.JobRow) bool) {
 	t.Helper()
-	var j *drover.JobRow
+	var j *drovertype.JobRow
 	var err error
 	if !waitfor.Within(waitfor.Timeout, func() bool {
 		j, err = c.JobGet(context.Background(), id)
@@ -375,7 +375,7 @@ func waitJob(t *testing.T, c *drover.Client[pgx.Tx], id int64, what string, cond
 func checkJobs(t *testing.T, c *drover.Client[pgx.Tx], queue string, ids []int64, r *runs, killed time.Time) (int, time.Duration) {
 	t.Helper()
 	ctx := context.Background()
-	stored := map[int64]*drover.JobRow{}
+	stored := map[int64]*drovertype.JobRow{}
 	for after := int64(0); ; {
 		page, err := c.JobList(ctx, drover.JobListParams{Queue: queue, After: after, Limit: 10_000})
 		if err != nil {

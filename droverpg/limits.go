@@ -20,8 +20,8 @@ import (
 // QueueLimitSpend then takes a token per job claimed. Three or four round
 // trips, once per claim of up to ClaimMax jobs; queues without limits take
 // none of them. cp are the claim's parameters but for the room.
-func (e *executor) claimLimited(ctx context.Context, p droverdriver.ClaimParams, token drovertype.LeaseToken, cp claimParams) ([]*droverdriver.JobRow, error) {
-	var jobs []*droverdriver.JobRow
+func (e *executor) claimLimited(ctx context.Context, p droverdriver.ClaimParams, token drovertype.LeaseToken, cp claimParams) ([]*drovertype.JobRow, error) {
+	var jobs []*drovertype.JobRow
 	err := pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
 		b := &pgx.Batch{}
 		queueLimitTake.queue(b, e.q, p.Queue)

@@ -182,7 +182,7 @@ func (e *executor) JobRouteAbsent(ctx context.Context, p droverdriver.RouteAbsen
 // transaction (or in the caller's). The lock is held while the claim is
 // planned, runs and commits, and no longer: every claim of the queue waits
 // for it, so that time is the queue's throughput.
-func (e *executor) claimStrict(ctx context.Context, p droverdriver.ClaimParams, token drovertype.LeaseToken, cp claimParams) ([]*droverdriver.JobRow, error) {
+func (e *executor) claimStrict(ctx context.Context, p droverdriver.ClaimParams, token drovertype.LeaseToken, cp claimParams) ([]*drovertype.JobRow, error) {
 	b := &pgx.Batch{}
 	strictClaimSettings.queue(b, e.q, struct{}{})
 	queueLimitTake.queue(b, e.q, p.Queue)

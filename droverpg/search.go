@@ -48,7 +48,7 @@ func timeOrNil(t time.Time) *time.Time {
 	return &t
 }
 
-func (e *executor) JobList(ctx context.Context, p droverdriver.ListParams) ([]*droverdriver.JobRow, error) {
+func (e *executor) JobList(ctx context.Context, p droverdriver.ListParams) ([]*drovertype.JobRow, error) {
 	st := jobList
 	if p.Desc {
 		st = jobListDesc
@@ -58,7 +58,7 @@ func (e *executor) JobList(ctx context.Context, p droverdriver.ListParams) ([]*d
 		return nil, e.wrap("list jobs", err)
 	}
 	defer rows.Close()
-	var jobs []*droverdriver.JobRow
+	var jobs []*drovertype.JobRow
 	for rows.Next() {
 		j, err := scanJob(rows)
 		if err != nil {

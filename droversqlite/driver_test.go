@@ -76,7 +76,7 @@ func insert(t testing.TB, e droverdriver.Executor, jobs ...droverdriver.InsertPa
 	return ids
 }
 
-func claim(t testing.TB, e droverdriver.Executor, queue string, n int, lease time.Duration) []*droverdriver.JobRow {
+func claim(t testing.TB, e droverdriver.Executor, queue string, n int, lease time.Duration) []*drovertype.JobRow {
 	t.Helper()
 	jobs, err := e.JobClaim(context.Background(), droverdriver.ClaimParams{Queue: queue, Max: n, Owner: "w1", Lease: lease})
 	if err != nil {
@@ -85,7 +85,7 @@ func claim(t testing.TB, e droverdriver.Executor, queue string, n int, lease tim
 	return jobs
 }
 
-func get(t testing.TB, e droverdriver.Executor, id int64) *droverdriver.JobRow {
+func get(t testing.TB, e droverdriver.Executor, id int64) *drovertype.JobRow {
 	t.Helper()
 	j, err := e.JobGet(context.Background(), id)
 	if err != nil {
@@ -94,7 +94,7 @@ func get(t testing.TB, e droverdriver.Executor, id int64) *droverdriver.JobRow {
 	return j
 }
 
-func ids(jobs []*droverdriver.JobRow) []int64 {
+func ids(jobs []*drovertype.JobRow) []int64 {
 	out := make([]int64, len(jobs))
 	for i, j := range jobs {
 		out[i] = j.ID
@@ -630,7 +630,7 @@ func TestIdleClaimTakesNoWriteLock(t *testing.T) {
 		}
 	}
 	type result struct {
-		jobs []*droverdriver.JobRow
+		jobs []*drovertype.JobRow
 		err  error
 	}
 	claimed := make(chan result, 1)

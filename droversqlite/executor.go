@@ -205,7 +205,7 @@ func (e *executor) JobInsertMany(ctx context.Context, jobs []droverdriver.Insert
 // insert runs the statements of JobInsertMany in one transaction. With
 // stored set, for one job (JobInsert), the transaction ends by reading the
 // job back as stored.
-func (e *executor) insert(ctx context.Context, jobs []droverdriver.InsertParams, stored **droverdriver.JobRow) ([]int64, error) {
+func (e *executor) insert(ctx context.Context, jobs []droverdriver.InsertParams, stored **drovertype.JobRow) ([]int64, error) {
 	if len(jobs) == 0 {
 		return nil, nil
 	}
@@ -437,10 +437,10 @@ func dueJobs(jobs []droverdriver.InsertParams, now time.Time) map[string]int {
 	return due
 }
 
-func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*droverdriver.JobRow, error) {
+func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*drovertype.JobRow, error) {
 	p = p.Narrowed()
 	if p.Max <= 0 || (p.Kinds != nil && len(p.Kinds) == 0) {
-		return []*droverdriver.JobRow{}, nil
+		return []*drovertype.JobRow{}, nil
 	}
 	var kinds string
 	switch {
@@ -470,7 +470,7 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 			return nil, e.wrap("claim jobs", err)
 		}
 		if !due {
-			return []*droverdriver.JobRow{}, nil
+			return []*drovertype.JobRow{}, nil
 		}
 	}
 	sc := newScanner(p.Max)
@@ -855,13 +855,13 @@ func (e *executor) JobPrune(ctx context.Context, p droverdriver.PruneParams) (in
 	return n, nil
 }
 
-func (e *executor) JobGet(ctx context.Context, id int64) (*droverdriver.JobRow, error) {
+func (e *executor) JobGet(ctx context.Context, id int64) (*drovertype.JobRow, error) {
 	return e.get(ctx, nil, id)
 }
 
 // get reads one job, in tx when given (so that Cancel and Retry return the
 // job as their own transaction left it).
-func (e *executor) get(ctx context.Context, tx *sql.Tx, id int64) (*droverdriver.JobRow, error) {
+func (e *executor) get(ctx context.Context, tx *sql.Tx, id int64) (*drovertype.JobRow, error) {
 	sc := newScanner(1)
 	if err := jobGet.query(ctx, e, tx, e.reader, sc.scan, jobAt{id, micros(time.Now())}); err != nil {
 		return nil, e.wrap("get job", err)
@@ -1215,7 +1215,7 @@ const (
 // jobBox holds a job and the times its pointer fields point to, so that one
 // allocation per chunk of rows serves what would otherwise be four per row.
 type jobBox struct {
-	row                                     droverdriver.JobRow
+	row                                     drovertype.JobRow
 	attemptedAt, finalizedAt, leaseExpireAt time.Time
 }
 
@@ -1227,7 +1227,7 @@ type scanner struct {
 	dest  [jobColumns]any
 	boxes []jobBox
 	chunk int
-	jobs  []*droverdriver.JobRow
+	jobs  []*drovertype.JobRow
 
 	// claim is set when scanning JobClaim's shorter column list; it holds
 	// the values that statement set and does not return.
@@ -1245,7 +1245,7 @@ func newScanner(expect int) *scanner {
 	for i := range sc.vals {
 		sc.dest[i] = &sc.vals[i]
 	}
-	sc.jobs = make([]*droverdriver.JobRow, 0, expect)
+	sc.jobs = make([]*drovertype.JobRow, 0, expect)
 	return sc
 }
 
@@ -1332,7 +1332,7 @@ func (sc *scanner) scanClaimed(rows *sql.Rows) error {
 }
 
 // payload decodes the trailing tags, metadata, errors and args columns.
-func (sc *scanner) payload(j *droverdriver.JobRow, v []any) error {
+func (sc *scanner) payload(j *drovertype.JobRow, v []any) error {
 	tags, err := decodeTags(v[0])
 	if err != nil {
 		return fmt.Errorf("job %d: tags: %w", j.ID, err)
@@ -1342,8 +1342,8 @@ func (sc *scanner) payload(j *droverdriver.JobRow, v []any) error {
 	if j.Metadata == nil { // JobClaim returns the default as NULL
 		j.Metadata = []byte("{}")
 	}
-	j.Errors = asBytes(v[2])
-	j.Args = asBytes(v[3])
+	j.Errors = droverdriver.DecodeErrors(asBytes(v[2]))
+	j.EncodedArgs = asBytes(v[3])
 	sc.jobs = append(sc.jobs, j)
 	return nil
 }
@@ -1390,8 +1390,8 @@ func decodeTags(v any) ([]string, error) {
 
 // JobInsert inserts one job like JobInsertMany and returns it as stored,
 // read back in the inserting transaction.
-func (e *executor) JobInsert(ctx context.Context, job droverdriver.InsertParams) (*droverdriver.JobRow, error) {
-	var row *droverdriver.JobRow
+func (e *executor) JobInsert(ctx context.Context, job droverdriver.InsertParams) (*drovertype.JobRow, error) {
+	var row *drovertype.JobRow
 	if _, err := e.insert(ctx, []droverdriver.InsertParams{job}, &row); err != nil {
 		return nil, err
 	}
@@ -1400,7 +1400,7 @@ func (e *executor) JobInsert(ctx context.Context, job droverdriver.InsertParams)
 
 // readInserted sets *stored to the one job of ids as tx stored it, or to
 // nil when it was a unique job skipped as a duplicate (ID 0).
-func (e *executor) readInserted(ctx context.Context, tx *sql.Tx, ids []int64, stored **droverdriver.JobRow) error {
+func (e *executor) readInserted(ctx context.Context, tx *sql.Tx, ids []int64, stored **drovertype.JobRow) error {
 	*stored = nil
 	if len(ids) != 1 || ids[0] == 0 {
 		return nil

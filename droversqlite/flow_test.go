@@ -41,7 +41,7 @@ func TestFlowMigrationKeepsJobsAndIDs(t *testing.T) {
 	}
 	for _, id := range []int64{1, 2} {
 		j := get(t, d, id)
-		if j.State != drovertype.JobStateAvailable || j.Queue != "q" || string(j.Args) != `{"n":`+string(rune('0'+id))+`}` {
+		if j.State != drovertype.JobStateAvailable || j.Queue != "q" || string(j.EncodedArgs) != `{"n":`+string(rune('0'+id))+`}` {
 			t.Fatalf("job %d after the migration = %+v", id, j)
 		}
 	}

@@ -100,7 +100,7 @@ func microsOrNil(t time.Time) any {
 	return micros(t)
 }
 
-func (e *executor) JobList(ctx context.Context, p droverdriver.ListParams) ([]*droverdriver.JobRow, error) {
+func (e *executor) JobList(ctx context.Context, p droverdriver.ListParams) ([]*drovertype.JobRow, error) {
 	st := jobList
 	if p.Desc {
 		st = jobListDesc

@@ -378,7 +378,7 @@ func (c *cli) jobsGetCommand() *cobra.Command {
 // callByID parses a job ID argument, opens the store and makes one call
 // about that job, turning "no such job" into a message that names it.
 func (c *cli) callByID(ctx context.Context, arg string,
-	call func(storeClient, context.Context, int64) (*drover.JobRow, error)) (*drover.JobRow, error) {
+	call func(storeClient, context.Context, int64) (*drovertype.JobRow, error)) (*drovertype.JobRow, error) {
 	id, err := parseID(arg)
 	if err != nil {
 		return nil, err
@@ -401,7 +401,7 @@ func (c *cli) callByID(ctx context.Context, arg string,
 // --kind) they change every job that matches it, a page at a time, and
 // report how many they changed.
 func (c *cli) jobsChangeCommand(name, short, long string,
-	change func(storeClient, context.Context, int64) (*drover.JobRow, error)) *cobra.Command {
+	change func(storeClient, context.Context, int64) (*drovertype.JobRow, error)) *cobra.Command {
 	var (
 		asJSON bool
 		bf     bulkFlags
@@ -433,7 +433,7 @@ changed and how many matched.`,
 			if asJSON {
 				return writeJSON(out, jobjson.From(job))
 			}
-			if err := writeJobTable(out, []*drover.JobRow{job}); err != nil {
+			if err := writeJobTable(out, []*drovertype.JobRow{job}); err != nil {
 				return err
 			}
 			if note := changeNote(name, job); note != "" {
@@ -502,7 +502,7 @@ func jobsText(n int64) string {
 
 // changeNote explains a retry or cancel that did not (yet) do what its
 // name says, so that nobody takes the unchanged state for a failure.
-func changeNote(action string, j *drover.JobRow) string {
+func changeNote(action string, j *drovertype.JobRow) string {
 	switch {
 	case action == "cancel" && j.State == drovertype.JobStateRunning:
 		return fmt.Sprintf("job %d is running: it was asked to stop at its worker's next heartbeat", j.ID)

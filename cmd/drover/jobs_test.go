@@ -327,10 +327,10 @@ func TestFailedAttemptsShown(t *testing.T) {
 }
 
 // waitState polls the store until job id is in state want.
-func waitState(t *testing.T, f *fixture, id int64, want drovertype.JobState) *drover.JobRow {
+func waitState(t *testing.T, f *fixture, id int64, want drovertype.JobState) *drovertype.JobRow {
 	t.Helper()
 	_, client := f.open(t)
-	var j *drover.JobRow
+	var j *drovertype.JobRow
 	if !waitfor.Within(30*time.Second, func() bool {
 		var err error
 		j, err = client.JobGet(context.Background(), id)

@@ -164,7 +164,7 @@ func (f *fixture) countJobs(t *testing.T) int64 {
 }
 
 // getJob reads a job straight from the store.
-func (f *fixture) getJob(t *testing.T, id int64) *drover.JobRow {
+func (f *fixture) getJob(t *testing.T, id int64) *drovertype.JobRow {
 	t.Helper()
 	_, client := f.open(t)
 	j, err := client.JobGet(context.Background(), id)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/bench"
 	"github.com/droverhq/drover/internal/storeurl"
 )
@@ -447,12 +448,12 @@ type storeClient interface {
 	InsertMany(ctx context.Context, jobs []drover.InsertManyParams) ([]int64, error)
 	InsertBatch(ctx context.Context, jobs []drover.InsertManyParams, opts *drover.BatchOpts) (*drover.InsertedBatch, error)
 	BatchGet(ctx context.Context, id int64) (*drover.Batch, error)
-	JobList(ctx context.Context, p drover.JobListParams) ([]*drover.JobRow, error)
+	JobList(ctx context.Context, p drover.JobListParams) ([]*drovertype.JobRow, error)
 	JobCount(ctx context.Context, p drover.JobListParams) (drover.JobCount, error)
-	JobGet(ctx context.Context, id int64) (*drover.JobRow, error)
-	JobRetry(ctx context.Context, id int64) (*drover.JobRow, error)
-	JobCancel(ctx context.Context, id int64) (*drover.JobRow, error)
-	JobDiscard(ctx context.Context, id int64) (*drover.JobRow, error)
+	JobGet(ctx context.Context, id int64) (*drovertype.JobRow, error)
+	JobRetry(ctx context.Context, id int64) (*drovertype.JobRow, error)
+	JobCancel(ctx context.Context, id int64) (*drovertype.JobRow, error)
+	JobDiscard(ctx context.Context, id int64) (*drovertype.JobRow, error)
 	QueueStats(ctx context.Context) ([]drover.QueueStats, error)
 	QueueList(ctx context.Context) ([]*drover.QueueSettings, error)
 	QueueGet(ctx context.Context, name string) (*drover.QueueSettings, error)

@@ -191,7 +191,7 @@ func TestKilledWorkerLosesNothing(t *testing.T) {
 		if j.State != drovertype.JobStateCompleted {
 			t.Errorf("job %d is %s", j.ID, j.State)
 		}
-		if j.Attempt >= 2 && slices.ContainsFunc(j.Errors, func(e drover.AttemptError) bool {
+		if j.Attempt >= 2 && slices.ContainsFunc(j.Errors, func(e drovertype.AttemptError) bool {
 			return strings.Contains(e.Error, "lease expired")
 		}) {
 			rescued++

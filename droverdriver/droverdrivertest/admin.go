@@ -172,7 +172,7 @@ func testAdmin(t *testing.T, setup opener) {
 			}
 			// The history stays, and there is an attempt to spare.
 			if j.Attempt != before.Attempt || j.MaxAttempts != max(before.MaxAttempts, before.Attempt+1) ||
-				string(j.Errors) != string(before.Errors) || j.ErrorCount != before.ErrorCount || j.Queue != "q" {
+				!slices.Equal(j.Errors, before.Errors) || j.ErrorCount != before.ErrorCount || j.Queue != "q" {
 				t.Errorf("retry of job %d: %+v, before %+v", id, j, before)
 			}
 		}

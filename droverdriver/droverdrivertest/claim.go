@@ -62,9 +62,9 @@ func testClaim(t *testing.T, setup opener) {
 		if lease := j.LeaseExpiresAt.Sub(*j.AttemptedAt); lease < time.Minute-time.Second || lease > time.Minute+time.Second {
 			t.Errorf("lease runs %v from the attempt's start, want 1m", lease)
 		}
-		if !sameTime(j.RunAt, past) || !jsonEqual(j.Args, []byte(`{"n":2}`)) || !jsonEqual(j.Metadata, []byte(`{"m":1}`)) ||
+		if !sameTime(j.RunAt, past) || !jsonEqual(j.EncodedArgs, []byte(`{"n":2}`)) || !jsonEqual(j.Metadata, []byte(`{"m":1}`)) ||
 			!slices.Equal(j.Tags, []string{"t"}) || j.Errors != nil {
-			t.Errorf("payload run_at %v args %s metadata %s tags %v errors %s", j.RunAt, j.Args, j.Metadata, j.Tags, j.Errors)
+			t.Errorf("payload run_at %v args %s metadata %s tags %v errors %v", j.RunAt, j.EncodedArgs, j.Metadata, j.Tags, j.Errors)
 		}
 		stored := get(t, d, id)
 		if stored.State != drovertype.JobStateRunning || stored.Attempt != 1 || stored.LeaseOwner != "owner-1" ||
@@ -100,16 +100,16 @@ func testClaim(t *testing.T, setup opener) {
 			byID[id] = i
 		}
 		for _, j := range rows {
-			j.Args = append(j.Args, "xxxx"...) // must not reach another row
+			j.EncodedArgs = append(j.EncodedArgs, "xxxx"...) // must not reach another row
 		}
 		for _, j := range rows {
 			i, ok := byID[j.ID]
 			want := jobs[i]
-			args, appended := strings.CutSuffix(string(j.Args), "xxxx")
+			args, appended := strings.CutSuffix(string(j.EncodedArgs), "xxxx")
 			if !ok || j.Kind != want.Kind || !appended || !jsonEqual([]byte(args), want.Args) || !jsonEqual(j.Metadata, want.Metadata) ||
 				!slices.Equal(j.Tags, want.Tags) || j.Priority != want.Priority || j.MaxAttempts != want.MaxAttempts || j.Key != want.Key {
 				t.Fatalf("row of job %d: kind %q args %s metadata %s tags %v priority %d max attempts %d key %q; want %+v",
-					j.ID, j.Kind, j.Args, j.Metadata, j.Tags, j.Priority, j.MaxAttempts, j.Key, want)
+					j.ID, j.Kind, j.EncodedArgs, j.Metadata, j.Tags, j.Priority, j.MaxAttempts, j.Key, want)
 			}
 			if j.AttemptedAt == nil || j.LeaseExpiresAt == nil || j.AttemptedAt == j.LeaseExpiresAt {
 				t.Fatalf("row of job %d: attempted at %v, lease expires at %v", j.ID, j.AttemptedAt, j.LeaseExpiresAt)
@@ -382,7 +382,7 @@ func testClaim(t *testing.T, setup opener) {
 		if _, err := d.QueueSettingsSet(ctx, droverdriver.QueueSettingsSetParams{Queue: "q", Limit: &droverdriver.QueueLimit{MaxRunning: 2}}); err != nil {
 			t.Fatal(err)
 		}
-		claimLimited := func() []*droverdriver.JobRow {
+		claimLimited := func() []*drovertype.JobRow {
 			t.Helper()
 			rows, err := d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "w", Lease: time.Minute, Limited: true})
 			if err != nil {

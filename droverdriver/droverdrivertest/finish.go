@@ -26,7 +26,7 @@ import (
 // result is the result of claimed row r's attempt with outcome o,
 // carrying what the claim returned: the fence (attempt and token) and the
 // stored flow and key.
-func result(r *droverdriver.JobRow, o droverdriver.Outcome) droverdriver.Result {
+func result(r *drovertype.JobRow, o droverdriver.Outcome) droverdriver.Result {
 	res := droverdriver.Result{ID: r.ID, Attempt: r.Attempt, LeaseToken: r.LeaseToken, Outcome: o, Flow: r.Flow, Key: r.Key}
 	if r.Key != "" {
 		res.Queue = r.Queue
@@ -35,7 +35,7 @@ func result(r *droverdriver.JobRow, o droverdriver.Outcome) droverdriver.Result 
 }
 
 // failed is result with outcome o and an attempt error saying msg.
-func failed(r *droverdriver.JobRow, o droverdriver.Outcome, msg string, runAt time.Time) droverdriver.Result {
+func failed(r *drovertype.JobRow, o droverdriver.Outcome, msg string, runAt time.Time) droverdriver.Result {
 	res := result(r, o)
 	res.Error, res.RunAt = errorJSON(r.Attempt, msg), runAt
 	return res
@@ -135,10 +135,10 @@ func testFinish(t *testing.T, setup opener) {
 				j := get(t, d, id)
 				errs := attemptErrors(t, j)
 				if j.State != tc.state || j.Attempt != tc.attempt || len(errs) != tc.errs || j.ErrorCount != tc.errs {
-					t.Fatalf("stored %s, attempt %d, errors %s (count %d); want %s, %d, %d", j.State, j.Attempt, j.Errors, j.ErrorCount, tc.state, tc.attempt, tc.errs)
+					t.Fatalf("stored %s, attempt %d, errors %v (count %d); want %s, %d, %d", j.State, j.Attempt, j.Errors, j.ErrorCount, tc.state, tc.attempt, tc.errs)
 				}
 				if tc.errs > 0 && errs[0].Error != "boom" {
-					t.Errorf("errors %s", j.Errors)
+					t.Errorf("errors %v", j.Errors)
 				}
 				if j.State.Finished() != (j.FinalizedAt != nil) || j.LeaseOwner != "" || j.LeaseExpiresAt != nil {
 					t.Errorf("finalized at %v, lease %q until %v", j.FinalizedAt, j.LeaseOwner, j.LeaseExpiresAt)
@@ -249,7 +249,7 @@ func testFinish(t *testing.T, setup opener) {
 		finish(t, d, failed(r, droverdriver.OutcomeDiscarded, "two", time.Time{}))
 		j := get(t, d, r.ID)
 		if errs := attemptErrors(t, j); len(errs) != 2 || errs[0].Error != "one" || errs[1].Error != "two" || j.ErrorCount != 2 {
-			t.Fatalf("errors %s (count %d), want one then two", j.Errors, j.ErrorCount)
+			t.Fatalf("errors %v (count %d), want one then two", j.Errors, j.ErrorCount)
 		}
 	})
 
@@ -280,7 +280,7 @@ func testFinish(t *testing.T, setup opener) {
 		if j := get(t, d, rows[1].ID); j.State == drovertype.JobStateCompleted {
 			want = []int64{rows[0].ID, rows[1].ID, rows[2].ID}
 		} else if j.State != drovertype.JobStateRunning || j.Errors != nil {
-			t.Fatalf("job %d after its stale and its current result: %s, errors %s", j.ID, j.State, j.Errors)
+			t.Fatalf("job %d after its stale and its current result: %s, errors %v", j.ID, j.State, j.Errors)
 		}
 		if !slices.Equal(applied, want) {
 			t.Fatalf("applied %v, want %v", applied, want)
@@ -319,7 +319,7 @@ func testFinish(t *testing.T, setup opener) {
 	t.Run("JobFinishMany/errors kept", func(t *testing.T) {
 		t.Parallel()
 		d := setup(t)
-		const attempts = droverdriver.ErrorsKept + 3
+		const attempts = drovertype.ErrorsKept + 3
 		id := insert(t, d, with(job("q"), func(p *droverdriver.InsertParams) { p.MaxAttempts = attempts + 1 }))[0]
 		for range attempts {
 			r := claimOne(t, d, "q", id)
@@ -327,10 +327,10 @@ func testFinish(t *testing.T, setup opener) {
 		}
 		j := get(t, d, id)
 		errs := attemptErrors(t, j)
-		if j.ErrorCount != attempts || len(errs) != droverdriver.ErrorsKept ||
-			errs[0].Attempt != attempts-droverdriver.ErrorsKept+1 || errs[len(errs)-1].Attempt != attempts {
+		if j.ErrorCount != attempts || len(errs) != drovertype.ErrorsKept ||
+			errs[0].Attempt != attempts-drovertype.ErrorsKept+1 || errs[len(errs)-1].Attempt != attempts {
 			t.Fatalf("%d errors counted, %d kept (attempts %d to %d); want %d counted and the last %d kept",
-				j.ErrorCount, len(errs), errs[0].Attempt, errs[len(errs)-1].Attempt, attempts, droverdriver.ErrorsKept)
+				j.ErrorCount, len(errs), errs[0].Attempt, errs[len(errs)-1].Attempt, attempts, drovertype.ErrorsKept)
 		}
 	})
 
@@ -542,7 +542,7 @@ func testFinish(t *testing.T, setup opener) {
 		if len(rows) != 2 {
 			t.Fatalf("claimed %v, want the first job of each key", ids(rows))
 		}
-		byID := map[int64]*droverdriver.JobRow{rows[0].ID: rows[0], rows[1].ID: rows[1]}
+		byID := map[int64]*drovertype.JobRow{rows[0].ID: rows[0], rows[1].ID: rows[1]}
 		results := []droverdriver.Result{
 			result(byID[got[0]], droverdriver.OutcomeCompleted),
 			failed(byID[got[2]], droverdriver.OutcomeRetry, "x", time.Now().Add(time.Hour)),

@@ -32,8 +32,8 @@ func testInsert(t *testing.T, setup opener) {
 					t.Fatalf("%d jobs: IDs not ascending at %d: %v", n, i, got[i-1:i+1])
 				}
 				if i%97 == 0 || i == n-1 {
-					if j := get(t, d, id); !jsonEqual(j.Args, in[i].Args) {
-						t.Fatalf("%d jobs: ID %d holds %s, want %s", n, id, j.Args, in[i].Args)
+					if j := get(t, d, id); !jsonEqual(j.EncodedArgs, in[i].Args) {
+						t.Fatalf("%d jobs: ID %d holds %s, want %s", n, id, j.EncodedArgs, in[i].Args)
 					}
 				}
 			}
@@ -55,7 +55,7 @@ func testInsert(t *testing.T, setup opener) {
 		before := time.Now()
 		j := get(t, d, insert(t, d, in)[0])
 		if j.Queue != in.Queue || j.Kind != in.Kind || j.State != drovertype.JobStateScheduled || j.Priority != 3 ||
-			!jsonEqual(j.Args, in.Args) || !jsonEqual(j.Metadata, in.Metadata) || !slices.Equal(j.Tags, in.Tags) ||
+			!jsonEqual(j.EncodedArgs, in.Args) || !jsonEqual(j.Metadata, in.Metadata) || !slices.Equal(j.Tags, in.Tags) ||
 			j.MaxAttempts != 7 || j.Timeout != in.Timeout || !sameTime(j.RunAt, runAt) {
 			t.Fatalf("stored %+v\nfrom %+v", j, in)
 		}
@@ -73,7 +73,7 @@ func testInsert(t *testing.T, setup opener) {
 		d := setup(t)
 		j := get(t, d, insert(t, d, job("q"))[0])
 		if string(j.Metadata) != `{}` || j.Tags == nil || len(j.Tags) != 0 || j.Errors != nil {
-			t.Fatalf("a job inserted without metadata or tags: metadata %s tags %#v errors %s; want {}, [] and none", j.Metadata, j.Tags, j.Errors)
+			t.Fatalf("a job inserted without metadata or tags: metadata %s tags %#v errors %v; want {}, [] and none", j.Metadata, j.Tags, j.Errors)
 		}
 	})
 
@@ -171,8 +171,8 @@ func testInsert(t *testing.T, setup opener) {
 		}
 		// IDs are in input order: each names its own job.
 		for i, id := range got {
-			if id != 0 && !jsonEqual(get(t, d, id).Args, in[i].Args) {
-				t.Errorf("ID %d at position %d holds %s", id, i, get(t, d, id).Args)
+			if id != 0 && !jsonEqual(get(t, d, id).EncodedArgs, in[i].Args) {
+				t.Errorf("ID %d at position %d holds %s", id, i, get(t, d, id).EncodedArgs)
 			}
 		}
 		// The claim returns which job holds a unique key.

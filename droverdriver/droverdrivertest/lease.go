@@ -117,7 +117,7 @@ func testLease(t *testing.T, setup opener) {
 			}
 			errs := attemptErrors(t, j)
 			if len(errs) != 1 || j.ErrorCount != 1 || !strings.HasPrefix(errs[0].Error, "lease expired") || errs[0].Attempt != 1 {
-				t.Errorf("job %d errors %s (count %d), want the expired lease of attempt 1", tc.id, j.Errors, j.ErrorCount)
+				t.Errorf("job %d errors %v (count %d), want the expired lease of attempt 1", tc.id, j.Errors, j.ErrorCount)
 			}
 			if j.LeaseOwner != "" || j.LeaseExpiresAt != nil {
 				t.Errorf("job %d keeps its lease %q until %v", tc.id, j.LeaseOwner, j.LeaseExpiresAt)

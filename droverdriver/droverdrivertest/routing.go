@@ -32,7 +32,7 @@ func inOrder(jobs ...droverdriver.InsertParams) []droverdriver.InsertParams {
 }
 
 // claimW claims up to n jobs of queue as worker w (nil: a plain worker).
-func claimW(t *testing.T, e droverdriver.Executor, queue string, n int, w *droverdriver.Worker) []*droverdriver.JobRow {
+func claimW(t *testing.T, e droverdriver.Executor, queue string, n int, w *droverdriver.Worker) []*drovertype.JobRow {
 	t.Helper()
 	rows, err := e.JobClaim(context.Background(), named(droverdriver.ClaimParams{Queue: queue, Max: n, Owner: "w1", Lease: time.Minute, Worker: w}, false))
 	if err != nil {
@@ -44,7 +44,7 @@ func claimW(t *testing.T, e droverdriver.Executor, queue string, n int, w *drove
 // claimStrict claims up to n jobs of queue as the engine claims a queue
 // its cached settings say is in strict order: limited and strict, under
 // the settings row's lock.
-func claimStrict(t *testing.T, e droverdriver.Executor, queue string, n int, w *droverdriver.Worker) []*droverdriver.JobRow {
+func claimStrict(t *testing.T, e droverdriver.Executor, queue string, n int, w *droverdriver.Worker) []*drovertype.JobRow {
 	t.Helper()
 	rows, err := e.JobClaim(context.Background(), named(droverdriver.ClaimParams{Queue: queue, Max: n, Owner: "w1", Lease: time.Minute,
 		Worker: w, Limited: true}, true))
@@ -705,14 +705,14 @@ func testStrictOrder(t *testing.T, d droverdriver.Driver, n int) {
 		}()
 	}
 	wg.Wait()
-	jobs := make([]*droverdriver.JobRow, len(got))
+	jobs := make([]*drovertype.JobRow, len(got))
 	for i, id := range got {
 		jobs[i] = get(t, d, id)
 		if jobs[i].State != drovertype.JobStateCompleted || jobs[i].AttemptedAt == nil {
 			t.Fatalf("job %d is %s", id, jobs[i].State)
 		}
 	}
-	slices.SortFunc(jobs, func(a, b *droverdriver.JobRow) int {
+	slices.SortFunc(jobs, func(a, b *drovertype.JobRow) int {
 		return droverdriver.PositionOf(a).Compare(droverdriver.PositionOf(b))
 	})
 	inversions := 0

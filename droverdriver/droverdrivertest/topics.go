@@ -413,7 +413,7 @@ func testTopics(t *testing.T, setup opener) {
 			t.Fatalf("retry jobs %v, %v; want one", jobs, err)
 		}
 		var args engine.TopicRetryArgs
-		if err := json.Unmarshal(jobs[0].Args, &args); err != nil || args.ID != ids[1] {
+		if err := json.Unmarshal(jobs[0].EncodedArgs, &args); err != nil || args.ID != ids[1] {
 			t.Fatalf("retry job of message %d (%v), want message %d's", args.ID, err, ids[1])
 		}
 	})

@@ -45,7 +45,7 @@ import (
 // assignClient is what the assign scenario calls of a drover.Client.
 type assignClient interface {
 	InsertMany(ctx context.Context, jobs []drover.InsertManyParams) ([]int64, error)
-	JobList(ctx context.Context, p drover.JobListParams) ([]*drover.JobRow, error)
+	JobList(ctx context.Context, p drover.JobListParams) ([]*drovertype.JobRow, error)
 	JobCountByState(ctx context.Context, queue string) (map[drovertype.JobState]int64, error)
 	QueueSetStrictOrder(ctx context.Context, name string, maxRunning int) (*drover.QueueSettings, error)
 	Remote() *drover.Remote
@@ -380,7 +380,7 @@ func assignRun(ctx context.Context, client assignClient, reps assignReplicas, o 
 // counts those that started before a job ahead of them in claim order
 // (priority, run_at, id).
 func strictInversions(ctx context.Context, client assignClient, queue string) (int64, error) {
-	var jobs []*drover.JobRow
+	var jobs []*drovertype.JobRow
 	var after int64
 	for {
 		page, err := client.JobList(ctx, drover.JobListParams{Queue: queue, States: []drovertype.JobState{drovertype.JobStateCompleted},
@@ -394,7 +394,7 @@ func strictInversions(ctx context.Context, client assignClient, queue string) (i
 		}
 		after = page[len(page)-1].ID
 	}
-	slices.SortFunc(jobs, func(a, b *drover.JobRow) int {
+	slices.SortFunc(jobs, func(a, b *drovertype.JobRow) int {
 		if a.Priority != b.Priority {
 			return a.Priority - b.Priority
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // fakeExec stores one queue's settings and records the claims it runs.
@@ -26,9 +27,9 @@ func (f *fakeExec) QueueSettingsGet(_ context.Context, queue string) (*droverdri
 	return &s, nil
 }
 
-func (f *fakeExec) JobClaim(_ context.Context, p droverdriver.ClaimParams) ([]*droverdriver.JobRow, error) {
+func (f *fakeExec) JobClaim(_ context.Context, p droverdriver.ClaimParams) ([]*drovertype.JobRow, error) {
 	f.claims = append(f.claims, p)
-	return []*droverdriver.JobRow{{ID: 1}}, nil
+	return []*drovertype.JobRow{{ID: 1}}, nil
 }
 
 // clock is a settable time source for Settings.Now.
@@ -42,13 +43,13 @@ func setup(t *testing.T) (*fakeExec, *Settings, *clock) {
 	return &fakeExec{}, &Settings{Now: clk.now}, clk
 }
 
-func claim(t *testing.T, ex *fakeExec, s *Settings) []*droverdriver.JobRow {
+func claim(t *testing.T, ex *fakeExec, s *Settings) []*drovertype.JobRow {
 	t.Helper()
 	return claimKinds(t, ex, s, nil)
 }
 
 // claimKinds claims as a claimer that runs kinds (nil: every kind).
-func claimKinds(t *testing.T, ex *fakeExec, s *Settings, kinds []string) []*droverdriver.JobRow {
+func claimKinds(t *testing.T, ex *fakeExec, s *Settings, kinds []string) []*drovertype.JobRow {
 	t.Helper()
 	rows, err := Claim(context.Background(), ex, s, droverdriver.ClaimParams{Queue: "q", Max: 5, Kinds: kinds})
 	if err != nil {

@@ -30,16 +30,16 @@ type Job struct {
 	MaxAttempts int                 `json:"max_attempts"`
 	// Errors holds the last drover.ErrorsKept attempt errors, oldest first;
 	// ErrorCount counts every error the job recorded.
-	Errors          []drover.AttemptError `json:"errors"`
-	ErrorCount      int                   `json:"error_count"`
-	TimeoutMS       int64                 `json:"timeout_ms,omitempty"`
-	CreatedAt       time.Time             `json:"created_at"`
-	RunAt           time.Time             `json:"run_at"`
-	AttemptedAt     *time.Time            `json:"attempted_at,omitempty"`
-	FinalizedAt     *time.Time            `json:"finalized_at,omitempty"`
-	LeaseOwner      string                `json:"lease_owner,omitempty"`
-	LeaseExpiresAt  *time.Time            `json:"lease_expires_at,omitempty"`
-	CancelRequested bool                  `json:"cancel_requested"`
+	Errors          []drovertype.AttemptError `json:"errors"`
+	ErrorCount      int                       `json:"error_count"`
+	TimeoutMS       int64                     `json:"timeout_ms,omitempty"`
+	CreatedAt       time.Time                 `json:"created_at"`
+	RunAt           time.Time                 `json:"run_at"`
+	AttemptedAt     *time.Time                `json:"attempted_at,omitempty"`
+	FinalizedAt     *time.Time                `json:"finalized_at,omitempty"`
+	LeaseOwner      string                    `json:"lease_owner,omitempty"`
+	LeaseExpiresAt  *time.Time                `json:"lease_expires_at,omitempty"`
+	CancelRequested bool                      `json:"cancel_requested"`
 	// BatchID is the batch the job belongs to (or calls back for), 0 for none.
 	BatchID int64 `json:"batch_id,omitempty"`
 	// Key is the ordering key the job was inserted with.
@@ -132,7 +132,7 @@ func FromUnroutable(groups []*drover.UnroutableJobs) []Unroutable {
 }
 
 // From converts a stored job.
-func From(j *drover.JobRow) Job {
+func From(j *drovertype.JobRow) Job {
 	out := Job{
 		ID:              j.ID,
 		State:           j.State,
@@ -168,7 +168,7 @@ func From(j *drover.JobRow) Job {
 		out.Tags = []string{}
 	}
 	if out.Errors == nil {
-		out.Errors = []drover.AttemptError{}
+		out.Errors = []drovertype.AttemptError{}
 	}
 	if len(out.Args) == 0 {
 		out.Args = json.RawMessage("null")
@@ -177,7 +177,7 @@ func From(j *drover.JobRow) Job {
 }
 
 // FromAll converts a list of stored jobs; an empty list encodes as [].
-func FromAll(jobs []*drover.JobRow) []Job {
+func FromAll(jobs []*drovertype.JobRow) []Job {
 	out := make([]Job, len(jobs))
 	for i, j := range jobs {
 		out[i] = From(j)

@@ -421,7 +421,7 @@ func parseID(what, v string) (int64, error) {
 }
 
 // byID serves the endpoints that act on one job.
-func (s *Server) byID(w http.ResponseWriter, r *http.Request, call func(context.Context, int64) (*drover.JobRow, error)) error {
+func (s *Server) byID(w http.ResponseWriter, r *http.Request, call func(context.Context, int64) (*drovertype.JobRow, error)) error {
 	id, err := pathID(r)
 	if err != nil {
 		return err
@@ -824,7 +824,7 @@ func nonNil(ids []int64) []int64 {
 }
 
 // claimed remembers the attempts of a claim and measures it.
-func (s *Server) claimed(p drover.ClaimParams, jobs []*drover.JobRow, took time.Duration) {
+func (s *Server) claimed(p drover.ClaimParams, jobs []*drovertype.JobRow, took time.Duration) {
 	now := time.Now()
 	attempts := make([]attemptInfo, len(jobs))
 	runAts := make([]time.Time, len(jobs))

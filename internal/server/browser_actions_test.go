@@ -52,7 +52,7 @@ func releasedJob(t *testing.T, d droverdriver.Driver) int64 {
 	}
 	ctx := context.Background()
 	row, err := c.(interface {
-		Insert(context.Context, drover.Args, *drover.InsertOpts) (*drover.JobRow, error)
+		Insert(context.Context, drover.Args, *drover.InsertOpts) (*drovertype.JobRow, error)
 	}).Insert(ctx, blockArgs{}, &drover.InsertOpts{Queue: "held"})
 	if err != nil {
 		t.Fatal(err)

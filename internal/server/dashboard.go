@@ -130,7 +130,7 @@ var funcs = template.FuncMap{
 		}
 		return strings.Join(keys, ", ")
 	},
-	"lastError": func(j *drover.JobRow) string {
+	"lastError": func(j *drovertype.JobRow) string {
 		if len(j.Errors) == 0 {
 			return "-"
 		}
@@ -156,7 +156,7 @@ func roundDuration(d time.Duration) time.Duration {
 
 // ranFor is how long job's last attempt ran to its finish, or has run
 // until now; "-" for a job not started, or finished without running.
-func ranFor(j *drover.JobRow, now time.Time) string {
+func ranFor(j *drovertype.JobRow, now time.Time) string {
 	if j.AttemptedAt == nil {
 		return "-"
 	}
@@ -475,7 +475,7 @@ func (f jobsForm) bulkable() bool {
 // metadata, which a page of fifty jobs of 1 MiB args would otherwise hold
 // whole, and the start of its args.
 type jobRow struct {
-	*drover.JobRow
+	*drovertype.JobRow
 	Args string
 }
 
@@ -705,7 +705,7 @@ func (s *Server) jobPage(w http.ResponseWriter, r *http.Request) error {
 	}
 	return render(w, http.StatusOK, s.pages.job, struct {
 		page
-		Job        *drover.JobRow
+		Job        *drovertype.JobRow
 		Result     *drover.JobResult
 		Parents    []drover.JobResult
 		Dependants []drover.JobResult
@@ -747,7 +747,7 @@ func (s *Server) batchPage(w http.ResponseWriter, r *http.Request) error {
 // carries the action's name only: the banner's text is the server's, made
 // from the job as stored, never text from the URL, which anyone can put
 // in a link.
-func (s *Server) jobAction(call func(context.Context, int64) (*drover.JobRow, error), action string) func(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) jobAction(call func(context.Context, int64) (*drovertype.JobRow, error), action string) func(w http.ResponseWriter, r *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathID(r)
 		if err != nil {
@@ -771,7 +771,7 @@ var jobActionDone = map[string]string{
 
 // jobFlash is the banner of a job's page after action, or none for an
 // action it does not know.
-func jobFlash(action string, job *drover.JobRow) string {
+func jobFlash(action string, job *drovertype.JobRow) string {
 	done, ok := jobActionDone[action]
 	if !ok {
 		return ""
@@ -809,7 +809,7 @@ func (s *Server) bulkStatus(q url.Values) (string, bool) {
 // jobCan reports whether action (retry, cancel, discard) would change job,
 // so that its page offers only the buttons that do something: the store
 // leaves a job as it is otherwise (JobRetry, JobCancel, JobDiscard).
-func jobCan(action string, job *drover.JobRow) bool {
+func jobCan(action string, job *drovertype.JobRow) bool {
 	switch action {
 	case "retry":
 		switch job.State {

@@ -335,7 +335,7 @@ func (b *bundle) lease(id int64) string {
 }
 
 // stored returns a job as the store has it.
-func (b *bundle) stored(t *testing.T, id int64) *drover.JobRow {
+func (b *bundle) stored(t *testing.T, id int64) *drovertype.JobRow {
 	t.Helper()
 	row, err := b.client.JobGet(context.Background(), id)
 	if err != nil {
