@@ -66,9 +66,9 @@ type client interface {
 	QueueResume(ctx context.Context, name string) error
 	QueuePauseKind(ctx context.Context, queue, kind string) error
 	QueueResumeKind(ctx context.Context, queue, kind string) error
-	QueueSetLimits(ctx context.Context, name string, l drover.QueueLimits) (*drover.QueueSettings, error)
-	QueueGet(ctx context.Context, name string) (*drover.QueueSettings, error)
-	QueueList(ctx context.Context) ([]*drover.QueueSettings, error)
+	QueueSetLimits(ctx context.Context, name string, l drover.QueueLimits) (*drovertype.QueueSettings, error)
+	QueueGet(ctx context.Context, name string) (*drovertype.QueueSettings, error)
+	QueueList(ctx context.Context) ([]*drovertype.QueueSettings, error)
 	LeaseOwners(ctx context.Context) ([]drovertype.LeaseOwner, error)
 	FinishedStats(ctx context.Context, since, until time.Time) ([]drover.FinishedStats, error)
 
@@ -76,7 +76,7 @@ type client interface {
 	SetWorkerLabels(ctx context.Context, labels map[string]string) error
 	Workers(ctx context.Context) ([]*drover.WorkerInfo, error)
 	Unroutable(ctx context.Context) ([]*drover.UnroutableJobs, error)
-	QueueSetStrictOrder(ctx context.Context, name string, maxRunning int) (*drover.QueueSettings, error)
+	QueueSetStrictOrder(ctx context.Context, name string, maxRunning int) (*drovertype.QueueSettings, error)
 	QueueHeadOf(ctx context.Context, name string) (*drover.QueueHead, error)
 
 	// The history behind the dashboard's charts (history.go).

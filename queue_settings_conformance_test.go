@@ -184,7 +184,7 @@ func TestQueuePauseStopsRemoteClaims(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(list) != 1 || list[0].Name != "remote" || !list[0].Paused {
+		if len(list) != 1 || list[0].Queue != "remote" || !list[0].Paused {
 			t.Fatalf("QueueList = %+v, want remote paused", list)
 		}
 		if err := admin.QueueResume(ctx, "remote"); err != nil {

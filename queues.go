@@ -68,36 +68,6 @@ func (c *Client[TTx]) LeaseOwners(ctx context.Context) ([]drovertype.LeaseOwner,
 	return c.driver.LeaseOwners(ctx)
 }
 
-// QueueSettings are a queue's settings stored in the database: they hold
-// for every process that claims from the queue, Go clients and remote
-// workers alike, whatever their own configuration says.
-type QueueSettings struct {
-	Name string
-	// Paused queues start no job: claims take nothing, while running jobs
-	// finish and inserts still succeed.
-	Paused bool
-	// PausedKinds are the kinds paused within the queue (QueuePauseKind),
-	// sorted: their jobs wait while the queue's other kinds run.
-	PausedKinds []string
-	// GlobalMaxWorkers, RateLimit and RatePeriod are the queue's
-	// cluster-wide limits (QueueConfig); zero means none.
-	GlobalMaxWorkers int
-	RateLimit        int
-	RatePeriod       time.Duration
-	// StrictOrder, when above 0, starts the queue's jobs strictly in
-	// order, at most StrictOrder of them running at once
-	// (QueueSetStrictOrder); 0 is off.
-	StrictOrder int
-	// UpdatedAt is when the settings were last written, by the store's
-	// clock; zero when the queue has none stored.
-	UpdatedAt time.Time
-}
-
-func queueSettingsFromDriver(s *droverdriver.QueueSettings) *QueueSettings {
-	return &QueueSettings{Name: s.Queue, Paused: s.Paused, PausedKinds: s.PausedKinds, GlobalMaxWorkers: s.Limit.MaxRunning,
-		RateLimit: s.Limit.Rate, RatePeriod: s.Limit.Period, StrictOrder: s.Strict, UpdatedAt: s.UpdatedAt}
-}
-
 // QueuePause pauses a queue across the fleet: from the moment each process
 // hears of it (at once in this client; within a second elsewhere, see
 // docs/ordering-and-limits.md), no claim of the queue, by a Go client or a
@@ -153,19 +123,19 @@ type QueueLimits struct {
 // QueueSetLimits replaces a queue's stored cluster-wide limits; zero
 // limits lift them. A client whose QueueConfig sets limits writes them
 // again when it starts.
-func (c *Client[TTx]) QueueSetLimits(ctx context.Context, name string, l QueueLimits) (*QueueSettings, error) {
+func (c *Client[TTx]) QueueSetLimits(ctx context.Context, name string, l QueueLimits) (*drovertype.QueueSettings, error) {
 	if err := checkLimits("", l.GlobalMaxWorkers, l.RateLimit, l.RatePeriod); err != nil {
 		return nil, err
 	}
 	return c.setQueueSettings(ctx, droverdriver.QueueSettingsSetParams{Queue: name,
-		Limit: &droverdriver.QueueLimit{MaxRunning: l.GlobalMaxWorkers, Rate: l.RateLimit, Period: l.RatePeriod}})
+		Limit: &drovertype.QueueLimit{MaxRunning: l.GlobalMaxWorkers, Rate: l.RateLimit, Period: l.RatePeriod}})
 }
 
 // setQueueSettings writes settings, then drops them from this client's
 // cache (other processes hear of the change from the store) and wakes the
 // queue's producer, so that a resumed or widened queue is claimed from at
 // once.
-func (c *Client[TTx]) setQueueSettings(ctx context.Context, p droverdriver.QueueSettingsSetParams) (*QueueSettings, error) {
+func (c *Client[TTx]) setQueueSettings(ctx context.Context, p droverdriver.QueueSettingsSetParams) (*drovertype.QueueSettings, error) {
 	if err := validate.Queue(p.Queue); err != nil {
 		return nil, err
 	}
@@ -175,13 +145,13 @@ func (c *Client[TTx]) setQueueSettings(ctx context.Context, p droverdriver.Queue
 	}
 	c.settings.Forget(p.Queue)
 	c.wake(p.Queue)
-	return queueSettingsFromDriver(s), nil
+	return s, nil
 }
 
 // QueueGet returns a queue's stored settings, read from the store (not
 // from the client's cache). A queue without stored settings, which runs
-// unpaused and unlimited, comes back with only its Name set.
-func (c *Client[TTx]) QueueGet(ctx context.Context, name string) (*QueueSettings, error) {
+// unpaused and unlimited, comes back with only its Queue set.
+func (c *Client[TTx]) QueueGet(ctx context.Context, name string) (*drovertype.QueueSettings, error) {
 	if err := validate.Queue(name); err != nil {
 		return nil, err
 	}
@@ -190,9 +160,9 @@ func (c *Client[TTx]) QueueGet(ctx context.Context, name string) (*QueueSettings
 		return nil, err
 	}
 	if s == nil {
-		return &QueueSettings{Name: name}, nil
+		return &drovertype.QueueSettings{Queue: name}, nil
 	}
-	return queueSettingsFromDriver(s), nil
+	return s, nil
 }
 
 // QueueKnown reports whether a queue has been in use, as far as the
@@ -211,14 +181,6 @@ func (c *Client[TTx]) QueueKnown(ctx context.Context, name string) (bool, error)
 // QueueList returns the settings of every queue that has settings stored,
 // by name. Queues without any run unpaused and unlimited; QueueStats lists
 // the queues that have jobs.
-func (c *Client[TTx]) QueueList(ctx context.Context) ([]*QueueSettings, error) {
-	stored, err := c.driver.QueueSettingsList(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*QueueSettings, len(stored))
-	for i, s := range stored {
-		out[i] = queueSettingsFromDriver(s)
-	}
-	return out, nil
+func (c *Client[TTx]) QueueList(ctx context.Context) ([]*drovertype.QueueSettings, error) {
+	return c.driver.QueueSettingsList(ctx)
 }

@@ -336,7 +336,7 @@ func (c *Client[TTx]) markUnroutable(ctx context.Context, rows []*drovertype.Job
 // each claim of the queue takes the settings row's lock in the store, so
 // the queue's claims take turns while other queues' run as before. See
 // docs/routing.md, "Strict order".
-func (c *Client[TTx]) QueueSetStrictOrder(ctx context.Context, name string, maxRunning int) (*QueueSettings, error) {
+func (c *Client[TTx]) QueueSetStrictOrder(ctx context.Context, name string, maxRunning int) (*drovertype.QueueSettings, error) {
 	if maxRunning < 0 || maxRunning > 1_000_000 {
 		return nil, invalidf("strict order %d: must be between 0 (off) and 1000000 jobs running at once", maxRunning)
 	}

@@ -245,7 +245,7 @@ func TestStrictOrderAcrossClients(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s store) {
 		b := setup(t, s, 1)
 		ctx := context.Background()
-		if st, err := b.client.QueueSetStrictOrder(ctx, "fifo", 2); err != nil || st.StrictOrder != 2 {
+		if st, err := b.client.QueueSetStrictOrder(ctx, "fifo", 2); err != nil || st.Strict != 2 {
 			t.Fatalf("set strict order: %+v, %v", st, err)
 		}
 		var ids []int64

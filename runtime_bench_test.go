@@ -123,7 +123,7 @@ func (s *memStore) LeaderElect(context.Context, droverdriver.LeaderParams) (bool
 	return false, nil
 }
 
-func (s *memStore) QueueSettingsGet(context.Context, string) (*droverdriver.QueueSettings, error) {
+func (s *memStore) QueueSettingsGet(context.Context, string) (*drovertype.QueueSettings, error) {
 	return nil, nil
 }
 

@@ -255,10 +255,10 @@ type Executor interface {
 
 	// QueueSettingsGet returns the settings stored for queue, or nil when
 	// none are: the queue then runs unpaused and unlimited.
-	QueueSettingsGet(ctx context.Context, queue string) (*QueueSettings, error)
+	QueueSettingsGet(ctx context.Context, queue string) (*drovertype.QueueSettings, error)
 
 	// QueueSettingsList returns every queue's stored settings, by name.
-	QueueSettingsList(ctx context.Context) ([]*QueueSettings, error)
+	QueueSettingsList(ctx context.Context) ([]*drovertype.QueueSettings, error)
 
 	// QueueKnown reports whether queue has ever been in use as far as
 	// the store can tell cheaply: it has stored settings, jobs in the hot
@@ -272,7 +272,7 @@ type Executor interface {
 	// returns the row as stored. Once the write commits, every listener
 	// of the store hears SettingsNotice(p.Queue), so that processes drop
 	// what they cached of the queue's settings.
-	QueueSettingsSet(ctx context.Context, p QueueSettingsSetParams) (*QueueSettings, error)
+	QueueSettingsSet(ctx context.Context, p QueueSettingsSetParams) (*drovertype.QueueSettings, error)
 
 	// LeaderElect takes or keeps the named leadership for ID until TTL
 	// from now and reports whether ID holds it.
@@ -577,41 +577,13 @@ func SortClaimed(rows []*drovertype.JobRow) {
 // not cost a scan of every job ever finished.
 const QueueKnownRecent = 100_000
 
-// QueueSettings are a queue's stored settings: what must hold across every
-// process that claims from it, Go clients and remote workers alike.
-type QueueSettings struct {
-	Queue string
-	// Paused queues start no job: claims take nothing, while inserts and
-	// running jobs go on.
-	Paused bool
-	// Limit holds the queue's cluster-wide limits; zero fields mean none.
-	Limit QueueLimit
-	// PausedKinds are the kinds paused within the queue, sorted: claims
-	// leave their jobs waiting (ClaimParams.ExceptKinds) while the other
-	// kinds of the queue run.
-	PausedKinds []string
-	// Strict, when above 0, starts the queue's jobs strictly in claim
-	// order (priority, run_at, id) across the fleet, at most Strict of
-	// them running at once: a limited claim that takes the head of the
-	// queue without skipping any job (docs/routing.md, "Strict order").
-	Strict    int
-	UpdatedAt time.Time
-}
-
-// Limited reports whether the queue has a cluster-wide limit or strict
-// order, which its claims must then take the limited path
-// (ClaimParams.Limited) to respect.
-func (s *QueueSettings) Limited() bool {
-	return s != nil && (s.Limit.MaxRunning > 0 || s.Limit.Rate > 0 || s.Strict > 0)
-}
-
 // QueueSettingsSetParams says which of a queue's settings to write; nil
 // fields keep their stored values.
 type QueueSettingsSetParams struct {
 	Queue  string
 	Paused *bool
 	// Limit replaces all of the queue's limits at once.
-	Limit *QueueLimit
+	Limit *drovertype.QueueLimit
 	// PauseKinds are added to the queue's paused kinds, ResumeKinds taken
 	// out of them (a kind in both is resumed); the others stay as stored,
 	// so that two operators pausing two kinds at once both get theirs.
@@ -619,15 +591,6 @@ type QueueSettingsSetParams struct {
 	// Strict replaces the queue's strict order (0: off; N: at most N
 	// running, started in order).
 	Strict *int
-}
-
-// QueueLimit is a queue's cluster-wide limits; zero fields mean none.
-type QueueLimit struct {
-	// MaxRunning caps the queue's jobs running at once across every client.
-	MaxRunning int
-	// Rate jobs may start per Period, with bursts of up to Rate.
-	Rate   int
-	Period time.Duration
 }
 
 // settingsNoticePrefix starts the payload of a settings change on the

@@ -955,7 +955,7 @@ func (e *exec) LeaderResign(ctx context.Context, name, id string) error {
 // Queue settings: every shard holds a copy, since each shard's claims
 // read their own; a change is written to every shard.
 
-func (e *exec) QueueSettingsGet(ctx context.Context, queue string) (*droverdriver.QueueSettings, error) {
+func (e *exec) QueueSettingsGet(ctx context.Context, queue string) (*drovertype.QueueSettings, error) {
 	if e.reach != nil || e.tx != nil {
 		idx, err := e.all(ctx)
 		if err != nil {
@@ -969,7 +969,7 @@ func (e *exec) QueueSettingsGet(ctx context.Context, queue string) (*droverdrive
 		if !slices.Contains(idx, i) {
 			i = idx[0]
 		}
-		var s *droverdriver.QueueSettings
+		var s *drovertype.QueueSettings
 		err = e.one(ctx, i, func(ctx context.Context, ex droverdriver.Executor) error {
 			var err error
 			s, err = ex.QueueSettingsGet(ctx, queue)
@@ -984,14 +984,14 @@ func (e *exec) QueueSettingsGet(ctx context.Context, queue string) (*droverdrive
 	return e.c.settingsGet(ctx, keys, queue)
 }
 
-func (e *exec) QueueSettingsList(ctx context.Context) ([]*droverdriver.QueueSettings, error) {
+func (e *exec) QueueSettingsList(ctx context.Context) ([]*drovertype.QueueSettings, error) {
 	idx, err := e.all(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var lastErr error
 	for _, i := range idx {
-		var out []*droverdriver.QueueSettings
+		var out []*drovertype.QueueSettings
 		err := e.one(ctx, i, func(ctx context.Context, ex droverdriver.Executor) error {
 			var err error
 			out, err = ex.QueueSettingsList(ctx)
@@ -1020,19 +1020,19 @@ func (e *exec) QueueKnown(ctx context.Context, queue string) (bool, error) {
 // first, and returns the row as that shard stored it. A shard that fails
 // is named in the error; the others keep the change, and running the same
 // change again completes it.
-func (e *exec) QueueSettingsSet(ctx context.Context, p droverdriver.QueueSettingsSetParams) (*droverdriver.QueueSettings, error) {
+func (e *exec) QueueSettingsSet(ctx context.Context, p droverdriver.QueueSettingsSetParams) (*drovertype.QueueSettings, error) {
 	keys, err := e.c.ready(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer e.c.forget(p.Queue)
 	home := queueShard(keys, p.Queue)
-	rows, err := everywhere(ctx, e, false, func(ctx context.Context, ex droverdriver.Executor, i int) ([]*droverdriver.QueueSettings, error) {
+	rows, err := everywhere(ctx, e, false, func(ctx context.Context, ex droverdriver.Executor, i int) ([]*drovertype.QueueSettings, error) {
 		s, err := ex.QueueSettingsSet(ctx, p)
 		if err != nil || i != home {
 			return nil, err
 		}
-		return []*droverdriver.QueueSettings{s}, nil
+		return []*drovertype.QueueSettings{s}, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("set queue %s on every shard: %w", p.Queue, err)

@@ -1107,8 +1107,8 @@ func (e *executor) LeaderElect(ctx context.Context, p droverdriver.LeaderParams)
 	return holder != "" && holder == p.ID, nil
 }
 
-func (e *executor) QueueSettingsGet(ctx context.Context, queue string) (*droverdriver.QueueSettings, error) {
-	var out *droverdriver.QueueSettings
+func (e *executor) QueueSettingsGet(ctx context.Context, queue string) (*drovertype.QueueSettings, error) {
+	var out *drovertype.QueueSettings
 	err := queueSettingsGet.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
 		var err error
 		out, err = scanSettings(rows)
@@ -1123,8 +1123,8 @@ func (e *executor) QueueKnown(ctx context.Context, queue string) (bool, error) {
 	return known, e.wrap("look up queue", err)
 }
 
-func (e *executor) QueueSettingsList(ctx context.Context) ([]*droverdriver.QueueSettings, error) {
-	out := []*droverdriver.QueueSettings{}
+func (e *executor) QueueSettingsList(ctx context.Context) ([]*drovertype.QueueSettings, error) {
+	out := []*drovertype.QueueSettings{}
 	err := queueSettingsList.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
 		s, err := scanSettings(rows)
 		out = append(out, s)
@@ -1136,8 +1136,8 @@ func (e *executor) QueueSettingsList(ctx context.Context) ([]*droverdriver.Queue
 // QueueSettingsSet writes the row, then tells the listeners of this
 // process (the hub): other processes on the file see the change when
 // their cached settings expire.
-func (e *executor) QueueSettingsSet(ctx context.Context, p droverdriver.QueueSettingsSetParams) (*droverdriver.QueueSettings, error) {
-	var l droverdriver.QueueLimit
+func (e *executor) QueueSettingsSet(ctx context.Context, p droverdriver.QueueSettingsSetParams) (*drovertype.QueueSettings, error) {
+	var l drovertype.QueueLimit
 	if p.Limit != nil {
 		l = *p.Limit
 	}
@@ -1148,7 +1148,7 @@ func (e *executor) QueueSettingsSet(ctx context.Context, p droverdriver.QueueSet
 	if p.Strict != nil {
 		strict = *p.Strict
 	}
-	var out *droverdriver.QueueSettings
+	var out *drovertype.QueueSettings
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
 		return queueSettingsSet.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
 			var err error
@@ -1166,8 +1166,8 @@ func (e *executor) QueueSettingsSet(ctx context.Context, p droverdriver.QueueSet
 }
 
 // scanSettings reads a row of the QueueSettings statements.
-func scanSettings(rows *sql.Rows) (*droverdriver.QueueSettings, error) {
-	s := &droverdriver.QueueSettings{}
+func scanSettings(rows *sql.Rows) (*drovertype.QueueSettings, error) {
+	s := &drovertype.QueueSettings{}
 	var periodMS, updated int64
 	var kinds string
 	if err := rows.Scan(&s.Queue, &s.Paused, &s.Limit.MaxRunning, &s.Limit.Rate, &periodMS, &s.Strict, &updated, &kinds); err != nil {

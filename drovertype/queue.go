@@ -12,3 +12,42 @@ type LeaseOwner struct {
 	// heartbeating and its jobs are about to be rescued.
 	LeaseExpiresAt time.Time
 }
+
+// QueueSettings are a queue's settings stored in the database: they hold
+// for every process that claims from the queue, Go clients and remote
+// workers alike, whatever their own configuration says.
+type QueueSettings struct {
+	Queue string
+	// Paused queues start no job: claims take nothing, while running jobs
+	// finish and inserts still succeed.
+	Paused bool
+	// Limit holds the queue's cluster-wide limits (QueueConfig's
+	// GlobalMaxWorkers, RateLimit and RatePeriod); zero fields mean none.
+	Limit QueueLimit
+	// PausedKinds are the kinds paused within the queue (QueuePauseKind),
+	// sorted: their jobs wait while the queue's other kinds run.
+	PausedKinds []string
+	// Strict, when above 0, starts the queue's jobs strictly in claim
+	// order (priority, run_at, id) across the fleet, at most Strict of
+	// them running at once (QueueSetStrictOrder); 0 is off.
+	Strict int
+	// UpdatedAt is when the settings were last written, by the store's
+	// clock; zero when the queue has none stored.
+	UpdatedAt time.Time
+}
+
+// Limited reports whether the queue has a cluster-wide limit or strict
+// order, which its claims must then take the limited path to respect.
+func (s *QueueSettings) Limited() bool {
+	return s != nil && (s.Limit.MaxRunning > 0 || s.Limit.Rate > 0 || s.Strict > 0)
+}
+
+// QueueLimit is a queue's cluster-wide limits; zero fields mean none.
+type QueueLimit struct {
+	// MaxRunning caps the queue's jobs running at once across every
+	// client and remote worker.
+	MaxRunning int
+	// Rate jobs may start per Period, with bursts of up to Rate.
+	Rate   int
+	Period time.Duration
+}

@@ -455,8 +455,8 @@ type storeClient interface {
 	JobCancel(ctx context.Context, id int64) (*drovertype.JobRow, error)
 	JobDiscard(ctx context.Context, id int64) (*drovertype.JobRow, error)
 	QueueStats(ctx context.Context) ([]drover.QueueStats, error)
-	QueueList(ctx context.Context) ([]*drover.QueueSettings, error)
-	QueueGet(ctx context.Context, name string) (*drover.QueueSettings, error)
+	QueueList(ctx context.Context) ([]*drovertype.QueueSettings, error)
+	QueueGet(ctx context.Context, name string) (*drovertype.QueueSettings, error)
 	QueuePause(ctx context.Context, name string) error
 	QueueResume(ctx context.Context, name string) error
 	QueuePauseKind(ctx context.Context, queue, kind string) error
@@ -465,7 +465,7 @@ type storeClient interface {
 	JobBulkByID(ctx context.Context, action drover.BulkAction, ids []int64, progress func(drover.BulkProgress)) (drover.BulkProgress, error)
 	Workers(ctx context.Context) ([]*drover.WorkerInfo, error)
 	Unroutable(ctx context.Context) ([]*drover.UnroutableJobs, error)
-	QueueSetStrictOrder(ctx context.Context, name string, maxRunning int) (*drover.QueueSettings, error)
+	QueueSetStrictOrder(ctx context.Context, name string, maxRunning int) (*drovertype.QueueSettings, error)
 }
 
 // openClient opens the store, checked to be current, and a client on it

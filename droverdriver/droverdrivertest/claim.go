@@ -379,7 +379,7 @@ func testClaim(t *testing.T, setup opener) {
 			t.Fatalf("settings of a queue never set: %+v, %v; want none", s, err)
 		}
 		insert(t, d, job("q"), job("q"), job("q"), job("q"))
-		if _, err := d.QueueSettingsSet(ctx, droverdriver.QueueSettingsSetParams{Queue: "q", Limit: &droverdriver.QueueLimit{MaxRunning: 2}}); err != nil {
+		if _, err := d.QueueSettingsSet(ctx, droverdriver.QueueSettingsSetParams{Queue: "q", Limit: &drovertype.QueueLimit{MaxRunning: 2}}); err != nil {
 			t.Fatal(err)
 		}
 		claimLimited := func() []*drovertype.JobRow {
@@ -412,7 +412,7 @@ func testClaim(t *testing.T, setup opener) {
 		d := setup(t)
 		insert(t, d, job("q"), job("q"))
 		paused := true
-		s, err := d.QueueSettingsSet(ctx, droverdriver.QueueSettingsSetParams{Queue: "q", Paused: &paused, Limit: &droverdriver.QueueLimit{MaxRunning: 5}})
+		s, err := d.QueueSettingsSet(ctx, droverdriver.QueueSettingsSetParams{Queue: "q", Paused: &paused, Limit: &drovertype.QueueLimit{MaxRunning: 5}})
 		if err != nil || !s.Paused || s.Limit.MaxRunning != 5 {
 			t.Fatalf("set: %+v, %v; want paused with a limit of 5", s, err)
 		}

@@ -47,7 +47,7 @@ type assignClient interface {
 	InsertMany(ctx context.Context, jobs []drover.InsertManyParams) ([]int64, error)
 	JobList(ctx context.Context, p drover.JobListParams) ([]*drovertype.JobRow, error)
 	JobCountByState(ctx context.Context, queue string) (map[drovertype.JobState]int64, error)
-	QueueSetStrictOrder(ctx context.Context, name string, maxRunning int) (*drover.QueueSettings, error)
+	QueueSetStrictOrder(ctx context.Context, name string, maxRunning int) (*drovertype.QueueSettings, error)
 	Remote() *drover.Remote
 }
 

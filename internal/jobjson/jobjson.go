@@ -224,9 +224,9 @@ type Queue struct {
 }
 
 // FromQueue converts a queue's settings.
-func FromQueue(q *drover.QueueSettings) Queue {
-	out := Queue{Name: q.Name, Paused: q.Paused, PausedKinds: q.PausedKinds, GlobalMaxWorkers: q.GlobalMaxWorkers,
-		RateLimit: q.RateLimit, RatePeriodMS: q.RatePeriod.Milliseconds(), StrictOrder: q.StrictOrder}
+func FromQueue(q *drovertype.QueueSettings) Queue {
+	out := Queue{Name: q.Queue, Paused: q.Paused, PausedKinds: q.PausedKinds, GlobalMaxWorkers: q.Limit.MaxRunning,
+		RateLimit: q.Limit.Rate, RatePeriodMS: q.Limit.Period.Milliseconds(), StrictOrder: q.Strict}
 	if out.PausedKinds == nil {
 		out.PausedKinds = []string{}
 	}
@@ -241,14 +241,14 @@ func FromQueue(q *drover.QueueSettings) Queue {
 // waiting or running jobs (stats, from Client.QueueStats): the queues an
 // operator can see and pause, for `drover queues list` and GET /v1/queues.
 // Never nil, so that an empty list encodes as [].
-func QueueList(settings []*drover.QueueSettings, stats []drover.QueueStats) []Queue {
+func QueueList(settings []*drovertype.QueueSettings, stats []drover.QueueStats) []Queue {
 	byName := make(map[string]Queue, len(settings)+len(stats))
 	for _, q := range settings {
-		byName[q.Name] = FromQueue(q)
+		byName[q.Queue] = FromQueue(q)
 	}
 	for _, st := range stats {
 		if _, ok := byName[st.Queue]; !ok {
-			byName[st.Queue] = FromQueue(&drover.QueueSettings{Name: st.Queue})
+			byName[st.Queue] = FromQueue(&drovertype.QueueSettings{Queue: st.Queue})
 		}
 	}
 	out := slices.Collect(maps.Values(byName))

@@ -301,7 +301,7 @@ func console(t *testing.T, b *bundle, br *browser, shot func(string) string) {
 		chromedp.SetValue(chromedp.CSS("#limit-period"), "1s"), clickJS("#limits-save"))
 	br.waitJS(t, "the limits' banner", `document.querySelector('[data-testid="flash"]')?.textContent === "Queue sq: saved its limits."`)
 	st, err := b.client.QueueGet(ctx, "sq")
-	if err != nil || st.StrictOrder != 1 || st.GlobalMaxWorkers != 3 || st.RateLimit != 10 || st.RatePeriod != time.Second {
+	if err != nil || st.Strict != 1 || st.Limit.MaxRunning != 3 || st.Limit.Rate != 10 || st.Limit.Period != time.Second {
 		t.Fatalf("store after the forms: %+v, %v; want strict 1, at most 3 running, 10 per second", st, err)
 	}
 	if got := text(`#queue-region [data-setting="strict"]`) + " / " + text(`#queue-region [data-setting="rate"]`); got != "strict, 1 at once / 10 per 1s" {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/validate"
 )
 
@@ -27,7 +28,7 @@ type queueRow struct {
 	Finished  drover.FinishedStats
 	// Settings are the queue's stored settings, read when the page is;
 	// the zero value for a queue without any.
-	Settings drover.QueueSettings
+	Settings drovertype.QueueSettings
 	// Head is what a queue in strict order waits on, said in words
 	// (strictNote); empty for other queues and when nothing holds it up.
 	Head string
@@ -39,14 +40,14 @@ type queueRow struct {
 // waiting but finished jobs in the window is busy, and is shown too. Queues
 // with stored settings are shown whatever their figures, so that a paused
 // queue can be resumed from the page.
-func queueRows(p Point, settings []*drover.QueueSettings) []*queueRow {
+func queueRows(p Point, settings []*drovertype.QueueSettings) []*queueRow {
 	byName := map[string]*queueRow{}
 	var rows []*queueRow
 	row := func(q string) *queueRow {
 		if r, ok := byName[q]; ok {
 			return r
 		}
-		r := &queueRow{QueueStats: drover.QueueStats{Queue: q}, Settings: drover.QueueSettings{Name: q}}
+		r := &queueRow{QueueStats: drover.QueueStats{Queue: q}, Settings: drovertype.QueueSettings{Queue: q}}
 		byName[q] = r
 		rows = append(rows, r)
 		return r
@@ -55,7 +56,7 @@ func queueRows(p Point, settings []*drover.QueueSettings) []*queueRow {
 		row(q.Queue).QueueStats = q
 	}
 	for _, q := range settings {
-		row(q.Name).Settings = *q
+		row(q.Queue).Settings = *q
 	}
 	for _, f := range p.Finished {
 		r := row(f.Queue)
@@ -72,14 +73,14 @@ func queueRows(p Point, settings []*drover.QueueSettings) []*queueRow {
 // two index reads per strict queue, and none for the others.
 func (s *Server) strictHeads(ctx context.Context, rows []*queueRow, now time.Time) error {
 	for _, r := range rows {
-		if r.Settings.StrictOrder == 0 {
+		if r.Settings.Strict == 0 {
 			continue
 		}
 		h, err := s.cfg.Client.QueueHeadOf(ctx, r.Queue)
 		if err != nil {
 			return err
 		}
-		r.Head = strictNote(r.Queue, r.Settings.StrictOrder, h, now)
+		r.Head = strictNote(r.Queue, r.Settings.Strict, h, now)
 		if r.Head != "" {
 			r.HeadJob = h.Job.ID
 		}
@@ -187,8 +188,8 @@ func (s *Server) queuePage(w http.ResponseWriter, r *http.Request) error {
 	if head, err = s.cfg.Client.QueueHeadOf(r.Context(), name); err != nil {
 		return err
 	}
-	if st.StrictOrder > 0 {
-		row.Head = strictNote(name, st.StrictOrder, head, now)
+	if st.Strict > 0 {
+		row.Head = strictNote(name, st.Strict, head, now)
 		if row.Head != "" {
 			row.HeadJob = head.Job.ID
 		}

@@ -106,10 +106,10 @@ type Client interface {
 	QueueResume(ctx context.Context, name string) error
 	QueuePauseKind(ctx context.Context, queue, kind string) error
 	QueueResumeKind(ctx context.Context, queue, kind string) error
-	QueueGet(ctx context.Context, name string) (*drover.QueueSettings, error)
+	QueueGet(ctx context.Context, name string) (*drovertype.QueueSettings, error)
 	QueueKnown(ctx context.Context, name string) (bool, error)
-	QueueList(ctx context.Context) ([]*drover.QueueSettings, error)
-	QueueSetLimits(ctx context.Context, name string, l drover.QueueLimits) (*drover.QueueSettings, error)
+	QueueList(ctx context.Context) ([]*drovertype.QueueSettings, error)
+	QueueSetLimits(ctx context.Context, name string, l drover.QueueLimits) (*drovertype.QueueSettings, error)
 	QueueHeadOf(ctx context.Context, name string) (*drover.QueueHead, error)
 	// The stored history behind the dashboard's charts.
 	StatsHistory(ctx context.Context, p drover.StatsHistoryParams) (*drover.StatsHistory, error)
@@ -120,7 +120,7 @@ type Client interface {
 	// Routing (routing.go).
 	Workers(ctx context.Context) ([]*drover.WorkerInfo, error)
 	Unroutable(ctx context.Context) ([]*drover.UnroutableJobs, error)
-	QueueSetStrictOrder(ctx context.Context, name string, maxRunning int) (*drover.QueueSettings, error)
+	QueueSetStrictOrder(ctx context.Context, name string, maxRunning int) (*drovertype.QueueSettings, error)
 }
 
 // Config configures a Server.
