@@ -166,7 +166,7 @@ func TestJobBulkDelete(t *testing.T) {
 		if j, err := b.client.JobGet(ctx, chain[1]); err != nil || j.State != drovertype.JobStateCancelled {
 			t.Errorf("dependant of a deleted job: %+v, %v; want cancelled", j, err)
 		}
-		if bt, err := b.client.BatchGet(ctx, batch.ID); err != nil || bt.Cancelled != 1 || bt.Pending != 1 {
+		if bt, err := b.client.BatchGet(ctx, batch.ID); err != nil || bt.Cancelled != 1 || bt.Pending() != 1 {
 			t.Errorf("batch after deleting a member: %+v, %v; want 1 cancelled, 1 pending", bt, err)
 		}
 		// The key's next job may start.

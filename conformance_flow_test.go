@@ -411,7 +411,7 @@ func TestBatch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if prog.Total != n || prog.Pending != n || prog.Finished() || prog.CallbackJobID != ins.CallbackID {
+		if prog.Total != n || prog.Pending() != n || prog.Finished() || prog.CallbackJobID != ins.CallbackID {
 			t.Fatalf("progress before start = %+v", prog)
 		}
 
@@ -438,7 +438,7 @@ func TestBatch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if prog.Completed != n-3 || prog.Discarded != 2 || prog.Cancelled != 1 || prog.Pending != 0 || prog.Running != 0 ||
+		if prog.Completed != n-3 || prog.Discarded != 2 || prog.Cancelled != 1 || prog.Pending() != 0 || prog.Running != 0 ||
 			prog.Failed != 0 || !prog.Finished() {
 			t.Fatalf("final progress = %+v", prog)
 		}
@@ -459,7 +459,7 @@ func TestBatch(t *testing.T) {
 
 		// Every member's result, streamed: count and checksum.
 		var count, sum, last int64
-		err = b.client.BatchResults(ctx, ins.ID, func(r drover.JobResult) error {
+		err = b.client.BatchResults(ctx, ins.ID, func(r drovertype.JobResult) error {
 			if r.ID <= last {
 				return fmt.Errorf("result %d after %d: not in ID order", r.ID, last)
 			}

@@ -57,10 +57,10 @@ type client interface {
 	JobBulk(ctx context.Context, action drover.BulkAction, filter drover.JobListParams, progress func(drover.BulkProgress)) (drover.BulkProgress, error)
 	JobBulkByID(ctx context.Context, action drover.BulkAction, ids []int64, progress func(drover.BulkProgress)) (drover.BulkProgress, error)
 	JobCountByState(ctx context.Context, queue string) (map[drovertype.JobState]int64, error)
-	JobResult(ctx context.Context, id int64) (*drover.JobResult, error)
-	JobParentResults(ctx context.Context, id int64) ([]drover.JobResult, error)
-	BatchGet(ctx context.Context, id int64) (*drover.Batch, error)
-	BatchResults(ctx context.Context, batchID int64, fn func(drover.JobResult) error) error
+	JobResult(ctx context.Context, id int64) (*drovertype.JobResult, error)
+	JobParentResults(ctx context.Context, id int64) ([]drovertype.JobResult, error)
+	BatchGet(ctx context.Context, id int64) (*drovertype.Batch, error)
+	BatchResults(ctx context.Context, batchID int64, fn func(drovertype.JobResult) error) error
 	QueueStats(ctx context.Context) ([]drover.QueueStats, error)
 	QueuePause(ctx context.Context, name string) error
 	QueueResume(ctx context.Context, name string) error

@@ -78,7 +78,7 @@ func encodeResult(id int64, v any) ([]byte, error) {
 // ParentResults returns the state and result of every job this one depends
 // on, in ID order. A job runs only once all of them completed, unless it
 // was inserted with ReleaseOnParentFailure.
-func (j *Job[T]) ParentResults(ctx context.Context) ([]JobResult, error) {
+func (j *Job[T]) ParentResults(ctx context.Context) ([]drovertype.JobResult, error) {
 	if j.attempt == nil {
 		return nil, errors.New("parent results: the job is not running in a client")
 	}

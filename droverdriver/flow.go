@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/droverhq/drover/drovertype"
 )
@@ -55,24 +54,24 @@ type FlowExecutor interface {
 	// BatchGet returns a batch's progress: its counters are one row, and its
 	// running and retrying members are read from an index that holds only
 	// those, never scanning the batch.
-	BatchGet(ctx context.Context, id int64) (*BatchRow, error)
+	BatchGet(ctx context.Context, id int64) (*drovertype.Batch, error)
 
 	// BatchResults returns a page of a batch's finished members in ID
 	// order, with their results, after AfterID.
-	BatchResults(ctx context.Context, p BatchResultsParams) ([]ResultRow, error)
+	BatchResults(ctx context.Context, p BatchResultsParams) ([]drovertype.JobResult, error)
 
 	// BatchList returns up to p.Limit batches, newest first, from the one
 	// before p.BeforeID (0: the newest), with their progress as BatchGet
 	// reads it: a keyset page of the batches table, and each batch's
 	// running and retrying members from the index that holds only those.
-	BatchList(ctx context.Context, p BatchListParams) ([]*BatchRow, error)
+	BatchList(ctx context.Context, p BatchListParams) ([]*drovertype.Batch, error)
 
 	// JobResults returns the state and result of each of ids that exists
 	// (jobs not yet finished have no result), in ID order.
-	JobResults(ctx context.Context, ids []int64) ([]ResultRow, error)
+	JobResults(ctx context.Context, ids []int64) ([]drovertype.JobResult, error)
 
 	// JobParentResults returns JobResults for the parents of a job.
-	JobParentResults(ctx context.Context, childID int64) ([]ResultRow, error)
+	JobParentResults(ctx context.Context, childID int64) ([]drovertype.JobResult, error)
 
 	// JobDeps returns the workflow edges that touch any of ids, as parent
 	// or as child, ordered by parent and child: one step of a walk over a
@@ -90,7 +89,7 @@ type FlowExecutor interface {
 // ParentResultRow is one parent of ChildID with its state and result.
 type ParentResultRow struct {
 	ChildID int64
-	ResultRow
+	drovertype.JobResult
 }
 
 // FlowJob is one job of JobInsertFlow with its dependencies.
@@ -123,23 +122,6 @@ type FlowInsertResult struct {
 	CallbackID int64
 }
 
-// BatchRow is a batch's progress.
-type BatchRow struct {
-	ID        int64
-	Total     int64
-	Completed int64
-	Cancelled int64
-	Discarded int64
-	// Running counts members running now; Retrying those waiting for a
-	// retry after a failed attempt.
-	Running       int64
-	Retrying      int64
-	CallbackJobID int64
-	CreatedAt     time.Time
-	// FinishedAt is when the last member ended, nil until then.
-	FinishedAt *time.Time
-}
-
 // BatchListParams pages BatchList.
 type BatchListParams struct {
 	BeforeID int64
@@ -156,14 +138,6 @@ type BatchResultsParams struct {
 	BatchID int64
 	AfterID int64
 	Limit   int
-}
-
-// ResultRow is a job's state and stored result.
-type ResultRow struct {
-	ID     int64
-	State  drovertype.JobState
-	Kind   string
-	Result []byte // nil unless the job completed with a result
 }
 
 // FlowInsertPlan is what JobInsertFlow stores besides the jobs themselves:

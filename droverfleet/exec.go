@@ -1125,12 +1125,12 @@ func (e *exec) JobInsertFlow(ctx context.Context, p droverdriver.FlowInsertParam
 	return res, err
 }
 
-func (e *exec) BatchGet(ctx context.Context, id int64) (*droverdriver.BatchRow, error) {
+func (e *exec) BatchGet(ctx context.Context, id int64) (*drovertype.Batch, error) {
 	i := droverdriver.ShardOf(id)
 	if id <= 0 || i >= len(e.c.shards) {
 		return nil, droverdriver.ErrNotFound
 	}
-	var b *droverdriver.BatchRow
+	var b *drovertype.Batch
 	err := e.one(ctx, i, func(ctx context.Context, ex droverdriver.Executor) error {
 		var err error
 		b, err = ex.BatchGet(ctx, id)
@@ -1139,12 +1139,12 @@ func (e *exec) BatchGet(ctx context.Context, id int64) (*droverdriver.BatchRow, 
 	return b, err
 }
 
-func (e *exec) BatchResults(ctx context.Context, p droverdriver.BatchResultsParams) ([]droverdriver.ResultRow, error) {
+func (e *exec) BatchResults(ctx context.Context, p droverdriver.BatchResultsParams) ([]drovertype.JobResult, error) {
 	i := droverdriver.ShardOf(p.BatchID)
 	if p.BatchID <= 0 || i >= len(e.c.shards) {
 		return nil, nil
 	}
-	var out []droverdriver.ResultRow
+	var out []drovertype.JobResult
 	err := e.one(ctx, i, func(ctx context.Context, ex droverdriver.Executor) error {
 		var err error
 		out, err = ex.BatchResults(ctx, p)
@@ -1155,7 +1155,7 @@ func (e *exec) BatchResults(ctx context.Context, p droverdriver.BatchResultsPara
 
 // BatchList walks the shards from the last, newest first by ID as one
 // store lists them.
-func (e *exec) BatchList(ctx context.Context, p droverdriver.BatchListParams) ([]*droverdriver.BatchRow, error) {
+func (e *exec) BatchList(ctx context.Context, p droverdriver.BatchListParams) ([]*drovertype.Batch, error) {
 	hi := int64(1<<63 - 1)
 	if p.BeforeID > 0 {
 		hi = p.BeforeID
@@ -1164,7 +1164,7 @@ func (e *exec) BatchList(ctx context.Context, p droverdriver.BatchListParams) ([
 	if err != nil {
 		return nil, err
 	}
-	var out []*droverdriver.BatchRow
+	var out []*drovertype.Batch
 	for _, i := range idx {
 		q := p
 		q.Limit = p.Limit - len(out)
@@ -1183,14 +1183,14 @@ func (e *exec) BatchList(ctx context.Context, p droverdriver.BatchListParams) ([
 	return out, nil
 }
 
-func (e *exec) JobResults(ctx context.Context, ids []int64) ([]droverdriver.ResultRow, error) {
-	return byIDs(ctx, e, ids, false, func(ctx context.Context, ex droverdriver.Executor, ids []int64) ([]droverdriver.ResultRow, error) {
+func (e *exec) JobResults(ctx context.Context, ids []int64) ([]drovertype.JobResult, error) {
+	return byIDs(ctx, e, ids, false, func(ctx context.Context, ex droverdriver.Executor, ids []int64) ([]drovertype.JobResult, error) {
 		return ex.JobResults(ctx, ids)
 	})
 }
 
-func (e *exec) JobParentResults(ctx context.Context, childID int64) ([]droverdriver.ResultRow, error) {
-	return byIDs(ctx, e, []int64{childID}, false, func(ctx context.Context, ex droverdriver.Executor, ids []int64) ([]droverdriver.ResultRow, error) {
+func (e *exec) JobParentResults(ctx context.Context, childID int64) ([]drovertype.JobResult, error) {
+	return byIDs(ctx, e, []int64{childID}, false, func(ctx context.Context, ex droverdriver.Executor, ids []int64) ([]drovertype.JobResult, error) {
 		return ex.JobParentResults(ctx, ids[0])
 	})
 }

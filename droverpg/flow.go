@@ -173,14 +173,14 @@ func (e *executor) insertFlowRows(ctx context.Context, jobs []droverdriver.Inser
 }
 
 // scanBatch reads the columns of BatchGet and BatchList.
-func scanBatch(row pgx.Row) (*droverdriver.BatchRow, error) {
-	b := &droverdriver.BatchRow{}
+func scanBatch(row pgx.Row) (*drovertype.Batch, error) {
+	b := &drovertype.Batch{}
 	err := row.Scan(&b.ID, &b.Total, &b.Completed, &b.Cancelled, &b.Discarded,
-		&b.Running, &b.Retrying, &b.CallbackJobID, &b.CreatedAt, &b.FinishedAt)
+		&b.Running, &b.Failed, &b.CallbackJobID, &b.CreatedAt, &b.FinishedAt)
 	return b, err
 }
 
-func (e *executor) BatchGet(ctx context.Context, id int64) (*droverdriver.BatchRow, error) {
+func (e *executor) BatchGet(ctx context.Context, id int64) (*drovertype.Batch, error) {
 	b, err := scanBatch(batchGet.queryRow(ctx, e.db, e.q, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("batch %d: %w", id, droverdriver.ErrNotFound)
@@ -191,7 +191,7 @@ func (e *executor) BatchGet(ctx context.Context, id int64) (*droverdriver.BatchR
 	return b, nil
 }
 
-func (e *executor) BatchList(ctx context.Context, p droverdriver.BatchListParams) ([]*droverdriver.BatchRow, error) {
+func (e *executor) BatchList(ctx context.Context, p droverdriver.BatchListParams) ([]*drovertype.Batch, error) {
 	before := p.BeforeID
 	if before <= 0 {
 		before = math.MaxInt64
@@ -201,7 +201,7 @@ func (e *executor) BatchList(ctx context.Context, p droverdriver.BatchListParams
 		return nil, e.wrap("list batches", err)
 	}
 	defer rows.Close()
-	var out []*droverdriver.BatchRow
+	var out []*drovertype.Batch
 	for rows.Next() {
 		b, err := scanBatch(rows)
 		if err != nil {
@@ -229,15 +229,15 @@ func (e *executor) JobDeps(ctx context.Context, ids []int64) ([]droverdriver.Dep
 	return out, e.wrap("read workflow edges", rows.Err())
 }
 
-func (e *executor) BatchResults(ctx context.Context, p droverdriver.BatchResultsParams) ([]droverdriver.ResultRow, error) {
+func (e *executor) BatchResults(ctx context.Context, p droverdriver.BatchResultsParams) ([]drovertype.JobResult, error) {
 	return e.results(ctx, "batch results", batchResults.bind(batchResultsParams{p.BatchID, p.AfterID, p.Limit}))
 }
 
-func (e *executor) JobResults(ctx context.Context, ids []int64) ([]droverdriver.ResultRow, error) {
+func (e *executor) JobResults(ctx context.Context, ids []int64) ([]drovertype.JobResult, error) {
 	return e.results(ctx, "job results", jobResults.bind(ids))
 }
 
-func (e *executor) JobParentResults(ctx context.Context, childID int64) ([]droverdriver.ResultRow, error) {
+func (e *executor) JobParentResults(ctx context.Context, childID int64) ([]drovertype.JobResult, error) {
 	return e.results(ctx, "parent results", jobParentResults.bind(childID))
 }
 
@@ -262,13 +262,13 @@ func (e *executor) JobsParentResults(ctx context.Context, childIDs []int64) ([]d
 }
 
 // results runs a statement returning (id, state, kind, result) rows.
-func (e *executor) results(ctx context.Context, op string, s bound) ([]droverdriver.ResultRow, error) {
+func (e *executor) results(ctx context.Context, op string, s bound) ([]drovertype.JobResult, error) {
 	rows, err := s.query(ctx, e.db, e.q)
 	if err != nil {
 		return nil, e.wrap(op, err)
 	}
-	var out []droverdriver.ResultRow
-	var r droverdriver.ResultRow
+	var out []drovertype.JobResult
+	var r drovertype.JobResult
 	var state string
 	_, err = pgx.ForEachRow(rows, []any{&r.ID, &state, &r.Kind, &r.Result}, func() error {
 		r.State = drovertype.JobState(state)

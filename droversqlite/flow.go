@@ -318,11 +318,11 @@ func keyed(p droverdriver.FlowInsertParams) bool {
 }
 
 // scanBatch reads the columns of BatchGet and BatchList.
-func scanBatch(rows *sql.Rows) (*droverdriver.BatchRow, error) {
-	b := &droverdriver.BatchRow{}
+func scanBatch(rows *sql.Rows) (*drovertype.Batch, error) {
+	b := &drovertype.Batch{}
 	var created int64
 	var finished sql.NullInt64
-	if err := rows.Scan(&b.ID, &b.Total, &b.Completed, &b.Cancelled, &b.Discarded, &b.Running, &b.Retrying,
+	if err := rows.Scan(&b.ID, &b.Total, &b.Completed, &b.Cancelled, &b.Discarded, &b.Running, &b.Failed,
 		&b.CallbackJobID, &created, &finished); err != nil {
 		return nil, err
 	}
@@ -334,8 +334,8 @@ func scanBatch(rows *sql.Rows) (*droverdriver.BatchRow, error) {
 	return b, nil
 }
 
-func (e *executor) BatchGet(ctx context.Context, id int64) (*droverdriver.BatchRow, error) {
-	var b *droverdriver.BatchRow
+func (e *executor) BatchGet(ctx context.Context, id int64) (*drovertype.Batch, error) {
+	var b *drovertype.Batch
 	err := batchGet.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
 		var err error
 		b, err = scanBatch(rows)
@@ -350,15 +350,15 @@ func (e *executor) BatchGet(ctx context.Context, id int64) (*droverdriver.BatchR
 	return b, nil
 }
 
-func (e *executor) BatchResults(ctx context.Context, p droverdriver.BatchResultsParams) ([]droverdriver.ResultRow, error) {
+func (e *executor) BatchResults(ctx context.Context, p droverdriver.BatchResultsParams) ([]drovertype.JobResult, error) {
 	return e.results(ctx, "batch results", batchResults.bind(batchResultsParams{p.BatchID, p.AfterID, p.Limit}))
 }
 
-func (e *executor) JobResults(ctx context.Context, ids []int64) ([]droverdriver.ResultRow, error) {
+func (e *executor) JobResults(ctx context.Context, ids []int64) ([]drovertype.JobResult, error) {
 	return e.results(ctx, "job results", jobResults.bind(string(appendIDs(nil, ids))))
 }
 
-func (e *executor) JobParentResults(ctx context.Context, childID int64) ([]droverdriver.ResultRow, error) {
+func (e *executor) JobParentResults(ctx context.Context, childID int64) ([]drovertype.JobResult, error) {
 	return e.results(ctx, "parent results", jobParentResults.bind(childID))
 }
 
@@ -383,10 +383,10 @@ func (e *executor) JobsParentResults(ctx context.Context, childIDs []int64) ([]d
 }
 
 // results runs a statement returning (id, state, kind, result) rows.
-func (e *executor) results(ctx context.Context, op string, s bound) ([]droverdriver.ResultRow, error) {
-	var out []droverdriver.ResultRow
+func (e *executor) results(ctx context.Context, op string, s bound) ([]drovertype.JobResult, error) {
+	var out []drovertype.JobResult
 	err := e.query(ctx, nil, e.reader, s.Name, func(rows *sql.Rows) error {
-		var r droverdriver.ResultRow
+		var r drovertype.JobResult
 		var state string
 		var result any
 		if err := rows.Scan(&r.ID, &state, &r.Kind, &result); err != nil {

@@ -184,12 +184,12 @@ func (e *executor) JobMatchCountByState(ctx context.Context, p droverdriver.Matc
 	return out, e.wrap("count matching jobs by state", err)
 }
 
-func (e *executor) BatchList(ctx context.Context, p droverdriver.BatchListParams) ([]*droverdriver.BatchRow, error) {
+func (e *executor) BatchList(ctx context.Context, p droverdriver.BatchListParams) ([]*drovertype.Batch, error) {
 	before := p.BeforeID
 	if before <= 0 {
 		before = math.MaxInt64
 	}
-	var out []*droverdriver.BatchRow
+	var out []*drovertype.Batch
 	err := batchList.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
 		b, err := scanBatch(rows)
 		if err != nil {

@@ -447,7 +447,7 @@ func (c *cli) openStore(ctx context.Context, current bool) (*storeurl.Store, err
 type storeClient interface {
 	InsertMany(ctx context.Context, jobs []drover.InsertManyParams) ([]int64, error)
 	InsertBatch(ctx context.Context, jobs []drover.InsertManyParams, opts *drover.BatchOpts) (*drover.InsertedBatch, error)
-	BatchGet(ctx context.Context, id int64) (*drover.Batch, error)
+	BatchGet(ctx context.Context, id int64) (*drovertype.Batch, error)
 	JobList(ctx context.Context, p drover.JobListParams) ([]*drovertype.JobRow, error)
 	JobCount(ctx context.Context, p drover.JobListParams) (drover.JobCount, error)
 	JobGet(ctx context.Context, id int64) (*drovertype.JobRow, error)

@@ -170,7 +170,7 @@ func testFlow(t *testing.T, setup opener) {
 			}
 		}
 		wantState(t, d, map[int64]drovertype.JobState{res.CallbackID: drovertype.JobStatePending})
-		batch := func() *droverdriver.BatchRow {
+		batch := func() *drovertype.Batch {
 			t.Helper()
 			b, err := d.BatchGet(ctx, res.BatchID)
 			if err != nil {
@@ -190,7 +190,7 @@ func testFlow(t *testing.T, setup opener) {
 		out := result(rows[0], droverdriver.OutcomeCompleted)
 		out.Output = []byte(`7`)
 		finish(t, d, out, failed(rows[1], droverdriver.OutcomeRetry, "x", time.Now().Add(time.Hour)))
-		if b := batch(); b.Completed != 1 || b.Running != 1 || b.Retrying != 1 || b.FinishedAt != nil {
+		if b := batch(); b.Completed != 1 || b.Running != 1 || b.Failed != 1 || b.FinishedAt != nil {
 			t.Fatalf("batch with one member completed, one running and one retrying: %+v", b)
 		}
 		wantState(t, d, map[int64]drovertype.JobState{res.CallbackID: drovertype.JobStatePending})
@@ -199,7 +199,7 @@ func testFlow(t *testing.T, setup opener) {
 			t.Fatal(err)
 		}
 		b := batch()
-		if b.Completed != 1 || b.Discarded != 1 || b.Cancelled != 1 || b.Running != 0 || b.Retrying != 0 || b.FinishedAt == nil {
+		if b.Completed != 1 || b.Discarded != 1 || b.Cancelled != 1 || b.Running != 0 || b.Failed != 0 || b.FinishedAt == nil {
 			t.Fatalf("ended batch %+v", b)
 		}
 		// The last member's end released the callback.

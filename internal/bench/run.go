@@ -103,8 +103,8 @@ type inserter interface {
 	InsertMany(ctx context.Context, jobs []drover.InsertManyParams) ([]int64, error)
 	InsertWorkflow(ctx context.Context, w *drover.Workflow) ([]int64, error)
 	InsertBatch(ctx context.Context, jobs []drover.InsertManyParams, opts *drover.BatchOpts) (*drover.InsertedBatch, error)
-	BatchGet(ctx context.Context, id int64) (*drover.Batch, error)
-	BatchResults(ctx context.Context, batchID int64, fn func(drover.JobResult) error) error
+	BatchGet(ctx context.Context, id int64) (*drovertype.Batch, error)
+	BatchResults(ctx context.Context, batchID int64, fn func(drovertype.JobResult) error) error
 	JobList(ctx context.Context, p drover.JobListParams) ([]*drovertype.JobRow, error)
 	JobCountByState(ctx context.Context, queue string) (map[drovertype.JobState]int64, error)
 	JobBulk(ctx context.Context, action drover.BulkAction, filter drover.JobListParams, progress func(drover.BulkProgress)) (drover.BulkProgress, error)

@@ -199,9 +199,9 @@ type Batch struct {
 }
 
 // FromBatch converts a batch's progress.
-func FromBatch(b *drover.Batch) Batch {
+func FromBatch(b *drovertype.Batch) Batch {
 	return Batch{ID: b.ID, Total: b.Total, CallbackJobID: b.CallbackJobID, CreatedAt: b.CreatedAt, FinishedAt: b.FinishedAt,
-		Counts: map[string]int64{"pending": b.Pending, "running": b.Running, "failed": b.Failed,
+		Counts: map[string]int64{"pending": b.Pending(), "running": b.Running, "failed": b.Failed,
 			"completed": b.Completed, "cancelled": b.Cancelled, "discarded": b.Discarded}}
 }
 

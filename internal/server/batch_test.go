@@ -65,7 +65,7 @@ func TestBatchOverHTTP(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			wantCounts := map[string]int64{"pending": want.Pending, "running": want.Running, "failed": want.Failed,
+			wantCounts := map[string]int64{"pending": want.Pending(), "running": want.Running, "failed": want.Failed,
 				"completed": want.Completed, "cancelled": want.Cancelled, "discarded": want.Discarded}
 			if got.Total != want.Total || fmt.Sprint(got.Counts) != fmt.Sprint(wantCounts) || got.CallbackJobID != want.CallbackJobID ||
 				(got.FinishedAt != nil) != want.Finished() {
@@ -280,13 +280,13 @@ func TestDashboardBatchAndJobResults(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		wantCounts := map[string]string{"total": fmt.Sprint(want.Total), "pending": fmt.Sprint(want.Pending), "running": fmt.Sprint(want.Running),
+		wantCounts := map[string]string{"total": fmt.Sprint(want.Total), "pending": fmt.Sprint(want.Pending()), "running": fmt.Sprint(want.Running),
 			"failed": fmt.Sprint(want.Failed), "completed": fmt.Sprint(want.Completed), "cancelled": fmt.Sprint(want.Cancelled), "discarded": fmt.Sprint(want.Discarded)}
 		got := map[string]string{}
 		for _, m := range countCell.FindAllStringSubmatch(page, -1) {
 			got[m[1]] = m[2]
 		}
-		if fmt.Sprint(got) != fmt.Sprint(wantCounts) || want.Completed != 1 || want.Failed != 1 || want.Pending != 1 {
+		if fmt.Sprint(got) != fmt.Sprint(wantCounts) || want.Completed != 1 || want.Failed != 1 || want.Pending() != 1 {
 			t.Fatalf("batch page counts %v, store has %+v", got, want)
 		}
 		if !strings.Contains(page, "2 of 5 ended") || !strings.Contains(page, `&#34;resized&#34;`) {

@@ -233,9 +233,9 @@ func browse(t *testing.T, b *bundle, exe string, shot func(string) string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantCounts := map[string]int64{"total": stored.Total, "pending": stored.Pending, "running": stored.Running,
+	wantCounts := map[string]int64{"total": stored.Total, "pending": stored.Pending(), "running": stored.Running,
 		"failed": stored.Failed, "completed": stored.Completed, "cancelled": stored.Cancelled, "discarded": stored.Discarded}
-	if fmt.Sprint(shownCounts) != fmt.Sprint(wantCounts) || stored.Pending != 1 || stored.Running != 1 || stored.Completed != 1 {
+	if fmt.Sprint(shownCounts) != fmt.Sprint(wantCounts) || stored.Pending() != 1 || stored.Running != 1 || stored.Completed != 1 {
 		t.Fatalf("batch page shows %v, the store has %+v", shownCounts, stored)
 	}
 	if res := text("#batch-results tbody"); !strings.Contains(res, `"w"`) || !strings.Contains(res, "64") {

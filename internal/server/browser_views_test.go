@@ -215,7 +215,7 @@ func views(t *testing.T, b *bundle, br *browser, shot func(string) string) {
 	}
 	var wantBatches []map[string]int64
 	for _, x := range stored {
-		wantBatches = append(wantBatches, map[string]int64{"id": x.ID, "total": x.Total, "pending": x.Pending, "running": x.Running,
+		wantBatches = append(wantBatches, map[string]int64{"id": x.ID, "total": x.Total, "pending": x.Pending(), "running": x.Running,
 			"failed": x.Failed, "completed": x.Completed, "cancelled": x.Cancelled, "discarded": x.Discarded})
 	}
 	if fmt.Sprint(shownBatches) != fmt.Sprint(wantBatches) || len(stored) != 2 || stored[1].Completed != 1 {

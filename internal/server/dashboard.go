@@ -706,9 +706,9 @@ func (s *Server) jobPage(w http.ResponseWriter, r *http.Request) error {
 	return render(w, http.StatusOK, s.pages.job, struct {
 		page
 		Job        *drovertype.JobRow
-		Result     *drover.JobResult
-		Parents    []drover.JobResult
-		Dependants []drover.JobResult
+		Result     *drovertype.JobResult
+		Parents    []drovertype.JobResult
+		Dependants []drovertype.JobResult
 	}{s.page(fmt.Sprintf("Job %d", id), jobFlash(r.URL.Query().Get("done"), job)), job, result, parents, dependants})
 }
 
@@ -735,7 +735,7 @@ func (s *Server) batchPage(w http.ResponseWriter, r *http.Request) error {
 	}
 	return render(w, http.StatusOK, s.pages.batch, struct {
 		page
-		Batch     *drover.Batch
+		Batch     *drovertype.Batch
 		Ended     int64
 		Results   []resultJSON
 		NextAfter int64

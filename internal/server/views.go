@@ -171,7 +171,7 @@ func (s *Server) batchesPage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	type row struct {
-		*drover.Batch
+		*drovertype.Batch
 		Ended int64
 	}
 	rows := make([]row, len(batches))
