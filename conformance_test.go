@@ -74,7 +74,7 @@ type client interface {
 
 	// Routing (routing.go).
 	SetWorkerLabels(ctx context.Context, labels map[string]string) error
-	Workers(ctx context.Context) ([]*drover.WorkerInfo, error)
+	Workers(ctx context.Context) ([]*drovertype.WorkerInfo, error)
 	Unroutable(ctx context.Context) ([]*drover.UnroutableJobs, error)
 	QueueSetStrictOrder(ctx context.Context, name string, maxRunning int) (*drovertype.QueueSettings, error)
 	QueueHeadOf(ctx context.Context, name string) (*drover.QueueHead, error)

@@ -189,11 +189,11 @@ func (c *Client[TTx]) SetWorkerLabels(ctx context.Context, labels map[string]str
 
 // workerRecord is the client's row in the worker registry, with the kinds
 // its producers claim (the kinds it has workers for).
-func (c *Client[TTx]) workerRecord() droverdriver.WorkerRecord {
+func (c *Client[TTx]) workerRecord() drovertype.WorkerRecord {
 	w, name := c.identity.get()
 	queues := slices.Sorted(maps.Keys(c.config.Queues))
-	rec := droverdriver.WorkerRecord{Name: name, Plain: w == nil, Queues: queues, Owner: c.config.ID,
-		Source: droverdriver.WorkerSourceGo}
+	rec := drovertype.WorkerRecord{Name: name, Plain: w == nil, Queues: queues, Owner: c.config.ID,
+		Source: drovertype.WorkerSourceGo}
 	if c.config.Workers != nil {
 		rec.Kinds = slices.Sorted(slices.Values(c.config.Workers.Kinds()))
 	}
@@ -205,52 +205,21 @@ func (c *Client[TTx]) workerRecord() droverdriver.WorkerRecord {
 
 // registerWorker writes the client's row of the worker registry.
 func (c *Client[TTx]) registerWorker(ctx context.Context) error {
-	if err := c.driver.WorkerSeen(ctx, []droverdriver.WorkerRecord{c.workerRecord()}); err != nil {
+	if err := c.driver.WorkerSeen(ctx, []drovertype.WorkerRecord{c.workerRecord()}); err != nil {
 		return fmt.Errorf("register worker: %w", err)
 	}
 	return nil
 }
 
-// WorkerInfo is one worker of the registry: a Go client that works
-// queues, or a remote worker that claimed through the HTTP API.
-type WorkerInfo struct {
-	Name string
-	// Plain says it said nothing of itself: it takes plain jobs only.
-	Plain  bool
-	Type   string
-	Labels map[string]string
-	// Queues it works (a Go client) or claimed from (a remote worker).
-	Queues []string
-	// Kinds it runs: a Go client's registered kinds, those a remote
-	// worker names in its claims (ClaimParams.Kinds); nil for a remote
-	// worker that named none, which claims every kind.
-	Kinds []string
-	// Owner is the lease owner of the jobs it holds (a client's ID, a
-	// remote worker's ID).
-	Owner string
-	// Source is "go" or "http".
-	Source    string
-	StartedAt time.Time
-	// LastSeen is its last heartbeat (a Go client) or registered claim (a
-	// remote worker).
-	LastSeen time.Time
-	// JobsHeld is how many running jobs it holds.
-	JobsHeld int64
-	// Live says it was seen within the last minute or holds a lease that
-	// has not expired; only live workers count as able to take a job.
-	Live bool
-}
-
 // Workers lists the worker registry, by name.
-func (c *Client[TTx]) Workers(ctx context.Context) ([]*WorkerInfo, error) {
+func (c *Client[TTx]) Workers(ctx context.Context) ([]*drovertype.WorkerInfo, error) {
 	ws, err := engine.Workers(ctx, c.driver, time.Now())
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*WorkerInfo, len(ws))
-	for i, w := range ws {
-		out[i] = &WorkerInfo{Name: w.Name, Plain: w.Plain, Type: w.Type, Labels: w.Labels, Queues: w.Queues, Kinds: w.Kinds,
-			Owner: w.Owner, Source: w.Source, StartedAt: w.StartedAt, LastSeen: w.LastSeen, JobsHeld: w.Held, Live: w.Live}
+	out := make([]*drovertype.WorkerInfo, len(ws))
+	for i := range ws {
+		out[i] = &ws[i]
 	}
 	return out, nil
 }
@@ -312,7 +281,7 @@ func (c *Client[TTx]) Unroutable(ctx context.Context) ([]*UnroutableJobs, error)
 // markUnroutable sets Unroutable on the waiting routed jobs of rows that
 // no live worker can take, reading the registry once if any is routed.
 func (c *Client[TTx]) markUnroutable(ctx context.Context, rows []*drovertype.JobRow) error {
-	var ws []engine.WorkerState
+	var ws []drovertype.WorkerInfo
 	for _, r := range rows {
 		if r.Routing == nil || !r.State.Waiting() {
 			continue
@@ -407,12 +376,12 @@ const maxRegistered = 10_000
 // claimed registers the worker of claim p (identity w, nil for a plain
 // worker) if its row is due.
 func (g *registrar) claimed(ctx context.Context, ex droverdriver.Executor, p *ClaimParams, w *droverdriver.Worker) error {
-	rec := droverdriver.WorkerRecord{Name: p.Owner, Plain: w == nil, Owner: p.Owner, Source: droverdriver.WorkerSourceHTTP,
+	rec := drovertype.WorkerRecord{Name: p.Owner, Plain: w == nil, Owner: p.Owner, Source: drovertype.WorkerSourceHTTP,
 		Kinds: p.kinds()}
 	if w != nil {
 		rec.Name, rec.Type, rec.Labels = w.Name, w.Type, w.Labels
 	}
-	said := fmt.Sprint(rec.Plain, "\x00", rec.Owner, "\x00", rec.Type, "\x00", w.LabelsJSON(), "\x00", rec.KindsJSON())
+	said := fmt.Sprint(rec.Plain, "\x00", rec.Owner, "\x00", rec.Type, "\x00", w.LabelsJSON(), "\x00", droverdriver.KindsJSON(&rec))
 	now := time.Now()
 	g.mu.Lock()
 	r := g.workers[rec.Name]
@@ -434,5 +403,5 @@ func (g *registrar) claimed(ctx context.Context, ex droverdriver.Executor, p *Cl
 	}
 	g.workers[rec.Name] = r
 	g.mu.Unlock()
-	return ex.WorkerSeen(ctx, []droverdriver.WorkerRecord{rec})
+	return ex.WorkerSeen(ctx, []drovertype.WorkerRecord{rec})
 }

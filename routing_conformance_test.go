@@ -462,7 +462,7 @@ func TestUnroutableKinds(t *testing.T) {
 		if got := report(); !slices.Equal(got, want[:1]) {
 			t.Fatalf("with a worker of every kind in legacy: unroutable %+v, want %+v", got, want[:1])
 		}
-		if kinds, err := b.client.Workers(ctx); err != nil || !slices.ContainsFunc(kinds, func(w *drover.WorkerInfo) bool {
+		if kinds, err := b.client.Workers(ctx); err != nil || !slices.ContainsFunc(kinds, func(w *drovertype.WorkerInfo) bool {
 			return w.Name == "py-any" && w.Kinds == nil
 		}) {
 			t.Fatalf("py-any registered %+v, %v; want no kinds", kinds, err)

@@ -141,42 +141,10 @@ func (w *Worker) Clone() *Worker {
 	return &c
 }
 
-// WorkerRecord is one row of the worker registry (workers table): a
-// worker as it last described itself, upserted by a Go client's heartbeat
-// and by the HTTP server on a remote worker's claims.
-type WorkerRecord struct {
-	Name string
-	// Plain says the worker said nothing of itself: its claims take plain
-	// jobs only, so it matches no routed job whatever its name.
-	Plain  bool
-	Type   string
-	Labels map[string]string
-	// Queues are the queues it works (Go clients) or has claimed from
-	// (remote workers).
-	Queues []string
-	// Kinds are the kinds it runs, sorted: a Go client's registered
-	// kinds, those a remote worker names in its claims. Nil for a worker
-	// that named none, whose claims take every kind.
-	Kinds []string
-	// Owner is the lease owner of the jobs it holds: the client's ID, or
-	// the remote worker's ID.
-	Owner string
-	// Source says how it works: "go" (a Client's producers) or "http" (a
-	// remote worker of drover serve).
-	Source    string
-	StartedAt time.Time
-	LastSeen  time.Time
-}
-
-// Sources of WorkerRecord.
-const (
-	WorkerSourceGo   = "go"
-	WorkerSourceHTTP = "http"
-)
-
-// JSONColumns returns the record's labels as a JSON object and its queues
-// as a JSON array ("{}" and "[]" for none), as the registry stores them.
-func (r *WorkerRecord) JSONColumns() (labels, queues string) {
+// WorkerColumns returns a registry row's labels as a JSON object and its
+// queues as a JSON array ("{}" and "[]" for none), as the registry stores
+// them.
+func WorkerColumns(r *drovertype.WorkerRecord) (labels, queues string) {
 	labels, queues = "{}", "[]"
 	if len(r.Labels) > 0 {
 		b, _ := json.Marshal(r.Labels) // a map of strings cannot fail
@@ -189,15 +157,9 @@ func (r *WorkerRecord) JSONColumns() (labels, queues string) {
 	return labels, queues
 }
 
-// Runs reports whether the worker runs jobs of kind: it named no kinds,
-// or named this one.
-func (r *WorkerRecord) Runs(kind string) bool {
-	return r.Kinds == nil || slices.Contains(r.Kinds, kind)
-}
-
-// KindsJSON returns the record's kinds as a JSON array, "" for a worker
-// that named none.
-func (r *WorkerRecord) KindsJSON() string {
+// KindsJSON returns a registry row's kinds as a JSON array, "" for a
+// worker that named none.
+func KindsJSON(r *drovertype.WorkerRecord) string {
 	if r.Kinds == nil {
 		return ""
 	}
@@ -205,9 +167,9 @@ func (r *WorkerRecord) KindsJSON() string {
 	return string(b)
 }
 
-// Worker returns the record's identity, as its claims present it: nil
-// for a plain worker.
-func (r *WorkerRecord) Worker() *Worker {
+// WorkerOf returns a registry row's identity, as its claims present it:
+// nil for a plain worker.
+func WorkerOf(r *drovertype.WorkerRecord) *Worker {
 	if r.Plain {
 		return nil
 	}
@@ -241,7 +203,7 @@ type RoutingExecutor interface {
 	// WorkerSeen upserts the registry rows of workers, as last seen now:
 	// type, labels and owner are replaced, queues merged with those
 	// stored (a remote worker names one queue per claim), started_at kept.
-	WorkerSeen(ctx context.Context, workers []WorkerRecord) error
+	WorkerSeen(ctx context.Context, workers []drovertype.WorkerRecord) error
 
 	// WorkerGone deletes the registry row of a worker that stopped,
 	// when owner still holds it (a worker of the same name may have
@@ -249,7 +211,7 @@ type RoutingExecutor interface {
 	WorkerGone(ctx context.Context, name, owner string) error
 
 	// WorkerList returns the registry, by name.
-	WorkerList(ctx context.Context) ([]WorkerRecord, error)
+	WorkerList(ctx context.Context) ([]drovertype.WorkerRecord, error)
 
 	// WorkerPrune deletes the rows of workers not seen since before.
 	WorkerPrune(ctx context.Context, before time.Time) (int, error)

@@ -1349,7 +1349,7 @@ func (e *exec) UniqueRelease(ctx context.Context, ids []int64) error {
 // Routing: every shard keeps the worker registry, since each shard's
 // claims and absent-worker policy read their own copy.
 
-func (e *exec) WorkerSeen(ctx context.Context, workers []droverdriver.WorkerRecord) error {
+func (e *exec) WorkerSeen(ctx context.Context, workers []drovertype.WorkerRecord) error {
 	_, err := everywhere(ctx, e, true, func(ctx context.Context, ex droverdriver.Executor, _ int) ([]struct{}, error) {
 		return nil, ex.WorkerSeen(ctx, workers)
 	})
@@ -1365,14 +1365,14 @@ func (e *exec) WorkerGone(ctx context.Context, name, owner string) error {
 
 // WorkerList merges the shards' registries: a worker is listed once, as
 // it was last seen on any shard.
-func (e *exec) WorkerList(ctx context.Context) ([]droverdriver.WorkerRecord, error) {
-	parts, err := everywhere(ctx, e, true, func(ctx context.Context, ex droverdriver.Executor, _ int) ([]droverdriver.WorkerRecord, error) {
+func (e *exec) WorkerList(ctx context.Context) ([]drovertype.WorkerRecord, error) {
+	parts, err := everywhere(ctx, e, true, func(ctx context.Context, ex droverdriver.Executor, _ int) ([]drovertype.WorkerRecord, error) {
 		return ex.WorkerList(ctx)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return mergeBy(parts, func(w droverdriver.WorkerRecord) string { return w.Name }, func(a *droverdriver.WorkerRecord, b droverdriver.WorkerRecord) {
+	return mergeBy(parts, func(w drovertype.WorkerRecord) string { return w.Name }, func(a *drovertype.WorkerRecord, b drovertype.WorkerRecord) {
 		if b.LastSeen.After(a.LastSeen) {
 			*a = b
 		}

@@ -41,14 +41,14 @@ func routedParams(p droverdriver.ClaimParams, cp claimParams) claimRoutedParams 
 	return rp
 }
 
-func (e *executor) WorkerSeen(ctx context.Context, workers []droverdriver.WorkerRecord) error {
+func (e *executor) WorkerSeen(ctx context.Context, workers []drovertype.WorkerRecord) error {
 	if len(workers) == 0 {
 		return nil
 	}
 	p := workerSeenParams{}
 	for i := range workers {
 		w := &workers[i]
-		labels, queues := w.JSONColumns()
+		labels, queues := droverdriver.WorkerColumns(w)
 		p.Names = append(p.Names, w.Name)
 		p.Types = append(p.Types, w.Type)
 		p.Labels = append(p.Labels, labels)
@@ -57,7 +57,7 @@ func (e *executor) WorkerSeen(ctx context.Context, workers []droverdriver.Worker
 		p.Sources = append(p.Sources, w.Source)
 		p.Plains = append(p.Plains, w.Plain)
 		var kinds *string
-		if k := w.KindsJSON(); k != "" {
+		if k := droverdriver.KindsJSON(w); k != "" {
 			kinds = &k
 		}
 		p.Kinds = append(p.Kinds, kinds)
@@ -71,15 +71,15 @@ func (e *executor) WorkerGone(ctx context.Context, name, owner string) error {
 	return e.wrap("unregister worker", err)
 }
 
-func (e *executor) WorkerList(ctx context.Context) ([]droverdriver.WorkerRecord, error) {
+func (e *executor) WorkerList(ctx context.Context) ([]drovertype.WorkerRecord, error) {
 	rows, err := workerList.query(ctx, e.db, e.q, struct{}{})
 	if err != nil {
 		return nil, e.wrap("list workers", err)
 	}
 	defer rows.Close()
-	out := []droverdriver.WorkerRecord{}
+	out := []drovertype.WorkerRecord{}
 	for rows.Next() {
-		var w droverdriver.WorkerRecord
+		var w drovertype.WorkerRecord
 		if err := rows.Scan(&w.Name, &w.Plain, &w.Type, &w.Labels, &w.Queues, &w.Owner, &w.Source, &w.StartedAt, &w.LastSeen, &w.Kinds); err != nil {
 			return nil, e.wrap("list workers", err)
 		}

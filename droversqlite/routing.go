@@ -50,16 +50,16 @@ type workerJSON struct {
 	Kinds *string `json:"kinds"`
 }
 
-func (e *executor) WorkerSeen(ctx context.Context, workers []droverdriver.WorkerRecord) error {
+func (e *executor) WorkerSeen(ctx context.Context, workers []drovertype.WorkerRecord) error {
 	if len(workers) == 0 {
 		return nil
 	}
 	batch := make([]workerJSON, len(workers))
 	for i := range workers {
 		w := &workers[i]
-		labels, queues := w.JSONColumns()
+		labels, queues := droverdriver.WorkerColumns(w)
 		batch[i] = workerJSON{w.Name, w.Plain, w.Type, labels, queues, w.Owner, w.Source, nil}
-		if k := w.KindsJSON(); k != "" {
+		if k := droverdriver.KindsJSON(w); k != "" {
 			batch[i].Kinds = &k
 		}
 	}
@@ -76,10 +76,10 @@ func (e *executor) WorkerGone(ctx context.Context, name, owner string) error {
 	return e.wrap("unregister worker", err)
 }
 
-func (e *executor) WorkerList(ctx context.Context) ([]droverdriver.WorkerRecord, error) {
-	out := []droverdriver.WorkerRecord{}
+func (e *executor) WorkerList(ctx context.Context) ([]drovertype.WorkerRecord, error) {
+	out := []drovertype.WorkerRecord{}
 	err := workerList.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
-		var w droverdriver.WorkerRecord
+		var w drovertype.WorkerRecord
 		var labels, queues string
 		var kinds sql.NullString
 		var started, seen int64

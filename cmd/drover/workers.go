@@ -60,7 +60,7 @@ and takes plain jobs only.`,
 	return cmd
 }
 
-func writeWorkerTable(w io.Writer, ws []*drover.WorkerInfo, now time.Time) error {
+func writeWorkerTable(w io.Writer, ws []*drovertype.WorkerInfo, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "WORKER\tTYPE\tLABELS\tQUEUES\tKINDS\tSOURCE\tLAST SEEN\tHELD\tLIVE")
 	for _, x := range ws {

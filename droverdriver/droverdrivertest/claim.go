@@ -353,7 +353,7 @@ func testClaim(t *testing.T, setup opener) {
 		if _, err := d.QueueSettingsSet(ctx, droverdriver.QueueSettingsSetParams{Queue: "settled", Paused: new(true)}); err != nil {
 			t.Fatal(err)
 		}
-		if err := d.WorkerSeen(ctx, []droverdriver.WorkerRecord{{Name: "w", Plain: true, Queues: []string{"other", "worked"}, Owner: "w", Source: "go"}}); err != nil {
+		if err := d.WorkerSeen(ctx, []drovertype.WorkerRecord{{Name: "w", Plain: true, Queues: []string{"other", "worked"}, Owner: "w", Source: "go"}}); err != nil {
 			t.Fatal(err)
 		}
 		rows, err := d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "done", Max: 1, Owner: "w", Lease: time.Minute})

@@ -452,28 +452,28 @@ func testRouting(t *testing.T, setup opener) {
 		t.Parallel()
 		ctx := context.Background()
 		d := setup(t)
-		seen := func(ws ...droverdriver.WorkerRecord) {
+		seen := func(ws ...drovertype.WorkerRecord) {
 			t.Helper()
 			if err := d.WorkerSeen(ctx, ws); err != nil {
 				t.Fatal(err)
 			}
 		}
-		list := func() map[string]droverdriver.WorkerRecord {
+		list := func() map[string]drovertype.WorkerRecord {
 			t.Helper()
 			ws, err := d.WorkerList(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
-			out := map[string]droverdriver.WorkerRecord{}
+			out := map[string]drovertype.WorkerRecord{}
 			for _, w := range ws {
 				out[w.Name] = w
 			}
 			return out
 		}
 		before := time.Now().Add(-time.Second)
-		seen(droverdriver.WorkerRecord{Name: "a", Type: "gpu", Labels: map[string]string{"k": "v"}, Queues: []string{"q1"}, Owner: "p1", Source: "http"},
-			droverdriver.WorkerRecord{Name: "b", Plain: true, Queues: []string{"q1", "q2"}, Owner: "p2", Source: "go"})
-		seen(droverdriver.WorkerRecord{Name: "a", Type: "gpu", Labels: map[string]string{"k": "w"}, Queues: []string{"q2"}, Owner: "p1", Source: "http"})
+		seen(drovertype.WorkerRecord{Name: "a", Type: "gpu", Labels: map[string]string{"k": "v"}, Queues: []string{"q1"}, Owner: "p1", Source: "http"},
+			drovertype.WorkerRecord{Name: "b", Plain: true, Queues: []string{"q1", "q2"}, Owner: "p2", Source: "go"})
+		seen(drovertype.WorkerRecord{Name: "a", Type: "gpu", Labels: map[string]string{"k": "w"}, Queues: []string{"q2"}, Owner: "p1", Source: "http"})
 		ws := list()
 		a, b := ws["a"], ws["b"]
 		if a.Type != "gpu" || a.Labels["k"] != "w" || !slices.Equal(a.Queues, []string{"q1", "q2"}) || a.Owner != "p1" || a.Plain ||
@@ -484,20 +484,20 @@ func testRouting(t *testing.T, setup opener) {
 			t.Errorf("b: %+v", b)
 		}
 		// Another process takes the name: its queues replace the old ones.
-		seen(droverdriver.WorkerRecord{Name: "a", Queues: []string{"q3"}, Owner: "p9", Source: "go", Plain: true})
+		seen(drovertype.WorkerRecord{Name: "a", Queues: []string{"q3"}, Owner: "p9", Source: "go", Plain: true})
 		if a = list()["a"]; a.Owner != "p9" || !slices.Equal(a.Queues, []string{"q3"}) || !a.Plain {
 			t.Errorf("a taken over: %+v", a)
 		}
 		// Kinds are replaced as a worker describes itself again; a
 		// worker that names none (nil) runs every kind, one that names an
 		// empty list runs none.
-		seen(droverdriver.WorkerRecord{Name: "k", Queues: []string{"q"}, Owner: "p3", Source: "http", Kinds: []string{"email", "sms"}},
-			droverdriver.WorkerRecord{Name: "e", Queues: []string{"q"}, Owner: "p4", Source: "go", Kinds: []string{}})
+		seen(drovertype.WorkerRecord{Name: "k", Queues: []string{"q"}, Owner: "p3", Source: "http", Kinds: []string{"email", "sms"}},
+			drovertype.WorkerRecord{Name: "e", Queues: []string{"q"}, Owner: "p4", Source: "go", Kinds: []string{}})
 		if ws := list(); !slices.Equal(ws["k"].Kinds, []string{"email", "sms"}) || ws["e"].Kinds == nil || len(ws["e"].Kinds) != 0 ||
 			ws["b"].Kinds != nil {
 			t.Errorf("kinds: k %v, e %#v, b %#v; want [email sms], [] and nil", ws["k"].Kinds, ws["e"].Kinds, ws["b"].Kinds)
 		}
-		seen(droverdriver.WorkerRecord{Name: "k", Queues: []string{"q"}, Owner: "p3", Source: "http"})
+		seen(drovertype.WorkerRecord{Name: "k", Queues: []string{"q"}, Owner: "p3", Source: "http"})
 		if k := list()["k"]; k.Kinds != nil || !k.Runs("anything") {
 			t.Errorf("k after naming no kinds: %#v, want nil (every kind)", k.Kinds)
 		}
@@ -620,7 +620,7 @@ func testRouting(t *testing.T, setup opener) {
 		// "away" never registered; "here" was seen just now; "busy" was
 		// seen too long ago for its job's 1 ms, but holds a running job
 		// under a lease that has not expired, which shows it is there.
-		if err := d.WorkerSeen(ctx, []droverdriver.WorkerRecord{
+		if err := d.WorkerSeen(ctx, []drovertype.WorkerRecord{
 			{Name: "here", Type: "gpu", Queues: []string{"q"}, Owner: "here", Source: "http"},
 			{Name: "busy", Type: "gpu", Queues: []string{"q"}, Owner: "busy", Source: "http"},
 		}); err != nil {

@@ -94,7 +94,7 @@ type Worker struct {
 }
 
 // FromWorkers converts the registry; an empty one encodes as [].
-func FromWorkers(ws []*drover.WorkerInfo) []Worker {
+func FromWorkers(ws []*drovertype.WorkerInfo) []Worker {
 	out := make([]Worker, len(ws))
 	for i, w := range ws {
 		out[i] = Worker{Name: w.Name, Plain: w.Plain, Type: w.Type, Labels: w.Labels, Queues: w.Queues, Kinds: w.Kinds, Owner: w.Owner,

@@ -144,7 +144,7 @@ func (s *Server) overviewPage(w http.ResponseWriter, r *http.Request) error {
 	at, ws := s.workerSample.get()
 	// The workers holding the most jobs first, then the most recently
 	// seen: the same rows, with the same counts, as the workers page.
-	ws = append([]*drover.WorkerInfo(nil), ws...)
+	ws = append([]*drovertype.WorkerInfo(nil), ws...)
 	sort.SliceStable(ws, func(i, j int) bool {
 		if ws[i].JobsHeld != ws[j].JobsHeld {
 			return ws[i].JobsHeld > ws[j].JobsHeld
@@ -160,7 +160,7 @@ func (s *Server) overviewPage(w http.ResponseWriter, r *http.Request) error {
 		Queues         []*queueRow
 		Sampled        time.Time
 		Interval       time.Duration
-		Workers        []*drover.WorkerInfo
+		Workers        []*drovertype.WorkerInfo
 		MoreWorkers    int
 		WorkersSampled time.Time
 	}{s.page("Queues", queueFlash(r.URL.Query())), rows, p.At, s.cfg.SampleInterval, ws, more, at})

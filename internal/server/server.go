@@ -118,7 +118,7 @@ type Client interface {
 	PeriodicJobs() *drover.PeriodicJobSet
 	topicsClient
 	// Routing (routing.go).
-	Workers(ctx context.Context) ([]*drover.WorkerInfo, error)
+	Workers(ctx context.Context) ([]*drovertype.WorkerInfo, error)
 	Unroutable(ctx context.Context) ([]*drover.UnroutableJobs, error)
 	QueueSetStrictOrder(ctx context.Context, name string, maxRunning int) (*drovertype.QueueSettings, error)
 }
