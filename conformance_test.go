@@ -77,7 +77,7 @@ type client interface {
 	Workers(ctx context.Context) ([]*drovertype.WorkerInfo, error)
 	Unroutable(ctx context.Context) ([]*drover.UnroutableJobs, error)
 	QueueSetStrictOrder(ctx context.Context, name string, maxRunning int) (*drovertype.QueueSettings, error)
-	QueueHeadOf(ctx context.Context, name string) (*drover.QueueHead, error)
+	QueueHeadOf(ctx context.Context, name string) (*drovertype.QueueHead, error)
 
 	// The history behind the dashboard's charts (history.go).
 	StatsHistory(ctx context.Context, p drover.StatsHistoryParams) (*drover.StatsHistory, error)
@@ -798,7 +798,7 @@ func TestStartRefusesNewerSchema(t *testing.T) {
 			t.Fatal(err)
 		}
 		err = b.d.MigrateTx(ctx, func(ctx context.Context, m droverdriver.Migrator) error {
-			return m.Apply(ctx, droverdriver.Migration{Version: latest + 1, Name: "from_the_future", SQL: "SELECT 1"})
+			return m.Apply(ctx, drovertype.Migration{Version: latest + 1, Name: "from_the_future", SQL: "SELECT 1"})
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -312,27 +312,13 @@ func (c *Client[TTx]) QueueSetStrictOrder(ctx context.Context, name string, maxR
 	return c.setQueueSettings(ctx, droverdriver.QueueSettingsSetParams{Queue: name, Strict: &maxRunning})
 }
 
-// QueueHead is what a queue waits on, as QueueHeadOf reads it.
-type QueueHead struct {
-	// Job is the job at the head of the queue, nil when none waits.
-	Job *drovertype.JobRow
-	// Returned says Job is a job that a claim in strict order (or under
-	// the queue's limits) started and that waits again: a retry after a
-	// failed attempt, a release, a rescue. In a queue in strict order
-	// nothing else starts until it has started again, at Job.RunAt.
-	Returned bool
-	// Running counts the queue's jobs started in strict order or under
-	// its limits that still run.
-	Running int64
-}
-
 // QueueHeadOf reports what a queue in strict order waits on, for an
 // operator who sees it stand still: the job at its head (a job that failed
 // and waits for its retry keeps that place, and nothing behind it starts)
 // and how many of its jobs run. For other queues it reports their first
 // waiting job in claim order. Two reads of the hot table through its
 // indexes, whatever the queue's length.
-func (c *Client[TTx]) QueueHeadOf(ctx context.Context, name string) (*QueueHead, error) {
+func (c *Client[TTx]) QueueHeadOf(ctx context.Context, name string) (*drovertype.QueueHead, error) {
 	if err := validate.Queue(name); err != nil {
 		return nil, err
 	}
@@ -340,16 +326,15 @@ func (c *Client[TTx]) QueueHeadOf(ctx context.Context, name string) (*QueueHead,
 	if err != nil {
 		return nil, err
 	}
-	out := &QueueHead{Returned: h.Returned, Running: h.Running}
 	if h.ID == 0 {
-		return out, nil
+		return &h, nil
 	}
-	out.Job, err = c.JobGet(ctx, h.ID)
+	h.Job, err = c.JobGet(ctx, h.ID)
 	if errors.Is(err, ErrNotFound) {
 		// Deleted between the two reads: it no longer waits.
-		return &QueueHead{Running: h.Running}, nil
+		return &drovertype.QueueHead{Running: h.Running}, nil
 	}
-	return out, err
+	return &h, err
 }
 
 // registrar writes the registry rows of remote workers as they claim: a

@@ -115,8 +115,8 @@ func (s *memStore) Name() string                       { return "memory" }
 func (s *memStore) Schema() string                     { return "" }
 func (s *memStore) PollInterval() time.Duration        { return time.Millisecond }
 func (s *memStore) NewListener() droverdriver.Listener { return nil }
-func (s *memStore) Migrations() []droverdriver.Migration {
-	return []droverdriver.Migration{{Version: 1}}
+func (s *memStore) Migrations() []drovertype.Migration {
+	return []drovertype.Migration{{Version: 1}}
 }
 func (s *memStore) SchemaVersion(context.Context) (int, error) { return 1, nil }
 func (s *memStore) LeaderElect(context.Context, droverdriver.LeaderParams) (bool, error) {

@@ -50,7 +50,7 @@ type Driver interface {
 	Schema() string
 
 	// Migrations returns the driver's numbered migrations, lowest first.
-	Migrations() []Migration
+	Migrations() []drovertype.Migration
 
 	// MigrateTx runs fn inside one transaction holding the store's
 	// migration lock, so that two processes migrating at once apply each
@@ -84,23 +84,12 @@ type TxDriver[TTx any] interface {
 	UnwrapExecutor(tx TTx) Executor
 }
 
-// Migration is one numbered schema change.
-type Migration struct {
-	Version int
-	Name    string
-	SQL     string
-	// Down undoes SQL (NNN_name.down.sql), for users who run migrations
-	// with their own tool; empty when the migration has none. Drover
-	// itself never migrates down.
-	Down string
-}
-
 // Migrator applies migrations inside MigrateTx.
 type Migrator interface {
 	// Version is the highest applied migration in this transaction.
 	Version(ctx context.Context) (int, error)
 	// Apply runs m and records it as applied.
-	Apply(ctx context.Context, m Migration) error
+	Apply(ctx context.Context, m drovertype.Migration) error
 }
 
 // Executor holds every query the engine runs. Each method is one statement

@@ -246,17 +246,5 @@ type RoutingExecutor interface {
 	// jobs_returned_idx), or failing one the first waiting job in claim
 	// order (priority, run_at, id); and how many of its rows a limited
 	// claim took still run.
-	QueueHead(ctx context.Context, queue string) (QueueHead, error)
-}
-
-// QueueHead is QueueHead's answer.
-type QueueHead struct {
-	// ID is the job at the head, 0 when none waits.
-	ID int64
-	// Returned says the head is a job a limited claim started that waits
-	// again (a retry, a release, a rescue): nothing else of a strict
-	// queue starts until it has started again.
-	Returned bool
-	// Running counts the queue's rows a limited claim took that still run.
-	Running int64
+	QueueHead(ctx context.Context, queue string) (drovertype.QueueHead, error)
 }

@@ -59,8 +59,8 @@ func foldGroup(a *droverdriver.RouteGroup, b droverdriver.RouteGroup) {
 
 // QueueHead asks the queue's shard: a queue in strict order is pinned
 // there, with every job of it.
-func (e *exec) QueueHead(ctx context.Context, queue string) (droverdriver.QueueHead, error) {
-	var out droverdriver.QueueHead
+func (e *exec) QueueHead(ctx context.Context, queue string) (drovertype.QueueHead, error) {
+	var out drovertype.QueueHead
 	keys, err := e.c.ready(ctx)
 	if err != nil {
 		return out, err

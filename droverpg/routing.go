@@ -205,8 +205,8 @@ func (e *executor) claimStrict(ctx context.Context, p droverdriver.ClaimParams, 
 	return jobs, br.Close()
 }
 
-func (e *executor) QueueHead(ctx context.Context, queue string) (droverdriver.QueueHead, error) {
-	var h droverdriver.QueueHead
+func (e *executor) QueueHead(ctx context.Context, queue string) (drovertype.QueueHead, error) {
+	var h drovertype.QueueHead
 	err := queueHead.queryRow(ctx, e.db, e.q, queue).Scan(&h.ID, &h.Returned, &h.Running)
 	return h, e.wrap("read the head of queue "+queue, err)
 }

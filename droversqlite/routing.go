@@ -247,8 +247,8 @@ func splitRouted(jobs []droverdriver.InsertParams) (keyed, routed special) {
 	return keyed, routed
 }
 
-func (e *executor) QueueHead(ctx context.Context, queue string) (droverdriver.QueueHead, error) {
-	var h droverdriver.QueueHead
+func (e *executor) QueueHead(ctx context.Context, queue string) (drovertype.QueueHead, error) {
+	var h drovertype.QueueHead
 	err := queueHead.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
 		return rows.Scan(&h.ID, &h.Returned, &h.Running)
 	}, queue)

@@ -51,3 +51,24 @@ type QueueLimit struct {
 	Rate   int
 	Period time.Duration
 }
+
+// QueueHead is what a queue waits on: the job at its head and how many of
+// its jobs a limited claim started still run.
+type QueueHead struct {
+	// ID is the job at the head of the queue, 0 when none waits: the first
+	// of its jobs a claim in strict order (or under the queue's limits)
+	// started that wait again, in the order they started, or failing one
+	// the first waiting job in claim order (priority, run_at, id).
+	ID int64
+	// Job is that job as stored, read by Client.QueueHeadOf; a store's
+	// QueueHead leaves it nil.
+	Job *JobRow
+	// Returned says the head is a job that a claim in strict order (or
+	// under the queue's limits) started and that waits again: a retry
+	// after a failed attempt, a release, a rescue. In a queue in strict
+	// order nothing else starts until it has started again, at its RunAt.
+	Returned bool
+	// Running counts the queue's jobs started in strict order or under
+	// its limits that still run.
+	Running int64
+}

@@ -119,7 +119,7 @@ func testMigrations(t *testing.T, fresh opener) {
 			if err := m.Apply(ctx, ms[0]); err != nil {
 				return err
 			}
-			return m.Apply(ctx, droverdriver.Migration{Version: 2, Name: "broken", SQL: "SELECT no_such_column FROM no_such_table"})
+			return m.Apply(ctx, drovertype.Migration{Version: 2, Name: "broken", SQL: "SELECT no_such_column FROM no_such_table"})
 		})
 		if err == nil {
 			t.Fatal("a broken migration applied")
@@ -169,7 +169,7 @@ func testMigrations(t *testing.T, fresh opener) {
 		d := migrate(t, fresh(t))
 		latest := droverdriver.LatestVersion(d)
 		if err := d.MigrateTx(ctx, func(ctx context.Context, m droverdriver.Migrator) error {
-			return m.Apply(ctx, droverdriver.Migration{Version: latest + 1, Name: "from_the_future", SQL: "SELECT 1"})
+			return m.Apply(ctx, drovertype.Migration{Version: latest + 1, Name: "from_the_future", SQL: "SELECT 1"})
 		}); err != nil {
 			t.Fatal(err)
 		}

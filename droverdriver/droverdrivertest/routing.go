@@ -394,7 +394,7 @@ func testRouting(t *testing.T, setup opener) {
 		t.Parallel()
 		ctx := context.Background()
 		d := setup(t)
-		head := func() droverdriver.QueueHead {
+		head := func() drovertype.QueueHead {
 			t.Helper()
 			h, err := d.QueueHead(ctx, "q")
 			if err != nil {
@@ -402,20 +402,20 @@ func testRouting(t *testing.T, setup opener) {
 			}
 			return h
 		}
-		if h := head(); h != (droverdriver.QueueHead{}) {
+		if h := head(); h != (drovertype.QueueHead{}) {
 			t.Fatalf("empty queue: %+v", h)
 		}
 		setStrict(t, d, "q", 1)
 		got := insert(t, d, inOrder(job("q"), routed("q", drovertype.Routing{Type: "x"}), job("q"))...)
-		if h := head(); h != (droverdriver.QueueHead{ID: got[0]}) {
+		if h := head(); h != (drovertype.QueueHead{ID: got[0]}) {
 			t.Fatalf("before any claim: %+v, want job %d first in claim order", h, got[0])
 		}
 		a := claimStrict(t, d, "q", 5, nil)
-		if h := head(); h != (droverdriver.QueueHead{ID: got[1], Running: 1}) {
+		if h := head(); h != (drovertype.QueueHead{ID: got[1], Running: 1}) {
 			t.Fatalf("the first job running: %+v, want the routed job %d next and one running", h, got[1])
 		}
 		finish(t, d, failed(a[0], droverdriver.OutcomeRetry, "boom", time.Now().Add(time.Hour)))
-		if h := head(); h != (droverdriver.QueueHead{ID: got[0], Returned: true}) {
+		if h := head(); h != (drovertype.QueueHead{ID: got[0], Returned: true}) {
 			t.Fatalf("the first job waiting for its retry: %+v, want it at the head, returned", h)
 		}
 	})

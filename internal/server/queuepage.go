@@ -93,7 +93,7 @@ func (s *Server) strictHeads(ctx context.Context, rows []*queueRow, now time.Tim
 // waiting for its retry at the head ("stuck behind job 27725, retrying in
 // 1m21s"), a returned job due to start again, or the running jobs that
 // fill its room. Empty when nothing holds it up.
-func strictNote(queue string, strict int, h *drover.QueueHead, now time.Time) string {
+func strictNote(queue string, strict int, h *drovertype.QueueHead, now time.Time) string {
 	j := h.Job
 	if j == nil {
 		return ""
@@ -184,7 +184,7 @@ func (s *Server) queuePage(w http.ResponseWriter, r *http.Request) error {
 	}
 	row.Settings = *st
 	now := time.Now()
-	var head *drover.QueueHead
+	var head *drovertype.QueueHead
 	if head, err = s.cfg.Client.QueueHeadOf(r.Context(), name); err != nil {
 		return err
 	}
@@ -198,7 +198,7 @@ func (s *Server) queuePage(w http.ResponseWriter, r *http.Request) error {
 	return render(w, http.StatusOK, s.pages.queue, struct {
 		page
 		Q        *queueRow
-		Head     *drover.QueueHead
+		Head     *drovertype.QueueHead
 		Kinds    []string
 		Now      time.Time
 		Sampled  time.Time

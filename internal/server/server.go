@@ -110,7 +110,7 @@ type Client interface {
 	QueueKnown(ctx context.Context, name string) (bool, error)
 	QueueList(ctx context.Context) ([]*drovertype.QueueSettings, error)
 	QueueSetLimits(ctx context.Context, name string, l drover.QueueLimits) (*drovertype.QueueSettings, error)
-	QueueHeadOf(ctx context.Context, name string) (*drover.QueueHead, error)
+	QueueHeadOf(ctx context.Context, name string) (*drovertype.QueueHead, error)
 	// The stored history behind the dashboard's charts.
 	StatsHistory(ctx context.Context, p drover.StatsHistoryParams) (*drover.StatsHistory, error)
 	TopicLagHistory(ctx context.Context, topic string, from, to time.Time, maxPoints int) (*drover.TopicLagHistory, error)
