@@ -1,9 +1,10 @@
 // Package droverdriver is the contract between Drover and a store: the
-// Driver and Executor interfaces, the row and parameter types they carry,
-// the enums that Go and SQL share, and the helpers a driver needs to load
-// its statements and migrations. droverpg (PostgreSQL) and droversqlite
-// (SQLite) implement it; a third store implements the same interfaces and
-// passes the same suite (droverdriver/droverdrivertest).
+// Driver and Executor interfaces, the parameter types they take (the values
+// they return are drovertype's), the enums that Go and SQL share, and the
+// helpers a driver needs to load its statements and migrations. droverpg
+// (PostgreSQL) and droversqlite (SQLite) implement it; a third store
+// implements the same interfaces and passes the same suite
+// (droverdriver/droverdrivertest).
 //
 // A driver speaks its dialect and nothing else: which statements to run,
 // and what to do with the columns they return, is decided by Drover's

@@ -2,8 +2,9 @@ package droverdriver
 
 import "github.com/droverhq/drover/drovertype"
 
-// The values Go and SQL share: job states, attempt outcomes, flow bits and
-// unique keys' final-state bits. Both stores' queries.sql write them as
+// The values Go and SQL share: attempt outcomes, flow bits and unique
+// keys' final-state bits (job states are drovertype.JobState, which SQL
+// writes as their names). Both stores' queries.sql write them as
 // tagged literals, "IN (1 /*OutcomeCompleted*/, 3 /*OutcomeDiscarded*/)" or
 // "flow & 27 /*FlowEnd*/", which every SQL parser reads as plain numbers;
 // the drivers' statement tests (internal/sqlcheck) check each tag against
