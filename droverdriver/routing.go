@@ -15,7 +15,7 @@ import (
 //
 // A routed job carries two columns: route, the key of the claim index it
 // waits under (jobs_route_idx: queue, route, priority, run_at, id), and
-// routing, the whole of its constraints as JSON (RoutingJSON). A worker's
+// routing, the whole of its constraints as JSON (drovertype.Routing.JSON). A worker's
 // claim walks the index under each key it can match (RouteKeys) and
 // checks the rest of a job's constraints (its labels, its type when it is
 // keyed by name) on the rows it finds there: it never walks past jobs of

@@ -151,7 +151,7 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 	if p.Kinds != nil && len(p.Kinds) == 0 {
 		return []*drovertype.JobRow{}, nil
 	}
-	// One token per claim: see droverdriver.LeaseToken.
+	// One token per claim: see drovertype.LeaseToken.
 	token := p.Token
 	if token.IsZero() {
 		token = drovertype.NewLeaseToken()

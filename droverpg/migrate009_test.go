@@ -17,7 +17,7 @@ import (
 // TestMigration009CapsErrorsAndScopesUniqueKeys stores, under migration
 // 008, a waiting job with 30 errors, a finished one with 3, and a unique
 // job, applies migration 009 and checks that the long history is cut to
-// the last droverdriver.ErrorsKept with every error counted, the short one kept
+// the last drovertype.ErrorsKept with every error counted, the short one kept
 // whole, and the unique key held under its job's kind.
 func TestMigration009CapsErrorsAndScopesUniqueKeys(t *testing.T) {
 	ctx := context.Background()

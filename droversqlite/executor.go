@@ -474,7 +474,7 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 		}
 	}
 	sc := newScanner(p.Max)
-	// One token per claim: see droverdriver.LeaseToken.
+	// One token per claim: see drovertype.LeaseToken.
 	token := p.Token
 	if token.IsZero() {
 		token = drovertype.NewLeaseToken()

@@ -1,7 +1,7 @@
 // Package jobjson is the JSON form of a job shared by the CLI's --json
 // output and the HTTP API, so that a script moving from one to the other
 // reads the same fields. The field names are spelled out here rather than
-// derived from drover.JobRow, because this form is a stable interface of
+// derived from drovertype.JobRow, because this form is a stable interface of
 // its own, in the snake_case that shell tools and other languages expect.
 package jobjson
 
@@ -28,7 +28,7 @@ type Job struct {
 	Tags        []string            `json:"tags"`
 	Attempt     int                 `json:"attempt"`
 	MaxAttempts int                 `json:"max_attempts"`
-	// Errors holds the last drover.ErrorsKept attempt errors, oldest first;
+	// Errors holds the last drovertype.ErrorsKept attempt errors, oldest first;
 	// ErrorCount counts every error the job recorded.
 	Errors          []drovertype.AttemptError `json:"errors"`
 	ErrorCount      int                       `json:"error_count"`
@@ -50,11 +50,11 @@ type Job struct {
 	// Routing is where the job may run; absent for a plain job.
 	Routing *Routing `json:"routing,omitempty"`
 	// Unroutable is true for a waiting routed job that no live worker can
-	// take (drover.JobRow.Unroutable).
+	// take (drovertype.JobRow.Unroutable).
 	Unroutable bool `json:"unroutable,omitempty"`
 }
 
-// Routing is a job's routing as JSON (drover.Routing), with the names the
+// Routing is a job's routing as JSON (drovertype.Routing), with the names the
 // enqueue request uses.
 type Routing struct {
 	WorkerType          string            `json:"worker_type,omitempty"`
@@ -76,7 +76,7 @@ func FromRouting(r *drovertype.Routing) *Routing {
 		WorkerAbsentAfterMS: int64(r.AbsentAfter), FellBackFrom: r.FellBackFrom}
 }
 
-// Worker is one worker of the registry as JSON (drover.WorkerInfo), for
+// Worker is one worker of the registry as JSON (drovertype.WorkerInfo), for
 // `drover workers list` and GET /v1/workers.
 type Worker struct {
 	Name      string            `json:"name"`
@@ -205,7 +205,7 @@ func FromBatch(b *drovertype.Batch) Batch {
 			"completed": b.Completed, "cancelled": b.Cancelled, "discarded": b.Discarded}}
 }
 
-// Queue is a queue's stored settings as JSON (drover.QueueSettings), for
+// Queue is a queue's stored settings as JSON (drovertype.QueueSettings), for
 // `drover queues` and /v1/queues.
 type Queue struct {
 	Name   string `json:"name"`

@@ -1,7 +1,7 @@
 // Package sqlcheck checks, for the drivers' tests, that the numbers their
 // SQL spells for Go enums agree with droverdriver's constants: job
 // outcomes (droverdriver.Outcome), flow bits (droverdriver.Flow*), unique-key final
-// state bits (droverdriver.FinalBit) and state names (droverdriver.State).
+// state bits (droverdriver.FinalBit) and state names (drovertype.JobState).
 //
 // The SQL writes each such number tagged with the constant it stands for,
 // "IN (1 /*OutcomeCompleted*/, 3 /*OutcomeDiscarded*/)", "flow & 11
