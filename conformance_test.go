@@ -61,7 +61,7 @@ type client interface {
 	JobParentResults(ctx context.Context, id int64) ([]drovertype.JobResult, error)
 	BatchGet(ctx context.Context, id int64) (*drovertype.Batch, error)
 	BatchResults(ctx context.Context, batchID int64, fn func(drovertype.JobResult) error) error
-	QueueStats(ctx context.Context) ([]drover.QueueStats, error)
+	QueueStats(ctx context.Context) ([]drovertype.QueueStats, error)
 	QueuePause(ctx context.Context, name string) error
 	QueueResume(ctx context.Context, name string) error
 	QueuePauseKind(ctx context.Context, queue, kind string) error
@@ -70,7 +70,7 @@ type client interface {
 	QueueGet(ctx context.Context, name string) (*drovertype.QueueSettings, error)
 	QueueList(ctx context.Context) ([]*drovertype.QueueSettings, error)
 	LeaseOwners(ctx context.Context) ([]drovertype.LeaseOwner, error)
-	FinishedStats(ctx context.Context, since, until time.Time) ([]drover.FinishedStats, error)
+	FinishedStats(ctx context.Context, since, until time.Time) ([]drovertype.FinishedStats, error)
 
 	// Routing (routing.go).
 	SetWorkerLabels(ctx context.Context, labels map[string]string) error

@@ -202,7 +202,7 @@ type Executor interface {
 	// job. It reads only the hot table, so its cost follows the work that
 	// waits, never the history kept in finished jobs; callers still sample
 	// it on an interval rather than per request.
-	QueueStats(ctx context.Context, now time.Time) ([]QueueStat, error)
+	QueueStats(ctx context.Context, now time.Time) ([]drovertype.QueueStats, error)
 
 	// FinishedStats summarises jobs finished in (since, until] per queue: how
 	// many completed, were cancelled or discarded, and the percentiles of
@@ -210,7 +210,7 @@ type Executor interface {
 	// completed ones. It reads only the recent end of finished jobs
 	// through the index on finalized_at, for charts sampled on an
 	// interval.
-	FinishedStats(ctx context.Context, since, until time.Time) ([]FinishedStat, error)
+	FinishedStats(ctx context.Context, since, until time.Time) ([]drovertype.FinishedStats, error)
 
 	// LeaseOwners lists every process (lease owner) that holds running
 	// jobs, with how many and until when its leases run, from one pass
@@ -701,27 +701,6 @@ type ListParams struct {
 	Desc  bool
 	Limit int
 	Now   time.Time
-}
-
-// QueueStat is one queue's line of QueueStats.
-type QueueStat struct {
-	Queue     string
-	Available int64 // claimable now
-	Scheduled int64 // waiting for run_at, never attempted
-	Retryable int64 // waiting for run_at after a failed attempt
-	Running   int64
-	// OldestAvailable is the run_at of the oldest claimable job, nil when
-	// none is claimable: now minus it is how far the queue lags.
-	OldestAvailable *time.Time
-}
-
-// FinishedStat is one queue's line of FinishedStats.
-type FinishedStat struct {
-	Queue                           string
-	Completed, Cancelled, Discarded int64
-	// Pickup latency percentiles (nearest rank) of the completed jobs;
-	// zero when none completed.
-	PickupP50, PickupP95, PickupP99 time.Duration
 }
 
 // LeaderParams is one election attempt.

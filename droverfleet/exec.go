@@ -841,15 +841,15 @@ func (e *exec) JobCountByState(ctx context.Context, queue string) (map[drovertyp
 }
 
 // QueueStats also records each shard's part for its health (health.go).
-func (e *exec) QueueStats(ctx context.Context, now time.Time) ([]droverdriver.QueueStat, error) {
-	parts, each, err := everywhereEach(ctx, e, func(ctx context.Context, ex droverdriver.Executor) ([]droverdriver.QueueStat, error) {
+func (e *exec) QueueStats(ctx context.Context, now time.Time) ([]drovertype.QueueStats, error) {
+	parts, each, err := everywhereEach(ctx, e, func(ctx context.Context, ex droverdriver.Executor) ([]drovertype.QueueStats, error) {
 		return ex.QueueStats(ctx, now)
 	})
 	e.c.noteQueues(each, now)
 	if err != nil {
 		return nil, err
 	}
-	return mergeBy(parts, func(s droverdriver.QueueStat) string { return s.Queue }, func(a *droverdriver.QueueStat, b droverdriver.QueueStat) {
+	return mergeBy(parts, func(s drovertype.QueueStats) string { return s.Queue }, func(a *drovertype.QueueStats, b drovertype.QueueStats) {
 		a.Available += b.Available
 		a.Scheduled += b.Scheduled
 		a.Retryable += b.Retryable
@@ -864,15 +864,15 @@ func (e *exec) QueueStats(ctx context.Context, now time.Time) ([]droverdriver.Qu
 // from percentiles: each is the highest of the shards' (an upper bound),
 // so that a slow shard shows.
 // It also records each shard's part for its health (health.go).
-func (e *exec) FinishedStats(ctx context.Context, since, until time.Time) ([]droverdriver.FinishedStat, error) {
-	parts, each, err := everywhereEach(ctx, e, func(ctx context.Context, ex droverdriver.Executor) ([]droverdriver.FinishedStat, error) {
+func (e *exec) FinishedStats(ctx context.Context, since, until time.Time) ([]drovertype.FinishedStats, error) {
+	parts, each, err := everywhereEach(ctx, e, func(ctx context.Context, ex droverdriver.Executor) ([]drovertype.FinishedStats, error) {
 		return ex.FinishedStats(ctx, since, until)
 	})
 	e.c.noteFinished(each, since, until)
 	if err != nil {
 		return nil, err
 	}
-	return mergeBy(parts, func(s droverdriver.FinishedStat) string { return s.Queue }, func(a *droverdriver.FinishedStat, b droverdriver.FinishedStat) {
+	return mergeBy(parts, func(s drovertype.FinishedStats) string { return s.Queue }, func(a *drovertype.FinishedStats, b drovertype.FinishedStats) {
 		a.Completed += b.Completed
 		a.Cancelled += b.Cancelled
 		a.Discarded += b.Discarded

@@ -601,15 +601,15 @@ func (e *executor) JobCountByState(ctx context.Context, queue string) (map[drove
 	return counts, e.wrap("count jobs", rows.Err())
 }
 
-func (e *executor) QueueStats(ctx context.Context, now time.Time) ([]droverdriver.QueueStat, error) {
+func (e *executor) QueueStats(ctx context.Context, now time.Time) ([]drovertype.QueueStats, error) {
 	rows, err := queueStats.query(ctx, e.db, e.q, now)
 	if err != nil {
 		return nil, e.wrap("queue stats", err)
 	}
 	defer rows.Close()
-	var out []droverdriver.QueueStat
+	var out []drovertype.QueueStats
 	for rows.Next() {
-		var q droverdriver.QueueStat
+		var q drovertype.QueueStats
 		if err := rows.Scan(&q.Queue, &q.Available, &q.Scheduled, &q.Retryable, &q.Running, &q.OldestAvailable); err != nil {
 			return nil, e.wrap("queue stats", err)
 		}
@@ -618,15 +618,15 @@ func (e *executor) QueueStats(ctx context.Context, now time.Time) ([]droverdrive
 	return out, e.wrap("queue stats", rows.Err())
 }
 
-func (e *executor) FinishedStats(ctx context.Context, since, until time.Time) ([]droverdriver.FinishedStat, error) {
+func (e *executor) FinishedStats(ctx context.Context, since, until time.Time) ([]drovertype.FinishedStats, error) {
 	rows, err := finishedStats.query(ctx, e.db, e.q, timeRange{since, until})
 	if err != nil {
 		return nil, e.wrap("finished stats", err)
 	}
 	defer rows.Close()
-	var out []droverdriver.FinishedStat
+	var out []drovertype.FinishedStats
 	for rows.Next() {
-		var f droverdriver.FinishedStat
+		var f drovertype.FinishedStats
 		var p50, p95, p99 float64
 		if err := rows.Scan(&f.Queue, &f.Completed, &f.Cancelled, &f.Discarded, &p50, &p95, &p99); err != nil {
 			return nil, e.wrap("finished stats", err)

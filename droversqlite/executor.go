@@ -1039,10 +1039,10 @@ func (e *executor) JobCountByState(ctx context.Context, queue string) (map[drove
 	return counts, nil
 }
 
-func (e *executor) QueueStats(ctx context.Context, now time.Time) ([]droverdriver.QueueStat, error) {
-	var out []droverdriver.QueueStat
+func (e *executor) QueueStats(ctx context.Context, now time.Time) ([]drovertype.QueueStats, error) {
+	var out []drovertype.QueueStats
 	err := queueStats.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
-		var q droverdriver.QueueStat
+		var q drovertype.QueueStats
 		var oldest sql.NullInt64
 		if err := rows.Scan(&q.Queue, &q.Available, &q.Scheduled, &q.Retryable, &q.Running, &oldest); err != nil {
 			return err
@@ -1060,10 +1060,10 @@ func (e *executor) QueueStats(ctx context.Context, now time.Time) ([]droverdrive
 	return out, nil
 }
 
-func (e *executor) FinishedStats(ctx context.Context, since, until time.Time) ([]droverdriver.FinishedStat, error) {
-	var out []droverdriver.FinishedStat
+func (e *executor) FinishedStats(ctx context.Context, since, until time.Time) ([]drovertype.FinishedStats, error) {
+	var out []drovertype.FinishedStats
 	err := finishedStats.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
-		var f droverdriver.FinishedStat
+		var f drovertype.FinishedStats
 		var p50, p95, p99 int64
 		if err := rows.Scan(&f.Queue, &f.Completed, &f.Cancelled, &f.Discarded, &p50, &p95, &p99); err != nil {
 			return err

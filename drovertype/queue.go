@@ -72,3 +72,25 @@ type QueueHead struct {
 	// its limits that still run.
 	Running int64
 }
+
+// QueueStats is the state of one queue's waiting and running work.
+type QueueStats struct {
+	Queue     string
+	Available int64 // claimable now
+	Scheduled int64 // waiting for run_at, never attempted
+	Retryable int64 // waiting for run_at after a failed attempt
+	Running   int64
+	// OldestAvailable is the run_at of the oldest claimable job, nil when
+	// none is: now minus it is how far behind the queue's workers are.
+	OldestAvailable *time.Time
+}
+
+// FinishedStats summarises one queue's jobs finished in a window.
+type FinishedStats struct {
+	Queue                           string
+	Completed, Cancelled, Discarded int64
+	// PickupP50, PickupP95 and PickupP99 are nearest-rank percentiles of
+	// how long completed jobs waited, from run_at to the start of their
+	// last attempt; zero when none completed.
+	PickupP50, PickupP95, PickupP99 time.Duration
+}

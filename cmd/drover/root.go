@@ -460,7 +460,7 @@ type storeClient interface {
 	JobRetry(ctx context.Context, id int64) (*drovertype.JobRow, error)
 	JobCancel(ctx context.Context, id int64) (*drovertype.JobRow, error)
 	JobDiscard(ctx context.Context, id int64) (*drovertype.JobRow, error)
-	QueueStats(ctx context.Context) ([]drover.QueueStats, error)
+	QueueStats(ctx context.Context) ([]drovertype.QueueStats, error)
 	QueueList(ctx context.Context) ([]*drovertype.QueueSettings, error)
 	QueueGet(ctx context.Context, name string) (*drovertype.QueueSettings, error)
 	QueuePause(ctx context.Context, name string) error

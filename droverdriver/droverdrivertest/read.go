@@ -138,7 +138,7 @@ func testRead(t *testing.T, setup opener) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		slices.SortFunc(stats, func(x, y droverdriver.QueueStat) int { return strings.Compare(x.Queue, y.Queue) })
+		slices.SortFunc(stats, func(x, y drovertype.QueueStats) int { return strings.Compare(x.Queue, y.Queue) })
 		if len(stats) != 2 {
 			t.Fatalf("stats %+v, want queues a and b", stats)
 		}

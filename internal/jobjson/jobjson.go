@@ -241,7 +241,7 @@ func FromQueue(q *drovertype.QueueSettings) Queue {
 // waiting or running jobs (stats, from Client.QueueStats): the queues an
 // operator can see and pause, for `drover queues list` and GET /v1/queues.
 // Never nil, so that an empty list encodes as [].
-func QueueList(settings []*drovertype.QueueSettings, stats []drover.QueueStats) []Queue {
+func QueueList(settings []*drovertype.QueueSettings, stats []drovertype.QueueStats) []Queue {
 	byName := make(map[string]Queue, len(settings)+len(stats))
 	for _, q := range settings {
 		byName[q.Queue] = FromQueue(q)

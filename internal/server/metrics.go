@@ -191,12 +191,12 @@ func (m *metrics) observeClaim(attempts []attemptInfo, runAts []time.Time, took 
 // time to live. On a fleet, byShard holds each shard's queues (nil for a
 // shard that did not answer, which then has no series): the largest
 // queues are chosen by the fleet's sums, and each has a series per shard.
-func (m *metrics) observeSample(stats []drover.QueueStats, byShard [][]drover.QueueStats, now time.Time) {
+func (m *metrics) observeSample(stats []drovertype.QueueStats, byShard [][]drovertype.QueueStats, now time.Time) {
 	m.depth.Reset()
 	m.oldest.Reset()
-	size := func(q drover.QueueStats) int64 { return q.Available + q.Scheduled + q.Retryable + q.Running }
+	size := func(q drovertype.QueueStats) int64 { return q.Available + q.Scheduled + q.Retryable + q.Running }
 	stats = slices.Clone(stats)
-	slices.SortFunc(stats, func(a, b drover.QueueStats) int {
+	slices.SortFunc(stats, func(a, b drovertype.QueueStats) int {
 		return cmp.Or(cmp.Compare(size(b), size(a)), strings.Compare(a.Queue, b.Queue))
 	})
 	kept := map[string]bool{}
@@ -238,8 +238,8 @@ type seriesDeleter interface {
 // setQueues sets the gauges of the kept queues of stats, and of the rest
 // summed as "other" (their oldest job, for the age); shard is the label
 // of a fleet's shard, none for a lone store.
-func (m *metrics) setQueues(stats []drover.QueueStats, kept map[string]bool, now time.Time, shard ...string) {
-	var rest drover.QueueStats
+func (m *metrics) setQueues(stats []drovertype.QueueStats, kept map[string]bool, now time.Time, shard ...string) {
+	var rest drovertype.QueueStats
 	others := false
 	for _, q := range stats {
 		if kept[q.Queue] {
@@ -261,7 +261,7 @@ func (m *metrics) setQueues(stats []drover.QueueStats, kept map[string]bool, now
 	}
 }
 
-func (m *metrics) setQueueGauges(q drover.QueueStats, now time.Time, shard ...string) {
+func (m *metrics) setQueueGauges(q drovertype.QueueStats, now time.Time, shard ...string) {
 	for state, n := range map[string]int64{"available": q.Available, "scheduled": q.Scheduled, "retryable": q.Retryable, "running": q.Running} {
 		m.depth.WithLabelValues(append([]string{q.Queue, state}, shard...)...).Set(float64(n))
 	}

@@ -23,9 +23,9 @@ import (
 // jobs, its throughput and latency over the last sample's window, its
 // stored settings, and, in strict order, what it waits on.
 type queueRow struct {
-	drover.QueueStats
+	drovertype.QueueStats
 	PerSecond float64
-	Finished  drover.FinishedStats
+	Finished  drovertype.FinishedStats
 	// Settings are the queue's stored settings, read when the page is;
 	// the zero value for a queue without any.
 	Settings drovertype.QueueSettings
@@ -47,7 +47,7 @@ func queueRows(p Point, settings []*drovertype.QueueSettings) []*queueRow {
 		if r, ok := byName[q]; ok {
 			return r
 		}
-		r := &queueRow{QueueStats: drover.QueueStats{Queue: q}, Settings: drovertype.QueueSettings{Queue: q}}
+		r := &queueRow{QueueStats: drovertype.QueueStats{Queue: q}, Settings: drovertype.QueueSettings{Queue: q}}
 		byName[q] = r
 		rows = append(rows, r)
 		return r
@@ -176,7 +176,7 @@ func (s *Server) queuePage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	p, _ := s.history.latest()
-	row := &queueRow{QueueStats: drover.QueueStats{Queue: name}}
+	row := &queueRow{QueueStats: drovertype.QueueStats{Queue: name}}
 	for _, q := range queueRows(p, nil) {
 		if q.Queue == name {
 			row = q

@@ -101,8 +101,8 @@ type Client interface {
 	JobBulk(ctx context.Context, action drover.BulkAction, filter drover.JobListParams, progress func(drover.BulkProgress)) (drover.BulkProgress, error)
 	JobBulkByID(ctx context.Context, action drover.BulkAction, ids []int64, progress func(drover.BulkProgress)) (drover.BulkProgress, error)
 	JobCountByState(ctx context.Context, queue string) (map[drovertype.JobState]int64, error)
-	QueueStats(ctx context.Context) ([]drover.QueueStats, error)
-	FinishedStats(ctx context.Context, since, until time.Time) ([]drover.FinishedStats, error)
+	QueueStats(ctx context.Context) ([]drovertype.QueueStats, error)
+	FinishedStats(ctx context.Context, since, until time.Time) ([]drovertype.FinishedStats, error)
 	Stats() drover.Stats
 	QueuePause(ctx context.Context, name string) error
 	QueueResume(ctx context.Context, name string) error
