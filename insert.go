@@ -79,7 +79,7 @@ type InsertOpts struct {
 	// Nil means UnfinishedStates(): the key is free again once the job
 	// finishes. Adding final states keeps it held after the job ends in
 	// one of them, until the pruner removes the job, for example
-	// append(drover.UnfinishedStates(), drover.JobStateCompleted) for "at
+	// append(drovertype.UnfinishedStates(), drovertype.JobStateCompleted) for "at
 	// most one completed job per key". The list must hold every unfinished
 	// state: jobs move between those without a statement that could
 	// release a key (a scheduled job becomes available with the clock).

@@ -131,7 +131,7 @@ func layoutGraph(g *drover.WorkflowGraph, focus int64) graphLayout {
 }
 
 // svg renders the layout. Every value it writes is a number the layout
-// computed, a state (one of drover.JobStates) or text escaped here.
+// computed, a state (one of drovertype.JobStates) or text escaped here.
 func (l graphLayout) svg() template.HTML {
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg class="graph" id="workflow-graph" width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="workflow graph">`,
