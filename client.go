@@ -33,6 +33,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/completer"
 	"github.com/droverhq/drover/internal/engine"
 	"github.com/droverhq/drover/internal/leadership"
@@ -486,13 +487,13 @@ func (c *Client[TTx]) wake(queue string) int {
 }
 
 // claim is every claim of the client: its producers' and remote workers'.
-func (c *Client[TTx]) claim(ctx context.Context, p droverdriver.ClaimParams) ([]*droverdriver.JobRow, error) {
+func (c *Client[TTx]) claim(ctx context.Context, p droverdriver.ClaimParams) ([]*drovertype.JobRow, error) {
 	return c.claimIn(ctx, c.driver, p)
 }
 
 // claimIn claims in ex (the client's store, or a caller's transaction),
 // under the client's Clock when it has one.
-func (c *Client[TTx]) claimIn(ctx context.Context, ex droverdriver.Executor, p droverdriver.ClaimParams) ([]*droverdriver.JobRow, error) {
+func (c *Client[TTx]) claimIn(ctx context.Context, ex droverdriver.Executor, p droverdriver.ClaimParams) ([]*drovertype.JobRow, error) {
 	if c.config.Clock != nil {
 		p.Now = c.config.Clock.Now()
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/droverhq/drover/droverfleet"
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/droversqlite"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/engine"
 	"github.com/droverhq/drover/internal/testdb"
 	"github.com/droverhq/drover/internal/waitfor"
@@ -39,44 +40,44 @@ type client interface {
 	Remote() *drover.Remote
 	PeriodicJobs() *drover.PeriodicJobSet
 
-	Insert(ctx context.Context, args drover.Args, opts *drover.InsertOpts) (*drover.JobRow, error)
+	Insert(ctx context.Context, args drover.Args, opts *drover.InsertOpts) (*drovertype.JobRow, error)
 	InsertMany(ctx context.Context, jobs []drover.InsertManyParams) ([]int64, error)
 	InsertWorkflow(ctx context.Context, w *drover.Workflow) ([]int64, error)
 	InsertChain(ctx context.Context, jobs []drover.InsertManyParams) ([]int64, error)
 	InsertBatch(ctx context.Context, jobs []drover.InsertManyParams, opts *drover.BatchOpts) (*drover.InsertedBatch, error)
 
-	JobGet(ctx context.Context, id int64) (*drover.JobRow, error)
-	JobList(ctx context.Context, p drover.JobListParams) ([]*drover.JobRow, error)
+	JobGet(ctx context.Context, id int64) (*drovertype.JobRow, error)
+	JobList(ctx context.Context, p drover.JobListParams) ([]*drovertype.JobRow, error)
 	JobSearch(ctx context.Context, p drover.JobListParams) (*drover.JobPage, error)
 	JobCount(ctx context.Context, p drover.JobListParams) (drover.JobCount, error)
-	JobStateCounts(ctx context.Context, p drover.JobListParams) (map[drover.JobState]drover.JobCount, error)
-	JobCancel(ctx context.Context, id int64) (*drover.JobRow, error)
-	JobRetry(ctx context.Context, id int64) (*drover.JobRow, error)
-	JobDiscard(ctx context.Context, id int64) (*drover.JobRow, error)
+	JobStateCounts(ctx context.Context, p drover.JobListParams) (map[drovertype.JobState]drover.JobCount, error)
+	JobCancel(ctx context.Context, id int64) (*drovertype.JobRow, error)
+	JobRetry(ctx context.Context, id int64) (*drovertype.JobRow, error)
+	JobDiscard(ctx context.Context, id int64) (*drovertype.JobRow, error)
 	JobBulk(ctx context.Context, action drover.BulkAction, filter drover.JobListParams, progress func(drover.BulkProgress)) (drover.BulkProgress, error)
 	JobBulkByID(ctx context.Context, action drover.BulkAction, ids []int64, progress func(drover.BulkProgress)) (drover.BulkProgress, error)
-	JobCountByState(ctx context.Context, queue string) (map[drover.JobState]int64, error)
-	JobResult(ctx context.Context, id int64) (*drover.JobResult, error)
-	JobParentResults(ctx context.Context, id int64) ([]drover.JobResult, error)
-	BatchGet(ctx context.Context, id int64) (*drover.Batch, error)
-	BatchResults(ctx context.Context, batchID int64, fn func(drover.JobResult) error) error
-	QueueStats(ctx context.Context) ([]drover.QueueStats, error)
+	JobCountByState(ctx context.Context, queue string) (map[drovertype.JobState]int64, error)
+	JobResult(ctx context.Context, id int64) (*drovertype.JobResult, error)
+	JobParentResults(ctx context.Context, id int64) ([]drovertype.JobResult, error)
+	BatchGet(ctx context.Context, id int64) (*drovertype.Batch, error)
+	BatchResults(ctx context.Context, batchID int64, fn func(drovertype.JobResult) error) error
+	QueueStats(ctx context.Context) ([]drovertype.QueueStats, error)
 	QueuePause(ctx context.Context, name string) error
 	QueueResume(ctx context.Context, name string) error
 	QueuePauseKind(ctx context.Context, queue, kind string) error
 	QueueResumeKind(ctx context.Context, queue, kind string) error
-	QueueSetLimits(ctx context.Context, name string, l drover.QueueLimits) (*drover.QueueSettings, error)
-	QueueGet(ctx context.Context, name string) (*drover.QueueSettings, error)
-	QueueList(ctx context.Context) ([]*drover.QueueSettings, error)
-	LeaseOwners(ctx context.Context) ([]drover.LeaseOwner, error)
-	FinishedStats(ctx context.Context, since, until time.Time) ([]drover.FinishedStats, error)
+	QueueSetLimits(ctx context.Context, name string, l drover.QueueLimits) (*drovertype.QueueSettings, error)
+	QueueGet(ctx context.Context, name string) (*drovertype.QueueSettings, error)
+	QueueList(ctx context.Context) ([]*drovertype.QueueSettings, error)
+	LeaseOwners(ctx context.Context) ([]drovertype.LeaseOwner, error)
+	FinishedStats(ctx context.Context, since, until time.Time) ([]drovertype.FinishedStats, error)
 
 	// Routing (routing.go).
 	SetWorkerLabels(ctx context.Context, labels map[string]string) error
-	Workers(ctx context.Context) ([]*drover.WorkerInfo, error)
+	Workers(ctx context.Context) ([]*drovertype.WorkerInfo, error)
 	Unroutable(ctx context.Context) ([]*drover.UnroutableJobs, error)
-	QueueSetStrictOrder(ctx context.Context, name string, maxRunning int) (*drover.QueueSettings, error)
-	QueueHeadOf(ctx context.Context, name string) (*drover.QueueHead, error)
+	QueueSetStrictOrder(ctx context.Context, name string, maxRunning int) (*drovertype.QueueSettings, error)
+	QueueHeadOf(ctx context.Context, name string) (*drovertype.QueueHead, error)
 
 	// The history behind the dashboard's charts (history.go).
 	StatsHistory(ctx context.Context, p drover.StatsHistoryParams) (*drover.StatsHistory, error)
@@ -407,9 +408,9 @@ func (b *bundle) insert(t *testing.T, args drover.Args, opts *drover.InsertOpts)
 }
 
 // waitState polls the store until job id is in state want.
-func waitState(t *testing.T, c client, id int64, want drover.JobState) *drover.JobRow {
+func waitState(t *testing.T, c client, id int64, want drovertype.JobState) *drovertype.JobRow {
 	t.Helper()
-	var row *drover.JobRow
+	var row *drovertype.JobRow
 	waitfor.Cond(t, fmt.Sprintf("job %d to be %s", id, want), func() bool {
 		var err error
 		row, err = c.JobGet(context.Background(), id)
@@ -429,7 +430,7 @@ func TestInsertAndWork(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if row.State != drover.JobStateAvailable || row.Kind != "test.noop" || row.Queue != "default" || row.Attempt != 0 {
+		if row.State != drovertype.JobStateAvailable || row.Kind != "test.noop" || row.Queue != "default" || row.Attempt != 0 {
 			t.Fatalf("inserted row = %+v", row)
 		}
 		if string(row.EncodedArgs) != `{"n": 7}` && string(row.EncodedArgs) != `{"n":7}` {
@@ -439,7 +440,7 @@ func TestInsertAndWork(t *testing.T) {
 			t.Fatalf("tags = %v", row.Tags)
 		}
 		b.start(t)
-		done := waitState(t, b.client, id, drover.JobStateCompleted)
+		done := waitState(t, b.client, id, drovertype.JobStateCompleted)
 		if done.Attempt != 1 || done.FinalizedAt == nil || len(done.Errors) != 0 {
 			t.Fatalf("completed row = %+v", done)
 		}
@@ -534,7 +535,7 @@ func TestRetriesThenCompletes(t *testing.T) {
 		b := setup(t, s, 2)
 		b.start(t)
 		id := b.insert(t, scriptArgs{Fail: 2}, nil)
-		row := waitState(t, b.client, id, drover.JobStateCompleted)
+		row := waitState(t, b.client, id, drovertype.JobStateCompleted)
 		if row.Attempt != 3 || len(row.Errors) != 2 {
 			t.Fatalf("attempt = %d, errors = %d; want 3 and 2", row.Attempt, len(row.Errors))
 		}
@@ -551,7 +552,7 @@ func TestDiscardAfterMaxAttempts(t *testing.T) {
 		b := setup(t, s, 2)
 		b.start(t)
 		id := b.insert(t, scriptArgs{Fail: -1}, &drover.InsertOpts{MaxAttempts: 3})
-		row := waitState(t, b.client, id, drover.JobStateDiscarded)
+		row := waitState(t, b.client, id, drovertype.JobStateDiscarded)
 		if row.Attempt != 3 || len(row.Errors) != 3 {
 			t.Fatalf("attempt = %d, errors = %d; want 3 and 3", row.Attempt, len(row.Errors))
 		}
@@ -566,12 +567,12 @@ func TestPanicIsAnError(t *testing.T) {
 		b := setup(t, s, 2)
 		b.start(t)
 		id := b.insert(t, scriptArgs{Panic: true}, &drover.InsertOpts{MaxAttempts: 1})
-		row := waitState(t, b.client, id, drover.JobStateDiscarded)
+		row := waitState(t, b.client, id, drovertype.JobStateDiscarded)
 		if len(row.Errors) != 1 || row.Errors[0].Error != "panic: boom" || !strings.Contains(row.Errors[0].Trace, "goroutine") {
 			t.Fatalf("errors = %+v", row.Errors)
 		}
 		// The client survived and still works jobs.
-		waitState(t, b.client, b.insert(t, noopArgs{}, nil), drover.JobStateCompleted)
+		waitState(t, b.client, b.insert(t, noopArgs{}, nil), drovertype.JobStateCompleted)
 	})
 }
 
@@ -580,7 +581,7 @@ func TestWorkerCancel(t *testing.T) {
 		b := setup(t, s, 2)
 		b.start(t)
 		id := b.insert(t, scriptArgs{Cancel: true}, nil)
-		row := waitState(t, b.client, id, drover.JobStateCancelled)
+		row := waitState(t, b.client, id, drovertype.JobStateCancelled)
 		if row.Attempt != 1 || len(row.Errors) != 1 || !strings.Contains(row.Errors[0].Error, "not wanted") {
 			t.Fatalf("row = %+v", row)
 		}
@@ -592,7 +593,7 @@ func TestTimeout(t *testing.T) {
 		b := setup(t, s, 2)
 		b.start(t)
 		id := b.insert(t, scriptArgs{Block: true}, &drover.InsertOpts{Timeout: 50 * time.Millisecond, MaxAttempts: 1})
-		row := waitState(t, b.client, id, drover.JobStateDiscarded)
+		row := waitState(t, b.client, id, drovertype.JobStateDiscarded)
 		if len(row.Errors) != 1 || !strings.Contains(row.Errors[0].Error, "timed out after 50ms") {
 			t.Fatalf("errors = %+v", row.Errors)
 		}
@@ -609,10 +610,10 @@ func TestScheduledJobWaitsForItsTime(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if row.State != drover.JobStateScheduled {
+		if row.State != drovertype.JobStateScheduled {
 			t.Fatalf("state = %s, want scheduled", row.State)
 		}
-		row = waitState(t, b.client, id, drover.JobStateCompleted)
+		row = waitState(t, b.client, id, drovertype.JobStateCompleted)
 		if row.AttemptedAt.Before(at) {
 			t.Fatalf("ran at %s, before its time %s", row.AttemptedAt, at)
 		}
@@ -654,17 +655,17 @@ func TestJobCancel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if row.State != drover.JobStateCancelled {
+		if row.State != drovertype.JobStateCancelled {
 			t.Fatalf("cancelled waiting job is %s", row.State)
 		}
 		b.start(t)
 		running := b.insert(t, scriptArgs{Block: true}, nil)
-		waitState(t, b.client, running, drover.JobStateRunning)
+		waitState(t, b.client, running, drovertype.JobStateRunning)
 		if _, err := b.client.JobCancel(ctx, running); err != nil {
 			t.Fatal(err)
 		}
 		// The heartbeat (every third of the 2 s lease) delivers the cancel.
-		row = waitState(t, b.client, running, drover.JobStateCancelled)
+		row = waitState(t, b.client, running, drovertype.JobStateCancelled)
 		if row.Attempt != 1 {
 			t.Fatalf("attempt = %d", row.Attempt)
 		}
@@ -680,7 +681,7 @@ func TestJobRetry(t *testing.T) {
 		b.start(t)
 		ctx := context.Background()
 		id := b.insert(t, scriptArgs{Fail: 1}, &drover.InsertOpts{MaxAttempts: 1})
-		waitState(t, b.client, id, drover.JobStateDiscarded)
+		waitState(t, b.client, id, drovertype.JobStateDiscarded)
 		row, err := b.client.JobRetry(ctx, id)
 		if err != nil {
 			t.Fatal(err)
@@ -688,7 +689,7 @@ func TestJobRetry(t *testing.T) {
 		if row.State.Finished() || row.MaxAttempts != 2 {
 			t.Fatalf("retried row = %+v", row)
 		}
-		row = waitState(t, b.client, id, drover.JobStateCompleted)
+		row = waitState(t, b.client, id, drovertype.JobStateCompleted)
 		if row.Attempt != 2 || len(row.Errors) != 1 {
 			t.Fatalf("attempt = %d errors = %d", row.Attempt, len(row.Errors))
 		}
@@ -696,7 +697,7 @@ func TestJobRetry(t *testing.T) {
 		if _, err := b.client.JobRetry(ctx, later); err != nil {
 			t.Fatal(err)
 		}
-		waitState(t, b.client, later, drover.JobStateCompleted)
+		waitState(t, b.client, later, drovertype.JobStateCompleted)
 	})
 }
 
@@ -733,21 +734,21 @@ func TestJobListFiltersAndPages(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(ids) {
 			t.Fatalf("pages = %v, want %v", got, ids)
 		}
-		sched, err := b.client.JobList(ctx, drover.JobListParams{States: []drover.JobState{drover.JobStateScheduled}})
+		sched, err := b.client.JobList(ctx, drover.JobListParams{States: []drovertype.JobState{drovertype.JobStateScheduled}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(sched) != 5 {
 			t.Fatalf("scheduled = %d, want 5", len(sched))
 		}
-		other, err := b.client.JobList(ctx, drover.JobListParams{Queue: "other", States: []drover.JobState{drover.JobStateAvailable}})
+		other, err := b.client.JobList(ctx, drover.JobListParams{Queue: "other", States: []drovertype.JobState{drovertype.JobStateAvailable}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(other) != 10 { // 13 even indexes, 3 of them scheduled
 			t.Fatalf("available in other = %d, want 10", len(other))
 		}
-		if _, err := b.client.JobList(ctx, drover.JobListParams{States: []drover.JobState{"bogus"}}); err == nil {
+		if _, err := b.client.JobList(ctx, drover.JobListParams{States: []drovertype.JobState{"bogus"}}); err == nil {
 			t.Fatal("bogus state accepted")
 		}
 	})
@@ -763,7 +764,7 @@ func TestInsertTxVisibleOnlyOnCommit(t *testing.T) {
 			t.Fatalf("rolled back job: err = %v, want not found", err)
 		}
 		b.start(t)
-		waitState(t, b.client, committed, drover.JobStateCompleted)
+		waitState(t, b.client, committed, drovertype.JobStateCompleted)
 	})
 }
 
@@ -797,7 +798,7 @@ func TestStartRefusesNewerSchema(t *testing.T) {
 			t.Fatal(err)
 		}
 		err = b.d.MigrateTx(ctx, func(ctx context.Context, m droverdriver.Migrator) error {
-			return m.Apply(ctx, droverdriver.Migration{Version: latest + 1, Name: "from_the_future", SQL: "SELECT 1"})
+			return m.Apply(ctx, drovertype.Migration{Version: latest + 1, Name: "from_the_future", SQL: "SELECT 1"})
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -829,7 +830,7 @@ func TestLeaseExpiryRescueAndFencing(t *testing.T) {
 			t.Fatalf("claim = %v, %v", claimed, err)
 		}
 		b.start(t)
-		row := waitState(t, b.client, id, drover.JobStateCompleted)
+		row := waitState(t, b.client, id, drovertype.JobStateCompleted)
 		if row.Attempt != 2 || len(row.Errors) != 1 || !strings.Contains(row.Errors[0].Error, "lease expired") {
 			t.Fatalf("rescued row = %+v", row)
 		}
@@ -838,7 +839,7 @@ func TestLeaseExpiryRescueAndFencing(t *testing.T) {
 		if err != nil || len(accepted) != 0 {
 			t.Fatalf("late result accepted = %v, %v", accepted, err)
 		}
-		if row, _ := b.client.JobGet(ctx, id); row.State != drover.JobStateCompleted {
+		if row, _ := b.client.JobGet(ctx, id); row.State != drovertype.JobStateCompleted {
 			t.Fatalf("late result changed the job to %s", row.State)
 		}
 	})
@@ -851,7 +852,7 @@ func TestHeartbeatKeepsLongJob(t *testing.T) {
 		b := setup(t, s, 2, func(c *drover.Config) { c.LeaseDuration = 300 * time.Millisecond })
 		b.start(t)
 		id := b.insert(t, scriptArgs{Sleep: "1200ms"}, nil)
-		row := waitState(t, b.client, id, drover.JobStateCompleted)
+		row := waitState(t, b.client, id, drovertype.JobStateCompleted)
 		if row.Attempt != 1 || len(row.Errors) != 0 {
 			t.Fatalf("long job was rescued: %+v", row)
 		}
@@ -885,7 +886,7 @@ func TestGracefulStopReleases(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if row.State != drover.JobStateAvailable || row.Attempt != 0 || row.LeaseOwner != "" {
+			if row.State != drovertype.JobStateAvailable || row.Attempt != 0 || row.LeaseOwner != "" {
 				t.Fatalf("job %d after stop = state %s attempt %d owner %q", id, row.State, row.Attempt, row.LeaseOwner)
 			}
 		}
@@ -926,7 +927,7 @@ func TestExactlyOnceUnderConcurrency(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return counts[drover.JobStateCompleted] == jobs
+			return counts[drovertype.JobStateCompleted] == jobs
 		})
 		_, runs := rec.snapshot()
 		for _, id := range ids {
@@ -938,7 +939,7 @@ func TestExactlyOnceUnderConcurrency(t *testing.T) {
 			t.Fatalf("%d distinct jobs ran, want %d", len(runs), jobs)
 		}
 		counts, _ := b.client.JobCountByState(ctx, "")
-		if counts[drover.JobStateAvailable]+counts[drover.JobStateRunning] != 0 {
+		if counts[drovertype.JobStateAvailable]+counts[drovertype.JobStateRunning] != 0 {
 			t.Fatalf("jobs left behind: %v", counts)
 		}
 	})
@@ -970,7 +971,7 @@ func TestMaintenanceSurvivesLeaderStop(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return row.State == drover.JobStateAvailable && row.Attempt == 1 && len(row.Errors) == 1
+			return row.State == drovertype.JobStateAvailable && row.Attempt == 1 && len(row.Errors) == 1
 		})
 	})
 }
@@ -995,14 +996,14 @@ func TestPrunerRemovesExpiredFinishedJobs(t *testing.T) {
 		if _, runs := b.rec.snapshot(); runs[done] != 1 {
 			t.Fatalf("pruned job ran %d times", runs[done])
 		}
-		waitState(t, b.client, failed, drover.JobStateDiscarded)
+		waitState(t, b.client, failed, drovertype.JobStateDiscarded)
 		// A prune pass that completes after the discard leaves it alone.
 		later := b.insert(t, noopArgs{}, nil)
 		waitfor.Cond(t, "second completed job pruned", func() bool {
 			_, err := b.client.JobGet(ctx, later)
 			return errors.Is(err, drover.ErrNotFound)
 		})
-		if row, err := b.client.JobGet(ctx, failed); err != nil || row.State != drover.JobStateDiscarded {
+		if row, err := b.client.JobGet(ctx, failed); err != nil || row.State != drovertype.JobStateDiscarded {
 			t.Fatalf("discarded job kept forever: %v, %v", row, err)
 		}
 	})
@@ -1037,14 +1038,14 @@ func TestStopReleasesBufferedJobsAtOnce(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if row.State != drover.JobStateAvailable {
+				if row.State != drovertype.JobStateAvailable {
 					return false
 				}
 			}
 			return true
 		})
 		for _, id := range running {
-			if row, _ := b.client.JobGet(ctx, id); row.State != drover.JobStateRunning {
+			if row, _ := b.client.JobGet(ctx, id); row.State != drovertype.JobStateRunning {
 				t.Fatalf("job %d is %s while its handler still runs", id, row.State)
 			}
 		}
@@ -1052,7 +1053,7 @@ func TestStopReleasesBufferedJobsAtOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, id := range running {
-			if row, _ := b.client.JobGet(ctx, id); row.State != drover.JobStateCompleted {
+			if row, _ := b.client.JobGet(ctx, id); row.State != drovertype.JobStateCompleted {
 				t.Fatalf("running job %d ended %s, want completed within the grace period", id, row.State)
 			}
 		}

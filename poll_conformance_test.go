@@ -15,6 +15,7 @@ import (
 	"github.com/droverhq/drover/droverfleet"
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/droversqlite"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/waitfor"
 )
 
@@ -34,17 +35,17 @@ type (
 	}
 )
 
-func (d pgClaimCounted) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*droverdriver.JobRow, error) {
+func (d pgClaimCounted) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*drovertype.JobRow, error) {
 	d.claims.Add(1)
 	return d.Driver.JobClaim(ctx, p)
 }
 
-func (d sqliteClaimCounted) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*droverdriver.JobRow, error) {
+func (d sqliteClaimCounted) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*drovertype.JobRow, error) {
 	d.claims.Add(1)
 	return d.Driver.JobClaim(ctx, p)
 }
 
-func (d fleetClaimCounted) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*droverdriver.JobRow, error) {
+func (d fleetClaimCounted) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*drovertype.JobRow, error) {
 	d.claims.Add(1)
 	return d.Driver.JobClaim(ctx, p)
 }
@@ -96,7 +97,7 @@ func TestPollClaimsOnlyQueuesWithJobs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			waitState(t, worker, row.ID, drover.JobStateCompleted)
+			waitState(t, worker, row.ID, drovertype.JobStateCompleted)
 		}
 		// A job's producer claims it and claims again once it ran, finding
 		// the queue empty; a recheck may add one.

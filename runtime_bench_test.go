@@ -13,6 +13,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // BenchmarkRuntimeNoop measures what a client's runtime costs per noop job
@@ -114,15 +115,15 @@ func (s *memStore) Name() string                       { return "memory" }
 func (s *memStore) Schema() string                     { return "" }
 func (s *memStore) PollInterval() time.Duration        { return time.Millisecond }
 func (s *memStore) NewListener() droverdriver.Listener { return nil }
-func (s *memStore) Migrations() []droverdriver.Migration {
-	return []droverdriver.Migration{{Version: 1}}
+func (s *memStore) Migrations() []drovertype.Migration {
+	return []drovertype.Migration{{Version: 1}}
 }
 func (s *memStore) SchemaVersion(context.Context) (int, error) { return 1, nil }
 func (s *memStore) LeaderElect(context.Context, droverdriver.LeaderParams) (bool, error) {
 	return false, nil
 }
 
-func (s *memStore) QueueSettingsGet(context.Context, string) (*droverdriver.QueueSettings, error) {
+func (s *memStore) QueueSettingsGet(context.Context, string) (*drovertype.QueueSettings, error) {
 	return nil, nil
 }
 
@@ -130,18 +131,18 @@ func (s *memStore) JobHeartbeat(_ context.Context, p droverdriver.HeartbeatParam
 	return droverdriver.HeartbeatResult{}, nil
 }
 
-func (s *memStore) JobClaim(_ context.Context, p droverdriver.ClaimParams) ([]*droverdriver.JobRow, error) {
+func (s *memStore) JobClaim(_ context.Context, p droverdriver.ClaimParams) ([]*drovertype.JobRow, error) {
 	s.mu.Lock()
 	start := s.claimed
 	s.claimed = min(s.n, start+int64(p.Max))
 	end := s.claimed
 	s.mu.Unlock()
-	token := droverdriver.NewLeaseToken()
+	token := drovertype.NewLeaseToken()
 	now := time.Now()
-	rows := make([]*droverdriver.JobRow, 0, end-start)
+	rows := make([]*drovertype.JobRow, 0, end-start)
 	for id := start + 1; id <= end; id++ {
-		rows = append(rows, &droverdriver.JobRow{ID: id, State: droverdriver.StateRunning, Queue: p.Queue,
-			Kind: "bench.noop", Args: s.args, Metadata: []byte("{}"), Tags: []string{}, Attempt: 1, MaxAttempts: 25,
+		rows = append(rows, &drovertype.JobRow{ID: id, State: drovertype.JobStateRunning, Queue: p.Queue,
+			Kind: "bench.noop", EncodedArgs: s.args, Metadata: []byte("{}"), Tags: []string{}, Attempt: 1, MaxAttempts: 25,
 			CreatedAt: now, RunAt: now, AttemptedAt: &now, LeaseOwner: p.Owner, LeaseToken: token})
 	}
 	return rows, nil

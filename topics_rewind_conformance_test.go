@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/waitfor"
 )
 
@@ -142,7 +143,7 @@ func TestTopicRewind(t *testing.T) {
 				t.Errorf("key %s delivered out of order after the rewind: %v", k, ids)
 			}
 		}
-		if n, err := c.JobCountByState(ctx, drover.RetryQueue("chat")); err != nil || n[drover.JobStateAvailable]+n[drover.JobStateScheduled] != 0 {
+		if n, err := c.JobCountByState(ctx, drover.RetryQueue("chat")); err != nil || n[drovertype.JobStateAvailable]+n[drovertype.JobStateScheduled] != 0 {
 			t.Fatalf("retry queue %v, %v: a refused nack made jobs", n, err)
 		}
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/droverhq/drover/drovertype"
 	"io/fs"
 	"path"
 	"regexp"
@@ -108,12 +109,12 @@ func ParseQueries(src, prefix string) (map[string]string, error) {
 // LoadMigrations reads the numbered migrations NNN_name.up.sql in dir of
 // fsys, lowest first, each with its NNN_name.down.sql when there is one,
 // with every "{schema}" replaced by prefix.
-func LoadMigrations(fsys fs.FS, dir, prefix string) ([]Migration, error) {
+func LoadMigrations(fsys fs.FS, dir, prefix string) ([]drovertype.Migration, error) {
 	entries, err := fs.ReadDir(fsys, dir)
 	if err != nil {
 		return nil, err
 	}
-	var ms []Migration
+	var ms []drovertype.Migration
 	for _, e := range entries {
 		name, ok := strings.CutSuffix(e.Name(), ".up.sql")
 		if !ok {
@@ -132,7 +133,7 @@ func LoadMigrations(fsys fs.FS, dir, prefix string) ([]Migration, error) {
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
 		}
-		ms = append(ms, Migration{Version: v, Name: label, SQL: strings.ReplaceAll(string(body), "{schema}", prefix),
+		ms = append(ms, drovertype.Migration{Version: v, Name: label, SQL: strings.ReplaceAll(string(body), "{schema}", prefix),
 			Down: strings.ReplaceAll(string(down), "{schema}", prefix)})
 	}
 	sort.Slice(ms, func(i, j int) bool { return ms[i].Version < ms[j].Version })
@@ -142,7 +143,7 @@ func LoadMigrations(fsys fs.FS, dir, prefix string) ([]Migration, error) {
 // MigrateUpTo applies, in d's migration transaction, the migrations of d
 // not applied yet whose version is at most last, in order. It returns the
 // schema version it found and the migrations it applied.
-func MigrateUpTo(ctx context.Context, d Driver, last int) (found int, applied []Migration, err error) {
+func MigrateUpTo(ctx context.Context, d Driver, last int) (found int, applied []drovertype.Migration, err error) {
 	err = d.MigrateTx(ctx, func(ctx context.Context, m Migrator) error {
 		v, err := m.Version(ctx)
 		if err != nil {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math"
 	"time"
+
+	"github.com/droverhq/drover/drovertype"
 )
 
 // TopicExecutor is what a store runs for topics (docs/design/topics.md): a
@@ -148,13 +150,13 @@ type TopicExecutor interface {
 	// topic when none is named), how many committed messages are past its
 	// cursors and when the oldest of them was published, in one statement,
 	// ordered by topic and subscription.
-	TopicLag(ctx context.Context, topics []string) ([]SubscriptionLag, error)
+	TopicLag(ctx context.Context, topics []string) ([]drovertype.SubscriptionLag, error)
 
 	// TopicPublishers lists the open transactions that have published
 	// messages, oldest first: each holds back its own messages until it
 	// commits, and the retention of the generation it wrote to. A store
 	// that cannot see other sessions' transactions returns none.
-	TopicPublishers(ctx context.Context) ([]OpenPublisher, error)
+	TopicPublishers(ctx context.Context) ([]drovertype.OpenPublisher, error)
 
 	// TopicGenerations lists the generations of stored messages, oldest
 	// first; the last is the current one, which publishes write to. Their
@@ -337,25 +339,6 @@ type PublishParams struct {
 	Metadata []byte
 }
 
-// OpenPublisher is an open transaction that has published messages
-// (TopicPublishers), with what the store knows of its session.
-type OpenPublisher struct {
-	// Xid is the store's id of the transaction.
-	Xid int64
-	// PID is the server process of its session; 0 for a prepared
-	// transaction, which has none.
-	PID             int
-	ApplicationName string
-	// State is the session's (PostgreSQL's pg_stat_activity.state, such
-	// as "idle in transaction"), or "prepared".
-	State string
-	// Started is when the transaction began (a prepared one: when it was
-	// prepared); zero when the store does not say.
-	Started time.Time
-	// GID names a prepared transaction (COMMIT PREPARED 'gid').
-	GID string
-}
-
 // Start positions of a new subscription.
 const (
 	// StartLatest delivers every message published after the
@@ -388,7 +371,7 @@ type TopicLeaseParams struct {
 	// batch size): what the lease records as the batch's limit.
 	Limits []int
 	Owner  string
-	Token  LeaseToken
+	Token  drovertype.LeaseToken
 	Lease  time.Duration
 	Max    int
 	// Waiting is how long the owner waits for a lane when the lease leaves
@@ -480,7 +463,7 @@ type LaneAck struct {
 	Topic        string
 	Subscription string
 	Lane         int
-	Token        LeaseToken
+	Token        drovertype.LeaseToken
 	Cursor       Position
 	// Count is how many messages the batch delivered: an ack of a lane
 	// that delivers one message at a time shrinks its suspect region by
@@ -563,21 +546,6 @@ type SubscriptionRow struct {
 	// Lanes is its topic's lane count.
 	Lanes     int
 	CreatedAt time.Time
-}
-
-// SubscriptionLag is one subscription's line of TopicLag.
-type SubscriptionLag struct {
-	Topic        string
-	Subscription string
-	// Pending counts committed messages past the subscription's cursors
-	// (including those a consumer holds).
-	Pending int64
-	// OldestPending is when the oldest pending message was published, nil
-	// when none is pending.
-	OldestPending *time.Time
-	// Dropped counts messages retention removed before the subscription
-	// read them.
-	Dropped int64
 }
 
 // ErrSubscriptionBehind reports that a subscription lagged past its

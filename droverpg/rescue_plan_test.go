@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -68,7 +69,7 @@ func TestJobRescuePlan(t *testing.T) {
 		t.Fatalf("the rescue took back %d leases, want the 10 that expired", len(rows))
 	}
 	for _, r := range rows {
-		if r.ID%10_000 != 0 || r.State != droverdriver.StateAvailable {
+		if r.ID%10_000 != 0 || r.State != drovertype.JobStateAvailable {
 			t.Errorf("rescued job %d to %q, want only the expired ones (IDs of 10,000s) back to available", r.ID, r.State)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // The topic statements of droverdriver.TopicExecutor; the decisions (lanes,
@@ -365,7 +366,7 @@ func (e *executor) TopicReceiptKey(ctx context.Context, candidate []byte) ([]byt
 	return key, e.wrap("read receipt key", err)
 }
 
-func (e *executor) TopicLag(ctx context.Context, topics []string) ([]droverdriver.SubscriptionLag, error) {
+func (e *executor) TopicLag(ctx context.Context, topics []string) ([]drovertype.SubscriptionLag, error) {
 	// Sequenced first, so that messages committed while no consumer ran
 	// count.
 	if err := e.sequence(ctx); err != nil {
@@ -378,21 +379,21 @@ func (e *executor) TopicLag(ctx context.Context, topics []string) ([]droverdrive
 	if err != nil {
 		return nil, e.wrap("read lag", err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (droverdriver.SubscriptionLag, error) {
-		var l droverdriver.SubscriptionLag
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (drovertype.SubscriptionLag, error) {
+		var l drovertype.SubscriptionLag
 		err := r.Scan(&l.Topic, &l.Subscription, &l.Pending, &l.OldestPending, &l.Dropped)
 		return l, err
 	})
 	return out, e.wrap("read lag", err)
 }
 
-func (e *executor) TopicPublishers(ctx context.Context) ([]droverdriver.OpenPublisher, error) {
+func (e *executor) TopicPublishers(ctx context.Context) ([]drovertype.OpenPublisher, error) {
 	rows, err := topicPublishers.query(ctx, e.db, e.q, struct{}{})
 	if err != nil {
 		return nil, e.wrap("list open publishers", err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (droverdriver.OpenPublisher, error) {
-		var p droverdriver.OpenPublisher
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (drovertype.OpenPublisher, error) {
+		var p drovertype.OpenPublisher
 		var started *time.Time
 		err := r.Scan(&p.Xid, &p.PID, &p.ApplicationName, &p.State, &started, &p.GID)
 		if started != nil {

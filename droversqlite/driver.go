@@ -44,6 +44,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 //go:embed queries.sql
@@ -87,7 +88,7 @@ type Driver struct {
 	executor
 	schema      string
 	minFree     int64 // see WithMinFreeBytes
-	migrations  []droverdriver.Migration
+	migrations  []drovertype.Migration
 	owned       []*sql.DB     // closed by Close: what Open opened
 	checkpoints *checkpointer // Open's files: see checkpoint.go
 }
@@ -395,7 +396,7 @@ func (d *Driver) Schema() string { return d.schema }
 func (d *Driver) DB() *sql.DB { return d.writer }
 
 // Migrations implements droverdriver.Driver.
-func (d *Driver) Migrations() []droverdriver.Migration { return d.migrations }
+func (d *Driver) Migrations() []drovertype.Migration { return d.migrations }
 
 // PollInterval implements droverdriver.Driver. Notifications cannot cross
 // processes on SQLite, so polling is how a worker process learns of jobs
@@ -480,7 +481,7 @@ func (m *migrator) Version(ctx context.Context) (int, error) {
 	return v, err
 }
 
-func (m *migrator) Apply(ctx context.Context, mig droverdriver.Migration) error {
+func (m *migrator) Apply(ctx context.Context, mig drovertype.Migration) error {
 	if _, err := m.tx.ExecContext(ctx, mig.SQL); err != nil {
 		return fmt.Errorf("migration %03d_%s: %w", mig.Version, mig.Name, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // TestJobRescuePlan asks SQLite how the leader's rescue pass, run every
@@ -56,7 +57,7 @@ func TestJobRescuePlan(t *testing.T) {
 		t.Fatalf("the rescue took back %d leases, want the 10 that expired", len(got))
 	}
 	for _, r := range got {
-		if r.ID%10_000 != 0 || r.State != droverdriver.StateAvailable {
+		if r.ID%10_000 != 0 || r.State != drovertype.JobStateAvailable {
 			t.Errorf("rescued job %d to %q, want only the expired ones (IDs of 10,000s) back to available", r.ID, r.State)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // The topic statements of droverdriver.TopicExecutor; the decisions (lanes,
@@ -601,7 +602,7 @@ func (e *executor) TopicReceiptKey(ctx context.Context, candidate []byte) ([]byt
 	return key, e.wrap("read receipt key", err)
 }
 
-func (e *executor) TopicLag(ctx context.Context, topics []string) ([]droverdriver.SubscriptionLag, error) {
+func (e *executor) TopicLag(ctx context.Context, topics []string) ([]drovertype.SubscriptionLag, error) {
 	var named sql.NullString // NULL: every topic
 	if len(topics) > 0 {
 		b, err := json.Marshal(topics)
@@ -610,9 +611,9 @@ func (e *executor) TopicLag(ctx context.Context, topics []string) ([]droverdrive
 		}
 		named = sql.NullString{String: string(b), Valid: true}
 	}
-	var out []droverdriver.SubscriptionLag
+	var out []drovertype.SubscriptionLag
 	err := topicLag.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
-		var l droverdriver.SubscriptionLag
+		var l drovertype.SubscriptionLag
 		var oldest sql.NullInt64
 		if err := rows.Scan(&l.Topic, &l.Subscription, &l.Pending, &oldest, &l.Dropped); err != nil {
 			return err
@@ -630,7 +631,7 @@ func (e *executor) TopicLag(ctx context.Context, topics []string) ([]droverdrive
 // TopicPublishers returns none: a SQLite transaction that published holds
 // the store's only write lock until it ends, so it holds back every
 // writer, not only its own messages, and other connections cannot see it.
-func (e *executor) TopicPublishers(context.Context) ([]droverdriver.OpenPublisher, error) {
+func (e *executor) TopicPublishers(context.Context) ([]drovertype.OpenPublisher, error) {
 	return nil, nil
 }
 

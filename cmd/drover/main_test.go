@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/jobjson"
 	"github.com/droverhq/drover/internal/storeurl"
 	"github.com/droverhq/drover/internal/testdb"
@@ -112,7 +113,7 @@ func (f *fixture) migrated(t *testing.T) *fixture {
 // the CLI's calls, and counts and a worker's start and stop besides.
 type testClient interface {
 	storeClient
-	JobCountByState(ctx context.Context, queue string) (map[drover.JobState]int64, error)
+	JobCountByState(ctx context.Context, queue string) (map[drovertype.JobState]int64, error)
 	Start(ctx context.Context) error
 	Stop(ctx context.Context) error
 	Remote() *drover.Remote
@@ -163,7 +164,7 @@ func (f *fixture) countJobs(t *testing.T) int64 {
 }
 
 // getJob reads a job straight from the store.
-func (f *fixture) getJob(t *testing.T, id int64) *drover.JobRow {
+func (f *fixture) getJob(t *testing.T, id int64) *drovertype.JobRow {
 	t.Helper()
 	_, client := f.open(t)
 	j, err := client.JobGet(context.Background(), id)

@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/storeurl"
 )
 
@@ -30,7 +31,7 @@ type topicsClient interface {
 	Publish(ctx context.Context, topic string, msgs ...drover.Message) ([]int64, error)
 	CreateSubscription(ctx context.Context, topic, name string, opts *drover.SubscriptionOpts) (bool, error)
 	DeleteSubscription(ctx context.Context, topic, name string) (bool, error)
-	SubscriptionLag(ctx context.Context, topic string) ([]drover.SubscriptionLag, error)
+	SubscriptionLag(ctx context.Context, topic string) ([]drovertype.SubscriptionLag, error)
 	PeekTopic(ctx context.Context, topic string, limit int, cursor string) (*drover.TopicPeek, error)
 	SubscriptionLanes(ctx context.Context, topic, sub string) ([]drover.SubscriptionLane, error)
 	ReleaseLane(ctx context.Context, topic, sub string, lane int) (bool, error)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // testPoll covers droverdriver.QueuesDueExecutor, the read of a client's
@@ -24,7 +25,7 @@ func testPoll(t *testing.T, setup opener) {
 		insert(t, d,
 			job("plain"),
 			with(job("scheduled"), func(p *droverdriver.InsertParams) { p.RunAt = later }),
-			routed("routed", droverdriver.Routing{Type: "gpu"}),
+			routed("routed", drovertype.Routing{Type: "gpu"}),
 			job("claimed"),
 		)
 		claim(t, d, "claimed", 1)

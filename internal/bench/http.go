@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/jobjson"
 	"github.com/droverhq/drover/internal/server"
 	"github.com/droverhq/drover/internal/storeurl"
@@ -187,7 +188,7 @@ func (f *httpFleet) run(j jobjson.Job) map[string]any {
 	var args Args
 	err := json.Unmarshal(j.Args, &args)
 	if err == nil {
-		err = work(context.Background(), &drover.Job[Args]{JobRow: &drover.JobRow{ID: j.ID, Attempt: j.Attempt}, Args: args})
+		err = work(context.Background(), &drover.Job[Args]{JobRow: &drovertype.JobRow{ID: j.ID, Attempt: j.Attempt}, Args: args})
 	}
 	if err != nil {
 		res["outcome"], res["error"] = "failed", err.Error()

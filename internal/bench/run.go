@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/bench/pgstore"
 	"github.com/droverhq/drover/internal/bench/report"
 	"github.com/droverhq/drover/internal/bench/stats"
@@ -98,14 +99,14 @@ func (o *options) fleetSize() int {
 // inserter is what the bench calls of its insert-only client, whatever
 // the store's transaction type (storeurl.NewClient).
 type inserter interface {
-	Insert(ctx context.Context, args drover.Args, opts *drover.InsertOpts) (*drover.JobRow, error)
+	Insert(ctx context.Context, args drover.Args, opts *drover.InsertOpts) (*drovertype.JobRow, error)
 	InsertMany(ctx context.Context, jobs []drover.InsertManyParams) ([]int64, error)
 	InsertWorkflow(ctx context.Context, w *drover.Workflow) ([]int64, error)
 	InsertBatch(ctx context.Context, jobs []drover.InsertManyParams, opts *drover.BatchOpts) (*drover.InsertedBatch, error)
-	BatchGet(ctx context.Context, id int64) (*drover.Batch, error)
-	BatchResults(ctx context.Context, batchID int64, fn func(drover.JobResult) error) error
-	JobList(ctx context.Context, p drover.JobListParams) ([]*drover.JobRow, error)
-	JobCountByState(ctx context.Context, queue string) (map[drover.JobState]int64, error)
+	BatchGet(ctx context.Context, id int64) (*drovertype.Batch, error)
+	BatchResults(ctx context.Context, batchID int64, fn func(drovertype.JobResult) error) error
+	JobList(ctx context.Context, p drover.JobListParams) ([]*drovertype.JobRow, error)
+	JobCountByState(ctx context.Context, queue string) (map[drovertype.JobState]int64, error)
 	JobBulk(ctx context.Context, action drover.BulkAction, filter drover.JobListParams, progress func(drover.BulkProgress)) (drover.BulkProgress, error)
 }
 
@@ -341,7 +342,7 @@ func (r *runner) verify(ctx context.Context, queue string, ids *idRange) (verdic
 			}
 			seen++
 			switch {
-			case j.State == drover.JobStateCompleted:
+			case j.State == drovertype.JobStateCompleted:
 				v.completed++
 				v.duplicates += int64(j.Attempt - 1)
 				v.unexplained += int64(max(0, j.Attempt-1-leaseErrors(j)))

@@ -17,6 +17,7 @@ import (
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/droverpg"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/bench/pgstore"
 	"github.com/droverhq/drover/internal/bench/report"
 	"github.com/droverhq/drover/internal/bench/stats"
@@ -322,7 +323,7 @@ func (r *runner) countJobs(ctx context.Context) (all, completed int64, err error
 	}
 	for state, n := range byState {
 		all += n
-		if state == drover.JobStateCompleted {
+		if state == drovertype.JobStateCompleted {
 			completed += n
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/lease"
 	"github.com/droverhq/drover/internal/outage"
 )
@@ -58,7 +59,7 @@ type Config struct {
 	// Claim runs one claim; nil claims with the executor's JobClaim. The
 	// client passes the engine's claim, which applies the queue's stored
 	// settings (pause, cluster-wide limits).
-	Claim func(context.Context, droverdriver.ClaimParams) ([]*droverdriver.JobRow, error)
+	Claim func(context.Context, droverdriver.ClaimParams) ([]*drovertype.JobRow, error)
 	Owner string
 	Lease time.Duration
 	// PollInterval is the fallback fetch interval when no notification
@@ -78,14 +79,14 @@ type Config struct {
 	// OnRan, when set, is told of every attempt the producer ran, with its
 	// result and run time, before the result goes to the completer: the
 	// client's metrics count them (attempts released unrun are not told).
-	OnRan func(row *droverdriver.JobRow, res droverdriver.Result, took time.Duration)
+	OnRan func(row *drovertype.JobRow, res droverdriver.Result, took time.Duration)
 }
 
 // Runner runs one claimed attempt under ctx and returns its result. ctx is
 // the attempt's *JobContext, known to the Tracker since the claim: the
 // runner may set its timeout (JobContext.SetTimeout) and hand it to the
 // handler.
-type Runner func(ctx context.Context, row *droverdriver.JobRow) droverdriver.Result
+type Runner func(ctx context.Context, row *drovertype.JobRow) droverdriver.Result
 
 // Stats are cumulative counters of a producer, for benches and metrics.
 type Stats struct {
@@ -460,7 +461,7 @@ func (p *Producer) claim(ctx context.Context, n int) (int, bool, error) {
 	took := time.Since(start)
 	p.claimNanos.Add(int64(took))
 	p.claimedJobs.Add(int64(len(rows)))
-	var last *droverdriver.JobRow
+	var last *drovertype.JobRow
 	if len(rows) > 0 {
 		last = rows[len(rows)-1]
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/lease"
 	"github.com/droverhq/drover/internal/waitfor"
 )
@@ -72,7 +73,7 @@ func newClaimStore(jobs int) *claimStore {
 	return s
 }
 
-func (s *claimStore) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*droverdriver.JobRow, error) {
+func (s *claimStore) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*drovertype.JobRow, error) {
 	rows, err := s.take(p)
 	s.mu.Lock()
 	hold, entered := s.hold, s.entered
@@ -85,16 +86,16 @@ func (s *claimStore) JobClaim(ctx context.Context, p droverdriver.ClaimParams) (
 	return rows, err
 }
 
-func (s *claimStore) take(p droverdriver.ClaimParams) ([]*droverdriver.JobRow, error) {
+func (s *claimStore) take(p droverdriver.ClaimParams) ([]*drovertype.JobRow, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.fail > 0 {
 		s.fail--
 		return nil, errDown
 	}
-	var rows []*droverdriver.JobRow
+	var rows []*drovertype.JobRow
 	for id := range s.available {
-		row := &droverdriver.JobRow{ID: id, Queue: p.Queue, Attempt: 1, Priority: s.priority[id]}
+		row := &drovertype.JobRow{ID: id, Queue: p.Queue, Attempt: 1, Priority: s.priority[id]}
 		if p.After == nil || p.After.Compare(droverdriver.PositionOf(row)) < 0 {
 			rows = append(rows, row)
 		}
@@ -116,7 +117,7 @@ func TestBacklogRunsOnce(t *testing.T) {
 	store := newClaimStore(jobs)
 	var mu sync.Mutex
 	runs := make(map[int64]int)
-	run := func(_ context.Context, row *droverdriver.JobRow) droverdriver.Result {
+	run := func(_ context.Context, row *drovertype.JobRow) droverdriver.Result {
 		mu.Lock()
 		defer mu.Unlock()
 		runs[row.ID]++
@@ -152,7 +153,7 @@ func TestWakeReportsRoom(t *testing.T) {
 	store := newClaimStore(0)
 	release := make(chan struct{})
 	started := make(chan struct{}, 2*workers)
-	run := func(_ context.Context, row *droverdriver.JobRow) droverdriver.Result {
+	run := func(_ context.Context, row *drovertype.JobRow) droverdriver.Result {
 		started <- struct{}{}
 		<-release
 		return droverdriver.Result{ID: row.ID, Attempt: row.Attempt, Outcome: droverdriver.OutcomeCompleted}
@@ -188,7 +189,7 @@ func TestWakeReportsRoom(t *testing.T) {
 func TestWakeDuringShortClaim(t *testing.T) {
 	store := newClaimStore(0)
 	ran := make(chan int64, 10)
-	run := func(_ context.Context, row *droverdriver.JobRow) droverdriver.Result {
+	run := func(_ context.Context, row *drovertype.JobRow) droverdriver.Result {
 		ran <- row.ID
 		return droverdriver.Result{ID: row.ID, Attempt: row.Attempt, Outcome: droverdriver.OutcomeCompleted}
 	}
@@ -229,7 +230,7 @@ func TestShortPositionalClaimLooksFromTheHead(t *testing.T) {
 	hold, entered := make(chan struct{}), make(chan struct{}, 1)
 	store.hold, store.entered = hold, entered
 	ran := make(chan int64, 10)
-	run := func(_ context.Context, row *droverdriver.JobRow) droverdriver.Result {
+	run := func(_ context.Context, row *drovertype.JobRow) droverdriver.Result {
 		ran <- row.ID
 		return droverdriver.Result{ID: row.ID, Attempt: row.Attempt, Outcome: droverdriver.OutcomeCompleted}
 	}
@@ -268,7 +269,7 @@ func TestFromHeadNeverClaimsPastAPosition(t *testing.T) {
 	hold, entered := make(chan struct{}), make(chan struct{}, 1)
 	store.hold, store.entered = hold, entered
 	ran := make(chan int64, 10)
-	run := func(_ context.Context, row *droverdriver.JobRow) droverdriver.Result {
+	run := func(_ context.Context, row *drovertype.JobRow) droverdriver.Result {
 		ran <- row.ID
 		return droverdriver.Result{ID: row.ID, Attempt: row.Attempt, Outcome: droverdriver.OutcomeCompleted}
 	}
@@ -316,7 +317,7 @@ func TestBufferFollowsRunTime(t *testing.T) {
 			store := newClaimStore(tc.jobs)
 			var mu sync.Mutex
 			ran, held := 0, int64(0)
-			run := func(_ context.Context, row *droverdriver.JobRow) droverdriver.Result {
+			run := func(_ context.Context, row *drovertype.JobRow) droverdriver.Result {
 				time.Sleep(tc.run)
 				mu.Lock()
 				ran++
@@ -381,7 +382,7 @@ func TestClaimOutageLogsOnce(t *testing.T) {
 	var mu sync.Mutex
 	var logs bytes.Buffer
 	ran := 0
-	run := func(_ context.Context, row *droverdriver.JobRow) droverdriver.Result {
+	run := func(_ context.Context, row *drovertype.JobRow) droverdriver.Result {
 		mu.Lock()
 		defer mu.Unlock()
 		ran++

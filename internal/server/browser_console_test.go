@@ -23,6 +23,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/maintenance"
 	"github.com/droverhq/drover/internal/server"
 	"github.com/droverhq/drover/internal/waitfor"
@@ -300,7 +301,7 @@ func console(t *testing.T, b *bundle, br *browser, shot func(string) string) {
 		chromedp.SetValue(chromedp.CSS("#limit-period"), "1s"), clickJS("#limits-save"))
 	br.waitJS(t, "the limits' banner", `document.querySelector('[data-testid="flash"]')?.textContent === "Queue sq: saved its limits."`)
 	st, err := b.client.QueueGet(ctx, "sq")
-	if err != nil || st.StrictOrder != 1 || st.GlobalMaxWorkers != 3 || st.RateLimit != 10 || st.RatePeriod != time.Second {
+	if err != nil || st.Strict != 1 || st.Limit.MaxRunning != 3 || st.Limit.Rate != 10 || st.Limit.Period != time.Second {
 		t.Fatalf("store after the forms: %+v, %v; want strict 1, at most 3 running, 10 per second", st, err)
 	}
 	if got := text(`#queue-region [data-setting="strict"]`) + " / " + text(`#queue-region [data-setting="rate"]`); got != "strict, 1 at once / 10 per 1s" {
@@ -322,7 +323,7 @@ func console(t *testing.T, b *bundle, br *browser, shot func(string) string) {
 		!strings.Contains(note, "nothing else of the queue starts") {
 		t.Errorf("the overview says %q; want it to start %q", note, want)
 	}
-	if j := b.stored(t, sq[1]); j.State != drover.JobStateAvailable {
+	if j := b.stored(t, sq[1]); j.State != drovertype.JobStateAvailable {
 		t.Errorf("the job behind the head is %s", j.State)
 	}
 	br.screenshot(t, shot("strict"))
@@ -458,7 +459,7 @@ func console(t *testing.T, b *bundle, br *browser, shot func(string) string) {
 	}
 	var notRunning int64
 	for st, c := range counts {
-		if st != drover.JobStateRunning {
+		if st != drovertype.JobStateRunning {
 			notRunning += c.Count
 		}
 	}

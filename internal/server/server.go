@@ -30,6 +30,7 @@ import (
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/droverfleet"
 	"github.com/droverhq/drover/droverprom"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/notifier"
 	"github.com/droverhq/drover/internal/storeurl"
 )
@@ -83,35 +84,35 @@ type Client interface {
 	InsertMany(ctx context.Context, jobs []drover.InsertManyParams) ([]int64, error)
 	InsertBatch(ctx context.Context, jobs []drover.InsertManyParams, opts *drover.BatchOpts) (*drover.InsertedBatch, error)
 	InsertWorkflow(ctx context.Context, w *drover.Workflow) ([]int64, error)
-	BatchGet(ctx context.Context, id int64) (*drover.Batch, error)
-	JobGet(ctx context.Context, id int64) (*drover.JobRow, error)
-	JobList(ctx context.Context, p drover.JobListParams) ([]*drover.JobRow, error)
+	BatchGet(ctx context.Context, id int64) (*drovertype.Batch, error)
+	JobGet(ctx context.Context, id int64) (*drovertype.JobRow, error)
+	JobList(ctx context.Context, p drover.JobListParams) ([]*drovertype.JobRow, error)
 	JobSearch(ctx context.Context, p drover.JobListParams) (*drover.JobPage, error)
 	JobCount(ctx context.Context, p drover.JobListParams) (drover.JobCount, error)
-	JobStateCounts(ctx context.Context, p drover.JobListParams) (map[drover.JobState]drover.JobCount, error)
-	JobDependants(ctx context.Context, id int64) ([]drover.JobResult, error)
+	JobStateCounts(ctx context.Context, p drover.JobListParams) (map[drovertype.JobState]drover.JobCount, error)
+	JobDependants(ctx context.Context, id int64) ([]drovertype.JobResult, error)
 	WorkflowGraph(ctx context.Context, id int64) (*drover.WorkflowGraph, error)
-	BatchList(ctx context.Context, before int64, limit int) ([]*drover.Batch, error)
-	JobResult(ctx context.Context, id int64) (*drover.JobResult, error)
-	JobParentResults(ctx context.Context, id int64) ([]drover.JobResult, error)
-	JobCancel(ctx context.Context, id int64) (*drover.JobRow, error)
-	JobRetry(ctx context.Context, id int64) (*drover.JobRow, error)
-	JobDiscard(ctx context.Context, id int64) (*drover.JobRow, error)
+	BatchList(ctx context.Context, before int64, limit int) ([]*drovertype.Batch, error)
+	JobResult(ctx context.Context, id int64) (*drovertype.JobResult, error)
+	JobParentResults(ctx context.Context, id int64) ([]drovertype.JobResult, error)
+	JobCancel(ctx context.Context, id int64) (*drovertype.JobRow, error)
+	JobRetry(ctx context.Context, id int64) (*drovertype.JobRow, error)
+	JobDiscard(ctx context.Context, id int64) (*drovertype.JobRow, error)
 	JobBulk(ctx context.Context, action drover.BulkAction, filter drover.JobListParams, progress func(drover.BulkProgress)) (drover.BulkProgress, error)
 	JobBulkByID(ctx context.Context, action drover.BulkAction, ids []int64, progress func(drover.BulkProgress)) (drover.BulkProgress, error)
-	JobCountByState(ctx context.Context, queue string) (map[drover.JobState]int64, error)
-	QueueStats(ctx context.Context) ([]drover.QueueStats, error)
-	FinishedStats(ctx context.Context, since, until time.Time) ([]drover.FinishedStats, error)
+	JobCountByState(ctx context.Context, queue string) (map[drovertype.JobState]int64, error)
+	QueueStats(ctx context.Context) ([]drovertype.QueueStats, error)
+	FinishedStats(ctx context.Context, since, until time.Time) ([]drovertype.FinishedStats, error)
 	Stats() drover.Stats
 	QueuePause(ctx context.Context, name string) error
 	QueueResume(ctx context.Context, name string) error
 	QueuePauseKind(ctx context.Context, queue, kind string) error
 	QueueResumeKind(ctx context.Context, queue, kind string) error
-	QueueGet(ctx context.Context, name string) (*drover.QueueSettings, error)
+	QueueGet(ctx context.Context, name string) (*drovertype.QueueSettings, error)
 	QueueKnown(ctx context.Context, name string) (bool, error)
-	QueueList(ctx context.Context) ([]*drover.QueueSettings, error)
-	QueueSetLimits(ctx context.Context, name string, l drover.QueueLimits) (*drover.QueueSettings, error)
-	QueueHeadOf(ctx context.Context, name string) (*drover.QueueHead, error)
+	QueueList(ctx context.Context) ([]*drovertype.QueueSettings, error)
+	QueueSetLimits(ctx context.Context, name string, l drover.QueueLimits) (*drovertype.QueueSettings, error)
+	QueueHeadOf(ctx context.Context, name string) (*drovertype.QueueHead, error)
 	// The stored history behind the dashboard's charts.
 	StatsHistory(ctx context.Context, p drover.StatsHistoryParams) (*drover.StatsHistory, error)
 	TopicLagHistory(ctx context.Context, topic string, from, to time.Time, maxPoints int) (*drover.TopicLagHistory, error)
@@ -119,9 +120,9 @@ type Client interface {
 	PeriodicJobs() *drover.PeriodicJobSet
 	topicsClient
 	// Routing (routing.go).
-	Workers(ctx context.Context) ([]*drover.WorkerInfo, error)
+	Workers(ctx context.Context) ([]*drovertype.WorkerInfo, error)
 	Unroutable(ctx context.Context) ([]*drover.UnroutableJobs, error)
-	QueueSetStrictOrder(ctx context.Context, name string, maxRunning int) (*drover.QueueSettings, error)
+	QueueSetStrictOrder(ctx context.Context, name string, maxRunning int) (*drovertype.QueueSettings, error)
 }
 
 // Config configures a Server.

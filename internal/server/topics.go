@@ -13,6 +13,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/validate"
 )
 
@@ -36,9 +37,9 @@ type topicsClient interface {
 	PublishMany(ctx context.Context, msgs []drover.Message) ([]int64, error)
 	CreateSubscription(ctx context.Context, topic, name string, opts *drover.SubscriptionOpts) (bool, error)
 	DeleteSubscription(ctx context.Context, topic, name string) (bool, error)
-	SubscriptionLag(ctx context.Context, topic string) ([]drover.SubscriptionLag, error)
-	SubscriptionLags(ctx context.Context, topics ...string) ([]drover.SubscriptionLag, error)
-	TopicPublishers(ctx context.Context) ([]drover.OpenPublisher, error)
+	SubscriptionLag(ctx context.Context, topic string) ([]drovertype.SubscriptionLag, error)
+	SubscriptionLags(ctx context.Context, topics ...string) ([]drovertype.SubscriptionLag, error)
+	TopicPublishers(ctx context.Context) ([]drovertype.OpenPublisher, error)
 	Receive(ctx context.Context, p drover.ReceiveParams) ([]*drover.ReceivedBatch, error)
 	AckBatches(ctx context.Context, topic, sub string, acks []drover.BatchAck) ([]bool, error)
 	ExtendBatches(ctx context.Context, topic, sub string, receipts []string, lease time.Duration) ([]bool, error)
@@ -734,7 +735,7 @@ func (s *Server) rewindSubscription(w http.ResponseWriter, r *http.Request) erro
 // sampleTopics reads every subscription's lag, of every topic in one
 // statement, and the open publishers, for the metrics and the dashboard. A
 // store without topics has none.
-func (s *Server) sampleTopics(ctx context.Context, now time.Time) ([]drover.SubscriptionLag, error) {
+func (s *Server) sampleTopics(ctx context.Context, now time.Time) ([]drovertype.SubscriptionLag, error) {
 	out, err := s.cfg.Client.SubscriptionLags(ctx)
 	if errors.Is(err, droverdriver.ErrTopicsUnsupported) {
 		return nil, nil

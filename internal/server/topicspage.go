@@ -19,6 +19,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/validate"
 )
 
@@ -32,10 +33,10 @@ import (
 // samples give the rates.
 type topicSample struct {
 	At                   time.Time
-	Lags                 []drover.SubscriptionLag
+	Lags                 []drovertype.SubscriptionLag
 	Published, Delivered int64
 	// Publishers are the open transactions that published messages.
-	Publishers []drover.OpenPublisher
+	Publishers []drovertype.OpenPublisher
 }
 
 // topicSamples keeps the last two samples.
@@ -68,7 +69,7 @@ type topicRates struct {
 
 // subscriptionRow is one subscription's line of the topics page.
 type subscriptionRow struct {
-	drover.SubscriptionLag
+	drovertype.SubscriptionLag
 	// Sampled is false for a subscription the last sample did not have
 	// (created since): the page shows no figures for it yet.
 	Sampled bool
@@ -92,11 +93,11 @@ type topicRow struct {
 // rather than read here.
 func topicRows(topics []*drover.Topic, prev, cur topicSample) ([]topicRow, topicRates) {
 	type key struct{ topic, sub string }
-	before := map[key]drover.SubscriptionLag{}
+	before := map[key]drovertype.SubscriptionLag{}
 	for _, l := range prev.Lags {
 		before[key{l.Topic, l.Subscription}] = l
 	}
-	now := map[key]drover.SubscriptionLag{}
+	now := map[key]drovertype.SubscriptionLag{}
 	for _, l := range cur.Lags {
 		now[key{l.Topic, l.Subscription}] = l
 	}
@@ -113,7 +114,7 @@ func topicRows(topics []*drover.Topic, prev, cur topicSample) ([]topicRow, topic
 		sort.Strings(subs)
 		for _, name := range subs {
 			k := key{t.Name, name}
-			sr := subscriptionRow{SubscriptionLag: drover.SubscriptionLag{Subscription: name}}
+			sr := subscriptionRow{SubscriptionLag: drovertype.SubscriptionLag{Subscription: name}}
 			if l, ok := now[k]; ok {
 				sr.SubscriptionLag, sr.Sampled = l, true
 				if b, ok := before[k]; ok && rates.Seconds > 0 {
@@ -131,7 +132,7 @@ func topicRows(topics []*drover.Topic, prev, cur topicSample) ([]topicRow, topic
 
 // stalledPublisher is the oldest open publisher of sample p that has been
 // open for after, the one the page names; nil when there is none.
-func stalledPublisher(p topicSample, after time.Duration) *drover.OpenPublisher {
+func stalledPublisher(p topicSample, after time.Duration) *drovertype.OpenPublisher {
 	for i, o := range p.Publishers {
 		if !o.Started.IsZero() && p.At.Sub(o.Started) >= after {
 			return &p.Publishers[i]
@@ -155,7 +156,7 @@ func (s *Server) topicsPage(w http.ResponseWriter, r *http.Request) error {
 		Sampled     time.Time
 		Interval    time.Duration
 		Unsupported bool
-		Stalled     *drover.OpenPublisher
+		Stalled     *drovertype.OpenPublisher
 	}{s.page("Topics", topicFlash(r.URL.Query(), topics)), rows, rates, cur.At, s.cfg.SampleInterval, unsupported, stalledPublisher(cur, s.cfg.PublisherStallAfter)})
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverpg"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/server"
 	"github.com/droverhq/drover/internal/waitfor"
 )
@@ -63,7 +64,7 @@ func TestTopicsPage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := map[string]drover.SubscriptionLag{}
+		want := map[string]drovertype.SubscriptionLag{}
 		for _, l := range lag {
 			want[l.Subscription] = l
 		}
