@@ -151,29 +151,20 @@ func (f *sdkFleet) claimedBy(r *http.Request) {
 
 // sdkProcess is one worker process and how it ended.
 type sdkProcess struct {
-	cmd     *exec.Cmd
-	out     lockedBuffer
+	cmd *exec.Cmd
+	// out is its output, which its copying goroutines write under outMu
+	// while an error message may read it.
+	outMu   sync.Mutex
+	out     bytes.Buffer
 	exited  chan struct{}
 	waitErr error
 }
 
-// lockedBuffer is a process's output, which its copying goroutines write
-// while an error message may read it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return string(bytes.TrimSpace(b.buf.Bytes()))
+// output is what the process wrote so far.
+func (p *sdkProcess) output() string {
+	p.outMu.Lock()
+	defer p.outMu.Unlock()
+	return string(bytes.TrimSpace(p.out.Bytes()))
 }
 
 // checkPython makes sure python can import the SDK, so that a missing
@@ -255,7 +246,8 @@ func (f *sdkFleet) start(ctx context.Context) error {
 		}
 		p := &sdkProcess{cmd: cmd, exited: make(chan struct{})}
 		cmd.Dir = f.dir
-		cmd.Stdout, cmd.Stderr = &p.out, &p.out
+		w := &lockedWriter{mu: &p.outMu, w: &p.out}
+		cmd.Stdout, cmd.Stderr = w, w
 		if err := cmd.Start(); err != nil {
 			return errors.Join(fmt.Errorf("--via %s: start %s: %w", f.sdk.via, f.sdk.exe, err), f.stop(ctx))
 		}
@@ -286,7 +278,7 @@ func (f *sdkFleet) awaitReady(ctx context.Context) error {
 			for i, p := range f.proc {
 				select {
 				case <-p.exited:
-					return fmt.Errorf("--via %s: worker %d exited before its first claim: %v\n%s", f.sdk.via, i, p.waitErr, p.out.String())
+					return fmt.Errorf("--via %s: worker %d exited before its first claim: %v\n%s", f.sdk.via, i, p.waitErr, p.output())
 				default:
 				}
 			}
@@ -365,9 +357,9 @@ func (f *sdkFleet) stop(ctx context.Context) error {
 		select {
 		case <-p.exited:
 			if early[i] {
-				errs = append(errs, fmt.Errorf("--via %s: worker %d exited early: %v\n%s", f.sdk.via, i, p.waitErr, p.out.String()))
+				errs = append(errs, fmt.Errorf("--via %s: worker %d exited early: %v\n%s", f.sdk.via, i, p.waitErr, p.output()))
 			} else if p.waitErr != nil {
-				errs = append(errs, fmt.Errorf("--via %s: worker %d: %v\n%s", f.sdk.via, i, p.waitErr, p.out.String()))
+				errs = append(errs, fmt.Errorf("--via %s: worker %d: %v\n%s", f.sdk.via, i, p.waitErr, p.output()))
 			}
 		case <-ctx.Done():
 			_ = p.cmd.Process.Kill()
