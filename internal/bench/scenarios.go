@@ -131,8 +131,9 @@ type point struct {
 	db           map[string]any
 	waiting      int64
 	// workerCPU is the SDK worker processes' own CPU per job (µs), from
-	// their first claim to the end of the measurement: the client CPU
-	// less the bench process's (which serves the API) and their start-up.
+	// the moment all of them had claimed to the end of the measurement:
+	// the client CPU less the bench process's (which serves the API) and
+	// the workers' start-up.
 	workerCPU *float64
 }
 
