@@ -110,7 +110,9 @@ func checkViaReport(t *testing.T, rep map[string]any, args []string, via, named 
 	if v["workers"] != via || v["processes"].(float64) != procs || v["jobs_per_sec_per_process"].(float64) <= 0 || v["go_ratio"].(float64) <= 0 {
 		t.Errorf("via = %v, want %s workers, %v process(es), positive rates", v, via, procs)
 	}
-	if cpu, ok := v["worker_cpu_us_per_job"].(float64); !ok || cpu <= 0 {
+	// Present, not positive: /proc counts CPU in 10 ms ticks, which a
+	// few hundred noop jobs may not reach.
+	if cpu, ok := v["worker_cpu_us_per_job"].(float64); !ok || cpu < 0 {
 		t.Errorf("worker_cpu_us_per_job = %v, want the worker processes' CPU", v["worker_cpu_us_per_job"])
 	}
 	if g, ok := rep["go_in_process"].(map[string]any); !ok || g["jobs_per_sec"].(float64) <= 0 {
