@@ -452,6 +452,7 @@ func (e *exec) claimRound(ctx context.Context, p droverdriver.ClaimParams, shard
 		}
 		var err error
 		parts[k], err = ex.JobClaim(ctx, q)
+		e.c.shards[asked[k]].obs.claim(len(parts[k]), err)
 		return err
 	})
 	if err != nil {
@@ -838,10 +839,12 @@ func (e *exec) JobCountByState(ctx context.Context, queue string) (map[droverdri
 	return out, nil
 }
 
+// QueueStats also records each shard's part for its health (health.go).
 func (e *exec) QueueStats(ctx context.Context, now time.Time) ([]droverdriver.QueueStat, error) {
-	parts, err := everywhere(ctx, e, true, func(ctx context.Context, ex droverdriver.Executor, _ int) ([]droverdriver.QueueStat, error) {
+	parts, each, err := everywhereEach(ctx, e, func(ctx context.Context, ex droverdriver.Executor) ([]droverdriver.QueueStat, error) {
 		return ex.QueueStats(ctx, now)
 	})
+	e.c.noteQueues(each, now)
 	if err != nil {
 		return nil, err
 	}
@@ -859,10 +862,12 @@ func (e *exec) QueueStats(ctx context.Context, now time.Time) ([]droverdriver.Qu
 // FinishedStats sums the counts per queue. Percentiles cannot be merged
 // from percentiles: each is the highest of the shards' (an upper bound),
 // so that a slow shard shows.
+// It also records each shard's part for its health (health.go).
 func (e *exec) FinishedStats(ctx context.Context, since, until time.Time) ([]droverdriver.FinishedStat, error) {
-	parts, err := everywhere(ctx, e, true, func(ctx context.Context, ex droverdriver.Executor, _ int) ([]droverdriver.FinishedStat, error) {
+	parts, each, err := everywhereEach(ctx, e, func(ctx context.Context, ex droverdriver.Executor) ([]droverdriver.FinishedStat, error) {
 		return ex.FinishedStats(ctx, since, until)
 	})
+	e.c.noteFinished(each, since, until)
 	if err != nil {
 		return nil, err
 	}

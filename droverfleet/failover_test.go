@@ -14,6 +14,7 @@ import (
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/droverfleet"
 	"github.com/droverhq/drover/droverpg"
+	"github.com/droverhq/drover/internal/pgcluster"
 	"github.com/droverhq/drover/internal/pgha"
 	"github.com/droverhq/drover/internal/testdb"
 	"github.com/droverhq/drover/internal/waitfor"
@@ -61,22 +62,8 @@ func (r *runLog) ranBetween(shard int, from, to time.Time) int {
 func workingFleet(t *testing.T, url1 string, work, lease time.Duration) (*drover.Client[pgx.Tx], *runLog) {
 	t.Helper()
 	ctx := context.Background()
-	d0, err := droverpg.New(testdb.NewPool(t), droverpg.WithSchema(testdb.NewSchema(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	d1, err := droverpg.New(testdb.PoolAt(t, url1, 10))
-	if err != nil {
-		t.Fatal(err)
-	}
 	logger := slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	f, err := droverfleet.New(ctx, []droverdriver.TxDriver[pgx.Tx]{d0, d1}, droverfleet.Options{Logger: logger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := drover.Migrate(ctx, f); err != nil {
-		t.Fatal(err)
-	}
+	f := twoShards(t, url1, logger)
 	r := &runLog{runs: map[int64][]time.Time{}}
 	workers := drover.NewWorkers()
 	drover.AddWorker(workers, drover.WorkFunc(func(ctx context.Context, j *drover.Job[noop]) error {
@@ -102,6 +89,42 @@ func workingFleet(t *testing.T, url1 string, work, lease time.Duration) (*drover
 		_ = client.Stop(sctx)
 	})
 	return client, r
+}
+
+// twoShards migrates a fleet of two shards, shard 0 on the test cluster
+// and shard 1 at url1.
+func twoShards(t *testing.T, url1 string, logger *slog.Logger) *droverfleet.Driver[pgx.Tx] {
+	t.Helper()
+	ctx := context.Background()
+	d0, err := droverpg.New(testdb.NewPool(t), droverpg.WithSchema(testdb.NewSchema(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d1, err := droverpg.New(testdb.PoolAt(t, url1, 10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := droverfleet.New(ctx, []droverdriver.TxDriver[pgx.Tx]{d0, d1}, droverfleet.Options{Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := drover.Migrate(ctx, f); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// shardServer starts a PostgreSQL server of its own for a shard that a
+// test stops and starts, and returns its URL for the fleet, with a short
+// connect timeout so that calls to it fail fast while it is stopped.
+func shardServer(t *testing.T) (*pgcluster.Cluster, string) {
+	t.Helper()
+	c, err := pgcluster.Start(context.Background(), pgcluster.Options{Settings: map[string]string{"fsync": "off"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Stop() })
+	return c, c.URL() + "&connect_timeout=2"
 }
 
 // TestShardFailover: one shard of two is a primary with a synchronous

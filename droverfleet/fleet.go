@@ -105,6 +105,8 @@ type shard struct {
 	backoff  time.Duration
 	downErr  error
 	readErr  error // why the record could not be read, nil once it was
+
+	obs observed // what this process saw of it (health.go)
 }
 
 // New returns a fleet of shards, in their order: shard i is shards[i],
@@ -166,7 +168,11 @@ func (c *core) readRecords(ctx context.Context, all bool) error {
 			defer wg.Done()
 			rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			defer cancel()
+			start := time.Now()
 			rec, err := s.sx.ShardGet(rctx)
+			if err == nil {
+				s.obs.answered(time.Since(start), start)
+			}
 			s.mu.Lock()
 			s.readErr = err
 			s.mu.Unlock()
@@ -291,15 +297,14 @@ type ShardStatus struct {
 	// Record is the shard's record, nil until it was read (the shard was
 	// never attached, or has not answered yet).
 	Record *droverdriver.ShardRecord
-	// Down is set while the shard is skipped after failing to answer,
-	// with the error it gave.
+	// Down is set from the call that found the shard unreachable to the
+	// next call it answered, with the error it gave.
 	Down error
 }
 
 // Shards reports every shard's record and health.
 func (f *Driver[TTx]) Shards() []ShardStatus {
 	out := make([]ShardStatus, len(f.c.shards))
-	now := time.Now()
 	for i, s := range f.c.shards {
 		s.mu.Lock()
 		out[i] = ShardStatus{Index: i}
@@ -307,7 +312,7 @@ func (f *Driver[TTx]) Shards() []ShardStatus {
 			r := *s.rec
 			out[i].Record = &r
 		}
-		if now.Before(s.downTill) {
+		if s.backoff != 0 {
 			out[i].Down = s.downErr
 		}
 		s.mu.Unlock()
@@ -321,6 +326,7 @@ func (c *core) failed(s *shard, err error) bool {
 	if !c.unreachable(s, err) {
 		return false
 	}
+	s.obs.unreachableNow(err)
 	s.mu.Lock()
 	first := s.backoff == 0
 	s.backoff = min(max(2*s.backoff, 100*time.Millisecond), 5*time.Second)

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/droverhq/drover/internal/pgcluster"
 	"github.com/droverhq/drover/internal/waitfor"
 )
 
@@ -16,12 +15,8 @@ import (
 func TestShardDownWhileOthersWork(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	c1, err := pgcluster.Start(ctx, pgcluster.Options{Settings: map[string]string{"fsync": "off"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c1.Stop() })
-	client, r := workingFleet(t, c1.URL()+"&connect_timeout=2", 0, 5*time.Second)
+	c1, url1 := shardServer(t)
+	client, r := workingFleet(t, url1, 0, 5*time.Second)
 	insert := func(n int) []int64 {
 		var ids []int64
 		for range n {

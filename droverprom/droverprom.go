@@ -5,6 +5,9 @@
 //
 //	prometheus.MustRegister(droverprom.NewCollector(client))
 //
+// On a fleet of databases (droverfleet), NewShardCollector adds each
+// shard's health and figures, labelled by shard.
+//
 // It is a package of its own so that the drover package, which every
 // application that uses Drover imports, does not depend on the Prometheus
 // client.

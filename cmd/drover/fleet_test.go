@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -180,6 +181,59 @@ func TestFleetRefusesBadShards(t *testing.T) {
 		r := runCLI(t, nil, tt.args...)
 		if r.code != tt.code || !strings.Contains(r.stderr, tt.want) {
 			t.Errorf("%s: %s\nwant exit %d and an error containing %q", tt.name, r, tt.code, tt.want)
+		}
+	}
+}
+
+// TestBenchOnAFleet: given several databases, drover bench burndown runs
+// on the fleet they make (its jobs finish on both shards, none lost),
+// what it cannot do on a fleet is refused naming why, and every other
+// bench refuses the fleet rather than use its first database alone.
+func TestBenchOnAFleet(t *testing.T) {
+	t.Parallel()
+	urls := newDatabases(t, 2)
+	var global []string
+	for _, u := range urls {
+		global = append(global, "--database-url", u)
+	}
+	bench := func(args ...string) result {
+		t.Helper()
+		return runCLI(t, nil, append(append(append([]string{}, global...), "bench"), args...)...)
+	}
+	r := bench("burndown", "--jobs", "2000", "--concurrency", "50", "--keep")
+	if r.code != exitOK || !strings.Contains(r.stderr, "each of the 2 shards of a fleet") || !regexp.MustCompile(`lost / duplicates +0 / 0`).MatchString(r.stdout) ||
+		!strings.Contains(r.stdout, "DROVER_DATABASE_URLS='"+urls[0]+" "+urls[1]+"'") {
+		t.Fatalf("bench burndown on a fleet: %s; want a run on both shards with nothing lost", r)
+	}
+	ctx := context.Background()
+	total := 0
+	for i, u := range urls {
+		pool, err := pgxpool.New(ctx, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		err = pool.QueryRow(ctx, `SELECT count(*) FROM drover_bench.finished_jobs WHERE state = 'completed'`).Scan(&n)
+		pool.Close()
+		if err != nil || n == 0 {
+			t.Fatalf("shard %d: %d completed bench jobs (%v); want some on every shard", i, n, err)
+		}
+		total += n
+	}
+	if total < 2000 {
+		t.Fatalf("%d jobs completed over the shards, want the 2000 of the burndown", total)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"burndown", "--jobs", "10", "--processes", "2"}, "--processes: a burndown on a fleet runs its workers in the bench process"},
+		{[]string{"burndown", "--jobs", "10", "--floor"}, "--floor: the store ceiling and the raw SQL floor are one database's"},
+		{[]string{"steady", "--duration", "2s"}, "2 databases given (a fleet): this bench runs on one database"},
+		{[]string{"fanout", "--messages", "10"}, "2 databases given (a fleet): this bench runs on one database"},
+	} {
+		if r := bench(c.args...); r.code != exitUsage || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("bench %s on a fleet: %s; want a usage error saying %q", strings.Join(c.args, " "), r, c.want)
 		}
 	}
 }

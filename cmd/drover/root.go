@@ -389,11 +389,17 @@ func newLogger(w io.Writer, level slog.Level, format string) *slog.Logger {
 func (c *cli) benchEnv() bench.Env {
 	return bench.Env{
 		DatabaseURL: c.rawURL,
-		Schema:      c.schema,
-		SchemaSet:   c.schemaFlag,
-		Logger:      c.logger,
-		Stdout:      c.stdout,
-		Stderr:      c.stderr,
+		DatabaseURLs: func() []string {
+			if len(c.rawURLs) > 1 {
+				return c.rawURLs
+			}
+			return nil
+		}(),
+		Schema:    c.schema,
+		SchemaSet: c.schemaFlag,
+		Logger:    c.logger,
+		Stdout:    c.stdout,
+		Stderr:    c.stderr,
 	}
 }
 

@@ -182,6 +182,9 @@ func (c *cli) serve(ctx context.Context, ln net.Listener, cfg server.Config, opt
 		return err
 	}
 	cfg.Client, cfg.Driver, cfg.PoolStats = client, st.Driver, st.PoolStats
+	if len(st.Target.Shards) > 1 {
+		cfg.ShardURLs = st.Target.Shards
+	}
 	srv, err := server.New(cfg)
 	if err != nil {
 		return usagef("%v", err)

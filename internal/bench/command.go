@@ -141,6 +141,16 @@ func NewCommand(env func() Env) *cobra.Command {
 				}
 				defer stop()
 				e := env()
+				if len(e.DatabaseURLs) > 1 && sc.name == "burndown" {
+					if err := o.onFleet(cmd.Flags().Changed("floor")); err != nil {
+						return err
+					}
+					if o.floor {
+						o.floor = false
+						fmt.Fprintln(e.Stderr, "bench: on a fleet, the store ceiling and the raw SQL floor (one database's) are not measured")
+					}
+					e.fleetOK = true
+				}
 				if sc.name == "chaos" && o.fault == "failover" {
 					set, err := startHASet(cmd.Context(), &e)
 					if err != nil {
@@ -243,6 +253,25 @@ func writeAllocs(path string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// onFleet checks that a burndown on a fleet asks for nothing that needs
+// one database: its workers are clients of the fleet in the bench
+// process, and the references (the ceiling, the raw SQL floor) and the
+// network hops are one server's. floorSet says whether --floor was
+// asked for rather than left at its default.
+func (o *options) onFleet(floorSet bool) error {
+	switch {
+	case o.fleetSize() > 0:
+		return usagef("--processes: a burndown on a fleet runs its workers in the bench process (worker processes take one database)")
+	case o.via != viaClient:
+		return usagef("--via %s: a burndown on a fleet runs Go clients (drover serve's workers would take one database)", o.via)
+	case o.remote || o.netns || o.latency > 0:
+		return usagef("--remote, --latency and --netns: a burndown on a fleet runs its workers in the bench process, with no hop to add")
+	case floorSet && o.floor:
+		return usagef("--floor: the store ceiling and the raw SQL floor are one database's; measure them against one shard")
+	}
+	return nil
 }
 
 func (o *options) validate(scenario string) error {
@@ -395,7 +424,7 @@ type benchTarget struct {
 // resolveTarget applies the bench's defaults to the user's store and
 // schema, and rewrites env so that worker processes find the same ones.
 func resolveTarget(env *Env) (benchTarget, error) {
-	target, err := storeurl.Parse(env.DatabaseURL, "--database-url")
+	target, err := env.target()
 	if err != nil {
 		return benchTarget{}, err
 	}
@@ -419,6 +448,8 @@ func (bt benchTarget) describe(keep bool) string {
 		where, what = fmt.Sprintf("the SQLite file ./%s (tables %s_*)", bt.URL, bt.schema), "removed"
 	case bt.Kind == storeurl.SQLite:
 		where, what = fmt.Sprintf("the tables %s_* of the SQLite file %s", bt.schema, bt.URL), "dropped"
+	case len(bt.Shards) > 1:
+		where, what = fmt.Sprintf("the schema %q of each of the %d shards of a fleet (shard 0: %s)", bt.schema, len(bt.Shards), bt.Redacted()), "dropped"
 	default:
 		where, what = fmt.Sprintf("the schema %q of %s", bt.schema, bt.Redacted()), "dropped"
 	}
@@ -657,7 +688,15 @@ func commandLine(t storeurl.Target) string {
 		}
 	}
 	line := strings.Join(args, " ")
-	if t.Kind == storeurl.Postgres && !strings.Contains(line, "--database-url") {
+	switch {
+	case strings.Contains(line, "--database-url"):
+	case len(t.Shards) > 1:
+		shards := make([]string, len(t.Shards))
+		for i, raw := range t.Shards {
+			shards[i] = storeurl.Redact(raw)
+		}
+		line = "DROVER_DATABASE_URLS='" + strings.Join(shards, " ") + "' " + line
+	case t.Kind == storeurl.Postgres:
 		line = "DATABASE_URL=" + t.Redacted() + " " + line
 	}
 	return line

@@ -191,6 +191,10 @@ type costMeter struct {
 // run: what it cannot measure is left out and said in its notes.
 func newCostMeter(ctx context.Context, t storeurl.Target) *costMeter {
 	m := &costMeter{proc: "/proc"}
+	if len(t.Shards) > 1 {
+		m.notes = append(m.notes, "store CPU and WAL not measured: the store is a fleet of several servers (drover bench shards measures each shard's)")
+		return m
+	}
 	if t.Kind != storeurl.Postgres {
 		m.notes = append(m.notes, "SQLite runs inside the bench and worker processes: client_cpu_us_per_job includes the store's CPU, and no store figure is reported")
 		return m

@@ -59,6 +59,9 @@ type fanoutOptions struct {
 	// lagEvery is how often the run samples every subscription's lag (0:
 	// never), for max_lag and the plot.
 	lagEvery time.Duration
+	// backlog publishes every message before the consumers start, and
+	// measures their consumption alone (bench shards).
+	backlog bool
 }
 
 // FanoutReport is the JSON of `drover bench fanout`: one point per count of
@@ -384,8 +387,10 @@ func fanoutPoint(ctx context.Context, env Env, store *storeurl.Store, pub topicC
 			_ = cons.stop()
 		}
 	}()
-	if err := cons.start(ctx); err != nil {
-		return FanoutPoint{}, err
+	if !o.backlog {
+		if err := cons.start(ctx); err != nil {
+			return FanoutPoint{}, err
+		}
 	}
 	rowsBefore := rowsWritten(ctx, store)
 	cost := meter.start(ctx, cons.pids())
@@ -455,6 +460,15 @@ func fanoutPoint(ctx context.Context, env Env, store *storeurl.Store, pub topicC
 	close(errs)
 	if err := <-errs; err != nil {
 		return FanoutPoint{}, err
+	}
+	if o.backlog {
+		// Every message waits: what is measured from here on is their
+		// consumption alone.
+		rowsBefore = rowsWritten(ctx, store)
+		if err := cons.start(ctx); err != nil {
+			return FanoutPoint{}, err
+		}
+		cost, start = meter.start(ctx, cons.pids()), time.Now()
 	}
 	want := int64(o.messages) * int64(o.subscriptions)
 	// Wait until every subscription acked every message (no lag), or for

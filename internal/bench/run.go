@@ -166,7 +166,12 @@ func (r *runner) jobOpts(queue string, seq int64) *drover.InsertOpts {
 // (settle) so that working them off is not billed for the insert, and
 // returns their ID range and the insert rate.
 func (r *runner) insertBacklog(ctx context.Context, queue string, n int) (*idRange, float64, error) {
-	const chunk = 10_000
+	chunk := 10_000
+	if shards := len(r.store.Target.Shards); shards > 1 {
+		// A fleet places each call's jobs on the next shard in turn: no
+		// chunk larger than a shard's share, so every shard gets one.
+		chunk = min(chunk, (n+shards-1)/shards)
+	}
 	ids := &idRange{}
 	start := time.Now()
 	for done := 0; done < n; done += chunk {

@@ -19,6 +19,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 
+	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/droverfleet"
 	"github.com/droverhq/drover/droverprom"
 	"github.com/droverhq/drover/internal/bench/stats"
 	"github.com/droverhq/drover/internal/storeurl"
@@ -57,7 +59,8 @@ func NewWorkerCommand(env func() Env) *cobra.Command {
 			if cfg.Concurrency < 1 {
 				return usagef("--concurrency %d: must be at least 1", cfg.Concurrency)
 			}
-			target, err := storeurl.Parse(e.DatabaseURL, "--database-url")
+			e.fleetOK = true // a worker of a fleet claims from every shard
+			target, err := e.target()
 			if err != nil {
 				return err
 			}
@@ -89,7 +92,7 @@ func NewWorkerCommand(env func() Env) *cobra.Command {
 				return err
 			}
 			if metricsLn != nil {
-				stopMetrics := serveMetrics(metricsLn, client, e.Logger)
+				stopMetrics := serveMetrics(metricsLn, client, store.Driver, e.Logger)
 				defer stopMetrics()
 			}
 			e.Logger.Info("worker started", "id", client.ID(), "queue", cfg.Queue, "concurrency", cfg.Concurrency)
@@ -137,13 +140,16 @@ func NewWorkerCommand(env func() Env) *cobra.Command {
 	return cmd
 }
 
-// serveMetrics serves the client's figures (droverprom), the Go runtime's
-// and the process's at /metrics on ln until the returned function is
-// called.
-func serveMetrics(ln net.Listener, client droverprom.Source, log *slog.Logger) (stop func()) {
+// serveMetrics serves the client's figures (droverprom), its store's
+// shards' when the store is a fleet, the Go runtime's and the process's at
+// /metrics on ln until the returned function is called.
+func serveMetrics(ln net.Listener, client droverprom.Source, store droverdriver.Driver, log *slog.Logger) (stop func()) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(droverprom.NewCollector(client), collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if fleet, ok := store.(droverfleet.HealthReporter); ok {
+		reg.MustRegister(droverprom.NewShardCollector(fleet))
+	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}

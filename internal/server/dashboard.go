@@ -36,6 +36,7 @@ var uiFiles embed.FS
 type pages struct {
 	login, overview, jobs, job, batch, topics, workers, errorPage *template.Template
 	workflow, batches, periodic, queue, running, topic, lanes     *template.Template
+	shards                                                        *template.Template
 }
 
 var funcs = template.FuncMap{
@@ -49,6 +50,8 @@ var funcs = template.FuncMap{
 		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64)
 	},
 	"rate": func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
+	// deref reads an optional figure its caller checked is there.
+	"deref": func(v *float64) float64 { return *v },
 	// clock writes a time of a table's row briefly: the time of day for
 	// today's, the date too for others'.
 	"clock": func(t time.Time, now time.Time) string {
@@ -214,6 +217,7 @@ func newPages() *pages {
 		running:   parse("running.html"),
 		topic:     parse("topic.html"),
 		workers:   parse("workers.html"),
+		shards:    parse("shards.html"),
 		errorPage: parse("error.html"),
 	}
 }
@@ -227,12 +231,14 @@ type page struct {
 	// live regions, in milliseconds; 0 (error pages) leaves the page as
 	// it is.
 	LiveMS int64
+	// Fleet shows the shards page in the menu: the store is a fleet.
+	Fleet bool
 }
 
 // page returns what every page gets, live at the sampling interval (at
 // least a second), when the page's figures change.
 func (s *Server) page(title, flash string) page {
-	return page{Title: title, Flash: flash, LiveMS: max(s.cfg.SampleInterval, time.Second).Milliseconds()}
+	return page{Title: title, Flash: flash, LiveMS: max(s.cfg.SampleInterval, time.Second).Milliseconds(), Fleet: s.fleet != nil}
 }
 
 // render writes a page, or a plain error if the template fails (a bug,
@@ -258,6 +264,7 @@ func (s *Server) htmlRoutes() map[string]func(w http.ResponseWriter, r *http.Req
 		"GET /ui/topics":                     s.topicsPage,
 		"GET /ui/topics/{topic}/{name}":      s.lanesPage,
 		"GET /ui/workers":                    s.workersPage,
+		"GET /ui/shards":                     s.shardsPage,
 		"GET /ui/jobs/find":                  findByID("job", "/ui/jobs"),
 		"GET /ui/jobs/{id}":                  s.jobPage,
 		"GET /ui/batches/find":               findByID("batch", "/ui/batches"),

@@ -14,7 +14,7 @@ import (
 // label TTL are deleted, and their places go to new values, which then
 // get series of their own rather than "other".
 func TestLabelValuesExpire(t *testing.T) {
-	m := newMetrics(nil, nil, 2, time.Hour)
+	m := newMetrics(nil, nil, 2, time.Hour, false)
 	now := time.Now()
 	for i := range 5 {
 		m.mu.Lock()
@@ -25,11 +25,11 @@ func TestLabelValuesExpire(t *testing.T) {
 		t.Fatalf("%d series for 5 kinds under a limit of 2, want 3 (2 and other)", n)
 	}
 	// Within the TTL nothing goes.
-	m.observeSample(nil, now.Add(time.Hour-time.Second))
+	m.observeSample(nil, nil, now.Add(time.Hour-time.Second))
 	if n := series(m.inserted); n != 3 {
 		t.Fatalf("%d series before the TTL, want 3", n)
 	}
-	m.observeSample([]drover.QueueStats{}, now.Add(time.Hour))
+	m.observeSample([]drover.QueueStats{}, nil, now.Add(time.Hour))
 	if n := series(m.inserted); n != 0 {
 		t.Fatalf("%d series left after every value expired, want 0", n)
 	}

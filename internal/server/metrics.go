@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -72,8 +73,9 @@ const pairsPerLabel = 5
 
 // newMetrics registers the metrics. maxLabels bounds the values of each
 // label (queue, kind) and labelTTL is how long an unseen value keeps its
-// series (see labelLimiter).
-func newMetrics(client Client, pool func() storeurl.PoolStats, maxLabels int, labelTTL time.Duration) *metrics {
+// series (see labelLimiter). On a fleet (shards), the queue gauges are
+// each shard's, labelled by shard.
+func newMetrics(client Client, pool func() storeurl.PoolStats, maxLabels int, labelTTL time.Duration, shards bool) *metrics {
 	reg := prometheus.NewRegistry()
 	f := func(c prometheus.Collector) prometheus.Collector { reg.MustRegister(c); return c }
 	qk := []string{"queue", "kind"}
@@ -89,10 +91,14 @@ func newMetrics(client Client, pool func() storeurl.PoolStats, maxLabels int, la
 		Help: "Attempts reported cancelled through this server and accepted."}, qk)).(*prometheus.CounterVec)
 	m.rejected = f(prometheus.NewCounter(prometheus.CounterOpts{Name: "drover_results_rejected_total",
 		Help: "Results the store rejected because their attempt was no longer held (lease expired, or already finished)."})).(prometheus.Counter)
+	depthLabels, oldestLabels := []string{"queue", "state"}, []string{"queue"}
+	if shards {
+		depthLabels, oldestLabels = append(depthLabels, "shard"), append(oldestLabels, "shard")
+	}
 	m.depth = f(prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "drover_queue_jobs",
-		Help: "Jobs waiting or running per queue and state, as of the last sample."}, []string{"queue", "state"})).(*prometheus.GaugeVec)
+		Help: "Jobs waiting or running per queue and state (and shard, on a fleet), as of the last sample."}, depthLabels)).(*prometheus.GaugeVec)
 	m.oldest = f(prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "drover_queue_oldest_available_age_seconds",
-		Help: "How long the oldest claimable job of the queue has been claimable, as of the last sample."}, []string{"queue"})).(*prometheus.GaugeVec)
+		Help: "How long the oldest claimable job of the queue (on the shard, on a fleet) has been claimable, as of the last sample."}, oldestLabels)).(*prometheus.GaugeVec)
 	m.pickup = f(prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "drover_job_pickup_latency_seconds",
 		Help: "From when a job became claimable to its claim through this server.", Buckets: latencyBuckets}, []string{"queue"})).(*prometheus.HistogramVec)
 	m.run = f(prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "drover_job_run_seconds",
@@ -181,8 +187,10 @@ func (m *metrics) observeClaim(attempts []attemptInfo, runAts []time.Time, took 
 // The gauges show the largest queues by name, at most maxLabels of them,
 // and the sum of the rest (their oldest job, for the age) as "other".
 // It also deletes the series of label values that went unseen for their
-// time to live.
-func (m *metrics) observeSample(stats []drover.QueueStats, now time.Time) {
+// time to live. On a fleet, byShard holds each shard's queues (nil for a
+// shard that did not answer, which then has no series): the largest
+// queues are chosen by the fleet's sums, and each has a series per shard.
+func (m *metrics) observeSample(stats []drover.QueueStats, byShard [][]drover.QueueStats, now time.Time) {
 	m.depth.Reset()
 	m.oldest.Reset()
 	size := func(q drover.QueueStats) int64 { return q.Available + q.Scheduled + q.Retryable + q.Running }
@@ -190,23 +198,15 @@ func (m *metrics) observeSample(stats []drover.QueueStats, now time.Time) {
 	slices.SortFunc(stats, func(a, b drover.QueueStats) int {
 		return cmp.Or(cmp.Compare(size(b), size(a)), strings.Compare(a.Queue, b.Queue))
 	})
-	var rest drover.QueueStats
+	kept := map[string]bool{}
 	for i, q := range stats {
-		if i >= m.maxLabels {
-			rest.Available += q.Available
-			rest.Scheduled += q.Scheduled
-			rest.Retryable += q.Retryable
-			rest.Running += q.Running
-			if q.OldestAvailable != nil && (rest.OldestAvailable == nil || q.OldestAvailable.Before(*rest.OldestAvailable)) {
-				rest.OldestAvailable = q.OldestAvailable
-			}
-			continue
-		}
-		m.setQueueGauges(q, now)
+		kept[q.Queue] = i < m.maxLabels
 	}
-	if len(stats) > m.maxLabels {
-		rest.Queue = otherLabel
-		m.setQueueGauges(rest, now)
+	if byShard == nil {
+		m.setQueues(stats, kept, now)
+	}
+	for i, queues := range byShard {
+		m.setQueues(queues, kept, now, strconv.Itoa(i))
 	}
 
 	m.mu.Lock()
@@ -234,16 +234,41 @@ type seriesDeleter interface {
 	DeletePartialMatch(prometheus.Labels) int
 }
 
-func (m *metrics) setQueueGauges(q drover.QueueStats, now time.Time) {
-	m.depth.WithLabelValues(q.Queue, "available").Set(float64(q.Available))
-	m.depth.WithLabelValues(q.Queue, "scheduled").Set(float64(q.Scheduled))
-	m.depth.WithLabelValues(q.Queue, "retryable").Set(float64(q.Retryable))
-	m.depth.WithLabelValues(q.Queue, "running").Set(float64(q.Running))
+// setQueues sets the gauges of the kept queues of stats, and of the rest
+// summed as "other" (their oldest job, for the age); shard is the label
+// of a fleet's shard, none for a lone store.
+func (m *metrics) setQueues(stats []drover.QueueStats, kept map[string]bool, now time.Time, shard ...string) {
+	var rest drover.QueueStats
+	others := false
+	for _, q := range stats {
+		if kept[q.Queue] {
+			m.setQueueGauges(q, now, shard...)
+			continue
+		}
+		others = true
+		rest.Available += q.Available
+		rest.Scheduled += q.Scheduled
+		rest.Retryable += q.Retryable
+		rest.Running += q.Running
+		if q.OldestAvailable != nil && (rest.OldestAvailable == nil || q.OldestAvailable.Before(*rest.OldestAvailable)) {
+			rest.OldestAvailable = q.OldestAvailable
+		}
+	}
+	if others {
+		rest.Queue = otherLabel
+		m.setQueueGauges(rest, now, shard...)
+	}
+}
+
+func (m *metrics) setQueueGauges(q drover.QueueStats, now time.Time, shard ...string) {
+	for state, n := range map[string]int64{"available": q.Available, "scheduled": q.Scheduled, "retryable": q.Retryable, "running": q.Running} {
+		m.depth.WithLabelValues(append([]string{q.Queue, state}, shard...)...).Set(float64(n))
+	}
 	age := 0.0
 	if q.OldestAvailable != nil {
 		age = max(now.Sub(*q.OldestAvailable), 0).Seconds()
 	}
-	m.oldest.WithLabelValues(q.Queue).Set(age)
+	m.oldest.WithLabelValues(append([]string{q.Queue}, shard...)...).Set(age)
 }
 
 // observeResult counts one accepted result by its outcome.

@@ -28,6 +28,8 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/droverfleet"
+	"github.com/droverhq/drover/droverprom"
 	"github.com/droverhq/drover/internal/notifier"
 	"github.com/droverhq/drover/internal/storeurl"
 )
@@ -153,6 +155,11 @@ type Config struct {
 	PublisherStallAfter time.Duration
 	// PoolStats reads the store's connection pool for metrics; optional.
 	PoolStats func() storeurl.PoolStats
+	// ShardURLs are a fleet's database URLs in shard order, for the
+	// shards' addresses on GET /v1/shards and the dashboard, shown
+	// without their passwords (and their errors without any of the
+	// URLs' secrets); optional.
+	ShardURLs []string
 	// SecureCookies marks the dashboard's session cookie Secure even when
 	// this server sees plain HTTP: set it when a proxy in front terminates
 	// TLS, so that the browser never sends the cookie over plain HTTP. The
@@ -227,6 +234,10 @@ type Server struct {
 	workerSample *workerSample
 	// names are the queues and kinds the job filters suggest (names.go).
 	names *names
+	// fleet is the store when it is a fleet of databases, nil for a lone
+	// one; shardSample its last probe (shards.go).
+	fleet       droverfleet.HealthReporter
+	shardSample *shardSample
 }
 
 // New returns a server on cfg.
@@ -267,8 +278,12 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s := &Server{cfg: cfg, remote: cfg.Client.Remote(), stopping: make(chan struct{}), sessions: newSessions(cfg.SessionTTL), waiter: newWaiter(), inflight: newInflight(),
-		metrics: newMetrics(cfg.Client, cfg.PoolStats, cfg.MaxLabelValues, cfg.LabelTTL), history: &history{}, topicSamples: &topicSamples{}, routeSample: &routeSample{}, workerSample: &workerSample{}, names: &names{}, pages: newPages(),
+		metrics: newMetrics(cfg.Client, cfg.PoolStats, cfg.MaxLabelValues, cfg.LabelTTL, isFleet(cfg.Driver)), history: &history{}, topicSamples: &topicSamples{}, routeSample: &routeSample{}, workerSample: &workerSample{}, names: &names{}, pages: newPages(),
 		mux: http.NewServeMux(), pagePatterns: map[string]bool{}, bulkTasks: newBulkTasks(cfg.Driver, cfg.Logger), claimSizes: newClaimSizes()}
+	if h, ok := cfg.Driver.(droverfleet.HealthReporter); ok {
+		s.fleet, s.shardSample = h, &shardSample{}
+		s.metrics.reg.MustRegister(droverprom.NewShardCollector(h))
+	}
 	s.auth.Store(newAuthenticator(cfg.Tokens))
 	s.routes()
 	return s, nil
@@ -363,7 +378,7 @@ func (s *Server) sample(ctx context.Context) {
 	s.inflight.sweep(now)
 	stats, err := s.cfg.Client.QueueStats(ctx)
 	if err == nil {
-		s.metrics.observeSample(stats, now)
+		s.metrics.observeSample(stats, s.shardQueues(), now)
 		// The window of finished jobs ends a little in the past: a job's
 		// finalized_at is taken inside its finishing transaction, which
 		// becomes visible only at commit, so a window ending now would
@@ -389,6 +404,9 @@ func (s *Server) sample(ctx context.Context) {
 	}
 	if err := s.sampleWorkers(ctx, now); err != nil && ctx.Err() == nil {
 		s.cfg.Logger.Warn("sampling the worker registry failed", "error", err)
+	}
+	if err := s.sampleShards(ctx, now); err != nil && ctx.Err() == nil {
+		s.cfg.Logger.Warn("probing the shards failed", "error", err)
 	}
 }
 
@@ -437,6 +455,8 @@ func (s *Server) routes() {
 		"POST /v1/queues/{name}/strict": {admin, s.strictQueue},
 		"GET /v1/workers":               {reader, s.listWorkers},
 		"GET /v1/unroutable":            {reader, s.listUnroutable},
+		// a fleet's shards and their health (shards.go).
+		"GET /v1/shards": {admin, s.listShards},
 		// order: periodic (cron) jobs (periodic.go).
 		"GET /v1/periodic":                 {reader, s.listPeriodic},
 		"POST /v1/periodic":                {admin, s.createPeriodic},

@@ -849,6 +849,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/shards": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A fleet's shards (several PostgreSQL databases given as one store), each with its address (no password), record (attached, draining), whether it answers, its last error, and its figures as of the server's last sample; a lone database lists none. */
+        get: operations["listShards"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/queues/{name}/strict": {
         parameters: {
             query?: never;
@@ -1531,6 +1548,56 @@ export interface components {
             oldest_run_at: string;
             /** Format: int64 */
             first_id: number;
+        };
+        /** @description One shard of a fleet as the server last saw it. Figures of jobs are the whole store's (whichever process ran them); claims are this server's, for its HTTP workers. */
+        Shard: {
+            /** @description Its place: shard i's job IDs start at i × 2^48. */
+            index: number;
+            /** @description Its database URL without the password. */
+            address?: string;
+            /** @description The fleet's name, from the shard's record. */
+            fleet?: string;
+            /** @description Its record says it belongs to the fleet (drover migrate attaches it). */
+            attached: boolean;
+            /** @description It takes no new placements but those its keys and pinned queues need. */
+            draining: boolean;
+            /** @description Keys, unique keys, pinned queues and topics hash over the key shards, so it cannot be emptied. */
+            key_shard: boolean;
+            /** @description It answered the last call; false from a call that found it unreachable to the next it answered. */
+            up: boolean;
+            /** @description Why it is down now. */
+            error?: string;
+            /** @description The last error that made it unreachable, kept once it answers again. */
+            last_error?: string;
+            /** Format: date-time */
+            last_error_at?: string;
+            /** @description How long the last read of its record took. */
+            round_trip_ms?: number;
+            /** @description Its jobs waiting and running per state; absent when it did not answer the last sample. */
+            jobs?: {
+                /** Format: int64 */
+                available: number;
+                /** Format: int64 */
+                scheduled: number;
+                /** Format: int64 */
+                retryable: number;
+                /** Format: int64 */
+                running: number;
+            };
+            /** @description Its jobs completed per second in the last sample's window; absent when it did not answer. */
+            completed_per_sec?: number;
+            /** @description Its jobs this server claimed per second since the previous sample. */
+            claimed_per_sec: number;
+            /**
+             * Format: int64
+             * @description Its jobs this server claimed since it started.
+             */
+            claimed_jobs: number;
+            /**
+             * Format: int64
+             * @description Claim statements of this server on it that failed.
+             */
+            claim_errors: number;
         };
     };
     responses: never;
@@ -6376,6 +6443,73 @@ export interface operations {
                 content: {
                     "application/json": {
                         unroutable: components["schemas"]["UnroutableJobs"][];
+                    };
+                };
+            };
+            /** @description A query parameter was sent (none are taken). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No token, or an unknown one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unavailable (down, restarting or unreachable); retry after the Retry-After delay. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listShards: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The shards, in shard order. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Whether the store is a fleet; false for a lone database, whose shards list is empty. */
+                        fleet: boolean;
+                        /**
+                         * Format: date-time
+                         * @description When the server last probed the shards; absent before its first sample.
+                         */
+                        sampled_at?: string;
+                        shards: components["schemas"]["Shard"][];
                     };
                 };
             };
