@@ -86,7 +86,9 @@ type Config struct {
 	RescueInterval time.Duration
 	// PollInterval is the fallback fetch interval when no notification
 	// arrives; default chosen by the driver, or PollOnlyInterval with
-	// PollOnly.
+	// PollOnly. Each poll is one statement for all the client's idle
+	// queues where the driver reads them at once
+	// (droverdriver.QueuesDueExecutor), a claim per queue otherwise.
 	PollInterval time.Duration
 	// PollOnly makes producers find new jobs by polling alone, without a
 	// listening connection. Use it where LISTEN cannot work: behind
@@ -388,11 +390,20 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 		kinds = cfg.Workers.Kinds()
 		slices.Sort(kinds)
 	}
+	// order: with the store's read of every queue at once, the client
+	// polls for its producers (pollQueues).
+	poller := c.queuesPoller()
+	producerPoll := cfg.PollInterval
+	if poller != nil {
+		producerPoll = 0
+	}
+	head, _ := any(c.driver).(droverdriver.HeadClaimer)
+	fromHead := head != nil && head.ClaimsFromHead()
 	for name, q := range cfg.Queues {
 		c.producers[name] = producer.New(c.driver, c.tracker, c.completer.Submit, c.runJob, producer.Config{
 			Queue: name, MaxWorkers: q.MaxWorkers, ClaimMax: q.ClaimMax, Owner: cfg.ID, Claim: c.claimAsWorker,
-			Lease: cfg.LeaseDuration, PollInterval: cfg.PollInterval, Logger: log, OnRan: c.observeRun,
-			Kinds: kinds,
+			Lease: cfg.LeaseDuration, PollInterval: producerPoll, Logger: log, OnRan: c.observeRun,
+			Kinds: kinds, FromHead: fromHead,
 		})
 	}
 
@@ -429,6 +440,13 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 		go func() {
 			defer c.prodWG.Done()
 			p.Run(fetchCtx)
+		}()
+	}
+	if poller != nil && len(c.producers) > 0 {
+		c.prodWG.Add(1)
+		go func() {
+			defer c.prodWG.Done()
+			c.pollQueues(fetchCtx, poller)
 		}()
 	}
 	c.started = true

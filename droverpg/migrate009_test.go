@@ -48,7 +48,7 @@ func TestMigration009CapsErrorsAndScopesUniqueKeys(t *testing.T) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	applyUpTo(t, d, len(d.Migrations()))
+	applyUpTo(t, d, droverdriver.LatestVersion(d))
 
 	for _, c := range []struct {
 		id          int64

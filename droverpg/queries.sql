@@ -263,6 +263,17 @@ JOIN first ON first.kind = f.kind AND first.queue = f.queue AND first.unique_key
 -- (wakeMsg in listener.go).
 SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS payload;
 
+-- name: QueuesDue
+-- $1 queues, $2 now (NULL: the store's clock, as the claims read it).
+-- Which of a client's queues have a job due (droverdriver.QueuesDueExecutor):
+-- a client's poll is this one statement whatever the number of its queues,
+-- each queue an EXISTS on the claim index of plain jobs or of routed ones.
+SELECT q FROM unnest($1::text[]) AS q
+WHERE EXISTS (SELECT 1 FROM {schema}jobs j WHERE j.state = 'available' AND j.queue = q AND j.route IS NULL
+                AND j.run_at <= coalesce($2::timestamptz, now()))
+   OR EXISTS (SELECT 1 FROM {schema}jobs j WHERE j.state = 'available' AND j.queue = q AND j.route IS NOT NULL
+                AND j.run_at <= coalesce($2::timestamptz, now()));
+
 -- name: JobClaim
 -- The update finds the picked rows by their ctid, which the row locks keep
 -- in place until commit: a TID scan instead of a primary-key lookup per row

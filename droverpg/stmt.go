@@ -549,6 +549,8 @@ var (
 	uniqueRetake  = def(stmt[[]int64]{name: "UniqueRetake", cols: 2, args: sqlstmt.OneArg[[]int64]})
 	notifyStmt    = def(stmt[notifyParams]{name: "Notify", cols: 1,
 		args: func(p *notifyParams) []any { return []any{p.Channel, p.Payloads} }})
+	queuesDue = def(stmt[queuesDueParams]{name: "QueuesDue", cols: 1,
+		args: func(p *queuesDueParams) []any { return []any{p.Queues, p.Now} }})
 	jobClaim = def(stmt[claimParams]{name: "JobClaim", cols: 19, replan: true,
 		args: (*claimParams).args})
 	// jobClaimAfter is JobClaim with the claim position it starts after

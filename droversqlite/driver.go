@@ -402,6 +402,11 @@ func (d *Driver) Migrations() []droverdriver.Migration { return d.migrations }
 // another process inserted; see pollInterval.
 func (d *Driver) PollInterval() time.Duration { return pollInterval }
 
+// ClaimsFromHead implements droverdriver.HeadClaimer: a claim removes its
+// rows from the claim index in its own write, so the head of the index
+// holds only waiting jobs.
+func (d *Driver) ClaimsFromHead() bool { return true }
+
 // Close implements droverdriver.Driver. It closes the connections Open made; a
 // *sql.DB given to New belongs to the caller and stays open.
 func (d *Driver) Close() error {
@@ -520,7 +525,7 @@ type stmtKey struct {
 
 // readQueries run on the reader pool as well as, inside write transactions,
 // on the writer.
-var readQueries = []string{jobClaimable.name, jobGet.name, jobList.name, jobCountByState.name, queueStats.name, finishedStats.name, leaseOwners.name, queueSettingsGet.name, queueSettingsList.name, queueKnown.name,
+var readQueries = []string{jobClaimable.name, queuesDue.name, jobGet.name, jobList.name, jobCountByState.name, queueStats.name, finishedStats.name, leaseOwners.name, queueSettingsGet.name, queueSettingsList.name, queueKnown.name,
 	// Workflows and batches (flow.go).
 	batchGet.name, batchResults.name, jobResults.name, jobParentResults.name, jobsParentResults.name,
 	// Periodic jobs (periodic.go).

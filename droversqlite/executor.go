@@ -436,6 +436,23 @@ func dueJobs(jobs []droverdriver.InsertParams, now time.Time) map[string]int {
 	return due
 }
 
+// QueuesDue implements droverdriver.QueuesDueExecutor, on a reader (or in
+// the executor's transaction): a client's poll never takes the write lock
+// (JobClaimable).
+func (e *executor) QueuesDue(ctx context.Context, queues []string, now time.Time) ([]string, error) {
+	if now.IsZero() {
+		now = time.Now()
+	}
+	var due []string
+	err := queuesDue.query(ctx, e, e.tx, e.reader, func(rows *sql.Rows) error {
+		var q string
+		err := rows.Scan(&q)
+		due = append(due, q)
+		return err
+	}, queuesAt{jsonStrings(queues), micros(now)})
+	return due, e.wrap("read the queues with jobs due", err)
+}
+
 func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*droverdriver.JobRow, error) {
 	p = p.Narrowed()
 	if p.Max <= 0 || (p.Kinds != nil && len(p.Kinds) == 0) {

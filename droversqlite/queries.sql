@@ -291,6 +291,15 @@ WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = '{schema}jobs');
 SELECT EXISTS (SELECT 1 FROM {schema}jobs WHERE state = 'available' AND queue = ?1 AND route IS NULL AND run_at <= ?2)
     OR EXISTS (SELECT 1 FROM {schema}jobs WHERE state = 'available' AND queue = ?1 AND route IS NOT NULL AND run_at <= ?2);
 
+-- name: QueuesDue
+-- ?1 JSON array of queues, ?2 now. Which of a client's queues have a job
+-- due (droverdriver.QueuesDueExecutor): JobClaimable's read for every
+-- queue at once, on a reader, so that a client's poll is one statement
+-- whatever the number of its queues.
+SELECT q.value FROM json_each(?1) q
+WHERE EXISTS (SELECT 1 FROM {schema}jobs WHERE state = 'available' AND queue = q.value AND route IS NULL AND run_at <= ?2)
+   OR EXISTS (SELECT 1 FROM {schema}jobs WHERE state = 'available' AND queue = q.value AND route IS NOT NULL AND run_at <= ?2);
+
 -- name: JobClaim
 -- ?1 queue, ?2 max, ?3 owner, ?4 now, ?5 lease expiry, ?6 limited (1 under
 -- the queue's limits), ?7 the claim's lease token (driver.LeaseToken, its

@@ -351,6 +351,12 @@ type queueAt struct {
 	Now   int64
 }
 
+// queuesAt is a list of queues, a JSON array, and a time.
+type queuesAt struct {
+	Queues string
+	Now    int64
+}
+
 type timeRange struct {
 	Since, Until int64
 }
@@ -568,6 +574,7 @@ var (
 	jobSequenceRaise  = def(stmt[int64]{name: "JobSequenceRaise", args: sqlstmt.OneArg[int64]})
 	jobSequenceCreate = def(stmt[int64]{name: "JobSequenceCreate", args: sqlstmt.OneArg[int64]})
 	jobClaimable      = def(stmt[queueAt]{name: "JobClaimable", cols: 1, args: func(p *queueAt) []any { return []any{p.Queue, p.Now} }})
+	queuesDue         = def(stmt[queuesAt]{name: "QueuesDue", cols: 1, args: func(p *queuesAt) []any { return []any{p.Queues, p.Now} }})
 	jobClaim          = def(stmt[claimParams]{name: "JobClaim", cols: 16, args: (*claimParams).args})
 	// jobClaimKinds and jobClaimKindsAfter are JobClaim and JobClaimAfter
 	// for the kinds the claimer can run (droverdriver.WithClaimKinds,

@@ -68,6 +68,7 @@ func Exercise[TTx any](t *testing.T, f Factory[TTx]) {
 	}
 	testInsert(t, setup)
 	testClaim(t, setup)
+	testPoll(t, setup)
 	testFinish(t, setup)
 	testLease(t, setup)
 	testAdmin(t, setup)

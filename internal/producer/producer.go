@@ -62,9 +62,16 @@ type Config struct {
 	Owner string
 	Lease time.Duration
 	// PollInterval is the fallback fetch interval when no notification
-	// arrives.
+	// arrives; 0 when the runner polls for every queue at once and wakes
+	// the producer of a queue with jobs due (the client's poller): the
+	// producer then keeps no poll of its own.
 	PollInterval time.Duration
 	Logger       *slog.Logger
+	// FromHead makes every claim start at the head of the claim order,
+	// never past the producer's last claimed row (position.go): for
+	// stores that leave no entries of claimed rows to walk
+	// (droverdriver.HeadClaimer).
+	FromHead bool
 	// Kinds, when not nil, are the kinds the runner has workers for: the
 	// producer claims only those (ClaimParams.Kinds).
 	Kinds []string
@@ -113,6 +120,9 @@ type Producer struct {
 	// not wake it for nothing.
 	freed    chan struct{}
 	needRoom atomic.Bool
+	// drained mirrors the fetch loop's own: the last claim found the
+	// queue empty and nothing announced jobs since (Drained).
+	drained atomic.Bool
 	// workers runs the claimed jobs, at most MaxWorkers at once; the
 	// rows waiting for one are the local buffer.
 	workers  *pool
@@ -169,6 +179,11 @@ func (p *Producer) Wake() int {
 	}
 	return int(p.room())
 }
+
+// Drained says that the producer's last claim found its queue empty and
+// that it waits for a wake-up: a client that polls for its producers
+// (Config.PollInterval 0) asks the store only about the queues of those.
+func (p *Producer) Drained() bool { return p.drained.Load() }
 
 // room returns how many jobs the producer may claim now: its free
 // capacity, or 0 while that is below the low-water mark.
@@ -302,8 +317,13 @@ func (p *Producer) fetchLoop(ctx context.Context) {
 	results := make(chan claimResult, maxInFlight)
 	failures := &outage.Reporter{Logger: p.cfg.Logger, What: "claiming jobs", Attrs: []any{"queue", p.cfg.Queue}}
 	inFlight := 0
-	poll := time.NewTimer(p.cfg.PollInterval)
-	defer poll.Stop()
+	var poll <-chan time.Time
+	var pollTimer *time.Timer
+	if p.cfg.PollInterval > 0 {
+		pollTimer = time.NewTimer(p.cfg.PollInterval)
+		defer pollTimer.Stop()
+		poll = pollTimer.C
+	}
 	drained := false
 	// news counts the wake-ups and poll ticks the loop has taken in. A
 	// claim that comes back short drains the queue only if none came in
@@ -388,6 +408,7 @@ func (p *Producer) fetchLoop(ctx context.Context) {
 			// of a run waited out the poll, a second).
 			short := r.got < r.asked
 			drained = short && r.news == news && !r.positional
+			p.drained.Store(drained)
 			recheck = short && (r.news != news || r.positional)
 			switch {
 			case r.got > 0:
@@ -403,11 +424,13 @@ func (p *Producer) fetchLoop(ctx context.Context) {
 			cooldown = nil
 		case <-p.wake:
 			drained = false
+			p.drained.Store(false)
 			news++
-		case <-poll.C:
+		case <-poll:
 			drained = false
+			p.drained.Store(false)
 			news++
-			poll.Reset(p.cfg.PollInterval)
+			pollTimer.Reset(p.cfg.PollInterval)
 		case <-p.freed:
 		}
 	}
@@ -423,7 +446,10 @@ func (p *Producer) claim(ctx context.Context, n int) (int, bool, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
 	defer cancel()
 	start := time.Now()
-	after := p.position.after(start)
+	var after *droverdriver.ClaimPosition
+	if !p.cfg.FromHead {
+		after = p.position.after(start)
+	}
 	params := droverdriver.ClaimParams{Queue: p.cfg.Queue, Max: n, Owner: p.cfg.Owner, Lease: p.cfg.Lease,
 		After: after, Kinds: p.cfg.Kinds}
 	rows, err := p.cfg.Claim(ctx, params)

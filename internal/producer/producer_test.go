@@ -39,6 +39,7 @@ var errDown = errors.New("store down")
 
 type claimCall struct {
 	max, got int
+	after    bool // the claim started past a position
 }
 
 // add makes n more jobs available, numbered after the highest so far.
@@ -103,7 +104,7 @@ func (s *claimStore) take(p droverdriver.ClaimParams) ([]*droverdriver.JobRow, e
 	for _, row := range rows {
 		delete(s.available, row.ID)
 	}
-	s.log = append(s.log, claimCall{max: p.Max, got: len(rows)})
+	s.log = append(s.log, claimCall{max: p.Max, got: len(rows), after: p.After != nil})
 	return rows, nil
 }
 
@@ -253,6 +254,42 @@ func TestShortPositionalClaimLooksFromTheHead(t *testing.T) {
 	defer store.mu.Unlock()
 	if n := len(store.log); n < 3 {
 		t.Fatalf("%d claims, want the slow one, one past its position and one from the head", n)
+	}
+}
+
+// TestFromHeadNeverClaimsPastAPosition checks a producer on a store whose
+// claim index keeps no entries of claimed rows (Config.FromHead, SQLite):
+// a slow claim (here the store holds it, as SQLite's writer holds the
+// claims of a client's other queues) must not start claims past a
+// position, which there only add a claim from the head at the end of
+// each span.
+func TestFromHeadNeverClaimsPastAPosition(t *testing.T) {
+	store := newClaimStore(3)
+	hold, entered := make(chan struct{}), make(chan struct{}, 1)
+	store.hold, store.entered = hold, entered
+	ran := make(chan int64, 10)
+	run := func(_ context.Context, row *droverdriver.JobRow) droverdriver.Result {
+		ran <- row.ID
+		return droverdriver.Result{ID: row.ID, Attempt: row.Attempt, Outcome: droverdriver.OutcomeCompleted}
+	}
+	p, _ := startProducer(t, store, run, Config{Queue: "q", MaxWorkers: 4, PollInterval: time.Hour, FromHead: true})
+	<-entered
+	time.Sleep(2 * slowClaim) // the store is slow: without FromHead, the claim starts a span
+	close(hold)
+	for range 3 {
+		<-ran
+	}
+	store.add(2)
+	p.Wake()
+	for range 2 {
+		<-ran
+	}
+	store.mu.Lock()
+	defer store.mu.Unlock()
+	for i, c := range store.log {
+		if c.after {
+			t.Errorf("claim %d of %v started past a position", i, store.log)
+		}
 	}
 }
 
