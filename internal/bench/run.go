@@ -51,9 +51,11 @@ type options struct {
 	instances []int
 	steps     int
 	// via is how workers reach the store: viaClient (a drover.Client),
-	// viaHTTP (drover serve's API) or viaPython (a Python SDK worker
-	// process through that API), which python runs.
-	via, python string
+	// viaHTTP (drover serve's API), viaPython or viaTypeScript (SDK worker
+	// processes through that API), which python, or node importing
+	// nodeModule (resolved from nodeProject), runs.
+	via, python                   string
+	node, nodeProject, nodeModule string
 	// fault is the chaos scenario's fault; pgData the local data
 	// directory that pg-restart restarts.
 	fault, pgData string
