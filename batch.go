@@ -2,12 +2,11 @@ package drover
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/engine"
 )
 
@@ -75,28 +74,6 @@ func (c *Client[TTx]) insertBatch(ctx context.Context, exec droverdriver.Executo
 	return &InsertedBatch{ID: res.BatchID, JobIDs: res.IDs, CallbackID: res.CallbackID}, nil
 }
 
-// Batch is a batch's progress. Every member is in exactly one of Pending,
-// Running, Failed, Completed, Cancelled and Discarded.
-type Batch struct {
-	ID    int64
-	Total int64
-	// Pending members wait to run: available, scheduled, pending on jobs
-	// they depend on, or blocked behind earlier jobs of their key.
-	Pending int64
-	Running int64
-	// Failed members failed an attempt and wait for their retry; they have
-	// not ended.
-	Failed    int64
-	Completed int64
-	Cancelled int64
-	Discarded int64
-	// CallbackJobID is the callback job's ID, 0 without one.
-	CallbackJobID int64
-	CreatedAt     time.Time
-	// FinishedAt is when the last member ended, nil until then.
-	FinishedAt *time.Time
-}
-
 // ErrBatchNotFound is returned by BatchGet when no batch has the requested
 // ID. The error BatchGet returns also matches ErrNotFound, so a caller that
 // only asks "was it there?" need not tell batches from jobs.
@@ -112,13 +89,10 @@ func (e *batchNotFoundError) Is(target error) bool {
 	return target == ErrBatchNotFound || target == ErrNotFound
 }
 
-// Finished reports whether every member has ended.
-func (b *Batch) Finished() bool { return b.FinishedAt != nil }
-
 // BatchGet returns a batch's progress. It reads one row plus the batch's
 // running and retrying members from an index that holds only those, so
 // it costs the same for a batch of ten jobs and of a million.
-func (c *Client[TTx]) BatchGet(ctx context.Context, id int64) (*Batch, error) {
+func (c *Client[TTx]) BatchGet(ctx context.Context, id int64) (*drovertype.Batch, error) {
 	r, err := c.exec.BatchGet(ctx, id)
 	if errors.Is(err, ErrNotFound) {
 		return nil, &batchNotFoundError{id: id}
@@ -126,17 +100,7 @@ func (c *Client[TTx]) BatchGet(ctx context.Context, id int64) (*Batch, error) {
 	if err != nil {
 		return nil, err
 	}
-	return batchFromDriver(r), nil
-}
-
-func batchFromDriver(r *droverdriver.BatchRow) *Batch {
-	b := &Batch{
-		ID: r.ID, Total: r.Total, Running: r.Running, Failed: r.Retrying,
-		Completed: r.Completed, Cancelled: r.Cancelled, Discarded: r.Discarded,
-		CallbackJobID: r.CallbackJobID, CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt,
-	}
-	b.Pending = max(0, b.Total-b.Running-b.Failed-b.Completed-b.Cancelled-b.Discarded)
-	return b
+	return r, nil
 }
 
 // BatchList returns up to limit batches (1 to 1,000; 0 means 50), newest
@@ -144,7 +108,7 @@ func batchFromDriver(r *droverdriver.BatchRow) *Batch {
 // as BatchGet reads it: a keyset page, as cheap deep into a million
 // batches as at the start. The next page starts before the last ID
 // returned.
-func (c *Client[TTx]) BatchList(ctx context.Context, before int64, limit int) ([]*Batch, error) {
+func (c *Client[TTx]) BatchList(ctx context.Context, before int64, limit int) ([]*drovertype.Batch, error) {
 	if limit == 0 {
 		limit = 50
 	}
@@ -154,11 +118,7 @@ func (c *Client[TTx]) BatchList(ctx context.Context, before int64, limit int) ([
 	if before < 0 {
 		return nil, invalidf("before %d: must be a batch id, not negative", before)
 	}
-	rows, err := c.exec.BatchList(ctx, droverdriver.BatchListParams{BeforeID: before, Limit: limit})
-	if err != nil {
-		return nil, err
-	}
-	return mapAll(rows, batchFromDriver), nil
+	return c.exec.BatchList(ctx, droverdriver.BatchListParams{BeforeID: before, Limit: limit})
 }
 
 // batchResultsPage is how many results BatchResults reads per statement.
@@ -167,7 +127,7 @@ const batchResultsPage = 1000
 // BatchResults calls fn with every member of a batch that has ended, in ID
 // order, reading them a page at a time so that a batch of any size streams
 // in bounded memory. It stops at fn's first error and returns it.
-func (c *Client[TTx]) BatchResults(ctx context.Context, batchID int64, fn func(JobResult) error) error {
+func (c *Client[TTx]) BatchResults(ctx context.Context, batchID int64, fn func(drovertype.JobResult) error) error {
 	var after int64
 	for {
 		page, err := c.BatchResultsAfter(ctx, batchID, after, batchResultsPage)
@@ -190,30 +150,12 @@ func (c *Client[TTx]) BatchResults(ctx context.Context, batchID int64, fn func(J
 // ended, with IDs above after, in ID order: one page of what BatchResults
 // streams, for callers that page themselves (drover serve's batch
 // results, whose pages end at a byte budget too).
-func (c *Client[TTx]) BatchResultsAfter(ctx context.Context, batchID, after int64, limit int) ([]JobResult, error) {
-	rows, err := c.exec.BatchResults(ctx, droverdriver.BatchResultsParams{BatchID: batchID, AfterID: after, Limit: limit})
-	if err != nil {
-		return nil, err
-	}
-	return mapAll(rows, jobResultFromDriver), nil
-}
-
-// JobResult is a job's state and the result its worker set.
-type JobResult struct {
-	ID    int64
-	State JobState
-	Kind  string
-	// Result is what the worker passed to Job.SetResult, nil unless the
-	// job completed with one.
-	Result json.RawMessage
-}
-
-func jobResultFromDriver(r droverdriver.ResultRow) JobResult {
-	return JobResult{ID: r.ID, State: JobState(r.State), Kind: r.Kind, Result: r.Result}
+func (c *Client[TTx]) BatchResultsAfter(ctx context.Context, batchID, after int64, limit int) ([]drovertype.JobResult, error) {
+	return c.exec.BatchResults(ctx, droverdriver.BatchResultsParams{BatchID: batchID, AfterID: after, Limit: limit})
 }
 
 // JobResult returns a job's state and result.
-func (c *Client[TTx]) JobResult(ctx context.Context, id int64) (*JobResult, error) {
+func (c *Client[TTx]) JobResult(ctx context.Context, id int64) (*drovertype.JobResult, error) {
 	rows, err := c.exec.JobResults(ctx, []int64{id})
 	if err != nil {
 		return nil, err
@@ -221,27 +163,22 @@ func (c *Client[TTx]) JobResult(ctx context.Context, id int64) (*JobResult, erro
 	if len(rows) == 0 {
 		return nil, fmt.Errorf("job %d: %w", id, ErrNotFound)
 	}
-	r := jobResultFromDriver(rows[0])
-	return &r, nil
+	return &rows[0], nil
 }
 
 // JobParentResults returns the state and result of every job that job id
 // depends on, in ID order.
-func (c *Client[TTx]) JobParentResults(ctx context.Context, id int64) ([]JobResult, error) {
+func (c *Client[TTx]) JobParentResults(ctx context.Context, id int64) ([]drovertype.JobResult, error) {
 	return parentResults(ctx, c.exec, id)
 }
 
-func parentResults(ctx context.Context, exec droverdriver.Executor, id int64) ([]JobResult, error) {
-	rows, err := exec.JobParentResults(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	return mapAll(rows, jobResultFromDriver), nil
+func parentResults(ctx context.Context, exec droverdriver.Executor, id int64) ([]drovertype.JobResult, error) {
+	return exec.JobParentResults(ctx, id)
 }
 
 // JobDependants returns the state and result of every job that depends on
 // job id (its children in a workflow), in ID order.
-func (c *Client[TTx]) JobDependants(ctx context.Context, id int64) ([]JobResult, error) {
+func (c *Client[TTx]) JobDependants(ctx context.Context, id int64) ([]drovertype.JobResult, error) {
 	deps, err := c.exec.JobDeps(ctx, []int64{id})
 	if err != nil {
 		return nil, err
@@ -255,9 +192,5 @@ func (c *Client[TTx]) JobDependants(ctx context.Context, id int64) ([]JobResult,
 	if len(children) == 0 {
 		return nil, nil
 	}
-	rows, err := c.exec.JobResults(ctx, children)
-	if err != nil {
-		return nil, err
-	}
-	return mapAll(rows, jobResultFromDriver), nil
+	return c.exec.JobResults(ctx, children)
 }

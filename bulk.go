@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/engine"
 )
 
@@ -79,7 +80,7 @@ func (c *Client[TTx]) JobBulk(ctx context.Context, action BulkAction, filter Job
 		if err != nil {
 			return p, err
 		}
-		if err := c.bulkPage(ctx, action, op, mapAll(jobs, func(j *JobRow) int64 { return j.ID }), &p); err != nil {
+		if err := c.bulkPage(ctx, action, op, mapAll(jobs, func(j *drovertype.JobRow) int64 { return j.ID }), &p); err != nil {
 			return p, err
 		}
 		if progress != nil {

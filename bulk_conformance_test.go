@@ -9,6 +9,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // TestJobBulk applies bulk actions to a filter that spans more than one
@@ -34,22 +35,22 @@ func TestJobBulk(t *testing.T) {
 
 		for _, tc := range []struct {
 			action  drover.BulkAction
-			states  []drover.JobState
+			states  []drovertype.JobState
 			changed int64
-			after   map[drover.JobState]int64
+			after   map[drovertype.JobState]int64
 		}{
 			// Discard leaves the running jobs alone.
 			{drover.BulkDiscard, nil, total - running,
-				map[drover.JobState]int64{drover.JobStateDiscarded: total - running, drover.JobStateRunning: running}},
+				map[drovertype.JobState]int64{drovertype.JobStateDiscarded: total - running, drovertype.JobStateRunning: running}},
 			// Cancel asks the running ones to stop; finished ones stay.
 			{drover.BulkCancel, nil, running,
-				map[drover.JobState]int64{drover.JobStateDiscarded: total - running, drover.JobStateRunning: running}},
+				map[drovertype.JobState]int64{drovertype.JobStateDiscarded: total - running, drovertype.JobStateRunning: running}},
 			// Retry the discarded ones only.
-			{drover.BulkRetry, []drover.JobState{drover.JobStateDiscarded}, total - running,
-				map[drover.JobState]int64{drover.JobStateAvailable: total - running, drover.JobStateRunning: running}},
+			{drover.BulkRetry, []drovertype.JobState{drovertype.JobStateDiscarded}, total - running,
+				map[drovertype.JobState]int64{drovertype.JobStateAvailable: total - running, drovertype.JobStateRunning: running}},
 			// Nothing left to retry among the running.
-			{drover.BulkRetry, []drover.JobState{drover.JobStateRunning}, 0,
-				map[drover.JobState]int64{drover.JobStateAvailable: total - running, drover.JobStateRunning: running}},
+			{drover.BulkRetry, []drovertype.JobState{drovertype.JobStateRunning}, 0,
+				map[drovertype.JobState]int64{drovertype.JobStateAvailable: total - running, drovertype.JobStateRunning: running}},
 		} {
 			var pages int
 			p, err := b.client.JobBulk(ctx, tc.action, drover.JobListParams{Queue: "bulk", States: tc.states},
@@ -73,7 +74,7 @@ func TestJobBulk(t *testing.T) {
 				}
 			}
 		}
-		if j, err := b.client.JobGet(ctx, other); err != nil || j.State != drover.JobStateAvailable {
+		if j, err := b.client.JobGet(ctx, other); err != nil || j.State != drovertype.JobStateAvailable {
 			t.Errorf("a job outside the filter: %v, %v", j, err)
 		}
 		// Delete refuses the running jobs and removes the rest of the
@@ -88,11 +89,11 @@ func TestJobBulk(t *testing.T) {
 			t.Fatal(err)
 		}
 		for st, n := range counts {
-			if n != 0 && (st != drover.JobStateRunning || n != running) {
+			if n != 0 && (st != drovertype.JobStateRunning || n != running) {
 				t.Errorf("after delete: %d %s jobs, want only the %d running (all: %v)", n, st, running, counts)
 			}
 		}
-		if j, err := b.client.JobGet(ctx, other); err != nil || j.State != drover.JobStateAvailable {
+		if j, err := b.client.JobGet(ctx, other); err != nil || j.State != drovertype.JobStateAvailable {
 			t.Errorf("a job outside the filter: %v, %v", j, err)
 		}
 		if _, err := b.client.JobBulk(ctx, "purge", drover.JobListParams{}, nil); !errors.Is(err, drover.ErrInvalid) {
@@ -124,12 +125,12 @@ func TestJobBulkDelete(t *testing.T) {
 		// outside the filter: it waits blocked until the first ends.
 		keyedFirst := in(drover.InsertOpts{Key: "k"})
 		keyedNext := b.insert(t, scriptArgs{}, &drover.InsertOpts{Queue: "del", Key: "k"})
-		if j, err := b.client.JobGet(ctx, keyedNext); err != nil || j.State != drover.JobStateBlocked {
+		if j, err := b.client.JobGet(ctx, keyedNext); err != nil || j.State != drovertype.JobStateBlocked {
 			t.Fatalf("the key's next job: %+v, %v; want blocked", j, err)
 		}
 		keyedSame := in(drover.InsertOpts{Key: "k2"})
 		keyedBlocked := in(drover.InsertOpts{Key: "k2"})
-		uniqueDone := in(drover.InsertOpts{UniqueKey: "u", UniqueStates: append(drover.UnfinishedStates(), drover.JobStateCancelled)})
+		uniqueDone := in(drover.InsertOpts{UniqueKey: "u", UniqueStates: append(drovertype.UnfinishedStates(), drovertype.JobStateCancelled)})
 		if _, err := b.client.JobCancel(ctx, uniqueDone); err != nil {
 			t.Fatal(err)
 		}
@@ -157,19 +158,19 @@ func TestJobBulkDelete(t *testing.T) {
 				t.Errorf("job %d after delete: %+v, %v; want it gone", id, j, err)
 			}
 		}
-		if j, err := b.client.JobGet(ctx, running); err != nil || j.State != drover.JobStateRunning {
+		if j, err := b.client.JobGet(ctx, running); err != nil || j.State != drovertype.JobStateRunning {
 			t.Errorf("running job after delete: %+v, %v; want it running still", j, err)
 		}
 		// The dependant of the deleted parent was cancelled, not deleted
 		// (it is in another queue); the batch counted its member.
-		if j, err := b.client.JobGet(ctx, chain[1]); err != nil || j.State != drover.JobStateCancelled {
+		if j, err := b.client.JobGet(ctx, chain[1]); err != nil || j.State != drovertype.JobStateCancelled {
 			t.Errorf("dependant of a deleted job: %+v, %v; want cancelled", j, err)
 		}
-		if bt, err := b.client.BatchGet(ctx, batch.ID); err != nil || bt.Cancelled != 1 || bt.Pending != 1 {
+		if bt, err := b.client.BatchGet(ctx, batch.ID); err != nil || bt.Cancelled != 1 || bt.Pending() != 1 {
 			t.Errorf("batch after deleting a member: %+v, %v; want 1 cancelled, 1 pending", bt, err)
 		}
 		// The key's next job may start.
-		if j, err := b.client.JobGet(ctx, keyedNext); err != nil || j.State != drover.JobStateAvailable {
+		if j, err := b.client.JobGet(ctx, keyedNext); err != nil || j.State != drovertype.JobStateAvailable {
 			t.Errorf("the key's next job after deleting the first: %+v, %v; want available", j, err)
 		}
 		// The unique key held by the cancelled job is free again.
@@ -200,12 +201,12 @@ func TestJobBulkRetryUniqueHeld(t *testing.T) {
 		heldOut := discarded("held")
 		holder := b.insert(t, noopArgs{}, &drover.InsertOpts{Queue: "elsewhere", UniqueKey: "held"})
 		free := discarded("free")
-		p, err := b.client.JobBulk(ctx, drover.BulkRetry, drover.JobListParams{Queue: "u", States: []drover.JobState{drover.JobStateDiscarded}}, nil)
+		p, err := b.client.JobBulk(ctx, drover.BulkRetry, drover.JobListParams{Queue: "u", States: []drovertype.JobState{drovertype.JobStateDiscarded}}, nil)
 		if err != nil || p.Changed != 2 || p.Scanned != 4 {
 			t.Fatalf("retry: %+v, %v; want 2 of 4 retried", p, err)
 		}
-		for id, want := range map[int64]drover.JobState{first: drover.JobStateAvailable, second: drover.JobStateDiscarded,
-			heldOut: drover.JobStateDiscarded, free: drover.JobStateAvailable, holder: drover.JobStateAvailable} {
+		for id, want := range map[int64]drovertype.JobState{first: drovertype.JobStateAvailable, second: drovertype.JobStateDiscarded,
+			heldOut: drovertype.JobStateDiscarded, free: drovertype.JobStateAvailable, holder: drovertype.JobStateAvailable} {
 			if j, err := b.client.JobGet(ctx, id); err != nil || j.State != want {
 				t.Errorf("job %d: %v, %v; want %s", id, j.State, err, want)
 			}
@@ -248,7 +249,7 @@ func TestJobBulkByID(t *testing.T) {
 		if err != nil || p.Changed != 2 || p.Scanned != 4 || pages != 1 {
 			t.Fatalf("delete by ID: %+v in %d pages, %v; want 2 of 4 deleted in 1 page", p, pages, err)
 		}
-		for id, want := range map[int64]drover.JobState{running: drover.JobStateRunning, unselected: drover.JobStateAvailable} {
+		for id, want := range map[int64]drovertype.JobState{running: drovertype.JobStateRunning, unselected: drovertype.JobStateAvailable} {
 			if j, err := b.client.JobGet(ctx, id); err != nil || j.State != want {
 				t.Errorf("job %d after delete: %+v, %v; want %s", id, j, err, want)
 			}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/engine"
 )
 
@@ -48,14 +49,14 @@ func TestClaimOrder(t *testing.T) {
 			}
 			return int(a - b)
 		})
-		claim := func(owner string, max int, after *droverdriver.ClaimPosition) []*droverdriver.JobRow {
+		claim := func(owner string, max int, after *droverdriver.ClaimPosition) []*drovertype.JobRow {
 			t.Helper()
 			rows, err := d.Executor().JobClaim(ctx, named(droverdriver.ClaimParams{Queue: "q", Max: max, Owner: owner, Lease: time.Minute, After: after}))
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, r := range rows {
-				if r.Queue != "q" || r.LeaseOwner != owner || r.State != droverdriver.StateRunning || r.Attempt != 1 {
+				if r.Queue != "q" || r.LeaseOwner != owner || r.State != drovertype.JobStateRunning || r.Attempt != 1 {
 					t.Fatalf("claimed row %d: queue %q, owner %q, state %s, attempt %d; want q, %s, running, 1",
 						r.ID, r.Queue, r.LeaseOwner, r.State, r.Attempt, owner)
 				}
@@ -82,7 +83,7 @@ func TestClaimOrder(t *testing.T) {
 	})
 }
 
-func rowIDs(rows []*droverdriver.JobRow) []int64 {
+func rowIDs(rows []*drovertype.JobRow) []int64 {
 	ids := make([]int64, len(rows))
 	for i, r := range rows {
 		ids[i] = r.ID

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // TestClaimOnlyKnownKinds inserts, ahead of a job the client can run, a job
@@ -27,12 +28,12 @@ func TestClaimOnlyKnownKinds(t *testing.T) {
 		b.start(t)
 		// The known job sorts after the other in claim order, so the
 		// claim that took it would have taken the other first.
-		waitState(t, b.client, ids[1], drover.JobStateCompleted)
+		waitState(t, b.client, ids[1], drovertype.JobStateCompleted)
 		other, err := b.client.JobGet(ctx, ids[0])
 		if err != nil {
 			t.Fatal(err)
 		}
-		if other.State != drover.JobStateAvailable || other.Attempt != 0 || len(other.Errors) != 0 {
+		if other.State != drovertype.JobStateAvailable || other.Attempt != 0 || len(other.Errors) != 0 {
 			t.Fatalf("job of a kind without a worker: state %s, attempt %d, errors %v; want available, 0, none",
 				other.State, other.Attempt, other.Errors)
 		}

@@ -33,6 +33,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/completer"
 	"github.com/droverhq/drover/internal/engine"
 	"github.com/droverhq/drover/internal/leadership"
@@ -86,7 +87,9 @@ type Config struct {
 	RescueInterval time.Duration
 	// PollInterval is the fallback fetch interval when no notification
 	// arrives; default chosen by the driver, or PollOnlyInterval with
-	// PollOnly.
+	// PollOnly. Each poll is one statement for all the client's idle
+	// queues where the driver reads them at once
+	// (droverdriver.QueuesDueExecutor), a claim per queue otherwise.
 	PollInterval time.Duration
 	// PollOnly makes producers find new jobs by polling alone, without a
 	// listening connection. Use it where LISTEN cannot work: behind
@@ -391,11 +394,20 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 		kinds = cfg.Workers.Kinds()
 		slices.Sort(kinds)
 	}
+	// order: with the store's read of every queue at once, the client
+	// polls for its producers (pollQueues).
+	poller := c.queuesPoller()
+	producerPoll := cfg.PollInterval
+	if poller != nil {
+		producerPoll = 0
+	}
+	head, _ := c.exec.(droverdriver.HeadClaimer)
+	fromHead := head != nil && head.ClaimsFromHead()
 	for name, q := range cfg.Queues {
 		c.producers[name] = producer.New(c.exec, c.tracker, c.completer.Submit, c.runJob, producer.Config{
 			Queue: name, MaxWorkers: q.MaxWorkers, ClaimMax: q.ClaimMax, Owner: cfg.ID, Claim: c.claimAsWorker,
-			Lease: cfg.LeaseDuration, PollInterval: cfg.PollInterval, Logger: log, OnRan: c.observeRun,
-			Kinds: kinds,
+			Lease: cfg.LeaseDuration, PollInterval: producerPoll, Logger: log, OnRan: c.observeRun,
+			Kinds: kinds, FromHead: fromHead,
 		})
 	}
 
@@ -432,6 +444,13 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 		go func() {
 			defer c.prodWG.Done()
 			p.Run(fetchCtx)
+		}()
+	}
+	if poller != nil && len(c.producers) > 0 {
+		c.prodWG.Add(1)
+		go func() {
+			defer c.prodWG.Done()
+			c.pollQueues(fetchCtx, poller)
 		}()
 	}
 	c.started = true
@@ -471,13 +490,13 @@ func (c *Client[TTx]) wake(queue string) int {
 }
 
 // claim is every claim of the client: its producers' and remote workers'.
-func (c *Client[TTx]) claim(ctx context.Context, p droverdriver.ClaimParams) ([]*droverdriver.JobRow, error) {
+func (c *Client[TTx]) claim(ctx context.Context, p droverdriver.ClaimParams) ([]*drovertype.JobRow, error) {
 	return c.claimIn(ctx, c.exec, p)
 }
 
 // claimIn claims in ex (the client's store, or a caller's transaction),
 // under the client's Clock when it has one.
-func (c *Client[TTx]) claimIn(ctx context.Context, ex droverdriver.Executor, p droverdriver.ClaimParams) ([]*droverdriver.JobRow, error) {
+func (c *Client[TTx]) claimIn(ctx context.Context, ex droverdriver.Executor, p droverdriver.ClaimParams) ([]*drovertype.JobRow, error) {
 	if c.config.Clock != nil {
 		p.Now = c.config.Clock.Now()
 	}

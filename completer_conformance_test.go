@@ -10,6 +10,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/completer"
 	"github.com/droverhq/drover/internal/engine"
 )
@@ -54,18 +55,18 @@ func TestCompleterSplitsARefusedFlush(t *testing.T) {
 				t.Fatal(err)
 			}
 			switch {
-			case r.ID != poisonID && row.State != drover.JobStateCompleted:
+			case r.ID != poisonID && row.State != drovertype.JobStateCompleted:
 				t.Fatalf("job %d is %s, want completed", r.ID, row.State)
-			case r.ID == poisonID && row.State == drover.JobStateDiscarded:
+			case r.ID == poisonID && row.State == drovertype.JobStateDiscarded:
 				if len(row.Errors) != 1 || !strings.Contains(row.Errors[0].Error, "the store refused this attempt's result") {
 					t.Fatalf("refused job %d: errors %+v, want one naming the refusal", r.ID, row.Errors)
 				}
-			case r.ID == poisonID && row.State != drover.JobStateCompleted:
+			case r.ID == poisonID && row.State != drovertype.JobStateCompleted:
 				t.Fatalf("job %d with the refused output is %s, want discarded (refused) or completed (stored)", r.ID, row.State)
 			}
 		}
 		if s.name != "sqlite" { // PostgreSQL, alone or as a fleet
-			if row, _ := b.client.JobGet(ctx, poisonID); row.State != drover.JobStateDiscarded {
+			if row, _ := b.client.JobGet(ctx, poisonID); row.State != drovertype.JobStateDiscarded {
 				t.Fatalf("PostgreSQL stored output with \\u0000: job %d is %s", poisonID, row.State)
 			}
 		}

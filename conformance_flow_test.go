@@ -12,6 +12,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/engine"
 	"github.com/droverhq/drover/internal/waitfor"
 )
@@ -89,7 +90,7 @@ func flowWorkers(rec *recorder) func(*drover.Config) {
 	}
 }
 
-func getJob(t *testing.T, c client, id int64) *drover.JobRow {
+func getJob(t *testing.T, c client, id int64) *drovertype.JobRow {
 	t.Helper()
 	row, err := c.JobGet(context.Background(), id)
 	if err != nil {
@@ -109,7 +110,7 @@ func assertRanAfter(t *testing.T, c client, parent, child int64) {
 	if !p.State.Finished() {
 		t.Fatalf("parent %d is %s", parent, p.State)
 	}
-	if ch.State != drover.JobStateCompleted || ch.Attempt != 1 || len(ch.Errors) != 0 {
+	if ch.State != drovertype.JobStateCompleted || ch.Attempt != 1 || len(ch.Errors) != 0 {
 		t.Fatalf("job %d is %s after %d attempts with errors %+v, want completed at once after parent %d", child, ch.State, ch.Attempt, ch.Errors, parent)
 	}
 	res, err := c.JobParentResults(context.Background(), child)
@@ -136,13 +137,13 @@ func TestWorkflowChain(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i, want := range []drover.JobState{drover.JobStateAvailable, drover.JobStatePending, drover.JobStatePending} {
+		for i, want := range []drovertype.JobState{drovertype.JobStateAvailable, drovertype.JobStatePending, drovertype.JobStatePending} {
 			if got := getJob(t, b.client, ids[i]).State; got != want {
 				t.Fatalf("step %d is %s before start, want %s", i+1, got, want)
 			}
 		}
 		b.start(t)
-		waitState(t, b.client, ids[2], drover.JobStateCompleted)
+		waitState(t, b.client, ids[2], drovertype.JobStateCompleted)
 		assertRanAfter(t, b.client, ids[0], ids[1])
 		assertRanAfter(t, b.client, ids[1], ids[2])
 		// A released step is due from its release, so that it queues
@@ -203,7 +204,7 @@ func TestWorkflowDAGUnderConcurrency(t *testing.T) {
 			startClient(t, b.s.newClient(t, b.d, withMutate(fastConfig(rec, 16), flowWorkers(rec))))
 		}
 		for _, d := range ds {
-			waitState(t, b.client, d.d, drover.JobStateCompleted)
+			waitState(t, b.client, d.d, drovertype.JobStateCompleted)
 		}
 		_, runs := rec.snapshot()
 		for _, d := range ds {
@@ -251,11 +252,11 @@ func TestWorkflowCancelCascade(t *testing.T) {
 			t.Fatal(err)
 		}
 		b.start(t)
-		waitState(t, b.client, ids[0], drover.JobStateDiscarded)
-		waitState(t, b.client, ids[afterReleased.Index()], drover.JobStateCompleted)
+		waitState(t, b.client, ids[0], drovertype.JobStateDiscarded)
+		waitState(t, b.client, ids[afterReleased.Index()], drovertype.JobStateCompleted)
 		for _, st := range []drover.Step{child, grandchild} {
 			row := getJob(t, b.client, ids[st.Index()])
-			if row.State != drover.JobStateCancelled || row.Attempt != 0 {
+			if row.State != drovertype.JobStateCancelled || row.Attempt != 0 {
 				t.Fatalf("job %d is %s after %d attempts, want cancelled without running", row.ID, row.State, row.Attempt)
 			}
 			if len(row.Errors) != 1 || !strings.Contains(row.Errors[0].Error, "ended as") {
@@ -289,7 +290,7 @@ func TestWorkflowCancelPendingParent(t *testing.T) {
 		if _, err := b.client.JobCancel(ctx, ids[1]); err != nil {
 			t.Fatal(err)
 		}
-		for i, want := range []drover.JobState{drover.JobStateScheduled, drover.JobStateCancelled, drover.JobStateCancelled} {
+		for i, want := range []drovertype.JobState{drovertype.JobStateScheduled, drovertype.JobStateCancelled, drovertype.JobStateCancelled} {
 			if got := getJob(t, b.client, ids[i]).State; got != want {
 				t.Fatalf("step %d is %s, want %s", i+1, got, want)
 			}
@@ -305,8 +306,8 @@ func TestWorkflowDependsOnStoredJobs(t *testing.T) {
 		done := b.insert(t, stepArgs{N: 5}, nil)
 		failed := b.insert(t, stepArgs{Fail: true}, &drover.InsertOpts{MaxAttempts: 1})
 		b.start(t)
-		waitState(t, b.client, done, drover.JobStateCompleted)
-		waitState(t, b.client, failed, drover.JobStateDiscarded)
+		waitState(t, b.client, done, drovertype.JobStateCompleted)
+		waitState(t, b.client, failed, drovertype.JobStateDiscarded)
 
 		before, err := b.client.JobCountByState(ctx, "")
 		if err != nil {
@@ -337,13 +338,13 @@ func TestWorkflowDependsOnStoredJobs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		waitState(t, b.client, row.ID, drover.JobStateCompleted)
+		waitState(t, b.client, row.ID, drovertype.JobStateCompleted)
 		parents, err := b.client.JobParentResults(ctx, row.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(parents) != 2 || parents[0].ID != done || parents[0].State != drover.JobStateCompleted ||
-			parents[1].State != drover.JobStateDiscarded || parents[1].Result != nil {
+		if len(parents) != 2 || parents[0].ID != done || parents[0].State != drovertype.JobStateCompleted ||
+			parents[1].State != drovertype.JobStateDiscarded || parents[1].Result != nil {
 			t.Fatalf("parents = %+v", parents)
 		}
 	})
@@ -358,15 +359,15 @@ func TestWorkflowDependantAddedWhileParentRuns(t *testing.T) {
 		ctx := context.Background()
 		parent := b.insert(t, stepArgs{N: 7, Sleep: "300ms"}, nil)
 		b.start(t)
-		waitState(t, b.client, parent, drover.JobStateRunning)
+		waitState(t, b.client, parent, drovertype.JobStateRunning)
 		child, err := b.client.Insert(ctx, stepArgs{N: 1, Parent: true}, &drover.InsertOpts{DependsOn: []int64{parent}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if child.State != drover.JobStatePending {
+		if child.State != drovertype.JobStatePending {
 			t.Fatalf("child is %s while its parent runs, want pending", child.State)
 		}
-		waitState(t, b.client, child.ID, drover.JobStateCompleted)
+		waitState(t, b.client, child.ID, drovertype.JobStateCompleted)
 		assertRanAfter(t, b.client, parent, child.ID)
 		res, err := b.client.JobResult(ctx, child.ID)
 		if err != nil {
@@ -403,14 +404,14 @@ func TestBatch(t *testing.T) {
 		if len(ins.JobIDs) != n || ins.CallbackID == 0 || ins.ID == 0 {
 			t.Fatalf("inserted batch = %+v", ins)
 		}
-		if got := getJob(t, b.client, ins.CallbackID).State; got != drover.JobStatePending {
+		if got := getJob(t, b.client, ins.CallbackID).State; got != drovertype.JobStatePending {
 			t.Fatalf("callback is %s before the batch ran, want pending", got)
 		}
 		prog, err := b.client.BatchGet(ctx, ins.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if prog.Total != n || prog.Pending != n || prog.Finished() || prog.CallbackJobID != ins.CallbackID {
+		if prog.Total != n || prog.Pending() != n || prog.Finished() || prog.CallbackJobID != ins.CallbackID {
 			t.Fatalf("progress before start = %+v", prog)
 		}
 
@@ -425,19 +426,19 @@ func TestBatch(t *testing.T) {
 			}
 			return p.Completed+p.Discarded == n-1
 		})
-		if got := getJob(t, b.client, ins.CallbackID).State; got != drover.JobStatePending {
+		if got := getJob(t, b.client, ins.CallbackID).State; got != drovertype.JobStatePending {
 			t.Fatalf("callback is %s while a member waits, want pending", got)
 		}
 		if _, err := b.client.JobCancel(ctx, ins.JobIDs[30]); err != nil {
 			t.Fatal(err)
 		}
-		cb := waitState(t, b.client, ins.CallbackID, drover.JobStateCompleted)
+		cb := waitState(t, b.client, ins.CallbackID, drovertype.JobStateCompleted)
 
 		prog, err = b.client.BatchGet(ctx, ins.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if prog.Completed != n-3 || prog.Discarded != 2 || prog.Cancelled != 1 || prog.Pending != 0 || prog.Running != 0 ||
+		if prog.Completed != n-3 || prog.Discarded != 2 || prog.Cancelled != 1 || prog.Pending() != 0 || prog.Running != 0 ||
 			prog.Failed != 0 || !prog.Finished() {
 			t.Fatalf("final progress = %+v", prog)
 		}
@@ -458,13 +459,13 @@ func TestBatch(t *testing.T) {
 
 		// Every member's result, streamed: count and checksum.
 		var count, sum, last int64
-		err = b.client.BatchResults(ctx, ins.ID, func(r drover.JobResult) error {
+		err = b.client.BatchResults(ctx, ins.ID, func(r drovertype.JobResult) error {
 			if r.ID <= last {
 				return fmt.Errorf("result %d after %d: not in ID order", r.ID, last)
 			}
 			last = r.ID
 			count++
-			if r.State == drover.JobStateCompleted {
+			if r.State == drovertype.JobStateCompleted {
 				var sr stepResult
 				if err := json.Unmarshal(r.Result, &sr); err != nil {
 					return err
@@ -521,7 +522,7 @@ func TestBatchCallbackOnceUnderConcurrency(t *testing.T) {
 		}
 		wg.Wait()
 		for _, ins := range batches {
-			cb := waitState(t, b.client, ins.CallbackID, drover.JobStateCompleted)
+			cb := waitState(t, b.client, ins.CallbackID, drovertype.JobStateCompleted)
 			if cb.Attempt != 1 {
 				t.Fatalf("callback %d took %d attempts", cb.ID, cb.Attempt)
 			}
@@ -584,7 +585,7 @@ func TestResultTooLarge(t *testing.T) {
 		b := setup(t, s, 1, flowWorkers(newRecorder()))
 		id := b.insert(t, stepArgs{Big: true}, &drover.InsertOpts{MaxAttempts: 1})
 		b.start(t)
-		row := waitState(t, b.client, id, drover.JobStateDiscarded)
+		row := waitState(t, b.client, id, drovertype.JobStateDiscarded)
 		if len(row.Errors) != 1 || !strings.Contains(row.Errors[0].Error, fmt.Sprintf("is over the limit of %d", drover.MaxResultBytes)) {
 			t.Fatalf("errors = %+v", row.Errors)
 		}
@@ -620,12 +621,12 @@ func TestRescueSettles(t *testing.T) {
 			t.Fatalf("claim = %v, %v", claimed, err)
 		}
 		b.start(t)
-		waitState(t, b.client, chain[0], drover.JobStateDiscarded)
-		child := waitState(t, b.client, chain[1], drover.JobStateCancelled)
+		waitState(t, b.client, chain[0], drovertype.JobStateDiscarded)
+		child := waitState(t, b.client, chain[1], drovertype.JobStateCancelled)
 		if len(child.Errors) != 1 || child.Errors[0].Error != fmt.Sprintf("dependency %d ended as discarded", chain[0]) {
 			t.Fatalf("child errors = %+v", child.Errors)
 		}
-		waitState(t, b.client, ins.CallbackID, drover.JobStateCompleted)
+		waitState(t, b.client, ins.CallbackID, drovertype.JobStateCompleted)
 		prog, err := b.client.BatchGet(ctx, ins.ID)
 		if err != nil {
 			t.Fatal(err)

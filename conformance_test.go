@@ -24,6 +24,7 @@ import (
 	"github.com/droverhq/drover/droverfleet"
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/droversqlite"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/clientapi"
 	"github.com/droverhq/drover/internal/engine"
 	"github.com/droverhq/drover/internal/testdb"
@@ -38,11 +39,11 @@ type client interface {
 
 	ID() string
 
-	Insert(ctx context.Context, args drover.Args, opts *drover.InsertOpts) (*drover.JobRow, error)
+	Insert(ctx context.Context, args drover.Args, opts *drover.InsertOpts) (*drovertype.JobRow, error)
 	InsertChain(ctx context.Context, jobs []drover.InsertManyParams) ([]int64, error)
 
-	BatchResults(ctx context.Context, batchID int64, fn func(drover.JobResult) error) error
-	LeaseOwners(ctx context.Context) ([]drover.LeaseOwner, error)
+	BatchResults(ctx context.Context, batchID int64, fn func(drovertype.JobResult) error) error
+	LeaseOwners(ctx context.Context) ([]drovertype.LeaseOwner, error)
 
 	// Routing (routing.go).
 	SetWorkerLabels(ctx context.Context, labels map[string]string) error
@@ -373,9 +374,9 @@ func (b *bundle) insert(t *testing.T, args drover.Args, opts *drover.InsertOpts)
 }
 
 // waitState polls the store until job id is in state want.
-func waitState(t *testing.T, c client, id int64, want drover.JobState) *drover.JobRow {
+func waitState(t *testing.T, c client, id int64, want drovertype.JobState) *drovertype.JobRow {
 	t.Helper()
-	var row *drover.JobRow
+	var row *drovertype.JobRow
 	waitfor.Cond(t, fmt.Sprintf("job %d to be %s", id, want), func() bool {
 		var err error
 		row, err = c.JobGet(context.Background(), id)
@@ -395,7 +396,7 @@ func TestInsertAndWork(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if row.State != drover.JobStateAvailable || row.Kind != "test.noop" || row.Queue != "default" || row.Attempt != 0 {
+		if row.State != drovertype.JobStateAvailable || row.Kind != "test.noop" || row.Queue != "default" || row.Attempt != 0 {
 			t.Fatalf("inserted row = %+v", row)
 		}
 		if string(row.EncodedArgs) != `{"n": 7}` && string(row.EncodedArgs) != `{"n":7}` {
@@ -405,7 +406,7 @@ func TestInsertAndWork(t *testing.T) {
 			t.Fatalf("tags = %v", row.Tags)
 		}
 		b.start(t)
-		done := waitState(t, b.client, id, drover.JobStateCompleted)
+		done := waitState(t, b.client, id, drovertype.JobStateCompleted)
 		if done.Attempt != 1 || done.FinalizedAt == nil || len(done.Errors) != 0 {
 			t.Fatalf("completed row = %+v", done)
 		}
@@ -500,7 +501,7 @@ func TestRetriesThenCompletes(t *testing.T) {
 		b := setup(t, s, 2)
 		b.start(t)
 		id := b.insert(t, scriptArgs{Fail: 2}, nil)
-		row := waitState(t, b.client, id, drover.JobStateCompleted)
+		row := waitState(t, b.client, id, drovertype.JobStateCompleted)
 		if row.Attempt != 3 || len(row.Errors) != 2 {
 			t.Fatalf("attempt = %d, errors = %d; want 3 and 2", row.Attempt, len(row.Errors))
 		}
@@ -517,7 +518,7 @@ func TestDiscardAfterMaxAttempts(t *testing.T) {
 		b := setup(t, s, 2)
 		b.start(t)
 		id := b.insert(t, scriptArgs{Fail: -1}, &drover.InsertOpts{MaxAttempts: 3})
-		row := waitState(t, b.client, id, drover.JobStateDiscarded)
+		row := waitState(t, b.client, id, drovertype.JobStateDiscarded)
 		if row.Attempt != 3 || len(row.Errors) != 3 {
 			t.Fatalf("attempt = %d, errors = %d; want 3 and 3", row.Attempt, len(row.Errors))
 		}
@@ -532,12 +533,12 @@ func TestPanicIsAnError(t *testing.T) {
 		b := setup(t, s, 2)
 		b.start(t)
 		id := b.insert(t, scriptArgs{Panic: true}, &drover.InsertOpts{MaxAttempts: 1})
-		row := waitState(t, b.client, id, drover.JobStateDiscarded)
+		row := waitState(t, b.client, id, drovertype.JobStateDiscarded)
 		if len(row.Errors) != 1 || row.Errors[0].Error != "panic: boom" || !strings.Contains(row.Errors[0].Trace, "goroutine") {
 			t.Fatalf("errors = %+v", row.Errors)
 		}
 		// The client survived and still works jobs.
-		waitState(t, b.client, b.insert(t, noopArgs{}, nil), drover.JobStateCompleted)
+		waitState(t, b.client, b.insert(t, noopArgs{}, nil), drovertype.JobStateCompleted)
 	})
 }
 
@@ -546,7 +547,7 @@ func TestWorkerCancel(t *testing.T) {
 		b := setup(t, s, 2)
 		b.start(t)
 		id := b.insert(t, scriptArgs{Cancel: true}, nil)
-		row := waitState(t, b.client, id, drover.JobStateCancelled)
+		row := waitState(t, b.client, id, drovertype.JobStateCancelled)
 		if row.Attempt != 1 || len(row.Errors) != 1 || !strings.Contains(row.Errors[0].Error, "not wanted") {
 			t.Fatalf("row = %+v", row)
 		}
@@ -558,7 +559,7 @@ func TestTimeout(t *testing.T) {
 		b := setup(t, s, 2)
 		b.start(t)
 		id := b.insert(t, scriptArgs{Block: true}, &drover.InsertOpts{Timeout: 50 * time.Millisecond, MaxAttempts: 1})
-		row := waitState(t, b.client, id, drover.JobStateDiscarded)
+		row := waitState(t, b.client, id, drovertype.JobStateDiscarded)
 		if len(row.Errors) != 1 || !strings.Contains(row.Errors[0].Error, "timed out after 50ms") {
 			t.Fatalf("errors = %+v", row.Errors)
 		}
@@ -575,10 +576,10 @@ func TestScheduledJobWaitsForItsTime(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if row.State != drover.JobStateScheduled {
+		if row.State != drovertype.JobStateScheduled {
 			t.Fatalf("state = %s, want scheduled", row.State)
 		}
-		row = waitState(t, b.client, id, drover.JobStateCompleted)
+		row = waitState(t, b.client, id, drovertype.JobStateCompleted)
 		if row.AttemptedAt.Before(at) {
 			t.Fatalf("ran at %s, before its time %s", row.AttemptedAt, at)
 		}
@@ -620,17 +621,17 @@ func TestJobCancel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if row.State != drover.JobStateCancelled {
+		if row.State != drovertype.JobStateCancelled {
 			t.Fatalf("cancelled waiting job is %s", row.State)
 		}
 		b.start(t)
 		running := b.insert(t, scriptArgs{Block: true}, nil)
-		waitState(t, b.client, running, drover.JobStateRunning)
+		waitState(t, b.client, running, drovertype.JobStateRunning)
 		if _, err := b.client.JobCancel(ctx, running); err != nil {
 			t.Fatal(err)
 		}
 		// The heartbeat (every third of the 2 s lease) delivers the cancel.
-		row = waitState(t, b.client, running, drover.JobStateCancelled)
+		row = waitState(t, b.client, running, drovertype.JobStateCancelled)
 		if row.Attempt != 1 {
 			t.Fatalf("attempt = %d", row.Attempt)
 		}
@@ -646,7 +647,7 @@ func TestJobRetry(t *testing.T) {
 		b.start(t)
 		ctx := context.Background()
 		id := b.insert(t, scriptArgs{Fail: 1}, &drover.InsertOpts{MaxAttempts: 1})
-		waitState(t, b.client, id, drover.JobStateDiscarded)
+		waitState(t, b.client, id, drovertype.JobStateDiscarded)
 		row, err := b.client.JobRetry(ctx, id)
 		if err != nil {
 			t.Fatal(err)
@@ -654,7 +655,7 @@ func TestJobRetry(t *testing.T) {
 		if row.State.Finished() || row.MaxAttempts != 2 {
 			t.Fatalf("retried row = %+v", row)
 		}
-		row = waitState(t, b.client, id, drover.JobStateCompleted)
+		row = waitState(t, b.client, id, drovertype.JobStateCompleted)
 		if row.Attempt != 2 || len(row.Errors) != 1 {
 			t.Fatalf("attempt = %d errors = %d", row.Attempt, len(row.Errors))
 		}
@@ -662,7 +663,7 @@ func TestJobRetry(t *testing.T) {
 		if _, err := b.client.JobRetry(ctx, later); err != nil {
 			t.Fatal(err)
 		}
-		waitState(t, b.client, later, drover.JobStateCompleted)
+		waitState(t, b.client, later, drovertype.JobStateCompleted)
 	})
 }
 
@@ -699,21 +700,21 @@ func TestJobListFiltersAndPages(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(ids) {
 			t.Fatalf("pages = %v, want %v", got, ids)
 		}
-		sched, err := b.client.JobList(ctx, drover.JobListParams{States: []drover.JobState{drover.JobStateScheduled}})
+		sched, err := b.client.JobList(ctx, drover.JobListParams{States: []drovertype.JobState{drovertype.JobStateScheduled}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(sched) != 5 {
 			t.Fatalf("scheduled = %d, want 5", len(sched))
 		}
-		other, err := b.client.JobList(ctx, drover.JobListParams{Queue: "other", States: []drover.JobState{drover.JobStateAvailable}})
+		other, err := b.client.JobList(ctx, drover.JobListParams{Queue: "other", States: []drovertype.JobState{drovertype.JobStateAvailable}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(other) != 10 { // 13 even indexes, 3 of them scheduled
 			t.Fatalf("available in other = %d, want 10", len(other))
 		}
-		if _, err := b.client.JobList(ctx, drover.JobListParams{States: []drover.JobState{"bogus"}}); err == nil {
+		if _, err := b.client.JobList(ctx, drover.JobListParams{States: []drovertype.JobState{"bogus"}}); err == nil {
 			t.Fatal("bogus state accepted")
 		}
 	})
@@ -729,7 +730,7 @@ func TestInsertTxVisibleOnlyOnCommit(t *testing.T) {
 			t.Fatalf("rolled back job: err = %v, want not found", err)
 		}
 		b.start(t)
-		waitState(t, b.client, committed, drover.JobStateCompleted)
+		waitState(t, b.client, committed, drovertype.JobStateCompleted)
 	})
 }
 
@@ -763,7 +764,7 @@ func TestStartRefusesNewerSchema(t *testing.T) {
 			t.Fatal(err)
 		}
 		err = b.d.MigrateTx(ctx, func(ctx context.Context, m droverdriver.Migrator) error {
-			return m.Apply(ctx, droverdriver.Migration{Version: latest + 1, Name: "from_the_future", SQL: "SELECT 1"})
+			return m.Apply(ctx, drovertype.Migration{Version: latest + 1, Name: "from_the_future", SQL: "SELECT 1"})
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -795,7 +796,7 @@ func TestLeaseExpiryRescueAndFencing(t *testing.T) {
 			t.Fatalf("claim = %v, %v", claimed, err)
 		}
 		b.start(t)
-		row := waitState(t, b.client, id, drover.JobStateCompleted)
+		row := waitState(t, b.client, id, drovertype.JobStateCompleted)
 		if row.Attempt != 2 || len(row.Errors) != 1 || !strings.Contains(row.Errors[0].Error, "lease expired") {
 			t.Fatalf("rescued row = %+v", row)
 		}
@@ -804,7 +805,7 @@ func TestLeaseExpiryRescueAndFencing(t *testing.T) {
 		if err != nil || len(accepted) != 0 {
 			t.Fatalf("late result accepted = %v, %v", accepted, err)
 		}
-		if row, _ := b.client.JobGet(ctx, id); row.State != drover.JobStateCompleted {
+		if row, _ := b.client.JobGet(ctx, id); row.State != drovertype.JobStateCompleted {
 			t.Fatalf("late result changed the job to %s", row.State)
 		}
 	})
@@ -817,7 +818,7 @@ func TestHeartbeatKeepsLongJob(t *testing.T) {
 		b := setup(t, s, 2, func(c *drover.Config) { c.LeaseDuration = 300 * time.Millisecond })
 		b.start(t)
 		id := b.insert(t, scriptArgs{Sleep: "1200ms"}, nil)
-		row := waitState(t, b.client, id, drover.JobStateCompleted)
+		row := waitState(t, b.client, id, drovertype.JobStateCompleted)
 		if row.Attempt != 1 || len(row.Errors) != 0 {
 			t.Fatalf("long job was rescued: %+v", row)
 		}
@@ -851,7 +852,7 @@ func TestGracefulStopReleases(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if row.State != drover.JobStateAvailable || row.Attempt != 0 || row.LeaseOwner != "" {
+			if row.State != drovertype.JobStateAvailable || row.Attempt != 0 || row.LeaseOwner != "" {
 				t.Fatalf("job %d after stop = state %s attempt %d owner %q", id, row.State, row.Attempt, row.LeaseOwner)
 			}
 		}
@@ -892,7 +893,7 @@ func TestExactlyOnceUnderConcurrency(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return counts[drover.JobStateCompleted] == jobs
+			return counts[drovertype.JobStateCompleted] == jobs
 		})
 		_, runs := rec.snapshot()
 		for _, id := range ids {
@@ -904,7 +905,7 @@ func TestExactlyOnceUnderConcurrency(t *testing.T) {
 			t.Fatalf("%d distinct jobs ran, want %d", len(runs), jobs)
 		}
 		counts, _ := b.client.JobCountByState(ctx, "")
-		if counts[drover.JobStateAvailable]+counts[drover.JobStateRunning] != 0 {
+		if counts[drovertype.JobStateAvailable]+counts[drovertype.JobStateRunning] != 0 {
 			t.Fatalf("jobs left behind: %v", counts)
 		}
 	})
@@ -936,7 +937,7 @@ func TestMaintenanceSurvivesLeaderStop(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return row.State == drover.JobStateAvailable && row.Attempt == 1 && len(row.Errors) == 1
+			return row.State == drovertype.JobStateAvailable && row.Attempt == 1 && len(row.Errors) == 1
 		})
 	})
 }
@@ -961,14 +962,14 @@ func TestPrunerRemovesExpiredFinishedJobs(t *testing.T) {
 		if _, runs := b.rec.snapshot(); runs[done] != 1 {
 			t.Fatalf("pruned job ran %d times", runs[done])
 		}
-		waitState(t, b.client, failed, drover.JobStateDiscarded)
+		waitState(t, b.client, failed, drovertype.JobStateDiscarded)
 		// A prune pass that completes after the discard leaves it alone.
 		later := b.insert(t, noopArgs{}, nil)
 		waitfor.Cond(t, "second completed job pruned", func() bool {
 			_, err := b.client.JobGet(ctx, later)
 			return errors.Is(err, drover.ErrNotFound)
 		})
-		if row, err := b.client.JobGet(ctx, failed); err != nil || row.State != drover.JobStateDiscarded {
+		if row, err := b.client.JobGet(ctx, failed); err != nil || row.State != drovertype.JobStateDiscarded {
 			t.Fatalf("discarded job kept forever: %v, %v", row, err)
 		}
 	})
@@ -1003,14 +1004,14 @@ func TestStopReleasesBufferedJobsAtOnce(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if row.State != drover.JobStateAvailable {
+				if row.State != drovertype.JobStateAvailable {
 					return false
 				}
 			}
 			return true
 		})
 		for _, id := range running {
-			if row, _ := b.client.JobGet(ctx, id); row.State != drover.JobStateRunning {
+			if row, _ := b.client.JobGet(ctx, id); row.State != drovertype.JobStateRunning {
 				t.Fatalf("job %d is %s while its handler still runs", id, row.State)
 			}
 		}
@@ -1018,7 +1019,7 @@ func TestStopReleasesBufferedJobsAtOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, id := range running {
-			if row, _ := b.client.JobGet(ctx, id); row.State != drover.JobStateCompleted {
+			if row, _ := b.client.JobGet(ctx, id); row.State != drovertype.JobStateCompleted {
 				t.Fatalf("running job %d ended %s, want completed within the grace period", id, row.State)
 			}
 		}

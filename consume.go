@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/engine"
 )
 
@@ -42,7 +43,7 @@ type topicCore struct {
 // last ack (LaneAck.Keep).
 type heldLane struct {
 	droverdriver.LeasedLane
-	token droverdriver.LeaseToken
+	token drovertype.LeaseToken
 	// region is the lane's suspect region when it delivers one message
 	// at a time: how many messages of the expired batch are left (the
 	// lease's batch limit before the core cut Limit to 1).
@@ -114,7 +115,7 @@ type leaseParams struct {
 // lease leases lanes under a fresh token. The lanes that deliver one
 // message at a time get a limit of 1, their region kept aside.
 func (c *topicCore) lease(ctx context.Context, p leaseParams) ([]heldLane, error) {
-	token := droverdriver.NewLeaseToken()
+	token := drovertype.NewLeaseToken()
 	// A lease cancelled in flight may still commit, leaving lanes leased
 	// that no one works until they expire: it runs to its end.
 	now := time.Now()

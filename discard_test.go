@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 )
 
 func TestJobDiscard(t *testing.T) {
@@ -20,8 +21,8 @@ func TestJobDiscard(t *testing.T) {
 		}
 		waiting := b.insert(t, raw, nil)
 		scheduled := b.insert(t, raw, &drover.InsertOpts{RunAt: time.Now().Add(time.Hour)})
-		for id, want := range map[int64]drover.JobState{waiting: drover.JobStateDiscarded, scheduled: drover.JobStateDiscarded,
-			running: drover.JobStateRunning} {
+		for id, want := range map[int64]drovertype.JobState{waiting: drovertype.JobStateDiscarded, scheduled: drovertype.JobStateDiscarded,
+			running: drovertype.JobStateRunning} {
 			row, err := b.client.JobDiscard(ctx, id)
 			if err != nil {
 				t.Fatal(err)
@@ -37,7 +38,7 @@ func TestJobDiscard(t *testing.T) {
 		if jobs, err := b.remote.Claim(ctx, drover.ClaimParams{Queue: "default", Max: 10, Owner: "w", Lease: time.Minute}); err != nil || len(jobs) != 0 {
 			t.Fatalf("claimed %d jobs after the discards", len(jobs))
 		}
-		if row, err := b.client.JobDiscard(ctx, waiting); err != nil || row.State != drover.JobStateDiscarded {
+		if row, err := b.client.JobDiscard(ctx, waiting); err != nil || row.State != drovertype.JobStateDiscarded {
 			t.Fatalf("second discard = %+v, %v", row, err)
 		}
 		if _, err := b.client.JobDiscard(ctx, 999_999); !errors.Is(err, drover.ErrNotFound) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/engine"
 	"github.com/droverhq/drover/internal/producer"
 	"github.com/droverhq/drover/internal/validate"
@@ -18,16 +19,16 @@ import (
 type WorkResult struct {
 	// Job is the job as its worker received it: running, with this
 	// attempt's number.
-	Job *JobRow
+	Job *drovertype.JobRow
 	// Err is the attempt's error as stored on the job (what the handler
 	// returned, a panic with its stack, a timeout), nil when the attempt
 	// completed.
-	Err *AttemptError
+	Err *drovertype.AttemptError
 	// Stored is the job as the attempt's result left it in the store:
 	// completed with its result, retryable with the run_at of its next
 	// attempt, discarded, cancelled. Nil when the store no longer holds
 	// it (Config.DeleteCompleted).
-	Stored *JobRow
+	Stored *drovertype.JobRow
 }
 
 // drainMax bounds the attempts one Drain runs: a job that inserts another
@@ -83,7 +84,7 @@ func (c *Client[TTx]) workJob(ctx context.Context, ex droverdriver.Executor, id 
 	}
 	now := c.now()
 	switch row.State {
-	case droverdriver.StateAvailable, droverdriver.StateScheduled, droverdriver.StateRetryable:
+	case drovertype.JobStateAvailable, drovertype.JobStateScheduled, drovertype.JobStateRetryable:
 		if row.RunAt.After(now) {
 			return nil, fmt.Errorf("job %d is due at %s, after the client's now (%s): advance Config.Clock, or wait",
 				id, row.RunAt.Format(time.RFC3339Nano), now.Format(time.RFC3339Nano))
@@ -144,7 +145,7 @@ func (c *Client[TTx]) drain(ctx context.Context, ex droverdriver.Executor, queue
 // runClaimed runs a job claimed in ex through the client's execute path
 // (runJob: timeout, panic recovery, outcome), writes the result through
 // the engine in ex, and reads the job back.
-func (c *Client[TTx]) runClaimed(ctx context.Context, ex droverdriver.Executor, row *droverdriver.JobRow) (*WorkResult, error) {
+func (c *Client[TTx]) runClaimed(ctx context.Context, ex droverdriver.Executor, row *drovertype.JobRow) (*WorkResult, error) {
 	jc, done := producer.Standalone(ctx)
 	start := time.Now()
 	res := c.runJob(jc, row)
@@ -157,9 +158,9 @@ func (c *Client[TTx]) runClaimed(ctx context.Context, ex droverdriver.Executor, 
 	if len(accepted) != 1 {
 		return nil, fmt.Errorf("job %d: the store refused the result of attempt %d", row.ID, row.Attempt)
 	}
-	out := &WorkResult{Job: JobRowFromDriver(row)}
+	out := &WorkResult{Job: row}
 	if len(res.Error) > 0 {
-		var ae AttemptError
+		var ae drovertype.AttemptError
 		if err := json.Unmarshal(res.Error, &ae); err == nil {
 			out.Err = &ae
 		}
@@ -170,7 +171,7 @@ func (c *Client[TTx]) runClaimed(ctx context.Context, ex droverdriver.Executor, 
 	case err != nil:
 		return nil, err
 	default:
-		out.Stored = JobRowFromDriver(stored)
+		out.Stored = stored
 	}
 	return out, nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droversqlite"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // exampleStore opens a migrated SQLite store in a temporary directory.
@@ -119,7 +120,7 @@ func ExampleClient_InsertBatch() {
 	drover.AddWorker(workers, drover.WorkFunc(func(ctx context.Context, j *drover.Job[ReportArgs]) error {
 		defer close(done)
 		sum := 0
-		err := client.BatchResults(ctx, j.BatchID, func(r drover.JobResult) error {
+		err := client.BatchResults(ctx, j.BatchID, func(r drovertype.JobResult) error {
 			var v int
 			if err := json.Unmarshal(r.Result, &v); err != nil {
 				return err

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 )
 
 type ChargeArgs struct {
@@ -167,7 +168,7 @@ func Example_uniqueStates() {
 	}
 	opts := &drover.InsertOpts{
 		UniqueKey:    "account:7",
-		UniqueStates: append(drover.UnfinishedStates(), drover.JobStateCompleted),
+		UniqueStates: append(drovertype.UnfinishedStates(), drovertype.JobStateCompleted),
 	}
 	first, err := client.Insert(ctx, AccountReportArgs{Account: 7}, opts)
 	if err != nil {

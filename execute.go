@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/lease"
 	"github.com/droverhq/drover/internal/producer"
 	"github.com/droverhq/drover/internal/validate"
@@ -19,14 +20,14 @@ import (
 // the attempt's *producer.JobContext. Every result carries the claimed
 // row's flow flags, which settle its dependants and batch on finish
 // (result.go), whatever the outcome.
-func (c *Client[TTx]) runJob(ctx context.Context, r *droverdriver.JobRow) droverdriver.Result {
+func (c *Client[TTx]) runJob(ctx context.Context, r *drovertype.JobRow) droverdriver.Result {
 	jc := ctx.(*producer.JobContext)
 	var res droverdriver.Result
 	if unit, ok := c.config.Workers.byKind[r.Kind]; ok {
 		attempt := unit.begin(r, c.exec)
 		res = c.tracedAttempt(jc, unit, attempt.row, attempt)
 	} else {
-		res = c.tracedAttempt(jc, nil, JobRowFromDriver(r), nil)
+		res = c.tracedAttempt(jc, nil, r, nil)
 	}
 	// Keyed results promote the next job of their key on finish (keyed.go).
 	res.Flow, res.Key, res.Queue = r.Flow, r.Key, r.Queue
@@ -35,13 +36,13 @@ func (c *Client[TTx]) runJob(ctx context.Context, r *droverdriver.JobRow) drover
 }
 
 // tracedAttempt is runAttempt in a span of its own when tracing is on.
-func (c *Client[TTx]) tracedAttempt(jc *producer.JobContext, unit workUnit, row *JobRow, attempt *attemptState) droverdriver.Result {
+func (c *Client[TTx]) tracedAttempt(jc *producer.JobContext, unit workUnit, row *drovertype.JobRow, attempt *attemptState) droverdriver.Result {
 	if tp := c.config.TracerProvider; tp != nil {
 		ctx, span := startJobSpan(jc, tp, row)
 		res := c.runAttempt(ctx, jc, unit, row, attempt)
 		var err error
 		if len(res.Error) > 0 {
-			var ae AttemptError
+			var ae drovertype.AttemptError
 			if json.Unmarshal(res.Error, &ae) == nil {
 				err = errors.New(ae.Error)
 			}
@@ -58,7 +59,7 @@ func (c *Client[TTx]) tracedAttempt(jc *producer.JobContext, unit workUnit, row 
 // returns without a result, so every claimed attempt is accounted for. The
 // handler runs under jobCtx, which is jc or a context made from it (a
 // span's).
-func (c *Client[TTx]) runAttempt(jobCtx context.Context, jc *producer.JobContext, unit workUnit, row *JobRow, attempt *attemptState) droverdriver.Result {
+func (c *Client[TTx]) runAttempt(jobCtx context.Context, jc *producer.JobContext, unit workUnit, row *drovertype.JobRow, attempt *attemptState) droverdriver.Result {
 	res := droverdriver.Result{ID: row.ID, Attempt: row.Attempt, LeaseToken: row.LeaseToken}
 	if unit == nil {
 		// Another process of the fleet may know the kind; retry there.
@@ -93,7 +94,7 @@ func (c *Client[TTx]) runAttempt(jobCtx context.Context, jc *producer.JobContext
 		return res
 	case errors.Is(cause, lease.ErrShutdown):
 		res.Outcome = droverdriver.OutcomeReleased
-		res.Error = encodeError(AttemptError{Attempt: row.Attempt, Released: true}, fmt.Errorf("%w: %w", lease.ErrShutdown, err), "")
+		res.Error = encodeError(drovertype.AttemptError{Attempt: row.Attempt, Released: true}, fmt.Errorf("%w: %w", lease.ErrShutdown, err), "")
 		return res
 	case errors.Is(cause, lease.ErrCancelRequested):
 		res.Outcome = droverdriver.OutcomeCancelled
@@ -114,7 +115,7 @@ func (c *Client[TTx]) runAttempt(jobCtx context.Context, jc *producer.JobContext
 
 // failed turns an error into a retry or, out of attempts, a discard.
 // attempt is nil when no handler ran.
-func (c *Client[TTx]) failed(row *JobRow, res droverdriver.Result, attempt *attemptState, err error, trace string) droverdriver.Result {
+func (c *Client[TTx]) failed(row *drovertype.JobRow, res droverdriver.Result, attempt *attemptState, err error, trace string) droverdriver.Result {
 	c.metrics.failed.Add(1)
 	res.Error = encodeAttemptError(row.Attempt, err, trace)
 	if row.Attempt >= row.MaxAttempts {
@@ -135,7 +136,7 @@ func (c *Client[TTx]) failed(row *JobRow, res droverdriver.Result, attempt *atte
 // safeWork runs the handler and recovers a panic into an error with its
 // stack, so one bad job cannot crash the process and lose every other
 // attempt it holds.
-func safeWork(ctx context.Context, unit workUnit, row *JobRow, attempt *attemptState) (err error, trace string) {
+func safeWork(ctx context.Context, unit workUnit, row *drovertype.JobRow, attempt *attemptState) (err error, trace string) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("panic: %v", p)
@@ -158,12 +159,12 @@ func safeWork(ctx context.Context, unit workUnit, row *JobRow, attempt *attemptS
 // fail the whole batch of results it was flushed with, while one without
 // a bound would travel with the job forever.
 func encodeAttemptError(attempt int, err error, trace string) []byte {
-	return encodeError(AttemptError{Attempt: attempt}, err, trace)
+	return encodeError(drovertype.AttemptError{Attempt: attempt}, err, trace)
 }
 
 // encodeError is encodeAttemptError for an error whose other fields e
 // sets (Released).
-func encodeError(e AttemptError, err error, trace string) []byte {
+func encodeError(e drovertype.AttemptError, err error, trace string) []byte {
 	e.At = time.Now().UTC()
 	e.Error, e.Trace = validate.Sanitize(err.Error(), maxErrorLen), validate.Sanitize(trace, maxErrorLen)
 	b, mErr := json.Marshal(e)

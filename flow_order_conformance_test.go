@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/waitfor"
 )
 
@@ -23,8 +24,8 @@ func waitNoneWaiting(t *testing.T, c client) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, st := range []drover.JobState{drover.JobStatePending, drover.JobStateBlocked, drover.JobStateScheduled,
-			drover.JobStateAvailable, drover.JobStateRetryable, drover.JobStateRunning} {
+		for _, st := range []drovertype.JobState{drovertype.JobStatePending, drovertype.JobStateBlocked, drovertype.JobStateScheduled,
+			drovertype.JobStateAvailable, drovertype.JobStateRetryable, drovertype.JobStateRunning} {
 			if counts[st] > 0 {
 				return false
 			}
@@ -38,10 +39,10 @@ func waitNoneWaiting(t *testing.T, c client) {
 // finished.
 func assertKeyOrder(t *testing.T, c client, ids ...int64) {
 	t.Helper()
-	var prev *drover.JobRow
+	var prev *drovertype.JobRow
 	for _, id := range ids {
 		j := getJob(t, c, id)
-		if j.State != drover.JobStateCompleted {
+		if j.State != drovertype.JobStateCompleted {
 			t.Fatalf("job %d is %s, want completed", id, j.State)
 		}
 		if prev != nil && j.AttemptedAt.Before(*prev.FinalizedAt) {
@@ -52,7 +53,7 @@ func assertKeyOrder(t *testing.T, c client, ids ...int64) {
 	}
 }
 
-func assertStates(t *testing.T, c client, want map[int64]drover.JobState) {
+func assertStates(t *testing.T, c client, want map[int64]drovertype.JobState) {
 	t.Helper()
 	for id, st := range want {
 		if got := getJob(t, c, id).State; got != st {
@@ -83,12 +84,12 @@ func TestKeyedWorkflowStepHoldsItsPlace(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		before := map[int64]drover.JobState{
-			parent: drover.JobStateAvailable, step: drover.JobStatePending, next: drover.JobStateBlocked,
-			batch.CallbackID: drover.JobStatePending,
+		before := map[int64]drovertype.JobState{
+			parent: drovertype.JobStateAvailable, step: drovertype.JobStatePending, next: drovertype.JobStateBlocked,
+			batch.CallbackID: drovertype.JobStatePending,
 		}
 		for _, id := range batch.JobIDs {
-			before[id] = drover.JobStateBlocked
+			before[id] = drovertype.JobStateBlocked
 		}
 		assertStates(t, b.client, before)
 
@@ -109,7 +110,7 @@ func TestKeyedWorkflowStepHoldsItsPlace(t *testing.T) {
 		if got.Completed != 3 || !got.Finished() {
 			t.Fatalf("batch: %+v, want 3 completed and finished", got)
 		}
-		if cb := getJob(t, b.client, batch.CallbackID); cb.State != drover.JobStateCompleted {
+		if cb := getJob(t, b.client, batch.CallbackID); cb.State != drovertype.JobStateCompleted {
 			t.Fatalf("callback is %s, want completed", cb.State)
 		}
 	})
@@ -133,8 +134,8 @@ func TestKeyedWorkflowWithinOneCall(t *testing.T) {
 			t.Fatal(err)
 		}
 		a, p, c := ids[first.Index()], ids[second.Index()], ids[third.Index()]
-		assertStates(t, b.client, map[int64]drover.JobState{
-			a: drover.JobStateAvailable, p: drover.JobStatePending, c: drover.JobStateBlocked,
+		assertStates(t, b.client, map[int64]drovertype.JobState{
+			a: drovertype.JobStateAvailable, p: drovertype.JobStatePending, c: drovertype.JobStateBlocked,
 		})
 
 		b.start(t)
@@ -142,7 +143,7 @@ func TestKeyedWorkflowWithinOneCall(t *testing.T) {
 
 		assertRanAfter(t, b.client, a, p)
 		pj, cj := getJob(t, b.client, p), getJob(t, b.client, c)
-		if cj.State != drover.JobStateCompleted || cj.AttemptedAt.Before(*pj.AttemptedAt) {
+		if cj.State != drovertype.JobStateCompleted || cj.AttemptedAt.Before(*pj.AttemptedAt) {
 			t.Fatalf("job %d is %s, started at %v, before job %d ahead of it in its key started at %s",
 				c, cj.State, cj.AttemptedAt, p, pj.AttemptedAt)
 		}
@@ -159,13 +160,13 @@ func TestKeyedWorkflowStepCancelledFreesKey(t *testing.T) {
 		parent := b.insert(t, stepArgs{N: 1, Fail: true}, &drover.InsertOpts{MaxAttempts: 1})
 		step := b.insert(t, stepArgs{N: 2}, &drover.InsertOpts{Key: key, DependsOn: []int64{parent}})
 		next := b.insert(t, stepArgs{N: 3}, &drover.InsertOpts{Key: key})
-		assertStates(t, b.client, map[int64]drover.JobState{step: drover.JobStatePending, next: drover.JobStateBlocked})
+		assertStates(t, b.client, map[int64]drovertype.JobState{step: drovertype.JobStatePending, next: drovertype.JobStateBlocked})
 
 		b.start(t)
 		waitNoneWaiting(t, b.client)
 
-		assertStates(t, b.client, map[int64]drover.JobState{
-			parent: drover.JobStateDiscarded, step: drover.JobStateCancelled, next: drover.JobStateCompleted,
+		assertStates(t, b.client, map[int64]drovertype.JobState{
+			parent: drovertype.JobStateDiscarded, step: drovertype.JobStateCancelled, next: drovertype.JobStateCompleted,
 		})
 	})
 }
@@ -189,7 +190,7 @@ func TestFlowRejectsUniqueJobs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if counts[drover.JobStateAvailable] != 1 || len(counts) != 1 {
+		if counts[drovertype.JobStateAvailable] != 1 || len(counts) != 1 {
 			t.Fatalf("stored %v, want only the parent", counts)
 		}
 	})

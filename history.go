@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/maintenance"
 	"github.com/droverhq/drover/internal/validate"
 )
@@ -22,14 +23,6 @@ const HistoryRetentionDefault = 30 * 24 * time.Hour
 // HistoryMinutesKept is how long the history keeps its minute samples
 // before they are merged into hourly ones.
 const HistoryMinutesKept = maintenance.HistoryMinutesKept
-
-// StatSample is one sample of a queue's figures: the jobs waiting and
-// running at its time, those that finished in its window and the
-// percentiles of the completed ones' pickup latency and run time.
-type StatSample = droverdriver.StatSample
-
-// TopicLagSample is one sample of a subscription's lag.
-type TopicLagSample = droverdriver.TopicLagSample
 
 // StatsEach selects, as StatsHistoryParams.Queue or Kind, each queue or
 // kind on its own.
@@ -65,7 +58,7 @@ type StatsHistory struct {
 	// largest), an hour at least for a range that reaches past
 	// HistoryMinutesKept.
 	Bucket  time.Duration
-	Samples []StatSample
+	Samples []drovertype.StatSample
 }
 
 // historyRange checks a range and picks the bucket it is read at.
@@ -121,7 +114,7 @@ func (c *Client[TTx]) StatsHistory(ctx context.Context, p StatsHistoryParams) (*
 // TopicLagHistory is a stored history of subscription lag.
 type TopicLagHistory struct {
 	Bucket  time.Duration
-	Samples []TopicLagSample
+	Samples []drovertype.TopicLagSample
 }
 
 // TopicLagHistory reads the stored lag of topic's subscriptions (every

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/validate"
 )
 
@@ -78,11 +79,11 @@ type InsertOpts struct {
 	// Nil means UnfinishedStates(): the key is free again once the job
 	// finishes. Adding final states keeps it held after the job ends in
 	// one of them, until the pruner removes the job, for example
-	// append(drover.UnfinishedStates(), drover.JobStateCompleted) for "at
+	// append(drovertype.UnfinishedStates(), drovertype.JobStateCompleted) for "at
 	// most one completed job per key". The list must hold every unfinished
 	// state: jobs move between those without a statement that could
 	// release a key (a scheduled job becomes available with the clock).
-	UniqueStates []JobState
+	UniqueStates []drovertype.JobState
 
 	// routing: where the job may run (routing.go, docs/routing.md). A
 	// worker claims the job only if it matches every one set; a job that
@@ -101,7 +102,7 @@ type InsertOpts struct {
 	// none of them has been seen for WorkerAbsentAfter while the job
 	// waited that long: wait (the default), fall back to any worker of
 	// WorkerType, or fail.
-	OnWorkerAbsent AbsentPolicy
+	OnWorkerAbsent drovertype.AbsentPolicy
 	// WorkerAbsentAfter is how long that is; default
 	// WorkerAbsentAfterDefault. Like OnWorkerAbsent, it is refused on a
 	// job without WorkerNames, where it would mean nothing.
@@ -341,13 +342,13 @@ func mergeOpts(dst, src *InsertOpts) {
 // CreatedAt and RunAt are the store's, read back in the same round trip.
 // A unique job skipped as a duplicate comes back with
 // UniqueSkippedAsDuplicate set and no ID.
-func (c *Client[TTx]) Insert(ctx context.Context, args Args, opts *InsertOpts) (*JobRow, error) {
+func (c *Client[TTx]) Insert(ctx context.Context, args Args, opts *InsertOpts) (*drovertype.JobRow, error) {
 	return c.insertOne(ctx, c.exec, args, opts)
 }
 
 // InsertTx stores one job inside the caller's transaction: the job becomes
 // visible, and workers are woken, only if that transaction commits.
-func (c *Client[TTx]) InsertTx(ctx context.Context, tx TTx, args Args, opts *InsertOpts) (*JobRow, error) {
+func (c *Client[TTx]) InsertTx(ctx context.Context, tx TTx, args Args, opts *InsertOpts) (*drovertype.JobRow, error) {
 	return c.insertOne(ctx, c.driver.UnwrapExecutor(tx), args, opts)
 }
 
@@ -363,7 +364,7 @@ func (c *Client[TTx]) InsertManyTx(ctx context.Context, tx TTx, jobs []InsertMan
 	return c.insertMany(ctx, c.driver.UnwrapExecutor(tx), jobs)
 }
 
-func (c *Client[TTx]) insertOne(ctx context.Context, exec droverdriver.Executor, args Args, opts *InsertOpts) (*JobRow, error) {
+func (c *Client[TTx]) insertOne(ctx context.Context, exec droverdriver.Executor, args Args, opts *InsertOpts) (*drovertype.JobRow, error) {
 	p, err := c.buildInsert(args, opts)
 	if err != nil {
 		return nil, err
@@ -379,7 +380,7 @@ func (c *Client[TTx]) insertOne(ctx context.Context, exec droverdriver.Executor,
 		if err != nil {
 			return nil, err
 		}
-		return JobRowFromDriver(r), nil
+		return r, nil
 	}
 	params := []droverdriver.InsertParams{p}
 	c.injectTrace(ctx, params)
@@ -388,9 +389,9 @@ func (c *Client[TTx]) insertOne(ctx context.Context, exec droverdriver.Executor,
 		return nil, err
 	}
 	if r == nil {
-		return &JobRow{Queue: p.Queue, Kind: p.Kind, UniqueSkippedAsDuplicate: true}, nil
+		return &drovertype.JobRow{Queue: p.Queue, Kind: p.Kind, UniqueSkippedAsDuplicate: true}, nil
 	}
-	return JobRowFromDriver(r), nil
+	return r, nil
 }
 
 func (c *Client[TTx]) insertMany(ctx context.Context, exec droverdriver.Executor, jobs []InsertManyParams) ([]int64, error) {

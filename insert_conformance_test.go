@@ -13,6 +13,7 @@ import (
 	"github.com/droverhq/drover/droverfleet"
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/droversqlite"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // TestInsertReturnsStoredRow: Insert returns the job as the store holds
@@ -28,20 +29,20 @@ func TestInsertReturnsStoredRow(t *testing.T) {
 		// before are inserted first, with the same options.
 		before int
 		opts   *drover.InsertOpts
-		want   drover.JobState
+		want   drovertype.JobState
 		// skipped: the insert is a unique duplicate.
 		skipped bool
 	}{
-		{name: "plain", opts: nil, want: drover.JobStateAvailable},
-		{name: "scheduled", opts: &drover.InsertOpts{RunAt: later}, want: drover.JobStateScheduled},
-		{name: "keyed, key free", opts: &drover.InsertOpts{Key: "k"}, want: drover.JobStateAvailable},
-		{name: "keyed, key busy", before: 1, opts: &drover.InsertOpts{Key: "k"}, want: drover.JobStateBlocked},
+		{name: "plain", opts: nil, want: drovertype.JobStateAvailable},
+		{name: "scheduled", opts: &drover.InsertOpts{RunAt: later}, want: drovertype.JobStateScheduled},
+		{name: "keyed, key free", opts: &drover.InsertOpts{Key: "k"}, want: drovertype.JobStateAvailable},
+		{name: "keyed, key busy", before: 1, opts: &drover.InsertOpts{Key: "k"}, want: drovertype.JobStateBlocked},
 		{name: "keyed with a rate", opts: &drover.InsertOpts{Key: "r", KeyRate: 1, KeyRatePeriod: time.Hour},
-			want: drover.JobStateAvailable},
+			want: drovertype.JobStateAvailable},
 		// Promoted at once, but due only when the key's next token is.
 		{name: "keyed with a rate, token spent", before: 1,
-			opts: &drover.InsertOpts{Key: "r", KeyLimit: 2, KeyRate: 1, KeyRatePeriod: time.Hour}, want: drover.JobStateScheduled},
-		{name: "unique", opts: &drover.InsertOpts{UniqueKey: "u"}, want: drover.JobStateAvailable},
+			opts: &drover.InsertOpts{Key: "r", KeyLimit: 2, KeyRate: 1, KeyRatePeriod: time.Hour}, want: drovertype.JobStateScheduled},
+		{name: "unique", opts: &drover.InsertOpts{UniqueKey: "u"}, want: drovertype.JobStateAvailable},
 		{name: "unique, key held", before: 1, opts: &drover.InsertOpts{UniqueKey: "u"}, skipped: true},
 	}
 	for _, tt := range tests {
@@ -99,7 +100,7 @@ func TestInsertTxReturnsStoredRow(t *testing.T) {
 			t.Fatal(err)
 		}
 		row := insertTxRow(t, b.d, b.client, noopArgs{}, opts)
-		if row.State != drover.JobStateBlocked {
+		if row.State != drovertype.JobStateBlocked {
 			t.Fatalf("InsertTx returned state %s, want blocked", row.State)
 		}
 		if got := getJob(t, b.client, row.ID); got.State != row.State || !got.CreatedAt.Equal(row.CreatedAt) {
@@ -111,10 +112,10 @@ func TestInsertTxReturnsStoredRow(t *testing.T) {
 
 // insertTxRow inserts args with InsertTx in a transaction of the store's
 // own type, commits, and returns the row InsertTx returned.
-func insertTxRow(t *testing.T, d droverdriver.Driver, c client, args drover.Args, opts *drover.InsertOpts) *drover.JobRow {
+func insertTxRow(t *testing.T, d droverdriver.Driver, c client, args drover.Args, opts *drover.InsertOpts) *drovertype.JobRow {
 	t.Helper()
 	ctx := context.Background()
-	var row *drover.JobRow
+	var row *drovertype.JobRow
 	var err error
 	switch d := d.(type) {
 	case *droverpg.Driver, *droverfleet.Driver[pgx.Tx]:

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/engine"
 	"github.com/droverhq/drover/internal/validate"
 )
@@ -14,7 +15,7 @@ import (
 // JobListParams filters JobList, JobSearch, JobCount and JobBulk. Empty
 // fields match everything; set fields must all hold.
 type JobListParams struct {
-	States []JobState
+	States []drovertype.JobState
 	Queue  string
 	Kind   string
 	// Tags keeps the jobs that carry every one of these tags.
@@ -30,7 +31,7 @@ type JobListParams struct {
 	// (the start of its last attempt) and Finished bound the job's times,
 	// each [From, To); a bound on a time the job has not set (never
 	// attempted, not finished) excludes it.
-	Created, Scheduled, Attempted, Finished TimeRange
+	Created, Scheduled, Attempted, Finished drovertype.TimeRange
 	// NewestFirst lists jobs by descending ID (the newest first) instead
 	// of ascending.
 	NewestFirst bool
@@ -53,10 +54,6 @@ type JobListParams struct {
 	ScanTime time.Duration
 }
 
-// TimeRange bounds a time: From inclusive, To exclusive; a zero bound is
-// open.
-type TimeRange = droverdriver.TimeRange
-
 // JobSearchScanDefault is how many job IDs one JobSearch reads at most in
 // its windows: on PostgreSQL about 100 ms for a filter of args, metadata,
 // tags or times that no job in them matches, on a table of any size.
@@ -74,7 +71,7 @@ var jobCountParams = engine.CountParams{Exact: 50_000, Samples: 50, Scan: JobSea
 
 // JobPage is one page of JobSearch.
 type JobPage struct {
-	Jobs []*JobRow
+	Jobs []*drovertype.JobRow
 	// Next is the After of the next page, 0 when no job lies beyond this
 	// one. A page can hold fewer jobs than its Limit and still have a
 	// Next: its scan bound ended it first. It holds a job whenever one
@@ -116,12 +113,10 @@ func listParams(p JobListParams) (droverdriver.ListParams, error) {
 			return droverdriver.ListParams{}, err
 		}
 	}
-	states := make([]droverdriver.State, len(p.States))
-	for i, s := range p.States {
-		if !droverdriver.State(s).Valid() {
-			return droverdriver.ListParams{}, invalidf("state %q: must be one of %v", s, droverdriver.States)
+	for _, s := range p.States {
+		if !s.Valid() {
+			return droverdriver.ListParams{}, invalidf("state %q: must be one of %v", s, drovertype.JobStates())
 		}
-		states[i] = droverdriver.State(s)
 	}
 	// Text a store cannot hold (a NUL, invalid UTF-8) matches no job;
 	// it is refused rather than sent to the store, which would fail.
@@ -153,14 +148,14 @@ func listParams(p JobListParams) (droverdriver.ListParams, error) {
 	}
 	for _, r := range []struct {
 		name string
-		r    TimeRange
+		r    drovertype.TimeRange
 	}{{"created", p.Created}, {"scheduled", p.Scheduled}, {"attempted", p.Attempted}, {"finished", p.Finished}} {
 		if !r.r.From.IsZero() && !r.r.To.IsZero() && !r.r.From.Before(r.r.To) {
 			return droverdriver.ListParams{}, invalidf("%s range: from %s must be before to %s", r.name,
 				r.r.From.Format(time.RFC3339), r.r.To.Format(time.RFC3339))
 		}
 	}
-	return droverdriver.ListParams{States: states, Queue: p.Queue, Kind: p.Kind, Tags: p.Tags,
+	return droverdriver.ListParams{States: p.States, Queue: p.Queue, Kind: p.Kind, Tags: p.Tags,
 		Args: nilIfEmpty(p.Args), Metadata: nilIfEmpty(p.Metadata),
 		Created: p.Created, Scheduled: p.Scheduled, Attempted: p.Attempted, Finished: p.Finished,
 		AfterID: p.After, Desc: p.NewestFirst, Limit: p.Limit, Now: time.Now()}, nil
@@ -175,13 +170,13 @@ func nilIfEmpty(b json.RawMessage) []byte {
 
 // JobGet returns one job, waiting, running or finished. A waiting routed
 // job that no live worker can take comes back with Unroutable set.
-func (c *Client[TTx]) JobGet(ctx context.Context, id int64) (*JobRow, error) {
+func (c *Client[TTx]) JobGet(ctx context.Context, id int64) (*drovertype.JobRow, error) {
 	r, err := c.exec.JobGet(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	row := JobRowFromDriver(r)
-	if err := c.markUnroutable(ctx, []*JobRow{row}); err != nil {
+	row := r
+	if err := c.markUnroutable(ctx, []*drovertype.JobRow{row}); err != nil {
 		return nil, err
 	}
 	return row, nil
@@ -191,7 +186,7 @@ func (c *Client[TTx]) JobGet(ctx context.Context, id int64) (*JobRow, error) {
 // first), starting after p.After: the next page starts after the last ID
 // returned. It reads on until the page is full or no job is left, however
 // many jobs that takes; JobSearch bounds the work of a page instead.
-func (c *Client[TTx]) JobList(ctx context.Context, p JobListParams) ([]*JobRow, error) {
+func (c *Client[TTx]) JobList(ctx context.Context, p JobListParams) ([]*drovertype.JobRow, error) {
 	p.Scan, p.ScanTime = -1, -1
 	page, err := c.JobSearch(ctx, p)
 	if err != nil {
@@ -226,7 +221,7 @@ func (c *Client[TTx]) JobSearch(ctx context.Context, p JobListParams) (*JobPage,
 	if err != nil {
 		return nil, err
 	}
-	jobs := mapAll(page.Jobs, JobRowFromDriver)
+	jobs := page.Jobs
 	if err := c.markUnroutable(ctx, jobs); err != nil {
 		return nil, err
 	}
@@ -258,7 +253,7 @@ func (c *Client[TTx]) JobCount(ctx context.Context, p JobListParams) (JobCount, 
 // beyond, a walk like a page's counts the matches exactly while it reaches
 // their end (a queue or kind few jobs have) and what it leaves is estimated
 // (JobCount.Exact). Every state has an entry.
-func (c *Client[TTx]) JobStateCounts(ctx context.Context, p JobListParams) (map[JobState]JobCount, error) {
+func (c *Client[TTx]) JobStateCounts(ctx context.Context, p JobListParams) (map[drovertype.JobState]JobCount, error) {
 	p.After, p.Limit, p.States = 0, 0, nil
 	lp, err := listParams(p)
 	if err != nil {
@@ -269,9 +264,9 @@ func (c *Client[TTx]) JobStateCounts(ctx context.Context, p JobListParams) (map[
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[JobState]JobCount, len(counts))
+	out := make(map[drovertype.JobState]JobCount, len(counts))
 	for s, n := range counts {
-		out[JobState(s)] = JobCount{Count: n.N, Exact: n.Exact}
+		out[s] = JobCount{Count: n.N, Exact: n.Exact}
 	}
 	return out, nil
 }
@@ -280,24 +275,24 @@ func (c *Client[TTx]) JobStateCounts(ctx context.Context, p JobListParams) (map[
 // has its context cancelled at its client's next heartbeat and ends as
 // cancelled unless it completes first. A finished job is left as it is.
 // It returns the job after the call.
-func (c *Client[TTx]) JobCancel(ctx context.Context, id int64) (*JobRow, error) {
+func (c *Client[TTx]) JobCancel(ctx context.Context, id int64) (*drovertype.JobRow, error) {
 	r, err := engine.Cancel(ctx, c.exec, id, c.now())
 	if err != nil {
 		return nil, err
 	}
-	return JobRowFromDriver(r), nil
+	return r, nil
 }
 
 // JobDiscard gives up on a job that has not started: a waiting job
 // (available, scheduled or retryable) is finished as discarded at once and
 // never runs. A running job is left alone (cancel it instead), as is a
 // finished one. It returns the job after the call.
-func (c *Client[TTx]) JobDiscard(ctx context.Context, id int64) (*JobRow, error) {
+func (c *Client[TTx]) JobDiscard(ctx context.Context, id int64) (*drovertype.JobRow, error) {
 	r, err := engine.Discard(ctx, c.exec, id, c.now())
 	if err != nil {
 		return nil, err
 	}
-	return JobRowFromDriver(r), nil
+	return r, nil
 }
 
 // JobRetry makes a job run again as soon as possible: a finished job
@@ -311,23 +306,15 @@ func (c *Client[TTx]) JobDiscard(ctx context.Context, id int64) (*JobRow, error)
 // other blocked jobs, in its original place in the insert order. A
 // finished batch member or job with dependants is refused with
 // ErrNotRetryable, because its end was already counted and settled.
-func (c *Client[TTx]) JobRetry(ctx context.Context, id int64) (*JobRow, error) {
+func (c *Client[TTx]) JobRetry(ctx context.Context, id int64) (*drovertype.JobRow, error) {
 	r, err := engine.Retry(ctx, c.exec, id, c.now())
 	if err != nil {
 		return nil, err
 	}
-	return JobRowFromDriver(r), nil
+	return r, nil
 }
 
 // JobCountByState counts jobs by state, in one queue or (queue "") all.
-func (c *Client[TTx]) JobCountByState(ctx context.Context, queue string) (map[JobState]int64, error) {
-	counts, err := c.exec.JobCountByState(ctx, queue)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[JobState]int64, len(counts))
-	for s, n := range counts {
-		out[JobState(s)] = n
-	}
-	return out, nil
+func (c *Client[TTx]) JobCountByState(ctx context.Context, queue string) (map[drovertype.JobState]int64, error) {
+	return c.exec.JobCountByState(ctx, queue)
 }

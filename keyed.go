@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/validate"
 )
 
@@ -95,21 +96,21 @@ func setOrderOpts(p *droverdriver.InsertParams, o *InsertOpts, now time.Time) er
 
 // uniqueFinal checks UniqueStates and returns the final states it lists as
 // droverdriver.FinalBit bits. Nil is the default: unfinished states only.
-func uniqueFinal(states []JobState) (int, error) {
+func uniqueFinal(states []drovertype.JobState) (int, error) {
 	if states == nil {
 		return 0, nil
 	}
 	final := 0
-	listed := map[JobState]bool{}
+	listed := map[drovertype.JobState]bool{}
 	for _, s := range states {
-		if !droverdriver.State(s).Valid() {
-			return 0, invalidf("unique states: unknown state %s (use %v)", validate.Echo(string(s)), JobStates())
+		if !s.Valid() {
+			return 0, invalidf("unique states: unknown state %s (use %v)", validate.Echo(string(s)), drovertype.JobStates())
 		}
 		listed[s] = true
-		final |= droverdriver.FinalBit(droverdriver.State(s))
+		final |= droverdriver.FinalBit(s)
 	}
-	var missing []JobState
-	for _, s := range UnfinishedStates() {
+	var missing []drovertype.JobState
+	for _, s := range drovertype.UnfinishedStates() {
 		if !listed[s] {
 			missing = append(missing, s)
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/engine"
 )
 
@@ -25,18 +26,18 @@ func TestRemoteFinishPromotesKey(t *testing.T) {
 		name    string
 		result  drover.AttemptResult
 		opts    drover.InsertOpts
-		ended   drover.JobState
+		ended   drovertype.JobState
 		promote bool // the job behind is available after the finish
 	}{
 		{name: "completed", result: drover.AttemptResult{Outcome: drover.AttemptCompleted},
-			ended: drover.JobStateCompleted, promote: true},
+			ended: drovertype.JobStateCompleted, promote: true},
 		{name: "cancelled", result: drover.AttemptResult{Outcome: drover.AttemptCancelled},
-			ended: drover.JobStateCancelled, promote: true},
+			ended: drovertype.JobStateCancelled, promote: true},
 		{name: "discarded", result: drover.AttemptResult{Outcome: drover.AttemptFailed, Error: "bad input"},
-			opts: drover.InsertOpts{MaxAttempts: 1}, ended: drover.JobStateDiscarded, promote: true},
+			opts: drover.InsertOpts{MaxAttempts: 1}, ended: drovertype.JobStateDiscarded, promote: true},
 		// A retried job keeps its place in the key: the job behind waits.
 		{name: "retried", result: drover.AttemptResult{Outcome: drover.AttemptFailed, Error: "try again", RetryAt: time.Now().Add(time.Hour)},
-			opts: drover.InsertOpts{MaxAttempts: 3}, ended: drover.JobStateRetryable, promote: false},
+			opts: drover.InsertOpts{MaxAttempts: 3}, ended: drovertype.JobStateRetryable, promote: false},
 	}
 	forEachStore(t, func(t *testing.T, s store) {
 		for _, tt := range tests {
@@ -47,7 +48,7 @@ func TestRemoteFinishPromotesKey(t *testing.T) {
 				opts.Key, opts.KeyLimit = "k", 1
 				first := b.insert(t, noopArgs{N: 1}, &opts)
 				behind := b.insert(t, noopArgs{N: 2}, &drover.InsertOpts{Key: "k", KeyLimit: 1})
-				assertStates(t, b.client, map[int64]drover.JobState{first: drover.JobStateAvailable, behind: drover.JobStateBlocked})
+				assertStates(t, b.client, map[int64]drovertype.JobState{first: drovertype.JobStateAvailable, behind: drovertype.JobStateBlocked})
 
 				jobs, err := b.remote.Claim(ctx, drover.ClaimParams{Queue: drover.DefaultQueue, Max: 10, Owner: "remote-1", Lease: time.Minute})
 				if err != nil {
@@ -65,11 +66,11 @@ func TestRemoteFinishPromotesKey(t *testing.T) {
 				if len(rep.Accepted) != 1 || rep.Accepted[0] != first {
 					t.Fatalf("report = %+v, want job %d accepted", rep, first)
 				}
-				want := drover.JobStateBlocked
+				want := drovertype.JobStateBlocked
 				if tt.promote {
-					want = drover.JobStateAvailable
+					want = drovertype.JobStateAvailable
 				}
-				assertStates(t, b.client, map[int64]drover.JobState{first: tt.ended, behind: want})
+				assertStates(t, b.client, map[int64]drovertype.JobState{first: tt.ended, behind: want})
 			})
 		}
 	})
@@ -110,9 +111,9 @@ func TestRemoteFinishMixedBatch(t *testing.T) {
 		if len(rep.Accepted) != 2 || len(rep.Rejected) != 1 || rep.Rejected[0] != stale {
 			t.Fatalf("report = %+v, want jobs %d and %d accepted and %d rejected", rep, plain, keyed, stale)
 		}
-		assertStates(t, b.client, map[int64]drover.JobState{
-			plain: drover.JobStateCompleted, keyed: drover.JobStateCompleted,
-			behind: drover.JobStateAvailable, stale: drover.JobStateRunning,
+		assertStates(t, b.client, map[int64]drovertype.JobState{
+			plain: drovertype.JobStateCompleted, keyed: drovertype.JobStateCompleted,
+			behind: drovertype.JobStateAvailable, stale: drovertype.JobStateRunning,
 		})
 	})
 }
@@ -125,28 +126,28 @@ func TestKeyFreedByRescueAndDiscard(t *testing.T) {
 	tests := []struct {
 		name  string
 		end   func(t *testing.T, b *bundle, id int64)
-		ended drover.JobState
+		ended drovertype.JobState
 	}{
-		{name: "discarded", ended: drover.JobStateDiscarded, end: func(t *testing.T, b *bundle, id int64) {
+		{name: "discarded", ended: drovertype.JobStateDiscarded, end: func(t *testing.T, b *bundle, id int64) {
 			if _, err := b.client.JobDiscard(context.Background(), id); err != nil {
 				t.Fatal(err)
 			}
 		}},
 		// The bulk actions (JobBulk, POST /v1/jobs/bulk, the dashboard)
 		// end each job through the same engine path.
-		{name: "bulk discarded", ended: drover.JobStateDiscarded, end: func(t *testing.T, b *bundle, id int64) {
-			p, err := b.client.JobBulk(context.Background(), drover.BulkDiscard, drover.JobListParams{States: []drover.JobState{drover.JobStateAvailable}}, nil)
+		{name: "bulk discarded", ended: drovertype.JobStateDiscarded, end: func(t *testing.T, b *bundle, id int64) {
+			p, err := b.client.JobBulk(context.Background(), drover.BulkDiscard, drover.JobListParams{States: []drovertype.JobState{drovertype.JobStateAvailable}}, nil)
 			if err != nil || p.Changed != 1 {
 				t.Fatalf("bulk discard: %+v, %v; want job %d discarded", p, err, id)
 			}
 		}},
-		{name: "bulk cancelled", ended: drover.JobStateCancelled, end: func(t *testing.T, b *bundle, id int64) {
-			p, err := b.client.JobBulk(context.Background(), drover.BulkCancel, drover.JobListParams{States: []drover.JobState{drover.JobStateAvailable}}, nil)
+		{name: "bulk cancelled", ended: drovertype.JobStateCancelled, end: func(t *testing.T, b *bundle, id int64) {
+			p, err := b.client.JobBulk(context.Background(), drover.BulkCancel, drover.JobListParams{States: []drovertype.JobState{drovertype.JobStateAvailable}}, nil)
 			if err != nil || p.Changed != 1 {
 				t.Fatalf("bulk cancel: %+v, %v; want job %d cancelled", p, err, id)
 			}
 		}},
-		{name: "rescued", ended: drover.JobStateDiscarded, end: func(t *testing.T, b *bundle, id int64) {
+		{name: "rescued", ended: drovertype.JobStateDiscarded, end: func(t *testing.T, b *bundle, id int64) {
 			ctx := context.Background()
 			jobs, err := b.remote.Claim(ctx, drover.ClaimParams{Queue: drover.DefaultQueue, Max: 10, Owner: "remote-1", Lease: time.Minute})
 			if err != nil || len(jobs) != 1 || jobs[0].ID != id {
@@ -164,7 +165,7 @@ func TestKeyFreedByRescueAndDiscard(t *testing.T) {
 				first := b.insert(t, noopArgs{N: 1}, &drover.InsertOpts{Key: "k", KeyLimit: 1, MaxAttempts: 1})
 				behind := b.insert(t, noopArgs{N: 2}, &drover.InsertOpts{Key: "k", KeyLimit: 1})
 				tt.end(t, b, first)
-				assertStates(t, b.client, map[int64]drover.JobState{first: tt.ended, behind: drover.JobStateAvailable})
+				assertStates(t, b.client, map[int64]drovertype.JobState{first: tt.ended, behind: drovertype.JobStateAvailable})
 			})
 		}
 	})

@@ -16,6 +16,7 @@ import (
 	"github.com/droverhq/drover/droverfleet"
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/droversqlite"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/engine"
 	"github.com/droverhq/drover/internal/waitfor"
 )
@@ -35,38 +36,38 @@ func TestJobRetryKeyedJobRejoinsKey(t *testing.T) {
 		ctx := context.Background()
 		key := &drover.InsertOpts{Key: "k"}
 		first := b.insert(t, scriptArgs{Tag: "k"}, key)
-		waitState(t, b.client, first, drover.JobStateCompleted)
+		waitState(t, b.client, first, drovertype.JobStateCompleted)
 		holder := b.insert(t, scriptArgs{Tag: "k", Block: true}, key)
-		waitState(t, b.client, holder, drover.JobStateRunning)
+		waitState(t, b.client, holder, drovertype.JobStateRunning)
 		behind := b.insert(t, scriptArgs{Tag: "k"}, key)
 
 		row, err := b.client.JobRetry(ctx, first)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if row.State != drover.JobStateBlocked || row.Key != "k" {
+		if row.State != drovertype.JobStateBlocked || row.Key != "k" {
 			t.Fatalf("retried while the key is full: %s with key %q, want blocked in key k", row.State, row.Key)
 		}
-		assertStates(t, b.client, map[int64]drover.JobState{
-			first: drover.JobStateBlocked, holder: drover.JobStateRunning, behind: drover.JobStateBlocked,
+		assertStates(t, b.client, map[int64]drovertype.JobState{
+			first: drovertype.JobStateBlocked, holder: drovertype.JobStateRunning, behind: drovertype.JobStateBlocked,
 		})
 
 		if _, err := b.client.JobCancel(ctx, holder); err != nil {
 			t.Fatal(err)
 		}
-		waitState(t, b.client, behind, drover.JobStateCompleted)
+		waitState(t, b.client, behind, drovertype.JobStateCompleted)
 		// From the store: the retried job ran after the holder ended and
 		// before the job behind it started, and the key ran one at a time.
 		assertKeyOrder(t, b.client, first, behind)
 		h, f := getJob(t, b.client, holder), getJob(t, b.client, first)
-		if h.State != drover.JobStateCancelled || f.AttemptedAt.Before(*h.FinalizedAt) {
+		if h.State != drovertype.JobStateCancelled || f.AttemptedAt.Before(*h.FinalizedAt) {
 			t.Fatalf("holder %s, finished at %s; retried job started at %s, want after the holder was cancelled",
 				h.State, h.FinalizedAt, f.AttemptedAt)
 		}
-		if f.State != drover.JobStateCompleted || f.Attempt != 2 || f.Key != "k" {
+		if f.State != drovertype.JobStateCompleted || f.Attempt != 2 || f.Key != "k" {
 			t.Fatalf("retried job = %s, attempt %d, key %q; want completed on attempt 2 in key k", f.State, f.Attempt, f.Key)
 		}
-		var keyed []*drover.JobRow
+		var keyed []*drovertype.JobRow
 		for _, id := range []int64{holder, first, behind} {
 			keyed = append(keyed, getJob(t, b.client, id))
 		}
@@ -79,10 +80,10 @@ func TestJobRetryKeyedJobRejoinsKey(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if row.State != drover.JobStateAvailable || row.Key != "k" {
+		if row.State != drovertype.JobStateAvailable || row.Key != "k" {
 			t.Fatalf("retried while the key is idle: %s with key %q, want available in key k", row.State, row.Key)
 		}
-		row = waitState(t, b.client, behind, drover.JobStateCompleted)
+		row = waitState(t, b.client, behind, drovertype.JobStateCompleted)
 		if row.Attempt != 2 {
 			t.Fatalf("attempt = %d, want 2", row.Attempt)
 		}
@@ -109,7 +110,7 @@ func TestJobRetryRefusesSettledFlowJobs(t *testing.T) {
 		}
 		member, parent, leaf := batch.JobIDs[0], chain[0], chain[1]
 		for _, id := range []int64{member, parent, leaf} {
-			waitState(t, b.client, id, drover.JobStateCompleted)
+			waitState(t, b.client, id, drovertype.JobStateCompleted)
 		}
 		cases := []struct {
 			name string
@@ -124,7 +125,7 @@ func TestJobRetryRefusesSettledFlowJobs(t *testing.T) {
 			if !errors.Is(err, drover.ErrNotRetryable) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("%s: error %v, want ErrNotRetryable naming %q", tc.name, err, tc.want)
 			}
-			if row := getJob(t, b.client, tc.id); row.State != drover.JobStateCompleted || row.Attempt != 1 {
+			if row := getJob(t, b.client, tc.id); row.State != drovertype.JobStateCompleted || row.Attempt != 1 {
 				t.Fatalf("%s after the refused retry: %s, attempt %d", tc.name, row.State, row.Attempt)
 			}
 		}
@@ -138,7 +139,7 @@ func TestJobRetryRefusesSettledFlowJobs(t *testing.T) {
 		if _, err := b.client.JobRetry(ctx, leaf); err != nil {
 			t.Fatal(err)
 		}
-		if row := waitState(t, b.client, leaf, drover.JobStateCompleted); row.Attempt != 2 {
+		if row := waitState(t, b.client, leaf, drovertype.JobStateCompleted); row.Attempt != 2 {
 			t.Fatalf("leaf step attempt = %d, want 2", row.Attempt)
 		}
 	})
@@ -225,7 +226,7 @@ func TestKeyRateCountsRetries(t *testing.T) {
 		all := allJobs(t, b.client)
 		first, last := all[0].CreatedAt, all[0].CreatedAt
 		for _, j := range all {
-			if j.State != drover.JobStateCompleted || j.Attempt != 2 {
+			if j.State != drovertype.JobStateCompleted || j.Attempt != 2 {
 				t.Fatalf("job %d is %s after %d attempts, want completed on the second", j.ID, j.State, j.Attempt)
 			}
 			if j.AttemptedAt.After(last) {
@@ -249,7 +250,7 @@ func TestKeyRateCountsRescues(t *testing.T) {
 		opts := &drover.InsertOpts{Key: "k", KeyLimit: 2, KeyRate: 1, KeyRatePeriod: 10 * time.Minute}
 		first := b.insert(t, noopArgs{}, opts)
 		second := b.insert(t, noopArgs{}, opts)
-		assertStates(t, b.client, map[int64]drover.JobState{first: drover.JobStateAvailable, second: drover.JobStateScheduled})
+		assertStates(t, b.client, map[int64]drovertype.JobState{first: drovertype.JobStateAvailable, second: drovertype.JobStateScheduled})
 		claimed, err := b.d.Executor().JobClaim(ctx, droverdriver.ClaimParams{Queue: drover.DefaultQueue, Max: 10, Owner: "dead-worker", Lease: time.Millisecond})
 		if err != nil || len(claimed) != 1 || claimed[0].ID != first {
 			t.Fatalf("claim = %v, %v", claimed, err)
@@ -259,7 +260,7 @@ func TestKeyRateCountsRescues(t *testing.T) {
 			t.Fatalf("rescue = %d, %v", n, err)
 		}
 		row := getJob(t, b.client, first)
-		if row.State != drover.JobStateRetryable || row.RunAt.Before(now.Add(19*time.Minute)) {
+		if row.State != drovertype.JobStateRetryable || row.RunAt.Before(now.Add(19*time.Minute)) {
 			t.Fatalf("rescued job is %s to run at %s, want retryable about 20 minutes after %s", row.State, row.RunAt, now)
 		}
 	})
@@ -332,10 +333,10 @@ func TestKeyRateBucketPruned(t *testing.T) {
 			t.Fatalf("%d buckets after a rated insert, want 1", n)
 		}
 		b.start(t)
-		waitState(t, b.client, first, drover.JobStateCompleted)
+		waitState(t, b.client, first, drovertype.JobStateCompleted)
 		waitfor.Cond(t, "the idle key's bucket to be deleted", func() bool { return keyRateBuckets(t, b.d) == 0 })
 		again := b.insert(t, scriptArgs{Tag: "k"}, opts)
-		waitState(t, b.client, again, drover.JobStateCompleted)
+		waitState(t, b.client, again, drovertype.JobStateCompleted)
 	})
 }
 
@@ -366,14 +367,14 @@ func TestKeyLimitIsFairAcrossKeys(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return counts[drover.JobStateCompleted] >= 20
+			return counts[drovertype.JobStateCompleted] >= 20
 		})
 		var lateIDs []int64
 		for range late {
 			lateIDs = append(lateIDs, b.insert(t, scriptArgs{Tag: "late"}, &drover.InsertOpts{Key: "late", KeyLimit: limit}))
 		}
 		for _, id := range lateIDs {
-			waitState(t, b.client, id, drover.JobStateCompleted)
+			waitState(t, b.client, id, drovertype.JobStateCompleted)
 		}
 		inserted := getJob(t, b.client, lateIDs[0]).CreatedAt
 		type start struct {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/engine"
 )
 
@@ -19,10 +20,10 @@ import (
 
 // forgedToken is a well-formed lease token that no claim issued, as a
 // caller guessing would send.
-var forgedToken = drover.LeaseToken{0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}
+var forgedToken = drovertype.LeaseToken{0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}
 
 // claimOne claims the one job waiting in queue for owner.
-func claimOne(t *testing.T, r *drover.Remote, queue, owner string, lease time.Duration) *drover.JobRow {
+func claimOne(t *testing.T, r *drover.Remote, queue, owner string, lease time.Duration) *drovertype.JobRow {
 	t.Helper()
 	jobs, err := r.Claim(context.Background(), drover.ClaimParams{Queue: queue, Max: 10, Owner: owner, Lease: lease})
 	if err != nil {
@@ -49,7 +50,7 @@ func TestForgedFinishIsRejected(t *testing.T) {
 		id := b.insert(t, raw, nil)
 		real := claimOne(t, b.remote, "default", "real", time.Minute)
 
-		for _, token := range []drover.LeaseToken{{}, forgedToken} {
+		for _, token := range []drovertype.LeaseToken{{}, forgedToken} {
 			for _, forged := range []drover.AttemptResult{
 				{ID: id, Attempt: 1, LeaseToken: token, Outcome: drover.AttemptCompleted, Result: []byte(`"forged"`)},
 				{ID: id, Attempt: 1, LeaseToken: token, Outcome: drover.AttemptFailed, MaxAttempts: 1, Error: "forged"},
@@ -66,7 +67,7 @@ func TestForgedFinishIsRejected(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if row.State != drover.JobStateRunning || row.LeaseOwner != "real" || row.Attempt != 1 || row.ErrorCount != 0 {
+				if row.State != drovertype.JobStateRunning || row.LeaseOwner != "real" || row.Attempt != 1 || row.ErrorCount != 0 {
 					t.Fatalf("forged %s result changed the job: %+v", forged.Outcome, row)
 				}
 				if !row.LeaseToken.IsZero() {
@@ -81,7 +82,7 @@ func TestForgedFinishIsRejected(t *testing.T) {
 			t.Fatalf("real result: %+v, %v", rep, err)
 		}
 		res, err := b.client.JobResult(ctx, id)
-		if err != nil || res.State != drover.JobStateCompleted || string(res.Result) != `"real"` {
+		if err != nil || res.State != drovertype.JobStateCompleted || string(res.Result) != `"real"` {
 			t.Fatalf("stored result = %+v, %v; want the real worker's", res, err)
 		}
 	})
@@ -99,15 +100,15 @@ func TestForgedFinishIsRejectedByTheDriver(t *testing.T) {
 		outcomes := []struct {
 			name   string
 			result droverdriver.Result
-			want   droverdriver.State
+			want   drovertype.JobState
 		}{
-			{"completed", droverdriver.Result{Outcome: droverdriver.OutcomeCompleted}, droverdriver.StateCompleted},
+			{"completed", droverdriver.Result{Outcome: droverdriver.OutcomeCompleted}, drovertype.JobStateCompleted},
 			{"completed and forgotten", droverdriver.Result{Outcome: droverdriver.OutcomeCompleted, Forget: true}, ""},
 			{"retry", droverdriver.Result{Outcome: droverdriver.OutcomeRetry, Error: []byte(`{"error":"x"}`), RunAt: time.Now().Add(time.Hour)},
-				droverdriver.StateRetryable},
-			{"discarded", droverdriver.Result{Outcome: droverdriver.OutcomeDiscarded, Error: []byte(`{"error":"x"}`)}, droverdriver.StateDiscarded},
-			{"cancelled", droverdriver.Result{Outcome: droverdriver.OutcomeCancelled}, droverdriver.StateCancelled},
-			{"released", droverdriver.Result{Outcome: droverdriver.OutcomeReleased}, droverdriver.StateAvailable},
+				drovertype.JobStateRetryable},
+			{"discarded", droverdriver.Result{Outcome: droverdriver.OutcomeDiscarded, Error: []byte(`{"error":"x"}`)}, drovertype.JobStateDiscarded},
+			{"cancelled", droverdriver.Result{Outcome: droverdriver.OutcomeCancelled}, drovertype.JobStateCancelled},
+			{"released", droverdriver.Result{Outcome: droverdriver.OutcomeReleased}, drovertype.JobStateAvailable},
 		}
 		for _, o := range outcomes {
 			t.Run(o.name, func(t *testing.T) {
@@ -122,13 +123,13 @@ func TestForgedFinishIsRejectedByTheDriver(t *testing.T) {
 				}
 				res := o.result
 				res.ID, res.Attempt = ids[0], 1
-				for _, token := range []droverdriver.LeaseToken{{}, droverdriver.LeaseToken(forgedToken)} {
+				for _, token := range []drovertype.LeaseToken{{}, drovertype.LeaseToken(forgedToken)} {
 					res.LeaseToken = token
 					acc, err := engine.Finish(ctx, d.Executor(), []droverdriver.Result{res})
 					if err != nil || len(acc) != 0 {
 						t.Fatalf("forged result with token %s: accepted %v, %v", token, acc, err)
 					}
-					if row, err := d.Executor().JobGet(ctx, ids[0]); err != nil || row.State != droverdriver.StateRunning || row.LeaseOwner != "real" {
+					if row, err := d.Executor().JobGet(ctx, ids[0]); err != nil || row.State != drovertype.JobStateRunning || row.LeaseOwner != "real" {
 						t.Fatalf("forged result changed the job: %+v, %v", row, err)
 					}
 				}
@@ -164,7 +165,7 @@ func TestForgedHeartbeatDoesNotExtendTheLease(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		for _, token := range []drover.LeaseToken{{}, forgedToken} {
+		for _, token := range []drovertype.LeaseToken{{}, forgedToken} {
 			rep, err := b.remote.ExtendLeases(ctx, []drover.AttemptRef{{ID: id, Attempt: 1, LeaseToken: token}}, drover.MaxRemoteLease)
 			if err != nil {
 				t.Fatal(err)
@@ -217,7 +218,7 @@ func TestFailedFinishUsesStoredMaxAttempts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if row.State != drover.JobStateRetryable || row.MaxAttempts != 25 || row.Attempt != 1 || row.ErrorCount != 1 {
+		if row.State != drovertype.JobStateRetryable || row.MaxAttempts != 25 || row.Attempt != 1 || row.ErrorCount != 1 {
 			t.Fatalf("job with 25 attempts after a failure claiming max_attempts 1: %+v, want retryable", row)
 		}
 
@@ -230,7 +231,7 @@ func TestFailedFinishUsesStoredMaxAttempts(t *testing.T) {
 				t.Fatalf("finish of attempt %d: %+v, %v", attempt, rep, err)
 			}
 		}
-		if row, err := b.client.JobGet(ctx, two); err != nil || row.State != drover.JobStateDiscarded || row.Attempt != 2 {
+		if row, err := b.client.JobGet(ctx, two); err != nil || row.State != drovertype.JobStateDiscarded || row.Attempt != 2 {
 			t.Fatalf("job whose second of 2 attempts failed: %+v, %v; want discarded", row, err)
 		}
 	})
@@ -254,15 +255,15 @@ func TestErrorHistoryKeepsTheLastErrors(t *testing.T) {
 				t.Fatalf("finish of attempt %d: %+v, %v", attempt, rep, err)
 			}
 		}
-		checkErrors := func(what string, row *drover.JobRow, count, last int) {
+		checkErrors := func(what string, row *drovertype.JobRow, count, last int) {
 			t.Helper()
-			if row.ErrorCount != count || len(row.Errors) != drover.ErrorsKept {
+			if row.ErrorCount != count || len(row.Errors) != drovertype.ErrorsKept {
 				t.Fatalf("%s: %d errors kept, %d counted; want %d kept, %d counted", what, len(row.Errors), row.ErrorCount,
-					drover.ErrorsKept, count)
+					drovertype.ErrorsKept, count)
 			}
 			for i, e := range row.Errors {
-				if want := last - drover.ErrorsKept + 1 + i; e.Attempt != want {
-					t.Fatalf("%s: error %d is of attempt %d, want %d (the last %d, oldest first)", what, i, e.Attempt, want, drover.ErrorsKept)
+				if want := last - drovertype.ErrorsKept + 1 + i; e.Attempt != want {
+					t.Fatalf("%s: error %d is of attempt %d, want %d (the last %d, oldest first)", what, i, e.Attempt, want, drovertype.ErrorsKept)
 				}
 			}
 		}
@@ -271,8 +272,8 @@ func TestErrorHistoryKeepsTheLastErrors(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkErrors("after 30 failures", row, failures, failures)
-		if row.Errors[drover.ErrorsKept-1].Error != "failure 30" {
-			t.Fatalf("last error = %+v", row.Errors[drover.ErrorsKept-1])
+		if row.Errors[drovertype.ErrorsKept-1].Error != "failure 30" {
+			t.Fatalf("last error = %+v", row.Errors[drovertype.ErrorsKept-1])
 		}
 
 		// The rescuer's lease error.
@@ -297,7 +298,7 @@ func TestErrorHistoryKeepsTheLastErrors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if row.State != drover.JobStateCancelled {
+		if row.State != drovertype.JobStateCancelled {
 			t.Fatalf("job is %s, want cancelled", row.State)
 		}
 		checkErrors("finished", row, failures+2, failures+2)

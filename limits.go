@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // Cluster-wide queue limits (QueueConfig.GlobalMaxWorkers, RateLimit, or
@@ -44,11 +45,11 @@ func checkLimits(prefix string, globalMax, rate int, period time.Duration) error
 }
 
 // limit returns the queue's configured limits, nil when it has none.
-func (q QueueConfig) limit() *droverdriver.QueueLimit {
+func (q QueueConfig) limit() *drovertype.QueueLimit {
 	if q.GlobalMaxWorkers == 0 && q.RateLimit == 0 {
 		return nil
 	}
-	return &droverdriver.QueueLimit{MaxRunning: q.GlobalMaxWorkers, Rate: q.RateLimit, Period: q.RatePeriod}
+	return &drovertype.QueueLimit{MaxRunning: q.GlobalMaxWorkers, Rate: q.RateLimit, Period: q.RatePeriod}
 }
 
 // storeConfiguredLimits writes the limits of the client's queues that

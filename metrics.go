@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // HistogramBounds are the upper bounds of the buckets every Histogram
@@ -113,7 +114,7 @@ func (t *jobMetricsTable) get(queue, kind string) *jobMetrics {
 }
 
 // observeRun counts one attempt a producer ran: took is its run time.
-func (c *Client[TTx]) observeRun(row *droverdriver.JobRow, res droverdriver.Result, took time.Duration) {
+func (c *Client[TTx]) observeRun(row *drovertype.JobRow, res droverdriver.Result, took time.Duration) {
 	m := c.jobMetrics.get(row.Queue, row.Kind)
 	switch res.Outcome {
 	case droverdriver.OutcomeCompleted:

@@ -7,19 +7,14 @@ import (
 	"math"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
-
-// Migration is one applied schema change.
-type Migration struct {
-	Version int
-	Name    string
-}
 
 // MigrateResult says what Migrate did.
 type MigrateResult struct {
 	// Applied lists the migrations this call applied (none when the store
 	// was already current).
-	Applied []Migration
+	Applied []drovertype.Migration
 	// Version is the schema version after the call.
 	Version int
 }
@@ -37,7 +32,7 @@ func Migrate(ctx context.Context, d droverdriver.Driver) (*MigrateResult, error)
 	}
 	res := &MigrateResult{Version: found}
 	for _, mig := range applied {
-		res.Applied = append(res.Applied, Migration{Version: mig.Version, Name: mig.Name})
+		res.Applied = append(res.Applied, mig)
 		res.Version = mig.Version
 	}
 	return res, nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droversqlite"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/waitfor"
 )
 
@@ -21,9 +22,9 @@ import (
 // state, and the interval each ran in (attempted_at to finalized_at).
 
 // allJobs pages through every job of the store.
-func allJobs(t *testing.T, c client) []*drover.JobRow {
+func allJobs(t *testing.T, c client) []*drovertype.JobRow {
 	t.Helper()
-	var out []*drover.JobRow
+	var out []*drovertype.JobRow
 	after := int64(0)
 	for {
 		page, err := c.JobList(context.Background(), drover.JobListParams{After: after, Limit: 10_000})
@@ -41,7 +42,7 @@ func allJobs(t *testing.T, c client) []*drover.JobRow {
 // byTag groups finished script jobs by their args' tag (the tests tag each
 // job with its key), each group in ID order, which is insert order.
 // startTimes returns the jobs' attempted_at times, earliest first.
-func startTimes(jobs []*drover.JobRow) []time.Time {
+func startTimes(jobs []*drovertype.JobRow) []time.Time {
 	starts := make([]time.Time, 0, len(jobs))
 	for _, j := range jobs {
 		starts = append(starts, *j.AttemptedAt)
@@ -65,9 +66,9 @@ func busiestWindow(starts []time.Time, period time.Duration) (n int, from time.T
 	return n, from
 }
 
-func byTag(t *testing.T, jobs []*drover.JobRow) map[string][]*drover.JobRow {
+func byTag(t *testing.T, jobs []*drovertype.JobRow) map[string][]*drovertype.JobRow {
 	t.Helper()
-	groups := map[string][]*drover.JobRow{}
+	groups := map[string][]*drovertype.JobRow{}
 	for _, j := range jobs {
 		var a struct{ Tag string }
 		if err := json.Unmarshal(j.EncodedArgs, &a); err != nil {
@@ -85,7 +86,7 @@ func byTag(t *testing.T, jobs []*drover.JobRow) map[string][]*drover.JobRow {
 // [attempted_at, finalized_at] overlap at one instant. An interval that ends
 // exactly when another starts does not overlap it: the store promotes the
 // next job in the transaction that finishes the previous one.
-func maxOverlap(t *testing.T, jobs []*drover.JobRow) int {
+func maxOverlap(t *testing.T, jobs []*drovertype.JobRow) int {
 	t.Helper()
 	type edge struct {
 		at    int64
@@ -127,7 +128,7 @@ func waitAllFinished(t *testing.T, c client, want int64) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return counts[drover.JobStateCompleted]+counts[drover.JobStateDiscarded] == want
+		return counts[drovertype.JobStateCompleted]+counts[drovertype.JobStateDiscarded] == want
 	})
 }
 
@@ -162,7 +163,7 @@ func TestKeyedFIFOUnderConcurrency(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if counts[drover.JobStateAvailable] != keys || counts[drover.JobStateBlocked] != keys*(perKey-1) {
+		if counts[drovertype.JobStateAvailable] != keys || counts[drovertype.JobStateBlocked] != keys*(perKey-1) {
 			t.Fatalf("before work: %v, want %d available (one per key) and the rest blocked", counts, keys)
 		}
 		b.start(t)
@@ -175,7 +176,7 @@ func TestKeyedFIFOUnderConcurrency(t *testing.T) {
 		}
 		for key, jobs := range groups {
 			for i, j := range jobs {
-				if j.State != drover.JobStateCompleted {
+				if j.State != drovertype.JobStateCompleted {
 					t.Fatalf("key %s: job %d is %s", key, j.ID, j.State)
 				}
 				if i > 0 && j.AttemptedAt.Before(*jobs[i-1].FinalizedAt) {
@@ -258,23 +259,23 @@ func TestSlowKeyDoesNotStallOthers(t *testing.T) {
 			t.Fatal(err)
 		}
 		b.start(t)
-		waitState(t, b.client, stuck, drover.JobStateRunning)
+		waitState(t, b.client, stuck, drovertype.JobStateRunning)
 		waitfor.Cond(t, "the other keys' jobs to complete", func() bool {
 			counts, err := b.client.JobCountByState(ctx, "")
 			if err != nil {
 				t.Fatal(err)
 			}
-			return counts[drover.JobStateCompleted] == 200
+			return counts[drovertype.JobStateCompleted] == 200
 		})
-		if row, err := b.client.JobGet(ctx, behind); err != nil || row.State != drover.JobStateBlocked {
+		if row, err := b.client.JobGet(ctx, behind); err != nil || row.State != drovertype.JobStateBlocked {
 			t.Fatalf("job behind the stuck one: %+v, %v; want blocked", row, err)
 		}
 		// Cancelling the stuck job frees its key: the next one runs.
 		if _, err := b.client.JobCancel(ctx, stuck); err != nil {
 			t.Fatal(err)
 		}
-		waitState(t, b.client, stuck, drover.JobStateCancelled)
-		waitState(t, b.client, behind, drover.JobStateCompleted)
+		waitState(t, b.client, stuck, drovertype.JobStateCancelled)
+		waitState(t, b.client, behind, drovertype.JobStateCompleted)
 	})
 }
 
@@ -291,15 +292,15 @@ func TestKeyFreedWithoutResult(t *testing.T) {
 		middle := b.insert(t, scriptArgs{Tag: "k"}, opts)
 		last := b.insert(t, scriptArgs{Tag: "k"}, opts)
 		for _, id := range []int64{head, middle} {
-			if row, err := b.client.JobCancel(ctx, id); err != nil || row.State != drover.JobStateCancelled {
+			if row, err := b.client.JobCancel(ctx, id); err != nil || row.State != drovertype.JobStateCancelled {
 				t.Fatalf("cancel job %d: %+v, %v", id, row, err)
 			}
 		}
-		if row, _ := b.client.JobGet(ctx, last); row.State != drover.JobStateAvailable {
+		if row, _ := b.client.JobGet(ctx, last); row.State != drovertype.JobStateAvailable {
 			t.Fatalf("last job is %s after the cancels, want available", row.State)
 		}
 		b.start(t)
-		waitState(t, b.client, last, drover.JobStateCompleted)
+		waitState(t, b.client, last, drovertype.JobStateCompleted)
 	})
 }
 
@@ -312,11 +313,11 @@ func TestUniqueUnderConcurrentInserts(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s store) {
 		cases := []struct {
 			name         string
-			states       []drover.JobState
+			states       []drovertype.JobState
 			heldAfterEnd bool
 		}{
 			{"default states", nil, false},
-			{"completed listed", append(drover.UnfinishedStates(), drover.JobStateCompleted), true},
+			{"completed listed", append(drovertype.UnfinishedStates(), drovertype.JobStateCompleted), true},
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
@@ -367,7 +368,7 @@ func TestUniqueUnderConcurrentInserts(t *testing.T) {
 					t.Fatalf("other kind, same unique key: %+v, %v; want stored", row, err)
 				}
 				b.start(t)
-				waitState(t, b.client, winner, drover.JobStateCompleted)
+				waitState(t, b.client, winner, drovertype.JobStateCompleted)
 				row, err = b.client.Insert(ctx, scriptArgs{Tag: "u"}, unique)
 				if err != nil || row.UniqueSkippedAsDuplicate == (row.ID != 0) || row.UniqueSkippedAsDuplicate != tc.heldAfterEnd {
 					t.Fatalf("insert after the holder completed: %+v, %v; want skipped = %v", row, err, tc.heldAfterEnd)
@@ -398,13 +399,13 @@ func TestOrderOptionsRejectBadInput(t *testing.T) {
 			{"NUL in unique key", drover.InsertOpts{UniqueKey: "a\x00b"}, "unique key"},
 			{"period without unique key", drover.InsertOpts{UniquePeriod: time.Second}, "set UniqueKey too"},
 			{"negative period", drover.InsertOpts{UniqueKey: "u", UniquePeriod: -1}, "unique period"},
-			{"unknown unique state", drover.InsertOpts{UniqueKey: "u", UniqueStates: append(drover.UnfinishedStates(), "done")},
+			{"unknown unique state", drover.InsertOpts{UniqueKey: "u", UniqueStates: append(drovertype.UnfinishedStates(), "done")},
 				`unknown state "done"`},
-			{"unique states without unique key", drover.InsertOpts{UniqueStates: drover.UnfinishedStates()}, "set UniqueKey too"},
+			{"unique states without unique key", drover.InsertOpts{UniqueStates: drovertype.UnfinishedStates()}, "set UniqueKey too"},
 			{"unique states missing unfinished ones", drover.InsertOpts{UniqueKey: "u",
-				UniqueStates: []drover.JobState{drover.JobStateAvailable, drover.JobStateRunning, drover.JobStateCompleted}},
+				UniqueStates: []drovertype.JobState{drovertype.JobStateAvailable, drovertype.JobStateRunning, drovertype.JobStateCompleted}},
 				"missing [pending blocked scheduled retryable]"},
-			{"empty unique states", drover.InsertOpts{UniqueKey: "u", UniqueStates: []drover.JobState{}},
+			{"empty unique states", drover.InsertOpts{UniqueKey: "u", UniqueStates: []drovertype.JobState{}},
 				"must include every unfinished state"},
 		}
 		for _, tc := range cases {
@@ -447,7 +448,7 @@ func TestPeriodicOncePerTick(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return counts[drover.JobStateCompleted] >= 3
+			return counts[drovertype.JobStateCompleted] >= 3
 		})
 		ticks := map[string]int64{}
 		for _, j := range allJobs(t, b.client) {
@@ -513,13 +514,13 @@ func TestFloodingKeyDoesNotStarveOthers(t *testing.T) {
 			late = append(late, b.insert(t, scriptArgs{Tag: "b"}, &drover.InsertOpts{Key: "tenant-b", KeyLimit: 2}))
 		}
 		for _, id := range late {
-			waitState(t, b.client, id, drover.JobStateCompleted)
+			waitState(t, b.client, id, drovertype.JobStateCompleted)
 		}
 		counts, err := b.client.JobCountByState(ctx, "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if counts[drover.JobStateBlocked] < 100 {
+		if counts[drovertype.JobStateBlocked] < 100 {
 			t.Fatalf("tenant b finished only after the flood drained: %v", counts)
 		}
 	})

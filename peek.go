@@ -35,17 +35,28 @@ type TopicPeek struct {
 	// Messages are in ID (publish) order.
 	Messages []*PeekedMessage
 	// Cursor is where the next PeekTopic goes on from: the messages of
-	// each lane published after those this one read. It is opaque.
+	// each lane published after those this one read. It is opaque, and
+	// empty on a page of older messages.
 	Cursor string
+	// Older is where PeekTopic goes back from: the messages published
+	// before those this one showed, a page at a time, each message on one
+	// page only. It is opaque, and empty when no older message is left.
+	Older string
 }
+
+// olderMark starts a TopicPeek.Older cursor, telling it from a Cursor.
+const olderMark = "<"
 
 // PeekTopic reads messages of topic without consuming them: with an empty
 // cursor, the newest limit messages of the topic; with the Cursor of an
 // earlier peek, up to limit messages of each lane published since, oldest
-// first. Nothing records the read: subscriptions keep their positions and
+// first; with its Older, the limit messages published before those it
+// showed. Nothing records the read: subscriptions keep their positions and
 // no lane is leased. A message is readable once its publish has committed
 // (and, on PostgreSQL, a sequencing pass has given it its position, which
-// PeekTopic runs first), as for subscriptions.
+// PeekTopic runs first), as for subscriptions. Pages go by each lane's
+// position (keyset pagination), never by an offset: a page costs one
+// bounded backward range of each lane however far back it is.
 func (c *Client[TTx]) PeekTopic(ctx context.Context, topic string, limit int, cursor string) (*TopicPeek, error) {
 	if limit < 1 || limit > MaxTopicPeek {
 		return nil, invalidf("limit %d: must be between 1 and %d", limit, MaxTopicPeek)
@@ -61,14 +72,10 @@ func (c *Client[TTx]) PeekTopic(ctx context.Context, topic string, limit int, cu
 	if err != nil {
 		return nil, err
 	}
-	positions := make([]droverdriver.Position, lanes)
-	var rows []*droverdriver.MessageRow
-	if cursor == "" {
-		if rows, err = te.TopicTail(ctx, topic, lanes, limit); err != nil {
-			return nil, err
-		}
-	} else {
-		if positions, err = parsePeekCursor(cursor, lanes); err != nil {
+	older, isOlder := strings.CutPrefix(cursor, olderMark)
+	if cursor != "" && !isOlder {
+		positions, err := parsePeekCursor(cursor, lanes)
+		if err != nil {
 			return nil, err
 		}
 		p := droverdriver.TopicReadParams{Sequence: true}
@@ -76,24 +83,108 @@ func (c *Client[TTx]) PeekTopic(ctx context.Context, topic string, limit int, cu
 			p.Topics, p.Lanes, p.Cursors = append(p.Topics, topic), append(p.Lanes, lane), append(p.Cursors, pos)
 			p.Tos, p.Limits = append(p.Tos, droverdriver.PositionMax), append(p.Limits, limit)
 		}
-		if rows, err = te.TopicRead(ctx, p); err != nil {
+		rows, err := te.TopicRead(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		out := &TopicPeek{Messages: peeked(rows)}
+		for _, m := range rows {
+			// Rows come in (lane, position) order: a lane's last is where
+			// it goes on from.
+			positions[m.Lane] = m.Position()
+		}
+		out.Cursor = formatPeekCursor(positions)
+		return out, nil
+	}
+	before := slices.Repeat([]droverdriver.Position{droverdriver.PositionMax}, lanes)
+	if isOlder {
+		if before, err = parsePeekCursor(older, lanes); err != nil {
 			return nil, err
 		}
 	}
-	out := &TopicPeek{Messages: make([]*PeekedMessage, len(rows))}
-	for i, m := range rows {
-		// Rows come in (lane, position) order: a lane's last is where it
-		// goes on from.
-		positions[m.Lane] = m.Position()
-		out.Messages[i] = &PeekedMessage{ID: m.ID, Lane: m.Lane, Key: m.Key, Payload: m.Payload, Metadata: m.Metadata,
-			PublishedAt: m.PublishedAt}
+	rows, err := te.TopicTail(ctx, topic, before, limit)
+	if err != nil {
+		return nil, err
 	}
-	slices.SortFunc(out.Messages, func(a, b *PeekedMessage) int { return cmp.Compare(a.ID, b.ID) })
-	if cursor == "" && len(out.Messages) > limit {
-		out.Messages = out.Messages[len(out.Messages)-limit:]
+	page := newestOf(rows, lanes, limit)
+	out := &TopicPeek{Messages: peeked(page)}
+	newest := make([]droverdriver.Position, lanes)
+	for _, m := range rows {
+		newest[m.Lane] = m.Position()
 	}
-	out.Cursor = formatPeekCursor(positions)
+	if !isOlder {
+		out.Cursor = formatPeekCursor(newest)
+	}
+	// Each lane goes back from the oldest message the page showed of it.
+	// A lane the page showed none of goes back from where this page did:
+	// on the newest page, from just past the newest message it read, so
+	// that messages published since never show as older ones. A lane
+	// whose read the page showed whole, short of the limit, is done.
+	read, shown := make([]int, lanes), make([]int, lanes)
+	for _, m := range rows {
+		read[m.Lane]++
+	}
+	for _, m := range page {
+		if shown[m.Lane] == 0 || m.Position().Less(before[m.Lane]) {
+			before[m.Lane] = m.Position()
+		}
+		shown[m.Lane]++
+	}
+	left := false
+	for lane := range lanes {
+		switch {
+		case read[lane] < limit && shown[lane] == read[lane]:
+			before[lane] = droverdriver.Position{}
+		case shown[lane] == 0 && !isOlder:
+			// No message can sort between a position and the one of the
+			// next ID: a later pass's messages have a higher xid.
+			before[lane] = droverdriver.Position{Xid: newest[lane].Xid, ID: newest[lane].ID + 1}
+		}
+		left = left || before[lane] != droverdriver.Position{}
+	}
+	if left {
+		out.Older = olderMark + formatPeekCursor(before)
+	}
 	return out, nil
+}
+
+// peeked is rows as PeekTopic shows them, in ID order.
+func peeked(rows []*droverdriver.MessageRow) []*PeekedMessage {
+	out := make([]*PeekedMessage, len(rows))
+	for i, m := range rows {
+		out[i] = &PeekedMessage{ID: m.ID, Lane: m.Lane, Key: m.Key, Payload: m.Payload, Metadata: m.Metadata, PublishedAt: m.PublishedAt}
+	}
+	slices.SortFunc(out, func(a, b *PeekedMessage) int { return cmp.Compare(a.ID, b.ID) })
+	return out
+}
+
+// newestOf takes the newest limit of rows, TopicTail's newest messages of
+// each lane in (lane, position) order, newest ID first among the lanes'
+// newest left, and so each lane's newest in its own order: on PostgreSQL
+// a lane's order (commit order) and its IDs can differ, and a page that
+// took a lane's messages by ID alone could leave one between two it
+// showed, which the next older page, going back from the oldest shown,
+// would never show.
+func newestOf(rows []*droverdriver.MessageRow, lanes, limit int) []*droverdriver.MessageRow {
+	byLane := make([][]*droverdriver.MessageRow, lanes)
+	for _, m := range rows {
+		byLane[m.Lane] = append(byLane[m.Lane], m)
+	}
+	var out []*droverdriver.MessageRow
+	for len(out) < limit {
+		pick := -1
+		for lane, ms := range byLane {
+			if len(ms) > 0 && (pick < 0 || ms[len(ms)-1].ID > byLane[pick][len(byLane[pick])-1].ID) {
+				pick = lane
+			}
+		}
+		if pick < 0 {
+			break
+		}
+		ms := byLane[pick]
+		out, byLane[pick] = append(out, ms[len(ms)-1]), ms[:len(ms)-1]
+	}
+	return out
 }
 
 // formatPeekCursor writes one xid.id position per lane, in lane order.

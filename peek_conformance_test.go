@@ -94,3 +94,77 @@ func TestPeekTopic(t *testing.T) {
 		}
 	})
 }
+
+// TestPeekTopicOlderPages (issue 38): from the newest page, the Older
+// cursors page back through every message of the topic, each on exactly
+// one page, no page over its limit, and messages published while paging
+// never show as older ones; the last page has no Older cursor.
+func TestPeekTopicOlderPages(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		ctx := context.Background()
+		_, c := topicSetup(t, s, 3)
+		peeker := c.(interface {
+			PeekTopic(ctx context.Context, topic string, limit int, cursor string) (*drover.TopicPeek, error)
+		})
+		var all []int64
+		for i := range 5 {
+			msgs := make([]drover.Message, 5)
+			for j := range msgs {
+				msgs[j] = drover.Message{Key: fmt.Sprintf("k%d", (i*5+j)%7)}
+			}
+			ids, err := c.Publish(ctx, "chat", msgs...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, ids...)
+		}
+		var peek *drover.TopicPeek
+		waitfor.Cond(t, "the newest page", func() bool {
+			var err error
+			if peek, err = peeker.PeekTopic(ctx, "chat", 4, ""); err != nil {
+				t.Fatal(err)
+			}
+			return len(peek.Messages) == 4 && peek.Messages[3].ID == all[len(all)-1]
+		})
+		seen := map[int64]int{}
+		pages := 0
+		for {
+			pages++
+			if len(peek.Messages) > 4 {
+				t.Fatalf("page %d holds %d messages, over its limit of 4", pages, len(peek.Messages))
+			}
+			for _, m := range peek.Messages {
+				seen[m.ID]++
+			}
+			if peek.Older == "" {
+				break
+			}
+			if pages == 2 {
+				if _, err := c.Publish(ctx, "chat", drover.Message{Key: "late"}, drover.Message{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var err error
+			if peek, err = peeker.PeekTopic(ctx, "chat", 4, peek.Older); err != nil {
+				t.Fatal(err)
+			}
+			if peek.Cursor != "" {
+				t.Fatalf("an older page has a newer cursor %q", peek.Cursor)
+			}
+			if pages > 20 {
+				t.Fatalf("still paging after %d pages", pages)
+			}
+		}
+		for _, id := range all {
+			if seen[id] != 1 {
+				t.Errorf("message %d shown on %d pages, want 1", id, seen[id])
+			}
+		}
+		if len(seen) != len(all) || pages < 7 {
+			t.Fatalf("%d pages showed %d messages, want the %d published before the first page, on at least 7 pages", pages, len(seen), len(all))
+		}
+		if _, err := peeker.PeekTopic(ctx, "chat", 4, "<1.2"); !errors.Is(err, drover.ErrInvalid) {
+			t.Fatalf("an older cursor of another topic's lanes: %v, want ErrInvalid", err)
+		}
+	})
+}

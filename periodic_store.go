@@ -12,6 +12,7 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/validate"
 )
 
@@ -106,7 +107,7 @@ type PeriodicJobSet struct {
 	local map[string]periodicEntry
 	// build validates a job as an insert would; insert stores one.
 	build  func(args Args, opts *InsertOpts) (droverdriver.InsertParams, error)
-	insert func(ctx context.Context, args Args, opts *InsertOpts) (*JobRow, error)
+	insert func(ctx context.Context, args Args, opts *InsertOpts) (*drovertype.JobRow, error)
 	// nudge tells this client's scheduler, if it leads, to read the
 	// stored definitions again.
 	nudge chan struct{}
@@ -122,7 +123,7 @@ func (c *Client[TTx]) newPeriodicSet() *PeriodicJobSet {
 	}
 	return &PeriodicJobSet{exec: c.exec, config: c.config, local: local, nudge: make(chan struct{}, 1),
 		build: c.buildInsert,
-		insert: func(ctx context.Context, args Args, opts *InsertOpts) (*JobRow, error) {
+		insert: func(ctx context.Context, args Args, opts *InsertOpts) (*drovertype.JobRow, error) {
 			return c.insertOne(ctx, c.exec, args, opts)
 		}}
 }
@@ -382,7 +383,7 @@ func (p *PeriodicJobSet) setPaused(ctx context.Context, name string, paused bool
 // as the last run. A Go entry of this client's config constructs its job
 // as a tick would; one only registered by another process inserts the job
 // its registration recorded.
-func (p *PeriodicJobSet) Trigger(ctx context.Context, name string) (*JobRow, error) {
+func (p *PeriodicJobSet) Trigger(ctx context.Context, name string) (*drovertype.JobRow, error) {
 	now := time.Now().Truncate(time.Microsecond)
 	var args Args
 	var opts InsertOpts

@@ -9,6 +9,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/waitfor"
 )
 
@@ -18,7 +19,7 @@ import (
 
 // periodicOf returns the name of the periodic job a job was inserted for
 // (its metadata), and whether Trigger inserted it.
-func periodicOf(t *testing.T, j *drover.JobRow) (name string, triggered bool) {
+func periodicOf(t *testing.T, j *drovertype.JobRow) (name string, triggered bool) {
 	t.Helper()
 	var m struct {
 		Periodic  string `json:"periodic"`

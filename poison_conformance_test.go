@@ -15,6 +15,7 @@ import (
 	"github.com/droverhq/drover/droverfleet"
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/droversqlite"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/waitfor"
 )
 
@@ -72,15 +73,15 @@ func TestPoisonErrorsFailOnlyTheirJobs(t *testing.T) {
 		if err := b.client.Start(ctx); err != nil {
 			t.Fatal(err)
 		}
-		var counts map[drover.JobState]int64
+		var counts map[drovertype.JobState]int64
 		waitfor.Cond(t, "every job to finish", func() bool {
 			counts, err = b.client.JobCountByState(ctx, "")
 			if err != nil {
 				t.Fatal(err)
 			}
-			return counts[drover.JobStateCompleted]+counts[drover.JobStateDiscarded] == total
+			return counts[drovertype.JobStateCompleted]+counts[drovertype.JobStateDiscarded] == total
 		})
-		if counts[drover.JobStateCompleted] != total-total/every || counts[drover.JobStateDiscarded] != total/every {
+		if counts[drovertype.JobStateCompleted] != total-total/every || counts[drovertype.JobStateDiscarded] != total/every {
 			t.Fatalf("counts = %v, want %d completed and %d discarded", counts, total-total/every, total/every)
 		}
 		for i, id := range ids {
@@ -91,7 +92,7 @@ func TestPoisonErrorsFailOnlyTheirJobs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if row.State != drover.JobStateDiscarded || len(row.Errors) != 1 || row.Errors[0].Error != "x\uFFFDy" {
+			if row.State != drovertype.JobStateDiscarded || len(row.Errors) != 1 || row.Errors[0].Error != "x\uFFFDy" {
 				t.Fatalf("poisoned job %d: state %s, errors %+v; want discarded with the error x\uFFFDy", id, row.State, row.Errors)
 			}
 		}
@@ -116,12 +117,12 @@ func TestResultTheStoreCannotHoldFailsItsAttempt(t *testing.T) {
 		fine := b.insert(t, poisonArgs{Result: "fine"}, nil)
 		b.start(t)
 		for id, want := range map[int64]string{nul: `contains \u0000`, bad: "invalid UTF-8"} {
-			row := waitState(t, b.client, id, drover.JobStateDiscarded)
+			row := waitState(t, b.client, id, drovertype.JobStateDiscarded)
 			if len(row.Errors) != 1 || !strings.Contains(row.Errors[0].Error, want) {
 				t.Errorf("job %d: errors %+v, want one naming %q", id, row.Errors, want)
 			}
 		}
-		waitState(t, b.client, fine, drover.JobStateCompleted)
+		waitState(t, b.client, fine, drovertype.JobStateCompleted)
 		res, err := b.client.JobResult(ctx, fine)
 		if err != nil {
 			t.Fatal(err)
@@ -145,7 +146,7 @@ func TestGoHandlerErrorIsTruncated(t *testing.T) {
 		})
 		id := b.insert(t, hugeErrorArgs{}, &drover.InsertOpts{MaxAttempts: 1})
 		b.start(t)
-		row := waitState(t, b.client, id, drover.JobStateDiscarded)
+		row := waitState(t, b.client, id, drovertype.JobStateDiscarded)
 		msg := row.Errors[0].Error
 		if len(msg) > 64<<10 || !strings.HasSuffix(msg, "é…") || !strings.HasPrefix(huge, strings.TrimSuffix(msg, "…")) {
 			t.Fatalf("stored error of %d bytes ending %q, want at most %d bytes, cut after a whole character", len(msg), msg[max(0, len(msg)-8):], 64<<10)
@@ -175,12 +176,12 @@ func TestUndecodableArgsFailOnlyTheirJob(t *testing.T) {
 		}
 		b.start(t)
 		worker := b.client
-		row := waitState(t, worker, ids[1], drover.JobStateDiscarded)
+		row := waitState(t, worker, ids[1], drovertype.JobStateDiscarded)
 		if len(row.Errors) != 1 || !strings.Contains(row.Errors[0].Error, "decode args") {
 			t.Fatalf("undecodable job: errors %+v, want one naming the decode", row.Errors)
 		}
 		for _, id := range []int64{ids[0], ids[2], ids[3]} {
-			if row := waitState(t, worker, id, drover.JobStateCompleted); row.Attempt != 1 {
+			if row := waitState(t, worker, id, drovertype.JobStateCompleted); row.Attempt != 1 {
 				t.Fatalf("job %d completed at attempt %d, want 1", id, row.Attempt)
 			}
 		}
@@ -324,10 +325,10 @@ func TestRemoteRefusesPoison(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if row.State != drover.JobStateDiscarded || len(row.Errors) != 1 || row.Errors[0].Error != "x\uFFFDy" || row.Errors[0].Trace != "t\uFFFDu" {
+		if row.State != drovertype.JobStateDiscarded || len(row.Errors) != 1 || row.Errors[0].Error != "x\uFFFDy" || row.Errors[0].Trace != "t\uFFFDu" {
 			t.Fatalf("failed job: %s %+v, want discarded with its error and trace made safe", row.State, row.Errors)
 		}
-		if row, _ := b.client.JobGet(ctx, other.ID); row.State != drover.JobStateCompleted {
+		if row, _ := b.client.JobGet(ctx, other.ID); row.State != drovertype.JobStateCompleted {
 			t.Fatalf("other job %s, want completed", row.State)
 		}
 	})

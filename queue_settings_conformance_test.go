@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/waitfor"
 )
 
@@ -18,7 +19,7 @@ import (
 var remoteRaw = drover.RawArgs{KindName: "remote", JSON: []byte(`{}`)}
 
 // remoteClaim claims up to max jobs of queue for a remote worker.
-func remoteClaim(t *testing.T, c client, queue string, max int) []*drover.JobRow {
+func remoteClaim(t *testing.T, c client, queue string, max int) []*drovertype.JobRow {
 	t.Helper()
 	jobs, err := c.Remote().Claim(context.Background(), drover.ClaimParams{Queue: queue, Max: max, Owner: "py-1", Lease: time.Minute})
 	if err != nil {
@@ -27,7 +28,7 @@ func remoteClaim(t *testing.T, c client, queue string, max int) []*drover.JobRow
 	return jobs
 }
 
-func countState(t *testing.T, c client, queue string, state drover.JobState) int64 {
+func countState(t *testing.T, c client, queue string, state drovertype.JobState) int64 {
 	t.Helper()
 	counts, err := c.JobCountByState(context.Background(), queue)
 	if err != nil {
@@ -76,7 +77,7 @@ func TestRemoteClaimRespectsStoredLimits(t *testing.T) {
 		waitfor.Cond(t, "the remote claim to see the lifted limit", func() bool {
 			return len(remoteClaim(t, b.client, "limited", 5)) > 0
 		})
-		if got := countState(t, b.client, "limited", drover.JobStateAvailable); got != 0 {
+		if got := countState(t, b.client, "limited", drovertype.JobStateAvailable); got != 0 {
 			t.Fatalf("%d jobs still available once the limit was lifted", got)
 		}
 		// A queue without stored settings is claimed as before.
@@ -97,7 +98,7 @@ func waitPausedFor(t *testing.T, c client, queue string, probe drover.Args) {
 	t.Helper()
 	ctx := context.Background()
 	waitfor.Cond(t, "the claims of "+queue+" to see the pause", func() bool {
-		if countState(t, c, queue, drover.JobStateAvailable) == 0 {
+		if countState(t, c, queue, drovertype.JobStateAvailable) == 0 {
 			if _, err := c.Insert(ctx, probe, &drover.InsertOpts{Queue: queue}); err != nil {
 				t.Fatal(err)
 			}
@@ -110,7 +111,7 @@ func waitPausedFor(t *testing.T, c client, queue string, probe drover.Args) {
 			}
 			return false
 		}
-		return countState(t, c, queue, drover.JobStateAvailable) > 0
+		return countState(t, c, queue, drovertype.JobStateAvailable) > 0
 	})
 }
 
@@ -126,11 +127,11 @@ func TestQueuePauseAcrossClients(t *testing.T) {
 
 		// A running job finishes although the queue is paused meanwhile.
 		running := b.insert(t, scriptArgs{Sleep: "200ms"}, nil)
-		waitState(t, b.client, running, drover.JobStateRunning)
+		waitState(t, b.client, running, drovertype.JobStateRunning)
 		if err := admin.QueuePause(ctx, drover.DefaultQueue); err != nil {
 			t.Fatal(err)
 		}
-		waitState(t, b.client, running, drover.JobStateCompleted)
+		waitState(t, b.client, running, drovertype.JobStateCompleted)
 
 		// Once the worker's client sees the pause, its producer claims
 		// nothing: jobs inserted now stay available through its claims.
@@ -141,7 +142,7 @@ func TestQueuePauseAcrossClients(t *testing.T) {
 		}
 		claims := b.client.Stats().Claims
 		waitfor.Cond(t, "the paused producer to claim twice more", func() bool { return b.client.Stats().Claims >= claims+2 })
-		if row, err := b.client.JobGet(ctx, held.ID); err != nil || row.State != drover.JobStateAvailable {
+		if row, err := b.client.JobGet(ctx, held.ID); err != nil || row.State != drovertype.JobStateAvailable {
 			t.Fatalf("job inserted while paused: %v, %v; want it available", row.State, err)
 		}
 		if _, runs := b.rec.snapshot(); runs[held.ID] != 0 {
@@ -155,9 +156,9 @@ func TestQueuePauseAcrossClients(t *testing.T) {
 		if err := admin.QueueResume(ctx, drover.DefaultQueue); err != nil {
 			t.Fatal(err)
 		}
-		waitState(t, b.client, held.ID, drover.JobStateCompleted)
+		waitState(t, b.client, held.ID, drovertype.JobStateCompleted)
 		waitfor.Cond(t, "every job of the resumed queue to finish", func() bool {
-			return countState(t, b.client, drover.DefaultQueue, drover.JobStateAvailable) == 0
+			return countState(t, b.client, drover.DefaultQueue, drovertype.JobStateAvailable) == 0
 		})
 	})
 }
@@ -183,7 +184,7 @@ func TestQueuePauseStopsRemoteClaims(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(list) != 1 || list[0].Name != "remote" || !list[0].Paused {
+		if len(list) != 1 || list[0].Queue != "remote" || !list[0].Paused {
 			t.Fatalf("QueueList = %+v, want remote paused", list)
 		}
 		if err := admin.QueueResume(ctx, "remote"); err != nil {
@@ -245,11 +246,11 @@ func TestQueuePauseKindAcrossClients(t *testing.T) {
 		// A running job of the kind finishes although its kind is paused
 		// meanwhile.
 		running := b.insert(t, scriptArgs{Sleep: "200ms"}, nil)
-		waitState(t, b.client, running, drover.JobStateRunning)
+		waitState(t, b.client, running, drovertype.JobStateRunning)
 		if err := admin.QueuePauseKind(ctx, drover.DefaultQueue, "test.script"); err != nil {
 			t.Fatal(err)
 		}
-		waitState(t, b.client, running, drover.JobStateCompleted)
+		waitState(t, b.client, running, drovertype.JobStateCompleted)
 
 		// Once the worker's client sees the pause, no script job starts,
 		// by its workers or by a remote claim of the same client, while
@@ -267,14 +268,14 @@ func TestQueuePauseKindAcrossClients(t *testing.T) {
 				return false
 			}
 			row, err := b.client.JobGet(ctx, id)
-			return err == nil && row.State == drover.JobStateAvailable
+			return err == nil && row.State == drovertype.JobStateAvailable
 		})
 		var held []int64
 		for range 3 {
 			held = append(held, b.insert(t, scriptArgs{}, nil))
 		}
 		other := b.insert(t, noopArgs{N: 1}, nil)
-		waitState(t, b.client, other, drover.JobStateCompleted)
+		waitState(t, b.client, other, drovertype.JobStateCompleted)
 		if jobs := remoteClaim(t, b.client, drover.DefaultQueue, 10); len(jobs) != 0 {
 			t.Fatalf("a remote claim took %d jobs of a paused kind", len(jobs))
 		}
@@ -282,7 +283,7 @@ func TestQueuePauseKindAcrossClients(t *testing.T) {
 		waitfor.Cond(t, "the producer to claim twice more", func() bool { return b.client.Stats().Claims >= claims+2 })
 		_, runs := b.rec.snapshot()
 		for _, id := range held {
-			if row, err := b.client.JobGet(ctx, id); err != nil || row.State != drover.JobStateAvailable || runs[id] != 0 {
+			if row, err := b.client.JobGet(ctx, id); err != nil || row.State != drovertype.JobStateAvailable || runs[id] != 0 {
 				t.Fatalf("job %d of the paused kind: %v, %v, ran %d times; want it available, never run", id, row.State, err, runs[id])
 			}
 		}
@@ -310,7 +311,7 @@ func TestQueuePauseKindAcrossClients(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, id := range held {
-			waitState(t, b.client, id, drover.JobStateCompleted)
+			waitState(t, b.client, id, drovertype.JobStateCompleted)
 		}
 		if got, err := admin.QueueGet(ctx, drover.DefaultQueue); err != nil || got.PausedKinds != nil {
 			t.Fatalf("after resume: %+v, %v; want no paused kinds", got, err)

@@ -5,48 +5,16 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/validate"
 )
-
-// The public stats types mirror the driver's, so that they convert.
-var (
-	_ = QueueStats(droverdriver.QueueStat{})
-	_ = FinishedStats(droverdriver.FinishedStat{})
-	_ = LeaseOwner(droverdriver.LeaseOwner{})
-)
-
-// QueueStats is the state of one queue's waiting and running work.
-type QueueStats struct {
-	Queue     string
-	Available int64
-	Scheduled int64
-	Retryable int64
-	Running   int64
-	// OldestAvailable is the run_at of the oldest claimable job, nil when
-	// none is: now minus it is how far behind the queue's workers are.
-	OldestAvailable *time.Time
-}
 
 // QueueStats summarises every queue that has waiting or running jobs. It
 // reads only the hot table (one pass, no finished jobs), so it stays cheap
 // however much history is kept, but it still scans every waiting job:
 // sample it on an interval, as `drover serve` does, not per request.
-func (c *Client[TTx]) QueueStats(ctx context.Context) ([]QueueStats, error) {
-	rows, err := c.exec.QueueStats(ctx, time.Now())
-	if err != nil {
-		return nil, err
-	}
-	return mapAll(rows, func(r droverdriver.QueueStat) QueueStats { return QueueStats(r) }), nil
-}
-
-// FinishedStats summarises one queue's jobs finished in a window.
-type FinishedStats struct {
-	Queue                           string
-	Completed, Cancelled, Discarded int64
-	// PickupP50, PickupP95 and PickupP99 are nearest-rank percentiles of
-	// how long completed jobs waited, from run_at to the start of their
-	// last attempt.
-	PickupP50, PickupP95, PickupP99 time.Duration
+func (c *Client[TTx]) QueueStats(ctx context.Context) ([]drovertype.QueueStats, error) {
+	return c.exec.QueueStats(ctx, time.Now())
 }
 
 // FinishedStats summarises the jobs of every queue finished in (since,
@@ -54,63 +22,14 @@ type FinishedStats struct {
 // ran them. It reads the recent end of finished jobs through their index
 // on finalized_at; sample it on an interval, each window starting where the
 // previous one ended, so that no job counts twice.
-func (c *Client[TTx]) FinishedStats(ctx context.Context, since, until time.Time) ([]FinishedStats, error) {
-	rows, err := c.exec.FinishedStats(ctx, since, until)
-	if err != nil {
-		return nil, err
-	}
-	return mapAll(rows, func(r droverdriver.FinishedStat) FinishedStats { return FinishedStats(r) }), nil
-}
-
-// LeaseOwner is a process that holds running jobs.
-type LeaseOwner struct {
-	// Owner is the client's ID (Config.ID) or the HTTP worker's name.
-	Owner   string
-	Running int64
-	// LeaseExpiresAt is the latest expiry of its leases; heartbeats push
-	// it forward, so a date in the past means the process stopped
-	// heartbeating and its jobs are about to be rescued.
-	LeaseExpiresAt time.Time
+func (c *Client[TTx]) FinishedStats(ctx context.Context, since, until time.Time) ([]drovertype.FinishedStats, error) {
+	return c.exec.FinishedStats(ctx, since, until)
 }
 
 // LeaseOwners lists the processes holding running jobs, Go clients and
 // HTTP workers alike, from one pass over the hot table.
-func (c *Client[TTx]) LeaseOwners(ctx context.Context) ([]LeaseOwner, error) {
-	rows, err := c.exec.LeaseOwners(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return mapAll(rows, func(r droverdriver.LeaseOwner) LeaseOwner { return LeaseOwner(r) }), nil
-}
-
-// QueueSettings are a queue's settings stored in the database: they hold
-// for every process that claims from the queue, Go clients and remote
-// workers alike, whatever their own configuration says.
-type QueueSettings struct {
-	Name string
-	// Paused queues start no job: claims take nothing, while running jobs
-	// finish and inserts still succeed.
-	Paused bool
-	// PausedKinds are the kinds paused within the queue (QueuePauseKind),
-	// sorted: their jobs wait while the queue's other kinds run.
-	PausedKinds []string
-	// GlobalMaxWorkers, RateLimit and RatePeriod are the queue's
-	// cluster-wide limits (QueueConfig); zero means none.
-	GlobalMaxWorkers int
-	RateLimit        int
-	RatePeriod       time.Duration
-	// StrictOrder, when above 0, starts the queue's jobs strictly in
-	// order, at most StrictOrder of them running at once
-	// (QueueSetStrictOrder); 0 is off.
-	StrictOrder int
-	// UpdatedAt is when the settings were last written, by the store's
-	// clock; zero when the queue has none stored.
-	UpdatedAt time.Time
-}
-
-func queueSettingsFromDriver(s *droverdriver.QueueSettings) *QueueSettings {
-	return &QueueSettings{Name: s.Queue, Paused: s.Paused, PausedKinds: s.PausedKinds, GlobalMaxWorkers: s.Limit.MaxRunning,
-		RateLimit: s.Limit.Rate, RatePeriod: s.Limit.Period, StrictOrder: s.Strict, UpdatedAt: s.UpdatedAt}
+func (c *Client[TTx]) LeaseOwners(ctx context.Context) ([]drovertype.LeaseOwner, error) {
+	return c.exec.LeaseOwners(ctx)
 }
 
 // QueuePause pauses a queue across the fleet: from the moment each process
@@ -168,19 +87,19 @@ type QueueLimits struct {
 // QueueSetLimits replaces a queue's stored cluster-wide limits; zero
 // limits lift them. A client whose QueueConfig sets limits writes them
 // again when it starts.
-func (c *Client[TTx]) QueueSetLimits(ctx context.Context, name string, l QueueLimits) (*QueueSettings, error) {
+func (c *Client[TTx]) QueueSetLimits(ctx context.Context, name string, l QueueLimits) (*drovertype.QueueSettings, error) {
 	if err := checkLimits("", l.GlobalMaxWorkers, l.RateLimit, l.RatePeriod); err != nil {
 		return nil, err
 	}
 	return c.setQueueSettings(ctx, droverdriver.QueueSettingsSetParams{Queue: name,
-		Limit: &droverdriver.QueueLimit{MaxRunning: l.GlobalMaxWorkers, Rate: l.RateLimit, Period: l.RatePeriod}})
+		Limit: &drovertype.QueueLimit{MaxRunning: l.GlobalMaxWorkers, Rate: l.RateLimit, Period: l.RatePeriod}})
 }
 
 // setQueueSettings writes settings, then drops them from this client's
 // cache (other processes hear of the change from the store) and wakes the
 // queue's producer, so that a resumed or widened queue is claimed from at
 // once.
-func (c *Client[TTx]) setQueueSettings(ctx context.Context, p droverdriver.QueueSettingsSetParams) (*QueueSettings, error) {
+func (c *Client[TTx]) setQueueSettings(ctx context.Context, p droverdriver.QueueSettingsSetParams) (*drovertype.QueueSettings, error) {
 	if err := validate.Queue(p.Queue); err != nil {
 		return nil, err
 	}
@@ -190,13 +109,13 @@ func (c *Client[TTx]) setQueueSettings(ctx context.Context, p droverdriver.Queue
 	}
 	c.settings.Forget(p.Queue)
 	c.wake(p.Queue)
-	return queueSettingsFromDriver(s), nil
+	return s, nil
 }
 
 // QueueGet returns a queue's stored settings, read from the store (not
 // from the client's cache). A queue without stored settings, which runs
-// unpaused and unlimited, comes back with only its Name set.
-func (c *Client[TTx]) QueueGet(ctx context.Context, name string) (*QueueSettings, error) {
+// unpaused and unlimited, comes back with only its Queue set.
+func (c *Client[TTx]) QueueGet(ctx context.Context, name string) (*drovertype.QueueSettings, error) {
 	if err := validate.Queue(name); err != nil {
 		return nil, err
 	}
@@ -205,9 +124,9 @@ func (c *Client[TTx]) QueueGet(ctx context.Context, name string) (*QueueSettings
 		return nil, err
 	}
 	if s == nil {
-		return &QueueSettings{Name: name}, nil
+		return &drovertype.QueueSettings{Queue: name}, nil
 	}
-	return queueSettingsFromDriver(s), nil
+	return s, nil
 }
 
 // QueueKnown reports whether a queue has been in use, as far as the
@@ -226,14 +145,6 @@ func (c *Client[TTx]) QueueKnown(ctx context.Context, name string) (bool, error)
 // QueueList returns the settings of every queue that has settings stored,
 // by name. Queues without any run unpaused and unlimited; QueueStats lists
 // the queues that have jobs.
-func (c *Client[TTx]) QueueList(ctx context.Context) ([]*QueueSettings, error) {
-	stored, err := c.exec.QueueSettingsList(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*QueueSettings, len(stored))
-	for i, s := range stored {
-		out[i] = queueSettingsFromDriver(s)
-	}
-	return out, nil
+func (c *Client[TTx]) QueueList(ctx context.Context) ([]*drovertype.QueueSettings, error) {
+	return c.exec.QueueSettingsList(ctx)
 }

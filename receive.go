@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/engine"
 	"github.com/droverhq/drover/internal/validate"
 )
@@ -100,16 +101,16 @@ type BatchAck struct {
 
 // receipt is a ReceivedBatch's Receipt, before encoding.
 type receipt struct {
-	Topic        string                  `json:"t"`
-	Subscription string                  `json:"s"`
-	Lane         int                     `json:"l"`
-	Token        droverdriver.LeaseToken `json:"k"`
-	From         droverdriver.Position   `json:"f"`
-	To           droverdriver.Position   `json:"u"`
-	Count        int                     `json:"n"`
-	Bytes        int64                   `json:"b"`
-	Attempt      int                     `json:"a"`
-	MaxAttempts  int                     `json:"m"`
+	Topic        string                `json:"t"`
+	Subscription string                `json:"s"`
+	Lane         int                   `json:"l"`
+	Token        drovertype.LeaseToken `json:"k"`
+	From         droverdriver.Position `json:"f"`
+	To           droverdriver.Position `json:"u"`
+	Count        int                   `json:"n"`
+	Bytes        int64                 `json:"b"`
+	Attempt      int                   `json:"a"`
+	MaxAttempts  int                   `json:"m"`
 }
 
 // receiptMAC authenticates a receipt's payload under key: the first 16

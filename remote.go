@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/completer"
 	"github.com/droverhq/drover/internal/engine"
 	internallease "github.com/droverhq/drover/internal/lease"
@@ -42,7 +43,7 @@ type Remote struct {
 	metrics *clientMetrics
 	// claim is the client's claim, which applies the queues' stored
 	// settings (pause, limits) through the engine, as for its producers.
-	claim func(context.Context, droverdriver.ClaimParams) ([]*droverdriver.JobRow, error)
+	claim func(context.Context, droverdriver.ClaimParams) ([]*drovertype.JobRow, error)
 	// seen writes remote workers' rows of the worker registry.
 	seen registrar
 }
@@ -124,7 +125,7 @@ func (p *ClaimParams) worker() *droverdriver.Worker {
 // LeaseToken that every later call about it must present. It returns no
 // jobs, and no error, when none is claimable or the queue is paused; a
 // queue's stored limits bound what it takes, as for Go clients.
-func (r *Remote) Claim(ctx context.Context, p ClaimParams) ([]*JobRow, error) {
+func (r *Remote) Claim(ctx context.Context, p ClaimParams) ([]*drovertype.JobRow, error) {
 	if err := validate.Queue(p.Queue); err != nil {
 		return nil, err
 	}
@@ -163,7 +164,7 @@ func (r *Remote) Claim(ctx context.Context, p ClaimParams) ([]*JobRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	return mapAll(rows, JobRowFromDriver), nil
+	return rows, nil
 }
 
 // AttemptOutcome is what a remote worker reports of one attempt.
@@ -196,7 +197,7 @@ type AttemptResult struct {
 	// LeaseToken is the token the job was claimed with (JobRow.LeaseToken).
 	// A result without it, or with another, is rejected like a stale one
 	// and changes nothing.
-	LeaseToken LeaseToken
+	LeaseToken drovertype.LeaseToken
 	// MaxAttempts is ignored. Workers used to echo the job's max_attempts
 	// and a failed attempt at or past it discarded the job, which let a
 	// caller discard a job that had attempts left; the store now decides
@@ -439,7 +440,7 @@ type AttemptRef struct {
 	Attempt int
 	// LeaseToken is the token the job was claimed with; a lease named
 	// without it, or with another, is not extended and is reported lost.
-	LeaseToken LeaseToken
+	LeaseToken drovertype.LeaseToken
 }
 
 // LeaseReport is what the store says of the attempts in ExtendLeases.
@@ -463,7 +464,7 @@ func (r *Remote) ExtendLeases(ctx context.Context, attempts []AttemptRef, lease 
 		return nil, invalidf("lease %s: must be between %s and %s", lease, MinRemoteLease, MaxRemoteLease)
 	}
 	p := droverdriver.HeartbeatParams{IDs: make([]int64, len(attempts)), Attempts: make([]int, len(attempts)),
-		Tokens: make([]droverdriver.LeaseToken, len(attempts)), Lease: lease}
+		Tokens: make([]drovertype.LeaseToken, len(attempts)), Lease: lease}
 	for i, a := range attempts {
 		p.IDs[i], p.Attempts[i], p.Tokens[i] = a.ID, a.Attempt, a.LeaseToken
 	}
@@ -486,10 +487,10 @@ func (r *Remote) ExtendLeases(ctx context.Context, attempts []AttemptRef, lease 
 // ID, each job's parents in ID order, in one read: a remote worker gets
 // with a dependant what its parents produced, as a Go worker reads it
 // through Client.JobParentResults. Jobs without parents cost nothing.
-func (r *Remote) ParentResults(ctx context.Context, jobs []*JobRow) (map[int64][]JobResult, error) {
+func (r *Remote) ParentResults(ctx context.Context, jobs []*drovertype.JobRow) (map[int64][]drovertype.JobResult, error) {
 	var children []int64
 	for _, j := range jobs {
-		if j.HasParents {
+		if j.HasParents() {
 			children = append(children, j.ID)
 		}
 	}
@@ -500,9 +501,9 @@ func (r *Remote) ParentResults(ctx context.Context, jobs []*JobRow) (map[int64][
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[int64][]JobResult, len(children))
+	out := make(map[int64][]drovertype.JobResult, len(children))
 	for _, row := range rows {
-		out[row.ChildID] = append(out[row.ChildID], jobResultFromDriver(row.ResultRow))
+		out[row.ChildID] = append(out[row.ChildID], row.JobResult)
 	}
 	return out, nil
 }

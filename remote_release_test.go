@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // TestRemoteReleaseAndSnooze checks that a remote worker can give back a
@@ -22,11 +23,11 @@ func TestRemoteReleaseAndSnooze(t *testing.T) {
 		if err != nil || len(jobs) != 2 {
 			t.Fatalf("claim = %v, %v", jobs, err)
 		}
-		token := map[int64]drover.LeaseToken{}
+		token := map[int64]drovertype.LeaseToken{}
 		for _, j := range jobs {
 			token[j.ID] = j.LeaseToken
 		}
-		forged, err := drover.ParseLeaseToken("0123456789abcdef0123456789abcdef")
+		forged, err := drovertype.ParseLeaseToken("0123456789abcdef0123456789abcdef")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -43,7 +44,7 @@ func TestRemoteReleaseAndSnooze(t *testing.T) {
 			t.Fatalf("snooze with a forged token = %+v, %v", frep, err)
 		}
 		for _, id := range []int64{released, snoozed} {
-			if row, _ := b.client.JobGet(ctx, id); row.State != drover.JobStateRunning || row.LeaseOwner != "py-1" {
+			if row, _ := b.client.JobGet(ctx, id); row.State != drovertype.JobStateRunning || row.LeaseOwner != "py-1" {
 				t.Fatalf("a forged token changed job %d: %+v", id, row)
 			}
 		}
@@ -62,14 +63,14 @@ func TestRemoteReleaseAndSnooze(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if row.State != drover.JobStateAvailable || row.Attempt != 0 || row.ErrorCount != 0 || row.LeaseOwner != "" {
+		if row.State != drovertype.JobStateAvailable || row.Attempt != 0 || row.ErrorCount != 0 || row.LeaseOwner != "" {
 			t.Fatalf("released job = %+v, want available with its attempt undone and no error", row)
 		}
 		row, err = b.client.JobGet(ctx, snoozed)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if row.State != drover.JobStateScheduled && row.State != drover.JobStateAvailable || row.Attempt != 0 ||
+		if row.State != drovertype.JobStateScheduled && row.State != drovertype.JobStateAvailable || row.Attempt != 0 ||
 			row.ErrorCount != 0 || !row.RunAt.Equal(retryAt) {
 			t.Fatalf("snoozed job = %+v, want waiting until %v with its attempt undone and no error", row, retryAt)
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/waitfor"
 )
 
@@ -39,11 +40,11 @@ func TestRemoteClaimFinish(t *testing.T) {
 		if len(jobs) != 4 {
 			t.Fatalf("claimed %d jobs, want the 4 of queue default", len(jobs))
 		}
-		byID := map[int64]*drover.JobRow{}
-		token := func(id int64) drover.LeaseToken { return byID[id].LeaseToken }
+		byID := map[int64]*drovertype.JobRow{}
+		token := func(id int64) drovertype.LeaseToken { return byID[id].LeaseToken }
 		for _, j := range jobs {
 			byID[j.ID] = j
-			if j.Attempt != 1 || j.LeaseOwner != "py-1" || j.LeaseExpiresAt == nil || j.State != drover.JobStateRunning {
+			if j.Attempt != 1 || j.LeaseOwner != "py-1" || j.LeaseExpiresAt == nil || j.State != drovertype.JobStateRunning {
 				t.Fatalf("claimed job = %+v", j)
 			}
 		}
@@ -64,8 +65,8 @@ func TestRemoteClaimFinish(t *testing.T) {
 		if len(rep.Accepted) != 4 || len(rep.Rejected) != 1 || rep.Rejected[0] != other {
 			t.Fatalf("report = %+v, want 4 accepted and job %d rejected", rep, other)
 		}
-		for id, want := range map[int64]drover.JobState{done: drover.JobStateCompleted, retried: drover.JobStateRetryable,
-			discarded: drover.JobStateDiscarded, cancelled: drover.JobStateCancelled, other: drover.JobStateAvailable} {
+		for id, want := range map[int64]drovertype.JobState{done: drovertype.JobStateCompleted, retried: drovertype.JobStateRetryable,
+			discarded: drovertype.JobStateDiscarded, cancelled: drovertype.JobStateCancelled, other: drovertype.JobStateAvailable} {
 			row, err := b.client.JobGet(ctx, id)
 			if err != nil {
 				t.Fatal(err)
@@ -88,7 +89,7 @@ func TestRemoteClaimFinish(t *testing.T) {
 		if err != nil || len(rep.Accepted) != 0 {
 			t.Fatalf("repeated result: %+v, %v", rep, err)
 		}
-		if row, _ := b.client.JobGet(ctx, done); row.State != drover.JobStateCompleted {
+		if row, _ := b.client.JobGet(ctx, done); row.State != drovertype.JobStateCompleted {
 			t.Fatalf("repeated result moved job to %s", row.State)
 		}
 	})
@@ -107,9 +108,9 @@ func TestRemoteLeaseRescueAndFencing(t *testing.T) {
 			t.Fatalf("claim = %v, %v", jobs, err)
 		}
 		b.start(t) // runs the rescuer
-		waitState(t, b.client, id, drover.JobStateAvailable)
+		waitState(t, b.client, id, drovertype.JobStateAvailable)
 
-		var again []*drover.JobRow
+		var again []*drovertype.JobRow
 		waitfor.Cond(t, "a second claim", func() bool {
 			again, err = b.remote.Claim(ctx, drover.ClaimParams{Queue: "default", Max: 1, Owner: "lives", Lease: time.Minute})
 			if err != nil {
@@ -136,7 +137,7 @@ func TestRemoteLeaseRescueAndFencing(t *testing.T) {
 		if err != nil || len(rep.Rejected) != 1 {
 			t.Fatalf("late result = %+v, %v", rep, err)
 		}
-		if row, _ := b.client.JobGet(ctx, id); row.State != drover.JobStateRunning || row.LeaseOwner != "lives" {
+		if row, _ := b.client.JobGet(ctx, id); row.State != drovertype.JobStateRunning || row.LeaseOwner != "lives" {
 			t.Fatalf("late result changed the job: %+v", row)
 		}
 
@@ -153,7 +154,7 @@ func TestRemoteLeaseRescueAndFencing(t *testing.T) {
 		if _, err := b.remote.Finish(ctx, []drover.AttemptResult{{ID: id, Attempt: 2, LeaseToken: live, Outcome: drover.AttemptFailed, Error: "stopped"}}); err != nil {
 			t.Fatal(err)
 		}
-		waitState(t, b.client, id, drover.JobStateCancelled)
+		waitState(t, b.client, id, drovertype.JobStateCancelled)
 	})
 }
 
@@ -199,7 +200,7 @@ func TestRemoteRejectsBadInput(t *testing.T) {
 		if _, err := b.remote.ExtendLeases(ctx, []drover.AttemptRef{{ID: id, Attempt: 1}, {ID: id, Attempt: 2}}, time.Minute); !errors.Is(err, drover.ErrInvalid) || !strings.Contains(err.Error(), "twice") {
 			t.Errorf("ExtendLeases naming a job twice = %v", err)
 		}
-		if row, _ := b.client.JobGet(ctx, id); row.State != drover.JobStateAvailable || row.Attempt != 0 {
+		if row, _ := b.client.JobGet(ctx, id); row.State != drovertype.JobStateAvailable || row.Attempt != 0 {
 			t.Fatalf("bad input changed the job: %+v", row)
 		}
 	})
@@ -228,7 +229,7 @@ func TestRemoteFinishStoresResult(t *testing.T) {
 				t.Errorf("%s: err = %v, want an invalid result error", name, err)
 			}
 		}
-		if row, _ := b.client.JobGet(ctx, id); row.State != drover.JobStateRunning {
+		if row, _ := b.client.JobGet(ctx, id); row.State != drovertype.JobStateRunning {
 			t.Fatalf("a refused result changed the job: %+v", row)
 		}
 		rep, err := b.remote.Finish(ctx, []drover.AttemptResult{{ID: id, Attempt: 1, LeaseToken: claimed[0].LeaseToken,
@@ -237,7 +238,7 @@ func TestRemoteFinishStoresResult(t *testing.T) {
 			t.Fatalf("finish = %+v, %v", rep, err)
 		}
 		res, err := b.client.JobResult(ctx, id)
-		if err != nil || res.State != drover.JobStateCompleted || string(res.Result) != `42` {
+		if err != nil || res.State != drovertype.JobStateCompleted || string(res.Result) != `42` {
 			t.Fatalf("JobResult = %+v, %v", res, err)
 		}
 	})

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/validate"
 )
 
@@ -24,7 +25,7 @@ type attemptState struct {
 	// attempt then fails even if the handler returns nil.
 	refused error
 	// row is the attempt's JobRow.
-	row *JobRow
+	row *drovertype.JobRow
 	// job is the attempt's *Job[T], its args decoded (decoded) once for
 	// the worker's Timeout, Work and NextRetry alike; decodeErr is why
 	// they did not decode.
@@ -77,7 +78,7 @@ func encodeResult(id int64, v any) ([]byte, error) {
 // ParentResults returns the state and result of every job this one depends
 // on, in ID order. A job runs only once all of them completed, unless it
 // was inserted with ReleaseOnParentFailure.
-func (j *Job[T]) ParentResults(ctx context.Context) ([]JobResult, error) {
+func (j *Job[T]) ParentResults(ctx context.Context) ([]drovertype.JobResult, error) {
 	if j.attempt == nil {
 		return nil, errors.New("parent results: the job is not running in a client")
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // TestDeleteCompleted finishes one batch of results mixing every kind of
@@ -37,19 +38,19 @@ func TestDeleteCompleted(t *testing.T) {
 			id      int64
 			outcome drover.AttemptOutcome
 			result  json.RawMessage
-			want    drover.JobState // "" for deleted
+			want    drovertype.JobState // "" for deleted
 		}{
 			{name: "plain completed", id: b.insert(t, raw(3), nil), outcome: drover.AttemptCompleted},
 			{name: "keyed completed", id: b.insert(t, raw(4), &drover.InsertOpts{Key: "a"}), outcome: drover.AttemptCompleted},
 			{name: "with a result", id: b.insert(t, raw(5), nil), outcome: drover.AttemptCompleted, result: json.RawMessage(`{"ok":1}`),
-				want: drover.JobStateCompleted},
+				want: drovertype.JobStateCompleted},
 			{name: "unique", id: b.insert(t, raw(6), &drover.InsertOpts{UniqueKey: "u"}), outcome: drover.AttemptCompleted,
-				want: drover.JobStateCompleted},
-			{name: "batch member", id: batch.JobIDs[0], outcome: drover.AttemptCompleted, want: drover.JobStateCompleted},
-			{name: "workflow parent", id: chain[0], outcome: drover.AttemptCompleted, want: drover.JobStateCompleted},
+				want: drovertype.JobStateCompleted},
+			{name: "batch member", id: batch.JobIDs[0], outcome: drover.AttemptCompleted, want: drovertype.JobStateCompleted},
+			{name: "workflow parent", id: chain[0], outcome: drover.AttemptCompleted, want: drovertype.JobStateCompleted},
 			{name: "failed for good", id: b.insert(t, raw(7), &drover.InsertOpts{MaxAttempts: 1}), outcome: drover.AttemptFailed,
-				want: drover.JobStateDiscarded},
-			{name: "cancelled", id: b.insert(t, raw(8), nil), outcome: drover.AttemptCancelled, want: drover.JobStateCancelled},
+				want: drovertype.JobStateDiscarded},
+			{name: "cancelled", id: b.insert(t, raw(8), nil), outcome: drover.AttemptCancelled, want: drovertype.JobStateCancelled},
 		}
 		claimed, err := b.remote.Claim(ctx, drover.ClaimParams{Queue: drover.DefaultQueue, Max: 100, Owner: "w", Lease: time.Minute})
 		if err != nil {
@@ -58,7 +59,7 @@ func TestDeleteCompleted(t *testing.T) {
 		if len(claimed) != len(tests) {
 			t.Fatalf("claimed %d jobs, want %d", len(claimed), len(tests))
 		}
-		tokens := map[int64]drover.LeaseToken{}
+		tokens := map[int64]drovertype.LeaseToken{}
 		for _, c := range claimed {
 			tokens[c.ID] = c.LeaseToken
 		}
@@ -97,11 +98,11 @@ func TestDeleteCompleted(t *testing.T) {
 				}
 			})
 		}
-		if row, err := b.client.JobGet(ctx, stale); err != nil || row.State != drover.JobStateAvailable {
+		if row, err := b.client.JobGet(ctx, stale); err != nil || row.State != drovertype.JobStateAvailable {
 			t.Fatalf("stale job = %+v, %v; want it available", row, err)
 		}
 		// The parent's completion released its child, which still runs.
-		if row, err := b.client.JobGet(ctx, chain[1]); err != nil || row.State != drover.JobStateAvailable {
+		if row, err := b.client.JobGet(ctx, chain[1]); err != nil || row.State != drovertype.JobStateAvailable {
 			t.Fatalf("chain child = %+v, %v; want it available", row, err)
 		}
 	})

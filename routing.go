@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/engine"
 	"github.com/droverhq/drover/internal/validate"
 )
@@ -25,27 +26,6 @@ import (
 // routed job only if it matches all of them, and claims plain jobs as
 // well. A worker that says nothing of itself claims plain jobs only, with
 // the plain claim statement, so routing costs plain workers nothing.
-
-// Routing is where a routed job may run, as stored (JobRow.Routing).
-type Routing = droverdriver.Routing
-
-// AbsentPolicy says what becomes of a job aimed at worker names
-// (InsertOpts.WorkerNames) when none of those workers has been seen for
-// InsertOpts.WorkerAbsentAfter.
-type AbsentPolicy = droverdriver.AbsentPolicy
-
-// Absent policies.
-const (
-	// WorkerAbsentWait keeps the job waiting for its workers, reported as
-	// unroutable meanwhile (the default).
-	WorkerAbsentWait = droverdriver.AbsentWait
-	// WorkerAbsentFallback lets any worker of the job's WorkerType take
-	// it; the job must have one.
-	WorkerAbsentFallback = droverdriver.AbsentFallback
-	// WorkerAbsentFail ends the job as discarded, with an error naming the
-	// workers that stayed away.
-	WorkerAbsentFail = droverdriver.AbsentFail
-)
 
 // WorkerAbsentAfterDefault is how long a job aimed at worker names waits
 // for them before its AbsentPolicy applies, when InsertOpts leaves
@@ -95,14 +75,14 @@ func validateWorker(w WorkerConfig) error {
 
 // routingOf checks the routing options of o and returns the job's
 // routing, nil for a plain job.
-func routingOf(o *InsertOpts) (*droverdriver.Routing, error) {
+func routingOf(o *InsertOpts) (*drovertype.Routing, error) {
 	if o.WorkerType == "" && len(o.WorkerNames) == 0 && len(o.WorkerLabels) == 0 {
 		if o.OnWorkerAbsent != "" || o.WorkerAbsentAfter != 0 {
 			return nil, invalidf("on worker absent: applies to jobs aimed at worker names (WorkerNames)")
 		}
 		return nil, nil
 	}
-	r := &droverdriver.Routing{Type: o.WorkerType}
+	r := &drovertype.Routing{Type: o.WorkerType}
 	if o.WorkerType != "" {
 		if err := validate.WorkerType(o.WorkerType); err != nil {
 			return nil, err
@@ -126,16 +106,16 @@ func routingOf(o *InsertOpts) (*droverdriver.Routing, error) {
 		r.Labels = maps.Clone(o.WorkerLabels)
 	}
 	switch o.OnWorkerAbsent {
-	case "", WorkerAbsentWait:
-	case WorkerAbsentFallback:
+	case "", drovertype.AbsentWait:
+	case drovertype.AbsentFallback:
 		if r.Type == "" {
 			return nil, invalidf("on worker absent %q: falls back to a worker type, and the job has none (set WorkerType)", o.OnWorkerAbsent)
 		}
 		r.OnAbsent = o.OnWorkerAbsent
-	case WorkerAbsentFail:
+	case drovertype.AbsentFail:
 		r.OnAbsent = o.OnWorkerAbsent
 	default:
-		return nil, invalidf("on worker absent %q: must be %q, %q or %q", o.OnWorkerAbsent, WorkerAbsentWait, WorkerAbsentFallback, WorkerAbsentFail)
+		return nil, invalidf("on worker absent %q: must be %q, %q or %q", o.OnWorkerAbsent, drovertype.AbsentWait, drovertype.AbsentFallback, drovertype.AbsentFail)
 	}
 	if (o.OnWorkerAbsent != "" || o.WorkerAbsentAfter != 0) && len(r.Names) == 0 {
 		return nil, invalidf("on worker absent: applies to jobs aimed at worker names (WorkerNames)")
@@ -144,7 +124,7 @@ func routingOf(o *InsertOpts) (*droverdriver.Routing, error) {
 		return nil, invalidf("worker absent after %s: must not be negative", o.WorkerAbsentAfter)
 	}
 	if r.OnAbsent != "" {
-		r.AbsentAfter = droverdriver.MillisOf(cmp.Or(o.WorkerAbsentAfter, WorkerAbsentAfterDefault))
+		r.AbsentAfter = drovertype.MillisOf(cmp.Or(o.WorkerAbsentAfter, WorkerAbsentAfterDefault))
 	}
 	return r, nil
 }
@@ -173,7 +153,7 @@ func newIdentity(cfg *Config) *identity {
 
 // claimAsWorker is the claim of the client's producers: the client's
 // claim, as the worker the client says it is.
-func (c *Client[TTx]) claimAsWorker(ctx context.Context, p droverdriver.ClaimParams) ([]*droverdriver.JobRow, error) {
+func (c *Client[TTx]) claimAsWorker(ctx context.Context, p droverdriver.ClaimParams) ([]*drovertype.JobRow, error) {
 	p.Worker, _ = c.identity.get()
 	return c.claim(ctx, p)
 }
@@ -209,11 +189,11 @@ func (c *Client[TTx]) SetWorkerLabels(ctx context.Context, labels map[string]str
 
 // workerRecord is the client's row in the worker registry, with the kinds
 // its producers claim (the kinds it has workers for).
-func (c *Client[TTx]) workerRecord() droverdriver.WorkerRecord {
+func (c *Client[TTx]) workerRecord() drovertype.WorkerRecord {
 	w, name := c.identity.get()
 	queues := slices.Sorted(maps.Keys(c.config.Queues))
-	rec := droverdriver.WorkerRecord{Name: name, Plain: w == nil, Queues: queues, Owner: c.config.ID,
-		Source: droverdriver.WorkerSourceGo}
+	rec := drovertype.WorkerRecord{Name: name, Plain: w == nil, Queues: queues, Owner: c.config.ID,
+		Source: drovertype.WorkerSourceGo}
 	if c.config.Workers != nil {
 		rec.Kinds = slices.Sorted(slices.Values(c.config.Workers.Kinds()))
 	}
@@ -225,52 +205,21 @@ func (c *Client[TTx]) workerRecord() droverdriver.WorkerRecord {
 
 // registerWorker writes the client's row of the worker registry.
 func (c *Client[TTx]) registerWorker(ctx context.Context) error {
-	if err := c.exec.WorkerSeen(ctx, []droverdriver.WorkerRecord{c.workerRecord()}); err != nil {
+	if err := c.exec.WorkerSeen(ctx, []drovertype.WorkerRecord{c.workerRecord()}); err != nil {
 		return fmt.Errorf("register worker: %w", err)
 	}
 	return nil
 }
 
-// WorkerInfo is one worker of the registry: a Go client that works
-// queues, or a remote worker that claimed through the HTTP API.
-type WorkerInfo struct {
-	Name string
-	// Plain says it said nothing of itself: it takes plain jobs only.
-	Plain  bool
-	Type   string
-	Labels map[string]string
-	// Queues it works (a Go client) or claimed from (a remote worker).
-	Queues []string
-	// Kinds it runs: a Go client's registered kinds, those a remote
-	// worker names in its claims (ClaimParams.Kinds); nil for a remote
-	// worker that named none, which claims every kind.
-	Kinds []string
-	// Owner is the lease owner of the jobs it holds (a client's ID, a
-	// remote worker's ID).
-	Owner string
-	// Source is "go" or "http".
-	Source    string
-	StartedAt time.Time
-	// LastSeen is its last heartbeat (a Go client) or registered claim (a
-	// remote worker).
-	LastSeen time.Time
-	// JobsHeld is how many running jobs it holds.
-	JobsHeld int64
-	// Live says it was seen within the last minute or holds a lease that
-	// has not expired; only live workers count as able to take a job.
-	Live bool
-}
-
 // Workers lists the worker registry, by name.
-func (c *Client[TTx]) Workers(ctx context.Context) ([]*WorkerInfo, error) {
+func (c *Client[TTx]) Workers(ctx context.Context) ([]*drovertype.WorkerInfo, error) {
 	ws, err := engine.Workers(ctx, c.exec, time.Now())
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*WorkerInfo, len(ws))
-	for i, w := range ws {
-		out[i] = &WorkerInfo{Name: w.Name, Plain: w.Plain, Type: w.Type, Labels: w.Labels, Queues: w.Queues, Kinds: w.Kinds,
-			Owner: w.Owner, Source: w.Source, StartedAt: w.StartedAt, LastSeen: w.LastSeen, JobsHeld: w.Held, Live: w.Live}
+	out := make([]*drovertype.WorkerInfo, len(ws))
+	for i := range ws {
+		out[i] = &ws[i]
 	}
 	return out, nil
 }
@@ -285,7 +234,7 @@ type UnroutableJobs struct {
 	// Routing is nil for plain jobs, which only their kind keeps waiting:
 	// the queue's live workers all named the kinds they run, and none
 	// named it.
-	Routing *Routing
+	Routing *drovertype.Routing
 	// Jobs is how many wait; OldestRunAt is when the oldest of them could
 	// first run, FirstID the lowest of their IDs.
 	Jobs        int64
@@ -331,8 +280,8 @@ func (c *Client[TTx]) Unroutable(ctx context.Context) ([]*UnroutableJobs, error)
 
 // markUnroutable sets Unroutable on the waiting routed jobs of rows that
 // no live worker can take, reading the registry once if any is routed.
-func (c *Client[TTx]) markUnroutable(ctx context.Context, rows []*JobRow) error {
-	var ws []engine.WorkerState
+func (c *Client[TTx]) markUnroutable(ctx context.Context, rows []*drovertype.JobRow) error {
+	var ws []drovertype.WorkerInfo
 	for _, r := range rows {
 		if r.Routing == nil || !r.State.Waiting() {
 			continue
@@ -356,25 +305,11 @@ func (c *Client[TTx]) markUnroutable(ctx context.Context, rows []*JobRow) error 
 // each claim of the queue takes the settings row's lock in the store, so
 // the queue's claims take turns while other queues' run as before. See
 // docs/routing.md, "Strict order".
-func (c *Client[TTx]) QueueSetStrictOrder(ctx context.Context, name string, maxRunning int) (*QueueSettings, error) {
+func (c *Client[TTx]) QueueSetStrictOrder(ctx context.Context, name string, maxRunning int) (*drovertype.QueueSettings, error) {
 	if maxRunning < 0 || maxRunning > 1_000_000 {
 		return nil, invalidf("strict order %d: must be between 0 (off) and 1000000 jobs running at once", maxRunning)
 	}
 	return c.setQueueSettings(ctx, droverdriver.QueueSettingsSetParams{Queue: name, Strict: &maxRunning})
-}
-
-// QueueHead is what a queue waits on, as QueueHeadOf reads it.
-type QueueHead struct {
-	// Job is the job at the head of the queue, nil when none waits.
-	Job *JobRow
-	// Returned says Job is a job that a claim in strict order (or under
-	// the queue's limits) started and that waits again: a retry after a
-	// failed attempt, a release, a rescue. In a queue in strict order
-	// nothing else starts until it has started again, at Job.RunAt.
-	Returned bool
-	// Running counts the queue's jobs started in strict order or under
-	// its limits that still run.
-	Running int64
 }
 
 // QueueHeadOf reports what a queue in strict order waits on, for an
@@ -383,7 +318,7 @@ type QueueHead struct {
 // and how many of its jobs run. For other queues it reports their first
 // waiting job in claim order. Two reads of the hot table through its
 // indexes, whatever the queue's length.
-func (c *Client[TTx]) QueueHeadOf(ctx context.Context, name string) (*QueueHead, error) {
+func (c *Client[TTx]) QueueHeadOf(ctx context.Context, name string) (*drovertype.QueueHead, error) {
 	if err := validate.Queue(name); err != nil {
 		return nil, err
 	}
@@ -391,16 +326,15 @@ func (c *Client[TTx]) QueueHeadOf(ctx context.Context, name string) (*QueueHead,
 	if err != nil {
 		return nil, err
 	}
-	out := &QueueHead{Returned: h.Returned, Running: h.Running}
 	if h.ID == 0 {
-		return out, nil
+		return &h, nil
 	}
-	out.Job, err = c.JobGet(ctx, h.ID)
+	h.Job, err = c.JobGet(ctx, h.ID)
 	if errors.Is(err, ErrNotFound) {
 		// Deleted between the two reads: it no longer waits.
-		return &QueueHead{Running: h.Running}, nil
+		return &drovertype.QueueHead{Running: h.Running}, nil
 	}
-	return out, err
+	return &h, err
 }
 
 // registrar writes the registry rows of remote workers as they claim: a
@@ -427,12 +361,12 @@ const maxRegistered = 10_000
 // claimed registers the worker of claim p (identity w, nil for a plain
 // worker) if its row is due.
 func (g *registrar) claimed(ctx context.Context, ex droverdriver.Executor, p *ClaimParams, w *droverdriver.Worker) error {
-	rec := droverdriver.WorkerRecord{Name: p.Owner, Plain: w == nil, Owner: p.Owner, Source: droverdriver.WorkerSourceHTTP,
+	rec := drovertype.WorkerRecord{Name: p.Owner, Plain: w == nil, Owner: p.Owner, Source: drovertype.WorkerSourceHTTP,
 		Kinds: p.kinds()}
 	if w != nil {
 		rec.Name, rec.Type, rec.Labels = w.Name, w.Type, w.Labels
 	}
-	said := fmt.Sprint(rec.Plain, "\x00", rec.Owner, "\x00", rec.Type, "\x00", w.LabelsJSON(), "\x00", rec.KindsJSON())
+	said := fmt.Sprint(rec.Plain, "\x00", rec.Owner, "\x00", rec.Type, "\x00", w.LabelsJSON(), "\x00", droverdriver.KindsJSON(&rec))
 	now := time.Now()
 	g.mu.Lock()
 	r := g.workers[rec.Name]
@@ -454,5 +388,5 @@ func (g *registrar) claimed(ctx context.Context, ex droverdriver.Executor, p *Cl
 	}
 	g.workers[rec.Name] = r
 	g.mu.Unlock()
-	return ex.WorkerSeen(ctx, []droverdriver.WorkerRecord{rec})
+	return ex.WorkerSeen(ctx, []drovertype.WorkerRecord{rec})
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/waitfor"
 )
 
@@ -106,7 +107,7 @@ func TestSetWorkerLabels(t *testing.T) {
 		if err := c.SetWorkerLabels(ctx, map[string]string{"zone": "y"}); err != nil {
 			t.Fatal(err)
 		}
-		waitState(t, c, id, drover.JobStateCompleted)
+		waitState(t, c, id, drovertype.JobStateCompleted)
 		ws, err := c.Workers(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -214,24 +215,24 @@ func TestNamedWorkerAbsentPolicies(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s store) {
 		b := setup(t, s, 1)
 		ctx := context.Background()
-		aimed := func(policy drover.AbsentPolicy) int64 {
+		aimed := func(policy drovertype.AbsentPolicy) int64 {
 			return b.insert(t, noopArgs{}, &drover.InsertOpts{WorkerType: "gpu", WorkerNames: []string{"gpu-7"},
 				OnWorkerAbsent: policy, WorkerAbsentAfter: 50 * time.Millisecond})
 		}
-		fallback, fail, wait := aimed(drover.WorkerAbsentFallback), aimed(drover.WorkerAbsentFail), aimed(drover.WorkerAbsentWait)
+		fallback, fail, wait := aimed(drovertype.AbsentFallback), aimed(drovertype.AbsentFail), aimed(drovertype.AbsentWait)
 		// gpu-7 never comes; another gpu worker runs, and the leader (its
 		// own client) applies the policies.
 		ran := &ranBy{who: map[int64]string{}}
 		c := routedClient(t, s, b, "gpu-2", drover.WorkerConfig{Type: "gpu"}, ran)
-		j := waitState(t, c, fallback, drover.JobStateCompleted)
+		j := waitState(t, c, fallback, drovertype.JobStateCompleted)
 		if ran.get()[fallback] != "gpu-2" || j.Routing == nil || !slices.Equal(j.Routing.FellBackFrom, []string{"gpu-7"}) {
 			t.Fatalf("fallback job ran on %q with routing %+v", ran.get()[fallback], j.Routing)
 		}
-		j = waitState(t, c, fail, drover.JobStateDiscarded)
+		j = waitState(t, c, fail, drovertype.JobStateDiscarded)
 		if len(j.Errors) != 1 || !strings.Contains(j.Errors[0].Error, "gpu-7") {
 			t.Fatalf("failed job's errors: %+v", j.Errors)
 		}
-		if j, err := c.JobGet(ctx, wait); err != nil || j.State != drover.JobStateAvailable || !j.Unroutable {
+		if j, err := c.JobGet(ctx, wait); err != nil || j.State != drovertype.JobStateAvailable || !j.Unroutable {
 			t.Fatalf("waiting job: %+v, %v; want it waiting, unroutable", j, err)
 		}
 		if _, ok := ran.get()[wait]; ok {
@@ -244,7 +245,7 @@ func TestStrictOrderAcrossClients(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s store) {
 		b := setup(t, s, 1)
 		ctx := context.Background()
-		if st, err := b.client.QueueSetStrictOrder(ctx, "fifo", 2); err != nil || st.StrictOrder != 2 {
+		if st, err := b.client.QueueSetStrictOrder(ctx, "fifo", 2); err != nil || st.Strict != 2 {
 			t.Fatalf("set strict order: %+v, %v", st, err)
 		}
 		var ids []int64
@@ -258,11 +259,11 @@ func TestStrictOrderAcrossClients(t *testing.T) {
 			})
 		}
 		waitfor.Cond(t, "every job to run", func() bool { return len(ran.get()) == len(ids) })
-		jobs := make([]*drover.JobRow, len(ids))
+		jobs := make([]*drovertype.JobRow, len(ids))
 		for i, id := range ids {
-			jobs[i] = waitState(t, b.client, id, drover.JobStateCompleted)
+			jobs[i] = waitState(t, b.client, id, drovertype.JobStateCompleted)
 		}
-		slices.SortFunc(jobs, func(a, b *drover.JobRow) int {
+		slices.SortFunc(jobs, func(a, b *drovertype.JobRow) int {
 			if a.Priority != b.Priority {
 				return a.Priority - b.Priority
 			}
@@ -302,19 +303,19 @@ func TestRoutingInsertValidation(t *testing.T) {
 			{drover.InsertOpts{WorkerNames: []string{""}}, "worker name"},
 			{drover.InsertOpts{WorkerLabels: map[string]string{"-k": "v"}}, "label"},
 			{drover.InsertOpts{WorkerLabels: map[string]string{"k": strings.Repeat("v", 256)}}, "label k"},
-			{drover.InsertOpts{WorkerNames: []string{"a"}, OnWorkerAbsent: drover.WorkerAbsentFallback}, "worker type"},
-			{drover.InsertOpts{WorkerType: "gpu", OnWorkerAbsent: drover.WorkerAbsentFail}, "WorkerNames"},
+			{drover.InsertOpts{WorkerNames: []string{"a"}, OnWorkerAbsent: drovertype.AbsentFallback}, "worker type"},
+			{drover.InsertOpts{WorkerType: "gpu", OnWorkerAbsent: drovertype.AbsentFail}, "WorkerNames"},
 			{drover.InsertOpts{WorkerType: "gpu", WorkerAbsentAfter: time.Second}, "WorkerNames"},
 			{drover.InsertOpts{WorkerAbsentAfter: time.Second}, "WorkerNames"},
 			{drover.InsertOpts{WorkerNames: []string{"a"}, OnWorkerAbsent: "later"}, "later"},
-			{drover.InsertOpts{WorkerNames: []string{"a"}, OnWorkerAbsent: drover.WorkerAbsentFail, WorkerAbsentAfter: -time.Second}, "negative"},
+			{drover.InsertOpts{WorkerNames: []string{"a"}, OnWorkerAbsent: drovertype.AbsentFail, WorkerAbsentAfter: -time.Second}, "negative"},
 		} {
 			_, err := b.client.Insert(ctx, noopArgs{}, &tc.opts)
 			if !errors.Is(err, drover.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("insert with %+v: %v; want an invalid-input error naming %q", tc.opts, err, tc.want)
 			}
 		}
-		if n := countState(t, b.client, "", drover.JobStateAvailable); n != 0 {
+		if n := countState(t, b.client, "", drovertype.JobStateAvailable); n != 0 {
 			t.Fatalf("%d jobs stored by refused inserts", n)
 		}
 	})
@@ -342,7 +343,7 @@ func TestQueueHeadOf(t *testing.T) {
 		b.start(t)
 		waitfor.Cond(t, "the failed job to wait for its retry", func() bool {
 			j, err := b.client.JobGet(ctx, stuck)
-			return err == nil && j.State == drover.JobStateRetryable
+			return err == nil && j.State == drovertype.JobStateRetryable
 		})
 		h, err = b.client.QueueHeadOf(ctx, "fifo")
 		if err != nil || h.Job == nil || h.Job.ID != stuck || !h.Returned || h.Running != 0 {
@@ -351,7 +352,7 @@ func TestQueueHeadOf(t *testing.T) {
 		if until := time.Until(h.Job.RunAt); until < 50*time.Minute || len(h.Job.Errors) != 1 {
 			t.Fatalf("the head runs again in %s with errors %+v; want about an hour and its error", until, h.Job.Errors)
 		}
-		if j, err := b.client.JobGet(ctx, behind); err != nil || j.State != drover.JobStateAvailable {
+		if j, err := b.client.JobGet(ctx, behind); err != nil || j.State != drovertype.JobStateAvailable {
 			t.Fatalf("the job behind the head: %+v, %v; want it waiting", j, err)
 		}
 		if _, err := b.client.QueueHeadOf(ctx, "no such queue!"); !errors.Is(err, drover.ErrInvalid) {
@@ -407,7 +408,7 @@ func TestUnroutableKinds(t *testing.T) {
 		}
 		for _, id := range []int64{first, gpuOrphan} {
 			j, err := b.client.JobGet(ctx, id)
-			if err != nil || j.State != drover.JobStateAvailable || j.Attempt != 0 || j.Unroutable != (id == gpuOrphan) {
+			if err != nil || j.State != drovertype.JobStateAvailable || j.Attempt != 0 || j.Unroutable != (id == gpuOrphan) {
 				t.Fatalf("job %d: %+v, %v; want it waiting, never attempted, unroutable if routed", id, j, err)
 			}
 		}
@@ -461,7 +462,7 @@ func TestUnroutableKinds(t *testing.T) {
 		if got := report(); !slices.Equal(got, want[:1]) {
 			t.Fatalf("with a worker of every kind in legacy: unroutable %+v, want %+v", got, want[:1])
 		}
-		if kinds, err := b.client.Workers(ctx); err != nil || !slices.ContainsFunc(kinds, func(w *drover.WorkerInfo) bool {
+		if kinds, err := b.client.Workers(ctx); err != nil || !slices.ContainsFunc(kinds, func(w *drovertype.WorkerInfo) bool {
 			return w.Name == "py-any" && w.Kinds == nil
 		}) {
 			t.Fatalf("py-any registered %+v, %v; want no kinds", kinds, err)

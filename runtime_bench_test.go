@@ -13,6 +13,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // BenchmarkRuntimeNoop measures what a client's runtime costs per noop job
@@ -41,7 +42,7 @@ func BenchmarkRuntimeNoop(b *testing.B) {
 				}
 				return nil
 			}))
-			client, err := drover.NewClient[struct{}](store, &drover.Config{
+			client, err := drover.NewClient[struct{}](memDriver{exec: store}, &drover.Config{
 				Queues:   map[string]drover.QueueConfig{drover.DefaultQueue: {MaxWorkers: bc.workers}},
 				Workers:  workers,
 				Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -92,11 +93,29 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// memStore is the store of BenchmarkRuntimeNoop: it hands out n noop jobs
-// and counts their results. Methods the benchmark does not reach are left
-// to the embedded nil interface (they would panic).
-type memStore struct {
+// memDriver is the driver of BenchmarkRuntimeNoop, whose executor is a
+// memStore. Methods the benchmark does not reach are left to the embedded
+// nil interface (they would panic).
+type memDriver struct {
 	droverdriver.TxDriver[struct{}]
+	exec *memStore
+}
+
+func (d memDriver) Executor() droverdriver.Executor          { return d.exec }
+func (memDriver) Name() string                               { return "memory" }
+func (memDriver) Schema() string                             { return "" }
+func (memDriver) PollInterval() time.Duration                { return time.Millisecond }
+func (memDriver) NewListener() droverdriver.Listener         { return nil }
+func (memDriver) SchemaVersion(context.Context) (int, error) { return 1, nil }
+func (memDriver) Migrations() []drovertype.Migration {
+	return []drovertype.Migration{{Version: 1}}
+}
+
+// memStore is the executor of BenchmarkRuntimeNoop: it hands out n noop
+// jobs and counts their results. Methods the benchmark does not reach are
+// left to the embedded nil interface (they would panic).
+type memStore struct {
+	droverdriver.Executor
 	n        int64
 	mu       sync.Mutex
 	claimed  int64
@@ -110,19 +129,16 @@ func newMemStore(n int) *memStore {
 	return &memStore{n: int64(n), done: make(chan struct{}), args: []byte(`{"seq":123456,"at":0}`)}
 }
 
-func (s *memStore) Name() string                       { return "memory" }
-func (s *memStore) Schema() string                     { return "" }
-func (s *memStore) PollInterval() time.Duration        { return time.Millisecond }
-func (s *memStore) NewListener() droverdriver.Listener { return nil }
-func (s *memStore) Migrations() []droverdriver.Migration {
-	return []droverdriver.Migration{{Version: 1}}
-}
-func (s *memStore) SchemaVersion(context.Context) (int, error) { return 1, nil }
 func (s *memStore) LeaderElect(context.Context, droverdriver.LeaderParams) (bool, error) {
 	return false, nil
 }
 
-func (s *memStore) QueueSettingsGet(context.Context, string) (*droverdriver.QueueSettings, error) {
+// WorkerSeen and WorkerGone accept the client's row of the worker registry
+// and its removal, which the client writes as it starts and stops.
+func (s *memStore) WorkerSeen(context.Context, []drovertype.WorkerRecord) error { return nil }
+func (s *memStore) WorkerGone(context.Context, string, string) error            { return nil }
+
+func (s *memStore) QueueSettingsGet(context.Context, string) (*drovertype.QueueSettings, error) {
 	return nil, nil
 }
 
@@ -130,18 +146,18 @@ func (s *memStore) JobHeartbeat(_ context.Context, p droverdriver.HeartbeatParam
 	return droverdriver.HeartbeatResult{}, nil
 }
 
-func (s *memStore) JobClaim(_ context.Context, p droverdriver.ClaimParams) ([]*droverdriver.JobRow, error) {
+func (s *memStore) JobClaim(_ context.Context, p droverdriver.ClaimParams) ([]*drovertype.JobRow, error) {
 	s.mu.Lock()
 	start := s.claimed
 	s.claimed = min(s.n, start+int64(p.Max))
 	end := s.claimed
 	s.mu.Unlock()
-	token := droverdriver.NewLeaseToken()
+	token := drovertype.NewLeaseToken()
 	now := time.Now()
-	rows := make([]*droverdriver.JobRow, 0, end-start)
+	rows := make([]*drovertype.JobRow, 0, end-start)
 	for id := start + 1; id <= end; id++ {
-		rows = append(rows, &droverdriver.JobRow{ID: id, State: droverdriver.StateRunning, Queue: p.Queue,
-			Kind: "bench.noop", Args: s.args, Metadata: []byte("{}"), Tags: []string{}, Attempt: 1, MaxAttempts: 25,
+		rows = append(rows, &drovertype.JobRow{ID: id, State: drovertype.JobStateRunning, Queue: p.Queue,
+			Kind: "bench.noop", EncodedArgs: s.args, Metadata: []byte("{}"), Tags: []string{}, Attempt: 1, MaxAttempts: 25,
 			CreatedAt: now, RunAt: now, AttemptedAt: &now, LeaseOwner: p.Owner, LeaseToken: token})
 	}
 	return rows, nil

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // searchJobs is the set of jobs TestJobSearch searches: one per name, in
@@ -17,7 +18,7 @@ import (
 type searchJobs struct {
 	ids   map[string]int64
 	names []string // in insert (ID) order
-	rows  map[string]*drover.JobRow
+	rows  map[string]*drovertype.JobRow
 	// claimedAt is just before the claims, finishedFrom just before the
 	// first job finished.
 	claimedAt, finishedFrom time.Time
@@ -30,7 +31,7 @@ func setupSearch(t *testing.T, b *bundle) *searchJobs {
 	t.Helper()
 	ctx := context.Background()
 	hour := time.Now().Add(time.Hour)
-	js := &searchJobs{ids: map[string]int64{}, rows: map[string]*drover.JobRow{}}
+	js := &searchJobs{ids: map[string]int64{}, rows: map[string]*drovertype.JobRow{}}
 	for _, j := range []struct {
 		name, kind, args string
 		opts             drover.InsertOpts
@@ -55,7 +56,7 @@ func setupSearch(t *testing.T, b *bundle) *searchJobs {
 		js.names = append(js.names, j.name)
 	}
 	js.claimedAt = time.Now()
-	claim := func(queue string, n int) []*drover.JobRow {
+	claim := func(queue string, n int) []*drovertype.JobRow {
 		rows, err := b.remote.Claim(ctx, drover.ClaimParams{Queue: queue, Max: n, Owner: "w", Lease: time.Hour})
 		if err != nil || len(rows) != n {
 			t.Fatalf("claim %s: %d rows, %v", queue, len(rows), err)
@@ -74,10 +75,10 @@ func setupSearch(t *testing.T, b *bundle) *searchJobs {
 	if _, err := b.client.JobCancel(ctx, js.ids["cancelled"]); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]drover.JobState{"ada": drover.JobStateAvailable, "grace": drover.JobStateAvailable,
-		"report": drover.JobStateAvailable, "report2": drover.JobStateAvailable, "later": drover.JobStateScheduled,
-		"resize": drover.JobStateDiscarded, "retry": drover.JobStateRetryable, "running": drover.JobStateRunning,
-		"done": drover.JobStateCompleted, "cancelled": drover.JobStateCancelled}
+	want := map[string]drovertype.JobState{"ada": drovertype.JobStateAvailable, "grace": drovertype.JobStateAvailable,
+		"report": drovertype.JobStateAvailable, "report2": drovertype.JobStateAvailable, "later": drovertype.JobStateScheduled,
+		"resize": drovertype.JobStateDiscarded, "retry": drovertype.JobStateRetryable, "running": drovertype.JobStateRunning,
+		"done": drovertype.JobStateCompleted, "cancelled": drovertype.JobStateCancelled}
 	for name, id := range js.ids {
 		row, err := b.client.JobGet(ctx, id)
 		if err != nil {
@@ -96,7 +97,7 @@ func setupSearch(t *testing.T, b *bundle) *searchJobs {
 func anyKind(c *drover.Config) { c.Workers, c.Queues = nil, nil }
 
 // where returns the names of the jobs keep accepts, in ID order.
-func (js *searchJobs) where(keep func(*drover.JobRow) bool) []string {
+func (js *searchJobs) where(keep func(*drovertype.JobRow) bool) []string {
 	var out []string
 	for _, n := range js.names {
 		if keep(js.rows[n]) {
@@ -116,7 +117,7 @@ func TestJobSearch(t *testing.T) {
 		ctx := context.Background()
 		b := setup(t, s, 1, anyKind)
 		js := setupSearch(t, b)
-		st := func(states ...drover.JobState) []drover.JobState { return states }
+		st := func(states ...drovertype.JobState) []drovertype.JobState { return states }
 		raw := func(s string) json.RawMessage { return json.RawMessage(s) }
 		created := func(name string) time.Time { return js.rows[name].CreatedAt }
 		tests := []struct {
@@ -127,11 +128,11 @@ func TestJobSearch(t *testing.T) {
 			{"all", drover.JobListParams{}, js.names},
 			{"kind", drover.JobListParams{Kind: "email"}, []string{"ada", "grace", "done", "cancelled"}},
 			{"queue", drover.JobListParams{Queue: "reports"}, []string{"report", "report2", "later"}},
-			{"available", drover.JobListParams{States: st(drover.JobStateAvailable)}, []string{"ada", "grace", "report", "report2"}},
-			{"scheduled", drover.JobListParams{States: st(drover.JobStateScheduled)}, []string{"later"}},
-			{"retryable", drover.JobListParams{States: st(drover.JobStateRetryable)}, []string{"retry"}},
-			{"running or completed", drover.JobListParams{States: st(drover.JobStateRunning, drover.JobStateCompleted)}, []string{"running", "done"}},
-			{"finished", drover.JobListParams{States: st(drover.JobStateCompleted, drover.JobStateCancelled, drover.JobStateDiscarded)},
+			{"available", drover.JobListParams{States: st(drovertype.JobStateAvailable)}, []string{"ada", "grace", "report", "report2"}},
+			{"scheduled", drover.JobListParams{States: st(drovertype.JobStateScheduled)}, []string{"later"}},
+			{"retryable", drover.JobListParams{States: st(drovertype.JobStateRetryable)}, []string{"retry"}},
+			{"running or completed", drover.JobListParams{States: st(drovertype.JobStateRunning, drovertype.JobStateCompleted)}, []string{"running", "done"}},
+			{"finished", drover.JobListParams{States: st(drovertype.JobStateCompleted, drovertype.JobStateCancelled, drovertype.JobStateDiscarded)},
 				[]string{"resize", "done", "cancelled"}},
 			{"args: one key", drover.JobListParams{Args: raw(`{"to":"ada@example.com"}`)}, []string{"ada"}},
 			{"args: nested", drover.JobListParams{Args: raw(`{"user":{"id":7}}`)}, []string{"ada"}},
@@ -148,26 +149,26 @@ func TestJobSearch(t *testing.T) {
 			{"every tag", drover.JobListParams{Tags: []string{"eu", "vip"}}, []string{"grace"}},
 			{"tag eu", drover.JobListParams{Tags: []string{"eu"}}, []string{"grace", "report2"}},
 			{"all together", drover.JobListParams{Kind: "email", Queue: "mail", Tags: []string{"vip"},
-				Metadata: raw(`{"tenant":"initech"}`), States: st(drover.JobStateAvailable)}, []string{"grace"}},
-			{"args and state", drover.JobListParams{Args: raw(`{"image":43}`), States: st(drover.JobStateRetryable)}, []string{"retry"}},
-			{"args and the wrong state", drover.JobListParams{Args: raw(`{"image":43}`), States: st(drover.JobStateRunning)}, nil},
-			{"scheduled from", drover.JobListParams{Scheduled: drover.TimeRange{From: time.Now().Add(30 * time.Minute)}},
+				Metadata: raw(`{"tenant":"initech"}`), States: st(drovertype.JobStateAvailable)}, []string{"grace"}},
+			{"args and state", drover.JobListParams{Args: raw(`{"image":43}`), States: st(drovertype.JobStateRetryable)}, []string{"retry"}},
+			{"args and the wrong state", drover.JobListParams{Args: raw(`{"image":43}`), States: st(drovertype.JobStateRunning)}, nil},
+			{"scheduled from", drover.JobListParams{Scheduled: drovertype.TimeRange{From: time.Now().Add(30 * time.Minute)}},
 				[]string{"later", "retry"}},
-			{"scheduled to", drover.JobListParams{Scheduled: drover.TimeRange{To: js.claimedAt}, Queue: "images"},
+			{"scheduled to", drover.JobListParams{Scheduled: drovertype.TimeRange{To: js.claimedAt}, Queue: "images"},
 				[]string{"resize", "running"}},
-			{"attempted", drover.JobListParams{Attempted: drover.TimeRange{From: js.claimedAt}},
+			{"attempted", drover.JobListParams{Attempted: drovertype.TimeRange{From: js.claimedAt}},
 				[]string{"resize", "retry", "running", "done"}},
-			{"attempted before the claims", drover.JobListParams{Attempted: drover.TimeRange{To: js.claimedAt}}, nil},
-			{"finished", drover.JobListParams{Finished: drover.TimeRange{From: js.finishedFrom}}, []string{"resize", "done", "cancelled"}},
-			{"finished, completed", drover.JobListParams{Finished: drover.TimeRange{From: js.finishedFrom},
-				States: st(drover.JobStateCompleted)}, []string{"done"}},
-			{"finished before", drover.JobListParams{Finished: drover.TimeRange{To: js.finishedFrom}}, nil},
-			{"created in a range", drover.JobListParams{Created: drover.TimeRange{From: created("report2"), To: created("resize")}},
-				js.where(func(j *drover.JobRow) bool {
+			{"attempted before the claims", drover.JobListParams{Attempted: drovertype.TimeRange{To: js.claimedAt}}, nil},
+			{"finished", drover.JobListParams{Finished: drovertype.TimeRange{From: js.finishedFrom}}, []string{"resize", "done", "cancelled"}},
+			{"finished, completed", drover.JobListParams{Finished: drovertype.TimeRange{From: js.finishedFrom},
+				States: st(drovertype.JobStateCompleted)}, []string{"done"}},
+			{"finished before", drover.JobListParams{Finished: drovertype.TimeRange{To: js.finishedFrom}}, nil},
+			{"created in a range", drover.JobListParams{Created: drovertype.TimeRange{From: created("report2"), To: created("resize")}},
+				js.where(func(j *drovertype.JobRow) bool {
 					return !j.CreatedAt.Before(created("report2")) && j.CreatedAt.Before(created("resize"))
 				})},
-			{"created from", drover.JobListParams{Created: drover.TimeRange{From: created("done")}},
-				js.where(func(j *drover.JobRow) bool { return !j.CreatedAt.Before(created("done")) })},
+			{"created from", drover.JobListParams{Created: drovertype.TimeRange{From: created("done")}},
+				js.where(func(j *drovertype.JobRow) bool { return !j.CreatedAt.Before(created("done")) })},
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
@@ -215,8 +216,8 @@ func TestJobSearch(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					wantCounts := map[drover.JobState]drover.JobCount{}
-					for _, st := range drover.JobStates() {
+					wantCounts := map[drovertype.JobState]drover.JobCount{}
+					for _, st := range drovertype.JobStates() {
 						wantCounts[st] = drover.JobCount{Exact: true}
 					}
 					for _, name := range tc.want {
@@ -261,7 +262,7 @@ func searchAll(t *testing.T, c client, p drover.JobListParams) []int64 {
 	}
 }
 
-func idsOf(jobs []*drover.JobRow) []int64 {
+func idsOf(jobs []*drovertype.JobRow) []int64 {
 	out := make([]int64, len(jobs))
 	for i, j := range jobs {
 		out[i] = j.ID
@@ -281,10 +282,10 @@ func TestJobSearchInvalid(t *testing.T) {
 		{"args not an object", drover.JobListParams{Args: json.RawMessage(`[1]`)}},
 		{"args not JSON", drover.JobListParams{Args: json.RawMessage(`{to:`)}},
 		{"metadata null", drover.JobListParams{Metadata: json.RawMessage(`null`)}},
-		{"state", drover.JobListParams{States: []drover.JobState{"done"}}},
+		{"state", drover.JobListParams{States: []drovertype.JobState{"done"}}},
 		{"tag with a comma", drover.JobListParams{Tags: []string{"a,b"}}},
 		{"empty tag", drover.JobListParams{Tags: []string{""}}},
-		{"range backwards", drover.JobListParams{Created: drover.TimeRange{From: now, To: now.Add(-time.Second)}}},
+		{"range backwards", drover.JobListParams{Created: drovertype.TimeRange{From: now, To: now.Add(-time.Second)}}},
 		{"negative cursor", drover.JobListParams{After: -1}},
 		{"NUL in a tag", drover.JobListParams{Tags: []string{"a\x00"}}},
 		{"NUL in the kind", drover.JobListParams{Kind: "a\x00"}},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/engine"
 )
 
@@ -90,7 +91,7 @@ func TestJobSearchLargeStore(t *testing.T) {
 			"running":   needle("slow", "slow", drover.InsertOpts{}),
 			"scheduled": needle("bulk", "noop", drover.InsertOpts{RunAt: time.Now().Add(time.Hour)}),
 		}
-		claim := func(queue string, n int) []*drover.JobRow {
+		claim := func(queue string, n int) []*drovertype.JobRow {
 			rows, err := b.remote.Claim(ctx, drover.ClaimParams{Queue: queue, Max: n, Owner: "w", Lease: time.Hour})
 			if err != nil || len(rows) != n {
 				t.Fatalf("claim %s: %d jobs, %v", queue, len(rows), err)
@@ -114,24 +115,24 @@ func TestJobSearchLargeStore(t *testing.T) {
 		}
 		// "rp" is now completed; "rp done" waits in topic:rp.
 
-		st := func(states ...drover.JobState) []drover.JobState { return states }
+		st := func(states ...drovertype.JobState) []drovertype.JobState { return states }
 		for _, tc := range []struct {
 			name string
 			p    drover.JobListParams
 			want []string
 		}{
 			{"queue topic:rp", drover.JobListParams{Queue: "topic:rp"}, []string{"rp", "rp done"}},
-			{"queue topic:rp, completed", drover.JobListParams{Queue: "topic:rp", States: st(drover.JobStateCompleted)}, []string{"rp"}},
-			{"queue topic:rp, available", drover.JobListParams{Queue: "topic:rp", States: st(drover.JobStateAvailable)}, []string{"rp done"}},
+			{"queue topic:rp, completed", drover.JobListParams{Queue: "topic:rp", States: st(drovertype.JobStateCompleted)}, []string{"rp"}},
+			{"queue topic:rp, available", drover.JobListParams{Queue: "topic:rp", States: st(drovertype.JobStateAvailable)}, []string{"rp done"}},
 			{"kind flaky", drover.JobListParams{Kind: "flaky"}, []string{"flaky", "flaky ok", "flaky 2"}},
-			{"discarded", drover.JobListParams{States: st(drover.JobStateDiscarded)}, []string{"flaky"}},
-			{"discarded, kind flaky", drover.JobListParams{States: st(drover.JobStateDiscarded), Kind: "flaky"}, []string{"flaky"}},
-			{"completed, kind flaky", drover.JobListParams{States: st(drover.JobStateCompleted), Kind: "flaky"}, []string{"flaky ok"}},
-			{"retryable", drover.JobListParams{States: st(drover.JobStateRetryable)}, []string{"flaky 2"}},
-			{"running", drover.JobListParams{States: st(drover.JobStateRunning)}, []string{"running"}},
-			{"running, queue slow, kind slow", drover.JobListParams{States: st(drover.JobStateRunning), Queue: "slow", Kind: "slow"}, []string{"running"}},
-			{"scheduled, queue bulk", drover.JobListParams{States: st(drover.JobStateScheduled), Queue: "bulk"}, []string{"scheduled"}},
-			{"cancelled", drover.JobListParams{States: st(drover.JobStateCancelled)}, nil},
+			{"discarded", drover.JobListParams{States: st(drovertype.JobStateDiscarded)}, []string{"flaky"}},
+			{"discarded, kind flaky", drover.JobListParams{States: st(drovertype.JobStateDiscarded), Kind: "flaky"}, []string{"flaky"}},
+			{"completed, kind flaky", drover.JobListParams{States: st(drovertype.JobStateCompleted), Kind: "flaky"}, []string{"flaky ok"}},
+			{"retryable", drover.JobListParams{States: st(drovertype.JobStateRetryable)}, []string{"flaky 2"}},
+			{"running", drover.JobListParams{States: st(drovertype.JobStateRunning)}, []string{"running"}},
+			{"running, queue slow, kind slow", drover.JobListParams{States: st(drovertype.JobStateRunning), Queue: "slow", Kind: "slow"}, []string{"running"}},
+			{"scheduled, queue bulk", drover.JobListParams{States: st(drovertype.JobStateScheduled), Queue: "bulk"}, []string{"scheduled"}},
+			{"cancelled", drover.JobListParams{States: st(drovertype.JobStateCancelled)}, nil},
 			{"queue topic:rp, kind noop", drover.JobListParams{Queue: "topic:rp", Kind: "noop"}, nil},
 		} {
 			t.Run(tc.name, func(t *testing.T) {

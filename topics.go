@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/engine"
 	"github.com/droverhq/drover/internal/validate"
 )
@@ -126,40 +127,6 @@ type SubscriptionOpts struct {
 	// delivery and the retry job's one run). Stored with the subscription:
 	// every consumer uses the stored value.
 	MaxAttempts int
-}
-
-// SubscriptionLag is how far a subscription is behind its topic.
-type SubscriptionLag struct {
-	Topic        string
-	Subscription string
-	// Pending counts messages past the subscription's cursors.
-	Pending int64
-	// OldestPending is when the oldest of them was published.
-	OldestPending *time.Time
-	// Dropped counts messages the topic's retention removed before the
-	// subscription read them: it lagged past the retention
-	// (ErrSubscriptionBehind). It only grows.
-	Dropped int64
-}
-
-// OpenPublisher is an open transaction that has published messages and not
-// committed yet (Client.TopicPublishers): its messages are delivered once it
-// commits, in commit order, and the retention of the generation it wrote to
-// waits for it. Other publishers' messages are not held back.
-type OpenPublisher struct {
-	// Xid is the store's id of the transaction.
-	Xid int64
-	// PID is the PostgreSQL server process of its session (ask
-	// pg_terminate_backend to end it); 0 for a prepared transaction, which
-	// has none (COMMIT or ROLLBACK PREPARED GID).
-	PID             int
-	ApplicationName string
-	// State is the session's (pg_stat_activity.state, such as "idle in
-	// transaction"), or "prepared".
-	State string
-	// Started is when the transaction began, or was prepared.
-	Started time.Time
-	GID     string
 }
 
 // PublisherStallAfter is how long a transaction that published may stay
@@ -458,26 +425,18 @@ func (c *Client[TTx]) DeleteSubscription(ctx context.Context, topic, name string
 // waits for it). Each delays only its own messages, which are delivered in
 // commit order once it commits; a forgotten one also holds back the
 // retention of the generation it wrote to.
-func (c *Client[TTx]) TopicPublishers(ctx context.Context) ([]OpenPublisher, error) {
+func (c *Client[TTx]) TopicPublishers(ctx context.Context) ([]drovertype.OpenPublisher, error) {
 	te, err := c.topicExec(c.exec)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := te.TopicPublishers(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]OpenPublisher, len(rows))
-	for i, r := range rows {
-		out[i] = OpenPublisher(r)
-	}
-	return out, nil
+	return te.TopicPublishers(ctx)
 }
 
 // SubscriptionLag reports how far each subscription of topic is behind:
 // publishers may read it to slow down. It returns ErrTopicNotFound when
 // topic is not stored.
-func (c *Client[TTx]) SubscriptionLag(ctx context.Context, topic string) ([]SubscriptionLag, error) {
+func (c *Client[TTx]) SubscriptionLag(ctx context.Context, topic string) ([]drovertype.SubscriptionLag, error) {
 	lag, err := c.SubscriptionLags(ctx, topic)
 	if err != nil || len(lag) > 0 {
 		return lag, err
@@ -499,18 +458,10 @@ func (c *Client[TTx]) SubscriptionLag(ctx context.Context, topic string) ([]Subs
 // is behind, of every topic when none is named, ordered by topic and
 // subscription: one statement however many topics, for a dashboard or a
 // publisher watching several.
-func (c *Client[TTx]) SubscriptionLags(ctx context.Context, topics ...string) ([]SubscriptionLag, error) {
+func (c *Client[TTx]) SubscriptionLags(ctx context.Context, topics ...string) ([]drovertype.SubscriptionLag, error) {
 	te, err := c.topicExec(c.exec)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := te.TopicLag(ctx, topics)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]SubscriptionLag, len(rows))
-	for i, r := range rows {
-		out[i] = SubscriptionLag(r)
-	}
-	return out, nil
+	return te.TopicLag(ctx, topics)
 }

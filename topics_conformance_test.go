@@ -19,6 +19,7 @@ import (
 	"github.com/droverhq/drover/droverfleet"
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/droversqlite"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/maintenance"
 	"github.com/droverhq/drover/internal/waitfor"
 )
@@ -31,7 +32,7 @@ type topicClient interface {
 	Publish(ctx context.Context, topic string, msgs ...drover.Message) ([]int64, error)
 	PublishMany(ctx context.Context, msgs []drover.Message) ([]int64, error)
 	CreateSubscription(ctx context.Context, topic, name string, opts *drover.SubscriptionOpts) (bool, error)
-	SubscriptionLag(ctx context.Context, topic string) ([]drover.SubscriptionLag, error)
+	SubscriptionLag(ctx context.Context, topic string) ([]drovertype.SubscriptionLag, error)
 	Receive(ctx context.Context, p drover.ReceiveParams) ([]*drover.ReceivedBatch, error)
 	AckBatches(ctx context.Context, topic, sub string, acks []drover.BatchAck) ([]bool, error)
 	ExtendBatches(ctx context.Context, topic, sub string, receipts []string, lease time.Duration) ([]bool, error)
@@ -179,7 +180,7 @@ func drainTopic(t *testing.T, d droverdriver.Driver, topic, sub string) []int64 
 	te := d.Executor().(droverdriver.TopicExecutor)
 	var out []int64
 	for {
-		token := droverdriver.NewLeaseToken()
+		token := drovertype.NewLeaseToken()
 		leased, err := te.TopicLease(ctx, droverdriver.TopicLeaseParams{Subscriptions: []droverdriver.SubscriptionRef{{Topic: topic, Name: sub}},
 			Limits: []int{1000}, Owner: "drain", Token: token, Lease: time.Minute, Max: 100, Now: time.Now()})
 		if err != nil {
@@ -354,7 +355,7 @@ func TestTopicDeadConsumerRedeliveredAndFenced(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		dead := droverdriver.NewLeaseToken()
+		dead := drovertype.NewLeaseToken()
 		leased, err := te.TopicLease(ctx, droverdriver.TopicLeaseParams{Subscriptions: []droverdriver.SubscriptionRef{{Topic: "chat", Name: "sub"}},
 			Limits: []int{10}, Owner: "dead", Token: dead, Lease: 100 * time.Millisecond, Max: 10, Now: time.Now()})
 		if err != nil || len(leased) != 1 {
@@ -564,7 +565,7 @@ func TestTopicFailedMessageRetriedThenDead(t *testing.T) {
 		queue := drover.RetryQueue("chat")
 		waitfor.Cond(t, "the poison message discarded in the retry queue", func() bool {
 			n, err := cl.JobCountByState(ctx, queue)
-			return err == nil && n[drover.JobStateDiscarded] == 1
+			return err == nil && n[drovertype.JobStateDiscarded] == 1
 		})
 		mu.Lock()
 		defer mu.Unlock()
@@ -649,7 +650,7 @@ func generations(t *testing.T, te droverdriver.TopicExecutor) []int64 {
 }
 
 // lagOf returns the lag line of sub on topic.
-func lagOf(t *testing.T, c topicClient, topic, sub string) drover.SubscriptionLag {
+func lagOf(t *testing.T, c topicClient, topic, sub string) drovertype.SubscriptionLag {
 	t.Helper()
 	lag, err := c.SubscriptionLag(context.Background(), topic)
 	if err != nil {
@@ -661,7 +662,7 @@ func lagOf(t *testing.T, c topicClient, topic, sub string) drover.SubscriptionLa
 		}
 	}
 	t.Fatalf("no lag for %s/%s in %v", topic, sub, lag)
-	return drover.SubscriptionLag{}
+	return drovertype.SubscriptionLag{}
 }
 
 // TestTopicRetentionKeepsUnackedMessages seals a generation that one
@@ -812,7 +813,7 @@ func TestTopicReceiveAndAck(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n[drover.JobStateAvailable]+n[drover.JobStateScheduled] != 1 {
+		if n[drovertype.JobStateAvailable]+n[drovertype.JobStateScheduled] != 1 {
 			t.Fatalf("retry queue %v, want the failed message as one job", n)
 		}
 		if l := lagOf(t, c, "chat", "remote"); l.Pending != 0 {

@@ -21,6 +21,7 @@ import (
 	"github.com/droverhq/drover/droverfleet"
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/droversqlite"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/engine"
 	"github.com/droverhq/drover/internal/waitfor"
 )
@@ -138,13 +139,13 @@ func ids(ds []*drover.Delivery) ([]int64, []int) {
 
 // retryJobs returns the jobs of the chat topic's retry queue by message
 // ID.
-func retryJobs(t *testing.T, c client) map[int64]*drover.JobRow {
+func retryJobs(t *testing.T, c client) map[int64]*drovertype.JobRow {
 	t.Helper()
 	jobs, err := c.JobList(context.Background(), drover.JobListParams{Queue: drover.RetryQueue("chat"), Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[int64]*drover.JobRow{}
+	out := map[int64]*drovertype.JobRow{}
 	for _, j := range jobs {
 		var args struct{ ID int64 }
 		if err := json.Unmarshal(j.EncodedArgs, &args); err != nil {
@@ -469,11 +470,11 @@ func TestTopicPoisonMessageGoesDead(t *testing.T) {
 		}
 		jobs := retryJobs(t, c)
 		dead := jobs[msgs[1]]
-		if len(jobs) != 1 || dead == nil || dead.State != drover.JobStateDiscarded || !strings.Contains(string(dead.Metadata), "dead") {
+		if len(jobs) != 1 || dead == nil || dead.State != drovertype.JobStateDiscarded || !strings.Contains(string(dead.Metadata), "dead") {
 			t.Fatalf("retry jobs %v, want the poison message's, discarded as dead", jobs)
 		}
 		retried, err := c.JobRetry(ctx, dead.ID)
-		if err != nil || retried.State != drover.JobStateAvailable {
+		if err != nil || retried.State != drovertype.JobStateAvailable {
 			t.Fatalf("retry of the dead message: %+v, %v; want available", retried, err)
 		}
 		// A message published now is a first delivery again.

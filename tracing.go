@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/jobtrace"
 )
 
@@ -55,7 +56,7 @@ func JobSpanContext(metadata json.RawMessage) trace.SpanContext {
 }
 
 // startJobSpan starts the span of a run of row, from now.
-func startJobSpan(ctx context.Context, tp trace.TracerProvider, row *JobRow) (context.Context, trace.Span) {
+func startJobSpan(ctx context.Context, tp trace.TracerProvider, row *drovertype.JobRow) (context.Context, trace.Span) {
 	return jobtrace.Start(ctx, tp, jobtrace.Job{ID: row.ID, Kind: row.Kind, Queue: row.Queue, Attempt: row.Attempt,
 		Metadata: row.Metadata}, time.Time{})
 }

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/waitfor"
 )
 
@@ -28,7 +29,7 @@ func TestTracingLinksRunsToTheEnqueuer(t *testing.T) {
 		}
 		parent.End()
 		b.start(t)
-		stored := waitState(t, b.client, row.ID, drover.JobStateCompleted)
+		stored := waitState(t, b.client, row.ID, drovertype.JobStateCompleted)
 		var md map[string]string
 		if err := json.Unmarshal(stored.Metadata, &md); err != nil || md["team"] != "x" || md["traceparent"] == "" {
 			t.Fatalf("metadata = %s, want the caller's keys and a traceparent", stored.Metadata)

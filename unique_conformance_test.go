@@ -11,6 +11,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/engine"
 	"github.com/droverhq/drover/internal/waitfor"
 )
@@ -21,8 +22,8 @@ import (
 // or skipped.
 
 // withFinal returns the unfinished states plus the final states given.
-func withFinal(final ...drover.JobState) []drover.JobState {
-	return append(drover.UnfinishedStates(), final...)
+func withFinal(final ...drovertype.JobState) []drovertype.JobState {
+	return append(drovertype.UnfinishedStates(), final...)
 }
 
 // holdsKey reports whether key of kind args is held, by inserting a probe
@@ -46,9 +47,9 @@ func holdsKey(t *testing.T, c client, args drover.Args, key string) bool {
 }
 
 // unfinishedOf returns the unfinished jobs of the store whose args carry tag.
-func unfinishedOf(t *testing.T, c client, tag string) []*drover.JobRow {
+func unfinishedOf(t *testing.T, c client, tag string) []*drovertype.JobRow {
 	t.Helper()
-	var out []*drover.JobRow
+	var out []*drovertype.JobRow
 	for _, j := range byTag(t, allJobs(t, c))[tag] {
 		if !j.State.Finished() {
 			out = append(out, j)
@@ -68,44 +69,44 @@ func TestUniqueStatesAfterTheJobEnds(t *testing.T) {
 		later := time.Now().Add(time.Hour)
 		cases := []struct {
 			name   string
-			states []drover.JobState
+			states []drovertype.JobState
 			args   scriptArgs
 			opts   drover.InsertOpts
 			// end ends the job if its worker does not; nil lets it run.
 			end      func(id int64) error
-			want     drover.JobState
+			want     drovertype.JobState
 			wantHeld bool
 		}{
-			{name: "default, completed", want: drover.JobStateCompleted},
-			{name: "completed listed, completed", states: withFinal(drover.JobStateCompleted),
-				want: drover.JobStateCompleted, wantHeld: true},
-			{name: "cancelled listed, completed", states: withFinal(drover.JobStateCancelled),
-				want: drover.JobStateCompleted},
-			{name: "default, cancelled by its worker", args: scriptArgs{Cancel: true}, want: drover.JobStateCancelled},
-			{name: "cancelled listed, cancelled by its worker", states: withFinal(drover.JobStateCancelled),
-				args: scriptArgs{Cancel: true}, want: drover.JobStateCancelled, wantHeld: true},
+			{name: "default, completed", want: drovertype.JobStateCompleted},
+			{name: "completed listed, completed", states: withFinal(drovertype.JobStateCompleted),
+				want: drovertype.JobStateCompleted, wantHeld: true},
+			{name: "cancelled listed, completed", states: withFinal(drovertype.JobStateCancelled),
+				want: drovertype.JobStateCompleted},
+			{name: "default, cancelled by its worker", args: scriptArgs{Cancel: true}, want: drovertype.JobStateCancelled},
+			{name: "cancelled listed, cancelled by its worker", states: withFinal(drovertype.JobStateCancelled),
+				args: scriptArgs{Cancel: true}, want: drovertype.JobStateCancelled, wantHeld: true},
 			{name: "default, cancelled while waiting", opts: drover.InsertOpts{RunAt: later},
-				end: func(id int64) error { _, err := b.client.JobCancel(ctx, id); return err }, want: drover.JobStateCancelled},
-			{name: "cancelled listed, cancelled while waiting", states: withFinal(drover.JobStateCancelled),
+				end: func(id int64) error { _, err := b.client.JobCancel(ctx, id); return err }, want: drovertype.JobStateCancelled},
+			{name: "cancelled listed, cancelled while waiting", states: withFinal(drovertype.JobStateCancelled),
 				opts: drover.InsertOpts{RunAt: later},
-				end:  func(id int64) error { _, err := b.client.JobCancel(ctx, id); return err }, want: drover.JobStateCancelled,
+				end:  func(id int64) error { _, err := b.client.JobCancel(ctx, id); return err }, want: drovertype.JobStateCancelled,
 				wantHeld: true},
 			{name: "default, discarded out of attempts", args: scriptArgs{Fail: -1}, opts: drover.InsertOpts{MaxAttempts: 1},
-				want: drover.JobStateDiscarded},
-			{name: "discarded listed, discarded out of attempts", states: withFinal(drover.JobStateDiscarded),
-				args: scriptArgs{Fail: -1}, opts: drover.InsertOpts{MaxAttempts: 1}, want: drover.JobStateDiscarded, wantHeld: true},
-			{name: "completed listed, discarded by hand", states: withFinal(drover.JobStateCompleted),
+				want: drovertype.JobStateDiscarded},
+			{name: "discarded listed, discarded out of attempts", states: withFinal(drovertype.JobStateDiscarded),
+				args: scriptArgs{Fail: -1}, opts: drover.InsertOpts{MaxAttempts: 1}, want: drovertype.JobStateDiscarded, wantHeld: true},
+			{name: "completed listed, discarded by hand", states: withFinal(drovertype.JobStateCompleted),
 				opts: drover.InsertOpts{RunAt: later},
-				end:  func(id int64) error { _, err := b.client.JobDiscard(ctx, id); return err }, want: drover.JobStateDiscarded},
-			{name: "discarded listed, discarded by hand", states: withFinal(drover.JobStateDiscarded),
+				end:  func(id int64) error { _, err := b.client.JobDiscard(ctx, id); return err }, want: drovertype.JobStateDiscarded},
+			{name: "discarded listed, discarded by hand", states: withFinal(drovertype.JobStateDiscarded),
 				opts: drover.InsertOpts{RunAt: later},
-				end:  func(id int64) error { _, err := b.client.JobDiscard(ctx, id); return err }, want: drover.JobStateDiscarded,
+				end:  func(id int64) error { _, err := b.client.JobDiscard(ctx, id); return err }, want: drovertype.JobStateDiscarded,
 				wantHeld: true},
 			{name: "default, discarded by the rescuer", opts: drover.InsertOpts{MaxAttempts: 1},
-				end: func(id int64) error { return claimAndAbandon(b, id) }, want: drover.JobStateDiscarded},
-			{name: "discarded listed, discarded by the rescuer", states: withFinal(drover.JobStateDiscarded),
+				end: func(id int64) error { return claimAndAbandon(b, id) }, want: drovertype.JobStateDiscarded},
+			{name: "discarded listed, discarded by the rescuer", states: withFinal(drovertype.JobStateDiscarded),
 				opts: drover.InsertOpts{MaxAttempts: 1},
-				end:  func(id int64) error { return claimAndAbandon(b, id) }, want: drover.JobStateDiscarded, wantHeld: true},
+				end:  func(id int64) error { return claimAndAbandon(b, id) }, want: drovertype.JobStateDiscarded, wantHeld: true},
 		}
 		// Every job is inserted, and its key checked, before the client
 		// starts working, so that none can have ended already.
@@ -172,13 +173,13 @@ func TestUniqueFinishRacesInsert(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s store) {
 		cases := []struct {
 			name   string
-			states []drover.JobState
+			states []drovertype.JobState
 			echo   bool // the result carries the claimed row's flow bits
 		}{
 			{"default states", nil, true},
 			{"default states, remote result", nil, false},
-			{"completed listed", withFinal(drover.JobStateCompleted), true},
-			{"completed listed, remote result", withFinal(drover.JobStateCompleted), false},
+			{"completed listed", withFinal(drovertype.JobStateCompleted), true},
+			{"completed listed, remote result", withFinal(drovertype.JobStateCompleted), false},
 		}
 		const rounds, racers = 15, 4
 		b := setup(t, s, 1)
@@ -295,7 +296,7 @@ func TestUniqueRetryRetakesTheKey(t *testing.T) {
 		if !errors.Is(err, drover.ErrUniqueConflict) || !strings.Contains(err.Error(), fmt.Sprint(second)) {
 			t.Fatalf("retry while job %d holds the key: %v, want ErrUniqueConflict naming it", second, err)
 		}
-		if row, err := b.client.JobGet(ctx, first); err != nil || row.State != drover.JobStateCompleted || row.Attempt != 1 {
+		if row, err := b.client.JobGet(ctx, first); err != nil || row.State != drovertype.JobStateCompleted || row.Attempt != 1 {
 			t.Fatalf("refused retry changed the job: %+v, %v", row, err)
 		}
 
@@ -304,7 +305,7 @@ func TestUniqueRetryRetakesTheKey(t *testing.T) {
 		if _, err := b.client.JobCancel(ctx, second); err != nil {
 			t.Fatal(err)
 		}
-		if row, err := b.client.JobRetry(ctx, first); err != nil || row.State != drover.JobStateAvailable {
+		if row, err := b.client.JobRetry(ctx, first); err != nil || row.State != drovertype.JobStateAvailable {
 			t.Fatalf("retry of a job whose key is free: %+v, %v", row, err)
 		}
 		if !holdsKey(t, b.client, args, "retry") {
@@ -318,7 +319,7 @@ func TestUniqueRetryRetakesTheKey(t *testing.T) {
 		// A job that keeps its key when completed still holds it through a
 		// retry and after it completes again.
 		kept := scriptArgs{Tag: "kept"}
-		keptOpts := &drover.InsertOpts{Queue: "parked", UniqueKey: "kept", UniqueStates: withFinal(drover.JobStateCompleted)}
+		keptOpts := &drover.InsertOpts{Queue: "parked", UniqueKey: "kept", UniqueStates: withFinal(drovertype.JobStateCompleted)}
 		id := b.insert(t, kept, keptOpts)
 		complete(id)
 		if _, err := b.client.JobRetry(ctx, id); err != nil {
@@ -342,9 +343,9 @@ func TestUniquePrunerFreesKeptKeys(t *testing.T) {
 		b.start(t)
 		ctx := context.Background()
 		args := scriptArgs{Tag: "pruned"}
-		opts := &drover.InsertOpts{UniqueKey: "pruned", UniqueStates: withFinal(drover.JobStateCompleted)}
+		opts := &drover.InsertOpts{UniqueKey: "pruned", UniqueStates: withFinal(drovertype.JobStateCompleted)}
 		id := b.insert(t, args, opts)
-		waitState(t, b.client, id, drover.JobStateCompleted)
+		waitState(t, b.client, id, drovertype.JobStateCompleted)
 		if row, err := b.client.Insert(ctx, args, opts); err != nil || !row.UniqueSkippedAsDuplicate {
 			t.Fatalf("insert while the completed job keeps the key: %+v, %v; want skipped", row, err)
 		}

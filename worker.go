@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/validate"
 )
 
@@ -107,10 +108,10 @@ func (w *Workers) has(kind string) bool {
 type workUnit interface {
 	// begin returns the state of an attempt of the claimed row r, whose
 	// row is its public JobRow.
-	begin(r *droverdriver.JobRow, exec droverdriver.Executor) *attemptState
-	work(ctx context.Context, row *JobRow, attempt *attemptState) error
-	timeout(row *JobRow, attempt *attemptState) (time.Duration, bool)
-	nextRetry(row *JobRow, attempt *attemptState) (time.Time, bool)
+	begin(r *drovertype.JobRow, exec droverdriver.Executor) *attemptState
+	work(ctx context.Context, row *drovertype.JobRow, attempt *attemptState) error
+	timeout(row *drovertype.JobRow, attempt *attemptState) (time.Duration, bool)
+	nextRetry(row *drovertype.JobRow, attempt *attemptState) (time.Time, bool)
 }
 
 type typedUnit[T Args] struct {
@@ -122,13 +123,15 @@ type typedUnit[T Args] struct {
 // attempt's state. One allocation instead of three per job.
 type typedAttempt[T Args] struct {
 	job   Job[T]
-	row   JobRow
+	row   drovertype.JobRow
 	state attemptState
 }
 
-func (u *typedUnit[T]) begin(r *droverdriver.JobRow, exec droverdriver.Executor) *attemptState {
+func (u *typedUnit[T]) begin(r *drovertype.JobRow, exec droverdriver.Executor) *attemptState {
 	a := &typedAttempt[T]{}
-	a.row.fill(r)
+	// A copy: a handler that changes its row changes nothing the
+	// attempt's finish reads from the claimed one.
+	a.row = *r
 	a.job.JobRow, a.job.attempt = &a.row, &a.state
 	a.state.exec, a.state.row, a.state.job = exec, &a.row, &a.job
 	return &a.state
@@ -137,7 +140,7 @@ func (u *typedUnit[T]) begin(r *droverdriver.JobRow, exec droverdriver.Executor)
 // job returns the attempt's Job, decoding its args the first time one of
 // the worker's methods needs them: an attempt decodes them at most once,
 // and only if its kind has a worker here.
-func (u *typedUnit[T]) job(row *JobRow, attempt *attemptState) (*Job[T], error) {
+func (u *typedUnit[T]) job(row *drovertype.JobRow, attempt *attemptState) (*Job[T], error) {
 	job := attempt.job.(*Job[T])
 	if attempt.decoded || attempt.decodeErr != nil {
 		return job, attempt.decodeErr
@@ -150,7 +153,7 @@ func (u *typedUnit[T]) job(row *JobRow, attempt *attemptState) (*Job[T], error) 
 	return job, nil
 }
 
-func (u *typedUnit[T]) work(ctx context.Context, row *JobRow, attempt *attemptState) error {
+func (u *typedUnit[T]) work(ctx context.Context, row *drovertype.JobRow, attempt *attemptState) error {
 	job, err := u.job(row, attempt)
 	if err != nil {
 		return err
@@ -158,7 +161,7 @@ func (u *typedUnit[T]) work(ctx context.Context, row *JobRow, attempt *attemptSt
 	return u.worker.Work(ctx, job)
 }
 
-func (u *typedUnit[T]) timeout(row *JobRow, attempt *attemptState) (time.Duration, bool) {
+func (u *typedUnit[T]) timeout(row *drovertype.JobRow, attempt *attemptState) (time.Duration, bool) {
 	wt, ok := u.worker.(WorkerTimeout[T])
 	if !ok {
 		return 0, false
@@ -171,7 +174,7 @@ func (u *typedUnit[T]) timeout(row *JobRow, attempt *attemptState) (time.Duratio
 }
 
 // nextRetry asks the worker when to retry, with the Job its handler had.
-func (u *typedUnit[T]) nextRetry(row *JobRow, attempt *attemptState) (time.Time, bool) {
+func (u *typedUnit[T]) nextRetry(row *drovertype.JobRow, attempt *attemptState) (time.Time, bool) {
 	wr, ok := u.worker.(WorkerNextRetry[T])
 	if !ok {
 		return time.Time{}, false

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/engine"
 )
 
@@ -173,7 +174,7 @@ const MaxWorkflowGraph = 500
 // states, and the edges between them.
 type WorkflowGraph struct {
 	// Jobs are the workflow's jobs, the one asked about first.
-	Jobs []JobResult
+	Jobs []drovertype.JobResult
 	// Edges say which job waits for which, by parent and child.
 	Edges []WorkflowEdge
 	// Truncated is true when the workflow holds more than
@@ -201,19 +202,19 @@ func (c *Client[TTx]) WorkflowGraph(ctx context.Context, id int64) (*WorkflowGra
 	if err != nil {
 		return nil, err
 	}
-	if !slices.ContainsFunc(rows, func(r droverdriver.ResultRow) bool { return r.ID == id }) {
+	if !slices.ContainsFunc(rows, func(r drovertype.JobResult) bool { return r.ID == id }) {
 		return nil, fmt.Errorf("job %d: %w", id, ErrNotFound)
 	}
 	g := &WorkflowGraph{Truncated: truncated}
 	// Jobs in the order the walk reached them; a pruned job (an edge to a
 	// job no longer kept) is left out with its edges.
-	byID := make(map[int64]droverdriver.ResultRow, len(rows))
+	byID := make(map[int64]drovertype.JobResult, len(rows))
 	for _, r := range rows {
 		byID[r.ID] = r
 	}
 	for _, j := range ids {
 		if r, ok := byID[j]; ok {
-			g.Jobs = append(g.Jobs, jobResultFromDriver(r))
+			g.Jobs = append(g.Jobs, r)
 		}
 	}
 	for _, e := range edges {

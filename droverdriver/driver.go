@@ -1,13 +1,13 @@
 // Package droverdriver is the contract between Drover and a store: the
-// Driver and Executor interfaces, the row and parameter types they carry,
-// and the enums that Go and SQL share. A driver's type offers the Driver
-// methods and reaches its statements through Executor; how the bundled
-// drivers load their SQL and shape their rows is internal to this module
-// (internal/sqlfile, internal/driverrows, internal/jsonmatch), so that
-// the contract carries only what a caller or a third driver needs.
-// droverpg (PostgreSQL) and droversqlite
-// (SQLite) implement it; a third store implements the same interfaces and
-// passes the same suite (droverdriver/droverdrivertest).
+// Driver and Executor interfaces, the parameter types they take (the values
+// they return are drovertype's), and the enums that Go and SQL share. A
+// driver's type offers the Driver methods and reaches its statements
+// through Executor; how the bundled drivers load their SQL and shape their
+// rows is internal to this module (internal/sqlfile, internal/driverrows,
+// internal/jsonmatch), so that the contract carries only what a caller or a
+// third driver needs. droverpg (PostgreSQL) and droversqlite (SQLite)
+// implement it; a third store implements the same interfaces and passes the
+// same suite (droverdriver/droverdrivertest).
 //
 // A driver speaks its dialect and nothing else: which statements to run,
 // and what to do with the columns they return, is decided by Drover's
@@ -24,6 +24,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/droverhq/drover/drovertype"
 )
 
 // ErrNotFound is returned by single-job calls when no job has the given ID.
@@ -59,7 +61,7 @@ type Driver interface {
 	Schema() string
 
 	// Migrations returns the driver's numbered migrations, lowest first.
-	Migrations() []Migration
+	Migrations() []drovertype.Migration
 
 	// MigrateTx runs fn inside one transaction holding the store's
 	// migration lock, so that two processes migrating at once apply each
@@ -93,23 +95,12 @@ type TxDriver[TTx any] interface {
 	UnwrapExecutor(tx TTx) Executor
 }
 
-// Migration is one numbered schema change.
-type Migration struct {
-	Version int
-	Name    string
-	SQL     string
-	// Down undoes SQL (NNN_name.down.sql), for users who run migrations
-	// with their own tool; empty when the migration has none. Drover
-	// itself never migrates down.
-	Down string
-}
-
 // Migrator applies migrations inside MigrateTx.
 type Migrator interface {
 	// Version is the highest applied migration in this transaction.
 	Version(ctx context.Context) (int, error)
 	// Apply runs m and records it as applied.
-	Apply(ctx context.Context, m Migration) error
+	Apply(ctx context.Context, m drovertype.Migration) error
 }
 
 // Executor holds every query the engine runs. Each method is one statement
@@ -129,14 +120,14 @@ type Executor interface {
 	// created_at and run_at are the store's. A unique job skipped as a
 	// duplicate returns a nil row and no error. Bulk inserts keep
 	// JobInsertMany, which reads nothing back.
-	JobInsert(ctx context.Context, job InsertParams) (*JobRow, error)
+	JobInsert(ctx context.Context, job InsertParams) (*drovertype.JobRow, error)
 
 	// JobClaim moves up to Max claimable jobs of one queue to running under
 	// a lease held by Owner, highest priority (lowest number) first, then
 	// oldest run_at, then lowest ID, skipping rows other claimers hold. It
 	// returns them in that order (the claim order of ClaimPosition), each with the LeaseToken
 	// the claim drew (one NewLeaseToken per call, stored on every row).
-	JobClaim(ctx context.Context, p ClaimParams) ([]*JobRow, error)
+	JobClaim(ctx context.Context, p ClaimParams) ([]*drovertype.JobRow, error)
 
 	// JobHeartbeat extends the leases of running attempts, fenced like
 	// JobFinishMany by (ID, Attempt, LeaseToken), and reports which of them
@@ -157,11 +148,11 @@ type Executor interface {
 	JobPrune(ctx context.Context, p PruneParams) (int, error)
 
 	// JobGet returns one job, running or finished.
-	JobGet(ctx context.Context, id int64) (*JobRow, error)
+	JobGet(ctx context.Context, id int64) (*drovertype.JobRow, error)
 
 	// JobList returns up to p.Limit jobs matching p's filter in p's
 	// window, in ID order (descending with p.Desc), keyset paginated.
-	JobList(ctx context.Context, p ListParams) ([]*JobRow, error)
+	JobList(ctx context.Context, p ListParams) ([]*drovertype.JobRow, error)
 
 	// JobCancel cancels the jobs of p.IDs that have not finished. Waiting
 	// jobs (available, pending on other jobs, blocked behind their key)
@@ -214,14 +205,14 @@ type Executor interface {
 	JobDelete(ctx context.Context, ids []int64) ([]int64, error)
 
 	// JobCountByState counts jobs per state, for inspection and benches.
-	JobCountByState(ctx context.Context, queue string) (map[State]int64, error)
+	JobCountByState(ctx context.Context, queue string) (map[drovertype.JobState]int64, error)
 
 	// QueueStats summarises the hot table per queue: jobs waiting (by
 	// kind of wait) and running, and the run_at of the oldest claimable
 	// job. It reads only the hot table, so its cost follows the work that
 	// waits, never the history kept in finished jobs; callers still sample
 	// it on an interval rather than per request.
-	QueueStats(ctx context.Context, now time.Time) ([]QueueStat, error)
+	QueueStats(ctx context.Context, now time.Time) ([]drovertype.QueueStats, error)
 
 	// FinishedStats summarises jobs finished in (since, until] per queue: how
 	// many completed, were cancelled or discarded, and the percentiles of
@@ -229,13 +220,13 @@ type Executor interface {
 	// completed ones. It reads only the recent end of finished jobs
 	// through the index on finalized_at, for charts sampled on an
 	// interval.
-	FinishedStats(ctx context.Context, since, until time.Time) ([]FinishedStat, error)
+	FinishedStats(ctx context.Context, since, until time.Time) ([]drovertype.FinishedStats, error)
 
 	// LeaseOwners lists every process (lease owner) that holds running
 	// jobs, with how many and until when its leases run, from one pass
 	// over the hot table: the workers that are alive and working, Go
 	// clients and HTTP workers alike.
-	LeaseOwners(ctx context.Context) ([]LeaseOwner, error)
+	LeaseOwners(ctx context.Context) ([]drovertype.LeaseOwner, error)
 
 	// KeyBlocked returns up to limit keys that have blocked jobs, for the
 	// engine's promotion sweep (engine.Promote), which promotes them under
@@ -264,10 +255,10 @@ type Executor interface {
 
 	// QueueSettingsGet returns the settings stored for queue, or nil when
 	// none are: the queue then runs unpaused and unlimited.
-	QueueSettingsGet(ctx context.Context, queue string) (*QueueSettings, error)
+	QueueSettingsGet(ctx context.Context, queue string) (*drovertype.QueueSettings, error)
 
 	// QueueSettingsList returns every queue's stored settings, by name.
-	QueueSettingsList(ctx context.Context) ([]*QueueSettings, error)
+	QueueSettingsList(ctx context.Context) ([]*drovertype.QueueSettings, error)
 
 	// QueueKnown reports whether queue has ever been in use as far as
 	// the store can tell cheaply: it has stored settings, jobs in the hot
@@ -281,7 +272,7 @@ type Executor interface {
 	// returns the row as stored. Once the write commits, every listener
 	// of the store hears SettingsNotice(p.Queue), so that processes drop
 	// what they cached of the queue's settings.
-	QueueSettingsSet(ctx context.Context, p QueueSettingsSetParams) (*QueueSettings, error)
+	QueueSettingsSet(ctx context.Context, p QueueSettingsSetParams) (*drovertype.QueueSettings, error)
 
 	// LeaderElect takes or keeps the named leadership for ID until TTL
 	// from now and reports whether ID holds it.
@@ -366,7 +357,7 @@ type InsertParams struct {
 	// Routed jobs take the keyed insert path, which stores their route
 	// key and routing, and wake every listener of their queue: the next
 	// listener in turn may be a worker that cannot take them.
-	Routing *Routing
+	Routing *drovertype.Routing
 }
 
 // CancelParams says which jobs JobCancel cancels.
@@ -488,7 +479,7 @@ type ClaimParams struct {
 	// rows instead of one it draws: a claim made of several stores'
 	// claims (droverfleet) hands out one token for all its rows, as one
 	// store's claim does.
-	Token LeaseToken
+	Token drovertype.LeaseToken
 }
 
 // ClaimVariant names one of the claim statements (ClaimParams.Variant).
@@ -553,7 +544,7 @@ type ClaimPosition struct {
 }
 
 // PositionOf returns r's place in the claim order.
-func PositionOf(r *JobRow) ClaimPosition {
+func PositionOf(r *drovertype.JobRow) ClaimPosition {
 	return ClaimPosition{Priority: r.Priority, RunAt: r.RunAt, ID: r.ID}
 }
 
@@ -577,41 +568,13 @@ func (a ClaimPosition) Before(b ClaimPosition) bool { return a.Compare(b) < 0 }
 // not cost a scan of every job ever finished.
 const QueueKnownRecent = 100_000
 
-// QueueSettings are a queue's stored settings: what must hold across every
-// process that claims from it, Go clients and remote workers alike.
-type QueueSettings struct {
-	Queue string
-	// Paused queues start no job: claims take nothing, while inserts and
-	// running jobs go on.
-	Paused bool
-	// Limit holds the queue's cluster-wide limits; zero fields mean none.
-	Limit QueueLimit
-	// PausedKinds are the kinds paused within the queue, sorted: claims
-	// leave their jobs waiting (ClaimParams.ExceptKinds) while the other
-	// kinds of the queue run.
-	PausedKinds []string
-	// Strict, when above 0, starts the queue's jobs strictly in claim
-	// order (priority, run_at, id) across the fleet, at most Strict of
-	// them running at once: a limited claim that takes the head of the
-	// queue without skipping any job (docs/routing.md, "Strict order").
-	Strict    int
-	UpdatedAt time.Time
-}
-
-// Limited reports whether the queue has a cluster-wide limit or strict
-// order, which its claims must then take the limited path
-// (ClaimParams.Limited) to respect.
-func (s *QueueSettings) Limited() bool {
-	return s != nil && (s.Limit.MaxRunning > 0 || s.Limit.Rate > 0 || s.Strict > 0)
-}
-
 // QueueSettingsSetParams says which of a queue's settings to write; nil
 // fields keep their stored values.
 type QueueSettingsSetParams struct {
 	Queue  string
 	Paused *bool
 	// Limit replaces all of the queue's limits at once.
-	Limit *QueueLimit
+	Limit *drovertype.QueueLimit
 	// PauseKinds are added to the queue's paused kinds, ResumeKinds taken
 	// out of them (a kind in both is resumed); the others stay as stored,
 	// so that two operators pausing two kinds at once both get theirs.
@@ -619,15 +582,6 @@ type QueueSettingsSetParams struct {
 	// Strict replaces the queue's strict order (0: off; N: at most N
 	// running, started in order).
 	Strict *int
-}
-
-// QueueLimit is a queue's cluster-wide limits; zero fields mean none.
-type QueueLimit struct {
-	// MaxRunning caps the queue's jobs running at once across every client.
-	MaxRunning int
-	// Rate jobs may start per Period, with bursts of up to Rate.
-	Rate   int
-	Period time.Duration
 }
 
 // settingsNoticePrefix starts the payload of a settings change on the
@@ -653,7 +607,7 @@ type Result struct {
 	ID      int64
 	Attempt int
 	// LeaseToken is the token the attempt was claimed with.
-	LeaseToken LeaseToken
+	LeaseToken drovertype.LeaseToken
 	Outcome    Outcome
 	// Error is the encoded AttemptError of a failed attempt, or nil.
 	Error []byte
@@ -689,7 +643,7 @@ type Result struct {
 type HeartbeatParams struct {
 	IDs      []int64
 	Attempts []int
-	Tokens   []LeaseToken
+	Tokens   []drovertype.LeaseToken
 	Lease    time.Duration
 }
 
@@ -724,7 +678,7 @@ type PruneParams struct {
 // ListParams filters JobList (and the other statements of
 // SearchExecutor). Empty fields match everything.
 type ListParams struct {
-	States []State
+	States []drovertype.JobState
 	Queue  string
 	Kind   string
 	// Tags keeps jobs that carry every one of them.
@@ -736,7 +690,7 @@ type ListParams struct {
 	// Created, Scheduled (run_at), Attempted and Finished bound the job's
 	// times; a bound on a time the job has not set (never attempted, not
 	// finished) excludes it.
-	Created, Scheduled, Attempted, Finished TimeRange
+	Created, Scheduled, Attempted, Finished drovertype.TimeRange
 	// AfterID is the keyset cursor: only IDs after it in the list's
 	// order (greater; with Desc, smaller, and 0 starts at the newest).
 	AfterID int64
@@ -750,80 +704,9 @@ type ListParams struct {
 	Now   time.Time
 }
 
-// QueueStat is one queue's line of QueueStats.
-type QueueStat struct {
-	Queue     string
-	Available int64 // claimable now
-	Scheduled int64 // waiting for run_at, never attempted
-	Retryable int64 // waiting for run_at after a failed attempt
-	Running   int64
-	// OldestAvailable is the run_at of the oldest claimable job, nil when
-	// none is claimable: now minus it is how far the queue lags.
-	OldestAvailable *time.Time
-}
-
-// FinishedStat is one queue's line of FinishedStats.
-type FinishedStat struct {
-	Queue                           string
-	Completed, Cancelled, Discarded int64
-	// Pickup latency percentiles (nearest rank) of the completed jobs;
-	// zero when none completed.
-	PickupP50, PickupP95, PickupP99 time.Duration
-}
-
-// LeaseOwner is one line of LeaseOwners.
-type LeaseOwner struct {
-	Owner   string
-	Running int64
-	// LeaseExpiresAt is the latest lease expiry among its jobs: each
-	// heartbeat pushes it forward, so it shows the process is alive.
-	LeaseExpiresAt time.Time
-}
-
 // LeaderParams is one election attempt.
 type LeaderParams struct {
 	Name string
 	ID   string
 	TTL  time.Duration
-}
-
-// JobRow is a job as stored.
-type JobRow struct {
-	ID          int64
-	State       State
-	Queue       string
-	Kind        string
-	Priority    int
-	Args        []byte
-	Metadata    []byte
-	Tags        []string
-	Attempt     int
-	MaxAttempts int
-	Errors      []byte // JSON array of the last ErrorsKept attempt errors, nil when none
-	// ErrorCount is how many errors the job recorded in all, Errors holding
-	// only the last ErrorsKept of them.
-	ErrorCount      int
-	Timeout         time.Duration
-	CreatedAt       time.Time
-	RunAt           time.Time
-	AttemptedAt     *time.Time
-	FinalizedAt     *time.Time
-	LeaseOwner      string
-	LeaseExpiresAt  *time.Time
-	CancelRequested bool
-	// BatchID is the batch the job belongs to (or, for a batch's callback,
-	// reports on); 0 for none.
-	BatchID int64
-	// Flow holds the FlowFlag bits of the job (flow.go).
-	Flow int
-	// Key is the job's key (InsertParams.Key); set by JobClaim, JobGet and
-	// JobList.
-	Key string
-	// LeaseToken is set by JobClaim only: it is the claimer's secret, and
-	// JobGet and JobList, which anyone allowed to read jobs may call, never
-	// return it.
-	LeaseToken LeaseToken
-	// Routing is where the job may run (routing.go); nil for a plain job.
-	// Set by JobGet and JobList, not by JobClaim.
-	Routing *Routing
 }

@@ -1,53 +1,16 @@
 package droverdriver
 
-// The values Go and SQL share: job states, attempt outcomes, flow bits and
-// unique keys' final-state bits. Both stores' queries.sql write them as
+import "github.com/droverhq/drover/drovertype"
+
+// The values Go and SQL share: attempt outcomes, flow bits and unique
+// keys' final-state bits (job states are drovertype.JobState, which SQL
+// writes as their names). Both stores' queries.sql write them as
 // tagged literals, "IN (1 /*OutcomeCompleted*/, 3 /*OutcomeDiscarded*/)" or
 // "flow & 27 /*FlowEnd*/", which every SQL parser reads as plain numbers;
 // the drivers' statement tests (internal/sqlcheck) check each tag against
 // SQLConstants and report a number left untagged where one of these is
 // meant. Change a value here and those tests name every statement that
 // spells it.
-
-// State is the state of a job as users see it.
-type State string
-
-// Stored states. The hot table only ever holds pending, available, blocked
-// and running rows; scheduled and retryable are available rows whose run_at is
-// in the future (attempt zero or not), so no loop has to move them when
-// their time comes.
-const (
-	StatePending   State = "pending" // waits for other jobs (flow.go)
-	StateAvailable State = "available"
-	// StateBlocked is a keyed job waiting behind earlier jobs of its key
-	// (InsertParams.Key). It sits outside the claim index until the job
-	// ahead of it finishes and promotes it to available.
-	StateBlocked   State = "blocked"
-	StateScheduled State = "scheduled"
-	StateRetryable State = "retryable"
-	StateRunning   State = "running"
-	StateCompleted State = "completed"
-	StateCancelled State = "cancelled"
-	StateDiscarded State = "discarded"
-)
-
-// States lists every state, in lifecycle order.
-var States = []State{StatePending, StateBlocked, StateScheduled, StateAvailable, StateRetryable, StateRunning, StateCompleted, StateCancelled, StateDiscarded}
-
-// Finished reports whether s is final.
-func (s State) Finished() bool {
-	return s == StateCompleted || s == StateCancelled || s == StateDiscarded
-}
-
-// Valid reports whether s is a known state.
-func (s State) Valid() bool {
-	for _, v := range States {
-		if s == v {
-			return true
-		}
-	}
-	return false
-}
 
 // Outcome is what became of one attempt.
 type Outcome uint8
@@ -138,13 +101,13 @@ const (
 // FinalBit is a final state's bit in InsertParams.UniqueFinal, and in the
 // stores' unique_keys.final_states column; 0 for a state that is not
 // final.
-func FinalBit(s State) int {
+func FinalBit(s drovertype.JobState) int {
 	switch s {
-	case StateCompleted:
+	case drovertype.JobStateCompleted:
 		return FinalCompleted
-	case StateCancelled:
+	case drovertype.JobStateCancelled:
 		return FinalCancelled
-	case StateDiscarded:
+	case drovertype.JobStateDiscarded:
 		return FinalDiscarded
 	}
 	return 0

@@ -1,6 +1,10 @@
 package droverdriver
 
-import "context"
+import (
+	"context"
+
+	"github.com/droverhq/drover/drovertype"
+)
 
 // FinishExecutor holds the statements the engine composes to finish
 // attempts (internal/engine, finish.go): the finish itself, and what the
@@ -80,7 +84,7 @@ type FinishedRow struct {
 	ID int64
 	// State is the job's state after the finish: final, or available for a
 	// job retried or released.
-	State State
+	State drovertype.JobState
 	// Flow is the job's stored flow & FlowEnd.
 	Flow int
 	// Queue and Key are the job's queue and ordering key ("" for none).

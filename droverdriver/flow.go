@@ -4,7 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
+
+	"github.com/droverhq/drover/drovertype"
 )
 
 // ErrDependencyFailed is returned when a job is inserted to depend on a job
@@ -37,7 +38,7 @@ type FlowExecutor interface {
 	// those of ids that ended, with their final states
 	// (JobFlowEndedParents): what PlanFlowInsert needs. IDs in neither map
 	// do not exist. It runs in the caller's transaction (Tx).
-	JobFlowParents(ctx context.Context, ids []int64) (live map[int64]bool, ended map[int64]State, err error)
+	JobFlowParents(ctx context.Context, ids []int64) (live map[int64]bool, ended map[int64]drovertype.JobState, err error)
 
 	// JobInsertFlow stores jobs with dependencies and/or as one batch as
 	// plan (PlanFlowInsert) says, in one transaction, and returns their IDs
@@ -53,24 +54,24 @@ type FlowExecutor interface {
 	// BatchGet returns a batch's progress: its counters are one row, and its
 	// running and retrying members are read from an index that holds only
 	// those, never scanning the batch.
-	BatchGet(ctx context.Context, id int64) (*BatchRow, error)
+	BatchGet(ctx context.Context, id int64) (*drovertype.Batch, error)
 
 	// BatchResults returns a page of a batch's finished members in ID
 	// order, with their results, after AfterID.
-	BatchResults(ctx context.Context, p BatchResultsParams) ([]ResultRow, error)
+	BatchResults(ctx context.Context, p BatchResultsParams) ([]drovertype.JobResult, error)
 
 	// BatchList returns up to p.Limit batches, newest first, from the one
 	// before p.BeforeID (0: the newest), with their progress as BatchGet
 	// reads it: a keyset page of the batches table, and each batch's
 	// running and retrying members from the index that holds only those.
-	BatchList(ctx context.Context, p BatchListParams) ([]*BatchRow, error)
+	BatchList(ctx context.Context, p BatchListParams) ([]*drovertype.Batch, error)
 
 	// JobResults returns the state and result of each of ids that exists
 	// (jobs not yet finished have no result), in ID order.
-	JobResults(ctx context.Context, ids []int64) ([]ResultRow, error)
+	JobResults(ctx context.Context, ids []int64) ([]drovertype.JobResult, error)
 
 	// JobParentResults returns JobResults for the parents of a job.
-	JobParentResults(ctx context.Context, childID int64) ([]ResultRow, error)
+	JobParentResults(ctx context.Context, childID int64) ([]drovertype.JobResult, error)
 
 	// JobDeps returns the workflow edges that touch any of ids, as parent
 	// or as child, ordered by parent and child: one step of a walk over a
@@ -88,7 +89,7 @@ type FlowExecutor interface {
 // ParentResultRow is one parent of ChildID with its state and result.
 type ParentResultRow struct {
 	ChildID int64
-	ResultRow
+	drovertype.JobResult
 }
 
 // FlowJob is one job of JobInsertFlow with its dependencies.
@@ -121,23 +122,6 @@ type FlowInsertResult struct {
 	CallbackID int64
 }
 
-// BatchRow is a batch's progress.
-type BatchRow struct {
-	ID        int64
-	Total     int64
-	Completed int64
-	Cancelled int64
-	Discarded int64
-	// Running counts members running now; Retrying those waiting for a
-	// retry after a failed attempt.
-	Running       int64
-	Retrying      int64
-	CallbackJobID int64
-	CreatedAt     time.Time
-	// FinishedAt is when the last member ended, nil until then.
-	FinishedAt *time.Time
-}
-
 // BatchListParams pages BatchList.
 type BatchListParams struct {
 	BeforeID int64
@@ -156,21 +140,13 @@ type BatchResultsParams struct {
 	Limit   int
 }
 
-// ResultRow is a job's state and stored result.
-type ResultRow struct {
-	ID     int64
-	State  State
-	Kind   string
-	Result []byte // nil unless the job completed with a result
-}
-
 // FlowInsertPlan is what JobInsertFlow stores besides the jobs themselves:
 // each job's stored state, flow bits and waiting count, and the edges to
 // stored parents. The engine computes it with PlanFlowInsert once
 // JobFlowParents told it which stored parents have ended, so that both
 // stores apply the same rules.
 type FlowInsertPlan struct {
-	States    []State // StatePending or StateAvailable
+	States    []drovertype.JobState // StatePending or StateAvailable
 	Flow      []int
 	WaitingOn []int
 	// Parents[i] lists the stored parents of job i; children within the
@@ -183,9 +159,9 @@ type FlowInsertPlan struct {
 // still waiting or running). It fails when a job depends on a job that
 // does not exist or, without ReleaseOnParentFailure, on one that ended
 // without completing.
-func PlanFlowInsert(p FlowInsertParams, live map[int64]bool, ended map[int64]State) (FlowInsertPlan, error) {
+func PlanFlowInsert(p FlowInsertParams, live map[int64]bool, ended map[int64]drovertype.JobState) (FlowInsertPlan, error) {
 	n := len(p.Jobs)
-	plan := FlowInsertPlan{States: make([]State, n), Flow: make([]int, n), WaitingOn: make([]int, n), Parents: make([][]int64, n)}
+	plan := FlowInsertPlan{States: make([]drovertype.JobState, n), Flow: make([]int, n), WaitingOn: make([]int, n), Parents: make([][]int64, n)}
 	for i := range p.Jobs {
 		j := &p.Jobs[i]
 		if p.Batch {
@@ -201,7 +177,7 @@ func PlanFlowInsert(p FlowInsertParams, live map[int64]bool, ended map[int64]Sta
 			}
 			seen[id] = true
 			switch st, ok := ended[id]; {
-			case ok && st == StateCompleted:
+			case ok && st == drovertype.JobStateCompleted:
 				// Met already; the edge is still stored so the child
 				// can read the parent's result.
 			case ok && !j.ReleaseOnParentFailure:
@@ -228,9 +204,9 @@ func PlanFlowInsert(p FlowInsertParams, live map[int64]bool, ended map[int64]Sta
 		if len(plan.Parents[i]) > 0 || len(after) > 0 {
 			plan.Flow[i] |= FlowHasParents
 		}
-		plan.States[i] = StateAvailable
+		plan.States[i] = drovertype.JobStateAvailable
 		if plan.WaitingOn[i] > 0 {
-			plan.States[i] = StatePending
+			plan.States[i] = drovertype.JobStatePending
 		}
 	}
 	return plan, nil

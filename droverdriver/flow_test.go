@@ -4,6 +4,8 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+
+	"github.com/droverhq/drover/drovertype"
 )
 
 func TestPlanFlowInsert(t *testing.T) {
@@ -11,7 +13,7 @@ func TestPlanFlowInsert(t *testing.T) {
 		return FlowJob{After: after, DependsOn: dependsOn, ReleaseOnParentFailure: release}
 	}
 	live := map[int64]bool{10: true, 11: true}
-	ended := map[int64]State{20: StateCompleted, 21: StateDiscarded, 22: StateCancelled}
+	ended := map[int64]drovertype.JobState{20: drovertype.JobStateCompleted, 21: drovertype.JobStateDiscarded, 22: drovertype.JobStateCancelled}
 	tests := []struct {
 		name    string
 		p       FlowInsertParams
@@ -23,7 +25,7 @@ func TestPlanFlowInsert(t *testing.T) {
 			name: "chain within the call",
 			p:    FlowInsertParams{Jobs: []FlowJob{job(nil, nil, false), job([]int{0}, nil, false), job([]int{1, 1}, nil, false)}},
 			want: FlowInsertPlan{
-				States:    []State{StateAvailable, StatePending, StatePending},
+				States:    []drovertype.JobState{drovertype.JobStateAvailable, drovertype.JobStatePending, drovertype.JobStatePending},
 				Flow:      []int{FlowHasDependants, FlowHasDependants | FlowHasParents, FlowHasParents},
 				WaitingOn: []int{0, 1, 1},
 				Parents:   [][]int64{nil, nil, nil},
@@ -33,7 +35,7 @@ func TestPlanFlowInsert(t *testing.T) {
 			name: "stored parents: live ones wait, completed ones are met, duplicates count once",
 			p:    FlowInsertParams{Jobs: []FlowJob{job(nil, []int64{10, 20, 10, 11}, false)}},
 			want: FlowInsertPlan{
-				States: []State{StatePending}, Flow: []int{FlowHasParents}, WaitingOn: []int{2},
+				States: []drovertype.JobState{drovertype.JobStatePending}, Flow: []int{FlowHasParents}, WaitingOn: []int{2},
 				Parents: [][]int64{{10, 20, 11}},
 			},
 		},
@@ -41,7 +43,7 @@ func TestPlanFlowInsert(t *testing.T) {
 			name: "released on failure: a failed parent is met",
 			p:    FlowInsertParams{Jobs: []FlowJob{job(nil, []int64{21, 22}, true)}},
 			want: FlowInsertPlan{
-				States: []State{StateAvailable}, Flow: []int{FlowReleaseOnParentFailure | FlowHasParents}, WaitingOn: []int{0},
+				States: []drovertype.JobState{drovertype.JobStateAvailable}, Flow: []int{FlowReleaseOnParentFailure | FlowHasParents}, WaitingOn: []int{0},
 				Parents: [][]int64{{21, 22}},
 			},
 		},
@@ -49,7 +51,7 @@ func TestPlanFlowInsert(t *testing.T) {
 			name: "batch members",
 			p:    FlowInsertParams{Batch: true, Jobs: []FlowJob{job(nil, nil, false), job([]int{0}, nil, false)}},
 			want: FlowInsertPlan{
-				States:    []State{StateAvailable, StatePending},
+				States:    []drovertype.JobState{drovertype.JobStateAvailable, drovertype.JobStatePending},
 				Flow:      []int{FlowBatchMember | FlowHasDependants, FlowBatchMember | FlowHasParents},
 				WaitingOn: []int{0, 1},
 				Parents:   [][]int64{nil, nil},
@@ -80,5 +82,17 @@ func TestPlanFlowInsert(t *testing.T) {
 				t.Fatalf("plan = %+v\nwant %+v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestJobRowHasParentsIsFlowHasParents: drovertype names the one flow bit
+// users ask about without importing the stores' encoding, so it must stay
+// the bit the stores set.
+func TestJobRowHasParentsIsFlowHasParents(t *testing.T) {
+	for _, f := range []int{0, FlowBatchMember, FlowHasParents, FlowHasParents | FlowBatchMember, FlowEnd &^ FlowHasParents} {
+		row := drovertype.JobRow{Flow: f}
+		if want := f&FlowHasParents != 0; row.HasParents() != want {
+			t.Errorf("flow %b: HasParents %v, want %v", f, row.HasParents(), want)
+		}
 	}
 }

@@ -3,6 +3,8 @@ package droverdriver
 import (
 	"context"
 	"time"
+
+	"github.com/droverhq/drover/drovertype"
 )
 
 // HistoryExecutor holds the statements of the stored history of queue
@@ -25,7 +27,7 @@ type HistoryExecutor interface {
 
 	// TopicLagRecord stores the minute sample of subscription lag that
 	// ends at, one per lag, keeping any stored already.
-	TopicLagRecord(ctx context.Context, at time.Time, lags []SubscriptionLag) error
+	TopicLagRecord(ctx context.Context, at time.Time, lags []drovertype.SubscriptionLag) error
 
 	// StatsRollup replaces the minute samples of both tables at or before
 	// p.Minutes (an hour's end) with hourly ones, one per hour and series:
@@ -41,12 +43,12 @@ type HistoryExecutor interface {
 	// oldest first, then by queue and kind. Only samples no longer than
 	// the bucket are read: an hourly sample never lands in a shorter
 	// bucket.
-	StatsHistory(ctx context.Context, p StatsHistoryParams) ([]StatSample, error)
+	StatsHistory(ctx context.Context, p StatsHistoryParams) ([]drovertype.StatSample, error)
 
 	// TopicLagHistory is StatsHistory for subscription lag: the samples
 	// of p.Topic's subscriptions (of every topic for ""), by topic and
 	// subscription.
-	TopicLagHistory(ctx context.Context, p TopicLagHistoryParams) ([]TopicLagSample, error)
+	TopicLagHistory(ctx context.Context, p TopicLagHistoryParams) ([]drovertype.TopicLagSample, error)
 }
 
 // StatsEach selects, as a queue or kind of StatsHistoryParams, the series
@@ -93,40 +95,9 @@ type TopicLagHistoryParams struct {
 	Topic string
 }
 
-// StatSample is one stored sample of a queue's figures: the window of
-// Resolution that ends At.
-type StatSample struct {
-	At time.Time
-	// Queue and Kind name the series; "" stands for all of them.
-	Queue, Kind string
-	// The jobs waiting and running at At (averaged over a longer
-	// window).
-	Pending, Blocked, Available, Scheduled, Retryable, Running int64
-	// The jobs that finished in the window, by final state.
-	Completed, Cancelled, Discarded int64
-	// Nearest-rank percentiles of the completed jobs' pickup latency
-	// (run_at to the start of their last attempt) and run time (that
-	// start to their finish); the slowest minute's over a longer window.
-	PickupP50, PickupP95, PickupP99 time.Duration
-	RunP50, RunP95, RunP99          time.Duration
-}
-
-// TopicLagSample is one stored sample of a subscription's lag.
-type TopicLagSample struct {
-	At                  time.Time
-	Topic, Subscription string
-	// Lag counts the messages past the subscription's cursors, and
-	// Oldest is how long the oldest of them had waited (the largest of a
-	// longer window's).
-	Lag    int64
-	Oldest time.Duration
-	// Dropped counts the messages retention dropped unread, in all.
-	Dropped int64
-}
-
 // SetDurations sets the sample's percentiles from milliseconds, as the
 // stores keep them: pickup p50, p95, p99, then run time p50, p95, p99.
-func (s *StatSample) SetDurations(ms [6]float64) {
+func SetDurations(s *drovertype.StatSample, ms [6]float64) {
 	s.PickupP50, s.PickupP95, s.PickupP99 = MS(ms[0]), MS(ms[1]), MS(ms[2])
 	s.RunP50, s.RunP95, s.RunP99 = MS(ms[3]), MS(ms[4]), MS(ms[5])
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+
+	"github.com/droverhq/drover/drovertype"
 )
 
 // schemaPattern is what a schema name may look like. Names are validated
@@ -22,7 +24,7 @@ func ValidateSchema(schema string) error {
 // MigrateUpTo applies, in d's migration transaction, the migrations of d
 // not applied yet whose version is at most last, in order. It returns the
 // schema version it found and the migrations it applied.
-func MigrateUpTo(ctx context.Context, d Driver, last int) (found int, applied []Migration, err error) {
+func MigrateUpTo(ctx context.Context, d Driver, last int) (found int, applied []drovertype.Migration, err error) {
 	err = d.MigrateTx(ctx, func(ctx context.Context, m Migrator) error {
 		v, err := m.Version(ctx)
 		if err != nil {

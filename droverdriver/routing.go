@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/droverhq/drover/drovertype"
 )
 
 // Routing: jobs that say where they may run, workers that say what they
@@ -13,7 +15,7 @@ import (
 //
 // A routed job carries two columns: route, the key of the claim index it
 // waits under (jobs_route_idx: queue, route, priority, run_at, id), and
-// routing, the whole of its constraints as JSON (RoutingJSON). A worker's
+// routing, the whole of its constraints as JSON (drovertype.Routing.JSON). A worker's
 // claim walks the index under each key it can match (RouteKeys) and
 // checks the rest of a job's constraints (its labels, its type when it is
 // keyed by name) on the rows it finds there: it never walks past jobs of
@@ -37,52 +39,9 @@ const (
 	RouteLabels = "*"
 )
 
-// AbsentPolicy says what becomes of a job aimed at worker names when none
-// of them has been seen for Routing.AbsentAfter.
-type AbsentPolicy string
-
-// Absent policies.
-const (
-	// AbsentWait keeps the job waiting for its workers, shown as
-	// unroutable meanwhile. It is the default.
-	AbsentWait AbsentPolicy = "wait"
-	// AbsentFallback lets any worker of the job's type take it.
-	AbsentFallback AbsentPolicy = "fallback"
-	// AbsentFail ends the job as discarded, with an error that names the
-	// workers that stayed away.
-	AbsentFail AbsentPolicy = "fail"
-)
-
-// Routing says which workers may run a job. Every constraint set must
-// hold: a worker of Type (when set), named in Names (when set), that has
-// every label of Labels with the same value. A nil *Routing is a plain
-// job, which any worker may run.
-type Routing struct {
-	Type   string            `json:"type,omitempty"`
-	Names  []string          `json:"names,omitempty"`
-	Labels map[string]string `json:"labels,omitempty"`
-	// OnAbsent applies when none of Names has been seen for AbsentAfter
-	// while the job waited that long; empty means AbsentWait.
-	OnAbsent    AbsentPolicy `json:"on_absent,omitempty"`
-	AbsentAfter Millis       `json:"absent_after_ms,omitempty"`
-	// FellBackFrom holds the names a job was aimed at before the leader
-	// let any worker of its type take it (AbsentFallback); Names is empty
-	// then.
-	FellBackFrom []string `json:"fell_back_from,omitempty"`
-}
-
-// Millis is a duration stored as whole milliseconds in JSON.
-type Millis int64
-
-// Duration returns m as a time.Duration.
-func (m Millis) Duration() time.Duration { return time.Duration(m) * time.Millisecond }
-
-// MillisOf rounds d down to whole milliseconds.
-func MillisOf(d time.Duration) Millis { return Millis(d / time.Millisecond) }
-
-// Key returns the route key the job waits under (the Route* constants),
-// "" for a plain job.
-func (r *Routing) Key() string {
+// RouteKey returns the route key a job routed by r waits under (the
+// Route* constants), "" for a plain job.
+func RouteKey(r *drovertype.Routing) string {
 	switch {
 	case r == nil:
 		return ""
@@ -98,26 +57,12 @@ func (r *Routing) Key() string {
 	return ""
 }
 
-// JSON returns the routing as stored in the routing column: keys in a
-// fixed order, names sorted, so that jobs with the same constraints store
-// the same text and group together in reports.
-func (r *Routing) JSON() []byte {
-	if r == nil {
-		return nil
-	}
-	c := *r
-	c.Names = slices.Clone(r.Names)
-	slices.Sort(c.Names)
-	b, _ := json.Marshal(&c) // a struct of strings, maps and ints cannot fail
-	return b
-}
-
 // DecodeRouting reads a routing column; nil for a plain job.
-func DecodeRouting(b []byte) (*Routing, error) {
+func DecodeRouting(b []byte) (*drovertype.Routing, error) {
 	if len(b) == 0 {
 		return nil, nil
 	}
-	r := &Routing{}
+	r := &drovertype.Routing{}
 	if err := json.Unmarshal(b, r); err != nil {
 		return nil, err
 	}
@@ -136,7 +81,7 @@ type Worker struct {
 // Matches reports whether w may run a job routed by r: the same test the
 // claim statements make in SQL, for the reports that say which waiting
 // jobs no live worker can take.
-func (w *Worker) Matches(r *Routing) bool {
+func (w *Worker) Matches(r *drovertype.Routing) bool {
 	if r == nil {
 		return true
 	}
@@ -196,42 +141,10 @@ func (w *Worker) Clone() *Worker {
 	return &c
 }
 
-// WorkerRecord is one row of the worker registry (workers table): a
-// worker as it last described itself, upserted by a Go client's heartbeat
-// and by the HTTP server on a remote worker's claims.
-type WorkerRecord struct {
-	Name string
-	// Plain says the worker said nothing of itself: its claims take plain
-	// jobs only, so it matches no routed job whatever its name.
-	Plain  bool
-	Type   string
-	Labels map[string]string
-	// Queues are the queues it works (Go clients) or has claimed from
-	// (remote workers).
-	Queues []string
-	// Kinds are the kinds it runs, sorted: a Go client's registered
-	// kinds, those a remote worker names in its claims. Nil for a worker
-	// that named none, whose claims take every kind.
-	Kinds []string
-	// Owner is the lease owner of the jobs it holds: the client's ID, or
-	// the remote worker's ID.
-	Owner string
-	// Source says how it works: "go" (a Client's producers) or "http" (a
-	// remote worker of drover serve).
-	Source    string
-	StartedAt time.Time
-	LastSeen  time.Time
-}
-
-// Sources of WorkerRecord.
-const (
-	WorkerSourceGo   = "go"
-	WorkerSourceHTTP = "http"
-)
-
-// JSONColumns returns the record's labels as a JSON object and its queues
-// as a JSON array ("{}" and "[]" for none), as the registry stores them.
-func (r *WorkerRecord) JSONColumns() (labels, queues string) {
+// WorkerColumns returns a registry row's labels as a JSON object and its
+// queues as a JSON array ("{}" and "[]" for none), as the registry stores
+// them.
+func WorkerColumns(r *drovertype.WorkerRecord) (labels, queues string) {
 	labels, queues = "{}", "[]"
 	if len(r.Labels) > 0 {
 		b, _ := json.Marshal(r.Labels) // a map of strings cannot fail
@@ -244,15 +157,9 @@ func (r *WorkerRecord) JSONColumns() (labels, queues string) {
 	return labels, queues
 }
 
-// Runs reports whether the worker runs jobs of kind: it named no kinds,
-// or named this one.
-func (r *WorkerRecord) Runs(kind string) bool {
-	return r.Kinds == nil || slices.Contains(r.Kinds, kind)
-}
-
-// KindsJSON returns the record's kinds as a JSON array, "" for a worker
-// that named none.
-func (r *WorkerRecord) KindsJSON() string {
+// KindsJSON returns a registry row's kinds as a JSON array, "" for a
+// worker that named none.
+func KindsJSON(r *drovertype.WorkerRecord) string {
 	if r.Kinds == nil {
 		return ""
 	}
@@ -260,9 +167,9 @@ func (r *WorkerRecord) KindsJSON() string {
 	return string(b)
 }
 
-// Worker returns the record's identity, as its claims present it: nil
-// for a plain worker.
-func (r *WorkerRecord) Worker() *Worker {
+// WorkerOf returns a registry row's identity, as its claims present it:
+// nil for a plain worker.
+func WorkerOf(r *drovertype.WorkerRecord) *Worker {
 	if r.Plain {
 		return nil
 	}
@@ -275,7 +182,7 @@ func (r *WorkerRecord) Worker() *Worker {
 type RouteGroup struct {
 	Queue   string
 	Kind    string
-	Routing *Routing
+	Routing *drovertype.Routing
 	// Jobs is how many wait (available, due or not).
 	Jobs int64
 	// OldestRunAt is the run_at of the oldest of them.
@@ -296,7 +203,7 @@ type RoutingExecutor interface {
 	// WorkerSeen upserts the registry rows of workers, as last seen now:
 	// type, labels and owner are replaced, queues merged with those
 	// stored (a remote worker names one queue per claim), started_at kept.
-	WorkerSeen(ctx context.Context, workers []WorkerRecord) error
+	WorkerSeen(ctx context.Context, workers []drovertype.WorkerRecord) error
 
 	// WorkerGone deletes the registry row of a worker that stopped,
 	// when owner still holds it (a worker of the same name may have
@@ -304,7 +211,7 @@ type RoutingExecutor interface {
 	WorkerGone(ctx context.Context, name, owner string) error
 
 	// WorkerList returns the registry, by name.
-	WorkerList(ctx context.Context) ([]WorkerRecord, error)
+	WorkerList(ctx context.Context) ([]drovertype.WorkerRecord, error)
 
 	// WorkerPrune deletes the rows of workers not seen since before.
 	WorkerPrune(ctx context.Context, before time.Time) (int, error)
@@ -339,17 +246,5 @@ type RoutingExecutor interface {
 	// jobs_returned_idx), or failing one the first waiting job in claim
 	// order (priority, run_at, id); and how many of its rows a limited
 	// claim took still run.
-	QueueHead(ctx context.Context, queue string) (QueueHead, error)
-}
-
-// QueueHead is QueueHead's answer.
-type QueueHead struct {
-	// ID is the job at the head, 0 when none waits.
-	ID int64
-	// Returned says the head is a job a limited claim started that waits
-	// again (a retry, a release, a rescue): nothing else of a strict
-	// queue starts until it has started again.
-	Returned bool
-	// Running counts the queue's rows a limited claim took that still run.
-	Running int64
+	QueueHead(ctx context.Context, queue string) (drovertype.QueueHead, error)
 }

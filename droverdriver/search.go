@@ -2,7 +2,8 @@ package droverdriver
 
 import (
 	"context"
-	"time"
+
+	"github.com/droverhq/drover/drovertype"
 )
 
 // SearchExecutor holds the statements of job search: JobList's filter
@@ -69,20 +70,20 @@ func (p *ListParams) Parts() (waiting, finished bool) {
 // (ahead, attempted before): which of those three p takes, and the hot
 // table's other states it takes (running, pending, blocked). No States
 // takes them all.
-func (p *ListParams) WaitingStates() (due, scheduled, retryable bool, others []State) {
+func (p *ListParams) WaitingStates() (due, scheduled, retryable bool, others []drovertype.JobState) {
 	if len(p.States) == 0 {
-		return true, true, true, []State{StateRunning, StatePending, StateBlocked}
+		return true, true, true, []drovertype.JobState{drovertype.JobStateRunning, drovertype.JobStatePending, drovertype.JobStateBlocked}
 	}
-	others = []State{}
+	others = []drovertype.JobState{}
 	for _, s := range p.States {
 		switch s {
-		case StateAvailable:
+		case drovertype.JobStateAvailable:
 			due = true
-		case StateScheduled:
+		case drovertype.JobStateScheduled:
 			scheduled = true
-		case StateRetryable:
+		case drovertype.JobStateRetryable:
 			retryable = true
-		case StateRunning, StatePending, StateBlocked:
+		case drovertype.JobStateRunning, drovertype.JobStatePending, drovertype.JobStateBlocked:
 			others = append(others, s)
 		}
 	}
@@ -93,15 +94,15 @@ func (p *ListParams) WaitingStates() (due, scheduled, retryable bool, others []S
 // whether each of them is cancelled or discarded: the failures, which
 // stores may index on their own since they are few beside the completed
 // jobs (an index of every finished job would cost every completion).
-func (p *ListParams) FinishedStates() (states []State, failed bool) {
+func (p *ListParams) FinishedStates() (states []drovertype.JobState, failed bool) {
 	if len(p.States) == 0 {
 		return nil, false
 	}
-	states, failed = []State{}, true
+	states, failed = []drovertype.JobState{}, true
 	for _, s := range p.States {
 		if s.Finished() {
 			states = append(states, s)
-			failed = failed && s != StateCompleted
+			failed = failed && s != drovertype.JobStateCompleted
 		}
 	}
 	return states, failed && len(states) > 0
@@ -128,16 +129,6 @@ func (p *ListParams) Bounds() (lo, hi int64) {
 	}
 	return lo, hi
 }
-
-// TimeRange bounds one of a job's times: From inclusive, To exclusive. A
-// zero bound is open; a zero range matches every job, also one whose time
-// is not set (a job never attempted, a job not finished).
-type TimeRange struct {
-	From, To time.Time
-}
-
-// IsZero reports whether r bounds nothing.
-func (r TimeRange) IsZero() bool { return r.From.IsZero() && r.To.IsZero() }
 
 // IDBounds are the lowest and highest IDs of the hot table (Waiting) and
 // of finished jobs, zero for an empty table.
@@ -183,19 +174,19 @@ type StateMatchCount struct {
 // Examined jobs in ID order, Matched of them matching the filter, by state
 // (states with no match are absent).
 type TableStateCount struct {
-	Matched  map[State]int64
+	Matched  map[drovertype.JobState]int64
 	Examined int64
 }
 
 // NewStateMatchCount returns an empty count, for a driver to Add its rows
 // to.
 func NewStateMatchCount() StateMatchCount {
-	return StateMatchCount{Waiting: TableStateCount{Matched: map[State]int64{}}, Finished: TableStateCount{Matched: map[State]int64{}}}
+	return StateMatchCount{Waiting: TableStateCount{Matched: map[drovertype.JobState]int64{}}, Finished: TableStateCount{Matched: map[drovertype.JobState]int64{}}}
 }
 
 // Add counts one row of a driver's answer: matched jobs of state, among
 // examined jobs of that state read in finished jobs or in the hot table.
-func (c *StateMatchCount) Add(finished bool, state State, matched, examined int64) {
+func (c *StateMatchCount) Add(finished bool, state drovertype.JobState, matched, examined int64) {
 	t := &c.Waiting
 	if finished {
 		t = &c.Finished

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math"
 	"time"
+
+	"github.com/droverhq/drover/drovertype"
 )
 
 // TopicExecutor is what a store runs for topics (docs/design/topics.md): a
@@ -120,6 +122,21 @@ type TopicExecutor interface {
 	// reports whether the lane was held.
 	TopicLaneExpire(ctx context.Context, topic, subscription string, lane int) (bool, error)
 
+	// TopicRewind moves each lane of a subscription back to the position
+	// before its first message published at or after p.Since (its first
+	// message kept when p.Since is nil), unless the lane stands there or
+	// before already, where it stays: a rewind delivers again, it never
+	// skips. It ends every lease of the subscription's lanes and drops
+	// their tokens, so that an ack of a batch out at the rewind is refused
+	// and its messages are delivered again; a lane moved back starts its
+	// attempts afresh, a live lease not moved takes back its delivery (as
+	// TopicRelease does). It returns every lane of the subscription, in any
+	// order, none when it is not stored. Positions follow commit order, not publish
+	// times: a lane delivers again from its first message published at or
+	// after p.Since, and so also a message published before it that
+	// committed after that one.
+	TopicRewind(ctx context.Context, p TopicRewindParams) ([]RewoundLane, error)
+
 	// SubscriptionGet returns a stored subscription, or ErrTopicNotFound
 	// when its topic is not stored, or ErrSubscriptionNotFound.
 	SubscriptionGet(ctx context.Context, topic, name string) (*SubscriptionRow, error)
@@ -133,13 +150,13 @@ type TopicExecutor interface {
 	// topic when none is named), how many committed messages are past its
 	// cursors and when the oldest of them was published, in one statement,
 	// ordered by topic and subscription.
-	TopicLag(ctx context.Context, topics []string) ([]SubscriptionLag, error)
+	TopicLag(ctx context.Context, topics []string) ([]drovertype.SubscriptionLag, error)
 
 	// TopicPublishers lists the open transactions that have published
 	// messages, oldest first: each holds back its own messages until it
 	// commits, and the retention of the generation it wrote to. A store
 	// that cannot see other sessions' transactions returns none.
-	TopicPublishers(ctx context.Context) ([]OpenPublisher, error)
+	TopicPublishers(ctx context.Context) ([]drovertype.OpenPublisher, error)
 
 	// TopicGenerations lists the generations of stored messages, oldest
 	// first; the last is the current one, which publishes write to. Their
@@ -191,11 +208,13 @@ type TopicExecutor interface {
 	TopicPurge(ctx context.Context, p TopicPurgeParams) (TopicRemoved, error)
 
 	// TopicTail makes the messages committed so far readable (on a store
-	// that sequences them), then returns the newest limit readable
-	// messages of each of topic's lanes (0 to lanes-1), in (lane, xid, id)
+	// that sequences them), then returns, of each lane i of topic (0 to
+	// len(before)-1), the newest limit readable messages before
+	// before[i] (PositionMax: the newest of the lane), in (lane, xid, id)
 	// order, each with Range 0: a look at a topic that consumes nothing
-	// (Client.PeekTopic), from which TopicRead goes on.
-	TopicTail(ctx context.Context, topic string, lanes, limit int) ([]*MessageRow, error)
+	// (Client.PeekTopic), from which TopicRead goes on forwards and
+	// TopicTail itself backwards, a page at a time.
+	TopicTail(ctx context.Context, topic string, before []Position, limit int) ([]*MessageRow, error)
 }
 
 // GenerationWidth is how many message IDs one generation spans: generation
@@ -320,25 +339,6 @@ type PublishParams struct {
 	Metadata []byte
 }
 
-// OpenPublisher is an open transaction that has published messages
-// (TopicPublishers), with what the store knows of its session.
-type OpenPublisher struct {
-	// Xid is the store's id of the transaction.
-	Xid int64
-	// PID is the server process of its session; 0 for a prepared
-	// transaction, which has none.
-	PID             int
-	ApplicationName string
-	// State is the session's (PostgreSQL's pg_stat_activity.state, such
-	// as "idle in transaction"), or "prepared".
-	State string
-	// Started is when the transaction began (a prepared one: when it was
-	// prepared); zero when the store does not say.
-	Started time.Time
-	// GID names a prepared transaction (COMMIT PREPARED 'gid').
-	GID string
-}
-
 // Start positions of a new subscription.
 const (
 	// StartLatest delivers every message published after the
@@ -371,7 +371,7 @@ type TopicLeaseParams struct {
 	// batch size): what the lease records as the batch's limit.
 	Limits []int
 	Owner  string
-	Token  LeaseToken
+	Token  drovertype.LeaseToken
 	Lease  time.Duration
 	Max    int
 	// Waiting is how long the owner waits for a lane when the lease leaves
@@ -463,7 +463,7 @@ type LaneAck struct {
 	Topic        string
 	Subscription string
 	Lane         int
-	Token        LeaseToken
+	Token        drovertype.LeaseToken
 	Cursor       Position
 	// Count is how many messages the batch delivered: an ack of a lane
 	// that delivers one message at a time shrinks its suspect region by
@@ -518,6 +518,27 @@ type LaneRow struct {
 	Attempt int
 }
 
+// TopicRewindParams names a subscription to rewind and the point to
+// rewind it to.
+type TopicRewindParams struct {
+	Topic, Subscription string
+	// Since is the publish time to deliver again from; nil: the earliest
+	// message kept.
+	Since *time.Time
+	Now   time.Time
+}
+
+// RewoundLane is one lane of a rewound subscription.
+type RewoundLane struct {
+	Lane int
+	// From is the lane's cursor before the rewind, To after it (From when
+	// the lane stood at or before the point).
+	From, To Position
+	// Released reports that a batch was out on the lane (a lease token,
+	// live or expired): its ack is refused from now on.
+	Released bool
+}
+
 // SubscriptionRow is a stored subscription.
 type SubscriptionRow struct {
 	Topic, Name string
@@ -525,21 +546,6 @@ type SubscriptionRow struct {
 	// Lanes is its topic's lane count.
 	Lanes     int
 	CreatedAt time.Time
-}
-
-// SubscriptionLag is one subscription's line of TopicLag.
-type SubscriptionLag struct {
-	Topic        string
-	Subscription string
-	// Pending counts committed messages past the subscription's cursors
-	// (including those a consumer holds).
-	Pending int64
-	// OldestPending is when the oldest pending message was published, nil
-	// when none is pending.
-	OldestPending *time.Time
-	// Dropped counts messages retention removed before the subscription
-	// read them.
-	Dropped int64
 }
 
 // ErrSubscriptionBehind reports that a subscription lagged past its

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // Executor implements droverdriver.Driver: the fleet's statements outside
@@ -24,7 +25,7 @@ func (f *Driver[TTx]) Schema() string { return f.c.shards[0].d.Schema() }
 
 // Migrations implements droverdriver.Driver: every shard runs the same
 // binary's migrations.
-func (f *Driver[TTx]) Migrations() []droverdriver.Migration { return f.c.shards[0].d.Migrations() }
+func (f *Driver[TTx]) Migrations() []drovertype.Migration { return f.c.shards[0].d.Migrations() }
 
 // MigrateTx implements droverdriver.Driver: fn runs once, with a
 // migrator over every shard's migration transaction, held open together:
@@ -51,7 +52,7 @@ func (f *Driver[TTx]) MigrateTx(ctx context.Context, fn func(ctx context.Context
 		return err
 	}
 	for i, s := range f.c.shards {
-		own := map[int]droverdriver.Migration{}
+		own := map[int]drovertype.Migration{}
 		for _, m := range s.d.Migrations() {
 			own[m.Version] = m
 		}
@@ -93,7 +94,7 @@ func (m *fleetMigrator) Version(ctx context.Context) (int, error) {
 // Apply applies mig on every shard not past it: for a migration of
 // Migrations (shard 0's, in shard 0's schema), the shard's own migration
 // of that version; any other as it is.
-func (m *fleetMigrator) Apply(ctx context.Context, mig droverdriver.Migration) error {
+func (m *fleetMigrator) Apply(ctx context.Context, mig drovertype.Migration) error {
 	for i, s := range m.shards {
 		v, err := s.Version(ctx)
 		if err != nil {
@@ -117,7 +118,7 @@ func (m *fleetMigrator) Apply(ctx context.Context, mig droverdriver.Migration) e
 // by version.
 type shardMigrator struct {
 	droverdriver.Migrator
-	own map[int]droverdriver.Migration
+	own map[int]drovertype.Migration
 }
 
 // attachMigrated attaches the shards once every one has the record table:

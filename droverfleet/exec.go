@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/driverrows"
 	"github.com/droverhq/drover/internal/engine"
 )
@@ -366,12 +367,12 @@ func (e *exec) retrySpread(ctx context.Context, i int, free bool, fn func(ctx co
 	}
 }
 
-func (e *exec) JobInsert(ctx context.Context, job droverdriver.InsertParams) (*droverdriver.JobRow, error) {
+func (e *exec) JobInsert(ctx context.Context, job droverdriver.InsertParams) (*drovertype.JobRow, error) {
 	target, free, err := e.placeAll(ctx, []droverdriver.InsertParams{job})
 	if err != nil {
 		return nil, err
 	}
-	var row *droverdriver.JobRow
+	var row *drovertype.JobRow
 	err = e.retrySpread(ctx, target[0], target[0] == free, func(ctx context.Context, ex droverdriver.Executor) error {
 		var err error
 		row, err = ex.JobInsert(ctx, job)
@@ -387,7 +388,7 @@ func (e *exec) JobInsert(ctx context.Context, job droverdriver.InsertParams) (*d
 // small claims reach every shard in turn; shards that filled their share
 // are asked again for what the others lacked. A shard that fails is
 // skipped. Rows come back in the claim order across shards.
-func (e *exec) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*droverdriver.JobRow, error) {
+func (e *exec) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*drovertype.JobRow, error) {
 	idx, err := e.all(ctx)
 	if err != nil {
 		return nil, err
@@ -403,11 +404,11 @@ func (e *exec) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*dro
 		return nil, fmt.Errorf("claim from queue %s: %w", p.Queue, errAllDown)
 	}
 	if p.Token.IsZero() {
-		p.Token = droverdriver.NewLeaseToken() // one for every shard's rows
+		p.Token = drovertype.NewLeaseToken() // one for every shard's rows
 	}
 	start := int(e.c.claims.Add(1) % uint64(len(live)))
 	unasked := append(live[start:], live[:start]...)
-	var rows []*droverdriver.JobRow
+	var rows []*drovertype.JobRow
 	var full []int
 	// Each round asks the shards that filled their share in the round
 	// before and those not asked yet for what is still missing, so a
@@ -430,7 +431,7 @@ func (e *exec) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*dro
 
 // claimRound claims max jobs shared among shards, and returns the shards
 // it asked and those that filled their share.
-func (e *exec) claimRound(ctx context.Context, p droverdriver.ClaimParams, shards []int, max int) (rows []*droverdriver.JobRow, asked, full []int, err error) {
+func (e *exec) claimRound(ctx context.Context, p droverdriver.ClaimParams, shards []int, max int) (rows []*drovertype.JobRow, asked, full []int, err error) {
 	var share []int
 	for k, i := range shards {
 		n := max / len(shards)
@@ -441,7 +442,7 @@ func (e *exec) claimRound(ctx context.Context, p droverdriver.ClaimParams, shard
 			asked, share = append(asked, i), append(share, n)
 		}
 	}
-	parts := make([][]*droverdriver.JobRow, len(asked))
+	parts := make([][]*drovertype.JobRow, len(asked))
 	err = e.run(ctx, asked, true, func(ctx context.Context, k int, ex droverdriver.Executor) error {
 		q := p
 		q.Max = share[k]
@@ -589,7 +590,7 @@ func sum(ns []int) int {
 
 // Jobs by ID.
 
-func (e *exec) JobGet(ctx context.Context, id int64) (*droverdriver.JobRow, error) {
+func (e *exec) JobGet(ctx context.Context, id int64) (*drovertype.JobRow, error) {
 	i := droverdriver.ShardOf(id)
 	if id <= 0 {
 		// No job: a probe of whether the store answers (the completer's),
@@ -608,7 +609,7 @@ func (e *exec) JobGet(ctx context.Context, id int64) (*droverdriver.JobRow, erro
 	if i >= len(e.c.shards) {
 		return nil, droverdriver.ErrNotFound
 	}
-	var row *droverdriver.JobRow
+	var row *drovertype.JobRow
 	err := e.one(ctx, i, func(ctx context.Context, ex droverdriver.Executor) error {
 		var err error
 		row, err = ex.JobGet(ctx, id)
@@ -692,13 +693,13 @@ func (e *exec) ordered(ctx context.Context, desc bool, lo, hi int64) ([]int, err
 	return out, nil
 }
 
-func (e *exec) JobList(ctx context.Context, p droverdriver.ListParams) ([]*droverdriver.JobRow, error) {
+func (e *exec) JobList(ctx context.Context, p droverdriver.ListParams) ([]*drovertype.JobRow, error) {
 	lo, hi := p.Bounds()
 	idx, err := e.ordered(ctx, p.Desc, lo, hi)
 	if err != nil {
 		return nil, err
 	}
-	var out []*droverdriver.JobRow
+	var out []*drovertype.JobRow
 	for _, i := range idx {
 		q := p
 		if p.Limit > 0 {
@@ -823,15 +824,15 @@ func add(t *droverdriver.TableCount, c droverdriver.TableCount) {
 
 // Counts and summaries: summed over shards.
 
-func (e *exec) JobCountByState(ctx context.Context, queue string) (map[droverdriver.State]int64, error) {
-	parts, err := everywhere(ctx, e, false, func(ctx context.Context, ex droverdriver.Executor, _ int) ([]map[droverdriver.State]int64, error) {
+func (e *exec) JobCountByState(ctx context.Context, queue string) (map[drovertype.JobState]int64, error) {
+	parts, err := everywhere(ctx, e, false, func(ctx context.Context, ex droverdriver.Executor, _ int) ([]map[drovertype.JobState]int64, error) {
 		m, err := ex.JobCountByState(ctx, queue)
-		return []map[droverdriver.State]int64{m}, err
+		return []map[drovertype.JobState]int64{m}, err
 	})
 	if err != nil {
 		return nil, err
 	}
-	out := map[droverdriver.State]int64{}
+	out := map[drovertype.JobState]int64{}
 	for _, m := range parts {
 		for s, n := range m {
 			out[s] += n
@@ -841,15 +842,15 @@ func (e *exec) JobCountByState(ctx context.Context, queue string) (map[droverdri
 }
 
 // QueueStats also records each shard's part for its health (health.go).
-func (e *exec) QueueStats(ctx context.Context, now time.Time) ([]droverdriver.QueueStat, error) {
-	parts, each, err := everywhereEach(ctx, e, func(ctx context.Context, ex droverdriver.Executor) ([]droverdriver.QueueStat, error) {
+func (e *exec) QueueStats(ctx context.Context, now time.Time) ([]drovertype.QueueStats, error) {
+	parts, each, err := everywhereEach(ctx, e, func(ctx context.Context, ex droverdriver.Executor) ([]drovertype.QueueStats, error) {
 		return ex.QueueStats(ctx, now)
 	})
 	e.c.noteQueues(each, now)
 	if err != nil {
 		return nil, err
 	}
-	return mergeBy(parts, func(s droverdriver.QueueStat) string { return s.Queue }, func(a *droverdriver.QueueStat, b droverdriver.QueueStat) {
+	return mergeBy(parts, func(s drovertype.QueueStats) string { return s.Queue }, func(a *drovertype.QueueStats, b drovertype.QueueStats) {
 		a.Available += b.Available
 		a.Scheduled += b.Scheduled
 		a.Retryable += b.Retryable
@@ -864,15 +865,15 @@ func (e *exec) QueueStats(ctx context.Context, now time.Time) ([]droverdriver.Qu
 // from percentiles: each is the highest of the shards' (an upper bound),
 // so that a slow shard shows.
 // It also records each shard's part for its health (health.go).
-func (e *exec) FinishedStats(ctx context.Context, since, until time.Time) ([]droverdriver.FinishedStat, error) {
-	parts, each, err := everywhereEach(ctx, e, func(ctx context.Context, ex droverdriver.Executor) ([]droverdriver.FinishedStat, error) {
+func (e *exec) FinishedStats(ctx context.Context, since, until time.Time) ([]drovertype.FinishedStats, error) {
+	parts, each, err := everywhereEach(ctx, e, func(ctx context.Context, ex droverdriver.Executor) ([]drovertype.FinishedStats, error) {
 		return ex.FinishedStats(ctx, since, until)
 	})
 	e.c.noteFinished(each, since, until)
 	if err != nil {
 		return nil, err
 	}
-	return mergeBy(parts, func(s droverdriver.FinishedStat) string { return s.Queue }, func(a *droverdriver.FinishedStat, b droverdriver.FinishedStat) {
+	return mergeBy(parts, func(s drovertype.FinishedStats) string { return s.Queue }, func(a *drovertype.FinishedStats, b drovertype.FinishedStats) {
 		a.Completed += b.Completed
 		a.Cancelled += b.Cancelled
 		a.Discarded += b.Discarded
@@ -880,14 +881,14 @@ func (e *exec) FinishedStats(ctx context.Context, since, until time.Time) ([]dro
 	}), nil
 }
 
-func (e *exec) LeaseOwners(ctx context.Context) ([]droverdriver.LeaseOwner, error) {
-	parts, err := everywhere(ctx, e, true, func(ctx context.Context, ex droverdriver.Executor, _ int) ([]droverdriver.LeaseOwner, error) {
+func (e *exec) LeaseOwners(ctx context.Context) ([]drovertype.LeaseOwner, error) {
+	parts, err := everywhere(ctx, e, true, func(ctx context.Context, ex droverdriver.Executor, _ int) ([]drovertype.LeaseOwner, error) {
 		return ex.LeaseOwners(ctx)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return mergeBy(parts, func(o droverdriver.LeaseOwner) string { return o.Owner }, func(a *droverdriver.LeaseOwner, b droverdriver.LeaseOwner) {
+	return mergeBy(parts, func(o drovertype.LeaseOwner) string { return o.Owner }, func(a *drovertype.LeaseOwner, b drovertype.LeaseOwner) {
 		a.Running += b.Running
 		if b.LeaseExpiresAt.After(a.LeaseExpiresAt) {
 			a.LeaseExpiresAt = b.LeaseExpiresAt
@@ -960,7 +961,7 @@ func (e *exec) LeaderResign(ctx context.Context, name, id string) error {
 // Queue settings: every shard holds a copy, since each shard's claims
 // read their own; a change is written to every shard.
 
-func (e *exec) QueueSettingsGet(ctx context.Context, queue string) (*droverdriver.QueueSettings, error) {
+func (e *exec) QueueSettingsGet(ctx context.Context, queue string) (*drovertype.QueueSettings, error) {
 	if e.reach != nil || e.tx != nil {
 		idx, err := e.all(ctx)
 		if err != nil {
@@ -974,7 +975,7 @@ func (e *exec) QueueSettingsGet(ctx context.Context, queue string) (*droverdrive
 		if !slices.Contains(idx, i) {
 			i = idx[0]
 		}
-		var s *droverdriver.QueueSettings
+		var s *drovertype.QueueSettings
 		err = e.one(ctx, i, func(ctx context.Context, ex droverdriver.Executor) error {
 			var err error
 			s, err = ex.QueueSettingsGet(ctx, queue)
@@ -989,14 +990,14 @@ func (e *exec) QueueSettingsGet(ctx context.Context, queue string) (*droverdrive
 	return e.c.settingsGet(ctx, keys, queue)
 }
 
-func (e *exec) QueueSettingsList(ctx context.Context) ([]*droverdriver.QueueSettings, error) {
+func (e *exec) QueueSettingsList(ctx context.Context) ([]*drovertype.QueueSettings, error) {
 	idx, err := e.all(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var lastErr error
 	for _, i := range idx {
-		var out []*droverdriver.QueueSettings
+		var out []*drovertype.QueueSettings
 		err := e.one(ctx, i, func(ctx context.Context, ex droverdriver.Executor) error {
 			var err error
 			out, err = ex.QueueSettingsList(ctx)
@@ -1025,19 +1026,19 @@ func (e *exec) QueueKnown(ctx context.Context, queue string) (bool, error) {
 // first, and returns the row as that shard stored it. A shard that fails
 // is named in the error; the others keep the change, and running the same
 // change again completes it.
-func (e *exec) QueueSettingsSet(ctx context.Context, p droverdriver.QueueSettingsSetParams) (*droverdriver.QueueSettings, error) {
+func (e *exec) QueueSettingsSet(ctx context.Context, p droverdriver.QueueSettingsSetParams) (*drovertype.QueueSettings, error) {
 	keys, err := e.c.ready(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer e.c.forget(p.Queue)
 	home := queueShard(keys, p.Queue)
-	rows, err := everywhere(ctx, e, false, func(ctx context.Context, ex droverdriver.Executor, i int) ([]*droverdriver.QueueSettings, error) {
+	rows, err := everywhere(ctx, e, false, func(ctx context.Context, ex droverdriver.Executor, i int) ([]*drovertype.QueueSettings, error) {
 		s, err := ex.QueueSettingsSet(ctx, p)
 		if err != nil || i != home {
 			return nil, err
 		}
-		return []*droverdriver.QueueSettings{s}, nil
+		return []*drovertype.QueueSettings{s}, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("set queue %s on every shard: %w", p.Queue, err)
@@ -1098,8 +1099,8 @@ func (e *exec) placeFlow(ctx context.Context, p droverdriver.FlowInsertParams) (
 	return shard, nil
 }
 
-func (e *exec) JobFlowParents(ctx context.Context, ids []int64) (map[int64]bool, map[int64]droverdriver.State, error) {
-	live, ended := map[int64]bool{}, map[int64]droverdriver.State{}
+func (e *exec) JobFlowParents(ctx context.Context, ids []int64) (map[int64]bool, map[int64]drovertype.JobState, error) {
+	live, ended := map[int64]bool{}, map[int64]drovertype.JobState{}
 	var mu sync.Mutex
 	_, err := byIDs(ctx, e, ids, false, func(ctx context.Context, ex droverdriver.Executor, ids []int64) ([]struct{}, error) {
 		l, en, err := ex.JobFlowParents(ctx, ids)
@@ -1130,12 +1131,12 @@ func (e *exec) JobInsertFlow(ctx context.Context, p droverdriver.FlowInsertParam
 	return res, err
 }
 
-func (e *exec) BatchGet(ctx context.Context, id int64) (*droverdriver.BatchRow, error) {
+func (e *exec) BatchGet(ctx context.Context, id int64) (*drovertype.Batch, error) {
 	i := droverdriver.ShardOf(id)
 	if id <= 0 || i >= len(e.c.shards) {
 		return nil, droverdriver.ErrNotFound
 	}
-	var b *droverdriver.BatchRow
+	var b *drovertype.Batch
 	err := e.one(ctx, i, func(ctx context.Context, ex droverdriver.Executor) error {
 		var err error
 		b, err = ex.BatchGet(ctx, id)
@@ -1144,12 +1145,12 @@ func (e *exec) BatchGet(ctx context.Context, id int64) (*droverdriver.BatchRow, 
 	return b, err
 }
 
-func (e *exec) BatchResults(ctx context.Context, p droverdriver.BatchResultsParams) ([]droverdriver.ResultRow, error) {
+func (e *exec) BatchResults(ctx context.Context, p droverdriver.BatchResultsParams) ([]drovertype.JobResult, error) {
 	i := droverdriver.ShardOf(p.BatchID)
 	if p.BatchID <= 0 || i >= len(e.c.shards) {
 		return nil, nil
 	}
-	var out []droverdriver.ResultRow
+	var out []drovertype.JobResult
 	err := e.one(ctx, i, func(ctx context.Context, ex droverdriver.Executor) error {
 		var err error
 		out, err = ex.BatchResults(ctx, p)
@@ -1160,7 +1161,7 @@ func (e *exec) BatchResults(ctx context.Context, p droverdriver.BatchResultsPara
 
 // BatchList walks the shards from the last, newest first by ID as one
 // store lists them.
-func (e *exec) BatchList(ctx context.Context, p droverdriver.BatchListParams) ([]*droverdriver.BatchRow, error) {
+func (e *exec) BatchList(ctx context.Context, p droverdriver.BatchListParams) ([]*drovertype.Batch, error) {
 	hi := int64(1<<63 - 1)
 	if p.BeforeID > 0 {
 		hi = p.BeforeID
@@ -1169,7 +1170,7 @@ func (e *exec) BatchList(ctx context.Context, p droverdriver.BatchListParams) ([
 	if err != nil {
 		return nil, err
 	}
-	var out []*droverdriver.BatchRow
+	var out []*drovertype.Batch
 	for _, i := range idx {
 		q := p
 		q.Limit = p.Limit - len(out)
@@ -1188,14 +1189,14 @@ func (e *exec) BatchList(ctx context.Context, p droverdriver.BatchListParams) ([
 	return out, nil
 }
 
-func (e *exec) JobResults(ctx context.Context, ids []int64) ([]droverdriver.ResultRow, error) {
-	return byIDs(ctx, e, ids, false, func(ctx context.Context, ex droverdriver.Executor, ids []int64) ([]droverdriver.ResultRow, error) {
+func (e *exec) JobResults(ctx context.Context, ids []int64) ([]drovertype.JobResult, error) {
+	return byIDs(ctx, e, ids, false, func(ctx context.Context, ex droverdriver.Executor, ids []int64) ([]drovertype.JobResult, error) {
 		return ex.JobResults(ctx, ids)
 	})
 }
 
-func (e *exec) JobParentResults(ctx context.Context, childID int64) ([]droverdriver.ResultRow, error) {
-	return byIDs(ctx, e, []int64{childID}, false, func(ctx context.Context, ex droverdriver.Executor, ids []int64) ([]droverdriver.ResultRow, error) {
+func (e *exec) JobParentResults(ctx context.Context, childID int64) ([]drovertype.JobResult, error) {
+	return byIDs(ctx, e, []int64{childID}, false, func(ctx context.Context, ex droverdriver.Executor, ids []int64) ([]drovertype.JobResult, error) {
 		return ex.JobParentResults(ctx, ids[0])
 	})
 }
@@ -1354,7 +1355,7 @@ func (e *exec) UniqueRelease(ctx context.Context, ids []int64) error {
 // Routing: every shard keeps the worker registry, since each shard's
 // claims and absent-worker policy read their own copy.
 
-func (e *exec) WorkerSeen(ctx context.Context, workers []droverdriver.WorkerRecord) error {
+func (e *exec) WorkerSeen(ctx context.Context, workers []drovertype.WorkerRecord) error {
 	_, err := everywhere(ctx, e, true, func(ctx context.Context, ex droverdriver.Executor, _ int) ([]struct{}, error) {
 		return nil, ex.WorkerSeen(ctx, workers)
 	})
@@ -1370,14 +1371,14 @@ func (e *exec) WorkerGone(ctx context.Context, name, owner string) error {
 
 // WorkerList merges the shards' registries: a worker is listed once, as
 // it was last seen on any shard.
-func (e *exec) WorkerList(ctx context.Context) ([]droverdriver.WorkerRecord, error) {
-	parts, err := everywhere(ctx, e, true, func(ctx context.Context, ex droverdriver.Executor, _ int) ([]droverdriver.WorkerRecord, error) {
+func (e *exec) WorkerList(ctx context.Context) ([]drovertype.WorkerRecord, error) {
+	parts, err := everywhere(ctx, e, true, func(ctx context.Context, ex droverdriver.Executor, _ int) ([]drovertype.WorkerRecord, error) {
 		return ex.WorkerList(ctx)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return mergeBy(parts, func(w droverdriver.WorkerRecord) string { return w.Name }, func(a *droverdriver.WorkerRecord, b droverdriver.WorkerRecord) {
+	return mergeBy(parts, func(w drovertype.WorkerRecord) string { return w.Name }, func(a *drovertype.WorkerRecord, b drovertype.WorkerRecord) {
 		if b.LastSeen.After(a.LastSeen) {
 			*a = b
 		}

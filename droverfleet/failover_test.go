@@ -14,6 +14,7 @@ import (
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/droverfleet"
 	"github.com/droverhq/drover/droverpg"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/pgcluster"
 	"github.com/droverhq/drover/internal/pgha"
 	"github.com/droverhq/drover/internal/testdb"
@@ -213,7 +214,7 @@ func TestShardFailover(t *testing.T) {
 	waitfor.Cond(t, "every acknowledged job completed", func() bool {
 		for _, id := range ids {
 			j, err := client.JobGet(ctx, id)
-			if err != nil || j.State != drover.JobStateCompleted {
+			if err != nil || j.State != drovertype.JobStateCompleted {
 				return false
 			}
 		}

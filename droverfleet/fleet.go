@@ -40,6 +40,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // Driver is a fleet of shards of transaction type TTx (pgx.Tx for
@@ -484,7 +485,7 @@ func (c *core) pinned(ctx context.Context, keys int, queue string) (bool, error)
 
 // settingsGet reads queue's settings from its pinned shard, or from the
 // next shard that answers: every shard holds a copy.
-func (c *core) settingsGet(ctx context.Context, keys int, queue string) (*droverdriver.QueueSettings, error) {
+func (c *core) settingsGet(ctx context.Context, keys int, queue string) (*drovertype.QueueSettings, error) {
 	first := queueShard(keys, queue)
 	var err error
 	for k := range c.shards {
@@ -492,7 +493,7 @@ func (c *core) settingsGet(ctx context.Context, keys int, queue string) (*drover
 		if !s.up(time.Now()) {
 			continue
 		}
-		var st *droverdriver.QueueSettings
+		var st *drovertype.QueueSettings
 		if st, err = s.d.Executor().QueueSettingsGet(ctx, queue); err == nil {
 			return st, nil
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // What a process sees of each shard, for the operator: whether it
@@ -56,13 +57,13 @@ type ShardHealth struct {
 	// Queues is the shard's part of the fleet's last QueueStats, at
 	// QueuesAt; QueuesRead is false when the shard did not answer it (or
 	// none ran yet), and Queues then empty.
-	Queues     []droverdriver.QueueStat
+	Queues     []drovertype.QueueStats
 	QueuesAt   time.Time
 	QueuesRead bool
 	// Finished is the shard's part of the fleet's last FinishedStats, of
 	// the window (FinishedSince, FinishedUntil]; FinishedRead as for
 	// Queues.
-	Finished                     []droverdriver.FinishedStat
+	Finished                     []drovertype.FinishedStats
 	FinishedSince, FinishedUntil time.Time
 	FinishedRead                 bool
 }
@@ -76,10 +77,10 @@ type observed struct {
 	lastErrAt                    time.Time
 	roundTrip                    time.Duration
 	probedAt                     time.Time
-	queues                       []droverdriver.QueueStat
+	queues                       []drovertype.QueueStats
 	queuesAt                     time.Time
 	queuesRead                   bool
-	finished                     []droverdriver.FinishedStat
+	finished                     []drovertype.FinishedStats
 	finishedSince, finishedUntil time.Time
 	finishedRead                 bool
 }
@@ -135,7 +136,7 @@ func everywhereEach[T any](ctx context.Context, e *exec, fn func(ctx context.Con
 }
 
 // noteQueues records each shard's part of a QueueStats.
-func (c *core) noteQueues(each eachShard[droverdriver.QueueStat], at time.Time) {
+func (c *core) noteQueues(each eachShard[drovertype.QueueStats], at time.Time) {
 	for k, i := range each.idx {
 		o := &c.shards[i].obs
 		o.mu.Lock()
@@ -145,7 +146,7 @@ func (c *core) noteQueues(each eachShard[droverdriver.QueueStat], at time.Time) 
 }
 
 // noteFinished records each shard's part of a FinishedStats.
-func (c *core) noteFinished(each eachShard[droverdriver.FinishedStat], since, until time.Time) {
+func (c *core) noteFinished(each eachShard[drovertype.FinishedStats], since, until time.Time) {
 	for k, i := range each.idx {
 		o := &c.shards[i].obs
 		o.mu.Lock()

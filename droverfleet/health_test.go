@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/waitfor"
 )
 
@@ -24,7 +25,7 @@ func TestShardHealth(t *testing.T) {
 	if got := shardsOf(ids); got[0] != 2 || got[1] != 2 {
 		t.Fatalf("4 jobs on shards %v, want 2 and 2", got)
 	}
-	claim := func(max int) []*droverdriver.JobRow {
+	claim := func(max int) []*drovertype.JobRow {
 		t.Helper()
 		rows, err := f.Executor().JobClaim(ctx, droverdriver.ClaimParams{Queue: "q", Max: max, Owner: "w", Lease: time.Minute})
 		if err != nil {

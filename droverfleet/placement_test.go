@@ -17,6 +17,7 @@ import (
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/droverfleet"
 	"github.com/droverhq/drover/droverpg"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/engine"
 	"github.com/droverhq/drover/internal/testdb"
 	"github.com/droverhq/drover/internal/waitfor"
@@ -159,7 +160,7 @@ func TestPlacement(t *testing.T) {
 		one := 1
 		for _, set := range []droverdriver.QueueSettingsSetParams{
 			{Queue: "strict", Strict: &one},
-			{Queue: "limited", Limit: &droverdriver.QueueLimit{MaxRunning: 2}},
+			{Queue: "limited", Limit: &drovertype.QueueLimit{MaxRunning: 2}},
 		} {
 			if _, err := f.ex.QueueSettingsSet(ctx, set); err != nil {
 				t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // Topics: a topic lives on one shard with its subscriptions, lanes and
@@ -343,11 +344,11 @@ func (e *exec) lanesOnShards(ctx context.Context, p droverdriver.TopicExtendPara
 		})
 }
 
-func (e *exec) TopicLag(ctx context.Context, topics []string) ([]droverdriver.SubscriptionLag, error) {
-	var rows []droverdriver.SubscriptionLag
+func (e *exec) TopicLag(ctx context.Context, topics []string) ([]drovertype.SubscriptionLag, error) {
+	var rows []drovertype.SubscriptionLag
 	var err error
 	if len(topics) == 0 {
-		rows, err = topicsEverywhere(ctx, e, func(ctx context.Context, te droverdriver.TopicExecutor) ([]droverdriver.SubscriptionLag, error) {
+		rows, err = topicsEverywhere(ctx, e, func(ctx context.Context, te droverdriver.TopicExecutor) ([]drovertype.SubscriptionLag, error) {
 			return te.TopicLag(ctx, nil)
 		})
 	} else {
@@ -355,7 +356,7 @@ func (e *exec) TopicLag(ctx context.Context, topics []string) ([]droverdriver.Su
 		if groups, err = e.byTopic(ctx, len(topics), func(k int) string { return topics[k] }); err != nil {
 			return nil, err
 		}
-		rows, err = gather(ctx, e, sortedKeys(groups), false, func(ctx context.Context, ex droverdriver.Executor, i int) ([]droverdriver.SubscriptionLag, error) {
+		rows, err = gather(ctx, e, sortedKeys(groups), false, func(ctx context.Context, ex droverdriver.Executor, i int) ([]drovertype.SubscriptionLag, error) {
 			te, ok := ex.(droverdriver.TopicExecutor)
 			if !ok {
 				return nil, droverdriver.ErrTopicsUnsupported
@@ -367,7 +368,7 @@ func (e *exec) TopicLag(ctx context.Context, topics []string) ([]droverdriver.Su
 			return te.TopicLag(ctx, names)
 		})
 	}
-	slices.SortFunc(rows, func(a, b droverdriver.SubscriptionLag) int {
+	slices.SortFunc(rows, func(a, b drovertype.SubscriptionLag) int {
 		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
 			return c
 		}
@@ -376,8 +377,8 @@ func (e *exec) TopicLag(ctx context.Context, topics []string) ([]droverdriver.Su
 	return rows, err
 }
 
-func (e *exec) TopicPublishers(ctx context.Context) ([]droverdriver.OpenPublisher, error) {
-	return topicsEverywhere(ctx, e, func(ctx context.Context, te droverdriver.TopicExecutor) ([]droverdriver.OpenPublisher, error) {
+func (e *exec) TopicPublishers(ctx context.Context) ([]drovertype.OpenPublisher, error) {
+	return topicsEverywhere(ctx, e, func(ctx context.Context, te droverdriver.TopicExecutor) ([]drovertype.OpenPublisher, error) {
 		return te.TopicPublishers(ctx)
 	})
 }
@@ -565,6 +566,16 @@ func (e *exec) TopicLaneExpire(ctx context.Context, topic, subscription string, 
 	return held, err
 }
 
+func (e *exec) TopicRewind(ctx context.Context, p droverdriver.TopicRewindParams) ([]droverdriver.RewoundLane, error) {
+	var out []droverdriver.RewoundLane
+	err := e.onTopic(ctx, p.Topic, func(ctx context.Context, te droverdriver.TopicExecutor) error {
+		var err error
+		out, err = te.TopicRewind(ctx, p)
+		return err
+	})
+	return out, err
+}
+
 func (e *exec) SubscriptionGet(ctx context.Context, topic, name string) (*droverdriver.SubscriptionRow, error) {
 	var out *droverdriver.SubscriptionRow
 	err := e.onTopic(ctx, topic, func(ctx context.Context, te droverdriver.TopicExecutor) error {
@@ -575,11 +586,11 @@ func (e *exec) SubscriptionGet(ctx context.Context, topic, name string) (*drover
 	return out, err
 }
 
-func (e *exec) TopicTail(ctx context.Context, topic string, lanes, limit int) ([]*droverdriver.MessageRow, error) {
+func (e *exec) TopicTail(ctx context.Context, topic string, before []droverdriver.Position, limit int) ([]*droverdriver.MessageRow, error) {
 	var out []*droverdriver.MessageRow
 	err := e.onTopic(ctx, topic, func(ctx context.Context, te droverdriver.TopicExecutor) error {
 		var err error
-		out, err = te.TopicTail(ctx, topic, lanes, limit)
+		out, err = te.TopicTail(ctx, topic, before, limit)
 		return err
 	})
 	return out, err

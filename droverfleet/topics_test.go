@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/maintenance"
 	"github.com/droverhq/drover/internal/waitfor"
 )
@@ -95,7 +96,7 @@ func TestTopicsAcrossShards(t *testing.T) {
 	if err != nil || len(lag) != 2 || lag[0].Pending != 10 || lag[1].Pending != 10 {
 		t.Fatalf("lag %+v, %v; want both subscriptions 10 messages behind", lag, err)
 	}
-	token := droverdriver.NewLeaseToken()
+	token := drovertype.NewLeaseToken()
 	lanes, err := f.ex.TopicLease(ctx, droverdriver.TopicLeaseParams{Subscriptions: subs, Limits: []int{100, 100}, Owner: "c", Token: token, Lease: time.Minute, Max: 10, Now: time.Now()})
 	if err != nil || len(lanes) != 2 {
 		t.Fatalf("lease: %+v, %v; want the lane of each subscription", lanes, err)

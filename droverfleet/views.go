@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // The reads of the dashboard and the operator: per-state counts, the kinds
@@ -15,8 +16,8 @@ import (
 // table's Examine, and sums the counts of each state.
 func (e *exec) JobMatchCountByState(ctx context.Context, p droverdriver.MatchCountParams) (droverdriver.StateMatchCount, error) {
 	out := droverdriver.StateMatchCount{
-		Waiting:  droverdriver.TableStateCount{Matched: map[droverdriver.State]int64{}},
-		Finished: droverdriver.TableStateCount{Matched: map[droverdriver.State]int64{}},
+		Waiting:  droverdriver.TableStateCount{Matched: map[drovertype.JobState]int64{}},
+		Finished: droverdriver.TableStateCount{Matched: map[drovertype.JobState]int64{}},
 	}
 	err := e.countInOrder(ctx, p, func(ctx context.Context, ex droverdriver.Executor, q droverdriver.MatchCountParams, waiting bool) (int64, error) {
 		got, err := ex.JobMatchCountByState(ctx, q)
@@ -58,8 +59,8 @@ func foldGroup(a *droverdriver.RouteGroup, b droverdriver.RouteGroup) {
 
 // QueueHead asks the queue's shard: a queue in strict order is pinned
 // there, with every job of it.
-func (e *exec) QueueHead(ctx context.Context, queue string) (droverdriver.QueueHead, error) {
-	var out droverdriver.QueueHead
+func (e *exec) QueueHead(ctx context.Context, queue string) (drovertype.QueueHead, error) {
+	var out drovertype.QueueHead
 	keys, err := e.c.ready(ctx)
 	if err != nil {
 		return out, err
@@ -85,7 +86,7 @@ func (e *exec) StatsRecord(ctx context.Context, p droverdriver.StatsRecordParams
 	return sum(ns), err
 }
 
-func (e *exec) TopicLagRecord(ctx context.Context, at time.Time, lags []droverdriver.SubscriptionLag) error {
+func (e *exec) TopicLagRecord(ctx context.Context, at time.Time, lags []drovertype.SubscriptionLag) error {
 	return e.one(ctx, first, func(ctx context.Context, ex droverdriver.Executor) error {
 		return ex.TopicLagRecord(ctx, at, lags)
 	})
@@ -102,16 +103,16 @@ func (e *exec) StatsRollup(ctx context.Context, p droverdriver.StatsRollupParams
 // sampleOrder formats a sample's time so that keys sort oldest first.
 const sampleOrder = "2006-01-02T15:04:05.000000000"
 
-func (e *exec) StatsHistory(ctx context.Context, p droverdriver.StatsHistoryParams) ([]droverdriver.StatSample, error) {
-	rows, err := everywhere(ctx, e, true, func(ctx context.Context, ex droverdriver.Executor, _ int) ([]droverdriver.StatSample, error) {
+func (e *exec) StatsHistory(ctx context.Context, p droverdriver.StatsHistoryParams) ([]drovertype.StatSample, error) {
+	rows, err := everywhere(ctx, e, true, func(ctx context.Context, ex droverdriver.Executor, _ int) ([]drovertype.StatSample, error) {
 		return ex.StatsHistory(ctx, p)
 	})
 	if err != nil {
 		return nil, err
 	}
-	merged := mergeBy(rows, func(s droverdriver.StatSample) string {
+	merged := mergeBy(rows, func(s drovertype.StatSample) string {
 		return s.At.UTC().Format(sampleOrder) + "\x00" + s.Queue + "\x00" + s.Kind
-	}, func(a *droverdriver.StatSample, b droverdriver.StatSample) {
+	}, func(a *drovertype.StatSample, b drovertype.StatSample) {
 		a.Pending += b.Pending
 		a.Blocked += b.Blocked
 		a.Available += b.Available
@@ -127,8 +128,8 @@ func (e *exec) StatsHistory(ctx context.Context, p droverdriver.StatsHistoryPara
 	return merged, nil
 }
 
-func (e *exec) TopicLagHistory(ctx context.Context, p droverdriver.TopicLagHistoryParams) ([]droverdriver.TopicLagSample, error) {
-	var out []droverdriver.TopicLagSample
+func (e *exec) TopicLagHistory(ctx context.Context, p droverdriver.TopicLagHistoryParams) ([]drovertype.TopicLagSample, error) {
+	var out []drovertype.TopicLagSample
 	err := e.one(ctx, first, func(ctx context.Context, ex droverdriver.Executor) error {
 		var err error
 		out, err = ex.TopicLagHistory(ctx, p)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // TestHistory: each shard records the samples of its own jobs, and a read
@@ -37,7 +38,7 @@ func TestMatchCountByState(t *testing.T) {
 	f := threeJobs(t)
 	for _, tc := range []struct{ examine, matched int64 }{{100, 3}, {2, 2}} {
 		c, err := f.ex.JobMatchCountByState(ctx, droverdriver.MatchCountParams{Examine: int(tc.examine), Waiting: true, Finished: true})
-		if err != nil || c.Waiting.Examined != tc.matched || c.Waiting.Matched[droverdriver.StateAvailable] != tc.matched ||
+		if err != nil || c.Waiting.Examined != tc.matched || c.Waiting.Matched[drovertype.JobStateAvailable] != tc.matched ||
 			len(c.Waiting.Matched) != 1 || c.Finished.Examined != 0 {
 			t.Fatalf("examine %d: %+v, %v; want %d available jobs examined and matched", tc.examine, c, err, tc.matched)
 		}

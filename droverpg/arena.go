@@ -3,7 +3,7 @@ package droverpg
 import (
 	"time"
 
-	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // claimArena allocates the rows of one claim in chunks: a claim reads
@@ -17,7 +17,7 @@ import (
 // A chunk stays in memory while any row of it does, which is until the
 // last job of its part of the claim has run.
 type claimArena struct {
-	rows  []droverdriver.JobRow
+	rows  []drovertype.JobRow
 	clock []time.Time
 	buf   []byte
 	// last is the last kind read: the rows of a claim mostly share one.
@@ -32,9 +32,9 @@ const (
 )
 
 // row returns a zeroed row.
-func (a *claimArena) row() *droverdriver.JobRow {
+func (a *claimArena) row() *drovertype.JobRow {
 	if len(a.rows) == cap(a.rows) {
-		a.rows = make([]droverdriver.JobRow, 0, arenaRows)
+		a.rows = make([]drovertype.JobRow, 0, arenaRows)
 	}
 	a.rows = a.rows[:len(a.rows)+1]
 	return &a.rows[len(a.rows)-1]

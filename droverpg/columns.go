@@ -59,7 +59,7 @@ func routesOf(jobs []droverdriver.InsertParams) routeColumns {
 	c := routeColumns{routes: make([]*string, len(jobs)), routings: make([]*string, len(jobs))}
 	for i := range jobs {
 		if r := jobs[i].Routing; r != nil {
-			key, js := r.Key(), string(r.JSON())
+			key, js := droverdriver.RouteKey(r), string(r.JSON())
 			c.routes[i], c.routings[i] = &key, &js
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // TestFinishStatement checks which flushes take JobComplete: those whose
@@ -16,7 +17,7 @@ import (
 func TestFinishStatement(t *testing.T) {
 	e := &executor{q: map[string]string{"JobFinish": "JobFinish", "JobComplete": "JobComplete"}}
 	// The fence is the "id:attempt" keys and the distinct tokens apart.
-	token := droverdriver.LeaseToken{0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef, 0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef}
+	token := drovertype.LeaseToken{0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef, 0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef}
 	done := func(id int64) droverdriver.Result {
 		return droverdriver.Result{ID: id, Attempt: 2, LeaseToken: token, Outcome: droverdriver.OutcomeCompleted}
 	}
@@ -76,14 +77,14 @@ func TestFinishStatement(t *testing.T) {
 // TestTokenSet checks that the fence's token list holds each token of a
 // batch once, whatever the order the attempts come in.
 func TestTokenSet(t *testing.T) {
-	a, b, c := droverdriver.LeaseToken{1}, droverdriver.LeaseToken{2}, droverdriver.LeaseToken{3}
+	a, b, c := drovertype.LeaseToken{1}, drovertype.LeaseToken{2}, drovertype.LeaseToken{3}
 	tests := []struct {
-		in   []droverdriver.LeaseToken
-		want []droverdriver.LeaseToken
+		in   []drovertype.LeaseToken
+		want []drovertype.LeaseToken
 	}{
 		{nil, nil},
-		{[]droverdriver.LeaseToken{a, a, a}, []droverdriver.LeaseToken{a}},
-		{[]droverdriver.LeaseToken{a, b, a, c, b}, []droverdriver.LeaseToken{a, b, c}},
+		{[]drovertype.LeaseToken{a, a, a}, []drovertype.LeaseToken{a}},
+		{[]drovertype.LeaseToken{a, b, a, c, b}, []drovertype.LeaseToken{a, b, c}},
 	}
 	for _, tc := range tests {
 		var s tokenSet

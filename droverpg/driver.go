@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/sqlfile"
 )
 
@@ -43,7 +44,7 @@ type Driver struct {
 	pool       *pgxpool.Pool
 	hub        *hub // the listening connection its listeners share
 	schema     string
-	migrations []droverdriver.Migration
+	migrations []drovertype.Migration
 }
 
 var _ droverdriver.TxDriver[pgx.Tx] = (*Driver)(nil)
@@ -104,7 +105,7 @@ func (d *Driver) Schema() string { return d.schema }
 func (d *Driver) Pool() *pgxpool.Pool { return d.pool }
 
 // Migrations implements droverdriver.Driver.
-func (d *Driver) Migrations() []droverdriver.Migration { return d.migrations }
+func (d *Driver) Migrations() []drovertype.Migration { return d.migrations }
 
 // PollInterval implements droverdriver.Driver. Notifications carry wake-ups
 // between processes, so polling is only a safety net.
@@ -174,7 +175,7 @@ func (m *migrator) Version(ctx context.Context) (int, error) {
 	return v, err
 }
 
-func (m *migrator) Apply(ctx context.Context, mig droverdriver.Migration) error {
+func (m *migrator) Apply(ctx context.Context, mig drovertype.Migration) error {
 	if _, err := m.tx.Exec(ctx, mig.SQL); err != nil {
 		return fmt.Errorf("migration %03d_%s: %w", mig.Version, mig.Name, err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/driverrows"
 )
 
@@ -51,7 +52,7 @@ func (e *executor) JobInsertMany(ctx context.Context, jobs []droverdriver.Insert
 // insert runs the statements of JobInsertMany in one round trip. With
 // stored set, for one job (JobInsert), the round trip ends with
 // JobInserted, which reads the job back as stored.
-func (e *executor) insert(ctx context.Context, jobs []droverdriver.InsertParams, stored **droverdriver.JobRow) ([]int64, error) {
+func (e *executor) insert(ctx context.Context, jobs []droverdriver.InsertParams, stored **drovertype.JobRow) ([]int64, error) {
 	if len(jobs) == 0 {
 		return nil, nil
 	}
@@ -146,21 +147,21 @@ func (e *executor) insert(ctx context.Context, jobs []droverdriver.InsertParams,
 // took 5 of a noop worker process's 60% CPU (docs/design/claim-and-flush.md).
 const replan = pgx.QueryExecModeCacheDescribe
 
-func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*droverdriver.JobRow, error) {
+func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*drovertype.JobRow, error) {
 	p = p.Narrowed()
 	if p.Kinds != nil && len(p.Kinds) == 0 {
-		return []*droverdriver.JobRow{}, nil
+		return []*drovertype.JobRow{}, nil
 	}
-	// One token per claim: see droverdriver.LeaseToken.
+	// One token per claim: see drovertype.LeaseToken.
 	token := p.Token
 	if token.IsZero() {
-		token = droverdriver.NewLeaseToken()
+		token = drovertype.NewLeaseToken()
 	}
 	cp := claimParams{Queue: p.Queue, Max: p.Max, Owner: p.Owner, LeaseMS: float64(p.Lease.Milliseconds()), Limited: p.Limited, Token: token}
 	if !p.Now.IsZero() {
 		cp.Now = &p.Now
 	}
-	var jobs []*droverdriver.JobRow
+	var jobs []*drovertype.JobRow
 	var err error
 	switch {
 	case p.Variant == droverdriver.ClaimStrict && (e.waker != nil || e.pending != nil):
@@ -215,13 +216,13 @@ func afterParams(p droverdriver.ClaimParams, cp claimParams) claimAfterParams {
 // claim returns them in the order it updated them, which is their order on
 // disk, and leaves out the queue, lease owner and lease token, which p and
 // token name.
-func scanClaimed(rows pgx.Rows, p droverdriver.ClaimParams, token droverdriver.LeaseToken) ([]*droverdriver.JobRow, error) {
+func scanClaimed(rows pgx.Rows, p droverdriver.ClaimParams, token drovertype.LeaseToken) ([]*drovertype.JobRow, error) {
 	defer rows.Close()
-	jobs := make([]*droverdriver.JobRow, 0, p.Max)
+	jobs := make([]*drovertype.JobRow, 0, p.Max)
 	var a claimArena
 	// Every row scans into r and the variables beside it, through one
 	// list of destinations: a list per row escapes to the heap.
-	var r droverdriver.JobRow
+	var r drovertype.JobRow
 	var kind, args, metadata pgtype.DriverBytes
 	var timeoutMS int64
 	var key *string
@@ -236,8 +237,8 @@ func scanClaimed(rows pgx.Rows, p droverdriver.ClaimParams, token droverdriver.L
 		}
 		j := a.row()
 		*j = r
-		j.State, j.Queue, j.LeaseOwner, j.LeaseToken = droverdriver.StateRunning, p.Queue, p.Owner, token
-		j.Kind, j.Args, j.Metadata = a.kind(kind), a.bytes(args), a.bytes(metadata)
+		j.State, j.Queue, j.LeaseOwner, j.LeaseToken = drovertype.JobStateRunning, p.Queue, p.Owner, token
+		j.Kind, j.EncodedArgs, j.Metadata = a.kind(kind), a.bytes(args), a.bytes(metadata)
 		times := a.times()
 		times[0], times[1] = attemptedAt, expiresAt
 		j.AttemptedAt, j.LeaseExpiresAt = &times[0], &times[1]
@@ -322,7 +323,7 @@ type tokenSet struct {
 	uuids []pgtype.UUID
 }
 
-func (s *tokenSet) add(t droverdriver.LeaseToken) {
+func (s *tokenSet) add(t drovertype.LeaseToken) {
 	for i := len(s.uuids) - 1; i >= 0; i-- {
 		if s.uuids[i].Bytes == t {
 			return
@@ -333,7 +334,7 @@ func (s *tokenSet) add(t droverdriver.LeaseToken) {
 
 // appendUUID appends t in PostgreSQL's text form of a uuid,
 // 8-4-4-4-12 lowercase hex digits, as JobFinish reads it from its JSON.
-func appendUUID(b []byte, t droverdriver.LeaseToken) []byte {
+func appendUUID(b []byte, t drovertype.LeaseToken) []byte {
 	const hex = "0123456789abcdef"
 	for i, c := range t {
 		if i == 4 || i == 6 || i == 8 || i == 10 {
@@ -468,14 +469,14 @@ func pruneArgs(p droverdriver.PruneParams) (pp pruneParams, ok bool) {
 }
 
 // scanJob reads the column list shared by JobGet and JobList.
-func scanJob(row pgx.Row) (*droverdriver.JobRow, error) {
-	j := &droverdriver.JobRow{}
+func scanJob(row pgx.Row) (*drovertype.JobRow, error) {
+	j := &drovertype.JobRow{}
 	var state string
 	var timeoutMS int64
 	var owner, key *string
 	var batchID *int64
 	var routing []byte
-	err := row.Scan(&j.ID, &state, &j.Queue, &j.Kind, &j.Priority, &j.Args, &j.Metadata, &j.Tags, &j.Attempt,
+	err := row.Scan(&j.ID, &state, &j.Queue, &j.Kind, &j.Priority, &j.EncodedArgs, &j.Metadata, &j.Tags, &j.Attempt,
 		&j.MaxAttempts, &j.Errors, &j.ErrorCount, &timeoutMS, &j.CreatedAt, &j.RunAt, &j.AttemptedAt, &j.FinalizedAt, &owner,
 		&j.LeaseExpiresAt, &j.CancelRequested, &batchID, &key, &routing)
 	if err != nil {
@@ -490,7 +491,7 @@ func scanJob(row pgx.Row) (*droverdriver.JobRow, error) {
 	if key != nil {
 		j.Key = *key
 	}
-	j.State = droverdriver.State(state)
+	j.State = drovertype.JobState(state)
 	j.Timeout = time.Duration(timeoutMS) * time.Millisecond
 	if owner != nil {
 		j.LeaseOwner = *owner
@@ -498,7 +499,7 @@ func scanJob(row pgx.Row) (*droverdriver.JobRow, error) {
 	return j, nil
 }
 
-func (e *executor) JobGet(ctx context.Context, id int64) (*droverdriver.JobRow, error) {
+func (e *executor) JobGet(ctx context.Context, id int64) (*drovertype.JobRow, error) {
 	j, err := scanJob(jobGet.queryRow(ctx, e.db, e.q, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("job %d: %w", id, droverdriver.ErrNotFound)
@@ -519,7 +520,7 @@ func (e *executor) JobCancel(ctx context.Context, p droverdriver.CancelParams) (
 	ended := rows[:0]
 	var flagged []int64
 	for _, r := range rows {
-		if r.State == droverdriver.StateRunning {
+		if r.State == drovertype.JobStateRunning {
 			flagged = append(flagged, r.ID)
 		} else {
 			ended = append(ended, r)
@@ -583,33 +584,33 @@ func (e *executor) JobRetry(ctx context.Context, ids []int64, now time.Time) ([]
 	return out, nil
 }
 
-func (e *executor) JobCountByState(ctx context.Context, queue string) (map[droverdriver.State]int64, error) {
+func (e *executor) JobCountByState(ctx context.Context, queue string) (map[drovertype.JobState]int64, error) {
 	rows, err := jobCountByState.query(ctx, e.db, e.q, queue)
 	if err != nil {
 		return nil, e.wrap("count jobs", err)
 	}
 	defer rows.Close()
-	counts := map[droverdriver.State]int64{}
+	counts := map[drovertype.JobState]int64{}
 	for rows.Next() {
 		var s string
 		var n int64
 		if err := rows.Scan(&s, &n); err != nil {
 			return nil, e.wrap("count jobs", err)
 		}
-		counts[droverdriver.State(s)] += n
+		counts[drovertype.JobState(s)] += n
 	}
 	return counts, e.wrap("count jobs", rows.Err())
 }
 
-func (e *executor) QueueStats(ctx context.Context, now time.Time) ([]droverdriver.QueueStat, error) {
+func (e *executor) QueueStats(ctx context.Context, now time.Time) ([]drovertype.QueueStats, error) {
 	rows, err := queueStats.query(ctx, e.db, e.q, now)
 	if err != nil {
 		return nil, e.wrap("queue stats", err)
 	}
 	defer rows.Close()
-	var out []droverdriver.QueueStat
+	var out []drovertype.QueueStats
 	for rows.Next() {
-		var q droverdriver.QueueStat
+		var q drovertype.QueueStats
 		if err := rows.Scan(&q.Queue, &q.Available, &q.Scheduled, &q.Retryable, &q.Running, &q.OldestAvailable); err != nil {
 			return nil, e.wrap("queue stats", err)
 		}
@@ -618,15 +619,15 @@ func (e *executor) QueueStats(ctx context.Context, now time.Time) ([]droverdrive
 	return out, e.wrap("queue stats", rows.Err())
 }
 
-func (e *executor) FinishedStats(ctx context.Context, since, until time.Time) ([]droverdriver.FinishedStat, error) {
+func (e *executor) FinishedStats(ctx context.Context, since, until time.Time) ([]drovertype.FinishedStats, error) {
 	rows, err := finishedStats.query(ctx, e.db, e.q, timeRange{since, until})
 	if err != nil {
 		return nil, e.wrap("finished stats", err)
 	}
 	defer rows.Close()
-	var out []droverdriver.FinishedStat
+	var out []drovertype.FinishedStats
 	for rows.Next() {
-		var f droverdriver.FinishedStat
+		var f drovertype.FinishedStats
 		var p50, p95, p99 float64
 		if err := rows.Scan(&f.Queue, &f.Completed, &f.Cancelled, &f.Discarded, &p50, &p95, &p99); err != nil {
 			return nil, e.wrap("finished stats", err)
@@ -640,15 +641,15 @@ func (e *executor) FinishedStats(ctx context.Context, since, until time.Time) ([
 // msDuration converts fractional milliseconds.
 func msDuration(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
 
-func (e *executor) LeaseOwners(ctx context.Context) ([]droverdriver.LeaseOwner, error) {
+func (e *executor) LeaseOwners(ctx context.Context) ([]drovertype.LeaseOwner, error) {
 	rows, err := leaseOwners.query(ctx, e.db, e.q, struct{}{})
 	if err != nil {
 		return nil, e.wrap("lease owners", err)
 	}
 	defer rows.Close()
-	var out []droverdriver.LeaseOwner
+	var out []drovertype.LeaseOwner
 	for rows.Next() {
-		var o droverdriver.LeaseOwner
+		var o drovertype.LeaseOwner
 		var owner *string
 		if err := rows.Scan(&owner, &o.Running, &o.LeaseExpiresAt); err != nil {
 			return nil, e.wrap("lease owners", err)
@@ -692,8 +693,8 @@ func (e *executor) wrap(op string, err error) error {
 
 // JobInsert inserts one job like JobInsertMany and returns it as stored,
 // read back in the same round trip (JobInserted).
-func (e *executor) JobInsert(ctx context.Context, job droverdriver.InsertParams) (*droverdriver.JobRow, error) {
-	var row *droverdriver.JobRow
+func (e *executor) JobInsert(ctx context.Context, job droverdriver.InsertParams) (*drovertype.JobRow, error) {
+	var row *drovertype.JobRow
 	if _, err := e.insert(ctx, []droverdriver.InsertParams{job}, &row); err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverpg"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/pgha"
 	"github.com/droverhq/drover/internal/testdb"
 	"github.com/droverhq/drover/internal/waitfor"
@@ -192,7 +193,7 @@ func TestFollowsFailover(t *testing.T) {
 	mu.Lock()
 	ids := acked
 	mu.Unlock()
-	var counts map[drover.JobState]int64
+	var counts map[drovertype.JobState]int64
 	if !waitfor.Within(2*time.Minute, func() bool {
 		counts, err = client.JobCountByState(ctx, drover.DefaultQueue)
 		if err != nil {
@@ -202,7 +203,7 @@ func TestFollowsFailover(t *testing.T) {
 		if err != nil {
 			return false
 		}
-		left := counts[drover.JobStateAvailable] + counts[drover.JobStateRunning]
+		left := counts[drovertype.JobStateAvailable] + counts[drovertype.JobStateRunning]
 		if !j.State.Finished() {
 			left-- // the long job may still run
 		}
@@ -227,17 +228,17 @@ func TestFollowsFailover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitJob(t, client, probe.ID, "the job inserted after the failover to complete (woken by a notification)", func(j *drover.JobRow) bool {
-		return j.State == drover.JobStateCompleted
+	waitJob(t, client, probe.ID, "the job inserted after the failover to complete (woken by a notification)", func(j *drovertype.JobRow) bool {
+		return j.State == drovertype.JobStateCompleted
 	})
-	waitJob(t, client, long.ID, "the job longer than two leases to complete", func(j *drover.JobRow) bool {
+	waitJob(t, client, long.ID, "the job longer than two leases to complete", func(j *drovertype.JobRow) bool {
 		return j.State.Finished()
 	})
-	if j, err := client.JobGet(ctx, long.ID); err != nil || j.State != drover.JobStateCompleted || j.Attempt != 1 || len(j.Errors) != 0 {
+	if j, err := client.JobGet(ctx, long.ID); err != nil || j.State != drovertype.JobStateCompleted || j.Attempt != 1 || len(j.Errors) != 0 {
 		t.Fatalf("the long job: %+v, %v; want completed in its first attempt (its heartbeats reached the new primary)", j, err)
 	}
-	waitJob(t, client, abandoned.ID, "the abandoned job to be rescued on the new primary", func(j *drover.JobRow) bool {
-		return j.State == drover.JobStateAvailable && len(j.Errors) == 1 && strings.HasPrefix(j.Errors[0].Error, "lease expired")
+	waitJob(t, client, abandoned.ID, "the abandoned job to be rescued on the new primary", func(j *drovertype.JobRow) bool {
+		return j.State == drovertype.JobStateAvailable && len(j.Errors) == 1 && strings.HasPrefix(j.Errors[0].Error, "lease expired")
 	})
 
 	dup, firstClaim := checkJobs(t, client, drover.DefaultQueue, ids, r, f.Killed)
@@ -342,10 +343,10 @@ func TestFailoverKeepsStrictClaims(t *testing.T) {
 	if _, err := set.WaitWritable(ctx, primary); err != nil {
 		t.Fatal(err)
 	}
-	var counts map[drover.JobState]int64
+	var counts map[drovertype.JobState]int64
 	if !waitfor.Within(2*time.Minute, func() bool {
 		counts, err = client.JobCountByState(ctx, "strict")
-		return err == nil && counts[drover.JobStateCompleted] == int64(len(ids))
+		return err == nil && counts[drovertype.JobStateCompleted] == int64(len(ids))
 	}) {
 		t.Fatalf("strict jobs not all completed 2 minutes after the failover: %v (last error %v)", counts, err)
 	}
@@ -354,9 +355,9 @@ func TestFailoverKeepsStrictClaims(t *testing.T) {
 }
 
 // waitJob waits until job id satisfies cond.
-func waitJob(t *testing.T, c *drover.Client[pgx.Tx], id int64, what string, cond func(*drover.JobRow) bool) {
+func waitJob(t *testing.T, c *drover.Client[pgx.Tx], id int64, what string, cond func(*drovertype.JobRow) bool) {
 	t.Helper()
-	var j *drover.JobRow
+	var j *drovertype.JobRow
 	var err error
 	if !waitfor.Within(waitfor.Timeout, func() bool {
 		j, err = c.JobGet(context.Background(), id)
@@ -374,7 +375,7 @@ func waitJob(t *testing.T, c *drover.Client[pgx.Tx], id int64, what string, cond
 func checkJobs(t *testing.T, c *drover.Client[pgx.Tx], queue string, ids []int64, r *runs, killed time.Time) (int, time.Duration) {
 	t.Helper()
 	ctx := context.Background()
-	stored := map[int64]*drover.JobRow{}
+	stored := map[int64]*drovertype.JobRow{}
 	for after := int64(0); ; {
 		page, err := c.JobList(ctx, drover.JobListParams{Queue: queue, After: after, Limit: 10_000})
 		if err != nil {
@@ -400,7 +401,7 @@ func checkJobs(t *testing.T, c *drover.Client[pgx.Tx], queue string, ids []int64
 	dup, unexplained := 0, 0
 	firstClaim := time.Duration(-1)
 	for _, j := range stored {
-		if j.State != drover.JobStateCompleted {
+		if j.State != drovertype.JobStateCompleted {
 			t.Errorf("job %d is %s, want completed", j.ID, j.State)
 		}
 		expired := 0

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // The statements the engine composes to finish attempts
@@ -118,7 +119,7 @@ func readCompleted(rows pgx.Rows, n int) (droverdriver.FinishResult, error) {
 		if err := rows.Scan(&flow, &queue, &key, &ids); err != nil {
 			return droverdriver.FinishResult{}, err
 		}
-		r := droverdriver.FinishedRow{State: droverdriver.StateCompleted, Flow: int(flow), Queue: queue}
+		r := droverdriver.FinishedRow{State: drovertype.JobStateCompleted, Flow: int(flow), Queue: queue}
 		if key != nil {
 			r.Key = *key
 		}
@@ -133,15 +134,18 @@ func readCompleted(rows pgx.Rows, n int) (droverdriver.FinishResult, error) {
 	return droverdriver.FinishResult{All: len(applied) == n, Applied: applied}, nil
 }
 
-// storedState returns the State spelled b without allocating for the
+// jobStates are the states storedState interns.
+var jobStates = drovertype.JobStates()
+
+// storedState returns the JobState spelled b without allocating for the
 // states a finish leaves.
-func storedState(b []byte) droverdriver.State {
-	for _, s := range droverdriver.States {
+func storedState(b []byte) drovertype.JobState {
+	for _, s := range jobStates {
 		if string(s) == string(b) {
 			return s
 		}
 	}
-	return droverdriver.State(b)
+	return drovertype.JobState(b)
 }
 
 // JobFlowSettle sends NoJIT, JobFlowLock and JobFlowSettle in one

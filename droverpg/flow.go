@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // Workflows and batches: the statements are the "flow" section of
@@ -17,9 +18,9 @@ import (
 
 // JobFlowParents runs JobFlowMarkParents and JobFlowEndedParents in one
 // round trip.
-func (e *executor) JobFlowParents(ctx context.Context, ids []int64) (map[int64]bool, map[int64]droverdriver.State, error) {
+func (e *executor) JobFlowParents(ctx context.Context, ids []int64) (map[int64]bool, map[int64]drovertype.JobState, error) {
 	live := map[int64]bool{}
-	ended := map[int64]droverdriver.State{}
+	ended := map[int64]drovertype.JobState{}
 	b := &pgx.Batch{}
 	jobFlowMarkParents.queue(b, e.q, ids)
 	jobFlowEndedParents.queue(b, e.q, ids)
@@ -39,7 +40,7 @@ func (e *executor) JobFlowParents(ctx context.Context, ids []int64) (map[int64]b
 	}
 	if err == nil {
 		_, err = pgx.ForEachRow(rows, []any{&id, &state}, func() error {
-			ended[id] = droverdriver.State(state)
+			ended[id] = drovertype.JobState(state)
 			return nil
 		})
 	}
@@ -93,7 +94,7 @@ func (e *executor) insertFlow(ctx context.Context, p droverdriver.FlowInsertPara
 		batchID = &res.BatchID
 	}
 	if p.Batch && p.Callback != nil {
-		ids, err := e.insertFlowRows(ctx, []droverdriver.InsertParams{*p.Callback}, []droverdriver.State{droverdriver.StatePending},
+		ids, err := e.insertFlowRows(ctx, []droverdriver.InsertParams{*p.Callback}, []drovertype.JobState{drovertype.JobStatePending},
 			[]int{1}, []int{0}, batchID, wake)
 		if err != nil {
 			return res, err
@@ -130,7 +131,7 @@ func (e *executor) insertFlow(ctx context.Context, p droverdriver.FlowInsertPara
 
 // insertFlowRows inserts jobs with their flow columns, in chunks like
 // JobInsertMany, and adds the queues of the ones available now to wake.
-func (e *executor) insertFlowRows(ctx context.Context, jobs []droverdriver.InsertParams, states []droverdriver.State,
+func (e *executor) insertFlowRows(ctx context.Context, jobs []droverdriver.InsertParams, states []drovertype.JobState,
 	waitingOn, flow []int, batchID *int64, wake wakeSet) ([]int64, error) {
 	now := time.Now()
 	ids := make([]int64, 0, len(jobs))
@@ -154,7 +155,7 @@ func (e *executor) insertFlowRows(ctx context.Context, jobs []droverdriver.Inser
 			}
 			// A keyed job may be stored blocked instead; waking its queue
 			// for nothing costs one empty claim.
-			if states[start+i] == droverdriver.StateAvailable && j.Due(now) {
+			if states[start+i] == drovertype.JobStateAvailable && j.Due(now) {
 				wakeFor(wake, j)
 			}
 		}
@@ -172,14 +173,14 @@ func (e *executor) insertFlowRows(ctx context.Context, jobs []droverdriver.Inser
 }
 
 // scanBatch reads the columns of BatchGet and BatchList.
-func scanBatch(row pgx.Row) (*droverdriver.BatchRow, error) {
-	b := &droverdriver.BatchRow{}
+func scanBatch(row pgx.Row) (*drovertype.Batch, error) {
+	b := &drovertype.Batch{}
 	err := row.Scan(&b.ID, &b.Total, &b.Completed, &b.Cancelled, &b.Discarded,
-		&b.Running, &b.Retrying, &b.CallbackJobID, &b.CreatedAt, &b.FinishedAt)
+		&b.Running, &b.Failed, &b.CallbackJobID, &b.CreatedAt, &b.FinishedAt)
 	return b, err
 }
 
-func (e *executor) BatchGet(ctx context.Context, id int64) (*droverdriver.BatchRow, error) {
+func (e *executor) BatchGet(ctx context.Context, id int64) (*drovertype.Batch, error) {
 	b, err := scanBatch(batchGet.queryRow(ctx, e.db, e.q, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("batch %d: %w", id, droverdriver.ErrNotFound)
@@ -190,7 +191,7 @@ func (e *executor) BatchGet(ctx context.Context, id int64) (*droverdriver.BatchR
 	return b, nil
 }
 
-func (e *executor) BatchList(ctx context.Context, p droverdriver.BatchListParams) ([]*droverdriver.BatchRow, error) {
+func (e *executor) BatchList(ctx context.Context, p droverdriver.BatchListParams) ([]*drovertype.Batch, error) {
 	before := p.BeforeID
 	if before <= 0 {
 		before = math.MaxInt64
@@ -200,7 +201,7 @@ func (e *executor) BatchList(ctx context.Context, p droverdriver.BatchListParams
 		return nil, e.wrap("list batches", err)
 	}
 	defer rows.Close()
-	var out []*droverdriver.BatchRow
+	var out []*drovertype.Batch
 	for rows.Next() {
 		b, err := scanBatch(rows)
 		if err != nil {
@@ -228,15 +229,15 @@ func (e *executor) JobDeps(ctx context.Context, ids []int64) ([]droverdriver.Dep
 	return out, e.wrap("read workflow edges", rows.Err())
 }
 
-func (e *executor) BatchResults(ctx context.Context, p droverdriver.BatchResultsParams) ([]droverdriver.ResultRow, error) {
+func (e *executor) BatchResults(ctx context.Context, p droverdriver.BatchResultsParams) ([]drovertype.JobResult, error) {
 	return e.results(ctx, "batch results", batchResults.bind(batchResultsParams{p.BatchID, p.AfterID, p.Limit}))
 }
 
-func (e *executor) JobResults(ctx context.Context, ids []int64) ([]droverdriver.ResultRow, error) {
+func (e *executor) JobResults(ctx context.Context, ids []int64) ([]drovertype.JobResult, error) {
 	return e.results(ctx, "job results", jobResults.bind(ids))
 }
 
-func (e *executor) JobParentResults(ctx context.Context, childID int64) ([]droverdriver.ResultRow, error) {
+func (e *executor) JobParentResults(ctx context.Context, childID int64) ([]drovertype.JobResult, error) {
 	return e.results(ctx, "parent results", jobParentResults.bind(childID))
 }
 
@@ -249,7 +250,7 @@ func (e *executor) JobsParentResults(ctx context.Context, childIDs []int64) ([]d
 	var r droverdriver.ParentResultRow
 	var state string
 	_, err = pgx.ForEachRow(rows, []any{&r.ChildID, &r.ID, &state, &r.Kind, &r.Result}, func() error {
-		r.State = droverdriver.State(state)
+		r.State = drovertype.JobState(state)
 		out = append(out, r)
 		r.Result = nil
 		return nil
@@ -261,16 +262,16 @@ func (e *executor) JobsParentResults(ctx context.Context, childIDs []int64) ([]d
 }
 
 // results runs a statement returning (id, state, kind, result) rows.
-func (e *executor) results(ctx context.Context, op string, s bound) ([]droverdriver.ResultRow, error) {
+func (e *executor) results(ctx context.Context, op string, s bound) ([]drovertype.JobResult, error) {
 	rows, err := s.query(ctx, e.db, e.q)
 	if err != nil {
 		return nil, e.wrap(op, err)
 	}
-	var out []droverdriver.ResultRow
-	var r droverdriver.ResultRow
+	var out []drovertype.JobResult
+	var r drovertype.JobResult
 	var state string
 	_, err = pgx.ForEachRow(rows, []any{&r.ID, &state, &r.Kind, &r.Result}, func() error {
-		r.State = droverdriver.State(state)
+		r.State = drovertype.JobState(state)
 		out = append(out, r)
 		r.Result = nil
 		return nil

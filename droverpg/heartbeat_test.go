@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // TestHeartbeatNeverWaitsForRowLocks holds a row lock on a running job, as a
@@ -30,7 +31,7 @@ func TestHeartbeatNeverWaitsForRowLocks(t *testing.T) {
 	}
 	locked, free := rows[0], rows[1]
 	hb := droverdriver.HeartbeatParams{IDs: []int64{locked.ID, free.ID}, Attempts: []int{1, 1},
-		Tokens: []droverdriver.LeaseToken{locked.LeaseToken, free.LeaseToken}, Lease: time.Hour}
+		Tokens: []drovertype.LeaseToken{locked.LeaseToken, free.LeaseToken}, Lease: time.Hour}
 
 	table := pgx.Identifier{d.Schema(), "jobs"}.Sanitize()
 	leaseOf := func(id int64) time.Time {

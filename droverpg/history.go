@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // The stored history of queue figures and subscription lag (migration
@@ -54,7 +55,7 @@ func (e *executor) StatsRecord(ctx context.Context, p droverdriver.StatsRecordPa
 	return int(tag.RowsAffected()), nil
 }
 
-func (e *executor) TopicLagRecord(ctx context.Context, at time.Time, lags []droverdriver.SubscriptionLag) error {
+func (e *executor) TopicLagRecord(ctx context.Context, at time.Time, lags []drovertype.SubscriptionLag) error {
 	p := lagRecordParams{At: at}
 	for _, l := range lags {
 		p.Topics, p.Subs = append(p.Topics, l.Topic), append(p.Subs, l.Subscription)
@@ -71,35 +72,35 @@ func (e *executor) StatsRollup(ctx context.Context, p droverdriver.StatsRollupPa
 	return n, e.wrap("roll up the history", err)
 }
 
-func (e *executor) StatsHistory(ctx context.Context, p droverdriver.StatsHistoryParams) ([]droverdriver.StatSample, error) {
+func (e *executor) StatsHistory(ctx context.Context, p droverdriver.StatsHistoryParams) ([]drovertype.StatSample, error) {
 	rows, err := statsHistory.query(ctx, e.db, e.q, historyParams{p.From, p.To, p.Bucket.Seconds(), p.Queue, p.Kind})
 	if err != nil {
 		return nil, e.wrap("read the history", err)
 	}
 	defer rows.Close()
-	var out []droverdriver.StatSample
+	var out []drovertype.StatSample
 	for rows.Next() {
-		var s droverdriver.StatSample
+		var s drovertype.StatSample
 		var ms [6]float64
 		if err := rows.Scan(&s.At, &s.Queue, &s.Kind, &s.Pending, &s.Blocked, &s.Available, &s.Scheduled, &s.Retryable, &s.Running,
 			&s.Completed, &s.Cancelled, &s.Discarded, &ms[0], &ms[1], &ms[2], &ms[3], &ms[4], &ms[5]); err != nil {
 			return nil, e.wrap("read the history", err)
 		}
-		s.SetDurations(ms)
+		droverdriver.SetDurations(&s, ms)
 		out = append(out, s)
 	}
 	return out, e.wrap("read the history", rows.Err())
 }
 
-func (e *executor) TopicLagHistory(ctx context.Context, p droverdriver.TopicLagHistoryParams) ([]droverdriver.TopicLagSample, error) {
+func (e *executor) TopicLagHistory(ctx context.Context, p droverdriver.TopicLagHistoryParams) ([]drovertype.TopicLagSample, error) {
 	rows, err := topicLagHistory.query(ctx, e.db, e.q, lagHistoryParams{p.From, p.To, p.Bucket.Seconds(), p.Topic})
 	if err != nil {
 		return nil, e.wrap("read the lag history", err)
 	}
 	defer rows.Close()
-	var out []droverdriver.TopicLagSample
+	var out []drovertype.TopicLagSample
 	for rows.Next() {
-		var s droverdriver.TopicLagSample
+		var s drovertype.TopicLagSample
 		var ms float64
 		if err := rows.Scan(&s.At, &s.Topic, &s.Subscription, &s.Lag, &ms, &s.Dropped); err != nil {
 			return nil, e.wrap("read the lag history", err)

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // claimLimited claims for a queue with cluster-wide limits, in one
@@ -19,8 +20,8 @@ import (
 // QueueLimitSpend then takes a token per job claimed. Three or four round
 // trips, once per claim of up to ClaimMax jobs; queues without limits take
 // none of them. cp are the claim's parameters but for the room.
-func (e *executor) claimLimited(ctx context.Context, p droverdriver.ClaimParams, token droverdriver.LeaseToken, cp claimParams) ([]*droverdriver.JobRow, error) {
-	var jobs []*droverdriver.JobRow
+func (e *executor) claimLimited(ctx context.Context, p droverdriver.ClaimParams, token drovertype.LeaseToken, cp claimParams) ([]*drovertype.JobRow, error) {
+	var jobs []*drovertype.JobRow
 	err := pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
 		b := &pgx.Batch{}
 		queueLimitTake.queue(b, e.q, p.Queue)
@@ -62,8 +63,8 @@ func (e *executor) claimLimited(ctx context.Context, p droverdriver.ClaimParams,
 }
 
 // scanSettings reads a row of the QueueSettings statements.
-func scanSettings(row pgx.Row) (*droverdriver.QueueSettings, error) {
-	s := &droverdriver.QueueSettings{}
+func scanSettings(row pgx.Row) (*drovertype.QueueSettings, error) {
+	s := &drovertype.QueueSettings{}
 	var periodMS int64
 	if err := row.Scan(&s.Queue, &s.Paused, &s.Limit.MaxRunning, &s.Limit.Rate, &periodMS, &s.Strict, &s.UpdatedAt, &s.PausedKinds); err != nil {
 		return nil, err
@@ -75,7 +76,7 @@ func scanSettings(row pgx.Row) (*droverdriver.QueueSettings, error) {
 	return s, nil
 }
 
-func (e *executor) QueueSettingsGet(ctx context.Context, queue string) (*droverdriver.QueueSettings, error) {
+func (e *executor) QueueSettingsGet(ctx context.Context, queue string) (*drovertype.QueueSettings, error) {
 	s, err := scanSettings(queueSettingsGet.queryRow(ctx, e.db, e.q, queue))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
@@ -89,13 +90,13 @@ func (e *executor) QueueKnown(ctx context.Context, queue string) (bool, error) {
 	return known, e.wrap("look up queue", err)
 }
 
-func (e *executor) QueueSettingsList(ctx context.Context) ([]*droverdriver.QueueSettings, error) {
+func (e *executor) QueueSettingsList(ctx context.Context) ([]*drovertype.QueueSettings, error) {
 	rows, err := queueSettingsList.query(ctx, e.db, e.q, struct{}{})
 	if err != nil {
 		return nil, e.wrap("list queue settings", err)
 	}
 	defer rows.Close()
-	out := []*droverdriver.QueueSettings{}
+	out := []*drovertype.QueueSettings{}
 	for rows.Next() {
 		s, err := scanSettings(rows)
 		if err != nil {
@@ -110,12 +111,12 @@ func (e *executor) QueueSettingsList(ctx context.Context) ([]*droverdriver.Queue
 // notice is delivered at commit, when the new row is what every claim
 // reads. Settings change rarely, so the notification's commit lock
 // (waker.go) costs nothing here.
-func (e *executor) QueueSettingsSet(ctx context.Context, p droverdriver.QueueSettingsSetParams) (*droverdriver.QueueSettings, error) {
-	var l droverdriver.QueueLimit
+func (e *executor) QueueSettingsSet(ctx context.Context, p droverdriver.QueueSettingsSetParams) (*drovertype.QueueSettings, error) {
+	var l drovertype.QueueLimit
 	if p.Limit != nil {
 		l = *p.Limit
 	}
-	var out *droverdriver.QueueSettings
+	var out *drovertype.QueueSettings
 	err := pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
 		var err error
 		out, err = scanSettings(queueSettingsSet.queryRow(ctx, tx, e.q, settingsSetParams{

@@ -2,7 +2,6 @@ package droverpg_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -11,13 +10,14 @@ import (
 
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/droverpg"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/testdb"
 )
 
 // TestMigration009CapsErrorsAndScopesUniqueKeys stores, under migration
 // 008, a waiting job with 30 errors, a finished one with 3, and a unique
 // job, applies migration 009 and checks that the long history is cut to
-// the last droverdriver.ErrorsKept with every error counted, the short one kept
+// the last drovertype.ErrorsKept with every error counted, the short one kept
 // whole, and the unique key held under its job's kind.
 func TestMigration009CapsErrorsAndScopesUniqueKeys(t *testing.T) {
 	ctx := context.Background()
@@ -48,20 +48,17 @@ func TestMigration009CapsErrorsAndScopesUniqueKeys(t *testing.T) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	applyUpTo(t, d, len(d.Migrations()))
+	applyUpTo(t, d, droverdriver.LatestVersion(d))
 
 	for _, c := range []struct {
 		id          int64
 		count, kept int
-	}{{1, 30, droverdriver.ErrorsKept}, {2, 3, 3}} {
+	}{{1, 30, drovertype.ErrorsKept}, {2, 3, 3}} {
 		j, err := d.Executor().JobGet(ctx, c.id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got []struct{ Attempt int }
-		if err := json.Unmarshal(j.Errors, &got); err != nil {
-			t.Fatal(err)
-		}
+		got := j.Errors
 		if j.ErrorCount != c.count || len(got) != c.kept || got[len(got)-1].Attempt != c.count || got[0].Attempt != c.count-c.kept+1 {
 			t.Fatalf("job %d: %d errors counted, kept attempts %v; want %d counted and the last %d kept", c.id, j.ErrorCount, got, c.count, c.kept)
 		}

@@ -32,7 +32,7 @@ func TestMigration010MarksKeyedJobs(t *testing.T) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	applyUpTo(t, d, len(d.Migrations()))
+	applyUpTo(t, d, droverdriver.LatestVersion(d))
 	for id, want := range map[int64]int{1: droverdriver.FlowUnique | droverdriver.FlowKeyed, 2: droverdriver.FlowHasDependants} {
 		var flow int
 		if err := d.Pool().QueryRow(ctx, `SELECT flow FROM `+jobs+` WHERE id = $1`, id).Scan(&flow); err != nil || flow != want {

@@ -40,7 +40,7 @@ func TestMigrationKeepsUniqueKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Migration 004 moves the key; the later ones must keep it where it is.
-	applyUpTo(t, d, len(d.Migrations()))
+	applyUpTo(t, d, droverdriver.LatestVersion(d))
 	dup := droverdriver.InsertParams{Queue: "default", Kind: "noop", Args: []byte(`{}`), MaxAttempts: 3, UniqueKey: key}
 	if ids, err := d.Executor().JobInsertMany(ctx, []droverdriver.InsertParams{dup}); err != nil || ids[0] != 0 {
 		t.Fatalf("insert of a key held before the migration: %v, %v; want skipped", ids, err)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverpg"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/testdb"
 	"github.com/droverhq/drover/internal/waitfor"
 )
@@ -94,13 +95,13 @@ func TestThroughPgBouncerTransactionPooling(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = c.Stop(context.Background()) })
 	}
-	var counts map[drover.JobState]int64
+	var counts map[drovertype.JobState]int64
 	if !waitfor.Within(60*time.Second, func() bool {
 		var err error
 		if counts, err = a.JobCountByState(ctx, ""); err != nil {
 			t.Fatal(err)
 		}
-		return counts[drover.JobStateCompleted] == jobs
+		return counts[drovertype.JobStateCompleted] == jobs
 	}) {
 		t.Fatalf("jobs not completed through PgBouncer: %v", counts)
 	}

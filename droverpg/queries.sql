@@ -263,6 +263,17 @@ JOIN first ON first.kind = f.kind AND first.queue = f.queue AND first.unique_key
 -- (wakeMsg in listener.go).
 SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS payload;
 
+-- name: QueuesDue
+-- $1 queues, $2 now (NULL: the store's clock, as the claims read it).
+-- Which of a client's queues have a job due (droverdriver.QueuesDueExecutor):
+-- a client's poll is this one statement whatever the number of its queues,
+-- each queue an EXISTS on the claim index of plain jobs or of routed ones.
+SELECT q FROM unnest($1::text[]) AS q
+WHERE EXISTS (SELECT 1 FROM {schema}jobs j WHERE j.state = 'available' AND j.queue = q AND j.route IS NULL
+                AND j.run_at <= coalesce($2::timestamptz, now()))
+   OR EXISTS (SELECT 1 FROM {schema}jobs j WHERE j.state = 'available' AND j.queue = q AND j.route IS NOT NULL
+                AND j.run_at <= coalesce($2::timestamptz, now()));
+
 -- name: JobClaim
 -- The update finds the picked rows by their ctid, which the row locks keep
 -- in place until commit: a TID scan instead of a primary-key lookup per row
@@ -1946,14 +1957,15 @@ SELECT r.ord - 1, m.id, m.xid, m.lane, m.key, m.payload, m.metadata, m.created_a
 ORDER BY r.ord, m.xid, m.id;
 
 -- name: TopicTail
--- $1 topic, $2 lanes, $3 limit per lane: the newest sequenced messages of
--- each lane, each lane one backward range of the read index.
+-- $1 topic, $2 xids and $3 ids of positions, one per lane (lane i the
+-- i-th), $4 limit per lane: the newest sequenced messages of each lane
+-- before its position, each lane one backward range of the read index.
 SELECT 0, m.id, m.xid, m.lane, m.key, m.payload, m.metadata, m.created_at
-FROM generate_series(0, $2 - 1) AS l(lane)
+FROM unnest($2::bigint[], $3::bigint[]) WITH ORDINALITY AS b(bx, bi, ord)
 CROSS JOIN LATERAL (
     SELECT * FROM {schema}topic_messages AS t
-    WHERE t.topic = $1 AND t.lane = l.lane AND t.xid > 0
-    ORDER BY t.xid DESC, t.id DESC LIMIT $3) AS m
+    WHERE t.topic = $1 AND t.lane = b.ord - 1 AND t.xid > 0 AND (t.xid, t.id) < (b.bx, b.bi)
+    ORDER BY t.xid DESC, t.id DESC LIMIT $4) AS m
 ORDER BY m.lane, m.xid, m.id;
 
 -- name: TopicReadBudget
@@ -2044,6 +2056,43 @@ FROM {schema}topic_lanes AS l WHERE l.topic = $1 AND l.subscription = $2 ORDER B
 UPDATE {schema}topic_lanes SET lease_owner = NULL, lease_token = NULL, lease_expires_at = now()
 WHERE topic = $1 AND subscription = $2 AND lane = $3 AND lease_owner IS NOT NULL AND lease_expires_at >= now()
 RETURNING 1;
+
+-- name: TopicRewind
+-- $1 topic, $2 subscription, $3 since (NULL: the earliest message kept).
+-- Each lane moves back to just before its first sequenced message
+-- published at or after $3 (one index range of the lane in position
+-- order, up to that message; none for the earliest, whose test of $3 is
+-- a one-time filter), or to (0, 0), unless it stands there or
+-- before already. Every lease ends and every token goes, so that the ack of
+-- a batch out now is refused; a lane moved back counts no delivery, a live
+-- lease of a lane not moved takes back the one it counted (TopicRelease).
+-- The lanes are locked first (old), so that their old cursors and tokens
+-- are those the update replaces. Returns each lane with its old and new
+-- cursor and whether a batch was out.
+WITH old AS MATERIALIZED (
+    SELECT l.lane, l.cursor_xid, l.cursor_id, l.lease_token IS NOT NULL AS out
+    FROM {schema}topic_lanes AS l WHERE l.topic = $1 AND l.subscription = $2
+    FOR UPDATE),
+target AS (
+    SELECT old.*,
+        CASE WHEN $3::timestamptz IS NULL THEN 0 ELSE f.xid END AS tx,
+        CASE WHEN $3::timestamptz IS NULL THEN 0 ELSE f.id - 1 END AS ti
+    FROM old LEFT JOIN LATERAL (
+        SELECT m.xid, m.id FROM {schema}topic_messages AS m
+        WHERE $3::timestamptz IS NOT NULL AND m.topic = $1 AND m.lane = old.lane AND m.xid > 0 AND m.created_at >= $3::timestamptz
+        ORDER BY m.xid, m.id LIMIT 1) AS f ON true)
+UPDATE {schema}topic_lanes AS l
+SET cursor_xid = CASE WHEN (t.tx, t.ti) < (l.cursor_xid, l.cursor_id) THEN t.tx ELSE l.cursor_xid END,
+    cursor_id = CASE WHEN (t.tx, t.ti) < (l.cursor_xid, l.cursor_id) THEN t.ti ELSE l.cursor_id END,
+    attempt = CASE
+        WHEN (t.tx, t.ti) < (l.cursor_xid, l.cursor_id) THEN 0
+        WHEN l.lease_owner IS NOT NULL AND l.lease_expires_at >= now() THEN greatest(l.attempt - 1, 0)
+        ELSE l.attempt END,
+    lease_expires_at = CASE WHEN l.lease_owner IS NOT NULL AND l.lease_expires_at >= now() THEN now() ELSE l.lease_expires_at END,
+    lease_owner = NULL, lease_token = NULL
+FROM target AS t
+WHERE l.topic = $1 AND l.subscription = $2 AND l.lane = t.lane
+RETURNING l.lane, t.cursor_xid, t.cursor_id, l.cursor_xid, l.cursor_id, t.out;
 
 -- name: SubscriptionGet
 -- $1 topic, $2 name. No row: no such topic; a NULL name: no such

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/testdb"
 )
 
@@ -83,7 +84,7 @@ func TestSurvivesTerminatedBackends(t *testing.T) {
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		counts, err := client.JobCountByState(ctx, "")
-		if err == nil && counts[drover.JobStateCompleted] == jobs {
+		if err == nil && counts[drovertype.JobStateCompleted] == jobs {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -111,7 +112,7 @@ func TestSurvivesTerminatedBackends(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if counts[drover.JobStateAvailable]+counts[drover.JobStateRunning]+counts[drover.JobStateDiscarded] != 0 {
+	if counts[drovertype.JobStateAvailable]+counts[drovertype.JobStateRunning]+counts[drovertype.JobStateDiscarded] != 0 {
 		t.Fatalf("jobs left behind or discarded: %v", counts)
 	}
 	t.Logf("%d jobs completed through %d rounds of terminated backends", jobs, kills)

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/testdb"
 	"github.com/droverhq/drover/internal/waitfor"
 )
@@ -39,7 +40,7 @@ func TestSurvivesServerRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if counts[drover.JobStateAvailable]+counts[drover.JobStateRunning]+counts[drover.JobStateDiscarded] != 0 {
+	if counts[drovertype.JobStateAvailable]+counts[drovertype.JobStateRunning]+counts[drovertype.JobStateDiscarded] != 0 {
 		t.Fatalf("jobs left behind or discarded after the restart: %v", counts)
 	}
 }
@@ -48,11 +49,11 @@ func TestSurvivesServerRestart(t *testing.T) {
 // errors of an outage.
 func waitCompleted(t *testing.T, c *drover.Client[pgx.Tx], n int64) {
 	t.Helper()
-	var counts map[drover.JobState]int64
+	var counts map[drovertype.JobState]int64
 	var err error
 	if !waitfor.Within(60*time.Second, func() bool {
 		counts, err = c.JobCountByState(context.Background(), "")
-		return err == nil && counts[drover.JobStateCompleted] >= n
+		return err == nil && counts[drovertype.JobStateCompleted] >= n
 	}) {
 		t.Fatalf("fewer than %d jobs completed after 60s: %v (last error %v)", n, counts, err)
 	}

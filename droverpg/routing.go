@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // Routing and the worker registry (droverdriver/routing.go): the claims
@@ -40,14 +41,14 @@ func routedParams(p droverdriver.ClaimParams, cp claimParams) claimRoutedParams 
 	return rp
 }
 
-func (e *executor) WorkerSeen(ctx context.Context, workers []droverdriver.WorkerRecord) error {
+func (e *executor) WorkerSeen(ctx context.Context, workers []drovertype.WorkerRecord) error {
 	if len(workers) == 0 {
 		return nil
 	}
 	p := workerSeenParams{}
 	for i := range workers {
 		w := &workers[i]
-		labels, queues := w.JSONColumns()
+		labels, queues := droverdriver.WorkerColumns(w)
 		p.Names = append(p.Names, w.Name)
 		p.Types = append(p.Types, w.Type)
 		p.Labels = append(p.Labels, labels)
@@ -56,7 +57,7 @@ func (e *executor) WorkerSeen(ctx context.Context, workers []droverdriver.Worker
 		p.Sources = append(p.Sources, w.Source)
 		p.Plains = append(p.Plains, w.Plain)
 		var kinds *string
-		if k := w.KindsJSON(); k != "" {
+		if k := droverdriver.KindsJSON(w); k != "" {
 			kinds = &k
 		}
 		p.Kinds = append(p.Kinds, kinds)
@@ -70,15 +71,15 @@ func (e *executor) WorkerGone(ctx context.Context, name, owner string) error {
 	return e.wrap("unregister worker", err)
 }
 
-func (e *executor) WorkerList(ctx context.Context) ([]droverdriver.WorkerRecord, error) {
+func (e *executor) WorkerList(ctx context.Context) ([]drovertype.WorkerRecord, error) {
 	rows, err := workerList.query(ctx, e.db, e.q, struct{}{})
 	if err != nil {
 		return nil, e.wrap("list workers", err)
 	}
 	defer rows.Close()
-	out := []droverdriver.WorkerRecord{}
+	out := []drovertype.WorkerRecord{}
 	for rows.Next() {
-		var w droverdriver.WorkerRecord
+		var w drovertype.WorkerRecord
 		if err := rows.Scan(&w.Name, &w.Plain, &w.Type, &w.Labels, &w.Queues, &w.Owner, &w.Source, &w.StartedAt, &w.LastSeen, &w.Kinds); err != nil {
 			return nil, e.wrap("list workers", err)
 		}
@@ -161,7 +162,7 @@ func (e *executor) JobRouteAbsent(ctx context.Context, p droverdriver.RouteAbsen
 	var failed []droverdriver.FinishedRow
 	var woken []string
 	for _, r := range res.Applied {
-		if r.State == droverdriver.StateAvailable {
+		if r.State == drovertype.JobStateAvailable {
 			woken = append(woken, r.Queue)
 		} else {
 			failed = append(failed, r)
@@ -181,7 +182,7 @@ func (e *executor) JobRouteAbsent(ctx context.Context, p droverdriver.RouteAbsen
 // transaction (or in the caller's). The lock is held while the claim is
 // planned, runs and commits, and no longer: every claim of the queue waits
 // for it, so that time is the queue's throughput.
-func (e *executor) claimStrict(ctx context.Context, p droverdriver.ClaimParams, token droverdriver.LeaseToken, cp claimParams) ([]*droverdriver.JobRow, error) {
+func (e *executor) claimStrict(ctx context.Context, p droverdriver.ClaimParams, token drovertype.LeaseToken, cp claimParams) ([]*drovertype.JobRow, error) {
 	b := &pgx.Batch{}
 	strictClaimSettings.queue(b, e.q, struct{}{})
 	queueLimitTake.queue(b, e.q, p.Queue)
@@ -204,8 +205,8 @@ func (e *executor) claimStrict(ctx context.Context, p droverdriver.ClaimParams, 
 	return jobs, br.Close()
 }
 
-func (e *executor) QueueHead(ctx context.Context, queue string) (droverdriver.QueueHead, error) {
-	var h droverdriver.QueueHead
+func (e *executor) QueueHead(ctx context.Context, queue string) (drovertype.QueueHead, error) {
+	var h drovertype.QueueHead
 	err := queueHead.queryRow(ctx, e.db, e.q, queue).Scan(&h.ID, &h.Returned, &h.Running)
 	return h, e.wrap("read the head of queue "+queue, err)
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // search turns a filter into the parameters of the search statements
@@ -32,7 +33,7 @@ func search(p *droverdriver.ListParams) searchParams {
 }
 
 // stateStrings are states as PostgreSQL's text[] takes them: never nil.
-func stateStrings(states []droverdriver.State) []string {
+func stateStrings(states []drovertype.JobState) []string {
 	out := make([]string, len(states))
 	for i, s := range states {
 		out[i] = string(s)
@@ -47,7 +48,7 @@ func timeOrNil(t time.Time) *time.Time {
 	return &t
 }
 
-func (e *executor) JobList(ctx context.Context, p droverdriver.ListParams) ([]*droverdriver.JobRow, error) {
+func (e *executor) JobList(ctx context.Context, p droverdriver.ListParams) ([]*drovertype.JobRow, error) {
 	st := jobList
 	if p.Desc {
 		st = jobListDesc
@@ -57,7 +58,7 @@ func (e *executor) JobList(ctx context.Context, p droverdriver.ListParams) ([]*d
 		return nil, e.wrap("list jobs", err)
 	}
 	defer rows.Close()
-	var jobs []*droverdriver.JobRow
+	var jobs []*drovertype.JobRow
 	for rows.Next() {
 		j, err := scanJob(rows)
 		if err != nil {
@@ -74,7 +75,7 @@ func idNext(p *droverdriver.ListParams) idNextParams {
 	ip := idNextParams{Lo: lo, Hi: hi, Queue: p.Queue, Kind: p.Kind, Now: p.Now,
 		Narrow: len(p.States) > 0 || p.Queue != "" || p.Kind != ""}
 	ip.Waiting, ip.Finished = p.Parts()
-	var others []droverdriver.State
+	var others []drovertype.JobState
 	ip.Due, ip.Scheduled, ip.Retried, others = p.WaitingStates()
 	fin, _ := p.FinishedStates()
 	ip.Others, ip.FinishedStates = stateStrings(others), stateStrings(fin)
@@ -144,7 +145,7 @@ func (e *executor) JobMatchCountByState(ctx context.Context, p droverdriver.Matc
 		if err := rows.Scan(&finished, &state, &matched, &examined); err != nil {
 			return out, e.wrap("count matching jobs by state", err)
 		}
-		out.Add(finished, droverdriver.State(state), matched, examined)
+		out.Add(finished, drovertype.JobState(state), matched, examined)
 	}
 	return out, e.wrap("count matching jobs by state", rows.Err())
 }

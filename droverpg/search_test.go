@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/jsonmatch"
 	"github.com/droverhq/drover/internal/testdb"
 )
@@ -104,11 +105,11 @@ func TestSearchPlan(t *testing.T) {
 	// OFFSET, a scan or a sort would have to pass.
 	const width = 65_536
 	filter := droverdriver.ListParams{
-		States: []droverdriver.State{droverdriver.StateDiscarded, droverdriver.StateCompleted, droverdriver.StateRunning},
+		States: []drovertype.JobState{drovertype.JobStateDiscarded, drovertype.JobStateCompleted, drovertype.JobStateRunning},
 		Queue:  "q2", Kind: "k3", Tags: []string{"vip"},
 		Args: []byte(`{"user":42}`), Metadata: []byte(`{"tenant":"t1"}`),
-		Created:  droverdriver.TimeRange{From: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC), To: time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)},
-		Finished: droverdriver.TimeRange{From: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)},
+		Created:  drovertype.TimeRange{From: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC), To: time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)},
+		Finished: drovertype.TimeRange{From: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)},
 		AfterID:  100_000, UntilID: 100_000 - width + 1, Desc: true, Limit: 50,
 	}
 	for _, tc := range []struct {
@@ -117,7 +118,7 @@ func TestSearchPlan(t *testing.T) {
 	}{
 		{"JobListDesc, every filter", jobListDesc.name, filter},
 		{"JobListDesc, no filter", jobListDesc.name, droverdriver.ListParams{AfterID: 100_000, UntilID: 100_000 - width + 1, Desc: true, Limit: 50}},
-		{"JobList, state only", jobList.name, droverdriver.ListParams{States: []droverdriver.State{droverdriver.StateDiscarded},
+		{"JobList, state only", jobList.name, droverdriver.ListParams{States: []drovertype.JobState{drovertype.JobStateDiscarded},
 			AfterID: 100_000, UntilID: 100_000 + width - 1, Limit: 50}},
 		{"JobMatchCount", jobMatchCount.name, filter},
 	} {
@@ -136,8 +137,8 @@ func TestSearchPlan(t *testing.T) {
 	// ranges of finished_jobs_search_idx for a rare queue or kind, the
 	// failed indexes for a failed state, the claim index for a queue's
 	// available jobs.
-	discarded := []droverdriver.State{droverdriver.StateDiscarded}
-	completed := []droverdriver.State{droverdriver.StateCompleted}
+	discarded := []drovertype.JobState{drovertype.JobStateDiscarded}
+	completed := []drovertype.JobState{drovertype.JobStateCompleted}
 	for _, tc := range []struct {
 		name string
 		p    droverdriver.ListParams
@@ -149,7 +150,7 @@ func TestSearchPlan(t *testing.T) {
 		{"a rare queue, newest first", droverdriver.ListParams{Queue: "rare", Desc: true, AfterID: searchPlanRows + 2}, searchPlanRows + 1},
 		{"a rare kind, discarded", droverdriver.ListParams{Kind: "flaky", States: discarded}, searchPlanRows + 3},
 		{"discarded, past the last", droverdriver.ListParams{States: discarded, AfterID: searchPlanRows - 50}, searchPlanRows + 3},
-		{"a rare queue, available", droverdriver.ListParams{Queue: "rare", States: []droverdriver.State{droverdriver.StateAvailable}}, hotRare},
+		{"a rare queue, available", droverdriver.ListParams{Queue: "rare", States: []drovertype.JobState{drovertype.JobStateAvailable}}, hotRare},
 	} {
 		t.Run("JobIDNext, "+tc.name, func(t *testing.T) {
 			id, err := d.exec.JobIDNext(ctx, tc.p)

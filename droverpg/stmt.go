@@ -477,11 +477,13 @@ type topicPublishParams struct {
 	Metadata []string
 }
 
-// topicTailParams are TopicTail's: the topic, its lanes and how many
-// messages of each.
+// topicTailParams are TopicTail's: the topic, the position of each lane
+// to read before, and how many messages of each.
 type topicTailParams struct {
-	Topic        string
-	Lanes, Limit int
+	Topic string
+	Xids  []int64
+	IDs   []int64
+	Limit int
 }
 
 type topicReadParams struct {
@@ -507,6 +509,13 @@ type laneArrays struct {
 	Counts []int32
 	Keeps  []bool
 	Limits []int32
+}
+
+// topicRewindParams are TopicRewind's: the subscription and the publish
+// time to rewind it to (nil: the earliest message kept).
+type topicRewindParams struct {
+	Topic, Name string
+	Since       *time.Time
 }
 
 // topicLane names one lane of a subscription.
@@ -549,6 +558,8 @@ var (
 	uniqueRetake  = def(stmt[[]int64]{name: "UniqueRetake", cols: 2, args: sqlstmt.OneArg[[]int64]})
 	notifyStmt    = def(stmt[notifyParams]{name: "Notify", cols: 1,
 		args: func(p *notifyParams) []any { return []any{p.Channel, p.Payloads} }})
+	queuesDue = def(stmt[queuesDueParams]{name: "QueuesDue", cols: 1,
+		args: func(p *queuesDueParams) []any { return []any{p.Queues, p.Now} }})
 	jobClaim = def(stmt[claimParams]{name: "JobClaim", cols: 19, replan: true,
 		args: (*claimParams).args})
 	// jobClaimAfter is JobClaim with the claim position it starts after
@@ -680,7 +691,7 @@ var (
 			return []any{p.Topics, p.Subscriptions, p.Limits, p.Owner, p.Token, p.LeaseMS, p.Max, p.WaitMS}
 		}})
 	topicTail = def(stmt[topicTailParams]{name: "TopicTail", cols: 8,
-		args: func(p *topicTailParams) []any { return []any{p.Topic, p.Lanes, p.Limit} }})
+		args: func(p *topicTailParams) []any { return []any{p.Topic, p.Xids, p.IDs, p.Limit} }})
 	topicRead = def(stmt[topicReadParams]{name: "TopicRead", cols: 8,
 		args: func(p *topicReadParams) []any {
 			return []any{p.Topics, p.Lanes, p.Xids, p.IDs, p.ToXids, p.ToIDs, p.Limits}
@@ -701,6 +712,8 @@ var (
 		args: func(p *topicName) []any { return []any{p.Topic, p.Name} }})
 	topicLaneExpire = def(stmt[topicLane]{name: "TopicLaneExpire", cols: 1,
 		args: func(p *topicLane) []any { return []any{p.Topic, p.Name, p.Lane} }})
+	topicRewind = def(stmt[topicRewindParams]{name: "TopicRewind", cols: 6,
+		args: func(p *topicRewindParams) []any { return []any{p.Topic, p.Name, p.Since} }})
 	subscriptionGet = def(stmt[topicName]{name: "SubscriptionGet", cols: 5,
 		args: func(p *topicName) []any { return []any{p.Topic, p.Name} }})
 	topicReceiptKey       = def(stmt[[]byte]{name: "TopicReceiptKey", cols: 1, args: sqlstmt.OneArg[[]byte]})

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // The topic statements of droverdriver.TopicExecutor; the decisions (lanes,
@@ -215,11 +216,15 @@ func scanMessage(r pgx.CollectableRow) (*droverdriver.MessageRow, error) {
 	return &m, err
 }
 
-func (e *executor) TopicTail(ctx context.Context, topic string, lanes, limit int) ([]*droverdriver.MessageRow, error) {
+func (e *executor) TopicTail(ctx context.Context, topic string, before []droverdriver.Position, limit int) ([]*droverdriver.MessageRow, error) {
 	if err := e.sequence(ctx); err != nil {
 		return nil, err
 	}
-	rows, err := topicTail.query(ctx, e.db, e.q, topicTailParams{topic, lanes, limit})
+	p := topicTailParams{Topic: topic, Limit: limit}
+	for _, b := range before {
+		p.Xids, p.IDs = append(p.Xids, b.Xid), append(p.IDs, b.ID)
+	}
+	rows, err := topicTail.query(ctx, e.db, e.q, p)
 	if err != nil {
 		return nil, e.wrap("read the newest messages", err)
 	}
@@ -319,6 +324,19 @@ func (e *executor) TopicLaneExpire(ctx context.Context, topic, subscription stri
 	return err == nil, e.wrap("expire lane lease", err)
 }
 
+func (e *executor) TopicRewind(ctx context.Context, p droverdriver.TopicRewindParams) ([]droverdriver.RewoundLane, error) {
+	rows, err := topicRewind.query(ctx, e.db, e.q, topicRewindParams{p.Topic, p.Subscription, p.Since})
+	if err != nil {
+		return nil, e.wrap("rewind subscription", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (droverdriver.RewoundLane, error) {
+		var l droverdriver.RewoundLane
+		err := r.Scan(&l.Lane, &l.From.Xid, &l.From.ID, &l.To.Xid, &l.To.ID, &l.Released)
+		return l, err
+	})
+	return out, e.wrap("rewind subscription", err)
+}
+
 func (e *executor) SubscriptionGet(ctx context.Context, topic, name string) (*droverdriver.SubscriptionRow, error) {
 	var s droverdriver.SubscriptionRow
 	var sub *string
@@ -348,7 +366,7 @@ func (e *executor) TopicReceiptKey(ctx context.Context, candidate []byte) ([]byt
 	return key, e.wrap("read receipt key", err)
 }
 
-func (e *executor) TopicLag(ctx context.Context, topics []string) ([]droverdriver.SubscriptionLag, error) {
+func (e *executor) TopicLag(ctx context.Context, topics []string) ([]drovertype.SubscriptionLag, error) {
 	// Sequenced first, so that messages committed while no consumer ran
 	// count.
 	if err := e.sequence(ctx); err != nil {
@@ -361,21 +379,21 @@ func (e *executor) TopicLag(ctx context.Context, topics []string) ([]droverdrive
 	if err != nil {
 		return nil, e.wrap("read lag", err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (droverdriver.SubscriptionLag, error) {
-		var l droverdriver.SubscriptionLag
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (drovertype.SubscriptionLag, error) {
+		var l drovertype.SubscriptionLag
 		err := r.Scan(&l.Topic, &l.Subscription, &l.Pending, &l.OldestPending, &l.Dropped)
 		return l, err
 	})
 	return out, e.wrap("read lag", err)
 }
 
-func (e *executor) TopicPublishers(ctx context.Context) ([]droverdriver.OpenPublisher, error) {
+func (e *executor) TopicPublishers(ctx context.Context) ([]drovertype.OpenPublisher, error) {
 	rows, err := topicPublishers.query(ctx, e.db, e.q, struct{}{})
 	if err != nil {
 		return nil, e.wrap("list open publishers", err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (droverdriver.OpenPublisher, error) {
-		var p droverdriver.OpenPublisher
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (drovertype.OpenPublisher, error) {
+		var p drovertype.OpenPublisher
 		var started *time.Time
 		err := r.Scan(&p.Xid, &p.PID, &p.ApplicationName, &p.State, &started, &p.GID)
 		if started != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/droverpg"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/maintenance"
 	"github.com/droverhq/drover/internal/pgcluster"
 	"github.com/droverhq/drover/internal/waitfor"
@@ -209,7 +210,7 @@ func drainWithin(t *testing.T, d *droverpg.Driver, wait time.Duration) []int64 {
 	ctx := context.Background()
 	var out []int64
 	waitfor.Within(wait, func() bool {
-		token := droverdriver.NewLeaseToken()
+		token := drovertype.NewLeaseToken()
 		leased, err := d.Executor().(droverdriver.TopicExecutor).TopicLease(ctx, droverdriver.TopicLeaseParams{Owner: "t", Token: token, Lease: time.Minute, Max: 1, Now: time.Now(),
 			Subscriptions: []droverdriver.SubscriptionRef{{Topic: "chat", Name: "reader"}}, Limits: []int{100}})
 		if err != nil {

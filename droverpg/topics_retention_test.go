@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/maintenance"
 	"github.com/droverhq/drover/internal/waitfor"
 )
@@ -38,7 +39,7 @@ func TestTopicRetentionStallsNoTraffic(t *testing.T) {
 	// read leases s's lane and reads it, acking what it read when ack.
 	read := func(ack bool) int {
 		t.Helper()
-		token := droverdriver.NewLeaseToken()
+		token := drovertype.NewLeaseToken()
 		leased, err := d.Executor().(droverdriver.TopicExecutor).TopicLease(ctx, droverdriver.TopicLeaseParams{Subscriptions: []droverdriver.SubscriptionRef{{Topic: "t", Name: "s"}},
 			Limits: []int{100}, Owner: "o", Token: token, Lease: time.Minute, Max: 1, Now: time.Now()})
 		if err != nil || len(leased) == 0 {

@@ -12,6 +12,7 @@ import (
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/droverfleet"
 	"github.com/droverhq/drover/droverprom"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // fleetHealth is a fleet's health as droverfleet reports it; the fleet
@@ -34,7 +35,7 @@ func TestShardCollector(t *testing.T) {
 	h := fleetHealth{
 		{ShardStatus: droverfleet.ShardStatus{Index: 0, Record: &droverdriver.ShardRecord{Index: 0, Fleet: "f"}},
 			RoundTrip: 2 * time.Millisecond, ProbedAt: time.Now(), Claims: 5, ClaimedJobs: 40, QueuesRead: true,
-			Queues: []droverdriver.QueueStat{{Queue: "a", Available: 3, Running: 2}, {Queue: "b", Available: 4, Scheduled: 1}}},
+			Queues: []drovertype.QueueStats{{Queue: "a", Available: 3, Running: 2}, {Queue: "b", Available: 4, Scheduled: 1}}},
 		{ShardStatus: droverfleet.ShardStatus{Index: 1, Record: &droverdriver.ShardRecord{Index: 1, Fleet: "f", Draining: true}, Down: errors.New("connection refused")},
 			LastError: errors.New("connection refused"), LastErrorAt: failedAt, Claims: 3, ClaimedJobs: 7, ClaimErrors: 1, Unreachable: 2},
 	}

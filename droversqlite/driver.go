@@ -44,6 +44,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/sqlfile"
 )
 
@@ -89,7 +90,7 @@ type Driver struct {
 	exec        executor // the statements, reached through Executor
 	schema      string
 	minFree     int64 // see WithMinFreeBytes
-	migrations  []droverdriver.Migration
+	migrations  []drovertype.Migration
 	owned       []*sql.DB     // closed by Close: what Open opened
 	checkpoints *checkpointer // Open's files: see checkpoint.go
 }
@@ -398,7 +399,7 @@ func (d *Driver) Schema() string { return d.schema }
 func (d *Driver) DB() *sql.DB { return d.writer }
 
 // Migrations implements droverdriver.Driver.
-func (d *Driver) Migrations() []droverdriver.Migration { return d.migrations }
+func (d *Driver) Migrations() []drovertype.Migration { return d.migrations }
 
 // PollInterval implements droverdriver.Driver. Notifications cannot cross
 // processes on SQLite, so polling is how a worker process learns of jobs
@@ -482,7 +483,7 @@ func (m *migrator) Version(ctx context.Context) (int, error) {
 	return v, err
 }
 
-func (m *migrator) Apply(ctx context.Context, mig droverdriver.Migration) error {
+func (m *migrator) Apply(ctx context.Context, mig drovertype.Migration) error {
 	if _, err := m.tx.ExecContext(ctx, mig.SQL); err != nil {
 		return fmt.Errorf("migration %03d_%s: %w", mig.Version, mig.Name, err)
 	}
@@ -527,7 +528,7 @@ type stmtKey struct {
 
 // readQueries run on the reader pool as well as, inside write transactions,
 // on the writer.
-var readQueries = []string{jobClaimable.name, jobGet.name, jobList.name, jobCountByState.name, queueStats.name, finishedStats.name, leaseOwners.name, queueSettingsGet.name, queueSettingsList.name, queueKnown.name,
+var readQueries = []string{jobClaimable.name, queuesDue.name, jobGet.name, jobList.name, jobCountByState.name, queueStats.name, finishedStats.name, leaseOwners.name, queueSettingsGet.name, queueSettingsList.name, queueKnown.name,
 	// Workflows and batches (flow.go).
 	batchGet.name, batchResults.name, jobResults.name, jobParentResults.name, jobsParentResults.name,
 	// Periodic jobs (periodic.go).

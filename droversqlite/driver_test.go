@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/engine"
 )
 
@@ -75,7 +76,7 @@ func insert(t testing.TB, e droverdriver.Executor, jobs ...droverdriver.InsertPa
 	return ids
 }
 
-func claim(t testing.TB, e droverdriver.Executor, queue string, n int, lease time.Duration) []*droverdriver.JobRow {
+func claim(t testing.TB, e droverdriver.Executor, queue string, n int, lease time.Duration) []*drovertype.JobRow {
 	t.Helper()
 	jobs, err := e.JobClaim(context.Background(), droverdriver.ClaimParams{Queue: queue, Max: n, Owner: "w1", Lease: lease})
 	if err != nil {
@@ -84,7 +85,7 @@ func claim(t testing.TB, e droverdriver.Executor, queue string, n int, lease tim
 	return jobs
 }
 
-func get(t testing.TB, e droverdriver.Executor, id int64) *droverdriver.JobRow {
+func get(t testing.TB, e droverdriver.Executor, id int64) *drovertype.JobRow {
 	t.Helper()
 	j, err := e.JobGet(context.Background(), id)
 	if err != nil {
@@ -93,7 +94,7 @@ func get(t testing.TB, e droverdriver.Executor, id int64) *droverdriver.JobRow {
 	return j
 }
 
-func ids(jobs []*droverdriver.JobRow) []int64 {
+func ids(jobs []*drovertype.JobRow) []int64 {
 	out := make([]int64, len(jobs))
 	for i, j := range jobs {
 		out[i] = j.ID
@@ -313,7 +314,7 @@ func TestMigrationRebuildsStateChecks(t *testing.T) {
 	if n, err := engine.Rescue(ctx, d.Executor(), droverdriver.RescueParams{Now: time.Now().Add(time.Hour), Limit: 10}); err != nil || n != 1 {
 		t.Fatalf("rescuing the job that ran across the migration: %d, %v", n, err)
 	}
-	if j := get(t, d.Executor(), ids[1]); j.State != droverdriver.StateAvailable || j.ErrorCount != 1 {
+	if j := get(t, d.Executor(), ids[1]); j.State != drovertype.JobStateAvailable || j.ErrorCount != 1 {
 		t.Fatalf("job that ran across the migration: %+v", j)
 	}
 	if next := insert(t, d.Executor(), job("q"))[0]; next <= ids[2] {
@@ -396,7 +397,7 @@ func TestMemory(t *testing.T) {
 	defer other.Close()
 	migrate(t, d)
 	id := insert(t, d.Executor(), job("q"))[0]
-	if j := get(t, d.Executor(), id); j.State != droverdriver.StateAvailable {
+	if j := get(t, d.Executor(), id); j.State != drovertype.JobStateAvailable {
 		t.Fatalf("state %s", j.State)
 	}
 	// Every :memory: driver has a database of its own.
@@ -504,8 +505,8 @@ func TestConcurrentClaimsAcrossDrivers(t *testing.T) {
 			t.Fatalf("job %d claimed %d times", id, n)
 		}
 	}
-	counts, err := b.exec.JobCountByState(ctx, "q")
-	if err != nil || counts[droverdriver.StateCompleted] != total || len(counts) != 1 {
+	counts, err := b.Executor().JobCountByState(ctx, "q")
+	if err != nil || counts[drovertype.JobStateCompleted] != total || len(counts) != 1 {
 		t.Fatalf("counts %v %v", counts, err)
 	}
 }
@@ -629,7 +630,7 @@ func TestIdleClaimTakesNoWriteLock(t *testing.T) {
 		}
 	}
 	type result struct {
-		jobs []*droverdriver.JobRow
+		jobs []*drovertype.JobRow
 		err  error
 	}
 	claimed := make(chan result, 1)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/driverrows"
 )
 
@@ -205,7 +206,7 @@ func (e *executor) JobInsertMany(ctx context.Context, jobs []droverdriver.Insert
 // insert runs the statements of JobInsertMany in one transaction. With
 // stored set, for one job (JobInsert), the transaction ends by reading the
 // job back as stored.
-func (e *executor) insert(ctx context.Context, jobs []droverdriver.InsertParams, stored **droverdriver.JobRow) ([]int64, error) {
+func (e *executor) insert(ctx context.Context, jobs []droverdriver.InsertParams, stored **drovertype.JobRow) ([]int64, error) {
 	if len(jobs) == 0 {
 		return nil, nil
 	}
@@ -437,10 +438,37 @@ func dueJobs(jobs []droverdriver.InsertParams, now time.Time) map[string]int {
 	return due
 }
 
-func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*droverdriver.JobRow, error) {
+var (
+	_ droverdriver.QueuesDueExecutor = (*executor)(nil)
+	_ droverdriver.HeadClaimer       = (*executor)(nil)
+)
+
+// ClaimsFromHead implements droverdriver.HeadClaimer: a claim removes its
+// rows from the claim index in its own write, so the head of the index
+// holds only waiting jobs.
+func (e *executor) ClaimsFromHead() bool { return true }
+
+// QueuesDue implements droverdriver.QueuesDueExecutor, on a reader (or in
+// the executor's transaction): a client's poll never takes the write lock
+// (JobClaimable).
+func (e *executor) QueuesDue(ctx context.Context, queues []string, now time.Time) ([]string, error) {
+	if now.IsZero() {
+		now = time.Now()
+	}
+	var due []string
+	err := queuesDue.query(ctx, e, e.tx, e.reader, func(rows *sql.Rows) error {
+		var q string
+		err := rows.Scan(&q)
+		due = append(due, q)
+		return err
+	}, queuesAt{jsonStrings(queues), micros(now)})
+	return due, e.wrap("read the queues with jobs due", err)
+}
+
+func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*drovertype.JobRow, error) {
 	p = p.Narrowed()
 	if p.Max <= 0 || (p.Kinds != nil && len(p.Kinds) == 0) {
-		return []*droverdriver.JobRow{}, nil
+		return []*drovertype.JobRow{}, nil
 	}
 	var kinds string
 	switch {
@@ -470,14 +498,14 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 			return nil, e.wrap("claim jobs", err)
 		}
 		if !due {
-			return []*droverdriver.JobRow{}, nil
+			return []*drovertype.JobRow{}, nil
 		}
 	}
 	sc := newScanner(p.Max)
-	// One token per claim: see droverdriver.LeaseToken.
+	// One token per claim: see drovertype.LeaseToken.
 	token := p.Token
 	if token.IsZero() {
-		token = droverdriver.NewLeaseToken()
+		token = drovertype.NewLeaseToken()
 	}
 	// The clock is read once the transaction holds the write lock, so that
 	// attempted_at is when the claim took effect, not when it began to
@@ -663,7 +691,7 @@ var sqlConstants = map[string]int{
 // digits, followed by the colon that separates it from its value. One key
 // carries both so that a plain completion still unpacks from json_each's
 // key and atom alone (see JobFinishMove).
-func appendFenceKey(b []byte, id int64, token droverdriver.LeaseToken) []byte {
+func appendFenceKey(b []byte, id int64, token drovertype.LeaseToken) []byte {
 	b = strconv.AppendInt(append(b, '"'), id, 10)
 	b = token.AppendHex(append(b, ':'))
 	return append(b, '"', ':')
@@ -781,12 +809,12 @@ func (e *executor) JobRescue(ctx context.Context, p droverdriver.RescueParams) (
 			if err := r.Scan(&row.ID, &done, &cancelled, &row.Flow, &row.Queue, &key); err != nil {
 				return err
 			}
-			row.Key, row.State = key.String, droverdriver.StateAvailable
+			row.Key, row.State = key.String, drovertype.JobStateAvailable
 			if done {
 				finish = append(finish, row.ID)
-				row.State = droverdriver.StateDiscarded
+				row.State = drovertype.JobStateDiscarded
 				if cancelled {
-					row.State = droverdriver.StateCancelled
+					row.State = drovertype.JobStateCancelled
 				}
 			}
 			rows = append(rows, row)
@@ -855,13 +883,13 @@ func (e *executor) JobPrune(ctx context.Context, p droverdriver.PruneParams) (in
 	return n, nil
 }
 
-func (e *executor) JobGet(ctx context.Context, id int64) (*droverdriver.JobRow, error) {
+func (e *executor) JobGet(ctx context.Context, id int64) (*drovertype.JobRow, error) {
 	return e.get(ctx, nil, id)
 }
 
 // get reads one job, in tx when given (so that Cancel and Retry return the
 // job as their own transaction left it).
-func (e *executor) get(ctx context.Context, tx *sql.Tx, id int64) (*droverdriver.JobRow, error) {
+func (e *executor) get(ctx context.Context, tx *sql.Tx, id int64) (*drovertype.JobRow, error) {
 	sc := newScanner(1)
 	if err := jobGet.query(ctx, e, tx, e.reader, sc.scan, jobAt{id, micros(time.Now())}); err != nil {
 		return nil, e.wrap("get job", err)
@@ -960,7 +988,7 @@ func (e *executor) ended(ctx context.Context, tx *sql.Tx, st bound) ([]droverdri
 		if err := r.Scan(&row.ID, &state, &row.Flow, &row.Queue, &key); err != nil {
 			return err
 		}
-		row.State, row.Key = droverdriver.State(state), key.String
+		row.State, row.Key = drovertype.JobState(state), key.String
 		rows = append(rows, row)
 		return nil
 	}, st.Args...)
@@ -1022,15 +1050,15 @@ func (e *executor) JobRetry(ctx context.Context, ids []int64, now time.Time) ([]
 	return out, nil
 }
 
-func (e *executor) JobCountByState(ctx context.Context, queue string) (map[droverdriver.State]int64, error) {
-	counts := map[droverdriver.State]int64{}
+func (e *executor) JobCountByState(ctx context.Context, queue string) (map[drovertype.JobState]int64, error) {
+	counts := map[drovertype.JobState]int64{}
 	err := jobCountByState.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
 		var s string
 		var n int64
 		if err := rows.Scan(&s, &n); err != nil {
 			return err
 		}
-		counts[droverdriver.State(s)] += n
+		counts[drovertype.JobState(s)] += n
 		return nil
 	}, queueAt{queue, micros(time.Now())})
 	if err != nil {
@@ -1039,10 +1067,10 @@ func (e *executor) JobCountByState(ctx context.Context, queue string) (map[drove
 	return counts, nil
 }
 
-func (e *executor) QueueStats(ctx context.Context, now time.Time) ([]droverdriver.QueueStat, error) {
-	var out []droverdriver.QueueStat
+func (e *executor) QueueStats(ctx context.Context, now time.Time) ([]drovertype.QueueStats, error) {
+	var out []drovertype.QueueStats
 	err := queueStats.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
-		var q droverdriver.QueueStat
+		var q drovertype.QueueStats
 		var oldest sql.NullInt64
 		if err := rows.Scan(&q.Queue, &q.Available, &q.Scheduled, &q.Retryable, &q.Running, &oldest); err != nil {
 			return err
@@ -1060,10 +1088,10 @@ func (e *executor) QueueStats(ctx context.Context, now time.Time) ([]droverdrive
 	return out, nil
 }
 
-func (e *executor) FinishedStats(ctx context.Context, since, until time.Time) ([]droverdriver.FinishedStat, error) {
-	var out []droverdriver.FinishedStat
+func (e *executor) FinishedStats(ctx context.Context, since, until time.Time) ([]drovertype.FinishedStats, error) {
+	var out []drovertype.FinishedStats
 	err := finishedStats.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
-		var f droverdriver.FinishedStat
+		var f drovertype.FinishedStats
 		var p50, p95, p99 int64
 		if err := rows.Scan(&f.Queue, &f.Completed, &f.Cancelled, &f.Discarded, &p50, &p95, &p99); err != nil {
 			return err
@@ -1079,10 +1107,10 @@ func (e *executor) FinishedStats(ctx context.Context, since, until time.Time) ([
 	return out, nil
 }
 
-func (e *executor) LeaseOwners(ctx context.Context) ([]droverdriver.LeaseOwner, error) {
-	var out []droverdriver.LeaseOwner
+func (e *executor) LeaseOwners(ctx context.Context) ([]drovertype.LeaseOwner, error) {
+	var out []drovertype.LeaseOwner
 	err := leaseOwners.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
-		var o droverdriver.LeaseOwner
+		var o drovertype.LeaseOwner
 		var owner sql.NullString
 		var expires int64
 		if err := rows.Scan(&owner, &o.Running, &expires); err != nil {
@@ -1107,8 +1135,8 @@ func (e *executor) LeaderElect(ctx context.Context, p droverdriver.LeaderParams)
 	return holder != "" && holder == p.ID, nil
 }
 
-func (e *executor) QueueSettingsGet(ctx context.Context, queue string) (*droverdriver.QueueSettings, error) {
-	var out *droverdriver.QueueSettings
+func (e *executor) QueueSettingsGet(ctx context.Context, queue string) (*drovertype.QueueSettings, error) {
+	var out *drovertype.QueueSettings
 	err := queueSettingsGet.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
 		var err error
 		out, err = scanSettings(rows)
@@ -1123,8 +1151,8 @@ func (e *executor) QueueKnown(ctx context.Context, queue string) (bool, error) {
 	return known, e.wrap("look up queue", err)
 }
 
-func (e *executor) QueueSettingsList(ctx context.Context) ([]*droverdriver.QueueSettings, error) {
-	out := []*droverdriver.QueueSettings{}
+func (e *executor) QueueSettingsList(ctx context.Context) ([]*drovertype.QueueSettings, error) {
+	out := []*drovertype.QueueSettings{}
 	err := queueSettingsList.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
 		s, err := scanSettings(rows)
 		out = append(out, s)
@@ -1136,8 +1164,8 @@ func (e *executor) QueueSettingsList(ctx context.Context) ([]*droverdriver.Queue
 // QueueSettingsSet writes the row, then tells the listeners of this
 // process (the hub): other processes on the file see the change when
 // their cached settings expire.
-func (e *executor) QueueSettingsSet(ctx context.Context, p droverdriver.QueueSettingsSetParams) (*droverdriver.QueueSettings, error) {
-	var l droverdriver.QueueLimit
+func (e *executor) QueueSettingsSet(ctx context.Context, p droverdriver.QueueSettingsSetParams) (*drovertype.QueueSettings, error) {
+	var l drovertype.QueueLimit
 	if p.Limit != nil {
 		l = *p.Limit
 	}
@@ -1148,7 +1176,7 @@ func (e *executor) QueueSettingsSet(ctx context.Context, p droverdriver.QueueSet
 	if p.Strict != nil {
 		strict = *p.Strict
 	}
-	var out *droverdriver.QueueSettings
+	var out *drovertype.QueueSettings
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
 		return queueSettingsSet.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
 			var err error
@@ -1166,8 +1194,8 @@ func (e *executor) QueueSettingsSet(ctx context.Context, p droverdriver.QueueSet
 }
 
 // scanSettings reads a row of the QueueSettings statements.
-func scanSettings(rows *sql.Rows) (*droverdriver.QueueSettings, error) {
-	s := &droverdriver.QueueSettings{}
+func scanSettings(rows *sql.Rows) (*drovertype.QueueSettings, error) {
+	s := &drovertype.QueueSettings{}
 	var periodMS, updated int64
 	var kinds string
 	if err := rows.Scan(&s.Queue, &s.Paused, &s.Limit.MaxRunning, &s.Limit.Rate, &periodMS, &s.Strict, &updated, &kinds); err != nil {
@@ -1215,7 +1243,7 @@ const (
 // jobBox holds a job and the times its pointer fields point to, so that one
 // allocation per chunk of rows serves what would otherwise be four per row.
 type jobBox struct {
-	row                                     droverdriver.JobRow
+	row                                     drovertype.JobRow
 	attemptedAt, finalizedAt, leaseExpireAt time.Time
 }
 
@@ -1227,7 +1255,7 @@ type scanner struct {
 	dest  [jobColumns]any
 	boxes []jobBox
 	chunk int
-	jobs  []*droverdriver.JobRow
+	jobs  []*drovertype.JobRow
 
 	// claim is set when scanning JobClaim's shorter column list; it holds
 	// the values that statement set and does not return.
@@ -1237,7 +1265,7 @@ type scanner struct {
 type claimed struct {
 	queue, owner       string
 	attemptedAt, lease time.Time
-	token              droverdriver.LeaseToken
+	token              drovertype.LeaseToken
 }
 
 func newScanner(expect int) *scanner {
@@ -1245,7 +1273,7 @@ func newScanner(expect int) *scanner {
 	for i := range sc.vals {
 		sc.dest[i] = &sc.vals[i]
 	}
-	sc.jobs = make([]*droverdriver.JobRow, 0, expect)
+	sc.jobs = make([]*drovertype.JobRow, 0, expect)
 	return sc
 }
 
@@ -1269,7 +1297,7 @@ func (sc *scanner) scan(rows *sql.Rows) error {
 	j := &box.row
 	v := &sc.vals
 	j.ID = asInt(v[0])
-	j.State = droverdriver.State(asString(v[1]))
+	j.State = drovertype.JobState(asString(v[1]))
 	j.Queue = asString(v[2])
 	j.Kind = asString(v[3])
 	j.Priority = int(asInt(v[4]))
@@ -1311,7 +1339,7 @@ func (sc *scanner) scanClaimed(rows *sql.Rows) error {
 	v := &sc.vals
 	c := sc.claim
 	j.ID = asInt(v[0])
-	j.State = droverdriver.StateRunning
+	j.State = drovertype.JobStateRunning
 	j.Queue = c.queue
 	j.Kind = asString(v[1])
 	j.Priority = int(asInt(v[2]))
@@ -1332,7 +1360,7 @@ func (sc *scanner) scanClaimed(rows *sql.Rows) error {
 }
 
 // payload decodes the trailing tags, metadata, errors and args columns.
-func (sc *scanner) payload(j *droverdriver.JobRow, v []any) error {
+func (sc *scanner) payload(j *drovertype.JobRow, v []any) error {
 	tags, err := decodeTags(v[0])
 	if err != nil {
 		return fmt.Errorf("job %d: tags: %w", j.ID, err)
@@ -1342,8 +1370,8 @@ func (sc *scanner) payload(j *droverdriver.JobRow, v []any) error {
 	if j.Metadata == nil { // JobClaim returns the default as NULL
 		j.Metadata = []byte("{}")
 	}
-	j.Errors = asBytes(v[2])
-	j.Args = asBytes(v[3])
+	j.Errors = driverrows.DecodeErrors(asBytes(v[2]))
+	j.EncodedArgs = asBytes(v[3])
 	sc.jobs = append(sc.jobs, j)
 	return nil
 }
@@ -1390,8 +1418,8 @@ func decodeTags(v any) ([]string, error) {
 
 // JobInsert inserts one job like JobInsertMany and returns it as stored,
 // read back in the inserting transaction.
-func (e *executor) JobInsert(ctx context.Context, job droverdriver.InsertParams) (*droverdriver.JobRow, error) {
-	var row *droverdriver.JobRow
+func (e *executor) JobInsert(ctx context.Context, job droverdriver.InsertParams) (*drovertype.JobRow, error) {
+	var row *drovertype.JobRow
 	if _, err := e.insert(ctx, []droverdriver.InsertParams{job}, &row); err != nil {
 		return nil, err
 	}
@@ -1400,7 +1428,7 @@ func (e *executor) JobInsert(ctx context.Context, job droverdriver.InsertParams)
 
 // readInserted sets *stored to the one job of ids as tx stored it, or to
 // nil when it was a unique job skipped as a duplicate (ID 0).
-func (e *executor) readInserted(ctx context.Context, tx *sql.Tx, ids []int64, stored **droverdriver.JobRow) error {
+func (e *executor) readInserted(ctx context.Context, tx *sql.Tx, ids []int64, stored **drovertype.JobRow) error {
 	*stored = nil
 	if len(ids) != 1 || ids[0] == 0 {
 		return nil

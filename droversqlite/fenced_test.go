@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // fenced returns results with the lease token each job holds in the store
@@ -25,17 +26,17 @@ func fenced(t testing.TB, d *Driver, results []droverdriver.Result) []droverdriv
 }
 
 // storedToken reads the lease token job id holds, the zero token if none.
-func storedToken(t testing.TB, d *Driver, id int64) droverdriver.LeaseToken {
+func storedToken(t testing.TB, d *Driver, id int64) drovertype.LeaseToken {
 	t.Helper()
 	var stored []byte
 	err := d.reader.QueryRowContext(context.Background(), `SELECT lease_token FROM drover_jobs WHERE id = ?`, id).Scan(&stored)
 	if errors.Is(err, sql.ErrNoRows) || (err == nil && stored == nil) {
-		return droverdriver.LeaseToken{}
+		return drovertype.LeaseToken{}
 	}
 	if err != nil {
 		t.Fatalf("read lease token of job %d: %v", id, err)
 	}
-	var tok droverdriver.LeaseToken
+	var tok drovertype.LeaseToken
 	if len(stored) != len(tok) {
 		t.Fatalf("job %d stores a lease token of %d bytes", id, len(stored))
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // The statements the engine composes to finish attempts
@@ -187,7 +188,7 @@ func (e *executor) finishApplied(ctx context.Context, tx *sql.Tx, ids []int64, b
 		} else {
 			row.Key = key.String
 		}
-		row.State = droverdriver.State(state)
+		row.State = drovertype.JobState(state)
 		rows = append(rows, row)
 		return nil
 	}, string(appendIDs(nil, ids)))

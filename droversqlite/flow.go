@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // Workflows and batches: the statements are the "flow" section of
@@ -91,10 +92,10 @@ func (e *executor) settle(ctx context.Context, tx *sql.Tx, ended []int64, failed
 		if err := rows.Scan(&queue, &state, &key); err != nil {
 			return err
 		}
-		switch droverdriver.State(state) {
-		case droverdriver.StateAvailable:
+		switch drovertype.JobState(state) {
+		case drovertype.JobStateAvailable:
 			wake(queue)
-		case droverdriver.StateBlocked:
+		case drovertype.JobStateBlocked:
 			addKey(queue, key)
 		}
 		return nil
@@ -125,7 +126,7 @@ func (e *executor) settle(ctx context.Context, tx *sql.Tx, ended []int64, failed
 			if err := rows.Scan(&queue, &state, &key); err != nil {
 				return err
 			}
-			if droverdriver.State(state) == droverdriver.StateAvailable {
+			if drovertype.JobState(state) == drovertype.JobStateAvailable {
 				wake(queue)
 			} else {
 				addKey(queue, key)
@@ -150,9 +151,9 @@ func addQueues(woken, more []string) []string {
 }
 
 // JobFlowParents runs JobFlowMarkParents, then JobFlowEndedParents.
-func (e *executor) JobFlowParents(ctx context.Context, ids []int64) (map[int64]bool, map[int64]droverdriver.State, error) {
+func (e *executor) JobFlowParents(ctx context.Context, ids []int64) (map[int64]bool, map[int64]drovertype.JobState, error) {
 	live := map[int64]bool{}
-	ended := map[int64]droverdriver.State{}
+	ended := map[int64]drovertype.JobState{}
 	arg := string(appendIDs(nil, ids))
 	err := e.writeTx(ctx, func(tx *sql.Tx) error {
 		err := jobFlowMarkParents.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
@@ -172,7 +173,7 @@ func (e *executor) JobFlowParents(ctx context.Context, ids []int64) (map[int64]b
 			if err := rows.Scan(&id, &state); err != nil {
 				return err
 			}
-			ended[id] = droverdriver.State(state)
+			ended[id] = drovertype.JobState(state)
 			return nil
 		}, arg)
 	})
@@ -317,11 +318,11 @@ func keyed(p droverdriver.FlowInsertParams) bool {
 }
 
 // scanBatch reads the columns of BatchGet and BatchList.
-func scanBatch(rows *sql.Rows) (*droverdriver.BatchRow, error) {
-	b := &droverdriver.BatchRow{}
+func scanBatch(rows *sql.Rows) (*drovertype.Batch, error) {
+	b := &drovertype.Batch{}
 	var created int64
 	var finished sql.NullInt64
-	if err := rows.Scan(&b.ID, &b.Total, &b.Completed, &b.Cancelled, &b.Discarded, &b.Running, &b.Retrying,
+	if err := rows.Scan(&b.ID, &b.Total, &b.Completed, &b.Cancelled, &b.Discarded, &b.Running, &b.Failed,
 		&b.CallbackJobID, &created, &finished); err != nil {
 		return nil, err
 	}
@@ -333,8 +334,8 @@ func scanBatch(rows *sql.Rows) (*droverdriver.BatchRow, error) {
 	return b, nil
 }
 
-func (e *executor) BatchGet(ctx context.Context, id int64) (*droverdriver.BatchRow, error) {
-	var b *droverdriver.BatchRow
+func (e *executor) BatchGet(ctx context.Context, id int64) (*drovertype.Batch, error) {
+	var b *drovertype.Batch
 	err := batchGet.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
 		var err error
 		b, err = scanBatch(rows)
@@ -349,15 +350,15 @@ func (e *executor) BatchGet(ctx context.Context, id int64) (*droverdriver.BatchR
 	return b, nil
 }
 
-func (e *executor) BatchResults(ctx context.Context, p droverdriver.BatchResultsParams) ([]droverdriver.ResultRow, error) {
+func (e *executor) BatchResults(ctx context.Context, p droverdriver.BatchResultsParams) ([]drovertype.JobResult, error) {
 	return e.results(ctx, "batch results", batchResults.bind(batchResultsParams{p.BatchID, p.AfterID, p.Limit}))
 }
 
-func (e *executor) JobResults(ctx context.Context, ids []int64) ([]droverdriver.ResultRow, error) {
+func (e *executor) JobResults(ctx context.Context, ids []int64) ([]drovertype.JobResult, error) {
 	return e.results(ctx, "job results", jobResults.bind(string(appendIDs(nil, ids))))
 }
 
-func (e *executor) JobParentResults(ctx context.Context, childID int64) ([]droverdriver.ResultRow, error) {
+func (e *executor) JobParentResults(ctx context.Context, childID int64) ([]drovertype.JobResult, error) {
 	return e.results(ctx, "parent results", jobParentResults.bind(childID))
 }
 
@@ -370,7 +371,7 @@ func (e *executor) JobsParentResults(ctx context.Context, childIDs []int64) ([]d
 		if err := rows.Scan(&r.ChildID, &r.ID, &state, &r.Kind, &result); err != nil {
 			return err
 		}
-		r.State = droverdriver.State(state)
+		r.State = drovertype.JobState(state)
 		r.Result = asBytes(result)
 		out = append(out, r)
 		return nil
@@ -382,16 +383,16 @@ func (e *executor) JobsParentResults(ctx context.Context, childIDs []int64) ([]d
 }
 
 // results runs a statement returning (id, state, kind, result) rows.
-func (e *executor) results(ctx context.Context, op string, s bound) ([]droverdriver.ResultRow, error) {
-	var out []droverdriver.ResultRow
+func (e *executor) results(ctx context.Context, op string, s bound) ([]drovertype.JobResult, error) {
+	var out []drovertype.JobResult
 	err := e.query(ctx, nil, e.reader, s.Name, func(rows *sql.Rows) error {
-		var r droverdriver.ResultRow
+		var r drovertype.JobResult
 		var state string
 		var result any
 		if err := rows.Scan(&r.ID, &state, &r.Kind, &result); err != nil {
 			return err
 		}
-		r.State = droverdriver.State(state)
+		r.State = drovertype.JobState(state)
 		r.Result = asBytes(result)
 		out = append(out, r)
 		return nil

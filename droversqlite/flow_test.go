@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // TestFlowMigrationKeepsJobsAndIDs: migration 002 rebuilds the hot table
@@ -40,11 +41,11 @@ func TestFlowMigrationKeepsJobsAndIDs(t *testing.T) {
 	}
 	for _, id := range []int64{1, 2} {
 		j := get(t, d.Executor(), id)
-		if j.State != droverdriver.StateAvailable || j.Queue != "q" || string(j.Args) != `{"n":`+string(rune('0'+id))+`}` {
+		if j.State != drovertype.JobStateAvailable || j.Queue != "q" || string(j.EncodedArgs) != `{"n":`+string(rune('0'+id))+`}` {
 			t.Fatalf("job %d after the migration = %+v", id, j)
 		}
 	}
-	if j := get(t, d.Executor(), 3); j.State != droverdriver.StateCompleted {
+	if j := get(t, d.Executor(), 3); j.State != drovertype.JobStateCompleted {
 		t.Fatalf("finished job 3 = %+v", j)
 	}
 	claimed := claim(t, d.Executor(), "q", 10, 0)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/droverdriver/sqlstmt"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // The stored history of queue figures and subscription lag (migration
@@ -95,7 +96,7 @@ func (e *executor) StatsRecord(ctx context.Context, p droverdriver.StatsRecordPa
 	return int(n), e.wrap("record queue figures", err)
 }
 
-func (e *executor) TopicLagRecord(ctx context.Context, at time.Time, lags []droverdriver.SubscriptionLag) error {
+func (e *executor) TopicLagRecord(ctx context.Context, at time.Time, lags []drovertype.SubscriptionLag) error {
 	rows := make([][5]any, len(lags))
 	for i, l := range lags {
 		rows[i] = [5]any{l.Topic, l.Subscription, l.Pending, droverdriver.LagAgeMS(at, l.OldestPending), l.Dropped}
@@ -138,10 +139,10 @@ func (e *executor) StatsRollup(ctx context.Context, p droverdriver.StatsRollupPa
 	return int(n), e.wrap("roll up the history", err)
 }
 
-func (e *executor) StatsHistory(ctx context.Context, p droverdriver.StatsHistoryParams) ([]droverdriver.StatSample, error) {
-	var out []droverdriver.StatSample
+func (e *executor) StatsHistory(ctx context.Context, p droverdriver.StatsHistoryParams) ([]drovertype.StatSample, error) {
+	var out []drovertype.StatSample
 	err := statsHistory.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
-		var s droverdriver.StatSample
+		var s drovertype.StatSample
 		var at int64
 		var ms [6]float64
 		if err := rows.Scan(&at, &s.Queue, &s.Kind, &s.Pending, &s.Blocked, &s.Available, &s.Scheduled, &s.Retryable, &s.Running,
@@ -149,17 +150,17 @@ func (e *executor) StatsHistory(ctx context.Context, p droverdriver.StatsHistory
 			return err
 		}
 		s.At = fromMicros(at)
-		s.SetDurations(ms)
+		droverdriver.SetDurations(&s, ms)
 		out = append(out, s)
 		return nil
 	}, historyParams{micros(p.From), micros(p.To), p.Bucket.Microseconds(), p.Queue, p.Kind})
 	return out, e.wrap("read the history", err)
 }
 
-func (e *executor) TopicLagHistory(ctx context.Context, p droverdriver.TopicLagHistoryParams) ([]droverdriver.TopicLagSample, error) {
-	var out []droverdriver.TopicLagSample
+func (e *executor) TopicLagHistory(ctx context.Context, p droverdriver.TopicLagHistoryParams) ([]drovertype.TopicLagSample, error) {
+	var out []drovertype.TopicLagSample
 	err := topicLagHistory.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
-		var s droverdriver.TopicLagSample
+		var s drovertype.TopicLagSample
 		var at int64
 		var ms float64
 		if err := rows.Scan(&at, &s.Topic, &s.Subscription, &s.Lag, &ms, &s.Dropped); err != nil {

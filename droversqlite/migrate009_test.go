@@ -2,7 +2,6 @@ package droversqlite
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // TestMigration009CapsErrorsAndScopesUniqueKeys: the PostgreSQL test of the
@@ -47,12 +47,9 @@ func TestMigration009CapsErrorsAndScopesUniqueKeys(t *testing.T) {
 	for _, c := range []struct {
 		id          int64
 		count, kept int
-	}{{1, 30, droverdriver.ErrorsKept}, {2, 3, 3}} {
+	}{{1, 30, drovertype.ErrorsKept}, {2, 3, 3}} {
 		j := get(t, d.Executor(), c.id)
-		var got []struct{ Attempt int }
-		if err := json.Unmarshal(j.Errors, &got); err != nil {
-			t.Fatal(err)
-		}
+		got := j.Errors
 		if j.ErrorCount != c.count || len(got) != c.kept || got[len(got)-1].Attempt != c.count || got[0].Attempt != c.count-c.kept+1 {
 			t.Fatalf("job %d: %d errors counted, kept attempts %v; want %d counted and the last %d kept", c.id, j.ErrorCount, got, c.count, c.kept)
 		}

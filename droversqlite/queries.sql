@@ -291,6 +291,15 @@ WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = '{schema}jobs');
 SELECT EXISTS (SELECT 1 FROM {schema}jobs WHERE state = 'available' AND queue = ?1 AND route IS NULL AND run_at <= ?2)
     OR EXISTS (SELECT 1 FROM {schema}jobs WHERE state = 'available' AND queue = ?1 AND route IS NOT NULL AND run_at <= ?2);
 
+-- name: QueuesDue
+-- ?1 JSON array of queues, ?2 now. Which of a client's queues have a job
+-- due (droverdriver.QueuesDueExecutor): JobClaimable's read for every
+-- queue at once, on a reader, so that a client's poll is one statement
+-- whatever the number of its queues.
+SELECT q.value FROM json_each(?1) q
+WHERE EXISTS (SELECT 1 FROM {schema}jobs WHERE state = 'available' AND queue = q.value AND route IS NULL AND run_at <= ?2)
+   OR EXISTS (SELECT 1 FROM {schema}jobs WHERE state = 'available' AND queue = q.value AND route IS NOT NULL AND run_at <= ?2);
+
 -- name: JobClaim
 -- ?1 queue, ?2 max, ?3 owner, ?4 now, ?5 lease expiry, ?6 limited (1 under
 -- the queue's limits), ?7 the claim's lease token (driver.LeaseToken, its
@@ -1694,14 +1703,15 @@ SELECT r.key, m.id, m.xid, m.lane, m.key, m.payload, m.metadata, m.created_at
 ORDER BY r.key, m.xid, m.id;
 
 -- name: TopicTail
--- ?1 topic, ?2 lanes, ?3 limit per lane: the newest messages of each lane,
--- each lane one backward range of the read index.
-WITH RECURSIVE l(lane) AS (SELECT 0 WHERE ?2 > 0 UNION ALL SELECT lane + 1 FROM l WHERE lane + 1 < ?2)
+-- ?1 topic, ?2 JSON array of the ids of positions, one per lane (lane i
+-- the i-th; xid is 0 here), ?3 limit per lane: the newest messages of each
+-- lane before its position, each lane one backward range of the read
+-- index.
 SELECT 0, m.id, m.xid, m.lane, m.key, m.payload, m.metadata, m.created_at
-FROM l
+FROM json_each(?2) AS b
 JOIN {schema}topic_messages AS m ON m.id IN (
     SELECT id FROM {schema}topic_messages
-    WHERE topic = ?1 AND lane = l.lane AND xid = 0
+    WHERE topic = ?1 AND lane = b.key AND xid = 0 AND id < b.value
     ORDER BY xid DESC, id DESC LIMIT ?3)
 ORDER BY m.lane, m.xid, m.id;
 
@@ -1808,6 +1818,37 @@ FROM {schema}topic_lanes AS l WHERE l.topic = ?1 AND l.subscription = ?2 ORDER B
 UPDATE {schema}topic_lanes SET lease_owner = NULL, lease_token = NULL, lease_expires_at = ?4
 WHERE topic = ?1 AND subscription = ?2 AND lane = ?3 AND lease_owner IS NOT NULL AND lease_expires_at >= ?4
 RETURNING 1;
+
+-- name: TopicRewindLanes
+-- ?1 topic, ?2 subscription: each lane's cursor and whether a batch is out
+-- (a lease token), read in TopicRewind's write transaction before it.
+SELECT lane, cursor_xid, cursor_id, lease_token IS NOT NULL
+FROM {schema}topic_lanes WHERE topic = ?1 AND subscription = ?2;
+
+-- name: TopicRewind
+-- ?1 topic, ?2 subscription, ?3 since in microseconds (NULL: the earliest
+-- message kept), ?4 now. Each lane moves back to just before its first
+-- message published at or after ?3 (one range of the read index, up to
+-- that message), or to 0, unless it stands there or before already; every
+-- lease ends and every token goes (PostgreSQL's TopicRewind). Returns each
+-- lane's new cursor.
+WITH t AS MATERIALIZED (
+    SELECT l.lane, CASE WHEN ?3 IS NULL THEN 0 ELSE (
+        SELECT m.id - 1 FROM {schema}topic_messages AS m
+        WHERE m.topic = l.topic AND m.lane = l.lane AND m.xid = 0 AND m.created_at >= ?3
+        ORDER BY m.xid, m.id LIMIT 1) END AS ti
+    FROM {schema}topic_lanes AS l WHERE l.topic = ?1 AND l.subscription = ?2)
+UPDATE {schema}topic_lanes AS l
+SET cursor_id = CASE WHEN t.ti < l.cursor_id THEN t.ti ELSE l.cursor_id END,
+    attempt = CASE
+        WHEN t.ti < l.cursor_id THEN 0
+        WHEN l.lease_owner IS NOT NULL AND l.lease_expires_at >= ?4 THEN max(l.attempt - 1, 0)
+        ELSE l.attempt END,
+    lease_expires_at = CASE WHEN l.lease_owner IS NOT NULL AND l.lease_expires_at >= ?4 THEN ?4 ELSE l.lease_expires_at END,
+    lease_owner = NULL, lease_token = NULL
+FROM t
+WHERE l.topic = ?1 AND l.subscription = ?2 AND l.lane = t.lane
+RETURNING lane, cursor_xid, cursor_id;
 
 -- name: SubscriptionGet
 -- ?1 topic, ?2 name. No row: no such topic; a NULL name: no such

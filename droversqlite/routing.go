@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // Routing and the worker registry (droverdriver/routing.go): the claims
@@ -49,16 +50,16 @@ type workerJSON struct {
 	Kinds *string `json:"kinds"`
 }
 
-func (e *executor) WorkerSeen(ctx context.Context, workers []droverdriver.WorkerRecord) error {
+func (e *executor) WorkerSeen(ctx context.Context, workers []drovertype.WorkerRecord) error {
 	if len(workers) == 0 {
 		return nil
 	}
 	batch := make([]workerJSON, len(workers))
 	for i := range workers {
 		w := &workers[i]
-		labels, queues := w.JSONColumns()
+		labels, queues := droverdriver.WorkerColumns(w)
 		batch[i] = workerJSON{w.Name, w.Plain, w.Type, labels, queues, w.Owner, w.Source, nil}
-		if k := w.KindsJSON(); k != "" {
+		if k := droverdriver.KindsJSON(w); k != "" {
 			batch[i].Kinds = &k
 		}
 	}
@@ -75,10 +76,10 @@ func (e *executor) WorkerGone(ctx context.Context, name, owner string) error {
 	return e.wrap("unregister worker", err)
 }
 
-func (e *executor) WorkerList(ctx context.Context) ([]droverdriver.WorkerRecord, error) {
-	out := []droverdriver.WorkerRecord{}
+func (e *executor) WorkerList(ctx context.Context) ([]drovertype.WorkerRecord, error) {
+	out := []drovertype.WorkerRecord{}
 	err := workerList.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
-		var w droverdriver.WorkerRecord
+		var w drovertype.WorkerRecord
 		var labels, queues string
 		var kinds sql.NullString
 		var started, seen int64
@@ -167,7 +168,7 @@ func (e *executor) JobRouteAbsent(ctx context.Context, p droverdriver.RouteAbsen
 			if err := rows.Scan(&id, &policy); err != nil {
 				return err
 			}
-			if droverdriver.AbsentPolicy(policy) == droverdriver.AbsentFallback {
+			if drovertype.AbsentPolicy(policy) == drovertype.AbsentFallback {
 				fall = append(fall, id)
 			} else {
 				fail = append(fail, id)
@@ -213,7 +214,7 @@ func (e *executor) JobRouteAbsent(ctx context.Context, p droverdriver.RouteAbsen
 // statements bind them, nil for a plain job.
 func routeArgs(j *droverdriver.InsertParams) (route, routing any) {
 	if r := j.Routing; r != nil {
-		return r.Key(), string(r.JSON())
+		return droverdriver.RouteKey(r), string(r.JSON())
 	}
 	return nil, nil
 }
@@ -246,8 +247,8 @@ func splitRouted(jobs []droverdriver.InsertParams) (keyed, routed special) {
 	return keyed, routed
 }
 
-func (e *executor) QueueHead(ctx context.Context, queue string) (droverdriver.QueueHead, error) {
-	var h droverdriver.QueueHead
+func (e *executor) QueueHead(ctx context.Context, queue string) (drovertype.QueueHead, error) {
+	var h drovertype.QueueHead
 	err := queueHead.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
 		return rows.Scan(&h.ID, &h.Returned, &h.Running)
 	}, queue)

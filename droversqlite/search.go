@@ -12,6 +12,7 @@ import (
 	"modernc.org/sqlite"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/jsonmatch"
 )
 
@@ -100,7 +101,7 @@ func microsOrNil(t time.Time) any {
 	return micros(t)
 }
 
-func (e *executor) JobList(ctx context.Context, p droverdriver.ListParams) ([]*droverdriver.JobRow, error) {
+func (e *executor) JobList(ctx context.Context, p droverdriver.ListParams) ([]*drovertype.JobRow, error) {
 	st := jobList
 	if p.Desc {
 		st = jobListDesc
@@ -117,7 +118,7 @@ func idNext(p *droverdriver.ListParams) idNextParams {
 	lo, hi := p.Bounds()
 	ip := idNextParams{Lo: lo, Hi: hi, Queue: p.Queue, Kind: p.Kind, Now: micros(p.Now)}
 	ip.Waiting, ip.Finished = p.Parts()
-	var others, fin []droverdriver.State
+	var others, fin []drovertype.JobState
 	ip.Due, ip.Scheduled, ip.Retried, others = p.WaitingStates()
 	fin, ip.Failed = p.FinishedStates()
 	ip.Others, ip.FinishedStates = jsonStrings(others), jsonStrings(fin)
@@ -178,18 +179,18 @@ func (e *executor) JobMatchCountByState(ctx context.Context, p droverdriver.Matc
 		if err := rows.Scan(&finished, &state, &matched, &examined); err != nil {
 			return err
 		}
-		out.Add(finished, droverdriver.State(state), matched, examined)
+		out.Add(finished, drovertype.JobState(state), matched, examined)
 		return nil
 	}, sp)
 	return out, e.wrap("count matching jobs by state", err)
 }
 
-func (e *executor) BatchList(ctx context.Context, p droverdriver.BatchListParams) ([]*droverdriver.BatchRow, error) {
+func (e *executor) BatchList(ctx context.Context, p droverdriver.BatchListParams) ([]*drovertype.Batch, error) {
 	before := p.BeforeID
 	if before <= 0 {
 		before = math.MaxInt64
 	}
-	var out []*droverdriver.BatchRow
+	var out []*drovertype.Batch
 	err := batchList.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
 		b, err := scanBatch(rows)
 		if err != nil {

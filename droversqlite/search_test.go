@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // TestSearchPlan asks SQLite how it runs a search's statements on 200,000
@@ -37,9 +38,9 @@ func TestSearchPlan(t *testing.T) {
 	}
 	const width = 65_536
 	filter := droverdriver.ListParams{
-		States: []droverdriver.State{droverdriver.StateDiscarded, droverdriver.StateCompleted, droverdriver.StateRunning},
+		States: []drovertype.JobState{drovertype.JobStateDiscarded, drovertype.JobStateCompleted, drovertype.JobStateRunning},
 		Queue:  "q2", Kind: "k3", Tags: []string{"vip"}, Args: []byte(`{"user":4242}`), Metadata: []byte(`{"tenant":"t1"}`),
-		Created: droverdriver.TimeRange{From: time.UnixMicro(1), To: time.UnixMicro(1 << 50)},
+		Created: drovertype.TimeRange{From: time.UnixMicro(1), To: time.UnixMicro(1 << 50)},
 		AfterID: 100_000, UntilID: 100_000 - width + 1, Desc: true, Limit: 50,
 	}
 	for _, tc := range []struct {
@@ -76,7 +77,7 @@ func TestSearchPlan(t *testing.T) {
 	// the filter's queue, kind or failed state, in ID order, whatever the
 	// statistics of ANALYZE above say of five queues and seven kinds; the
 	// hot table, which holds no history, by its rowid.
-	discarded := []droverdriver.State{droverdriver.StateDiscarded}
+	discarded := []drovertype.JobState{drovertype.JobStateDiscarded}
 	for _, tc := range []struct {
 		name string
 		p    droverdriver.ListParams
@@ -85,7 +86,7 @@ func TestSearchPlan(t *testing.T) {
 		{"a queue", droverdriver.ListParams{Queue: "q2", AfterID: 100_000}, "USING INDEX drover_finished_jobs_queue_idx (queue=? AND rowid>? AND rowid<?)"},
 		{"a kind, newest first", droverdriver.ListParams{Kind: "k3", AfterID: 100_000, Desc: true}, "USING INDEX drover_finished_jobs_kind_idx (kind=? AND rowid>? AND rowid<?)"},
 		{"a queue and a kind", droverdriver.ListParams{Queue: "q2", Kind: "k3"}, "USING INDEX drover_finished_jobs_queue_idx (queue=? AND rowid>? AND rowid<?)"},
-		{"a queue, completed", droverdriver.ListParams{Queue: "q2", States: []droverdriver.State{droverdriver.StateCompleted}}, "USING INDEX drover_finished_jobs_queue_idx (queue=? AND rowid>? AND rowid<?)"},
+		{"a queue, completed", droverdriver.ListParams{Queue: "q2", States: []drovertype.JobState{drovertype.JobStateCompleted}}, "USING INDEX drover_finished_jobs_queue_idx (queue=? AND rowid>? AND rowid<?)"},
 		{"discarded", droverdriver.ListParams{States: discarded, AfterID: 100_000}, "USING INDEX drover_finished_jobs_failed_idx (id>? AND id<?)"},
 		{"discarded, a kind", droverdriver.ListParams{States: discarded, Kind: "k3"}, "USING INDEX drover_finished_jobs_kind_idx (kind=? AND rowid>? AND rowid<?)"},
 	} {

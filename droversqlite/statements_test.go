@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/sqlcheck"
 	"github.com/droverhq/drover/internal/sqlfile"
 )
@@ -143,7 +144,7 @@ func TestStatementEnums(t *testing.T) {
 		t.Fatal(err)
 	}
 	x := sqlcheck.Extras{
-		Outcomes:  map[int]droverdriver.State{outcomeForget: droverdriver.StateCompleted},
+		Outcomes:  map[int]drovertype.JobState{outcomeForget: drovertype.JobStateCompleted},
 		Constants: sqlConstants,
 		// The operators that unpack a packed result: its attempt, settle
 		// bit and outcome.

@@ -351,6 +351,12 @@ type queueAt struct {
 	Now   int64
 }
 
+// queuesAt is a list of queues, a JSON array, and a time.
+type queuesAt struct {
+	Queues string
+	Now    int64
+}
+
 type timeRange struct {
 	Since, Until int64
 }
@@ -476,11 +482,13 @@ type topicLeaseParams struct {
 	Now        int64
 }
 
-// topicTailParams are TopicTail's: the topic, its lanes and how many
-// messages of each.
+// topicTailParams are TopicTail's: the topic, the ids of the positions
+// of its lanes to read before as a JSON array, and how many messages of
+// each.
 type topicTailParams struct {
-	Topic        string
-	Lanes, Limit int
+	Topic  string
+	Before string
+	Limit  int
 }
 
 type topicWaitParams struct {
@@ -493,6 +501,15 @@ type topicReadParams struct {
 	Ranges   string // JSON: [topic, lane, cursor xid, cursor id, bound xid, bound id, limit]
 	MaxLimit int    // the largest limit of Ranges
 	MaxBytes int64  // TopicReadBudget's
+}
+
+// topicRewindParams are TopicRewind's: the subscription, the publish
+// time to rewind it to in microseconds (nil: the earliest message kept)
+// and the time.
+type topicRewindParams struct {
+	Topic, Name string
+	Since       *int64
+	Now         int64
 }
 
 // topicLaneAt names one lane of a subscription, and the time.
@@ -568,6 +585,7 @@ var (
 	jobSequenceRaise  = def(stmt[int64]{name: "JobSequenceRaise", args: sqlstmt.OneArg[int64]})
 	jobSequenceCreate = def(stmt[int64]{name: "JobSequenceCreate", args: sqlstmt.OneArg[int64]})
 	jobClaimable      = def(stmt[queueAt]{name: "JobClaimable", cols: 1, args: func(p *queueAt) []any { return []any{p.Queue, p.Now} }})
+	queuesDue         = def(stmt[queuesAt]{name: "QueuesDue", cols: 1, args: func(p *queuesAt) []any { return []any{p.Queues, p.Now} }})
 	jobClaim          = def(stmt[claimParams]{name: "JobClaim", cols: 16, args: (*claimParams).args})
 	// jobClaimKinds and jobClaimKindsAfter are JobClaim and JobClaimAfter
 	// for the kinds the claimer can run (sqlfile.WithClaimKinds,
@@ -700,7 +718,7 @@ var (
 		args: func(p *topicWaitParams) []any { return []any{p.Lanes, p.Owner, p.Until} }})
 	topicMaxAttempts = def(stmt[string]{name: "TopicMaxAttempts", cols: 3, args: sqlstmt.OneArg[string]})
 	topicTail        = def(stmt[topicTailParams]{name: "TopicTail", cols: 8,
-		args: func(p *topicTailParams) []any { return []any{p.Topic, p.Lanes, p.Limit} }})
+		args: func(p *topicTailParams) []any { return []any{p.Topic, p.Before, p.Limit} }})
 	topicRead = def(stmt[topicReadParams]{name: "TopicRead", cols: 8,
 		args: func(p *topicReadParams) []any { return []any{p.Ranges, p.MaxLimit} }})
 	topicReadBudget = def(stmt[topicReadParams]{name: "TopicReadBudget", cols: 8,
@@ -712,6 +730,9 @@ var (
 	topicLanes      = def(stmt[topicLaneAt]{name: "TopicLanes", cols: 7, args: func(p *topicLaneAt) []any { return []any{p.Topic, p.Name, p.Now} }})
 	topicLaneExpire = def(stmt[topicLaneAt]{name: "TopicLaneExpire", cols: 1,
 		args: func(p *topicLaneAt) []any { return []any{p.Topic, p.Name, p.Lane, p.Now} }})
+	topicRewindLanes = def(stmt[topicName]{name: "TopicRewindLanes", cols: 4, args: topicNameArgs})
+	topicRewind      = def(stmt[topicRewindParams]{name: "TopicRewind", cols: 3,
+		args: func(p *topicRewindParams) []any { return []any{p.Topic, p.Name, p.Since, p.Now} }})
 	subscriptionGet       = def(stmt[topicName]{name: "SubscriptionGet", cols: 5, args: topicNameArgs})
 	topicReceiptKeyInsert = def(stmt[topicReceiptKeyParams]{name: "TopicReceiptKeyInsert",
 		args: func(p *topicReceiptKeyParams) []any { return []any{p.Secret, p.Now} }})

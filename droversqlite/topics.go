@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // The topic statements of droverdriver.TopicExecutor; the decisions (lanes,
@@ -355,10 +356,18 @@ func scanMessages(out *[]*droverdriver.MessageRow, keep func(*droverdriver.Messa
 	}
 }
 
-func (e *executor) TopicTail(ctx context.Context, topic string, lanes, limit int) ([]*droverdriver.MessageRow, error) {
+func (e *executor) TopicTail(ctx context.Context, topic string, before []droverdriver.Position, limit int) ([]*droverdriver.MessageRow, error) {
+	ids := []byte{'['}
+	for i, b := range before {
+		if i > 0 {
+			ids = append(ids, ',')
+		}
+		ids = strconv.AppendInt(ids, b.ID, 10)
+	}
+	ids = append(ids, ']')
 	var out []*droverdriver.MessageRow
 	err := topicTail.query(ctx, e, nil, e.reader, scanMessages(&out, func(*droverdriver.MessageRow) bool { return true }),
-		topicTailParams{topic, lanes, limit})
+		topicTailParams{topic, string(ids), limit})
 	return out, e.wrap("read the newest messages", err)
 }
 
@@ -517,6 +526,41 @@ func (e *executor) TopicLaneExpire(ctx context.Context, topic, subscription stri
 	return held, e.wrap("expire lane lease", err)
 }
 
+func (e *executor) TopicRewind(ctx context.Context, p droverdriver.TopicRewindParams) ([]droverdriver.RewoundLane, error) {
+	var since *int64
+	if p.Since != nil {
+		us := micros(*p.Since)
+		since = &us
+	}
+	var out []droverdriver.RewoundLane
+	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+		out = out[:0]
+		lane := map[int]int{}
+		err := topicRewindLanes.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
+			var l droverdriver.RewoundLane
+			if err := rows.Scan(&l.Lane, &l.From.Xid, &l.From.ID, &l.Released); err != nil {
+				return err
+			}
+			lane[l.Lane] = len(out)
+			out = append(out, l)
+			return nil
+		}, topicName{p.Topic, p.Subscription})
+		if err != nil {
+			return err
+		}
+		return topicRewind.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
+			var n int
+			var to droverdriver.Position
+			if err := rows.Scan(&n, &to.Xid, &to.ID); err != nil {
+				return err
+			}
+			out[lane[n]].To = to
+			return nil
+		}, topicRewindParams{p.Topic, p.Subscription, since, micros(p.Now)})
+	})
+	return out, e.wrap("rewind subscription", err)
+}
+
 func (e *executor) SubscriptionGet(ctx context.Context, topic, name string) (*droverdriver.SubscriptionRow, error) {
 	var s *droverdriver.SubscriptionRow
 	var found bool
@@ -558,7 +602,7 @@ func (e *executor) TopicReceiptKey(ctx context.Context, candidate []byte) ([]byt
 	return key, e.wrap("read receipt key", err)
 }
 
-func (e *executor) TopicLag(ctx context.Context, topics []string) ([]droverdriver.SubscriptionLag, error) {
+func (e *executor) TopicLag(ctx context.Context, topics []string) ([]drovertype.SubscriptionLag, error) {
 	var named sql.NullString // NULL: every topic
 	if len(topics) > 0 {
 		b, err := json.Marshal(topics)
@@ -567,9 +611,9 @@ func (e *executor) TopicLag(ctx context.Context, topics []string) ([]droverdrive
 		}
 		named = sql.NullString{String: string(b), Valid: true}
 	}
-	var out []droverdriver.SubscriptionLag
+	var out []drovertype.SubscriptionLag
 	err := topicLag.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
-		var l droverdriver.SubscriptionLag
+		var l drovertype.SubscriptionLag
 		var oldest sql.NullInt64
 		if err := rows.Scan(&l.Topic, &l.Subscription, &l.Pending, &oldest, &l.Dropped); err != nil {
 			return err
@@ -587,7 +631,7 @@ func (e *executor) TopicLag(ctx context.Context, topics []string) ([]droverdrive
 // TopicPublishers returns none: a SQLite transaction that published holds
 // the store's only write lock until it ends, so it holds back every
 // writer, not only its own messages, and other connections cannot see it.
-func (e *executor) TopicPublishers(context.Context) ([]droverdriver.OpenPublisher, error) {
+func (e *executor) TopicPublishers(context.Context) ([]drovertype.OpenPublisher, error) {
 	return nil, nil
 }
 

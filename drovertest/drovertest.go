@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // Clock is a clock a test controls: it stands still until the test moves
@@ -85,8 +86,8 @@ type TB interface {
 // Worker is what Work, WorkJob and Drain need of a client: a
 // *drover.Client of either store.
 type Worker[TTx any] interface {
-	Insert(ctx context.Context, args drover.Args, opts *drover.InsertOpts) (*drover.JobRow, error)
-	InsertTx(ctx context.Context, tx TTx, args drover.Args, opts *drover.InsertOpts) (*drover.JobRow, error)
+	Insert(ctx context.Context, args drover.Args, opts *drover.InsertOpts) (*drovertype.JobRow, error)
+	InsertTx(ctx context.Context, tx TTx, args drover.Args, opts *drover.InsertOpts) (*drovertype.JobRow, error)
 	WorkJob(ctx context.Context, id int64) (*drover.WorkResult, error)
 	WorkJobTx(ctx context.Context, tx TTx, id int64) (*drover.WorkResult, error)
 	Drain(ctx context.Context, queue string) ([]*drover.WorkResult, error)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // InsertedOpts narrows the jobs an assertion matches: a job matches when
@@ -32,7 +33,7 @@ type InsertedOpts struct {
 	// without one runs at its insert's now: with a Clock, the clock's.
 	ScheduledAt time.Time
 	// State is the job's state (available, scheduled, pending, …).
-	State drover.JobState
+	State drovertype.JobState
 }
 
 // Partial stands for the args of a job of kind JobKind whose args hold
@@ -102,13 +103,13 @@ func RequireNotInsertedTx[TTx any, T drover.Args](ctx context.Context, tb TB, d 
 // RequireManyInserted checks that the jobs of the kinds want names are
 // exactly want, in insert (ID) order: each job matches its Expected, and
 // no other job of those kinds exists. It returns them in that order.
-func RequireManyInserted(ctx context.Context, tb TB, d droverdriver.Driver, want []Expected) []*drover.JobRow {
+func RequireManyInserted(ctx context.Context, tb TB, d droverdriver.Driver, want []Expected) []*drovertype.JobRow {
 	tb.Helper()
 	return requireMany(ctx, tb, d.Executor(), want)
 }
 
 // RequireManyInsertedTx is RequireManyInserted for the jobs tx sees.
-func RequireManyInsertedTx[TTx any](ctx context.Context, tb TB, d droverdriver.TxDriver[TTx], tx TTx, want []Expected) []*drover.JobRow {
+func RequireManyInsertedTx[TTx any](ctx context.Context, tb TB, d droverdriver.TxDriver[TTx], tx TTx, want []Expected) []*drovertype.JobRow {
 	tb.Helper()
 	return requireMany(ctx, tb, d.UnwrapExecutor(tx), want)
 }
@@ -117,7 +118,7 @@ func requireOne[T drover.Args](ctx context.Context, tb TB, ex droverdriver.Execu
 	tb.Helper()
 	m := newMatcher(tb, args, opts)
 	jobs := jobsOfKinds(ctx, tb, ex, args.Kind())
-	var found []*drover.JobRow
+	var found []*drovertype.JobRow
 	for _, j := range jobs {
 		if m.mismatch(j) == "" {
 			found = append(found, j)
@@ -142,7 +143,7 @@ func requireOne[T drover.Args](ctx context.Context, tb TB, ex droverdriver.Execu
 func requireNone[T drover.Args](ctx context.Context, tb TB, ex droverdriver.Executor, args T, opts *InsertedOpts) {
 	tb.Helper()
 	m := newMatcher(tb, args, opts)
-	var found []*drover.JobRow
+	var found []*drovertype.JobRow
 	for _, j := range jobsOfKinds(ctx, tb, ex, args.Kind()) {
 		if m.mismatch(j) == "" {
 			found = append(found, j)
@@ -153,7 +154,7 @@ func requireNone[T drover.Args](ctx context.Context, tb TB, ex droverdriver.Exec
 	}
 }
 
-func requireMany(ctx context.Context, tb TB, ex droverdriver.Executor, want []Expected) []*drover.JobRow {
+func requireMany(ctx context.Context, tb TB, ex droverdriver.Executor, want []Expected) []*drovertype.JobRow {
 	tb.Helper()
 	var kinds []string
 	matchers := make([]*matcher, len(want))
@@ -200,9 +201,9 @@ func decodeArgs[T drover.Args](want T, raw []byte) (T, error) {
 }
 
 // jobsOfKinds reads every job of kinds that ex sees, in ID order.
-func jobsOfKinds(ctx context.Context, tb TB, ex droverdriver.Executor, kinds ...string) []*drover.JobRow {
+func jobsOfKinds(ctx context.Context, tb TB, ex droverdriver.Executor, kinds ...string) []*drovertype.JobRow {
 	tb.Helper()
-	var out []*drover.JobRow
+	var out []*drovertype.JobRow
 	for _, kind := range kinds {
 		p := droverdriver.ListParams{Kind: kind, Limit: 1000, Now: time.Now()}
 		for {
@@ -211,7 +212,7 @@ func jobsOfKinds(ctx context.Context, tb TB, ex droverdriver.Executor, kinds ...
 				tb.Fatalf("drovertest: list jobs of kind %s: %v", kind, err)
 			}
 			for _, r := range rows {
-				out = append(out, drover.JobRowFromDriver(r))
+				out = append(out, r)
 			}
 			if len(rows) < p.Limit {
 				break
@@ -219,7 +220,7 @@ func jobsOfKinds(ctx context.Context, tb TB, ex droverdriver.Executor, kinds ...
 			p.AfterID = rows[len(rows)-1].ID
 		}
 	}
-	slices.SortFunc(out, func(a, b *drover.JobRow) int { return int(a.ID - b.ID) })
+	slices.SortFunc(out, func(a, b *drovertype.JobRow) int { return int(a.ID - b.ID) })
 	return out
 }
 
@@ -274,7 +275,7 @@ func decodeJSON(b []byte) (any, error) {
 }
 
 // mismatch says why j does not match, or "" when it does.
-func (m *matcher) mismatch(j *drover.JobRow) string {
+func (m *matcher) mismatch(j *drovertype.JobRow) string {
 	o := m.opts
 	switch {
 	case j.Kind != m.kind:
@@ -358,7 +359,7 @@ func (m *matcher) String() string {
 
 // describe lists jobs one a line, each with why it does not match m when
 // m is not nil.
-func describe(jobs []*drover.JobRow, m *matcher) string {
+func describe(jobs []*drovertype.JobRow, m *matcher) string {
 	if len(jobs) == 0 {
 		return "\n  (no job of the kind)"
 	}

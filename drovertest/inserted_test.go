@@ -8,6 +8,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/drovertest"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // TestRequireInsertedTx: jobs inserted in the test's transaction are
@@ -41,9 +42,9 @@ func testRequireInsertedTx[TTx any](t *testing.T, s store[TTx]) {
 	}{
 		{"typed args and every option", EmailArgs{To: "ada@example.com", Subject: "Welcome"}, &drovertest.InsertedOpts{
 			Queue: "mail", Priority: &two, MaxAttempts: 3, Tags: []string{"eu"}, ScheduledAt: later,
-			State: drover.JobStateScheduled, Metadata: map[string]any{"tenant": map[string]any{"id": 7}}}, nil},
+			State: drovertype.JobStateScheduled, Metadata: map[string]any{"tenant": map[string]any{"id": 7}}}, nil},
 		{"a zero field left out by omitempty", EmailArgs{To: "grace@example.com"}, &drovertest.InsertedOpts{
-			Queue: drover.DefaultQueue, Priority: &zero, ScheduledAt: b.clock.Now(), State: drover.JobStateAvailable}, nil},
+			Queue: drover.DefaultQueue, Priority: &zero, ScheduledAt: b.clock.Now(), State: drovertype.JobStateAvailable}, nil},
 		{"partial args", drovertest.Partial{JobKind: "email", Fields: map[string]any{"subject": "Welcome"}}, nil, nil},
 		{"other args", EmailArgs{To: "bob@example.com"}, nil,
 			[]string{"no job of kind email matches", "ada@example.com", "grace@example.com", "differs: args"}},
@@ -52,7 +53,7 @@ func testRequireInsertedTx[TTx any](t *testing.T, s store[TTx]) {
 		{"other max attempts", EmailArgs{To: "ada@example.com"}, &drovertest.InsertedOpts{MaxAttempts: 25}, []string{"max attempts 3"}},
 		{"a tag it lacks", EmailArgs{To: "ada@example.com"}, &drovertest.InsertedOpts{Tags: []string{"us"}}, []string{"differs: tags"}},
 		{"other time", EmailArgs{To: "ada@example.com"}, &drovertest.InsertedOpts{ScheduledAt: later.Add(time.Second)}, []string{"differs: scheduled at"}},
-		{"other state", EmailArgs{To: "ada@example.com"}, &drovertest.InsertedOpts{State: drover.JobStateAvailable}, []string{"differs: state scheduled"}},
+		{"other state", EmailArgs{To: "ada@example.com"}, &drovertest.InsertedOpts{State: drovertype.JobStateAvailable}, []string{"differs: state scheduled"}},
 		{"other metadata", EmailArgs{To: "ada@example.com"}, &drovertest.InsertedOpts{Metadata: map[string]any{"tenant": map[string]any{"id": 8}}},
 			[]string{"differs: metadata"}},
 		{"two match", drovertest.Partial{JobKind: "email"}, nil, []string{"2 jobs of kind email match", "want one"}},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/drovertest"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // TestWork runs one job synchronously through the real execute path and
@@ -31,23 +32,23 @@ func testWork[TTx any](t *testing.T, s store[TTx]) {
 		name      string
 		args      StepArgs
 		opts      *drover.InsertOpts
-		state     drover.JobState
+		state     drovertype.JobState
 		err       string // in the attempt's error; "" for none
 		trace     string // in the attempt's trace
 		nextRunAt time.Time
 	}{
-		{"completes", StepArgs{Name: "ok"}, nil, drover.JobStateCompleted, "", "", time.Time{}},
-		{"fails and retries after the policy's backoff", StepArgs{Name: "fail", Fail: 1}, nil, drover.JobStateRetryable,
+		{"completes", StepArgs{Name: "ok"}, nil, drovertype.JobStateCompleted, "", "", time.Time{}},
+		{"fails and retries after the policy's backoff", StepArgs{Name: "fail", Fail: 1}, nil, drovertype.JobStateRetryable,
 			"step fail failed attempt 1", "", start.Add(time.Minute)},
-		{"panics", StepArgs{Name: "boom", Panic: true}, nil, drover.JobStateRetryable, "panic: step boom exploded", "drovertest_test", start.Add(time.Minute)},
-		{"times out", StepArgs{Name: "slow", Block: true}, nil, drover.JobStateRetryable, "job timed out after 100ms", "", start.Add(time.Minute)},
-		{"cancels itself", StepArgs{Name: "no", Cancel: true}, nil, drover.JobStateCancelled, "not wanted", "", time.Time{}},
-		{"fails its last attempt", StepArgs{Name: "last", Fail: -1}, &drover.InsertOpts{MaxAttempts: 1}, drover.JobStateDiscarded,
+		{"panics", StepArgs{Name: "boom", Panic: true}, nil, drovertype.JobStateRetryable, "panic: step boom exploded", "drovertest_test", start.Add(time.Minute)},
+		{"times out", StepArgs{Name: "slow", Block: true}, nil, drovertype.JobStateRetryable, "job timed out after 100ms", "", start.Add(time.Minute)},
+		{"cancels itself", StepArgs{Name: "no", Cancel: true}, nil, drovertype.JobStateCancelled, "not wanted", "", time.Time{}},
+		{"fails its last attempt", StepArgs{Name: "last", Fail: -1}, &drover.InsertOpts{MaxAttempts: 1}, drovertype.JobStateDiscarded,
 			"step last failed attempt 1", "", time.Time{}},
 	} {
 		res := drovertest.Work(ctx, t, b.client, tc.args, tc.opts)
 		ids = append(ids, res.Job.ID)
-		if res.Job.State != drover.JobStateRunning || res.Job.Attempt != 1 || res.Job.Kind != "step" {
+		if res.Job.State != drovertype.JobStateRunning || res.Job.Attempt != 1 || res.Job.Kind != "step" {
 			t.Errorf("%s: the worker received %+v, want attempt 1, running", tc.name, res.Job)
 		}
 		if res.Stored == nil || res.Stored.State != tc.state || res.Stored.ID != res.Job.ID {
@@ -99,7 +100,7 @@ func testWork[TTx any](t *testing.T, s store[TTx]) {
 	}
 	// Once the clock reaches it, it runs.
 	b.clock.Advance(time.Hour)
-	if res := drovertest.WorkJob(ctx, t, b.client, later.ID); res.Stored.State != drover.JobStateCompleted {
+	if res := drovertest.WorkJob(ctx, t, b.client, later.ID); res.Stored.State != drovertype.JobStateCompleted {
 		t.Errorf("the scheduled job once due: %+v", res.Stored)
 	}
 }
@@ -159,7 +160,7 @@ func testDrain[TTx any](t *testing.T, s store[TTx]) {
 	if got, want := names(drovertest.Drain(ctx, t, b.client, "q")), []string{"tomorrow:completed"}; !slices.Equal(got, want) {
 		t.Fatalf("drain a day on ran %v, want %v", got, want)
 	}
-	drovertest.RequireInserted(ctx, t, b.d, StepArgs{Name: "elsewhere"}, &drovertest.InsertedOpts{State: drover.JobStateAvailable})
+	drovertest.RequireInserted(ctx, t, b.d, StepArgs{Name: "elsewhere"}, &drovertest.InsertedOpts{State: drovertype.JobStateAvailable})
 
 	// A paused kind is left in the queue.
 	if err := b.client.QueuePauseKind(ctx, "other", "step"); err != nil {
@@ -181,17 +182,17 @@ func testWorkAndDrainTx[TTx any](t *testing.T, s store[TTx]) {
 	b := setup(t, s, time.Time{})
 	tx := s.begin(t, b.d)
 	res := drovertest.WorkTx(ctx, t, b.client, tx, StepArgs{Name: "in-tx"}, &drover.InsertOpts{Queue: "q"})
-	if res.Stored.State != drover.JobStateCompleted {
+	if res.Stored.State != drovertype.JobStateCompleted {
 		t.Fatalf("worked in the transaction: %+v", res.Stored)
 	}
 	if _, err := b.client.InsertTx(ctx, tx, StepArgs{Name: "drained", Fail: -1}, &drover.InsertOpts{Queue: "q", MaxAttempts: 1}); err != nil {
 		t.Fatal(err)
 	}
 	ran := drovertest.DrainTx(ctx, t, b.client, tx, "q")
-	if len(ran) != 1 || ran[0].Stored.State != drover.JobStateDiscarded {
+	if len(ran) != 1 || ran[0].Stored.State != drovertype.JobStateDiscarded {
 		t.Fatalf("drained in the transaction: %+v", ran)
 	}
-	drovertest.RequireInsertedTx(ctx, t, b.d, tx, StepArgs{Name: "in-tx"}, &drovertest.InsertedOpts{State: drover.JobStateCompleted})
+	drovertest.RequireInsertedTx(ctx, t, b.d, tx, StepArgs{Name: "in-tx"}, &drovertest.InsertedOpts{State: drovertype.JobStateCompleted})
 	s.rollback(t, tx)
 	drovertest.RequireNotInserted(ctx, t, b.d, drovertest.Partial{JobKind: "step"}, nil)
 }

@@ -4,7 +4,8 @@
 # internal/server/openapi.json, the strict build (tsc) compared with the
 # committed dist/ (what `npm install ./sdk/typescript` links), then the
 # package is packed and installed into a fresh project, and the compiled
-# tests run there, importing the installed package. The tests start a real
+# tests run there, importing the installed package (and `drover bench --via
+# typescript`'s test with the linked install). The tests start a real
 # `drover serve` on SQLite and on PostgreSQL (scripts/sdk-env.sh builds the
 # binary and starts the cluster).
 set -euo pipefail
@@ -27,6 +28,9 @@ cd "$linked"
 printf '{"name":"drover-linked","private":true,"type":"module"}\n' >package.json
 npm install "${npmq[@]}" "$repo/sdk/typescript"
 node -e 'import("@drover/client").then((m) => { if (typeof m.Consumer !== "function") process.exit(1); console.log("sdk-typescript: npm install ./sdk/typescript imports"); })'
+
+# bench --via typescript with that install (skipped by go test without it).
+(cd "$repo" && DROVER_BENCH_NODE_PROJECT="$linked" go test -count=1 -run TestViaTypeScript ./internal/bench)
 
 # The tarball in a fresh project, and the tests against it.
 proj="$work/project"

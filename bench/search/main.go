@@ -23,6 +23,7 @@ import (
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/droversqlite"
+	"github.com/droverhq/drover/drovertype"
 )
 
 type searcher interface {
@@ -82,13 +83,13 @@ func main() {
 		{"newest first, no filter, page 1", drover.JobListParams{NewestFirst: true, Limit: 50}},
 		{"newest first, no filter, after 5,000,000", drover.JobListParams{NewestFirst: true, Limit: 50, After: 5_000_000}},
 		{"oldest first, no filter, after 9,000,000", drover.JobListParams{Limit: 50, After: 9_000_000}},
-		{"state discarded (1%), page 1", drover.JobListParams{NewestFirst: true, Limit: 50, States: []drover.JobState{"discarded"}}},
-		{"state discarded (1%), after 5,000,000", drover.JobListParams{NewestFirst: true, Limit: 50, After: 5_000_000, States: []drover.JobState{"discarded"}}},
+		{"state discarded (1%), page 1", drover.JobListParams{NewestFirst: true, Limit: 50, States: []drovertype.JobState{"discarded"}}},
+		{"state discarded (1%), after 5,000,000", drover.JobListParams{NewestFirst: true, Limit: 50, After: 5_000_000, States: []drovertype.JobState{"discarded"}}},
 		{"kind + queue, after 5,000,000", drover.JobListParams{NewestFirst: true, Limit: 50, After: 5_000_000, Kind: "email.send", Queue: "email"}},
 		{"args user_id (1 in 50,000), one page", drover.JobListParams{NewestFirst: true, Limit: 50, Args: raw(`{"user_id":123}`)}},
 		{"metadata tenant + tag vip", drover.JobListParams{NewestFirst: true, Limit: 50, Metadata: raw(`{"tenant":"t3"}`), Tags: []string{"vip"}}},
 		{"finished in a 10-minute range 5 days back", drover.JobListParams{NewestFirst: true, Limit: 50,
-			Finished: drover.TimeRange{From: time.Date(2026, 1, 6, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 1, 6, 0, 10, 0, 0, time.UTC)}}},
+			Finished: drovertype.TimeRange{From: time.Date(2026, 1, 6, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 1, 6, 0, 10, 0, 0, time.UTC)}}},
 	}
 	for _, tc := range cases {
 		d, out := median(func() string {

@@ -78,7 +78,7 @@ for a retry), completed, cancelled and discarded, and its callback job.`,
 			for _, row := range []struct {
 				name string
 				n    int64
-			}{{"pending", b.Pending}, {"running", b.Running}, {"failed", b.Failed}, {"completed", b.Completed},
+			}{{"pending", b.Pending()}, {"running", b.Running}, {"failed", b.Failed}, {"completed", b.Completed},
 				{"cancelled", b.Cancelled}, {"discarded", b.Discarded}} {
 				fmt.Fprintf(tw, "%s\t%d\n", row.name, row.n)
 			}

@@ -13,12 +13,13 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/jobjson"
 	"github.com/droverhq/drover/internal/validate"
 )
 
 // jobStates are the states --state accepts, in the order of a job's life.
-var jobStates = drover.JobStates()
+var jobStates = drovertype.JobStates()
 
 // maxListLimit matches what drover.Client.JobList accepts.
 const maxListLimit = 10_000
@@ -288,12 +289,12 @@ type searchFlags struct {
 // (since, until of each).
 var searchTimes = []struct {
 	name, what string
-	field      func(*drover.JobListParams) *drover.TimeRange
+	field      func(*drover.JobListParams) *drovertype.TimeRange
 }{
-	{"created", "created", func(p *drover.JobListParams) *drover.TimeRange { return &p.Created }},
-	{"scheduled", "due to run (run_at)", func(p *drover.JobListParams) *drover.TimeRange { return &p.Scheduled }},
-	{"attempted", "whose last attempt started", func(p *drover.JobListParams) *drover.TimeRange { return &p.Attempted }},
-	{"finished", "finished", func(p *drover.JobListParams) *drover.TimeRange { return &p.Finished }},
+	{"created", "created", func(p *drover.JobListParams) *drovertype.TimeRange { return &p.Created }},
+	{"scheduled", "due to run (run_at)", func(p *drover.JobListParams) *drovertype.TimeRange { return &p.Scheduled }},
+	{"attempted", "whose last attempt started", func(p *drover.JobListParams) *drovertype.TimeRange { return &p.Attempted }},
+	{"finished", "finished", func(p *drover.JobListParams) *drovertype.TimeRange { return &p.Finished }},
 }
 
 func (f *searchFlags) register(fl *pflag.FlagSet) {
@@ -377,7 +378,7 @@ func (c *cli) jobsGetCommand() *cobra.Command {
 // callByID parses a job ID argument, opens the store and makes one call
 // about that job, turning "no such job" into a message that names it.
 func (c *cli) callByID(ctx context.Context, arg string,
-	call func(storeClient, context.Context, int64) (*drover.JobRow, error)) (*drover.JobRow, error) {
+	call func(storeClient, context.Context, int64) (*drovertype.JobRow, error)) (*drovertype.JobRow, error) {
 	id, err := parseID(arg)
 	if err != nil {
 		return nil, err
@@ -400,7 +401,7 @@ func (c *cli) callByID(ctx context.Context, arg string,
 // --kind) they change every job that matches it, a page at a time, and
 // report how many they changed.
 func (c *cli) jobsChangeCommand(name, short, long string,
-	change func(storeClient, context.Context, int64) (*drover.JobRow, error)) *cobra.Command {
+	change func(storeClient, context.Context, int64) (*drovertype.JobRow, error)) *cobra.Command {
 	var (
 		asJSON bool
 		bf     bulkFlags
@@ -432,7 +433,7 @@ changed and how many matched.`,
 			if asJSON {
 				return writeJSON(out, jobjson.From(job))
 			}
-			if err := writeJobTable(out, []*drover.JobRow{job}); err != nil {
+			if err := writeJobTable(out, []*drovertype.JobRow{job}); err != nil {
 				return err
 			}
 			if note := changeNote(name, job); note != "" {
@@ -501,17 +502,17 @@ func jobsText(n int64) string {
 
 // changeNote explains a retry or cancel that did not (yet) do what its
 // name says, so that nobody takes the unchanged state for a failure.
-func changeNote(action string, j *drover.JobRow) string {
+func changeNote(action string, j *drovertype.JobRow) string {
 	switch {
-	case action == "cancel" && j.State == drover.JobStateRunning:
+	case action == "cancel" && j.State == drovertype.JobStateRunning:
 		return fmt.Sprintf("job %d is running: it was asked to stop at its worker's next heartbeat", j.ID)
-	case action == "cancel" && j.State != drover.JobStateCancelled && j.State.Finished():
+	case action == "cancel" && j.State != drovertype.JobStateCancelled && j.State.Finished():
 		return fmt.Sprintf("job %d had already finished as %s: left as it is", j.ID, j.State)
-	case action == "retry" && j.State == drover.JobStateRunning:
+	case action == "retry" && j.State == drovertype.JobStateRunning:
 		return fmt.Sprintf("job %d is running: left as it is", j.ID)
-	case action == "discard" && j.State == drover.JobStateRunning:
+	case action == "discard" && j.State == drovertype.JobStateRunning:
 		return fmt.Sprintf("job %d is running: left as it is (cancel it to stop it)", j.ID)
-	case action == "discard" && j.State != drover.JobStateDiscarded && j.State.Finished():
+	case action == "discard" && j.State != drovertype.JobStateDiscarded && j.State.Finished():
 		return fmt.Sprintf("job %d had already finished as %s: left as it is", j.ID, j.State)
 	}
 	return ""
@@ -533,7 +534,7 @@ func notFound(id int64, err error) error {
 	return err
 }
 
-func parseState(s string) (drover.JobState, error) {
+func parseState(s string) (drovertype.JobState, error) {
 	for _, st := range jobStates {
 		if strings.EqualFold(s, string(st)) {
 			return st, nil

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // TestJobsBulk changes every job of a filter from the CLI and checks the
@@ -46,7 +47,7 @@ func TestJobsBulk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if counts[drover.JobStateAvailable] != 4 || counts[drover.JobStateDiscarded] != 0 {
+	if counts[drovertype.JobStateAvailable] != 4 || counts[drovertype.JobStateDiscarded] != 0 {
 		t.Errorf("store after discard and retry: %v, want 4 available", counts)
 	}
 	if r := f.run(t, "jobs", "cancel", "1", "--queue", "bulk"); r.code != exitUsage || !strings.Contains(r.stderr, "not both") {
@@ -94,7 +95,7 @@ func TestJobsDelete(t *testing.T) {
 					}
 				}
 			}
-			for id, want := range map[int64]drover.JobState{ids[0]: drover.JobStateRunning, kept[0]: drover.JobStateAvailable} {
+			for id, want := range map[int64]drovertype.JobState{ids[0]: drovertype.JobStateRunning, kept[0]: drovertype.JobStateAvailable} {
 				if j, err := client.JobGet(ctx, id); err != nil || j.State != want {
 					t.Errorf("job %d: %+v, %v; want %s", id, j, err, want)
 				}

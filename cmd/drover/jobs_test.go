@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/jobjson"
 	"github.com/droverhq/drover/internal/storeurl"
 	"github.com/droverhq/drover/internal/waitfor"
@@ -31,7 +32,7 @@ func TestEnqueueRoundTrip(t *testing.T) {
 			args:  []string{"email", `{"to":"ada@example.com"}`},
 			count: 1,
 			check: func(t *testing.T, j jobjson.Job) {
-				want := jobjson.Job{State: drover.JobStateAvailable, Queue: "default", Kind: "email", MaxAttempts: drover.DefaultMaxAttempts}
+				want := jobjson.Job{State: drovertype.JobStateAvailable, Queue: "default", Kind: "email", MaxAttempts: drover.DefaultMaxAttempts}
 				if j.State != want.State || j.Queue != want.Queue || j.Kind != want.Kind || j.MaxAttempts != want.MaxAttempts ||
 					j.Priority != 0 || j.Attempt != 0 || len(j.Tags) != 0 || len(j.Errors) != 0 {
 					t.Errorf("job = %+v, want defaults %+v", j, want)
@@ -60,7 +61,7 @@ func TestEnqueueRoundTrip(t *testing.T) {
 			args:  []string{"later", `{}`, "--at", "1h"},
 			count: 1,
 			check: func(t *testing.T, j jobjson.Job) {
-				if d := time.Until(j.RunAt); j.State != drover.JobStateScheduled || d < 58*time.Minute || d > time.Hour {
+				if d := time.Until(j.RunAt); j.State != drovertype.JobStateScheduled || d < 58*time.Minute || d > time.Hour {
 					t.Errorf("state %s, run_at in %s; want scheduled in about 1h", j.State, d)
 				}
 			},
@@ -70,7 +71,7 @@ func TestEnqueueRoundTrip(t *testing.T) {
 			args:  []string{"later", `{}`, "--at", future.Format(time.RFC3339)},
 			count: 1,
 			check: func(t *testing.T, j jobjson.Job) {
-				if j.State != drover.JobStateScheduled || !j.RunAt.Equal(future) {
+				if j.State != drovertype.JobStateScheduled || !j.RunAt.Equal(future) {
 					t.Errorf("state %s, run_at %s; want scheduled at %s", j.State, j.RunAt, future)
 				}
 			},
@@ -80,7 +81,7 @@ func TestEnqueueRoundTrip(t *testing.T) {
 			args:  []string{"late", `{}`, "--at", "2001-02-03T04:05:06+02:00"},
 			count: 1,
 			check: func(t *testing.T, j jobjson.Job) {
-				if j.State != drover.JobStateAvailable {
+				if j.State != drovertype.JobStateAvailable {
 					t.Errorf("state %s, want available", j.State)
 				}
 			},
@@ -239,10 +240,10 @@ func TestRetryAndCancel(t *testing.T) {
 
 			var j jobjson.Job
 			decodeJSON(t, f.mustRun(t, "jobs", "cancel", sid, "--json"), &j)
-			if j.ID != id || j.State != drover.JobStateCancelled || j.FinalizedAt == nil {
+			if j.ID != id || j.State != drovertype.JobStateCancelled || j.FinalizedAt == nil {
 				t.Fatalf("after cancel: %+v", j)
 			}
-			if s := f.getJob(t, id).State; s != drover.JobStateCancelled {
+			if s := f.getJob(t, id).State; s != drovertype.JobStateCancelled {
 				t.Fatalf("stored state after cancel = %s", s)
 			}
 			// Cancelling a finished job leaves it as it is.
@@ -253,10 +254,10 @@ func TestRetryAndCancel(t *testing.T) {
 
 			j = jobjson.Job{} // fields the output omits must read as zero
 			decodeJSON(t, f.mustRun(t, "jobs", "retry", sid, "--json"), &j)
-			if j.State != drover.JobStateAvailable || j.FinalizedAt != nil {
+			if j.State != drovertype.JobStateAvailable || j.FinalizedAt != nil {
 				t.Fatalf("after retry: %+v", j)
 			}
-			if s := f.getJob(t, id).State; s != drover.JobStateAvailable {
+			if s := f.getJob(t, id).State; s != drovertype.JobStateAvailable {
 				t.Fatalf("stored state after retry = %s", s)
 			}
 
@@ -266,7 +267,7 @@ func TestRetryAndCancel(t *testing.T) {
 			if lines := strings.Split(out, "\n"); len(lines) < 2 || !strings.Contains(lines[1], "available") {
 				t.Errorf("retry of a scheduled job printed:\n%s", out)
 			}
-			if s := f.getJob(t, later).State; s != drover.JobStateAvailable {
+			if s := f.getJob(t, later).State; s != drovertype.JobStateAvailable {
 				t.Fatalf("stored state after retry = %s", s)
 			}
 		})
@@ -304,7 +305,7 @@ func TestFailedAttemptsShown(t *testing.T) {
 
 	id := f.enqueue(t, "test.fail", `{}`, "--queue", "failing", "--max-attempts", "2")[0]
 	sid := strconv.FormatInt(id, 10)
-	waitState(t, f, id, drover.JobStateDiscarded)
+	waitState(t, f, id, drovertype.JobStateDiscarded)
 
 	out := f.mustRun(t, "jobs", "get", sid)
 	for _, want := range []string{"state:         discarded\n", "attempt:       2/2\n", "errors:        2\n", ": boom 1\n", ": boom 2\n"} {
@@ -319,17 +320,17 @@ func TestFailedAttemptsShown(t *testing.T) {
 
 	// Retrying a discarded job that used all its attempts allows one more.
 	f.mustRun(t, "jobs", "retry", sid)
-	j := waitState(t, f, id, drover.JobStateDiscarded)
+	j := waitState(t, f, id, drovertype.JobStateDiscarded)
 	if j.Attempt != 3 || len(j.Errors) != 3 || j.Errors[2].Error != "boom 3" {
 		t.Fatalf("after retry: attempt %d, errors %+v", j.Attempt, j.Errors)
 	}
 }
 
 // waitState polls the store until job id is in state want.
-func waitState(t *testing.T, f *fixture, id int64, want drover.JobState) *drover.JobRow {
+func waitState(t *testing.T, f *fixture, id int64, want drovertype.JobState) *drovertype.JobRow {
 	t.Helper()
 	_, client := f.open(t)
-	var j *drover.JobRow
+	var j *drovertype.JobRow
 	if !waitfor.Within(30*time.Second, func() bool {
 		var err error
 		j, err = client.JobGet(context.Background(), id)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/jobjson"
 	"github.com/droverhq/drover/internal/storeurl"
 	"github.com/droverhq/drover/internal/testdb"
@@ -157,7 +158,7 @@ func (f *fixture) countJobs(t *testing.T) int64 {
 }
 
 // getJob reads a job straight from the store.
-func (f *fixture) getJob(t *testing.T, id int64) *drover.JobRow {
+func (f *fixture) getJob(t *testing.T, id int64) *drovertype.JobRow {
 	t.Helper()
 	_, client := f.open(t)
 	j, err := client.JobGet(context.Background(), id)

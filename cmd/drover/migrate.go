@@ -12,6 +12,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/storeurl"
 )
 
@@ -145,7 +146,7 @@ func (f sqlFlags) check(status bool) error {
 }
 
 // migrationFile is how a migration is named in --sql output and in --dir.
-func migrationFile(m droverdriver.Migration, dir string) string {
+func migrationFile(m drovertype.Migration, dir string) string {
 	return fmt.Sprintf("%03d_%s.%s.sql", m.Version, m.Name, dir)
 }
 
@@ -158,7 +159,7 @@ func (c *cli) printMigrations(cmd *cobra.Command, f sqlFlags, asJSON bool) error
 	}
 	ms := all
 	if f.version != 0 {
-		i := slices.IndexFunc(all, func(m droverdriver.Migration) bool { return m.Version == f.version })
+		i := slices.IndexFunc(all, func(m drovertype.Migration) bool { return m.Version == f.version })
 		if i < 0 {
 			return usagef("--version %d: no such migration (this binary has %d to %d)", f.version, all[0].Version, all[len(all)-1].Version)
 		}
@@ -210,7 +211,7 @@ func (c *cli) printMigrations(cmd *cobra.Command, f sqlFlags, asJSON bool) error
 
 // tablePrefix is what the driver put before Drover's table names, read
 // from the first migration rather than spelled per store.
-func tablePrefix(ms []droverdriver.Migration) string {
+func tablePrefix(ms []drovertype.Migration) string {
 	_, rest, ok := strings.Cut(ms[0].SQL, "CREATE TABLE ")
 	if !ok {
 		return ""
@@ -220,7 +221,7 @@ func tablePrefix(ms []droverdriver.Migration) string {
 }
 
 // writeMigrations writes each migration's up and down files into dir.
-func writeMigrations(out, stderr io.Writer, dir string, ms []droverdriver.Migration) error {
+func writeMigrations(out, stderr io.Writer, dir string, ms []drovertype.Migration) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("--dir: %w", err)
 	}

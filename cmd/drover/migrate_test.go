@@ -7,13 +7,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/droversqlite"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // knownMigrations are the migrations this binary applies (both stores
 // number them alike), so that expected outputs follow new migrations.
-func knownMigrations(t *testing.T) []droverdriver.Migration {
+func knownMigrations(t *testing.T) []drovertype.Migration {
 	t.Helper()
 	d, err := droversqlite.Open(context.Background(), ":memory:")
 	if err != nil {

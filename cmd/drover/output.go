@@ -9,7 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/jobjson"
 )
 
@@ -20,7 +20,7 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-func writeJobsJSON(w io.Writer, jobs []*drover.JobRow) error {
+func writeJobsJSON(w io.Writer, jobs []*drovertype.JobRow) error {
 	return writeJSON(w, jobjson.FromAll(jobs))
 }
 
@@ -29,7 +29,7 @@ func writeJobsJSON(w io.Writer, jobs []*drover.JobRow) error {
 const lastErrorWidth = 60
 
 // writeJobTable prints jobs as an aligned table, one row each.
-func writeJobTable(w io.Writer, jobs []*drover.JobRow) error {
+func writeJobTable(w io.Writer, jobs []*drovertype.JobRow) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTATE\tQUEUE\tKIND\tATTEMPT\tRUN AT\tLAST ERROR")
 	for _, j := range jobs {
@@ -46,7 +46,7 @@ func writeJobTable(w io.Writer, jobs []*drover.JobRow) error {
 // writeJobDetail prints everything about one job, including args, metadata
 // and the errors of the failed attempts the store keeps, for `drover jobs
 // get`.
-func writeJobDetail(w io.Writer, j *drover.JobRow) error {
+func writeJobDetail(w io.Writer, j *drovertype.JobRow) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	field := func(name, value string) { fmt.Fprintf(tw, "%s:\t%s\n", name, value) }
 	field("id", strconv.FormatInt(j.ID, 10))

@@ -129,7 +129,7 @@ func (c *cli) queuesChangeCommand(name, short, long string,
 			}
 			if name == "resume" && len(kinds) == 0 && len(q.PausedKinds) > 0 {
 				_, err = fmt.Fprintf(out, "kinds still paused in %s: %s (resume them with: drover queues resume %s --kind %s)\n",
-					q.Name, strings.Join(q.PausedKinds, ", "), q.Name, strings.Join(q.PausedKinds, " --kind "))
+					q.Queue, strings.Join(q.PausedKinds, ", "), q.Queue, strings.Join(q.PausedKinds, " --kind "))
 			}
 			return err
 		},

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // TestSchemaNewerThanBinary records a migration this binary does not know,
@@ -20,7 +21,7 @@ func TestSchemaNewerThanBinary(t *testing.T) {
 			id := f.enqueue(t, "k", `{}`)[0]
 			latest := latestVersion(t)
 			st, _ := f.open(t)
-			future := droverdriver.Migration{Version: latest + 1, Name: "from_the_future", SQL: "SELECT 1"}
+			future := drovertype.Migration{Version: latest + 1, Name: "from_the_future", SQL: "SELECT 1"}
 			err := st.Driver.MigrateTx(context.Background(), func(ctx context.Context, m droverdriver.Migrator) error {
 				return m.Apply(ctx, future)
 			})

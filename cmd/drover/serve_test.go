@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/jobjson"
 	"github.com/droverhq/drover/internal/server"
 )
@@ -164,7 +164,7 @@ func TestJobsDiscard(t *testing.T) {
 			sid := strconv.FormatInt(id, 10)
 			var j jobjson.Job
 			decodeJSON(t, f.mustRun(t, "jobs", "discard", sid, "--json"), &j)
-			if j.ID != id || j.State != drover.JobStateDiscarded || f.getJob(t, id).State != drover.JobStateDiscarded {
+			if j.ID != id || j.State != drovertype.JobStateDiscarded || f.getJob(t, id).State != drovertype.JobStateDiscarded {
 				t.Fatalf("after discard: %+v, stored %s", j, f.getJob(t, id).State)
 			}
 			if out := f.mustRun(t, "jobs", "retry", sid); !strings.Contains(out, "available") {

@@ -38,7 +38,7 @@ func (c *cli) openTopics(ctx context.Context) (storeClient, func(), error) {
 }
 
 // topicsCommand is `drover topics`: list, create, delete, subscribe,
-// unsubscribe, publish, peek, lag, lanes, release-lane.
+// unsubscribe, publish, peek, lag, lanes, release-lane, rewind.
 func (c *cli) topicsCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "topics",
@@ -48,7 +48,7 @@ delivered once to every subscription of it.`,
 	}
 	cmd.AddCommand(c.topicsListCommand(), c.topicsCreateCommand(), c.topicsDeleteCommand(), c.topicsSubscribeCommand(),
 		c.topicsUnsubscribeCommand(), c.topicsPublishCommand(), c.topicsPeekCommand(), c.topicsLagCommand(), c.topicsLanesCommand(),
-		c.topicsReleaseLaneCommand())
+		c.topicsReleaseLaneCommand(), c.topicsRewindCommand())
 	markNeedsStore(cmd)
 	return cmd
 }
@@ -541,4 +541,54 @@ its ack is refused.`,
 			})
 		},
 	}
+}
+
+func (c *cli) topicsRewindCommand() *cobra.Command {
+	var earliest, asJSON bool
+	var since string
+	cmd := &cobra.Command{
+		Use:   "rewind TOPIC SUBSCRIPTION (--earliest | --since TIME)",
+		Short: "Deliver messages again: move a subscription back to the earliest message or a time",
+		Long: `rewind moves a subscription back, as a Kafka offset reset or a Pub/Sub seek
+does: with --earliest it delivers again every message the topic keeps, with
+--since each lane delivers again from its first message published at or after
+the time (an RFC 3339 time, or a duration ago: 90m). Lanes already at or
+before the point stay where they are. Batches out at the rewind are delivered
+again and their acks refused. Messages retention removed cannot be delivered
+again: the output says when the oldest message to deliver was published.`,
+		Args: argsNamed("TOPIC", "SUBSCRIPTION"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if earliest == (since != "") {
+				return usagef("give one of --earliest and --since")
+			}
+			var opts drover.RewindOpts
+			if since != "" {
+				if d, err := time.ParseDuration(since); err == nil && d >= 0 {
+					opts.Since = time.Now().Add(-d)
+				} else if opts.Since, err = time.Parse(time.RFC3339Nano, since); err != nil {
+					return usagef("--since %q: want an RFC 3339 time (2026-01-02T15:04:05Z) or a duration ago (90m)", since)
+				}
+			}
+			return c.withTopics(cmd, func(ctx context.Context, client storeClient) error {
+				res, err := client.RewindSubscription(ctx, args[0], args[1], opts)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return writeJSON(cmd.OutOrStdout(), res)
+				}
+				oldest := "none pending"
+				if res.OldestPending != nil {
+					oldest = "the oldest published " + res.OldestPending.UTC().Format(time.RFC3339Nano)
+				}
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "rewound %s/%s: %d lanes moved back, %d batches out released; %d messages to deliver, %s\n",
+					args[0], args[1], res.Lanes, res.Released, res.Pending, oldest)
+				return err
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&earliest, "earliest", false, "deliver again every message the topic keeps")
+	cmd.Flags().StringVar(&since, "since", "", "deliver again from the messages published at or after this time (RFC 3339, or a duration ago)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
 }

@@ -260,3 +260,58 @@ func TestTopicsCreateAndDelete(t *testing.T) {
 		})
 	}
 }
+
+// TestTopicsRewindCommand: `drover topics rewind --earliest` delivers a
+// subscription's messages again and says how many; one without a point,
+// with both, with a bad time or for an unknown subscription fails and moves
+// nothing (issue 38).
+func TestTopicsRewindCommand(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			f := b.setup(t).migrated(t)
+			f.mustRun(t, "topics", "create", "chat", "--lanes", "1")
+			f.mustRun(t, "topics", "subscribe", "chat", "bot", "--from-earliest")
+			f.mustRun(t, "topics", "publish", "chat", "one")
+			f.mustRun(t, "topics", "publish", "chat", "two")
+			for _, args := range [][]string{{"rewind", "chat", "bot"}, {"rewind", "chat", "bot", "--earliest", "--since", "1h"},
+				{"rewind", "chat", "bot", "--since", "yesterday"}, {"rewind", "chat", "typo", "--earliest"}, {"rewind", "nope", "bot", "--earliest"}} {
+				if r := f.run(t, append([]string{"topics"}, args...)...); r.code == exitOK {
+					t.Fatalf("topics %v succeeded: %s", args, r)
+				}
+			}
+			ctx := context.Background()
+			st, _ := f.open(t)
+			consumer, err := storeurl.NewClient[interface {
+				Receive(ctx context.Context, p drover.ReceiveParams) ([]*drover.ReceivedBatch, error)
+				AckBatches(ctx context.Context, topic, sub string, acks []drover.BatchAck) ([]bool, error)
+			}](st, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			receive := func() int {
+				var got []*drover.ReceivedBatch
+				waitfor.Cond(t, "a batch received", func() bool {
+					got, err = consumer.Receive(ctx, drover.ReceiveParams{Topic: "chat", Subscription: "bot", Owner: "w1", BatchSize: 10})
+					if err != nil {
+						t.Fatal(err)
+					}
+					return len(got) == 1
+				})
+				if ok, err := consumer.AckBatches(ctx, "chat", "bot", []drover.BatchAck{{Receipt: got[0].Receipt}}); err != nil || !ok[0] {
+					t.Fatalf("ack: %v, %v", ok, err)
+				}
+				return len(got[0].Deliveries)
+			}
+			if n := receive(); n != 2 {
+				t.Fatalf("received %d messages, want 2", n)
+			}
+			if out := f.mustRun(t, "topics", "rewind", "chat", "bot", "--earliest"); !strings.Contains(out, "1 lanes moved back") || !strings.Contains(out, "2 messages to deliver") {
+				t.Fatalf("rewind printed %q", out)
+			}
+			if n := receive(); n != 2 {
+				t.Fatalf("after the rewind received %d messages, want both again", n)
+			}
+		})
+	}
+}

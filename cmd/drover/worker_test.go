@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/waitfor"
 )
 
@@ -121,8 +122,8 @@ func TestKilledWorkerLosesNothing(t *testing.T) {
 	workerArgs := []string{"--database-url", f.url, "--schema", f.schema,
 		"--queue", queue, "--concurrency", concurrency, "--lease", lease}
 	first := startWorker(t, bin, "first", workerArgs...)
-	counts := waitCounts(t, client, queue, first, time.Minute, func(c map[drover.JobState]int64) bool {
-		return c[drover.JobStateCompleted] >= killAfter
+	counts := waitCounts(t, client, queue, first, time.Minute, func(c map[drovertype.JobState]int64) bool {
+		return c[drovertype.JobStateCompleted] >= killAfter
 	})
 	if err := first.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -135,18 +136,18 @@ func TestKilledWorkerLosesNothing(t *testing.T) {
 	}
 	counts = jobCounts(t, client, queue)
 	t.Logf("killed the first worker with %v", counts)
-	if counts[drover.JobStateCompleted] >= total {
+	if counts[drovertype.JobStateCompleted] >= total {
 		t.Fatalf("the first worker completed all %d jobs before it was killed; make the jobs slower", total)
 	}
-	if counts[drover.JobStateRunning] == 0 {
+	if counts[drovertype.JobStateRunning] == 0 {
 		t.Fatalf("no job was running when the first worker was killed, so nothing tests lease expiry: %v", counts)
 	}
 
 	// The dead worker still holds its leadership and its leases; the second
 	// worker must wait both out (LeaderTTL, --lease) before it rescues.
 	second := startWorker(t, bin, "second", workerArgs...)
-	counts = waitCounts(t, client, queue, second, 3*time.Minute, func(c map[drover.JobState]int64) bool {
-		return c[drover.JobStateCompleted] == total
+	counts = waitCounts(t, client, queue, second, 3*time.Minute, func(c map[drovertype.JobState]int64) bool {
+		return c[drovertype.JobStateCompleted] == total
 	})
 	if err := second.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -162,12 +163,12 @@ func TestKilledWorkerLosesNothing(t *testing.T) {
 
 	counts = jobCounts(t, client, queue)
 	for state, n := range counts {
-		if state != drover.JobStateCompleted && n != 0 {
+		if state != drovertype.JobStateCompleted && n != 0 {
 			t.Errorf("%d jobs are %s, want none", n, state)
 		}
 	}
-	if counts[drover.JobStateCompleted] != total {
-		t.Errorf("%d jobs completed, want exactly %d", counts[drover.JobStateCompleted], total)
+	if counts[drovertype.JobStateCompleted] != total {
+		t.Errorf("%d jobs completed, want exactly %d", counts[drovertype.JobStateCompleted], total)
 	}
 
 	jobs, err := client.JobList(ctx, drover.JobListParams{Queue: queue, Limit: total + 1})
@@ -187,10 +188,10 @@ func TestKilledWorkerLosesNothing(t *testing.T) {
 			t.Errorf("seq %d is stored twice", args.Seq)
 		}
 		seen[args.Seq] = true
-		if j.State != drover.JobStateCompleted {
+		if j.State != drovertype.JobStateCompleted {
 			t.Errorf("job %d is %s", j.ID, j.State)
 		}
-		if j.Attempt >= 2 && slices.ContainsFunc(j.Errors, func(e drover.AttemptError) bool {
+		if j.Attempt >= 2 && slices.ContainsFunc(j.Errors, func(e drovertype.AttemptError) bool {
 			return strings.Contains(e.Error, "lease expired")
 		}) {
 			rescued++
@@ -206,7 +207,7 @@ func TestKilledWorkerLosesNothing(t *testing.T) {
 }
 
 // jobCounts counts the queue's jobs by state.
-func jobCounts(t *testing.T, client testClient, queue string) map[drover.JobState]int64 {
+func jobCounts(t *testing.T, client testClient, queue string) map[drovertype.JobState]int64 {
 	t.Helper()
 	counts, err := client.JobCountByState(context.Background(), queue)
 	if err != nil {
@@ -218,9 +219,9 @@ func jobCounts(t *testing.T, client testClient, queue string) map[drover.JobStat
 // waitCounts polls the queue's counts until done accepts them, failing the
 // test if the worker exits or the time runs out first.
 func waitCounts(t *testing.T, client testClient, queue string, w *workerProcess, timeout time.Duration,
-	done func(map[drover.JobState]int64) bool) map[drover.JobState]int64 {
+	done func(map[drovertype.JobState]int64) bool) map[drovertype.JobState]int64 {
 	t.Helper()
-	var counts map[drover.JobState]int64
+	var counts map[drovertype.JobState]int64
 	if !waitfor.Within(timeout, func() bool {
 		counts = jobCounts(t, client, queue)
 		if done(counts) {

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/jobjson"
 	"github.com/droverhq/drover/internal/validate"
 )
@@ -59,7 +60,7 @@ and takes plain jobs only.`,
 	return cmd
 }
 
-func writeWorkerTable(w io.Writer, ws []*drover.WorkerInfo, now time.Time) error {
+func writeWorkerTable(w io.Writer, ws []*drovertype.WorkerInfo, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "WORKER\tTYPE\tLABELS\tQUEUES\tKINDS\tSOURCE\tLAST SEEN\tHELD\tLIVE")
 	for _, x := range ws {
@@ -94,7 +95,7 @@ func formatLabels(m map[string]string) string {
 }
 
 // formatRouting says where a job may run, for tables and job detail.
-func formatRouting(r *drover.Routing) string {
+func formatRouting(r *drovertype.Routing) string {
 	if r == nil {
 		return "-"
 	}
@@ -154,7 +155,7 @@ func (f *routeFlags) add(cmd *cobra.Command) {
 // client checks the rest.
 func (f *routeFlags) apply(opts *drover.InsertOpts) error {
 	opts.WorkerType, opts.WorkerNames = f.workerType, f.workers
-	opts.OnWorkerAbsent, opts.WorkerAbsentAfter = drover.AbsentPolicy(f.onAbsent), f.absentAfter
+	opts.OnWorkerAbsent, opts.WorkerAbsentAfter = drovertype.AbsentPolicy(f.onAbsent), f.absentAfter
 	labels, err := parseLabels("--label", f.labels)
 	if err != nil {
 		return err

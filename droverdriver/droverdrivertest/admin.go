@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/engine"
 )
 
@@ -70,12 +71,12 @@ func testAdmin(t *testing.T, setup opener) {
 		tests := []struct {
 			name   string
 			id     int64
-			state  droverdriver.State
+			state  drovertype.JobState
 			cancel bool
 		}{
-			{"a scheduled job ends at once", got[1], droverdriver.StateCancelled, false},
-			{"an available job ends at once", got[2], droverdriver.StateCancelled, false},
-			{"a running job is flagged", got[0], droverdriver.StateRunning, true},
+			{"a scheduled job ends at once", got[1], drovertype.JobStateCancelled, false},
+			{"an available job ends at once", got[2], drovertype.JobStateCancelled, false},
+			{"a running job is flagged", got[0], drovertype.JobStateRunning, true},
 		}
 		for _, tc := range tests {
 			j, err := cancel(ctx, d.Executor(), tc.id, now)
@@ -91,7 +92,7 @@ func testAdmin(t *testing.T, setup opener) {
 		}
 		// A finished job stays as it ended.
 		j, err := cancel(ctx, d.Executor(), got[1], now.Add(time.Minute))
-		if err != nil || j.State != droverdriver.StateCancelled || !sameTime(*j.FinalizedAt, now) {
+		if err != nil || j.State != drovertype.JobStateCancelled || !sameTime(*j.FinalizedAt, now) {
 			t.Fatalf("cancel of a cancelled job: %+v, %v", j, err)
 		}
 		if _, err := cancel(ctx, d.Executor(), got[2]+1000, now); !errors.Is(err, droverdriver.ErrNotFound) {
@@ -104,10 +105,10 @@ func testAdmin(t *testing.T, setup opener) {
 		d := setup(t)
 		got := insert(t, d.Executor(), keyed("q", "a"), keyed("q", "a"))
 		j, err := cancel(context.Background(), d.Executor(), got[1], time.Now())
-		if err != nil || j.State != droverdriver.StateCancelled {
+		if err != nil || j.State != drovertype.JobStateCancelled {
 			t.Fatalf("cancel of a blocked job: %+v, %v", j, err)
 		}
-		wantState(t, d.Executor(), map[int64]droverdriver.State{got[0]: droverdriver.StateAvailable})
+		wantState(t, d.Executor(), map[int64]drovertype.JobState{got[0]: drovertype.JobStateAvailable})
 	})
 
 	t.Run("JobDiscard", func(t *testing.T) {
@@ -122,21 +123,21 @@ func testAdmin(t *testing.T, setup opener) {
 		for _, tc := range []struct {
 			name string
 			id   int64
-			want droverdriver.State
+			want drovertype.JobState
 		}{
-			{"a scheduled job", got[1], droverdriver.StateDiscarded},
-			{"an available job", got[3], droverdriver.StateDiscarded},
-			{"a running job is left alone", got[0], droverdriver.StateRunning},
-			{"a finished job is left alone", got[2], droverdriver.StateCompleted},
+			{"a scheduled job", got[1], drovertype.JobStateDiscarded},
+			{"an available job", got[3], drovertype.JobStateDiscarded},
+			{"a running job is left alone", got[0], drovertype.JobStateRunning},
+			{"a finished job is left alone", got[2], drovertype.JobStateCompleted},
 		} {
 			j, err := discard(ctx, d.Executor(), tc.id, now)
 			if err != nil || j.ID != tc.id || j.State != tc.want {
 				t.Fatalf("%s: %+v, %v; want %s", tc.name, j, err, tc.want)
 			}
-			if tc.want == droverdriver.StateDiscarded && (j.FinalizedAt == nil || !sameTime(*j.FinalizedAt, now)) {
+			if tc.want == drovertype.JobStateDiscarded && (j.FinalizedAt == nil || !sameTime(*j.FinalizedAt, now)) {
 				t.Errorf("%s: finalized at %v, want %v", tc.name, j.FinalizedAt, now)
 			}
-			wantState(t, d.Executor(), map[int64]droverdriver.State{tc.id: tc.want})
+			wantState(t, d.Executor(), map[int64]drovertype.JobState{tc.id: tc.want})
 		}
 		if _, err := discard(ctx, d.Executor(), got[3]+1000, now); !errors.Is(err, droverdriver.ErrNotFound) {
 			t.Fatalf("discard of a missing job: %v, want ErrNotFound", err)
@@ -166,17 +167,17 @@ func testAdmin(t *testing.T, setup opener) {
 		for _, id := range got[:4] {
 			before := get(t, d.Executor(), id)
 			j, err := retry(ctx, d.Executor(), id, now)
-			if err != nil || j.State != droverdriver.StateAvailable || j.FinalizedAt != nil || j.CancelRequested || !sameTime(j.RunAt, now) {
+			if err != nil || j.State != drovertype.JobStateAvailable || j.FinalizedAt != nil || j.CancelRequested || !sameTime(j.RunAt, now) {
 				t.Fatalf("retry of job %d (%s): %+v, %v; want available at now", id, before.State, j, err)
 			}
 			// The history stays, and there is an attempt to spare.
 			if j.Attempt != before.Attempt || j.MaxAttempts != max(before.MaxAttempts, before.Attempt+1) ||
-				string(j.Errors) != string(before.Errors) || j.ErrorCount != before.ErrorCount || j.Queue != "q" {
+				!slices.Equal(j.Errors, before.Errors) || j.ErrorCount != before.ErrorCount || j.Queue != "q" {
 				t.Errorf("retry of job %d: %+v, before %+v", id, j, before)
 			}
 		}
 		j, err := retry(ctx, d.Executor(), got[4], now)
-		if err != nil || j.State != droverdriver.StateRunning {
+		if err != nil || j.State != drovertype.JobStateRunning {
 			t.Fatalf("retry of a running job: %+v, %v; want it left running", j, err)
 		}
 		if rows := claim(t, d.Executor(), "q", 10); len(rows) != 4 {
@@ -204,7 +205,7 @@ func testAdmin(t *testing.T, setup opener) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if j.State != droverdriver.StateBlocked {
+		if j.State != drovertype.JobStateBlocked {
 			t.Fatalf("retried keyed job is %s while its key is full, want blocked", j.State)
 		}
 	})
@@ -231,7 +232,7 @@ func testAdmin(t *testing.T, setup opener) {
 				if _, err := retry(ctx, d.Executor(), id, time.Now()); !errors.Is(err, droverdriver.ErrNotRetryable) {
 					t.Fatalf("retry: %v, want ErrNotRetryable", err)
 				}
-				wantState(t, d.Executor(), map[int64]droverdriver.State{id: droverdriver.StateCompleted})
+				wantState(t, d.Executor(), map[int64]drovertype.JobState{id: drovertype.JobStateCompleted})
 			})
 		}
 	})
@@ -243,7 +244,7 @@ func testAdmin(t *testing.T, setup opener) {
 		first := insert(t, d.Executor(), unique("q", "k"))[0]
 		finish(t, d.Executor(), result(claimOne(t, d.Executor(), "q", first), droverdriver.OutcomeCompleted))
 		// The key is free: the retry takes it again.
-		if j, err := retry(ctx, d.Executor(), first, time.Now()); err != nil || j.State != droverdriver.StateAvailable {
+		if j, err := retry(ctx, d.Executor(), first, time.Now()); err != nil || j.State != drovertype.JobStateAvailable {
 			t.Fatalf("retry: %+v, %v", j, err)
 		}
 		if dup := insert(t, d.Executor(), unique("q", "k"))[0]; dup != 0 {
@@ -262,7 +263,7 @@ func testAdmin(t *testing.T, setup opener) {
 		if !strings.Contains(err.Error(), "unique") {
 			t.Errorf("error %q does not say why", err)
 		}
-		wantState(t, d.Executor(), map[int64]droverdriver.State{first: droverdriver.StateCompleted, second: droverdriver.StateAvailable})
+		wantState(t, d.Executor(), map[int64]drovertype.JobState{first: drovertype.JobStateCompleted, second: drovertype.JobStateAvailable})
 	})
 
 	t.Run("JobCancel/many", func(t *testing.T) {
@@ -284,12 +285,12 @@ func testAdmin(t *testing.T, setup opener) {
 			leave       bool
 			wantEnded   []int64
 			wantFlagged []int64
-			want        map[int64]droverdriver.State
+			want        map[int64]drovertype.JobState
 		}{
-			{"leave running", true, []int64{wait[0], wait[2]}, nil, map[int64]droverdriver.State{running: droverdriver.StateRunning,
-				completed: droverdriver.StateCompleted, wait[0]: droverdriver.StateCancelled, wait[2]: droverdriver.StateCancelled}},
-			{"flag running", false, nil, []int64{running}, map[int64]droverdriver.State{running: droverdriver.StateRunning}},
-			{"flagged already", false, nil, nil, map[int64]droverdriver.State{running: droverdriver.StateRunning}},
+			{"leave running", true, []int64{wait[0], wait[2]}, nil, map[int64]drovertype.JobState{running: drovertype.JobStateRunning,
+				completed: drovertype.JobStateCompleted, wait[0]: drovertype.JobStateCancelled, wait[2]: drovertype.JobStateCancelled}},
+			{"flag running", false, nil, []int64{running}, map[int64]drovertype.JobState{running: drovertype.JobStateRunning}},
+			{"flagged already", false, nil, nil, map[int64]drovertype.JobState{running: drovertype.JobStateRunning}},
 		} {
 			// Every job but the keyed first one, which stays available
 			// once its blocked successor is gone, and an unknown ID.
@@ -314,7 +315,7 @@ func testAdmin(t *testing.T, setup opener) {
 		if j := get(t, d.Executor(), running); !j.CancelRequested {
 			t.Errorf("running job %d not flagged", running)
 		}
-		wantState(t, d.Executor(), map[int64]droverdriver.State{wait[1]: droverdriver.StateAvailable})
+		wantState(t, d.Executor(), map[int64]drovertype.JobState{wait[1]: drovertype.JobStateAvailable})
 	})
 
 	t.Run("JobDiscard/many", func(t *testing.T) {
@@ -340,8 +341,8 @@ func testAdmin(t *testing.T, setup opener) {
 		if !slices.Equal(ids, []int64{got[0], got[1]}) {
 			t.Fatalf("discarded %v, want %v", ids, got[:2])
 		}
-		wantState(t, d.Executor(), map[int64]droverdriver.State{got[0]: droverdriver.StateDiscarded, got[1]: droverdriver.StateDiscarded,
-			got[2]: droverdriver.StateAvailable, got[3]: droverdriver.StateBlocked, running: droverdriver.StateRunning})
+		wantState(t, d.Executor(), map[int64]drovertype.JobState{got[0]: drovertype.JobStateDiscarded, got[1]: drovertype.JobStateDiscarded,
+			got[2]: drovertype.JobStateAvailable, got[3]: drovertype.JobStateBlocked, running: drovertype.JobStateRunning})
 	})
 
 	t.Run("JobRetry/many", func(t *testing.T) {
@@ -364,8 +365,8 @@ func testAdmin(t *testing.T, setup opener) {
 		if len(rows) != 3 || byID[run[1]].Queue != "r" || byID[scheduled].Queue != "q" || byID[run[2]].Key != "a" {
 			t.Fatalf("retried %+v; want jobs %d and %d, and %d with its key", rows, run[1], scheduled, run[2])
 		}
-		wantState(t, d.Executor(), map[int64]droverdriver.State{run[1]: droverdriver.StateAvailable, scheduled: droverdriver.StateAvailable,
-			run[2]: droverdriver.StateBlocked, running: droverdriver.StateRunning})
+		wantState(t, d.Executor(), map[int64]drovertype.JobState{run[1]: drovertype.JobStateAvailable, scheduled: drovertype.JobStateAvailable,
+			run[2]: drovertype.JobStateBlocked, running: drovertype.JobStateRunning})
 	})
 
 	t.Run("UniqueRetake/many", func(t *testing.T) {
@@ -436,7 +437,7 @@ func testAdmin(t *testing.T, setup opener) {
 				t.Errorf("job %d after delete: %v, want ErrNotFound", id, err)
 			}
 		}
-		wantState(t, d.Executor(), map[int64]droverdriver.State{got[2]: droverdriver.StateRunning, got[3]: droverdriver.StateAvailable})
+		wantState(t, d.Executor(), map[int64]drovertype.JobState{got[2]: drovertype.JobStateRunning, got[3]: drovertype.JobStateAvailable})
 		if again := insert(t, d.Executor(), unique("q", "u"))[0]; again == 0 {
 			t.Error("a deleted job's unique key is still held")
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 func testClaim(t *testing.T, setup opener) {
@@ -39,7 +40,7 @@ func testClaim(t *testing.T, setup opener) {
 		if more := claim(t, d.Executor(), "q", 10); len(more) != 0 {
 			t.Fatalf("claimed the scheduled job: %v", ids(more))
 		}
-		if n, err := d.Executor().JobCountByState(ctx, "q"); err != nil || n[droverdriver.StateRunning] != 4 || n[droverdriver.StateScheduled] != 1 {
+		if n, err := d.Executor().JobCountByState(ctx, "q"); err != nil || n[drovertype.JobStateRunning] != 4 || n[drovertype.JobStateScheduled] != 1 {
 			t.Errorf("counts %v, %v; want 4 running and 1 scheduled", n, err)
 		}
 	})
@@ -52,7 +53,7 @@ func testClaim(t *testing.T, setup opener) {
 			p.RunAt, p.Args, p.Tags, p.Metadata = past, []byte(`{"n":2}`), []string{"t"}, []byte(`{"m":1}`)
 		}))[0]
 		j := claimAs(t, d.Executor(), "owner-1", "q", 1, time.Minute)[0]
-		if j.ID != id || j.State != droverdriver.StateRunning || j.Attempt != 1 || j.LeaseOwner != "owner-1" ||
+		if j.ID != id || j.State != drovertype.JobStateRunning || j.Attempt != 1 || j.LeaseOwner != "owner-1" ||
 			j.AttemptedAt == nil || j.LeaseExpiresAt == nil || j.FinalizedAt != nil || j.CancelRequested {
 			t.Fatalf("claimed row %+v", j)
 		}
@@ -61,12 +62,12 @@ func testClaim(t *testing.T, setup opener) {
 		if lease := j.LeaseExpiresAt.Sub(*j.AttemptedAt); lease < time.Minute-time.Second || lease > time.Minute+time.Second {
 			t.Errorf("lease runs %v from the attempt's start, want 1m", lease)
 		}
-		if !sameTime(j.RunAt, past) || !jsonEqual(j.Args, []byte(`{"n":2}`)) || !jsonEqual(j.Metadata, []byte(`{"m":1}`)) ||
+		if !sameTime(j.RunAt, past) || !jsonEqual(j.EncodedArgs, []byte(`{"n":2}`)) || !jsonEqual(j.Metadata, []byte(`{"m":1}`)) ||
 			!slices.Equal(j.Tags, []string{"t"}) || j.Errors != nil {
-			t.Errorf("payload run_at %v args %s metadata %s tags %v errors %s", j.RunAt, j.Args, j.Metadata, j.Tags, j.Errors)
+			t.Errorf("payload run_at %v args %s metadata %s tags %v errors %v", j.RunAt, j.EncodedArgs, j.Metadata, j.Tags, j.Errors)
 		}
 		stored := get(t, d.Executor(), id)
-		if stored.State != droverdriver.StateRunning || stored.Attempt != 1 || stored.LeaseOwner != "owner-1" ||
+		if stored.State != drovertype.JobStateRunning || stored.Attempt != 1 || stored.LeaseOwner != "owner-1" ||
 			stored.LeaseExpiresAt == nil || !stored.LeaseExpiresAt.Equal(*j.LeaseExpiresAt) {
 			t.Errorf("stored after the claim: %+v", stored)
 		}
@@ -99,16 +100,16 @@ func testClaim(t *testing.T, setup opener) {
 			byID[id] = i
 		}
 		for _, j := range rows {
-			j.Args = append(j.Args, "xxxx"...) // must not reach another row
+			j.EncodedArgs = append(j.EncodedArgs, "xxxx"...) // must not reach another row
 		}
 		for _, j := range rows {
 			i, ok := byID[j.ID]
 			want := jobs[i]
-			args, appended := strings.CutSuffix(string(j.Args), "xxxx")
+			args, appended := strings.CutSuffix(string(j.EncodedArgs), "xxxx")
 			if !ok || j.Kind != want.Kind || !appended || !jsonEqual([]byte(args), want.Args) || !jsonEqual(j.Metadata, want.Metadata) ||
 				!slices.Equal(j.Tags, want.Tags) || j.Priority != want.Priority || j.MaxAttempts != want.MaxAttempts || j.Key != want.Key {
 				t.Fatalf("row of job %d: kind %q args %s metadata %s tags %v priority %d max attempts %d key %q; want %+v",
-					j.ID, j.Kind, j.Args, j.Metadata, j.Tags, j.Priority, j.MaxAttempts, j.Key, want)
+					j.ID, j.Kind, j.EncodedArgs, j.Metadata, j.Tags, j.Priority, j.MaxAttempts, j.Key, want)
 			}
 			if j.AttemptedAt == nil || j.LeaseExpiresAt == nil || j.AttemptedAt == j.LeaseExpiresAt {
 				t.Fatalf("row of job %d: attempted at %v, lease expires at %v", j.ID, j.AttemptedAt, j.LeaseExpiresAt)
@@ -158,11 +159,11 @@ func testClaim(t *testing.T, setup opener) {
 		}
 		// The token is stored: the heartbeat accepts it and no other.
 		for _, tc := range []struct {
-			token droverdriver.LeaseToken
+			token drovertype.LeaseToken
 			lost  bool
 		}{{tok, false}, {second[0].LeaseToken, true}} {
 			res, err := d.Executor().JobHeartbeat(ctx, droverdriver.HeartbeatParams{IDs: []int64{first[1].ID}, Attempts: []int{1},
-				Tokens: []droverdriver.LeaseToken{tc.token}, Lease: time.Minute})
+				Tokens: []drovertype.LeaseToken{tc.token}, Lease: time.Minute})
 			if err != nil || (len(res.Lost) == 1) != tc.lost {
 				t.Fatalf("heartbeat with token %v: lost %v, %v; want lost: %v", tc.token, res.Lost, err, tc.lost)
 			}
@@ -352,7 +353,7 @@ func testClaim(t *testing.T, setup opener) {
 		if _, err := d.Executor().QueueSettingsSet(ctx, droverdriver.QueueSettingsSetParams{Queue: "settled", Paused: new(true)}); err != nil {
 			t.Fatal(err)
 		}
-		if err := d.Executor().WorkerSeen(ctx, []droverdriver.WorkerRecord{{Name: "w", Plain: true, Queues: []string{"other", "worked"}, Owner: "w", Source: "go"}}); err != nil {
+		if err := d.Executor().WorkerSeen(ctx, []drovertype.WorkerRecord{{Name: "w", Plain: true, Queues: []string{"other", "worked"}, Owner: "w", Source: "go"}}); err != nil {
 			t.Fatal(err)
 		}
 		rows, err := d.Executor().JobClaim(ctx, droverdriver.ClaimParams{Queue: "done", Max: 1, Owner: "w", Lease: time.Minute})
@@ -378,10 +379,10 @@ func testClaim(t *testing.T, setup opener) {
 			t.Fatalf("settings of a queue never set: %+v, %v; want none", s, err)
 		}
 		insert(t, d.Executor(), job("q"), job("q"), job("q"), job("q"))
-		if _, err := d.Executor().QueueSettingsSet(ctx, droverdriver.QueueSettingsSetParams{Queue: "q", Limit: &droverdriver.QueueLimit{MaxRunning: 2}}); err != nil {
+		if _, err := d.Executor().QueueSettingsSet(ctx, droverdriver.QueueSettingsSetParams{Queue: "q", Limit: &drovertype.QueueLimit{MaxRunning: 2}}); err != nil {
 			t.Fatal(err)
 		}
-		claimLimited := func() []*droverdriver.JobRow {
+		claimLimited := func() []*drovertype.JobRow {
 			t.Helper()
 			rows, err := d.Executor().JobClaim(ctx, droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "w", Lease: time.Minute, Limited: true})
 			if err != nil {
@@ -411,7 +412,7 @@ func testClaim(t *testing.T, setup opener) {
 		d := setup(t)
 		insert(t, d.Executor(), job("q"), job("q"))
 		paused := true
-		s, err := d.Executor().QueueSettingsSet(ctx, droverdriver.QueueSettingsSetParams{Queue: "q", Paused: &paused, Limit: &droverdriver.QueueLimit{MaxRunning: 5}})
+		s, err := d.Executor().QueueSettingsSet(ctx, droverdriver.QueueSettingsSetParams{Queue: "q", Paused: &paused, Limit: &drovertype.QueueLimit{MaxRunning: 5}})
 		if err != nil || !s.Paused || s.Limit.MaxRunning != 5 {
 			t.Fatalf("set: %+v, %v; want paused with a limit of 5", s, err)
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/engine"
 )
 
@@ -25,7 +26,7 @@ import (
 // result is the result of claimed row r's attempt with outcome o,
 // carrying what the claim returned: the fence (attempt and token) and the
 // stored flow and key.
-func result(r *droverdriver.JobRow, o droverdriver.Outcome) droverdriver.Result {
+func result(r *drovertype.JobRow, o droverdriver.Outcome) droverdriver.Result {
 	res := droverdriver.Result{ID: r.ID, Attempt: r.Attempt, LeaseToken: r.LeaseToken, Outcome: o, Flow: r.Flow, Key: r.Key}
 	if r.Key != "" {
 		res.Queue = r.Queue
@@ -34,7 +35,7 @@ func result(r *droverdriver.JobRow, o droverdriver.Outcome) droverdriver.Result 
 }
 
 // failed is result with outcome o and an attempt error saying msg.
-func failed(r *droverdriver.JobRow, o droverdriver.Outcome, msg string, runAt time.Time) droverdriver.Result {
+func failed(r *drovertype.JobRow, o droverdriver.Outcome, msg string, runAt time.Time) droverdriver.Result {
 	res := result(r, o)
 	res.Error, res.RunAt = errorJSON(r.Attempt, msg), runAt
 	return res
@@ -88,21 +89,21 @@ func testFinish(t *testing.T, setup opener) {
 			err     bool
 			runAt   time.Time
 			cancel  bool // request a cancel before finishing
-			state   droverdriver.State
+			state   drovertype.JobState
 			attempt int
 			errs    int
 		}{
-			{name: "completed", outcome: droverdriver.OutcomeCompleted, state: droverdriver.StateCompleted, attempt: 1},
-			{name: "completed after cancel request", outcome: droverdriver.OutcomeCompleted, cancel: true, state: droverdriver.StateCompleted, attempt: 1},
-			{name: "retry", outcome: droverdriver.OutcomeRetry, err: true, runAt: later, state: droverdriver.StateRetryable, attempt: 1, errs: 1},
-			{name: "retry now", outcome: droverdriver.OutcomeRetry, err: true, runAt: past, state: droverdriver.StateAvailable, attempt: 1, errs: 1},
-			{name: "retry after cancel request", outcome: droverdriver.OutcomeRetry, err: true, runAt: later, cancel: true, state: droverdriver.StateCancelled, attempt: 1, errs: 1},
-			{name: "discarded", outcome: droverdriver.OutcomeDiscarded, err: true, state: droverdriver.StateDiscarded, attempt: 1, errs: 1},
-			{name: "cancelled", outcome: droverdriver.OutcomeCancelled, err: true, state: droverdriver.StateCancelled, attempt: 1, errs: 1},
-			{name: "released", outcome: droverdriver.OutcomeReleased, state: droverdriver.StateAvailable, attempt: 0},
-			{name: "released later", outcome: droverdriver.OutcomeReleased, runAt: later, state: droverdriver.StateScheduled, attempt: 0},
-			{name: "released with error", outcome: droverdriver.OutcomeReleased, err: true, state: droverdriver.StateAvailable, attempt: 0, errs: 1},
-			{name: "released after cancel request", outcome: droverdriver.OutcomeReleased, cancel: true, state: droverdriver.StateCancelled, attempt: 1},
+			{name: "completed", outcome: droverdriver.OutcomeCompleted, state: drovertype.JobStateCompleted, attempt: 1},
+			{name: "completed after cancel request", outcome: droverdriver.OutcomeCompleted, cancel: true, state: drovertype.JobStateCompleted, attempt: 1},
+			{name: "retry", outcome: droverdriver.OutcomeRetry, err: true, runAt: later, state: drovertype.JobStateRetryable, attempt: 1, errs: 1},
+			{name: "retry now", outcome: droverdriver.OutcomeRetry, err: true, runAt: past, state: drovertype.JobStateAvailable, attempt: 1, errs: 1},
+			{name: "retry after cancel request", outcome: droverdriver.OutcomeRetry, err: true, runAt: later, cancel: true, state: drovertype.JobStateCancelled, attempt: 1, errs: 1},
+			{name: "discarded", outcome: droverdriver.OutcomeDiscarded, err: true, state: drovertype.JobStateDiscarded, attempt: 1, errs: 1},
+			{name: "cancelled", outcome: droverdriver.OutcomeCancelled, err: true, state: drovertype.JobStateCancelled, attempt: 1, errs: 1},
+			{name: "released", outcome: droverdriver.OutcomeReleased, state: drovertype.JobStateAvailable, attempt: 0},
+			{name: "released later", outcome: droverdriver.OutcomeReleased, runAt: later, state: drovertype.JobStateScheduled, attempt: 0},
+			{name: "released with error", outcome: droverdriver.OutcomeReleased, err: true, state: drovertype.JobStateAvailable, attempt: 0, errs: 1},
+			{name: "released after cancel request", outcome: droverdriver.OutcomeReleased, cancel: true, state: drovertype.JobStateCancelled, attempt: 1},
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
@@ -126,7 +127,7 @@ func testFinish(t *testing.T, setup opener) {
 				if applied := finish(t, d.Executor(), stale); len(applied) != 0 {
 					t.Fatalf("stale result applied: %v", applied)
 				}
-				wantState(t, d.Executor(), map[int64]droverdriver.State{id: droverdriver.StateRunning})
+				wantState(t, d.Executor(), map[int64]drovertype.JobState{id: drovertype.JobStateRunning})
 
 				if applied := finish(t, d.Executor(), res); !slices.Equal(applied, []int64{id}) {
 					t.Fatalf("applied %v, want %d", applied, id)
@@ -134,10 +135,10 @@ func testFinish(t *testing.T, setup opener) {
 				j := get(t, d.Executor(), id)
 				errs := attemptErrors(t, j)
 				if j.State != tc.state || j.Attempt != tc.attempt || len(errs) != tc.errs || j.ErrorCount != tc.errs {
-					t.Fatalf("stored %s, attempt %d, errors %s (count %d); want %s, %d, %d", j.State, j.Attempt, j.Errors, j.ErrorCount, tc.state, tc.attempt, tc.errs)
+					t.Fatalf("stored %s, attempt %d, errors %v (count %d); want %s, %d, %d", j.State, j.Attempt, j.Errors, j.ErrorCount, tc.state, tc.attempt, tc.errs)
 				}
 				if tc.errs > 0 && errs[0].Error != "boom" {
-					t.Errorf("errors %s", j.Errors)
+					t.Errorf("errors %v", j.Errors)
 				}
 				if j.State.Finished() != (j.FinalizedAt != nil) || j.LeaseOwner != "" || j.LeaseExpiresAt != nil {
 					t.Errorf("finalized at %v, lease %q until %v", j.FinalizedAt, j.LeaseOwner, j.LeaseExpiresAt)
@@ -158,13 +159,13 @@ func testFinish(t *testing.T, setup opener) {
 
 	t.Run("JobFinishMany/fence", func(t *testing.T) {
 		t.Parallel()
-		forged := droverdriver.NewLeaseToken()
+		forged := drovertype.NewLeaseToken()
 		tests := []struct {
 			name  string
 			fence func(r *droverdriver.Result)
 		}{
 			{"forged token", func(r *droverdriver.Result) { r.LeaseToken = forged }},
-			{"zero token", func(r *droverdriver.Result) { r.LeaseToken = droverdriver.LeaseToken{} }},
+			{"zero token", func(r *droverdriver.Result) { r.LeaseToken = drovertype.LeaseToken{} }},
 			{"earlier attempt", func(r *droverdriver.Result) { r.Attempt-- }},
 			{"later attempt", func(r *droverdriver.Result) { r.Attempt++ }},
 			{"unknown job", func(r *droverdriver.Result) { r.ID += 1000 }},
@@ -184,7 +185,7 @@ func testFinish(t *testing.T, setup opener) {
 					}
 				}
 				j := get(t, d.Executor(), id)
-				if j.State != droverdriver.StateRunning || j.Attempt != 1 || j.Errors != nil || j.ErrorCount != 0 || j.LeaseOwner != "w1" {
+				if j.State != drovertype.JobStateRunning || j.Attempt != 1 || j.Errors != nil || j.ErrorCount != 0 || j.LeaseOwner != "w1" {
 					t.Fatalf("rejected results changed the job: %+v", j)
 				}
 				if applied := finish(t, d.Executor(), result(r, droverdriver.OutcomeCompleted)); !slices.Equal(applied, []int64{id}) {
@@ -233,9 +234,9 @@ func testFinish(t *testing.T, setup opener) {
 		if want := []int64{rows[0].ID, rows[1].ID, rows[3].ID}; !slices.Equal(applied, want) {
 			t.Fatalf("applied %v, want %v", applied, want)
 		}
-		wantState(t, d.Executor(), map[int64]droverdriver.State{
-			rows[0].ID: droverdriver.StateCompleted, rows[1].ID: droverdriver.StateRetryable,
-			rows[2].ID: droverdriver.StateRunning, rows[3].ID: droverdriver.StateDiscarded,
+		wantState(t, d.Executor(), map[int64]drovertype.JobState{
+			rows[0].ID: drovertype.JobStateCompleted, rows[1].ID: drovertype.JobStateRetryable,
+			rows[2].ID: drovertype.JobStateRunning, rows[3].ID: drovertype.JobStateDiscarded,
 		})
 		// The retried job keeps its errors across attempts.
 		if _, err := retry(context.Background(), d.Executor(), rows[1].ID, time.Now()); err != nil {
@@ -248,7 +249,7 @@ func testFinish(t *testing.T, setup opener) {
 		finish(t, d.Executor(), failed(r, droverdriver.OutcomeDiscarded, "two", time.Time{}))
 		j := get(t, d.Executor(), r.ID)
 		if errs := attemptErrors(t, j); len(errs) != 2 || errs[0].Error != "one" || errs[1].Error != "two" || j.ErrorCount != 2 {
-			t.Fatalf("errors %s (count %d), want one then two", j.Errors, j.ErrorCount)
+			t.Fatalf("errors %v (count %d), want one then two", j.Errors, j.ErrorCount)
 		}
 	})
 
@@ -271,15 +272,15 @@ func testFinish(t *testing.T, setup opener) {
 			result(rows[2], droverdriver.OutcomeReleased),
 			result(rows[1], droverdriver.OutcomeCompleted),
 		)
-		wantState(t, d.Executor(), map[int64]droverdriver.State{rows[2].ID: droverdriver.StateAvailable})
-		if j := get(t, d.Executor(), rows[0].ID); j.State != droverdriver.StateCompleted && j.State != droverdriver.StateDiscarded {
+		wantState(t, d.Executor(), map[int64]drovertype.JobState{rows[2].ID: drovertype.JobStateAvailable})
+		if j := get(t, d.Executor(), rows[0].ID); j.State != drovertype.JobStateCompleted && j.State != drovertype.JobStateDiscarded {
 			t.Fatalf("job %d after two results: %s, want the end one of them names", j.ID, j.State)
 		}
 		want := []int64{rows[0].ID, rows[2].ID}
-		if j := get(t, d.Executor(), rows[1].ID); j.State == droverdriver.StateCompleted {
+		if j := get(t, d.Executor(), rows[1].ID); j.State == drovertype.JobStateCompleted {
 			want = []int64{rows[0].ID, rows[1].ID, rows[2].ID}
-		} else if j.State != droverdriver.StateRunning || j.Errors != nil {
-			t.Fatalf("job %d after its stale and its current result: %s, errors %s", j.ID, j.State, j.Errors)
+		} else if j.State != drovertype.JobStateRunning || j.Errors != nil {
+			t.Fatalf("job %d after its stale and its current result: %s, errors %v", j.ID, j.State, j.Errors)
 		}
 		if !slices.Equal(applied, want) {
 			t.Fatalf("applied %v, want %v", applied, want)
@@ -294,11 +295,11 @@ func testFinish(t *testing.T, setup opener) {
 			name        string
 			maxAttempts int
 			outcome     droverdriver.Outcome
-			want        droverdriver.State
+			want        drovertype.JobState
 		}{
-			{"retry with attempts left", 2, droverdriver.OutcomeRetry, droverdriver.StateAvailable},
-			{"retry of the last attempt", 1, droverdriver.OutcomeRetry, droverdriver.StateDiscarded},
-			{"discard with attempts left", 2, droverdriver.OutcomeDiscarded, droverdriver.StateDiscarded},
+			{"retry with attempts left", 2, droverdriver.OutcomeRetry, drovertype.JobStateAvailable},
+			{"retry of the last attempt", 1, droverdriver.OutcomeRetry, drovertype.JobStateDiscarded},
+			{"discard with attempts left", 2, droverdriver.OutcomeDiscarded, drovertype.JobStateDiscarded},
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
@@ -318,7 +319,7 @@ func testFinish(t *testing.T, setup opener) {
 	t.Run("JobFinishMany/errors kept", func(t *testing.T) {
 		t.Parallel()
 		d := setup(t)
-		const attempts = droverdriver.ErrorsKept + 3
+		const attempts = drovertype.ErrorsKept + 3
 		id := insert(t, d.Executor(), with(job("q"), func(p *droverdriver.InsertParams) { p.MaxAttempts = attempts + 1 }))[0]
 		for range attempts {
 			r := claimOne(t, d.Executor(), "q", id)
@@ -326,10 +327,10 @@ func testFinish(t *testing.T, setup opener) {
 		}
 		j := get(t, d.Executor(), id)
 		errs := attemptErrors(t, j)
-		if j.ErrorCount != attempts || len(errs) != droverdriver.ErrorsKept ||
-			errs[0].Attempt != attempts-droverdriver.ErrorsKept+1 || errs[len(errs)-1].Attempt != attempts {
+		if j.ErrorCount != attempts || len(errs) != drovertype.ErrorsKept ||
+			errs[0].Attempt != attempts-drovertype.ErrorsKept+1 || errs[len(errs)-1].Attempt != attempts {
 			t.Fatalf("%d errors counted, %d kept (attempts %d to %d); want %d counted and the last %d kept",
-				j.ErrorCount, len(errs), errs[0].Attempt, errs[len(errs)-1].Attempt, attempts, droverdriver.ErrorsKept)
+				j.ErrorCount, len(errs), errs[0].Attempt, errs[len(errs)-1].Attempt, attempts, drovertype.ErrorsKept)
 		}
 	})
 
@@ -346,7 +347,7 @@ func testFinish(t *testing.T, setup opener) {
 		if err != nil || len(res) != 2 {
 			t.Fatalf("results %+v, %v", res, err)
 		}
-		if res[0].ID != got[0] || res[0].State != droverdriver.StateCompleted || !jsonEqual(res[0].Result, withOutput.Output) || res[1].Result != nil {
+		if res[0].ID != got[0] || res[0].State != drovertype.JobStateCompleted || !jsonEqual(res[0].Result, withOutput.Output) || res[1].Result != nil {
 			t.Fatalf("results %+v, want job %d's output and none for job %d", res, got[0], got[1])
 		}
 	})
@@ -364,21 +365,21 @@ func testFinish(t *testing.T, setup opener) {
 		if _, err := d.Executor().JobGet(context.Background(), got[0]); !errors.Is(err, droverdriver.ErrNotFound) {
 			t.Fatalf("a forgotten completed job: %v, want ErrNotFound", err)
 		}
-		wantState(t, d.Executor(), map[int64]droverdriver.State{got[1]: droverdriver.StateCompleted, got[2]: droverdriver.StateDiscarded})
+		wantState(t, d.Executor(), map[int64]drovertype.JobState{got[1]: drovertype.JobStateCompleted, got[2]: drovertype.JobStateDiscarded})
 	})
 
 	t.Run("JobFinishMany/keyed promotes the next", func(t *testing.T) {
 		t.Parallel()
 		tests := []struct {
 			outcome droverdriver.Outcome
-			first   droverdriver.State
-			next    droverdriver.State
+			first   drovertype.JobState
+			next    drovertype.JobState
 		}{
-			{droverdriver.OutcomeCompleted, droverdriver.StateCompleted, droverdriver.StateAvailable},
-			{droverdriver.OutcomeDiscarded, droverdriver.StateDiscarded, droverdriver.StateAvailable},
-			{droverdriver.OutcomeCancelled, droverdriver.StateCancelled, droverdriver.StateAvailable},
+			{droverdriver.OutcomeCompleted, drovertype.JobStateCompleted, drovertype.JobStateAvailable},
+			{droverdriver.OutcomeDiscarded, drovertype.JobStateDiscarded, drovertype.JobStateAvailable},
+			{droverdriver.OutcomeCancelled, drovertype.JobStateCancelled, drovertype.JobStateAvailable},
 			// A retried job keeps its place: the key's one slot is its own.
-			{droverdriver.OutcomeRetry, droverdriver.StateRetryable, droverdriver.StateBlocked},
+			{droverdriver.OutcomeRetry, drovertype.JobStateRetryable, drovertype.JobStateBlocked},
 		}
 		for _, tc := range tests {
 			t.Run(string(tc.first), func(t *testing.T) {
@@ -390,7 +391,7 @@ func testFinish(t *testing.T, setup opener) {
 					t.Fatalf("claimed row's key %q, want a", r.Key)
 				}
 				finish(t, d.Executor(), failed(r, tc.outcome, "x", time.Now().Add(time.Hour)))
-				wantState(t, d.Executor(), map[int64]droverdriver.State{got[0]: tc.first, got[1]: tc.next})
+				wantState(t, d.Executor(), map[int64]drovertype.JobState{got[0]: tc.first, got[1]: tc.next})
 			})
 		}
 	})
@@ -415,14 +416,14 @@ func testFinish(t *testing.T, setup opener) {
 		t.Parallel()
 		tests := []struct {
 			name    string
-			final   droverdriver.State // the unique job's end
-			keeps   []droverdriver.State
+			final   drovertype.JobState // the unique job's end
+			keeps   []drovertype.JobState
 			blocked bool // whether the key stays held
 		}{
-			{"freed when completed", droverdriver.StateCompleted, nil, false},
-			{"kept when completed", droverdriver.StateCompleted, []droverdriver.State{droverdriver.StateCompleted}, true},
-			{"freed when discarded", droverdriver.StateDiscarded, []droverdriver.State{droverdriver.StateCompleted}, false},
-			{"kept when discarded", droverdriver.StateDiscarded, []droverdriver.State{droverdriver.StateDiscarded}, true},
+			{"freed when completed", drovertype.JobStateCompleted, nil, false},
+			{"kept when completed", drovertype.JobStateCompleted, []drovertype.JobState{drovertype.JobStateCompleted}, true},
+			{"freed when discarded", drovertype.JobStateDiscarded, []drovertype.JobState{drovertype.JobStateCompleted}, false},
+			{"kept when discarded", drovertype.JobStateDiscarded, []drovertype.JobState{drovertype.JobStateDiscarded}, true},
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
@@ -438,11 +439,11 @@ func testFinish(t *testing.T, setup opener) {
 					t.Fatalf("claimed unique job with flow %b", r.Flow)
 				}
 				o := droverdriver.OutcomeCompleted
-				if tc.final == droverdriver.StateDiscarded {
+				if tc.final == drovertype.JobStateDiscarded {
 					o = droverdriver.OutcomeDiscarded
 				}
 				finish(t, d.Executor(), failed(r, o, "x", time.Time{}))
-				wantState(t, d.Executor(), map[int64]droverdriver.State{id: tc.final})
+				wantState(t, d.Executor(), map[int64]drovertype.JobState{id: tc.final})
 				if again := insert(t, d.Executor(), u)[0]; (again == 0) != tc.blocked {
 					t.Fatalf("insert after the end stored %d; want the key held: %v", again, tc.blocked)
 				}
@@ -496,11 +497,11 @@ func testFinish(t *testing.T, setup opener) {
 		if applied := appliedIDs(results, res); len(applied) > 1 || (len(applied) == 1 && applied[0] != got[0]) {
 			t.Fatalf("plain path applied %v; want at most the plain job %d", applied, got[0])
 		}
-		wantState(t, d.Executor(), map[int64]droverdriver.State{got[1]: droverdriver.StateRunning, got[2]: droverdriver.StateRunning, flow.IDs[0]: droverdriver.StateRunning})
+		wantState(t, d.Executor(), map[int64]drovertype.JobState{got[1]: drovertype.JobStateRunning, got[2]: drovertype.JobStateRunning, flow.IDs[0]: drovertype.JobStateRunning})
 
 		var rest []droverdriver.Result
 		for _, r := range results {
-			if r.ID != got[0] || get(t, d.Executor(), got[0]).State == droverdriver.StateRunning {
+			if r.ID != got[0] || get(t, d.Executor(), got[0]).State == drovertype.JobStateRunning {
 				rest = append(rest, r)
 			}
 		}
@@ -514,10 +515,10 @@ func testFinish(t *testing.T, setup opener) {
 			t.Fatalf("side path: %+v, %v; want %d jobs returned", side, err, len(rest))
 		}
 		want := map[int64]droverdriver.FinishedRow{
-			got[0]:      {ID: got[0], State: droverdriver.StateCompleted, Queue: "q"},
-			got[1]:      {ID: got[1], State: droverdriver.StateCompleted, Flow: droverdriver.FlowKeyed, Queue: "q", Key: "a"},
-			got[2]:      {ID: got[2], State: droverdriver.StateCompleted, Flow: droverdriver.FlowUnique, Queue: "q"},
-			flow.IDs[0]: {ID: flow.IDs[0], State: droverdriver.StateCompleted, Flow: droverdriver.FlowHasDependants, Queue: "q"},
+			got[0]:      {ID: got[0], State: drovertype.JobStateCompleted, Queue: "q"},
+			got[1]:      {ID: got[1], State: drovertype.JobStateCompleted, Flow: droverdriver.FlowKeyed, Queue: "q", Key: "a"},
+			got[2]:      {ID: got[2], State: drovertype.JobStateCompleted, Flow: droverdriver.FlowUnique, Queue: "q"},
+			flow.IDs[0]: {ID: flow.IDs[0], State: drovertype.JobStateCompleted, Flow: droverdriver.FlowHasDependants, Queue: "q"},
 		}
 		for _, r := range side.Applied {
 			if r != want[r.ID] {
@@ -525,7 +526,7 @@ func testFinish(t *testing.T, setup opener) {
 			}
 		}
 		for _, id := range ids {
-			wantState(t, d.Executor(), map[int64]droverdriver.State{id: droverdriver.StateCompleted})
+			wantState(t, d.Executor(), map[int64]drovertype.JobState{id: drovertype.JobStateCompleted})
 		}
 	})
 
@@ -541,7 +542,7 @@ func testFinish(t *testing.T, setup opener) {
 		if len(rows) != 2 {
 			t.Fatalf("claimed %v, want the first job of each key", ids(rows))
 		}
-		byID := map[int64]*droverdriver.JobRow{rows[0].ID: rows[0], rows[1].ID: rows[1]}
+		byID := map[int64]*drovertype.JobRow{rows[0].ID: rows[0], rows[1].ID: rows[1]}
 		results := []droverdriver.Result{
 			result(byID[got[0]], droverdriver.OutcomeCompleted),
 			failed(byID[got[2]], droverdriver.OutcomeRetry, "x", time.Now().Add(time.Hour)),
@@ -556,9 +557,9 @@ func testFinish(t *testing.T, setup opener) {
 		if !slices.Equal(applied, []int64{got[0], got[2]}) {
 			t.Fatalf("applied %v, want %v", applied, []int64{got[0], got[2]})
 		}
-		wantState(t, d.Executor(), map[int64]droverdriver.State{
-			got[0]: droverdriver.StateCompleted, got[1]: droverdriver.StateAvailable,
-			got[2]: droverdriver.StateRetryable, got[3]: droverdriver.StateBlocked,
+		wantState(t, d.Executor(), map[int64]drovertype.JobState{
+			got[0]: drovertype.JobStateCompleted, got[1]: drovertype.JobStateAvailable,
+			got[2]: drovertype.JobStateRetryable, got[3]: drovertype.JobStateBlocked,
 		})
 	})
 }

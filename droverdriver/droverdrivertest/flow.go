@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/engine"
 )
 
@@ -38,12 +39,12 @@ func testFlow(t *testing.T, setup opener) {
 			name      string
 			outcome   droverdriver.Outcome // the first parent's end
 			release   bool                 // the child's ReleaseOnParentFailure
-			wantChild droverdriver.State
+			wantChild drovertype.JobState
 		}{
-			{"parents completed", droverdriver.OutcomeCompleted, false, droverdriver.StateAvailable},
-			{"a parent discarded", droverdriver.OutcomeDiscarded, false, droverdriver.StateCancelled},
-			{"a parent cancelled", droverdriver.OutcomeCancelled, false, droverdriver.StateCancelled},
-			{"a parent discarded, released anyway", droverdriver.OutcomeDiscarded, true, droverdriver.StateAvailable},
+			{"parents completed", droverdriver.OutcomeCompleted, false, drovertype.JobStateAvailable},
+			{"a parent discarded", droverdriver.OutcomeDiscarded, false, drovertype.JobStateCancelled},
+			{"a parent cancelled", droverdriver.OutcomeCancelled, false, drovertype.JobStateCancelled},
+			{"a parent discarded, released anyway", droverdriver.OutcomeDiscarded, true, drovertype.JobStateAvailable},
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
@@ -53,18 +54,18 @@ func testFlow(t *testing.T, setup opener) {
 				child.ReleaseOnParentFailure = tc.release
 				res := insertFlow(t, d.Executor(), droverdriver.FlowInsertParams{Jobs: []droverdriver.FlowJob{flowJob("a"), flowJob("b"), child}})
 				c := res.IDs[2]
-				wantState(t, d.Executor(), map[int64]droverdriver.State{res.IDs[0]: droverdriver.StateAvailable, c: droverdriver.StatePending})
+				wantState(t, d.Executor(), map[int64]drovertype.JobState{res.IDs[0]: drovertype.JobStateAvailable, c: drovertype.JobStatePending})
 				a := claimOne(t, d.Executor(), "a", res.IDs[0])
 				if a.Flow&droverdriver.FlowHasDependants == 0 {
 					t.Fatalf("claimed parent with flow %b, want the dependants bit", a.Flow)
 				}
 				finish(t, d.Executor(), failed(a, tc.outcome, "x", time.Time{}))
 				if tc.outcome == droverdriver.OutcomeCompleted || tc.release {
-					wantState(t, d.Executor(), map[int64]droverdriver.State{c: droverdriver.StatePending})
+					wantState(t, d.Executor(), map[int64]drovertype.JobState{c: drovertype.JobStatePending})
 					finish(t, d.Executor(), result(claimOne(t, d.Executor(), "b", res.IDs[1]), droverdriver.OutcomeCompleted))
 				}
-				wantState(t, d.Executor(), map[int64]droverdriver.State{c: tc.wantChild})
-				if tc.wantChild == droverdriver.StateAvailable {
+				wantState(t, d.Executor(), map[int64]drovertype.JobState{c: tc.wantChild})
+				if tc.wantChild == drovertype.JobStateAvailable {
 					claimOne(t, d.Executor(), "child", c)
 				}
 			})
@@ -84,12 +85,12 @@ func testFlow(t *testing.T, setup opener) {
 			{InsertParams: keyed("q", "a")},
 			{InsertParams: keyed("q", "b")},
 		}})
-		wantState(t, d.Executor(), map[int64]droverdriver.State{
-			res.IDs[0]: droverdriver.StateAvailable, res.IDs[1]: droverdriver.StatePending,
-			res.IDs[2]: droverdriver.StateBlocked, res.IDs[3]: droverdriver.StateAvailable,
+		wantState(t, d.Executor(), map[int64]drovertype.JobState{
+			res.IDs[0]: drovertype.JobStateAvailable, res.IDs[1]: drovertype.JobStatePending,
+			res.IDs[2]: drovertype.JobStateBlocked, res.IDs[3]: drovertype.JobStateAvailable,
 		})
 		finish(t, d.Executor(), result(claimOne(t, d.Executor(), "p", res.IDs[0]), droverdriver.OutcomeCompleted))
-		wantState(t, d.Executor(), map[int64]droverdriver.State{res.IDs[1]: droverdriver.StateAvailable, res.IDs[2]: droverdriver.StateBlocked})
+		wantState(t, d.Executor(), map[int64]drovertype.JobState{res.IDs[1]: drovertype.JobStateAvailable, res.IDs[2]: drovertype.JobStateBlocked})
 	})
 
 	t.Run("JobInsertFlow/stored parents", func(t *testing.T) {
@@ -102,13 +103,13 @@ func testFlow(t *testing.T, setup opener) {
 		tests := []struct {
 			name    string
 			job     droverdriver.FlowJob
-			want    droverdriver.State
+			want    drovertype.JobState
 			wantErr error
 		}{
-			{"on a completed parent", droverdriver.FlowJob{InsertParams: job("c"), DependsOn: []int64{got[0]}}, droverdriver.StateAvailable, nil},
-			{"on a waiting parent", droverdriver.FlowJob{InsertParams: job("c"), DependsOn: []int64{got[0], got[2]}}, droverdriver.StatePending, nil},
+			{"on a completed parent", droverdriver.FlowJob{InsertParams: job("c"), DependsOn: []int64{got[0]}}, drovertype.JobStateAvailable, nil},
+			{"on a waiting parent", droverdriver.FlowJob{InsertParams: job("c"), DependsOn: []int64{got[0], got[2]}}, drovertype.JobStatePending, nil},
 			{"on a discarded parent", droverdriver.FlowJob{InsertParams: job("c"), DependsOn: []int64{got[1]}}, "", droverdriver.ErrDependencyFailed},
-			{"on a discarded parent, released anyway", droverdriver.FlowJob{InsertParams: job("c"), DependsOn: []int64{got[1]}, ReleaseOnParentFailure: true}, droverdriver.StateAvailable, nil},
+			{"on a discarded parent, released anyway", droverdriver.FlowJob{InsertParams: job("c"), DependsOn: []int64{got[1]}, ReleaseOnParentFailure: true}, drovertype.JobStateAvailable, nil},
 			{"on a missing parent", droverdriver.FlowJob{InsertParams: job("c"), DependsOn: []int64{got[2] + 1000}}, "", droverdriver.ErrNotFound},
 		}
 		for _, tc := range tests {
@@ -122,10 +123,10 @@ func testFlow(t *testing.T, setup opener) {
 			if err != nil {
 				t.Fatalf("%s: %v", tc.name, err)
 			}
-			wantState(t, d.Executor(), map[int64]droverdriver.State{res.IDs[0]: tc.want})
+			wantState(t, d.Executor(), map[int64]drovertype.JobState{res.IDs[0]: tc.want})
 		}
 		// A refused call stored nothing of its own.
-		if n, _ := d.Executor().JobCountByState(ctx, "c"); n[droverdriver.StatePending]+n[droverdriver.StateAvailable] != 3 {
+		if n, _ := d.Executor().JobCountByState(ctx, "c"); n[drovertype.JobStatePending]+n[drovertype.JobStateAvailable] != 3 {
 			t.Fatalf("queue c holds %v, want the 3 jobs of the accepted calls", n)
 		}
 	})
@@ -143,12 +144,12 @@ func testFlow(t *testing.T, setup opener) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(got) != 2 || got[0].ID != res.IDs[0] || got[0].State != droverdriver.StateCompleted || !jsonEqual(got[0].Result, out.Output) ||
-			got[1].ID != res.IDs[1] || got[1].State != droverdriver.StateRunning || got[1].Result != nil {
+		if len(got) != 2 || got[0].ID != res.IDs[0] || got[0].State != drovertype.JobStateCompleted || !jsonEqual(got[0].Result, out.Output) ||
+			got[1].ID != res.IDs[1] || got[1].State != drovertype.JobStateRunning || got[1].Result != nil {
 			t.Fatalf("parent results %+v", got)
 		}
 		if got, err := d.Executor().JobResults(ctx, []int64{res.IDs[2], res.IDs[0], res.IDs[2] + 1000}); err != nil || len(got) != 2 ||
-			got[0].ID != res.IDs[0] || got[1].ID != res.IDs[2] || got[1].State != droverdriver.StatePending || got[0].Kind != "noop" {
+			got[0].ID != res.IDs[0] || got[1].ID != res.IDs[2] || got[1].State != drovertype.JobStatePending || got[0].Kind != "noop" {
 			t.Fatalf("results %+v, %v; want the two jobs that exist, in ID order", got, err)
 		}
 	})
@@ -168,8 +169,8 @@ func testFlow(t *testing.T, setup opener) {
 				t.Fatalf("member %d: batch %d, want %d", id, j.BatchID, res.BatchID)
 			}
 		}
-		wantState(t, d.Executor(), map[int64]droverdriver.State{res.CallbackID: droverdriver.StatePending})
-		batch := func() *droverdriver.BatchRow {
+		wantState(t, d.Executor(), map[int64]drovertype.JobState{res.CallbackID: drovertype.JobStatePending})
+		batch := func() *drovertype.Batch {
 			t.Helper()
 			b, err := d.Executor().BatchGet(ctx, res.BatchID)
 			if err != nil {
@@ -189,16 +190,16 @@ func testFlow(t *testing.T, setup opener) {
 		out := result(rows[0], droverdriver.OutcomeCompleted)
 		out.Output = []byte(`7`)
 		finish(t, d.Executor(), out, failed(rows[1], droverdriver.OutcomeRetry, "x", time.Now().Add(time.Hour)))
-		if b := batch(); b.Completed != 1 || b.Running != 1 || b.Retrying != 1 || b.FinishedAt != nil {
+		if b := batch(); b.Completed != 1 || b.Running != 1 || b.Failed != 1 || b.FinishedAt != nil {
 			t.Fatalf("batch with one member completed, one running and one retrying: %+v", b)
 		}
-		wantState(t, d.Executor(), map[int64]droverdriver.State{res.CallbackID: droverdriver.StatePending})
+		wantState(t, d.Executor(), map[int64]drovertype.JobState{res.CallbackID: drovertype.JobStatePending})
 		finish(t, d.Executor(), failed(rows[2], droverdriver.OutcomeDiscarded, "x", time.Time{}))
 		if _, err := cancel(ctx, d.Executor(), rows[1].ID, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		b := batch()
-		if b.Completed != 1 || b.Discarded != 1 || b.Cancelled != 1 || b.Running != 0 || b.Retrying != 0 || b.FinishedAt == nil {
+		if b.Completed != 1 || b.Discarded != 1 || b.Cancelled != 1 || b.Running != 0 || b.Failed != 0 || b.FinishedAt == nil {
 			t.Fatalf("ended batch %+v", b)
 		}
 		// The last member's end released the callback.
@@ -217,8 +218,8 @@ func testFlow(t *testing.T, setup opener) {
 		for i, r := range all {
 			gotIDs[i] = r.ID
 		}
-		if !slices.Equal(gotIDs, res.IDs) || !jsonEqual(all[0].Result, out.Output) || all[1].State != droverdriver.StateCancelled ||
-			all[2].State != droverdriver.StateDiscarded {
+		if !slices.Equal(gotIDs, res.IDs) || !jsonEqual(all[0].Result, out.Output) || all[1].State != drovertype.JobStateCancelled ||
+			all[2].State != drovertype.JobStateDiscarded {
 			t.Fatalf("batch results %+v", all)
 		}
 		if _, err := d.Executor().BatchGet(ctx, res.BatchID+1000); !errors.Is(err, droverdriver.ErrNotFound) {

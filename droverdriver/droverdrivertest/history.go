@@ -6,15 +6,16 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 func testHistory(t *testing.T, setup opener) {
 	ctx := context.Background()
 	// sample returns the one sample of series queue, kind among samples,
 	// failing the test when it is not there exactly once.
-	sample := func(t *testing.T, samples []droverdriver.StatSample, at time.Time, queue, kind string) droverdriver.StatSample {
+	sample := func(t *testing.T, samples []drovertype.StatSample, at time.Time, queue, kind string) drovertype.StatSample {
 		t.Helper()
-		var found []droverdriver.StatSample
+		var found []drovertype.StatSample
 		for _, s := range samples {
 			if s.Queue == queue && s.Kind == kind && s.At.Equal(at) {
 				found = append(found, s)
@@ -25,7 +26,7 @@ func testHistory(t *testing.T, setup opener) {
 		}
 		return found[0]
 	}
-	read := func(t *testing.T, d droverdriver.Driver, p droverdriver.StatsHistoryParams) []droverdriver.StatSample {
+	read := func(t *testing.T, d droverdriver.Driver, p droverdriver.StatsHistoryParams) []drovertype.StatSample {
 		t.Helper()
 		out, err := d.Executor().StatsHistory(ctx, p)
 		if err != nil {
@@ -143,7 +144,7 @@ func testHistory(t *testing.T, setup opener) {
 		d := setup(t)
 		at := hour.Add(time.Minute)
 		published := at.Add(-30 * time.Second)
-		lags := []droverdriver.SubscriptionLag{{Topic: "t", Subscription: "a", Pending: 10, OldestPending: &published, Dropped: 2},
+		lags := []drovertype.SubscriptionLag{{Topic: "t", Subscription: "a", Pending: 10, OldestPending: &published, Dropped: 2},
 			{Topic: "t", Subscription: "b"}, {Topic: "u", Subscription: "a", Pending: 1, OldestPending: &published}}
 		if err := d.Executor().TopicLagRecord(ctx, at, lags); err != nil {
 			t.Fatal(err)
@@ -156,7 +157,7 @@ func testHistory(t *testing.T, setup opener) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := []droverdriver.TopicLagSample{{At: at, Topic: "t", Subscription: "a", Lag: 10, Oldest: 30 * time.Second, Dropped: 2},
+		want := []drovertype.TopicLagSample{{At: at, Topic: "t", Subscription: "a", Lag: 10, Oldest: 30 * time.Second, Dropped: 2},
 			{At: at, Topic: "t", Subscription: "b"}, {At: at.Add(time.Minute), Topic: "t", Subscription: "a", Lag: 20, Oldest: 90 * time.Second, Dropped: 2}}
 		if len(got) != len(want) {
 			t.Fatalf("lag history %+v, want %+v", got, want)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 func testInsert(t *testing.T, setup opener) {
@@ -31,13 +32,13 @@ func testInsert(t *testing.T, setup opener) {
 					t.Fatalf("%d jobs: IDs not ascending at %d: %v", n, i, got[i-1:i+1])
 				}
 				if i%97 == 0 || i == n-1 {
-					if j := get(t, d.Executor(), id); !jsonEqual(j.Args, in[i].Args) {
-						t.Fatalf("%d jobs: ID %d holds %s, want %s", n, id, j.Args, in[i].Args)
+					if j := get(t, d.Executor(), id); !jsonEqual(j.EncodedArgs, in[i].Args) {
+						t.Fatalf("%d jobs: ID %d holds %s, want %s", n, id, j.EncodedArgs, in[i].Args)
 					}
 				}
 			}
 		}
-		if n, err := d.Executor().JobCountByState(context.Background(), "q"); err != nil || n[droverdriver.StateAvailable] != int64(total) {
+		if n, err := d.Executor().JobCountByState(context.Background(), "q"); err != nil || n[drovertype.JobStateAvailable] != int64(total) {
 			t.Fatalf("counts %v, %v; want %d available", n, err, total)
 		}
 	})
@@ -53,8 +54,8 @@ func testInsert(t *testing.T, setup opener) {
 		}
 		before := time.Now()
 		j := get(t, d.Executor(), insert(t, d.Executor(), in)[0])
-		if j.Queue != in.Queue || j.Kind != in.Kind || j.State != droverdriver.StateScheduled || j.Priority != 3 ||
-			!jsonEqual(j.Args, in.Args) || !jsonEqual(j.Metadata, in.Metadata) || !slices.Equal(j.Tags, in.Tags) ||
+		if j.Queue != in.Queue || j.Kind != in.Kind || j.State != drovertype.JobStateScheduled || j.Priority != 3 ||
+			!jsonEqual(j.EncodedArgs, in.Args) || !jsonEqual(j.Metadata, in.Metadata) || !slices.Equal(j.Tags, in.Tags) ||
 			j.MaxAttempts != 7 || j.Timeout != in.Timeout || !sameTime(j.RunAt, runAt) {
 			t.Fatalf("stored %+v\nfrom %+v", j, in)
 		}
@@ -72,7 +73,7 @@ func testInsert(t *testing.T, setup opener) {
 		d := setup(t)
 		j := get(t, d.Executor(), insert(t, d.Executor(), job("q"))[0])
 		if string(j.Metadata) != `{}` || j.Tags == nil || len(j.Tags) != 0 || j.Errors != nil {
-			t.Fatalf("a job inserted without metadata or tags: metadata %s tags %#v errors %s; want {}, [] and none", j.Metadata, j.Tags, j.Errors)
+			t.Fatalf("a job inserted without metadata or tags: metadata %s tags %#v errors %v; want {}, [] and none", j.Metadata, j.Tags, j.Errors)
 		}
 	})
 
@@ -85,8 +86,8 @@ func testInsert(t *testing.T, setup opener) {
 			with(job("q"), func(p *droverdriver.InsertParams) { p.RunAt = now.Add(-time.Hour) }),
 			with(job("q"), func(p *droverdriver.InsertParams) { p.RunAt = now.Add(time.Hour) }),
 		)
-		wantState(t, d.Executor(), map[int64]droverdriver.State{
-			got[0]: droverdriver.StateAvailable, got[1]: droverdriver.StateAvailable, got[2]: droverdriver.StateScheduled,
+		wantState(t, d.Executor(), map[int64]drovertype.JobState{
+			got[0]: drovertype.JobStateAvailable, got[1]: drovertype.JobStateAvailable, got[2]: drovertype.JobStateScheduled,
 		})
 		if rows := claim(t, d.Executor(), "q", 10); !slices.Equal(ids(rows), []int64{got[1], got[0]}) {
 			t.Fatalf("claimed %v, want the two due jobs, the older run_at first", ids(rows))
@@ -150,7 +151,7 @@ func testInsert(t *testing.T, setup opener) {
 				if later := insert(t, d.Executor(), tc.second); (later[0] != 0) != tc.stored {
 					t.Fatalf("a later call stored %v; want stored: %v", later, tc.stored)
 				}
-				if n, _ := d.Executor().JobCountByState(context.Background(), ""); tc.stored != (n[droverdriver.StateAvailable] == 2) {
+				if n, _ := d.Executor().JobCountByState(context.Background(), ""); tc.stored != (n[drovertype.JobStateAvailable] == 2) {
 					t.Fatalf("counts %v", n)
 				}
 			})
@@ -170,8 +171,8 @@ func testInsert(t *testing.T, setup opener) {
 		}
 		// IDs are in input order: each names its own job.
 		for i, id := range got {
-			if id != 0 && !jsonEqual(get(t, d.Executor(), id).Args, in[i].Args) {
-				t.Errorf("ID %d at position %d holds %s", id, i, get(t, d.Executor(), id).Args)
+			if id != 0 && !jsonEqual(get(t, d.Executor(), id).EncodedArgs, in[i].Args) {
+				t.Errorf("ID %d at position %d holds %s", id, i, get(t, d.Executor(), id).EncodedArgs)
 			}
 		}
 		// The claim returns which job holds a unique key.
@@ -190,16 +191,16 @@ func testInsert(t *testing.T, setup opener) {
 			with(keyed("q", "c"), func(p *droverdriver.InsertParams) { p.KeyLimit = 2 }),
 			with(keyed("q", "c"), func(p *droverdriver.InsertParams) { p.KeyLimit = 2 }),
 		)
-		wantState(t, d.Executor(), map[int64]droverdriver.State{
-			got[0]: droverdriver.StateAvailable, got[1]: droverdriver.StateBlocked, got[2]: droverdriver.StateAvailable,
-			got[3]: droverdriver.StateAvailable, got[4]: droverdriver.StateAvailable, got[5]: droverdriver.StateBlocked,
+		wantState(t, d.Executor(), map[int64]drovertype.JobState{
+			got[0]: drovertype.JobStateAvailable, got[1]: drovertype.JobStateBlocked, got[2]: drovertype.JobStateAvailable,
+			got[3]: drovertype.JobStateAvailable, got[4]: drovertype.JobStateAvailable, got[5]: drovertype.JobStateBlocked,
 		})
 		if j := get(t, d.Executor(), got[1]); j.Key != "a" {
 			t.Errorf("key %q, want a", j.Key)
 		}
 		// A key is per queue.
 		other := insert(t, d.Executor(), keyed("r", "a"))
-		wantState(t, d.Executor(), map[int64]droverdriver.State{other[0]: droverdriver.StateAvailable})
+		wantState(t, d.Executor(), map[int64]drovertype.JobState{other[0]: drovertype.JobStateAvailable})
 	})
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 func testLease(t *testing.T, setup opener) {
@@ -31,7 +32,7 @@ func testLease(t *testing.T, setup opener) {
 			case 3:
 				hb.Attempts[i]++ // another attempt
 			case 4:
-				hb.Tokens[i] = droverdriver.NewLeaseToken() // forged
+				hb.Tokens[i] = drovertype.NewLeaseToken() // forged
 			}
 		}
 		res, err := d.Executor().JobHeartbeat(ctx, hb)
@@ -100,23 +101,23 @@ func testLease(t *testing.T, setup opener) {
 		}
 		for _, tc := range []struct {
 			id    int64
-			state droverdriver.State
+			state drovertype.JobState
 		}{
-			{got[0], droverdriver.StateAvailable}, // back, with the lease's error
-			{got[1], droverdriver.StateDiscarded}, // out of attempts
-			{got[2], droverdriver.StateCancelled}, // a cancel was requested
-			{got[3], droverdriver.StateRunning},   // lease not over
+			{got[0], drovertype.JobStateAvailable}, // back, with the lease's error
+			{got[1], drovertype.JobStateDiscarded}, // out of attempts
+			{got[2], drovertype.JobStateCancelled}, // a cancel was requested
+			{got[3], drovertype.JobStateRunning},   // lease not over
 		} {
 			j := get(t, d.Executor(), tc.id)
 			if j.State != tc.state || j.Attempt != 1 {
 				t.Errorf("job %d: %s at attempt %d, want %s at 1", tc.id, j.State, j.Attempt, tc.state)
 			}
-			if tc.state == droverdriver.StateRunning {
+			if tc.state == drovertype.JobStateRunning {
 				continue
 			}
 			errs := attemptErrors(t, j)
 			if len(errs) != 1 || j.ErrorCount != 1 || !strings.HasPrefix(errs[0].Error, "lease expired") || errs[0].Attempt != 1 {
-				t.Errorf("job %d errors %s (count %d), want the expired lease of attempt 1", tc.id, j.Errors, j.ErrorCount)
+				t.Errorf("job %d errors %v (count %d), want the expired lease of attempt 1", tc.id, j.Errors, j.ErrorCount)
 			}
 			if j.LeaseOwner != "" || j.LeaseExpiresAt != nil {
 				t.Errorf("job %d keeps its lease %q until %v", tc.id, j.LeaseOwner, j.LeaseExpiresAt)
@@ -143,12 +144,12 @@ func testLease(t *testing.T, setup opener) {
 		if _, err := rescue(ctx, d.Executor(), droverdriver.RescueParams{Now: time.Now().Add(time.Hour), Limit: 10}); err != nil {
 			t.Fatal(err)
 		}
-		wantState(t, d.Executor(), map[int64]droverdriver.State{got[0]: droverdriver.StateAvailable, got[1]: droverdriver.StateBlocked, got[2]: droverdriver.StateDiscarded})
+		wantState(t, d.Executor(), map[int64]drovertype.JobState{got[0]: drovertype.JobStateAvailable, got[1]: drovertype.JobStateBlocked, got[2]: drovertype.JobStateDiscarded})
 		// The slot got[2] freed is given by the rescue or by the sweep.
 		if _, err := promote(ctx, d.Executor(), 10); err != nil {
 			t.Fatal(err)
 		}
-		wantState(t, d.Executor(), map[int64]droverdriver.State{got[3]: droverdriver.StateAvailable})
+		wantState(t, d.Executor(), map[int64]drovertype.JobState{got[3]: drovertype.JobStateAvailable})
 	})
 
 	t.Run("LeaseOwners", func(t *testing.T) {
@@ -163,7 +164,7 @@ func testLease(t *testing.T, setup opener) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		slices.SortFunc(owners, func(x, y droverdriver.LeaseOwner) int { return strings.Compare(x.Owner, y.Owner) })
+		slices.SortFunc(owners, func(x, y drovertype.LeaseOwner) int { return strings.Compare(x.Owner, y.Owner) })
 		if len(owners) != 2 || owners[0].Owner != "a" || owners[0].Running != 2 || owners[1].Owner != "b" || owners[1].Running != 2 {
 			t.Fatalf("owners %+v, want a with 2 and b with 2", owners)
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 func testMaintenance(t *testing.T, setup opener) {
@@ -48,8 +49,8 @@ func testMaintenance(t *testing.T, setup opener) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		maps.DeleteFunc(counts, func(_ droverdriver.State, n int64) bool { return n == 0 })
-		if want := map[droverdriver.State]int64{droverdriver.StateAvailable: 1}; !maps.Equal(counts, want) {
+		maps.DeleteFunc(counts, func(_ drovertype.JobState, n int64) bool { return n == 0 })
+		if want := map[drovertype.JobState]int64{drovertype.JobStateAvailable: 1}; !maps.Equal(counts, want) {
 			t.Fatalf("counts %v, want %v", counts, want)
 		}
 	})
@@ -68,7 +69,7 @@ func testMaintenance(t *testing.T, setup opener) {
 		}
 		blocked := 0
 		for _, id := range []int64{got[1], got[4]} {
-			if get(t, d.Executor(), id).State == droverdriver.StateBlocked {
+			if get(t, d.Executor(), id).State == drovertype.JobStateBlocked {
 				blocked++ // unless the discard promoted at once
 			}
 		}
@@ -76,8 +77,8 @@ func testMaintenance(t *testing.T, setup opener) {
 		if err != nil || n != blocked {
 			t.Fatalf("promoted %d, %v; want the %d jobs still blocked", n, err, blocked)
 		}
-		wantState(t, d.Executor(), map[int64]droverdriver.State{
-			got[1]: droverdriver.StateAvailable, got[2]: droverdriver.StateBlocked, got[4]: droverdriver.StateAvailable,
+		wantState(t, d.Executor(), map[int64]drovertype.JobState{
+			got[1]: drovertype.JobStateAvailable, got[2]: drovertype.JobStateBlocked, got[4]: drovertype.JobStateAvailable,
 		})
 		if n, err := promote(ctx, d.Executor(), 10); err != nil || n != 0 {
 			t.Fatalf("second sweep promoted %d, %v; want none", n, err)

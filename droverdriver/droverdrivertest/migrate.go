@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 func testMigrations(t *testing.T, fresh opener) {
@@ -118,7 +119,7 @@ func testMigrations(t *testing.T, fresh opener) {
 			if err := m.Apply(ctx, ms[0]); err != nil {
 				return err
 			}
-			return m.Apply(ctx, droverdriver.Migration{Version: 2, Name: "broken", SQL: "SELECT no_such_column FROM no_such_table"})
+			return m.Apply(ctx, drovertype.Migration{Version: 2, Name: "broken", SQL: "SELECT no_such_column FROM no_such_table"})
 		})
 		if err == nil {
 			t.Fatal("a broken migration applied")
@@ -145,7 +146,7 @@ func testMigrations(t *testing.T, fresh opener) {
 			"JobGet":  func() error { _, err := d.Executor().JobGet(ctx, 1); return err },
 			"JobList": func() error { _, err := d.Executor().JobList(ctx, droverdriver.ListParams{Limit: 1}); return err },
 			"JobFinishMany": func() error {
-				_, err := d.Executor().JobFinishMany(ctx, droverdriver.FinishParams{Results: []droverdriver.Result{{ID: 1, Attempt: 1, LeaseToken: droverdriver.NewLeaseToken(), Outcome: droverdriver.OutcomeCompleted}}})
+				_, err := d.Executor().JobFinishMany(ctx, droverdriver.FinishParams{Results: []droverdriver.Result{{ID: 1, Attempt: 1, LeaseToken: drovertype.NewLeaseToken(), Outcome: droverdriver.OutcomeCompleted}}})
 				return err
 			},
 			"LeaderElect": func() error {
@@ -171,7 +172,7 @@ func testMigrations(t *testing.T, fresh opener) {
 		d := migrate(t, fresh(t))
 		latest := droverdriver.LatestVersion(d)
 		if err := d.MigrateTx(ctx, func(ctx context.Context, m droverdriver.Migrator) error {
-			return m.Apply(ctx, droverdriver.Migration{Version: latest + 1, Name: "from_the_future", SQL: "SELECT 1"})
+			return m.Apply(ctx, drovertype.Migration{Version: latest + 1, Name: "from_the_future", SQL: "SELECT 1"})
 		}); err != nil {
 			t.Fatal(err)
 		}

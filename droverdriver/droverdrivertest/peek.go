@@ -11,8 +11,8 @@ import (
 )
 
 // testTopicTail covers TopicExecutor.TopicTail: the newest messages of
-// each lane, oldest first, reading nothing of another topic and moving no
-// subscription.
+// each lane before a position, oldest first, reading nothing of another
+// topic and moving no subscription.
 func testTopicTail(t *testing.T, setup opener) {
 	t.Run("TopicTail", func(t *testing.T) {
 		t.Parallel()
@@ -40,8 +40,9 @@ func testTopicTail(t *testing.T, setup opener) {
 		// them readable, unless another pass ran at once (then the next
 		// call's).
 		var got []*droverdriver.MessageRow
+		newest := []droverdriver.Position{droverdriver.PositionMax, droverdriver.PositionMax, droverdriver.PositionMax}
 		waitfor.Cond(t, "the messages readable", func() bool {
-			if got, err = te.TopicTail(ctx, "t", 3, 2); err != nil {
+			if got, err = te.TopicTail(ctx, "t", newest, 2); err != nil {
 				t.Fatal(err)
 			}
 			return len(got) == 3
@@ -73,7 +74,13 @@ func testTopicTail(t *testing.T, setup opener) {
 		if err != nil || len(more) != 0 {
 			t.Fatalf("read after the tail: %+v, %v; want nothing", more, err)
 		}
-		if none, err := te.TopicTail(ctx, "nosuch", 3, 2); err != nil || len(none) != 0 {
+		// Back from the tail's oldest of lane 0, and from lane 1's only
+		// message: lane 0's two before it, none of lane 1.
+		older, err := te.TopicTail(ctx, "t", []droverdriver.Position{got[0].Position(), got[2].Position(), droverdriver.PositionMax}, 5)
+		if err != nil || len(older) != 2 || older[0].ID != ids[0] || older[1].ID != ids[1] {
+			t.Fatalf("tail before the tail %+v, %v; want lane 0's first two, %v and %v", older, err, ids[0], ids[1])
+		}
+		if none, err := te.TopicTail(ctx, "nosuch", newest, 2); err != nil || len(none) != 0 {
 			t.Fatalf("tail of a topic that is not stored: %+v, %v", none, err)
 		}
 	})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 func testRead(t *testing.T, setup opener) {
@@ -46,12 +47,12 @@ func testRead(t *testing.T, setup opener) {
 			result(a[1], droverdriver.OutcomeCompleted),
 			result(a[0], droverdriver.OutcomeReleased),
 		)
-		states := map[int64]droverdriver.State{
-			got[0]: droverdriver.StateAvailable, got[1]: droverdriver.StateScheduled, got[2]: droverdriver.StateRunning,
-			got[3]: droverdriver.StateRetryable, got[4]: droverdriver.StateCompleted, got[5]: droverdriver.StateAvailable,
+		states := map[int64]drovertype.JobState{
+			got[0]: drovertype.JobStateAvailable, got[1]: drovertype.JobStateScheduled, got[2]: drovertype.JobStateRunning,
+			got[3]: drovertype.JobStateRetryable, got[4]: drovertype.JobStateCompleted, got[5]: drovertype.JobStateAvailable,
 		}
 		wantState(t, d.Executor(), states)
-		s := func(states ...droverdriver.State) []droverdriver.State { return states }
+		s := func(states ...drovertype.JobState) []drovertype.JobState { return states }
 		tests := []struct {
 			name string
 			p    droverdriver.ListParams
@@ -64,11 +65,11 @@ func testRead(t *testing.T, setup opener) {
 			{"past the end", droverdriver.ListParams{Limit: 2, AfterID: got[5]}, nil},
 			{"queue", droverdriver.ListParams{Queue: "b", Limit: 100}, got[2:4]},
 			{"kind", droverdriver.ListParams{Kind: "other", Limit: 100}, got[1:2]},
-			{"available", droverdriver.ListParams{States: s(droverdriver.StateAvailable), Limit: 100}, []int64{got[0], got[5]}},
-			{"scheduled or retryable", droverdriver.ListParams{States: s(droverdriver.StateScheduled, droverdriver.StateRetryable), Limit: 100}, []int64{got[1], got[3]}},
-			{"completed in a", droverdriver.ListParams{Queue: "a", States: s(droverdriver.StateCompleted), Limit: 100}, got[4:5]},
-			{"running and completed, paged", droverdriver.ListParams{States: s(droverdriver.StateRunning, droverdriver.StateCompleted), Limit: 1, AfterID: got[2]}, got[4:5]},
-			{"waiting jobs are available later", droverdriver.ListParams{States: s(droverdriver.StateAvailable), Now: future.Add(time.Minute), Limit: 100}, []int64{got[0], got[1], got[3], got[5]}},
+			{"available", droverdriver.ListParams{States: s(drovertype.JobStateAvailable), Limit: 100}, []int64{got[0], got[5]}},
+			{"scheduled or retryable", droverdriver.ListParams{States: s(drovertype.JobStateScheduled, drovertype.JobStateRetryable), Limit: 100}, []int64{got[1], got[3]}},
+			{"completed in a", droverdriver.ListParams{Queue: "a", States: s(drovertype.JobStateCompleted), Limit: 100}, got[4:5]},
+			{"running and completed, paged", droverdriver.ListParams{States: s(drovertype.JobStateRunning, drovertype.JobStateCompleted), Limit: 1, AfterID: got[2]}, got[4:5]},
+			{"waiting jobs are available later", droverdriver.ListParams{States: s(drovertype.JobStateAvailable), Now: future.Add(time.Minute), Limit: 100}, []int64{got[0], got[1], got[3], got[5]}},
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
@@ -98,21 +99,21 @@ func testRead(t *testing.T, setup opener) {
 		insert(t, d.Executor(), keyed("a", "k"), keyed("a", "k"))
 		tests := []struct {
 			queue string
-			want  map[droverdriver.State]int64
+			want  map[drovertype.JobState]int64
 		}{
-			{"a", map[droverdriver.State]int64{droverdriver.StateAvailable: 2, droverdriver.StateRunning: 1,
-				droverdriver.StateCompleted: 1, droverdriver.StateBlocked: 1}},
-			{"b", map[droverdriver.State]int64{droverdriver.StateScheduled: 1}},
-			{"", map[droverdriver.State]int64{droverdriver.StateAvailable: 2, droverdriver.StateRunning: 1,
-				droverdriver.StateCompleted: 1, droverdriver.StateBlocked: 1, droverdriver.StateScheduled: 1}},
-			{"none", map[droverdriver.State]int64{}},
+			{"a", map[drovertype.JobState]int64{drovertype.JobStateAvailable: 2, drovertype.JobStateRunning: 1,
+				drovertype.JobStateCompleted: 1, drovertype.JobStateBlocked: 1}},
+			{"b", map[drovertype.JobState]int64{drovertype.JobStateScheduled: 1}},
+			{"", map[drovertype.JobState]int64{drovertype.JobStateAvailable: 2, drovertype.JobStateRunning: 1,
+				drovertype.JobStateCompleted: 1, drovertype.JobStateBlocked: 1, drovertype.JobStateScheduled: 1}},
+			{"none", map[drovertype.JobState]int64{}},
 		}
 		for _, tc := range tests {
 			got, err := d.Executor().JobCountByState(ctx, tc.queue)
 			if err != nil {
 				t.Fatal(err)
 			}
-			maps.DeleteFunc(got, func(_ droverdriver.State, n int64) bool { return n == 0 })
+			maps.DeleteFunc(got, func(_ drovertype.JobState, n int64) bool { return n == 0 })
 			if !maps.Equal(got, tc.want) {
 				t.Errorf("queue %q: %v, want %v", tc.queue, got, tc.want)
 			}
@@ -137,7 +138,7 @@ func testRead(t *testing.T, setup opener) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		slices.SortFunc(stats, func(x, y droverdriver.QueueStat) int { return strings.Compare(x.Queue, y.Queue) })
+		slices.SortFunc(stats, func(x, y drovertype.QueueStats) int { return strings.Compare(x.Queue, y.Queue) })
 		if len(stats) != 2 {
 			t.Fatalf("stats %+v, want queues a and b", stats)
 		}

@@ -11,11 +11,12 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/engine"
 )
 
 // routed is a job of queue routed by r.
-func routed(queue string, r droverdriver.Routing) droverdriver.InsertParams {
+func routed(queue string, r drovertype.Routing) droverdriver.InsertParams {
 	return with(job(queue), func(p *droverdriver.InsertParams) { p.Routing = &r })
 }
 
@@ -31,7 +32,7 @@ func inOrder(jobs ...droverdriver.InsertParams) []droverdriver.InsertParams {
 }
 
 // claimW claims up to n jobs of queue as worker w (nil: a plain worker).
-func claimW(t *testing.T, e droverdriver.Executor, queue string, n int, w *droverdriver.Worker) []*droverdriver.JobRow {
+func claimW(t *testing.T, e droverdriver.Executor, queue string, n int, w *droverdriver.Worker) []*drovertype.JobRow {
 	t.Helper()
 	rows, err := e.JobClaim(context.Background(), named(droverdriver.ClaimParams{Queue: queue, Max: n, Owner: "w1", Lease: time.Minute, Worker: w}, false))
 	if err != nil {
@@ -43,7 +44,7 @@ func claimW(t *testing.T, e droverdriver.Executor, queue string, n int, w *drove
 // claimStrict claims up to n jobs of queue as the engine claims a queue
 // its cached settings say is in strict order: limited and strict, under
 // the settings row's lock.
-func claimStrict(t *testing.T, e droverdriver.Executor, queue string, n int, w *droverdriver.Worker) []*droverdriver.JobRow {
+func claimStrict(t *testing.T, e droverdriver.Executor, queue string, n int, w *droverdriver.Worker) []*drovertype.JobRow {
 	t.Helper()
 	rows, err := e.JobClaim(context.Background(), named(droverdriver.ClaimParams{Queue: queue, Max: n, Owner: "w1", Lease: time.Minute,
 		Worker: w, Limited: true}, true))
@@ -71,21 +72,21 @@ func testRouting(t *testing.T, setup opener) {
 		// worker's claim shows exactly what it matches.
 		jobs := []struct {
 			name string
-			r    *droverdriver.Routing // nil: plain
+			r    *drovertype.Routing // nil: plain
 		}{
 			{"plain", nil},
-			{"type gpu", &droverdriver.Routing{Type: "gpu"}},
-			{"type cpu", &droverdriver.Routing{Type: "cpu"}},
-			{"name g1", &droverdriver.Routing{Names: []string{"g1"}}},
-			{"name c1", &droverdriver.Routing{Names: []string{"c1"}}},
-			{"names g1 c1", &droverdriver.Routing{Names: []string{"c1", "g1"}}},
-			{"names x y", &droverdriver.Routing{Names: []string{"x", "y"}}},
-			{"label region=eu", &droverdriver.Routing{Labels: map[string]string{"region": "eu"}}},
-			{"label region=us", &droverdriver.Routing{Labels: map[string]string{"region": "us"}}},
-			{"gpu in eu", &droverdriver.Routing{Type: "gpu", Labels: map[string]string{"region": "eu"}}},
-			{"gpu on arm", &droverdriver.Routing{Type: "gpu", Labels: map[string]string{"arch": "arm64"}}},
-			{"name g1 as cpu", &droverdriver.Routing{Type: "cpu", Names: []string{"g1"}}},
-			{"names g1 c1 as gpu", &droverdriver.Routing{Type: "gpu", Names: []string{"g1", "c1"}}},
+			{"type gpu", &drovertype.Routing{Type: "gpu"}},
+			{"type cpu", &drovertype.Routing{Type: "cpu"}},
+			{"name g1", &drovertype.Routing{Names: []string{"g1"}}},
+			{"name c1", &drovertype.Routing{Names: []string{"c1"}}},
+			{"names g1 c1", &drovertype.Routing{Names: []string{"c1", "g1"}}},
+			{"names x y", &drovertype.Routing{Names: []string{"x", "y"}}},
+			{"label region=eu", &drovertype.Routing{Labels: map[string]string{"region": "eu"}}},
+			{"label region=us", &drovertype.Routing{Labels: map[string]string{"region": "us"}}},
+			{"gpu in eu", &drovertype.Routing{Type: "gpu", Labels: map[string]string{"region": "eu"}}},
+			{"gpu on arm", &drovertype.Routing{Type: "gpu", Labels: map[string]string{"arch": "arm64"}}},
+			{"name g1 as cpu", &drovertype.Routing{Type: "cpu", Names: []string{"g1"}}},
+			{"names g1 c1 as gpu", &drovertype.Routing{Type: "gpu", Names: []string{"g1", "c1"}}},
 		}
 		for _, tc := range []struct {
 			worker *droverdriver.Worker
@@ -130,16 +131,16 @@ func testRouting(t *testing.T, setup opener) {
 		// across plain and routed jobs; other workers' jobs are no part of
 		// its order.
 		d := setup(t)
-		gpu := droverdriver.Routing{Type: "gpu"}
+		gpu := drovertype.Routing{Type: "gpu"}
 		prio := func(p droverdriver.InsertParams, n int) droverdriver.InsertParams {
 			return with(p, func(p *droverdriver.InsertParams) { p.Priority = n })
 		}
 		jobs := inOrder(
 			prio(routed("q", gpu), 2),
 			prio(job("q"), 1),
-			prio(routed("q", droverdriver.Routing{Type: "cpu"}), 0),
+			prio(routed("q", drovertype.Routing{Type: "cpu"}), 0),
 			prio(routed("q", gpu), 1),
-			prio(routed("q", droverdriver.Routing{Names: []string{"g"}}), 1),
+			prio(routed("q", drovertype.Routing{Names: []string{"g"}}), 1),
 			prio(job("q"), 0),
 			prio(routed("q", gpu), 0),
 		)
@@ -182,7 +183,7 @@ func testRouting(t *testing.T, setup opener) {
 		}
 		var batch []droverdriver.InsertParams
 		for range 400 {
-			r := &droverdriver.Routing{Labels: labelOf()}
+			r := &drovertype.Routing{Labels: labelOf()}
 			if rng.IntN(2) == 0 {
 				r.Type = types[rng.IntN(len(types))]
 			}
@@ -193,14 +194,14 @@ func testRouting(t *testing.T, setup opener) {
 				r.Names = []string{names[rng.IntN(len(names))], "elsewhere"}
 			}
 			p := job("q")
-			if r.Key() != "" {
+			if droverdriver.RouteKey(r) != "" {
 				p.Routing = r
 			}
 			p.Priority = rng.IntN(3)
 			batch = append(batch, p)
 		}
 		jobIDs := insert(t, d.Executor(), batch...)
-		routingOf := map[int64]*droverdriver.Routing{}
+		routingOf := map[int64]*drovertype.Routing{}
 		for i, id := range jobIDs {
 			routingOf[id] = batch[i].Routing
 		}
@@ -256,8 +257,8 @@ func testRouting(t *testing.T, setup opener) {
 		t.Parallel()
 		d := setup(t)
 		w := &droverdriver.Worker{Type: "gpu"}
-		other := with(routed("q", droverdriver.Routing{Type: "gpu"}), func(p *droverdriver.InsertParams) { p.Kind = "other" })
-		got := insert(t, d.Executor(), inOrder(routed("q", droverdriver.Routing{Type: "gpu"}), other, job("q"), routed("q", droverdriver.Routing{Type: "gpu"}))...)
+		other := with(routed("q", drovertype.Routing{Type: "gpu"}), func(p *droverdriver.InsertParams) { p.Kind = "other" })
+		got := insert(t, d.Executor(), inOrder(routed("q", drovertype.Routing{Type: "gpu"}), other, job("q"), routed("q", drovertype.Routing{Type: "gpu"}))...)
 		rows, err := d.Executor().JobClaim(context.Background(), named(droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "w", Lease: time.Minute,
 			Worker: w, Kinds: []string{"noop"}, After: &droverdriver.ClaimPosition{RunAt: get(t, d.Executor(), got[0]).RunAt, ID: got[0]}}, false))
 		if err != nil {
@@ -278,7 +279,7 @@ func testRouting(t *testing.T, setup opener) {
 			return with(p, func(p *droverdriver.InsertParams) { p.Kind = "paused" })
 		}
 		w := &droverdriver.Worker{Type: "gpu"}
-		got := insert(t, d.Executor(), inOrder(paused(routed("q", droverdriver.Routing{Type: "gpu"})), routed("q", droverdriver.Routing{Type: "gpu"}),
+		got := insert(t, d.Executor(), inOrder(paused(routed("q", drovertype.Routing{Type: "gpu"})), routed("q", drovertype.Routing{Type: "gpu"}),
 			paused(job("q")), job("q"))...)
 		rows, err := d.Executor().JobClaim(context.Background(), named(droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "w", Lease: time.Minute,
 			Worker: w, ExceptKinds: []string{"paused"}}, false))
@@ -312,12 +313,12 @@ func testRouting(t *testing.T, setup opener) {
 		// retried job returns to the workers it was meant for.
 		ctx := context.Background()
 		d := setup(t)
-		r := droverdriver.Routing{Type: "gpu", Names: []string{"b", "a"}, Labels: map[string]string{"k": "v"},
-			OnAbsent: droverdriver.AbsentFail, AbsentAfter: 60_000}
+		r := drovertype.Routing{Type: "gpu", Names: []string{"b", "a"}, Labels: map[string]string{"k": "v"},
+			OnAbsent: drovertype.AbsentFail, AbsentAfter: 60_000}
 		id := insert(t, d.Executor(), routed("q", r))[0]
 		j := get(t, d.Executor(), id)
 		if j.Routing == nil || j.Routing.Type != "gpu" || !slices.Equal(j.Routing.Names, []string{"a", "b"}) ||
-			j.Routing.Labels["k"] != "v" || j.Routing.OnAbsent != droverdriver.AbsentFail || j.Routing.AbsentAfter != 60_000 {
+			j.Routing.Labels["k"] != "v" || j.Routing.OnAbsent != drovertype.AbsentFail || j.Routing.AbsentAfter != 60_000 {
 			t.Fatalf("stored routing %+v", j.Routing)
 		}
 		if plain := get(t, d.Executor(), insert(t, d.Executor(), job("q"))[0]); plain.Routing != nil {
@@ -329,7 +330,7 @@ func testRouting(t *testing.T, setup opener) {
 			t.Fatalf("claimed %v, want %d", ids(done), id)
 		}
 		finish(t, d.Executor(), result(done[0], droverdriver.OutcomeCompleted))
-		if f := get(t, d.Executor(), id); f.State != droverdriver.StateCompleted || f.Routing == nil || f.Routing.Type != "gpu" {
+		if f := get(t, d.Executor(), id); f.State != drovertype.JobStateCompleted || f.Routing == nil || f.Routing.Type != "gpu" {
 			t.Fatalf("finished job %s with routing %+v", f.State, f.Routing)
 		}
 		if _, err := retry(ctx, d.Executor(), id, time.Now()); err != nil {
@@ -393,7 +394,7 @@ func testRouting(t *testing.T, setup opener) {
 		t.Parallel()
 		ctx := context.Background()
 		d := setup(t)
-		head := func() droverdriver.QueueHead {
+		head := func() drovertype.QueueHead {
 			t.Helper()
 			h, err := d.Executor().QueueHead(ctx, "q")
 			if err != nil {
@@ -401,20 +402,20 @@ func testRouting(t *testing.T, setup opener) {
 			}
 			return h
 		}
-		if h := head(); h != (droverdriver.QueueHead{}) {
+		if h := head(); h != (drovertype.QueueHead{}) {
 			t.Fatalf("empty queue: %+v", h)
 		}
 		setStrict(t, d.Executor(), "q", 1)
-		got := insert(t, d.Executor(), inOrder(job("q"), routed("q", droverdriver.Routing{Type: "x"}), job("q"))...)
-		if h := head(); h != (droverdriver.QueueHead{ID: got[0]}) {
+		got := insert(t, d.Executor(), inOrder(job("q"), routed("q", drovertype.Routing{Type: "x"}), job("q"))...)
+		if h := head(); h != (drovertype.QueueHead{ID: got[0]}) {
 			t.Fatalf("before any claim: %+v, want job %d first in claim order", h, got[0])
 		}
 		a := claimStrict(t, d.Executor(), "q", 5, nil)
-		if h := head(); h != (droverdriver.QueueHead{ID: got[1], Running: 1}) {
+		if h := head(); h != (drovertype.QueueHead{ID: got[1], Running: 1}) {
 			t.Fatalf("the first job running: %+v, want the routed job %d next and one running", h, got[1])
 		}
 		finish(t, d.Executor(), failed(a[0], droverdriver.OutcomeRetry, "boom", time.Now().Add(time.Hour)))
-		if h := head(); h != (droverdriver.QueueHead{ID: got[0], Returned: true}) {
+		if h := head(); h != (drovertype.QueueHead{ID: got[0], Returned: true}) {
 			t.Fatalf("the first job waiting for its retry: %+v, want it at the head, returned", h)
 		}
 	})
@@ -425,8 +426,8 @@ func testRouting(t *testing.T, setup opener) {
 		// gets nothing, even with its own jobs behind the head.
 		d := setup(t)
 		setStrict(t, d.Executor(), "q", 2)
-		got := insert(t, d.Executor(), inOrder(routed("q", droverdriver.Routing{Type: "x"}), routed("q", droverdriver.Routing{Type: "y"}), job("q"),
-			routed("q", droverdriver.Routing{Type: "x"}))...)
+		got := insert(t, d.Executor(), inOrder(routed("q", drovertype.Routing{Type: "x"}), routed("q", drovertype.Routing{Type: "y"}), job("q"),
+			routed("q", drovertype.Routing{Type: "x"}))...)
 		x, y := &droverdriver.Worker{Type: "x"}, &droverdriver.Worker{Type: "y"}
 		if rows := claimStrict(t, d.Executor(), "q", 5, y); len(rows) != 0 {
 			t.Fatalf("y claimed %v behind x's head", ids(rows))
@@ -451,28 +452,28 @@ func testRouting(t *testing.T, setup opener) {
 		t.Parallel()
 		ctx := context.Background()
 		d := setup(t)
-		seen := func(ws ...droverdriver.WorkerRecord) {
+		seen := func(ws ...drovertype.WorkerRecord) {
 			t.Helper()
 			if err := d.Executor().WorkerSeen(ctx, ws); err != nil {
 				t.Fatal(err)
 			}
 		}
-		list := func() map[string]droverdriver.WorkerRecord {
+		list := func() map[string]drovertype.WorkerRecord {
 			t.Helper()
 			ws, err := d.Executor().WorkerList(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
-			out := map[string]droverdriver.WorkerRecord{}
+			out := map[string]drovertype.WorkerRecord{}
 			for _, w := range ws {
 				out[w.Name] = w
 			}
 			return out
 		}
 		before := time.Now().Add(-time.Second)
-		seen(droverdriver.WorkerRecord{Name: "a", Type: "gpu", Labels: map[string]string{"k": "v"}, Queues: []string{"q1"}, Owner: "p1", Source: "http"},
-			droverdriver.WorkerRecord{Name: "b", Plain: true, Queues: []string{"q1", "q2"}, Owner: "p2", Source: "go"})
-		seen(droverdriver.WorkerRecord{Name: "a", Type: "gpu", Labels: map[string]string{"k": "w"}, Queues: []string{"q2"}, Owner: "p1", Source: "http"})
+		seen(drovertype.WorkerRecord{Name: "a", Type: "gpu", Labels: map[string]string{"k": "v"}, Queues: []string{"q1"}, Owner: "p1", Source: "http"},
+			drovertype.WorkerRecord{Name: "b", Plain: true, Queues: []string{"q1", "q2"}, Owner: "p2", Source: "go"})
+		seen(drovertype.WorkerRecord{Name: "a", Type: "gpu", Labels: map[string]string{"k": "w"}, Queues: []string{"q2"}, Owner: "p1", Source: "http"})
 		ws := list()
 		a, b := ws["a"], ws["b"]
 		if a.Type != "gpu" || a.Labels["k"] != "w" || !slices.Equal(a.Queues, []string{"q1", "q2"}) || a.Owner != "p1" || a.Plain ||
@@ -483,20 +484,20 @@ func testRouting(t *testing.T, setup opener) {
 			t.Errorf("b: %+v", b)
 		}
 		// Another process takes the name: its queues replace the old ones.
-		seen(droverdriver.WorkerRecord{Name: "a", Queues: []string{"q3"}, Owner: "p9", Source: "go", Plain: true})
+		seen(drovertype.WorkerRecord{Name: "a", Queues: []string{"q3"}, Owner: "p9", Source: "go", Plain: true})
 		if a = list()["a"]; a.Owner != "p9" || !slices.Equal(a.Queues, []string{"q3"}) || !a.Plain {
 			t.Errorf("a taken over: %+v", a)
 		}
 		// Kinds are replaced as a worker describes itself again; a
 		// worker that names none (nil) runs every kind, one that names an
 		// empty list runs none.
-		seen(droverdriver.WorkerRecord{Name: "k", Queues: []string{"q"}, Owner: "p3", Source: "http", Kinds: []string{"email", "sms"}},
-			droverdriver.WorkerRecord{Name: "e", Queues: []string{"q"}, Owner: "p4", Source: "go", Kinds: []string{}})
+		seen(drovertype.WorkerRecord{Name: "k", Queues: []string{"q"}, Owner: "p3", Source: "http", Kinds: []string{"email", "sms"}},
+			drovertype.WorkerRecord{Name: "e", Queues: []string{"q"}, Owner: "p4", Source: "go", Kinds: []string{}})
 		if ws := list(); !slices.Equal(ws["k"].Kinds, []string{"email", "sms"}) || ws["e"].Kinds == nil || len(ws["e"].Kinds) != 0 ||
 			ws["b"].Kinds != nil {
 			t.Errorf("kinds: k %v, e %#v, b %#v; want [email sms], [] and nil", ws["k"].Kinds, ws["e"].Kinds, ws["b"].Kinds)
 		}
-		seen(droverdriver.WorkerRecord{Name: "k", Queues: []string{"q"}, Owner: "p3", Source: "http"})
+		seen(drovertype.WorkerRecord{Name: "k", Queues: []string{"q"}, Owner: "p3", Source: "http"})
 		if k := list()["k"]; k.Kinds != nil || !k.Runs("anything") {
 			t.Errorf("k after naming no kinds: %#v, want nil (every kind)", k.Kinds)
 		}
@@ -528,10 +529,10 @@ func testRouting(t *testing.T, setup opener) {
 		t.Parallel()
 		ctx := context.Background()
 		d := setup(t)
-		gpu := droverdriver.Routing{Type: "gpu"}
+		gpu := drovertype.Routing{Type: "gpu"}
 		later := time.Now().Add(time.Hour)
 		got := insert(t, d.Executor(), routed("q", gpu), job("q"), routed("q", gpu), routed("r", gpu),
-			with(routed("q", droverdriver.Routing{Names: []string{"n"}}), func(p *droverdriver.InsertParams) { p.RunAt = later }),
+			with(routed("q", drovertype.Routing{Names: []string{"n"}}), func(p *droverdriver.InsertParams) { p.RunAt = later }),
 			with(routed("q", gpu), func(p *droverdriver.InsertParams) { p.Kind = "render" }))
 		claimOne(t, d.Executor(), "q", got[1]) // plain: not reported
 		if rows := claimW(t, d.Executor(), "q", 1, &droverdriver.Worker{Type: "gpu"}); len(rows) != 1 || rows[0].ID != got[0] {
@@ -548,7 +549,7 @@ func testRouting(t *testing.T, setup opener) {
 		}
 		var lines []line
 		for _, g := range groups {
-			lines = append(lines, line{g.Queue, g.Routing.Key() + " " + g.Kind, g.Jobs, g.Sample})
+			lines = append(lines, line{g.Queue, droverdriver.RouteKey(g.Routing) + " " + g.Kind, g.Jobs, g.Sample})
 		}
 		slices.SortFunc(lines, func(a, b line) int { return strings.Compare(a.queue+a.key, b.queue+b.key) })
 		want := []line{{"q", "n:n noop", 1, got[4]}, {"q", "t:gpu noop", 1, got[2]}, {"q", "t:gpu render", 1, got[5]},
@@ -569,7 +570,7 @@ func testRouting(t *testing.T, setup opener) {
 			return with(job("q"), func(p *droverdriver.InsertParams) { p.Kind, p.Priority = k, priority })
 		}
 		got := insert(t, d.Executor(), inOrder(kind("a", 1), kind("b", 1), kind("a", 1), kind("c", 0), kind("d", 2), kind("a", 1),
-			routed("q", droverdriver.Routing{Type: "gpu"}), job("other"))...)
+			routed("q", drovertype.Routing{Type: "gpu"}), job("other"))...)
 		claimOne(t, d.Executor(), "q", got[3]) // c, the highest priority, runs
 		type line struct {
 			kind         string
@@ -604,22 +605,22 @@ func testRouting(t *testing.T, setup opener) {
 		ctx := context.Background()
 		d := setup(t)
 		long := time.Now().Add(-2 * time.Hour)
-		named := func(name string, policy droverdriver.AbsentPolicy, after droverdriver.Millis, runAt time.Time) droverdriver.InsertParams {
-			return with(routed("q", droverdriver.Routing{Type: "gpu", Names: []string{name}, OnAbsent: policy, AbsentAfter: after}),
+		named := func(name string, policy drovertype.AbsentPolicy, after drovertype.Millis, runAt time.Time) droverdriver.InsertParams {
+			return with(routed("q", drovertype.Routing{Type: "gpu", Names: []string{name}, OnAbsent: policy, AbsentAfter: after}),
 				func(p *droverdriver.InsertParams) { p.RunAt = runAt })
 		}
 		got := insert(t, d.Executor(),
-			named("away", droverdriver.AbsentFallback, 60_000, long),
-			named("away", droverdriver.AbsentFail, 60_000, long),
-			named("away", droverdriver.AbsentWait, 60_000, long),
-			named("here", droverdriver.AbsentFallback, 3_600_000, long),
-			named("busy", droverdriver.AbsentFail, 1, long),
-			named("away", droverdriver.AbsentFail, 60_000, time.Now()),
+			named("away", drovertype.AbsentFallback, 60_000, long),
+			named("away", drovertype.AbsentFail, 60_000, long),
+			named("away", drovertype.AbsentWait, 60_000, long),
+			named("here", drovertype.AbsentFallback, 3_600_000, long),
+			named("busy", drovertype.AbsentFail, 1, long),
+			named("away", drovertype.AbsentFail, 60_000, time.Now()),
 		)
 		// "away" never registered; "here" was seen just now; "busy" was
 		// seen too long ago for its job's 1 ms, but holds a running job
 		// under a lease that has not expired, which shows it is there.
-		if err := d.Executor().WorkerSeen(ctx, []droverdriver.WorkerRecord{
+		if err := d.Executor().WorkerSeen(ctx, []drovertype.WorkerRecord{
 			{Name: "here", Type: "gpu", Queues: []string{"q"}, Owner: "here", Source: "http"},
 			{Name: "busy", Type: "gpu", Queues: []string{"q"}, Owner: "busy", Source: "http"},
 		}); err != nil {
@@ -634,16 +635,16 @@ func testRouting(t *testing.T, setup opener) {
 			t.Fatalf("pass: %d failed, %d fell back, %v; want 1 and 1", failedN, fell, err)
 		}
 		fb := get(t, d.Executor(), got[0])
-		if fb.State != droverdriver.StateAvailable || fb.Routing.Key() != "t:gpu" || len(fb.Routing.Names) != 0 ||
+		if fb.State != drovertype.JobStateAvailable || droverdriver.RouteKey(fb.Routing) != "t:gpu" || len(fb.Routing.Names) != 0 ||
 			!slices.Equal(fb.Routing.FellBackFrom, []string{"away"}) {
 			t.Fatalf("fallback job: %s %+v; want available for any gpu worker", fb.State, fb.Routing)
 		}
 		fl := get(t, d.Executor(), got[1])
-		if errs := attemptErrors(t, fl); fl.State != droverdriver.StateDiscarded || len(errs) != 1 || !strings.Contains(errs[0].Error, "away") {
+		if errs := attemptErrors(t, fl); fl.State != drovertype.JobStateDiscarded || len(errs) != 1 || !strings.Contains(errs[0].Error, "away") {
 			t.Fatalf("failed job: %s %+v", fl.State, errs)
 		}
 		for _, id := range got[2:] {
-			if j := get(t, d.Executor(), id); j.State != droverdriver.StateAvailable || len(j.Routing.Names) != 1 {
+			if j := get(t, d.Executor(), id); j.State != drovertype.JobStateAvailable || len(j.Routing.Names) != 1 {
 				t.Errorf("job %d: %s %+v; want it left waiting for its worker", id, j.State, j.Routing)
 			}
 		}
@@ -686,7 +687,7 @@ func testStrictOrder(t *testing.T, d droverdriver.Driver, n int) {
 				}
 				if len(rows) == 0 {
 					idle++
-					if left, err := d.Executor().JobCountByState(ctx, "q"); err == nil && left[droverdriver.StateAvailable] == 0 {
+					if left, err := d.Executor().JobCountByState(ctx, "q"); err == nil && left[drovertype.JobStateAvailable] == 0 {
 						return
 					}
 					continue
@@ -704,14 +705,14 @@ func testStrictOrder(t *testing.T, d droverdriver.Driver, n int) {
 		}()
 	}
 	wg.Wait()
-	jobs := make([]*droverdriver.JobRow, len(got))
+	jobs := make([]*drovertype.JobRow, len(got))
 	for i, id := range got {
 		jobs[i] = get(t, d.Executor(), id)
-		if jobs[i].State != droverdriver.StateCompleted || jobs[i].AttemptedAt == nil {
+		if jobs[i].State != drovertype.JobStateCompleted || jobs[i].AttemptedAt == nil {
 			t.Fatalf("job %d is %s", id, jobs[i].State)
 		}
 	}
-	slices.SortFunc(jobs, func(a, b *droverdriver.JobRow) int {
+	slices.SortFunc(jobs, func(a, b *drovertype.JobRow) int {
 		return droverdriver.PositionOf(a).Compare(droverdriver.PositionOf(b))
 	})
 	inversions := 0

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/engine"
 )
 
@@ -48,7 +49,7 @@ func testSearch(t *testing.T, setup opener) {
 		t.Parallel()
 		d := setup(t)
 		got := spread(t, d)
-		completed := []droverdriver.State{droverdriver.StateCompleted}
+		completed := []drovertype.JobState{drovertype.JobStateCompleted}
 		tests := []struct {
 			name string
 			p    droverdriver.ListParams
@@ -95,11 +96,11 @@ func testSearch(t *testing.T, setup opener) {
 			t.Fatalf("claimed %v, want %v", ids(rows), pick(got, 10, 11, 13))
 		}
 		finish(t, d.Executor(), result(rows[1], droverdriver.OutcomeCompleted), result(rows[2], droverdriver.OutcomeDiscarded))
-		completed := []droverdriver.State{droverdriver.StateCompleted}
-		running := []droverdriver.State{droverdriver.StateRunning}
-		available := []droverdriver.State{droverdriver.StateAvailable}
-		discarded := []droverdriver.State{droverdriver.StateDiscarded}
-		scheduled := []droverdriver.State{droverdriver.StateScheduled}
+		completed := []drovertype.JobState{drovertype.JobStateCompleted}
+		running := []drovertype.JobState{drovertype.JobStateRunning}
+		available := []drovertype.JobState{drovertype.JobStateAvailable}
+		discarded := []drovertype.JobState{drovertype.JobStateDiscarded}
+		scheduled := []drovertype.JobState{drovertype.JobStateScheduled}
 		tests := []struct {
 			name string
 			p    droverdriver.ListParams
@@ -161,7 +162,7 @@ func testSearch(t *testing.T, setup opener) {
 		t.Parallel()
 		d := setup(t)
 		got := spread(t, d)
-		running := []droverdriver.State{droverdriver.StateRunning}
+		running := []drovertype.JobState{drovertype.JobStateRunning}
 		tests := []struct {
 			name string
 			p    droverdriver.MatchCountParams
@@ -235,12 +236,12 @@ func testSearch(t *testing.T, setup opener) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, s := range droverdriver.States {
+		for _, s := range drovertype.JobStates() {
 			want := engine.Count{Exact: true}
 			switch s {
-			case droverdriver.StateRunning:
+			case drovertype.JobStateRunning:
 				want.N = 1
-			case droverdriver.StateAvailable:
+			case drovertype.JobStateAvailable:
 				want.N = 2
 			}
 			if byState[s] != want {
@@ -254,8 +255,8 @@ func testSearch(t *testing.T, setup opener) {
 		d := setup(t)
 		spread(t, d)
 		insert(t, d.Executor(), job("b"))
-		running, available, completed := droverdriver.StateRunning, droverdriver.StateAvailable, droverdriver.StateCompleted
-		type m = map[droverdriver.State]int64
+		running, available, completed := drovertype.JobStateRunning, drovertype.JobStateAvailable, drovertype.JobStateCompleted
+		type m = map[drovertype.JobState]int64
 		tests := []struct {
 			name                 string
 			p                    droverdriver.MatchCountParams
@@ -294,27 +295,27 @@ func testSearch(t *testing.T, setup opener) {
 		const n = 3000
 		insert(t, d.Executor(), marked(n, 3, func(p *droverdriver.InsertParams) { p.Kind = "hit" })...)
 		claim(t, d.Executor(), "a", n/2)
-		p := droverdriver.ListParams{Kind: "hit", States: []droverdriver.State{droverdriver.StateCompleted}}
+		p := droverdriver.ListParams{Kind: "hit", States: []drovertype.JobState{drovertype.JobStateCompleted}}
 		exact, err := engine.CountJobsByState(ctx, d.Executor(), p, engine.CountParams{Exact: 5000, Samples: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
 		wantRunning, wantAvailable := int64(n/2/3), int64(n/3-n/2/3)
-		if exact[droverdriver.StateRunning] != (engine.Count{N: wantRunning, Exact: true}) ||
-			exact[droverdriver.StateAvailable] != (engine.Count{N: wantAvailable, Exact: true}) ||
-			exact[droverdriver.StateCompleted] != (engine.Count{Exact: true}) || len(exact) != len(droverdriver.States) {
+		if exact[drovertype.JobStateRunning] != (engine.Count{N: wantRunning, Exact: true}) ||
+			exact[drovertype.JobStateAvailable] != (engine.Count{N: wantAvailable, Exact: true}) ||
+			exact[drovertype.JobStateCompleted] != (engine.Count{Exact: true}) || len(exact) != len(drovertype.JobStates()) {
 			t.Fatalf("exact counts %+v; want %d running and %d available (the filter's state ignored), every state listed", exact, wantRunning, wantAvailable)
 		}
 		est, err := engine.CountJobsByState(ctx, d.Executor(), p, engine.CountParams{Exact: 300, Scan: 300, Samples: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
-		for s, want := range map[droverdriver.State]int64{droverdriver.StateRunning: wantRunning, droverdriver.StateAvailable: wantAvailable} {
+		for s, want := range map[drovertype.JobState]int64{drovertype.JobStateRunning: wantRunning, drovertype.JobStateAvailable: wantAvailable} {
 			if c := est[s]; c.Exact || c.N < want*8/10 || c.N > want*12/10 {
 				t.Errorf("estimate of %s: %+v, want %d within 20%%, not exact", s, c, want)
 			}
 		}
-		if c := est[droverdriver.StateCompleted]; c != (engine.Count{Exact: true}) {
+		if c := est[drovertype.JobStateCompleted]; c != (engine.Count{Exact: true}) {
 			t.Errorf("completed, none stored: %+v, want an exact 0", c)
 		}
 	})

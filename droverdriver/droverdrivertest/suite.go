@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/engine"
 	"github.com/droverhq/drover/internal/waitfor"
 )
@@ -68,6 +69,7 @@ func Exercise[TTx any](t *testing.T, f Factory[TTx]) {
 	}
 	testInsert(t, setup)
 	testClaim(t, setup)
+	testPoll(t, setup)
 	testFinish(t, setup)
 	testLease(t, setup)
 	testAdmin(t, setup)
@@ -139,7 +141,7 @@ func named(p droverdriver.ClaimParams, strict bool) droverdriver.ClaimParams {
 }
 
 // claimAs claims up to n jobs of queue for owner under a lease of lease.
-func claimAs(t *testing.T, e droverdriver.Executor, owner, queue string, n int, lease time.Duration) []*droverdriver.JobRow {
+func claimAs(t *testing.T, e droverdriver.Executor, owner, queue string, n int, lease time.Duration) []*drovertype.JobRow {
 	t.Helper()
 	rows, err := e.JobClaim(context.Background(), droverdriver.ClaimParams{Queue: queue, Max: n, Owner: owner, Lease: lease})
 	if err != nil {
@@ -149,13 +151,13 @@ func claimAs(t *testing.T, e droverdriver.Executor, owner, queue string, n int, 
 }
 
 // claim claims up to n jobs of queue for owner "w1" under a minute's lease.
-func claim(t *testing.T, e droverdriver.Executor, queue string, n int) []*droverdriver.JobRow {
+func claim(t *testing.T, e droverdriver.Executor, queue string, n int) []*drovertype.JobRow {
 	t.Helper()
 	return claimAs(t, e, "w1", queue, n, time.Minute)
 }
 
 // claimOne claims the next job of queue and fails unless it is id.
-func claimOne(t *testing.T, e droverdriver.Executor, queue string, id int64) *droverdriver.JobRow {
+func claimOne(t *testing.T, e droverdriver.Executor, queue string, id int64) *drovertype.JobRow {
 	t.Helper()
 	rows := claim(t, e, queue, 1)
 	if len(rows) != 1 || rows[0].ID != id {
@@ -164,7 +166,7 @@ func claimOne(t *testing.T, e droverdriver.Executor, queue string, id int64) *dr
 	return rows[0]
 }
 
-func get(t *testing.T, e droverdriver.Executor, id int64) *droverdriver.JobRow {
+func get(t *testing.T, e droverdriver.Executor, id int64) *drovertype.JobRow {
 	t.Helper()
 	j, err := e.JobGet(context.Background(), id)
 	if err != nil {
@@ -174,7 +176,7 @@ func get(t *testing.T, e droverdriver.Executor, id int64) *droverdriver.JobRow {
 }
 
 // wantState fails unless each job of want is stored in its state.
-func wantState(t *testing.T, e droverdriver.Executor, want map[int64]droverdriver.State) {
+func wantState(t *testing.T, e droverdriver.Executor, want map[int64]drovertype.JobState) {
 	t.Helper()
 	for _, id := range slices.Sorted(maps.Keys(want)) {
 		if got := get(t, e, id).State; got != want[id] {
@@ -183,7 +185,7 @@ func wantState(t *testing.T, e droverdriver.Executor, want map[int64]droverdrive
 	}
 }
 
-func ids(rows []*droverdriver.JobRow) []int64 {
+func ids(rows []*drovertype.JobRow) []int64 {
 	out := make([]int64, len(rows))
 	for i, r := range rows {
 		out[i] = r.ID
@@ -205,17 +207,15 @@ func errorJSON(attempt int, msg string) []byte {
 	return b
 }
 
-// attemptErrors decodes a job's errors column.
-func attemptErrors(t *testing.T, j *droverdriver.JobRow) []attemptError {
+// attemptErrors returns a job's errors, failing the test when the store
+// recorded some its column could not decode (a job's ErrorCount counts
+// every error recorded, so a row that counts some must show at least one).
+func attemptErrors(t *testing.T, j *drovertype.JobRow) []drovertype.AttemptError {
 	t.Helper()
-	if j.Errors == nil {
-		return nil
+	if len(j.Errors) == 0 && j.ErrorCount > 0 {
+		t.Fatalf("job %d counts %d errors and shows none: its errors column did not decode", j.ID, j.ErrorCount)
 	}
-	var errs []attemptError
-	if err := json.Unmarshal(j.Errors, &errs); err != nil {
-		t.Fatalf("job %d errors %q: %v", j.ID, j.Errors, err)
-	}
-	return errs
+	return j.Errors
 }
 
 // sameTime reports whether stored is t as a store keeps it: to the

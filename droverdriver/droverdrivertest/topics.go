@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/engine"
 	"github.com/droverhq/drover/internal/waitfor"
 )
@@ -51,7 +52,7 @@ func testTopics(t *testing.T, setup opener) {
 		}
 		return ids
 	}
-	lease := func(t *testing.T, te droverdriver.TopicExecutor, token droverdriver.LeaseToken, subs ...string) []droverdriver.LeasedLane {
+	lease := func(t *testing.T, te droverdriver.TopicExecutor, token drovertype.LeaseToken, subs ...string) []droverdriver.LeasedLane {
 		t.Helper()
 		p := droverdriver.TopicLeaseParams{Owner: "o", Token: token, Lease: time.Minute, Max: 100, Now: time.Now()}
 		for _, s := range subs {
@@ -67,7 +68,7 @@ func testTopics(t *testing.T, setup opener) {
 	// leaseSome leases until it gets a lane: on a store that sequences
 	// committed messages (PostgreSQL), a lease whose pass gives way to
 	// another one running sees the messages once that one commits.
-	leaseSome := func(t *testing.T, te droverdriver.TopicExecutor, token droverdriver.LeaseToken, subs ...string) []droverdriver.LeasedLane {
+	leaseSome := func(t *testing.T, te droverdriver.TopicExecutor, token drovertype.LeaseToken, subs ...string) []droverdriver.LeasedLane {
 		t.Helper()
 		var leased []droverdriver.LeasedLane
 		waitfor.Cond(t, "a lane with a readable message leased", func() bool {
@@ -131,7 +132,7 @@ func testTopics(t *testing.T, setup opener) {
 		if _, err := te.TopicPublish(ctx, []droverdriver.PublishParams{{Topic: "u", Lane: 0, Payload: []byte("u1")}}); err != nil {
 			t.Fatal(err)
 		}
-		leaseSome(t, te, droverdriver.NewLeaseToken(), "a") // the messages are readable
+		leaseSome(t, te, drovertype.NewLeaseToken(), "a") // the messages are readable
 		if deleted, err := te.TopicDelete(ctx, "t"); err != nil || !deleted {
 			t.Fatalf("delete: %v, %v", deleted, err)
 		}
@@ -168,7 +169,7 @@ func testTopics(t *testing.T, setup opener) {
 			Start: droverdriver.StartEarliest, Now: time.Now()}); err != nil {
 			t.Fatal(err)
 		}
-		if got := lease(t, te, droverdriver.NewLeaseToken(), "a"); len(got) != 0 {
+		if got := lease(t, te, drovertype.NewLeaseToken(), "a"); len(got) != 0 {
 			t.Fatalf("the topic created again leased %d lanes with messages", len(got))
 		}
 	})
@@ -187,7 +188,7 @@ func testTopics(t *testing.T, setup opener) {
 			t.Fatalf("publish: %v, %v; want three IDs in input order", ids, err)
 		}
 		heardOf(t, heard, droverdriver.TopicWake("t"), droverdriver.TopicWake("u"))
-		token := droverdriver.NewLeaseToken()
+		token := drovertype.NewLeaseToken()
 		got := map[string][]string{}
 		waitfor.Cond(t, "both topics' lanes leased", func() bool {
 			leased, err := te.TopicLease(ctx, droverdriver.TopicLeaseParams{Owner: "o", Token: token, Lease: time.Minute, Max: 10, Now: time.Now(),
@@ -214,13 +215,13 @@ func testTopics(t *testing.T, setup opener) {
 		ctx := context.Background()
 		_, te := topics(t, 1, "a")
 		ids := publish(t, te, 0, "1", "2", "3")
-		token := droverdriver.NewLeaseToken()
+		token := drovertype.NewLeaseToken()
 		leased := leaseSome(t, te, token, "a")
 		if len(leased) != 1 || leased[0].Topic != "t" || leased[0].Subscription != "a" || leased[0].MaxAttempts != 3 ||
 			leased[0].Attempt != 1 || leased[0].Limit != 100 || leased[0].To.ID != ids[2] {
 			t.Fatalf("leased %+v, want lane 0 of t/a with its stored max attempts, a first delivery of at most 100 messages up to %d", leased, ids[2])
 		}
-		if again := lease(t, te, droverdriver.NewLeaseToken(), "a"); len(again) != 0 {
+		if again := lease(t, te, drovertype.NewLeaseToken(), "a"); len(again) != 0 {
 			t.Fatalf("a leased lane was leased again: %+v", again)
 		}
 		rows := read(t, te, leased[0])
@@ -231,7 +232,7 @@ func testTopics(t *testing.T, setup opener) {
 		if !slices.Equal(got, ids) || string(rows[0].Payload) != "1" {
 			t.Fatalf("read %v, want %v in order", got, ids)
 		}
-		ack := droverdriver.LaneAck{Topic: "t", Subscription: "a", Lane: 0, Token: droverdriver.NewLeaseToken(), Cursor: rows[2].Position()}
+		ack := droverdriver.LaneAck{Topic: "t", Subscription: "a", Lane: 0, Token: drovertype.NewLeaseToken(), Cursor: rows[2].Position()}
 		if accepted, err := te.TopicAck(ctx, droverdriver.TopicAckParams{Acks: []droverdriver.LaneAck{ack}, Now: time.Now()}); err != nil || len(accepted) != 0 {
 			t.Fatalf("an ack under another token: %v, %v; want rejected", accepted, err)
 		}
@@ -240,12 +241,96 @@ func testTopics(t *testing.T, setup opener) {
 			!slices.Equal(accepted, []droverdriver.AckedLane{{Index: 0}}) {
 			t.Fatalf("ack: %v, %v", accepted, err)
 		}
-		if again := lease(t, te, droverdriver.NewLeaseToken(), "a"); len(again) != 0 {
+		if again := lease(t, te, drovertype.NewLeaseToken(), "a"); len(again) != 0 {
 			t.Fatalf("a lane with nothing past its cursor was leased: %+v", again)
 		}
 		lag, err := te.TopicLag(ctx, []string{"t"})
 		if err != nil || len(lag) != 1 || lag[0].Pending != 0 {
 			t.Fatalf("lag %+v, %v", lag, err)
+		}
+	})
+
+	t.Run("TopicRewind", func(t *testing.T) {
+		// A rewind moves each lane back to the point (never forward) and
+		// drops every lease token of the subscription, so that a batch out
+		// is refused on ack; a lane goes back to before its first message
+		// published at or after a time, and one without such a message
+		// stays.
+		t.Parallel()
+		ctx := context.Background()
+		_, te := topics(t, 2, "a")
+		ids := publish(t, te, 0, "1", "2", "3")
+		publish(t, te, 1, "x")
+		token := drovertype.NewLeaseToken()
+		var leased []droverdriver.LeasedLane
+		waitfor.Cond(t, "both lanes leased", func() bool {
+			leased = append(leased, lease(t, te, token, "a")...)
+			return len(leased) == 2
+		})
+		var acks []droverdriver.LaneAck
+		for _, l := range leased {
+			rows := read(t, te, l)
+			acks = append(acks, droverdriver.LaneAck{Topic: "t", Subscription: "a", Lane: l.Lane, Token: token, Cursor: rows[len(rows)-1].Position(), Count: len(rows)})
+		}
+		if accepted, err := te.TopicAck(ctx, droverdriver.TopicAckParams{Acks: acks, Now: time.Now()}); err != nil || len(accepted) != 2 {
+			t.Fatalf("ack: %v, %v", accepted, err)
+		}
+		// The fourth message acknowledged, the fifth out.
+		ids = append(ids, publish(t, te, 0, "4")...)
+		token = drovertype.NewLeaseToken()
+		held := leaseSome(t, te, token, "a")
+		fourth := read(t, te, held[0])
+		if len(held) != 1 || held[0].Lane != 0 || len(fourth) != 1 || fourth[0].ID != ids[3] {
+			t.Fatalf("leased %+v reading %+v, want lane 0 with the fourth message", held, fourth)
+		}
+		ack := droverdriver.LaneAck{Topic: "t", Subscription: "a", Lane: 0, Token: token, Cursor: fourth[0].Position(), Count: 1}
+		if accepted, err := te.TopicAck(ctx, droverdriver.TopicAckParams{Acks: []droverdriver.LaneAck{ack}, Now: time.Now()}); err != nil || len(accepted) != 1 {
+			t.Fatalf("ack of the fourth: %v, %v", accepted, err)
+		}
+		ids = append(ids, publish(t, te, 0, "5")...)
+		out := drovertype.NewLeaseToken()
+		if fifth := read(t, te, leaseSome(t, te, out, "a")[0]); len(fifth) != 1 || fifth[0].ID != ids[4] {
+			t.Fatalf("read %+v, want the fifth message", fifth)
+		}
+		x := acks[1].Cursor
+		if acks[0].Lane == 1 {
+			x = acks[0].Cursor
+		}
+
+		since := fourth[0].PublishedAt
+		rewound, err := te.TopicRewind(ctx, droverdriver.TopicRewindParams{Topic: "t", Subscription: "a", Since: &since, Now: time.Now()})
+		slices.SortFunc(rewound, func(a, b droverdriver.RewoundLane) int { return a.Lane - b.Lane })
+		want := []droverdriver.RewoundLane{
+			{Lane: 0, From: fourth[0].Position(), To: droverdriver.Position{Xid: fourth[0].Xid, ID: fourth[0].ID - 1}, Released: true},
+			{Lane: 1, From: x, To: x},
+		}
+		if err != nil || !slices.Equal(rewound, want) {
+			t.Fatalf("rewind to the fourth message's time: %+v, %v; want %+v", rewound, err, want)
+		}
+		stale := droverdriver.LaneAck{Topic: "t", Subscription: "a", Lane: 0, Token: out, Cursor: droverdriver.PositionMax, Count: 1}
+		if accepted, err := te.TopicAck(ctx, droverdriver.TopicAckParams{Acks: []droverdriver.LaneAck{stale}, Now: time.Now()}); err != nil || len(accepted) != 0 {
+			t.Fatalf("ack of the batch out at the rewind: %v, %v; want refused", accepted, err)
+		}
+		again := leaseSome(t, te, drovertype.NewLeaseToken(), "a")
+		if rows := read(t, te, again[0]); len(again) != 1 || again[0].Attempt != 1 || len(rows) != 2 || rows[0].ID != ids[3] || rows[1].ID != ids[4] {
+			t.Fatalf("after the rewind to a time: leased %+v reading %+v, want the fourth and fifth messages, a first delivery", again, rows)
+		}
+
+		rewound, err = te.TopicRewind(ctx, droverdriver.TopicRewindParams{Topic: "t", Subscription: "a", Now: time.Now()})
+		slices.SortFunc(rewound, func(a, b droverdriver.RewoundLane) int { return a.Lane - b.Lane })
+		want = []droverdriver.RewoundLane{
+			{Lane: 0, From: want[0].To, To: droverdriver.Position{}, Released: true},
+			{Lane: 1, From: x, To: droverdriver.Position{}},
+		}
+		if err != nil || !slices.Equal(rewound, want) {
+			t.Fatalf("rewind to the earliest: %+v, %v; want %+v", rewound, err, want)
+		}
+		lag, err := te.TopicLag(ctx, []string{"t"})
+		if err != nil || len(lag) != 1 || lag[0].Pending != 6 {
+			t.Fatalf("lag after the rewind to the earliest %+v, %v; want all 6 messages", lag, err)
+		}
+		if none, err := te.TopicRewind(ctx, droverdriver.TopicRewindParams{Topic: "t", Subscription: "nosuch", Now: time.Now()}); err != nil || len(none) != 0 {
+			t.Fatalf("rewind of a subscription that is not stored: %+v, %v", none, err)
 		}
 	})
 
@@ -268,7 +353,7 @@ func testTopics(t *testing.T, setup opener) {
 		}
 		// Both messages committed together: lane 0 of a and of b become
 		// readable at once.
-		token := droverdriver.NewLeaseToken()
+		token := drovertype.NewLeaseToken()
 		leased := leaseSome(t, te, token, "a", "b")
 		if got := names(leased); !slices.Equal(got, []string{"t/a/0", "t/b/0"}) {
 			t.Fatalf("leased %v, want lane 0 of a and b only (lane 1 is empty, c not named)", got)
@@ -294,11 +379,11 @@ func testTopics(t *testing.T, setup opener) {
 		if accepted, err := te.TopicAck(ctx, droverdriver.TopicAckParams{Acks: []droverdriver.LaneAck{head}, Now: time.Now()}); err != nil || len(accepted) != 1 {
 			t.Fatalf("ack at the head: %v, %v", accepted, err)
 		}
-		if again := lease(t, te, droverdriver.NewLeaseToken(), one[0].Subscription); len(again) != 0 {
+		if again := lease(t, te, drovertype.NewLeaseToken(), one[0].Subscription); len(again) != 0 {
 			t.Fatalf("a lane at the head of its topic's lane was leased: %v", names(again))
 		}
 		publish(t, te, 1, "z")
-		if got := names(leaseSome(t, te, droverdriver.NewLeaseToken(), one[0].Subscription)); !slices.Equal(got, []string{"t/" + one[0].Subscription + "/1"}) {
+		if got := names(leaseSome(t, te, drovertype.NewLeaseToken(), one[0].Subscription)); !slices.Equal(got, []string{"t/" + one[0].Subscription + "/1"}) {
 			t.Fatalf("leased %v after a message on lane 1, want that lane alone", got)
 		}
 	})
@@ -316,7 +401,7 @@ func testTopics(t *testing.T, setup opener) {
 			t.Fatal(err)
 		}
 		// b reads lane 0 of t to its end.
-		token := droverdriver.NewLeaseToken()
+		token := drovertype.NewLeaseToken()
 		var lane0 droverdriver.LeasedLane
 		waitfor.Cond(t, "lane 0 of t/b leased", func() bool {
 			for _, l := range lease(t, te, token, "b") {
@@ -332,7 +417,7 @@ func testTopics(t *testing.T, setup opener) {
 			{Topic: "t", Subscription: "b", Lane: 0, Token: token, Cursor: rows[len(rows)-1].Position()}}}); err != nil || len(accepted) != 1 {
 			t.Fatalf("ack: %v, %v", accepted, err)
 		}
-		show := func(lag []droverdriver.SubscriptionLag) string {
+		show := func(lag []drovertype.SubscriptionLag) string {
 			var b strings.Builder
 			for _, l := range lag {
 				fmt.Fprintf(&b, "%s/%s:%d,%t ", l.Topic, l.Subscription, l.Pending, l.OldestPending != nil)
@@ -362,19 +447,19 @@ func testTopics(t *testing.T, setup opener) {
 		ctx := context.Background()
 		d, te := topics(t, 1, "a")
 		publish(t, te, 0, "x")
-		token := droverdriver.NewLeaseToken()
+		token := drovertype.NewLeaseToken()
 		leased := leaseSome(t, te, token, "a")
 		rows := read(t, te, leased[0])
-		batch := func(token droverdriver.LeaseToken) engine.AckBatch {
+		batch := func(token drovertype.LeaseToken) engine.AckBatch {
 			return engine.AckBatch{Ack: droverdriver.LaneAck{Topic: "t", Subscription: "a", Lane: 0, Token: token, Cursor: rows[0].Position(), Count: 1},
 				Attempt: 1, MaxAttempts: 3, FailAll: "boom", Rows: rows}
 		}
-		out, err := engine.Ack(ctx, d.Executor(), engine.AckParams{Batches: []engine.AckBatch{batch(droverdriver.NewLeaseToken()), batch(token)}, Now: time.Now()})
+		out, err := engine.Ack(ctx, d.Executor(), engine.AckParams{Batches: []engine.AckBatch{batch(drovertype.NewLeaseToken()), batch(token)}, Now: time.Now()})
 		if err != nil || fmt.Sprint(out) != "[{false false} {true false}]" {
 			t.Fatalf("ack: %v, %v; want the stranger's refused, the holder's accepted", out, err)
 		}
 		counts, err := d.Executor().JobCountByState(ctx, "topic:t")
-		if err != nil || counts[droverdriver.StateAvailable] != 1 {
+		if err != nil || counts[drovertype.JobStateAvailable] != 1 {
 			t.Fatalf("retry queue %v, %v; want the accepted ack's retry job", counts, err)
 		}
 	})
@@ -389,17 +474,17 @@ func testTopics(t *testing.T, setup opener) {
 		ctx := context.Background()
 		d, te := topics(t, 1, "a")
 		ids := publish(t, te, 0, "1", "2")
-		stale := droverdriver.NewLeaseToken()
+		stale := drovertype.NewLeaseToken()
 		leased := leaseSome(t, te, stale, "a")
 		rows := read(t, te, leased[0])
 		if ok, err := te.TopicLaneExpire(ctx, "t", "a", 0); err != nil || !ok {
 			t.Fatalf("expire: %v, %v", ok, err)
 		}
-		fresh := droverdriver.NewLeaseToken()
+		fresh := drovertype.NewLeaseToken()
 		if again := lease(t, te, fresh, "a"); len(again) != 1 {
 			t.Fatalf("lease after expiry: %+v", again)
 		}
-		ack := func(token droverdriver.LeaseToken, failed int64) engine.AckBatch {
+		ack := func(token drovertype.LeaseToken, failed int64) engine.AckBatch {
 			return engine.AckBatch{Ack: droverdriver.LaneAck{Topic: "t", Subscription: "a", Lane: 0, Token: token, Cursor: rows[1].Position(), Count: 2},
 				Attempt: 1, MaxAttempts: 3, Failed: map[int64]string{failed: "boom"}, Rows: rows}
 		}
@@ -412,7 +497,7 @@ func testTopics(t *testing.T, setup opener) {
 			t.Fatalf("retry jobs %v, %v; want one", jobs, err)
 		}
 		var args engine.TopicRetryArgs
-		if err := json.Unmarshal(jobs[0].Args, &args); err != nil || args.ID != ids[1] {
+		if err := json.Unmarshal(jobs[0].EncodedArgs, &args); err != nil || args.ID != ids[1] {
 			t.Fatalf("retry job of message %d (%v), want message %d's", args.ID, err, ids[1])
 		}
 	})
@@ -425,7 +510,7 @@ func testTopics(t *testing.T, setup opener) {
 		ctx := context.Background()
 		_, te := topics(t, 1, "a")
 		ids := publish(t, te, 0, "1", "2", "3")
-		first := leaseSome(t, te, droverdriver.NewLeaseToken(), "a")
+		first := leaseSome(t, te, drovertype.NewLeaseToken(), "a")
 		if l := first[0]; l.Attempt != 1 || l.Limit != 100 || l.To.ID != ids[2] {
 			t.Fatalf("first lease %+v, want attempt 1 of a batch of 100 up to %d", l, ids[2])
 		}
@@ -433,7 +518,7 @@ func testTopics(t *testing.T, setup opener) {
 		if ok, err := te.TopicLaneExpire(ctx, "t", "a", 0); err != nil || !ok {
 			t.Fatalf("expire: %v, %v", ok, err)
 		}
-		token := droverdriver.NewLeaseToken()
+		token := drovertype.NewLeaseToken()
 		second := lease(t, te, token, "a")
 		if len(second) != 1 || second[0].Attempt != 2 || second[0].To != first[0].To || second[0].Limit != 100 {
 			t.Fatalf("lease after expiry %+v, want attempt 2 of the same batch", second)
@@ -446,7 +531,7 @@ func testTopics(t *testing.T, setup opener) {
 		if err != nil || len(acked) != 1 {
 			t.Fatalf("ack: %v, %v", acked, err)
 		}
-		token = droverdriver.NewLeaseToken()
+		token = drovertype.NewLeaseToken()
 		third := lease(t, te, token, "a")
 		// The region is what is left of the batch: 99 more messages at
 		// most, up to its bound.
@@ -465,7 +550,7 @@ func testTopics(t *testing.T, setup opener) {
 		// Past the region (two acks of one message), batches are whole
 		// again and new.
 		for range 2 {
-			token = droverdriver.NewLeaseToken()
+			token = drovertype.NewLeaseToken()
 			l := lease(t, te, token, "a")
 			rows = read(t, te, l[0])
 			if _, err := te.TopicAck(ctx, droverdriver.TopicAckParams{Now: time.Now(), Acks: []droverdriver.LaneAck{
@@ -473,7 +558,7 @@ func testTopics(t *testing.T, setup opener) {
 				t.Fatal(err)
 			}
 		}
-		last := lease(t, te, droverdriver.NewLeaseToken(), "a")
+		last := lease(t, te, drovertype.NewLeaseToken(), "a")
 		if len(last) != 1 || last[0].Attempt != 1 || last[0].Limit != 100 || last[0].To.ID != ids[3] {
 			t.Fatalf("lease past the region %+v, want a first delivery of a new batch up to %d", last, ids[3])
 		}
@@ -486,7 +571,7 @@ func testTopics(t *testing.T, setup opener) {
 		ctx := context.Background()
 		_, te := topics(t, 1, "a")
 		publish(t, te, 0, "1", "2", "3")
-		token := droverdriver.NewLeaseToken()
+		token := drovertype.NewLeaseToken()
 		l := leaseSome(t, te, token, "a")[0]
 		rows := read(t, te, l)
 		acked, err := te.TopicAck(ctx, droverdriver.TopicAckParams{Now: time.Now(), Lease: time.Minute, Acks: []droverdriver.LaneAck{
@@ -501,7 +586,7 @@ func testTopics(t *testing.T, setup opener) {
 		if ok, err := te.TopicLaneExpire(ctx, "t", "a", 0); err != nil || !ok {
 			t.Fatalf("expire: %v, %v", ok, err)
 		}
-		token = droverdriver.NewLeaseToken()
+		token = drovertype.NewLeaseToken()
 		isolated := lease(t, te, token, "a")
 		if len(isolated) != 1 || isolated[0].Attempt != 2 {
 			t.Fatalf("lease after the kept lane expired: %+v, want attempt 2", isolated)
@@ -524,7 +609,7 @@ func testTopics(t *testing.T, setup opener) {
 		for lane := range 4 {
 			publish(t, te, lane, "m")
 		}
-		leaseAs := func(owner string, token droverdriver.LeaseToken, max int) []droverdriver.LeasedLane {
+		leaseAs := func(owner string, token drovertype.LeaseToken, max int) []droverdriver.LeasedLane {
 			t.Helper()
 			leased, err := te.TopicLease(ctx, droverdriver.TopicLeaseParams{Owner: owner, Token: token, Lease: time.Minute,
 				Max: max, Waiting: time.Minute, Now: time.Now(), Subscriptions: []droverdriver.SubscriptionRef{{Topic: "t", Name: "a"}}, Limits: []int{10}})
@@ -534,13 +619,13 @@ func testTopics(t *testing.T, setup opener) {
 			return leased
 		}
 		type held struct {
-			token droverdriver.LeaseToken
+			token drovertype.LeaseToken
 			lanes []droverdriver.LeasedLane
 		}
 		holders := map[string]held{}
 		take := func(owner string, max int) int {
 			t.Helper()
-			h := held{token: droverdriver.NewLeaseToken()}
+			h := held{token: drovertype.NewLeaseToken()}
 			h.lanes = leaseAs(owner, h.token, max)
 			holders[owner] = h
 			return len(h.lanes)
@@ -610,7 +695,7 @@ func testTopics(t *testing.T, setup opener) {
 		publish(t, te, 1, "eeee", "ffff")
 		var lane0 []*droverdriver.MessageRow
 		waitfor.Cond(t, "both lanes readable", func() bool {
-			leased := lease(t, te, droverdriver.NewLeaseToken(), "a")
+			leased := lease(t, te, drovertype.NewLeaseToken(), "a")
 			for _, l := range leased {
 				if l.Lane == 0 {
 					lane0 = read(t, te, l)
@@ -662,7 +747,7 @@ func testTopics(t *testing.T, setup opener) {
 		if err != nil || len(lanes) != 2 || lanes[1].Pending != 2 || lanes[1].Holder != "" || lanes[1].Attempt != 0 {
 			t.Fatalf("lanes before any lease %+v, %v; want lane 1 free with 2 pending", lanes, err)
 		}
-		leased := leaseSome(t, te, droverdriver.NewLeaseToken(), "a")
+		leased := leaseSome(t, te, drovertype.NewLeaseToken(), "a")
 		lanes, err = te.TopicLanes(ctx, "t", "a")
 		if err != nil || len(lanes) != 2 || lanes[0].Holder != "" || lanes[1].Holder != "o" || lanes[1].LeaseExpiresAt == nil ||
 			lanes[1].Pending != 2 || lanes[1].Attempt != 1 || lanes[0].Pending != 0 {
@@ -678,7 +763,7 @@ func testTopics(t *testing.T, setup opener) {
 		if err != nil || lanes[1].Holder != "" || lanes[1].Attempt != 1 {
 			t.Fatalf("lanes after the expiry %+v, %v; want lane 1 free, its delivery counted", lanes, err)
 		}
-		if again := lease(t, te, droverdriver.NewLeaseToken(), "a"); len(again) != 1 || again[0].Lane != leased[0].Lane || again[0].Attempt != 2 {
+		if again := lease(t, te, drovertype.NewLeaseToken(), "a"); len(again) != 1 || again[0].Lane != leased[0].Lane || again[0].Attempt != 2 {
 			t.Fatalf("lease after the expiry %+v, want lane 1 again, attempt 2", again)
 		}
 		if lanes, err := te.TopicLanes(ctx, "t", "none"); err != nil || len(lanes) != 0 {
@@ -722,7 +807,7 @@ func testTopics(t *testing.T, setup opener) {
 		ctx := context.Background()
 		_, te := topics(t, 2, "a")
 		publish(t, te, 0, "x")
-		token := droverdriver.NewLeaseToken()
+		token := drovertype.NewLeaseToken()
 		leased := leaseSome(t, te, token, "a")
 		lanes := []droverdriver.LaneAck{{Topic: "t", Subscription: "a", Lane: leased[0].Lane, Token: token},
 			{Topic: "t", Subscription: "a", Lane: 1 - leased[0].Lane, Token: token}}
@@ -761,7 +846,7 @@ func testTopics(t *testing.T, setup opener) {
 	// message up to what it can read.
 	ackAll := func(t *testing.T, te droverdriver.TopicExecutor, sub string) {
 		t.Helper()
-		token := droverdriver.NewLeaseToken()
+		token := drovertype.NewLeaseToken()
 		var acks []droverdriver.LaneAck
 		for _, l := range leaseSome(t, te, token, sub) {
 			cursor := l.Cursor
@@ -774,7 +859,7 @@ func testTopics(t *testing.T, setup opener) {
 			t.Fatal(err)
 		}
 	}
-	lagOf := func(t *testing.T, te droverdriver.TopicExecutor, topic, sub string) droverdriver.SubscriptionLag {
+	lagOf := func(t *testing.T, te droverdriver.TopicExecutor, topic, sub string) drovertype.SubscriptionLag {
 		t.Helper()
 		lag, err := te.TopicLag(context.Background(), []string{topic})
 		if err != nil {
@@ -786,7 +871,7 @@ func testTopics(t *testing.T, setup opener) {
 			}
 		}
 		t.Fatalf("no lag of %s/%s in %+v", topic, sub, lag)
-		return droverdriver.SubscriptionLag{}
+		return drovertype.SubscriptionLag{}
 	}
 
 	t.Run("TopicGenerations", func(t *testing.T) {

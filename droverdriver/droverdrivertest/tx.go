@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // testTx checks UnwrapExecutor: statements run in the caller's
@@ -48,7 +49,7 @@ func testTx[TTx any](t *testing.T, f Factory[TTx]) {
 		kept := insert(t, d.Executor(), job("q"), job("q"))
 		tx, e := begin()
 		rolled := insert(t, e, job("q"))
-		if j := get(t, e, rolled[0]); j.State != droverdriver.StateAvailable {
+		if j := get(t, e, rolled[0]); j.State != drovertype.JobStateAvailable {
 			t.Fatalf("job in its own transaction: %s", j.State)
 		}
 		rows := claim(t, e, "q", 10)
@@ -63,7 +64,7 @@ func testTx[TTx any](t *testing.T, f Factory[TTx]) {
 		if _, err := d.Executor().JobGet(ctx, rolled[0]); !errors.Is(err, droverdriver.ErrNotFound) {
 			t.Fatalf("rolled back job: %v, want ErrNotFound", err)
 		}
-		wantState(t, d.Executor(), map[int64]droverdriver.State{kept[0]: droverdriver.StateAvailable, kept[1]: droverdriver.StateAvailable})
+		wantState(t, d.Executor(), map[int64]drovertype.JobState{kept[0]: drovertype.JobStateAvailable, kept[1]: drovertype.JobStateAvailable})
 		// A rolled-back ID names no later job, as with a sequence.
 		if next := insert(t, d.Executor(), job("q"))[0]; next <= rolled[0] {
 			t.Fatalf("ID %d reuses the rolled-back %d", next, rolled[0])
@@ -98,8 +99,8 @@ func testTx[TTx any](t *testing.T, f Factory[TTx]) {
 		}
 		after := insert(t, e, job("q"))
 		commit(t, tx)
-		wantState(t, d.Executor(), map[int64]droverdriver.State{
-			got[0]: droverdriver.StateCompleted, got[1]: droverdriver.StateRunning, after[0]: droverdriver.StateAvailable,
+		wantState(t, d.Executor(), map[int64]drovertype.JobState{
+			got[0]: drovertype.JobStateCompleted, got[1]: drovertype.JobStateRunning, after[0]: drovertype.JobStateAvailable,
 		})
 	})
 
@@ -111,11 +112,11 @@ func testTx[TTx any](t *testing.T, f Factory[TTx]) {
 		tx, e := begin()
 		finish(t, e, result(r, droverdriver.OutcomeCompleted))
 		rollback(t, tx)
-		wantState(t, d.Executor(), map[int64]droverdriver.State{got[0]: droverdriver.StateRunning, got[1]: droverdriver.StateBlocked})
+		wantState(t, d.Executor(), map[int64]drovertype.JobState{got[0]: drovertype.JobStateRunning, got[1]: drovertype.JobStateBlocked})
 		// The attempt is still the claimer's to finish.
 		if applied := finish(t, d.Executor(), result(r, droverdriver.OutcomeCompleted)); !slices.Equal(applied, got[:1]) {
 			t.Fatalf("applied %v after the rollback", applied)
 		}
-		wantState(t, d.Executor(), map[int64]droverdriver.State{got[1]: droverdriver.StateAvailable})
+		wantState(t, d.Executor(), map[int64]drovertype.JobState{got[1]: drovertype.JobStateAvailable})
 	})
 }

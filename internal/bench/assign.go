@@ -24,6 +24,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/bench/stats"
 	"github.com/droverhq/drover/internal/jobjson"
 	"github.com/droverhq/drover/internal/server"
@@ -44,9 +45,9 @@ import (
 // assignClient is what the assign scenario calls of a drover.Client.
 type assignClient interface {
 	InsertMany(ctx context.Context, jobs []drover.InsertManyParams) ([]int64, error)
-	JobList(ctx context.Context, p drover.JobListParams) ([]*drover.JobRow, error)
-	JobCountByState(ctx context.Context, queue string) (map[drover.JobState]int64, error)
-	QueueSetStrictOrder(ctx context.Context, name string, maxRunning int) (*drover.QueueSettings, error)
+	JobList(ctx context.Context, p drover.JobListParams) ([]*drovertype.JobRow, error)
+	JobCountByState(ctx context.Context, queue string) (map[drovertype.JobState]int64, error)
+	QueueSetStrictOrder(ctx context.Context, name string, maxRunning int) (*drovertype.QueueSettings, error)
 	Remote() *drover.Remote
 }
 
@@ -366,7 +367,7 @@ func assignRun(ctx context.Context, client assignClient, reps assignReplicas, o 
 	if err != nil {
 		return res, err
 	}
-	res.lost = int64(o.jobs) - counts[drover.JobStateCompleted]
+	res.lost = int64(o.jobs) - counts[drovertype.JobStateCompleted]
 	if strict {
 		if res.inversions, err = strictInversions(ctx, client, queue); err != nil {
 			return res, err
@@ -379,10 +380,10 @@ func assignRun(ctx context.Context, client assignClient, reps assignReplicas, o 
 // counts those that started before a job ahead of them in claim order
 // (priority, run_at, id).
 func strictInversions(ctx context.Context, client assignClient, queue string) (int64, error) {
-	var jobs []*drover.JobRow
+	var jobs []*drovertype.JobRow
 	var after int64
 	for {
-		page, err := client.JobList(ctx, drover.JobListParams{Queue: queue, States: []drover.JobState{drover.JobStateCompleted},
+		page, err := client.JobList(ctx, drover.JobListParams{Queue: queue, States: []drovertype.JobState{drovertype.JobStateCompleted},
 			After: after, Limit: 10_000})
 		if err != nil {
 			return 0, err
@@ -393,7 +394,7 @@ func strictInversions(ctx context.Context, client assignClient, queue string) (i
 		}
 		after = page[len(page)-1].ID
 	}
-	slices.SortFunc(jobs, func(a, b *drover.JobRow) int {
+	slices.SortFunc(jobs, func(a, b *drovertype.JobRow) int {
 		if a.Priority != b.Priority {
 			return a.Priority - b.Priority
 		}
@@ -484,7 +485,7 @@ func (g *goReplicas) claim(ctx context.Context, queue string, w assignWorker) (*
 }
 
 func (g *goReplicas) finish(ctx context.Context, w assignWorker, j *assignedJob) error {
-	tok, err := drover.ParseLeaseToken(j.token)
+	tok, err := drovertype.ParseLeaseToken(j.token)
 	if err != nil {
 		return err
 	}

@@ -227,7 +227,7 @@ func TestBadFlags(t *testing.T) {
 		{"burndown", "--processes", "1,2"},
 		{"burndown", "--via", "carrier-pigeon"},
 		{"burndown", "--via", "http", "--processes", "2"},
-		{"burndown", "--via", "python", "--processes", "2"},
+		{"burndown", "--via", "typescript", "--latency", "1ms", "--processes", "1"},
 		{"keyed", "--keys", "0"},
 		{"burndown", "--global-limit", "-1"},
 		{"keyed", "--key-limit", "0"},

@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/bench/pgstore"
 	"github.com/droverhq/drover/internal/bench/report"
 	"github.com/droverhq/drover/internal/bench/stats"
@@ -308,7 +308,7 @@ func (t *errorTally) snapshot() map[string]int {
 
 // leaseErrors counts the attempts of a job that ended with an expired
 // lease: the only reason a job may legitimately run twice.
-func leaseErrors(j *drover.JobRow) int {
+func leaseErrors(j *drovertype.JobRow) int {
 	n := 0
 	for _, e := range j.Errors {
 		if strings.HasPrefix(e.Error, "lease expired") {

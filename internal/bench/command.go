@@ -28,9 +28,10 @@ import (
 
 // How bench workers reach the store.
 const (
-	viaClient = "client"
-	viaHTTP   = "http"
-	viaPython = "python"
+	viaClient     = "client"
+	viaHTTP       = "http"
+	viaPython     = "python"
+	viaTypeScript = "typescript"
 )
 
 // NewCommand returns `drover bench` with one subcommand per scenario.
@@ -127,11 +128,8 @@ func NewCommand(env func() Env) *cobra.Command {
 				if err := o.validate(sc.name); err != nil {
 					return err
 				}
-				if o.via == viaPython {
-					o.python = pythonFrom(o.python)
-					if err := checkPython(cmd.Context(), o.python); err != nil {
-						return err
-					}
+				if err := o.checkSDK(cmd.Context()); err != nil {
+					return err
 				}
 				if err := checkOutputPaths([2]string{"--json", jsonPath}, [2]string{"--plot", plotPath},
 					[2]string{"--cpuprofile", cpuProfile}, [2]string{"--memprofile", memProfile}); err != nil {
@@ -209,8 +207,10 @@ func NewCommand(env func() Env) *cobra.Command {
 			f.IntVar(&o.steps, "steps", o.steps, "steps of each workflow (a chain)")
 		}
 		if sc.name == "burndown" || sc.name == "steady" || sc.name == "latency" {
-			f.StringVar(&o.via, "via", o.via, "how workers reach the store: client (a Go client), http (drover serve's API on loopback) or python (a Python SDK worker process through that API)")
+			f.StringVar(&o.via, "via", o.via, "how workers reach the store: client (a Go client), http (drover serve's API on loopback), python or typescript (SDK worker processes through that API, --processes of them, default 1; a burndown also works the same backlog with an in-process Go client for comparison)")
 			f.StringVar(&o.python, "python", "", "the Python that runs --via python workers, with the SDK installed (pip install ./sdk/python; default $"+pythonEnv+", else python3)")
+			f.StringVar(&o.node, "node", "", "the node that runs --via typescript workers (default $"+nodeEnv+", else node)")
+			f.StringVar(&o.nodeProject, "node-project", "", "a directory where `npm install ./sdk/typescript` was run, which --via typescript workers import the SDK from (default $"+nodeProjEnv+", else the current directory)")
 		}
 		if sc.name == "burndown" || sc.name == "steady" {
 			f.IntVar(&o.clients, "clients", o.clients, "worker clients in the bench process (without --processes), each of --concurrency")
@@ -324,14 +324,33 @@ func (o *options) validate(scenario string) error {
 		return usagef("--remote, --latency and --netns apply to worker processes: give --processes")
 	case scenario == "chaos" && faults[o.fault] == "":
 		return usagef("--fault %q: must be one of %s", o.fault, faultNames())
-	case o.via != viaClient && o.via != viaHTTP && o.via != viaPython:
-		return usagef("--via %q: use client, http or python", o.via)
-	case o.via != viaClient && len(o.processes) > 0 && o.processes[0] > 0:
+	case o.via != viaClient && o.via != viaHTTP && o.via != viaPython && o.via != viaTypeScript:
+		return usagef("--via %q: use client, http, python or typescript", o.via)
+	case o.via == viaHTTP && len(o.processes) > 0 && o.processes[0] > 0:
 		return usagef("--via %s starts its own workers: leave --processes out", o.via)
+	case o.via != viaClient && (o.remote || o.netns || o.latency > 0):
+		return usagef("--via %s: its workers talk to drover serve's API, not to the store: leave --remote, --latency and --netns out", o.via)
 	case scenario == "keyed" && (o.keys < 1 || o.keys > 1_000_000):
 		return usagef("--keys %d: must be between 1 and 1000000", o.keys)
 	case scenario == "keyed" && (o.keyLimit < 1 || o.keyLimit > drover.MaxKeyLimit):
 		return usagef("--key-limit %d: must be between 1 and %d", o.keyLimit, drover.MaxKeyLimit)
+	}
+	return nil
+}
+
+// checkSDK makes sure the SDK a --via python or typescript run needs is
+// installed where the flags say, before any job is inserted, and fills in
+// what runs its workers.
+func (o *options) checkSDK(ctx context.Context) error {
+	switch o.via {
+	case viaPython:
+		o.python = pythonFrom(o.python)
+		return checkPython(ctx, o.python)
+	case viaTypeScript:
+		o.node, o.nodeProject = nodeFrom(o.node, o.nodeProject)
+		var err error
+		o.nodeModule, err = checkNode(ctx, o.node, o.nodeProject)
+		return err
 	}
 	return nil
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/bench/pgstore"
 	"github.com/droverhq/drover/internal/bench/report"
 	"github.com/droverhq/drover/internal/bench/stats"
@@ -38,7 +39,7 @@ type topicClient interface {
 	Publish(ctx context.Context, topic string, msgs ...drover.Message) ([]int64, error)
 	CreateSubscription(ctx context.Context, topic, name string, opts *drover.SubscriptionOpts) (bool, error)
 	DeleteSubscription(ctx context.Context, topic, name string) (bool, error)
-	SubscriptionLags(ctx context.Context, topics ...string) ([]drover.SubscriptionLag, error)
+	SubscriptionLags(ctx context.Context, topics ...string) ([]drovertype.SubscriptionLag, error)
 }
 
 // fanoutOptions are the knobs of `drover bench fanout`, shaped after the
@@ -548,7 +549,7 @@ func fanoutSub(s int) string { return fmt.Sprintf("m%d", s) }
 
 // fanoutLag reads the lag of every subscription of the run's topics, in
 // one statement.
-func fanoutLag(ctx context.Context, c topicClient, prefix string, topics int) ([]drover.SubscriptionLag, error) {
+func fanoutLag(ctx context.Context, c topicClient, prefix string, topics int) ([]drovertype.SubscriptionLag, error) {
 	names := make([]string, topics)
 	for t := range topics {
 		names[t] = fanoutTopic(prefix, t)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/bench/report"
 	"github.com/droverhq/drover/internal/bench/stats"
 )
@@ -101,7 +102,7 @@ func (r *runner) runs(ctx context.Context) (*report.Report, error) {
 			return nil, err
 		}
 		var count, sum uint64
-		err = r.inserts.BatchResults(ctx, batch.ID, func(res drover.JobResult) error {
+		err = r.inserts.BatchResults(ctx, batch.ID, func(res drovertype.JobResult) error {
 			var sr SimResult
 			if err := json.Unmarshal(res.Result, &sr); err != nil {
 				return fmt.Errorf("result of job %d (%s): %w", res.ID, res.Result, err)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/jobjson"
 	"github.com/droverhq/drover/internal/server"
 	"github.com/droverhq/drover/internal/storeurl"
@@ -126,10 +127,18 @@ func (f *httpFleet) fail(err error) {
 	}
 }
 
-// loop claims a batch, runs it, reports it, until the fleet stops. A batch
-// claimed is always finished before the loop checks for the stop, so that
-// stopping loses nothing and leaves no lease to expire.
-func (f *httpFleet) loop(worker string, per int) error {
+// loop claims a batch, runs it, and reports it while it claims the next
+// one, as the SDKs' workers do (a claimer and a finisher of their own):
+// one batch's finish overlaps the next batch's claim, never more. A batch
+// claimed is always finished before the loop returns, so that stopping
+// loses nothing and leaves no lease to expire.
+func (f *httpFleet) loop(worker string, per int) (err error) {
+	var finishing chan error // the previous batch's finish, when under way
+	defer func() {
+		if finishing != nil {
+			err = errors.Join(err, <-finishing)
+		}
+	}()
 	for {
 		select {
 		case <-f.quit:
@@ -162,18 +171,32 @@ func (f *httpFleet) loop(worker string, per int) error {
 		}
 		wg.Wait()
 
-		start = time.Now()
-		var done struct {
-			Accepted []int64 `json:"accepted"`
+		if finishing != nil {
+			ferr := <-finishing
+			finishing = nil
+			if ferr != nil {
+				return ferr
+			}
 		}
-		if err := f.post("/v1/finish", map[string]any{"results": results}, &done); err != nil {
-			return err
-		}
-		f.flushes.Add(1)
-		f.flushed.Add(int64(len(results)))
-		f.written.Add(int64(len(done.Accepted)))
-		f.flushNanos.Add(int64(time.Since(start)))
+		finishing = make(chan error, 1)
+		go func() { finishing <- f.finish(results) }()
 	}
+}
+
+// finish reports one batch's results.
+func (f *httpFleet) finish(results []map[string]any) error {
+	start := time.Now()
+	var done struct {
+		Accepted []int64 `json:"accepted"`
+	}
+	if err := f.post("/v1/finish", map[string]any{"results": results}, &done); err != nil {
+		return err
+	}
+	f.flushes.Add(1)
+	f.flushed.Add(int64(len(results)))
+	f.written.Add(int64(len(done.Accepted)))
+	f.flushNanos.Add(int64(time.Since(start)))
+	return nil
 }
 
 // run runs one job with the bench's own handler and returns its result.
@@ -187,7 +210,7 @@ func (f *httpFleet) run(j jobjson.Job) map[string]any {
 	var args Args
 	err := json.Unmarshal(j.Args, &args)
 	if err == nil {
-		err = work(context.Background(), &drover.Job[Args]{JobRow: &drover.JobRow{ID: j.ID, Attempt: j.Attempt}, Args: args})
+		err = work(context.Background(), &drover.Job[Args]{JobRow: &drovertype.JobRow{ID: j.ID, Attempt: j.Attempt}, Args: args})
 	}
 	if err != nil {
 		res["outcome"], res["error"] = "failed", err.Error()

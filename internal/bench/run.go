@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/bench/pgstore"
 	"github.com/droverhq/drover/internal/bench/report"
 	"github.com/droverhq/drover/internal/bench/stats"
@@ -50,9 +51,11 @@ type options struct {
 	instances []int
 	steps     int
 	// via is how workers reach the store: viaClient (a drover.Client),
-	// viaHTTP (drover serve's API) or viaPython (a Python SDK worker
-	// process through that API), which python runs.
-	via, python string
+	// viaHTTP (drover serve's API), viaPython or viaTypeScript (SDK worker
+	// processes through that API), which python, or node importing
+	// nodeModule (resolved from nodeProject), runs.
+	via, python                   string
+	node, nodeProject, nodeModule string
 	// fault is the chaos scenario's fault; pgData the local data
 	// directory that pg-restart restarts.
 	fault, pgData string
@@ -98,14 +101,14 @@ func (o *options) fleetSize() int {
 // inserter is what the bench calls of its insert-only client, whatever
 // the store's transaction type (storeurl.NewClient).
 type inserter interface {
-	Insert(ctx context.Context, args drover.Args, opts *drover.InsertOpts) (*drover.JobRow, error)
+	Insert(ctx context.Context, args drover.Args, opts *drover.InsertOpts) (*drovertype.JobRow, error)
 	InsertMany(ctx context.Context, jobs []drover.InsertManyParams) ([]int64, error)
 	InsertWorkflow(ctx context.Context, w *drover.Workflow) ([]int64, error)
 	InsertBatch(ctx context.Context, jobs []drover.InsertManyParams, opts *drover.BatchOpts) (*drover.InsertedBatch, error)
-	BatchGet(ctx context.Context, id int64) (*drover.Batch, error)
-	BatchResults(ctx context.Context, batchID int64, fn func(drover.JobResult) error) error
-	JobList(ctx context.Context, p drover.JobListParams) ([]*drover.JobRow, error)
-	JobCountByState(ctx context.Context, queue string) (map[drover.JobState]int64, error)
+	BatchGet(ctx context.Context, id int64) (*drovertype.Batch, error)
+	BatchResults(ctx context.Context, batchID int64, fn func(drovertype.JobResult) error) error
+	JobList(ctx context.Context, p drover.JobListParams) ([]*drovertype.JobRow, error)
+	JobCountByState(ctx context.Context, queue string) (map[drovertype.JobState]int64, error)
 	JobBulk(ctx context.Context, action drover.BulkAction, filter drover.JobListParams, progress func(drover.BulkProgress)) (drover.BulkProgress, error)
 }
 
@@ -341,7 +344,7 @@ func (r *runner) verify(ctx context.Context, queue string, ids *idRange) (verdic
 			}
 			seen++
 			switch {
-			case j.State == drover.JobStateCompleted:
+			case j.State == drovertype.JobStateCompleted:
 				v.completed++
 				v.duplicates += int64(j.Attempt - 1)
 				v.unexplained += int64(max(0, j.Attempt-1-leaseErrors(j)))

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -29,8 +30,8 @@ func (r *runner) fleetFor(queue string, k int) fleet {
 	switch r.opts.via {
 	case viaHTTP:
 		return &httpFleet{store: r.store, cfg: r.workerConfig(queue)}
-	case viaPython:
-		return &pythonFleet{store: r.store, cfg: r.workerConfig(queue), python: r.opts.python}
+	case viaPython, viaTypeScript:
+		return &sdkFleet{store: r.store, cfg: r.workerConfig(queue), sdk: r.sdk(), n: max(k, 1)}
 	}
 	if k == 0 {
 		return &localFleet{store: r.store, cfg: r.workerConfig(queue), n: r.opts.clients, types: r.opts.workerTypes}
@@ -49,6 +50,14 @@ func (r *runner) procFleet(queue string, k int) *procFleet {
 	return f
 }
 
+// sdk is what runs the workers of --via python or typescript.
+func (r *runner) sdk() sdk {
+	if r.opts.via == viaTypeScript {
+		return sdk{via: viaTypeScript, name: "TypeScript", exe: r.opts.node, module: r.opts.nodeModule}
+	}
+	return sdk{via: viaPython, name: "Python", exe: r.opts.python}
+}
+
 // burndown inserts a backlog, then works it off and reports both rates.
 func (r *runner) burndown(ctx context.Context) (*report.Report, error) {
 	rep := r.newReport("burndown")
@@ -60,16 +69,49 @@ func (r *runner) burndown(ctx context.Context) (*report.Report, error) {
 	}
 	rep.Settings = r.settings(fmt.Sprintf("workers: %s", r.describeFleet(k)))
 	fillFromPoint(rep, pt)
-	return rep, checkLost(pt)
+	if err := checkLost(pt); err != nil || r.opts.via == viaClient {
+		return rep, err
+	}
+	return rep, r.goReference(ctx, rep, pt, k)
+}
+
+// goReference works a backlog of the same size with one Go client in the
+// bench process, as `--via client` would, and puts it beside the run's
+// workers over HTTP: the figure they are measured against, on the same
+// store in the same run.
+func (r *runner) goReference(ctx context.Context, rep *report.Report, via point, k int) error {
+	ref := *r
+	ref.opts.via, ref.opts.processes, ref.opts.clients = viaClient, nil, 1
+	pt, err := ref.burnPoint(ctx, r.queueName("go"), 0, r.opts.jobs, "go")
+	if err != nil {
+		return err
+	}
+	if err := checkLost(pt); err != nil {
+		return err
+	}
+	rate := cmp.Or(pt.SteadyJobsPerSec, pt.JobsPerSec)
+	rep.GoInProcess = &report.Reference{Name: "Go client in the bench process, same backlog, same concurrency",
+		JobsPerSec: rate, Command: "drover bench burndown --via client (run by this command)", Cost: pt.Cost}
+	procs := max(k, 1)
+	if r.opts.via == viaHTTP {
+		procs = 1 // the HTTP loops run in the bench process
+	}
+	mine := cmp.Or(via.SteadyJobsPerSec, via.JobsPerSec)
+	rep.Via = &report.Via{Workers: r.opts.via, Processes: procs, JobsPerSecPerProcess: round2(mine / float64(procs)),
+		WorkerCPUUsPerJob: via.workerCPU, GoRatio: round2(mine / rate)}
+	rep.Notes = append(rep.Notes, fmt.Sprintf("--via %s: %.0f jobs/s per worker process (%d), %.2f× the Go client in the bench process on the same store in this run (%.0f jobs/s)",
+		r.opts.via, rep.Via.JobsPerSecPerProcess, procs, rep.Via.GoRatio, rate))
+	return nil
 }
 
 func (r *runner) describeFleet(k int) string {
 	switch r.opts.via {
 	case viaHTTP:
 		return fmt.Sprintf("%d HTTP claim loops through drover serve's API on loopback, in the bench process", httpStreams)
-	case viaPython:
-		return fmt.Sprintf("1 Python SDK worker process (drover-worker, %s, concurrency %d) through drover serve's API on loopback, served from the bench process",
-			r.opts.python, r.opts.concurrency)
+	case viaPython, viaTypeScript:
+		s := r.sdk()
+		return fmt.Sprintf("%d %s SDK worker process(es) (%s, concurrency %d each) through drover serve's API on loopback, served from the bench process",
+			max(k, 1), s.name, s.exe, r.opts.concurrency)
 	}
 	if k == 0 && r.opts.workerTypes > 0 {
 		return fmt.Sprintf("%d clients in the bench process, of %d worker types, jobs routed over the types", r.opts.clients, r.opts.workerTypes)
@@ -88,6 +130,11 @@ type point struct {
 	steadyNote   string
 	db           map[string]any
 	waiting      int64
+	// workerCPU is the SDK worker processes' own CPU per job (µs), from
+	// the moment all of them had claimed to the end of the measurement:
+	// the client CPU less the bench process's (which serves the API) and
+	// the workers' start-up.
+	workerCPU *float64
 }
 
 // burnPoint runs one burndown: n jobs into queue, worked by fleet k.
@@ -109,6 +156,11 @@ func (r *runner) burnPoint(ctx context.Context, queue string, k, n int, label st
 	}
 	m, err := r.watch(ctx, f, label, workerStats{}, started, int64(n), 0, func(written int64) int64 { return int64(n) - written })
 	jobCost := cost.end(ctx, f.pids(), m.jobs)
+	var workerCPU time.Duration
+	sdkf, isSDK := f.(*sdkFleet)
+	if isSDK {
+		workerCPU = sdkf.workCPU()
+	}
 	if serr := stopFleet(f); err == nil {
 		err = serr
 	}
@@ -121,6 +173,10 @@ func (r *runner) burnPoint(ctx context.Context, queue string, k, n int, label st
 	}
 	pt = r.pointFrom(m, v, ids.n)
 	pt.Cost = jobCost
+	if isSDK && m.jobs > 0 {
+		us := round2(float64(workerCPU) / float64(time.Microsecond) / float64(m.jobs))
+		pt.workerCPU = &us
+	}
 	pt.insertPerSec = insertRate
 	pt.db = dbDelta(dbBefore, r.dbStats(ctx), int64(n))
 	if k > 0 {
@@ -260,9 +316,9 @@ func (r *runner) steadyPoint(ctx context.Context, queue string, k, clients, nPro
 	pt.waiting = backlog
 	pt.insertPerSec = insertRate
 	pt.db = dbDelta(dbBefore, r.dbStats(ctx), p.ids.n)
-	if k == 0 && r.opts.via != viaPython {
+	if k == 0 && r.opts.via != viaPython && r.opts.via != viaTypeScript {
 		// In-process handlers saw the real start; the store only knows
-		// the claim. (A Python worker's handlers report nothing.)
+		// the claim. (An SDK worker's handlers report nothing.)
 		pt.StartLatencyMs = pickup.Load().Snapshot()
 	}
 	return pt, nil

@@ -16,6 +16,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/bench/pgstore"
 	"github.com/droverhq/drover/internal/bench/report"
 	"github.com/droverhq/drover/internal/bench/stats"
@@ -75,7 +76,7 @@ func newSweepCommand(env func() Env) *cobra.Command {
 	o := options{queue: "bench", via: viaClient, jobs: 20_000, producers: 4, batch: 1, concurrency: 1000,
 		window: 2 * time.Second, lease: 30 * time.Second, progress: 2 * time.Second, clients: 1, keyLimit: 1}
 	so := sweepOptions{messages: 20_000}
-	var points, topicPoints, jsonPath, plotPath string
+	var points, topicPoints, jsonPath, plotPath, cpuProfile string
 	var markdown, keep bool
 	dims := dimensionNames()
 	cmd := &cobra.Command{
@@ -116,9 +117,14 @@ func newSweepCommand(env func() Env) *cobra.Command {
 			if err := validateSweep(o, so); err != nil {
 				return err
 			}
-			if err := checkOutputPaths([2]string{"--json", jsonPath}, [2]string{"--plot", plotPath}); err != nil {
+			if err := checkOutputPaths([2]string{"--json", jsonPath}, [2]string{"--plot", plotPath}, [2]string{"--cpuprofile", cpuProfile}); err != nil {
 				return err
 			}
+			stop, err := startProfiles(cpuProfile, "", cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			defer stop()
 			return runSweep(cmd.Context(), env(), o, so, jsonPath, plotPath, markdown, keep)
 		},
 	}
@@ -137,6 +143,7 @@ func newSweepCommand(env func() Env) *cobra.Command {
 	f.StringVar(&plotPath, "plot", "", "draw rate and cost per job by point (soak: rate and p99 over time) to this .svg file")
 	f.BoolVar(&markdown, "markdown", false, "print a section ready to paste into docs/benchmarks.md")
 	f.BoolVar(&keep, "keep", false, "keep the bench's own schema (or ./"+benchFile+") after the run")
+	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the bench process to this file (go tool pprof): on SQLite the store's work too, to find what grows")
 	return cmd
 }
 
@@ -316,7 +323,7 @@ func (r *runner) countJobs(ctx context.Context) (all, completed int64, err error
 	}
 	for state, n := range byState {
 		all += n
-		if state == drover.JobStateCompleted {
+		if state == drovertype.JobStateCompleted {
 			completed += n
 		}
 	}
@@ -368,7 +375,7 @@ func (r *runner) sweepBacklog(ctx context.Context, sw *report.Sweep, depths []in
 			return err
 		}
 		sp.Seconds, sp.PerSec, sp.Cost, sp.ClaimLatencyMs = pt.Seconds, pt.JobsPerSec, pt.Cost, pt.StartLatencyMs
-		sp.ClaimStatementMs = meanClaimMs(pt.windows)
+		sp.ClaimStatementMs, sp.JobsPerClaim = meanClaimMs(pt.windows), jobsPerClaim(pt.windows)
 		sp.Lost, sp.Duplicates = pt.Lost, pt.Duplicates
 		sp.TableBytes, sp.IndexBytes = r.tableSizes(ctx, "jobs")
 		sw.Points = append(sw.Points, sp)
@@ -422,10 +429,23 @@ func (r *runner) sweepJobPoint(ctx context.Context, sw *report.Sweep, dim string
 		return err
 	}
 	sp.Seconds, sp.PerSec, sp.InsertPerSec, sp.Cost = pt.Seconds, pt.JobsPerSec, pt.insertPerSec, pt.Cost
-	sp.ClaimLatencyMs, sp.ClaimStatementMs = lat.StartLatencyMs, meanClaimMs(pt.windows)
+	sp.ClaimLatencyMs, sp.ClaimStatementMs, sp.JobsPerClaim = lat.StartLatencyMs, meanClaimMs(pt.windows), jobsPerClaim(pt.windows)
 	sp.Lost, sp.Duplicates = pt.Lost+lat.Lost, pt.Duplicates+lat.Duplicates
 	sw.Points = append(sw.Points, sp)
 	return nil
+}
+
+// jobsPerClaim is the jobs the windows completed per claim call they made
+// (0 without claims).
+func jobsPerClaim(ws []stats.Window) float64 {
+	var jobs, claims int64
+	for _, w := range ws {
+		jobs, claims = jobs+w.Jobs, claims+w.Claims
+	}
+	if claims == 0 {
+		return 0
+	}
+	return float64(jobs) / float64(claims)
 }
 
 // meanClaimMs is the mean of the windows' mean claim call times, over the
@@ -538,7 +558,7 @@ func (r *runner) soak(ctx context.Context, sw *report.Sweep, so sweepOptions) er
 	}
 	sp.Seconds, sp.PerSec, sp.InsertPerSec, sp.Cost = pt.Seconds, pt.JobsPerSec, pt.insertPerSec, pt.Cost
 	sp.ClaimLatencyMs, sp.Lost, sp.Duplicates = total, pt.Lost, pt.Duplicates
-	sp.ClaimStatementMs = meanClaimMs(pt.windows)
+	sp.ClaimStatementMs, sp.JobsPerClaim = meanClaimMs(pt.windows), jobsPerClaim(pt.windows)
 	sp.TableBytes, sp.IndexBytes = r.tableSizes(ctx, "jobs")
 	sw.Points, sw.Samples = append(sw.Points, sp), samples
 	return nil

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	outagelog "github.com/droverhq/drover/internal/outage"
 )
 
@@ -110,7 +111,7 @@ type Completer struct {
 // from an outage.
 type Store interface {
 	JobFinish(ctx context.Context, results []droverdriver.Result) ([]int64, error)
-	JobGet(ctx context.Context, id int64) (*droverdriver.JobRow, error)
+	JobGet(ctx context.Context, id int64) (*drovertype.JobRow, error)
 }
 
 // New returns a completer writing through exec.

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 var (
@@ -58,7 +59,7 @@ func (s *refusingStore) JobFinish(ctx context.Context, results []droverdriver.Re
 	return ids, nil
 }
 
-func (s *refusingStore) JobGet(ctx context.Context, id int64) (*droverdriver.JobRow, error) {
+func (s *refusingStore) JobGet(ctx context.Context, id int64) (*drovertype.JobRow, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.down > 0 {

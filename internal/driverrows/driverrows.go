@@ -5,9 +5,11 @@
 package driverrows
 
 import (
+	"encoding/json"
 	"slices"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // Positions maps the plain and the special jobs of one insert back to their
@@ -64,8 +66,23 @@ func (p *Positions) Merge(plainIDs, specialIDs []int64) []int64 {
 // RETURNING in no set order), and sorting here rather than in the
 // statement keeps the work off the database's CPU, which every process
 // shares.
-func SortClaimed(rows []*droverdriver.JobRow) {
-	slices.SortFunc(rows, func(a, b *droverdriver.JobRow) int {
+func SortClaimed(rows []*drovertype.JobRow) {
+	slices.SortFunc(rows, func(a, b *drovertype.JobRow) int {
 		return droverdriver.PositionOf(a).Compare(droverdriver.PositionOf(b))
 	})
+}
+
+// DecodeErrors reads a job's stored errors column, a JSON array of
+// drovertype.AttemptError, nil when it holds none. A column that does not
+// decode reads as no errors: the row still shows everything else, and the
+// raw errors stay in the store.
+func DecodeErrors(b []byte) []drovertype.AttemptError {
+	if len(b) == 0 {
+		return nil
+	}
+	var errs []drovertype.AttemptError
+	if json.Unmarshal(b, &errs) != nil {
+		return nil
+	}
+	return errs
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // Claim claims jobs of p.Queue for Go producers, remote workers and the
@@ -33,18 +34,18 @@ import (
 // during that window are not marked limited, and limited claims do not
 // count them: counting every running row would need an index on running
 // rows, which the fast path does not pay for.
-func Claim(ctx context.Context, ex droverdriver.Executor, settings *Settings, p droverdriver.ClaimParams) ([]*droverdriver.JobRow, error) {
+func Claim(ctx context.Context, ex droverdriver.Executor, settings *Settings, p droverdriver.ClaimParams) ([]*drovertype.JobRow, error) {
 	s, err := settings.Get(ctx, ex, p.Queue)
 	if err != nil {
 		return nil, err
 	}
 	if s != nil && s.Paused {
-		return []*droverdriver.JobRow{}, nil
+		return []*drovertype.JobRow{}, nil
 	}
 	if s != nil && len(s.PausedKinds) > 0 {
 		p.ExceptKinds = s.PausedKinds
 		if p = p.Narrowed(); p.Kinds != nil && len(p.Kinds) == 0 {
-			return []*droverdriver.JobRow{}, nil
+			return []*drovertype.JobRow{}, nil
 		}
 	}
 	p.Limited = s.Limited()

@@ -7,17 +7,18 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // fakeExec stores one queue's settings and records the claims it runs.
 type fakeExec struct {
 	droverdriver.Executor
-	settings *droverdriver.QueueSettings
+	settings *drovertype.QueueSettings
 	reads    int
 	claims   []droverdriver.ClaimParams
 }
 
-func (f *fakeExec) QueueSettingsGet(_ context.Context, queue string) (*droverdriver.QueueSettings, error) {
+func (f *fakeExec) QueueSettingsGet(_ context.Context, queue string) (*drovertype.QueueSettings, error) {
 	f.reads++
 	if f.settings == nil || f.settings.Queue != queue {
 		return nil, nil
@@ -26,9 +27,9 @@ func (f *fakeExec) QueueSettingsGet(_ context.Context, queue string) (*droverdri
 	return &s, nil
 }
 
-func (f *fakeExec) JobClaim(_ context.Context, p droverdriver.ClaimParams) ([]*droverdriver.JobRow, error) {
+func (f *fakeExec) JobClaim(_ context.Context, p droverdriver.ClaimParams) ([]*drovertype.JobRow, error) {
 	f.claims = append(f.claims, p)
-	return []*droverdriver.JobRow{{ID: 1}}, nil
+	return []*drovertype.JobRow{{ID: 1}}, nil
 }
 
 // clock is a settable time source for Settings.Now.
@@ -42,13 +43,13 @@ func setup(t *testing.T) (*fakeExec, *Settings, *clock) {
 	return &fakeExec{}, &Settings{Now: clk.now}, clk
 }
 
-func claim(t *testing.T, ex *fakeExec, s *Settings) []*droverdriver.JobRow {
+func claim(t *testing.T, ex *fakeExec, s *Settings) []*drovertype.JobRow {
 	t.Helper()
 	return claimKinds(t, ex, s, nil)
 }
 
 // claimKinds claims as a claimer that runs kinds (nil: every kind).
-func claimKinds(t *testing.T, ex *fakeExec, s *Settings, kinds []string) []*droverdriver.JobRow {
+func claimKinds(t *testing.T, ex *fakeExec, s *Settings, kinds []string) []*drovertype.JobRow {
 	t.Helper()
 	rows, err := Claim(context.Background(), ex, s, droverdriver.ClaimParams{Queue: "q", Max: 5, Kinds: kinds})
 	if err != nil {
@@ -61,16 +62,16 @@ func TestClaimAppliesStoredSettings(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name        string
-		settings    *droverdriver.QueueSettings
+		settings    *drovertype.QueueSettings
 		wantClaim   bool
 		wantLimited bool
 	}{
 		{"none stored", nil, true, false},
-		{"stored without limits", &droverdriver.QueueSettings{Queue: "q"}, true, false},
-		{"paused", &droverdriver.QueueSettings{Queue: "q", Paused: true}, false, false},
-		{"paused and limited", &droverdriver.QueueSettings{Queue: "q", Paused: true, Limit: droverdriver.QueueLimit{MaxRunning: 2}}, false, false},
-		{"global limit", &droverdriver.QueueSettings{Queue: "q", Limit: droverdriver.QueueLimit{MaxRunning: 2}}, true, true},
-		{"rate limit", &droverdriver.QueueSettings{Queue: "q", Limit: droverdriver.QueueLimit{Rate: 1, Period: time.Second}}, true, true},
+		{"stored without limits", &drovertype.QueueSettings{Queue: "q"}, true, false},
+		{"paused", &drovertype.QueueSettings{Queue: "q", Paused: true}, false, false},
+		{"paused and limited", &drovertype.QueueSettings{Queue: "q", Paused: true, Limit: drovertype.QueueLimit{MaxRunning: 2}}, false, false},
+		{"global limit", &drovertype.QueueSettings{Queue: "q", Limit: drovertype.QueueLimit{MaxRunning: 2}}, true, true},
+		{"rate limit", &drovertype.QueueSettings{Queue: "q", Limit: drovertype.QueueLimit{Rate: 1, Period: time.Second}}, true, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -100,10 +101,10 @@ func TestClaimAppliesStoredSettings(t *testing.T) {
 // statement.
 func TestClaimLeavesPausedKinds(t *testing.T) {
 	t.Parallel()
-	paused := &droverdriver.QueueSettings{Queue: "q", PausedKinds: []string{"a", "b"}}
+	paused := &drovertype.QueueSettings{Queue: "q", PausedKinds: []string{"a", "b"}}
 	tests := []struct {
 		name       string
-		settings   *droverdriver.QueueSettings
+		settings   *drovertype.QueueSettings
 		kinds      []string
 		wantClaim  bool
 		wantKinds  []string
@@ -148,7 +149,7 @@ func TestSettingsCache(t *testing.T) {
 	if ex.reads != 1 {
 		t.Fatalf("%d settings reads for two claims within the TTL, want 1", ex.reads)
 	}
-	ex.settings = &droverdriver.QueueSettings{Queue: "q", Paused: true}
+	ex.settings = &drovertype.QueueSettings{Queue: "q", Paused: true}
 	clk.t = clk.t.Add(SettingsTTL - time.Millisecond)
 	if len(claim(t, ex, s)) != 1 {
 		t.Fatal("a cached unpaused setting must hold until the TTL")
@@ -198,14 +199,14 @@ func TestClaimVariant(t *testing.T) {
 
 	for _, tt := range []struct {
 		name     string
-		settings *droverdriver.QueueSettings
+		settings *drovertype.QueueSettings
 		p        droverdriver.ClaimParams
 		want     droverdriver.ClaimVariant
 	}{
 		{"no settings", nil, droverdriver.ClaimParams{Queue: "q", Max: 5}, droverdriver.ClaimPlain},
-		{"paused kinds", &droverdriver.QueueSettings{Queue: "q", PausedKinds: []string{"b"}}, droverdriver.ClaimParams{Queue: "q", Max: 5}, droverdriver.ClaimExcept},
-		{"limited", &droverdriver.QueueSettings{Queue: "q", Limit: droverdriver.QueueLimit{MaxRunning: 2}}, droverdriver.ClaimParams{Queue: "q", Max: 5, After: after}, droverdriver.ClaimAfter},
-		{"strict order", &droverdriver.QueueSettings{Queue: "q", Strict: 1}, droverdriver.ClaimParams{Queue: "q", Max: 5, Worker: worker}, droverdriver.ClaimStrict},
+		{"paused kinds", &drovertype.QueueSettings{Queue: "q", PausedKinds: []string{"b"}}, droverdriver.ClaimParams{Queue: "q", Max: 5}, droverdriver.ClaimExcept},
+		{"limited", &drovertype.QueueSettings{Queue: "q", Limit: drovertype.QueueLimit{MaxRunning: 2}}, droverdriver.ClaimParams{Queue: "q", Max: 5, After: after}, droverdriver.ClaimAfter},
+		{"strict order", &drovertype.QueueSettings{Queue: "q", Strict: 1}, droverdriver.ClaimParams{Queue: "q", Max: 5, Worker: worker}, droverdriver.ClaimStrict},
 	} {
 		ex, s, _ := setup(t)
 		ex.settings = tt.settings

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // The other ways a job ends, or waits again, without a result of its own:
@@ -27,7 +28,7 @@ func Rescue(ctx context.Context, ex droverdriver.Executor, p droverdriver.Rescue
 		n = len(rows)
 		var again map[int64]bool
 		for i := range rows {
-			if rows[i].State == droverdriver.StateAvailable && rows[i].Key != "" {
+			if rows[i].State == drovertype.JobStateAvailable && rows[i].Key != "" {
 				if again == nil {
 					again = map[int64]bool{}
 				}
@@ -44,7 +45,7 @@ func Rescue(ctx context.Context, ex droverdriver.Executor, p droverdriver.Rescue
 
 // Cancel cancels a job that has not finished (droverdriver.Executor's
 // JobCancel) and returns it as it stands after the call.
-func Cancel(ctx context.Context, ex droverdriver.Executor, id int64, now time.Time) (*droverdriver.JobRow, error) {
+func Cancel(ctx context.Context, ex droverdriver.Executor, id int64, now time.Time) (*drovertype.JobRow, error) {
 	return endOne(ctx, ex, id, func(ctx context.Context, tx droverdriver.Executor) ([]droverdriver.FinishedRow, error) {
 		ended, _, err := tx.JobCancel(ctx, droverdriver.CancelParams{IDs: []int64{id}, Now: now})
 		return ended, err
@@ -53,7 +54,7 @@ func Cancel(ctx context.Context, ex droverdriver.Executor, id int64, now time.Ti
 
 // Discard finishes a waiting job as discarded (droverdriver.Executor's
 // JobDiscard) and returns it as it stands after the call.
-func Discard(ctx context.Context, ex droverdriver.Executor, id int64, now time.Time) (*droverdriver.JobRow, error) {
+func Discard(ctx context.Context, ex droverdriver.Executor, id int64, now time.Time) (*drovertype.JobRow, error) {
 	return endOne(ctx, ex, id, func(ctx context.Context, tx droverdriver.Executor) ([]droverdriver.FinishedRow, error) {
 		return tx.JobDiscard(ctx, []int64{id}, now)
 	})
@@ -63,8 +64,8 @@ func Discard(ctx context.Context, ex droverdriver.Executor, id int64, now time.T
 // it, as the transaction left it: a worker woken by its commit may
 // otherwise have changed it already.
 func endOne(ctx context.Context, ex droverdriver.Executor, id int64,
-	end func(context.Context, droverdriver.Executor) ([]droverdriver.FinishedRow, error)) (*droverdriver.JobRow, error) {
-	var job *droverdriver.JobRow
+	end func(context.Context, droverdriver.Executor) ([]droverdriver.FinishedRow, error)) (*drovertype.JobRow, error) {
+	var job *drovertype.JobRow
 	err := ex.Tx(ctx, func(ctx context.Context, tx droverdriver.Executor) error {
 		rows, err := end(ctx, tx)
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // Finish applies the results of attempts and does what the end of each
@@ -201,13 +202,13 @@ func Ended(ctx context.Context, tx droverdriver.Executor, rows []droverdriver.Fi
 		final := r.State.Finished()
 		if final && r.Flow&droverdriver.FlowSettle != 0 {
 			settle.IDs = append(settle.IDs, r.ID)
-			settle.Failed = settle.Failed || r.State != droverdriver.StateCompleted
+			settle.Failed = settle.Failed || r.State != drovertype.JobStateCompleted
 		}
 		if r.Key != "" {
 			// Ended, retried or released: each changes the key's room or
 			// its rate's tokens.
 			keys.add(r.Queue, r.Key)
-			if r.State == droverdriver.StateAvailable && retried[r.ID] {
+			if r.State == drovertype.JobStateAvailable && retried[r.ID] {
 				keys.p.Retried = append(keys.p.Retried, r.ID)
 			}
 		}

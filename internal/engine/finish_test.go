@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // store is a fake Executor that records the calls the engine makes and
@@ -93,7 +94,7 @@ func TestFinish(t *testing.T) {
 	with := func(r droverdriver.Result, f func(*droverdriver.Result)) droverdriver.Result { f(&r); return r }
 	keyed := func(r *droverdriver.Result) { r.Flow, r.Key, r.Queue = droverdriver.FlowKeyed, "k", "q" }
 	row := func(id int64, flow int, key string) droverdriver.FinishedRow {
-		return droverdriver.FinishedRow{ID: id, State: droverdriver.StateCompleted, Flow: flow, Queue: "q", Key: key}
+		return droverdriver.FinishedRow{ID: id, State: drovertype.JobStateCompleted, Flow: flow, Queue: "q", Key: key}
 	}
 	tests := []struct {
 		name     string
@@ -126,7 +127,7 @@ func TestFinish(t *testing.T) {
 			results: []droverdriver.Result{done(1)},
 			calls:   "JobFinishMany Tx JobFinishMany KeyLock KeyPromote", accepted: []int64{1}, keys: []string{"k"}},
 		{name: "keyed retry from a remote worker spends a rate token",
-			jobs:    []droverdriver.FinishedRow{{ID: 1, State: droverdriver.StateAvailable, Flow: droverdriver.FlowKeyed, Queue: "q", Key: "k"}},
+			jobs:    []droverdriver.FinishedRow{{ID: 1, State: drovertype.JobStateAvailable, Flow: droverdriver.FlowKeyed, Queue: "q", Key: "k"}},
 			results: []droverdriver.Result{with(done(1), func(r *droverdriver.Result) { r.Outcome = droverdriver.OutcomeRetry })},
 			calls:   "JobFinishMany Tx JobFinishMany KeyLock KeyPromote", accepted: []int64{1}, keys: []string{"k"}, retried: []int64{1}},
 		{name: "dependant added while running", jobs: []droverdriver.FinishedRow{row(1, droverdriver.FlowHasDependants, "")},

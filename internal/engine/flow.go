@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // InsertFlow stores the jobs of a workflow and/or a batch in one
@@ -21,7 +22,7 @@ func InsertFlow(ctx context.Context, ex droverdriver.Executor, p droverdriver.Fl
 	var res droverdriver.FlowInsertResult
 	err := ex.Tx(ctx, func(ctx context.Context, tx droverdriver.Executor) error {
 		var live map[int64]bool
-		var ended map[int64]droverdriver.State
+		var ended map[int64]drovertype.JobState
 		if parents := droverdriver.FlowParents(p); len(parents) > 0 {
 			var err error
 			if live, ended, err = tx.JobFlowParents(ctx, parents); err != nil {

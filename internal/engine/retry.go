@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // Retry makes job id claimable now (droverdriver.Executor's JobRetry) and
@@ -18,8 +19,8 @@ import (
 // unique keys, in FinishExecutor's lock order. It returns the job as the
 // transaction left it: a worker woken by its commit may otherwise have run
 // it already.
-func Retry(ctx context.Context, ex droverdriver.Executor, id int64, now time.Time) (*droverdriver.JobRow, error) {
-	var job *droverdriver.JobRow
+func Retry(ctx context.Context, ex droverdriver.Executor, id int64, now time.Time) (*drovertype.JobRow, error) {
+	var job *drovertype.JobRow
 	err := ex.Tx(ctx, func(ctx context.Context, tx droverdriver.Executor) error {
 		rows, conflicts, err := retry(ctx, tx, []int64{id}, now)
 		switch {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // Routing (droverdriver/routing.go): which workers are live, which waiting
@@ -26,23 +27,9 @@ const WorkerSeenEvery = 15 * time.Second
 // that died, and for a job aimed at it to say who it waits for.
 const WorkerForgetAfter = time.Hour
 
-// WorkerState is a worker of the registry with what the hot table says
-// of it.
-type WorkerState struct {
-	droverdriver.WorkerRecord
-	// Held is how many running jobs its owner holds, and LeaseExpiresAt
-	// the latest of their leases (zero when it holds none).
-	Held           int64
-	LeaseExpiresAt time.Time
-	// Live says it was seen within WorkerLiveFor, or holds a lease that
-	// has not expired: a remote worker busy with a long job claims
-	// nothing, but extends its lease.
-	Live bool
-}
-
 // Workers reads the registry and the owners of running jobs, and says
 // which workers are live at now.
-func Workers(ctx context.Context, ex droverdriver.Executor, now time.Time) ([]WorkerState, error) {
+func Workers(ctx context.Context, ex droverdriver.Executor, now time.Time) ([]drovertype.WorkerInfo, error) {
 	recs, err := ex.WorkerList(ctx)
 	if err != nil {
 		return nil, err
@@ -51,15 +38,15 @@ func Workers(ctx context.Context, ex droverdriver.Executor, now time.Time) ([]Wo
 	if err != nil {
 		return nil, err
 	}
-	byOwner := make(map[string]droverdriver.LeaseOwner, len(owners))
+	byOwner := make(map[string]drovertype.LeaseOwner, len(owners))
 	for _, o := range owners {
 		byOwner[o.Owner] = o
 	}
-	out := make([]WorkerState, len(recs))
+	out := make([]drovertype.WorkerInfo, len(recs))
 	for i, r := range recs {
-		w := WorkerState{WorkerRecord: r}
+		w := drovertype.WorkerInfo{WorkerRecord: r}
 		if o, ok := byOwner[r.Owner]; ok {
-			w.Held, w.LeaseExpiresAt = o.Running, o.LeaseExpiresAt
+			w.JobsHeld, w.LeaseExpiresAt = o.Running, o.LeaseExpiresAt
 		}
 		w.Live = now.Sub(r.LastSeen) < WorkerLiveFor || w.LeaseExpiresAt.After(now)
 		out[i] = w
@@ -69,7 +56,7 @@ func Workers(ctx context.Context, ex droverdriver.Executor, now time.Time) ([]Wo
 
 // Unroutable returns the groups of waiting jobs that no live worker can
 // take: none works their queue, matches their routing and runs their kind.
-func Unroutable(groups []droverdriver.RouteGroup, workers []WorkerState) []droverdriver.RouteGroup {
+func Unroutable(groups []droverdriver.RouteGroup, workers []drovertype.WorkerInfo) []droverdriver.RouteGroup {
 	out := []droverdriver.RouteGroup{}
 	for _, g := range groups {
 		if !Routable(g.Queue, g.Kind, g.Routing, workers) {
@@ -81,10 +68,10 @@ func Unroutable(groups []droverdriver.RouteGroup, workers []WorkerState) []drove
 
 // Routable reports whether a live worker of workers works queue (its
 // registry row lists it), matches routing and runs kind.
-func Routable(queue, kind string, routing *droverdriver.Routing, workers []WorkerState) bool {
+func Routable(queue, kind string, routing *drovertype.Routing, workers []drovertype.WorkerInfo) bool {
 	for i := range workers {
 		w := &workers[i]
-		if w.Live && slices.Contains(w.Queues, queue) && w.Worker().Matches(routing) && w.Runs(kind) {
+		if w.Live && slices.Contains(w.Queues, queue) && droverdriver.WorkerOf(&w.WorkerRecord).Matches(routing) && w.Runs(kind) {
 			return true
 		}
 	}
@@ -103,7 +90,7 @@ const KindsHead = 1000
 // kinds it runs. A queue with a live worker that named none (a remote
 // worker claiming every kind) has none, and neither has a queue no live
 // worker works (nothing there runs, whatever its kind).
-func KindQueues(workers []WorkerState) []string {
+func KindQueues(workers []drovertype.WorkerInfo) []string {
 	all := map[string]bool{}
 	for i := range workers {
 		w := &workers[i]

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // Job search reads the two tables by windows of IDs: every window walks a
@@ -33,7 +34,7 @@ const (
 
 // SearchPage is one page of Search.
 type SearchPage struct {
-	Jobs []*droverdriver.JobRow
+	Jobs []*drovertype.JobRow
 	// Next is the cursor of the next page (ListParams.AfterID): the last
 	// job's ID when the page is full, the end of the last window read
 	// when the scan bound ended it first, 0 when no job lies beyond.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // idStore is a store of jobs with IDs 1 to last, of which those in match
@@ -32,13 +33,13 @@ func (s *idStore) JobIDNext(_ context.Context, p droverdriver.ListParams) (int64
 	return 0, nil
 }
 
-func (s *idStore) JobList(_ context.Context, p droverdriver.ListParams) ([]*droverdriver.JobRow, error) {
+func (s *idStore) JobList(_ context.Context, p droverdriver.ListParams) ([]*drovertype.JobRow, error) {
 	lo, hi := p.Bounds()
 	s.windows = append(s.windows, [2]int64{lo, hi})
-	var out []*droverdriver.JobRow
+	var out []*drovertype.JobRow
 	for _, id := range s.match {
 		if id > lo && id < hi && len(out) < p.Limit {
-			out = append(out, &droverdriver.JobRow{ID: id})
+			out = append(out, &drovertype.JobRow{ID: id})
 		}
 	}
 	if p.Desc {

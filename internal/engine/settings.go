@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // SettingsTTL is how long a process reuses a queue's settings read from
@@ -35,7 +36,7 @@ type Settings struct {
 }
 
 type settingsEntry struct {
-	s    *droverdriver.QueueSettings // nil: none stored
+	s    *drovertype.QueueSettings // nil: none stored
 	read time.Time
 }
 
@@ -48,7 +49,7 @@ func (c *Settings) now() time.Time {
 
 // Get returns queue's settings, nil when none are stored, from the cache
 // while they are fresh, else from ex.
-func (c *Settings) Get(ctx context.Context, ex droverdriver.Executor, queue string) (*droverdriver.QueueSettings, error) {
+func (c *Settings) Get(ctx context.Context, ex droverdriver.Executor, queue string) (*drovertype.QueueSettings, error) {
 	now := c.now()
 	c.mu.Lock()
 	e, ok := c.entries[queue]
@@ -77,7 +78,7 @@ func (c *Settings) Get(ctx context.Context, ex droverdriver.Executor, queue stri
 
 // Peek returns what the cache holds of queue, without reading the store:
 // ok is false when it holds nothing.
-func (c *Settings) Peek(queue string) (s *droverdriver.QueueSettings, ok bool) {
+func (c *Settings) Peek(queue string) (s *drovertype.QueueSettings, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.entries[queue]

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // CountJobsByState counts, for every state, the jobs that match p but for
@@ -16,18 +17,18 @@ import (
 // queue or kind few jobs have is counted exactly in every state, as its
 // count is. Every state has an entry; a state of a table the filter rules
 // out (finished states of the hot table, say) counts an exact 0.
-func CountJobsByState(ctx context.Context, e droverdriver.Executor, p droverdriver.ListParams, cp CountParams) (map[droverdriver.State]Count, error) {
+func CountJobsByState(ctx context.Context, e droverdriver.Executor, p droverdriver.ListParams, cp CountParams) (map[drovertype.JobState]Count, error) {
 	p.AfterID, p.UntilID, p.Desc, p.States = 0, 0, false, nil
 	waiting, finished := p.Parts()
 	all, err := e.JobMatchCountByState(ctx, droverdriver.MatchCountParams{Filter: p, Examine: cp.Exact, Waiting: waiting, Finished: finished})
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[droverdriver.State]Count, len(droverdriver.States))
-	for _, s := range droverdriver.States {
+	out := make(map[drovertype.JobState]Count, len(drovertype.JobStates()))
+	for _, s := range drovertype.JobStates() {
 		out[s] = Count{Exact: true}
 	}
-	add := func(m map[droverdriver.State]int64, scale float64, exact bool) {
+	add := func(m map[drovertype.JobState]int64, scale float64, exact bool) {
 		for s, n := range m {
 			out[s] = Count{N: out[s].N + int64(float64(n)*scale), Exact: exact}
 		}
@@ -43,7 +44,7 @@ func CountJobsByState(ctx context.Context, e droverdriver.Executor, p droverdriv
 		add(c.Waiting.Matched, 1, true)
 		add(c.Finished.Matched, 1, true)
 		var n int64
-		for _, m := range []map[droverdriver.State]int64{c.Waiting.Matched, c.Finished.Matched} {
+		for _, m := range []map[drovertype.JobState]int64{c.Waiting.Matched, c.Finished.Matched} {
 			for _, k := range m {
 				n += k
 			}
@@ -67,13 +68,13 @@ func CountJobsByState(ctx context.Context, e droverdriver.Executor, p droverdriv
 		}
 		// The walk stopped short of this table's end: its states are
 		// what the walk counted and an estimate of the rest.
-		for _, s := range droverdriver.States {
+		for _, s := range drovertype.JobStates() {
 			if s.Finished() != !t.waiting {
 				continue
 			}
 			out[s] = Count{N: out[s].N}
 		}
-		matched := map[droverdriver.State]int64{}
+		matched := map[drovertype.JobState]int64{}
 		scale, err := sampleWindows(lo, t.hi, cp, func(after, until int64, width int) error {
 			w := p
 			w.AfterID, w.UntilID = after, until

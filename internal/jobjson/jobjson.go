@@ -1,7 +1,7 @@
 // Package jobjson is the JSON form of a job shared by the CLI's --json
 // output and the HTTP API, so that a script moving from one to the other
 // reads the same fields. The field names are spelled out here rather than
-// derived from drover.JobRow, because this form is a stable interface of
+// derived from drovertype.JobRow, because this form is a stable interface of
 // its own, in the snake_case that shell tools and other languages expect.
 package jobjson
 
@@ -13,32 +13,33 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // Job is one job as JSON.
 type Job struct {
-	ID          int64           `json:"id"`
-	State       drover.JobState `json:"state"`
-	Queue       string          `json:"queue"`
-	Kind        string          `json:"kind"`
-	Priority    int             `json:"priority"`
-	Args        json.RawMessage `json:"args"`
-	Metadata    json.RawMessage `json:"metadata,omitempty"`
-	Tags        []string        `json:"tags"`
-	Attempt     int             `json:"attempt"`
-	MaxAttempts int             `json:"max_attempts"`
-	// Errors holds the last drover.ErrorsKept attempt errors, oldest first;
+	ID          int64               `json:"id"`
+	State       drovertype.JobState `json:"state"`
+	Queue       string              `json:"queue"`
+	Kind        string              `json:"kind"`
+	Priority    int                 `json:"priority"`
+	Args        json.RawMessage     `json:"args"`
+	Metadata    json.RawMessage     `json:"metadata,omitempty"`
+	Tags        []string            `json:"tags"`
+	Attempt     int                 `json:"attempt"`
+	MaxAttempts int                 `json:"max_attempts"`
+	// Errors holds the last drovertype.ErrorsKept attempt errors, oldest first;
 	// ErrorCount counts every error the job recorded.
-	Errors          []drover.AttemptError `json:"errors"`
-	ErrorCount      int                   `json:"error_count"`
-	TimeoutMS       int64                 `json:"timeout_ms,omitempty"`
-	CreatedAt       time.Time             `json:"created_at"`
-	RunAt           time.Time             `json:"run_at"`
-	AttemptedAt     *time.Time            `json:"attempted_at,omitempty"`
-	FinalizedAt     *time.Time            `json:"finalized_at,omitempty"`
-	LeaseOwner      string                `json:"lease_owner,omitempty"`
-	LeaseExpiresAt  *time.Time            `json:"lease_expires_at,omitempty"`
-	CancelRequested bool                  `json:"cancel_requested"`
+	Errors          []drovertype.AttemptError `json:"errors"`
+	ErrorCount      int                       `json:"error_count"`
+	TimeoutMS       int64                     `json:"timeout_ms,omitempty"`
+	CreatedAt       time.Time                 `json:"created_at"`
+	RunAt           time.Time                 `json:"run_at"`
+	AttemptedAt     *time.Time                `json:"attempted_at,omitempty"`
+	FinalizedAt     *time.Time                `json:"finalized_at,omitempty"`
+	LeaseOwner      string                    `json:"lease_owner,omitempty"`
+	LeaseExpiresAt  *time.Time                `json:"lease_expires_at,omitempty"`
+	CancelRequested bool                      `json:"cancel_requested"`
 	// BatchID is the batch the job belongs to (or calls back for), 0 for none.
 	BatchID int64 `json:"batch_id,omitempty"`
 	// Key is the ordering key the job was inserted with.
@@ -49,11 +50,11 @@ type Job struct {
 	// Routing is where the job may run; absent for a plain job.
 	Routing *Routing `json:"routing,omitempty"`
 	// Unroutable is true for a waiting routed job that no live worker can
-	// take (drover.JobRow.Unroutable).
+	// take (drovertype.JobRow.Unroutable).
 	Unroutable bool `json:"unroutable,omitempty"`
 }
 
-// Routing is a job's routing as JSON (drover.Routing), with the names the
+// Routing is a job's routing as JSON (drovertype.Routing), with the names the
 // enqueue request uses.
 type Routing struct {
 	WorkerType          string            `json:"worker_type,omitempty"`
@@ -67,7 +68,7 @@ type Routing struct {
 }
 
 // FromRouting converts a job's routing; nil for a plain job.
-func FromRouting(r *drover.Routing) *Routing {
+func FromRouting(r *drovertype.Routing) *Routing {
 	if r == nil {
 		return nil
 	}
@@ -75,7 +76,7 @@ func FromRouting(r *drover.Routing) *Routing {
 		WorkerAbsentAfterMS: int64(r.AbsentAfter), FellBackFrom: r.FellBackFrom}
 }
 
-// Worker is one worker of the registry as JSON (drover.WorkerInfo), for
+// Worker is one worker of the registry as JSON (drovertype.WorkerInfo), for
 // `drover workers list` and GET /v1/workers.
 type Worker struct {
 	Name      string            `json:"name"`
@@ -93,7 +94,7 @@ type Worker struct {
 }
 
 // FromWorkers converts the registry; an empty one encodes as [].
-func FromWorkers(ws []*drover.WorkerInfo) []Worker {
+func FromWorkers(ws []*drovertype.WorkerInfo) []Worker {
 	out := make([]Worker, len(ws))
 	for i, w := range ws {
 		out[i] = Worker{Name: w.Name, Plain: w.Plain, Type: w.Type, Labels: w.Labels, Queues: w.Queues, Kinds: w.Kinds, Owner: w.Owner,
@@ -131,7 +132,7 @@ func FromUnroutable(groups []*drover.UnroutableJobs) []Unroutable {
 }
 
 // From converts a stored job.
-func From(j *drover.JobRow) Job {
+func From(j *drovertype.JobRow) Job {
 	out := Job{
 		ID:              j.ID,
 		State:           j.State,
@@ -167,7 +168,7 @@ func From(j *drover.JobRow) Job {
 		out.Tags = []string{}
 	}
 	if out.Errors == nil {
-		out.Errors = []drover.AttemptError{}
+		out.Errors = []drovertype.AttemptError{}
 	}
 	if len(out.Args) == 0 {
 		out.Args = json.RawMessage("null")
@@ -176,7 +177,7 @@ func From(j *drover.JobRow) Job {
 }
 
 // FromAll converts a list of stored jobs; an empty list encodes as [].
-func FromAll(jobs []*drover.JobRow) []Job {
+func FromAll(jobs []*drovertype.JobRow) []Job {
 	out := make([]Job, len(jobs))
 	for i, j := range jobs {
 		out[i] = From(j)
@@ -198,13 +199,13 @@ type Batch struct {
 }
 
 // FromBatch converts a batch's progress.
-func FromBatch(b *drover.Batch) Batch {
+func FromBatch(b *drovertype.Batch) Batch {
 	return Batch{ID: b.ID, Total: b.Total, CallbackJobID: b.CallbackJobID, CreatedAt: b.CreatedAt, FinishedAt: b.FinishedAt,
-		Counts: map[string]int64{"pending": b.Pending, "running": b.Running, "failed": b.Failed,
+		Counts: map[string]int64{"pending": b.Pending(), "running": b.Running, "failed": b.Failed,
 			"completed": b.Completed, "cancelled": b.Cancelled, "discarded": b.Discarded}}
 }
 
-// Queue is a queue's stored settings as JSON (drover.QueueSettings), for
+// Queue is a queue's stored settings as JSON (drovertype.QueueSettings), for
 // `drover queues` and /v1/queues.
 type Queue struct {
 	Name   string `json:"name"`
@@ -223,9 +224,9 @@ type Queue struct {
 }
 
 // FromQueue converts a queue's settings.
-func FromQueue(q *drover.QueueSettings) Queue {
-	out := Queue{Name: q.Name, Paused: q.Paused, PausedKinds: q.PausedKinds, GlobalMaxWorkers: q.GlobalMaxWorkers,
-		RateLimit: q.RateLimit, RatePeriodMS: q.RatePeriod.Milliseconds(), StrictOrder: q.StrictOrder}
+func FromQueue(q *drovertype.QueueSettings) Queue {
+	out := Queue{Name: q.Queue, Paused: q.Paused, PausedKinds: q.PausedKinds, GlobalMaxWorkers: q.Limit.MaxRunning,
+		RateLimit: q.Limit.Rate, RatePeriodMS: q.Limit.Period.Milliseconds(), StrictOrder: q.Strict}
 	if out.PausedKinds == nil {
 		out.PausedKinds = []string{}
 	}
@@ -240,14 +241,14 @@ func FromQueue(q *drover.QueueSettings) Queue {
 // waiting or running jobs (stats, from Client.QueueStats): the queues an
 // operator can see and pause, for `drover queues list` and GET /v1/queues.
 // Never nil, so that an empty list encodes as [].
-func QueueList(settings []*drover.QueueSettings, stats []drover.QueueStats) []Queue {
+func QueueList(settings []*drovertype.QueueSettings, stats []drovertype.QueueStats) []Queue {
 	byName := make(map[string]Queue, len(settings)+len(stats))
 	for _, q := range settings {
-		byName[q.Name] = FromQueue(q)
+		byName[q.Queue] = FromQueue(q)
 	}
 	for _, st := range stats {
 		if _, ok := byName[st.Queue]; !ok {
-			byName[st.Queue] = FromQueue(&drover.QueueSettings{Name: st.Queue})
+			byName[st.Queue] = FromQueue(&drovertype.QueueSettings{Queue: st.Queue})
 		}
 	}
 	out := slices.Collect(maps.Values(byName))

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // heartbeatStore answers JobHeartbeat: every attempt of a job in lost is
@@ -58,7 +59,7 @@ func TestExtend(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := &heartbeatStore{lost: map[int64]bool{1: true, Chunk + 1: true}, cancel: map[int64]bool{2: true}, failAt: tt.failAt}
 			p := droverdriver.HeartbeatParams{IDs: make([]int64, tt.n), Attempts: make([]int, tt.n),
-				Tokens: make([]droverdriver.LeaseToken, tt.n)}
+				Tokens: make([]drovertype.LeaseToken, tt.n)}
 			for i := range p.IDs {
 				p.IDs[i], p.Attempts[i] = int64(i+1), 1
 			}

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // Causes with which a running job's context is cancelled, so the runner can
@@ -43,7 +44,7 @@ type Attempt struct {
 	ID      int64
 	Attempt int
 	// Token is the claim's lease token, which the heartbeat presents.
-	Token droverdriver.LeaseToken
+	Token drovertype.LeaseToken
 	// Cancel interrupts the context the attempt's handler runs under,
 	// whether or not it has started.
 	Cancel context.CancelCauseFunc
@@ -51,7 +52,7 @@ type Attempt struct {
 
 type tracked struct {
 	attempt int
-	token   droverdriver.LeaseToken
+	token   drovertype.LeaseToken
 	cancel  context.CancelCauseFunc
 }
 
@@ -120,12 +121,12 @@ func (t *Tracker) Cancel(id int64, cause error) {
 }
 
 // Snapshot returns the attempts held right now, with their lease tokens.
-func (t *Tracker) Snapshot() (ids []int64, attempts []int, tokens []droverdriver.LeaseToken) {
+func (t *Tracker) Snapshot() (ids []int64, attempts []int, tokens []drovertype.LeaseToken) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	ids = make([]int64, 0, len(t.attempts))
 	attempts = make([]int, 0, len(t.attempts))
-	tokens = make([]droverdriver.LeaseToken, 0, len(t.attempts))
+	tokens = make([]drovertype.LeaseToken, 0, len(t.attempts))
 	for id, a := range t.attempts {
 		ids = append(ids, id)
 		attempts = append(attempts, a.attempt)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/outage"
 )
 
@@ -50,13 +51,13 @@ func (w *PublisherWatch) Run(ctx context.Context) {
 
 // RunOnce returns the open publishers that have been open for StallAfter
 // at now and were not returned before.
-func (w *PublisherWatch) RunOnce(ctx context.Context, now time.Time) ([]droverdriver.OpenPublisher, error) {
+func (w *PublisherWatch) RunOnce(ctx context.Context, now time.Time) ([]drovertype.OpenPublisher, error) {
 	open, err := w.Exec.TopicPublishers(ctx)
 	if err != nil {
 		return nil, err
 	}
 	next := make(map[int64]watched, len(open))
-	var stalled []droverdriver.OpenPublisher
+	var stalled []drovertype.OpenPublisher
 	for _, p := range open {
 		v, ok := w.watched[p.Xid]
 		switch {

@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // drainHorizon bounds how long a claimed job waits in the queue while
@@ -67,7 +67,7 @@ type pool struct {
 // claimed is a claimed attempt: its row and the context its handler will
 // run under.
 type claimed struct {
-	row *droverdriver.JobRow
+	row *drovertype.JobRow
 	ctx *JobContext
 }
 

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/waitfor"
 )
 
@@ -55,7 +55,7 @@ func (r *poolRecorder) ran(id int64) bool {
 func rowsFrom(first, n int64) []claimed {
 	rows := make([]claimed, n)
 	for i := range rows {
-		rows[i] = claimed{row: &droverdriver.JobRow{ID: first + int64(i)}}
+		rows[i] = claimed{row: &drovertype.JobRow{ID: first + int64(i)}}
 	}
 	return rows
 }

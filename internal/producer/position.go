@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // slowClaim is the duration past which a full claim (one from the head of
@@ -68,7 +69,7 @@ func (p *position) after(now time.Time) *droverdriver.ClaimPosition {
 // observe records a finished claim: how long it took, whether it was a
 // full claim, the last row it claimed in claim order (nil if none), and
 // whether it came back short (fewer rows than asked).
-func (p *position) observe(now time.Time, full bool, took time.Duration, last *droverdriver.JobRow, short bool) {
+func (p *position) observe(now time.Time, full bool, took time.Duration, last *drovertype.JobRow, short bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !full && short {

@@ -4,19 +4,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 func TestPosition(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	row := func(prio int, id int64) *droverdriver.JobRow {
-		return &droverdriver.JobRow{Priority: prio, RunAt: t0, ID: id}
+	row := func(prio int, id int64) *drovertype.JobRow {
+		return &drovertype.JobRow{Priority: prio, RunAt: t0, ID: id}
 	}
 	type claim struct {
 		at    time.Duration // since t0
 		full  bool
 		took  time.Duration
-		last  *droverdriver.JobRow
+		last  *drovertype.JobRow
 		short bool
 	}
 	tests := []struct {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/lease"
 	"github.com/droverhq/drover/internal/outage"
 )
@@ -58,27 +59,34 @@ type Config struct {
 	// Claim runs one claim; nil claims with the executor's JobClaim. The
 	// client passes the engine's claim, which applies the queue's stored
 	// settings (pause, cluster-wide limits).
-	Claim func(context.Context, droverdriver.ClaimParams) ([]*droverdriver.JobRow, error)
+	Claim func(context.Context, droverdriver.ClaimParams) ([]*drovertype.JobRow, error)
 	Owner string
 	Lease time.Duration
 	// PollInterval is the fallback fetch interval when no notification
-	// arrives.
+	// arrives; 0 when the runner polls for every queue at once and wakes
+	// the producer of a queue with jobs due (the client's poller): the
+	// producer then keeps no poll of its own.
 	PollInterval time.Duration
 	Logger       *slog.Logger
+	// FromHead makes every claim start at the head of the claim order,
+	// never past the producer's last claimed row (position.go): for
+	// stores that leave no entries of claimed rows to walk
+	// (droverdriver.HeadClaimer).
+	FromHead bool
 	// Kinds, when not nil, are the kinds the runner has workers for: the
 	// producer claims only those (ClaimParams.Kinds).
 	Kinds []string
 	// OnRan, when set, is told of every attempt the producer ran, with its
 	// result and run time, before the result goes to the completer: the
 	// client's metrics count them (attempts released unrun are not told).
-	OnRan func(row *droverdriver.JobRow, res droverdriver.Result, took time.Duration)
+	OnRan func(row *drovertype.JobRow, res droverdriver.Result, took time.Duration)
 }
 
 // Runner runs one claimed attempt under ctx and returns its result. ctx is
 // the attempt's *JobContext, known to the Tracker since the claim: the
 // runner may set its timeout (JobContext.SetTimeout) and hand it to the
 // handler.
-type Runner func(ctx context.Context, row *droverdriver.JobRow) droverdriver.Result
+type Runner func(ctx context.Context, row *drovertype.JobRow) droverdriver.Result
 
 // Stats are cumulative counters of a producer, for benches and metrics.
 type Stats struct {
@@ -113,6 +121,9 @@ type Producer struct {
 	// not wake it for nothing.
 	freed    chan struct{}
 	needRoom atomic.Bool
+	// drained mirrors the fetch loop's own: the last claim found the
+	// queue empty and nothing announced jobs since (Drained).
+	drained atomic.Bool
 	// workers runs the claimed jobs, at most MaxWorkers at once; the
 	// rows waiting for one are the local buffer.
 	workers  *pool
@@ -169,6 +180,11 @@ func (p *Producer) Wake() int {
 	}
 	return int(p.room())
 }
+
+// Drained says that the producer's last claim found its queue empty and
+// that it waits for a wake-up: a client that polls for its producers
+// (Config.PollInterval 0) asks the store only about the queues of those.
+func (p *Producer) Drained() bool { return p.drained.Load() }
 
 // room returns how many jobs the producer may claim now: its free
 // capacity, or 0 while that is below the low-water mark.
@@ -302,8 +318,13 @@ func (p *Producer) fetchLoop(ctx context.Context) {
 	results := make(chan claimResult, maxInFlight)
 	failures := &outage.Reporter{Logger: p.cfg.Logger, What: "claiming jobs", Attrs: []any{"queue", p.cfg.Queue}}
 	inFlight := 0
-	poll := time.NewTimer(p.cfg.PollInterval)
-	defer poll.Stop()
+	var poll <-chan time.Time
+	var pollTimer *time.Timer
+	if p.cfg.PollInterval > 0 {
+		pollTimer = time.NewTimer(p.cfg.PollInterval)
+		defer pollTimer.Stop()
+		poll = pollTimer.C
+	}
 	drained := false
 	// news counts the wake-ups and poll ticks the loop has taken in. A
 	// claim that comes back short drains the queue only if none came in
@@ -388,6 +409,7 @@ func (p *Producer) fetchLoop(ctx context.Context) {
 			// of a run waited out the poll, a second).
 			short := r.got < r.asked
 			drained = short && r.news == news && !r.positional
+			p.drained.Store(drained)
 			recheck = short && (r.news != news || r.positional)
 			switch {
 			case r.got > 0:
@@ -403,11 +425,13 @@ func (p *Producer) fetchLoop(ctx context.Context) {
 			cooldown = nil
 		case <-p.wake:
 			drained = false
+			p.drained.Store(false)
 			news++
-		case <-poll.C:
+		case <-poll:
 			drained = false
+			p.drained.Store(false)
 			news++
-			poll.Reset(p.cfg.PollInterval)
+			pollTimer.Reset(p.cfg.PollInterval)
 		case <-p.freed:
 		}
 	}
@@ -423,7 +447,10 @@ func (p *Producer) claim(ctx context.Context, n int) (int, bool, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
 	defer cancel()
 	start := time.Now()
-	after := p.position.after(start)
+	var after *droverdriver.ClaimPosition
+	if !p.cfg.FromHead {
+		after = p.position.after(start)
+	}
 	params := droverdriver.ClaimParams{Queue: p.cfg.Queue, Max: n, Owner: p.cfg.Owner, Lease: p.cfg.Lease,
 		After: after, Kinds: p.cfg.Kinds}
 	rows, err := p.cfg.Claim(ctx, params)
@@ -434,7 +461,7 @@ func (p *Producer) claim(ctx context.Context, n int) (int, bool, error) {
 	took := time.Since(start)
 	p.claimNanos.Add(int64(took))
 	p.claimedJobs.Add(int64(len(rows)))
-	var last *droverdriver.JobRow
+	var last *drovertype.JobRow
 	if len(rows) > 0 {
 		last = rows[len(rows)-1]
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/driverrows"
 	"github.com/droverhq/drover/internal/lease"
 	"github.com/droverhq/drover/internal/waitfor"
@@ -40,6 +41,7 @@ var errDown = errors.New("store down")
 
 type claimCall struct {
 	max, got int
+	after    bool // the claim started past a position
 }
 
 // add makes n more jobs available, numbered after the highest so far.
@@ -72,7 +74,7 @@ func newClaimStore(jobs int) *claimStore {
 	return s
 }
 
-func (s *claimStore) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*droverdriver.JobRow, error) {
+func (s *claimStore) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*drovertype.JobRow, error) {
 	rows, err := s.take(p)
 	s.mu.Lock()
 	hold, entered := s.hold, s.entered
@@ -85,16 +87,16 @@ func (s *claimStore) JobClaim(ctx context.Context, p droverdriver.ClaimParams) (
 	return rows, err
 }
 
-func (s *claimStore) take(p droverdriver.ClaimParams) ([]*droverdriver.JobRow, error) {
+func (s *claimStore) take(p droverdriver.ClaimParams) ([]*drovertype.JobRow, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.fail > 0 {
 		s.fail--
 		return nil, errDown
 	}
-	var rows []*droverdriver.JobRow
+	var rows []*drovertype.JobRow
 	for id := range s.available {
-		row := &droverdriver.JobRow{ID: id, Queue: p.Queue, Attempt: 1, Priority: s.priority[id]}
+		row := &drovertype.JobRow{ID: id, Queue: p.Queue, Attempt: 1, Priority: s.priority[id]}
 		if p.After == nil || p.After.Compare(droverdriver.PositionOf(row)) < 0 {
 			rows = append(rows, row)
 		}
@@ -104,7 +106,7 @@ func (s *claimStore) take(p droverdriver.ClaimParams) ([]*droverdriver.JobRow, e
 	for _, row := range rows {
 		delete(s.available, row.ID)
 	}
-	s.log = append(s.log, claimCall{max: p.Max, got: len(rows)})
+	s.log = append(s.log, claimCall{max: p.Max, got: len(rows), after: p.After != nil})
 	return rows, nil
 }
 
@@ -116,7 +118,7 @@ func TestBacklogRunsOnce(t *testing.T) {
 	store := newClaimStore(jobs)
 	var mu sync.Mutex
 	runs := make(map[int64]int)
-	run := func(_ context.Context, row *droverdriver.JobRow) droverdriver.Result {
+	run := func(_ context.Context, row *drovertype.JobRow) droverdriver.Result {
 		mu.Lock()
 		defer mu.Unlock()
 		runs[row.ID]++
@@ -152,7 +154,7 @@ func TestWakeReportsRoom(t *testing.T) {
 	store := newClaimStore(0)
 	release := make(chan struct{})
 	started := make(chan struct{}, 2*workers)
-	run := func(_ context.Context, row *droverdriver.JobRow) droverdriver.Result {
+	run := func(_ context.Context, row *drovertype.JobRow) droverdriver.Result {
 		started <- struct{}{}
 		<-release
 		return droverdriver.Result{ID: row.ID, Attempt: row.Attempt, Outcome: droverdriver.OutcomeCompleted}
@@ -188,7 +190,7 @@ func TestWakeReportsRoom(t *testing.T) {
 func TestWakeDuringShortClaim(t *testing.T) {
 	store := newClaimStore(0)
 	ran := make(chan int64, 10)
-	run := func(_ context.Context, row *droverdriver.JobRow) droverdriver.Result {
+	run := func(_ context.Context, row *drovertype.JobRow) droverdriver.Result {
 		ran <- row.ID
 		return droverdriver.Result{ID: row.ID, Attempt: row.Attempt, Outcome: droverdriver.OutcomeCompleted}
 	}
@@ -229,7 +231,7 @@ func TestShortPositionalClaimLooksFromTheHead(t *testing.T) {
 	hold, entered := make(chan struct{}), make(chan struct{}, 1)
 	store.hold, store.entered = hold, entered
 	ran := make(chan int64, 10)
-	run := func(_ context.Context, row *droverdriver.JobRow) droverdriver.Result {
+	run := func(_ context.Context, row *drovertype.JobRow) droverdriver.Result {
 		ran <- row.ID
 		return droverdriver.Result{ID: row.ID, Attempt: row.Attempt, Outcome: droverdriver.OutcomeCompleted}
 	}
@@ -257,6 +259,42 @@ func TestShortPositionalClaimLooksFromTheHead(t *testing.T) {
 	}
 }
 
+// TestFromHeadNeverClaimsPastAPosition checks a producer on a store whose
+// claim index keeps no entries of claimed rows (Config.FromHead, SQLite):
+// a slow claim (here the store holds it, as SQLite's writer holds the
+// claims of a client's other queues) must not start claims past a
+// position, which there only add a claim from the head at the end of
+// each span.
+func TestFromHeadNeverClaimsPastAPosition(t *testing.T) {
+	store := newClaimStore(3)
+	hold, entered := make(chan struct{}), make(chan struct{}, 1)
+	store.hold, store.entered = hold, entered
+	ran := make(chan int64, 10)
+	run := func(_ context.Context, row *drovertype.JobRow) droverdriver.Result {
+		ran <- row.ID
+		return droverdriver.Result{ID: row.ID, Attempt: row.Attempt, Outcome: droverdriver.OutcomeCompleted}
+	}
+	p, _ := startProducer(t, store, run, Config{Queue: "q", MaxWorkers: 4, PollInterval: time.Hour, FromHead: true})
+	<-entered
+	time.Sleep(2 * slowClaim) // the store is slow: without FromHead, the claim starts a span
+	close(hold)
+	for range 3 {
+		<-ran
+	}
+	store.add(2)
+	p.Wake()
+	for range 2 {
+		<-ran
+	}
+	store.mu.Lock()
+	defer store.mu.Unlock()
+	for i, c := range store.log {
+		if c.after {
+			t.Errorf("claim %d of %v started past a position", i, store.log)
+		}
+	}
+}
+
 // TestBufferFollowsRunTime checks the local buffer against handler run
 // times: short jobs get the whole prefetch (ClaimMax, or MaxWorkers if
 // that is more), jobs that run longer than prefetchHorizon
@@ -280,7 +318,7 @@ func TestBufferFollowsRunTime(t *testing.T) {
 			store := newClaimStore(tc.jobs)
 			var mu sync.Mutex
 			ran, held := 0, int64(0)
-			run := func(_ context.Context, row *droverdriver.JobRow) droverdriver.Result {
+			run := func(_ context.Context, row *drovertype.JobRow) droverdriver.Result {
 				time.Sleep(tc.run)
 				mu.Lock()
 				ran++
@@ -345,7 +383,7 @@ func TestClaimOutageLogsOnce(t *testing.T) {
 	var mu sync.Mutex
 	var logs bytes.Buffer
 	ran := 0
-	run := func(_ context.Context, row *droverdriver.JobRow) droverdriver.Result {
+	run := func(_ context.Context, row *drovertype.JobRow) droverdriver.Result {
 		mu.Lock()
 		defer mu.Unlock()
 		ran++

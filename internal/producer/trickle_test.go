@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/lease"
 )
 
@@ -33,7 +34,7 @@ func (s *trickleStore) insert() {
 	s.mu.Unlock()
 }
 
-func (s *trickleStore) JobClaim(_ context.Context, p droverdriver.ClaimParams) ([]*droverdriver.JobRow, error) {
+func (s *trickleStore) JobClaim(_ context.Context, p droverdriver.ClaimParams) ([]*drovertype.JobRow, error) {
 	s.mu.Lock()
 	end := min(len(s.inserted), s.next+p.Max)
 	start := s.next
@@ -45,9 +46,9 @@ func (s *trickleStore) JobClaim(_ context.Context, p droverdriver.ClaimParams) (
 
 	s.mu.Unlock()
 	time.Sleep(s.claimTime)
-	rows := make([]*droverdriver.JobRow, 0, end-start)
+	rows := make([]*drovertype.JobRow, 0, end-start)
 	for id := start; id < end; id++ {
-		rows = append(rows, &droverdriver.JobRow{ID: int64(id + 1), Attempt: 1})
+		rows = append(rows, &drovertype.JobRow{ID: int64(id + 1), Attempt: 1})
 	}
 	return rows, nil
 }
@@ -64,7 +65,7 @@ func BenchmarkTrickle(b *testing.B) {
 	var mu sync.Mutex
 	var lat []time.Duration
 	done := make(chan struct{})
-	run := func(_ context.Context, row *droverdriver.JobRow) droverdriver.Result {
+	run := func(_ context.Context, row *drovertype.JobRow) droverdriver.Result {
 		store.mu.Lock()
 		at := store.inserted[row.ID-1]
 		store.mu.Unlock()

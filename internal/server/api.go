@@ -18,6 +18,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/jobjson"
 	"github.com/droverhq/drover/internal/jobtrace"
 	"github.com/droverhq/drover/internal/validate"
@@ -95,7 +96,7 @@ type enqueueJob struct {
 	UniqueKey       string `json:"unique_key"`
 	// UniqueStates are the job states that hold UniqueKey
 	// (InsertOpts.UniqueStates); absent: the unfinished ones.
-	UniqueStates []drover.JobState `json:"unique_states"`
+	UniqueStates []drovertype.JobState `json:"unique_states"`
 	// UniqueByQueue holds UniqueKey per queue too (InsertOpts.UniqueByQueue).
 	UniqueByQueue bool `json:"unique_by_queue"`
 	// routing: where the job may run (InsertOpts.WorkerType, WorkerNames,
@@ -158,7 +159,7 @@ func (j enqueueJob) params() (drover.InsertManyParams, error) {
 		UniqueByQueue: j.UniqueByQueue,
 		KeyRate:       j.KeyRate, KeyRatePeriod: millis(j.KeyRatePeriodMS),
 		WorkerType: j.WorkerType, WorkerNames: j.WorkerNames, WorkerLabels: j.WorkerLabels,
-		OnWorkerAbsent: drover.AbsentPolicy(j.OnWorkerAbsent), WorkerAbsentAfter: millis(j.WorkerAbsentAfterMS)}
+		OnWorkerAbsent: drovertype.AbsentPolicy(j.OnWorkerAbsent), WorkerAbsentAfter: millis(j.WorkerAbsentAfterMS)}
 	if j.RunAt != nil {
 		opts.RunAt = j.RunAt.Time
 	}
@@ -266,14 +267,14 @@ func (s *Server) getBatch(w http.ResponseWriter, r *http.Request) error {
 
 // resultJSON is one job's state and result as JSON.
 type resultJSON struct {
-	ID     int64           `json:"id"`
-	State  drover.JobState `json:"state"`
-	Kind   string          `json:"kind"`
-	Result json.RawMessage `json:"result"`
+	ID     int64               `json:"id"`
+	State  drovertype.JobState `json:"state"`
+	Kind   string              `json:"kind"`
+	Result json.RawMessage     `json:"result"`
 }
 
 func resultFrom(id int64, state, kind string, result []byte) resultJSON {
-	out := resultJSON{ID: id, State: drover.JobState(state), Kind: kind, Result: result}
+	out := resultJSON{ID: id, State: drovertype.JobState(state), Kind: kind, Result: result}
 	if len(out.Result) == 0 {
 		out.Result = json.RawMessage("null")
 	}
@@ -420,7 +421,7 @@ func parseID(what, v string) (int64, error) {
 }
 
 // byID serves the endpoints that act on one job.
-func (s *Server) byID(w http.ResponseWriter, r *http.Request, call func(context.Context, int64) (*drover.JobRow, error)) error {
+func (s *Server) byID(w http.ResponseWriter, r *http.Request, call func(context.Context, int64) (*drovertype.JobRow, error)) error {
 	id, err := pathID(r)
 	if err != nil {
 		return err
@@ -556,7 +557,7 @@ func (s *Server) finish(w http.ResponseWriter, r *http.Request) error {
 			// LeaseToken is the claim's token; a missing or wrong one gets
 			// the result rejected like a stale attempt's, and one that is
 			// not 32 lower-case hex digits is a malformed request.
-			LeaseToken drover.LeaseToken     `json:"lease_token"`
+			LeaseToken drovertype.LeaseToken `json:"lease_token"`
 			Outcome    drover.AttemptOutcome `json:"outcome"`
 			// MaxAttempts is accepted and ignored (AttemptResult.MaxAttempts).
 			MaxAttempts int       `json:"max_attempts"`
@@ -649,9 +650,9 @@ func (s *Server) release(w http.ResponseWriter, r *http.Request) error {
 
 // attemptJSON names one held attempt in a heartbeat or release request.
 type attemptJSON struct {
-	ID         int64             `json:"id"`
-	Attempt    int               `json:"attempt"`
-	LeaseToken drover.LeaseToken `json:"lease_token"`
+	ID         int64                 `json:"id"`
+	Attempt    int                   `json:"attempt"`
+	LeaseToken drovertype.LeaseToken `json:"lease_token"`
 }
 
 // attemptRefs converts the attempts of a request, refusing more than one
@@ -712,7 +713,7 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := make(map[string]int64, len(jobStates))
 	for _, st := range jobStates {
-		out[st] = counts[drover.JobState(st)]
+		out[st] = counts[drovertype.JobState(st)]
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"queue": queue, "counts": out})
 	return nil
@@ -823,7 +824,7 @@ func nonNil(ids []int64) []int64 {
 }
 
 // claimed remembers the attempts of a claim and measures it.
-func (s *Server) claimed(p drover.ClaimParams, jobs []*drover.JobRow, took time.Duration) {
+func (s *Server) claimed(p drover.ClaimParams, jobs []*drovertype.JobRow, took time.Duration) {
 	now := time.Now()
 	attempts := make([]attemptInfo, len(jobs))
 	runAts := make([]time.Time, len(jobs))

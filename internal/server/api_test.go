@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droversqlite"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/server"
 	"github.com/droverhq/drover/internal/waitfor"
 )
@@ -55,6 +55,7 @@ func TestEveryOperationAnswersWithItsScopes(t *testing.T) {
 			"nack":               map[string]any{"receipts": []string{"x"}},
 			"extendBatches":      map[string]any{"receipts": []string{"x"}},
 			"releaseBatches":     map[string]any{"receipts": []string{"x"}},
+			"rewindSubscription": map[string]any{"earliest": true},
 		}
 		// Bulk task 1, for GET /v1/bulk/{id} walked with id 1.
 		b.must(t, http.StatusAccepted, server.ScopeAdmin, "POST", "/v1/bulk", bodies["startBulk"])
@@ -215,10 +216,10 @@ func TestEnqueueInspectCancelRetry(t *testing.T) {
 		)
 		row := b.stored(t, ids[0])
 		if row.Kind != "email" || string(row.EncodedArgs) != `{"to": "ada"}` && string(row.EncodedArgs) != `{"to":"ada"}` ||
-			row.Priority != 3 || row.MaxAttempts != 4 || strings.Join(row.Tags, ",") != "a,b" || row.State != drover.JobStateAvailable {
+			row.Priority != 3 || row.MaxAttempts != 4 || strings.Join(row.Tags, ",") != "a,b" || row.State != drovertype.JobStateAvailable {
 			t.Fatalf("stored job = %+v", row)
 		}
-		if row := b.stored(t, ids[1]); row.Queue != "reports" || row.State != drover.JobStateScheduled || !row.RunAt.Equal(runAt) {
+		if row := b.stored(t, ids[1]); row.Queue != "reports" || row.State != drovertype.JobStateScheduled || !row.RunAt.Equal(runAt) {
 			t.Fatalf("scheduled job = %+v", row)
 		}
 
@@ -246,11 +247,11 @@ func TestEnqueueInspectCancelRetry(t *testing.T) {
 		}
 
 		b.must(t, http.StatusOK, server.ScopeAdmin, "POST", fmt.Sprintf("/v1/jobs/%d/cancel", ids[0]), nil).decode(t, &got)
-		if got.State != "cancelled" || b.stored(t, ids[0]).State != drover.JobStateCancelled {
+		if got.State != "cancelled" || b.stored(t, ids[0]).State != drovertype.JobStateCancelled {
 			t.Fatalf("cancel answered %s, store has %s", got.State, b.stored(t, ids[0]).State)
 		}
 		b.must(t, http.StatusOK, server.ScopeAdmin, "POST", fmt.Sprintf("/v1/jobs/%d/retry", ids[0]), nil).decode(t, &got)
-		if got.State != "available" || b.stored(t, ids[0]).State != drover.JobStateAvailable {
+		if got.State != "available" || b.stored(t, ids[0]).State != drovertype.JobStateAvailable {
 			t.Fatalf("retry answered %s, store has %s", got.State, b.stored(t, ids[0]).State)
 		}
 
@@ -327,8 +328,8 @@ func TestRemoteWorkerLifecycle(t *testing.T) {
 		if len(fin.Accepted) != 4 || len(fin.Rejected) != 1 || fin.Rejected[0] != ids[4] {
 			t.Fatalf("finish = %+v, want job %d (never claimed) rejected", fin, ids[4])
 		}
-		want := map[int64]drover.JobState{ids[0]: drover.JobStateCompleted, ids[1]: drover.JobStateRetryable,
-			ids[2]: drover.JobStateDiscarded, ids[3]: drover.JobStateCancelled, ids[4]: drover.JobStateAvailable}
+		want := map[int64]drovertype.JobState{ids[0]: drovertype.JobStateCompleted, ids[1]: drovertype.JobStateRetryable,
+			ids[2]: drovertype.JobStateDiscarded, ids[3]: drovertype.JobStateCancelled, ids[4]: drovertype.JobStateAvailable}
 		for id, st := range want {
 			if got := b.stored(t, id).State; got != st {
 				t.Errorf("job %d is %s, want %s", id, got, st)
@@ -373,12 +374,12 @@ func TestWorkerDeathLosesNoJob(t *testing.T) {
 		if len(fin.Rejected) != 1 || len(fin.Accepted) != 0 {
 			t.Fatalf("late result = %+v, want rejected", fin)
 		}
-		if row := b.stored(t, id); row.State != drover.JobStateRunning || row.LeaseOwner != "lives" || row.Attempt != 2 {
+		if row := b.stored(t, id); row.State != drovertype.JobStateRunning || row.LeaseOwner != "lives" || row.Attempt != 2 {
 			t.Fatalf("late result changed the job: %+v", row)
 		}
 		b.must(t, http.StatusOK, server.ScopeWork, "POST", "/v1/finish", map[string]any{"results": []any{
 			map[string]any{"id": id, "attempt": 2, "lease_token": b.lease(id), "outcome": "completed"}}}).decode(t, &fin)
-		if len(fin.Accepted) != 1 || b.stored(t, id).State != drover.JobStateCompleted {
+		if len(fin.Accepted) != 1 || b.stored(t, id).State != drovertype.JobStateCompleted {
 			t.Fatalf("live result = %+v, job %s", fin, b.stored(t, id).State)
 		}
 	})
@@ -505,7 +506,7 @@ func TestBadInput(t *testing.T) {
 		if after := b.counts(t); !maps.Equal(after, before) {
 			t.Fatalf("bad requests changed the store: %v -> %v", before, after)
 		}
-		if row := b.stored(t, id); row.State != drover.JobStateRunning || row.Attempt != held.Attempt || len(row.Errors) != 0 {
+		if row := b.stored(t, id); row.State != drovertype.JobStateRunning || row.Attempt != held.Attempt || len(row.Errors) != 0 {
 			t.Fatalf("bad requests changed the held job: %+v", row)
 		}
 	})

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/server"
 )
 
@@ -47,7 +48,7 @@ func TestBatchOverHTTP(t *testing.T) {
 		if len(ins.IDs) != 3 || ins.ID < 1 || ins.CallbackJobID < 1 {
 			t.Fatalf("insert batch = %+v", ins)
 		}
-		if row := b.stored(t, ins.CallbackJobID); row.State != drover.JobStatePending || row.BatchID != ins.ID {
+		if row := b.stored(t, ins.CallbackJobID); row.State != drovertype.JobStatePending || row.BatchID != ins.ID {
 			t.Fatalf("callback before the batch ended: %s of batch %d, want pending of %d", row.State, row.BatchID, ins.ID)
 		}
 		var raw map[string]any
@@ -64,7 +65,7 @@ func TestBatchOverHTTP(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			wantCounts := map[string]int64{"pending": want.Pending, "running": want.Running, "failed": want.Failed,
+			wantCounts := map[string]int64{"pending": want.Pending(), "running": want.Running, "failed": want.Failed,
 				"completed": want.Completed, "cancelled": want.Cancelled, "discarded": want.Discarded}
 			if got.Total != want.Total || fmt.Sprint(got.Counts) != fmt.Sprint(wantCounts) || got.CallbackJobID != want.CallbackJobID ||
 				(got.FinishedAt != nil) != want.Finished() {
@@ -89,7 +90,7 @@ func TestBatchOverHTTP(t *testing.T) {
 		if r.status != http.StatusBadRequest || !strings.Contains(r.errorMessage(t), "over the limit of 65536") {
 			t.Fatalf("oversized result = %d %s", r.status, r.body)
 		}
-		if row := b.stored(t, ins.IDs[0]); row.State != drover.JobStateRunning {
+		if row := b.stored(t, ins.IDs[0]); row.State != drovertype.JobStateRunning {
 			t.Fatalf("a refused result finished the job: %s", row.State)
 		}
 		var fin struct{ Accepted []int64 }
@@ -104,7 +105,7 @@ func TestBatchOverHTTP(t *testing.T) {
 		if p := progress(); p.Counts["completed"] != 2 || p.Counts["discarded"] != 1 || p.FinishedAt == nil {
 			t.Fatalf("ended batch = %+v", p)
 		}
-		if row := b.stored(t, ins.CallbackJobID); row.State != drover.JobStateAvailable {
+		if row := b.stored(t, ins.CallbackJobID); row.State != drovertype.JobStateAvailable {
 			t.Fatalf("callback after the batch ended: %s, want available", row.State)
 		}
 
@@ -176,7 +177,7 @@ func TestEnqueueFlowOptions(t *testing.T) {
 			map[string]any{"kind": "u", "args": map[string]any{"n": 1}, "unique_key": "once"},
 			map[string]any{"kind": "u", "args": map[string]any{"n": 2}, "unique_key": "once"},
 		)...)
-		wantStates := []drover.JobState{drover.JobStatePending, drover.JobStateAvailable, drover.JobStateBlocked, drover.JobStateAvailable, drover.JobStateAvailable}
+		wantStates := []drovertype.JobState{drovertype.JobStatePending, drovertype.JobStateAvailable, drovertype.JobStateBlocked, drovertype.JobStateAvailable, drovertype.JobStateAvailable}
 		for i, want := range wantStates {
 			if got := b.stored(t, ids[i]).State; got != want {
 				t.Errorf("job %d (%d) is %s, want %s", i, ids[i], got, want)
@@ -206,7 +207,7 @@ func TestEnqueueFlowOptions(t *testing.T) {
 			map[string]any{"kind": "r", "args": map[string]any{"n": 1}, "key": "rated", "key_limit": 2, "key_rate": 1, "key_rate_period_ms": 60000},
 			map[string]any{"kind": "r", "args": map[string]any{"n": 2}, "key": "rated", "key_limit": 2, "key_rate": 1, "key_rate_period_ms": 60000},
 		)
-		for i, want := range []drover.JobState{drover.JobStateAvailable, drover.JobStateScheduled} {
+		for i, want := range []drovertype.JobState{drovertype.JobStateAvailable, drovertype.JobStateScheduled} {
 			if got := b.stored(t, rated[i]).State; got != want {
 				t.Errorf("rated job %d is %s, want %s", i, got, want)
 			}
@@ -279,13 +280,13 @@ func TestDashboardBatchAndJobResults(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		wantCounts := map[string]string{"total": fmt.Sprint(want.Total), "pending": fmt.Sprint(want.Pending), "running": fmt.Sprint(want.Running),
+		wantCounts := map[string]string{"total": fmt.Sprint(want.Total), "pending": fmt.Sprint(want.Pending()), "running": fmt.Sprint(want.Running),
 			"failed": fmt.Sprint(want.Failed), "completed": fmt.Sprint(want.Completed), "cancelled": fmt.Sprint(want.Cancelled), "discarded": fmt.Sprint(want.Discarded)}
 		got := map[string]string{}
 		for _, m := range countCell.FindAllStringSubmatch(page, -1) {
 			got[m[1]] = m[2]
 		}
-		if fmt.Sprint(got) != fmt.Sprint(wantCounts) || want.Completed != 1 || want.Failed != 1 || want.Pending != 1 {
+		if fmt.Sprint(got) != fmt.Sprint(wantCounts) || want.Completed != 1 || want.Failed != 1 || want.Pending() != 1 {
 			t.Fatalf("batch page counts %v, store has %+v", got, want)
 		}
 		if !strings.Contains(page, "2 of 5 ended") || !strings.Contains(page, `&#34;resized&#34;`) {
@@ -313,7 +314,7 @@ func TestDashboardBatchAndJobResults(t *testing.T) {
 // another job holds answers 409 and changes nothing.
 func TestEnqueueUniqueStates(t *testing.T) {
 	forEachStore(t, func(t *testing.T, b *bundle) {
-		kept := append(drover.UnfinishedStates(), drover.JobStateCompleted)
+		kept := append(drovertype.UnfinishedStates(), drovertype.JobStateCompleted)
 		first := b.enqueue(t, map[string]any{"kind": "u", "args": map[string]any{"n": 1}, "unique_key": "day", "unique_states": kept})[0]
 		jobs := b.claim(t, map[string]any{"queue": "default", "worker": "w", "max": 10, "lease_ms": 60000})
 		if len(jobs) != 1 || jobs[0].ID != first {
@@ -321,7 +322,7 @@ func TestEnqueueUniqueStates(t *testing.T) {
 		}
 		b.must(t, http.StatusOK, server.ScopeWork, "POST", "/v1/finish", map[string]any{"results": []any{
 			map[string]any{"id": first, "attempt": 1, "lease_token": b.lease(first), "outcome": "completed"}}})
-		if got := b.stored(t, first).State; got != drover.JobStateCompleted {
+		if got := b.stored(t, first).State; got != drovertype.JobStateCompleted {
 			t.Fatalf("job %d is %s, want completed", first, got)
 		}
 		if ids := b.enqueue(t, map[string]any{"kind": "u", "args": map[string]any{"n": 2}, "unique_key": "day", "unique_states": kept}); ids[0] != 0 {

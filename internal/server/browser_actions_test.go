@@ -17,6 +17,7 @@ import (
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/droversqlite"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/server"
 )
 
@@ -51,7 +52,7 @@ func releasedJob(t *testing.T, d droverdriver.Driver) int64 {
 	}
 	ctx := context.Background()
 	row, err := c.(interface {
-		Insert(context.Context, drover.Args, *drover.InsertOpts) (*drover.JobRow, error)
+		Insert(context.Context, drover.Args, *drover.InsertOpts) (*drovertype.JobRow, error)
 	}).Insert(ctx, blockArgs{}, &drover.InsertOpts{Queue: "held"})
 	if err != nil {
 		t.Fatal(err)
@@ -99,13 +100,13 @@ func TestDashboardActionsInBrowser(t *testing.T) {
 			// Each job's buttons, against its state in the store.
 			for _, tc := range []struct {
 				id    int64
-				state drover.JobState
+				state drovertype.JobState
 				want  string // the buttons shown, in order
 			}{
-				{discarded, drover.JobStateDiscarded, "retry"},
-				{running, drover.JobStateRunning, "cancel"},
-				{waiting, drover.JobStateAvailable, "cancel discard"},
-				{released, drover.JobStateAvailable, "cancel discard"},
+				{discarded, drovertype.JobStateDiscarded, "retry"},
+				{running, drovertype.JobStateRunning, "cancel"},
+				{waiting, drovertype.JobStateAvailable, "cancel discard"},
+				{released, drovertype.JobStateAvailable, "cancel discard"},
 			} {
 				br.run(t, "open job", chromedp.Navigate(fmt.Sprintf("%s/ui/jobs/%d", b.url, tc.id)), chromedp.WaitVisible(chromedp.CSS("#job-state")))
 				if got := b.stored(t, tc.id).State; got != tc.state {
@@ -146,7 +147,7 @@ func TestDashboardActionsInBrowser(t *testing.T) {
 			br.run(t, "discard the waiting job", chromedp.Navigate(fmt.Sprintf("%s/ui/jobs/%d", b.url, waiting)),
 				chromedp.WaitVisible(chromedp.CSS("#discard")), clickJS("#discard"),
 				chromedp.WaitVisible(chromedp.CSS(`[data-testid="flash"]`)))
-			if flash, st := br.text(t, `[data-testid="flash"]`), b.stored(t, waiting).State; st != drover.JobStateDiscarded ||
+			if flash, st := br.text(t, `[data-testid="flash"]`), b.stored(t, waiting).State; st != drovertype.JobStateDiscarded ||
 				flash != fmt.Sprintf("Job %d discarded if it was waiting: now discarded.", waiting) {
 				t.Errorf("after discard: banner %q, store %s", flash, st)
 			}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/maintenance"
 	"github.com/droverhq/drover/internal/server"
 	"github.com/droverhq/drover/internal/waitfor"
@@ -300,7 +301,7 @@ func console(t *testing.T, b *bundle, br *browser, shot func(string) string) {
 		chromedp.SetValue(chromedp.CSS("#limit-period"), "1s"), clickJS("#limits-save"))
 	br.waitJS(t, "the limits' banner", `document.querySelector('[data-testid="flash"]')?.textContent === "Queue sq: saved its limits."`)
 	st, err := b.client.QueueGet(ctx, "sq")
-	if err != nil || st.StrictOrder != 1 || st.GlobalMaxWorkers != 3 || st.RateLimit != 10 || st.RatePeriod != time.Second {
+	if err != nil || st.Strict != 1 || st.Limit.MaxRunning != 3 || st.Limit.Rate != 10 || st.Limit.Period != time.Second {
 		t.Fatalf("store after the forms: %+v, %v; want strict 1, at most 3 running, 10 per second", st, err)
 	}
 	if got := text(`#queue-region [data-setting="strict"]`) + " / " + text(`#queue-region [data-setting="rate"]`); got != "strict, 1 at once / 10 per 1s" {
@@ -322,7 +323,7 @@ func console(t *testing.T, b *bundle, br *browser, shot func(string) string) {
 		!strings.Contains(note, "nothing else of the queue starts") {
 		t.Errorf("the overview says %q; want it to start %q", note, want)
 	}
-	if j := b.stored(t, sq[1]); j.State != drover.JobStateAvailable {
+	if j := b.stored(t, sq[1]); j.State != drovertype.JobStateAvailable {
 		t.Errorf("the job behind the head is %s", j.State)
 	}
 	br.screenshot(t, shot("strict"))
@@ -388,6 +389,18 @@ func console(t *testing.T, b *bundle, br *browser, shot func(string) string) {
 	if n := br.eval(t, `String(document.querySelectorAll('#peek tr[data-message]').length)`); n != "6" {
 		t.Errorf("the topic's page peeks at %s messages, want the 6 published", n)
 	}
+	// billing rewound to the earliest from the page, after its question:
+	// what it had acknowledged is pending again.
+	var acks []map[string]any
+	for _, batch := range b.receiveHTTP(t, server.ScopeWork, "orders", "billing", map[string]any{"batch_size": 10, "max_batches": 4}).Batches {
+		acks = append(acks, map[string]any{"receipt": batch.Receipt})
+	}
+	b.must(t, http.StatusOK, server.ScopeWork, "POST", "/v1/topics/orders/subscriptions/billing/ack", map[string]any{"acks": acks})
+	br.run(t, "rewind billing", clickJS("#rewind-earliest-billing"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="flash"]`)))
+	dlg.waitAsked(t, "the rewind's question", startsWith("Rewind subscription billing of topic orders to the earliest message kept?"))
+	if flash := text(`[data-testid="flash"]`); !strings.HasPrefix(flash, "Subscription billing rewound:") || !strings.Contains(flash, "6 messages to deliver") {
+		t.Errorf("rewinding billing said %q", flash)
+	}
 	br.run(t, "delete audit", clickJS("#delete-audit"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="flash"]`)))
 	dlg.waitAsked(t, "the delete's question", startsWith("Delete subscription audit of topic orders?"))
 	if flash := text(`[data-testid="flash"]`); !strings.HasPrefix(flash, "Subscription audit of topic orders deleted") {
@@ -446,7 +459,7 @@ func console(t *testing.T, b *bundle, br *browser, shot func(string) string) {
 	}
 	var notRunning int64
 	for st, c := range counts {
-		if st != drover.JobStateRunning {
+		if st != drovertype.JobStateRunning {
 			notRunning += c.Count
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/server"
 	"github.com/droverhq/drover/internal/waitfor"
 )
@@ -81,7 +82,7 @@ func TestDashboardOperationsInBrowser(t *testing.T) {
 			if flash := br.text(t, `[data-testid="flash"]`); flash != "delete done: changed 1 of 2 selected jobs." {
 				t.Errorf("banner after the delete: %q", flash)
 			}
-			if st := b.stored(t, ids[0]).State; st != drover.JobStateRunning {
+			if st := b.stored(t, ids[0]).State; st != drovertype.JobStateRunning {
 				t.Errorf("the running job is %s after the delete, want running", st)
 			}
 			if _, err := b.client.JobGet(context.Background(), ids[1]); !errors.Is(err, drover.ErrNotFound) {
@@ -105,7 +106,7 @@ func TestDashboardOperationsInBrowser(t *testing.T) {
 				return strings.HasPrefix(msg, "Delete all not running: 2 jobs match this filter and are deleted, on every page.")
 			})
 			if counts, err := b.client.JobCountByState(context.Background(), "ops"); err != nil ||
-				counts[drover.JobStateAvailable] != 2 || counts[drover.JobStateRunning] != 1 {
+				counts[drovertype.JobStateAvailable] != 2 || counts[drovertype.JobStateRunning] != 1 {
 				t.Fatalf("store after a dismissed delete: %v, %v; want 2 available and 1 running", counts, err)
 			}
 

@@ -15,7 +15,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/server"
 	"github.com/droverhq/drover/internal/waitfor"
 )
@@ -184,7 +184,7 @@ func browse(t *testing.T, b *bundle, exe string, shot func(string) string) {
 	screenshot("job-discarded")
 	run("retry it", chromedp.Click(chromedp.CSS("#retry")), chromedp.WaitVisible(chromedp.CSS(`[data-testid="flash"]`)))
 	state = text("#job-state")
-	if row := b.stored(t, bad); state != "available" || row.State != drover.JobStateAvailable {
+	if row := b.stored(t, bad); state != "available" || row.State != drovertype.JobStateAvailable {
 		t.Fatalf("after retry the page shows %q and the store has %s", state, row.State)
 	}
 
@@ -197,7 +197,7 @@ func browse(t *testing.T, b *bundle, exe string, shot func(string) string) {
 		map[string]any{"id": bad, "attempt": 2, "lease_token": b.lease(bad), "outcome": "completed"}}})
 	run("see it completed", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#job-state")))
 	state = text("#job-state")
-	if state != "completed" || b.stored(t, bad).State != drover.JobStateCompleted {
+	if state != "completed" || b.stored(t, bad).State != drovertype.JobStateCompleted {
 		t.Fatalf("after the worker finished, the page shows %q", state)
 	}
 	screenshot("job-completed")
@@ -233,9 +233,9 @@ func browse(t *testing.T, b *bundle, exe string, shot func(string) string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantCounts := map[string]int64{"total": stored.Total, "pending": stored.Pending, "running": stored.Running,
+	wantCounts := map[string]int64{"total": stored.Total, "pending": stored.Pending(), "running": stored.Running,
 		"failed": stored.Failed, "completed": stored.Completed, "cancelled": stored.Cancelled, "discarded": stored.Discarded}
-	if fmt.Sprint(shownCounts) != fmt.Sprint(wantCounts) || stored.Pending != 1 || stored.Running != 1 || stored.Completed != 1 {
+	if fmt.Sprint(shownCounts) != fmt.Sprint(wantCounts) || stored.Pending() != 1 || stored.Running != 1 || stored.Completed != 1 {
 		t.Fatalf("batch page shows %v, the store has %+v", shownCounts, stored)
 	}
 	if res := text("#batch-results tbody"); !strings.Contains(res, `"w"`) || !strings.Contains(res, "64") {

@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/server"
 	"github.com/droverhq/drover/internal/waitfor"
 )
@@ -155,9 +156,9 @@ func views(t *testing.T, b *bundle, br *browser, shot func(string) string) {
 	}{
 		{"tags=vip&order=asc", drover.JobListParams{Tags: []string{"vip"}}, 2},
 		{"metadata=" + url.QueryEscape(`{"tenant":"acme"}`), drover.JobListParams{Metadata: json.RawMessage(`{"tenant":"acme"}`), NewestFirst: true}, 2},
-		{"queue=images&state=completed", drover.JobListParams{Queue: "images", States: []drover.JobState{drover.JobStateCompleted}, NewestFirst: true}, 2},
+		{"queue=images&state=completed", drover.JobListParams{Queue: "images", States: []drovertype.JobState{drovertype.JobStateCompleted}, NewestFirst: true}, 2},
 		{"created_since=" + url.QueryEscape(time.Now().Add(-time.Hour).UTC().Format("2006-01-02T15:04")) + "&kind=thumb",
-			drover.JobListParams{Kind: "thumb", NewestFirst: true, Created: drover.TimeRange{From: time.Now().Add(-time.Hour).Truncate(time.Minute)}}, 6},
+			drover.JobListParams{Kind: "thumb", NewestFirst: true, Created: drovertype.TimeRange{From: time.Now().Add(-time.Hour).Truncate(time.Minute)}}, 6},
 	} {
 		br.run(t, tc.query, chromedp.Navigate(b.url+"/ui/jobs?"+tc.query), chromedp.WaitVisible(chromedp.CSS("#count")))
 		checkSearch(t, b, br, tc.p, tc.want)
@@ -214,7 +215,7 @@ func views(t *testing.T, b *bundle, br *browser, shot func(string) string) {
 	}
 	var wantBatches []map[string]int64
 	for _, x := range stored {
-		wantBatches = append(wantBatches, map[string]int64{"id": x.ID, "total": x.Total, "pending": x.Pending, "running": x.Running,
+		wantBatches = append(wantBatches, map[string]int64{"id": x.ID, "total": x.Total, "pending": x.Pending(), "running": x.Running,
 			"failed": x.Failed, "completed": x.Completed, "cancelled": x.Cancelled, "discarded": x.Discarded})
 	}
 	if fmt.Sprint(shownBatches) != fmt.Sprint(wantBatches) || len(stored) != 2 || stored[1].Completed != 1 {

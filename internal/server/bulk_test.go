@@ -11,6 +11,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/server"
 	"github.com/droverhq/drover/internal/waitfor"
 )
@@ -42,7 +43,7 @@ func TestBulkAPI(t *testing.T) {
 		if task.Status != "done" || task.Matched != 3 || task.Changed != 1 {
 			t.Errorf("bulk retry: %+v, want done with 1 changed of 3 matched", task)
 		}
-		if st := b.stored(t, ids[0]).State; st != drover.JobStateAvailable {
+		if st := b.stored(t, ids[0]).State; st != drovertype.JobStateAvailable {
 			t.Errorf("the discarded job is %s after the retry", st)
 		}
 		if r := b.call(t, server.ScopeAdmin, "POST", "/v1/bulk", map[string]any{"action": "purge"}, false); r.status != http.StatusBadRequest {
@@ -78,13 +79,13 @@ func TestBulkDeleteByID(t *testing.T) {
 		if task.Status != "done" || task.Action != "delete" || task.Selected != 3 || task.Matched != 3 || task.Changed != 1 {
 			t.Errorf("bulk delete: %+v, want done with 1 deleted of 3 selected", task)
 		}
-		if st := b.stored(t, ids[0]).State; st != drover.JobStateRunning {
+		if st := b.stored(t, ids[0]).State; st != drovertype.JobStateRunning {
 			t.Errorf("the running job is %s after the delete, want running", st)
 		}
 		if _, err := b.client.JobGet(context.Background(), ids[1]); !errors.Is(err, drover.ErrNotFound) {
 			t.Errorf("the deleted job: %v, want not found", err)
 		}
-		if st := b.stored(t, ids[2]).State; st != drover.JobStateAvailable {
+		if st := b.stored(t, ids[2]).State; st != drovertype.JobStateAvailable {
 			t.Errorf("a job not selected is %s, want available", st)
 		}
 		for _, body := range []map[string]any{
@@ -98,7 +99,7 @@ func TestBulkDeleteByID(t *testing.T) {
 				t.Errorf("POST /v1/bulk-selection %v = %d: %s; want 400", body, r.status, r.body)
 			}
 		}
-		if st := b.stored(t, ids[2]).State; st != drover.JobStateAvailable {
+		if st := b.stored(t, ids[2]).State; st != drovertype.JobStateAvailable {
 			t.Errorf("a refused request changed job %d: %s", ids[2], st)
 		}
 	})

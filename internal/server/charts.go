@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/validate"
 )
 
@@ -63,7 +64,7 @@ func (f figures) total() map[string]float64 {
 
 // sampleFigures are a stored sample's figures, its counts made rates over
 // the bucket.
-func sampleFigures(x drover.StatSample, bucket time.Duration) figures {
+func sampleFigures(x drovertype.StatSample, bucket time.Duration) figures {
 	secs := bucket.Seconds()
 	return figures{available: float64(x.Available), scheduled: float64(x.Scheduled), retryable: float64(x.Retryable),
 		running: float64(x.Running), completed: float64(x.Completed) / secs, failed: float64(x.Cancelled+x.Discarded) / secs,

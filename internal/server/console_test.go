@@ -43,7 +43,7 @@ func TestConsoleActionsRefuseCrossSite(t *testing.T) {
 				t.Errorf("cross-site %s = %d: %s", tc.path, status, body)
 			}
 		}
-		if st, err := b.client.QueueGet(ctx, "q"); err != nil || st.StrictOrder != 0 || st.GlobalMaxWorkers != 0 {
+		if st, err := b.client.QueueGet(ctx, "q"); err != nil || st.Strict != 0 || st.Limit.MaxRunning != 0 {
 			t.Errorf("queue q after refused posts: %+v, %v", st, err)
 		}
 		if p, err := b.client.PeriodicJobs().Get(ctx, "p"); err != nil || p.Schedule != "@every 1h" {

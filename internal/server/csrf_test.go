@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/server"
 )
 
@@ -83,7 +83,7 @@ func TestAPIRefusesTheDashboardCookie(t *testing.T) {
 		}
 
 		for _, id := range ids {
-			if st := b.stored(t, id).State; st != drover.JobStateAvailable {
+			if st := b.stored(t, id).State; st != drovertype.JobStateAvailable {
 				t.Errorf("job %d is %s after the cross-site requests, want available", id, st)
 			}
 		}
@@ -123,7 +123,7 @@ func TestAPIBodiesMustBeJSON(t *testing.T) {
 				t.Errorf("POST %s with content type %q = %d: %s", c.path, c.contentType, status, body)
 			}
 		}
-		if st := b.stored(t, id).State; st != drover.JobStateAvailable {
+		if st := b.stored(t, id).State; st != drovertype.JobStateAvailable {
 			t.Errorf("job is %s after refused requests, want available", st)
 		}
 		if after := b.counts(t); fmt.Sprint(after) != fmt.Sprint(before) {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/validate"
 )
 
@@ -132,7 +133,7 @@ var funcs = template.FuncMap{
 		}
 		return strings.Join(keys, ", ")
 	},
-	"lastError": func(j *drover.JobRow) string {
+	"lastError": func(j *drovertype.JobRow) string {
 		if len(j.Errors) == 0 {
 			return "-"
 		}
@@ -158,12 +159,12 @@ func roundDuration(d time.Duration) time.Duration {
 
 // ranFor is how long job's last attempt ran to its finish, or has run
 // until now; "-" for a job not started, or finished without running.
-func ranFor(j *drover.JobRow, now time.Time) string {
+func ranFor(j *drovertype.JobRow, now time.Time) string {
 	if j.AttemptedAt == nil {
 		return "-"
 	}
 	switch {
-	case j.State == drover.JobStateRunning:
+	case j.State == drovertype.JobStateRunning:
 		return roundDuration(now.Sub(*j.AttemptedAt)).String()
 	case j.FinalizedAt != nil && !j.FinalizedAt.Before(*j.AttemptedAt):
 		return roundDuration(j.FinalizedAt.Sub(*j.AttemptedAt)).String()
@@ -301,6 +302,7 @@ func (s *Server) htmlRoutes() map[string]func(w http.ResponseWriter, r *http.Req
 
 		"POST /ui/topics/{topic}/delete":                      s.topicDelete,
 		"POST /ui/topics/{topic}/subscriptions/{name}/delete": s.subscriptionDelete,
+		"POST /ui/topics/{topic}/subscriptions/{name}/rewind": s.subscriptionRewind,
 
 		"POST /ui/topics/{topic}/subscriptions/{name}/lanes/{lane}/release": s.laneRelease,
 	}
@@ -419,7 +421,7 @@ type jobFilter struct {
 func (f jobFilter) params() (drover.JobListParams, error) {
 	p := drover.JobListParams{Queue: f.Queue, Kind: f.Kind}
 	if f.State != "" {
-		p.States = []drover.JobState{drover.JobState(f.State)}
+		p.States = []drovertype.JobState{drovertype.JobState(f.State)}
 	}
 	if f.Queue != "" {
 		if err := validate.Queue(f.Queue); err != nil {
@@ -433,7 +435,7 @@ func (f jobFilter) params() (drover.JobListParams, error) {
 // of the jobs page and the counts of /v1/stats.
 var jobStates = func() []string {
 	var out []string
-	for _, s := range drover.JobStates() {
+	for _, s := range drovertype.JobStates() {
 		out = append(out, string(s))
 	}
 	return out
@@ -481,7 +483,7 @@ func (f jobsForm) bulkable() bool {
 // metadata, which a page of fifty jobs of 1 MiB args would otherwise hold
 // whole, and the start of its args.
 type jobRow struct {
-	*drover.JobRow
+	*drovertype.JobRow
 	Args string
 }
 
@@ -495,10 +497,10 @@ type stateTab struct {
 
 // stateTabs are the jobs page's tabs for counts, the current one the
 // state the filter names (or all of them when it names none).
-func stateTabs(counts map[drover.JobState]drover.JobCount, states []drover.JobState) []stateTab {
+func stateTabs(counts map[drovertype.JobState]drover.JobCount, states []drovertype.JobState) []stateTab {
 	all := drover.JobCount{Exact: true}
 	tabs := []stateTab{{Current: len(states) == 0}}
-	for _, st := range drover.JobStates() {
+	for _, st := range drovertype.JobStates() {
 		c := counts[st]
 		all.Count += c.Count
 		all.Exact = all.Exact && c.Exact
@@ -509,9 +511,9 @@ func stateTabs(counts map[drover.JobState]drover.JobCount, states []drover.JobSt
 }
 
 // sumStates adds the counts of states, all of them when none is named.
-func sumStates(counts map[drover.JobState]drover.JobCount, states []drover.JobState) drover.JobCount {
+func sumStates(counts map[drovertype.JobState]drover.JobCount, states []drovertype.JobState) drover.JobCount {
 	if len(states) == 0 {
-		states = drover.JobStates()
+		states = drovertype.JobStates()
 	}
 	sum := drover.JobCount{Exact: true}
 	for _, st := range states {
@@ -533,27 +535,27 @@ type bulkButton struct {
 // one), for its confirmation to count them.
 var bulkActions = []struct {
 	action, id, label, what string
-	states                  []drover.JobState
+	states                  []drovertype.JobState
 }{
-	{"retry", "bulk-retry", "Retry all", "are retried", []drover.JobState{drover.JobStateCompleted, drover.JobStateCancelled,
-		drover.JobStateDiscarded, drover.JobStateScheduled, drover.JobStateRetryable}},
-	{"cancel", "bulk-cancel", "Cancel all", "are cancelled (a running one is asked to stop)", []drover.JobState{drover.JobStatePending,
-		drover.JobStateBlocked, drover.JobStateScheduled, drover.JobStateAvailable, drover.JobStateRetryable, drover.JobStateRunning}},
-	{"discard", "bulk-discard", "Discard all waiting", "are discarded", []drover.JobState{drover.JobStateScheduled,
-		drover.JobStateAvailable, drover.JobStateRetryable}},
-	{"delete", "bulk-delete", "Delete all not running", "are deleted", []drover.JobState{drover.JobStatePending, drover.JobStateBlocked,
-		drover.JobStateScheduled, drover.JobStateAvailable, drover.JobStateRetryable, drover.JobStateCompleted,
-		drover.JobStateCancelled, drover.JobStateDiscarded}},
+	{"retry", "bulk-retry", "Retry all", "are retried", []drovertype.JobState{drovertype.JobStateCompleted, drovertype.JobStateCancelled,
+		drovertype.JobStateDiscarded, drovertype.JobStateScheduled, drovertype.JobStateRetryable}},
+	{"cancel", "bulk-cancel", "Cancel all", "are cancelled (a running one is asked to stop)", []drovertype.JobState{drovertype.JobStatePending,
+		drovertype.JobStateBlocked, drovertype.JobStateScheduled, drovertype.JobStateAvailable, drovertype.JobStateRetryable, drovertype.JobStateRunning}},
+	{"discard", "bulk-discard", "Discard all waiting", "are discarded", []drovertype.JobState{drovertype.JobStateScheduled,
+		drovertype.JobStateAvailable, drovertype.JobStateRetryable}},
+	{"delete", "bulk-delete", "Delete all not running", "are deleted", []drovertype.JobState{drovertype.JobStatePending, drovertype.JobStateBlocked,
+		drovertype.JobStateScheduled, drovertype.JobStateAvailable, drovertype.JobStateRetryable, drovertype.JobStateCompleted,
+		drovertype.JobStateCancelled, drovertype.JobStateDiscarded}},
 }
 
 // bulkButtons are the buttons of a bulk action on the filter whose
 // states are states (all of them for none), each confirming how many jobs
 // it changes; unfiltered says the filter is empty, which the confirmation
 // says too (every job of the store).
-func bulkButtons(counts map[drover.JobState]drover.JobCount, states []drover.JobState, unfiltered bool) []bulkButton {
+func bulkButtons(counts map[drovertype.JobState]drover.JobCount, states []drovertype.JobState, unfiltered bool) []bulkButton {
 	var out []bulkButton
 	for _, a := range bulkActions {
-		var apply []drover.JobState
+		var apply []drovertype.JobState
 		for _, st := range a.states {
 			if len(states) == 0 || slices.Contains(states, st) {
 				apply = append(apply, st)
@@ -711,10 +713,10 @@ func (s *Server) jobPage(w http.ResponseWriter, r *http.Request) error {
 	}
 	return render(w, http.StatusOK, s.pages.job, struct {
 		page
-		Job        *drover.JobRow
-		Result     *drover.JobResult
-		Parents    []drover.JobResult
-		Dependants []drover.JobResult
+		Job        *drovertype.JobRow
+		Result     *drovertype.JobResult
+		Parents    []drovertype.JobResult
+		Dependants []drovertype.JobResult
 	}{s.page(fmt.Sprintf("Job %d", id), jobFlash(r.URL.Query().Get("done"), job)), job, result, parents, dependants})
 }
 
@@ -741,7 +743,7 @@ func (s *Server) batchPage(w http.ResponseWriter, r *http.Request) error {
 	}
 	return render(w, http.StatusOK, s.pages.batch, struct {
 		page
-		Batch     *drover.Batch
+		Batch     *drovertype.Batch
 		Ended     int64
 		Results   []resultJSON
 		NextAfter int64
@@ -753,7 +755,7 @@ func (s *Server) batchPage(w http.ResponseWriter, r *http.Request) error {
 // carries the action's name only: the banner's text is the server's, made
 // from the job as stored, never text from the URL, which anyone can put
 // in a link.
-func (s *Server) jobAction(call func(context.Context, int64) (*drover.JobRow, error), action string) func(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) jobAction(call func(context.Context, int64) (*drovertype.JobRow, error), action string) func(w http.ResponseWriter, r *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathID(r)
 		if err != nil {
@@ -777,7 +779,7 @@ var jobActionDone = map[string]string{
 
 // jobFlash is the banner of a job's page after action, or none for an
 // action it does not know.
-func jobFlash(action string, job *drover.JobRow) string {
+func jobFlash(action string, job *drovertype.JobRow) string {
 	done, ok := jobActionDone[action]
 	if !ok {
 		return ""
@@ -815,25 +817,25 @@ func (s *Server) bulkStatus(q url.Values) (string, bool) {
 // jobCan reports whether action (retry, cancel, discard) would change job,
 // so that its page offers only the buttons that do something: the store
 // leaves a job as it is otherwise (JobRetry, JobCancel, JobDiscard).
-func jobCan(action string, job *drover.JobRow) bool {
+func jobCan(action string, job *drovertype.JobRow) bool {
 	switch action {
 	case "retry":
 		switch job.State {
-		case drover.JobStateCompleted, drover.JobStateCancelled, drover.JobStateDiscarded,
-			drover.JobStateScheduled, drover.JobStateRetryable:
+		case drovertype.JobStateCompleted, drovertype.JobStateCancelled, drovertype.JobStateDiscarded,
+			drovertype.JobStateScheduled, drovertype.JobStateRetryable:
 			return true
 		}
 	case "cancel":
 		switch job.State {
-		case drover.JobStatePending, drover.JobStateBlocked, drover.JobStateScheduled,
-			drover.JobStateAvailable, drover.JobStateRetryable:
+		case drovertype.JobStatePending, drovertype.JobStateBlocked, drovertype.JobStateScheduled,
+			drovertype.JobStateAvailable, drovertype.JobStateRetryable:
 			return true
-		case drover.JobStateRunning:
+		case drovertype.JobStateRunning:
 			return !job.CancelRequested
 		}
 	case "discard":
 		switch job.State {
-		case drover.JobStateScheduled, drover.JobStateAvailable, drover.JobStateRetryable:
+		case drovertype.JobStateScheduled, drovertype.JobStateAvailable, drovertype.JobStateRetryable:
 			return true
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/server"
 	"github.com/droverhq/drover/internal/waitfor"
 )
@@ -60,10 +61,10 @@ func TestBulkActionCoversTheWholeFilter(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if counts[drover.JobStateCancelled] != 1005 || counts[drover.JobStateAvailable] != 0 {
+		if counts[drovertype.JobStateCancelled] != 1005 || counts[drovertype.JobStateAvailable] != 0 {
 			t.Fatalf("queue bulk after cancel-all = %v", counts)
 		}
-		if b.stored(t, other).State != drover.JobStateAvailable {
+		if b.stored(t, other).State != drovertype.JobStateAvailable {
 			t.Fatal("bulk cancel touched a job outside the filter")
 		}
 		status, body, _ = b.post(t, "/ui/bulk", url.Values{"action": {"explode"}},
@@ -78,7 +79,7 @@ func TestBulkActionCoversTheWholeFilter(t *testing.T) {
 			t.Fatalf("bulk discard = %d", status)
 		}
 		waitfor.Cond(t, "the bulk discard to discard the job", func() bool {
-			return b.stored(t, other).State == drover.JobStateDiscarded
+			return b.stored(t, other).State == drovertype.JobStateDiscarded
 		})
 	})
 }
@@ -121,12 +122,12 @@ func TestDashboardSession(t *testing.T) {
 		if status != http.StatusForbidden || !strings.Contains(body, "cross-site request refused") {
 			t.Fatalf("cross-site cancel = %d: %s", status, body)
 		}
-		if b.stored(t, id).State != drover.JobStateAvailable {
+		if b.stored(t, id).State != drovertype.JobStateAvailable {
 			t.Fatal("a cross-site post cancelled the job")
 		}
 		status, _, _ = b.post(t, fmt.Sprintf("/ui/jobs/%d/cancel", id), nil,
 			map[string]string{"Cookie": session, "Origin": b.url})
-		if status != http.StatusSeeOther || b.stored(t, id).State != drover.JobStateCancelled {
+		if status != http.StatusSeeOther || b.stored(t, id).State != drovertype.JobStateCancelled {
 			t.Fatalf("same-origin cancel = %d, job %s", status, b.stored(t, id).State)
 		}
 	})
@@ -187,7 +188,7 @@ func TestDashboardSelectionNeedsRows(t *testing.T) {
 		if status != http.StatusBadRequest || !strings.Contains(body, "no job selected") {
 			t.Fatalf("delete with no row selected = %d: %s", status, body)
 		}
-		if st := b.stored(t, id).State; st != drover.JobStateAvailable {
+		if st := b.stored(t, id).State; st != drovertype.JobStateAvailable {
 			t.Fatalf("job %d is %s after a refused delete", id, st)
 		}
 	})

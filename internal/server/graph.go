@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // The workflow page draws a workflow as an SVG made here, on the server,
@@ -26,7 +27,7 @@ const (
 
 // graphNode is one step as drawn.
 type graphNode struct {
-	drover.JobResult
+	drovertype.JobResult
 	X, Y  int
 	Depth int
 	// Focus marks the job the page was opened for.
@@ -80,7 +81,7 @@ func layoutGraph(g *drover.WorkflowGraph, focus int64) graphLayout {
 			}
 		}
 	}
-	columns := map[int][]drover.JobResult{}
+	columns := map[int][]drovertype.JobResult{}
 	maxDepth := 0
 	for _, j := range g.Jobs {
 		d := depth[j.ID]
@@ -93,7 +94,7 @@ func layoutGraph(g *drover.WorkflowGraph, focus int64) graphLayout {
 	tallest := 0
 	for d := 0; d <= maxDepth; d++ {
 		col := columns[d]
-		bary := func(j drover.JobResult) float64 {
+		bary := func(j drovertype.JobResult) float64 {
 			ps := parents[j.ID]
 			if len(ps) == 0 {
 				return float64(j.ID)
@@ -104,7 +105,7 @@ func layoutGraph(g *drover.WorkflowGraph, focus int64) graphLayout {
 			}
 			return sum / float64(len(ps))
 		}
-		slices.SortStableFunc(col, func(a, b drover.JobResult) int {
+		slices.SortStableFunc(col, func(a, b drovertype.JobResult) int {
 			return cmp.Or(cmp.Compare(bary(a), bary(b)), cmp.Compare(a.ID, b.ID))
 		})
 		for i, j := range col {
@@ -130,7 +131,7 @@ func layoutGraph(g *drover.WorkflowGraph, focus int64) graphLayout {
 }
 
 // svg renders the layout. Every value it writes is a number the layout
-// computed, a state (one of drover.JobStates) or text escaped here.
+// computed, a state (one of drovertype.JobStates) or text escaped here.
 func (l graphLayout) svg() template.HTML {
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg class="graph" id="workflow-graph" width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="workflow graph">`,

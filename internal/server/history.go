@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // historyLen is how many samples the dashboard's charts keep: half an hour
@@ -17,10 +17,10 @@ type Point struct {
 	At time.Time `json:"at"`
 	// Until ends the window of finished jobs, a second before At; the
 	// window starts where the previous sample's ended.
-	Until    time.Time              `json:"until"`
-	Seconds  float64                `json:"seconds"` // length of the window
-	Queues   []drover.QueueStats    `json:"queues"`
-	Finished []drover.FinishedStats `json:"finished"`
+	Until    time.Time                  `json:"until"`
+	Seconds  float64                    `json:"seconds"` // length of the window
+	Queues   []drovertype.QueueStats    `json:"queues"`
+	Finished []drovertype.FinishedStats `json:"finished"`
 }
 
 // history keeps the recent samples for the dashboard.

@@ -1,9 +1,11 @@
 package server
 
 import (
-	"github.com/droverhq/drover"
 	"sync"
 	"time"
+
+	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // maxInflight bounds the attempts the server remembers. Past it, new claims
@@ -35,7 +37,7 @@ type attemptInfo struct {
 	// token is the lease token of the claim, so that a heartbeat naming
 	// the attempt with another token (a forgery, which the store reports
 	// lost) does not make the server forget the real worker's attempt.
-	token       drover.LeaseToken
+	token       drovertype.LeaseToken
 	queue, kind string
 	worker      string
 	started     time.Time

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // TestForgedHeartbeatKeepsTheRealAttempt: a heartbeat naming a held
@@ -12,11 +13,11 @@ import (
 // store; the server must not take that as the end of the real worker's
 // attempt, or its result would be counted as unknown.
 func TestForgedHeartbeatKeepsTheRealAttempt(t *testing.T) {
-	real, err := drover.ParseLeaseToken("00112233445566778899aabbccddeeff")
+	real, err := drovertype.ParseLeaseToken("00112233445566778899aabbccddeeff")
 	if err != nil {
 		t.Fatal(err)
 	}
-	forged, err := drover.ParseLeaseToken("ffeeddccbbaa99887766554433221100")
+	forged, err := drovertype.ParseLeaseToken("ffeeddccbbaa99887766554433221100")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/jobjson"
 )
 
@@ -171,7 +172,7 @@ func (sc *searchChunks) done() bool {
 	return sc.ended || sc.left == 0 || sc.scanned >= drover.JobSearchScanDefault || !time.Now().Before(sc.until)
 }
 
-func (sc *searchChunks) next(ctx context.Context) ([]*drover.JobRow, error) {
+func (sc *searchChunks) next(ctx context.Context) ([]*drovertype.JobRow, error) {
 	p := sc.p
 	p.After = sc.cursor
 	p.Limit = min(sc.left, jobsChunk)
@@ -212,7 +213,7 @@ func (p *pageWriter) write(b []byte) {
 // them in chunks of jobsChunk, so that a walk over many jobs with large
 // args holds only a chunk of them at a time. It is the dashboard's bulk
 // actions' reader.
-func (s *Server) walkJobs(ctx context.Context, p drover.JobListParams, fn func(*drover.JobRow) error) error {
+func (s *Server) walkJobs(ctx context.Context, p drover.JobListParams, fn func(*drovertype.JobRow) error) error {
 	p.Limit = jobsChunk
 	for {
 		jobs, err := s.cfg.Client.JobList(ctx, p)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/server"
 )
 
@@ -161,9 +162,9 @@ func TestClaimsAreBoundedByBytes(t *testing.T) {
 			for _, id := range ids {
 				row := b.stored(t, id)
 				switch {
-				case seen[id] > 0 && row.State != drover.JobStateRunning:
+				case seen[id] > 0 && row.State != drovertype.JobStateRunning:
 					t.Fatalf("job %d was handed out but is %s", id, row.State)
-				case seen[id] == 0 && (row.State != drover.JobStateAvailable || row.Attempt != 0):
+				case seen[id] == 0 && (row.State != drovertype.JobStateAvailable || row.Attempt != 0):
 					t.Fatalf("job %d was not handed out but is %s on attempt %d: leased to a worker that never got it", id, row.State, row.Attempt)
 				}
 			}

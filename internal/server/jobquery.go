@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // The search filter of GET /v1/jobs and of the dashboard's jobs page, read
@@ -23,12 +24,12 @@ var jobQueryKeys = []string{"state", "queue", "kind", "tags", "args", "metadata"
 // of drover.JobListParams each sets.
 var timeRanges = []struct {
 	name  string
-	field func(*drover.JobListParams) *drover.TimeRange
+	field func(*drover.JobListParams) *drovertype.TimeRange
 }{
-	{"created", func(p *drover.JobListParams) *drover.TimeRange { return &p.Created }},
-	{"scheduled", func(p *drover.JobListParams) *drover.TimeRange { return &p.Scheduled }},
-	{"attempted", func(p *drover.JobListParams) *drover.TimeRange { return &p.Attempted }},
-	{"finished", func(p *drover.JobListParams) *drover.TimeRange { return &p.Finished }},
+	{"created", func(p *drover.JobListParams) *drovertype.TimeRange { return &p.Created }},
+	{"scheduled", func(p *drover.JobListParams) *drovertype.TimeRange { return &p.Scheduled }},
+	{"attempted", func(p *drover.JobListParams) *drovertype.TimeRange { return &p.Attempted }},
+	{"finished", func(p *drover.JobListParams) *drovertype.TimeRange { return &p.Finished }},
 }
 
 // jobQuery reads a search filter from q. Empty values filter nothing, as
@@ -41,7 +42,7 @@ func jobQuery(q url.Values) (drover.JobListParams, error) {
 			continue
 		}
 		for _, st := range strings.Split(v, ",") {
-			p.States = append(p.States, drover.JobState(st))
+			p.States = append(p.States, drovertype.JobState(st))
 		}
 	}
 	for _, v := range q["tags"] {

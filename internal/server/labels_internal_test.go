@@ -7,7 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // TestLabelValuesExpire: the series of a kind and queue unseen for the
@@ -29,7 +29,7 @@ func TestLabelValuesExpire(t *testing.T) {
 	if n := series(m.inserted); n != 3 {
 		t.Fatalf("%d series before the TTL, want 3", n)
 	}
-	m.observeSample([]drover.QueueStats{}, nil, now.Add(time.Hour))
+	m.observeSample([]drovertype.QueueStats{}, nil, now.Add(time.Hour))
 	if n := series(m.inserted); n != 0 {
 		t.Fatalf("%d series left after every value expired, want 0", n)
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/server"
 )
 
@@ -42,7 +42,7 @@ func TestForgedResultsAndHeartbeatsOverHTTP(t *testing.T) {
 			if r.status != http.StatusOK || len(fin.Accepted) != 0 || len(fin.Rejected) != 1 {
 				t.Fatalf("%s: %d %s, want the result rejected", forged.name, r.status, r.body)
 			}
-			if row := b.stored(t, id); row.State != drover.JobStateRunning || row.LeaseOwner != "real" || row.ErrorCount != 0 {
+			if row := b.stored(t, id); row.State != drovertype.JobStateRunning || row.LeaseOwner != "real" || row.ErrorCount != 0 {
 				t.Fatalf("%s changed the job: %+v", forged.name, row)
 			}
 		}
@@ -58,7 +58,7 @@ func TestForgedResultsAndHeartbeatsOverHTTP(t *testing.T) {
 			if r.status != http.StatusBadRequest || !strings.Contains(string(r.body), "lease token") {
 				t.Fatalf("%s %s: %d %s, want 400 naming the lease token", bad.path, bad.body, r.status, r.body)
 			}
-			if row := b.stored(t, id); row.State != drover.JobStateRunning || row.LeaseOwner != "real" || !row.LeaseExpiresAt.Equal(*before.LeaseExpiresAt) {
+			if row := b.stored(t, id); row.State != drovertype.JobStateRunning || row.LeaseOwner != "real" || !row.LeaseExpiresAt.Equal(*before.LeaseExpiresAt) {
 				t.Fatalf("%s changed the job: %+v", bad.body, row)
 			}
 		}
@@ -87,7 +87,7 @@ func TestForgedResultsAndHeartbeatsOverHTTP(t *testing.T) {
 		if len(fin.Accepted) != 1 {
 			t.Fatalf("real result accepted %v", fin.Accepted)
 		}
-		if row := b.stored(t, id); row.State != drover.JobStateRetryable || row.MaxAttempts != 25 || row.ErrorCount != 1 {
+		if row := b.stored(t, id); row.State != drovertype.JobStateRetryable || row.MaxAttempts != 25 || row.ErrorCount != 1 {
 			t.Fatalf("job after a failure claiming max_attempts 1: %+v, want retryable", row)
 		}
 		var got map[string]any

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/storeurl"
 )
 
@@ -190,12 +191,12 @@ func (m *metrics) observeClaim(attempts []attemptInfo, runAts []time.Time, took 
 // time to live. On a fleet, byShard holds each shard's queues (nil for a
 // shard that did not answer, which then has no series): the largest
 // queues are chosen by the fleet's sums, and each has a series per shard.
-func (m *metrics) observeSample(stats []drover.QueueStats, byShard [][]drover.QueueStats, now time.Time) {
+func (m *metrics) observeSample(stats []drovertype.QueueStats, byShard [][]drovertype.QueueStats, now time.Time) {
 	m.depth.Reset()
 	m.oldest.Reset()
-	size := func(q drover.QueueStats) int64 { return q.Available + q.Scheduled + q.Retryable + q.Running }
+	size := func(q drovertype.QueueStats) int64 { return q.Available + q.Scheduled + q.Retryable + q.Running }
 	stats = slices.Clone(stats)
-	slices.SortFunc(stats, func(a, b drover.QueueStats) int {
+	slices.SortFunc(stats, func(a, b drovertype.QueueStats) int {
 		return cmp.Or(cmp.Compare(size(b), size(a)), strings.Compare(a.Queue, b.Queue))
 	})
 	kept := map[string]bool{}
@@ -237,8 +238,8 @@ type seriesDeleter interface {
 // setQueues sets the gauges of the kept queues of stats, and of the rest
 // summed as "other" (their oldest job, for the age); shard is the label
 // of a fleet's shard, none for a lone store.
-func (m *metrics) setQueues(stats []drover.QueueStats, kept map[string]bool, now time.Time, shard ...string) {
-	var rest drover.QueueStats
+func (m *metrics) setQueues(stats []drovertype.QueueStats, kept map[string]bool, now time.Time, shard ...string) {
+	var rest drovertype.QueueStats
 	others := false
 	for _, q := range stats {
 		if kept[q.Queue] {
@@ -260,7 +261,7 @@ func (m *metrics) setQueues(stats []drover.QueueStats, kept map[string]bool, now
 	}
 }
 
-func (m *metrics) setQueueGauges(q drover.QueueStats, now time.Time, shard ...string) {
+func (m *metrics) setQueueGauges(q drovertype.QueueStats, now time.Time, shard ...string) {
 	for state, n := range map[string]int64{"available": q.Available, "scheduled": q.Scheduled, "retryable": q.Retryable, "running": q.Running} {
 		m.depth.WithLabelValues(append([]string{q.Queue, state}, shard...)...).Set(float64(n))
 	}
@@ -297,16 +298,16 @@ func (m *metrics) observeResult(outcome drover.AttemptOutcome, a attemptInfo, kn
 // subscriptions with the largest lag by name, at most pairsPerLabel times
 // maxLabels of them, and the rest summed under topic and subscription
 // "other".
-func (m *metrics) observeLag(lag []drover.SubscriptionLag, now time.Time) {
+func (m *metrics) observeLag(lag []drovertype.SubscriptionLag, now time.Time) {
 	m.subLag.Reset()
 	m.subOldest.Reset()
 	m.subDropped.Reset()
 	lag = slices.Clone(lag)
-	slices.SortFunc(lag, func(a, b drover.SubscriptionLag) int {
+	slices.SortFunc(lag, func(a, b drovertype.SubscriptionLag) int {
 		return cmp.Or(cmp.Compare(b.Pending, a.Pending), strings.Compare(a.Topic, b.Topic), strings.Compare(a.Subscription, b.Subscription))
 	})
 	limit := pairsPerLabel * m.maxLabels
-	var rest drover.SubscriptionLag
+	var rest drovertype.SubscriptionLag
 	for i, l := range lag {
 		if i >= limit {
 			rest.Pending += l.Pending
@@ -324,7 +325,7 @@ func (m *metrics) observeLag(lag []drover.SubscriptionLag, now time.Time) {
 }
 
 // observePublishers sets the age of the oldest open publisher among open.
-func (m *metrics) observePublishers(open []drover.OpenPublisher, now time.Time) {
+func (m *metrics) observePublishers(open []drovertype.OpenPublisher, now time.Time) {
 	age := 0.0
 	for _, p := range open {
 		if !p.Started.IsZero() {
@@ -334,7 +335,7 @@ func (m *metrics) observePublishers(open []drover.OpenPublisher, now time.Time) 
 	m.openPublisher.Set(age)
 }
 
-func (m *metrics) setLag(topic, sub string, l drover.SubscriptionLag, now time.Time) {
+func (m *metrics) setLag(topic, sub string, l drovertype.SubscriptionLag, now time.Time) {
 	m.subLag.WithLabelValues(topic, sub).Set(float64(l.Pending))
 	m.subDropped.WithLabelValues(topic, sub).Set(float64(l.Dropped))
 	age := 0.0

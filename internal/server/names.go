@@ -50,7 +50,7 @@ func (s *Server) knownNames(ctx context.Context) (queues, kinds []string) {
 	}
 	if settings, err := s.cfg.Client.QueueList(ctx); err == nil {
 		for _, q := range settings {
-			qs[q.Name] = true
+			qs[q.Queue] = true
 		}
 	}
 	if h, err := s.cfg.Client.StatsHistory(ctx, drover.StatsHistoryParams{From: now.Add(-namesSince), Queue: drover.StatsEach, Kind: drover.StatsEach}); err == nil {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/jobjson"
 )
 
@@ -27,7 +28,7 @@ type claimedJob struct {
 // if never claimed) and the error returned: the worker could not run them
 // as a Go worker would, and without the release they would wait out their
 // leases.
-func (s *Server) claimedJSON(ctx context.Context, jobs []*drover.JobRow) ([]claimedJob, error) {
+func (s *Server) claimedJSON(ctx context.Context, jobs []*drovertype.JobRow) ([]claimedJob, error) {
 	out := make([]claimedJob, len(jobs))
 	for i, j := range jobs {
 		out[i].Job = jobjson.From(j)
@@ -51,7 +52,7 @@ func (s *Server) claimedJSON(ctx context.Context, jobs []*drover.JobRow) ([]clai
 // parents could not be read, or they did not fit the answer's byte
 // budget). It runs on a context of its own: the request's may be what
 // failed.
-func (s *Server) releaseClaimed(jobs []*drover.JobRow) {
+func (s *Server) releaseClaimed(jobs []*drovertype.JobRow) {
 	refs := make([]drover.AttemptRef, len(jobs))
 	for i, j := range jobs {
 		refs[i] = drover.AttemptRef{ID: j.ID, Attempt: j.Attempt, LeaseToken: j.LeaseToken}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/validate"
 )
 
@@ -122,7 +123,7 @@ func (s *Server) periodicAction(action string) func(w http.ResponseWriter, r *ht
 		case "delete":
 			err = set.Delete(r.Context(), name)
 		case "trigger":
-			var job *drover.JobRow
+			var job *drovertype.JobRow
 			job, err = set.Trigger(context.WithoutCancel(r.Context()), name)
 			if err == nil {
 				s.metrics.observeInserted(job.Queue, job.Kind)

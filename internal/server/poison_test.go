@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/server"
 )
 
@@ -63,7 +63,7 @@ func TestPoisonInputAnswers400(t *testing.T) {
 		if after := b.counts(t); !maps.Equal(after, before) {
 			t.Fatalf("bad requests changed the store: %v -> %v", before, after)
 		}
-		if row := b.stored(t, id); row.State != drover.JobStateRunning || row.Attempt != held.Attempt || len(row.Errors) != 0 {
+		if row := b.stored(t, id); row.State != drovertype.JobStateRunning || row.Attempt != held.Attempt || len(row.Errors) != 0 {
 			t.Fatalf("bad requests changed the held job: %+v", row)
 		}
 	})
@@ -92,7 +92,7 @@ func TestFinishErrorWithNULIsStoredSafe(t *testing.T) {
 		if got.State != "discarded" || len(got.Errors) != 1 || got.Errors[0].Error != "x\uFFFDy" || got.Errors[0].Trace != "at\uFFFDline" {
 			t.Fatalf("job %+v, want discarded with its error and trace made safe", got)
 		}
-		if row := b.stored(t, ids[1]); row.State != drover.JobStateCompleted {
+		if row := b.stored(t, ids[1]); row.State != drovertype.JobStateCompleted {
 			t.Fatalf("job %d is %s, want completed", ids[1], row.State)
 		}
 	})
@@ -113,7 +113,7 @@ func TestHugeMillisecondsAreRefused(t *testing.T) {
 				t.Errorf("claim %v = %d %s, want 400", body, r.status, r.body)
 			}
 		}
-		if row := b.stored(t, id); row.State != drover.JobStateAvailable {
+		if row := b.stored(t, id); row.State != drovertype.JobStateAvailable {
 			t.Fatalf("job %d is %s after refused claims, want available", id, row.State)
 		}
 	})
@@ -170,12 +170,12 @@ func TestRemoteFinishIsolatesRefusedResult(t *testing.T) {
 		for _, id := range ids {
 			row := b.stored(t, id)
 			if id != badID {
-				if row.State != drover.JobStateCompleted {
+				if row.State != drovertype.JobStateCompleted {
 					t.Fatalf("job %d is %s, want completed", id, row.State)
 				}
 				continue
 			}
-			if row.State != drover.JobStateDiscarded || len(row.Errors) != 1 || !strings.Contains(row.Errors[0].Error, "the store refused") {
+			if row.State != drovertype.JobStateDiscarded || len(row.Errors) != 1 || !strings.Contains(row.Errors[0].Error, "the store refused") {
 				t.Fatalf("job %d is %s with errors %+v, want discarded with one error naming the refusal", id, row.State, row.Errors)
 			}
 		}

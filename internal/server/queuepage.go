@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/validate"
 )
 
@@ -22,12 +23,12 @@ import (
 // jobs, its throughput and latency over the last sample's window, its
 // stored settings, and, in strict order, what it waits on.
 type queueRow struct {
-	drover.QueueStats
+	drovertype.QueueStats
 	PerSecond float64
-	Finished  drover.FinishedStats
+	Finished  drovertype.FinishedStats
 	// Settings are the queue's stored settings, read when the page is;
 	// the zero value for a queue without any.
-	Settings drover.QueueSettings
+	Settings drovertype.QueueSettings
 	// Head is what a queue in strict order waits on, said in words
 	// (strictNote); empty for other queues and when nothing holds it up.
 	Head string
@@ -39,14 +40,14 @@ type queueRow struct {
 // waiting but finished jobs in the window is busy, and is shown too. Queues
 // with stored settings are shown whatever their figures, so that a paused
 // queue can be resumed from the page.
-func queueRows(p Point, settings []*drover.QueueSettings) []*queueRow {
+func queueRows(p Point, settings []*drovertype.QueueSettings) []*queueRow {
 	byName := map[string]*queueRow{}
 	var rows []*queueRow
 	row := func(q string) *queueRow {
 		if r, ok := byName[q]; ok {
 			return r
 		}
-		r := &queueRow{QueueStats: drover.QueueStats{Queue: q}, Settings: drover.QueueSettings{Name: q}}
+		r := &queueRow{QueueStats: drovertype.QueueStats{Queue: q}, Settings: drovertype.QueueSettings{Queue: q}}
 		byName[q] = r
 		rows = append(rows, r)
 		return r
@@ -55,7 +56,7 @@ func queueRows(p Point, settings []*drover.QueueSettings) []*queueRow {
 		row(q.Queue).QueueStats = q
 	}
 	for _, q := range settings {
-		row(q.Name).Settings = *q
+		row(q.Queue).Settings = *q
 	}
 	for _, f := range p.Finished {
 		r := row(f.Queue)
@@ -72,14 +73,14 @@ func queueRows(p Point, settings []*drover.QueueSettings) []*queueRow {
 // two index reads per strict queue, and none for the others.
 func (s *Server) strictHeads(ctx context.Context, rows []*queueRow, now time.Time) error {
 	for _, r := range rows {
-		if r.Settings.StrictOrder == 0 {
+		if r.Settings.Strict == 0 {
 			continue
 		}
 		h, err := s.cfg.Client.QueueHeadOf(ctx, r.Queue)
 		if err != nil {
 			return err
 		}
-		r.Head = strictNote(r.Queue, r.Settings.StrictOrder, h, now)
+		r.Head = strictNote(r.Queue, r.Settings.Strict, h, now)
 		if r.Head != "" {
 			r.HeadJob = h.Job.ID
 		}
@@ -92,7 +93,7 @@ func (s *Server) strictHeads(ctx context.Context, rows []*queueRow, now time.Tim
 // waiting for its retry at the head ("stuck behind job 27725, retrying in
 // 1m21s"), a returned job due to start again, or the running jobs that
 // fill its room. Empty when nothing holds it up.
-func strictNote(queue string, strict int, h *drover.QueueHead, now time.Time) string {
+func strictNote(queue string, strict int, h *drovertype.QueueHead, now time.Time) string {
 	j := h.Job
 	if j == nil {
 		return ""
@@ -143,7 +144,7 @@ func (s *Server) overviewPage(w http.ResponseWriter, r *http.Request) error {
 	at, ws := s.workerSample.get()
 	// The workers holding the most jobs first, then the most recently
 	// seen: the same rows, with the same counts, as the workers page.
-	ws = append([]*drover.WorkerInfo(nil), ws...)
+	ws = append([]*drovertype.WorkerInfo(nil), ws...)
 	sort.SliceStable(ws, func(i, j int) bool {
 		if ws[i].JobsHeld != ws[j].JobsHeld {
 			return ws[i].JobsHeld > ws[j].JobsHeld
@@ -159,7 +160,7 @@ func (s *Server) overviewPage(w http.ResponseWriter, r *http.Request) error {
 		Queues         []*queueRow
 		Sampled        time.Time
 		Interval       time.Duration
-		Workers        []*drover.WorkerInfo
+		Workers        []*drovertype.WorkerInfo
 		MoreWorkers    int
 		WorkersSampled time.Time
 	}{s.page("Queues", queueFlash(r.URL.Query())), rows, p.At, s.cfg.SampleInterval, ws, more, at})
@@ -175,7 +176,7 @@ func (s *Server) queuePage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	p, _ := s.history.latest()
-	row := &queueRow{QueueStats: drover.QueueStats{Queue: name}}
+	row := &queueRow{QueueStats: drovertype.QueueStats{Queue: name}}
 	for _, q := range queueRows(p, nil) {
 		if q.Queue == name {
 			row = q
@@ -183,12 +184,12 @@ func (s *Server) queuePage(w http.ResponseWriter, r *http.Request) error {
 	}
 	row.Settings = *st
 	now := time.Now()
-	var head *drover.QueueHead
+	var head *drovertype.QueueHead
 	if head, err = s.cfg.Client.QueueHeadOf(r.Context(), name); err != nil {
 		return err
 	}
-	if st.StrictOrder > 0 {
-		row.Head = strictNote(name, st.StrictOrder, head, now)
+	if st.Strict > 0 {
+		row.Head = strictNote(name, st.Strict, head, now)
 		if row.Head != "" {
 			row.HeadJob = head.Job.ID
 		}
@@ -197,7 +198,7 @@ func (s *Server) queuePage(w http.ResponseWriter, r *http.Request) error {
 	return render(w, http.StatusOK, s.pages.queue, struct {
 		page
 		Q        *queueRow
-		Head     *drover.QueueHead
+		Head     *drovertype.QueueHead
 		Kinds    []string
 		Now      time.Time
 		Sampled  time.Time

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/server"
 )
 
@@ -43,7 +43,7 @@ func TestReleaseAndSnoozeOverHTTP(t *testing.T) {
 			t.Fatalf("snooze with a forged token = %+v", fin)
 		}
 		for _, id := range ids {
-			if row := b.stored(t, id); row.State != drover.JobStateRunning || row.LeaseOwner != "w" {
+			if row := b.stored(t, id); row.State != drovertype.JobStateRunning || row.LeaseOwner != "w" {
 				t.Fatalf("a forged token changed job %d: %+v", id, row)
 			}
 		}
@@ -61,7 +61,7 @@ func TestReleaseAndSnoozeOverHTTP(t *testing.T) {
 		if len(fin.Accepted) != 2 || len(fin.Rejected) != 0 {
 			t.Fatalf("snooze = %+v", fin)
 		}
-		if row := b.stored(t, released); row.State != drover.JobStateAvailable || row.Attempt != 0 || row.ErrorCount != 0 {
+		if row := b.stored(t, released); row.State != drovertype.JobStateAvailable || row.Attempt != 0 || row.ErrorCount != 0 {
 			t.Fatalf("released job = %+v, want available with its attempt undone", row)
 		}
 		if row := b.stored(t, atTime); row.Attempt != 0 || row.ErrorCount != 0 || !row.RunAt.Equal(retryAt) {

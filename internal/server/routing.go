@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/jobjson"
 )
 
@@ -44,7 +45,7 @@ type routeSample = sampled[[]*drover.UnroutableJobs]
 // worker holds (from the store's leases), for every table of workers the
 // dashboard shows: one reading, so that two pages never disagree on what a
 // worker holds.
-type workerSample = sampled[[]*drover.WorkerInfo]
+type workerSample = sampled[[]*drovertype.WorkerInfo]
 
 // sampleWorkers reads the worker registry for the dashboard.
 func (s *Server) sampleWorkers(ctx context.Context, now time.Time) error {
@@ -85,11 +86,11 @@ func (s *Server) listWorkers(w http.ResponseWriter, r *http.Request) error {
 // work one of its queues, each with only those of its queues listed: a
 // worker's name, labels and other queues tell of work the token may not
 // see. An unrestricted token sees the whole registry.
-func visibleWorkers(tok *Token, ws []*drover.WorkerInfo) []*drover.WorkerInfo {
+func visibleWorkers(tok *Token, ws []*drovertype.WorkerInfo) []*drovertype.WorkerInfo {
 	if tok == nil || tok.Queues == nil {
 		return ws
 	}
-	out := []*drover.WorkerInfo{}
+	out := []*drovertype.WorkerInfo{}
 	for _, w := range ws {
 		queues := slices.DeleteFunc(slices.Clone(w.Queues), func(q string) bool { return !tok.AllowsQueue(q) })
 		if len(queues) == 0 {
@@ -146,7 +147,7 @@ func (s *Server) workersPage(w http.ResponseWriter, r *http.Request) error {
 	_, groups := s.routeSample.get()
 	return render(w, http.StatusOK, s.pages.workers, struct {
 		page
-		Workers    []*drover.WorkerInfo
+		Workers    []*drovertype.WorkerInfo
 		Sampled    time.Time
 		Interval   time.Duration
 		Unroutable []*drover.UnroutableJobs

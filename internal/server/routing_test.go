@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/server"
 	"github.com/droverhq/drover/internal/waitfor"
 )
@@ -145,7 +145,7 @@ func TestClaimKindsOverHTTP(t *testing.T) {
 			page := b.page(t, "/ui/workers")
 			return strings.Contains(page, `<tr data-queue="gfx" data-kind="orphan">`) && strings.Contains(page, "email, render")
 		})
-		if j := b.stored(t, ids[1]); j.State != drover.JobStateAvailable || j.Attempt != 0 {
+		if j := b.stored(t, ids[1]); j.State != drovertype.JobStateAvailable || j.Attempt != 0 {
 			t.Fatalf("the orphan job is %s after %d attempts, want it waiting, never attempted", j.State, j.Attempt)
 		}
 		for _, kinds := range []any{[]string{}, []string{"no spaces"}} {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // The dashboard's "running now" page (Sidekiq's Busy): the jobs running at
@@ -26,7 +27,7 @@ type runningWorker struct {
 
 func (s *Server) runningPage(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	p := drover.JobListParams{States: []drover.JobState{drover.JobStateRunning}, Queue: q.Get("queue"), NewestFirst: true}
+	p := drover.JobListParams{States: []drovertype.JobState{drovertype.JobStateRunning}, Queue: q.Get("queue"), NewestFirst: true}
 	jobs, sc, err := s.jobRows(r.Context(), p, runningPageSize)
 	if err != nil {
 		return err

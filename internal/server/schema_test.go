@@ -10,6 +10,7 @@ import (
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/droversqlite"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/server"
 )
 
@@ -28,7 +29,7 @@ func TestReadinessOnNewerSchema(t *testing.T) {
 	}
 	latest := droverdriver.LatestVersion(d)
 	err = d.MigrateTx(ctx, func(ctx context.Context, m droverdriver.Migrator) error {
-		return m.Apply(ctx, droverdriver.Migration{Version: latest + 1, Name: "from_the_future", SQL: "SELECT 1"})
+		return m.Apply(ctx, drovertype.Migration{Version: latest + 1, Name: "from_the_future", SQL: "SELECT 1"})
 	})
 	if err != nil {
 		t.Fatal(err)

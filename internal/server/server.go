@@ -435,6 +435,7 @@ func (s *Server) routes() {
 		"POST /v1/topics/{topic}/publish":                                   {[]Scope{ScopeEnqueue}, s.publish},
 		"POST /v1/messages":                                                 {[]Scope{ScopeEnqueue}, s.publishMany},
 		"GET /v1/topics/{topic}/lag":                                        {reader, s.topicLag},
+		"GET /v1/topics/{topic}/messages":                                   {reader, s.peekTopic},
 		"POST /v1/topics/{topic}/subscriptions":                             {admin, s.createSubscription},
 		"DELETE /v1/topics/{topic}/subscriptions/{name}":                    {admin, s.deleteSubscription},
 		"POST /v1/topics/{topic}/subscriptions/{name}/receive":              {work, s.receive},
@@ -444,6 +445,7 @@ func (s *Server) routes() {
 		"POST /v1/topics/{topic}/subscriptions/{name}/release":              {work, s.releaseBatches},
 		"GET /v1/topics/{topic}/subscriptions/{name}/lanes":                 {reader, s.lanes},
 		"POST /v1/topics/{topic}/subscriptions/{name}/lanes/{lane}/release": {admin, s.releaseLane},
+		"POST /v1/topics/{topic}/subscriptions/{name}/rewind":               {admin, s.rewindSubscription},
 	} {
 		s.mux.Handle(pattern, s.endpoint(pattern, rt))
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/droversqlite"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/server"
 	"github.com/droverhq/drover/internal/testdb"
 )
@@ -334,7 +335,7 @@ func (b *bundle) lease(id int64) string {
 }
 
 // stored returns a job as the store has it.
-func (b *bundle) stored(t *testing.T, id int64) *drover.JobRow {
+func (b *bundle) stored(t *testing.T, id int64) *drovertype.JobRow {
 	t.Helper()
 	row, err := b.client.JobGet(context.Background(), id)
 	if err != nil {
@@ -345,7 +346,7 @@ func (b *bundle) stored(t *testing.T, id int64) *drover.JobRow {
 
 // counts returns the store's job counts, to show that a rejected request
 // stored or changed nothing.
-func (b *bundle) counts(t *testing.T) map[drover.JobState]int64 {
+func (b *bundle) counts(t *testing.T) map[drovertype.JobState]int64 {
 	t.Helper()
 	c, err := b.client.JobCountByState(context.Background(), "")
 	if err != nil {

@@ -5,8 +5,8 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverfleet"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/storeurl"
 )
 
@@ -166,17 +166,17 @@ func isFleet(d any) bool {
 
 // shardQueues is each shard's part of the queue figures the fleet read
 // last (nil for a shard that did not answer), or nil for a lone store.
-func (s *Server) shardQueues() [][]drover.QueueStats {
+func (s *Server) shardQueues() [][]drovertype.QueueStats {
 	if s.fleet == nil {
 		return nil
 	}
 	h := s.fleet.Health()
-	out := make([][]drover.QueueStats, len(h))
+	out := make([][]drovertype.QueueStats, len(h))
 	for i, sh := range h {
 		if sh.QueuesRead {
-			out[i] = make([]drover.QueueStats, len(sh.Queues))
+			out[i] = make([]drovertype.QueueStats, len(sh.Queues))
 			for k, q := range sh.Queues {
-				out[i][k] = drover.QueueStats(q)
+				out[i][k] = drovertype.QueueStats(q)
 			}
 		}
 	}

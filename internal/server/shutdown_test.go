@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/server"
 	"github.com/droverhq/drover/internal/waitfor"
 )
@@ -92,7 +92,7 @@ func TestShutdownEndsLongPolls(t *testing.T) {
 		if got := strings.TrimSpace(rec.Body.String()); rec.Code != http.StatusOK || got != `{"jobs":[]}` {
 			t.Fatalf("claim on a draining server = %d %s", rec.Code, got)
 		}
-		if counts := b.counts(t); counts[drover.JobStateRunning] != 0 || counts[drover.JobStateAvailable] != 1 {
+		if counts := b.counts(t); counts[drovertype.JobStateRunning] != 0 || counts[drovertype.JobStateAvailable] != 1 {
 			t.Fatalf("jobs after the shutdown: %v, want one available and none running", counts)
 		}
 	})

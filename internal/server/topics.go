@@ -13,6 +13,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/validate"
 )
 
@@ -323,22 +324,66 @@ type deliveryJSON struct {
 
 func toDeliveryJSON(d *drover.Delivery) deliveryJSON {
 	m := deliveryJSON{ID: d.ID, Key: d.Key, PublishedAt: d.PublishedAt, Attempt: d.Attempt}
-	// JSON only when it is text: Go's json.Valid takes invalid UTF-8
-	// inside strings, which a Go publisher's bytes may hold and other
-	// languages' decoders refuse.
-	if json.Valid(d.Payload) && utf8.Valid(d.Payload) {
-		m.Payload = d.Payload
-	} else {
-		p := d.Payload
-		if p == nil {
-			p = []byte{}
-		}
-		m.PayloadBase64 = &p
-	}
-	if len(d.Metadata) > 0 && string(d.Metadata) != "{}" {
-		m.Metadata = d.Metadata
-	}
+	m.Payload, m.PayloadBase64, m.Metadata = payloadJSON(d.Payload, d.Metadata)
 	return m
+}
+
+// payloadJSON is a message's payload as JSON when it is JSON, else in
+// base64, and its metadata unless empty. JSON only when it is text: Go's
+// json.Valid takes invalid UTF-8 inside strings, which a Go publisher's
+// bytes may hold and other languages' decoders refuse.
+func payloadJSON(payload, metadata []byte) (asJSON json.RawMessage, asBase64 *[]byte, meta json.RawMessage) {
+	if json.Valid(payload) && utf8.Valid(payload) {
+		asJSON = payload
+	} else {
+		if payload == nil {
+			payload = []byte{}
+		}
+		asBase64 = &payload
+	}
+	if len(metadata) > 0 && string(metadata) != "{}" {
+		meta = metadata
+	}
+	return asJSON, asBase64, meta
+}
+
+// peekedJSON is a message a peek read (drover.PeekedMessage), its payload
+// once as a delivery's.
+type peekedJSON struct {
+	ID            int64           `json:"id"`
+	Lane          int             `json:"lane"`
+	Key           string          `json:"key,omitempty"`
+	Payload       json.RawMessage `json:"payload,omitempty"`
+	PayloadBase64 *[]byte         `json:"payload_base64,omitempty"`
+	Metadata      json.RawMessage `json:"metadata,omitempty"`
+	PublishedAt   time.Time       `json:"published_at"`
+}
+
+// peekTopic reads a topic's messages without consuming them
+// (Client.PeekTopic): the newest, those published after a cursor, or the
+// page before an older cursor.
+func (s *Server) peekTopic(w http.ResponseWriter, r *http.Request) error {
+	topic, err := topicPath(r)
+	if err != nil {
+		return err
+	}
+	limit := 20
+	if v := r.URL.Query().Get("limit"); v != "" {
+		if limit, err = strconv.Atoi(v); err != nil || limit < 1 || limit > drover.MaxTopicPeek {
+			return badRequest("limit %.20q: must be between 1 and %d", v, drover.MaxTopicPeek)
+		}
+	}
+	peek, err := s.cfg.Client.PeekTopic(r.Context(), topic, limit, r.URL.Query().Get("cursor"))
+	if err != nil {
+		return err
+	}
+	out := make([]peekedJSON, len(peek.Messages))
+	for i, m := range peek.Messages {
+		out[i] = peekedJSON{ID: m.ID, Lane: m.Lane, Key: m.Key, PublishedAt: m.PublishedAt}
+		out[i].Payload, out[i].PayloadBase64, out[i].Metadata = payloadJSON(m.Payload, m.Metadata)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"messages": out, "cursor": peek.Cursor, "older": peek.Older})
+	return nil
 }
 
 // receive leases batches of a subscription, waiting up to wait_ms for a
@@ -620,10 +665,54 @@ func (s *Server) releaseLane(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// rewindJSON is a rewind's answer (drover.SubscriptionRewind).
+type rewindJSON struct {
+	Lanes         int        `json:"lanes"`
+	Released      int        `json:"released"`
+	Pending       int64      `json:"pending"`
+	OldestPending *time.Time `json:"oldest_pending"`
+}
+
+// rewindSubscription takes a subscription back to the earliest message
+// kept or to a publish time. The body names one of them, so that an empty
+// body rewinds nothing.
+func (s *Server) rewindSubscription(w http.ResponseWriter, r *http.Request) error {
+	topic, sub, err := subscriptionPath(r)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		Earliest bool `json:"earliest"`
+		// Since is read here rather than by the decoder, so that a bad
+		// one is named.
+		Since *string `json:"since"`
+	}
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	if req.Earliest == (req.Since != nil) {
+		return badRequest("earliest, since: give one (earliest: true, or since: a publish time)")
+	}
+	var opts drover.RewindOpts
+	if req.Since != nil {
+		t, err := time.Parse(time.RFC3339Nano, *req.Since)
+		if err != nil {
+			return badRequest("since %.40q: not an RFC 3339 time", *req.Since)
+		}
+		opts.Since = t
+	}
+	res, err := s.cfg.Client.RewindSubscription(r.Context(), topic, sub, opts)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, rewindJSON{Lanes: res.Lanes, Released: res.Released, Pending: res.Pending, OldestPending: res.OldestPending})
+	return nil
+}
+
 // sampleTopics reads every subscription's lag, of every topic in one
 // statement, and the open publishers, for the metrics and the dashboard. A
 // store without topics has none.
-func (s *Server) sampleTopics(ctx context.Context, now time.Time) ([]drover.SubscriptionLag, error) {
+func (s *Server) sampleTopics(ctx context.Context, now time.Time) ([]drovertype.SubscriptionLag, error) {
 	out, err := s.cfg.Client.SubscriptionLags(ctx)
 	if errors.Is(err, droverdriver.ErrTopicsUnsupported) {
 		return nil, nil

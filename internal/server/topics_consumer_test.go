@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/server"
 	"github.com/droverhq/drover/internal/waitfor"
 )
@@ -128,7 +129,7 @@ func TestTopicReceiptForgeryOverHTTP(t *testing.T) {
 
 		// Nothing was written: no retry job, qat's lane still held by w1
 		// at its cursor, and the genuine receipt still acks its batch.
-		if n := b.counts(t); n[drover.JobStateAvailable]+n[drover.JobStateScheduled]+n[drover.JobStateDiscarded] != 0 {
+		if n := b.counts(t); n[drovertype.JobStateAvailable]+n[drovertype.JobStateScheduled]+n[drovertype.JobStateDiscarded] != 0 {
 			t.Fatalf("jobs %v after refused receipts, want none", n)
 		}
 		if lanes := b.lanesHTTP(t, "qat", "s1"); lanes[0]["holder"] != "w1" || lanes[0]["cursor"] != float64(0) || lanes[0]["lag"] != float64(2) {

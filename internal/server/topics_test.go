@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/server"
 	"github.com/droverhq/drover/internal/waitfor"
 )
@@ -86,7 +87,7 @@ func TestTopicsOverHTTP(t *testing.T) {
 			t.Fatal("nack rejected")
 		}
 		n := b.counts(t)
-		if n[drover.JobStateAvailable]+n[drover.JobStateScheduled]+n[drover.JobStateRetryable] != 2 {
+		if n[drovertype.JobStateAvailable]+n[drovertype.JobStateScheduled]+n[drovertype.JobStateRetryable] != 2 {
 			t.Fatalf("jobs %v, want the two failed messages as retry jobs", n)
 		}
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/validate"
 )
 
@@ -32,10 +33,10 @@ import (
 // samples give the rates.
 type topicSample struct {
 	At                   time.Time
-	Lags                 []drover.SubscriptionLag
+	Lags                 []drovertype.SubscriptionLag
 	Published, Delivered int64
 	// Publishers are the open transactions that published messages.
-	Publishers []drover.OpenPublisher
+	Publishers []drovertype.OpenPublisher
 }
 
 // topicSamples keeps the last two samples.
@@ -68,7 +69,7 @@ type topicRates struct {
 
 // subscriptionRow is one subscription's line of the topics page.
 type subscriptionRow struct {
-	drover.SubscriptionLag
+	drovertype.SubscriptionLag
 	// Sampled is false for a subscription the last sample did not have
 	// (created since): the page shows no figures for it yet.
 	Sampled bool
@@ -92,11 +93,11 @@ type topicRow struct {
 // rather than read here.
 func topicRows(topics []*drover.Topic, prev, cur topicSample) ([]topicRow, topicRates) {
 	type key struct{ topic, sub string }
-	before := map[key]drover.SubscriptionLag{}
+	before := map[key]drovertype.SubscriptionLag{}
 	for _, l := range prev.Lags {
 		before[key{l.Topic, l.Subscription}] = l
 	}
-	now := map[key]drover.SubscriptionLag{}
+	now := map[key]drovertype.SubscriptionLag{}
 	for _, l := range cur.Lags {
 		now[key{l.Topic, l.Subscription}] = l
 	}
@@ -113,7 +114,7 @@ func topicRows(topics []*drover.Topic, prev, cur topicSample) ([]topicRow, topic
 		sort.Strings(subs)
 		for _, name := range subs {
 			k := key{t.Name, name}
-			sr := subscriptionRow{SubscriptionLag: drover.SubscriptionLag{Subscription: name}}
+			sr := subscriptionRow{SubscriptionLag: drovertype.SubscriptionLag{Subscription: name}}
 			if l, ok := now[k]; ok {
 				sr.SubscriptionLag, sr.Sampled = l, true
 				if b, ok := before[k]; ok && rates.Seconds > 0 {
@@ -131,7 +132,7 @@ func topicRows(topics []*drover.Topic, prev, cur topicSample) ([]topicRow, topic
 
 // stalledPublisher is the oldest open publisher of sample p that has been
 // open for after, the one the page names; nil when there is none.
-func stalledPublisher(p topicSample, after time.Duration) *drover.OpenPublisher {
+func stalledPublisher(p topicSample, after time.Duration) *drovertype.OpenPublisher {
 	for i, o := range p.Publishers {
 		if !o.Started.IsZero() && p.At.Sub(o.Started) >= after {
 			return &p.Publishers[i]
@@ -155,7 +156,7 @@ func (s *Server) topicsPage(w http.ResponseWriter, r *http.Request) error {
 		Sampled     time.Time
 		Interval    time.Duration
 		Unsupported bool
-		Stalled     *drover.OpenPublisher
+		Stalled     *drovertype.OpenPublisher
 	}{s.page("Topics", topicFlash(r.URL.Query(), topics)), rows, rates, cur.At, s.cfg.SampleInterval, unsupported, stalledPublisher(cur, s.cfg.PublisherStallAfter)})
 }
 
@@ -192,10 +193,11 @@ func clipped(b []byte) string {
 // link to its retry queue, and a peek at its messages (Client.PeekTopic,
 // which moves no subscription and holds no lane): the newest ones, or with
 // after the cursor of an earlier peek, those published since, so that the
-// page's "newer" link goes on from what it showed. PeekTopic reads only
-// forwards, so there is no "older" link. The peek is a live region: each
-// refresh of the page reads it again (one bounded backward range of each
-// lane), so that it follows the topic as drover topics peek --follow does.
+// page's "newer" link goes on from what it showed, or with before the
+// older cursor of an earlier peek, the page of messages before it (its
+// "older" link). The peek is a live region: each refresh of the page reads
+// it again (one bounded backward range of each lane), so that it follows
+// the topic as drover topics peek --follow does.
 func (s *Server) topicPage(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("topic")
 	if err := validate.Topic(name); err != nil {
@@ -205,10 +207,17 @@ func (s *Server) topicPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	after := r.URL.Query().Get("after")
-	peek, err := s.cfg.Client.PeekTopic(r.Context(), name, topicPeekSize, after)
+	after, before := r.URL.Query().Get("after"), r.URL.Query().Get("before")
+	cursor, field := after, "after"
+	if before != "" {
+		if after != "" || !strings.HasPrefix(before, "<") {
+			return badRequest("before %.40q: not an older cursor of a peek (and not with after)", before)
+		}
+		cursor, field = before, "before"
+	}
+	peek, err := s.cfg.Client.PeekTopic(r.Context(), name, topicPeekSize, cursor)
 	if errors.Is(err, drover.ErrInvalid) {
-		return fmt.Errorf("after: %w", err)
+		return fmt.Errorf("%s: %w", field, err)
 	}
 	if err != nil {
 		return err
@@ -235,12 +244,14 @@ func (s *Server) topicPage(w http.ResponseWriter, r *http.Request) error {
 		Interval time.Duration
 		Messages []peekRow
 		// After is the cursor the peek went on from ("" for the newest),
-		// Cursor the one its "newer" link goes on from.
-		After, Cursor string
-		PeekSize      int
-		Now           time.Time
+		// Cursor the one its "newer" link goes on from; Before the older
+		// cursor it went back from, Older the one its "older" link goes
+		// back from ("" when no older message is left).
+		After, Cursor, Before, Older string
+		PeekSize                     int
+		Now                          time.Time
 	}{s.page("Topic "+name, subscriptionFlash(r.URL.Query(), topic)), rows[0], cur.At, s.cfg.SampleInterval,
-		messages, after, peek.Cursor, topicPeekSize, time.Now()})
+		messages, after, peek.Cursor, before, peek.Older, topicPeekSize, time.Now()})
 }
 
 // subscriptionDelete deletes the subscription the path names, then shows
@@ -258,6 +269,42 @@ func (s *Server) subscriptionDelete(w http.ResponseWriter, r *http.Request) erro
 		return &apiError{status: http.StatusNotFound, msg: fmt.Sprintf("subscription %q of topic %q: not found", name, topic)}
 	}
 	http.Redirect(w, r, "/ui/topics/"+url.PathEscape(topic)+"?"+url.Values{"done": {"delete"}, "subscription": {name}}.Encode(), http.StatusSeeOther)
+	return nil
+}
+
+// subscriptionRewind moves the subscription the path names back
+// (Client.RewindSubscription): to the earliest message kept (to=earliest),
+// or to the messages published since the form's since, an RFC 3339 time or
+// a duration ago, as drover topics rewind takes. It then shows the topic's
+// page with a banner saying what moved and where the subscription starts.
+func (s *Server) subscriptionRewind(w http.ResponseWriter, r *http.Request) error {
+	topic, name := r.PathValue("topic"), r.PathValue("name")
+	if err := validate.Topic(topic); err != nil {
+		return err
+	}
+	var opts drover.RewindOpts
+	switch to := r.PostFormValue("to"); to {
+	case "earliest":
+	case "since":
+		since := strings.TrimSpace(r.PostFormValue("since"))
+		if d, err := time.ParseDuration(since); err == nil && d >= 0 {
+			opts.Since = time.Now().Add(-d)
+		} else if opts.Since, err = time.Parse(time.RFC3339Nano, since); err != nil {
+			return badRequest("since %.40q: give an RFC 3339 time (2026-01-02T15:04:05Z) or a duration ago (90m)", since)
+		}
+	default:
+		return badRequest("to %.20q: earliest or since", to)
+	}
+	res, err := s.cfg.Client.RewindSubscription(r.Context(), topic, name, opts)
+	if err != nil {
+		return err
+	}
+	q := url.Values{"done": {"rewind"}, "subscription": {name}, "lanes": {strconv.Itoa(res.Lanes)},
+		"released": {strconv.Itoa(res.Released)}, "pending": {strconv.FormatInt(res.Pending, 10)}}
+	if res.OldestPending != nil {
+		q.Set("oldest", res.OldestPending.UTC().Format(time.RFC3339Nano))
+	}
+	http.Redirect(w, r, "/ui/topics/"+url.PathEscape(topic)+"?"+q.Encode(), http.StatusSeeOther)
 	return nil
 }
 
@@ -297,10 +344,30 @@ func topicFlash(q url.Values, topics []*drover.Topic) string {
 // passes the names' check, never other text from the URL.
 func subscriptionFlash(q url.Values, topic *drover.Topic) string {
 	name := q.Get("subscription")
-	if q.Get("done") != "delete" || validate.Subscription(name) != nil || slices.Contains(topic.Subscriptions, name) {
+	if validate.Subscription(name) != nil {
 		return ""
 	}
-	return fmt.Sprintf("Subscription %s of topic %s deleted, with its position; the jobs of its retry queue stay until they finish.", name, topic.Name)
+	switch q.Get("done") {
+	case "delete":
+		if slices.Contains(topic.Subscriptions, name) {
+			return ""
+		}
+		return fmt.Sprintf("Subscription %s of topic %s deleted, with its position; the jobs of its retry queue stay until they finish.", name, topic.Name)
+	case "rewind":
+		lanes, errL := strconv.Atoi(q.Get("lanes"))
+		released, errR := strconv.Atoi(q.Get("released"))
+		pending, errP := strconv.ParseInt(q.Get("pending"), 10, 64)
+		if errL != nil || errR != nil || errP != nil || !slices.Contains(topic.Subscriptions, name) {
+			return ""
+		}
+		from := "nothing is pending"
+		if oldest, err := time.Parse(time.RFC3339Nano, q.Get("oldest")); err == nil {
+			from = "the oldest was published " + oldest.Format("2006-01-02 15:04:05.000 MST")
+		}
+		return fmt.Sprintf("Subscription %s rewound: %d lanes moved back, %d batches out released (delivered again, their acks refused); %d messages to deliver, %s.",
+			name, lanes, released, pending, from)
+	}
+	return ""
 }
 
 // lanesPage shows the lanes of one subscription: who holds each, until

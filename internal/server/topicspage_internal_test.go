@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // TestTopicRows: rates come from two samples' counters, a subscription's
@@ -12,8 +13,8 @@ import (
 // missed is listed unsampled.
 func TestTopicRows(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	lag := func(topic, sub string, pending int64) drover.SubscriptionLag {
-		return drover.SubscriptionLag{Topic: topic, Subscription: sub, Pending: pending}
+	lag := func(topic, sub string, pending int64) drovertype.SubscriptionLag {
+		return drovertype.SubscriptionLag{Topic: topic, Subscription: sub, Pending: pending}
 	}
 	topics := []*drover.Topic{{Name: "b", Subscriptions: []string{"y", "x"}}, {Name: "a"}}
 	for _, tc := range []struct {
@@ -26,11 +27,11 @@ func TestTopicRows(t *testing.T) {
 	}{
 		{name: "no sample", want: map[string][4]any{"b/x": {false, int64(0), false, 0.0}, "b/y": {false, int64(0), false, 0.0}}},
 		{name: "one sample",
-			cur:  topicSample{At: t0, Lags: []drover.SubscriptionLag{lag("b", "x", 7)}, Published: 10},
+			cur:  topicSample{At: t0, Lags: []drovertype.SubscriptionLag{lag("b", "x", 7)}, Published: 10},
 			want: map[string][4]any{"b/x": {true, int64(7), false, 0.0}, "b/y": {false, int64(0), false, 0.0}}},
 		{name: "two samples",
-			prev:          topicSample{At: t0, Lags: []drover.SubscriptionLag{lag("b", "x", 10), lag("b", "y", 0)}, Published: 100, Delivered: 50},
-			cur:           topicSample{At: t0.Add(2 * time.Second), Lags: []drover.SubscriptionLag{lag("b", "x", 4), lag("b", "y", 8)}, Published: 120, Delivered: 90},
+			prev:          topicSample{At: t0, Lags: []drovertype.SubscriptionLag{lag("b", "x", 10), lag("b", "y", 0)}, Published: 100, Delivered: 50},
+			cur:           topicSample{At: t0.Add(2 * time.Second), Lags: []drovertype.SubscriptionLag{lag("b", "x", 4), lag("b", "y", 8)}, Published: 120, Delivered: 90},
 			wantPublished: 10, wantDelivered: 20,
 			want: map[string][4]any{"b/x": {true, int64(4), true, -3.0}, "b/y": {true, int64(8), true, 4.0}}},
 	} {

@@ -2,8 +2,10 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"html"
 	"net/http"
+	"net/url"
 	"reflect"
 	"regexp"
 	"strconv"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverpg"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/server"
 	"github.com/droverhq/drover/internal/waitfor"
 )
@@ -61,7 +64,7 @@ func TestTopicsPage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := map[string]drover.SubscriptionLag{}
+		want := map[string]drovertype.SubscriptionLag{}
 		for _, l := range lag {
 			want[l.Subscription] = l
 		}
@@ -363,6 +366,145 @@ func TestTopicLaneRelease(t *testing.T) {
 			if status, body, _ := b.post(t, "/ui/topics/chat/subscriptions/bot/lanes/"+bad+"/release", nil, admin); status != http.StatusBadRequest || !strings.Contains(body, "lane") {
 				t.Errorf("release of lane %s = %d: %s", bad, status, body)
 			}
+		}
+	})
+}
+
+// TestTopicSubscriptionRewind (issue 38, item 6): each subscription on a
+// topic's page has a rewind form that asks first, saying what it does;
+// posted across sites it is refused and moves nothing; posted by the
+// dashboard to the earliest it delivers every message again and releases
+// the batch out, and the banner says so; a bad time is a 400 naming it.
+func TestTopicSubscriptionRewind(t *testing.T) {
+	forEachStore(t, func(t *testing.T, b *bundle) {
+		b.must(t, http.StatusCreated, server.ScopeAdmin, "POST", "/v1/topics", map[string]any{"name": "chat", "lanes": 1})
+		b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/topics/chat/subscriptions", map[string]any{"name": "bot", "from_earliest": true})
+		b.must(t, http.StatusOK, server.ScopeEnqueue, "POST", "/v1/topics/chat/publish", map[string]any{"messages": []map[string]any{
+			{"payload": 1}, {"payload": 2}}})
+		// The first message acknowledged, the second out.
+		first := b.receiveHTTP(t, server.ScopeWork, "chat", "bot", map[string]any{"batch_size": 1}).Batches[0]
+		b.must(t, http.StatusOK, server.ScopeWork, "POST", "/v1/topics/chat/subscriptions/bot/ack", map[string]any{"acks": []map[string]any{{"receipt": first.Receipt}}})
+		b.receiveHTTP(t, server.ScopeWork, "chat", "bot", map[string]any{"batch_size": 1})
+		body := b.page(t, "/ui/topics/chat")
+		action := "/ui/topics/chat/subscriptions/bot/rewind"
+		if !strings.Contains(body, `action="`+action+`"`) ||
+			!strings.Contains(body, `data-confirm="Rewind subscription bot of topic chat to the earliest message kept? Every message the topic keeps is delivered to it again`) ||
+			!strings.Contains(body, `data-confirm="Rewind subscription bot of topic chat to the time given?`) {
+			t.Fatalf("topic page without a rewind form that asks first:\n%s", body)
+		}
+		lag := func() float64 {
+			var total float64
+			for _, l := range b.lanesHTTP(t, "chat", "bot") {
+				total += l["lag"].(float64)
+			}
+			return total
+		}
+		session := b.login(t)
+		earliest := url.Values{"to": {"earliest"}}
+		status, body, _ := b.post(t, action, earliest, map[string]string{"Cookie": session, "Origin": "https://evil.example"})
+		if status != http.StatusForbidden {
+			t.Fatalf("cross-site rewind = %d: %s", status, body)
+		}
+		admin := map[string]string{"Authorization": "Bearer " + b.tokens[server.ScopeAdmin]}
+		for _, bad := range []struct {
+			form  url.Values
+			names string
+		}{
+			{url.Values{"to": {"since"}, "since": {"yesterday"}}, "since &#34;yesterday&#34;"},
+			{url.Values{"to": {"sideways"}}, "to &#34;sideways&#34;"},
+			{url.Values{"to": {"since"}, "since": {time.Now().Add(time.Hour).UTC().Format(time.RFC3339)}}, "in the future"},
+		} {
+			if status, body, _ := b.post(t, action, bad.form, admin); status != http.StatusBadRequest || !strings.Contains(body, bad.names) {
+				t.Errorf("rewind %v = %d, want 400 naming %s: %s", bad.form, status, bad.names, body)
+			}
+		}
+		before := lag()
+		status, body, header := b.post(t, action, earliest, admin)
+		if status != http.StatusSeeOther {
+			t.Fatalf("rewind = %d: %s", status, body)
+		}
+		body = b.page(t, header.Get("Location"))
+		if !strings.Contains(body, "Subscription bot rewound: 1 lanes moved back, 1 batches out released") || !strings.Contains(body, "2 messages to deliver") {
+			t.Fatalf("page after the rewind does not say what it did:\n%s", body)
+		}
+		if after := lag(); after != 2 || after <= before {
+			t.Fatalf("lag %v after the rewind (before %v), want both messages pending", after, before)
+		}
+	})
+}
+
+// TestTopicPeekOlderPages (issue 38): GET /v1/topics/{topic}/messages and
+// the topic page's Older link page back through more messages than a page
+// holds, each message on exactly one page, until no older one is left; a
+// bad limit or cursor is a 400 naming it.
+func TestTopicPeekOlderPages(t *testing.T) {
+	forEachStore(t, func(t *testing.T, b *bundle) {
+		b.must(t, http.StatusCreated, server.ScopeAdmin, "POST", "/v1/topics", map[string]any{"name": "chat", "lanes": 2})
+		var msgs []map[string]any
+		for i := range 30 {
+			msgs = append(msgs, map[string]any{"key": "k" + strconv.Itoa(i%5), "payload": i})
+		}
+		b.must(t, http.StatusOK, server.ScopeEnqueue, "POST", "/v1/topics/chat/publish", map[string]any{"messages": msgs})
+
+		type page struct {
+			Messages []struct {
+				ID      int64
+				Payload json.RawMessage
+			}
+			Cursor, Older string
+		}
+		var p page
+		waitfor.Cond(t, "every message readable", func() bool {
+			b.must(t, http.StatusOK, server.ScopeEnqueue, "GET", "/v1/topics/chat/messages?limit=7", nil).decode(t, &p)
+			return len(p.Messages) == 7 && string(p.Messages[6].Payload) == "29"
+		})
+		seen := map[string]int{}
+		for pages := 1; ; pages++ {
+			if len(p.Messages) > 7 {
+				t.Fatalf("page %d holds %d messages", pages, len(p.Messages))
+			}
+			for _, m := range p.Messages {
+				seen[string(m.Payload)]++
+			}
+			if p.Older == "" {
+				if pages != 5 {
+					t.Fatalf("%d pages of 7 for 30 messages, want 5", pages)
+				}
+				break
+			}
+			b.must(t, http.StatusOK, server.ScopeEnqueue, "GET", "/v1/topics/chat/messages?limit=7&cursor="+url.QueryEscape(p.Older), nil).decode(t, &p)
+		}
+		for i := range 30 {
+			if n := seen[strconv.Itoa(i)]; n != 1 {
+				t.Errorf("message %d on %d pages, want 1", i, n)
+			}
+		}
+		for _, bad := range []struct{ query, names string }{{"limit=0", "limit"}, {"limit=x", "limit"}, {"cursor=%3Cx", "cursor"}} {
+			r := b.call(t, server.ScopeEnqueue, "GET", "/v1/topics/chat/messages?"+bad.query, nil, false)
+			if r.status != http.StatusBadRequest || !strings.Contains(r.errorMessage(t), bad.names) {
+				t.Errorf("peek ?%s = %d %s, want 400 naming %s", bad.query, r.status, r.body, bad.names)
+			}
+		}
+
+		// The page: the newest 20, then the 10 before them, then none.
+		older := regexp.MustCompile(`<a href="([^"]*)" id="peek-older">`)
+		body := b.page(t, "/ui/topics/chat")
+		rows := peekRows(body)
+		m := older.FindStringSubmatch(body)
+		if len(rows) != 20 || m == nil {
+			t.Fatalf("topic page with %d messages and older link %v:\n%s", len(rows), m, body)
+		}
+		body = b.page(t, html.UnescapeString(m[1]))
+		more := peekRows(body)
+		payloads := map[string]bool{}
+		for _, r := range append(rows, more...) {
+			payloads[r[1]] = true
+		}
+		if len(more) != 10 || len(payloads) != 30 || older.MatchString(body) || !strings.Contains(body, `id="peek-newest"`) {
+			t.Fatalf("older page with %d messages (%d distinct in all), want the other 10 and no older link:\n%s", len(more), len(payloads), body)
+		}
+		if status, body := b.pageStatus(t, "/ui/topics/chat?before=x"); status != http.StatusBadRequest || !strings.Contains(body, "before") {
+			t.Fatalf("bad older cursor = %d:\n%s", status, body)
 		}
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/jobjson"
 )
 
@@ -134,12 +135,12 @@ func (s *Server) workflowPage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	layout := layoutGraph(g, id)
-	counts := map[drover.JobState]int{}
+	counts := map[drovertype.JobState]int{}
 	for _, j := range g.Jobs {
 		counts[j.State]++
 	}
 	var summary []string
-	for _, st := range drover.JobStates() {
+	for _, st := range drovertype.JobStates() {
 		if counts[st] > 0 {
 			summary = append(summary, fmt.Sprintf("%d %s", counts[st], st))
 		}
@@ -170,7 +171,7 @@ func (s *Server) batchesPage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	type row struct {
-		*drover.Batch
+		*drovertype.Batch
 		Ended int64
 	}
 	rows := make([]row, len(batches))

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/server"
 )
 
@@ -40,7 +40,7 @@ func TestWorkflowInOneRequest(t *testing.T) {
 			t.Fatalf("workflow answer %+v", out)
 		}
 		for _, id := range out.IDs {
-			if st := b.stored(t, id).State; st != drover.JobStatePending {
+			if st := b.stored(t, id).State; st != drovertype.JobStatePending {
 				t.Fatalf("step %d is %s before its parents completed", id, st)
 			}
 		}
@@ -67,7 +67,7 @@ func TestWorkflowInOneRequest(t *testing.T) {
 				"id": j.ID, "attempt": j.Attempt, "lease_token": j.LeaseToken, "outcome": "completed", "result": map[string]any{"by": j.ID}}}})
 		}
 		for _, id := range out.IDs {
-			if st := b.stored(t, id).State; st != drover.JobStateCompleted {
+			if st := b.stored(t, id).State; st != drovertype.JobStateCompleted {
 				t.Fatalf("step %d ended %s", id, st)
 			}
 		}

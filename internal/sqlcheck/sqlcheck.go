@@ -1,7 +1,7 @@
 // Package sqlcheck checks, for the drivers' tests, that the numbers their
 // SQL spells for Go enums agree with droverdriver's constants: job
 // outcomes (droverdriver.Outcome), flow bits (droverdriver.Flow*), unique-key final
-// state bits (droverdriver.FinalBit) and state names (droverdriver.State).
+// state bits (droverdriver.FinalBit) and state names (drovertype.JobState).
 //
 // The SQL writes each such number tagged with the constant it stands for,
 // "IN (1 /*OutcomeCompleted*/, 3 /*OutcomeDiscarded*/)", "flow & 11
@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // Extras are a driver's own codes beyond the shared ones, which Enums
@@ -29,7 +30,7 @@ import (
 type Extras struct {
 	// Outcomes are private outcome codes and the state each ends a job in
 	// (SQLite's packed 6: a completion whose job is deleted).
-	Outcomes map[int]droverdriver.State
+	Outcomes map[int]drovertype.JobState
 	// Constants are the driver's own named constants that its SQL tags,
 	// beside droverdriver.SQLConstants (SQLite's result packing).
 	Constants map[string]int
@@ -51,10 +52,10 @@ var outcomeNames = map[string]droverdriver.Outcome{
 
 // outcomeState is the state a job ends in for each outcome that ends it;
 // the others (retry, released) leave it waiting.
-var outcomeState = map[droverdriver.Outcome]droverdriver.State{
-	droverdriver.OutcomeCompleted: droverdriver.StateCompleted,
-	droverdriver.OutcomeDiscarded: droverdriver.StateDiscarded,
-	droverdriver.OutcomeCancelled: droverdriver.StateCancelled,
+var outcomeState = map[droverdriver.Outcome]drovertype.JobState{
+	droverdriver.OutcomeCompleted: drovertype.JobStateCompleted,
+	droverdriver.OutcomeDiscarded: drovertype.JobStateDiscarded,
+	droverdriver.OutcomeCancelled: drovertype.JobStateCancelled,
 }
 
 // flowMasks are the flow values a statement may test or set: the named
@@ -231,7 +232,7 @@ func Enums(q map[string]string, x Extras) []string {
 					bad(name, "maps outcome %d to state %q; driver says %q", n, w[2], want)
 				}
 			}
-			if m[2] != string(droverdriver.StateCancelled) {
+			if m[2] != string(drovertype.JobStateCancelled) {
 				bad(name, "maps other outcomes to %q; the remaining ending outcome is cancelled", m[2])
 			}
 		}
@@ -263,16 +264,16 @@ func Enums(q map[string]string, x Extras) []string {
 		}
 		// Unique keys' final-state bits.
 		for _, m := range finalCase.FindAllStringSubmatch(code, -1) {
-			named := map[droverdriver.State]bool{}
+			named := map[drovertype.JobState]bool{}
 			for _, w := range finalWhen.FindAllStringSubmatch(m[1], -1) {
 				n := value(name, "Final", w[2], m[0])
-				named[droverdriver.State(w[1])] = true
-				if got := droverdriver.FinalBit(droverdriver.State(w[1])); got != n {
+				named[drovertype.JobState(w[1])] = true
+				if got := droverdriver.FinalBit(drovertype.JobState(w[1])); got != n {
 					bad(name, "final-state bit of %s is %d; droverdriver.FinalBit says %d", w[1], n, got)
 				}
 			}
-			var rest []droverdriver.State
-			for _, s := range droverdriver.States {
+			var rest []drovertype.JobState
+			for _, s := range drovertype.JobStates() {
 				if s.Finished() && !named[s] {
 					rest = append(rest, s)
 				}
@@ -303,7 +304,7 @@ func Enums(q map[string]string, x Extras) []string {
 			}
 		}
 		for _, s := range states {
-			if !droverdriver.State(s).Valid() {
+			if !drovertype.JobState(s).Valid() {
 				bad(name, "compares state with %q, which is no droverdriver.State", s)
 			}
 		}
@@ -322,7 +323,7 @@ func Enums(q map[string]string, x Extras) []string {
 // outcome is a completion, so IN (completed, forget) is a test for
 // "completed".
 func sameState(set []int, x Extras) bool {
-	var state droverdriver.State
+	var state drovertype.JobState
 	for i, n := range set {
 		st, ok := outcomeState[droverdriver.Outcome(n)]
 		if extra, isExtra := x.Outcomes[n]; isExtra {

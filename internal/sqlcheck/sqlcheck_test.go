@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // good is a statement in the drivers' spellings that agrees with
@@ -24,7 +24,7 @@ SELECT id, 'completed', flow & 27 /*FlowEnd*/ FROM done`
 // change of a number, a tag or a name in it is reported.
 func TestEnums(t *testing.T) {
 	x := Extras{
-		Outcomes:  map[int]droverdriver.State{6: droverdriver.StateCompleted},
+		Outcomes:  map[int]drovertype.JobState{6: drovertype.JobStateCompleted},
 		Constants: map[string]int{"outcomeForget": 6, "outcomeMask": 7, "attemptShift": 4},
 		Packed:    `\bpacked\s*(?:>>|&)`,
 	}

@@ -15,13 +15,13 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // queryVars are the placeholders ParseQueries replaces in every statement
 // besides "{schema}": values that Go and SQL share.
 var queryVars = map[string]string{
-	"{errors_kept}": strconv.Itoa(droverdriver.ErrorsKept),
+	"{errors_kept}": strconv.Itoa(drovertype.ErrorsKept),
 }
 
 // ParseQueries reads a file of named statements in the form
@@ -107,12 +107,12 @@ func ParseQueries(src, prefix string) (map[string]string, error) {
 // LoadMigrations reads the numbered migrations NNN_name.up.sql in dir of
 // fsys, lowest first, each with its NNN_name.down.sql when there is one,
 // with every "{schema}" replaced by prefix.
-func LoadMigrations(fsys fs.FS, dir, prefix string) ([]droverdriver.Migration, error) {
+func LoadMigrations(fsys fs.FS, dir, prefix string) ([]drovertype.Migration, error) {
 	entries, err := fs.ReadDir(fsys, dir)
 	if err != nil {
 		return nil, err
 	}
-	var ms []droverdriver.Migration
+	var ms []drovertype.Migration
 	for _, e := range entries {
 		name, ok := strings.CutSuffix(e.Name(), ".up.sql")
 		if !ok {
@@ -131,7 +131,7 @@ func LoadMigrations(fsys fs.FS, dir, prefix string) ([]droverdriver.Migration, e
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
 		}
-		ms = append(ms, droverdriver.Migration{Version: v, Name: label, SQL: strings.ReplaceAll(string(body), "{schema}", prefix),
+		ms = append(ms, drovertype.Migration{Version: v, Name: label, SQL: strings.ReplaceAll(string(body), "{schema}", prefix),
 			Down: strings.ReplaceAll(string(down), "{schema}", prefix)})
 	}
 	sort.Slice(ms, func(i, j int) bool { return ms[i].Version < ms[j].Version })

@@ -4,17 +4,17 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // TestParseQueriesSplicesErrorsKept: the number of errors a statement keeps
-// is droverdriver.ErrorsKept itself, so the SQL cannot drift from the Go constant.
+// is drovertype.ErrorsKept itself, so the SQL cannot drift from the Go constant.
 func TestParseQueriesSplicesErrorsKept(t *testing.T) {
 	q, err := ParseQueries("-- name: Q\nSELECT {errors_kept} FROM {schema}jobs;\n", "s.")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "SELECT " + strconv.Itoa(droverdriver.ErrorsKept) + " FROM s.jobs"; q["Q"] != want {
+	if want := "SELECT " + strconv.Itoa(drovertype.ErrorsKept) + " FROM s.jobs"; q["Q"] != want {
 		t.Fatalf("query = %q, want %q", q["Q"], want)
 	}
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/droverhq/drover/droverfleet"
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/droversqlite"
+	"github.com/droverhq/drover/drovertype"
 )
 
 // DefaultPath is the embedded store used when no URL is given.
@@ -629,7 +630,7 @@ func unwrapPath(err error) error {
 // schema (PostgreSQL) or table prefix (SQLite) substituted as the driver
 // would apply them. It reads the binary's embedded SQL and touches no
 // store: nothing connects, and no SQLite file is created.
-func Migrations(ctx context.Context, t Target, schema string) ([]droverdriver.Migration, error) {
+func Migrations(ctx context.Context, t Target, schema string) ([]drovertype.Migration, error) {
 	switch t.Kind {
 	case Postgres:
 		cfg, err := pgxpool.ParseConfig(t.URL)

@@ -68,6 +68,9 @@ func Markdown(r *Report) string {
 		}
 		row(strings.ToUpper(ref.kind[:1])+ref.kind[1:]+": "+ref.Name, v)
 	}
+	for _, v := range r.viaRows() {
+		row(capitalise(v[0]), v[1])
+	}
 	for _, k := range sortedKeys(r.DB) {
 		row("Database: "+k, formatAny(r.DB[k]))
 	}

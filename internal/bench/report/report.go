@@ -85,6 +85,12 @@ type Report struct {
 	// with no handlers, measured in the same run: what the store allows
 	// Drover's schema before any job runs.
 	Ceiling *Reference `json:"ceiling,omitempty"`
+	// GoInProcess is, for a burndown whose workers go through drover
+	// serve's API (--via), the same backlog worked by a Go client in the
+	// bench process in the same run; Via is how the run's workers did
+	// against it.
+	GoInProcess *Reference `json:"go_in_process,omitempty"`
+	Via         *Via       `json:"via,omitempty"`
 	// Health samples the hot table during a long run (--health-every), to
 	// show whether its size and dead tuples stay flat.
 	Health []HealthSample `json:"health,omitempty"`
@@ -138,6 +144,36 @@ type Reference struct {
 	JobsPerSec float64 `json:"jobs_per_sec"`
 	Command    string  `json:"command"`
 	Cost
+}
+
+// Via is what workers behind drover serve's API did, per worker process.
+type Via struct {
+	// Workers is the --via value: http, python or typescript.
+	Workers string `json:"workers"`
+	// Processes counts the worker processes (1 for http: the bench's).
+	Processes            int     `json:"processes"`
+	JobsPerSecPerProcess float64 `json:"jobs_per_sec_per_process"`
+	// WorkerCPUUsPerJob is the worker processes' own CPU per job, without
+	// the bench process's (which serves the API); nil for http.
+	WorkerCPUUsPerJob *float64 `json:"worker_cpu_us_per_job,omitempty"`
+	// GoRatio is the run's rate over GoInProcess's.
+	GoRatio float64 `json:"go_ratio"`
+}
+
+// viaRows are the rows every output shows for workers behind the API:
+// their rate per worker process, against the Go client's, and their own
+// CPU per job.
+func (r *Report) viaRows() [][2]string {
+	v := r.Via
+	if v == nil {
+		return nil
+	}
+	rows := [][2]string{{"jobs/s per worker process (--via " + v.Workers + ")",
+		fmt.Sprintf("%s (%d process(es); %s× the Go client in-process)", formatRate(v.JobsPerSecPerProcess), v.Processes, formatFloat(v.GoRatio, 2))}}
+	if v.WorkerCPUUsPerJob != nil {
+		rows = append(rows, [2]string{"worker processes' CPU µs/job", formatFloat(*v.WorkerCPUUsPerJob, 2)})
+	}
+	return rows
 }
 
 // Cost is what one job cost, per resource, over a measured interval. A
@@ -361,6 +397,9 @@ func (r *Report) references() []namedReference {
 	}
 	if r.CompleteFloor != nil {
 		out = append(out, namedReference{"complete floor", r.CompleteFloor})
+	}
+	if r.GoInProcess != nil {
+		out = append(out, namedReference{"Go in-process", r.GoInProcess})
 	}
 	return out
 }

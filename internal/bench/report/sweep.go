@@ -83,6 +83,11 @@ type SweepPoint struct {
 	// measured phase's windows: the claims themselves slowing, apart from
 	// the wait before them.
 	ClaimStatementMs float64 `json:"claim_statement_ms"`
+	// JobsPerClaim is the jobs one claim call took, on average, over the
+	// same windows: a claim's statement and commit are paid once per
+	// call, so a point whose claims take fewer jobs pays more per job
+	// (many queues sharing a client's concurrency, one key at a time).
+	JobsPerClaim float64 `json:"jobs_per_claim"`
 	// TableBytes and IndexBytes are the hot table's (topic_messages', for
 	// topics) at the end of the point; nil when the store cannot tell.
 	TableBytes *int64 `json:"table_bytes,omitempty"`
@@ -346,7 +351,7 @@ func (s *Sweep) pointLabel(p SweepPoint) string {
 // sweepRows are the points as table cells, with a header row first.
 func sweepRows(s *Sweep) [][]string {
 	rows := [][]string{{s.Dimension, s.Unit + "/s", "insert/s", "store CPU µs", "client CPU µs", "WAL B",
-		"claim p50 / p99 ms", "claim call ms", "table / index", "done / inserted", "cost ×", "over"}}
+		"claim p50 / p99 ms", "claim call ms · jobs", "table / index", "done / inserted", "cost ×", "over"}}
 	size := func(v *int64) string {
 		if v == nil {
 			return "-"
@@ -361,7 +366,7 @@ func sweepRows(s *Sweep) [][]string {
 			over = "over"
 		}
 		rows = append(rows, []string{label, formatRate(p.PerSec), formatRate(p.InsertPerSec), cost[0], cost[1], cost[2],
-			formatMs(p.ClaimLatencyMs.P50) + " / " + formatMs(p.ClaimLatencyMs.P99), formatMs(p.ClaimStatementMs), size(p.TableBytes) + " / " + size(p.IndexBytes),
+			formatMs(p.ClaimLatencyMs.P50) + " / " + formatMs(p.ClaimLatencyMs.P99), formatMs(p.ClaimStatementMs) + " · " + formatRate(p.JobsPerClaim), size(p.TableBytes) + " / " + size(p.IndexBytes),
 			formatInt(p.Done) + " / " + formatInt(p.Inserted), formatRatio(p.CostRatio), over})
 	}
 	return rows

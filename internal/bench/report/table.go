@@ -59,6 +59,9 @@ func WriteTable(w io.Writer, r *Report) {
 	for _, ref := range r.references() {
 		row(ref.kind+" ("+ref.Name+") jobs/s", formatRate(ref.JobsPerSec))
 	}
+	for _, v := range r.viaRows() {
+		row(v[0], v[1])
+	}
 	for _, k := range sortedKeys(r.DB) {
 		row("db "+k, formatAny(r.DB[k]))
 	}

@@ -30,6 +30,8 @@ type Window struct {
 	Rate float64 `json:"rate"`
 	// ClaimMs is the mean time of one claim call (one batch) in the window.
 	ClaimMs float64 `json:"claim_ms"`
+	// Claims is the number of claim calls in the window.
+	Claims int64 `json:"claims"`
 	// CompleteMs is the mean time of one completion call in the window.
 	CompleteMs float64 `json:"complete_ms"`
 	// HandlerMs is the mean time a handler spent on one job in the window.
@@ -149,6 +151,7 @@ func (s *Sampler) cut(now time.Time, c Counters) Window {
 		Jobs:       jobs,
 		Rate:       ratio(float64(jobs), secs),
 		ClaimMs:    meanMillis(c.ClaimNanos-s.last.ClaimNanos, c.ClaimCount-s.last.ClaimCount),
+		Claims:     c.ClaimCount - s.last.ClaimCount,
 		CompleteMs: meanMillis(c.CompleteNanos-s.last.CompleteNanos, c.CompleteCount-s.last.CompleteCount),
 		HandlerMs:  meanMillis(c.HandlerNanos-s.last.HandlerNanos, c.HandlerCount-s.last.HandlerCount),
 		Backlog:    c.Backlog,

@@ -59,8 +59,8 @@ func TestSamplerWindows(t *testing.T) {
 				}},
 			},
 			want: []Window{
-				{StartSec: 0, Seconds: 2, Jobs: 100, Rate: 50, ClaimMs: 4, CompleteMs: 2, HandlerMs: 1, Backlog: 900},
-				{StartSec: 2, Seconds: 2, Jobs: 300, Rate: 150, ClaimMs: 2, CompleteMs: 2, HandlerMs: 2, Backlog: 600},
+				{StartSec: 0, Seconds: 2, Jobs: 100, Rate: 50, ClaimMs: 4, Claims: 10, CompleteMs: 2, HandlerMs: 1, Backlog: 900},
+				{StartSec: 2, Seconds: 2, Jobs: 300, Rate: 150, ClaimMs: 2, Claims: 20, CompleteMs: 2, HandlerMs: 2, Backlog: 600},
 			},
 		},
 		{
@@ -175,6 +175,7 @@ func windowsEqual(a, b Window) bool {
 		a.Jobs == b.Jobs &&
 		math.Abs(a.Rate-b.Rate) < eps &&
 		math.Abs(a.ClaimMs-b.ClaimMs) < eps &&
+		a.Claims == b.Claims &&
 		math.Abs(a.CompleteMs-b.CompleteMs) < eps &&
 		math.Abs(a.HandlerMs-b.HandlerMs) < eps &&
 		a.Backlog == b.Backlog &&
@@ -195,7 +196,7 @@ func TestWindowJSONKeys(t *testing.T) {
 		got = append(got, k)
 	}
 	sort.Strings(got)
-	want := []string{"backlog", "claim_ms", "complete_ms", "handler_ms", "jobs", "p99_ms", "rate", "seconds", "start_sec"}
+	want := []string{"backlog", "claim_ms", "claims", "complete_ms", "handler_ms", "jobs", "p99_ms", "rate", "seconds", "start_sec"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("keys = %v, want %v", got, want)
 	}

@@ -97,6 +97,7 @@ CALLS: dict[str, Callable[[drover.Client], Any]] = {
     "release_batches": lambda c: c.release_batches("t", "s", ["r1"]),
     "subscription_lanes": lambda c: c.subscription_lanes("t", "s"),
     "release_lane": lambda c: c.release_lane("t", "s", 3),
+    "rewind_subscription": lambda c: c.rewind_subscription("t", "s", earliest=True),
 }
 
 
@@ -224,6 +225,7 @@ MODELS: list[tuple[type, str, dict[str, str], dict[str, str]]] = [
       "subscription": "the subscription of the receive, which the URL names"}),
     (drover.ReceivedBatch, "ReceivedBatch", {}, {}),
     (drover.SubscriptionLane, "SubscriptionLane", {}, {}),
+    (drover.SubscriptionRewind, "SubscriptionRewind", {}, {}),
 ]
 # Fields of every model that are the SDK's own: the answer as it came.
 SDK_FIELDS = {"raw"}
@@ -243,7 +245,8 @@ def test_models_match_the_schemas(model: type, name: str, renamed: dict[str, str
                                              (drover.PeriodicJob, "PeriodicJob"), (drover.Batch, "Batch"),
                                              (drover.Queue, "Queue"), (drover.WorkerInfo, "Worker"),
                                              (drover.BulkTask, "BulkTask"), (drover.Topic, "Topic"),
-                                             (drover.SubscriptionLane, "SubscriptionLane")])
+                                             (drover.SubscriptionLane, "SubscriptionLane"),
+                                             (drover.SubscriptionRewind, "SubscriptionRewind")])
 def test_models_decode_a_full_answer(model: Any, name: str) -> None:
     """Each property of a full answer lands in its field, keeping its type."""
     value = sample(schema(name))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import json
 import threading
 from dataclasses import dataclass
@@ -14,8 +16,9 @@ import pytest
 import drover
 from drover._args import decode_args
 from drover._runtime import Backoff as _Backoff
+from drover._runtime import Inbox
 from drover.errors import error_for_status
-from drover.models import format_time, parse_time
+from drover.models import Job, format_time, parse_time
 from drover.worker import JobContext, Worker, _Held
 
 
@@ -184,3 +187,65 @@ def test_lost_lease_stops_the_handler_and_drops_its_result() -> None:
         fake.httpd.shutdown()
     assert reasons == ["lease_lost"]
     assert [p for p, _, _ in fake.requests if p == "/v1/finish"] == []
+
+
+def test_job_from_json_sets_every_field() -> None:
+    # from_json fills the frozen dataclass's __dict__ directly: a field it
+    # forgets would be missing from the object, not defaulted.
+    job = Job.from_json({"id": 7, "kind": "k", "args": {"a": 1}, "lease_token": "ab" * 16,
+                         "attempted_at": "2026-11-29T09:33:33.123456789Z", "batch_id": 3, "depends_on": [1, 2]})
+    assert set(vars(job)) == {f.name for f in dataclasses.fields(Job)}
+    assert job == Job.from_json(dict(job.raw))
+    assert (job.id, job.kind, job.args, job.batch_id, job.depends_on) == (7, "k", {"a": 1}, 3, [1, 2])
+    assert job.attempted_at == datetime(2026, 11, 29, 9, 33, 33, 123456, tzinfo=timezone.utc)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        job.id = 8  # type: ignore[misc]
+
+
+def test_inbox_runs_every_call_in_order_on_the_loop() -> None:
+    async def main() -> tuple[list[int], set[int]]:
+        loop = asyncio.get_running_loop()
+        inbox = Inbox(loop)
+        seen: list[int] = []
+        threads: set[int] = set()
+        done = asyncio.Event()
+
+        def record(i: int) -> None:
+            seen.append(i)
+            threads.add(threading.get_ident())
+            if len(seen) == 2000:
+                done.set()
+
+        def put(lo: int) -> None:
+            for i in range(lo, lo + 1000):
+                inbox.put(record, i)
+
+        workers = [threading.Thread(target=put, args=(lo,)) for lo in (0, 1000)]
+        for t in workers:
+            t.start()
+        await asyncio.wait_for(done.wait(), 10)
+        for t in workers:
+            t.join()
+        return seen, threads
+
+    seen, threads = asyncio.run(main())
+    assert sorted(seen) == list(range(2000))
+    # Each thread's calls keep their order, and all ran on the loop's thread.
+    assert [i for i in seen if i < 1000] == list(range(1000))
+    assert [i for i in seen if i >= 1000] == list(range(1000, 2000))
+    assert threads == {threading.get_ident()}
+
+
+def test_job_context_event_is_made_on_first_use() -> None:
+    job = Job.from_json({"id": 1, "kind": "k", "args": {}})
+    idle = JobContext(job, "w")
+    assert not idle.is_cancelled() and idle.cancel_reason is None
+    # Interrupted before the handler looked: the event it then reads is set.
+    idle._cancel("timeout")
+    assert idle.cancelled.is_set() and idle.is_cancelled() and idle.cancel_reason == "timeout"
+    # Looked at first (a handler waiting on it): the same event is set later.
+    watched = JobContext(job, "w")
+    event = watched.cancelled
+    assert not event.is_set()
+    watched._cancel("cancel_requested")
+    assert event.is_set() and watched.cancelled is event and watched.cancel_reason == "cancel_requested"

@@ -1,4 +1,4 @@
-import { type Batch, type BatchPage, type BulkAction, type BulkTask, type Message, type Queue, type ReceivedBatch, type SubscriptionLag, type SubscriptionLane, type Topic, type UnroutableJobs, type WorkerInfo, type WorkflowGraph, type InsertOptions, type InsertedBatch, type Job, type JobPage, type JobResult, type JobSpec, type JobState, type Metadata, type PeriodicJob, type PeriodicOptions, type ResultPage } from "./types.js";
+import { type Batch, type BatchPage, type BulkAction, type BulkTask, type Message, type Queue, type ReceivedBatch, type SubscriptionLag, type SubscriptionLane, type SubscriptionRewind, type Topic, type UnroutableJobs, type WorkerInfo, type WorkflowGraph, type InsertOptions, type InsertedBatch, type Job, type JobPage, type JobResult, type JobSpec, type JobState, type Metadata, type PeriodicJob, type PeriodicOptions, type ResultPage } from "./types.js";
 export interface ClientOptions {
     /** Milliseconds before a request is abandoned; default 30 s. */
     timeoutMs?: number;
@@ -275,6 +275,20 @@ export declare class Client {
      * the lane was free already.
      */
     releaseLane(topic: string, subscription: string, lane: number): Promise<boolean>;
+    /**
+     * Moves a subscription back (admin scope), as a Kafka offset reset or a
+     * Pub/Sub seek does: with `{ earliest: true }` every message the topic
+     * keeps is delivered again, with `{ since }` (not in the future) each lane
+     * delivers again from its first message published at or after it. Give
+     * exactly one. Batches out are delivered again and their acks refused;
+     * messages retention removed cannot come back (`oldest_pending` says where
+     * the subscription starts).
+     */
+    rewindSubscription(topic: string, subscription: string, to: {
+        since: Date;
+    } | {
+        earliest: true;
+    }): Promise<SubscriptionRewind>;
 }
 export declare function topicPath(topic: string, rest?: string): string;
 export declare function subscriptionPath(topic: string, name: string, action?: string): string;

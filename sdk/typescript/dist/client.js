@@ -453,6 +453,23 @@ export class Client {
         const path = subscriptionPath(topic, subscription, `lanes/${encodeURIComponent(String(lane))}/release`);
         return (await this.#t.request("POST", path)).released;
     }
+    /**
+     * Moves a subscription back (admin scope), as a Kafka offset reset or a
+     * Pub/Sub seek does: with `{ earliest: true }` every message the topic
+     * keeps is delivered again, with `{ since }` (not in the future) each lane
+     * delivers again from its first message published at or after it. Give
+     * exactly one. Batches out are delivered again and their acks refused;
+     * messages retention removed cannot come back (`oldest_pending` says where
+     * the subscription starts).
+     */
+    async rewindSubscription(topic, subscription, to) {
+        const since = "since" in to ? to.since : undefined;
+        const earliest = "earliest" in to && to.earliest === true;
+        if (earliest === (since !== undefined))
+            throw new TypeError("rewindSubscription: give one of since and earliest");
+        const body = since !== undefined ? { since: since.toISOString() } : { earliest: true };
+        return this.#t.request("POST", subscriptionPath(topic, subscription, "rewind"), body);
+    }
 }
 function queuePath(name, action = "") {
     return "/v1/queues/" + encodeURIComponent(name) + (action ? `/${action}` : "");

@@ -179,6 +179,16 @@ export type SubscriptionLag = operations["topicLag"]["responses"][200]["content"
  * (`attempt`).
  */
 export type SubscriptionLane = Schemas["SubscriptionLane"];
+/**
+ * What a rewind did (Client.rewindSubscription): the lanes it moved back
+ * (`lanes`; a lane at or before the point stays), the batches that were out
+ * (`released`: their acks are refused and their messages delivered again),
+ * the messages the subscription has to deliver now (`pending`) and when the
+ * oldest of them was published (`oldest_pending`: later than the time asked
+ * for when retention removed the messages between, null when none is
+ * pending).
+ */
+export type SubscriptionRewind = Schemas["SubscriptionRewind"];
 /** One page of batches, newest first; pass `nextBefore` as `before` for the next, null on the last. */
 export interface BatchPage {
     batches: Batch[];

@@ -311,7 +311,11 @@ export class Worker {
                     signal: this.#claimAbort.signal,
                 });
                 // The server leaves both out for jobs that depend on none.
-                jobs = (out.jobs ?? []).map((j) => ({ ...j, depends_on: j.depends_on ?? [], parent_results: j.parent_results ?? [] }));
+                jobs = out.jobs ?? [];
+                for (const j of jobs) {
+                    j.depends_on ??= [];
+                    j.parent_results ??= [];
+                }
             }
             catch (e) {
                 this.#release(n);
@@ -339,7 +343,7 @@ export class Worker {
         const held = {
             job,
             key: `${job.id}:${job.attempt}`,
-            abort: new AbortController(),
+            abort: undefined,
             reason: undefined,
             lost: false,
             ended: false,
@@ -359,7 +363,9 @@ export class Worker {
         if (timeoutMs)
             held.timer = setTimeout(() => this.#interrupt(held, "timeout"), timeoutMs);
         const ctx = {
-            signal: held.abort.signal,
+            get signal() {
+                return (held.abort ??= new AbortController()).signal;
+            },
             get reason() {
                 return held.reason;
             },
@@ -381,10 +387,10 @@ export class Worker {
         })();
     }
     #interrupt(held, reason) {
-        if (held.ended || held.abort.signal.aborted)
+        if (held.ended || held.reason !== undefined)
             return;
         held.reason = reason;
-        held.abort.abort(new DOMException(`job ${held.job.id}: ${reason}`, "AbortError"));
+        (held.abort ??= new AbortController()).abort(new DOMException(`job ${held.job.id}: ${reason}`, "AbortError"));
     }
     #base(job, outcome) {
         const r = { id: job.id, attempt: job.attempt, outcome };

@@ -13,6 +13,7 @@ import {
   type ReceivedBatch,
   type SubscriptionLag,
   type SubscriptionLane,
+  type SubscriptionRewind,
   type Topic,
   type UnroutableJobs,
   type WorkerInfo,
@@ -597,6 +598,23 @@ export class Client {
   async releaseLane(topic: string, subscription: string, lane: number): Promise<boolean> {
     const path = subscriptionPath(topic, subscription, `lanes/${encodeURIComponent(String(lane))}/release`);
     return (await this.#t.request<{ released: boolean }>("POST", path)).released;
+  }
+
+  /**
+   * Moves a subscription back (admin scope), as a Kafka offset reset or a
+   * Pub/Sub seek does: with `{ earliest: true }` every message the topic
+   * keeps is delivered again, with `{ since }` (not in the future) each lane
+   * delivers again from its first message published at or after it. Give
+   * exactly one. Batches out are delivered again and their acks refused;
+   * messages retention removed cannot come back (`oldest_pending` says where
+   * the subscription starts).
+   */
+  async rewindSubscription(topic: string, subscription: string, to: { since: Date } | { earliest: true }): Promise<SubscriptionRewind> {
+    const since = "since" in to ? to.since : undefined;
+    const earliest = "earliest" in to && to.earliest === true;
+    if (earliest === (since !== undefined)) throw new TypeError("rewindSubscription: give one of since and earliest");
+    const body = since !== undefined ? { since: since.toISOString() } : { earliest: true };
+    return this.#t.request<SubscriptionRewind>("POST", subscriptionPath(topic, subscription, "rewind"), body);
   }
 }
 

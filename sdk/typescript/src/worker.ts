@@ -162,7 +162,12 @@ export interface WorkerOptions {
 interface Held {
   job: Job;
   key: string;
-  abort: AbortController;
+  /**
+   * Made when the handler first reads ctx.signal, or when the job is
+   * interrupted: most handlers never look, and a controller and its signal
+   * were a large part of a noop job's cost.
+   */
+  abort: AbortController | undefined;
   reason: CancelReason | undefined;
   lost: boolean;
   ended: boolean;
@@ -418,7 +423,11 @@ export class Worker {
           signal: this.#claimAbort.signal,
         });
         // The server leaves both out for jobs that depend on none.
-        jobs = (out.jobs ?? []).map((j) => ({ ...j, depends_on: j.depends_on ?? [], parent_results: j.parent_results ?? [] }));
+        jobs = out.jobs ?? [];
+        for (const j of jobs) {
+          j.depends_on ??= [];
+          j.parent_results ??= [];
+        }
       } catch (e) {
         this.#release(n);
         if (this.#stopping) return;
@@ -445,7 +454,7 @@ export class Worker {
     const held: Held = {
       job,
       key: `${job.id}:${job.attempt}`,
-      abort: new AbortController(),
+      abort: undefined,
       reason: undefined,
       lost: false,
       ended: false,
@@ -464,7 +473,9 @@ export class Worker {
     const timeoutMs = job.timeout_ms || h.timeoutMs;
     if (timeoutMs) held.timer = setTimeout(() => this.#interrupt(held, "timeout"), timeoutMs);
     const ctx: JobContext = {
-      signal: held.abort.signal,
+      get signal() {
+        return (held.abort ??= new AbortController()).signal;
+      },
       get reason() {
         return held.reason;
       },
@@ -486,9 +497,9 @@ export class Worker {
   }
 
   #interrupt(held: Held, reason: CancelReason): void {
-    if (held.ended || held.abort.signal.aborted) return;
+    if (held.ended || held.reason !== undefined) return;
     held.reason = reason;
-    held.abort.abort(new DOMException(`job ${held.job.id}: ${reason}`, "AbortError"));
+    (held.abort ??= new AbortController()).abort(new DOMException(`job ${held.job.id}: ${reason}`, "AbortError"));
   }
 
   #base(job: Job, outcome: AttemptResult["outcome"]): AttemptResult {

@@ -90,6 +90,7 @@ const calls: Record<string, (c: Client) => Promise<unknown>> = {
   releaseBatches: (c) => c.releaseBatches("t", "s", ["r1"]),
   subscriptionLanes: (c) => c.subscriptionLanes("t", "s"),
   releaseLane: (c) => c.releaseLane("t", "s", 3),
+  rewindSubscription: (c) => c.rewindSubscription("t", "s", { earliest: true }),
 };
 
 /** Calls fn with a fetch that checks each request against the document and answers with a sample; returns the operations it saw. */

@@ -88,6 +88,37 @@ for (const backend of backends()) {
       await waitFor(async () => (await client.listJobs({ queue: `topic:${other}` })).jobs.length === 1, "the nacked message's job");
     });
 
+    test("rewind a subscription", async () => {
+      const t = await topic();
+      await client.createSubscription(t, "r", { fromEarliest: true });
+      const ids = await client.publish(t, [0, 1, 2].map((n) => ({ payload: { n }, key: "k" })));
+      const receiveAll = async (): Promise<number[]> => {
+        const got: number[] = [];
+        for (let i = 0; i < 50; i++) {
+          const batches = await client.receive(t, "r", { worker: "w", batchSize: 10, waitMs: 200 });
+          if (batches.length === 0 && got.length >= ids.length) break;
+          for (const b of batches) got.push(...b.messages.map((m) => m.id));
+          assert.deepEqual(await client.ack(t, "r", batches.map((b) => ({ receipt: b.receipt }))), batches.map(() => true));
+        }
+        return got;
+      };
+      assert.deepEqual(await receiveAll(), ids);
+      ids.push(...(await client.publish(t, [{ payload: { n: 3 }, key: "k" }])));
+      const [held] = await client.receive(t, "r", { worker: "w", batchSize: 10, waitMs: 5000 });
+      const rewound = await client.rewindSubscription(t, "r", { earliest: true });
+      assert.deepEqual([rewound.lanes, rewound.released, rewound.pending], [1, 1, 4]);
+      assert.ok(rewound.oldest_pending);
+      assert.deepEqual(await client.ack(t, "r", [{ receipt: held!.receipt }]), [false]);
+      assert.deepEqual(await receiveAll(), ids);
+
+      await assert.rejects(client.rewindSubscription(t, "r", { since: new Date(Date.now() + 3600_000) }), (e: unknown) => e instanceof ValidationError && /future/.test(e.message));
+      await assert.rejects(client.rewindSubscription(t, "nosuch", { earliest: true }), (e: unknown) => e instanceof NotFoundError && /nosuch/.test(e.message));
+      await assert.rejects(server.client(server.workToken).rewindSubscription(t, "r", { earliest: true }), ForbiddenError);
+      const since = await client.rewindSubscription(t, "r", { since: new Date(Date.now() - 3600_000) });
+      assert.deepEqual([since.lanes, since.released, since.pending], [1, 0, 4]);
+      assert.deepEqual(await receiveAll(), ids);
+    });
+
     /** The one lane of subscription s that a consumer holds. */
     async function heldLane(t: string): Promise<SubscriptionLane> {
       const lanes = await client.subscriptionLanes(t, "s");

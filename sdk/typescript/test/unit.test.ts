@@ -195,3 +195,48 @@ test("503 and refused connections are retried with backoff; unacknowledged resul
   assert.equal(claimMax[0], 3);
   assert.ok(claimMax.every((m) => m >= 1 && m <= 3), `claims asked for ${claimMax.join(",")}`);
 });
+
+test("a handler that looks at ctx.signal only after its job was interrupted finds it aborted; claimed jobs get empty depends_on", async () => {
+  let claimed = false;
+  const srv = createServer((req: IncomingMessage, res) => {
+    let data = "";
+    req.on("data", (c) => (data += c));
+    req.on("end", () => {
+      res.setHeader("Content-Type", "application/json");
+      if (req.url === "/v1/claim") {
+        if (claimed) {
+          setTimeout(() => res.end('{"jobs":[]}'), 200);
+          return;
+        }
+        claimed = true;
+        res.end(JSON.stringify({ jobs: [{
+          id: 1, state: "running", queue: "default", kind: "k", priority: 0, args: {}, tags: [], attempt: 1,
+          max_attempts: 25, errors: [], error_count: 0, created_at: "2026-01-01T00:00:00Z", run_at: "2026-01-01T00:00:00Z",
+          cancel_requested: false, lease_token: "a".repeat(32),
+        }] }));
+      } else if (req.url === "/v1/heartbeat") {
+        res.end(JSON.stringify({ lost: [], cancel_requested: [1] }));
+      } else {
+        const body = JSON.parse(data);
+        res.end(JSON.stringify({ accepted: body.results.map((r: { id: number }) => r.id), rejected: [] }));
+      }
+    });
+  });
+  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
+  const addr = srv.address();
+  const url = `http://127.0.0.1:${typeof addr === "object" && addr ? addr.port : 0}`;
+  const w = new Worker({ url, token: "tok", leaseMs: 1200, pollWaitMs: 100, concurrency: 2, logger: quiet });
+  let seen: { aborted: boolean; name: string; dependsOn: unknown; parents: unknown } | undefined;
+  w.register("k", async (job, ctx) => {
+    // The cancel request arrives with the first heartbeat (every 400 ms);
+    // the signal is not read before it.
+    await waitFor(() => ctx.reason !== undefined, "the cancel request", 5000);
+    seen = { aborted: ctx.signal.aborted, name: (ctx.signal.reason as Error).name, dependsOn: job.depends_on, parents: job.parent_results };
+    throw new Error("cancelled as asked");
+  });
+  w.start();
+  await waitFor(() => seen !== undefined, "the handler to see its signal", 5000);
+  await w.stop();
+  srv.close();
+  assert.deepEqual(seen, { aborted: true, name: "AbortError", dependsOn: [], parents: [] });
+});

@@ -46,11 +46,13 @@ from .models import (
     SearchOrder,
     SubscriptionLag,
     SubscriptionLane,
+    SubscriptionRewind,
     Topic,
     UnroutableJobs,
     WorkerInfo,
     Workflow,
     WorkflowGraph,
+    format_time,
 )
 
 __all__ = ["AsyncClient"]
@@ -632,3 +634,20 @@ class AsyncClient:
         Returns False when the lane was free already."""
         out = await self._t.request("POST", subscription_path(topic, subscription, f"lanes/{int(lane)}/release"))
         return bool(out["released"])
+
+    async def rewind_subscription(
+        self, topic: str, subscription: str, *, since: datetime | None = None, earliest: bool = False
+    ) -> SubscriptionRewind:
+        """Moves a subscription back (admin scope), as a Kafka offset reset
+        or a Pub/Sub seek does: with ``earliest`` every message the topic
+        keeps is delivered again, with ``since`` (an aware datetime, not in
+        the future) each lane delivers again from its first message
+        published at or after it. Give exactly one. Batches out are
+        delivered again and their acks refused; messages retention removed
+        cannot come back (the answer's ``oldest_pending`` says where the
+        subscription starts)."""
+        if earliest == (since is not None):
+            raise ValueError("give one of since and earliest")
+        body: dict[str, Any] = {"since": format_time(since)} if since is not None else {"earliest": True}
+        out = await self._t.request("POST", subscription_path(topic, subscription, "rewind"), body)
+        return SubscriptionRewind.from_json(out)

@@ -124,6 +124,32 @@ def to_loop(loop: asyncio.AbstractEventLoop, fn: Callable[..., None], *args: Any
         loop.call_soon_threadsafe(fn, *args)
 
 
+class Inbox:
+    """Calls functions on a loop from other threads, as to_loop does, but
+    wakes the loop once for all the calls that arrive before it runs them:
+    each wake-up is a write to the loop's self-pipe and a turn of its
+    selector, which a noop handler's result would otherwise pay alone."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._lock = threading.Lock()
+        self._calls: list[tuple[Callable[..., None], tuple[Any, ...]]] = []
+
+    def put(self, fn: Callable[..., None], *args: Any) -> None:
+        """Queues fn(*args) for the loop; nothing once the loop is closed."""
+        with self._lock:
+            self._calls.append((fn, args))
+            if len(self._calls) > 1:
+                return  # the loop is woken already and has not drained yet
+        to_loop(self._loop, self._drain)
+
+    def _drain(self) -> None:
+        with self._lock:
+            calls, self._calls = self._calls, []
+        for fn, args in calls:
+            fn(*args)
+
+
 class Runnable(Protocol):
     """An async worker or consumer, as a SyncRunner drives it."""
 

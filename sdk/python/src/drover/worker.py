@@ -51,12 +51,12 @@ from ._runtime import (
     Backoff,
     Changed,
     Handler,
+    Inbox,
     StopControl,
     SyncRunner,
     ThreadPool,
     describe,
     format_trace,
-    to_loop,
     truncate,
 )
 from .errors import DroverError, NotFoundError, PayloadTooLargeError, ValidationError
@@ -115,6 +115,11 @@ class Snooze(Exception):
         self.seconds = seconds
 
 
+# Guards the first use of a JobContext's event, which the handler's thread
+# and the loop's may make at once.
+_event_lock = threading.Lock()
+
+
 class JobContext:
     """What a handler knows of its job, and how it learns to stop.
 
@@ -130,7 +135,10 @@ class JobContext:
     def __init__(self, job: Job, worker_id: str) -> None:
         self.job = job
         self.worker_id = worker_id
-        self.cancelled = threading.Event()
+        # Made on first use: most jobs never look at it, and an Event (a
+        # Condition and its locks) costs more than the rest of a noop job's
+        # context.
+        self._cancelled: threading.Event | None = None
         self.cancel_reason: str | None = None
         self._result: Any = None
         self._has_result = False
@@ -179,8 +187,20 @@ class JobContext:
         ``Job.ParentResults``)."""
         return self.job.parent_results
 
+    @property
+    def cancelled(self) -> threading.Event:
+        """Set when the job should stop (see the class's description)."""
+        ev = self._cancelled
+        if ev is None:
+            with _event_lock:
+                if self._cancelled is None:
+                    self._cancelled = threading.Event()
+                ev = self._cancelled
+        return ev
+
     def is_cancelled(self) -> bool:
-        return self.cancelled.is_set()
+        ev = self._cancelled
+        return ev is not None and ev.is_set()
 
     def set_result(self, value: Any) -> None:
         """Records value (JSON-encodable, a dataclass or a pydantic model) as
@@ -191,7 +211,7 @@ class JobContext:
         self._result, self._has_result = value, True
 
     def _cancel(self, reason: str) -> None:
-        if not self.cancelled.is_set():
+        if not self.is_cancelled():
             self.cancel_reason = reason
             self.cancelled.set()
 
@@ -327,6 +347,8 @@ class AsyncWorker:
         self._claim_t: AsyncTransport | None = None
         self._t: AsyncTransport | None = None
         self._pool = ThreadPool("drover-handler")
+        # Results of sync handlers, handed to the loop in batches.
+        self._inbox: Inbox | None = None
 
     # Configuration and registration.
 
@@ -469,6 +491,7 @@ class AsyncWorker:
         self._claim_t = AsyncTransport(url, token, timeout=c.poll_wait + 30)
         self._t = AsyncTransport(url, token, timeout=max(30.0, c.lease))
         self._free = c.concurrency
+        self._inbox = Inbox(asyncio.get_running_loop())
         self._heartbeat = asyncio.create_task(self._heartbeat_loop())
         self._finisher = asyncio.create_task(self._finish_loop())
         self._claimers = [asyncio.create_task(self._claim_loop(q)) for q in c.queues]
@@ -560,7 +583,9 @@ class AsyncWorker:
         if k.handler.is_async:
             held.task = asyncio.create_task(self._run_async(held, k.handler))
         else:
-            self._pool.submit(lambda: self._call_sync(held, k.handler), lambda r: to_loop(loop, self._end, held, r))
+            inbox = self._inbox
+            assert inbox is not None
+            self._pool.submit(lambda: self._call_sync(held, k.handler), lambda r: inbox.put(self._end, held, r))
 
     def _call_sync(self, held: _Held, h: Handler) -> dict[str, Any]:
         try:

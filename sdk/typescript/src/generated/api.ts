@@ -647,6 +647,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/topics/{topic}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a topic's messages without consuming them: the newest, those published since a cursor, or the page before an older cursor.
+         * @description Nothing records the read: no subscription moves and no lane is held. Pages go by each lane's position (keyset), never by an offset, so a page far back costs what the first does.
+         */
+        get: operations["peekTopic"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/topics/{topic}/subscriptions": {
         parameters: {
             query?: never;
@@ -769,6 +789,26 @@ export interface paths {
          * @description The lanes are free for other consumers at once, their cursors unmoved, and the deliveries do not count as attempts.
          */
         post: operations["releaseBatches"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/topics/{topic}/subscriptions/{name}/rewind": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver again: move a subscription back to the earliest message kept or to a publish time.
+         * @description Give exactly one of earliest and since. Each lane goes back to just before its first such message, and its later messages follow in order, so each key's order holds; positions follow commit order, so a message published before since whose transaction committed after such a message's is delivered again too. Messages retention removed cannot be delivered again: oldest_pending says where the subscription starts. Every lease of the subscription ends: batches out are delivered again and their acks answer accepted false. Other subscriptions do not move.
+         */
+        post: operations["rewindSubscription"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1548,6 +1588,37 @@ export interface components {
             oldest_run_at: string;
             /** Format: int64 */
             first_id: number;
+        };
+        /** @description A message read by a peek, which consumes nothing. Its payload comes once, as a delivery's: as JSON in payload when it is valid JSON, else in base64 in payload_base64. */
+        PeekedMessage: {
+            /** Format: int64 */
+            id: number;
+            lane: number;
+            key?: string;
+            /** @description The payload, when it is valid JSON (absent otherwise). */
+            payload?: unknown;
+            /**
+             * Format: byte
+             * @description The payload's bytes, when they are not valid JSON (absent otherwise).
+             */
+            payload_base64?: string;
+            metadata?: Record<string, never>;
+            /** Format: date-time */
+            published_at: string;
+        };
+        /** @description What a rewind did. */
+        SubscriptionRewind: {
+            /** @description Lanes moved back; a lane already at or before the point stays where it is (a rewind never skips a message). */
+            lanes: number;
+            /** @description Batches that were out on the subscription: their acks are refused from now on and their messages are delivered again. */
+            released: number;
+            /** @description Messages the subscription has to deliver after the rewind. */
+            pending: number;
+            /**
+             * Format: date-time
+             * @description When the oldest of them was published: later than since when retention removed the messages published between them, or none was published then; null when none is pending.
+             */
+            oldest_pending: string | null;
         };
         /** @description One shard of a fleet as the server last saw it. Figures of jobs are the whole store's (whichever process ran them); claims are this server's, for its HTTP workers. */
         Shard: {
@@ -5427,6 +5498,104 @@ export interface operations {
             };
         };
     };
+    peekTopic: {
+        parameters: {
+            query?: {
+                /** @description The messages of a page: the newest or an older page holds at most limit, a page after a cursor at most limit of each lane. */
+                limit?: number;
+                /** @description Empty: the newest messages. The cursor of an earlier answer: the messages published since. Its older: the page before it. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                topic: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of messages, in ID (publish) order. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        messages: components["schemas"]["PeekedMessage"][];
+                        /** @description Pass as cursor to read the messages published after those this page read, up to limit of each lane; empty on a page of older messages. */
+                        cursor: string;
+                        /** @description Pass as cursor to read the limit messages published before those this page showed (each message on one page only); empty when none is left. */
+                        older: string;
+                    };
+                };
+            };
+            /** @description limit is out of range or cursor is not a cursor of this topic's peeks. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No token, or an unknown one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope, or is restricted to queues and the topic's retry queue (topic:<topic>) is not one of them. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The topic is not stored. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body was sent that is not application/json (this operation takes none). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store failed. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unavailable (down, restarting or unreachable); retry after the Retry-After delay. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     createSubscription: {
         parameters: {
             query?: never;
@@ -6127,6 +6296,115 @@ export interface operations {
                 };
             };
             /** @description The token lacks the scope, or is restricted to queues and the topic's retry queue (topic:<topic>) is not one of them. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The topic or the subscription is not stored. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over the limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store failed. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unavailable (down, restarting or unreachable); retry after the Retry-After delay. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    rewindSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                topic: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description true: every message the topic keeps is delivered again. */
+                    earliest?: boolean;
+                    /**
+                     * Format: date-time
+                     * @description Each lane delivers again from its first message published at or after this time (not in the future).
+                     */
+                    since?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description What the rewind did. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriptionRewind"];
+                };
+            };
+            /** @description The body gives neither or both of earliest and since, since is not a time or is in the future, or a field is invalid; nothing moved. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No token, or an unknown one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the admin scope. */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -1,4 +1,4 @@
-package droverdriver
+package drovertype
 
 import (
 	"crypto/rand"
@@ -12,7 +12,7 @@ import (
 // mostly 1, so fencing by (ID, attempt) alone let any caller who could
 // reach the store guess a running attempt and finish it, or extend its
 // lease; 128 random bits cannot be guessed. It plays the part of an SQS
-// receipt handle.
+// receipt handle, and encodes as 32 hex digits in text and JSON.
 //
 // One token covers every job of one claim statement: the worker that holds
 // the claim holds all its jobs anyway, and one draw from crypto/rand per
@@ -74,13 +74,3 @@ func (t *LeaseToken) UnmarshalText(b []byte) error {
 	*t = v
 	return nil
 }
-
-// ErrorsKept is how many attempt errors a job keeps: every statement that
-// records an error drops the oldest beyond this many, and counts every
-// error in error_count. An attempt's error may be 128 KiB and a job may
-// allow a million attempts, so an unbounded history made every claim and
-// read of a much-failed job carry megabytes, and every append rewrite them.
-// The drivers' statement loader (internal/sqlfile) splices this number
-// into their SQL ({errors_kept}),
-// so Go and the stores cannot disagree on it.
-const ErrorsKept = 20

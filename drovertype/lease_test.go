@@ -1,4 +1,4 @@
-package droverdriver
+package drovertype
 
 import (
 	"strings"

@@ -1,0 +1,15 @@
+-- The running jobs alone, by the worker that holds them (issue 36). The
+-- leader's rescue pass looks for running jobs whose lease expired, and with
+-- no index of running rows it read the whole hot table on every pass: half
+-- a second with a million jobs waiting, though only the jobs workers hold
+-- can be running. This index holds those, as many as the workers' slots,
+-- whatever waits; the worker registry's check of a worker's running jobs
+-- and LeaseOwners read it too.
+--
+-- It is keyed by lease_owner, which a claim sets and only the end of the
+-- attempt changes, not by lease_expires_at: heartbeats extend every lease
+-- every third of the lease, and while no index holds the expiry they stay
+-- heap-only updates that write no index entry. A claim already writes a
+-- new version of the row to every index it matches (its state changes),
+-- so this adds one entry per claim.
+CREATE INDEX jobs_running_idx ON {schema}jobs (lease_owner) WHERE state = 'running';

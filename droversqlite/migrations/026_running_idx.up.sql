@@ -1,0 +1,12 @@
+-- The running jobs alone, by the worker that holds them (issue 36). The
+-- leader's rescue pass looks for running jobs whose lease expired, and with
+-- no index of running rows it read the whole hot table on every pass,
+-- though only the jobs workers hold can be running. This index holds
+-- those, as many as the workers' slots, whatever waits; the worker
+-- registry's check of a worker's running jobs and LeaseOwners read it too.
+--
+-- It is keyed by lease_owner, which a claim sets and only the end of the
+-- attempt changes, not by lease_expires_at: heartbeats extend every lease
+-- every third of the lease, and an update rewrites only the index entries
+-- of the columns it changes, so heartbeats write none.
+CREATE INDEX {schema}jobs_running_idx ON {schema}jobs (lease_owner) WHERE state = 'running';
