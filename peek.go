@@ -20,6 +20,12 @@ import (
 // MaxTopicPeek bounds the messages of each lane one PeekTopic reads.
 const MaxTopicPeek = 1000
 
+// peekMaxBytes bounds the payload and metadata bytes of one PeekTopic's
+// messages (the first message whatever its size), as a receive's are
+// bounded: a limit of 1,000 messages a lane of 1 MiB payloads would
+// otherwise hand a reader gigabytes in one answer.
+const peekMaxBytes = 4 << 20
+
 // PeekedMessage is a message of a topic as PeekTopic shows it.
 type PeekedMessage struct {
 	ID          int64
@@ -56,7 +62,9 @@ const olderMark = "<"
 // (and, on PostgreSQL, a sequencing pass has given it its position, which
 // PeekTopic runs first), as for subscriptions. Pages go by each lane's
 // position (keyset pagination), never by an offset: a page costs one
-// bounded backward range of each lane however far back it is.
+// bounded backward range of each lane however far back it is. One answer
+// holds at most 4 MiB of payloads and metadata (the first message whatever
+// its size); the cursors go on from what it showed.
 func (c *Client[TTx]) PeekTopic(ctx context.Context, topic string, limit int, cursor string) (*TopicPeek, error) {
 	if limit < 1 || limit > MaxTopicPeek {
 		return nil, invalidf("limit %d: must be between 1 and %d", limit, MaxTopicPeek)
@@ -78,7 +86,7 @@ func (c *Client[TTx]) PeekTopic(ctx context.Context, topic string, limit int, cu
 		if err != nil {
 			return nil, err
 		}
-		p := droverdriver.TopicReadParams{Sequence: true}
+		p := droverdriver.TopicReadParams{Sequence: true, MaxBytes: peekMaxBytes}
 		for lane, pos := range positions {
 			p.Topics, p.Lanes, p.Cursors = append(p.Topics, topic), append(p.Lanes, lane), append(p.Cursors, pos)
 			p.Tos, p.Limits = append(p.Tos, droverdriver.PositionMax), append(p.Limits, limit)
@@ -106,7 +114,7 @@ func (c *Client[TTx]) PeekTopic(ctx context.Context, topic string, limit int, cu
 	if err != nil {
 		return nil, err
 	}
-	page := newestOf(rows, lanes, limit)
+	page := newestOf(rows, lanes, limit, peekMaxBytes)
 	out := &TopicPeek{Messages: peeked(page)}
 	newest := make([]droverdriver.Position, lanes)
 	for _, m := range rows {
@@ -164,13 +172,17 @@ func peeked(rows []*droverdriver.MessageRow) []*PeekedMessage {
 // a lane's order (commit order) and its IDs can differ, and a page that
 // took a lane's messages by ID alone could leave one between two it
 // showed, which the next older page, going back from the oldest shown,
-// would never show.
-func newestOf(rows []*droverdriver.MessageRow, lanes, limit int) []*droverdriver.MessageRow {
+// would never show. The page stops before the message that would take its
+// payload and metadata past maxBytes (the first one whatever its size):
+// what it leaves of a lane is older than what it showed of it, so the
+// next older page shows it.
+func newestOf(rows []*droverdriver.MessageRow, lanes, limit int, maxBytes int64) []*droverdriver.MessageRow {
 	byLane := make([][]*droverdriver.MessageRow, lanes)
 	for _, m := range rows {
 		byLane[m.Lane] = append(byLane[m.Lane], m)
 	}
 	var out []*droverdriver.MessageRow
+	var bytes int64
 	for len(out) < limit {
 		pick := -1
 		for lane, ms := range byLane {
@@ -182,7 +194,11 @@ func newestOf(rows []*droverdriver.MessageRow, lanes, limit int) []*droverdriver
 			break
 		}
 		ms := byLane[pick]
-		out, byLane[pick] = append(out, ms[len(ms)-1]), ms[:len(ms)-1]
+		m := ms[len(ms)-1]
+		if bytes += m.Bytes(); len(out) > 0 && bytes > maxBytes {
+			break
+		}
+		out, byLane[pick] = append(out, m), ms[:len(ms)-1]
 	}
 	return out
 }

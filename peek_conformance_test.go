@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/droverhq/drover"
@@ -165,6 +166,86 @@ func TestPeekTopicOlderPages(t *testing.T) {
 		}
 		if _, err := peeker.PeekTopic(ctx, "chat", 4, "<1.2"); !errors.Is(err, drover.ErrInvalid) {
 			t.Fatalf("an older cursor of another topic's lanes: %v, want ErrInvalid", err)
+		}
+	})
+}
+
+// TestPeekTopicBoundsBytes publishes 10 messages of 900 KiB: a peek of up
+// to 50 shows no more than 4 MiB of them (a reader cannot make the store
+// hand it a lane's whole megabyte payloads in one answer), the newest
+// first, and the older pages and a cursor read go on from there, each
+// message shown once.
+func TestPeekTopicBoundsBytes(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		ctx := context.Background()
+		_, c := topicSetup(t, s, 2)
+		peeker := c.(interface {
+			PeekTopic(ctx context.Context, topic string, limit int, cursor string) (*drover.TopicPeek, error)
+		})
+		const n, size, budget = 10, 900 << 10, 4 << 20
+		payload := []byte(`"` + strings.Repeat("x", size-2) + `"`)
+		first, err := peeker.PeekTopic(ctx, "chat", 50, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var all []int64
+		for i := range n {
+			ids, err := c.Publish(ctx, "chat", drover.Message{Key: fmt.Sprintf("k%d", i), Payload: payload})
+			if err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, ids...)
+		}
+		check := func(what string, p *drover.TopicPeek) {
+			t.Helper()
+			var bytes int
+			for _, m := range p.Messages {
+				bytes += len(m.Payload) + len(m.Metadata)
+			}
+			if len(p.Messages) == 0 || bytes > budget {
+				t.Fatalf("%s: %d messages of %d bytes, want at least one and at most %d bytes", what, len(p.Messages), bytes, budget)
+			}
+		}
+		var peek *drover.TopicPeek
+		waitfor.Cond(t, "the newest page", func() bool {
+			if peek, err = peeker.PeekTopic(ctx, "chat", 50, ""); err != nil {
+				t.Fatal(err)
+			}
+			return len(peek.Messages) > 0 && peek.Messages[len(peek.Messages)-1].ID == all[n-1]
+		})
+		seen := map[int64]int{}
+		for pages := 1; ; pages++ {
+			check(fmt.Sprintf("page %d", pages), peek)
+			for _, m := range peek.Messages {
+				seen[m.ID]++
+			}
+			if peek.Older == "" || pages > n {
+				break
+			}
+			if peek, err = peeker.PeekTopic(ctx, "chat", 50, peek.Older); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// The reads after the cursor of the peek before the publishes:
+		// bounded too, and together every message once.
+		read := map[int64]int{}
+		next := first
+		for reads := 1; reads <= n; reads++ {
+			if next, err = peeker.PeekTopic(ctx, "chat", 50, next.Cursor); err != nil {
+				t.Fatal(err)
+			}
+			if len(next.Messages) == 0 {
+				break
+			}
+			check(fmt.Sprintf("read %d after the cursor", reads), next)
+			for _, m := range next.Messages {
+				read[m.ID]++
+			}
+		}
+		for _, id := range all {
+			if seen[id] != 1 || read[id] != 1 {
+				t.Errorf("message %d shown on %d older pages and in %d cursor reads, want 1 and 1", id, seen[id], read[id])
+			}
 		}
 	})
 }

@@ -26,6 +26,8 @@ invalid, still goes to the server and through every check.
   the "fallback" policy with a worker_type;
 - a topic message's key, metadata and JSON payload, like a job's args, are text the
   store can hold;
+- a subscription's rewind gives exactly one of earliest (true) and since,
+  and a since that is not in the future;
 - no string anywhere inside args, metadata or a result may hold NUL or a
   lone surrogate: the store cannot hold them (PostgreSQL's jsonb refuses
   \u0000), so the server answers 400, and a schema cannot say "no NUL in
@@ -33,6 +35,7 @@ invalid, still goes to the server and through every check.
 """
 
 import re
+from datetime import datetime, timezone
 
 import schemathesis
 
@@ -129,6 +132,12 @@ def filter_body(ctx, body):
             for m in msgs:
                 if isinstance(m, dict) and not all(_storable(m.get(f)) for f in ("key", "metadata", "payload")):
                     return False
+    elif path == "/v1/topics/{topic}/subscriptions/{name}/rewind" and isinstance(body, dict):
+        since = body.get("since")
+        if (body.get("earliest") is True) == (since is not None):
+            return False
+        if isinstance(since, str) and not _past(since):
+            return False
     elif path == "/v1/claim" and isinstance(body, dict):
         if not _labels_ok(body.get("worker_labels")):
             return False
@@ -136,6 +145,17 @@ def filter_body(ctx, body):
         if isinstance(wait, int) and not isinstance(wait, bool) and wait > MAX_WAIT_MS:
             return False
     return True
+
+
+def _past(stamp):
+    """Whether stamp, an RFC 3339 time, is one the server takes: it parses
+    (a leap second, which the schema's date-time allows, does not in Go
+    either) and is not in the future."""
+    try:
+        t = datetime.fromisoformat(stamp.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        return False
+    return t.tzinfo is not None and t <= datetime.now(timezone.utc)
 
 
 SCHEDULES = ("@hourly", "@daily", "@every 1h", "*/5 * * * *", "0 3 * * 1-5")
