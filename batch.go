@@ -34,7 +34,7 @@ type InsertedBatch struct {
 // also depend on stored jobs (InsertOpts.DependsOn). Either everything is
 // stored or, on any error, nothing.
 func (c *Client[TTx]) InsertBatch(ctx context.Context, jobs []InsertManyParams, opts *BatchOpts) (*InsertedBatch, error) {
-	return c.insertBatch(ctx, c.driver, jobs, opts)
+	return c.insertBatch(ctx, c.exec, jobs, opts)
 }
 
 // InsertBatchTx is InsertBatch inside the caller's transaction.
@@ -93,7 +93,7 @@ func (e *batchNotFoundError) Is(target error) bool {
 // running and retrying members from an index that holds only those, so
 // it costs the same for a batch of ten jobs and of a million.
 func (c *Client[TTx]) BatchGet(ctx context.Context, id int64) (*drovertype.Batch, error) {
-	r, err := c.driver.BatchGet(ctx, id)
+	r, err := c.exec.BatchGet(ctx, id)
 	if errors.Is(err, ErrNotFound) {
 		return nil, &batchNotFoundError{id: id}
 	}
@@ -118,7 +118,7 @@ func (c *Client[TTx]) BatchList(ctx context.Context, before int64, limit int) ([
 	if before < 0 {
 		return nil, invalidf("before %d: must be a batch id, not negative", before)
 	}
-	return c.driver.BatchList(ctx, droverdriver.BatchListParams{BeforeID: before, Limit: limit})
+	return c.exec.BatchList(ctx, droverdriver.BatchListParams{BeforeID: before, Limit: limit})
 }
 
 // batchResultsPage is how many results BatchResults reads per statement.
@@ -130,25 +130,33 @@ const batchResultsPage = 1000
 func (c *Client[TTx]) BatchResults(ctx context.Context, batchID int64, fn func(drovertype.JobResult) error) error {
 	var after int64
 	for {
-		rows, err := c.driver.BatchResults(ctx, droverdriver.BatchResultsParams{BatchID: batchID, AfterID: after, Limit: batchResultsPage})
+		page, err := c.BatchResultsAfter(ctx, batchID, after, batchResultsPage)
 		if err != nil {
 			return err
 		}
-		for _, r := range rows {
+		for _, r := range page {
 			if err := fn(r); err != nil {
 				return err
 			}
 		}
-		if len(rows) < batchResultsPage {
+		if len(page) < batchResultsPage {
 			return nil
 		}
-		after = rows[len(rows)-1].ID
+		after = page[len(page)-1].ID
 	}
+}
+
+// BatchResultsAfter returns up to limit members of a batch that have
+// ended, with IDs above after, in ID order: one page of what BatchResults
+// streams, for callers that page themselves (drover serve's batch
+// results, whose pages end at a byte budget too).
+func (c *Client[TTx]) BatchResultsAfter(ctx context.Context, batchID, after int64, limit int) ([]drovertype.JobResult, error) {
+	return c.exec.BatchResults(ctx, droverdriver.BatchResultsParams{BatchID: batchID, AfterID: after, Limit: limit})
 }
 
 // JobResult returns a job's state and result.
 func (c *Client[TTx]) JobResult(ctx context.Context, id int64) (*drovertype.JobResult, error) {
-	rows, err := c.driver.JobResults(ctx, []int64{id})
+	rows, err := c.exec.JobResults(ctx, []int64{id})
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +169,7 @@ func (c *Client[TTx]) JobResult(ctx context.Context, id int64) (*drovertype.JobR
 // JobParentResults returns the state and result of every job that job id
 // depends on, in ID order.
 func (c *Client[TTx]) JobParentResults(ctx context.Context, id int64) ([]drovertype.JobResult, error) {
-	return parentResults(ctx, c.driver, id)
+	return parentResults(ctx, c.exec, id)
 }
 
 func parentResults(ctx context.Context, exec droverdriver.Executor, id int64) ([]drovertype.JobResult, error) {
@@ -171,7 +179,7 @@ func parentResults(ctx context.Context, exec droverdriver.Executor, id int64) ([
 // JobDependants returns the state and result of every job that depends on
 // job id (its children in a workflow), in ID order.
 func (c *Client[TTx]) JobDependants(ctx context.Context, id int64) ([]drovertype.JobResult, error) {
-	deps, err := c.driver.JobDeps(ctx, []int64{id})
+	deps, err := c.exec.JobDeps(ctx, []int64{id})
 	if err != nil {
 		return nil, err
 	}
@@ -184,5 +192,5 @@ func (c *Client[TTx]) JobDependants(ctx context.Context, id int64) ([]drovertype
 	if len(children) == 0 {
 		return nil, nil
 	}
-	return c.driver.JobResults(ctx, children)
+	return c.exec.JobResults(ctx, children)
 }

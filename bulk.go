@@ -118,7 +118,7 @@ func (c *Client[TTx]) JobBulkByID(ctx context.Context, action BulkAction, ids []
 // bulkPage applies op to one page of jobs in one transaction and adds it
 // to p.
 func (c *Client[TTx]) bulkPage(ctx context.Context, action BulkAction, op engine.BulkAction, ids []int64, p *BulkProgress) error {
-	changed, err := engine.Bulk(ctx, c.driver, op, ids, c.now())
+	changed, err := engine.Bulk(ctx, c.exec, op, ids, c.now())
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", action, droverdriver.JobsNamed(ids), err)
 	}

@@ -29,7 +29,7 @@ func TestJobBulk(t *testing.T) {
 			t.Fatal(err)
 		}
 		other := b.insert(t, noopArgs{}, nil)
-		if rows, err := b.d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "bulk", Max: running, Owner: "w", Lease: time.Hour}); err != nil || len(rows) != running {
+		if rows, err := b.d.Executor().JobClaim(ctx, droverdriver.ClaimParams{Queue: "bulk", Max: running, Owner: "w", Lease: time.Hour}); err != nil || len(rows) != running {
 			t.Fatalf("claimed %d, %v", len(rows), err)
 		}
 
@@ -118,7 +118,7 @@ func TestJobBulkDelete(t *testing.T) {
 			return b.insert(t, noopArgs{}, &opts)
 		}
 		running := in(drover.InsertOpts{})
-		if rows, err := b.d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "del", Max: 1, Owner: "w", Lease: time.Hour}); err != nil || len(rows) != 1 || rows[0].ID != running {
+		if rows, err := b.d.Executor().JobClaim(ctx, droverdriver.ClaimParams{Queue: "del", Max: 1, Owner: "w", Lease: time.Hour}); err != nil || len(rows) != 1 || rows[0].ID != running {
 			t.Fatalf("claimed %v, %v", rows, err)
 		}
 		// A keyed job and the next job of its key, of another kind, so
@@ -223,7 +223,7 @@ func TestJobBulkByID(t *testing.T) {
 		ctx := context.Background()
 		b := setup(t, s, 1)
 		running := b.insert(t, noopArgs{}, &drover.InsertOpts{Queue: "sel"})
-		if rows, err := b.d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "sel", Max: 1, Owner: "w", Lease: time.Hour}); err != nil || len(rows) != 1 {
+		if rows, err := b.d.Executor().JobClaim(ctx, droverdriver.ClaimParams{Queue: "sel", Max: 1, Owner: "w", Lease: time.Hour}); err != nil || len(rows) != 1 {
 			t.Fatalf("claimed %v, %v", rows, err)
 		}
 		discarded := b.insert(t, noopArgs{}, &drover.InsertOpts{Queue: "sel"})

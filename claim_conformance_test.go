@@ -34,7 +34,7 @@ func TestClaimOrder(t *testing.T) {
 			// differs from ID order and from the order on disk.
 			params[i] = droverdriver.InsertParams{Queue: "q", Kind: "k", Args: []byte(`{}`), Priority: 2 - i%3, MaxAttempts: 1}
 		}
-		ids, err := d.JobInsertMany(ctx, params)
+		ids, err := d.Executor().JobInsertMany(ctx, params)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,7 +51,7 @@ func TestClaimOrder(t *testing.T) {
 		})
 		claim := func(owner string, max int, after *droverdriver.ClaimPosition) []*drovertype.JobRow {
 			t.Helper()
-			rows, err := d.JobClaim(ctx, named(droverdriver.ClaimParams{Queue: "q", Max: max, Owner: owner, Lease: time.Minute, After: after}))
+			rows, err := d.Executor().JobClaim(ctx, named(droverdriver.ClaimParams{Queue: "q", Max: max, Owner: owner, Lease: time.Minute, After: after}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -69,7 +69,7 @@ func TestClaimOrder(t *testing.T) {
 		}
 		// Skip ten jobs of the claim order: a claim past the position of
 		// the twelfth takes only what follows it.
-		pos, err := d.JobGet(ctx, want[11])
+		pos, err := d.Executor().JobGet(ctx, want[11])
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -276,6 +276,9 @@ func DefaultRetryPolicy(attempt int) time.Duration {
 type Client[TTx any] struct {
 	config *Config
 	driver droverdriver.TxDriver[TTx]
+	// exec is the driver's executor, read once: every statement the client
+	// runs outside a caller's transaction goes through it.
+	exec droverdriver.Executor
 
 	mu        sync.Mutex
 	started   bool
@@ -331,14 +334,14 @@ func NewClient[TTx any](d droverdriver.TxDriver[TTx], config *Config) (*Client[T
 	if err != nil {
 		return nil, err
 	}
-	c := &Client[TTx]{config: cfg, driver: d, metrics: &clientMetrics{}, periodic: periodic, identity: newIdentity(cfg)}
-	c.remote = &Remote{exec: d, config: cfg, metrics: c.metrics, claim: c.claim}
+	c := &Client[TTx]{config: cfg, driver: d, exec: d.Executor(), metrics: &clientMetrics{}, periodic: periodic, identity: newIdentity(cfg)}
+	c.remote = &Remote{exec: c.exec, config: cfg, metrics: c.metrics, claim: c.claim}
 	c.periodicSet = c.newPeriodicSet()
 	if err := c.prepareSubscriptions(); err != nil {
 		return nil, err
 	}
-	if te, ok := droverdriver.Driver(d).(droverdriver.TopicExecutor); ok {
-		c.core = &topicCore{exec: d, te: te, metrics: c.metrics, retryDelay: cfg.RetryPolicy, logger: cfg.Logger}
+	if te, ok := c.exec.(droverdriver.TopicExecutor); ok {
+		c.core = &topicCore{exec: c.exec, te: te, metrics: c.metrics, retryDelay: cfg.RetryPolicy, logger: cfg.Logger}
 	}
 	if c.topics, err = c.newTopicConsumer(); err != nil {
 		return nil, err
@@ -370,7 +373,7 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 	bgCtx, stopBG := context.WithCancel(context.Background())
 	c.stopFetch, c.stopBG = stopFetch, stopBG
 	c.tracker = lease.NewTracker()
-	c.completer = completer.New(engine.Finisher{Executor: c.driver}, completer.Config{
+	c.completer = completer.New(engine.Finisher{Executor: c.exec}, completer.Config{
 		Logger: log,
 		OnFlushed: func(results []droverdriver.Result, accepted []int64, took time.Duration) {
 			c.tracker.RemoveResults(results)
@@ -398,10 +401,10 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 	if poller != nil {
 		producerPoll = 0
 	}
-	head, _ := any(c.driver).(droverdriver.HeadClaimer)
+	head, _ := c.exec.(droverdriver.HeadClaimer)
 	fromHead := head != nil && head.ClaimsFromHead()
 	for name, q := range cfg.Queues {
-		c.producers[name] = producer.New(c.driver, c.tracker, c.completer.Submit, c.runJob, producer.Config{
+		c.producers[name] = producer.New(c.exec, c.tracker, c.completer.Submit, c.runJob, producer.Config{
 			Queue: name, MaxWorkers: q.MaxWorkers, ClaimMax: q.ClaimMax, Owner: cfg.ID, Claim: c.claimAsWorker,
 			Lease: cfg.LeaseDuration, PollInterval: producerPoll, Logger: log, OnRan: c.observeRun,
 			Kinds: kinds, FromHead: fromHead,
@@ -420,7 +423,7 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 	c.goBG(func() { c.completer.Run(bgCtx) })
 	if len(c.producers) > 0 {
 		c.goBG(func() {
-			(&lease.Heartbeat{Exec: c.driver, Tracker: c.tracker, Lease: cfg.LeaseDuration,
+			(&lease.Heartbeat{Exec: c.exec, Tracker: c.tracker, Lease: cfg.LeaseDuration,
 				Interval: min(cfg.LeaseDuration/3, engine.WorkerSeenEvery), Logger: log, Seen: c.registerWorker}).Run(bgCtx)
 		})
 		if l := c.driver.NewListener(); l != nil && !cfg.PollOnly {
@@ -488,7 +491,7 @@ func (c *Client[TTx]) wake(queue string) int {
 
 // claim is every claim of the client: its producers' and remote workers'.
 func (c *Client[TTx]) claim(ctx context.Context, p droverdriver.ClaimParams) ([]*drovertype.JobRow, error) {
-	return c.claimIn(ctx, c.driver, p)
+	return c.claimIn(ctx, c.exec, p)
 }
 
 // claimIn claims in ex (the client's store, or a caller's transaction),
@@ -523,7 +526,7 @@ func (c *Client[TTx]) runElector(ctx context.Context) {
 	var stopMaint context.CancelFunc
 	var maintWG sync.WaitGroup
 	e := &leadership.Elector{
-		Exec: c.driver, ID: cfg.ID, TTL: cfg.LeaderTTL, Logger: cfg.Logger,
+		Exec: c.exec, ID: cfg.ID, TTL: cfg.LeaderTTL, Logger: cfg.Logger,
 		OnChange: func(leader bool) {
 			if !leader {
 				if stopMaint != nil {
@@ -537,22 +540,22 @@ func (c *Client[TTx]) runElector(ctx context.Context) {
 			cfg.Logger.Info("maintenance leadership gained", "id", cfg.ID)
 			var mctx context.Context
 			mctx, stopMaint = context.WithCancel(ctx)
-			rescuer := &maintenance.Rescuer{Exec: c.driver, Interval: cfg.RescueInterval, Logger: cfg.Logger,
+			rescuer := &maintenance.Rescuer{Exec: c.exec, Interval: cfg.RescueInterval, Logger: cfg.Logger,
 				OnRescued: func(n int) { c.metrics.rescued.Add(int64(n)) }}
-			pruner := &maintenance.Pruner{Exec: c.driver, Interval: cfg.PruneInterval, Logger: cfg.Logger,
+			pruner := &maintenance.Pruner{Exec: c.exec, Interval: cfg.PruneInterval, Logger: cfg.Logger,
 				Completed: cfg.CompletedRetention, Cancelled: cfg.CancelledRetention, Discarded: cfg.DiscardedRetention}
 			// order: the promoter frees keys whose slot no finish released.
-			promoter := &maintenance.Promoter{Exec: c.driver, Interval: cfg.RescueInterval, Logger: cfg.Logger}
+			promoter := &maintenance.Promoter{Exec: c.exec, Interval: cfg.RescueInterval, Logger: cfg.Logger}
 			// order: the leader inserts the periodic jobs.
-			store, _ := droverdriver.Executor(c.driver).(droverdriver.PeriodicExecutor)
-			sched := &scheduler{entries: c.periodic, logger: cfg.Logger, ticks: c.driver, store: store,
+			store, _ := c.exec.(droverdriver.PeriodicExecutor)
+			sched := &scheduler{entries: c.periodic, logger: cfg.Logger, ticks: c.exec, store: store,
 				reload: cfg.PeriodicReloadInterval, nudge: c.periodicSet.nudge,
 				insert: func(ctx context.Context, jobs []InsertManyParams) ([]int64, error) {
-					return c.insertMany(ctx, c.driver, jobs)
+					return c.insertMany(ctx, c.exec, jobs)
 				}}
 			// routing: the absent-worker policies of jobs aimed at worker
 			// names, and the registry's forgotten workers.
-			router := &maintenance.Router{Exec: c.driver, Interval: cfg.RescueInterval, Logger: cfg.Logger}
+			router := &maintenance.Router{Exec: c.exec, Interval: cfg.RescueInterval, Logger: cfg.Logger}
 			maintWG.Add(5)
 			go func() { defer maintWG.Done(); router.Run(mctx) }()
 			go func() { defer maintWG.Done(); rescuer.Run(mctx) }()
@@ -561,14 +564,14 @@ func (c *Client[TTx]) runElector(ctx context.Context) {
 			go func() { defer maintWG.Done(); sched.run(mctx) }()
 			// The history behind the dashboard's charts, when kept.
 			if cfg.HistoryRetention > 0 {
-				te, _ := c.driver.(droverdriver.TopicExecutor)
-				recorder := &maintenance.HistoryRecorder{Exec: c.driver, Topics: te, Retention: cfg.HistoryRetention, Logger: cfg.Logger}
+				te, _ := c.exec.(droverdriver.TopicExecutor)
+				recorder := &maintenance.HistoryRecorder{Exec: c.exec, Topics: te, Retention: cfg.HistoryRetention, Logger: cfg.Logger}
 				maintWG.Add(1)
 				go func() { defer maintWG.Done(); recorder.Run(mctx) }()
 			}
 			// order: the leader rotates and drops topic generations, when
 			// the store has topics.
-			if te, ok := c.driver.(droverdriver.TopicExecutor); ok {
+			if te, ok := c.exec.(droverdriver.TopicExecutor); ok {
 				retainer := &maintenance.TopicRetainer{Exec: te, Interval: min(cfg.PruneInterval, topicRetainInterval), Logger: cfg.Logger}
 				maintWG.Add(1)
 				go func() { defer maintWG.Done(); retainer.Run(mctx) }()
@@ -639,7 +642,7 @@ func (c *Client[TTx]) Stop(ctx context.Context) error {
 		// reported unroutable from now on, rather than a minute later.
 		_, name := c.identity.get()
 		gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		if gone := c.driver.WorkerGone(gctx, name, c.config.ID); gone != nil {
+		if gone := c.exec.WorkerGone(gctx, name, c.config.ID); gone != nil {
 			c.config.Logger.Warn("drover: unregister worker", "error", gone)
 		}
 		cancel()

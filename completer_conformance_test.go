@@ -33,11 +33,11 @@ func TestCompleterSplitsARefusedFlush(t *testing.T) {
 		if _, err := b.client.InsertMany(ctx, jobs); err != nil {
 			t.Fatal(err)
 		}
-		rows, err := b.d.JobClaim(ctx, droverdriver.ClaimParams{Queue: drover.DefaultQueue, Max: total, Owner: "test", Lease: time.Minute})
+		rows, err := b.d.Executor().JobClaim(ctx, droverdriver.ClaimParams{Queue: drover.DefaultQueue, Max: total, Owner: "test", Lease: time.Minute})
 		if err != nil || len(rows) != total {
 			t.Fatalf("claimed %d jobs (%v), want %d", len(rows), err, total)
 		}
-		c := completer.New(engine.Finisher{Executor: b.d}, completer.Config{BatchSize: total, Logger: slog.New(slog.DiscardHandler)})
+		c := completer.New(engine.Finisher{Executor: b.d.Executor()}, completer.Config{BatchSize: total, Logger: slog.New(slog.DiscardHandler)})
 		var poisonID int64
 		for i, r := range rows {
 			res := droverdriver.Result{ID: r.ID, Attempt: r.Attempt, LeaseToken: r.LeaseToken, Outcome: droverdriver.OutcomeCompleted, Output: []byte(`{"ok":true}`)}

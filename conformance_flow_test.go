@@ -616,7 +616,7 @@ func TestRescueSettles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		claimed, err := b.d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "default", Max: 10, Owner: "dead-worker", Lease: 200 * time.Millisecond})
+		claimed, err := b.d.Executor().JobClaim(ctx, droverdriver.ClaimParams{Queue: "default", Max: 10, Owner: "dead-worker", Lease: 200 * time.Millisecond})
 		if err != nil || len(claimed) != 2 {
 			t.Fatalf("claim = %v, %v", claimed, err)
 		}
@@ -639,7 +639,7 @@ func TestRescueSettles(t *testing.T) {
 			late = append(late, droverdriver.Result{ID: c.ID, Attempt: c.Attempt, LeaseToken: c.LeaseToken, Outcome: droverdriver.OutcomeCompleted,
 				Flow: c.Flow, Output: []byte(`1`)})
 		}
-		accepted, err := engine.Finish(ctx, b.d, late)
+		accepted, err := engine.Finish(ctx, b.d.Executor(), late)
 		if err != nil || len(accepted) != 0 {
 			t.Fatalf("late results accepted = %v, %v", accepted, err)
 		}

@@ -25,6 +25,7 @@ import (
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/droversqlite"
 	"github.com/droverhq/drover/drovertype"
+	"github.com/droverhq/drover/internal/clientapi"
 	"github.com/droverhq/drover/internal/engine"
 	"github.com/droverhq/drover/internal/testdb"
 	"github.com/droverhq/drover/internal/waitfor"
@@ -33,54 +34,19 @@ import (
 // client is what the conformance suite needs of a drover.Client, whatever
 // its transaction type.
 type client interface {
+	// What drover serve and the CLI call of it.
+	clientapi.Client
+
 	ID() string
-	Start(ctx context.Context) error
-	Stop(ctx context.Context) error
-	Stats() drover.Stats
-	Remote() *drover.Remote
-	PeriodicJobs() *drover.PeriodicJobSet
 
 	Insert(ctx context.Context, args drover.Args, opts *drover.InsertOpts) (*drovertype.JobRow, error)
-	InsertMany(ctx context.Context, jobs []drover.InsertManyParams) ([]int64, error)
-	InsertWorkflow(ctx context.Context, w *drover.Workflow) ([]int64, error)
 	InsertChain(ctx context.Context, jobs []drover.InsertManyParams) ([]int64, error)
-	InsertBatch(ctx context.Context, jobs []drover.InsertManyParams, opts *drover.BatchOpts) (*drover.InsertedBatch, error)
 
-	JobGet(ctx context.Context, id int64) (*drovertype.JobRow, error)
-	JobList(ctx context.Context, p drover.JobListParams) ([]*drovertype.JobRow, error)
-	JobSearch(ctx context.Context, p drover.JobListParams) (*drover.JobPage, error)
-	JobCount(ctx context.Context, p drover.JobListParams) (drover.JobCount, error)
-	JobStateCounts(ctx context.Context, p drover.JobListParams) (map[drovertype.JobState]drover.JobCount, error)
-	JobCancel(ctx context.Context, id int64) (*drovertype.JobRow, error)
-	JobRetry(ctx context.Context, id int64) (*drovertype.JobRow, error)
-	JobDiscard(ctx context.Context, id int64) (*drovertype.JobRow, error)
-	JobBulk(ctx context.Context, action drover.BulkAction, filter drover.JobListParams, progress func(drover.BulkProgress)) (drover.BulkProgress, error)
-	JobBulkByID(ctx context.Context, action drover.BulkAction, ids []int64, progress func(drover.BulkProgress)) (drover.BulkProgress, error)
-	JobCountByState(ctx context.Context, queue string) (map[drovertype.JobState]int64, error)
-	JobResult(ctx context.Context, id int64) (*drovertype.JobResult, error)
-	JobParentResults(ctx context.Context, id int64) ([]drovertype.JobResult, error)
-	BatchGet(ctx context.Context, id int64) (*drovertype.Batch, error)
 	BatchResults(ctx context.Context, batchID int64, fn func(drovertype.JobResult) error) error
-	QueueStats(ctx context.Context) ([]drovertype.QueueStats, error)
-	QueuePause(ctx context.Context, name string) error
-	QueueResume(ctx context.Context, name string) error
-	QueuePauseKind(ctx context.Context, queue, kind string) error
-	QueueResumeKind(ctx context.Context, queue, kind string) error
-	QueueSetLimits(ctx context.Context, name string, l drover.QueueLimits) (*drovertype.QueueSettings, error)
-	QueueGet(ctx context.Context, name string) (*drovertype.QueueSettings, error)
-	QueueList(ctx context.Context) ([]*drovertype.QueueSettings, error)
 	LeaseOwners(ctx context.Context) ([]drovertype.LeaseOwner, error)
-	FinishedStats(ctx context.Context, since, until time.Time) ([]drovertype.FinishedStats, error)
 
 	// Routing (routing.go).
 	SetWorkerLabels(ctx context.Context, labels map[string]string) error
-	Workers(ctx context.Context) ([]*drovertype.WorkerInfo, error)
-	Unroutable(ctx context.Context) ([]*drover.UnroutableJobs, error)
-	QueueSetStrictOrder(ctx context.Context, name string, maxRunning int) (*drovertype.QueueSettings, error)
-	QueueHeadOf(ctx context.Context, name string) (*drovertype.QueueHead, error)
-
-	// The history behind the dashboard's charts (history.go).
-	StatsHistory(ctx context.Context, p drover.StatsHistoryParams) (*drover.StatsHistory, error)
 }
 
 // store is one driver under test. Everything store-specific lives in these
@@ -825,7 +791,7 @@ func TestLeaseExpiryRescueAndFencing(t *testing.T) {
 		b := setup(t, s, 2)
 		ctx := context.Background()
 		id := b.insert(t, noopArgs{}, nil)
-		claimed, err := b.d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "default", Max: 10, Owner: "dead-worker", Lease: 200 * time.Millisecond})
+		claimed, err := b.d.Executor().JobClaim(ctx, droverdriver.ClaimParams{Queue: "default", Max: 10, Owner: "dead-worker", Lease: 200 * time.Millisecond})
 		if err != nil || len(claimed) != 1 || claimed[0].ID != id || claimed[0].Attempt != 1 {
 			t.Fatalf("claim = %v, %v", claimed, err)
 		}
@@ -834,7 +800,7 @@ func TestLeaseExpiryRescueAndFencing(t *testing.T) {
 		if row.Attempt != 2 || len(row.Errors) != 1 || !strings.Contains(row.Errors[0].Error, "lease expired") {
 			t.Fatalf("rescued row = %+v", row)
 		}
-		accepted, err := engine.Finish(ctx, b.d, []droverdriver.Result{{ID: id, Attempt: 1, LeaseToken: claimed[0].LeaseToken,
+		accepted, err := engine.Finish(ctx, b.d.Executor(), []droverdriver.Result{{ID: id, Attempt: 1, LeaseToken: claimed[0].LeaseToken,
 			Outcome: droverdriver.OutcomeDiscarded}})
 		if err != nil || len(accepted) != 0 {
 			t.Fatalf("late result accepted = %v, %v", accepted, err)
@@ -962,7 +928,7 @@ func TestMaintenanceSurvivesLeaderStop(t *testing.T) {
 			t.Fatal(err)
 		}
 		id := b.insert(t, noopArgs{}, &drover.InsertOpts{Queue: "orphans"})
-		if _, err := b.d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "orphans", Max: 1, Owner: "dead", Lease: 100 * time.Millisecond}); err != nil {
+		if _, err := b.d.Executor().JobClaim(ctx, droverdriver.ClaimParams{Queue: "orphans", Max: 1, Owner: "dead", Lease: 100 * time.Millisecond}); err != nil {
 			t.Fatal(err)
 		}
 		// Nobody works "orphans"; only the rescuer can move the job.
@@ -1071,22 +1037,22 @@ func TestClaimAfterPosition(t *testing.T) {
 		for _, prio := range []int{0, 0, 0, 1, 1, 2} {
 			params = append(params, droverdriver.InsertParams{Queue: "q", Kind: "k", Args: []byte(`{}`), Priority: prio, MaxAttempts: 1})
 		}
-		ids, err := d.JobInsertMany(ctx, params)
+		ids, err := d.Executor().JobInsertMany(ctx, params)
 		if err != nil {
 			t.Fatal(err)
 		}
-		first, err := d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "q", Max: 2, Owner: "a", Lease: time.Minute})
+		first, err := d.Executor().JobClaim(ctx, droverdriver.ClaimParams{Queue: "q", Max: 2, Owner: "a", Lease: time.Minute})
 		if err != nil || len(first) != 2 || first[0].ID != ids[0] || first[1].ID != ids[1] {
 			t.Fatalf("full claim: %v, %v; want jobs %v", first, err, ids[:2])
 		}
 		// Past the fourth job (priority 1): the fifth and sixth, in order,
 		// and nothing of the third (priority 0, before the position).
-		fourth, err := d.JobGet(ctx, ids[3])
+		fourth, err := d.Executor().JobGet(ctx, ids[3])
 		if err != nil {
 			t.Fatal(err)
 		}
 		after := &droverdriver.ClaimPosition{Priority: fourth.Priority, RunAt: fourth.RunAt, ID: fourth.ID}
-		got, err := d.JobClaim(ctx, named(droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "b", Lease: time.Minute, After: after}))
+		got, err := d.Executor().JobClaim(ctx, named(droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "b", Lease: time.Minute, After: after}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1097,7 +1063,7 @@ func TestClaimAfterPosition(t *testing.T) {
 		if fmt.Sprint(gotIDs) != fmt.Sprint(ids[4:]) {
 			t.Fatalf("claim after job %d: got %v, want %v", fourth.ID, gotIDs, ids[4:])
 		}
-		rest, err := d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "c", Lease: time.Minute})
+		rest, err := d.Executor().JobClaim(ctx, droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "c", Lease: time.Minute})
 		if err != nil || len(rest) != 2 || rest[0].ID != ids[2] || rest[1].ID != ids[3] {
 			t.Fatalf("full claim after the positional one: %v, %v; want jobs %v", rest, err, ids[2:4])
 		}

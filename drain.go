@@ -45,7 +45,7 @@ const drainMax = 100_000
 // It is meant for tests (drovertest.WorkJob) and one-off scripts; the
 // client need not be started, and need not work the job's queue.
 func (c *Client[TTx]) WorkJob(ctx context.Context, id int64) (*WorkResult, error) {
-	return c.workJob(ctx, c.driver, id)
+	return c.workJob(ctx, c.exec, id)
 }
 
 // WorkJobTx is WorkJob inside the caller's transaction: the claim, the
@@ -66,7 +66,7 @@ func (c *Client[TTx]) WorkJobTx(ctx context.Context, tx TTx, id int64) (*WorkRes
 // WorkJob it is meant for tests (drovertest.Drain) and scripts, on a
 // client whose producers do not work the queue.
 func (c *Client[TTx]) Drain(ctx context.Context, queue string) ([]*WorkResult, error) {
-	return c.drain(ctx, c.driver, queue)
+	return c.drain(ctx, c.exec, queue)
 }
 
 // DrainTx is Drain inside the caller's transaction.

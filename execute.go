@@ -24,7 +24,7 @@ func (c *Client[TTx]) runJob(ctx context.Context, r *drovertype.JobRow) droverdr
 	jc := ctx.(*producer.JobContext)
 	var res droverdriver.Result
 	if unit, ok := c.config.Workers.byKind[r.Kind]; ok {
-		attempt := unit.begin(r, c.driver)
+		attempt := unit.begin(r, c.exec)
 		res = c.tracedAttempt(jc, unit, attempt.row, attempt)
 	} else {
 		res = c.tracedAttempt(jc, nil, r, nil)

@@ -104,7 +104,7 @@ func (c *Client[TTx]) StatsHistory(ctx context.Context, p StatsHistoryParams) (*
 	if err != nil {
 		return nil, err
 	}
-	samples, err := c.driver.StatsHistory(ctx, droverdriver.StatsHistoryParams{From: p.From, To: to, Bucket: bucket, Queue: p.Queue, Kind: p.Kind})
+	samples, err := c.exec.StatsHistory(ctx, droverdriver.StatsHistoryParams{From: p.From, To: to, Bucket: bucket, Queue: p.Queue, Kind: p.Kind})
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +131,7 @@ func (c *Client[TTx]) TopicLagHistory(ctx context.Context, topic string, from, t
 	if err != nil {
 		return nil, err
 	}
-	samples, err := c.driver.TopicLagHistory(ctx, droverdriver.TopicLagHistoryParams{From: from, To: to, Bucket: bucket, Topic: topic})
+	samples, err := c.exec.TopicLagHistory(ctx, droverdriver.TopicLagHistoryParams{From: from, To: to, Bucket: bucket, Topic: topic})
 	if err != nil {
 		return nil, err
 	}

@@ -343,7 +343,7 @@ func mergeOpts(dst, src *InsertOpts) {
 // A unique job skipped as a duplicate comes back with
 // UniqueSkippedAsDuplicate set and no ID.
 func (c *Client[TTx]) Insert(ctx context.Context, args Args, opts *InsertOpts) (*drovertype.JobRow, error) {
-	return c.insertOne(ctx, c.driver, args, opts)
+	return c.insertOne(ctx, c.exec, args, opts)
 }
 
 // InsertTx stores one job inside the caller's transaction: the job becomes
@@ -356,7 +356,7 @@ func (c *Client[TTx]) InsertTx(ctx context.Context, tx TTx, args Args, opts *Ins
 // input order. Either all are stored or, on any error, none. A unique job
 // skipped as a duplicate (InsertOpts.UniqueKey) gets ID 0.
 func (c *Client[TTx]) InsertMany(ctx context.Context, jobs []InsertManyParams) ([]int64, error) {
-	return c.insertMany(ctx, c.driver, jobs)
+	return c.insertMany(ctx, c.exec, jobs)
 }
 
 // InsertManyTx is InsertMany inside the caller's transaction.

@@ -171,7 +171,7 @@ func nilIfEmpty(b json.RawMessage) []byte {
 // JobGet returns one job, waiting, running or finished. A waiting routed
 // job that no live worker can take comes back with Unroutable set.
 func (c *Client[TTx]) JobGet(ctx context.Context, id int64) (*drovertype.JobRow, error) {
-	r, err := c.driver.JobGet(ctx, id)
+	r, err := c.exec.JobGet(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -217,7 +217,7 @@ func (c *Client[TTx]) JobSearch(ctx context.Context, p JobListParams) (*JobPage,
 			budget = JobSearchTimeDefault
 		}
 	}
-	page, err := engine.Search(ctx, c.driver, lp, scan, budget)
+	page, err := engine.Search(ctx, c.exec, lp, scan, budget)
 	if err != nil {
 		return nil, err
 	}
@@ -239,7 +239,7 @@ func (c *Client[TTx]) JobCount(ctx context.Context, p JobListParams) (JobCount, 
 		return JobCount{}, err
 	}
 	lp.Now = c.now()
-	n, err := engine.CountJobs(ctx, c.driver, lp, jobCountParams)
+	n, err := engine.CountJobs(ctx, c.exec, lp, jobCountParams)
 	if err != nil {
 		return JobCount{}, err
 	}
@@ -260,7 +260,7 @@ func (c *Client[TTx]) JobStateCounts(ctx context.Context, p JobListParams) (map[
 		return nil, err
 	}
 	lp.Now = c.now()
-	counts, err := engine.CountJobsByState(ctx, c.driver, lp, jobCountParams)
+	counts, err := engine.CountJobsByState(ctx, c.exec, lp, jobCountParams)
 	if err != nil {
 		return nil, err
 	}
@@ -276,7 +276,7 @@ func (c *Client[TTx]) JobStateCounts(ctx context.Context, p JobListParams) (map[
 // cancelled unless it completes first. A finished job is left as it is.
 // It returns the job after the call.
 func (c *Client[TTx]) JobCancel(ctx context.Context, id int64) (*drovertype.JobRow, error) {
-	r, err := engine.Cancel(ctx, c.driver, id, c.now())
+	r, err := engine.Cancel(ctx, c.exec, id, c.now())
 	if err != nil {
 		return nil, err
 	}
@@ -288,7 +288,7 @@ func (c *Client[TTx]) JobCancel(ctx context.Context, id int64) (*drovertype.JobR
 // never runs. A running job is left alone (cancel it instead), as is a
 // finished one. It returns the job after the call.
 func (c *Client[TTx]) JobDiscard(ctx context.Context, id int64) (*drovertype.JobRow, error) {
-	r, err := engine.Discard(ctx, c.driver, id, c.now())
+	r, err := engine.Discard(ctx, c.exec, id, c.now())
 	if err != nil {
 		return nil, err
 	}
@@ -307,7 +307,7 @@ func (c *Client[TTx]) JobDiscard(ctx context.Context, id int64) (*drovertype.Job
 // finished batch member or job with dependants is refused with
 // ErrNotRetryable, because its end was already counted and settled.
 func (c *Client[TTx]) JobRetry(ctx context.Context, id int64) (*drovertype.JobRow, error) {
-	r, err := engine.Retry(ctx, c.driver, id, c.now())
+	r, err := engine.Retry(ctx, c.exec, id, c.now())
 	if err != nil {
 		return nil, err
 	}
@@ -316,5 +316,5 @@ func (c *Client[TTx]) JobRetry(ctx context.Context, id int64) (*drovertype.JobRo
 
 // JobCountByState counts jobs by state, in one queue or (queue "") all.
 func (c *Client[TTx]) JobCountByState(ctx context.Context, queue string) (map[drovertype.JobState]int64, error) {
-	return c.driver.JobCountByState(ctx, queue)
+	return c.exec.JobCountByState(ctx, queue)
 }

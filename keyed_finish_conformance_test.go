@@ -153,7 +153,7 @@ func TestKeyFreedByRescueAndDiscard(t *testing.T) {
 			if err != nil || len(jobs) != 1 || jobs[0].ID != id {
 				t.Fatalf("claimed %v, %v; want job %d alone", jobs, err, id)
 			}
-			if n, err := engine.Rescue(ctx, b.d, droverdriver.RescueParams{Now: time.Now().Add(time.Hour), Limit: 10}); err != nil || n != 1 {
+			if n, err := engine.Rescue(ctx, b.d.Executor(), droverdriver.RescueParams{Now: time.Now().Add(time.Hour), Limit: 10}); err != nil || n != 1 {
 				t.Fatalf("rescue: %d jobs, %v; want 1", n, err)
 			}
 		}},

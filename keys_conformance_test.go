@@ -251,12 +251,12 @@ func TestKeyRateCountsRescues(t *testing.T) {
 		first := b.insert(t, noopArgs{}, opts)
 		second := b.insert(t, noopArgs{}, opts)
 		assertStates(t, b.client, map[int64]drovertype.JobState{first: drovertype.JobStateAvailable, second: drovertype.JobStateScheduled})
-		claimed, err := b.d.JobClaim(ctx, droverdriver.ClaimParams{Queue: drover.DefaultQueue, Max: 10, Owner: "dead-worker", Lease: time.Millisecond})
+		claimed, err := b.d.Executor().JobClaim(ctx, droverdriver.ClaimParams{Queue: drover.DefaultQueue, Max: 10, Owner: "dead-worker", Lease: time.Millisecond})
 		if err != nil || len(claimed) != 1 || claimed[0].ID != first {
 			t.Fatalf("claim = %v, %v", claimed, err)
 		}
 		now := time.Now()
-		if n, err := engine.Rescue(ctx, b.d, droverdriver.RescueParams{Now: now.Add(time.Second), Limit: 10, Error: []byte(`{}`)}); err != nil || n != 1 {
+		if n, err := engine.Rescue(ctx, b.d.Executor(), droverdriver.RescueParams{Now: now.Add(time.Second), Limit: 10, Error: []byte(`{}`)}); err != nil || n != 1 {
 			t.Fatalf("rescue = %d, %v", n, err)
 		}
 		row := getJob(t, b.client, first)
@@ -431,7 +431,7 @@ func TestPeriodicCatchUp(t *testing.T) {
 		now := time.Now()
 		every := now.Truncate(time.Second).Add(-5*time.Hour - time.Minute)
 		hourly := now.Add(-10 * time.Hour)
-		if err := b.d.PeriodicTicksRecord(ctx, []string{"every", "hourly", "skip"}, []time.Time{every, hourly, every}); err != nil {
+		if err := b.d.Executor().PeriodicTicksRecord(ctx, []string{"every", "hourly", "skip"}, []time.Time{every, hourly, every}); err != nil {
 			t.Fatal(err)
 		}
 		b.start(t)
@@ -468,7 +468,7 @@ func TestPeriodicCatchUp(t *testing.T) {
 		if len(got) != 2 {
 			t.Fatalf("periodic jobs inserted: %v, want every and hourly only", got)
 		}
-		last, err := b.d.PeriodicTicks(ctx, []string{"every", "hourly", "skip"})
+		last, err := b.d.Executor().PeriodicTicks(ctx, []string{"every", "hourly", "skip"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -113,11 +113,11 @@ func TestForgedFinishIsRejectedByTheDriver(t *testing.T) {
 		for _, o := range outcomes {
 			t.Run(o.name, func(t *testing.T) {
 				queue := "q" + fmt.Sprint(len(o.name))
-				ids, err := d.JobInsertMany(ctx, []droverdriver.InsertParams{{Queue: queue, Kind: "k", Args: []byte(`{}`), MaxAttempts: 5}})
+				ids, err := d.Executor().JobInsertMany(ctx, []droverdriver.InsertParams{{Queue: queue, Kind: "k", Args: []byte(`{}`), MaxAttempts: 5}})
 				if err != nil {
 					t.Fatal(err)
 				}
-				claimed, err := d.JobClaim(ctx, droverdriver.ClaimParams{Queue: queue, Max: 1, Owner: "real", Lease: time.Minute})
+				claimed, err := d.Executor().JobClaim(ctx, droverdriver.ClaimParams{Queue: queue, Max: 1, Owner: "real", Lease: time.Minute})
 				if err != nil || len(claimed) != 1 || claimed[0].ID != ids[0] {
 					t.Fatalf("claim = %v, %v", claimed, err)
 				}
@@ -125,19 +125,19 @@ func TestForgedFinishIsRejectedByTheDriver(t *testing.T) {
 				res.ID, res.Attempt = ids[0], 1
 				for _, token := range []drovertype.LeaseToken{{}, drovertype.LeaseToken(forgedToken)} {
 					res.LeaseToken = token
-					acc, err := engine.Finish(ctx, d, []droverdriver.Result{res})
+					acc, err := engine.Finish(ctx, d.Executor(), []droverdriver.Result{res})
 					if err != nil || len(acc) != 0 {
 						t.Fatalf("forged result with token %s: accepted %v, %v", token, acc, err)
 					}
-					if row, err := d.JobGet(ctx, ids[0]); err != nil || row.State != drovertype.JobStateRunning || row.LeaseOwner != "real" {
+					if row, err := d.Executor().JobGet(ctx, ids[0]); err != nil || row.State != drovertype.JobStateRunning || row.LeaseOwner != "real" {
 						t.Fatalf("forged result changed the job: %+v, %v", row, err)
 					}
 				}
 				res.LeaseToken = claimed[0].LeaseToken
-				if acc, err := engine.Finish(ctx, d, []droverdriver.Result{res}); err != nil || len(acc) != 1 {
+				if acc, err := engine.Finish(ctx, d.Executor(), []droverdriver.Result{res}); err != nil || len(acc) != 1 {
 					t.Fatalf("real result: accepted %v, %v", acc, err)
 				}
-				row, err := d.JobGet(ctx, ids[0])
+				row, err := d.Executor().JobGet(ctx, ids[0])
 				switch {
 				case o.want == "" && errors.Is(err, droverdriver.ErrNotFound):
 				case err != nil:
@@ -278,7 +278,7 @@ func TestErrorHistoryKeepsTheLastErrors(t *testing.T) {
 
 		// The rescuer's lease error.
 		claimOne(t, b.remote, "default", "dies", time.Minute)
-		if n, err := engine.Rescue(ctx, b.d, droverdriver.RescueParams{Now: time.Now().Add(time.Hour), Limit: 10}); err != nil || n != 1 {
+		if n, err := engine.Rescue(ctx, b.d.Executor(), droverdriver.RescueParams{Now: time.Now().Add(time.Hour), Limit: 10}); err != nil || n != 1 {
 			t.Fatalf("rescue: %d, %v", n, err)
 		}
 		row, err = b.client.JobGet(ctx, id)

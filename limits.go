@@ -66,7 +66,7 @@ func (c *Client[TTx]) storeConfiguredLimits(ctx context.Context) error {
 		if q.StrictOrder > 0 {
 			p.Strict = &q.StrictOrder
 		}
-		if _, err := c.driver.QueueSettingsSet(ctx, p); err != nil {
+		if _, err := c.exec.QueueSettingsSet(ctx, p); err != nil {
 			return fmt.Errorf("store the limits of queue %q: %w", name, err)
 		}
 		c.settings.Forget(name)

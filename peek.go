@@ -69,7 +69,7 @@ func (c *Client[TTx]) PeekTopic(ctx context.Context, topic string, limit int, cu
 	if limit < 1 || limit > MaxTopicPeek {
 		return nil, invalidf("limit %d: must be between 1 and %d", limit, MaxTopicPeek)
 	}
-	te, err := c.topicExec(c.driver)
+	te, err := c.topicExec(c.exec)
 	if err != nil {
 		return nil, err
 	}

@@ -121,10 +121,10 @@ func (c *Client[TTx]) newPeriodicSet() *PeriodicJobSet {
 	for _, e := range c.periodic {
 		local[e.job.Name] = e
 	}
-	return &PeriodicJobSet{exec: c.driver, config: c.config, local: local, nudge: make(chan struct{}, 1),
+	return &PeriodicJobSet{exec: c.exec, config: c.config, local: local, nudge: make(chan struct{}, 1),
 		build: c.buildInsert,
 		insert: func(ctx context.Context, args Args, opts *InsertOpts) (*drovertype.JobRow, error) {
-			return c.insertOne(ctx, c.driver, args, opts)
+			return c.insertOne(ctx, c.exec, args, opts)
 		}}
 }
 

@@ -90,7 +90,7 @@ func TestPeriodicStoredRuns(t *testing.T) {
 			t.Fatalf("pause: %+v, %v", st, err)
 		}
 		// The Go entry as a previous leader registered it, paused then.
-		if err := b.d.(droverdriver.PeriodicExecutor).PeriodicRegister(ctx, []droverdriver.PeriodicParams{{
+		if err := b.d.Executor().(droverdriver.PeriodicExecutor).PeriodicRegister(ctx, []droverdriver.PeriodicParams{{
 			Name: "go-paused", Schedule: "@hourly", Kind: "test.noop", Args: []byte(`{}`), Queue: "default"}}); err != nil {
 			t.Fatal(err)
 		}

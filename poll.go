@@ -18,7 +18,7 @@ import (
 // (issue 36: on SQLite, whose interval is 50 ms, 14× the cost per job of
 // one queue).
 func (c *Client[TTx]) queuesPoller() droverdriver.QueuesDueExecutor {
-	due, _ := any(c.driver).(droverdriver.QueuesDueExecutor)
+	due, _ := c.exec.(droverdriver.QueuesDueExecutor)
 	return due
 }
 

@@ -19,35 +19,49 @@ import (
 	"github.com/droverhq/drover/internal/waitfor"
 )
 
-// The drivers with their claims counted.
-type (
-	pgClaimCounted struct {
-		*droverpg.Driver
-		claims *atomic.Int64
-	}
-	sqliteClaimCounted struct {
-		*droversqlite.Driver
-		claims *atomic.Int64
-	}
-	fleetClaimCounted struct {
-		*droverfleet.Driver[pgx.Tx]
-		claims *atomic.Int64
-	}
-)
-
-func (d pgClaimCounted) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*drovertype.JobRow, error) {
-	d.claims.Add(1)
-	return d.Driver.JobClaim(ctx, p)
+// claimCounted is a store's driver whose executor counts its claims.
+type claimCounted[TTx any] struct {
+	droverdriver.TxDriver[TTx]
+	claims *atomic.Int64
 }
 
-func (d sqliteClaimCounted) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*drovertype.JobRow, error) {
-	d.claims.Add(1)
-	return d.Driver.JobClaim(ctx, p)
+// Executor returns the driver's executor with its claims counted, and with
+// the optional interfaces the client looks for on it: the poll's read of
+// the queues with jobs due above all, which the test is about, and the
+// head-only claims of a store that has them.
+func (d claimCounted[TTx]) Executor() droverdriver.Executor {
+	ex := d.TxDriver.Executor()
+	c := countedExec{Executor: ex, QueuesDueExecutor: ex.(droverdriver.QueuesDueExecutor), TopicExecutor: ex.(droverdriver.TopicExecutor),
+		PeriodicExecutor: ex.(droverdriver.PeriodicExecutor), RefusalReporter: ex.(droverdriver.RefusalReporter),
+		UnavailableReporter: ex.(droverdriver.UnavailableReporter), claims: d.claims}
+	if h, ok := ex.(droverdriver.HeadClaimer); ok {
+		return headCountedExec{c, h}
+	}
+	return c
 }
 
-func (d fleetClaimCounted) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*drovertype.JobRow, error) {
-	d.claims.Add(1)
-	return d.Driver.JobClaim(ctx, p)
+// countedExec is a driver's executor, with every optional interface the
+// bundled drivers implement, that counts its claims.
+type countedExec struct {
+	droverdriver.Executor
+	droverdriver.QueuesDueExecutor
+	droverdriver.TopicExecutor
+	droverdriver.PeriodicExecutor
+	droverdriver.RefusalReporter
+	droverdriver.UnavailableReporter
+	claims *atomic.Int64
+}
+
+func (e countedExec) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*drovertype.JobRow, error) {
+	e.claims.Add(1)
+	return e.Executor.JobClaim(ctx, p)
+}
+
+// headCountedExec is a countedExec of a store whose claims start at the
+// head of its claim index (SQLite).
+type headCountedExec struct {
+	countedExec
+	droverdriver.HeadClaimer
 }
 
 // TestPollClaimsOnlyQueuesWithJobs checks the fallback poll of a client
@@ -75,11 +89,11 @@ func TestPollClaimsOnlyQueuesWithJobs(t *testing.T) {
 		var err error
 		switch d := d.(type) {
 		case *droverpg.Driver:
-			worker, err = drover.NewClient[pgx.Tx](pgClaimCounted{d, &claims}, cfg)
+			worker, err = drover.NewClient[pgx.Tx](claimCounted[pgx.Tx]{d, &claims}, cfg)
 		case *droversqlite.Driver:
-			worker, err = drover.NewClient[*sql.Tx](sqliteClaimCounted{d, &claims}, cfg)
+			worker, err = drover.NewClient[*sql.Tx](claimCounted[*sql.Tx]{d, &claims}, cfg)
 		case *droverfleet.Driver[pgx.Tx]:
-			worker, err = drover.NewClient[pgx.Tx](fleetClaimCounted{d, &claims}, cfg)
+			worker, err = drover.NewClient[pgx.Tx](claimCounted[pgx.Tx]{d, &claims}, cfg)
 		default:
 			t.Fatalf("no counted driver for %T", d)
 		}

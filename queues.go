@@ -14,7 +14,7 @@ import (
 // however much history is kept, but it still scans every waiting job:
 // sample it on an interval, as `drover serve` does, not per request.
 func (c *Client[TTx]) QueueStats(ctx context.Context) ([]drovertype.QueueStats, error) {
-	return c.driver.QueueStats(ctx, time.Now())
+	return c.exec.QueueStats(ctx, time.Now())
 }
 
 // FinishedStats summarises the jobs of every queue finished in (since,
@@ -23,13 +23,13 @@ func (c *Client[TTx]) QueueStats(ctx context.Context) ([]drovertype.QueueStats, 
 // on finalized_at; sample it on an interval, each window starting where the
 // previous one ended, so that no job counts twice.
 func (c *Client[TTx]) FinishedStats(ctx context.Context, since, until time.Time) ([]drovertype.FinishedStats, error) {
-	return c.driver.FinishedStats(ctx, since, until)
+	return c.exec.FinishedStats(ctx, since, until)
 }
 
 // LeaseOwners lists the processes holding running jobs, Go clients and
 // HTTP workers alike, from one pass over the hot table.
 func (c *Client[TTx]) LeaseOwners(ctx context.Context) ([]drovertype.LeaseOwner, error) {
-	return c.driver.LeaseOwners(ctx)
+	return c.exec.LeaseOwners(ctx)
 }
 
 // QueuePause pauses a queue across the fleet: from the moment each process
@@ -103,7 +103,7 @@ func (c *Client[TTx]) setQueueSettings(ctx context.Context, p droverdriver.Queue
 	if err := validate.Queue(p.Queue); err != nil {
 		return nil, err
 	}
-	s, err := c.driver.QueueSettingsSet(ctx, p)
+	s, err := c.exec.QueueSettingsSet(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +119,7 @@ func (c *Client[TTx]) QueueGet(ctx context.Context, name string) (*drovertype.Qu
 	if err := validate.Queue(name); err != nil {
 		return nil, err
 	}
-	s, err := c.driver.QueueSettingsGet(ctx, name)
+	s, err := c.exec.QueueSettingsGet(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -139,12 +139,12 @@ func (c *Client[TTx]) QueueKnown(ctx context.Context, name string) (bool, error)
 	if err := validate.Queue(name); err != nil {
 		return false, err
 	}
-	return c.driver.QueueKnown(ctx, name)
+	return c.exec.QueueKnown(ctx, name)
 }
 
 // QueueList returns the settings of every queue that has settings stored,
 // by name. Queues without any run unpaused and unlimited; QueueStats lists
 // the queues that have jobs.
 func (c *Client[TTx]) QueueList(ctx context.Context) ([]*drovertype.QueueSettings, error) {
-	return c.driver.QueueSettingsList(ctx)
+	return c.exec.QueueSettingsList(ctx)
 }

@@ -481,3 +481,29 @@ func (r *Remote) ExtendLeases(ctx context.Context, attempts []AttemptRef, lease 
 	}
 	return rep, nil
 }
+
+// ParentResults returns the states and results of the parents of the jobs
+// among jobs that wait for others (JobRow.HasParents), by the waiting job's
+// ID, each job's parents in ID order, in one read: a remote worker gets
+// with a dependant what its parents produced, as a Go worker reads it
+// through Client.JobParentResults. Jobs without parents cost nothing.
+func (r *Remote) ParentResults(ctx context.Context, jobs []*drovertype.JobRow) (map[int64][]drovertype.JobResult, error) {
+	var children []int64
+	for _, j := range jobs {
+		if j.HasParents() {
+			children = append(children, j.ID)
+		}
+	}
+	if len(children) == 0 {
+		return nil, nil
+	}
+	rows, err := r.exec.JobsParentResults(ctx, children)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int64][]drovertype.JobResult, len(children))
+	for _, row := range rows {
+		out[row.ChildID] = append(out[row.ChildID], row.JobResult)
+	}
+	return out, nil
+}

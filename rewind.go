@@ -58,7 +58,7 @@ type SubscriptionRewind struct {
 // ErrTopicNotFound or ErrSubscriptionNotFound for names not stored, and
 // ErrInvalid for a Since in the future.
 func (c *Client[TTx]) RewindSubscription(ctx context.Context, topic, sub string, opts RewindOpts) (*SubscriptionRewind, error) {
-	te, err := c.topicExec(c.driver)
+	te, err := c.topicExec(c.exec)
 	if err != nil {
 		return nil, err
 	}

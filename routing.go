@@ -205,7 +205,7 @@ func (c *Client[TTx]) workerRecord() drovertype.WorkerRecord {
 
 // registerWorker writes the client's row of the worker registry.
 func (c *Client[TTx]) registerWorker(ctx context.Context) error {
-	if err := c.driver.WorkerSeen(ctx, []drovertype.WorkerRecord{c.workerRecord()}); err != nil {
+	if err := c.exec.WorkerSeen(ctx, []drovertype.WorkerRecord{c.workerRecord()}); err != nil {
 		return fmt.Errorf("register worker: %w", err)
 	}
 	return nil
@@ -213,7 +213,7 @@ func (c *Client[TTx]) registerWorker(ctx context.Context) error {
 
 // Workers lists the worker registry, by name.
 func (c *Client[TTx]) Workers(ctx context.Context) ([]*drovertype.WorkerInfo, error) {
-	ws, err := engine.Workers(ctx, c.driver, time.Now())
+	ws, err := engine.Workers(ctx, c.exec, time.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -254,16 +254,16 @@ type UnroutableJobs struct {
 // handled by the leader once its workers stayed away long enough; the
 // others wait here until a worker that can take them appears.
 func (c *Client[TTx]) Unroutable(ctx context.Context) ([]*UnroutableJobs, error) {
-	groups, err := c.driver.RouteWaiting(ctx)
+	groups, err := c.exec.RouteWaiting(ctx)
 	if err != nil {
 		return nil, err
 	}
-	ws, err := engine.Workers(ctx, c.driver, time.Now())
+	ws, err := engine.Workers(ctx, c.exec, time.Now())
 	if err != nil {
 		return nil, err
 	}
 	for _, q := range engine.KindQueues(ws) {
-		kinds, err := c.driver.KindsWaiting(ctx, q, engine.KindsHead)
+		kinds, err := c.exec.KindsWaiting(ctx, q, engine.KindsHead)
 		if err != nil {
 			return nil, err
 		}
@@ -288,7 +288,7 @@ func (c *Client[TTx]) markUnroutable(ctx context.Context, rows []*drovertype.Job
 		}
 		if ws == nil {
 			var err error
-			if ws, err = engine.Workers(ctx, c.driver, time.Now()); err != nil {
+			if ws, err = engine.Workers(ctx, c.exec, time.Now()); err != nil {
 				return err
 			}
 		}
@@ -322,7 +322,7 @@ func (c *Client[TTx]) QueueHeadOf(ctx context.Context, name string) (*drovertype
 	if err := validate.Queue(name); err != nil {
 		return nil, err
 	}
-	h, err := c.driver.QueueHead(ctx, name)
+	h, err := c.exec.QueueHead(ctx, name)
 	if err != nil {
 		return nil, err
 	}

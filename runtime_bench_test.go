@@ -42,7 +42,7 @@ func BenchmarkRuntimeNoop(b *testing.B) {
 				}
 				return nil
 			}))
-			client, err := drover.NewClient[struct{}](store, &drover.Config{
+			client, err := drover.NewClient[struct{}](memDriver{exec: store}, &drover.Config{
 				Queues:   map[string]drover.QueueConfig{drover.DefaultQueue: {MaxWorkers: bc.workers}},
 				Workers:  workers,
 				Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -93,11 +93,29 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// memStore is the store of BenchmarkRuntimeNoop: it hands out n noop jobs
-// and counts their results. Methods the benchmark does not reach are left
-// to the embedded nil interface (they would panic).
-type memStore struct {
+// memDriver is the driver of BenchmarkRuntimeNoop, whose executor is a
+// memStore. Methods the benchmark does not reach are left to the embedded
+// nil interface (they would panic).
+type memDriver struct {
 	droverdriver.TxDriver[struct{}]
+	exec *memStore
+}
+
+func (d memDriver) Executor() droverdriver.Executor          { return d.exec }
+func (memDriver) Name() string                               { return "memory" }
+func (memDriver) Schema() string                             { return "" }
+func (memDriver) PollInterval() time.Duration                { return time.Millisecond }
+func (memDriver) NewListener() droverdriver.Listener         { return nil }
+func (memDriver) SchemaVersion(context.Context) (int, error) { return 1, nil }
+func (memDriver) Migrations() []drovertype.Migration {
+	return []drovertype.Migration{{Version: 1}}
+}
+
+// memStore is the executor of BenchmarkRuntimeNoop: it hands out n noop
+// jobs and counts their results. Methods the benchmark does not reach are
+// left to the embedded nil interface (they would panic).
+type memStore struct {
+	droverdriver.Executor
 	n        int64
 	mu       sync.Mutex
 	claimed  int64
@@ -111,17 +129,14 @@ func newMemStore(n int) *memStore {
 	return &memStore{n: int64(n), done: make(chan struct{}), args: []byte(`{"seq":123456,"at":0}`)}
 }
 
-func (s *memStore) Name() string                       { return "memory" }
-func (s *memStore) Schema() string                     { return "" }
-func (s *memStore) PollInterval() time.Duration        { return time.Millisecond }
-func (s *memStore) NewListener() droverdriver.Listener { return nil }
-func (s *memStore) Migrations() []drovertype.Migration {
-	return []drovertype.Migration{{Version: 1}}
-}
-func (s *memStore) SchemaVersion(context.Context) (int, error) { return 1, nil }
 func (s *memStore) LeaderElect(context.Context, droverdriver.LeaderParams) (bool, error) {
 	return false, nil
 }
+
+// WorkerSeen and WorkerGone accept the client's row of the worker registry
+// and its removal, which the client writes as it starts and stops.
+func (s *memStore) WorkerSeen(context.Context, []drovertype.WorkerRecord) error { return nil }
+func (s *memStore) WorkerGone(context.Context, string, string) error            { return nil }
 
 func (s *memStore) QueueSettingsGet(context.Context, string) (*drovertype.QueueSettings, error) {
 	return nil, nil

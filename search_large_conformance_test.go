@@ -58,7 +58,7 @@ func TestJobSearchLargeStore(t *testing.T) {
 		// claims of chunk jobs, as a client's producer and completer
 		// would in smaller ones.
 		for done := 0; done < largeStoreJobs/2; done += chunk {
-			rows, err := b.d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "bulk", Max: chunk, Owner: "w", Lease: time.Hour})
+			rows, err := b.d.Executor().JobClaim(ctx, droverdriver.ClaimParams{Queue: "bulk", Max: chunk, Owner: "w", Lease: time.Hour})
 			if err != nil || len(rows) != chunk {
 				t.Fatalf("claim: %d jobs, %v", len(rows), err)
 			}
@@ -66,7 +66,7 @@ func TestJobSearchLargeStore(t *testing.T) {
 			for i, r := range rows {
 				results[i] = droverdriver.Result{ID: r.ID, Attempt: r.Attempt, LeaseToken: r.LeaseToken, Outcome: droverdriver.OutcomeCompleted}
 			}
-			if _, err := engine.Finish(ctx, b.d, results); err != nil {
+			if _, err := engine.Finish(ctx, b.d.Executor(), results); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -148,7 +148,7 @@ var ErrSubscriptionBehind = droverdriver.ErrSubscriptionBehind
 // producer that polls, and a topic may have thousands of subscriptions.
 func RetryQueue(topic string) string { return engine.TopicRetryQueue(topic) }
 
-func (c *Client[TTx]) topicExec(exec any) (droverdriver.TopicExecutor, error) {
+func (c *Client[TTx]) topicExec(exec droverdriver.Executor) (droverdriver.TopicExecutor, error) {
 	te, ok := exec.(droverdriver.TopicExecutor)
 	if !ok {
 		return nil, droverdriver.ErrTopicsUnsupported
@@ -176,7 +176,7 @@ func (c *Client[TTx]) CreateTopic(ctx context.Context, name string, opts *TopicO
 			return nil, invalidf("topic %s: Retention %s must be at least 1ms", name, opts.Retention)
 		}
 	}
-	te, err := c.topicExec(c.driver)
+	te, err := c.topicExec(c.exec)
 	if err != nil {
 		return nil, err
 	}
@@ -233,7 +233,7 @@ func (c *Client[TTx]) DeleteTopic(ctx context.Context, name string) (bool, error
 	if err := validate.Topic(name); err != nil {
 		return false, err
 	}
-	te, err := c.topicExec(c.driver)
+	te, err := c.topicExec(c.exec)
 	if err != nil {
 		return false, err
 	}
@@ -244,7 +244,7 @@ func (c *Client[TTx]) DeleteTopic(ctx context.Context, name string) (bool, error
 
 // Topics lists the stored topics with their subscriptions.
 func (c *Client[TTx]) Topics(ctx context.Context) ([]*Topic, error) {
-	te, err := c.topicExec(c.driver)
+	te, err := c.topicExec(c.exec)
 	if err != nil {
 		return nil, err
 	}
@@ -282,7 +282,7 @@ func (c *Client[TTx]) lanesOf(ctx context.Context, topic string) (int, error) {
 // Every subscription of the topic that exists when the publish commits
 // receives them.
 func (c *Client[TTx]) Publish(ctx context.Context, topic string, msgs ...Message) ([]int64, error) {
-	return c.publish(ctx, c.driver, topic, msgs)
+	return c.publish(ctx, c.exec, topic, msgs)
 }
 
 // PublishTx is Publish inside the caller's transaction: the messages exist
@@ -297,7 +297,7 @@ func (c *Client[TTx]) PublishTx(ctx context.Context, tx TTx, topic string, msgs 
 // in one round trip. Every topic must be stored; nothing is stored
 // otherwise.
 func (c *Client[TTx]) PublishMany(ctx context.Context, msgs []Message) ([]int64, error) {
-	return c.publish(ctx, c.driver, "", msgs)
+	return c.publish(ctx, c.exec, "", msgs)
 }
 
 // PublishManyTx is PublishMany inside the caller's transaction.
@@ -402,7 +402,7 @@ func (c *Client[TTx]) CreateSubscription(ctx context.Context, topic, name string
 	if opts.FromEarliest {
 		p.Start = droverdriver.StartEarliest
 	}
-	te, err := c.topicExec(c.driver)
+	te, err := c.topicExec(c.exec)
 	if err != nil {
 		return false, err
 	}
@@ -412,7 +412,7 @@ func (c *Client[TTx]) CreateSubscription(ctx context.Context, topic, name string
 // DeleteSubscription removes a subscription and its position, reporting
 // whether it existed. Jobs of its retry queue stay until they finish.
 func (c *Client[TTx]) DeleteSubscription(ctx context.Context, topic, name string) (bool, error) {
-	te, err := c.topicExec(c.driver)
+	te, err := c.topicExec(c.exec)
 	if err != nil {
 		return false, err
 	}
@@ -426,7 +426,7 @@ func (c *Client[TTx]) DeleteSubscription(ctx context.Context, topic, name string
 // commit order once it commits; a forgotten one also holds back the
 // retention of the generation it wrote to.
 func (c *Client[TTx]) TopicPublishers(ctx context.Context) ([]drovertype.OpenPublisher, error) {
-	te, err := c.topicExec(c.driver)
+	te, err := c.topicExec(c.exec)
 	if err != nil {
 		return nil, err
 	}
@@ -459,7 +459,7 @@ func (c *Client[TTx]) SubscriptionLag(ctx context.Context, topic string) ([]drov
 // subscription: one statement however many topics, for a dashboard or a
 // publisher watching several.
 func (c *Client[TTx]) SubscriptionLags(ctx context.Context, topics ...string) ([]drovertype.SubscriptionLag, error) {
-	te, err := c.topicExec(c.driver)
+	te, err := c.topicExec(c.exec)
 	if err != nil {
 		return nil, err
 	}

@@ -177,7 +177,7 @@ func drain(t *testing.T, d droverdriver.Driver, sub string) []int64 {
 func drainTopic(t *testing.T, d droverdriver.Driver, topic, sub string) []int64 {
 	t.Helper()
 	ctx := context.Background()
-	te := d.(droverdriver.TopicExecutor)
+	te := d.Executor().(droverdriver.TopicExecutor)
 	var out []int64
 	for {
 		token := drovertype.NewLeaseToken()
@@ -350,7 +350,7 @@ func TestTopicDeadConsumerRedeliveredAndFenced(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s store) {
 		ctx := context.Background()
 		d, c := topicSetup(t, s, 1, "sub")
-		te := d.(droverdriver.TopicExecutor)
+		te := d.Executor().(droverdriver.TopicExecutor)
 		ids, err := c.Publish(ctx, "chat", drover.Message{Payload: []byte("a")}, drover.Message{Payload: []byte("b")})
 		if err != nil {
 			t.Fatal(err)
@@ -673,7 +673,7 @@ func TestTopicRetentionKeepsUnackedMessages(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s store) {
 		ctx := context.Background()
 		d, c := topicSetup(t, s, 2, "fast", "slow")
-		te := d.(droverdriver.TopicExecutor)
+		te := d.Executor().(droverdriver.TopicExecutor)
 		var ids []int64
 		for i := range 10 {
 			got, err := c.Publish(ctx, "chat", drover.Message{Key: strconv.Itoa(i % 3), Payload: []byte(strconv.Itoa(i))})
@@ -736,7 +736,7 @@ func TestTopicRetentionDropsLaggard(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s store) {
 		ctx := context.Background()
 		d, c := topicSetup(t, s, 2)
-		te := d.(droverdriver.TopicExecutor)
+		te := d.Executor().(droverdriver.TopicExecutor)
 		if _, err := c.CreateTopic(ctx, "brief", &drover.TopicOpts{Lanes: 2, Retention: time.Millisecond}); err != nil {
 			t.Fatal(err)
 		}

@@ -49,69 +49,45 @@ func (h *topicHooks) acked(p droverdriver.TopicAckParams, acked []droverdriver.A
 	}
 }
 
-// The hooked drivers: each store's driver with TopicAck and TopicRead
-// going through the hooks.
-type (
-	pgHooked struct {
-		*droverpg.Driver
-		h *topicHooks
-	}
-	sqliteHooked struct {
-		*droversqlite.Driver
-		h *topicHooks
-	}
-	fleetHooked struct {
-		*droverfleet.Driver[pgx.Tx]
-		h *topicHooks
-	}
-)
+// hooked is a store's driver whose executor sends TopicAck, TopicRead and
+// TopicExtend through the hooks.
+type hooked[TTx any] struct {
+	droverdriver.TxDriver[TTx]
+	h *topicHooks
+}
 
-func (d fleetHooked) TopicAck(ctx context.Context, p droverdriver.TopicAckParams) ([]droverdriver.AckedLane, error) {
-	out, err := d.Driver.TopicAck(ctx, p)
-	d.h.acked(p, out)
+func (d hooked[TTx]) Executor() droverdriver.Executor {
+	ex := d.TxDriver.Executor()
+	return hookedExec{Executor: ex, TopicExecutor: ex.(droverdriver.TopicExecutor),
+		PeriodicExecutor: ex.(droverdriver.PeriodicExecutor), RefusalReporter: ex.(droverdriver.RefusalReporter),
+		UnavailableReporter: ex.(droverdriver.UnavailableReporter), h: d.h}
+}
+
+// hookedExec is a driver's executor, with every optional interface the
+// bundled drivers implement, and the hooks in three topic statements.
+type hookedExec struct {
+	droverdriver.Executor
+	droverdriver.TopicExecutor
+	droverdriver.PeriodicExecutor
+	droverdriver.RefusalReporter
+	droverdriver.UnavailableReporter
+	h *topicHooks
+}
+
+func (e hookedExec) TopicAck(ctx context.Context, p droverdriver.TopicAckParams) ([]droverdriver.AckedLane, error) {
+	out, err := e.TopicExecutor.TopicAck(ctx, p)
+	e.h.acked(p, out)
 	return out, err
 }
 
-func (d fleetHooked) TopicRead(ctx context.Context, p droverdriver.TopicReadParams) ([]*droverdriver.MessageRow, error) {
-	d.h.reads.Add(1)
-	return d.Driver.TopicRead(ctx, p)
+func (e hookedExec) TopicRead(ctx context.Context, p droverdriver.TopicReadParams) ([]*droverdriver.MessageRow, error) {
+	e.h.reads.Add(1)
+	return e.TopicExecutor.TopicRead(ctx, p)
 }
 
-func (d fleetHooked) TopicExtend(ctx context.Context, p droverdriver.TopicExtendParams) ([]int, error) {
-	d.h.extends.Add(1)
-	return d.Driver.TopicExtend(ctx, p)
-}
-
-func (d pgHooked) TopicAck(ctx context.Context, p droverdriver.TopicAckParams) ([]droverdriver.AckedLane, error) {
-	out, err := d.Driver.TopicAck(ctx, p)
-	d.h.acked(p, out)
-	return out, err
-}
-
-func (d pgHooked) TopicRead(ctx context.Context, p droverdriver.TopicReadParams) ([]*droverdriver.MessageRow, error) {
-	d.h.reads.Add(1)
-	return d.Driver.TopicRead(ctx, p)
-}
-
-func (d pgHooked) TopicExtend(ctx context.Context, p droverdriver.TopicExtendParams) ([]int, error) {
-	d.h.extends.Add(1)
-	return d.Driver.TopicExtend(ctx, p)
-}
-
-func (d sqliteHooked) TopicExtend(ctx context.Context, p droverdriver.TopicExtendParams) ([]int, error) {
-	d.h.extends.Add(1)
-	return d.Driver.TopicExtend(ctx, p)
-}
-
-func (d sqliteHooked) TopicAck(ctx context.Context, p droverdriver.TopicAckParams) ([]droverdriver.AckedLane, error) {
-	out, err := d.Driver.TopicAck(ctx, p)
-	d.h.acked(p, out)
-	return out, err
-}
-
-func (d sqliteHooked) TopicRead(ctx context.Context, p droverdriver.TopicReadParams) ([]*droverdriver.MessageRow, error) {
-	d.h.reads.Add(1)
-	return d.Driver.TopicRead(ctx, p)
+func (e hookedExec) TopicExtend(ctx context.Context, p droverdriver.TopicExtendParams) ([]int, error) {
+	e.h.extends.Add(1)
+	return e.TopicExecutor.TopicExtend(ctx, p)
 }
 
 // hookedClient makes a client on d whose topic statements go through h.
@@ -121,11 +97,11 @@ func hookedClient(t *testing.T, d droverdriver.Driver, h *topicHooks, cfg *drove
 	var err error
 	switch d := d.(type) {
 	case *droverpg.Driver:
-		c, err = drover.NewClient[pgx.Tx](pgHooked{d, h}, cfg)
+		c, err = drover.NewClient[pgx.Tx](hooked[pgx.Tx]{d, h}, cfg)
 	case *droversqlite.Driver:
-		c, err = drover.NewClient[*sql.Tx](sqliteHooked{d, h}, cfg)
+		c, err = drover.NewClient[*sql.Tx](hooked[*sql.Tx]{d, h}, cfg)
 	case *droverfleet.Driver[pgx.Tx]:
-		c, err = drover.NewClient[pgx.Tx](fleetHooked{d, h}, cfg)
+		c, err = drover.NewClient[pgx.Tx](hooked[pgx.Tx]{d, h}, cfg)
 	default:
 		t.Fatalf("no hooked driver for %T", d)
 	}

@@ -56,7 +56,7 @@ func TestTopicRetentionPerTopic(t *testing.T) {
 		ctx := context.Background()
 		d := s.open(t)
 		c := s.newClient(t, d, &drover.Config{}).(topicClient)
-		te := d.(droverdriver.TopicExecutor)
+		te := d.Executor().(droverdriver.TopicExecutor)
 		createTopic(t, c, "brief", 2, time.Millisecond, "laggard")
 		createTopic(t, c, "week", 2, 0, "stalled")
 		createTopic(t, c, "forever", 2, -1, "stalled")
@@ -102,7 +102,7 @@ func TestTopicRetentionPerTopic(t *testing.T) {
 // retainer's look at a generation's topics and its drop: the race of a
 // subscription created from the earliest message just before a drop.
 type racingRetainer struct {
-	droverdriver.Driver
+	droverdriver.Executor
 	droverdriver.TopicExecutor
 	once  sync.Once
 	after func()
@@ -129,7 +129,7 @@ func TestTopicRetentionKeepsEarliestPromise(t *testing.T) {
 		if got := drainN(t, d, "chat", "reader", len(ids)); len(got) != len(ids) {
 			t.Fatalf("reader read %v, want %d messages", got, len(ids))
 		}
-		te := d.(droverdriver.TopicExecutor)
+		te := d.Executor().(droverdriver.TopicExecutor)
 		if _, _, err := (&maintenance.TopicRetainer{Exec: te, MaxMessages: 1}).RunOnce(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -138,7 +138,7 @@ func TestTopicRetentionKeepsEarliestPromise(t *testing.T) {
 			gens, err := te.TopicGenerations(ctx)
 			return err == nil && gens[0].Settled
 		})
-		racing := &racingRetainer{Driver: d, TopicExecutor: te, after: func() {
+		racing := &racingRetainer{Executor: d.Executor(), TopicExecutor: te, after: func() {
 			if _, err := c.CreateSubscription(ctx, "chat", "late", &drover.SubscriptionOpts{FromEarliest: true}); err != nil {
 				t.Error(err)
 			}

@@ -151,7 +151,7 @@ func TestUniqueStatesAfterTheJobEnds(t *testing.T) {
 // dies: its short lease expires and the running client's rescuer ends the
 // job, which has no attempt left.
 func claimAndAbandon(b *bundle, id int64) error {
-	claimed, err := b.d.JobClaim(context.Background(), droverdriver.ClaimParams{
+	claimed, err := b.d.Executor().JobClaim(context.Background(), droverdriver.ClaimParams{
 		Queue: "parked", Max: 1, Owner: "dead-worker", Lease: 100 * time.Millisecond})
 	if err != nil {
 		return err
@@ -195,7 +195,7 @@ func TestUniqueFinishRacesInsert(t *testing.T) {
 				if b.insert(t, scriptArgs{Tag: tag}, opts) == 0 {
 					t.Fatalf("%s, round %d: holder not stored", tc.name, round)
 				}
-				claimed, err := b.d.JobClaim(ctx, droverdriver.ClaimParams{Queue: queue, Max: 10, Owner: "racer", Lease: time.Minute})
+				claimed, err := b.d.Executor().JobClaim(ctx, droverdriver.ClaimParams{Queue: queue, Max: 10, Owner: "racer", Lease: time.Minute})
 				if err != nil || len(claimed) != 1 {
 					t.Fatalf("%s, round %d: claim = %v, %v", tc.name, round, claimed, err)
 				}
@@ -213,7 +213,7 @@ func TestUniqueFinishRacesInsert(t *testing.T) {
 					defer wg.Done()
 					<-start
 					var accepted []int64
-					accepted, errs[racers] = engine.Finish(ctx, b.d, []droverdriver.Result{res})
+					accepted, errs[racers] = engine.Finish(ctx, b.d.Executor(), []droverdriver.Result{res})
 					if errs[racers] == nil && len(accepted) != 1 {
 						errs[racers] = fmt.Errorf("finish accepted %v", accepted)
 					}
@@ -270,13 +270,13 @@ func TestUniqueRetryRetakesTheKey(t *testing.T) {
 		// complete works the one job waiting in the parked queue.
 		complete := func(id int64) {
 			t.Helper()
-			claimed, err := b.d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "parked", Max: 10, Owner: "test", Lease: time.Minute})
+			claimed, err := b.d.Executor().JobClaim(ctx, droverdriver.ClaimParams{Queue: "parked", Max: 10, Owner: "test", Lease: time.Minute})
 			if err != nil || len(claimed) != 1 || claimed[0].ID != id {
 				t.Fatalf("claim = %v, %v; want job %d", claimed, err, id)
 			}
 			c := claimed[0]
 			res := droverdriver.Result{ID: c.ID, Attempt: c.Attempt, LeaseToken: c.LeaseToken, Outcome: droverdriver.OutcomeCompleted, Flow: c.Flow}
-			if _, err := engine.Finish(ctx, b.d, []droverdriver.Result{res}); err != nil {
+			if _, err := engine.Finish(ctx, b.d.Executor(), []droverdriver.Result{res}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -68,7 +68,7 @@ func (w *Workflow) Len() int { return len(w.steps) }
 // their IDs in the order they were added. Either all are stored or, on any
 // error, none.
 func (c *Client[TTx]) InsertWorkflow(ctx context.Context, w *Workflow) ([]int64, error) {
-	return c.insertWorkflow(ctx, c.driver, w)
+	return c.insertWorkflow(ctx, c.exec, w)
 }
 
 // InsertWorkflowTx is InsertWorkflow inside the caller's transaction.
@@ -194,11 +194,11 @@ type WorkflowEdge struct {
 // statement per step away from id, by the edges' indexes, and at most
 // MaxWorkflowGraph jobs.
 func (c *Client[TTx]) WorkflowGraph(ctx context.Context, id int64) (*WorkflowGraph, error) {
-	ids, edges, truncated, err := engine.Graph(ctx, c.driver, id, MaxWorkflowGraph)
+	ids, edges, truncated, err := engine.Graph(ctx, c.exec, id, MaxWorkflowGraph)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := c.driver.JobResults(ctx, ids)
+	rows, err := c.exec.JobResults(ctx, ids)
 	if err != nil {
 		return nil, err
 	}

@@ -1,10 +1,13 @@
 // Package droverdriver is the contract between Drover and a store: the
 // Driver and Executor interfaces, the parameter types they take (the values
-// they return are drovertype's), the enums that Go and SQL share, and the
-// helpers a driver needs to load its statements and migrations. droverpg
-// (PostgreSQL) and droversqlite (SQLite) implement it; a third store
-// implements the same interfaces and passes the same suite
-// (droverdriver/droverdrivertest).
+// they return are drovertype's), and the enums that Go and SQL share. A
+// driver's type offers the Driver methods and reaches its statements
+// through Executor; how the bundled drivers load their SQL and shape their
+// rows is internal to this module (internal/sqlfile, internal/driverrows,
+// internal/jsonmatch), so that the contract carries only what a caller or a
+// third driver needs. droverpg (PostgreSQL) and droversqlite (SQLite)
+// implement it; a third store implements the same interfaces and passes the
+// same suite (droverdriver/droverdrivertest).
 //
 // A driver speaks its dialect and nothing else: which statements to run,
 // and what to do with the columns they return, is decided by Drover's
@@ -40,7 +43,14 @@ var ErrSchemaNewer = errors.New("schema newer than this binary")
 
 // Driver is a store that Drover can run on. It is safe for concurrent use.
 type Driver interface {
-	Executor
+	// Executor returns the executor whose statements run on the driver's
+	// own connections, outside any caller's transaction (TxDriver's
+	// UnwrapExecutor runs them inside one). The optional executor interfaces
+	// (TopicExecutor, PeriodicExecutor, RefusalReporter, …) are found on
+	// it by type assertion. The driver's type offers only this contract,
+	// so its exported methods are the ones a user configures and closes,
+	// not the statements the engine runs.
+	Executor() Executor
 
 	// Name is the store's short name ("postgres", "sqlite"), used in logs
 	// and bench reports.
@@ -115,7 +125,7 @@ type Executor interface {
 	// JobClaim moves up to Max claimable jobs of one queue to running under
 	// a lease held by Owner, highest priority (lowest number) first, then
 	// oldest run_at, then lowest ID, skipping rows other claimers hold. It
-	// returns them in that order (SortClaimed), each with the LeaseToken
+	// returns them in that order (the claim order of ClaimPosition), each with the LeaseToken
 	// the claim drew (one NewLeaseToken per call, stored on every row).
 	JobClaim(ctx context.Context, p ClaimParams) ([]*drovertype.JobRow, error)
 
@@ -553,15 +563,6 @@ func (a ClaimPosition) Compare(b ClaimPosition) int {
 // Before reports whether a sorts before b in the claim order.
 func (a ClaimPosition) Before(b ClaimPosition) bool { return a.Compare(b) < 0 }
 
-// SortClaimed puts claimed rows in the claim order. Neither store's claim
-// statement returns them in it (PostgreSQL's in disk order, SQLite's
-// RETURNING in no set order), and sorting here rather than in the
-// statement keeps the work off the database's CPU, which every process
-// shares.
-func SortClaimed(rows []*drovertype.JobRow) {
-	slices.SortFunc(rows, func(a, b *drovertype.JobRow) int { return PositionOf(a).Compare(PositionOf(b)) })
-}
-
 // QueueKnownRecent bounds how many of the most recently finished jobs
 // QueueKnown reads: finished jobs have no index by queue, and a typo must
 // not cost a scan of every job ever finished.
@@ -684,7 +685,7 @@ type ListParams struct {
 	Tags []string
 	// Args and Metadata, when not nil, are encoded JSON objects that a
 	// job's args and metadata must contain, as PostgreSQL's jsonb @>
-	// defines it (JSONContains).
+	// defines it (internal/jsonmatch on stores without @>).
 	Args, Metadata []byte
 	// Created, Scheduled (run_at), Attempted and Finished bound the job's
 	// times; a bound on a time the job has not set (never attempted, not

@@ -22,7 +22,7 @@ type QueuesDueExecutor interface {
 	QueuesDue(ctx context.Context, queues []string, now time.Time) ([]string, error)
 }
 
-// HeadClaimer is implemented by stores whose claim index holds no entry of
+// HeadClaimer is implemented by the executors of stores whose claim index holds no entry of
 // a row once it is claimed (SQLite removes it in the claim's own write).
 // A producer claims past its last claimed row after a slow claim only
 // because PostgreSQL leaves the entries of claimed rows at the head of the

@@ -12,6 +12,11 @@ import (
 	"github.com/droverhq/drover/drovertype"
 )
 
+// Executor implements droverdriver.Driver: the fleet's statements outside
+// any transaction, with the stored periodic definitions, which a caller's
+// transaction does not reach (they live on shard 0 alone).
+func (f *Driver[TTx]) Executor() droverdriver.Executor { return outer{f.exec} }
+
 // Name implements droverdriver.Driver: the shards' store.
 func (f *Driver[TTx]) Name() string { return f.c.shards[0].d.Name() }
 
@@ -267,10 +272,15 @@ func (f *Driver[TTx]) NewListener() droverdriver.Listener {
 	return &listener{c: f.c, ls: ls, which: which}
 }
 
-// Periodic definitions live on shard 0, with the leader and the ticks.
+// outer is the fleet's executor outside any transaction: exec, and the
+// periodic definitions, which live on shard 0 with the leader and the
+// ticks.
+type outer struct{ *exec }
 
-func (f *Driver[TTx]) periodic() (droverdriver.PeriodicExecutor, error) {
-	pe, ok := droverdriver.Executor(f.c.shards[first].d).(droverdriver.PeriodicExecutor)
+var _ droverdriver.PeriodicExecutor = outer{}
+
+func (o outer) periodic() (droverdriver.PeriodicExecutor, error) {
+	pe, ok := o.c.shards[first].d.Executor().(droverdriver.PeriodicExecutor)
 	if !ok {
 		return nil, droverdriver.ErrPeriodicUnsupported
 	}
@@ -278,8 +288,8 @@ func (f *Driver[TTx]) periodic() (droverdriver.PeriodicExecutor, error) {
 }
 
 // PeriodicCreate implements droverdriver.PeriodicExecutor.
-func (f *Driver[TTx]) PeriodicCreate(ctx context.Context, p droverdriver.PeriodicParams) (*droverdriver.PeriodicRow, error) {
-	pe, err := f.periodic()
+func (o outer) PeriodicCreate(ctx context.Context, p droverdriver.PeriodicParams) (*droverdriver.PeriodicRow, error) {
+	pe, err := o.periodic()
 	if err != nil {
 		return nil, err
 	}
@@ -287,8 +297,8 @@ func (f *Driver[TTx]) PeriodicCreate(ctx context.Context, p droverdriver.Periodi
 }
 
 // PeriodicUpdate implements droverdriver.PeriodicExecutor.
-func (f *Driver[TTx]) PeriodicUpdate(ctx context.Context, p droverdriver.PeriodicParams) (*droverdriver.PeriodicRow, error) {
-	pe, err := f.periodic()
+func (o outer) PeriodicUpdate(ctx context.Context, p droverdriver.PeriodicParams) (*droverdriver.PeriodicRow, error) {
+	pe, err := o.periodic()
 	if err != nil {
 		return nil, err
 	}
@@ -296,8 +306,8 @@ func (f *Driver[TTx]) PeriodicUpdate(ctx context.Context, p droverdriver.Periodi
 }
 
 // PeriodicRegister implements droverdriver.PeriodicExecutor.
-func (f *Driver[TTx]) PeriodicRegister(ctx context.Context, defs []droverdriver.PeriodicParams) error {
-	pe, err := f.periodic()
+func (o outer) PeriodicRegister(ctx context.Context, defs []droverdriver.PeriodicParams) error {
+	pe, err := o.periodic()
 	if err != nil {
 		return err
 	}
@@ -305,8 +315,8 @@ func (f *Driver[TTx]) PeriodicRegister(ctx context.Context, defs []droverdriver.
 }
 
 // PeriodicList implements droverdriver.PeriodicExecutor.
-func (f *Driver[TTx]) PeriodicList(ctx context.Context) ([]*droverdriver.PeriodicRow, error) {
-	pe, err := f.periodic()
+func (o outer) PeriodicList(ctx context.Context) ([]*droverdriver.PeriodicRow, error) {
+	pe, err := o.periodic()
 	if err != nil {
 		return nil, err
 	}
@@ -314,8 +324,8 @@ func (f *Driver[TTx]) PeriodicList(ctx context.Context) ([]*droverdriver.Periodi
 }
 
 // PeriodicSetPaused implements droverdriver.PeriodicExecutor.
-func (f *Driver[TTx]) PeriodicSetPaused(ctx context.Context, name string, paused bool, now time.Time) (*droverdriver.PeriodicRow, error) {
-	pe, err := f.periodic()
+func (o outer) PeriodicSetPaused(ctx context.Context, name string, paused bool, now time.Time) (*droverdriver.PeriodicRow, error) {
+	pe, err := o.periodic()
 	if err != nil {
 		return nil, err
 	}
@@ -323,8 +333,8 @@ func (f *Driver[TTx]) PeriodicSetPaused(ctx context.Context, name string, paused
 }
 
 // PeriodicDelete implements droverdriver.PeriodicExecutor.
-func (f *Driver[TTx]) PeriodicDelete(ctx context.Context, name string) (bool, error) {
-	pe, err := f.periodic()
+func (o outer) PeriodicDelete(ctx context.Context, name string) (bool, error) {
+	pe, err := o.periodic()
 	if err != nil {
 		return false, err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/drovertype"
+	"github.com/droverhq/drover/internal/driverrows"
 	"github.com/droverhq/drover/internal/engine"
 )
 
@@ -424,7 +425,7 @@ func (e *exec) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*dro
 		rows, full = append(rows, got...), filled
 		unasked = slices.DeleteFunc(unasked, func(i int) bool { return slices.Contains(asked, i) })
 	}
-	droverdriver.SortClaimed(rows)
+	driverrows.SortClaimed(rows)
 	return rows, nil
 }
 
@@ -1457,7 +1458,7 @@ func (e *exec) BulkTaskGet(ctx context.Context, id int64) (*droverdriver.BulkTas
 // Refused implements droverdriver.RefusalReporter as the shards' store
 // does.
 func (e *exec) Refused(err error) bool {
-	rr, ok := droverdriver.Executor(e.c.shards[0].d).(droverdriver.RefusalReporter)
+	rr, ok := e.c.shards[0].d.Executor().(droverdriver.RefusalReporter)
 	return ok && rr.Refused(err)
 }
 

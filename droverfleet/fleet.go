@@ -44,11 +44,12 @@ import (
 )
 
 // Driver is a fleet of shards of transaction type TTx (pgx.Tx for
-// PostgreSQL). Create it with New. It implements droverdriver.TxDriver,
-// and PeriodicExecutor when its shards do.
+// PostgreSQL). Create it with New. It implements droverdriver.TxDriver;
+// its Executor implements PeriodicExecutor when its shards do.
 type Driver[TTx any] struct {
-	*exec
-	txs []droverdriver.TxDriver[TTx]
+	c    *core
+	exec *exec // the statements outside any transaction, reached through Executor
+	txs  []droverdriver.TxDriver[TTx]
 }
 
 var _ droverdriver.TxDriver[struct{}] = (*Driver[struct{}])(nil)
@@ -130,7 +131,7 @@ func New[TTx any](ctx context.Context, shards []droverdriver.TxDriver[TTx], opts
 		c.log = slog.New(slog.DiscardHandler)
 	}
 	for i, d := range shards {
-		sx, ok := droverdriver.Executor(d).(droverdriver.ShardExecutor)
+		sx, ok := d.Executor().(droverdriver.ShardExecutor)
 		if !ok {
 			return nil, fmt.Errorf("droverfleet: shard %d: the %s driver cannot be a shard (it does not implement droverdriver.ShardExecutor)", i, d.Name())
 		}
@@ -145,8 +146,8 @@ func New[TTx any](ctx context.Context, shards []droverdriver.TxDriver[TTx], opts
 	if err := c.readRecords(ctx, true); err != nil {
 		return nil, err
 	}
-	f := &Driver[TTx]{txs: shards}
-	f.exec = &exec{c: c, on: func(_ context.Context, i int) (droverdriver.Executor, error) { return c.shards[i].d, nil }}
+	f := &Driver[TTx]{c: c, txs: shards}
+	f.exec = &exec{c: c, on: func(_ context.Context, i int) (droverdriver.Executor, error) { return c.shards[i].d.Executor(), nil }}
 	return f, nil
 }
 
@@ -357,7 +358,7 @@ func (c *core) unreachable(s *shard, err error) bool {
 	if err == nil {
 		return false
 	}
-	if ur, ok := droverdriver.Executor(s.d).(droverdriver.UnavailableReporter); ok && ur.Unavailable(err) {
+	if ur, ok := s.d.Executor().(droverdriver.UnavailableReporter); ok && ur.Unavailable(err) {
 		return true
 	}
 	return errors.Is(err, context.DeadlineExceeded)
@@ -493,7 +494,7 @@ func (c *core) settingsGet(ctx context.Context, keys int, queue string) (*drover
 			continue
 		}
 		var st *drovertype.QueueSettings
-		if st, err = s.d.QueueSettingsGet(ctx, queue); err == nil {
+		if st, err = s.d.Executor().QueueSettingsGet(ctx, queue); err == nil {
 			return st, nil
 		}
 		if !c.failed(s, err) {

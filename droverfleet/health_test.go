@@ -21,13 +21,13 @@ func TestShardHealth(t *testing.T) {
 	ctx := context.Background()
 	c1, url1 := shardServer(t)
 	f := twoShards(t, url1, nil)
-	ids := insertEach(t, f, job("q"), job("q"), job("q"), job("q"))
+	ids := insertEach(t, f.Executor(), job("q"), job("q"), job("q"), job("q"))
 	if got := shardsOf(ids); got[0] != 2 || got[1] != 2 {
 		t.Fatalf("4 jobs on shards %v, want 2 and 2", got)
 	}
 	claim := func(max int) []*drovertype.JobRow {
 		t.Helper()
-		rows, err := f.JobClaim(ctx, droverdriver.ClaimParams{Queue: "q", Max: max, Owner: "w", Lease: time.Minute})
+		rows, err := f.Executor().JobClaim(ctx, droverdriver.ClaimParams{Queue: "q", Max: max, Owner: "w", Lease: time.Minute})
 		if err != nil {
 			t.Fatalf("claim: %v", err)
 		}
@@ -36,7 +36,7 @@ func TestShardHealth(t *testing.T) {
 	if rows := claim(2); len(rows) != 2 {
 		t.Fatalf("claimed %d jobs, want 2", len(rows))
 	}
-	if _, err := f.QueueStats(ctx, time.Now()); err != nil {
+	if _, err := f.Executor().QueueStats(ctx, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	h, err := f.Probe(ctx)
@@ -72,7 +72,7 @@ func TestShardHealth(t *testing.T) {
 	if rows := claim(10); len(rows) != 1 || droverdriver.ShardOf(rows[0].ID) != 0 {
 		t.Fatalf("claim while shard 1 is down: %d jobs; want shard 0's last one", len(rows))
 	}
-	if _, err := f.QueueStats(ctx, time.Now()); err != nil {
+	if _, err := f.Executor().QueueStats(ctx, time.Now()); err != nil {
 		t.Fatalf("queue figures while shard 1 is down: %v", err)
 	}
 	h = f.Health()

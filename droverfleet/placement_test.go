@@ -71,7 +71,7 @@ func TestPlacement(t *testing.T) {
 		for range 10 {
 			jobs = append(jobs, job("plain"))
 		}
-		if got := shardsOf(insertEach(t, f, jobs...)); got[0] != 5 || got[1] != 5 {
+		if got := shardsOf(insertEach(t, f.ex, jobs...)); got[0] != 5 || got[1] != 5 {
 			t.Fatalf("10 inserts of one queue by shard: %v, want 5 and 5", got)
 		}
 	})
@@ -87,7 +87,7 @@ func TestPlacement(t *testing.T) {
 				key := fmt.Sprintf("key-%d", k)
 				p := job("keyed")
 				p.Key, p.KeyLimit = key, 1
-				id := insertEach(t, f, p)[0]
+				id := insertEach(t, f.ex, p)[0]
 				byKey[key] = append(byKey[key], id)
 				if round == 0 {
 					first[key] = id
@@ -104,7 +104,7 @@ func TestPlacement(t *testing.T) {
 		if len(used) != 2 {
 			t.Fatalf("12 keys use shards %v, want both", used)
 		}
-		rows, err := f.JobClaim(ctx, droverdriver.ClaimParams{Queue: "keyed", Max: 100, Owner: "w", Lease: time.Minute})
+		rows, err := f.ex.JobClaim(ctx, droverdriver.ClaimParams{Queue: "keyed", Max: 100, Owner: "w", Lease: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,7 +124,7 @@ func TestPlacement(t *testing.T) {
 		for k := range 6 {
 			p := job("u")
 			p.UniqueKey = fmt.Sprintf("u-%d", k)
-			ids := insertEach(t, f, p, p, p)
+			ids := insertEach(t, f.ex, p, p, p)
 			if ids[0] == 0 || ids[1] != 0 || ids[2] != 0 {
 				t.Fatalf("three inserts of unique key %s: %v, want the first stored and the others skipped", p.UniqueKey, ids)
 			}
@@ -133,7 +133,7 @@ func TestPlacement(t *testing.T) {
 
 	t.Run("workflow and batch", func(t *testing.T) {
 		for range 4 {
-			res, err := engine.InsertFlow(ctx, f, droverdriver.FlowInsertParams{Batch: true, Callback: ptr(job("cb")),
+			res, err := engine.InsertFlow(ctx, f.ex, droverdriver.FlowInsertParams{Batch: true, Callback: ptr(job("cb")),
 				Jobs: []droverdriver.FlowJob{{InsertParams: job("w")}, {InsertParams: job("w"), After: []int{0}}, {InsertParams: job("w"), After: []int{0, 1}}}})
 			if err != nil {
 				t.Fatal(err)
@@ -143,7 +143,7 @@ func TestPlacement(t *testing.T) {
 				t.Fatalf("batch %d on shard %d, its jobs %v and callback %d on %v", res.BatchID, home, res.IDs, res.CallbackID, got)
 			}
 			// A dependant inserted later joins its parents.
-			more, err := engine.InsertFlow(ctx, f, droverdriver.FlowInsertParams{
+			more, err := engine.InsertFlow(ctx, f.ex, droverdriver.FlowInsertParams{
 				Jobs: []droverdriver.FlowJob{{InsertParams: job("w"), DependsOn: []int64{res.IDs[2]}}}})
 			if err != nil {
 				t.Fatal(err)
@@ -162,11 +162,11 @@ func TestPlacement(t *testing.T) {
 			{Queue: "strict", Strict: &one},
 			{Queue: "limited", Limit: &drovertype.QueueLimit{MaxRunning: 2}},
 		} {
-			if _, err := f.QueueSettingsSet(ctx, set); err != nil {
+			if _, err := f.ex.QueueSettingsSet(ctx, set); err != nil {
 				t.Fatal(err)
 			}
 			for i := range f.shards {
-				s, err := f.Shard(i).QueueSettingsGet(ctx, set.Queue)
+				s, err := f.Shard(i).Executor().QueueSettingsGet(ctx, set.Queue)
 				if err != nil || !s.Limited() {
 					t.Fatalf("shard %d's settings of %s: %+v, %v; want the change on every shard", i, set.Queue, s, err)
 				}
@@ -175,19 +175,19 @@ func TestPlacement(t *testing.T) {
 			for range 8 {
 				jobs = append(jobs, job(set.Queue))
 			}
-			ids := insertEach(t, f, jobs...)
+			ids := insertEach(t, f.ex, jobs...)
 			if got := shardsOf(ids); len(got) != 1 {
 				t.Fatalf("jobs of %s on shards %v, want one", set.Queue, got)
 			}
 			if set.Strict != nil {
 				var order []int64
 				for range ids {
-					rows, err := engine.Claim(ctx, f, &engine.Settings{}, droverdriver.ClaimParams{Queue: "strict", Max: 5, Owner: "w", Lease: time.Minute})
+					rows, err := engine.Claim(ctx, f.ex, &engine.Settings{}, droverdriver.ClaimParams{Queue: "strict", Max: 5, Owner: "w", Lease: time.Minute})
 					if err != nil || len(rows) != 1 {
 						t.Fatalf("strict claim: %v, %v; want one job", rows, err)
 					}
 					order = append(order, rows[0].ID)
-					if _, err := engine.Finish(ctx, f, []droverdriver.Result{{ID: rows[0].ID, Attempt: 1, LeaseToken: rows[0].LeaseToken,
+					if _, err := engine.Finish(ctx, f.ex, []droverdriver.Result{{ID: rows[0].ID, Attempt: 1, LeaseToken: rows[0].LeaseToken,
 						Outcome: droverdriver.OutcomeCompleted}}); err != nil {
 						t.Fatal(err)
 					}
@@ -218,7 +218,7 @@ func TestAddShard(t *testing.T) {
 	before := map[string]int{}
 	for k := range 8 {
 		key := fmt.Sprintf("k%d", k)
-		before[key] = droverdriver.ShardOf(insertEach(t, f, keyed(key))[0])
+		before[key] = droverdriver.ShardOf(insertEach(t, f.ex, keyed(key))[0])
 	}
 	// The same two shards and a third.
 	d, err := droverpg.New(f.pool, droverpg.WithSchema(testdb.NewSchema(t)))
@@ -236,11 +236,11 @@ func TestAddShard(t *testing.T) {
 	if st := g.Shards()[2].Record; st == nil || st.Index != 2 || st.KeyShards != 2 || st.Fleet != g.Shards()[0].Record.Fleet {
 		t.Fatalf("the new shard's record %+v, want shard 2 of the fleet, keys still over 2 shards", st)
 	}
-	if got := shardsOf(insertEach(t, g, job("q"), job("q"), job("q"))); got[2] != 1 {
+	if got := shardsOf(insertEach(t, g.Executor(), job("q"), job("q"), job("q"))); got[2] != 1 {
 		t.Fatalf("3 inserts after adding a shard went to %v, want one on the new shard", got)
 	}
 	for key, was := range before {
-		if now := droverdriver.ShardOf(insertEach(t, g, keyed(key))[0]); now != was {
+		if now := droverdriver.ShardOf(insertEach(t, g.Executor(), keyed(key))[0]); now != was {
 			t.Fatalf("key %s moved from shard %d to %d", key, was, now)
 		}
 	}
@@ -248,7 +248,7 @@ func TestAddShard(t *testing.T) {
 	if err := g.SetDraining(ctx, 2, true); err != nil {
 		t.Fatal(err)
 	}
-	if got := shardsOf(insertEach(t, g, job("q"), job("q"), job("q"), job("q"))); got[2] != 0 {
+	if got := shardsOf(insertEach(t, g.Executor(), job("q"), job("q"), job("q"), job("q"))); got[2] != 0 {
 		t.Fatalf("inserts while shard 2 drains went to %v", got)
 	}
 }
@@ -308,7 +308,7 @@ func TestShardDownAtStart(t *testing.T) {
 		defer mu.Unlock()
 		return len(ran) == len(ids)
 	})
-	if _, err := g.JobGet(ctx, droverdriver.ShardBase(1)); err == nil || errors.Is(err, droverdriver.ErrNotFound) {
+	if _, err := g.Executor().JobGet(ctx, droverdriver.ShardBase(1)); err == nil || errors.Is(err, droverdriver.ErrNotFound) {
 		t.Fatalf("a job of the shard that is down: %v, want the outage", err)
 	}
 }

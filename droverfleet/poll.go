@@ -8,6 +8,8 @@ import (
 	"github.com/droverhq/drover/droverdriver"
 )
 
+var _ droverdriver.QueuesDueExecutor = outer{}
+
 // QueuesDue implements droverdriver.QueuesDueExecutor: the queues with jobs
 // due on any shard, each named once, from one statement per shard. A
 // shard's driver without the read counts every queue as due there, so

@@ -21,8 +21,16 @@ func TestMain(m *testing.M) { testdb.Main(m) }
 // that pool, for tests that begin transactions or read a shard.
 type fleet struct {
 	*droverfleet.Driver[pgx.Tx]
+	ex     fleetExec // the fleet's executor
 	pool   *pgxpool.Pool
 	shards []*droverpg.Driver
+}
+
+// fleetExec is what a fleet's executor implements.
+type fleetExec interface {
+	droverdriver.Executor
+	droverdriver.TopicExecutor
+	droverdriver.PeriodicExecutor
 }
 
 // openFleet returns a fleet of n shards, not migrated.
@@ -43,6 +51,7 @@ func openFleet(t testing.TB, pool *pgxpool.Pool, n int) *fleet {
 	if f.Driver, err = droverfleet.New(context.Background(), ds, droverfleet.Options{}); err != nil {
 		t.Fatal(err)
 	}
+	f.ex = f.Executor().(fleetExec)
 	return f
 }
 

@@ -20,11 +20,11 @@ func topicsOnEachShard(t *testing.T, f *fleet) [2]string {
 	var out [2]string
 	for k := 0; out[0] == "" || out[1] == ""; k++ {
 		name := fmt.Sprintf("t%d", k)
-		if _, err := f.TopicCreate(ctx, droverdriver.TopicParams{Name: name, Lanes: 1, Now: time.Now()}); err != nil {
+		if _, err := f.ex.TopicCreate(ctx, droverdriver.TopicParams{Name: name, Lanes: 1, Now: time.Now()}); err != nil {
 			t.Fatal(err)
 		}
 		for i := range 2 {
-			rows, err := f.Shard(i).(droverdriver.TopicExecutor).TopicList(ctx)
+			rows, err := f.Shard(i).Executor().(droverdriver.TopicExecutor).TopicList(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -46,11 +46,11 @@ func TestTopicGenerations(t *testing.T) {
 	f := migrated(t, 2)
 	topics := topicsOnEachShard(t, f)
 	for _, topic := range topics {
-		if _, err := f.TopicPublish(ctx, []droverdriver.PublishParams{{Topic: topic, Payload: []byte(`{}`)}}); err != nil {
+		if _, err := f.ex.TopicPublish(ctx, []droverdriver.PublishParams{{Topic: topic, Payload: []byte(`{}`)}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	r := &maintenance.TopicRetainer{Exec: f, MaxMessages: 1}
+	r := &maintenance.TopicRetainer{Exec: f.ex, MaxMessages: 1}
 	dropped := 0
 	waitfor.Cond(t, "a sealed generation of each shard dropped", func() bool {
 		n, _, err := r.RunOnce(ctx)
@@ -61,7 +61,7 @@ func TestTopicGenerations(t *testing.T) {
 		return dropped >= 2
 	})
 	for i := range 2 {
-		gens, err := f.Shard(i).(droverdriver.TopicExecutor).TopicGenerations(ctx)
+		gens, err := f.Shard(i).Executor().(droverdriver.TopicExecutor).TopicGenerations(ctx)
 		if err != nil || len(gens) == 0 || gens[0].Gen == 0 {
 			t.Fatalf("shard %d's generations %+v, %v; want its first dropped", i, gens, err)
 		}
@@ -79,7 +79,7 @@ func TestTopicsAcrossShards(t *testing.T) {
 	topics := topicsOnEachShard(t, f)
 	var subs []droverdriver.SubscriptionRef
 	for _, topic := range topics {
-		if _, err := f.SubscriptionCreate(ctx, droverdriver.SubscriptionParams{Topic: topic, Name: "s", MaxAttempts: 3,
+		if _, err := f.ex.SubscriptionCreate(ctx, droverdriver.SubscriptionParams{Topic: topic, Name: "s", MaxAttempts: 3,
 			Start: droverdriver.StartEarliest, Now: time.Now()}); err != nil {
 			t.Fatal(err)
 		}
@@ -89,15 +89,15 @@ func TestTopicsAcrossShards(t *testing.T) {
 	for k := range 20 {
 		msgs = append(msgs, droverdriver.PublishParams{Topic: topics[k%2], Payload: fmt.Appendf(nil, `{"n":%d}`, k)})
 	}
-	if ids, err := f.TopicPublish(ctx, msgs); err != nil || len(ids) != 20 {
+	if ids, err := f.ex.TopicPublish(ctx, msgs); err != nil || len(ids) != 20 {
 		t.Fatalf("publish: %v, %v", ids, err)
 	}
-	lag, err := f.TopicLag(ctx, nil)
+	lag, err := f.ex.TopicLag(ctx, nil)
 	if err != nil || len(lag) != 2 || lag[0].Pending != 10 || lag[1].Pending != 10 {
 		t.Fatalf("lag %+v, %v; want both subscriptions 10 messages behind", lag, err)
 	}
 	token := drovertype.NewLeaseToken()
-	lanes, err := f.TopicLease(ctx, droverdriver.TopicLeaseParams{Subscriptions: subs, Limits: []int{100, 100}, Owner: "c", Token: token, Lease: time.Minute, Max: 10, Now: time.Now()})
+	lanes, err := f.ex.TopicLease(ctx, droverdriver.TopicLeaseParams{Subscriptions: subs, Limits: []int{100, 100}, Owner: "c", Token: token, Lease: time.Minute, Max: 10, Now: time.Now()})
 	if err != nil || len(lanes) != 2 {
 		t.Fatalf("lease: %+v, %v; want the lane of each subscription", lanes, err)
 	}
@@ -110,10 +110,10 @@ func TestTopicsAcrossShards(t *testing.T) {
 	// first message alone, though each shard returns one of its own.
 	small := read
 	small.MaxBytes = 1
-	if rows, err := f.TopicRead(ctx, small); err != nil || len(rows) != 1 || rows[0].Range != 0 {
+	if rows, err := f.ex.TopicRead(ctx, small); err != nil || len(rows) != 1 || rows[0].Range != 0 {
 		t.Fatalf("read within 1 byte: %d rows, %v; want the first message of range 0 alone", len(rows), err)
 	}
-	rows, err := f.TopicRead(ctx, read)
+	rows, err := f.ex.TopicRead(ctx, read)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,10 +139,10 @@ func TestTopicsAcrossShards(t *testing.T) {
 		ack.Acks = append(ack.Acks, droverdriver.LaneAck{Topic: l.Topic, Subscription: "s", Lane: l.Lane, Token: token, Cursor: last, Count: len(got)})
 	}
 	ack.Now = time.Now()
-	if accepted, err := f.TopicAck(ctx, ack); err != nil || len(accepted) != 2 {
+	if accepted, err := f.ex.TopicAck(ctx, ack); err != nil || len(accepted) != 2 {
 		t.Fatalf("ack: %v, %v; want both accepted", accepted, err)
 	}
-	if lag, err = f.TopicLag(ctx, topics[:]); err != nil || len(lag) != 2 || lag[0].Pending != 0 || lag[1].Pending != 0 {
+	if lag, err = f.ex.TopicLag(ctx, topics[:]); err != nil || len(lag) != 2 || lag[0].Pending != 0 || lag[1].Pending != 0 {
 		t.Fatalf("lag after the ack %+v, %v; want none pending", lag, err)
 	}
 }

@@ -71,7 +71,7 @@ func (m *multiTx) on(_ context.Context, i int) (droverdriver.Executor, error) {
 		return s.ex, nil
 	}
 	ex, end, err := hold(func(fn func(droverdriver.Executor) error) error {
-		return m.c.shards[i].d.Tx(m.ctx, func(_ context.Context, ex droverdriver.Executor) error { return fn(ex) })
+		return m.c.shards[i].d.Executor().Tx(m.ctx, func(_ context.Context, ex droverdriver.Executor) error { return fn(ex) })
 	})
 	if err != nil {
 		return nil, err

@@ -18,6 +18,7 @@ import (
 
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/drovertype"
+	"github.com/droverhq/drover/internal/sqlfile"
 )
 
 //go:embed queries.sql
@@ -39,7 +40,7 @@ func WithSchema(schema string) Option {
 
 // Driver is the PostgreSQL store. Create it with New.
 type Driver struct {
-	executor
+	exec       executor // the statements, reached through Executor
 	pool       *pgxpool.Pool
 	hub        *hub // the listening connection its listeners share
 	schema     string
@@ -59,33 +60,33 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Driver, error) {
 		return nil, err
 	}
 	prefix := pgx.Identifier{d.schema}.Sanitize() + "."
-	q, err := droverdriver.ParseQueries(queriesSQL, prefix)
+	q, err := sqlfile.ParseQueries(queriesSQL, prefix)
 	if err == nil {
-		err = droverdriver.WithClaimAfter(q, "AND (priority, run_at, id) > ($8, $9, $10)")
+		err = sqlfile.WithClaimAfter(q, "AND (priority, run_at, id) > ($8, $9, $10)")
 	}
 	if err == nil {
-		err = droverdriver.WithClaimKinds(q, "AND kind = ANY($8::text[])",
+		err = sqlfile.WithClaimKinds(q, "AND kind = ANY($8::text[])",
 			"AND (priority, run_at, id) > ($8, $9, $10) AND kind = ANY($11::text[])")
 	}
 	if err == nil {
-		err = droverdriver.WithClaimExceptKinds(q, "AND kind <> ALL($8::text[])",
+		err = sqlfile.WithClaimExceptKinds(q, "AND kind <> ALL($8::text[])",
 			"AND (priority, run_at, id) > ($8, $9, $10) AND kind <> ALL($11::text[])")
 	}
 	if err == nil {
-		err = droverdriver.WithDescending(q, "JobList", "JobListDesc")
+		err = sqlfile.WithDescending(q, "JobList", "JobListDesc")
 	}
 	if err == nil {
-		err = droverdriver.WithDescending(q, "JobIDNext", "JobIDPrev")
+		err = sqlfile.WithDescending(q, "JobIDNext", "JobIDPrev")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("droverpg: %w", err)
 	}
-	d.migrations, err = droverdriver.LoadMigrations(migrationFiles, "migrations", prefix)
+	d.migrations, err = sqlfile.LoadMigrations(migrationFiles, "migrations", prefix)
 	if err != nil {
 		return nil, err
 	}
 	channel := notifyChannel(d.schema)
-	d.executor = executor{db: pool, waker: newWaker(pool, q, channel), q: q, schema: d.schema, channel: channel}
+	d.exec = executor{db: pool, waker: newWaker(pool, q, channel), q: q, schema: d.schema, channel: channel}
 	d.hub = newHub(pool, channel)
 	return d, nil
 }
@@ -116,14 +117,17 @@ func (d *Driver) PollInterval() time.Duration { return time.Second }
 // find their jobs). Listeners stop with the contexts their callers gave
 // Listen. The pool belongs to the caller and stays open.
 func (d *Driver) Close() error {
-	d.waker.close()
+	d.exec.waker.close()
 	return nil
 }
+
+// Executor implements droverdriver.Driver: statements run on the pool.
+func (d *Driver) Executor() droverdriver.Executor { return &d.exec }
 
 // UnwrapExecutor implements droverdriver.TxDriver: statements run in the caller's
 // transaction, and insert notifications are delivered when it commits.
 func (d *Driver) UnwrapExecutor(tx pgx.Tx) droverdriver.Executor {
-	e := d.executor
+	e := d.exec
 	e.db, e.waker = tx, nil
 	return &e
 }
@@ -131,7 +135,7 @@ func (d *Driver) UnwrapExecutor(tx pgx.Tx) droverdriver.Executor {
 // SchemaVersion implements droverdriver.Driver.
 func (d *Driver) SchemaVersion(ctx context.Context) (int, error) {
 	var v int
-	err := schemaVersion.queryRow(ctx, d.pool, d.q, struct{}{}).Scan(&v)
+	err := schemaVersion.queryRow(ctx, d.pool, d.exec.q, struct{}{}).Scan(&v)
 	if isUndefinedTable(err) {
 		return 0, nil
 	}
@@ -153,10 +157,10 @@ func (d *Driver) MigrateTx(ctx context.Context, fn func(context.Context, droverd
 		if _, err := tx.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{d.schema}.Sanitize()); err != nil {
 			return fmt.Errorf("create schema %s: %w", d.schema, err)
 		}
-		if _, err := migrationsTable.exec(ctx, tx, d.q, struct{}{}); err != nil {
+		if _, err := migrationsTable.exec(ctx, tx, d.exec.q, struct{}{}); err != nil {
 			return fmt.Errorf("create migrations table: %w", err)
 		}
-		return fn(ctx, &migrator{tx: tx, q: d.q})
+		return fn(ctx, &migrator{tx: tx, q: d.exec.q})
 	})
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/drovertype"
+	"github.com/droverhq/drover/internal/driverrows"
 )
 
 // dbtx is what both a pool and a transaction offer.
@@ -61,7 +62,7 @@ func (e *executor) insert(ctx context.Context, jobs []droverdriver.InsertParams,
 	// order: jobs with a key or a unique key take their own statement
 	// (keyed.go); plain jobs keep the one below. out maps each plain job
 	// back to its input position.
-	plain, special, out := droverdriver.SplitSpecial(jobs)
+	plain, special, out := driverrows.SplitSpecial(jobs)
 	if len(special) > 0 {
 		e.queueKeyedInsert(b, special, now, notify)
 	}
@@ -247,7 +248,7 @@ func scanClaimed(rows pgx.Rows, p droverdriver.ClaimParams, token drovertype.Lea
 		}
 		jobs = append(jobs, j)
 	}
-	droverdriver.SortClaimed(jobs)
+	driverrows.SortClaimed(jobs)
 	return jobs, rows.Err()
 }
 

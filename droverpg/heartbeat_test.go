@@ -19,13 +19,13 @@ func TestHeartbeatNeverWaitsForRowLocks(t *testing.T) {
 	ctx := context.Background()
 	d := migrated(t)
 	pool := d.Pool()
-	if _, err := d.JobInsertMany(ctx, []droverdriver.InsertParams{
+	if _, err := d.Executor().JobInsertMany(ctx, []droverdriver.InsertParams{
 		{Queue: "q", Kind: "k", Args: []byte(`{}`), MaxAttempts: 3},
 		{Queue: "q", Kind: "k", Args: []byte(`{}`), MaxAttempts: 3},
 	}); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "q", Max: 2, Owner: "w", Lease: time.Minute})
+	rows, err := d.Executor().JobClaim(ctx, droverdriver.ClaimParams{Queue: "q", Max: 2, Owner: "w", Lease: time.Minute})
 	if err != nil || len(rows) != 2 {
 		t.Fatalf("claim: %d rows, %v", len(rows), err)
 	}
@@ -51,7 +51,7 @@ func TestHeartbeatNeverWaitsForRowLocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	hbCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	res, err := d.JobHeartbeat(hbCtx, hb)
+	res, err := d.Executor().JobHeartbeat(hbCtx, hb)
 	cancel()
 	if err != nil {
 		t.Fatalf("heartbeat waited for the row lock or failed: %v", err)
@@ -69,7 +69,7 @@ func TestHeartbeatNeverWaitsForRowLocks(t *testing.T) {
 		t.Errorf("lease of the locked job extended through another transaction's lock: expires %s", got)
 	}
 
-	if _, err := d.JobHeartbeat(ctx, hb); err != nil {
+	if _, err := d.Executor().JobHeartbeat(ctx, hb); err != nil {
 		t.Fatal(err)
 	}
 	if got := leaseOf(locked.ID); time.Until(got) < 30*time.Minute {

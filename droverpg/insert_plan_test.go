@@ -25,7 +25,7 @@ func TestJobInsertedPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
-		plan := explain(t, d, mode, d.q[jobInserted.name], []any{table})
+		plan := explain(t, d, mode, d.exec.q[jobInserted.name], []any{table})
 		walkPlan(plan, func(n map[string]any) {
 			if n["Relation Name"] == "jobs" && n["Node Type"] != "Index Scan" && n["Node Type"] != "Index Only Scan" {
 				t.Errorf("%s: JobInserted reads jobs by %v, want an index scan of the primary key", mode, n["Node Type"])

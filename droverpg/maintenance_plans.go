@@ -2,33 +2,11 @@ package droverpg
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
-	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/stmtplan"
 )
-
-// MaintenanceParams are the arguments the leader's passes would give their
-// statements at one moment: Prune's Now and Limit serve every pass.
-type MaintenanceParams struct {
-	Prune droverdriver.PruneParams
-	// WorkerForgetBefore is the absent-worker pass's cut for forgetting
-	// workers (WorkerPrune).
-	WorkerForgetBefore time.Time
-}
-
-// MaintenancePlan is one maintenance statement run under EXPLAIN (ANALYZE,
-// FORMAT JSON): Explain is PostgreSQL's output as it came, Wall the time
-// the round trip took.
-type MaintenancePlan struct {
-	// Pass is the leader's loop the statement belongs to (rescue,
-	// promotion sweep, absent-worker pass, pruning, topic retention).
-	Pass      string
-	Statement string
-	Explain   json.RawMessage
-	Wall      time.Duration
-}
 
 // ExplainMaintenance runs every statement of the leader's maintenance
 // passes once with p, under EXPLAIN (ANALYZE, FORMAT JSON), each in a
@@ -39,10 +17,10 @@ type MaintenancePlan struct {
 // sweep left it, to show which statement's cost grows with what the table
 // holds: the estimate from a grown table's pages buys a JIT compile or a
 // walk of the wrong index on every pass (TestJobRouteAbsentPlan).
-func (d *Driver) ExplainMaintenance(ctx context.Context, p MaintenanceParams) ([]MaintenancePlan, error) {
+func (e *executor) ExplainMaintenance(ctx context.Context, p stmtplan.MaintenanceParams) ([]stmtplan.MaintenancePlan, error) {
 	pp, prunes := pruneArgs(p.Prune)
 	gen := int64(0)
-	if gens, err := d.TopicGenerations(ctx); err == nil && len(gens) > 0 {
+	if gens, err := e.TopicGenerations(ctx); err == nil && len(gens) > 0 {
 		gen = gens[0].Gen // the oldest: the one retention looks at first
 	}
 	type planned struct {
@@ -63,9 +41,9 @@ func (d *Driver) ExplainMaintenance(ctx context.Context, p MaintenanceParams) ([
 	if prunes {
 		todo = append(todo, planned{"pruning", jobPrune.bind(pp), false})
 	}
-	out := make([]MaintenancePlan, 0, len(todo))
+	out := make([]stmtplan.MaintenancePlan, 0, len(todo))
 	for _, t := range todo {
-		mp, err := d.explainRolledBack(ctx, t.b, t.noJIT)
+		mp, err := e.explainRolledBack(ctx, t.b, t.noJIT)
 		if err != nil {
 			return out, fmt.Errorf("explain %s (%s): %w", t.b.Name, t.pass, err)
 		}
@@ -75,26 +53,28 @@ func (d *Driver) ExplainMaintenance(ctx context.Context, p MaintenanceParams) ([
 	return out, nil
 }
 
+var _ stmtplan.Explainer = (*executor)(nil)
+
 // explainRolledBack runs b under EXPLAIN ANALYZE in a transaction that it
 // rolls back, after NoJIT when jitOff is set.
-func (d *Driver) explainRolledBack(ctx context.Context, b bound, jitOff bool) (MaintenancePlan, error) {
-	mp := MaintenancePlan{Statement: b.Name}
+func (e *executor) explainRolledBack(ctx context.Context, b bound, jitOff bool) (stmtplan.MaintenancePlan, error) {
+	mp := stmtplan.MaintenancePlan{Statement: b.Name}
 	args := b.Args
 	if len(args) > 0 && args[0] == any(replan) {
 		args = args[1:]
 	}
-	tx, err := d.pool.Begin(ctx)
+	tx, err := e.db.Begin(ctx)
 	if err != nil {
 		return mp, err
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
 	if jitOff {
-		if _, err := tx.Exec(ctx, d.q[noJIT.name]); err != nil {
+		if _, err := tx.Exec(ctx, e.q[noJIT.name]); err != nil {
 			return mp, err
 		}
 	}
 	start := time.Now()
-	if err := tx.QueryRow(ctx, "EXPLAIN (ANALYZE, FORMAT JSON) "+d.q[b.Name], args...).Scan(&mp.Explain); err != nil {
+	if err := tx.QueryRow(ctx, "EXPLAIN (ANALYZE, FORMAT JSON) "+e.q[b.Name], args...).Scan(&mp.Explain); err != nil {
 		return mp, err
 	}
 	mp.Wall = time.Since(start)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
-	"github.com/droverhq/drover/droverpg"
+	"github.com/droverhq/drover/internal/stmtplan"
 )
 
 // TestExplainMaintenance checks that every maintenance statement is
@@ -34,7 +34,7 @@ func TestExplainMaintenance(t *testing.T) {
 		}
 	}
 	now := time.Now()
-	plans, err := d.ExplainMaintenance(ctx, droverpg.MaintenanceParams{
+	plans, err := d.Executor().(stmtplan.Explainer).ExplainMaintenance(ctx, stmtplan.MaintenanceParams{
 		Prune: droverdriver.PruneParams{Now: now, Limit: 10_000, CompletedRetention: drover.CompletedRetentionDefault,
 			CancelledRetention: drover.CancelledRetentionDefault, DiscardedRetention: drover.DiscardedRetentionDefault},
 		WorkerForgetBefore: now.Add(-time.Hour),

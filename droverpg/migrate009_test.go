@@ -54,7 +54,7 @@ func TestMigration009CapsErrorsAndScopesUniqueKeys(t *testing.T) {
 		id          int64
 		count, kept int
 	}{{1, 30, drovertype.ErrorsKept}, {2, 3, 3}} {
-		j, err := d.JobGet(ctx, c.id)
+		j, err := d.Executor().JobGet(ctx, c.id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,7 +68,7 @@ func TestMigration009CapsErrorsAndScopesUniqueKeys(t *testing.T) {
 		t.Fatalf("unique key of job 3 held under kind %q, %v; want u", kind, err)
 	}
 	dup := droverdriver.InsertParams{Queue: "other", Kind: "u", Args: []byte(`{}`), MaxAttempts: 3, UniqueKey: "u\x1fk"}
-	if ids, err := d.JobInsertMany(ctx, []droverdriver.InsertParams{dup}); err != nil || ids[0] != 0 {
+	if ids, err := d.Executor().JobInsertMany(ctx, []droverdriver.InsertParams{dup}); err != nil || ids[0] != 0 {
 		t.Fatalf("insert of a key held before the migration: %v, %v; want skipped", ids, err)
 	}
 }

@@ -42,18 +42,18 @@ func TestMigrationKeepsUniqueKeys(t *testing.T) {
 	// Migration 004 moves the key; the later ones must keep it where it is.
 	applyUpTo(t, d, droverdriver.LatestVersion(d))
 	dup := droverdriver.InsertParams{Queue: "default", Kind: "noop", Args: []byte(`{}`), MaxAttempts: 3, UniqueKey: key}
-	if ids, err := d.JobInsertMany(ctx, []droverdriver.InsertParams{dup}); err != nil || ids[0] != 0 {
+	if ids, err := d.Executor().JobInsertMany(ctx, []droverdriver.InsertParams{dup}); err != nil || ids[0] != 0 {
 		t.Fatalf("insert of a key held before the migration: %v, %v; want skipped", ids, err)
 	}
-	claimed, err := d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "default", Max: 10, Owner: "w", Lease: time.Minute})
+	claimed, err := d.Executor().JobClaim(ctx, droverdriver.ClaimParams{Queue: "default", Max: 10, Owner: "w", Lease: time.Minute})
 	if err != nil || len(claimed) != 1 || claimed[0].Flow&droverdriver.FlowUnique == 0 {
 		t.Fatalf("claimed %+v, %v; want the old unique job flagged unique", claimed, err)
 	}
 	c := claimed[0]
-	if _, err := engine.Finish(ctx, d, []droverdriver.Result{{ID: c.ID, Attempt: c.Attempt, LeaseToken: c.LeaseToken, Outcome: droverdriver.OutcomeCompleted, Flow: c.Flow}}); err != nil {
+	if _, err := engine.Finish(ctx, d.Executor(), []droverdriver.Result{{ID: c.ID, Attempt: c.Attempt, LeaseToken: c.LeaseToken, Outcome: droverdriver.OutcomeCompleted, Flow: c.Flow}}); err != nil {
 		t.Fatal(err)
 	}
-	if ids, err := d.JobInsertMany(ctx, []droverdriver.InsertParams{dup}); err != nil || ids[0] == 0 {
+	if ids, err := d.Executor().JobInsertMany(ctx, []droverdriver.InsertParams{dup}); err != nil || ids[0] == 0 {
 		t.Fatalf("insert after the old unique job completed: %v, %v; want stored", ids, err)
 	}
 }

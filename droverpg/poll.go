@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/droverhq/drover/droverdriver"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -13,6 +14,8 @@ type queuesDueParams struct {
 	Queues []string
 	Now    *time.Time
 }
+
+var _ droverdriver.QueuesDueExecutor = (*executor)(nil)
 
 // QueuesDue implements droverdriver.QueuesDueExecutor.
 func (e *executor) QueuesDue(ctx context.Context, queues []string, now time.Time) ([]string, error) {

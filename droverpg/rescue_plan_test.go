@@ -39,7 +39,7 @@ func TestJobRescuePlan(t *testing.T) {
 	}
 	args := []any{now, 10_000}
 	for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
-		plan := explain(t, d, mode, d.q[jobRescue.name], args)
+		plan := explain(t, d, mode, d.exec.q[jobRescue.name], args)
 		var running bool
 		walkPlan(plan["Plan"].(map[string]any), func(n map[string]any) {
 			// ModifyTable nodes write the rows their children read.
@@ -61,7 +61,7 @@ func TestJobRescuePlan(t *testing.T) {
 			t.Errorf("%s: JobRescue is compiled by JIT on every pass", mode)
 		}
 	}
-	rows, err := d.JobRescue(ctx, droverdriver.RescueParams{Now: now, Limit: 10_000})
+	rows, err := d.Executor().JobRescue(ctx, droverdriver.RescueParams{Now: now, Limit: 10_000})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,7 @@ func TestJobRouteAbsentPlan(t *testing.T) {
 	}
 	args := []any{time.Now(), 100}
 	for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
-		plan := explain(t, d, mode, d.q[jobRouteAbsent.name], args)
+		plan := explain(t, d, mode, d.exec.q[jobRouteAbsent.name], args)
 		walkPlan(plan["Plan"].(map[string]any), func(n map[string]any) {
 			// r is the check of a named worker's running jobs, made
 			// only for routed jobs that are due.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/drovertype"
+	"github.com/droverhq/drover/internal/jsonmatch"
 	"github.com/droverhq/drover/internal/testdb"
 )
 
@@ -32,7 +33,7 @@ func TestJSONContainsAsPostgres(t *testing.T) {
 		if err := pool.QueryRow(ctx, "SELECT $1::jsonb @> $2::jsonb", c[0], c[1]).Scan(&pg); err != nil {
 			t.Fatal(err)
 		}
-		got, err := droverdriver.JSONContains([]byte(c[0]), []byte(c[1]))
+		got, err := jsonmatch.JSONContains([]byte(c[0]), []byte(c[1]))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,7 +126,7 @@ func TestSearchPlan(t *testing.T) {
 			sp := search(&tc.p)
 			args := searchArgs(&sp)
 			for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
-				plan := explain(t, d, mode, d.q[tc.stmt], args)
+				plan := explain(t, d, mode, d.exec.q[tc.stmt], args)
 				checkSearchPlan(t, mode, plan, d.Schema())
 			}
 		})
@@ -152,7 +153,7 @@ func TestSearchPlan(t *testing.T) {
 		{"a rare queue, available", droverdriver.ListParams{Queue: "rare", States: []drovertype.JobState{drovertype.JobStateAvailable}}, hotRare},
 	} {
 		t.Run("JobIDNext, "+tc.name, func(t *testing.T) {
-			id, err := d.executor.JobIDNext(ctx, tc.p)
+			id, err := d.exec.JobIDNext(ctx, tc.p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -164,7 +165,7 @@ func TestSearchPlan(t *testing.T) {
 			if tc.p.Desc {
 				name = jobIDPrev.name
 			}
-			plan := explainAnalyze(t, d, d.q[name], idNextArgs(&ip))
+			plan := explainAnalyze(t, d, d.exec.q[name], idNextArgs(&ip))
 			var examined float64
 			var reads []string
 			walkPlan(plan["Plan"].(map[string]any), func(n map[string]any) {
@@ -182,7 +183,7 @@ func TestSearchPlan(t *testing.T) {
 
 	// The deep page itself: it reads the window's rows by the primary key
 	// and no others.
-	plan := explainAnalyze(t, d, d.q[jobListDesc.name], searchArgs(ptr(search(&filter))))
+	plan := explainAnalyze(t, d, d.exec.q[jobListDesc.name], searchArgs(ptr(search(&filter))))
 	var examined float64
 	walkPlan(plan, func(n map[string]any) {
 		if rel, _ := n["Relation Name"].(string); rel == "finished_jobs" {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/internal/sqlcheck"
+	"github.com/droverhq/drover/internal/sqlfile"
 	"github.com/droverhq/drover/internal/testdb"
 )
 
@@ -39,17 +40,17 @@ func TestStatementsPrepare(t *testing.T) {
 	}
 	defer conn.Release()
 
-	names := make([]string, 0, len(d.q))
-	for name := range d.q {
+	names := make([]string, 0, len(d.exec.q))
+	for name := range d.exec.q {
 		names = append(names, name)
 	}
 	sort.Strings(names)
 	for name := range unpreparable {
-		if _, ok := d.q[name]; !ok {
+		if _, ok := d.exec.q[name]; !ok {
 			t.Errorf("unpreparable lists %s, which queries.sql no longer has", name)
 		}
 	}
-	typed, errs := statements.Typed(d.q)
+	typed, errs := statements.Typed(d.exec.q)
 	for _, err := range errs {
 		t.Error(err)
 	}
@@ -57,7 +58,7 @@ func TestStatementsPrepare(t *testing.T) {
 	for _, name := range names {
 		// The unnamed statement: described (parameter and result types)
 		// but not kept, so nothing accumulates on the connection.
-		sd, err := conn.Conn().PgConn().Prepare(ctx, "", d.q[name], nil)
+		sd, err := conn.Conn().PgConn().Prepare(ctx, "", d.exec.q[name], nil)
 		why, skip := unpreparable[name]
 		switch {
 		case skip && err == nil:
@@ -99,7 +100,7 @@ func TestStatementsPrepare(t *testing.T) {
 // enums (outcomes, flow bits, final-state bits, state names) agree with
 // droverdriver's constants.
 func TestStatementEnums(t *testing.T) {
-	q, err := droverdriver.ParseQueries(queriesSQL, `"drover".`)
+	q, err := sqlfile.ParseQueries(queriesSQL, `"drover".`)
 	if err != nil {
 		t.Fatal(err)
 	}

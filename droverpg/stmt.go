@@ -563,19 +563,19 @@ var (
 	jobClaim = def(stmt[claimParams]{name: "JobClaim", cols: 19, replan: true,
 		args: (*claimParams).args})
 	// jobClaimAfter is JobClaim with the claim position it starts after
-	// (droverdriver.WithClaimAfter).
+	// (sqlfile.WithClaimAfter).
 	jobClaimAfter = def(stmt[claimAfterParams]{name: "JobClaimAfter", cols: 19, replan: true,
 		args: func(p *claimAfterParams) []any { return append(p.claimParams.args(), p.Priority, p.RunAt, p.ID) }})
 	// jobClaimKinds and jobClaimKindsAfter are JobClaim and
 	// JobClaimAfter for the kinds the claimer can run
-	// (droverdriver.WithClaimKinds, ClaimParams.Kinds).
+	// (sqlfile.WithClaimKinds, ClaimParams.Kinds).
 	jobClaimKinds = def(stmt[claimKindsParams]{name: "JobClaimKinds", cols: 19, replan: true,
 		args: (*claimKindsParams).args})
 	jobClaimKindsAfter = def(stmt[claimKindsAfterParams]{name: "JobClaimKindsAfter", cols: 19, replan: true,
 		args: (*claimKindsAfterParams).args})
 	// jobClaimExcept and jobClaimExceptAfter are JobClaim and
 	// JobClaimAfter leaving the kinds paused in the queue
-	// (droverdriver.WithClaimExceptKinds, ClaimParams.ExceptKinds).
+	// (sqlfile.WithClaimExceptKinds, ClaimParams.ExceptKinds).
 	jobClaimExcept = def(stmt[claimKindsParams]{name: "JobClaimExcept", cols: 19, replan: true,
 		args: (*claimKindsParams).args})
 	jobClaimExceptAfter = def(stmt[claimKindsAfterParams]{name: "JobClaimExceptAfter", cols: 19, replan: true,

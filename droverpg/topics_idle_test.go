@@ -107,18 +107,18 @@ func TestTopicIdleTransactionsHoldNothingBack(t *testing.T) {
 		t.Fatalf("read %v with idle transactions open, want [%d]", got, first)
 	}
 	// A generation sealed after they began settles, and goes once read.
-	gens, err := d.TopicGenerations(ctx)
+	gens, err := d.Executor().(droverdriver.TopicExecutor).TopicGenerations(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sealed := gens[len(gens)-1].Gen
-	if err := d.TopicRotate(ctx, sealed+1); err != nil {
+	if err := d.Executor().(droverdriver.TopicExecutor).TopicRotate(ctx, sealed+1); err != nil {
 		t.Fatal(err)
 	}
 	if !settledWithin(t, d, sealed, 5*time.Second) {
 		t.Fatalf("generation %d not settled while only transactions that never published were open", sealed)
 	}
-	retainer := &maintenance.TopicRetainer{Exec: d, MaxMessages: 1 << 30}
+	retainer := &maintenance.TopicRetainer{Exec: d.Executor().(droverdriver.TopicExecutor), MaxMessages: 1 << 30}
 	if dropped, lost, err := retainer.RunOnce(ctx); err != nil || dropped != 1 || lost != 0 {
 		t.Fatalf("retention pass: dropped %d, lost %d, %v; want the read generation dropped", dropped, lost, err)
 	}
@@ -130,7 +130,7 @@ func TestTopicIdleTransactionsHoldNothingBack(t *testing.T) {
 	// both writing to the current generation, which a rotation seals
 	// meanwhile. (The rotation attaches the next generation's partition,
 	// which open publishers do not hold up: migration 022.)
-	gens, err = d.TopicGenerations(ctx)
+	gens, err = d.Executor().(droverdriver.TopicExecutor).TopicGenerations(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestTopicIdleTransactionsHoldNothingBack(t *testing.T) {
 	if p := open[1]; p.PID != 0 || p.State != "prepared" || p.GID != "outbox-1" || p.Started.IsZero() || p.Xid <= open[0].Xid {
 		t.Fatalf("prepared publisher reported as %+v", p)
 	}
-	watch := &maintenance.PublisherWatch{Exec: d}
+	watch := &maintenance.PublisherWatch{Exec: d.Executor().(droverdriver.TopicExecutor)}
 	if stalled, err := watch.RunOnce(ctx, time.Now()); err != nil || len(stalled) != 2 {
 		t.Fatalf("the watch's first pass reported %+v, %v; want both", stalled, err)
 	}
@@ -175,7 +175,7 @@ func TestTopicIdleTransactionsHoldNothingBack(t *testing.T) {
 
 	// They delay their own messages only; the generation they wrote to
 	// does not settle while they are open.
-	if err := d.TopicRotate(ctx, sealed+1); err != nil {
+	if err := d.Executor().(droverdriver.TopicExecutor).TopicRotate(ctx, sealed+1); err != nil {
 		t.Fatal(err)
 	}
 	later := publish("while they are open")
@@ -211,7 +211,7 @@ func drainWithin(t *testing.T, d *droverpg.Driver, wait time.Duration) []int64 {
 	var out []int64
 	waitfor.Within(wait, func() bool {
 		token := drovertype.NewLeaseToken()
-		leased, err := d.TopicLease(ctx, droverdriver.TopicLeaseParams{Owner: "t", Token: token, Lease: time.Minute, Max: 1, Now: time.Now(),
+		leased, err := d.Executor().(droverdriver.TopicExecutor).TopicLease(ctx, droverdriver.TopicLeaseParams{Owner: "t", Token: token, Lease: time.Minute, Max: 1, Now: time.Now(),
 			Subscriptions: []droverdriver.SubscriptionRef{{Topic: "chat", Name: "reader"}}, Limits: []int{100}})
 		if err != nil {
 			t.Fatal(err)
@@ -219,7 +219,7 @@ func drainWithin(t *testing.T, d *droverpg.Driver, wait time.Duration) []int64 {
 		if len(leased) == 0 {
 			return len(out) > 0
 		}
-		rows, err := d.TopicRead(ctx, droverdriver.TopicReadParams{Topics: []string{"chat"}, Lanes: []int{leased[0].Lane},
+		rows, err := d.Executor().(droverdriver.TopicExecutor).TopicRead(ctx, droverdriver.TopicReadParams{Topics: []string{"chat"}, Lanes: []int{leased[0].Lane},
 			Cursors: []droverdriver.Position{leased[0].Cursor}, Tos: []droverdriver.Position{leased[0].To}, Limits: []int{leased[0].Limit}})
 		if err != nil {
 			t.Fatal(err)
@@ -228,7 +228,7 @@ func drainWithin(t *testing.T, d *droverpg.Driver, wait time.Duration) []int64 {
 		for _, m := range rows {
 			out, cursor = append(out, m.ID), m.Position()
 		}
-		if _, err := d.TopicAck(ctx, droverdriver.TopicAckParams{Now: time.Now(), Acks: []droverdriver.LaneAck{
+		if _, err := d.Executor().(droverdriver.TopicExecutor).TopicAck(ctx, droverdriver.TopicAckParams{Now: time.Now(), Acks: []droverdriver.LaneAck{
 			{Topic: "chat", Subscription: "reader", Lane: leased[0].Lane, Token: token, Cursor: cursor, Count: len(rows)}}}); err != nil {
 			t.Fatal(err)
 		}
@@ -241,7 +241,7 @@ func drainWithin(t *testing.T, d *droverpg.Driver, wait time.Duration) []int64 {
 func settledWithin(t *testing.T, d *droverpg.Driver, gen int64, wait time.Duration) bool {
 	t.Helper()
 	return waitfor.Within(wait, func() bool {
-		gens, err := d.TopicGenerations(context.Background())
+		gens, err := d.Executor().(droverdriver.TopicExecutor).TopicGenerations(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}

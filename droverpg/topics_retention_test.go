@@ -23,16 +23,16 @@ import (
 func TestTopicRetentionStallsNoTraffic(t *testing.T) {
 	ctx := context.Background()
 	d := migrated(t)
-	if _, err := d.TopicCreate(ctx, droverdriver.TopicParams{Name: "t", Lanes: 1, Now: time.Now()}); err != nil {
+	if _, err := d.Executor().(droverdriver.TopicExecutor).TopicCreate(ctx, droverdriver.TopicParams{Name: "t", Lanes: 1, Now: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.SubscriptionCreate(ctx, droverdriver.SubscriptionParams{Topic: "t", Name: "s", MaxAttempts: 3,
+	if _, err := d.Executor().(droverdriver.TopicExecutor).SubscriptionCreate(ctx, droverdriver.SubscriptionParams{Topic: "t", Name: "s", MaxAttempts: 3,
 		Start: droverdriver.StartEarliest, Now: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	publish := func(payload string) {
 		t.Helper()
-		if _, err := d.TopicPublish(ctx, []droverdriver.PublishParams{{Topic: "t", Payload: []byte(payload)}}); err != nil {
+		if _, err := d.Executor().(droverdriver.TopicExecutor).TopicPublish(ctx, []droverdriver.PublishParams{{Topic: "t", Payload: []byte(payload)}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -40,12 +40,12 @@ func TestTopicRetentionStallsNoTraffic(t *testing.T) {
 	read := func(ack bool) int {
 		t.Helper()
 		token := drovertype.NewLeaseToken()
-		leased, err := d.TopicLease(ctx, droverdriver.TopicLeaseParams{Subscriptions: []droverdriver.SubscriptionRef{{Topic: "t", Name: "s"}},
+		leased, err := d.Executor().(droverdriver.TopicExecutor).TopicLease(ctx, droverdriver.TopicLeaseParams{Subscriptions: []droverdriver.SubscriptionRef{{Topic: "t", Name: "s"}},
 			Limits: []int{100}, Owner: "o", Token: token, Lease: time.Minute, Max: 1, Now: time.Now()})
 		if err != nil || len(leased) == 0 {
 			return 0
 		}
-		rows, err := d.TopicRead(ctx, droverdriver.TopicReadParams{Topics: []string{"t"}, Lanes: []int{0},
+		rows, err := d.Executor().(droverdriver.TopicExecutor).TopicRead(ctx, droverdriver.TopicReadParams{Topics: []string{"t"}, Lanes: []int{0},
 			Cursors: []droverdriver.Position{leased[0].Cursor}, Tos: []droverdriver.Position{leased[0].To}, Limits: []int{leased[0].Limit}})
 		if err != nil {
 			t.Fatal(err)
@@ -54,7 +54,7 @@ func TestTopicRetentionStallsNoTraffic(t *testing.T) {
 		if ack && len(rows) > 0 {
 			cursor = rows[len(rows)-1].Position()
 		}
-		if _, err := d.TopicAck(ctx, droverdriver.TopicAckParams{Now: time.Now(),
+		if _, err := d.Executor().(droverdriver.TopicExecutor).TopicAck(ctx, droverdriver.TopicAckParams{Now: time.Now(),
 			Acks: []droverdriver.LaneAck{{Topic: "t", Subscription: "s", Lane: 0, Token: token, Cursor: cursor}}}); err != nil {
 			t.Fatal(err)
 		}
@@ -71,13 +71,13 @@ func TestTopicRetentionStallsNoTraffic(t *testing.T) {
 	if _, err := reader.Exec(ctx, "SELECT count(*) FROM "+d.Schema()+".topic_messages"); err != nil {
 		t.Fatal(err)
 	}
-	r := &maintenance.TopicRetainer{Exec: d, MaxMessages: 1}
+	r := &maintenance.TopicRetainer{Exec: d.Executor().(droverdriver.TopicExecutor), MaxMessages: 1}
 	if _, _, err := r.RunOnce(ctx); err != nil {
 		t.Fatalf("rotation with a reader open: %v", err)
 	}
 	var first droverdriver.Generation
 	waitfor.Cond(t, "the first generation sealed and settled", func() bool {
-		gens, err := d.TopicGenerations(ctx)
+		gens, err := d.Executor().(droverdriver.TopicExecutor).TopicGenerations(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,7 +114,7 @@ func TestTopicRetentionStallsNoTraffic(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("drop: %v", err)
 	}
-	gens, err := d.TopicGenerations(ctx)
+	gens, err := d.Executor().(droverdriver.TopicExecutor).TopicGenerations(ctx)
 	if err != nil || len(gens) != 1 || gens[0].Gen == first.Gen {
 		t.Fatalf("generations %+v, %v; want generation %d dropped", gens, err, first.Gen)
 	}

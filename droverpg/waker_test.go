@@ -74,7 +74,7 @@ func TestNotificationsFollowCommits(t *testing.T) {
 	})
 	// Last: the driver is closed afterwards.
 	t.Run("insert just before Close", func(t *testing.T) {
-		if _, err := d.JobInsertMany(ctx, []droverdriver.InsertParams{job("closing")}); err != nil {
+		if _, err := d.Executor().JobInsertMany(ctx, []droverdriver.InsertParams{job("closing")}); err != nil {
 			t.Fatal(err)
 		}
 		if err := d.Close(); err != nil {

@@ -30,14 +30,14 @@ func BenchmarkBurndown(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		start := time.Now()
-		if _, err := d.JobInsertMany(ctx, in); err != nil {
+		if _, err := d.exec.JobInsertMany(ctx, in); err != nil {
 			b.Fatal(err)
 		}
 		ins += time.Since(start)
 
 		start = time.Now()
 		for {
-			claimed, err := d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "bench", Max: batch, Owner: "bench", Lease: time.Minute})
+			claimed, err := d.exec.JobClaim(ctx, droverdriver.ClaimParams{Queue: "bench", Max: batch, Owner: "bench", Lease: time.Minute})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -48,7 +48,7 @@ func BenchmarkBurndown(b *testing.B) {
 			for _, j := range claimed {
 				res = append(res, droverdriver.Result{ID: j.ID, Attempt: j.Attempt, LeaseToken: j.LeaseToken, Outcome: droverdriver.OutcomeCompleted})
 			}
-			acc, err := engine.Finish(ctx, d, res)
+			acc, err := engine.Finish(ctx, d.Executor(), res)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -34,7 +34,7 @@ func TestCheckpointsBesideTheWriter(t *testing.T) {
 			batch[i] = job("q")
 			batch[i].Args = args
 		}
-		insert(t, d, batch...)
+		insert(t, d.Executor(), batch...)
 	}
 	const want = 20 << 20
 	var size int64

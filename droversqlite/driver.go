@@ -45,6 +45,7 @@ import (
 
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/drovertype"
+	"github.com/droverhq/drover/internal/sqlfile"
 )
 
 //go:embed queries.sql
@@ -85,7 +86,8 @@ func WithSchema(schema string) Option {
 // Driver is the SQLite store. Create it with Open, or with New on a
 // *sql.DB of your own.
 type Driver struct {
-	executor
+	*shared              // what the driver and its executors have in common
+	exec        executor // the statements, reached through Executor
 	schema      string
 	minFree     int64 // see WithMinFreeBytes
 	migrations  []drovertype.Migration
@@ -187,33 +189,34 @@ func newDriver(opts []Option) (*Driver, error) {
 		return nil, err
 	}
 	prefix := d.schema + "_"
-	q, err := droverdriver.ParseQueries(queriesSQL, prefix)
+	q, err := sqlfile.ParseQueries(queriesSQL, prefix)
 	if err == nil {
-		err = droverdriver.WithClaimAfter(q, "AND (priority, run_at, id) > (?8, ?9, ?10)")
+		err = sqlfile.WithClaimAfter(q, "AND (priority, run_at, id) > (?8, ?9, ?10)")
 	}
 	if err == nil {
-		err = droverdriver.WithClaimKinds(q, "AND kind IN (SELECT value FROM json_each(?8))",
+		err = sqlfile.WithClaimKinds(q, "AND kind IN (SELECT value FROM json_each(?8))",
 			"AND (priority, run_at, id) > (?8, ?9, ?10) AND kind IN (SELECT value FROM json_each(?11))")
 	}
 	if err == nil {
-		err = droverdriver.WithDescending(q, "JobList", "JobListDesc")
+		err = sqlfile.WithDescending(q, "JobList", "JobListDesc")
 	}
 	if err == nil {
-		err = droverdriver.WithDescending(q, "JobIDNext", "JobIDPrev")
+		err = sqlfile.WithDescending(q, "JobIDNext", "JobIDPrev")
 	}
 	if err == nil {
-		err = droverdriver.WithClaimExceptKinds(q, "AND kind NOT IN (SELECT value FROM json_each(?8))",
+		err = sqlfile.WithClaimExceptKinds(q, "AND kind NOT IN (SELECT value FROM json_each(?8))",
 			"AND (priority, run_at, id) > (?8, ?9, ?10) AND kind NOT IN (SELECT value FROM json_each(?11))")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("droversqlite: %w", err)
 	}
 	insertQueries(q)
-	d.migrations, err = droverdriver.LoadMigrations(migrationFiles, "migrations", prefix)
+	d.migrations, err = sqlfile.LoadMigrations(migrationFiles, "migrations", prefix)
 	if err != nil {
 		return nil, err
 	}
-	d.executor = executor{shared: &shared{q: q, schema: d.schema}}
+	d.shared = &shared{q: q, schema: d.schema}
+	d.exec = executor{shared: d.shared}
 	return d, nil
 }
 
@@ -403,11 +406,6 @@ func (d *Driver) Migrations() []drovertype.Migration { return d.migrations }
 // another process inserted; see pollInterval.
 func (d *Driver) PollInterval() time.Duration { return pollInterval }
 
-// ClaimsFromHead implements droverdriver.HeadClaimer: a claim removes its
-// rows from the claim index in its own write, so the head of the index
-// holds only waiting jobs.
-func (d *Driver) ClaimsFromHead() bool { return true }
-
 // Close implements droverdriver.Driver. It closes the connections Open made; a
 // *sql.DB given to New belongs to the caller and stays open.
 func (d *Driver) Close() error {
@@ -428,6 +426,10 @@ func (d *Driver) Close() error {
 	d.gate = nil
 	return errors.Join(errs...)
 }
+
+// Executor implements droverdriver.Driver: statements run on the
+// driver's writer and reader connections.
+func (d *Driver) Executor() droverdriver.Executor { return &d.exec }
 
 // UnwrapExecutor implements droverdriver.TxDriver: statements run in tx, which
 // stays the caller's to commit or roll back. Listeners in this process are
@@ -493,7 +495,7 @@ func (m *migrator) Apply(ctx context.Context, mig drovertype.Migration) error {
 // NewListener implements droverdriver.Driver. The listener hears inserts made by
 // any Driver on the same database in this process.
 func (d *Driver) NewListener() droverdriver.Listener {
-	return &listener{key: d.hubKey, e: &d.executor}
+	return &listener{key: d.hubKey, e: &d.exec}
 }
 
 // isMissingTable reports whether err is SQLite's complaint about a table

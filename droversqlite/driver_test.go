@@ -120,24 +120,24 @@ func TestInsertWakesListenersWithRoom(t *testing.T) {
 	}{
 		{"one job at a time, in turn", []int{10, 10, 10}, func(t *testing.T, d *Driver) {
 			for range 4 {
-				insert(t, d, job("q"))
+				insert(t, d.Executor(), job("q"))
 			}
 		}, []int{2, 1, 1}},
 		{"more jobs than one listener has room for", []int{2, 2, 2}, func(t *testing.T, d *Driver) {
-			insert(t, d, job("q"), job("q"), job("q"))
+			insert(t, d.Executor(), job("q"), job("q"), job("q"))
 		}, []int{1, 1, 0}},
 		{"listeners without room are passed over", []int{0, 0, 5}, func(t *testing.T, d *Driver) {
-			insert(t, d, job("q"))
+			insert(t, d.Executor(), job("q"))
 		}, []int{1, 1, 1}},
 		{"jobs scheduled later wake nobody", []int{10, 10}, func(t *testing.T, d *Driver) {
 			later := job("q")
 			later.RunAt = time.Now().Add(time.Hour)
-			insert(t, d, later)
+			insert(t, d.Executor(), later)
 		}, []int{0, 0}},
 		{"a promoted key wakes every listener", []int{10, 10}, func(t *testing.T, d *Driver) {
-			insert(t, d, keyed("a"), keyed("a")) // wakes one
-			rows := claim(t, d, "q", 1, time.Minute)
-			if _, err := engine.Finish(context.Background(), d, fenced(t, d, []droverdriver.Result{{ID: rows[0].ID, Attempt: rows[0].Attempt,
+			insert(t, d.Executor(), keyed("a"), keyed("a")) // wakes one
+			rows := claim(t, d.Executor(), "q", 1, time.Minute)
+			if _, err := engine.Finish(context.Background(), d.Executor(), fenced(t, d, []droverdriver.Result{{ID: rows[0].ID, Attempt: rows[0].Attempt,
 				Outcome: droverdriver.OutcomeCompleted, Key: rows[0].Key, Queue: "q"}})); err != nil {
 				t.Fatal(err)
 			}
@@ -183,9 +183,9 @@ func TestInsertWakesListeners(t *testing.T) {
 	go d.NewListener().Listen(ctx, func() { close(connected) }, func(q string) int { got <- q; return 1 })
 	<-connected
 
-	insert(t, other, job("later"))
-	insert(t, other, droverdriver.InsertParams{Queue: "future", Kind: "k", Args: []byte(`{}`), MaxAttempts: 1, RunAt: time.Now().Add(time.Hour)})
-	insert(t, other, job("now"), job("now"))
+	insert(t, other.Executor(), job("later"))
+	insert(t, other.Executor(), droverdriver.InsertParams{Queue: "future", Kind: "k", Args: []byte(`{}`), MaxAttempts: 1, RunAt: time.Now().Add(time.Hour)})
+	insert(t, other.Executor(), job("now"), job("now"))
 	// The queues of one insert are woken in no defined order.
 	seen := map[string]bool{}
 	for len(seen) < 2 {
@@ -242,17 +242,17 @@ func TestMigrationKeepsUniqueKeys(t *testing.T) {
 	migrate(t, d)
 	dup := job("default")
 	dup.UniqueKey = key
-	if ids := insert(t, d, dup); ids[0] != 0 {
+	if ids := insert(t, d.Executor(), dup); ids[0] != 0 {
 		t.Fatalf("insert of a key held before the migration stored job %d", ids[0])
 	}
-	jobs := claim(t, d, "default", 10, time.Minute)
+	jobs := claim(t, d.Executor(), "default", 10, time.Minute)
 	if len(jobs) != 1 || jobs[0].Flow&droverdriver.FlowUnique == 0 {
 		t.Fatalf("claimed %+v, want the old unique job flagged unique", jobs)
 	}
-	if _, err := engine.Finish(ctx, d, fenced(t, d, []droverdriver.Result{{ID: jobs[0].ID, Attempt: 1, Outcome: droverdriver.OutcomeCompleted, Flow: jobs[0].Flow}})); err != nil {
+	if _, err := engine.Finish(ctx, d.Executor(), fenced(t, d, []droverdriver.Result{{ID: jobs[0].ID, Attempt: 1, Outcome: droverdriver.OutcomeCompleted, Flow: jobs[0].Flow}})); err != nil {
 		t.Fatal(err)
 	}
-	if ids := insert(t, d, dup); ids[0] == 0 {
+	if ids := insert(t, d.Executor(), dup); ids[0] == 0 {
 		t.Fatal("key still held after the old unique job completed")
 	}
 }
@@ -311,13 +311,13 @@ func TestMigrationRebuildsStateChecks(t *testing.T) {
 			}
 		}
 	}
-	if n, err := engine.Rescue(ctx, d, droverdriver.RescueParams{Now: time.Now().Add(time.Hour), Limit: 10}); err != nil || n != 1 {
+	if n, err := engine.Rescue(ctx, d.Executor(), droverdriver.RescueParams{Now: time.Now().Add(time.Hour), Limit: 10}); err != nil || n != 1 {
 		t.Fatalf("rescuing the job that ran across the migration: %d, %v", n, err)
 	}
-	if j := get(t, d, ids[1]); j.State != drovertype.JobStateAvailable || j.ErrorCount != 1 {
+	if j := get(t, d.Executor(), ids[1]); j.State != drovertype.JobStateAvailable || j.ErrorCount != 1 {
 		t.Fatalf("job that ran across the migration: %+v", j)
 	}
-	if next := insert(t, d, job("q"))[0]; next <= ids[2] {
+	if next := insert(t, d.Executor(), job("q"))[0]; next <= ids[2] {
 		t.Fatalf("new job got ID %d, not past %d", next, ids[2])
 	}
 	for _, bad := range []string{
@@ -371,11 +371,11 @@ func TestWithSchema(t *testing.T) {
 	a, b := open(t, path, WithSchema("alpha")), open(t, path, WithSchema("beta"))
 	migrate(t, a)
 	migrate(t, b)
-	insert(t, a, job("q"))
-	if jobs := claim(t, b, "q", 10, time.Minute); len(jobs) != 0 {
+	insert(t, a.Executor(), job("q"))
+	if jobs := claim(t, b.Executor(), "q", 10, time.Minute); len(jobs) != 0 {
 		t.Fatalf("beta claimed alpha's jobs")
 	}
-	if jobs := claim(t, a, "q", 10, time.Minute); len(jobs) != 1 {
+	if jobs := claim(t, a.Executor(), "q", 10, time.Minute); len(jobs) != 1 {
 		t.Fatalf("alpha claimed %d", len(jobs))
 	}
 	if a.Schema() != "alpha" || a.Name() != "sqlite" {
@@ -396,8 +396,8 @@ func TestMemory(t *testing.T) {
 	}
 	defer other.Close()
 	migrate(t, d)
-	id := insert(t, d, job("q"))[0]
-	if j := get(t, d, id); j.State != drovertype.JobStateAvailable {
+	id := insert(t, d.Executor(), job("q"))[0]
+	if j := get(t, d.Executor(), id); j.State != drovertype.JobStateAvailable {
 		t.Fatalf("state %s", j.State)
 	}
 	// Every :memory: driver has a database of its own.
@@ -433,7 +433,7 @@ func TestNew(t *testing.T) {
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	if jobs := claim(t, open(t, path), "q", 10, time.Minute); !slices.Equal(ids(jobs), committed) {
+	if jobs := claim(t, open(t, path).Executor(), "q", 10, time.Minute); !slices.Equal(ids(jobs), committed) {
 		t.Fatalf("claimed %v, want %v", ids(jobs), committed)
 	}
 	if err := d.Close(); err != nil {
@@ -458,7 +458,7 @@ func TestConcurrentClaimsAcrossDrivers(t *testing.T) {
 	for i := range in {
 		in[i] = job("q")
 	}
-	insert(t, a, in...)
+	insert(t, a.Executor(), in...)
 
 	var mu sync.Mutex
 	seen := make(map[int64]int, total)
@@ -468,7 +468,7 @@ func TestConcurrentClaimsAcrossDrivers(t *testing.T) {
 		d := []*Driver{a, b}[i%2]
 		wg.Go(func() {
 			for {
-				jobs, err := d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "q", Max: 37, Owner: fmt.Sprint("w", i), Lease: time.Minute})
+				jobs, err := d.exec.JobClaim(ctx, droverdriver.ClaimParams{Queue: "q", Max: 37, Owner: fmt.Sprint("w", i), Lease: time.Minute})
 				if err != nil {
 					errs <- err
 					return
@@ -480,7 +480,7 @@ func TestConcurrentClaimsAcrossDrivers(t *testing.T) {
 				for k, j := range jobs {
 					res[k] = droverdriver.Result{ID: j.ID, Attempt: j.Attempt, LeaseToken: j.LeaseToken, Outcome: droverdriver.OutcomeCompleted}
 				}
-				if acc, err := engine.Finish(ctx, d, res); err != nil || len(acc) != len(res) {
+				if acc, err := engine.Finish(ctx, d.Executor(), res); err != nil || len(acc) != len(res) {
 					errs <- fmt.Errorf("finish: accepted %d of %d: %v", len(acc), len(res), err)
 					return
 				}
@@ -505,7 +505,7 @@ func TestConcurrentClaimsAcrossDrivers(t *testing.T) {
 			t.Fatalf("job %d claimed %d times", id, n)
 		}
 	}
-	counts, err := b.JobCountByState(ctx, "q")
+	counts, err := b.Executor().JobCountByState(ctx, "q")
 	if err != nil || counts[drovertype.JobStateCompleted] != total || len(counts) != 1 {
 		t.Fatalf("counts %v %v", counts, err)
 	}
@@ -615,7 +615,7 @@ func TestIdleClaimTakesNoWriteLock(t *testing.T) {
 	d, path := setupFile(t)
 	later := job("later")
 	later.RunAt = time.Now().Add(time.Hour)
-	insert(t, d, later, job("due"))
+	insert(t, d.Executor(), later, job("due"))
 	other := open(t, path)
 	lock, err := other.writer.BeginTx(ctx, nil) // BEGIN IMMEDIATE: the write lock
 	if err != nil {
@@ -623,7 +623,7 @@ func TestIdleClaimTakesNoWriteLock(t *testing.T) {
 	}
 	for _, queue := range []string{"idle", "later"} {
 		short, cancel := context.WithTimeout(ctx, 2*time.Second)
-		jobs, err := d.JobClaim(short, droverdriver.ClaimParams{Queue: queue, Max: 10, Owner: "w1", Lease: time.Minute})
+		jobs, err := d.exec.JobClaim(short, droverdriver.ClaimParams{Queue: queue, Max: 10, Owner: "w1", Lease: time.Minute})
 		cancel()
 		if err != nil || len(jobs) != 0 {
 			t.Fatalf("claim of queue %s while another connection writes: %v, %v; want nothing at once", queue, jobs, err)
@@ -635,7 +635,7 @@ func TestIdleClaimTakesNoWriteLock(t *testing.T) {
 	}
 	claimed := make(chan result, 1)
 	go func() {
-		jobs, err := d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "due", Max: 10, Owner: "w1", Lease: time.Minute})
+		jobs, err := d.exec.JobClaim(ctx, droverdriver.ClaimParams{Queue: "due", Max: 10, Owner: "w1", Lease: time.Minute})
 		claimed <- result{jobs, err}
 	}()
 	if err := lock.Rollback(); err != nil {

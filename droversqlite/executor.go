@@ -13,6 +13,7 @@ import (
 
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/drovertype"
+	"github.com/droverhq/drover/internal/driverrows"
 )
 
 // executor runs the driver's statements on the driver's own connections or,
@@ -215,7 +216,7 @@ func (e *executor) insert(ctx context.Context, jobs []droverdriver.InsertParams,
 	// (keyed.go), routed ones their multi-row family (routing.go); pos
 	// maps the plain and the special jobs back to input order.
 	all := jobs
-	jobs, special, pos := droverdriver.SplitSpecial(jobs)
+	jobs, special, pos := driverrows.SplitSpecial(jobs)
 	keyed, routed := splitRouted(special)
 	wake := dueJobs(all, now)
 	ids := make([]int64, 0, len(jobs))
@@ -437,6 +438,16 @@ func dueJobs(jobs []droverdriver.InsertParams, now time.Time) map[string]int {
 	return due
 }
 
+var (
+	_ droverdriver.QueuesDueExecutor = (*executor)(nil)
+	_ droverdriver.HeadClaimer       = (*executor)(nil)
+)
+
+// ClaimsFromHead implements droverdriver.HeadClaimer: a claim removes its
+// rows from the claim index in its own write, so the head of the index
+// holds only waiting jobs.
+func (e *executor) ClaimsFromHead() bool { return true }
+
 // QueuesDue implements droverdriver.QueuesDueExecutor, on a reader (or in
 // the executor's transaction): a client's poll never takes the write lock
 // (JobClaimable).
@@ -541,7 +552,7 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 	}
 	// RETURNING reports rows in no particular order; hand them out in the
 	// order they were picked.
-	droverdriver.SortClaimed(sc.jobs)
+	driverrows.SortClaimed(sc.jobs)
 	return sc.jobs, nil
 }
 
@@ -1359,7 +1370,7 @@ func (sc *scanner) payload(j *drovertype.JobRow, v []any) error {
 	if j.Metadata == nil { // JobClaim returns the default as NULL
 		j.Metadata = []byte("{}")
 	}
-	j.Errors = droverdriver.DecodeErrors(asBytes(v[2]))
+	j.Errors = driverrows.DecodeErrors(asBytes(v[2]))
 	j.EncodedArgs = asBytes(v[3])
 	sc.jobs = append(sc.jobs, j)
 	return nil

@@ -35,20 +35,20 @@ func TestFlowMigrationKeepsJobsAndIDs(t *testing.T) {
 	}
 	migrate(t, d)
 
-	got := insert(t, d, job("q"))
+	got := insert(t, d.Executor(), job("q"))
 	if got[0] != 4 {
 		t.Fatalf("new job got ID %d after the rebuild, want 4 (3 is taken by a finished job)", got[0])
 	}
 	for _, id := range []int64{1, 2} {
-		j := get(t, d, id)
+		j := get(t, d.Executor(), id)
 		if j.State != drovertype.JobStateAvailable || j.Queue != "q" || string(j.EncodedArgs) != `{"n":`+string(rune('0'+id))+`}` {
 			t.Fatalf("job %d after the migration = %+v", id, j)
 		}
 	}
-	if j := get(t, d, 3); j.State != drovertype.JobStateCompleted {
+	if j := get(t, d.Executor(), 3); j.State != drovertype.JobStateCompleted {
 		t.Fatalf("finished job 3 = %+v", j)
 	}
-	claimed := claim(t, d, "q", 10, 0)
+	claimed := claim(t, d.Executor(), "q", 10, 0)
 	if len(claimed) != 3 || claimed[0].Flow != 0 || claimed[0].BatchID != 0 {
 		t.Fatalf("claimed %d jobs after the migration: %+v", len(claimed), claimed)
 	}

@@ -48,7 +48,7 @@ func TestMigration009CapsErrorsAndScopesUniqueKeys(t *testing.T) {
 		id          int64
 		count, kept int
 	}{{1, 30, drovertype.ErrorsKept}, {2, 3, 3}} {
-		j := get(t, d, c.id)
+		j := get(t, d.Executor(), c.id)
 		got := j.Errors
 		if j.ErrorCount != c.count || len(got) != c.kept || got[len(got)-1].Attempt != c.count || got[0].Attempt != c.count-c.kept+1 {
 			t.Fatalf("job %d: %d errors counted, kept attempts %v; want %d counted and the last %d kept", c.id, j.ErrorCount, got, c.count, c.kept)
@@ -59,7 +59,7 @@ func TestMigration009CapsErrorsAndScopesUniqueKeys(t *testing.T) {
 		t.Fatalf("unique key of job 3 held under kind %q, %v; want u", kind, err)
 	}
 	dup := droverdriver.InsertParams{Queue: "other", Kind: "u", Args: []byte(`{}`), MaxAttempts: 3, UniqueKey: "u\x1fk"}
-	if ids := insert(t, d, dup); ids[0] != 0 {
+	if ids := insert(t, d.Executor(), dup); ids[0] != 0 {
 		t.Fatalf("insert of a key held before the migration stored job %d", ids[0])
 	}
 }

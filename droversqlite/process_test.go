@@ -36,7 +36,7 @@ func TestClaimsAcrossProcesses(t *testing.T) {
 	for i := range in {
 		in[i] = job("q")
 	}
-	insert(t, d, in...)
+	insert(t, d.Executor(), in...)
 
 	outs := make([]*bytes.Buffer, procs)
 	cmds := make([]*exec.Cmd, procs)
@@ -107,7 +107,7 @@ func TestHelperClaimer(t *testing.T) {
 		}
 	}
 	for {
-		jobs, err := d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "q", Max: 25, Owner: owner, Lease: time.Minute})
+		jobs, err := d.exec.JobClaim(ctx, droverdriver.ClaimParams{Queue: "q", Max: 25, Owner: owner, Lease: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,7 +121,7 @@ func TestHelperClaimer(t *testing.T) {
 			res[i] = droverdriver.Result{ID: j.ID, Attempt: j.Attempt, LeaseToken: j.LeaseToken, Outcome: droverdriver.OutcomeCompleted}
 			fmt.Fprintf(&line, " %d", j.ID)
 		}
-		if acc, err := engine.Finish(ctx, d, res); err != nil || len(acc) != len(res) {
+		if acc, err := engine.Finish(ctx, d.Executor(), res); err != nil || len(acc) != len(res) {
 			t.Fatalf("finish: accepted %d of %d: %v", len(acc), len(res), err)
 		}
 		fmt.Println(line.String())

@@ -49,7 +49,7 @@ func TestJobRescuePlan(t *testing.T) {
 			t.Errorf("JobRescueMark scans the hot table: %s", line)
 		}
 	}
-	got, err := d.JobRescue(ctx, droverdriver.RescueParams{Now: now, Limit: 10_000})
+	got, err := d.Executor().JobRescue(ctx, droverdriver.RescueParams{Now: now, Limit: 10_000})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ func TestTopicDropLetsWritersIn(t *testing.T) {
 	ctx := context.Background()
 	d := open(t, filepath.Join(t.TempDir(), "drop.db"))
 	migrate(t, d)
-	if _, err := d.TopicCreate(ctx, droverdriver.TopicParams{Name: "t", Lanes: 4, Now: time.Now()}); err != nil {
+	if _, err := d.exec.TopicCreate(ctx, droverdriver.TopicParams{Name: "t", Lanes: 4, Now: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	const total = 20000
@@ -32,19 +32,19 @@ func TestTopicDropLetsWritersIn(t *testing.T) {
 		batch[i] = droverdriver.PublishParams{Topic: "t", Lane: i % 4, Payload: []byte("m")}
 	}
 	for range total / len(batch) {
-		if _, err := d.TopicPublish(ctx, batch); err != nil {
+		if _, err := d.exec.TopicPublish(ctx, batch); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// A topic without subscriptions owes its messages to nobody: its
 	// sealed generation may go at once.
-	r := &maintenance.TopicRetainer{Exec: d, MaxMessages: 1}
+	r := &maintenance.TopicRetainer{Exec: &d.exec, MaxMessages: 1}
 	if _, _, err := r.RunOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
 	left := func() int {
 		var n int
-		err := d.writeTx(ctx, func(tx *sql.Tx) error {
+		err := d.exec.writeTx(ctx, func(tx *sql.Tx) error {
 			return tx.QueryRowContext(ctx, "SELECT count(*) FROM "+d.schema+"_topic_messages WHERE id < ?", droverdriver.GenerationWidth).Scan(&n)
 		})
 		if err != nil {

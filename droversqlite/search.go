@@ -13,12 +13,13 @@ import (
 
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/drovertype"
+	"github.com/droverhq/drover/internal/jsonmatch"
 )
 
 // init prepares the search statements on the readers, and registers the
 // SQL function drover_json_contains(doc, pattern): PostgreSQL's jsonb @>,
 // which SQLite lacks, for the search filter on args and metadata
-// (droverdriver.JSONContains). A search tests one pattern against many
+// (jsonmatch.JSONContains). A search tests one pattern against many
 // documents, so the last pattern decoded is kept.
 func init() {
 	readQueries = append(readQueries, jobListDesc.name, jobIDNext.name, jobIDPrev.name, jobIDBounds.name, jobMatchCount.name,
@@ -36,18 +37,18 @@ func init() {
 			p := lastPattern
 			if string(pattern) != lastText || p == nil {
 				var err error
-				if p, err = droverdriver.DecodeJSONValue(pattern); err != nil {
+				if p, err = jsonmatch.DecodeJSONValue(pattern); err != nil {
 					mu.Unlock()
 					return nil, errors.New("drover_json_contains: pattern: " + err.Error())
 				}
 				lastText, lastPattern = string(pattern), p
 			}
 			mu.Unlock()
-			d, err := droverdriver.DecodeJSONValue(doc)
+			d, err := jsonmatch.DecodeJSONValue(doc)
 			if err != nil {
 				return nil, errors.New("drover_json_contains: document: " + err.Error())
 			}
-			if droverdriver.ContainsJSONValue(d, p) {
+			if jsonmatch.ContainsJSONValue(d, p) {
 				return int64(1), nil
 			}
 			return int64(0), nil

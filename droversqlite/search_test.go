@@ -107,7 +107,7 @@ func TestSearchPlan(t *testing.T) {
 			if strings.Contains(plan, "SCAN drover_") {
 				t.Errorf("the plan scans a table:\n%s", plan)
 			}
-			if _, err := d.JobIDNext(ctx, tc.p); err != nil {
+			if _, err := d.exec.JobIDNext(ctx, tc.p); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -116,11 +116,11 @@ func TestSearchPlan(t *testing.T) {
 	// The window holds jobs 34,465 to 99,999; newest first, the deep page
 	// lists those of user 4242 in it, and the filter with every field
 	// none (4242 mod 50 is not 0, so no such job has the tenant).
-	if jobs, err := d.JobList(ctx, filter); err != nil || len(jobs) != 0 {
+	if jobs, err := d.exec.JobList(ctx, filter); err != nil || len(jobs) != 0 {
 		t.Fatalf("deep page, every filter: %d jobs, %v; want none", len(jobs), err)
 	}
 	deep := droverdriver.ListParams{Args: []byte(`{"user":4242}`), AfterID: 100_000, UntilID: 100_000 - width + 1, Desc: true, Limit: 50}
-	jobs, err := d.JobList(ctx, deep)
+	jobs, err := d.exec.JobList(ctx, deep)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/sqlcheck"
+	"github.com/droverhq/drover/internal/sqlfile"
 )
 
 // unpreparable lists the statements of queries.sql that cannot be
@@ -138,7 +139,7 @@ func TestStatementsPrepare(t *testing.T) {
 // droverdriver's constants, and those of SQLite's result packing with
 // sqlConstants (outcomeForget, attemptShift, …).
 func TestStatementEnums(t *testing.T) {
-	q, err := droverdriver.ParseQueries(queriesSQL, "drover_")
+	q, err := sqlfile.ParseQueries(queriesSQL, "drover_")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +161,7 @@ func TestStatementEnums(t *testing.T) {
 // values), and appendResults packs them so, whatever the result's flow
 // (which the fence's parameter covers now).
 func TestResultPacking(t *testing.T) {
-	q, err := droverdriver.ParseQueries(queriesSQL, "drover_")
+	q, err := sqlfile.ParseQueries(queriesSQL, "drover_")
 	if err != nil {
 		t.Fatal(err)
 	}

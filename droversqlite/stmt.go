@@ -588,7 +588,7 @@ var (
 	queuesDue         = def(stmt[queuesAt]{name: "QueuesDue", cols: 1, args: func(p *queuesAt) []any { return []any{p.Queues, p.Now} }})
 	jobClaim          = def(stmt[claimParams]{name: "JobClaim", cols: 16, args: (*claimParams).args})
 	// jobClaimKinds and jobClaimKindsAfter are JobClaim and JobClaimAfter
-	// for the kinds the claimer can run (droverdriver.WithClaimKinds,
+	// for the kinds the claimer can run (sqlfile.WithClaimKinds,
 	// ClaimParams.Kinds).
 	jobClaimKinds = def(stmt[claimKindsParams]{name: "JobClaimKinds", cols: 16,
 		args: (*claimKindsParams).args})
@@ -596,13 +596,13 @@ var (
 		args: (*claimKindsAfterParams).args})
 	// jobClaimExcept and jobClaimExceptAfter are JobClaim and
 	// JobClaimAfter leaving the kinds paused in the queue
-	// (droverdriver.WithClaimExceptKinds, ClaimParams.ExceptKinds).
+	// (sqlfile.WithClaimExceptKinds, ClaimParams.ExceptKinds).
 	jobClaimExcept = def(stmt[claimKindsParams]{name: "JobClaimExcept", cols: 16,
 		args: (*claimKindsParams).args})
 	jobClaimExceptAfter = def(stmt[claimKindsAfterParams]{name: "JobClaimExceptAfter", cols: 16,
 		args: (*claimKindsAfterParams).args})
 	// jobClaimAfter is JobClaim with the claim position it starts after
-	// (droverdriver.WithClaimAfter).
+	// (sqlfile.WithClaimAfter).
 	jobClaimAfter = def(stmt[claimAfterParams]{name: "JobClaimAfter", cols: 16,
 		args: func(p *claimAfterParams) []any { return append(p.claimParams.args(), p.Priority, p.RunAt, p.ID) }})
 	// jobClaimRouted and jobClaimStrict are the claims of a worker that

@@ -26,11 +26,11 @@ func TestWriterNotStarvedByBusyPublisher(t *testing.T) {
 	busy := open(t, path)
 	migrate(t, busy)
 	small := open(t, path)
-	if _, err := busy.TopicCreate(ctx, droverdriver.TopicParams{Name: "t", Lanes: 4, Now: time.Now()}); err != nil {
+	if _, err := busy.exec.TopicCreate(ctx, droverdriver.TopicParams{Name: "t", Lanes: 4, Now: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	// The small writer's first call prepares its statements.
-	if _, err := small.TopicPublish(ctx, []droverdriver.PublishParams{{Topic: "t"}}); err != nil {
+	if _, err := small.exec.TopicPublish(ctx, []droverdriver.PublishParams{{Topic: "t"}}); err != nil {
 		t.Fatal(err)
 	}
 	batch := make([]droverdriver.PublishParams, 500)
@@ -42,7 +42,7 @@ func TestWriterNotStarvedByBusyPublisher(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		for !stop.Load() {
-			if _, err := busy.TopicPublish(ctx, batch); err != nil {
+			if _, err := busy.exec.TopicPublish(ctx, batch); err != nil {
 				done <- err
 				return
 			}
@@ -60,7 +60,7 @@ func TestWriterNotStarvedByBusyPublisher(t *testing.T) {
 	worst := int64(0)
 	for range 50 {
 		before := published.Load()
-		if _, err := small.TopicPublish(ctx, batch[:1]); err != nil {
+		if _, err := small.exec.TopicPublish(ctx, batch[:1]); err != nil {
 			t.Fatal(err)
 		}
 		worst = max(worst, published.Load()-before)

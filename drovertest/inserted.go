@@ -74,7 +74,7 @@ type Expected struct {
 // than one does, listing the jobs of the kind the store holds.
 func RequireInserted[T drover.Args](ctx context.Context, tb TB, d droverdriver.Driver, args T, opts *InsertedOpts) *drover.Job[T] {
 	tb.Helper()
-	return requireOne(ctx, tb, d, args, opts)
+	return requireOne(ctx, tb, d.Executor(), args, opts)
 }
 
 // RequireInsertedTx is RequireInserted for the jobs tx sees: those
@@ -91,7 +91,7 @@ func RequireInsertedTx[TTx any, T drover.Args](ctx context.Context, tb TB, d dro
 // kind k exists at all.
 func RequireNotInserted[T drover.Args](ctx context.Context, tb TB, d droverdriver.Driver, args T, opts *InsertedOpts) {
 	tb.Helper()
-	requireNone(ctx, tb, d, args, opts)
+	requireNone(ctx, tb, d.Executor(), args, opts)
 }
 
 // RequireNotInsertedTx is RequireNotInserted for the jobs tx sees.
@@ -105,7 +105,7 @@ func RequireNotInsertedTx[TTx any, T drover.Args](ctx context.Context, tb TB, d 
 // no other job of those kinds exists. It returns them in that order.
 func RequireManyInserted(ctx context.Context, tb TB, d droverdriver.Driver, want []Expected) []*drovertype.JobRow {
 	tb.Helper()
-	return requireMany(ctx, tb, d, want)
+	return requireMany(ctx, tb, d.Executor(), want)
 }
 
 // RequireManyInsertedTx is RequireManyInserted for the jobs tx sees.

@@ -62,7 +62,7 @@ func shardRecord(t *testing.T, raw string) *droverdriver.ShardRecord {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := d.ShardGet(ctx)
+	rec, err := d.Executor().(droverdriver.ShardExecutor).ShardGet(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

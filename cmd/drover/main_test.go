@@ -110,14 +110,8 @@ func (f *fixture) migrated(t *testing.T) *fixture {
 }
 
 // testClient is what the tests call of a client on the fixture's store:
-// the CLI's calls, and counts and a worker's start and stop besides.
-type testClient interface {
-	storeClient
-	JobCountByState(ctx context.Context, queue string) (map[drovertype.JobState]int64, error)
-	Start(ctx context.Context) error
-	Stop(ctx context.Context) error
-	Remote() *drover.Remote
-}
+// the interface the CLI and the server share.
+type testClient = storeClient
 
 // open opens the fixture's store directly, to check what the CLI stored
 // without trusting the CLI to read it back.

@@ -14,11 +14,6 @@ import (
 	"github.com/droverhq/drover/internal/storeurl"
 )
 
-// periodicClient is what `drover periodic` calls of a drover.Client.
-type periodicClient interface {
-	PeriodicJobs() *drover.PeriodicJobSet
-}
-
 // withPeriodic opens the store and runs fn on its periodic jobs.
 func (c *cli) withPeriodic(ctx context.Context, fn func(*drover.PeriodicJobSet) error) error {
 	st, err := c.openStore(ctx, true)
@@ -26,7 +21,7 @@ func (c *cli) withPeriodic(ctx context.Context, fn func(*drover.PeriodicJobSet) 
 		return err
 	}
 	defer st.Close()
-	client, err := storeurl.NewClient[periodicClient](st, &drover.Config{Logger: c.logger})
+	client, err := storeurl.NewClient[storeClient](st, &drover.Config{Logger: c.logger})
 	if err != nil {
 		return err
 	}

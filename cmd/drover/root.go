@@ -16,8 +16,8 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
-	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/bench"
+	"github.com/droverhq/drover/internal/clientapi"
 	"github.com/droverhq/drover/internal/storeurl"
 )
 
@@ -450,29 +450,7 @@ func (c *cli) openStore(ctx context.Context, current bool) (*storeurl.Store, err
 
 // storeClient is what the CLI's commands call of a drover.Client, whatever
 // the store's transaction type (storeurl.NewClient).
-type storeClient interface {
-	InsertMany(ctx context.Context, jobs []drover.InsertManyParams) ([]int64, error)
-	InsertBatch(ctx context.Context, jobs []drover.InsertManyParams, opts *drover.BatchOpts) (*drover.InsertedBatch, error)
-	BatchGet(ctx context.Context, id int64) (*drovertype.Batch, error)
-	JobList(ctx context.Context, p drover.JobListParams) ([]*drovertype.JobRow, error)
-	JobCount(ctx context.Context, p drover.JobListParams) (drover.JobCount, error)
-	JobGet(ctx context.Context, id int64) (*drovertype.JobRow, error)
-	JobRetry(ctx context.Context, id int64) (*drovertype.JobRow, error)
-	JobCancel(ctx context.Context, id int64) (*drovertype.JobRow, error)
-	JobDiscard(ctx context.Context, id int64) (*drovertype.JobRow, error)
-	QueueStats(ctx context.Context) ([]drovertype.QueueStats, error)
-	QueueList(ctx context.Context) ([]*drovertype.QueueSettings, error)
-	QueueGet(ctx context.Context, name string) (*drovertype.QueueSettings, error)
-	QueuePause(ctx context.Context, name string) error
-	QueueResume(ctx context.Context, name string) error
-	QueuePauseKind(ctx context.Context, queue, kind string) error
-	QueueResumeKind(ctx context.Context, queue, kind string) error
-	JobBulk(ctx context.Context, action drover.BulkAction, filter drover.JobListParams, progress func(drover.BulkProgress)) (drover.BulkProgress, error)
-	JobBulkByID(ctx context.Context, action drover.BulkAction, ids []int64, progress func(drover.BulkProgress)) (drover.BulkProgress, error)
-	Workers(ctx context.Context) ([]*drovertype.WorkerInfo, error)
-	Unroutable(ctx context.Context) ([]*drover.UnroutableJobs, error)
-	QueueSetStrictOrder(ctx context.Context, name string, maxRunning int) (*drovertype.QueueSettings, error)
-}
+type storeClient = clientapi.Client
 
 // openClient opens the store, checked to be current, and a client on it
 // that only inserts and inspects.

@@ -153,14 +153,6 @@ func isLoopback(addr net.Addr) bool {
 	return ok && tcp.IP.IsLoopback()
 }
 
-// serveClient is the server's client, which serve also starts (for the
-// store's maintenance) and stops.
-type serveClient interface {
-	server.Client
-	Start(ctx context.Context) error
-	Stop(ctx context.Context) error
-}
-
 // serveOptions are what serve needs beyond the server's Config.
 type serveOptions struct {
 	tokensPath      string // read again on SIGHUP
@@ -177,7 +169,7 @@ func (c *cli) serve(ctx context.Context, ln net.Listener, cfg server.Config, opt
 		return err
 	}
 	defer st.Close()
-	client, err := storeurl.NewClient[serveClient](st, &drover.Config{Logger: c.logger, TracerProvider: cfg.TracerProvider})
+	client, err := storeurl.NewClient[storeClient](st, &drover.Config{Logger: c.logger, TracerProvider: cfg.TracerProvider})
 	if err != nil {
 		return err
 	}

@@ -19,33 +19,17 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/droverhq/drover"
-	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/storeurl"
 )
 
-// topicsClient is what `drover topics` calls of a drover.Client.
-type topicsClient interface {
-	CreateTopic(ctx context.Context, name string, opts *drover.TopicOpts) (*drover.Topic, error)
-	DeleteTopic(ctx context.Context, name string) (bool, error)
-	Topics(ctx context.Context) ([]*drover.Topic, error)
-	Publish(ctx context.Context, topic string, msgs ...drover.Message) ([]int64, error)
-	CreateSubscription(ctx context.Context, topic, name string, opts *drover.SubscriptionOpts) (bool, error)
-	DeleteSubscription(ctx context.Context, topic, name string) (bool, error)
-	SubscriptionLag(ctx context.Context, topic string) ([]drovertype.SubscriptionLag, error)
-	PeekTopic(ctx context.Context, topic string, limit int, cursor string) (*drover.TopicPeek, error)
-	SubscriptionLanes(ctx context.Context, topic, sub string) ([]drover.SubscriptionLane, error)
-	ReleaseLane(ctx context.Context, topic, sub string, lane int) (bool, error)
-	RewindSubscription(ctx context.Context, topic, sub string, opts drover.RewindOpts) (*drover.SubscriptionRewind, error)
-}
-
 // openTopics opens the store, checked to be current, and a client for
 // topics on it.
-func (c *cli) openTopics(ctx context.Context) (topicsClient, func(), error) {
+func (c *cli) openTopics(ctx context.Context) (storeClient, func(), error) {
 	st, err := c.openStore(ctx, true)
 	if err != nil {
 		return nil, nil, err
 	}
-	client, err := storeurl.NewClient[topicsClient](st, &drover.Config{Logger: c.logger})
+	client, err := storeurl.NewClient[storeClient](st, &drover.Config{Logger: c.logger})
 	if err != nil {
 		st.Close()
 		return nil, nil, err
@@ -72,7 +56,7 @@ delivered once to every subscription of it.`,
 // withTopics runs fn with a topics client on the store. A topic that is
 // not stored is reported by its name, the first argument of every
 // command that names one.
-func (c *cli) withTopics(cmd *cobra.Command, fn func(ctx context.Context, client topicsClient) error) error {
+func (c *cli) withTopics(cmd *cobra.Command, fn func(ctx context.Context, client storeClient) error) error {
 	ctx := cmd.Context()
 	client, closeStore, err := c.openTopics(ctx)
 	if err != nil {
@@ -94,7 +78,7 @@ func topicNotFound(topic string) error {
 // topicExists reports whether topic is stored, for the commands whose
 // call answers the same for a missing topic as for one without what they
 // look for (no subscriptions, no such subscription).
-func topicExists(ctx context.Context, client topicsClient, topic string) (bool, error) {
+func topicExists(ctx context.Context, client storeClient, topic string) (bool, error) {
 	topics, err := client.Topics(ctx)
 	if err != nil {
 		return false, err
@@ -109,7 +93,7 @@ func (c *cli) topicsListCommand() *cobra.Command {
 		Short: "List the topics with their subscriptions",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return c.withTopics(cmd, func(ctx context.Context, client topicsClient) error {
+			return c.withTopics(cmd, func(ctx context.Context, client storeClient) error {
 				topics, err := client.Topics(ctx)
 				if err != nil {
 					return err
@@ -173,7 +157,7 @@ and is an error when it has others: they are fixed at creation.`,
 			if keepUntilRead {
 				opts.Retention = -1
 			}
-			return c.withTopics(cmd, func(ctx context.Context, client topicsClient) error {
+			return c.withTopics(cmd, func(ctx context.Context, client storeClient) error {
 				t, err := client.CreateTopic(ctx, args[0], opts)
 				if err != nil {
 					return err
@@ -204,7 +188,7 @@ publish to it keep its lane count until they restart: create it again with
 the same lanes, or restart them.`,
 		Args: argsNamed("TOPIC"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return c.withTopics(cmd, func(ctx context.Context, client topicsClient) error {
+			return c.withTopics(cmd, func(ctx context.Context, client storeClient) error {
 				deleted, err := client.DeleteTopic(ctx, args[0])
 				if err != nil {
 					return err
@@ -230,7 +214,7 @@ published to the topic (every message the topic keeps with --from-earliest).
 Consumers serve it with drover.Subscribe or over HTTP (drover serve).`,
 		Args: argsNamed("TOPIC", "NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return c.withTopics(cmd, func(ctx context.Context, client topicsClient) error {
+			return c.withTopics(cmd, func(ctx context.Context, client storeClient) error {
 				created, err := client.CreateSubscription(ctx, args[0], args[1],
 					&drover.SubscriptionOpts{FromEarliest: fromEarliest, MaxAttempts: maxAttempts})
 				if err != nil {
@@ -262,7 +246,7 @@ starts from that moment (or from the earliest kept message with
 --from-earliest), not where it was.`,
 		Args: argsNamed("TOPIC", "NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return c.withTopics(cmd, func(ctx context.Context, client topicsClient) error {
+			return c.withTopics(cmd, func(ctx context.Context, client storeClient) error {
 				deleted, err := client.DeleteSubscription(ctx, args[0], args[1])
 				if err != nil {
 					return err
@@ -303,7 +287,7 @@ func (c *cli) topicsPublishCommand() *cobra.Command {
 			if len(msgs) == 0 {
 				return usagef("nothing to publish: give payloads as arguments or lines on stdin")
 			}
-			return c.withTopics(cmd, func(ctx context.Context, client topicsClient) error {
+			return c.withTopics(cmd, func(ctx context.Context, client storeClient) error {
 				ids, err := client.Publish(ctx, args[0], msgs...)
 				if err != nil {
 					return err
@@ -355,7 +339,7 @@ published, reading every second, until interrupted.`,
 			if limit < 1 || limit > drover.MaxTopicPeek {
 				return usagef("--limit %d: must be between 1 and %d", limit, drover.MaxTopicPeek)
 			}
-			return c.withTopics(cmd, func(ctx context.Context, client topicsClient) error {
+			return c.withTopics(cmd, func(ctx context.Context, client storeClient) error {
 				out := bufio.NewWriter(cmd.OutOrStdout())
 				cursor := ""
 				for {
@@ -436,7 +420,7 @@ func (c *cli) topicsLagCommand() *cobra.Command {
 		Short: "Show how far each subscription of a topic is behind",
 		Args:  argsNamed("TOPIC"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return c.withTopics(cmd, func(ctx context.Context, client topicsClient) error {
+			return c.withTopics(cmd, func(ctx context.Context, client storeClient) error {
 				lag, err := client.SubscriptionLag(ctx, args[0])
 				if err != nil {
 					return err
@@ -489,7 +473,7 @@ times its next message was delivered (above 1 while the lane delivers, one
 message at a time, a batch whose lease expired).`,
 		Args: argsNamed("TOPIC", "SUBSCRIPTION"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return c.withTopics(cmd, func(ctx context.Context, client topicsClient) error {
+			return c.withTopics(cmd, func(ctx context.Context, client storeClient) error {
 				lanes, err := client.SubscriptionLanes(ctx, args[0], args[1])
 				if err != nil {
 					return err
@@ -543,7 +527,7 @@ its ack is refused.`,
 			if err != nil || lane < 0 {
 				return usagef("LANE %q: not a lane number", args[2])
 			}
-			return c.withTopics(cmd, func(ctx context.Context, client topicsClient) error {
+			return c.withTopics(cmd, func(ctx context.Context, client storeClient) error {
 				held, err := client.ReleaseLane(ctx, args[0], args[1], lane)
 				if err != nil {
 					return err
@@ -585,7 +569,7 @@ again: the output says when the oldest message to deliver was published.`,
 					return usagef("--since %q: want an RFC 3339 time (2026-01-02T15:04:05Z) or a duration ago (90m)", since)
 				}
 			}
-			return c.withTopics(cmd, func(ctx context.Context, client topicsClient) error {
+			return c.withTopics(cmd, func(ctx context.Context, client storeClient) error {
 				res, err := client.RewindSubscription(ctx, args[0], args[1], opts)
 				if err != nil {
 					return err

@@ -19,7 +19,7 @@ func testClaim(t *testing.T, setup opener) {
 		ctx := context.Background()
 		d := setup(t)
 		past := time.Now().Add(-time.Hour)
-		got := insert(t, d,
+		got := insert(t, d.Executor(),
 			with(job("q"), func(p *droverdriver.InsertParams) { p.Priority = 2 }),
 			with(job("q"), func(p *droverdriver.InsertParams) { p.Priority = 1 }),
 			with(job("q"), func(p *droverdriver.InsertParams) { p.Priority = 1; p.RunAt = past }),
@@ -29,18 +29,18 @@ func testClaim(t *testing.T, setup opener) {
 		)
 		// Priority first, then run_at, then ID; the scheduled job and the
 		// other queue's are not claimable.
-		rows := claim(t, d, "q", 3)
+		rows := claim(t, d.Executor(), "q", 3)
 		if want := []int64{got[2], got[1], got[3]}; !slices.Equal(ids(rows), want) {
 			t.Fatalf("claimed %v, want %v", ids(rows), want)
 		}
-		rows = append(rows, claim(t, d, "q", 10)...)
+		rows = append(rows, claim(t, d.Executor(), "q", 10)...)
 		if want := []int64{got[2], got[1], got[3], got[0]}; !slices.Equal(ids(rows), want) {
 			t.Fatalf("claimed %v, want %v", ids(rows), want)
 		}
-		if more := claim(t, d, "q", 10); len(more) != 0 {
+		if more := claim(t, d.Executor(), "q", 10); len(more) != 0 {
 			t.Fatalf("claimed the scheduled job: %v", ids(more))
 		}
-		if n, err := d.JobCountByState(ctx, "q"); err != nil || n[drovertype.JobStateRunning] != 4 || n[drovertype.JobStateScheduled] != 1 {
+		if n, err := d.Executor().JobCountByState(ctx, "q"); err != nil || n[drovertype.JobStateRunning] != 4 || n[drovertype.JobStateScheduled] != 1 {
 			t.Errorf("counts %v, %v; want 4 running and 1 scheduled", n, err)
 		}
 	})
@@ -49,10 +49,10 @@ func testClaim(t *testing.T, setup opener) {
 		t.Parallel()
 		d := setup(t)
 		past := time.Now().Add(-time.Hour)
-		id := insert(t, d, with(job("q"), func(p *droverdriver.InsertParams) {
+		id := insert(t, d.Executor(), with(job("q"), func(p *droverdriver.InsertParams) {
 			p.RunAt, p.Args, p.Tags, p.Metadata = past, []byte(`{"n":2}`), []string{"t"}, []byte(`{"m":1}`)
 		}))[0]
-		j := claimAs(t, d, "owner-1", "q", 1, time.Minute)[0]
+		j := claimAs(t, d.Executor(), "owner-1", "q", 1, time.Minute)[0]
 		if j.ID != id || j.State != drovertype.JobStateRunning || j.Attempt != 1 || j.LeaseOwner != "owner-1" ||
 			j.AttemptedAt == nil || j.LeaseExpiresAt == nil || j.FinalizedAt != nil || j.CancelRequested {
 			t.Fatalf("claimed row %+v", j)
@@ -66,7 +66,7 @@ func testClaim(t *testing.T, setup opener) {
 			!slices.Equal(j.Tags, []string{"t"}) || j.Errors != nil {
 			t.Errorf("payload run_at %v args %s metadata %s tags %v errors %v", j.RunAt, j.EncodedArgs, j.Metadata, j.Tags, j.Errors)
 		}
-		stored := get(t, d, id)
+		stored := get(t, d.Executor(), id)
 		if stored.State != drovertype.JobStateRunning || stored.Attempt != 1 || stored.LeaseOwner != "owner-1" ||
 			stored.LeaseExpiresAt == nil || !stored.LeaseExpiresAt.Equal(*j.LeaseExpiresAt) {
 			t.Errorf("stored after the claim: %+v", stored)
@@ -90,8 +90,8 @@ func testClaim(t *testing.T, setup opener) {
 				}
 			})
 		}
-		ids := insert(t, d, jobs...)
-		rows := claim(t, d, "q", n)
+		ids := insert(t, d.Executor(), jobs...)
+		rows := claim(t, d.Executor(), "q", n)
 		if len(rows) != n {
 			t.Fatalf("claimed %d rows, want %d", len(rows), n)
 		}
@@ -123,9 +123,9 @@ func testClaim(t *testing.T, setup opener) {
 	t.Run("JobClaim/max", func(t *testing.T) {
 		t.Parallel()
 		d := setup(t)
-		insert(t, d, job("q"), job("q"), job("q"), job("q"), job("q"))
+		insert(t, d.Executor(), job("q"), job("q"), job("q"), job("q"), job("q"))
 		for _, tc := range []struct{ max, want int }{{2, 2}, {1, 1}, {10, 2}, {10, 0}} {
-			if rows := claim(t, d, "q", tc.max); len(rows) != tc.want {
+			if rows := claim(t, d.Executor(), "q", tc.max); len(rows) != tc.want {
 				t.Fatalf("claim of at most %d: %d rows, want %d", tc.max, len(rows), tc.want)
 			}
 		}
@@ -135,8 +135,8 @@ func testClaim(t *testing.T, setup opener) {
 		t.Parallel()
 		ctx := context.Background()
 		d := setup(t)
-		insert(t, d, job("q"), job("q"), job("q"))
-		first, second := claim(t, d, "q", 2), claim(t, d, "q", 1)
+		insert(t, d.Executor(), job("q"), job("q"), job("q"))
+		first, second := claim(t, d.Executor(), "q", 2), claim(t, d.Executor(), "q", 1)
 		tok := first[0].LeaseToken
 		if tok.IsZero() || first[1].LeaseToken != tok {
 			t.Fatalf("one claim handed out tokens %v and %v; want one non-zero token for all its rows", tok, first[1].LeaseToken)
@@ -145,10 +145,10 @@ func testClaim(t *testing.T, setup opener) {
 			t.Fatalf("a second claim handed out %v (first %v); want a fresh token", second[0].LeaseToken, tok)
 		}
 		// Reads never show it: anyone allowed to read jobs could finish them.
-		if j := get(t, d, first[0].ID); !j.LeaseToken.IsZero() {
+		if j := get(t, d.Executor(), first[0].ID); !j.LeaseToken.IsZero() {
 			t.Errorf("JobGet returned the lease token")
 		}
-		listed, err := d.JobList(ctx, droverdriver.ListParams{Limit: 10})
+		listed, err := d.Executor().JobList(ctx, droverdriver.ListParams{Limit: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -162,7 +162,7 @@ func testClaim(t *testing.T, setup opener) {
 			token drovertype.LeaseToken
 			lost  bool
 		}{{tok, false}, {second[0].LeaseToken, true}} {
-			res, err := d.JobHeartbeat(ctx, droverdriver.HeartbeatParams{IDs: []int64{first[1].ID}, Attempts: []int{1},
+			res, err := d.Executor().JobHeartbeat(ctx, droverdriver.HeartbeatParams{IDs: []int64{first[1].ID}, Attempts: []int{1},
 				Tokens: []drovertype.LeaseToken{tc.token}, Lease: time.Minute})
 			if err != nil || (len(res.Lost) == 1) != tc.lost {
 				t.Fatalf("heartbeat with token %v: lost %v, %v; want lost: %v", tc.token, res.Lost, err, tc.lost)
@@ -181,7 +181,7 @@ func testClaim(t *testing.T, setup opener) {
 		for i := range in {
 			in[i] = job("q")
 		}
-		insert(t, d, in...)
+		insert(t, d.Executor(), in...)
 		var mu sync.Mutex
 		seen := make(map[int64]int, total)
 		var wg sync.WaitGroup
@@ -189,7 +189,7 @@ func testClaim(t *testing.T, setup opener) {
 		for i := range 8 {
 			wg.Go(func() {
 				for {
-					rows, err := d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "q", Max: 37, Owner: fmt.Sprint("w", i), Lease: time.Minute})
+					rows, err := d.Executor().JobClaim(ctx, droverdriver.ClaimParams{Queue: "q", Max: 37, Owner: fmt.Sprint("w", i), Lease: time.Minute})
 					if err != nil {
 						errs <- err
 						return
@@ -223,11 +223,11 @@ func testClaim(t *testing.T, setup opener) {
 	t.Run("JobClaim/after", func(t *testing.T) {
 		t.Parallel()
 		d := setup(t)
-		got := insert(t, d,
+		got := insert(t, d.Executor(),
 			with(job("q"), func(p *droverdriver.InsertParams) { p.Priority = 1 }),
 			job("q"), job("q"), job("q"))
-		head := get(t, d, got[2])
-		rows, err := d.JobClaim(context.Background(), named(droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "w", Lease: time.Minute,
+		head := get(t, d.Executor(), got[2])
+		rows, err := d.Executor().JobClaim(context.Background(), named(droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "w", Lease: time.Minute,
 			After: &droverdriver.ClaimPosition{Priority: head.Priority, RunAt: head.RunAt, ID: head.ID}}, false))
 		if err != nil {
 			t.Fatal(err)
@@ -265,14 +265,14 @@ func testClaim(t *testing.T, setup opener) {
 			kind := func(k string) droverdriver.InsertParams {
 				return with(job("q"), func(p *droverdriver.InsertParams) { p.Kind = k })
 			}
-			got := insert(t, d, kind("a"), kind("b"), kind("c"), kind("a"), kind("b"), kind("c"))
+			got := insert(t, d.Executor(), kind("a"), kind("b"), kind("c"), kind("a"), kind("b"), kind("c"))
 			for _, tc := range run.cases {
 				p := droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "w", Lease: time.Minute, Kinds: tc.kinds, ExceptKinds: tc.except}
 				if tc.after >= 0 {
-					pos := droverdriver.PositionOf(get(t, d, got[tc.after]))
+					pos := droverdriver.PositionOf(get(t, d.Executor(), got[tc.after]))
 					p.After = &pos
 				}
-				rows, err := d.JobClaim(context.Background(), named(p, false))
+				rows, err := d.Executor().JobClaim(context.Background(), named(p, false))
 				if err != nil {
 					t.Fatalf("%s: %v", tc.name, err)
 				}
@@ -293,7 +293,7 @@ func testClaim(t *testing.T, setup opener) {
 		// A clock far from the store's: the claim's Now alone says
 		// what is due, and when the attempt starts.
 		base := time.Date(2031, 5, 1, 12, 0, 0, 0, time.UTC)
-		got := insert(t, d,
+		got := insert(t, d.Executor(),
 			with(job("q"), func(p *droverdriver.InsertParams) { p.RunAt = base.Add(time.Hour) }),
 			with(job("q"), func(p *droverdriver.InsertParams) { p.RunAt = base }),
 			with(job("q"), func(p *droverdriver.InsertParams) { p.RunAt = base.Add(2 * time.Hour) }),
@@ -311,10 +311,10 @@ func testClaim(t *testing.T, setup opener) {
 		} {
 			p := droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "w", Lease: time.Minute, Now: tc.now}
 			if tc.name == "an hour on, past a position" {
-				pos := droverdriver.PositionOf(get(t, d, got[1]))
+				pos := droverdriver.PositionOf(get(t, d.Executor(), got[1]))
 				p.After = &pos
 			}
-			rows, err := d.JobClaim(context.Background(), named(p, false))
+			rows, err := d.Executor().JobClaim(context.Background(), named(p, false))
 			if err != nil {
 				t.Fatalf("%s: %v", tc.name, err)
 			}
@@ -340,7 +340,7 @@ func testClaim(t *testing.T, setup opener) {
 		d := setup(t)
 		known := func(queue string) bool {
 			t.Helper()
-			ok, err := d.QueueKnown(ctx, queue)
+			ok, err := d.Executor().QueueKnown(ctx, queue)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -349,18 +349,18 @@ func testClaim(t *testing.T, setup opener) {
 		if known("waiting") || known("settled") || known("worked") || known("done") {
 			t.Fatal("an empty store knows queues")
 		}
-		insert(t, d, job("waiting"), job("done"))
-		if _, err := d.QueueSettingsSet(ctx, droverdriver.QueueSettingsSetParams{Queue: "settled", Paused: new(true)}); err != nil {
+		insert(t, d.Executor(), job("waiting"), job("done"))
+		if _, err := d.Executor().QueueSettingsSet(ctx, droverdriver.QueueSettingsSetParams{Queue: "settled", Paused: new(true)}); err != nil {
 			t.Fatal(err)
 		}
-		if err := d.WorkerSeen(ctx, []drovertype.WorkerRecord{{Name: "w", Plain: true, Queues: []string{"other", "worked"}, Owner: "w", Source: "go"}}); err != nil {
+		if err := d.Executor().WorkerSeen(ctx, []drovertype.WorkerRecord{{Name: "w", Plain: true, Queues: []string{"other", "worked"}, Owner: "w", Source: "go"}}); err != nil {
 			t.Fatal(err)
 		}
-		rows, err := d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "done", Max: 1, Owner: "w", Lease: time.Minute})
+		rows, err := d.Executor().JobClaim(ctx, droverdriver.ClaimParams{Queue: "done", Max: 1, Owner: "w", Lease: time.Minute})
 		if err != nil || len(rows) != 1 {
 			t.Fatalf("claim: %d rows, %v", len(rows), err)
 		}
-		finish(t, d, result(rows[0], droverdriver.OutcomeCompleted))
+		finish(t, d.Executor(), result(rows[0], droverdriver.OutcomeCompleted))
 		for _, q := range []string{"waiting", "settled", "worked", "done"} {
 			if !known(q) {
 				t.Errorf("queue %s is not known", q)
@@ -375,16 +375,16 @@ func testClaim(t *testing.T, setup opener) {
 		t.Parallel()
 		ctx := context.Background()
 		d := setup(t)
-		if s, err := d.QueueSettingsGet(ctx, "q"); err != nil || s != nil {
+		if s, err := d.Executor().QueueSettingsGet(ctx, "q"); err != nil || s != nil {
 			t.Fatalf("settings of a queue never set: %+v, %v; want none", s, err)
 		}
-		insert(t, d, job("q"), job("q"), job("q"), job("q"))
-		if _, err := d.QueueSettingsSet(ctx, droverdriver.QueueSettingsSetParams{Queue: "q", Limit: &drovertype.QueueLimit{MaxRunning: 2}}); err != nil {
+		insert(t, d.Executor(), job("q"), job("q"), job("q"), job("q"))
+		if _, err := d.Executor().QueueSettingsSet(ctx, droverdriver.QueueSettingsSetParams{Queue: "q", Limit: &drovertype.QueueLimit{MaxRunning: 2}}); err != nil {
 			t.Fatal(err)
 		}
 		claimLimited := func() []*drovertype.JobRow {
 			t.Helper()
-			rows, err := d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "w", Lease: time.Minute, Limited: true})
+			rows, err := d.Executor().JobClaim(ctx, droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "w", Lease: time.Minute, Limited: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -397,10 +397,10 @@ func testClaim(t *testing.T, setup opener) {
 		if more := claimLimited(); len(more) != 0 {
 			t.Fatalf("claimed %d more while 2 run", len(more))
 		}
-		if s, err := d.QueueSettingsGet(ctx, "q"); err != nil || s == nil || s.Limit.MaxRunning != 2 {
+		if s, err := d.Executor().QueueSettingsGet(ctx, "q"); err != nil || s == nil || s.Limit.MaxRunning != 2 {
 			t.Fatalf("stored settings %+v, %v; want a limit of 2 running", s, err)
 		}
-		finish(t, d, result(first[0], droverdriver.OutcomeCompleted))
+		finish(t, d.Executor(), result(first[0], droverdriver.OutcomeCompleted))
 		if more := claimLimited(); len(more) != 1 {
 			t.Fatalf("claimed %d once one of 2 ended, want 1", len(more))
 		}
@@ -410,29 +410,29 @@ func testClaim(t *testing.T, setup opener) {
 		t.Parallel()
 		ctx := context.Background()
 		d := setup(t)
-		insert(t, d, job("q"), job("q"))
+		insert(t, d.Executor(), job("q"), job("q"))
 		paused := true
-		s, err := d.QueueSettingsSet(ctx, droverdriver.QueueSettingsSetParams{Queue: "q", Paused: &paused, Limit: &drovertype.QueueLimit{MaxRunning: 5}})
+		s, err := d.Executor().QueueSettingsSet(ctx, droverdriver.QueueSettingsSetParams{Queue: "q", Paused: &paused, Limit: &drovertype.QueueLimit{MaxRunning: 5}})
 		if err != nil || !s.Paused || s.Limit.MaxRunning != 5 {
 			t.Fatalf("set: %+v, %v; want paused with a limit of 5", s, err)
 		}
-		rows, err := d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "w", Lease: time.Minute, Limited: true})
+		rows, err := d.Executor().JobClaim(ctx, droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "w", Lease: time.Minute, Limited: true})
 		if err != nil || len(rows) != 0 {
 			t.Fatalf("limited claim of a paused queue took %d jobs, %v; want none", len(rows), err)
 		}
 		// A nil Paused and no Limit keep what is stored.
-		if s, err = d.QueueSettingsSet(ctx, droverdriver.QueueSettingsSetParams{Queue: "q"}); err != nil || !s.Paused || s.Limit.MaxRunning != 5 {
+		if s, err = d.Executor().QueueSettingsSet(ctx, droverdriver.QueueSettingsSetParams{Queue: "q"}); err != nil || !s.Paused || s.Limit.MaxRunning != 5 {
 			t.Fatalf("set nothing: %+v, %v; want the stored settings kept", s, err)
 		}
 		paused = false
-		if _, err = d.QueueSettingsSet(ctx, droverdriver.QueueSettingsSetParams{Queue: "q", Paused: &paused}); err != nil {
+		if _, err = d.Executor().QueueSettingsSet(ctx, droverdriver.QueueSettingsSetParams{Queue: "q", Paused: &paused}); err != nil {
 			t.Fatal(err)
 		}
-		list, err := d.QueueSettingsList(ctx)
+		list, err := d.Executor().QueueSettingsList(ctx)
 		if err != nil || len(list) != 1 || list[0].Queue != "q" || list[0].Paused || list[0].Limit.MaxRunning != 5 {
 			t.Fatalf("list: %+v, %v; want q resumed with its limit", list, err)
 		}
-		if rows, err = d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "w", Lease: time.Minute, Limited: true}); err != nil || len(rows) != 2 {
+		if rows, err = d.Executor().JobClaim(ctx, droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "w", Lease: time.Minute, Limited: true}); err != nil || len(rows) != 2 {
 			t.Fatalf("claim after resume took %d jobs, %v; want 2", len(rows), err)
 		}
 	})
@@ -457,19 +457,19 @@ func testClaim(t *testing.T, setup opener) {
 		}
 		for _, st := range steps {
 			st.set.Queue = "q"
-			s, err := d.QueueSettingsSet(ctx, st.set)
+			s, err := d.Executor().QueueSettingsSet(ctx, st.set)
 			if err != nil {
 				t.Fatalf("%s: %v", st.name, err)
 			}
 			if !slices.Equal(s.PausedKinds, st.want) || s.Paused != st.wantPaused {
 				t.Fatalf("%s: returned paused %v, kinds %q; want %v, %q", st.name, s.Paused, s.PausedKinds, st.wantPaused, st.want)
 			}
-			got, err := d.QueueSettingsGet(ctx, "q")
+			got, err := d.Executor().QueueSettingsGet(ctx, "q")
 			if err != nil || !slices.Equal(got.PausedKinds, st.want) || got.Paused != st.wantPaused {
 				t.Fatalf("%s: stored %+v, %v; want paused %v, kinds %q", st.name, got, err, st.wantPaused, st.want)
 			}
 		}
-		list, err := d.QueueSettingsList(ctx)
+		list, err := d.Executor().QueueSettingsList(ctx)
 		if err != nil || len(list) != 1 || list[0].PausedKinds != nil || !list[0].Paused {
 			t.Fatalf("list: %+v, %v; want q paused with no paused kinds", list, err)
 		}

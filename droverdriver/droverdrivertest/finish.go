@@ -109,10 +109,10 @@ func testFinish(t *testing.T, setup opener) {
 			t.Run(tc.name, func(t *testing.T) {
 				t.Parallel()
 				d := setup(t)
-				id := insert(t, d, job("q"))[0]
-				r := claimOne(t, d, "q", id)
+				id := insert(t, d.Executor(), job("q"))[0]
+				r := claimOne(t, d.Executor(), "q", id)
 				if tc.cancel {
-					if _, err := cancel(context.Background(), d, id, time.Now()); err != nil {
+					if _, err := cancel(context.Background(), d.Executor(), id, time.Now()); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -124,15 +124,15 @@ func testFinish(t *testing.T, setup opener) {
 				// A result for another attempt is fenced off and changes nothing.
 				stale := res
 				stale.Attempt++
-				if applied := finish(t, d, stale); len(applied) != 0 {
+				if applied := finish(t, d.Executor(), stale); len(applied) != 0 {
 					t.Fatalf("stale result applied: %v", applied)
 				}
-				wantState(t, d, map[int64]drovertype.JobState{id: drovertype.JobStateRunning})
+				wantState(t, d.Executor(), map[int64]drovertype.JobState{id: drovertype.JobStateRunning})
 
-				if applied := finish(t, d, res); !slices.Equal(applied, []int64{id}) {
+				if applied := finish(t, d.Executor(), res); !slices.Equal(applied, []int64{id}) {
 					t.Fatalf("applied %v, want %d", applied, id)
 				}
-				j := get(t, d, id)
+				j := get(t, d.Executor(), id)
 				errs := attemptErrors(t, j)
 				if j.State != tc.state || j.Attempt != tc.attempt || len(errs) != tc.errs || j.ErrorCount != tc.errs {
 					t.Fatalf("stored %s, attempt %d, errors %v (count %d); want %s, %d, %d", j.State, j.Attempt, j.Errors, j.ErrorCount, tc.state, tc.attempt, tc.errs)
@@ -147,10 +147,10 @@ func testFinish(t *testing.T, setup opener) {
 					t.Errorf("run_at %v, want %v", j.RunAt, tc.runAt)
 				}
 				// A second result for the same attempt is fenced off too.
-				if applied := finish(t, d, result(r, droverdriver.OutcomeCompleted)); len(applied) != 0 {
+				if applied := finish(t, d.Executor(), result(r, droverdriver.OutcomeCompleted)); len(applied) != 0 {
 					t.Fatalf("second result applied: %v", applied)
 				}
-				if again := get(t, d, id); again.State != j.State {
+				if again := get(t, d.Executor(), id); again.State != j.State {
 					t.Fatalf("second result moved the job to %s", again.State)
 				}
 			})
@@ -174,21 +174,21 @@ func testFinish(t *testing.T, setup opener) {
 			t.Run(tc.name, func(t *testing.T) {
 				t.Parallel()
 				d := setup(t)
-				id := insert(t, d, job("q"))[0]
-				r := claimOne(t, d, "q", id)
+				id := insert(t, d.Executor(), job("q"))[0]
+				r := claimOne(t, d.Executor(), "q", id)
 				for _, o := range []droverdriver.Outcome{droverdriver.OutcomeCompleted, droverdriver.OutcomeRetry,
 					droverdriver.OutcomeDiscarded, droverdriver.OutcomeCancelled, droverdriver.OutcomeReleased} {
 					res := failed(r, o, "forged", time.Now())
 					tc.fence(&res)
-					if applied := finish(t, d, res); len(applied) != 0 {
+					if applied := finish(t, d.Executor(), res); len(applied) != 0 {
 						t.Fatalf("outcome %d applied %v", o, applied)
 					}
 				}
-				j := get(t, d, id)
+				j := get(t, d.Executor(), id)
 				if j.State != drovertype.JobStateRunning || j.Attempt != 1 || j.Errors != nil || j.ErrorCount != 0 || j.LeaseOwner != "w1" {
 					t.Fatalf("rejected results changed the job: %+v", j)
 				}
-				if applied := finish(t, d, result(r, droverdriver.OutcomeCompleted)); !slices.Equal(applied, []int64{id}) {
+				if applied := finish(t, d.Executor(), result(r, droverdriver.OutcomeCompleted)); !slices.Equal(applied, []int64{id}) {
 					t.Fatalf("the true result after rejected ones: applied %v", applied)
 				}
 			})
@@ -200,17 +200,17 @@ func testFinish(t *testing.T, setup opener) {
 		// The token leaves with the attempt: once the job is claimed again,
 		// the first claim's token finishes nothing, whatever attempt it names.
 		d := setup(t)
-		id := insert(t, d, job("q"))[0]
-		first := claimOne(t, d, "q", id)
-		finish(t, d, result(first, droverdriver.OutcomeReleased))
-		second := claimOne(t, d, "q", id)
+		id := insert(t, d.Executor(), job("q"))[0]
+		first := claimOne(t, d.Executor(), "q", id)
+		finish(t, d.Executor(), result(first, droverdriver.OutcomeReleased))
+		second := claimOne(t, d.Executor(), "q", id)
 		if second.Attempt != first.Attempt {
 			t.Fatalf("a released attempt was counted: attempt %d after %d", second.Attempt, first.Attempt)
 		}
-		if applied := finish(t, d, result(first, droverdriver.OutcomeCompleted)); len(applied) != 0 {
+		if applied := finish(t, d.Executor(), result(first, droverdriver.OutcomeCompleted)); len(applied) != 0 {
 			t.Fatalf("the released claim's token finished the next claim's attempt")
 		}
-		if applied := finish(t, d, result(second, droverdriver.OutcomeCompleted)); !slices.Equal(applied, []int64{id}) {
+		if applied := finish(t, d.Executor(), result(second, droverdriver.OutcomeCompleted)); !slices.Equal(applied, []int64{id}) {
 			t.Fatalf("applied %v", applied)
 		}
 	})
@@ -218,13 +218,13 @@ func testFinish(t *testing.T, setup opener) {
 	t.Run("JobFinishMany/batch", func(t *testing.T) {
 		t.Parallel()
 		d := setup(t)
-		insert(t, d, job("q"), job("q"), job("q"), job("q"))
-		rows := claim(t, d, "q", 4)
+		insert(t, d.Executor(), job("q"), job("q"), job("q"), job("q"))
+		rows := claim(t, d.Executor(), "q", 4)
 		stale := result(rows[2], droverdriver.OutcomeCompleted)
 		stale.Attempt = 2
 		unknown := result(rows[0], droverdriver.OutcomeCompleted)
 		unknown.ID = rows[3].ID + 1000
-		applied := finish(t, d,
+		applied := finish(t, d.Executor(),
 			result(rows[0], droverdriver.OutcomeCompleted),
 			failed(rows[1], droverdriver.OutcomeRetry, "one", time.Now().Add(time.Hour)),
 			stale,
@@ -234,20 +234,20 @@ func testFinish(t *testing.T, setup opener) {
 		if want := []int64{rows[0].ID, rows[1].ID, rows[3].ID}; !slices.Equal(applied, want) {
 			t.Fatalf("applied %v, want %v", applied, want)
 		}
-		wantState(t, d, map[int64]drovertype.JobState{
+		wantState(t, d.Executor(), map[int64]drovertype.JobState{
 			rows[0].ID: drovertype.JobStateCompleted, rows[1].ID: drovertype.JobStateRetryable,
 			rows[2].ID: drovertype.JobStateRunning, rows[3].ID: drovertype.JobStateDiscarded,
 		})
 		// The retried job keeps its errors across attempts.
-		if _, err := retry(context.Background(), d, rows[1].ID, time.Now()); err != nil {
+		if _, err := retry(context.Background(), d.Executor(), rows[1].ID, time.Now()); err != nil {
 			t.Fatal(err)
 		}
-		r := claimOne(t, d, "q", rows[1].ID)
+		r := claimOne(t, d.Executor(), "q", rows[1].ID)
 		if r.Attempt != 2 {
 			t.Fatalf("reclaimed at attempt %d, want 2", r.Attempt)
 		}
-		finish(t, d, failed(r, droverdriver.OutcomeDiscarded, "two", time.Time{}))
-		j := get(t, d, r.ID)
+		finish(t, d.Executor(), failed(r, droverdriver.OutcomeDiscarded, "two", time.Time{}))
+		j := get(t, d.Executor(), r.ID)
 		if errs := attemptErrors(t, j); len(errs) != 2 || errs[0].Error != "one" || errs[1].Error != "two" || j.ErrorCount != 2 {
 			t.Fatalf("errors %v (count %d), want one then two", j.Errors, j.ErrorCount)
 		}
@@ -261,23 +261,23 @@ func testFinish(t *testing.T, setup opener) {
 		// Which one is the driver's choice (SQLite keeps the first,
 		// PostgreSQL may take either).
 		d := setup(t)
-		insert(t, d, job("q"), job("q"), job("q"))
-		rows := claim(t, d, "q", 3)
+		insert(t, d.Executor(), job("q"), job("q"), job("q"))
+		rows := claim(t, d.Executor(), "q", 3)
 		stale := failed(rows[1], droverdriver.OutcomeRetry, "x", time.Now())
 		stale.Attempt = 7
-		applied := finish(t, d,
+		applied := finish(t, d.Executor(),
 			result(rows[0], droverdriver.OutcomeCompleted),
 			result(rows[0], droverdriver.OutcomeDiscarded),
 			stale,
 			result(rows[2], droverdriver.OutcomeReleased),
 			result(rows[1], droverdriver.OutcomeCompleted),
 		)
-		wantState(t, d, map[int64]drovertype.JobState{rows[2].ID: drovertype.JobStateAvailable})
-		if j := get(t, d, rows[0].ID); j.State != drovertype.JobStateCompleted && j.State != drovertype.JobStateDiscarded {
+		wantState(t, d.Executor(), map[int64]drovertype.JobState{rows[2].ID: drovertype.JobStateAvailable})
+		if j := get(t, d.Executor(), rows[0].ID); j.State != drovertype.JobStateCompleted && j.State != drovertype.JobStateDiscarded {
 			t.Fatalf("job %d after two results: %s, want the end one of them names", j.ID, j.State)
 		}
 		want := []int64{rows[0].ID, rows[2].ID}
-		if j := get(t, d, rows[1].ID); j.State == drovertype.JobStateCompleted {
+		if j := get(t, d.Executor(), rows[1].ID); j.State == drovertype.JobStateCompleted {
 			want = []int64{rows[0].ID, rows[1].ID, rows[2].ID}
 		} else if j.State != drovertype.JobStateRunning || j.Errors != nil {
 			t.Fatalf("job %d after its stale and its current result: %s, errors %v", j.ID, j.State, j.Errors)
@@ -305,11 +305,11 @@ func testFinish(t *testing.T, setup opener) {
 			t.Run(tc.name, func(t *testing.T) {
 				t.Parallel()
 				d := setup(t)
-				id := insert(t, d, with(job("q"), func(p *droverdriver.InsertParams) { p.MaxAttempts = tc.maxAttempts }))[0]
-				r := claimOne(t, d, "q", id)
+				id := insert(t, d.Executor(), with(job("q"), func(p *droverdriver.InsertParams) { p.MaxAttempts = tc.maxAttempts }))[0]
+				r := claimOne(t, d.Executor(), "q", id)
 				r.MaxAttempts = 99 // what a worker believes does not count
-				finish(t, d, failed(r, tc.outcome, "x", time.Now().Add(-time.Second)))
-				if j := get(t, d, id); j.State != tc.want || j.ErrorCount != 1 {
+				finish(t, d.Executor(), failed(r, tc.outcome, "x", time.Now().Add(-time.Second)))
+				if j := get(t, d.Executor(), id); j.State != tc.want || j.ErrorCount != 1 {
 					t.Fatalf("stored %s with %d errors, want %s with 1", j.State, j.ErrorCount, tc.want)
 				}
 			})
@@ -320,12 +320,12 @@ func testFinish(t *testing.T, setup opener) {
 		t.Parallel()
 		d := setup(t)
 		const attempts = drovertype.ErrorsKept + 3
-		id := insert(t, d, with(job("q"), func(p *droverdriver.InsertParams) { p.MaxAttempts = attempts + 1 }))[0]
+		id := insert(t, d.Executor(), with(job("q"), func(p *droverdriver.InsertParams) { p.MaxAttempts = attempts + 1 }))[0]
 		for range attempts {
-			r := claimOne(t, d, "q", id)
-			finish(t, d, failed(r, droverdriver.OutcomeRetry, "e", time.Now().Add(-time.Second)))
+			r := claimOne(t, d.Executor(), "q", id)
+			finish(t, d.Executor(), failed(r, droverdriver.OutcomeRetry, "e", time.Now().Add(-time.Second)))
 		}
-		j := get(t, d, id)
+		j := get(t, d.Executor(), id)
 		errs := attemptErrors(t, j)
 		if j.ErrorCount != attempts || len(errs) != drovertype.ErrorsKept ||
 			errs[0].Attempt != attempts-drovertype.ErrorsKept+1 || errs[len(errs)-1].Attempt != attempts {
@@ -338,12 +338,12 @@ func testFinish(t *testing.T, setup opener) {
 		t.Parallel()
 		ctx := context.Background()
 		d := setup(t)
-		got := insert(t, d, job("q"), job("q"))
-		rows := claim(t, d, "q", 2)
+		got := insert(t, d.Executor(), job("q"), job("q"))
+		rows := claim(t, d.Executor(), "q", 2)
 		withOutput := result(rows[0], droverdriver.OutcomeCompleted)
 		withOutput.Output = []byte(`{"sum": 3}`)
-		finish(t, d, withOutput, result(rows[1], droverdriver.OutcomeCompleted))
-		res, err := d.JobResults(ctx, got)
+		finish(t, d.Executor(), withOutput, result(rows[1], droverdriver.OutcomeCompleted))
+		res, err := d.Executor().JobResults(ctx, got)
 		if err != nil || len(res) != 2 {
 			t.Fatalf("results %+v, %v", res, err)
 		}
@@ -355,17 +355,17 @@ func testFinish(t *testing.T, setup opener) {
 	t.Run("JobFinishMany/forget", func(t *testing.T) {
 		t.Parallel()
 		d := setup(t)
-		got := insert(t, d, job("q"), job("q"), job("q"))
-		rows := claim(t, d, "q", 3)
+		got := insert(t, d.Executor(), job("q"), job("q"), job("q"))
+		rows := claim(t, d.Executor(), "q", 3)
 		forget := func(r droverdriver.Result) droverdriver.Result { r.Forget = true; return r }
 		kept := forget(result(rows[1], droverdriver.OutcomeCompleted))
 		kept.Output = []byte(`1`) // a stored result keeps the job
-		finish(t, d, forget(result(rows[0], droverdriver.OutcomeCompleted)), kept,
+		finish(t, d.Executor(), forget(result(rows[0], droverdriver.OutcomeCompleted)), kept,
 			forget(failed(rows[2], droverdriver.OutcomeDiscarded, "x", time.Time{})))
-		if _, err := d.JobGet(context.Background(), got[0]); !errors.Is(err, droverdriver.ErrNotFound) {
+		if _, err := d.Executor().JobGet(context.Background(), got[0]); !errors.Is(err, droverdriver.ErrNotFound) {
 			t.Fatalf("a forgotten completed job: %v, want ErrNotFound", err)
 		}
-		wantState(t, d, map[int64]drovertype.JobState{got[1]: drovertype.JobStateCompleted, got[2]: drovertype.JobStateDiscarded})
+		wantState(t, d.Executor(), map[int64]drovertype.JobState{got[1]: drovertype.JobStateCompleted, got[2]: drovertype.JobStateDiscarded})
 	})
 
 	t.Run("JobFinishMany/keyed promotes the next", func(t *testing.T) {
@@ -385,13 +385,13 @@ func testFinish(t *testing.T, setup opener) {
 			t.Run(string(tc.first), func(t *testing.T) {
 				t.Parallel()
 				d := setup(t)
-				got := insert(t, d, keyed("q", "a"), keyed("q", "a"))
-				r := claimOne(t, d, "q", got[0])
+				got := insert(t, d.Executor(), keyed("q", "a"), keyed("q", "a"))
+				r := claimOne(t, d.Executor(), "q", got[0])
 				if r.Key != "a" {
 					t.Fatalf("claimed row's key %q, want a", r.Key)
 				}
-				finish(t, d, failed(r, tc.outcome, "x", time.Now().Add(time.Hour)))
-				wantState(t, d, map[int64]drovertype.JobState{got[0]: tc.first, got[1]: tc.next})
+				finish(t, d.Executor(), failed(r, tc.outcome, "x", time.Now().Add(time.Hour)))
+				wantState(t, d.Executor(), map[int64]drovertype.JobState{got[0]: tc.first, got[1]: tc.next})
 			})
 		}
 	})
@@ -402,14 +402,14 @@ func testFinish(t *testing.T, setup opener) {
 		// the finish's transaction; their queues hear of it.
 		d := setup(t)
 		heard := listen(t, d)
-		got := insert(t, d, keyed("keyed", "a"), keyed("keyed", "a"))
-		flow := insertFlow(t, d, droverdriver.FlowInsertParams{Jobs: []droverdriver.FlowJob{flowJob("parent"), flowJob("child", 0)}})
+		got := insert(t, d.Executor(), keyed("keyed", "a"), keyed("keyed", "a"))
+		flow := insertFlow(t, d.Executor(), droverdriver.FlowInsertParams{Jobs: []droverdriver.FlowJob{flowJob("parent"), flowJob("child", 0)}})
 		heardOf(t, heard, "keyed", "parent") // the inserts'
-		finish(t, d, result(claimOne(t, d, "keyed", got[0]), droverdriver.OutcomeCompleted),
-			result(claimOne(t, d, "parent", flow.IDs[0]), droverdriver.OutcomeCompleted))
+		finish(t, d.Executor(), result(claimOne(t, d.Executor(), "keyed", got[0]), droverdriver.OutcomeCompleted),
+			result(claimOne(t, d.Executor(), "parent", flow.IDs[0]), droverdriver.OutcomeCompleted))
 		heardOf(t, heard, "keyed", "child")
-		claimOne(t, d, "keyed", got[1])
-		claimOne(t, d, "child", flow.IDs[1])
+		claimOne(t, d.Executor(), "keyed", got[1])
+		claimOne(t, d.Executor(), "child", flow.IDs[1])
 	})
 
 	t.Run("JobFinishMany/unique keys", func(t *testing.T) {
@@ -433,8 +433,8 @@ func testFinish(t *testing.T, setup opener) {
 				for _, s := range tc.keeps {
 					u.UniqueFinal |= droverdriver.FinalBit(s)
 				}
-				id := insert(t, d, u)[0]
-				r := claimOne(t, d, "q", id)
+				id := insert(t, d.Executor(), u)[0]
+				r := claimOne(t, d.Executor(), "q", id)
 				if r.Flow&droverdriver.FlowUnique == 0 {
 					t.Fatalf("claimed unique job with flow %b", r.Flow)
 				}
@@ -442,9 +442,9 @@ func testFinish(t *testing.T, setup opener) {
 				if tc.final == drovertype.JobStateDiscarded {
 					o = droverdriver.OutcomeDiscarded
 				}
-				finish(t, d, failed(r, o, "x", time.Time{}))
-				wantState(t, d, map[int64]drovertype.JobState{id: tc.final})
-				if again := insert(t, d, u)[0]; (again == 0) != tc.blocked {
+				finish(t, d.Executor(), failed(r, o, "x", time.Time{}))
+				wantState(t, d.Executor(), map[int64]drovertype.JobState{id: tc.final})
+				if again := insert(t, d.Executor(), u)[0]; (again == 0) != tc.blocked {
 					t.Fatalf("insert after the end stored %d; want the key held: %v", again, tc.blocked)
 				}
 			})
@@ -456,14 +456,14 @@ func testFinish(t *testing.T, setup opener) {
 		// A remote worker's result does not echo the claimed flow; the
 		// store still frees the key from its own.
 		d := setup(t)
-		id := insert(t, d, unique("q", "k"))[0]
-		r := claimOne(t, d, "q", id)
+		id := insert(t, d.Executor(), unique("q", "k"))[0]
+		r := claimOne(t, d.Executor(), "q", id)
 		res := result(r, droverdriver.OutcomeCompleted)
 		res.Flow = 0
-		if applied := finish(t, d, res); !slices.Equal(applied, []int64{id}) {
+		if applied := finish(t, d.Executor(), res); !slices.Equal(applied, []int64{id}) {
 			t.Fatalf("applied %v", applied)
 		}
-		if again := insert(t, d, unique("q", "k"))[0]; again == 0 {
+		if again := insert(t, d.Executor(), unique("q", "k"))[0]; again == 0 {
 			t.Fatal("key still held after its job completed")
 		}
 	})
@@ -477,10 +477,10 @@ func testFinish(t *testing.T, setup opener) {
 		// and returns each job with its stored columns.
 		ctx := context.Background()
 		d := setup(t)
-		got := insert(t, d, job("q"), keyed("q", "a"), unique("q", "u"))
-		flow := insertFlow(t, d, droverdriver.FlowInsertParams{Jobs: []droverdriver.FlowJob{flowJob("q"), flowJob("child", 0)}})
+		got := insert(t, d.Executor(), job("q"), keyed("q", "a"), unique("q", "u"))
+		flow := insertFlow(t, d.Executor(), droverdriver.FlowInsertParams{Jobs: []droverdriver.FlowJob{flowJob("q"), flowJob("child", 0)}})
 		ids := append(got, flow.IDs[0])
-		rows := claim(t, d, "q", 4)
+		rows := claim(t, d.Executor(), "q", 4)
 		if len(rows) != 4 {
 			t.Fatalf("claimed %d jobs, want 4", len(rows))
 		}
@@ -490,23 +490,23 @@ func testFinish(t *testing.T, setup opener) {
 			res.Flow, res.Key, res.Queue = 0, "", ""
 			results = append(results, res)
 		}
-		res, err := d.JobFinishMany(ctx, droverdriver.FinishParams{Results: results, Refuse: droverdriver.FlowEnd})
+		res, err := d.Executor().JobFinishMany(ctx, droverdriver.FinishParams{Results: results, Refuse: droverdriver.FlowEnd})
 		if err != nil || res.All {
 			t.Fatalf("plain path: %+v, %v; want the flagged jobs turned away", res, err)
 		}
 		if applied := appliedIDs(results, res); len(applied) > 1 || (len(applied) == 1 && applied[0] != got[0]) {
 			t.Fatalf("plain path applied %v; want at most the plain job %d", applied, got[0])
 		}
-		wantState(t, d, map[int64]drovertype.JobState{got[1]: drovertype.JobStateRunning, got[2]: drovertype.JobStateRunning, flow.IDs[0]: drovertype.JobStateRunning})
+		wantState(t, d.Executor(), map[int64]drovertype.JobState{got[1]: drovertype.JobStateRunning, got[2]: drovertype.JobStateRunning, flow.IDs[0]: drovertype.JobStateRunning})
 
 		var rest []droverdriver.Result
 		for _, r := range results {
-			if r.ID != got[0] || get(t, d, got[0]).State == drovertype.JobStateRunning {
+			if r.ID != got[0] || get(t, d.Executor(), got[0]).State == drovertype.JobStateRunning {
 				rest = append(rest, r)
 			}
 		}
 		var side droverdriver.FinishResult
-		err = d.Tx(ctx, func(ctx context.Context, tx droverdriver.Executor) error {
+		err = d.Executor().Tx(ctx, func(ctx context.Context, tx droverdriver.Executor) error {
 			var err error
 			side, err = tx.JobFinishMany(ctx, droverdriver.FinishParams{Results: rest})
 			return err
@@ -526,7 +526,7 @@ func testFinish(t *testing.T, setup opener) {
 			}
 		}
 		for _, id := range ids {
-			wantState(t, d, map[int64]drovertype.JobState{id: drovertype.JobStateCompleted})
+			wantState(t, d.Executor(), map[int64]drovertype.JobState{id: drovertype.JobStateCompleted})
 		}
 	})
 
@@ -537,8 +537,8 @@ func testFinish(t *testing.T, setup opener) {
 		// its key's place and is returned available.
 		ctx := context.Background()
 		d := setup(t)
-		got := insert(t, d, keyed("q", "a"), keyed("q", "a"), keyed("q", "b"), keyed("q", "b"))
-		rows := claim(t, d, "q", 10)
+		got := insert(t, d.Executor(), keyed("q", "a"), keyed("q", "a"), keyed("q", "b"), keyed("q", "b"))
+		rows := claim(t, d.Executor(), "q", 10)
 		if len(rows) != 2 {
 			t.Fatalf("claimed %v, want the first job of each key", ids(rows))
 		}
@@ -548,7 +548,7 @@ func testFinish(t *testing.T, setup opener) {
 			failed(byID[got[2]], droverdriver.OutcomeRetry, "x", time.Now().Add(time.Hour)),
 		}
 		keys := droverdriver.KeyParams{Queues: []string{"q", "q"}, Keys: []string{"a", "b"}, Retried: []int64{got[2]}}
-		res, err := d.JobFinishKeyedMany(ctx, droverdriver.FinishParams{Results: results, Refuse: droverdriver.FlowEndTx}, keys)
+		res, err := d.Executor().JobFinishKeyedMany(ctx, droverdriver.FinishParams{Results: results, Refuse: droverdriver.FlowEndTx}, keys)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -557,7 +557,7 @@ func testFinish(t *testing.T, setup opener) {
 		if !slices.Equal(applied, []int64{got[0], got[2]}) {
 			t.Fatalf("applied %v, want %v", applied, []int64{got[0], got[2]})
 		}
-		wantState(t, d, map[int64]drovertype.JobState{
+		wantState(t, d.Executor(), map[int64]drovertype.JobState{
 			got[0]: drovertype.JobStateCompleted, got[1]: drovertype.JobStateAvailable,
 			got[2]: drovertype.JobStateRetryable, got[3]: drovertype.JobStateBlocked,
 		})

@@ -52,21 +52,21 @@ func testFlow(t *testing.T, setup opener) {
 				d := setup(t)
 				child := flowJob("child", 0, 1)
 				child.ReleaseOnParentFailure = tc.release
-				res := insertFlow(t, d, droverdriver.FlowInsertParams{Jobs: []droverdriver.FlowJob{flowJob("a"), flowJob("b"), child}})
+				res := insertFlow(t, d.Executor(), droverdriver.FlowInsertParams{Jobs: []droverdriver.FlowJob{flowJob("a"), flowJob("b"), child}})
 				c := res.IDs[2]
-				wantState(t, d, map[int64]drovertype.JobState{res.IDs[0]: drovertype.JobStateAvailable, c: drovertype.JobStatePending})
-				a := claimOne(t, d, "a", res.IDs[0])
+				wantState(t, d.Executor(), map[int64]drovertype.JobState{res.IDs[0]: drovertype.JobStateAvailable, c: drovertype.JobStatePending})
+				a := claimOne(t, d.Executor(), "a", res.IDs[0])
 				if a.Flow&droverdriver.FlowHasDependants == 0 {
 					t.Fatalf("claimed parent with flow %b, want the dependants bit", a.Flow)
 				}
-				finish(t, d, failed(a, tc.outcome, "x", time.Time{}))
+				finish(t, d.Executor(), failed(a, tc.outcome, "x", time.Time{}))
 				if tc.outcome == droverdriver.OutcomeCompleted || tc.release {
-					wantState(t, d, map[int64]drovertype.JobState{c: drovertype.JobStatePending})
-					finish(t, d, result(claimOne(t, d, "b", res.IDs[1]), droverdriver.OutcomeCompleted))
+					wantState(t, d.Executor(), map[int64]drovertype.JobState{c: drovertype.JobStatePending})
+					finish(t, d.Executor(), result(claimOne(t, d.Executor(), "b", res.IDs[1]), droverdriver.OutcomeCompleted))
 				}
-				wantState(t, d, map[int64]drovertype.JobState{c: tc.wantChild})
+				wantState(t, d.Executor(), map[int64]drovertype.JobState{c: tc.wantChild})
 				if tc.wantChild == drovertype.JobStateAvailable {
-					claimOne(t, d, "child", c)
+					claimOne(t, d.Executor(), "child", c)
 				}
 			})
 		}
@@ -79,27 +79,27 @@ func testFlow(t *testing.T, setup opener) {
 		// a parent holds its key's place, so the next one of its key waits
 		// blocked behind it, while another key's job starts at once.
 		d := setup(t)
-		res := insertFlow(t, d, droverdriver.FlowInsertParams{Jobs: []droverdriver.FlowJob{
+		res := insertFlow(t, d.Executor(), droverdriver.FlowInsertParams{Jobs: []droverdriver.FlowJob{
 			flowJob("p"),
 			{InsertParams: keyed("q", "a"), After: []int{0}},
 			{InsertParams: keyed("q", "a")},
 			{InsertParams: keyed("q", "b")},
 		}})
-		wantState(t, d, map[int64]drovertype.JobState{
+		wantState(t, d.Executor(), map[int64]drovertype.JobState{
 			res.IDs[0]: drovertype.JobStateAvailable, res.IDs[1]: drovertype.JobStatePending,
 			res.IDs[2]: drovertype.JobStateBlocked, res.IDs[3]: drovertype.JobStateAvailable,
 		})
-		finish(t, d, result(claimOne(t, d, "p", res.IDs[0]), droverdriver.OutcomeCompleted))
-		wantState(t, d, map[int64]drovertype.JobState{res.IDs[1]: drovertype.JobStateAvailable, res.IDs[2]: drovertype.JobStateBlocked})
+		finish(t, d.Executor(), result(claimOne(t, d.Executor(), "p", res.IDs[0]), droverdriver.OutcomeCompleted))
+		wantState(t, d.Executor(), map[int64]drovertype.JobState{res.IDs[1]: drovertype.JobStateAvailable, res.IDs[2]: drovertype.JobStateBlocked})
 	})
 
 	t.Run("JobInsertFlow/stored parents", func(t *testing.T) {
 		t.Parallel()
 		ctx := context.Background()
 		d := setup(t)
-		got := insert(t, d, job("p"), job("p"), job("p"))
-		rows := claim(t, d, "p", 2)
-		finish(t, d, result(rows[0], droverdriver.OutcomeCompleted), failed(rows[1], droverdriver.OutcomeDiscarded, "x", time.Time{}))
+		got := insert(t, d.Executor(), job("p"), job("p"), job("p"))
+		rows := claim(t, d.Executor(), "p", 2)
+		finish(t, d.Executor(), result(rows[0], droverdriver.OutcomeCompleted), failed(rows[1], droverdriver.OutcomeDiscarded, "x", time.Time{}))
 		tests := []struct {
 			name    string
 			job     droverdriver.FlowJob
@@ -113,7 +113,7 @@ func testFlow(t *testing.T, setup opener) {
 			{"on a missing parent", droverdriver.FlowJob{InsertParams: job("c"), DependsOn: []int64{got[2] + 1000}}, "", droverdriver.ErrNotFound},
 		}
 		for _, tc := range tests {
-			res, err := engine.InsertFlow(ctx, d, droverdriver.FlowInsertParams{Jobs: []droverdriver.FlowJob{tc.job}})
+			res, err := engine.InsertFlow(ctx, d.Executor(), droverdriver.FlowInsertParams{Jobs: []droverdriver.FlowJob{tc.job}})
 			if tc.wantErr != nil {
 				if !errors.Is(err, tc.wantErr) {
 					t.Fatalf("%s: %v, want %v", tc.name, err, tc.wantErr)
@@ -123,10 +123,10 @@ func testFlow(t *testing.T, setup opener) {
 			if err != nil {
 				t.Fatalf("%s: %v", tc.name, err)
 			}
-			wantState(t, d, map[int64]drovertype.JobState{res.IDs[0]: tc.want})
+			wantState(t, d.Executor(), map[int64]drovertype.JobState{res.IDs[0]: tc.want})
 		}
 		// A refused call stored nothing of its own.
-		if n, _ := d.JobCountByState(ctx, "c"); n[drovertype.JobStatePending]+n[drovertype.JobStateAvailable] != 3 {
+		if n, _ := d.Executor().JobCountByState(ctx, "c"); n[drovertype.JobStatePending]+n[drovertype.JobStateAvailable] != 3 {
 			t.Fatalf("queue c holds %v, want the 3 jobs of the accepted calls", n)
 		}
 	})
@@ -135,12 +135,12 @@ func testFlow(t *testing.T, setup opener) {
 		t.Parallel()
 		ctx := context.Background()
 		d := setup(t)
-		res := insertFlow(t, d, droverdriver.FlowInsertParams{Jobs: []droverdriver.FlowJob{flowJob("p"), flowJob("p"), flowJob("c", 0, 1)}})
-		rows := claim(t, d, "p", 2)
+		res := insertFlow(t, d.Executor(), droverdriver.FlowInsertParams{Jobs: []droverdriver.FlowJob{flowJob("p"), flowJob("p"), flowJob("c", 0, 1)}})
+		rows := claim(t, d.Executor(), "p", 2)
 		out := result(rows[0], droverdriver.OutcomeCompleted)
 		out.Output = []byte(`"first"`)
-		finish(t, d, out)
-		got, err := d.JobParentResults(ctx, res.IDs[2])
+		finish(t, d.Executor(), out)
+		got, err := d.Executor().JobParentResults(ctx, res.IDs[2])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -148,7 +148,7 @@ func testFlow(t *testing.T, setup opener) {
 			got[1].ID != res.IDs[1] || got[1].State != drovertype.JobStateRunning || got[1].Result != nil {
 			t.Fatalf("parent results %+v", got)
 		}
-		if got, err := d.JobResults(ctx, []int64{res.IDs[2], res.IDs[0], res.IDs[2] + 1000}); err != nil || len(got) != 2 ||
+		if got, err := d.Executor().JobResults(ctx, []int64{res.IDs[2], res.IDs[0], res.IDs[2] + 1000}); err != nil || len(got) != 2 ||
 			got[0].ID != res.IDs[0] || got[1].ID != res.IDs[2] || got[1].State != drovertype.JobStatePending || got[0].Kind != "noop" {
 			t.Fatalf("results %+v, %v; want the two jobs that exist, in ID order", got, err)
 		}
@@ -159,20 +159,20 @@ func testFlow(t *testing.T, setup opener) {
 		ctx := context.Background()
 		d := setup(t)
 		callback := job("cb")
-		res := insertFlow(t, d, droverdriver.FlowInsertParams{Batch: true, Callback: &callback,
+		res := insertFlow(t, d.Executor(), droverdriver.FlowInsertParams{Batch: true, Callback: &callback,
 			Jobs: []droverdriver.FlowJob{flowJob("m"), flowJob("m"), flowJob("m")}})
 		if res.BatchID == 0 || res.CallbackID == 0 {
 			t.Fatalf("batch insert %+v", res)
 		}
 		for _, id := range res.IDs {
-			if j := get(t, d, id); j.BatchID != res.BatchID {
+			if j := get(t, d.Executor(), id); j.BatchID != res.BatchID {
 				t.Fatalf("member %d: batch %d, want %d", id, j.BatchID, res.BatchID)
 			}
 		}
-		wantState(t, d, map[int64]drovertype.JobState{res.CallbackID: drovertype.JobStatePending})
+		wantState(t, d.Executor(), map[int64]drovertype.JobState{res.CallbackID: drovertype.JobStatePending})
 		batch := func() *drovertype.Batch {
 			t.Helper()
-			b, err := d.BatchGet(ctx, res.BatchID)
+			b, err := d.Executor().BatchGet(ctx, res.BatchID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -181,7 +181,7 @@ func testFlow(t *testing.T, setup opener) {
 		if b := batch(); b.Total != 3 || b.Completed != 0 || b.CallbackJobID != res.CallbackID || b.FinishedAt != nil {
 			t.Fatalf("new batch %+v", b)
 		}
-		rows := claim(t, d, "m", 3)
+		rows := claim(t, d.Executor(), "m", 3)
 		for _, r := range rows {
 			if r.Flow&droverdriver.FlowBatchMember == 0 {
 				t.Fatalf("claimed member %d with flow %b, want the batch bit", r.ID, r.Flow)
@@ -189,13 +189,13 @@ func testFlow(t *testing.T, setup opener) {
 		}
 		out := result(rows[0], droverdriver.OutcomeCompleted)
 		out.Output = []byte(`7`)
-		finish(t, d, out, failed(rows[1], droverdriver.OutcomeRetry, "x", time.Now().Add(time.Hour)))
+		finish(t, d.Executor(), out, failed(rows[1], droverdriver.OutcomeRetry, "x", time.Now().Add(time.Hour)))
 		if b := batch(); b.Completed != 1 || b.Running != 1 || b.Failed != 1 || b.FinishedAt != nil {
 			t.Fatalf("batch with one member completed, one running and one retrying: %+v", b)
 		}
-		wantState(t, d, map[int64]drovertype.JobState{res.CallbackID: drovertype.JobStatePending})
-		finish(t, d, failed(rows[2], droverdriver.OutcomeDiscarded, "x", time.Time{}))
-		if _, err := cancel(ctx, d, rows[1].ID, time.Now()); err != nil {
+		wantState(t, d.Executor(), map[int64]drovertype.JobState{res.CallbackID: drovertype.JobStatePending})
+		finish(t, d.Executor(), failed(rows[2], droverdriver.OutcomeDiscarded, "x", time.Time{}))
+		if _, err := cancel(ctx, d.Executor(), rows[1].ID, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		b := batch()
@@ -203,13 +203,13 @@ func testFlow(t *testing.T, setup opener) {
 			t.Fatalf("ended batch %+v", b)
 		}
 		// The last member's end released the callback.
-		claimOne(t, d, "cb", res.CallbackID)
+		claimOne(t, d.Executor(), "cb", res.CallbackID)
 
-		page1, err := d.BatchResults(ctx, droverdriver.BatchResultsParams{BatchID: res.BatchID, Limit: 2})
+		page1, err := d.Executor().BatchResults(ctx, droverdriver.BatchResultsParams{BatchID: res.BatchID, Limit: 2})
 		if err != nil {
 			t.Fatal(err)
 		}
-		page2, err := d.BatchResults(ctx, droverdriver.BatchResultsParams{BatchID: res.BatchID, Limit: 2, AfterID: page1[len(page1)-1].ID})
+		page2, err := d.Executor().BatchResults(ctx, droverdriver.BatchResultsParams{BatchID: res.BatchID, Limit: 2, AfterID: page1[len(page1)-1].ID})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -222,7 +222,7 @@ func testFlow(t *testing.T, setup opener) {
 			all[2].State != drovertype.JobStateDiscarded {
 			t.Fatalf("batch results %+v", all)
 		}
-		if _, err := d.BatchGet(ctx, res.BatchID+1000); !errors.Is(err, droverdriver.ErrNotFound) {
+		if _, err := d.Executor().BatchGet(ctx, res.BatchID+1000); !errors.Is(err, droverdriver.ErrNotFound) {
 			t.Fatalf("missing batch: %v, want ErrNotFound", err)
 		}
 	})

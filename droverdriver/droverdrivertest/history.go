@@ -28,7 +28,7 @@ func testHistory(t *testing.T, setup opener) {
 	}
 	read := func(t *testing.T, d droverdriver.Driver, p droverdriver.StatsHistoryParams) []drovertype.StatSample {
 		t.Helper()
-		out, err := d.StatsHistory(ctx, p)
+		out, err := d.Executor().StatsHistory(ctx, p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -43,20 +43,20 @@ func testHistory(t *testing.T, setup opener) {
 		t.Parallel()
 		d := setup(t)
 		at := hour.Add(time.Minute)
-		if n, err := d.StatsRecord(ctx, droverdriver.StatsRecordParams{At: at, Since: at.Add(-time.Minute), Until: at, Now: time.Now()}); err != nil || n != 1 {
+		if n, err := d.Executor().StatsRecord(ctx, droverdriver.StatsRecordParams{At: at, Since: at.Add(-time.Minute), Until: at, Now: time.Now()}); err != nil || n != 1 {
 			t.Fatalf("empty store: stored %d samples, %v; want the all-queues one", n, err)
 		}
-		insert(t, d, job("a"), job("a"), with(job("a"), func(p *droverdriver.InsertParams) { p.Kind = "other" }),
+		insert(t, d.Executor(), job("a"), job("a"), with(job("a"), func(p *droverdriver.InsertParams) { p.Kind = "other" }),
 			with(job("b"), func(p *droverdriver.InsertParams) { p.RunAt = time.Now().Add(time.Hour) }))
-		rows := claim(t, d, "a", 2)
-		finish(t, d, result(rows[0], droverdriver.OutcomeCompleted))
+		rows := claim(t, d.Executor(), "a", 2)
+		finish(t, d.Executor(), result(rows[0], droverdriver.OutcomeCompleted))
 		now := time.Now()
 		p := droverdriver.StatsRecordParams{At: now.Truncate(time.Minute).Add(time.Minute), Since: now.Add(-time.Hour), Until: now.Add(time.Hour), Now: now}
 		// Samples: a/noop, a/other, b/noop, a, b and all queues.
-		if n, err := d.StatsRecord(ctx, p); err != nil || n != 6 {
+		if n, err := d.Executor().StatsRecord(ctx, p); err != nil || n != 6 {
 			t.Fatalf("stored %d samples, %v; want 6", n, err)
 		}
-		if n, err := d.StatsRecord(ctx, p); err != nil || n != 0 {
+		if n, err := d.Executor().StatsRecord(ctx, p); err != nil || n != 0 {
 			t.Fatalf("recording the same minute again stored %d samples, %v; want none", n, err)
 		}
 		all := read(t, d, droverdriver.StatsHistoryParams{From: p.At.Add(-time.Minute), To: p.At, Bucket: time.Minute, Queue: droverdriver.StatsEach, Kind: droverdriver.StatsEach})
@@ -89,7 +89,7 @@ func testHistory(t *testing.T, setup opener) {
 		}
 		// A finish outside the window counts nothing.
 		later := droverdriver.StatsRecordParams{At: p.At.Add(time.Minute), Since: p.Until, Until: p.Until.Add(time.Minute), Now: now}
-		if _, err := d.StatsRecord(ctx, later); err != nil {
+		if _, err := d.Executor().StatsRecord(ctx, later); err != nil {
 			t.Fatal(err)
 		}
 		total = read(t, d, droverdriver.StatsHistoryParams{From: later.At.Add(-time.Minute), To: later.At, Bucket: time.Minute})
@@ -101,13 +101,13 @@ func testHistory(t *testing.T, setup opener) {
 	t.Run("StatsRollup", func(t *testing.T) {
 		t.Parallel()
 		d := setup(t)
-		insert(t, d, job("a"), job("a"))
-		rows := claim(t, d, "a", 1)
-		finish(t, d, result(rows[0], droverdriver.OutcomeCompleted))
+		insert(t, d.Executor(), job("a"), job("a"))
+		rows := claim(t, d.Executor(), "a", 1)
+		finish(t, d.Executor(), result(rows[0], droverdriver.OutcomeCompleted))
 		now := time.Now()
 		record := func(at time.Time, since, until time.Time) {
 			t.Helper()
-			if _, err := d.StatsRecord(ctx, droverdriver.StatsRecordParams{At: at, Since: since, Until: until, Now: now}); err != nil {
+			if _, err := d.Executor().StatsRecord(ctx, droverdriver.StatsRecordParams{At: at, Since: since, Until: until, Now: now}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -116,7 +116,7 @@ func testHistory(t *testing.T, setup opener) {
 		record(hour.Add(time.Minute), now.Add(-time.Hour), now.Add(time.Hour))
 		record(hour.Add(2*time.Minute), now.Add(time.Hour), now.Add(2*time.Hour))
 		record(hour.Add(61*time.Minute), now.Add(time.Hour), now.Add(2*time.Hour))
-		n, err := d.StatsRollup(ctx, droverdriver.StatsRollupParams{Minutes: hour.Add(time.Hour), Hours: hour.Add(-24 * time.Hour)})
+		n, err := d.Executor().StatsRollup(ctx, droverdriver.StatsRollupParams{Minutes: hour.Add(time.Hour), Hours: hour.Add(-24 * time.Hour)})
 		if err != nil || n != 6 {
 			t.Fatalf("rollup deleted %d samples, %v; want the first hour's 6 minute samples (a/noop, a and all queues, twice)", n, err)
 		}
@@ -134,7 +134,7 @@ func testHistory(t *testing.T, setup opener) {
 		if len(minutes) != 1 || !minutes[0].At.Equal(hour.Add(61*time.Minute)) {
 			t.Fatalf("minute reads %+v, want only the minute not rolled up: an hourly sample is never split", minutes)
 		}
-		if n, err := d.StatsRollup(ctx, droverdriver.StatsRollupParams{Minutes: hour, Hours: hour.Add(2 * time.Hour)}); err != nil || n != 3 {
+		if n, err := d.Executor().StatsRollup(ctx, droverdriver.StatsRollupParams{Minutes: hour, Hours: hour.Add(2 * time.Hour)}); err != nil || n != 3 {
 			t.Fatalf("past retention: deleted %d, %v; want the 3 hourly samples", n, err)
 		}
 	})
@@ -146,14 +146,14 @@ func testHistory(t *testing.T, setup opener) {
 		published := at.Add(-30 * time.Second)
 		lags := []drovertype.SubscriptionLag{{Topic: "t", Subscription: "a", Pending: 10, OldestPending: &published, Dropped: 2},
 			{Topic: "t", Subscription: "b"}, {Topic: "u", Subscription: "a", Pending: 1, OldestPending: &published}}
-		if err := d.TopicLagRecord(ctx, at, lags); err != nil {
+		if err := d.Executor().TopicLagRecord(ctx, at, lags); err != nil {
 			t.Fatal(err)
 		}
 		lags[0].Pending = 20
-		if err := d.TopicLagRecord(ctx, at.Add(time.Minute), lags[:1]); err != nil {
+		if err := d.Executor().TopicLagRecord(ctx, at.Add(time.Minute), lags[:1]); err != nil {
 			t.Fatal(err)
 		}
-		got, err := d.TopicLagHistory(ctx, droverdriver.TopicLagHistoryParams{From: hour, To: hour.Add(time.Hour), Bucket: time.Minute, Topic: "t"})
+		got, err := d.Executor().TopicLagHistory(ctx, droverdriver.TopicLagHistoryParams{From: hour, To: hour.Add(time.Hour), Bucket: time.Minute, Topic: "t"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -168,10 +168,10 @@ func testHistory(t *testing.T, setup opener) {
 				t.Errorf("sample %d: %+v, want %+v", i, got[i], want[i])
 			}
 		}
-		if _, err := d.StatsRollup(ctx, droverdriver.StatsRollupParams{Minutes: hour.Add(time.Hour), Hours: hour}); err != nil {
+		if _, err := d.Executor().StatsRollup(ctx, droverdriver.StatsRollupParams{Minutes: hour.Add(time.Hour), Hours: hour}); err != nil {
 			t.Fatal(err)
 		}
-		got, err = d.TopicLagHistory(ctx, droverdriver.TopicLagHistoryParams{From: hour, To: hour.Add(time.Hour), Bucket: time.Hour, Topic: "t"})
+		got, err = d.Executor().TopicLagHistory(ctx, droverdriver.TopicLagHistoryParams{From: hour, To: hour.Add(time.Hour), Bucket: time.Hour, Topic: "t"})
 		if err != nil || len(got) != 2 || got[0].Subscription != "a" || got[0].Lag != 15 || got[0].Oldest != 90*time.Second {
 			t.Fatalf("the rolled-up hour: %+v, %v; want t/a with lag 15 on average, oldest 90s at most, and t/b", got, err)
 		}

@@ -25,20 +25,20 @@ func testInsert(t *testing.T, setup opener) {
 			for i := range in {
 				in[i] = with(job("q"), func(p *droverdriver.InsertParams) { p.Args = fmt.Appendf(nil, `{"i":%d}`, i) })
 			}
-			got := insert(t, d, in...)
+			got := insert(t, d.Executor(), in...)
 			total += n
 			for i, id := range got {
 				if i > 0 && id <= got[i-1] {
 					t.Fatalf("%d jobs: IDs not ascending at %d: %v", n, i, got[i-1:i+1])
 				}
 				if i%97 == 0 || i == n-1 {
-					if j := get(t, d, id); !jsonEqual(j.EncodedArgs, in[i].Args) {
+					if j := get(t, d.Executor(), id); !jsonEqual(j.EncodedArgs, in[i].Args) {
 						t.Fatalf("%d jobs: ID %d holds %s, want %s", n, id, j.EncodedArgs, in[i].Args)
 					}
 				}
 			}
 		}
-		if n, err := d.JobCountByState(context.Background(), "q"); err != nil || n[drovertype.JobStateAvailable] != int64(total) {
+		if n, err := d.Executor().JobCountByState(context.Background(), "q"); err != nil || n[drovertype.JobStateAvailable] != int64(total) {
 			t.Fatalf("counts %v, %v; want %d available", n, err, total)
 		}
 	})
@@ -53,7 +53,7 @@ func testInsert(t *testing.T, setup opener) {
 			RunAt: runAt, Timeout: 1500 * time.Millisecond,
 		}
 		before := time.Now()
-		j := get(t, d, insert(t, d, in)[0])
+		j := get(t, d.Executor(), insert(t, d.Executor(), in)[0])
 		if j.Queue != in.Queue || j.Kind != in.Kind || j.State != drovertype.JobStateScheduled || j.Priority != 3 ||
 			!jsonEqual(j.EncodedArgs, in.Args) || !jsonEqual(j.Metadata, in.Metadata) || !slices.Equal(j.Tags, in.Tags) ||
 			j.MaxAttempts != 7 || j.Timeout != in.Timeout || !sameTime(j.RunAt, runAt) {
@@ -71,7 +71,7 @@ func testInsert(t *testing.T, setup opener) {
 	t.Run("JobInsertMany/defaults", func(t *testing.T) {
 		t.Parallel()
 		d := setup(t)
-		j := get(t, d, insert(t, d, job("q"))[0])
+		j := get(t, d.Executor(), insert(t, d.Executor(), job("q"))[0])
 		if string(j.Metadata) != `{}` || j.Tags == nil || len(j.Tags) != 0 || j.Errors != nil {
 			t.Fatalf("a job inserted without metadata or tags: metadata %s tags %#v errors %v; want {}, [] and none", j.Metadata, j.Tags, j.Errors)
 		}
@@ -81,15 +81,15 @@ func testInsert(t *testing.T, setup opener) {
 		t.Parallel()
 		d := setup(t)
 		now := time.Now()
-		got := insert(t, d,
+		got := insert(t, d.Executor(),
 			job("q"),
 			with(job("q"), func(p *droverdriver.InsertParams) { p.RunAt = now.Add(-time.Hour) }),
 			with(job("q"), func(p *droverdriver.InsertParams) { p.RunAt = now.Add(time.Hour) }),
 		)
-		wantState(t, d, map[int64]drovertype.JobState{
+		wantState(t, d.Executor(), map[int64]drovertype.JobState{
 			got[0]: drovertype.JobStateAvailable, got[1]: drovertype.JobStateAvailable, got[2]: drovertype.JobStateScheduled,
 		})
-		if rows := claim(t, d, "q", 10); !slices.Equal(ids(rows), []int64{got[1], got[0]}) {
+		if rows := claim(t, d.Executor(), "q", 10); !slices.Equal(ids(rows), []int64{got[1], got[0]}) {
 			t.Fatalf("claimed %v, want the two due jobs, the older run_at first", ids(rows))
 		}
 	})
@@ -100,7 +100,7 @@ func testInsert(t *testing.T, setup opener) {
 		// is too would take a wait for nothing to tell.
 		d := setup(t)
 		heard := listen(t, d)
-		insert(t, d, job("a"), job("b"))
+		insert(t, d.Executor(), job("a"), job("b"))
 		heardOf(t, heard, "a", "b")
 	})
 
@@ -109,7 +109,7 @@ func testInsert(t *testing.T, setup opener) {
 		// Optional: a store that tells refused values from failures says
 		// so of a statement whose values it rejected, and of nothing else.
 		d := setup(t)
-		r, ok := d.(droverdriver.RefusalReporter)
+		r, ok := d.Executor().(droverdriver.RefusalReporter)
 		if !ok {
 			t.Skipf("%s does not report refusals", d.Name())
 		}
@@ -117,7 +117,7 @@ func testInsert(t *testing.T, setup opener) {
 			t.Error("a cancelled context reported as a refusal")
 		}
 		bad := with(job("q"), func(p *droverdriver.InsertParams) { p.Args = []byte(`{"unterminated`) })
-		if _, err := d.JobInsertMany(context.Background(), []droverdriver.InsertParams{bad}); err != nil && !r.Refused(err) {
+		if _, err := d.Executor().JobInsertMany(context.Background(), []droverdriver.InsertParams{bad}); err != nil && !r.Refused(err) {
 			t.Errorf("insert of args that are not JSON failed with %v, not reported as refused", err)
 		}
 	})
@@ -142,16 +142,16 @@ func testInsert(t *testing.T, setup opener) {
 				t.Parallel()
 				// In one call, and in a later call.
 				d := setup(t)
-				got := insert(t, d, tc.first, tc.second)
+				got := insert(t, d.Executor(), tc.first, tc.second)
 				if got[0] == 0 || (got[1] != 0) != tc.stored {
 					t.Fatalf("one call stored %v; want the second stored: %v", got, tc.stored)
 				}
 				d = setup(t)
-				insert(t, d, tc.first)
-				if later := insert(t, d, tc.second); (later[0] != 0) != tc.stored {
+				insert(t, d.Executor(), tc.first)
+				if later := insert(t, d.Executor(), tc.second); (later[0] != 0) != tc.stored {
 					t.Fatalf("a later call stored %v; want stored: %v", later, tc.stored)
 				}
-				if n, _ := d.JobCountByState(context.Background(), ""); tc.stored != (n[drovertype.JobStateAvailable] == 2) {
+				if n, _ := d.Executor().JobCountByState(context.Background(), ""); tc.stored != (n[drovertype.JobStateAvailable] == 2) {
 					t.Fatalf("counts %v", n)
 				}
 			})
@@ -165,18 +165,18 @@ func testInsert(t *testing.T, setup opener) {
 		for i := range in {
 			in[i].Args = fmt.Appendf(nil, `{"i":%d}`, i)
 		}
-		got := insert(t, d, in...)
+		got := insert(t, d.Executor(), in...)
 		if got[0] == 0 || got[1] == 0 || got[2] == 0 || got[3] != 0 || got[4] == 0 {
 			t.Fatalf("IDs %v, want every job stored but the second unique one", got)
 		}
 		// IDs are in input order: each names its own job.
 		for i, id := range got {
-			if id != 0 && !jsonEqual(get(t, d, id).EncodedArgs, in[i].Args) {
-				t.Errorf("ID %d at position %d holds %s", id, i, get(t, d, id).EncodedArgs)
+			if id != 0 && !jsonEqual(get(t, d.Executor(), id).EncodedArgs, in[i].Args) {
+				t.Errorf("ID %d at position %d holds %s", id, i, get(t, d.Executor(), id).EncodedArgs)
 			}
 		}
 		// The claim returns which job holds a unique key.
-		for _, r := range claim(t, d, "q", 10) {
+		for _, r := range claim(t, d.Executor(), "q", 10) {
 			if (r.Flow&droverdriver.FlowUnique != 0) != (r.ID == got[1]) {
 				t.Errorf("claimed job %d with flow %b; only job %d holds a unique key", r.ID, r.Flow, got[1])
 			}
@@ -186,21 +186,21 @@ func testInsert(t *testing.T, setup opener) {
 	t.Run("JobInsertMany/keys", func(t *testing.T) {
 		t.Parallel()
 		d := setup(t)
-		got := insert(t, d, keyed("q", "a"), keyed("q", "a"), keyed("q", "b"),
+		got := insert(t, d.Executor(), keyed("q", "a"), keyed("q", "a"), keyed("q", "b"),
 			with(keyed("q", "c"), func(p *droverdriver.InsertParams) { p.KeyLimit = 2 }),
 			with(keyed("q", "c"), func(p *droverdriver.InsertParams) { p.KeyLimit = 2 }),
 			with(keyed("q", "c"), func(p *droverdriver.InsertParams) { p.KeyLimit = 2 }),
 		)
-		wantState(t, d, map[int64]drovertype.JobState{
+		wantState(t, d.Executor(), map[int64]drovertype.JobState{
 			got[0]: drovertype.JobStateAvailable, got[1]: drovertype.JobStateBlocked, got[2]: drovertype.JobStateAvailable,
 			got[3]: drovertype.JobStateAvailable, got[4]: drovertype.JobStateAvailable, got[5]: drovertype.JobStateBlocked,
 		})
-		if j := get(t, d, got[1]); j.Key != "a" {
+		if j := get(t, d.Executor(), got[1]); j.Key != "a" {
 			t.Errorf("key %q, want a", j.Key)
 		}
 		// A key is per queue.
-		other := insert(t, d, keyed("r", "a"))
-		wantState(t, d, map[int64]drovertype.JobState{other[0]: drovertype.JobStateAvailable})
+		other := insert(t, d.Executor(), keyed("r", "a"))
+		wantState(t, d.Executor(), map[int64]drovertype.JobState{other[0]: drovertype.JobStateAvailable})
 	})
 }
 

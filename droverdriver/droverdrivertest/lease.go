@@ -16,15 +16,15 @@ func testLease(t *testing.T, setup opener) {
 		t.Parallel()
 		ctx := context.Background()
 		d := setup(t)
-		insert(t, d, job("q"), job("q"), job("q"), job("q"), job("q"))
+		insert(t, d.Executor(), job("q"), job("q"), job("q"), job("q"), job("q"))
 		// The last job has a claim of its own: a driver may check the
 		// tokens of a call as a set (PostgreSQL does), and the forged
 		// token must stand in for the only token that claim issued.
-		rows := append(claimAs(t, d, "w1", "q", 4, time.Second), claimAs(t, d, "w1", "q", 1, time.Second)...)
-		if _, err := cancel(ctx, d, rows[1].ID, time.Now()); err != nil {
+		rows := append(claimAs(t, d.Executor(), "w1", "q", 4, time.Second), claimAs(t, d.Executor(), "w1", "q", 1, time.Second)...)
+		if _, err := cancel(ctx, d.Executor(), rows[1].ID, time.Now()); err != nil {
 			t.Fatal(err)
 		}
-		finish(t, d, result(rows[2], droverdriver.OutcomeCompleted))
+		finish(t, d.Executor(), result(rows[2], droverdriver.OutcomeCompleted))
 		hb := droverdriver.HeartbeatParams{Lease: time.Hour}
 		for i, r := range rows {
 			hb.IDs, hb.Attempts, hb.Tokens = append(hb.IDs, r.ID), append(hb.Attempts, r.Attempt), append(hb.Tokens, r.LeaseToken)
@@ -35,7 +35,7 @@ func testLease(t *testing.T, setup opener) {
 				hb.Tokens[i] = drovertype.NewLeaseToken() // forged
 			}
 		}
-		res, err := d.JobHeartbeat(ctx, hb)
+		res, err := d.Executor().JobHeartbeat(ctx, hb)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,12 +47,12 @@ func testLease(t *testing.T, setup opener) {
 			t.Errorf("cancel requested %v, want %v", cancel, want)
 		}
 		for _, r := range rows[:2] {
-			if j := get(t, d, r.ID); time.Until(*j.LeaseExpiresAt) < 50*time.Minute {
+			if j := get(t, d.Executor(), r.ID); time.Until(*j.LeaseExpiresAt) < 50*time.Minute {
 				t.Errorf("lease of job %d not extended: expires %v", r.ID, j.LeaseExpiresAt)
 			}
 		}
 		for _, r := range rows[3:] {
-			if j := get(t, d, r.ID); time.Until(*j.LeaseExpiresAt) > time.Minute {
+			if j := get(t, d.Executor(), r.ID); time.Until(*j.LeaseExpiresAt) > time.Minute {
 				t.Errorf("lease of job %d extended by a heartbeat it fenced off: expires %v", r.ID, j.LeaseExpiresAt)
 			}
 		}
@@ -61,7 +61,7 @@ func testLease(t *testing.T, setup opener) {
 	t.Run("JobHeartbeat/none", func(t *testing.T) {
 		t.Parallel()
 		d := setup(t)
-		res, err := d.JobHeartbeat(context.Background(), droverdriver.HeartbeatParams{Lease: time.Minute})
+		res, err := d.Executor().JobHeartbeat(context.Background(), droverdriver.HeartbeatParams{Lease: time.Minute})
 		if err != nil || len(res.Lost) != 0 || len(res.CancelRequested) != 0 {
 			t.Fatalf("empty heartbeat: %+v, %v", res, err)
 		}
@@ -71,20 +71,20 @@ func testLease(t *testing.T, setup opener) {
 		t.Parallel()
 		ctx := context.Background()
 		d := setup(t)
-		got := insert(t, d, job("q"), with(job("q"), func(p *droverdriver.InsertParams) { p.MaxAttempts = 1 }), job("q"), job("q"))
-		expiring := claimAs(t, d, "w1", "q", 3, time.Minute)
-		claimAs(t, d, "w2", "q", 1, 3*time.Hour) // got[3]: its lease outlives the rescue's Now
+		got := insert(t, d.Executor(), job("q"), with(job("q"), func(p *droverdriver.InsertParams) { p.MaxAttempts = 1 }), job("q"), job("q"))
+		expiring := claimAs(t, d.Executor(), "w1", "q", 3, time.Minute)
+		claimAs(t, d.Executor(), "w2", "q", 1, 3*time.Hour) // got[3]: its lease outlives the rescue's Now
 		if len(expiring) != 3 {
 			t.Fatalf("claimed %d", len(expiring))
 		}
-		if _, err := cancel(ctx, d, got[2], time.Now()); err != nil {
+		if _, err := cancel(ctx, d.Executor(), got[2], time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		// Now is the only clock: leases of a minute are over an hour later.
 		now := time.Now().Add(time.Hour)
 		sweep := func(limit int) int {
 			t.Helper()
-			n, err := rescue(ctx, d, droverdriver.RescueParams{Now: now, Limit: limit})
+			n, err := rescue(ctx, d.Executor(), droverdriver.RescueParams{Now: now, Limit: limit})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -108,7 +108,7 @@ func testLease(t *testing.T, setup opener) {
 			{got[2], drovertype.JobStateCancelled}, // a cancel was requested
 			{got[3], drovertype.JobStateRunning},   // lease not over
 		} {
-			j := get(t, d, tc.id)
+			j := get(t, d.Executor(), tc.id)
 			if j.State != tc.state || j.Attempt != 1 {
 				t.Errorf("job %d: %s at attempt %d, want %s at 1", tc.id, j.State, j.Attempt, tc.state)
 			}
@@ -124,10 +124,10 @@ func testLease(t *testing.T, setup opener) {
 			}
 		}
 		// The rescued attempt's token is void; the job is claimable again.
-		if applied := finish(t, d, result(expiring[0], droverdriver.OutcomeCompleted)); len(applied) != 0 {
+		if applied := finish(t, d.Executor(), result(expiring[0], droverdriver.OutcomeCompleted)); len(applied) != 0 {
 			t.Fatalf("the rescued attempt's result applied")
 		}
-		if rows := claim(t, d, "q", 10); !slices.Equal(ids(rows), got[:1]) {
+		if rows := claim(t, d.Executor(), "q", 10); !slices.Equal(ids(rows), got[:1]) {
 			t.Errorf("claimable after the rescue: %v, want %v", ids(rows), got[:1])
 		}
 	})
@@ -138,29 +138,29 @@ func testLease(t *testing.T, setup opener) {
 		// and frees it when it ends.
 		ctx := context.Background()
 		d := setup(t)
-		got := insert(t, d, keyed("q", "a"), keyed("q", "a"),
+		got := insert(t, d.Executor(), keyed("q", "a"), keyed("q", "a"),
 			with(keyed("q", "b"), func(p *droverdriver.InsertParams) { p.MaxAttempts = 1 }), keyed("q", "b"))
-		claim(t, d, "q", 10)
-		if _, err := rescue(ctx, d, droverdriver.RescueParams{Now: time.Now().Add(time.Hour), Limit: 10}); err != nil {
+		claim(t, d.Executor(), "q", 10)
+		if _, err := rescue(ctx, d.Executor(), droverdriver.RescueParams{Now: time.Now().Add(time.Hour), Limit: 10}); err != nil {
 			t.Fatal(err)
 		}
-		wantState(t, d, map[int64]drovertype.JobState{got[0]: drovertype.JobStateAvailable, got[1]: drovertype.JobStateBlocked, got[2]: drovertype.JobStateDiscarded})
+		wantState(t, d.Executor(), map[int64]drovertype.JobState{got[0]: drovertype.JobStateAvailable, got[1]: drovertype.JobStateBlocked, got[2]: drovertype.JobStateDiscarded})
 		// The slot got[2] freed is given by the rescue or by the sweep.
-		if _, err := promote(ctx, d, 10); err != nil {
+		if _, err := promote(ctx, d.Executor(), 10); err != nil {
 			t.Fatal(err)
 		}
-		wantState(t, d, map[int64]drovertype.JobState{got[3]: drovertype.JobStateAvailable})
+		wantState(t, d.Executor(), map[int64]drovertype.JobState{got[3]: drovertype.JobStateAvailable})
 	})
 
 	t.Run("LeaseOwners", func(t *testing.T) {
 		t.Parallel()
 		ctx := context.Background()
 		d := setup(t)
-		insert(t, d, job("q"), job("q"), job("q"), job("r"))
-		claimAs(t, d, "a", "q", 2, time.Minute)
-		b := claimAs(t, d, "b", "q", 1, time.Minute)
-		claimAs(t, d, "b", "r", 1, time.Hour)
-		owners, err := d.LeaseOwners(ctx)
+		insert(t, d.Executor(), job("q"), job("q"), job("q"), job("r"))
+		claimAs(t, d.Executor(), "a", "q", 2, time.Minute)
+		b := claimAs(t, d.Executor(), "b", "q", 1, time.Minute)
+		claimAs(t, d.Executor(), "b", "r", 1, time.Hour)
+		owners, err := d.Executor().LeaseOwners(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -171,8 +171,8 @@ func testLease(t *testing.T, setup opener) {
 		if until := time.Until(owners[1].LeaseExpiresAt); until < 50*time.Minute {
 			t.Errorf("b's leases run until %v, want its latest (an hour)", owners[1].LeaseExpiresAt)
 		}
-		finish(t, d, result(b[0], droverdriver.OutcomeCompleted))
-		if owners, err := d.LeaseOwners(ctx); err != nil || len(owners) != 2 {
+		finish(t, d.Executor(), result(b[0], droverdriver.OutcomeCompleted))
+		if owners, err := d.Executor().LeaseOwners(ctx); err != nil || len(owners) != 2 {
 			t.Fatalf("owners %+v, %v", owners, err)
 		}
 	})

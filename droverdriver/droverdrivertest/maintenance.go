@@ -15,14 +15,14 @@ func testMaintenance(t *testing.T, setup opener) {
 		t.Parallel()
 		ctx := context.Background()
 		d := setup(t)
-		got := insert(t, d, job("q"), job("q"), job("q"), job("q"), job("q"))
-		rows := claim(t, d, "q", 3)
-		finish(t, d,
+		got := insert(t, d.Executor(), job("q"), job("q"), job("q"), job("q"), job("q"))
+		rows := claim(t, d.Executor(), "q", 3)
+		finish(t, d.Executor(),
 			result(rows[0], droverdriver.OutcomeCompleted),
 			result(rows[1], droverdriver.OutcomeCompleted),
 			failed(rows[2], droverdriver.OutcomeDiscarded, "x", time.Time{}),
 		)
-		if _, err := cancel(ctx, d, got[3], time.Now()); err != nil {
+		if _, err := cancel(ctx, d.Executor(), got[3], time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		// Every job ended within the hour before now.
@@ -39,13 +39,13 @@ func testMaintenance(t *testing.T, setup opener) {
 			{"the rest", -1, time.Minute, 0, 100, 2},
 		}
 		for _, tc := range tests {
-			n, err := d.JobPrune(ctx, droverdriver.PruneParams{Now: now, CompletedRetention: tc.completed,
+			n, err := d.Executor().JobPrune(ctx, droverdriver.PruneParams{Now: now, CompletedRetention: tc.completed,
 				CancelledRetention: tc.cancelled, DiscardedRetention: tc.discarded, Limit: tc.limit})
 			if err != nil || n != tc.want {
 				t.Fatalf("%s: pruned %d, %v; want %d", tc.name, n, err, tc.want)
 			}
 		}
-		counts, err := d.JobCountByState(ctx, "")
+		counts, err := d.Executor().JobCountByState(ctx, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,26 +61,26 @@ func testMaintenance(t *testing.T, setup opener) {
 		// oldest first: here the discard of a key's waiting job freed it.
 		ctx := context.Background()
 		d := setup(t)
-		got := insert(t, d, keyed("q", "a"), keyed("q", "a"), keyed("q", "a"), keyed("q", "b"), keyed("q", "b"))
+		got := insert(t, d.Executor(), keyed("q", "a"), keyed("q", "a"), keyed("q", "a"), keyed("q", "b"), keyed("q", "b"))
 		for _, id := range []int64{got[0], got[3]} {
-			if _, err := d.JobDiscard(ctx, []int64{id}, time.Now()); err != nil {
+			if _, err := d.Executor().JobDiscard(ctx, []int64{id}, time.Now()); err != nil {
 				t.Fatal(err)
 			}
 		}
 		blocked := 0
 		for _, id := range []int64{got[1], got[4]} {
-			if get(t, d, id).State == drovertype.JobStateBlocked {
+			if get(t, d.Executor(), id).State == drovertype.JobStateBlocked {
 				blocked++ // unless the discard promoted at once
 			}
 		}
-		n, err := promote(ctx, d, 10)
+		n, err := promote(ctx, d.Executor(), 10)
 		if err != nil || n != blocked {
 			t.Fatalf("promoted %d, %v; want the %d jobs still blocked", n, err, blocked)
 		}
-		wantState(t, d, map[int64]drovertype.JobState{
+		wantState(t, d.Executor(), map[int64]drovertype.JobState{
 			got[1]: drovertype.JobStateAvailable, got[2]: drovertype.JobStateBlocked, got[4]: drovertype.JobStateAvailable,
 		})
-		if n, err := promote(ctx, d, 10); err != nil || n != 0 {
+		if n, err := promote(ctx, d.Executor(), 10); err != nil || n != 0 {
 			t.Fatalf("second sweep promoted %d, %v; want none", n, err)
 		}
 	})
@@ -89,27 +89,27 @@ func testMaintenance(t *testing.T, setup opener) {
 		t.Parallel()
 		ctx := context.Background()
 		d := setup(t)
-		if got, err := d.PeriodicTicks(ctx, []string{"a", "b"}); err != nil || len(got) != 0 {
+		if got, err := d.Executor().PeriodicTicks(ctx, []string{"a", "b"}); err != nil || len(got) != 0 {
 			t.Fatalf("ticks before any: %v, %v", got, err)
 		}
 		t0 := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
 		record := func(names []string, ticks []time.Time) {
 			t.Helper()
-			if err := d.PeriodicTicksRecord(ctx, names, ticks); err != nil {
+			if err := d.Executor().PeriodicTicksRecord(ctx, names, ticks); err != nil {
 				t.Fatal(err)
 			}
 		}
 		record([]string{"a", "b"}, []time.Time{t0, t0.Add(time.Minute)})
 		// A later tick replaces the stored one; an earlier one does not.
 		record([]string{"a", "b"}, []time.Time{t0.Add(time.Hour), t0})
-		got, err := d.PeriodicTicks(ctx, []string{"a", "b", "c"})
+		got, err := d.Executor().PeriodicTicks(ctx, []string{"a", "b", "c"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(got) != 2 || !got["a"].Equal(t0.Add(time.Hour)) || !got["b"].Equal(t0.Add(time.Minute)) {
 			t.Fatalf("ticks %v, want a at %v and b at %v", got, t0.Add(time.Hour), t0.Add(time.Minute))
 		}
-		if only, err := d.PeriodicTicks(ctx, []string{"b"}); err != nil || len(only) != 1 {
+		if only, err := d.Executor().PeriodicTicks(ctx, []string{"b"}); err != nil || len(only) != 1 {
 			t.Fatalf("ticks of b only: %v, %v", only, err)
 		}
 	})
@@ -120,7 +120,7 @@ func testMaintenance(t *testing.T, setup opener) {
 		d := setup(t)
 		elect := func(name, id string, ttl time.Duration) bool {
 			t.Helper()
-			ok, err := d.LeaderElect(ctx, droverdriver.LeaderParams{Name: name, ID: id, TTL: ttl})
+			ok, err := d.Executor().LeaderElect(ctx, droverdriver.LeaderParams{Name: name, ID: id, TTL: ttl})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -128,7 +128,7 @@ func testMaintenance(t *testing.T, setup opener) {
 		}
 		resign := func(id string) {
 			t.Helper()
-			if err := d.LeaderResign(ctx, "maint", id); err != nil {
+			if err := d.Executor().LeaderResign(ctx, "maint", id); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -135,19 +135,22 @@ func testMigrations(t *testing.T, fresh opener) {
 		ctx := context.Background()
 		d := fresh(t)
 		calls := map[string]func() error{
-			"JobInsertMany": func() error { _, err := d.JobInsertMany(ctx, []droverdriver.InsertParams{job("q")}); return err },
-			"JobClaim": func() error {
-				_, err := d.JobClaim(ctx, droverdriver.ClaimParams{Queue: "q", Max: 1, Owner: "w", Lease: time.Minute})
+			"JobInsertMany": func() error {
+				_, err := d.Executor().JobInsertMany(ctx, []droverdriver.InsertParams{job("q")})
 				return err
 			},
-			"JobGet":  func() error { _, err := d.JobGet(ctx, 1); return err },
-			"JobList": func() error { _, err := d.JobList(ctx, droverdriver.ListParams{Limit: 1}); return err },
+			"JobClaim": func() error {
+				_, err := d.Executor().JobClaim(ctx, droverdriver.ClaimParams{Queue: "q", Max: 1, Owner: "w", Lease: time.Minute})
+				return err
+			},
+			"JobGet":  func() error { _, err := d.Executor().JobGet(ctx, 1); return err },
+			"JobList": func() error { _, err := d.Executor().JobList(ctx, droverdriver.ListParams{Limit: 1}); return err },
 			"JobFinishMany": func() error {
-				_, err := d.JobFinishMany(ctx, droverdriver.FinishParams{Results: []droverdriver.Result{{ID: 1, Attempt: 1, LeaseToken: drovertype.NewLeaseToken(), Outcome: droverdriver.OutcomeCompleted}}})
+				_, err := d.Executor().JobFinishMany(ctx, droverdriver.FinishParams{Results: []droverdriver.Result{{ID: 1, Attempt: 1, LeaseToken: drovertype.NewLeaseToken(), Outcome: droverdriver.OutcomeCompleted}}})
 				return err
 			},
 			"LeaderElect": func() error {
-				_, err := d.LeaderElect(ctx, droverdriver.LeaderParams{Name: "x", ID: "y", TTL: time.Second})
+				_, err := d.Executor().LeaderElect(ctx, droverdriver.LeaderParams{Name: "x", ID: "y", TTL: time.Second})
 				return err
 			},
 		}
@@ -158,7 +161,7 @@ func testMigrations(t *testing.T, fresh opener) {
 		}
 		// Migrating later just works.
 		migrate(t, d)
-		insert(t, d, job("q"))
+		insert(t, d.Executor(), job("q"))
 	})
 
 	t.Run("ErrSchemaNewer", func(t *testing.T) {

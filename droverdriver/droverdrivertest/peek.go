@@ -18,7 +18,7 @@ func testTopicTail(t *testing.T, setup opener) {
 		t.Parallel()
 		ctx := context.Background()
 		d := setup(t)
-		te, ok := d.(droverdriver.TopicExecutor)
+		te, ok := d.Executor().(droverdriver.TopicExecutor)
 		if !ok {
 			t.Skipf("%s does not implement droverdriver.TopicExecutor", d.Name())
 		}

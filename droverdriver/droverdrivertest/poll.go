@@ -17,18 +17,18 @@ func testPoll(t *testing.T, setup opener) {
 		t.Parallel()
 		ctx := context.Background()
 		d := setup(t)
-		due, ok := d.(droverdriver.QueuesDueExecutor)
+		due, ok := d.Executor().(droverdriver.QueuesDueExecutor)
 		if !ok {
 			t.Skipf("%T does not read the queues with jobs due", d)
 		}
 		later := time.Now().Add(time.Hour)
-		insert(t, d,
+		insert(t, d.Executor(),
 			job("plain"),
 			with(job("scheduled"), func(p *droverdriver.InsertParams) { p.RunAt = later }),
 			routed("routed", drovertype.Routing{Type: "gpu"}),
 			job("claimed"),
 		)
-		claim(t, d, "claimed", 1)
+		claim(t, d.Executor(), "claimed", 1)
 		queues := []string{"plain", "scheduled", "routed", "claimed", "empty"}
 		check := func(now time.Time, want ...string) {
 			t.Helper()

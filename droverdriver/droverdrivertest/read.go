@@ -17,7 +17,7 @@ func testRead(t *testing.T, setup opener) {
 	t.Run("JobGet/missing", func(t *testing.T) {
 		t.Parallel()
 		d := setup(t)
-		if _, err := d.JobGet(context.Background(), 424242); !errors.Is(err, droverdriver.ErrNotFound) || !strings.Contains(err.Error(), "424242") {
+		if _, err := d.Executor().JobGet(context.Background(), 424242); !errors.Is(err, droverdriver.ErrNotFound) || !strings.Contains(err.Error(), "424242") {
 			t.Fatalf("missing job: %v, want ErrNotFound naming the ID", err)
 		}
 	})
@@ -27,7 +27,7 @@ func testRead(t *testing.T, setup opener) {
 		ctx := context.Background()
 		d := setup(t)
 		future := time.Now().Add(time.Hour)
-		got := insert(t, d,
+		got := insert(t, d.Executor(),
 			job("a"),
 			droverdriver.InsertParams{Queue: "a", Kind: "other", Args: []byte(`{}`), MaxAttempts: 3, RunAt: future},
 			job("b"),
@@ -37,12 +37,12 @@ func testRead(t *testing.T, setup opener) {
 		)
 		// got[0] released (available), got[2] running, got[3] retryable,
 		// got[4] completed, got[5] never claimed.
-		b := claim(t, d, "b", 2)
-		a := claim(t, d, "a", 2)
+		b := claim(t, d.Executor(), "b", 2)
+		a := claim(t, d.Executor(), "a", 2)
 		if !slices.Equal(ids(a), []int64{got[0], got[4]}) || len(b) != 2 {
 			t.Fatalf("claimed a %v b %v", ids(a), ids(b))
 		}
-		finish(t, d,
+		finish(t, d.Executor(),
 			failed(b[1], droverdriver.OutcomeRetry, "x", future),
 			result(a[1], droverdriver.OutcomeCompleted),
 			result(a[0], droverdriver.OutcomeReleased),
@@ -51,7 +51,7 @@ func testRead(t *testing.T, setup opener) {
 			got[0]: drovertype.JobStateAvailable, got[1]: drovertype.JobStateScheduled, got[2]: drovertype.JobStateRunning,
 			got[3]: drovertype.JobStateRetryable, got[4]: drovertype.JobStateCompleted, got[5]: drovertype.JobStateAvailable,
 		}
-		wantState(t, d, states)
+		wantState(t, d.Executor(), states)
 		s := func(states ...drovertype.JobState) []drovertype.JobState { return states }
 		tests := []struct {
 			name string
@@ -73,7 +73,7 @@ func testRead(t *testing.T, setup opener) {
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
-				jobs, err := d.JobList(ctx, tc.p)
+				jobs, err := d.Executor().JobList(ctx, tc.p)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -93,10 +93,10 @@ func testRead(t *testing.T, setup opener) {
 		t.Parallel()
 		ctx := context.Background()
 		d := setup(t)
-		insert(t, d, job("a"), job("a"), job("a"), with(job("b"), func(p *droverdriver.InsertParams) { p.RunAt = time.Now().Add(time.Hour) }))
-		rows := claim(t, d, "a", 2)
-		finish(t, d, result(rows[0], droverdriver.OutcomeCompleted))
-		insert(t, d, keyed("a", "k"), keyed("a", "k"))
+		insert(t, d.Executor(), job("a"), job("a"), job("a"), with(job("b"), func(p *droverdriver.InsertParams) { p.RunAt = time.Now().Add(time.Hour) }))
+		rows := claim(t, d.Executor(), "a", 2)
+		finish(t, d.Executor(), result(rows[0], droverdriver.OutcomeCompleted))
+		insert(t, d.Executor(), keyed("a", "k"), keyed("a", "k"))
 		tests := []struct {
 			queue string
 			want  map[drovertype.JobState]int64
@@ -109,7 +109,7 @@ func testRead(t *testing.T, setup opener) {
 			{"none", map[drovertype.JobState]int64{}},
 		}
 		for _, tc := range tests {
-			got, err := d.JobCountByState(ctx, tc.queue)
+			got, err := d.Executor().JobCountByState(ctx, tc.queue)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -125,16 +125,16 @@ func testRead(t *testing.T, setup opener) {
 		ctx := context.Background()
 		d := setup(t)
 		future := time.Now().Add(time.Hour)
-		insert(t, d,
+		insert(t, d.Executor(),
 			with(job("a"), func(p *droverdriver.InsertParams) { p.RunAt = time.Now().Add(-time.Hour) }),
 			job("a"), job("a"),
 			with(job("a"), func(p *droverdriver.InsertParams) { p.RunAt = future }),
 			job("b"),
 		)
-		rows := claim(t, d, "a", 2) // the oldest and one more
-		finish(t, d, failed(rows[1], droverdriver.OutcomeRetry, "x", future))
+		rows := claim(t, d.Executor(), "a", 2) // the oldest and one more
+		finish(t, d.Executor(), failed(rows[1], droverdriver.OutcomeRetry, "x", future))
 		now := time.Now() // after the inserts, by the store's clock or ours
-		stats, err := d.QueueStats(ctx, now)
+		stats, err := d.Executor().QueueStats(ctx, now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,7 +153,7 @@ func testRead(t *testing.T, setup opener) {
 			t.Errorf("queue b: %+v", b)
 		}
 		// Later, the waiting jobs are claimable too; got[0] runs.
-		later, err := d.QueueStats(ctx, now.Add(2*time.Hour))
+		later, err := d.Executor().QueueStats(ctx, now.Add(2*time.Hour))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -168,14 +168,14 @@ func testRead(t *testing.T, setup opener) {
 		t.Parallel()
 		ctx := context.Background()
 		d := setup(t)
-		got := insert(t, d, job("a"), job("a"), job("a"), job("b"))
-		rows := claim(t, d, "a", 2)
-		finish(t, d, result(rows[0], droverdriver.OutcomeCompleted), failed(rows[1], droverdriver.OutcomeDiscarded, "x", time.Time{}))
+		got := insert(t, d.Executor(), job("a"), job("a"), job("a"), job("b"))
+		rows := claim(t, d.Executor(), "a", 2)
+		finish(t, d.Executor(), result(rows[0], droverdriver.OutcomeCompleted), failed(rows[1], droverdriver.OutcomeDiscarded, "x", time.Time{}))
 		cancelledAt := time.Now()
-		if _, err := cancel(ctx, d, got[2], cancelledAt); err != nil {
+		if _, err := cancel(ctx, d.Executor(), got[2], cancelledAt); err != nil {
 			t.Fatal(err)
 		}
-		stats, err := d.FinishedStats(ctx, time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
+		stats, err := d.Executor().FinishedStats(ctx, time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -198,7 +198,7 @@ func testRead(t *testing.T, setup opener) {
 			{cancelledAt.Add(-time.Hour), cancelledAt, 1},
 			{cancelledAt, cancelledAt.Add(time.Hour), 0},
 		} {
-			stats, err := d.FinishedStats(ctx, w.since, w.until)
+			stats, err := d.Executor().FinishedStats(ctx, w.since, w.until)
 			if err != nil {
 				t.Fatal(err)
 			}

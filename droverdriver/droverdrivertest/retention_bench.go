@@ -24,7 +24,7 @@ func BenchmarkRetention(b *testing.B, open func(b *testing.B) droverdriver.Drive
 	var purgeTime, dropTime, longest time.Duration
 	for b.Loop() {
 		b.StopTimer()
-		te := open(b).(droverdriver.TopicExecutor)
+		te := open(b).Executor().(droverdriver.TopicExecutor)
 		for _, topic := range []string{"short", "long"} {
 			if _, err := te.TopicCreate(ctx, droverdriver.TopicParams{Name: topic, Lanes: 16, Now: time.Now()}); err != nil {
 				b.Fatal(err)

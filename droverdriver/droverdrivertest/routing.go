@@ -105,13 +105,13 @@ func testRouting(t *testing.T, setup opener) {
 			for _, j := range jobs {
 				p := job(queue)
 				p.Routing = j.r
-				byID[insert(t, d, p)[0]] = j.name
+				byID[insert(t, d.Executor(), p)[0]] = j.name
 			}
 			var got []string
-			for _, r := range claimW(t, d, queue, 100, tc.worker) {
+			for _, r := range claimW(t, d.Executor(), queue, 100, tc.worker) {
 				got = append(got, byID[r.ID])
 				// The stored job is the same matching Go makes.
-				if !tc.worker.Matches(get(t, d, r.ID).Routing) {
+				if !tc.worker.Matches(get(t, d.Executor(), r.ID).Routing) {
 					t.Errorf("%s claimed %q, which Worker.Matches refuses", queue, byID[r.ID])
 				}
 			}
@@ -119,7 +119,7 @@ func testRouting(t *testing.T, setup opener) {
 				t.Errorf("worker %+v claimed %q, want %q", tc.worker, got, tc.want)
 			}
 			// What it left, no claim of its takes.
-			if more := claimW(t, d, queue, 100, tc.worker); len(more) != 0 {
+			if more := claimW(t, d.Executor(), queue, 100, tc.worker); len(more) != 0 {
 				t.Errorf("worker %+v claimed %v on a second claim", tc.worker, ids(more))
 			}
 		}
@@ -146,11 +146,11 @@ func testRouting(t *testing.T, setup opener) {
 		)
 		jobs[3].RunAt = jobs[0].RunAt.Add(-time.Hour) // earliest of its priority
 		jobs[6].RunAt = time.Now().Add(time.Hour)     // scheduled: not claimable
-		got := insert(t, d, jobs...)
+		got := insert(t, d.Executor(), jobs...)
 		w := &droverdriver.Worker{Name: "g", Type: "gpu"}
 		var order []int64
 		for {
-			rows := claimW(t, d, "q", 2, w)
+			rows := claimW(t, d.Executor(), "q", 2, w)
 			if len(rows) == 0 {
 				break
 			}
@@ -200,7 +200,7 @@ func testRouting(t *testing.T, setup opener) {
 			p.Priority = rng.IntN(3)
 			batch = append(batch, p)
 		}
-		jobIDs := insert(t, d, batch...)
+		jobIDs := insert(t, d.Executor(), batch...)
 		routingOf := map[int64]*drovertype.Routing{}
 		for i, id := range jobIDs {
 			routingOf[id] = batch[i].Routing
@@ -213,7 +213,7 @@ func testRouting(t *testing.T, setup opener) {
 			go func() {
 				defer wg.Done()
 				for {
-					rows, err := d.JobClaim(context.Background(), named(droverdriver.ClaimParams{Queue: "q", Max: 1 + wi, Owner: w.Name,
+					rows, err := d.Executor().JobClaim(context.Background(), named(droverdriver.ClaimParams{Queue: "q", Max: 1 + wi, Owner: w.Name,
 						Lease: time.Minute, Worker: w}, false))
 					if err != nil {
 						t.Errorf("claim: %v", err)
@@ -258,9 +258,9 @@ func testRouting(t *testing.T, setup opener) {
 		d := setup(t)
 		w := &droverdriver.Worker{Type: "gpu"}
 		other := with(routed("q", drovertype.Routing{Type: "gpu"}), func(p *droverdriver.InsertParams) { p.Kind = "other" })
-		got := insert(t, d, inOrder(routed("q", drovertype.Routing{Type: "gpu"}), other, job("q"), routed("q", drovertype.Routing{Type: "gpu"}))...)
-		rows, err := d.JobClaim(context.Background(), named(droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "w", Lease: time.Minute,
-			Worker: w, Kinds: []string{"noop"}, After: &droverdriver.ClaimPosition{RunAt: get(t, d, got[0]).RunAt, ID: got[0]}}, false))
+		got := insert(t, d.Executor(), inOrder(routed("q", drovertype.Routing{Type: "gpu"}), other, job("q"), routed("q", drovertype.Routing{Type: "gpu"}))...)
+		rows, err := d.Executor().JobClaim(context.Background(), named(droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "w", Lease: time.Minute,
+			Worker: w, Kinds: []string{"noop"}, After: &droverdriver.ClaimPosition{RunAt: get(t, d.Executor(), got[0]).RunAt, ID: got[0]}}, false))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -279,9 +279,9 @@ func testRouting(t *testing.T, setup opener) {
 			return with(p, func(p *droverdriver.InsertParams) { p.Kind = "paused" })
 		}
 		w := &droverdriver.Worker{Type: "gpu"}
-		got := insert(t, d, inOrder(paused(routed("q", drovertype.Routing{Type: "gpu"})), routed("q", drovertype.Routing{Type: "gpu"}),
+		got := insert(t, d.Executor(), inOrder(paused(routed("q", drovertype.Routing{Type: "gpu"})), routed("q", drovertype.Routing{Type: "gpu"}),
 			paused(job("q")), job("q"))...)
-		rows, err := d.JobClaim(context.Background(), named(droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "w", Lease: time.Minute,
+		rows, err := d.Executor().JobClaim(context.Background(), named(droverdriver.ClaimParams{Queue: "q", Max: 10, Owner: "w", Lease: time.Minute,
 			Worker: w, ExceptKinds: []string{"paused"}}, false))
 		if err != nil {
 			t.Fatal(err)
@@ -291,9 +291,9 @@ func testRouting(t *testing.T, setup opener) {
 		}
 
 		s := setup(t)
-		setStrict(t, s, "s", 2)
-		head := insert(t, s, inOrder(paused(job("s")), job("s"))...)
-		rows, err = s.JobClaim(context.Background(), named(droverdriver.ClaimParams{Queue: "s", Max: 5, Owner: "w", Lease: time.Minute,
+		setStrict(t, s.Executor(), "s", 2)
+		head := insert(t, s.Executor(), inOrder(paused(job("s")), job("s"))...)
+		rows, err = s.Executor().JobClaim(context.Background(), named(droverdriver.ClaimParams{Queue: "s", Max: 5, Owner: "w", Lease: time.Minute,
 			Limited: true, ExceptKinds: []string{"paused"}}, true))
 		if err != nil {
 			t.Fatal(err)
@@ -301,7 +301,7 @@ func testRouting(t *testing.T, setup opener) {
 		if len(rows) != 0 {
 			t.Fatalf("strict claim took %v past the paused head %d", ids(rows), head[0])
 		}
-		rows = claimStrict(t, s, "s", 5, nil)
+		rows = claimStrict(t, s.Executor(), "s", 5, nil)
 		if !slices.Equal(ids(rows), head) {
 			t.Fatalf("strict claim after the resume took %v, want %v", ids(rows), head)
 		}
@@ -315,31 +315,31 @@ func testRouting(t *testing.T, setup opener) {
 		d := setup(t)
 		r := drovertype.Routing{Type: "gpu", Names: []string{"b", "a"}, Labels: map[string]string{"k": "v"},
 			OnAbsent: drovertype.AbsentFail, AbsentAfter: 60_000}
-		id := insert(t, d, routed("q", r))[0]
-		j := get(t, d, id)
+		id := insert(t, d.Executor(), routed("q", r))[0]
+		j := get(t, d.Executor(), id)
 		if j.Routing == nil || j.Routing.Type != "gpu" || !slices.Equal(j.Routing.Names, []string{"a", "b"}) ||
 			j.Routing.Labels["k"] != "v" || j.Routing.OnAbsent != drovertype.AbsentFail || j.Routing.AbsentAfter != 60_000 {
 			t.Fatalf("stored routing %+v", j.Routing)
 		}
-		if plain := get(t, d, insert(t, d, job("q"))[0]); plain.Routing != nil {
+		if plain := get(t, d.Executor(), insert(t, d.Executor(), job("q"))[0]); plain.Routing != nil {
 			t.Fatalf("a plain job reads routing %+v", plain.Routing)
 		}
 		w := &droverdriver.Worker{Name: "a", Type: "gpu", Labels: map[string]string{"k": "v"}}
-		done := claimW(t, d, "q", 1, w)
+		done := claimW(t, d.Executor(), "q", 1, w)
 		if len(done) != 1 || done[0].ID != id {
 			t.Fatalf("claimed %v, want %d", ids(done), id)
 		}
-		finish(t, d, result(done[0], droverdriver.OutcomeCompleted))
-		if f := get(t, d, id); f.State != drovertype.JobStateCompleted || f.Routing == nil || f.Routing.Type != "gpu" {
+		finish(t, d.Executor(), result(done[0], droverdriver.OutcomeCompleted))
+		if f := get(t, d.Executor(), id); f.State != drovertype.JobStateCompleted || f.Routing == nil || f.Routing.Type != "gpu" {
 			t.Fatalf("finished job %s with routing %+v", f.State, f.Routing)
 		}
-		if _, err := retry(ctx, d, id, time.Now()); err != nil {
+		if _, err := retry(ctx, d.Executor(), id, time.Now()); err != nil {
 			t.Fatal(err)
 		}
-		if rows := claimW(t, d, "q", 10, &droverdriver.Worker{Name: "c", Type: "gpu", Labels: map[string]string{"k": "v"}}); slices.Contains(ids(rows), id) {
+		if rows := claimW(t, d.Executor(), "q", 10, &droverdriver.Worker{Name: "c", Type: "gpu", Labels: map[string]string{"k": "v"}}); slices.Contains(ids(rows), id) {
 			t.Fatalf("the retried job went to a worker it does not name")
 		}
-		if rows := claimW(t, d, "q", 10, w); !slices.Equal(ids(rows), []int64{id}) {
+		if rows := claimW(t, d.Executor(), "q", 10, w); !slices.Equal(ids(rows), []int64{id}) {
 			t.Fatalf("the retried job's worker claimed %v, want [%d]", ids(rows), id)
 		}
 	})
@@ -358,32 +358,32 @@ func testRouting(t *testing.T, setup opener) {
 		t.Parallel()
 		ctx := context.Background()
 		d := setup(t)
-		setStrict(t, d, "q", 1)
-		got := insert(t, d, job("q"), job("q"), job("q"))
-		a := claimStrict(t, d, "q", 5, nil)
+		setStrict(t, d.Executor(), "q", 1)
+		got := insert(t, d.Executor(), job("q"), job("q"), job("q"))
+		a := claimStrict(t, d.Executor(), "q", 5, nil)
 		if len(a) != 1 || a[0].ID != got[0] {
 			t.Fatalf("claimed %v, want [%d]", ids(a), got[0])
 		}
-		if more := claimStrict(t, d, "q", 5, nil); len(more) != 0 {
+		if more := claimStrict(t, d.Executor(), "q", 5, nil); len(more) != 0 {
 			t.Fatalf("claimed %v while the head runs, with room for one", ids(more))
 		}
-		finish(t, d, failed(a[0], droverdriver.OutcomeRetry, "boom", time.Now().Add(time.Hour)))
+		finish(t, d.Executor(), failed(a[0], droverdriver.OutcomeRetry, "boom", time.Now().Add(time.Hour)))
 		// The failed job waits for its retry at the head: nothing behind
 		// it starts meanwhile.
-		if more := claimStrict(t, d, "q", 5, nil); len(more) != 0 {
+		if more := claimStrict(t, d.Executor(), "q", 5, nil); len(more) != 0 {
 			t.Fatalf("claimed %v while the failed head waits for its retry", ids(more))
 		}
-		if _, err := retry(ctx, d, got[0], time.Now()); err != nil {
+		if _, err := retry(ctx, d.Executor(), got[0], time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		var order []int64
 		for range 3 {
-			rows := claimStrict(t, d, "q", 5, nil)
+			rows := claimStrict(t, d.Executor(), "q", 5, nil)
 			if len(rows) != 1 {
 				t.Fatalf("claimed %v, want one job", ids(rows))
 			}
 			order = append(order, rows[0].ID)
-			finish(t, d, result(rows[0], droverdriver.OutcomeCompleted))
+			finish(t, d.Executor(), result(rows[0], droverdriver.OutcomeCompleted))
 		}
 		if !slices.Equal(order, got) {
 			t.Fatalf("started %v, want %v", order, got)
@@ -396,7 +396,7 @@ func testRouting(t *testing.T, setup opener) {
 		d := setup(t)
 		head := func() drovertype.QueueHead {
 			t.Helper()
-			h, err := d.QueueHead(ctx, "q")
+			h, err := d.Executor().QueueHead(ctx, "q")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -405,16 +405,16 @@ func testRouting(t *testing.T, setup opener) {
 		if h := head(); h != (drovertype.QueueHead{}) {
 			t.Fatalf("empty queue: %+v", h)
 		}
-		setStrict(t, d, "q", 1)
-		got := insert(t, d, inOrder(job("q"), routed("q", drovertype.Routing{Type: "x"}), job("q"))...)
+		setStrict(t, d.Executor(), "q", 1)
+		got := insert(t, d.Executor(), inOrder(job("q"), routed("q", drovertype.Routing{Type: "x"}), job("q"))...)
 		if h := head(); h != (drovertype.QueueHead{ID: got[0]}) {
 			t.Fatalf("before any claim: %+v, want job %d first in claim order", h, got[0])
 		}
-		a := claimStrict(t, d, "q", 5, nil)
+		a := claimStrict(t, d.Executor(), "q", 5, nil)
 		if h := head(); h != (drovertype.QueueHead{ID: got[1], Running: 1}) {
 			t.Fatalf("the first job running: %+v, want the routed job %d next and one running", h, got[1])
 		}
-		finish(t, d, failed(a[0], droverdriver.OutcomeRetry, "boom", time.Now().Add(time.Hour)))
+		finish(t, d.Executor(), failed(a[0], droverdriver.OutcomeRetry, "boom", time.Now().Add(time.Hour)))
 		if h := head(); h != (drovertype.QueueHead{ID: got[0], Returned: true}) {
 			t.Fatalf("the first job waiting for its retry: %+v, want it at the head, returned", h)
 		}
@@ -425,25 +425,25 @@ func testRouting(t *testing.T, setup opener) {
 		// The head goes to a worker that matches it; a worker that does not
 		// gets nothing, even with its own jobs behind the head.
 		d := setup(t)
-		setStrict(t, d, "q", 2)
-		got := insert(t, d, inOrder(routed("q", drovertype.Routing{Type: "x"}), routed("q", drovertype.Routing{Type: "y"}), job("q"),
+		setStrict(t, d.Executor(), "q", 2)
+		got := insert(t, d.Executor(), inOrder(routed("q", drovertype.Routing{Type: "x"}), routed("q", drovertype.Routing{Type: "y"}), job("q"),
 			routed("q", drovertype.Routing{Type: "x"}))...)
 		x, y := &droverdriver.Worker{Type: "x"}, &droverdriver.Worker{Type: "y"}
-		if rows := claimStrict(t, d, "q", 5, y); len(rows) != 0 {
+		if rows := claimStrict(t, d.Executor(), "q", 5, y); len(rows) != 0 {
 			t.Fatalf("y claimed %v behind x's head", ids(rows))
 		}
-		if rows := claimStrict(t, d, "q", 5, nil); len(rows) != 0 {
+		if rows := claimStrict(t, d.Executor(), "q", 5, nil); len(rows) != 0 {
 			t.Fatalf("a plain worker claimed %v behind x's head", ids(rows))
 		}
-		rows := claimStrict(t, d, "q", 5, x)
+		rows := claimStrict(t, d.Executor(), "q", 5, x)
 		if !slices.Equal(ids(rows), got[:1]) {
 			t.Fatalf("x claimed %v, want %v: the head, and not y's job behind it", ids(rows), got[:1])
 		}
-		if rows = claimStrict(t, d, "q", 5, y); !slices.Equal(ids(rows), got[1:2]) {
+		if rows = claimStrict(t, d.Executor(), "q", 5, y); !slices.Equal(ids(rows), got[1:2]) {
 			t.Fatalf("y claimed %v, want %v", ids(rows), got[1:2])
 		}
 		// Two run, the most strict order allows.
-		if rows = claimStrict(t, d, "q", 5, nil); len(rows) != 0 {
+		if rows = claimStrict(t, d.Executor(), "q", 5, nil); len(rows) != 0 {
 			t.Fatalf("claimed %v with two running", ids(rows))
 		}
 	})
@@ -454,13 +454,13 @@ func testRouting(t *testing.T, setup opener) {
 		d := setup(t)
 		seen := func(ws ...drovertype.WorkerRecord) {
 			t.Helper()
-			if err := d.WorkerSeen(ctx, ws); err != nil {
+			if err := d.Executor().WorkerSeen(ctx, ws); err != nil {
 				t.Fatal(err)
 			}
 		}
 		list := func() map[string]drovertype.WorkerRecord {
 			t.Helper()
-			ws, err := d.WorkerList(ctx)
+			ws, err := d.Executor().WorkerList(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -501,26 +501,26 @@ func testRouting(t *testing.T, setup opener) {
 		if k := list()["k"]; k.Kinds != nil || !k.Runs("anything") {
 			t.Errorf("k after naming no kinds: %#v, want nil (every kind)", k.Kinds)
 		}
-		if err := d.WorkerGone(ctx, "k", "p3"); err != nil {
+		if err := d.Executor().WorkerGone(ctx, "k", "p3"); err != nil {
 			t.Fatal(err)
 		}
-		if err := d.WorkerGone(ctx, "e", "p4"); err != nil {
+		if err := d.Executor().WorkerGone(ctx, "e", "p4"); err != nil {
 			t.Fatal(err)
 		}
 		// Gone only for the owner that holds the name.
-		if err := d.WorkerGone(ctx, "a", "p1"); err != nil {
+		if err := d.Executor().WorkerGone(ctx, "a", "p1"); err != nil {
 			t.Fatal(err)
 		}
 		if _, ok := list()["a"]; !ok {
 			t.Error("a deleted by an owner that no longer holds it")
 		}
-		if err := d.WorkerGone(ctx, "a", "p9"); err != nil {
+		if err := d.Executor().WorkerGone(ctx, "a", "p9"); err != nil {
 			t.Fatal(err)
 		}
 		if _, ok := list()["a"]; ok {
 			t.Error("a not deleted by its owner")
 		}
-		if n, err := d.WorkerPrune(ctx, time.Now().Add(time.Minute)); err != nil || n != 1 || len(list()) != 0 {
+		if n, err := d.Executor().WorkerPrune(ctx, time.Now().Add(time.Minute)); err != nil || n != 1 || len(list()) != 0 {
 			t.Errorf("prune: %d, %v; left %v", n, err, list())
 		}
 	})
@@ -531,14 +531,14 @@ func testRouting(t *testing.T, setup opener) {
 		d := setup(t)
 		gpu := drovertype.Routing{Type: "gpu"}
 		later := time.Now().Add(time.Hour)
-		got := insert(t, d, routed("q", gpu), job("q"), routed("q", gpu), routed("r", gpu),
+		got := insert(t, d.Executor(), routed("q", gpu), job("q"), routed("q", gpu), routed("r", gpu),
 			with(routed("q", drovertype.Routing{Names: []string{"n"}}), func(p *droverdriver.InsertParams) { p.RunAt = later }),
 			with(routed("q", gpu), func(p *droverdriver.InsertParams) { p.Kind = "render" }))
-		claimOne(t, d, "q", got[1]) // plain: not reported
-		if rows := claimW(t, d, "q", 1, &droverdriver.Worker{Type: "gpu"}); len(rows) != 1 || rows[0].ID != got[0] {
+		claimOne(t, d.Executor(), "q", got[1]) // plain: not reported
+		if rows := claimW(t, d.Executor(), "q", 1, &droverdriver.Worker{Type: "gpu"}); len(rows) != 1 || rows[0].ID != got[0] {
 			t.Fatalf("claimed %v", ids(rows))
 		}
-		groups, err := d.RouteWaiting(ctx)
+		groups, err := d.Executor().RouteWaiting(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -569,9 +569,9 @@ func testRouting(t *testing.T, setup opener) {
 		kind := func(k string, priority int) droverdriver.InsertParams {
 			return with(job("q"), func(p *droverdriver.InsertParams) { p.Kind, p.Priority = k, priority })
 		}
-		got := insert(t, d, inOrder(kind("a", 1), kind("b", 1), kind("a", 1), kind("c", 0), kind("d", 2), kind("a", 1),
+		got := insert(t, d.Executor(), inOrder(kind("a", 1), kind("b", 1), kind("a", 1), kind("c", 0), kind("d", 2), kind("a", 1),
 			routed("q", drovertype.Routing{Type: "gpu"}), job("other"))...)
-		claimOne(t, d, "q", got[3]) // c, the highest priority, runs
+		claimOne(t, d.Executor(), "q", got[3]) // c, the highest priority, runs
 		type line struct {
 			kind         string
 			jobs, sample int64
@@ -583,7 +583,7 @@ func testRouting(t *testing.T, setup opener) {
 			{100, []line{{"a", 3, got[0]}, {"b", 1, got[1]}, {"d", 1, got[4]}}},
 			{3, []line{{"a", 2, got[0]}, {"b", 1, got[1]}}},
 		} {
-			groups, err := d.KindsWaiting(ctx, "q", tc.limit)
+			groups, err := d.Executor().KindsWaiting(ctx, "q", tc.limit)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -609,7 +609,7 @@ func testRouting(t *testing.T, setup opener) {
 			return with(routed("q", drovertype.Routing{Type: "gpu", Names: []string{name}, OnAbsent: policy, AbsentAfter: after}),
 				func(p *droverdriver.InsertParams) { p.RunAt = runAt })
 		}
-		got := insert(t, d,
+		got := insert(t, d.Executor(),
 			named("away", drovertype.AbsentFallback, 60_000, long),
 			named("away", drovertype.AbsentFail, 60_000, long),
 			named("away", drovertype.AbsentWait, 60_000, long),
@@ -620,37 +620,37 @@ func testRouting(t *testing.T, setup opener) {
 		// "away" never registered; "here" was seen just now; "busy" was
 		// seen too long ago for its job's 1 ms, but holds a running job
 		// under a lease that has not expired, which shows it is there.
-		if err := d.WorkerSeen(ctx, []drovertype.WorkerRecord{
+		if err := d.Executor().WorkerSeen(ctx, []drovertype.WorkerRecord{
 			{Name: "here", Type: "gpu", Queues: []string{"q"}, Owner: "here", Source: "http"},
 			{Name: "busy", Type: "gpu", Queues: []string{"q"}, Owner: "busy", Source: "http"},
 		}); err != nil {
 			t.Fatal(err)
 		}
-		busy := insert(t, d, job("other"))[0]
-		if rows := claimAs(t, d, "busy", "other", 1, 3*time.Hour); len(rows) != 1 || rows[0].ID != busy {
+		busy := insert(t, d.Executor(), job("other"))[0]
+		if rows := claimAs(t, d.Executor(), "busy", "other", 1, 3*time.Hour); len(rows) != 1 || rows[0].ID != busy {
 			t.Fatalf("claimed %v", ids(rows))
 		}
-		failedN, fell, err := engine.RouteAbsent(ctx, d, droverdriver.RouteAbsentParams{Now: time.Now().Add(time.Second), Limit: 100})
+		failedN, fell, err := engine.RouteAbsent(ctx, d.Executor(), droverdriver.RouteAbsentParams{Now: time.Now().Add(time.Second), Limit: 100})
 		if err != nil || failedN != 1 || fell != 1 {
 			t.Fatalf("pass: %d failed, %d fell back, %v; want 1 and 1", failedN, fell, err)
 		}
-		fb := get(t, d, got[0])
+		fb := get(t, d.Executor(), got[0])
 		if fb.State != drovertype.JobStateAvailable || droverdriver.RouteKey(fb.Routing) != "t:gpu" || len(fb.Routing.Names) != 0 ||
 			!slices.Equal(fb.Routing.FellBackFrom, []string{"away"}) {
 			t.Fatalf("fallback job: %s %+v; want available for any gpu worker", fb.State, fb.Routing)
 		}
-		fl := get(t, d, got[1])
+		fl := get(t, d.Executor(), got[1])
 		if errs := attemptErrors(t, fl); fl.State != drovertype.JobStateDiscarded || len(errs) != 1 || !strings.Contains(errs[0].Error, "away") {
 			t.Fatalf("failed job: %s %+v", fl.State, errs)
 		}
 		for _, id := range got[2:] {
-			if j := get(t, d, id); j.State != drovertype.JobStateAvailable || len(j.Routing.Names) != 1 {
+			if j := get(t, d.Executor(), id); j.State != drovertype.JobStateAvailable || len(j.Routing.Names) != 1 {
 				t.Errorf("job %d: %s %+v; want it left waiting for its worker", id, j.State, j.Routing)
 			}
 		}
 		// Any gpu worker now takes the fallen-back job, and no other
 		// routed one of these.
-		rows := claimW(t, d, "q", 10, &droverdriver.Worker{Name: "g2", Type: "gpu"})
+		rows := claimW(t, d.Executor(), "q", 10, &droverdriver.Worker{Name: "g2", Type: "gpu"})
 		if !slices.Equal(ids(rows), got[:1]) {
 			t.Fatalf("another gpu worker claimed %v, want %v", ids(rows), got[:1])
 		}
@@ -663,14 +663,14 @@ func testRouting(t *testing.T, setup opener) {
 // with no inversion, and never more than n at once.
 func testStrictOrder(t *testing.T, d droverdriver.Driver, n int) {
 	ctx := context.Background()
-	setStrict(t, d, "q", n)
+	setStrict(t, d.Executor(), "q", n)
 	rng := rand.New(rand.NewPCG(3, 4))
 	batch := make([]droverdriver.InsertParams, 200)
 	for i := range batch {
 		batch[i] = with(job("q"), func(p *droverdriver.InsertParams) { p.Priority = rng.IntN(3) })
 	}
-	got := insert(t, d, batch...)
-	insert(t, d, job("other")) // another queue is no part of the order
+	got := insert(t, d.Executor(), batch...)
+	insert(t, d.Executor(), job("other")) // another queue is no part of the order
 	var wg sync.WaitGroup
 	for c := range 8 {
 		wg.Add(1)
@@ -679,7 +679,7 @@ func testStrictOrder(t *testing.T, d droverdriver.Driver, n int) {
 			for idle := 0; idle < 50; {
 				// Half the claimers know the queue is strict (one round
 				// trip), half only that it has settings: the row decides.
-				rows, err := d.JobClaim(ctx, named(droverdriver.ClaimParams{Queue: "q", Max: 1 + c%3, Owner: fmt.Sprint("c", c),
+				rows, err := d.Executor().JobClaim(ctx, named(droverdriver.ClaimParams{Queue: "q", Max: 1 + c%3, Owner: fmt.Sprint("c", c),
 					Lease: time.Minute, Limited: true}, c%2 == 0))
 				if err != nil {
 					t.Errorf("claim: %v", err)
@@ -687,7 +687,7 @@ func testStrictOrder(t *testing.T, d droverdriver.Driver, n int) {
 				}
 				if len(rows) == 0 {
 					idle++
-					if left, err := d.JobCountByState(ctx, "q"); err == nil && left[drovertype.JobStateAvailable] == 0 {
+					if left, err := d.Executor().JobCountByState(ctx, "q"); err == nil && left[drovertype.JobStateAvailable] == 0 {
 						return
 					}
 					continue
@@ -697,7 +697,7 @@ func testStrictOrder(t *testing.T, d droverdriver.Driver, n int) {
 				for i, r := range rows {
 					res[i] = result(r, droverdriver.OutcomeCompleted)
 				}
-				if _, err := engine.Finish(ctx, d, res); err != nil {
+				if _, err := engine.Finish(ctx, d.Executor(), res); err != nil {
 					t.Errorf("finish: %v", err)
 					return
 				}
@@ -707,7 +707,7 @@ func testStrictOrder(t *testing.T, d droverdriver.Driver, n int) {
 	wg.Wait()
 	jobs := make([]*drovertype.JobRow, len(got))
 	for i, id := range got {
-		jobs[i] = get(t, d, id)
+		jobs[i] = get(t, d.Executor(), id)
 		if jobs[i].State != drovertype.JobStateCompleted || jobs[i].AttemptedAt == nil {
 			t.Fatalf("job %d is %s", id, jobs[i].State)
 		}

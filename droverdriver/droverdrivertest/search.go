@@ -31,9 +31,9 @@ func testSearch(t *testing.T, setup opener) {
 	// between them.
 	spread := func(t *testing.T, d droverdriver.Driver) []int64 {
 		t.Helper()
-		got := insert(t, d, job("a"), job("a"), job("a"), job("a"), job("a"), job("a"), job("a"), job("a"), job("a"), job("a"))
-		rows := claim(t, d, "a", 8)
-		finish(t, d, result(rows[1], droverdriver.OutcomeCompleted), result(rows[4], droverdriver.OutcomeCompleted),
+		got := insert(t, d.Executor(), job("a"), job("a"), job("a"), job("a"), job("a"), job("a"), job("a"), job("a"), job("a"), job("a"))
+		rows := claim(t, d.Executor(), "a", 8)
+		finish(t, d.Executor(), result(rows[1], droverdriver.OutcomeCompleted), result(rows[4], droverdriver.OutcomeCompleted),
 			result(rows[7], droverdriver.OutcomeCompleted))
 		return got
 	}
@@ -68,7 +68,7 @@ func testSearch(t *testing.T, setup opener) {
 				if tc.p.Limit == 0 {
 					tc.p.Limit = 100
 				}
-				jobs, err := d.JobList(context.Background(), tc.p)
+				jobs, err := d.Executor().JobList(context.Background(), tc.p)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -90,12 +90,12 @@ func testSearch(t *testing.T, setup opener) {
 		got := spread(t, d)
 		k2 := with(job("a"), func(p *droverdriver.InsertParams) { p.Kind = "k2" })
 		later := with(job("a"), func(p *droverdriver.InsertParams) { p.RunAt = time.Now().Add(time.Hour) })
-		got = append(got, insert(t, d, job("b"), job("b"), k2, job("b"), later)...)
-		rows := claim(t, d, "b", 3)
+		got = append(got, insert(t, d.Executor(), job("b"), job("b"), k2, job("b"), later)...)
+		rows := claim(t, d.Executor(), "b", 3)
 		if !slices.Equal(ids(rows), pick(got, 10, 11, 13)) {
 			t.Fatalf("claimed %v, want %v", ids(rows), pick(got, 10, 11, 13))
 		}
-		finish(t, d, result(rows[1], droverdriver.OutcomeCompleted), result(rows[2], droverdriver.OutcomeDiscarded))
+		finish(t, d.Executor(), result(rows[1], droverdriver.OutcomeCompleted), result(rows[2], droverdriver.OutcomeDiscarded))
 		completed := []drovertype.JobState{drovertype.JobStateCompleted}
 		running := []drovertype.JobState{drovertype.JobStateRunning}
 		available := []drovertype.JobState{drovertype.JobStateAvailable}
@@ -130,7 +130,7 @@ func testSearch(t *testing.T, setup opener) {
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
-				id, err := d.JobIDNext(context.Background(), tc.p)
+				id, err := d.Executor().JobIDNext(context.Background(), tc.p)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -144,12 +144,12 @@ func testSearch(t *testing.T, setup opener) {
 	t.Run("JobIDBounds", func(t *testing.T) {
 		t.Parallel()
 		d := setup(t)
-		b, err := d.JobIDBounds(context.Background())
+		b, err := d.Executor().JobIDBounds(context.Background())
 		if err != nil || b != (droverdriver.IDBounds{}) {
 			t.Fatalf("empty store: %+v, %v", b, err)
 		}
 		got := spread(t, d)
-		b, err = d.JobIDBounds(context.Background())
+		b, err = d.Executor().JobIDBounds(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -181,7 +181,7 @@ func testSearch(t *testing.T, setup opener) {
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
-				c, err := d.JobMatchCount(context.Background(), tc.p)
+				c, err := d.Executor().JobMatchCount(context.Background(), tc.p)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -200,13 +200,13 @@ func testSearch(t *testing.T, setup opener) {
 		ctx := context.Background()
 		d := setup(t)
 		const n = 3000
-		insert(t, d, marked(n, 3, func(p *droverdriver.InsertParams) { p.Kind = "hit" })...)
+		insert(t, d.Executor(), marked(n, 3, func(p *droverdriver.InsertParams) { p.Kind = "hit" })...)
 		hit := droverdriver.ListParams{Kind: "hit"}
-		exact, err := engine.CountJobs(ctx, d, hit, engine.CountParams{Exact: 5000, Samples: 10})
+		exact, err := engine.CountJobs(ctx, d.Executor(), hit, engine.CountParams{Exact: 5000, Samples: 10})
 		if err != nil || exact != (engine.Count{N: n / 3, Exact: true}) {
 			t.Fatalf("exact count %+v, %v; want %d exactly", exact, err, n/3)
 		}
-		est, err := engine.CountJobs(ctx, d, hit, engine.CountParams{Exact: 300, Scan: 300, Samples: 10})
+		est, err := engine.CountJobs(ctx, d.Executor(), hit, engine.CountParams{Exact: 300, Scan: 300, Samples: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -224,15 +224,15 @@ func testSearch(t *testing.T, setup opener) {
 		t.Parallel()
 		ctx := context.Background()
 		d := setup(t)
-		insert(t, d, marked(3000, 1000, func(p *droverdriver.InsertParams) { p.Queue = "rare" })...)
-		claim(t, d, "rare", 1)
+		insert(t, d.Executor(), marked(3000, 1000, func(p *droverdriver.InsertParams) { p.Queue = "rare" })...)
+		claim(t, d.Executor(), "rare", 1)
 		rare := droverdriver.ListParams{Queue: "rare"}
 		cp := engine.CountParams{Exact: 300, Scan: 1000, Samples: 10}
-		c, err := engine.CountJobs(ctx, d, rare, cp)
+		c, err := engine.CountJobs(ctx, d.Executor(), rare, cp)
 		if err != nil || c != (engine.Count{N: 3, Exact: true}) {
 			t.Fatalf("count %+v, %v; want 3 exactly", c, err)
 		}
-		byState, err := engine.CountJobsByState(ctx, d, rare, cp)
+		byState, err := engine.CountJobsByState(ctx, d.Executor(), rare, cp)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -254,7 +254,7 @@ func testSearch(t *testing.T, setup opener) {
 		t.Parallel()
 		d := setup(t)
 		spread(t, d)
-		insert(t, d, job("b"))
+		insert(t, d.Executor(), job("b"))
 		running, available, completed := drovertype.JobStateRunning, drovertype.JobStateAvailable, drovertype.JobStateCompleted
 		type m = map[drovertype.JobState]int64
 		tests := []struct {
@@ -273,7 +273,7 @@ func testSearch(t *testing.T, setup opener) {
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
-				c, err := d.JobMatchCountByState(context.Background(), tc.p)
+				c, err := d.Executor().JobMatchCountByState(context.Background(), tc.p)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -293,10 +293,10 @@ func testSearch(t *testing.T, setup opener) {
 		ctx := context.Background()
 		d := setup(t)
 		const n = 3000
-		insert(t, d, marked(n, 3, func(p *droverdriver.InsertParams) { p.Kind = "hit" })...)
-		claim(t, d, "a", n/2)
+		insert(t, d.Executor(), marked(n, 3, func(p *droverdriver.InsertParams) { p.Kind = "hit" })...)
+		claim(t, d.Executor(), "a", n/2)
 		p := droverdriver.ListParams{Kind: "hit", States: []drovertype.JobState{drovertype.JobStateCompleted}}
-		exact, err := engine.CountJobsByState(ctx, d, p, engine.CountParams{Exact: 5000, Samples: 10})
+		exact, err := engine.CountJobsByState(ctx, d.Executor(), p, engine.CountParams{Exact: 5000, Samples: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -306,7 +306,7 @@ func testSearch(t *testing.T, setup opener) {
 			exact[drovertype.JobStateCompleted] != (engine.Count{Exact: true}) || len(exact) != len(drovertype.JobStates()) {
 			t.Fatalf("exact counts %+v; want %d running and %d available (the filter's state ignored), every state listed", exact, wantRunning, wantAvailable)
 		}
-		est, err := engine.CountJobsByState(ctx, d, p, engine.CountParams{Exact: 300, Scan: 300, Samples: 10})
+		est, err := engine.CountJobsByState(ctx, d.Executor(), p, engine.CountParams{Exact: 300, Scan: 300, Samples: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -326,19 +326,19 @@ func testSearch(t *testing.T, setup opener) {
 		d := setup(t)
 		var batches []int64
 		for range 3 {
-			res := insertFlow(t, d, droverdriver.FlowInsertParams{Batch: true,
+			res := insertFlow(t, d.Executor(), droverdriver.FlowInsertParams{Batch: true,
 				Jobs: []droverdriver.FlowJob{flowJob("b"), flowJob("b")}})
 			batches = append(batches, res.BatchID)
 		}
-		rows := claim(t, d, "b", 1)
-		first, err := d.BatchList(ctx, droverdriver.BatchListParams{Limit: 2})
+		rows := claim(t, d.Executor(), "b", 1)
+		first, err := d.Executor().BatchList(ctx, droverdriver.BatchListParams{Limit: 2})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(first) != 2 || first[0].ID != batches[2] || first[1].ID != batches[1] {
 			t.Fatalf("first page %+v, want batches %d and %d", first, batches[2], batches[1])
 		}
-		rest, err := d.BatchList(ctx, droverdriver.BatchListParams{BeforeID: first[1].ID, Limit: 2})
+		rest, err := d.Executor().BatchList(ctx, droverdriver.BatchListParams{BeforeID: first[1].ID, Limit: 2})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -346,7 +346,7 @@ func testSearch(t *testing.T, setup opener) {
 			t.Fatalf("second page %+v, want batch %d of 2 with 1 running (job %d)", rest, batches[0], rows[0].ID)
 		}
 		for _, b := range append(first, rest...) {
-			want, err := d.BatchGet(ctx, b.ID)
+			want, err := d.Executor().BatchGet(ctx, b.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -360,7 +360,7 @@ func testSearch(t *testing.T, setup opener) {
 		t.Parallel()
 		d := setup(t)
 		// a ← b ← c, and a ← d.
-		res := insertFlow(t, d, droverdriver.FlowInsertParams{Jobs: []droverdriver.FlowJob{
+		res := insertFlow(t, d.Executor(), droverdriver.FlowInsertParams{Jobs: []droverdriver.FlowJob{
 			flowJob("w"), flowJob("w", 0), flowJob("w", 1), flowJob("w", 0)}})
 		a, b, c, dd := res.IDs[0], res.IDs[1], res.IDs[2], res.IDs[3]
 		for _, tc := range []struct {
@@ -372,7 +372,7 @@ func testSearch(t *testing.T, setup opener) {
 			{[]int64{c, dd}, []droverdriver.Dep{dep(a, dd), dep(b, c)}},
 			{[]int64{424242}, nil},
 		} {
-			deps, err := d.JobDeps(context.Background(), tc.ids)
+			deps, err := d.Executor().JobDeps(context.Background(), tc.ids)
 			if err != nil {
 				t.Fatal(err)
 			}

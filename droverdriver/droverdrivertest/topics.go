@@ -24,7 +24,7 @@ func testTopics(t *testing.T, setup opener) {
 	topics := func(t *testing.T, lanes int, subs ...string) (droverdriver.Driver, droverdriver.TopicExecutor) {
 		t.Helper()
 		d := setup(t)
-		te, ok := d.(droverdriver.TopicExecutor)
+		te, ok := d.Executor().(droverdriver.TopicExecutor)
 		if !ok {
 			t.Skipf("%s does not implement droverdriver.TopicExecutor", d.Name())
 		}
@@ -454,11 +454,11 @@ func testTopics(t *testing.T, setup opener) {
 			return engine.AckBatch{Ack: droverdriver.LaneAck{Topic: "t", Subscription: "a", Lane: 0, Token: token, Cursor: rows[0].Position(), Count: 1},
 				Attempt: 1, MaxAttempts: 3, FailAll: "boom", Rows: rows}
 		}
-		out, err := engine.Ack(ctx, d, engine.AckParams{Batches: []engine.AckBatch{batch(drovertype.NewLeaseToken()), batch(token)}, Now: time.Now()})
+		out, err := engine.Ack(ctx, d.Executor(), engine.AckParams{Batches: []engine.AckBatch{batch(drovertype.NewLeaseToken()), batch(token)}, Now: time.Now()})
 		if err != nil || fmt.Sprint(out) != "[{false false} {true false}]" {
 			t.Fatalf("ack: %v, %v; want the stranger's refused, the holder's accepted", out, err)
 		}
-		counts, err := d.JobCountByState(ctx, "topic:t")
+		counts, err := d.Executor().JobCountByState(ctx, "topic:t")
 		if err != nil || counts[drovertype.JobStateAvailable] != 1 {
 			t.Fatalf("retry queue %v, %v; want the accepted ack's retry job", counts, err)
 		}
@@ -488,11 +488,11 @@ func testTopics(t *testing.T, setup opener) {
 			return engine.AckBatch{Ack: droverdriver.LaneAck{Topic: "t", Subscription: "a", Lane: 0, Token: token, Cursor: rows[1].Position(), Count: 2},
 				Attempt: 1, MaxAttempts: 3, Failed: map[int64]string{failed: "boom"}, Rows: rows}
 		}
-		out, err := engine.Ack(ctx, d, engine.AckParams{Batches: []engine.AckBatch{ack(fresh, ids[1]), ack(stale, ids[0])}, Now: time.Now()})
+		out, err := engine.Ack(ctx, d.Executor(), engine.AckParams{Batches: []engine.AckBatch{ack(fresh, ids[1]), ack(stale, ids[0])}, Now: time.Now()})
 		if err != nil || fmt.Sprint(out) != "[{true false} {false false}]" {
 			t.Fatalf("ack [fresh, stale]: %v, %v; want [accepted, refused]", out, err)
 		}
-		jobs, err := d.JobList(ctx, droverdriver.ListParams{Queue: "topic:t", Limit: 10})
+		jobs, err := d.Executor().JobList(ctx, droverdriver.ListParams{Queue: "topic:t", Limit: 10})
 		if err != nil || len(jobs) != 1 {
 			t.Fatalf("retry jobs %v, %v; want one", jobs, err)
 		}

@@ -46,7 +46,7 @@ func testTx[TTx any](t *testing.T, f Factory[TTx]) {
 		t.Parallel()
 		ctx := context.Background()
 		d, begin := setup(t)
-		kept := insert(t, d, job("q"), job("q"))
+		kept := insert(t, d.Executor(), job("q"), job("q"))
 		tx, e := begin()
 		rolled := insert(t, e, job("q"))
 		if j := get(t, e, rolled[0]); j.State != drovertype.JobStateAvailable {
@@ -57,16 +57,16 @@ func testTx[TTx any](t *testing.T, f Factory[TTx]) {
 			t.Fatalf("claimed %v in the transaction", ids(rows))
 		}
 		finish(t, e, result(rows[0], droverdriver.OutcomeCompleted))
-		if _, err := d.JobGet(ctx, rolled[0]); !errors.Is(err, droverdriver.ErrNotFound) {
+		if _, err := d.Executor().JobGet(ctx, rolled[0]); !errors.Is(err, droverdriver.ErrNotFound) {
 			t.Fatalf("outside the open transaction, its job: %v, want ErrNotFound", err)
 		}
 		rollback(t, tx)
-		if _, err := d.JobGet(ctx, rolled[0]); !errors.Is(err, droverdriver.ErrNotFound) {
+		if _, err := d.Executor().JobGet(ctx, rolled[0]); !errors.Is(err, droverdriver.ErrNotFound) {
 			t.Fatalf("rolled back job: %v, want ErrNotFound", err)
 		}
-		wantState(t, d, map[int64]drovertype.JobState{kept[0]: drovertype.JobStateAvailable, kept[1]: drovertype.JobStateAvailable})
+		wantState(t, d.Executor(), map[int64]drovertype.JobState{kept[0]: drovertype.JobStateAvailable, kept[1]: drovertype.JobStateAvailable})
 		// A rolled-back ID names no later job, as with a sequence.
-		if next := insert(t, d, job("q"))[0]; next <= rolled[0] {
+		if next := insert(t, d.Executor(), job("q"))[0]; next <= rolled[0] {
 			t.Fatalf("ID %d reuses the rolled-back %d", next, rolled[0])
 		}
 	})
@@ -79,7 +79,7 @@ func testTx[TTx any](t *testing.T, f Factory[TTx]) {
 		committed := insert(t, e, job("intx"), job("intx"))
 		commit(t, tx)
 		heardOf(t, heard, "intx")
-		if rows := claim(t, d, "intx", 10); !slices.Equal(ids(rows), committed) {
+		if rows := claim(t, d.Executor(), "intx", 10); !slices.Equal(ids(rows), committed) {
 			t.Fatalf("claimed %v after the commit, want %v", ids(rows), committed)
 		}
 	})
@@ -89,8 +89,8 @@ func testTx[TTx any](t *testing.T, f Factory[TTx]) {
 		// A result the fence turns away, among others, must not spoil the
 		// caller's transaction: what was applied commits with it.
 		d, begin := setup(t)
-		got := insert(t, d, job("q"), job("q"))
-		rows := claim(t, d, "q", 2)
+		got := insert(t, d.Executor(), job("q"), job("q"))
+		rows := claim(t, d.Executor(), "q", 2)
 		tx, e := begin()
 		stale := result(rows[1], droverdriver.OutcomeCompleted)
 		stale.Attempt++
@@ -99,7 +99,7 @@ func testTx[TTx any](t *testing.T, f Factory[TTx]) {
 		}
 		after := insert(t, e, job("q"))
 		commit(t, tx)
-		wantState(t, d, map[int64]drovertype.JobState{
+		wantState(t, d.Executor(), map[int64]drovertype.JobState{
 			got[0]: drovertype.JobStateCompleted, got[1]: drovertype.JobStateRunning, after[0]: drovertype.JobStateAvailable,
 		})
 	})
@@ -107,16 +107,16 @@ func testTx[TTx any](t *testing.T, f Factory[TTx]) {
 	t.Run("UnwrapExecutor/finish rolled back", func(t *testing.T) {
 		t.Parallel()
 		d, begin := setup(t)
-		got := insert(t, d, keyed("q", "a"), keyed("q", "a"))
-		r := claimOne(t, d, "q", got[0])
+		got := insert(t, d.Executor(), keyed("q", "a"), keyed("q", "a"))
+		r := claimOne(t, d.Executor(), "q", got[0])
 		tx, e := begin()
 		finish(t, e, result(r, droverdriver.OutcomeCompleted))
 		rollback(t, tx)
-		wantState(t, d, map[int64]drovertype.JobState{got[0]: drovertype.JobStateRunning, got[1]: drovertype.JobStateBlocked})
+		wantState(t, d.Executor(), map[int64]drovertype.JobState{got[0]: drovertype.JobStateRunning, got[1]: drovertype.JobStateBlocked})
 		// The attempt is still the claimer's to finish.
-		if applied := finish(t, d, result(r, droverdriver.OutcomeCompleted)); !slices.Equal(applied, got[:1]) {
+		if applied := finish(t, d.Executor(), result(r, droverdriver.OutcomeCompleted)); !slices.Equal(applied, got[:1]) {
 			t.Fatalf("applied %v after the rollback", applied)
 		}
-		wantState(t, d, map[int64]drovertype.JobState{got[1]: drovertype.JobStateAvailable})
+		wantState(t, d.Executor(), map[int64]drovertype.JobState{got[1]: drovertype.JobStateAvailable})
 	})
 }

@@ -38,7 +38,7 @@ func (r *runner) ceiling(ctx context.Context) (*report.Reference, error) {
 	if err != nil {
 		return nil, err
 	}
-	exec := r.store.Driver
+	exec := r.store.Driver.Executor()
 	g, gctx := errgroup.WithContext(ctx)
 	cost := r.cost.start(ctx, nil)
 	start := time.Now()

@@ -16,12 +16,12 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
-	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/bench/pgstore"
 	"github.com/droverhq/drover/internal/bench/report"
 	"github.com/droverhq/drover/internal/bench/stats"
 	"github.com/droverhq/drover/internal/engine"
+	"github.com/droverhq/drover/internal/stmtplan"
 	"github.com/droverhq/drover/internal/storeurl"
 )
 
@@ -664,12 +664,6 @@ func (r *runner) tableSizes(ctx context.Context, table string) (tableBytes, inde
 	return &t, &i
 }
 
-// maintenanceExplainer is implemented by drivers that can run their
-// maintenance statements under EXPLAIN ANALYZE (PostgreSQL).
-type maintenanceExplainer interface {
-	ExplainMaintenance(ctx context.Context, p droverpg.MaintenanceParams) ([]droverpg.MaintenancePlan, error)
-}
-
 // maintenanceBatch is the batch of one maintenance statement, as the
 // leader's passes send it (internal/maintenance).
 const maintenanceBatch = 10_000
@@ -678,13 +672,13 @@ const maintenanceBatch = 10_000
 // with the defaults a client's leader would give it, on the hot table as
 // it is now, which table names for the report.
 func (r *runner) maintenancePlans(ctx context.Context, sw *report.Sweep, table string) error {
-	x, ok := r.store.Driver.(maintenanceExplainer)
+	x, ok := r.store.Driver.Executor().(stmtplan.Explainer)
 	if !ok {
 		sw.Notes = append(sw.Notes, "maintenance statements are planned on PostgreSQL only")
 		return nil
 	}
 	now := time.Now()
-	plans, err := x.ExplainMaintenance(ctx, droverpg.MaintenanceParams{
+	plans, err := x.ExplainMaintenance(ctx, stmtplan.MaintenanceParams{
 		Prune: droverdriver.PruneParams{Now: now, Limit: maintenanceBatch, CompletedRetention: drover.CompletedRetentionDefault,
 			CancelledRetention: drover.CancelledRetentionDefault, DiscardedRetention: drover.DiscardedRetentionDefault},
 		WorkerForgetBefore: now.Add(-engine.WorkerForgetAfter),
@@ -710,7 +704,7 @@ func (r *runner) maintenancePlans(ctx context.Context, sw *report.Sweep, table s
 // its statistics still those of the full table, as after a burst. The
 // statements must not cost more on it than on the table in use.
 func (r *runner) emptiedPlans(ctx context.Context, sw *report.Sweep, backlogQueue string) error {
-	if _, ok := r.store.Driver.(maintenanceExplainer); !ok {
+	if _, ok := r.store.Driver.Executor().(stmtplan.Explainer); !ok {
 		return nil
 	}
 	if err := r.maintenancePlans(ctx, sw, "with the backlog waiting"); err != nil {

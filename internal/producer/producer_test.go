@@ -13,6 +13,7 @@ import (
 
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/drovertype"
+	"github.com/droverhq/drover/internal/driverrows"
 	"github.com/droverhq/drover/internal/lease"
 	"github.com/droverhq/drover/internal/waitfor"
 )
@@ -100,7 +101,7 @@ func (s *claimStore) take(p droverdriver.ClaimParams) ([]*drovertype.JobRow, err
 			rows = append(rows, row)
 		}
 	}
-	droverdriver.SortClaimed(rows)
+	driverrows.SortClaimed(rows)
 	rows = rows[:min(len(rows), p.Max)]
 	for _, row := range rows {
 		delete(s.available, row.ID)

@@ -339,7 +339,7 @@ func (s *Server) batchResultsPage(ctx context.Context, p droverdriver.BatchResul
 	budget := &byteBudget{left: s.cfg.MaxPageBytes}
 	for limit := p.Limit; len(out) < limit; {
 		p.Limit = min(limit-len(out), jobsChunk)
-		rows, err := s.cfg.Driver.BatchResults(ctx, p)
+		rows, err := s.cfg.Client.BatchResultsAfter(ctx, p.BatchID, p.AfterID, p.Limit)
 		if err != nil {
 			return nil, 0, err
 		}

@@ -112,8 +112,8 @@ func TestConsoleInBrowser(t *testing.T) {
 
 func console(t *testing.T, b *bundle, br *browser, shot func(string) string) {
 	ctx := context.Background()
-	te, _ := b.driver.(droverdriver.TopicExecutor)
-	recorder := &maintenance.HistoryRecorder{Exec: b.driver, Topics: te, Retention: drover.HistoryRetentionDefault,
+	te, _ := b.driver.Executor().(droverdriver.TopicExecutor)
+	recorder := &maintenance.HistoryRecorder{Exec: b.driver.Executor(), Topics: te, Retention: drover.HistoryRetentionDefault,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	// record stores the history of the minutes before now, as the
 	// leader does each minute.

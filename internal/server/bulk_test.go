@@ -156,7 +156,7 @@ func TestBulkTasksOutliveTheServer(t *testing.T) {
 
 			// A server that died wrote nothing more: its task's row says
 			// running, and stopped moving long ago.
-			id, err := d.BulkTaskInsert(context.Background(), &droverdriver.BulkTaskRow{Action: "cancel", Status: "running",
+			id, err := d.Executor().BulkTaskInsert(context.Background(), &droverdriver.BulkTaskRow{Action: "cancel", Status: "running",
 				StartedAt: time.Now().Add(-time.Hour)}, 1000)
 			if err != nil {
 				t.Fatal(err)

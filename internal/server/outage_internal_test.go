@@ -9,13 +9,18 @@ import (
 	"github.com/droverhq/drover/droverdriver"
 )
 
-// reportingDriver is a driver whose errors say "unavailable" when they
-// are errOutage; the drivers' own tests check what they classify.
+// reportingDriver is a driver whose executor's errors say "unavailable"
+// when they are errOutage; the drivers' own tests check what they
+// classify.
 type reportingDriver struct{ droverdriver.Driver }
+
+func (reportingDriver) Executor() droverdriver.Executor { return reportingExecutor{} }
+
+type reportingExecutor struct{ droverdriver.Executor }
 
 var errOutage = errors.New("outage")
 
-func (reportingDriver) Unavailable(err error) bool { return errors.Is(err, errOutage) }
+func (reportingExecutor) Unavailable(err error) bool { return errors.Is(err, errOutage) }
 
 // TestStoreUnavailable checks which errors count as the store being out of
 // reach (503) and which stay failures of a statement (500): a deadline

@@ -30,27 +30,20 @@ type claimedJob struct {
 // leases.
 func (s *Server) claimedJSON(ctx context.Context, jobs []*drovertype.JobRow) ([]claimedJob, error) {
 	out := make([]claimedJob, len(jobs))
-	var children []int64
-	at := make(map[int64]int)
 	for i, j := range jobs {
 		out[i].Job = jobjson.From(j)
-		if j.HasParents() {
-			children = append(children, j.ID)
-			at[j.ID] = i
-		}
 	}
-	if len(children) == 0 {
-		return out, nil
-	}
-	rows, err := s.cfg.Driver.JobsParentResults(ctx, children)
+	parents, err := s.cfg.Client.Remote().ParentResults(ctx, jobs)
 	if err != nil {
 		s.releaseClaimed(jobs)
 		return nil, err
 	}
-	for _, r := range rows {
-		c := &out[at[r.ChildID]]
-		c.DependsOn = append(c.DependsOn, r.ID)
-		c.ParentResults = append(c.ParentResults, resultFrom(r.ID, string(r.State), r.Kind, r.Result))
+	for i, j := range jobs {
+		for _, r := range parents[j.ID] {
+			c := &out[i]
+			c.DependsOn = append(c.DependsOn, r.ID)
+			c.ParentResults = append(c.ParentResults, resultFrom(r.ID, string(r.State), r.Kind, r.Result))
+		}
 	}
 	return out, nil
 }

@@ -30,7 +30,7 @@ import (
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/droverfleet"
 	"github.com/droverhq/drover/droverprom"
-	"github.com/droverhq/drover/drovertype"
+	"github.com/droverhq/drover/internal/clientapi"
 	"github.com/droverhq/drover/internal/notifier"
 	"github.com/droverhq/drover/internal/storeurl"
 )
@@ -45,7 +45,10 @@ func (s *Server) storeUnavailable(err error) bool {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return true
 	}
-	ur, ok := s.cfg.Driver.(droverdriver.UnavailableReporter)
+	if s.cfg.Driver == nil {
+		return false
+	}
+	ur, ok := s.cfg.Driver.Executor().(droverdriver.UnavailableReporter)
 	return ok && ur.Unavailable(err)
 }
 
@@ -77,53 +80,9 @@ const (
 )
 
 // Client is what the server calls of a *drover.Client, whatever its
-// transaction type: inserts and reads for the API and the dashboard, the
-// figures the sampler and metrics read, and the Remote that serves the
-// remote workers' calls (claim, heartbeat, finish, release).
-type Client interface {
-	InsertMany(ctx context.Context, jobs []drover.InsertManyParams) ([]int64, error)
-	InsertBatch(ctx context.Context, jobs []drover.InsertManyParams, opts *drover.BatchOpts) (*drover.InsertedBatch, error)
-	InsertWorkflow(ctx context.Context, w *drover.Workflow) ([]int64, error)
-	BatchGet(ctx context.Context, id int64) (*drovertype.Batch, error)
-	JobGet(ctx context.Context, id int64) (*drovertype.JobRow, error)
-	JobList(ctx context.Context, p drover.JobListParams) ([]*drovertype.JobRow, error)
-	JobSearch(ctx context.Context, p drover.JobListParams) (*drover.JobPage, error)
-	JobCount(ctx context.Context, p drover.JobListParams) (drover.JobCount, error)
-	JobStateCounts(ctx context.Context, p drover.JobListParams) (map[drovertype.JobState]drover.JobCount, error)
-	JobDependants(ctx context.Context, id int64) ([]drovertype.JobResult, error)
-	WorkflowGraph(ctx context.Context, id int64) (*drover.WorkflowGraph, error)
-	BatchList(ctx context.Context, before int64, limit int) ([]*drovertype.Batch, error)
-	JobResult(ctx context.Context, id int64) (*drovertype.JobResult, error)
-	JobParentResults(ctx context.Context, id int64) ([]drovertype.JobResult, error)
-	JobCancel(ctx context.Context, id int64) (*drovertype.JobRow, error)
-	JobRetry(ctx context.Context, id int64) (*drovertype.JobRow, error)
-	JobDiscard(ctx context.Context, id int64) (*drovertype.JobRow, error)
-	JobBulk(ctx context.Context, action drover.BulkAction, filter drover.JobListParams, progress func(drover.BulkProgress)) (drover.BulkProgress, error)
-	JobBulkByID(ctx context.Context, action drover.BulkAction, ids []int64, progress func(drover.BulkProgress)) (drover.BulkProgress, error)
-	JobCountByState(ctx context.Context, queue string) (map[drovertype.JobState]int64, error)
-	QueueStats(ctx context.Context) ([]drovertype.QueueStats, error)
-	FinishedStats(ctx context.Context, since, until time.Time) ([]drovertype.FinishedStats, error)
-	Stats() drover.Stats
-	QueuePause(ctx context.Context, name string) error
-	QueueResume(ctx context.Context, name string) error
-	QueuePauseKind(ctx context.Context, queue, kind string) error
-	QueueResumeKind(ctx context.Context, queue, kind string) error
-	QueueGet(ctx context.Context, name string) (*drovertype.QueueSettings, error)
-	QueueKnown(ctx context.Context, name string) (bool, error)
-	QueueList(ctx context.Context) ([]*drovertype.QueueSettings, error)
-	QueueSetLimits(ctx context.Context, name string, l drover.QueueLimits) (*drovertype.QueueSettings, error)
-	QueueHeadOf(ctx context.Context, name string) (*drovertype.QueueHead, error)
-	// The stored history behind the dashboard's charts.
-	StatsHistory(ctx context.Context, p drover.StatsHistoryParams) (*drover.StatsHistory, error)
-	TopicLagHistory(ctx context.Context, topic string, from, to time.Time, maxPoints int) (*drover.TopicLagHistory, error)
-	Remote() *drover.Remote
-	PeriodicJobs() *drover.PeriodicJobSet
-	topicsClient
-	// Routing (routing.go).
-	Workers(ctx context.Context) ([]*drovertype.WorkerInfo, error)
-	Unroutable(ctx context.Context) ([]*drover.UnroutableJobs, error)
-	QueueSetStrictOrder(ctx context.Context, name string, maxRunning int) (*drovertype.QueueSettings, error)
-}
+// transaction type: the interface the server and the CLI share
+// (internal/clientapi).
+type Client = clientapi.Client
 
 // Config configures a Server.
 type Config struct {
@@ -280,7 +239,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, remote: cfg.Client.Remote(), stopping: make(chan struct{}), sessions: newSessions(cfg.SessionTTL), waiter: newWaiter(), inflight: newInflight(),
 		metrics: newMetrics(cfg.Client, cfg.PoolStats, cfg.MaxLabelValues, cfg.LabelTTL, isFleet(cfg.Driver)), history: &history{}, topicSamples: &topicSamples{}, routeSample: &routeSample{}, workerSample: &workerSample{}, names: &names{}, pages: newPages(),
-		mux: http.NewServeMux(), pagePatterns: map[string]bool{}, bulkTasks: newBulkTasks(cfg.Driver, cfg.Logger), claimSizes: newClaimSizes()}
+		mux: http.NewServeMux(), pagePatterns: map[string]bool{}, bulkTasks: newBulkTasks(cfg.Driver.Executor(), cfg.Logger), claimSizes: newClaimSizes()}
 	if h, ok := cfg.Driver.(droverfleet.HealthReporter); ok {
 		s.fleet, s.shardSample = h, &shardSample{}
 		s.metrics.reg.MustRegister(droverprom.NewShardCollector(h))

@@ -27,29 +27,6 @@ import (
 // restricted to queues may use a topic when it may use the topic's retry
 // queue (drover.RetryQueue): the queue its failed messages become jobs of.
 
-// topicsClient is what the topic endpoints call of a *drover.Client.
-type topicsClient interface {
-	CreateTopic(ctx context.Context, name string, opts *drover.TopicOpts) (*drover.Topic, error)
-	Topic(ctx context.Context, name string) (*drover.Topic, error)
-	DeleteTopic(ctx context.Context, name string) (bool, error)
-	Topics(ctx context.Context) ([]*drover.Topic, error)
-	Publish(ctx context.Context, topic string, msgs ...drover.Message) ([]int64, error)
-	PublishMany(ctx context.Context, msgs []drover.Message) ([]int64, error)
-	CreateSubscription(ctx context.Context, topic, name string, opts *drover.SubscriptionOpts) (bool, error)
-	DeleteSubscription(ctx context.Context, topic, name string) (bool, error)
-	SubscriptionLag(ctx context.Context, topic string) ([]drovertype.SubscriptionLag, error)
-	SubscriptionLags(ctx context.Context, topics ...string) ([]drovertype.SubscriptionLag, error)
-	TopicPublishers(ctx context.Context) ([]drovertype.OpenPublisher, error)
-	Receive(ctx context.Context, p drover.ReceiveParams) ([]*drover.ReceivedBatch, error)
-	AckBatches(ctx context.Context, topic, sub string, acks []drover.BatchAck) ([]bool, error)
-	ExtendBatches(ctx context.Context, topic, sub string, receipts []string, lease time.Duration) ([]bool, error)
-	ReleaseBatches(ctx context.Context, topic, sub string, receipts []string) ([]bool, error)
-	SubscriptionLanes(ctx context.Context, topic, sub string) ([]drover.SubscriptionLane, error)
-	ReleaseLane(ctx context.Context, topic, sub string, lane int) (bool, error)
-	RewindSubscription(ctx context.Context, topic, sub string, opts drover.RewindOpts) (*drover.SubscriptionRewind, error)
-	PeekTopic(ctx context.Context, topic string, limit int, cursor string) (*drover.TopicPeek, error)
-}
-
 // maxRetentionMS bounds a topic's retention_ms (about a hundred years).
 const maxRetentionMS = 100 * 365 * 24 * 3600 * 1000
 

@@ -43,7 +43,7 @@ func migrated(t *testing.T) (*droverpg.Driver, *pgstore.Store) {
 func TestRowsWritten(t *testing.T) {
 	ctx := context.Background()
 	d, s := migrated(t)
-	if _, err := d.TopicCreate(ctx, droverdriver.TopicParams{Name: "t", Lanes: 1, Now: time.Now()}); err != nil {
+	if _, err := d.Executor().(droverdriver.TopicExecutor).TopicCreate(ctx, droverdriver.TopicParams{Name: "t", Lanes: 1, Now: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	before, err := s.RowsWritten(ctx)

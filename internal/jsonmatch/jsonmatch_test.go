@@ -1,4 +1,4 @@
-package droverdriver
+package jsonmatch
 
 import "testing"
 

@@ -1,4 +1,7 @@
-package droverdriver
+// Package jsonmatch is jsonb's @> (containment) for stores without it:
+// droversqlite registers it as an SQL function, so that the args filter of
+// a job search matches on SQLite what it matches on PostgreSQL.
+package jsonmatch
 
 import (
 	"bytes"

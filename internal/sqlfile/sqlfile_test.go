@@ -1,13 +1,14 @@
-package droverdriver
+package sqlfile
 
 import (
-	"github.com/droverhq/drover/drovertype"
 	"strconv"
 	"testing"
+
+	"github.com/droverhq/drover/drovertype"
 )
 
 // TestParseQueriesSplicesErrorsKept: the number of errors a statement keeps
-// is ErrorsKept itself, so the SQL cannot drift from the Go constant.
+// is drovertype.ErrorsKept itself, so the SQL cannot drift from the Go constant.
 func TestParseQueriesSplicesErrorsKept(t *testing.T) {
 	q, err := ParseQueries("-- name: Q\nSELECT {errors_kept} FROM {schema}jobs;\n", "s.")
 	if err != nil {
