@@ -359,6 +359,11 @@ type peekedJSON struct {
 	PublishedAt   time.Time       `json:"published_at"`
 }
 
+// maxPeekCursor is the longest peek cursor: a position of each of up to
+// drover.MaxTopicLanes lanes, two int64s and their separators, and the
+// older mark.
+const maxPeekCursor = drover.MaxTopicLanes*(19+1+19+1) + 1
+
 // peekTopic reads a topic's messages without consuming them
 // (Client.PeekTopic): the newest, those published after a cursor, or the
 // page before an older cursor.
@@ -373,7 +378,11 @@ func (s *Server) peekTopic(w http.ResponseWriter, r *http.Request) error {
 			return badRequest("limit %.20q: must be between 1 and %d", v, drover.MaxTopicPeek)
 		}
 	}
-	peek, err := s.cfg.Client.PeekTopic(r.Context(), topic, limit, r.URL.Query().Get("cursor"))
+	cursor := r.URL.Query().Get("cursor")
+	if len(cursor) > maxPeekCursor {
+		return badRequest("cursor: %d bytes, longer than a cursor (at most %d)", len(cursor), maxPeekCursor)
+	}
+	peek, err := s.cfg.Client.PeekTopic(r.Context(), topic, limit, cursor)
 	if err != nil {
 		return err
 	}

@@ -479,7 +479,8 @@ func TestTopicPeekOlderPages(t *testing.T) {
 				t.Errorf("message %d on %d pages, want 1", i, n)
 			}
 		}
-		for _, bad := range []struct{ query, names string }{{"limit=0", "limit"}, {"limit=x", "limit"}, {"cursor=%3Cx", "cursor"}} {
+		for _, bad := range []struct{ query, names string }{{"limit=0", "limit"}, {"limit=x", "limit"}, {"cursor=%3Cx", "cursor"},
+			{"cursor=" + strings.Repeat("1", 41_000), "longer than a cursor"}} {
 			r := b.call(t, server.ScopeEnqueue, "GET", "/v1/topics/chat/messages?"+bad.query, nil, false)
 			if r.status != http.StatusBadRequest || !strings.Contains(r.errorMessage(t), bad.names) {
 				t.Errorf("peek ?%s = %d %s, want 400 naming %s", bad.query, r.status, r.body, bad.names)

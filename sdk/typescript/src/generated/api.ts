@@ -5503,7 +5503,7 @@ export interface operations {
             query?: {
                 /** @description The messages of a page: the newest or an older page holds at most limit, a page after a cursor at most limit of each lane. */
                 limit?: number;
-                /** @description Empty: the newest messages. The cursor of an earlier answer: the messages published since. Its older: the page before it. */
+                /** @description Empty: the newest messages. The cursor of an earlier answer: the messages published since. Its older: the page before it. At most 40,960 characters (a position of each of up to 1,024 lanes). */
                 cursor?: string;
             };
             header?: never;
