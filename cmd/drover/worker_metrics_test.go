@@ -75,17 +75,19 @@ func TestWorkerMetricsOfAFleet(t *testing.T) {
 	scrape := metricsWorker(t, env)
 	claimed := regexp.MustCompile(`drover_shard_claimed_jobs_total\{shard="(\d)"\} (\d+)`)
 	var body string
-	waitfor.Cond(t, "each shard's jobs claimed in the metrics", func() bool {
+	completed := `drover_jobs_completed_total{kind="drover.bench",queue="metricsq"} 6`
+	waitfor.Cond(t, "each shard's jobs claimed and every job completed in the metrics", func() bool {
 		body = scrape()
 		got := map[int]int{}
 		for _, m := range claimed.FindAllStringSubmatch(body, -1) {
 			i, _ := strconv.Atoi(m[1])
 			got[i], _ = strconv.Atoi(m[2])
 		}
-		return got[0] == shards[0] && got[1] == shards[1]
+		// A job counts as completed once its finish is written, after
+		// its claim counted.
+		return got[0] == shards[0] && got[1] == shards[1] && strings.Contains(body, completed)
 	})
-	for _, want := range []string{`drover_shard_up{shard="0"} 1`, `drover_shard_up{shard="1"} 1`, `drover_shard_attached{shard="1"} 1`,
-		`drover_jobs_completed_total{kind="drover.bench",queue="metricsq"} 6`} {
+	for _, want := range []string{`drover_shard_up{shard="0"} 1`, `drover_shard_up{shard="1"} 1`, `drover_shard_attached{shard="1"} 1`, completed} {
 		if !strings.Contains(body, want) {
 			t.Errorf("metrics lack %s:\n%s", want, body)
 		}
