@@ -61,7 +61,8 @@ func (e *exec) reachable(ctx context.Context, i int) error {
 // shard answered.
 var errAllDown = errors.New("droverfleet: no shard answered")
 
-// run runs fn on the shards idx in parallel, k being the position in idx.
+// run runs fn on the shards idx in parallel (in order inside a fleet's
+// transaction), k being the position in idx.
 // A tolerant call skips the shards that are down, and those that turn out
 // unreachable now, so that one shard's outage stalls only its own jobs;
 // it fails only when no shard answered. Any other failure fails the call,
@@ -83,8 +84,14 @@ func (e *exec) run(ctx context.Context, idx []int, tolerant bool, fn func(ctx co
 			skipped[k] = true
 			continue
 		}
-		if len(idx) == 1 || e.user {
-			one(k) // a caller's transaction is one connection
+		if len(idx) == 1 || e.user || e.tx != nil {
+			// A caller's transaction is one connection. A fleet's
+			// transaction takes its shards one at a time, in idx's
+			// (ascending) order: two that each held one shard's locks
+			// (a unique key, a queue's row) while waiting for the other's
+			// would deadlock across databases, where no PostgreSQL sees
+			// the cycle.
+			one(k)
 			continue
 		}
 		wg.Go(func() { one(k) })
