@@ -20,6 +20,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/internal/storeurl"
+	"github.com/droverhq/drover/internal/validate"
 )
 
 // openTopics opens the store, checked to be current, and a client for
@@ -563,9 +564,8 @@ again: the output says when the oldest message to deliver was published.`,
 			}
 			var opts drover.RewindOpts
 			if since != "" {
-				if d, err := time.ParseDuration(since); err == nil && d >= 0 {
-					opts.Since = time.Now().Add(-d)
-				} else if opts.Since, err = time.Parse(time.RFC3339Nano, since); err != nil {
+				var ok bool
+				if opts.Since, ok = validate.TimeOrAgo(since, time.Now()); !ok {
 					return usagef("--since %q: want an RFC 3339 time (2026-01-02T15:04:05Z) or a duration ago (90m)", since)
 				}
 			}

@@ -287,9 +287,8 @@ func (s *Server) subscriptionRewind(w http.ResponseWriter, r *http.Request) erro
 	case "earliest":
 	case "since":
 		since := strings.TrimSpace(r.PostFormValue("since"))
-		if d, err := time.ParseDuration(since); err == nil && d >= 0 {
-			opts.Since = time.Now().Add(-d)
-		} else if opts.Since, err = time.Parse(time.RFC3339Nano, since); err != nil {
+		var ok bool
+		if opts.Since, ok = validate.TimeOrAgo(since, time.Now()); !ok {
 			return badRequest("since %.40q: give an RFC 3339 time (2026-01-02T15:04:05Z) or a duration ago (90m)", since)
 		}
 	default:
