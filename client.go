@@ -316,6 +316,9 @@ type Client[TTx any] struct {
 	receiptKeyCache []byte
 	// identity is what the client's claims say of its workers (routing.go).
 	identity *identity
+	// signals are its services' test signals (testsignals.go), off
+	// unless a test turned them on.
+	signals testSignals
 }
 
 // NewClient returns a client on d. Nothing runs until Start.
@@ -385,6 +388,7 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 		// the job back once it expires.
 		OnDropped: func(r droverdriver.Result) { c.tracker.Remove(r.ID, r.Attempt) },
 	})
+	c.completer.TestSignals = c.signals.Completer
 	c.producers = make(map[string]*producer.Producer, len(cfg.Queues))
 	// Producers claim only the kinds this client has workers for: a job
 	// of another kind waits for a process that can run it, rather than
@@ -409,6 +413,7 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 			Lease: cfg.LeaseDuration, PollInterval: producerPoll, Logger: log, OnRan: c.observeRun,
 			Kinds: kinds, FromHead: fromHead,
 		})
+		c.producers[name].TestSignals = c.signals.Producer
 	}
 
 	if len(c.producers) > 0 {
@@ -541,21 +546,22 @@ func (c *Client[TTx]) runElector(ctx context.Context) {
 			var mctx context.Context
 			mctx, stopMaint = context.WithCancel(ctx)
 			rescuer := &maintenance.Rescuer{Exec: c.exec, Interval: cfg.RescueInterval, Logger: cfg.Logger,
-				OnRescued: func(n int) { c.metrics.rescued.Add(int64(n)) }}
+				OnRescued: func(n int) { c.metrics.rescued.Add(int64(n)) }, TestSignals: c.signals.Rescuer}
 			pruner := &maintenance.Pruner{Exec: c.exec, Interval: cfg.PruneInterval, Logger: cfg.Logger,
-				Completed: cfg.CompletedRetention, Cancelled: cfg.CancelledRetention, Discarded: cfg.DiscardedRetention}
+				Completed: cfg.CompletedRetention, Cancelled: cfg.CancelledRetention, Discarded: cfg.DiscardedRetention,
+				TestSignals: c.signals.Pruner}
 			// order: the promoter frees keys whose slot no finish released.
-			promoter := &maintenance.Promoter{Exec: c.exec, Interval: cfg.RescueInterval, Logger: cfg.Logger}
+			promoter := &maintenance.Promoter{Exec: c.exec, Interval: cfg.RescueInterval, Logger: cfg.Logger, TestSignals: c.signals.Promoter}
 			// order: the leader inserts the periodic jobs.
 			store, _ := c.exec.(droverdriver.PeriodicExecutor)
 			sched := &scheduler{entries: c.periodic, logger: cfg.Logger, ticks: c.exec, store: store,
-				reload: cfg.PeriodicReloadInterval, nudge: c.periodicSet.nudge,
+				reload: cfg.PeriodicReloadInterval, nudge: c.periodicSet.nudge, signals: c.signals.Periodic,
 				insert: func(ctx context.Context, jobs []InsertManyParams) ([]int64, error) {
 					return c.insertMany(ctx, c.exec, jobs)
 				}}
 			// routing: the absent-worker policies of jobs aimed at worker
 			// names, and the registry's forgotten workers.
-			router := &maintenance.Router{Exec: c.exec, Interval: cfg.RescueInterval, Logger: cfg.Logger}
+			router := &maintenance.Router{Exec: c.exec, Interval: cfg.RescueInterval, Logger: cfg.Logger, TestSignals: c.signals.Router}
 			maintWG.Add(5)
 			go func() { defer maintWG.Done(); router.Run(mctx) }()
 			go func() { defer maintWG.Done(); rescuer.Run(mctx) }()
@@ -565,19 +571,22 @@ func (c *Client[TTx]) runElector(ctx context.Context) {
 			// The history behind the dashboard's charts, when kept.
 			if cfg.HistoryRetention > 0 {
 				te, _ := c.exec.(droverdriver.TopicExecutor)
-				recorder := &maintenance.HistoryRecorder{Exec: c.exec, Topics: te, Retention: cfg.HistoryRetention, Logger: cfg.Logger}
+				recorder := &maintenance.HistoryRecorder{Exec: c.exec, Topics: te, Retention: cfg.HistoryRetention, Logger: cfg.Logger,
+					TestSignals: c.signals.History}
 				maintWG.Add(1)
 				go func() { defer maintWG.Done(); recorder.Run(mctx) }()
 			}
 			// order: the leader rotates and drops topic generations, when
 			// the store has topics.
 			if te, ok := c.exec.(droverdriver.TopicExecutor); ok {
-				retainer := &maintenance.TopicRetainer{Exec: te, Interval: min(cfg.PruneInterval, topicRetainInterval), Logger: cfg.Logger}
+				retainer := &maintenance.TopicRetainer{Exec: te, Interval: min(cfg.PruneInterval, topicRetainInterval), Logger: cfg.Logger,
+					TestSignals: c.signals.TopicRetainer}
 				maintWG.Add(1)
 				go func() { defer maintWG.Done(); retainer.Run(mctx) }()
 				// A publisher's transaction left open is logged, with its
 				// session.
-				watch := &maintenance.PublisherWatch{Exec: te, Interval: topicRetainInterval, StallAfter: PublisherStallAfter, Logger: cfg.Logger}
+				watch := &maintenance.PublisherWatch{Exec: te, Interval: topicRetainInterval, StallAfter: PublisherStallAfter, Logger: cfg.Logger,
+					TestSignals: c.signals.PublisherWatch}
 				maintWG.Add(1)
 				go func() { defer maintWG.Done(); watch.Run(mctx) }()
 			}

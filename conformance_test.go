@@ -28,6 +28,7 @@ import (
 	"github.com/droverhq/drover/internal/clientapi"
 	"github.com/droverhq/drover/internal/engine"
 	"github.com/droverhq/drover/internal/testdb"
+	"github.com/droverhq/drover/internal/testsignal"
 	"github.com/droverhq/drover/internal/waitfor"
 )
 
@@ -217,15 +218,41 @@ func migrate(t *testing.T, d droverdriver.Driver) {
 	}
 }
 
-// forEachStore runs fn as a parallel subtest per store.
+// forEachStore runs fn as a parallel subtest per store, whose clients
+// have their test signals on.
 func forEachStore(t *testing.T, fn func(t *testing.T, s store)) {
 	t.Helper()
 	for _, s := range stores {
 		t.Run(s.name, func(t *testing.T) {
 			t.Parallel()
-			fn(t, s)
+			fn(t, s.withSignals())
 		})
 	}
+}
+
+// withSignals returns s making clients whose test signals are on
+// (drover.InitTestSignals), so that the tests wait on their services'
+// work rather than on a timer.
+func (s store) withSignals() store {
+	newClient := s.newClient
+	s.newClient = func(t *testing.T, d droverdriver.Driver, cfg *drover.Config) client {
+		c := newClient(t, d, cfg)
+		drover.InitTestSignals(c)
+		return c
+	}
+	return s
+}
+
+// signals are c's test signals, on when the suite made it
+// (store.withSignals) or the test turned them on.
+func signals(c client) *drover.TestSignals { return drover.SignalsOf(c) }
+
+// jobMoved are the units of work of c's services that can change a job's
+// state: a claim, a flush of results, and the leader's rescue, promotion
+// and absent-worker passes.
+func jobMoved(c client) []testsignal.Source {
+	s := signals(c)
+	return []testsignal.Source{&s.Producer.Claimed, &s.Completer.Flushed, &s.Rescuer.Passed, &s.Promoter.Passed, &s.Router.Passed}
 }
 
 // Test job kinds.
@@ -373,18 +400,20 @@ func (b *bundle) insert(t *testing.T, args drover.Args, opts *drover.InsertOpts)
 	return row.ID
 }
 
-// waitState polls the store until job id is in state want.
+// waitState waits until job id is in state want, reading it from the
+// store again after each unit of c's work that can move a job (jobMoved):
+// c's services must be the ones that move it.
 func waitState(t *testing.T, c client, id int64, want drovertype.JobState) *drovertype.JobRow {
 	t.Helper()
 	var row *drovertype.JobRow
-	waitfor.Cond(t, fmt.Sprintf("job %d to be %s", id, want), func() bool {
+	testsignal.Until(t, fmt.Sprintf("job %d to be %s", id, want), func() bool {
 		var err error
 		row, err = c.JobGet(context.Background(), id)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return row.State == want
-	})
+	}, jobMoved(c)...)
 	return row
 }
 

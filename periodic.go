@@ -143,6 +143,8 @@ type scheduler struct {
 	reload time.Duration
 	nudge  <-chan struct{}
 	logger *slog.Logger
+	// signals are the client's (testsignals.go).
+	signals schedulerTestSignals
 }
 
 // active is an entry the scheduler runs, with its next tick.
@@ -175,6 +177,7 @@ func (s *scheduler) run(ctx context.Context) {
 	}
 	s.insertDue(ctx, due, now, nil)
 	running := s.merge(nil, paused, stored, now)
+	s.signals.Reloaded.Send(struct{}{})
 	var reloadC <-chan time.Time
 	if s.store != nil {
 		t := time.NewTicker(s.reload)
@@ -217,6 +220,7 @@ func (s *scheduler) run(ctx context.Context) {
 			if paused, stored, ok := s.reloadStore(ctx); ok {
 				running = s.merge(running, paused, stored, now)
 			}
+			s.signals.Reloaded.Send(struct{}{})
 			continue
 		}
 		due = due[:0]
@@ -405,6 +409,7 @@ func (s *scheduler) insertDue(ctx context.Context, due []periodicEntry, now time
 	if len(due) == 0 {
 		return
 	}
+	defer s.signals.Inserted.Send(len(due))
 	params := make([]InsertManyParams, 0, len(due))
 	latest := map[string]time.Time{}
 	for k, e := range due {

@@ -16,7 +16,7 @@ import (
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/droversqlite"
 	"github.com/droverhq/drover/drovertype"
-	"github.com/droverhq/drover/internal/waitfor"
+	"github.com/droverhq/drover/internal/testsignal"
 )
 
 // claimCounted is a store's driver whose executor counts its claims.
@@ -100,10 +100,12 @@ func TestPollClaimsOnlyQueuesWithJobs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		drover.InitTestSignals(worker)
 		inserter := s.newClient(t, d, &drover.Config{Workers: testWorkers(rec)})
 		startClient(t, worker)
 		// Each producer claims once as it starts, finds nothing and waits.
-		waitfor.Cond(t, "every producer's first claim", func() bool { return claims.Load() >= queues })
+		testsignal.Until(t, "every producer's first claim", func() bool { return claims.Load() >= queues },
+			&signals(worker).Producer.Claimed)
 		const rounds = 5
 		for i := range rounds {
 			queue := fmt.Sprintf("q%d", i*7)

@@ -178,6 +178,7 @@ func (c *Client[TTx]) startTopics(ctx context.Context, wg *sync.WaitGroup) error
 	if c.topics == nil {
 		return nil
 	}
+	c.topics.signals = c.signals.Topics
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -228,6 +229,8 @@ const topicFetchRows = 20_000
 // lease gone) stops its handler (ErrLaneLost), and it never reads a lane
 // whose lease it cannot vouch for.
 type topicConsumer struct {
+	// signals are the client's, handed over at Start (testsignals.go).
+	signals     consumerTestSignals
 	core        *topicCore
 	owner       string
 	lease, poll time.Duration
@@ -397,6 +400,7 @@ func (l *consumerLoop) ackDue() {
 		// delivered again: at least once.
 		l.tc.logger.Warn("topic consumer: ack failed", "error", err)
 	}
+	l.tc.signals.Acked.Send(len(l.finished))
 	l.finished = l.finished[:0]
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/drovertype"
 	outagelog "github.com/droverhq/drover/internal/outage"
+	"github.com/droverhq/drover/internal/testsignal"
 )
 
 // Defaults for Config. Two flushes in flight rather than more: every flush
@@ -66,6 +67,16 @@ type Config struct {
 	OnDropped func(r droverdriver.Result)
 }
 
+// TestSignals are what a completer tells a test (internal/testsignal).
+type TestSignals struct {
+	// Flushed is sent after each flush, written or given up on, with the
+	// number of results it carried.
+	Flushed testsignal.Signal[int]
+}
+
+// Init turns the signals on, for tests only.
+func (s *TestSignals) Init() { s.Flushed.Init() }
+
 // Completer batches results. Run it in a goroutine; Submit from any number
 // of goroutines.
 //
@@ -103,6 +114,9 @@ type Completer struct {
 	// every retry of every flush) and splitting what the store refuses
 	// (refuse.go).
 	writer *writer
+
+	// TestSignals are off unless a test initialised them before Run.
+	TestSignals TestSignals
 }
 
 // Store is what a completer writes through: the engine's finish on a
@@ -265,6 +279,7 @@ func (c *Completer) Run(ctx context.Context) {
 			if took, ok := c.flush(ctx, batch); ok {
 				lastTook.Store(int64(took))
 			}
+			c.TestSignals.Flushed.Send(len(batch))
 			clear(batch) // drop what the results point to
 			select {
 			case c.spare <- batch[:0]:

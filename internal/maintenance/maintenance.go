@@ -11,11 +11,25 @@ import (
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/internal/engine"
 	"github.com/droverhq/drover/internal/outage"
+	"github.com/droverhq/drover/internal/testsignal"
 )
 
 // batchLimit bounds one rescue or prune statement; a pass repeats until a
 // statement comes back short.
 const batchLimit = 10_000
+
+// TestSignals are what a maintenance loop tells a test
+// (internal/testsignal); every loop has its own.
+type TestSignals struct {
+	// Passed is sent after each pass, failed or not, with how many rows
+	// it changed: jobs rescued, pruned or promoted, jobs failed or fallen
+	// back by the router, generations dropped by the topic retainer, and
+	// 0 from the history recorder and the publisher watch.
+	Passed testsignal.Signal[int]
+}
+
+// Init turns the signals on, for tests only.
+func (s *TestSignals) Init() { s.Passed.Init() }
 
 // Rescuer returns running jobs whose lease expired (their worker died or
 // lost the store) to available, or discards them when out of attempts.
@@ -24,7 +38,8 @@ type Rescuer struct {
 	Interval time.Duration
 	Logger   *slog.Logger
 	// OnRescued is called with the number of jobs each pass moved.
-	OnRescued func(n int)
+	OnRescued   func(n int)
+	TestSignals TestSignals
 }
 
 // Run rescues every Interval until ctx ends.
@@ -39,6 +54,7 @@ func (r *Rescuer) Run(ctx context.Context) {
 		if r.OnRescued != nil {
 			r.OnRescued(n)
 		}
+		r.TestSignals.Passed.Send(n)
 	})
 }
 
@@ -61,14 +77,16 @@ type Pruner struct {
 	// Retention per final state; negative keeps forever.
 	Completed, Cancelled, Discarded time.Duration
 	Logger                          *slog.Logger
+	TestSignals                     TestSignals
 }
 
 // Run prunes every Interval until ctx ends.
 func (p *Pruner) Run(ctx context.Context) {
 	failures := &outage.Reporter{Logger: p.Logger, What: "pruning finished jobs"}
 	every(ctx, p.Interval, func() {
-		_, err := p.RunOnce(ctx)
+		n, err := p.RunOnce(ctx)
 		report(ctx, failures, err)
+		p.TestSignals.Passed.Send(n)
 	})
 }
 

@@ -16,9 +16,10 @@ import (
 // job promotes in the same transaction, so this sweep only covers those
 // paths, which are rare and need no better latency than the rescuer's.
 type Promoter struct {
-	Exec     droverdriver.Executor
-	Interval time.Duration
-	Logger   *slog.Logger
+	Exec        droverdriver.Executor
+	Interval    time.Duration
+	Logger      *slog.Logger
+	TestSignals TestSignals
 }
 
 // Run promotes every Interval until ctx ends.
@@ -30,6 +31,7 @@ func (p *Promoter) Run(ctx context.Context) {
 		if n > 0 {
 			p.Logger.Info("promoted blocked keyed jobs", "jobs", n)
 		}
+		p.TestSignals.Passed.Send(n)
 	})
 }
 

@@ -19,10 +19,11 @@ import (
 // transaction no coordinator resolved, would otherwise go unnoticed until
 // the disk fills. The log names the session to end.
 type PublisherWatch struct {
-	Exec       droverdriver.TopicExecutor
-	Interval   time.Duration
-	StallAfter time.Duration
-	Logger     *slog.Logger
+	Exec        droverdriver.TopicExecutor
+	Interval    time.Duration
+	StallAfter  time.Duration
+	Logger      *slog.Logger
+	TestSignals TestSignals
 	// watched are the open publishers of the last pass, by xid.
 	watched map[int64]watched
 }
@@ -46,6 +47,7 @@ func (w *PublisherWatch) Run(ctx context.Context) {
 				"pid", p.PID, "application_name", p.ApplicationName, "state", p.State, "xact_start", p.Started,
 				"xid", p.Xid, "gid", p.GID)
 		}
+		w.TestSignals.Passed.Send(0)
 	})
 }
 

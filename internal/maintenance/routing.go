@@ -21,7 +21,8 @@ type Router struct {
 	Interval time.Duration
 	Logger   *slog.Logger
 	// Now reads the clock; nil means time.Now. Tests set it.
-	Now func() time.Time
+	Now         func() time.Time
+	TestSignals TestSignals
 }
 
 // Run applies the policies every Interval until ctx ends.
@@ -33,6 +34,7 @@ func (r *Router) Run(ctx context.Context) {
 		if failed > 0 || fell > 0 {
 			r.Logger.Info("applied absent-worker policies", "failed", failed, "fell_back", fell)
 		}
+		r.TestSignals.Passed.Send(failed + fell)
 	})
 }
 

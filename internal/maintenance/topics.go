@@ -44,8 +44,9 @@ type TopicRetainer struct {
 	MaxAge      time.Duration
 	// Chunk bounds the messages one removal statement takes (default
 	// RemoveChunkDefault).
-	Chunk  int
-	Logger *slog.Logger
+	Chunk       int
+	Logger      *slog.Logger
+	TestSignals TestSignals
 }
 
 // Run passes every Interval until ctx ends.
@@ -62,6 +63,7 @@ func (r *TopicRetainer) Run(ctx context.Context) {
 			r.Logger.Warn("topic retention dropped messages subscriptions had not read", "messages", lost,
 				"error", droverdriver.ErrSubscriptionBehind)
 		}
+		r.TestSignals.Passed.Send(dropped)
 	})
 }
 

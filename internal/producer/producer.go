@@ -15,6 +15,7 @@ import (
 	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/lease"
 	"github.com/droverhq/drover/internal/outage"
+	"github.com/droverhq/drover/internal/testsignal"
 )
 
 // ClaimMaxDefault caps one claim statement. Past a few hundred rows the
@@ -97,8 +98,22 @@ type Stats struct {
 	RunNanos    int64
 }
 
+// TestSignals are what a producer tells a test (internal/testsignal).
+type TestSignals struct {
+	// Claimed is sent after each claim that succeeded, with the number of
+	// jobs it claimed (0 for a claim that found none), once they are in
+	// the buffer and the tracker.
+	Claimed testsignal.Signal[int]
+}
+
+// Init turns the signals on, for tests only.
+func (s *TestSignals) Init() { s.Claimed.Init() }
+
 // Producer fetches and runs the jobs of one queue.
 type Producer struct {
+	// TestSignals are off unless a test initialised them before Run.
+	TestSignals TestSignals
+
 	cfg     Config
 	tracker *lease.Tracker
 	submit  func(droverdriver.Result)
@@ -477,5 +492,6 @@ func (p *Producer) claim(ctx context.Context, n int) (int, bool, error) {
 	}
 	p.tracker.Add(attempts)
 	p.workers.push(jobs)
+	p.TestSignals.Claimed.Send(len(rows))
 	return len(rows), after != nil, nil
 }
