@@ -14,7 +14,6 @@ import (
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/engine"
-	"github.com/droverhq/drover/internal/waitfor"
 )
 
 // Workflows and batches, on every store. Every check reads the store: job
@@ -419,7 +418,7 @@ func TestBatch(t *testing.T) {
 		for range 2 {
 			startClient(t, b.s.newClient(t, b.d, withMutate(fastConfig(rec, 8), flowWorkers(rec))))
 		}
-		waitfor.Cond(t, "the batch's other members to end", func() bool {
+		b.s.untilWorked(t, "the batch's other members to end", func() bool {
 			p, err := b.client.BatchGet(ctx, ins.ID)
 			if err != nil {
 				t.Fatal(err)

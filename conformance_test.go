@@ -61,6 +61,8 @@ type store struct {
 	// insertTx inserts args in a transaction of the store's own type and
 	// commits or rolls back.
 	insertTx func(t *testing.T, d droverdriver.Driver, c client, args drover.Args, commit bool) int64
+	// made are the clients newClient made for one test (withSignals).
+	made *madeClients
 }
 
 var stores = []store{pgStore, sqliteStore, fleetStore}
@@ -230,29 +232,55 @@ func forEachStore(t *testing.T, fn func(t *testing.T, s store)) {
 	}
 }
 
-// withSignals returns s making clients whose test signals are on
-// (drover.InitTestSignals), so that the tests wait on their services'
-// work rather than on a timer.
+// withSignals returns s for one test, making clients whose test signals
+// are on (drover.InitTestSignals) and remembering them, so that the test
+// waits on their services' work rather than on a timer (untilWorked).
 func (s store) withSignals() store {
 	newClient := s.newClient
+	made := &madeClients{}
+	s.made = made
 	s.newClient = func(t *testing.T, d droverdriver.Driver, cfg *drover.Config) client {
 		c := newClient(t, d, cfg)
 		drover.InitTestSignals(c)
+		made.mu.Lock()
+		made.clients = append(made.clients, c)
+		made.mu.Unlock()
 		return c
 	}
 	return s
+}
+
+// madeClients are the clients a store made for one test.
+type madeClients struct {
+	mu      sync.Mutex
+	clients []client
+}
+
+// untilWorked waits until cond holds, checking it again after each unit of
+// work (worked) of any client the test made so far.
+func (s store) untilWorked(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	s.made.mu.Lock()
+	var sources []testsignal.Source
+	for _, c := range s.made.clients {
+		sources = append(sources, worked(c)...)
+	}
+	s.made.mu.Unlock()
+	testsignal.Until(t, what, cond, sources...)
 }
 
 // signals are c's test signals, on when the suite made it
 // (store.withSignals) or the test turned them on.
 func signals(c client) *drover.TestSignals { return drover.SignalsOf(c) }
 
-// jobMoved are the units of work of c's services that can change a job's
-// state: a claim, a flush of results, and the leader's rescue, promotion
-// and absent-worker passes.
-func jobMoved(c client) []testsignal.Source {
+// worked are the units of work of c's services that can change a job or
+// a subscription, or add a job: a claim, a flush of results, the leader's
+// rescue, promotion and absent-worker passes, its periodic inserts, and
+// the topic consumer's acks.
+func worked(c client) []testsignal.Source {
 	s := signals(c)
-	return []testsignal.Source{&s.Producer.Claimed, &s.Completer.Flushed, &s.Rescuer.Passed, &s.Promoter.Passed, &s.Router.Passed}
+	return []testsignal.Source{&s.Producer.Claimed, &s.Completer.Flushed, &s.Rescuer.Passed, &s.Promoter.Passed,
+		&s.Router.Passed, &s.Periodic.Inserted, &s.Topics.Acked}
 }
 
 // Test job kinds.
@@ -277,14 +305,17 @@ func (scriptArgs) Kind() string { return "test.script" }
 
 // recorder remembers which jobs ran, in which order, how often.
 type recorder struct {
-	mu      sync.Mutex
-	order   []int64
-	runs    map[int64]int
-	started chan int64
+	mu    sync.Mutex
+	order []int64
+	runs  map[int64]int
+	// ran is signalled by each run, once recorded.
+	ran testsignal.Signal[int64]
 }
 
 func newRecorder() *recorder {
-	return &recorder{runs: map[int64]int{}, started: make(chan int64, 100_000)}
+	r := &recorder{runs: map[int64]int{}}
+	r.ran.Init()
+	return r
 }
 
 func (r *recorder) record(id int64) {
@@ -292,10 +323,13 @@ func (r *recorder) record(id int64) {
 	r.order = append(r.order, id)
 	r.runs[id]++
 	r.mu.Unlock()
-	select {
-	case r.started <- id:
-	default:
-	}
+	r.ran.Send(id)
+}
+
+// waitRuns waits until n runs are recorded, checking after each.
+func (r *recorder) waitRuns(t *testing.T, what string, n int) {
+	t.Helper()
+	testsignal.Until(t, what, func() bool { o, _ := r.snapshot(); return len(o) == n }, &r.ran)
 }
 
 func (r *recorder) snapshot() ([]int64, map[int64]int) {
@@ -401,8 +435,8 @@ func (b *bundle) insert(t *testing.T, args drover.Args, opts *drover.InsertOpts)
 }
 
 // waitState waits until job id is in state want, reading it from the
-// store again after each unit of c's work that can move a job (jobMoved):
-// c's services must be the ones that move it.
+// store again after each unit of c's work (worked): c's services must be
+// the ones that move it.
 func waitState(t *testing.T, c client, id int64, want drovertype.JobState) *drovertype.JobRow {
 	t.Helper()
 	var row *drovertype.JobRow
@@ -413,7 +447,7 @@ func waitState(t *testing.T, c client, id int64, want drovertype.JobState) *drov
 			t.Fatal(err)
 		}
 		return row.State == want
-	}, jobMoved(c)...)
+	}, worked(c)...)
 	return row
 }
 
@@ -633,7 +667,7 @@ func TestPriorityOrder(t *testing.T) {
 			want = append(want, x.id)
 		}
 		b.start(t)
-		waitfor.Cond(t, "all jobs", func() bool { o, _ := b.rec.snapshot(); return len(o) == len(want) })
+		b.rec.waitRuns(t, "all jobs", len(want))
 		got, _ := b.rec.snapshot()
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("run order %v, want %v", got, want)
@@ -870,7 +904,7 @@ func TestGracefulStopReleases(t *testing.T) {
 			ids = append(ids, b.insert(t, scriptArgs{Block: true}, nil))
 		}
 		b.start(t)
-		waitfor.Cond(t, "two jobs running", func() bool { o, _ := b.rec.snapshot(); return len(o) == 2 })
+		b.rec.waitRuns(t, "two jobs running", 2)
 		stopCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 		if err := b.client.Stop(stopCtx); err != nil {
@@ -889,7 +923,7 @@ func TestGracefulStopReleases(t *testing.T) {
 		rec := newRecorder()
 		other := s.newClient(t, b.d, fastConfig(rec, 10))
 		startClient(t, other)
-		waitfor.Cond(t, "six jobs restarted elsewhere", func() bool { o, _ := rec.snapshot(); return len(o) == 6 })
+		rec.waitRuns(t, "six jobs restarted elsewhere", 6)
 	})
 }
 
@@ -917,7 +951,11 @@ func TestExactlyOnceUnderConcurrency(t *testing.T) {
 			startClient(t, c)
 			started.Add(1)
 		}
-		waitfor.Cond(t, "all jobs completed", func() bool {
+		// The store is counted once every job ran, after each flush.
+		s.untilWorked(t, "all jobs completed", func() bool {
+			if _, runs := rec.snapshot(); len(runs) < jobs {
+				return false
+			}
 			counts, err := b.client.JobCountByState(ctx, "")
 			if err != nil {
 				t.Fatal(err)
@@ -961,13 +999,13 @@ func TestMaintenanceSurvivesLeaderStop(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Nobody works "orphans"; only the rescuer can move the job.
-		waitfor.Cond(t, "rescue by the new leader", func() bool {
+		testsignal.Until(t, "rescue by the new leader", func() bool {
 			row, err := follower.JobGet(ctx, id)
 			if err != nil {
 				t.Fatal(err)
 			}
 			return row.State == drovertype.JobStateAvailable && row.Attempt == 1 && len(row.Errors) == 1
-		})
+		}, &signals(follower).Rescuer.Passed)
 	})
 }
 
@@ -984,20 +1022,21 @@ func TestPrunerRemovesExpiredFinishedJobs(t *testing.T) {
 		ctx := context.Background()
 		done := b.insert(t, noopArgs{}, nil)
 		failed := b.insert(t, scriptArgs{Fail: -1}, &drover.InsertOpts{MaxAttempts: 1})
-		waitfor.Cond(t, "completed job pruned", func() bool {
+		pruned := &signals(b.client).Pruner.Passed
+		testsignal.Until(t, "completed job pruned", func() bool {
 			_, err := b.client.JobGet(ctx, done)
 			return errors.Is(err, drover.ErrNotFound)
-		})
+		}, pruned)
 		if _, runs := b.rec.snapshot(); runs[done] != 1 {
 			t.Fatalf("pruned job ran %d times", runs[done])
 		}
 		waitState(t, b.client, failed, drovertype.JobStateDiscarded)
 		// A prune pass that completes after the discard leaves it alone.
 		later := b.insert(t, noopArgs{}, nil)
-		waitfor.Cond(t, "second completed job pruned", func() bool {
+		testsignal.Until(t, "second completed job pruned", func() bool {
 			_, err := b.client.JobGet(ctx, later)
 			return errors.Is(err, drover.ErrNotFound)
-		})
+		}, pruned)
 		if row, err := b.client.JobGet(ctx, failed); err != nil || row.State != drovertype.JobStateDiscarded {
 			t.Fatalf("discarded job kept forever: %v, %v", row, err)
 		}
@@ -1024,7 +1063,7 @@ func TestStopReleasesBufferedJobsAtOnce(t *testing.T) {
 			}
 		}
 		b.start(t)
-		waitfor.Cond(t, "two jobs running", func() bool { o, _ := b.rec.snapshot(); return len(o) == 2 })
+		b.rec.waitRuns(t, "two jobs running", 2)
 		stopped := make(chan error, 1)
 		go func() { stopped <- b.client.Stop(ctx) }()
 		waitfor.Cond(t, "buffered jobs released", func() bool {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/drovertype"
-	"github.com/droverhq/drover/internal/waitfor"
 )
 
 // Keyed jobs inside workflows and batches, on every store: a keyed job
@@ -16,11 +15,11 @@ import (
 // still start in insert order, and its parents still run before it. Every
 // check reads the store.
 
-// waitNoneWaiting waits until no job of the store is waiting or running.
-func waitNoneWaiting(t *testing.T, c client) {
+// waitNoneWaiting waits until no job of b's store is waiting or running.
+func waitNoneWaiting(t *testing.T, b *bundle) {
 	t.Helper()
-	waitfor.Cond(t, "every job to end", func() bool {
-		counts, err := c.JobCountByState(context.Background(), "")
+	b.s.untilWorked(t, "every job to end", func() bool {
+		counts, err := b.client.JobCountByState(context.Background(), "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,7 +98,7 @@ func TestKeyedWorkflowStepHoldsItsPlace(t *testing.T) {
 			flowWorkers(b.rec)(cfg)
 			startClient(t, b.s.newClient(t, b.d, cfg))
 		}
-		waitNoneWaiting(t, b.client)
+		waitNoneWaiting(t, b)
 
 		assertRanAfter(t, b.client, parent, step)
 		assertKeyOrder(t, b.client, append([]int64{step, next}, batch.JobIDs...)...)
@@ -139,7 +138,7 @@ func TestKeyedWorkflowWithinOneCall(t *testing.T) {
 		})
 
 		b.start(t)
-		waitNoneWaiting(t, b.client)
+		waitNoneWaiting(t, b)
 
 		assertRanAfter(t, b.client, a, p)
 		pj, cj := getJob(t, b.client, p), getJob(t, b.client, c)
@@ -163,7 +162,7 @@ func TestKeyedWorkflowStepCancelledFreesKey(t *testing.T) {
 		assertStates(t, b.client, map[int64]drovertype.JobState{step: drovertype.JobStatePending, next: drovertype.JobStateBlocked})
 
 		b.start(t)
-		waitNoneWaiting(t, b.client)
+		waitNoneWaiting(t, b)
 
 		assertStates(t, b.client, map[int64]drovertype.JobState{
 			parent: drovertype.JobStateDiscarded, step: drovertype.JobStateCancelled, next: drovertype.JobStateCompleted,
@@ -235,7 +234,7 @@ func TestKeyedWorkflowsUnderConcurrency(t *testing.T) {
 			flowWorkers(b.rec)(cfg)
 			startClient(t, b.s.newClient(t, b.d, cfg))
 		}
-		waitNoneWaiting(t, b.client)
+		waitNoneWaiting(t, b)
 
 		for _, ids := range children {
 			for _, id := range ids {

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
-	"github.com/droverhq/drover/internal/waitfor"
+	"github.com/droverhq/drover/internal/testsignal"
 )
 
 // TestStatsHistory checks the history behind the dashboard's charts: once
@@ -25,7 +25,7 @@ func TestStatsHistory(t *testing.T) {
 		reader := s.newClient(t, b.d, fastConfig(newRecorder(), 1))
 		b.start(t)
 		var h *drover.StatsHistory
-		waitfor.Cond(t, "the leader to record a sample of queue hist", func() bool {
+		testsignal.Until(t, "the leader to record a sample of queue hist", func() bool {
 			var err error
 			h, err = reader.StatsHistory(ctx, drover.StatsHistoryParams{From: time.Now().Add(-5 * time.Minute), Queue: "hist"})
 			if err != nil {
@@ -34,7 +34,7 @@ func TestStatsHistory(t *testing.T) {
 			// A fleet's leader records each shard's sample in that shard,
 			// each in a transaction of its own: a read between them sums one shard's.
 			return len(h.Samples) > 0 && (s.name != "fleet" || h.Samples[len(h.Samples)-1].Available == 4)
-		})
+		}, &signals(b.client).History.Passed)
 		if got := h.Samples[len(h.Samples)-1]; h.Bucket != time.Minute || got.Queue != "hist" || got.Kind != "" || got.Available != 4 {
 			t.Fatalf("history of queue hist: bucket %s, last sample %+v; want minutes, 4 jobs available", h.Bucket, got)
 		}

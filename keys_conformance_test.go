@@ -18,7 +18,7 @@ import (
 	"github.com/droverhq/drover/droversqlite"
 	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/engine"
-	"github.com/droverhq/drover/internal/waitfor"
+	"github.com/droverhq/drover/internal/testsignal"
 )
 
 // Conformance tests for what keys do beyond order and limits (issue 7):
@@ -174,7 +174,7 @@ func TestKeyRateLimit(t *testing.T) {
 		}
 		b.start(t)
 		startFleet(t, b, 2, 10)
-		waitAllFinished(t, b.client, 2*jobs)
+		waitAllFinished(t, b, 2*jobs)
 		groups := byTag(t, allJobs(t, b.client))
 		starts := startTimes(groups["rated"])
 		if n, from := busiestWindow(starts, period); n > 2*rate+limit {
@@ -222,7 +222,7 @@ func TestKeyRateCountsRetries(t *testing.T) {
 			t.Fatal(err)
 		}
 		b.start(t)
-		waitAllFinished(t, b.client, jobs)
+		waitAllFinished(t, b, jobs)
 		all := allJobs(t, b.client)
 		first, last := all[0].CreatedAt, all[0].CreatedAt
 		for _, j := range all {
@@ -334,7 +334,8 @@ func TestKeyRateBucketPruned(t *testing.T) {
 		}
 		b.start(t)
 		waitState(t, b.client, first, drovertype.JobStateCompleted)
-		waitfor.Cond(t, "the idle key's bucket to be deleted", func() bool { return keyRateBuckets(t, b.d) == 0 })
+		testsignal.Until(t, "the idle key's bucket to be deleted", func() bool { return keyRateBuckets(t, b.d) == 0 },
+			&signals(b.client).Promoter.Passed)
 		again := b.insert(t, scriptArgs{Tag: "k"}, opts)
 		waitState(t, b.client, again, drovertype.JobStateCompleted)
 	})
@@ -362,7 +363,7 @@ func TestKeyLimitIsFairAcrossKeys(t *testing.T) {
 		}
 		b.start(t)
 		// Let the flood get going before the late key arrives.
-		waitfor.Cond(t, "the flood to start", func() bool {
+		s.untilWorked(t, "the flood to start", func() bool {
 			counts, err := b.client.JobCountByState(ctx, "")
 			if err != nil {
 				t.Fatal(err)
@@ -435,7 +436,7 @@ func TestPeriodicCatchUp(t *testing.T) {
 			t.Fatal(err)
 		}
 		b.start(t)
-		waitAllFinished(t, b.client, 5)
+		waitAllFinished(t, b, 5)
 
 		local := now.In(time.Local)
 		top := time.Date(local.Year(), local.Month(), local.Day(), local.Hour(), 0, 0, 0, time.Local)

@@ -14,7 +14,6 @@ import (
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droversqlite"
 	"github.com/droverhq/drover/drovertype"
-	"github.com/droverhq/drover/internal/waitfor"
 )
 
 // Conformance tests for keyed jobs (per-key FIFO and per-key limits) and
@@ -121,10 +120,12 @@ func startFleet(t *testing.T, b *bundle, n, maxWorkers int) {
 	}
 }
 
-func waitAllFinished(t *testing.T, c client, want int64) {
+// waitAllFinished waits until want jobs of b's store completed or were
+// discarded.
+func waitAllFinished(t *testing.T, b *bundle, want int64) {
 	t.Helper()
-	waitfor.Cond(t, fmt.Sprintf("%d jobs to finish", want), func() bool {
-		counts, err := c.JobCountByState(context.Background(), "")
+	b.s.untilWorked(t, fmt.Sprintf("%d jobs to finish", want), func() bool {
+		counts, err := b.client.JobCountByState(context.Background(), "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -168,7 +169,7 @@ func TestKeyedFIFOUnderConcurrency(t *testing.T) {
 		}
 		b.start(t)
 		startFleet(t, b, 2, 8)
-		waitAllFinished(t, b.client, keys*perKey)
+		waitAllFinished(t, b, keys*perKey)
 
 		groups := byTag(t, allJobs(t, b.client))
 		if len(groups) != keys {
@@ -227,7 +228,7 @@ func TestKeyLimitNeverExceeded(t *testing.T) {
 		}
 		b.start(t)
 		startFleet(t, b, 2, 16)
-		waitAllFinished(t, b.client, keys*perKey)
+		waitAllFinished(t, b, keys*perKey)
 		all := allJobs(t, b.client)
 		for key, jobs := range byTag(t, all) {
 			if got := maxOverlap(t, jobs); got > limit {
@@ -260,7 +261,7 @@ func TestSlowKeyDoesNotStallOthers(t *testing.T) {
 		}
 		b.start(t)
 		waitState(t, b.client, stuck, drovertype.JobStateRunning)
-		waitfor.Cond(t, "the other keys' jobs to complete", func() bool {
+		s.untilWorked(t, "the other keys' jobs to complete", func() bool {
 			counts, err := b.client.JobCountByState(ctx, "")
 			if err != nil {
 				t.Fatal(err)
@@ -443,7 +444,7 @@ func TestPeriodicOncePerTick(t *testing.T) {
 			withPeriodic(cfg)
 			startClient(t, s.newClient(t, b.d, cfg))
 		}
-		waitfor.Cond(t, "three periodic jobs to complete", func() bool {
+		s.untilWorked(t, "three periodic jobs to complete", func() bool {
 			counts, err := b.client.JobCountByState(context.Background(), "")
 			if err != nil {
 				t.Fatal(err)
@@ -552,7 +553,7 @@ func TestQueueLimitNeverExceeded(t *testing.T) {
 		for range 3 {
 			startClient(t, s.newClient(t, b.d, limitedConfig(b.rec, 10, drover.QueueConfig{GlobalMaxWorkers: limit})))
 		}
-		waitAllFinished(t, b.client, jobs)
+		waitAllFinished(t, b, jobs)
 		all := allJobs(t, b.client)
 		if got := maxOverlap(t, all); got > limit {
 			t.Fatalf("%d jobs ran at once, queue limit %d", got, limit)
@@ -581,7 +582,7 @@ func TestQueueRateLimit(t *testing.T) {
 		for range 2 {
 			startClient(t, s.newClient(t, b.d, limitedConfig(b.rec, 10, drover.QueueConfig{RateLimit: rate, RatePeriod: period})))
 		}
-		waitAllFinished(t, b.client, jobs)
+		waitAllFinished(t, b, jobs)
 		starts := startTimes(allJobs(t, b.client))
 		if n, from := busiestWindow(starts, period); n > 2*rate+rate/10 {
 			t.Fatalf("%d jobs started within %s of %s, more than %d", n, period, from, 2*rate+rate/10)

@@ -10,7 +10,7 @@ import (
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/drovertype"
-	"github.com/droverhq/drover/internal/waitfor"
+	"github.com/droverhq/drover/internal/testsignal"
 )
 
 // Periodic jobs stored in the database (periodic_store.go, migration 014):
@@ -102,10 +102,10 @@ func TestPeriodicStoredRuns(t *testing.T) {
 		if _, err := other.PeriodicJobs().Create(ctx, def("late")); err != nil {
 			t.Fatal(err)
 		}
-		waitfor.Cond(t, "two jobs each of the stored and the late definition", func() bool {
+		testsignal.Until(t, "two jobs each of the stored and the late definition", func() bool {
 			n := periodicJobs(t, b.client)
 			return n["stored"] >= 2 && n["late"] >= 2
-		})
+		}, &signals(b.client).Periodic.Inserted)
 		n := periodicJobs(t, b.client)
 		if n["paused"] != 0 || n["go-paused"] != 0 {
 			t.Fatalf("jobs by periodic job %v: the paused ones inserted some", n)
@@ -176,10 +176,10 @@ func TestPeriodicConfiguredListed(t *testing.T) {
 		})
 		b.start(t)
 		var st *drover.PeriodicJobStatus
-		waitfor.Cond(t, "the leader to register its Go entry", func() bool {
+		testsignal.Until(t, "the leader to register its Go entry", func() bool {
 			st = findPeriodic(t, b.client, "nightly")
 			return st != nil
-		})
+		}, &signals(b.client).Periodic.Reloaded)
 		var args noopArgs
 		if err := json.Unmarshal(st.Args, &args); err != nil || args.N != 3 {
 			t.Fatalf("listed Go entry's args %s: %v", st.Args, err)

@@ -16,7 +16,6 @@ import (
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/droversqlite"
 	"github.com/droverhq/drover/drovertype"
-	"github.com/droverhq/drover/internal/waitfor"
 )
 
 // Poison values: whatever one job carries can fail only that job. These
@@ -74,7 +73,7 @@ func TestPoisonErrorsFailOnlyTheirJobs(t *testing.T) {
 			t.Fatal(err)
 		}
 		var counts map[drovertype.JobState]int64
-		waitfor.Cond(t, "every job to finish", func() bool {
+		s.untilWorked(t, "every job to finish", func() bool {
 			counts, err = b.client.JobCountByState(ctx, "")
 			if err != nil {
 				t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/drovertype"
+	"github.com/droverhq/drover/internal/testsignal"
 	"github.com/droverhq/drover/internal/waitfor"
 )
 
@@ -141,7 +142,8 @@ func TestQueuePauseAcrossClients(t *testing.T) {
 			t.Fatalf("insert into a paused queue: %v", err)
 		}
 		claims := b.client.Stats().Claims
-		waitfor.Cond(t, "the paused producer to claim twice more", func() bool { return b.client.Stats().Claims >= claims+2 })
+		testsignal.Until(t, "the paused producer to claim twice more", func() bool { return b.client.Stats().Claims >= claims+2 },
+			&signals(b.client).Producer.Claimed)
 		if row, err := b.client.JobGet(ctx, held.ID); err != nil || row.State != drovertype.JobStateAvailable {
 			t.Fatalf("job inserted while paused: %v, %v; want it available", row.State, err)
 		}
@@ -157,7 +159,7 @@ func TestQueuePauseAcrossClients(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitState(t, b.client, held.ID, drovertype.JobStateCompleted)
-		waitfor.Cond(t, "every job of the resumed queue to finish", func() bool {
+		s.untilWorked(t, "every job of the resumed queue to finish", func() bool {
 			return countState(t, b.client, drover.DefaultQueue, drovertype.JobStateAvailable) == 0
 		})
 	})
@@ -280,7 +282,8 @@ func TestQueuePauseKindAcrossClients(t *testing.T) {
 			t.Fatalf("a remote claim took %d jobs of a paused kind", len(jobs))
 		}
 		claims := b.client.Stats().Claims
-		waitfor.Cond(t, "the producer to claim twice more", func() bool { return b.client.Stats().Claims >= claims+2 })
+		testsignal.Until(t, "the producer to claim twice more", func() bool { return b.client.Stats().Claims >= claims+2 },
+			&signals(b.client).Producer.Claimed)
 		_, runs := b.rec.snapshot()
 		for _, id := range held {
 			if row, err := b.client.JobGet(ctx, id); err != nil || row.State != drovertype.JobStateAvailable || runs[id] != 0 {

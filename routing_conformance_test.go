@@ -12,6 +12,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/drovertype"
+	"github.com/droverhq/drover/internal/testsignal"
 	"github.com/droverhq/drover/internal/waitfor"
 )
 
@@ -24,6 +25,20 @@ import (
 type ranBy struct {
 	mu  sync.Mutex
 	who map[int64]string
+	// ran is signalled by each run, once recorded.
+	ran testsignal.Signal[int64]
+}
+
+func newRanBy() *ranBy {
+	r := &ranBy{who: map[int64]string{}}
+	r.ran.Init()
+	return r
+}
+
+// waitFor waits until cond holds of the runs, checking after each.
+func (r *ranBy) waitFor(t *testing.T, what string, cond func(map[int64]string) bool) {
+	t.Helper()
+	testsignal.Until(t, what, func() bool { return cond(r.get()) }, &r.ran)
 }
 
 func (r *ranBy) get() map[int64]string {
@@ -45,6 +60,7 @@ func routedClient(t *testing.T, s store, b *bundle, name string, w drover.Worker
 		ran.mu.Lock()
 		ran.who[j.ID] = name
 		ran.mu.Unlock()
+		ran.ran.Send(j.ID)
 		return nil
 	}))
 	cfg := fastConfig(newRecorder(), 4)
@@ -60,7 +76,7 @@ func routedClient(t *testing.T, s store, b *bundle, name string, w drover.Worker
 func TestRoutedJobsRunOnMatchingClients(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s store) {
 		b := setup(t, s, 1)
-		ran := &ranBy{who: map[int64]string{}}
+		ran := newRanBy()
 		routedClient(t, s, b, "gpu-1", drover.WorkerConfig{Type: "gpu"}, ran)
 		routedClient(t, s, b, "cpu-eu", drover.WorkerConfig{Type: "cpu", Labels: map[string]string{"region": "eu"}}, ran)
 		routedClient(t, s, b, "plain", drover.WorkerConfig{}, ran)
@@ -80,7 +96,7 @@ func TestRoutedJobsRunOnMatchingClients(t *testing.T) {
 				want[b.insert(t, noopArgs{N: i}, tc.opts)] = tc.may
 			}
 		}
-		waitfor.Cond(t, "every job to run", func() bool { return len(ran.get()) == len(want) })
+		ran.waitFor(t, "every job to run", func(r map[int64]string) bool { return len(r) == len(want) })
 		for id, who := range ran.get() {
 			if !slices.Contains(want[id], who) {
 				t.Errorf("job %d ran on %s, want one of %v", id, who, want[id])
@@ -92,7 +108,7 @@ func TestRoutedJobsRunOnMatchingClients(t *testing.T) {
 func TestSetWorkerLabels(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s store) {
 		b := setup(t, s, 1)
-		ran := &ranBy{who: map[int64]string{}}
+		ran := newRanBy()
 		c := routedClient(t, s, b, "w", drover.WorkerConfig{Labels: map[string]string{"zone": "x"}}, ran)
 		ctx := context.Background()
 		id := b.insert(t, noopArgs{}, &drover.InsertOpts{WorkerLabels: map[string]string{"zone": "y"}})
@@ -184,7 +200,7 @@ func TestUnroutableJobs(t *testing.T) {
 		}
 		// A gpu worker of another queue changes nothing; one of render's
 		// does, even with the queue paused.
-		ran := &ranBy{who: map[int64]string{}}
+		ran := newRanBy()
 		routedClient(t, s, b, "gpu-other", drover.WorkerConfig{Type: "gpu"}, ran)
 		if un, err = b.client.Unroutable(ctx); err != nil || len(un) != 1 {
 			t.Fatalf("with a gpu worker of another queue: %+v, %v", un, err)
@@ -222,7 +238,7 @@ func TestNamedWorkerAbsentPolicies(t *testing.T) {
 		fallback, fail, wait := aimed(drovertype.AbsentFallback), aimed(drovertype.AbsentFail), aimed(drovertype.AbsentWait)
 		// gpu-7 never comes; another gpu worker runs, and the leader (its
 		// own client) applies the policies.
-		ran := &ranBy{who: map[int64]string{}}
+		ran := newRanBy()
 		c := routedClient(t, s, b, "gpu-2", drover.WorkerConfig{Type: "gpu"}, ran)
 		j := waitState(t, c, fallback, drovertype.JobStateCompleted)
 		if ran.get()[fallback] != "gpu-2" || j.Routing == nil || !slices.Equal(j.Routing.FellBackFrom, []string{"gpu-7"}) {
@@ -252,13 +268,13 @@ func TestStrictOrderAcrossClients(t *testing.T) {
 		for i := range 60 {
 			ids = append(ids, b.insert(t, noopArgs{N: i}, &drover.InsertOpts{Queue: "fifo", Priority: i % 3}))
 		}
-		ran := &ranBy{who: map[int64]string{}}
+		ran := newRanBy()
 		for i := range 3 {
 			routedClient(t, s, b, fmt.Sprint("c", i), drover.WorkerConfig{}, ran, func(cfg *drover.Config) {
 				cfg.Queues = map[string]drover.QueueConfig{"fifo": {MaxWorkers: 4}}
 			})
 		}
-		waitfor.Cond(t, "every job to run", func() bool { return len(ran.get()) == len(ids) })
+		ran.waitFor(t, "every job to run", func(r map[int64]string) bool { return len(r) == len(ids) })
 		jobs := make([]*drovertype.JobRow, len(ids))
 		for i, id := range ids {
 			jobs[i] = waitState(t, b.client, id, drovertype.JobStateCompleted)
@@ -341,7 +357,7 @@ func TestQueueHeadOf(t *testing.T) {
 			t.Fatalf("before any run: %+v, %v; want job %d first in claim order", h, err, stuck)
 		}
 		b.start(t)
-		waitfor.Cond(t, "the failed job to wait for its retry", func() bool {
+		s.untilWorked(t, "the failed job to wait for its retry", func() bool {
 			j, err := b.client.JobGet(ctx, stuck)
 			return err == nil && j.State == drovertype.JobStateRetryable
 		})
@@ -371,7 +387,7 @@ func TestUnroutableKinds(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s store) {
 		b := setup(t, s, 1, anyKind)
 		ctx := context.Background()
-		ran := &ranBy{who: map[int64]string{}}
+		ran := newRanBy()
 		routedClient(t, s, b, "go-gpu", drover.WorkerConfig{Type: "gpu"}, ran, func(cfg *drover.Config) {
 			cfg.Queues = map[string]drover.QueueConfig{"mixed": {MaxWorkers: 4}, "legacy": {MaxWorkers: 4}}
 		})
@@ -381,8 +397,7 @@ func TestUnroutableKinds(t *testing.T) {
 		first := b.insert(t, orphan, &drover.InsertOpts{Queue: "mixed"})
 		b.insert(t, orphan, &drover.InsertOpts{Queue: "mixed"})
 		gpuOrphan := b.insert(t, orphan, &drover.InsertOpts{Queue: "mixed", WorkerType: "gpu"})
-		waitfor.Cond(t, "the Go worker runs the noop jobs", func() bool {
-			r := ran.get()
+		ran.waitFor(t, "the Go worker runs the noop jobs", func(r map[int64]string) bool {
 			return r[noop] != "" && r[gpuNoop] != ""
 		})
 		type group struct {

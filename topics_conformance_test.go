@@ -21,6 +21,7 @@ import (
 	"github.com/droverhq/drover/droversqlite"
 	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/maintenance"
+	"github.com/droverhq/drover/internal/testsignal"
 	"github.com/droverhq/drover/internal/waitfor"
 )
 
@@ -77,13 +78,24 @@ type ledger struct {
 	mu   sync.Mutex
 	got  map[string][]int64
 	keys map[string]map[string][]int64 // subscription → key → ids in delivery order
+	// handled is signalled by each batch, once recorded.
+	handled testsignal.Signal[int]
 }
 
 func newLedger() *ledger {
-	return &ledger{got: map[string][]int64{}, keys: map[string]map[string][]int64{}}
+	l := &ledger{got: map[string][]int64{}, keys: map[string]map[string][]int64{}}
+	l.handled.Init()
+	return l
+}
+
+// waitFor waits until cond holds, checking it after each batch recorded.
+func (l *ledger) waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	testsignal.Until(t, what, cond, &l.handled)
 }
 
 func (l *ledger) handler(ctx context.Context, batch []*drover.Delivery) error {
+	defer l.handled.Send(len(batch))
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, d := range batch {
@@ -362,8 +374,8 @@ func TestTopicDeadConsumerRedeliveredAndFenced(t *testing.T) {
 			t.Fatalf("lease: %v, %v", leased, err)
 		}
 		led := newLedger()
-		consumer(t, s, d, drover.Subscribe("chat", "sub", led.handler, 1, 10))
-		waitfor.Cond(t, "both messages redelivered after the dead consumer's lease", func() bool { return led.count("sub") == 2 })
+		cons := consumer(t, s, d, drover.Subscribe("chat", "sub", led.handler, 1, 10))
+		led.waitFor(t, "both messages redelivered after the dead consumer's lease", func() bool { return led.count("sub") == 2 })
 		if got := led.ids("sub"); !slices.Equal(got, ids) {
 			t.Fatalf("delivered %v, want %v", got, ids)
 		}
@@ -375,10 +387,10 @@ func TestTopicDeadConsumerRedeliveredAndFenced(t *testing.T) {
 		if len(accepted) != 0 {
 			t.Fatalf("the dead consumer's late ack was accepted: %v", accepted)
 		}
-		waitfor.Cond(t, "no lag once the batch is acked", func() bool {
+		testsignal.Until(t, "no lag once the batch is acked", func() bool {
 			lag, err := c.SubscriptionLag(ctx, "chat")
 			return err == nil && len(lag) == 1 && lag[0].Pending == 0
-		})
+		}, &signals(cons).Topics.Acked)
 	})
 }
 
@@ -423,7 +435,7 @@ func TestTopicKeyOrderUnderEightConsumers(t *testing.T) {
 		for range 8 {
 			consumer(t, s, d, drover.Subscribe("chat", "sub", handler, 1, 7))
 		}
-		waitfor.Cond(t, "every message delivered", func() bool { return led.count("sub") >= len(ids) })
+		led.waitFor(t, "every message delivered", func() bool { return led.count("sub") >= len(ids) })
 		if n := led.count("sub"); n != len(ids) {
 			t.Fatalf("%d deliveries of %d messages", n, len(ids))
 		}
@@ -472,7 +484,7 @@ func TestTopicManyPositionsReadInSmallerBatches(t *testing.T) {
 		}
 		consumer(t, s, d, subs...)
 		last := backlog[len(backlog)-1]
-		waitfor.Cond(t, "the backlog delivered to every subscription", func() bool {
+		led.waitFor(t, "the backlog delivered to every subscription", func() bool {
 			for _, sub := range subs {
 				// One key per lane and one lane: the last message comes
 				// last.
@@ -522,7 +534,7 @@ func TestTopicSlowSubscriptionDoesNotSlowOthers(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		waitfor.Cond(t, "the fast subscription got all five while the slow one is stuck", func() bool { return led.count("fast") == 5 })
+		led.waitFor(t, "the fast subscription got all five while the slow one is stuck", func() bool { return led.count("fast") == 5 })
 		close(release)
 	})
 }
@@ -563,7 +575,7 @@ func TestTopicFailedMessageRetriedThenDead(t *testing.T) {
 			t.Fatal(err)
 		}
 		queue := drover.RetryQueue("chat")
-		waitfor.Cond(t, "the poison message discarded in the retry queue", func() bool {
+		s.untilWorked(t, "the poison message discarded in the retry queue", func() bool {
 			n, err := cl.JobCountByState(ctx, queue)
 			return err == nil && n[drovertype.JobStateDiscarded] == 1
 		})
@@ -598,7 +610,7 @@ func TestTopicConsumerRestartLosesNothing(t *testing.T) {
 			}
 			ids = append(ids, got...)
 		}
-		waitfor.Cond(t, "some delivered", func() bool { return led.count("sub") > 0 })
+		led.waitFor(t, "some delivered", func() bool { return led.count("sub") > 0 })
 		if err := first.Stop(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -610,7 +622,7 @@ func TestTopicConsumerRestartLosesNothing(t *testing.T) {
 			ids = append(ids, got...)
 		}
 		consumer(t, s, d, drover.Subscribe("chat", "sub", led.handler, 2, 10))
-		waitfor.Cond(t, "every message delivered after the restart", func() bool {
+		led.waitFor(t, "every message delivered after the restart", func() bool {
 			got := led.ids("sub")
 			for _, id := range ids {
 				if !slices.Contains(got, id) {

@@ -326,14 +326,11 @@ func TestTopicLostLaneStopsHandler(t *testing.T) {
 			t.Fatal(err)
 		}
 		var got []int64
-		waitfor.Cond(t, "a's handler started", func() bool {
-			select {
-			case got = <-started:
-				return true
-			default:
-				return false
-			}
-		})
+		select {
+		case got = <-started:
+		case <-time.After(waitfor.Timeout):
+			t.Fatalf("timed out after %s waiting for a's handler to start", waitfor.Timeout)
+		}
 		if !slices.Equal(got, msgs) {
 			t.Fatalf("a handles %v, want %v", got, msgs)
 		}
@@ -527,7 +524,7 @@ func TestTopicRedeliveryCountsExpiredLease(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = cl.Stop(context.Background()) })
-		waitfor.Cond(t, "b retried once", func() bool {
+		s.untilWorked(t, "b retried once", func() bool {
 			mu.Lock()
 			defer mu.Unlock()
 			return len(attempts[msgs[1]]) == 2

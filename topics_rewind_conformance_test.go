@@ -9,6 +9,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/drovertype"
+	"github.com/droverhq/drover/internal/testsignal"
 	"github.com/droverhq/drover/internal/waitfor"
 )
 
@@ -206,7 +207,9 @@ func TestTopicRewindInProcessConsumer(t *testing.T) {
 		ctx := context.Background()
 		d, c := topicSetup(t, s, 2, "sub")
 		l := newLedger()
-		consumer(t, s, d, drover.Subscribe("chat", "sub", l.handler, 2, 4))
+		cons := consumer(t, s, d, drover.Subscribe("chat", "sub", l.handler, 2, 4))
+		// Deliveries are counted by the handler, acks by the lag.
+		delivered := []testsignal.Source{&l.handled, &signals(cons).Topics.Acked}
 		var msgs []drover.Message
 		for i := range 12 {
 			msgs = append(msgs, drover.Message{Key: []string{"a", "b", "c"}[i%3]})
@@ -215,15 +218,15 @@ func TestTopicRewindInProcessConsumer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		waitfor.Cond(t, "every message delivered and acknowledged", func() bool {
+		testsignal.Until(t, "every message delivered and acknowledged", func() bool {
 			return l.count("sub") == len(ids) && lagOf(t, c, "chat", "sub").Pending == 0
-		})
+		}, delivered...)
 		if _, err := c.(rewinder).RewindSubscription(ctx, "chat", "sub", drover.RewindOpts{}); err != nil {
 			t.Fatal(err)
 		}
-		waitfor.Cond(t, "every message delivered again", func() bool {
+		testsignal.Until(t, "every message delivered again", func() bool {
 			return l.count("sub") >= 2*len(ids) && lagOf(t, c, "chat", "sub").Pending == 0
-		})
+		}, delivered...)
 		got := l.ids("sub")
 		if want := sorted(append(slices.Clone(ids), ids...)); !slices.Equal(sorted(got), want) {
 			t.Fatalf("deliveries %v, want each of %v twice", got, ids)

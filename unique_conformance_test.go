@@ -13,7 +13,7 @@ import (
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/engine"
-	"github.com/droverhq/drover/internal/waitfor"
+	"github.com/droverhq/drover/internal/testsignal"
 )
 
 // Conformance tests for unique jobs whose keys outlive their unfinished
@@ -349,10 +349,10 @@ func TestUniquePrunerFreesKeptKeys(t *testing.T) {
 		if row, err := b.client.Insert(ctx, args, opts); err != nil || !row.UniqueSkippedAsDuplicate {
 			t.Fatalf("insert while the completed job keeps the key: %+v, %v; want skipped", row, err)
 		}
-		waitfor.Cond(t, "the completed job to be pruned", func() bool {
+		testsignal.Until(t, "the completed job to be pruned", func() bool {
 			_, err := b.client.JobGet(ctx, id)
 			return errors.Is(err, drover.ErrNotFound)
-		})
+		}, &signals(b.client).Pruner.Passed)
 		row, err := b.client.Insert(ctx, args, opts)
 		if err != nil || row.UniqueSkippedAsDuplicate || row.ID == 0 {
 			t.Fatalf("insert after the holder was pruned: %+v, %v; want stored", row, err)

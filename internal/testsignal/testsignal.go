@@ -86,12 +86,14 @@ type Source interface {
 	mustBeOn(t testing.TB)
 }
 
-// Until checks cond, and again after each unit of work any of sources
-// signals, until it holds; it fails t with what it waited for when the
-// services do nothing that makes it hold within waitfor.Timeout. cond
-// observes the effect (usually a read of the store); the signals only say
-// when to look again, so that a test reads the store once per unit of the
-// services' work rather than on a timer.
+// Until checks cond, and again after the services signal work, until it
+// holds; it fails t with what it waited for when the services do nothing
+// that makes it hold within waitfor.Timeout. cond observes the effect
+// (usually a read of the store); the signals only say when to look again,
+// so that a test looks once per unit of the services' work rather than on
+// a timer. The units signalled while cond ran are taken together, for one
+// look after them: a busy service costs the test one check at a time, not
+// one per unit.
 func Until(t testing.TB, what string, cond func() bool, sources ...Source) {
 	t.Helper()
 	if len(sources) == 0 {
@@ -102,11 +104,19 @@ func Until(t testing.TB, what string, cond func() bool, sources ...Source) {
 		s.mustBeOn(t)
 		cases = append(cases, s.selectCase())
 	}
-	deadline := timeout()
-	cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(deadline)})
+	deadline := len(cases)
+	cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(timeout())})
+	// drain has a default case: it takes what is already signalled, and
+	// no more.
+	drain := append(cases[:deadline:deadline], reflect.SelectCase{Dir: reflect.SelectDefault})
 	for !cond() {
-		if chosen, _, _ := reflect.Select(cases); chosen == len(cases)-1 {
+		if chosen, _, _ := reflect.Select(cases); chosen == deadline {
 			t.Fatalf("timed out after %s waiting for %s", waitfor.Timeout, what)
+		}
+		for {
+			if chosen, _, _ := reflect.Select(drain); chosen == deadline {
+				break
+			}
 		}
 	}
 }
