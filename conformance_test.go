@@ -245,6 +245,8 @@ func (s store) withSignals() store {
 		made.mu.Lock()
 		made.clients = append(made.clients, c)
 		made.mu.Unlock()
+		madeWith.Store(c, made)
+		t.Cleanup(func() { madeWith.Delete(c) })
 		return c
 	}
 	return s
@@ -256,17 +258,35 @@ type madeClients struct {
 	clients []client
 }
 
+// madeWith maps each client withSignals made to the clients of its test,
+// so that a wait given one of them (waitState) takes every one's work.
+var madeWith sync.Map
+
+// sources are the units of work (worked) of every client made so far.
+func (m *madeClients) sources() []testsignal.Source {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var sources []testsignal.Source
+	for _, c := range m.clients {
+		sources = append(sources, worked(c)...)
+	}
+	return sources
+}
+
 // untilWorked waits until cond holds, checking it again after each unit of
 // work (worked) of any client the test made so far.
 func (s store) untilWorked(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	s.made.mu.Lock()
-	var sources []testsignal.Source
-	for _, c := range s.made.clients {
-		sources = append(sources, worked(c)...)
+	testsignal.Until(t, what, cond, s.made.sources()...)
+}
+
+// workedAround are the units of work of every client made in c's test so
+// far, or of c alone when the suite did not make it.
+func workedAround(c client) []testsignal.Source {
+	if m, ok := madeWith.Load(c); ok {
+		return m.(*madeClients).sources()
 	}
-	s.made.mu.Unlock()
-	testsignal.Until(t, what, cond, sources...)
+	return worked(c)
 }
 
 // signals are c's test signals, on when the suite made it
@@ -435,8 +455,8 @@ func (b *bundle) insert(t *testing.T, args drover.Args, opts *drover.InsertOpts)
 }
 
 // waitState waits until job id is in state want, reading it from the
-// store again after each unit of c's work (worked): c's services must be
-// the ones that move it.
+// store again after each unit of work of c or of the other clients of its
+// test (workedAround).
 func waitState(t *testing.T, c client, id int64, want drovertype.JobState) *drovertype.JobRow {
 	t.Helper()
 	var row *drovertype.JobRow
@@ -447,7 +467,7 @@ func waitState(t *testing.T, c client, id int64, want drovertype.JobState) *drov
 			t.Fatal(err)
 		}
 		return row.State == want
-	}, worked(c)...)
+	}, workedAround(c)...)
 	return row
 }
 

@@ -205,6 +205,7 @@ func TestInsertWakesListeners(t *testing.T) {
 // connection of its own as three processes would have, migrating one file
 // at once: the file's write lock must make each migration apply once.
 func TestMigrationsAcrossDrivers(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "race.db")
 	drivers := []*Driver{open(t, path), open(t, path), open(t, path)}
@@ -228,6 +229,7 @@ func TestMigrationsAcrossDrivers(t *testing.T) {
 // checks that the job still holds its key, is flagged so at claim, and
 // gives the key up when it completes.
 func TestMigrationKeepsUniqueKeys(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := open(t, filepath.Join(t.TempDir(), "m.db"))
 	if err := applyUpTo(ctx, d, 3); err != nil {
@@ -265,6 +267,7 @@ func TestMigrationKeepsUniqueKeys(t *testing.T) {
 // refuse a state that is not theirs. The rows are written in SQL, since
 // the driver's statements are those of the latest schema.
 func TestMigrationRebuildsStateChecks(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := open(t, filepath.Join(t.TempDir(), "m.db"))
 	if err := applyUpTo(ctx, d, 6); err != nil {
@@ -364,6 +367,7 @@ func rawRows(t *testing.T, d *Driver) map[string][]map[string]any {
 }
 
 func TestWithSchema(t *testing.T) {
+	t.Parallel()
 	if _, err := Open(context.Background(), filepath.Join(t.TempDir(), "x.db"), WithSchema("Bad-Name")); err == nil {
 		t.Fatal("invalid schema accepted")
 	}
@@ -384,6 +388,7 @@ func TestWithSchema(t *testing.T) {
 }
 
 func TestMemory(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, err := Open(ctx, "sqlite::memory:")
 	if err != nil {
@@ -410,6 +415,7 @@ func TestMemory(t *testing.T) {
 // the file, which a driver Open made sees too, and Close leaves the
 // caller's database open. The suite covers what UnwrapExecutor does.
 func TestNew(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "tx.db")
 	db, err := sql.Open("sqlite", "file:"+path+"?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)")
@@ -512,6 +518,7 @@ func TestConcurrentClaimsAcrossDrivers(t *testing.T) {
 }
 
 func TestParseTarget(t *testing.T) {
+	t.Parallel()
 	abs, _ := filepath.Abs("rel.db")
 	tests := []struct {
 		in, path string
@@ -563,6 +570,7 @@ func TestParseTarget(t *testing.T) {
 }
 
 func TestFileSettings(t *testing.T) {
+	t.Parallel()
 	d := setup(t)
 	for pragma, want := range map[string]string{
 		"journal_mode": "wal", "page_size": "16384", "synchronous": "1", "busy_timeout": "10000",

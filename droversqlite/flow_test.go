@@ -13,6 +13,7 @@ import (
 // (SQLite cannot change a CHECK constraint). Waiting jobs must survive it,
 // and a new job must not get the ID of one that finished before it.
 func TestFlowMigrationKeepsJobsAndIDs(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := open(t, filepath.Join(t.TempDir(), "drover.db"))
 	err := d.MigrateTx(ctx, func(ctx context.Context, m droverdriver.Migrator) error {

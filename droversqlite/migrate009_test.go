@@ -15,6 +15,7 @@ import (
 // TestMigration009CapsErrorsAndScopesUniqueKeys: the PostgreSQL test of the
 // same name, on SQLite.
 func TestMigration009CapsErrorsAndScopesUniqueKeys(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := open(t, filepath.Join(t.TempDir(), "m.db"))
 	if err := applyUpTo(ctx, d, 8); err != nil {

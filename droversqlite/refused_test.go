@@ -13,6 +13,7 @@ import (
 // values; a generic error (a syntax error here) is not, and is left to
 // the completer's probe.
 func TestRefused(t *testing.T) {
+	t.Parallel()
 	db, err := sql.Open("sqlite", ":memory:")
 	if err != nil {
 		t.Fatal(err)
@@ -48,6 +49,7 @@ func TestRefused(t *testing.T) {
 // reach; a locked database (busy past the timeout) and a statement's
 // failure are not.
 func TestUnavailable(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "missing", "drover.db"))
 	if err != nil {

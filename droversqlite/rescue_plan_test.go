@@ -17,6 +17,7 @@ import (
 // workers' slots, never by a scan of the hot table. It also runs the pass
 // and checks that it took back exactly the expired leases.
 func TestJobRescuePlan(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := open(t, filepath.Join(t.TempDir(), "rescue.db"))
 	migrate(t, d)

@@ -20,6 +20,7 @@ import (
 // page's cost is its window's whatever its depth. It also runs a deep
 // window and checks what it found.
 func TestSearchPlan(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := open(t, filepath.Join(t.TempDir(), "plan.db"))
 	migrate(t, d)

@@ -42,6 +42,7 @@ var unpreparable = map[string]string{
 // EXPLAIN) have as many columns as the entry says its rows are scanned
 // into.
 func TestStatementsPrepare(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, schema := range []string{DefaultSchema, "acme"} {
 		t.Run(schema, func(t *testing.T) {
@@ -139,6 +140,7 @@ func TestStatementsPrepare(t *testing.T) {
 // droverdriver's constants, and those of SQLite's result packing with
 // sqlConstants (outcomeForget, attemptShift, …).
 func TestStatementEnums(t *testing.T) {
+	t.Parallel()
 	q, err := sqlfile.ParseQueries(queriesSQL, "drover_")
 	if err != nil {
 		t.Fatal(err)
@@ -161,6 +163,7 @@ func TestStatementEnums(t *testing.T) {
 // values), and appendResults packs them so, whatever the result's flow
 // (which the fence's parameter covers now).
 func TestResultPacking(t *testing.T) {
+	t.Parallel()
 	q, err := sqlfile.ParseQueries(queriesSQL, "drover_")
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 
 // TestSuite runs the driver suite, each test on a file of its own.
 func TestSuite(t *testing.T) {
+	t.Parallel()
 	droverdrivertest.Exercise(t, droverdrivertest.Factory[*sql.Tx]{
 		Open: func(t *testing.T) droverdriver.TxDriver[*sql.Tx] {
 			d, err := droversqlite.Open(context.Background(), filepath.Join(t.TempDir(), "drover.db"))

@@ -122,3 +122,30 @@ func TestHistoryRecorderStops(t *testing.T) {
 	cancel()
 	<-done
 }
+
+// TestLoopsSignalEachPass checks the loops' test signal: every pass sends
+// how many rows it changed, once its statements ran.
+func TestLoopsSignalEachPass(t *testing.T) {
+	t.Parallel()
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	s := &passStore{passed: make(chan string, 10)}
+	r := &Rescuer{Exec: s, Interval: time.Millisecond, Logger: logger}
+	r.TestSignals.Init()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); r.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	for range 2 {
+		if n := r.TestSignals.Passed.Wait(t); n != 0 {
+			t.Fatalf("a pass over no expired lease signalled %d jobs", n)
+		}
+		select {
+		case got := <-s.passed:
+			if got != "rescue" {
+				t.Fatalf("ran a %s pass, want rescue", got)
+			}
+		default:
+			t.Fatal("a pass was signalled before its statement ran")
+		}
+	}
+}
