@@ -346,10 +346,21 @@ func (r *recorder) record(id int64) {
 	r.ran.Send(id)
 }
 
+// distinct counts the jobs that ran, each once however often it ran.
+func (r *recorder) distinct() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.runs)
+}
+
 // waitRuns waits until n runs are recorded, checking after each.
 func (r *recorder) waitRuns(t *testing.T, what string, n int) {
 	t.Helper()
-	testsignal.Until(t, what, func() bool { o, _ := r.snapshot(); return len(o) == n }, &r.ran)
+	testsignal.Until(t, what, func() bool {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return len(r.order) == n
+	}, &r.ran)
 }
 
 func (r *recorder) snapshot() ([]int64, map[int64]int) {
@@ -973,7 +984,7 @@ func TestExactlyOnceUnderConcurrency(t *testing.T) {
 		}
 		// The store is counted once every job ran, after each flush.
 		s.untilWorked(t, "all jobs completed", func() bool {
-			if _, runs := rec.snapshot(); len(runs) < jobs {
+			if rec.distinct() < jobs {
 				return false
 			}
 			counts, err := b.client.JobCountByState(ctx, "")

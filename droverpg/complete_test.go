@@ -15,6 +15,7 @@ import (
 // every result completes its job without an error, alike in Forget; and
 // that its arguments carry every result.
 func TestFinishStatement(t *testing.T) {
+	t.Parallel()
 	e := &executor{q: map[string]string{"JobFinish": "JobFinish", "JobComplete": "JobComplete"}}
 	// The fence is the "id:attempt" keys and the distinct tokens apart.
 	token := drovertype.LeaseToken{0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef, 0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef}
@@ -77,6 +78,7 @@ func TestFinishStatement(t *testing.T) {
 // TestTokenSet checks that the fence's token list holds each token of a
 // batch once, whatever the order the attempts come in.
 func TestTokenSet(t *testing.T) {
+	t.Parallel()
 	a, b, c := drovertype.LeaseToken{1}, drovertype.LeaseToken{2}, drovertype.LeaseToken{3}
 	tests := []struct {
 		in   []drovertype.LeaseToken

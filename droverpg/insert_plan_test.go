@@ -14,6 +14,7 @@ import (
 // evaluated per row and the table is scanned whole, so every single-job
 // insert would cost in proportion to the queue's depth.
 func TestJobInsertedPlan(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := migrated(t)
 	table := pgx.Identifier{d.Schema(), "jobs"}.Sanitize()

@@ -20,6 +20,7 @@ import (
 // the last drovertype.ErrorsKept with every error counted, the short one kept
 // whole, and the unique key held under its job's kind.
 func TestMigration009CapsErrorsAndScopesUniqueKeys(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	schema := testdb.NewSchema(t)
 	d, err := droverpg.New(testdb.NewPool(t), droverpg.WithSchema(schema))

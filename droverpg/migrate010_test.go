@@ -16,6 +16,7 @@ import (
 // the keyed job carries FlowKeyed on top of its bits and the plain one is
 // left as it was.
 func TestMigration010MarksKeyedJobs(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	schema := testdb.NewSchema(t)
 	d, err := droverpg.New(testdb.NewPool(t), droverpg.WithSchema(schema))

@@ -26,6 +26,7 @@ func applyUpTo(t *testing.T, d *droverpg.Driver, last int) {
 // the ones after it, and checks that the job still holds its key, is flagged so at claim, and
 // gives the key up when it completes.
 func TestMigrationKeepsUniqueKeys(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	schema := testdb.NewSchema(t)
 	d, err := droverpg.New(testdb.NewPool(t), droverpg.WithSchema(schema))

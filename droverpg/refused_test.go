@@ -14,6 +14,7 @@ import (
 // statement's values, which the completer splits its flush over; anything
 // else (a deadlock, a lost connection) is retried as it is.
 func TestRefused(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		err  error
 		want bool
@@ -37,6 +38,7 @@ func TestRefused(t *testing.T) {
 // down are outages (the HTTP server answers 503); a statement's failure,
 // even a refusal of its values, is not.
 func TestUnavailable(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		err  error
 		want bool

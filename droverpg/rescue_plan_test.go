@@ -19,6 +19,7 @@ import (
 // changes by key, never read the waiting jobs. It also runs the pass and
 // checks that it took back exactly the expired leases.
 func TestJobRescuePlan(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := migrated(t)
 	table := pgx.Identifier{d.Schema(), "jobs"}.Sanitize()

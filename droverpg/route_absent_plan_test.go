@@ -19,6 +19,7 @@ import (
 // jit_above_cost (the pass now runs after NoJIT), so an idle store spent
 // 0.2-0.9 s of database time on every pass.
 func TestJobRouteAbsentPlan(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := migrated(t)
 	table := pgx.Identifier{d.Schema(), "jobs"}.Sanitize()

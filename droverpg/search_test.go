@@ -19,6 +19,7 @@ import (
 // where containment is least obvious, and checks that JSONContains, which
 // SQLite's search runs instead, answers the same.
 func TestJSONContainsAsPostgres(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	pool := testdb.NewPool(t)
 	for _, c := range [][2]string{
@@ -57,6 +58,7 @@ const searchPlanRows = 1_000_000
 // depth. It also runs the deep page and checks that it examined no more
 // rows than the window holds.
 func TestSearchPlan(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("inserts a million jobs")
 	}

@@ -32,6 +32,7 @@ var unpreparable = map[string]string{}
 // type pgx can encode the argument's Go type into, and as many result
 // columns as the entry says its rows are scanned into.
 func TestStatementsPrepare(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := migrated(t)
 	conn, err := d.Pool().Acquire(ctx)
@@ -100,6 +101,7 @@ func TestStatementsPrepare(t *testing.T) {
 // enums (outcomes, flow bits, final-state bits, state names) agree with
 // droverdriver's constants.
 func TestStatementEnums(t *testing.T) {
+	t.Parallel()
 	q, err := sqlfile.ParseQueries(queriesSQL, `"drover".`)
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 // TestSuite runs the driver suite, each test in a schema of its own on
 // one pool.
 func TestSuite(t *testing.T) {
+	t.Parallel()
 	pool := testdb.NewPool(t)
 	droverdrivertest.Exercise(t, droverdrivertest.Factory[pgx.Tx]{
 		Open: func(t *testing.T) droverdriver.TxDriver[pgx.Tx] {
