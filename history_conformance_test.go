@@ -8,6 +8,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/internal/testsignal"
+	"github.com/droverhq/drover/internal/testkit/waitfor"
 )
 
 // TestStatsHistory checks the history behind the dashboard's charts: once

@@ -17,6 +17,7 @@ import (
 	"github.com/droverhq/drover/droversqlite"
 	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/testsignal"
+	"github.com/droverhq/drover/internal/testkit/waitfor"
 )
 
 // claimCounted is a store's driver whose executor counts its claims.

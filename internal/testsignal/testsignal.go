@@ -14,15 +14,26 @@ package testsignal
 
 import (
 	"reflect"
-	"testing"
 	"time"
-
-	"github.com/droverhq/drover/internal/waitfor"
 )
 
 // buffer is how many sends a signal keeps for a test that has not read
 // them yet; more are dropped rather than block the service.
 const buffer = 1000
+
+// Timeout is how long a wait lasts before it fails the test: waitfor's
+// (internal/testkit/waitfor), far above any wait a passing test makes, so
+// that only a hung test reaches it. It is its own constant because this
+// package is part of the runtime, which never imports the test kit.
+const Timeout = 20 * time.Second
+
+// TB is what a wait needs of its test (a *testing.T), declared here so
+// that the services that send signals do not link the testing package.
+type TB interface {
+	Helper()
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+}
 
 // Signal carries a service's units of work to a test, each with a value
 // (how many jobs a flush wrote, a pass moved). The zero value is off:
@@ -54,20 +65,20 @@ func (s *Signal[T]) Send(v T) {
 }
 
 // Wait returns the value of the next unit of work, failing t when none
-// comes within waitfor.Timeout.
-func (s *Signal[T]) Wait(t testing.TB) T {
+// comes within Timeout.
+func (s *Signal[T]) Wait(t TB) T {
 	t.Helper()
 	s.mustBeOn(t)
 	select {
 	case v := <-s.ch:
 		return v
 	case <-timeout():
-		t.Fatalf("timed out after %s waiting for a test signal", waitfor.Timeout)
+		t.Fatalf("timed out after %s waiting for a test signal", Timeout)
 		panic("unreachable")
 	}
 }
 
-func (s *Signal[T]) mustBeOn(t testing.TB) {
+func (s *Signal[T]) mustBeOn(t TB) {
 	t.Helper()
 	if s.ch == nil {
 		t.Fatal("testsignal: waiting on a signal that was never initialised")
@@ -83,18 +94,18 @@ func (s *Signal[T]) selectCase() reflect.SelectCase {
 // Source is a signal Until can wait on, whatever its value type.
 type Source interface {
 	selectCase() reflect.SelectCase
-	mustBeOn(t testing.TB)
+	mustBeOn(t TB)
 }
 
 // Until checks cond, and again after the services signal work, until it
 // holds; it fails t with what it waited for when the services do nothing
-// that makes it hold within waitfor.Timeout. cond observes the effect
+// that makes it hold within Timeout. cond observes the effect
 // (usually a read of the store); the signals only say when to look again,
 // so that a test looks once per unit of the services' work rather than on
 // a timer. The units signalled while cond ran are taken together, for one
 // look after them: a busy service costs the test one check at a time, not
 // one per unit.
-func Until(t testing.TB, what string, cond func() bool, sources ...Source) {
+func Until(t TB, what string, cond func() bool, sources ...Source) {
 	t.Helper()
 	if len(sources) == 0 {
 		t.Fatal("testsignal.Until: no signal to wait on")
@@ -111,7 +122,7 @@ func Until(t testing.TB, what string, cond func() bool, sources ...Source) {
 	drain := append(cases[:deadline:deadline], reflect.SelectCase{Dir: reflect.SelectDefault})
 	for !cond() {
 		if chosen, _, _ := reflect.Select(cases); chosen == deadline {
-			t.Fatalf("timed out after %s waiting for %s", waitfor.Timeout, what)
+			t.Fatalf("timed out after %s waiting for %s", Timeout, what)
 		}
 		for {
 			if chosen, _, _ := reflect.Select(drain); chosen == deadline {
@@ -121,6 +132,5 @@ func Until(t testing.TB, what string, cond func() bool, sources ...Source) {
 	}
 }
 
-// timeout is the deadline of one wait: waitfor's, far above any wait a
-// passing test makes, so that only a hung test reaches it.
-func timeout() <-chan time.Time { return time.After(waitfor.Timeout) }
+// timeout is the deadline of one wait.
+func timeout() <-chan time.Time { return time.After(Timeout) }
