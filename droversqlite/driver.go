@@ -514,6 +514,9 @@ type shared struct {
 	// gate bounds how long the writer waits for other processes' writers
 	// (writers.go); nil but for files Open opened.
 	gate *writerGate
+	// rounds combines the writes of the driver's goroutines into shared
+	// transactions (rounds.go).
+	rounds writeRounds
 
 	mu       sync.Mutex
 	prepared bool
