@@ -178,7 +178,9 @@ func (e *executor) round(own *writeCall) error {
 	}
 	if len(retry) > 0 {
 		r.mu.Lock()
-		r.queue = append(retry, r.queue...)
+		// A copy: withdraw edits the queue in place, and retry is a
+		// part of calls, which is read below.
+		r.queue = append(slices.Clone(retry), r.queue...)
 		r.mu.Unlock()
 	}
 	for _, c := range calls {
