@@ -15,7 +15,9 @@
 // IMMEDIATE: a transaction takes the file's write lock before it reads
 // anything, so writers in other processes queue on busy_timeout instead of
 // failing halfway with SQLITE_BUSY. That lock is also what makes a claim
-// exclusive, where PostgreSQL needs FOR UPDATE SKIP LOCKED. Reads go through
+// exclusive, where PostgreSQL needs FOR UPDATE SKIP LOCKED. Writes that
+// queue for the connection while a transaction runs share the next one,
+// each in a savepoint of its own (rounds.go). Reads go through
 // a separate pool of query_only connections, which WAL mode lets run
 // alongside the writer.
 //

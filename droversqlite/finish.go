@@ -17,7 +17,8 @@ import (
 // the engine's decision (internal/engine/finish.go).
 
 // Tx runs fn in a write transaction on the writer, which begins IMMEDIATE
-// and so holds the file's write lock from its first statement, or in a
+// and so holds the file's write lock from its first statement (a round's,
+// shared with the other writes queued with it: rounds.go), or in a
 // savepoint of the transaction the executor runs in.
 func (e *executor) Tx(ctx context.Context, fn func(ctx context.Context, tx droverdriver.Executor) error) error {
 	if e.tx != nil {
