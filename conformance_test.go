@@ -27,8 +27,8 @@ import (
 	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/clientapi"
 	"github.com/droverhq/drover/internal/engine"
-	"github.com/droverhq/drover/internal/testdb"
-	"github.com/droverhq/drover/internal/waitfor"
+	"github.com/droverhq/drover/internal/testkit/testdb"
+	"github.com/droverhq/drover/internal/testkit/waitfor"
 )
 
 // client is what the conformance suite needs of a drover.Client, whatever
