@@ -11,7 +11,7 @@ import (
 
 	"modernc.org/sqlite"
 
-	"github.com/droverhq/drover/internal/waitfor"
+	"github.com/droverhq/drover/internal/testkit/waitfor"
 )
 
 // roundWrite is one caller's write in TestWritesShareARound: the rows of
