@@ -4,8 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -154,20 +156,7 @@ func TestWritesShareARound(t *testing.T) {
 			if got := commits.Load() - before; got != 1+int64(tt.commits) {
 				t.Errorf("%d commits for the held round and the writes queued behind it, want %d", got, 1+tt.commits)
 			}
-			var got []string
-			rows, err := d.reader.QueryContext(ctx, "SELECT k FROM t")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rows.Close()
-			for rows.Next() {
-				var k string
-				if err := rows.Scan(&k); err != nil {
-					t.Fatal(err)
-				}
-				got = append(got, k)
-			}
-			slices.Sort(got)
+			got := tableKeys(t, d)
 			slices.Sort(want)
 			if !slices.Equal(got, want) {
 				t.Errorf("committed rows %v, want %v", got, want)
@@ -205,9 +194,96 @@ func setupRounds(t *testing.T) (*Driver, *atomic.Int64) {
 	return d, &commits
 }
 
+// tableKeys returns the keys committed to t, sorted.
+func tableKeys(t *testing.T, d *Driver) []string {
+	t.Helper()
+	rows, err := d.reader.QueryContext(context.Background(), "SELECT k FROM t ORDER BY k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var keys []string
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, k)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return keys
+}
+
 // queuedWrites is how many writes wait for the next round of d.
 func queuedWrites(d *Driver) int {
 	d.rounds.mu.Lock()
 	defer d.rounds.mu.Unlock()
 	return len(d.rounds.queue)
+}
+
+// TestConcurrentWritesKeepTheirOutcomes runs writes from many goroutines
+// at once, some breaking a constraint and some cancelled as they queue or
+// run, and checks that the rows committed are exactly those of the writes
+// that returned no error: whatever rounds they shared, a write that
+// succeeded is committed and one that failed left nothing.
+func TestConcurrentWritesKeepTheirOutcomes(t *testing.T) {
+	t.Parallel()
+	d, _ := setupRounds(t)
+	const goroutines, each = 16, 40
+	type outcome struct {
+		key string
+		err error
+	}
+	results := make(chan outcome, goroutines*each)
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				key := fmt.Sprintf("g%d-%d", g, i)
+				ctx, cancel := context.WithCancel(context.Background())
+				err := d.exec.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+					if _, err := tx.ExecContext(ctx, "INSERT INTO t VALUES (?)", key); err != nil {
+						return err
+					}
+					if i%7 == 3 {
+						_, err := tx.ExecContext(ctx, "INSERT INTO t VALUES ('taken')")
+						return err
+					}
+					if i%5 == 1 {
+						cancel() // while it runs: rolled back
+					}
+					return nil
+				})
+				if i%9 == 4 {
+					cancel() // after it returned: changes nothing
+				}
+				cancel()
+				results <- outcome{key, err}
+			}
+		}()
+	}
+	wg.Wait()
+	close(results)
+	var want []string
+	failed := 0
+	for r := range results {
+		if r.err == nil {
+			want = append(want, r.key)
+		} else {
+			failed++
+		}
+	}
+	if failed == 0 || len(want) == 0 {
+		t.Fatalf("%d writes failed and %d succeeded: want some of each", failed, len(want))
+	}
+	want = append(want, "taken")
+	got := tableKeys(t, d)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("%d rows committed, want the %d of the writes that succeeded", len(got), len(want))
+	}
 }
