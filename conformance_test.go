@@ -101,9 +101,10 @@ var pgStore = store{
 	},
 }
 
-// fleetStore is a fleet of two PostgreSQL shards (schemas of one
-// database, so that a transaction on the pool reaches both): every test
-// runs through droverfleet's placement, routing and merging. The tests
+// fleetStore is a fleet of two PostgreSQL shards, each with its own pool
+// as a fleet's databases have (schemas of one database, so that a
+// caller's transaction on either pool reaches both): every test runs
+// through droverfleet's placement, routing and merging. The tests
 // that cannot hold across shards skip it, saying why (acrossShards).
 var fleetStore = store{
 	name: "fleet",
@@ -112,10 +113,9 @@ var fleetStore = store{
 		if why, ok := acrossShards[test]; ok {
 			t.Skipf("does not hold across shards: %s", why)
 		}
-		pool := testdb.NewPool(t)
 		var shards []droverdriver.TxDriver[pgx.Tx]
 		for range 2 {
-			d, err := droverpg.New(pool, droverpg.WithSchema(testdb.NewSchema(t)))
+			d, err := droverpg.New(testdb.NewPool(t), droverpg.WithSchema(testdb.NewSchema(t)))
 			if err != nil {
 				t.Fatal(err)
 			}
