@@ -28,8 +28,8 @@ import (
 	"github.com/droverhq/drover/internal/clientapi"
 	"github.com/droverhq/drover/internal/engine"
 	"github.com/droverhq/drover/internal/testkit/testdb"
-	"github.com/droverhq/drover/internal/testsignal"
 	"github.com/droverhq/drover/internal/testkit/waitfor"
+	"github.com/droverhq/drover/internal/testsignal"
 )
 
 // client is what the conformance suite needs of a drover.Client, whatever

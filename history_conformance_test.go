@@ -8,7 +8,6 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/internal/testsignal"
-	"github.com/droverhq/drover/internal/testkit/waitfor"
 )
 
 // TestStatsHistory checks the history behind the dashboard's charts: once

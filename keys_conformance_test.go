@@ -19,7 +19,6 @@ import (
 	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/engine"
 	"github.com/droverhq/drover/internal/testsignal"
-	"github.com/droverhq/drover/internal/testkit/waitfor"
 )
 
 // Conformance tests for what keys do beyond order and limits (issue 7):

@@ -14,7 +14,6 @@ import (
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droversqlite"
 	"github.com/droverhq/drover/drovertype"
-	"github.com/droverhq/drover/internal/testkit/waitfor"
 )
 
 // Conformance tests for keyed jobs (per-key FIFO and per-key limits) and

@@ -11,7 +11,6 @@ import (
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/testsignal"
-	"github.com/droverhq/drover/internal/testkit/waitfor"
 )
 
 // Periodic jobs stored in the database (periodic_store.go, migration 014):

@@ -17,7 +17,6 @@ import (
 	"github.com/droverhq/drover/droversqlite"
 	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/testsignal"
-	"github.com/droverhq/drover/internal/testkit/waitfor"
 )
 
 // claimCounted is a store's driver whose executor counts its claims.

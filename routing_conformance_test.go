@@ -12,8 +12,8 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/drovertype"
-	"github.com/droverhq/drover/internal/testsignal"
 	"github.com/droverhq/drover/internal/testkit/waitfor"
+	"github.com/droverhq/drover/internal/testsignal"
 )
 
 // Routing: Go clients and remote workers say what they are, jobs say where

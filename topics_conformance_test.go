@@ -21,8 +21,8 @@ import (
 	"github.com/droverhq/drover/droversqlite"
 	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/maintenance"
-	"github.com/droverhq/drover/internal/testsignal"
 	"github.com/droverhq/drover/internal/testkit/waitfor"
+	"github.com/droverhq/drover/internal/testsignal"
 )
 
 // topicClient is what the topic tests need of a drover.Client, whatever its

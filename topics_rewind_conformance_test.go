@@ -9,8 +9,8 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/drovertype"
-	"github.com/droverhq/drover/internal/testsignal"
 	"github.com/droverhq/drover/internal/testkit/waitfor"
+	"github.com/droverhq/drover/internal/testsignal"
 )
 
 // rewinder is what the rewind tests need of a client beyond topicClient.

@@ -14,7 +14,6 @@ import (
 	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/engine"
 	"github.com/droverhq/drover/internal/testsignal"
-	"github.com/droverhq/drover/internal/testkit/waitfor"
 )
 
 // Conformance tests for unique jobs whose keys outlive their unfinished

@@ -23,9 +23,10 @@ const buffer = 1000
 
 // Timeout is how long a wait lasts before it fails the test: waitfor's
 // (internal/testkit/waitfor), far above any wait a passing test makes, so
-// that only a hung test reaches it. It is its own constant because this
-// package is part of the runtime, which never imports the test kit.
-const Timeout = 20 * time.Second
+// that only a hung test reaches it (TestTimeoutIsWaitfors). It is its own
+// constant because this package is part of the runtime, which never
+// imports the test kit.
+const Timeout = time.Minute
 
 // TB is what a wait needs of its test (a *testing.T), declared here so
 // that the services that send signals do not link the testing package.

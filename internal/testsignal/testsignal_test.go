@@ -3,6 +3,8 @@ package testsignal
 import (
 	"sync/atomic"
 	"testing"
+
+	"github.com/droverhq/drover/internal/testkit/waitfor"
 )
 
 func TestSignal(t *testing.T) {
@@ -75,4 +77,13 @@ func TestUntil(t *testing.T) {
 		s.Init()
 		Until(t, "a condition already true", func() bool { return true }, &s)
 	})
+}
+
+// TestTimeoutIsWaitfors keeps the two waits' deadlines one: a test that
+// waits on a signal gives a loaded machine as long as one that polls.
+func TestTimeoutIsWaitfors(t *testing.T) {
+	t.Parallel()
+	if Timeout != waitfor.Timeout {
+		t.Fatalf("testsignal.Timeout %s, waitfor.Timeout %s: they must agree", Timeout, waitfor.Timeout)
+	}
 }
