@@ -836,7 +836,7 @@ SELECT id, cancel_requested FROM mine;
 
 -- name: JobRescue
 -- lease_owner IS NOT NULL (every running job has one) is the predicate of
--- jobs_running_idx, which this pass reads (migration 028).
+-- jobs_running_idx, which this pass reads (migration 027).
 WITH expired AS (
     SELECT id
     FROM {schema}jobs
@@ -1331,7 +1331,7 @@ GROUP BY bucket, topic, subscription
 ORDER BY bucket, topic, subscription;
 
 -- name: LeaseOwners
--- From jobs_running_idx, whose predicate this repeats (migration 028).
+-- From jobs_running_idx, whose predicate this repeats (migration 027).
 SELECT lease_owner, count(*), max(lease_expires_at)
 FROM {schema}jobs
 WHERE state = 'running' AND lease_owner IS NOT NULL
