@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/drovertype"
@@ -44,13 +45,31 @@ func Claim(ctx context.Context, ex droverdriver.Executor, settings *Settings, p 
 	}
 	if s != nil && len(s.PausedKinds) > 0 {
 		p.ExceptKinds = s.PausedKinds
-		if p = p.Narrowed(); p.Kinds != nil && len(p.Kinds) == 0 {
+		if p = narrow(p); p.Kinds != nil && len(p.Kinds) == 0 {
 			return []*drovertype.JobRow{}, nil
 		}
 	}
 	p.Limited = s.Limited()
 	p.Variant = ClaimVariant(p, p.Limited && s.Strict > 0)
 	return ex.JobClaim(ctx, p)
+}
+
+// narrow returns p with ExceptKinds taken out of Kinds when both are set,
+// so that the driver runs the kinds statement alone and never sees both;
+// p is unchanged otherwise. A claimer whose every kind is excepted gets an
+// empty, non-nil Kinds: it claims nothing.
+func narrow(p droverdriver.ClaimParams) droverdriver.ClaimParams {
+	if p.Kinds == nil || len(p.ExceptKinds) == 0 {
+		return p
+	}
+	kinds := make([]string, 0, len(p.Kinds))
+	for _, k := range p.Kinds {
+		if !slices.Contains(p.ExceptKinds, k) {
+			kinds = append(kinds, k)
+		}
+	}
+	p.Kinds, p.ExceptKinds = kinds, nil
+	return p
 }
 
 // ClaimVariant names the statement a claim of p runs, for every store
