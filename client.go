@@ -250,7 +250,7 @@ func (c *Config) withDefaults(d droverdriver.Driver) (*Config, error) {
 			return nil, invalidf("config: queue %q: StrictOrder %d must be between 0 and 1000000", name, q.StrictOrder)
 		}
 	}
-	if err := validateWorker(cfg.Worker); err != nil {
+	if err := validateWorker(cfg.Worker.Name, cfg.Worker.Type, cfg.Worker.Labels); err != nil {
 		return nil, fmt.Errorf("config: worker: %w", err)
 	}
 	if len(cfg.Queues) > 0 && cfg.Workers == nil {
