@@ -54,6 +54,18 @@ func Claim(ctx context.Context, ex droverdriver.Executor, settings *Settings, p 
 	return ex.JobClaim(ctx, p)
 }
 
+// ClaimStatement returns p as a driver runs it: the kinds it excepts (a
+// queue's paused kinds) taken out of the claimer's own kinds (narrow), and
+// the statement named (ClaimVariant; strict: the queue is in strict
+// order). Claim prepares every claim so; callers that run
+// Executor.JobClaim themselves (the driver suite) call it, since a driver
+// runs the statement it is handed and never narrows a claim itself.
+func ClaimStatement(p droverdriver.ClaimParams, strict bool) droverdriver.ClaimParams {
+	p = narrow(p)
+	p.Variant = ClaimVariant(p, strict)
+	return p
+}
+
 // narrow returns p with ExceptKinds taken out of Kinds when both are set,
 // so that the driver runs the kinds statement alone and never sees both;
 // p is unchanged otherwise. A claimer whose every kind is excepted gets an
@@ -79,9 +91,8 @@ func narrow(p droverdriver.ClaimParams) droverdriver.ClaimParams {
 // part of p as parameters; otherwise the claim past a position when p
 // has one (After), of the claimer's kinds when it names them (Kinds), of
 // every kind but the paused ones when some are (ExceptKinds), and the
-// plain claim when none of these apply. Claim calls it; so do callers
-// that run Executor.JobClaim themselves (the driver suite, the bench's
-// store ceiling).
+// plain claim when none of these apply. p's kinds must be narrowed
+// already (ClaimStatement).
 func ClaimVariant(p droverdriver.ClaimParams, strict bool) droverdriver.ClaimVariant {
 	after := p.After != nil
 	switch {
