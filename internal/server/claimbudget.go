@@ -75,14 +75,17 @@ func (c *claimSizes) observe(queue string, largest int) {
 }
 
 // claimWithin claims up to p.Max jobs within the byte budget and returns
-// the answer's JSON and how many jobs it holds. Once a chunk has been
-// handed out, a later chunk's failure ends the claim with what it has:
-// the jobs already taken must reach the worker rather than wait out their
-// leases.
-func (s *Server) claimWithin(ctx context.Context, p drover.ClaimParams) ([]byte, int, error) {
+// the answer's JSON, in the full form or the compact one (compact.go), and
+// how many jobs it holds. The budget is counted in the full form's bytes,
+// which the compact form never exceeds by more than its empty "shared".
+// Once a chunk has been handed out, a later chunk's failure ends the claim
+// with what it has: the jobs already taken must reach the worker rather
+// than wait out their leases.
+func (s *Server) claimWithin(ctx context.Context, p drover.ClaimParams, compact bool) ([]byte, int, error) {
 	const head, tail = `{"jobs":[`, "]}\n"
-	budget := s.cfg.MaxPageBytes
+	budget := s.cfg.MaxPageBytes - len(`"shared":{},`)
 	buf := bytes.NewBufferString(head)
+	var all []claimedJob // the compact form's jobs, encoded at the end
 	n := 0
 	for left := p.Max; left > 0; {
 		chunk := p
@@ -127,6 +130,9 @@ func (s *Server) claimWithin(ctx context.Context, p drover.ClaimParams) ([]byte,
 			buf.Write(b)
 			n, kept = n+1, kept+1
 		}
+		if compact {
+			all = append(all, out[:kept]...)
+		}
 		s.claimSizes.observe(p.Queue, largest)
 		s.claimed(chunk, jobs[:kept], took)
 		if kept < len(jobs) {
@@ -137,6 +143,10 @@ func (s *Server) claimWithin(ctx context.Context, p drover.ClaimParams) ([]byte,
 			break // the queue has no more now, or the server stops
 		}
 		left -= len(jobs)
+	}
+	if compact {
+		body, err := compactClaim(all)
+		return body, n, err
 	}
 	buf.WriteString(tail)
 	return buf.Bytes(), n, nil
