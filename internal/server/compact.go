@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"strings"
+	"time"
 )
 
 // The compact form of a claim's answer (`"compact": true` in the claim):
@@ -17,6 +18,12 @@ import (
 // mostly reading and building JSON, so a claim of many jobs costs the
 // worker less this way; the full form stays for every worker that does not
 // ask.
+//
+// Only scalars (strings, numbers, booleans, times) are shared. Arrays and
+// objects (args, metadata, tags, errors, a dependant's parents) stay in
+// each job, even when equal: a worker that took them from "shared" would
+// hand one value to several handlers, any of which may change it, or pay
+// a deep copy per job, which costs more than the bytes saved.
 
 // jsonField is one field of a claimed job's JSON: its name, where it is
 // in claimedJob, and whether the full form leaves it out when empty.
@@ -24,6 +31,9 @@ type jsonField struct {
 	name      string
 	index     []int
 	omitEmpty bool
+	// scalar is true for a field whose JSON is a string, number, boolean
+	// or time: the only ones the compact form shares.
+	scalar bool
 }
 
 // claimedFields are the fields of claimedJob in the order the full form
@@ -50,9 +60,23 @@ func jsonFields(t reflect.Type, prefix []int) []jsonField {
 		if name == "" {
 			name = f.Name
 		}
-		out = append(out, jsonField{name: name, index: index, omitEmpty: strings.Contains(opts, "omitempty")})
+		out = append(out, jsonField{name: name, index: index, omitEmpty: strings.Contains(opts, "omitempty"), scalar: scalarJSON(f.Type)})
 	}
 	return out
+}
+
+// scalarJSON reports whether values of t encode as a JSON string, number,
+// boolean or time (through a pointer or not).
+func scalarJSON(t reflect.Type) bool {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String, reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return true
+	}
+	return t == reflect.TypeFor[time.Time]()
 }
 
 // emptyJSON reports whether encoding/json's omitempty leaves v out.
@@ -74,9 +98,9 @@ func emptyJSON(v reflect.Value) bool {
 	return false
 }
 
-// compactClaim encodes claimed jobs in the compact form. A field goes into
-// "shared" when every job has it, with values equal in Go (and so in
-// JSON); a field some job leaves out (an empty omitempty field) is never
+// compactClaim encodes claimed jobs in the compact form. A scalar field
+// goes into "shared" when every job has it, with values equal in Go (and
+// so in JSON); a field some job leaves out (an empty omitempty field) is never
 // shared, so that no job gains a field by taking "shared"'s. The job's id
 // is never shared: it is what names an entry.
 func compactClaim(jobs []claimedJob) ([]byte, error) {
@@ -86,7 +110,7 @@ func compactClaim(jobs []claimedJob) ([]byte, error) {
 	}
 	shared := make([]bool, len(claimedFields))
 	for i, f := range claimedFields {
-		shared[i] = f.name != "id" && len(vals) > 0 && sameInAll(vals, f)
+		shared[i] = f.name != "id" && f.scalar && len(vals) > 0 && sameInAll(vals, f)
 	}
 	var buf bytes.Buffer
 	buf.WriteString(`{"shared":{`)

@@ -12,8 +12,9 @@ import (
 
 // TestCompactClaimMergesToTheFullForm: every job of a compact answer, its
 // entry with the fields it lacks taken from shared, is the job's full
-// form, field for field; shared holds exactly the fields every job has
-// with one value, and never the id.
+// form, field for field; shared holds the scalar fields every job has
+// with one value, never the id, and never an array or object (args, tags:
+// each job's own, so that no two handlers get one value).
 func TestCompactClaimMergesToTheFullForm(t *testing.T) {
 	at := time.Date(2026, 11, 29, 13, 0, 0, 0, time.UTC)
 	later := at.Add(30 * time.Second)
@@ -31,10 +32,12 @@ func TestCompactClaimMergesToTheFullForm(t *testing.T) {
 		own    []string // fields some entry must carry
 	}{
 		{name: "none", jobs: nil},
-		{name: "one", jobs: []claimedJob{noop(1)}, shared: []string{"state", "queue", "kind", "args", "lease_token"}},
+		{name: "one", jobs: []claimedJob{noop(1)}, shared: []string{"state", "queue", "kind", "lease_token"},
+			own: []string{"args", "tags", "errors"}},
 		{name: "alike", jobs: []claimedJob{noop(1), noop(2), noop(3)},
-			shared: []string{"state", "queue", "kind", "args", "tags", "attempt", "max_attempts", "errors", "error_count",
-				"created_at", "run_at", "attempted_at", "lease_owner", "lease_expires_at", "cancel_requested", "lease_token"}},
+			shared: []string{"state", "queue", "kind", "attempt", "max_attempts", "error_count",
+				"created_at", "run_at", "attempted_at", "lease_owner", "lease_expires_at", "cancel_requested", "lease_token"},
+			own: []string{"args", "tags", "errors"}},
 		{name: "kinds and args differ", jobs: []claimedJob{noop(1), with(noop(2), func(j *claimedJob) {
 			j.Kind, j.Args, j.MaxAttempts = "k2", json.RawMessage(`{"n":2}`), 3
 		})}, shared: []string{"queue", "lease_token"}, own: []string{"kind", "args", "max_attempts"}},
@@ -63,6 +66,11 @@ func TestCompactClaimMergesToTheFullForm(t *testing.T) {
 			}
 			if _, ok := got.Shared["id"]; ok {
 				t.Fatalf("shared holds the id: %s", body)
+			}
+			for k, v := range got.Shared {
+				if v[0] == '[' || v[0] == '{' {
+					t.Errorf("shared holds %s, an array or object: %s", k, body)
+				}
 			}
 			for _, f := range tc.shared {
 				if _, ok := got.Shared[f]; !ok {
