@@ -209,6 +209,27 @@ class Job:
         )
         return job
 
+    @classmethod
+    def from_claim(cls, answer: dict[str, Any]) -> list[Job]:
+        """The jobs of a claim's answer. In the compact form (``shared``
+        present) each job is its entry with the fields it lacks taken from
+        ``shared``; those are scalars (the server shares no list or
+        object), read once for the claim rather than once per job."""
+        entries = answer.get("jobs") or []
+        shared = answer.get("shared")
+        if shared is None:
+            return [cls.from_json(d) for d in entries]
+        base = cls.from_json({**shared, "id": 0}).__dict__
+        overlay = {k: base[k] for k in shared if k in base and k != "raw"}
+        jobs = []
+        for e in entries:
+            job = cls.from_json(e)
+            both = overlay.keys() & e.keys()  # a field an entry repeats: the entry's wins
+            job.__dict__.update(overlay if not both else {k: v for k, v in overlay.items() if k not in both})
+            job.__dict__["raw"] = {**shared, **e}
+            jobs.append(job)
+        return jobs
+
 
 @dataclass(frozen=True)
 class JobCount:
