@@ -274,6 +274,11 @@ def test_delivery_decodes_json_and_bytes_payloads() -> None:
     # An older server sent both; payload says it is JSON.
     both = drover.Delivery.from_json({"id": 3, "payload": "x", "payload_base64": "Ingi"}, "t", "s")
     assert (both.is_json, both.payload, both.data) == (True, "x", b'"x"')
+    # from_json fills the frozen dataclass's __dict__ directly: a field it
+    # forgets would be missing, not defaulted.
+    for d in (as_json, as_bytes, both):
+        assert set(vars(d)) == {f.name for f in dataclasses.fields(drover.Delivery)}
+        assert d == drover.Delivery(**{f.name: getattr(d, f.name) for f in dataclasses.fields(drover.Delivery)})
     retried = drover.Delivery.from_retry_args({"topic": "t", "subscription": "s", "id": 4, "payload": "bnVsbA==",
                                                "published_at": "2026-01-02T03:04:05Z"}, job_attempt=1)
     assert (retried.is_json, retried.payload, retried.data, retried.attempt) == (True, None, b"null", 2)
