@@ -75,9 +75,10 @@ func (c *claimSizes) observe(queue string, largest int) {
 }
 
 // claimWithin claims up to p.Max jobs within the byte budget and returns
-// the answer's JSON, in the full form or the compact one (compact.go), and
-// how many jobs it holds. The budget is counted in the full form's bytes,
-// which the compact form never exceeds by more than its empty "shared".
+// the answer's JSON, in the full form or the compact one (compact.go, cut
+// from the full form's bytes of each job), and how many jobs it holds. The
+// budget is counted in the full form's bytes, which the compact form never
+// exceeds by more than its empty "shared".
 // Once a chunk has been handed out, a later chunk's failure ends the claim
 // with what it has: the jobs already taken must reach the worker rather
 // than wait out their leases.
@@ -85,7 +86,7 @@ func (s *Server) claimWithin(ctx context.Context, p drover.ClaimParams, compact 
 	const head, tail = `{"jobs":[`, "]}\n"
 	budget := s.cfg.MaxPageBytes - len(`"shared":{},`)
 	buf := bytes.NewBufferString(head)
-	var all []claimedJob // the compact form's jobs, encoded at the end
+	var kept [][]byte // each job's full form, for the compact form
 	n := 0
 	for left := p.Max; left > 0; {
 		chunk := p
@@ -114,7 +115,7 @@ func (s *Server) claimWithin(ctx context.Context, p drover.ClaimParams, compact 
 			}
 			return nil, 0, err
 		}
-		kept, largest := 0, 0
+		taken, largest := 0, 0
 		for _, c := range out {
 			b, err := json.Marshal(c)
 			if err != nil {
@@ -128,15 +129,15 @@ func (s *Server) claimWithin(ctx context.Context, p drover.ClaimParams, compact 
 				buf.WriteByte(',')
 			}
 			buf.Write(b)
-			n, kept = n+1, kept+1
-		}
-		if compact {
-			all = append(all, out[:kept]...)
+			if compact {
+				kept = append(kept, b)
+			}
+			n, taken = n+1, taken+1
 		}
 		s.claimSizes.observe(p.Queue, largest)
-		s.claimed(chunk, jobs[:kept], took)
-		if kept < len(jobs) {
-			s.releaseClaimed(jobs[kept:])
+		s.claimed(chunk, jobs[:taken], took)
+		if taken < len(jobs) {
+			s.releaseClaimed(jobs[taken:])
 			break
 		}
 		if len(jobs) < chunk.Max || s.draining() {
@@ -145,8 +146,7 @@ func (s *Server) claimWithin(ctx context.Context, p drover.ClaimParams, compact 
 		left -= len(jobs)
 	}
 	if compact {
-		body, err := compactClaim(all)
-		return body, n, err
+		return compactClaim(kept), n, nil
 	}
 	buf.WriteString(tail)
 	return buf.Bytes(), n, nil

@@ -44,16 +44,29 @@ func TestCompactClaimMergesToTheFullForm(t *testing.T) {
 		{name: "a field one job lacks", jobs: []claimedJob{noop(1), with(noop(2), func(j *claimedJob) {
 			j.Key, j.BatchID, j.Metadata = "order-7", 9, json.RawMessage(`{"a":"<b>"}`)
 		}), with(noop(3), func(j *claimedJob) { j.Key = "order-7" })}, own: []string{"key", "batch_id", "metadata"}},
+		{name: "quotes, colons, commas and brackets in values", jobs: []claimedJob{
+			with(noop(1), func(j *claimedJob) {
+				j.Kind, j.Args = `k"a,b:c}]`, json.RawMessage(`{"s":"x\"},[:","n":[1,{"a":"]"}]}`)
+			}),
+			with(noop(2), func(j *claimedJob) {
+				j.Kind, j.Args = `k"a,b:c}]`, json.RawMessage(`{"s":"\\","t":{}}`)
+			}),
+		}, shared: []string{"kind", "queue"}, own: []string{"args"}},
 		{name: "dependants", jobs: []claimedJob{with(noop(1), func(j *claimedJob) {
 			j.DependsOn = []int64{7}
 			j.ParentResults = []resultJSON{resultFrom(7, "completed", "k", []byte(`{"ok":true}`))}
 		}), noop(2)}, own: []string{"depends_on", "parent_results"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			body, err := compactClaim(tc.jobs)
-			if err != nil {
-				t.Fatal(err)
+			full := make([][]byte, len(tc.jobs))
+			for i, j := range tc.jobs {
+				b, err := json.Marshal(j)
+				if err != nil {
+					t.Fatal(err)
+				}
+				full[i] = b
 			}
+			body := compactClaim(full)
 			var got struct {
 				Shared map[string]json.RawMessage   `json:"shared"`
 				Jobs   []map[string]json.RawMessage `json:"jobs"`
@@ -83,12 +96,8 @@ func TestCompactClaimMergesToTheFullForm(t *testing.T) {
 				}
 			}
 			for i, j := range tc.jobs {
-				full, err := json.Marshal(j)
-				if err != nil {
-					t.Fatal(err)
-				}
 				var want map[string]any
-				if err := json.Unmarshal(full, &want); err != nil {
+				if err := json.Unmarshal(full[i], &want); err != nil {
 					t.Fatal(err)
 				}
 				merged := map[string]json.RawMessage{}
@@ -107,7 +116,7 @@ func TestCompactClaimMergesToTheFullForm(t *testing.T) {
 					t.Fatal(err)
 				}
 				if !reflect.DeepEqual(have, want) {
-					t.Errorf("job %d merged:\n%s\nwant the full form:\n%s", j.ID, mb, full)
+					t.Errorf("job %d merged:\n%s\nwant the full form:\n%s", j.ID, mb, full[i])
 				}
 			}
 		})
