@@ -140,6 +140,20 @@ class FakeServer:
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
 
+def _run_until_finished(worker: Worker, fake: FakeServer) -> None:
+    """Runs the worker until it sent a /v1/finish (5 s at most), then stops
+    it and the fake server."""
+    worker.start()
+    try:
+        for _ in range(100):
+            if any(p == "/v1/finish" for p, _, _ in fake.requests):
+                break
+            threading.Event().wait(0.05)
+    finally:
+        worker.stop()
+        fake.httpd.shutdown()
+
+
 def test_lease_token_is_echoed_and_headers_sent() -> None:
     fake = FakeServer()
     finished = threading.Event()
@@ -151,15 +165,7 @@ def test_lease_token_is_echoed_and_headers_sent() -> None:
         finished.wait(0.6)
         raise ValueError("x")
 
-    worker.start()
-    try:
-        for _ in range(100):
-            if any(p == "/v1/finish" for p, _, _ in fake.requests):
-                break
-            threading.Event().wait(0.05)
-    finally:
-        worker.stop()
-        fake.httpd.shutdown()
+    _run_until_finished(worker, fake)
     beats = [b for p, b, _ in fake.requests if p == "/v1/heartbeat"]
     assert beats and beats[0]["attempts"] == [{"id": 7, "attempt": 1, "lease_token": "tok-7"}]
     (result,) = next(b for p, b, _ in fake.requests if p == "/v1/finish")["results"]
@@ -183,15 +189,7 @@ def test_compact_claim_and_finish(compact: str) -> None:
     def k(_args: dict[str, Any], ctx: JobContext) -> None:
         seen.append((ctx.job.id, ctx.job.lease_token, ctx.queue))
 
-    worker.start()
-    try:
-        for _ in range(100):
-            if any(p == "/v1/finish" for p, _, _ in fake.requests):
-                break
-            threading.Event().wait(0.05)
-    finally:
-        worker.stop()
-        fake.httpd.shutdown()
+    _run_until_finished(worker, fake)
     assert seen == [(7, "tok-7", "default")]
     claims = [b for p, b, _ in fake.requests if p == "/v1/claim"]
     assert claims[0]["compact"] is True
