@@ -148,7 +148,6 @@ func (e *executor) insert(ctx context.Context, jobs []droverdriver.InsertParams,
 const replan = pgx.QueryExecModeCacheDescribe
 
 func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*drovertype.JobRow, error) {
-	p = p.Narrowed()
 	if p.Kinds != nil && len(p.Kinds) == 0 {
 		return []*drovertype.JobRow{}, nil
 	}
