@@ -63,6 +63,11 @@ type fanoutOptions struct {
 	// backlog publishes every message before the consumers start, and
 	// measures their consumption alone (bench shards).
 	backlog bool
+	// via is client (drover bench fanout-consumer processes), python or
+	// typescript (the SDK's consumers through drover serve's API, run by
+	// sdk: fanoutsdk.go).
+	via string
+	sdk sdk
 }
 
 // FanoutReport is the JSON of `drover bench fanout`: one point per count of
@@ -104,6 +109,13 @@ type FanoutPoint struct {
 	// behind lets it grow with the run.
 	MaxLag int64              `json:"max_lag"`
 	Lag    []report.LagSample `json:"lag,omitempty"`
+	// Via is how the consumers reached the store (client, python,
+	// typescript); DeliveriesPerSecPerProcess divides the rate by the
+	// consumer processes, and ConsumerCPUUsPerDelivery is their own CPU
+	// (not the bench's or an API server's) per delivery.
+	Via                        string   `json:"via,omitempty"`
+	DeliveriesPerSecPerProcess float64  `json:"deliveries_per_sec_per_process,omitempty"`
+	ConsumerCPUUsPerDelivery   *float64 `json:"consumer_cpu_us_per_delivery,omitempty"`
 	FanoutCost
 }
 
@@ -202,7 +214,7 @@ func rowsWritten(ctx context.Context, store *storeurl.Store) map[string]int64 {
 func newFanoutCommand(env func() Env) *cobra.Command {
 	o := fanoutOptions{messages: 100_000, topics: 20, subscriptions: 50, publishers: 50, batch: 100,
 		consumers: 1, batchSize: 500, lanes: 4, processes: []int{1}, lease: 5 * time.Second, lagEvery: 250 * time.Millisecond}
-	var processes, jsonPath, plotPath, cpuProfile string
+	var processes, jsonPath, plotPath, cpuProfile, python, node, nodeProject string
 	var keep bool
 	cmd := &cobra.Command{
 		Use:   "fanout",
@@ -223,6 +235,12 @@ func newFanoutCommand(env func() Env) *cobra.Command {
 			}
 			if o.fault != "" && o.inProcess {
 				return usagef("--fault kill-worker needs consumer processes, not --in-process")
+			}
+			if err := o.fanoutSDK(cmd.Context(), python, node, nodeProject); err != nil {
+				return err
+			}
+			if o.via != viaClient && o.inProcess {
+				return usagef("--via %s runs SDK consumer processes, not --in-process", o.via)
 			}
 			if plotPath != "" && o.lagEvery <= 0 {
 				return usagef("--plot draws the lag samples: --lag-every must be positive")
@@ -252,6 +270,11 @@ func newFanoutCommand(env func() Env) *cobra.Command {
 	f.IntVar(&o.batchSize, "batch-size", o.batchSize, "messages per delivered batch")
 	f.StringVar(&processes, "processes", "1", "consumer processes per point, a list (1,2,4): each a `drover bench fanout-consumer` serving every subscription")
 	f.BoolVar(&o.inProcess, "in-process", false, "run the consumers as clients in the bench process instead of processes")
+	f.StringVar(&o.via, "via", viaClient, "the consumer processes: client (drover bench fanout-consumer), python or typescript (the SDK's consumer, through drover serve's API served from the bench process)")
+	f.BoolVar(&o.backlog, "backlog", false, "publish every message before the consumers start, and measure their consumption alone")
+	f.StringVar(&python, "python", "", "the Python that runs --via python consumers, with the SDK installed (default $"+pythonEnv+", else python3)")
+	f.StringVar(&node, "node", "", "the node that runs --via typescript consumers (default $"+nodeEnv+", else node)")
+	f.StringVar(&nodeProject, "node-project", "", "a directory where `npm install ./sdk/typescript` was run (default $"+nodeProjEnv+", else the current directory)")
 	f.IntVar(&o.rate, "rate", 0, "publish at most this many messages per second in all (0: as fast as possible)")
 	f.StringVar(&o.fault, "fault", "", "kill-worker: SIGKILL one consumer process half way through publishing, and start another")
 	f.DurationVar(&o.lease, "lease", o.lease, "lane lease of the consumers: how soon a killed consumer's lanes are delivered again")
@@ -306,6 +329,10 @@ func runFanout(ctx context.Context, env Env, o fanoutOptions, jsonPath, plotPath
 		fmt.Fprintf(env.Stdout, "consumers %d: %.0f published/s, %.0f deliveries/s, latency p50 %.1f ms p95 %.1f ms p99 %.1f ms, max lag %d, lost %d, duplicates %d\n",
 			k, pt.PublishedPerSec, pt.DeliveriesPerSec, pt.LatencyMs.P50, pt.LatencyMs.P95, pt.LatencyMs.P99, pt.MaxLag, pt.Lost, pt.Duplicates)
 		fmt.Fprintf(env.Stdout, "  cost per delivery: %s\n", pt.FanoutCost)
+		if pt.ConsumerCPUUsPerDelivery != nil {
+			fmt.Fprintf(env.Stdout, "  --via %s: %.0f deliveries/s per consumer process, consumer processes' CPU %.2f µs per delivery\n",
+				pt.Via, pt.DeliveriesPerSecPerProcess, *pt.ConsumerCPUUsPerDelivery)
+		}
 		rep.Points = append(rep.Points, pt)
 	}
 	rep.FanoutPoint = rep.Points[0]
@@ -374,9 +401,16 @@ func fanoutPoint(ctx context.Context, env Env, store *storeurl.Store, pub topicC
 			return FanoutPoint{}, err
 		}
 		defer os.RemoveAll(dir)
-		cons = &procConsumers{env: env, o: o, prefix: prefix, dir: dir}
+		pc := &procConsumers{env: env, o: o, prefix: prefix, dir: dir}
+		if o.via != viaClient {
+			if pc.api, err = startAPI(store, o.lease, nil); err != nil {
+				return FanoutPoint{}, err
+			}
+			defer func() { _ = pc.api.stop(context.Background()) }()
+		}
+		cons = pc
 		for range k {
-			if err := cons.(*procConsumers).spawn(); err != nil {
+			if err := pc.spawn(); err != nil {
 				_ = cons.stop()
 				return FanoutPoint{}, err
 			}
@@ -395,6 +429,7 @@ func fanoutPoint(ctx context.Context, env Env, store *storeurl.Store, pub topicC
 	}
 	rowsBefore := rowsWritten(ctx, store)
 	cost := meter.start(ctx, cons.pids())
+	consumerCPU := processesCPU("/proc", cons.pids())
 	start := time.Now()
 	sampler := startLagSampler(ctx, pub, prefix, o, start)
 	defer func() { _, _ = sampler.stop() }() // for the error paths; stop is idempotent
@@ -470,6 +505,7 @@ func fanoutPoint(ctx context.Context, env Env, store *storeurl.Store, pub topicC
 			return FanoutPoint{}, err
 		}
 		cost, start = meter.start(ctx, cons.pids()), time.Now()
+		consumerCPU = processesCPU("/proc", cons.pids())
 	}
 	want := int64(o.messages) * int64(o.subscriptions)
 	// Wait until every subscription acked every message (no lag), or for
@@ -495,6 +531,7 @@ func fanoutPoint(ctx context.Context, env Env, store *storeurl.Store, pub topicC
 	}
 	took := time.Since(start)
 	costAfter := meter.sample(ctx, cons.pids())
+	consumerCPU = processesCPU("/proc", cons.pids()) - consumerCPU
 	lag, err := sampler.stop()
 	if err != nil {
 		return FanoutPoint{}, fmt.Errorf("sampling lag: %w", err)
@@ -526,6 +563,13 @@ func fanoutPoint(ctx context.Context, env Env, store *storeurl.Store, pub topicC
 		}
 	}
 	pt.DeliveriesPerSec = float64(pt.Deliveries) / took.Seconds()
+	if !o.inProcess {
+		pt.Via, pt.DeliveriesPerSecPerProcess = o.via, round2(pt.DeliveriesPerSec/float64(k))
+		if pt.Deliveries > 0 && killed == 0 {
+			us := round2(float64(consumerCPU.Microseconds()) / float64(pt.Deliveries))
+			pt.ConsumerCPUUsPerDelivery = &us
+		}
+	}
 	pt.FanoutCost = fanoutCost(cost.before, costAfter, rowsBefore, rowsAfter, pt.Deliveries, pt.Messages)
 	for t := range o.topics {
 		for s := range o.subscriptions {
@@ -723,6 +767,8 @@ type procConsumers struct {
 	o      fanoutOptions
 	prefix string
 	dir    string
+	// api serves SDK consumers (--via python|typescript), nil otherwise.
+	api *apiServer
 
 	mu    sync.Mutex
 	procs []*consumerProc
@@ -747,13 +793,20 @@ func (p *procConsumers) spawn() error {
 	p.mu.Lock()
 	ledger := filepath.Join(p.dir, fmt.Sprintf("ledger-%d.bin", len(p.procs)))
 	p.mu.Unlock()
-	cmd := exec.Command(self, "bench", "fanout-consumer", "--schema", p.env.Schema,
-		"--prefix", p.prefix, "--topics", strconv.Itoa(p.o.topics), "--subscriptions", strconv.Itoa(p.o.subscriptions),
-		"--consumers", strconv.Itoa(p.o.consumers), "--batch-size", strconv.Itoa(p.o.batchSize),
-		"--lease", p.o.lease.String(), "--ledger", ledger)
-	// The URL travels in the environment, as for `drover worker`
-	// (procFleet.spawn).
-	cmd.Env = append(os.Environ(), "DATABASE_URL="+p.env.DatabaseURL, "DROVER_DATABASE_URL="+p.env.DatabaseURL)
+	var cmd *exec.Cmd
+	if p.api != nil {
+		if cmd, err = p.sdkConsumerCommand(ledger); err != nil {
+			return err
+		}
+	} else {
+		cmd = exec.Command(self, "bench", "fanout-consumer", "--schema", p.env.Schema,
+			"--prefix", p.prefix, "--topics", strconv.Itoa(p.o.topics), "--subscriptions", strconv.Itoa(p.o.subscriptions),
+			"--consumers", strconv.Itoa(p.o.consumers), "--batch-size", strconv.Itoa(p.o.batchSize),
+			"--lease", p.o.lease.String(), "--ledger", ledger)
+		// The URL travels in the environment, as for `drover worker`
+		// (procFleet.spawn).
+		cmd.Env = append(os.Environ(), "DATABASE_URL="+p.env.DatabaseURL, "DROVER_DATABASE_URL="+p.env.DatabaseURL)
+	}
 	cmd.Stderr = p.env.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {

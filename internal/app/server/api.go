@@ -472,6 +472,8 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request) error {
 		// Kinds the worker runs: only their jobs are claimed (nil:
 		// every kind).
 		Kinds []string `json:"kinds"`
+		// Compact asks for the answer's compact form (compact.go).
+		Compact bool `json:"compact"`
 	}
 	req.Max, req.LeaseMS = 1, drover.LeaseDurationDefault.Milliseconds()
 	if err := decode(r, &req); err != nil {
@@ -508,6 +510,10 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request) error {
 	defer deadline.Stop()
 	poll := s.store.PollInterval()
 	empty := func() error {
+		if req.Compact {
+			writeJSON(w, http.StatusOK, map[string]any{"shared": struct{}{}, "jobs": []any{}})
+			return nil
+		}
 		writeJSON(w, http.StatusOK, map[string]any{"jobs": []any{}})
 		return nil
 	}
@@ -523,7 +529,7 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request) error {
 		// Take the wake-up channel before claiming, so that jobs
 		// inserted between the claim and the wait end the wait.
 		woken := s.waiter.wait(req.Queue)
-		body, n, err := s.claimWithin(ctx, p)
+		body, n, err := s.claimWithin(ctx, p, req.Compact)
 		if err != nil {
 			return err
 		}
@@ -547,16 +553,16 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request) error {
 // finish needs no queue check for restricted tokens: a result counts
 // only with the lease token of the attempt, which only its claim handed
 // out, and the claim was checked against the token's queues.
+//
+// A request may send what its results have in common once, in "shared"
+// (the compact form, compact.go): a result that lacks attempt, lease_token
+// or outcome takes shared's.
 func (s *Server) finish(w http.ResponseWriter, r *http.Request) error {
 	var req struct {
+		Shared  *finishShared `json:"shared"`
 		Results []struct {
-			ID      int64 `json:"id"`
-			Attempt int   `json:"attempt"`
-			// LeaseToken is the claim's token; a missing or wrong one gets
-			// the result rejected like a stale attempt's, and one that is
-			// not 32 lower-case hex digits is a malformed request.
-			LeaseToken drovertype.LeaseToken `json:"lease_token"`
-			Outcome    drover.AttemptOutcome `json:"outcome"`
+			ID int64 `json:"id"`
+			finishShared
 			// MaxAttempts is accepted and ignored (AttemptResult.MaxAttempts).
 			MaxAttempts int       `json:"max_attempts"`
 			Error       string    `json:"error"`
@@ -577,13 +583,16 @@ func (s *Server) finish(w http.ResponseWriter, r *http.Request) error {
 	}
 	results := make([]drover.AttemptResult, len(req.Results))
 	for i, x := range req.Results {
-		results[i] = drover.AttemptResult{ID: x.ID, Attempt: x.Attempt, LeaseToken: x.LeaseToken,
-			Outcome: x.Outcome, Error: x.Error, Trace: x.Trace, Result: x.Result}
+		if req.Shared != nil {
+			x.finishShared = x.or(*req.Shared)
+		}
+		results[i] = drover.AttemptResult{ID: x.ID, Attempt: deref(x.Attempt), LeaseToken: deref(x.LeaseToken),
+			Outcome: deref(x.Outcome), Error: x.Error, Trace: x.Trace, Result: x.Result}
 		if x.RetryAt != nil {
 			results[i].RetryAt = x.RetryAt.Time
 		}
 		if x.SnoozeMS != nil {
-			if x.Outcome != drover.AttemptSnoozed || x.RetryAt != nil {
+			if results[i].Outcome != drover.AttemptSnoozed || x.RetryAt != nil {
 				return badRequest("result %d: snooze_ms goes only with outcome %q, and not with retry_at", i+1, drover.AttemptSnoozed)
 			}
 			if *x.SnoozeMS < 0 || millis(*x.SnoozeMS) > maxSnooze {
@@ -609,6 +618,32 @@ func (s *Server) finish(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"accepted": nonNil(rep.Accepted), "rejected": nonNil(rep.Rejected), "refused": refused})
 	return nil
+}
+
+// finishShared are the fields of a result a finish request may send once
+// for all its results, each nil when absent.
+type finishShared struct {
+	Attempt *int `json:"attempt"`
+	// LeaseToken is the claim's token; a missing or wrong one gets the
+	// result rejected like a stale attempt's, and one that is not 32
+	// lower-case hex digits is a malformed request.
+	LeaseToken *drovertype.LeaseToken `json:"lease_token"`
+	Outcome    *drover.AttemptOutcome `json:"outcome"`
+}
+
+// or returns f with each absent field taken from shared.
+func (f finishShared) or(shared finishShared) finishShared {
+	return finishShared{Attempt: cmp.Or(f.Attempt, shared.Attempt), LeaseToken: cmp.Or(f.LeaseToken, shared.LeaseToken),
+		Outcome: cmp.Or(f.Outcome, shared.Outcome)}
+}
+
+// deref is *p, or the zero value for nil.
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
 }
 
 // maxSnooze bounds snooze_ms: a year, far past any sensible delay, and

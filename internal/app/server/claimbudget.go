@@ -75,14 +75,18 @@ func (c *claimSizes) observe(queue string, largest int) {
 }
 
 // claimWithin claims up to p.Max jobs within the byte budget and returns
-// the answer's JSON and how many jobs it holds. Once a chunk has been
-// handed out, a later chunk's failure ends the claim with what it has:
-// the jobs already taken must reach the worker rather than wait out their
-// leases.
-func (s *Server) claimWithin(ctx context.Context, p drover.ClaimParams) ([]byte, int, error) {
+// the answer's JSON, in the full form or the compact one (compact.go, cut
+// from the full form's bytes of each job), and how many jobs it holds. The
+// budget is counted in the full form's bytes, which the compact form never
+// exceeds by more than its empty "shared".
+// Once a chunk has been handed out, a later chunk's failure ends the claim
+// with what it has: the jobs already taken must reach the worker rather
+// than wait out their leases.
+func (s *Server) claimWithin(ctx context.Context, p drover.ClaimParams, compact bool) ([]byte, int, error) {
 	const head, tail = `{"jobs":[`, "]}\n"
-	budget := s.cfg.MaxPageBytes
+	budget := s.cfg.MaxPageBytes - len(`"shared":{},`)
 	buf := bytes.NewBufferString(head)
+	var kept [][]byte // each job's full form, for the compact form
 	n := 0
 	for left := p.Max; left > 0; {
 		chunk := p
@@ -111,7 +115,7 @@ func (s *Server) claimWithin(ctx context.Context, p drover.ClaimParams) ([]byte,
 			}
 			return nil, 0, err
 		}
-		kept, largest := 0, 0
+		taken, largest := 0, 0
 		for _, c := range out {
 			b, err := json.Marshal(c)
 			if err != nil {
@@ -125,18 +129,24 @@ func (s *Server) claimWithin(ctx context.Context, p drover.ClaimParams) ([]byte,
 				buf.WriteByte(',')
 			}
 			buf.Write(b)
-			n, kept = n+1, kept+1
+			if compact {
+				kept = append(kept, b)
+			}
+			n, taken = n+1, taken+1
 		}
 		s.claimSizes.observe(p.Queue, largest)
-		s.claimed(chunk, jobs[:kept], took)
-		if kept < len(jobs) {
-			s.releaseClaimed(jobs[kept:])
+		s.claimed(chunk, jobs[:taken], took)
+		if taken < len(jobs) {
+			s.releaseClaimed(jobs[taken:])
 			break
 		}
 		if len(jobs) < chunk.Max || s.draining() {
 			break // the queue has no more now, or the server stops
 		}
 		left -= len(jobs)
+	}
+	if compact {
+		return compactClaim(kept), n, nil
 	}
 	buf.WriteString(tail)
 	return buf.Bytes(), n, nil

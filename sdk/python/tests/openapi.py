@@ -72,6 +72,8 @@ def errors(value: Any, s: dict[str, Any], where: str = "$") -> list[str]:
         out += errors(value, sub, where)
     if "anyOf" in s and all(errors(value, sub, where) for sub in s["anyOf"]):
         out.append(f"{where}: matches none of anyOf")
+    if "oneOf" in s and sum(not errors(value, sub, where) for sub in s["oneOf"]) != 1:
+        out.append(f"{where}: matches not exactly one of oneOf")
     if "not" in s and not errors(value, s["not"], where):
         out.append(f"{where}: matches what `not` excludes")
     if "enum" in s and value not in s["enum"]:

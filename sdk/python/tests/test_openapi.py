@@ -24,6 +24,8 @@ import pytest
 
 import drover
 from drover import consumer, worker
+from drover.models import Job
+from drover.worker import compact_results
 from openapi import Operation, errors, operations, sample, schema
 
 DOCS = Path(__file__).resolve().parents[3] / "docs" / "python.md"
@@ -272,6 +274,11 @@ def test_delivery_decodes_json_and_bytes_payloads() -> None:
     # An older server sent both; payload says it is JSON.
     both = drover.Delivery.from_json({"id": 3, "payload": "x", "payload_base64": "Ingi"}, "t", "s")
     assert (both.is_json, both.payload, both.data) == (True, "x", b'"x"')
+    # from_json fills the frozen dataclass's __dict__ directly: a field it
+    # forgets would be missing, not defaulted.
+    for d in (as_json, as_bytes, both):
+        assert set(vars(d)) == {f.name for f in dataclasses.fields(drover.Delivery)}
+        assert d == drover.Delivery(**{f.name: getattr(d, f.name) for f in dataclasses.fields(drover.Delivery)})
     retried = drover.Delivery.from_retry_args({"topic": "t", "subscription": "s", "id": 4, "payload": "bnVsbA==",
                                                "published_at": "2026-01-02T03:04:05Z"}, job_attempt=1)
     assert (retried.is_json, retried.payload, retried.data, retried.attempt) == (True, None, b"null", 2)
@@ -279,3 +286,22 @@ def test_delivery_decodes_json_and_bytes_payloads() -> None:
     again = drover.Delivery.from_retry_args({"topic": "t", "subscription": "s", "id": 5, "payload": "",
                                              "delivered": 3}, job_attempt=1)
     assert (again.attempt, again.data, again.is_json) == (4, b"", False)
+
+
+def test_compact_worker_requests_and_answers_match_the_document() -> None:
+    # The worker's compact finish body is the document's compact form, its
+    # full one the full form; a compact claim answer decodes to the jobs.
+    finish = next(o for o in operations() if o.id == "finish").body_schema
+    assert finish is not None
+    batch = [{"id": 1, "attempt": 1, "lease_token": "ab" * 16, "outcome": "completed"},
+             {"id": 2, "attempt": 1, "lease_token": "ab" * 16, "outcome": "failed", "error": "x"}]
+    assert errors(compact_results(batch), finish) == []
+    assert errors({"results": batch}, finish) == []
+    assert errors({"shared": {}, "results": batch, "x": 1}, finish) != []
+    claim = next(o for o in operations() if o.id == "claim").answer_schema
+    assert claim is not None
+    answer = {"shared": {"state": "running", "queue": "q", "attempt": 1, "lease_token": "ab" * 16},
+              "jobs": [{"id": 1, "kind": "k", "args": {}, "tags": [], "errors": []}]}
+    assert errors(answer, claim) == []
+    (job,) = Job.from_claim(answer)
+    assert (job.id, job.queue, job.kind, job.attempt, job.lease_token) == (1, "q", "k", 1, "ab" * 16)

@@ -19,7 +19,7 @@ from drover._runtime import Backoff as _Backoff
 from drover._runtime import Inbox
 from drover.errors import error_for_status
 from drover.models import Job, format_time, parse_time
-from drover.worker import JobContext, Worker, _Held
+from drover.worker import JobContext, Worker, _Held, compact_results
 
 
 def test_error_classes() -> None:
@@ -94,7 +94,10 @@ class FakeServer:
     that the lease token's round trip can be checked before the real
     server sends one."""
 
-    def __init__(self, heartbeat_reply: dict[str, Any] | None = None) -> None:
+    def __init__(self, heartbeat_reply: dict[str, Any] | None = None, compact: str = "ignore") -> None:
+        # compact: what the server does with a claim's "compact": ignore it
+        # (answer the full form), answer in the compact form, or refuse it
+        # as a server that predates the field does.
         self.requests: list[tuple[str, dict[str, Any], dict[str, str]]] = []
         self.claimed = False
         self.heartbeat_reply = heartbeat_reply or {"lost": [], "cancel_requested": []}
@@ -108,19 +111,25 @@ class FakeServer:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 fake.requests.append((self.path, body, dict(self.headers)))
                 out: dict[str, Any]
-                if self.path == "/v1/claim":
+                status = 200
+                if self.path == "/v1/claim" and body.get("compact") and compact == "refuse":
+                    status, out = 400, {"error": 'request body: unknown field "compact"', "status": 400}
+                elif self.path == "/v1/claim":
                     jobs = []
                     if not fake.claimed:
                         fake.claimed = True
                         jobs = [{"id": 7, "state": "running", "queue": "default", "kind": "k", "args": {},
                                  "attempt": 1, "max_attempts": 3, "lease_token": "tok-7", "future_field": 1}]
                     out = {"jobs": jobs}
+                    if body.get("compact") and compact == "answer":
+                        shared = {k: v for k, v in jobs[0].items() if k not in ("id", "args")} if jobs else {}
+                        out = {"shared": shared, "jobs": [{k: j[k] for k in ("id", "args")} for j in jobs]}
                 elif self.path == "/v1/heartbeat":
                     out = fake.heartbeat_reply
                 else:
                     out = {"accepted": [r["id"] for r in body["results"]], "rejected": []}
                 data = json.dumps(out).encode()
-                self.send_response(200)
+                self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
@@ -129,6 +138,20 @@ class FakeServer:
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+
+def _run_until_finished(worker: Worker, fake: FakeServer) -> None:
+    """Runs the worker until it sent a /v1/finish (5 s at most), then stops
+    it and the fake server."""
+    worker.start()
+    try:
+        for _ in range(100):
+            if any(p == "/v1/finish" for p, _, _ in fake.requests):
+                break
+            threading.Event().wait(0.05)
+    finally:
+        worker.stop()
+        fake.httpd.shutdown()
 
 
 def test_lease_token_is_echoed_and_headers_sent() -> None:
@@ -142,15 +165,7 @@ def test_lease_token_is_echoed_and_headers_sent() -> None:
         finished.wait(0.6)
         raise ValueError("x")
 
-    worker.start()
-    try:
-        for _ in range(100):
-            if any(p == "/v1/finish" for p, _, _ in fake.requests):
-                break
-            threading.Event().wait(0.05)
-    finally:
-        worker.stop()
-        fake.httpd.shutdown()
+    _run_until_finished(worker, fake)
     beats = [b for p, b, _ in fake.requests if p == "/v1/heartbeat"]
     assert beats and beats[0]["attempts"] == [{"id": 7, "attempt": 1, "lease_token": "tok-7"}]
     (result,) = next(b for p, b, _ in fake.requests if p == "/v1/finish")["results"]
@@ -159,6 +174,65 @@ def test_lease_token_is_echoed_and_headers_sent() -> None:
     for _, _, headers in fake.requests:
         assert headers["Content-Type"] == "application/json"
         assert headers["Authorization"] == "Bearer drv_t"
+
+
+@pytest.mark.parametrize("compact", ["answer", "refuse", "ignore"])
+def test_compact_claim_and_finish(compact: str) -> None:
+    # A server that answers the compact form gets a compact finish; one
+    # that refuses the field gets full-form claims from then on; one that
+    # ignores it (answers the full form) gets a full-form finish.
+    fake = FakeServer(compact=compact)
+    seen: list[tuple[int, str | None, str]] = []
+    worker = Worker(fake.url, "drv_t", poll_wait=0.2)
+
+    @worker.task("k")
+    def k(_args: dict[str, Any], ctx: JobContext) -> None:
+        seen.append((ctx.job.id, ctx.job.lease_token, ctx.queue))
+
+    _run_until_finished(worker, fake)
+    assert seen == [(7, "tok-7", "default")]
+    claims = [b for p, b, _ in fake.requests if p == "/v1/claim"]
+    assert claims[0]["compact"] is True
+    if compact == "refuse":
+        assert all("compact" not in c for c in claims[1:]) and len(claims) > 1
+    finish = next(b for p, b, _ in fake.requests if p == "/v1/finish")
+    if compact == "answer":
+        assert finish == {"shared": {"attempt": 1, "lease_token": "tok-7", "outcome": "completed"},
+                          "results": [{"id": 7}]}
+    else:
+        assert finish == {"results": [{"id": 7, "attempt": 1, "lease_token": "tok-7", "outcome": "completed"}]}
+
+
+def test_job_from_claim_reads_the_compact_form_as_the_full_one() -> None:
+    full: list[dict[str, Any]] = [
+        {"id": i, "state": "running", "queue": "q", "kind": "k" if i < 3 else "k2", "args": {"n": i}, "tags": [],
+             "errors": [], "attempt": 1, "max_attempts": 25, "created_at": "2026-11-29T09:33:33.5Z",
+             "lease_expires_at": "2026-11-29T09:34:03Z", "lease_owner": "w", "lease_token": "ab" * 16,
+             **({"key": "x"} if i == 2 else {})} for i in (1, 2, 3)]
+    shared = {k: v for k, v in full[0].items() if k in ("state", "queue", "attempt", "max_attempts", "created_at",
+                                                        "lease_expires_at", "lease_owner", "lease_token")}
+    entries = [{k: v for k, v in j.items() if k not in shared} for j in full]
+    entries[0]["attempt"] = 1  # a field an entry repeats: its own value wins
+    jobs = Job.from_claim({"shared": shared, "jobs": entries})
+    assert jobs == [Job.from_json(j) for j in full]
+    assert [j.raw for j in jobs] == full
+    assert jobs[1].key == "x" and jobs[0].key == "" and jobs[2].kind == "k2"
+    assert Job.from_claim({"jobs": full}) == jobs
+    assert Job.from_claim({"shared": {}, "jobs": []}) == []
+
+
+def test_compact_results_send_what_results_share_once() -> None:
+    batch = [{"id": 1, "attempt": 1, "lease_token": "a", "outcome": "completed"},
+             {"id": 2, "attempt": 1, "lease_token": "b", "outcome": "failed", "error": "x"},
+             {"id": 3, "attempt": 1, "lease_token": "a", "outcome": "completed", "result": {"ok": 1}}]
+    assert compact_results(batch) == {
+        "shared": {"attempt": 1, "lease_token": "a", "outcome": "completed"},
+        "results": [{"id": 1}, {"id": 2, "lease_token": "b", "outcome": "failed", "error": "x"},
+                    {"id": 3, "result": {"ok": 1}}]}
+    # A field one result lacks is not shared: the server would give it shared's.
+    assert compact_results([{"id": 1, "attempt": 1, "outcome": "completed"},
+                            {"id": 2, "attempt": 1, "lease_token": "a", "outcome": "completed"}])["shared"] == {
+        "attempt": 1, "outcome": "completed"}
 
 
 def test_refs_without_lease_token() -> None:

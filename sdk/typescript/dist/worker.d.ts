@@ -1,10 +1,30 @@
 import { type Logger } from "./runtime.js";
 export type { Logger };
-import type { ClaimedJob } from "./types.js";
+import type { AttemptResult, ClaimedJob } from "./types.js";
 /** The largest result the server stores (bytes of JSON). */
 export declare const MAX_RESULT_BYTES = 65536;
 /** The largest error message or trace the server stores. */
 export declare const MAX_ERROR_BYTES = 65536;
+/**
+ * The compact form of a /v1/finish request: each of attempt, lease_token
+ * and outcome that every result has goes once into `shared`, with the value
+ * most of them have, and is left out of the results that have that value
+ * (the server gives a result that lacks one shared's). The results of one
+ * claim's noop jobs so become their ids alone.
+ */
+export declare function compactResults(batch: AttemptResult[]): {
+    shared: Partial<AttemptResult>;
+    results: Partial<AttemptResult>[];
+};
+/**
+ * The jobs of a claim's answer: in the compact form (what the jobs share
+ * sent once, in `shared`), each job is its entry with the fields it lacks
+ * taken from `shared`.
+ */
+export declare function claimedJobs(out: {
+    jobs?: ClaimedJob[] | null;
+    shared?: Partial<ClaimedJob>;
+}): ClaimedJob[];
 /** Throw from a handler to finish the job as cancelled, without retry. */
 export declare class Cancel extends Error {
     constructor(message?: string);

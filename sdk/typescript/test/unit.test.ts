@@ -240,3 +240,74 @@ test("a handler that looks at ctx.signal only after its job was interrupted find
   srv.close();
   assert.deepEqual(seen, { aborted: true, name: "AbortError", dependsOn: [], parents: [] });
 });
+
+test("the worker claims and finishes in the compact form, and falls back to the full one with a server that refuses it", async () => {
+  for (const knowsCompact of [true, false]) {
+    const claims: any[] = [];
+    const finishes: any[] = [];
+    let served = false;
+    const token = "c".repeat(32);
+    const srv = createServer((req: IncomingMessage, res) => {
+      let data = "";
+      req.on("data", (c) => (data += c));
+      req.on("end", () => {
+        const body = data ? JSON.parse(data) : undefined;
+        res.setHeader("Content-Type", "application/json");
+        if (req.url === "/v1/claim") {
+          claims.push(body);
+          if (body.compact !== undefined && !knowsCompact) {
+            res.statusCode = 400;
+            res.end('{"error":"request body: unknown field \\"compact\\"","status":400}');
+            return;
+          }
+          if (served) {
+            setTimeout(() => res.end(body.compact ? '{"shared":{},"jobs":[]}' : '{"jobs":[]}'), 200);
+            return;
+          }
+          served = true;
+          const shared = { state: "running", queue: "default", kind: "k", priority: 0, tags: [], attempt: 1, max_attempts: 25,
+            errors: [], error_count: 0, created_at: "2026-01-01T00:00:00Z", run_at: "2026-01-01T00:00:00Z", cancel_requested: false,
+            lease_token: token };
+          const entries = [{ id: 1, args: { n: 1 } }, { id: 2, args: { n: 2 } }];
+          res.end(JSON.stringify(body.compact ? { shared, jobs: entries } : { jobs: entries.map((e) => ({ ...shared, ...e })) }));
+        } else if (req.url === "/v1/finish") {
+          finishes.push(body);
+          res.end(JSON.stringify({ accepted: body.results.map((r: { id: number }) => r.id), rejected: [], refused: [] }));
+        } else if (req.url === "/v1/heartbeat") {
+          res.end('{"lost":[],"cancel_requested":[]}');
+        } else {
+          res.statusCode = 404;
+          res.end('{"error":"no","status":404}');
+        }
+      });
+    });
+    await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
+    const addr = srv.address();
+    const url = `http://127.0.0.1:${typeof addr === "object" && addr ? addr.port : 0}`;
+    const w = new Worker({ url, token: "tok", pollWaitMs: 100, concurrency: 4, logger: quiet });
+    const seen: Array<[number, string | undefined, string]> = [];
+    w.register<{ n: number }>("k", async (job) => {
+      seen.push([job.id, job.lease_token, job.queue]);
+      return job.args.n === 2 ? { ok: 2 } : undefined;
+    });
+    w.start();
+    await waitFor(() => finishes.flatMap((f) => f.results).length === 2, "the results", 5000);
+    await w.stop();
+    srv.close();
+    assert.deepEqual(seen.sort(), [[1, token, "default"], [2, token, "default"]]);
+    if (knowsCompact) {
+      assert.equal(claims[0].compact, true);
+      for (const f of finishes) assert.deepEqual(f.shared, { attempt: 1, lease_token: token, outcome: "completed" });
+      assert.deepEqual(finishes.flatMap((f) => f.results), [{ id: 1 }, { id: 2, result: { ok: 2 } }]);
+    } else {
+      // Refused once; every claim after it, and the finish, in the full form.
+      assert.equal(claims[0].compact, true);
+      assert.ok(claims.slice(1).every((c) => c.compact === undefined), JSON.stringify(claims));
+      assert.ok(finishes.every((f) => f.shared === undefined), JSON.stringify(finishes));
+      assert.deepEqual(finishes.flatMap((f) => f.results), [
+        { id: 1, attempt: 1, lease_token: token, outcome: "completed" },
+        { id: 2, attempt: 1, lease_token: token, outcome: "completed", result: { ok: 2 } },
+      ]);
+    }
+  }
+});

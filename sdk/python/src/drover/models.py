@@ -209,6 +209,27 @@ class Job:
         )
         return job
 
+    @classmethod
+    def from_claim(cls, answer: dict[str, Any]) -> list[Job]:
+        """The jobs of a claim's answer. In the compact form (``shared``
+        present) each job is its entry with the fields it lacks taken from
+        ``shared``; those are scalars (the server shares no list or
+        object), read once for the claim rather than once per job."""
+        entries = answer.get("jobs") or []
+        shared = answer.get("shared")
+        if shared is None:
+            return [cls.from_json(d) for d in entries]
+        base = cls.from_json({**shared, "id": 0}).__dict__
+        overlay = {k: base[k] for k in shared if k in base and k != "raw"}
+        jobs = []
+        for e in entries:
+            job = cls.from_json(e)
+            both = overlay.keys() & e.keys()  # a field an entry repeats: the entry's wins
+            job.__dict__.update(overlay if not both else {k: v for k, v in overlay.items() if k not in both})
+            job.__dict__["raw"] = {**shared, **e}
+            jobs.append(job)
+        return jobs
+
 
 @dataclass(frozen=True)
 class JobCount:
@@ -740,12 +761,20 @@ class Delivery:
             data = base64.b64decode(d["payload_base64"])
         else:
             data = json.dumps(d.get("payload"), separators=(",", ":"), ensure_ascii=False).encode()
-        value = d["payload"] if "payload" in d else _payload_of(data)
-        is_json = value is not _NOT_JSON
-        return cls(id=int(d["id"]), topic=topic, subscription=subscription, data=data, is_json=is_json,
-                   payload=value if is_json else None, key=str(d.get("key") or ""),
-                   metadata=dict(d.get("metadata") or {}), published_at=parse_time(d.get("published_at")),
-                   attempt=int(d.get("attempt") or 1), raw=d)
+        # The server sends payload only for a payload that is JSON text, so
+        # one without it is not JSON: decoding its bytes to find out again
+        # (an exception per message) was most of a delivery's cost.
+        is_json = "payload" in d
+        # The fields are set in one step, as Job.from_json's are, rather
+        # than through the frozen dataclass's __init__ (test_openapi.py
+        # holds it to the dataclass).
+        delivery = object.__new__(cls)
+        delivery.__dict__.update(
+            id=int(d["id"]), topic=topic, subscription=subscription, data=data, is_json=is_json,
+            payload=d["payload"] if is_json else None, key=str(d.get("key") or ""),
+            metadata=dict(d.get("metadata") or {}), published_at=parse_time(d.get("published_at")),
+            attempt=int(d.get("attempt") or 1), raw=d)
+        return delivery
 
     @classmethod
     def from_retry_args(cls, a: dict[str, Any], job_attempt: int) -> Delivery:

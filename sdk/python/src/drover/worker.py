@@ -83,6 +83,31 @@ _MAX_SNOOZE_MS = 31_622_400_000
 # sends those to /v1/release rather than /v1/finish.
 _RELEASED = "released"
 
+# The fields of a result a compact /v1/finish request may send once.
+_SHARED_RESULT_FIELDS = ("attempt", "lease_token", "outcome")
+
+
+def compact_results(batch: list[dict[str, Any]]) -> dict[str, Any]:
+    """The compact form of a /v1/finish request: each of attempt,
+    lease_token and outcome that every result has goes once into
+    ``shared``, with the value most of them have, and is left out of the
+    results that have that value (the server gives a result that lacks one
+    shared's). The results of one claim's noop jobs so become their ids
+    alone."""
+    shared: dict[str, Any] = {}
+    for k in _SHARED_RESULT_FIELDS:
+        counts: dict[Any, int] = {}
+        for r in batch:
+            v = r.get(k)
+            if v is None:
+                break
+            counts[v] = counts.get(v, 0) + 1
+        else:
+            if counts:
+                shared[k] = max(counts, key=counts.__getitem__)
+    results = [{k: v for k, v in r.items() if k not in shared or shared[k] != v} for r in batch]
+    return {"shared": shared, "results": results}
+
 
 class Cancel(Exception):
     """Raise from a handler to finish the job as cancelled, without retry
@@ -339,6 +364,11 @@ class AsyncWorker:
         self._reserving = 0
         self._stopping = False
         self._finisher_stop = False
+        # Claims ask for the compact form until a server that predates it
+        # refuses the field; finishes are compact once a claim was answered
+        # in that form.
+        self._compact = True
+        self._compact_finish = False
         self._fatal: BaseException | None = None
         self._changed = Changed()
         self._claimers: list[asyncio.Task[None]] = []
@@ -543,13 +573,22 @@ class AsyncWorker:
             n = await self._reserve(1 if idle and shared else 1000)
             if n == 0:
                 return
+            req = {**body, **self._routing(), "max": n}
+            if self._compact:
+                req["compact"] = True
             try:
-                out = await self._claim_t.request("POST", "/v1/claim", {**body, **self._routing(), "max": n})
+                out = await self._claim_t.request("POST", "/v1/claim", req)
             except asyncio.CancelledError:
                 self._release_slots(n)
                 raise
             except DroverError as e:
                 self._release_slots(n)
+                if self._compact and isinstance(e, ValidationError) and '"compact"' in str(e):
+                    # A server that predates the compact form: claim in the full one.
+                    log.info("claim from queue %s: the server does not know the compact form (%s); "
+                             "claiming in the full form", queue, e)
+                    self._compact = False
+                    continue
                 if not e.retryable:
                     log.error("claim from queue %s: %s", queue, e)
                     self._fail(e)
@@ -559,7 +598,9 @@ class AsyncWorker:
                 await asyncio.sleep(delay)
                 continue
             backoff.reset()
-            jobs = [Job.from_json(j) for j in out.get("jobs") or []]
+            jobs = Job.from_claim(out)
+            if "shared" in out:
+                self._compact_finish = True
             idle = not jobs
             self._release_slots(n - len(jobs))
             for job in jobs:
@@ -768,7 +809,8 @@ class AsyncWorker:
                     attempts = [{k: r[k] for k in ("id", "attempt", "lease_token") if k in r} for r in batch]
                     out = await self._t.request("POST", "/v1/release", {"attempts": attempts})
                 else:
-                    out = await self._t.request("POST", "/v1/finish", {"results": batch})
+                    out = await self._t.request("POST", "/v1/finish",
+                                                compact_results(batch) if self._compact_finish else {"results": batch})
             except (ValidationError, PayloadTooLargeError) as e:
                 if len(batch) > 1:
                     suspects = set(keys)

@@ -1670,6 +1670,142 @@ export interface components {
              */
             claim_errors: number;
         };
+        /** @description A claimed job in a compact claim answer: its id, its arrays and objects (args, tags, errors, and metadata, depends_on and parent_results when it has them), and the scalar fields of ClaimedJob whose values are not the same in every job of the answer (those are in shared). A field absent from both is absent from the job, as in the full form. */
+        ClaimedJobEntry: {
+            /** Format: int64 */
+            id: number;
+            /** @enum {string} */
+            state?: "pending" | "blocked" | "scheduled" | "available" | "retryable" | "running" | "completed" | "cancelled" | "discarded";
+            queue?: string;
+            kind?: string;
+            priority?: number;
+            /** @description The job's arguments as enqueued (any JSON). */
+            args: unknown;
+            metadata?: Record<string, never>;
+            tags: string[];
+            /** @description Attempts started so far. A claimed job's attempt must be named in its heartbeats and result. */
+            attempt?: number;
+            max_attempts?: number;
+            /** @description The last 20 attempt errors, oldest first; older ones are dropped (see error_count). */
+            errors: components["schemas"]["AttemptError"][];
+            /** @description How many attempt errors the job recorded in all, errors holding only the last 20. */
+            error_count?: number;
+            /** Format: int64 */
+            timeout_ms?: number;
+            /** Format: date-time */
+            created_at?: string;
+            /** Format: date-time */
+            run_at?: string;
+            /** Format: date-time */
+            attempted_at?: string;
+            /** Format: date-time */
+            finalized_at?: string;
+            /** @description The worker holding the job while it runs. */
+            lease_owner?: string;
+            /**
+             * Format: date-time
+             * @description When the job returns to the queue unless a heartbeat extends the lease.
+             */
+            lease_expires_at?: string;
+            cancel_requested?: boolean;
+            /**
+             * Format: int64
+             * @description The batch the job belongs to, or calls back for; absent for none.
+             */
+            batch_id?: number;
+            /** @description The ordering key the job was inserted with; absent once the job finished (finished jobs do not keep it). */
+            key?: string;
+            lease_token?: components["schemas"]["LeaseToken"];
+            /** @description The IDs of the jobs this one waited for, in ID order. */
+            depends_on?: number[];
+            /** @description The state and result of each job in depends_on, in the same order; result is null unless the parent completed with one. */
+            parent_results?: components["schemas"]["JobResult"][];
+        };
+        /** @description The scalar fields of ClaimedJob (strings, numbers, booleans, times) that every job of a compact claim answer has, with the same value (typically state, queue, attempt, lease_owner, lease_token, lease_expires_at, attempted_at, and kind and max_attempts when the jobs share them): sent once instead of in every job. A field some job lacks, or whose value differs between jobs, is not here but in each job that has it; id never is, nor are arrays and objects (args, metadata, tags, errors, depends_on, parent_results), which each job carries, so that no two jobs share one value a handler might change. Empty when no job was claimed. */
+        ClaimShared: {
+            /** @enum {string} */
+            state?: "pending" | "blocked" | "scheduled" | "available" | "retryable" | "running" | "completed" | "cancelled" | "discarded";
+            queue?: string;
+            kind?: string;
+            priority?: number;
+            /** @description Attempts started so far. A claimed job's attempt must be named in its heartbeats and result. */
+            attempt?: number;
+            max_attempts?: number;
+            /** @description How many attempt errors the job recorded in all, errors holding only the last 20. */
+            error_count?: number;
+            /** Format: int64 */
+            timeout_ms?: number;
+            /** Format: date-time */
+            created_at?: string;
+            /** Format: date-time */
+            run_at?: string;
+            /** Format: date-time */
+            attempted_at?: string;
+            /** Format: date-time */
+            finalized_at?: string;
+            /** @description The worker holding the job while it runs. */
+            lease_owner?: string;
+            /**
+             * Format: date-time
+             * @description When the job returns to the queue unless a heartbeat extends the lease.
+             */
+            lease_expires_at?: string;
+            cancel_requested?: boolean;
+            /**
+             * Format: int64
+             * @description The batch the job belongs to, or calls back for; absent for none.
+             */
+            batch_id?: number;
+            /** @description The ordering key the job was inserted with; absent once the job finished (finished jobs do not keep it). */
+            key?: string;
+            lease_token?: components["schemas"]["LeaseToken"];
+        };
+        /** @description A result in a compact finish request: AttemptResult, where attempt, lease_token and outcome may be left out and taken from the request's shared (a value given here wins over shared's). */
+        AttemptResultEntry: {
+            /** Format: int64 */
+            id: number;
+            /** @description The attempt the job was claimed with. */
+            attempt?: number;
+            lease_token?: components["schemas"]["LeaseToken"];
+            /**
+             * @description snoozed puts the job back to wait until retry_at (or snooze_ms from now; one of them is required) without using an attempt: the next claim gets the same attempt number, and no error is recorded.
+             * @enum {string}
+             */
+            outcome?: "completed" | "failed" | "cancelled" | "snoozed";
+            /**
+             * @deprecated
+             * @description Ignored; accepted for compatibility. A failed attempt retries with backoff, or discards the job when it was the last its stored max_attempts allows: the server decides, not the worker.
+             */
+            max_attempts?: number;
+            error?: string;
+            trace?: string;
+            /**
+             * Format: date-time
+             * @description When a failed job runs again (default: the server's backoff), or when a snoozed one does: an RFC 3339 time with a zone.
+             */
+            retry_at?: string;
+            /**
+             * Format: int64
+             * @description Only with outcome snoozed and without retry_at: the job waits this long from now.
+             */
+            snooze_ms?: number;
+            /** @description Any JSON, at most 65536 bytes, stored as the job's result; only with outcome completed. */
+            result?: unknown;
+        } & ({
+            /** @enum {unknown} */
+            outcome?: "completed";
+        } | unknown);
+        /** @description What the results of a compact finish request have in common, sent once: each result that lacks attempt, lease_token or outcome takes the value here. A result that has neither its own attempt and outcome nor shared's is refused like a full-form result without them. */
+        FinishShared: {
+            /** @description The attempt the job was claimed with. */
+            attempt?: number;
+            lease_token?: components["schemas"]["LeaseToken"];
+            /**
+             * @description snoozed puts the job back to wait until retry_at (or snooze_ms from now; one of them is required) without using an attempt: the next claim gets the same attempt number, and no error is recorded.
+             * @enum {string}
+             */
+            outcome?: "completed" | "failed" | "cancelled" | "snoozed";
+        };
     };
     responses: never;
     parameters: never;
@@ -2274,11 +2410,16 @@ export interface operations {
                     };
                     /** @description The kinds the worker runs: the claim takes jobs of those kinds only, and the worker registry records them, so that a job of a kind no live worker of its queue runs waits and is reported (GET /v1/unroutable) rather than claimed by a worker with no handler for it. Omit it to claim every kind. */
                     kinds?: string[];
+                    /**
+                     * @description Ask for the answer's compact form: what every claimed job has with the same value is sent once, in shared, and each job of jobs carries only the rest (always its id). A job is its entry with every field the entry lacks taken from shared. Without it (or false) the answer is the full form, jobs of ClaimedJob.
+                     * @default false
+                     */
+                    compact?: boolean;
                 };
             };
         };
         responses: {
-            /** @description The claimed jobs (possibly none), each running under the worker's lease with its attempt. */
+            /** @description The claimed jobs (possibly none), each running under the worker's lease with its attempt: in the full form, or in the compact form when the claim asked for it. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2286,6 +2427,9 @@ export interface operations {
                 content: {
                     "application/json": {
                         jobs: components["schemas"]["ClaimedJob"][];
+                    } | {
+                        shared: components["schemas"]["ClaimShared"];
+                        jobs: components["schemas"]["ClaimedJobEntry"][];
                     };
                 };
             };
@@ -2367,6 +2511,9 @@ export interface operations {
             content: {
                 "application/json": {
                     results: components["schemas"]["AttemptResult"][];
+                } | {
+                    shared: components["schemas"]["FinishShared"];
+                    results: components["schemas"]["AttemptResultEntry"][];
                 };
             };
         };
