@@ -2,12 +2,14 @@ package droverpg
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/drovertype"
+	"github.com/droverhq/drover/internal/sqlfile"
 )
 
 // Routing and the worker registry (droverdriver/routing.go): the claims
@@ -186,7 +188,11 @@ func (e *executor) claimStrict(ctx context.Context, p droverdriver.ClaimParams, 
 	b := &pgx.Batch{}
 	strictClaimSettings.queue(b, e.q, struct{}{})
 	queueLimitTake.queue(b, e.q, p.Queue)
-	jobClaimStrict.bind(routedParams(p, cp)).queue(b, e.q)
+	if cp.slots != nil {
+		jobClaimStrictSlots.bind(slotsParams(p, cp)).queue(b, e.q)
+	} else {
+		jobClaimStrict.bind(routedParams(p, cp)).queue(b, e.q)
+	}
 	br := e.db.SendBatch(ctx, b)
 	defer br.Close()
 	for range 2 { // StrictClaimSettings, QueueLimitTake
@@ -198,7 +204,7 @@ func (e *executor) claimStrict(ctx context.Context, p droverdriver.ClaimParams, 
 	if err != nil {
 		return nil, err
 	}
-	jobs, err := scanClaimed(rows, p, token)
+	jobs, err := scanClaimed(rows, p, token, cp.slots != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -209,4 +215,67 @@ func (e *executor) QueueHead(ctx context.Context, queue string) (drovertype.Queu
 	var h drovertype.QueueHead
 	err := queueHead.queryRow(ctx, e.db, e.q, queue).Scan(&h.ID, &h.Returned, &h.Running)
 	return h, e.wrap("read the head of queue "+queue, err)
+}
+
+var _ droverdriver.SlotClaimer = (*executor)(nil)
+
+// withClaimSlots adds to q the claims for several claimers at once
+// (droverdriver.SlotClaimer), made from JobClaimRouted and JobClaimStrict
+// by the same edits: the worker's name ($11) becomes the slots' names, a
+// job aimed at any of them matching; each row is numbered in claim order
+// (the strict claim's picked rows carry their number in its head, n) and takes the
+// owner and token of the slot of that number ($17 and $18, $13 and $14
+// for the strict claim, which has no $13-$16), the claim's own owner and
+// token only where a row had no slot, which its LIMIT rules out; and the
+// rows return their owner, token and routing, so that the caller can
+// hand each to its claimer, or release it when it is aimed at another
+// slot's name.
+func withClaimSlots(q map[string]string) error {
+	slot := func(owners, tokens, pick string) [][2]string {
+		return [][2]string{
+			{"lease_owner = $3,", "lease_owner = coalesce((" + owners + "::text[])[(" + pick + ")], $3),"},
+			{"lease_token = $6::uuid", "lease_token = coalesce((" + tokens + "::uuid[])[(" + pick + ")], $6::uuid)"},
+		}
+	}
+	routed := append([][2]string{
+		{"SELECT ctid FROM candidates ORDER BY priority, run_at, id LIMIT $2",
+			"SELECT ctid, row_number() OVER (ORDER BY priority, run_at, id) AS slot FROM candidates ORDER BY priority, run_at, id LIMIT $2"},
+		{"j.routing -> 'names' @> jsonb_build_array($11::text)", "j.routing -> 'names' ?| $11::text[]"},
+		{"j.flow, j.ordering_key", "j.flow, j.ordering_key, j.lease_owner, j.lease_token, j.routing"},
+	}, slot("$17", "$18", "SELECT slot FROM picked p WHERE p.ctid = j.ctid")...)
+	if err := sqlfile.WithClaimSlots(q, "JobClaimRouted", routed...); err != nil {
+		return err
+	}
+	strict := append([][2]string{
+		{"routing -> 'names' @> jsonb_build_array($11::text)", "routing -> 'names' ?| $11::text[]"},
+		{"SELECT id FROM mine", "SELECT id, n FROM mine"},
+		{"j.flow, j.ordering_key\n),", "j.flow, j.ordering_key, j.lease_owner, j.lease_token, j.routing\n),"},
+	}, slot("$13", "$14", "SELECT n FROM picked p WHERE p.id = j.id")...)
+	return sqlfile.WithClaimSlots(q, "JobClaimStrict", strict...)
+}
+
+// JobClaimSlots implements droverdriver.SlotClaimer: the claim of p, by
+// the paths JobClaim takes (a limited queue's transaction, a strict
+// queue's batch), with the statements for several claimers.
+func (e *executor) JobClaimSlots(ctx context.Context, p droverdriver.ClaimParams, slots []droverdriver.ClaimSlot) ([]*drovertype.JobRow, error) {
+	if p.Variant != droverdriver.ClaimRouted && p.Variant != droverdriver.ClaimStrict || p.Worker == nil {
+		return nil, fmt.Errorf("droverpg: a claim for several claimers is routed or strict, with a worker; not variant %d", p.Variant)
+	}
+	p.Max, p.Owner, p.Token = len(slots), "", drovertype.LeaseToken{}
+	p.Worker = &droverdriver.Worker{Type: p.Worker.Type, Labels: p.Worker.Labels}
+	return e.claim(ctx, p, slots)
+}
+
+// slotsParams are the parameters of the claims for several claimers.
+func slotsParams(p droverdriver.ClaimParams, cp claimParams) claimSlotsParams {
+	sp := claimSlotsParams{claimRoutedParams: routedParams(p, cp), Names: []string{}}
+	sp.Keys = droverdriver.SlotRouteKeys(p.Worker, cp.slots)
+	for _, s := range cp.slots {
+		if s.Name != "" {
+			sp.Names = append(sp.Names, s.Name)
+		}
+		sp.Owners = append(sp.Owners, s.Owner)
+		sp.Tokens = append(sp.Tokens, s.Token)
+	}
+	return sp
 }
