@@ -2,6 +2,7 @@ package droverdriver
 
 import (
 	"context"
+	"slices"
 
 	"github.com/droverhq/drover/drovertype"
 )
@@ -16,10 +17,9 @@ type ClaimSlot struct {
 	Owner string
 	// Token is the slot's lease token; no two slots share one.
 	Token drovertype.LeaseToken
-	// Name is the claimer's worker name (Worker.Name), which jobs aimed
-	// at names are matched against: the slots of one claim share the
-	// worker's type and labels (ClaimParams.Worker), not its name.
-	Name string
+	// Worker is what the claimer says of itself, which the jobs it may
+	// take are matched against.
+	Worker *Worker
 }
 
 // SlotClaimer is implemented by the executors of stores that can claim
@@ -32,32 +32,31 @@ type ClaimSlot struct {
 // lock and the disk.
 type SlotClaimer interface {
 	// JobClaimSlots claims as JobClaim claims p, whose Variant is
-	// ClaimRouted or ClaimStrict, at most one job per slot: the jobs
-	// matched by p.Worker's type and labels and by the name of any
-	// slot, in claim order, the first under the first slot's owner and
-	// token, the second under the second's, and so on. p.Max, p.Owner,
-	// p.Token and p.Worker.Name are ignored. Each row returned says whose
-	// it is by its LeaseOwner and LeaseToken, and carries its Routing,
-	// so that the caller can hand it to that claimer or release it: a
-	// job aimed at one slot's name may have been claimed under another's.
+	// ClaimRouted or ClaimStrict, at most one job per slot, each under
+	// its slot's owner and token; p.Max, p.Owner, p.Token and p.Worker
+	// are ignored. The strict claim gives each job of the head, in
+	// order, to the first slot left that can run it, and stops at the
+	// first job none left can (whatever the slots' workers). The routed
+	// claim takes the jobs that the slots' workers, which must share
+	// their type and labels, match by those and by the name of any slot,
+	// the first in claim order under the first slot, the second under
+	// the second, and so on. Each row returned says whose it is by its
+	// LeaseOwner and LeaseToken, and carries its Routing, so that the
+	// caller can hand it to that claimer, or release it when it is aimed
+	// at another slot's name.
 	JobClaimSlots(ctx context.Context, p ClaimParams, slots []ClaimSlot) ([]*drovertype.JobRow, error)
 }
 
 // SlotRouteKeys returns the route keys a claim for slots reads, besides
-// plain jobs: those of w (its type's, its labels') and, for each slot's
-// name, that name's and the key of jobs aimed at several names.
-func SlotRouteKeys(w *Worker, slots []ClaimSlot) []string {
-	keys := (&Worker{Type: w.Type, Labels: w.Labels}).RouteKeys()
-	seen := map[string]bool{}
+// plain jobs: every key of each slot's worker (Worker.RouteKeys), once.
+func SlotRouteKeys(slots []ClaimSlot) []string {
+	var keys []string
 	for _, s := range slots {
-		if s.Name == "" || seen[s.Name] {
-			continue
+		for _, k := range s.Worker.RouteKeys() {
+			if !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
 		}
-		if len(seen) == 0 {
-			keys = append(keys, RouteNames)
-		}
-		seen[s.Name] = true
-		keys = append(keys, RouteNamePrefix+s.Name)
 	}
 	return keys
 }

@@ -196,7 +196,7 @@ func (e *executor) claim(ctx context.Context, p droverdriver.ClaimParams, slots 
 func (e *executor) claimQuery(ctx context.Context, db dbtx, v droverdriver.ClaimVariant, p droverdriver.ClaimParams, cp claimParams) (pgx.Rows, error) {
 	switch {
 	case cp.slots != nil && v == droverdriver.ClaimStrict:
-		return jobClaimStrictSlots.query(ctx, db, e.q, slotsParams(p, cp))
+		return jobClaimStrictSlots.query(ctx, db, e.q, strictSlotsParams(p, cp))
 	case cp.slots != nil:
 		return jobClaimRoutedSlots.query(ctx, db, e.q, slotsParams(p, cp))
 	}

@@ -189,7 +189,7 @@ func (e *executor) claimStrict(ctx context.Context, p droverdriver.ClaimParams, 
 	strictClaimSettings.queue(b, e.q, struct{}{})
 	queueLimitTake.queue(b, e.q, p.Queue)
 	if cp.slots != nil {
-		jobClaimStrictSlots.bind(slotsParams(p, cp)).queue(b, e.q)
+		jobClaimStrictSlots.bind(strictSlotsParams(p, cp)).queue(b, e.q)
 	} else {
 		jobClaimStrict.bind(routedParams(p, cp)).queue(b, e.q)
 	}
@@ -219,63 +219,80 @@ func (e *executor) QueueHead(ctx context.Context, queue string) (drovertype.Queu
 
 var _ droverdriver.SlotClaimer = (*executor)(nil)
 
-// withClaimSlots adds to q the claims for several claimers at once
-// (droverdriver.SlotClaimer), made from JobClaimRouted and JobClaimStrict
-// by the same edits: the worker's name ($11) becomes the slots' names, a
-// job aimed at any of them matching; each row is numbered in claim order
-// (the strict claim's picked rows carry their number in its head, n) and takes the
-// owner and token of the slot of that number ($17 and $18, $13 and $14
-// for the strict claim, which has no $13-$16), the claim's own owner and
-// token only where a row had no slot, which its LIMIT rules out; and the
-// rows return their owner, token and routing, so that the caller can
-// hand each to its claimer, or release it when it is aimed at another
-// slot's name.
+// withClaimSlots adds to q the routed claim for several claimers at once
+// (droverdriver.SlotClaimer), made from JobClaimRouted by edits: the
+// worker's name ($11) becomes the slots' names, a job aimed at any of
+// them matching; each row is numbered in claim order and takes the owner
+// and token of the slot of that number ($17 and $18), the claim's own
+// owner and token only where a row had no slot, which its LIMIT rules
+// out; and the rows return their owner, token and routing, so that the
+// caller can hand each to its claimer, or release it when it is aimed at
+// another slot's name. The strict claim for several claimers, which
+// assigns the jobs to the slots itself, is a statement of its own
+// (JobClaimStrictSlots).
 func withClaimSlots(q map[string]string) error {
-	slot := func(owners, tokens, pick string) [][2]string {
-		return [][2]string{
-			{"lease_owner = $3,", "lease_owner = coalesce((" + owners + "::text[])[(" + pick + ")], $3),"},
-			{"lease_token = $6::uuid", "lease_token = coalesce((" + tokens + "::uuid[])[(" + pick + ")], $6::uuid)"},
-		}
-	}
-	routed := append([][2]string{
-		{"SELECT ctid FROM candidates ORDER BY priority, run_at, id LIMIT $2",
+	const slot = "(SELECT slot FROM picked p WHERE p.ctid = j.ctid)"
+	return sqlfile.WithClaimSlots(q, "JobClaimRouted",
+		[2]string{"SELECT ctid FROM candidates ORDER BY priority, run_at, id LIMIT $2",
 			"SELECT ctid, row_number() OVER (ORDER BY priority, run_at, id) AS slot FROM candidates ORDER BY priority, run_at, id LIMIT $2"},
-		{"j.routing -> 'names' @> jsonb_build_array($11::text)", "j.routing -> 'names' ?| $11::text[]"},
-		{"j.flow, j.ordering_key", "j.flow, j.ordering_key, j.lease_owner, j.lease_token, j.routing"},
-	}, slot("$17", "$18", "SELECT slot FROM picked p WHERE p.ctid = j.ctid")...)
-	if err := sqlfile.WithClaimSlots(q, "JobClaimRouted", routed...); err != nil {
-		return err
-	}
-	strict := append([][2]string{
-		{"routing -> 'names' @> jsonb_build_array($11::text)", "routing -> 'names' ?| $11::text[]"},
-		{"SELECT id FROM mine", "SELECT id, n FROM mine"},
-		{"j.flow, j.ordering_key\n),", "j.flow, j.ordering_key, j.lease_owner, j.lease_token, j.routing\n),"},
-	}, slot("$13", "$14", "SELECT n FROM picked p WHERE p.id = j.id")...)
-	return sqlfile.WithClaimSlots(q, "JobClaimStrict", strict...)
+		[2]string{"j.routing -> 'names' @> jsonb_build_array($11::text)", "j.routing -> 'names' ?| $11::text[]"},
+		[2]string{"j.flow, j.ordering_key", "j.flow, j.ordering_key, j.lease_owner, j.lease_token, j.routing"},
+		[2]string{"lease_owner = $3,", "lease_owner = coalesce(($17::text[])[" + slot + "], $3),"},
+		[2]string{"lease_token = $6::uuid", "lease_token = coalesce(($18::uuid[])[" + slot + "], $6::uuid)"})
 }
 
 // JobClaimSlots implements droverdriver.SlotClaimer: the claim of p, by
 // the paths JobClaim takes (a limited queue's transaction, a strict
 // queue's batch), with the statements for several claimers.
 func (e *executor) JobClaimSlots(ctx context.Context, p droverdriver.ClaimParams, slots []droverdriver.ClaimSlot) ([]*drovertype.JobRow, error) {
-	if p.Variant != droverdriver.ClaimRouted && p.Variant != droverdriver.ClaimStrict || p.Worker == nil {
-		return nil, fmt.Errorf("droverpg: a claim for several claimers is routed or strict, with a worker; not variant %d", p.Variant)
+	if p.Variant != droverdriver.ClaimRouted && p.Variant != droverdriver.ClaimStrict || len(slots) == 0 {
+		return nil, fmt.Errorf("droverpg: a claim for several claimers is routed or strict, for one slot or more; not variant %d for %d", p.Variant, len(slots))
 	}
-	p.Max, p.Owner, p.Token = len(slots), "", drovertype.LeaseToken{}
-	p.Worker = &droverdriver.Worker{Type: p.Worker.Type, Labels: p.Worker.Labels}
+	p.Max, p.Owner, p.Token, p.Worker = len(slots), "", drovertype.LeaseToken{}, nil
 	return e.claim(ctx, p, slots)
 }
 
-// slotsParams are the parameters of the claims for several claimers.
+// slotsParams are the parameters of JobClaimRoutedSlots: the slots'
+// workers share their type and labels (droverdriver.SlotClaimer).
 func slotsParams(p droverdriver.ClaimParams, cp claimParams) claimSlotsParams {
+	p.Worker = &droverdriver.Worker{Type: cp.slots[0].Worker.Type, Labels: cp.slots[0].Worker.Labels}
 	sp := claimSlotsParams{claimRoutedParams: routedParams(p, cp), Names: []string{}}
-	sp.Keys = droverdriver.SlotRouteKeys(p.Worker, cp.slots)
+	sp.Keys = droverdriver.SlotRouteKeys(cp.slots)
 	for _, s := range cp.slots {
-		if s.Name != "" {
-			sp.Names = append(sp.Names, s.Name)
+		if s.Worker.Name != "" {
+			sp.Names = append(sp.Names, s.Worker.Name)
 		}
 		sp.Owners = append(sp.Owners, s.Owner)
 		sp.Tokens = append(sp.Tokens, s.Token)
 	}
 	return sp
+}
+
+// strictSlotsParams are the parameters of JobClaimStrictSlots.
+func strictSlotsParams(p droverdriver.ClaimParams, cp claimParams) claimStrictSlotsParams {
+	sp := claimStrictSlotsParams{Queue: cp.Queue, Max: cp.Max, LeaseMS: cp.LeaseMS, Limited: cp.Limited, Now: cp.Now,
+		Kinds: p.Kinds, Except: p.ExceptKinds, Labels: "["}
+	if sp.Except == nil {
+		sp.Except = []string{}
+	}
+	for i, s := range cp.slots {
+		sp.Owners = append(sp.Owners, s.Owner)
+		sp.Tokens = append(sp.Tokens, s.Token)
+		sp.Types = append(sp.Types, optional(s.Worker.Type))
+		sp.Names = append(sp.Names, optional(s.Worker.Name))
+		if i > 0 {
+			sp.Labels += ","
+		}
+		sp.Labels += s.Worker.LabelsJSON()
+	}
+	sp.Labels += "]"
+	return sp
+}
+
+// optional is s, nil when it is empty (SQL NULL).
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }

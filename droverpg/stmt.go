@@ -177,6 +177,22 @@ type claimSlotsParams struct {
 	Tokens [][16]byte
 }
 
+// claimStrictSlotsParams are JobClaimStrictSlots': the claim's, and each
+// slot's owner, token, type, name and labels (a JSON array of objects).
+type claimStrictSlotsParams struct {
+	Queue        string
+	Max          int
+	Owners       []string
+	LeaseMS      float64
+	Limited      bool
+	Tokens       [][16]byte
+	Now          *time.Time
+	Kinds        []string
+	Except       []string
+	Types, Names []*string
+	Labels       string
+}
+
 func (p *claimSlotsParams) args(routed []any) []any {
 	routed[10] = p.Names // $11, the worker's name in the claim of one
 	return append(routed, p.Owners, p.Tokens)
@@ -616,8 +632,10 @@ var (
 	// row.
 	jobClaimRoutedSlots = def(stmt[claimSlotsParams]{name: "JobClaimRoutedSlots", cols: 22, replan: true,
 		args: func(p *claimSlotsParams) []any { return p.args(p.claimRoutedParams.args()) }})
-	jobClaimStrictSlots = def(stmt[claimSlotsParams]{name: "JobClaimStrictSlots", cols: 22, replan: true,
-		args: func(p *claimSlotsParams) []any { return p.args(p.claimRoutedParams.args()[:12]) }})
+	jobClaimStrictSlots = def(stmt[claimStrictSlotsParams]{name: "JobClaimStrictSlots", cols: 22, replan: true,
+		args: func(p *claimStrictSlotsParams) []any {
+			return []any{p.Queue, p.Max, p.Owners, p.LeaseMS, p.Limited, p.Tokens, p.Now, p.Kinds, p.Except, p.Types, p.Names, p.Labels}
+		}})
 	queueLimitTake = def(stmt[string]{name: "QueueLimitTake", args: sqlstmt.OneArg[string]})
 	queueLimitRoom = def(stmt[queueCount]{name: "QueueLimitRoom", cols: 3,
 		args: func(p *queueCount) []any { return []any{p.Queue, p.N} }})

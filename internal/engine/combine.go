@@ -27,11 +27,14 @@ import (
 //
 // Claims combine when they take one job and ask the same of the queue:
 // the same statement (routed or strict, a worker that says what it is),
-// worker type and labels, kinds, lease and clock. Worker names may differ:
-// a job aimed at one name can be claimed under another claimer's slot,
-// and is then released (it waits again, its attempt undone) rather than
-// handed to a claimer it is not meant for; so is a job claimed for a
-// claimer that stopped waiting (its context ended), which is never lost.
+// kinds, lease and clock, and for a routed claim the same worker type and
+// labels. The claimers of a strict queue combine whatever their workers:
+// the statement gives each job of the head to a claimer that can run it.
+// Routed claimers' names may differ: a job aimed at one name can be
+// claimed under another claimer's slot, and is then released (it waits
+// again, its attempt undone) rather than handed to a claimer it is not
+// meant for; so is a job claimed for a claimer that stopped waiting (its
+// context ended), which is never lost.
 // A store without SlotClaimer, and every other claim, takes Claim's path.
 type Combiner struct {
 	mu     sync.Mutex
@@ -156,7 +159,7 @@ func (c *Combiner) run(ctx context.Context, ex droverdriver.Executor, sc droverd
 	slots := make([]droverdriver.ClaimSlot, len(batch))
 	bySlot := make(map[drovertype.LeaseToken]int, len(batch))
 	for i, w := range batch {
-		slots[i] = droverdriver.ClaimSlot{Owner: w.p.Owner, Token: drovertype.NewLeaseToken(), Name: w.p.Worker.Name}
+		slots[i] = droverdriver.ClaimSlot{Owner: w.p.Owner, Token: drovertype.NewLeaseToken(), Worker: w.p.Worker}
 		bySlot[slots[i].Token] = i
 	}
 	rows, err := sc.JobClaimSlots(ctx, batch[0].p, slots)
@@ -215,14 +218,20 @@ func (c *Combiner) release(ctx context.Context, ex droverdriver.Executor, rows [
 }
 
 // groupKey names what claims must share to combine: everything p asks of
-// the queue but its owner and worker name.
+// the queue but its owner and worker, of which a routed claim's must
+// share their type and labels too (droverdriver.SlotClaimer).
 func groupKey(p droverdriver.ClaimParams) string {
 	var b strings.Builder
 	for _, s := range []string{p.Queue, strconv.Itoa(int(p.Variant)), strconv.FormatBool(p.Limited), p.Lease.String(),
-		strconv.FormatInt(p.Now.UnixNano(), 10), strconv.FormatBool(p.Now.IsZero()), p.Worker.Type, p.Worker.LabelsJSON(),
+		strconv.FormatInt(p.Now.UnixNano(), 10), strconv.FormatBool(p.Now.IsZero()),
 		strconv.FormatBool(p.Kinds == nil), strings.Join(p.Kinds, "\x01"), strings.Join(p.ExceptKinds, "\x01")} {
 		b.WriteString(s)
 		b.WriteByte(0)
+	}
+	if p.Variant != droverdriver.ClaimStrict {
+		b.WriteString(p.Worker.Type)
+		b.WriteByte(0)
+		b.WriteString(p.Worker.LabelsJSON())
 	}
 	return b.String()
 }
