@@ -204,7 +204,7 @@ func (c *Combiner) deliver(batch []*slotWaiter, share func(i int) ([]*drovertype
 }
 
 // release returns rows no claimer took to the queue, their attempts
-// undone, as Remote.Release does. A release that fails leaves them to
+// undone, as a Go client's release of the jobs it holds when it stops. A release that fails leaves them to
 // the rescuer, as a crashed worker's jobs are.
 func (c *Combiner) release(ctx context.Context, ex droverdriver.Executor, rows []*drovertype.JobRow) {
 	if len(rows) == 0 {
@@ -212,7 +212,8 @@ func (c *Combiner) release(ctx context.Context, ex droverdriver.Executor, rows [
 	}
 	results := make([]droverdriver.Result, len(rows))
 	for i, r := range rows {
-		results[i] = droverdriver.Result{ID: r.ID, Attempt: r.Attempt, LeaseToken: r.LeaseToken, Outcome: droverdriver.OutcomeReleased}
+		results[i] = droverdriver.Result{ID: r.ID, Attempt: r.Attempt, LeaseToken: r.LeaseToken, Outcome: droverdriver.OutcomeReleased,
+			Flow: r.Flow, Key: r.Key, Queue: r.Queue}
 	}
 	_, _ = Finish(ctx, ex, results)
 }
