@@ -23,6 +23,8 @@ type slotExec struct {
 	mu            sync.Mutex
 	next          int64
 	released      []droverdriver.Result
+	// route, when set, is the routing of the job claimed under a slot.
+	route func(droverdriver.ClaimSlot) *drovertype.Routing
 }
 
 func (f *slotExec) QueueSettingsGet(context.Context, string) (*drovertype.QueueSettings, error) {
@@ -47,6 +49,9 @@ func (f *slotExec) JobClaimSlots(_ context.Context, p droverdriver.ClaimParams, 
 	rows := make([]*drovertype.JobRow, len(slots))
 	for i, s := range slots {
 		rows[i] = f.job(s.Owner, s.Token)
+		if f.route != nil {
+			rows[i].Routing = f.route(s)
+		}
 	}
 	return rows, nil
 }
@@ -161,4 +166,71 @@ func TestCombinerSharesOutOneClaim(t *testing.T) {
 		defer c.mu.Unlock()
 		return len(c.groups) == 0
 	})
+}
+
+// TestCombinerReleasesJobsMeantForAnother: a job aimed at one claimer's
+// name that the statement claimed under another's slot goes to neither:
+// it is released, and the claimer whose slot it took gets nothing.
+func TestCombinerReleasesJobsMeantForAnother(t *testing.T) {
+	t.Parallel()
+	ex := &slotExec{solo: make(chan struct{}), slotted: make(chan struct{}), claiming: make(chan []droverdriver.ClaimSlot, 1),
+		route: func(s droverdriver.ClaimSlot) *drovertype.Routing {
+			if s.Owner == "w1" {
+				return &drovertype.Routing{Names: []string{"w2"}}
+			}
+			return &drovertype.Routing{Type: "gpu"}
+		}}
+	close(ex.slotted)
+	var c Combiner
+	var s Settings
+	claim := func(name string) <-chan []*drovertype.JobRow {
+		ch := make(chan []*drovertype.JobRow, 1)
+		go func() {
+			rows, err := c.Claim(context.Background(), ex, &s, droverdriver.ClaimParams{Queue: "q", Max: 1, Owner: name, Lease: 30e9,
+				Worker: &droverdriver.Worker{Name: name, Type: "gpu"}})
+			if err != nil {
+				t.Error(err)
+			}
+			ch <- rows
+		}()
+		return ch
+	}
+	first := claim("first")
+	waitfor.Cond(t, "the first claim under way", func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return len(c.groups) == 1
+	})
+	w1, w2 := claim("w1"), claim("w2")
+	waitfor.Cond(t, "two claims waiting", func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for _, g := range c.groups {
+			return len(g.waiting) == 2
+		}
+		return false
+	})
+	close(ex.solo)
+	<-first
+	slots := <-ex.claiming
+	if got := <-w1; len(got) != 0 {
+		t.Fatalf("w1 got %d jobs; the one claimed under its slot is aimed at w2", len(got))
+	}
+	if got := <-w2; len(got) != 1 || got[0].LeaseOwner != "w2" {
+		t.Fatalf("w2 got %+v, want the job claimed under its own slot", got)
+	}
+	waitfor.Cond(t, "the stray job released", func() bool {
+		ex.mu.Lock()
+		defer ex.mu.Unlock()
+		return len(ex.released) == 1
+	})
+	var w1Token drovertype.LeaseToken
+	for _, sl := range slots {
+		if sl.Owner == "w1" {
+			w1Token = sl.Token
+		}
+	}
+	if ex.released[0].LeaseToken != w1Token {
+		t.Fatalf("released %+v, want the job of w1's slot", ex.released[0])
+	}
 }
