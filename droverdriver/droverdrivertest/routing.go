@@ -41,6 +41,18 @@ func claimW(t *testing.T, e droverdriver.Executor, queue string, n int, w *drove
 	return rows
 }
 
+// slotClaimer opens a store whose executor claims for several claimers
+// at once, and skips the test on a store that claims for one at a time.
+func slotClaimer(t *testing.T, setup opener) (droverdriver.Driver, droverdriver.SlotClaimer) {
+	t.Helper()
+	d := setup(t)
+	sc, ok := d.Executor().(droverdriver.SlotClaimer)
+	if !ok {
+		t.Skip("the driver claims for one claimer at a time")
+	}
+	return d, sc
+}
+
 // claimStrict claims up to n jobs of queue as the engine claims a queue
 // its cached settings say is in strict order: limited and strict, under
 // the settings row's lock.
@@ -453,11 +465,7 @@ func testRouting(t *testing.T, setup opener) {
 		// Each head job goes to the first slot left that can run it, under
 		// that slot's owner and token; the first job no slot left can run
 		// stops the claim.
-		d := setup(t)
-		sc, ok := d.Executor().(droverdriver.SlotClaimer)
-		if !ok {
-			t.Skip("the driver claims for one claimer at a time")
-		}
+		d, sc := slotClaimer(t, setup)
 		setStrict(t, d.Executor(), "q", 10)
 		got := insert(t, d.Executor(), inOrder(routed("q", drovertype.Routing{Type: "x"}), routed("q", drovertype.Routing{Type: "y"}), job("q"),
 			routed("q", drovertype.Routing{Type: "x"}), job("q"))...)
@@ -497,11 +505,7 @@ func testRouting(t *testing.T, setup opener) {
 		// The jobs the slots' type matches, and those aimed at any slot's
 		// name, in claim order, the first under the first slot and so on;
 		// each row says whose it is and how it is routed.
-		d := setup(t)
-		sc, ok := d.Executor().(droverdriver.SlotClaimer)
-		if !ok {
-			t.Skip("the driver claims for one claimer at a time")
-		}
+		d, sc := slotClaimer(t, setup)
 		got := insert(t, d.Executor(), inOrder(routed("q", drovertype.Routing{Names: []string{"b"}}), routed("q", drovertype.Routing{Type: "y"}),
 			routed("q", drovertype.Routing{Names: []string{"zz"}}), job("q"), routed("q", drovertype.Routing{Type: "x"}))...)
 		slots := []droverdriver.ClaimSlot{
