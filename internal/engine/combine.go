@@ -22,8 +22,12 @@ import (
 // the claims that arrived meanwhile: the next statement claims for all of
 // them (droverdriver.SlotClaimer), each job under its own claimer's owner
 // and lease token, as a claim of its own would have stored it. A claim
-// that finds none under way runs at once, alone, as before: combining
-// costs an uncontended claimer nothing.
+// that finds fewer than maxInFlight statements of its group under way
+// runs at once, alone, as before: combining costs claimers that seldom
+// meet nothing, and claimers spread over many replicas, a few to each,
+// keep their claims as concurrent as they were (one that waited for the
+// statement before it and then queued for the queue's lock would wait
+// twice).
 //
 // Claims combine when they take one job and ask the same of the queue:
 // the same statement (routed or strict, a worker that says what it is),
@@ -45,11 +49,17 @@ type Combiner struct {
 // next statement.
 const maxSlots = 100
 
-// claimGroup is the claims of one group: whether a statement of the
-// group is under way, and the claims waiting for the next.
+// maxInFlight is how many statements of one group run at once: a claim
+// waits to be combined only when this many are under way. Two keep a
+// group's claims flowing while one statement waits for a lock or a
+// commit, and still gather everything that arrives meanwhile.
+const maxInFlight = 2
+
+// claimGroup is the claims of one group: how many of its statements are
+// under way, and the claims waiting for the next.
 type claimGroup struct {
-	busy    bool
-	waiting []*slotWaiter
+	inFlight int
+	waiting  []*slotWaiter
 }
 
 // slotWaiter is one claim waiting for a combined statement. The
@@ -93,8 +103,8 @@ func (c *Combiner) Claim(ctx context.Context, ex droverdriver.Executor, settings
 		g = &claimGroup{}
 		c.groups[key] = g
 	}
-	if !g.busy {
-		g.busy = true
+	if g.inFlight < maxInFlight {
+		g.inFlight++
 		c.mu.Unlock()
 		rows, err := ex.JobClaim(ctx, p)
 		c.next(key, g, ex, sc)
@@ -119,8 +129,9 @@ func (c *Combiner) Claim(ctx context.Context, ex droverdriver.Executor, settings
 	return nil, ctx.Err()
 }
 
-// next starts the group's next statement, for the claims that waited for
-// the one that just ended, or marks the group idle when none did.
+// next starts the group's next statement, for the claims that waited
+// while one ended, in its place, or counts one statement fewer under way
+// when none waited.
 func (c *Combiner) next(key string, g *claimGroup, ex droverdriver.Executor, sc droverdriver.SlotClaimer) {
 	c.mu.Lock()
 	var batch []*slotWaiter
@@ -132,8 +143,9 @@ func (c *Combiner) next(key string, g *claimGroup, ex droverdriver.Executor, sc 
 		}
 	}
 	if len(batch) == 0 {
-		g.busy = false
-		delete(c.groups, key)
+		if g.inFlight--; g.inFlight == 0 {
+			delete(c.groups, key)
+		}
 		c.mu.Unlock()
 		return
 	}

@@ -63,8 +63,8 @@ func (f *slotExec) JobFinishMany(_ context.Context, p droverdriver.FinishParams)
 	return droverdriver.FinishResult{All: true}, nil
 }
 
-// TestCombinerSharesOutOneClaim: claims that arrive while one of their
-// group is under way are claimed by one statement, each gets exactly the
+// TestCombinerSharesOutOneClaim: claims that arrive while their group has
+// as many statements under way as it may are claimed by one statement, each gets exactly the
 // job claimed under its own slot, and the job of a claimer that stopped
 // waiting while the statement ran is released, not lost or handed on.
 func TestCombinerSharesOutOneClaim(t *testing.T) {
@@ -91,26 +91,31 @@ func TestCombinerSharesOutOneClaim(t *testing.T) {
 			ch <- answer{rows, err}
 		}()
 	}
-	// waiting returns the groups and the claims waiting in them.
-	waiting := func() (groups, n int) {
+	// waiting returns the statements under way and the claims waiting.
+	waiting := func() (inFlight, n int) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		for _, g := range c.groups {
+			inFlight += g.inFlight
 			n += len(g.waiting)
 		}
-		return len(c.groups), n
+		return inFlight, n
 	}
 
-	claim("first") // runs alone and holds its statement open
-	waitfor.Cond(t, "the first claim under way", func() bool { g, _ := waiting(); return g == 1 })
+	// The first two run alone and hold their statements open.
+	claim("first")
+	claim("second")
+	waitfor.Cond(t, "two claims under way", func() bool { f, _ := waiting(); return f == maxInFlight })
 	names := []string{"w1", "w2", "w3", "leaver"}
 	for _, n := range names {
 		claim(n)
 	}
 	waitfor.Cond(t, "four claims waiting for the first", func() bool { _, n := waiting(); return n == 4 })
 	close(ex.solo)
-	if a := <-answers["first"]; a.err != nil || len(a.rows) != 1 || a.rows[0].LeaseOwner != "first" {
-		t.Fatalf("first claim: %v, %v", a.rows, a.err)
+	for _, n := range []string{"first", "second"} {
+		if a := <-answers[n]; a.err != nil || len(a.rows) != 1 || a.rows[0].LeaseOwner != n {
+			t.Fatalf("%s claim: %v, %v", n, a.rows, a.err)
+		}
 	}
 	slots := <-ex.claiming
 	slotOf := map[string]droverdriver.ClaimSlot{}
@@ -195,11 +200,14 @@ func TestCombinerReleasesJobsMeantForAnother(t *testing.T) {
 		}()
 		return ch
 	}
-	first := claim("first")
-	waitfor.Cond(t, "the first claim under way", func() bool {
+	first, second := claim("first"), claim("second")
+	waitfor.Cond(t, "two claims under way", func() bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		return len(c.groups) == 1
+		for _, g := range c.groups {
+			return g.inFlight == maxInFlight
+		}
+		return false
 	})
 	w1, w2 := claim("w1"), claim("w2")
 	waitfor.Cond(t, "two claims waiting", func() bool {
@@ -212,6 +220,7 @@ func TestCombinerReleasesJobsMeantForAnother(t *testing.T) {
 	})
 	close(ex.solo)
 	<-first
+	<-second
 	slots := <-ex.claiming
 	if got := <-w1; len(got) != 0 {
 		t.Fatalf("w1 got %d jobs; the one claimed under its slot is aimed at w2", len(got))
