@@ -27,8 +27,8 @@ import (
 	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/clientapi"
 	"github.com/droverhq/drover/internal/engine"
-	"github.com/droverhq/drover/internal/testdb"
-	"github.com/droverhq/drover/internal/waitfor"
+	"github.com/droverhq/drover/internal/testkit/testdb"
+	"github.com/droverhq/drover/internal/testkit/waitfor"
 )
 
 // client is what the conformance suite needs of a drover.Client, whatever
@@ -101,9 +101,10 @@ var pgStore = store{
 	},
 }
 
-// fleetStore is a fleet of two PostgreSQL shards (schemas of one
-// database, so that a transaction on the pool reaches both): every test
-// runs through droverfleet's placement, routing and merging. The tests
+// fleetStore is a fleet of two PostgreSQL shards, each with its own pool
+// as a fleet's databases have (schemas of one database, so that a
+// caller's transaction on either pool reaches both): every test runs
+// through droverfleet's placement, routing and merging. The tests
 // that cannot hold across shards skip it, saying why (acrossShards).
 var fleetStore = store{
 	name: "fleet",
@@ -112,10 +113,9 @@ var fleetStore = store{
 		if why, ok := acrossShards[test]; ok {
 			t.Skipf("does not hold across shards: %s", why)
 		}
-		pool := testdb.NewPool(t)
 		var shards []droverdriver.TxDriver[pgx.Tx]
 		for range 2 {
-			d, err := droverpg.New(pool, droverpg.WithSchema(testdb.NewSchema(t)))
+			d, err := droverpg.New(testdb.NewPool(t), droverpg.WithSchema(testdb.NewSchema(t)))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -37,3 +37,46 @@ func TestLibraryDependencies(t *testing.T) {
 		}
 	}
 }
+
+// TestLayers holds the tiers of internal/ that ARCHITECTURE.md describes:
+// the applications (internal/app) are imported by cmd/drover and by each
+// other only, and the test kit (internal/testkit) by tests, the
+// applications, droverdrivertest and itself; the runtime never imports
+// either.
+func TestLayers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	const mod = "github.com/droverhq/drover/"
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	may := map[string][]string{
+		mod + "internal/app/":     {mod + "cmd/", mod + "internal/app/"},
+		mod + "internal/testkit/": {mod + "internal/app/", mod + "internal/testkit/", mod + "droverdriver/droverdrivertest"},
+	}
+	checked := 0
+	for line := range strings.Lines(string(out)) {
+		fields := strings.Fields(line)
+		pkg := fields[0]
+		for _, imp := range fields[1:] {
+			for tier, allowed := range may {
+				if !strings.HasPrefix(imp, tier) {
+					continue
+				}
+				checked++
+				ok := false
+				for _, a := range allowed {
+					ok = ok || strings.HasPrefix(pkg, a)
+				}
+				if !ok {
+					t.Errorf("%s imports %s: %s is imported only by %v", pkg, imp, tier, allowed)
+				}
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no package imports internal/app or internal/testkit: the check saw nothing")
+	}
+}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
-	"github.com/droverhq/drover/internal/waitfor"
+	"github.com/droverhq/drover/internal/testkit/waitfor"
 )
 
 // TestStatsHistory checks the history behind the dashboard's charts: once

@@ -18,7 +18,7 @@ import (
 	"github.com/droverhq/drover/droversqlite"
 	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/engine"
-	"github.com/droverhq/drover/internal/waitfor"
+	"github.com/droverhq/drover/internal/testkit/waitfor"
 )
 
 // Conformance tests for what keys do beyond order and limits (issue 7):

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/droverhq/drover"
-	"github.com/droverhq/drover/internal/waitfor"
+	"github.com/droverhq/drover/internal/testkit/waitfor"
 )
 
 // TestPeekTopic: PeekTopic shows a topic's newest messages in publish

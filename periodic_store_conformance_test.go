@@ -10,7 +10,7 @@ import (
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/drovertype"
-	"github.com/droverhq/drover/internal/waitfor"
+	"github.com/droverhq/drover/internal/testkit/waitfor"
 )
 
 // Periodic jobs stored in the database (periodic_store.go, migration 014):

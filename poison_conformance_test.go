@@ -16,7 +16,7 @@ import (
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/droversqlite"
 	"github.com/droverhq/drover/drovertype"
-	"github.com/droverhq/drover/internal/waitfor"
+	"github.com/droverhq/drover/internal/testkit/waitfor"
 )
 
 // Poison values: whatever one job carries can fail only that job. These

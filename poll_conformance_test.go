@@ -16,7 +16,7 @@ import (
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/droversqlite"
 	"github.com/droverhq/drover/drovertype"
-	"github.com/droverhq/drover/internal/waitfor"
+	"github.com/droverhq/drover/internal/testkit/waitfor"
 )
 
 // claimCounted is a store's driver whose executor counts its claims.

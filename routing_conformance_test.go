@@ -12,7 +12,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/drovertype"
-	"github.com/droverhq/drover/internal/waitfor"
+	"github.com/droverhq/drover/internal/testkit/waitfor"
 )
 
 // Routing: Go clients and remote workers say what they are, jobs say where

@@ -21,7 +21,7 @@ import (
 	"github.com/droverhq/drover/droversqlite"
 	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/maintenance"
-	"github.com/droverhq/drover/internal/waitfor"
+	"github.com/droverhq/drover/internal/testkit/waitfor"
 )
 
 // topicClient is what the topic tests need of a drover.Client, whatever its

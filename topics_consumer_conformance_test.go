@@ -23,7 +23,7 @@ import (
 	"github.com/droverhq/drover/droversqlite"
 	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/engine"
-	"github.com/droverhq/drover/internal/waitfor"
+	"github.com/droverhq/drover/internal/testkit/waitfor"
 )
 
 // The topic consumer under broken and hostile consumers (issue 33): stale

@@ -10,7 +10,7 @@ import (
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/internal/maintenance"
-	"github.com/droverhq/drover/internal/waitfor"
+	"github.com/droverhq/drover/internal/testkit/waitfor"
 )
 
 // publishN publishes n keyless messages on topic and returns their IDs.

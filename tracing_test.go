@@ -11,7 +11,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/drovertype"
-	"github.com/droverhq/drover/internal/waitfor"
+	"github.com/droverhq/drover/internal/testkit/waitfor"
 )
 
 // TestTracingLinksRunsToTheEnqueuer: with a TracerProvider, a job inserted

@@ -7,7 +7,7 @@ import "github.com/droverhq/drover/drovertype"
 // writes as their names). Both stores' queries.sql write them as
 // tagged literals, "IN (1 /*OutcomeCompleted*/, 3 /*OutcomeDiscarded*/)" or
 // "flow & 27 /*FlowEnd*/", which every SQL parser reads as plain numbers;
-// the drivers' statement tests (internal/sqlcheck) check each tag against
+// the drivers' statement tests (internal/testkit/sqlcheck) check each tag against
 // SQLConstants and report a number left untagged where one of these is
 // meant. Change a value here and those tests name every statement that
 // spells it.
@@ -115,7 +115,7 @@ func FinalBit(s drovertype.JobState) int {
 
 // SQLConstants are the constants above by name, as queries.sql tags them:
 // "1 /*OutcomeCompleted*/". States are not here: SQL writes them as their
-// names ('completed'), which internal/sqlcheck checks against States.
+// names ('completed'), which internal/testkit/sqlcheck checks against States.
 var SQLConstants = map[string]int{
 	"OutcomeCompleted": int(OutcomeCompleted),
 	"OutcomeRetry":     int(OutcomeRetry),

@@ -56,7 +56,7 @@ func (f *Driver[TTx]) MigrateTx(ctx context.Context, fn func(ctx context.Context
 		for _, m := range s.d.Migrations() {
 			own[m.Version] = m
 		}
-		m, end, err := hold(func(fn func(droverdriver.Migrator) error) error {
+		m, end, err := hold(ctx, 0, func(ctx context.Context, fn func(droverdriver.Migrator) error) error {
 			return s.d.MigrateTx(ctx, func(_ context.Context, m droverdriver.Migrator) error { return fn(m) })
 		})
 		if err != nil {

@@ -15,10 +15,10 @@ import (
 	"github.com/droverhq/drover/droverfleet"
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/drovertype"
-	"github.com/droverhq/drover/internal/pgcluster"
-	"github.com/droverhq/drover/internal/pgha"
-	"github.com/droverhq/drover/internal/testdb"
-	"github.com/droverhq/drover/internal/waitfor"
+	"github.com/droverhq/drover/internal/testkit/pgcluster"
+	"github.com/droverhq/drover/internal/testkit/pgha"
+	"github.com/droverhq/drover/internal/testkit/testdb"
+	"github.com/droverhq/drover/internal/testkit/waitfor"
 )
 
 // testLog writes log lines (a shard's outage and return) to the test's

@@ -87,6 +87,12 @@ type core struct {
 
 	pinMu sync.Mutex
 	pins  map[string]pin
+
+	// patient is held by a fleet's transaction that runs again after it
+	// gave up waiting for a shard (multiTx): one such at a time, which
+	// waits for its shards as long as it takes, so that transactions
+	// that keep meeting the same way still all end.
+	patient sync.Mutex
 }
 
 // pin is what a placement knows of a queue's settings.

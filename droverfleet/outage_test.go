@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/droverhq/drover/internal/waitfor"
+	"github.com/droverhq/drover/internal/testkit/waitfor"
 )
 
 // TestShardDownWhileOthersWork: shard 1 is a server of its own, stopped

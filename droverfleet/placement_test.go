@@ -19,8 +19,8 @@ import (
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/engine"
-	"github.com/droverhq/drover/internal/testdb"
-	"github.com/droverhq/drover/internal/waitfor"
+	"github.com/droverhq/drover/internal/testkit/testdb"
+	"github.com/droverhq/drover/internal/testkit/waitfor"
 )
 
 // migrated returns a migrated and attached fleet of n shards.

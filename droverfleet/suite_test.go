@@ -12,7 +12,7 @@ import (
 	"github.com/droverhq/drover/droverdriver/droverdrivertest"
 	"github.com/droverhq/drover/droverfleet"
 	"github.com/droverhq/drover/droverpg"
-	"github.com/droverhq/drover/internal/testdb"
+	"github.com/droverhq/drover/internal/testkit/testdb"
 )
 
 func TestMain(m *testing.M) { testdb.Main(m) }

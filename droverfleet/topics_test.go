@@ -9,7 +9,7 @@ import (
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/maintenance"
-	"github.com/droverhq/drover/internal/waitfor"
+	"github.com/droverhq/drover/internal/testkit/waitfor"
 )
 
 // topicsOnEachShard creates topics until one lives on shard 0 and one

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/droverhq/drover/droverdriver"
 )
@@ -18,10 +21,22 @@ import (
 // of each other (a flush of results from several shards, a rescue pass):
 // a workflow's, a batch's and a key's jobs share a shard, so what one
 // job's end asks for is always done in its shard's own transaction.
+//
+// A transaction that holds one shard's connection and waits for
+// another's can deadlock with one doing the opposite: neither pool, nor
+// any PostgreSQL, sees the cycle (two shards on one pool make it a
+// cycle on that pool alone). So only the first shard is waited for as
+// long as it takes; a further one that does not open within
+// openPatience ends the whole transaction with errShardBusy, and Tx
+// runs it again from the start, holding nothing, one such transaction
+// of the fleet's at a time and waiting for every shard (core.patient):
+// it waits only on work that ends or gives up, so it ends.
 type multiTx struct {
-	c    *core
-	ctx  context.Context
-	subs []subTx
+	c       *core
+	ctx     context.Context
+	patient bool         // waits for every shard as long as it takes
+	open    atomic.Int32 // shards whose transaction is open
+	subs    []subTx
 }
 
 // subTx is one shard's transaction, held open until end says how it
@@ -35,30 +50,59 @@ type subTx struct {
 // errRollback ends a shard's transaction without committing it.
 var errRollback = errors.New("droverfleet: rolled back")
 
-func newMultiTx(ctx context.Context, c *core) *multiTx {
-	return &multiTx{c: c, ctx: ctx, subs: make([]subTx, len(c.shards))}
+// errShardBusy ends a fleet's transaction that could not open a further
+// shard's transaction in time while it held another's.
+var errShardBusy = errors.New("droverfleet: a shard's transaction did not open in time")
+
+// openPatience is how long a fleet's transaction that holds a shard
+// waits for another shard's transaction to open (a pool's connection
+// and BEGIN) before it lets go of everything and starts again.
+const openPatience = 250 * time.Millisecond
+
+func newMultiTx(ctx context.Context, c *core, patient bool) *multiTx {
+	return &multiTx{c: c, ctx: ctx, patient: patient, subs: make([]subTx, len(c.shards))}
 }
 
 // hold runs open, a transaction that hands its callback a value, in a
 // goroutine, and returns that value as soon as the callback has it, with
 // end, which makes the callback return err (nil commits) and returns what
 // the transaction returned. The contract's transactions are callbacks; a
-// fleet holds one open per shard at once this way.
-func hold[T any](open func(fn func(T) error) error) (T, func(error) error, error) {
+// fleet holds one open per shard at once this way. With patience above
+// zero, a transaction that has not handed its value over by then is
+// abandoned (its context cancelled, or rolled back if it opened
+// meanwhile) and hold returns errShardBusy.
+func hold[T any](ctx context.Context, patience time.Duration, open func(ctx context.Context, fn func(T) error) error) (T, func(error) error, error) {
+	ctx, cancel := context.WithCancel(ctx)
 	ready := make(chan T, 1)
 	decide, done := make(chan error, 1), make(chan error, 1)
 	go func() {
-		done <- open(func(v T) error {
+		done <- open(ctx, func(v T) error {
 			ready <- v
 			return <-decide
 		})
 	}()
+	var timeout <-chan time.Time
+	if patience > 0 {
+		t := time.NewTimer(patience)
+		defer t.Stop()
+		timeout = t.C
+	}
+	var zero T
 	select {
 	case v := <-ready:
-		return v, func(err error) error { decide <- err; return <-done }, nil
+		return v, func(err error) error { decide <- err; err = <-done; cancel(); return err }, nil
 	case err := <-done:
-		var zero T
+		cancel()
 		return zero, nil, err
+	case <-timeout:
+		cancel()
+		select {
+		case <-ready:
+			decide <- errRollback
+			<-done
+		case <-done:
+		}
+		return zero, nil, errShardBusy
 	}
 }
 
@@ -70,13 +114,18 @@ func (m *multiTx) on(_ context.Context, i int) (droverdriver.Executor, error) {
 	if s.ex != nil {
 		return s.ex, nil
 	}
-	ex, end, err := hold(func(fn func(droverdriver.Executor) error) error {
-		return m.c.shards[i].d.Executor().Tx(m.ctx, func(_ context.Context, ex droverdriver.Executor) error { return fn(ex) })
+	var patience time.Duration
+	if !m.patient && m.open.Load() > 0 {
+		patience = openPatience
+	}
+	ex, end, err := hold(m.ctx, patience, func(ctx context.Context, fn func(droverdriver.Executor) error) error {
+		return m.c.shards[i].d.Executor().Tx(ctx, func(_ context.Context, ex droverdriver.Executor) error { return fn(ex) })
 	})
 	if err != nil {
 		return nil, err
 	}
 	s.ex, s.end = ex, end
+	m.open.Add(1)
 	return ex, nil
 }
 
@@ -124,7 +173,21 @@ func (e *exec) Tx(ctx context.Context, fn func(ctx context.Context, tx droverdri
 			return fn(ctx, &exec{c: e.c, user: true, reach: e.reach, on: func(context.Context, int) (droverdriver.Executor, error) { return sub, nil }})
 		})
 	}
-	m := newMultiTx(ctx, e.c)
-	err := fn(ctx, &exec{c: e.c, on: m.on, tx: m})
-	return m.end(err)
+	m := newMultiTx(ctx, e.c, false)
+	err := m.end(fn(ctx, &exec{c: e.c, on: m.on, tx: m}))
+	if !errors.Is(err, errShardBusy) || ctx.Err() != nil {
+		return err
+	}
+	// Everything is rolled back. Start again after a random pause, so
+	// that transactions that each held what another waited for do not
+	// meet again at once, then as the one patient transaction.
+	select {
+	case <-time.After(time.Millisecond + rand.N(10*time.Millisecond)):
+	case <-ctx.Done():
+		return err
+	}
+	e.c.patient.Lock()
+	defer e.c.patient.Unlock()
+	m = newMultiTx(ctx, e.c, true)
+	return m.end(fn(ctx, &exec{c: e.c, on: m.on, tx: m}))
 }

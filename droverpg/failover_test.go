@@ -14,12 +14,12 @@ import (
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/drovertype"
-	"github.com/droverhq/drover/internal/pgha"
-	"github.com/droverhq/drover/internal/testdb"
-	"github.com/droverhq/drover/internal/waitfor"
+	"github.com/droverhq/drover/internal/testkit/pgha"
+	"github.com/droverhq/drover/internal/testkit/testdb"
+	"github.com/droverhq/drover/internal/testkit/waitfor"
 )
 
-// The failover tests run Drover on a pg_auto_failover set (internal/pgha)
+// The failover tests run Drover on a pg_auto_failover set (internal/testkit/pgha)
 // through its multi-host URL and kill the primary's machine. They start a
 // set each, so they run in parallel, and are skipped unless
 // DROVER_TEST_FAILOVER is set (CI sets it).

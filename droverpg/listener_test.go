@@ -10,8 +10,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/droverhq/drover/droverpg"
-	"github.com/droverhq/drover/internal/testdb"
-	"github.com/droverhq/drover/internal/waitfor"
+	"github.com/droverhq/drover/internal/testkit/testdb"
+	"github.com/droverhq/drover/internal/testkit/waitfor"
 )
 
 // fakeClient stands for one client behind a listener: it reports a fixed

@@ -5,7 +5,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/droverhq/drover/internal/testdb"
+	"github.com/droverhq/drover/internal/testkit/testdb"
 )
 
 // TestMain stops the shared PostgreSQL cluster after the tests and then

@@ -11,7 +11,7 @@ import (
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/drovertype"
-	"github.com/droverhq/drover/internal/testdb"
+	"github.com/droverhq/drover/internal/testkit/testdb"
 )
 
 // TestMigration009CapsErrorsAndScopesUniqueKeys stores, under migration

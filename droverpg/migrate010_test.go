@@ -8,7 +8,7 @@ import (
 
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/droverpg"
-	"github.com/droverhq/drover/internal/testdb"
+	"github.com/droverhq/drover/internal/testkit/testdb"
 )
 
 // TestMigration010MarksKeyedJobs stores, under migration 009, a keyed job

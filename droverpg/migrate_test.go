@@ -10,7 +10,7 @@ import (
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/internal/engine"
-	"github.com/droverhq/drover/internal/testdb"
+	"github.com/droverhq/drover/internal/testkit/testdb"
 )
 
 // applyUpTo applies d's migrations not applied yet up to version last.

@@ -23,8 +23,8 @@ import (
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/drovertype"
-	"github.com/droverhq/drover/internal/testdb"
-	"github.com/droverhq/drover/internal/waitfor"
+	"github.com/droverhq/drover/internal/testkit/testdb"
+	"github.com/droverhq/drover/internal/testkit/waitfor"
 )
 
 // TestThroughPgBouncerTransactionPooling runs two clients through PgBouncer

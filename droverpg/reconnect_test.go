@@ -12,7 +12,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/drovertype"
-	"github.com/droverhq/drover/internal/testdb"
+	"github.com/droverhq/drover/internal/testkit/testdb"
 )
 
 type sleepArgs struct {

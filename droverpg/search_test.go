@@ -12,7 +12,7 @@ import (
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/jsonmatch"
-	"github.com/droverhq/drover/internal/testdb"
+	"github.com/droverhq/drover/internal/testkit/testdb"
 )
 
 // TestJSONContainsAsPostgres asks PostgreSQL's jsonb @> about the cases

@@ -6,7 +6,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverpg"
-	"github.com/droverhq/drover/internal/testdb"
+	"github.com/droverhq/drover/internal/testkit/testdb"
 )
 
 // migrated returns a driver on a pool and schema of its own, migrated to

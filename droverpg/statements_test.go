@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/droverhq/drover/droverdriver"
-	"github.com/droverhq/drover/internal/sqlcheck"
 	"github.com/droverhq/drover/internal/sqlfile"
-	"github.com/droverhq/drover/internal/testdb"
+	"github.com/droverhq/drover/internal/testkit/sqlcheck"
+	"github.com/droverhq/drover/internal/testkit/testdb"
 )
 
 // unpreparable lists the statements of queries.sql that cannot be

@@ -11,7 +11,7 @@ import (
 	"github.com/droverhq/drover/droverdriver/droverdrivertest"
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/internal/maintenance"
-	"github.com/droverhq/drover/internal/testdb"
+	"github.com/droverhq/drover/internal/testkit/testdb"
 )
 
 // TestSuite runs the driver suite, each test in a schema of its own on

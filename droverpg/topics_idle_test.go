@@ -15,8 +15,8 @@ import (
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/maintenance"
-	"github.com/droverhq/drover/internal/pgcluster"
-	"github.com/droverhq/drover/internal/waitfor"
+	"github.com/droverhq/drover/internal/testkit/pgcluster"
+	"github.com/droverhq/drover/internal/testkit/waitfor"
 )
 
 // TestTopicIdleTransactionsHoldNothingBack is issue 33's "one idle

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
-	"github.com/droverhq/drover/internal/testdb"
-	"github.com/droverhq/drover/internal/waitfor"
+	"github.com/droverhq/drover/internal/testkit/testdb"
+	"github.com/droverhq/drover/internal/testkit/waitfor"
 )
 
 // TestTopicSurvivesServerRestart stops PostgreSQL while a client consumes a

@@ -8,7 +8,7 @@ import (
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/maintenance"
-	"github.com/droverhq/drover/internal/waitfor"
+	"github.com/droverhq/drover/internal/testkit/waitfor"
 )
 
 // TestTopicRetentionStallsNoTraffic holds a reader's transaction open on

@@ -18,7 +18,7 @@ import (
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverprom"
 	"github.com/droverhq/drover/droversqlite"
-	"github.com/droverhq/drover/internal/waitfor"
+	"github.com/droverhq/drover/internal/testkit/waitfor"
 )
 
 type okArgs struct{}

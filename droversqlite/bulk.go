@@ -48,7 +48,7 @@ type bulkTaskUpdateParams struct {
 
 func (e *executor) BulkTaskInsert(ctx context.Context, t *droverdriver.BulkTaskRow, keep int) (int64, error) {
 	var id int64
-	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+	err := e.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		err := bulkTaskInsert.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error { return rows.Scan(&id) },
 			bulkTaskInsertParams{t.Action, t.Queue, t.Kind, t.State, t.Selected, t.Status, micros(t.StartedAt)})
 		if err != nil {
@@ -61,7 +61,7 @@ func (e *executor) BulkTaskInsert(ctx context.Context, t *droverdriver.BulkTaskR
 }
 
 func (e *executor) BulkTaskUpdate(ctx context.Context, p droverdriver.BulkTaskUpdateParams) error {
-	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+	err := e.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := bulkTaskUpdate.exec(ctx, e, tx, bulkTaskUpdateParams{p.ID, p.Status, p.Matched, p.Changed, p.Error, micros(p.Now)})
 		return err
 	})

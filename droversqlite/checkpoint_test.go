@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/droverhq/drover/droverdriver"
-	"github.com/droverhq/drover/internal/waitfor"
+	"github.com/droverhq/drover/internal/testkit/waitfor"
 )
 
 // TestCheckpointsBesideTheWriter checks that the writer's commits leave

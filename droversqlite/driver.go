@@ -15,7 +15,9 @@
 // IMMEDIATE: a transaction takes the file's write lock before it reads
 // anything, so writers in other processes queue on busy_timeout instead of
 // failing halfway with SQLITE_BUSY. That lock is also what makes a claim
-// exclusive, where PostgreSQL needs FOR UPDATE SKIP LOCKED. Reads go through
+// exclusive, where PostgreSQL needs FOR UPDATE SKIP LOCKED. Writes that
+// queue for the connection while a transaction runs share the next one,
+// each in a savepoint of its own (rounds.go). Reads go through
 // a separate pool of query_only connections, which WAL mode lets run
 // alongside the writer.
 //
@@ -514,6 +516,9 @@ type shared struct {
 	// gate bounds how long the writer waits for other processes' writers
 	// (writers.go); nil but for files Open opened.
 	gate *writerGate
+	// rounds combines the writes of the driver's goroutines into shared
+	// transactions (rounds.go).
+	rounds writeRounds
 
 	mu       sync.Mutex
 	prepared bool

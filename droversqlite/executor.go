@@ -35,32 +35,23 @@ type executor struct {
 }
 
 // writeTx runs fn in a write transaction: the caller's one when there is
-// one, else a new transaction on the writer, which begins IMMEDIATE (see
-// Open) and so holds the file's write lock from its first statement.
-func (e *executor) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+// one, else a round of the driver's writer (rounds.go), which begins
+// IMMEDIATE (see Open) and so holds the file's write lock from its first
+// statement, with the other writes queued meanwhile, each in a savepoint of
+// its own. fn's statements take the context it is given; fn returns once
+// the transaction that holds its work has committed, or with the error
+// that rolled its work back.
+func (e *executor) writeTx(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
 	if e.tx != nil {
-		return fn(e.tx)
+		return fn(ctx, e.tx)
 	}
 	if err := e.ready(ctx); err != nil {
 		return err
 	}
-	// The connection first, then the file's lock: the gate measures how
-	// long this process waits for other processes' writers, not for its
-	// own goroutines' turns at the connection.
-	conn, err := e.writer.Conn(ctx)
-	if err != nil {
+	if err := ctx.Err(); err != nil {
 		return err
 	}
-	defer conn.Close()
-	tx, err := e.gate.begin(ctx, conn)
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	return tx.Commit()
+	return e.combine(&writeCall{ctx: ctx, fn: fn, wake: make(chan bool, 1)})
 }
 
 // prep returns the named statement for one call. In the caller's
@@ -222,7 +213,7 @@ func (e *executor) insert(ctx context.Context, jobs []droverdriver.InsertParams,
 	ids := make([]int64, 0, len(jobs))
 	var specialIDs []int64
 	args := make([]any, 0, min(len(jobs), insertSizes[0])*insertColumns)
-	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+	err := e.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		ids = ids[:0]
 		if high := highestID(e.hubKey, 0); high > 0 {
 			if _, err := jobSequenceRaise.exec(ctx, e, tx, high); err != nil {
@@ -511,7 +502,7 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 	// attempted_at is when the claim took effect, not when it began to
 	// wait: keyed jobs' stored run intervals must follow the commit order
 	// of the finishes that promoted them.
-	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+	err := e.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		real := fromMicros(micros(time.Now()))
 		// A claimer's clock (ClaimParams.Now) says which jobs are due and
 		// when their attempts start; leases run by the real one, which
@@ -799,7 +790,7 @@ func (e *executor) JobHeartbeat(ctx context.Context, p droverdriver.HeartbeatPar
 func (e *executor) JobRescue(ctx context.Context, p droverdriver.RescueParams) ([]droverdriver.FinishedRow, error) {
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	var rows []droverdriver.FinishedRow
-	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+	err := e.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		rows = rows[:0]
 		var finish []int64
 		err := jobRescueMark.query(ctx, e, tx, e.writer, func(r *sql.Rows) error {
@@ -857,7 +848,7 @@ func (e *executor) JobPrune(ctx context.Context, p droverdriver.PruneParams) (in
 	}
 	var n int
 	var unique []int64
-	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+	err := e.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		n, unique = 0, unique[:0]
 		err := jobPrune.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
 			var id int64
@@ -908,7 +899,7 @@ func (e *executor) JobCancel(ctx context.Context, p droverdriver.CancelParams) (
 	ids := string(appendIDs(nil, p.IDs))
 	var rows []droverdriver.FinishedRow
 	var flagged []int64
-	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+	err := e.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var err error
 		flagged = flagged[:0]
 		if rows, err = e.ended(ctx, tx, jobCancelMove.bind(batchAt{ids, micros(p.Now)})); err != nil {
@@ -933,7 +924,7 @@ func (e *executor) JobCancel(ctx context.Context, p droverdriver.CancelParams) (
 func (e *executor) JobDiscard(ctx context.Context, ids []int64, now time.Time) ([]droverdriver.FinishedRow, error) {
 	batch := string(appendIDs(nil, ids))
 	var rows []droverdriver.FinishedRow
-	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+	err := e.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var err error
 		if rows, err = e.ended(ctx, tx, jobDiscardMove.bind(batchAt{batch, micros(now)})); err != nil {
 			return err
@@ -951,7 +942,7 @@ func (e *executor) JobDiscard(ctx context.Context, ids []int64, now time.Time) (
 // in one write transaction.
 func (e *executor) JobDelete(ctx context.Context, ids []int64) ([]int64, error) {
 	var deleted, unique []int64
-	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+	err := e.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		deleted, unique = deleted[:0], unique[:0]
 		err := jobDelete.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
 			var id int64
@@ -1002,7 +993,7 @@ func (e *executor) ended(ctx context.Context, tx *sql.Tx, st bound) ([]droverdri
 func (e *executor) JobRetry(ctx context.Context, ids []int64, now time.Time) ([]droverdriver.RetriedRow, error) {
 	batch := string(appendIDs(nil, ids))
 	var out []droverdriver.RetriedRow
-	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+	err := e.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		out = out[:0]
 		at := batchAt{batch, micros(now)}
 		err := jobRetryReschedule.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
@@ -1177,7 +1168,7 @@ func (e *executor) QueueSettingsSet(ctx context.Context, p droverdriver.QueueSet
 		strict = *p.Strict
 	}
 	var out *drovertype.QueueSettings
-	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+	err := e.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		return queueSettingsSet.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
 			var err error
 			out, err = scanSettings(rows)

@@ -17,14 +17,15 @@ import (
 // the engine's decision (internal/engine/finish.go).
 
 // Tx runs fn in a write transaction on the writer, which begins IMMEDIATE
-// and so holds the file's write lock from its first statement, or in a
+// and so holds the file's write lock from its first statement (a round's,
+// shared with the other writes queued with it: rounds.go), or in a
 // savepoint of the transaction the executor runs in.
 func (e *executor) Tx(ctx context.Context, fn func(ctx context.Context, tx droverdriver.Executor) error) error {
 	if e.tx != nil {
 		return e.savepoint(ctx, e.tx, func() error { return fn(ctx, e) })
 	}
 	var woken []string
-	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+	err := e.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		woken = woken[:0]
 		return fn(ctx, &executor{shared: e.shared, tx: tx, owned: true, pending: &woken})
 	})
@@ -35,19 +36,40 @@ func (e *executor) Tx(ctx context.Context, fn func(ctx context.Context, tx drove
 }
 
 // savepoint runs fn in a savepoint of tx, and rolls back to it when fn
-// fails, leaving tx as it was before the call.
+// fails, leaving tx as it was before the call. When the savepoint cannot
+// be begun, rolled back or released, SQLite has rolled the whole
+// transaction back (an I/O error, a full disk, an interrupt): the error is
+// then a txLostError, since what tx held before the call is gone too.
 func (e *executor) savepoint(ctx context.Context, tx *sql.Tx, fn func() error) error {
-	if _, err := finishSavepoint.exec(ctx, e, tx, struct{}{}); err != nil {
-		return err
+	if _, err := savepointBegin.exec(ctx, e, tx, struct{}{}); err != nil {
+		return txLostError{err}
 	}
 	if err := fn(); err != nil {
-		_, _ = finishRollback.exec(context.WithoutCancel(ctx), e, tx, struct{}{})
-		_, _ = finishRelease.exec(context.WithoutCancel(ctx), e, tx, struct{}{})
+		ctx = context.WithoutCancel(ctx)
+		if _, rerr := savepointRollback.exec(ctx, e, tx, struct{}{}); rerr != nil {
+			return txLostError{err}
+		}
+		if _, rerr := savepointRelease.exec(ctx, e, tx, struct{}{}); rerr != nil {
+			return txLostError{err}
+		}
 		return err
 	}
-	_, err := finishRelease.exec(ctx, e, tx, struct{}{})
-	return err
+	if _, err := savepointRelease.exec(ctx, e, tx, struct{}{}); err != nil {
+		return txLostError{err}
+	}
+	return nil
 }
+
+// txLostError is the failure that took a whole write transaction with it:
+// its cause stays what errors.Is and As find, so that a refusal or an
+// outage is told apart as before.
+type txLostError struct{ cause error }
+
+func (e txLostError) Error() string {
+	return "the write transaction was rolled back: " + e.cause.Error()
+}
+
+func (e txLostError) Unwrap() error { return e.cause }
 
 // wake wakes the listeners of queues: once the Tx the executor runs in has
 // committed, or at once. In a caller's transaction that is before it
@@ -94,7 +116,7 @@ func (e *executor) JobFinishMany(ctx context.Context, p droverdriver.FinishParam
 	*buf, kinds = appendResults((*buf)[:0], unique)
 	batch := string(*buf)
 	var res droverdriver.FinishResult
-	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+	err := e.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		// finalized_at is read under the write lock, like attempted_at in
 		// JobClaim.
 		now := micros(time.Now())
@@ -119,12 +141,12 @@ func (e *executor) JobFinishMany(ctx context.Context, p droverdriver.FinishParam
 			res.All = true
 			return nil
 		})
-		if errors.Is(err, errBetLost) && p.Refuse == 0 {
+		if betLost(err) && p.Refuse == 0 {
 			res, err = e.finishFenced(ctx, tx, unique, batch, now, kinds)
 		}
 		return err
 	})
-	if errors.Is(err, errBetLost) {
+	if betLost(err) {
 		err = nil
 	}
 	if err != nil {
@@ -135,6 +157,13 @@ func (e *executor) JobFinishMany(ctx context.Context, p droverdriver.FinishParam
 
 // errBetLost rolls a finish back to its savepoint.
 var errBetLost = errors.New("some results did not pass their fence")
+
+// betLost reports that err is a lost bet that the savepoint rolled back,
+// with the transaction still open.
+func betLost(err error) bool {
+	var lost txLostError
+	return errors.Is(err, errBetLost) && !errors.As(err, &lost)
+}
 
 // finishFenced applies every result of batch that passes its fence, with no
 // flow refused, and returns the jobs applied with their stored columns as
@@ -226,7 +255,7 @@ func (e *executor) KeyLock(context.Context, droverdriver.KeyParams) error { retu
 func (e *executor) KeyPromote(ctx context.Context, keys droverdriver.KeyParams) (int, error) {
 	var promoted int
 	var woken []string
-	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+	err := e.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var err error
 		promoted, woken, err = e.promote(ctx, tx, keys.Queues, keys.Keys, keys.Retried)
 		return err
@@ -239,7 +268,7 @@ func (e *executor) KeyPromote(ctx context.Context, keys droverdriver.KeyParams) 
 }
 
 func (e *executor) UniqueRelease(ctx context.Context, ids []int64) error {
-	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+	err := e.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := uniqueRelease.exec(ctx, e, tx, string(appendIDs(nil, ids)))
 		return err
 	})

@@ -23,7 +23,7 @@ import (
 func (e *executor) JobFlowSettle(ctx context.Context, p droverdriver.SettleParams) (droverdriver.KeyParams, error) {
 	var keys droverdriver.KeyParams
 	var woken []string
-	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+	err := e.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var err error
 		woken, keys, err = e.settle(ctx, tx, p.IDs, p.Failed)
 		return err
@@ -155,7 +155,7 @@ func (e *executor) JobFlowParents(ctx context.Context, ids []int64) (map[int64]b
 	live := map[int64]bool{}
 	ended := map[int64]drovertype.JobState{}
 	arg := string(appendIDs(nil, ids))
-	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+	err := e.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		err := jobFlowMarkParents.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
 			var id int64
 			if err := rows.Scan(&id); err != nil {
@@ -189,7 +189,7 @@ func (e *executor) JobFlowParents(ctx context.Context, ids []int64) (map[int64]b
 // have a key) and JobFlowInsertDeps (when some have parents).
 func (e *executor) JobInsertFlow(ctx context.Context, p droverdriver.FlowInsertParams, plan droverdriver.FlowInsertPlan) (droverdriver.FlowInsertResult, error) {
 	var res droverdriver.FlowInsertResult
-	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+	err := e.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var err error
 		res, err = e.insertFlow(ctx, tx, p, plan)
 		return err

@@ -114,7 +114,7 @@ func (e *executor) TopicLagRecord(ctx context.Context, at time.Time, lags []drov
 // StatsRollup.
 func (e *executor) StatsRollup(ctx context.Context, p droverdriver.StatsRollupParams) (int, error) {
 	var n int64
-	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+	err := e.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		n = 0
 		minutes := micros(p.Minutes)
 		if _, err := statsRollupSamples.exec(ctx, e, tx, minutes); err != nil {

@@ -87,7 +87,7 @@ func uniqueQueue(j *droverdriver.InsertParams) string {
 // between the two.
 func (e *executor) UniqueRetake(ctx context.Context, ids []int64) ([]droverdriver.UniqueConflict, error) {
 	var conflicts []droverdriver.UniqueConflict
-	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+	err := e.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		conflicts = conflicts[:0]
 		var free []int64
 		err := uniqueHolder.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
@@ -163,7 +163,7 @@ func (e *executor) KeyBlocked(ctx context.Context, limit int) (droverdriver.KeyP
 }
 
 func (e *executor) KeyRatePrune(ctx context.Context, limit int) error {
-	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+	err := e.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := keyRatePrune.exec(ctx, e, tx, limitAt{micros(time.Now()), limit})
 		return err
 	})

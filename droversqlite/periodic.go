@@ -42,7 +42,7 @@ func (e *executor) PeriodicTicksRecord(ctx context.Context, names []string, tick
 	if err != nil {
 		return err
 	}
-	err = e.writeTx(ctx, func(tx *sql.Tx) error {
+	err = e.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := periodicTicksRecord.exec(ctx, e, tx, string(arg))
 		return err
 	})
@@ -82,7 +82,7 @@ func (e *executor) periodicWrite(ctx context.Context, op string, s *stmt[periodi
 		return nil, err
 	}
 	var row *droverdriver.PeriodicRow
-	err = e.writeTx(ctx, func(tx *sql.Tx) error {
+	err = e.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		return s.query(ctx, e, tx, nil, func(rows *sql.Rows) (err error) {
 			row, err = scanPeriodic(rows)
 			return err
@@ -121,7 +121,7 @@ func (e *executor) PeriodicRegister(ctx context.Context, defs []droverdriver.Per
 	if err != nil {
 		return err
 	}
-	err = e.writeTx(ctx, func(tx *sql.Tx) error {
+	err = e.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := periodicRegister.exec(ctx, e, tx, periodicRegisterParams{string(arg), micros(defs[0].Now)})
 		return err
 	})
@@ -140,7 +140,7 @@ func (e *executor) PeriodicList(ctx context.Context) ([]*droverdriver.PeriodicRo
 
 func (e *executor) PeriodicSetPaused(ctx context.Context, name string, paused bool, now time.Time) (*droverdriver.PeriodicRow, error) {
 	var row *droverdriver.PeriodicRow
-	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+	err := e.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		return periodicSetPaused.query(ctx, e, tx, nil, func(rows *sql.Rows) (err error) {
 			row, err = scanPeriodic(rows)
 			return err
@@ -151,7 +151,7 @@ func (e *executor) PeriodicSetPaused(ctx context.Context, name string, paused bo
 
 func (e *executor) PeriodicDelete(ctx context.Context, name string) (bool, error) {
 	var n int64
-	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+	err := e.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := periodicDelete.exec(ctx, e, tx, name)
 		if err != nil {
 			return err

@@ -659,14 +659,17 @@ FROM json_each(?1) AS p
 LEFT JOIN {schema}finished_jobs AS f ON f.id = p.value
 LEFT JOIN {schema}jobs AS j ON j.id = p.value;
 
--- name: FinishSavepoint
-SAVEPOINT drover_finish;
+-- name: Savepoint
+-- A savepoint of a write transaction (executor.savepoint): each write of
+-- a round has one, and a finish's bet another inside it. ROLLBACK TO and
+-- RELEASE name the innermost savepoint of the name, so they nest.
+SAVEPOINT drover_write;
 
--- name: FinishRollback
-ROLLBACK TO drover_finish;
+-- name: SavepointRollback
+ROLLBACK TO drover_write;
 
--- name: FinishRelease
-RELEASE drover_finish;
+-- name: SavepointRelease
+RELEASE drover_write;
 
 -- name: JobHeartbeat
 -- ?1 is a JSON object mapping "id:token" (as in JobFinishMove) to the

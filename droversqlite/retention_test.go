@@ -44,7 +44,7 @@ func TestTopicDropLetsWritersIn(t *testing.T) {
 	}
 	left := func() int {
 		var n int
-		err := d.exec.writeTx(ctx, func(tx *sql.Tx) error {
+		err := d.exec.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 			return tx.QueryRowContext(ctx, "SELECT count(*) FROM "+d.schema+"_topic_messages WHERE id < ?", droverdriver.GenerationWidth).Scan(&n)
 		})
 		if err != nil {

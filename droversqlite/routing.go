@@ -159,7 +159,7 @@ func (e *executor) JobRouteAbsent(ctx context.Context, p droverdriver.RouteAbsen
 	now := p.Now.UTC().Truncate(time.Microsecond)
 	var failed []droverdriver.FinishedRow
 	var woken []string
-	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+	err := e.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		failed, woken = nil, nil
 		var fall, fail []int64
 		err := jobRouteAbsentFind.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {

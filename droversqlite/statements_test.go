@@ -12,8 +12,8 @@ import (
 
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/drovertype"
-	"github.com/droverhq/drover/internal/sqlcheck"
 	"github.com/droverhq/drover/internal/sqlfile"
+	"github.com/droverhq/drover/internal/testkit/sqlcheck"
 )
 
 // unpreparable lists the statements of queries.sql that cannot be

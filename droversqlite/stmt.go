@@ -617,13 +617,13 @@ var (
 	// JobFinishFenced reads id, flow & FlowEnd, queue and ordering key;
 	// JobFinishApplied, JobRescueMark, JobCancelMove and JobDiscardMove
 	// return the state too (finishedCols).
-	jobFinishFenced  = def(stmt[string]{name: "JobFinishFenced", cols: finishedCols - 1, args: sqlstmt.OneArg[string]})
-	jobFinishApplied = def(stmt[string]{name: "JobFinishApplied", cols: finishedCols, args: sqlstmt.OneArg[string]})
-	finishSavepoint  = def(stmt[struct{}]{name: "FinishSavepoint", args: sqlstmt.NoArgs})
-	finishRollback   = def(stmt[struct{}]{name: "FinishRollback", args: sqlstmt.NoArgs})
-	finishRelease    = def(stmt[struct{}]{name: "FinishRelease", args: sqlstmt.NoArgs})
-	jobHeartbeat     = def(stmt[batchAt]{name: "JobHeartbeat", cols: 2, args: batchAtArgs})
-	jobRescueMark    = def(stmt[rescueMarkParams]{name: "JobRescueMark", cols: finishedCols + 1,
+	jobFinishFenced   = def(stmt[string]{name: "JobFinishFenced", cols: finishedCols - 1, args: sqlstmt.OneArg[string]})
+	jobFinishApplied  = def(stmt[string]{name: "JobFinishApplied", cols: finishedCols, args: sqlstmt.OneArg[string]})
+	savepointBegin    = def(stmt[struct{}]{name: "Savepoint", args: sqlstmt.NoArgs})
+	savepointRollback = def(stmt[struct{}]{name: "SavepointRollback", args: sqlstmt.NoArgs})
+	savepointRelease  = def(stmt[struct{}]{name: "SavepointRelease", args: sqlstmt.NoArgs})
+	jobHeartbeat      = def(stmt[batchAt]{name: "JobHeartbeat", cols: 2, args: batchAtArgs})
+	jobRescueMark     = def(stmt[rescueMarkParams]{name: "JobRescueMark", cols: finishedCols + 1,
 		args: func(p *rescueMarkParams) []any { return []any{p.Now, p.Limit, p.At, p.AtText} }})
 	jobRescueMove   = def(stmt[batchAt]{name: "JobRescueMove", args: batchAtArgs})
 	jobRescueDelete = def(stmt[string]{name: "JobRescueDelete", args: sqlstmt.OneArg[string]})

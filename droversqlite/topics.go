@@ -29,7 +29,7 @@ func init() {
 
 func (e *executor) TopicCreate(ctx context.Context, p droverdriver.TopicParams) (*droverdriver.TopicRow, error) {
 	var t *droverdriver.TopicRow
-	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+	err := e.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := topicCreate.exec(ctx, e, tx, topicCreateParams{p.Name, p.Lanes, p.Retention.Milliseconds(), micros(p.Now)})
 		if err != nil {
 			return err
@@ -120,7 +120,7 @@ func (e *executor) TopicPublish(ctx context.Context, msgs []droverdriver.Publish
 	b = append(b, ']')
 	*bp = b
 	ids := make([]int64, len(msgs))
-	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+	err := e.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := topicPublish.exec(ctx, e, tx, topicPublishParams{micros(time.Now()), string(b)})
 		if err != nil {
 			return err
@@ -151,7 +151,7 @@ func (e *executor) TopicPublish(ctx context.Context, msgs []droverdriver.Publish
 
 func (e *executor) SubscriptionCreate(ctx context.Context, p droverdriver.SubscriptionParams) (bool, error) {
 	var made bool
-	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+	err := e.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := subscriptionCreate.exec(ctx, e, tx, subscriptionCreateParams{p.Topic, p.Name, p.MaxAttempts, micros(p.Now)})
 		if err != nil {
 			return err
@@ -175,7 +175,7 @@ func (e *executor) SubscriptionCreate(ctx context.Context, p droverdriver.Subscr
 
 func (e *executor) TopicDelete(ctx context.Context, name string) (bool, error) {
 	var found bool
-	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+	err := e.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		for _, s := range []*stmt[string]{topicDeleteMessages, topicDeleteLanes, topicDeleteSubscriptions} {
 			if _, err := s.exec(ctx, e, tx, name); err != nil {
 				return err
@@ -194,7 +194,7 @@ func (e *executor) TopicDelete(ctx context.Context, name string) (bool, error) {
 
 func (e *executor) SubscriptionDelete(ctx context.Context, topic, name string) (bool, error) {
 	var found bool
-	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+	err := e.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := subscriptionDelete.exec(ctx, e, tx, topicName{topic, name})
 		if err != nil {
 			return err
@@ -262,7 +262,7 @@ func (e *executor) TopicLease(ctx context.Context, p droverdriver.TopicLeasePara
 		return nil, err
 	}
 	var out []droverdriver.LeasedLane
-	err = e.writeTx(ctx, func(tx *sql.Tx) error {
+	err = e.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		out = out[:0]
 		if len(waits) > 0 && p.Waiting > 0 {
 			if _, err := topicWait.exec(ctx, e, tx, topicWaitParams{string(waitJSON), p.Owner, micros(p.Now.Add(p.Waiting))}); err != nil {
@@ -462,7 +462,7 @@ func (e *executor) TopicAck(ctx context.Context, p droverdriver.TopicAckParams) 
 		return nil, nil
 	}
 	var accepted []droverdriver.AckedLane
-	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+	err := e.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var err error
 		accepted, err = laneUpdate(p.Acks, true, func(lanes string, scan func(*sql.Rows) error) error {
 			return topicAck.query(ctx, e, tx, e.writer, scan, topicAckParams{lanes, micros(p.Now), micros(p.Now.Add(p.Lease))})
@@ -478,7 +478,7 @@ func (e *executor) lanesAt(ctx context.Context, what string, s *stmt[laneUpdateP
 		return nil, nil
 	}
 	var out []int
-	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+	err := e.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		acked, err := laneUpdate(lanes, false, func(lanes string, scan func(*sql.Rows) error) error {
 			return s.query(ctx, e, tx, e.writer, scan, laneUpdateParams{lanes, micros(at)})
 		})
@@ -518,7 +518,7 @@ func (e *executor) TopicLanes(ctx context.Context, topic, subscription string) (
 
 func (e *executor) TopicLaneExpire(ctx context.Context, topic, subscription string, lane int) (bool, error) {
 	var held bool
-	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+	err := e.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		n, err := queryValue[int](ctx, e, tx, topicLaneExpire, topicLaneAt{topic, subscription, lane, micros(time.Now())})
 		held = n == 1
 		return err
@@ -533,7 +533,7 @@ func (e *executor) TopicRewind(ctx context.Context, p droverdriver.TopicRewindPa
 		since = &us
 	}
 	var out []droverdriver.RewoundLane
-	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+	err := e.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		out = out[:0]
 		lane := map[int]int{}
 		err := topicRewindLanes.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error {
@@ -591,7 +591,7 @@ func (e *executor) SubscriptionGet(ctx context.Context, topic, name string) (*dr
 
 func (e *executor) TopicReceiptKey(ctx context.Context, candidate []byte) ([]byte, error) {
 	var key []byte
-	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+	err := e.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if _, err := topicReceiptKeyInsert.exec(ctx, e, tx, topicReceiptKeyParams{candidate, micros(time.Now())}); err != nil {
 			return err
 		}
@@ -681,7 +681,7 @@ func (e *executor) TopicGenerationTopics(ctx context.Context, gen int64) ([]drov
 func (e *executor) TopicGenerationLock(context.Context, int64) error { return nil }
 
 func (e *executor) TopicDropMark(ctx context.Context, gen int64) error {
-	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+	err := e.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := topicDropMark.exec(ctx, e, tx, gen)
 		return err
 	})
@@ -690,7 +690,7 @@ func (e *executor) TopicDropMark(ctx context.Context, gen int64) error {
 
 func (e *executor) TopicRotate(ctx context.Context, gen int64) error {
 	now := micros(time.Now())
-	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+	err := e.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := topicGenerationCreate.exec(ctx, e, tx, genAt{gen, now})
 		if err != nil {
 			return err
@@ -718,7 +718,7 @@ func (e *executor) TopicRotate(ctx context.Context, gen int64) error {
 func (e *executor) TopicDrop(ctx context.Context, p droverdriver.TopicDropParams) (droverdriver.TopicRemoved, error) {
 	var res droverdriver.TopicRemoved
 	gen := genRange(p.Gen)
-	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+	err := e.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res = droverdriver.TopicRemoved{}
 		var first sql.NullInt64
 		if err := topicDropNext.query(ctx, e, tx, e.writer, func(rows *sql.Rows) error { return rows.Scan(&first) }, gen); err != nil {
@@ -755,7 +755,7 @@ func (e *executor) TopicDrop(ctx context.Context, p droverdriver.TopicDropParams
 func (e *executor) TopicPurge(ctx context.Context, p droverdriver.TopicPurgeParams) (droverdriver.TopicRemoved, error) {
 	var res droverdriver.TopicRemoved
 	gen := genRange(p.Gen)
-	err := e.writeTx(ctx, func(tx *sql.Tx) error {
+	err := e.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res = droverdriver.TopicRemoved{Last: p.After}
 		lane, after := p.After.Lane, max(p.After.ID, gen.From-1)
 		for res.Deleted < int64(p.Limit) {

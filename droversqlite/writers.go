@@ -64,17 +64,20 @@ type writerGate struct {
 
 // begin starts a write transaction on conn, the driver's writer
 // connection, standing aside for announced writers first and announcing
-// itself if it waits for the file's lock longer than writerStarved.
+// itself if it waits for the file's lock longer than writerStarved. The
+// transaction outlives ctx's cancellation, which would roll back a round
+// of other callers' writes (rounds.go); the wait for the lock is bounded
+// by the busy timeout.
 func (g *writerGate) begin(ctx context.Context, conn *sql.Conn) (*sql.Tx, error) {
 	if g == nil {
-		return conn.BeginTx(ctx, nil)
+		return conn.BeginTx(context.WithoutCancel(ctx), nil)
 	}
 	if err := g.standAside(ctx); err != nil {
 		return nil, err
 	}
 	a := &announcement{lock: g.lock}
 	t := time.AfterFunc(writerStarved, a.announce)
-	tx, err := conn.BeginTx(ctx, nil)
+	tx, err := conn.BeginTx(context.WithoutCancel(ctx), nil)
 	t.Stop()
 	a.withdraw()
 	return tx, err

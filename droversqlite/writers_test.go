@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
-	"github.com/droverhq/drover/internal/waitfor"
+	"github.com/droverhq/drover/internal/testkit/waitfor"
 )
 
 // TestWriterNotStarvedByBusyPublisher runs two drivers on one file, as two

@@ -19,7 +19,7 @@ import (
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/droversqlite"
 	"github.com/droverhq/drover/drovertest"
-	"github.com/droverhq/drover/internal/testdb"
+	"github.com/droverhq/drover/internal/testkit/testdb"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(testdb.M(m)) }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # pgtmp.sh - a disposable PostgreSQL cluster for benchmarks.
 #
-# Unlike the cluster tests use (internal/pgcluster with fsync off), this one
+# Unlike the cluster tests use (internal/testkit/pgcluster with fsync off), this one
 # keeps production-like durability settings so benchmark numbers mean
 # something: fsync and synchronous_commit are on, shared_buffers is 1GB.
 #

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # schemathesis.sh - property-based tests of the HTTP API against its own
-# document (internal/server/openapi.json), with Schemathesis.
+# document (internal/app/server/openapi.json), with Schemathesis.
 #
 #   scripts/schemathesis.sh
 #
@@ -85,7 +85,7 @@ repo=$PWD
 	cd "$work"
 	SCHEMATHESIS_HOOKS=schemathesis_hooks PYTHONPATH="$repo/scripts" \
 		"$VENV/bin/schemathesis" --config-file "$repo/scripts/schemathesis.toml" \
-		run "$repo/internal/server/openapi.json" \
+		run "$repo/internal/app/server/openapi.json" \
 		--url "$base" \
 		--header "Authorization: Bearer $secret" \
 		--max-examples "$MAX_EXAMPLES" \

@@ -42,4 +42,4 @@ cd sdk/python
 cd "$repo"
 
 # bench --via python with the same install (skipped by go test without it).
-DROVER_BENCH_PYTHON="$work/venv/bin/python" go test -count=1 -run TestViaPython ./internal/bench
+DROVER_BENCH_PYTHON="$work/venv/bin/python" go test -count=1 -run TestViaPython ./internal/app/bench

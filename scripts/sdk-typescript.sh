@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Tests the TypeScript SDK (@drover/client) as a user would get it: `npm ci`
 # in sdk/typescript, the check that src/generated/api.ts matches
-# internal/server/openapi.json, the strict build (tsc) compared with the
+# internal/app/server/openapi.json, the strict build (tsc) compared with the
 # committed dist/ (what `npm install ./sdk/typescript` links), then the
 # package is packed and installed into a fresh project, and the compiled
 # tests run there, importing the installed package (and `drover bench --via
@@ -30,7 +30,7 @@ npm install "${npmq[@]}" "$repo/sdk/typescript"
 node -e 'import("@drover/client").then((m) => { if (typeof m.Consumer !== "function") process.exit(1); console.log("sdk-typescript: npm install ./sdk/typescript imports"); })'
 
 # bench --via typescript with that install (skipped by go test without it).
-(cd "$repo" && DROVER_BENCH_NODE_PROJECT="$linked" go test -count=1 -run TestViaTypeScript ./internal/bench)
+(cd "$repo" && DROVER_BENCH_NODE_PROJECT="$linked" go test -count=1 -run TestViaTypeScript ./internal/app/bench)
 
 # The tarball in a fresh project, and the tests against it.
 proj="$work/project"

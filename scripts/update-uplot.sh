@@ -5,13 +5,13 @@
 #
 # Fetches the package with `npm pack` (the registry's tarball, checked by
 # npm against its integrity hash), and copies the minified IIFE build, its
-# stylesheet and its licence into internal/server/ui/vendor/uplot, where
+# stylesheet and its licence into internal/app/server/ui/vendor/uplot, where
 # the binary embeds them: the dashboard loads nothing from the network.
-# Record the new version in VERSION and in internal/server/ui/vendor/uplot/README.md,
-# then run the dashboard's browser test (go test ./internal/server -run Browser).
+# Record the new version in VERSION and in internal/app/server/ui/vendor/uplot/README.md,
+# then run the dashboard's browser test (go test ./internal/app/server -run Browser).
 set -euo pipefail
 VERSION=${1:-1.6.32}
-dest=$(cd "$(dirname "$0")/.." && pwd)/internal/server/ui/vendor/uplot
+dest=$(cd "$(dirname "$0")/.." && pwd)/internal/app/server/ui/vendor/uplot
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 (cd "$tmp" && npm pack --silent "uplot@$VERSION" >/dev/null && tar xzf "uplot-$VERSION.tgz")

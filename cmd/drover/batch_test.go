@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/droverhq/drover/internal/jobjson"
+	"github.com/droverhq/drover/internal/app/jobjson"
 )
 
 // TestEnqueueBatch stores copies as one batch with a callback and reads the

@@ -14,9 +14,9 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/drovertype"
-	"github.com/droverhq/drover/internal/jobjson"
-	"github.com/droverhq/drover/internal/storeurl"
-	"github.com/droverhq/drover/internal/waitfor"
+	"github.com/droverhq/drover/internal/app/jobjson"
+	"github.com/droverhq/drover/internal/app/storeurl"
+	"github.com/droverhq/drover/internal/testkit/waitfor"
 )
 
 func TestEnqueueRoundTrip(t *testing.T) {

@@ -13,9 +13,9 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/drovertype"
-	"github.com/droverhq/drover/internal/jobjson"
-	"github.com/droverhq/drover/internal/storeurl"
-	"github.com/droverhq/drover/internal/testdb"
+	"github.com/droverhq/drover/internal/app/jobjson"
+	"github.com/droverhq/drover/internal/app/storeurl"
+	"github.com/droverhq/drover/internal/testkit/testdb"
 )
 
 func TestMain(m *testing.M) { testdb.Main(m) }

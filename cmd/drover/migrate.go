@@ -13,7 +13,7 @@ import (
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/drovertype"
-	"github.com/droverhq/drover/internal/storeurl"
+	"github.com/droverhq/drover/internal/app/storeurl"
 )
 
 // migrationJSON is one migration in `drover migrate --json`.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/droversqlite"
-	"github.com/droverhq/drover/internal/storeurl"
+	"github.com/droverhq/drover/internal/app/storeurl"
 )
 
 // execSQL runs a script of statements on the fixture's store, as a

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/drovertype"
-	"github.com/droverhq/drover/internal/jobjson"
+	"github.com/droverhq/drover/internal/app/jobjson"
 )
 
 // writeJSON prints v indented, for people piping into jq and for scripts.

@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/droverhq/drover"
-	"github.com/droverhq/drover/internal/jobjson"
-	"github.com/droverhq/drover/internal/storeurl"
+	"github.com/droverhq/drover/internal/app/jobjson"
+	"github.com/droverhq/drover/internal/app/storeurl"
 )
 
 // withPeriodic opens the store and runs fn on its periodic jobs.

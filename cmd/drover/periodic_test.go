@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/droverhq/drover/internal/jobjson"
+	"github.com/droverhq/drover/internal/app/jobjson"
 )
 
 // periodicOut is a periodic job as --json prints it.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/droverhq/drover/internal/jobjson"
+	"github.com/droverhq/drover/internal/app/jobjson"
 	"github.com/droverhq/drover/internal/validate"
 )
 

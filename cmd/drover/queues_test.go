@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/droverhq/drover/internal/jobjson"
+	"github.com/droverhq/drover/internal/app/jobjson"
 )
 
 // TestQueuesPauseResumeList: pause and resume change the stored setting

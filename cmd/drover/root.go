@@ -16,9 +16,9 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
-	"github.com/droverhq/drover/internal/bench"
+	"github.com/droverhq/drover/internal/app/bench"
+	"github.com/droverhq/drover/internal/app/storeurl"
 	"github.com/droverhq/drover/internal/clientapi"
-	"github.com/droverhq/drover/internal/storeurl"
 )
 
 // Exit codes. Scripts tell a mistake in the command line (2), which retrying

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/droverhq/drover/internal/jobjson"
+	"github.com/droverhq/drover/internal/app/jobjson"
 )
 
 func TestEmbeddedDefault(t *testing.T) {

@@ -20,8 +20,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/droverhq/drover"
-	"github.com/droverhq/drover/internal/server"
-	"github.com/droverhq/drover/internal/storeurl"
+	"github.com/droverhq/drover/internal/app/server"
+	"github.com/droverhq/drover/internal/app/storeurl"
 )
 
 // envTokens names the tokens file when --tokens is not given, so that a

@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/droverhq/drover/internal/server"
+	"github.com/droverhq/drover/internal/app/server"
 )
 
 // TestServeTokenQueues: --queue, repeated, restricts the printed line to

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/drovertype"
-	"github.com/droverhq/drover/internal/jobjson"
-	"github.com/droverhq/drover/internal/server"
+	"github.com/droverhq/drover/internal/app/jobjson"
+	"github.com/droverhq/drover/internal/app/server"
 )
 
 func TestServeToken(t *testing.T) {

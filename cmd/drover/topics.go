@@ -19,7 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/droverhq/drover"
-	"github.com/droverhq/drover/internal/storeurl"
+	"github.com/droverhq/drover/internal/app/storeurl"
 	"github.com/droverhq/drover/internal/validate"
 )
 

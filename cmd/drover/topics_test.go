@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/droverhq/drover"
-	"github.com/droverhq/drover/internal/storeurl"
-	"github.com/droverhq/drover/internal/waitfor"
+	"github.com/droverhq/drover/internal/app/storeurl"
+	"github.com/droverhq/drover/internal/testkit/waitfor"
 )
 
 // TestTopicsCommands runs `drover topics` end to end on both stores:

@@ -18,7 +18,7 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/drovertype"
-	"github.com/droverhq/drover/internal/waitfor"
+	"github.com/droverhq/drover/internal/testkit/waitfor"
 )
 
 // buildBinary builds the drover command into a temporary directory, so a

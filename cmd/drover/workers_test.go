@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover"
-	"github.com/droverhq/drover/internal/jobjson"
+	"github.com/droverhq/drover/internal/app/jobjson"
 )
 
 // TestEnqueueRoutedAndUnroutable: --worker-type, --worker and --label

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
-	"github.com/droverhq/drover/internal/waitfor"
+	"github.com/droverhq/drover/internal/testkit/waitfor"
 )
 
 // testTopicTail covers TopicExecutor.TopicTail: the newest messages of

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
-	"github.com/droverhq/drover/internal/waitfor"
+	"github.com/droverhq/drover/internal/testkit/waitfor"
 )
 
 // BenchmarkRetention measures what retention's removals cost a store (docs/

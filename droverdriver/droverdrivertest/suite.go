@@ -36,7 +36,7 @@ import (
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/engine"
-	"github.com/droverhq/drover/internal/waitfor"
+	"github.com/droverhq/drover/internal/testkit/waitfor"
 )
 
 // Factory opens the stores the suite runs on, and begins and ends the

@@ -1,7 +1,7 @@
 // Package clientapi declares, once, what drover serve and the CLI call of a
 // *drover.Client. The Client is generic in its store's transaction type
 // (pgx.Tx, *sql.Tx), which the server and the CLI do not know until they
-// open a store URL (internal/storeurl); they hold it as this interface,
+// open a store URL (internal/app/storeurl); they hold it as this interface,
 // which every *drover.Client[TTx] implements (clientapi_test.go checks both
 // bundled stores), instead of each restating the methods it calls.
 package clientapi

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/drovertype"
-	"github.com/droverhq/drover/internal/waitfor"
+	"github.com/droverhq/drover/internal/testkit/waitfor"
 )
 
 // poolRecorder is the run function of a pool under test: it counts the

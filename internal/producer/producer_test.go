@@ -15,7 +15,7 @@ import (
 	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/driverrows"
 	"github.com/droverhq/drover/internal/lease"
-	"github.com/droverhq/drover/internal/waitfor"
+	"github.com/droverhq/drover/internal/testkit/waitfor"
 )
 
 // claimStore is an in-memory store of one queue that serves JobClaim and

@@ -127,7 +127,7 @@ type dbOps interface {
 	Exec(ctx context.Context, sql string) error
 	Count(ctx context.Context, sql string) (int64, error)
 	// Settle brings the loaded job table to the state `drover bench` gives
-	// its own before working a backlog (pgstore.Store.Settle in internal/bench/pgstore): vacuumed,
+	// its own before working a backlog (pgstore.Store.Settle in internal/app/bench/pgstore): vacuumed,
 	// analysed and checkpointed. The peers are measured as their users run
 	// them, on tables autovacuum has analysed, and alike with Drover; on
 	// statistics of the empty table a peer measures our harness instead.

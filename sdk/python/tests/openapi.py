@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-DOC_PATH = Path(__file__).resolve().parents[3] / "internal" / "server" / "openapi.json"
+DOC_PATH = Path(__file__).resolve().parents[3] / "internal" / "app" / "server" / "openapi.json"
 DOC: dict[str, Any] = json.loads(DOC_PATH.read_text())
 METHODS = ("get", "post", "put", "delete", "patch")
 

@@ -1,4 +1,4 @@
-"""The SDK against the server's OpenAPI document (internal/server/openapi.json),
+"""The SDK against the server's OpenAPI document (internal/app/server/openapi.json),
 without a server:
 
 - every operation of the document is in the table of docs/python.md, either

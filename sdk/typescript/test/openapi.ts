@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { repo } from "./helpers.js";
 
 type Schema = Record<string, unknown>;
-const doc = JSON.parse(readFileSync(join(repo, "internal", "server", "openapi.json"), "utf8")) as {
+const doc = JSON.parse(readFileSync(join(repo, "internal", "app", "server", "openapi.json"), "utf8")) as {
   paths: Record<string, Record<string, Schema>>;
   components: { schemas: Record<string, Schema> };
 };
