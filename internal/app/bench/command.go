@@ -125,6 +125,10 @@ func NewCommand(env func() Env) *cobra.Command {
 						return err
 					}
 				}
+				if !cmd.Flags().Changed("warmup") {
+					// The default warm-up leaves most of a short point.
+					o.warmup = min(o.warmup, o.duration/5)
+				}
 				if err := o.validate(sc.name); err != nil {
 					return err
 				}
@@ -203,7 +207,7 @@ func NewCommand(env func() Env) *cobra.Command {
 			f.DurationVar(&o.healthEvery, "health-every", 0, "sample the hot table's size and dead tuples this often (PostgreSQL; 0: off)")
 		}
 		if sc.name == "steady" || sc.name == "latency" {
-			f.DurationVar(&o.warmup, "warmup", o.warmup, "start latencies of jobs started in the first this long are reported apart (warmup_start_latency_ms), not in start_latency_ms")
+			f.DurationVar(&o.warmup, "warmup", o.warmup, "start latencies of jobs started in the first this long are reported apart (warmup_start_latency_ms), not in start_latency_ms (latency: 2s, or a fifth of --duration when shorter)")
 		}
 		if sc.name == "dag" {
 			f.StringVar(&instances, "instances", joinInts(o.instances), "workflow counts N to sweep")
