@@ -63,6 +63,17 @@ func (f *slotExec) JobFinishMany(_ context.Context, p droverdriver.FinishParams)
 	return droverdriver.FinishResult{All: true}, nil
 }
 
+// counts returns the statements c has under way and the claims waiting.
+func counts(c *Combiner) (inFlight, waiting int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, g := range c.groups {
+		inFlight += g.inFlight
+		waiting += len(g.waiting)
+	}
+	return inFlight, waiting
+}
+
 // TestCombinerSharesOutOneClaim: claims that arrive while their group has
 // as many statements under way as it may are claimed by one statement, each gets exactly the
 // job claimed under its own slot, and the job of a claimer that stopped
@@ -91,26 +102,15 @@ func TestCombinerSharesOutOneClaim(t *testing.T) {
 			ch <- answer{rows, err}
 		}()
 	}
-	// waiting returns the statements under way and the claims waiting.
-	waiting := func() (inFlight, n int) {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		for _, g := range c.groups {
-			inFlight += g.inFlight
-			n += len(g.waiting)
-		}
-		return inFlight, n
-	}
-
 	// The first two run alone and hold their statements open.
 	claim("first")
 	claim("second")
-	waitfor.Cond(t, "two claims under way", func() bool { f, _ := waiting(); return f == maxInFlight })
+	waitfor.Cond(t, "two claims under way", func() bool { f, _ := counts(&c); return f == maxInFlight })
 	names := []string{"w1", "w2", "w3", "leaver"}
 	for _, n := range names {
 		claim(n)
 	}
-	waitfor.Cond(t, "four claims waiting for the first", func() bool { _, n := waiting(); return n == 4 })
+	waitfor.Cond(t, "four claims waiting for the first two", func() bool { _, n := counts(&c); return n == 4 })
 	close(ex.solo)
 	for _, n := range []string{"first", "second"} {
 		if a := <-answers[n]; a.err != nil || len(a.rows) != 1 || a.rows[0].LeaseOwner != n {
@@ -201,23 +201,9 @@ func TestCombinerReleasesJobsMeantForAnother(t *testing.T) {
 		return ch
 	}
 	first, second := claim("first"), claim("second")
-	waitfor.Cond(t, "two claims under way", func() bool {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		for _, g := range c.groups {
-			return g.inFlight == maxInFlight
-		}
-		return false
-	})
+	waitfor.Cond(t, "two claims under way", func() bool { f, _ := counts(&c); return f == maxInFlight })
 	w1, w2 := claim("w1"), claim("w2")
-	waitfor.Cond(t, "two claims waiting", func() bool {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		for _, g := range c.groups {
-			return len(g.waiting) == 2
-		}
-		return false
-	})
+	waitfor.Cond(t, "two claims waiting", func() bool { _, n := counts(&c); return n == 2 })
 	close(ex.solo)
 	<-first
 	<-second
