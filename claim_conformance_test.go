@@ -12,11 +12,10 @@ import (
 	"github.com/droverhq/drover/internal/engine"
 )
 
-// named is p with the claim statement the engine names for it, as
-// engine.Claim hands it to a driver.
+// named is p as engine.Claim hands it to a driver
+// (engine.ClaimStatement).
 func named(p droverdriver.ClaimParams) droverdriver.ClaimParams {
-	p.Variant = engine.ClaimVariant(p, false)
-	return p
+	return engine.ClaimStatement(p, false)
 }
 
 // TestClaimOrder checks that claims return their jobs in claim order

@@ -250,7 +250,7 @@ func (c *Config) withDefaults(d droverdriver.Driver) (*Config, error) {
 			return nil, invalidf("config: queue %q: StrictOrder %d must be between 0 and 1000000", name, q.StrictOrder)
 		}
 	}
-	if err := validateWorker(cfg.Worker); err != nil {
+	if err := validateWorker(cfg.Worker.Name, cfg.Worker.Type, cfg.Worker.Labels); err != nil {
 		return nil, fmt.Errorf("config: worker: %w", err)
 	}
 	if len(cfg.Queues) > 0 && cfg.Workers == nil {
@@ -298,6 +298,8 @@ type Client[TTx any] struct {
 	periodicSet *PeriodicJobSet
 	// remote serves remote workers (remote.go).
 	remote *Remote
+	// store is the store as processes around the client see it (store.go).
+	store *Store
 	// subs are the subscriptions this client consumes, by "topic/name";
 	// topicLanes caches each topic's lane count (topics.go).
 	subs       map[string]*Subscription
@@ -339,6 +341,7 @@ func NewClient[TTx any](d droverdriver.TxDriver[TTx], config *Config) (*Client[T
 	}
 	c := &Client[TTx]{config: cfg, driver: d, exec: d.Executor(), metrics: &clientMetrics{}, periodic: periodic, identity: newIdentity(cfg)}
 	c.remote = &Remote{exec: c.exec, config: cfg, metrics: c.metrics, claim: c.claimRemote}
+	c.store = &Store{driver: d, exec: c.exec, config: cfg}
 	c.periodicSet = c.newPeriodicSet()
 	if err := c.prepareSubscriptions(); err != nil {
 		return nil, err

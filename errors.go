@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/internal/engine"
 	"github.com/droverhq/drover/internal/validate"
 )
 
@@ -24,7 +25,7 @@ var ErrSchemaNewer = droverdriver.ErrSchemaNewer
 // finished job with dependants: its end was already counted on its batch
 // and settled its dependants, so running it again would count and settle
 // twice. Insert a new job instead.
-var ErrNotRetryable = droverdriver.ErrNotRetryable
+var ErrNotRetryable = engine.ErrNotRetryable
 
 // ErrUnknownKind is returned when inserting a job whose kind no registered
 // worker handles, before anything is stored.

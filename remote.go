@@ -138,7 +138,7 @@ func (r *Remote) Claim(ctx context.Context, p ClaimParams) ([]*drovertype.JobRow
 	if p.Lease < MinRemoteLease || p.Lease > MaxRemoteLease {
 		return nil, invalidf("lease %s: must be between %s and %s", p.Lease, MinRemoteLease, MaxRemoteLease)
 	}
-	if err := validateWorker(WorkerConfig{Name: p.WorkerName, Type: p.WorkerType, Labels: p.WorkerLabels}); err != nil {
+	if err := validateWorker(p.WorkerName, p.WorkerType, p.WorkerLabels); err != nil {
 		return nil, err
 	}
 	if p.Kinds != nil && (len(p.Kinds) == 0 || len(p.Kinds) > MaxClaimKinds) {

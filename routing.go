@@ -58,19 +58,21 @@ type WorkerConfig struct {
 
 func (w WorkerConfig) plain() bool { return w.Name == "" && w.Type == "" && len(w.Labels) == 0 }
 
-// validateWorker checks what a worker says of itself.
-func validateWorker(w WorkerConfig) error {
-	if w.Name != "" {
-		if err := validate.WorkerName(w.Name); err != nil {
+// validateWorker checks what a worker says of itself: its name, type and
+// labels, as a Go client's Config.Worker and a remote worker's claim give
+// them.
+func validateWorker(name, typ string, labels map[string]string) error {
+	if name != "" {
+		if err := validate.WorkerName(name); err != nil {
 			return err
 		}
 	}
-	if w.Type != "" {
-		if err := validate.WorkerType(w.Type); err != nil {
+	if typ != "" {
+		if err := validate.WorkerType(typ); err != nil {
 			return err
 		}
 	}
-	return validate.Labels(w.Labels)
+	return validate.Labels(labels)
 }
 
 // routingOf checks the routing options of o and returns the job's

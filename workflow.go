@@ -14,7 +14,7 @@ import (
 // ErrDependencyFailed is returned when a job is inserted to depend on a job
 // that already ended cancelled or discarded (unless it sets
 // InsertOpts.ReleaseOnParentFailure). Nothing is stored.
-var ErrDependencyFailed = droverdriver.ErrDependencyFailed
+var ErrDependencyFailed = engine.ErrDependencyFailed
 
 // Workflow is a set of jobs with dependencies between them (a DAG), stored
 // in one call by Client.InsertWorkflow. A step waits, as pending, until
@@ -161,7 +161,7 @@ func (c *Client[TTx]) buildFlowJob(j InsertManyParams) (droverdriver.FlowJob, er
 // flowInsertError marks errors about dependencies as input errors: they
 // name a job that does not exist or cannot be waited for.
 func flowInsertError(err error) error {
-	if errors.Is(err, droverdriver.ErrNotFound) || errors.Is(err, droverdriver.ErrDependencyFailed) {
+	if errors.Is(err, droverdriver.ErrNotFound) || errors.Is(err, engine.ErrDependencyFailed) {
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	return err

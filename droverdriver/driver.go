@@ -21,7 +21,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -461,8 +460,9 @@ type ClaimParams struct {
 	Kinds []string
 	// ExceptKinds, when not empty, leaves jobs of these kinds in the
 	// queue: the kinds paused there (QueueSettings.PausedKinds), which
-	// the engine passes. With Kinds set too, a job must be of Kinds and
-	// not of ExceptKinds (Narrowed).
+	// the engine passes. The engine takes them out of Kinds when a
+	// claimer names its kinds, so that a driver never sees both: it runs
+	// the statement of Variant with the one it is given.
 	ExceptKinds []string
 	// Now, when not zero, is the time the claim takes for now: a job is
 	// due when its run_at is not after it, and the attempt starts at it.
@@ -516,24 +516,6 @@ const (
 	// runs it.
 	ClaimStrict
 )
-
-// Narrowed returns p with ExceptKinds taken out of Kinds when both are
-// set, so that a driver runs the kinds statement alone; p is unchanged
-// otherwise. A claimer whose every kind is excepted gets an empty,
-// non-nil Kinds: it claims nothing.
-func (p ClaimParams) Narrowed() ClaimParams {
-	if p.Kinds == nil || len(p.ExceptKinds) == 0 {
-		return p
-	}
-	kinds := make([]string, 0, len(p.Kinds))
-	for _, k := range p.Kinds {
-		if !slices.Contains(p.ExceptKinds, k) {
-			kinds = append(kinds, k)
-		}
-	}
-	p.Kinds, p.ExceptKinds = kinds, nil
-	return p
-}
 
 // ClaimPosition is a row's place in the claim order (priority, run_at,
 // id).

@@ -2,32 +2,9 @@ package droverdriver
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/droverhq/drover/drovertype"
 )
-
-// ErrDependencyFailed is returned when a job is inserted to depend on a job
-// that already ended without completing, unless it asks to be released in
-// that case.
-var ErrDependencyFailed = errors.New("dependency did not complete")
-
-// ErrNotRetryable is returned by JobRetry for a finished job that must not
-// run again: a batch member or a job with dependants. Its end was counted
-// on its batch (which may have released its callback) or settled its
-// dependants, and a second end would count or settle again.
-var ErrNotRetryable = errors.New("job cannot be retried")
-
-// RetryRefused is the error JobRetry returns for job id, refused because of
-// its flow bits: it names which of the two reasons applies.
-func RetryRefused(id int64, flow int) error {
-	why := "it has dependants, which were released or cancelled when it ended"
-	if flow&FlowBatchMember != 0 {
-		why = "it is a batch member, and its batch already counted its end"
-	}
-	return fmt.Errorf("%w: job %d: %s; insert a new job instead", ErrNotRetryable, id, why)
-}
 
 // FlowExecutor holds the statements of workflows (jobs that wait for other
 // jobs) and batches (jobs counted together, with results and a callback).
@@ -36,12 +13,12 @@ type FlowExecutor interface {
 	// of ids still waiting or running (JobFlowMarkParents), so that none
 	// of them can end unnoticed before the transaction commits, then reads
 	// those of ids that ended, with their final states
-	// (JobFlowEndedParents): what PlanFlowInsert needs. IDs in neither map
+	// (JobFlowEndedParents): what the engine plans the insert from (engine.InsertFlow). IDs in neither map
 	// do not exist. It runs in the caller's transaction (Tx).
 	JobFlowParents(ctx context.Context, ids []int64) (live map[int64]bool, ended map[int64]drovertype.JobState, err error)
 
 	// JobInsertFlow stores jobs with dependencies and/or as one batch as
-	// plan (PlanFlowInsert) says, in one transaction, and returns their IDs
+	// the engine's plan says, in one transaction, and returns their IDs
 	// in input order: the batch and its callback (stored pending), the
 	// jobs with their states and flow bits, their edges. Keyed jobs (and
 	// the callback, when keyed) store their keys' rates and are stored
@@ -142,7 +119,7 @@ type BatchResultsParams struct {
 
 // FlowInsertPlan is what JobInsertFlow stores besides the jobs themselves:
 // each job's stored state, flow bits and waiting count, and the edges to
-// stored parents. The engine computes it with PlanFlowInsert once
+// stored parents. The engine computes it (engine.InsertFlow) once
 // JobFlowParents told it which stored parents have ended, so that both
 // stores apply the same rules.
 type FlowInsertPlan struct {
@@ -152,77 +129,4 @@ type FlowInsertPlan struct {
 	// Parents[i] lists the stored parents of job i; children within the
 	// call are in Jobs[i].After.
 	Parents [][]int64
-}
-
-// PlanFlowInsert computes the plan of p given ended, the stored parents
-// that have ended, by ID, with their final state (parents not in ended are
-// still waiting or running). It fails when a job depends on a job that
-// does not exist or, without ReleaseOnParentFailure, on one that ended
-// without completing.
-func PlanFlowInsert(p FlowInsertParams, live map[int64]bool, ended map[int64]drovertype.JobState) (FlowInsertPlan, error) {
-	n := len(p.Jobs)
-	plan := FlowInsertPlan{States: make([]drovertype.JobState, n), Flow: make([]int, n), WaitingOn: make([]int, n), Parents: make([][]int64, n)}
-	for i := range p.Jobs {
-		j := &p.Jobs[i]
-		if p.Batch {
-			plan.Flow[i] |= FlowBatchMember
-		}
-		if j.ReleaseOnParentFailure {
-			plan.Flow[i] |= FlowReleaseOnParentFailure
-		}
-		seen := make(map[int64]bool, len(j.DependsOn))
-		for _, id := range j.DependsOn {
-			if seen[id] {
-				continue
-			}
-			seen[id] = true
-			switch st, ok := ended[id]; {
-			case ok && st == drovertype.JobStateCompleted:
-				// Met already; the edge is still stored so the child
-				// can read the parent's result.
-			case ok && !j.ReleaseOnParentFailure:
-				return plan, fmt.Errorf("job %d of %d depends on job %d, which ended as %s: %w", i+1, n, id, st, ErrDependencyFailed)
-			case ok:
-			case live[id]:
-				plan.WaitingOn[i]++
-			default:
-				return plan, fmt.Errorf("job %d of %d depends on job %d: %w", i+1, n, id, ErrNotFound)
-			}
-			plan.Parents[i] = append(plan.Parents[i], id)
-		}
-		after := make(map[int]bool, len(j.After))
-		for _, k := range j.After {
-			if k < 0 || k >= i {
-				return plan, fmt.Errorf("job %d of %d: can only depend on an earlier job of the same call, not position %d", i+1, n, k+1)
-			}
-			if !after[k] {
-				after[k] = true
-				plan.WaitingOn[i]++
-				plan.Flow[k] |= FlowHasDependants
-			}
-		}
-		if len(plan.Parents[i]) > 0 || len(after) > 0 {
-			plan.Flow[i] |= FlowHasParents
-		}
-		plan.States[i] = drovertype.JobStateAvailable
-		if plan.WaitingOn[i] > 0 {
-			plan.States[i] = drovertype.JobStatePending
-		}
-	}
-	return plan, nil
-}
-
-// FlowParents returns the distinct stored parents of p's jobs.
-func FlowParents(p FlowInsertParams) []int64 {
-	seen := map[int64]bool{}
-	var ids []int64
-	for i := range p.Jobs {
-		for _, id := range p.Jobs[i].DependsOn {
-			if !seen[id] {
-				seen[id] = true
-				ids = append(ids, id)
-			}
-		}
-	}
-	return ids
 }

@@ -1074,7 +1074,7 @@ func (e *exec) placeFlow(ctx context.Context, p droverdriver.FlowInsertParams) (
 		shard, why = t, what
 		return nil
 	}
-	for _, id := range droverdriver.FlowParents(p) {
+	for _, id := range engine.FlowParents(p) {
 		if err := set(droverdriver.ShardOf(id), fmt.Sprintf("stored parent %d", id)); err != nil {
 			return 0, err
 		}

@@ -153,7 +153,6 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 
 // claim is JobClaim, and with slots JobClaimSlots (routing.go).
 func (e *executor) claim(ctx context.Context, p droverdriver.ClaimParams, slots []droverdriver.ClaimSlot) ([]*drovertype.JobRow, error) {
-	p = p.Narrowed()
 	if p.Kinds != nil && len(p.Kinds) == 0 {
 		return []*drovertype.JobRow{}, nil
 	}

@@ -896,10 +896,12 @@ extended AS (
 SELECT id, cancel_requested FROM mine;
 
 -- name: JobRescue
+-- lease_owner IS NOT NULL (every running job has one) is the predicate of
+-- jobs_running_idx, which this pass reads (migration 027).
 WITH expired AS (
     SELECT id
     FROM {schema}jobs
-    WHERE state = 'running' AND lease_expires_at < $1
+    WHERE state = 'running' AND lease_owner IS NOT NULL AND lease_expires_at < $1
     ORDER BY lease_expires_at
     LIMIT $2
     FOR UPDATE SKIP LOCKED
@@ -1390,9 +1392,10 @@ GROUP BY bucket, topic, subscription
 ORDER BY bucket, topic, subscription;
 
 -- name: LeaseOwners
+-- From jobs_running_idx, whose predicate this repeats (migration 027).
 SELECT lease_owner, count(*), max(lease_expires_at)
 FROM {schema}jobs
-WHERE state = 'running'
+WHERE state = 'running' AND lease_owner IS NOT NULL
 GROUP BY lease_owner
 ORDER BY lease_owner;
 

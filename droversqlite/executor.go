@@ -457,7 +457,6 @@ func (e *executor) QueuesDue(ctx context.Context, queues []string, now time.Time
 }
 
 func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*drovertype.JobRow, error) {
-	p = p.Narrowed()
 	if p.Max <= 0 || (p.Kinds != nil && len(p.Kinds) == 0) {
 		return []*drovertype.JobRow{}, nil
 	}

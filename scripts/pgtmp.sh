@@ -4,6 +4,9 @@
 # Unlike the cluster tests use (internal/testkit/pgcluster with fsync off), this one
 # keeps production-like durability settings so benchmark numbers mean
 # something: fsync and synchronous_commit are on, shared_buffers is 1GB.
+# pg_stat_statements is loaded (CREATE EXTENSION pg_stat_statements in the
+# database to read it), so that a run's time and WAL per statement can be
+# read beside the bench's figures.
 #
 #   scripts/pgtmp.sh start DIR [PORT]   init (if needed) and start; prints the URL last
 #   scripts/pgtmp.sh stop DIR           fast shutdown; keeps DIR for the next start
@@ -151,6 +154,7 @@ synchronous_commit = on
 full_page_writes = on
 max_wal_size = '8GB'
 checkpoint_timeout = '30min'
+shared_preload_libraries = 'pg_stat_statements'
 EOF
 	grep -qxF "include = 'drover.conf'" "$DATA/postgresql.conf" ||
 		echo "include = 'drover.conf'" | as_pg tee -a "$DATA/postgresql.conf" >/dev/null

@@ -173,7 +173,7 @@ func (c *cli) serve(ctx context.Context, ln net.Listener, cfg server.Config, opt
 	if err != nil {
 		return err
 	}
-	cfg.Client, cfg.Driver, cfg.PoolStats = client, st.Driver, st.PoolStats
+	cfg.Client, cfg.PoolStats, cfg.Shards = client, st.PoolStats, st.Shards
 	if len(st.Target.Shards) > 1 {
 		cfg.ShardURLs = st.Target.Shards
 	}

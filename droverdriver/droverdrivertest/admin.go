@@ -229,7 +229,7 @@ func testAdmin(t *testing.T, setup opener) {
 				}
 				id := res.IDs[0]
 				finish(t, d.Executor(), result(claimOne(t, d.Executor(), "q", id), droverdriver.OutcomeCompleted))
-				if _, err := retry(ctx, d.Executor(), id, time.Now()); !errors.Is(err, droverdriver.ErrNotRetryable) {
+				if _, err := retry(ctx, d.Executor(), id, time.Now()); !errors.Is(err, engine.ErrNotRetryable) {
 					t.Fatalf("retry: %v, want ErrNotRetryable", err)
 				}
 				wantState(t, d.Executor(), map[int64]drovertype.JobState{id: drovertype.JobStateCompleted})

@@ -108,7 +108,7 @@ func testFlow(t *testing.T, setup opener) {
 		}{
 			{"on a completed parent", droverdriver.FlowJob{InsertParams: job("c"), DependsOn: []int64{got[0]}}, drovertype.JobStateAvailable, nil},
 			{"on a waiting parent", droverdriver.FlowJob{InsertParams: job("c"), DependsOn: []int64{got[0], got[2]}}, drovertype.JobStatePending, nil},
-			{"on a discarded parent", droverdriver.FlowJob{InsertParams: job("c"), DependsOn: []int64{got[1]}}, "", droverdriver.ErrDependencyFailed},
+			{"on a discarded parent", droverdriver.FlowJob{InsertParams: job("c"), DependsOn: []int64{got[1]}}, "", engine.ErrDependencyFailed},
 			{"on a discarded parent, released anyway", droverdriver.FlowJob{InsertParams: job("c"), DependsOn: []int64{got[1]}, ReleaseOnParentFailure: true}, drovertype.JobStateAvailable, nil},
 			{"on a missing parent", droverdriver.FlowJob{InsertParams: job("c"), DependsOn: []int64{got[2] + 1000}}, "", droverdriver.ErrNotFound},
 		}

@@ -132,12 +132,12 @@ func insert(t *testing.T, e droverdriver.Executor, jobs ...droverdriver.InsertPa
 	return ids
 }
 
-// named is p with the claim statement the engine names for it
-// (engine.ClaimVariant; strict: the claimer's settings put the queue in
-// strict order), as engine.Claim hands it to a driver.
+// named is p as engine.Claim hands it to a driver: its excepted kinds
+// taken out of its kinds, and the claim statement named
+// (engine.ClaimStatement; strict: the claimer's settings put the queue in
+// strict order).
 func named(p droverdriver.ClaimParams, strict bool) droverdriver.ClaimParams {
-	p.Variant = engine.ClaimVariant(p, strict)
-	return p
+	return engine.ClaimStatement(p, strict)
 }
 
 // claimAs claims up to n jobs of queue for owner under a lease of lease.

@@ -18,8 +18,10 @@ import (
 // CLI use it: inserts and reads for the API, the dashboard and the CLI's
 // commands, the figures the sampler and metrics read, queues, routing,
 // topics and periodic jobs, the Remote that serves remote workers' calls
-// (claim, heartbeat, finish, release, and their parents' results), and
-// Start and Stop for drover serve, which runs the store's maintenance.
+// (claim, heartbeat, finish, release, and their parents' results), the
+// Store it works (readiness, outages, notifications, the records of bulk
+// tasks: nothing around the client reads the driver), and Start and Stop
+// for drover serve, which runs the store's maintenance.
 type Client interface {
 	InsertMany(ctx context.Context, jobs []drover.InsertManyParams) ([]int64, error)
 	InsertBatch(ctx context.Context, jobs []drover.InsertManyParams, opts *drover.BatchOpts) (*drover.InsertedBatch, error)
@@ -57,6 +59,7 @@ type Client interface {
 	StatsHistory(ctx context.Context, p drover.StatsHistoryParams) (*drover.StatsHistory, error)
 	TopicLagHistory(ctx context.Context, topic string, from, to time.Time, maxPoints int) (*drover.TopicLagHistory, error)
 	Remote() *drover.Remote
+	Store() *drover.Store
 	PeriodicJobs() *drover.PeriodicJobSet
 	Workers(ctx context.Context) ([]*drovertype.WorkerInfo, error)
 	Unroutable(ctx context.Context) ([]*drover.UnroutableJobs, error)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/drovertype"
@@ -57,13 +58,43 @@ func planClaim(ctx context.Context, ex droverdriver.Executor, settings *Settings
 	}
 	if s != nil && len(s.PausedKinds) > 0 {
 		p.ExceptKinds = s.PausedKinds
-		if p = p.Narrowed(); p.Kinds != nil && len(p.Kinds) == 0 {
+		if p = narrow(p); p.Kinds != nil && len(p.Kinds) == 0 {
 			return p, true, nil
 		}
 	}
 	p.Limited = s.Limited()
 	p.Variant = ClaimVariant(p, p.Limited && s.Strict > 0)
 	return p, false, nil
+}
+
+// ClaimStatement returns p as a driver runs it: the kinds it excepts (a
+// queue's paused kinds) taken out of the claimer's own kinds (narrow), and
+// the statement named (ClaimVariant; strict: the queue is in strict
+// order). Claim prepares every claim so; callers that run
+// Executor.JobClaim themselves (the driver suite) call it, since a driver
+// runs the statement it is handed and never narrows a claim itself.
+func ClaimStatement(p droverdriver.ClaimParams, strict bool) droverdriver.ClaimParams {
+	p = narrow(p)
+	p.Variant = ClaimVariant(p, strict)
+	return p
+}
+
+// narrow returns p with ExceptKinds taken out of Kinds when both are set,
+// so that the driver runs the kinds statement alone and never sees both;
+// p is unchanged otherwise. A claimer whose every kind is excepted gets an
+// empty, non-nil Kinds: it claims nothing.
+func narrow(p droverdriver.ClaimParams) droverdriver.ClaimParams {
+	if p.Kinds == nil || len(p.ExceptKinds) == 0 {
+		return p
+	}
+	kinds := make([]string, 0, len(p.Kinds))
+	for _, k := range p.Kinds {
+		if !slices.Contains(p.ExceptKinds, k) {
+			kinds = append(kinds, k)
+		}
+	}
+	p.Kinds, p.ExceptKinds = kinds, nil
+	return p
 }
 
 // ClaimVariant names the statement a claim of p runs, for every store
@@ -73,9 +104,8 @@ func planClaim(ctx context.Context, ex droverdriver.Executor, settings *Settings
 // part of p as parameters; otherwise the claim past a position when p
 // has one (After), of the claimer's kinds when it names them (Kinds), of
 // every kind but the paused ones when some are (ExceptKinds), and the
-// plain claim when none of these apply. Claim calls it; so do callers
-// that run Executor.JobClaim themselves (the driver suite, the bench's
-// store ceiling).
+// plain claim when none of these apply. p's kinds must be narrowed
+// already (ClaimStatement).
 func ClaimVariant(p droverdriver.ClaimParams, strict bool) droverdriver.ClaimVariant {
 	after := p.After != nil
 	switch {

@@ -2,12 +2,19 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/drovertype"
 )
+
+// ErrNotRetryable is returned by Retry for a finished job that must not
+// run again: a batch member or a job with dependants. Its end was counted
+// on its batch (which may have released its callback) or settled its
+// dependants, and a second end would count or settle again.
+var ErrNotRetryable = errors.New("job cannot be retried")
 
 // Retry makes job id claimable now (droverdriver.Executor's JobRetry) and
 // does what its return asks for, in one transaction: a finished batch
@@ -27,7 +34,7 @@ func Retry(ctx context.Context, ex droverdriver.Executor, id int64, now time.Tim
 		case err != nil:
 			return err
 		case len(rows) == 1 && rows[0].Refused != 0:
-			return droverdriver.RetryRefused(id, rows[0].Refused)
+			return retryRefused(id, rows[0].Refused)
 		case len(conflicts) > 0:
 			return fmt.Errorf("job %d: %w: job %d", id, droverdriver.ErrUniqueConflict, conflicts[0].Holder)
 		}
@@ -73,4 +80,15 @@ func retry(ctx context.Context, tx droverdriver.Executor, ids []int64, now time.
 		return nil, nil, err
 	}
 	return rows, conflicts, nil
+}
+
+// retryRefused is the error Retry returns for job id, which JobRetry left
+// finished because of its flow bits (RetriedRow.Refused): it names which
+// of the two reasons applies.
+func retryRefused(id int64, flow int) error {
+	why := "it has dependants, which were released or cancelled when it ended"
+	if flow&droverdriver.FlowBatchMember != 0 {
+		why = "it is a batch member, and its batch already counted its end"
+	}
+	return fmt.Errorf("%w: job %d: %s; insert a new job instead", ErrNotRetryable, id, why)
 }

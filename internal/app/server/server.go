@@ -32,24 +32,19 @@ import (
 	"github.com/droverhq/drover/droverprom"
 	"github.com/droverhq/drover/internal/app/storeurl"
 	"github.com/droverhq/drover/internal/clientapi"
-	"github.com/droverhq/drover/internal/notifier"
 )
 
 // storeUnavailable reports whether err says that the store cannot be
-// reached at all, rather than that a statement failed: the store's driver
-// says so (droverdriver.UnavailableReporter), or the store did not answer
-// before the deadline the server gave it. Such requests answer 503 with
+// reached at all, rather than that a statement failed: the store says so
+// (drover.Store.Unavailable), or it did not answer before the deadline
+// the server gave it. Such requests answer 503 with
 // Retry-After, since the same request will likely succeed once the store
 // is back.
 func (s *Server) storeUnavailable(err error) bool {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return true
 	}
-	if s.cfg.Driver == nil {
-		return false
-	}
-	ur, ok := s.cfg.Driver.Executor().(droverdriver.UnavailableReporter)
-	return ok && ur.Unavailable(err)
+	return s.store.Unavailable(err)
 }
 
 // OpenAPI is the API's description, served at /openapi.json.
@@ -90,9 +85,10 @@ type Config struct {
 	// remote workers. It works no queue itself; started, it runs the
 	// store's maintenance (lease rescue, pruning).
 	Client Client
-	// Driver is the client's store, for readiness checks and insert
-	// notifications that end long polls early.
-	Driver droverdriver.Driver
+	// Shards is the store's health when it is a fleet of databases
+	// (droverfleet.Driver), for GET /v1/shards, the shards page and the
+	// shard metrics; nil for a lone store.
+	Shards droverfleet.HealthReporter
 	// Tokens that may call the API. With none, only /healthz answers.
 	Tokens []Token
 	Logger *slog.Logger
@@ -161,8 +157,11 @@ type Config struct {
 
 // Server serves the API. Run its background loops with Run.
 type Server struct {
-	cfg      Config
-	remote   *drover.Remote
+	cfg    Config
+	remote *drover.Remote
+	// store is the client's store: readiness, outages, notifications,
+	// the poll interval and the bulk task records (drover.Store).
+	store    *drover.Store
 	auth     atomic.Pointer[authenticator]
 	sessions *sessions
 	waiter   *waiter
@@ -202,8 +201,8 @@ type Server struct {
 
 // New returns a server on cfg.
 func New(cfg Config) (*Server, error) {
-	if cfg.Client == nil || cfg.Driver == nil {
-		return nil, errors.New("server: Client and Driver are required")
+	if cfg.Client == nil {
+		return nil, errors.New("server: Client is required")
 	}
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
 	cfg.MaxBodyBytes = cmp.Or(cfg.MaxBodyBytes, MaxBodyBytesDefault)
@@ -237,12 +236,12 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("server: token %q: an admin token cannot be restricted to queues", tok.Name)
 		}
 	}
-	s := &Server{cfg: cfg, remote: cfg.Client.Remote(), stopping: make(chan struct{}), sessions: newSessions(cfg.SessionTTL), waiter: newWaiter(), inflight: newInflight(),
-		metrics: newMetrics(cfg.Client, cfg.PoolStats, cfg.MaxLabelValues, cfg.LabelTTL, isFleet(cfg.Driver)), history: &history{}, topicSamples: &topicSamples{}, routeSample: &routeSample{}, workerSample: &workerSample{}, names: &names{}, pages: newPages(),
-		mux: http.NewServeMux(), pagePatterns: map[string]bool{}, bulkTasks: newBulkTasks(cfg.Driver.Executor(), cfg.Logger), claimSizes: newClaimSizes()}
-	if h, ok := cfg.Driver.(droverfleet.HealthReporter); ok {
-		s.fleet, s.shardSample = h, &shardSample{}
-		s.metrics.reg.MustRegister(droverprom.NewShardCollector(h))
+	s := &Server{cfg: cfg, remote: cfg.Client.Remote(), store: cfg.Client.Store(), stopping: make(chan struct{}), sessions: newSessions(cfg.SessionTTL), waiter: newWaiter(), inflight: newInflight(),
+		metrics: newMetrics(cfg.Client, cfg.PoolStats, cfg.MaxLabelValues, cfg.LabelTTL, cfg.Shards != nil), history: &history{}, topicSamples: &topicSamples{}, routeSample: &routeSample{}, workerSample: &workerSample{}, names: &names{}, pages: newPages(),
+		mux: http.NewServeMux(), pagePatterns: map[string]bool{}, bulkTasks: newBulkTasks(cfg.Client.Store().BulkTasks(), cfg.Logger), claimSizes: newClaimSizes()}
+	if cfg.Shards != nil {
+		s.fleet, s.shardSample = cfg.Shards, &shardSample{}
+		s.metrics.reg.MustRegister(droverprom.NewShardCollector(cfg.Shards))
 	}
 	s.auth.Store(newAuthenticator(cfg.Tokens))
 	s.routes()
@@ -258,13 +257,11 @@ func (s *Server) Run(ctx context.Context) {
 	defer s.bulkTasks.stop()
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	if l := s.cfg.Driver.NewListener(); l != nil {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			(&notifier.Notifier{Listener: l, Wake: s.waiter.wake, WakeAll: s.waiter.wakeAll, Logger: s.cfg.Logger}).Run(ctx)
-		}()
-	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		s.store.Listen(ctx, s.waiter.wake, s.waiter.wakeAll)
+	}()
 	s.sample(ctx)
 	t := time.NewTicker(s.cfg.SampleInterval)
 	defer t.Stop()

@@ -129,7 +129,7 @@ func setup(t *testing.T, open func(t *testing.T) (droverdriver.Driver, testClien
 		b.tokens[sc] = secret
 		toks = append(toks, tok)
 	}
-	cfg := server.Config{Client: client, Driver: d, Tokens: toks, Logger: quietLogger(),
+	cfg := server.Config{Client: client, Tokens: toks, Logger: quietLogger(),
 		MaxBodyBytes: 64 << 10, MaxBatch: 100, MaxWait: 5 * time.Second, SampleInterval: 20 * time.Millisecond}
 	for _, m := range mutate {
 		m(&cfg)

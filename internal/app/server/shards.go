@@ -158,12 +158,6 @@ func (s *Server) listShards(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// isFleet reports whether the store is a fleet of databases.
-func isFleet(d any) bool {
-	_, ok := d.(droverfleet.HealthReporter)
-	return ok
-}
-
 // shardQueues is each shard's part of the queue figures the fleet read
 // last (nil for a shard that did not answer), or nil for a lone store.
 func (s *Server) shardQueues() [][]drovertype.QueueStats {

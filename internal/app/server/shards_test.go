@@ -55,6 +55,7 @@ func TestShardsOfAFleet(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c1.Stop() })
+	var fleet *droverfleet.Driver[pgx.Tx]
 	open := func(t *testing.T) (droverdriver.Driver, testClient) {
 		d0, err := droverpg.New(testdb.NewPool(t), droverpg.WithSchema(testdb.NewSchema(t)))
 		if err != nil {
@@ -68,9 +69,11 @@ func TestShardsOfAFleet(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		fleet = f
 		return f, newClient(t, f, func(cfg *drover.Config) (testClient, error) { return drover.NewClient(f, cfg) })
 	}
 	b := setup(t, open, func(cfg *server.Config) {
+		cfg.Shards = fleet
 		cfg.ShardURLs = []string{"postgres://drover:s3cret@shard0.example:5432/drover", c1.URL()}
 	})
 	for range 4 {

@@ -435,7 +435,7 @@ func (s *Server) receive(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
-	poll := s.cfg.Driver.PollInterval()
+	poll := s.store.PollInterval()
 	for {
 		select {
 		case <-s.stopping:

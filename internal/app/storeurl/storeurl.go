@@ -302,6 +302,9 @@ type Store struct {
 	// PoolStats reads the connection pool: pgx's pool on PostgreSQL, the
 	// single writer connection (where SQLite's contention is) on SQLite.
 	PoolStats func() PoolStats
+	// Shards reads the health of a fleet's shards (droverfleet); nil for a
+	// lone database or file.
+	Shards droverfleet.HealthReporter
 	// newClient makes a client of the store's transaction type (NewClient).
 	newClient func(cfg *drover.Config) (any, error)
 	// DropSchema drops Drover's schema with every job in it: the
@@ -483,7 +486,7 @@ func openFleet(ctx context.Context, t Target, opts Options) (*Store, error) {
 		closeAll()
 		return nil, err
 	}
-	return &Store{Target: t, Driver: f, close: closeAll,
+	return &Store{Target: t, Driver: f, Shards: f, close: closeAll,
 		PoolStats: func() PoolStats {
 			var out PoolStats
 			for _, pool := range pools {
