@@ -307,6 +307,9 @@ type Client[TTx any] struct {
 	// settings caches the queues' stored settings for every claim of the
 	// client, its producers' and remote workers' (internal/engine).
 	settings engine.Settings
+	// combiner joins the concurrent one-job claims of remote workers
+	// (Remote.Claim) into one statement per group (engine.Combiner).
+	combiner engine.Combiner
 	// topics consumes subs; nil without subscriptions.
 	topics *topicConsumer
 	// core is the topic consumer core that topics and remote consumers
@@ -340,7 +343,7 @@ func NewClient[TTx any](d droverdriver.TxDriver[TTx], config *Config) (*Client[T
 		return nil, err
 	}
 	c := &Client[TTx]{config: cfg, driver: d, exec: d.Executor(), metrics: &clientMetrics{}, periodic: periodic, identity: newIdentity(cfg)}
-	c.remote = &Remote{exec: c.exec, config: cfg, metrics: c.metrics, claim: c.claim}
+	c.remote = &Remote{exec: c.exec, config: cfg, metrics: c.metrics, claim: c.claimRemote}
 	c.store = &Store{driver: d, exec: c.exec, config: cfg}
 	c.periodicSet = c.newPeriodicSet()
 	if err := c.prepareSubscriptions(); err != nil {
@@ -500,6 +503,15 @@ func (c *Client[TTx]) wake(queue string) int {
 // claim is every claim of the client: its producers' and remote workers'.
 func (c *Client[TTx]) claim(ctx context.Context, p droverdriver.ClaimParams) ([]*drovertype.JobRow, error) {
 	return c.claimIn(ctx, c.exec, p)
+}
+
+// claimRemote is a remote worker's claim: as claim, but combined with the
+// concurrent claims of other remote workers that ask the same.
+func (c *Client[TTx]) claimRemote(ctx context.Context, p droverdriver.ClaimParams) ([]*drovertype.JobRow, error) {
+	if c.config.Clock != nil {
+		p.Now = c.config.Clock.Now()
+	}
+	return c.combiner.Claim(ctx, c.exec, &c.settings, p)
 }
 
 // claimIn claims in ex (the client's store, or a caller's transaction),

@@ -490,3 +490,137 @@ func TestUnroutableKinds(t *testing.T) {
 		}
 	})
 }
+
+// TestConcurrentOneJobRemoteClaims: typed remote workers that ask for one
+// job at a time, all at once, through one client (whose claims of a group
+// combine into one statement where the store can), each get only jobs they
+// match, stored under their own owner and finished with their own token;
+// no job goes to two and none is lost, also while some claimers give up
+// before their claims are answered; and a strict queue's jobs start in
+// order. (internal/engine's TestCombinerSharesOutOneClaim covers the job
+// claimed for a claimer that leaves while its statement runs.)
+func TestConcurrentOneJobRemoteClaims(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		b := remoteSetup(t, s)
+		ctx := context.Background()
+		if _, err := b.client.QueueSetStrictOrder(ctx, "fifo", 12); err != nil {
+			t.Fatal(err)
+		}
+		type want struct {
+			typ  string
+			name string
+		}
+		jobs := map[int64]want{}
+		for i := range 96 {
+			var w want
+			switch i % 4 {
+			case 0, 1:
+				w.typ = "gpu"
+			case 2:
+				w.typ = "cpu"
+			}
+			if i%16 == 5 {
+				w = want{name: "g1"}
+			}
+			opts := &drover.InsertOpts{Queue: "r", WorkerType: w.typ}
+			if w.name != "" {
+				opts.WorkerNames = []string{w.name}
+			}
+			jobs[b.insert(t, remoteRaw, opts)] = w
+			if i < 48 {
+				jobs[b.insert(t, remoteRaw, &drover.InsertOpts{Queue: "fifo", WorkerType: w.typ})] = want{typ: w.typ}
+			}
+		}
+		var mu sync.Mutex
+		got := map[int64]string{}
+		errs := make(chan error, 64)
+		var wg sync.WaitGroup
+		for i := range 12 {
+			name, typ := fmt.Sprint("g", i), "gpu"
+			if i >= 8 {
+				name, typ = fmt.Sprint("c", i), "cpu"
+			}
+			for _, queue := range []string{"r", "fifo"} {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for empty := 0; empty < 20; {
+						cctx, cancel := context.WithCancel(ctx)
+						if i%3 == 2 {
+							// This claimer gives up at once every time: it
+							// must neither get nor hold up a job.
+							cancel()
+						}
+						claimed, err := b.remote.Claim(cctx, drover.ClaimParams{Queue: queue, Max: 1, Owner: name, Lease: time.Minute, WorkerType: typ})
+						cancel()
+						if err != nil {
+							if errors.Is(err, context.Canceled) {
+								empty++
+								continue
+							}
+							errs <- err
+							return
+						}
+						if len(claimed) == 0 {
+							empty++
+							continue
+						}
+						j := claimed[0]
+						w := jobs[j.ID]
+						mu.Lock()
+						prev, dup := got[j.ID]
+						got[j.ID] = name
+						mu.Unlock()
+						stored, err := b.client.JobGet(ctx, j.ID)
+						switch {
+						case dup:
+							err = fmt.Errorf("job %d handed to %s and %s", j.ID, prev, name)
+						case w.typ != "" && w.typ != typ || w.name != "" && w.name != name:
+							err = fmt.Errorf("job %d (%+v) went to %s of type %s", j.ID, w, name, typ)
+						case err == nil && (stored.LeaseOwner != name || j.LeaseOwner != name):
+							err = fmt.Errorf("job %d claimed by %s is stored under %q, returned under %q", j.ID, name, stored.LeaseOwner, j.LeaseOwner)
+						}
+						if err != nil {
+							errs <- err
+							return
+						}
+						rep, err := b.remote.Finish(ctx, []drover.AttemptResult{{ID: j.ID, Attempt: j.Attempt, LeaseToken: j.LeaseToken, Outcome: drover.AttemptCompleted}})
+						if err == nil && len(rep.Accepted) != 1 {
+							err = fmt.Errorf("job %d: %s's result with its token rejected", j.ID, name)
+						}
+						if err != nil {
+							errs <- err
+							return
+						}
+						empty = 0
+					}
+				}()
+			}
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+		if t.Failed() {
+			return
+		}
+		for id := range jobs {
+			waitState(t, b.client, id, drovertype.JobStateCompleted)
+		}
+		var fifo []*drovertype.JobRow
+		for id := range jobs {
+			if j, err := b.client.JobGet(ctx, id); err != nil {
+				t.Fatal(err)
+			} else if j.Queue == "fifo" {
+				fifo = append(fifo, j)
+			}
+		}
+		slices.SortFunc(fifo, func(a, b *drovertype.JobRow) int { return int(a.ID - b.ID) })
+		for i := 1; i < len(fifo); i++ {
+			if fifo[i].AttemptedAt.Before(*fifo[i-1].AttemptedAt) {
+				t.Fatalf("strict queue: job %d started before job %d, which is ahead of it", fifo[i].ID, fifo[i-1].ID)
+			}
+		}
+	})
+}

@@ -73,6 +73,9 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Driver, error) {
 			"AND (priority, run_at, id) > ($8, $9, $10) AND kind <> ALL($11::text[])")
 	}
 	if err == nil {
+		err = withClaimSlots(q)
+	}
+	if err == nil {
 		err = sqlfile.WithDescending(q, "JobList", "JobListDesc")
 	}
 	if err == nil {

@@ -148,6 +148,11 @@ func (e *executor) insert(ctx context.Context, jobs []droverdriver.InsertParams,
 const replan = pgx.QueryExecModeCacheDescribe
 
 func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]*drovertype.JobRow, error) {
+	return e.claim(ctx, p, nil)
+}
+
+// claim is JobClaim, and with slots JobClaimSlots (routing.go).
+func (e *executor) claim(ctx context.Context, p droverdriver.ClaimParams, slots []droverdriver.ClaimSlot) ([]*drovertype.JobRow, error) {
 	if p.Kinds != nil && len(p.Kinds) == 0 {
 		return []*drovertype.JobRow{}, nil
 	}
@@ -156,7 +161,8 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 	if token.IsZero() {
 		token = drovertype.NewLeaseToken()
 	}
-	cp := claimParams{Queue: p.Queue, Max: p.Max, Owner: p.Owner, LeaseMS: float64(p.Lease.Milliseconds()), Limited: p.Limited, Token: token}
+	cp := claimParams{Queue: p.Queue, Max: p.Max, Owner: p.Owner, LeaseMS: float64(p.Lease.Milliseconds()), Limited: p.Limited, Token: token,
+		slots: slots}
 	if !p.Now.IsZero() {
 		cp.Now = &p.Now
 	}
@@ -175,7 +181,7 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 	default:
 		var rows pgx.Rows
 		if rows, err = e.claimQuery(ctx, e.db, p.Variant, p, cp); err == nil {
-			jobs, err = scanClaimed(rows, p, token)
+			jobs, err = scanClaimed(rows, p, token, slots != nil)
 		}
 	}
 	if err != nil {
@@ -187,6 +193,12 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 // claimQuery runs the claim statement v names (ClaimParams.Variant, which
 // the engine chose): each takes the parts of p it is named after.
 func (e *executor) claimQuery(ctx context.Context, db dbtx, v droverdriver.ClaimVariant, p droverdriver.ClaimParams, cp claimParams) (pgx.Rows, error) {
+	switch {
+	case cp.slots != nil && v == droverdriver.ClaimStrict:
+		return jobClaimStrictSlots.query(ctx, db, e.q, strictSlotsParams(p, cp))
+	case cp.slots != nil:
+		return jobClaimRoutedSlots.query(ctx, db, e.q, slotsParams(p, cp))
+	}
 	switch v {
 	case droverdriver.ClaimStrict:
 		return jobClaimStrict.query(ctx, db, e.q, routedParams(p, cp))
@@ -214,8 +226,9 @@ func afterParams(p droverdriver.ClaimParams, cp claimParams) claimAfterParams {
 // scanClaimed reads the rows of p's claim, closes them and sorts them: the
 // claim returns them in the order it updated them, which is their order on
 // disk, and leaves out the queue, lease owner and lease token, which p and
-// token name.
-func scanClaimed(rows pgx.Rows, p droverdriver.ClaimParams, token drovertype.LeaseToken) ([]*drovertype.JobRow, error) {
+// token name; a claim for several claimers (slots) returns each row's
+// owner, token and routing.
+func scanClaimed(rows pgx.Rows, p droverdriver.ClaimParams, token drovertype.LeaseToken, slots bool) ([]*drovertype.JobRow, error) {
 	defer rows.Close()
 	jobs := make([]*drovertype.JobRow, 0, p.Max)
 	var a claimArena
@@ -229,14 +242,27 @@ func scanClaimed(rows pgx.Rows, p droverdriver.ClaimParams, token drovertype.Lea
 	dest := []any{&r.ID, &kind, &r.Priority, &args, &metadata, &r.Tags, &r.Attempt,
 		&r.MaxAttempts, &r.Errors, &r.ErrorCount, &timeoutMS, &r.CreatedAt, &r.RunAt, &attemptedAt,
 		&expiresAt, &r.CancelRequested, &r.BatchID, &r.Flow, &key}
+	var owner string
+	var slotToken [16]byte
+	var routing []byte
+	if slots {
+		dest = append(dest, &owner, &slotToken, &routing)
+	}
 	for rows.Next() {
-		r.Tags, r.Errors, key = nil, nil, nil
+		r.Tags, r.Errors, key, routing = nil, nil, nil, nil
 		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
 		j := a.row()
 		*j = r
 		j.State, j.Queue, j.LeaseOwner, j.LeaseToken = drovertype.JobStateRunning, p.Queue, p.Owner, token
+		if slots {
+			j.LeaseOwner, j.LeaseToken = owner, slotToken
+			var err error
+			if j.Routing, err = droverdriver.DecodeRouting(routing); err != nil {
+				return nil, err
+			}
+		}
 		j.Kind, j.EncodedArgs, j.Metadata = a.kind(kind), a.bytes(args), a.bytes(metadata)
 		times := a.times()
 		times[0], times[1] = attemptedAt, expiresAt

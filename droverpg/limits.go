@@ -53,7 +53,7 @@ func (e *executor) claimLimited(ctx context.Context, p droverdriver.ClaimParams,
 		}
 		p.Max = room
 		// A strict claim spends its rate tokens itself (JobClaimStrict).
-		if jobs, err = scanClaimed(rows, p, token); err != nil || len(jobs) == 0 || !rated || strict {
+		if jobs, err = scanClaimed(rows, p, token, cp.slots != nil); err != nil || len(jobs) == 0 || !rated || strict {
 			return err
 		}
 		_, err = queueLimitSpend.exec(ctx, tx, e.q, queueCount{p.Queue, len(jobs)})

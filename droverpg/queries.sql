@@ -452,39 +452,11 @@ SELECT set_config('plan_cache_mode', 'force_custom_plan', true),
     set_config('synchronous_commit', CASE WHEN current_setting('synchronous_standby_names') = ''
         THEN 'off' ELSE current_setting('synchronous_commit') END, true);
 
--- name: JobClaimStrict
--- The claim of a queue in strict order (queue_settings.strict), sent in
--- one round trip after QueueLimitTake, in the same implicit transaction:
--- QueueLimitTake locks the queue's settings row (and refills its rate
--- bucket), so the queue's claims take turns, and this statement, which
--- starts once it holds the lock, sees every claim committed before. It
--- reads the room itself, under the lock, from the settings row: none
--- while the queue is paused, and the queue's limited rows still running
--- stay within strict and max_running, each job needing a rate token; at
--- most $2. It spends the tokens of what it takes (spent). One round trip
--- with the lock held only while it runs and commits: the limited claim's
--- separate statements would hold it for three.
---
--- It takes the head of the queue, skipping nothing, and no more of it
--- than the claimer can run: the longest run of head jobs it matches (their
--- kind among $8 and not paused ($9), and the worker $10-$12, as for JobClaimRouted, matching
--- their routing; a worker that said nothing of itself, $12 NULL, matches
--- plain jobs only). A head job it cannot run stops the claim there: it
--- waits for a worker that can, and nothing behind it starts first.
---
--- The head: jobs that a limited claim took and that wait again (a retry,
--- a release, a rescue: limited and available, from jobs_returned_idx)
--- come first, in the order they started, up to the first of them not due
--- yet; while any is back, nothing else starts, so a failing job keeps its
--- place as an SQS FIFO message does. Otherwise the first due jobs in
--- claim order (priority, run_at, id), merged from the plain index and,
--- for each route key that has jobs (found by a loose scan of
--- jobs_route_idx, one probe per key), the first $2 of that key: each key
--- is walked in order, so the merge costs a probe per key and row, not a
--- sort of the queue. No SKIP LOCKED: no other claim of the queue runs
--- meanwhile, and a head row an operator holds (a cancel) is waited for
--- rather than overtaken.
-WITH RECURSIVE routes(route) AS (
+-- fragment: strict_head
+-- The head of a strict queue and the room its claim has (JobClaimStrict,
+-- JobClaimStrictSlots): $1 the queue, $2 the most rows, $7 the claimer's
+-- clock.
+routes(route) AS (
     (SELECT route FROM {schema}jobs WHERE state = 'available' AND queue = $1 AND route IS NOT NULL ORDER BY route LIMIT 1)
     UNION ALL
     SELECT (SELECT j.route FROM {schema}jobs j
@@ -531,7 +503,41 @@ head AS (
     WHERE n < coalesce((SELECT min(n) FROM returned WHERE NOT due), 9223372036854775807)
     UNION ALL
     SELECT id, kind, routing, n FROM fresh WHERE NOT EXISTS (SELECT 1 FROM returned)
-),
+)
+
+-- name: JobClaimStrict
+-- The claim of a queue in strict order (queue_settings.strict), sent in
+-- one round trip after QueueLimitTake, in the same implicit transaction:
+-- QueueLimitTake locks the queue's settings row (and refills its rate
+-- bucket), so the queue's claims take turns, and this statement, which
+-- starts once it holds the lock, sees every claim committed before. It
+-- reads the room itself, under the lock, from the settings row: none
+-- while the queue is paused, and the queue's limited rows still running
+-- stay within strict and max_running, each job needing a rate token; at
+-- most $2. It spends the tokens of what it takes (spent). One round trip
+-- with the lock held only while it runs and commits: the limited claim's
+-- separate statements would hold it for three.
+--
+-- It takes the head of the queue, skipping nothing, and no more of it
+-- than the claimer can run: the longest run of head jobs it matches (their
+-- kind among $8 and not paused ($9), and the worker $10-$12, as for JobClaimRouted, matching
+-- their routing; a worker that said nothing of itself, $12 NULL, matches
+-- plain jobs only). A head job it cannot run stops the claim there: it
+-- waits for a worker that can, and nothing behind it starts first.
+--
+-- The head: jobs that a limited claim took and that wait again (a retry,
+-- a release, a rescue: limited and available, from jobs_returned_idx)
+-- come first, in the order they started, up to the first of them not due
+-- yet; while any is back, nothing else starts, so a failing job keeps its
+-- place as an SQS FIFO message does. Otherwise the first due jobs in
+-- claim order (priority, run_at, id), merged from the plain index and,
+-- for each route key that has jobs (found by a loose scan of
+-- jobs_route_idx, one probe per key), the first $2 of that key: each key
+-- is walked in order, so the merge costs a probe per key and row, not a
+-- sort of the queue. No SKIP LOCKED: no other claim of the queue runs
+-- meanwhile, and a head row an operator holds (a cancel) is waited for
+-- rather than overtaken.
+WITH RECURSIVE {strict_head},
 mine AS (
     SELECT id, n, coalesce(($8::text[] IS NULL OR kind = ANY($8::text[])) AND kind <> ALL(coalesce($9::text[], '{}')) AND (routing IS NULL OR (
             $12::jsonb IS NOT NULL
@@ -558,6 +564,61 @@ claimed AS (
     RETURNING j.id, j.kind, j.priority, j.args, j.metadata, j.tags, j.attempt, j.max_attempts,
         j.errors, j.error_count, j.timeout_ms, j.created_at, j.run_at, j.attempted_at, j.lease_expires_at, j.cancel_requested,
         coalesce(j.batch_id, 0), j.flow, j.ordering_key
+),
+spent AS (
+    UPDATE {schema}queue_limits SET tokens = tokens - (SELECT count(*) FROM claimed)
+    WHERE queue = $1 AND (SELECT rate FROM settings) > 0
+)
+SELECT * FROM claimed;
+
+-- name: JobClaimStrictSlots
+-- JobClaimStrict for several claimers at once (droverdriver.SlotClaimer),
+-- in the same batch after QueueLimitTake: the claimers' slots are $3
+-- their owners, $6 their lease tokens, $10 their types, $11 their names
+-- and $12 their labels (a JSON array of objects, one per slot), the
+-- other parameters JobClaimStrict's. The head is walked in order, each
+-- job going to the first slot not yet given one that can run it (assign,
+-- one step per job); the first job that no slot left can run stops the
+-- claim there, as a job its one claimer cannot run stops JobClaimStrict.
+-- So the claimers of a strict queue, whatever their types, wait for one
+-- turn on its settings row instead of one each, and every job is stored
+-- under the owner and token of the claimer it goes to.
+WITH RECURSIVE {strict_head},
+slots AS (
+    SELECT s.i, s.owner, s.token, s.type, s.name, $12::jsonb -> (s.i::integer - 1) AS labels
+    FROM unnest($3::text[], $6::uuid[], $10::text[], $11::text[]) WITH ORDINALITY AS s(owner, token, type, name, i)
+),
+assign(n, slot, used) AS (
+    SELECT 0::bigint, 0::bigint, '{}'::bigint[]
+    UNION ALL
+    SELECT h.n, s.i, a.used || s.i
+    FROM assign a JOIN head h ON h.n = a.n + 1
+    CROSS JOIN LATERAL (
+        SELECT s.i FROM slots s
+        WHERE s.i <> ALL(a.used) AND h.n <= (SELECT n FROM room)
+          AND coalesce(($8::text[] IS NULL OR h.kind = ANY($8::text[])) AND h.kind <> ALL(coalesce($9::text[], '{}')) AND (h.routing IS NULL OR (
+              (h.routing ->> 'type' IS NULL OR h.routing ->> 'type' = s.type)
+              AND (h.routing -> 'names' IS NULL OR h.routing -> 'names' @> jsonb_build_array(s.name))
+              AND (h.routing -> 'labels' IS NULL OR h.routing -> 'labels' <@ s.labels))), false)
+        ORDER BY s.i LIMIT 1) s
+),
+picked AS (
+    SELECT h.id, a.slot FROM assign a JOIN head h ON h.n = a.n
+),
+claimed AS (
+    UPDATE {schema}jobs j
+    SET state = 'running',
+        attempt = j.attempt + 1,
+        attempted_at = (SELECT coalesce($7::timestamptz, clock_timestamp())),
+        lease_owner = s.owner,
+        lease_expires_at = now() + $4::float8 * interval '1 millisecond',
+        limited = $5::boolean,
+        lease_token = s.token
+    FROM picked p JOIN slots s ON s.i = p.slot
+    WHERE j.id = p.id AND j.state = 'available'
+    RETURNING j.id, j.kind, j.priority, j.args, j.metadata, j.tags, j.attempt, j.max_attempts,
+        j.errors, j.error_count, j.timeout_ms, j.created_at, j.run_at, j.attempted_at, j.lease_expires_at, j.cancel_requested,
+        coalesce(j.batch_id, 0), j.flow, j.ordering_key, j.lease_owner, j.lease_token, j.routing
 ),
 spent AS (
     UPDATE {schema}queue_limits SET tokens = tokens - (SELECT count(*) FROM claimed)

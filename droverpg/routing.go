@@ -2,12 +2,14 @@ package droverpg
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/drovertype"
+	"github.com/droverhq/drover/internal/sqlfile"
 )
 
 // Routing and the worker registry (droverdriver/routing.go): the claims
@@ -186,7 +188,11 @@ func (e *executor) claimStrict(ctx context.Context, p droverdriver.ClaimParams, 
 	b := &pgx.Batch{}
 	strictClaimSettings.queue(b, e.q, struct{}{})
 	queueLimitTake.queue(b, e.q, p.Queue)
-	jobClaimStrict.bind(routedParams(p, cp)).queue(b, e.q)
+	if cp.slots != nil {
+		jobClaimStrictSlots.bind(strictSlotsParams(p, cp)).queue(b, e.q)
+	} else {
+		jobClaimStrict.bind(routedParams(p, cp)).queue(b, e.q)
+	}
 	br := e.db.SendBatch(ctx, b)
 	defer br.Close()
 	for range 2 { // StrictClaimSettings, QueueLimitTake
@@ -198,7 +204,7 @@ func (e *executor) claimStrict(ctx context.Context, p droverdriver.ClaimParams, 
 	if err != nil {
 		return nil, err
 	}
-	jobs, err := scanClaimed(rows, p, token)
+	jobs, err := scanClaimed(rows, p, token, cp.slots != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -209,4 +215,84 @@ func (e *executor) QueueHead(ctx context.Context, queue string) (drovertype.Queu
 	var h drovertype.QueueHead
 	err := queueHead.queryRow(ctx, e.db, e.q, queue).Scan(&h.ID, &h.Returned, &h.Running)
 	return h, e.wrap("read the head of queue "+queue, err)
+}
+
+var _ droverdriver.SlotClaimer = (*executor)(nil)
+
+// withClaimSlots adds to q the routed claim for several claimers at once
+// (droverdriver.SlotClaimer), made from JobClaimRouted by edits: the
+// worker's name ($11) becomes the slots' names, a job aimed at any of
+// them matching; each row is numbered in claim order and takes the owner
+// and token of the slot of that number ($17 and $18), the claim's own
+// owner and token only where a row had no slot, which its LIMIT rules
+// out; and the rows return their owner, token and routing, so that the
+// caller can hand each to its claimer, or release it when it is aimed at
+// another slot's name. The strict claim for several claimers, which
+// assigns the jobs to the slots itself, is a statement of its own
+// (JobClaimStrictSlots).
+func withClaimSlots(q map[string]string) error {
+	const slot = "(SELECT slot FROM picked p WHERE p.ctid = j.ctid)"
+	return sqlfile.WithClaimSlots(q, "JobClaimRouted",
+		[2]string{"SELECT ctid FROM candidates ORDER BY priority, run_at, id LIMIT $2",
+			"SELECT ctid, row_number() OVER (ORDER BY priority, run_at, id) AS slot FROM candidates ORDER BY priority, run_at, id LIMIT $2"},
+		[2]string{"j.routing -> 'names' @> jsonb_build_array($11::text)", "j.routing -> 'names' ?| $11::text[]"},
+		[2]string{"j.flow, j.ordering_key", "j.flow, j.ordering_key, j.lease_owner, j.lease_token, j.routing"},
+		[2]string{"lease_owner = $3,", "lease_owner = coalesce(($17::text[])[" + slot + "], $3),"},
+		[2]string{"lease_token = $6::uuid", "lease_token = coalesce(($18::uuid[])[" + slot + "], $6::uuid)"})
+}
+
+// JobClaimSlots implements droverdriver.SlotClaimer: the claim of p, by
+// the paths JobClaim takes (a limited queue's transaction, a strict
+// queue's batch), with the statements for several claimers.
+func (e *executor) JobClaimSlots(ctx context.Context, p droverdriver.ClaimParams, slots []droverdriver.ClaimSlot) ([]*drovertype.JobRow, error) {
+	if p.Variant != droverdriver.ClaimRouted && p.Variant != droverdriver.ClaimStrict || len(slots) == 0 {
+		return nil, fmt.Errorf("droverpg: a claim for several claimers is routed or strict, for one slot or more; not variant %d for %d", p.Variant, len(slots))
+	}
+	p.Max, p.Owner, p.Token, p.Worker = len(slots), "", drovertype.LeaseToken{}, nil
+	return e.claim(ctx, p, slots)
+}
+
+// slotsParams are the parameters of JobClaimRoutedSlots: the slots'
+// workers share their type and labels (droverdriver.SlotClaimer).
+func slotsParams(p droverdriver.ClaimParams, cp claimParams) claimSlotsParams {
+	p.Worker = &droverdriver.Worker{Type: cp.slots[0].Worker.Type, Labels: cp.slots[0].Worker.Labels}
+	sp := claimSlotsParams{claimRoutedParams: routedParams(p, cp), Names: []string{}}
+	sp.Keys = droverdriver.SlotRouteKeys(cp.slots)
+	for _, s := range cp.slots {
+		if s.Worker.Name != "" {
+			sp.Names = append(sp.Names, s.Worker.Name)
+		}
+		sp.Owners = append(sp.Owners, s.Owner)
+		sp.Tokens = append(sp.Tokens, s.Token)
+	}
+	return sp
+}
+
+// strictSlotsParams are the parameters of JobClaimStrictSlots.
+func strictSlotsParams(p droverdriver.ClaimParams, cp claimParams) claimStrictSlotsParams {
+	sp := claimStrictSlotsParams{Queue: cp.Queue, Max: cp.Max, LeaseMS: cp.LeaseMS, Limited: cp.Limited, Now: cp.Now,
+		Kinds: p.Kinds, Except: p.ExceptKinds, Labels: "["}
+	if sp.Except == nil {
+		sp.Except = []string{}
+	}
+	for i, s := range cp.slots {
+		sp.Owners = append(sp.Owners, s.Owner)
+		sp.Tokens = append(sp.Tokens, s.Token)
+		sp.Types = append(sp.Types, optional(s.Worker.Type))
+		sp.Names = append(sp.Names, optional(s.Worker.Name))
+		if i > 0 {
+			sp.Labels += ","
+		}
+		sp.Labels += s.Worker.LabelsJSON()
+	}
+	sp.Labels += "]"
+	return sp
+}
+
+// optional is s, nil when it is empty (SQL NULL).
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/droverdriver/sqlstmt"
 )
 
@@ -108,6 +109,9 @@ type claimParams struct {
 	Token   [16]byte
 	// Now is the claimer's clock, nil for the store's.
 	Now *time.Time
+	// slots, not a parameter, makes the claim one for several claimers
+	// (JobClaimSlots), whose statements take them.
+	slots []droverdriver.ClaimSlot
 }
 
 func (p *claimParams) args() []any {
@@ -160,6 +164,38 @@ type claimRoutedParams struct {
 
 func (p *claimRoutedParams) args() []any {
 	return append(p.claimParams.args(), p.Kinds, p.Except, p.Type, p.Name, p.Labels, p.Priority, p.RunAt, p.ID, p.Keys)
+}
+
+// claimSlotsParams are the parameters of the claims for several
+// claimers (JobClaimRoutedSlots, JobClaimStrictSlots): those of the claim
+// they combine, the worker's name among them replaced by the slots'
+// names, and then the slots' owners and tokens.
+type claimSlotsParams struct {
+	claimRoutedParams
+	Names  []string
+	Owners []string
+	Tokens [][16]byte
+}
+
+// claimStrictSlotsParams are JobClaimStrictSlots': the claim's, and each
+// slot's owner, token, type, name and labels (a JSON array of objects).
+type claimStrictSlotsParams struct {
+	Queue        string
+	Max          int
+	Owners       []string
+	LeaseMS      float64
+	Limited      bool
+	Tokens       [][16]byte
+	Now          *time.Time
+	Kinds        []string
+	Except       []string
+	Types, Names []*string
+	Labels       string
+}
+
+func (p *claimSlotsParams) args(routed []any) []any {
+	routed[10] = p.Names // $11, the worker's name in the claim of one
+	return append(routed, p.Owners, p.Tokens)
 }
 
 // settingsSetParams are QueueSettingsSet's: a nil Paused or Strict keeps
@@ -590,6 +626,16 @@ var (
 	strictClaimSettings = def(stmt[struct{}]{name: "StrictClaimSettings", cols: 2, args: sqlstmt.NoArgs})
 	jobClaimStrict      = def(stmt[claimRoutedParams]{name: "JobClaimStrict", cols: 19, replan: true,
 		args: func(p *claimRoutedParams) []any { return p.args()[:12] }})
+	// jobClaimRoutedSlots and jobClaimStrictSlots are the two claims for
+	// several claimers at once (routing.go, withClaimSlots): the columns
+	// of JobClaim and the lease owner, lease token and routing of each
+	// row.
+	jobClaimRoutedSlots = def(stmt[claimSlotsParams]{name: "JobClaimRoutedSlots", cols: 22, replan: true,
+		args: func(p *claimSlotsParams) []any { return p.args(p.claimRoutedParams.args()) }})
+	jobClaimStrictSlots = def(stmt[claimStrictSlotsParams]{name: "JobClaimStrictSlots", cols: 22, replan: true,
+		args: func(p *claimStrictSlotsParams) []any {
+			return []any{p.Queue, p.Max, p.Owners, p.LeaseMS, p.Limited, p.Tokens, p.Now, p.Kinds, p.Except, p.Types, p.Names, p.Labels}
+		}})
 	queueLimitTake = def(stmt[string]{name: "QueueLimitTake", args: sqlstmt.OneArg[string]})
 	queueLimitRoom = def(stmt[queueCount]{name: "QueueLimitRoom", cols: 3,
 		args: func(p *queueCount) []any { return []any{p.Queue, p.N} }})

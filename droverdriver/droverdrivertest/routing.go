@@ -41,6 +41,18 @@ func claimW(t *testing.T, e droverdriver.Executor, queue string, n int, w *drove
 	return rows
 }
 
+// slotClaimer opens a store whose executor claims for several claimers
+// at once, and skips the test on a store that claims for one at a time.
+func slotClaimer(t *testing.T, setup opener) (droverdriver.Driver, droverdriver.SlotClaimer) {
+	t.Helper()
+	d := setup(t)
+	sc, ok := d.Executor().(droverdriver.SlotClaimer)
+	if !ok {
+		t.Skip("the driver claims for one claimer at a time")
+	}
+	return d, sc
+}
+
 // claimStrict claims up to n jobs of queue as the engine claims a queue
 // its cached settings say is in strict order: limited and strict, under
 // the settings row's lock.
@@ -445,6 +457,84 @@ func testRouting(t *testing.T, setup opener) {
 		// Two run, the most strict order allows.
 		if rows = claimStrict(t, d.Executor(), "q", 5, nil); len(rows) != 0 {
 			t.Fatalf("claimed %v with two running", ids(rows))
+		}
+	})
+
+	t.Run("JobClaimSlots/strict", func(t *testing.T) {
+		t.Parallel()
+		// Each head job goes to the first slot left that can run it, under
+		// that slot's owner and token; the first job no slot left can run
+		// stops the claim.
+		d, sc := slotClaimer(t, setup)
+		setStrict(t, d.Executor(), "q", 10)
+		got := insert(t, d.Executor(), inOrder(routed("q", drovertype.Routing{Type: "x"}), routed("q", drovertype.Routing{Type: "y"}), job("q"),
+			routed("q", drovertype.Routing{Type: "x"}), job("q"))...)
+		slots := []droverdriver.ClaimSlot{
+			{Owner: "a", Token: drovertype.NewLeaseToken(), Worker: &droverdriver.Worker{Name: "a", Type: "x"}},
+			{Owner: "b", Token: drovertype.NewLeaseToken(), Worker: &droverdriver.Worker{Name: "b", Type: "y"}},
+			{Owner: "c", Token: drovertype.NewLeaseToken(), Worker: &droverdriver.Worker{Name: "c", Type: "x"}},
+			{Owner: "d", Token: drovertype.NewLeaseToken(), Worker: &droverdriver.Worker{Name: "d", Type: "y"}},
+		}
+		p := named(droverdriver.ClaimParams{Queue: "q", Lease: time.Minute, Limited: true, Worker: slots[0].Worker}, true)
+		rows, err := sc.JobClaimSlots(context.Background(), p, slots)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// x to a, y to b, the plain job to c, the second x to no one: d
+		// runs y only, and nothing behind that x starts first.
+		want := map[int64]droverdriver.ClaimSlot{got[0]: slots[0], got[1]: slots[1], got[2]: slots[2]}
+		if len(rows) != len(want) {
+			t.Fatalf("claimed %v, want %v", ids(rows), got[:3])
+		}
+		for _, r := range rows {
+			s, ok := want[r.ID]
+			if !ok || r.LeaseOwner != s.Owner || r.LeaseToken != s.Token {
+				t.Fatalf("job %d claimed under %s, want the slot of %s", r.ID, r.LeaseOwner, s.Owner)
+			}
+			// The store fences by the slot's token: the job is its
+			// claimer's alone.
+			if done, err := engine.Finish(context.Background(), d.Executor(), []droverdriver.Result{{ID: r.ID, Attempt: r.Attempt,
+				LeaseToken: s.Token, Outcome: droverdriver.OutcomeCompleted}}); err != nil || len(done) != 1 {
+				t.Fatalf("finish job %d with its slot's token: %v, %v", r.ID, done, err)
+			}
+		}
+	})
+
+	t.Run("JobClaimSlots/routed", func(t *testing.T) {
+		t.Parallel()
+		// The jobs the slots' type matches, and those aimed at any slot's
+		// name, in claim order, the first under the first slot and so on;
+		// each row says whose it is and how it is routed.
+		d, sc := slotClaimer(t, setup)
+		got := insert(t, d.Executor(), inOrder(routed("q", drovertype.Routing{Names: []string{"b"}}), routed("q", drovertype.Routing{Type: "y"}),
+			routed("q", drovertype.Routing{Names: []string{"zz"}}), job("q"), routed("q", drovertype.Routing{Type: "x"}))...)
+		slots := []droverdriver.ClaimSlot{
+			{Owner: "a", Token: drovertype.NewLeaseToken(), Worker: &droverdriver.Worker{Name: "a", Type: "x"}},
+			{Owner: "b", Token: drovertype.NewLeaseToken(), Worker: &droverdriver.Worker{Name: "b", Type: "x"}},
+			{Owner: "c", Token: drovertype.NewLeaseToken(), Worker: &droverdriver.Worker{Name: "c", Type: "x"}},
+			{Owner: "e", Token: drovertype.NewLeaseToken(), Worker: &droverdriver.Worker{Name: "e", Type: "x"}},
+		}
+		p := named(droverdriver.ClaimParams{Queue: "q", Lease: time.Minute, Worker: slots[0].Worker}, false)
+		rows, err := sc.JobClaimSlots(context.Background(), p, slots)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// b's job lands in a's slot (the caller releases it), then the
+		// plain job and x's; neither y's nor zz's.
+		want := []int64{got[0], got[3], got[4]}
+		if !slices.Equal(ids(rows), want) {
+			t.Fatalf("claimed %v, want %v", ids(rows), want)
+		}
+		for i, r := range rows {
+			if r.LeaseOwner != slots[i].Owner || r.LeaseToken != slots[i].Token {
+				t.Fatalf("job %d claimed under %s, want slot %d's %s", r.ID, r.LeaseOwner, i, slots[i].Owner)
+			}
+		}
+		if rt := rows[0].Routing; rt == nil || !slices.Equal(rt.Names, []string{"b"}) || rows[1].Routing != nil {
+			t.Fatalf("routing returned %+v and %+v, want b's names and none", rows[0].Routing, rows[1].Routing)
+		}
+		if stored, err := d.Executor().JobGet(context.Background(), got[3]); err != nil || stored.LeaseOwner != "b" {
+			t.Fatalf("the second job is stored under %q (%v), want b's slot", stored.LeaseOwner, err)
 		}
 	})
 

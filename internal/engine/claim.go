@@ -36,22 +36,35 @@ import (
 // count them: counting every running row would need an index on running
 // rows, which the fast path does not pay for.
 func Claim(ctx context.Context, ex droverdriver.Executor, settings *Settings, p droverdriver.ClaimParams) ([]*drovertype.JobRow, error) {
-	s, err := settings.Get(ctx, ex, p.Queue)
+	p, none, err := planClaim(ctx, ex, settings, p)
 	if err != nil {
 		return nil, err
 	}
-	if s != nil && s.Paused {
+	if none {
 		return []*drovertype.JobRow{}, nil
+	}
+	return ex.JobClaim(ctx, p)
+}
+
+// planClaim applies the queue's stored settings to p (Claim): none
+// reports that the claim takes nothing and runs no statement.
+func planClaim(ctx context.Context, ex droverdriver.Executor, settings *Settings, p droverdriver.ClaimParams) (_ droverdriver.ClaimParams, none bool, _ error) {
+	s, err := settings.Get(ctx, ex, p.Queue)
+	if err != nil {
+		return p, false, err
+	}
+	if s != nil && s.Paused {
+		return p, true, nil
 	}
 	if s != nil && len(s.PausedKinds) > 0 {
 		p.ExceptKinds = s.PausedKinds
 		if p = narrow(p); p.Kinds != nil && len(p.Kinds) == 0 {
-			return []*drovertype.JobRow{}, nil
+			return p, true, nil
 		}
 	}
 	p.Limited = s.Limited()
 	p.Variant = ClaimVariant(p, p.Limited && s.Strict > 0)
-	return ex.JobClaim(ctx, p)
+	return p, false, nil
 }
 
 // ClaimStatement returns p as a driver runs it: the kinds it excepts (a

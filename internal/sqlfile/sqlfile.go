@@ -182,6 +182,27 @@ func withClaimVariants(q map[string]string, name, cond, afterCond string) error 
 	return nil
 }
 
+// WithClaimSlots adds name+"Slots" to q: the claim statement name with
+// each pair of edits applied (the first string of a pair replaced by the
+// second, which must occur exactly once), so that a claim taken for
+// several claimers at once (droverdriver.SlotClaimer: each row under one
+// claimer's owner and token) comes from the one text of the claim it
+// combines, which stays as it was for the claims of one claimer.
+func WithClaimSlots(q map[string]string, name string, edits ...[2]string) error {
+	s, ok := q[name]
+	if !ok {
+		return fmt.Errorf("no statement %s", name)
+	}
+	for _, e := range edits {
+		if n := strings.Count(s, e[0]); n != 1 {
+			return fmt.Errorf("%s: %q occurs %d times, not once", name, e[0], n)
+		}
+		s = strings.Replace(s, e[0], e[1], 1)
+	}
+	q[name+"Slots"] = s
+	return nil
+}
+
 // DescMarker is the comment after an ORDER BY of a statement that
 // WithDescending turns into DESC; "/*min*/min" becomes max there too.
 const DescMarker = "/*asc*/"

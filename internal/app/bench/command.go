@@ -65,7 +65,7 @@ func NewCommand(env func() Env) *cobra.Command {
 			o.batch = 100
 		}, func(r *runner, ctx context.Context) (*report.Report, error) { return r.steady(ctx, "steady") }},
 		{"latency", "Produce one job per insert at a fixed --rate below capacity; report latency percentiles", func(o *options) {
-			o.rate, o.batch, o.concurrency = 1000, 1, 50
+			o.rate, o.batch, o.concurrency, o.warmup = 1000, 1, 50, 2*time.Second
 		}, func(r *runner, ctx context.Context) (*report.Report, error) { return r.steady(ctx, "latency") }},
 		{"scale", "Burn down with K separate worker processes for each K of --processes", func(o *options) {
 			o.processes, o.jobs, o.concurrency, o.floor = []int{1, 2, 4, 8}, 0, 50, true
@@ -124,6 +124,10 @@ func NewCommand(env func() Env) *cobra.Command {
 					if o.priorityMix, err = parseInts("--priority-mix", priorityMix, -32768); err != nil {
 						return err
 					}
+				}
+				if !cmd.Flags().Changed("warmup") {
+					// The default warm-up leaves most of a short point.
+					o.warmup = min(o.warmup, o.duration/5)
 				}
 				if err := o.validate(sc.name); err != nil {
 					return err
@@ -201,6 +205,9 @@ func NewCommand(env func() Env) *cobra.Command {
 		}
 		if sc.name == "steady" {
 			f.DurationVar(&o.healthEvery, "health-every", 0, "sample the hot table's size and dead tuples this often (PostgreSQL; 0: off)")
+		}
+		if sc.name == "steady" || sc.name == "latency" {
+			f.DurationVar(&o.warmup, "warmup", o.warmup, "start latencies of jobs started in the first this long are reported apart (warmup_start_latency_ms), not in start_latency_ms (latency: 2s, or a fifth of --duration when shorter)")
 		}
 		if sc.name == "dag" {
 			f.StringVar(&instances, "instances", joinInts(o.instances), "workflow counts N to sweep")
@@ -282,6 +289,8 @@ func (o *options) validate(scenario string) error {
 		return usagef("--jobs 0: a burndown needs jobs")
 	case o.duration <= 0:
 		return usagef("--duration %s: must be positive", o.duration)
+	case o.warmup < 0 || o.warmup >= o.duration:
+		return usagef("--warmup %s: must be at least 0 and shorter than --duration %s", o.warmup, o.duration)
 	case o.rate < 0:
 		return usagef("--rate %g: must not be negative", o.rate)
 	case o.producers < 1:

@@ -87,6 +87,10 @@ type options struct {
 	// uniqueKeys gives every job a unique key of its own (UniqueKey).
 	queues     int
 	uniqueKeys bool
+
+	// warmup is how long after the start of a steady or latency point
+	// start latencies count apart, as warm-up (WarmupStartLatencyMs).
+	warmup time.Duration
 }
 
 // fleetSize is the number of worker processes a single-point scenario

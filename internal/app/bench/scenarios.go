@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/droverhq/drover/internal/app/bench/report"
@@ -135,6 +136,9 @@ type point struct {
 	// the client CPU less the bench process's (which serves the API) and
 	// the workers' start-up.
 	workerCPU *float64
+	// warmupStart is the start latency of the warm-up (--warmup), left
+	// out of StartLatencyMs.
+	warmupStart *stats.Percentiles
 }
 
 // burnPoint runs one burndown: n jobs into queue, worked by fleet k.
@@ -211,6 +215,7 @@ func fillFromPoint(rep *report.Report, pt point) {
 	rep.InsertPerSec = pt.insertPerSec
 	rep.LatencyMs = pt.LatencyMs
 	rep.StartLatencyMs = pt.StartLatencyMs
+	rep.WarmupStartLatencyMs = pt.warmupStart
 	rep.Lost = pt.Lost
 	rep.Duplicates = pt.Duplicates
 	rep.Cost = pt.Cost
@@ -285,6 +290,15 @@ func (r *runner) steadyPoint(ctx context.Context, queue string, k, clients, nPro
 	prodStart := time.Now()
 	prodDone := make(chan struct{})
 	go func() { p.run(ctx, stopProducers); close(prodDone) }()
+	// The warm-up's start latencies go into a histogram of their own: the
+	// handlers record into whichever pickup holds when they start.
+	var warm *stats.Latency
+	var warmOnce sync.Once
+	endWarmup := func() { warmOnce.Do(func() { warm = pickup.Swap(stats.NewLatency()) }) }
+	if r.opts.warmup > 0 {
+		t := time.AfterFunc(r.opts.warmup, endWarmup)
+		defer t.Stop()
+	}
 	m, err := r.watch(ctx, f, label, base, time.Now(), 0, r.opts.duration, func(written int64) int64 { return p.inserted.Load() - written })
 	jobCost := cost.end(ctx, f.pids(), m.jobs)
 	close(stopProducers)
@@ -319,6 +333,11 @@ func (r *runner) steadyPoint(ctx context.Context, queue string, k, clients, nPro
 	if k == 0 && r.opts.via != viaPython && r.opts.via != viaTypeScript {
 		// In-process handlers saw the real start; the store only knows
 		// the claim. (An SDK worker's handlers report nothing.)
+		if r.opts.warmup > 0 {
+			endWarmup() // a point shorter than its warm-up: all of it is warm-up
+			w := warm.Snapshot()
+			pt.warmupStart = &w
+		}
 		pt.StartLatencyMs = pickup.Load().Snapshot()
 	}
 	return pt, nil

@@ -62,6 +62,10 @@ type Report struct {
 	LatencyMs stats.Percentiles `json:"latency_ms"`
 	// StartLatencyMs is the time from insert to the handler starting.
 	StartLatencyMs stats.Percentiles `json:"start_latency_ms"`
+	// WarmupStartLatencyMs is StartLatencyMs of the jobs started during
+	// the warm-up (--warmup), which StartLatencyMs leaves out; nil
+	// without one.
+	WarmupStartLatencyMs *stats.Percentiles `json:"warmup_start_latency_ms,omitempty"`
 	// Lost counts jobs inserted but never completed; Duplicates counts
 	// extra executions of a job. Both must be 0 for a valid run.
 	Lost       int64 `json:"lost"`

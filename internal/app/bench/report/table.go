@@ -39,6 +39,9 @@ func WriteTable(w io.Writer, r *Report) {
 	row("insert/s", formatRate(r.InsertPerSec))
 	row("latency ms p50/p95/p99/max", formatPercentiles(r.LatencyMs))
 	row("start latency ms p50/p95/p99/max", formatPercentiles(r.StartLatencyMs))
+	if w := r.WarmupStartLatencyMs; w != nil {
+		row("warm-up start latency ms p50/p95/p99/max", formatPercentiles(*w))
+	}
 	row("lost / duplicates", formatInt(r.Lost)+" / "+formatInt(r.Duplicates))
 	if c := r.Chaos; c != nil {
 		row("fault", fmt.Sprintf("%s at %ss for %ss", c.Fault, formatFloat(c.FaultAtSec, 1), formatFloat(c.FaultSeconds, 1)))
