@@ -7,15 +7,24 @@
  *   batches as the subscription has free handlers (each batch is one lane,
  *   in order), so every batch received starts at once;
  * - each batch runs its handler once, per message in order or as a whole;
- * - the extender renews the leases of every batch held (running or waiting
- *   for its ack) every third of the lease, and aborts the handler of a batch
+ * - an extender per subscription renews the leases of its batches held
+ *   (running or waiting for their acks) every third of the lease, counted
+ *   from the start of its last renewal, and aborts the handler of a batch
  *   whose lease was lost: another consumer has it now;
- * - the acker acknowledges the batches that ended since its last request,
- *   in one request per subscription, failed messages named in `failed`: the
+ * - an acker per subscription acknowledges its batches that ended since its
+ *   last request, in one request, failed messages named in `failed`: the
  *   server makes them jobs of the topic's retry queue;
  * - a Worker on the retry queues (`topic:<topic>`) runs those jobs through
  *   the same handlers, as one-message batches, with the job's retries and
  *   backoff: the subscription's max_attempts bounds the deliveries.
+ *
+ * Each subscription has its own extender and acker, rather than one loop
+ * taking the subscriptions in turn: when the server answers slowly (a
+ * loaded machine), a turn through them all took one answer's time per
+ * subscription, so the last ones' leases ran out before their renewal or
+ * ack was sent (their lanes then deliver one message at a time), and a
+ * subscription whose batches kept ending held the one acker while the
+ * others' acks waited.
  *
  * A batch is handed to a handler at most once at a time in a process: a
  * batch that repeats messages of one still running here (its lease ran out
@@ -97,7 +106,7 @@ export class Consumer {
     #t;
     #client;
     #retries;
-    #loops = { receive: [] };
+    #loops = { receive: [], extend: [], ack: [] };
     constructor(options = {}) {
         const leaseMs = options.leaseMs ?? 30_000;
         if (!(leaseMs >= 1000 && leaseMs <= MAX_LEASE_MS))
@@ -171,9 +180,10 @@ export class Consumer {
         this.#retries.register(RETRY_KIND, (job, ctx) => this.#retry(job, ctx));
         this.#retries.start();
         this.#retries.done.catch((e) => this.#fail(e));
-        this.#loops.extend = this.#extendLoop();
-        this.#loops.ack = this.#ackLoop();
-        this.#loops.receive = [...this.#subs.values()].map((s) => this.#receiveLoop(s));
+        const subs = [...this.#subs.values()];
+        this.#loops.extend = subs.map((s) => this.#extendLoop(s));
+        this.#loops.ack = subs.map((s) => this.#ackLoop(s));
+        this.#loops.receive = subs.map((s) => this.#receiveLoop(s));
         this.#log.info(`consumer ${this.consumerId}: subscriptions ${this.subscriptions.join(", ")}`);
         this.#life.begin(() => this.#shutdown());
     }
@@ -398,39 +408,45 @@ export class Consumer {
         }
     }
     // Leases.
-    async #extendLoop() {
+    /**
+     * Renews the leases of the subscription's batches held, a third of the
+     * lease after the last renewal began (at once when that one took longer),
+     * so that a slow answer delays the next renewal by no more than itself.
+     */
+    async #extendLoop(sub) {
         const o = this.#opts;
         const t = this.#t;
-        const backoff = new Backoff(100, Math.min(o.maxBackoffMs, o.leaseMs / 3));
-        let delay = o.leaseMs / 3;
+        const every = o.leaseMs / 3;
+        const backoff = new Backoff(100, Math.min(o.maxBackoffMs, every));
+        let delay = every;
         for (;;) {
             await this.#sleep(delay, this.#extendStop.signal);
             if (this.#extendStop.signal.aborted)
                 return;
-            delay = o.leaseMs / 3;
-            for (const sub of this.#subs.values()) {
-                const batches = [...sub.held.values()];
-                for (let i = 0; i < batches.length; i += MAX_PER_REQUEST) {
-                    const chunk = batches.slice(i, i + MAX_PER_REQUEST);
-                    let out;
-                    try {
-                        out = await t.request("POST", subscriptionPath(sub.topic, sub.name, "extend"), { receipts: chunk.map((b) => b.receipt), lease_ms: o.leaseMs }, { timeoutMs: Math.max(2000, o.leaseMs / 2) });
-                    }
-                    catch (e) {
-                        if (e instanceof NotFoundError)
-                            continue; // deleted while consuming; its receives fail too
-                        delay = backoff.next();
-                        this.#log.warn(`extending ${chunk.length} batches of ${sub.ref}: ${e.message}; retrying in ${Math.round(delay)} ms`);
-                        break;
-                    }
-                    backoff.reset();
-                    (out.extended ?? []).forEach((ok, j) => {
-                        const b = chunk[j];
-                        if (!ok && b)
-                            this.#lose(b);
-                    });
+            const began = Date.now();
+            let retryIn;
+            const batches = [...sub.held.values()];
+            for (let i = 0; i < batches.length; i += MAX_PER_REQUEST) {
+                const chunk = batches.slice(i, i + MAX_PER_REQUEST);
+                let out;
+                try {
+                    out = await t.request("POST", subscriptionPath(sub.topic, sub.name, "extend"), { receipts: chunk.map((b) => b.receipt), lease_ms: o.leaseMs }, { timeoutMs: Math.max(2000, o.leaseMs / 2) });
                 }
+                catch (e) {
+                    if (e instanceof NotFoundError)
+                        break; // deleted while consuming; its receives fail too
+                    retryIn = backoff.next();
+                    this.#log.warn(`extending ${chunk.length} batches of ${sub.ref}: ${e.message}; retrying in ${Math.round(retryIn)} ms`);
+                    break;
+                }
+                backoff.reset();
+                (out.extended ?? []).forEach((ok, j) => {
+                    const b = chunk[j];
+                    if (!ok && b)
+                        this.#lose(b);
+                });
             }
+            delay = retryIn ?? Math.max(0, every - (Date.now() - began));
         }
     }
     /** The batch's lease is lost: its handler is stopped, its ack dropped (the server would refuse it). */
@@ -446,33 +462,26 @@ export class Consumer {
         }
     }
     // Acknowledgements.
-    #pending() {
-        for (const s of this.#subs.values())
-            if (s.acks.size > 0 || s.releases.size > 0)
-                return true;
-        return false;
-    }
-    async #ackLoop() {
+    async #ackLoop(sub) {
         const backoff = new Backoff(100, this.#opts.maxBackoffMs);
+        const pending = () => sub.acks.size > 0 || sub.releases.size > 0;
         for (;;) {
-            while (!this.#pending() && !this.#ackerStop)
+            while (!pending() && !this.#ackerStop)
                 await this.#changed.wait();
-            if (!this.#pending())
+            if (!pending())
                 return;
             try {
-                for (const sub of this.#subs.values()) {
-                    await this.#sendAcks(sub);
-                    await this.#sendReleases(sub);
-                }
+                await this.#sendAcks(sub);
+                await this.#sendReleases(sub);
                 backoff.reset();
             }
             catch (e) {
                 if (this.#hurry && this.#ackerStop) {
-                    this.#log.error(`could not acknowledge or release batches: ${e.message} (they are delivered again after their leases)`);
+                    this.#log.error(`could not acknowledge or release batches of ${sub.ref}: ${e.message} (they are delivered again after their leases)`);
                     return;
                 }
                 const delay = backoff.next();
-                this.#log.warn(`acknowledging batches: ${e.message}; retrying in ${Math.round(delay)} ms`);
+                this.#log.warn(`acknowledging batches of ${sub.ref}: ${e.message}; retrying in ${Math.round(delay)} ms`);
                 await this.#changed.wait(delay);
             }
         }
@@ -564,14 +573,14 @@ export class Consumer {
         await retries;
         this.#ackerStop = true;
         this.#changed.notify();
-        const acker = this.#loops.ack;
+        const acker = Promise.all(this.#loops.ack);
         if (!(await within(acker, Math.max(10_000, o.maxBackoffMs * 2)))) {
             this.#hurry = true;
             this.#changed.notify();
             await within(acker, o.leaseMs);
         }
         this.#extendStop.abort();
-        await this.#loops.extend;
+        await Promise.all(this.#loops.extend);
         this.#log.info(`consumer ${this.consumerId} stopped`);
     }
 }

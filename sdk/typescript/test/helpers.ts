@@ -5,6 +5,7 @@
 // schema of its own).
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { appendFileSync, mkdtempSync, openSync, closeSync } from "node:fs";
+import { createServer as createHTTPServer, type Server as HTTPServer } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -173,3 +174,69 @@ export async function allIn(client: Client, queue: string, state: string): Promi
 
 /** A logger that keeps quiet (tests provoke failures on purpose). */
 export const quiet = { debug() {}, info() {}, warn() {}, error() {} };
+
+/**
+ * An HTTP proxy in front of a server that holds the requests whose path
+ * matches `slow` for `delayMs` before forwarding them: a server that
+ * answers those slowly, as a loaded one does. It counts the answered
+ * requests by path.
+ */
+export class DelayProxy {
+  readonly answered = new Map<string, number>();
+  url = "";
+  #server: HTTPServer | undefined;
+
+  private constructor(
+    readonly upstream: string,
+    readonly delayMs: number,
+    readonly slow: RegExp,
+  ) {}
+
+  static async start(upstream: string, delayMs: number, slow: RegExp): Promise<DelayProxy> {
+    const p = new DelayProxy(upstream, delayMs, slow);
+    const server = createHTTPServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => {
+        const path = req.url ?? "/";
+        const forward = async () => {
+          try {
+            const headers: Record<string, string> = {};
+            for (const h of ["authorization", "content-type", "accept", "user-agent"]) {
+              const v = req.headers[h];
+              if (typeof v === "string") headers[h] = v;
+            }
+            const body = chunks.length > 0 ? Buffer.concat(chunks) : null;
+            const r = await fetch(p.upstream + path, { method: req.method ?? "GET", headers, body });
+            const out = Buffer.from(await r.arrayBuffer());
+            p.answered.set(path, (p.answered.get(path) ?? 0) + 1);
+            res.writeHead(r.status, { "content-type": r.headers.get("content-type") ?? "application/json" }).end(out);
+          } catch (e) {
+            res.writeHead(502).end(String(e));
+          }
+        };
+        if (p.slow.test(path)) setTimeout(() => void forward(), p.delayMs);
+        else void forward();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const a = server.address();
+    p.url = `http://127.0.0.1:${typeof a === "object" && a ? a.port : 0}`;
+    p.#server = server;
+    return p;
+  }
+
+  /** Answered requests whose path ends with `suffix`. */
+  count(suffix: string): number {
+    let n = 0;
+    for (const [path, c] of this.answered) if (path.endsWith(suffix)) n += c;
+    return n;
+  }
+
+  async stop(): Promise<void> {
+    const s = this.#server;
+    if (!s) return;
+    s.closeAllConnections();
+    await new Promise<void>((r) => s.close(() => r()));
+  }
+}

@@ -6,7 +6,7 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { ConflictError, Consumer, FailedMessages, ForbiddenError, NotFoundError, UnauthorizedError, ValidationError, type Client, type Delivery, type DeliveryContext, type ReceivedBatch, type SubscriptionLane } from "@drover/client";
-import { Server, backends, quiet, waitFor } from "./helpers.js";
+import { DelayProxy, Server, backends, quiet, waitFor } from "./helpers.js";
 
 const newTopic = () => "t-" + randomBytes(6).toString("hex");
 
@@ -257,6 +257,58 @@ for (const backend of backends()) {
         assert.deepEqual(seqs, [...seqs].sort((x, y) => x - y), `key ${k} out of order`);
       }
       await waitFor(async () => (await client.subscriptionLag(t))[0]?.pending === 0, "every batch acknowledged");
+    });
+
+    test("a consumer of several subscriptions keeps their leases when the server answers slowly", async () => {
+      // Six subscriptions (two topics of three) in one consumer, behind a
+      // proxy that holds every extend and ack for 800 ms, as a loaded server
+      // answers: each handler runs through three extensions of its
+      // subscription, and the subscription's spare handlers keep receiving,
+      // so a lane whose lease ran out is leased again. Extending one
+      // subscription after another, the last ones' leases (4 s) ran out
+      // before their turn came (4/3 s + 6 × 800 ms): their handlers were
+      // stopped, their batches delivered again and their acks refused.
+      const leaseMs = 4000;
+      const proxy = await DelayProxy.start(server.url, 800, /\/(extend|ack)$/);
+      const subs: Array<[string, string]> = [];
+      const published = new Map<string, number[]>();
+      for (let i = 0; i < 2; i++) {
+        const t = await topic(2);
+        for (const s of ["a", "b", "c"]) {
+          await client.createSubscription(t, s);
+          subs.push([t, s]);
+        }
+        published.set(t, await client.publish(t, Array.from({ length: 6 }, (_, j) => ({ payload: { j }, key: `k${j}` }))));
+      }
+      const handled = new Map<string, number>();
+      const stopped: string[] = [];
+      const warnings: string[] = [];
+      const logger = { ...quiet, warn: (m: string) => warnings.push(m), error: (m: string) => warnings.push(m) };
+      const consumer = new Consumer({ url: proxy.url, token: server.workToken, leaseMs, pollWaitMs: 1000, logger });
+      for (const [t, s] of subs) {
+        const extends_ = `/${t}/subscriptions/${s}/extend`;
+        consumer.subscribeBatch(t, s, async (batch, ctx) => {
+          for (const m of batch) handled.set(`${t}/${s}/${m.id}`, (handled.get(`${t}/${s}/${m.id}`) ?? 0) + 1);
+          const from = proxy.count(extends_);
+          await waitFor(() => proxy.count(extends_) >= from + 3 || ctx.signal.aborted, `extends of ${t}/${s}`);
+          if (ctx.signal.aborted) stopped.push(`${t}/${s}: ${ctx.reason}`);
+        }, { concurrency: 4 });
+      }
+      consumer.start();
+      try {
+        await waitFor(async () => {
+          for (const t of published.keys()) if (!(await client.subscriptionLag(t)).every((l) => l.pending === 0)) return false;
+          return handled.size === 36;
+        }, "every message handled and acknowledged");
+      } finally {
+        await consumer.stop();
+        await proxy.stop();
+      }
+      assert.deepEqual(stopped, []);
+      assert.deepEqual(warnings, []);
+      const want = subs.flatMap(([t, s]) => published.get(t)!.map((id) => `${t}/${s}/${id}`)).sort();
+      assert.deepEqual([...handled.keys()].sort(), want);
+      assert.deepEqual([...handled.values()].filter((n) => n !== 1), [], "messages handled more than once");
     });
 
     test("failed messages retry by the subscription's policy", async () => {
