@@ -59,8 +59,11 @@ var errShardBusy = errors.New("droverfleet: a shard's transaction did not open i
 // and BEGIN) before it lets go of everything and starts again.
 const openPatience = 250 * time.Millisecond
 
-func newMultiTx(ctx context.Context, c *core, patient bool) *multiTx {
-	return &multiTx{c: c, ctx: ctx, patient: patient, subs: make([]subTx, len(c.shards))}
+// runMultiTx runs fn in a new transaction of the fleet's and ends it as
+// fn's error says.
+func runMultiTx(ctx context.Context, c *core, patient bool, fn func(ctx context.Context, tx droverdriver.Executor) error) error {
+	m := &multiTx{c: c, ctx: ctx, patient: patient, subs: make([]subTx, len(c.shards))}
+	return m.end(fn(ctx, &exec{c: c, on: m.on, tx: m}))
 }
 
 // hold runs open, a transaction that hands its callback a value, in a
@@ -173,8 +176,7 @@ func (e *exec) Tx(ctx context.Context, fn func(ctx context.Context, tx droverdri
 			return fn(ctx, &exec{c: e.c, user: true, reach: e.reach, on: func(context.Context, int) (droverdriver.Executor, error) { return sub, nil }})
 		})
 	}
-	m := newMultiTx(ctx, e.c, false)
-	err := m.end(fn(ctx, &exec{c: e.c, on: m.on, tx: m}))
+	err := runMultiTx(ctx, e.c, false, fn)
 	if !errors.Is(err, errShardBusy) || ctx.Err() != nil {
 		return err
 	}
@@ -188,6 +190,5 @@ func (e *exec) Tx(ctx context.Context, fn func(ctx context.Context, tx droverdri
 	}
 	e.c.patient.Lock()
 	defer e.c.patient.Unlock()
-	m = newMultiTx(ctx, e.c, true)
-	return m.end(fn(ctx, &exec{c: e.c, on: m.on, tx: m}))
+	return runMultiTx(ctx, e.c, true, fn)
 }
