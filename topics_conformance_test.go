@@ -785,6 +785,80 @@ func TestTopicRetentionDropsLaggard(t *testing.T) {
 	})
 }
 
+// TestTopicLagAtSeveralCursors reads the lag of subscriptions standing at
+// different cursors of the same lanes, as consumer processes that lease
+// different subscriptions leave them: each subscription's count and oldest
+// message are its own, a cursor on a message does not count it, and one
+// that read everything has none pending.
+func TestTopicLagAtSeveralCursors(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		ctx := context.Background()
+		_, c := topicSetup(t, s, 2, "none", "some", "all")
+		keys := laneKeys(2)
+		var published []time.Time
+		for i := range 6 {
+			// One publish per message, so that each has its own time.
+			if _, err := c.Publish(ctx, "chat", drover.Message{Key: keys[i%2], Payload: []byte(strconv.Itoa(i))}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		receive := func(sub string, batchSize, want int) {
+			t.Helper()
+			var got []*drover.ReceivedBatch
+			waitfor.Cond(t, sub+" received", func() bool {
+				b, err := c.Receive(ctx, drover.ReceiveParams{Topic: "chat", Subscription: sub, Owner: sub, MaxBatches: 2, BatchSize: batchSize})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, b...)
+				n := 0
+				for _, b := range got {
+					n += len(b.Deliveries)
+				}
+				return n >= want
+			})
+			acks, receipts := make([]drover.BatchAck, len(got)), make([]string, len(got))
+			for i, b := range got {
+				acks[i], receipts[i] = drover.BatchAck{Receipt: b.Receipt}, b.Receipt
+				if sub == "none" {
+					for _, d := range b.Deliveries {
+						published = append(published, d.PublishedAt)
+					}
+				}
+			}
+			if sub == "none" {
+				// "none" only looks: its batches go back unacked.
+				if ok, err := c.ReleaseBatches(ctx, "chat", sub, receipts); err != nil || slices.Contains(ok, false) {
+					t.Fatalf("release: %v, %v", ok, err)
+				}
+				return
+			}
+			if ok, err := c.AckBatches(ctx, "chat", sub, acks); err != nil || slices.Contains(ok, false) {
+				t.Fatalf("ack %s: %v, %v", sub, ok, err)
+			}
+		}
+		receive("none", 10, 6)
+		receive("some", 1, 2) // the first message of each lane
+		receive("all", 10, 6)
+		slices.SortFunc(published, time.Time.Compare)
+		for _, tc := range []struct {
+			sub     string
+			pending int64
+			oldest  *time.Time
+		}{
+			{"none", 6, &published[0]},
+			{"some", 4, &published[2]},
+			{"all", 0, nil},
+		} {
+			l := lagOf(t, c, "chat", tc.sub)
+			if l.Pending != tc.pending || (l.OldestPending == nil) != (tc.oldest == nil) ||
+				tc.oldest != nil && !l.OldestPending.Equal(*tc.oldest) {
+				t.Errorf("lag of %s: %d pending, oldest %v; want %d, oldest %v", tc.sub, l.Pending, l.OldestPending, tc.pending, tc.oldest)
+			}
+		}
+	})
+}
+
 // TestTopicReceiveAndAck is the remote consumer's path (the HTTP API's
 // receive and ack): a batch received with a receipt, acknowledged with one
 // failed message, which becomes a retry job; the same receipt a second
