@@ -449,6 +449,61 @@ func TestTopicKeyOrderUnderEightConsumers(t *testing.T) {
 	})
 }
 
+// TestTopicSubscriptionsSharedByConsumers has four clients, as consumer
+// processes, each serving the same five subscriptions of a topic of four
+// lanes with a backlog: every subscription is contested, so each lease
+// takes a fair share of each and the clients left short wait for lanes.
+// Every subscription gets every message once, each key's in order.
+func TestTopicSubscriptionsSharedByConsumers(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		ctx := context.Background()
+		subs := []string{"s0", "s1", "s2", "s3", "s4"}
+		d, c := topicSetup(t, s, 4, subs...)
+		var msgs []drover.Message
+		for i := range 400 {
+			msgs = append(msgs, drover.Message{Key: "k" + strconv.Itoa(i%40), Payload: []byte(strconv.Itoa(i))})
+		}
+		var ids []int64
+		for chunk := range slices.Chunk(msgs, 50) {
+			got, err := c.Publish(ctx, "chat", chunk...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, got...)
+		}
+		led := newLedger()
+		for range 4 {
+			var list []*drover.Subscription
+			for _, sub := range subs {
+				list = append(list, drover.Subscribe("chat", sub, led.handler, 1, 9))
+			}
+			consumer(t, s, d, list...)
+		}
+		led.waitFor(t, "every subscription got every message", func() bool {
+			for _, sub := range subs {
+				if led.count(sub) < len(ids) {
+					return false
+				}
+			}
+			return true
+		})
+		for _, sub := range subs {
+			got := led.ids(sub)
+			slices.Sort(got)
+			if !slices.Equal(got, ids) {
+				t.Fatalf("%s: %d deliveries of %d messages, not each once", sub, len(got), len(ids))
+			}
+			led.mu.Lock()
+			for key, order := range led.keys[sub] {
+				if !slices.IsSorted(order) {
+					t.Errorf("%s: key %s delivered out of order: %v", sub, key, order)
+				}
+			}
+			led.mu.Unlock()
+		}
+	})
+}
+
 // TestTopicManyPositionsReadInSmallerBatches gives 50 subscriptions of a
 // topic 50 different positions and a backlog of 1,000 messages: with
 // batches of 500, one read of every lane would take 25,000 rows, over a
