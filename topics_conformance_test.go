@@ -394,25 +394,32 @@ func TestTopicDeadConsumerRedeliveredAndFenced(t *testing.T) {
 	})
 }
 
+// publishKeyed publishes n messages to "chat", message i of key "k" + i %
+// keys, perChunk per call, and returns their IDs in order.
+func publishKeyed(t *testing.T, c topicClient, n, keys, perChunk int) []int64 {
+	t.Helper()
+	var msgs []drover.Message
+	for i := range n {
+		msgs = append(msgs, drover.Message{Key: "k" + strconv.Itoa(i%keys), Payload: []byte(strconv.Itoa(i))})
+	}
+	var ids []int64
+	for chunk := range slices.Chunk(msgs, perChunk) {
+		got, err := c.Publish(context.Background(), "chat", chunk...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, got...)
+	}
+	return ids
+}
+
 // TestTopicKeyOrderUnderEightConsumers publishes messages of 20 keys and
 // consumes them with eight clients at once: each key's messages arrive
 // once, in publish order, one batch at a time.
 func TestTopicKeyOrderUnderEightConsumers(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s store) {
-		ctx := context.Background()
 		d, c := topicSetup(t, s, 16, "sub")
-		var msgs []drover.Message
-		for i := range 1000 {
-			msgs = append(msgs, drover.Message{Key: "k" + strconv.Itoa(i%20), Payload: []byte(strconv.Itoa(i))})
-		}
-		var ids []int64
-		for chunk := range slices.Chunk(msgs, 100) {
-			got, err := c.Publish(ctx, "chat", chunk...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ids = append(ids, got...)
-		}
+		ids := publishKeyed(t, c, 1000, 20, 100)
 		led := newLedger()
 		var mu sync.Mutex
 		active := map[string]int{}
@@ -456,21 +463,9 @@ func TestTopicKeyOrderUnderEightConsumers(t *testing.T) {
 // Every subscription gets every message once, each key's in order.
 func TestTopicSubscriptionsSharedByConsumers(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s store) {
-		ctx := context.Background()
 		subs := []string{"s0", "s1", "s2", "s3", "s4"}
 		d, c := topicSetup(t, s, 4, subs...)
-		var msgs []drover.Message
-		for i := range 400 {
-			msgs = append(msgs, drover.Message{Key: "k" + strconv.Itoa(i%40), Payload: []byte(strconv.Itoa(i))})
-		}
-		var ids []int64
-		for chunk := range slices.Chunk(msgs, 50) {
-			got, err := c.Publish(ctx, "chat", chunk...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ids = append(ids, got...)
-		}
+		ids := publishKeyed(t, c, 400, 40, 50)
 		led := newLedger()
 		for range 4 {
 			var list []*drover.Subscription
