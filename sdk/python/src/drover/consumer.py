@@ -9,15 +9,23 @@ the loop, are those of the worker (docs/topics.md has the model):
   batches as the subscription has free handlers (each batch is one lane, in
   order), so that every batch received starts at once;
 - each batch runs its handler once, per message in order or as a whole;
-- the *extender* renews the leases of every batch held (running or waiting
-  for its ack) every third of the lease, and stops the handler of a batch
+- an *extender* per subscription renews the leases of its batches held
+  (running or waiting for their acks) every third of the lease, counted
+  from the start of its last renewal, and stops the handler of a batch
   whose lease was lost: another consumer has it now;
-- the *acker* acknowledges the batches that ended since its last request,
-  in one request per subscription, failed messages named in ``failed``: the
+- an *acker* per subscription acknowledges its batches that ended since its
+  last request, in one request, failed messages named in ``failed``: the
   server makes them jobs of the topic's retry queue;
 - a worker on the retry queues (``topic:<topic>``) runs those jobs through
   the same handlers, as one-message batches, with the job's retries and
   backoff: the subscription's ``max_attempts`` bounds the deliveries.
+
+Each subscription has its own extender and acker, rather than one loop
+taking the subscriptions in turn: when the server answers slowly (a loaded
+machine), a turn through them all took one answer's time per subscription,
+so that the last ones' leases ran out before their renewal was sent, and a
+subscription whose batches kept ending held the one acker while the
+others' acks waited.
 
 A batch is handed to a handler at most once at a time in a process: a batch
 that repeats messages of one still running here (its lease ran out and this
@@ -228,7 +236,8 @@ class AsyncConsumer:
         self._changed = Changed()
         self._pool = ThreadPool("drover-consumer")
         self._receivers: list[asyncio.Task[None]] = []
-        self._tasks: list[asyncio.Task[None]] = []
+        self._extenders: list[asyncio.Task[None]] = []
+        self._ackers: list[asyncio.Task[None]] = []
         self._retries: AsyncWorker | None = None
         self._retry_task: asyncio.Task[None] | None = None
         self._recv_t: AsyncTransport | None = None
@@ -319,8 +328,10 @@ class AsyncConsumer:
                                     worker_id=self.consumer_id)
         self._retries.register(_RETRY_KIND, self._retry)
         self._retry_task = asyncio.create_task(self._run_retries(self._retries))
-        self._tasks = [asyncio.create_task(self._extend_loop()), asyncio.create_task(self._ack_loop())]
-        self._receivers = [asyncio.create_task(self._receive_loop(s)) for s in self._subs.values()]
+        subs = list(self._subs.values())
+        self._extenders = [asyncio.create_task(self._extend_loop(s)) for s in subs]
+        self._ackers = [asyncio.create_task(self._ack_loop(s)) for s in subs]
+        self._receivers = [asyncio.create_task(self._receive_loop(s)) for s in subs]
         log.info("consumer %s: subscriptions %s", self.consumer_id, ", ".join(self.subscriptions))
 
     async def _run_retries(self, worker: AsyncWorker) -> None:
@@ -483,31 +494,38 @@ class AsyncConsumer:
 
     # Leases.
 
-    async def _extend_loop(self) -> None:
+    async def _extend_loop(self, sub: _Subscription) -> None:
+        """Renews the leases of the subscription's batches held, a third of
+        the lease after the last renewal began (at once when that one took
+        longer), so that a slow answer delays the next renewal by no more
+        than itself."""
         assert self._t is not None
-        backoff = Backoff(cap=min(self._max_backoff, self._lease / 3))
-        delay = self._lease / 3
+        loop = asyncio.get_running_loop()
+        every = self._lease / 3
+        backoff = Backoff(cap=min(self._max_backoff, every))
+        path = subscription_path(sub.topic, sub.name, "extend")
+        delay = every
         while True:
             await asyncio.sleep(delay)
-            delay = self._lease / 3
-            for sub in self._subs.values():
-                batches = list(sub.held.values())
-                for i in range(0, len(batches), _MAX_PER_REQUEST):
-                    chunk = batches[i : i + _MAX_PER_REQUEST]
-                    body = {"receipts": [b.receipt for b in chunk], "lease_ms": int(self._lease * 1000)}
-                    try:
-                        out = await self._t.request("POST", subscription_path(sub.topic, sub.name, "extend"), body,
-                                                    timeout=max(2.0, self._lease / 2))
-                    except NotFoundError:
-                        continue  # deleted while consuming; its receives fail too
-                    except DroverError as e:
-                        delay = backoff.next()
-                        log.warning("extending %d batches of %s: %s; retrying in %.1fs", len(chunk), sub.ref, e, delay)
-                        break
-                    backoff.reset()
-                    for b, ok in zip(chunk, out.get("extended") or [], strict=False):
-                        if not ok:
-                            self._lose(b)
+            began = loop.time()
+            retry_in: float | None = None
+            batches = list(sub.held.values())
+            for i in range(0, len(batches), _MAX_PER_REQUEST):
+                chunk = batches[i : i + _MAX_PER_REQUEST]
+                body = {"receipts": [b.receipt for b in chunk], "lease_ms": int(self._lease * 1000)}
+                try:
+                    out = await self._t.request("POST", path, body, timeout=max(2.0, self._lease / 2))
+                except NotFoundError:
+                    break  # deleted while consuming; its receives fail too
+                except DroverError as e:
+                    retry_in = backoff.next()
+                    log.warning("extending %d batches of %s: %s; retrying in %.1fs", len(chunk), sub.ref, e, retry_in)
+                    break
+                backoff.reset()
+                for b, ok in zip(chunk, out.get("extended") or [], strict=False):
+                    if not ok:
+                        self._lose(b)
+            delay = retry_in if retry_in is not None else max(0.0, every - (loop.time() - began))
 
     def _lose(self, b: _Batch) -> None:
         """The batch's lease is lost: another consumer may have it now. Its
@@ -524,31 +542,27 @@ class AsyncConsumer:
 
     # Acknowledgements.
 
-    async def _ack_loop(self) -> None:
+    async def _ack_loop(self, sub: _Subscription) -> None:
         assert self._t is not None
         backoff = Backoff(cap=self._max_backoff)
         while True:
-            while not self._pending() and not self._acker_stop:
+            while not (sub.acks or sub.releases) and not self._acker_stop:
                 await self._changed.wait()
-            if not self._pending():
+            if not (sub.acks or sub.releases):
                 return
             try:
-                for sub in self._subs.values():
-                    await self._send_acks(sub)
-                    await self._send_releases(sub)
+                await self._send_acks(sub)
+                await self._send_releases(sub)
             except DroverError as e:
                 if self._control.hurry.is_set() and self._acker_stop:
-                    log.error("could not acknowledge or release batches: %s (they are delivered again after "
-                              "their leases)", e)
+                    log.error("could not acknowledge or release batches of %s: %s (they are delivered again after "
+                              "their leases)", sub.ref, e)
                     return
                 delay = backoff.next()
-                log.warning("acknowledging batches: %s; retrying in %.1fs", e, delay)
+                log.warning("acknowledging batches of %s: %s; retrying in %.1fs", sub.ref, e, delay)
                 await asyncio.sleep(delay)
                 continue
             backoff.reset()
-
-    def _pending(self) -> bool:
-        return any(s.acks or s.releases for s in self._subs.values())
 
     async def _send_acks(self, sub: _Subscription) -> None:
         assert self._t is not None
@@ -597,7 +611,7 @@ class AsyncConsumer:
     # Shutting down.
 
     async def _shutdown(self) -> None:
-        if not self._tasks:
+        if not self._ackers:
             return  # never started
         self._stopping = True
         self._changed.notify()
@@ -629,14 +643,14 @@ class AsyncConsumer:
             await asyncio.gather(self._retry_task, return_exceptions=True)
         self._acker_stop = True
         self._changed.notify()
-        acker = self._tasks[1]
-        done, _ = await asyncio.wait([acker], timeout=max(10.0, self._max_backoff * 2))
-        if not done:
+        _, pending = await asyncio.wait(self._ackers, timeout=max(10.0, self._max_backoff * 2))
+        if pending:
             self._control.request_stop()  # a second request: hurry
-            await asyncio.wait([acker], timeout=self._lease)
-        for t in self._tasks:
+            await asyncio.wait(pending, timeout=self._lease)
+        loops = self._ackers + self._extenders
+        for t in loops:
             t.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await asyncio.gather(*loops, return_exceptions=True)
         self._pool.close()
         for tr in (self._recv_t, self._t):
             if tr is not None:
