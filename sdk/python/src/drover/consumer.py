@@ -160,6 +160,12 @@ class _Subscription:
     batch_size: int
     #: Batches received and not yet ended (running, or waiting to start).
     in_flight: int = 0
+    #: Batches ended with an ack or a release to send, counted, and how many
+    #: of them the acker has had answered: the server holds a batch's lane
+    #: until then, so that a receive sent earlier would find it held and wait
+    #: out the server's poll interval (a second on PostgreSQL).
+    ended: int = 0
+    settled: int = 0
     #: The batch each message in flight belongs to, by message id.
     holding: dict[int, _Batch] = field(default_factory=dict)
     #: Batches ended whose acks (receipt, failed) or releases wait to be sent.
@@ -331,7 +337,11 @@ class AsyncConsumer:
         subs = list(self._subs.values())
         self._extenders = [asyncio.create_task(self._extend_loop(s)) for s in subs]
         self._ackers = [asyncio.create_task(self._ack_loop(s)) for s in subs]
-        self._receivers = [asyncio.create_task(self._receive_loop(s)) for s in subs]
+        # Two receivers for a subscription of several handlers, each taking
+        # half of them at most (_reserve): one's receive is answered while
+        # the other's batches are handled.
+        self._receivers = [asyncio.create_task(self._receive_loop(s))
+                           for s in subs for _ in range(min(2, s.concurrency))]
         log.info("consumer %s: subscriptions %s", self.consumer_id, ", ".join(self.subscriptions))
 
     async def _run_retries(self, worker: AsyncWorker) -> None:
@@ -348,14 +358,29 @@ class AsyncConsumer:
     # Receiving.
 
     async def _reserve(self, sub: _Subscription) -> int:
-        """Waits until the subscription has free handlers and takes them
-        all; 0 when the consumer stops."""
+        """Waits until the subscription has free handlers, takes them (half
+        of its concurrency at most) and waits for the acks of the batches
+        that ended before, whose lanes the receive is to get back; 0 when the
+        consumer stops.
+
+        Taking half at most keeps two receives' batches in different phases:
+        the server reads the next batches of some lanes while this process
+        handles those of the others. Taking every free handler at once, all
+        of a subscription's batches were received together, handled
+        together and acknowledged together, so that the server and the
+        consumer each waited for the other."""
         while not self._stopping and sub.in_flight >= sub.concurrency:
             await self._changed.wait()
         if self._stopping:
             return 0
-        n = sub.concurrency - sub.in_flight
+        n = min(sub.concurrency - sub.in_flight, (sub.concurrency + 1) // 2)
         sub.in_flight += n
+        ended = sub.ended
+        while not self._stopping and sub.settled < ended:
+            await self._changed.wait()
+        if self._stopping:
+            self._unreserve(sub, n)
+            return 0
         return n
 
     def _unreserve(self, sub: _Subscription, n: int) -> None:
@@ -463,7 +488,10 @@ class AsyncConsumer:
         if b.lost:
             sub.held.pop(b.receipt, None)
             log.info("batch of %s ended after its lease was lost; not acknowledged", sub.ref)
-        elif failed is None:
+            self._changed.notify()
+            return
+        sub.ended += 1
+        if failed is None:
             sub.releases.add(b.receipt)
         else:
             sub.acks[b.receipt] = {i: truncate(e if isinstance(e, str) else describe(e), _MAX_ERROR_BYTES)
@@ -546,13 +574,18 @@ class AsyncConsumer:
         assert self._t is not None
         backoff = Backoff(cap=self._max_backoff)
         while True:
-            while not (sub.acks or sub.releases) and not self._acker_stop:
+            # settled < ended with nothing to send: the acks of batches
+            # whose leases were lost since were dropped.
+            while not (sub.acks or sub.releases or sub.settled < sub.ended) and not self._acker_stop:
                 await self._changed.wait()
-            if not (sub.acks or sub.releases):
+            if not (sub.acks or sub.releases or sub.settled < sub.ended):
                 return
+            ended = sub.ended
             try:
                 await self._send_acks(sub)
                 await self._send_releases(sub)
+                sub.settled = ended
+                self._changed.notify()
             except DroverError as e:
                 if self._control.hurry.is_set() and self._acker_stop:
                     log.error("could not acknowledge or release batches of %s: %s (they are delivered again after "
@@ -565,10 +598,16 @@ class AsyncConsumer:
             backoff.reset()
 
     async def _send_acks(self, sub: _Subscription) -> None:
+        """Sends the acks of the batches ended so far; those that end
+        meanwhile wait for the acker's next turn, so that a turn, and the
+        receives waiting for it, take one answer's time."""
         assert self._t is not None
         path = subscription_path(sub.topic, sub.name, "ack")
-        while sub.acks:
-            receipts = list(sub.acks)[:_MAX_PER_REQUEST]
+        todo = list(sub.acks)
+        for i in range(0, len(todo), _MAX_PER_REQUEST):
+            receipts = [r for r in todo[i : i + _MAX_PER_REQUEST] if r in sub.acks]  # not lost since
+            if not receipts:
+                continue
             try:
                 out = await self._t.request("POST", path, acks_body((r, sub.acks[r]) for r in receipts))
             except (ValidationError, PayloadTooLargeError) as e:
@@ -580,6 +619,8 @@ class AsyncConsumer:
                     self._settle(sub, receipts)
                     continue
                 for r in receipts:
+                    if r not in sub.acks:
+                        continue
                     one = {r: sub.acks[r]}
                     try:
                         await self._t.request("POST", path, acks_body(one.items()))
@@ -594,8 +635,11 @@ class AsyncConsumer:
 
     async def _send_releases(self, sub: _Subscription) -> None:
         assert self._t is not None
-        while sub.releases:
-            receipts = sorted(sub.releases)[:_MAX_PER_REQUEST]
+        todo = sorted(sub.releases)
+        for i in range(0, len(todo), _MAX_PER_REQUEST):
+            receipts = [r for r in todo[i : i + _MAX_PER_REQUEST] if r in sub.releases]
+            if not receipts:
+                continue
             with contextlib.suppress(NotFoundError):  # deleted while consuming: nothing to hand back
                 await self._t.request("POST", subscription_path(sub.topic, sub.name, "release"),
                                       {"receipts": receipts})
