@@ -170,6 +170,18 @@ def test_shutdown_releases_unfinished_batches(fake: Scripted) -> None:
     assert fake.sent("release") == [{"receipts": ["r1"]}]
 
 
+def consume_until(fake: Scripted, concurrency: int, done: Callable[[], bool], what: str) -> None:
+    """Runs a consumer of t/s with a batch handler that does nothing until
+    done() holds."""
+    consumer = drover.Consumer(fake.url, "drv_t", lease=10, poll_wait=0.1)
+    consumer.subscribe("t", "s", lambda msgs: None, batch=True, concurrency=concurrency)
+    consumer.start()
+    try:
+        wait_for(done, what=what)
+    finally:
+        consumer.stop()
+
+
 def test_a_receive_waits_for_the_acks_of_the_batches_before_it(fake: Scripted) -> None:
     """The server holds a batch's lane until its ack is stored: a receive
     sent while the ack was on its way found the lane held and waited out
@@ -177,17 +189,7 @@ def test_a_receive_waits_for_the_acks_of_the_batches_before_it(fake: Scripted) -
     lane's next batch. The receive goes out once the ack is answered."""
     fake.batches = [batch("r1", 1), batch("r2", 2), batch("r3", 3)]
     fake.delays["ack"] = 0.3
-    consumer = drover.Consumer(fake.url, "drv_t", lease=10, poll_wait=0.1)
-
-    @consumer.subscription("t", "s", batch=True)
-    def handle(msgs: list[drover.Delivery]) -> None:
-        pass
-
-    consumer.start()
-    try:
-        wait_for(lambda: sum(len(a["acks"]) for a in fake.sent("ack answered")) == 3, what="three acks answered")
-    finally:
-        consumer.stop()
+    consume_until(fake, 1, lambda: sum(len(a["acks"]) for a in fake.sent("ack answered")) == 3, "three acks answered")
     with fake.lock:
         order = [p for p, _ in fake.requests if p in ("receive", "ack", "ack answered")]
     acks = [i for i, p in enumerate(order) if p == "ack"]
@@ -203,16 +205,6 @@ def test_a_receive_takes_half_the_handlers_at_most(fake: Scripted) -> None:
     a subscription's batches were received, handled and acknowledged
     together, and the server and the consumer each waited for the other."""
     fake.batches = [batch(f"r{i}", i) for i in range(1, 5)]
-    consumer = drover.Consumer(fake.url, "drv_t", lease=10, poll_wait=0.1)
-
-    @consumer.subscription("t", "s", batch=True, concurrency=5)
-    def handle(msgs: list[drover.Delivery]) -> None:
-        pass
-
-    consumer.start()
-    try:
-        wait_for(lambda: sum(len(a["acks"]) for a in fake.sent("ack")) == 4, what="four batches acknowledged")
-    finally:
-        consumer.stop()
+    consume_until(fake, 5, lambda: sum(len(a["acks"]) for a in fake.sent("ack")) == 4, "four batches acknowledged")
     asked = [b["max_batches"] for b in fake.sent("receive")]
     assert max(asked) == 3 and min(asked) >= 1, asked
