@@ -5,9 +5,11 @@ runs their handlers, keeps their leases and acknowledges them.
 runs one in a thread of its own for sync code. Its parts, each a task of
 the loop, are those of the worker (docs/topics.md has the model):
 
-- a *receiver* per subscription long-polls ``receive`` for at most as many
-  batches as the subscription has free handlers (each batch is one lane, in
-  order), so that every batch received starts at once;
+- a *receiver* per subscription (two for one of several handlers, each
+  taking half of them at most) long-polls ``receive`` for at most as many
+  batches as it has free handlers (each batch is one lane, in order), so
+  that every batch received starts at once, once the acks of the batches
+  that ended before are answered;
 - each batch runs its handler once, per message in order or as a whole;
 - an *extender* per subscription renews the leases of its batches held
   (running or waiting for their acks) every third of the lease, counted
