@@ -409,9 +409,12 @@ func fanoutPoint(ctx context.Context, env Env, store *storeurl.Store, pub topicC
 			defer func() { _ = pc.api.stop(context.Background()) }()
 		}
 		cons = pc
-		for range k {
-			if err := pc.spawn(); err != nil {
-				_ = cons.stop()
+		// With --backlog the consumer processes start once every message
+		// is published (below): started before, they consumed while the
+		// publishers ran, and the rate counted what was left. A kill needs
+		// them while publishing.
+		if !o.backlog || o.fault == "kill-worker" {
+			if err := pc.spawnAll(k); err != nil {
 				return FanoutPoint{}, err
 			}
 		}
@@ -501,6 +504,11 @@ func fanoutPoint(ctx context.Context, env Env, store *storeurl.Store, pub topicC
 		// Every message waits: what is measured from here on is their
 		// consumption alone.
 		rowsBefore = rowsWritten(ctx, store)
+		if pc, ok := cons.(*procConsumers); ok && len(pc.pids()) == 0 {
+			if err := pc.spawnAll(k); err != nil {
+				return FanoutPoint{}, err
+			}
+		}
 		if err := cons.start(ctx); err != nil {
 			return FanoutPoint{}, err
 		}
@@ -782,6 +790,18 @@ type consumerProc struct {
 	killed    bool
 	exited    chan struct{}
 	err       error
+}
+
+// spawnAll starts k consumer processes, stopping those it started when one
+// cannot start.
+func (p *procConsumers) spawnAll(k int) error {
+	for range k {
+		if err := p.spawn(); err != nil {
+			_ = p.stop()
+			return err
+		}
+	}
+	return nil
 }
 
 // spawn starts one more consumer process.

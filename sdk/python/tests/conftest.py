@@ -9,6 +9,8 @@ schema of its own, dropped by nobody: name it after a throwaway database).
 
 from __future__ import annotations
 
+import http.client
+import http.server
 import json
 import os
 import re
@@ -17,10 +19,13 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -197,3 +202,73 @@ def states(client: drover.Client, queue: str) -> dict[int, str]:
 
 def run_python(code: str, env: dict[str, str], cwd: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen([sys.executable, "-c", code], env={**os.environ, **env}, cwd=cwd)
+
+
+class DelayProxy:
+    """An HTTP proxy in front of a server that holds the requests whose path
+    matches ``slow`` for ``delay`` seconds before forwarding them: a server
+    that answers those slowly, as a loaded one does. It counts the answered
+    requests by path. Use it as a context manager."""
+
+    def __init__(self, upstream: str, delay: float, slow: str) -> None:
+        u = urllib.parse.urlsplit(upstream)
+        self._upstream = (u.hostname or "127.0.0.1", u.port or 80)
+        self._delay = delay
+        self._slow = re.compile(slow)
+        self._lock = threading.Lock()
+        self._answered: Counter[str] = Counter()
+        proxy = self
+
+        class Forward(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, as the SDK's transports expect
+
+            def do_GET(self) -> None:
+                proxy._forward(self)
+
+            do_POST = do_PUT = do_PATCH = do_DELETE = do_GET
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Forward)
+        self._server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._thread = threading.Thread(target=self._server.serve_forever, name="delay-proxy", daemon=True)
+        self._thread.start()
+
+    def _forward(self, req: http.server.BaseHTTPRequestHandler) -> None:
+        body = req.rfile.read(int(req.headers.get("Content-Length") or 0))
+        if self._slow.search(req.path):
+            time.sleep(self._delay)  # the slow server this proxy plays
+        headers = {k: v for k in ("Authorization", "Content-Type", "Accept") if (v := req.headers.get(k))}
+        conn = http.client.HTTPConnection(*self._upstream, timeout=120)
+        try:
+            conn.request(req.command, req.path, body=body or None, headers=headers)
+            answer = conn.getresponse()
+            status, ctype, data = answer.status, answer.getheader("Content-Type"), answer.read()
+        except OSError as e:
+            status, ctype, data = 502, "text/plain", str(e).encode()
+        finally:
+            conn.close()
+        with self._lock:
+            self._answered[req.path] += 1
+        req.send_response(status)
+        req.send_header("Content-Type", ctype or "application/json")
+        req.send_header("Content-Length", str(len(data)))
+        req.end_headers()
+        req.wfile.write(data)
+
+    def count(self, suffix: str) -> int:
+        """Answered requests whose path ends with suffix."""
+        with self._lock:
+            return sum(n for path, n in self._answered.items() if path.endswith(suffix))
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> DelayProxy:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -36,6 +36,9 @@ class Scripted:
             "release": lambda b: {"released": [True] * len(b["receipts"])},
             "claim": lambda b: {"jobs": []},
         }
+        #: Seconds an endpoint (by last path segment) takes to answer, after
+        #: which "<endpoint> answered" is recorded, before the answer is sent.
+        self.delays: dict[str, float] = {}
         self.lock = threading.Lock()
         fake = self
 
@@ -58,6 +61,10 @@ class Scripted:
                     out = fake.replies["claim"](body)
                 else:
                     out = fake.replies[last](body)
+                if last in fake.delays:
+                    time.sleep(fake.delays[last])  # the slow server this one plays
+                    with fake.lock:
+                        fake.requests.append((f"{last} answered", body))
                 data = json.dumps(out).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
@@ -161,3 +168,43 @@ def test_shutdown_releases_unfinished_batches(fake: Scripted) -> None:
     assert time.monotonic() - t0 < 2.5
     assert fake.sent("ack") == [{"acks": [{"receipt": "r2", "failed": {"2": "no"}}]}]
     assert fake.sent("release") == [{"receipts": ["r1"]}]
+
+
+def consume_until(fake: Scripted, concurrency: int, done: Callable[[], bool], what: str) -> None:
+    """Runs a consumer of t/s with a batch handler that does nothing until
+    done() holds."""
+    consumer = drover.Consumer(fake.url, "drv_t", lease=10, poll_wait=0.1)
+    consumer.subscribe("t", "s", lambda msgs: None, batch=True, concurrency=concurrency)
+    consumer.start()
+    try:
+        wait_for(done, what=what)
+    finally:
+        consumer.stop()
+
+
+def test_a_receive_waits_for_the_acks_of_the_batches_before_it(fake: Scripted) -> None:
+    """The server holds a batch's lane until its ack is stored: a receive
+    sent while the ack was on its way found the lane held and waited out
+    the server's poll interval (a second on PostgreSQL) before it got the
+    lane's next batch. The receive goes out once the ack is answered."""
+    fake.batches = [batch("r1", 1), batch("r2", 2), batch("r3", 3)]
+    fake.delays["ack"] = 0.3
+    consume_until(fake, 1, lambda: sum(len(a["acks"]) for a in fake.sent("ack answered")) == 3, "three acks answered")
+    with fake.lock:
+        order = [p for p, _ in fake.requests if p in ("receive", "ack", "ack answered")]
+    acks = [i for i, p in enumerate(order) if p == "ack"]
+    for i in acks:
+        assert order[i + 1] == "ack answered", f"a receive went out while an ack was on its way: {order}"
+    assert len(acks) == 3
+
+
+def test_a_receive_takes_half_the_handlers_at_most(fake: Scripted) -> None:
+    """Two receivers of a subscription each ask for half of its handlers at
+    most, so that the server reads the batches of some lanes while the
+    consumer handles those of the others; asking for every free handler,
+    a subscription's batches were received, handled and acknowledged
+    together, and the server and the consumer each waited for the other."""
+    fake.batches = [batch(f"r{i}", i) for i in range(1, 5)]
+    consume_until(fake, 5, lambda: sum(len(a["acks"]) for a in fake.sent("ack")) == 4, "four batches acknowledged")
+    asked = [b["max_batches"] for b in fake.sent("receive")]
+    assert max(asked) == 3 and min(asked) >= 1, asked

@@ -7,6 +7,7 @@ max_attempts."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import time
 import uuid
@@ -17,7 +18,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 import drover
-from conftest import Server, wait_for
+from conftest import DelayProxy, Server, wait_for
 
 
 @pytest.fixture
@@ -263,6 +264,59 @@ def test_consumer_handles_every_message_in_key_order(server: Server, client: dro
         seqs = [s for kk, s in seen if kk == k]
         assert seqs == sorted(seqs), f"key {k} out of order: {seqs}"
     wait_for(lambda: client.subscription_lag(topic)[0].pending == 0, what="every batch acknowledged")
+
+
+def test_consumer_of_several_subscriptions_keeps_their_leases_when_the_server_answers_slowly(
+    server: Server, client: drover.Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Six subscriptions (two topics of three) in one consumer, behind a
+    proxy that holds every extend and ack for a second, as a loaded server
+    answers: each handler runs through two extensions of its subscription,
+    and the subscription's spare handlers keep receiving, so that a lane
+    whose lease ran out is leased again. Extending one subscription after
+    another, the last ones' leases (6 s) ran out before their turn came
+    (2 s, then 1 s for each subscription before): their handlers were stopped, their batches delivered
+    again and their acks refused."""
+    proxy = DelayProxy(server.url, 1.0, r"/(extend|ack)$")
+    subs: list[tuple[str, str]] = []
+    published: dict[str, list[int]] = {}
+    for _ in range(2):
+        t = "t-" + uuid.uuid4().hex[:12]
+        client.create_topic(t, lanes=2)
+        for s in ("a", "b", "c"):
+            client.create_subscription(t, s)
+            subs.append((t, s))
+        published[t] = client.publish(t, [drover.Message({"j": j}, key=f"k{j}") for j in range(6)])
+    handled: Counter[tuple[str, str, int]] = Counter()
+    stopped: list[str] = []
+    lock = threading.Lock()
+    consumer = drover.Consumer(proxy.url, server.work_token, lease=6, poll_wait=1)
+    for t, s in subs:
+
+        def handle(batch: list[drover.Delivery], ctx: drover.DeliveryContext, t: str = t, s: str = s) -> None:
+            with lock:
+                handled.update((t, s, m.id) for m in batch)
+            extends = f"/{t}/subscriptions/{s}/extend"
+            first = proxy.count(extends)
+            wait_for(lambda: proxy.count(extends) >= first + 2 or ctx.is_cancelled(), what=f"extends of {t}/{s}")
+            if ctx.is_cancelled():
+                stopped.append(f"{t}/{s}: {ctx.cancel_reason}")
+
+        consumer.subscribe(t, s, handle, batch=True, concurrency=4)
+
+    def done() -> bool:
+        return len(handled) == 36 and all(lg.pending == 0 for t in published for lg in client.subscription_lag(t))
+
+    with caplog.at_level(logging.WARNING, logger="drover"), proxy:
+        consumer.start()
+        try:
+            wait_for(done, timeout=60, what="every message handled and acknowledged")
+        finally:
+            consumer.stop()
+    assert stopped == []
+    assert [r.getMessage() for r in caplog.records] == []
+    assert sorted(handled) == sorted((t, s, i) for t, s in subs for i in published[t])
+    assert [k for k, n in handled.items() if n != 1] == [], "messages handled more than once"
 
 
 def test_failed_messages_retry_by_the_subscription_policy(server: Server, client: drover.Client,

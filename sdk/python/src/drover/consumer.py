@@ -5,19 +5,29 @@ runs their handlers, keeps their leases and acknowledges them.
 runs one in a thread of its own for sync code. Its parts, each a task of
 the loop, are those of the worker (docs/topics.md has the model):
 
-- a *receiver* per subscription long-polls ``receive`` for at most as many
-  batches as the subscription has free handlers (each batch is one lane, in
-  order), so that every batch received starts at once;
+- a *receiver* per subscription (two for one of several handlers, each
+  taking half of them at most) long-polls ``receive`` for at most as many
+  batches as it has free handlers (each batch is one lane, in order), so
+  that every batch received starts at once, once the acks of the batches
+  that ended before are answered;
 - each batch runs its handler once, per message in order or as a whole;
-- the *extender* renews the leases of every batch held (running or waiting
-  for its ack) every third of the lease, and stops the handler of a batch
+- an *extender* per subscription renews the leases of its batches held
+  (running or waiting for their acks) every third of the lease, counted
+  from the start of its last renewal, and stops the handler of a batch
   whose lease was lost: another consumer has it now;
-- the *acker* acknowledges the batches that ended since its last request,
-  in one request per subscription, failed messages named in ``failed``: the
+- an *acker* per subscription acknowledges its batches that ended since its
+  last request, in one request, failed messages named in ``failed``: the
   server makes them jobs of the topic's retry queue;
 - a worker on the retry queues (``topic:<topic>``) runs those jobs through
   the same handlers, as one-message batches, with the job's retries and
   backoff: the subscription's ``max_attempts`` bounds the deliveries.
+
+Each subscription has its own extender and acker, rather than one loop
+taking the subscriptions in turn: when the server answers slowly (a loaded
+machine), a turn through them all took one answer's time per subscription,
+so that the last ones' leases ran out before their renewal was sent, and a
+subscription whose batches kept ending held the one acker while the
+others' acks waited.
 
 A batch is handed to a handler at most once at a time in a process: a batch
 that repeats messages of one still running here (its lease ran out and this
@@ -152,6 +162,12 @@ class _Subscription:
     batch_size: int
     #: Batches received and not yet ended (running, or waiting to start).
     in_flight: int = 0
+    #: Batches ended with an ack or a release to send, counted, and how many
+    #: of them the acker has had answered: the server holds a batch's lane
+    #: until then, so that a receive sent earlier would find it held and wait
+    #: out the server's poll interval (a second on PostgreSQL).
+    ended: int = 0
+    settled: int = 0
     #: The batch each message in flight belongs to, by message id.
     holding: dict[int, _Batch] = field(default_factory=dict)
     #: Batches ended whose acks (receipt, failed) or releases wait to be sent.
@@ -228,7 +244,8 @@ class AsyncConsumer:
         self._changed = Changed()
         self._pool = ThreadPool("drover-consumer")
         self._receivers: list[asyncio.Task[None]] = []
-        self._tasks: list[asyncio.Task[None]] = []
+        self._extenders: list[asyncio.Task[None]] = []
+        self._ackers: list[asyncio.Task[None]] = []
         self._retries: AsyncWorker | None = None
         self._retry_task: asyncio.Task[None] | None = None
         self._recv_t: AsyncTransport | None = None
@@ -319,8 +336,14 @@ class AsyncConsumer:
                                     worker_id=self.consumer_id)
         self._retries.register(_RETRY_KIND, self._retry)
         self._retry_task = asyncio.create_task(self._run_retries(self._retries))
-        self._tasks = [asyncio.create_task(self._extend_loop()), asyncio.create_task(self._ack_loop())]
-        self._receivers = [asyncio.create_task(self._receive_loop(s)) for s in self._subs.values()]
+        subs = list(self._subs.values())
+        self._extenders = [asyncio.create_task(self._extend_loop(s)) for s in subs]
+        self._ackers = [asyncio.create_task(self._ack_loop(s)) for s in subs]
+        # Two receivers for a subscription of several handlers, each taking
+        # half of them at most (_reserve): one's receive is answered while
+        # the other's batches are handled.
+        self._receivers = [asyncio.create_task(self._receive_loop(s))
+                           for s in subs for _ in range(min(2, s.concurrency))]
         log.info("consumer %s: subscriptions %s", self.consumer_id, ", ".join(self.subscriptions))
 
     async def _run_retries(self, worker: AsyncWorker) -> None:
@@ -337,14 +360,29 @@ class AsyncConsumer:
     # Receiving.
 
     async def _reserve(self, sub: _Subscription) -> int:
-        """Waits until the subscription has free handlers and takes them
-        all; 0 when the consumer stops."""
+        """Waits until the subscription has free handlers, takes them (half
+        of its concurrency at most) and waits for the acks of the batches
+        that ended before, whose lanes the receive is to get back; 0 when the
+        consumer stops.
+
+        Taking half at most keeps two receives' batches in different phases:
+        the server reads the next batches of some lanes while this process
+        handles those of the others. Taking every free handler at once, all
+        of a subscription's batches were received together, handled
+        together and acknowledged together, so that the server and the
+        consumer each waited for the other."""
         while not self._stopping and sub.in_flight >= sub.concurrency:
             await self._changed.wait()
         if self._stopping:
             return 0
-        n = sub.concurrency - sub.in_flight
+        n = min(sub.concurrency - sub.in_flight, (sub.concurrency + 1) // 2)
         sub.in_flight += n
+        ended = sub.ended
+        while not self._stopping and sub.settled < ended:
+            await self._changed.wait()
+        if self._stopping:
+            self._unreserve(sub, n)
+            return 0
         return n
 
     def _unreserve(self, sub: _Subscription, n: int) -> None:
@@ -452,7 +490,10 @@ class AsyncConsumer:
         if b.lost:
             sub.held.pop(b.receipt, None)
             log.info("batch of %s ended after its lease was lost; not acknowledged", sub.ref)
-        elif failed is None:
+            self._changed.notify()
+            return
+        sub.ended += 1
+        if failed is None:
             sub.releases.add(b.receipt)
         else:
             sub.acks[b.receipt] = {i: truncate(e if isinstance(e, str) else describe(e), _MAX_ERROR_BYTES)
@@ -483,31 +524,38 @@ class AsyncConsumer:
 
     # Leases.
 
-    async def _extend_loop(self) -> None:
+    async def _extend_loop(self, sub: _Subscription) -> None:
+        """Renews the leases of the subscription's batches held, a third of
+        the lease after the last renewal began (at once when that one took
+        longer), so that a slow answer delays the next renewal by no more
+        than itself."""
         assert self._t is not None
-        backoff = Backoff(cap=min(self._max_backoff, self._lease / 3))
-        delay = self._lease / 3
+        loop = asyncio.get_running_loop()
+        every = self._lease / 3
+        backoff = Backoff(cap=min(self._max_backoff, every))
+        path = subscription_path(sub.topic, sub.name, "extend")
+        delay = every
         while True:
             await asyncio.sleep(delay)
-            delay = self._lease / 3
-            for sub in self._subs.values():
-                batches = list(sub.held.values())
-                for i in range(0, len(batches), _MAX_PER_REQUEST):
-                    chunk = batches[i : i + _MAX_PER_REQUEST]
-                    body = {"receipts": [b.receipt for b in chunk], "lease_ms": int(self._lease * 1000)}
-                    try:
-                        out = await self._t.request("POST", subscription_path(sub.topic, sub.name, "extend"), body,
-                                                    timeout=max(2.0, self._lease / 2))
-                    except NotFoundError:
-                        continue  # deleted while consuming; its receives fail too
-                    except DroverError as e:
-                        delay = backoff.next()
-                        log.warning("extending %d batches of %s: %s; retrying in %.1fs", len(chunk), sub.ref, e, delay)
-                        break
-                    backoff.reset()
-                    for b, ok in zip(chunk, out.get("extended") or [], strict=False):
-                        if not ok:
-                            self._lose(b)
+            began = loop.time()
+            retry_in: float | None = None
+            batches = list(sub.held.values())
+            for i in range(0, len(batches), _MAX_PER_REQUEST):
+                chunk = batches[i : i + _MAX_PER_REQUEST]
+                body = {"receipts": [b.receipt for b in chunk], "lease_ms": int(self._lease * 1000)}
+                try:
+                    out = await self._t.request("POST", path, body, timeout=max(2.0, self._lease / 2))
+                except NotFoundError:
+                    break  # deleted while consuming; its receives fail too
+                except DroverError as e:
+                    retry_in = backoff.next()
+                    log.warning("extending %d batches of %s: %s; retrying in %.1fs", len(chunk), sub.ref, e, retry_in)
+                    break
+                backoff.reset()
+                for b, ok in zip(chunk, out.get("extended") or [], strict=False):
+                    if not ok:
+                        self._lose(b)
+            delay = retry_in if retry_in is not None else max(0.0, every - (loop.time() - began))
 
     def _lose(self, b: _Batch) -> None:
         """The batch's lease is lost: another consumer may have it now. Its
@@ -524,37 +572,44 @@ class AsyncConsumer:
 
     # Acknowledgements.
 
-    async def _ack_loop(self) -> None:
+    async def _ack_loop(self, sub: _Subscription) -> None:
         assert self._t is not None
         backoff = Backoff(cap=self._max_backoff)
         while True:
-            while not self._pending() and not self._acker_stop:
+            # settled < ended with nothing to send: the acks of batches
+            # whose leases were lost since were dropped.
+            while not (sub.acks or sub.releases or sub.settled < sub.ended) and not self._acker_stop:
                 await self._changed.wait()
-            if not self._pending():
+            if not (sub.acks or sub.releases or sub.settled < sub.ended):
                 return
+            ended = sub.ended
             try:
-                for sub in self._subs.values():
-                    await self._send_acks(sub)
-                    await self._send_releases(sub)
+                await self._send_acks(sub)
+                await self._send_releases(sub)
+                sub.settled = ended
+                self._changed.notify()
             except DroverError as e:
                 if self._control.hurry.is_set() and self._acker_stop:
-                    log.error("could not acknowledge or release batches: %s (they are delivered again after "
-                              "their leases)", e)
+                    log.error("could not acknowledge or release batches of %s: %s (they are delivered again after "
+                              "their leases)", sub.ref, e)
                     return
                 delay = backoff.next()
-                log.warning("acknowledging batches: %s; retrying in %.1fs", e, delay)
+                log.warning("acknowledging batches of %s: %s; retrying in %.1fs", sub.ref, e, delay)
                 await asyncio.sleep(delay)
                 continue
             backoff.reset()
 
-    def _pending(self) -> bool:
-        return any(s.acks or s.releases for s in self._subs.values())
-
     async def _send_acks(self, sub: _Subscription) -> None:
+        """Sends the acks of the batches ended so far; those that end
+        meanwhile wait for the acker's next turn, so that a turn, and the
+        receives waiting for it, take one answer's time."""
         assert self._t is not None
         path = subscription_path(sub.topic, sub.name, "ack")
-        while sub.acks:
-            receipts = list(sub.acks)[:_MAX_PER_REQUEST]
+        todo = list(sub.acks)
+        for i in range(0, len(todo), _MAX_PER_REQUEST):
+            receipts = [r for r in todo[i : i + _MAX_PER_REQUEST] if r in sub.acks]  # not lost since
+            if not receipts:
+                continue
             try:
                 out = await self._t.request("POST", path, acks_body((r, sub.acks[r]) for r in receipts))
             except (ValidationError, PayloadTooLargeError) as e:
@@ -566,6 +621,8 @@ class AsyncConsumer:
                     self._settle(sub, receipts)
                     continue
                 for r in receipts:
+                    if r not in sub.acks:
+                        continue
                     one = {r: sub.acks[r]}
                     try:
                         await self._t.request("POST", path, acks_body(one.items()))
@@ -580,8 +637,11 @@ class AsyncConsumer:
 
     async def _send_releases(self, sub: _Subscription) -> None:
         assert self._t is not None
-        while sub.releases:
-            receipts = sorted(sub.releases)[:_MAX_PER_REQUEST]
+        todo = sorted(sub.releases)
+        for i in range(0, len(todo), _MAX_PER_REQUEST):
+            receipts = [r for r in todo[i : i + _MAX_PER_REQUEST] if r in sub.releases]
+            if not receipts:
+                continue
             with contextlib.suppress(NotFoundError):  # deleted while consuming: nothing to hand back
                 await self._t.request("POST", subscription_path(sub.topic, sub.name, "release"),
                                       {"receipts": receipts})
@@ -597,7 +657,7 @@ class AsyncConsumer:
     # Shutting down.
 
     async def _shutdown(self) -> None:
-        if not self._tasks:
+        if not self._ackers:
             return  # never started
         self._stopping = True
         self._changed.notify()
@@ -629,14 +689,14 @@ class AsyncConsumer:
             await asyncio.gather(self._retry_task, return_exceptions=True)
         self._acker_stop = True
         self._changed.notify()
-        acker = self._tasks[1]
-        done, _ = await asyncio.wait([acker], timeout=max(10.0, self._max_backoff * 2))
-        if not done:
+        _, pending = await asyncio.wait(self._ackers, timeout=max(10.0, self._max_backoff * 2))
+        if pending:
             self._control.request_stop()  # a second request: hurry
-            await asyncio.wait([acker], timeout=self._lease)
-        for t in self._tasks:
+            await asyncio.wait(pending, timeout=self._lease)
+        loops = self._ackers + self._extenders
+        for t in loops:
             t.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await asyncio.gather(*loops, return_exceptions=True)
         self._pool.close()
         for tr in (self._recv_t, self._t):
             if tr is not None:
