@@ -42,6 +42,13 @@ type executor struct {
 // the transaction that holds its work has committed, or with the error
 // that rolled its work back.
 func (e *executor) writeTx(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
+	return e.writeShared(ctx, nil, fn)
+}
+
+// writeShared is writeTx for a write whose work share can run together
+// with the same work of other writes of its round (shared.go); fn runs it
+// alone otherwise, and always in the caller's transaction.
+func (e *executor) writeShared(ctx context.Context, share sharedWrite, fn func(ctx context.Context, tx *sql.Tx) error) error {
 	if e.tx != nil {
 		return fn(ctx, e.tx)
 	}
@@ -51,7 +58,7 @@ func (e *executor) writeTx(ctx context.Context, fn func(ctx context.Context, tx 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return e.combine(&writeCall{ctx: ctx, fn: fn, wake: make(chan bool, 1)})
+	return e.combine(&writeCall{ctx: ctx, fn: fn, share: share, wake: make(chan bool, 1)})
 }
 
 // prep returns the named statement for one call. In the caller's
@@ -501,7 +508,10 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 	// attempted_at is when the claim took effect, not when it began to
 	// wait: keyed jobs' stored run intervals must follow the commit order
 	// of the finishes that promoted them.
-	err := e.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	// The claim may share its statement with other claims of its round
+	// (shared.go), which put the rows taken for it in sc.
+	share := &claimShare{p: p, kinds: kinds, token: token, sc: sc}
+	err := e.writeShared(ctx, share, func(ctx context.Context, tx *sql.Tx) error {
 		real := fromMicros(micros(time.Now()))
 		// A claimer's clock (ClaimParams.Now) says which jobs are due and
 		// when their attempts start; leases run by the real one, which
@@ -1324,6 +1334,12 @@ func (sc *scanner) scanClaimed(rows *sql.Rows) error {
 	if err := rows.Scan(sc.dest[:claimColumns]...); err != nil {
 		return err
 	}
+	return sc.claimedRow()
+}
+
+// claimedRow makes the job of the claim columns just scanned, with what
+// sc.claim says the claim set.
+func (sc *scanner) claimedRow() error {
 	box := sc.box()
 	j := &box.row
 	v := &sc.vals
