@@ -199,8 +199,8 @@ func (e *executor) round(own *writeCall) error {
 // runCalls runs calls in tx and returns those that did not run because a
 // failure before their turn rolled the whole transaction back: the calls
 // before it then fail with it. Calls that share a key (shared.go) run as
-// one in the place of the last of them, so that each sees every write
-// queued before it; when that fails, each runs alone there.
+// one, in the place of the first or the last of them (sharedWrite.early);
+// when that fails, each runs alone there.
 func (e *executor) runCalls(ctx context.Context, tx *sql.Tx, calls []*writeCall) (retry []*writeCall) {
 	if len(calls) == 1 {
 		c := calls[0]
@@ -257,8 +257,8 @@ func (e *executor) runCalls(ctx context.Context, tx *sql.Tx, calls []*writeCall)
 
 // shareSteps orders calls into the steps a round runs: each call alone,
 // in its place, but for calls whose shares have the same key, which run
-// together in the place of the last of them. A call whose context has
-// ended runs alone, to fail there.
+// together in the place of the first or the last of them. A call whose
+// context has ended runs alone, to fail there.
 func shareSteps(calls []*writeCall) [][]*writeCall {
 	keys := make([]string, len(calls))
 	groups := map[string][]*writeCall{}
@@ -276,7 +276,7 @@ func shareSteps(calls []*writeCall) [][]*writeCall {
 		switch {
 		case keys[i] == "" || len(g) < 2:
 			steps = append(steps, []*writeCall{c})
-		case g[len(g)-1] == c:
+		case c.share.early() && g[0] == c, !c.share.early() && g[len(g)-1] == c:
 			steps = append(steps, g)
 		}
 	}

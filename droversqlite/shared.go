@@ -21,11 +21,14 @@ import (
 // with many clients in one process, each claiming and flushing its own
 // small batches, a round at 64 client streams held a claim or a flush for
 // nearly every job it inserted (issue 36: 1.87 writes per job against
-// 1.39 at 4 streams, on a writer busy 90% of the time). Writes of one
-// round that ask the same of the store now run as one: the plain claims
-// of one queue (the same statement, kinds and lease) as one claim for all
-// their claimers, each row under its own claimer's owner and lease token,
-// and the finishes of the engine's plain path as one batch.
+// 1.39 at 4 streams, on a writer busy 90% of the time), and one insert
+// per job from callers that insert one job at a time. Writes of one round
+// that ask the same of the store now run as one: the plain claims of one
+// queue (the same statement, kinds and lease) as one claim for all their
+// claimers, each row under its own claimer's owner and lease token, the
+// finishes of the engine's plain path as one batch, and the inserts of
+// plain jobs (no key, unique key or routing) as one insert, each job at
+// its own caller's time.
 //
 // What each caller gets is what its own write would have given it: its
 // claim's rows, every one stored under its owner and token (the claimers
@@ -43,6 +46,12 @@ import (
 type sharedWrite interface {
 	// shareKey names the writes this one can run with; "" for none.
 	shareKey() string
+	// early says that the writes run in the place of the first of them,
+	// not of the last (rounds.go). Either is sound, since none of their
+	// callers has an outcome before the round commits: inserts run early,
+	// so that the claims of their round see their jobs, and claims late,
+	// so that they see every insert queued before them.
+	early() bool
 	// runShared runs the writes of parts (this one among them, all of its
 	// type and key) as one, in tx, and gives each its outcome; or it
 	// fails, and then none has one and the caller rolls tx back to before
@@ -96,6 +105,8 @@ func (c *claimShare) shareKey() string {
 	return strings.Join([]string{"claim", p.Queue, strconv.Itoa(int(p.Variant)), c.kinds, p.Lease.String(),
 		strconv.FormatInt(p.Now.UnixNano(), 10), strconv.FormatBool(p.Now.IsZero())}, "\x00")
 }
+
+func (c *claimShare) early() bool { return false }
 
 func (c *claimShare) runShared(ctx context.Context, e *executor, tx *sql.Tx, parts []sharedWrite) error {
 	claims := make([]*claimShare, len(parts))
@@ -190,6 +201,8 @@ func (f *finishShare) shareKey() string {
 	return "finish\x00" + strconv.Itoa(f.refuse)
 }
 
+func (f *finishShare) early() bool { return false }
+
 // runShared applies every part's results in one batch, betting, as each
 // part's own finish would, that all pass their fences: a lost bet fails
 // the shared finish, and each part then finishes alone, learning which
@@ -219,6 +232,54 @@ func (f *finishShare) runShared(ctx context.Context, e *executor, tx *sql.Tx, pa
 	}
 	for _, part := range parts {
 		*part.(*finishShare).res = droverdriver.FinishResult{All: true}
+	}
+	return nil
+}
+
+// insertShare is an insert's part when all its jobs are plain: the jobs,
+// the time its caller inserts them at, and where their IDs (and, for
+// JobInsert, the one job as stored) go.
+type insertShare struct {
+	jobs   []droverdriver.InsertParams
+	now    any
+	ids    *[]int64
+	stored **drovertype.JobRow
+}
+
+func (s *insertShare) shareKey() string { return "insert" }
+
+func (s *insertShare) early() bool { return true }
+
+// runShared inserts every part's jobs with the multi-row statements, in
+// the parts' order, so that each part's jobs take consecutive IDs, and
+// reads back the job of each part that asks for it.
+func (s *insertShare) runShared(ctx context.Context, e *executor, tx *sql.Tx, parts []sharedWrite) error {
+	var jobs []droverdriver.InsertParams
+	var nows []any
+	for _, part := range parts {
+		p := part.(*insertShare)
+		jobs = append(jobs, p.jobs...)
+		for range p.jobs {
+			nows = append(nows, p.now)
+		}
+	}
+	if err := e.raiseSequence(ctx, tx); err != nil {
+		return err
+	}
+	ids := make([]int64, 0, len(jobs))
+	args := make([]any, 0, min(len(jobs), insertSizes[0])*insertColumns)
+	if err := e.insertFamily(ctx, tx, &plainInserts, jobs, s.now, nows, args, &ids); err != nil {
+		return err
+	}
+	for _, part := range parts {
+		p := part.(*insertShare)
+		*p.ids = append((*p.ids)[:0], ids[:len(p.jobs)]...)
+		if p.stored != nil {
+			if err := e.readInserted(ctx, tx, *p.ids, p.stored); err != nil {
+				return err
+			}
+		}
+		ids = ids[len(p.jobs):]
 	}
 	return nil
 }

@@ -207,3 +207,49 @@ func TestFinishesShareARound(t *testing.T) {
 		})
 	}
 }
+
+// TestInsertsShareARound queues a one-job insert, a write that records
+// how many jobs it sees, and a two-job insert behind a held round, and
+// checks that the inserts ran as one in the place of the first (the write
+// between them saw all three jobs), that each caller got its own jobs'
+// IDs, in order, and JobInsert its job as stored.
+func TestInsertsShareARound(t *testing.T) {
+	t.Parallel()
+	d, _ := setupRounds(t)
+	ctx := context.Background()
+	e := &d.exec
+	one, two, three := job("q"), job("q"), job("q")
+	one.Kind, two.Kind, three.Kind = "one", "two", "three"
+
+	release := holdRound(t, d)
+	first := queueWrite(t, d, 1, func() (*drovertype.JobRow, error) { return e.JobInsert(ctx, one) })
+	between := queueWrite(t, d, 2, func() (struct{}, error) {
+		return struct{}{}, e.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+			_, err := tx.ExecContext(ctx, "INSERT INTO t SELECT 'saw ' || count(*) FROM "+d.schema+"_jobs")
+			return err
+		})
+	})
+	second := queueWrite(t, d, 3, func() ([]int64, error) { return e.JobInsertMany(ctx, []droverdriver.InsertParams{two, three}) })
+	release()
+	if got := <-between; got.err != nil {
+		t.Fatal(got.err)
+	}
+	row, many := <-first, <-second
+	if row.err != nil || many.err != nil {
+		t.Fatalf("inserts: %v, %v", row.err, many.err)
+	}
+	if row.v == nil || row.v.Kind != "one" || row.v.State != drovertype.JobStateAvailable {
+		t.Fatalf("JobInsert returned %+v, want its job as stored", row.v)
+	}
+	for i, id := range append([]int64{row.v.ID}, many.v...) {
+		if j := get(t, e, id); j.Kind != []string{"one", "two", "three"}[i] {
+			t.Errorf("ID %d is a job of kind %s, want %s", id, j.Kind, []string{"one", "two", "three"}[i])
+		}
+	}
+	if len(many.v) != 2 || many.v[1] != many.v[0]+1 {
+		t.Errorf("JobInsertMany's IDs %v, want two in a row", many.v)
+	}
+	if keys := tableKeys(t, d); !slices.Contains(keys, "saw 3") {
+		t.Errorf("the write queued between the inserts saw %v, want all three jobs: the inserts did not run as one in the first's place", keys)
+	}
+}
