@@ -37,7 +37,10 @@ import (
 // finish whose results did not all pass their fences, a statement error)
 // is rolled back to its savepoint and each of its callers' writes runs
 // alone in its place, as before, so that a caller's outcome never depends
-// on another's results. Which writes may share is the driver's decision
+// on another's results. A caller whose context ends before the round
+// runs is left out of a shared write, and fails alone as before; one whose
+// context ends while the shared write runs gets its outcome, which the
+// commit holds. Which writes may share is the driver's decision
 // about how it runs the statements it was asked for: the engine asked for
 // each claim and finish as it always has.
 
