@@ -69,17 +69,22 @@ type sharedWrite interface {
 // row picked is numbered in claim order and stored under its slot's owner
 // and token (?7, the first slot's token, only where a row had none, which
 // the slots' ranges, covering ?2 rows, rule out); and the rows return
-// their owner and token, so that each can be handed to its claimer.
+// their owner and token, so that each can be handed to its claimer. The
+// slots are read from their JSON once (MATERIALIZED), not again for each
+// row picked, which cost a third of a 64-stream run's CPU.
 func withClaimShared(q map[string]string, name, prefix string) error {
 	return sqlfile.WithClaimSlots(q, name,
+		[2]string{"UPDATE " + prefix + "jobs\nSET state",
+			"WITH s AS MATERIALIZED (SELECT value ->> '$[0]' AS owner, value ->> '$[1]' AS token,\n" +
+				"        value ->> '$[2]' AS first, value ->> '$[3]' AS last FROM json_each(?3))\n" +
+				"UPDATE " + prefix + "jobs\nSET state"},
 		[2]string{"lease_owner = ?3,", "lease_owner = s.owner,"},
 		[2]string{"lease_token = ?7", "lease_token = coalesce(unhex(s.token), ?7)"},
 		[2]string{"WHERE id IN (\n    SELECT id FROM " + prefix + "jobs",
 			"FROM (SELECT id AS picked, row_number() OVER (ORDER BY priority, run_at, id) AS n FROM (\n    SELECT id, priority, run_at FROM " + prefix + "jobs"},
 		[2]string{"    LIMIT ?2\n)",
 			"    LIMIT ?2)) AS p\n" +
-				"JOIN (SELECT value ->> '$[0]' AS owner, value ->> '$[1]' AS token, value ->> '$[2]' AS first, value ->> '$[3]' AS last\n" +
-				"    FROM json_each(?3)) AS s ON p.n BETWEEN s.first AND s.last\n" +
+				"JOIN s ON p.n BETWEEN s.first AND s.last\n" +
 				"WHERE id = p.picked"},
 		[2]string{"    error_count", "    error_count, lease_owner, lease_token"})
 }
@@ -142,7 +147,10 @@ func (c *claimShare) runShared(ctx context.Context, e *executor, tx *sql.Tx, par
 		now = fromMicros(micros(c.p.Now))
 	}
 	lease := real.Add(c.p.Lease).Truncate(time.Microsecond)
-	sc := newScanner(total)
+	// The rows come in chunks of what one claim asks at most: the slots
+	// together may ask for thousands of rows that a queue does not have,
+	// and a scanner sized for them cleared that much memory each time.
+	sc := newScanner(min(total, maxSlotRows(claims)))
 	sc.claim = &claimed{queue: c.p.Queue, attemptedAt: now, lease: lease}
 	cp := claimParams{Queue: c.p.Queue, Max: total, Owner: slots.String(), Now: micros(now), Lease: micros(lease), Token: claims[0].token[:]}
 	var err error
@@ -168,6 +176,15 @@ func (c *claimShare) runShared(ctx context.Context, e *executor, tx *sql.Tx, par
 		c.sc.jobs = append(c.sc.jobs, j)
 	}
 	return nil
+}
+
+// maxSlotRows is the most rows one of claims asks for.
+func maxSlotRows(claims []*claimShare) int {
+	most := 0
+	for _, c := range claims {
+		most = max(most, c.p.Max)
+	}
+	return most
 }
 
 // scanShared reads a row of a claim for several claimers: JobClaim's
