@@ -116,6 +116,9 @@ func (c *claimShare) shareKey() string {
 
 func (c *claimShare) early() bool { return false }
 
+// runShared claims for every part in one statement, each part's slot the
+// next p.Max rows in claim order, and hands each part the rows stored
+// under its token.
 func (c *claimShare) runShared(ctx context.Context, e *executor, tx *sql.Tx, parts []sharedWrite) error {
 	claims := make([]*claimShare, len(parts))
 	byToken := make(map[drovertype.LeaseToken]*claimShare, len(parts))
