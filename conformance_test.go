@@ -1009,6 +1009,73 @@ func TestExactlyOnceUnderConcurrency(t *testing.T) {
 	})
 }
 
+// TestSingleJobStreamsRunOnce inserts jobs one per call from several
+// goroutines while several clients of one process work them on one store
+// (on SQLite their inserts, claims and finishes share write rounds and
+// statements: droversqlite/shared.go), and checks that every job ran
+// once, with the job it was inserted as, and completed, none left waiting
+// or running.
+func TestSingleJobStreamsRunOnce(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		const producers, each, clients = 8, 40, 6
+		b := setup(t, s, 2)
+		ctx := context.Background()
+		rec := newRecorder()
+		for range clients {
+			startClient(t, s.newClient(t, b.d, fastConfig(rec, 2)))
+		}
+		inserted := make(chan *drovertype.JobRow, producers*each)
+		var wg sync.WaitGroup
+		for p := range producers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range each {
+					row, err := b.client.Insert(ctx, noopArgs{N: p*each + i}, nil)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					inserted <- row
+				}
+			}()
+		}
+		wg.Wait()
+		close(inserted)
+		if t.Failed() {
+			return
+		}
+		ids := map[int64]bool{}
+		for row := range inserted {
+			var args noopArgs
+			if err := json.Unmarshal(row.EncodedArgs, &args); err != nil || row.Kind != "test.noop" || ids[row.ID] {
+				t.Fatalf("insert returned job %d of kind %s, args %s (%v), or an ID twice", row.ID, row.Kind, row.EncodedArgs, err)
+			}
+			ids[row.ID] = true
+		}
+		s.untilWorked(t, "every job completed", func() bool {
+			counts, err := b.client.JobCountByState(ctx, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return counts[drovertype.JobStateCompleted] == producers*each
+		})
+		_, runs := rec.snapshot()
+		for id := range ids {
+			if runs[id] != 1 {
+				t.Errorf("job %d ran %d times", id, runs[id])
+			}
+		}
+		if len(runs) != len(ids) {
+			t.Errorf("%d distinct jobs ran, want the %d inserted", len(runs), len(ids))
+		}
+		counts, err := b.client.JobCountByState(ctx, "")
+		if err != nil || counts[drovertype.JobStateAvailable]+counts[drovertype.JobStateRunning] != 0 {
+			t.Errorf("jobs left behind: %v (%v)", counts, err)
+		}
+	})
+}
+
 // TestMaintenanceSurvivesLeaderStop stops the client that leads maintenance
 // and checks that another one takes over: a job whose worker died is still
 // rescued and completed.

@@ -209,6 +209,11 @@ func newDriver(opts []Option) (*Driver, error) {
 		err = sqlfile.WithClaimExceptKinds(q, "AND kind NOT IN (SELECT value FROM json_each(?8))",
 			"AND (priority, run_at, id) > (?8, ?9, ?10) AND kind NOT IN (SELECT value FROM json_each(?11))")
 	}
+	for _, name := range []string{"JobClaim", "JobClaimKinds", "JobClaimExcept"} {
+		if err == nil {
+			err = withClaimShared(q, name, prefix)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("droversqlite: %w", err)
 	}

@@ -42,6 +42,13 @@ type executor struct {
 // the transaction that holds its work has committed, or with the error
 // that rolled its work back.
 func (e *executor) writeTx(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
+	return e.writeShared(ctx, nil, fn)
+}
+
+// writeShared is writeTx for a write whose work share can run together
+// with the same work of other writes of its round (shared.go); fn runs it
+// alone otherwise, and always in the caller's transaction.
+func (e *executor) writeShared(ctx context.Context, share sharedWrite, fn func(ctx context.Context, tx *sql.Tx) error) error {
 	if e.tx != nil {
 		return fn(ctx, e.tx)
 	}
@@ -51,7 +58,7 @@ func (e *executor) writeTx(ctx context.Context, fn func(ctx context.Context, tx 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return e.combine(&writeCall{ctx: ctx, fn: fn, wake: make(chan bool, 1)})
+	return e.combine(&writeCall{ctx: ctx, fn: fn, share: share, wake: make(chan bool, 1)})
 }
 
 // prep returns the named statement for one call. In the caller's
@@ -213,23 +220,24 @@ func (e *executor) insert(ctx context.Context, jobs []droverdriver.InsertParams,
 	ids := make([]int64, 0, len(jobs))
 	var specialIDs []int64
 	args := make([]any, 0, min(len(jobs), insertSizes[0])*insertColumns)
-	err := e.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	// Plain jobs alone may share their statements with other inserts of
+	// the round (shared.go), which then set ids and *stored.
+	var share sharedWrite
+	if len(special) == 0 {
+		share = &insertShare{jobs: jobs, now: nowArg, ids: &ids, stored: stored}
+	}
+	err := e.writeShared(ctx, share, func(ctx context.Context, tx *sql.Tx) error {
 		ids = ids[:0]
-		if high := highestID(e.hubKey, 0); high > 0 {
-			if _, err := jobSequenceRaise.exec(ctx, e, tx, high); err != nil {
-				return err
-			}
-			if _, err := jobSequenceCreate.exec(ctx, e, tx, high); err != nil {
-				return err
-			}
+		if err := e.raiseSequence(ctx, tx); err != nil {
+			return err
 		}
-		if err := e.insertFamily(ctx, tx, &plainInserts, jobs, nowArg, args, &ids); err != nil {
+		if err := e.insertFamily(ctx, tx, &plainInserts, jobs, nowArg, nil, args, &ids); err != nil {
 			return err
 		}
 		if len(special) > 0 {
 			specialIDs = make([]int64, len(special))
 			var routedIDs []int64
-			if err := e.insertFamily(ctx, tx, &routedInserts, routed.jobs, nowArg, args, &routedIDs); err != nil {
+			if err := e.insertFamily(ctx, tx, &routedInserts, routed.jobs, nowArg, nil, args, &routedIDs); err != nil {
 				return err
 			}
 			for i, id := range routedIDs {
@@ -249,6 +257,21 @@ func (e *executor) insert(ctx context.Context, jobs []droverdriver.InsertParams,
 	}
 	notifyJobs(e.hubKey, wake)
 	return pos.Merge(ids, specialIDs), nil
+}
+
+// raiseSequence raises the job ID sequence past the highest ID this
+// process has handed out (JobSequenceRaise in queries.sql), before an
+// insert.
+func (e *executor) raiseSequence(ctx context.Context, tx *sql.Tx) error {
+	high := highestID(e.hubKey, 0)
+	if high == 0 {
+		return nil
+	}
+	if _, err := jobSequenceRaise.exec(ctx, e, tx, high); err != nil {
+		return err
+	}
+	_, err := jobSequenceCreate.exec(ctx, e, tx, high)
+	return err
 }
 
 // insertKeyedAt inserts the keyed jobs of an insert's special group
@@ -272,15 +295,21 @@ func (e *executor) insertKeyedAt(ctx context.Context, tx *sql.Tx, keyed special,
 }
 
 // insertFamily inserts jobs with f's statements, as many of the largest
-// as fit, then the next smaller ones, and appends their IDs to ids.
-func (e *executor) insertFamily(ctx context.Context, tx *sql.Tx, f *insertFamily, jobs []droverdriver.InsertParams, now any, args []any, ids *[]int64) error {
+// as fit, then the next smaller ones, and appends their IDs to ids. Each
+// job is inserted at now, or, when nows is not nil, at its own time there
+// (the jobs of several callers' inserts, shared.go).
+func (e *executor) insertFamily(ctx context.Context, tx *sql.Tx, f *insertFamily, jobs []droverdriver.InsertParams, now any, nows []any, args []any, ids *[]int64) error {
 	rest := jobs
 	for _, size := range insertSizes {
 		if len(rest) < size {
 			continue
 		}
 		n := len(rest) / size * size
-		if err := e.insertChunks(ctx, tx, f, rest[:n], size, now, args, ids); err != nil {
+		var chunkNows []any
+		if nows != nil {
+			chunkNows, nows = nows[:n], nows[n:]
+		}
+		if err := e.insertChunks(ctx, tx, f, rest[:n], size, now, chunkNows, args, ids); err != nil {
 			return err
 		}
 		rest = rest[n:]
@@ -290,7 +319,7 @@ func (e *executor) insertFamily(ctx context.Context, tx *sql.Tx, f *insertFamily
 
 // insertChunks inserts jobs, whose number is a multiple of size, with f's
 // statement of that many rows, and appends their IDs to ids.
-func (e *executor) insertChunks(ctx context.Context, tx *sql.Tx, f *insertFamily, jobs []droverdriver.InsertParams, size int, now any, args []any, ids *[]int64) error {
+func (e *executor) insertChunks(ctx context.Context, tx *sql.Tx, f *insertFamily, jobs []droverdriver.InsertParams, size int, now any, nows []any, args []any, ids *[]int64) error {
 	st, err := e.prep(ctx, tx, e.writer, f.name(size))
 	if err != nil {
 		return err
@@ -299,7 +328,11 @@ func (e *executor) insertChunks(ctx context.Context, tx *sql.Tx, f *insertFamily
 	for start := 0; start < len(jobs); start += size {
 		args = args[:0]
 		for i := range jobs[start : start+size] {
-			args = f.appendArgs(args, &jobs[start+i], now)
+			at := now
+			if nows != nil {
+				at = nows[start+i]
+			}
+			args = f.appendArgs(args, &jobs[start+i], at)
 		}
 		res, err := st.ExecContext(ctx, args...)
 		if err != nil {
@@ -501,7 +534,10 @@ func (e *executor) JobClaim(ctx context.Context, p droverdriver.ClaimParams) ([]
 	// attempted_at is when the claim took effect, not when it began to
 	// wait: keyed jobs' stored run intervals must follow the commit order
 	// of the finishes that promoted them.
-	err := e.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	// The claim may share its statement with other claims of its round
+	// (shared.go), which put the rows taken for it in sc.
+	share := &claimShare{p: p, kinds: kinds, token: token, sc: sc}
+	err := e.writeShared(ctx, share, func(ctx context.Context, tx *sql.Tx) error {
 		real := fromMicros(micros(time.Now()))
 		// A claimer's clock (ClaimParams.Now) says which jobs are due and
 		// when their attempts start; leases run by the real one, which
@@ -1324,6 +1360,12 @@ func (sc *scanner) scanClaimed(rows *sql.Rows) error {
 	if err := rows.Scan(sc.dest[:claimColumns]...); err != nil {
 		return err
 	}
+	return sc.claimedRow()
+}
+
+// claimedRow makes the job of the claim columns just scanned, with what
+// sc.claim says the claim set.
+func (sc *scanner) claimedRow() error {
 	box := sc.box()
 	j := &box.row
 	v := &sc.vals

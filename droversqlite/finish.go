@@ -116,7 +116,10 @@ func (e *executor) JobFinishMany(ctx context.Context, p droverdriver.FinishParam
 	*buf, kinds = appendResults((*buf)[:0], unique)
 	batch := string(*buf)
 	var res droverdriver.FinishResult
-	err := e.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	// The finish may share its statements with other finishes of its
+	// round (shared.go), which then set res.
+	share := &finishShare{results: unique, refuse: p.Refuse, res: &res}
+	err := e.writeShared(ctx, share, func(ctx context.Context, tx *sql.Tx) error {
 		// finalized_at is read under the write lock, like attempted_at in
 		// JobClaim.
 		now := micros(time.Now())

@@ -49,6 +49,10 @@ type writeRounds struct {
 type writeCall struct {
 	ctx context.Context
 	fn  func(ctx context.Context, tx *sql.Tx) error
+	// share, when not nil, lets the round run fn's work together with
+	// the calls that share its key (shared.go); fn still runs it alone
+	// when that fails.
+	share sharedWrite
 	// wake hands the caller the next round to lead (true) or its outcome
 	// (false). Buffered, so that the leader never waits for a caller.
 	wake chan bool
@@ -194,7 +198,9 @@ func (e *executor) round(own *writeCall) error {
 
 // runCalls runs calls in tx and returns those that did not run because a
 // failure before their turn rolled the whole transaction back: the calls
-// before it then fail with it.
+// before it then fail with it. Calls that share a key (shared.go) run as
+// one, in the place of the first or the last of them (sharedWrite.early);
+// when that fails, each runs alone there.
 func (e *executor) runCalls(ctx context.Context, tx *sql.Tx, calls []*writeCall) (retry []*writeCall) {
 	if len(calls) == 1 {
 		c := calls[0]
@@ -202,24 +208,95 @@ func (e *executor) runCalls(ctx context.Context, tx *sql.Tx, calls []*writeCall)
 		c.err = c.run(tx)
 		return nil
 	}
-	for i, c := range calls {
-		c.done = true
-		err := e.savepoint(ctx, tx, func() error { return c.run(tx) })
-		c.err = err
+	steps := shareSteps(calls)
+	for k := 0; k < len(steps); k++ {
+		step := steps[k]
+		var err error
+		if len(step) > 1 {
+			err = e.savepoint(ctx, tx, func() error { return runShared(ctx, e, tx, step) })
+			var lost txLostError
+			if err != nil && !errors.As(err, &lost) {
+				// Each runs alone, in the shared write's place.
+				singles := make([][]*writeCall, len(step))
+				for i, c := range step {
+					singles[i] = []*writeCall{c}
+				}
+				steps = slices.Replace(steps, k, k+1, singles...)
+				k--
+				continue
+			}
+			for _, c := range step {
+				c.done, c.err = true, err
+			}
+		} else {
+			c := step[0]
+			c.done = true
+			err = e.savepoint(ctx, tx, func() error { return c.run(tx) })
+			c.err = err
+		}
 		var lost txLostError
 		if errors.As(err, &lost) {
-			for _, before := range calls[:i] {
-				if before.err == nil {
-					before.err = fmt.Errorf("droversqlite: another write of the round failed: %w", lost)
+			for _, before := range steps[:k] {
+				for _, c := range before {
+					if c.err == nil {
+						c.err = fmt.Errorf("droversqlite: another write of the round failed: %w", lost)
+					}
 				}
 			}
-			for _, after := range calls[i+1:] {
-				after.done = false
+			for _, after := range steps[k+1:] {
+				for _, c := range after {
+					c.done = false
+					retry = append(retry, c)
+				}
 			}
-			return calls[i+1:]
+			return retry
 		}
 	}
 	return nil
+}
+
+// shareSteps orders calls into the steps a round runs: each call alone,
+// in its place, but for calls whose shares have the same key, which run
+// together in the place of the first or the last of them. A call whose
+// context has ended runs alone, to fail there.
+func shareSteps(calls []*writeCall) [][]*writeCall {
+	keys := make([]string, len(calls))
+	groups := map[string][]*writeCall{}
+	for i, c := range calls {
+		if c.share == nil || c.ctx.Err() != nil {
+			continue
+		}
+		if keys[i] = c.share.shareKey(); keys[i] != "" {
+			groups[keys[i]] = append(groups[keys[i]], c)
+		}
+	}
+	steps := make([][]*writeCall, 0, len(calls))
+	for i, c := range calls {
+		g := groups[keys[i]]
+		switch {
+		case keys[i] == "" || len(g) < 2:
+			steps = append(steps, []*writeCall{c})
+		case c.share.early() && g[0] == c, !c.share.early() && g[len(g)-1] == c:
+			steps = append(steps, g)
+		}
+	}
+	return steps
+}
+
+// runShared runs the shares of calls as one (sharedWrite.runShared),
+// taking a panic of it as its failure: each call then runs alone, and
+// panics, if it does, to its own caller.
+func runShared(ctx context.Context, e *executor, tx *sql.Tx, calls []*writeCall) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("droversqlite: shared write panicked: %v", v)
+		}
+	}()
+	parts := make([]sharedWrite, len(calls))
+	for i, c := range calls {
+		parts[i] = c.share
+	}
+	return parts[0].runShared(ctx, e, tx, parts)
 }
 
 // run runs c's work in tx (see the cancellation above), taking a panic of

@@ -601,6 +601,13 @@ var (
 		args: (*claimKindsParams).args})
 	jobClaimExceptAfter = def(stmt[claimKindsAfterParams]{name: "JobClaimExceptAfter", cols: 16,
 		args: (*claimKindsAfterParams).args})
+	// jobClaimShared, jobClaimKindsShared and jobClaimExceptShared are
+	// JobClaim, JobClaimKinds and JobClaimExcept for several claimers of
+	// one round, each row under its claimer's owner and token, which it
+	// returns (withClaimShared, shared.go): Owner is the slots.
+	jobClaimShared       = def(stmt[claimParams]{name: "JobClaimSlots", cols: claimColumns + 2, args: (*claimParams).args})
+	jobClaimKindsShared  = def(stmt[claimKindsParams]{name: "JobClaimKindsSlots", cols: claimColumns + 2, args: (*claimKindsParams).args})
+	jobClaimExceptShared = def(stmt[claimKindsParams]{name: "JobClaimExceptSlots", cols: claimColumns + 2, args: (*claimKindsParams).args})
 	// jobClaimAfter is JobClaim with the claim position it starts after
 	// (sqlfile.WithClaimAfter).
 	jobClaimAfter = def(stmt[claimAfterParams]{name: "JobClaimAfter", cols: 16,
