@@ -1070,10 +1070,11 @@ LIMIT $18;
 -- state would each look for on their own. Planned
 -- afresh with its values (replan), so that the filters not given fold
 -- away and each branch takes the path its values make cheapest: a
--- queue's available jobs from the claim indexes, finished jobs of a rare
--- queue or kind from the block ranges of finished_jobs_search_idx that
--- can hold them, failed ones from the failed indexes, and a filter most
--- jobs match along the primary key. JobIDPrev is this statement with
+-- queue's available jobs from the claim indexes, finished jobs of a queue
+-- or kind from finished_jobs_queue_idx or finished_jobs_kind_idx (one
+-- entry, however rare the queue and wherever its jobs lie: migration 028),
+-- failed ones from the failed indexes, and a filter most jobs match along
+-- the primary key. JobIDPrev is this statement with
 -- /*min*/ made max and /*asc*/ made DESC.
 SELECT coalesce(/*min*/min(id), 0) FROM (
     (SELECT id FROM {schema}jobs WHERE $3 AND NOT $13 AND id > $1 AND id < $2 ORDER BY id /*asc*/ LIMIT 1)
