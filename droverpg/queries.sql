@@ -505,6 +505,20 @@ head AS (
     SELECT id, kind, routing, n FROM fresh WHERE NOT EXISTS (SELECT 1 FROM returned)
 )
 
+-- fragment: strict_spent
+-- The rate tokens of a strict claim's jobs (claimed), spent at the start
+-- it gave them, the bucket first refilled up to it, as QueueLimitSpend
+-- spends a limited claim's; the bucket stays at QueueLimitTake's time
+-- when the claimer gave its own clock ($7).
+spent AS (
+    UPDATE {schema}queue_limits l
+    SET tokens = least(st.rate::float8,
+            l.tokens + st.rate * extract(epoch FROM coalesce(c.at, l.refilled_at) - l.refilled_at)::float8 * 1000 / st.period_ms) - c.n,
+        refilled_at = coalesce(c.at, l.refilled_at)
+    FROM settings st, (SELECT count(*) AS n, CASE WHEN $7::timestamptz IS NULL THEN max(attempted_at) END AS at FROM claimed) c
+    WHERE l.queue = $1 AND st.rate > 0
+)
+
 -- name: JobClaimStrict
 -- The claim of a queue in strict order (queue_settings.strict), sent in
 -- one round trip after QueueLimitTake, in the same implicit transaction:
@@ -566,14 +580,7 @@ claimed AS (
         j.errors, j.error_count, j.timeout_ms, j.created_at, j.run_at, j.attempted_at, j.lease_expires_at, j.cancel_requested,
         coalesce(j.batch_id, 0), j.flow, j.ordering_key
 ),
-spent AS (
-    UPDATE {schema}queue_limits l
-    SET tokens = least(st.rate::float8,
-            l.tokens + st.rate * extract(epoch FROM coalesce(c.at, l.refilled_at) - l.refilled_at)::float8 * 1000 / st.period_ms) - c.n,
-        refilled_at = coalesce(c.at, l.refilled_at)
-    FROM settings st, (SELECT count(*) AS n, CASE WHEN $7::timestamptz IS NULL THEN max(attempted_at) END AS at FROM claimed) c
-    WHERE l.queue = $1 AND st.rate > 0
-)
+{strict_spent}
 SELECT * FROM claimed;
 
 -- name: JobClaimStrictSlots
@@ -625,14 +632,7 @@ claimed AS (
         j.errors, j.error_count, j.timeout_ms, j.created_at, j.run_at, j.attempted_at, j.lease_expires_at, j.cancel_requested,
         coalesce(j.batch_id, 0), j.flow, j.ordering_key, j.lease_owner, j.lease_token, j.routing
 ),
-spent AS (
-    UPDATE {schema}queue_limits l
-    SET tokens = least(st.rate::float8,
-            l.tokens + st.rate * extract(epoch FROM coalesce(c.at, l.refilled_at) - l.refilled_at)::float8 * 1000 / st.period_ms) - c.n,
-        refilled_at = coalesce(c.at, l.refilled_at)
-    FROM settings st, (SELECT count(*) AS n, CASE WHEN $7::timestamptz IS NULL THEN max(attempted_at) END AS at FROM claimed) c
-    WHERE l.queue = $1 AND st.rate > 0
-)
+{strict_spent}
 SELECT * FROM claimed;
 
 -- name: QueueLimitTake
