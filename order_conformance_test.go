@@ -564,10 +564,13 @@ func TestQueueLimitNeverExceeded(t *testing.T) {
 // TestQueueRateLimit caps a queue at 20 job starts per 500 ms across two
 // clients. A token bucket of that size lets at most 40 start in any 500 ms
 // (a full bucket plus its refill), and 80 jobs cannot all start in less
-// than 1.5 s; the stored attempted_at times must show both. attempted_at is
-// read a moment after the bucket was refilled, in the same transaction, so
-// a window of attempted_at times may reach a little past the bucket's: the
-// bound allows 10% for that skew (an unlimited queue starts all 80 at once).
+// than 1.5 s; the stored attempted_at times must show both, exactly: each
+// store spends a claim's tokens at the start it gives the claim's jobs, by
+// a clock read under the queue's lock (an unlimited queue starts all 80 at
+// once). The bound once allowed 10% for a bucket that ran behind the
+// starts, and PostgreSQL still went past it under load (43 of 42): its
+// bucket refilled to the claim transaction's start, before the wait for
+// the lock (TestRateBucketClock in droverpg).
 func TestQueueRateLimit(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s store) {
 		const jobs, rate, period = 80, 20, 500 * time.Millisecond
@@ -584,11 +587,11 @@ func TestQueueRateLimit(t *testing.T) {
 		}
 		waitAllFinished(t, b, jobs)
 		starts := startTimes(allJobs(t, b.client))
-		if n, from := busiestWindow(starts, period); n > 2*rate+rate/10 {
-			t.Fatalf("%d jobs started within %s of %s, more than %d", n, period, from, 2*rate+rate/10)
+		if n, from := busiestWindow(starts, period); n > 2*rate {
+			t.Fatalf("%d jobs started within %s of %s, more than %d", n, period, from, 2*rate)
 		}
 		// 80 jobs: 20 from the full bucket, then 60 more at 20 per 500 ms.
-		if span := starts[len(starts)-1].Sub(starts[0]); span < 1400*time.Millisecond {
+		if span := starts[len(starts)-1].Sub(starts[0]); span < 1500*time.Millisecond {
 			t.Fatalf("%d jobs started within %s, faster than the rate allows", jobs, span)
 		}
 	})

@@ -17,7 +17,8 @@ import (
 // (a statement of its own, so that its snapshot is taken under the lock),
 // and JobClaim takes that many. The room is passed to JobClaim as its LIMIT, a value the
 // planner sees, so the claim keeps its ordered index scan. Under a rate,
-// QueueLimitSpend then takes a token per job claimed. Three or four round
+// QueueLimitSpend then takes a token per job claimed, at the time the
+// claim started them. Three or four round
 // trips, once per claim of up to ClaimMax jobs; queues without limits take
 // none of them. cp are the claim's parameters but for the room.
 func (e *executor) claimLimited(ctx context.Context, p droverdriver.ClaimParams, token drovertype.LeaseToken, cp claimParams) ([]*drovertype.JobRow, error) {
@@ -56,7 +57,13 @@ func (e *executor) claimLimited(ctx context.Context, p droverdriver.ClaimParams,
 		if jobs, err = scanClaimed(rows, p, token, cp.slots != nil); err != nil || len(jobs) == 0 || !rated || strict {
 			return err
 		}
-		_, err = queueLimitSpend.exec(ctx, tx, e.q, queueCount{p.Queue, len(jobs)})
+		// The bucket is spent at the claim's start, which the store's
+		// clock gave every job of the claim alike (JobClaim).
+		sp := spendParams{Queue: p.Queue, N: len(jobs)}
+		if cp.Now == nil {
+			sp.At = jobs[0].AttemptedAt
+		}
+		_, err = queueLimitSpend.exec(ctx, tx, e.q, sp)
 		return err
 	})
 	return jobs, err

@@ -464,7 +464,7 @@ routes(route) AS (
     FROM routes r WHERE r.route IS NOT NULL
 ),
 settings AS (
-    SELECT s.paused, s.max_running, s.strict, s.rate, coalesce(l.tokens, 0) AS tokens,
+    SELECT s.paused, s.max_running, s.strict, s.rate, s.period_ms, coalesce(l.tokens, 0) AS tokens,
         (SELECT count(*) FROM {schema}jobs r WHERE r.queue = $1 AND r.limited AND r.state = 'running') AS running
     FROM {schema}queue_settings s LEFT JOIN {schema}queue_limits l ON l.queue = s.queue
     WHERE s.queue = $1
@@ -505,6 +505,20 @@ head AS (
     SELECT id, kind, routing, n FROM fresh WHERE NOT EXISTS (SELECT 1 FROM returned)
 )
 
+-- fragment: strict_spent
+-- The rate tokens of a strict claim's jobs (claimed), spent at the start
+-- it gave them, the bucket first refilled up to it, as QueueLimitSpend
+-- spends a limited claim's; the bucket stays at QueueLimitTake's time
+-- when the claimer gave its own clock ($7).
+spent AS (
+    UPDATE {schema}queue_limits l
+    SET tokens = least(st.rate::float8,
+            l.tokens + st.rate * extract(epoch FROM coalesce(c.at, l.refilled_at) - l.refilled_at)::float8 * 1000 / st.period_ms) - c.n,
+        refilled_at = coalesce(c.at, l.refilled_at)
+    FROM settings st, (SELECT count(*) AS n, CASE WHEN $7::timestamptz IS NULL THEN max(attempted_at) END AS at FROM claimed) c
+    WHERE l.queue = $1 AND st.rate > 0
+)
+
 -- name: JobClaimStrict
 -- The claim of a queue in strict order (queue_settings.strict), sent in
 -- one round trip after QueueLimitTake, in the same implicit transaction:
@@ -514,7 +528,8 @@ head AS (
 -- reads the room itself, under the lock, from the settings row: none
 -- while the queue is paused, and the queue's limited rows still running
 -- stay within strict and max_running, each job needing a rate token; at
--- most $2. It spends the tokens of what it takes (spent). One round trip
+-- most $2. It spends the tokens of what it takes (spent), as
+-- QueueLimitSpend does. One round trip
 -- with the lock held only while it runs and commits: the limited claim's
 -- separate statements would hold it for three.
 --
@@ -565,10 +580,7 @@ claimed AS (
         j.errors, j.error_count, j.timeout_ms, j.created_at, j.run_at, j.attempted_at, j.lease_expires_at, j.cancel_requested,
         coalesce(j.batch_id, 0), j.flow, j.ordering_key
 ),
-spent AS (
-    UPDATE {schema}queue_limits SET tokens = tokens - (SELECT count(*) FROM claimed)
-    WHERE queue = $1 AND (SELECT rate FROM settings) > 0
-)
+{strict_spent}
 SELECT * FROM claimed;
 
 -- name: JobClaimStrictSlots
@@ -620,10 +632,7 @@ claimed AS (
         j.errors, j.error_count, j.timeout_ms, j.created_at, j.run_at, j.attempted_at, j.lease_expires_at, j.cancel_requested,
         coalesce(j.batch_id, 0), j.flow, j.ordering_key, j.lease_owner, j.lease_token, j.routing
 ),
-spent AS (
-    UPDATE {schema}queue_limits SET tokens = tokens - (SELECT count(*) FROM claimed)
-    WHERE queue = $1 AND (SELECT rate FROM settings) > 0
-)
+{strict_spent}
 SELECT * FROM claimed;
 
 -- name: QueueLimitTake
@@ -632,23 +641,44 @@ SELECT * FROM claimed;
 -- claim's transaction commits, so the limited claims of one queue take
 -- turns (and a settings change waits for them); claims of other queues
 -- never touch it. The limits come from the row, never from the claimer.
+--
+-- at is the clock read once the row is locked (an init plan, run when the
+-- row of s is first projected), not now(), the transaction's start: a
+-- claim that began before another but waited for the lock behind it would
+-- move refilled_at back, and the next refill would count the same time
+-- twice, letting more jobs start in a period than the bucket allows.
+-- KeyPromote reads its clock under its lock for the same reason.
 WITH s AS (
     SELECT queue, rate, period_ms FROM {schema}queue_settings WHERE queue = $1 FOR UPDATE
-)
+),
+t AS (SELECT clock_timestamp() AS at)
 INSERT INTO {schema}queue_limits AS l (queue, tokens, refilled_at)
-SELECT queue, rate, now() FROM s
+SELECT queue, rate, (SELECT at FROM t) FROM s
 ON CONFLICT (queue) DO UPDATE
 SET tokens = (SELECT CASE WHEN s.rate = 0 THEN 0
                   ELSE least(s.rate::float8,
-                      l.tokens + s.rate * extract(epoch FROM now() - l.refilled_at)::float8 * 1000 / s.period_ms) END
+                      l.tokens + s.rate * extract(epoch FROM (SELECT at FROM t) - l.refilled_at)::float8 * 1000 / s.period_ms) END
               FROM s),
-    refilled_at = now();
+    refilled_at = (SELECT at FROM t);
 
 -- name: QueueLimitSpend
 -- Spends a rate token on each of the $2 jobs the claim took, in the claim's
 -- transaction, which holds the queue's settings row since QueueLimitTake
--- (so the rate QueueLimitRoom read is still the stored one).
-UPDATE {schema}queue_limits SET tokens = tokens - $2 WHERE queue = $1;
+-- (so the rate QueueLimitRoom read is still the stored one). The bucket is
+-- first refilled up to $3, the start the claim gave its jobs
+-- (attempted_at), and spent there, so that the starts stored are the
+-- times of the bucket's spends and no period of starts holds more than a
+-- full bucket and one period's refill. Spent at QueueLimitTake's time, the
+-- bucket would run behind the starts by as long as the claim took in
+-- between, and a period of starts could hold that much refill more. $3 is
+-- NULL when the claimer gave its own clock (ClaimParams.Now), which is
+-- not the store's: the bucket then stays at QueueLimitTake's time.
+UPDATE {schema}queue_limits l
+SET tokens = least(s.rate::float8,
+        l.tokens + s.rate * extract(epoch FROM coalesce($3::timestamptz, l.refilled_at) - l.refilled_at)::float8 * 1000 / s.period_ms) - $2,
+    refilled_at = coalesce($3::timestamptz, l.refilled_at)
+FROM {schema}queue_settings s
+WHERE l.queue = $1 AND s.queue = $1;
 
 -- name: QueueLimitRoom
 -- How many jobs the claim may take, at most $2: none while the queue is
@@ -1040,10 +1070,11 @@ LIMIT $18;
 -- state would each look for on their own. Planned
 -- afresh with its values (replan), so that the filters not given fold
 -- away and each branch takes the path its values make cheapest: a
--- queue's available jobs from the claim indexes, finished jobs of a rare
--- queue or kind from the block ranges of finished_jobs_search_idx that
--- can hold them, failed ones from the failed indexes, and a filter most
--- jobs match along the primary key. JobIDPrev is this statement with
+-- queue's available jobs from the claim indexes, finished jobs of a queue
+-- or kind from finished_jobs_queue_idx or finished_jobs_kind_idx (one
+-- entry, however rare the queue and wherever its jobs lie: migration 028),
+-- failed ones from the failed indexes, and a filter most jobs match along
+-- the primary key. JobIDPrev is this statement with
 -- /*min*/ made max and /*asc*/ made DESC.
 SELECT coalesce(/*min*/min(id), 0) FROM (
     (SELECT id FROM {schema}jobs WHERE $3 AND NOT $13 AND id > $1 AND id < $2 ORDER BY id /*asc*/ LIMIT 1)

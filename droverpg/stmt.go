@@ -247,6 +247,14 @@ type queueCount struct {
 	N     int
 }
 
+// spendParams are QueueLimitSpend's: the queue, the jobs its claim took
+// and the start it gave them, nil for a claimer's own clock.
+type spendParams struct {
+	Queue string
+	N     int
+	At    *time.Time
+}
+
 type finishParams struct {
 	IDs     []int64
 	Results string // JSON: each result as an array, by job ID (finishArgs)
@@ -639,8 +647,8 @@ var (
 	queueLimitTake = def(stmt[string]{name: "QueueLimitTake", args: sqlstmt.OneArg[string]})
 	queueLimitRoom = def(stmt[queueCount]{name: "QueueLimitRoom", cols: 3,
 		args: func(p *queueCount) []any { return []any{p.Queue, p.N} }})
-	queueLimitSpend = def(stmt[queueCount]{name: "QueueLimitSpend",
-		args: func(p *queueCount) []any { return []any{p.Queue, p.N} }})
+	queueLimitSpend = def(stmt[spendParams]{name: "QueueLimitSpend",
+		args: func(p *spendParams) []any { return []any{p.Queue, p.N, p.At} }})
 	queueSettingsGet = def(stmt[string]{name: "QueueSettingsGet", cols: 8, args: sqlstmt.OneArg[string]})
 	queueKnown       = def(stmt[queueKnownParams]{name: "QueueKnown", cols: 1,
 		args: func(p *queueKnownParams) []any { return []any{p.Queue, p.Recent} }})
