@@ -4,8 +4,12 @@
  * (docs/topics.md has the model). Its loops, all on the one event loop:
  *
  * - a receiver per subscription long-polls `receive` for at most as many
- *   batches as the subscription has free handlers (each batch is one lane,
- *   in order), so every batch received starts at once;
+ *   batches as the subscription has room for: its free handlers and its
+ *   prefetch, batches received ahead that wait for a handler (each batch
+ *   is one lane, in order). A receive is under way while handlers run, so
+ *   that the next batches are here when they end: the server answers it
+ *   as soon as a publish, or an ack of this consumer, makes a lane's next
+ *   batch available;
  * - each batch runs its handler once, per message in order or as a whole;
  * - an extender per subscription renews the leases of its batches held
  *   (running or waiting for their acks) every third of the lease, counted
@@ -50,6 +54,8 @@ const RETRY_KIND = "drover.topic";
  */
 const ELSEWHERE_SNOOZE_MS = 1000;
 const MAX_PER_REQUEST = 1000;
+/** The server's bound on the batches of one receive (the most lanes a topic has). */
+const MAX_BATCHES_PER_RECEIVE = 1024;
 /** The server's bound on a lease (5 minutes); longer work is extended. */
 const MAX_LEASE_MS = 300_000;
 /** The longest error text the server keeps for a failed message. */
@@ -144,11 +150,14 @@ export class Consumer {
         const concurrency = o.concurrency ?? 1;
         if (!Number.isInteger(concurrency) || concurrency < 1)
             throw new RangeError(`concurrency ${concurrency}: must be at least 1`);
+        const prefetch = o.prefetch ?? concurrency;
+        if (!Number.isInteger(prefetch) || prefetch < 0 || prefetch > 1024)
+            throw new RangeError(`prefetch ${prefetch}: must be between 0 and 1024`);
         const batchSize = o.batchSize ?? 100;
         if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000)
             throw new RangeError(`batchSize ${batchSize}: must be between 1 and 10000`);
         this.#subs.set(ref, {
-            topic, name, ref, handler, batch, concurrency, batchSize, inFlight: 0, holding: new Map(), acks: new Map(),
+            topic, name, ref, handler, batch, concurrency, prefetch, batchSize, inFlight: 0, running: 0, waiting: [], holding: new Map(), acks: new Map(),
             releases: new Set(), held: new Map(), dropped: 0,
         });
         return this;
@@ -226,11 +235,12 @@ export class Consumer {
     }
     // Receiving.
     async #reserve(sub) {
-        while (!this.#stopping && sub.inFlight >= sub.concurrency)
+        const room = sub.concurrency + sub.prefetch;
+        while (!this.#stopping && sub.inFlight >= room)
             await this.#changed.wait();
         if (this.#stopping)
             return 0;
-        const n = sub.concurrency - sub.inFlight;
+        const n = Math.min(room - sub.inFlight, MAX_BATCHES_PER_RECEIVE);
         sub.inFlight += n;
         return n;
     }
@@ -281,7 +291,10 @@ export class Consumer {
         }
         let markDone = () => { };
         const done = new Promise((r) => (markDone = r));
-        const b = { sub, receipt: received.receipt, messages: received.messages, abort: new AbortController(), reason: undefined, lost: false, ended: false, done, markDone };
+        const b = {
+            sub, receipt: received.receipt, messages: received.messages, abort: new AbortController(), reason: undefined, lost: false,
+            started: false, ended: false, done, markDone,
+        };
         sub.held.set(b.receipt, b);
         // A batch repeating messages of one still running here waits for it: the
         // earlier one's lease ran out and this process received the lane again.
@@ -292,7 +305,21 @@ export class Consumer {
                 before.add(o);
             sub.holding.set(m.id, b);
         }
-        void this.#run(b, [...before]);
+        sub.waiting.push({ b, before: [...before] });
+        this.#startWaiting(sub);
+    }
+    /** Starts the batches waiting for a handler while the subscription has free handlers. */
+    #startWaiting(sub) {
+        while (sub.running < sub.concurrency) {
+            const next = sub.waiting.shift();
+            if (!next)
+                return;
+            if (next.b.ended)
+                continue; // released at shutdown while waiting
+            next.b.started = true;
+            sub.running++;
+            void this.#run(next.b, next.before);
+        }
     }
     async #run(b, before) {
         let failed;
@@ -360,6 +387,10 @@ export class Consumer {
         b.ended = true;
         const sub = b.sub;
         sub.inFlight--;
+        if (b.started) {
+            sub.running--;
+            this.#startWaiting(sub);
+        }
         for (const m of b.messages)
             if (sub.holding.get(m.id) === b)
                 sub.holding.delete(m.id);
@@ -554,6 +585,11 @@ export class Consumer {
         const retries = this.#retries?.stop();
         this.#receiveAbort.abort(); // breaks the long polls; no receive starts after
         await Promise.all(this.#loops.receive);
+        // Batches received ahead and not started go back at once.
+        for (const sub of this.#subs.values()) {
+            for (const { b } of sub.waiting.splice(0))
+                this.#end(b, undefined);
+        }
         const batches = [...this.#subs.values()].flatMap((s) => [...s.held.values()]).filter((b) => !b.ended);
         const deadline = Date.now() + o.shutdownTimeoutMs;
         while (batches.some((b) => !b.ended) && !this.#hurry && Date.now() < deadline) {

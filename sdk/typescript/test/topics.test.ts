@@ -234,6 +234,49 @@ for (const backend of backends()) {
       assert.deepEqual(await work.ack(t, "r", [{ receipt: batch!.receipt }]), [true]);
     });
 
+    test("the consumer receives batches ahead of its handlers, and releases those not started at shutdown", async () => {
+      const t = await topic(2);
+      await client.createSubscription(t, "s");
+      // Keyed messages until both lanes have some.
+      for (let i = 0; ; i++) {
+        await client.publish(t, [{ payload: { i }, key: `k${i}` }]);
+        await waitFor(async () => (await client.subscriptionLanes(t, "s")).reduce((n, l) => n + l.lag, 0) === i + 1, "the lag to count the publish");
+        if ((await client.subscriptionLanes(t, "s")).every((l) => l.lag > 0)) break;
+      }
+      const seen: number[][] = [];
+      let open!: () => void;
+      const gate = new Promise<void>((r) => (open = r));
+      const consumer = new Consumer({ url: server.url, token: server.workToken, leaseMs: 10_000, pollWaitMs: 1000, logger: quiet });
+      consumer.subscribeBatch(t, "s", async (batch: Delivery[]) => {
+        seen.push(batch.map((m) => m.id));
+        await gate;
+      }, { concurrency: 1, prefetch: 1 });
+      consumer.start();
+      let stopped: Promise<void> | undefined;
+      try {
+        await waitFor(() => seen.length === 1, "the first batch's handler");
+        // One handler runs; the other lane's batch was received ahead of it.
+        await waitFor(async () => (await client.subscriptionLanes(t, "s")).every((l) => l.holder === consumer.consumerId), "both lanes held");
+        stopped = consumer.stop();
+        // The stop has begun (its first steps are microtasks) before the handler ends.
+        await new Promise((r) => setImmediate(r));
+        open();
+      } finally {
+        open();
+        await (stopped ?? consumer.stop());
+      }
+      assert.equal(seen.length, 1, "a batch received ahead was started after the stop");
+      // The running batch was acknowledged, the one received ahead released:
+      // received again at once, its delivery not counted.
+      const work = server.client(server.workToken);
+      const again = await work.receive(t, "s", { worker: "after", maxBatches: 2, waitMs: 5000 });
+      assert.equal(again.length, 1);
+      assert.ok(again[0]!.messages.every((m) => m.attempt === 1 && !seen[0]!.includes(m.id)));
+      const lanes = await client.subscriptionLanes(t, "s");
+      assert.equal(lanes.reduce((n, l) => n + l.lag, 0), again[0]!.messages.length);
+      assert.deepEqual(await work.ack(t, "s", [{ receipt: again[0]!.receipt }]), [true]);
+    });
+
     test("the consumer handles every message in key order", async () => {
       const t = await topic();
       await client.createSubscription(t, "s");
