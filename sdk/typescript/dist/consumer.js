@@ -12,9 +12,10 @@
  *   batch available;
  * - each batch runs its handler once, per message in order or as a whole;
  * - an extender per subscription renews the leases of its batches held
- *   (running or waiting for their acks) every third of the lease, counted
- *   from the start of its last renewal, and aborts the handler of a batch
- *   whose lease was lost: another consumer has it now;
+ *   (waiting, running or waiting for their acks) a third of the lease after
+ *   each one's lease began, counted from when the receive or the last
+ *   renewal that set it was sent, and aborts the handler of a batch whose
+ *   lease was lost: another consumer has it now;
  * - an acker per subscription acknowledges its batches that ended since its
  *   last request, in one request, failed messages named in `failed`: the
  *   server makes them jobs of the topic's retry queue;
@@ -158,7 +159,7 @@ export class Consumer {
             throw new RangeError(`batchSize ${batchSize}: must be between 1 and 10000`);
         this.#subs.set(ref, {
             topic, name, ref, handler, batch, concurrency, prefetch, batchSize, inFlight: 0, running: 0, waiting: [], holding: new Map(), acks: new Map(),
-            releases: new Set(), held: new Map(), dropped: 0,
+            releases: new Set(), held: new Map(), received: new Signal(), dropped: 0,
         });
         return this;
     }
@@ -258,6 +259,7 @@ export class Consumer {
             if (n === 0)
                 return;
             let batches;
+            const sent = Date.now();
             try {
                 batches = await this.#client.receive(sub.topic, sub.name, {
                     worker: this.consumerId, maxBatches: n, batchSize: sub.batchSize, leaseMs: o.leaseMs, waitMs: o.pollWaitMs,
@@ -281,10 +283,12 @@ export class Consumer {
             backoff.reset();
             this.#unreserve(sub, n - batches.length);
             for (const b of batches)
-                this.#begin(sub, b);
+                this.#begin(sub, b, sent);
+            if (batches.length > 0)
+                sub.received.notify();
         }
     }
-    #begin(sub, received) {
+    #begin(sub, received, sent) {
         if (received.dropped > sub.dropped) {
             this.#log.error(`subscription ${sub.ref} lagged past its topic's retention: ${received.dropped} messages were dropped unread`);
             sub.dropped = received.dropped;
@@ -293,7 +297,7 @@ export class Consumer {
         const done = new Promise((r) => (markDone = r));
         const b = {
             sub, receipt: received.receipt, messages: received.messages, abort: new AbortController(), reason: undefined, lost: false,
-            started: false, ended: false, done, markDone,
+            renewFrom: sent, started: false, ended: false, done, markDone,
         };
         sub.held.set(b.receipt, b);
         // A batch repeating messages of one still running here waits for it: the
@@ -440,23 +444,36 @@ export class Consumer {
     }
     // Leases.
     /**
-     * Renews the leases of the subscription's batches held, a third of the
-     * lease after the last renewal began (at once when that one took longer),
-     * so that a slow answer delays the next renewal by no more than itself.
+     * Renews the leases of the subscription's batches held, each a third of
+     * the lease after the request that began it was sent. A renewal takes
+     * along the batches past half of that, so that there are at most two
+     * renewals a third of a lease. Counting from each batch's own receive
+     * matters on a loaded machine: renewing every third of the lease on one
+     * clock, a batch received just after a renewal waited for the next one,
+     * its lease having begun before the receive's slow answer arrived, and
+     * the renewal came after the lease had ended.
      */
     async #extendLoop(sub) {
         const o = this.#opts;
         const t = this.#t;
         const every = o.leaseMs / 3;
         const backoff = new Backoff(100, Math.min(o.maxBackoffMs, every));
-        let delay = every;
+        const stop = this.#extendStop.signal;
+        let notBefore = 0;
         for (;;) {
-            await this.#sleep(delay, this.#extendStop.signal);
-            if (this.#extendStop.signal.aborted)
+            if (stop.aborted)
                 return;
+            let due = Infinity;
+            for (const b of sub.held.values())
+                due = Math.min(due, b.renewFrom + every);
+            due = Math.max(due, notBefore);
+            const now = Date.now();
+            if (due > now) {
+                await sub.received.wait(due === Infinity ? undefined : due - now);
+                continue;
+            }
             const began = Date.now();
-            let retryIn;
-            const batches = [...sub.held.values()];
+            const batches = [...sub.held.values()].filter((b) => b.renewFrom <= began - every / 2);
             for (let i = 0; i < batches.length; i += MAX_PER_REQUEST) {
                 const chunk = batches.slice(i, i + MAX_PER_REQUEST);
                 let out;
@@ -464,20 +481,28 @@ export class Consumer {
                     out = await t.request("POST", subscriptionPath(sub.topic, sub.name, "extend"), { receipts: chunk.map((b) => b.receipt), lease_ms: o.leaseMs }, { timeoutMs: Math.max(2000, o.leaseMs / 2) });
                 }
                 catch (e) {
-                    if (e instanceof NotFoundError)
-                        break; // deleted while consuming; its receives fail too
-                    retryIn = backoff.next();
+                    if (e instanceof NotFoundError) {
+                        // Deleted while consuming; its receives fail too.
+                        notBefore = Date.now() + every;
+                        break;
+                    }
+                    const retryIn = backoff.next();
+                    notBefore = Date.now() + retryIn;
                     this.#log.warn(`extending ${chunk.length} batches of ${sub.ref}: ${e.message}; retrying in ${Math.round(retryIn)} ms`);
                     break;
                 }
                 backoff.reset();
-                (out.extended ?? []).forEach((ok, j) => {
-                    const b = chunk[j];
-                    if (!ok && b)
+                const extended = out.extended ?? [];
+                chunk.forEach((b, j) => {
+                    if (extended[j] === true)
+                        b.renewFrom = began;
+                    else if (extended[j] === false)
                         this.#lose(b);
                 });
+                // An answer naming fewer receipts than sent leaves the others due: tried again a third of a lease later.
+                if (extended.length < chunk.length)
+                    notBefore = Date.now() + every;
             }
-            delay = retryIn ?? Math.max(0, every - (Date.now() - began));
         }
     }
     /** The batch's lease is lost: its handler is stopped, its ack dropped (the server would refuse it). */
@@ -616,6 +641,8 @@ export class Consumer {
             await within(acker, o.leaseMs);
         }
         this.#extendStop.abort();
+        for (const sub of this.#subs.values())
+            sub.received.notify();
         await Promise.all(this.#loops.extend);
         this.#log.info(`consumer ${this.consumerId} stopped`);
     }

@@ -12,9 +12,10 @@
  *   batch available;
  * - each batch runs its handler once, per message in order or as a whole;
  * - an extender per subscription renews the leases of its batches held
- *   (running or waiting for their acks) every third of the lease, counted
- *   from the start of its last renewal, and aborts the handler of a batch
- *   whose lease was lost: another consumer has it now;
+ *   (waiting, running or waiting for their acks) a third of the lease after
+ *   each one's lease began, counted from when the receive or the last
+ *   renewal that set it was sent, and aborts the handler of a batch whose
+ *   lease was lost: another consumer has it now;
  * - an acker per subscription acknowledges its batches that ended since its
  *   last request, in one request, failed messages named in `failed`: the
  *   server makes them jobs of the topic's retry queue;
@@ -162,6 +163,8 @@ interface Subscription {
   releases: Set<string>;
   /** Batches held (running, waiting, or waiting for their ack), whose leases the extender renews. */
   held: Map<string, Batch>;
+  /** Wakes the extender: a batch was received, or the consumer stopped. */
+  received: Signal;
   dropped: number;
 }
 
@@ -172,6 +175,8 @@ interface Batch {
   abort: AbortController;
   reason: DeliveryCancelReason | undefined;
   lost: boolean;
+  /** When the request that began the batch's lease (its receive, then its last renewal) was sent, ms since the epoch. */
+  renewFrom: number;
   started: boolean;
   ended: boolean;
   done: Promise<void>;
@@ -266,7 +271,7 @@ export class Consumer {
     if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000) throw new RangeError(`batchSize ${batchSize}: must be between 1 and 10000`);
     this.#subs.set(ref, {
       topic, name, ref, handler, batch, concurrency, prefetch, batchSize, inFlight: 0, running: 0, waiting: [], holding: new Map(), acks: new Map(),
-      releases: new Set(), held: new Map(), dropped: 0,
+      releases: new Set(), held: new Map(), received: new Signal(), dropped: 0,
     });
     return this;
   }
@@ -371,6 +376,7 @@ export class Consumer {
       const n = await this.#reserve(sub);
       if (n === 0) return;
       let batches: ReceivedBatch[];
+      const sent = Date.now();
       try {
         batches = await this.#client!.receive(sub.topic, sub.name, {
           worker: this.consumerId, maxBatches: n, batchSize: sub.batchSize, leaseMs: o.leaseMs, waitMs: o.pollWaitMs,
@@ -391,11 +397,12 @@ export class Consumer {
       }
       backoff.reset();
       this.#unreserve(sub, n - batches.length);
-      for (const b of batches) this.#begin(sub, b);
+      for (const b of batches) this.#begin(sub, b, sent);
+      if (batches.length > 0) sub.received.notify();
     }
   }
 
-  #begin(sub: Subscription, received: ReceivedBatch): void {
+  #begin(sub: Subscription, received: ReceivedBatch, sent: number): void {
     if (received.dropped > sub.dropped) {
       this.#log.error(`subscription ${sub.ref} lagged past its topic's retention: ${received.dropped} messages were dropped unread`);
       sub.dropped = received.dropped;
@@ -404,7 +411,7 @@ export class Consumer {
     const done = new Promise<void>((r) => (markDone = r));
     const b: Batch = {
       sub, receipt: received.receipt, messages: received.messages, abort: new AbortController(), reason: undefined, lost: false,
-      started: false, ended: false, done, markDone,
+      renewFrom: sent, started: false, ended: false, done, markDone,
     };
     sub.held.set(b.receipt, b);
     // A batch repeating messages of one still running here waits for it: the
@@ -535,22 +542,34 @@ export class Consumer {
   // Leases.
 
   /**
-   * Renews the leases of the subscription's batches held, a third of the
-   * lease after the last renewal began (at once when that one took longer),
-   * so that a slow answer delays the next renewal by no more than itself.
+   * Renews the leases of the subscription's batches held, each a third of
+   * the lease after the request that began it was sent. A renewal takes
+   * along the batches past half of that, so that there are at most two
+   * renewals a third of a lease. Counting from each batch's own receive
+   * matters on a loaded machine: renewing every third of the lease on one
+   * clock, a batch received just after a renewal waited for the next one,
+   * its lease having begun before the receive's slow answer arrived, and
+   * the renewal came after the lease had ended.
    */
   async #extendLoop(sub: Subscription): Promise<void> {
     const o = this.#opts;
     const t = this.#t!;
     const every = o.leaseMs / 3;
     const backoff = new Backoff(100, Math.min(o.maxBackoffMs, every));
-    let delay = every;
+    const stop = this.#extendStop.signal;
+    let notBefore = 0;
     for (;;) {
-      await this.#sleep(delay, this.#extendStop.signal);
-      if (this.#extendStop.signal.aborted) return;
+      if (stop.aborted) return;
+      let due = Infinity;
+      for (const b of sub.held.values()) due = Math.min(due, b.renewFrom + every);
+      due = Math.max(due, notBefore);
+      const now = Date.now();
+      if (due > now) {
+        await sub.received.wait(due === Infinity ? undefined : due - now);
+        continue;
+      }
       const began = Date.now();
-      let retryIn: number | undefined;
-      const batches = [...sub.held.values()];
+      const batches = [...sub.held.values()].filter((b) => b.renewFrom <= began - every / 2);
       for (let i = 0; i < batches.length; i += MAX_PER_REQUEST) {
         const chunk = batches.slice(i, i + MAX_PER_REQUEST);
         let out: { extended?: boolean[] };
@@ -562,18 +581,25 @@ export class Consumer {
             { timeoutMs: Math.max(2000, o.leaseMs / 2) },
           );
         } catch (e) {
-          if (e instanceof NotFoundError) break; // deleted while consuming; its receives fail too
-          retryIn = backoff.next();
+          if (e instanceof NotFoundError) {
+            // Deleted while consuming; its receives fail too.
+            notBefore = Date.now() + every;
+            break;
+          }
+          const retryIn = backoff.next();
+          notBefore = Date.now() + retryIn;
           this.#log.warn(`extending ${chunk.length} batches of ${sub.ref}: ${(e as Error).message}; retrying in ${Math.round(retryIn)} ms`);
           break;
         }
         backoff.reset();
-        (out.extended ?? []).forEach((ok, j) => {
-          const b = chunk[j];
-          if (!ok && b) this.#lose(b);
+        const extended = out.extended ?? [];
+        chunk.forEach((b, j) => {
+          if (extended[j] === true) b.renewFrom = began;
+          else if (extended[j] === false) this.#lose(b);
         });
+        // An answer naming fewer receipts than sent leaves the others due: tried again a third of a lease later.
+        if (extended.length < chunk.length) notBefore = Date.now() + every;
       }
-      delay = retryIn ?? Math.max(0, every - (Date.now() - began));
     }
   }
 
@@ -706,6 +732,7 @@ export class Consumer {
       await within(acker, o.leaseMs);
     }
     this.#extendStop.abort();
+    for (const sub of this.#subs.values()) sub.received.notify();
     await Promise.all(this.#loops.extend);
     this.#log.info(`consumer ${this.consumerId} stopped`);
   }

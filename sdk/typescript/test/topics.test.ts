@@ -121,11 +121,17 @@ for (const backend of backends()) {
 
     /** The one lane of subscription s that a consumer holds. */
     async function heldLane(t: string): Promise<SubscriptionLane> {
+      const lane = await heldLaneIfAny(t);
+      assert.ok(lane, "no lane held");
+      return lane;
+    }
+    /** The one lane of s held, undefined when none is. */
+    async function heldLaneIfAny(t: string): Promise<SubscriptionLane | undefined> {
       const lanes = await client.subscriptionLanes(t, "s");
       assert.equal(lanes.length, 4);
       const held = lanes.filter((l) => l.holder);
-      assert.equal(held.length, 1, JSON.stringify(lanes));
-      return held[0]!;
+      assert.ok(held.length <= 1, JSON.stringify(lanes));
+      return held[0];
     }
     const ms = (at: string | undefined) => (at ? Date.parse(at) : 0);
 
@@ -194,12 +200,17 @@ for (const backend of backends()) {
       consumer.start();
       try {
         await waitFor(() => seen.length > 0, "the handler to start");
-        const start = await heldLane(t);
+        // The lane is read until it shows a holder: on a loaded machine a
+        // renewal may come after the lease ended, and until it does (the
+        // server renews a lapsed lease that no one took) the lane shows none.
+        let lane: SubscriptionLane | undefined;
+        const held = async () => (lane = await heldLaneIfAny(t)) !== undefined;
+        await waitFor(held, "the lane held");
+        const start = lane!;
         assert.equal(start.holder, consumer.consumerId);
         // Two leases later the lane is still the consumer's, renewed.
-        await waitFor(async () => ms((await heldLane(t)).lease_expires_at) - ms(start.lease_expires_at) >= 4000, "the extends of two leases");
-        const lane = await heldLane(t);
-        assert.deepEqual([lane.holder, lane.attempt], [consumer.consumerId, 1]);
+        await waitFor(async () => (await held()) && ms(lane!.lease_expires_at) - ms(start.lease_expires_at) >= 4000, "the extends of two leases");
+        assert.deepEqual([lane!.holder, lane!.attempt], [consumer.consumerId, 1]);
         finish();
         await waitFor(async () => (await client.subscriptionLag(t)).find((l) => l.subscription === "s")?.pending === 0, "the ack");
       } finally {
