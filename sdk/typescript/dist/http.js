@@ -79,7 +79,7 @@ export class Transport {
             headers["Content-Length"] = data.length;
         let answer;
         try {
-            answer = await this.#exchange(method, target, headers, data, opts);
+            answer = await this.#exchange({ method, target, headers, data, opts });
         }
         catch (e) {
             const why = e instanceof Error ? describe(e) : String(e);
@@ -92,10 +92,10 @@ export class Transport {
      * connection when a kept-alive one turns out closed before any answer:
      * the server closed it as idle, so it read nothing of the request.
      */
-    async #exchange(method, target, headers, data, opts) {
+    async #exchange(out) {
         for (let tries = 0;; tries++) {
             try {
-                return await this.#once(method, target, headers, data, opts);
+                return await this.#once(out);
             }
             catch (e) {
                 if (!(e instanceof StaleConnection) || tries > 0)
@@ -103,7 +103,7 @@ export class Transport {
             }
         }
     }
-    #once(method, target, headers, data, opts) {
+    #once({ method, target, headers, data, opts }) {
         const signal = opts.signal;
         if (signal?.aborted)
             return Promise.reject(abortError());

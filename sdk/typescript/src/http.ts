@@ -85,7 +85,7 @@ export class Transport {
     if (data) headers["Content-Length"] = data.length;
     let answer: { status: number; raw: string };
     try {
-      answer = await this.#exchange(method, target, headers, data, opts);
+      answer = await this.#exchange({ method, target, headers, data, opts });
     } catch (e) {
       const why = e instanceof Error ? describe(e) : String(e);
       throw new ConnectionError(why, undefined, path, { cause: e });
@@ -98,29 +98,17 @@ export class Transport {
    * connection when a kept-alive one turns out closed before any answer:
    * the server closed it as idle, so it read nothing of the request.
    */
-  async #exchange(
-    method: string,
-    target: string,
-    headers: Record<string, string | number>,
-    data: Buffer | undefined,
-    opts: RequestOptions,
-  ): Promise<{ status: number; raw: string }> {
+  async #exchange(out: Outgoing): Promise<{ status: number; raw: string }> {
     for (let tries = 0; ; tries++) {
       try {
-        return await this.#once(method, target, headers, data, opts);
+        return await this.#once(out);
       } catch (e) {
         if (!(e instanceof StaleConnection) || tries > 0) throw e instanceof StaleConnection ? e.cause : e;
       }
     }
   }
 
-  #once(
-    method: string,
-    target: string,
-    headers: Record<string, string | number>,
-    data: Buffer | undefined,
-    opts: RequestOptions,
-  ): Promise<{ status: number; raw: string }> {
+  #once({ method, target, headers, data, opts }: Outgoing): Promise<{ status: number; raw: string }> {
     const signal = opts.signal;
     if (signal?.aborted) return Promise.reject(abortError());
     return new Promise((resolve, reject) => {
@@ -157,6 +145,15 @@ export class Transport {
       req.end(data);
     });
   }
+}
+
+/** A request ready to send: the path with its query, the headers and the encoded body. */
+interface Outgoing {
+  method: string;
+  target: string;
+  headers: Record<string, string | number>;
+  data: Buffer | undefined;
+  opts: RequestOptions;
 }
 
 /** A kept-alive connection found closed before an answer: the request is sent again on another. */
