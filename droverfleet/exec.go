@@ -72,11 +72,7 @@ func (e *exec) run(ctx context.Context, idx []int, tolerant bool, fn func(ctx co
 	skipped := make([]bool, len(idx))
 	now := time.Now()
 	one := func(k int) {
-		ex, err := e.on(ctx, idx[k])
-		if err == nil {
-			err = fn(ctx, k, ex)
-		}
-		errs[k] = err
+		errs[k] = e.statement(ctx, idx[k], func(ctx context.Context, ex droverdriver.Executor) error { return fn(ctx, k, ex) })
 	}
 	var wg sync.WaitGroup
 	for k, i := range idx {
@@ -119,6 +115,20 @@ func (e *exec) run(ctx context.Context, idx []int, tolerant bool, fn func(ctx co
 		return fmt.Errorf("%w: %w", errAllDown, down)
 	}
 	return nil
+}
+
+// statement runs fn on shard i's executor in this context; inside a
+// fleet's transaction, with the wait the transaction allows.
+func (e *exec) statement(ctx context.Context, i int, fn func(ctx context.Context, ex droverdriver.Executor) error) error {
+	ex, err := e.on(ctx, i)
+	if err != nil {
+		return err
+	}
+	if e.tx == nil {
+		return fn(ctx, ex)
+	}
+	ctx, end := e.tx.bound(ctx)
+	return end(fn(ctx, ex))
 }
 
 // cmpErr keeps the first error.

@@ -125,6 +125,11 @@ type shard struct {
 // shard it cannot reach is left to be read once it answers, so that a
 // process starts while one shard is down. A fleet of one shard behaves as
 // that shard alone, except that it checks the shard's record.
+//
+// Each shard needs a connection pool of its own, as it has when each is a
+// database: a migration or a transaction of the fleet's holds one shard's
+// connection while it opens the next shard's, and on one shared pool the
+// connections it waits for can all be held by work waiting for it.
 func New[TTx any](ctx context.Context, shards []droverdriver.TxDriver[TTx], opts Options) (*Driver[TTx], error) {
 	if len(shards) == 0 {
 		return nil, errors.New("droverfleet: no shards")

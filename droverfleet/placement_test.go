@@ -19,14 +19,13 @@ import (
 	"github.com/droverhq/drover/droverpg"
 	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/engine"
-	"github.com/droverhq/drover/internal/testkit/testdb"
 	"github.com/droverhq/drover/internal/testkit/waitfor"
 )
 
 // migrated returns a migrated and attached fleet of n shards.
 func migrated(t *testing.T, n int) *fleet {
 	t.Helper()
-	f := openFleet(t, testdb.NewPool(t), n)
+	f := openFleet(t, n)
 	if _, err := drover.Migrate(context.Background(), f.Driver); err != nil {
 		t.Fatal(err)
 	}
@@ -221,10 +220,7 @@ func TestAddShard(t *testing.T) {
 		before[key] = droverdriver.ShardOf(insertEach(t, f.ex, keyed(key))[0])
 	}
 	// The same two shards and a third.
-	d, err := droverpg.New(f.pool, droverpg.WithSchema(testdb.NewSchema(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := newShard(t)
 	shards := []droverdriver.TxDriver[pgx.Tx]{f.shards[0], f.shards[1], d}
 	g, err := droverfleet.New(ctx, shards, droverfleet.Options{})
 	if err != nil {
@@ -376,10 +372,7 @@ func TestAddShardUnderLoad(t *testing.T) {
 		}
 	}
 	insert(old)
-	d, err := droverpg.New(f.pool, droverpg.WithSchema(testdb.NewSchema(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := newShard(t)
 	g, err := droverfleet.New(ctx, []droverdriver.TxDriver[pgx.Tx]{f.shards[0], f.shards[1], d}, droverfleet.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/droverhq/drover/droverdriver"
 	"github.com/droverhq/drover/droverdriver/droverdrivertest"
@@ -17,12 +16,13 @@ import (
 
 func TestMain(m *testing.M) { testdb.Main(m) }
 
-// fleet is a fleet of shards in schemas of their own on one pool, and
-// that pool, for tests that begin transactions or read a shard.
+// fleet is a fleet of shards in schemas of their own, each on a pool of
+// its own as a real fleet's databases are: shards that share one pool
+// share its connections, and a transaction of the fleet's that holds one
+// shard's connection while it waits for another's can wait on itself.
 type fleet struct {
 	*droverfleet.Driver[pgx.Tx]
 	ex     fleetExec // the fleet's executor
-	pool   *pgxpool.Pool
 	shards []*droverpg.Driver
 }
 
@@ -34,16 +34,12 @@ type fleetExec interface {
 }
 
 // openFleet returns a fleet of n shards, not migrated.
-func openFleet(t testing.TB, pool *pgxpool.Pool, n int) *fleet {
+func openFleet(t testing.TB, n int) *fleet {
 	t.Helper()
-	f := &fleet{pool: pool}
+	f := &fleet{}
 	var ds []droverdriver.TxDriver[pgx.Tx]
 	for range n {
-		d, err := droverpg.New(pool, droverpg.WithSchema(testdb.NewSchema(t)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = d.Close() })
+		d := newShard(t)
 		f.shards = append(f.shards, d)
 		ds = append(ds, d)
 	}
@@ -53,6 +49,17 @@ func openFleet(t testing.TB, pool *pgxpool.Pool, n int) *fleet {
 	}
 	f.ex = f.Executor().(fleetExec)
 	return f
+}
+
+// newShard returns a shard in a schema of its own, on a pool of its own.
+func newShard(t testing.TB) *droverpg.Driver {
+	t.Helper()
+	d, err := droverpg.New(testdb.NewPool(t), droverpg.WithSchema(testdb.NewSchema(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.Close() })
+	return d
 }
 
 // acrossShards are the cases of the driver suite that cannot hold on a
@@ -96,7 +103,7 @@ var acrossShards = map[string]string{
 // TestSuite runs the driver suite on a fleet of two shards: every method
 // of the contract, through the fleet, with the suite's assertions.
 func TestSuite(t *testing.T) {
-	pool := testdb.NewPool(t)
+	pool := testdb.NewPool(t) // for the callers' own transactions
 	droverdrivertest.Exercise(t, droverdrivertest.Factory[pgx.Tx]{
 		Open: func(t *testing.T) droverdriver.TxDriver[pgx.Tx] {
 			name := strings.TrimPrefix(t.Name(), "TestSuite/")
@@ -105,7 +112,7 @@ func TestSuite(t *testing.T) {
 					t.Skipf("does not hold across shards: %s", why)
 				}
 			}
-			return openFleet(t, pool, 2).Driver
+			return openFleet(t, 2).Driver
 		},
 		Begin:    func(ctx context.Context, _ droverdriver.TxDriver[pgx.Tx]) (pgx.Tx, error) { return pool.Begin(ctx) },
 		Commit:   func(ctx context.Context, tx pgx.Tx) error { return tx.Commit(ctx) },

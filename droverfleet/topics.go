@@ -19,19 +19,6 @@ import (
 
 var _ droverdriver.TopicExecutor = (*exec)(nil)
 
-// topicExec returns shard i's TopicExecutor in this context.
-func (e *exec) topicExec(ctx context.Context, i int) (droverdriver.TopicExecutor, error) {
-	ex, err := e.on(ctx, i)
-	if err != nil {
-		return nil, err
-	}
-	te, ok := ex.(droverdriver.TopicExecutor)
-	if !ok {
-		return nil, droverdriver.ErrTopicsUnsupported
-	}
-	return te, nil
-}
-
 // onTopic runs fn on the shard of topic.
 func (e *exec) onTopic(ctx context.Context, topic string, fn func(ctx context.Context, te droverdriver.TopicExecutor) error) error {
 	keys, err := e.c.ready(ctx)
@@ -488,11 +475,13 @@ func (e *exec) onGen(ctx context.Context, gen int64, fn func(ctx context.Context
 	if i >= len(e.c.shards) {
 		return fmt.Errorf("droverfleet: generation %d names no shard", gen)
 	}
-	te, err := e.topicExec(ctx, i)
-	if err != nil {
-		return err
-	}
-	return fn(ctx, te, gen-int64(i)<<genShardShift)
+	return e.one(ctx, i, func(ctx context.Context, ex droverdriver.Executor) error {
+		te, ok := ex.(droverdriver.TopicExecutor)
+		if !ok {
+			return droverdriver.ErrTopicsUnsupported
+		}
+		return fn(ctx, te, gen-int64(i)<<genShardShift)
+	})
 }
 
 func (e *exec) TopicGenerationTopics(ctx context.Context, gen int64) ([]droverdriver.GenerationTopic, error) {
@@ -599,9 +588,15 @@ func (e *exec) TopicTail(ctx context.Context, topic string, before []droverdrive
 // TopicReceiptKey is stored on the first shard, so that every process of
 // the fleet gets the same key whichever topic a receipt names.
 func (e *exec) TopicReceiptKey(ctx context.Context, candidate []byte) ([]byte, error) {
-	te, err := e.topicExec(ctx, first)
-	if err != nil {
-		return nil, err
-	}
-	return te.TopicReceiptKey(ctx, candidate)
+	var key []byte
+	err := e.one(ctx, first, func(ctx context.Context, ex droverdriver.Executor) error {
+		te, ok := ex.(droverdriver.TopicExecutor)
+		if !ok {
+			return droverdriver.ErrTopicsUnsupported
+		}
+		var err error
+		key, err = te.TopicReceiptKey(ctx, candidate)
+		return err
+	})
+	return key, err
 }

@@ -22,15 +22,17 @@ import (
 // a workflow's, a batch's and a key's jobs share a shard, so what one
 // job's end asks for is always done in its shard's own transaction.
 //
-// A transaction that holds one shard's connection and waits for
+// A transaction that holds one shard's connection or rows and waits for
 // another's can deadlock with one doing the opposite: neither pool, nor
 // any PostgreSQL, sees the cycle (two shards on one pool make it a
-// cycle on that pool alone). So only the first shard is waited for as
-// long as it takes; a further one that does not open within
-// openPatience ends the whole transaction with errShardBusy, and Tx
-// runs it again from the start, holding nothing, one such transaction
-// of the fleet's at a time and waiting for every shard (core.patient):
-// it waits only on work that ends or gives up, so it ends.
+// cycle on that pool alone). So a transaction waits as long as it takes
+// only while it holds a single shard: a further shard that does not
+// open within openPatience, or a statement that has not answered within
+// waitPatience while another shard's transaction is open, ends the
+// whole transaction with errShardBusy. Tx then runs it again from the
+// start, holding nothing, as the fleet's one patient transaction
+// (core.patient), which waits for everything: every other transaction
+// in a cycle with it gives up, so it ends.
 type multiTx struct {
 	c       *core
 	ctx     context.Context
@@ -51,13 +53,21 @@ type subTx struct {
 var errRollback = errors.New("droverfleet: rolled back")
 
 // errShardBusy ends a fleet's transaction that could not open a further
-// shard's transaction in time while it held another's.
+// shard's transaction, or run a statement, in time while it held
+// another shard's.
 var errShardBusy = errors.New("droverfleet: a shard's transaction did not open in time")
 
 // openPatience is how long a fleet's transaction that holds a shard
 // waits for another shard's transaction to open (a pool's connection
 // and BEGIN) before it lets go of everything and starts again.
 const openPatience = 250 * time.Millisecond
+
+// waitPatience is how long a statement of a fleet's transaction that
+// holds more than one shard may take before the transaction lets go of
+// everything and starts again. A statement that waits for a row another
+// transaction holds waits on that transaction's commit; one that takes
+// longer than this for its own work is merely run again, patiently.
+const waitPatience = time.Second
 
 // runMultiTx runs fn in a new transaction of the fleet's and ends it as
 // fn's error says.
@@ -130,6 +140,27 @@ func (m *multiTx) on(_ context.Context, i int) (droverdriver.Executor, error) {
 	s.ex, s.end = ex, end
 	m.open.Add(1)
 	return ex, nil
+}
+
+// bound returns the context for a statement on one of the transaction's
+// open shards, and a function that ends it and maps the statement's
+// error: a statement that outlives waitPatience while the
+// transaction holds another shard too fails with errShardBusy.
+func (m *multiTx) bound(ctx context.Context) (context.Context, func(error) error) {
+	if m.patient || m.open.Load() < 2 {
+		return ctx, func(err error) error { return err }
+	}
+	bctx, cancel := context.WithTimeoutCause(ctx, waitPatience, errShardBusy)
+	return bctx, func(err error) error {
+		busy := err != nil && ctx.Err() == nil && errors.Is(context.Cause(bctx), errShardBusy)
+		cancel()
+		if busy {
+			// Not wrapping err: the shard is slow or its rows held, not
+			// down, and its health must not say otherwise.
+			return fmt.Errorf("%w (the statement: %v)", errShardBusy, err)
+		}
+		return err
+	}
 }
 
 // end commits every shard's transaction when err is nil, in shard order,

@@ -17,16 +17,27 @@ import (
 )
 
 // TestTransactionsThatMeetOutOfOrder runs fleet transactions that take
-// two shards in opposite orders at once, on shards whose pools hold one
-// connection each: one that holds shard 0's connection and waits for
-// shard 1's meets one doing the opposite, a wait no pool and no
-// PostgreSQL sees as a cycle. They must all commit, each job once.
+// two shards in opposite orders at once, each writing a key's row on
+// both. On pools of one connection, one that holds shard 0's connection
+// waits for shard 1's while another does the opposite; on larger pools,
+// one that holds key A's row on shard 0 waits for key B's on shard 1
+// while another does the opposite. Neither cycle is one that a pool or a
+// PostgreSQL sees. They must all commit, each job once.
 func TestTransactionsThatMeetOutOfOrder(t *testing.T) {
+	for _, conns := range []int32{1, 4} {
+		t.Run(fmt.Sprintf("pools of %d", conns), func(t *testing.T) {
+			t.Parallel()
+			meetOutOfOrder(t, conns)
+		})
+	}
+}
+
+func meetOutOfOrder(t *testing.T, conns int32) {
 	url := testdb.URL(t)
 	var ds []droverdriver.TxDriver[pgx.Tx]
 	var pools []*droverpg.Driver
 	for range 2 {
-		d, err := droverpg.New(testdb.PoolAt(t, url, 1), droverpg.WithSchema(testdb.NewSchema(t)))
+		d, err := droverpg.New(testdb.PoolAt(t, url, conns), droverpg.WithSchema(testdb.NewSchema(t)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -36,7 +47,7 @@ func TestTransactionsThatMeetOutOfOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if _, err := drover.Migrate(ctx, f); err != nil {
 		t.Fatal(err)
@@ -59,7 +70,7 @@ func TestTransactionsThatMeetOutOfOrder(t *testing.T) {
 	for _, d := range pools {
 		probes += countJobs(t, ctx, d)
 	}
-	const writers, rounds = 6, 5
+	const writers, rounds = 6, 4
 	var wg sync.WaitGroup
 	errs := make(chan error, writers*rounds)
 	for w := range writers {
