@@ -394,25 +394,32 @@ func TestTopicDeadConsumerRedeliveredAndFenced(t *testing.T) {
 	})
 }
 
+// publishKeyed publishes n messages to "chat", message i of key "k" + i %
+// keys, perChunk per call, and returns their IDs in order.
+func publishKeyed(t *testing.T, c topicClient, n, keys, perChunk int) []int64 {
+	t.Helper()
+	var msgs []drover.Message
+	for i := range n {
+		msgs = append(msgs, drover.Message{Key: "k" + strconv.Itoa(i%keys), Payload: []byte(strconv.Itoa(i))})
+	}
+	var ids []int64
+	for chunk := range slices.Chunk(msgs, perChunk) {
+		got, err := c.Publish(context.Background(), "chat", chunk...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, got...)
+	}
+	return ids
+}
+
 // TestTopicKeyOrderUnderEightConsumers publishes messages of 20 keys and
 // consumes them with eight clients at once: each key's messages arrive
 // once, in publish order, one batch at a time.
 func TestTopicKeyOrderUnderEightConsumers(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s store) {
-		ctx := context.Background()
 		d, c := topicSetup(t, s, 16, "sub")
-		var msgs []drover.Message
-		for i := range 1000 {
-			msgs = append(msgs, drover.Message{Key: "k" + strconv.Itoa(i%20), Payload: []byte(strconv.Itoa(i))})
-		}
-		var ids []int64
-		for chunk := range slices.Chunk(msgs, 100) {
-			got, err := c.Publish(ctx, "chat", chunk...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ids = append(ids, got...)
-		}
+		ids := publishKeyed(t, c, 1000, 20, 100)
 		led := newLedger()
 		var mu sync.Mutex
 		active := map[string]int{}
@@ -445,6 +452,49 @@ func TestTopicKeyOrderUnderEightConsumers(t *testing.T) {
 			if !slices.IsSorted(got) {
 				t.Fatalf("key %s delivered out of order: %v", key, got)
 			}
+		}
+	})
+}
+
+// TestTopicSubscriptionsSharedByConsumers has four clients, as consumer
+// processes, each serving the same five subscriptions of a topic of four
+// lanes with a backlog: every subscription is contested, so each lease
+// takes a fair share of each and the clients left short wait for lanes.
+// Every subscription gets every message once, each key's in order.
+func TestTopicSubscriptionsSharedByConsumers(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		subs := []string{"s0", "s1", "s2", "s3", "s4"}
+		d, c := topicSetup(t, s, 4, subs...)
+		ids := publishKeyed(t, c, 400, 40, 50)
+		led := newLedger()
+		for range 4 {
+			var list []*drover.Subscription
+			for _, sub := range subs {
+				list = append(list, drover.Subscribe("chat", sub, led.handler, 1, 9))
+			}
+			consumer(t, s, d, list...)
+		}
+		led.waitFor(t, "every subscription got every message", func() bool {
+			for _, sub := range subs {
+				if led.count(sub) < len(ids) {
+					return false
+				}
+			}
+			return true
+		})
+		for _, sub := range subs {
+			got := led.ids(sub)
+			slices.Sort(got)
+			if !slices.Equal(got, ids) {
+				t.Fatalf("%s: %d deliveries of %d messages, not each once", sub, len(got), len(ids))
+			}
+			led.mu.Lock()
+			for key, order := range led.keys[sub] {
+				if !slices.IsSorted(order) {
+					t.Errorf("%s: key %s delivered out of order: %v", sub, key, order)
+				}
+			}
+			led.mu.Unlock()
 		}
 	})
 }
@@ -781,6 +831,80 @@ func TestTopicRetentionDropsLaggard(t *testing.T) {
 		}
 		if got := drainTopic(t, d, "brief", "laggard"); len(got) != 0 {
 			t.Fatalf("laggard read %v from a dropped generation", got)
+		}
+	})
+}
+
+// TestTopicLagAtSeveralCursors reads the lag of subscriptions standing at
+// different cursors of the same lanes, as consumer processes that lease
+// different subscriptions leave them: each subscription's count and oldest
+// message are its own, a cursor on a message does not count it, and one
+// that read everything has none pending.
+func TestTopicLagAtSeveralCursors(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		ctx := context.Background()
+		_, c := topicSetup(t, s, 2, "none", "some", "all")
+		keys := laneKeys(2)
+		var published []time.Time
+		for i := range 6 {
+			// One publish per message, so that each has its own time.
+			if _, err := c.Publish(ctx, "chat", drover.Message{Key: keys[i%2], Payload: []byte(strconv.Itoa(i))}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		receive := func(sub string, batchSize, want int) {
+			t.Helper()
+			var got []*drover.ReceivedBatch
+			waitfor.Cond(t, sub+" received", func() bool {
+				b, err := c.Receive(ctx, drover.ReceiveParams{Topic: "chat", Subscription: sub, Owner: sub, MaxBatches: 2, BatchSize: batchSize})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, b...)
+				n := 0
+				for _, b := range got {
+					n += len(b.Deliveries)
+				}
+				return n >= want
+			})
+			acks, receipts := make([]drover.BatchAck, len(got)), make([]string, len(got))
+			for i, b := range got {
+				acks[i], receipts[i] = drover.BatchAck{Receipt: b.Receipt}, b.Receipt
+				if sub == "none" {
+					for _, d := range b.Deliveries {
+						published = append(published, d.PublishedAt)
+					}
+				}
+			}
+			if sub == "none" {
+				// "none" only looks: its batches go back unacked.
+				if ok, err := c.ReleaseBatches(ctx, "chat", sub, receipts); err != nil || slices.Contains(ok, false) {
+					t.Fatalf("release: %v, %v", ok, err)
+				}
+				return
+			}
+			if ok, err := c.AckBatches(ctx, "chat", sub, acks); err != nil || slices.Contains(ok, false) {
+				t.Fatalf("ack %s: %v, %v", sub, ok, err)
+			}
+		}
+		receive("none", 10, 6)
+		receive("some", 1, 2) // the first message of each lane
+		receive("all", 10, 6)
+		slices.SortFunc(published, time.Time.Compare)
+		for _, tc := range []struct {
+			sub     string
+			pending int64
+			oldest  *time.Time
+		}{
+			{"none", 6, &published[0]},
+			{"some", 4, &published[2]},
+			{"all", 0, nil},
+		} {
+			l := lagOf(t, c, "chat", tc.sub)
+			if l.Pending != tc.pending || (l.OldestPending == nil) != (tc.oldest == nil) ||
+				tc.oldest != nil && !l.OldestPending.Equal(*tc.oldest) {
+				t.Errorf("lag of %s: %d pending, oldest %v; want %d, oldest %v", tc.sub, l.Pending, l.OldestPending, tc.pending, tc.oldest)
+			}
 		}
 	})
 }

@@ -1921,8 +1921,18 @@ DELETE FROM {schema}topic_subscriptions WHERE topic = $1 AND name = $2;
 -- owner left short of its share while others hold lanes with messages
 -- ($8 > 0) marks one of them as waited for (waiting): the next leases count
 -- it, and that lane is not kept past its ack. SKIP LOCKED: a lane its
--- holder is acking is not waited for. Each lane leased counts a delivery
--- (attempt); a lane delivered before (attempt > 0: its lease expired, or
+-- holder is acking is not waited for. shared gives each lane of a
+-- contested subscription its place among the subscription's free lanes
+-- and their count, so that one pass finds both the lanes to take and the
+-- subscriptions short of their share (room above their free lanes): a
+-- count of the lanes taken per subscription, made for every lane another
+-- consumer held, was a correlated subplan inside a nested loop, cubic in
+-- the lanes (30 s a lease for 20 topics of 50 subscriptions and 4 lanes
+-- shared by four consumer processes; their snapshots, held that long, kept
+-- vacuum from topic_lanes, which every statement of the consumers then
+-- read bloated). f probes the ranked lanes in lease order and stops at $7
+-- locked, instead of probing every one before sorting them. Each lane
+-- leased counts a delivery (attempt); a lane delivered before (attempt > 0: its lease expired, or
 -- it delivers its suspect region one message at a time) keeps its batch,
 -- a new batch is bounded by the lane's head and the subscription's limit
 -- (docs/design/topics.md, "Consumers").
@@ -1955,31 +1965,30 @@ fair AS MATERIALIZED (
         (CASE WHEN l.waiting_until > now() THEN l.waiting_owner END), ($4::text)) AS o(owner)
     WHERE (l.topic, l.subscription) IN (SELECT topic, subscription FROM contested)
     GROUP BY l.topic, l.subscription),
+shared AS MATERIALIZED (
+    SELECT b.*, fair.room,
+        row_number() OVER (PARTITION BY b.topic, b.subscription, b.free ORDER BY b.group_leased, b.lane, b.cursor_xid, b.cursor_id) AS n,
+        count(*) FILTER (WHERE b.free) OVER (PARTITION BY b.topic, b.subscription) AS free_lanes
+    FROM behind AS b JOIN fair ON fair.topic = b.topic AND fair.subscription = b.subscription),
 ranked AS MATERIALIZED (
     SELECT b.topic, b.subscription, b.lane, b.cursor_xid, b.cursor_id, b.hx, b.hi, b.lim, b.group_leased
     FROM behind AS b WHERE b.free AND (b.topic, b.subscription) NOT IN (SELECT topic, subscription FROM contested)
     UNION ALL
-    SELECT r.topic, r.subscription, r.lane, r.cursor_xid, r.cursor_id, r.hx, r.hi, r.lim, r.group_leased FROM (
-        SELECT b.*, fair.room,
-            row_number() OVER (PARTITION BY b.topic, b.subscription ORDER BY b.group_leased, b.lane, b.cursor_xid, b.cursor_id) AS n
-        FROM behind AS b JOIN fair ON fair.topic = b.topic AND fair.subscription = b.subscription
-        WHERE b.free) AS r
-    WHERE r.n <= r.room),
+    SELECT r.topic, r.subscription, r.lane, r.cursor_xid, r.cursor_id, r.hx, r.hi, r.lim, r.group_leased
+    FROM shared AS r WHERE r.free AND r.n <= r.room),
 f AS (
-    SELECT l.topic, l.subscription, l.lane, r.hx, r.hi, r.lim FROM ranked AS r
+    SELECT l.topic, l.subscription, l.lane, r.hx, r.hi, r.lim
+    FROM (SELECT * FROM ranked ORDER BY group_leased, topic, lane, cursor_xid, cursor_id) AS r
     JOIN {schema}topic_lanes AS l ON l.topic = r.topic AND l.subscription = r.subscription AND l.lane = r.lane
     WHERE l.lease_owner IS NULL OR l.lease_expires_at < now()
     ORDER BY r.group_leased, r.topic, r.lane, r.cursor_xid, r.cursor_id
     LIMIT $7
     FOR UPDATE OF l SKIP LOCKED),
-short AS (
-    SELECT fair.topic, fair.subscription FROM fair
-    WHERE $8 > 0 AND (SELECT count(*) FROM ranked) < $7
-      AND fair.room > (SELECT count(*) FROM ranked AS r WHERE r.topic = fair.topic AND r.subscription = fair.subscription)),
 wanted AS (
     SELECT DISTINCT ON (b.topic, b.subscription) b.topic, b.subscription, b.lane
-    FROM behind AS b JOIN short ON short.topic = b.topic AND short.subscription = b.subscription
-    WHERE NOT b.free AND b.lease_owner <> $4
+    FROM shared AS b
+    WHERE $8 > 0 AND (SELECT count(*) FROM ranked) < $7
+      AND NOT b.free AND b.lease_owner <> $4 AND b.room > b.free_lanes
     ORDER BY b.topic, b.subscription, b.lane),
 waiting AS (
     UPDATE {schema}topic_lanes AS w
@@ -2176,19 +2185,36 @@ SELECT secret FROM {schema}topic_receipt_key WHERE id = 1
 LIMIT 1;
 
 -- name: TopicLag
--- $1 topics, NULL for every topic. The messages past each distinct
--- (topic, lane, cursor) are counted once and shared by every lane standing
--- there: subscriptions that keep up stand together, so 50 subscriptions of
--- a topic cost one count per lane, not fifty.
+-- $1 topics, NULL for every topic. Each (topic, lane) is read once, from
+-- the lowest cursor standing on it: the messages past it and the distinct
+-- cursors of the lane's subscriptions are ordered together, newest first,
+-- and each cursor's count and oldest message are the running ones at its
+-- place (a cursor sorts before a message at its own position, which it
+-- has acked). A count per distinct cursor read the lane's backlog once for
+-- each: consumer processes that lease different subscriptions' lanes leave
+-- their cursors apart (50 on a lane of 50 subscriptions), and the count
+-- cost 5-6 s a statement in `bench fanout` with four processes (1,250
+-- messages a lane, a loaded machine).
 WITH l AS MATERIALIZED (
     SELECT topic, subscription, lane, cursor_xid, cursor_id, dropped FROM {schema}topic_lanes
     WHERE $1::text[] IS NULL OR topic = ANY($1::text[])),
-p AS (
-    SELECT r.topic, r.lane, r.cursor_xid, r.cursor_id, c.n, c.oldest
-    FROM (SELECT DISTINCT topic, lane, cursor_xid, cursor_id FROM l) AS r
+r AS MATERIALIZED (
+    SELECT DISTINCT topic, lane, cursor_xid, cursor_id FROM l),
+low AS (
+    SELECT DISTINCT ON (topic, lane) topic, lane, cursor_xid, cursor_id FROM r
+    ORDER BY topic, lane, cursor_xid, cursor_id),
+past AS (
+    SELECT low.topic, low.lane, m.xid, m.id, 1 AS msg, m.created_at FROM low
     CROSS JOIN LATERAL (
-        SELECT count(*) AS n, min(m.created_at) AS oldest FROM {schema}topic_messages AS m
-        WHERE m.topic = r.topic AND m.lane = r.lane AND (m.xid, m.id) > (r.cursor_xid, r.cursor_id)) AS c)
+        SELECT m.xid, m.id, m.created_at FROM {schema}topic_messages AS m
+        WHERE m.topic = low.topic AND m.lane = low.lane AND (m.xid, m.id) > (low.cursor_xid, low.cursor_id)) AS m
+    UNION ALL
+    SELECT topic, lane, cursor_xid, cursor_id, 0, NULL FROM r),
+p AS (
+    SELECT topic, lane, xid AS cursor_xid, id AS cursor_id, n, oldest FROM (
+        SELECT topic, lane, xid, id, msg, sum(msg) OVER w AS n, min(created_at) OVER w AS oldest FROM past
+        WINDOW w AS (PARTITION BY topic, lane ORDER BY xid DESC, id DESC, msg ROWS UNBOUNDED PRECEDING)) AS x
+    WHERE msg = 0)
 SELECT l.topic, l.subscription, sum(p.n)::bigint, min(p.oldest), sum(l.dropped)::bigint
 FROM l JOIN p ON p.topic = l.topic AND p.lane = l.lane AND p.cursor_xid = l.cursor_xid AND p.cursor_id = l.cursor_id
 GROUP BY l.topic, l.subscription ORDER BY l.topic, l.subscription;

@@ -1868,20 +1868,31 @@ INSERT INTO {schema}topic_receipt_key (id, secret, created_at) VALUES (1, ?1, ?2
 SELECT secret FROM {schema}topic_receipt_key WHERE id = 1;
 
 -- name: TopicLag
--- ?1 JSON array of topics, NULL for every topic. The messages past each
--- distinct (topic, lane, cursor) are counted once and shared by every lane
--- standing there: subscriptions that keep up stand together, so 50
--- subscriptions of a topic cost one count per lane, not fifty.
+-- ?1 JSON array of topics, NULL for every topic. Each (topic, lane) is
+-- read once, from the lowest cursor standing on it: the messages past it
+-- and the distinct cursors of the lane's subscriptions are ordered
+-- together, newest first, and each cursor's count and oldest message are
+-- the running ones at its place (a cursor sorts before the message it
+-- stands on). A count per distinct cursor read the lane's backlog once for
+-- each, and consumer processes leasing different subscriptions' lanes
+-- leave their cursors apart (PostgreSQL's TopicLag).
 WITH l AS MATERIALIZED (
     SELECT topic, subscription, lane, cursor_id, dropped FROM {schema}topic_lanes
     WHERE ?1 IS NULL OR topic IN (SELECT value FROM json_each(?1))),
+r AS MATERIALIZED (
+    SELECT DISTINCT topic, lane, cursor_id FROM l),
+low AS MATERIALIZED (
+    SELECT topic, lane, min(cursor_id) AS cursor_id FROM r GROUP BY topic, lane),
+past AS (
+    SELECT low.topic, low.lane, m.id, 1 AS msg, m.created_at FROM low
+    JOIN {schema}topic_messages AS m ON m.topic = low.topic AND m.lane = low.lane AND m.xid = 0 AND m.id > low.cursor_id
+    UNION ALL
+    SELECT topic, lane, cursor_id, 0, NULL FROM r),
 p AS MATERIALIZED (
-    SELECT r.topic, r.lane, r.cursor_id,
-        (SELECT count(*) FROM {schema}topic_messages AS m
-         WHERE m.topic = r.topic AND m.lane = r.lane AND m.xid = 0 AND m.id > r.cursor_id) AS n,
-        (SELECT min(m.created_at) FROM {schema}topic_messages AS m
-         WHERE m.topic = r.topic AND m.lane = r.lane AND m.xid = 0 AND m.id > r.cursor_id) AS oldest
-    FROM (SELECT DISTINCT topic, lane, cursor_id FROM l) AS r)
+    SELECT topic, lane, id AS cursor_id, n, oldest FROM (
+        SELECT topic, lane, id, msg, sum(msg) OVER w AS n, min(created_at) OVER w AS oldest FROM past
+        WINDOW w AS (PARTITION BY topic, lane ORDER BY id DESC, msg ROWS UNBOUNDED PRECEDING))
+    WHERE msg = 0)
 SELECT l.topic, l.subscription, sum(p.n), min(p.oldest), sum(l.dropped)
 FROM l JOIN p ON p.topic = l.topic AND p.lane = l.lane AND p.cursor_id = l.cursor_id
 GROUP BY l.topic, l.subscription ORDER BY l.topic, l.subscription;
