@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -534,8 +535,21 @@ func (s *Server) writeAcks(w http.ResponseWriter, r *http.Request, acks []drover
 	if err != nil {
 		return err
 	}
+	s.lanesFreed(topic, accepted)
 	writeJSON(w, http.StatusOK, map[string]any{"accepted": accepted})
 	return nil
+}
+
+// lanesFreed ends the long polls of receives of topic waiting in this
+// process when an ack or a release freed a lane (some of done true): its
+// next batch is theirs now. A consumer sends its next receive while the
+// acks of its last batches are on the way, and that receive found the
+// lanes still held; the store announces publishes only, so it waited for
+// the poll interval (a second on PostgreSQL) before looking again.
+func (s *Server) lanesFreed(topic string, done []bool) {
+	if slices.Contains(done, true) {
+		s.waiter.wake(droverdriver.TopicWake(topic))
+	}
 }
 
 // subscriptionPath reads and checks the {topic} and {name} of the path,
@@ -594,7 +608,9 @@ func (s *Server) extendBatches(w http.ResponseWriter, r *http.Request) error {
 // shutting down): not counted as attempts.
 func (s *Server) releaseBatches(w http.ResponseWriter, r *http.Request) error {
 	return s.onReceipts(w, r, "released", func(ctx context.Context, topic, sub string, req receiptsJSON) ([]bool, error) {
-		return s.cfg.Client.ReleaseBatches(ctx, topic, sub, req.Receipts)
+		released, err := s.cfg.Client.ReleaseBatches(ctx, topic, sub, req.Receipts)
+		s.lanesFreed(topic, released)
+		return released, err
 	})
 }
 
@@ -670,6 +686,7 @@ func (s *Server) releaseLane(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	s.lanesFreed(topic, []bool{released})
 	writeJSON(w, http.StatusOK, map[string]any{"released": released})
 	return nil
 }

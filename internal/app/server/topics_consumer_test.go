@@ -7,8 +7,12 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/droverhq/drover"
+	"github.com/droverhq/drover/droverdriver"
+	"github.com/droverhq/drover/droverpg"
+	"github.com/droverhq/drover/droversqlite"
 	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/app/server"
 	"github.com/droverhq/drover/internal/testkit/waitfor"
@@ -303,4 +307,81 @@ func TestTopicUnknownOverHTTP(t *testing.T) {
 		b.must(t, http.StatusOK, server.ScopeAdmin, "DELETE", "/v1/topics/chat/subscriptions/s1", nil)
 		b.must(t, http.StatusNotFound, server.ScopeWork, "POST", "/v1/topics/chat/subscriptions/s1/ack", map[string]any{"acks": []map[string]any{{"receipt": receipt}}})
 	})
+}
+
+// TestTopicFreedLaneWakesReceiveOverHTTP holds a receive in its long poll
+// while the subscription's one lane is held, on a client that polls the
+// store once an hour, and frees the lane by an ack, a release and an
+// operator's release in turn: each time the waiting receive answers with
+// the lane's next batch at once, not at the end of its two-minute wait.
+// A consumer's next receive goes out while the acks of its last batches
+// are on the way; without the wake it waited for the poll interval (a
+// second on PostgreSQL).
+func TestTopicFreedLaneWakesReceiveOverHTTP(t *testing.T) {
+	for _, s := range stores {
+		t.Run(s.name, func(t *testing.T) {
+			t.Parallel()
+			d, _ := s.open(t)
+			var hourly testClient
+			switch d := d.(type) {
+			case *droverpg.Driver:
+				hourly = newClient(t, d, func(cfg *drover.Config) (testClient, error) {
+					cfg.PollInterval = time.Hour
+					return drover.NewClient(d, cfg)
+				})
+			case *droversqlite.Driver:
+				hourly = newClient(t, d, func(cfg *drover.Config) (testClient, error) {
+					cfg.PollInterval = time.Hour
+					return drover.NewClient(d, cfg)
+				})
+			}
+			b := setup(t, func(*testing.T) (droverdriver.Driver, testClient) { return d, hourly },
+				func(cfg *server.Config) { cfg.MaxWait = 2 * time.Minute })
+			b.must(t, http.StatusCreated, server.ScopeAdmin, "POST", "/v1/topics", map[string]any{"name": "wake", "lanes": 1})
+			b.must(t, http.StatusOK, server.ScopeAdmin, "POST", "/v1/topics/wake/subscriptions", map[string]any{"name": "s1", "from_earliest": true})
+			b.must(t, http.StatusOK, server.ScopeEnqueue, "POST", "/v1/topics/wake/publish", map[string]any{"messages": []map[string]any{
+				{"payload": 1}, {"payload": 2}, {"payload": 3}}})
+			const sub = "/v1/topics/wake/subscriptions/s1"
+			held := b.receiveHTTP(t, server.ScopeWork, "wake", "s1", map[string]any{"batch_size": 1}).Batches[0]
+			frees := []struct {
+				name         string
+				scope        server.Scope
+				path         string
+				body         func(receipt string) any
+				wantAttempts int
+			}{
+				{"ack", server.ScopeWork, sub + "/ack", func(r string) any { return map[string]any{"acks": []map[string]any{{"receipt": r}}} }, 1},
+				{"release", server.ScopeWork, sub + "/release", func(r string) any { return map[string]any{"receipts": []string{r}} }, 1},
+				{"operator's release", server.ScopeAdmin, sub + "/lanes/0/release", func(string) any { return nil }, 2},
+			}
+			for _, free := range frees {
+				ctx, cancel := context.WithCancel(context.Background())
+				answer := make(chan receivedJSON, 1)
+				go func() {
+					var got receivedJSON
+					body, _ := json.Marshal(map[string]any{"worker": "w2", "batch_size": 1, "wait_ms": 120_000})
+					req, _ := http.NewRequestWithContext(ctx, "POST", b.url+sub+"/receive", strings.NewReader(string(body)))
+					req.Header.Set("Authorization", "Bearer "+b.tokens[server.ScopeWork])
+					req.Header.Set("Content-Type", "application/json")
+					if resp, err := http.DefaultClient.Do(req); err == nil {
+						_ = json.NewDecoder(resp.Body).Decode(&got)
+						resp.Body.Close()
+					}
+					answer <- got
+				}()
+				b.must(t, http.StatusOK, free.scope, "POST", free.path, free.body(held.Receipt))
+				var got receivedJSON
+				select {
+				case got = <-answer:
+				case <-time.After(time.Minute):
+					t.Fatalf("after the %s, the waiting receive did not answer within a minute", free.name)
+				}
+				cancel()
+				if len(got.Batches) != 1 || len(got.Batches[0].Messages) != 1 || got.Batches[0].Messages[0].Attempt != free.wantAttempts {
+					t.Fatalf("after the %s the waiting receive got %+v, want one message at attempt %d", free.name, got, free.wantAttempts)
+				}
+				held = got.Batches[0]
+			}
+		})
+	}
 }

@@ -35,6 +35,15 @@ export type BatchHandler = (batch: Delivery[], ctx: DeliveryContext) => unknown;
 export interface SubscribeOptions {
     /** Batches of the subscription run at once (more than the topic's lanes gain nothing). Default 1. */
     concurrency?: number;
+    /**
+     * Batches received ahead of a free handler, waiting for one with their
+     * leases extended, 0 to 1,024. Default: concurrency. A lane's next batch
+     * comes only after its last one was acknowledged, so prefetch gains
+     * where the topic has more lanes than the concurrency; it holds up to
+     * prefetch × batchSize more messages in memory, and lanes another
+     * consumer could be handling.
+     */
+    prefetch?: number;
     /** Messages of a batch at most, 1 to 10,000. Default 100. */
     batchSize?: number;
 }

@@ -4,13 +4,18 @@
  * (docs/topics.md has the model). Its loops, all on the one event loop:
  *
  * - a receiver per subscription long-polls `receive` for at most as many
- *   batches as the subscription has free handlers (each batch is one lane,
- *   in order), so every batch received starts at once;
+ *   batches as the subscription has room for: its free handlers and its
+ *   prefetch, batches received ahead that wait for a handler (each batch
+ *   is one lane, in order). A receive is under way while handlers run, so
+ *   that the next batches are here when they end: the server answers it
+ *   as soon as a publish, or an ack of this consumer, makes a lane's next
+ *   batch available;
  * - each batch runs its handler once, per message in order or as a whole;
  * - an extender per subscription renews the leases of its batches held
- *   (running or waiting for their acks) every third of the lease, counted
- *   from the start of its last renewal, and aborts the handler of a batch
- *   whose lease was lost: another consumer has it now;
+ *   (waiting, running or waiting for their acks) a third of the lease after
+ *   each one's lease began, counted from when the receive or the last
+ *   renewal that set it was sent, and aborts the handler of a batch whose
+ *   lease was lost: another consumer has it now;
  * - an acker per subscription acknowledges its batches that ended since its
  *   last request, in one request, failed messages named in `failed`: the
  *   server makes them jobs of the topic's retry queue;
@@ -50,6 +55,8 @@ const RETRY_KIND = "drover.topic";
  */
 const ELSEWHERE_SNOOZE_MS = 1000;
 const MAX_PER_REQUEST = 1000;
+/** The server's bound on the batches of one receive (the most lanes a topic has). */
+const MAX_BATCHES_PER_RECEIVE = 1024;
 /** The server's bound on a lease (5 minutes); longer work is extended. */
 const MAX_LEASE_MS = 300_000;
 /** The longest error text the server keeps for a failed message. */
@@ -144,12 +151,15 @@ export class Consumer {
         const concurrency = o.concurrency ?? 1;
         if (!Number.isInteger(concurrency) || concurrency < 1)
             throw new RangeError(`concurrency ${concurrency}: must be at least 1`);
+        const prefetch = o.prefetch ?? concurrency;
+        if (!Number.isInteger(prefetch) || prefetch < 0 || prefetch > 1024)
+            throw new RangeError(`prefetch ${prefetch}: must be between 0 and 1024`);
         const batchSize = o.batchSize ?? 100;
         if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000)
             throw new RangeError(`batchSize ${batchSize}: must be between 1 and 10000`);
         this.#subs.set(ref, {
-            topic, name, ref, handler, batch, concurrency, batchSize, inFlight: 0, holding: new Map(), acks: new Map(),
-            releases: new Set(), held: new Map(), dropped: 0,
+            topic, name, ref, handler, batch, concurrency, prefetch, batchSize, inFlight: 0, running: 0, waiting: [], holding: new Map(), acks: new Map(),
+            releases: new Set(), held: new Map(), received: new Signal(), dropped: 0,
         });
         return this;
     }
@@ -226,11 +236,12 @@ export class Consumer {
     }
     // Receiving.
     async #reserve(sub) {
-        while (!this.#stopping && sub.inFlight >= sub.concurrency)
+        const room = sub.concurrency + sub.prefetch;
+        while (!this.#stopping && sub.inFlight >= room)
             await this.#changed.wait();
         if (this.#stopping)
             return 0;
-        const n = sub.concurrency - sub.inFlight;
+        const n = Math.min(room - sub.inFlight, MAX_BATCHES_PER_RECEIVE);
         sub.inFlight += n;
         return n;
     }
@@ -248,6 +259,7 @@ export class Consumer {
             if (n === 0)
                 return;
             let batches;
+            const sent = Date.now();
             try {
                 batches = await this.#client.receive(sub.topic, sub.name, {
                     worker: this.consumerId, maxBatches: n, batchSize: sub.batchSize, leaseMs: o.leaseMs, waitMs: o.pollWaitMs,
@@ -271,17 +283,22 @@ export class Consumer {
             backoff.reset();
             this.#unreserve(sub, n - batches.length);
             for (const b of batches)
-                this.#begin(sub, b);
+                this.#begin(sub, b, sent);
+            if (batches.length > 0)
+                sub.received.notify();
         }
     }
-    #begin(sub, received) {
+    #begin(sub, received, sent) {
         if (received.dropped > sub.dropped) {
             this.#log.error(`subscription ${sub.ref} lagged past its topic's retention: ${received.dropped} messages were dropped unread`);
             sub.dropped = received.dropped;
         }
         let markDone = () => { };
         const done = new Promise((r) => (markDone = r));
-        const b = { sub, receipt: received.receipt, messages: received.messages, abort: new AbortController(), reason: undefined, lost: false, ended: false, done, markDone };
+        const b = {
+            sub, receipt: received.receipt, messages: received.messages, abort: new AbortController(), reason: undefined, lost: false,
+            renewFrom: sent, started: false, ended: false, done, markDone,
+        };
         sub.held.set(b.receipt, b);
         // A batch repeating messages of one still running here waits for it: the
         // earlier one's lease ran out and this process received the lane again.
@@ -292,7 +309,21 @@ export class Consumer {
                 before.add(o);
             sub.holding.set(m.id, b);
         }
-        void this.#run(b, [...before]);
+        sub.waiting.push({ b, before: [...before] });
+        this.#startWaiting(sub);
+    }
+    /** Starts the batches waiting for a handler while the subscription has free handlers. */
+    #startWaiting(sub) {
+        while (sub.running < sub.concurrency) {
+            const next = sub.waiting.shift();
+            if (!next)
+                return;
+            if (next.b.ended)
+                continue; // released at shutdown while waiting
+            next.b.started = true;
+            sub.running++;
+            void this.#run(next.b, next.before);
+        }
     }
     async #run(b, before) {
         let failed;
@@ -360,6 +391,10 @@ export class Consumer {
         b.ended = true;
         const sub = b.sub;
         sub.inFlight--;
+        if (b.started) {
+            sub.running--;
+            this.#startWaiting(sub);
+        }
         for (const m of b.messages)
             if (sub.holding.get(m.id) === b)
                 sub.holding.delete(m.id);
@@ -409,23 +444,36 @@ export class Consumer {
     }
     // Leases.
     /**
-     * Renews the leases of the subscription's batches held, a third of the
-     * lease after the last renewal began (at once when that one took longer),
-     * so that a slow answer delays the next renewal by no more than itself.
+     * Renews the leases of the subscription's batches held, each a third of
+     * the lease after the request that began it was sent. A renewal takes
+     * along the batches past half of that, so that there are at most two
+     * renewals a third of a lease. Counting from each batch's own receive
+     * matters on a loaded machine: renewing every third of the lease on one
+     * clock, a batch received just after a renewal waited for the next one,
+     * its lease having begun before the receive's slow answer arrived, and
+     * the renewal came after the lease had ended.
      */
     async #extendLoop(sub) {
         const o = this.#opts;
         const t = this.#t;
         const every = o.leaseMs / 3;
         const backoff = new Backoff(100, Math.min(o.maxBackoffMs, every));
-        let delay = every;
+        const stop = this.#extendStop.signal;
+        let notBefore = 0;
         for (;;) {
-            await this.#sleep(delay, this.#extendStop.signal);
-            if (this.#extendStop.signal.aborted)
+            if (stop.aborted)
                 return;
+            let due = Infinity;
+            for (const b of sub.held.values())
+                due = Math.min(due, b.renewFrom + every);
+            due = Math.max(due, notBefore);
+            const now = Date.now();
+            if (due > now) {
+                await sub.received.wait(due === Infinity ? undefined : due - now);
+                continue;
+            }
             const began = Date.now();
-            let retryIn;
-            const batches = [...sub.held.values()];
+            const batches = [...sub.held.values()].filter((b) => b.renewFrom <= began - every / 2);
             for (let i = 0; i < batches.length; i += MAX_PER_REQUEST) {
                 const chunk = batches.slice(i, i + MAX_PER_REQUEST);
                 let out;
@@ -433,20 +481,28 @@ export class Consumer {
                     out = await t.request("POST", subscriptionPath(sub.topic, sub.name, "extend"), { receipts: chunk.map((b) => b.receipt), lease_ms: o.leaseMs }, { timeoutMs: Math.max(2000, o.leaseMs / 2) });
                 }
                 catch (e) {
-                    if (e instanceof NotFoundError)
-                        break; // deleted while consuming; its receives fail too
-                    retryIn = backoff.next();
+                    if (e instanceof NotFoundError) {
+                        // Deleted while consuming; its receives fail too.
+                        notBefore = Date.now() + every;
+                        break;
+                    }
+                    const retryIn = backoff.next();
+                    notBefore = Date.now() + retryIn;
                     this.#log.warn(`extending ${chunk.length} batches of ${sub.ref}: ${e.message}; retrying in ${Math.round(retryIn)} ms`);
                     break;
                 }
                 backoff.reset();
-                (out.extended ?? []).forEach((ok, j) => {
-                    const b = chunk[j];
-                    if (!ok && b)
+                const extended = out.extended ?? [];
+                chunk.forEach((b, j) => {
+                    if (extended[j] === true)
+                        b.renewFrom = began;
+                    else if (extended[j] === false)
                         this.#lose(b);
                 });
+                // An answer naming fewer receipts than sent leaves the others due: tried again a third of a lease later.
+                if (extended.length < chunk.length)
+                    notBefore = Date.now() + every;
             }
-            delay = retryIn ?? Math.max(0, every - (Date.now() - began));
         }
     }
     /** The batch's lease is lost: its handler is stopped, its ack dropped (the server would refuse it). */
@@ -554,6 +610,11 @@ export class Consumer {
         const retries = this.#retries?.stop();
         this.#receiveAbort.abort(); // breaks the long polls; no receive starts after
         await Promise.all(this.#loops.receive);
+        // Batches received ahead and not started go back at once.
+        for (const sub of this.#subs.values()) {
+            for (const { b } of sub.waiting.splice(0))
+                this.#end(b, undefined);
+        }
         const batches = [...this.#subs.values()].flatMap((s) => [...s.held.values()]).filter((b) => !b.ended);
         const deadline = Date.now() + o.shutdownTimeoutMs;
         while (batches.some((b) => !b.ended) && !this.#hurry && Date.now() < deadline) {
@@ -580,6 +641,8 @@ export class Consumer {
             await within(acker, o.leaseMs);
         }
         this.#extendStop.abort();
+        for (const sub of this.#subs.values())
+            sub.received.notify();
         await Promise.all(this.#loops.extend);
         this.#log.info(`consumer ${this.consumerId} stopped`);
     }

@@ -77,7 +77,10 @@ for (const backend of backends()) {
       const ids = await client.publish(t, Array.from({ length: 40 }, (_, i) => ({ payload: { seq: i }, key: `k${i % 2}` })));
       const first = spawnConsumer(server, t, ledger, { HANG_ON_BATCH: "2", HANG: "60000" });
       try {
-        await waitFor(() => entries(ledger).filter((e) => e[0] === "start").length === 2, "the second batch to start");
+        // The first batch acknowledged (the consumer starts the next batch
+        // while the first's ack is on the way), the second one running.
+        await waitFor(async () => entries(ledger).filter((e) => e[0] === "start").length === 2 && (await pending(t)) === 30,
+          "the first batch acknowledged and the second started");
         first.kill("SIGKILL");
         await exited(first);
       } finally {

@@ -1,13 +1,15 @@
-// The SDK against the server's OpenAPI document, without a server: every
+// The SDK against the server's OpenAPI document, without drover serve: every
 // operation is in the table of docs/typescript.md, covered (by the Client
 // methods, or the Worker or Consumer, it names) or listed as deliberately not
 // covered with the reason; each Client method named sends a request of its
-// operation whose query and body the document accepts, and reads the
-// document's answer. (The wire types themselves are generated from the
-// document: `npm run check-generated`.)
+// operation whose query and body the document accepts (a loopback server
+// checks them), and reads the document's answer. (The wire types themselves
+// are generated from the document: `npm run check-generated`.)
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { Client, Workflow } from "@drover/client";
 import { repo } from "./helpers.js";
@@ -93,33 +95,55 @@ const calls: Record<string, (c: Client) => Promise<unknown>> = {
   rewindSubscription: (c) => c.rewindSubscription("t", "s", { earliest: true }),
 };
 
-/** Calls fn with a fetch that checks each request against the document and answers with a sample; returns the operations it saw. */
-async function recorded(fn: () => Promise<unknown>): Promise<Operation[]> {
+/**
+ * Calls fn with the URL of a server on loopback that checks each request
+ * against the document and answers with a sample; returns the operations it
+ * saw, and throws the first request the document refuses.
+ */
+async function recorded(fn: (url: string) => Promise<unknown>): Promise<Operation[]> {
   const seen: Operation[] = [];
-  const real = globalThis.fetch;
-  globalThis.fetch = (async (input: string | URL | Request, init?: RequestInit) => {
-    const url = new URL(String(input));
-    const method = init?.method ?? "GET";
+  const refused: unknown[] = [];
+  const check = (method: string, target: string, raw: string) => {
+    const url = new URL(target, "http://drover");
     const op = operations().find((o) => matches(o, method, url.pathname));
     assert.ok(op, `${method} ${url.pathname}: no operation of the document`);
     seen.push(op);
     const unknown = [...url.searchParams.keys()].filter((k) => !queryParams(op).has(k));
     assert.deepEqual(unknown, [], `${op.id}: query parameters that are not the operation's`);
     const schema = bodySchema(op);
-    const body = init?.body ? JSON.parse(String(init.body)) : undefined;
+    const body = raw ? JSON.parse(raw) : undefined;
     if (schema) assert.deepEqual(errors(body, schema), [], `${op.id}: the body ${JSON.stringify(body)} is not the document's`);
     else assert.ok(body === undefined || (typeof body === "object" && Object.keys(body as object).length === 0), `${op.id} takes no body`);
     const answer = answerSchema(op);
     const out = (answer ? sample(answer) : {}) as Record<string, unknown>;
     if (op.id === "getBulk") out["status"] = "done";
     if (op.id === "listJobs" || op.id === "getBatchResults") out["next_after"] = null;
-    return new Response(JSON.stringify(out), { status: 200, headers: { "Content-Type": "application/json" } });
-  }) as typeof fetch;
+    return out;
+  };
+  const srv = createServer((req, res) => {
+    let raw = "";
+    req.on("data", (c: Buffer) => (raw += c.toString()));
+    req.on("end", () => {
+      res.setHeader("Content-Type", "application/json");
+      try {
+        res.end(JSON.stringify(check(req.method ?? "GET", req.url ?? "/", raw)));
+      } catch (e) {
+        refused.push(e);
+        res.statusCode = 400;
+        res.end(JSON.stringify({ error: String(e), status: 400 }));
+      }
+    });
+  });
+  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
   try {
-    await fn();
+    await fn(`http://127.0.0.1:${(srv.address() as AddressInfo).port}`).catch((e: unknown) => {
+      if (refused.length === 0) throw e;
+    });
   } finally {
-    globalThis.fetch = real;
+    srv.closeAllConnections();
+    await new Promise<void>((r) => srv.close(() => r()));
   }
+  if (refused.length > 0) throw refused[0];
   return seen;
 }
 
@@ -176,7 +200,7 @@ test("covered operations are what the SDK sends", async () => {
       assert.equal(cls, "Client", name);
       const call = calls[method!];
       assert.ok(call, `no call of Client.${method} in this test`);
-      const seen = await recorded(() => call(new Client("http://127.0.0.1:1", "drv_x")));
+      const seen = await recorded((url) => call(new Client(url, "drv_x")));
       assert.ok(seen.some((o) => o.id === op.id), `Client.${method} sent ${seen.map((o) => o.id).join(", ")}, not ${id}`);
     }
   }

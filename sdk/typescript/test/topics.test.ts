@@ -121,11 +121,17 @@ for (const backend of backends()) {
 
     /** The one lane of subscription s that a consumer holds. */
     async function heldLane(t: string): Promise<SubscriptionLane> {
+      const lane = await heldLaneIfAny(t);
+      assert.ok(lane, "no lane held");
+      return lane;
+    }
+    /** The one lane of s held, undefined when none is. */
+    async function heldLaneIfAny(t: string): Promise<SubscriptionLane | undefined> {
       const lanes = await client.subscriptionLanes(t, "s");
       assert.equal(lanes.length, 4);
       const held = lanes.filter((l) => l.holder);
-      assert.equal(held.length, 1, JSON.stringify(lanes));
-      return held[0]!;
+      assert.ok(held.length <= 1, JSON.stringify(lanes));
+      return held[0];
     }
     const ms = (at: string | undefined) => (at ? Date.parse(at) : 0);
 
@@ -194,12 +200,17 @@ for (const backend of backends()) {
       consumer.start();
       try {
         await waitFor(() => seen.length > 0, "the handler to start");
-        const start = await heldLane(t);
+        // The lane is read until it shows a holder: on a loaded machine a
+        // renewal may come after the lease ended, and until it does (the
+        // server renews a lapsed lease that no one took) the lane shows none.
+        let lane: SubscriptionLane | undefined;
+        const held = async () => (lane = await heldLaneIfAny(t)) !== undefined;
+        await waitFor(held, "the lane held");
+        const start = lane!;
         assert.equal(start.holder, consumer.consumerId);
         // Two leases later the lane is still the consumer's, renewed.
-        await waitFor(async () => ms((await heldLane(t)).lease_expires_at) - ms(start.lease_expires_at) >= 4000, "the extends of two leases");
-        const lane = await heldLane(t);
-        assert.deepEqual([lane.holder, lane.attempt], [consumer.consumerId, 1]);
+        await waitFor(async () => (await held()) && ms(lane!.lease_expires_at) - ms(start.lease_expires_at) >= 4000, "the extends of two leases");
+        assert.deepEqual([lane!.holder, lane!.attempt], [consumer.consumerId, 1]);
         finish();
         await waitFor(async () => (await client.subscriptionLag(t)).find((l) => l.subscription === "s")?.pending === 0, "the ack");
       } finally {
@@ -232,6 +243,49 @@ for (const backend of backends()) {
       const [batch] = await work.receive(t, "r", { worker: "after", waitMs: 5000 });
       assert.deepEqual(batch?.messages.map((m) => [m.id, m.attempt]), [[second, 1]]);
       assert.deepEqual(await work.ack(t, "r", [{ receipt: batch!.receipt }]), [true]);
+    });
+
+    test("the consumer receives batches ahead of its handlers, and releases those not started at shutdown", async () => {
+      const t = await topic(2);
+      await client.createSubscription(t, "s");
+      // Keyed messages until both lanes have some.
+      for (let i = 0; ; i++) {
+        await client.publish(t, [{ payload: { i }, key: `k${i}` }]);
+        await waitFor(async () => (await client.subscriptionLanes(t, "s")).reduce((n, l) => n + l.lag, 0) === i + 1, "the lag to count the publish");
+        if ((await client.subscriptionLanes(t, "s")).every((l) => l.lag > 0)) break;
+      }
+      const seen: number[][] = [];
+      let open!: () => void;
+      const gate = new Promise<void>((r) => (open = r));
+      const consumer = new Consumer({ url: server.url, token: server.workToken, leaseMs: 10_000, pollWaitMs: 1000, logger: quiet });
+      consumer.subscribeBatch(t, "s", async (batch: Delivery[]) => {
+        seen.push(batch.map((m) => m.id));
+        await gate;
+      }, { concurrency: 1, prefetch: 1 });
+      consumer.start();
+      let stopped: Promise<void> | undefined;
+      try {
+        await waitFor(() => seen.length === 1, "the first batch's handler");
+        // One handler runs; the other lane's batch was received ahead of it.
+        await waitFor(async () => (await client.subscriptionLanes(t, "s")).every((l) => l.holder === consumer.consumerId), "both lanes held");
+        stopped = consumer.stop();
+        // The stop has begun (its first steps are microtasks) before the handler ends.
+        await new Promise((r) => setImmediate(r));
+        open();
+      } finally {
+        open();
+        await (stopped ?? consumer.stop());
+      }
+      assert.equal(seen.length, 1, "a batch received ahead was started after the stop");
+      // The running batch was acknowledged, the one received ahead released:
+      // received again at once, its delivery not counted.
+      const work = server.client(server.workToken);
+      const again = await work.receive(t, "s", { worker: "after", maxBatches: 2, waitMs: 5000 });
+      assert.equal(again.length, 1);
+      assert.ok(again[0]!.messages.every((m) => m.attempt === 1 && !seen[0]!.includes(m.id)));
+      const lanes = await client.subscriptionLanes(t, "s");
+      assert.equal(lanes.reduce((n, l) => n + l.lag, 0), again[0]!.messages.length);
+      assert.deepEqual(await work.ack(t, "s", [{ receipt: again[0]!.receipt }]), [true]);
     });
 
     test("the consumer handles every message in key order", async () => {

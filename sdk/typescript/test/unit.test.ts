@@ -1,8 +1,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createServer, type IncomingMessage } from "node:http";
-import { spawnSync } from "node:child_process";
-import { join } from "node:path";
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { createServer as createHTTPSServer } from "node:https";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import {
   Backoff,
   ConflictError,
@@ -21,6 +25,7 @@ import {
   errorForStatus,
   Client,
 } from "@drover/client";
+import { cert, key } from "./fixtures/tls.js";
 import { quiet, repo, waitFor } from "./helpers.js";
 
 const pkg = join(repo, "sdk", "typescript");
@@ -141,6 +146,75 @@ test("client errors carry the server's message; a refused connection is a Connec
   await assert.rejects(c.getJob(1), (e: unknown) => e instanceof ConnectionError && e.retryable);
   assert.throws(() => new Client("ftp://x", "t"), /want http/);
   assert.throws(() => new Client("http://x", ""), /token/);
+});
+
+test("the transport: one kept-alive connection, a timeout and an abort are ConnectionErrors, a kept-alive connection reset before its answer is replaced", async () => {
+  const sockets = new Set<unknown>();
+  const paths: string[] = [];
+  const srv = createServer((req, res) => {
+    const reused = sockets.has(req.socket);
+    sockets.add(req.socket);
+    paths.push(req.url ?? "");
+    // As a server closing an idle connection just as the request goes out:
+    // no answer, the connection reset.
+    if (req.url === "/v1/jobs/3" && reused) return void req.socket.destroy();
+    if (req.url !== "/v1/jobs/1" && req.url !== "/v1/jobs/3") return; // never answers
+    res.setHeader("Content-Type", "application/json");
+    // Written in two chunks: the answer is read whole.
+    res.write('{"id":1,');
+    res.end('"state":"running"}');
+  });
+  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
+  const port = (srv.address() as { port: number }).port;
+  try {
+    const c = new Client(`http://127.0.0.1:${port}/`, "tok", { timeoutMs: 300 });
+    for (let i = 0; i < 3; i++) assert.deepEqual(await c.getJob(1), { id: 1, state: "running" });
+    assert.equal(sockets.size, 1, "the requests shared one kept-alive connection");
+    await assert.rejects(c.getJob(2), (e: unknown) => e instanceof ConnectionError && e.message === "/v1/jobs/2: timed out");
+    // A kept-alive connection reset before any answer is replaced by a fresh one, once.
+    assert.deepEqual(await c.getJob(1), { id: 1, state: "running" });
+    const before = sockets.size;
+    assert.deepEqual(await c.getJob(3), { id: 1, state: "running" });
+    assert.deepEqual([sockets.size, paths.filter((p) => p === "/v1/jobs/3").length], [before + 1, 2]);
+    const w = new Client(`http://127.0.0.1:${port}`, "tok");
+    const abort = new AbortController();
+    const pending = w.receive("t", "s", { worker: "w", signal: abort.signal });
+    await waitFor(() => paths.includes("/v1/topics/t/subscriptions/s/receive"), "the receive to arrive");
+    abort.abort();
+    await assert.rejects(pending, (e: unknown) => e instanceof ConnectionError && e.message === "/v1/topics/t/subscriptions/s/receive: aborted");
+  } finally {
+    srv.closeAllConnections();
+    await new Promise<void>((r) => srv.close(() => r()));
+  }
+});
+
+test("the client speaks HTTPS, checking the server's certificate", async () => {
+  const srv = createHTTPSServer({ cert, key }, (req, res) => {
+    res.setHeader("Content-Type", "application/json");
+    res.end(JSON.stringify({ id: Number(req.url?.split("/").pop()), auth: req.headers.authorization }));
+  });
+  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
+  const url = `https://127.0.0.1:${(srv.address() as { port: number }).port}`;
+  try {
+    // A certificate no authority this process trusts signed: refused.
+    await assert.rejects(new Client(url, "tok", { timeoutMs: 5000 }).getJob(1), (e: unknown) => e instanceof ConnectionError && /certificate/.test(e.message));
+    const dir = mkdtempSync(join(tmpdir(), "drover-ts-tls-"));
+    writeFileSync(join(dir, "ca.pem"), cert);
+    const out = await new Promise<string>((resolve, reject) => {
+      const p = spawn(process.execPath, [join(dirname(fileURLToPath(import.meta.url)), "fixtures", "https-client.js")], {
+        env: { ...process.env, NODE_EXTRA_CA_CERTS: join(dir, "ca.pem"), DROVER_URL: url, DROVER_TOKEN: "tok", JOB: "7" },
+        stdio: ["ignore", "pipe", "inherit"],
+      });
+      let s = "";
+      p.stdout.on("data", (c: Buffer) => (s += c.toString()));
+      p.on("error", reject);
+      p.on("exit", (code) => (code === 0 ? resolve(s) : reject(new Error(`https client exited ${code}`))));
+    });
+    assert.deepEqual(out.trim().split("\n").map((l) => JSON.parse(l)), [{ id: 7, auth: "Bearer tok" }, { id: 7, auth: "Bearer tok" }]);
+  } finally {
+    srv.closeAllConnections();
+    await new Promise<void>((r) => srv.close(() => r()));
+  }
 });
 
 test("503 and refused connections are retried with backoff; unacknowledged results are sent again", async () => {
