@@ -319,10 +319,13 @@ for (const backend of backends()) {
       // answers: each handler runs through three extensions of its
       // subscription, and the subscription's spare handlers keep receiving,
       // so a lane whose lease ran out is leased again. Extending one
-      // subscription after another, the last ones' leases (4 s) ran out
-      // before their turn came (4/3 s + 6 × 800 ms): their handlers were
-      // stopped, their batches delivered again and their acks refused.
-      const leaseMs = 4000;
+      // subscription after another, the last ones' leases (6 s) ran out
+      // before their turn came (6/3 s + 6 × 800 ms): their handlers were
+      // stopped, their batches delivered again and their acks refused. The
+      // lease is no shorter so that an extend's own timeout (half the
+      // lease, 3 s) leaves a loaded server 2 s of its own beyond the
+      // proxy's hold.
+      const leaseMs = 6000;
       const proxy = await DelayProxy.start(server.url, 800, /\/(extend|ack)$/);
       const subs: Array<[string, string]> = [];
       const published = new Map<string, number[]>();
