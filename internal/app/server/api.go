@@ -920,7 +920,7 @@ func (s *Server) finished(results []drover.AttemptResult, rep *drover.FinishRepo
 }
 
 func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) error {
-	promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}).ServeHTTP(w, r)
+	promhttp.HandlerFor(s.metrics, promhttp.HandlerOpts{}).ServeHTTP(w, r)
 	return nil
 }
 

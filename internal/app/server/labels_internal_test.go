@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/drovertype"
 )
 
@@ -52,3 +53,45 @@ func series(c prometheus.Collector) int {
 	}
 	return n
 }
+
+// TestScrapeSeesWholeSamples: a scrape that meets a sample replacing the
+// queue gauges (reset, then set again) sees the queues of the sample
+// before or after, never none of them.
+func TestScrapeSeesWholeSamples(t *testing.T) {
+	m := newMetrics(statsOnly{}, nil, 10, time.Hour, false)
+	stats := []drovertype.QueueStats{{Queue: "a", Available: 1}, {Queue: "b", Available: 2}}
+	m.observeSample(stats, nil, time.Now())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 2000 {
+			m.observeSample(stats, nil, time.Now())
+		}
+	}()
+	for scrapes := 0; ; scrapes++ {
+		select {
+		case <-done:
+			return
+		default:
+		}
+		fams, err := m.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, f := range fams {
+			if f.GetName() == "drover_queue_jobs" {
+				n = len(f.GetMetric())
+			}
+		}
+		if n != 8 {
+			t.Fatalf("scrape %d saw %d series of drover_queue_jobs, want 8 (2 queues × 4 states)", scrapes, n)
+		}
+	}
+}
+
+// statsOnly is a client whose figures a scrape reads (Stats), and nothing
+// else.
+type statsOnly struct{ Client }
+
+func (statsOnly) Stats() drover.Stats { return drover.Stats{} }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/drovertype"
@@ -26,6 +27,11 @@ const unknown = "unknown"
 // so that a scrape never queries the store.
 type metrics struct {
 	reg *prometheus.Registry
+
+	// sampling is held for writing while a sample replaces the queue
+	// gauges (reset, then set again) and for reading by a scrape, so that
+	// a scrape never sees the queues of a sample half built.
+	sampling sync.RWMutex
 
 	// mu guards the limiters, and makes the admission of a label value
 	// and the update of its series one step, so that an expiry cannot
@@ -192,6 +198,8 @@ func (m *metrics) observeClaim(attempts []attemptInfo, runAts []time.Time, took 
 // shard that did not answer, which then has no series): the largest
 // queues are chosen by the fleet's sums, and each has a series per shard.
 func (m *metrics) observeSample(stats []drovertype.QueueStats, byShard [][]drovertype.QueueStats, now time.Time) {
+	m.sampling.Lock()
+	defer m.sampling.Unlock()
 	m.depth.Reset()
 	m.oldest.Reset()
 	size := func(q drovertype.QueueStats) int64 { return q.Available + q.Scheduled + q.Retryable + q.Running }
@@ -228,6 +236,14 @@ func (m *metrics) observeSample(stats []drovertype.QueueStats, byShard [][]drove
 			v.DeletePartialMatch(prometheus.Labels{"queue": q, "kind": k})
 		}
 	}
+}
+
+// Gather implements prometheus.Gatherer: the registry's metrics, never
+// in the middle of a sample.
+func (m *metrics) Gather() ([]*dto.MetricFamily, error) {
+	m.sampling.RLock()
+	defer m.sampling.RUnlock()
+	return m.reg.Gather()
 }
 
 // seriesDeleter is a metric vector whose series can be deleted by label.

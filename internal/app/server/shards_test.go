@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/droverdriver"
@@ -88,7 +89,13 @@ func TestShardsOfAFleet(t *testing.T) {
 	if !s.Fleet || !s.Shards[0].Up || !s.Shards[1].Up || !s.Shards[0].Attached || s.Shards[0].Address != "postgres://drover:xxxxx@shard0.example:5432/drover" {
 		t.Fatalf("shards before the outage: %+v; want a fleet of two attached shards up, shard 0's address without its password", s)
 	}
-	fams := b.scrape(t)
+	// The endpoint reads the fleet's health, which the sampler's read of
+	// the queues updates before it sets the gauges from it.
+	var fams map[string]*dto.MetricFamily
+	waitfor.Cond(t, "the metrics' sample of both shards", func() bool {
+		fams = b.scrape(t)
+		return value(fams, "drover_queue_jobs", map[string]string{"queue": "default", "state": "available", "shard": "1"}) == 2
+	})
 	for _, c := range []struct {
 		name   string
 		labels map[string]string
@@ -117,7 +124,10 @@ func TestShardsOfAFleet(t *testing.T) {
 	if s.Shards[1].Error == "" || s.Shards[1].LastError == "" || !s.Shards[0].Up || s.Shards[0].Jobs == nil {
 		t.Fatalf("shards while shard 1 is down: %+v; want shard 1 down with its error and no figures, shard 0 up with its", s)
 	}
-	fams = b.scrape(t)
+	waitfor.Cond(t, "the metrics' sample without shard 1's figures", func() bool {
+		fams = b.scrape(t)
+		return value(fams, "drover_queue_jobs", map[string]string{"queue": "default", "state": "available", "shard": "1"}) == -1
+	})
 	if up0, up1 := value(fams, "drover_shard_up", map[string]string{"shard": "0"}), value(fams, "drover_shard_up", map[string]string{"shard": "1"}); up0 != 1 || up1 != 0 {
 		t.Errorf("drover_shard_up while shard 1 is down: shard 0 %v, shard 1 %v; want 1 and 0", up0, up1)
 	}
