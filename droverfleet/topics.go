@@ -25,7 +25,12 @@ func (e *exec) onTopic(ctx context.Context, topic string, fn func(ctx context.Co
 	if err != nil {
 		return err
 	}
-	return e.one(ctx, topicShard(keys, topic), func(ctx context.Context, ex droverdriver.Executor) error {
+	return e.oneTopics(ctx, topicShard(keys, topic), fn)
+}
+
+// oneTopics runs fn on shard i's TopicExecutor.
+func (e *exec) oneTopics(ctx context.Context, i int, fn func(ctx context.Context, te droverdriver.TopicExecutor) error) error {
+	return e.one(ctx, i, func(ctx context.Context, ex droverdriver.Executor) error {
 		te, ok := ex.(droverdriver.TopicExecutor)
 		if !ok {
 			return droverdriver.ErrTopicsUnsupported
@@ -475,11 +480,7 @@ func (e *exec) onGen(ctx context.Context, gen int64, fn func(ctx context.Context
 	if i >= len(e.c.shards) {
 		return fmt.Errorf("droverfleet: generation %d names no shard", gen)
 	}
-	return e.one(ctx, i, func(ctx context.Context, ex droverdriver.Executor) error {
-		te, ok := ex.(droverdriver.TopicExecutor)
-		if !ok {
-			return droverdriver.ErrTopicsUnsupported
-		}
+	return e.oneTopics(ctx, i, func(ctx context.Context, te droverdriver.TopicExecutor) error {
 		return fn(ctx, te, gen-int64(i)<<genShardShift)
 	})
 }
@@ -589,11 +590,7 @@ func (e *exec) TopicTail(ctx context.Context, topic string, before []droverdrive
 // the fleet gets the same key whichever topic a receipt names.
 func (e *exec) TopicReceiptKey(ctx context.Context, candidate []byte) ([]byte, error) {
 	var key []byte
-	err := e.one(ctx, first, func(ctx context.Context, ex droverdriver.Executor) error {
-		te, ok := ex.(droverdriver.TopicExecutor)
-		if !ok {
-			return droverdriver.ErrTopicsUnsupported
-		}
+	err := e.oneTopics(ctx, first, func(ctx context.Context, te droverdriver.TopicExecutor) error {
 		var err error
 		key, err = te.TopicReceiptKey(ctx, candidate)
 		return err
