@@ -19,13 +19,8 @@ import (
 // each job's own, so that no two handlers get one value).
 func TestCompactClaimMergesToTheFullForm(t *testing.T) {
 	at := time.Date(2026, 11, 29, 13, 0, 0, 0, time.UTC)
-	later := at.Add(30 * time.Second)
 	token := drovertype.NewLeaseToken().String()
-	noop := func(id int64) claimedJob {
-		return claimedJob{Job: jobjson.Job{ID: id, State: drovertype.JobStateRunning, Queue: "q", Kind: "k", Args: json.RawMessage(`{"n":1}`),
-			Tags: []string{}, Attempt: 1, MaxAttempts: 25, Errors: []drovertype.AttemptError{}, CreatedAt: at, RunAt: at,
-			AttemptedAt: &at, LeaseOwner: "w", LeaseExpiresAt: &later, LeaseToken: token}}
-	}
+	noop := func(id int64) claimedJob { return claimedNoop(id, `{"n":1}`, at, token) }
 	with := func(j claimedJob, f func(*claimedJob)) claimedJob { f(&j); return j }
 	for _, tc := range []struct {
 		name   string
@@ -139,13 +134,8 @@ func TestCompactClaimMergesToTheFullForm(t *testing.T) {
 func TestClaimJSONIsEncodingJSON(t *testing.T) {
 	at := time.Date(2026, 11, 29, 13, 0, 0, 123456789, time.UTC)
 	zoned := time.Date(2026, 1, 2, 3, 4, 5, 600, time.FixedZone("x", -(3*3600+30*60)))
-	later := at.Add(30 * time.Second)
 	token := drovertype.NewLeaseToken().String()
-	base := func(id int64) claimedJob {
-		return claimedJob{Job: jobjson.Job{ID: id, State: drovertype.JobStateRunning, Queue: "q", Kind: "k", Args: json.RawMessage(`{}`),
-			Tags: []string{}, Attempt: 1, MaxAttempts: 25, Errors: []drovertype.AttemptError{}, CreatedAt: at, RunAt: at,
-			AttemptedAt: &at, LeaseOwner: "w", LeaseExpiresAt: &later, LeaseToken: token}}
-	}
+	base := func(id int64) claimedJob { return claimedNoop(id, `{}`, at, token) }
 	with := func(id int64, f func(*claimedJob)) claimedJob { j := base(id); f(&j); return j }
 	jobs := []claimedJob{
 		base(1),
@@ -278,17 +268,22 @@ func BenchmarkClaimAnswer(b *testing.B) {
 	}
 }
 
-// benchJobs are 1,000 claimed noop jobs of the bench's kind.
+// benchJobs are 1,000 claimed noop jobs.
 func benchJobs() []claimedJob {
 	at := time.Date(2026, 11, 29, 13, 0, 0, 123456789, time.UTC)
-	later := at.Add(30 * time.Second)
 	token := drovertype.NewLeaseToken().String()
 	jobs := make([]claimedJob, 1000)
 	for i := range jobs {
-		jobs[i] = claimedJob{Job: jobjson.Job{ID: int64(i + 1), State: drovertype.JobStateRunning, Queue: "bench", Kind: "drover.bench",
-			Args: json.RawMessage(`{"cpu_ns":0,"work_ns":0}`), Tags: []string{}, Attempt: 1, MaxAttempts: 25,
-			Errors: []drovertype.AttemptError{}, CreatedAt: at, RunAt: at, AttemptedAt: &at, LeaseOwner: "w", LeaseExpiresAt: &later,
-			LeaseToken: token}}
+		jobs[i] = claimedNoop(int64(i+1), `{"cpu_ns":0,"work_ns":0}`, at, token)
 	}
 	return jobs
+}
+
+// claimedNoop is a job as a claim answers it: a first attempt, started at
+// at under token, of queue q and kind k, with args.
+func claimedNoop(id int64, args string, at time.Time, token string) claimedJob {
+	later := at.Add(30 * time.Second)
+	return claimedJob{Job: jobjson.Job{ID: id, State: drovertype.JobStateRunning, Queue: "q", Kind: "k", Args: json.RawMessage(args),
+		Tags: []string{}, Attempt: 1, MaxAttempts: 25, Errors: []drovertype.AttemptError{}, CreatedAt: at, RunAt: at,
+		AttemptedAt: &at, LeaseOwner: "w", LeaseExpiresAt: &later, LeaseToken: token}}
 }
