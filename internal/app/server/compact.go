@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"strconv"
 	"time"
-	"unicode/utf8"
 )
 
 // The compact form of a claim's answer (`"compact": true` in the claim):
@@ -122,7 +121,7 @@ func (e *claimJSON) add(c *claimedJob) error {
 	end := func() { m.ends[f] = len(b); f++ }
 	skip := end
 	var err error
-	str := func(s string) { key(); b = appendString(b, s); end() }
+	str := func(s string) { key(); b = appendJSONString(b, s); end() }
 	num := func(n int64) { key(); b = strconv.AppendInt(b, n, 10); end() }
 	boolean := func(v bool) { key(); b = strconv.AppendBool(b, v); end() }
 	tm := func(t *time.Time) {
@@ -174,7 +173,7 @@ func (e *claimJSON) add(c *claimedJob) error {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, t)
+			b = appendJSONString(b, t)
 		}
 		b = append(b, ']')
 		end()
@@ -313,21 +312,6 @@ func (e *claimJSON) appendJob(out []byte, j int, skip *[len(claimFields)]bool) [
 		out = append(out, m...)
 	}
 	return append(out, '}')
-}
-
-// appendString appends s as encoding/json writes a string: printable
-// ASCII other than the quote, the backslash and the characters it escapes
-// for HTML (<, >, &) as it is, anything else through encoding/json.
-func appendString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			out, _ := json.Marshal(s) // a string always encodes
-			return append(b, out...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
 }
 
 // appendRaw appends the caller's own JSON (args, metadata) as encoding/json

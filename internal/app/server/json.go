@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // errorBody is every error's JSON form.
@@ -364,4 +365,22 @@ func jsonKind(v json.RawMessage) string {
 		return "null"
 	}
 	return "a number"
+}
+
+// appendJSONString appends s as encoding/json writes a string. Printable
+// ASCII other than the quote, the backslash and the characters it escapes
+// for HTML (<, >, &) is copied as it is; a string holding anything else
+// (a key in another script, a control character) goes through
+// encoding/json. The claim and receive answers are written by hand with
+// it, since their strings are nearly always plain.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always encodes
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }

@@ -391,21 +391,6 @@ func appendDelivery(b []byte, d *drover.Delivery) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// appendJSONString appends s as a JSON string: as it is when it holds only
-// printable ASCII that needs no escape (a receipt, most keys), else as
-// encoding/json writes it.
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(s) // a string always encodes
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
-}
-
 // payloadJSON is a message's payload as JSON when it is JSON, else in
 // base64, and its metadata unless empty. JSON only when it is text: Go's
 // json.Valid takes invalid UTF-8 inside strings, which a Go publisher's
