@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/droverdriver"
-	"github.com/droverhq/drover/drovertype"
+	"github.com/droverhq/drover/internal/producer"
 )
 
 // HistogramBounds are the upper bounds of the buckets every Histogram
@@ -113,9 +113,10 @@ func (t *jobMetricsTable) get(queue, kind string) *jobMetrics {
 	return v.(*jobMetrics)
 }
 
-// observeRun counts one attempt a producer ran: took is its run time.
-func (c *Client[TTx]) observeRun(row *drovertype.JobRow, res droverdriver.Result, took time.Duration) {
-	m := c.jobMetrics.get(row.Queue, row.Kind)
+// observeRun counts one attempt a producer ran, as its row said before
+// the handler ran.
+func (c *Client[TTx]) observeRun(ran producer.Ran, res droverdriver.Result) {
+	m := c.jobMetrics.get(ran.Queue, ran.Kind)
 	switch res.Outcome {
 	case droverdriver.OutcomeCompleted:
 		m.completed.Add(1)
@@ -126,9 +127,9 @@ func (c *Client[TTx]) observeRun(row *drovertype.JobRow, res droverdriver.Result
 	default:
 		return
 	}
-	m.run.observe(took)
-	if row.AttemptedAt != nil {
-		m.pickup.observe(row.AttemptedAt.Sub(row.RunAt))
+	m.run.observe(ran.Took)
+	if ran.PickedUp {
+		m.pickup.observe(ran.Pickup)
 	}
 }
 
