@@ -792,6 +792,24 @@ func TestTopicRetentionKeepsUnackedMessages(t *testing.T) {
 	})
 }
 
+// briefTopicSetup is topicSetup with a second topic, "brief", of two
+// lanes and a retention of a millisecond, and the named subscriptions of
+// it (from the earliest message).
+func briefTopicSetup(t *testing.T, s store, subs ...string) (droverdriver.Driver, topicClient) {
+	t.Helper()
+	ctx := context.Background()
+	d, c := topicSetup(t, s, 2)
+	if _, err := c.CreateTopic(ctx, "brief", &drover.TopicOpts{Lanes: 2, Retention: time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	for _, sub := range subs {
+		if _, err := c.CreateSubscription(ctx, "brief", sub, &drover.SubscriptionOpts{FromEarliest: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return d, c
+}
+
 // TestTopicRetentionDropsLaggard lets one subscription lag past a short
 // retention: the generation is dropped although it never read it, which
 // its lag reports as dropped messages, and the other subscription, which
@@ -799,16 +817,8 @@ func TestTopicRetentionKeepsUnackedMessages(t *testing.T) {
 func TestTopicRetentionDropsLaggard(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s store) {
 		ctx := context.Background()
-		d, c := topicSetup(t, s, 2)
+		d, c := briefTopicSetup(t, s, "reader", "laggard")
 		te := d.Executor().(droverdriver.TopicExecutor)
-		if _, err := c.CreateTopic(ctx, "brief", &drover.TopicOpts{Lanes: 2, Retention: time.Millisecond}); err != nil {
-			t.Fatal(err)
-		}
-		for _, sub := range []string{"reader", "laggard"} {
-			if _, err := c.CreateSubscription(ctx, "brief", sub, &drover.SubscriptionOpts{FromEarliest: true}); err != nil {
-				t.Fatal(err)
-			}
-		}
 		var msgs []drover.Message
 		for i := range 5 {
 			msgs = append(msgs, drover.Message{Payload: []byte(strconv.Itoa(i))})
@@ -934,16 +944,8 @@ func wantLags(t *testing.T, c topicClient, topic string, pending map[string]int6
 func TestTopicLagAfterRetention(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s store) {
 		ctx := context.Background()
-		d, c := topicSetup(t, s, 2)
+		d, c := briefTopicSetup(t, s, "none", "some", "all")
 		te := d.Executor().(droverdriver.TopicExecutor)
-		if _, err := c.CreateTopic(ctx, "brief", &drover.TopicOpts{Lanes: 2, Retention: time.Millisecond}); err != nil {
-			t.Fatal(err)
-		}
-		for _, sub := range []string{"none", "some", "all"} {
-			if _, err := c.CreateSubscription(ctx, "brief", sub, &drover.SubscriptionOpts{FromEarliest: true}); err != nil {
-				t.Fatal(err)
-			}
-		}
 		keys := laneKeys(2)
 		publish := func(n int) {
 			t.Helper()
