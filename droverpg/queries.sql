@@ -712,13 +712,12 @@ FROM (SELECT 1) one LEFT JOIN LATERAL (
 SELECT queue, paused, max_running, rate, period_ms, strict, updated_at, paused_kinds FROM {schema}queue_settings WHERE queue = $1;
 
 -- name: QueueKnown
--- $1 queue, $2 how many of the most recently finished jobs to look at
--- (droverdriver.QueueKnownRecent): finished_jobs has no index by queue.
--- The hot table is scanned at worst, as QueueStats scans it.
+-- $1 queue. Every arm is an index lookup (finished_jobs_queue_idx of
+-- migration 028 for finished jobs); the workers' registry is small.
 SELECT EXISTS (SELECT 1 FROM {schema}queue_settings WHERE queue = $1)
     OR EXISTS (SELECT 1 FROM {schema}jobs WHERE queue = $1)
     OR EXISTS (SELECT 1 FROM {schema}workers WHERE $1 = ANY (queues))
-    OR EXISTS (SELECT 1 FROM (SELECT queue FROM {schema}finished_jobs ORDER BY id DESC LIMIT $2) AS f WHERE f.queue = $1);
+    OR EXISTS (SELECT 1 FROM {schema}finished_jobs WHERE queue = $1);
 
 -- name: QueueSettingsList
 SELECT queue, paused, max_running, rate, period_ms, strict, updated_at, paused_kinds FROM {schema}queue_settings ORDER BY queue;

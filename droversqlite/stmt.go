@@ -571,9 +571,8 @@ var (
 		args: func(p *limitAt) []any { return []any{p.Now, p.Limit} }})
 	queueLimitTake = def(stmt[queueLimitTakeParams]{name: "QueueLimitTake", cols: 3,
 		args: func(p *queueLimitTakeParams) []any { return []any{p.Queue, p.Now, p.Max} }})
-	queueSettingsGet = def(stmt[string]{name: "QueueSettingsGet", cols: 8, args: sqlstmt.OneArg[string]})
-	queueKnown       = def(stmt[queueKnownParams]{name: "QueueKnown", cols: 1,
-		args: func(p *queueKnownParams) []any { return []any{p.Queue, p.Recent} }})
+	queueSettingsGet  = def(stmt[string]{name: "QueueSettingsGet", cols: 8, args: sqlstmt.OneArg[string]})
+	queueKnown        = def(stmt[string]{name: "QueueKnown", cols: 1, args: sqlstmt.OneArg[string]})
 	queueSettingsList = def(stmt[struct{}]{name: "QueueSettingsList", cols: 8, args: sqlstmt.NoArgs})
 	queueSettingsSet  = def(stmt[settingsSetParams]{name: "QueueSettingsSet", cols: 8,
 		args: func(p *settingsSetParams) []any {
@@ -808,10 +807,3 @@ func laneUpdateArgs(p *laneUpdateParams) []any { return []any{p.Lanes, p.At} }
 func idRangeArgs(p *idRange) []any { return []any{p.From, p.To} }
 
 func genAtArgs(p *genAt) []any { return []any{p.Gen, p.Now} }
-
-// queueKnownParams are QueueKnown's: the queue, and how many of the most
-// recently finished jobs to look at.
-type queueKnownParams struct {
-	Queue  string
-	Recent int
-}
