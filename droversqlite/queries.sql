@@ -1729,25 +1729,20 @@ JOIN {schema}topic_messages AS m ON m.id IN (
     ORDER BY xid DESC, id DESC LIMIT ?3)
 ORDER BY m.lane, m.xid, m.id;
 
--- name: TopicReadBudget
--- TopicRead within ?3 bytes of payload and metadata, in range order: a
--- message is returned while the bytes up to it stay within the budget, the
--- first one whatever its size, each range's own limit kept in SQL. The
--- sizes are read first (octet_length reads no overflow page) and only the
--- messages within the budget are read whole. A read of a remote consumer
--- (drover.ReceiveParams.MaxBytes); a client's own reads are bounded in
--- rows and skip the sizes.
-WITH sel AS MATERIALIZED (
-    SELECT r.key AS range, r.value ->> 6 AS lim, m.id, octet_length(m.payload) + octet_length(m.metadata) AS size
-    {topic_ranges}),
-num AS (
-    SELECT range, lim, id, size, row_number() OVER (PARTITION BY range ORDER BY id) AS n FROM sel),
-cut AS (
-    SELECT range, id, size, sum(size) OVER (ORDER BY range, id ROWS UNBOUNDED PRECEDING) AS run FROM num WHERE n <= lim)
-SELECT cut.range, m.id, m.xid, m.lane, m.key, m.payload, m.metadata, m.created_at
-FROM cut JOIN {schema}topic_messages AS m ON m.id = cut.id
-WHERE cut.run <= ?3 OR cut.run = cut.size
-ORDER BY cut.range, m.id;
+-- name: TopicReadLane
+-- ?1 topic, ?2 lane, ?3 cursor id, ?4 bound id, ?5 limit: the messages of
+-- one range of a read, in order, straight off the read index (no sort), so
+-- that the driver can stop stepping once a byte budget is spent and the
+-- messages past it are never read. A read of a remote consumer
+-- (drover.ReceiveParams.MaxBytes), one statement per range: one statement
+-- for all the ranges, bounded by bytes in SQL, sorted every message it
+-- read and summed their sizes in window functions, which cost several
+-- times the read itself per message; a client's own reads are bounded in
+-- rows and take every range in one statement (TopicRead).
+SELECT 0, id, xid, lane, key, payload, metadata, created_at
+FROM {schema}topic_messages
+WHERE topic = ?1 AND lane = ?2 AND xid = 0 AND id > ?3 AND id <= ?4
+ORDER BY xid, id LIMIT ?5;
 
 -- name: TopicAck
 -- ?1 JSON array of [topic, subscription, lane, token in hex, cursor xid,

@@ -500,7 +500,15 @@ type topicWaitParams struct {
 type topicReadParams struct {
 	Ranges   string // JSON: [topic, lane, cursor xid, cursor id, bound xid, bound id, limit]
 	MaxLimit int    // the largest limit of Ranges
-	MaxBytes int64  // TopicReadBudget's
+}
+
+// topicReadLaneParams are TopicReadLane's: one range of a read.
+type topicReadLaneParams struct {
+	Topic  string
+	Lane   int
+	Cursor int64
+	Bound  int64
+	Limit  int
 }
 
 // topicRewindParams are TopicRewind's: the subscription, the publish
@@ -727,8 +735,8 @@ var (
 		args: func(p *topicTailParams) []any { return []any{p.Topic, p.Before, p.Limit} }})
 	topicRead = def(stmt[topicReadParams]{name: "TopicRead", cols: 8,
 		args: func(p *topicReadParams) []any { return []any{p.Ranges, p.MaxLimit} }})
-	topicReadBudget = def(stmt[topicReadParams]{name: "TopicReadBudget", cols: 8,
-		args: func(p *topicReadParams) []any { return []any{p.Ranges, p.MaxLimit, p.MaxBytes} }})
+	topicReadLane = def(stmt[topicReadLaneParams]{name: "TopicReadLane", cols: 8,
+		args: func(p *topicReadLaneParams) []any { return []any{p.Topic, p.Lane, p.Cursor, p.Bound, p.Limit} }})
 	topicAck = def(stmt[topicAckParams]{name: "TopicAck", cols: 4,
 		args: func(p *topicAckParams) []any { return []any{p.Lanes, p.Now, p.Expires} }})
 	topicExtend     = def(stmt[laneUpdateParams]{name: "TopicExtend", cols: 3, args: laneUpdateArgs})

@@ -34,10 +34,16 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		status = http.StatusInternalServerError
 		body, _ = json.Marshal(errorBody{Error: "internal error: cannot encode the answer as JSON: " + err.Error(), Status: status})
 	}
+	writeBody(w, status, append(body, '\n'))
+}
+
+// writeBody sends body, a JSON answer with its final newline, with
+// status.
+func writeBody(w http.ResponseWriter, status int, body []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	_, _ = w.Write(append(body, '\n')) // the status is sent; a failed write only means the client left
+	_, _ = w.Write(body) // the status is sent; a failed write only means the client left
 }
 
 // decode reads a JSON request body into v, strictly: the body must be JSON,
