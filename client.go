@@ -416,7 +416,7 @@ func (c *Client[TTx]) Start(ctx context.Context) error {
 	for name, q := range cfg.Queues {
 		c.producers[name] = producer.New(c.exec, c.tracker, c.completer.Submit, c.runJob, producer.Config{
 			Queue: name, MaxWorkers: q.MaxWorkers, ClaimMax: q.ClaimMax, Owner: cfg.ID, Claim: c.claimAsWorker,
-			Lease: cfg.LeaseDuration, PollInterval: producerPoll, Logger: log, OnRan: c.observeRun,
+			Lease: cfg.LeaseDuration, PollInterval: producerPoll, Logger: log, OnRan: c.jobMetrics.forQueue(name, kinds).observeRun,
 			Kinds: kinds, FromHead: fromHead,
 		})
 		c.producers[name].TestSignals = c.signals.Producer

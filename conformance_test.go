@@ -660,6 +660,51 @@ func TestTimeout(t *testing.T) {
 	})
 }
 
+// scribbleArgs' worker (TestHandlerChangesItsRow) writes over the row of
+// its Job.
+type scribbleArgs struct{}
+
+func (scribbleArgs) Kind() string { return "test.scribble" }
+
+// TestHandlerChangesItsRow checks that a handler that writes over its
+// Job's row (the claimed row itself, not a copy of it) changes nothing the
+// attempt's result is written from: the attempt, its limit, the lease
+// token and the kind and queue it is counted under. Its first attempt
+// fails after claiming to be the job's last: it must be retried, not
+// discarded, and the error stored under attempt 1.
+func TestHandlerChangesItsRow(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		b := setup(t, s, 2, func(cfg *drover.Config) {
+			drover.AddWorker(cfg.Workers, drover.WorkFunc(func(ctx context.Context, j *drover.Job[scribbleArgs]) error {
+				attempt := j.Attempt
+				j.ID, j.Attempt, j.MaxAttempts, j.Timeout = j.ID+1000, 99, 1, time.Nanosecond
+				j.Kind, j.Queue, j.Key, j.Flow = "test.other", "elsewhere", "key", 0xff
+				j.LeaseToken = drovertype.LeaseToken{}
+				if attempt == 1 {
+					return errors.New("first attempt fails")
+				}
+				return nil
+			}))
+		})
+		b.start(t)
+		id := b.insert(t, scribbleArgs{}, &drover.InsertOpts{MaxAttempts: 2})
+		row := waitState(t, b.client, id, drovertype.JobStateCompleted)
+		if row.Attempt != 2 || len(row.Errors) != 1 || row.Errors[0].Attempt != 1 || row.Errors[0].Error != "first attempt fails" {
+			t.Fatalf("completed row: attempt %d, errors %+v", row.Attempt, row.Errors)
+		}
+		metrics, ok := b.client.(interface{ JobMetrics() []drover.JobMetrics })
+		if !ok {
+			return
+		}
+		for _, m := range metrics.JobMetrics() {
+			if m.Kind == "test.scribble" && (m.Queue != drover.DefaultQueue || m.Completed != 1 || m.Failed != 1) ||
+				m.Kind == "test.other" || m.Queue == "elsewhere" {
+				t.Errorf("metrics %s/%s: %d completed, %d failed", m.Queue, m.Kind, m.Completed, m.Failed)
+			}
+		}
+	})
+}
+
 func TestScheduledJobWaitsForItsTime(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s store) {
 		b := setup(t, s, 2)

@@ -146,26 +146,30 @@ func (c *Client[TTx]) drain(ctx context.Context, ex droverdriver.Executor, queue
 // (runJob: timeout, panic recovery, outcome), writes the result through
 // the engine in ex, and reads the job back.
 func (c *Client[TTx]) runClaimed(ctx context.Context, ex droverdriver.Executor, row *drovertype.JobRow) (*WorkResult, error) {
+	// The handler's Job holds row (runJob): the result reports the row as
+	// claimed, whatever the handler did to its own.
+	claimed, ran := *row, producer.RanOf(row)
 	jc, done := producer.Standalone(ctx)
 	start := time.Now()
 	res := c.runJob(jc, row)
 	done()
-	c.observeRun(row, res, time.Since(start))
+	ran.Took = time.Since(start)
+	c.observeRun(ran, res)
 	accepted, err := engine.Finish(ctx, ex, []droverdriver.Result{res})
 	if err != nil {
-		return nil, fmt.Errorf("job %d: write the result: %w", row.ID, err)
+		return nil, fmt.Errorf("job %d: write the result: %w", claimed.ID, err)
 	}
 	if len(accepted) != 1 {
-		return nil, fmt.Errorf("job %d: the store refused the result of attempt %d", row.ID, row.Attempt)
+		return nil, fmt.Errorf("job %d: the store refused the result of attempt %d", claimed.ID, claimed.Attempt)
 	}
-	out := &WorkResult{Job: row}
+	out := &WorkResult{Job: &claimed}
 	if len(res.Error) > 0 {
 		var ae drovertype.AttemptError
 		if err := json.Unmarshal(res.Error, &ae); err == nil {
 			out.Err = &ae
 		}
 	}
-	stored, err := ex.JobGet(ctx, row.ID)
+	stored, err := ex.JobGet(ctx, claimed.ID)
 	switch {
 	case errors.Is(err, droverdriver.ErrNotFound):
 	case err != nil:

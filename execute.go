@@ -20,26 +20,28 @@ import (
 // the attempt's *producer.JobContext. Every result carries the claimed
 // row's flow flags, which settle its dependants and batch on finish
 // (result.go), whatever the outcome.
+//
+// The handler's Job holds r itself (typedAttempt), so everything the
+// result needs of r is read before the handler runs: a handler that
+// changes its row must not change what the finish writes.
 func (c *Client[TTx]) runJob(ctx context.Context, r *drovertype.JobRow) droverdriver.Result {
 	jc := ctx.(*producer.JobContext)
-	var res droverdriver.Result
-	if unit, ok := c.config.Workers.byKind[r.Kind]; ok {
-		attempt := unit.begin(r, c.exec)
-		res = c.tracedAttempt(jc, unit, attempt.row, attempt)
-	} else {
-		res = c.tracedAttempt(jc, nil, r, nil)
-	}
 	// Keyed results promote the next job of their key on finish (keyed.go).
-	res.Flow, res.Key, res.Queue = r.Flow, r.Key, r.Queue
+	res := droverdriver.Result{ID: r.ID, Attempt: r.Attempt, LeaseToken: r.LeaseToken, Flow: r.Flow, Key: r.Key, Queue: r.Queue}
+	if unit, ok := c.config.Workers.byKind[r.Kind]; ok {
+		res = c.tracedAttempt(jc, unit, r, unit.begin(r, c.exec), res)
+	} else {
+		res = c.tracedAttempt(jc, nil, r, nil, res)
+	}
 	res.Forget = c.config.DeleteCompleted && res.Outcome == droverdriver.OutcomeCompleted
 	return res
 }
 
 // tracedAttempt is runAttempt in a span of its own when tracing is on.
-func (c *Client[TTx]) tracedAttempt(jc *producer.JobContext, unit workUnit, row *drovertype.JobRow, attempt *attemptState) droverdriver.Result {
+func (c *Client[TTx]) tracedAttempt(jc *producer.JobContext, unit workUnit, row *drovertype.JobRow, attempt *attemptState, res droverdriver.Result) droverdriver.Result {
 	if tp := c.config.TracerProvider; tp != nil {
 		ctx, span := startJobSpan(jc, tp, row)
-		res := c.runAttempt(ctx, jc, unit, row, attempt)
+		res := c.runAttempt(ctx, jc, unit, row, attempt, res)
 		var err error
 		if len(res.Error) > 0 {
 			var ae drovertype.AttemptError
@@ -50,21 +52,23 @@ func (c *Client[TTx]) tracedAttempt(jc *producer.JobContext, unit workUnit, row 
 		endJobSpan(span, outcomeName(res.Outcome), err)
 		return res
 	}
-	return c.runAttempt(jc, jc, unit, row, attempt)
+	return c.runAttempt(jc, jc, unit, row, attempt, res)
 }
 
 // runAttempt runs one attempt: it applies the timeout, turns a panic into
 // an error and decides the outcome; unit is the worker of the row's kind,
-// nil when the client has none, and attempt the state it began. It never
-// returns without a result, so every claimed attempt is accounted for. The
-// handler runs under jobCtx, which is jc or a context made from it (a
-// span's).
-func (c *Client[TTx]) runAttempt(jobCtx context.Context, jc *producer.JobContext, unit workUnit, row *drovertype.JobRow, attempt *attemptState) droverdriver.Result {
-	res := droverdriver.Result{ID: row.ID, Attempt: row.Attempt, LeaseToken: row.LeaseToken}
+// nil when the client has none, and attempt the state it began. res is
+// the result as far as the row says (ID, attempt, lease token, flow), read
+// before the handler could change the row; the outcome fills in the rest.
+// It never returns without a result, so every claimed attempt is
+// accounted for. The handler runs under jobCtx, which is jc or a context
+// made from it (a span's).
+func (c *Client[TTx]) runAttempt(jobCtx context.Context, jc *producer.JobContext, unit workUnit, row *drovertype.JobRow, attempt *attemptState, res droverdriver.Result) droverdriver.Result {
 	if unit == nil {
 		// Another process of the fleet may know the kind; retry there.
-		return c.failed(row, res, nil, fmt.Errorf("%w %q: no worker registered in client %s", ErrUnknownKind, row.Kind, c.config.ID), "")
+		return c.failed(nil, row, row.MaxAttempts, res, nil, fmt.Errorf("%w %q: no worker registered in client %s", ErrUnknownKind, row.Kind, c.config.ID), "")
 	}
+	maxAttempts := row.MaxAttempts
 
 	timeout := c.config.JobTimeout
 	if t, ok := unit.timeout(row, attempt); ok {
@@ -86,7 +90,7 @@ func (c *Client[TTx]) runAttempt(jobCtx context.Context, jc *producer.JobContext
 	case err == nil && attempt.refused != nil:
 		// The handler ignored SetResult's error: completing the job
 		// without the result it meant to store would hide the failure.
-		return c.failed(row, res, attempt, attempt.refused, "")
+		return c.failed(unit, row, maxAttempts, res, attempt, attempt.refused, "")
 	case err == nil:
 		res.Outcome = droverdriver.OutcomeCompleted
 		res.Output = attempt.output
@@ -94,42 +98,44 @@ func (c *Client[TTx]) runAttempt(jobCtx context.Context, jc *producer.JobContext
 		return res
 	case errors.Is(cause, lease.ErrShutdown):
 		res.Outcome = droverdriver.OutcomeReleased
-		res.Error = encodeError(drovertype.AttemptError{Attempt: row.Attempt, Released: true}, fmt.Errorf("%w: %w", lease.ErrShutdown, err), "")
+		res.Error = encodeError(drovertype.AttemptError{Attempt: res.Attempt, Released: true}, fmt.Errorf("%w: %w", lease.ErrShutdown, err), "")
 		return res
 	case errors.Is(cause, lease.ErrCancelRequested):
 		res.Outcome = droverdriver.OutcomeCancelled
-		res.Error = encodeAttemptError(row.Attempt, err, trace)
+		res.Error = encodeAttemptError(res.Attempt, err, trace)
 		return res
 	}
 	var ce *cancelError
 	if errors.As(err, &ce) {
 		res.Outcome = droverdriver.OutcomeCancelled
-		res.Error = encodeAttemptError(row.Attempt, err, trace)
+		res.Error = encodeAttemptError(res.Attempt, err, trace)
 		return res
 	}
 	if cause != nil && jobCtx.Err() != nil && !errors.Is(err, cause) {
 		err = fmt.Errorf("%w (%w)", err, cause)
 	}
-	return c.failed(row, res, attempt, err, trace)
+	return c.failed(unit, row, maxAttempts, res, attempt, err, trace)
 }
 
-// failed turns an error into a retry or, out of attempts, a discard.
-// attempt is nil when no handler ran.
-func (c *Client[TTx]) failed(row *drovertype.JobRow, res droverdriver.Result, attempt *attemptState, err error, trace string) droverdriver.Result {
+// failed turns an error into a retry or, out of the row's maxAttempts
+// (read before its handler ran), a discard. unit and attempt are nil when
+// no handler ran; row is the attempt's row, which only the worker's
+// NextRetry sees (through its Job).
+func (c *Client[TTx]) failed(unit workUnit, row *drovertype.JobRow, maxAttempts int, res droverdriver.Result, attempt *attemptState, err error, trace string) droverdriver.Result {
 	c.metrics.failed.Add(1)
-	res.Error = encodeAttemptError(row.Attempt, err, trace)
-	if row.Attempt >= row.MaxAttempts {
+	res.Error = encodeAttemptError(res.Attempt, err, trace)
+	if res.Attempt >= maxAttempts {
 		res.Outcome = droverdriver.OutcomeDiscarded
 		return res
 	}
 	res.Outcome = droverdriver.OutcomeRetry
-	if unit, ok := c.config.Workers.byKind[row.Kind]; ok && attempt != nil {
+	if unit != nil && attempt != nil {
 		if at, ok := unit.nextRetry(row, attempt); ok {
 			res.RunAt = at
 			return res
 		}
 	}
-	res.RunAt = c.now().Add(c.config.RetryPolicy(row.Attempt))
+	res.RunAt = c.now().Add(c.config.RetryPolicy(res.Attempt))
 	return res
 }
 

@@ -129,10 +129,9 @@ func (c *Client[TTx]) QueueGet(ctx context.Context, name string) (*drovertype.Qu
 	return s, nil
 }
 
-// QueueKnown reports whether a queue has been in use, as far as the
-// store can tell cheaply: it has stored settings, jobs waiting or running,
-// a worker of the registry that works it, or jobs among the most recently
-// finished (droverdriver.QueueKnownRecent). drover serve refuses to change
+// QueueKnown reports whether a queue has been in use: it has stored
+// settings, jobs waiting, running or finished (and not yet pruned), or a
+// worker of the registry that works it. drover serve refuses to change
 // the settings of a queue it does not know, so that a typo does not pause
 // a queue nobody uses, as River refuses to pause a queue it has not seen.
 func (c *Client[TTx]) QueueKnown(ctx context.Context, name string) (bool, error) {

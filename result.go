@@ -24,8 +24,6 @@ type attemptState struct {
 	// refused is SetResult's last error, if its last call failed: the
 	// attempt then fails even if the handler returns nil.
 	refused error
-	// row is the attempt's JobRow.
-	row *drovertype.JobRow
 	// job is the attempt's *Job[T], its args decoded (decoded) once for
 	// the worker's Timeout, Work and NextRetry alike; decodeErr is why
 	// they did not decode.

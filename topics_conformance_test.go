@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,6 +22,7 @@ import (
 	"github.com/droverhq/drover/droversqlite"
 	"github.com/droverhq/drover/drovertype"
 	"github.com/droverhq/drover/internal/maintenance"
+	"github.com/droverhq/drover/internal/testkit/testdb"
 	"github.com/droverhq/drover/internal/testkit/waitfor"
 	"github.com/droverhq/drover/internal/testsignal"
 )
@@ -790,6 +792,24 @@ func TestTopicRetentionKeepsUnackedMessages(t *testing.T) {
 	})
 }
 
+// briefTopicSetup is topicSetup with a second topic, "brief", of two
+// lanes and a retention of a millisecond, and the named subscriptions of
+// it (from the earliest message).
+func briefTopicSetup(t *testing.T, s store, subs ...string) (droverdriver.Driver, topicClient) {
+	t.Helper()
+	ctx := context.Background()
+	d, c := topicSetup(t, s, 2)
+	if _, err := c.CreateTopic(ctx, "brief", &drover.TopicOpts{Lanes: 2, Retention: time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	for _, sub := range subs {
+		if _, err := c.CreateSubscription(ctx, "brief", sub, &drover.SubscriptionOpts{FromEarliest: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return d, c
+}
+
 // TestTopicRetentionDropsLaggard lets one subscription lag past a short
 // retention: the generation is dropped although it never read it, which
 // its lag reports as dropped messages, and the other subscription, which
@@ -797,16 +817,8 @@ func TestTopicRetentionKeepsUnackedMessages(t *testing.T) {
 func TestTopicRetentionDropsLaggard(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s store) {
 		ctx := context.Background()
-		d, c := topicSetup(t, s, 2)
+		d, c := briefTopicSetup(t, s, "reader", "laggard")
 		te := d.Executor().(droverdriver.TopicExecutor)
-		if _, err := c.CreateTopic(ctx, "brief", &drover.TopicOpts{Lanes: 2, Retention: time.Millisecond}); err != nil {
-			t.Fatal(err)
-		}
-		for _, sub := range []string{"reader", "laggard"} {
-			if _, err := c.CreateSubscription(ctx, "brief", sub, &drover.SubscriptionOpts{FromEarliest: true}); err != nil {
-				t.Fatal(err)
-			}
-		}
 		var msgs []drover.Message
 		for i := range 5 {
 			msgs = append(msgs, drover.Message{Payload: []byte(strconv.Itoa(i))})
@@ -845,52 +857,15 @@ func TestTopicLagAtSeveralCursors(t *testing.T) {
 		ctx := context.Background()
 		_, c := topicSetup(t, s, 2, "none", "some", "all")
 		keys := laneKeys(2)
-		var published []time.Time
 		for i := range 6 {
 			// One publish per message, so that each has its own time.
 			if _, err := c.Publish(ctx, "chat", drover.Message{Key: keys[i%2], Payload: []byte(strconv.Itoa(i))}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		receive := func(sub string, batchSize, want int) {
-			t.Helper()
-			var got []*drover.ReceivedBatch
-			waitfor.Cond(t, sub+" received", func() bool {
-				b, err := c.Receive(ctx, drover.ReceiveParams{Topic: "chat", Subscription: sub, Owner: sub, MaxBatches: 2, BatchSize: batchSize})
-				if err != nil {
-					t.Fatal(err)
-				}
-				got = append(got, b...)
-				n := 0
-				for _, b := range got {
-					n += len(b.Deliveries)
-				}
-				return n >= want
-			})
-			acks, receipts := make([]drover.BatchAck, len(got)), make([]string, len(got))
-			for i, b := range got {
-				acks[i], receipts[i] = drover.BatchAck{Receipt: b.Receipt}, b.Receipt
-				if sub == "none" {
-					for _, d := range b.Deliveries {
-						published = append(published, d.PublishedAt)
-					}
-				}
-			}
-			if sub == "none" {
-				// "none" only looks: its batches go back unacked.
-				if ok, err := c.ReleaseBatches(ctx, "chat", sub, receipts); err != nil || slices.Contains(ok, false) {
-					t.Fatalf("release: %v, %v", ok, err)
-				}
-				return
-			}
-			if ok, err := c.AckBatches(ctx, "chat", sub, acks); err != nil || slices.Contains(ok, false) {
-				t.Fatalf("ack %s: %v, %v", sub, ok, err)
-			}
-		}
-		receive("none", 10, 6)
-		receive("some", 1, 2) // the first message of each lane
-		receive("all", 10, 6)
-		slices.SortFunc(published, time.Time.Compare)
+		published := receiveLanes(t, c, "chat", "none", 10, 6, false) // "none" only looks
+		receiveLanes(t, c, "chat", "some", 1, 2, true)                // the first message of each lane
+		receiveLanes(t, c, "chat", "all", 10, 6, true)
 		for _, tc := range []struct {
 			sub     string
 			pending int64
@@ -905,6 +880,100 @@ func TestTopicLagAtSeveralCursors(t *testing.T) {
 				tc.oldest != nil && !l.OldestPending.Equal(*tc.oldest) {
 				t.Errorf("lag of %s: %d pending, oldest %v; want %d, oldest %v", tc.sub, l.Pending, l.OldestPending, tc.pending, tc.oldest)
 			}
+		}
+	})
+}
+
+// receiveLanes receives batches of sub of at most batchSize messages from
+// every lane until it has want messages, and acks them, or with ack false
+// releases them unacked. It returns the publish times of the messages, in
+// order.
+func receiveLanes(t *testing.T, c topicClient, topic, sub string, batchSize, want int, ack bool) []time.Time {
+	t.Helper()
+	ctx := context.Background()
+	var got []*drover.ReceivedBatch
+	waitfor.Cond(t, sub+" received", func() bool {
+		b, err := c.Receive(ctx, drover.ReceiveParams{Topic: topic, Subscription: sub, Owner: sub, MaxBatches: 2, BatchSize: batchSize})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, b...)
+		n := 0
+		for _, b := range got {
+			n += len(b.Deliveries)
+		}
+		return n >= want
+	})
+	var published []time.Time
+	acks, receipts := make([]drover.BatchAck, len(got)), make([]string, len(got))
+	for i, b := range got {
+		acks[i], receipts[i] = drover.BatchAck{Receipt: b.Receipt}, b.Receipt
+		for _, d := range b.Deliveries {
+			published = append(published, d.PublishedAt)
+		}
+	}
+	slices.SortFunc(published, time.Time.Compare)
+	if !ack {
+		if ok, err := c.ReleaseBatches(ctx, topic, sub, receipts); err != nil || slices.Contains(ok, false) {
+			t.Fatalf("release %s: %v, %v", sub, ok, err)
+		}
+		return published
+	}
+	if ok, err := c.AckBatches(ctx, topic, sub, acks); err != nil || slices.Contains(ok, false) {
+		t.Fatalf("ack %s: %v, %v", sub, ok, err)
+	}
+	return published
+}
+
+// wantLags checks the pending count of each subscription of topic, and
+// that the oldest pending message is reported when one is pending.
+func wantLags(t *testing.T, c topicClient, topic string, pending map[string]int64) {
+	t.Helper()
+	for sub, n := range pending {
+		l := lagOf(t, c, topic, sub)
+		if l.Pending != n || (l.OldestPending != nil) != (n > 0) {
+			t.Errorf("lag of %s: %d pending, oldest %v; want %d", sub, l.Pending, l.OldestPending, n)
+		}
+	}
+}
+
+// TestTopicLagAfterRetention reads the lag of subscriptions at several
+// cursors after retention dropped the generation their cursors stand in:
+// a cursor whose message is gone counts the lane's kept messages past it,
+// and the messages published after the drop count once each.
+func TestTopicLagAfterRetention(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		ctx := context.Background()
+		d, c := briefTopicSetup(t, s, "none", "some", "all")
+		te := d.Executor().(droverdriver.TopicExecutor)
+		keys := laneKeys(2)
+		publish := func(n int) {
+			t.Helper()
+			for i := range n {
+				if _, err := c.Publish(ctx, "brief", drover.Message{Key: keys[i%2], Payload: []byte(strconv.Itoa(i))}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		publish(6)
+		receiveLanes(t, c, "brief", "some", 1, 2, true)
+		receiveLanes(t, c, "brief", "all", 10, 6, true)
+		wantLags(t, c, "brief", map[string]int64{"none": 6, "some": 4, "all": 0})
+		r := &maintenance.TopicRetainer{Exec: te, MaxMessages: 1}
+		first := generations(t, te)[0]
+		waitfor.Cond(t, "the generation past retention dropped", func() bool {
+			_, _, err := r.RunOnce(ctx)
+			return err == nil && generations(t, te)[0] != first
+		})
+		wantLags(t, c, "brief", map[string]int64{"none": 0, "some": 0, "all": 0})
+		publish(8)
+		wantLags(t, c, "brief", map[string]int64{"none": 8, "some": 8, "all": 8})
+		receiveLanes(t, c, "brief", "some", 1, 2, true)
+		wantLags(t, c, "brief", map[string]int64{"none": 8, "some": 6, "all": 8})
+		receiveLanes(t, c, "brief", "all", 10, 8, true)
+		wantLags(t, c, "brief", map[string]int64{"none": 8, "some": 6, "all": 0})
+		if l := lagOf(t, c, "brief", "none"); l.Dropped != 6 {
+			t.Errorf("none dropped %d, want 6", l.Dropped)
 		}
 	})
 }
@@ -955,5 +1024,96 @@ func TestTopicReceiveAndAck(t *testing.T) {
 		if l := lagOf(t, c, "chat", "remote"); l.Pending != 0 {
 			t.Fatalf("lag %+v after the ack", l)
 		}
+	})
+}
+
+// TestTopicLagAfterOrdinalBackfill stores messages the way a store at
+// migration 028 did, with no ordinals, then migrates: the migration gives
+// them their lanes' ordinals, so that the lag of a store upgraded with a
+// backlog counts it, at several cursors, and the messages published after
+// the upgrade follow them in each lane.
+func TestTopicLagAfterOrdinalBackfill(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		ctx := context.Background()
+		// A topic of two lanes and its messages, stored as migration 028's
+		// drivers stored them (whose statements a driver of this version
+		// cannot prepare on that schema).
+		var (
+			d       droverdriver.Driver
+			create  func()
+			publish func(lanes []int)
+		)
+		switch s.name {
+		case "postgres":
+			pd, err := droverpg.New(testdb.NewPool(t), droverpg.WithSchema(testdb.NewSchema(t)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			schema := pgx.Identifier{pd.Schema()}.Sanitize()
+			d = pd
+			create = func() {
+				if _, err := pd.Pool().Exec(ctx, `INSERT INTO `+schema+`.topics (name, lanes, retention_ms) VALUES ('chat', 2, 0)`); err != nil {
+					t.Fatal(err)
+				}
+			}
+			publish = func(lanes []int) {
+				for _, lane := range lanes {
+					if _, err := pd.Pool().Exec(ctx, `INSERT INTO `+schema+`.topic_messages (topic, lane, payload) VALUES ('chat', $1, '\x00')`, lane); err != nil {
+						t.Fatal(err)
+					}
+				}
+				// Migration 028's sequencing pass gives them positions.
+				if _, err := pd.Pool().Exec(ctx, `SELECT `+schema+`.topic_sequence(1000)`); err != nil {
+					t.Fatal(err)
+				}
+			}
+		case "sqlite":
+			sd, err := droversqlite.Open(ctx, filepath.Join(t.TempDir(), "drover.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { sd.Close() })
+			d = sd
+			create = func() {
+				if _, err := sd.DB().ExecContext(ctx, `INSERT INTO `+sd.Schema()+`_topics (name, lanes, retention_ms, created_at)
+					VALUES ('chat', 2, 0, ?)`, time.Now().UnixMicro()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			publish = func(lanes []int) {
+				for _, lane := range lanes {
+					if _, err := sd.DB().ExecContext(ctx, `INSERT INTO `+sd.Schema()+`_topic_messages (topic, lane, payload, created_at)
+						VALUES ('chat', ?, x'00', ?)`, lane, time.Now().UnixMicro()); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		default:
+			t.Skip("a fleet's shards are PostgreSQL stores, each migrated as the postgres case")
+		}
+		const before = 28 // the last migration without ordinals
+		if _, _, err := droverdriver.MigrateUpTo(ctx, d, before); err != nil {
+			t.Fatal(err)
+		}
+		create()
+		publish([]int{0, 1, 0, 1, 0, 1, 0}) // 4 messages in lane 0, 3 in lane 1
+		migrate(t, d)
+		c := s.newClient(t, d, &drover.Config{}).(topicClient)
+		for _, sub := range []string{"none", "some", "all"} {
+			if _, err := c.CreateSubscription(ctx, "chat", sub, &drover.SubscriptionOpts{FromEarliest: true}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		wantLags(t, c, "chat", map[string]int64{"none": 7, "some": 7, "all": 7})
+		receiveLanes(t, c, "chat", "some", 1, 2, true) // the first message of each lane
+		receiveLanes(t, c, "chat", "all", 10, 7, true)
+		wantLags(t, c, "chat", map[string]int64{"none": 7, "some": 5, "all": 0})
+		keys := laneKeys(2)
+		for i := range 3 {
+			if _, err := c.Publish(ctx, "chat", drover.Message{Key: keys[i%2], Payload: []byte(strconv.Itoa(i))}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		wantLags(t, c, "chat", map[string]int64{"none": 10, "some": 8, "all": 3})
 	})
 }

@@ -259,10 +259,10 @@ type Executor interface {
 	// QueueSettingsList returns every queue's stored settings, by name.
 	QueueSettingsList(ctx context.Context) ([]*drovertype.QueueSettings, error)
 
-	// QueueKnown reports whether queue has ever been in use as far as
-	// the store can tell cheaply: it has stored settings, jobs in the hot
-	// table, a worker of the registry that works it, or jobs among the
-	// QueueKnownRecent most recently finished. The HTTP API refuses to
+	// QueueKnown reports whether queue has ever been in use: it has
+	// stored settings, jobs in the hot table or among the finished jobs
+	// still kept, or a worker of the registry that works it. Each is an
+	// index lookup, so a typo costs no scan. The HTTP API refuses to
 	// change the settings of a queue it does not know (a typo).
 	QueueKnown(ctx context.Context, queue string) (bool, error)
 
@@ -544,11 +544,6 @@ func (a ClaimPosition) Compare(b ClaimPosition) int {
 
 // Before reports whether a sorts before b in the claim order.
 func (a ClaimPosition) Before(b ClaimPosition) bool { return a.Compare(b) < 0 }
-
-// QueueKnownRecent bounds how many of the most recently finished jobs
-// QueueKnown reads: finished jobs have no index by queue, and a typo must
-// not cost a scan of every job ever finished.
-const QueueKnownRecent = 100_000
 
 // QueueSettingsSetParams says which of a queue's settings to write; nil
 // fields keep their stored values.

@@ -93,7 +93,7 @@ func (e *executor) QueueSettingsGet(ctx context.Context, queue string) (*drovert
 
 func (e *executor) QueueKnown(ctx context.Context, queue string) (bool, error) {
 	var known bool
-	err := queueKnown.queryRow(ctx, e.db, e.q, queueKnownParams{queue, droverdriver.QueueKnownRecent}).Scan(&known)
+	err := queueKnown.queryRow(ctx, e.db, e.q, queue).Scan(&known)
 	return known, e.wrap("look up queue", err)
 }
 

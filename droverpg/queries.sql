@@ -712,13 +712,12 @@ FROM (SELECT 1) one LEFT JOIN LATERAL (
 SELECT queue, paused, max_running, rate, period_ms, strict, updated_at, paused_kinds FROM {schema}queue_settings WHERE queue = $1;
 
 -- name: QueueKnown
--- $1 queue, $2 how many of the most recently finished jobs to look at
--- (droverdriver.QueueKnownRecent): finished_jobs has no index by queue.
--- The hot table is scanned at worst, as QueueStats scans it.
+-- $1 queue. Every arm is an index lookup (finished_jobs_queue_idx of
+-- migration 028 for finished jobs); the workers' registry is small.
 SELECT EXISTS (SELECT 1 FROM {schema}queue_settings WHERE queue = $1)
     OR EXISTS (SELECT 1 FROM {schema}jobs WHERE queue = $1)
     OR EXISTS (SELECT 1 FROM {schema}workers WHERE $1 = ANY (queues))
-    OR EXISTS (SELECT 1 FROM (SELECT queue FROM {schema}finished_jobs ORDER BY id DESC LIMIT $2) AS f WHERE f.queue = $1);
+    OR EXISTS (SELECT 1 FROM {schema}finished_jobs WHERE queue = $1);
 
 -- name: QueueSettingsList
 SELECT queue, paused, max_running, rate, period_ms, strict, updated_at, paused_kinds FROM {schema}queue_settings ORDER BY queue;
@@ -2216,38 +2215,34 @@ SELECT secret FROM {schema}topic_receipt_key WHERE id = 1
 LIMIT 1;
 
 -- name: TopicLag
--- $1 topics, NULL for every topic. Each (topic, lane) is read once, from
--- the lowest cursor standing on it: the messages past it and the distinct
--- cursors of the lane's subscriptions are ordered together, newest first,
--- and each cursor's count and oldest message are the running ones at its
--- place (a cursor sorts before a message at its own position, which it
--- has acked). A count per distinct cursor read the lane's backlog once for
--- each: consumer processes that lease different subscriptions' lanes leave
--- their cursors apart (50 on a lane of 50 subscriptions), and the count
--- cost 5-6 s a statement in `bench fanout` with four processes (1,250
--- messages a lane, a loaded machine).
+-- $1 topics, NULL for every topic. The messages past a cursor are the
+-- lane's last ordinal less the ordinal of the first message past the
+-- cursor, plus one (migration 029): one backward index probe per (topic,
+-- lane) and one forward probe per distinct cursor standing on it, whatever
+-- the backlog. Counting the messages read each lane's backlog from its
+-- lowest cursor on every call, which the lag samplers of `drover serve`
+-- and `drover bench fanout` ran every 250 ms: 2.5 s a call at 500,000
+-- messages. A lane's oldest pending message is the first past its cursor.
 WITH l AS MATERIALIZED (
     SELECT topic, subscription, lane, cursor_xid, cursor_id, dropped FROM {schema}topic_lanes
     WHERE $1::text[] IS NULL OR topic = ANY($1::text[])),
 r AS MATERIALIZED (
     SELECT DISTINCT topic, lane, cursor_xid, cursor_id FROM l),
-low AS (
-    SELECT DISTINCT ON (topic, lane) topic, lane, cursor_xid, cursor_id FROM r
-    ORDER BY topic, lane, cursor_xid, cursor_id),
-past AS (
-    SELECT low.topic, low.lane, m.xid, m.id, 1 AS msg, m.created_at FROM low
+heads AS MATERIALIZED (
+    SELECT k.topic, k.lane, h.ord FROM (SELECT DISTINCT topic, lane FROM r) AS k
     CROSS JOIN LATERAL (
-        SELECT m.xid, m.id, m.created_at FROM {schema}topic_messages AS m
-        WHERE m.topic = low.topic AND m.lane = low.lane AND (m.xid, m.id) > (low.cursor_xid, low.cursor_id)) AS m
-    UNION ALL
-    SELECT topic, lane, cursor_xid, cursor_id, 0, NULL FROM r),
+        SELECT m.ord FROM {schema}topic_messages AS m
+        WHERE m.topic = k.topic AND m.lane = k.lane AND m.xid > 0
+        ORDER BY m.xid DESC, m.id DESC LIMIT 1) AS h),
 p AS (
-    SELECT topic, lane, xid AS cursor_xid, id AS cursor_id, n, oldest FROM (
-        SELECT topic, lane, xid, id, msg, sum(msg) OVER w AS n, min(created_at) OVER w AS oldest FROM past
-        WINDOW w AS (PARTITION BY topic, lane ORDER BY xid DESC, id DESC, msg ROWS UNBOUNDED PRECEDING)) AS x
-    WHERE msg = 0)
-SELECT l.topic, l.subscription, sum(p.n)::bigint, min(p.oldest), sum(l.dropped)::bigint
-FROM l JOIN p ON p.topic = l.topic AND p.lane = l.lane AND p.cursor_xid = l.cursor_xid AND p.cursor_id = l.cursor_id
+    SELECT r.topic, r.lane, r.cursor_xid, r.cursor_id, heads.ord - f.ord + 1 AS n, f.created_at AS oldest
+    FROM r JOIN heads ON heads.topic = r.topic AND heads.lane = r.lane
+    CROSS JOIN LATERAL (
+        SELECT m.ord, m.created_at FROM {schema}topic_messages AS m
+        WHERE m.topic = r.topic AND m.lane = r.lane AND (m.xid, m.id) > (r.cursor_xid, r.cursor_id)
+        ORDER BY m.xid, m.id LIMIT 1) AS f)
+SELECT l.topic, l.subscription, coalesce(sum(p.n), 0)::bigint, min(p.oldest), sum(l.dropped)::bigint
+FROM l LEFT JOIN p ON p.topic = l.topic AND p.lane = l.lane AND p.cursor_xid = l.cursor_xid AND p.cursor_id = l.cursor_id
 GROUP BY l.topic, l.subscription ORDER BY l.topic, l.subscription;
 
 -- name: TopicSequence

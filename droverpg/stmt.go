@@ -649,9 +649,8 @@ var (
 		args: func(p *queueCount) []any { return []any{p.Queue, p.N} }})
 	queueLimitSpend = def(stmt[spendParams]{name: "QueueLimitSpend",
 		args: func(p *spendParams) []any { return []any{p.Queue, p.N, p.At} }})
-	queueSettingsGet = def(stmt[string]{name: "QueueSettingsGet", cols: 8, args: sqlstmt.OneArg[string]})
-	queueKnown       = def(stmt[queueKnownParams]{name: "QueueKnown", cols: 1,
-		args: func(p *queueKnownParams) []any { return []any{p.Queue, p.Recent} }})
+	queueSettingsGet  = def(stmt[string]{name: "QueueSettingsGet", cols: 8, args: sqlstmt.OneArg[string]})
+	queueKnown        = def(stmt[string]{name: "QueueKnown", cols: 1, args: sqlstmt.OneArg[string]})
 	queueSettingsList = def(stmt[struct{}]{name: "QueueSettingsList", cols: 8, args: sqlstmt.NoArgs})
 	queueSettingsSet  = def(stmt[settingsSetParams]{name: "QueueSettingsSet", cols: 8,
 		args: func(p *settingsSetParams) []any {
@@ -819,10 +818,3 @@ var (
 	jobRouteAbsent = def(stmt[routeAbsentParams]{name: "JobRouteAbsent", cols: finishedCols,
 		args: func(p *routeAbsentParams) []any { return []any{p.Now, p.Limit} }})
 )
-
-// queueKnownParams are QueueKnown's: the queue, and how many of the most
-// recently finished jobs to look at.
-type queueKnownParams struct {
-	Queue  string
-	Recent int
-}

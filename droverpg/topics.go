@@ -128,8 +128,15 @@ func (e *executor) SubscriptionDelete(ctx context.Context, topic, name string) (
 
 // sequenceBatch bounds the messages one sequencing pass makes readable:
 // each pass is one transaction, and a pass over a long backlog (consumers
-// stopped for an hour) would otherwise rewrite it all in one.
-const sequenceBatch = 10_000
+// stopped for an hour) would otherwise rewrite it all in one. A pass reads
+// every message not sequenced yet of the transactions it looks at, however
+// many it takes, so a bound below what publishers commit between two
+// passes leaves a remainder that every later pass reads again: at 10,000,
+// with unpaced publishing in `bench fanout` and a lag sampler sequencing
+// every 250 ms, the passes of 100,000 messages cost 13.7-30.7 s of store
+// time against 12.3-13.7 s at 100,000 (pg_stat_statements, one machine
+// shared at load 25-35; docs/design/topics.md, "Backpressure and lag").
+const sequenceBatch = 100_000
 
 // sequence makes the messages committed so far readable (TopicSequence,
 // docs/design/topics.md, "Visibility"), pass after pass

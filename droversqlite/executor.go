@@ -1173,7 +1173,7 @@ func (e *executor) QueueSettingsGet(ctx context.Context, queue string) (*drovert
 
 func (e *executor) QueueKnown(ctx context.Context, queue string) (bool, error) {
 	var known bool
-	err := queueKnown.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error { return rows.Scan(&known) }, queueKnownParams{queue, droverdriver.QueueKnownRecent})
+	err := queueKnown.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error { return rows.Scan(&known) }, queue)
 	return known, e.wrap("look up queue", err)
 }
 

@@ -219,13 +219,12 @@ UPDATE {schema}queue_limits SET tokens = tokens - ?2 WHERE queue = ?1;
 SELECT queue, paused, max_running, rate, period_ms, strict, updated_at, paused_kinds FROM {schema}queue_settings WHERE queue = ?1;
 
 -- name: QueueKnown
--- ?1 queue, ?2 how many of the most recently finished jobs to look at
--- (droverdriver.QueueKnownRecent): finished_jobs has no index by queue.
--- The hot table is scanned at worst, as QueueStats scans it.
+-- ?1 queue. Every arm is an index lookup (finished_jobs_queue_idx of
+-- migration 024 for finished jobs); the workers' registry is small.
 SELECT EXISTS (SELECT 1 FROM {schema}queue_settings WHERE queue = ?1)
     OR EXISTS (SELECT 1 FROM {schema}jobs WHERE queue = ?1)
     OR EXISTS (SELECT 1 FROM {schema}workers AS w, json_each(w.queues) AS q WHERE q.value = ?1)
-    OR EXISTS (SELECT 1 FROM (SELECT queue FROM {schema}finished_jobs ORDER BY id DESC LIMIT ?2) AS f WHERE f.queue = ?1);
+    OR EXISTS (SELECT 1 FROM {schema}finished_jobs WHERE queue = ?1);
 
 -- name: QueueSettingsList
 SELECT queue, paused, max_running, rate, period_ms, strict, updated_at, paused_kinds FROM {schema}queue_settings ORDER BY queue;
@@ -1518,10 +1517,22 @@ FROM {schema}topics AS t ORDER BY t.name;
 -- ?1 now, ?2 JSON array of [topic, lane, key or null, payload in hex,
 -- metadata JSON], messages of any topics. Rows are inserted in array order
 -- under the write lock, so their ids are consecutive and end at
--- last_insert_rowid().
-INSERT INTO {schema}topic_messages (topic, lane, key, payload, metadata, created_at)
-SELECT value ->> 0, value ->> 1, value ->> 2, unhex(value ->> 3), value ->> 4, ?1
-FROM json_each(?2) ORDER BY key;
+-- last_insert_rowid(). Each message takes the next ordinal of its lane
+-- (migration 029): the lane's last one, from the read index's last entry
+-- of the lane (one probe per lane the publish touches), and its place
+-- among the publish's messages of the lane.
+WITH j AS MATERIALIZED (
+    SELECT key AS i, value ->> 0 AS topic, value ->> 1 AS lane, value FROM json_each(?2)),
+heads AS MATERIALIZED (
+    SELECT k.topic, k.lane, coalesce((
+        SELECT m.ord FROM {schema}topic_messages AS m WHERE m.topic = k.topic AND m.lane = k.lane
+        ORDER BY m.xid DESC, m.id DESC LIMIT 1), 0) AS ord
+    FROM (SELECT DISTINCT topic, lane FROM j) AS k)
+INSERT INTO {schema}topic_messages (topic, lane, key, payload, metadata, created_at, ord)
+SELECT j.topic, j.lane, j.value ->> 2, unhex(j.value ->> 3), j.value ->> 4, ?1,
+    h.ord + row_number() OVER (PARTITION BY j.topic, j.lane ORDER BY j.i)
+FROM j JOIN heads AS h ON h.topic = j.topic AND h.lane = j.lane
+ORDER BY j.i;
 
 -- name: SubscriptionCreate
 -- ?1 topic, ?2 name, ?3 max attempts, ?4 now. No row when the topic does
@@ -1718,25 +1729,20 @@ JOIN {schema}topic_messages AS m ON m.id IN (
     ORDER BY xid DESC, id DESC LIMIT ?3)
 ORDER BY m.lane, m.xid, m.id;
 
--- name: TopicReadBudget
--- TopicRead within ?3 bytes of payload and metadata, in range order: a
--- message is returned while the bytes up to it stay within the budget, the
--- first one whatever its size, each range's own limit kept in SQL. The
--- sizes are read first (octet_length reads no overflow page) and only the
--- messages within the budget are read whole. A read of a remote consumer
--- (drover.ReceiveParams.MaxBytes); a client's own reads are bounded in
--- rows and skip the sizes.
-WITH sel AS MATERIALIZED (
-    SELECT r.key AS range, r.value ->> 6 AS lim, m.id, octet_length(m.payload) + octet_length(m.metadata) AS size
-    {topic_ranges}),
-num AS (
-    SELECT range, lim, id, size, row_number() OVER (PARTITION BY range ORDER BY id) AS n FROM sel),
-cut AS (
-    SELECT range, id, size, sum(size) OVER (ORDER BY range, id ROWS UNBOUNDED PRECEDING) AS run FROM num WHERE n <= lim)
-SELECT cut.range, m.id, m.xid, m.lane, m.key, m.payload, m.metadata, m.created_at
-FROM cut JOIN {schema}topic_messages AS m ON m.id = cut.id
-WHERE cut.run <= ?3 OR cut.run = cut.size
-ORDER BY cut.range, m.id;
+-- name: TopicReadLane
+-- ?1 topic, ?2 lane, ?3 cursor id, ?4 bound id, ?5 limit: the messages of
+-- one range of a read, in order, straight off the read index (no sort), so
+-- that the driver can stop stepping once a byte budget is spent and the
+-- messages past it are never read. A read of a remote consumer
+-- (drover.ReceiveParams.MaxBytes), one statement per range: one statement
+-- for all the ranges, bounded by bytes in SQL, sorted every message it
+-- read and summed their sizes in window functions, which cost several
+-- times the read itself per message; a client's own reads are bounded in
+-- rows and take every range in one statement (TopicRead).
+SELECT 0, id, xid, lane, key, payload, metadata, created_at
+FROM {schema}topic_messages
+WHERE topic = ?1 AND lane = ?2 AND xid = 0 AND id > ?3 AND id <= ?4
+ORDER BY xid, id LIMIT ?5;
 
 -- name: TopicAck
 -- ?1 JSON array of [topic, subscription, lane, token in hex, cursor xid,
@@ -1868,33 +1874,34 @@ INSERT INTO {schema}topic_receipt_key (id, secret, created_at) VALUES (1, ?1, ?2
 SELECT secret FROM {schema}topic_receipt_key WHERE id = 1;
 
 -- name: TopicLag
--- ?1 JSON array of topics, NULL for every topic. Each (topic, lane) is
--- read once, from the lowest cursor standing on it: the messages past it
--- and the distinct cursors of the lane's subscriptions are ordered
--- together, newest first, and each cursor's count and oldest message are
--- the running ones at its place (a cursor sorts before the message it
--- stands on). A count per distinct cursor read the lane's backlog once for
--- each, and consumer processes leasing different subscriptions' lanes
--- leave their cursors apart (PostgreSQL's TopicLag).
+-- ?1 JSON array of topics, NULL for every topic. The messages past a cursor
+-- are the lane's last ordinal less the ordinal of the first message past
+-- the cursor, plus one (migration 029): one backward index probe per
+-- (topic, lane) and one forward probe per distinct cursor, whatever the
+-- backlog (PostgreSQL's TopicLag). A lane's oldest pending message is the
+-- first past its cursor.
 WITH l AS MATERIALIZED (
     SELECT topic, subscription, lane, cursor_id, dropped FROM {schema}topic_lanes
     WHERE ?1 IS NULL OR topic IN (SELECT value FROM json_each(?1))),
 r AS MATERIALIZED (
     SELECT DISTINCT topic, lane, cursor_id FROM l),
-low AS MATERIALIZED (
-    SELECT topic, lane, min(cursor_id) AS cursor_id FROM r GROUP BY topic, lane),
-past AS (
-    SELECT low.topic, low.lane, m.id, 1 AS msg, m.created_at FROM low
-    JOIN {schema}topic_messages AS m ON m.topic = low.topic AND m.lane = low.lane AND m.xid = 0 AND m.id > low.cursor_id
-    UNION ALL
-    SELECT topic, lane, cursor_id, 0, NULL FROM r),
+heads AS MATERIALIZED (
+    SELECT k.topic, k.lane, (
+        SELECT m.ord FROM {schema}topic_messages AS m WHERE m.topic = k.topic AND m.lane = k.lane AND m.xid = 0
+        ORDER BY m.xid DESC, m.id DESC LIMIT 1) AS ord
+    FROM (SELECT DISTINCT topic, lane FROM r) AS k),
+f AS MATERIALIZED (
+    SELECT r.topic, r.lane, r.cursor_id, (
+        SELECT m.id FROM {schema}topic_messages AS m
+        WHERE m.topic = r.topic AND m.lane = r.lane AND m.xid = 0 AND m.id > r.cursor_id
+        ORDER BY m.xid, m.id LIMIT 1) AS first
+    FROM r),
 p AS MATERIALIZED (
-    SELECT topic, lane, id AS cursor_id, n, oldest FROM (
-        SELECT topic, lane, id, msg, sum(msg) OVER w AS n, min(created_at) OVER w AS oldest FROM past
-        WINDOW w AS (PARTITION BY topic, lane ORDER BY id DESC, msg ROWS UNBOUNDED PRECEDING))
-    WHERE msg = 0)
-SELECT l.topic, l.subscription, sum(p.n), min(p.oldest), sum(l.dropped)
-FROM l JOIN p ON p.topic = l.topic AND p.lane = l.lane AND p.cursor_id = l.cursor_id
+    SELECT f.topic, f.lane, f.cursor_id, h.ord - m.ord + 1 AS n, m.created_at AS oldest
+    FROM f JOIN heads AS h ON h.topic = f.topic AND h.lane = f.lane
+    JOIN {schema}topic_messages AS m ON m.id = f.first)
+SELECT l.topic, l.subscription, coalesce(sum(p.n), 0), min(p.oldest), sum(l.dropped)
+FROM l LEFT JOIN p ON p.topic = l.topic AND p.lane = l.lane AND p.cursor_id = l.cursor_id
 GROUP BY l.topic, l.subscription ORDER BY l.topic, l.subscription;
 
 -- Retention by generations (migration 015): generation g is the rowid

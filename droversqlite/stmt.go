@@ -500,7 +500,15 @@ type topicWaitParams struct {
 type topicReadParams struct {
 	Ranges   string // JSON: [topic, lane, cursor xid, cursor id, bound xid, bound id, limit]
 	MaxLimit int    // the largest limit of Ranges
-	MaxBytes int64  // TopicReadBudget's
+}
+
+// topicReadLaneParams are TopicReadLane's: one range of a read.
+type topicReadLaneParams struct {
+	Topic  string
+	Lane   int
+	Cursor int64
+	Bound  int64
+	Limit  int
 }
 
 // topicRewindParams are TopicRewind's: the subscription, the publish
@@ -571,9 +579,8 @@ var (
 		args: func(p *limitAt) []any { return []any{p.Now, p.Limit} }})
 	queueLimitTake = def(stmt[queueLimitTakeParams]{name: "QueueLimitTake", cols: 3,
 		args: func(p *queueLimitTakeParams) []any { return []any{p.Queue, p.Now, p.Max} }})
-	queueSettingsGet = def(stmt[string]{name: "QueueSettingsGet", cols: 8, args: sqlstmt.OneArg[string]})
-	queueKnown       = def(stmt[queueKnownParams]{name: "QueueKnown", cols: 1,
-		args: func(p *queueKnownParams) []any { return []any{p.Queue, p.Recent} }})
+	queueSettingsGet  = def(stmt[string]{name: "QueueSettingsGet", cols: 8, args: sqlstmt.OneArg[string]})
+	queueKnown        = def(stmt[string]{name: "QueueKnown", cols: 1, args: sqlstmt.OneArg[string]})
 	queueSettingsList = def(stmt[struct{}]{name: "QueueSettingsList", cols: 8, args: sqlstmt.NoArgs})
 	queueSettingsSet  = def(stmt[settingsSetParams]{name: "QueueSettingsSet", cols: 8,
 		args: func(p *settingsSetParams) []any {
@@ -728,8 +735,8 @@ var (
 		args: func(p *topicTailParams) []any { return []any{p.Topic, p.Before, p.Limit} }})
 	topicRead = def(stmt[topicReadParams]{name: "TopicRead", cols: 8,
 		args: func(p *topicReadParams) []any { return []any{p.Ranges, p.MaxLimit} }})
-	topicReadBudget = def(stmt[topicReadParams]{name: "TopicReadBudget", cols: 8,
-		args: func(p *topicReadParams) []any { return []any{p.Ranges, p.MaxLimit, p.MaxBytes} }})
+	topicReadLane = def(stmt[topicReadLaneParams]{name: "TopicReadLane", cols: 8,
+		args: func(p *topicReadLaneParams) []any { return []any{p.Topic, p.Lane, p.Cursor, p.Bound, p.Limit} }})
 	topicAck = def(stmt[topicAckParams]{name: "TopicAck", cols: 4,
 		args: func(p *topicAckParams) []any { return []any{p.Lanes, p.Now, p.Expires} }})
 	topicExtend     = def(stmt[laneUpdateParams]{name: "TopicExtend", cols: 3, args: laneUpdateArgs})
@@ -808,10 +815,3 @@ func laneUpdateArgs(p *laneUpdateParams) []any { return []any{p.Lanes, p.At} }
 func idRangeArgs(p *idRange) []any { return []any{p.From, p.To} }
 
 func genAtArgs(p *genAt) []any { return []any{p.Gen, p.Now} }
-
-// queueKnownParams are QueueKnown's: the queue, and how many of the most
-// recently finished jobs to look at.
-type queueKnownParams struct {
-	Queue  string
-	Recent int
-}

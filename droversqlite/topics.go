@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -24,7 +25,7 @@ var _ droverdriver.TopicExecutor = (*executor)(nil)
 // message and never waits for the writer.
 func init() {
 	readQueries = append(readQueries, topicTail.name, topicLastID.name, topicLeaseCandidates.name, topicMaxAttempts.name, topicList.name, topicRead.name,
-		topicReadBudget.name, topicLag.name, topicGenerations.name, topicGenerationTopics.name, topicLanes.name, subscriptionGet.name)
+		topicReadLane.name, topicLag.name, topicGenerations.name, topicGenerationTopics.name, topicLanes.name, subscriptionGet.name)
 }
 
 func (e *executor) TopicCreate(ctx context.Context, p droverdriver.TopicParams) (*droverdriver.TopicRow, error) {
@@ -303,6 +304,9 @@ func (e *executor) TopicRead(ctx context.Context, p droverdriver.TopicReadParams
 	if len(p.Lanes) == 0 {
 		return nil, nil
 	}
+	if p.MaxBytes > 0 {
+		return e.topicReadBudget(ctx, p)
+	}
 	b := []byte{'['}
 	maxLimit := 0
 	for i, lane := range p.Lanes {
@@ -319,21 +323,53 @@ func (e *executor) TopicRead(ctx context.Context, p droverdriver.TopicReadParams
 		b = append(b, ']')
 	}
 	b = append(b, ']')
-	read := topicRead
-	if p.MaxBytes > 0 {
-		read = topicReadBudget
-	}
 	var out []*droverdriver.MessageRow
 	inRange := 0
-	err := read.query(ctx, e, nil, e.reader, scanMessages(&out, func(m *droverdriver.MessageRow) bool {
+	err := topicRead.query(ctx, e, nil, e.reader, scanMessages(&out, func(m *droverdriver.MessageRow) bool {
 		// Rows come by range: each range keeps its own limit of them.
 		if len(out) == 0 || out[len(out)-1].Range != m.Range {
 			inRange = 0
 		}
 		inRange++
 		return inRange <= p.Limits[m.Range]
-	}), topicReadParams{string(b), maxLimit, p.MaxBytes})
+	}), topicReadParams{string(b), maxLimit})
 	return out, e.wrap("read messages", err)
+}
+
+// errBudgetSpent stops a budgeted read's scan at the first message past
+// its byte budget.
+var errBudgetSpent = errors.New("read budget spent")
+
+// topicReadBudget is TopicRead within p.MaxBytes: range by range, each
+// range's messages in order off the read index (TopicReadLane), a message
+// taken while the bytes up to it stay within the budget, the first one
+// whatever its size, and the read stops at the first one past it, whose
+// successors are never read.
+func (e *executor) topicReadBudget(ctx context.Context, p droverdriver.TopicReadParams) ([]*droverdriver.MessageRow, error) {
+	var out []*droverdriver.MessageRow
+	var used int64
+	scan := scanMessages(&out, func(*droverdriver.MessageRow) bool { return true })
+	for i, lane := range p.Lanes {
+		err := topicReadLane.query(ctx, e, nil, e.reader, func(rows *sql.Rows) error {
+			if err := scan(rows); err != nil {
+				return err
+			}
+			m := out[len(out)-1]
+			if used > 0 && used+m.Bytes() > p.MaxBytes {
+				out = out[:len(out)-1]
+				return errBudgetSpent
+			}
+			m.Range, used = i, used+m.Bytes()
+			return nil
+		}, topicReadLaneParams{p.Topics[i], lane, p.Cursors[i].ID, p.Tos[i].ID, p.Limits[i]})
+		if errors.Is(err, errBudgetSpent) {
+			break
+		}
+		if err != nil {
+			return nil, e.wrap("read messages", err)
+		}
+	}
+	return out, nil
 }
 
 // scanMessages returns the scan of messages as TopicRead and TopicTail

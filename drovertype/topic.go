@@ -10,7 +10,10 @@ type SubscriptionLag struct {
 	// (including those a consumer holds).
 	Pending int64
 	// OldestPending is when the oldest of them was published, nil when
-	// none is pending.
+	// none is pending: the earliest publish time of each lane's next
+	// message, read by position (commit order), so on PostgreSQL a message
+	// behind it whose transaction began earlier and committed later does
+	// not count (the lag is read in one index probe per lane and cursor).
 	OldestPending *time.Time
 	// Dropped counts messages the topic's retention removed before the
 	// subscription read them: it lagged past the retention. It only

@@ -45,11 +45,24 @@ func (e *TimeoutError) Error() string {
 	return "job timed out after " + e.Timeout.String()
 }
 
-// newJobContext returns the context of a claimed attempt, to be started
-// with begin.
-func newJobContext(d *deadlines) *JobContext {
-	ctx, cancel := context.WithCancelCause(context.Background())
-	return &JobContext{Context: ctx, cancel: cancel, deadlines: d, index: -1}
+// newJobContexts returns the contexts of n claimed attempts, each to be
+// started with begin. They are allocated together, one allocation per
+// claim rather than one per attempt; a context its handler keeps after
+// the attempt ended keeps the others of its claim from being collected
+// until it lets go, a few hundred bytes each.
+func newJobContexts(n int, d *deadlines) []JobContext {
+	cs := make([]JobContext, n)
+	for i := range cs {
+		cs[i].init(d)
+	}
+	return cs
+}
+
+// init makes c the context of a claimed attempt, to be started with
+// begin.
+func (c *JobContext) init(d *deadlines) {
+	c.Context, c.cancel = context.WithCancelCause(context.Background())
+	c.deadlines, c.index = d, -1
 }
 
 // Standalone returns the context of an attempt run outside any producer
@@ -60,7 +73,8 @@ func newJobContext(d *deadlines) *JobContext {
 // parent (their Tracker cancels them); one attempt at a time can afford it.
 func Standalone(parent context.Context) (jc *JobContext, done func()) {
 	d := &deadlines{}
-	jc = newJobContext(d)
+	jc = &JobContext{}
+	jc.init(d)
 	jc.begin(time.Now())
 	stop := context.AfterFunc(parent, func() { jc.cancel(context.Cause(parent)) })
 	return jc, func() {

@@ -33,7 +33,7 @@ func TestJobContext(t *testing.T) {
 			if tt.past {
 				start = start.Add(-2 * hour)
 			}
-			c := newJobContext(d)
+			c := &newJobContexts(1, d)[0]
 			c.begin(start)
 			defer c.Release()
 			if tt.cancel != nil {
@@ -87,9 +87,11 @@ func TestDeadlinesHeap(t *testing.T) {
 			defer d.stop()
 			// Far in the future: the timer never fires during the test.
 			start := time.Now().Add(24 * time.Hour)
+			// The contexts of one claim, allocated together.
+			claim := newJobContexts(len(tt.adds), d)
 			cs := make([]*JobContext, len(tt.adds))
 			for i, m := range tt.adds {
-				cs[i] = newJobContext(d)
+				cs[i] = &claim[i]
 				cs[i].begin(start)
 				cs[i].SetTimeout(time.Duration(m) * time.Minute)
 			}
@@ -119,5 +121,48 @@ func TestDeadlinesHeap(t *testing.T) {
 				c.Release()
 			}
 		})
+	}
+}
+
+// TestJobContextsOfAClaimAreApart checks that the contexts of one claim,
+// allocated together, end apart: one attempt's end, cancel request or
+// timeout reaches its own handler's context and no other.
+func TestJobContextsOfAClaimAreApart(t *testing.T) {
+	d := &deadlines{}
+	defer d.stop()
+	cs := newJobContexts(4, d)
+	now := time.Now()
+	for i := range cs {
+		cs[i].begin(now)
+	}
+	cs[1].cancel(lease.ErrCancelRequested)
+	cs[2].begin(now.Add(-time.Hour))
+	cs[2].SetTimeout(time.Minute) // already past: the timer fires at once
+	cs[3].SetTimeout(time.Hour)
+	cs[0].Release()
+	<-cs[2].Done()
+	want := []struct {
+		err   error
+		cause error
+	}{
+		{context.Canceled, context.Canceled},
+		{context.Canceled, lease.ErrCancelRequested},
+		{context.DeadlineExceeded, &cs[2].timedOut},
+		{nil, nil},
+	}
+	for i, w := range want {
+		if err, cause := cs[i].Err(), context.Cause(&cs[i]); err != w.err || cause != w.cause {
+			t.Errorf("context %d: Err %v, Cause %v; want %v, %v", i, err, cause, w.err, w.cause)
+		}
+	}
+	if dl, ok := cs[3].Deadline(); !ok || !dl.Equal(now.Add(time.Hour)) {
+		t.Errorf("context 3: Deadline %v, %v", dl, ok)
+	}
+	if _, ok := cs[1].Deadline(); ok {
+		t.Error("context 1 has a deadline it was never given")
+	}
+	cs[3].Release()
+	if cs[3].index != -1 || len(d.heap) != 0 {
+		t.Errorf("released contexts left %d in the heap", len(d.heap))
 	}
 }

@@ -78,9 +78,32 @@ type Config struct {
 	// producer claims only those (ClaimParams.Kinds).
 	Kinds []string
 	// OnRan, when set, is told of every attempt the producer ran, with its
-	// result and run time, before the result goes to the completer: the
-	// client's metrics count them (attempts released unrun are not told).
-	OnRan func(row *drovertype.JobRow, res droverdriver.Result, took time.Duration)
+	// result, before the result goes to the completer: the client's
+	// metrics count them (attempts released unrun are not told).
+	OnRan func(ran Ran, res droverdriver.Result)
+}
+
+// Ran is what OnRan is told of an attempt besides its result: what its
+// row said, read before the handler ran (the handler's Job holds the row,
+// and may change it), and how long the handler took.
+type Ran struct {
+	Queue, Kind string
+	// Pickup is the time from the job's run_at to the claim that handed
+	// it to this process; PickedUp is false when the row does not say
+	// when it was claimed.
+	Pickup   time.Duration
+	PickedUp bool
+	Took     time.Duration
+}
+
+// RanOf returns what OnRan is told of the attempt of row, to be read
+// before its handler runs; Took is left for the caller.
+func RanOf(row *drovertype.JobRow) Ran {
+	ran := Ran{Queue: row.Queue, Kind: row.Kind}
+	if row.AttemptedAt != nil {
+		ran.Pickup, ran.PickedUp = row.AttemptedAt.Sub(row.RunAt), true
+	}
+	return ran
 }
 
 // Runner runs one claimed attempt under ctx and returns its result. ctx is
@@ -276,13 +299,18 @@ func (p *Producer) runOne(c claimed) {
 			Key: row.Key, Queue: row.Queue}
 		c.ctx.cancel(nil)
 	} else {
+		var ran Ran
+		if p.cfg.OnRan != nil {
+			ran = RanOf(row)
+		}
 		start := time.Now()
 		c.ctx.begin(start)
 		res = p.run(c.ctx, row)
 		c.ctx.Release()
 		took := int64(time.Since(start))
 		if p.cfg.OnRan != nil {
-			p.cfg.OnRan(row, res, time.Duration(took))
+			ran.Took = time.Duration(took)
+			p.cfg.OnRan(ran, res)
 		}
 		p.runNanos.Add(took)
 		p.ran.Add(1)
@@ -485,8 +513,9 @@ func (p *Producer) claim(ctx context.Context, n int) (int, bool, error) {
 	// interrupt it from the start.
 	jobs := make([]claimed, len(rows))
 	attempts := make([]lease.Attempt, len(rows))
+	contexts := newJobContexts(len(rows), &p.deadlines)
 	for i, row := range rows {
-		jc := newJobContext(&p.deadlines)
+		jc := &contexts[i]
 		jobs[i] = claimed{row: row, ctx: jc}
 		attempts[i] = lease.Attempt{ID: row.ID, Attempt: row.Attempt, Token: row.LeaseToken, Cancel: jc.cancel}
 	}

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,7 +16,6 @@ import (
 
 	"github.com/droverhq/drover"
 	"github.com/droverhq/drover/drovertype"
-	"github.com/droverhq/drover/internal/app/jobjson"
 	"github.com/droverhq/drover/internal/app/server"
 	"github.com/droverhq/drover/internal/app/storeurl"
 )
@@ -146,11 +146,9 @@ func (f *httpFleet) loop(worker string, per int) (err error) {
 		default:
 		}
 		start := time.Now()
-		var claimed struct {
-			Jobs []jobjson.Job `json:"jobs"`
-		}
+		var claimed compactClaim
 		if err := f.post("/v1/claim", map[string]any{"queue": f.cfg.Queue, "worker": worker, "max": per,
-			"lease_ms": f.cfg.Lease.Milliseconds(), "wait_ms": 200}, &claimed); err != nil {
+			"lease_ms": f.cfg.Lease.Milliseconds(), "wait_ms": 200, "compact": true}, &claimed); err != nil {
 			return err
 		}
 		if len(claimed.Jobs) == 0 {
@@ -160,13 +158,13 @@ func (f *httpFleet) loop(worker string, per int) (err error) {
 		f.claimedJobs.Add(int64(len(claimed.Jobs)))
 		f.claimNanos.Add(int64(time.Since(start)))
 
-		results := make([]map[string]any, len(claimed.Jobs))
+		results := make([]finishResult, len(claimed.Jobs))
 		var wg sync.WaitGroup
 		for i, j := range claimed.Jobs {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				results[i] = f.run(j)
+				results[i] = f.run(j, &claimed.Shared)
 			}()
 		}
 		wg.Wait()
@@ -179,17 +177,53 @@ func (f *httpFleet) loop(worker string, per int) (err error) {
 			}
 		}
 		finishing = make(chan error, 1)
-		go func() { finishing <- f.finish(results) }()
+		go func() { finishing <- f.finish(claimed.Shared, results) }()
 	}
 }
 
-// finish reports one batch's results.
-func (f *httpFleet) finish(results []map[string]any) error {
+// The compact forms of a claim's answer and of a finish request, as the
+// SDKs' workers use them (docs/http.md): what the jobs of a claim share
+// (for a backlog's first attempts, their attempt and lease token) comes
+// once, and the results name only their jobs, so that the Go worker over
+// HTTP pays for the bytes the SDKs pay for, not the full form's.
+type compactClaim struct {
+	Shared claimShared    `json:"shared"`
+	Jobs   []claimedEntry `json:"jobs"`
+}
+
+// claimShared are the fields of a compact claim's "shared" that the
+// bench's worker reads, and of its finish request's; an entry's own value
+// wins over shared's.
+type claimShared struct {
+	Attempt    int    `json:"attempt,omitempty"`
+	LeaseToken string `json:"lease_token,omitempty"`
+	Outcome    string `json:"outcome,omitempty"`
+}
+
+// claimedEntry is one job of a compact claim, with the fields the worker
+// uses.
+type claimedEntry struct {
+	ID int64 `json:"id"`
+	claimShared
+	Args json.RawMessage `json:"args"`
+}
+
+// finishResult is one result of a compact finish request, without the
+// fields it takes from the request's "shared".
+type finishResult struct {
+	ID int64 `json:"id"`
+	claimShared
+	Error string `json:"error,omitempty"`
+}
+
+// finish reports one batch's results, sending once what they share.
+func (f *httpFleet) finish(shared claimShared, results []finishResult) error {
 	start := time.Now()
+	shared.Outcome = "completed"
 	var done struct {
 		Accepted []int64 `json:"accepted"`
 	}
-	if err := f.post("/v1/finish", map[string]any{"results": results}, &done); err != nil {
+	if err := f.post("/v1/finish", map[string]any{"shared": shared, "results": results}, &done); err != nil {
 		return err
 	}
 	f.flushes.Add(1)
@@ -199,21 +233,23 @@ func (f *httpFleet) finish(results []map[string]any) error {
 	return nil
 }
 
-// run runs one job with the bench's own handler and returns its result.
-func (f *httpFleet) run(j jobjson.Job) map[string]any {
+// run runs one job with the bench's own handler and returns its result,
+// carrying the job's own attempt and lease token where it had them.
+func (f *httpFleet) run(j claimedEntry, shared *claimShared) finishResult {
 	start := time.Now()
 	defer func() {
 		f.ran.Add(1)
 		f.runNanos.Add(int64(time.Since(start)))
 	}()
-	res := map[string]any{"id": j.ID, "attempt": j.Attempt, "lease_token": j.LeaseToken, "outcome": "completed"}
+	res := finishResult{ID: j.ID, claimShared: claimShared{Attempt: j.Attempt, LeaseToken: j.LeaseToken}}
 	var args Args
 	err := json.Unmarshal(j.Args, &args)
 	if err == nil {
-		err = work(context.Background(), &drover.Job[Args]{JobRow: &drovertype.JobRow{ID: j.ID, Attempt: j.Attempt}, Args: args})
+		err = work(context.Background(), &drover.Job[Args]{JobRow: &drovertype.JobRow{ID: j.ID, Attempt: cmp.Or(j.Attempt, shared.Attempt)},
+			Args: args})
 	}
 	if err != nil {
-		res["outcome"], res["error"] = "failed", err.Error()
+		res.Outcome, res.Error = "failed", err.Error()
 	}
 	return res
 }

@@ -1,9 +1,7 @@
 package server
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"net/http"
 	"sync"
 	"time"
@@ -75,24 +73,23 @@ func (c *claimSizes) observe(queue string, largest int) {
 }
 
 // claimWithin claims up to p.Max jobs within the byte budget and returns
-// the answer's JSON, in the full form or the compact one (compact.go, cut
-// from the full form's bytes of each job), and how many jobs it holds. The
-// budget is counted in the full form's bytes, which the compact form never
-// exceeds by more than its empty "shared".
+// the answer's JSON, in the full form or the compact one (compact.go),
+// and how many jobs it holds. The budget is counted in the full form's
+// bytes, which the compact form never exceeds by more than its empty
+// "shared".
 // Once a chunk has been handed out, a later chunk's failure ends the claim
 // with what it has: the jobs already taken must reach the worker rather
 // than wait out their leases.
 func (s *Server) claimWithin(ctx context.Context, p drover.ClaimParams, compact bool) ([]byte, int, error) {
 	const head, tail = `{"jobs":[`, "]}\n"
 	budget := s.cfg.MaxPageBytes - len(`"shared":{},`)
-	buf := bytes.NewBufferString(head)
-	var kept [][]byte // each job's full form, for the compact form
-	n := 0
+	var enc claimJSON
+	used := len(head) + len(tail) // the full form's bytes so far
 	for left := p.Max; left > 0; {
 		chunk := p
-		chunk.Max = s.claimSizes.chunk(p.Queue, left, budget-buf.Len()-len(tail))
+		chunk.Max = s.claimSizes.chunk(p.Queue, left, budget-used)
 		if chunk.Max == 0 {
-			if n > 0 {
+			if len(enc.jobs) > 0 {
 				break // the budget is spent: a job claimed now would be released
 			}
 			chunk.Max = 1 // one job always goes in
@@ -109,30 +106,29 @@ func (s *Server) claimWithin(ctx context.Context, p drover.ClaimParams, compact 
 			out, err = s.claimedJSON(ctx, jobs) // releases the jobs when it fails
 		}
 		if err != nil {
-			if n > 0 {
+			if len(enc.jobs) > 0 {
 				s.cfg.Logger.Warn("claim: a further chunk failed; answering the jobs already claimed", "error", err)
 				break
 			}
 			return nil, 0, err
 		}
 		taken, largest := 0, 0
-		for _, c := range out {
-			b, err := json.Marshal(c)
-			if err != nil {
+		for i := range out {
+			if err := enc.add(&out[i]); err != nil {
 				return nil, 0, err // a claimed job that cannot be encoded is a bug
 			}
-			largest = max(largest, len(b))
-			if n > 0 && buf.Len()+1+len(b)+len(tail) > budget {
+			n := len(enc.jobs)
+			size := enc.size(n - 1)
+			largest = max(largest, size)
+			if n > 1 && used+1+size > budget {
+				enc.drop(n - 1)
 				break
 			}
-			if n > 0 {
-				buf.WriteByte(',')
+			if n > 1 {
+				used++
 			}
-			buf.Write(b)
-			if compact {
-				kept = append(kept, b)
-			}
-			n, taken = n+1, taken+1
+			used += size
+			taken++
 		}
 		s.claimSizes.observe(p.Queue, largest)
 		s.claimed(chunk, jobs[:taken], took)
@@ -146,10 +142,9 @@ func (s *Server) claimWithin(ctx context.Context, p drover.ClaimParams, compact 
 		left -= len(jobs)
 	}
 	if compact {
-		return compactClaim(kept), n, nil
+		return enc.compact(), len(enc.jobs), nil
 	}
-	buf.WriteString(tail)
-	return buf.Bytes(), n, nil
+	return enc.full(), len(enc.jobs), nil
 }
 
 // draining reports whether Drain was called.

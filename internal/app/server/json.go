@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // errorBody is every error's JSON form.
@@ -34,10 +35,16 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		status = http.StatusInternalServerError
 		body, _ = json.Marshal(errorBody{Error: "internal error: cannot encode the answer as JSON: " + err.Error(), Status: status})
 	}
+	writeBody(w, status, append(body, '\n'))
+}
+
+// writeBody sends body, a JSON answer with its final newline, with
+// status.
+func writeBody(w http.ResponseWriter, status int, body []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	_, _ = w.Write(append(body, '\n')) // the status is sent; a failed write only means the client left
+	_, _ = w.Write(body) // the status is sent; a failed write only means the client left
 }
 
 // decode reads a JSON request body into v, strictly: the body must be JSON,
@@ -358,4 +365,22 @@ func jsonKind(v json.RawMessage) string {
 		return "null"
 	}
 	return "a number"
+}
+
+// appendJSONString appends s as encoding/json writes a string. Printable
+// ASCII other than the quote, the backslash and the characters it escapes
+// for HTML (<, >, &) is copied as it is; a string holding anything else
+// (a key in another script, a control character) goes through
+// encoding/json. The claim and receive answers are written by hand with
+// it, since their strings are nearly always plain.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always encodes
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }

@@ -1,0 +1,1 @@
+ALTER TABLE {schema}topic_messages DROP COLUMN ord;
