@@ -1073,30 +1073,44 @@ LIMIT $18;
 -- or kind from finished_jobs_queue_idx or finished_jobs_kind_idx (one
 -- entry, however rare the queue and wherever its jobs lie: migration 028),
 -- failed ones from the failed indexes, and a filter most jobs match along
--- the primary key. JobIDPrev is this statement with
--- /*min*/ made max and /*asc*/ made DESC.
+-- the primary key. The hot table's other rows (running, pending,
+-- blocked) have no index by state, so their branch walks the primary key:
+-- it looks only before the first match the indexed branches found
+-- (first; $14, the far end of the range in the search's order, when they
+-- found none), where alone its match would be the answer. Otherwise,
+-- with none of those rows in a queue, it read every ID from $1 to the
+-- end of the hot table: a bulk cancel of a million jobs waiting in one
+-- queue read the rest of them again for every page of 1,000, a second a
+-- page. JobIDPrev is this statement with /*min*/ made max, /*asc*/ made
+-- DESC and /*before*/< made >.
+WITH first AS (
+    SELECT coalesce(/*min*/min(id), $14) AS id FROM (
+        (SELECT id FROM {schema}jobs WHERE $3 AND NOT $13 AND id > $1 AND id < $2 ORDER BY id /*asc*/ LIMIT 1)
+        UNION ALL
+        (SELECT id FROM {schema}jobs
+         WHERE $3 AND $13 AND ($7 OR $8 OR $9) AND state = 'available' AND route IS NULL AND id > $1 AND id < $2
+           AND ($5::text = '' OR queue = $5::text) AND ($6::text = '' OR kind = $6::text)
+           AND (($7 AND run_at <= $10) OR ($8 AND run_at > $10 AND attempt = 0) OR ($9 AND run_at > $10 AND attempt > 0))
+         ORDER BY id /*asc*/ LIMIT 1)
+        UNION ALL
+        (SELECT id FROM {schema}jobs
+         WHERE $3 AND $13 AND ($7 OR $8 OR $9) AND state = 'available' AND route IS NOT NULL AND id > $1 AND id < $2
+           AND ($5::text = '' OR queue = $5::text) AND ($6::text = '' OR kind = $6::text)
+           AND (($7 AND run_at <= $10) OR ($8 AND run_at > $10 AND attempt = 0) OR ($9 AND run_at > $10 AND attempt > 0))
+         ORDER BY id /*asc*/ LIMIT 1)
+        UNION ALL
+        (SELECT id FROM {schema}finished_jobs
+         WHERE $4 AND (cardinality($12::text[]) = 0 OR state = ANY($12::text[])) AND id > $1 AND id < $2
+           AND ($5::text = '' OR queue = $5::text) AND ($6::text = '' OR kind = $6::text)
+         ORDER BY id /*asc*/ LIMIT 1)
+    ) j
+)
 SELECT coalesce(/*min*/min(id), 0) FROM (
-    (SELECT id FROM {schema}jobs WHERE $3 AND NOT $13 AND id > $1 AND id < $2 ORDER BY id /*asc*/ LIMIT 1)
-    UNION ALL
-    (SELECT id FROM {schema}jobs
-     WHERE $3 AND $13 AND ($7 OR $8 OR $9) AND state = 'available' AND route IS NULL AND id > $1 AND id < $2
-       AND ($5::text = '' OR queue = $5::text) AND ($6::text = '' OR kind = $6::text)
-       AND (($7 AND run_at <= $10) OR ($8 AND run_at > $10 AND attempt = 0) OR ($9 AND run_at > $10 AND attempt > 0))
-     ORDER BY id /*asc*/ LIMIT 1)
-    UNION ALL
-    (SELECT id FROM {schema}jobs
-     WHERE $3 AND $13 AND ($7 OR $8 OR $9) AND state = 'available' AND route IS NOT NULL AND id > $1 AND id < $2
-       AND ($5::text = '' OR queue = $5::text) AND ($6::text = '' OR kind = $6::text)
-       AND (($7 AND run_at <= $10) OR ($8 AND run_at > $10 AND attempt = 0) OR ($9 AND run_at > $10 AND attempt > 0))
-     ORDER BY id /*asc*/ LIMIT 1)
+    (SELECT id FROM first WHERE id > $1 AND id < $2)
     UNION ALL
     (SELECT id FROM {schema}jobs
      WHERE $3 AND $13 AND cardinality($11::text[]) > 0 AND state = ANY($11::text[]) AND id > $1 AND id < $2
-       AND ($5::text = '' OR queue = $5::text) AND ($6::text = '' OR kind = $6::text)
-     ORDER BY id /*asc*/ LIMIT 1)
-    UNION ALL
-    (SELECT id FROM {schema}finished_jobs
-     WHERE $4 AND (cardinality($12::text[]) = 0 OR state = ANY($12::text[])) AND id > $1 AND id < $2
+       AND id /*before*/< (SELECT id FROM first)
        AND ($5::text = '' OR queue = $5::text) AND ($6::text = '' OR kind = $6::text)
      ORDER BY id /*asc*/ LIMIT 1)
 ) j;

@@ -73,7 +73,10 @@ func (e *executor) JobList(ctx context.Context, p droverdriver.ListParams) ([]*d
 func idNext(p *droverdriver.ListParams) idNextParams {
 	lo, hi := p.Bounds()
 	ip := idNextParams{Lo: lo, Hi: hi, Queue: p.Queue, Kind: p.Kind, Now: p.Now,
-		Narrow: len(p.States) > 0 || p.Queue != "" || p.Kind != ""}
+		Narrow: len(p.States) > 0 || p.Queue != "" || p.Kind != "", End: hi}
+	if p.Desc {
+		ip.End = lo
+	}
 	ip.Waiting, ip.Finished = p.Parts()
 	var others []drovertype.JobState
 	ip.Due, ip.Scheduled, ip.Retried, others = p.WaitingStates()

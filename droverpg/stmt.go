@@ -326,11 +326,14 @@ type idNextParams struct {
 	Others, FinishedStates  []string
 	// Narrow says the filter names a state, queue or kind.
 	Narrow bool
+	// End is the far end of (Lo, Hi) in the search's order: Hi
+	// ascending, Lo descending.
+	End int64
 }
 
 func idNextArgs(p *idNextParams) []any {
 	return []any{p.Lo, p.Hi, p.Waiting, p.Finished, p.Queue, p.Kind, p.Due, p.Scheduled, p.Retried, p.Now,
-		p.Others, p.FinishedStates, p.Narrow}
+		p.Others, p.FinishedStates, p.Narrow, p.End}
 }
 
 type batchListParams struct {

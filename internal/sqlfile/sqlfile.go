@@ -204,11 +204,14 @@ func WithClaimSlots(q map[string]string, name string, edits ...[2]string) error 
 }
 
 // DescMarker is the comment after an ORDER BY of a statement that
-// WithDescending turns into DESC; "/*min*/min" becomes max there too.
+// WithDescending turns into DESC; "/*min*/min" becomes max there too, and
+// "/*before*/<" (an ID that comes before another in the search's order)
+// becomes >.
 const DescMarker = "/*asc*/"
 
 // WithDescending adds to q the statement desc: asc read the other way, with
-// each DescMarker made DESC and each "/*min*/min" made max, so that a
+// each DescMarker made DESC, each "/*min*/min" made max and each
+// "/*before*/<" made >, so that a
 // search's two orders come from one statement text (JobList and
 // JobListDesc, JobIDNext and JobIDPrev).
 func WithDescending(q map[string]string, asc, desc string) error {
@@ -217,6 +220,7 @@ func WithDescending(q map[string]string, asc, desc string) error {
 		return fmt.Errorf("%s has no %s marker", asc, DescMarker)
 	}
 	s = strings.ReplaceAll(s, DescMarker, "DESC")
-	q[desc] = strings.ReplaceAll(s, "/*min*/min", "max")
+	s = strings.ReplaceAll(s, "/*min*/min", "max")
+	q[desc] = strings.ReplaceAll(s, "/*before*/<", ">")
 	return nil
 }
