@@ -52,34 +52,14 @@ func TestJobIDNextBacklogPlan(t *testing.T) {
 		{"past the end", droverdriver.ListParams{Queue: "backlog", AfterID: backlog}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			id, err := d.exec.JobIDNext(ctx, tc.p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if id != tc.want {
-				t.Fatalf("next ID %d, want %d", id, tc.want)
-			}
-			ip := idNext(&tc.p)
-			name := jobIDNext.name
-			if tc.p.Desc {
-				name = jobIDPrev.name
-			}
-			plan := explainAnalyze(t, d, d.exec.q[name], idNextArgs(&ip))
-			var examined float64
-			var reads []string
-			walkPlan(plan["Plan"].(map[string]any), func(n map[string]any) {
-				if rel, _ := n["Relation Name"].(string); rel == "jobs" || rel == "finished_jobs" {
-					examined += num(n["Actual Rows"]) + num(n["Rows Removed by Filter"]) + num(n["Rows Removed by Index Recheck"])
-					reads = append(reads, fmt.Sprint(n["Node Type"], " ", rel, " ", n["Index Name"]))
-				}
-			})
+			s := explainSeek(t, d, tc.p, tc.want)
 			// A window's worth at most (JobBulk's page is
 			// drover.BulkChunk, 1,000); the walk to the end of the
 			// backlog read 50,000 or more.
-			if examined > 1000 {
-				t.Errorf("the seek examined %v rows: %v", examined, reads)
+			if s.examined > 1000 {
+				t.Errorf("the seek examined %v rows: %v", s.examined, s.reads)
 			}
-			t.Logf("%v rows examined, %.1f ms: %v", examined, num(plan["Execution Time"]), reads)
+			t.Logf("%v rows examined, %.1f ms: %v", s.examined, s.ms, s.reads)
 		})
 	}
 }

@@ -167,38 +167,14 @@ func TestSearchPlan(t *testing.T) {
 		{"a rare queue, available", droverdriver.ListParams{Queue: "rare", States: []drovertype.JobState{drovertype.JobStateAvailable}}, hotRare},
 	} {
 		t.Run("JobIDNext, "+tc.name, func(t *testing.T) {
-			id, err := d.exec.JobIDNext(ctx, tc.p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if id != tc.want {
-				t.Fatalf("next ID %d, want %d", id, tc.want)
-			}
-			ip := idNext(&tc.p)
-			name := jobIDNext.name
-			if tc.p.Desc {
-				name = jobIDPrev.name
-			}
-			plan := explainAnalyze(t, d, d.exec.q[name], idNextArgs(&ip))
-			var examined, finished float64
-			var reads []string
-			walkPlan(plan["Plan"].(map[string]any), func(n map[string]any) {
-				if rel, _ := n["Relation Name"].(string); rel == "finished_jobs" || rel == "jobs" {
-					rows := num(n["Actual Rows"]) + num(n["Rows Removed by Filter"]) + num(n["Rows Removed by Index Recheck"])
-					examined += rows
-					if rel == "finished_jobs" {
-						finished += rows
-					}
-					reads = append(reads, fmt.Sprint(n["Node Type"], " ", rel, " ", n["Index Name"]))
-				}
-			})
+			s := explainSeek(t, d, tc.p, tc.want)
 			// The hot table's 1,001 jobs may be walked by its primary
 			// key, by each branch of the states no index of it serves;
 			// finished jobs, a million, never are: one entry of an index.
-			if most := float64(searchPlanRows / 20); tc.name == "no filter" && examined > 2 || finished > 1 || examined > most {
-				t.Errorf("the seek examined %v rows, %v of them finished jobs: %v", examined, finished, reads)
+			if most := float64(searchPlanRows / 20); tc.name == "no filter" && s.examined > 2 || s.finished > 1 || s.examined > most {
+				t.Errorf("the seek examined %v rows, %v of them finished jobs: %v", s.examined, s.finished, s.reads)
 			}
-			t.Logf("%v rows examined, %.1f ms: %v", examined, num(plan["Execution Time"]), reads)
+			t.Logf("%v rows examined, %.1f ms: %v", s.examined, s.ms, s.reads)
 		})
 	}
 
@@ -218,6 +194,46 @@ func TestSearchPlan(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// seek is what one JobIDNext (or JobIDPrev) read, from its EXPLAIN
+// ANALYZE: the rows it examined in both tables and in finished jobs, each
+// read of them, and its execution time.
+type seek struct {
+	examined, finished float64
+	reads              []string
+	ms                 float64
+}
+
+// explainSeek runs the seek of p, fails unless it finds want, and
+// explains it with the same values.
+func explainSeek(t *testing.T, d *Driver, p droverdriver.ListParams, want int64) seek {
+	t.Helper()
+	id, err := d.exec.JobIDNext(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id != want {
+		t.Fatalf("next ID %d, want %d", id, want)
+	}
+	ip := idNext(&p)
+	name := jobIDNext.name
+	if p.Desc {
+		name = jobIDPrev.name
+	}
+	plan := explainAnalyze(t, d, d.exec.q[name], idNextArgs(&ip))
+	s := seek{ms: num(plan["Execution Time"])}
+	walkPlan(plan["Plan"].(map[string]any), func(n map[string]any) {
+		if rel, _ := n["Relation Name"].(string); rel == "finished_jobs" || rel == "jobs" {
+			rows := num(n["Actual Rows"]) + num(n["Rows Removed by Filter"]) + num(n["Rows Removed by Index Recheck"])
+			s.examined += rows
+			if rel == "finished_jobs" {
+				s.finished += rows
+			}
+			s.reads = append(s.reads, fmt.Sprint(n["Node Type"], " ", rel, " ", n["Index Name"]))
+		}
+	})
+	return s
+}
 
 // explain returns the plan of query with args under plan_cache_mode mode,
 // as PostgreSQL's JSON.
