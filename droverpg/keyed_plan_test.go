@@ -48,11 +48,14 @@ func TestKeyPlansAfterGrowth(t *testing.T) {
 		custom string
 		// run runs the statement once on keys named by batch.
 		run func(ctx context.Context, e *executor, batch string, n int) error
+		// grow, when set, grows unique_keys instead of jobs (the table
+		// the statement looks up).
+		grow string
 	}{
 		{"JobInsertKeyed", jobInsertKeyed.name, func(ctx context.Context, e *executor, batch string, n int) error {
 			_, err := e.JobInsertMany(ctx, keyed(batch, n))
 			return err
-		}},
+		}, ""},
 		{"JobInsertFlow", jobInsertFlow.name, func(ctx context.Context, e *executor, batch string, n int) error {
 			states, zeros := make([]drovertype.JobState, n), make([]int, n)
 			for i := range states {
@@ -60,25 +63,37 @@ func TestKeyPlansAfterGrowth(t *testing.T) {
 			}
 			_, err := e.insertFlowRows(ctx, keyed(batch, n), states, zeros, zeros, nil, wakeSet{})
 			return err
-		}},
+		}, ""},
 		{"KeyPromote", "", func(ctx context.Context, e *executor, batch string, n int) error {
 			_, err := e.KeyPromote(ctx, keys(batch, n))
 			return err
-		}},
+		}, ""},
+		{"UniqueRelease", "", func(ctx context.Context, e *executor, batch string, n int) error {
+			ids := make([]int64, n)
+			for i := range ids {
+				ids[i] = int64(i + 1)
+			}
+			return e.UniqueRelease(ctx, ids)
+		}, `INSERT INTO %s.unique_keys (job_id, kind, queue, unique_key, final_states)
+			SELECT g, 'k', '', 'grown-' || g, 0 FROM generate_series(1, %d) g`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			d, table := emptyOnOneConn(t)
+			d := emptyOnOneConn(t)
 			for i := range 10 {
 				if err := c.run(ctx, &d.exec, fmt.Sprintf("warm%d", i), 100); err != nil {
 					t.Fatal(err)
 				}
 			}
 			const grown = 20000
-			if _, err := d.Pool().Exec(ctx, fmt.Sprintf(`INSERT INTO %s (queue, kind, args, max_attempts, ordering_key, key_limit, flow)
-				SELECT 'q', 'k', '{}', 25, 'grown-' || g, 1, 16 FROM generate_series(1, %d) g`, table, grown)); err != nil {
+			grow := `INSERT INTO %s.jobs (queue, kind, args, max_attempts, ordering_key, key_limit, flow)
+				SELECT 'q', 'k', '{}', 25, 'grown-' || g, 1, 16 FROM generate_series(1, %d) g`
+			if c.grow != "" {
+				grow = c.grow
+			}
+			if _, err := d.Pool().Exec(ctx, fmt.Sprintf(grow, pgx.Identifier{d.Schema()}.Sanitize(), grown)); err != nil {
 				t.Fatal(err)
 			}
 			// pg_stat_xact_user_tables counts this transaction's reads,
@@ -93,12 +108,12 @@ func TestKeyPlansAfterGrowth(t *testing.T) {
 				t.Fatal(err)
 			}
 			var read int64
-			if err := tx.QueryRow(ctx, `SELECT seq_tup_read FROM pg_stat_xact_user_tables WHERE relid = $1::regclass`,
-				table).Scan(&read); err != nil {
+			if err := tx.QueryRow(ctx, `SELECT coalesce(sum(seq_tup_read), 0) FROM pg_stat_xact_user_tables WHERE schemaname = $1`,
+				d.Schema()).Scan(&read); err != nil {
 				t.Fatal(err)
 			}
 			if read >= grown {
-				t.Errorf("%s on 20 keys of a table grown to %d jobs read %d rows by sequential scans, want fewer than one scan",
+				t.Errorf("%s on 20 keys of a table grown to %d rows read %d rows by sequential scans, want fewer than one scan",
 					c.name, grown, read)
 			}
 			if c.custom == "" {
@@ -117,9 +132,9 @@ func TestKeyPlansAfterGrowth(t *testing.T) {
 }
 
 // emptyOnOneConn returns a driver on a pool of one connection, so that
-// every statement runs on the connection that cached its plans, and a
-// migrated schema of its own, and the quoted name of its empty hot table.
-func emptyOnOneConn(t *testing.T) (*Driver, string) {
+// every statement runs on the connection that cached its plans, and on a
+// migrated schema of its own.
+func emptyOnOneConn(t *testing.T) *Driver {
 	t.Helper()
 	ctx := context.Background()
 	d, err := New(testdb.PoolAt(t, testdb.URL(t), 1), WithSchema(testdb.NewSchema(t)))
@@ -130,12 +145,14 @@ func emptyOnOneConn(t *testing.T) (*Driver, string) {
 	if _, _, err := droverdriver.MigrateUpTo(ctx, d, math.MaxInt); err != nil {
 		t.Fatal(err)
 	}
-	table := pgx.Identifier{d.Schema(), "jobs"}.Sanitize()
 	// An ANALYZE by autovacuum after the growth would replace the cached
 	// plans and hide the trap. Altered first: the change invalidates the
-	// plans of the table's statements.
-	if _, err := d.Pool().Exec(ctx, `ALTER TABLE `+table+` SET (autovacuum_enabled = false)`); err != nil {
-		t.Fatal(err)
+	// plans of the tables' statements.
+	for _, table := range []string{"jobs", "unique_keys"} {
+		name := pgx.Identifier{d.Schema(), table}.Sanitize()
+		if _, err := d.Pool().Exec(ctx, `ALTER TABLE `+name+` SET (autovacuum_enabled = false)`); err != nil {
+			t.Fatal(err)
+		}
 	}
-	return d, table
+	return d
 }
