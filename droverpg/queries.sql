@@ -1517,7 +1517,8 @@ ON CONFLICT DO NOTHING;
 -- JobFlowSettle cannot know a DAG's depth: measured 0.4-1.2 s per settle,
 -- against 10-30 ms without it, for 1,000 jobs that ended. JobRouteAbsent's
 -- check of a worker's running jobs is priced by the hot table's pages.
-SET LOCAL jit = off;
+-- set_config rather than SET LOCAL, as CustomPlans says.
+SELECT set_config('jit', 'off', true);
 
 -- name: CustomPlans
 -- Sent first, in the same round trip (and so the same transaction), with

@@ -707,7 +707,7 @@ var (
 	jobFlowEndedParents = def(stmt[[]int64]{name: "JobFlowEndedParents", cols: 2, args: sqlstmt.OneArg[[]int64]})
 	jobFlowInsertDeps   = def(stmt[flowDepsParams]{name: "JobFlowInsertDeps",
 		args: func(p *flowDepsParams) []any { return []any{p.Parents, p.Children} }})
-	noJIT         = def(stmt[struct{}]{name: "NoJIT", args: sqlstmt.NoArgs})
+	noJIT         = def(stmt[struct{}]{name: "NoJIT", cols: 1, args: sqlstmt.NoArgs})
 	customPlans   = def(stmt[struct{}]{name: "CustomPlans", cols: 1, args: sqlstmt.NoArgs})
 	jobFlowLock   = def(stmt[[]int64]{name: "JobFlowLock", cols: 2, args: sqlstmt.OneArg[[]int64]})
 	jobFlowSettle = def(stmt[[]int64]{name: "JobFlowSettle", cols: 3, args: sqlstmt.OneArg[[]int64]})
