@@ -1280,6 +1280,16 @@ FROM r
 GROUP BY queue
 ORDER BY queue;
 
+-- name: FinishedLock
+-- The lock a summary of finished_jobs' BRIN index takes, not waited for:
+-- a VACUUM holding it summarises the index itself (summarizeFinished).
+LOCK TABLE {schema}finished_jobs IN SHARE UPDATE EXCLUSIVE MODE NOWAIT;
+
+-- name: FinishedSummarize
+-- Summarises the block ranges of the BRIN index $1 (quoted) filled since
+-- it was last summarised, after FinishedLock in the same transaction.
+SELECT brin_summarize_new_values($1::regclass);
+
 -- name: StatsRecord
 -- The minute sample ending at $1 (migration 023): the jobs waiting and
 -- running at $4 and those finished in ($2, $3], per queue and kind, per
