@@ -90,11 +90,7 @@ func TestKeyPromoteSkipsFreeKeys(t *testing.T) {
 	finish(1)
 
 	pairs := `[["q","k1"],["q","k2"]]`
-	rows, err := d.reader.QueryContext(ctx, "EXPLAIN QUERY PLAN "+d.q[keyWaiting.name], keyWaiting.args(&keyWaitingParams{pairs, "[]"})...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan := readPlan(t, rows)
+	plan := explain(t, d, keyWaiting.name, keyWaiting.args(&keyWaitingParams{pairs, "[]"})...)
 	t.Logf("\n%s", plan)
 	if !strings.Contains(plan, "drover_jobs USING COVERING INDEX drover_jobs_key_idx (queue=? AND ordering_key=? AND state=?)") {
 		t.Errorf("KeyWaiting does not search jobs_key_idx by queue, key and state:\n%s", plan)
