@@ -21,7 +21,14 @@ import (
 // JobInsertKeyed to b, marking the queues to wake in notify. With keys, it
 // also adds KeyRateSet before the insert (when some jobs have a rate) and
 // KeyPromote after it: the insert stores the jobs of keys with a rate as
-// blocked, and the promotion starts them as their tokens allow.
+// blocked, and the promotion starts them as their tokens allow. Keys also
+// bring CustomPlans before the insert, so that the insert and KeyPromote,
+// which look their keys' jobs up, are planned for the table's current size
+// instead of by a cached plan priced on an empty table. A setting in the
+// batch, rather than a pgx exec mode for these statements, because a
+// pgx.Batch runs all its statements in the connection's one mode; it costs
+// no round trip. In a caller's transaction the setting holds until it
+// ends: its later statements are planned afresh too, never run otherwise.
 func (e *executor) queueKeyedInsert(b *pgx.Batch, jobs []droverdriver.InsertParams, now time.Time, notify wakeSet) {
 	n := len(jobs)
 	var (
@@ -53,6 +60,7 @@ func (e *executor) queueKeyedInsert(b *pgx.Batch, jobs []droverdriver.InsertPara
 		if len(rates.queues) > 0 {
 			keyRateSet.queue(b, e.q, rates)
 		}
+		customPlans.queue(b, e.q, struct{}{})
 	}
 	table := pgx.Identifier{e.schema, "jobs"}.Sanitize()
 	jobInsertKeyed.queue(b, e.q, keyedInsertParams{columnsOf(jobs), keys, limits, uniques, table, finals, byQueue, routesOf(jobs)})
@@ -95,6 +103,11 @@ func readKeyedInsert(br pgx.BatchResults, jobs []droverdriver.InsertParams) ([]i
 	}
 	if rated {
 		if _, err := br.Exec(); err != nil { // KeyRateSet
+			return nil, err
+		}
+	}
+	if keyed {
+		if _, err := br.Exec(); err != nil { // CustomPlans
 			return nil, err
 		}
 	}

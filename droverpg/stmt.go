@@ -710,10 +710,14 @@ var (
 	jobFlowEndedParents = def(stmt[[]int64]{name: "JobFlowEndedParents", cols: 2, args: sqlstmt.OneArg[[]int64]})
 	jobFlowInsertDeps   = def(stmt[flowDepsParams]{name: "JobFlowInsertDeps",
 		args: func(p *flowDepsParams) []any { return []any{p.Parents, p.Children} }})
-	noJIT         = def(stmt[struct{}]{name: "NoJIT", args: sqlstmt.NoArgs})
+	noJIT         = def(stmt[struct{}]{name: "NoJIT", cols: 1, args: sqlstmt.NoArgs})
+	customPlans   = def(stmt[struct{}]{name: "CustomPlans", cols: 1, args: sqlstmt.NoArgs})
 	jobFlowLock   = def(stmt[[]int64]{name: "JobFlowLock", cols: 2, args: sqlstmt.OneArg[[]int64]})
 	jobFlowSettle = def(stmt[[]int64]{name: "JobFlowSettle", cols: 3, args: sqlstmt.OneArg[[]int64]})
-	jobInsertFlow = def(stmt[flowInsertParams]{name: "JobInsertFlow", cols: 1,
+	// jobInsertFlow is replanned: its keyed jobs look up their keys' jobs,
+	// which a generic plan priced on an empty hot table reads by scanning
+	// it whole (CustomPlans in queries.sql says more).
+	jobInsertFlow = def(stmt[flowInsertParams]{name: "JobInsertFlow", cols: 1, replan: true,
 		args: func(p *flowInsertParams) []any {
 			return p.params(p.States, p.Waits, p.Flows, p.Batches, p.Keys, p.Limits, p.Routes.routes, p.Routes.routings)
 		}})

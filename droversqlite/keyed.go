@@ -3,6 +3,7 @@ package droversqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"slices"
 	"time"
 
@@ -111,24 +112,49 @@ func (e *executor) UniqueRetake(ctx context.Context, ids []int64) ([]droverdrive
 	return conflicts, e.wrap("retake unique keys", err)
 }
 
-// promote runs KeyPromote for each (queue, key) pair in tx, and
-// KeyRateSpend for the keys it promoted jobs of, and returns how many jobs
-// it promoted and the queues that got them, to wake once tx commits.
-// retried are the keyed jobs that tx retried after a failed attempt
-// (droverdriver.KeyedRetries), whose next starts count against their keys'
-// rates.
+// promote runs KeyPromote for each (queue, key) pair in tx that KeyWaiting
+// finds something to promote in, and KeyRateSpend for the keys it promoted
+// jobs of, and returns how many jobs it promoted and the queues that got
+// them, to wake once tx commits. retried are the keyed jobs that tx retried
+// after a failed attempt (droverdriver.KeyedRetries), whose next starts
+// count against their keys' rates. KeyWaiting reads the whole batch in one
+// statement, so that the end of a keyed job that nothing waits behind costs
+// one index search, not a KeyPromote of its own (issue 36).
 func (e *executor) promote(ctx context.Context, tx *sql.Tx, queues, keys []string, retried []int64) (int, []string, error) {
+	if len(keys) == 0 {
+		return 0, nil, nil
+	}
+	pairs := make([][2]string, len(keys))
+	for i := range keys {
+		pairs[i] = [2]string{queues[i], keys[i]}
+	}
+	pairsArg, err := json.Marshal(pairs)
+	if err != nil {
+		return 0, nil, err
+	}
+	retriedArg := string(appendIDs(nil, retried))
+	var waiting [][2]string
+	err = keyWaiting.query(ctx, e, tx, e.writer, func(r *sql.Rows) error {
+		var p [2]string
+		if err := r.Scan(&p[0], &p[1]); err != nil {
+			return err
+		}
+		waiting = append(waiting, p)
+		return nil
+	}, keyWaitingParams{string(pairsArg), retriedArg})
+	if err != nil || len(waiting) == 0 {
+		return 0, nil, err
+	}
 	st, err := keyPromote.prep(ctx, e, tx)
 	if err != nil {
 		return 0, nil, err
 	}
 	defer e.done(st)
 	now := micros(time.Now())
-	retriedArg := string(appendIDs(nil, retried))
 	total := 0
 	var wake []string
-	for i := range keys {
-		res, err := st.ExecContext(ctx, keyPromote.args(&keyPromoteParams{queues[i], keys[i], now, retriedArg})...)
+	for _, p := range waiting {
+		res, err := st.ExecContext(ctx, keyPromote.args(&keyPromoteParams{p[0], p[1], now, retriedArg})...)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -137,13 +163,13 @@ func (e *executor) promote(ctx context.Context, tx *sql.Tx, queues, keys []strin
 			return 0, nil, err
 		}
 		if n > 0 {
-			if _, err := keyRateSpend.exec(ctx, e, tx, keyRateSpendParams{queues[i], keys[i], now, n}); err != nil {
+			if _, err := keyRateSpend.exec(ctx, e, tx, keyRateSpendParams{p[0], p[1], now, n}); err != nil {
 				return 0, nil, err
 			}
 		}
 		total += int(n)
-		if n > 0 && !slices.Contains(wake, queues[i]) {
-			wake = append(wake, queues[i])
+		if n > 0 && !slices.Contains(wake, p[0]) {
+			wake = append(wake, p[0])
 		}
 	}
 	return total, wake, nil

@@ -102,6 +102,20 @@ WHERE u.job_id IN (SELECT value FROM json_each(?1)) AND NOT u.held
 -- ?1 JSON array of pruned unique jobs: their keys go with them.
 DELETE FROM {schema}unique_keys WHERE job_id IN (SELECT value FROM json_each(?1));
 
+-- name: KeyWaiting
+-- ?1 JSON array of [queue, ordering key] pairs, the keys a transaction
+-- ended jobs of; ?2 KeyPromote's ?4. Returns each pair once that KeyPromote
+-- could change: a key with a blocked job (one search of jobs_key_idx per
+-- pair), and while ?2 names retried jobs, a key with a rate (key_rates).
+-- Every other key has nothing to promote, so that promote runs KeyPromote,
+-- a statement of several searches and a write, only for the keys this
+-- returns: most ends of keyed jobs leave no job waiting behind their key.
+SELECT DISTINCT k.value ->> 0, k.value ->> 1 FROM json_each(?1) AS k
+WHERE EXISTS (SELECT 1 FROM {schema}jobs
+              WHERE queue = k.value ->> 0 AND ordering_key = k.value ->> 1 AND state = 'blocked')
+   OR (?2 <> '[]' AND EXISTS (SELECT 1 FROM {schema}key_rates
+                              WHERE queue = k.value ->> 0 AND ordering_key = k.value ->> 1));
+
 -- name: KeyPromote
 -- ?1 queue, ?2 ordering key, ?3 now, ?4 JSON array of the keyed jobs the
 -- transaction retried after a failed attempt ('[]' for none). Makes the

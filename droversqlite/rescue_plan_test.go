@@ -36,11 +36,7 @@ func TestJobRescuePlan(t *testing.T) {
 		}
 	}
 	p := rescueMarkParams{Now: micros(now), Limit: 10_000, At: micros(now), AtText: now.Format(time.RFC3339Nano)}
-	rows, err := d.reader.QueryContext(ctx, "EXPLAIN QUERY PLAN "+d.q[jobRescueMark.name], jobRescueMark.args(&p)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan := readPlan(t, rows)
+	plan := explain(t, d, jobRescueMark.name, jobRescueMark.args(&p)...)
 	t.Logf("\n%s", plan)
 	if !strings.Contains(plan, "drover_jobs USING INDEX drover_jobs_running_idx") {
 		t.Errorf("JobRescueMark does not find the running jobs by drover_jobs_running_idx:\n%s", plan)

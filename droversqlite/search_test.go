@@ -2,7 +2,6 @@ package droversqlite
 
 import (
 	"context"
-	"database/sql"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -54,11 +53,7 @@ func TestSearchPlan(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sp := search(&tc.p)
-			rows, err := d.reader.QueryContext(ctx, "EXPLAIN QUERY PLAN "+d.q[tc.stmt], searchArgs(&sp)...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			plan := readPlan(t, rows)
+			plan := explain(t, d, tc.stmt, searchArgs(&sp)...)
 			for _, tbl := range []string{"drover_jobs", "drover_finished_jobs"} {
 				search := "SEARCH " + tbl + " USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"
 				if !strings.Contains(plan, search) {
@@ -97,11 +92,7 @@ func TestSearchPlan(t *testing.T) {
 			if tc.p.Desc {
 				name = jobIDPrev.name
 			}
-			rows, err := d.reader.QueryContext(ctx, "EXPLAIN QUERY PLAN "+d.q[name], idNextArgs(&ip)...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			plan := readPlan(t, rows)
+			plan := explain(t, d, name, idNextArgs(&ip)...)
 			if !strings.Contains(plan, "SEARCH drover_finished_jobs "+tc.want) {
 				t.Errorf("the plan does not search finished jobs %s:\n%s", tc.want, plan)
 			}
@@ -138,8 +129,14 @@ func TestSearchPlan(t *testing.T) {
 	}
 }
 
-func readPlan(t *testing.T, rows *sql.Rows) string {
+// explain returns SQLite's plan of the named statement of queries.sql with
+// args, one detail a line, as d's reader would run it.
+func explain(t *testing.T, d *Driver, name string, args ...any) string {
 	t.Helper()
+	rows, err := d.reader.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+d.q[name], args...)
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer rows.Close()
 	var b strings.Builder
 	for rows.Next() {

@@ -133,6 +133,11 @@ type keyRateSetParams struct {
 	Now      any
 }
 
+type keyWaitingParams struct {
+	Keys    string // JSON array of [queue, ordering key] pairs
+	Retried string // JSON array of job IDs
+}
+
 type keyPromoteParams struct {
 	Queue   string
 	Key     string
@@ -569,7 +574,9 @@ var (
 	uniqueHolder  = def(stmt[string]{name: "UniqueHolder", cols: 2, args: sqlstmt.OneArg[string]})
 	uniqueRetake  = def(stmt[string]{name: "UniqueRetake", args: sqlstmt.OneArg[string]})
 	uniquePrune   = def(stmt[string]{name: "UniquePrune", args: sqlstmt.OneArg[string]})
-	keyPromote    = def(stmt[keyPromoteParams]{name: "KeyPromote",
+	keyWaiting    = def(stmt[keyWaitingParams]{name: "KeyWaiting", cols: 2,
+		args: func(p *keyWaitingParams) []any { return []any{p.Keys, p.Retried} }})
+	keyPromote = def(stmt[keyPromoteParams]{name: "KeyPromote",
 		args: func(p *keyPromoteParams) []any { return []any{p.Queue, p.Key, p.Now, p.Retried} }})
 	keyRateSpend = def(stmt[keyRateSpendParams]{name: "KeyRateSpend",
 		args: func(p *keyRateSpendParams) []any { return []any{p.Queue, p.Key, p.Now, p.N} }})
