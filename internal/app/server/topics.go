@@ -381,12 +381,14 @@ func appendDelivery(b []byte, d *drover.Delivery) ([]byte, error) {
 		b = append(b, `,"metadata":`...)
 		b = append(b, meta...)
 	}
-	if y := d.PublishedAt.Year(); y < 0 || y > 9999 {
-		return nil, fmt.Errorf("published_at: year %d has no RFC 3339 form", y)
-	}
 	b = append(b, `,"published_at":"`...)
-	b = d.PublishedAt.AppendFormat(b, time.RFC3339Nano)
-	b = append(b, `","attempt":`...)
+	// AppendText writes RFC 3339 as encoding/json does, and refuses a year
+	// it cannot write, as the claim's encoder relies on too.
+	out, err := d.PublishedAt.AppendText(b)
+	if err != nil {
+		return nil, fmt.Errorf("published_at: %w", err)
+	}
+	b = append(out, `","attempt":`...)
 	b = strconv.AppendInt(b, int64(d.Attempt), 10)
 	return append(b, '}'), nil
 }
